@@ -1,0 +1,48 @@
+# gpuledger: two commands on a fresh machine — `make run` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1:8000
+
+.PHONY: run test lint format migrate catalog worker beat clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/python
+	$(PIP) install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime-installed $@
+
+# Embedded mode: SQLite under var/, Celery tasks run in-process. No other service needed.
+run: export DEBUG ?= 1
+run: $(VENV)/.runtime-installed
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_catalog
+	$(PY) manage.py sync_schedule
+	$(PY) manage.py demo_admin
+	$(PY) manage.py runserver $(HOST)
+
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+format: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff format .
+
+worker: $(VENV)/.runtime-installed
+	$(VENV)/bin/celery -A gpuledger worker --loglevel=INFO
+
+beat: $(VENV)/.runtime-installed
+	$(VENV)/bin/celery -A gpuledger beat --loglevel=INFO
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache staticfiles

@@ -1,0 +1,5 @@
+"""gpuledger Django project package."""
+
+from gpuledger.celery import app as celery_app
+
+__all__ = ("celery_app",)

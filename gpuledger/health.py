@@ -1,0 +1,33 @@
+"""GET /healthz: is this process able to reach its database (and broker, when one is configured)?"""
+
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+
+
+def healthz(request):
+    checks = {"database": _database_ok()}
+    if settings.REDIS_URL:
+        checks["redis"] = _redis_ok()
+    status = 200 if all(checks.values()) else 503
+    return JsonResponse(
+        {"ok": status == 200, "checks": checks, "database_vendor": connection.vendor}, status=status
+    )
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except Exception:  # any failure means "not healthy"; the reason is in the server log
+        return False
+
+
+def _redis_ok() -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False

@@ -1,0 +1,78 @@
+"""Idempotent bulk upserts by natural key, counting what actually changed.
+
+Importers call this so that running them twice changes nothing the second time, and so that the
+second run can say so: only rows whose values differ are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import models
+
+
+@dataclass
+class ChangeCount:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> int:
+        return self.created + self.updated
+
+    def __add__(self, other: ChangeCount) -> ChangeCount:
+        return ChangeCount(
+            self.created + other.created, self.updated + other.updated, self.unchanged + other.unchanged
+        )
+
+
+def upsert_by_natural_key(
+    model: type[models.Model], key_fields: Sequence[str], rows: Iterable[dict]
+) -> tuple[ChangeCount, dict[tuple, models.Model]]:
+    """Create missing rows and update differing ones; return counts and every row by its key.
+
+    Key fields that are foreign keys are given as `<name>_id` values.
+    """
+    rows = list(rows)
+    existing = {
+        tuple(getattr(obj, f) for f in key_fields): obj for obj in _candidates(model, key_fields, rows)
+    }
+    count = ChangeCount()
+    to_create, to_update, update_fields = [], [], set()
+    for row in rows:
+        key = tuple(row[f] for f in key_fields)
+        obj = existing.get(key)
+        if obj is None:
+            obj = model(**row)
+            to_create.append(obj)
+            existing[key] = obj
+            continue
+        changed = [f for f, value in row.items() if f not in key_fields and getattr(obj, f) != value]
+        if changed:
+            for f in changed:
+                setattr(obj, f, row[f])
+            update_fields.update(changed)
+            to_update.append(obj)
+        else:
+            count.unchanged += 1
+    if to_create:
+        model.objects.bulk_create(to_create, batch_size=1000)
+    if to_update:
+        model.objects.bulk_update(to_update, sorted(update_fields), batch_size=1000)
+    count.created, count.updated = len(to_create), len(to_update)
+    if to_create and to_create[0].pk is None:  # backends that do not return ids (none we use; safety)
+        existing.update(
+            {tuple(getattr(o, f) for f in key_fields): o for o in _candidates(model, key_fields, rows)}
+        )
+    return count, existing
+
+
+def _candidates(model, key_fields, rows):
+    """Existing rows that may match: filtered on the first key field to keep the query small."""
+    first = key_fields[0]
+    values = {row[first] for row in rows}
+    if not values:
+        return model.objects.none()
+    return model.objects.filter(**{f"{first}__in": values})

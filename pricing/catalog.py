@@ -1,0 +1,238 @@
+"""The bundled catalog: datasheets, aliases, FX and storage rates, and real price snapshots.
+
+`catalog_load()` reads every file under pricing/data (and the model architectures of
+procurement/data) in one transaction: a malformed row raises CatalogError naming the file, line
+and column, and leaves the database exactly as it was. A second load changes nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+
+from gpuledger.upsert import ChangeCount, upsert_by_natural_key
+from pricing.choices import Currency, ProviderKind, StorageClass
+from pricing.ingest import IngestResult, ingest_price_records
+from pricing.models import FxRate, GpuAlias, GpuModel, Provider, StorageRate
+from pricing.providers.cells import decimal_or_none, required_decimal
+from pricing.providers.generic_csv import read_generic_csv
+from pricing.providers.records import SourceRowError
+from pricing.providers.skypilot_csv import read_skypilot_csv
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+# SkyPilot catalog snapshots bundled under data/skypilot. The data date is not verifiable (see
+# data/skypilot/PROVENANCE.md: 2025-2026); prices are stamped with the date they were bundled.
+SKYPILOT_SNAPSHOT_AT = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+SKYPILOT_FILES = {
+    "aws": "skypilot/aws/vms.gpu.csv",
+    "gcp": "skypilot/gcp/vms.gpu.csv",
+    "lambda": "skypilot/lambda/vms.csv",
+    "cudo": "skypilot/cudo/vms.csv",
+    "vast": "skypilot/vast/vms.csv",
+}
+
+
+class CatalogError(ValueError):
+    """A bundled file cannot be read; the message names file, line and column."""
+
+
+@dataclass
+class CatalogLoadReport:
+    changes: dict[str, ChangeCount] = field(default_factory=dict)
+    prices: IngestResult | None = None
+
+    @property
+    def total_changes(self) -> int:
+        return sum(c.changed for c in self.changes.values()) + (self.prices.changed if self.prices else 0)
+
+
+@transaction.atomic
+def catalog_load(
+    *, data_dir: Path = DATA_DIR, progress: Callable[[str], None] = lambda step: None
+) -> CatalogLoadReport:
+    report = CatalogLoadReport()
+    try:
+        progress("providers")
+        report.changes["providers"] = _load_providers(data_dir / "providers.csv")
+        progress("GPU models")
+        report.changes["gpu_models"] = _load_gpu_models(data_dir / "gpu_specs.csv")
+        report.changes["gpu_aliases"] = _load_aliases(data_dir / "gpu_aliases.csv")
+        report.changes["fx_rates"] = _load_fx_rates(data_dir / "fx_rates.csv")
+        report.changes["storage_rates"] = _load_storage_rates(data_dir / "storage_rates.csv")
+        progress("prices")
+        report.prices = ingest_price_records(_bundled_price_records(data_dir, progress))
+    except SourceRowError as exc:
+        raise CatalogError(str(exc)) from exc
+    return report
+
+
+def _rows(path: Path, required: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """(location, row) for each data row, after checking the header names every required column."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        if missing:
+            raise CatalogError(f"{path}:1: column {missing[0]!r}: missing from the header")
+        for row in reader:
+            location = f"{path}:{reader.line_num}"
+            short = [c for c in required if row.get(c) is None]
+            if short:
+                raise CatalogError(f"{location}: column {short[0]!r}: missing (the row is short)")
+            yield location, row
+
+
+def _choice(value: str, choices, location: str, column: str) -> str:
+    if value not in choices.values:
+        raise CatalogError(
+            f"{location}: column {column!r}: {value!r} is not one of {', '.join(choices.values)}"
+        )
+    return value
+
+
+def _load_providers(path: Path) -> ChangeCount:
+    rows = [
+        {
+            "slug": row["slug"],
+            "name": row["name"],
+            "kind": _choice(row["kind"], ProviderKind, loc, "kind"),
+            "default_currency": _choice(row["default_currency"], Currency, loc, "default_currency"),
+            "website": row["website"],
+        }
+        for loc, row in _rows(path, ["slug", "name", "kind", "default_currency", "website"])
+    ]
+    return upsert_by_natural_key(Provider, ["slug"], rows)[0]
+
+
+GPU_DECIMAL_COLUMNS = {
+    "fp32_tflops": "fp32_tflops", "tf32_tflops_dense": "tf32_tflops", "fp16_tflops_dense": "fp16_tflops",
+    "bf16_tflops_dense": "bf16_tflops", "fp8_tflops_dense": "fp8_tflops", "int8_tops_dense": "int8_tops",
+    "fp4_tflops_dense": "fp4_tflops", "nvlink_bandwidth_gbps": "nvlink_bandwidth_gbps",
+    "approx_list_price_usd": "approx_list_price_usd",
+}  # fmt: skip
+
+
+def _load_gpu_models(path: Path) -> ChangeCount:
+    required = ["slug", "model", "vendor", "architecture", "memory_gb", "memory_bandwidth_gbps", "tdp_w",
+                *GPU_DECIMAL_COLUMNS]  # fmt: skip
+    return upsert_by_natural_key(
+        GpuModel, ["slug"], [_gpu_row(loc, row) for loc, row in _rows(path, required)]
+    )[0]
+
+
+def _gpu_row(loc: str, row: dict[str, str]) -> dict:
+    gpu = {
+        "slug": row["slug"], "name": row["model"], "vendor": row["vendor"], "architecture": row["architecture"],
+        "memory_gb": required_decimal(row["memory_gb"], location=loc, field="memory_gb"),
+        "memory_type": row.get("memory_type", ""),
+        "memory_bandwidth_gbps": required_decimal(row["memory_bandwidth_gbps"], location=loc, field="memory_bandwidth_gbps"),
+        "tdp_w": _int_or_none(row["tdp_w"], loc, "tdp_w"),
+        "interconnect": row.get("interconnect", ""), "pcie_gen": _int_or_none(row.get("pcie_gen"), loc, "pcie_gen"),
+        "ecc": {"yes": True, "no": False}.get(row.get("ecc", "").strip().lower()),
+        "mig_instances": _int_or_none(row.get("mig"), loc, "mig") or 0,
+        "form_factor": row.get("form_factor", ""), "launch_year": _int_or_none(row.get("launch_year"), loc, "launch_year"),
+        "price_note": row.get("price_note", ""), "price_source_url": row.get("price_source_url", ""),
+        "source_url": row.get("source_url", ""), "crosscheck_url": row.get("crosscheck_url", ""),
+        "notes": row.get("notes", ""),
+    }  # fmt: skip
+    for column, field_name in GPU_DECIMAL_COLUMNS.items():
+        gpu[field_name] = decimal_or_none(row[column], location=loc, field=column)
+    for column in ("memory_gb", "memory_bandwidth_gbps", "tdp_w"):
+        if gpu[column] is not None and gpu[column] <= 0:
+            raise CatalogError(f"{loc}: column {column!r}: must be above zero")
+    return gpu
+
+
+def _int_or_none(cell: str | None, loc: str, column: str) -> int | None:
+    value = decimal_or_none(cell, location=loc, field=column)
+    if value is not None and value != value.to_integral_value():
+        raise CatalogError(f"{loc}: column {column!r}: {cell!r} is not a whole number")
+    return None if value is None else int(value)
+
+
+def _load_aliases(path: Path) -> ChangeCount:
+    providers = dict(Provider.objects.values_list("slug", "id"))
+    gpus = dict(GpuModel.objects.values_list("slug", "id"))
+    rows = []
+    for loc, row in _rows(path, ["provider", "alias", "instance_type_contains", "gpu_slug", "note"]):
+        if row["provider"] and row["provider"] not in providers:
+            raise CatalogError(f"{loc}: column 'provider': unknown provider {row['provider']!r}")
+        if row["gpu_slug"] not in gpus:
+            raise CatalogError(f"{loc}: column 'gpu_slug': unknown GPU model {row['gpu_slug']!r}")
+        rows.append({
+            "provider_id": providers.get(row["provider"]), "alias": row["alias"],
+            "instance_type_contains": row["instance_type_contains"], "gpu_id": gpus[row["gpu_slug"]], "note": row["note"],
+        })  # fmt: skip
+    return upsert_by_natural_key(GpuAlias, ["provider_id", "alias", "instance_type_contains"], rows)[0]
+
+
+def _load_fx_rates(path: Path) -> ChangeCount:
+    rows = []
+    for loc, row in _rows(path, ["currency", "base", "rate", "as_of", "source"]):
+        rate = required_decimal(row["rate"], location=loc, field="rate")
+        if rate <= 0:
+            raise CatalogError(f"{loc}: column 'rate': must be above zero")
+        rows.append({
+            "currency": _choice(row["currency"], Currency, loc, "currency"), "base": _choice(row["base"], Currency, loc, "base"),
+            "as_of": _date(row["as_of"], loc, "as_of"), "rate": rate, "source": row["source"],
+        })  # fmt: skip
+    return upsert_by_natural_key(FxRate, ["currency", "base", "as_of"], rows)[0]
+
+
+def _load_storage_rates(path: Path) -> ChangeCount:
+    providers = dict(Provider.objects.values_list("slug", "id"))
+    rows = []
+    columns = [
+        "provider",
+        "region",
+        "storage_class",
+        "price_per_gb_month",
+        "currency",
+        "observed_at",
+        "source",
+    ]
+    for loc, row in _rows(path, columns):
+        price = required_decimal(row["price_per_gb_month"], location=loc, field="price_per_gb_month")
+        if price <= 0:
+            raise CatalogError(f"{loc}: column 'price_per_gb_month': must be above zero")
+        if row["provider"] not in providers:
+            raise CatalogError(f"{loc}: column 'provider': unknown provider {row['provider']!r}")
+        rows.append({
+            "provider_id": providers[row["provider"]], "region_id": None,
+            "storage_class": _choice(row["storage_class"], StorageClass, loc, "storage_class"),
+            "price_per_gb_month": price, "currency": _choice(row["currency"], Currency, loc, "currency"),
+            "observed_at": _datetime(row["observed_at"], loc, "observed_at"), "source": row["source"],
+        })  # fmt: skip
+    return upsert_by_natural_key(StorageRate, ["provider_id", "storage_class", "region_id"], rows)[0]
+
+
+def _date(text: str, loc: str, column: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise CatalogError(f"{loc}: column {column!r}: {text!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def _datetime(text: str, loc: str, column: str) -> dt.datetime:
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise CatalogError(f"{loc}: column {column!r}: {text!r} is not an ISO 8601 timestamp") from None
+    if value.tzinfo is None:
+        raise CatalogError(f"{loc}: column {column!r}: {text!r} needs a time zone (e.g. Z)")
+    return value
+
+
+def _bundled_price_records(data_dir: Path, progress):
+    for provider, relative in SKYPILOT_FILES.items():
+        progress(f"prices: {relative}")
+        yield from read_skypilot_csv(data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT)
+    accepted = frozenset(FxRate.objects.values_list("currency", flat=True)) | {"USD"}
+    for path in sorted((data_dir / "providers").glob("*.csv")):
+        progress(f"prices: providers/{path.name}")
+        yield from read_generic_csv(path, accepted_currencies=accepted)

@@ -1,0 +1,210 @@
+"""Read a SkyPilot catalog ``vms.csv`` (schema v8) into price records.
+
+One reader for every cloud SkyPilot publishes (AWS, GCP, Lambda, Vast, Cudo, RunPod, ...). The
+format has quirks this module absorbs, so the rest of gpuledger sees clean records:
+
+- columns come in a different order per cloud, and some clouds lack ``AvailabilityZone`` or
+  ``SpotPrice``; files may have CRLF line endings;
+- GCP prices GPUs in rows with an empty ``InstanceType`` (the host VM is a separate row): those
+  become a synthetic instance type ``<provider>-gpu-<accelerator>-x<count>`` priced for the GPUs alone;
+- an empty price, or 0.00 (Vast spot), means "no price", never free;
+- ``GpuInfo`` is a Python-repr dict (single quotes), read with ``ast.literal_eval``;
+- CPU-only rows (no accelerator) and TPU rows are skipped and counted.
+
+On-demand prices are regional, but the catalog repeats them on every zone row: they are yielded once
+per (instance type, region). Spot prices are yielded per zone.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from pricing.providers.cells import decimal_or_none, format_count, price_or_none, required_decimal
+from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
+from pricing.providers.vocabulary import ON_DEMAND, SPOT
+
+REQUIRED_COLUMNS = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "Price",
+    "Region",
+)
+CATALOG_CURRENCY = "USD"  # SkyPilot catalogs are priced in US dollars
+MIB_PER_GIB = Decimal(1024)
+
+# Vast writes the memory of all GPUs of an offer into GpuInfo's per-GPU MemoryInfo; Lambda and the
+# others write the memory of one GPU.
+PROVIDERS_WITH_TOTAL_GPU_MEMORY = frozenset({"vast"})
+
+
+@dataclass
+class SkyPilotReadStats:
+    """What a read saw, for the import report (records are counted as they are yielded)."""
+
+    rows: int = 0
+    cpu_only_skipped: int = 0
+    tpu_skipped: int = 0
+    prices_missing: int = 0  # empty or 0.00 price cells
+    duplicates_skipped: int = 0  # the same price repeated on a second row
+    records: int = 0
+
+
+def read_skypilot_csv(
+    path: str | Path,
+    *,
+    provider: str,
+    observed_at: dt.datetime,
+    stats: SkyPilotReadStats | None = None,
+) -> Iterator[PriceRecord]:
+    """Yield the on-demand and spot prices of the accelerator rows of one catalog file."""
+    path = Path(path)
+    stats = stats if stats is not None else SkyPilotReadStats()
+    context = _FileContext(path=path, provider=provider, observed_at=observed_at)
+    seen: dict[tuple, tuple[Decimal, int]] = {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = _read_header(reader, path)
+        for cells in reader:
+            if not any(cell.strip() for cell in cells):
+                continue  # a blank line, e.g. a trailing CRLF
+            stats.rows += 1
+            row = _row_dict(header, cells, f"{path}:{reader.line_num}")
+            for record in _row_records(row, reader.line_num, context, stats):
+                if _is_new_price(record, reader.line_num, seen, stats):
+                    stats.records += 1
+                    yield record
+
+
+@dataclass(frozen=True)
+class _FileContext:
+    path: Path
+    provider: str
+    observed_at: dt.datetime
+
+    @property
+    def source(self) -> str:
+        return f"skypilot:{self.path.parent.name}/{self.path.name}"
+
+
+def _read_header(reader, path: Path) -> list[str]:
+    header = [name.strip() for name in next(reader, [])]
+    for column in REQUIRED_COLUMNS:
+        if column not in header:
+            raise SourceRowError(f"{path}:1", column, "missing column in the header")
+    return header
+
+
+def _row_dict(header: list[str], cells: list[str], location: str) -> dict[str, str]:
+    if len(cells) < len(header):
+        raise SourceRowError(location, header[len(cells)], "missing (the row is short)")
+    if len(cells) > len(header):
+        raise SourceRowError(location, header[-1], f"{len(cells)} cells for {len(header)} columns")
+    return dict(zip(header, cells, strict=True))
+
+
+def _row_records(
+    row: dict[str, str], line: int, context: _FileContext, stats: SkyPilotReadStats
+) -> Iterator[PriceRecord]:
+    accelerator = row["AcceleratorName"].strip()
+    if not accelerator:
+        stats.cpu_only_skipped += 1
+        return
+    if accelerator.lower().startswith("tpu"):
+        stats.tpu_skipped += 1
+        return
+    location = f"{context.path}:{line}"
+    instance = _instance_record(row, accelerator, location, context.provider)
+    prices = (
+        (ON_DEMAND, "Price", ""),
+        (SPOT, "SpotPrice", row.get("AvailabilityZone", "").strip()),
+    )
+    for pricing_model, column, zone in prices:
+        price = price_or_none(row.get(column), location=location, field=column)
+        if price is None:
+            stats.prices_missing += 1
+            continue
+        yield PriceRecord(
+            instance=instance,
+            region=_required_text(row, "Region", location),
+            zone=zone,
+            pricing_model=pricing_model,
+            price_per_hour=price,
+            currency=CATALOG_CURRENCY,
+            observed_at=context.observed_at,
+            source=context.source,
+            location=location,
+        )
+
+
+def _instance_record(
+    row: dict[str, str], accelerator: str, location: str, provider: str
+) -> InstanceTypeRecord:
+    gpu_count = required_decimal(row["AcceleratorCount"], location=location, field="AcceleratorCount")
+    if gpu_count <= 0:
+        raise SourceRowError(location, "AcceleratorCount", f"must be positive, got {gpu_count}")
+    name = row["InstanceType"].strip()
+    gpu_only = not name
+    if gpu_only:
+        name = f"{provider}-gpu-{accelerator}-x{format_count(gpu_count)}"
+    return InstanceTypeRecord(
+        provider=provider,
+        name=name,
+        gpu_name=accelerator,
+        gpu_count=gpu_count,
+        vcpus=decimal_or_none(row["vCPUs"], location=location, field="vCPUs"),
+        memory_gib=decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB"),
+        gpu_memory_gib=_gpu_memory_gib(row.get("GpuInfo", ""), gpu_count, provider, location),
+        host_priced_separately=gpu_only,
+    )
+
+
+def _gpu_memory_gib(cell: str, gpu_count: Decimal, provider: str, location: str) -> Decimal | None:
+    """Memory of one GPU from the GpuInfo dict; None when the cell is empty (FPGA rows)."""
+    text = cell.strip()
+    if not text:
+        return None
+    try:
+        info = ast.literal_eval(text)
+        size_mib = Decimal(str(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]))
+    except (ValueError, SyntaxError, KeyError, IndexError, TypeError) as error:
+        raise SourceRowError(location, "GpuInfo", f"unreadable GpuInfo ({error})") from None
+    if provider in PROVIDERS_WITH_TOTAL_GPU_MEMORY:
+        size_mib /= gpu_count
+    return (size_mib / MIB_PER_GIB).quantize(Decimal("0.01"))
+
+
+def _required_text(row: dict[str, str], column: str, location: str) -> str:
+    text = row[column].strip()
+    if not text:
+        raise SourceRowError(location, column, "is empty")
+    return text
+
+
+def _is_new_price(
+    record: PriceRecord, line: int, seen: dict[tuple, tuple[Decimal, int]], stats: SkyPilotReadStats
+) -> bool:
+    """False for a repeat of a price already yielded; an error when the repeat disagrees."""
+    key = (record.instance.name, record.region, record.zone, record.pricing_model)
+    if key not in seen:
+        seen[key] = (record.price_per_hour, line)
+        return True
+    first_price, first_line = seen[key]
+    if first_price != record.price_per_hour:
+        column = "Price" if record.pricing_model == ON_DEMAND else "SpotPrice"
+        raise SourceRowError(
+            record.location,
+            column,
+            f"{record.price_per_hour} differs from {first_price} on line {first_line} "
+            f"for {record.instance.name} in {record.region} {record.zone}".rstrip(),
+        )
+    stats.duplicates_skipped += 1
+    return False

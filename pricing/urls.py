@@ -1,0 +1,9 @@
+"""Page routes of the pricing app."""
+
+from django.urls import path
+
+from pricing import views
+
+urlpatterns = [
+    path("", views.catalog_page, name="catalog"),
+]

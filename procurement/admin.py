@@ -1,0 +1,60 @@
+"""Admin for workloads, architectures, benchmarks and stored decisions."""
+
+from django.contrib import admin
+
+from procurement import models
+
+
+@admin.register(models.ModelArchitecture)
+class ModelArchitectureAdmin(admin.ModelAdmin):
+    list_display = [
+        "slug",
+        "name",
+        "params",
+        "num_layers",
+        "hidden_size",
+        "num_key_value_heads",
+        "vocab_size",
+    ]
+    search_fields = ["slug", "name", "hf_id"]
+
+
+@admin.register(models.Workload)
+class WorkloadAdmin(admin.ModelAdmin):
+    list_display = ["name", "task", "team", "owner", "updated_at"]
+    list_filter = ["task", "team"]
+    search_fields = ["name", "team"]
+
+
+@admin.register(models.BenchmarkResult)
+class BenchmarkResultAdmin(admin.ModelAdmin):
+    list_display = [
+        "workload",
+        "gpu",
+        "gpu_count",
+        "precision",
+        "tokens_per_second",
+        "peak_memory_gib",
+        "measured_at",
+    ]
+    list_filter = ["gpu", "precision", "peak_memory_definition"]
+    search_fields = ["workload__name", "source"]
+
+
+@admin.register(models.Recommendation)
+class RecommendationAdmin(admin.ModelAdmin):
+    list_display = ["workload", "computed_at", "fingerprint"]
+    readonly_fields = ["workload", "computed_at", "parameters", "results", "prices_used", "fingerprint"]
+
+
+@admin.register(models.TcoStudy)
+class TcoStudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "computed_at"]
+    search_fields = ["name"]
+
+
+@admin.register(models.ChangeEvent)
+class ChangeEventAdmin(admin.ModelAdmin):
+    list_display = ["kind", "workload", "tco_study", "created_at", "notified_at"]
+    list_filter = ["kind"]
+    readonly_fields = ["kind", "workload", "tco_study", "before", "after", "created_at", "notified_at"]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ProcurementConfig(AppConfig):
+    name = "procurement"
+    verbose_name = "Workloads and decisions"

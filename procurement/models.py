@@ -1,0 +1,199 @@
+"""Workloads, model architectures, measured benchmarks and stored decisions.
+
+Stored decisions (Recommendation, TcoStudy) keep the prices they used, so a report shows the same
+numbers next month; a recomputation adds a new dated row beside the old one.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from procurement.choices import ChangeKind, PeakMemoryDefinition, Precision, TaskKind
+
+
+class ModelArchitecture(models.Model):
+    slug = models.CharField(
+        max_length=100, unique=True, help_text="Preset name in workload specs, e.g. 'llama-3-8b'."
+    )
+    name = models.CharField(max_length=100, unique=True)
+    hf_id = models.CharField(max_length=200, blank=True)
+    params = models.BigIntegerField()
+    num_layers = models.PositiveIntegerField()
+    hidden_size = models.PositiveIntegerField()
+    num_attention_heads = models.PositiveIntegerField()
+    num_key_value_heads = models.PositiveIntegerField()
+    head_dim = models.PositiveIntegerField()
+    intermediate_size = models.PositiveIntegerField()
+    vocab_size = models.PositiveIntegerField()
+    max_position_embeddings = models.PositiveIntegerField(null=True, blank=True)
+    tie_word_embeddings = models.BooleanField(default=False)
+    gated_mlp = models.BooleanField(default=True)
+    num_experts = models.PositiveSmallIntegerField(default=1)
+    experts_per_token = models.PositiveSmallIntegerField(default=1)
+    source = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["params"]
+        constraints = [
+            models.CheckConstraint(condition=Q(params__gt=0), name="architecture_params_positive"),
+            models.CheckConstraint(condition=Q(num_layers__gt=0), name="architecture_layers_positive"),
+            models.CheckConstraint(
+                condition=Q(experts_per_token__lte=models.F("num_experts")),
+                name="architecture_active_experts_le_experts",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if (
+            self.num_attention_heads
+            and self.num_key_value_heads
+            and self.num_attention_heads % self.num_key_value_heads
+        ):
+            errors["num_key_value_heads"] = (
+                "KV heads must divide the attention heads (grouped-query attention)."
+            )
+        if errors:
+            raise ValidationError(errors)
+
+
+class Workload(models.Model):
+    """A job to run, stored as the workload spec (docs/workload-spec.md)."""
+
+    name = models.CharField(max_length=200)
+    task = models.CharField(max_length=20, choices=TaskKind.choices)
+    spec = models.JSONField(
+        help_text="The workload spec: one schema for CLI files, API bodies and stored workloads."
+    )
+    team = models.CharField(max_length=100, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    notify_email = models.EmailField(blank=True)
+    notify_webhook = models.URLField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        # Imported here: the sizing engine is plain Python and must not import Django at module load.
+        from procurement.sizing import WorkloadSpecError, parse_workload_spec
+
+        try:
+            parsed = parse_workload_spec(self.spec or {})
+        except WorkloadSpecError as exc:
+            raise ValidationError({"spec": [f"{e.path}: {e.message}" for e in exc.errors]}) from None
+        if self.task and getattr(parsed, "task", self.task) != self.task:
+            raise ValidationError({"task": "The task must match the spec's 'task' field."})
+
+
+class BenchmarkResult(models.Model):
+    """A measured run: throughput and peak memory that override and calibrate estimates."""
+
+    workload = models.ForeignKey(
+        Workload, on_delete=models.CASCADE, null=True, blank=True, related_name="benchmarks"
+    )
+    gpu = models.ForeignKey("pricing.GpuModel", on_delete=models.PROTECT, related_name="benchmarks")
+    gpu_count = models.PositiveSmallIntegerField(default=1)
+    instance_type = models.ForeignKey(
+        "pricing.InstanceType", on_delete=models.SET_NULL, null=True, blank=True
+    )
+    precision = models.CharField(max_length=8, choices=Precision.choices)
+    tokens_per_second = models.DecimalField(max_digits=14, decimal_places=3, null=True, blank=True)
+    step_time_seconds = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    peak_memory_gib = models.DecimalField(max_digits=10, decimal_places=3, null=True, blank=True)
+    peak_memory_definition = models.CharField(max_length=12, choices=PeakMemoryDefinition.choices, blank=True)
+    mfu = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True, help_text="0..1")
+    measured_at = models.DateTimeField()
+    source = models.CharField(max_length=300)
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-measured_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(gpu_count__gt=0), name="benchmark_gpu_count_positive"),
+            models.CheckConstraint(
+                condition=Q(tokens_per_second__isnull=True) | Q(tokens_per_second__gt=0),
+                name="benchmark_throughput_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(peak_memory_gib__isnull=True) | Q(peak_memory_gib__gt=0),
+                name="benchmark_memory_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(mfu__isnull=True) | Q(mfu__gt=0, mfu__lte=1), name="benchmark_mfu_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workload or 'benchmark'} on {self.gpu_count}× {self.gpu.slug}"
+
+
+class Recommendation(models.Model):
+    """A dated ranking of configurations for a workload, with the prices it used."""
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="recommendations")
+    computed_at = models.DateTimeField(auto_now_add=True)
+    parameters = models.JSONField(
+        default=dict, help_text="Filters used: deadline, budget, providers, regions."
+    )
+    results = models.JSONField(default=list)
+    prices_used = models.JSONField(
+        default=list, help_text="Price observations (id, amount, currency, observed_at)."
+    )
+    fingerprint = models.CharField(
+        max_length=64, help_text="Hash of the prices used; unchanged prices add no row."
+    )
+
+    class Meta:
+        ordering = ["-computed_at"]
+        get_latest_by = "computed_at"
+
+    def __str__(self) -> str:
+        return f"{self.workload} @ {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class TcoStudy(models.Model):
+    """A buy-versus-rent study (docs/tco-spec.md) and its latest result with the prices it used."""
+
+    name = models.CharField(max_length=200)
+    spec = models.JSONField()
+    result = models.JSONField(default=dict)
+    prices_used = models.JSONField(default=list)
+    fingerprint = models.CharField(max_length=64, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    computed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-computed_at"]
+        verbose_name_plural = "TCO studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ChangeEvent(models.Model):
+    """A recomputation changed a decision someone relies on."""
+
+    kind = models.CharField(max_length=20, choices=ChangeKind.choices)
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, null=True, blank=True)
+    tco_study = models.ForeignKey(TcoStudy, on_delete=models.CASCADE, null=True, blank=True)
+    before = models.JSONField(default=dict)
+    after = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    notified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.created_at:%Y-%m-%d})"

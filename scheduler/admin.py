@@ -1,0 +1,17 @@
+"""Admin for refresh runs: read-only records of what each run did."""
+
+from django.contrib import admin
+
+from scheduler.models import PriceRefresh
+
+
+@admin.register(PriceRefresh)
+class PriceRefreshAdmin(admin.ModelAdmin):
+    list_display = ["source", "region", "started_at", "finished_at", "status", "rows_seen", "rows_inserted",
+                    "rows_unchanged", "rows_rejected", "rows_suspect"]  # fmt: skip
+    list_filter = ["status", "source"]
+    search_fields = ["source", "region", "error"]
+    readonly_fields = [f.name for f in PriceRefresh._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

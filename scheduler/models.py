@@ -1,0 +1,32 @@
+"""Bookkeeping of scheduled work: one PriceRefresh row per run of a source in a region."""
+
+from django.db import models
+
+
+class RefreshStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    SKIPPED = "skipped", "Skipped (another run holds the lock)"
+
+
+class PriceRefresh(models.Model):
+    source = models.CharField(max_length=50, help_text="e.g. 'aws-spot', 'catalog', 'import:file.csv'.")
+    region = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=RefreshStatus.choices, default=RefreshStatus.RUNNING)
+    rows_seen = models.PositiveIntegerField(default=0)
+    rows_inserted = models.PositiveIntegerField(default=0)
+    rows_unchanged = models.PositiveIntegerField(default=0)
+    rows_rejected = models.PositiveIntegerField(default=0)
+    rows_suspect = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        verbose_name_plural = "price refreshes"
+
+    def __str__(self) -> str:
+        where = f" {self.region}" if self.region else ""
+        return f"{self.source}{where} {self.started_at:%Y-%m-%d %H:%M} {self.status}"

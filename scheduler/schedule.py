@@ -1,0 +1,31 @@
+"""The beat schedule, declared in code and loaded into django-celery-beat by `sync_schedule`.
+
+Editing a period in the admin afterwards is allowed; the next `sync_schedule` (run at deploy and by
+`make run`) puts back what this file says, so the schedule in code stays the source of truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ScheduledJob:
+    name: str
+    task: str
+    every_seconds: int
+    kwargs: dict = field(default_factory=dict)
+    description: str = ""
+
+
+HOUR = 3600
+DAY = 24 * HOUR
+
+SCHEDULE: tuple[ScheduledJob, ...] = (
+    ScheduledJob("aws spot prices", "pricing.refresh_prices", HOUR, {"source": "aws-spot"},
+                 "Spot prices move hourly."),
+    ScheduledJob("aws on-demand and reserved prices", "pricing.refresh_prices", DAY, {"source": "aws-on-demand"},
+                 "List prices change rarely; daily catches announcements."),
+    ScheduledJob("aws spot advisor", "pricing.refresh_prices", DAY, {"source": "aws-spot-advisor"},
+                 "The advisor's interruption bands are published about daily."),
+)  # fmt: skip

@@ -1,0 +1,79 @@
+"""Shared fixtures: service checks, the bundled catalog, and an in-process Celery worker on Redis."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+def pytest_report_header(config):
+    db = settings.DATABASES["default"]
+    broker = settings.REDIS_URL or "none (eager Celery)"
+    return [f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db.get('HOST') or db['NAME']}", f"redis: {broker}"]
+
+
+def pytest_sessionstart(session):
+    # Printed into the CI log: the vendor the suite actually runs on.
+    print(
+        f"\n[gpuledger] tests run on database vendor: {connection.vendor}; REDIS_URL set: {bool(settings.REDIS_URL)}"
+    )
+
+
+def require_service(name: str, available: bool) -> None:
+    """Skip a test that needs a missing service, or fail it when REQUIRE_SERVICES=1 (CI)."""
+    if available:
+        return
+    message = f"{name} is not configured or not reachable"
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{message}, and REQUIRE_SERVICES=1")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def require_postgres():
+    require_service("PostgreSQL (DATABASE_URL)", connection.vendor == "postgresql")
+
+
+@pytest.fixture
+def require_redis():
+    available = False
+    if settings.REDIS_URL:
+        import redis
+
+        try:
+            available = bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
+        except redis.RedisError:
+            available = False
+    require_service("Redis (REDIS_URL)", available)
+
+
+@pytest.fixture
+def bundled_catalog(db):
+    """The real bundled catalog, loaded through the same service as `manage.py load_catalog`."""
+    from pricing.catalog import catalog_load
+    from procurement.architectures import architectures_load
+
+    report = catalog_load()
+    architectures_load()
+    return report
+
+
+@pytest.fixture
+def redis_worker(require_redis):
+    """An in-process Celery worker consuming from the real Redis broker (needs transactional db tests)."""
+    import celery.contrib.testing.tasks  # noqa: F401  (registers celery.ping for the start check)
+    from celery.contrib.testing.worker import start_worker
+
+    from gpuledger.celery import app
+
+    app.conf.task_always_eager = False
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=True, shutdown_timeout=30) as worker:
+            yield worker
+    finally:
+        app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER

@@ -1,0 +1,17 @@
+"""One real task through the Redis broker and an in-process worker (not eager)."""
+
+import pytest
+
+from pricing.models import GpuModel
+from pricing.tasks import load_bundled_catalog
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_runs_a_task_through_redis_with_a_worker(redis_worker):
+    result = load_bundled_catalog.delay()
+    summary = result.get(timeout=120)
+    assert result.successful()
+    assert summary["changes"]["gpu_models"] == 29
+    assert GpuModel.objects.count() == 29
+    # The second run goes through the broker too, and changes nothing.
+    assert load_bundled_catalog.delay().get(timeout=120)["total_changes"] == 0

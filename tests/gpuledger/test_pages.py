@@ -1,0 +1,65 @@
+"""The landing page and the admin, as a person sees them."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from pricing.models import PriceObservation
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_landing_page_lists_all_29_gpus_with_real_prices(client, bundled_catalog):
+    response = client.get("/")
+    assert response.status_code == 200
+    rows = response.context["rows"]
+    assert len(rows) == 29
+    by_slug = {row["gpu"].slug: row for row in rows}
+    # The cheapest on-demand A10 GPU-hour in the bundled catalog: Lambda gpu_1x_a10 at 1.29 USD/h.
+    a10 = by_slug["a10"]["on_demand"]
+    assert (a10.provider, a10.price_per_gpu_hour_usd) == ("lambda", Decimal("1.29"))
+    html = response.content.decode()
+    assert "NVIDIA H100 SXM5 80GB" in html and "h100-sxm5-80gb" in html
+    assert "no price" in html  # GPUs without offers say so instead of showing 0
+
+
+def test_the_cheapest_price_converts_cny_through_the_stored_fx_rate(client, bundled_catalog):
+    rtx = {row["gpu"].slug: row for row in client.get("/").context["rows"]}["rtx-4090"]["on_demand"]
+    cheapest_cny = PriceObservation.objects.filter(offer__instance_type__provider__slug="autodl",
+                                                   offer__instance_type__gpu__slug="rtx-4090").order_by("amount_per_hour").first()  # fmt: skip
+    if rtx.currency == "CNY":  # 1.88 CNY × 0.13986 USD/CNY = 0.2629368 USD
+        assert rtx.price_per_gpu_hour_usd == cheapest_cny.amount_per_hour * Decimal("0.13986")
+    assert rtx.price_per_gpu_hour_usd <= Decimal("1.88") * Decimal("0.13986")
+
+
+def test_search_filters_the_catalog(client, bundled_catalog):
+    rows = client.get("/", {"q": "h100"}).context["rows"]
+    assert {row["gpu"].slug for row in rows} == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
+
+
+def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(client, bundled_catalog):
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin)
+    observation = PriceObservation.objects.first()
+    assert client.get("/admin/pricing/priceobservation/").status_code == 200
+    assert client.get(f"/admin/pricing/priceobservation/{observation.pk}/change/").status_code == 200
+    assert client.post(f"/admin/pricing/priceobservation/{observation.pk}/delete/").status_code == 403
+    response = client.post("/admin/pricing/storagerate/add/", {
+        "provider": observation.offer.region.provider_id, "storage_class": "object", "price_per_gb_month": "-0.02",
+        "currency": "USD", "source": "typo", "observed_at_0": "2026-11-30", "observed_at_1": "00:00:00",
+    })  # fmt: skip
+    assert response.status_code == 200
+    assert "A storage price must be above zero per GB-month." in response.content.decode()
+
+
+def test_the_admin_rejects_an_impossible_gpu_spec(client, db):
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin)
+    response = client.post("/admin/pricing/gpumodel/add/", {
+        "slug": "bad", "name": "Bad card", "vendor": "X", "architecture": "Y", "memory_gb": "80000",
+        "memory_bandwidth_gbps": "0", "tdp_w": "300", "mig_instances": "0",
+    })  # fmt: skip
+    body = response.content.decode()
+    assert "check the unit (GB, not MB)" in body
+    assert "Memory bandwidth must be above zero GB/s." in body

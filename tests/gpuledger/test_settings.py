@@ -1,0 +1,64 @@
+"""Settings read the environment loudly: a bad value stops start-up instead of a silent default."""
+
+import subprocess
+import sys
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from gpuledger.env import env_bool, env_int, env_list
+
+
+def _settings_in_subprocess(env: dict) -> subprocess.CompletedProcess:
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='gpuledger.settings'; django.setup(); "
+        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    base = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test"}
+    return subprocess.run(
+        [sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
+    result = _settings_in_subprocess({})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_it_runs_embedded_on_sqlite_with_eager_celery_when_nothing_is_set():
+    result = _settings_in_subprocess({"DEBUG": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"]
+
+
+def test_it_uses_postgres_and_a_real_broker_from_urls():
+    result = _settings_in_subprocess({"SECRET_KEY": "x", "DATABASE_URL": "postgres://u@127.0.0.1:5432/db",
+                                      "REDIS_URL": "redis://127.0.0.1:6379/0"})  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["django.db.backends.postgresql", "False"]
+
+
+def test_it_rejects_a_database_url_it_cannot_read():
+    result = _settings_in_subprocess({"SECRET_KEY": "x", "DATABASE_URL": "nosuchdb://x"})
+    assert result.returncode != 0
+    assert "DATABASE_URL" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "ture"])
+def test_env_bool_fails_loudly_on_a_typo(monkeypatch, value):
+    monkeypatch.setenv("SOME_FLAG", value)
+    with pytest.raises(ImproperlyConfigured, match="SOME_FLAG"):
+        env_bool("SOME_FLAG")
+
+
+def test_env_helpers_read_typed_values(monkeypatch):
+    monkeypatch.setenv("A_FLAG", "yes")
+    monkeypatch.setenv("A_NUMBER", "42")
+    monkeypatch.setenv("A_LIST", "a.example, b.example,,")
+    assert env_bool("A_FLAG") is True
+    assert env_int("A_NUMBER", 0) == 42
+    assert env_list("A_LIST", []) == ["a.example", "b.example"]
+    monkeypatch.setenv("A_NUMBER", "4x")
+    with pytest.raises(ImproperlyConfigured, match="A_NUMBER"):
+        env_int("A_NUMBER", 0)
