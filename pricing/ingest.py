@@ -72,7 +72,7 @@ def _ensure_regions(records, providers, result) -> dict[tuple, Region]:
 
 def _ensure_instance_types(records, providers, result) -> dict[tuple, InstanceType]:
     resolver = GpuNameResolver()
-    rows, unmapped = {}, Counter()
+    rows, unmapped, mapped = {}, Counter(), set()
     for record in records:
         inst, provider = record.instance, providers[record.instance.provider]
         key = (provider.id, inst.name)
@@ -81,6 +81,8 @@ def _ensure_instance_types(records, providers, result) -> dict[tuple, InstanceTy
         gpu_id = resolver.resolve(provider.id, inst.gpu_name, inst.name)
         if gpu_id is None:
             unmapped[(provider.id, inst.gpu_name)] += 1
+        else:
+            mapped.add((provider.id, inst.gpu_name))
         rows[key] = {
             "provider_id": provider.id, "name": inst.name, "gpu_id": gpu_id, "gpu_name": inst.gpu_name,
             "gpu_count": inst.gpu_count, "vcpus": inst.vcpus, "memory_gib": inst.memory_gib,
@@ -89,11 +91,14 @@ def _ensure_instance_types(records, providers, result) -> dict[tuple, InstanceTy
         }  # fmt: skip
     count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows.values())
     result.catalog += count
-    _record_unmapped(unmapped, providers, result)
+    _record_unmapped(unmapped, mapped, providers, result)
     return by_key
 
 
-def _record_unmapped(unmapped: Counter, providers, result) -> None:
+def _record_unmapped(unmapped: Counter, mapped: set, providers, result) -> None:
+    """List names no alias maps; drop the listing of names that an alias added since now maps."""
+    for provider_id, name in mapped - set(unmapped):
+        UnmappedGpuName.objects.filter(provider_id=provider_id, name=name).delete()
     slug_by_id = {p.id: slug for slug, p in providers.items()}
     rows = [{"provider_id": pid, "name": name, "rows_seen": n} for (pid, name), n in sorted(unmapped.items())]
     upsert_by_natural_key(UnmappedGpuName, ["provider_id", "name"], rows)

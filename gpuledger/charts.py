@@ -1,0 +1,198 @@
+"""Small server-side SVG charts for the pages: no JavaScript library, no network, printable.
+
+Each function returns an SVG string safe to insert with `|safe` (every label is escaped here).
+Values are plain floats: charts are pictures of numbers already rounded at the report edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+PALETTE = ["#2f6fed", "#f79009", "#12b76a", "#9e77ed", "#f04438", "#0ba5ec", "#667085", "#ee46bc"]
+WIDTH = 720
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} {height}" '
+        f'width="100%" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{"".join(body)}</svg>'
+    )
+
+
+def _nice_max(value: float) -> float:
+    if value <= 0:
+        return 1.0
+    magnitude = 10 ** len(str(int(value))) / 10
+    for step in (1, 2, 2.5, 5, 10):
+        if value <= step * magnitude:
+            return step * magnitude
+    return value
+
+
+def _legend(names: Sequence[str], x: int, y: int) -> list[str]:
+    parts, offset = [], x
+    for index, name in enumerate(names):
+        color = PALETTE[index % len(PALETTE)]
+        parts.append(f'<rect x="{offset}" y="{y - 9}" width="10" height="10" fill="{color}"/>')
+        parts.append(f'<text x="{offset + 14}" y="{y}">{escape(name)}</text>')
+        offset += 24 + 7 * len(name)
+    return parts
+
+
+def stacked_bar_chart(
+    categories: Sequence[str],
+    series: dict[str, Sequence[float]],
+    *,
+    unit: str,
+    title: str = "",
+    reference_lines: dict[str, Sequence[float]] | None = None,
+) -> str:
+    """Horizontal stacked bars, one per category; `series` maps a part name to one value per category.
+
+    `reference_lines` maps a label (e.g. "usable memory") to one value per category, drawn as a tick.
+    """
+    left, row_height, top = 170, 26, 30
+    height = top + row_height * len(categories) + 40
+    totals = [sum(values[i] for values in series.values()) for i in range(len(categories))]
+    references = reference_lines or {}
+    peak = max([*totals, *(v for values in references.values() for v in values), 0.0])
+    scale = (WIDTH - left - 30) / _nice_max(peak)
+    body = _legend(list(series) + list(references), left, 16)
+    for row, category in enumerate(categories):
+        y = top + row * row_height
+        body.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(category)}</text>')
+        x = float(left)
+        for index, values in enumerate(series.values()):
+            width = max(values[row], 0.0) * scale
+            body.append(
+                f'<rect x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="16" fill="{PALETTE[index % len(PALETTE)]}"/>'
+            )
+            x += width
+        body.append(f'<text x="{x + 4:.1f}" y="{y + 16}">{totals[row]:,.1f} {escape(unit)}</text>')
+        for values in references.values():
+            rx = left + values[row] * scale
+            body.append(
+                f'<line x1="{rx:.1f}" x2="{rx:.1f}" y1="{y + 1}" y2="{y + 23}" stroke="#101828" stroke-width="2"/>'
+            )
+    return _svg(WIDTH, height, body, title or f"stacked bars ({unit})")
+
+
+def line_chart(
+    series: dict[str, Sequence[tuple[float, float]]],
+    *,
+    x_label: str,
+    y_label: str,
+    title: str = "",
+    reference_lines: dict[str, float] | None = None,
+    x_tick_labels: dict[float, str] | None = None,
+) -> str:
+    """Lines through (x, y) points, one per series; horizontal dashed reference lines by label."""
+    left, right, top, bottom, height = 70, 20, 30, 40, 320
+    points = [p for values in series.values() for p in values]
+    references = reference_lines or {}
+    if not points:
+        return _svg(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "line chart")
+    xs = [p[0] for p in points]
+    x_min, x_max = min(xs), max(xs)
+    y_max = _nice_max(max([p[1] for p in points] + list(references.values())))
+    plot_w, plot_h = WIDTH - left - right, height - top - bottom
+
+    def sx(x: float) -> float:
+        return left + (x - x_min) / ((x_max - x_min) or 1) * plot_w
+
+    def sy(y: float) -> float:
+        return top + plot_h - y / y_max * plot_h
+
+    body = _legend(list(series), left, 16) + _axes(left, top, plot_w, plot_h, y_max, x_label, y_label)
+    for value, label in (x_tick_labels or {}).items():
+        body.append(
+            f'<text x="{sx(value):.1f}" y="{top + plot_h + 14}" text-anchor="middle">{escape(label)}</text>'
+        )
+    for index, values in enumerate(series.values()):
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(values))
+        body.append(
+            f'<polyline fill="none" stroke="{PALETTE[index % len(PALETTE)]}" stroke-width="2" points="{path}"/>'
+        )
+    for label, value in references.items():
+        y = sy(value)
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#101828" stroke-dasharray="5 4"/>'
+        )
+        body.append(f'<text x="{left + plot_w - 4}" y="{y - 4:.1f}" text-anchor="end">{escape(label)}</text>')
+    return _svg(WIDTH, height, body, title or y_label)
+
+
+def _axes(left, top, plot_w, plot_h, y_max, x_label, y_label) -> list[str]:
+    parts = [
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#98a2b3"/>',
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#98a2b3"/>',
+        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 32}" text-anchor="middle">{escape(x_label)}</text>',
+        f'<text x="14" y="{top + plot_h / 2}" transform="rotate(-90 14 {top + plot_h / 2})" text-anchor="middle">{escape(y_label)}</text>',
+    ]
+    for step in range(5):
+        value = y_max * step / 4
+        y = top + plot_h - plot_h * step / 4
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eaecf0"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,.4g}</text>')
+    return parts
+
+
+def scatter_chart(
+    points: Sequence[dict],
+    *,
+    x_label: str,
+    y_label: str,
+    title: str = "",
+    highlight: set[str] | None = None,
+) -> str:
+    """Points {x, y, label, group}; labels in `highlight` (e.g. the Pareto front) are drawn larger."""
+    left, right, top, bottom, height = 70, 20, 30, 40, 340
+    if not points:
+        return _svg(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "scatter")
+    x_max = _nice_max(max(p["x"] for p in points))
+    y_max = _nice_max(max(p["y"] for p in points))
+    plot_w, plot_h = WIDTH - left - right, height - top - bottom
+    groups = list(dict.fromkeys(p.get("group", "") for p in points))
+    body = _legend([g for g in groups if g], left, 16) + _axes(
+        left, top, plot_w, plot_h, y_max, x_label, y_label
+    )
+    body.append(f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{x_max:,.4g}</text>')
+    for point in points:
+        x = left + point["x"] / x_max * plot_w
+        y = top + plot_h - point["y"] / y_max * plot_h
+        color = PALETTE[groups.index(point.get("group", "")) % len(PALETTE)]
+        big = highlight is not None and point.get("label") in highlight
+        outline = ' stroke="#101828" stroke-width="1.5"' if big else ""
+        label = escape(str(point.get("label", "")))
+        body.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if big else 3.5}" fill="{color}" '
+            f'fill-opacity="{0.95 if big else 0.55}"{outline}><title>{label}</title></circle>'
+        )
+    return _svg(WIDTH, height, body, title or f"{y_label} vs {x_label}")
+
+
+def tornado_chart(
+    rows: Sequence[tuple[str, float, float]], *, base_label: str, unit: str, title: str = ""
+) -> str:
+    """Sensitivity bars: (label, change at the low value, change at the high value) around a base of 0."""
+    left, row_height, top = 190, 26, 30
+    height = top + row_height * len(rows) + 30
+    reach = _nice_max(max([abs(v) for _, low, high in rows for v in (low, high)] + [0.0]))
+    center = left + (WIDTH - left - 20) / 2
+    scale = (WIDTH - left - 20) / 2 / reach
+    ordered = sorted(rows, key=lambda row: -max(abs(row[1]), abs(row[2])))
+    body = _legend(["low value", "high value"], left, 16)
+    for index, (label, low, high) in enumerate(ordered):
+        y = top + index * row_height
+        body.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(label)}</text>')
+        for value, color in ((low, PALETTE[0]), (high, PALETTE[1])):
+            x, width = (center + value * scale, -value * scale) if value < 0 else (center, value * scale)
+            body.append(
+                f'<rect x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="16" fill="{color}" fill-opacity="0.85"/>'
+            )
+    body.append(f'<line x1="{center}" x2="{center}" y1="{top - 4}" y2="{height - 24}" stroke="#101828"/>')
+    body.append(
+        f'<text x="{center}" y="{height - 8}" text-anchor="middle">{escape(base_label)} (change in {escape(unit)})</text>'
+    )
+    return _svg(WIDTH, height, body, title or "sensitivity")
