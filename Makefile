@@ -33,7 +33,7 @@ test: $(VENV)/.dev-installed
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
-	$(PY) manage.py makemigrations --check --dry-run
+	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
 
 format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
