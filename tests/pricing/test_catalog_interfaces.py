@@ -1,0 +1,40 @@
+"""The catalog through the CLI and the API: slugs people type, prices machines read."""
+
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def test_gpus_lists_every_slug_with_its_name(bundled_catalog):
+    out = StringIO()
+    call_command("gpus", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 29
+    assert any(
+        line.startswith("h100-sxm5-80gb") and "NVIDIA H100 SXM5 80GB (80 GB)" in line for line in lines
+    )
+
+
+def test_the_gpu_api_returns_datasheet_fields_by_slug(client, bundled_catalog):
+    body = client.get("/api/gpus/a100-sxm4-80gb/").json()
+    # NVIDIA A100 datasheet: 80 GB HBM2e, 2039 GB/s (gpu_specs.csv).
+    assert (body["memory_gb"], body["memory_bandwidth_gbps"], body["architecture"]) == (
+        "80.00",
+        "2039.00",
+        "Ampere",
+    )
+    assert client.get("/api/gpus/no-such-gpu/").status_code == 404
+    assert client.get("/api/gpus/").json()["count"] == 29
+
+
+def test_the_offer_api_filters_current_prices(client, bundled_catalog):
+    rows = client.get(
+        "/api/offers/", {"gpu": "h100-sxm5-80gb", "provider": "aws", "pricing_model": "on_demand"}
+    ).json()
+    # p5.48xlarge (8 GPUs) and p5.4xlarge (1 GPU) are the H100 SXM types in the AWS snapshot.
+    assert rows and {r["instance_type"] for r in rows} == {"p5.48xlarge", "p5.4xlarge"}
+    assert all(Decimal(r["price_per_hour"]) > 0 and r["currency"] == "USD" and r["observed_at"] for r in rows)
