@@ -1,0 +1,96 @@
+"""python manage.py size FILE: memory per GPU, speed, verdicts and host sizing for a workload spec.
+
+FILE is YAML or JSON (docs/workload-spec.md). GPUs come from the catalog; `--gpu SLUG` (repeatable)
+narrows them. On bad input every offending field is printed by its path and the exit code is 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement.api.sizing import size_spec_document
+from procurement.sizing import WorkloadSpecError
+from procurement.sizing.documents import load_spec_text
+
+BAD_INPUT = 2
+
+
+class Command(BaseCommand):
+    help = "Size a workload spec (YAML/JSON) on the catalog GPUs: memory breakdown, speed, verdicts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="workload spec, YAML or JSON")
+        parser.add_argument("--format", choices=["json", "table"], default="table")
+        parser.add_argument(
+            "--gpu", action="append", default=[], help="GPU slug (repeatable; see `manage.py gpus`)"
+        )
+        parser.add_argument(
+            "--gpus", action="append", type=int, default=[], help="GPU count to size (repeatable)"
+        )
+
+    def handle(self, *args, **options):
+        path = Path(options["file"])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise CommandError(f"{path}: {error.strerror}", returncode=BAD_INPUT) from None
+        try:
+            report = size_spec_document(
+                load_spec_text(text, str(path)), options["gpu"], options["gpus"] or None
+            )
+        except WorkloadSpecError as error:
+            lines = [f"{field.path}: {field.message}" for field in error.errors]
+            raise CommandError(
+                f"{path}: invalid workload spec\n" + "\n".join(lines), returncode=BAD_INPUT
+            ) from None
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.stdout.write(render_table(report))
+
+
+def _number(value, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def render_table(report: dict) -> str:
+    workload, memory = report["workload"], report["memory"]
+    lines = [f"{workload['name']}: {workload['task']} of {workload['model']} ({workload['estimate']})", ""]
+    lines.append(f"Memory per GPU at {workload['parallelism']['gpus']} GPU(s), GiB:")
+    lines += [f"  {key:<24} {_number(value):>10}" for key, value in memory.items()]
+    throughput = report["throughput"]
+    lines += ["", f"Speed on {throughput.get('gpus', '-')} x {throughput.get('gpu', '-')}:"]
+    lines += [f"  {key:<38} {_number(throughput.get(key), 3):>14}" for key in _speed_keys(workload["task"])]
+    lines += [
+        "",
+        f"{'gpu':<22} {'n':>3} {'verdict':<13} {'util':>6} {'GiB/GPU':>9} {'speed':>12}  remedy / warnings",
+    ]
+    speed_key = _speed_keys(workload["task"])[0]
+    for candidate in report["candidates"]:
+        note = candidate.get("remedy") or "; ".join(candidate["errors"] + candidate["warnings"])
+        lines.append(
+            f"{candidate['gpu']:<22} {candidate['gpus']:>3} {candidate['verdict']:<13} "
+            f"{_number(candidate['memory_utilization']):>6} {_number(candidate['total_per_gpu_gib']):>9} "
+            f"{_number(candidate['throughput'].get(speed_key), 1):>12}  {note}"
+        )
+    host = report["host"]
+    if host:
+        lines += [
+            "",
+            f"Host per node: {host['vcpus_per_node']} vCPUs, {host['ram_gib_per_node']} GiB RAM, "
+            f"{host['disk_gb_per_node']} GB disk",
+        ]
+    return "\n".join(lines)
+
+
+def _speed_keys(task: str) -> tuple[str, ...]:
+    if task == "inference":
+        return (
+            "decode_tokens_per_second_total",
+            "decode_tokens_per_second_per_stream",
+            "time_to_first_token_seconds",
+        )
+    return ("training_tokens_per_second", "training_hours", "communication_share")

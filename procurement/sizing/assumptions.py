@@ -1,0 +1,224 @@
+"""Every constant the sizing engine relies on, with its value, unit and source.
+
+The engine reads the plain module-level numbers (fast inside numpy code); the report lists the
+`Assumption` records so a reader can see and challenge each figure. Change a figure here and
+both move together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+GIB = float(2**30)  # bytes in a GiB
+GB = 1e9  # bytes in a datasheet GB
+
+
+@dataclass(frozen=True)
+class Assumption:
+    key: str
+    value: float
+    unit: str
+    source: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+CUDA_CONTEXT = Assumption(
+    "cuda_context_gib",
+    0.6,
+    "GiB per GPU",
+    "CUDA context + cuBLAS/cuDNN workspaces with lazy module loading (CUDA >= 12.2 default); HF "
+    "'Model training anatomy' measured 1.3 GB with eager kernel loading. Subtracted from each card's "
+    "datasheet capacity.",
+)
+FRAGMENTATION = Assumption(
+    "allocator_fragmentation_fraction",
+    0.05,
+    "fraction of tensor memory",
+    "PyTorch caching allocator: reserved minus allocated is typically a few percent of allocated "
+    "(torch.cuda memory notes); 5% assumed.",
+)
+NF4_BITS = Assumption(
+    "nf4_bits_per_param",
+    4.127,
+    "bits",
+    "QLoRA (Dettmers et al. 2023): 4-bit NF4, blocksize 64 with double quantization = 4 + 0.127 bits.",
+)
+INT4_BITS = Assumption(
+    "int4_bits_per_param",
+    4.25,
+    "bits",
+    "4-bit weights plus one fp16 scale per group of 128 and a 4-bit zero (AWQ/GPTQ default group size).",
+)
+INT8_BITS = Assumption(
+    "int8_bits_per_param",
+    8.0,
+    "bits",
+    "LLM.int8 / per-channel int8: scales are per output channel, negligible per parameter.",
+)
+LOGITS_BYTES = Assumption(
+    "logits_bytes_per_token_per_vocab",
+    4.0,
+    "bytes",
+    "fp32 logits kept for the cross-entropy backward: 4 * s * b * V bytes (issue 3).",
+)
+ACTIVATION_SOURCE = Assumption(
+    "activation_model",
+    34.0,
+    "bytes * s*b*h per layer (GPT, dropout)",
+    "Korthikanti et al. 2022 'Reducing Activation Recomputation': sbh(34 + 5as/h) without recomputation; "
+    "34 sbh selective; 2 sbh per layer with full recomputation; adapted for SwiGLU and GQA.",
+)
+MFU_DATACENTER = Assumption(
+    "mfu_datacenter",
+    0.40,
+    "fraction of dense peak",
+    "Published large runs: LLaMA-65B 47.6% (arXiv:2302.13971), Llama 3 405B 38-43% (arXiv:2407.21783), "
+    "Llama 2 7B ~39% (model card GPU-hours); 40% assumed for Hopper/Ampere/Blackwell datacenter cards.",
+)
+MFU_WORKSTATION = Assumption(
+    "mfu_workstation",
+    0.35,
+    "fraction of dense peak",
+    "PCIe workstation/consumer cards and older generations (Ada, Volta, Turing, AMD, Gaudi): lower "
+    "achieved efficiency than SXM parts; 35% assumed, benchmark recommended.",
+)
+ACHIEVED_BANDWIDTH = Assumption(
+    "achieved_bandwidth_fraction",
+    0.70,
+    "fraction of datasheet bandwidth",
+    "Decode is bandwidth bound; DESIGN reference: 7B fp16 on 2 TB/s bounds at ~140 tok/s, 80-120 "
+    "observed; gpt-fast reports ~1700 of 2039 GB/s empirical peak on A100.",
+)
+PREFILL_MFU = Assumption(
+    "prefill_mfu",
+    0.50,
+    "fraction of dense peak",
+    "Prefill is compute bound large-matmul work; vLLM/TensorRT-LLM prefill commonly reaches about half of peak.",
+)
+COMM_EFFICIENCY = Assumption(
+    "collective_bandwidth_fraction",
+    0.80,
+    "fraction of link bandwidth",
+    "nccl-tests bus bandwidth reaches ~80% of the unidirectional link rate for large messages.",
+)
+COMM_OVERLAP = Assumption(
+    "communication_overlap_fraction",
+    0.67,
+    "fraction of compute time",
+    "DDP/FSDP overlap gradient collectives with the backward pass (about 2/3 of step compute).",
+)
+TP_ALLREDUCE_LATENCY = Assumption(
+    "tensor_parallel_allreduce_latency_s",
+    20e-6,
+    "seconds per all-reduce",
+    "Small-message all-reduce latency within an NVLink node (nccl-tests, ~10-30 us); 2 per layer per token "
+    "in decode, 4 per layer per micro-batch in training.",
+)
+NETWORK_BANDWIDTH = Assumption(
+    "internode_bandwidth_gbps_per_gpu",
+    25.0,
+    "GB/s per GPU",
+    "Multi-node jobs: 200 Gb/s InfiniBand/EFA per GPU (p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s "
+    "per GPU higher).",
+)
+GPUS_PER_NODE = Assumption(
+    "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
+)
+SHARDING_OVERHEAD = Assumption(
+    "zero3_step_overhead",
+    0.30,
+    "fraction of step time",
+    "Guides: sharding (ZeRO/FSDP) adds 30-60% to step time; low end for ZeRO-3/FSDP parameter gathers "
+    "(ZeRO-1/2 have the data-parallel communication volume, modelled explicitly).",
+)
+OFFLOAD_OVERHEAD = Assumption(
+    "offload_step_overhead",
+    0.50,
+    "fraction of step time",
+    "CPU optimizer step and PCIe transfers of ZeRO-Offload; estimate, benchmark recommended.",
+)
+QLORA_DEQUANT_OVERHEAD = Assumption(
+    "qlora_dequant_overhead",
+    0.30,
+    "fraction of step time",
+    "bitsandbytes NF4 dequantization on every forward/backward matmul; estimate, benchmark recommended.",
+)
+HEADROOM_DEFAULT = Assumption(
+    "headroom_default",
+    0.20,
+    "fraction of peak",
+    "Guides: keep 10-20% (up to 30%) over the measured or estimated peak.",
+)
+TIGHT_UTILIZATION = Assumption(
+    "tight_utilization", 0.90, "fraction of card", "Guides: a peak over 90% of the card is tight."
+)
+OVERSIZED_UTILIZATION = Assumption(
+    "oversized_utilization", 0.50, "fraction of card", "Guides: a peak under 50% means the card is oversized."
+)
+PREFILL_CHUNK_TOKENS = Assumption(
+    "prefill_chunk_tokens",
+    8192.0,
+    "tokens",
+    "vLLM profiles activation memory with a max_num_batched_tokens forward (8192 by default with chunked prefill).",
+)
+VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
+VCPUS_PER_GPU_IMAGE = Assumption(
+    "vcpus_per_gpu_image", 8.0, "vCPUs", "Guides: 8-16 vCPUs per GPU for heavy image/video decoding."
+)
+ENVIRONMENT_DISK = Assumption(
+    "environment_disk_gb", 30.0, "GB", "CUDA + PyTorch container image and Python environment."
+)
+LOGS_DISK = Assumption("logs_disk_gb", 5.0, "GB", "Training logs, metrics and profiler traces.")
+DISK_RESERVE = Assumption("disk_reserve_fraction", 0.20, "fraction", "Guides: keep a reserve on the disk.")
+BYTES_PER_TOKEN_TEXT = Assumption(
+    "dataset_bytes_per_token",
+    4.0,
+    "bytes",
+    "Raw English text averages about 4 bytes per BPE token; used when no dataset size is given.",
+)
+CONSUMER_LONG_TRAINING_HOURS = Assumption(
+    "consumer_long_training_hours",
+    24.0,
+    "hours",
+    "Consumer cards (no ECC, no MIG) warned for training runs longer than a day.",
+)
+
+ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
+    CUDA_CONTEXT,
+    FRAGMENTATION,
+    NF4_BITS,
+    INT4_BITS,
+    INT8_BITS,
+    LOGITS_BYTES,
+    ACTIVATION_SOURCE,
+    MFU_DATACENTER,
+    MFU_WORKSTATION,
+    ACHIEVED_BANDWIDTH,
+    PREFILL_MFU,
+    COMM_EFFICIENCY,
+    COMM_OVERLAP,
+    TP_ALLREDUCE_LATENCY,
+    NETWORK_BANDWIDTH,
+    GPUS_PER_NODE,
+    SHARDING_OVERHEAD,
+    OFFLOAD_OVERHEAD,
+    QLORA_DEQUANT_OVERHEAD,
+    HEADROOM_DEFAULT,
+    TIGHT_UTILIZATION,
+    OVERSIZED_UTILIZATION,
+    PREFILL_CHUNK_TOKENS,
+    VCPUS_PER_GPU,
+    VCPUS_PER_GPU_IMAGE,
+    ENVIRONMENT_DISK,
+    LOGS_DISK,
+    DISK_RESERVE,
+    BYTES_PER_TOKEN_TEXT,
+    CONSUMER_LONG_TRAINING_HOURS,
+)
+
+# Plain floats for the numeric code.
+CUDA_CONTEXT_GIB = CUDA_CONTEXT.value
+FRAGMENTATION_FRACTION = FRAGMENTATION.value
+ACHIEVED_BANDWIDTH_FRACTION = ACHIEVED_BANDWIDTH.value

@@ -1,0 +1,135 @@
+"""Bytes per parameter and per activation element for a workload: the scalar inputs of the memory model.
+
+Everything here depends only on the spec (not on GPU count or card), so it is computed once per
+spec and cached; `memory.py` then evaluates it over arrays of parallelism plans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from procurement.sizing import params as counts
+from procurement.sizing.assumptions import INT4_BITS, INT8_BITS, LOGITS_BYTES, NF4_BITS
+from procurement.sizing.spec import ModelSpec, WorkloadSpec
+
+DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
+QUANT_BITS = {"int8": INT8_BITS.value, "int4": INT4_BITS.value, "nf4": NF4_BITS.value}
+
+
+@dataclass(frozen=True)
+class StateBytes:
+    """Whole-model (unsharded) state of one workload, in bytes, plus per-token activation figures."""
+
+    weight_bytes: float  # resident weights in their storage dtype (frozen + trainable)
+    trainable_params: float
+    grad_bytes_per_param: float
+    optimizer_bytes_per_param: float  # fp32 master copy counted here, as in the ZeRO paper
+    largest_layer_bytes: float  # gathered whole under ZeRO-3/FSDP
+    layer_bytes_per_token: float  # activations one layer keeps per token, no recomputation
+    layer_bytes_per_token_no_scores: float  # same without the attention-score term
+    layer_input_bytes_per_token: float  # what full recomputation keeps per layer (2h)
+    logits_bytes_per_token: float
+
+
+def compute_bytes(spec: WorkloadSpec) -> float:
+    """Bytes of a 16/32-bit working weight; fp8 training keeps bf16 weights (fp8 copies are transient)."""
+    if spec.is_training and spec.precision in ("fp8", "fp4"):
+        return 2.0
+    return DTYPE_BYTES[spec.precision]
+
+
+def weights_bytes(spec: WorkloadSpec) -> float:
+    """All resident weights. Quantization applies to block linears; embeddings, head and norms stay 16-bit."""
+    model = spec.model
+    dense = compute_bytes(spec)
+    if spec.weight_quantization == "none":
+        base = model.params * dense
+    else:
+        quantized = counts.quantizable_params(model)
+        base = quantized * QUANT_BITS[spec.weight_quantization] / 8 + (model.params - quantized) * min(
+            dense, 2.0
+        )
+    return base + adapter_params(spec) * adapter_bytes(spec)
+
+
+def adapter_params(spec: WorkloadSpec) -> float:
+    if not spec.uses_adapters or spec.lora is None or spec.model.is_image:
+        return 0.0
+    return float(counts.lora_params(spec.model, spec.lora))
+
+
+def adapter_bytes(spec: WorkloadSpec) -> float:
+    """PEFT keeps adapters in fp32 under mixed precision; pure-bf16 recipes (torchtune) keep bf16."""
+    return 4.0 if spec.master_weights_fp32 else compute_bytes(spec)
+
+
+def trainable_params(spec: WorkloadSpec) -> float:
+    if not spec.is_training:
+        return 0.0
+    return adapter_params(spec) if spec.uses_adapters else spec.model.params
+
+
+def _param_bytes(spec: WorkloadSpec) -> float:
+    return adapter_bytes(spec) if spec.uses_adapters else compute_bytes(spec)
+
+
+def optimizer_bytes_per_param(spec: WorkloadSpec) -> float:
+    """Optimizer state per trainable parameter, including the fp32 master copy when one is kept."""
+    param_bytes = _param_bytes(spec)
+    master = 4.0 if spec.master_weights_fp32 and param_bytes < 4.0 else 0.0
+    state = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
+    if spec.optimizer == "adamw":
+        states = 2 * state
+    elif spec.optimizer in ("adamw_8bit", "paged_adamw_8bit"):
+        states = 2 * 1.0  # bitsandbytes blockwise 8-bit m and v (absmax per 2048 values is negligible)
+    elif spec.optimizer == "sgd":
+        states = state  # momentum buffer
+    else:  # adafactor: factored second moment, rows + columns of each matrix
+        states = 4.0 * 2 / max(spec.model.hidden_size, 1)
+    return master + states
+
+
+def _mlp_intermediate(model: ModelSpec) -> float:
+    """Intermediate width a token passes through (routed + shared experts for MoE)."""
+    if model.is_moe:
+        return float(model.moe_intermediate_size * (model.experts_per_token + model.shared_experts))
+    return float(model.intermediate_size)
+
+
+def layer_activation_bytes_per_token(model: ModelSpec, seq_len: int, attention_scores: bool) -> float:
+    """Bytes one layer keeps for backward, per token, 16-bit activations (Korthikanti et al. 2022).
+
+    With dropout, MHA and a 4h GeLU MLP this is exactly 34h + 5as. SwiGLU keeps gate, up, SiLU output and
+    their product (8I); GQA shrinks the saved K and V to the KV width.
+    """
+    h = float(model.hidden_size)
+    q_out = float(model.num_attention_heads * model.head_dim)
+    kv_out = float(model.num_key_value_heads * model.head_dim)
+    inter = _mlp_intermediate(model)
+    mask = 1.0 if model.dropout else 0.0
+    attention = 2 * h + 2 * q_out + 4 * kv_out + 2 * q_out + mask * h
+    mlp = 2 * h + (8 * inter if model.gated_mlp else 4 * inter) + mask * h
+    norms = 4 * h
+    total = attention + mlp + norms
+    if attention_scores:
+        total += (5.0 if model.dropout else 2.0) * model.num_attention_heads * seq_len
+    return total
+
+
+@lru_cache(maxsize=4096)
+def state_bytes(spec: WorkloadSpec) -> StateBytes:
+    model = spec.model
+    weight_bytes = weights_bytes(spec)
+    bytes_per_weight = weight_bytes / model.params if model.params else 0.0
+    return StateBytes(
+        weight_bytes=weight_bytes,
+        trainable_params=trainable_params(spec),
+        grad_bytes_per_param=_param_bytes(spec),
+        optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
+        largest_layer_bytes=counts.largest_layer_params(model) * bytes_per_weight,
+        layer_bytes_per_token=layer_activation_bytes_per_token(model, spec.seq_len, True),
+        layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(model, spec.seq_len, False),
+        layer_input_bytes_per_token=2.0 * model.hidden_size,
+        logits_bytes_per_token=LOGITS_BYTES.value * model.vocab_size,
+    )

@@ -1,0 +1,261 @@
+"""GPU datasheet records for the sizing engine, and the bundled catalog loader.
+
+`GpuSpec` mirrors the columns of `pricing/data/gpu_specs.csv` (and the fields of the Django
+`GpuModel`), so the web side can build one from a database row with the same names. Derived
+facts the engine needs (architecture generation, usable memory, link bandwidth) live here too.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from procurement.sizing.assumptions import (
+    COMM_EFFICIENCY,
+    CUDA_CONTEXT_GIB,
+    GB,
+    GIB,
+    GPUS_PER_NODE,
+    MFU_DATACENTER,
+    MFU_WORKSTATION,
+    NETWORK_BANDWIDTH,
+)
+
+BUNDLED_GPU_CSV = Path(__file__).resolve().parents[2] / "pricing" / "data" / "gpu_specs.csv"
+
+# NVIDIA compute generations, oldest first; used for the bf16/fp8/fp4/flash-attention gates.
+_GENERATIONS = (
+    ("volta", 70),
+    ("turing", 75),
+    ("ampere", 80),
+    ("ada", 89),
+    ("hopper", 90),
+    ("blackwell", 100),
+)
+# PCIe x16 bandwidth per direction in GB/s by generation.
+_PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    slug: str
+    name: str
+    architecture: str
+    memory_gb: float
+    memory_bandwidth_gbps: float
+    fp32_tflops: float | None = None
+    tf32_tflops_dense: float | None = None
+    fp16_tflops_dense: float | None = None
+    bf16_tflops_dense: float | None = None
+    fp8_tflops_dense: float | None = None
+    int8_tops_dense: float | None = None
+    fp4_tflops_dense: float | None = None
+    tdp_w: float | None = None
+    interconnect: str = ""
+    nvlink_bandwidth_gbps: float | None = None
+    pcie_gen: int | None = None
+    ecc: bool | None = None
+    mig: int = 0
+    approx_list_price_usd: float | None = None
+    vendor: str = ""
+
+    @cached_property
+    def capacity_gib(self) -> float:
+        """Datasheet GB (10^9 bytes) expressed in GiB."""
+        return self.memory_gb * GB / GIB
+
+    @cached_property
+    def usable_memory_gib(self) -> float:
+        return self.capacity_gib - CUDA_CONTEXT_GIB
+
+    @cached_property
+    def is_nvidia(self) -> bool:
+        return self.vendor.upper().startswith("NVIDIA") or self.name.upper().startswith("NVIDIA")
+
+    @cached_property
+    def generation(self) -> int | None:
+        """NVIDIA compute generation (70 Volta ... 100 Blackwell); None for other vendors."""
+        if not self.is_nvidia:
+            return None
+        arch = self.architecture.lower()
+        return next((rank for word, rank in _GENERATIONS if word in arch), None)
+
+    @cached_property
+    def is_consumer(self) -> bool:
+        """GeForce-class card: no ECC and no MIG (an unknown ECC counts only for GeForce names)."""
+        no_ecc = self.ecc is False or (self.ecc is None and "geforce" in self.name.lower())
+        return no_ecc and self.mig == 0
+
+    @cached_property
+    def has_nvlink_switch(self) -> bool:
+        """All-to-all high-bandwidth fabric across a node (NVSwitch, Infinity Fabric, Gaudi RoCE)."""
+        text = self.interconnect.lower()
+        if not self.nvlink_bandwidth_gbps or "none" in text or "bridge" in text:
+            return False
+        return True
+
+    @cached_property
+    def bridge_gpus(self) -> int:
+        """GPUs an NVLink bridge joins (2 or 4); 0 without a bridge."""
+        text = self.interconnect.lower()
+        if "bridge" not in text or not self.nvlink_bandwidth_gbps:
+            return 0
+        return 4 if "4" in text.split("bridge", 1)[1] else 2
+
+    @property
+    def pcie_bandwidth_gbps(self) -> float:
+        return _PCIE_GBPS.get(self.pcie_gen or 4, 32.0)
+
+    @cached_property
+    def default_mfu(self) -> float:
+        datacenter = (
+            (self.generation or 0) in (80, 90, 100) and not self.is_consumer and self.has_nvlink_switch
+        )
+        return MFU_DATACENTER.value if datacenter else MFU_WORKSTATION.value
+
+    def dense_tflops(self, precision: str) -> float | None:
+        """Dense tensor peak for a compute precision (fp32 uses the non-tensor FP32 figure)."""
+        column = {
+            "fp32": self.fp32_tflops,
+            "fp16": self.fp16_tflops_dense,
+            "bf16": self.bf16_tflops_dense,
+            "fp8": self.fp8_tflops_dense,
+            "fp4": self.fp4_tflops_dense,
+        }[precision]
+        return column
+
+    def supports_precision(self, precision: str) -> bool:
+        gen = self.generation
+        if gen is None:  # non-NVIDIA: trust the datasheet columns
+            return precision in ("fp32", "fp16") or self.dense_tflops(precision) is not None
+        minimum = {"fp32": 0, "fp16": 0, "bf16": 80, "fp8": 89, "fp4": 100}[precision]
+        return gen >= minimum
+
+    def supports_flash_attention(self) -> bool:
+        gen = self.generation
+        return gen is None or gen >= 80
+
+    def interconnect_bandwidth_gbps(self, gpu_count: int) -> float:
+        """Per-GPU, per-direction bandwidth a ring collective across `gpu_count` GPUs sees."""
+        return collective_bandwidth_gbps(self, gpu_count)
+
+
+def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
+    """Effective per-GPU collective bandwidth (GB/s): NVLink within a node, PCIe or network otherwise.
+
+    Datasheet NVLink figures are bidirectional totals, so a ring sees half of them per direction.
+    """
+    if gpu_count <= 1:
+        return float("inf")
+    if gpu_count > GPUS_PER_NODE.value:
+        link = NETWORK_BANDWIDTH.value
+    elif gpu.has_nvlink_switch or (gpu.bridge_gpus and gpu_count <= gpu.bridge_gpus):
+        link = (gpu.nvlink_bandwidth_gbps or 0.0) / 2
+    else:
+        link = gpu.pcie_bandwidth_gbps
+    return link * COMM_EFFICIENCY.value
+
+
+def _number(text: str) -> float | None:
+    text = text.strip()
+    return float(text) if text else None
+
+
+def gpu_spec_from_row(row: dict[str, str]) -> GpuSpec:
+    """Build a GpuSpec from one row of gpu_specs.csv (all values as strings)."""
+    ecc_text = row.get("ecc", "").strip().lower()
+    pcie = _number(row.get("pcie_gen", ""))
+    mig = _number(row.get("mig", ""))
+    return GpuSpec(
+        slug=row["slug"],
+        name=row.get("model", row["slug"]),
+        architecture=row.get("architecture", ""),
+        memory_gb=float(row["memory_gb"]),
+        memory_bandwidth_gbps=float(row["memory_bandwidth_gbps"]),
+        fp32_tflops=_number(row.get("fp32_tflops", "")),
+        tf32_tflops_dense=_number(row.get("tf32_tflops_dense", "")),
+        fp16_tflops_dense=_number(row.get("fp16_tflops_dense", "")),
+        bf16_tflops_dense=_number(row.get("bf16_tflops_dense", "")),
+        fp8_tflops_dense=_number(row.get("fp8_tflops_dense", "")),
+        int8_tops_dense=_number(row.get("int8_tops_dense", "")),
+        fp4_tflops_dense=_number(row.get("fp4_tflops_dense", "")),
+        tdp_w=_number(row.get("tdp_w", "")),
+        interconnect=row.get("interconnect", ""),
+        nvlink_bandwidth_gbps=_number(row.get("nvlink_bandwidth_gbps", "")),
+        pcie_gen=int(pcie) if pcie is not None else None,
+        ecc={"yes": True, "no": False}.get(ecc_text),
+        mig=int(mig) if mig is not None else 0,
+        approx_list_price_usd=_number(row.get("approx_list_price_usd", "")),
+        vendor=row.get("vendor", ""),
+    )
+
+
+def _optional_float(value) -> float | None:
+    return None if value is None or value == "" else float(value)
+
+
+# Record attribute -> GpuSpec field, where the database row (pricing.models.GpuModel) names differ.
+_RECORD_ALIASES = {
+    "tf32_tflops_dense": "tf32_tflops",
+    "fp16_tflops_dense": "fp16_tflops",
+    "bf16_tflops_dense": "bf16_tflops",
+    "fp8_tflops_dense": "fp8_tflops",
+    "int8_tops_dense": "int8_tops",
+    "fp4_tflops_dense": "fp4_tflops",
+    "mig": "mig_instances",
+}
+_OPTIONAL_FLOATS = (
+    "fp32_tflops",
+    "tf32_tflops_dense",
+    "fp16_tflops_dense",
+    "bf16_tflops_dense",
+    "fp8_tflops_dense",
+    "int8_tops_dense",
+    "fp4_tflops_dense",
+    "tdp_w",
+    "nvlink_bandwidth_gbps",
+    "approx_list_price_usd",
+)
+
+
+def gpu_spec_from_record(record) -> GpuSpec:
+    """Build a GpuSpec from any object with the datasheet attributes (e.g. a GpuModel row; Decimals ok)."""
+
+    def read(field: str, default=None):
+        if hasattr(record, field):
+            return getattr(record, field)
+        return getattr(record, _RECORD_ALIASES.get(field, field), default)
+
+    return GpuSpec(
+        slug=read("slug"),
+        name=read("name", "") or read("model", ""),
+        architecture=read("architecture", "") or "",
+        memory_gb=float(read("memory_gb")),
+        memory_bandwidth_gbps=float(read("memory_bandwidth_gbps")),
+        interconnect=read("interconnect", "") or "",
+        pcie_gen=read("pcie_gen"),
+        ecc=read("ecc"),
+        mig=int(read("mig", 0) or 0),
+        vendor=read("vendor", "") or "",
+        **{field: _optional_float(read(field)) for field in _OPTIONAL_FLOATS},
+    )
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> tuple[GpuSpec, ...]:
+    with BUNDLED_GPU_CSV.open(newline="", encoding="utf-8") as handle:
+        return tuple(gpu_spec_from_row(row) for row in csv.DictReader(handle))
+
+
+def load_bundled_gpus() -> list[GpuSpec]:
+    """The 29 GPUs of the bundled datasheet CSV, in file order."""
+    return list(_bundled())
+
+
+def gpu_by_slug(slug: str) -> GpuSpec:
+    for gpu in _bundled():
+        if gpu.slug == slug:
+            return gpu
+    raise KeyError(f"unknown GPU slug {slug!r}")

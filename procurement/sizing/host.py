@@ -1,0 +1,73 @@
+"""Host sizing for a candidate: vCPUs, RAM and disk, each with the parts it adds up from.
+
+Rules from the procurement guides: at least 4 vCPUs per GPU (8-16 for heavy image decoding), RAM at
+least the sum of GPU memory plus anything offloaded, disk = dataset + unpacked copy + environment +
+weights + checkpoints x kept + logs + cache + reserve.
+"""
+
+from __future__ import annotations
+
+import math
+
+from procurement.sizing.assumptions import (
+    BYTES_PER_TOKEN_TEXT,
+    DISK_RESERVE,
+    ENVIRONMENT_DISK,
+    GB,
+    GPUS_PER_NODE,
+    LOGS_DISK,
+    VCPUS_PER_GPU,
+    VCPUS_PER_GPU_IMAGE,
+)
+from procurement.sizing.bytes_model import adapter_params, optimizer_bytes_per_param, state_bytes
+from procurement.sizing.gpus import GpuSpec
+from procurement.sizing.spec import WorkloadSpec
+
+
+def dataset_gb(spec: WorkloadSpec) -> float:
+    if spec.host.dataset_gb is not None:
+        return spec.host.dataset_gb
+    if spec.is_training and spec.training_tokens:
+        return spec.training_tokens * BYTES_PER_TOKEN_TEXT.value / GB
+    return 0.0
+
+
+def checkpoint_gb(spec: WorkloadSpec) -> float:
+    """One checkpoint: adapters only for LoRA; weights plus optimizer state for full training."""
+    if not spec.is_training:
+        return 0.0
+    if spec.uses_adapters:
+        return adapter_params(spec) * 4.0 / GB
+    state = state_bytes(spec)
+    return (state.weight_bytes + state.trainable_params * optimizer_bytes_per_param(spec)) / GB
+
+
+def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram_gib: float) -> dict:
+    gpus_per_node = int(min(gpu_count, GPUS_PER_NODE.value))
+    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    gpu_memory_gib = gpu.capacity_gib * gpus_per_node
+    weights_gb = spec.model.params * 2.0 / GB  # the 16-bit checkpoint as downloaded
+    dataset = dataset_gb(spec)
+    parts = {
+        "dataset_gb": dataset,
+        "unpacked_dataset_gb": dataset,
+        "environment_gb": ENVIRONMENT_DISK.value,
+        "weights_gb": weights_gb,
+        "checkpoints_gb": checkpoint_gb(spec) * spec.host.checkpoints_kept,
+        "logs_gb": LOGS_DISK.value if spec.is_training else 1.0,
+        "cache_gb": weights_gb,  # the hub/download cache holds a second copy of the weights
+    }
+    subtotal = sum(parts.values())
+    parts["reserve_gb"] = subtotal * DISK_RESERVE.value
+    return {
+        "nodes": math.ceil(gpu_count / GPUS_PER_NODE.value),
+        "gpus_per_node": gpus_per_node,
+        "vcpus_per_node": int(per_gpu * gpus_per_node),
+        "ram_gib_per_node": math.ceil(gpu_memory_gib + host_ram_gib),
+        "ram_rule": "at least the sum of GPU memory, plus offloaded state",
+        "offloaded_state_gib_per_node": host_ram_gib,
+        "disk_gb_per_node": math.ceil(subtotal + parts["reserve_gb"]),
+        "disk_breakdown_gb": {key: round(value, 1) for key, value in parts.items()},
+        "gpu_memory_gib_per_node": round(gpu_memory_gib, 1),
+        "notes": f"{per_gpu:g} vCPUs per GPU" + (" (image decoding)" if spec.model.is_image else ""),
+    }

@@ -1,0 +1,203 @@
+"""Memory per GPU, as a breakdown, vectorized over parallelism plans.
+
+`memory_breakdown_gib(spec, gpu_counts, ...)` evaluates one workload over arrays of GPU counts and
+ZeRO / tensor / pipeline settings at once (the ranking engine calls it over many plans); every key
+ends in `_gib` (2^30 bytes). A GPU count that is not a multiple of tensor x pipeline parallel is
+not a valid plan and yields NaN.
+
+Sharding model: ZeRO-1 partitions optimizer state over the data-parallel group, ZeRO-2 adds the
+gradients, ZeRO-3/FSDP adds the weights but gathers the largest layer whole; tensor and pipeline
+parallelism divide the weights (activations follow Korthikanti et al. 2022 with sequence
+parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` micro-batches);
+offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
+host RAM, reported per node as `host_ram_gib`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from procurement.sizing import image
+from procurement.sizing.assumptions import (
+    CUDA_CONTEXT_GIB,
+    FRAGMENTATION_FRACTION,
+    GIB,
+    GPUS_PER_NODE,
+    PREFILL_CHUNK_TOKENS,
+)
+from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
+from procurement.sizing.params import kv_elems_per_token
+from procurement.sizing.spec import WorkloadSpec
+
+MEMORY_KEYS = (
+    "weights_gib",
+    "gradients_gib",
+    "optimizer_states_gib",
+    "activations_gib",
+    "kv_cache_gib",
+    "framework_overhead_gib",
+    "total_per_gpu_gib",
+    "required_per_gpu_gib",
+    "host_ram_gib",
+)
+
+
+def _array(value, default) -> np.ndarray:
+    return np.asarray(default if value is None else value, dtype=float)
+
+
+def memory_breakdown_gib(
+    spec: WorkloadSpec,
+    gpu_counts=None,
+    *,
+    zero_stage=None,
+    tensor_parallel=None,
+    pipeline_parallel=None,
+    offload: str | None = None,
+    flash_attention: bool | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-GPU memory for each plan; None arguments take the spec's values. Arrays broadcast together."""
+    par = spec.parallelism
+    gpus = _array(gpu_counts, par.gpus)
+    zero = _array(zero_stage, par.zero_stage)
+    tp = _array(tensor_parallel, par.tensor_parallel)
+    pp = _array(pipeline_parallel, par.pipeline_parallel)
+    offload = par.offload if offload is None else offload
+    flash = spec.flash_attention if flash_attention is None else flash_attention
+    model_parallel = tp * pp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dp = np.where(np.mod(gpus, model_parallel) == 0, gpus / model_parallel, np.nan)
+    if spec.model.is_image:
+        parts = image.tier_memory_bytes(spec, dp)
+    elif spec.is_training:
+        parts = _training_bytes(spec, state_bytes(spec), dp, zero, tp, pp, offload, flash)
+    else:
+        parts = _inference_bytes(spec, state_bytes(spec), dp, tp, pp)
+    return _finish(spec, parts, gpus)
+
+
+def memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> np.ndarray:
+    """Estimated peak per GPU (total_per_gpu_gib) for each plan."""
+    return memory_breakdown_gib(spec, gpu_counts, **plan)["total_per_gpu_gib"]
+
+
+def required_memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> np.ndarray:
+    """Peak per GPU plus the spec's headroom."""
+    return memory_breakdown_gib(spec, gpu_counts, **plan)["required_per_gpu_gib"]
+
+
+def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -> dict[str, np.ndarray]:
+    model_parallel = tp * pp
+    shard_optimizer = np.where(zero >= 1, dp, 1.0)
+    shard_gradients = np.where(zero >= 2, dp, 1.0)
+    shard_weights = np.where(zero >= 3, dp, 1.0)
+    gather_buffer = np.where(zero >= 3, state.largest_layer_bytes / tp, 0.0)
+
+    weights = state.weight_bytes / model_parallel / shard_weights
+    optimizer = state.trainable_params * state.optimizer_bytes_per_param / model_parallel / shard_optimizer
+    if spec.optimizer_in_backward:  # the step runs inside backward: one layer's gradients live at a time
+        gradients = _one_layer_grads(state) / tp + 0 * dp
+    else:
+        gradients = state.trainable_params * state.grad_bytes_per_param / model_parallel / shard_gradients
+    host = np.zeros_like(weights)
+    if offload in ("optimizer", "optimizer_and_params"):
+        host = host + optimizer + gradients
+        optimizer, gradients = optimizer * 0, gradients * 0
+    if offload == "optimizer_and_params":
+        host = host + weights
+        weights = weights * 0
+    weights = weights + gather_buffer
+    activations = _training_activation_bytes(spec, state, tp, pp, flash)
+    return {
+        "weights": weights,
+        "gradients": gradients,
+        "optimizer_states": optimizer,
+        "activations": activations + 0 * dp,
+        "kv_cache": np.zeros_like(weights),
+        "host_offload": host,
+    }
+
+
+def _one_layer_grads(state: StateBytes) -> float:
+    share = state.largest_layer_bytes / state.weight_bytes if state.weight_bytes else 0.0
+    return state.trainable_params * min(1.0, share) * state.grad_bytes_per_param
+
+
+def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> np.ndarray:
+    """Activations of the busiest pipeline stage, with sequence parallelism dividing by tp."""
+    layers = float(spec.model.num_layers)
+    tokens = float(spec.seq_len * spec.micro_batch_size)
+    full_layer = state.layer_bytes_per_token
+    if flash or spec.gradient_checkpointing == "selective":
+        full_layer = state.layer_bytes_per_token_no_scores  # no s x s score matrix is stored
+    if spec.gradient_checkpointing == "full":
+        kept_per_layer, recompute_peak = state.layer_input_bytes_per_token, full_layer
+    else:
+        kept_per_layer, recompute_peak = full_layer, 0.0
+    in_flight = np.minimum(pp, float(spec.gradient_accumulation_steps))
+    first_stage = (layers / pp) * in_flight * kept_per_layer + recompute_peak
+    last_stage = (layers / pp) * kept_per_layer + recompute_peak + state.logits_bytes_per_token
+    per_token = np.where(
+        pp > 1, np.maximum(first_stage, last_stage), first_stage + state.logits_bytes_per_token
+    )
+    return per_token * tokens / tp
+
+
+def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarray]:
+    model = spec.model
+    inference = spec.inference
+    weights = state.weight_bytes / (tp * pp) + 0 * dp
+    kv_per_token = kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]
+    if model.kv_elems_per_token_per_layer:
+        kv_split = 1.0 / pp  # MLA latent cache is replicated across tensor-parallel ranks
+    else:  # KV heads split over tp ranks; fewer heads than ranks are replicated
+        kv_split = np.ceil(model.num_key_value_heads / tp) / model.num_key_value_heads / pp
+    kv_cache = kv_per_token * inference.context_len * inference.concurrency * kv_split
+    activations = _inference_activation_bytes(spec, tp)
+    return {
+        "weights": weights,
+        "gradients": np.zeros_like(weights),
+        "optimizer_states": np.zeros_like(weights),
+        "activations": activations + 0 * weights,
+        "kv_cache": kv_cache + 0 * weights,
+        "host_offload": np.zeros_like(weights),
+    }
+
+
+def _inference_activation_bytes(spec, tp) -> np.ndarray:
+    """One prefill chunk's transient forward buffers plus fp32 logits of the concurrent decode tokens."""
+    model = spec.model
+    chunk = min(spec.inference.prompt_tokens * spec.inference.concurrency, PREFILL_CHUNK_TOKENS.value)
+    inter = model.moe_intermediate_size * model.experts_per_token if model.is_moe else model.intermediate_size
+    per_token = 8.0 * model.hidden_size + 6.0 * inter
+    logits = 4.0 * model.vocab_size * spec.inference.concurrency
+    return chunk * per_token / tp + logits
+
+
+def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) -> dict[str, np.ndarray]:
+    tensors = parts["weights"] + parts["gradients"] + parts["optimizer_states"] + parts["activations"]
+    tensors = tensors + parts["kv_cache"]
+    overhead = CUDA_CONTEXT_GIB * GIB + FRAGMENTATION_FRACTION * tensors
+    total = tensors + overhead
+    per_node = np.minimum(gpus, GPUS_PER_NODE.value)
+    result = {
+        "weights_gib": parts["weights"] / GIB,
+        "gradients_gib": parts["gradients"] / GIB,
+        "optimizer_states_gib": parts["optimizer_states"] / GIB,
+        "activations_gib": parts["activations"] / GIB,
+        "kv_cache_gib": parts["kv_cache"] / GIB,
+        "framework_overhead_gib": overhead / GIB,
+        "total_per_gpu_gib": total / GIB,
+        "required_per_gpu_gib": total * (1.0 + spec.headroom) / GIB,
+        "host_ram_gib": parts["host_offload"] * per_node / GIB,
+    }
+    nan_plan = np.isnan(parts["weights"] + parts["activations"])
+    if np.any(nan_plan):
+        result = {key: np.where(nan_plan, np.nan, value) for key, value in result.items()}
+    return result
+
+
+def memory_breakdown_scalar(spec: WorkloadSpec, gpu_count: int | None = None, **plan) -> dict[str, float]:
+    """One plan as plain floats (for reports)."""
+    arrays = memory_breakdown_gib(spec, gpu_count, **plan)
+    return {key: float(value) for key, value in arrays.items()}

@@ -1,0 +1,126 @@
+"""Parameter counts from a model's shape: totals, active (MoE), per-layer, LoRA adapters.
+
+Counts follow the Llama/Mistral/Qwen layout (q, k, v, o projections; gate/up/down MLP; two norms
+per layer; a final norm; input embedding and, unless tied, an LM head). A preset's published
+total (`params`) wins over the formula where the two differ (e.g. DeepSeek's MLA attention).
+"""
+
+from __future__ import annotations
+
+from procurement.sizing.spec import LoraSpec, ModelSpec
+
+
+def attention_params_per_layer(model: ModelSpec) -> int:
+    h, hd = model.hidden_size, model.head_dim
+    q_out, kv_out = model.num_attention_heads * hd, model.num_key_value_heads * hd
+    bias = q_out + 2 * kv_out if model.attention_qkv_bias else 0
+    return h * q_out + 2 * h * kv_out + q_out * h + bias
+
+
+def dense_mlp_params(model: ModelSpec, intermediate: int) -> int:
+    matrices = 3 if model.gated_mlp else 2
+    return matrices * model.hidden_size * intermediate
+
+
+def moe_mlp_params(model: ModelSpec, experts: int) -> int:
+    """An MoE layer's MLP with `experts` routed experts present, plus shared experts and the router."""
+    per_expert = dense_mlp_params(model, model.moe_intermediate_size)
+    return (experts + model.shared_experts) * per_expert + model.hidden_size * model.num_experts
+
+
+def layer_counts(model: ModelSpec) -> tuple[int, int]:
+    """(dense layers, MoE layers)."""
+    if not model.is_moe:
+        return model.num_layers, 0
+    return model.dense_layers, model.num_layers - model.dense_layers
+
+
+def embedding_params(model: ModelSpec) -> int:
+    tables = 1 if model.tie_word_embeddings else 2
+    return tables * model.vocab_size * model.hidden_size
+
+
+def norm_params(model: ModelSpec) -> int:
+    return (2 * model.num_layers + 1) * model.hidden_size
+
+
+def count_params(model: ModelSpec, *, active_only: bool = False) -> int:
+    """Total parameters from the shape (all experts, or only the active ones)."""
+    dense_layers, moe_layers = layer_counts(model)
+    experts = model.experts_per_token if active_only else model.num_experts
+    attention = attention_params_per_layer(model) * model.num_layers
+    mlp = (
+        dense_mlp_params(model, model.intermediate_size) * dense_layers
+        + moe_mlp_params(model, experts) * moe_layers
+    )
+    return attention + mlp + embedding_params(model) + norm_params(model)
+
+
+def active_params(model: ModelSpec) -> float:
+    """Parameters touched per token: the total for dense models, routed experts only for MoE."""
+    if not model.is_moe:
+        return model.params
+    if model.params_active:
+        return model.params_active
+    return model.params * count_params(model, active_only=True) / count_params(model)
+
+
+def quantizable_params(model: ModelSpec) -> float:
+    """Linear weights inside the blocks; embeddings, LM head and norms stay 16-bit under quantization."""
+    return max(0.0, model.params - embedding_params(model) - norm_params(model))
+
+
+def layer_params(model: ModelSpec) -> float:
+    """The largest transformer block (an MoE block if the model has any)."""
+    dense_layers, moe_layers = layer_counts(model)
+    attention = attention_params_per_layer(model) + 2 * model.hidden_size
+    biggest_mlp = max(
+        dense_mlp_params(model, model.intermediate_size) if dense_layers else 0,
+        moe_mlp_params(model, model.num_experts) if moe_layers else 0,
+    )
+    return float(attention + biggest_mlp)
+
+
+def largest_layer_params(model: ModelSpec) -> float:
+    """What ZeRO-3/FSDP must gather whole at once: the bigger of a block and the embedding table."""
+    return max(layer_params(model), float(model.vocab_size * model.hidden_size))
+
+
+def linear_shapes(model: ModelSpec) -> dict[str, tuple[int, int, int]]:
+    """LoRA target name -> (d_in, d_out, instances per model)."""
+    h, hd = model.hidden_size, model.head_dim
+    q_out, kv_out = model.num_attention_heads * hd, model.num_key_value_heads * hd
+    dense_layers, moe_layers = layer_counts(model)
+    mlp_instances = dense_layers + moe_layers * (model.num_experts + model.shared_experts)
+    layers = model.num_layers
+    shapes = {
+        "q_proj": (h, q_out, layers),
+        "k_proj": (h, kv_out, layers),
+        "v_proj": (h, kv_out, layers),
+        "o_proj": (q_out, h, layers),
+    }
+    # Dense and expert MLPs share target names; an MoE model's experts use moe_intermediate_size.
+    inter = model.moe_intermediate_size if moe_layers and not dense_layers else model.intermediate_size
+    shapes.update(
+        {
+            "gate_proj": (h, inter, mlp_instances if model.gated_mlp else 0),
+            "up_proj": (h, inter, mlp_instances),
+            "down_proj": (inter, h, mlp_instances),
+        }
+    )
+    return shapes
+
+
+def lora_params(model: ModelSpec, lora: LoraSpec) -> int:
+    """Adapter parameters: r x (d_in + d_out) per adapted linear (Hu et al. 2021)."""
+    shapes = linear_shapes(model)
+    return sum(lora.rank * (shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in lora.targets)
+
+
+def kv_elems_per_token(model: ModelSpec) -> int:
+    """K and V elements cached per token over all layers (MLA models cache one compressed head)."""
+    if model.kv_elems_per_token_per_layer:
+        per_layer = model.kv_elems_per_token_per_layer
+    else:
+        per_layer = 2 * model.num_key_value_heads * model.head_dim
+    return per_layer * model.num_layers

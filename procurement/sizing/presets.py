@@ -1,0 +1,147 @@
+"""Bundled model presets: LLM shapes from model_architectures.json and image-model tiers.
+
+LLM presets are looked up by a slug of the model name (`Llama-3-8B` -> `llama-3-8b`), by the
+Hugging Face id, or by a documented alias (`llama-3.1-8b` has the shapes of Llama-3-8B). Image
+presets carry the guides' tier tables instead of shapes: their memory is a tier estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+ARCHITECTURES_JSON = Path(__file__).resolve().parents[1] / "data" / "model_architectures.json"
+
+# Same shapes as a bundled entry (model_architectures.json notes say so for 3.1 vs 3).
+ALIASES = {
+    "llama-3.1-8b": "llama-3-8b",
+    "llama-3.1-70b": "llama-3-70b",
+    "llama-3.3-70b": "llama-3-70b",
+    "llama-3.1-405b": "llama-3.1-405b",
+    "mistral-7b": "mistral-7b-v0.1",
+    "mixtral-8x7b": "mixtral-8x7b-v0.1",
+}
+
+
+def slugify(name: str) -> str:
+    return re.sub(r"[\s_/]+", "-", name.strip().lower())
+
+
+def _moe_fields(moe: dict | None) -> dict:
+    """Normalize the three MoE layouts of the JSON (Mixtral, Qwen3, DeepSeek) to spec fields."""
+    if not moe:
+        return {}
+    experts = moe.get("num_local_experts") or moe.get("num_experts") or moe.get("n_routed_experts")
+    return {
+        "num_experts": experts,
+        "experts_per_token": moe.get("num_experts_per_tok", 1),
+        "moe_intermediate_size": moe.get("expert_intermediate_size") or moe.get("moe_intermediate_size"),
+        "shared_experts": moe.get("shared_experts", moe.get("n_shared_experts", 0)) or 0,
+        "dense_layers": moe.get("first_k_dense_replace", 0),
+    }
+
+
+def _model_fields(entry: dict) -> dict:
+    fields = {
+        "name": entry["name"],
+        "params": float(entry["params_computed"]),
+        "num_layers": entry["num_layers"],
+        "hidden_size": entry["hidden_size"],
+        "num_attention_heads": entry["num_attention_heads"],
+        "num_key_value_heads": entry["num_key_value_heads"],
+        "head_dim": entry["head_dim"],
+        "intermediate_size": entry["intermediate_size"],
+        "vocab_size": entry["vocab_size"],
+        "tie_word_embeddings": entry["tie_word_embeddings"],
+        "attention_qkv_bias": bool(entry.get("attention_qkv_bias")),
+        "gated_mlp": True,  # every bundled LLM uses a SwiGLU MLP
+    }
+    fields.update(_moe_fields(entry.get("moe")))
+    if entry.get("params_active_computed"):
+        fields["params_active"] = float(entry["params_active_computed"])
+    if entry.get("mla"):
+        fields["kv_elems_per_token_per_layer"] = entry["mla"]["kv_cache_elems_per_token_per_layer"]
+    return fields
+
+
+@lru_cache(maxsize=1)
+def llm_presets() -> dict[str, dict]:
+    """Preset slug -> model fields; also keyed by lower-cased HF id."""
+    entries = json.loads(ARCHITECTURES_JSON.read_text(encoding="utf-8"))
+    presets: dict[str, dict] = {}
+    for entry in entries:
+        fields = _model_fields(entry)
+        presets[slugify(entry["name"])] = fields
+        presets[entry["hf_id"].lower()] = fields
+    for alias, target in ALIASES.items():
+        presets.setdefault(alias, presets[target])
+    return presets
+
+
+@dataclass(frozen=True)
+class ImageTier:
+    """A tier row of the guides: measured memory range for a reference resolution and batch."""
+
+    slug: str
+    label: str
+    params: float
+    tasks: tuple[str, ...]
+    reference_resolution_px: int
+    reference_batch: int
+    tier_low_gb: float
+    tier_high_gb: float
+    source: str
+
+
+IMAGE_TIERS: dict[str, ImageTier] = {
+    tier.slug: tier
+    for tier in (
+        ImageTier(
+            "yolo-small",
+            "Small YOLO detector (YOLOv8s class) training at 640 px",
+            11.2e6,
+            ("pretrain", "full_finetune"),
+            640,
+            16,
+            8.0,
+            12.0,
+            "Procurement guides' tier table: small YOLO at 640 px, 8-12 GB; Ultralytics default batch 16.",
+        ),
+        ImageTier(
+            "sd15",
+            "Stable Diffusion 1.x LoRA at 512 px",
+            1.07e9,
+            ("lora",),
+            512,
+            1,
+            12.0,
+            16.0,
+            "Procurement guides' tier table: SD 1.x LoRA, 12-16 GB.",
+        ),
+        ImageTier(
+            "sdxl",
+            "SDXL inference and LoRA at 1024 px",
+            3.5e9,
+            ("lora", "inference"),
+            1024,
+            1,
+            16.0,
+            24.0,
+            "Procurement guides' tier table: SDXL inference and LoRA, 16-24 GB.",
+        ),
+    )
+}
+IMAGE_ALIASES = {"yolov8s": "yolo-small", "sd-1.5": "sd15", "stable-diffusion-1.5": "sd15", "sd-xl": "sdxl"}
+
+
+def image_tier(preset: str) -> ImageTier | None:
+    slug = slugify(preset)
+    return IMAGE_TIERS.get(IMAGE_ALIASES.get(slug, slug))
+
+
+def known_preset_names() -> list[str]:
+    names = {slugify(entry) for entry in llm_presets() if "/" not in entry}
+    return sorted(names | set(IMAGE_TIERS))

@@ -1,0 +1,311 @@
+"""`size_workload`: one workload against GPU models and counts, as the JSON output contract of issue 3.
+
+Numbers are computed vectorized (memory over GPU counts, throughput over every GPU x count row) and
+only then turned into plain dicts; floats are rounded at this edge and non-finite values become None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from procurement.sizing import image
+from procurement.sizing.assumptions import ALL_ASSUMPTIONS
+from procurement.sizing.bytes_model import state_bytes
+from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning
+from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps
+from procurement.sizing.host import host_requirements
+from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
+from procurement.sizing.params import active_params
+from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
+from procurement.sizing.throughput import inference_throughput, training_throughput
+from procurement.sizing.verdict import (
+    FEASIBLE_VERDICTS,
+    cheapest_remedy,
+    identity_cache,
+    larger_card,
+    scale_out,
+    verdict_for,
+)
+
+TRAINING_KEYS = ("training_tokens_per_second", "training_hours", "communication_share")
+INFERENCE_KEYS = (
+    "decode_tokens_per_second_per_stream",
+    "decode_tokens_per_second_total",
+    "time_to_first_token_seconds",
+)
+THROUGHPUT_KEYS = TRAINING_KEYS + INFERENCE_KEYS
+COMMUNICATION_WARNING_SHARE = 0.30
+
+
+def _clean(value, digits: int = 3):
+    """Round a float for output; NaN and infinities become None."""
+    number = float(value)
+    return round(number, digits) if math.isfinite(number) else None
+
+
+def candidate_plan(spec: WorkloadSpec, gpu_count: int) -> ParallelismSpec:
+    """The parallelism plan for a candidate count: the spec's own at its count; otherwise the spec's
+    ZeRO/TP/PP for training, and for inference tensor parallel over up to 8 GPUs (a divisor of the
+    attention heads) with pipeline stages for the rest."""
+    par = spec.parallelism
+    if gpu_count == par.gpus:
+        return par
+    if spec.is_training or spec.model.is_image:
+        return replace(par, gpus=gpu_count)
+    heads = spec.model.num_attention_heads
+    tp = max(t for t in range(1, min(gpu_count, 8) + 1) if gpu_count % t == 0 and heads % t == 0)
+    pp = gpu_count // tp if gpu_count // tp <= spec.model.num_layers else 1
+    return ParallelismSpec(gpus=gpu_count, tensor_parallel=tp, pipeline_parallel=pp, offload="none")
+
+
+def _memory_table(spec: WorkloadSpec, plans: list[ParallelismSpec], flash: bool) -> dict[str, np.ndarray]:
+    return memory_breakdown_gib(
+        spec,
+        np.array([plan.gpus for plan in plans], dtype=float),
+        zero_stage=np.array([plan.zero_stage for plan in plans], dtype=float),
+        tensor_parallel=np.array([plan.tensor_parallel for plan in plans], dtype=float),
+        pipeline_parallel=np.array([plan.pipeline_parallel for plan in plans], dtype=float),
+        flash_attention=flash,
+    )
+
+
+def _throughput_rows(
+    spec: WorkloadSpec, gpus: Sequence[GpuSpec], plans: list[ParallelismSpec]
+) -> dict[str, np.ndarray]:
+    """Throughput for every (gpu, plan) row, gpu-major."""
+    size = len(gpus) * len(plans)
+    if spec.model.is_image:
+        return {key: np.full(size, np.nan) for key in THROUGHPUT_KEYS}
+    peak = np.repeat([gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus], len(plans)).astype(float)
+    plan_rows = {
+        "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),
+        "tensor_parallel": np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float),
+        "pipeline_parallel": np.tile([plan.pipeline_parallel for plan in plans], len(gpus)).astype(float),
+    }
+    if spec.is_training:
+        link = np.array([collective_bandwidth_gbps(gpu, plan.gpus) for gpu in gpus for plan in plans])
+        tp_link = np.array(
+            [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
+        )
+        mfu = np.repeat([spec.mfu or gpu.default_mfu for gpu in gpus], len(plans)).astype(float)
+        zero = np.tile([plan.zero_stage for plan in plans], len(gpus)).astype(float)
+        rows = training_throughput(
+            spec,
+            peak_tflops=peak,
+            interconnect_gbps=link,
+            tensor_parallel_gbps=tp_link,
+            mfu=mfu,
+            zero_stage=zero,
+            **plan_rows,
+        )
+        rows["mfu"] = mfu
+        return rows
+    bandwidth = np.repeat([gpu.memory_bandwidth_gbps for gpu in gpus], len(plans)).astype(float)
+    return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
+
+
+def _rounded(values: np.ndarray, digits: int) -> list:
+    """Round a whole column at once; NaN and infinities become None."""
+    array = np.asarray(values, dtype=float)
+    finite = np.isfinite(array).tolist()
+    return [value if ok else None for value, ok in zip(np.round(array, digits).tolist(), finite, strict=True)]
+
+
+_EXTRA_COLUMNS = (("decode_tokens_per_second_upper_bound", 3), ("mfu", 3), ("flops_per_token", 0))
+
+
+def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int) -> list[dict]:
+    """One throughput dict per (gpu, plan) row, columns rounded vectorized."""
+    columns = {key: _rounded(rows[key], 4) if key in rows else [None] * size for key in THROUGHPUT_KEYS}
+    columns |= {key: _rounded(rows[key], digits) for key, digits in _EXTRA_COLUMNS if key in rows}
+    if "decode_bound" in rows:
+        columns["decode_bound"] = [str(bound) for bound in rows["decode_bound"]]
+    estimate = "tier estimate: benchmark recommended" if spec.model.is_image else "estimate"
+    names = list(columns)
+    return [
+        dict(zip(names, values, strict=True)) | {"estimate": estimate}
+        for values in zip(*columns.values(), strict=True)
+    ]
+
+
+def _memory_dict(table: dict[str, np.ndarray], position: int) -> dict:
+    return {key: _clean(table[key][position]) for key in MEMORY_KEYS}
+
+
+def _candidate(
+    spec, gpu: GpuSpec, plan: ParallelismSpec, compat: Compatibility, memory: dict, throughput: dict, catalog
+) -> dict:
+    count = plan.gpus
+    total, required = memory["total_per_gpu_gib"], memory["required_per_gpu_gib"]
+    capacity = gpu.capacity_gib
+    if compat.errors:
+        verdict = "incompatible"
+    elif total is None:
+        verdict = "does_not_fit"
+    else:
+        verdict = verdict_for(total, required, capacity)
+    warnings = list(compat.warnings)
+    share = throughput.get("communication_share")
+    if share is not None and share > COMMUNICATION_WARNING_SHARE:
+        warnings.append(f"communication is {share:.0%} of step time: adding GPUs stops scaling linearly")
+    long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
+    if long_run:
+        warnings.append(long_run)
+    if spec.model.is_image:
+        warnings.append(image.TIER_WARNING)
+    candidate = {
+        "gpu": gpu.slug,
+        "gpu_name": gpu.name,
+        "gpus": count,
+        "plan": {
+            "zero_stage": plan.zero_stage,
+            "tensor_parallel": plan.tensor_parallel,
+            "pipeline_parallel": plan.pipeline_parallel,
+            "offload": plan.offload,
+        },
+        "verdict": verdict,
+        "memory_utilization": _clean(total / capacity) if total is not None else None,
+        "capacity_gib": _clean(capacity),
+        "usable_memory_gib": _clean(gpu.usable_memory_gib),
+        "total_per_gpu_gib": total,
+        "required_per_gpu_gib": required,
+        "memory": memory,
+        "throughput": throughput,
+        "warnings": warnings,
+        "errors": list(compat.errors),
+    }
+    if verdict == "does_not_fit":
+        candidate.update(
+            _remedies(_plan_spec(spec, plan), gpu, count, compat.flash_attention, total, catalog)
+        )
+    return candidate
+
+
+@identity_cache
+def _plan_spec(spec: WorkloadSpec, plan: ParallelismSpec) -> WorkloadSpec:
+    return spec if plan == spec.parallelism else replace(spec, parallelism=plan)
+
+
+def _remedies(spec, gpu: GpuSpec, count: int, flash: bool, total, catalog) -> dict:
+    if total is None:
+        par = spec.parallelism
+        return {
+            "remedy": f"use a multiple of tensor_parallel x pipeline_parallel ({par.tensor_parallel * par.pipeline_parallel}) GPUs",
+            "remedies": [],
+        }
+    remedy = cheapest_remedy(spec, gpu, count, flash)
+    more = scale_out(spec, gpu, flash)
+    bigger = larger_card(spec, total, gpu, catalog)
+    fallback = []
+    if more:
+        fallback.append(f"{more['gpus']} x {gpu.slug} with {more['plan']}")
+    if bigger:
+        fallback.append(f"a larger card: {bigger}")
+    actions = remedy["actions"] if remedy else []
+    text = (
+        "; ".join(actions)
+        if actions
+        else ("; or ".join(fallback) if fallback else "no remedy within 64 GPUs")
+    )
+    return {
+        "remedy": text,
+        "remedies": actions,
+        "memory_after_remedy_gib": remedy["total_per_gpu_gib"] if remedy else None,
+        "scale_out": more,
+        "larger_card": bigger,
+    }
+
+
+def size_candidates(spec: WorkloadSpec, gpus: Sequence[GpuSpec], gpu_counts: Sequence[int]) -> list[dict]:
+    plans = [candidate_plan(spec, int(count)) for count in gpu_counts]
+    tables = {spec.flash_attention: _memory_table(spec, plans, spec.flash_attention)}
+    memory_rows = {
+        flash: [_memory_dict(table, i) for i in range(len(plans))] for flash, table in tables.items()
+    }
+    throughputs = _throughput_dicts(spec, _throughput_rows(spec, gpus, plans), len(gpus) * len(plans))
+    candidates = []
+    for gpu_index, gpu in enumerate(gpus):
+        for position, plan in enumerate(plans):
+            compat = check_gpu(spec, gpu, plan)
+            flash = compat.flash_attention
+            if flash not in memory_rows:
+                table = _memory_table(spec, plans, flash)
+                memory_rows[flash] = [_memory_dict(table, i) for i in range(len(plans))]
+            memory = dict(memory_rows[flash][position])
+            throughput = throughputs[gpu_index * len(plans) + position]
+            if compat.errors or throughput_missing(gpu, spec):
+                throughput = {key: None for key in throughput} | {"estimate": throughput["estimate"]}
+            candidates.append(_candidate(spec, gpu, plan, compat, memory, throughput, gpus))
+    return candidates
+
+
+def throughput_missing(gpu: GpuSpec, spec: WorkloadSpec) -> bool:
+    return gpu.dense_tflops(spec.precision) is None
+
+
+def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
+    """The candidate the top-level throughput/host describe: at the spec's GPU count, the first feasible
+    one in the order given (the catalog lists smallest cards first), else the first compatible one."""
+    own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
+    feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
+    compatible = [c for c in own if c["verdict"] != "incompatible"]
+    return (feasible or compatible or own or [None])[0]
+
+
+def _workload_summary(spec: WorkloadSpec) -> dict:
+    state = state_bytes(spec)
+    summary = {
+        "name": spec.name,
+        "task": spec.task,
+        "model": spec.model.name,
+        "preset": spec.model.preset,
+        "params": spec.model.params,
+        "active_params": active_params(spec.model),
+        "trainable_params": state.trainable_params,
+        "precision": spec.precision,
+        "weight_quantization": spec.weight_quantization,
+        "parallelism": {
+            "gpus": spec.parallelism.gpus,
+            "zero_stage": spec.parallelism.zero_stage,
+            "tensor_parallel": spec.parallelism.tensor_parallel,
+            "pipeline_parallel": spec.parallelism.pipeline_parallel,
+            "offload": spec.parallelism.offload,
+        },
+        "estimate": "tier estimate: benchmark recommended" if spec.model.is_image else "estimate",
+    }
+    if spec.model.is_image:
+        summary["image_tier"] = image.tier_summary(spec)
+    return summary
+
+
+def size_workload(
+    spec: WorkloadSpec, gpus: Sequence[GpuSpec], gpu_counts: Sequence[int] | None = None
+) -> dict:
+    """Memory, speed, verdicts and host sizing of one workload on each GPU model x count.
+
+    `gpu_counts` None means the spec's `parallelism.gpus`. Keys follow the issue-3 output contract.
+    """
+    counts = list(gpu_counts) if gpu_counts else [spec.parallelism.gpus]
+    memory_table = memory_breakdown_gib(spec, spec.parallelism.gpus)
+    memory = {key: _clean(memory_table[key]) for key in MEMORY_KEYS}
+    candidates = size_candidates(spec, gpus, counts)
+    headline = _headline(spec, candidates)
+    throughput = {key: None for key in THROUGHPUT_KEYS}
+    host: dict = {}
+    if headline is not None:
+        throughput = dict(headline["throughput"]) | {"gpu": headline["gpu"], "gpus": headline["gpus"]}
+        gpu = next(g for g in gpus if g.slug == headline["gpu"])
+        host = host_requirements(spec, gpu, headline["gpus"], headline["memory"]["host_ram_gib"] or 0.0)
+        host["gpu"] = gpu.slug
+    return {
+        "workload": _workload_summary(spec),
+        "memory": memory,
+        "throughput": throughput,
+        "candidates": candidates,
+        "host": host,
+        "assumptions": [assumption.as_dict() for assumption in ALL_ASSUMPTIONS],
+    }

@@ -1,0 +1,586 @@
+"""The workload spec: frozen dataclasses and the parser that validates a YAML/JSON dict into them.
+
+Parsing collects every offending field, each named by its path in the spec (`model.hidden_size`,
+`parallelism.zero_stage`), and raises them together as one `WorkloadSpecError`, so a user fixes a
+file in one pass. Field names follow DESIGN.md's workload spec; defaults are documented in
+docs/workload-spec.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
+
+TASKS = ("pretrain", "full_finetune", "lora", "qlora", "inference")
+TRAINING_TASKS = ("pretrain", "full_finetune", "lora", "qlora")
+PRECISIONS = ("fp32", "fp16", "bf16", "fp8", "fp4")
+QUANTIZATIONS = ("none", "int8", "int4", "nf4")
+OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
+CHECKPOINTING = ("none", "selective", "full")
+OFFLOADS = ("none", "optimizer", "optimizer_and_params")
+KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+# Names other frameworks use for the same linears (torchtune: output_proj, mlp).
+LORA_TARGET_ALIASES = {
+    "output_proj": ("o_proj",),
+    "mlp": ("gate_proj", "up_proj", "down_proj"),
+    "w1": ("gate_proj",),
+    "w2": ("down_proj",),
+    "w3": ("up_proj",),
+    "all-linear": LORA_TARGETS,
+    "all_linear": LORA_TARGETS,
+    "all linear": LORA_TARGETS,
+}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
+
+
+class WorkloadSpecError(ValueError):
+    """Every problem found in a workload spec, each with its field path."""
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = errors
+        super().__init__("; ".join(f"{error.path}: {error.message}" for error in errors))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    params: float
+    num_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    head_dim: int = 0
+    gated_mlp: bool = True
+    num_experts: int = 1
+    experts_per_token: int = 1
+    moe_intermediate_size: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    attention_qkv_bias: bool = False
+    dropout: bool = False
+    kv_elems_per_token_per_layer: int | None = None
+    params_active: float | None = None
+    preset: str | None = None
+    image_tier: ImageTier | None = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.image_tier is not None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 1
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    rank: int = 8
+    targets: tuple[str, ...] = ("q_proj", "v_proj")
+
+
+@dataclass(frozen=True)
+class ParallelismSpec:
+    gpus: int = 1
+    zero_stage: int = 0
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    offload: str = "none"
+
+    @property
+    def data_parallel(self) -> int:
+        return max(1, self.gpus // (self.tensor_parallel * self.pipeline_parallel))
+
+
+@dataclass(frozen=True)
+class InferenceSpec:
+    concurrency: int = 1
+    context_len: int = 4096
+    output_tokens: int = 256
+    kv_cache_dtype: str = "bf16"
+
+    @property
+    def prompt_tokens(self) -> int:
+        return max(1, self.context_len - self.output_tokens)
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    dataset_gb: float | None = None
+    checkpoints_kept: int = 2
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    name: str
+    task: str
+    model: ModelSpec
+    precision: str = "bf16"
+    weight_quantization: str = "none"
+    optimizer: str = "adamw"
+    master_weights_fp32: bool = True
+    micro_batch_size: int = 1
+    seq_len: int = 2048
+    gradient_checkpointing: str = "none"
+    flash_attention: bool = True
+    lora: LoraSpec | None = None
+    parallelism: ParallelismSpec = field(default_factory=ParallelismSpec)
+    training_tokens: float | None = None
+    inference: InferenceSpec = field(default_factory=InferenceSpec)
+    headroom: float = 0.2
+    gradient_accumulation_steps: int = 1
+    optimizer_in_backward: bool = False
+    mfu: float | None = None
+    image_resolution_px: int | None = None
+    host: HostSpec = field(default_factory=HostSpec)
+
+    @property
+    def is_training(self) -> bool:
+        return self.task in TRAINING_TASKS
+
+    @property
+    def uses_adapters(self) -> bool:
+        return self.task in ("lora", "qlora")
+
+
+_TOP_KEYS = {
+    "name",
+    "description",
+    "task",
+    "model",
+    "precision",
+    "weight_quantization",
+    "optimizer",
+    "master_weights_fp32",
+    "micro_batch_size",
+    "seq_len",
+    "gradient_checkpointing",
+    "flash_attention",
+    "lora",
+    "parallelism",
+    "training_tokens",
+    "inference",
+    "headroom",
+    "gradient_accumulation_steps",
+    "optimizer_in_backward",
+    "mfu",
+    "image",
+    "host",
+}
+_MODEL_INT_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "intermediate_size",
+    "vocab_size",
+    "head_dim",
+    "num_experts",
+    "experts_per_token",
+    "moe_intermediate_size",
+    "kv_elems_per_token_per_layer",
+)
+_MODEL_BOOL_FIELDS = ("tie_word_embeddings", "gated_mlp", "attention_qkv_bias", "dropout")
+_MODEL_KEYS = {"preset", "name", "params", "params_active", "shared_experts", "dense_layers"}
+_MODEL_KEYS |= set(_MODEL_INT_FIELDS) | set(_MODEL_BOOL_FIELDS)
+_REQUIRED_SHAPE = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+)
+
+
+class _Reader:
+    """Reads typed values out of nested dicts, recording a FieldError for each bad one."""
+
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+
+    def error(self, path: str, message: str) -> None:
+        self.errors.append(FieldError(path, message))
+
+    def section(self, data: dict, key: str, path: str) -> dict:
+        value = data.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.error(path, "must be a mapping")
+            return {}
+        return value
+
+    def unknown_keys(self, data: dict, allowed: set[str], prefix: str) -> None:
+        for key in sorted(set(data) - allowed, key=str):
+            self.error(f"{prefix}{key}", "unknown field")
+
+    def number(self, data: dict, key: str, path: str, default, *, minimum=None, exclusive=True, maximum=None):
+        if data.get(key) is None:
+            return default
+        raw = data[key]
+        value = _as_number(raw)
+        if value is None:
+            self.error(path, f"must be a number, got {raw!r}")
+            return default
+        if minimum is not None and (value <= minimum if exclusive else value < minimum):
+            self.error(path, f"must be {'>' if exclusive else '>='} {minimum:g}, got {value:g}")
+            return default
+        if maximum is not None and value > maximum:
+            self.error(path, f"must be <= {maximum:g}, got {value:g}")
+            return default
+        return value
+
+    def integer(self, data: dict, key: str, path: str, default, *, minimum: int = 1):
+        value = self.number(data, key, path, None, minimum=minimum, exclusive=False)
+        if value is None:
+            return default
+        if value != int(value):
+            self.error(path, f"must be a whole number, got {value:g}")
+            return default
+        return int(value)
+
+    def boolean(self, data: dict, key: str, path: str, default: bool) -> bool:
+        value = data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.error(path, f"must be true or false, got {value!r}")
+            return default
+        return value
+
+    def choice(self, data: dict, key: str, path: str, default: str, choices: tuple[str, ...]) -> str:
+        value = data.get(key)
+        if value is None:
+            return default
+        text = str(value).strip().lower()
+        if text not in choices:
+            self.error(path, f"unknown value {value!r}; expected one of {', '.join(choices)}")
+            return default
+        return text
+
+
+def _as_number(raw) -> float | None:
+    """Numbers and numeric strings (YAML 1.1 reads `8.03e9` as a string)."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int | float):
+        value = float(raw)
+    elif isinstance(raw, str):
+        try:
+            value = float(raw.replace("_", ""))
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
+    """Validate a spec dict (parsed YAML/JSON) into a WorkloadSpec; raise WorkloadSpecError on bad input.
+
+    `strict` rejects unknown fields (a typo otherwise silently falls back to a default).
+    """
+    if not isinstance(data, dict):
+        raise WorkloadSpecError([FieldError("(root)", "the workload spec must be a mapping")])
+    reader = _Reader()
+    if strict:
+        reader.unknown_keys(data, _TOP_KEYS, "")
+    task = reader.choice(data, "task", "task", "", TASKS)
+    if data.get("task") is None:
+        reader.error("task", f"required; one of {', '.join(TASKS)}")
+    model = _parse_model(reader, reader.section(data, "model", "model"), strict)
+    spec_fields = _parse_training_fields(reader, data, task)
+    lora = _parse_lora(reader, data, task, strict)
+    parallelism = _parse_parallelism(reader, reader.section(data, "parallelism", "parallelism"), strict)
+    inference = _parse_inference(reader, reader.section(data, "inference", "inference"), strict)
+    host = _parse_host(reader, reader.section(data, "host", "host"), strict)
+    image_resolution = _parse_image(reader, reader.section(data, "image", "image"), strict)
+    name = str(data.get("name") or (model.name if model else "workload"))
+    if model is not None and model.is_image and data.get("micro_batch_size") is None:
+        spec_fields["micro_batch_size"] = model.image_tier.reference_batch  # the tier's measured batch
+    spec = WorkloadSpec(
+        name=name,
+        task=task or "inference",
+        model=model or _PLACEHOLDER_MODEL,  # still check the rules that do not need the model
+        lora=lora,
+        parallelism=parallelism,
+        inference=inference,
+        host=host,
+        image_resolution_px=image_resolution,
+        **spec_fields,
+    )
+    _check_consistency(reader, spec, model_known=model is not None)
+    if reader.errors:
+        raise WorkloadSpecError(reader.errors)
+    return spec
+
+
+_PLACEHOLDER_MODEL = ModelSpec("placeholder", 1.0, 1, 1, 1, 1, 1, 1, head_dim=1)
+
+
+def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
+    precision = reader.choice(data, "precision", "precision", "bf16", PRECISIONS)
+    default_quant = "nf4" if task == "qlora" else "none"
+    return {
+        "precision": precision,
+        "weight_quantization": reader.choice(
+            data, "weight_quantization", "weight_quantization", default_quant, QUANTIZATIONS
+        ),
+        "optimizer": reader.choice(data, "optimizer", "optimizer", "adamw", OPTIMIZERS),
+        "master_weights_fp32": reader.boolean(data, "master_weights_fp32", "master_weights_fp32", True),
+        "micro_batch_size": reader.integer(data, "micro_batch_size", "micro_batch_size", 1),
+        "seq_len": reader.integer(data, "seq_len", "seq_len", 2048),
+        "gradient_checkpointing": reader.choice(
+            data, "gradient_checkpointing", "gradient_checkpointing", "none", CHECKPOINTING
+        ),
+        "flash_attention": reader.boolean(data, "flash_attention", "flash_attention", True),
+        "training_tokens": reader.number(data, "training_tokens", "training_tokens", None, minimum=0),
+        "headroom": reader.number(data, "headroom", "headroom", 0.2, minimum=0, exclusive=False, maximum=1),
+        "gradient_accumulation_steps": reader.integer(
+            data, "gradient_accumulation_steps", "gradient_accumulation_steps", 1
+        ),
+        "optimizer_in_backward": reader.boolean(
+            data, "optimizer_in_backward", "optimizer_in_backward", False
+        ),
+        "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
+    }
+
+
+def _lookup_preset(reader: _Reader, preset) -> tuple[dict, ImageTier | None]:
+    text = str(preset)
+    tier = image_tier(text)
+    if tier is not None:
+        return {"name": tier.label, "params": tier.params}, tier
+    presets = llm_presets()
+    fields = presets.get(slugify(text)) or presets.get(text.strip().lower())
+    if fields is None:
+        reader.error("model.preset", f"unknown preset {text!r}; known: {', '.join(known_preset_names())}")
+        return {}, None
+    return dict(fields), None
+
+
+def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
+    if not data:
+        reader.error("model", "required: a preset or the model's shape")
+        return None
+    if strict:
+        reader.unknown_keys(data, _MODEL_KEYS, "model.")
+    merged, tier = ({}, None)
+    if data.get("preset") is not None:
+        merged, tier = _lookup_preset(reader, data["preset"])
+        if not merged:
+            return None
+    values: dict = dict(merged)
+    for key in _MODEL_INT_FIELDS + ("shared_experts", "dense_layers"):
+        minimum = 0 if key in ("shared_experts", "dense_layers") else 1
+        value = reader.integer(data, key, f"model.{key}", None, minimum=minimum)
+        if value is not None:
+            values[key] = value
+    for key in _MODEL_BOOL_FIELDS:
+        if data.get(key) is not None:
+            values[key] = reader.boolean(data, key, f"model.{key}", False)
+    for key in ("params", "params_active"):
+        value = reader.number(data, key, f"model.{key}", None, minimum=0)
+        if value is not None:
+            values[key] = value
+    if data.get("name"):
+        values["name"] = str(data["name"])
+    if merged and "params" not in data and any(data.get(key) is not None for key in _MODEL_INT_FIELDS):
+        values.pop("params", None)  # a reshaped preset: count its parameters again
+        values.pop("params_active", None)
+    if tier is not None:
+        return _image_model(values, tier, str(data["preset"]))
+    return _llm_model(reader, values, data.get("preset"))
+
+
+def _image_model(values: dict, tier: ImageTier, preset: str) -> ModelSpec:
+    # Image tiers are sized from the guides' tables; the transformer shape fields are placeholders.
+    return ModelSpec(
+        name=values.get("name", tier.label),
+        params=float(values.get("params", tier.params)),
+        num_layers=1,
+        hidden_size=1,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        intermediate_size=1,
+        vocab_size=1,
+        head_dim=1,
+        preset=slugify(preset),
+        image_tier=tier,
+    )
+
+
+def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
+    missing = [key for key in _REQUIRED_SHAPE if key not in values]
+    for key in missing:
+        reader.error(f"model.{key}", "required (or give model.preset)")
+    if missing:
+        return None
+    heads = values["num_attention_heads"]
+    hidden = values["hidden_size"]
+    kv_heads = values.get("num_key_value_heads", heads)
+    bad = False
+    if hidden % heads:
+        reader.error("model.num_attention_heads", f"must divide model.hidden_size ({hidden}), got {heads}")
+        bad = True
+    if heads % kv_heads:
+        reader.error(
+            "model.num_key_value_heads", f"must divide model.num_attention_heads ({heads}), got {kv_heads}"
+        )
+        bad = True
+    experts = values.get("num_experts", 1)
+    if values.get("experts_per_token", 1) > experts:
+        reader.error("model.experts_per_token", f"must be <= model.num_experts ({experts})")
+        bad = True
+    if bad:
+        return None
+    values.setdefault("num_key_value_heads", kv_heads)
+    values.setdefault("head_dim", hidden // heads)
+    values.setdefault("moe_intermediate_size", values["intermediate_size"])
+    values["moe_intermediate_size"] = values["moe_intermediate_size"] or values["intermediate_size"]
+    values.setdefault("name", str(preset or "custom model"))
+    model = ModelSpec(
+        **{**values, "params": values.get("params", 0.0), "preset": slugify(preset) if preset else None}
+    )
+    if not model.params:
+        from procurement.sizing.params import count_params
+
+        model = _replace(model, params=float(count_params(model)))
+    return model
+
+
+def _replace(model: ModelSpec, **changes) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(model, **changes)
+
+
+def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool) -> LoraSpec | None:
+    section = reader.section(data, "lora", "lora")
+    if task not in ("lora", "qlora"):
+        return None
+    if strict:
+        reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout"}, "lora.")
+    rank = reader.integer(section, "rank", "lora.rank", 8)
+    raw_targets = section.get("targets", ["q_proj", "v_proj"])
+    if isinstance(raw_targets, str):
+        raw_targets = [raw_targets]
+    if not isinstance(raw_targets, list) or not raw_targets:
+        reader.error("lora.targets", "must be a non-empty list of module names or 'all-linear'")
+        return LoraSpec(rank=rank)
+    targets: list[str] = []
+    for index, target in enumerate(raw_targets):
+        name = str(target).strip().lower()
+        expanded = LORA_TARGET_ALIASES.get(name, (name,) if name in LORA_TARGETS else None)
+        if expanded is None:
+            choices = ", ".join(LORA_TARGETS + ("all-linear",))
+            reader.error(f"lora.targets[{index}]", f"unknown module {target!r}; expected one of {choices}")
+            continue
+        targets.extend(t for t in expanded if t not in targets)
+    return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"))
+
+
+def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
+    if strict:
+        reader.unknown_keys(
+            data, {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload"}, "parallelism."
+        )
+    zero_raw = data.get("zero_stage")
+    if isinstance(zero_raw, str) and zero_raw.strip().lower() == "fsdp":
+        zero_stage = 3  # FSDP FULL_SHARD shards like ZeRO-3
+    else:
+        zero_stage = reader.integer(data, "zero_stage", "parallelism.zero_stage", 0, minimum=0)
+        if zero_stage > 3:
+            reader.error("parallelism.zero_stage", f"must be 0, 1, 2, 3 or 'fsdp', got {zero_stage}")
+            zero_stage = 0
+    return ParallelismSpec(
+        gpus=reader.integer(data, "gpus", "parallelism.gpus", 1),
+        zero_stage=zero_stage,
+        tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
+        pipeline_parallel=reader.integer(data, "pipeline_parallel", "parallelism.pipeline_parallel", 1),
+        offload=reader.choice(data, "offload", "parallelism.offload", "none", OFFLOADS),
+    )
+
+
+def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec:
+    if strict:
+        reader.unknown_keys(
+            data, {"concurrency", "context_len", "output_tokens", "kv_cache_dtype"}, "inference."
+        )
+    return InferenceSpec(
+        concurrency=reader.integer(data, "concurrency", "inference.concurrency", 1),
+        context_len=reader.integer(data, "context_len", "inference.context_len", 4096),
+        output_tokens=reader.integer(data, "output_tokens", "inference.output_tokens", 256, minimum=0),
+        kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
+    )
+
+
+def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
+    if strict:
+        reader.unknown_keys(data, {"dataset_gb", "checkpoints_kept"}, "host.")
+    return HostSpec(
+        dataset_gb=reader.number(data, "dataset_gb", "host.dataset_gb", None, minimum=0, exclusive=False),
+        checkpoints_kept=reader.integer(data, "checkpoints_kept", "host.checkpoints_kept", 2, minimum=0),
+    )
+
+
+def _parse_image(reader: _Reader, data: dict, strict: bool) -> int | None:
+    if strict:
+        reader.unknown_keys(data, {"resolution_px"}, "image.")
+    return reader.integer(data, "resolution_px", "image.resolution_px", None)
+
+
+def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool = True) -> None:
+    """Rules that tie several fields together (model rules only once the model itself parsed)."""
+    par, model = spec.parallelism, spec.model
+    if spec.task == "qlora" and spec.precision not in ("bf16", "fp16"):
+        reader.error("precision", f"qlora computes in 16 bits: use bf16 or fp16, got {spec.precision}")
+    if spec.task == "qlora" and spec.weight_quantization == "none":
+        reader.error("weight_quantization", "qlora needs quantized base weights (nf4, int4 or int8)")
+    if spec.task in ("pretrain", "full_finetune") and spec.weight_quantization != "none":
+        reader.error(
+            "weight_quantization", f"{spec.task} trains every weight: quantized weights need lora/qlora"
+        )
+    if spec.is_training and spec.precision == "fp4":
+        reader.error("precision", "fp4 is an inference precision; train in bf16, fp16, fp32 or fp8")
+    if par.gpus % (par.tensor_parallel * par.pipeline_parallel):
+        reader.error(
+            "parallelism.gpus",
+            f"must be a multiple of tensor_parallel x pipeline_parallel "
+            f"({par.tensor_parallel} x {par.pipeline_parallel}), got {par.gpus}",
+        )
+    if par.offload != "none" and spec.is_training and par.zero_stage == 0:
+        reader.error("parallelism.offload", "offload needs ZeRO: set parallelism.zero_stage to 1, 2 or 3")
+    if par.offload == "optimizer_and_params" and spec.is_training and par.zero_stage != 3:
+        reader.error("parallelism.offload", "parameter offload needs parallelism.zero_stage 3 (or fsdp)")
+    if spec.inference.output_tokens >= spec.inference.context_len and spec.task == "inference":
+        reader.error(
+            "inference.output_tokens", f"must be < inference.context_len ({spec.inference.context_len})"
+        )
+    if not model_known:
+        return
+    if model.is_image:
+        if spec.task not in model.image_tier.tasks:
+            allowed = ", ".join(model.image_tier.tasks)
+            reader.error("task", f"the {model.preset} tier covers {allowed}, not {spec.task}")
+        return
+    if model.num_attention_heads % par.tensor_parallel:
+        reader.error(
+            "parallelism.tensor_parallel",
+            f"must divide model.num_attention_heads ({model.num_attention_heads}), got {par.tensor_parallel}",
+        )
+    if par.pipeline_parallel > model.num_layers:
+        reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")

@@ -1,0 +1,567 @@
+"""Validation of the sizing engine against published measurements (sizing_reference.json).
+
+Each reference entry is mapped, in code, to a workload spec, the GPU it ran on, the metric to compare
+and the source's peak-memory definition (allocated, reserved, nvidia-smi, or model states only for
+formula-based sources). `validation_rows()` computes our estimate and the relative error;
+`render_markdown()` produces docs/validation.md. Every case whose error exceeds 25% carries an
+explanation here, rendered into the table.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from procurement.sizing.assumptions import FRAGMENTATION_FRACTION, GB, GIB
+from procurement.sizing.gpus import gpu_by_slug
+from procurement.sizing.memory import memory_breakdown_scalar
+from procurement.sizing.spec import WorkloadSpec, parse_workload_spec
+from procurement.sizing.throughput import inference_throughput, training_throughput
+
+REFERENCE_JSON = Path(__file__).resolve().parents[1] / "data" / "reference" / "sizing_reference.json"
+EXPLAIN_ABOVE = 0.25
+
+GPT3_175B = {
+    "name": "GPT-3 175B",
+    "params": 174.6e9,
+    "num_layers": 96,
+    "hidden_size": 12288,
+    "num_attention_heads": 96,
+    "intermediate_size": 49152,
+    "vocab_size": 51200,
+    "gated_mlp": False,
+}
+GPT3_530B = GPT3_175B | {
+    "name": "MT-NLG 530B",
+    "params": 529.6e9,
+    "num_layers": 105,
+    "hidden_size": 20480,
+    "num_attention_heads": 128,
+    "intermediate_size": 81920,
+}
+LLAMA1_65B = {
+    "name": "LLaMA-65B",
+    "params": 65.2e9,
+    "num_layers": 80,
+    "hidden_size": 8192,
+    "num_attention_heads": 64,
+    "intermediate_size": 22016,
+    "vocab_size": 32000,
+}
+GPT_J_6B = {
+    "name": "GPT-J-6B",
+    "params": 6.05e9,
+    "num_layers": 28,
+    "hidden_size": 4096,
+    "num_attention_heads": 16,
+    "intermediate_size": 16384,
+    "vocab_size": 50400,
+    "gated_mlp": False,
+}
+MT5_XXL = {  # 24 encoder + 24 decoder blocks approximated as 48 decoder-style blocks
+    "name": "mT5-XXL (mt0-xxl)",
+    "params": 12.9e9,
+    "num_layers": 48,
+    "hidden_size": 4096,
+    "num_attention_heads": 64,
+    "head_dim": 64,
+    "intermediate_size": 10240,
+    "vocab_size": 250112,
+}
+T5_3B = {
+    "name": "T5-3B",
+    "params": 2.851e9,
+    "num_layers": 48,
+    "hidden_size": 1024,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "intermediate_size": 16384,
+    "vocab_size": 32128,
+    "gated_mlp": False,
+}
+BERT_BASE = {
+    "name": "bert-base-cased",
+    "params": 108310272,
+    "num_layers": 12,
+    "hidden_size": 768,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+    "vocab_size": 28996,
+    "gated_mlp": False,
+}
+TT_LORA_TARGETS = ["q_proj", "v_proj", "output_proj", "mlp"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """How one reference entry is reproduced."""
+
+    spec: dict
+    metric: str  # allocated | reserved | nvidia_smi | model_states | max_context | decode | train_tps | ...
+    gpu: str
+    unit_bytes: float = GIB  # what the source's "GB" means (torch reports bytes / 2**30)
+    value_key: str | None = None
+    explanation: str = ""
+
+
+def _llama_factory(method: dict, explanation: str = "") -> Case:
+    spec = {
+        "task": "full_finetune",
+        "model": {"preset": "llama-2-7b", "params": 7e9},
+        "micro_batch_size": 1,
+        "seq_len": 1024,
+        "gradient_checkpointing": "full",
+    } | method
+    return Case(spec, "nvidia_smi", "a100-sxm4-80gb", GB, explanation=explanation)
+
+
+CASES: dict[str, Case] = {
+    "tt-llama31-8b-full-a6000": Case(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "llama-3.1-8b"},
+            "micro_batch_size": 2,
+            "seq_len": 2048,
+            "gradient_checkpointing": "full",
+            "optimizer": "paged_adamw_8bit",
+            "master_weights_fp32": False,
+            "optimizer_in_backward": True,
+        },
+        "reserved",
+        "rtx-a6000",
+        explanation="torchtune full_finetune_single_device defaults: paged 8-bit AdamW fused into backward, "
+        "activation checkpointing, pure bf16.",
+    ),
+    "tt-llama31-8b-lora-a6000": Case(
+        {
+            "task": "lora",
+            "model": {"preset": "llama-3.1-8b"},
+            "micro_batch_size": 2,
+            "seq_len": 2048,
+            "master_weights_fp32": False,
+            "lora": {"rank": 8, "targets": TT_LORA_TARGETS},
+        },
+        "reserved",
+        "rtx-a6000",
+        explanation="Run without activation checkpointing (per the reference note) but with torch.compile, "
+        "which fuses SiLU x up so the SwiGLU keeps 4I instead of our eager 8I bytes per token: that term "
+        "alone is ~7 GiB of our 22 GiB of activations. Settings partly unspecified.",
+    ),
+    "tt-llama31-70b-lora-8xa100": Case(
+        {
+            "task": "lora",
+            "model": {"preset": "llama-3.1-70b"},
+            "micro_batch_size": 2,
+            "seq_len": 2048,
+            "master_weights_fp32": False,
+            "gradient_checkpointing": "full",
+            "lora": {"rank": 16, "targets": TT_LORA_TARGETS},
+            "parallelism": {"gpus": 8, "zero_stage": "fsdp"},
+        },
+        "reserved",
+        "a100-sxm4-80gb",
+    ),
+    "tt-llama32-3b-lora-packed": Case(
+        {
+            "task": "lora",
+            "model": {"preset": "llama-3.2-3b"},
+            "micro_batch_size": 2,
+            "seq_len": 4096,
+            "master_weights_fp32": False,
+            "gradient_checkpointing": "full",
+            "lora": {"rank": 8, "targets": TT_LORA_TARGETS},
+        },
+        "allocated",
+        "a100-sxm4-80gb",
+        explanation="Measured with activation offloading to CPU and chunked cross-entropy, neither of which "
+        "the engine models: our fp32 logits alone are 4 x 8192 tokens x 128256 = 3.9 GiB.",
+    ),
+    "tt-llama2-7b-qlora-qv-r8": Case(
+        {
+            "task": "qlora",
+            "model": {"preset": "llama-2-7b"},
+            "micro_batch_size": 2,
+            "seq_len": 2048,
+            "master_weights_fp32": False,
+            "gradient_checkpointing": "full",
+        },
+        "reserved",
+        "a100-sxm4-80gb",
+        explanation="The source's peak (9.29 GB reserved) is set at model load: it reports a 9.13 GB "
+        "model-init peak, when bf16 weights are materialized before NF4 conversion. The engine sizes the "
+        "steady training state; load-time peaks need a benchmark.",
+    ),
+    "peft-mt0xxl-lora-a100": Case(
+        {
+            "task": "lora",
+            "model": MT5_XXL,
+            "precision": "fp32",
+            "micro_batch_size": 8,
+            "seq_len": 128,
+        },
+        "nvidia_smi",
+        "a100-sxm4-80gb",
+        explanation="Encoder-decoder approximated as 48 decoder blocks; batch and length not stated (8 x 128 assumed).",
+    ),
+    "accel-gptj6b-fp16-load": Case(
+        {
+            "task": "inference",
+            "model": GPT_J_6B,
+            "precision": "fp16",
+            "inference": {"concurrency": 1, "context_len": 128, "output_tokens": 1},
+        },
+        "allocated",
+        "rtx-3090",
+    ),
+    "unsloth-llama33-70b-qlora-hf-maxctx-80gb": Case(
+        {
+            "task": "qlora",
+            "model": {"preset": "llama-3.3-70b"},
+            "micro_batch_size": 1,
+            "gradient_checkpointing": "full",
+            "lora": {"rank": 32, "targets": "all-linear"},
+        },
+        "max_context",
+        "a100-sxm4-80gb",
+        explanation="Hugging Face's causal-LM loss keeps bf16 logits, an fp32 upcast and fp32 log-softmax "
+        "buffers (~14 bytes x V per token) where the engine counts 4 bytes x V (issue 3); at a 128k vocabulary "
+        "counting 14 bytes brings our estimate from 13.6k to 8.6k tokens (+24%).",
+    ),
+    "ds-t5-3b-zero2-8gpu": Case(
+        {"task": "full_finetune", "model": T5_3B, "parallelism": {"gpus": 8, "zero_stage": 2}},
+        "model_states",
+        "a100-sxm4-80gb",
+        explanation="The published 15.93 GiB uses DeepSpeed's old docs formula 4P + 16P/N; its current code "
+        "uses 2P + 18P/N = 11.28 GiB. We follow the ZeRO paper (2P + 14P/N = 9.96 GiB): 16-bit weights "
+        "replicated, 16-bit gradients and fp32 master/m/v partitioned.",
+    ),
+    "accel-bert-base-training-adam": Case(
+        {"task": "full_finetune", "model": BERT_BASE, "precision": "fp32"},
+        "model_states",
+        "a100-sxm4-80gb",
+    ),
+    "llamafactory-table-7b/full_amp": _llama_factory({}),
+    "llamafactory-table-7b/full_pure_bf16": _llama_factory({"master_weights_fp32": False}),
+    "llamafactory-table-7b/lora16": _llama_factory({"task": "lora"}),
+    "llamafactory-table-7b/qlora8": _llama_factory({"task": "qlora", "weight_quantization": "int8"}),
+    "llamafactory-table-7b/qlora4": _llama_factory({"task": "qlora", "weight_quantization": "nf4"}),
+    "gptfast-llama2-70b-int4g32": Case(
+        {
+            "task": "inference",
+            "model": {"preset": "llama-2-70b"},
+            "weight_quantization": "int4",
+            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
+        },
+        "decode",
+        "a100-sxm4-80gb",
+        explanation="gpt-fast's int4 kernel reaches 1098 GB/s on GPUs power-capped to 330 W, 54% of nominal, "
+        "below our 70% achieved-bandwidth default for plain 16-bit reads; group size 32 also adds 1 bit "
+        "per weight over our 4.25-bit int4.",
+    ),
+    "gptfast-llama2-70b-bf16-tp2": Case(
+        {
+            "task": "inference",
+            "model": {"preset": "llama-2-70b"},
+            "parallelism": {"gpus": 2, "tensor_parallel": 2},
+            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
+        },
+        "decode",
+        "a100-sxm4-80gb",
+    ),
+    "gptfast-llama2-7b-bf16-tp8": Case(
+        {
+            "task": "inference",
+            "model": {"preset": "llama-2-7b"},
+            "parallelism": {"gpus": 8, "tensor_parallel": 8},
+            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
+        },
+        "decode",
+        "a100-sxm4-80gb",
+    ),
+    "peft-llama32-3b-lora-r32-l40s-tps": Case(
+        {
+            "task": "lora",
+            "model": {"preset": "llama-3.2-3b"},
+            "micro_batch_size": 4,
+            "seq_len": 512,
+            "lora": {"rank": 32, "targets": ["q_proj", "v_proj"]},
+        },
+        "train_tps",
+        "l40s",
+        explanation="Short variable-length batches (4 x <=768 tokens) keep a 3B model far from the 35% "
+        "workstation MFU default; measured throughput implies ~26% of the L40S dense bf16 peak.",
+    ),
+    "llama1-65b-train-tps": Case(
+        {"task": "pretrain", "model": LLAMA1_65B, "seq_len": 2048, "gradient_checkpointing": "selective"},
+        "train_tps",
+        "a100-sxm4-80gb",
+    ),
+    "megatron-175b-ptd-1536": Case(
+        {
+            "task": "pretrain",
+            "model": GPT3_175B,
+            "gradient_checkpointing": "full",
+            "gradient_accumulation_steps": 96,
+            "parallelism": {"gpus": 1536, "tensor_parallel": 8, "pipeline_parallel": 12},
+        },
+        "hfu_tflops",
+        "a100-sxm4-80gb",
+        explanation="As for the 530B row: hardware FLOPs utilization incl. recomputation (45%) above the "
+        "engine's 40% default applied to 8N FLOPs, minus an 11% pipeline bubble.",
+    ),
+    "megatron-530b-ptd-560": Case(
+        {
+            "task": "pretrain",
+            "model": GPT3_530B,
+            "gradient_checkpointing": "full",
+            "gradient_accumulation_steps": 1120,
+            "parallelism": {"gpus": 560, "tensor_parallel": 8, "pipeline_parallel": 35},
+        },
+        "hfu_tflops",
+        "a100-sxm4-80gb",
+        explanation="Megatron's PTD-P (fused kernels, interleaved 1F1B, scatter-gather) reaches 55% of peak "
+        "counting recomputation; the engine applies its 40% default MFU to the 8N recompute FLOPs as the "
+        "issue specifies, i.e. assumes recomputation costs time, and adds tensor-parallel traffic.",
+    ),
+    "megatron-175b-zero3-1536": Case(
+        {
+            "task": "pretrain",
+            "model": GPT3_175B,
+            "gradient_checkpointing": "full",
+            "parallelism": {"gpus": 1536, "zero_stage": 3},
+        },
+        "hfu_tflops",
+        "a100-sxm4-80gb",
+    ),
+    "llama3-405b-16384gpu": Case(
+        {"task": "pretrain", "model": {"preset": "llama-3.1-405b"}, "seq_len": 8192},
+        "mfu_percent",
+        "h100-sxm5-80gb",
+    ),
+    "llama1-7b-gpuhours": Case(
+        {"task": "pretrain", "model": {"preset": "llama-2-7b", "params": 6.7e9}, "training_tokens": 1e12},
+        "gpu_hours",
+        "a100-sxm4-80gb",
+    ),
+    "llama2-7b-gpuhours": Case(
+        {"task": "pretrain", "model": {"preset": "llama-2-7b"}, "training_tokens": 2e12},
+        "gpu_hours",
+        "a100-sxm4-80gb",
+    ),
+    "llama31-8b-gpuhours": Case(
+        {"task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 15e12},
+        "gpu_hours",
+        "h100-sxm5-80gb",
+        explanation="The model card's 1.46M H100-hours imply 13.9% 6ND-MFU: the reported figure covers more "
+        "than a clean 15T-token pass at large-run efficiency (the card's total includes all 8B training); "
+        "our 40% MFU default gives about a third of it.",
+    ),
+}
+
+PEAK_DEFINITIONS = {
+    "allocated": "torch allocated (tensors only, no CUDA context)",
+    "reserved": "torch reserved (tensors + allocator cache)",
+    "nvidia_smi": "nvidia-smi / whole-process (incl. CUDA context)",
+    "model_states": "model states only (weights, gradients, optimizer) by the source's formula",
+    "max_context": "longest sequence that fits the card",
+    "decode": "decode tokens/s, one stream",
+    "train_tps": "training tokens/s per GPU",
+    "hfu_tflops": "achieved TFLOP/s per GPU incl. recomputation",
+    "mfu_percent": "model FLOPs utilization, %",
+    "gpu_hours": "GPU-hours of the training run",
+}
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    reference_id: str
+    kind: str
+    inputs: str
+    published: float
+    unit: str
+    estimate: float
+    error: float  # (estimate - published) / published
+    peak_definition: str
+    source: str
+    provenance: str
+    explanation: str
+
+
+def load_references() -> list[dict]:
+    return json.loads(REFERENCE_JSON.read_text(encoding="utf-8"))
+
+
+def _memory_metric(spec: WorkloadSpec, case: Case) -> float:
+    memory = memory_breakdown_scalar(spec)
+    states = memory["weights_gib"] + memory["gradients_gib"] + memory["optimizer_states_gib"]
+    tensors = states + memory["activations_gib"] + memory["kv_cache_gib"]
+    value_gib = {
+        "model_states": states,
+        "allocated": tensors,
+        "reserved": tensors * (1 + FRAGMENTATION_FRACTION),
+        "nvidia_smi": memory["total_per_gpu_gib"],
+    }[case.metric]
+    return value_gib * GIB / case.unit_bytes
+
+
+def _max_context(spec: WorkloadSpec, case: Case) -> float:
+    """Longest seq_len (to 16 tokens) whose per-GPU peak fits the card, by bisection."""
+    from dataclasses import replace
+
+    capacity = gpu_by_slug(case.gpu).capacity_gib
+    low, high = 16, 1 << 20
+    while high - low > 16:
+        middle = (low + high) // 2
+        fits = memory_breakdown_scalar(replace(spec, seq_len=middle))["total_per_gpu_gib"] <= capacity
+        low, high = (middle, high) if fits else (low, middle)
+    return float(low)
+
+
+def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
+    gpu = gpu_by_slug(case.gpu)
+    par = spec.parallelism
+    rows = training_throughput(
+        spec,
+        peak_tflops=gpu.dense_tflops(spec.precision),
+        gpu_counts=par.gpus,
+        interconnect_gbps=gpu.interconnect_bandwidth_gbps(par.gpus),
+        tensor_parallel_gbps=gpu.interconnect_bandwidth_gbps(par.tensor_parallel),
+        mfu=gpu.default_mfu,
+    )
+    return {key: float(np.asarray(value)) for key, value in rows.items()}
+
+
+def _estimate(spec: WorkloadSpec, case: Case) -> float:
+    gpu = gpu_by_slug(case.gpu)
+    if case.metric in ("model_states", "allocated", "reserved", "nvidia_smi"):
+        return _memory_metric(spec, case)
+    if case.metric == "max_context":
+        return _max_context(spec, case)
+    if case.metric == "decode":
+        rows = inference_throughput(
+            spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision)
+        )
+        return float(rows["decode_tokens_per_second_per_stream"])
+    if case.metric == "mfu_percent":
+        return gpu.default_mfu * 100
+    rows = _training_rows(spec, case)
+    per_gpu_tps = rows["training_tokens_per_second"] / spec.parallelism.gpus
+    if case.metric == "train_tps":
+        return per_gpu_tps
+    if case.metric == "hfu_tflops":
+        return rows["flops_per_token"] * per_gpu_tps / 1e12
+    if case.metric == "gpu_hours":
+        return rows["training_hours"] * spec.parallelism.gpus
+    raise ValueError(f"unknown metric {case.metric!r}")
+
+
+def _inputs_text(spec: WorkloadSpec, case: Case) -> str:
+    par = spec.parallelism
+    parts = [spec.task, spec.model.name, spec.precision]
+    if spec.weight_quantization != "none":
+        parts.append(spec.weight_quantization)
+    if case.metric == "max_context":
+        parts.append(f"b{spec.micro_batch_size} x longest s that fits")
+    elif spec.is_training:
+        parts.append(f"b{spec.micro_batch_size} x s{spec.seq_len}")
+        if spec.gradient_checkpointing != "none":
+            parts.append(f"ckpt {spec.gradient_checkpointing}")
+        parts.append(spec.optimizer)
+    else:
+        parts.append(f"ctx {spec.inference.context_len} x {spec.inference.concurrency}")
+    plan = f"{par.gpus} x {case.gpu}"
+    if par.zero_stage:
+        plan += f" ZeRO-{par.zero_stage}"
+    if par.tensor_parallel > 1 or par.pipeline_parallel > 1:
+        plan += f" TP{par.tensor_parallel} PP{par.pipeline_parallel}"
+    return ", ".join(parts + [plan])
+
+
+def _published(reference: dict, sub_key: str | None) -> float:
+    value = reference["expected"]["value"]
+    return float(value[sub_key]) if sub_key else float(value)
+
+
+def validation_rows() -> list[ValidationRow]:
+    references = {reference["id"]: reference for reference in load_references()}
+    rows = []
+    for case_id, case in CASES.items():
+        reference_id, _, sub_key = case_id.partition("/")
+        reference = references[reference_id]
+        spec = parse_workload_spec(case.spec)
+        published = _published(reference, sub_key or None)
+        estimate = _estimate(spec, case)
+        rows.append(
+            ValidationRow(
+                reference_id=case_id,
+                kind=reference["kind"],
+                inputs=_inputs_text(spec, case),
+                published=published,
+                unit=reference["expected"]["unit"],
+                estimate=estimate,
+                error=(estimate - published) / published,
+                peak_definition=PEAK_DEFINITIONS[case.metric],
+                source=reference["source"],
+                provenance=reference["provenance"],
+                explanation=case.explanation,
+            )
+        )
+    return rows
+
+
+def median_absolute_error(rows: list[ValidationRow], kind: str = "memory") -> float:
+    errors = [abs(row.error) for row in rows if row.kind == kind]
+    return statistics.median(errors) if errors else float("nan")
+
+
+def unexplained(rows: list[ValidationRow]) -> list[str]:
+    """Reference ids whose error exceeds 25% without an explanation (must stay empty)."""
+    return [row.reference_id for row in rows if abs(row.error) > EXPLAIN_ABOVE and not row.explanation]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(rows: list[ValidationRow] | None = None) -> str:
+    rows = rows if rows is not None else validation_rows()
+    lines = [
+        "# Sizing validation",
+        "",
+        "Generated by `python manage.py validate_sizing` from `procurement/data/reference/sizing_reference.json`"
+        " and `procurement/sizing/validation.py`; do not edit by hand.",
+        "",
+        f"- Median absolute error, memory: **{median_absolute_error(rows, 'memory'):.1%}**"
+        f" over {sum(r.kind == 'memory' for r in rows)} cases",
+        f"- Median absolute error, throughput: **{median_absolute_error(rows, 'throughput'):.1%}**",
+        f"- Median absolute error, MFU / GPU-hours: **{median_absolute_error(rows, 'mfu'):.1%}**",
+        f"- Cases over {EXPLAIN_ABOVE:.0%} error are explained in the last column.",
+        "",
+        "| reference | kind | inputs | published | unit | our estimate | error | peak definition | note | source |",
+        "|---|---|---|---:|---|---:|---:|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            "| "
+            + " | ".join(
+                _cell(text)
+                for text in (
+                    row.reference_id,
+                    row.kind,
+                    row.inputs,
+                    f"{row.published:,.4g}",
+                    row.unit,
+                    f"{row.estimate:,.4g}",
+                    f"{row.error:+.1%}",
+                    row.peak_definition,
+                    row.explanation,
+                    f"{row.source} ({row.provenance})",
+                )
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,116 @@
+"""Speed estimates against the guides' reference facts and hand-computed values."""
+
+import numpy as np
+import pytest
+
+from procurement.sizing import inference_throughput, training_throughput
+from procurement.sizing.throughput import training_flops_per_token
+from tests.procurement.sizing.helpers import spec
+
+P7 = 6_738_415_616
+LLAMA2_EMBEDDING_BYTES = 32000 * 4096 * 2  # the input table is looked up, not read, per token
+
+
+def _decode(workload, bandwidth_gbps, **kw):
+    return inference_throughput(workload, bandwidth_gbps=bandwidth_gbps, peak_tflops=312.0, **kw)
+
+
+def test_it_bounds_7b_fp16_decode_by_bandwidth():
+    # DESIGN: 7B fp16 on a 2 TB/s card <= ~140 tokens/s, 80-120 observed; 1 TB/s about 70, 40-60 observed.
+    workload = spec(
+        task="inference",
+        precision="fp16",
+        inference={"concurrency": 1, "context_len": 512, "output_tokens": 256},
+    )
+    fast, slow = _decode(workload, 2000.0), _decode(workload, 1000.0)
+    assert 130 < fast["decode_tokens_per_second_upper_bound"] < 160
+    assert 80 <= fast["decode_tokens_per_second_per_stream"] <= 120
+    assert 40 <= slow["decode_tokens_per_second_per_stream"] <= 60
+    kv = 512 * 1024 * (256 + 128)
+    assert fast["decode_tokens_per_second_upper_bound"] == pytest.approx(
+        2000e9 / (P7 * 2 - LLAMA2_EMBEDDING_BYTES + kv)
+    )
+
+
+def test_it_aggregates_over_concurrency_until_compute_bound():
+    # Llama-3-8B (GQA: 128 KiB per token) with short contexts: 2048 streams x 2N FLOPs outweigh the reads.
+    gqa = {"preset": "llama-3-8b"}
+    low = spec(task="inference", model=gqa, inference={"concurrency": 1, "context_len": 300})
+    high = spec(task="inference", model=gqa, inference={"concurrency": 2048, "context_len": 300})
+    one, many = _decode(low, 3350.0), _decode(high, 3350.0)
+    assert many["decode_tokens_per_second_total"] > 20 * one["decode_tokens_per_second_total"]
+    assert str(one["decode_bound"]) == "memory" and str(many["decode_bound"]) == "compute"
+    assert many["decode_tokens_per_second_per_stream"] < one["decode_tokens_per_second_per_stream"]
+
+
+def test_it_reads_fewer_moe_expert_weights_per_token_than_it_holds():
+    mixtral = spec(
+        task="inference", model={"preset": "mixtral-8x7b"}, inference={"concurrency": 1, "context_len": 512}
+    )
+    dense_equivalent = 2000e9 * 0.7 / (46.7e9 * 2)
+    assert _decode(mixtral, 2000.0)["decode_tokens_per_second_per_stream"] > 2.5 * dense_equivalent
+
+
+def test_it_computes_time_to_first_token_from_prefill_flops():
+    workload = spec(task="inference", inference={"concurrency": 1, "context_len": 2304, "output_tokens": 256})
+    ttft = float(_decode(workload, 2039.0)["time_to_first_token_seconds"])
+    assert ttft == pytest.approx(2 * P7 * 2048 / (312e12 * 0.5))
+
+
+@pytest.mark.parametrize(
+    ("fields", "factor"),
+    [
+        ({}, 6),
+        ({"gradient_checkpointing": "full"}, 8),
+        ({"task": "lora"}, 4),
+        ({"task": "lora", "gradient_checkpointing": "full"}, 6),
+    ],
+)
+def test_it_counts_training_flops_per_token(fields, factor):
+    workload = spec(**fields)
+    adapters = 6 * 4_194_304 if fields.get("task") == "lora" else 0  # r8 on q,v: 32 x 8 x (4096+4096) x 2
+    assert training_flops_per_token(workload) == factor * P7 + adapters
+
+
+def _train(workload, **rows):
+    defaults = {"peak_tflops": 312.0, "gpu_counts": 1, "interconnect_gbps": np.inf, "mfu": 0.4}
+    return {k: float(np.asarray(v)) for k, v in training_throughput(workload, **(defaults | rows)).items()}
+
+
+def test_it_reproduces_llama2_7b_gpu_hours_at_the_default_mfu():
+    # Llama 2 model card: 184,320 A100-hours for 2T tokens; 6ND at 40% MFU of 312 TFLOPS gives 179,975 h.
+    workload = spec(task="pretrain", training_tokens=2e12)
+    hours = _train(workload)["training_hours"]
+    assert hours == pytest.approx(6 * P7 * 2e12 / (312e12 * 0.4) / 3600)
+    assert hours == pytest.approx(184_320, rel=0.05)
+
+
+def test_it_hides_fast_gradient_all_reduce_and_exposes_slow_links():
+    workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=4)
+    nvlink = _train(workload, gpu_counts=8, interconnect_gbps=240.0)
+    pcie = _train(workload, gpu_counts=8, interconnect_gbps=1.0)
+    single = _train(workload)
+    assert nvlink["training_tokens_per_second"] == pytest.approx(8 * single["training_tokens_per_second"])
+    assert pcie["training_tokens_per_second"] < nvlink["training_tokens_per_second"] / 2
+    assert pcie["communication_share"] > 0.3 > nvlink["communication_share"]
+    # All-reduce volume: 2(n-1)/n x gradient bytes.
+    step = 2048 * 4 * 8 * 6 * P7 / (8 * 312e12 * 0.4)
+    comm = 2 * 7 / 8 * P7 * 2 / 1e9
+    assert pcie["step_seconds"] == pytest.approx(step + comm - 0.67 * step)
+
+
+def test_it_slows_zero3_offload_and_qlora_steps():
+    base = _train(spec(parallelism={"gpus": 1}))["step_seconds"]
+    zero3 = _train(spec(parallelism={"gpus": 1, "zero_stage": 3}), zero_stage=3)["step_seconds"]
+    assert zero3 == pytest.approx(base * 1.3)
+    lora = _train(spec(task="lora"))["step_seconds"]
+    qlora = _train(spec(task="qlora"))["step_seconds"]
+    assert qlora == pytest.approx(lora * 1.3)
+
+
+def test_it_adds_a_pipeline_bubble():
+    workload = spec(gradient_accumulation_steps=8, parallelism={"gpus": 4, "pipeline_parallel": 4})
+    piped = _train(workload, gpu_counts=4, pipeline_parallel=4)
+    flat = _train(spec(gradient_accumulation_steps=8), gpu_counts=1)
+    # Same tokens per step on 4x the GPUs, stretched by (p-1)/m = 3/8.
+    assert piped["step_seconds"] == pytest.approx(flat["step_seconds"] / 4 * (1 + 3 / 8))

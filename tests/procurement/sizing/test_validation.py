@@ -1,0 +1,48 @@
+"""The validation table: generated from the reference file, within the issue's error targets."""
+
+import pytest
+
+from procurement.sizing.validation import (
+    CASES,
+    load_references,
+    median_absolute_error,
+    render_markdown,
+    unexplained,
+    validation_rows,
+)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return validation_rows()
+
+
+def test_it_covers_every_reference_entry(rows):
+    ids = {reference["id"] for reference in load_references()}
+    covered = {case_id.partition("/")[0] for case_id in CASES}
+    assert covered == ids
+    assert len(rows) == len(CASES)
+
+
+def test_it_keeps_the_median_memory_error_under_10_percent(rows):
+    assert median_absolute_error(rows, "memory") < 0.10
+
+
+def test_it_explains_every_case_over_25_percent(rows):
+    assert unexplained(rows) == []
+
+
+def test_it_reproduces_formula_sources_exactly(rows):
+    by_id = {row.reference_id: row for row in rows}
+    # accelerate's estimator: Adam training = 4 x fp32 model size (1.61 GiB for bert-base-cased).
+    assert by_id["accel-bert-base-training-adam"].error == pytest.approx(0.0, abs=0.005)
+    # LLaMA-Factory's 8x rule for pure bf16 full fine-tuning (60 GB for 7B).
+    assert abs(by_id["llamafactory-table-7b/full_pure_bf16"].error) < 0.02
+
+
+def test_it_renders_the_table_with_peak_definitions(rows):
+    text = render_markdown(rows)
+    assert text.startswith("# Sizing validation")
+    assert "Median absolute error, memory" in text
+    assert "torch reserved" in text and "nvidia-smi" in text
+    assert text.count("\n| ") == len(rows) + 1

@@ -1,0 +1,133 @@
+"""The sizing CLI, API and page give the same numbers for one spec, and reject bad input alike."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+SPEC = {
+    "name": "interfaces",
+    "task": "qlora",
+    "model": {"preset": "llama-3.1-8b"},
+    "micro_batch_size": 2,
+    "seq_len": 4096,
+    "gradient_checkpointing": "full",
+    "training_tokens": 1.0e8,
+}
+GPUS = ["h100-sxm5-80gb", "l4", "t4"]
+BAD_SPEC = {"task": "qlora", "model": {"preset": "llama-2-7b", "num_key_value_heads": 5}, "precision": "fp32"}
+BAD_PATHS = {"model.num_key_value_heads", "precision"}
+
+
+@pytest.fixture
+def spec_file(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(SPEC))
+    return path
+
+
+def _cli(path, *gpus):
+    out = StringIO()
+    call_command(
+        "size", str(path), "--format", "json", *[arg for gpu in gpus for arg in ("--gpu", gpu)], stdout=out
+    )
+    return json.loads(out.getvalue())
+
+
+def _numbers(report):
+    return {
+        "memory": report["memory"],
+        "candidates": [
+            (
+                c["gpu"],
+                c["gpus"],
+                c["verdict"],
+                c["memory_utilization"],
+                c["throughput"]["training_tokens_per_second"],
+            )
+            for c in report["candidates"]
+        ],
+    }
+
+
+@pytest.mark.django_db
+def test_it_gives_the_same_numbers_on_cli_api_and_page(bundled_catalog, spec_file, client):
+    cli = _cli(spec_file, *GPUS)
+    api = client.post(
+        "/api/size/?" + "&".join(f"gpu={g}" for g in GPUS), SPEC, content_type="application/json"
+    )
+    assert api.status_code == 200
+    assert _numbers(api.json()) == _numbers(cli)
+    page = client.post("/size/", {"spec": json.dumps(SPEC)})
+    assert page.status_code == 200
+    page_report = page.context["report"]
+    cli_all = _cli(spec_file)
+    assert _numbers(page_report) == _numbers(cli_all)
+    assert len(cli_all["candidates"]) == 29
+    html = page.content.decode()
+    assert "<svg" in html and 'id="candidates"' in html and "cuda_context_gib" in html
+
+
+@pytest.mark.django_db
+def test_it_matches_the_engine_on_the_bundled_csv(bundled_catalog, spec_file):
+    from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
+
+    engine = size_workload(parse_workload_spec(SPEC), [gpu_by_slug(slug) for slug in GPUS])
+    assert _numbers(_cli(spec_file, *GPUS)) == _numbers(engine)
+
+
+@pytest.mark.django_db
+def test_it_exits_2_naming_every_bad_field_on_the_cli(bundled_catalog, tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps(BAD_SPEC))
+    with pytest.raises(CommandError) as caught:
+        call_command("size", str(path))
+    assert caught.value.returncode == 2
+    assert all(f"{field}:" in str(caught.value) for field in BAD_PATHS)
+
+
+@pytest.mark.django_db
+def test_it_names_the_line_and_column_of_a_yaml_syntax_error(bundled_catalog, tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("task: qlora\nmodel: {preset: [\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("size", str(path))
+    assert caught.value.returncode == 2 and f"{path}:3:1" in str(caught.value)
+
+
+@pytest.mark.django_db
+def test_it_answers_400_with_every_bad_field_on_the_api(bundled_catalog, client):
+    response = client.post("/api/size/", BAD_SPEC, content_type="application/json")
+    assert response.status_code == 400
+    assert BAD_PATHS <= {error["path"] for error in response.json()["errors"]}
+    unknown_gpu = client.post("/api/size/?gpu=h999", SPEC, content_type="application/json")
+    assert unknown_gpu.status_code == 400 and unknown_gpu.json()["errors"][0]["path"] == "gpu"
+
+
+@pytest.mark.django_db
+def test_it_shows_bad_fields_on_the_page_and_stores_nothing(bundled_catalog, client):
+    from django.apps import apps
+
+    counts_before = {
+        model: model.objects.count() for model in apps.get_app_config("procurement").get_models()
+    }
+    page = client.post("/size/", {"spec": json.dumps(BAD_SPEC)})
+    assert page.status_code == 200
+    assert {error["path"] for error in page.context["errors"]} == BAD_PATHS
+    assert {model: model.objects.count() for model in counts_before} == counts_before
+
+
+@pytest.mark.django_db
+def test_it_prefills_the_form_from_a_preset(bundled_catalog, client):
+    page = client.get("/size/?preset=sdxl")
+    assert "model: {preset: sdxl}" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_it_writes_the_validation_table(tmp_path):
+    out = StringIO()
+    target = tmp_path / "validation.md"
+    call_command("validate_sizing", "--output", str(target), stdout=out)
+    assert "median absolute error, memory" in out.getvalue()
+    assert target.read_text().startswith("# Sizing validation")
