@@ -15,4 +15,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
+    path("", include("scheduler.urls")),
 ]

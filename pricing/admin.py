@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from pricing import models
+from pricing.choices import PriceStatus
 
 
 @admin.register(models.Provider)
@@ -82,6 +83,13 @@ class PriceObservationAdmin(admin.ModelAdmin):
     date_hierarchy = "observed_at"
     list_select_related = ["offer__instance_type__provider", "offer__region"]
     readonly_fields = [f.name for f in models.PriceObservation._meta.fields]
+    actions = ["accept_suspect_prices"]
+
+    @admin.action(description="Accept the selected suspect prices (publish them)")
+    def accept_suspect_prices(self, request, queryset):
+        """The one change allowed: a person confirms a price the >5× / <1/5 guard rail held back."""
+        accepted = queryset.filter(status=PriceStatus.SUSPECT).update(status=PriceStatus.PUBLISHED)
+        self.message_user(request, f"{accepted} suspect price(s) accepted and published.")
 
     def has_add_permission(self, request):
         return False

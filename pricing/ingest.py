@@ -1,25 +1,56 @@
-"""Write normalized price records to the database: idempotent, set-based, one transaction.
+"""Write normalized price records to the database: idempotent, set-based, all or nothing.
 
 The natural key of an observation is (offer, pricing model, payment option, observed_at, source):
-ingesting the same records twice inserts nothing the second time. Instance types whose GPU name no
-alias maps are stored with no GPU and listed as UnmappedGpuName for a person to map.
+ingesting the same records twice inserts nothing the second time. The records are read once, into
+columns; providers, regions, instance types and offers are upserted from the few distinct values;
+then the observations go in as one set. On PostgreSQL that is a ``COPY`` into a temporary table and
+one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` (a million rows in seconds); elsewhere (SQLite in
+development) a filtered ``bulk_create``.
+
+Guard rails, applied before anything is written:
+- a price that is not above zero is rejected and counted (readers already drop them; this is the
+  last line of defence, since a missing price must never be stored as free);
+- a currency without an FX rate stops the batch with an error naming the currency and the row;
+- a price more than 5× or under 1/5 of its reference is stored as ``suspect``: kept, shown in the
+  admin, but not published (not "current") until a person accepts it. The reference is the current
+  published price of the same offer, pricing model and payment option before this batch, or, for
+  an offer seen for the first time, the batch's own median for it (which catches a lone outlier).
+
+Instance types whose GPU name no alias maps are stored with no GPU and listed as UnmappedGpuName.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db import transaction
+import numpy as np
+import pandas as pd
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
+from pricing.choices import PriceStatus
 from pricing.gpu_mapping import GpuNameResolver
-from pricing.models import InstanceType, Offer, PriceObservation, Provider, Region, UnmappedGpuName
-from pricing.providers.records import PriceRecord
+from pricing.models import (
+    FxRate,
+    InstanceType,
+    Offer,
+    PriceObservation,
+    Provider,
+    Region,
+    SpotAdvisory,
+    UnmappedGpuName,
+)
+from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError, SpotAdvisoryRecord
+from pricing.selectors import current_price_observations
 
 PRICE_QUANTUM = Decimal("0.000001")
+SUSPECT_RATIO = 5.0  # a price over 5× or under 1/5 of its reference is held back
+BASE_CURRENCY = "USD"
 
 
 @dataclass
@@ -28,132 +59,357 @@ class IngestResult:
     inserted: int = 0
     unchanged: int = 0
     rejected: int = 0
+    suspect: int = 0  # inserted but held back (counted in `inserted` too)
     catalog: ChangeCount = field(default_factory=ChangeCount)  # providers, regions, types, offers
     unmapped_gpu_names: Counter = field(default_factory=Counter)
+    rejected_locations: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
         return self.inserted + self.catalog.changed
 
 
-@transaction.atomic
+@dataclass
+class _Columns:
+    """The batch, one list per column. Offers and price series are small integer codes into
+    `offer_keys` / `series_keys` until the catalog is resolved: a batch of a million rows usually
+    names a few thousand offers."""
+
+    offer_index: list[int] = field(default_factory=list)
+    series_index: list[int] = field(default_factory=list)
+    pricing_model: list[str] = field(default_factory=list)
+    payment_option: list[str] = field(default_factory=list)
+    amount: list[Decimal] = field(default_factory=list)
+    currency: list[str] = field(default_factory=list)
+    observed_at: list = field(default_factory=list)
+    source: list[str] = field(default_factory=list)
+    offer_keys: dict[tuple[str, str, str, str], int] = field(
+        default_factory=dict
+    )  # provider, type, region, zone
+    series_keys: dict[tuple[int, str, str], int] = field(default_factory=dict)  # offer index, model, payment
+    instances: dict[tuple[str, str], InstanceTypeRecord] = field(default_factory=dict)
+    first_location: dict[str, str] = field(default_factory=dict)  # currency → first row using it
+
+
 def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> IngestResult:
     """Store `records` (all or nothing); `refresh` is the scheduler.PriceRefresh they came from."""
-    records = list(records)
-    result = IngestResult(seen=len(records))
-    if not records:
-        return result
-    providers = _ensure_providers(records, result)
-    regions = _ensure_regions(records, providers, result)
-    instance_types = _ensure_instance_types(records, providers, result)
-    offers = _ensure_offers(records, providers, regions, instance_types, result)
-    _insert_observations(records, offers, refresh, result)
+    result = IngestResult()
+    with transaction.atomic():
+        columns = _read_columns(records, result)
+        if not columns.amount:
+            return result
+        _check_currencies(columns)
+        offer_id_by_index = _ensure_catalog(columns, result)
+        batch = _Batch.build(columns, offer_id_by_index)
+        _insert_observations(batch, refresh, result)
     return result
 
 
-def _ensure_providers(records, result) -> dict[str, Provider]:
-    rows = [{"slug": slug, "name": slug} for slug in sorted({r.instance.provider for r in records})]
-    existing = {p.slug: p for p in Provider.objects.filter(slug__in=[r["slug"] for r in rows])}
-    missing = [Provider(**row) for row in rows if row["slug"] not in existing]
+def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Columns:
+    columns = _Columns()
+    offer_keys, series_keys, instances = columns.offer_keys, columns.series_keys, columns.instances
+    for record in records:
+        result.seen += 1
+        price = record.price_per_hour
+        if price is None or price <= 0:
+            result.rejected += 1
+            result.rejected_locations.append(f"{record.location}: price {price} is not above zero")
+            continue
+        instance = record.instance
+        key = (instance.provider, instance.name, record.region, record.zone)
+        index = offer_keys.get(key)
+        if index is None:
+            index = offer_keys[key] = len(offer_keys)
+            instances.setdefault((instance.provider, instance.name), instance)
+        if record.currency not in columns.first_location:
+            columns.first_location[record.currency] = record.location
+        series = (index, record.pricing_model, record.payment_option)
+        columns.series_index.append(series_keys.setdefault(series, len(series_keys)))
+        columns.offer_index.append(index)
+        columns.pricing_model.append(record.pricing_model)
+        columns.payment_option.append(record.payment_option)
+        columns.amount.append(price.quantize(PRICE_QUANTUM))
+        columns.currency.append(record.currency)
+        columns.observed_at.append(record.observed_at)
+        columns.source.append(record.source)
+    return columns
+
+
+def _check_currencies(columns: _Columns) -> None:
+    known = set(FxRate.objects.filter(base=BASE_CURRENCY).values_list("currency", flat=True)) | {
+        BASE_CURRENCY
+    }
+    for currency, location in columns.first_location.items():
+        if currency not in known:
+            raise SourceRowError(
+                location,
+                "currency",
+                f"unknown currency {currency!r}: no FX rate to {BASE_CURRENCY} is stored",
+            )
+
+
+def _ensure_catalog(columns: _Columns, result: IngestResult) -> np.ndarray:
+    """Upsert providers, regions, instance types and offers; the offer id of each offer index."""
+    providers = _ensure_providers({p for p, _ in columns.instances}, result)
+    region_keys = {(providers[p].id, region) for p, _, region, _ in columns.offer_keys}
+    regions = _ensure_regions(region_keys, result)
+    instance_types = _ensure_instance_types(columns.instances, providers, result)
+    offer_rows = []
+    for provider, name, region, zone in columns.offer_keys:
+        provider_id = providers[provider].id
+        offer_rows.append((instance_types[(provider_id, name)].id, regions[(provider_id, region)].id, zone))
+    offers = _ensure_offers(set(offer_rows), result)
+    return np.array([offers[row].id for row in offer_rows], dtype=np.int64)
+
+
+def _ensure_providers(slugs: set[str], result: IngestResult) -> dict[str, Provider]:
+    existing = {p.slug: p for p in Provider.objects.filter(slug__in=slugs)}
+    missing = [Provider(slug=slug, name=slug) for slug in sorted(slugs - set(existing))]
     Provider.objects.bulk_create(missing)
     result.catalog += ChangeCount(created=len(missing), unchanged=len(existing))
     existing.update({p.slug: p for p in missing})
     return existing
 
 
-def _ensure_regions(records, providers, result) -> dict[tuple, Region]:
-    keys = sorted({(providers[r.instance.provider].id, r.region) for r in records})
-    count, by_key = upsert_by_natural_key(
-        Region, ["provider_id", "code"], [{"provider_id": p, "code": c} for p, c in keys]
-    )
+def _ensure_regions(keys: set[tuple[int, str]], result: IngestResult) -> dict[tuple, Region]:
+    rows = [{"provider_id": p, "code": c} for p, c in sorted(keys)]
+    count, by_key = upsert_by_natural_key(Region, ["provider_id", "code"], rows)
     result.catalog += count
     return by_key
 
 
-def _ensure_instance_types(records, providers, result) -> dict[tuple, InstanceType]:
+def _ensure_instance_types(
+    instances: dict[tuple[str, str], InstanceTypeRecord], providers: dict[str, Provider], result: IngestResult
+) -> dict[tuple, InstanceType]:
     resolver = GpuNameResolver()
-    rows, unmapped, mapped = {}, Counter(), set()
-    for record in records:
-        inst, provider = record.instance, providers[record.instance.provider]
-        key = (provider.id, inst.name)
-        if key in rows:
-            continue
-        gpu_id = resolver.resolve(provider.id, inst.gpu_name, inst.name)
+    rows, unmapped = [], Counter()
+    for (provider_slug, _), inst in sorted(instances.items()):
+        provider_id = providers[provider_slug].id
+        gpu_id = resolver.resolve(provider_id, inst.gpu_name, inst.name)
         if gpu_id is None:
-            unmapped[(provider.id, inst.gpu_name)] += 1
-        else:
-            mapped.add((provider.id, inst.gpu_name))
-        rows[key] = {
-            "provider_id": provider.id, "name": inst.name, "gpu_id": gpu_id, "gpu_name": inst.gpu_name,
+            unmapped[(provider_id, inst.gpu_name)] += 1
+        rows.append({
+            "provider_id": provider_id, "name": inst.name, "gpu_id": gpu_id, "gpu_name": inst.gpu_name,
             "gpu_count": inst.gpu_count, "vcpus": inst.vcpus, "memory_gib": inst.memory_gib,
             "gpu_memory_gib": inst.gpu_memory_gib, "local_disk_gb": inst.local_disk_gb,
             "network": inst.network, "interconnect": inst.interconnect,
-        }  # fmt: skip
-    count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows.values())
+        })  # fmt: skip
+    count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows)
     result.catalog += count
-    _record_unmapped(unmapped, mapped, providers, result)
+    _record_unmapped(unmapped, providers, result)
     return by_key
 
 
-def _record_unmapped(unmapped: Counter, mapped: set, providers, result) -> None:
-    """List names no alias maps; drop the listing of names that an alias added since now maps."""
-    for provider_id, name in mapped - set(unmapped):
-        UnmappedGpuName.objects.filter(provider_id=provider_id, name=name).delete()
+def _record_unmapped(unmapped: Counter, providers: dict[str, Provider], result: IngestResult) -> None:
     slug_by_id = {p.id: slug for slug, p in providers.items()}
     rows = [{"provider_id": pid, "name": name, "rows_seen": n} for (pid, name), n in sorted(unmapped.items())]
     upsert_by_natural_key(UnmappedGpuName, ["provider_id", "name"], rows)
     result.unmapped_gpu_names.update({f"{slug_by_id[pid]}:{name}": n for (pid, name), n in unmapped.items()})
 
 
-def _ensure_offers(records, providers, regions, instance_types, result) -> dict[tuple, Offer]:
-    keys = set()
-    for r in records:
-        provider_id = providers[r.instance.provider].id
-        keys.add(
-            (instance_types[(provider_id, r.instance.name)].id, regions[(provider_id, r.region)].id, r.zone)
-        )
+def _ensure_offers(keys: set[tuple[int, int, str]], result: IngestResult) -> dict[tuple, Offer]:
     rows = [{"instance_type_id": i, "region_id": g, "zone": z} for i, g, z in sorted(keys)]
     count, by_key = upsert_by_natural_key(Offer, ["instance_type_id", "region_id", "zone"], rows)
     result.catalog += count
     return by_key
 
 
-def _insert_observations(records, offers, refresh, result) -> None:
-    provider_ids = {
-        p.slug: p.id for p in Provider.objects.filter(slug__in={r.instance.provider for r in records})
+@dataclass
+class _Batch:
+    """The rows to insert, with their offer ids and guard-rail statuses resolved."""
+
+    columns: _Columns
+    offer_id: np.ndarray  # per row
+    status: np.ndarray  # per row: "published" | "suspect"
+
+    @classmethod
+    def build(cls, columns: _Columns, offer_id_by_index: np.ndarray) -> _Batch:
+        offer_id = offer_id_by_index[np.asarray(columns.offer_index, dtype=np.int64)]
+        return cls(columns, offer_id, _statuses(columns, offer_id_by_index))
+
+    def __len__(self) -> int:
+        return len(self.columns.amount)
+
+
+def _statuses(columns: _Columns, offer_id_by_index: np.ndarray) -> np.ndarray:
+    """'suspect' where a price is over 5× or under 1/5 of its reference, else 'published'."""
+    series = np.asarray(columns.series_index, dtype=np.int64)
+    amount = np.fromiter((float(a) for a in columns.amount), dtype=np.float64, count=len(columns.amount))
+    reference = _current_prices(columns, offer_id_by_index)  # per series, NaN where none
+    batch_median = pd.Series(amount).groupby(series).transform("median").to_numpy()
+    ref = reference[series]
+    ref = np.where(np.isnan(ref), batch_median, ref)
+    suspect = (amount > SUSPECT_RATIO * ref) | (amount * SUSPECT_RATIO < ref)
+    return np.where(suspect, PriceStatus.SUSPECT.value, PriceStatus.PUBLISHED.value)
+
+
+def _current_prices(columns: _Columns, offer_id_by_index: np.ndarray) -> np.ndarray:
+    """The current published price of each series before this batch; NaN for a new series."""
+    series_by_key = {
+        (int(offer_id_by_index[offer_index]), model, payment): code
+        for (offer_index, model, payment), code in columns.series_keys.items()
     }
-    itype_ids = {
-        (t.provider_id, t.name): t.id
-        for t in InstanceType.objects.filter(provider_id__in=provider_ids.values())
-    }
-    region_ids = {
-        (g.provider_id, g.code): g.id for g in Region.objects.filter(provider_id__in=provider_ids.values())
-    }
-    candidates = {}
-    for r in records:
-        pid = provider_ids[r.instance.provider]
-        offer = offers[(itype_ids[(pid, r.instance.name)], region_ids[(pid, r.region)], r.zone)]
-        key = (offer.id, r.pricing_model, r.payment_option, r.observed_at, r.source)
-        candidates.setdefault(key, r)
-    existing = set(
-        PriceObservation.objects.filter(offer_id__in={k[0] for k in candidates}).values_list(
-            "offer_id", "pricing_model", "payment_option", "observed_at", "source"
-        )
+    reference = np.full(len(series_by_key), np.nan)
+    rows = current_price_observations(offer_id__in={key[0] for key in series_by_key}).values_list(
+        "offer_id", "pricing_model", "payment_option", "amount_per_hour"
     )
-    new = [
-        PriceObservation(
-            offer_id=key[0],
-            pricing_model=key[1],
-            payment_option=key[2],
-            observed_at=key[3],
-            source=key[4],
-            amount_per_hour=r.price_per_hour.quantize(PRICE_QUANTUM),
-            currency=r.currency,
-            refresh=refresh,
-        )  # fmt: skip
-        for key, r in candidates.items()
-        if key not in existing
-    ]
+    for offer_id, model, payment, amount in rows:
+        code = series_by_key.get((offer_id, model, payment))
+        if code is not None:
+            reference[code] = float(amount)
+    return reference
+
+
+def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
+    refresh_id = refresh.pk if refresh is not None else None
+    if connection.vendor == "postgresql":
+        inserted, suspect = _insert_with_copy(batch, refresh_id)
+    else:
+        inserted, suspect = _insert_with_orm(batch, refresh_id)
+    result.inserted += inserted
+    result.suspect += suspect
+    result.unchanged += len(batch) - inserted
+
+
+STAGE_COLUMNS = "offer_id, pricing_model, payment_option, amount, currency, observed_at, source, status"
+
+
+def _insert_with_copy(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
+    """New prices only (the usual first load): COPY straight into the table. Otherwise, or if the
+    batch repeats a key within itself, COPY into a staging table and merge, skipping stored keys."""
+    if not _overlaps_stored_prices(batch):
+        try:
+            with transaction.atomic():  # a savepoint: a duplicate key inside the batch falls through
+                return _copy_into_table(batch, refresh_id)
+        except IntegrityError:
+            pass
+    return _stage_and_merge(batch, refresh_id)
+
+
+def _overlaps_stored_prices(batch: _Batch) -> bool:
+    times = batch.columns.observed_at
+    return PriceObservation.objects.filter(
+        offer_id__in={int(i) for i in np.unique(batch.offer_id)},
+        observed_at__gte=min(times),
+        observed_at__lte=max(times),
+    ).exists()
+
+
+def _copy_into_table(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
+    table = PriceObservation._meta.db_table
+    columns = (
+        "offer_id, pricing_model, payment_option, amount_per_hour, currency, observed_at, source, status"
+    )
+    refresh_text = "\\N" if refresh_id is None else str(refresh_id)  # \N: COPY's NULL
+    suffix = f"\t{refresh_text}\t{timezone.now().isoformat()}"
+    with connection.cursor() as cursor, connection.wrap_database_errors:  # psycopg errors → Django's
+        copy_sql = f"COPY {table} ({columns}, refresh_id, recorded_at) FROM STDIN"
+        with cursor.cursor.copy(copy_sql) as copy:
+            for chunk in _tsv_chunks(batch, line_suffix=suffix):
+                copy.write(chunk)
+    return len(batch), int(np.count_nonzero(batch.status == PriceStatus.SUSPECT.value))
+
+
+def _stage_and_merge(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
+    """COPY into a temporary table, then one conflict-skipping INSERT that counts what it wrote."""
+    table = PriceObservation._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE price_stage (offer_id bigint, pricing_model text, payment_option text,"
+            " amount numeric(18, 6), currency text, observed_at timestamptz, source text, status text)"
+            " ON COMMIT DROP"
+        )
+        with cursor.cursor.copy(f"COPY price_stage ({STAGE_COLUMNS}) FROM STDIN") as copy:
+            for chunk in _tsv_chunks(batch):
+                copy.write(chunk)
+        cursor.execute(
+            f"WITH written AS (INSERT INTO {table} (offer_id, pricing_model, payment_option, amount_per_hour,"  # noqa: S608 (table from model meta)
+            " currency, observed_at, source, status, refresh_id, recorded_at)"
+            f" SELECT {STAGE_COLUMNS}, %s, %s FROM price_stage"
+            " ON CONFLICT (offer_id, pricing_model, payment_option, observed_at, source) DO NOTHING"
+            " RETURNING status)"
+            " SELECT count(*), count(*) FILTER (WHERE status = %s) FROM written",
+            [refresh_id, timezone.now(), PriceStatus.SUSPECT.value],
+        )
+        inserted, suspect = cursor.fetchone()
+        cursor.execute("DROP TABLE price_stage")
+    return inserted, suspect
+
+
+def _tsv_chunks(batch: _Batch, *, line_suffix: str = "", rows_per_chunk: int = 100_000):
+    """COPY text format: tab-separated lines (no field holds a tab, newline or backslash).
+
+    Times are formatted once per distinct value: a spot history repeats each hour many times.
+    """
+    c = batch.columns
+    stamp_text = {at: at.astimezone(dt.UTC).isoformat() for at in set(c.observed_at)}
+    offer_ids = batch.offer_id.tolist()
+    statuses = batch.status.tolist()
+    for start in range(0, len(batch), rows_per_chunk):
+        stop = start + rows_per_chunk
+        yield "".join(
+            f"{offer}\t{model}\t{payment}\t{amount}\t{currency}\t{stamp_text[at]}\t{source}\t{status}{line_suffix}\n"
+            for offer, model, payment, amount, currency, at, source, status in zip(
+                offer_ids[start:stop],
+                c.pricing_model[start:stop],
+                c.payment_option[start:stop],
+                c.amount[start:stop],
+                c.currency[start:stop],
+                c.observed_at[start:stop],
+                c.source[start:stop],
+                statuses[start:stop],
+                strict=True,
+            )
+        )
+
+
+def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
+    c = batch.columns
+    key_columns = ["offer_id", "pricing_model", "payment_option", "observed_at", "source"]
+    offer_ids = batch.offer_id.tolist()
+    existing = set(PriceObservation.objects.filter(offer_id__in=set(offer_ids)).values_list(*key_columns))
+    new, seen = [], set()
+    for i, offer_id in enumerate(offer_ids):
+        key = (offer_id, c.pricing_model[i], c.payment_option[i], c.observed_at[i], c.source[i])
+        if key in existing or key in seen:
+            continue
+        seen.add(key)
+        new.append(
+            PriceObservation(
+                offer_id=offer_id,
+                pricing_model=key[1],
+                payment_option=key[2],
+                observed_at=key[3],
+                source=key[4],
+                amount_per_hour=c.amount[i],
+                currency=c.currency[i],
+                status=batch.status[i],
+                refresh_id=refresh_id,
+            )  # fmt: skip
+        )
     PriceObservation.objects.bulk_create(new, batch_size=2000)
-    result.inserted = len(new)
-    result.unchanged = len(records) - len(new)
+    return len(new), sum(o.status == PriceStatus.SUSPECT for o in new)
+
+
+@transaction.atomic
+def ingest_spot_advisories(
+    records: Iterable[SpotAdvisoryRecord], provider_slug: str = "aws"
+) -> tuple[int, int, int]:
+    """Upsert advisories by (provider, region, instance type, date); returns seen, written, unchanged."""
+    provider, _ = Provider.objects.get_or_create(slug=provider_slug, defaults={"name": provider_slug})
+    rows = [
+        {
+            "provider_id": provider.id,
+            "region_code": r.region,
+            "instance_type_name": r.instance_type,
+            "observed_at": r.observed_at,
+            "interruption_band": r.interruption_band,
+            "interruption_label": r.interruption_label,
+            "savings_pct": r.savings_pct,
+            "source": r.source,
+        }  # fmt: skip
+        for r in records
+    ]
+    keys = ["provider_id", "region_code", "instance_type_name", "observed_at"]
+    count, _ = upsert_by_natural_key(SpotAdvisory, keys, rows)
+    return len(rows), count.changed, count.unchanged

@@ -229,7 +229,9 @@ class Offer(models.Model):
 class PriceObservation(models.Model):
     """One observed hourly price. Append-only: history is never overwritten."""
 
-    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="prices")
+    # No separate index on offer: the natural-key unique index leads with it, and every extra index
+    # slows the million-row ingest (benchmarks/ingest_bench.py).
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="prices", db_index=False)
     pricing_model = models.CharField(max_length=20, choices=PricingModel.choices)
     payment_option = models.CharField(max_length=20, choices=PaymentOption.choices, blank=True, default="")
     amount_per_hour = models.DecimalField(**HOURLY)
@@ -237,8 +239,17 @@ class PriceObservation(models.Model):
     observed_at = models.DateTimeField()
     source = models.CharField(max_length=200, help_text="Where the price came from, e.g. a file or an API.")
     status = models.CharField(max_length=12, choices=PriceStatus.choices, default=PriceStatus.PUBLISHED)
+    # Bookkeeping link, not a business rule: no database constraint and no index (Django still
+    # applies SET_NULL; refresh rows are not deleted), which spares a trigger and an index entry
+    # per inserted row.
     refresh = models.ForeignKey(
-        "scheduler.PriceRefresh", on_delete=models.SET_NULL, null=True, blank=True, related_name="prices"
+        "scheduler.PriceRefresh",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="prices",
+        db_constraint=False,
+        db_index=False,
     )
     recorded_at = models.DateTimeField(auto_now_add=True)
 
@@ -254,7 +265,8 @@ class PriceObservation(models.Model):
                 violation_error_message="A price must be above zero; a missing price is left out, never entered as 0.",
             ),
         ]
-        indexes = [models.Index(fields=["offer", "pricing_model", "-observed_at"], name="price_current_idx")]
+        # "Current" (newest per offer, pricing model, payment option) is served by the natural-key
+        # index, which starts with exactly those columns and then observed_at.
 
     def __str__(self) -> str:
         return f"{self.offer} {self.pricing_model} {self.amount_per_hour} {self.currency}/h @ {self.observed_at:%Y-%m-%d}"

@@ -1,8 +1,20 @@
-"""Celery tasks of the pricing app: thin wrappers that call one service each."""
+"""Celery tasks of the pricing app: thin wrappers that take names or ids and call one service each.
 
-from celery import shared_task
+Refreshes fan out as a group of one task per (source, region). Only transient errors (throttling,
+dropped connections: ``TransientSourceError`` after the in-call retries) are retried, with
+exponential backoff, jitter and a maximum. Every other error fails the task at once; the run's
+PriceRefresh row says why. Tasks are idempotent (natural-key upserts), so late acks are safe.
+"""
+
+from __future__ import annotations
+
+from celery import group, shared_task
 
 from pricing.catalog import catalog_load
+from pricing.providers.retry import TransientSourceError
+
+REFRESH_SOFT_TIME_LIMIT_S = 10 * 60
+REFRESH_TIME_LIMIT_S = 12 * 60
 
 
 @shared_task(name="pricing.load_bundled_catalog")
@@ -13,4 +25,40 @@ def load_bundled_catalog() -> dict:
         "changes": {name: count.changed for name, count in report.changes.items()},
         "prices_inserted": report.prices.inserted if report.prices else 0,
         "total_changes": report.total_changes,
+    }
+
+
+@shared_task(name="pricing.refresh_prices")
+def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
+    """Queue one refresh per (source, region); `source` may be a group such as "aws"."""
+    from scheduler.sources import expand_sources
+
+    jobs = [(s.name, region) for s in expand_sources(source) for region in (regions or s.regions())]
+    group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
+    return {"queued": [f"{name}:{region}" for name, region in jobs]}
+
+
+@shared_task(
+    name="pricing.refresh_source_region",
+    autoretry_for=(TransientSourceError,),
+    retry_backoff=30,
+    retry_backoff_max=15 * 60,
+    retry_jitter=True,
+    max_retries=5,
+    acks_late=True,
+    soft_time_limit=REFRESH_SOFT_TIME_LIMIT_S,
+    time_limit=REFRESH_TIME_LIMIT_S,
+)
+def refresh_source_region(source: str, region: str) -> dict:
+    """Refresh one source in one region; returns what its PriceRefresh row recorded."""
+    from scheduler.refresh import refresh_run
+
+    refresh = refresh_run(source, region)
+    return {
+        "refresh_id": refresh.pk,
+        "status": refresh.status,
+        "rows_inserted": refresh.rows_inserted,
+        "rows_unchanged": refresh.rows_unchanged,
+        "rows_rejected": refresh.rows_rejected,
+        "rows_suspect": refresh.rows_suspect,
     }

@@ -6,4 +6,5 @@ from pricing import views
 
 urlpatterns = [
     path("", views.catalog_page, name="catalog"),
+    path("offers/<int:pk>/", views.offer_page, name="offer"),
 ]

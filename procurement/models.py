@@ -172,6 +172,14 @@ class TcoStudy(models.Model):
     fingerprint = models.CharField(max_length=64, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     computed_at = models.DateTimeField(auto_now_add=True)
+    previous = models.OneToOneField(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="next_version",
+        help_text="The dated result this recomputation replaced; both rows are kept.",
+    )
 
     class Meta:
         ordering = ["-computed_at"]

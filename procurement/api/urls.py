@@ -1,5 +1,12 @@
 """API routes of the procurement app (one module per resource under procurement/api/)."""
 
-from django.urls import path  # noqa: F401  (routes are added by each resource)
+from django.urls import path
 
-urlpatterns: list = []
+from procurement.api import costing, sizing
+
+urlpatterns: list = [
+    path("tco/", costing.TcoStudyCreate.as_view(), name="api-tco-create"),
+    path("tco/<int:pk>/", costing.TcoStudyDetail.as_view(), name="api-tco-detail"),
+    path("recommendations/", costing.RecommendationCreate.as_view(), name="api-recommendation-create"),
+    path("size/", sizing.SizeWorkload.as_view(), name="api-size"),
+]

@@ -1,0 +1,201 @@
+"""Ranking benchmark: latencies, workloads per second, and the ratio against a per-offer Python loop.
+
+    .venv/bin/python benchmarks/ranking_bench.py            # the issue's sizes (10,000 workloads: minutes)
+    .venv/bin/python benchmarks/ranking_bench.py --quick    # 1/10 of the workload counts
+
+Runs against a throwaway SQLite database in a temporary folder loaded with the bundled catalog, so it
+never touches a real database. Every figure is measured in the same run as its baseline:
+
+1. one workload against the bundled catalog: vectorized vs the loop in procurement/ranking_loop.py,
+   with a check that both give identical rows;
+2. one workload against a synthetic catalog of 100,000 offers (bundled rows resampled, prices
+   jittered); the loop runs on a sample and is extrapolated per offer;
+3. 10,000 workloads against the bundled catalog (one prepared offer table shared, as a recompute chunk
+   does);
+4. 10,000 stored workloads recomputed through the Celery task path (the chunk task run in-process,
+   as one worker would), then again with unchanged prices (which must add nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _setup_django(folder: str) -> None:
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.pop("REDIS_URL", None)  # tasks run eagerly, in this process
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    from pricing.catalog import catalog_load
+
+    catalog_load()
+
+
+def _timed(function, repeat: int = 1) -> tuple[float, object]:
+    durations, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        durations.append(time.perf_counter() - start)
+    return statistics.median(durations), result
+
+
+def _workload_specs(count: int, seed: int = 7):
+    import numpy as np
+
+    from procurement.sizing import parse_workload_spec
+
+    rng = np.random.default_rng(seed)
+    presets = ["llama-3.1-8b", "mistral-7b", "qwen2.5-7b", "llama-2-13b", "qwen2.5-14b"]
+    tasks = ["qlora", "lora", "full_finetune"]
+    documents = [
+        {
+            "name": f"bench-{index}",
+            "task": tasks[index % len(tasks)],
+            "model": {"preset": presets[index % len(presets)]},
+            "training_tokens": float(rng.integers(1, 50)) * 1e8,
+        }
+        for index in range(count)
+    ]
+    return documents, [parse_workload_spec(document) for document in documents]
+
+
+def _synthetic_offers(frame, size: int, seed: int = 11):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sample = frame.sample(n=size, replace=True, random_state=seed).reset_index(drop=True)
+    jitter = rng.uniform(0.8, 1.2, size)
+    sample["price_per_hour_usd"] = [
+        price * type(price)(repr(float(j)))
+        for price, j in zip(sample["price_per_hour_usd"], jitter, strict=True)
+    ]
+    sample["observation_id"] = np.arange(1, size + 1)
+    return sample
+
+
+def _same_rows(vectorized, loop) -> bool:
+    if len(vectorized) != len(loop):
+        return False
+    return all(
+        (float(row["total_cost"]), row["hours"], row["instances"], row["plan"]["name"])
+        == (round(total, 2), round(hours, 3), instances, plan)
+        for row, (total, hours, _, instances, plan) in zip(vectorized, loop, strict=True)
+    )
+
+
+def bench_one_workload(frame, gpus, spec) -> list[str]:
+    from procurement.ranking import RankingOptions, rank_workload
+    from procurement.ranking_loop import rank_workload_loop
+
+    options = RankingOptions(top=None)
+    vector_s, ranking = _timed(lambda: rank_workload(spec, frame, gpus, RankingOptions(top=20)), repeat=9)
+    all_rows = rank_workload(spec, frame, gpus, options).results
+    loop_s, loop_rows = _timed(lambda: rank_workload_loop(spec, frame, gpus, options))
+    return [
+        f"1 workload x bundled catalog ({len(frame):,} offers, {ranking.considered:,} configurations): "
+        f"{vector_s * 1000:.1f} ms vectorized, {loop_s * 1000:.0f} ms loop, ratio {loop_s / vector_s:.0f}x, "
+        f"identical rows: {_same_rows(all_rows, loop_rows)} ({len(loop_rows):,} feasible)"
+    ]
+
+
+def bench_synthetic(frame, gpus, spec, size: int, loop_sample: int) -> list[str]:
+    from procurement.ranking import RankingOptions, prepare, rank_workload
+    from procurement.ranking_loop import rank_workload_loop
+
+    offers = _synthetic_offers(frame, size)
+    options = RankingOptions(top=20)
+    full_s, ranking = _timed(lambda: rank_workload(spec, offers, gpus, options), repeat=5)
+    prepared = prepare(offers, gpus, options)
+    ranked_s, _ = _timed(lambda: rank_workload(spec, None, gpus, options, prepared=prepared), repeat=9)
+    sample = offers.head(loop_sample)
+    loop_s, _ = _timed(lambda: rank_workload_loop(spec, sample, gpus, RankingOptions(top=None)))
+    loop_estimate_s = loop_s / loop_sample * size
+    check = rank_workload(spec, sample, gpus, RankingOptions(top=None)).results
+    same = _same_rows(check, rank_workload_loop(spec, sample, gpus, RankingOptions(top=None)))
+    return [
+        f"1 workload x synthetic catalog ({size:,} offers, {ranking.considered:,} configurations): "
+        f"{full_s * 1000:.1f} ms including table preparation, {ranked_s * 1000:.1f} ms with a prepared table "
+        f"(target < 100 ms)",
+        f"  loop on {loop_sample:,} offers: {loop_s:.2f} s -> {loop_estimate_s:.0f} s for {size:,} (extrapolated), "
+        f"ratio {loop_estimate_s / full_s:.0f}x; identical rows on the sample: {same}",
+    ]
+
+
+def bench_many_workloads(frame, gpus, count: int) -> list[str]:
+    from procurement.ranking import RankingOptions, prepare, rank_workload
+
+    _, specs = _workload_specs(count)
+    options = RankingOptions(top=20)
+    prepared = prepare(frame, gpus, options)
+    start = time.perf_counter()
+    for spec in specs:
+        rank_workload(spec, None, gpus, options, prepared=prepared)
+    elapsed = time.perf_counter() - start
+    return [f"{count:,} workloads x bundled catalog: {elapsed:.1f} s, {count / elapsed:,.0f} workloads/s"]
+
+
+def bench_recompute(count: int) -> list[str]:
+    from procurement.models import Recommendation, Workload
+    from procurement.tasks import RECOMPUTE_CHUNK, recompute_recommendations
+
+    documents, specs = _workload_specs(count, seed=3)
+    workloads = Workload.objects.bulk_create(
+        Workload(name=document["name"], task=document["task"], spec=document) for document in documents
+    )
+    Recommendation.objects.bulk_create(
+        Recommendation(workload=workload, parameters={"top": 20}, results=[], fingerprint="seed")
+        for workload in workloads
+    )
+    ids = [workload.pk for workload in workloads]
+    chunks = [ids[i : i + RECOMPUTE_CHUNK] for i in range(0, len(ids), RECOMPUTE_CHUNK)]
+    lines = []
+    for label in ("prices changed since the last run", "unchanged prices"):
+        start = time.perf_counter()
+        created = sum(recompute_recommendations.apply(args=(chunk,)).get()["created"] for chunk in chunks)
+        elapsed = time.perf_counter() - start
+        lines.append(
+            f"recompute {count:,} stored workloads via the Celery task ({label}): {elapsed:.1f} s, "
+            f"{count / elapsed:,.0f} workloads/s, {created:,} new rows (target < 60 s on one worker)"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1/10 of the workload counts")
+    parser.add_argument("--loop-sample", type=int, default=2000, help="offers the loop runs on for 100k")
+    arguments = parser.parse_args()
+    workloads = 1_000 if arguments.quick else 10_000
+    with tempfile.TemporaryDirectory() as folder:
+        _setup_django(folder)
+        from procurement import selectors
+        from procurement.sizing import parse_workload_spec
+
+        frame, gpus = selectors.ranking_offer_frame(), selectors.ranking_gpus()
+        spec = parse_workload_spec(
+            {"name": "bench", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+        )
+        lines = bench_one_workload(frame, gpus, spec)
+        lines += bench_synthetic(frame, gpus, spec, 100_000, arguments.loop_sample)
+        lines += bench_many_workloads(frame, gpus, workloads)
+        lines += bench_recompute(workloads)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Read the AWS Spot Instance Advisor JSON (``spot-advisor-data.json``) into advisory records.
+
+The file behind https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json gives, per region
+and operating system, each instance type's interruption band (``r``, an index into the file's own
+``ranges``) and its savings against on-demand in percent (``s``). Only Linux is read: gpuledger
+prices Linux/UNIX everywhere else too. The band labels come from the file, not from code, so a
+change on AWS's side shows up as a changed label rather than a silent mislabel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pricing.providers.records import SourceRowError, SpotAdvisoryRecord
+
+OPERATING_SYSTEM = "Linux"
+
+
+def read_spot_advisor(
+    path: str | Path,
+    *,
+    observed_at: dt.datetime,
+    instance_types: Collection[str] | None = None,
+) -> Iterator[SpotAdvisoryRecord]:
+    """Yield the Linux advisories of a saved advisor file, as of `observed_at` (the snapshot date)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise SourceRowError(f"{path}:{error.lineno}:{error.colno}", "(json)", error.msg) from None
+    yield from parse_spot_advisor(
+        data,
+        observed_at=observed_at,
+        source=f"spot-advisor:{path.name}",
+        instance_types=instance_types,
+    )
+
+
+def parse_spot_advisor(
+    data: Mapping[str, Any],
+    *,
+    observed_at: dt.datetime,
+    source: str,
+    instance_types: Collection[str] | None = None,
+) -> Iterator[SpotAdvisoryRecord]:
+    """Yield advisories from the decoded JSON; `instance_types` keeps only those types."""
+    labels = _band_labels(data, source)
+    regions = _mapping(data.get("spot_advisor"), source, "spot_advisor")
+    for region, systems in sorted(regions.items()):
+        linux = _mapping(systems, source, f"spot_advisor.{region}").get(OPERATING_SYSTEM, {})
+        for instance_type, advice in sorted(_mapping(linux, source, f"spot_advisor.{region}.Linux").items()):
+            if instance_types is not None and instance_type not in instance_types:
+                continue
+            field = f"spot_advisor.{region}.{OPERATING_SYSTEM}.{instance_type}"
+            band, savings_pct = _advice(advice, labels, source, field)
+            yield SpotAdvisoryRecord(
+                region=region,
+                instance_type=instance_type,
+                interruption_band=band,
+                interruption_label=labels[band],
+                savings_pct=savings_pct,
+                observed_at=observed_at,
+                source=source,
+            )
+
+
+def _band_labels(data: Mapping[str, Any], source: str) -> dict[int, str]:
+    ranges = data.get("ranges")
+    if not isinstance(ranges, list) or not ranges:
+        raise SourceRowError(source, "ranges", "missing or empty: the band labels come from it")
+    try:
+        return {int(entry["index"]): str(entry["label"]) for entry in ranges}
+    except (KeyError, TypeError, ValueError):
+        raise SourceRowError(source, "ranges", "every range needs an 'index' and a 'label'") from None
+
+
+def _advice(advice: Any, labels: dict[int, str], source: str, field: str) -> tuple[int, int]:
+    entry = _mapping(advice, source, field)
+    band, savings_pct = entry.get("r"), entry.get("s")
+    if not isinstance(band, int) or band not in labels:
+        raise SourceRowError(source, f"{field}.r", f"{band!r} is not a band of 'ranges' ({sorted(labels)})")
+    if not isinstance(savings_pct, int) or not 0 <= savings_pct <= 100:
+        raise SourceRowError(source, f"{field}.s", f"{savings_pct!r} is not a percentage 0..100")
+    return band, savings_pct
+
+
+def _mapping(value: Any, source: str, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SourceRowError(source, field, f"expected an object, got {type(value).__name__}")
+    return value

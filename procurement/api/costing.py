@@ -1,0 +1,103 @@
+"""Cost API: POST a TCO study, read a stored one. Thin shells over procurement.services."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from procurement import models, services
+from procurement.costing.values import CostInputError
+
+ERROR_SCHEMA = inline_serializer(
+    "CostInputError", {"field": serializers.CharField(), "error": serializers.CharField()}
+)
+
+
+def input_error_response(error: CostInputError) -> Response:
+    """400 naming the field by its path; nothing was stored."""
+    return Response({"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def stored_study_body(study: models.TcoStudy) -> dict:
+    return study.result | {
+        "id": study.pk,
+        "computed_at": study.computed_at.isoformat(),
+        "prices_used": study.prices_used,
+    }
+
+
+class TcoStudyCreate(APIView):
+    """Buy versus rent for a study document (docs/tco-spec.md); the study is stored with its prices."""
+
+    @extend_schema(
+        request=inline_serializer("TcoStudySpec", {"currency": serializers.CharField()}),
+        responses={
+            201: OpenApiResponse(description="The TCO report (docs/tco-spec.md, Output)"),
+            400: ERROR_SCHEMA,
+        },
+    )
+    def post(self, request):
+        owner = request.user if request.user.is_authenticated else None
+        try:
+            study = services.tco_study_create(document=request.data, owner=owner)
+        except CostInputError as error:
+            return input_error_response(error)
+        return Response(stored_study_body(study), status=status.HTTP_201_CREATED)
+
+
+class TcoStudyDetail(APIView):
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(description="The stored TCO report"),
+            404: OpenApiResponse(description="No such study"),
+        }
+    )
+    def get(self, request, pk: int):
+        return Response(stored_study_body(get_object_or_404(models.TcoStudy, pk=pk)))
+
+
+class RecommendationCreate(APIView):
+    """Rank configurations for a workload and store the dated result with the prices it used.
+
+    Body: ``{"workload": {...workload spec...}}`` or ``{"workload_id": 3}``, plus optional
+    ``deadline_hours``, ``budget``, ``providers``, ``regions``, ``pricing_models``, ``top``.
+    """
+
+    @extend_schema(
+        request=inline_serializer(
+            "RecommendationRequest", {"workload_id": serializers.IntegerField(required=False)}
+        ),
+        responses={
+            201: OpenApiResponse(description="{id, workload_id, computed_at, created, results}"),
+            400: ERROR_SCHEMA,
+        },
+    )
+    def post(self, request):
+        data = dict(request.data) if isinstance(request.data, dict) else {}
+        try:
+            workload = self._workload(request, data)
+            options = {key: value for key, value in data.items() if key not in ("workload", "workload_id")}
+            row, created = services.recommendation_create(workload=workload, parameters=options)
+        except CostInputError as error:
+            return input_error_response(error)
+        body = {
+            "id": row.pk,
+            "workload_id": workload.pk,
+            "computed_at": row.computed_at.isoformat(),
+            "created": created,
+        }
+        return Response(body | {"results": row.results}, status=status.HTTP_201_CREATED)
+
+    def _workload(self, request, data: dict) -> models.Workload:
+        if data.get("workload_id") is not None:
+            workload = models.Workload.objects.filter(pk=data["workload_id"]).first()
+            if workload is None:
+                raise CostInputError("workload_id", f"no workload {data['workload_id']!r}")
+            return workload
+        if not isinstance(data.get("workload"), dict):
+            raise CostInputError("workload", "give a workload spec or a workload_id")
+        owner = request.user if request.user.is_authenticated else None
+        return services.workload_create_from_spec(document=data["workload"], owner=owner)

@@ -1,0 +1,98 @@
+"""One-at-a-time sensitivity of a TCO study: each driver moved -20% and +20%, for a tornado chart.
+
+The measured outcome is the present-value advantage of buying, ``rent.npv - buy.npv`` (positive:
+buying is cheaper). Utilization and the residual share are capped at 1: a study cannot use more
+than every hour nor sell a server for more than it cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from procurement.costing.tco import run_tco
+from procurement.costing.tco_spec import TcoStudy
+from procurement.costing.values import round_money
+
+DEFAULT_SPREAD = Decimal("0.20")
+
+
+def _scale_rent_price(study: TcoStudy, factor: Decimal) -> TcoStudy:
+    rent = study.rent
+    spot = None if rent.spot_price_per_gpu_hour is None else rent.spot_price_per_gpu_hour * factor
+    return replace(
+        study,
+        rent=replace(rent, price_per_gpu_hour=rent.price_per_gpu_hour * factor, spot_price_per_gpu_hour=spot),
+    )
+
+
+def _scale_utilization(study: TcoStudy, factor: Decimal) -> TcoStudy:
+    return replace(study, utilization=min(study.utilization * factor, Decimal(1)))
+
+
+def _scale_power_price(study: TcoStudy, factor: Decimal) -> TcoStudy:
+    return replace(study, buy=replace(study.buy, electricity_per_kwh=study.buy.electricity_per_kwh * factor))
+
+
+def _scale_residual(study: TcoStudy, factor: Decimal) -> TcoStudy:
+    return replace(
+        study, buy=replace(study.buy, residual_pct=min(study.buy.residual_pct * factor, Decimal(1)))
+    )
+
+
+def _scale_purchase_price(study: TcoStudy, factor: Decimal) -> TcoStudy:
+    return replace(study, buy=replace(study.buy, server_price=study.buy.server_price * factor))
+
+
+SENSITIVITY_DRIVERS: dict[str, Callable[[TcoStudy, Decimal], TcoStudy]] = {
+    "rent_price": _scale_rent_price,
+    "utilization": _scale_utilization,
+    "power_price": _scale_power_price,
+    "residual_value": _scale_residual,
+    "purchase_price": _scale_purchase_price,
+}
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    driver: str
+    low_advantage: Decimal  # buying's NPV advantage with the driver at -spread
+    high_advantage: Decimal  # ... at +spread
+
+    @property
+    def swing(self) -> Decimal:
+        return abs(self.high_advantage - self.low_advantage)
+
+
+def buy_advantage(study: TcoStudy) -> Decimal:
+    result = run_tco(study)
+    return result.rent_npv - result.buy_npv
+
+
+def sensitivity_rows(study: TcoStudy, spread: Decimal = DEFAULT_SPREAD) -> list[SensitivityRow]:
+    """Widest swing first, the order a tornado chart draws its bars."""
+    rows = [
+        SensitivityRow(name, buy_advantage(vary(study, 1 - spread)), buy_advantage(vary(study, 1 + spread)))
+        for name, vary in SENSITIVITY_DRIVERS.items()
+    ]
+    return sorted(rows, key=lambda row: row.swing, reverse=True)
+
+
+def sensitivity_report(study: TcoStudy, spread: Decimal = DEFAULT_SPREAD) -> dict[str, Any]:
+    currency = study.currency
+    return {
+        "metric": "rent.npv - buy.npv",
+        "spread": str(spread),
+        "base": str(round_money(buy_advantage(study), currency)),
+        "rows": [
+            {
+                "driver": row.driver,
+                "low": str(round_money(row.low_advantage, currency)),
+                "high": str(round_money(row.high_advantage, currency)),
+                "swing": str(round_money(row.swing, currency)),
+            }
+            for row in sensitivity_rows(study, spread)
+        ],
+    }

@@ -1,0 +1,407 @@
+"""The buy-versus-rent study file: typed spec, defaults with sources, and validation by field path.
+
+A study arrives as YAML or JSON (docs/tco-spec.md). Parsing resolves everything the cash model
+needs into plain numbers: the GPU's TDP and list price (through a lookup the caller supplies:
+the Django shell uses ``GpuModel``, tests use the bundled CSV), the server price, and the rent
+price of an offer (through another lookup, converted with explicit FX rates). The resolved study
+is what gets stored, so a report shows the same numbers next month whatever prices do.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
+
+from procurement.costing.gpu_catalog import GpuEconomics
+from procurement.costing.values import (
+    CostInputError,
+    convert_currency,
+    currency_code,
+    fraction,
+    non_negative,
+    positive,
+    positive_int,
+)
+
+RENT_PRICING_MODELS = (
+    "on_demand",
+    "spot",
+    "spot_mix",
+    "reserved_1y",
+    "reserved_3y",
+    "savings_plan_1y",
+    "savings_plan_3y",
+)
+COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"})
+
+# Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
+DEFAULT_HORIZON_MONTHS = 36
+DEFAULT_DISCOUNT_RATE_ANNUAL = Decimal("0.08")
+BUY_DEFAULTS: dict[str, Decimal | int] = {
+    "servers": 1,
+    "gpus_per_server": 8,
+    "server_uplift": Decimal("0.30"),  # chassis, CPUs, RAM, NICs, storage over the GPUs' list price
+    "install_cost": Decimal(0),
+    "server_overhead_kw_per_gpu": Decimal("0.575"),  # DGX H100: 10.2 kW max - 8 x 0.7 kW GPUs = 4.6 kW / 8
+    "average_load": Decimal("0.7"),
+    "pue": Decimal("1.58"),  # Uptime Institute Global Data Center Survey 2023 average
+    "maintenance_pct_per_year": Decimal("0.10"),
+    "ops_fte_per_server": Decimal("0.05"),  # one administrator per 20 GPU servers
+    "residual_pct": Decimal("0.20"),
+    "depreciation_years": 5,
+}
+# Money defaults are USD figures: a study in another currency must state them.
+BUY_USD_DEFAULTS: dict[str, Decimal] = {
+    "electricity_per_kwh": Decimal("0.10"),
+    "colocation_per_kw_month": Decimal("184"),  # CBRE North America data center trends, 2024
+    "fte_cost_per_year": Decimal("150000"),
+}
+
+GpuLookup = Callable[[str], GpuEconomics | None]
+
+
+@dataclass(frozen=True)
+class OfferRef:
+    provider: str
+    instance_type: str
+    region: str
+
+    def label(self) -> str:
+        return f"{self.provider}/{self.instance_type}/{self.region}"
+
+
+@dataclass(frozen=True)
+class RentPrice:
+    """A current price an offer lookup returns: per GPU-hour, in its own currency, with its age."""
+
+    price_per_gpu_hour: Decimal
+    currency: str
+    observed_at: str | None = None  # ISO 8601
+    source: str = ""
+
+
+OfferLookup = Callable[[OfferRef, str], RentPrice | None]
+
+
+@dataclass(frozen=True)
+class BuySpec:
+    servers: int
+    gpus_per_server: int
+    gpu: str
+    gpu_tdp_w: Decimal
+    gpu_list_price: Decimal | None
+    server_price: Decimal
+    install_cost: Decimal  # per server
+    server_overhead_kw: Decimal  # per server, on top of the GPUs' TDP
+    average_load: Decimal
+    pue: Decimal
+    electricity_per_kwh: Decimal
+    colocation_per_kw_month: Decimal
+    maintenance_pct_per_year: Decimal
+    ops_fte: Decimal
+    fte_cost_per_year: Decimal
+    residual_pct: Decimal
+    depreciation_years: int
+
+
+@dataclass(frozen=True)
+class RentSpec:
+    pricing_model: str
+    price_per_gpu_hour: Decimal  # on-demand share of a spot_mix, else the one price
+    spot_price_per_gpu_hour: Decimal | None = None
+    spot_fraction: Decimal | None = None
+    offer: OfferRef | None = None
+    price_observed_at: str | None = None
+    price_source: str = ""
+
+    def blended_price_per_gpu_hour(self) -> Decimal:
+        if self.pricing_model != "spot_mix":
+            return self.price_per_gpu_hour
+        assert self.spot_price_per_gpu_hour is not None and self.spot_fraction is not None
+        return (
+            1 - self.spot_fraction
+        ) * self.price_per_gpu_hour + self.spot_fraction * self.spot_price_per_gpu_hour
+
+
+@dataclass(frozen=True)
+class TcoStudy:
+    name: str
+    horizon_months: int
+    discount_rate_annual: Decimal
+    currency: str
+    utilization: Decimal
+    buy: BuySpec
+    rent: RentSpec
+
+    def as_dict(self) -> dict[str, Any]:
+        """The resolved inputs as JSON-ready values (decimals as strings): what a stored study keeps."""
+        return _jsonable(asdict(self))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, Decimal):
+        return str(value)
+    return value
+
+
+class _Section:
+    """One mapping of the study file; reads fields by name and reports them by full path."""
+
+    def __init__(self, data: object, path: str):
+        if not isinstance(data, Mapping):
+            raise CostInputError(path or "study", f"must be a mapping of fields, got {type(data).__name__}")
+        self.data = data
+        self.path = path
+        self.read: set[str] = set()
+
+    def field(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def raw(self, key: str, default: object = None) -> Any:
+        self.read.add(key)
+        value = self.data.get(key)
+        return default if value is None else value
+
+    def require(self, key: str) -> Any:
+        if not self.has(key):
+            raise CostInputError(self.field(key), "is required")
+        return self.raw(key)
+
+    def get(self, key: str, check: Callable[[object, str], Any], default: object = None) -> Any:
+        value = self.raw(key, default)
+        if value is None:
+            raise CostInputError(self.field(key), "is required")
+        return check(value, self.field(key))
+
+    def reject_unknown(self, allowed: set[str]) -> None:
+        for key in self.data:
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                raise CostInputError(self.field(str(key)), f"unknown field{suggestion}")
+
+
+def _text(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise CostInputError(field, f"must be a non-empty text, got {value!r}")
+    return value.strip()
+
+
+_STUDY_FIELDS = {"name", "horizon_months", "discount_rate_annual", "currency", "utilization", "buy", "rent"}
+_BUY_FIELDS = {
+    "servers",
+    "gpus_per_server",
+    "gpu",
+    "gpu_tdp_w",
+    "gpu_list_price",
+    "server_price",
+    "server_uplift",
+    "install_cost",
+    "server_overhead_kw",
+    "average_load",
+    "pue",
+    "electricity_per_kwh",
+    "colocation_per_kw_month",
+    "maintenance_pct_per_year",
+    "ops_fte",
+    "fte_cost_per_year",
+    "residual_pct",
+    "depreciation_years",
+}
+_RENT_FIELDS = {"pricing_model", "price_per_gpu_hour", "spot_price_per_gpu_hour", "spot_fraction", "offer"}
+_OFFER_FIELDS = {"provider", "instance_type", "region"}
+
+
+def parse_tco_study(
+    document: object,
+    *,
+    gpu_lookup: GpuLookup,
+    offer_lookup: OfferLookup | None = None,
+    fx_rates: Mapping[tuple[str, str], Decimal] | None = None,
+) -> TcoStudy:
+    """Validate a study document and resolve GPU figures and rent prices. Raises CostInputError."""
+    study = _Section(document, "")
+    study.reject_unknown(_STUDY_FIELDS)
+    currency = study.get("currency", currency_code)
+    rates = fx_rates or {}
+    buy = _parse_buy(_Section(study.require("buy"), "buy"), currency, gpu_lookup, rates)
+    rent = _parse_rent(_Section(study.require("rent"), "rent"), currency, offer_lookup, rates)
+    horizon = study.get("horizon_months", positive_int, DEFAULT_HORIZON_MONTHS)
+    return TcoStudy(
+        name=study.get("name", _text, "tco study"),
+        horizon_months=horizon,
+        discount_rate_annual=study.get("discount_rate_annual", non_negative, DEFAULT_DISCOUNT_RATE_ANNUAL),
+        currency=currency,
+        utilization=study.get("utilization", lambda v, f: fraction(v, f, allow_zero=False)),
+        buy=buy,
+        rent=rent,
+    )
+
+
+def _parse_buy(
+    section: _Section, currency: str, gpu_lookup: GpuLookup, rates: Mapping[tuple[str, str], Decimal]
+) -> BuySpec:
+    section.reject_unknown(_BUY_FIELDS)
+    gpu = _lookup_gpu(section, gpu_lookup)
+    servers = section.get("servers", positive_int, BUY_DEFAULTS["servers"])
+    gpus_per_server = section.get("gpus_per_server", positive_int, BUY_DEFAULTS["gpus_per_server"])
+    list_price = _gpu_list_price(section, gpu, currency, rates)
+    overhead_default = gpus_per_server * BUY_DEFAULTS["server_overhead_kw_per_gpu"]
+    return BuySpec(
+        servers=servers,
+        gpus_per_server=gpus_per_server,
+        gpu=gpu.slug,
+        gpu_tdp_w=section.get("gpu_tdp_w", positive, gpu.tdp_w),
+        gpu_list_price=list_price,
+        server_price=_server_price(section, gpus_per_server, list_price, gpu.slug),
+        install_cost=section.get("install_cost", non_negative, BUY_DEFAULTS["install_cost"]),
+        server_overhead_kw=section.get("server_overhead_kw", non_negative, overhead_default),
+        average_load=section.get("average_load", fraction, BUY_DEFAULTS["average_load"]),
+        pue=section.get("pue", _pue, BUY_DEFAULTS["pue"]),
+        electricity_per_kwh=_money_default(section, "electricity_per_kwh", currency),
+        colocation_per_kw_month=_money_default(section, "colocation_per_kw_month", currency),
+        maintenance_pct_per_year=section.get(
+            "maintenance_pct_per_year", fraction, BUY_DEFAULTS["maintenance_pct_per_year"]
+        ),
+        ops_fte=section.get("ops_fte", non_negative, servers * BUY_DEFAULTS["ops_fte_per_server"]),
+        fte_cost_per_year=_money_default(section, "fte_cost_per_year", currency),
+        residual_pct=section.get("residual_pct", fraction, BUY_DEFAULTS["residual_pct"]),
+        depreciation_years=section.get(
+            "depreciation_years", positive_int, BUY_DEFAULTS["depreciation_years"]
+        ),
+    )
+
+
+def _pue(value: object, field: str) -> Decimal:
+    pue = positive(value, field)
+    if pue < 1:
+        raise CostInputError(field, f"a PUE is total facility power over IT power, so at least 1; got {pue}")
+    return pue
+
+
+def _lookup_gpu(section: _Section, gpu_lookup: GpuLookup) -> GpuEconomics:
+    slug = section.get("gpu", _text)
+    gpu = gpu_lookup(slug)
+    if gpu is None:
+        raise CostInputError(section.field("gpu"), f"unknown GPU model {slug!r}")
+    return gpu
+
+
+def _gpu_list_price(
+    section: _Section, gpu: GpuEconomics, currency: str, rates: Mapping[tuple[str, str], Decimal]
+) -> Decimal | None:
+    """The per-GPU list price in the study's currency; converted only when the server price needs it."""
+    if section.has("gpu_list_price"):
+        return section.get("gpu_list_price", non_negative)
+    if gpu.list_price is None or (section.has("server_price") and gpu.currency != currency):
+        return None  # informational only when a server price is given: no FX rate needed
+    return convert_currency(
+        gpu.list_price,
+        from_currency=gpu.currency,
+        to_currency=currency,
+        rates=rates,
+        field=section.field("gpu"),
+    )
+
+
+def _server_price(section: _Section, gpus_per_server: int, list_price: Decimal | None, slug: str) -> Decimal:
+    uplift = section.get("server_uplift", non_negative, BUY_DEFAULTS["server_uplift"])
+    if section.has("server_price"):
+        return section.get("server_price", non_negative)
+    if list_price is None:
+        raise CostInputError(
+            section.field("server_price"), f"is required: no list price is known for {slug!r}"
+        )
+    return gpus_per_server * list_price * (1 + uplift)
+
+
+def _money_default(section: _Section, key: str, currency: str) -> Decimal:
+    if section.has(key) or currency == "USD":
+        return section.get(key, non_negative, BUY_USD_DEFAULTS[key])
+    raise CostInputError(
+        section.field(key), f"is required for a {currency} study (the default is a USD figure)"
+    )
+
+
+def _parse_rent(
+    section: _Section,
+    currency: str,
+    offer_lookup: OfferLookup | None,
+    rates: Mapping[tuple[str, str], Decimal],
+) -> RentSpec:
+    section.reject_unknown(_RENT_FIELDS)
+    model = section.get("pricing_model", _pricing_model, "on_demand")
+    if section.has("offer") == section.has("price_per_gpu_hour"):
+        raise CostInputError(
+            section.field("price_per_gpu_hour"), "give exactly one of price_per_gpu_hour or offer"
+        )
+    spot_fraction = section.get("spot_fraction", fraction) if model == "spot_mix" else None
+    if section.has("offer"):
+        return _rent_from_offer(section, model, spot_fraction, currency, offer_lookup, rates)
+    spot_price = section.get("spot_price_per_gpu_hour", non_negative) if model == "spot_mix" else None
+    return RentSpec(
+        pricing_model=model,
+        price_per_gpu_hour=section.get("price_per_gpu_hour", non_negative),
+        spot_price_per_gpu_hour=spot_price,
+        spot_fraction=spot_fraction,
+        price_source="study file",
+    )
+
+
+def _pricing_model(value: object, field: str) -> str:
+    if value not in RENT_PRICING_MODELS:
+        raise CostInputError(field, f"must be one of {', '.join(RENT_PRICING_MODELS)}, got {value!r}")
+    return str(value)
+
+
+def _rent_from_offer(
+    section: _Section,
+    model: str,
+    spot_fraction: Decimal | None,
+    currency: str,
+    offer_lookup: OfferLookup | None,
+    rates: Mapping[tuple[str, str], Decimal],
+) -> RentSpec:
+    offer_section = _Section(section.raw("offer"), section.field("offer"))
+    offer_section.reject_unknown(_OFFER_FIELDS)
+    offer = OfferRef(*(offer_section.get(key, _text) for key in ("provider", "instance_type", "region")))
+    field = section.field("offer")
+    if offer_lookup is None:
+        raise CostInputError(field, "offers cannot be resolved here: give price_per_gpu_hour instead")
+    base_model = "on_demand" if model == "spot_mix" else model
+    price = _offer_price(offer, base_model, currency, offer_lookup, rates, field)
+    spot = _offer_price(offer, "spot", currency, offer_lookup, rates, field) if model == "spot_mix" else None
+    return RentSpec(
+        pricing_model=model,
+        price_per_gpu_hour=price.price_per_gpu_hour,
+        spot_price_per_gpu_hour=None if spot is None else spot.price_per_gpu_hour,
+        spot_fraction=spot_fraction,
+        offer=offer,
+        price_observed_at=price.observed_at,
+        price_source=price.source,
+    )
+
+
+def _offer_price(
+    offer: OfferRef,
+    model: str,
+    currency: str,
+    offer_lookup: OfferLookup,
+    rates: Mapping[tuple[str, str], Decimal],
+    field: str,
+) -> RentPrice:
+    found = offer_lookup(offer, model)
+    if found is None:
+        raise CostInputError(field, f"no current {model} price for offer {offer.label()}")
+    converted = convert_currency(
+        found.price_per_gpu_hour, from_currency=found.currency, to_currency=currency, rates=rates, field=field
+    )
+    return RentPrice(converted, currency, found.observed_at, found.source)

@@ -1,0 +1,66 @@
+"""python manage.py recommend FILE: rank every offer x instance count x plan for a workload spec."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement import services
+from procurement.costing.documents import load_document_file
+from procurement.costing.values import CostInputError
+
+
+class Command(BaseCommand):
+    help = "Rank configurations for a workload spec (YAML or JSON) by total job cost."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="workload spec, YAML or JSON (docs/workload-spec.md)")
+        parser.add_argument("--format", choices=["json", "table"], default="table")
+        parser.add_argument("--deadline-hours", type=str, help="only configurations finishing within H hours")
+        parser.add_argument("--budget", type=str, help="only configurations costing at most this (USD)")
+        parser.add_argument("--top", type=str, default="20", help="how many results (default 20)")
+        parser.add_argument(
+            "--provider", action="append", dest="providers", help="repeatable provider filter"
+        )
+        parser.add_argument("--region", action="append", dest="regions", help="repeatable region filter")
+        parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
+
+    def handle(self, *args, **options):
+        parameters = {
+            key: options[key]
+            for key in ("deadline_hours", "budget", "top", "providers", "regions")
+            if options[key] is not None
+        }
+        try:
+            document = load_document_file(options["file"])
+            report = self._report(document, parameters, options["save"])
+        except CostInputError as error:
+            raise CommandError(str(error)) from None
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.stdout.write(render_table(report))
+
+    def _report(self, document, parameters, save: bool) -> dict:
+        if save:
+            workload = services.workload_create_from_spec(document=document)
+            row, _ = services.recommendation_create(workload=workload, parameters=parameters)
+            return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk}
+        spec = services.workload_spec_parse(document)
+        ranking = services.recommendation_compute(
+            spec=spec, options=services.ranking_options_parse(parameters)
+        )
+        return ranking.as_report()
+
+
+def render_table(report: dict) -> str:
+    header = f"{'#':>3} {'provider':10} {'instance':24} {'region':16} {'gpus':>22} {'model':13} {'hours':>10} {'total':>12}  basis"
+    lines = [header]
+    for rank, row in enumerate(report["results"], start=1):
+        gpus = f"{row['instances']}x{row['gpus_per_instance']} {row['gpu']}"
+        lines.append(
+            f"{rank:>3} {row['provider']:10} {row['instance_type']:24} {row['region']:16} {gpus:>22} "
+            f"{row['pricing_model']:13} {row['hours'] or 0:>10.2f} {row['total_cost'] or '-':>12}  "
+            f"{row['basis']}{' *' if row['pareto'] else ''}"
+        )
+    lines.append("* on the cost-versus-time Pareto front; prices in USD, observed dates in --format json")
+    return "\n".join(lines)

@@ -1,0 +1,43 @@
+"""python manage.py recompute [--workload ID | --all]: the recompute service by hand, with a progress bar."""
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from procurement import services
+from procurement.tasks import RECOMPUTE_CHUNK
+
+
+class Command(BaseCommand):
+    help = "Recompute stored recommendations and TCO studies against current prices."
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--workload", type=int, help="one workload's recommendation")
+        target.add_argument(
+            "--all", action="store_true", help="every stored recommendation and offer-priced study"
+        )
+
+    def handle(self, *args, **options):
+        workload_ids, study_ids = services.recompute_targets(workload_id=options["workload"])
+        if (
+            options["workload"] is not None
+            and not services.models.Workload.objects.filter(pk=options["workload"]).exists()
+        ):
+            raise CommandError(f"--workload: no workload {options['workload']}")
+        context = services.RankingContext.current()
+        created = events = 0
+        with tqdm(total=len(workload_ids), desc="recommendations", disable=not workload_ids) as progress:
+            for start in range(0, len(workload_ids), RECOMPUTE_CHUNK):
+                chunk = workload_ids[start : start + RECOMPUTE_CHUNK]
+                for result in services.recommendations_recompute_chunk(chunk, context=context):
+                    created += bool(result.get("created"))
+                    events += len(result.get("events", []))
+                progress.update(len(chunk))
+        for study_id in tqdm(study_ids, desc="tco studies", disable=not study_ids):
+            result = services.tco_study_recompute(study_id)
+            created += bool(result.get("created"))
+            events += len(result.get("events", []))
+        self.stdout.write(
+            f"recomputed {len(workload_ids)} recommendations and {len(study_ids)} TCO studies: "
+            f"{created} new dated results, {events} change events"
+        )

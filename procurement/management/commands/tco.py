@@ -1,0 +1,56 @@
+"""python manage.py tco FILE: buy versus rent for a study file (docs/tco-spec.md)."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement import services
+from procurement.costing.documents import load_document_file
+from procurement.costing.values import CostInputError
+
+
+class Command(BaseCommand):
+    help = "Compare buying servers with renting the same GPU-hours over a horizon (YAML or JSON study)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="study file, YAML or JSON")
+        parser.add_argument("--format", choices=["json", "table"], default="table")
+        parser.add_argument(
+            "--save", action="store_true", help="store the study and its result as a TcoStudy"
+        )
+
+    def handle(self, *args, **options):
+        try:
+            document = load_document_file(options["file"])
+            if options["save"]:
+                row = services.tco_study_create(document=document)
+                report = row.result | {"id": row.pk}
+            else:
+                report = services.tco_study_evaluate(document=document).report
+        except CostInputError as error:
+            raise CommandError(str(error)) from None
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(report, indent=2))
+        else:
+            self.stdout.write(render_table(report))
+
+
+def render_table(report: dict) -> str:
+    currency = report["currency"]
+    lines = [
+        f"{report['name']}: {report['horizon_months']} months at {report['utilization']} utilization ({currency})"
+    ]
+    lines.append(f"{'':28}{'buy':>16}{'rent':>16}")
+    for label, key in (
+        ("total (cash)", "total"),
+        ("NPV", "npv"),
+        ("cost per used GPU-hour", "cost_per_used_gpu_hour"),
+    ):
+        lines.append(f"{label:28}{report['buy'][key]:>16}{report['rent'][key]:>16}")
+    lines.append(f"break-even month: {report['break_even_month'] or 'never'}")
+    lines.append(f"break-even utilization: {report['break_even_utilization'] or 'n/a'}")
+    lines.append(f"recommendation: {report['recommendation'].upper()} ({report['recommendation_reason']})")
+    lines.append(f"sensitivity of {report['sensitivity']['metric']} (base {report['sensitivity']['base']}):")
+    for row in report["sensitivity"]["rows"]:
+        lines.append(f"  {row['driver']:<16} -20%: {row['low']:>14}   +20%: {row['high']:>14}")
+    return "\n".join(lines)

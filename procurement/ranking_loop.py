@@ -1,0 +1,122 @@
+"""The straightforward per-offer loop that ``procurement.ranking`` must agree with (tests, benchmark).
+
+Each offer, instance count and plan is sized and priced on its own with scalar calls into the same
+sizing functions and the same cost formulas; no shapes, no index arrays. It is the reference the
+vectorized ranking is checked against, and the baseline its speed is measured against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from procurement.ranking import (
+    HOURS_PER_MONTH,
+    PLAN_NAMES,
+    PLANS,
+    RankingOptions,
+    _incompatibility,
+    _nvlink_within,
+    prepare_offers,
+    spot_overhead_by_band,
+)
+from procurement.sizing import (
+    GpuSpec,
+    WorkloadSpec,
+    collective_bandwidth_gbps,
+    inference_throughput,
+    memory_breakdown_gib,
+    training_throughput,
+)
+
+
+def _required_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int) -> float:
+    offload = spec.parallelism.offload if zero >= 3 else "none"
+    flash = spec.flash_attention and gpu.supports_flash_attention()
+    table = memory_breakdown_gib(
+        spec,
+        gpus,
+        zero_stage=zero,
+        tensor_parallel=tp,
+        pipeline_parallel=1,
+        offload=offload,
+        flash_attention=flash,
+    )
+    return float(table["required_per_gpu_gib"])
+
+
+def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions) -> float:
+    peak = gpu.dense_tflops(spec.precision) or np.nan
+    if not spec.is_training:
+        rows = inference_throughput(
+            spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=peak, gpu_counts=gpus,
+            tensor_parallel=tp, pipeline_parallel=1,
+        )  # fmt: skip
+        return (
+            options.serving_hours
+            if math.isfinite(float(rows["decode_tokens_per_second_total"]))
+            else math.nan
+        )
+    key = (gpu.slug, gpus)
+    if key in options.measured_tokens_per_second:
+        return spec.training_tokens / options.measured_tokens_per_second[key] / 3600.0
+    rows = training_throughput(
+        spec, peak_tflops=peak, gpu_counts=gpus, mfu=spec.mfu or gpu.default_mfu, zero_stage=zero,
+        tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=collective_bandwidth_gbps(gpu, gpus),
+        tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
+    )  # fmt: skip
+    return float(rows["training_hours"])
+
+
+def _total(price: float, hours: float, instances: int, storage_rate: float, options: RankingOptions) -> float:
+    months = (hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
+    compute = price * hours * instances
+    return (
+        compute * (1.0 + options.rerun_fraction)
+        + price * options.setup_hours * instances
+        + options.storage_gb * storage_rate * months
+    )
+
+
+def rank_workload_loop(
+    spec: WorkloadSpec, offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions
+) -> list[tuple[float, float, int, int, str]]:
+    """Feasible configurations as (total cost, hours, offer row, instances, plan), cheapest first."""
+    table = prepare_offers(offers, gpus, options)
+    rows = []
+    for position, offer in enumerate(table.itertuples(index=False)):
+        gpu, per_instance = gpus[offer.gpu], int(offer.gpu_per_instance)
+        if _incompatibility(spec, gpu):
+            continue
+        price = offer.price_usd
+        if offer.pricing_model == "spot":
+            price *= 1.0 + float(spot_overhead_by_band(np.array([offer.band]), options)[0])
+        for instances in options.instance_counts:
+            if offer.pricing_model == "spot" and (
+                instances > 1 or not spec.is_training or not options.can_checkpoint
+            ):
+                continue
+            for plan in PLAN_NAMES:
+                zero, uses_tp = PLANS[plan]
+                total_gpus = per_instance * instances
+                if uses_tp and not (per_instance > 1 and _nvlink_within(gpu, per_instance)):
+                    continue
+                if zero >= 3 and total_gpus == 1:
+                    continue
+                tp = per_instance if uses_tp else 1
+                if not _required_gib(spec, gpu, total_gpus, zero, tp) <= gpu.capacity_gib:
+                    continue
+                hours = _hours(spec, gpu, total_gpus, zero, tp, options)
+                if not math.isfinite(hours):
+                    continue
+                total = _total(price, hours, instances, offer.storage_rate, options)
+                if options.deadline_hours is not None and hours > options.deadline_hours:
+                    continue
+                if options.budget is not None and total > options.budget:
+                    continue
+                rows.append((total, hours, position, instances, plan))
+    rows.sort(key=lambda row: (row[0], row[1]))
+    return rows

@@ -1,0 +1,61 @@
+"""Celery tasks of the procurement app: recompute stored decisions after price changes, notify owners.
+
+Thin wrappers over procurement.services. ``recompute_all`` fans out by id in chunks so several
+workers share a large portfolio; each chunk reads the offer table once. Recomputing is idempotent
+(unchanged prices add no row), so late acks are safe. Run it after every successful price refresh
+and nightly (scheduler/schedule.py).
+"""
+
+from __future__ import annotations
+
+from celery import group, shared_task
+
+RECOMPUTE_CHUNK = 200
+
+
+def _chunks(ids: list[int], size: int = RECOMPUTE_CHUNK) -> list[list[int]]:
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
+@shared_task(name="procurement.recompute_all")
+def recompute_all() -> dict:
+    """Queue one task per chunk of stored recommendations and TCO studies."""
+    from procurement.services import recompute_targets
+
+    workload_ids, study_ids = recompute_targets()
+    jobs = [recompute_recommendations.si(chunk) for chunk in _chunks(workload_ids)]
+    jobs += [recompute_tco_studies.si(chunk) for chunk in _chunks(study_ids)]
+    if jobs:
+        group(jobs).apply_async()
+    return {"workloads": len(workload_ids), "tco_studies": len(study_ids), "tasks": len(jobs)}
+
+
+@shared_task(name="procurement.recompute_recommendations", acks_late=True)
+def recompute_recommendations(workload_ids: list[int]) -> dict:
+    from procurement.services import RankingContext, recommendations_recompute_chunk
+
+    context = RankingContext.current()  # one read of the offer table for the whole chunk
+    results = recommendations_recompute_chunk(workload_ids, context=context)
+    return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
+
+
+@shared_task(name="procurement.recompute_tco_studies", acks_late=True)
+def recompute_tco_studies(study_ids: list[int]) -> dict:
+    from procurement.services import tco_study_recompute
+
+    results = [tco_study_recompute(study_id) for study_id in study_ids]
+    return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
+
+
+@shared_task(
+    name="procurement.notify_change_event",
+    autoretry_for=(OSError,),
+    retry_backoff=60,
+    retry_backoff_max=30 * 60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def notify_change_event(event_id: int) -> str:
+    from procurement.services import change_event_notify
+
+    return change_event_notify(event_id)

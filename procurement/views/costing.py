@@ -1,0 +1,117 @@
+"""Cost pages: TCO studies (list, form, report with charts) and a workload's ranked recommendations."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404, redirect, render
+
+from gpuledger.charts import line_chart, scatter_chart, tornado_chart
+from procurement import models, services
+from procurement.costing.documents import load_document_text
+from procurement.costing.values import CostInputError
+
+EXAMPLE_STUDY = """name: one 8xH100 server, 3 years
+currency: USD
+utilization: 0.8
+buy:
+  gpu: h100-sxm5-80gb
+  server_price: 300000
+  install_cost: 5000
+rent:
+  pricing_model: on_demand
+  price_per_gpu_hour: 2.99
+"""
+
+
+def tco_list_page(request):
+    """Stored studies, newest first; POST a YAML or JSON study to evaluate and store it."""
+    text, error = EXAMPLE_STUDY, None
+    if request.method == "POST":
+        text = request.POST.get("study", "")
+        try:
+            owner = request.user if request.user.is_authenticated else None
+            study = services.tco_study_create(document=load_document_text(text, "study"), owner=owner)
+        except CostInputError as problem:
+            error = str(problem)  # shown above the form; nothing was stored
+        else:
+            return redirect("tco-detail", pk=study.pk)
+    studies = models.TcoStudy.objects.order_by("-computed_at")[:100]
+    return render(request, "procurement/tco_list.html", {"studies": studies, "text": text, "error": error})
+
+
+def tco_detail_page(request, pk: int):
+    study = get_object_or_404(models.TcoStudy, pk=pk)
+    report = study.result
+    return render(
+        request,
+        "procurement/tco_detail.html",
+        {
+            "study": study,
+            "report": report,
+            "cost_curves_svg": cumulative_cost_chart(report),
+            "tornado_svg": sensitivity_chart(report),
+            "inputs": report.get("inputs", {}),
+        },
+    )
+
+
+def cumulative_cost_chart(report: dict) -> str:
+    monthly = report["monthly"]
+    series = {
+        label: [(float(month), float(value)) for month, value in zip(monthly["month"], values, strict=True)]
+        for label, values in (("buy", monthly["buy_cumulative"]), ("rent", monthly["rent_cumulative"]))
+    }
+    months = monthly["month"]
+    ticks = {float(month): str(month) for month in months if month % 6 == 0 or month == months[-1]}
+    return line_chart(
+        series,
+        x_label="month",
+        y_label=f"cumulative cost ({report['currency']})",
+        title="Cumulative cash cost: buy vs rent",
+        x_tick_labels=ticks,
+    )
+
+
+def sensitivity_chart(report: dict) -> str:
+    sensitivity = report["sensitivity"]
+    base = float(sensitivity["base"])
+    rows = [(row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base)
+            for row in sensitivity["rows"]]  # fmt: skip
+    return tornado_chart(
+        rows,
+        base_label=f"NPV advantage of buying {sensitivity['base']}",
+        unit=report["currency"],
+        title="Sensitivity: each driver -20% / +20%",
+    )
+
+
+def recommendation_page(request, workload_id: int):
+    """A workload's latest ranked configurations with a cost-versus-time scatter (Pareto front larger)."""
+    workload = get_object_or_404(models.Workload, pk=workload_id)
+    latest = workload.recommendations.order_by("-computed_at", "-pk").first()
+    rows = latest.results if latest else []
+    return render(
+        request,
+        "procurement/recommend_detail.html",
+        {"workload": workload, "recommendation": latest, "rows": rows, "scatter_svg": cost_time_chart(rows)},
+    )
+
+
+def _row_label(rank: int, row: dict) -> str:
+    return f"#{rank} {row['provider']} {row['instance_type']} x{row['instances']} {row['pricing_model']}"
+
+
+def cost_time_chart(rows: list[dict]) -> str:
+    fitting = [(rank, row) for rank, row in enumerate(rows, start=1) if row["fits"] and row["total_cost"]]
+    points = [
+        {
+            "x": row["hours"],
+            "y": float(row["total_cost"]),
+            "label": _row_label(rank, row),
+            "group": row["pricing_model"],
+        }
+        for rank, row in fitting
+    ]
+    front = {_row_label(rank, row) for rank, row in fitting if row.get("pareto")}
+    return scatter_chart(
+        points, x_label="hours", y_label="total job cost (USD)", title="Cost versus time", highlight=front
+    )

@@ -1,0 +1,33 @@
+"""When a price is stale: older than twice the schedule that refreshes it.
+
+Spot prices are refreshed hourly, list prices (on-demand, reserved, savings plans) daily
+(scheduler/schedule.py), so a spot price is stale after 2 hours and a list price after 2 days. The
+API and every report that shows a price mark it stale with this one rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from scheduler.schedule import SCHEDULE
+
+# Which scheduled source keeps each pricing model fresh.
+SOURCE_OF_PRICING_MODEL = {
+    "spot": "aws-spot",
+    "on_demand": "aws-on-demand",
+    "reserved_1y": "aws-on-demand",
+    "reserved_3y": "aws-on-demand",
+    "savings_plan_1y": "aws-on-demand",
+    "savings_plan_3y": "aws-on-demand",
+}
+
+
+def stale_after(pricing_model: str) -> dt.timedelta:
+    """Twice the refresh period of the source that keeps `pricing_model` fresh."""
+    source = SOURCE_OF_PRICING_MODEL.get(pricing_model, "aws-on-demand")
+    period_s = next(job.every_seconds for job in SCHEDULE if job.kwargs.get("source") == source)
+    return dt.timedelta(seconds=2 * period_s)
+
+
+def is_stale(pricing_model: str, observed_at: dt.datetime, now: dt.datetime) -> bool:
+    return now - observed_at > stale_after(pricing_model)

@@ -1,0 +1,78 @@
+"""Run one refresh of a price source in one region: lock, bookkeeping, fetch, ingest.
+
+Every run leaves a PriceRefresh row (written outside the ingest transaction, so a failed run is
+recorded too). The prices of a run go in as one transaction: a run that fails half-way leaves the
+previous current prices exactly as they were. A second run of the same (source, region) while one
+holds the lock exits at once with status "skipped" and says so in the row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from django.utils import timezone
+
+from pricing.ingest import ingest_price_records, ingest_spot_advisories
+from scheduler.locks import refresh_lock
+from scheduler.models import PriceRefresh, RefreshStatus
+from scheduler.sources import SOURCES, Source
+
+Progress = Callable[[Iterable[Any]], Iterable[Any]]
+ERROR_MAX_CHARS = 4000
+
+
+def refresh_lock_ttl_s() -> int:
+    """A lock outlives no run: it expires with the task's hard time limit (plus a margin)."""
+    from pricing.tasks import REFRESH_TIME_LIMIT_S
+
+    return REFRESH_TIME_LIMIT_S + 60
+
+
+def refresh_run(
+    source_name: str,
+    region: str,
+    *,
+    now: dt.datetime | None = None,
+    progress: Progress = lambda rows: rows,
+) -> PriceRefresh:
+    """Refresh `source_name` in `region`; returns its PriceRefresh row. Errors are recorded, then raised."""
+    source = SOURCES[source_name]
+    with refresh_lock(source.name, region, ttl_s=refresh_lock_ttl_s()) as acquired:
+        if not acquired:
+            return PriceRefresh.objects.create(
+                source=source.name,
+                region=region,
+                status=RefreshStatus.SKIPPED,
+                finished_at=timezone.now(),
+                error="Another refresh of this source and region holds the lock; this one did nothing.",
+            )
+        refresh = PriceRefresh.objects.create(source=source.name, region=region)
+        try:
+            _run(source, region, refresh, now or timezone.now(), progress)
+        except BaseException as error:  # SoftTimeLimitExceeded included: record it, then let Celery see it
+            _finish(refresh, RefreshStatus.FAILED, error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS])
+            raise
+        return refresh
+
+
+def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, progress: Progress) -> None:
+    fetch = source.fetch(region, now)
+    records: Iterator[Any] = iter(progress(fetch.records))
+    if source.kind == "spot_advisory":
+        seen, inserted, unchanged = ingest_spot_advisories(records)
+        refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen, inserted, unchanged
+    else:
+        result = ingest_price_records(records, refresh=refresh)
+        refresh.rows_seen = result.seen + fetch.stats.rejected
+        refresh.rows_inserted = result.inserted
+        refresh.rows_unchanged = result.unchanged
+        refresh.rows_rejected = result.rejected + fetch.stats.rejected
+        refresh.rows_suspect = result.suspect
+    _finish(refresh, RefreshStatus.SUCCEEDED)
+
+
+def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
+    refresh.status, refresh.error, refresh.finished_at = status, error, timezone.now()
+    refresh.save()

@@ -1,0 +1,109 @@
+"""The price sources a refresh can run, each fetched per region through one provider module.
+
+A source turns (region, now) into normalized records plus the reader's counters. Names are the
+``source`` values of the beat schedule (scheduler/schedule.py) and of ``refresh_prices --source``;
+``aws`` on the command line means every AWS source.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from pricing.providers import aws, aws_pricing
+from pricing.providers.aws import AwsReadStats
+from pricing.providers.spot_advisor import parse_spot_advisor
+
+DEFAULT_AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
+SPOT_ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
+GLOBAL_REGION = ""  # the spot advisor covers every region in one file
+
+
+def aws_client_factory() -> aws.ClientFactory:
+    """The boto3 client factory refreshes use (tests replace this function)."""
+    return aws.boto3_client_factory
+
+
+def spot_advisor_document() -> dict[str, Any]:
+    """Download the Spot Advisor JSON (tests replace this function)."""
+    with urllib.request.urlopen(SPOT_ADVISOR_URL, timeout=60) as response:  # noqa: S310 (fixed https URL)
+        return json.load(response)
+
+
+def aws_regions() -> list[str]:
+    """The configured AWS regions (setting GPULEDGER_AWS_REGIONS), each a separate unit of work."""
+    return list(getattr(settings, "GPULEDGER_AWS_REGIONS", None) or DEFAULT_AWS_REGIONS)
+
+
+@dataclass
+class Fetch:
+    records: Iterator[Any]
+    stats: AwsReadStats
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    fetch: Callable[[str, dt.datetime], Fetch]
+    regions: Callable[[], list[str]]
+    kind: str = "prices"  # "prices" | "spot_advisory"
+
+
+def _fetch_aws_spot(region: str, now: dt.datetime) -> Fetch:
+    stats = AwsReadStats()
+    look_back = dt.timedelta(hours=getattr(settings, "GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24))
+    records = aws.fetch_aws_spot(
+        region, client_factory=aws_client_factory(), now=now, look_back=look_back, stats=stats
+    )
+    return Fetch(records, stats)
+
+
+def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
+    # List prices are stamped with the day they were read, so a second run on the same day has the
+    # same natural key and inserts nothing; a run the next day records that the price still holds.
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    stats = AwsReadStats()
+    records = aws_pricing.fetch_aws_list_prices(
+        region, client_factory=aws_client_factory(), now=day, stats=stats
+    )
+    return Fetch(records, stats)
+
+
+def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
+    from pricing.models import InstanceType
+
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    known = set(InstanceType.objects.filter(provider__slug="aws").values_list("name", flat=True))
+    records = parse_spot_advisor(
+        spot_advisor_document(),
+        observed_at=day,
+        source="spot-advisor:" + SPOT_ADVISOR_URL,
+        instance_types=known,
+    )
+    return Fetch(records, AwsReadStats())
+
+
+SOURCES: dict[str, Source] = {
+    "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
+    "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
+    "aws-spot-advisor": Source(
+        "aws-spot-advisor", _fetch_spot_advisor, lambda: [GLOBAL_REGION], "spot_advisory"
+    ),
+}
+SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-spot-advisor"]}
+
+
+def expand_sources(name: str) -> list[Source]:
+    """`aws` → every AWS source; a source name → itself. Unknown names raise, naming the choices."""
+    names = SOURCE_GROUPS.get(name, [name])
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        choices = ", ".join([*SOURCE_GROUPS, *SOURCES])
+        raise ValueError(f"unknown price source {unknown[0]!r} (choose from {choices})")
+    return [SOURCES[n] for n in names]

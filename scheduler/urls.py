@@ -1,0 +1,9 @@
+"""Page routes of the scheduler app."""
+
+from django.urls import path
+
+from scheduler import views
+
+urlpatterns = [
+    path("status/", views.status_page, name="status"),
+]

@@ -1,0 +1,10 @@
+"""The /status/ page: is the price data fresh, and what did the last refreshes do?"""
+
+from django.shortcuts import render
+from django.utils import timezone
+
+from scheduler.status import status_overview
+
+
+def status_page(request):
+    return render(request, "scheduler/status.html", status_overview(now=timezone.now()))

@@ -1,0 +1,204 @@
+"""AWS Pricing API source, against Stubber with real-shaped get_products responses (moto has no Pricing API)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from botocore.stub import Stubber
+
+from pricing.providers.aws import AwsReadStats
+from pricing.providers.aws_pricing import aws_list_prices, fetch_aws_list_prices
+from pricing.providers.records import InstanceTypeRecord, SourceRowError
+from pricing.providers.retry import RetryPolicy
+from tests.pricing.providers.aws_responses import client, get_products_params, product
+
+NOW = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+P5 = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
+G5 = InstanceTypeRecord(provider="aws", name="g5.xlarge", gpu_name="A10G", gpu_count=Decimal(1))
+
+# p5.48xlarge us-east-1 on-demand $55.04/h (AWS price after the June 2025 reduction); the reserved
+# figures are shaped like AWS's (hourly + upfront) and the effective prices below are hand-computed.
+P5_RESERVED = [
+    ("4NA7Y494T4", "1yr", "No Upfront", "57.6300000000", None),
+    ("HU7G6KETJZ", "1yr", "Partial Upfront", "28.8150000000", "252419"),
+    ("6QCMYABX3D", "1yr", "All Upfront", "0.0000000000", "504839"),
+    ("NQ3QZPMQV9", "3yr", "All Upfront", "0.0000000000", "1229000"),
+    ("7NE97W5U4E", "1yr", "No Upfront", "60.0000000000", None),  # convertible: skipped (below)
+]
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def policy(sleeps) -> RetryPolicy:
+    return RetryPolicy(max_retries=2, base_delay_s=1, sleep=sleeps.append, random_fraction=lambda: 0.5)
+
+
+def p5_product() -> str:
+    text = product("p5.48xlarge", "us-east-1", "55.0400000000", P5_RESERVED)
+    return text.replace(
+        '"7NE97W5U4E", "termAttributes": {"LeaseContractLength": "1yr", "OfferingClass": "standard"',
+        '"7NE97W5U4E", "termAttributes": {"LeaseContractLength": "1yr", "OfferingClass": "convertible"',
+    )
+
+
+def read(pricing, policy, instance=P5, stats=None):
+    return list(
+        aws_list_prices(
+            pricing, region="us-east-1", instance=instance, observed_at=NOW, policy=policy, stats=stats
+        )
+    )
+
+
+def test_it_reads_on_demand_and_effective_reserved_prices(policy):
+    pricing = client("pricing")
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products", {"PriceList": [p5_product()]}, get_products_params("p5.48xlarge", "us-east-1")
+        )
+        records = read(pricing, policy)
+    prices = {(r.pricing_model, r.payment_option): (r.price_per_hour, r.upfront_fee) for r in records}
+    assert prices == {
+        ("on_demand", ""): (Decimal("55.04"), None),
+        ("reserved_1y", "no_upfront"): (Decimal("57.63"), Decimal(0)),
+        # 28.815 + 252419 / 8760 h = 28.815 + 28.814954 = 57.629954
+        ("reserved_1y", "partial_upfront"): (Decimal("57.629954"), Decimal(252419)),
+        # 504839 / 8760 h = 57.630023
+        ("reserved_1y", "all_upfront"): (Decimal("57.630023"), Decimal(504839)),
+        # 1229000 / 26280 h (3 × 365 × 24) = 46.765601
+        ("reserved_3y", "all_upfront"): (Decimal("46.765601"), Decimal(1229000)),
+    }
+    assert {(r.region, r.zone, r.currency, r.observed_at, r.source) for r in records} == {
+        ("us-east-1", "", "USD", NOW, "aws:pricing.get_products")
+    }
+
+
+def test_it_sends_the_term_match_filters_to_the_us_east_1_endpoint():
+    params = get_products_params("g6e.xlarge", "eu-west-1")
+    filters = {(f["Type"], f["Field"], f["Value"]) for f in params["Filters"]}
+    assert filters == {
+        ("TERM_MATCH", "instanceType", "g6e.xlarge"),
+        ("TERM_MATCH", "regionCode", "eu-west-1"),
+        ("TERM_MATCH", "operatingSystem", "Linux"),
+        ("TERM_MATCH", "tenancy", "Shared"),
+        ("TERM_MATCH", "capacitystatus", "Used"),
+        ("TERM_MATCH", "preInstalledSw", "NA"),
+        ("TERM_MATCH", "operation", "RunInstances"),
+    }
+
+
+def test_it_follows_next_token_and_retries_throttling(policy, sleeps):
+    pricing = client("pricing")
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [], "NextToken": "tok-2"},
+            get_products_params("g5.xlarge", "us-east-1"),
+        )
+        stub.add_client_error("get_products", "ThrottlingException", http_status_code=400)
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("g5.xlarge", "us-east-1", "1.0060000000")]},
+            get_products_params("g5.xlarge", "us-east-1", "tok-2"),
+        )
+        records = read(pricing, policy, instance=G5)
+        stub.assert_no_pending_responses()
+    assert [(r.pricing_model, r.price_per_hour) for r in records] == [("on_demand", Decimal("1.006"))]
+    assert sleeps == [0.5]  # 1 s ceiling × jitter 0.5
+
+
+def test_it_names_page_and_item_of_a_price_list_entry_that_is_not_json(policy):
+    pricing = client("pricing")
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("g5.xlarge", "us-east-1", "1.006"), '{"product": {'], "NextToken": ""},
+            get_products_params("g5.xlarge", "us-east-1"),
+        )
+        with pytest.raises(SourceRowError, match="not a JSON product") as error:
+            read(pricing, policy, instance=G5)
+    assert error.value.location == "aws-pricing:us-east-1:g5.xlarge page 1 item 2"
+    assert error.value.field == "PriceList"
+
+
+def test_it_names_a_non_numeric_price_dimension(policy):
+    pricing = client("pricing")
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("g5.xlarge", "us-east-1", "call us")]},
+            get_products_params("g5.xlarge", "us-east-1"),
+        )
+        with pytest.raises(SourceRowError, match="'call us' is not a number") as error:
+            read(pricing, policy, instance=G5)
+    assert error.value.field.endswith(".pricePerUnit.USD")
+
+
+def test_it_rejects_and_counts_a_zero_on_demand_price(policy):
+    pricing = client("pricing")
+    stats = AwsReadStats()
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("g5.xlarge", "us-east-1", "0.0000000000")]},
+            get_products_params("g5.xlarge", "us-east-1"),
+        )
+        assert read(pricing, policy, instance=G5, stats=stats) == []
+    assert (stats.items_seen, stats.rejected) == (1, 1)
+
+
+def test_it_refuses_two_products_that_disagree(policy):
+    pricing = client("pricing")
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {
+                "PriceList": [
+                    product("g5.xlarge", "us-east-1", "1.006"),
+                    product("g5.xlarge", "us-east-1", "2.0"),
+                ]
+            },
+            get_products_params("g5.xlarge", "us-east-1"),
+        )
+        with pytest.raises(SourceRowError, match="contradicts 1.006000"):
+            read(pricing, policy, instance=G5)
+
+
+def test_it_prices_every_instance_type_of_a_region(policy):
+    pricing = client("pricing")
+    factory_calls = []
+
+    def factory(service, *, region_name):
+        factory_calls.append((service, region_name))
+        return pricing
+
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("g5.xlarge", "eu-west-1", "1.123")]},
+            get_products_params("g5.xlarge", "eu-west-1"),
+        )
+        stub.add_response(
+            "get_products",
+            {"PriceList": [product("p5.48xlarge", "eu-west-1", "60.1")]},
+            get_products_params("p5.48xlarge", "eu-west-1"),
+        )
+        records = list(
+            fetch_aws_list_prices(
+                "eu-west-1",
+                client_factory=factory,
+                now=NOW,
+                policy=policy,
+                instance_types={"p5.48xlarge": P5, "g5.xlarge": G5},
+            )
+        )
+    assert factory_calls == [("pricing", "us-east-1")]
+    assert [(r.instance.name, r.region, r.price_per_hour) for r in records] == [
+        ("g5.xlarge", "eu-west-1", Decimal("1.123")),
+        ("p5.48xlarge", "eu-west-1", Decimal("60.1")),
+    ]

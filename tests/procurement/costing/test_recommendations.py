@@ -1,0 +1,111 @@
+"""Recommendations end to end on the bundled catalog: CLI, API, stored rows, recompute and change events."""
+
+import datetime as dt
+import json
+from io import StringIO
+
+import yaml
+from django.core.management import call_command
+
+from pricing.models import PriceObservation
+from procurement.choices import ChangeKind
+from procurement.models import ChangeEvent, Recommendation, TcoStudy, Workload
+from procurement.services import recommendation_recompute, recompute_targets, tco_study_recompute
+from procurement.tasks import recompute_all
+from tests.procurement.costing.tco_fixtures import study_document
+
+WORKLOAD = {
+    "name": "llama-3.1-8b-qlora",
+    "task": "qlora",
+    "model": {"preset": "llama-3.1-8b"},
+    "training_tokens": 1e9,
+}
+
+
+def _run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def _raise_price(row: dict, factor: int = 10) -> None:
+    """A newer observation of the same offer at a higher price: the offer is no longer cheap."""
+    current = PriceObservation.objects.get(pk=row["observation_id"])
+    PriceObservation.objects.create(
+        offer=current.offer, pricing_model=current.pricing_model, payment_option=current.payment_option,
+        amount_per_hour=current.amount_per_hour * factor, currency=current.currency,
+        observed_at=current.observed_at + dt.timedelta(days=1), source="test: price rise",
+    )  # fmt: skip
+
+
+def test_it_ranks_the_bundled_catalog_from_the_command_line(tmp_path, bundled_catalog):
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(WORKLOAD))
+    report = json.loads(
+        _run("recommend", str(path), "--format", "json", "--top", "5", "--deadline-hours", "48")
+    )
+    results = report["results"]
+    assert len(results) == 5
+    assert [float(r["total_cost"]) for r in results] == sorted(float(r["total_cost"]) for r in results)
+    for row in results:
+        assert row["fits"] and row["hours"] <= 48 and row["currency"] == "USD"
+        assert row["basis"] == "estimated" and row["price_observed_at"] and row["reasons"]
+    assert Recommendation.objects.count() == 0  # no --save: nothing stored
+
+
+def test_it_stores_through_the_api_and_adds_nothing_when_prices_are_unchanged(client, bundled_catalog):
+    body = {"workload": WORKLOAD, "top": 5}
+    first = client.post("/api/recommendations/", body, content_type="application/json")
+    assert first.status_code == 201 and first.json()["created"]
+    workload_id = first.json()["workload_id"]
+    again = client.post(
+        "/api/recommendations/", {"workload_id": workload_id, "top": 5}, content_type="application/json"
+    )
+    assert again.json()["created"] is False and again.json()["id"] == first.json()["id"]
+    stored = Recommendation.objects.get()
+    assert (
+        stored.prices_used and stored.prices_used[0]["observation_id"] == stored.results[0]["observation_id"]
+    )
+
+
+def test_it_names_a_bad_workload_field_and_stores_nothing(client, bundled_catalog):
+    bad = WORKLOAD | {"training_tokens": -5}
+    response = client.post("/api/recommendations/", {"workload": bad}, content_type="application/json")
+    assert response.status_code == 400 and response.json()["field"] == "training_tokens"
+    assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
+    response = client.post(
+        "/api/recommendations/", {"workload": WORKLOAD, "top": 0}, content_type="application/json"
+    )
+    assert response.json()["field"] == "top"
+
+
+def test_it_recomputes_a_changed_price_into_a_new_dated_row_and_a_change_event(
+    client, bundled_catalog, django_capture_on_commit_callbacks
+):
+    client.post("/api/recommendations/", {"workload": WORKLOAD, "top": 3}, content_type="application/json")
+    workload = Workload.objects.get()
+    assert recommendation_recompute(workload.pk)["created"] is False  # unchanged prices add nothing
+    cheapest = Recommendation.objects.get().results[0]
+    _raise_price(cheapest)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = recommendation_recompute(workload.pk)
+    assert result["created"] is True
+    assert Recommendation.objects.filter(workload=workload).count() == 2  # the old row stays beside the new
+    event = ChangeEvent.objects.get(kind=ChangeKind.CHEAPEST_OPTION)
+    assert event.before["instance_type"] == cheapest["instance_type"] and event.workload == workload
+    assert event.notified_at is not None  # eager Celery: the notification task ran (no target configured)
+
+
+def test_it_recomputes_tco_studies_priced_from_an_offer(client, bundled_catalog):
+    offer = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1"}
+    document = study_document(rent__price_per_gpu_hour=None, rent__offer=offer, utilization="0.5")
+    study_id = client.post("/api/tco/", document, content_type="application/json").json()["id"]
+    assert recompute_targets()[1] == [study_id]
+    assert tco_study_recompute(study_id)["created"] is False
+    study = TcoStudy.objects.get(pk=study_id)
+    _raise_price({"observation_id": study.prices_used[0]["observation_id"]}, factor=2)
+    summary = recompute_all.delay().get()  # the Celery path (eager in tests without Redis)
+    assert summary["tco_studies"] == 1
+    newest = TcoStudy.objects.get(previous=study)
+    assert newest.result["rent"]["price_per_gpu_hour"] == "13.760000"  # 2 x 55.04 / 8
+    assert _run("recompute", "--all").startswith("recomputed 0 recommendations and 1 TCO studies: 0 new")

@@ -1,0 +1,39 @@
+"""The /status/ page lists refresh runs, the newest price age per source and the beat schedule."""
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from pricing.ingest import ingest_price_records
+from pricing.providers.records import InstanceTypeRecord, PriceRecord
+from scheduler.models import PriceRefresh, RefreshStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_shows_runs_sources_and_schedule(client):
+    call_command("sync_schedule")
+    PriceRefresh.objects.create(
+        source="aws-spot", region="us-east-1", status=RefreshStatus.FAILED, error="AuthFailure"
+    )
+    instance = InstanceTypeRecord(provider="aws", name="g5.xlarge", gpu_name="A10G", gpu_count=Decimal(1))
+    ingest_price_records(
+        [
+            PriceRecord(
+                instance=instance,
+                region="us-east-1",
+                zone="",
+                pricing_model="on_demand",
+                price_per_hour=Decimal("1.006"),
+                currency="USD",
+                observed_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+                source="aws:pricing.get_products",
+            )
+        ]
+    )
+    html = client.get("/status/").content.decode()
+    assert "aws:pricing.get_products" in html and "2026-01-01 00:00" in html
+    assert "AuthFailure" in html and "us-east-1" in html
+    assert "aws spot prices" in html and "pricing.refresh_prices" in html
