@@ -166,5 +166,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 
+# Price refreshes: AWS regions refreshed by the beat schedule (each region is its own task) and how
+# far back the spot history look-back reaches on a refresh.
+GPULEDGER_AWS_REGIONS = env_list("GPULEDGER_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
+GPULEDGER_SPOT_LOOK_BACK_HOURS = env_int("GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24)
+
 # The currency reports are expressed in unless a study or request names another.
 GPULEDGER_REPORTING_CURRENCY = env_str("GPULEDGER_REPORTING_CURRENCY", "USD")

@@ -130,6 +130,8 @@ def _gpu_row(loc: str, row: dict[str, str]) -> dict:
         "slug": row["slug"], "name": row["model"], "vendor": row["vendor"], "architecture": row["architecture"],
         "memory_gb": required_decimal(row["memory_gb"], location=loc, field="memory_gb"),
         "memory_type": row.get("memory_type", ""),
+        "memory_capacity_mib": _int_or_none(row.get("memory_capacity_mib"), loc, "memory_capacity_mib"),
+        "memory_capacity_source": row.get("memory_capacity_source", ""),
         "memory_bandwidth_gbps": required_decimal(row["memory_bandwidth_gbps"], location=loc, field="memory_bandwidth_gbps"),
         "tdp_w": _int_or_none(row["tdp_w"], loc, "tdp_w"),
         "interconnect": row.get("interconnect", ""), "pcie_gen": _int_or_none(row.get("pcie_gen"), loc, "pcie_gen"),

@@ -193,6 +193,7 @@ def _ensure_instance_types(
             "gpu_count": inst.gpu_count, "vcpus": inst.vcpus, "memory_gib": inst.memory_gib,
             "gpu_memory_gib": inst.gpu_memory_gib, "local_disk_gb": inst.local_disk_gb,
             "network": inst.network, "interconnect": inst.interconnect,
+            "host_priced_separately": inst.host_priced_separately,
         })  # fmt: skip
     count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows)
     result.catalog += count

@@ -62,6 +62,10 @@ class GpuModel(models.Model):
     vendor = models.CharField(max_length=100)
     architecture = models.CharField(max_length=50)
     memory_gb = models.DecimalField(max_digits=8, decimal_places=2, help_text="Datasheet GB (10^9 bytes).")
+    memory_capacity_mib = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Total memory the driver reports (MiB); empty where no source."
+    )
+    memory_capacity_source = models.CharField(max_length=300, blank=True)
     memory_type = models.CharField(max_length=30, blank=True)
     memory_bandwidth_gbps = models.DecimalField(max_digits=10, decimal_places=2, help_text="GB/s.")
     fp32_tflops = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
@@ -187,6 +191,9 @@ class InstanceType(models.Model):
     local_disk_gb = models.DecimalField(max_digits=10, decimal_places=1, null=True, blank=True)
     network = models.CharField(max_length=100, blank=True)
     interconnect = models.CharField(max_length=100, blank=True, help_text="Intra-node GPU interconnect.")
+    host_priced_separately = models.BooleanField(
+        default=False, help_text="The price covers the GPUs only; the host VM is billed separately (GCP)."
+    )
 
     class Meta:
         ordering = ["provider__slug", "name"]

@@ -52,6 +52,21 @@ def require_redis():
     require_service("Redis (REDIS_URL)", available)
 
 
+@pytest.fixture(autouse=True)
+def eager_celery():
+    """Tasks run in-process unless a test asks for the real broker (`redis_worker`).
+
+    With REDIS_URL set (CI) the app would otherwise publish to Redis with no worker to answer, and a
+    test calling `.get()` would wait forever.
+    """
+    from gpuledger.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.fixture
 def bundled_catalog(db):
     """The real bundled catalog, loaded through the same service as `manage.py load_catalog`."""
@@ -76,4 +91,4 @@ def redis_worker(require_redis):
         with start_worker(app, pool="solo", perform_ping_check=True, shutdown_timeout=30) as worker:
             yield worker
     finally:
-        app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
+        app.conf.task_always_eager = True  # back to the suite's default (see eager_celery)

@@ -60,10 +60,18 @@ class GpuSpec:
     mig: int = 0
     approx_list_price_usd: float | None = None
     vendor: str = ""
+    memory_capacity_mib: float | None = None  # what the driver reports, where a source gives it
 
     @cached_property
     def capacity_gib(self) -> float:
-        """Datasheet GB (10^9 bytes) expressed in GiB."""
+        """The card's real capacity in GiB: the driver-reported total where known, else datasheet GB in GiB.
+
+        HBM cards sold as "80 GB" hold 80 GiB (A100) or 79.6 GiB (H100 SXM: 81,559 MiB); converting the
+        datasheet's decimal GB would understate them by 7%. GDDR cards' "24 GB" is 24 GiB too, but where
+        no driver figure is bundled the decimal conversion is the conservative fallback.
+        """
+        if self.memory_capacity_mib:
+            return self.memory_capacity_mib / 1024
         return self.memory_gb * GB / GIB
 
     @cached_property
@@ -189,6 +197,7 @@ def gpu_spec_from_row(row: dict[str, str]) -> GpuSpec:
         mig=int(mig) if mig is not None else 0,
         approx_list_price_usd=_number(row.get("approx_list_price_usd", "")),
         vendor=row.get("vendor", ""),
+        memory_capacity_mib=_number(row.get("memory_capacity_mib", "")),
     )
 
 
@@ -217,6 +226,7 @@ _OPTIONAL_FLOATS = (
     "tdp_w",
     "nvlink_bandwidth_gbps",
     "approx_list_price_usd",
+    "memory_capacity_mib",
 )
 
 

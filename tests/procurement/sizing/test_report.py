@@ -26,9 +26,21 @@ def _candidate(report, slug, gpus=1):
 def test_it_loads_the_29_bundled_gpus_with_usable_memory():
     gpus = load_bundled_gpus()
     assert len(gpus) == 29
+    # The H100 SXM's driver-reported 81,559 MiB (Vast catalog GpuInfo) is its real capacity: 79.65 GiB.
     h100 = gpu_by_slug("h100-sxm5-80gb")
-    assert h100.capacity_gib == pytest.approx(80e9 / 2**30)  # 74.5 GiB
-    assert h100.usable_memory_gib == pytest.approx(80e9 / 2**30 - 0.6)
+    assert h100.capacity_gib == pytest.approx(81559 / 1024)
+    assert h100.usable_memory_gib == pytest.approx(81559 / 1024 - 0.6)
+    # Without a driver figure (T4), the datasheet's 16 GB (10^9 bytes) is the conservative fallback.
+    t4 = gpu_by_slug("t4")
+    assert t4.capacity_gib == pytest.approx(16e9 / 2**30)
+
+
+def test_a_70b_bf16_model_fits_one_h200_once_real_capacity_is_used():
+    # 70.55e9 params x 2 bytes = 131.4 GiB of weights: over the H200's decimal 141 GB (131.3 GiB) but
+    # inside its real 143,771 MiB (140.4 GiB); vLLM serves Llama-3-70B bf16 on one H200 with short contexts.
+    h200 = gpu_by_slug("h200-sxm-141gb")
+    assert h200.capacity_gib == pytest.approx(140.4, abs=0.05)
+    assert 70553706496 * 2 / 2**30 < h200.usable_memory_gib
 
 
 @pytest.mark.parametrize(
