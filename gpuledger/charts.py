@@ -11,6 +11,14 @@ from html import escape
 
 PALETTE = ["#2f6fed", "#f79009", "#12b76a", "#9e77ed", "#f04438", "#0ba5ec", "#667085", "#ee46bc"]
 WIDTH = 720
+SHOW_POINTS_UP_TO = 60
+
+
+def axis_number(value: float) -> str:
+    """Tick labels people read: 250,000 rather than 2.5e+05."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
@@ -88,7 +96,7 @@ def line_chart(
     x_tick_labels: dict[float, str] | None = None,
 ) -> str:
     """Lines through (x, y) points, one per series; horizontal dashed reference lines by label."""
-    left, right, top, bottom, height = 70, 20, 30, 40, 320
+    left, right, top, bottom, height = 80, 20, 30, 40, 320
     points = [p for values in series.values() for p in values]
     references = reference_lines or {}
     if not points:
@@ -110,10 +118,14 @@ def line_chart(
             f'<text x="{sx(value):.1f}" y="{top + plot_h + 14}" text-anchor="middle">{escape(label)}</text>'
         )
     for index, values in enumerate(series.values()):
-        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in sorted(values))
-        body.append(
-            f'<polyline fill="none" stroke="{PALETTE[index % len(PALETTE)]}" stroke-width="2" points="{path}"/>'
-        )
+        color = PALETTE[index % len(PALETTE)]
+        ordered = sorted(values)
+        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in ordered)
+        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{path}"/>')
+        if len(ordered) <= SHOW_POINTS_UP_TO:  # a sparse series (one snapshot) would otherwise be invisible
+            body.extend(
+                f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3.5" fill="{color}"/>' for x, y in ordered
+            )
     for label, value in references.items():
         y = sy(value)
         body.append(
@@ -134,7 +146,7 @@ def _axes(left, top, plot_w, plot_h, y_max, x_label, y_label) -> list[str]:
         value = y_max * step / 4
         y = top + plot_h - plot_h * step / 4
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eaecf0"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{value:,.4g}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{axis_number(value)}</text>')
     return parts
 
 
@@ -157,7 +169,9 @@ def scatter_chart(
     body = _legend([g for g in groups if g], left, 16) + _axes(
         left, top, plot_w, plot_h, y_max, x_label, y_label
     )
-    body.append(f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{x_max:,.4g}</text>')
+    body.append(
+        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{axis_number(x_max)}</text>'
+    )
     for point in points:
         x = left + point["x"] / x_max * plot_w
         y = top + plot_h - point["y"] / y_max * plot_h

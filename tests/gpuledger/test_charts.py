@@ -33,3 +33,12 @@ def test_scatter_highlights_the_named_points_and_tornado_orders_by_swing():
     tornado = tornado_chart([("small", -1.0, 1.0), ("big", -5.0, 4.0)], base_label="NPV", unit="USD")
     ET.fromstring(tornado)
     assert tornado.index(">big<") < tornado.index(">small<")
+
+
+def test_sparse_series_show_their_points_and_ticks_read_as_plain_numbers():
+    svg = line_chart(
+        {"zone a": [(0, 23.1449)]}, x_label="day", y_label="USD/h", reference_lines={"on-demand": 68.8}
+    )
+    assert svg.count("<circle") == 1  # one snapshot is still visible
+    big = line_chart({"buy": [(0, 300000.0), (36, 480000.0)]}, x_label="month", y_label="USD")
+    assert "500,000" in big and "e+05" not in big
