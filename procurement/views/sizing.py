@@ -52,7 +52,13 @@ def sizing_page(request):
             report = size_spec_document(load_spec_text(text, "spec"))
         except WorkloadSpecError as error:
             errors = [field.as_dict() for field in error.errors]
-    context = {"text": text, "errors": errors, "report": report, "presets": known_preset_names()}
+    context = {
+        "text": text,
+        "errors": errors,
+        "report": report,
+        "presets": known_preset_names(),
+        "selected_preset": request.GET.get("preset", ""),
+    }
     if report:
         context["memory_chart_svg"] = memory_chart(report)
         context["speed_keys"] = speed_keys(report["workload"]["task"])
