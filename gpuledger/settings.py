@@ -100,6 +100,8 @@ DATABASES = {"default": {**_database_config(), "ATOMIC_REQUESTS": True}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL and REDIS_URL.split("://", 1)[0] not in {"redis", "rediss", "unix"}:
+    raise ImproperlyConfigured(f"REDIS_URL={REDIS_URL!r} is not a Redis URL (redis://host:6379/0, rediss://, unix://)")
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

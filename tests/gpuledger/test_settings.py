@@ -45,6 +45,12 @@ def test_it_rejects_a_database_url_it_cannot_read():
     assert "DATABASE_URL" in result.stderr
 
 
+def test_it_rejects_a_redis_url_it_cannot_read():
+    result = _settings_in_subprocess({"SECRET_KEY": "x", "REDIS_URL": "notaurl"})
+    assert result.returncode != 0
+    assert "REDIS_URL='notaurl' is not a Redis URL" in result.stderr
+
+
 @pytest.mark.parametrize("value", ["maybe", "2", "ture"])
 def test_env_bool_fails_loudly_on_a_typo(monkeypatch, value):
     monkeypatch.setenv("SOME_FLAG", value)
