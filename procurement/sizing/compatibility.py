@@ -1,8 +1,9 @@
 """Per-GPU gates: precision and kernel support, interconnect and card-class warnings.
 
-Errors make a card unusable for the spec as written (verdict `incompatible`); warnings change the
-estimate (FlashAttention falls back to eager attention) or flag a risk (tensor parallel over PCIe,
-consumer cards on long training runs).
+Errors make a card unusable for the spec as written: the candidate's verdict is `does_not_fit` with
+`blocked_by` naming the gate (`"precision"`) and a remedy naming the fix (`precision_fix`). Warnings
+change the estimate (FlashAttention falls back to eager attention) or flag a risk (tensor parallel
+over PCIe, consumer cards on long training runs).
 """
 
 from __future__ import annotations
@@ -20,11 +21,27 @@ _PRECISION_RULES = {
 }
 
 
+# The card generation each precision needs, for the remedy text (see GpuSpec.supports_precision).
+_CARD_FOR_PRECISION = {
+    "bf16": "an Ampere-or-later card",
+    "fp8": "an Ada, Hopper or later card",
+    "fp4": "a Blackwell card",
+}
+# Precisions to fall back to, closest first: fewer bits keep memory and speed nearest the request.
+_FALLBACKS = {
+    "fp4": ("fp8", "bf16", "fp16"),
+    "fp8": ("bf16", "fp16"),
+    "bf16": ("fp16",),
+    "fp16": ("bf16", "fp32"),
+}
+
+
 @dataclass
 class Compatibility:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     flash_attention: bool = True
+    blocked_by: str | None = None  # machine-readable gate that makes the card unusable: "precision"
 
 
 def check_gpu(spec: WorkloadSpec, gpu: GpuSpec, plan: ParallelismSpec | None = None) -> Compatibility:
@@ -33,6 +50,7 @@ def check_gpu(spec: WorkloadSpec, gpu: GpuSpec, plan: ParallelismSpec | None = N
     result = Compatibility(flash_attention=spec.flash_attention)
     if not gpu.supports_precision(spec.precision):
         result.errors.append(_PRECISION_RULES.get(spec.precision, f"{spec.precision} is not supported"))
+        result.blocked_by = "precision"
     if spec.flash_attention and not gpu.supports_flash_attention() and not spec.model.is_image:
         result.flash_attention = False
         result.warnings.append(
@@ -50,6 +68,19 @@ def check_gpu(spec: WorkloadSpec, gpu: GpuSpec, plan: ParallelismSpec | None = N
     if plan.gpus > 1 and spec.is_training and gpu.is_consumer:
         result.warnings.append("consumer cards: no ECC/MIG and PCIe peer links slow multi-GPU training")
     return result
+
+
+def precision_fix(spec: WorkloadSpec, gpu: GpuSpec) -> tuple[str, str] | None:
+    """The closest precision this card runs and the remedy text naming both fixes; None if none needed.
+
+    e.g. bf16 on a T4: ("fp16", "use fp16 (Turing has no BF16) or an Ampere-or-later card").
+    """
+    if gpu.supports_precision(spec.precision):
+        return None
+    fallback = next((p for p in _FALLBACKS.get(spec.precision, ()) if gpu.supports_precision(p)), "fp32")
+    lacks = f"{gpu.architecture or gpu.name} has no {spec.precision.upper()}"
+    card = _CARD_FOR_PRECISION.get(spec.precision, f"a card with {spec.precision} support")
+    return fallback, f"use {fallback} ({lacks}) or {card}"
 
 
 def long_training_warning(spec: WorkloadSpec, gpu: GpuSpec, hours: float | None) -> str | None:

@@ -1,9 +1,13 @@
-"""Read a workload spec document (YAML or JSON text) into a dict, naming file, line and column on error."""
+"""Workload spec documents: YAML or JSON text into a dict (naming file, line and column on error), and
+the spec the sizing page's simple form (a few knobs) describes, written back as YAML."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import yaml
 
+from procurement.sizing.presets import image_tier
 from procurement.sizing.spec import FieldError, WorkloadSpecError
 
 
@@ -20,3 +24,79 @@ def load_spec_text(text: str, source: str = "spec") -> dict:
     if not isinstance(data, dict):
         raise WorkloadSpecError([FieldError(source, "the document must be a mapping of spec fields")])
     return data
+
+
+# The sizing page's simple form: knob -> the spec field it sets (dotted path, as in error messages).
+KNOB_PATHS = {
+    "name": "name",
+    "task": "task",
+    "preset": "model.preset",
+    "precision": "precision",
+    "micro_batch_size": "micro_batch_size",
+    "seq_len": "seq_len",
+    "gradient_checkpointing": "gradient_checkpointing",
+    "training_tokens": "training_tokens",
+    "lora_rank": "lora.rank",
+    "gpus": "parallelism.gpus",
+    "zero_stage": "parallelism.zero_stage",
+    "concurrency": "inference.concurrency",
+    "context_len": "inference.context_len",
+    "resolution_px": "image.resolution_px",
+}
+# Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
+_TRAINING_ONLY = {"micro_batch_size", "seq_len", "gradient_checkpointing", "training_tokens", "zero_stage"}
+_ADAPTER_ONLY = {"lora_rank"}
+_INFERENCE_ONLY = {"concurrency", "context_len"}
+# Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
+_IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
+_TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing"}
+
+
+def _knob_value(text: str):
+    """A whole number where the text is one, else the text itself, so the spec parser can name it."""
+    try:
+        number = float(text.replace("_", ""))
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and abs(number) < 1e15 else number
+
+
+def _applies(knob: str, task: str, is_image: bool) -> bool:
+    if is_image:
+        return knob in _IMAGE_KNOBS
+    if knob == "resolution_px":
+        return False
+    if knob in _TRAINING_ONLY:
+        return task != "inference"
+    if knob in _ADAPTER_ONLY:
+        return task in ("lora", "qlora")
+    if knob in _INFERENCE_ONLY:
+        return task == "inference"
+    return True
+
+
+def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
+    """The workload spec a form of simple knobs describes (only the fields its task uses; blanks take
+    the spec's defaults). Values pass through unconverted when they are not numbers, so
+    `parse_workload_spec` rejects them by path, exactly as it would in a YAML document."""
+    task = (knobs.get("task") or "").strip()
+    is_image = image_tier(str(knobs.get("preset") or "").strip()) is not None
+    spec: dict = {}
+    for knob, path in KNOB_PATHS.items():
+        text = str(knobs.get(knob) or "").strip()
+        if not text or not _applies(knob, task, is_image):
+            continue
+        value = text if knob in _TEXT_KNOBS else _knob_value(text)
+        *parents, leaf = path.split(".")
+        target = spec
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = value
+    if "name" not in spec and spec.get("model", {}).get("preset"):
+        spec = {"name": f"{spec['model']['preset']}-{task or 'workload'}"} | spec
+    return spec
+
+
+def spec_to_yaml(spec: dict) -> str:
+    """A spec dict as the YAML document the page shows (key order kept, leaf mappings inline)."""
+    return yaml.safe_dump(spec, sort_keys=False, default_flow_style=None, allow_unicode=True, width=100)

@@ -15,7 +15,7 @@ import numpy as np
 from procurement.sizing import image
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import state_bytes
-from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning
+from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps
 from procurement.sizing.host import host_requirements
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
@@ -27,6 +27,7 @@ from procurement.sizing.verdict import (
     cheapest_remedy,
     identity_cache,
     larger_card,
+    peak_by_count,
     scale_out,
     verdict_for,
 )
@@ -142,12 +143,10 @@ def _candidate(
     count = plan.gpus
     total, required = memory["total_per_gpu_gib"], memory["required_per_gpu_gib"]
     capacity = gpu.capacity_gib
-    if compat.errors:
-        verdict = "incompatible"
-    elif total is None:
-        verdict = "does_not_fit"
-    else:
-        verdict = verdict_for(total, required, capacity)
+    verdict = "does_not_fit" if compat.blocked_by or total is None else verdict_for(total, required, capacity)
+    blocked_by = compat.blocked_by or (
+        "plan" if total is None else "memory" if verdict == "does_not_fit" else None
+    )
     warnings = list(compat.warnings)
     share = throughput.get("communication_share")
     if share is not None and share > COMMUNICATION_WARNING_SHARE:
@@ -168,6 +167,7 @@ def _candidate(
             "offload": plan.offload,
         },
         "verdict": verdict,
+        "blocked_by": blocked_by,
         "memory_utilization": _clean(total / capacity) if total is not None else None,
         "capacity_gib": _clean(capacity),
         "usable_memory_gib": _clean(gpu.usable_memory_gib),
@@ -178,11 +178,41 @@ def _candidate(
         "warnings": warnings,
         "errors": list(compat.errors),
     }
-    if verdict == "does_not_fit":
+    if blocked_by == "precision":
+        candidate.update(
+            _precision_remedies(_plan_spec(spec, plan), gpu, count, compat.flash_attention, catalog)
+        )
+    elif verdict == "does_not_fit":
         candidate.update(
             _remedies(_plan_spec(spec, plan), gpu, count, compat.flash_attention, total, catalog)
         )
     return candidate
+
+
+def _precision_remedies(spec: WorkloadSpec, gpu: GpuSpec, count: int, flash: bool, catalog) -> dict:
+    """The precision fix first (no memory remedy helps a card that lacks the precision); if the fixed
+    spec still does not fit this card and count, the fixed spec's memory remedies follow."""
+    precision, fix_text = precision_fix(spec, gpu)
+    fixed = _with_precision(spec, precision)  # one object per spec and precision, so the ladders cache
+    total = float(peak_by_count(fixed, count, flash))
+    if not math.isfinite(total):
+        more = _remedies(fixed, gpu, count, flash, None, catalog)
+        return more | {"remedy": f"{fix_text}; {more['remedy']}", "remedies": [fix_text]}
+    if total <= gpu.capacity_gib:
+        return {
+            "remedy": fix_text,
+            "remedies": [fix_text],
+            "memory_after_remedy_gib": _clean(total, 2),
+            "scale_out": None,
+            "larger_card": None,
+        }
+    more = _remedies(fixed, gpu, count, flash, total, catalog)
+    return more | {"remedy": f"{fix_text}; then {more['remedy']}", "remedies": [fix_text, *more["remedies"]]}
+
+
+@identity_cache
+def _with_precision(spec: WorkloadSpec, precision: str) -> WorkloadSpec:
+    return replace(spec, precision=precision)
 
 
 @identity_cache
@@ -252,7 +282,7 @@ def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
     one in the order given (the catalog lists smallest cards first), else the first compatible one."""
     own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
     feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
-    compatible = [c for c in own if c["verdict"] != "incompatible"]
+    compatible = [c for c in own if c["blocked_by"] != "precision"]
     return (feasible or compatible or own or [None])[0]
 
 

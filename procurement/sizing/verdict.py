@@ -1,7 +1,9 @@
 """Verdicts per candidate (GPU model x count) and the cheapest remedy when a workload does not fit.
 
-Verdicts: `fits`, `tight` (peak over 90% of the card, or headroom does not fit), `oversized` (peak
-under 50%), `does_not_fit`, and `incompatible` (the card cannot run the spec's precision). Remedies
+Verdicts (exactly issue 3's four): `fits`, `tight` (peak over 90% of the card, or headroom does not
+fit), `oversized` (peak under 50%) and `does_not_fit`; the first three are `FEASIBLE_VERDICTS` (the
+card can run the spec). A card that lacks the spec's precision is `does_not_fit` too, with the
+candidate's `blocked_by` saying so (see compatibility.precision_fix for its remedy). Remedies
 are tried cumulatively in the guides' order: smaller batch or sequence (with gradient accumulation
 keeping the global batch), bf16, gradient checkpointing, 8-bit optimizer / LoRA / QLoRA, offload;
 the first prefix of steps that fits is the remedy. More GPUs or a larger card is the last resort.
@@ -127,6 +129,13 @@ def identity_cache(function):
 def _totals_by_count(spec: WorkloadSpec, flash: bool) -> np.ndarray:
     """Peak per GPU for 1..64 GPUs of the spec's plan; one vectorized call per spec variant."""
     return memory_per_gpu_gib(spec, _COUNTS, flash_attention=flash)
+
+
+def peak_by_count(spec: WorkloadSpec, gpu_count: int, flash: bool) -> float:
+    """Peak per GPU of the spec's plan at `gpu_count` GPUs (cached per spec object for 1..64 GPUs)."""
+    if gpu_count > MAX_COUNT:
+        return float(memory_per_gpu_gib(spec, gpu_count, flash_attention=flash))
+    return float(_totals_by_count(spec, flash)[gpu_count - 1])
 
 
 def _fits(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, flash: bool) -> tuple[bool, float]:

@@ -1,6 +1,8 @@
-"""Sizing page: paste a workload spec (or pick a preset) and see memory per GPU, verdicts and speed.
+"""Sizing page: fill a short form of common knobs, pick a preset, or paste a workload spec, and see
+memory per GPU, verdicts and speed.
 
-Uses the same `size_spec_document` as the API and `manage.py size`; nothing is stored.
+The form builds a spec (`spec_from_knobs`), shows it as YAML in the textarea and sizes that very
+text, through the same `size_spec_document` as the API and `manage.py size`; nothing is stored.
 """
 
 from __future__ import annotations
@@ -10,20 +12,10 @@ from django.shortcuts import render
 from gpuledger.charts import stacked_bar_chart
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
-from procurement.sizing.documents import load_spec_text
+from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
+from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
 
-EXAMPLE_SPEC = """name: llama-3.1-8b-qlora
-task: qlora
-model: {preset: llama-3.1-8b}
-precision: bf16
-micro_batch_size: 4
-seq_len: 2048
-gradient_checkpointing: full
-lora: {rank: 16, targets: all-linear}
-training_tokens: 2.0e+8
-parallelism: {gpus: 1}
-"""
 # Memory breakdown key -> the label of its bar segment.
 BAR_PARTS = {
     "weights_gib": "weights",
@@ -35,19 +27,96 @@ BAR_PARTS = {
 }
 
 
-def preset_example(preset: str) -> str:
+# The form's starting values (a QLoRA of Llama-3.1-8B); the textarea starts with the spec they build.
+KNOB_DEFAULTS = {
+    "name": "",
+    "task": "qlora",
+    "preset": "llama-3.1-8b",
+    "precision": "bf16",
+    "micro_batch_size": "4",
+    "seq_len": "2048",
+    "gradient_checkpointing": "full",
+    "training_tokens": "2.0e8",
+    "lora_rank": "16",
+    "gpus": "1",
+    "zero_stage": "0",
+    "concurrency": "8",
+    "context_len": "4096",
+    "resolution_px": "",
+}
+ZERO_STAGES = ("0", "1", "2", "3", "fsdp")
+
+
+def knob_defaults(preset: str | None) -> dict[str, str]:
+    """Form values for a preset picked from the list: an image tier starts on its first task at batch 1,
+    the setting its tier table is quoted for."""
+    if preset not in known_preset_names():
+        return dict(KNOB_DEFAULTS)
     tier = IMAGE_TIERS.get(preset)
-    task = tier.tasks[0] if tier else "qlora"
-    return f"name: {preset}\ntask: {task}\nmodel: {{preset: {preset}}}\nparallelism: {{gpus: 1}}\n"
+    if tier:
+        return KNOB_DEFAULTS | {"preset": preset, "task": tier.tasks[0], "micro_batch_size": "1"}
+    return KNOB_DEFAULTS | {"preset": preset}
+
+
+# knob -> (label, the tasks it applies to, as a hint)
+KNOB_LABELS = {
+    "name": ("Name", "optional"),
+    "task": ("Task", ""),
+    "preset": ("Model preset", ""),
+    "precision": ("Precision", ""),
+    "micro_batch_size": ("Micro-batch size", "training"),
+    "seq_len": ("Sequence length (tokens)", "training"),
+    "gradient_checkpointing": ("Gradient checkpointing", "training"),
+    "training_tokens": ("Training tokens", "training: for hours"),
+    "lora_rank": ("LoRA rank", "lora, qlora"),
+    "gpus": ("GPUs", ""),
+    "zero_stage": ("ZeRO stage / FSDP", "training"),
+    "concurrency": ("Concurrent requests", "inference"),
+    "context_len": ("Context length (tokens)", "inference"),
+    "resolution_px": ("Image side (px)", "image presets; blank: the tier's"),
+}
+
+
+def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
+    """The form's fields in order, each with its label, value, choices (None: free text) and error."""
+    choices = {
+        "task": TASKS,
+        "preset": tuple(known_preset_names()),
+        "precision": PRECISIONS,
+        "gradient_checkpointing": CHECKPOINTING,
+        "zero_stage": ZERO_STAGES,
+    }
+    return [
+        {
+            "name": knob,
+            "label": label,
+            "hint": hint,
+            "value": knobs.get(knob, ""),
+            "choices": choices.get(knob),
+            "numeric": knob != "name",
+            "error": errors.get(knob, ""),
+        }
+        for knob, (label, hint) in KNOB_LABELS.items()
+    ]
+
+
+def knob_errors(errors: list[dict]) -> dict[str, str]:
+    """Spec errors keyed by the form knob that set the field, so the form can mark it."""
+    by_path = {path: knob for knob, path in KNOB_PATHS.items()}
+    return {by_path[error["path"]]: error["message"] for error in errors if error["path"] in by_path}
 
 
 def sizing_page(request):
-    text = EXAMPLE_SPEC
-    if request.GET.get("preset") in known_preset_names():
-        text = preset_example(request.GET["preset"])
+    preset = request.GET.get("preset")
+    knobs = knob_defaults(preset)
+    text = spec_to_yaml(spec_from_knobs(knobs))
     report, errors = None, []
     if request.method == "POST":
-        text = request.POST.get("spec", "")
+        if request.POST.get("source") == "fields":
+            knobs = {knob: request.POST.get(knob, "").strip() for knob in KNOB_DEFAULTS}
+            text = spec_to_yaml(spec_from_knobs(knobs))
+        else:
+            text = request.POST.get("spec", "")
         try:
             report = size_spec_document(load_spec_text(text, "spec"))
         except WorkloadSpecError as error:
@@ -57,7 +126,8 @@ def sizing_page(request):
         "errors": errors,
         "report": report,
         "presets": known_preset_names(),
-        "selected_preset": request.GET.get("preset", ""),
+        "selected_preset": preset or "",
+        "form_fields": form_fields(knobs, knob_errors(errors)),
     }
     if report:
         context["memory_chart_svg"] = memory_chart(report)

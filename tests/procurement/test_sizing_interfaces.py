@@ -4,6 +4,7 @@ import json
 from io import StringIO
 
 import pytest
+import yaml
 from django.core.management import CommandError, call_command
 
 SPEC = {
@@ -69,6 +70,64 @@ def test_it_gives_the_same_numbers_on_cli_api_and_page(bundled_catalog, spec_fil
     assert "<svg" in html and 'id="candidates"' in html and "cuda_context_gib" in html
 
 
+# The page's simple form for SPEC: every knob as the browser sends it (text), serving knobs included.
+FORM = {
+    "source": "fields",
+    "name": "interfaces",
+    "task": "qlora",
+    "preset": "llama-3.1-8b",
+    "precision": "bf16",
+    "micro_batch_size": "2",
+    "seq_len": "4096",
+    "gradient_checkpointing": "full",
+    "training_tokens": "1.0e8",
+    "lora_rank": "16",
+    "gpus": "1",
+    "zero_stage": "0",
+    "concurrency": "8",
+    "context_len": "4096",
+}
+
+
+@pytest.mark.django_db
+def test_it_sizes_the_form_built_spec_like_the_cli_and_api(bundled_catalog, client, tmp_path):
+    page = client.post("/size/", FORM)
+    assert page.status_code == 200 and page.context["errors"] == []
+    # The textarea shows the spec the form built: SPEC plus the rank and plan knobs, no serving fields.
+    built = yaml.safe_load(page.context["text"])
+    assert built == SPEC | {
+        "precision": "bf16",
+        "training_tokens": 100_000_000,
+        "lora": {"rank": 16},
+        "parallelism": {"gpus": 1, "zero_stage": 0},
+    }
+    assert "lora: {rank: 16}" in page.content.decode()
+    api = client.post("/api/size/", built, content_type="application/json")
+    path = tmp_path / "built.yaml"
+    path.write_text(page.context["text"])
+    assert _numbers(page.context["report"]) == _numbers(api.json()) == _numbers(_cli(path))
+
+
+@pytest.mark.django_db
+def test_it_builds_serving_fields_for_an_inference_form(bundled_catalog, client):
+    form = FORM | {"task": "inference", "gpus": "2", "zero_stage": "3", "concurrency": "16"}
+    page = client.post("/size/", form)
+    built = yaml.safe_load(page.context["text"])
+    assert built["inference"] == {"concurrency": 16, "context_len": 4096}
+    assert built["parallelism"] == {"gpus": 2}  # ZeRO applies to training only
+    assert not {"micro_batch_size", "seq_len", "lora", "training_tokens"} & set(built)
+    assert page.context["report"]["workload"]["parallelism"]["gpus"] == 2
+
+
+@pytest.mark.django_db
+def test_it_marks_bad_form_fields_by_their_spec_path(bundled_catalog, client):
+    page = client.post("/size/", FORM | {"seq_len": "long", "lora_rank": "0"})
+    assert {error["path"] for error in page.context["errors"]} == {"seq_len", "lora.rank"}
+    marked = {field["name"] for field in page.context["form_fields"] if field["error"]}
+    assert marked == {"seq_len", "lora_rank"}
+    assert page.context["report"] is None
+
+
 @pytest.mark.django_db
 def test_it_matches_the_engine_on_the_bundled_csv(bundled_catalog, spec_file):
     from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
@@ -122,6 +181,10 @@ def test_it_shows_bad_fields_on_the_page_and_stores_nothing(bundled_catalog, cli
 def test_it_prefills_the_form_from_a_preset(bundled_catalog, client):
     page = client.get("/size/?preset=sdxl")
     assert "model: {preset: sdxl}" in page.content.decode()
+    fields = {field["name"]: field["value"] for field in page.context["form_fields"]}
+    # The form starts on the same preset and task as the YAML it loads (the tier's first task).
+    preset_yaml = yaml.safe_load(page.context["text"])
+    assert (fields["preset"], fields["task"]) == ("sdxl", preset_yaml["task"])
 
 
 @pytest.mark.django_db

@@ -40,14 +40,35 @@ def test_it_counts_70b_fp16_weights_as_140_gb():
     assert state_bytes(workload).weight_bytes == 140e9
 
 
-def test_it_counts_4_bit_weights_as_half_a_byte_before_metadata():
-    # DESIGN: 7B in 4 bits is about 3.5 GB before quantization metadata: 4 bits x 7e9.
-    assert 7e9 * 4 / 8 == 3.5e9
+# Llama-2-7B (config.json shapes): the block linears, 32 x (4 x 4096^2 + 3 x 4096 x 11008), are quantized;
+# the untied embeddings and LM head (2 x 32000 x 4096) and 65 RMSNorms of 4096 stay 16-bit.
+LLAMA2_7B_BLOCK_LINEARS = 32 * (4 * 4096**2 + 3 * 4096 * 11008)  # 6,476,005,376
+LLAMA2_7B_SIXTEEN_BIT = 2 * 32000 * 4096 + 65 * 4096  # 262,410,240
+
+
+@pytest.mark.parametrize(
+    ("quantization", "bits"),
+    [
+        ("int4", 4.25),  # 4 bits + an fp16 scale and a 4-bit zero per group of 128 (AWQ/GPTQ default)
+        ("nf4", 4.127),  # QLoRA paper: NF4, blocksize 64, double quantization = 4 + 0.127 bits
+        ("int8", 8.0),  # LLM.int8 / per-channel int8: scales per output channel
+    ],
+)
+def test_it_counts_quantized_weights_with_metadata_and_16_bit_embeddings(quantization, bits):
+    workload = spec(task="inference", weight_quantization=quantization)
+    # The split adds up to the preset's 6,738,415,616 (params_computed from HF shapes).
+    assert count_params(workload.model) == LLAMA2_7B_BLOCK_LINEARS + LLAMA2_7B_SIXTEEN_BIT
+    expected = LLAMA2_7B_BLOCK_LINEARS * bits / 8 + LLAMA2_7B_SIXTEEN_BIT * 2
+    assert state_bytes(workload).weight_bytes == pytest.approx(expected, rel=1e-12)
+
+
+def test_it_puts_4_bit_weights_above_the_half_byte_floor():
+    # DESIGN: 7B in 4 bits is about 3.5 GB before quantization metadata. The engine adds the metadata
+    # and keeps embeddings/head/norms in 16 bits, so it must land above 7e9 x 0.5 bytes, and below 5 bits.
     workload = spec(
         task="inference", weight_quantization="int4", model={"preset": "llama-2-7b", "params": 7e9}
     )
-    # With metadata (4.25 bits) and 16-bit embeddings/head/norms the figure rises above 3.5 GB.
-    assert 3.5e9 < state_bytes(workload).weight_bytes < 4.5e9
+    assert 3.5e9 < state_bytes(workload).weight_bytes < 7e9 * 5 / 8
 
 
 def test_it_holds_16_bytes_per_parameter_for_mixed_precision_adam():
@@ -56,7 +77,9 @@ def test_it_holds_16_bytes_per_parameter_for_mixed_precision_adam():
     state = state_bytes(workload)
     per_param = state.weight_bytes / 7e9 + state.grad_bytes_per_param + optimizer_bytes_per_param(workload)
     assert per_param == 16.0
-    assert per_param * 7e9 == 112e9
+    result = memory(workload)
+    states_gib = result["weights_gib"] + result["gradients_gib"] + result["optimizer_states_gib"]
+    assert states_gib * GIB == pytest.approx(112e9)
 
 
 def test_it_computes_llama2_7b_kv_cache_as_512_kib_per_token():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from procurement.sizing import gpu_by_slug, load_bundled_gpus, size_workload, verdict_for
+from procurement.sizing import FEASIBLE_VERDICTS, gpu_by_slug, load_bundled_gpus, size_workload, verdict_for
 from procurement.sizing.gpus import collective_bandwidth_gbps
 from procurement.sizing.memory import MEMORY_KEYS
 from tests.procurement.sizing.helpers import LLAMA3_8B, spec
@@ -64,7 +64,10 @@ def test_it_returns_the_output_contract_for_every_task_kind(task, extra):
     assert len(report["candidates"]) == 29 * 8
     for candidate in report["candidates"]:
         assert {"gpu", "gpus", "verdict", "memory_utilization", "throughput", "warnings"} <= set(candidate)
-        assert candidate["verdict"] in ("fits", "tight", "oversized", "does_not_fit", "incompatible")
+        # Issue 3's verdict contract is exactly these four; why a card is ruled out is in `blocked_by`.
+        assert candidate["verdict"] in ("fits", "tight", "oversized", "does_not_fit")
+        assert candidate["blocked_by"] in (None, "precision", "memory", "plan")
+        assert (candidate["blocked_by"] is None) == (candidate["verdict"] != "does_not_fit")
     assert {"vcpus_per_node", "ram_gib_per_node", "disk_gb_per_node"} <= set(report["host"])
     assert all({"key", "value", "unit", "source"} <= set(a) for a in report["assumptions"])
 
@@ -85,13 +88,33 @@ def test_it_assigns_verdicts_by_utilization(total, required, capacity, verdict):
     assert verdict_for(total, required, capacity) == verdict
 
 
-def test_it_rejects_bf16_on_turing_and_volta():
+def test_it_rules_out_bf16_on_turing_and_volta_with_the_fp16_remedy():
     report = size_workload(
-        spec(task="inference", model=dict(LLAMA3_8B)), [gpu_by_slug("t4"), gpu_by_slug("l4")]
+        spec(task="inference", model=dict(LLAMA3_8B)),
+        [gpu_by_slug("t4"), gpu_by_slug("v100-sxm2-32gb"), gpu_by_slug("l4")],
     )
-    t4, l4 = report["candidates"]
-    assert t4["verdict"] == "incompatible" and "Turing" in t4["errors"][0]
-    assert l4["verdict"] != "incompatible"
+    t4, v100, l4 = report["candidates"]
+    assert (t4["verdict"], t4["blocked_by"]) == ("does_not_fit", "precision")
+    assert "Turing" in t4["errors"][0]
+    assert t4["remedies"][0] == "use fp16 (Turing has no BF16) or an Ampere-or-later card"
+    assert v100["remedies"][0] == "use fp16 (Volta has no BF16) or an Ampere-or-later card"
+    assert l4["blocked_by"] is None and l4["verdict"] in FEASIBLE_VERDICTS
+    # An incompatible card still reports its real memory use, and no speed for a precision it lacks.
+    assert t4["memory_utilization"] == pytest.approx(t4["total_per_gpu_gib"] / t4["capacity_gib"], abs=1e-3)
+    assert t4["throughput"]["decode_tokens_per_second_per_stream"] is None
+
+
+def test_it_chains_memory_remedies_after_the_precision_fix():
+    # 8B weights in fp16 are 15 GiB: over a 16 GB T4 (14.9 GiB) even after switching to fp16, so the
+    # remedy continues with the inference ladder of the fp16 spec.
+    report = size_workload(spec(task="inference", model=dict(LLAMA3_8B)), [gpu_by_slug("t4")])
+    (t4,) = report["candidates"]
+    fixed = size_workload(
+        spec(task="inference", model=dict(LLAMA3_8B), precision="fp16"), [gpu_by_slug("t4")]
+    )["candidates"][0]
+    assert fixed["verdict"] == "does_not_fit" and fixed["blocked_by"] == "memory" and fixed["remedies"]
+    assert t4["remedies"] == [t4["remedies"][0], *fixed["remedies"]]
+    assert t4["memory_after_remedy_gib"] == fixed["memory_after_remedy_gib"]
 
 
 def test_it_gates_fp8_to_ada_or_hopper_and_fp4_to_blackwell():
@@ -99,11 +122,23 @@ def test_it_gates_fp8_to_ada_or_hopper_and_fp4_to_blackwell():
         spec(task="inference", precision="fp8"),
         [gpu_by_slug("a100-sxm4-80gb"), gpu_by_slug("h100-sxm5-80gb")],
     )
-    assert [c["verdict"] == "incompatible" for c in fp8["candidates"]] == [True, False]
+    a100, h100 = fp8["candidates"]
+    assert [a100["blocked_by"], h100["blocked_by"]] == ["precision", None]
+    assert a100["verdict"] == "does_not_fit" and h100["verdict"] in FEASIBLE_VERDICTS
+    assert a100["remedy"] == "use bf16 (Ampere has no FP8) or an Ada, Hopper or later card"
+    # The fix's footprint: 7B (6.74e9 params) in bf16 is over twice the fp8 weights.
+    assert a100["memory_after_remedy_gib"] > 2 * 6.74e9 / 2**30
     fp4 = size_workload(
         spec(task="inference", precision="fp4"), [gpu_by_slug("h100-sxm5-80gb"), gpu_by_slug("b200")]
     )
-    assert [c["verdict"] == "incompatible" for c in fp4["candidates"]] == [True, False]
+    hopper, blackwell = fp4["candidates"]
+    assert [hopper["blocked_by"], blackwell["blocked_by"]] == ["precision", None]
+    assert hopper["remedy"] == "use fp8 (Hopper has no FP4) or a Blackwell card"
+
+
+def test_it_headlines_a_card_that_can_run_the_spec():
+    report = size_workload(spec(task="inference"), [gpu_by_slug("t4"), gpu_by_slug("a100-sxm4-80gb")])
+    assert report["throughput"]["gpu"] == "a100-sxm4-80gb"
 
 
 def test_it_falls_back_to_eager_attention_before_ampere():

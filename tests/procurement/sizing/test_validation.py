@@ -1,5 +1,7 @@
 """The validation table: generated from the reference file, within the issue's error targets."""
 
+from pathlib import Path
+
 import pytest
 
 from procurement.sizing.validation import (
@@ -10,6 +12,8 @@ from procurement.sizing.validation import (
     unexplained,
     validation_rows,
 )
+
+COMMITTED_TABLE = Path(__file__).resolve().parents[3] / "docs" / "validation.md"
 
 
 @pytest.fixture(scope="module")
@@ -46,3 +50,17 @@ def test_it_renders_the_table_with_peak_definitions(rows):
     assert "Median absolute error, memory" in text
     assert "torch reserved" in text and "nvidia-smi" in text
     assert text.count("\n| ") == len(rows) + 1
+
+
+def test_it_matches_the_committed_table_byte_for_byte(rows):
+    # docs/validation.md is generated; a change to the engine, the cases or the reference file must be
+    # followed by `python manage.py validate_sizing`, or this fails.
+    assert render_markdown(rows).encode("utf-8") == COMMITTED_TABLE.read_bytes()
+
+
+def test_it_explains_each_large_error_in_the_direction_it_runs(rows):
+    # An explanation argues the estimate runs high or low; it must agree with the sign of the error.
+    for row in rows:
+        case = CASES[row.reference_id]
+        if abs(row.error) > 0.25 or case.estimate_runs:
+            assert case.estimate_runs == ("high" if row.error > 0 else "low"), row.reference_id
