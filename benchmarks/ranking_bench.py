@@ -35,10 +35,13 @@ def _setup_django(folder: str) -> None:
     os.environ.setdefault("DEBUG", "1")
     os.environ.pop("REDIS_URL", None)  # tasks run eagerly, in this process
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    import logging
+
     import django
     from django.core.management import call_command
 
     django.setup()
+    logging.getLogger("celery").setLevel(logging.WARNING)  # eager tasks would log one line each
     call_command("migrate", verbosity=0)
     from pricing.catalog import catalog_load
 
@@ -77,6 +80,8 @@ def _workload_specs(count: int, seed: int = 7):
 def _synthetic_offers(frame, size: int, seed: int = 11):
     import numpy as np
 
+    from pricing.selectors import decimals_to_floats
+
     rng = np.random.default_rng(seed)
     sample = frame.sample(n=size, replace=True, random_state=seed).reset_index(drop=True)
     jitter = rng.uniform(0.8, 1.2, size)
@@ -84,6 +89,8 @@ def _synthetic_offers(frame, size: int, seed: int = 11):
         price * type(price)(repr(float(j)))
         for price, j in zip(sample["price_per_hour_usd"], jitter, strict=True)
     ]
+    # offer_frame() converts its Decimal columns to float once per read of the catalog; do the same here
+    sample["price_per_hour_usd_float"] = decimals_to_floats(sample["price_per_hour_usd"])
     sample["observation_id"] = np.arange(1, size + 1)
     return sample
 

@@ -1,4 +1,4 @@
-"""The bundled catalog: datasheets, aliases, FX and storage rates, and real price snapshots.
+"""The bundled catalog: datasheets, aliases, FX and storage rates, real price snapshots and Spot Advisor bands.
 
 `catalog_load()` reads every file under pricing/data (and the model architectures of
 procurement/data) in one transaction: a malformed row raises CatalogError naming the file, line
@@ -17,12 +17,13 @@ from django.db import transaction
 
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import Currency, ProviderKind, StorageClass
-from pricing.ingest import IngestResult, ingest_price_records
+from pricing.ingest import IngestResult, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate, GpuAlias, GpuModel, Provider, StorageRate
 from pricing.providers.cells import decimal_or_none, required_decimal
 from pricing.providers.generic_csv import read_generic_csv
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import read_skypilot_csv
+from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time_from_name
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -36,6 +37,8 @@ SKYPILOT_FILES = {
     "cudo": "skypilot/cudo/vms.csv",
     "vast": "skypilot/vast/vms.csv",
 }
+# AWS Spot Advisor snapshots (data/spot_advisor/PROVENANCE.md), dated by their file names.
+SPOT_ADVISOR_GLOB = "spot_advisor/spot-advisor-data-*.json"
 
 
 class CatalogError(ValueError):
@@ -66,7 +69,10 @@ def catalog_load(
         report.changes["fx_rates"] = _load_fx_rates(data_dir / "fx_rates.csv")
         report.changes["storage_rates"] = _load_storage_rates(data_dir / "storage_rates.csv")
         progress("prices")
-        report.prices = ingest_price_records(_bundled_price_records(data_dir, progress))
+        aws_instance_types: set[str] = set()
+        report.prices = ingest_price_records(_bundled_price_records(data_dir, progress, aws_instance_types))
+        progress("spot advisories")
+        report.changes["spot_advisories"] = _load_spot_advisories(data_dir, aws_instance_types)
     except SourceRowError as exc:
         raise CatalogError(str(exc)) from exc
     return report
@@ -170,7 +176,9 @@ def _load_aliases(path: Path) -> ChangeCount:
             "provider_id": providers.get(row["provider"]), "alias": row["alias"],
             "instance_type_contains": row["instance_type_contains"], "gpu_id": gpus[row["gpu_slug"]], "note": row["note"],
         })  # fmt: skip
-    return upsert_by_natural_key(GpuAlias, ["provider_id", "alias", "instance_type_contains"], rows)[0]
+    # alias first: the upsert finds stored rows by its first key field, and an `__in` lookup never
+    # matches NULL, so keying on provider_id first would re-create every global alias (no provider).
+    return upsert_by_natural_key(GpuAlias, ["alias", "instance_type_contains", "provider_id"], rows)[0]
 
 
 def _load_fx_rates(path: Path) -> ChangeCount:
@@ -230,11 +238,32 @@ def _datetime(text: str, loc: str, column: str) -> dt.datetime:
     return value
 
 
-def _bundled_price_records(data_dir: Path, progress):
+def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str]):
+    """Every bundled price record; fills `aws_instance_types` with the AWS types they name."""
     for provider, relative in SKYPILOT_FILES.items():
         progress(f"prices: {relative}")
-        yield from read_skypilot_csv(data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT)
+        for record in read_skypilot_csv(
+            data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT
+        ):
+            if provider == "aws":
+                aws_instance_types.add(record.instance.name)
+            yield record
     accepted = frozenset(FxRate.objects.values_list("currency", flat=True)) | {"USD"}
     for path in sorted((data_dir / "providers").glob("*.csv")):
         progress(f"prices: providers/{path.name}")
         yield from read_generic_csv(path, accepted_currencies=accepted)
+
+
+def _load_spot_advisories(data_dir: Path, aws_instance_types: set[str]) -> ChangeCount:
+    """The Linux bands of each bundled advisor snapshot, for the AWS instance types the catalog prices
+    (the rankings look bands up by those; the other ~6,000 rows of a snapshot would only be ballast)."""
+    count = ChangeCount()
+    for path in sorted(data_dir.glob(SPOT_ADVISOR_GLOB)):
+        observed_at = snapshot_time_from_name(path)
+        if observed_at is None:
+            raise CatalogError(
+                f"{path}: the file name must carry the snapshot date (spot-advisor-data-YYYY-MM-DD.json)"
+            )
+        records = read_spot_advisor(path, observed_at=observed_at, instance_types=aws_instance_types)
+        count += spot_advisories_upsert(records, provider_slug="aws")
+    return count

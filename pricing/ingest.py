@@ -182,12 +182,14 @@ def _ensure_instance_types(
     instances: dict[tuple[str, str], InstanceTypeRecord], providers: dict[str, Provider], result: IngestResult
 ) -> dict[tuple, InstanceType]:
     resolver = GpuNameResolver()
-    rows, unmapped = [], Counter()
+    rows, unmapped, mapped = [], Counter(), set()
     for (provider_slug, _), inst in sorted(instances.items()):
         provider_id = providers[provider_slug].id
         gpu_id = resolver.resolve(provider_id, inst.gpu_name, inst.name)
         if gpu_id is None:
             unmapped[(provider_id, inst.gpu_name)] += 1
+        else:
+            mapped.add((provider_id, inst.gpu_name))
         rows.append({
             "provider_id": provider_id, "name": inst.name, "gpu_id": gpu_id, "gpu_name": inst.gpu_name,
             "gpu_count": inst.gpu_count, "vcpus": inst.vcpus, "memory_gib": inst.memory_gib,
@@ -197,11 +199,20 @@ def _ensure_instance_types(
         })  # fmt: skip
     count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows)
     result.catalog += count
-    _record_unmapped(unmapped, providers, result)
+    _record_unmapped(unmapped, mapped, providers, result)
     return by_key
 
 
-def _record_unmapped(unmapped: Counter, providers: dict[str, Provider], result: IngestResult) -> None:
+def _record_unmapped(
+    unmapped: Counter, mapped: set[tuple[int, str]], providers: dict[str, Provider], result: IngestResult
+) -> None:
+    """List the names no alias maps; drop the listing of a name an alias added since then now maps
+    (a name mapped on one instance type and not on another, by an instance-type pattern, stays listed)."""
+    now_mapped = mapped - set(unmapped)
+    listed = UnmappedGpuName.objects.filter(
+        provider_id__in={pid for pid, _ in now_mapped}, name__in={name for _, name in now_mapped}
+    ).values_list("pk", "provider_id", "name")
+    UnmappedGpuName.objects.filter(pk__in=[pk for pk, *key in listed if tuple(key) in now_mapped]).delete()
     slug_by_id = {p.id: slug for slug, p in providers.items()}
     rows = [{"provider_id": pid, "name": name, "rows_seen": n} for (pid, name), n in sorted(unmapped.items())]
     upsert_by_natural_key(UnmappedGpuName, ["provider_id", "name"], rows)
@@ -392,11 +403,20 @@ def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     return len(new), sum(o.status == PriceStatus.SUSPECT for o in new)
 
 
-@transaction.atomic
 def ingest_spot_advisories(
     records: Iterable[SpotAdvisoryRecord], provider_slug: str = "aws"
 ) -> tuple[int, int, int]:
     """Upsert advisories by (provider, region, instance type, date); returns seen, written, unchanged."""
+    count = spot_advisories_upsert(records, provider_slug=provider_slug)
+    return count.created + count.updated + count.unchanged, count.changed, count.unchanged
+
+
+@transaction.atomic
+def spot_advisories_upsert(
+    records: Iterable[SpotAdvisoryRecord], *, provider_slug: str = "aws"
+) -> ChangeCount:
+    """Upsert advisories by (provider, region, instance type, date), all or nothing: the records are read
+    in full (a malformed one raises before anything is written), then written as one set."""
     provider, _ = Provider.objects.get_or_create(slug=provider_slug, defaults={"name": provider_slug})
     rows = [
         {
@@ -411,6 +431,8 @@ def ingest_spot_advisories(
         }  # fmt: skip
         for r in records
     ]
-    keys = ["provider_id", "region_code", "instance_type_name", "observed_at"]
+    # observed_at first: the upsert reads the stored rows matching the first key field, and a batch is
+    # one snapshot date, so this reads that day's rows rather than every advisory ever stored.
+    keys = ["observed_at", "provider_id", "region_code", "instance_type_name"]
     count, _ = upsert_by_natural_key(SpotAdvisory, keys, rows)
-    return len(rows), count.changed, count.unchanged
+    return count

@@ -2,25 +2,44 @@
 
 `offer_frame()` is the one place that turns stored prices into the pandas table the ranking engine
 and reports work on: one row per offer × pricing model × payment option, newest published price.
+Besides the exact Decimal columns it carries float copies (``*_float``, converted once here so that
+every ranking does not pay for it) and a ``stale`` flag (docs/provider-prices.md, "Stale prices").
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
+from django.utils import timezone
 
 from pricing.choices import PriceStatus, PricingModel
 from pricing.fx import MissingFxRate, fx_rates
 from pricing.models import GpuModel, PriceObservation
+from scheduler.freshness import stale_after
+from scheduler.schedule import SCHEDULE
 
 OFFER_FRAME_COLUMNS = [
     "observation_id", "offer_id", "provider", "provider_name", "region", "zone", "instance_type",
     "gpu", "gpu_count", "vcpus", "memory_gib", "pricing_model", "payment_option",
     "price_per_hour", "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "observed_at", "source",
 ]  # fmt: skip
+# Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
+FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
+FRESHNESS_COLUMNS = ("refresh_source", "scheduled", "stale_after_hours", "stale")
+
+# The sources the beat schedule refreshes: their prices are stale after twice their period.
+SCHEDULED_PRICE_SOURCES = frozenset(
+    job.kwargs["source"]
+    for job in SCHEDULE
+    if job.task == "pricing.refresh_prices" and "source" in job.kwargs
+)
+DEFAULT_SNAPSHOT_STALE_DAYS = 90
 
 
 def current_price_observations(**filters):
@@ -37,8 +56,9 @@ def current_price_observations(**filters):
     )
 
 
-def offer_frame(*, gpu_mapped_only: bool = True, **filters) -> pd.DataFrame:
-    """Current prices as a DataFrame (OFFER_FRAME_COLUMNS); amounts stay Decimal.
+def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None, **filters) -> pd.DataFrame:
+    """Current prices as a DataFrame: OFFER_FRAME_COLUMNS (amounts stay Decimal), then the float copies
+    ``<column>_float`` of FLOAT_COLUMNS (NaN where missing), then FRESHNESS_COLUMNS as of ``now``.
 
     Prices in a currency without a stored FX rate keep NaN in the USD columns rather than
     guessing a rate; callers that need USD for every row check `price_per_hour_usd.isna()`.
@@ -50,16 +70,54 @@ def offer_frame(*, gpu_mapped_only: bool = True, **filters) -> pd.DataFrame:
         "offer__region__code", "offer__zone", "offer__instance_type__name", "offer__instance_type__gpu__slug",
         "offer__instance_type__gpu_count", "offer__instance_type__vcpus", "offer__instance_type__memory_gib",
         "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at", "source",
+        "refresh__source",
     )  # fmt: skip
     rates = fx_rates(base="USD")
-    records = []
+    records, refresh_sources = [], []
     for (obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-         model, payment, amount, currency, observed_at, source) in rows:  # fmt: skip
+         model, payment, amount, currency, observed_at, source, refresh_source) in rows:  # fmt: skip
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
         records.append((obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
                         model, payment, amount, currency, usd, per_gpu, observed_at, source))  # fmt: skip
-    return pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
+        refresh_sources.append(refresh_source or "")
+    frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
+    for column in FLOAT_COLUMNS:
+        frame[f"{column}_float"] = decimals_to_floats(frame[column])
+    frame["refresh_source"] = pd.Series(refresh_sources, index=frame.index, dtype=object)
+    return with_staleness(frame, now or timezone.now())
+
+
+def decimals_to_floats(values: pd.Series) -> np.ndarray:
+    """Decimal (or None) objects to float64, NaN for missing. ``float(Decimal)`` rounds correctly, so a
+    6-decimal price converted back with ``round(x, 6)`` is the stored Decimal again."""
+    return np.fromiter(
+        (np.nan if value is None else float(value) for value in values), dtype=float, count=len(values)
+    )
+
+
+def snapshot_stale_after() -> dt.timedelta:
+    """How old a price from a snapshot (bundled catalog, imported file) may get before it is stale."""
+    days = getattr(settings, "GPULEDGER_SNAPSHOT_STALE_DAYS", DEFAULT_SNAPSHOT_STALE_DAYS)
+    return dt.timedelta(days=days)
+
+
+def with_staleness(frame: pd.DataFrame, now: dt.datetime) -> pd.DataFrame:
+    """Add FRESHNESS_COLUMNS. A price refreshed by a scheduled source is stale when older than twice that
+    schedule (``scheduler.freshness.is_stale``, per pricing model); a snapshot has no schedule, so it is
+    stale only past ``snapshot_stale_after()``."""
+    scheduled = frame["refresh_source"].isin(SCHEDULED_PRICE_SOURCES).to_numpy(dtype=bool)
+    per_model = {
+        model: stale_after(model) / dt.timedelta(hours=1) for model in frame["pricing_model"].unique()
+    }
+    schedule_hours = frame["pricing_model"].map(per_model).to_numpy(dtype=float)
+    snapshot_hours = snapshot_stale_after() / dt.timedelta(hours=1)
+    frame["scheduled"] = scheduled
+    frame["stale_after_hours"] = np.where(scheduled, schedule_hours, snapshot_hours)
+    observed = pd.to_datetime(frame["observed_at"], utc=True)
+    age_hours = (pd.Timestamp(now) - observed).dt.total_seconds().to_numpy(dtype=float) / 3600.0
+    frame["stale"] = age_hours > frame["stale_after_hours"].to_numpy(dtype=float)  # is_stale: age > limit
+    return frame
 
 
 def gpu_catalog_rows() -> list[dict]:
@@ -89,4 +147,4 @@ def _catalog_row(gpu: GpuModel, cheapest: dict) -> dict:
     return {"gpu": gpu, "on_demand": on_demand, "spot": spot, "on_demand_per_gb": per_gb}
 
 
-__all__ = ["MissingFxRate", "current_price_observations", "offer_frame", "gpu_catalog_rows"]
+__all__ = ["MissingFxRate", "current_price_observations", "gpu_catalog_rows", "offer_frame", "with_staleness"]

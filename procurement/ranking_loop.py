@@ -18,8 +18,8 @@ from procurement.ranking import (
     PLAN_NAMES,
     PLANS,
     RankingOptions,
-    _incompatibility,
-    _nvlink_within,
+    incompatibility,
+    nvlink_within,
     prepare_offers,
     spot_overhead_by_band,
 )
@@ -89,7 +89,7 @@ def rank_workload_loop(
     rows = []
     for position, offer in enumerate(table.itertuples(index=False)):
         gpu, per_instance = gpus[offer.gpu], int(offer.gpu_per_instance)
-        if _incompatibility(spec, gpu):
+        if incompatibility(spec, gpu):
             continue
         price = offer.price_usd
         if offer.pricing_model == "spot":
@@ -102,7 +102,7 @@ def rank_workload_loop(
             for plan in PLAN_NAMES:
                 zero, uses_tp = PLANS[plan]
                 total_gpus = per_instance * instances
-                if uses_tp and not (per_instance > 1 and _nvlink_within(gpu, per_instance)):
+                if uses_tp and not (per_instance > 1 and nvlink_within(gpu, per_instance)):
                     continue
                 if zero >= 3 and total_gpus == 1:
                     continue
@@ -115,7 +115,7 @@ def rank_workload_loop(
                 total = _total(price, hours, instances, offer.storage_rate, options)
                 if options.deadline_hours is not None and hours > options.deadline_hours:
                     continue
-                if options.budget is not None and total > options.budget:
+                if options.budget is not None and total > options.budget_usd:
                     continue
                 rows.append((total, hours, position, instances, plan))
     rows.sort(key=lambda row: (row[0], row[1]))

@@ -1,19 +1,29 @@
-"""Reads for the ranking engine: the current offer table with spot bands, storage rates and GPU specs."""
+"""Reads of the procurement app: the ranking engine's inputs (current offer table with spot bands, storage
+rates, GPU datasheets) and the dashboard (recent change events, stored workloads, TCO studies)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pandas as pd
+from django.db.models import OuterRef, Subquery
+from django.db.models.fields.json import KeyTransform
 
 from pricing.choices import StorageClass
 from pricing.fx import fx_rates
-from pricing.models import SpotAdvisory, StorageRate
+from pricing.models import GpuModel, SpotAdvisory, StorageRate
 from pricing.selectors import offer_frame
-from procurement.sizing import GpuSpec, load_bundled_gpus
+from procurement import models
+from procurement.choices import ChangeKind
+from procurement.sizing import GpuSpec
+from procurement.sizing.gpus import gpu_spec_from_record
 
 
 def ranking_gpus() -> dict[str, GpuSpec]:
-    """Datasheet figures for sizing: the bundled catalog the sizing engine reads (same as GpuModel's)."""
-    return {gpu.slug: gpu for gpu in load_bundled_gpus()}
+    """Datasheet figures for sizing from the GpuModel rows: the product's truth, which a person may correct
+    in the admin (the bundled CSV only seeds them)."""
+    return {row.slug: gpu_spec_from_record(row) for row in GpuModel.objects.all()}
 
 
 def spot_bands() -> dict[tuple[str, str, str], int]:
@@ -46,3 +56,75 @@ def block_storage_rates_usd() -> dict[str, float]:
         if preferred or row.provider.slug not in result:
             result[row.provider.slug] = float(usd)
     return result
+
+
+# --- Dashboard ----------------------------------------------------------------------------------------
+
+
+def recent_change_events(*, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest change events with what changed in words (before -> after) and whether the owner was told."""
+    events = models.ChangeEvent.objects.select_related("workload", "tco_study").order_by("-created_at", "-pk")
+    return [
+        {
+            "event": event,
+            "subject": event.workload or event.tco_study,
+            "before": change_side_text(event.kind, event.before),
+            "after": change_side_text(event.kind, event.after),
+        }
+        for event in events[:limit]
+    ]
+
+
+def change_side_text(kind: str, side: dict[str, Any]) -> str:
+    """One side of a change event as a short phrase (the stored JSON keeps every figure)."""
+    if kind == ChangeKind.RENT_OR_BUY:
+        return side.get("recommendation") or "none"
+    if kind == ChangeKind.SPOT_VERDICT:
+        if not side.get("spot_usable"):
+            return "spot unusable"
+        return "spot usable: " + option_text(side.get("cheapest_spot") or {})
+    return option_text(side)
+
+
+def option_text(option: dict[str, Any]) -> str:
+    if not option:
+        return "no feasible option"
+    return (
+        f"{option.get('instances')} x {option.get('provider')} {option.get('instance_type')} "
+        f"{option.get('region')} {option.get('pricing_model')}: {option.get('total_cost')}"
+    )
+
+
+def workloads_with_latest_option(*, limit: int = 200) -> list[dict[str, Any]]:
+    """Stored workloads, each with its newest recommendation's date and cheapest feasible row. Only that
+    first row is read from the database (results are ranked feasible-first, cheapest first)."""
+    newest = models.Recommendation.objects.filter(workload=OuterRef("pk")).order_by("-computed_at", "-pk")
+    workloads = models.Workload.objects.annotate(latest_id=Subquery(newest.values("pk")[:1])).order_by("name")
+    workloads = list(workloads[:limit])
+    latest = {
+        row["pk"]: row
+        for row in models.Recommendation.objects.filter(
+            pk__in=[w.latest_id for w in workloads if w.latest_id]
+        )
+        .annotate(first=KeyTransform("0", "results"))
+        .values("pk", "computed_at", "first", "parameters")
+    }
+    return [_workload_row(workload, latest.get(workload.latest_id)) for workload in workloads]
+
+
+def _workload_row(workload: models.Workload, latest: dict[str, Any] | None) -> dict[str, Any]:
+    first = latest["first"] if latest else None
+    if isinstance(first, str):  # some backends hand back a JSON key's value as text
+        first = json.loads(first)
+    cheapest = first if first and first.get("fits") else None
+    return {
+        "workload": workload,
+        "computed_at": latest["computed_at"] if latest else None,
+        "currency": (latest["parameters"] or {}).get("currency", "USD") if latest else None,
+        "cheapest": cheapest,
+    }
+
+
+def current_tco_studies(*, limit: int = 100) -> list[models.TcoStudy]:
+    """The current version of every TCO study (a recomputation links the new row to the one it replaced)."""
+    return list(models.TcoStudy.objects.filter(next_version__isnull=True).order_by("-computed_at")[:limit])

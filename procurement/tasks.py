@@ -2,19 +2,41 @@
 
 Thin wrappers over procurement.services. ``recompute_all`` fans out by id in chunks so several
 workers share a large portfolio; each chunk reads the offer table once. Recomputing is idempotent
-(unchanged prices add no row), so late acks are safe. Run it after every successful price refresh
-and nightly (scheduler/schedule.py).
+(unchanged prices add no row), so late acks are safe. It runs after every successful price refresh
+(``recompute_soon``, called by scheduler.refresh) and nightly (scheduler/schedule.py).
 """
 
 from __future__ import annotations
 
-from celery import group, shared_task
+import logging
 
-RECOMPUTE_CHUNK = 200
+from celery import group, shared_task
+from django.core.cache import cache
+
+RECOMPUTE_CHUNK = 500  # one read of the offer table (~0.1 s) per chunk; 20 tasks for 10,000 workloads
+NOTIFY_CHUNK = 100
+RECOMPUTE_DEBOUNCE_S = 60
+RECOMPUTE_PENDING_KEY = "procurement:recompute-all-pending"
+
+logger = logging.getLogger(__name__)
 
 
 def _chunks(ids: list[int], size: int = RECOMPUTE_CHUNK) -> list[list[int]]:
     return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
+def recompute_soon() -> bool:
+    """Queue one ``recompute_all`` a minute from now unless one is already pending, so the refreshes of
+    several regions that finish together cause one recomputation, not one each. Returns whether it queued."""
+    if not cache.add(RECOMPUTE_PENDING_KEY, True, timeout=RECOMPUTE_DEBOUNCE_S * 5):
+        return False
+    try:
+        recompute_all.apply_async(countdown=RECOMPUTE_DEBOUNCE_S)
+    except Exception:  # the prices are stored either way; the nightly recompute catches up
+        cache.delete(RECOMPUTE_PENDING_KEY)
+        logger.exception("could not queue the recomputation after a price refresh")
+        return False
+    return True
 
 
 @shared_task(name="procurement.recompute_all")
@@ -22,6 +44,7 @@ def recompute_all() -> dict:
     """Queue one task per chunk of stored recommendations and TCO studies."""
     from procurement.services import recompute_targets
 
+    cache.delete(RECOMPUTE_PENDING_KEY)  # a refresh finishing from now on needs another run
     workload_ids, study_ids = recompute_targets()
     jobs = [recompute_recommendations.si(chunk) for chunk in _chunks(workload_ids)]
     jobs += [recompute_tco_studies.si(chunk) for chunk in _chunks(study_ids)]
@@ -45,6 +68,27 @@ def recompute_tco_studies(study_ids: list[int]) -> dict:
 
     results = [tco_study_recompute(study_id) for study_id in study_ids]
     return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
+
+
+def enqueue_notifications(event_ids: list[int]) -> None:
+    """One notification task per chunk of change events (not one per event)."""
+    for chunk in _chunks(sorted(event_ids), NOTIFY_CHUNK):
+        notify_change_events.delay(chunk)
+
+
+@shared_task(
+    name="procurement.notify_change_events",
+    autoretry_for=(OSError,),
+    retry_backoff=60,
+    retry_backoff_max=30 * 60,
+    retry_jitter=True,
+    max_retries=5,
+)
+def notify_change_events(event_ids: list[int]) -> dict:
+    """Notify the owners of a chunk of events; a retry skips the ones already sent (conditional update)."""
+    from procurement.services import change_events_notify
+
+    return change_events_notify(event_ids)
 
 
 @shared_task(

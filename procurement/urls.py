@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from procurement.views import costing, sizing
+from procurement.views import costing, dashboard, sizing
 
 urlpatterns: list = [
+    path("dashboard/", dashboard.dashboard_page, name="dashboard"),
     path("tco/", costing.tco_list_page, name="tco-list"),
     path("tco/<int:pk>/", costing.tco_detail_page, name="tco-detail"),
     path("workloads/<int:workload_id>/recommendations/", costing.recommendation_page, name="recommendations"),

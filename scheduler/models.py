@@ -30,3 +30,23 @@ class PriceRefresh(models.Model):
     def __str__(self) -> str:
         where = f" {self.region}" if self.region else ""
         return f"{self.source}{where} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class SyncedScheduleJob(models.Model):
+    """What `sync_schedule` last read from the schedule in code (scheduler/schedule.py) for one job.
+
+    The next sync compares the code with this, not with the periodic task: a field whose code value has
+    not changed since keeps whatever a person set in the admin; a field the code changed is written.
+    """
+
+    name = models.CharField(
+        max_length=200, unique=True, help_text="The django-celery-beat periodic task's name."
+    )
+    definition = models.JSONField(help_text="task, every_seconds, kwargs and description as the code said.")
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
@@ -31,14 +32,15 @@ def refresh_lock_ttl_s() -> int:
 
 
 def refresh_run(
-    source_name: str,
+    source_name: str | Source,
     region: str,
     *,
     now: dt.datetime | None = None,
     progress: Progress = lambda rows: rows,
 ) -> PriceRefresh:
-    """Refresh `source_name` in `region`; returns its PriceRefresh row. Errors are recorded, then raised."""
-    source = SOURCES[source_name]
+    """Refresh `source_name` (or a Source built by hand, e.g. from a file) in `region`; returns its
+    PriceRefresh row. Errors are recorded, then raised."""
+    source = source_name if isinstance(source_name, Source) else SOURCES[source_name]
     with refresh_lock(source.name, region, ttl_s=refresh_lock_ttl_s()) as acquired:
         if not acquired:
             return PriceRefresh.objects.create(
@@ -54,7 +56,17 @@ def refresh_run(
         except BaseException as error:  # SoftTimeLimitExceeded included: record it, then let Celery see it
             _finish(refresh, RefreshStatus.FAILED, error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS])
             raise
-        return refresh
+    _recompute_decisions(refresh)
+    return refresh
+
+
+def _recompute_decisions(refresh: PriceRefresh) -> None:
+    """New prices (or spot bands) can change stored recommendations and TCO studies: once this refresh is
+    committed, queue their recomputation (procurement.tasks.recompute_soon: one for a burst of refreshes)."""
+    if refresh.status == RefreshStatus.SUCCEEDED and refresh.rows_inserted:
+        from procurement.tasks import recompute_soon
+
+        transaction.on_commit(recompute_soon)
 
 
 def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, progress: Progress) -> None:

@@ -28,4 +28,7 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "List prices change rarely; daily catches announcements."),
     ScheduledJob("aws spot advisor", "pricing.refresh_prices", DAY, {"source": "aws-spot-advisor"},
                  "The advisor's interruption bands are published about daily."),
+    ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
+                 "Nightly catch-up: stored recommendations and TCO studies against current prices "
+                 "(each successful refresh also queues one)."),
 )  # fmt: skip

@@ -12,13 +12,14 @@ import json
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from pricing.providers import aws, aws_pricing
 from pricing.providers.aws import AwsReadStats
-from pricing.providers.spot_advisor import parse_spot_advisor
+from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor, snapshot_time
 
 DEFAULT_AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
 SPOT_ADVISOR_URL = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json"
@@ -76,17 +77,35 @@ def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
 
 
 def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
-    from pricing.models import InstanceType
-
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    known = set(InstanceType.objects.filter(provider__slug="aws").values_list("name", flat=True))
     records = parse_spot_advisor(
         spot_advisor_document(),
         observed_at=day,
         source="spot-advisor:" + SPOT_ADVISOR_URL,
-        instance_types=known,
+        instance_types=_known_aws_instance_types(),
     )
     return Fetch(records, AwsReadStats())
+
+
+def _known_aws_instance_types() -> set[str]:
+    """Bands are kept for the AWS types gpuledger prices: the rest of the advisor would be ballast."""
+    from pricing.models import InstanceType
+
+    return set(InstanceType.objects.filter(provider__slug="aws").values_list("name", flat=True))
+
+
+def spot_advisor_file_source(path: Path) -> Source:
+    """The `aws-spot-advisor` source read from a saved spot-advisor-data.json instead of the network
+    (`refresh_prices --source aws-spot-advisor --file PATH`, for machines without internet access).
+    The bands are dated by the date in the file name, else by the day the file was written."""
+
+    def fetch(region: str, now: dt.datetime) -> Fetch:
+        records = read_spot_advisor(
+            path, observed_at=snapshot_time(path), instance_types=_known_aws_instance_types()
+        )
+        return Fetch(records, AwsReadStats())
+
+    return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
 
 SOURCES: dict[str, Source] = {

@@ -5,12 +5,17 @@ and operating system, each instance type's interruption band (``r``, an index in
 ``ranges``) and its savings against on-demand in percent (``s``). Only Linux is read: gpuledger
 prices Linux/UNIX everywhere else too. The band labels come from the file, not from code, so a
 change on AWS's side shows up as a changed label rather than a silent mislabel.
+
+A saved file carries no date of its own: ``snapshot_time`` takes it from the file name
+(``spot-advisor-data-2022-07-23.json``, how the bundled snapshots are named), else from the day the
+file was written (a fresh download).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +23,26 @@ from typing import Any
 from pricing.providers.records import SourceRowError, SpotAdvisoryRecord
 
 OPERATING_SYSTEM = "Linux"
+_DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def snapshot_time(path: str | Path) -> dt.datetime:
+    """The snapshot's date: the one in its name, else midnight UTC of the day the file was written."""
+    named = snapshot_time_from_name(path)
+    if named is not None:
+        return named
+    written = dt.datetime.fromtimestamp(Path(path).stat().st_mtime, tz=dt.UTC)
+    return written.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def snapshot_time_from_name(path: str | Path) -> dt.datetime | None:
+    """Midnight UTC of the last YYYY-MM-DD date in the file name, or None when it names no valid date."""
+    for year, month, day in reversed(_DATE_IN_NAME.findall(Path(path).name)):
+        try:
+            return dt.datetime(int(year), int(month), int(day), tzinfo=dt.UTC)
+        except ValueError:
+            continue
+    return None
 
 
 def read_spot_advisor(

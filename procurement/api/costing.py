@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -63,12 +64,17 @@ class RecommendationCreate(APIView):
     """Rank configurations for a workload and store the dated result with the prices it used.
 
     Body: ``{"workload": {...workload spec...}}`` or ``{"workload_id": 3}``, plus optional
-    ``deadline_hours``, ``budget``, ``providers``, ``regions``, ``pricing_models``, ``top``.
+    ``deadline_hours``, ``budget`` (in ``currency``), ``providers``, ``regions``, ``pricing_models``,
+    ``top``, ``currency`` (default USD; converted through stored FX rates). Bad input stores nothing.
     """
 
     @extend_schema(
         request=inline_serializer(
-            "RecommendationRequest", {"workload_id": serializers.IntegerField(required=False)}
+            "RecommendationRequest",
+            {
+                "workload_id": serializers.IntegerField(required=False),
+                "currency": serializers.CharField(required=False, help_text="ISO 4217 code; default USD"),
+            },
         ),
         responses={
             201: OpenApiResponse(description="{id, workload_id, computed_at, created, results}"),
@@ -78,9 +84,12 @@ class RecommendationCreate(APIView):
     def post(self, request):
         data = dict(request.data) if isinstance(request.data, dict) else {}
         try:
-            workload = self._workload(request, data)
-            options = {key: value for key, value in data.items() if key not in ("workload", "workload_id")}
-            row, created = services.recommendation_create(workload=workload, parameters=options)
+            with transaction.atomic():  # a bad option or currency also undoes the new workload
+                workload = self._workload(request, data)
+                options = {
+                    key: value for key, value in data.items() if key not in ("workload", "workload_id")
+                }
+                row, created = services.recommendation_create(workload=workload, parameters=options)
         except CostInputError as error:
             return input_error_response(error)
         body = {

@@ -89,10 +89,17 @@ def recommendation_page(request, workload_id: int):
     workload = get_object_or_404(models.Workload, pk=workload_id)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
     rows = latest.results if latest else []
+    currency = rows[0]["currency"] if rows else "USD"
     return render(
         request,
         "procurement/recommend_detail.html",
-        {"workload": workload, "recommendation": latest, "rows": rows, "scatter_svg": cost_time_chart(rows)},
+        {
+            "workload": workload,
+            "recommendation": latest,
+            "rows": rows,
+            "currency": currency,
+            "scatter_svg": cost_time_chart(rows, currency),
+        },
     )
 
 
@@ -100,7 +107,7 @@ def _row_label(rank: int, row: dict) -> str:
     return f"#{rank} {row['provider']} {row['instance_type']} x{row['instances']} {row['pricing_model']}"
 
 
-def cost_time_chart(rows: list[dict]) -> str:
+def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
     fitting = [(rank, row) for rank, row in enumerate(rows, start=1) if row["fits"] and row["total_cost"]]
     points = [
         {
@@ -113,5 +120,9 @@ def cost_time_chart(rows: list[dict]) -> str:
     ]
     front = {_row_label(rank, row) for rank, row in fitting if row.get("pareto")}
     return scatter_chart(
-        points, x_label="hours", y_label="total job cost (USD)", title="Cost versus time", highlight=front
+        points,
+        x_label="hours",
+        y_label=f"total job cost ({currency})",
+        title="Cost versus time",
+        highlight=front,
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import os
+import shutil
 from decimal import Decimal
 from io import StringIO
 from pathlib import Path
@@ -10,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from pricing.models import FxRate, PriceObservation
+from pricing.models import FxRate, PriceObservation, SpotAdvisory
 from scheduler.models import PriceRefresh
 
 pytestmark = pytest.mark.django_db
@@ -88,3 +92,82 @@ def test_it_imports_a_skypilot_file_with_its_provider(tmp_path):
 def test_it_names_a_missing_file(tmp_path):
     with pytest.raises(CommandError, match="no such file"):
         run(tmp_path / "nope.csv")
+
+
+# --- AWS Spot Advisor snapshots (--format spot-advisor) ----------------------------------------------
+
+ADVISOR_SNAPSHOT = (
+    Path(__file__).resolve().parents[2] / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json"
+)
+# Linux entries of that snapshot over its 21 regions, counted with a script
+# (sum(len(r["Linux"]) for r in data["spot_advisor"].values())).
+ADVISOR_LINUX_ROWS = 6726
+RANGES = [
+    {"index": 0, "label": "<5%"},
+    {"index": 1, "label": "5-10%"},
+    {"index": 2, "label": "10-15%"},
+    {"index": 3, "label": "15-20%"},
+    {"index": 4, "label": ">20%"},
+]
+
+
+def advisor_file(tmp_path: Path, name: str, linux: dict) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"ranges": RANGES, "spot_advisor": {"us-east-1": {"Linux": linux}}}))
+    return path
+
+
+def test_it_imports_a_spot_advisor_snapshot_dated_by_its_name_and_reruns_unchanged(tmp_path):
+    path = tmp_path / ADVISOR_SNAPSHOT.name
+    shutil.copyfile(ADVISOR_SNAPSHOT, path)
+    expected = (
+        f"{path}: {ADVISOR_LINUX_ROWS} inserted, 0 unchanged, 0 rejected (spot advisories as of 2022-07-23)"
+    )
+    assert expected in run(path, "--format", "spot-advisor")
+    assert f"{path}: 0 inserted, {ADVISOR_LINUX_ROWS} unchanged, 0 rejected" in run(path)  # .json: guessed
+    assert SpotAdvisory.objects.count() == ADVISOR_LINUX_ROWS
+    # The snapshot: spot_advisor.us-east-1.Linux."g5.xlarge" = {"r": 0, "s": 70}.
+    g5 = SpotAdvisory.objects.get(region_code="us-east-1", instance_type_name="g5.xlarge")
+    assert (g5.interruption_label, g5.savings_pct, g5.provider.slug) == ("<5%", 70, "aws")
+    assert set(SpotAdvisory.objects.values_list("observed_at", flat=True)) == {
+        dt.datetime(2022, 7, 23, tzinfo=dt.UTC)
+    }
+    refresh = PriceRefresh.objects.filter(source=f"import:{path.name}").order_by("pk").first()
+    assert (refresh.status, refresh.rows_seen, refresh.rows_inserted) == (
+        "succeeded",
+        ADVISOR_LINUX_ROWS,
+        ADVISOR_LINUX_ROWS,
+    )
+
+
+def test_it_stores_no_advisory_from_a_snapshot_with_a_bad_entry(tmp_path):
+    path = advisor_file(
+        tmp_path,
+        "advisor-2026-11-30.json",
+        {"g5.xlarge": {"r": 0, "s": 70}, "p4d.24xlarge": {"r": 7, "s": 60}},
+    )
+    with pytest.raises(
+        CommandError, match=r"spot_advisor\.us-east-1\.Linux\.p4d\.24xlarge\.r'.*\n.*Nothing from"
+    ):
+        run(path)
+    assert not SpotAdvisory.objects.exists()
+    assert PriceRefresh.objects.get().status == "failed"
+
+
+def test_it_dates_an_unnamed_snapshot_by_observed_at_or_the_day_it_was_written(tmp_path):
+    path = advisor_file(tmp_path, "spot-advisor-data.json", {"g5.xlarge": {"r": 1, "s": 65}})
+    written = dt.datetime(2026, 11, 29, 17, 45, tzinfo=dt.UTC).timestamp()
+    os.utime(path, (written, written))
+    assert "(spot advisories as of 2026-11-29)" in run(path)
+    assert "1 inserted" in run(path, "--observed-at", "2026-11-30")
+    assert sorted(SpotAdvisory.objects.values_list("observed_at", flat=True)) == [
+        dt.datetime(2026, 11, 29, tzinfo=dt.UTC),
+        dt.datetime(2026, 11, 30, tzinfo=dt.UTC),
+    ]
+
+
+def test_it_refuses_a_non_aws_provider_for_a_spot_advisor_file(tmp_path):
+    path = advisor_file(tmp_path, "advisor-2026-11-30.json", {"g5.xlarge": {"r": 0, "s": 70}})
+    with pytest.raises(CommandError, match="describes AWS only"):
+        run(path, "--provider", "gcp")
+    assert not SpotAdvisory.objects.exists()

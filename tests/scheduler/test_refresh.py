@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 from dataclasses import replace
 from decimal import Decimal
@@ -10,6 +11,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from moto import mock_aws
 
 from pricing.models import PriceObservation, SpotAdvisory
@@ -171,3 +173,42 @@ def test_it_runs_only_one_of_two_concurrent_refreshes_of_a_region(fake_aws, monk
     thread.join(timeout=60)
     assert outcome == {"first": "succeeded", "second": "skipped"}
     assert PriceObservation.objects.filter(pricing_model="spot").count() == 24
+
+
+@pytest.mark.django_db
+def test_it_refreshes_the_spot_advisor_from_a_saved_file_without_downloading(fake_aws, monkeypatch, tmp_path):
+    def no_network():
+        raise AssertionError("--file must not download the advisor")
+
+    monkeypatch.setattr(sources, "spot_advisor_document", no_network)
+    refresh_run("aws-on-demand", "us-east-1", now=NOW)  # makes p5.48xlarge a known AWS instance type
+    saved = tmp_path / "spot-advisor-data-2026-11-28.json"
+    saved.write_text(json.dumps(ADVISOR))
+    out = StringIO()
+    call_command(
+        "refresh_prices", "--source", "aws-spot-advisor", "--file", str(saved), "--no-progress", stdout=out
+    )
+    assert "aws-spot-advisor: succeeded: 1 inserted, 0 unchanged" in out.getvalue()
+    advisory = SpotAdvisory.objects.get()  # c5.large is not a known instance type: left out, as online
+    assert (advisory.instance_type_name, advisory.interruption_band, advisory.savings_pct) == (
+        "p5.48xlarge",
+        2,
+        64,
+    )
+    assert advisory.observed_at == dt.datetime(2026, 11, 28, tzinfo=dt.UTC)  # the date in the file name
+    assert PriceRefresh.objects.filter(source="aws-spot-advisor", status="succeeded").count() == 1
+    call_command(
+        "refresh_prices", "--source", "aws-spot-advisor", "--file", str(saved), "--no-progress", stdout=out
+    )
+    assert "aws-spot-advisor: succeeded: 0 inserted, 1 unchanged" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_it_takes_a_file_only_for_the_spot_advisor(tmp_path):
+    saved = tmp_path / "spot-advisor-data.json"
+    saved.write_text(json.dumps(ADVISOR))
+    with pytest.raises(CommandError, match="--file goes with --source aws-spot-advisor only"):
+        call_command("refresh_prices", "--source", "aws-spot", "--file", str(saved), stdout=StringIO())
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("refresh_prices", "--source", "aws-spot-advisor", "--file", str(tmp_path / "nope.json"))
+    assert not PriceRefresh.objects.exists()

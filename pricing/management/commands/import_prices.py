@@ -1,8 +1,9 @@
-"""python manage.py import_prices FILE [--format skypilot|generic] [--provider NAME]
+"""python manage.py import_prices FILE [--format skypilot|generic|spot-advisor] [--provider NAME]
 
-Loads one provider price file, all or nothing: a malformed row stops the import with its file,
-line and column and nothing from the file is stored. Prints rows inserted / unchanged / rejected.
-The format is guessed from the header when --format is not given. See docs/provider-prices.md.
+Loads one provider price file (or an AWS Spot Advisor JSON snapshot), all or nothing: a malformed
+row stops the import with its file, line and column and nothing from the file is stored. Prints rows
+inserted / unchanged / rejected. The format is guessed when --format is not given (a .json file is a
+Spot Advisor snapshot; a CSV by its header). See docs/provider-prices.md.
 """
 
 from __future__ import annotations
@@ -13,27 +14,36 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from pricing.ingest import ingest_price_records
+from pricing.ingest import ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate
 from pricing.providers.generic_csv import GENERIC_HEADER, GenericReadStats, read_generic_csv
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import SkyPilotReadStats, read_skypilot_csv
+from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time
 from scheduler.models import PriceRefresh, RefreshStatus
 
 
 class Command(BaseCommand):
-    help = "Import a provider price file (SkyPilot vms.csv or gpuledger's generic CSV), all or nothing."
+    help = (
+        "Import a provider price file (SkyPilot vms.csv, gpuledger's generic CSV) or an AWS Spot Advisor "
+        "JSON snapshot, all or nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
         parser.add_argument(
-            "--format", choices=["skypilot", "generic"], help="Default: guessed from the header."
+            "--format",
+            choices=["skypilot", "generic", "spot-advisor"],
+            help="Default: spot-advisor for a .json file, else guessed from the CSV header.",
         )
         parser.add_argument(
-            "--provider", help="Provider slug for a SkyPilot file (default: its folder name)."
+            "--provider",
+            help="Provider slug for a SkyPilot file (default: its folder name); a Spot Advisor file is aws.",
         )
         parser.add_argument(
-            "--observed-at", help="ISO 8601 time a SkyPilot snapshot was taken (default: the file's mtime)."
+            "--observed-at",
+            help="ISO 8601 time the snapshot was taken (SkyPilot default: the file's mtime; Spot Advisor "
+            "default: the date in its name, e.g. spot-advisor-data-2022-07-23.json, else the day of its mtime).",
         )
 
     def handle(
@@ -43,6 +53,9 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: no such file")
         file_format = format or _guess_format(file)
         refresh = PriceRefresh.objects.create(source=f"import:{file.name}"[:50], region="")
+        if file_format == "spot-advisor":
+            self._import_spot_advisor(file, provider, observed_at, refresh)
+            return
         try:
             records, rejected = self._records(file, file_format, provider, observed_at)
             result = ingest_price_records(records, refresh=refresh)
@@ -64,6 +77,28 @@ class Command(BaseCommand):
         for name, rows in sorted(result.unmapped_gpu_names.items()):
             self.stdout.write(f"  unmapped accelerator {name} ({rows} instance types): map it in the admin")
 
+    def _import_spot_advisor(
+        self, file: Path, provider: str | None, observed_at: str | None, refresh: PriceRefresh
+    ) -> None:
+        """Every Linux band of the snapshot, dated by --observed-at, the file name, or its mtime."""
+        if provider not in (None, "aws"):
+            _finish(refresh, RefreshStatus.FAILED, error=f"--provider {provider!r} for a Spot Advisor file")
+            raise CommandError(f"--provider {provider!r}: a Spot Advisor snapshot describes AWS only")
+        snapshot = _snapshot_time(file, observed_at, default=snapshot_time(file))
+        try:
+            count = spot_advisories_upsert(read_spot_advisor(file, observed_at=snapshot))
+        except SourceRowError as error:
+            _finish(refresh, RefreshStatus.FAILED, error=str(error))
+            raise CommandError(f"{error}\nNothing from {file} was stored.") from None
+        refresh.rows_seen = count.created + count.updated + count.unchanged
+        refresh.rows_inserted, refresh.rows_unchanged = count.changed, count.unchanged
+        _finish(refresh, RefreshStatus.SUCCEEDED)
+        self.stdout.write(
+            f"{file}: {count.created} inserted, {count.unchanged} unchanged, 0 rejected"
+            + (f", {count.updated} updated" if count.updated else "")
+            + f" (spot advisories as of {snapshot:%Y-%m-%d})"
+        )
+
     def _records(self, file: Path, file_format: str, provider: str | None, observed_at: str | None):
         if file_format == "generic":
             stats = GenericReadStats()
@@ -78,12 +113,17 @@ class Command(BaseCommand):
 
 
 def _guess_format(file: Path) -> str:
+    if file.suffix.lower() == ".json":
+        return "spot-advisor"
     with file.open(encoding="utf-8-sig") as handle:
         header = handle.readline().strip()
     return "generic" if header == ",".join(GENERIC_HEADER) else "skypilot"
 
 
-def _snapshot_time(file: Path, observed_at: str | None) -> dt.datetime:
+def _snapshot_time(file: Path, observed_at: str | None, *, default: dt.datetime | None = None) -> dt.datetime:
+    """--observed-at, else `default`, else the file's modification time."""
+    if observed_at is None and default is not None:
+        return default
     if observed_at is None:
         return dt.datetime.fromtimestamp(file.stat().st_mtime, tz=dt.UTC).replace(microsecond=0)
     try:

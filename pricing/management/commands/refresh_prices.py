@@ -2,15 +2,23 @@
 
 Runs the same refresh code as the Celery beat tasks, here and now, one (source, region) after the
 other, with a progress bar. Each run is recorded as a PriceRefresh row like a scheduled one.
+
+On a machine without internet access, `--source aws-spot-advisor --file spot-advisor-data.json` reads a
+saved copy of the advisor instead of downloading it (dated by the date in its name, else by the day the
+file was written).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from scheduler.refresh import refresh_run
-from scheduler.sources import expand_sources
+from scheduler.sources import GLOBAL_REGION, Source, expand_sources, spot_advisor_file_source
+
+FILE_SOURCE = "aws-spot-advisor"
 
 
 class Command(BaseCommand):
@@ -22,8 +30,16 @@ class Command(BaseCommand):
             "--regions", default="", help="Comma-separated regions; default: the configured ones."
         )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar (logs, CI).")
+        parser.add_argument(
+            "--file",
+            type=Path,
+            help=f"With --source {FILE_SOURCE} only: read this saved spot-advisor-data.json, no download.",
+        )
 
-    def handle(self, *args, source, regions, no_progress, **options):
+    def handle(self, *args, source, regions, no_progress, file, **options):
+        if file is not None:
+            self._refresh_from_file(source, file, no_progress)
+            return
         try:
             chosen = expand_sources(source)
         except ValueError as error:
@@ -39,8 +55,17 @@ class Command(BaseCommand):
                 f"{failures} refresh(es) failed; see the lines above and the PriceRefresh rows."
             )
 
-    def _refresh(self, source: str, region: str, no_progress: bool) -> int:
-        label = f"{source} {region}".strip()
+    def _refresh_from_file(self, source: str, file: Path, no_progress: bool) -> None:
+        if source != FILE_SOURCE:
+            raise CommandError(f"--file goes with --source {FILE_SOURCE} only (got --source {source})")
+        if not file.is_file():
+            raise CommandError(f"{file}: no such file")
+        if self._refresh(spot_advisor_file_source(file), GLOBAL_REGION, no_progress):
+            raise CommandError("The refresh failed; see the line above and its PriceRefresh row.")
+
+    def _refresh(self, source: str | Source, region: str, no_progress: bool) -> int:
+        name = source.name if isinstance(source, Source) else source
+        label = f"{name} {region}".strip()
 
         def progress(rows):
             return tqdm(rows, desc=label, unit=" rows", disable=no_progress, file=self.stderr._out)

@@ -3,6 +3,7 @@
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from procurement import services
 from procurement.costing.documents import load_document_file
@@ -16,18 +17,23 @@ class Command(BaseCommand):
         parser.add_argument("file", help="workload spec, YAML or JSON (docs/workload-spec.md)")
         parser.add_argument("--format", choices=["json", "table"], default="table")
         parser.add_argument("--deadline-hours", type=str, help="only configurations finishing within H hours")
-        parser.add_argument("--budget", type=str, help="only configurations costing at most this (USD)")
+        parser.add_argument(
+            "--budget", type=str, help="only configurations costing at most this (in --currency)"
+        )
         parser.add_argument("--top", type=str, default="20", help="how many results (default 20)")
         parser.add_argument(
             "--provider", action="append", dest="providers", help="repeatable provider filter"
         )
         parser.add_argument("--region", action="append", dest="regions", help="repeatable region filter")
+        parser.add_argument(
+            "--currency", help="ISO 4217 code of the results (default USD), converted through stored FX rates"
+        )
         parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
 
     def handle(self, *args, **options):
         parameters = {
             key: options[key]
-            for key in ("deadline_hours", "budget", "top", "providers", "regions")
+            for key in ("deadline_hours", "budget", "top", "providers", "regions", "currency")
             if options[key] is not None
         }
         try:
@@ -42,8 +48,9 @@ class Command(BaseCommand):
 
     def _report(self, document, parameters, save: bool) -> dict:
         if save:
-            workload = services.workload_create_from_spec(document=document)
-            row, _ = services.recommendation_create(workload=workload, parameters=parameters)
+            with transaction.atomic():  # bad options store no workload either
+                workload = services.workload_create_from_spec(document=document)
+                row, _ = services.recommendation_create(workload=workload, parameters=parameters)
             return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk}
         spec = services.workload_spec_parse(document)
         ranking = services.recommendation_compute(
@@ -62,5 +69,8 @@ def render_table(report: dict) -> str:
             f"{row['pricing_model']:13} {row['hours'] or 0:>10.2f} {row['total_cost'] or '-':>12}  "
             f"{row['basis']}{' *' if row['pareto'] else ''}"
         )
-    lines.append("* on the cost-versus-time Pareto front; prices in USD, observed dates in --format json")
+    currency = report["results"][0]["currency"] if report["results"] else "USD"
+    lines.append(
+        f"* on the cost-versus-time Pareto front; money in {currency}, observed dates in --format json"
+    )
     return "\n".join(lines)

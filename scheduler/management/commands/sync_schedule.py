@@ -1,35 +1,41 @@
-"""python manage.py sync_schedule: load the beat schedule declared in scheduler/schedule.py."""
+"""python manage.py sync_schedule [--reset]: load the beat schedule in code (scheduler/schedule.py).
 
-import json
+Creates missing jobs and writes what the code changed since the last sync; edits made in the admin
+(a period, kwargs, a disabled job) are kept otherwise. `--reset` writes every job from code and enables
+it. The rules: scheduler/beat_sync.py.
+"""
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
-from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from scheduler.schedule import SCHEDULE
+from scheduler.beat_sync import ADOPTED, CREATED, KEPT, RESET, UPDATED, beat_schedule_sync, jobs_not_in_code
 
 
 class Command(BaseCommand):
-    help = "Create or update the django-celery-beat periodic tasks from the schedule in code."
+    help = "Create missing django-celery-beat jobs from the schedule in code and apply what the code changed."
 
-    @transaction.atomic
-    def handle(self, *args, **options):
-        changed = 0
-        for job in SCHEDULE:
-            interval, _ = IntervalSchedule.objects.get_or_create(
-                every=job.every_seconds, period=IntervalSchedule.SECONDS
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="Overwrite every job with the values in code (and enable it), undoing admin edits.",
+        )
+
+    def handle(self, *args, reset: bool, **options):
+        outcomes = beat_schedule_sync(reset=reset)
+        for outcome in outcomes:
+            line = f"  {outcome.name}: {outcome.action}"
+            if outcome.fields:
+                line += f" ({', '.join(outcome.fields)})"
+            if outcome.differs_from_code:
+                line += f"; kept as set in the admin: {', '.join(outcome.differs_from_code)} (--reset to use the code's)"
+            self.stdout.write(line)
+        counts = {
+            action: sum(o.action == action for o in outcomes)
+            for action in (CREATED, UPDATED, RESET, KEPT, ADOPTED)
+        }
+        summary = ", ".join(f"{n} {action}" for action, n in counts.items() if n)
+        self.stdout.write(f"Beat schedule: {len(outcomes)} jobs: {summary}.")
+        for name in jobs_not_in_code():
+            self.stdout.write(
+                f"  {name}: no longer in scheduler/schedule.py; left as it is (disable or delete it in the admin)"
             )
-            values = {
-                "task": job.task,
-                "interval": interval,
-                "kwargs": json.dumps(job.kwargs),
-                "description": job.description,
-            }
-            task, created = PeriodicTask.objects.get_or_create(name=job.name, defaults=values)
-            differs = any(getattr(task, k) != v for k, v in values.items())
-            if not created and differs:
-                for key, value in values.items():
-                    setattr(task, key, value)
-                task.save()
-            changed += created or differs
-        self.stdout.write(f"Beat schedule: {len(SCHEDULE)} jobs, {changed} created or updated.")

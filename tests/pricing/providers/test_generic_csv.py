@@ -41,7 +41,7 @@ def test_it_reads_the_example_in_the_docs(tmp_path):
         ("autodl", "on_demand", "CNY"),
         ("examplecloud", "on_demand", "USD"),
         ("examplecloud", "reserved_1y", "USD"),
-        ("internal", "on_demand", "EUR"),
+        ("internal", "on_demand", "USD"),
     ]
     assert records[4].instance.gpu_count == Decimal("0.5")
 

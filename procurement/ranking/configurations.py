@@ -1,0 +1,123 @@
+"""Configurations: offers joined to their shapes, priced with the job-cost formula, filtered, ordered."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from procurement.costing.spot import BAND_MONTHLY_INTERRUPTION, GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS
+from procurement.ranking.offers import PreparedOffers
+from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOptions
+from procurement.ranking.shapes import Shapes
+from procurement.sizing import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class Configurations:
+    """The configurations worth ranking: every valid one with include_infeasible, else only those that fit
+    (infeasible ones can never be returned, so they are not priced)."""
+
+    offer: np.ndarray  # index into the offer table
+    shape: np.ndarray  # index into the shapes
+    offer_price_per_hour: np.ndarray  # per offer: instance-hour, USD, as listed
+    offer_effective_price_per_hour: np.ndarray  # per offer: spot with the checkpoint/interruption overhead
+    hours: np.ndarray
+    total_cost: np.ndarray
+    fits: np.ndarray
+    spot_refused: np.ndarray
+    selected: np.ndarray  # passes fits (unless include_infeasible) and every filter
+    considered: int  # every valid configuration (offer x instance count x plan), priced or not
+
+    def price_per_hour(self, index: int) -> float:
+        return float(self.offer_price_per_hour[self.offer[index]])
+
+    def effective_price_per_hour(self, index: int) -> float:
+        return float(self.offer_effective_price_per_hour[self.offer[index]])
+
+
+def spot_overhead_by_band(band: np.ndarray, options: RankingOptions) -> np.ndarray:
+    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md)."""
+    monthly = np.array([float(p) for p in BAND_MONTHLY_INTERRUPTION])[band]
+    rate = -np.log1p(-monthly) / HOURS_PER_MONTH
+    write = options.checkpoint_write_hours
+    interval = np.minimum(np.sqrt(2.0 * write / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
+    return write / interval + (interval / 2.0 + options.restart_hours) * rate
+
+
+def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOptions) -> np.ndarray:
+    """Per shape: would a spot offer be refused (several instances, serving, or no checkpoints)?"""
+    if not spec.is_training or not options.can_checkpoint:
+        return np.ones(shapes.instances.shape, dtype=bool)
+    return shapes.instances > 1
+
+
+def configure(
+    prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, spec: WorkloadSpec
+) -> Configurations:
+    """Price every configuration worth ranking. Each expression keeps the per-offer loop's order of
+    operations (ranking_loop.py), so totals are bit-for-bit the loop's; per-offer and per-shape factors
+    are computed once and gathered, which keeps the passes over all configurations few."""
+    per_kind = len(options.instance_counts) * len(PLAN_NAMES)
+    columns, count = prepared.columns, len(prepared.offer_kind)
+    is_spot, refused_shape = columns["is_spot"], _spot_refused_shapes(shapes, spec, options)
+    offer = np.repeat(np.arange(count), per_kind)
+    shape = prepared.offer_kind[offer] * per_kind + np.tile(np.arange(per_kind), count)
+    if options.include_infeasible:
+        keep = shapes.valid[shape]
+    else:  # a row that cannot fit is never returned: skip pricing it
+        keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape])
+    offer, shape = offer[keep], shape[keep]
+    price = columns["price_usd"]
+    effective = np.where(is_spot, price * (1.0 + spot_overhead_by_band(columns["band"], options)), price)
+    hours, instances = shapes.hours[shape], shapes.instances[shape]
+    storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
+    effective_per_config = effective[offer]
+    compute = effective_per_config * hours * instances
+    total = compute * (1.0 + options.rerun_fraction) + (effective * options.setup_hours)[offer] * instances
+    if options.storage_gb:
+        total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
+    spot_refused = is_spot[offer] & refused_shape[shape]
+    fits = shapes.fits[shape] & ~spot_refused
+    selected = (fits | options.include_infeasible) & _filters(total, hours, options)
+    considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
+    return Configurations(
+        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered
+    )
+
+
+def _filters(total: np.ndarray, hours: np.ndarray, options: RankingOptions) -> np.ndarray:
+    keep = np.ones(total.shape, dtype=bool)
+    if options.deadline_hours is not None:
+        keep &= hours <= options.deadline_hours
+    if options.budget is not None:
+        keep &= total <= options.budget_usd
+    return keep
+
+
+def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple[int, float]]:
+    """(shape, cheapest cost) pairs on the cost-versus-time front. Hours depend only on the shape, so the
+    front is found over each shape's cheapest feasible configuration rather than over every offer."""
+    mask = configs.selected & configs.fits
+    cheapest = np.full(shape_hours.shape, np.inf)
+    np.minimum.at(cheapest, configs.shape[mask], configs.total_cost[mask])
+    candidates = np.flatnonzero(np.isfinite(cheapest))
+    front, fastest = set(), math.inf
+    for shape in candidates[np.lexsort((shape_hours[candidates], cheapest[candidates]))]:
+        if shape_hours[shape] < fastest:
+            front.add((int(shape), float(cheapest[shape])))
+            fastest = shape_hours[shape]
+    return front
+
+
+def ranked_order(configs: Configurations, top: int | None) -> np.ndarray:
+    """Selected rows by (feasible first, total cost, hours); only the top N are fully sorted."""
+    candidates = np.flatnonzero(configs.selected)
+    cost = np.where(configs.fits[candidates], configs.total_cost[candidates], np.inf)
+    cost = np.where(np.isnan(cost), np.inf, cost)
+    if top is not None and top < candidates.size:
+        keep = np.argpartition(cost, top - 1)[:top]
+        candidates, cost = candidates[keep], cost[keep]
+    order = np.lexsort((candidates, configs.hours[candidates], cost))  # ties: catalog order, like the loop
+    return candidates[order]

@@ -1,0 +1,196 @@
+"""The offer table reduced to numpy columns once, and reused by every workload ranked against it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from procurement.ranking.options import UNKNOWN_SPOT_BAND, RankingOptions
+from procurement.ranking.shapes import ShapeGrid, shape_grid
+from procurement.sizing import GpuSpec
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _kinds(
+    gpu_codes: np.ndarray, gpu_names: np.ndarray, per_instance: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Unique (gpu, GPUs per instance) pairs, sorted, and each offer's index into them (a hash
+    factorization, then a sort of the few unique keys only: no sort over every offer)."""
+    codes, keys = pd.factorize(gpu_codes.astype(np.int64) * 1_000_000 + per_instance)
+    order = np.argsort(keys)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    keys = keys[order]
+    kinds = pd.DataFrame(
+        {"gpu": np.asarray(gpu_names, dtype=object)[keys // 1_000_000], "gpus_per_instance": keys % 1_000_000}
+    )
+    return kinds, rank[codes]
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """Decimal/None object columns to float64 (NaN for missing) without pandas' slow generic parser."""
+    if values.dtype.kind == "f":
+        return values.to_numpy(dtype=float)
+    return np.fromiter((math.nan if v is None else float(v) for v in values), dtype=float, count=len(values))
+
+
+def _float_column(offers: pd.DataFrame, name: str) -> np.ndarray:
+    """A numeric column as float64: offer_frame()'s ``<name>_float`` copy when present (converted once per
+    read of the catalog), else converted here."""
+    copy = f"{name}_float"
+    return offers[copy].to_numpy(dtype=float) if copy in offers else _floats(offers[name])
+
+
+DESCRIBE_COLUMNS = ("observed_at", "observation_id", "gpu_per_instance", "band", "band_known", "vcpus",
+                    "memory_gib", "stale", "scheduled", "stale_after_hours")  # fmt: skip
+TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_model", "payment_option")
+
+
+@dataclass(frozen=True)
+class PreparedOffers:
+    """The offer table reduced to what ranking reads, as numpy columns; reusable across workloads that
+    share the filters (a recompute chunk prepares it once). Text columns are read from the offer table
+    only for the rows that are returned."""
+
+    kinds: pd.DataFrame  # unique (gpu, gpus_per_instance)
+    offer_kind: np.ndarray  # each offer's index into kinds
+    columns: dict[str, np.ndarray]
+    text: dict[str, np.ndarray]  # TEXT_COLUMNS of the whole offer table (object arrays, not copied)
+    positions: np.ndarray  # each offer's row position in ``text``
+    _grids: dict[tuple, ShapeGrid] = field(default_factory=dict, compare=False, repr=False)
+    _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
+
+    def observed_at(self, index: int) -> dt.datetime:
+        """The offer's price timestamp (aware, UTC); memoized, as the same cheap offers top most rankings."""
+        if index not in self._observed:
+            micros = int(self.columns["observed_at"][index].astype("datetime64[us]").astype(np.int64))
+            self._observed[index] = EPOCH + dt.timedelta(microseconds=micros)
+        return self._observed[index]
+
+    def grid(self, gpus: Mapping[str, GpuSpec], instance_counts: Sequence[int]) -> ShapeGrid:
+        """The shape grid for these instance counts, built on first use and kept for the next workload."""
+        key = (tuple(instance_counts), id(gpus))
+        if key not in self._grids:
+            self._grids[key] = shape_grid(self.kinds, gpus, instance_counts)
+        return self._grids[key]
+
+    def row(self, index: int) -> dict[str, Any]:
+        row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS}
+        position = int(self.positions[index])
+        return row | {name: self.text[name][position] for name in TEXT_COLUMNS}
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """A text column factorized once: ``codes`` index ``names`` (-1 where missing)."""
+
+    codes: np.ndarray
+    names: np.ndarray
+
+    @classmethod
+    def of(cls, values: pd.Series) -> _Codes:
+        # object ndarray: pandas hashes it about twice as fast as its own string array
+        codes, names = pd.factorize(values.to_numpy(dtype=object))
+        return cls(codes, np.asarray(names, dtype=object))
+
+    def isin(self, allowed) -> np.ndarray:
+        return np.append(np.isin(self.names, list(allowed)), False)[self.codes]
+
+
+def _rankable(offers: pd.DataFrame, text: dict[str, _Codes], gpus, options: RankingOptions) -> np.ndarray:
+    """Positions of offers that can be ranked: known GPU, whole GPUs, a USD price, requested model, filters."""
+    per_instance = _float_column(offers, "gpu_count")
+    mask = text["gpu"].isin(gpus) & text["pricing_model"].isin(options.pricing_models)
+    mask &= ~np.isnan(_float_column(offers, "price_per_hour_usd"))
+    mask &= (per_instance >= 1) & (per_instance == np.floor(per_instance))
+    if options.providers:
+        mask &= text["provider"].isin(options.providers)
+    if options.regions:
+        mask &= offers["region"].isin(list(options.regions)).to_numpy(dtype=bool)
+    return np.flatnonzero(mask)
+
+
+def _utc_datetimes(values: pd.Series) -> np.ndarray:
+    """Timestamps as naive UTC datetime64[ns] (a no-op conversion when offer_frame() typed them already)."""
+    stamps = pd.to_datetime(values, utc=True)
+    return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+
+
+def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> dict:
+    """The rankable offers as numpy columns, in catalog order: DESCRIBE_COLUMNS, the priced ones, the GPU
+    model as codes into ``gpu_names``, and ``position`` (the row in ``offers``)."""
+    text = {name: _Codes.of(offers[name]) for name in ("gpu", "pricing_model", "provider")}
+    keep = _rankable(offers, text, gpus, options)
+    columns: dict[str, Any] = {
+        "position": keep,
+        "gpu_code": text["gpu"].codes[keep],
+        "gpu_names": text["gpu"].names,
+    }
+    columns["observation_id"] = offers["observation_id"].to_numpy()[keep]
+    columns["observed_at"] = _utc_datetimes(offers["observed_at"])[keep]
+    columns["gpu_per_instance"] = _float_column(offers, "gpu_count")[keep].astype(np.int64)
+    columns["price_usd"] = _float_column(offers, "price_per_hour_usd")[keep]
+    columns["vcpus"] = _float_column(offers, "vcpus")[keep]
+    columns["memory_gib"] = _float_column(offers, "memory_gib")[keep]
+    band = (
+        offers["interruption_band"].to_numpy(dtype=float)[keep]
+        if "interruption_band" in offers
+        else np.full(keep.size, np.nan)
+    )
+    columns["band_known"] = ~np.isnan(band)
+    columns["band"] = np.where(np.isnan(band), UNKNOWN_SPOT_BAND, band).astype(np.int64)
+    columns["is_spot"] = text["pricing_model"].isin(("spot",))[keep]
+    provider = text["provider"]
+    columns["storage_rate"] = _storage_rates(provider.codes[keep], provider.names, options)
+    columns |= _freshness(offers, keep)
+    return columns
+
+
+def _storage_rates(codes: np.ndarray, providers, options: RankingOptions) -> np.ndarray:
+    rates = options.storage_rate_per_gb_month
+    per_provider = np.array([float(rates.get(name, 0.0)) for name in providers] + [0.0])
+    return per_provider[codes]  # code -1 (no provider) takes the trailing 0.0
+
+
+def _freshness(offers: pd.DataFrame, keep: np.ndarray) -> dict[str, np.ndarray]:
+    """offer_frame()'s stale flags; a table without them (engine tests, synthetic catalogs) is not stale."""
+    if "stale" not in offers:
+        return {
+            "stale": np.zeros(keep.size, dtype=bool),
+            "scheduled": np.zeros(keep.size, dtype=bool),
+            "stale_after_hours": np.full(keep.size, np.nan),
+        }
+    return {
+        "stale": offers["stale"].to_numpy(dtype=bool)[keep],
+        "scheduled": offers["scheduled"].to_numpy(dtype=bool)[keep],
+        "stale_after_hours": offers["stale_after_hours"].to_numpy(dtype=float)[keep],
+    }
+
+
+def prepare_offers(
+    offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions
+) -> pd.DataFrame:
+    """The rankable offers as a DataFrame (the per-offer loop reads it row by row)."""
+    columns = offer_columns(offers, gpus, options)
+    positions = columns.pop("position")
+    del columns["gpu_code"], columns["gpu_names"]
+    columns["observed_at"] = pd.to_datetime(columns["observed_at"]).tz_localize("UTC")
+    text = {name: offers[name].to_numpy(dtype=object)[positions] for name in TEXT_COLUMNS}
+    return pd.DataFrame(text | columns)
+
+
+def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> PreparedOffers:
+    columns = offer_columns(offers, gpus, options)
+    kinds, offer_kind = _kinds(columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"])
+    text = {name: offers[name].to_numpy(dtype=object) for name in TEXT_COLUMNS}
+    return PreparedOffers(
+        kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), columns=columns, text=text,
+        positions=columns["position"],
+    )  # fmt: skip

@@ -1,0 +1,69 @@
+"""Ranking options, pricing models and parallelism plans: the vocabulary every ranking module shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from procurement.costing.job import DEFAULT_RERUN_FRACTION, DEFAULT_SETUP_HOURS, DEFAULT_STORAGE_TAIL_MONTHS
+
+RANKED_PRICING_MODELS = (
+    "on_demand",
+    "spot",
+    "reserved_1y",
+    "reserved_3y",
+    "savings_plan_1y",
+    "savings_plan_3y",
+)
+COMMITTED_MODELS = frozenset(RANKED_PRICING_MODELS[2:])
+DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
+DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
+UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
+COMMUNICATION_WARNING_SHARE = 0.30
+VCPUS_PER_GPU = 4  # the guides' minimum
+HOURS_PER_MONTH = 730.0
+
+# Plan name -> (ZeRO stage, tensor parallel across the instance's GPUs?)
+PLANS: dict[str, tuple[int, bool]] = {
+    "data_parallel": (0, False),
+    "zero3_fsdp": (3, False),
+    "tensor_parallel": (0, True),
+}
+PLAN_NAMES = tuple(PLANS)
+
+# The columns ranking reads from pricing.selectors.offer_frame(). Optional, used when present: the float
+# copies ``<column>_float``, ``interruption_band`` and the freshness columns ``stale``, ``scheduled``,
+# ``stale_after_hours`` (a table without them, e.g. a synthetic one, is treated as fresh).
+OFFER_COLUMNS = (
+    "provider", "region", "zone", "instance_type", "gpu", "gpu_count", "vcpus", "memory_gib",
+    "pricing_model", "payment_option", "price_per_hour_usd", "observed_at", "observation_id",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RankingOptions:
+    deadline_hours: float | None = None
+    budget: float | None = None  # on the job total, in ``currency``
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    pricing_models: tuple[str, ...] = RANKED_PRICING_MODELS
+    instance_counts: tuple[int, ...] = DEFAULT_INSTANCE_COUNTS
+    top: int | None = 20
+    include_infeasible: bool = False
+    setup_hours: float = float(DEFAULT_SETUP_HOURS)
+    rerun_fraction: float = float(DEFAULT_RERUN_FRACTION)
+    storage_tail_months: float = float(DEFAULT_STORAGE_TAIL_MONTHS)
+    storage_gb: float = 0.0
+    storage_rate_per_gb_month: Mapping[str, float] = field(default_factory=dict)  # provider -> USD
+    checkpoint_write_hours: float = 1 / 60  # one minute
+    restart_hours: float = 0.1
+    can_checkpoint: bool = True
+    serving_hours: float = DEFAULT_SERVING_HOURS
+    measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
+    currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
+    fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)
+
+    @property
+    def budget_usd(self) -> float | None:
+        return None if self.budget is None else self.budget / float(self.fx_rate_from_usd)

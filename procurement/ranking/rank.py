@@ -1,0 +1,55 @@
+"""rank_workload: every configuration of the offer table for a workload, ranked by total job cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
+from procurement.ranking.offers import PreparedOffers, prepare
+from procurement.ranking.options import RankingOptions
+from procurement.ranking.rows import describe
+from procurement.ranking.shapes import build_shapes
+from procurement.sizing import GpuSpec, WorkloadSpec
+
+
+@dataclass(frozen=True)
+class Ranking:
+    results: list[dict[str, Any]]
+    considered: int  # configurations priced
+    feasible: int
+
+    def as_report(self) -> dict[str, Any]:
+        return {"results": self.results, "considered": self.considered, "feasible": self.feasible}
+
+
+def rank_workload(
+    spec: WorkloadSpec,
+    offers: pd.DataFrame | None,
+    gpus: Mapping[str, GpuSpec],
+    options: RankingOptions | None = None,
+    *,
+    now: pd.Timestamp | None = None,
+    prepared: PreparedOffers | None = None,
+) -> Ranking:
+    """Every configuration of ``offers`` for ``spec``, ranked by total job cost (ascending).
+
+    ``prepared`` (from ``prepare(offers, gpus, options)``) skips re-reading the offer table when many
+    workloads with the same filters are ranked in a row.
+    """
+    options = options or RankingOptions()
+    if spec.is_training and not spec.training_tokens:
+        raise ValueError("training_tokens: required to rank a training workload by job cost")
+    prepared = prepared or prepare(offers, gpus, options)
+    if not len(prepared.offer_kind):
+        return Ranking(results=[], considered=0, feasible=0)
+    shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
+    configs = configure(prepared, shapes, options, spec)
+    order = ranked_order(configs, options.top)
+    front = pareto_shapes(configs, shapes.hours)
+    now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
+    rows = [describe(int(i), prepared, shapes, configs, spec, options, front, now) for i in order]
+    return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))

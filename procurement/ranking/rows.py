@@ -1,0 +1,175 @@
+"""Result rows: the JSON contract of one ranked configuration, with its reasons in words."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from procurement.costing.values import round_money, round_price
+from procurement.ranking.configurations import Configurations
+from procurement.ranking.offers import PreparedOffers
+from procurement.ranking.options import (
+    COMMITTED_MODELS,
+    COMMUNICATION_WARNING_SHARE,
+    PLAN_NAMES,
+    VCPUS_PER_GPU,
+    RankingOptions,
+)
+from procurement.ranking.shapes import Shapes
+
+PLAN_LABELS = {
+    "data_parallel": "data parallel",
+    "zero3_fsdp": "ZeRO-3/FSDP",
+    "tensor_parallel": "tensor parallel within the instance",
+}
+
+
+def describe(
+    index: int, prepared: PreparedOffers, shapes: Shapes, configs: Configurations, spec, options, front, now
+) -> dict[str, Any]:
+    """One result row as the JSON contract, with the reasons in words."""
+    offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
+    fits = bool(configs.fits[index])
+    total = configs.total_cost[index]
+    observed_at = offer["observed_at"] = prepared.observed_at(int(configs.offer[index]))
+    plan = PLAN_NAMES[int(shapes.plan[shape])]
+    money = _money(total, options) if fits and math.isfinite(total) else None
+    return {
+        "provider": offer["provider"],
+        "instance_type": offer["instance_type"],
+        "region": offer["region"],
+        "zone": offer["zone"],
+        "gpu": offer["gpu"],
+        "gpus": int(shapes.total_gpus[shape]),
+        "gpus_per_instance": int(offer["gpu_per_instance"]),
+        "instances": int(shapes.instances[shape]),
+        "plan": {
+            "name": plan,
+            "zero_stage": int(shapes.zero[shape]),
+            "tensor_parallel": int(shapes.tensor_parallel[shape]),
+        },
+        "pricing_model": offer["pricing_model"],
+        "payment_option": offer["payment_option"],
+        "price_per_hour": _price(configs.price_per_hour(index), options),
+        "effective_price_per_hour": _price(configs.effective_price_per_hour(index), options),
+        "hours": _rounded(configs.hours[index], 3),
+        "total_cost": money,
+        "currency": options.currency,
+        "price_observed_at": observed_at.isoformat(),
+        "price_age_days": max(0, (now - observed_at).days),
+        "stale": bool(offer["stale"]),
+        "observation_id": _optional_int(offer["observation_id"]),
+        "basis": "measured" if shapes.measured[shape] else "estimated",
+        "fits": fits,
+        "pareto": fits and (shape, float(total)) in front,
+        "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
+        "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
+        "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
+    }
+
+
+def _optional_int(value) -> int | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
+
+
+def _money(value: float, options: RankingOptions) -> str:
+    """A USD float as money in the requested currency: converted exactly in Decimal, rounded once."""
+    return str(round_money(Decimal(repr(float(value))) * options.fx_rate_from_usd, options.currency))
+
+
+def _price(value: float, options: RankingOptions) -> str:
+    return str(round_price(Decimal(repr(value)) * options.fx_rate_from_usd))
+
+
+def _rounded(value: float, digits: int) -> float | None:
+    return round(float(value), digits) if math.isfinite(value) else None
+
+
+def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age) -> list[str]:
+    shape = int(configs.shape[index])
+    reasons = [_memory_reason(shapes, shape, spec)]
+    if shapes.incompatible[int(shapes.kind[shape])]:
+        reasons.append("incompatible: " + shapes.incompatible[int(shapes.kind[shape])])
+    if not math.isfinite(shapes.hours[shape]):
+        reasons.append("speed not estimated for this GPU and plan")
+    reasons.append(_hours_reason(shapes, shape, spec, plan, options))
+    reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
+    reasons.extend(_host_reasons(offer, shapes, shape))
+    reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
+    reasons.append(stale_reason(offer, age))
+    if options.currency != "USD":
+        reasons.append(f"money converted from USD at {options.fx_rate_from_usd} {options.currency} per USD")
+    return [reason for reason in reasons if reason]
+
+
+def stale_reason(offer: Mapping[str, Any], age: dt.timedelta) -> str:
+    """Why a price is stale (docs/provider-prices.md, "Stale prices"); "" when it is not."""
+    if not offer["stale"]:
+        return ""
+    hours = age.total_seconds() / 3600.0
+    old = f"{int(hours // 24)} days" if hours >= 48 else f"{hours:.0f} hours"
+    if offer["scheduled"]:
+        return f"stale: price is {old} old, older than twice its refresh schedule"
+    limit_days = offer["stale_after_hours"] / 24.0
+    return f"stale: price is {old} old, a snapshot past the {limit_days:g}-day limit (no refresh schedule)"
+
+
+def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
+    required, capacity = shapes.required_gib[shape], shapes.capacity_gib[shape]
+    if not math.isfinite(required):
+        return "not a valid plan for this GPU count"
+    verb = "fits" if required <= capacity else "does not fit"
+    return (
+        f"{verb}: needs {required:.1f} GiB per GPU with {spec.headroom:.0%} headroom "
+        f"(peak {shapes.total_gib[shape]:.1f}) on a {capacity:.1f} GiB card"
+    )
+
+
+def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
+    label = PLAN_LABELS[plan]
+    if not spec.is_training:
+        return f"{options.serving_hours:g} h of serving priced ({label})"
+    if shapes.measured[shape]:
+        return (
+            f"measured: hours from a benchmark of this GPU at {int(shapes.total_gpus[shape])} GPUs ({label})"
+        )
+    share = shapes.communication_share[shape]
+    text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
+    if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
+        text += " (over 30%: adding GPUs stops scaling linearly)"
+    return text
+
+
+def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> list[str]:
+    model = offer["pricing_model"]
+    if model in COMMITTED_MODELS:
+        return [f"{model}: effective hourly rate, assumes the commitment is kept busy by other work"]
+    if model != "spot":
+        return []
+    if configs.spot_refused[index]:
+        if not spec.is_training:
+            return ["spot unsuitable: online inference drops live requests when an instance is reclaimed"]
+        if not options.can_checkpoint:
+            return ["spot unsuitable: the job cannot checkpoint"]
+        return ["spot unsuitable: reclaiming one instance stalls the others; keep the job on one instance"]
+    overhead = configs.effective_price_per_hour(index) / configs.price_per_hour(index) - 1.0
+    band = int(offer["band"])
+    source = "advisor band" if offer["band_known"] else "assumed band (no advisor data)"
+    return [f"spot: +{overhead:.2%} checkpoint/interruption overhead at {source} {band}"]
+
+
+def _host_reasons(offer, shapes: Shapes, shape: int) -> list[str]:
+    reasons, per_instance = [], int(offer["gpu_per_instance"])
+    vcpus = offer["vcpus"]
+    if not math.isnan(vcpus) and vcpus < VCPUS_PER_GPU * per_instance:
+        reasons.append(
+            f"warning: {float(vcpus):g} vCPUs for {per_instance} GPUs (guides: at least 4 per GPU)"
+        )
+    ram = offer["memory_gib"]
+    gpu_memory = shapes.capacity_gib[shape] * per_instance
+    if not math.isnan(ram) and ram < gpu_memory:
+        reasons.append(f"warning: {float(ram):g} GiB RAM under the {gpu_memory:.0f} GiB of GPU memory")
+    return reasons

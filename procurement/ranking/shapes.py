@@ -1,0 +1,185 @@
+"""Shapes: (GPU kind, instances, plan) with memory, hours and fit, computed once per shape for a workload."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
+from procurement.sizing import (
+    GpuSpec,
+    WorkloadSpec,
+    collective_bandwidth_gbps,
+    inference_throughput,
+    memory_breakdown_gib,
+    training_throughput,
+)
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """One row per (GPU kind, instances, plan): everything that does not depend on the offer's price."""
+
+    kind: np.ndarray  # index into the kinds table
+    instances: np.ndarray
+    total_gpus: np.ndarray
+    plan: np.ndarray  # index into PLAN_NAMES
+    zero: np.ndarray
+    tensor_parallel: np.ndarray
+    total_gib: np.ndarray
+    required_gib: np.ndarray
+    capacity_gib: np.ndarray
+    hours: np.ndarray
+    communication_share: np.ndarray
+    measured: np.ndarray
+    fits: np.ndarray
+    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
+    incompatible: list[str]  # per kind: the compatibility error, "" when none
+
+
+@dataclass(frozen=True)
+class ShapeGrid:
+    """Every (GPU kind, instances, plan) with the figures that do not depend on the workload: built once per
+    prepared offer table and instance counts, shared by every workload ranked against it."""
+
+    kind_gpus: list[GpuSpec]  # per kind
+    kind: np.ndarray  # per shape: index into the kinds table
+    instances: np.ndarray
+    plan: np.ndarray  # index into PLAN_NAMES
+    zero: np.ndarray
+    tensor_parallel: np.ndarray
+    total: np.ndarray  # GPUs in the configuration
+    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
+    flash_ok: np.ndarray
+    capacity_gib: np.ndarray
+    bandwidth_gbps: np.ndarray
+    interconnect_gbps: np.ndarray
+    tensor_parallel_gbps: np.ndarray
+    slugs: np.ndarray
+
+
+def shape_grid(kinds: pd.DataFrame, gpus: Mapping[str, GpuSpec], instance_counts: Sequence[int]) -> ShapeGrid:
+    counts, plans = np.array(instance_counts, dtype=float), np.arange(len(PLAN_NAMES))
+    per_kind = len(counts) * len(plans)
+    kind = np.repeat(np.arange(len(kinds)), per_kind)
+    instances = np.tile(np.repeat(counts, len(plans)), len(kinds))
+    plan = np.tile(np.tile(plans, len(counts)), len(kinds))
+    per_instance = kinds["gpus_per_instance"].to_numpy(dtype=float)[kind]
+    kind_gpus = [gpus[slug] for slug in kinds["gpu"]]
+    zero, tensor_parallel, total, valid = _plan_arrays(kind, plan, instances, per_instance, kinds, kind_gpus)
+    return ShapeGrid(
+        kind_gpus=kind_gpus, kind=kind, instances=instances, plan=plan, zero=zero,
+        tensor_parallel=tensor_parallel, total=total, valid=valid,
+        flash_ok=np.array([gpu.supports_flash_attention() for gpu in kind_gpus], dtype=bool)[kind],
+        capacity_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
+        bandwidth_gbps=np.array([gpu.memory_bandwidth_gbps for gpu in kind_gpus], dtype=float)[kind],
+        interconnect_gbps=_per_shape_links(kind_gpus, kind, total),
+        tensor_parallel_gbps=_per_shape_links(kind_gpus, kind, tensor_parallel),
+        slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
+    )  # fmt: skip
+
+
+def _plan_arrays(kind, plan, instances, per_instance, kinds, kind_gpus) -> tuple[np.ndarray, ...]:
+    zero = np.array([PLANS[name][0] for name in PLAN_NAMES], dtype=float)[plan]
+    uses_tp = np.array([PLANS[name][1] for name in PLAN_NAMES])[plan]
+    nvlink = np.array(
+        [nvlink_within(gpu, int(n)) for gpu, n in zip(kind_gpus, kinds["gpus_per_instance"], strict=True)],
+        dtype=bool,
+    )
+    total = per_instance * instances
+    tensor_parallel = np.where(uses_tp, per_instance, 1.0)
+    valid = np.where(uses_tp, (per_instance > 1) & nvlink[kind], True)
+    valid &= (zero == 0) | (total > 1)  # ZeRO-3 over one GPU is plain data parallel
+    return zero, tensor_parallel, total, valid
+
+
+def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
+    return gpu.has_nvlink_switch or (gpu.bridge_gpus >= gpus_per_instance > 1)
+
+
+def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str, np.ndarray]:
+    offload = spec.parallelism.offload
+    table = {}
+    for key, use_offload in (("plain", "none"), ("offload", offload)):
+        table[key] = memory_breakdown_gib(
+            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=1.0,
+            offload=use_offload, flash_attention=flash,
+        )  # fmt: skip
+    keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
+    return {
+        key: np.where(keep_offload, table["offload"][key], table["plain"][key])
+        for key in ("total_per_gpu_gib", "required_per_gpu_gib")
+    }
+
+
+def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
+    """The workload's memory, hours and fit for every shape of the grid."""
+    total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
+    flash = spec.flash_attention
+    memory_flash = _memory(spec, total, zero, tensor_parallel, flash)
+    memory_eager = _memory(spec, total, zero, tensor_parallel, False) if flash else memory_flash
+    flash_ok = grid.flash_ok
+    total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
+    required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
+    hours, share = _hours(spec, grid, options)
+    measured = _measured_hours(spec, grid, options)
+    hours = np.where(np.isnan(measured), hours, measured)
+    incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
+    compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
+    fits = grid.valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours)
+    return Shapes(
+        kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
+        tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
+        capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
+        fits=fits, valid=grid.valid, incompatible=incompatible,
+    )  # fmt: skip
+
+
+def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    if not gpu.supports_precision(spec.precision):
+        return f"{gpu.slug} ({gpu.architecture}) cannot run {spec.precision}"
+    if gpu.dense_tflops(spec.precision if spec.precision != "fp32" else "fp32") is None:
+        return f"no datasheet {spec.precision} throughput for {gpu.slug}: speed not estimated"
+    return ""
+
+
+def _per_shape_links(kind_gpus: Sequence[GpuSpec], kind: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Collective bandwidth per (GPU model, GPU count): computed once per distinct pair."""
+    pairs = {(k, int(c)) for k, c in zip(kind.tolist(), counts.tolist(), strict=True)}
+    table = {(k, c): collective_bandwidth_gbps(kind_gpus[k], c) for k, c in pairs}
+    return np.array(
+        [table[(k, int(c))] for k, c in zip(kind.tolist(), counts.tolist(), strict=True)], dtype=float
+    )
+
+
+def _hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> tuple[np.ndarray, np.ndarray]:
+    kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
+    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
+    if not spec.is_training:
+        rows = inference_throughput(
+            spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
+            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0,
+        )  # fmt: skip
+        served = np.isfinite(rows["decode_tokens_per_second_total"])
+        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total)
+    mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
+    rows = training_throughput(
+        spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.interconnect_gbps,
+        tensor_parallel_gbps=grid.tensor_parallel_gbps,
+    )  # fmt: skip
+    return rows["training_hours"], rows["communication_share"]
+
+
+def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:
+    """Hours from a matching benchmark's tokens/s, where one exists for (GPU model, total GPUs)."""
+    measured = np.full(grid.total.shape, np.nan)
+    if not options.measured_tokens_per_second or not spec.is_training or not spec.training_tokens:
+        return measured
+    for (slug, gpus), tokens_per_second in options.measured_tokens_per_second.items():
+        match = (grid.slugs == slug) & (grid.total == gpus)
+        measured[match] = spec.training_tokens / tokens_per_second / 3600.0
+    return measured

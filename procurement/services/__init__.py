@@ -1,0 +1,69 @@
+"""Writes of the procurement app: evaluate and store TCO studies and ranked recommendations, recompute
+them when prices change, and tell owners when a decision changed.
+
+Django-side glue around the plain-Python engines, one module per concern:
+``tco`` (studies), ``recommendations`` (rankings), ``recompute`` (stored decisions against current
+prices), ``notifications`` (change events), ``currency`` (results in another currency).
+"""
+
+from procurement import models
+from procurement.services.notifications import (
+    change_event_create,
+    change_event_notify,
+    change_events_create,
+    change_events_notify,
+)
+from procurement.services.recommendations import (
+    RANKING_OPTION_FIELDS,
+    RankingContext,
+    ranking_options_parse,
+    ranking_prices_used,
+    recommendation_compute,
+    recommendation_create,
+    recommendation_fingerprint,
+    workload_create_from_spec,
+    workload_spec_parse,
+)
+from procurement.services.recompute import (
+    decision_changes,
+    recommendation_recompute,
+    recommendations_recompute_chunk,
+    recompute_targets,
+    tco_study_recompute,
+)
+from procurement.services.tco import (
+    EvaluatedStudy,
+    OfferPriceRecorder,
+    fx_pairs_into,
+    gpu_economics_lookup,
+    tco_study_create,
+    tco_study_evaluate,
+)
+
+__all__ = [
+    "RANKING_OPTION_FIELDS",
+    "EvaluatedStudy",
+    "OfferPriceRecorder",
+    "RankingContext",
+    "change_event_create",
+    "change_event_notify",
+    "change_events_create",
+    "change_events_notify",
+    "decision_changes",
+    "fx_pairs_into",
+    "gpu_economics_lookup",
+    "models",
+    "ranking_options_parse",
+    "ranking_prices_used",
+    "recommendation_compute",
+    "recommendation_create",
+    "recommendation_fingerprint",
+    "recommendations_recompute_chunk",
+    "recommendation_recompute",
+    "recompute_targets",
+    "tco_study_create",
+    "tco_study_evaluate",
+    "tco_study_recompute",
+    "workload_create_from_spec",
+    "workload_spec_parse",
+]

@@ -1,0 +1,201 @@
+"""Recommendations: parse a workload and ranking options, rank the current catalog, store dated results.
+
+A ``RankingContext`` holds what every ranking of a batch shares (offer table, GPU datasheets, storage
+rates), read once per request or per recompute chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.db import transaction
+
+from procurement import models, selectors
+from procurement.costing.values import CostInputError, currency_code, non_negative, positive_int
+from procurement.ranking import (
+    RANKED_PRICING_MODELS,
+    PreparedOffers,
+    Ranking,
+    RankingOptions,
+    prepare,
+    rank_workload,
+)
+from procurement.services.currency import UsdConversion, usd_conversion
+from procurement.services.documents import plain_json
+from procurement.sizing import WorkloadSpec, WorkloadSpecError, parse_workload_spec
+from procurement.sizing.host import host_requirements
+
+RANKING_OPTION_FIELDS = {
+    "deadline_hours",
+    "budget",
+    "providers",
+    "regions",
+    "pricing_models",
+    "top",
+    "instance_counts",
+    "currency",
+}
+
+
+def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
+    """Request/CLI options into RankingOptions; raises CostInputError naming the field."""
+    data = dict(data or {})
+    for key in data:
+        if key not in RANKING_OPTION_FIELDS:
+            raise CostInputError(key, "unknown option")
+    values: dict[str, Any] = {}
+    for key in ("deadline_hours", "budget"):
+        if data.get(key) is not None:
+            values[key] = float(non_negative(data[key], key))
+    if data.get("top") is not None:
+        values["top"] = positive_int(data["top"], "top")
+    for key in ("providers", "regions", "pricing_models"):
+        if data.get(key):
+            values[key] = tuple(_text_list(data[key], key))
+    if data.get("instance_counts"):
+        values["instance_counts"] = tuple(
+            positive_int(count, f"instance_counts[{i}]") for i, count in enumerate(data["instance_counts"])
+        )
+    for model in values.get("pricing_models", ()):
+        if model not in RANKED_PRICING_MODELS:
+            raise CostInputError("pricing_models", f"unknown pricing model {model!r}")
+    if data.get("currency") is not None:
+        values["currency"] = currency_code(data["currency"], "currency")
+    return RankingOptions(**values)
+
+
+def _text_list(value: object, field: str) -> list[str]:
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise CostInputError(field, "must be a list of names")
+    return value
+
+
+def workload_spec_parse(document: object) -> WorkloadSpec:
+    """The sizing engine's parser, with its first error re-raised as a CostInputError (the field path)."""
+    try:
+        return parse_workload_spec(document)  # type: ignore[arg-type]
+    except WorkloadSpecError as error:
+        first = error.errors[0]
+        raise CostInputError(first.path, first.message) from None
+
+
+def _measured_speeds(workload: models.Workload | None) -> dict[tuple[str, int], float]:
+    if workload is None:
+        return {}
+    rows = workload.benchmarks.filter(tokens_per_second__isnull=False).order_by("measured_at")
+    return {(row.gpu.slug, row.gpu_count): float(row.tokens_per_second) for row in rows.select_related("gpu")}
+
+
+@dataclass(frozen=True)
+class RankingContext:
+    """What every ranking in a batch shares: read once per request or per recompute chunk."""
+
+    offers: Any  # pandas DataFrame from selectors.ranking_offer_frame()
+    gpus: dict[str, Any]
+    storage_rates: dict[str, float]
+    _prepared: dict[tuple, PreparedOffers] = field(default_factory=dict, compare=False, repr=False)
+    _conversions: dict[str, UsdConversion] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def current(cls) -> RankingContext:
+        return cls(
+            selectors.ranking_offer_frame(), selectors.ranking_gpus(), selectors.block_storage_rates_usd()
+        )
+
+    def prepared(self, options: RankingOptions) -> PreparedOffers:
+        """The offer table filtered for these options, prepared once per distinct filter set."""
+        key = (options.providers, options.regions, options.pricing_models)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(self.offers, self.gpus, options)
+        return self._prepared[key]
+
+    def conversion(self, currency: str) -> UsdConversion:
+        """The stored FX rate from USD, read once per batch (raises CostInputError naming the currency)."""
+        if currency not in self._conversions:
+            self._conversions[currency] = usd_conversion(currency)
+        return self._conversions[currency]
+
+
+def recommendation_compute(
+    *,
+    spec: WorkloadSpec,
+    options: RankingOptions,
+    workload: models.Workload | None = None,
+    context: RankingContext | None = None,
+    measured_speeds: dict[tuple[str, int], float] | None = None,
+) -> Ranking:
+    """Rank the current catalog for a workload: storage from the sizing engine's disk estimate,
+    priced at each provider's block-storage rate; measured speeds from the workload's benchmarks."""
+    context = context or RankingContext.current()
+    disk_gb = host_requirements(spec, next(iter(context.gpus.values())), 1, 0.0)["disk_gb_per_node"]
+    options = replace(
+        options,
+        fx_rate_from_usd=context.conversion(options.currency).rate,
+        storage_gb=float(disk_gb),
+        storage_rate_per_gb_month=context.storage_rates,
+        measured_tokens_per_second=_measured_speeds(workload) if measured_speeds is None else measured_speeds,
+    )
+    try:
+        return rank_workload(spec, None, context.gpus, options, prepared=context.prepared(options))
+    except ValueError as error:  # e.g. a training workload without training_tokens
+        field_name, _, message = str(error).partition(": ")
+        raise CostInputError(field_name, message) from None
+
+
+def ranking_prices_used(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keys = ("observation_id", "provider", "instance_type", "region", "zone", "pricing_model", "price_per_hour",
+            "currency", "price_observed_at")  # fmt: skip
+    seen, used = set(), []
+    for row in results:
+        if row["observation_id"] not in seen:
+            seen.add(row["observation_id"])
+            used.append({key: row[key] for key in keys})
+    return used
+
+
+def recommendation_fingerprint(parameters: dict[str, Any], results: list[dict[str, Any]]) -> str:
+    """Same parameters and same ranked prices and totals -> same hash: an unchanged recompute adds nothing."""
+    payload = {
+        "parameters": parameters,
+        "rows": [(r["observation_id"], r["instances"], r["plan"]["name"], r["total_cost"]) for r in results],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def recommendation_create(
+    *,
+    workload: models.Workload,
+    parameters: dict[str, Any] | None = None,
+    context: RankingContext | None = None,
+) -> tuple[models.Recommendation, bool]:
+    """Rank and store a dated Recommendation; returns (row, created). Unchanged results add no row."""
+    parameters = plain_json(parameters or {})
+    options = ranking_options_parse(parameters)
+    spec = workload_spec_parse(workload.spec)
+    ranking = recommendation_compute(spec=spec, options=options, workload=workload, context=context)
+    fingerprint = recommendation_fingerprint(parameters, ranking.results)
+    latest = workload.recommendations.order_by("-computed_at", "-pk").first()
+    if latest is not None and latest.fingerprint == fingerprint:
+        return latest, False
+    row = models.Recommendation.objects.create(
+        workload=workload,
+        parameters=parameters,
+        results=ranking.results,
+        prices_used=ranking_prices_used(ranking.results),
+        fingerprint=fingerprint,
+    )
+    return row, True
+
+
+@transaction.atomic
+def workload_create_from_spec(*, document: dict[str, Any], owner=None) -> models.Workload:
+    spec = workload_spec_parse(document)
+    return models.Workload.objects.create(
+        name=spec.name, task=spec.task, spec=plain_json(document), owner=owner
+    )

@@ -1,0 +1,200 @@
+"""Recomputation of stored decisions against current prices, and the change events it records.
+
+Recomputing with unchanged prices adds nothing; a changed result adds a dated row beside the old one,
+and a ChangeEvent where the cheapest feasible option, the spot verdict or the rent-or-buy
+recommendation changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from procurement import models
+from procurement.choices import ChangeKind
+from procurement.costing.values import CostInputError
+from procurement.services.notifications import change_event_create, change_events_create
+from procurement.services.recommendations import (
+    RankingContext,
+    ranking_options_parse,
+    ranking_prices_used,
+    recommendation_compute,
+    recommendation_fingerprint,
+    workload_spec_parse,
+)
+from procurement.services.tco import tco_study_evaluate
+
+DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
+
+
+def _option_key(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    return (
+        None
+        if row is None
+        else {key: row.get(key) for key in DECISION_KEYS} | {"total_cost": row["total_cost"]}
+    )
+
+
+def _cheapest(results: list[dict[str, Any]], *, pricing_model: str | None = None) -> dict[str, Any] | None:
+    rows = [
+        r for r in results if r["fits"] and (pricing_model is None or r["pricing_model"] == pricing_model)
+    ]
+    return rows[0] if rows else None
+
+
+def _same_option(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:
+    if before is None or after is None:
+        return before is after
+    return all(before.get(key) == after.get(key) for key in DECISION_KEYS)
+
+
+def decision_changes(
+    before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> list[tuple[str, dict, dict]]:
+    """Change events worth telling the owner: another cheapest option, or spot becoming (un)usable."""
+    changes = []
+    old, new = _cheapest(before), _cheapest(after)
+    if not _same_option(old, new):
+        changes.append((ChangeKind.CHEAPEST_OPTION, _option_key(old) or {}, _option_key(new) or {}))
+    old_spot, new_spot = _cheapest(before, pricing_model="spot"), _cheapest(after, pricing_model="spot")
+    if (old_spot is None) != (new_spot is None):
+        before_spot = {"spot_usable": old_spot is not None, "cheapest_spot": _option_key(old_spot)}
+        after_spot = {"spot_usable": new_spot is not None, "cheapest_spot": _option_key(new_spot)}
+        changes.append((ChangeKind.SPOT_VERDICT, before_spot, after_spot))
+    return changes
+
+
+def recommendation_recompute(workload_id: int, *, context: RankingContext | None = None) -> dict[str, Any]:
+    """Re-rank one stored workload with its latest parameters (see recommendations_recompute_chunk)."""
+    return recommendations_recompute_chunk([workload_id], context=context)[0]
+
+
+@dataclass
+class _Recomputed:
+    workload: models.Workload
+    previous: models.Recommendation | None
+    row: models.Recommendation
+
+
+def _latest_recommendations(workload_ids: list[int]) -> dict[int, models.Recommendation]:
+    """The newest stored recommendation per workload, without loading every old result."""
+    rows = (
+        models.Recommendation.objects.filter(workload_id__in=workload_ids)
+        .order_by("workload_id", "-computed_at", "-pk")
+        .only("pk", "workload_id", "parameters", "fingerprint")
+    )
+    latest: dict[int, models.Recommendation] = {}
+    for row in rows:
+        latest.setdefault(row.workload_id, row)
+    return latest
+
+
+def _measured_speeds_bulk(workload_ids: list[int]) -> dict[int, dict[tuple[str, int], float]]:
+    rows = models.BenchmarkResult.objects.filter(
+        workload_id__in=workload_ids, tokens_per_second__isnull=False
+    )
+    speeds: dict[int, dict[tuple[str, int], float]] = {}
+    for workload_id, slug, count, tokens in rows.order_by("measured_at").values_list(
+        "workload_id", "gpu__slug", "gpu_count", "tokens_per_second"
+    ):
+        speeds.setdefault(workload_id, {})[(slug, count)] = float(tokens)
+    return speeds
+
+
+def recommendations_recompute_chunk(
+    workload_ids: list[int], *, context: RankingContext | None = None
+) -> list[dict[str, Any]]:
+    """Re-rank stored workloads with their latest parameters. Reads are batched per chunk; only changed
+    results add a dated row (beside the old one) and, where a decision changed, a ChangeEvent."""
+    context = context or RankingContext.current()
+    workloads = models.Workload.objects.in_bulk(workload_ids)
+    latest, speeds = _latest_recommendations(workload_ids), _measured_speeds_bulk(workload_ids)
+    summaries, changed = [], []
+    for workload_id in workload_ids:
+        workload = workloads.get(workload_id)
+        if workload is None:
+            summaries.append({"workload_id": workload_id, "skipped": "gone"})
+            continue
+        try:
+            recomputed = _rerank(workload, latest.get(workload_id), speeds.get(workload_id, {}), context)
+        except CostInputError as error:
+            summaries.append({"workload_id": workload_id, "skipped": str(error)})
+            continue
+        summaries.append({"workload_id": workload_id, "created": recomputed is not None, "events": []})
+        if recomputed is not None:
+            changed.append((summaries[-1], recomputed))
+    _store_recomputed(changed)
+    return summaries
+
+
+def _rerank(workload, previous, speeds, context: RankingContext) -> _Recomputed | None:
+    parameters = previous.parameters if previous else {}
+    options = ranking_options_parse(parameters)
+    spec = workload_spec_parse(workload.spec)
+    ranking = recommendation_compute(spec=spec, options=options, context=context, measured_speeds=speeds)
+    fingerprint = recommendation_fingerprint(parameters, ranking.results)
+    if previous is not None and previous.fingerprint == fingerprint:
+        return None
+    row = models.Recommendation(
+        workload=workload, parameters=parameters, results=ranking.results,
+        prices_used=ranking_prices_used(ranking.results), fingerprint=fingerprint,
+    )  # fmt: skip
+    return _Recomputed(workload, previous, row)
+
+
+@transaction.atomic
+def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
+    """One insert for the new rows, one read of the previous results, one insert for the change events."""
+    models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
+    previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
+    before_results = dict(
+        models.Recommendation.objects.filter(pk__in=previous_ids).values_list("pk", "results")
+    )
+    pending: list[tuple[dict[str, Any], models.ChangeEvent]] = []
+    for summary, recomputed in changed:
+        if recomputed.previous is None:
+            continue
+        before = before_results[recomputed.previous.pk]
+        for kind, old, new in decision_changes(before, recomputed.row.results):
+            event = models.ChangeEvent(kind=kind, workload=recomputed.workload, before=old, after=new)
+            pending.append((summary, event))
+    created = change_events_create([event for _, event in pending])
+    for (summary, _), event in zip(pending, created, strict=True):
+        summary["events"].append(event.pk)
+
+
+def tco_study_recompute(study_id: int) -> dict[str, Any]:
+    """Re-price a stored study; a changed price adds a new dated row linked to the one it replaces."""
+    study = models.TcoStudy.objects.filter(pk=study_id, next_version__isnull=True).first()
+    if study is None:
+        return {"study_id": study_id, "skipped": "gone or superseded"}
+    try:
+        evaluated = tco_study_evaluate(document=study.spec)
+    except CostInputError as error:  # e.g. the offer has no current price any more
+        return {"study_id": study_id, "skipped": str(error)}
+    if evaluated.fingerprint == study.fingerprint:
+        return {"study_id": study_id, "created": False}
+    with transaction.atomic():
+        new = models.TcoStudy.objects.create(
+            name=study.name, spec=study.spec, result=evaluated.report, prices_used=evaluated.prices_used,
+            fingerprint=evaluated.fingerprint, owner=study.owner, previous=study,
+        )  # fmt: skip
+        events = []
+        if study.result.get("recommendation") != evaluated.report["recommendation"]:
+            before = {"recommendation": study.result.get("recommendation"), "study_id": study.pk}
+            after = {"recommendation": evaluated.report["recommendation"], "study_id": new.pk}
+            events.append(
+                change_event_create(kind=ChangeKind.RENT_OR_BUY, tco_study=new, before=before, after=after)
+            )
+    return {"study_id": new.pk, "created": True, "events": [event.pk for event in events]}
+
+
+def recompute_targets(*, workload_id: int | None = None) -> tuple[list[int], list[int]]:
+    """Workloads with a stored recommendation, and current TCO studies priced from an offer."""
+    if workload_id is not None:
+        return [workload_id], []
+    workloads = models.Workload.objects.filter(recommendations__isnull=False).distinct()
+    studies = models.TcoStudy.objects.filter(next_version__isnull=True, spec__rent__offer__isnull=False)
+    return sorted(workloads.values_list("pk", flat=True)), sorted(studies.values_list("pk", flat=True))

@@ -1,0 +1,65 @@
+"""Change-event notifications: one task per chunk of events, each event sent once, a failed send retried."""
+
+import pytest
+from django.core import mail
+
+from procurement.choices import ChangeKind
+from procurement.models import ChangeEvent, Workload
+from procurement.services import change_events_create, change_events_notify, notifications
+from procurement.tasks import NOTIFY_CHUNK, enqueue_notifications
+
+SPEC = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+
+
+def _events(count: int, **workload_fields) -> list[ChangeEvent]:
+    workload = Workload.objects.create(name="q", task="qlora", spec=SPEC, **workload_fields)
+    return ChangeEvent.objects.bulk_create(
+        ChangeEvent(kind=ChangeKind.CHEAPEST_OPTION, workload=workload, before={}, after={})
+        for _ in range(count)
+    )
+
+
+@pytest.mark.django_db
+def test_it_sends_each_event_once_however_often_the_chunk_runs():
+    events = _events(3, notify_email="owner@example.com")
+    ids = [event.pk for event in events]
+    assert change_events_notify(ids) == {"sent": 3}
+    assert change_events_notify(ids) == {}  # a duplicated or retried task: everything already claimed
+    assert len(mail.outbox) == 3 and mail.outbox[0].to == ["owner@example.com"]
+    assert not ChangeEvent.objects.filter(notified_at__isnull=True).exists()
+
+
+@pytest.mark.django_db
+def test_it_releases_the_unsent_events_when_a_send_fails(monkeypatch):
+    events = _events(3, notify_webhook="https://hooks.example.com/gpuledger")
+    calls = []
+
+    def flaky_webhook(url, payload):
+        calls.append(url)
+        if len(calls) == 2:
+            raise OSError("connection reset")
+
+    monkeypatch.setattr(notifications, "_post_webhook", flaky_webhook)
+    with pytest.raises(OSError):
+        change_events_notify([event.pk for event in events])
+    sent = ChangeEvent.objects.filter(notified_at__isnull=False).values_list("pk", flat=True)
+    assert list(sent) == [events[0].pk]  # the retry sends the other two
+    assert change_events_notify([event.pk for event in events]) == {"sent": 2}
+
+
+@pytest.mark.django_db
+def test_it_queues_one_notification_task_per_chunk_of_events(monkeypatch, django_capture_on_commit_callbacks):
+    queued = []
+    monkeypatch.setattr("procurement.tasks.notify_change_events.delay", queued.append)
+    enqueue_notifications(list(range(1, 2 * NOTIFY_CHUNK + 2)))
+    assert [len(chunk) for chunk in queued] == [NOTIFY_CHUNK, NOTIFY_CHUNK, 1]
+    queued.clear()
+    workload = Workload.objects.create(name="q", task="qlora", spec=SPEC)
+    with django_capture_on_commit_callbacks(execute=True):
+        created = change_events_create(
+            [
+                ChangeEvent(kind=ChangeKind.SPOT_VERDICT, workload=workload, before={}, after={})
+                for _ in range(5)
+            ]
+        )
+    assert queued == [[event.pk for event in created]]  # one insert, one task, after the commit
