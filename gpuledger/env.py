@@ -45,3 +45,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_positive_int(name: str, default: int) -> int:
+    value = env_int(name, default)
+    if value <= 0:
+        raise ImproperlyConfigured(f"{name}={value} must be a positive whole number")
+    return value

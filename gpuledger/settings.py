@@ -7,12 +7,14 @@ SECRET_KEY and ALLOWED_HOSTS (see README "Production").
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from gpuledger.env import env_bool, env_int, env_list, env_str
+from gpuledger.env import env_bool, env_list, env_positive_int, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GPULEDGER_VAR_DIR", str(BASE_DIR / "var")))
@@ -99,9 +101,24 @@ def _database_config() -> dict:
 DATABASES = {"default": {**_database_config(), "ATOMIC_REQUESTS": True}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL and REDIS_URL.split("://", 1)[0] not in {"redis", "rediss", "unix"}:
-    raise ImproperlyConfigured(f"REDIS_URL={REDIS_URL!r} is not a Redis URL (redis://host:6379/0, rediss://, unix://)")
+
+def _redis_url() -> str:
+    url = env_str("REDIS_URL")
+    if not url:
+        return ""
+    parsed = urlsplit(url)
+    try:
+        parsed.port  # noqa: B018  (raises ValueError on a port that is not a number)
+    except ValueError:
+        raise ImproperlyConfigured(f"REDIS_URL={url!r} has a port that is not a number") from None
+    if parsed.scheme not in {"redis", "rediss", "unix"} or (parsed.scheme != "unix" and not parsed.hostname):
+        raise ImproperlyConfigured(
+            f"REDIS_URL={url!r} is not a Redis URL (redis://host:6379/0, rediss://, unix://)"
+        )
+    return url
+
+
+REDIS_URL = _redis_url()
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -116,8 +133,12 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 10 * 60)
+CELERY_TASK_TIME_LIMIT = env_positive_int("CELERY_TASK_TIME_LIMIT", 15 * 60)
+CELERY_TASK_SOFT_TIME_LIMIT = env_positive_int("CELERY_TASK_SOFT_TIME_LIMIT", 10 * 60)
+if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "CELERY_TASK_SOFT_TIME_LIMIT must be below CELERY_TASK_TIME_LIMIT, or the soft limit never fires"
+    )
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
@@ -171,7 +192,19 @@ LOGGING = {
 # Price refreshes: AWS regions refreshed by the beat schedule (each region is its own task) and how
 # far back the spot history look-back reaches on a refresh.
 GPULEDGER_AWS_REGIONS = env_list("GPULEDGER_AWS_REGIONS", ["us-east-1", "us-west-2", "eu-west-1"])
-GPULEDGER_SPOT_LOOK_BACK_HOURS = env_int("GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24)
+_bad_regions = [r for r in GPULEDGER_AWS_REGIONS if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", r)]
+if not GPULEDGER_AWS_REGIONS or _bad_regions:
+    raise ImproperlyConfigured(
+        f"GPULEDGER_AWS_REGIONS needs AWS region codes such as us-east-1; got {_bad_regions or 'nothing'}"
+    )
+GPULEDGER_SPOT_LOOK_BACK_HOURS = env_positive_int("GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24)
+# Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as
+# stale after this many days (scheduled refreshes use twice their schedule instead).
+GPULEDGER_SNAPSHOT_STALE_DAYS = env_positive_int("GPULEDGER_SNAPSHOT_STALE_DAYS", 90)
 
 # The currency reports are expressed in unless a study or request names another.
 GPULEDGER_REPORTING_CURRENCY = env_str("GPULEDGER_REPORTING_CURRENCY", "USD")
+if not re.fullmatch(r"[A-Z]{3}", GPULEDGER_REPORTING_CURRENCY):
+    raise ImproperlyConfigured(
+        f"GPULEDGER_REPORTING_CURRENCY={GPULEDGER_REPORTING_CURRENCY!r} is not an ISO 4217 code"
+    )

@@ -2,7 +2,9 @@
 
 Spot prices are refreshed hourly, list prices (on-demand, reserved, savings plans) daily
 (scheduler/schedule.py), so a spot price is stale after 2 hours and a list price after 2 days. The
-API and every report that shows a price mark it stale with this one rule.
+API and every report that shows a price mark it stale with this one rule. Prices that no schedule
+refreshes (the bundled snapshot, imported files) go stale after GPULEDGER_SNAPSHOT_STALE_DAYS instead
+(pricing.selectors.with_staleness).
 """
 
 from __future__ import annotations

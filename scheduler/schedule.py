@@ -1,7 +1,8 @@
 """The beat schedule, declared in code and loaded into django-celery-beat by `sync_schedule`.
 
-Editing a period in the admin afterwards is allowed; the next `sync_schedule` (run at deploy and by
-`make run`) puts back what this file says, so the schedule in code stays the source of truth.
+Editing a job in the admin afterwards is allowed and survives deploys: the next `sync_schedule` (run at
+deploy and by `make run`) creates missing jobs and rewrites a field only when this file changed it
+since the last sync (scheduler/beat_sync.py); `sync_schedule --reset` puts back what this file says.
 """
 
 from __future__ import annotations

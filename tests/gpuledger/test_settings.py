@@ -51,6 +51,24 @@ def test_it_rejects_a_redis_url_it_cannot_read():
     assert "REDIS_URL='notaurl' is not a Redis URL" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"REDIS_URL": "redis://cache:notaport/0"}, "port that is not a number"),
+        ({"GPULEDGER_AWS_REGIONS": "us-east-1,useast2"}, "GPULEDGER_AWS_REGIONS"),
+        ({"GPULEDGER_AWS_REGIONS": ""}, "GPULEDGER_AWS_REGIONS"),
+        ({"GPULEDGER_SPOT_LOOK_BACK_HOURS": "0"}, "GPULEDGER_SPOT_LOOK_BACK_HOURS=0 must be a positive"),
+        ({"GPULEDGER_SNAPSHOT_STALE_DAYS": "-3"}, "GPULEDGER_SNAPSHOT_STALE_DAYS"),
+        ({"GPULEDGER_REPORTING_CURRENCY": "dollars"}, "not an ISO 4217 code"),
+        ({"CELERY_TASK_SOFT_TIME_LIMIT": "900", "CELERY_TASK_TIME_LIMIT": "600"}, "soft limit never fires"),
+    ],
+)
+def test_it_refuses_settings_that_cannot_work(env, message):
+    result = _settings_in_subprocess({"SECRET_KEY": "x", **env})
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
 @pytest.mark.parametrize("value", ["maybe", "2", "ture"])
 def test_env_bool_fails_loudly_on_a_typo(monkeypatch, value):
     monkeypatch.setenv("SOME_FLAG", value)
