@@ -33,7 +33,9 @@ test: $(VENV)/.dev-installed
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
+	DEBUG=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
 format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
