@@ -182,6 +182,18 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
 }
 
+# Change-event notifications: printed to the console in development, SMTP in production.
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_positive_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "gpuledger@localhost")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
