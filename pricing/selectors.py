@@ -28,6 +28,7 @@ OFFER_FRAME_COLUMNS = [
     "observation_id", "offer_id", "provider", "provider_name", "region", "zone", "instance_type",
     "gpu", "gpu_count", "vcpus", "memory_gib", "pricing_model", "payment_option",
     "price_per_hour", "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "observed_at", "source",
+    "host_priced_separately",
 ]  # fmt: skip
 # Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
 FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
@@ -59,6 +60,7 @@ def current_price_observations(**filters):
 def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None, **filters) -> pd.DataFrame:
     """Current prices as a DataFrame: OFFER_FRAME_COLUMNS (amounts stay Decimal), then the float copies
     ``<column>_float`` of FLOAT_COLUMNS (NaN where missing), then FRESHNESS_COLUMNS as of ``now``.
+    ``host_priced_separately`` marks a price that covers the GPUs only (the host VM is billed on top).
 
     Prices in a currency without a stored FX rate keep NaN in the USD columns rather than
     guessing a rate; callers that need USD for every row check `price_per_hour_usd.isna()`.
@@ -70,16 +72,16 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
         "offer__region__code", "offer__zone", "offer__instance_type__name", "offer__instance_type__gpu__slug",
         "offer__instance_type__gpu_count", "offer__instance_type__vcpus", "offer__instance_type__memory_gib",
         "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at", "source",
-        "refresh__source",
+        "offer__instance_type__host_priced_separately", "refresh__source",
     )  # fmt: skip
     rates = fx_rates(base="USD")
     records, refresh_sources = [], []
     for (obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-         model, payment, amount, currency, observed_at, source, refresh_source) in rows:  # fmt: skip
+         model, payment, amount, currency, observed_at, source, gpu_only, refresh_source) in rows:  # fmt: skip
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
         records.append((obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-                        model, payment, amount, currency, usd, per_gpu, observed_at, source))  # fmt: skip
+                        model, payment, amount, currency, usd, per_gpu, observed_at, source, gpu_only))  # fmt: skip
         refresh_sources.append(refresh_source or "")
     frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
     for column in FLOAT_COLUMNS:
@@ -120,22 +122,42 @@ def with_staleness(frame: pd.DataFrame, now: dt.datetime) -> pd.DataFrame:
     return frame
 
 
-def gpu_catalog_rows() -> list[dict]:
-    """The landing page table: every GPU with its cheapest current on-demand and spot GPU-hour (USD)."""
-    frame = offer_frame()
+def price_staleness(
+    pricing_model: str, refresh_source: str | None, observed_at: dt.datetime, now: dt.datetime
+) -> tuple[bool, float]:
+    """One price's (stale, limit in hours), by the rule of ``with_staleness`` (for reports that read a
+    single observation rather than the offer table, e.g. a TCO study's rent price)."""
+    if (refresh_source or "") in SCHEDULED_PRICE_SOURCES:
+        limit = stale_after(pricing_model)
+    else:
+        limit = snapshot_stale_after()
+    return now - observed_at > limit, limit / dt.timedelta(hours=1)
+
+
+def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
+    """The landing page table: every GPU with its cheapest current on-demand and spot GPU-hour (USD).
+
+    A whole-instance price is preferred: a GPU-only price (``host_priced_separately``, e.g. GCP, whose
+    host VM is billed on top) would look cheaper than it is. It is shown only for a GPU that has no
+    whole-instance price, and the row carries the flag so the page labels it "GPU only, host extra".
+    """
+    frame = offer_frame(now=now)
     cheapest = {}
     if not frame.empty:
         priced = frame[frame["price_per_gpu_hour_usd"].notna()]
         for model in (PricingModel.ON_DEMAND, PricingModel.SPOT):
             subset = priced[priced["pricing_model"] == model]
-            if subset.empty:
-                continue
-            best = subset.loc[
-                subset.groupby("gpu")["price_per_gpu_hour_usd"].apply(lambda s: s.astype(float).idxmin())
-            ]
-            for row in best.itertuples():
-                cheapest[(row.gpu, model)] = row
+            gpu_only = subset["host_priced_separately"].astype(bool)
+            for part in (subset[gpu_only], subset[~gpu_only]):  # whole-instance prices overwrite GPU-only
+                for row in _cheapest_per_gpu(part).itertuples():
+                    cheapest[(row.gpu, model)] = row
     return [_catalog_row(gpu, cheapest) for gpu in GpuModel.objects.all()]
+
+
+def _cheapest_per_gpu(prices: pd.DataFrame) -> pd.DataFrame:
+    if prices.empty:
+        return prices
+    return prices.loc[prices.groupby("gpu")["price_per_gpu_hour_usd_float"].idxmin()]
 
 
 def _catalog_row(gpu: GpuModel, cheapest: dict) -> dict:
@@ -147,4 +169,11 @@ def _catalog_row(gpu: GpuModel, cheapest: dict) -> dict:
     return {"gpu": gpu, "on_demand": on_demand, "spot": spot, "on_demand_per_gb": per_gb}
 
 
-__all__ = ["MissingFxRate", "current_price_observations", "gpu_catalog_rows", "offer_frame", "with_staleness"]
+__all__ = [
+    "MissingFxRate",
+    "current_price_observations",
+    "gpu_catalog_rows",
+    "offer_frame",
+    "price_staleness",
+    "with_staleness",
+]

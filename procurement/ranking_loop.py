@@ -1,7 +1,8 @@
 """The straightforward per-offer loop that ``procurement.ranking`` must agree with (tests, benchmark).
 
 Each offer, instance count and plan is sized and priced on its own with scalar calls into the same
-sizing functions and the same cost formulas; no shapes, no index arrays. It is the reference the
+sizing functions and the same cost formulas, and passes the same gates (memory, compatibility, host
+RAM and vCPUs, whole-instance price, spot rules); no shapes, no index arrays. It is the reference the
 vectorized ranking is checked against, and the baseline its speed is measured against.
 """
 
@@ -23,6 +24,7 @@ from procurement.ranking import (
     prepare_offers,
     spot_overhead_by_band,
 )
+from procurement.ranking.shapes import host_needs, offloaded_per_gpu_gib
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -33,7 +35,8 @@ from procurement.sizing import (
 )
 
 
-def _required_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int) -> float:
+def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int) -> tuple[float, float]:
+    """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU)."""
     offload = spec.parallelism.offload if zero >= 3 else "none"
     flash = spec.flash_attention and gpu.supports_flash_attention()
     table = memory_breakdown_gib(
@@ -45,7 +48,7 @@ def _required_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: in
         offload=offload,
         flash_attention=flash,
     )
-    return float(table["required_per_gpu_gib"])
+    return float(table["required_per_gpu_gib"]), float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus))
 
 
 def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions) -> float:
@@ -89,7 +92,7 @@ def rank_workload_loop(
     rows = []
     for position, offer in enumerate(table.itertuples(index=False)):
         gpu, per_instance = gpus[offer.gpu], int(offer.gpu_per_instance)
-        if incompatibility(spec, gpu):
+        if incompatibility(spec, gpu) or offer.gpu_only:  # a GPU-only price leaves out the host VM
             continue
         price = offer.price_usd
         if offer.pricing_model == "spot":
@@ -107,7 +110,11 @@ def rank_workload_loop(
                 if zero >= 3 and total_gpus == 1:
                     continue
                 tp = per_instance if uses_tp else 1
-                if not _required_gib(spec, gpu, total_gpus, zero, tp) <= gpu.capacity_gib:
+                required, offloaded = _memory_gib(spec, gpu, total_gpus, zero, tp)
+                if not required <= gpu.capacity_gib:
+                    continue
+                ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
+                if offer.memory_gib < ram_needed or offer.vcpus < vcpus_needed:  # NaN (unknown): allowed
                     continue
                 hours = _hours(spec, gpu, total_gpus, zero, tp, options)
                 if not math.isfinite(hours):

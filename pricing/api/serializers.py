@@ -26,3 +26,10 @@ class OfferPriceSerializer(serializers.Serializer):
     currency = serializers.CharField()
     observed_at = serializers.DateTimeField()
     source = serializers.CharField()
+    stale = serializers.BooleanField(
+        help_text="Older than twice its refresh schedule (a snapshot: older than the snapshot limit)."
+    )
+    stale_after_hours = serializers.FloatField(help_text="The age in hours past which this price is stale.")
+    host_priced_separately = serializers.BooleanField(
+        help_text="The price covers the GPUs only; the host VM is billed separately (GCP)."
+    )

@@ -64,8 +64,12 @@ class RecommendationCreate(APIView):
     """Rank configurations for a workload and store the dated result with the prices it used.
 
     Body: ``{"workload": {...workload spec...}}`` or ``{"workload_id": 3}``, plus optional
-    ``deadline_hours``, ``budget`` (in ``currency``), ``providers``, ``regions``, ``pricing_models``,
-    ``top``, ``currency`` (default USD; converted through stored FX rates). Bad input stores nothing.
+    ``deadline_hours``, ``budget`` (in ``currency``), ``providers``, ``regions``, ``gpus`` (each must
+    name something the catalog knows), ``pricing_models``, ``top``, ``currency`` (default USD; converted
+    through stored FX rates) and ``include_infeasible`` (also list the best configurations that do not
+    fit, after the feasible ones, with ``fits: false`` and why). Spot rows carry a ``spot`` object
+    (interruption rate and source, checkpoint interval, overhead, verdict, P50/P90 for the first few).
+    Bad input is a 400 naming the field, and stores nothing.
     """
 
     @extend_schema(
@@ -74,6 +78,10 @@ class RecommendationCreate(APIView):
             {
                 "workload_id": serializers.IntegerField(required=False),
                 "currency": serializers.CharField(required=False, help_text="ISO 4217 code; default USD"),
+                "providers": serializers.ListField(child=serializers.CharField(), required=False),
+                "regions": serializers.ListField(child=serializers.CharField(), required=False),
+                "gpus": serializers.ListField(child=serializers.CharField(), required=False),
+                "include_infeasible": serializers.BooleanField(required=False, default=False),
             },
         ),
         responses={

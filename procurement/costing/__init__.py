@@ -8,6 +8,7 @@ from procurement.costing.commitments import (
     CommitmentMix,
     break_even_utilization,
     cheapest_commitment_mix,
+    commitment_report,
     discount_against,
     effective_hourly,
 )
@@ -32,7 +33,7 @@ from procurement.costing.spot import (
 from procurement.costing.spot_simulation import SpotSimulationInput, SpotSimulationResult, simulate_spot_job
 from procurement.costing.studies import evaluate_tco_study
 from procurement.costing.tco import TcoResult, run_tco, tco_report
-from procurement.costing.tco_spec import OfferRef, RentPrice, TcoStudy, parse_tco_study
+from procurement.costing.tco_spec import OfferRef, RentPrice, TcoStudy, UnknownOffer, parse_tco_study
 from procurement.costing.values import CostInputError, round_money, round_price
 
 __all__ = [
@@ -52,9 +53,11 @@ __all__ = [
     "StorageFootprint",
     "TcoResult",
     "TcoStudy",
+    "UnknownOffer",
     "band_interruption_rate_per_hour",
     "break_even_utilization",
     "cheapest_commitment_mix",
+    "commitment_report",
     "discount_against",
     "effective_hourly",
     "evaluate_tco_study",

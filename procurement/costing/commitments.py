@@ -15,11 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
-from procurement.costing.values import HOURS_PER_YEAR, CostInputError, non_negative, positive, positive_int
+from procurement.costing.values import (
+    HOURS_PER_YEAR,
+    CostInputError,
+    currency_code,
+    non_negative,
+    positive,
+    positive_int,
+    round_money,
+    round_price,
+)
 
 
 def effective_hourly(*, recurring_per_hour: Decimal, upfront: Decimal, term_years: int) -> Decimal:
@@ -111,3 +120,72 @@ def _demand_array(demand_gpus: Sequence[int]) -> np.ndarray:
                 f"demand_gpus[{index}]", f"must be a whole number of GPUs >= 0, got {gpus!r}"
             )
     return np.asarray(demand_gpus, dtype=np.int64)
+
+
+def commitment_report(
+    *,
+    on_demand_per_gpu_hour: Decimal,
+    committed_per_gpu_hour: Decimal,
+    demand_gpus: Sequence[int],
+    period_hours: Decimal,
+    currency: str,
+    spot_per_gpu_hour: Decimal | None = None,
+) -> dict[str, object]:
+    """The finance view of a commitment against a demand profile: discount, break-even utilization, the
+    cheapest committed level, the floor, and the all-on-demand baseline; money rounded to the minor unit."""
+    currency = currency_code(currency)
+    mix = cheapest_commitment_mix(
+        demand_gpus=demand_gpus, period_hours=period_hours, committed_per_gpu_hour=committed_per_gpu_hour,
+        on_demand_per_gpu_hour=on_demand_per_gpu_hour, spot_per_gpu_hour=spot_per_gpu_hour,
+    )  # fmt: skip
+    demand = _demand_array(demand_gpus)
+    burst = _burst_price(on_demand_per_gpu_hour, spot_per_gpu_hour)
+
+    def money(amount: Decimal) -> str:
+        return str(round_money(amount, currency))
+
+    used = Decimal(int(np.minimum(demand, mix.committed_gpus).sum()))
+    committed_hours = Decimal(mix.committed_gpus * demand.size)
+    return {
+        "currency": currency,
+        "on_demand_per_gpu_hour": str(round_price(on_demand_per_gpu_hour)),
+        "committed_per_gpu_hour": str(round_price(committed_per_gpu_hour)),
+        "discount": str(_ratio(discount_against(effective_per_hour=committed_per_gpu_hour,
+                                                on_demand_per_hour=on_demand_per_gpu_hour))),
+        "break_even_utilization": str(_ratio(break_even_utilization(
+            effective_per_hour=committed_per_gpu_hour, on_demand_per_hour=on_demand_per_gpu_hour))),
+        "burst_price_per_gpu_hour": str(round_price(burst)),
+        "burst_pricing": "spot" if burst < on_demand_per_gpu_hour else "on_demand",
+        "profile": {
+            "periods": int(demand.size), "period_hours": str(period_hours), "floor_gpus": mix.floor_gpus,
+            "peak_gpus": int(demand.max()), "gpu_hours": str(int(demand.sum()) * period_hours),
+        },
+        "cheapest": {
+            "committed_gpus": mix.committed_gpus, "committed_cost": money(mix.committed_cost),
+            "burst_cost": money(mix.burst_cost), "total": money(mix.total), "savings": money(mix.savings),
+            "committed_utilization": str(_ratio(used / committed_hours)) if committed_hours else None,
+        },
+        "floor": {"committed_gpus": mix.floor_gpus, "total": money(mix.floor_total)},
+        "all_on_demand": money(mix.all_burst_cost),
+        "advice": _advice(mix, currency),
+    }  # fmt: skip
+
+
+def _ratio(value: Decimal) -> Decimal:
+    return value.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)
+
+
+def _advice(mix: CommitmentMix, currency: str) -> str:
+    total, baseline = round_money(mix.total, currency), round_money(mix.all_burst_cost, currency)
+    if mix.committed_gpus == 0:
+        return f"do not commit: every level costs more than the {baseline} {currency} of buying as used"
+    side = "above" if mix.committed_gpus > mix.floor_gpus else "below"
+    where = (
+        "the profile's floor"
+        if mix.committed_gpus == mix.floor_gpus
+        else f"{side} the floor of {mix.floor_gpus}"
+    )
+    return (
+        f"commit to {mix.committed_gpus} GPUs ({where}) and buy the rest as used: {total} {currency} "
+        f"against {baseline} {currency} with no commitment, {round_money(mix.savings, currency)} less"
+    )

@@ -25,6 +25,7 @@ from procurement.costing.values import (
     HOURS_PER_MONTH,
     CostInputError,
     currency_code,
+    fraction,
     non_negative,
     positive,
     positive_int,
@@ -168,9 +169,9 @@ def _validate(job: JobCostInput) -> None:
     non_negative(job.hours, "hours")
     positive_int(job.instances, "instances")
     positive(job.gpus_per_instance, "gpus_per_instance")
+    fraction(job.rerun_fraction, "rerun_fraction")  # a share of compute: 0.2 is 20%, 1.5 is a typo
     for name in (
         "setup_hours",
-        "rerun_fraction",
         "storage_gb",
         "storage_rate_per_gb_month",
         "storage_months",

@@ -55,11 +55,12 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
     rng = np.random.default_rng(spec.seed)
     wall_hours, interruptions = _simulate_wall_hours(spec, rng)
     cost = _price_hours(spec, wall_hours, rng) * spec.instances
+    (p50_hours, p90_hours), (p50_cost, p90_cost) = np.percentile([wall_hours, cost], [50, 90], axis=1).T
     return SpotSimulationResult(
-        p50_hours=_decimal(np.percentile(wall_hours, 50)),
-        p90_hours=_decimal(np.percentile(wall_hours, 90)),
-        p50_cost=_decimal(np.percentile(cost, 50)),
-        p90_cost=_decimal(np.percentile(cost, 90)),
+        p50_hours=_decimal(p50_hours),
+        p90_hours=_decimal(p90_hours),
+        p50_cost=_decimal(p50_cost),
+        p90_cost=_decimal(p90_cost),
         mean_interruptions=_decimal(interruptions.mean()),
         trials=spec.trials,
         seed=spec.seed,

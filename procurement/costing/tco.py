@@ -239,6 +239,8 @@ def _rent_section(result: TcoResult) -> dict[str, Any]:
         "per_month": str(round_money(rent_per_month(result.study), currency)),
         "price_observed_at": rent.price_observed_at,
         "price_source": rent.price_source,
+        "price_stale": rent.price_stale,  # null for a price typed in the study file
+        "price_stale_after_hours": rent.price_stale_after_hours,
     }
 
 

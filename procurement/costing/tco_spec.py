@@ -35,6 +35,7 @@ RENT_PRICING_MODELS = (
     "savings_plan_1y",
     "savings_plan_3y",
 )
+RENT_REPORT_ONLY_FIELDS = ("price_stale", "price_stale_after_hours")
 COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"})
 
 # Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
@@ -81,6 +82,18 @@ class RentPrice:
     currency: str
     observed_at: str | None = None  # ISO 8601
     source: str = ""
+    stale: bool = False  # older than twice its refresh schedule (docs/provider-prices.md)
+    stale_after_hours: float | None = None
+
+
+class UnknownOffer(LookupError):
+    """Raised by an offer lookup when the offer does not exist at all (as opposed to having no current
+    price of the asked pricing model, which the lookup reports by returning None)."""
+
+    def __init__(self, part: str, message: str):
+        self.part = part  # "provider", "instance_type" or "region": the field that names nothing known
+        self.message = message
+        super().__init__(message)
 
 
 OfferLookup = Callable[[OfferRef, str], RentPrice | None]
@@ -116,6 +129,10 @@ class RentSpec:
     offer: OfferRef | None = None
     price_observed_at: str | None = None
     price_source: str = ""
+    # Freshness of an offer's price when the study was evaluated: reported, but not a resolved input (a
+    # price that merely ages must not make a recomputation store a new study).
+    price_stale: bool | None = None
+    price_stale_after_hours: float | None = None
 
     def blended_price_per_gpu_hour(self) -> Decimal:
         if self.pricing_model != "spot_mix":
@@ -138,7 +155,10 @@ class TcoStudy:
 
     def as_dict(self) -> dict[str, Any]:
         """The resolved inputs as JSON-ready values (decimals as strings): what a stored study keeps."""
-        return _jsonable(asdict(self))
+        inputs = _jsonable(asdict(self))
+        for key in RENT_REPORT_ONLY_FIELDS:
+            inputs["rent"].pop(key)
+        return inputs
 
 
 def _jsonable(value: Any) -> Any:
@@ -379,6 +399,7 @@ def _rent_from_offer(
     base_model = "on_demand" if model == "spot_mix" else model
     price = _offer_price(offer, base_model, currency, offer_lookup, rates, field)
     spot = _offer_price(offer, "spot", currency, offer_lookup, rates, field) if model == "spot_mix" else None
+    limits = [found.stale_after_hours for found in (price, spot) if found and found.stale_after_hours]
     return RentSpec(
         pricing_model=model,
         price_per_gpu_hour=price.price_per_gpu_hour,
@@ -387,6 +408,8 @@ def _rent_from_offer(
         offer=offer,
         price_observed_at=price.observed_at,
         price_source=price.source,
+        price_stale=price.stale or bool(spot and spot.stale),
+        price_stale_after_hours=min(limits) if limits else None,
     )
 
 
@@ -398,10 +421,17 @@ def _offer_price(
     rates: Mapping[tuple[str, str], Decimal],
     field: str,
 ) -> RentPrice:
-    found = offer_lookup(offer, model)
+    try:
+        found = offer_lookup(offer, model)
+    except UnknownOffer as unknown:
+        raise CostInputError(
+            f"{field}.{unknown.part}", f"unknown offer {offer.label()}: {unknown.message}"
+        ) from None
     if found is None:
         raise CostInputError(field, f"no current {model} price for offer {offer.label()}")
     converted = convert_currency(
         found.price_per_gpu_hour, from_currency=found.currency, to_currency=currency, rates=rates, field=field
     )
-    return RentPrice(converted, currency, found.observed_at, found.source)
+    return RentPrice(
+        converted, currency, found.observed_at, found.source, found.stale, found.stale_after_hours
+    )

@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from pricing.providers.currencies import currency_problem
+
 HOURS_PER_MONTH = Decimal(730)  # 8760 / 12, the convention cloud price sheets use for "per month"
 HOURS_PER_YEAR = Decimal(8760)  # 365 x 24; providers price 1y/3y terms on 8760 h a year
 PRICE_QUANTUM = Decimal("0.000001")  # hourly prices keep 6 decimal places
@@ -81,8 +83,12 @@ def positive_int(value: object, field: str) -> int:
 
 
 def currency_code(value: object, field: str = "currency") -> str:
+    """An active ISO 4217 code (pricing.providers.currencies): 'XYZ' is three letters but no currency."""
     if not isinstance(value, str) or not _CURRENCY_PATTERN.match(value):
         raise CostInputError(field, f"must be a three-letter ISO 4217 code such as 'USD', got {value!r}")
+    problem = currency_problem(value)
+    if problem:
+        raise CostInputError(field, problem)
     return value
 
 

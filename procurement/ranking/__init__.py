@@ -13,8 +13,10 @@ inside; the returned money is rounded half-up to cents as Decimal strings, like 
 Formulas: docs/cost-model.md ("Job cost", "Spot"); the ranking rules: docs/cost-model.md ("Ranking").
 
 The package, one module per step: ``options`` (the vocabulary), ``offers`` (the offer table as numpy
-columns, once), ``shapes`` (sizing per shape), ``configurations`` (pricing, filters, order, Pareto
-front), ``rows`` (the JSON rows and their reasons), ``rank`` (``rank_workload``).
+columns, once), ``shapes`` (sizing and host needs per shape), ``configurations`` (feasibility: memory,
+host RAM and vCPUs, whole-instance prices, spot rules; pricing, filters, order, Pareto front),
+``rows`` (the JSON rows and their reasons), ``spot_details`` (a spot row's rate, verdict and P50/P90),
+``rank`` (``rank_workload``).
 """
 
 from procurement.ranking.configurations import Configurations, configure, pareto_shapes, spot_overhead_by_band

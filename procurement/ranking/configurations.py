@@ -53,22 +53,42 @@ def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOpt
     return shapes.instances > 1
 
 
+def host_shortfall(
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
+) -> np.ndarray:
+    """Per configuration: the instance has less RAM or fewer vCPUs than the shape needs (an unknown
+    figure is NaN, and a comparison with NaN is False: unknown hosts are not refused)."""
+    short = columns["memory_gib"][offer] < shapes.host_ram_gib[shape]
+    short |= columns["vcpus"][offer] < shapes.host_vcpus[shape]
+    return short
+
+
 def configure(
     prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, spec: WorkloadSpec
 ) -> Configurations:
     """Price every configuration worth ranking. Each expression keeps the per-offer loop's order of
     operations (ranking_loop.py), so totals are bit-for-bit the loop's; per-offer and per-shape factors
-    are computed once and gathered, which keeps the passes over all configurations few."""
+    are computed once and gathered, which keeps the passes over all configurations few.
+
+    Feasible = the shape fits (memory, compatibility, speed) and the offer can carry it: a whole
+    instance (not a GPU-only price), enough host RAM and vCPUs, and spot only where spot is allowed."""
     per_kind = len(options.instance_counts) * len(PLAN_NAMES)
     columns, count = prepared.columns, len(prepared.offer_kind)
     is_spot, refused_shape = columns["is_spot"], _spot_refused_shapes(shapes, spec, options)
-    offer = np.repeat(np.arange(count), per_kind)
-    shape = prepared.offer_kind[offer] * per_kind + np.tile(np.arange(per_kind), count)
+    gpu_only = columns["gpu_only"]
+    # A row that cannot fit is never returned without include_infeasible: skip pricing it.
+    offers = np.arange(count) if options.include_infeasible else np.flatnonzero(~gpu_only)
+    offer = np.repeat(offers, per_kind)
+    shape = prepared.offer_kind[offer] * per_kind + np.tile(np.arange(per_kind), offers.size)
     if options.include_infeasible:
         keep = shapes.valid[shape]
-    else:  # a row that cannot fit is never returned: skip pricing it
+    else:
         keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape])
     offer, shape = offer[keep], shape[keep]
+    host_short = host_shortfall(columns, offer, shapes, shape)
+    if not options.include_infeasible and host_short.any():
+        offer, shape = offer[~host_short], shape[~host_short]
+        host_short = np.zeros(offer.shape, dtype=bool)
     price = columns["price_usd"]
     effective = np.where(is_spot, price * (1.0 + spot_overhead_by_band(columns["band"], options)), price)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
@@ -79,7 +99,7 @@ def configure(
     if options.storage_gb:
         total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
     spot_refused = is_spot[offer] & refused_shape[shape]
-    fits = shapes.fits[shape] & ~spot_refused
+    fits = shapes.fits[shape] & ~spot_refused & ~host_short & ~gpu_only[offer]
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
     return Configurations(
@@ -111,10 +131,20 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
     return front
 
 
-def ranked_order(configs: Configurations, top: int | None) -> np.ndarray:
-    """Selected rows by (feasible first, total cost, hours); only the top N are fully sorted."""
+def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
+    """Selected feasible rows by (total cost, hours, catalog order); only the top N are fully sorted.
+    With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
+    so "why not" is shown for the configurations a person would otherwise have picked."""
     candidates = np.flatnonzero(configs.selected)
-    cost = np.where(configs.fits[candidates], configs.total_cost[candidates], np.inf)
+    fits = configs.fits[candidates]
+    order = _cheapest(configs, candidates[fits], top)
+    if include_infeasible:
+        order = np.concatenate([order, _cheapest(configs, candidates[~fits], top)])
+    return order
+
+
+def _cheapest(configs: Configurations, candidates: np.ndarray, top: int | None) -> np.ndarray:
+    cost = configs.total_cost[candidates]
     cost = np.where(np.isnan(cost), np.inf, cost)
     if top is not None and top < candidates.size:
         keep = np.argpartition(cost, top - 1)[:top]

@@ -49,8 +49,10 @@ def _float_column(offers: pd.DataFrame, name: str) -> np.ndarray:
 
 
 DESCRIBE_COLUMNS = ("observed_at", "observation_id", "gpu_per_instance", "band", "band_known", "vcpus",
-                    "memory_gib", "stale", "scheduled", "stale_after_hours")  # fmt: skip
+                    "memory_gib", "stale", "scheduled", "stale_after_hours", "gpu_only")  # fmt: skip
 TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_model", "payment_option")
+# Optional object columns, read only for returned rows; None where the table lacks them.
+OPTIONAL_TEXT_COLUMNS = ("interruption_observed_at",)  # the Spot Advisor snapshot's date of the band
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class PreparedOffers:
     kinds: pd.DataFrame  # unique (gpu, gpus_per_instance)
     offer_kind: np.ndarray  # each offer's index into kinds
     columns: dict[str, np.ndarray]
-    text: dict[str, np.ndarray]  # TEXT_COLUMNS of the whole offer table (object arrays, not copied)
+    text: dict[str, np.ndarray]  # TEXT_COLUMNS (+ optional ones) of the whole offer table (object arrays)
     positions: np.ndarray  # each offer's row position in ``text``
     _grids: dict[tuple, ShapeGrid] = field(default_factory=dict, compare=False, repr=False)
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
@@ -84,7 +86,7 @@ class PreparedOffers:
     def row(self, index: int) -> dict[str, Any]:
         row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS}
         position = int(self.positions[index])
-        return row | {name: self.text[name][position] for name in TEXT_COLUMNS}
+        return row | {name: self.text[name][position] for name in TEXT_COLUMNS + OPTIONAL_TEXT_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ def _rankable(offers: pd.DataFrame, text: dict[str, _Codes], gpus, options: Rank
         mask &= text["provider"].isin(options.providers)
     if options.regions:
         mask &= offers["region"].isin(list(options.regions)).to_numpy(dtype=bool)
+    if options.gpus:
+        mask &= text["gpu"].isin(options.gpus)
     return np.flatnonzero(mask)
 
 
@@ -147,6 +151,11 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     columns["band_known"] = ~np.isnan(band)
     columns["band"] = np.where(np.isnan(band), UNKNOWN_SPOT_BAND, band).astype(np.int64)
     columns["is_spot"] = text["pricing_model"].isin(("spot",))[keep]
+    columns["gpu_only"] = (
+        offers["host_priced_separately"].to_numpy(dtype=bool)[keep]
+        if "host_priced_separately" in offers
+        else np.zeros(keep.size, dtype=bool)
+    )
     provider = text["provider"]
     columns["storage_rate"] = _storage_rates(provider.codes[keep], provider.names, options)
     columns |= _freshness(offers, keep)
@@ -183,13 +192,21 @@ def prepare_offers(
     del columns["gpu_code"], columns["gpu_names"]
     columns["observed_at"] = pd.to_datetime(columns["observed_at"]).tz_localize("UTC")
     text = {name: offers[name].to_numpy(dtype=object)[positions] for name in TEXT_COLUMNS}
+    text |= {name: _optional_text(offers, name)[positions] for name in OPTIONAL_TEXT_COLUMNS}
     return pd.DataFrame(text | columns)
+
+
+def _optional_text(offers: pd.DataFrame, name: str) -> np.ndarray:
+    if name in offers:
+        return offers[name].to_numpy(dtype=object)
+    return np.full(len(offers), None, dtype=object)
 
 
 def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> PreparedOffers:
     columns = offer_columns(offers, gpus, options)
     kinds, offer_kind = _kinds(columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"])
     text = {name: offers[name].to_numpy(dtype=object) for name in TEXT_COLUMNS}
+    text |= {name: _optional_text(offers, name) for name in OPTIONAL_TEXT_COLUMNS}
     return PreparedOffers(
         kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), columns=columns, text=text,
         positions=columns["position"],

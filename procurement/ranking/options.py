@@ -21,8 +21,12 @@ DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
 DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
 UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
 COMMUNICATION_WARNING_SHARE = 0.30
-VCPUS_PER_GPU = 4  # the guides' minimum
 HOURS_PER_MONTH = 730.0
+# The seeded Monte Carlo of spot completion time runs for the first few feasible spot rows only: it
+# costs about 0.3 ms a row, which the 100 ms / 100,000-offer budget affords a few times, not 20.
+DEFAULT_SPOT_SIMULATION_ROWS = 3
+DEFAULT_SPOT_SIMULATION_TRIALS = 2_000
+GPU_ONLY_REASON = "price covers the GPUs only; the host VM is billed separately and is not in the catalog"
 
 # Plan name -> (ZeRO stage, tensor parallel across the instance's GPUs?)
 PLANS: dict[str, tuple[int, bool]] = {
@@ -47,6 +51,7 @@ class RankingOptions:
     budget: float | None = None  # on the job total, in ``currency``
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()  # GPU model slugs; empty: every GPU
     pricing_models: tuple[str, ...] = RANKED_PRICING_MODELS
     instance_counts: tuple[int, ...] = DEFAULT_INSTANCE_COUNTS
     top: int | None = 20
@@ -59,6 +64,9 @@ class RankingOptions:
     checkpoint_write_hours: float = 1 / 60  # one minute
     restart_hours: float = 0.1
     can_checkpoint: bool = True
+    spot_simulation_rows: int = DEFAULT_SPOT_SIMULATION_ROWS  # feasible spot rows given P50/P90
+    spot_simulation_trials: int = DEFAULT_SPOT_SIMULATION_TRIALS
+    spot_simulation_seed: int = 0
     serving_hours: float = DEFAULT_SERVING_HOURS
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge

@@ -48,8 +48,20 @@ def rank_workload(
         return Ranking(results=[], considered=0, feasible=0)
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
-    order = ranked_order(configs, options.top)
+    order = ranked_order(configs, options.top, options.include_infeasible)
     front = pareto_shapes(configs, shapes.hours)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
-    rows = [describe(int(i), prepared, shapes, configs, spec, options, front, now) for i in order]
+    simulated = _simulated_spot_rows(order, prepared, configs, options)
+    rows = [
+        describe(
+            int(i), prepared, shapes, configs, spec, options, front, now, simulate_spot=int(i) in simulated
+        )
+        for i in order
+    ]
     return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))
+
+
+def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: RankingOptions) -> set[int]:
+    """The first ``spot_simulation_rows`` feasible spot rows of the ranking get the Monte Carlo."""
+    spot = [int(i) for i in order if configs.fits[i] and prepared.columns["is_spot"][configs.offer[i]]]
+    return set(spot[: options.spot_simulation_rows])

@@ -14,11 +14,12 @@ from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
     COMMITTED_MODELS,
     COMMUNICATION_WARNING_SHARE,
+    GPU_ONLY_REASON,
     PLAN_NAMES,
-    VCPUS_PER_GPU,
     RankingOptions,
 )
 from procurement.ranking.shapes import Shapes
+from procurement.ranking.spot_details import spot_details
 
 PLAN_LABELS = {
     "data_parallel": "data parallel",
@@ -28,16 +29,26 @@ PLAN_LABELS = {
 
 
 def describe(
-    index: int, prepared: PreparedOffers, shapes: Shapes, configs: Configurations, spec, options, front, now
+    index: int,
+    prepared: PreparedOffers,
+    shapes: Shapes,
+    configs: Configurations,
+    spec,
+    options,
+    front,
+    now,
+    *,
+    simulate_spot: bool = False,
 ) -> dict[str, Any]:
-    """One result row as the JSON contract, with the reasons in words."""
+    """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
+    (with the seeded simulation's P50/P90 when ``simulate_spot``)."""
     offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
     fits = bool(configs.fits[index])
     total = configs.total_cost[index]
     observed_at = offer["observed_at"] = prepared.observed_at(int(configs.offer[index]))
     plan = PLAN_NAMES[int(shapes.plan[shape])]
     money = _money(total, options) if fits and math.isfinite(total) else None
-    return {
+    row = {
         "provider": offer["provider"],
         "instance_type": offer["instance_type"],
         "region": offer["region"],
@@ -61,6 +72,8 @@ def describe(
         "price_observed_at": observed_at.isoformat(),
         "price_age_days": max(0, (now - observed_at).days),
         "stale": bool(offer["stale"]),
+        "price_stale_after_hours": _rounded(offer["stale_after_hours"], 1),
+        "gpu_only_price": bool(offer["gpu_only"]),
         "observation_id": _optional_int(offer["observation_id"]),
         "basis": "measured" if shapes.measured[shape] else "estimated",
         "fits": fits,
@@ -69,6 +82,12 @@ def describe(
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
     }
+    if offer["pricing_model"] == "spot":
+        row["spot"] = spot_details(
+            offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
+            instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
+        )  # fmt: skip
+    return row
 
 
 def _optional_int(value) -> int | None:
@@ -97,7 +116,7 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
-    reasons.extend(_host_reasons(offer, shapes, shape))
+    reasons.extend(_offer_reasons(offer, shapes, shape))
     reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
     reasons.append(stale_reason(offer, age))
     if options.currency != "USD":
@@ -161,15 +180,29 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
     return [f"spot: +{overhead:.2%} checkpoint/interruption overhead at {source} {band}"]
 
 
-def _host_reasons(offer, shapes: Shapes, shape: int) -> list[str]:
-    reasons, per_instance = [], int(offer["gpu_per_instance"])
-    vcpus = offer["vcpus"]
-    if not math.isnan(vcpus) and vcpus < VCPUS_PER_GPU * per_instance:
-        reasons.append(
-            f"warning: {float(vcpus):g} vCPUs for {per_instance} GPUs (guides: at least 4 per GPU)"
+def _offer_reasons(offer, shapes: Shapes, shape: int) -> list[str]:
+    """What the offer itself allows: a whole instance, and a host with the RAM and vCPUs the shape needs
+    (procurement/sizing/host.py's rules). A figure the catalog does not know is said, not assumed."""
+    if offer["gpu_only"]:
+        return [GPU_ONLY_REASON]
+    reasons = []
+    ram, ram_needed = float(offer["memory_gib"]), float(shapes.host_ram_gib[shape])
+    vcpus, vcpus_needed = float(offer["vcpus"]), float(shapes.host_vcpus[shape])
+    per_instance = int(offer["gpu_per_instance"])
+    if not math.isnan(ram) and ram < ram_needed:
+        offloaded = float(shapes.offloaded_per_gpu_gib[shape]) * per_instance
+        parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory" + (
+            f" + {offloaded:.1f} GiB offloaded" if offloaded else ""
         )
-    ram = offer["memory_gib"]
-    gpu_memory = shapes.capacity_gib[shape] * per_instance
-    if not math.isnan(ram) and ram < gpu_memory:
-        reasons.append(f"warning: {float(ram):g} GiB RAM under the {gpu_memory:.0f} GiB of GPU memory")
+        reasons.append(
+            f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
+        )
+    if not math.isnan(vcpus) and vcpus < vcpus_needed:
+        reasons.append(
+            f"too few vCPUs: {vcpus:g} on the instance, needs {vcpus_needed:g} "
+            f"({vcpus_needed / per_instance:g} per GPU for {per_instance} GPU{'s' if per_instance > 1 else ''})"
+        )
+    unknown = [name for name, value in (("RAM", ram), ("vCPUs", vcpus)) if math.isnan(value)]
+    if unknown:
+        reasons.append(f"host {' and '.join(unknown)} unknown for this offer: not checked")
     return reasons

@@ -17,6 +17,7 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.assumptions import GPUS_PER_NODE, VCPUS_PER_GPU, VCPUS_PER_GPU_IMAGE
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,12 @@ class Shapes:
     hours: np.ndarray
     communication_share: np.ndarray
     measured: np.ndarray
-    fits: np.ndarray
+    fits: np.ndarray  # memory, compatibility and speed (the host is checked per offer: configurations)
     valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
     incompatible: list[str]  # per kind: the compatibility error, "" when none
+    offloaded_per_gpu_gib: np.ndarray  # optimizer/weights offloaded to host RAM, per GPU
+    host_ram_gib: np.ndarray  # host RAM one instance needs: its GPUs' memory plus what they offload
+    host_vcpus: np.ndarray  # vCPUs one instance needs (the guides' per-GPU minimum)
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,21 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
     keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
     return {
         key: np.where(keep_offload, table["offload"][key], table["plain"][key])
-        for key in ("total_per_gpu_gib", "required_per_gpu_gib")
+        for key in ("total_per_gpu_gib", "required_per_gpu_gib", "host_ram_gib")
     }
+
+
+def offloaded_per_gpu_gib(host_ram_gib_per_node, total_gpus):
+    """The sizing engine reports offloaded state per node (up to GPUS_PER_NODE GPUs): per GPU here."""
+    return host_ram_gib_per_node / np.minimum(total_gpus, GPUS_PER_NODE.value)
+
+
+def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instance) -> tuple:
+    """(RAM GiB, vCPUs) one instance needs: the guides' host rules as the sizing engine states them
+    (procurement/sizing/host.py): RAM at least its GPUs' memory plus offloaded state, and at least
+    VCPUS_PER_GPU vCPUs per GPU (more for image decoding)."""
+    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
@@ -130,11 +147,15 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
     fits = grid.valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours)
+    host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
+    offloaded = offloaded_per_gpu_gib(host, total)
+    host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
     return Shapes(
         kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
-        fits=fits, valid=grid.valid, incompatible=incompatible,
+        fits=fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
+        host_ram_gib=host_ram, host_vcpus=host_vcpus,
     )  # fmt: skip
 
 

@@ -6,6 +6,7 @@ rates), read once per request or per recompute chunk.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
+from pricing.models import Provider, Region, SpotAdvisory
 from procurement import models, selectors
 from procurement.costing.values import CostInputError, currency_code, non_negative, positive_int
 from procurement.ranking import (
@@ -34,10 +36,12 @@ RANKING_OPTION_FIELDS = {
     "budget",
     "providers",
     "regions",
+    "gpus",
     "pricing_models",
     "top",
     "instance_counts",
     "currency",
+    "include_infeasible",
 }
 
 
@@ -53,9 +57,11 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
             values[key] = float(non_negative(data[key], key))
     if data.get("top") is not None:
         values["top"] = positive_int(data["top"], "top")
-    for key in ("providers", "regions", "pricing_models"):
+    for key in ("providers", "regions", "gpus", "pricing_models"):
         if data.get(key):
             values[key] = tuple(_text_list(data[key], key))
+    if data.get("include_infeasible") is not None:
+        values["include_infeasible"] = _flag(data["include_infeasible"], "include_infeasible")
     if data.get("instance_counts"):
         values["instance_counts"] = tuple(
             positive_int(count, f"instance_counts[{i}]") for i, count in enumerate(data["instance_counts"])
@@ -66,6 +72,12 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     if data.get("currency") is not None:
         values["currency"] = currency_code(data["currency"], "currency")
     return RankingOptions(**values)
+
+
+def _flag(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise CostInputError(field, f"must be true or false, got {value!r}")
+    return value
 
 
 def _text_list(value: object, field: str) -> list[str]:
@@ -102,24 +114,75 @@ class RankingContext:
     _prepared: dict[tuple, PreparedOffers] = field(default_factory=dict, compare=False, repr=False)
     _conversions: dict[str, UsdConversion] = field(default_factory=dict, compare=False, repr=False)
 
+    _catalog: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
     @classmethod
     def current(cls) -> RankingContext:
-        return cls(
-            selectors.ranking_offer_frame(), selectors.ranking_gpus(), selectors.block_storage_rates_usd()
-        )
+        offers = selectors.ranking_offer_frame()
+        offers["interruption_observed_at"] = advisor_dates(offers)
+        return cls(offers, selectors.ranking_gpus(), selectors.block_storage_rates_usd())
 
     def prepared(self, options: RankingOptions) -> PreparedOffers:
         """The offer table filtered for these options, prepared once per distinct filter set."""
-        key = (options.providers, options.regions, options.pricing_models)
+        key = (options.providers, options.regions, options.pricing_models, options.gpus)
         if key not in self._prepared:
             self._prepared[key] = prepare(self.offers, self.gpus, options)
         return self._prepared[key]
+
+    def check_filters(self, options: RankingOptions) -> None:
+        """Provider, region and GPU filters must name things the catalog knows: a typo would otherwise
+        rank nothing and store an empty recommendation. Raises CostInputError naming the field."""
+        if not self._catalog:
+            self._catalog.update(catalog_names())
+        known = self._catalog
+        for name in options.providers:
+            if name not in known["providers"]:
+                raise CostInputError("providers", _unknown("provider", name, known["providers"]))
+        regions = known["regions"]
+        for code in options.regions:
+            owners = regions.get(code, set())
+            if not owners:
+                raise CostInputError("regions", _unknown("region", code, regions))
+            if options.providers and not owners & set(options.providers):
+                raise CostInputError(
+                    "regions",
+                    f"region {code!r} belongs to {', '.join(sorted(owners))}, not to the providers asked for",
+                )
+        for slug in options.gpus:
+            if slug not in self.gpus:
+                raise CostInputError("gpus", _unknown("GPU model", slug, self.gpus))
 
     def conversion(self, currency: str) -> UsdConversion:
         """The stored FX rate from USD, read once per batch (raises CostInputError naming the currency)."""
         if currency not in self._conversions:
             self._conversions[currency] = usd_conversion(currency)
         return self._conversions[currency]
+
+
+def catalog_names() -> dict[str, Any]:
+    """Provider slugs, and region code -> the providers that have it (one query each)."""
+    regions: dict[str, set[str]] = {}
+    for code, provider in Region.objects.values_list("code", "provider__slug"):
+        regions.setdefault(code, set()).add(provider)
+    return {"providers": set(Provider.objects.values_list("slug", flat=True)), "regions": regions}
+
+
+def _unknown(kind: str, name: str, known) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f"unknown {kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def advisor_dates(offers) -> list[str | None]:
+    """Per offer row: the date of the Spot Advisor snapshot its interruption band comes from (None where
+    the advisor has no band), so a spot row can say how old its interruption rate is."""
+    newest: dict[tuple[str, str, str], str] = {}
+    rows = SpotAdvisory.objects.order_by("observed_at").values_list(
+        "provider__slug", "region_code", "instance_type_name", "observed_at"
+    )
+    for provider, region, instance, observed_at in rows:
+        newest[(provider, region, instance)] = observed_at.date().isoformat()
+    keys = zip(offers["provider"], offers["region"], offers["instance_type"], strict=True)
+    return [newest.get(key) for key in keys]
 
 
 def recommendation_compute(
@@ -133,6 +196,7 @@ def recommendation_compute(
     """Rank the current catalog for a workload: storage from the sizing engine's disk estimate,
     priced at each provider's block-storage rate; measured speeds from the workload's benchmarks."""
     context = context or RankingContext.current()
+    context.check_filters(options)
     disk_gb = host_requirements(spec, next(iter(context.gpus.values())), 1, 0.0)["disk_gb_per_node"]
     options = replace(
         options,
@@ -150,7 +214,7 @@ def recommendation_compute(
 
 def ranking_prices_used(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = ("observation_id", "provider", "instance_type", "region", "zone", "pricing_model", "price_per_hour",
-            "currency", "price_observed_at")  # fmt: skip
+            "currency", "price_observed_at", "stale")  # fmt: skip
     seen, used = set(), []
     for row in results:
         if row["observation_id"] not in seen:

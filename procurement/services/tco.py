@@ -13,12 +13,20 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from pricing.fx import fx_rates
-from pricing.models import GpuModel
-from pricing.selectors import current_price_observations
+from pricing.models import GpuModel, InstanceType, Offer, Provider, Region
+from pricing.selectors import current_price_observations, price_staleness
 from procurement import models
-from procurement.costing import GpuEconomics, OfferRef, RentPrice, evaluate_tco_study, parse_tco_study
+from procurement.costing import (
+    GpuEconomics,
+    OfferRef,
+    RentPrice,
+    UnknownOffer,
+    evaluate_tco_study,
+    parse_tco_study,
+)
 from procurement.costing.tco_spec import TcoStudy as TcoStudySpec
 from procurement.services.documents import plain_json
 
@@ -44,17 +52,37 @@ class OfferPriceRecorder:
                 offer__region__code=offer.region,
                 pricing_model=pricing_model,
             )
-            .select_related("offer__instance_type")
+            .select_related("offer__instance_type", "refresh")
             .order_by("amount_per_hour")  # several zones or payment options: the cheapest current one
             .first()
         )
         if observation is None:
+            check_offer_exists(offer)  # raises UnknownOffer naming the part that matches nothing
             return None
-        self.used.append(_price_used(observation, offer))
+        refresh_source = observation.refresh.source if observation.refresh else None
+        stale, limit_hours = price_staleness(
+            observation.pricing_model, refresh_source, observation.observed_at, timezone.now()
+        )
+        self.used.append(_price_used(observation, offer) | {"stale": stale})
         per_gpu_hour = observation.amount_per_hour / observation.offer.instance_type.gpu_count
         return RentPrice(
-            per_gpu_hour, observation.currency, observation.observed_at.isoformat(), observation.source
-        )
+            per_gpu_hour, observation.currency, observation.observed_at.isoformat(), observation.source,
+            stale=stale, stale_after_hours=limit_hours,
+        )  # fmt: skip
+
+
+def check_offer_exists(offer: OfferRef) -> None:
+    """Tell an offer that does not exist from one without a current price of the asked model."""
+    provider = Provider.objects.filter(slug=offer.provider).first()
+    if provider is None:
+        raise UnknownOffer("provider", f"no provider {offer.provider!r} in the catalog")
+    instance_type = InstanceType.objects.filter(provider=provider, name=offer.instance_type).first()
+    if instance_type is None:
+        raise UnknownOffer("instance_type", f"{offer.provider} has no instance type {offer.instance_type!r}")
+    if not Region.objects.filter(provider=provider, code=offer.region).exists():
+        raise UnknownOffer("region", f"{offer.provider} has no region {offer.region!r}")
+    if not Offer.objects.filter(instance_type=instance_type, region__code=offer.region).exists():
+        raise UnknownOffer("region", f"{offer.instance_type} is not offered in {offer.region}")
 
 
 def _price_used(observation, offer: OfferRef) -> dict[str, Any]:

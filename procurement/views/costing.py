@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
 from procurement import models, services
@@ -41,6 +44,12 @@ def tco_list_page(request):
 def tco_detail_page(request, pk: int):
     study = get_object_or_404(models.TcoStudy, pk=pk)
     report = study.result
+    rent = report.get("rent", {})
+    rent_price_stale = rent.get("price_stale") or stale_now(
+        {"price_stale_after_hours": rent.get("price_stale_after_hours"),
+         "price_observed_at": rent.get("price_observed_at"), "stale": rent.get("price_stale")},
+        timezone.now(),
+    )  # fmt: skip
     return render(
         request,
         "procurement/tco_detail.html",
@@ -50,6 +59,7 @@ def tco_detail_page(request, pk: int):
             "cost_curves_svg": cumulative_cost_chart(report),
             "tornado_svg": sensitivity_chart(report),
             "inputs": report.get("inputs", {}),
+            "rent_price_stale": bool(rent_price_stale),
         },
     )
 
@@ -88,7 +98,8 @@ def recommendation_page(request, workload_id: int):
     """A workload's latest ranked configurations with a cost-versus-time scatter (Pareto front larger)."""
     workload = get_object_or_404(models.Workload, pk=workload_id)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
-    rows = latest.results if latest else []
+    now = timezone.now()
+    rows = [row | {"stale_now": stale_now(row, now)} for row in (latest.results if latest else [])]
     currency = rows[0]["currency"] if rows else "USD"
     return render(
         request,
@@ -101,6 +112,15 @@ def recommendation_page(request, workload_id: int):
             "scatter_svg": cost_time_chart(rows, currency),
         },
     )
+
+
+def stale_now(row: dict, now: dt.datetime) -> bool:
+    """Is the row's price stale today? A stored row says whether it was stale when ranked; a price that has
+    aged past its limit since (``price_stale_after_hours``) is stale now even if nothing recomputed it."""
+    limit, observed = row.get("price_stale_after_hours"), row.get("price_observed_at")
+    if limit is None or not observed:
+        return bool(row.get("stale"))
+    return now - dt.datetime.fromisoformat(observed) > dt.timedelta(hours=limit)
 
 
 def _row_label(rank: int, row: dict) -> str:

@@ -1,9 +1,11 @@
 """The landing page and the admin, as a person sees them."""
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from pricing.models import PriceObservation
 
@@ -63,3 +65,45 @@ def test_the_admin_rejects_an_impossible_gpu_spec(client, db):
     body = response.content.decode()
     assert "check the unit (GB, not MB)" in body
     assert "Memory bandwidth must be above zero GB/s." in body
+
+
+def _l4_on_demand(client):
+    return {row["gpu"].slug: row for row in client.get("/").context["rows"]}["l4"]["on_demand"]
+
+
+def test_the_landing_page_prefers_a_whole_instance_price_to_a_cheaper_gpu_only_one(client, bundled_catalog):
+    # GCP prices L4 GPUs without their host VM (gcp-gpu-L4-x*); the cheapest whole L4 instance in the
+    # bundled catalog is AWS g6.xlarge at 0.8048 USD/h for one GPU, so that is what the page shows.
+    gpu_only = PriceObservation.objects.filter(
+        offer__instance_type__gpu__slug="l4", offer__instance_type__host_priced_separately=True,
+        pricing_model="on_demand",
+    ).order_by("amount_per_hour")  # fmt: skip
+    assert gpu_only.exists() and gpu_only.first().amount_per_hour < Decimal("0.8048")
+    cheapest = _l4_on_demand(client)
+    assert (cheapest.provider, cheapest.instance_type, cheapest.price_per_gpu_hour_usd) == (
+        "aws", "g6.xlarge", Decimal("0.8048"),
+    )  # fmt: skip
+    assert not cheapest.host_priced_separately
+
+
+def test_the_landing_page_labels_a_gpu_only_price_when_it_is_the_only_one(client, bundled_catalog):
+    PriceObservation.objects.filter(
+        offer__instance_type__gpu__slug="l4", offer__instance_type__host_priced_separately=False
+    ).delete()
+    cheapest = _l4_on_demand(client)
+    assert cheapest.provider == "gcp" and cheapest.host_priced_separately
+    html = client.get("/", {"q": "l4"}).content.decode()
+    assert ">GPU only, host extra</span>" in html
+
+
+def test_the_landing_page_marks_a_stale_price(client, bundled_catalog):
+    # The A10's cheapest price (Lambda gpu_1x_a10) observed 100 days ago: a snapshot is stale after 90
+    a10 = {row["gpu"].slug: row for row in client.get("/").context["rows"]}["a10"]["on_demand"]
+    assert not a10.stale
+    PriceObservation.objects.filter(pk=a10.observation_id).update(
+        observed_at=timezone.now() - dt.timedelta(days=100)
+    )
+    rows = {row["gpu"].slug: row for row in client.get("/").context["rows"]}
+    assert rows["a10"]["on_demand"].stale and rows["a10"]["on_demand"].observation_id == a10.observation_id
+    html = client.get("/", {"q": "a10"}).content.decode()
+    assert html.count(">stale</span>") == 1

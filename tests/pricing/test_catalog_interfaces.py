@@ -1,10 +1,12 @@
 """The catalog through the CLI and the API: slugs people type, prices machines read."""
 
+import datetime as dt
 from decimal import Decimal
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 pytestmark = pytest.mark.django_db
 
@@ -38,3 +40,21 @@ def test_the_offer_api_filters_current_prices(client, bundled_catalog):
     # p5.48xlarge (8 GPUs) and p5.4xlarge (1 GPU) are the H100 SXM types in the AWS snapshot.
     assert rows and {r["instance_type"] for r in rows} == {"p5.48xlarge", "p5.4xlarge"}
     assert all(Decimal(r["price_per_hour"]) > 0 and r["currency"] == "USD" and r["observed_at"] for r in rows)
+
+
+def test_the_offer_api_marks_stale_and_gpu_only_prices(client, bundled_catalog):
+    from pricing.models import PriceObservation
+
+    rows = client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    gcp = [row for row in rows if row["provider"] == "gcp"]
+    assert gcp and all(row["host_priced_separately"] for row in gcp)  # GCP lists L4 GPUs without the host VM
+    assert not any(row["host_priced_separately"] for row in rows if row["provider"] == "aws")
+    # The bundled catalog is a fresh snapshot: stale only after 90 days (2160 hours)
+    assert not any(row["stale"] for row in rows) and {row["stale_after_hours"] for row in rows} == {2160.0}
+    g6 = next(row for row in rows if row["instance_type"] == "g6.xlarge")
+    PriceObservation.objects.filter(pk=g6["observation_id"]).update(
+        observed_at=timezone.now() - dt.timedelta(days=91)
+    )
+    again = client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    assert [row["stale"] for row in again if row["observation_id"] == g6["observation_id"]] == [True]
+    assert sum(row["stale"] for row in again) == 1

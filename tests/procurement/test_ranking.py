@@ -12,17 +12,20 @@ from procurement.sizing import load_bundled_gpus, parse_workload_spec
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
 OBSERVED = pd.Timestamp("2026-11-01T00:00:00Z")
+NAN = float("nan")
 NOW = pd.Timestamp("2026-11-30T00:00:00Z")
 
 
 def _offer(
-    provider, instance_type, gpu, count, model, price, region="us-east-1", vcpus=96, ram=1152, band=None
-):
+    provider, instance_type, gpu, count, model, price, region="us-east-1", vcpus=96, ram=1152, band=None,
+    gpu_only=False,
+):  # fmt: skip
     return {
         "observation_id": abs(hash((provider, instance_type, model, region))) % 10**6,
         "provider": provider, "region": region, "zone": "", "instance_type": instance_type, "gpu": gpu,
         "gpu_count": count, "vcpus": vcpus, "memory_gib": ram, "pricing_model": model, "payment_option": "",
         "price_per_hour_usd": price, "observed_at": OBSERVED, "interruption_band": band,
+        "host_priced_separately": gpu_only,
     }  # fmt: skip
 
 
@@ -32,12 +35,17 @@ OFFERS = pd.DataFrame(
         _offer("aws", "p4d.24xlarge", "a100-sxm4-40gb", 8, "spot", 8.1915, band=1),
         _offer("aws", "p5.48xlarge", "h100-sxm5-80gb", 8, "on_demand", 55.04),
         _offer("lambda", "gpu_1x_h100_pcie", "h100-pcie-80gb", 1, "on_demand", 3.29, vcpus=26, ram=200),
-        _offer("aws", "g6.xlarge", "l4", 1, "on_demand", 0.8048, vcpus=4, ram=16),
-        _offer("aws", "g6.xlarge", "l4", 1, "spot", 0.3, vcpus=4, ram=16, band=0),
+        _offer("aws", "g6.2xlarge", "l4", 1, "on_demand", 0.9776, vcpus=8, ram=32),
+        _offer("aws", "g6.2xlarge", "l4", 1, "spot", 0.3, vcpus=8, ram=32, band=0),
         _offer(
             "lambda", "gpu_8x_a100_80gb_sxm4", "a100-sxm4-80gb", 8, "on_demand", 14.32, region="us-west-1"
         ),
         _offer("vast", "1x-RTX4090", "rtx-4090", 1, "on_demand", 0.35, vcpus=16, ram=64),
+        # Host gates (tests/procurement/test_ranking_feasibility.py): a GPU-only GCP price, an instance
+        # whose 16 GiB of RAM is under its L4's 22.35 GiB, and one whose host figures are unknown.
+        _offer("gcp", "gcp-gpu-L4-x1", "l4", 1, "on_demand", 0.56, vcpus=NAN, ram=NAN, gpu_only=True),
+        _offer("aws", "g6.xlarge", "l4", 1, "on_demand", 0.8048, vcpus=4, ram=16),
+        _offer("cudo", "rtx4090-unknown-host", "rtx-4090", 1, "on_demand", 0.42, vcpus=NAN, ram=NAN),
     ]
 )
 

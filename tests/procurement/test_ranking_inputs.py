@@ -65,7 +65,7 @@ def test_it_does_not_flag_a_fresh_snapshot_stale_but_flags_an_old_one(bundled_ca
 def _scheduled_spot_price(hours_before: float, now: dt.datetime) -> PriceObservation:
     """A newer price of a bundled AWS spot offer, written by a scheduled aws-spot refresh."""
     current = PriceObservation.objects.filter(
-        pricing_model="spot", offer__instance_type__name="g6.xlarge", offer__region__code="us-east-1"
+        pricing_model="spot", offer__instance_type__name="g6.2xlarge", offer__region__code="us-east-1"
     ).first()
     refresh = PriceRefresh.objects.create(
         source="aws-spot", region="us-east-1", status=RefreshStatus.SUCCEEDED

@@ -9,6 +9,17 @@ from procurement import services
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
 
+# Option field -> the flag a person typed, so an error names what they can fix.
+FLAGS = {
+    "deadline_hours": "--deadline-hours",
+    "budget": "--budget",
+    "top": "--top",
+    "providers": "--provider",
+    "regions": "--region",
+    "gpus": "--gpu",
+    "currency": "--currency",
+}
+
 
 class Command(BaseCommand):
     help = "Rank configurations for a workload spec (YAML or JSON) by total job cost."
@@ -26,6 +37,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--region", action="append", dest="regions", help="repeatable region filter")
         parser.add_argument(
+            "--gpu",
+            action="append",
+            dest="gpus",
+            help="repeatable GPU model filter (slug, e.g. h100-sxm5-80gb)",
+        )
+        parser.add_argument(
+            "--include-infeasible",
+            action="store_true",
+            help="also list the best configurations that do not fit, each with fits: false and why",
+        )
+        parser.add_argument(
             "--currency", help="ISO 4217 code of the results (default USD), converted through stored FX rates"
         )
         parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
@@ -33,14 +55,16 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         parameters = {
             key: options[key]
-            for key in ("deadline_hours", "budget", "top", "providers", "regions", "currency")
+            for key in ("deadline_hours", "budget", "top", "providers", "regions", "gpus", "currency")
             if options[key] is not None
         }
+        if options["include_infeasible"]:
+            parameters["include_infeasible"] = True
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])
         except CostInputError as error:
-            raise CommandError(str(error)) from None
+            raise CommandError(f"{FLAGS.get(error.field, error.field)}: {error.message}") from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(report, indent=2))
         else:
@@ -64,13 +88,42 @@ def render_table(report: dict) -> str:
     lines = [header]
     for rank, row in enumerate(report["results"], start=1):
         gpus = f"{row['instances']}x{row['gpus_per_instance']} {row['gpu']}"
+        marks = (" *" if row["pareto"] else "") + (" stale price" if row.get("stale") else "")
         lines.append(
             f"{rank:>3} {row['provider']:10} {row['instance_type']:24} {row['region']:16} {gpus:>22} "
             f"{row['pricing_model']:13} {row['hours'] or 0:>10.2f} {row['total_cost'] or '-':>12}  "
-            f"{row['basis']}{' *' if row['pareto'] else ''}"
+            f"{row['basis']}{marks}"
         )
+        if not row["fits"]:
+            lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
+        if row.get("spot"):
+            lines.append(f"    {spot_line(row['spot'], row['currency'])}")
     currency = report["results"][0]["currency"] if report["results"] else "USD"
     lines.append(
         f"* on the cost-versus-time Pareto front; money in {currency}, observed dates in --format json"
     )
     return "\n".join(lines)
+
+
+BLOCKING_PREFIXES = ("does not fit", "incompatible", "speed not", "spot unsuitable", "price covers the GPUs",
+                     "host RAM too small", "too few vCPUs", "not a valid plan")  # fmt: skip
+
+
+def _blocking_reasons(row: dict) -> list[str]:
+    return [reason for reason in row["reasons"] if reason.startswith(BLOCKING_PREFIXES)] or row["reasons"][:1]
+
+
+def spot_line(spot: dict, currency: str) -> str:
+    """One line of a spot row: rate and source, checkpoint interval, overhead, verdict, P50/P90."""
+    text = (
+        f"spot: {spot['interruption_source_text']}; checkpoint every {spot['checkpoint_interval_minutes']:g} min, "
+        f"overhead {float(spot['overhead']):.2%}; {spot['verdict']}"
+    )
+    simulation = spot.get("simulation")
+    if simulation:
+        text += (
+            f"; P50 {simulation['p50_hours']:g} h / {simulation['p50_cost']} {currency}, "
+            f"P90 {simulation['p90_hours']:g} h / {simulation['p90_cost']} {currency} "
+            f"({simulation['trials']} seeded trials)"
+        )
+    return text

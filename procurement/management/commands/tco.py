@@ -47,6 +47,13 @@ def render_table(report: dict) -> str:
         ("cost per used GPU-hour", "cost_per_used_gpu_hour"),
     ):
         lines.append(f"{label:28}{report['buy'][key]:>16}{report['rent'][key]:>16}")
+    rent = report["rent"]
+    price = f"rent price: {rent['price_per_gpu_hour']} {currency} per GPU-hour ({rent['pricing_model']}"
+    if rent.get("price_observed_at"):
+        price += f", observed {rent['price_observed_at']}"
+    lines.append(
+        price + (", STALE: older than its refresh schedule allows)" if rent.get("price_stale") else ")")
+    )
     lines.append(f"break-even month: {report['break_even_month'] or 'never'}")
     lines.append(f"break-even utilization: {report['break_even_utilization'] or 'n/a'}")
     lines.append(f"recommendation: {report['recommendation'].upper()} ({report['recommendation_reason']})")

@@ -1,0 +1,76 @@
+"""Recommendations on the bundled catalog as a person reads them: infeasible rows on request, the spot
+object, GPU-only prices kept out, stale flags in what is stored, and the page showing all of it."""
+
+import json
+from io import StringIO
+
+import yaml
+from django.core.management import call_command
+
+from procurement.models import Recommendation
+from procurement.ranking.options import GPU_ONLY_REASON
+
+WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+
+
+def _recommend(tmp_path, *args) -> str:
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(WORKLOAD))
+    out = StringIO()
+    call_command("recommend", str(path), *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_default_output_is_feasible_rows_cheapest_first_without_gcp_gpu_only_prices(
+    tmp_path, bundled_catalog
+):
+    results = json.loads(_recommend(tmp_path, "--format", "json", "--top", "50"))["results"]
+    assert len(results) == 50 and all(row["fits"] for row in results)
+    assert [float(r["total_cost"]) for r in results] == sorted(float(r["total_cost"]) for r in results)
+    assert not any(row["gpu_only_price"] or row["provider"] == "gcp" for row in results)
+
+
+def test_it_lists_the_best_infeasible_rows_with_why_on_request(tmp_path, bundled_catalog):
+    results = json.loads(_recommend(tmp_path, "--format", "json", "--top", "5", "--include-infeasible"))[
+        "results"
+    ]
+    feasible, infeasible = results[:5], results[5:]
+    assert all(row["fits"] for row in feasible) and len(infeasible) == 5
+    assert all(not row["fits"] and row["total_cost"] is None and row["reasons"] for row in infeasible)
+    # the cheapest configurations that cannot run are GCP's GPU-only prices and hosts too small for the GPUs
+    blocking = " ".join(reason for row in infeasible for reason in row["reasons"])
+    assert GPU_ONLY_REASON in blocking or "host RAM too small" in blocking
+    table = _recommend(tmp_path, "--top", "5", "--include-infeasible")
+    assert table.count("not feasible:") == 5
+
+
+def test_spot_rows_carry_their_rate_source_verdict_and_simulation(tmp_path, bundled_catalog):
+    results = json.loads(_recommend(tmp_path, "--format", "json", "--top", "200"))["results"]
+    spot = [row for row in results if row["pricing_model"] == "spot"]
+    assert spot and all(row["spot"]["verdict"] == "suitable" for row in spot)
+    simulated = [row for row in spot if row["spot"]["simulation"]]
+    assert (
+        len(simulated) == 3 and simulated == spot[:3]
+    )  # only the first feasible spot rows: ranking stays fast
+    first = simulated[0]["spot"]
+    # the bundled catalog carries Spot Advisor bands for AWS: the row says which snapshot it read
+    advised = [row["spot"] for row in spot if row["spot"]["interruption_source"] == "advisor"]
+    assert advised and all(s["advisor_observed_at"] for s in advised)
+    assert first["simulation"]["p90_hours"] >= first["simulation"]["p50_hours"] >= simulated[0]["hours"]
+    assert "spot:" in _recommend(tmp_path, "--top", "200")
+
+
+def test_the_api_stores_infeasible_rows_and_stale_flags_and_the_page_shows_them(client, bundled_catalog):
+    body = {"workload": WORKLOAD, "top": 5, "include_infeasible": True, "pricing_models": ["spot"]}
+    created = client.post("/api/recommendations/", body, content_type="application/json")
+    assert created.status_code == 201
+    stored = Recommendation.objects.get()
+    assert [row["fits"] for row in stored.results] == [True] * 5 + [False] * 5
+    assert all("stale" in price for price in stored.prices_used)
+    assert [bool(row["spot"]["simulation"]) for row in stored.results[:5]] == [True] * 3 + [False] * 2
+    html = client.get(f"/workloads/{stored.workload_id}/recommendations/").content.decode()
+    assert (
+        html.count(">not feasible</span>") == 5 + 1
+    )  # five rows, and the line above the table explaining it
+    assert html.count("seeded trials): P50") == 3
+    assert html.count(">suitable</span>") == 5

@@ -1,0 +1,126 @@
+"""Feasibility beyond GPU memory: GPU-only prices, host RAM and vCPUs, infeasible rows on request."""
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.ranking import RankingOptions, rank_workload
+from procurement.ranking.options import GPU_ONLY_REASON
+from procurement.ranking_loop import rank_workload_loop
+from procurement.sizing import parse_workload_spec
+from tests.procurement.test_ranking import GPUS, NAN, NOW, OFFERS, QLORA_8B, _offer
+
+
+def _rank(spec=QLORA_8B, offers=OFFERS, **options):
+    return rank_workload(spec, offers, GPUS, RankingOptions(**({"top": None} | options)), now=NOW).results
+
+
+def _rows(rows, instance_type, instances=1):
+    return [row for row in rows if row["instance_type"] == instance_type and row["instances"] == instances]
+
+
+def test_it_never_ranks_a_gpu_only_price_as_a_whole_instance():
+    # gcp-gpu-L4-x1 at 0.56/h is the cheapest L4 hour in OFFERS, but it leaves out the host VM
+    rows = _rank()
+    assert not [row for row in rows if row["provider"] == "gcp"]
+    assert rows[0]["provider"] != "gcp"
+    shown = _rows(_rank(include_infeasible=True), "gcp-gpu-L4-x1")
+    assert shown and not any(row["fits"] for row in shown)
+    assert all(GPU_ONLY_REASON in row["reasons"] and row["gpu_only_price"] for row in shown)
+    assert all(row["total_cost"] is None for row in shown)
+
+
+def test_it_refuses_an_instance_with_less_ram_than_its_gpu_memory():
+    # g6.xlarge: 16 GiB of RAM for one L4 of 22.35 GiB (the guides: RAM >= the GPUs' memory)
+    assert not _rows(_rank(), "g6.xlarge")
+    refused = _rows(_rank(include_infeasible=True), "g6.xlarge")[0]
+    assert refused["fits"] is False
+    assert (
+        "host RAM too small: 16 GiB on the instance, needs 22.4 GiB (22.4 GiB of GPU memory)"
+        in (refused["reasons"])
+    )
+    assert _rows(_rank(), "g6.2xlarge")[0]["fits"]  # the same L4 with 32 GiB fits
+
+
+def test_it_refuses_an_instance_with_too_few_vcpus():
+    # 2 vCPUs for one RTX 4090: the guides ask for at least 4 per GPU
+    offers = pd.DataFrame(
+        [_offer("vast", "1x-RTX4090-2cpu", "rtx-4090", 1, "on_demand", 0.30, vcpus=2, ram=64)]
+    )
+    assert _rank(offers=offers) == []
+    refused = _rank(offers=offers, include_infeasible=True)[0]
+    assert "too few vCPUs: 2 on the instance, needs 4 (4 per GPU for 1 GPU)" in refused["reasons"]
+
+
+def test_it_keeps_an_unknown_host_feasible_and_says_so():
+    row = _rows(_rank(), "rtx4090-unknown-host")[0]
+    assert row["fits"] and "host RAM and vCPUs unknown for this offer: not checked" in row["reasons"]
+
+
+def test_it_counts_offloaded_optimizer_state_in_the_host_ram():
+    # llama-3.1-8b full fine-tuning, ZeRO-3 with the optimizer offloaded: 8,030,261,248 trainable params x
+    # (12 B Adam state + 2 B gradients) = 104.7 GiB on the host, plus 8 x 80 GiB of GPU memory = 744.7 GiB
+    spec = parse_workload_spec({
+        "name": "o", "task": "full_finetune", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8,
+        "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer"},
+    })  # fmt: skip
+    small = pd.DataFrame([_offer("aws", "8x-a100-700g", "a100-sxm4-80gb", 8, "on_demand", 40.0, ram=700)])
+    rows = _rank(spec, small, include_infeasible=True, instance_counts=(1,))
+    zero3 = next(row for row in rows if row["plan"]["name"] == "zero3_fsdp")
+    assert not zero3["fits"]
+    assert (
+        "host RAM too small: 700 GiB on the instance, needs 744.7 GiB "
+        "(640.0 GiB of GPU memory + 104.7 GiB offloaded)" in zero3["reasons"]
+    )
+    tensor_parallel = next(row for row in rows if row["plan"]["name"] == "tensor_parallel")
+    assert tensor_parallel["fits"]  # nothing offloaded: 640 GiB of GPU memory fits in 700
+
+
+def test_it_lists_the_best_infeasible_rows_after_the_feasible_ones_on_request():
+    default = _rank(top=3)
+    assert len(default) == 3 and all(row["fits"] for row in default)
+    rows = _rank(top=3, include_infeasible=True)
+    assert rows[:3] == default  # the feasible part is unchanged
+    infeasible = rows[3:]
+    assert 1 <= len(infeasible) <= 3 and not any(row["fits"] for row in infeasible)
+    assert all(row["reasons"] and row["total_cost"] is None for row in infeasible)
+
+
+def test_it_shows_refused_spot_rows_with_the_reason_on_request():
+    # p4d.24xlarge spot on 2 instances: reclaiming one stalls the other, so it is refused, not dropped
+    rows = _rank(include_infeasible=True, pricing_models=("spot",))
+    refused = [row for row in rows if row["instances"] == 2 and row["instance_type"] == "p4d.24xlarge"]
+    assert refused and not any(row["fits"] for row in refused)
+    assert any("reclaiming one instance stalls the others" in reason for reason in refused[0]["reasons"])
+    assert refused[0]["spot"]["verdict"] == "unsuitable" and refused[0]["spot"]["simulation"] is None
+    assert "spans 2 instances" in refused[0]["spot"]["why"][0]
+
+
+def test_it_filters_by_gpu_model():
+    assert {row["gpu"] for row in _rank(gpus=("rtx-4090",))} == {"rtx-4090"}
+    assert _rank(offers=OFFERS.assign(vcpus=NAN), gpus=("no-such-gpu",)) == []
+
+
+HOST_FIGURES = st.one_of(st.just(NAN), st.sampled_from([2.0, 4.0, 8.0, 16.0, 32.0, 96.0, 200.0, 1152.0]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    vcpus=st.lists(HOST_FIGURES, min_size=len(OFFERS), max_size=len(OFFERS)),
+    ram=st.lists(HOST_FIGURES, min_size=len(OFFERS), max_size=len(OFFERS)),
+    gpu_only=st.lists(st.booleans(), min_size=len(OFFERS), max_size=len(OFFERS)),
+)
+def test_it_agrees_with_the_loop_and_never_returns_a_gated_row(vcpus, ram, gpu_only):
+    offers = OFFERS.assign(vcpus=vcpus, memory_gib=ram, host_priced_separately=gpu_only)
+    options = RankingOptions(top=None)
+    rows = rank_workload(QLORA_8B, offers, GPUS, options, now=NOW).results
+    loop = rank_workload_loop(QLORA_8B, offers, GPUS, options)
+    assert [(float(r["total_cost"]), r["hours"], r["instances"], r["plan"]["name"]) for r in rows] == [
+        (round(total, 2), round(hours, 3), instances, plan)
+        for total, hours, _position, instances, plan in loop
+    ]
+    for row in rows:
+        assert not row["gpu_only_price"]
+        assert not any(
+            reason.startswith(("host RAM too small", "too few vCPUs")) for reason in row["reasons"]
+        )

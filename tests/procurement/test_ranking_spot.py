@@ -1,0 +1,90 @@
+"""The spot object of ranked spot rows: rate and its source, checkpoint interval, overhead, verdict, P50/P90."""
+
+import math
+
+import pytest
+
+from procurement.ranking import RankingOptions, rank_workload
+from procurement.sizing import parse_workload_spec
+from tests.procurement.test_ranking import GPUS, NOW, OFFERS, QLORA_8B
+
+# Band 0 (<5% a month, midpoint 2.5%): lambda = -ln(0.975) / 730 = 3.4682e-5 per hour
+BAND0_RATE = -math.log(0.975) / 730
+# C = 1 min, R = 0.1 h, tau = min(Young/Daly, 15 min) = 0.25 h: overhead = (1/60)/0.25 + (0.125 + 0.1) x lambda
+BAND0_OVERHEAD = (1 / 60) / 0.25 + 0.225 * BAND0_RATE
+
+
+def _spot_rows(offers=OFFERS, spec=QLORA_8B, **options):
+    options = {"top": None, "pricing_models": ("spot",)} | options
+    return rank_workload(spec, offers, GPUS, RankingOptions(**options), now=NOW).results
+
+
+def _l4_spot(**options):
+    return next(row for row in _spot_rows(**options) if row["instance_type"] == "g6.2xlarge")
+
+
+def test_it_states_the_rate_its_source_the_interval_and_the_overhead():
+    spot = _l4_spot()["spot"]
+    assert spot["interruption_band"] == "<5%" and spot["interruption_source"] == "advisor"
+    assert spot["interruption_rate_per_hour"] == "0.000034682"  # 3.4682e-5 to 9 places
+    assert spot["checkpoint_interval_minutes"] == 15.0  # Young/Daly sqrt(2 x (1/60) / lambda) = 31 h, capped
+    assert spot["optimal_interval_hours"] == pytest.approx(math.sqrt(2 * (1 / 60) / BAND0_RATE), abs=1e-3)
+    assert spot["overhead"] == f"{BAND0_OVERHEAD:.6f}" == "0.066674"
+    assert spot["verdict"] == "suitable"
+    assert spot["why"] == [
+        "checkpointing every 15.0 min adds 6.67% paid time; effective spot price 0.320002/h"
+    ]
+
+
+def test_it_says_when_the_band_is_assumed_and_dates_an_advisor_band():
+    assumed = OFFERS.assign(interruption_band=float("nan"))
+    spot = next(r for r in _spot_rows(assumed) if r["instance_type"] == "g6.2xlarge")["spot"]
+    assert (spot["interruption_source"], spot["interruption_band"], spot["advisor_observed_at"]) == (
+        "assumed",
+        "10-15%",
+        None,
+    )
+    assert spot["interruption_source_text"].startswith("assumed: band 10-15% a month")
+    dated = OFFERS.assign(interruption_observed_at="2026-11-20T00:00:00+00:00")
+    spot = next(r for r in _spot_rows(dated) if r["instance_type"] == "g6.2xlarge")["spot"]
+    assert spot["advisor_observed_at"] == "2026-11-20"
+    assert spot["interruption_source_text"] == (
+        "Spot Advisor band <5% of instances interrupted a month, snapshot 2026-11-20"
+    )
+
+
+def test_it_simulates_p50_and_p90_for_the_first_feasible_spot_rows():
+    rows = [row for row in _spot_rows() if row["fits"]]
+    simulated = [row for row in rows if row["spot"]["simulation"]]
+    assert len(simulated) == min(3, len(rows)) and simulated == rows[: len(simulated)]
+    row = next(row for row in simulated if row["instance_type"] == "g6.2xlarge")
+    simulation, hours = row["spot"]["simulation"], row["hours"]
+    # With lambda = 3.5e-5/h a job of ~H hours is interrupted with probability ~H x 3.5e-5 << 10%, so P50 and
+    # P90 are the uninterrupted run: H of work plus a 1-minute checkpoint after each 15-minute segment but the last.
+    uninterrupted = hours + (math.ceil(hours / 0.25) - 1) / 60
+    assert simulation["p50_hours"] == simulation["p90_hours"] == pytest.approx(uninterrupted, abs=2e-3)
+    assert float(simulation["p50_cost"]) == pytest.approx(uninterrupted * 0.3, abs=0.011)  # at 0.30/h spot
+    assert (simulation["trials"], simulation["seed"]) == (2000, 0)
+    assert _spot_rows() == _spot_rows()  # seeded: the same numbers every time
+
+
+def test_it_simulates_only_the_top_rows_to_keep_ranking_fast():
+    rows = [row for row in _spot_rows(spot_simulation_rows=1) if row["fits"]]
+    assert [bool(row["spot"]["simulation"]) for row in rows] == [True] + [False] * (len(rows) - 1)
+
+
+def test_it_gives_the_serving_verdict_in_words():
+    serving = parse_workload_spec({"name": "s", "task": "inference", "model": {"preset": "llama-3.1-8b"}})
+    rows = _spot_rows(spec=serving, include_infeasible=True)
+    assert rows and not any(row["fits"] for row in rows)
+    assert rows[0]["spot"]["verdict"] == "unsuitable"
+    assert rows[0]["spot"]["why"][0].startswith("online inference: a reclaimed instance drops live requests")
+
+
+def test_it_converts_the_simulated_cost_into_the_requested_currency():
+    from decimal import Decimal
+
+    usd = _l4_spot()["spot"]["simulation"]
+    cny = _l4_spot(currency="CNY", fx_rate_from_usd=Decimal("7.15"))["spot"]["simulation"]
+    assert float(cny["p50_cost"]) == pytest.approx(float(usd["p50_cost"]) * 7.15, abs=0.04)
+    assert cny["p50_hours"] == usd["p50_hours"]
