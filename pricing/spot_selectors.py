@@ -1,4 +1,5 @@
-"""Reads for an offer's spot history: observations as an engine frame, statistics per zone.
+"""Reads for an offer's spot history: observations as an engine frame, statistics per zone, and the
+hourly price series the spot Monte Carlo resamples (``spot_price_histories_usd``).
 
 The offer page and ``GET /api/offers/{id}/spot-history/`` both call ``offer_spot_history``: the
 spot prices of the offer's instance type in its region, per zone, over a window, with the regional
@@ -8,14 +9,17 @@ on-demand price as the reference for the discount.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db.models import Q
 from django.utils import timezone
 
 from pricing.choices import PriceStatus, PricingModel
+from pricing.fx import fx_rates
 from pricing.models import Offer, PriceObservation
 from pricing.selectors import current_price_observations
 from pricing.spot_history import spot_statistics, statistics_as_decimals
@@ -106,3 +110,50 @@ def _zone_row(offer_id: int, zone: str, row: pd.Series, observations: pd.DataFra
             (at, price) for at, price in zip(points["observed_at"], points["price_per_hour"], strict=True)
         ],
     }
+
+
+def spot_price_histories_usd(
+    offer_ids: Sequence[int], *, window_days: int = 30, now: dt.datetime | None = None
+) -> dict[int, np.ndarray]:
+    """{offer_id: hourly spot prices in USD per instance-hour, oldest first} over the last ``window_days``,
+    for the spot Monte Carlo (procurement.costing.spot_simulation). One query for all offers.
+
+    Each published spot price holds until the next observation (a step function, as in
+    ``pricing.spot_history``); the series starts at the window's start when a price was in effect then
+    (the last one before it), else at the offer's first observation in the window, and has one point per
+    whole hour up to ``now``. An offer needs at least two observations: one price is the current price,
+    not a history. Offers priced in a currency without an FX rate to USD are left out, not guessed.
+    """
+    end = now or timezone.now()
+    start = end - dt.timedelta(days=window_days)
+    spot = {"pricing_model": PricingModel.SPOT, "offer_id__in": list(offer_ids)}
+    carried_in = current_price_observations(**spot, observed_at__lte=start).values("id")
+    rows = (
+        PriceObservation.objects.filter(**spot, status=PriceStatus.PUBLISHED)
+        .filter(Q(observed_at__gt=start, observed_at__lte=end) | Q(id__in=carried_in))
+        .order_by("offer_id", "observed_at")
+        .values_list("offer_id", "observed_at", "amount_per_hour", "currency")
+    )
+    points: dict[int, list[tuple[dt.datetime, Decimal, str]]] = {}
+    for offer_id, observed_at, amount, currency in rows:
+        points.setdefault(offer_id, []).append((observed_at, amount, currency))
+    rates = fx_rates(base="USD") if points else {}
+    histories = {}
+    for offer_id, series in points.items():
+        hourly = _hourly_usd(series, start, end, rates)
+        if hourly is not None:
+            histories[offer_id] = hourly
+    return histories
+
+
+def _hourly_usd(
+    series: list[tuple[dt.datetime, Decimal, str]], start: dt.datetime, end: dt.datetime, rates: dict
+) -> np.ndarray | None:
+    """A step function sampled once an hour: the price in effect at each whole hour from the series start."""
+    if len(series) < 2 or any(currency not in rates for _, _, currency in series):
+        return None
+    times = np.array([max(at, start).timestamp() for at, _, _ in series])
+    prices = np.array([float(amount * rates[currency]) for _, amount, currency in series])
+    hours = int((end.timestamp() - times[0]) // 3600)
+    grid = times[0] + 3600.0 * np.arange(hours)
+    return prices[np.searchsorted(times, grid, side="right") - 1]

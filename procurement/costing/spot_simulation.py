@@ -4,16 +4,22 @@ The closed-form overhead in ``spot.py`` is an expectation; a finance reviewer al
 case. Interruptions arrive as a Poisson process (rate lambda per hour). The job runs segments of
 ``interval`` hours of work, each followed by a checkpoint write of ``C`` hours (none after the last);
 an interruption loses the work since the last completed checkpoint and costs ``R`` hours of
-restart. Where a spot price history exists, each trial prices its hours on a window of that
-history starting at a random hour (a circular bootstrap of real price paths).
+restart.
 
-Simplifications, stated in docs/cost-model.md: no interruption during a restart, and the job is
-billed for every wall-clock hour including checkpoint writes and restarts.
+Prices: with at least ``MIN_HISTORY_HOURS`` hourly spot prices of history, each trial draws its own
+price path by a block bootstrap of that history (blocks of ``BLOCK_HOURS`` consecutive hours, so a
+day's pattern survives inside a block; every block keeps the hour of day it lands on) and pays every
+wall-clock hour of its run, lost work and restarts included, at that path's prices. With a shorter
+history (or none) every hour is paid at the current spot price.
+
+Simplifications, stated in docs/cost-model.md ("Spot Monte Carlo"): no interruption during a restart,
+the job is billed for every wall-clock hour including checkpoint writes and restarts, and
+interruptions are drawn independently of the price path (a real price spike also makes reclaims
+likelier; the bootstrap does not model that).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -23,6 +29,8 @@ import numpy as np
 from procurement.costing.values import CostInputError, non_negative, positive, positive_int
 
 MAX_INTERRUPTION_ROUNDS = 10_000
+MIN_HISTORY_HOURS = 24  # below a day of hourly prices there is no pattern to resample: current price
+BLOCK_HOURS = 24  # bootstrap block: one day, so daily price patterns stay whole
 
 
 @dataclass(frozen=True)
@@ -32,9 +40,11 @@ class SpotSimulationInput:
     interval_hours: Decimal
     checkpoint_write_hours: Decimal
     restart_hours: Decimal
-    spot_price_per_hour: Decimal  # per instance-hour; used when there is no history
+    spot_price_per_hour: Decimal  # per instance-hour; used when the history is shorter than a day
     instances: int = 1
-    price_history_per_hour: Sequence[Decimal] = ()  # hourly spot prices, oldest first
+    # hourly spot prices per instance-hour, oldest first (Decimals or a float array, same currency as
+    # spot_price_per_hour); used when it has at least MIN_HISTORY_HOURS points
+    price_history_per_hour: Sequence[Decimal] | np.ndarray = ()
     trials: int = 10_000
     seed: int = 0
 
@@ -48,13 +58,22 @@ class SpotSimulationResult:
     mean_interruptions: Decimal
     trials: int
     seed: int
+    history_hours: int = 0  # hours of price history resampled; 0: priced at the current spot price
 
 
 def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
+    history = _validated_history(spec)
     _validate(spec)
     rng = np.random.default_rng(spec.seed)
+    # Interruptions are drawn first, prices after: the same seed gives the same run lengths whether or
+    # not a history is given, so history and current-price results are comparable trial by trial.
     wall_hours, interruptions = _simulate_wall_hours(spec, rng)
-    cost = _price_hours(spec, wall_hours, rng) * spec.instances
+    resampled = history.size >= MIN_HISTORY_HOURS
+    if resampled:
+        per_instance = bootstrap_path_cost(history, wall_hours, rng)
+    else:
+        per_instance = wall_hours * float(spec.spot_price_per_hour)
+    cost = per_instance * spec.instances
     (p50_hours, p90_hours), (p50_cost, p90_cost) = np.percentile([wall_hours, cost], [50, 90], axis=1).T
     return SpotSimulationResult(
         p50_hours=_decimal(p50_hours),
@@ -64,6 +83,7 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
         mean_interruptions=_decimal(interruptions.mean()),
         trials=spec.trials,
         seed=spec.seed,
+        history_hours=int(history.size) if resampled else 0,
     )
 
 
@@ -104,20 +124,61 @@ def _simulate_wall_hours(
     )
 
 
-def _price_hours(spec: SpotSimulationInput, wall_hours: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if not spec.price_history_per_hour:
-        return wall_hours * float(spec.spot_price_per_hour)
-    history = np.array([float(price) for price in spec.price_history_per_hour])
-    windows = np.maximum(np.ceil(wall_hours).astype(np.int64), 1)
-    tiled = np.tile(history, math.ceil((windows.max() + history.size) / history.size) + 1)
-    cumulative = np.concatenate(([0.0], np.cumsum(tiled)))
-    starts = rng.integers(0, history.size, wall_hours.size)
-    mean_price = (cumulative[starts + windows] - cumulative[starts]) / windows
-    return wall_hours * mean_price
+def bootstrap_path_cost(history: np.ndarray, wall_hours: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per trial: the integral of a block-bootstrapped hourly price path over [0, wall_hours).
+
+    Trial t's path is blocks of BLOCK_HOURS hours. Its first block starts at a random hour s of the
+    (circular) history; block k starts at s + BLOCK_HOURS x d_k for a random whole day d_k, so every
+    block begins at the hour of day where the path stands and a daily cycle is never cut out of phase
+    (exactly so when the history is a whole number of days). A fraction of an hour pays that fraction
+    of the hour's price. Costs come from cumulative sums, not a trials x hours matrix, so a long run
+    costs one random start per day of run per trial.
+    """
+    size = history.size
+    full_blocks = np.floor(wall_hours / BLOCK_HOURS).astype(np.int64)
+    tail_hours = wall_hours - full_blocks * BLOCK_HOURS  # in [0, BLOCK_HOURS)
+    blocks = int(full_blocks.max()) + 1  # the last (partial) block of the longest trial
+    days = -(-size // BLOCK_HOURS)  # whole-day offsets that reach every part of the history
+    first = rng.integers(0, size, wall_hours.size)
+    day_offsets = rng.integers(0, days, (wall_hours.size, blocks))
+    day_offsets[:, 0] = 0
+    starts = (first[:, None] + BLOCK_HOURS * day_offsets) % size
+    # cumulative price over a circular history read twice, so any window of up to a block is C[s+n] - C[s]
+    cumulative = np.concatenate(([0.0], np.cumsum(np.concatenate([history] * (1 + -(-BLOCK_HOURS // size))))))
+    block_cost = cumulative[starts + BLOCK_HOURS] - cumulative[starts]
+    whole = np.arange(blocks)[None, :] < full_blocks[:, None]
+    paid_blocks = np.where(whole, block_cost, 0.0).sum(axis=1)
+    tail_start = starts[np.arange(wall_hours.size), full_blocks]
+    tail_whole = np.floor(tail_hours).astype(np.int64)
+    tail_cost = (
+        cumulative[tail_start + tail_whole]
+        - cumulative[tail_start]
+        + (tail_hours - tail_whole) * history[(tail_start + tail_whole) % size]
+    )
+    return paid_blocks + tail_cost
 
 
 def _decimal(value: float) -> Decimal:
     return Decimal(repr(float(value)))
+
+
+def _validated_history(spec: SpotSimulationInput) -> np.ndarray:
+    """The history as float64, each point finite and not negative (else an error naming its index)."""
+    values = spec.price_history_per_hour
+    if isinstance(values, np.ndarray):
+        history = values.astype(np.float64, copy=False).ravel()
+    else:
+        history = np.array(
+            [float(non_negative(price, f"price_history_per_hour[{i}]")) for i, price in enumerate(values)]
+        )
+    bad = np.flatnonzero(~np.isfinite(history) | (history < 0))
+    if bad.size:
+        index = int(bad[0])
+        raise CostInputError(
+            f"price_history_per_hour[{index}]",
+            f"must be a finite price, not negative, got {history[index]!r}",
+        )
+    return history
 
 
 def _validate(spec: SpotSimulationInput) -> None:
@@ -129,5 +190,3 @@ def _validate(spec: SpotSimulationInput) -> None:
     non_negative(spec.spot_price_per_hour, "spot_price_per_hour")
     positive_int(spec.instances, "instances")
     positive_int(spec.trials, "trials")
-    for index, price in enumerate(spec.price_history_per_hour):
-        non_negative(price, f"price_history_per_hour[{index}]")

@@ -52,7 +52,9 @@ DESCRIBE_COLUMNS = ("observed_at", "observation_id", "gpu_per_instance", "band",
                     "memory_gib", "stale", "scheduled", "stale_after_hours", "gpu_only")  # fmt: skip
 TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_model", "payment_option")
 # Optional object columns, read only for returned rows; None where the table lacks them.
-OPTIONAL_TEXT_COLUMNS = ("interruption_observed_at",)  # the Spot Advisor snapshot's date of the band
+# interruption_observed_at: the Spot Advisor snapshot's date of the band; offer_id: the stored offer, whose
+# spot price history the Monte Carlo resamples (spot_details).
+OPTIONAL_TEXT_COLUMNS = ("interruption_observed_at", "offer_id")
 
 
 @dataclass(frozen=True)

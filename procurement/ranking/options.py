@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -67,6 +67,9 @@ class RankingOptions:
     spot_simulation_rows: int = DEFAULT_SPOT_SIMULATION_ROWS  # feasible spot rows given P50/P90
     spot_simulation_trials: int = DEFAULT_SPOT_SIMULATION_TRIALS
     spot_simulation_seed: int = 0
+    # offer ids -> hourly spot price history in USD per instance-hour, oldest first (numpy arrays); called
+    # once per ranking for the simulated rows (the Django side reads PriceObservation). None: current price.
+    spot_price_history: Callable[[Sequence[int]], Mapping[int, object]] | None = None
     serving_hours: float = DEFAULT_SERVING_HOURS
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge

@@ -13,6 +13,7 @@ from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.rows import describe
 from procurement.ranking.shapes import build_shapes
+from procurement.ranking.spot_details import price_histories
 from procurement.sizing import GpuSpec, WorkloadSpec
 
 
@@ -52,10 +53,12 @@ def rank_workload(
     front = pareto_shapes(configs, shapes.hours)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
     simulated = _simulated_spot_rows(order, prepared, configs, options)
+    histories = price_histories(
+        [prepared.row(int(configs.offer[i])).get("offer_id") for i in simulated], options
+    )  # one read for every simulated row
+    context = (prepared, shapes, configs, spec, options, front, now)
     rows = [
-        describe(
-            int(i), prepared, shapes, configs, spec, options, front, now, simulate_spot=int(i) in simulated
-        )
+        describe(int(i), *context, simulate_spot=int(i) in simulated, price_histories=histories)
         for i in order
     ]
     return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))

@@ -39,9 +39,11 @@ def describe(
     now,
     *,
     simulate_spot: bool = False,
+    price_histories: Mapping[int, Any] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
-    (with the seeded simulation's P50/P90 when ``simulate_spot``)."""
+    (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
+    there is one)."""
     offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
     fits = bool(configs.fits[index])
     total = configs.total_cost[index]
@@ -86,6 +88,7 @@ def describe(
         row["spot"] = spot_details(
             offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
             instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
+            price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
         )  # fmt: skip
     return row
 

@@ -2,6 +2,10 @@
 interval and overhead, the verdict in words, and (for the first few feasible spot rows) the seeded
 Monte Carlo's P50/P90 completion time and cost.
 
+The simulated rows' spot price histories are read once per ranking (``price_histories``) through the
+``options.spot_price_history`` reader the Django side provides; with at least a day of hourly history a
+row's simulation prices each trial on a block-bootstrapped path of it, and ``price_paths`` says so.
+
 The closed-form figures come from ``procurement.costing.spot`` in Decimal, the simulation from
 ``procurement.costing.spot_simulation``; formulas in docs/cost-model.md ("Spot", "Ranking").
 """
@@ -9,9 +13,12 @@ The closed-form figures come from ``procurement.costing.spot`` in Decimal, the s
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from procurement.costing.spot import (
     BAND_LABELS,
@@ -21,7 +28,12 @@ from procurement.costing.spot import (
     spot_economics,
     spot_verdict,
 )
-from procurement.costing.spot_simulation import SpotSimulationInput, simulate_spot_job
+from procurement.costing.spot_simulation import (
+    BLOCK_HOURS,
+    MIN_HISTORY_HOURS,
+    SpotSimulationInput,
+    simulate_spot_job,
+)
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.options import RankingOptions
 
@@ -51,6 +63,29 @@ def _date_text(value: object) -> str | None:
     return str(value)[:10]
 
 
+def price_histories(offer_ids: Sequence[object], options: RankingOptions) -> Mapping[int, np.ndarray]:
+    """Hourly USD spot price histories of the simulated rows' offers, in one call of the reader (none
+    without a reader, or for rows whose offer table has no ``offer_id``)."""
+    wanted = sorted({int(offer_id) for offer_id in offer_ids if _known_id(offer_id)})
+    if options.spot_price_history is None or not wanted:
+        return {}
+    return {
+        int(key): np.asarray(value, dtype=float) for key, value in options.spot_price_history(wanted).items()
+    }
+
+
+def _known_id(value: object) -> bool:
+    return value is not None and value == value  # not None, not NaN
+
+
+def price_paths_text(history_hours: int) -> str:
+    if history_hours >= MIN_HISTORY_HOURS:
+        return f"resampled from {history_hours} hours of history"
+    if history_hours:
+        return f"current price only ({history_hours} hours of history, under {MIN_HISTORY_HOURS})"
+    return "current price only (no history)"
+
+
 def spot_details(
     offer: dict[str, Any],
     *,
@@ -60,21 +95,25 @@ def spot_details(
     spec,
     options: RankingOptions,
     simulate: bool,
+    price_history_usd: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """The spot object of one row (prices per instance-hour in USD inside, ``options.currency`` out)."""
+    """The spot object of one row (prices per instance-hour in USD inside, ``options.currency`` out).
+    ``price_paths`` says what the simulation priced its hours on (None when it did not run)."""
     band, known = int(offer["band"]), bool(offer["band_known"])
     observed_at = _date_text(offer.get("interruption_observed_at")) if known else None
     details, economics = _closed_form(
         band, known, observed_at, float(price_per_hour_usd), options.checkpoint_write_hours,
         options.restart_hours, not spec.is_training, options.can_checkpoint, instances,
     )  # fmt: skip
-    details = details | {"why": list(details["why"]), "simulation": None}
+    details = details | {"why": list(details["why"]), "simulation": None, "price_paths": None}
     if simulate and details["verdict"] == "suitable":
+        history = np.asarray(price_history_usd if price_history_usd is not None else (), dtype=float)
         details["simulation"] = dict(
             _simulation(economics, float(hours), instances, options.checkpoint_write_hours, options.restart_hours,
                         options.spot_simulation_trials, options.spot_simulation_seed, options.fx_rate_from_usd,
-                        options.currency)
+                        options.currency, history.tobytes())
         )  # fmt: skip
+        details["price_paths"] = price_paths_text(details["simulation"]["history_hours"] or history.size)
     return details
 
 
@@ -120,10 +159,13 @@ def _optional_float(value: Decimal | None, digits: int) -> float | None:
 @lru_cache(maxsize=4096)
 def _simulation(
     economics: SpotEconomics, hours: float, instances: int, write_hours: float, restart_hours: float,
-    trials: int, seed: int, rate: Decimal, currency: str,
+    trials: int, seed: int, rate: Decimal, currency: str, history_bytes: bytes,
 ) -> dict[str, Any]:  # fmt: skip
-    """P50/P90 of the spot compute: the job's hours with checkpoint writes, lost work and restarts, at
-    the current spot price (ranking has no price history); setup, reruns and storage are not in it."""
+    """P50/P90 of the spot compute: the job's hours with checkpoint writes, lost work and restarts, on
+    resampled paths of the offer's price history (``history_bytes``: float64 USD per instance-hour) or,
+    with under a day of it, at the current spot price; setup, reruns and storage are not in it. Keyed by
+    the history's bytes so the memo stays hashable."""
+    history = np.frombuffer(history_bytes, dtype=np.float64)
     result = simulate_spot_job(
         SpotSimulationInput(
             work_hours=_exact(hours),
@@ -133,9 +175,17 @@ def _simulation(
             restart_hours=_exact(restart_hours),
             spot_price_per_hour=economics.spot_price_per_hour,
             instances=instances,
+            price_history_per_hour=history,
             trials=trials,
             seed=seed,
         )
+    )
+    current = f"current spot price {round_price(economics.spot_price_per_hour * rate)} {currency}/h"
+    priced_at = (
+        f"spot price paths resampled in {BLOCK_HOURS}-hour blocks from {result.history_hours} hours of "
+        f"history ({current})"
+        if result.history_hours
+        else current
     )
     return {
         "p50_hours": round(float(result.p50_hours), 3),
@@ -145,7 +195,8 @@ def _simulation(
         "mean_interruptions": round(float(result.mean_interruptions), 4),
         "trials": result.trials,
         "seed": result.seed,
-        "priced_at": f"current spot price {round_price(economics.spot_price_per_hour * rate)} {currency}/h",
+        "history_hours": result.history_hours,
+        "priced_at": priced_at,
         "covers": "compute on spot (checkpoint writes, lost work and restarts included); not setup, "
         "reruns or storage",
     }

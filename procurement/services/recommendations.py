@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from pricing.models import Provider, Region, SpotAdvisory
+from pricing.spot_selectors import spot_price_histories_usd
 from procurement import models, selectors
 from procurement.costing.values import CostInputError, currency_code, non_negative, positive_int
 from procurement.ranking import (
@@ -115,6 +116,7 @@ class RankingContext:
     _conversions: dict[str, UsdConversion] = field(default_factory=dict, compare=False, repr=False)
 
     _catalog: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _spot_histories: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def current(cls) -> RankingContext:
@@ -151,6 +153,19 @@ class RankingContext:
         for slug in options.gpus:
             if slug not in self.gpus:
                 raise CostInputError("gpus", _unknown("GPU model", slug, self.gpus))
+
+    def spot_price_histories(self, offer_ids) -> dict[int, Any]:
+        """Hourly USD spot price histories for the spot Monte Carlo (``options.spot_price_history``): one
+        query for the offers this batch has not read yet (the same cheap offers top most rankings)."""
+        missing = [offer_id for offer_id in offer_ids if offer_id not in self._spot_histories]
+        if missing:
+            found = spot_price_histories_usd(missing)
+            self._spot_histories.update({offer_id: found.get(offer_id) for offer_id in missing})
+        return {
+            offer_id: self._spot_histories[offer_id]
+            for offer_id in offer_ids
+            if self._spot_histories[offer_id] is not None
+        }
 
     def conversion(self, currency: str) -> UsdConversion:
         """The stored FX rate from USD, read once per batch (raises CostInputError naming the currency)."""
@@ -204,6 +219,7 @@ def recommendation_compute(
         storage_gb=float(disk_gb),
         storage_rate_per_gb_month=context.storage_rates,
         measured_tokens_per_second=_measured_speeds(workload) if measured_speeds is None else measured_speeds,
+        spot_price_history=context.spot_price_histories,
     )
     try:
         return rank_workload(spec, None, context.gpus, options, prepared=context.prepared(options))

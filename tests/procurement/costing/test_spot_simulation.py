@@ -1,7 +1,9 @@
-"""Spot Monte Carlo: exact when nothing interrupts, reproducible by seed, close to the closed form."""
+"""Spot Monte Carlo: exact when nothing interrupts, reproducible by seed, close to the closed form, and
+priced on block-bootstrapped paths of a price history when at least a day of it exists."""
 
 from decimal import Decimal
 
+import numpy as np
 import pytest
 
 from procurement.costing.spot_simulation import SpotSimulationInput, simulate_spot_job
@@ -66,3 +68,67 @@ def test_it_names_a_negative_history_price():
     with pytest.raises(CostInputError) as error:
         simulate_spot_job(_spec(price_history_per_hour=[D(1), D(-1)]))
     assert error.value.field == "price_history_per_hour[1]"
+
+
+def _quantiles(result):
+    return [float(result.p50_cost), float(result.p90_cost)]
+
+
+def test_it_gives_the_current_price_result_for_a_constant_history():
+    # every path of a constant history is that price each hour, so cost = hours x price, as without history
+    # (equal up to float summation order)
+    current = simulate_spot_job(_spec(spot_price_per_hour=D("1.234567"), instances=2))
+    constant = simulate_spot_job(
+        _spec(spot_price_per_hour=D("1.234567"), instances=2, price_history_per_hour=np.full(720, 1.234567))
+    )
+    assert constant.history_hours == 720 and current.history_hours == 0
+    assert _quantiles(constant) == pytest.approx(_quantiles(current), rel=1e-12)
+    assert (constant.p50_hours, constant.p90_hours) == (current.p50_hours, current.p90_hours)
+
+
+def test_it_doubles_the_cost_quantiles_on_a_history_at_double_the_price():
+    # the same seed draws the same run lengths first: 4/h every hour is exactly twice 2/h
+    current = simulate_spot_job(_spec())
+    doubled = simulate_spot_job(_spec(price_history_per_hour=[D(4)] * 48))
+    assert _quantiles(doubled) == pytest.approx([2 * q for q in _quantiles(current)], rel=1e-12)
+    assert doubled.p90_hours == current.p90_hours
+
+
+def test_it_reproduces_resampled_paths_from_the_seed():
+    history = np.linspace(1.0, 3.0, 24 * 30)
+    assert simulate_spot_job(_spec(price_history_per_hour=history)) == simulate_spot_job(
+        _spec(price_history_per_hour=history)
+    )
+    assert simulate_spot_job(_spec(price_history_per_hour=history)) != simulate_spot_job(
+        _spec(price_history_per_hour=history, seed=8)
+    )
+
+
+def test_it_falls_back_to_the_current_price_under_a_day_of_history():
+    # 23 hourly points at 10/h are not enough: the 2/h current price is used and nothing says "resampled"
+    short = simulate_spot_job(_spec(price_history_per_hour=[D(10)] * 23))
+    assert short == simulate_spot_job(_spec())
+    assert short.history_hours == 0
+
+
+def test_it_pays_each_hour_of_the_path_including_a_part_hour():
+    # no interruptions: 1 h of work in one segment is 1 h of wall time; 0.5 h is half of a path's first hour.
+    # A history of 24 hours at 1/h then 24 hours at 3/h, in 24-hour blocks that keep the hour of day: a
+    # 48-hour run (no checkpoints: interval 48 h) pays either 24 x 1 + 24 x 3 = 96, 24 x 1 + 24 x 1 = 48,
+    # or 24 x 3 + 24 x 3 = 144 when it starts at midnight; any start gives a cost between 48 and 144.
+    history = [D(1)] * 24 + [D(3)] * 24
+    result = simulate_spot_job(
+        _spec(work_hours=D(48), rate_per_hour=D(0), interval_hours=D(48), price_history_per_hour=history)
+    )
+    assert result.p50_hours == result.p90_hours == 48
+    assert 48 <= float(result.p50_cost) <= float(result.p90_cost) <= 144
+    half = simulate_spot_job(
+        _spec(work_hours=D("0.5"), rate_per_hour=D(0), interval_hours=D(1), price_history_per_hour=history)
+    )
+    assert {float(half.p50_cost), float(half.p90_cost)} <= {0.5, 1.5}
+
+
+def test_it_names_a_bad_point_of_an_array_history():
+    with pytest.raises(CostInputError) as error:
+        simulate_spot_job(_spec(price_history_per_hour=np.array([1.0, 2.0, np.nan])))
+    assert error.value.field == "price_history_per_hour[2]"
