@@ -7,6 +7,7 @@ Redis while a bare `make test` tests on SQLite with eager Celery.
 import os
 
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
+os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
 
 from gpuledger.settings import *  # noqa: E402,F403
 

@@ -14,7 +14,11 @@ def _settings_in_subprocess(env: dict) -> subprocess.CompletedProcess:
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='gpuledger.settings'; django.setup(); "
         "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
     )
-    base = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test"}
+    base = {
+        "PATH": "/usr/bin:/bin",
+        "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test",
+        "ALLOWED_HOSTS": "example.com",
+    }
     return subprocess.run(
         [sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True, timeout=60
     )
@@ -55,6 +59,7 @@ def test_it_rejects_a_redis_url_it_cannot_read():
     ("env", "message"),
     [
         ({"REDIS_URL": "redis://cache:notaport/0"}, "port that is not a number"),
+        ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must name the host"),
         ({"GPULEDGER_AWS_REGIONS": "us-east-1,useast2"}, "GPULEDGER_AWS_REGIONS"),
         ({"GPULEDGER_AWS_REGIONS": ""}, "GPULEDGER_AWS_REGIONS"),
         ({"GPULEDGER_SPOT_LOOK_BACK_HOURS": "0"}, "GPULEDGER_SPOT_LOOK_BACK_HOURS=0 must be a positive"),

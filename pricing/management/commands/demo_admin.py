@@ -16,6 +16,11 @@ USERNAME = "admin"
 class Command(BaseCommand):
     help = "Create the demo admin user (local development only) and print its credentials."
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000", help="Where the site is served (make run's HOST)."
+        )
+
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("demo_admin is for local development: it refuses to run with DEBUG off.")
@@ -33,6 +38,6 @@ class Command(BaseCommand):
         user.save()
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo admin: http://127.0.0.1:8000/admin/  user {USERNAME!r}  password {password!r}"
+                f"Demo admin: {options['url'].rstrip('/')}/admin/  user {USERNAME!r}  password {password!r}"
             )
         )
