@@ -42,6 +42,7 @@ class Shapes:
     offloaded_per_gpu_gib: np.ndarray  # optimizer/weights offloaded to host RAM, per GPU
     host_ram_gib: np.ndarray  # host RAM one instance needs: its GPUs' memory plus what they offload
     host_vcpus: np.ndarray  # vCPUs one instance needs (the guides' per-GPU minimum)
+    generated_tokens_per_second: np.ndarray  # serving: decode tokens/s of the configuration; NaN for training
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
-    hours, share = _hours(spec, grid, options)
+    hours, share, generated = _hours(spec, grid, options)
     measured = _measured_hours(spec, grid, options)
     hours = np.where(np.isnan(measured), hours, measured)
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
@@ -155,7 +156,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
         fits=fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
-        host_ram_gib=host_ram, host_vcpus=host_vcpus,
+        host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
     )  # fmt: skip
 
 
@@ -176,7 +177,10 @@ def _per_shape_links(kind_gpus: Sequence[GpuSpec], kind: np.ndarray, counts: np.
     )
 
 
-def _hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> tuple[np.ndarray, np.ndarray]:
+def _hours(
+    spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hours, communication share, generated tokens/s) per shape."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
     peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
@@ -184,15 +188,16 @@ def _hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> tupl
             spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
             tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0,
         )  # fmt: skip
-        served = np.isfinite(rows["decode_tokens_per_second_total"])
-        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total)
+        decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
+        served = np.isfinite(decode)
+        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total), decode
     mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
     rows = training_throughput(
         spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
         tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.interconnect_gbps,
         tensor_parallel_gbps=grid.tensor_parallel_gbps,
     )  # fmt: skip
-    return rows["training_hours"], rows["communication_share"]
+    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan)
 
 
 def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:
