@@ -11,15 +11,37 @@ from rest_framework.views import APIView
 
 from procurement import models, services
 from procurement.costing.values import CostInputError
+from procurement.ranking import RANKED_PRICING_MODELS
 
 ERROR_SCHEMA = inline_serializer(
     "CostInputError", {"field": serializers.CharField(), "error": serializers.CharField()}
 )
+RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
+    "RecommendationInputError",
+    {
+        "field": serializers.CharField(
+            help_text="path of the first bad field, e.g. workload.model.num_layers"
+        ),
+        "error": serializers.CharField(),
+        "errors": serializers.ListField(
+            child=inline_serializer(
+                "RecommendationFieldError",
+                {"path": serializers.CharField(), "message": serializers.CharField()},
+            ),
+            required=False,
+            help_text="a bad workload spec: every bad field, each by its path",
+        ),
+    },
+)
 
 
-def input_error_response(error: CostInputError) -> Response:
-    """400 naming the field by its path; nothing was stored."""
-    return Response({"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST)
+def input_error_response(error: CostInputError, *, prefix: str = "") -> Response:
+    """400 naming the field by its path; nothing was stored. A bad workload spec also lists every bad
+    field under ``errors`` (paths under ``prefix``, e.g. ``workload.model.num_layers``)."""
+    body: dict = {"field": prefix + error.field, "error": error.message}
+    if isinstance(error, services.WorkloadSpecInputError):
+        body["errors"] = [{"path": prefix + item.path, "message": item.message} for item in error.errors]
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
 def stored_study_body(study: models.TcoStudy) -> dict:
@@ -60,6 +82,51 @@ class TcoStudyDetail(APIView):
         return Response(stored_study_body(get_object_or_404(models.TcoStudy, pk=pk)))
 
 
+def _names(help_text: str) -> serializers.ListField:
+    return serializers.ListField(child=serializers.CharField(), required=False, help_text=help_text)
+
+
+# Every field the view accepts (procurement.services.RANKING_OPTION_FIELDS plus the workload itself).
+RECOMMENDATION_REQUEST = inline_serializer(
+    "RecommendationRequest",
+    {
+        "workload": serializers.DictField(
+            required=False,
+            help_text="a workload spec (docs/workload-spec.md: name, task, model, training_tokens, ...); "
+            "stored as a new workload. Give this or workload_id.",
+        ),
+        "workload_id": serializers.IntegerField(required=False, help_text="a stored workload; or give workload"),
+        "deadline_hours": serializers.DecimalField(
+            max_digits=20, decimal_places=6, required=False, min_value=0,
+            help_text="only configurations finishing within this many hours",
+        ),
+        "budget": serializers.DecimalField(
+            max_digits=20, decimal_places=6, required=False, min_value=0,
+            help_text="only configurations whose total job cost is at most this, in `currency`",
+        ),
+        "top": serializers.IntegerField(required=False, min_value=1, default=20, help_text="rows returned"),
+        "pricing_models": serializers.ListField(
+            child=serializers.ChoiceField(choices=list(RANKED_PRICING_MODELS)), required=False,
+            help_text="pricing models to rank; default all of them",
+        ),
+        "providers": _names("provider slugs the catalog knows, e.g. aws"),
+        "regions": _names("region codes the catalog knows, e.g. us-east-1"),
+        "gpus": _names("GPU model slugs, e.g. h100-sxm5-80gb"),
+        "instance_counts": serializers.ListField(
+            child=serializers.IntegerField(min_value=1), required=False,
+            help_text="instance counts to try; default 1, 2, 4, 8",
+        ),
+        "currency": serializers.CharField(
+            required=False, default="USD", help_text="ISO 4217 code of the results, through stored FX rates"
+        ),
+        "include_infeasible": serializers.BooleanField(
+            required=False, default=False,
+            help_text="also list the best configurations that do not fit, with fits: false and why",
+        ),
+    },
+)  # fmt: skip
+
+
 class RecommendationCreate(APIView):
     """Rank configurations for a workload and store the dated result with the prices it used.
 
@@ -69,24 +136,21 @@ class RecommendationCreate(APIView):
     through stored FX rates) and ``include_infeasible`` (also list the best configurations that do not
     fit, after the feasible ones, with ``fits: false`` and why). Spot rows carry a ``spot`` object
     (interruption rate and source, checkpoint interval, overhead, verdict, P50/P90 for the first few).
-    Bad input is a 400 naming the field, and stores nothing.
+    Feasible rows carry ``cost_breakdown`` {compute, setup, storage, reruns, total} (adding up to
+    ``total_cost``) and ``unit_costs`` (per GPU-hour, per 1M training or generated tokens).
+    Bad input is a 400 naming the field (a bad workload spec lists every bad field under ``errors``),
+    and stores nothing.
     """
 
     @extend_schema(
-        request=inline_serializer(
-            "RecommendationRequest",
-            {
-                "workload_id": serializers.IntegerField(required=False),
-                "currency": serializers.CharField(required=False, help_text="ISO 4217 code; default USD"),
-                "providers": serializers.ListField(child=serializers.CharField(), required=False),
-                "regions": serializers.ListField(child=serializers.CharField(), required=False),
-                "gpus": serializers.ListField(child=serializers.CharField(), required=False),
-                "include_infeasible": serializers.BooleanField(required=False, default=False),
-            },
-        ),
+        request=RECOMMENDATION_REQUEST,
         responses={
             201: OpenApiResponse(description="{id, workload_id, computed_at, created, results}"),
-            400: ERROR_SCHEMA,
+            400: OpenApiResponse(
+                RECOMMENDATION_ERROR_SCHEMA,
+                description="Bad input, nothing stored: the first bad field by its path; a bad workload spec "
+                "lists every bad field under `errors`.",
+            ),
         },
     )
     def post(self, request):
@@ -98,7 +162,7 @@ class RecommendationCreate(APIView):
                     key: value for key, value in data.items() if key not in ("workload", "workload_id")
                 }
                 row, created = services.recommendation_create(workload=workload, parameters=options)
-        except CostInputError as error:
+        except CostInputError as error:  # a bad workload spec: every bad field under "errors"
             return input_error_response(error)
         body = {
             "id": row.pk,

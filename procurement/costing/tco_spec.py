@@ -323,13 +323,26 @@ def _gpu_list_price(
         return section.get("gpu_list_price", non_negative)
     if gpu.list_price is None or (section.has("server_price") and gpu.currency != currency):
         return None  # informational only when a server price is given: no FX rate needed
-    return convert_currency(
-        gpu.list_price,
-        from_currency=gpu.currency,
-        to_currency=currency,
-        rates=rates,
-        field=section.field("gpu"),
-    )
+    return _to_study_currency(gpu.list_price, gpu.currency, currency, rates, needed_for=section.field("gpu"))
+
+
+def _to_study_currency(
+    amount: Decimal,
+    from_currency: str,
+    currency: str,
+    rates: Mapping[tuple[str, str], Decimal],
+    *,
+    needed_for: str,
+) -> Decimal:
+    """Convert into the study's currency. A missing rate is the study's ``currency`` that cannot be used
+    (the fix is to store a rate or pick another currency), so the error names ``currency`` and says which
+    input needed the conversion."""
+    try:
+        return convert_currency(
+            amount, from_currency=from_currency, to_currency=currency, rates=rates, field="currency"
+        )
+    except CostInputError as error:
+        raise CostInputError("currency", f"{error.message} (needed for {needed_for})") from None
 
 
 def _server_price(section: _Section, gpus_per_server: int, list_price: Decimal | None, slug: str) -> Decimal:
@@ -429,8 +442,8 @@ def _offer_price(
         ) from None
     if found is None:
         raise CostInputError(field, f"no current {model} price for offer {offer.label()}")
-    converted = convert_currency(
-        found.price_per_gpu_hour, from_currency=found.currency, to_currency=currency, rates=rates, field=field
+    converted = _to_study_currency(
+        found.price_per_gpu_hour, found.currency, currency, rates, needed_for=field
     )
     return RentPrice(
         converted, currency, found.observed_at, found.source, found.stale, found.stale_after_hours

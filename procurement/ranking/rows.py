@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from procurement.costing.values import round_money, round_price
+from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
@@ -84,6 +85,7 @@ def describe(
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
     }
+    row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
             offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),

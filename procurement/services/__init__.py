@@ -9,6 +9,7 @@ prices), ``notifications`` (change events), ``currency`` (results in another cur
 from procurement import models
 from procurement.services.notifications import (
     change_event_create,
+    change_event_has_target,
     change_event_notify,
     change_events_create,
     change_events_notify,
@@ -16,6 +17,7 @@ from procurement.services.notifications import (
 from procurement.services.recommendations import (
     RANKING_OPTION_FIELDS,
     RankingContext,
+    WorkloadSpecInputError,
     ranking_options_parse,
     ranking_prices_used,
     recommendation_compute,
@@ -45,7 +47,9 @@ __all__ = [
     "EvaluatedStudy",
     "OfferPriceRecorder",
     "RankingContext",
+    "WorkloadSpecInputError",
     "change_event_create",
+    "change_event_has_target",
     "change_event_notify",
     "change_events_create",
     "change_events_notify",

@@ -45,19 +45,34 @@ def change_event_notify(event_id: int) -> str:
 def change_events_notify(event_ids: list[int]) -> dict[str, int]:
     """E-mail and/or webhook the owners of a chunk of events, each once: one conditional update claims
     every unsent event of the chunk, so a retried or duplicated task sends nothing twice. If a send fails,
-    the events not sent yet are released for the task's retry before the error propagates."""
+    the events not sent yet are released for the task's retry before the error propagates.
+
+    ``notified_at`` ends up stamped only on events actually sent: an event whose workload or study has no
+    e-mail or webhook is released again ("no target"), so nobody reads "notified" for nothing sent."""
     events = _claim(event_ids)
     outcomes: dict[str, int] = {}
+    unsent: list[int] = []
     for position, event in enumerate(events):
         try:
             outcome = _send(event)
         except Exception:
-            models.ChangeEvent.objects.filter(pk__in=[e.pk for e in events[position:]]).update(
-                notified_at=None
-            )
+            _release(unsent + [e.pk for e in events[position:]])
             raise
+        if outcome == "no target":
+            unsent.append(event.pk)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    _release(unsent)
     return outcomes
+
+
+def _release(event_ids: list[int]) -> None:
+    if event_ids:
+        models.ChangeEvent.objects.filter(pk__in=event_ids).update(notified_at=None)
+
+
+def change_event_has_target(event: models.ChangeEvent) -> bool:
+    """Is an e-mail address or webhook configured for this event's workload or study (owner included)?"""
+    return any(_notification_targets(event))
 
 
 def _claim(event_ids: list[int]) -> list[models.ChangeEvent]:

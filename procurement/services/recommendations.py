@@ -29,7 +29,7 @@ from procurement.ranking import (
 )
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
-from procurement.sizing import WorkloadSpec, WorkloadSpecError, parse_workload_spec
+from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
 from procurement.sizing.host import host_requirements
 
 RANKING_OPTION_FIELDS = {
@@ -89,13 +89,24 @@ def _text_list(value: object, field: str) -> list[str]:
     return value
 
 
+class WorkloadSpecInputError(CostInputError):
+    """A workload spec with one or more bad fields: a CostInputError naming the first (``field``) that also
+    carries every one (``errors``, the sizing engine's FieldErrors), so a person can fix them all at once."""
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = errors
+        super().__init__(errors[0].path, errors[0].message)
+
+    def lines(self) -> list[str]:
+        return [f"{error.path}: {error.message}" for error in self.errors]
+
+
 def workload_spec_parse(document: object) -> WorkloadSpec:
-    """The sizing engine's parser, with its first error re-raised as a CostInputError (the field path)."""
+    """The sizing engine's parser; its errors re-raised as one WorkloadSpecInputError naming every field."""
     try:
         return parse_workload_spec(document)  # type: ignore[arg-type]
     except WorkloadSpecError as error:
-        first = error.errors[0]
-        raise CostInputError(first.path, first.message) from None
+        raise WorkloadSpecInputError(list(error.errors)) from None
 
 
 def _measured_speeds(workload: models.Workload | None) -> dict[tuple[str, int], float]:

@@ -99,7 +99,15 @@ def recommendation_page(request, workload_id: int):
     workload = get_object_or_404(models.Workload, pk=workload_id)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
     now = timezone.now()
-    rows = [row | {"stale_now": stale_now(row, now)} for row in (latest.results if latest else [])]
+    rows = [
+        row
+        | {
+            "stale_now": stale_now(row, now),
+            "cost_segments": cost_segments(row),
+            "unit_labels": unit_cost_labels(row),
+        }
+        for row in (latest.results if latest else [])
+    ]
     currency = rows[0]["currency"] if rows else "USD"
     return render(
         request,
@@ -112,6 +120,32 @@ def recommendation_page(request, workload_id: int):
             "scatter_svg": cost_time_chart(rows, currency),
         },
     )
+
+
+COST_PARTS = ("compute", "setup", "storage", "reruns")
+UNIT_LABELS = {
+    "per_gpu_hour": "per GPU-hour",
+    "per_million_training_tokens": "per 1M training tokens",
+    "per_million_generated_tokens": "per 1M generated tokens",
+    "per_epoch": "per epoch",
+}
+
+
+def cost_segments(row: dict) -> list[dict]:
+    """The row's cost parts as a stacked bar: name, amount and share of the total in percent (rows stored
+    before breakdowns existed, and infeasible rows, have none)."""
+    parts = row.get("cost_breakdown")
+    if not parts or not float(parts["total"]):
+        return []
+    total = float(parts["total"])
+    return [
+        {"name": name, "amount": parts[name], "percent": round(100 * float(parts[name]) / total, 2)}
+        for name in COST_PARTS
+    ]
+
+
+def unit_cost_labels(row: dict) -> list[str]:
+    return [f"{value} {UNIT_LABELS.get(name, name)}" for name, value in row.get("unit_costs", {}).items()]
 
 
 def stale_now(row: dict, now: dt.datetime) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from procurement import selectors
+from procurement import selectors, services
 
 
 def dashboard_page(request):
@@ -12,7 +12,15 @@ def dashboard_page(request):
         request,
         "procurement/dashboard.html",
         {
-            "events": selectors.recent_change_events(),
+            "events": [
+                # an unsent event says why: nothing configured to send it to, or not sent yet
+                item
+                | {
+                    "no_target": not item["event"].notified_at
+                    and not services.change_event_has_target(item["event"])
+                }
+                for item in selectors.recent_change_events()
+            ],
             "workloads": selectors.workloads_with_latest_option(),
             "studies": selectors.current_tco_studies(),
         },

@@ -21,6 +21,9 @@ FLAGS = {
 }
 
 
+BAD_INPUT = 2  # the exit status of `size` for an invalid spec: scripts can tell bad input from a crash
+
+
 class Command(BaseCommand):
     help = "Rank configurations for a workload spec (YAML or JSON) by total job cost."
 
@@ -63,6 +66,10 @@ class Command(BaseCommand):
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])
+        except services.WorkloadSpecInputError as error:
+            raise CommandError(
+                f"{options['file']}: invalid workload spec\n" + "\n".join(error.lines()), returncode=BAD_INPUT
+            ) from None
         except CostInputError as error:
             raise CommandError(f"{FLAGS.get(error.field, error.field)}: {error.message}") from None
         if options["format"] == "json":
@@ -96,6 +103,8 @@ def render_table(report: dict) -> str:
         )
         if not row["fits"]:
             lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
+        if row.get("cost_breakdown"):
+            lines.append(f"    {cost_line(row)}")
         if row.get("spot"):
             lines.append(f"    {spot_line(row['spot'], row['currency'])}")
     currency = report["results"][0]["currency"] if report["results"] else "USD"
@@ -111,6 +120,24 @@ BLOCKING_PREFIXES = ("does not fit", "incompatible", "speed not", "spot unsuitab
 
 def _blocking_reasons(row: dict) -> list[str]:
     return [reason for reason in row["reasons"] if reason.startswith(BLOCKING_PREFIXES)] or row["reasons"][:1]
+
+
+UNIT_LABELS = {
+    "per_gpu_hour": "per GPU-hour",
+    "per_million_training_tokens": "per 1M training tokens",
+    "per_million_generated_tokens": "per 1M generated tokens",
+    "per_epoch": "per epoch",
+}
+
+
+def cost_line(row: dict) -> str:
+    """The row's total split into its parts, then its unit costs."""
+    parts = row["cost_breakdown"]
+    text = "cost: " + " + ".join(
+        f"{name} {parts[name]}" for name in ("compute", "setup", "storage", "reruns")
+    )
+    units = [f"{UNIT_LABELS.get(name, name)} {value}" for name, value in row.get("unit_costs", {}).items()]
+    return text + f" = {parts['total']} {row['currency']}" + (f"; {', '.join(units)}" if units else "")
 
 
 def spot_line(spot: dict, currency: str) -> str:

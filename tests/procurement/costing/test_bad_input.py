@@ -5,6 +5,7 @@ Rules: negative hours, negative prices, utilization outside 0-1, a horizon of 0,
 model (and unknown provider/region filters), a currency without an FX rate.
 """
 
+import re
 from io import StringIO
 
 import pytest
@@ -209,7 +210,7 @@ def test_it_names_a_currency_without_an_fx_rate_on_the_command_line(tmp_path, bu
         _run("job_cost", "--price-per-hour", "2", "--hours", "1", "--currency", "XYZ")
     _recommend_cli_error(tmp_path, "--currency: no FX rate stored for EUR", "--currency", "EUR")
     euro_study = _rent_from(P5) | {"currency": "EUR"}
-    _tco_cli_error(tmp_path, euro_study, "rent.offer: no FX rate from USD to EUR")
+    _tco_cli_error(tmp_path, euro_study, r"currency: no FX rate from USD to EUR \(needed for rent.offer\)")
 
 
 def test_it_names_a_currency_without_an_fx_rate_through_the_api(client, bundled_catalog):
@@ -219,7 +220,7 @@ def test_it_names_a_currency_without_an_fx_rate_through_the_api(client, bundled_
         "error": "unknown currency 'XYZ': not an ISO 4217 code",
     }
     body = _tco_api_error(client, _rent_from(P5) | {"currency": "EUR"})
-    assert body == {"field": "rent.offer", "error": "no FX rate from USD to EUR"}
+    assert body == {"field": "currency", "error": "no FX rate from USD to EUR (needed for rent.offer)"}
 
 
 def test_it_refuses_an_include_infeasible_that_is_not_a_boolean(client, db):
@@ -227,3 +228,21 @@ def test_it_refuses_an_include_infeasible_that_is_not_a_boolean(client, db):
         "field": "include_infeasible",
         "error": "must be true or false, got 'yes'",
     }
+
+
+def _yen_study_priced_from_the_gpu_list_price() -> dict:
+    """A JPY study without a server price: the H100's USD list price must be converted, and no rate is stored."""
+    document = study_document(currency="JPY")
+    del document["buy"]["server_price"]
+    return document
+
+
+def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, client, h100):
+    expected = "no FX rate from USD to JPY (needed for buy.gpu)"
+    assert _tco_api_error(client, _yen_study_priced_from_the_gpu_list_price()) == {
+        "field": "currency",
+        "error": expected,
+    }
+    _tco_cli_error(
+        tmp_path, _yen_study_priced_from_the_gpu_list_price(), rf"^currency: {re.escape(expected)}$"
+    )

@@ -74,3 +74,25 @@ def test_the_api_stores_infeasible_rows_and_stale_flags_and_the_page_shows_them(
     )  # five rows, and the line above the table explaining it
     assert html.count("seeded trials): P50") == 3
     assert html.count(">suitable</span>") == 5
+
+
+def test_table_json_and_page_show_each_rows_cost_breakdown(tmp_path, client, bundled_catalog):
+    results = json.loads(_recommend(tmp_path, "--format", "json", "--top", "3"))["results"]
+    for row in results:
+        parts = row["cost_breakdown"]
+        assert parts["total"] == row["total_cost"]
+        assert set(row["unit_costs"]) == {"per_gpu_hour", "per_million_training_tokens"}
+    first = results[0]["cost_breakdown"]
+    table = _recommend(tmp_path, "--top", "3")
+    assert table.count("    cost: compute ") == 3
+    assert (
+        f"cost: compute {first['compute']} + setup {first['setup']} + storage {first['storage']} "
+        f"+ reruns {first['reruns']} = {first['total']} USD; per GPU-hour {results[0]['unit_costs']['per_gpu_hour']}"
+    ) in table
+    created = client.post(
+        "/api/recommendations/", {"workload": WORKLOAD, "top": 3}, content_type="application/json"
+    )
+    html = client.get(f"/workloads/{created.json()['workload_id']}/recommendations/").content.decode()
+    assert html.count('class="cost-bar"') == 3
+    assert f"compute {first['compute']} · setup {first['setup']}" in html
+    assert "per 1M training tokens" in html

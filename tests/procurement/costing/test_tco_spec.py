@@ -116,9 +116,11 @@ def test_it_refuses_a_currency_without_an_fx_rate():
         "colocation_per_kw_month": "170",
         "fte_cost_per_year": "90000",
     }
-    with pytest.raises(CostInputError, match="no FX rate from USD to EUR") as error:
+    with pytest.raises(
+        CostInputError, match=r"no FX rate from USD to EUR \(needed for rent.offer\)"
+    ) as error:
         _parse(document, offer_lookup=_lookup)
-    assert error.value.field == "rent.offer"
+    assert error.value.field == "currency"
 
 
 def test_it_refuses_an_offer_without_a_current_price():

@@ -1,0 +1,88 @@
+"""A returned row's job cost split into compute, setup, storage and reruns, and its unit costs.
+
+Ranking prices every configuration as one total (configurations.py); only the top N rows that are
+returned need the parts, so they are recomputed here with the same formulas for those rows alone
+(docs/cost-model.md, "Job cost"): compute = P x H x N, setup = P x S x N, reruns = F x compute,
+storage = G x R x M, with P the (spot-effective) price per instance-hour in USD.
+
+Each part is converted to the row's currency in Decimal and rounded half-up once; the rounding
+remainder (at most a cent or two) goes to compute, so the parts add up exactly to ``total_cost``.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+from procurement.costing.values import round_money, round_price
+from procurement.ranking.configurations import Configurations
+from procurement.ranking.offers import PreparedOffers
+from procurement.ranking.options import HOURS_PER_MONTH, RankingOptions
+from procurement.ranking.shapes import Shapes
+from procurement.sizing import WorkloadSpec
+
+MILLION = 1_000_000.0
+
+
+def cost_parts_usd(
+    index: int, prepared: PreparedOffers, shapes: Shapes, configs: Configurations, options: RankingOptions
+) -> dict[str, float]:
+    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded)."""
+    offer, shape = int(configs.offer[index]), int(configs.shape[index])
+    price = configs.effective_price_per_hour(index)
+    hours, instances = float(shapes.hours[shape]), int(shapes.instances[shape])
+    months = (hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
+    compute = price * hours * instances
+    return {
+        "compute": compute,
+        "setup": price * options.setup_hours * instances,
+        "storage": options.storage_gb * float(prepared.columns["storage_rate"][offer]) * months,
+        "reruns": compute * options.rerun_fraction,
+    }
+
+
+def cost_breakdown(parts_usd: dict[str, float], total_cost: str, options: RankingOptions) -> dict[str, str]:
+    """The parts as decimal strings in ``options.currency`` that sum exactly to ``total_cost``."""
+    rounded = {name: _converted(value, options) for name, value in parts_usd.items()}
+    total = Decimal(total_cost)
+    rounded["compute"] += total - sum(rounded.values(), Decimal(0))  # the rounding remainder
+    return {name: str(amount) for name, amount in rounded.items()} | {"total": total_cost}
+
+
+def unit_costs(
+    index: int, shapes: Shapes, configs: Configurations, spec: WorkloadSpec, total_cost: str, options
+) -> dict[str, str]:
+    """Cost per GPU-hour of the run, per 1M training tokens (training) or per 1M generated tokens
+    (serving, at the configuration's decode throughput for the priced hours). The spec has no epoch
+    count, so ``per_epoch`` is left out rather than guessed."""
+    shape = int(configs.shape[index])
+    total, hours = Decimal(total_cost), float(shapes.hours[shape])
+    units: dict[str, float] = {"per_gpu_hour": float(shapes.total_gpus[shape]) * hours}
+    if spec.is_training and spec.training_tokens:
+        units["per_million_training_tokens"] = float(spec.training_tokens) / MILLION
+    elif not spec.is_training:
+        generated = float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0
+        units["per_million_generated_tokens"] = generated / MILLION
+    return {
+        name: str(round_price(total / Decimal(repr(amount))))
+        for name, amount in units.items()
+        if math.isfinite(amount) and amount > 0
+    }
+
+
+def _converted(value_usd: float, options: RankingOptions) -> Decimal:
+    return round_money(Decimal(repr(float(value_usd))) * options.fx_rate_from_usd, options.currency)
+
+
+def explain_costs(
+    index: int, prepared, shapes, configs, spec, options, total_cost: str | None
+) -> dict[str, Any]:
+    """``cost_breakdown`` and ``unit_costs`` for a feasible row; nothing for a row without a total."""
+    if total_cost is None:
+        return {}
+    parts = cost_parts_usd(index, prepared, shapes, configs, options)
+    return {
+        "cost_breakdown": cost_breakdown(parts, total_cost, options),
+        "unit_costs": unit_costs(index, shapes, configs, spec, total_cost, options),
+    }
