@@ -62,10 +62,6 @@ def upsert_by_natural_key(
     if to_update:
         model.objects.bulk_update(to_update, sorted(update_fields), batch_size=1000)
     count.created, count.updated = len(to_create), len(to_update)
-    if to_create and to_create[0].pk is None:  # backends that do not return ids (none we use; safety)
-        existing.update(
-            {tuple(getattr(o, f) for f in key_fields): o for o in _candidates(model, key_fields, rows)}
-        )
     return count, existing
 
 

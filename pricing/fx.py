@@ -25,13 +25,3 @@ def fx_rates(*, base: str = "USD", on: dt.date | None = None) -> dict[str, Decim
     for row in rows:
         rates.setdefault(row.currency, row.rate)
     return rates
-
-
-def convert(amount: Decimal, currency: str, *, to: str, rates: dict[str, Decimal]) -> Decimal:
-    """Convert with rates from `fx_rates(base=to)`; raises MissingFxRate naming the currency."""
-    if currency == to:
-        return amount
-    try:
-        return amount * rates[currency]
-    except KeyError:
-        raise MissingFxRate(currency, to) from None
