@@ -92,3 +92,33 @@ def redis_worker(require_redis):
             yield worker
     finally:
         app.conf.task_always_eager = True  # back to the suite's default (see eager_celery)
+
+
+@pytest.fixture
+def user_with_role(db):
+    """Make a signed-in-able user holding one role (a group named after it); `role=None` for no role."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    made = iter(range(1, 10_000))
+
+    def make(role: str | None, *, username: str | None = None, **fields):
+        user = get_user_model().objects.create_user(
+            username=username or f"{role or 'norole'}-{next(made)}", password="pw", **fields
+        )
+        if role:
+            user.groups.add(Group.objects.get_or_create(name=role)[0])
+        return user
+
+    return make
+
+
+@pytest.fixture
+def client_as(client, user_with_role):
+    """`client_as("engineer")`: the test client signed in as a new user with that role."""
+
+    def sign_in(role: str | None, **fields):
+        client.force_login(user_with_role(role, **fields))
+        return client
+
+    return sign_in
