@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from pricing import models
 from pricing.choices import PriceStatus
+from pricing.publishing import suspect_prices_publish
 
 
 @admin.register(models.Provider)
@@ -85,11 +86,18 @@ class PriceObservationAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in models.PriceObservation._meta.fields]
     actions = ["accept_suspect_prices"]
 
-    @admin.action(description="Accept the selected suspect prices (publish them)")
+    @admin.action(
+        description="Accept the selected suspect prices (publish them)", permissions=["publish_suspect"]
+    )
     def accept_suspect_prices(self, request, queryset):
-        """The one change allowed: a person confirms a price the >5× / <1/5 guard rail held back."""
-        accepted = queryset.filter(status=PriceStatus.SUSPECT).update(status=PriceStatus.PUBLISHED)
+        """The one change allowed: a person confirms a price the >5× / <1/5 guard rail held back.
+        Needs pricing.publish_suspect (viewing prices is not enough); each publication is audited."""
+        ids = queryset.filter(status=PriceStatus.SUSPECT).values_list("pk", flat=True)
+        accepted = suspect_prices_publish(ids, user=request.user)
         self.message_user(request, f"{accepted} suspect price(s) accepted and published.")
+
+    def has_publish_suspect_permission(self, request) -> bool:
+        return request.user.has_perm("pricing.publish_suspect")
 
     def has_add_permission(self, request):
         return False
@@ -118,3 +126,29 @@ class SpotAdvisoryAdmin(admin.ModelAdmin):
     list_display = ["instance_type_name", "region_code", "interruption_label", "savings_pct", "observed_at"]
     list_filter = ["interruption_band", "region_code"]
     search_fields = ["instance_type_name"]
+
+
+@admin.register(models.SuspectPricePublication)
+class SuspectPricePublicationAdmin(admin.ModelAdmin):
+    """The audit of published suspect prices: read-only, written by the publish action alone."""
+
+    list_display = [
+        "published_at", "published_by", "observation", "previous_current_amount", "previous_current_currency",
+        "new_current_amount", "new_current_currency",
+    ]  # fmt: skip
+    list_filter = ["published_by"]
+    list_select_related = [
+        "published_by",
+        "observation__offer__instance_type__provider",
+        "observation__offer__region",
+    ]
+    date_hierarchy = "published_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

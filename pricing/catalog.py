@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.utils import timezone
 
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import Currency, ProviderKind, StorageClass
-from pricing.ingest import IngestResult, ingest_price_records, spot_advisories_upsert
+from pricing.ingest import FUTURE_ALLOWANCE, IngestResult, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate, GpuAlias, GpuModel, Provider, StorageRate
 from pricing.providers.cells import decimal_or_none, required_decimal
 from pricing.providers.generic_csv import read_generic_csv
@@ -189,7 +190,7 @@ def _load_fx_rates(path: Path) -> ChangeCount:
             raise CatalogError(f"{loc}: column 'rate': must be above zero")
         rows.append({
             "currency": _choice(row["currency"], Currency, loc, "currency"), "base": _choice(row["base"], Currency, loc, "base"),
-            "as_of": _date(row["as_of"], loc, "as_of"), "rate": rate, "source": row["source"],
+            "as_of": _not_future(_date(row["as_of"], loc, "as_of"), loc, "as_of"), "rate": rate, "source": row["source"],
         })  # fmt: skip
     return upsert_by_natural_key(FxRate, ["currency", "base", "as_of"], rows)[0]
 
@@ -226,6 +227,14 @@ def _date(text: str, loc: str, column: str) -> dt.date:
         return dt.date.fromisoformat(text)
     except ValueError:
         raise CatalogError(f"{loc}: column {column!r}: {text!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def _not_future(day: dt.date, loc: str, column: str) -> dt.date:
+    """A rate dated ahead of today (beyond the clock-skew allowance) would be the newest for good."""
+    latest = (timezone.now() + FUTURE_ALLOWANCE).date()
+    if day > latest:
+        raise CatalogError(f"{loc}: column {column!r}: {day.isoformat()} is in the future (after {latest})")
+    return day
 
 
 def _datetime(text: str, loc: str, column: str) -> dt.datetime:

@@ -22,10 +22,12 @@ Instance types whose GPU name no alias maps are stored with no GPU and listed as
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
@@ -51,6 +53,10 @@ from pricing.selectors import current_price_observations
 PRICE_QUANTUM = Decimal("0.000001")
 SUSPECT_RATIO = 5.0  # a price over 5× or under 1/5 of its reference is held back
 BASE_CURRENCY = "USD"
+# A price or FX rate dated beyond now plus this clock-skew allowance is refused: it would stay
+# "current" (and never stale) whatever real price came after it.
+FUTURE_ALLOWANCE = dt.timedelta(days=1)
+SLUG_PATTERN = re.compile(r"[-a-zA-Z0-9_]+")  # what a Provider.slug (SlugField) accepts
 
 
 @dataclass
@@ -108,6 +114,8 @@ def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> Ing
 def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Columns:
     columns = _Columns()
     offer_keys, series_keys, instances = columns.offer_keys, columns.series_keys, columns.instances
+    latest_allowed = timezone.now() + FUTURE_ALLOWANCE
+    checked_sources: set[str] = set()
     for record in records:
         result.seen += 1
         price = record.price_per_hour
@@ -115,10 +123,20 @@ def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Colu
             result.rejected += 1
             result.rejected_locations.append(f"{record.location}: price {price} is not above zero")
             continue
+        if record.observed_at > latest_allowed:
+            raise SourceRowError(
+                record.location, "observed_at",
+                f"{record.observed_at.isoformat()} is more than {FUTURE_ALLOWANCE.days} day ahead of now"
+                " (a future price would stay current for good)",
+            )  # fmt: skip
+        if record.source not in checked_sources:  # a batch names a few sources: check each once
+            _check_text(record.location, "source", record.source)
+            checked_sources.add(record.source)
         instance = record.instance
         key = (instance.provider, instance.name, record.region, record.zone)
         index = offer_keys.get(key)
         if index is None:
+            _check_offer_text(record)
             index = offer_keys[key] = len(offer_keys)
             instances.setdefault((instance.provider, instance.name), instance)
         if record.currency not in columns.first_location:
@@ -133,6 +151,37 @@ def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Colu
         columns.observed_at.append(record.observed_at)
         columns.source.append(record.source)
     return columns
+
+
+# Longest text each stored field holds (pricing.models); a longer value is a clean error, not a 500.
+TEXT_LIMITS = {"source": 200, "region": 100, "zone": 100, "instance_type": 150, "gpu_name": 100,
+               "provider": 50, "network": 100, "interconnect": 100}  # fmt: skip
+
+
+def _check_text(location: str, field_name: str, value: str) -> None:
+    """No NUL byte (PostgreSQL text cannot hold one) and no more than the column holds."""
+    if "\x00" in value:
+        raise SourceRowError(location, field_name, "holds a NUL byte")
+    limit = TEXT_LIMITS[field_name]
+    if len(value) > limit:
+        raise SourceRowError(location, field_name, f"is {len(value)} characters long (at most {limit})")
+
+
+def _check_offer_text(record: PriceRecord) -> None:
+    """The text fields of a new offer: provider slug, names, region and zone."""
+    instance = record.instance
+    if not SLUG_PATTERN.fullmatch(instance.provider):
+        raise SourceRowError(
+            record.location,
+            "provider",
+            f"{instance.provider[:60]!r} is not a slug (letters, digits, '-' or '_')",
+        )
+    for field_name, value in (
+        ("provider", instance.provider), ("instance_type", instance.name), ("gpu_name", instance.gpu_name),
+        ("network", instance.network), ("interconnect", instance.interconnect),
+        ("region", record.region), ("zone", record.zone),
+    ):  # fmt: skip
+        _check_text(record.location, field_name, value)
 
 
 def _check_currencies(columns: _Columns) -> None:
@@ -283,7 +332,11 @@ def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
     result.unchanged += len(batch) - inserted
 
 
-STAGE_COLUMNS = "offer_id, pricing_model, payment_option, amount, currency, observed_at, source, status"
+# Binary COPY: every field travels typed, so no text (a file name holding a tab, a newline, a
+# backslash or "\\N") can split a row or forge a field, and nothing is formatted or escaped per row.
+COPY_COLUMNS = ("offer_id", "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at",
+                "source", "status", "refresh_id", "recorded_at")  # fmt: skip
+COPY_TYPES = ("int8", "text", "text", "numeric", "text", "timestamptz", "text", "text", "int8", "timestamptz")
 
 
 def _insert_with_copy(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
@@ -309,70 +362,49 @@ def _overlaps_stored_prices(batch: _Batch) -> bool:
 
 def _copy_into_table(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     table = PriceObservation._meta.db_table
-    columns = (
-        "offer_id, pricing_model, payment_option, amount_per_hour, currency, observed_at, source, status"
-    )
-    refresh_text = "\\N" if refresh_id is None else str(refresh_id)  # \N: COPY's NULL
-    suffix = f"\t{refresh_text}\t{timezone.now().isoformat()}"
     with connection.cursor() as cursor, connection.wrap_database_errors:  # psycopg errors → Django's
-        copy_sql = f"COPY {table} ({columns}, refresh_id, recorded_at) FROM STDIN"
-        with cursor.cursor.copy(copy_sql) as copy:
-            for chunk in _tsv_chunks(batch, line_suffix=suffix):
-                copy.write(chunk)
+        _copy_rows(cursor, table, batch, refresh_id, timezone.now())
     return len(batch), int(np.count_nonzero(batch.status == PriceStatus.SUSPECT.value))
 
 
 def _stage_and_merge(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     """COPY into a temporary table, then one conflict-skipping INSERT that counts what it wrote."""
     table = PriceObservation._meta.db_table
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         cursor.execute(
             "CREATE TEMPORARY TABLE price_stage (offer_id bigint, pricing_model text, payment_option text,"
-            " amount numeric(18, 6), currency text, observed_at timestamptz, source text, status text)"
-            " ON COMMIT DROP"
+            " amount_per_hour numeric(18, 6), currency text, observed_at timestamptz, source text, status text,"
+            " refresh_id bigint, recorded_at timestamptz) ON COMMIT DROP"
         )
-        with cursor.cursor.copy(f"COPY price_stage ({STAGE_COLUMNS}) FROM STDIN") as copy:
-            for chunk in _tsv_chunks(batch):
-                copy.write(chunk)
+        _copy_rows(cursor, "price_stage", batch, refresh_id, timezone.now())
         cursor.execute(
-            f"WITH written AS (INSERT INTO {table} (offer_id, pricing_model, payment_option, amount_per_hour,"  # noqa: S608 (table from model meta)
-            " currency, observed_at, source, status, refresh_id, recorded_at)"
-            f" SELECT {STAGE_COLUMNS}, %s, %s FROM price_stage"
+            f"WITH written AS (INSERT INTO {table} ({', '.join(COPY_COLUMNS)})"  # noqa: S608 (table from model meta)
+            f" SELECT {', '.join(COPY_COLUMNS)} FROM price_stage"
             " ON CONFLICT (offer_id, pricing_model, payment_option, observed_at, source) DO NOTHING"
             " RETURNING status)"
             " SELECT count(*), count(*) FILTER (WHERE status = %s) FROM written",
-            [refresh_id, timezone.now(), PriceStatus.SUSPECT.value],
+            [PriceStatus.SUSPECT.value],
         )
         inserted, suspect = cursor.fetchone()
         cursor.execute("DROP TABLE price_stage")
     return inserted, suspect
 
 
-def _tsv_chunks(batch: _Batch, *, line_suffix: str = "", rows_per_chunk: int = 100_000):
-    """COPY text format: tab-separated lines (no field holds a tab, newline or backslash).
-
-    Times are formatted once per distinct value: a spot history repeats each hour many times.
-    """
+def _copy_rows(cursor, table: str, batch: _Batch, refresh_id: int | None, recorded_at: dt.datetime) -> None:
+    """Binary COPY of the batch into `table`, straight from the parsers' columns."""
     c = batch.columns
-    stamp_text = {at: at.astimezone(dt.UTC).isoformat() for at in set(c.observed_at)}
-    offer_ids = batch.offer_id.tolist()
-    statuses = batch.status.tolist()
-    for start in range(0, len(batch), rows_per_chunk):
-        stop = start + rows_per_chunk
-        yield "".join(
-            f"{offer}\t{model}\t{payment}\t{amount}\t{currency}\t{stamp_text[at]}\t{source}\t{status}{line_suffix}\n"
-            for offer, model, payment, amount, currency, at, source, status in zip(
-                offer_ids[start:stop],
-                c.pricing_model[start:stop],
-                c.payment_option[start:stop],
-                c.amount[start:stop],
-                c.currency[start:stop],
-                c.observed_at[start:stop],
-                c.source[start:stop],
-                statuses[start:stop],
-                strict=True,
-            )
-        )
+    count = len(batch)
+    copy_sql = f"COPY {table} ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+    with cursor.cursor.copy(copy_sql) as copy:
+        copy.set_types(COPY_TYPES)
+        rows = zip(
+            batch.offer_id.tolist(), c.pricing_model, c.payment_option, c.amount, c.currency, c.observed_at,
+            c.source, batch.status.tolist(), repeat(refresh_id, count), repeat(recorded_at, count),
+            strict=True,
+        )  # fmt: skip
+        write_row = copy.write_row
+        for row in rows:
+            write_row(row)
 
 
 def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:

@@ -7,8 +7,10 @@ published observation of an offer and pricing model. A missing price is an absen
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -23,6 +25,7 @@ from pricing.choices import (
 )
 
 HOURLY = {"max_digits": 18, "decimal_places": 6}
+FX_FUTURE_ALLOWANCE = dt.timedelta(days=1)  # the same clock-skew allowance as pricing.ingest
 
 
 class Provider(models.Model):
@@ -272,6 +275,8 @@ class PriceObservation(models.Model):
                 violation_error_message="A price must be above zero; a missing price is left out, never entered as 0.",
             ),
         ]
+        # Publishing a held-back price is its own right: viewing price history does not grant it.
+        permissions = [("publish_suspect", "Can publish a suspect (held-back) price")]
         # "Current" (newest per offer, pricing model, payment option) is served by the natural-key
         # index, which starts with exactly those columns and then observed_at.
 
@@ -301,6 +306,14 @@ class FxRate(models.Model):
 
     def __str__(self) -> str:
         return f"1 {self.currency} = {self.rate} {self.base} ({self.as_of})"
+
+    def clean(self) -> None:
+        # A rate dated ahead (beyond a day of clock skew) would be "the newest rate" for good.
+        from django.utils import timezone
+
+        latest = (timezone.now() + FX_FUTURE_ALLOWANCE).date()
+        if self.as_of and self.as_of > latest:
+            raise ValidationError({"as_of": f"{self.as_of} is in the future (after {latest})."})
 
 
 class StorageRate(models.Model):
@@ -366,3 +379,27 @@ class SpotAdvisory(models.Model):
 def money_quantize(amount: Decimal) -> Decimal:
     """Hourly prices keep 6 decimal places."""
     return amount.quantize(Decimal("0.000001"))
+
+
+class SuspectPricePublication(models.Model):
+    """Audit of a held-back (suspect) price a person published: who, when, and what it did to the
+    current price of its offer, pricing model and payment option. Written by pricing.publishing only."""
+
+    observation = models.ForeignKey(PriceObservation, on_delete=models.PROTECT, related_name="publications")
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    published_at = models.DateTimeField(auto_now_add=True)
+    previous_current_amount = models.DecimalField(
+        **HOURLY, null=True, blank=True, help_text="The current price before; empty when there was none."
+    )
+    previous_current_currency = models.CharField(max_length=3, blank=True)
+    new_current_amount = models.DecimalField(**HOURLY, help_text="The current price after publishing.")
+    new_current_currency = models.CharField(max_length=3)
+
+    class Meta:
+        ordering = ["-published_at", "-pk"]
+
+    def __str__(self) -> str:
+        who = self.published_by.get_username() if self.published_by else "(deleted user)"
+        return f"{who} published {self.observation_id} at {self.published_at:%Y-%m-%d %H:%M}"

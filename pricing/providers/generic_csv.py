@@ -11,7 +11,6 @@ can refuse the whole file.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from pricing.providers.cells import PRICE_QUANTUM, decimal_or_none, required_decimal
+from pricing.providers.csv_source import CsvSource
 from pricing.providers.currencies import currency_problem
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.vocabulary import ON_DEMAND, RESERVED_1Y, RESERVED_3Y, SPOT
@@ -61,8 +61,7 @@ def read_generic_csv(
     path = Path(path)
     stats = stats if stats is not None else GenericReadStats()
     seen: dict[tuple, tuple[Decimal, int]] = {}
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
+    with CsvSource(path) as reader:
         _check_header(next(reader, []), path)
         for cells in reader:
             if not any(cell.strip() for cell in cells):

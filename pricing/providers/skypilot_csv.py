@@ -18,7 +18,6 @@ per (instance type, region). Spot prices are yielded per zone.
 from __future__ import annotations
 
 import ast
-import csv
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from pricing.providers.cells import decimal_or_none, format_count, price_or_none, required_decimal
+from pricing.providers.csv_source import CsvSource
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.vocabulary import ON_DEMAND, SPOT
 
@@ -70,8 +70,7 @@ def read_skypilot_csv(
     stats = stats if stats is not None else SkyPilotReadStats()
     context = _FileContext(path=path, provider=provider, observed_at=observed_at)
     seen: dict[tuple, tuple[Decimal, int]] = {}
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
+    with CsvSource(path) as reader:
         header = _read_header(reader, path)
         for cells in reader:
             if not any(cell.strip() for cell in cells):
