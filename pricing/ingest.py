@@ -123,6 +123,10 @@ def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Colu
             result.rejected += 1
             result.rejected_locations.append(f"{record.location}: price {price} is not above zero")
             continue
+        if price >= MAX_PRICE:
+            raise SourceRowError(
+                record.location, "price_per_hour", f"{str(price)[:30]} is too large (at most {MAX_PRICE - 1})"
+            )
         if record.observed_at > latest_allowed:
             raise SourceRowError(
                 record.location, "observed_at",
@@ -158,6 +162,12 @@ TEXT_LIMITS = {"source": 200, "region": 100, "zone": 100, "instance_type": 150, 
                "provider": 50, "network": 100, "interconnect": 100}  # fmt: skip
 
 
+# Largest magnitude each stored number holds (pricing.models.InstanceType, PriceObservation).
+NUMBER_LIMITS = {"gpu_count": 10**5, "vcpus": 10**6, "memory_gib": 10**8, "gpu_memory_gib": 10**8,
+                 "local_disk_gb": 10**9}  # fmt: skip
+MAX_PRICE = Decimal(10**12)
+
+
 def _check_text(location: str, field_name: str, value: str) -> None:
     """No NUL byte (PostgreSQL text cannot hold one) and no more than the column holds."""
     if "\x00" in value:
@@ -182,6 +192,12 @@ def _check_offer_text(record: PriceRecord) -> None:
         ("region", record.region), ("zone", record.zone),
     ):  # fmt: skip
         _check_text(record.location, field_name, value)
+    for field_name, limit in NUMBER_LIMITS.items():
+        value = getattr(instance, field_name)
+        if value is not None and not -limit < value < limit:
+            raise SourceRowError(
+                record.location, field_name, f"{str(value)[:30]} is out of range (at most {limit - 1})"
+            )
 
 
 def _check_currencies(columns: _Columns) -> None:

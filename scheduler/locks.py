@@ -42,6 +42,15 @@ def refresh_lock(source: str, region: str, *, ttl_s: int) -> Iterator[bool]:
             lock.release()
 
 
+def refresh_lock_held(source: str, region: str) -> bool:
+    """Does a run hold the (source, region) lock right now? (The orphan sweeper asks before closing.)"""
+    name = refresh_lock_name(source, region)
+    redis_url = getattr(settings, "REDIS_URL", "")
+    if redis_url:
+        return bool(_redis_client(redis_url).exists(name))
+    return cache.get(name) is not None
+
+
 def _make_lock(name: str, ttl_s: int) -> _Lock:
     redis_url = getattr(settings, "REDIS_URL", "")
     if redis_url:

@@ -32,4 +32,6 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
                  "Nightly catch-up: stored recommendations and TCO studies against current prices "
                  "(each successful refresh also queues one)."),
+    ScheduledJob("close orphaned refreshes", "scheduler.close_orphaned_refreshes", 15 * 60, {},
+                 "Refresh rows a crashed worker left 'running' are marked failed (scheduler/orphans.py)."),
 )  # fmt: skip

@@ -12,6 +12,9 @@ from decimal import Decimal, InvalidOperation
 from pricing.providers.records import SourceRowError
 
 PRICE_QUANTUM = Decimal("0.000001")
+# No number a price file holds is this large (the widest stored column, an hourly price, holds 12
+# integer digits); larger values (1e308) are errors, not overflows further on.
+MAX_MAGNITUDE = 10**12
 
 
 def decimal_or_none(cell: str | None, *, location: str, field: str) -> Decimal | None:
@@ -22,10 +25,17 @@ def decimal_or_none(cell: str | None, *, location: str, field: str) -> Decimal |
     try:
         value = Decimal(text)
     except InvalidOperation:
-        raise SourceRowError(location, field, f"{text!r} is not a number") from None
+        raise SourceRowError(location, field, f"{shown(text)} is not a number") from None
     if not value.is_finite():
-        raise SourceRowError(location, field, f"{text!r} is not a finite number")
+        raise SourceRowError(location, field, f"{shown(text)} is not a finite number")
+    if abs(value) >= MAX_MAGNITUDE:
+        raise SourceRowError(location, field, f"{shown(text)} is too large (at most {MAX_MAGNITUDE - 1})")
     return value
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """A cell as an error message quotes it: repr, cut to `limit` characters (never a whole input)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text)} characters)"
 
 
 def required_decimal(cell: str | None, *, location: str, field: str) -> Decimal:

@@ -23,6 +23,9 @@ from typing import Any
 from pricing.providers.records import SourceRowError, SpotAdvisoryRecord
 
 OPERATING_SYSTEM = "Linux"
+MAX_BAND = 4  # the advisor's five ranges, <5% .. >20% (pricing.models.SpotAdvisory)
+# Longest text the stored columns hold (pricing.models.SpotAdvisory).
+TEXT_LIMITS = {"region": 50, "instance_type": 100, "label": 20}
 _DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
@@ -53,16 +56,69 @@ def read_spot_advisor(
 ) -> Iterator[SpotAdvisoryRecord]:
     """Yield the Linux advisories of a saved advisor file, as of `observed_at` (the snapshot date)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise SourceRowError(f"{path}:{error.lineno}:{error.colno}", "(json)", error.msg) from None
+    data = load_json_file(path)
     yield from parse_spot_advisor(
         data,
         observed_at=observed_at,
         source=f"spot-advisor:{path.name}",
         instance_types=instance_types,
     )
+
+
+MAX_JSON_DEPTH = 32  # the advisor file nests 5 deep; deeper is not an advisor file
+
+
+def load_json_file(path: Path) -> Any:
+    """Decode a JSON file; bad UTF-8, bad JSON and too deep nesting name the file, line and column."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line, column = _line_column(raw, error.start)
+        message = f"byte 0x{raw[error.start]:02x} is not valid UTF-8"
+        raise SourceRowError(f"{path}:{line}:{column}", "(encoding)", message) from None
+    too_deep = _first_too_deep(text, MAX_JSON_DEPTH)
+    if too_deep is not None:
+        line, column = _line_column(text, too_deep)
+        raise SourceRowError(
+            f"{path}:{line}:{column}", "(json)", f"nested deeper than {MAX_JSON_DEPTH} levels"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SourceRowError(f"{path}:{error.lineno}:{error.colno}", "(json)", error.msg) from None
+
+
+def _line_column(text: str | bytes, offset: int) -> tuple[int, int]:
+    newline = "\n" if isinstance(text, str) else b"\n"
+    line_start = text.rfind(newline, 0, offset) + 1
+    return text.count(newline, 0, offset) + 1, offset - line_start + 1
+
+
+_BRACKETS = re.compile(r'[\[\]{}"\\]')
+
+
+def _first_too_deep(text: str, limit: int) -> int | None:
+    """The offset of the first bracket nested deeper than `limit` (outside strings), else None.
+    Checked before decoding, since Python's decoder recurses and would crash on deep input."""
+    depth, in_string, escaped_at = 0, False, -2
+    for match in _BRACKETS.finditer(text):
+        char, at = match.group(), match.start()
+        if in_string:
+            if char == "\\" and escaped_at != at - 1:
+                escaped_at = at
+            elif char == '"' and escaped_at != at - 1:
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return at
+        elif char in "]}":
+            depth -= 1
+    return None
 
 
 def parse_spot_advisor(
@@ -80,8 +136,11 @@ def parse_spot_advisor(
         for instance_type, advice in sorted(_mapping(linux, source, f"spot_advisor.{region}.Linux").items()):
             if instance_types is not None and instance_type not in instance_types:
                 continue
-            field = f"spot_advisor.{region}.{OPERATING_SYSTEM}.{instance_type}"
+            field = f"spot_advisor.{region[:60]}.{OPERATING_SYSTEM}.{instance_type[:60]}"
+            _check_length(region, "region", source, field)
+            _check_length(instance_type, "instance_type", source, field)
             band, savings_pct = _advice(advice, labels, source, field)
+            _check_length(labels[band], "label", source, "ranges")
             yield SpotAdvisoryRecord(
                 region=region,
                 instance_type=instance_type,
@@ -99,14 +158,14 @@ def _band_labels(data: Mapping[str, Any], source: str) -> dict[int, str]:
         raise SourceRowError(source, "ranges", "missing or empty: the band labels come from it")
     try:
         return {int(entry["index"]): str(entry["label"]) for entry in ranges}
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise SourceRowError(source, "ranges", "every range needs an 'index' and a 'label'") from None
 
 
 def _advice(advice: Any, labels: dict[int, str], source: str, field: str) -> tuple[int, int]:
     entry = _mapping(advice, source, field)
     band, savings_pct = entry.get("r"), entry.get("s")
-    if not isinstance(band, int) or band not in labels:
+    if not isinstance(band, int) or band not in labels or not 0 <= band <= MAX_BAND:
         raise SourceRowError(source, f"{field}.r", f"{band!r} is not a band of 'ranges' ({sorted(labels)})")
     if not isinstance(savings_pct, int) or not 0 <= savings_pct <= 100:
         raise SourceRowError(source, f"{field}.s", f"{savings_pct!r} is not a percentage 0..100")
@@ -117,3 +176,9 @@ def _mapping(value: Any, source: str, field: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise SourceRowError(source, field, f"expected an object, got {type(value).__name__}")
     return value
+
+
+def _check_length(text: str, kind: str, source: str, field: str) -> None:
+    limit = TEXT_LIMITS[kind]
+    if len(text) > limit or "\x00" in text:
+        raise SourceRowError(source, field, f"the {kind} is over {limit} characters or holds a NUL byte")

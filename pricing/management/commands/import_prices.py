@@ -14,7 +14,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from pricing.ingest import ingest_price_records, spot_advisories_upsert
+from pricing.ingest import FUTURE_ALLOWANCE, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate
 from pricing.providers.generic_csv import GENERIC_HEADER, GenericReadStats, read_generic_csv
 from pricing.providers.records import SourceRowError
@@ -51,17 +51,35 @@ class Command(BaseCommand):
     ):
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
-        file_format = format or _guess_format(file)
         refresh = PriceRefresh.objects.create(source=f"import:{file.name}"[:50], region="")
-        if file_format == "spot-advisor":
-            self._import_spot_advisor(file, provider, observed_at, refresh)
-            return
         try:
-            records, rejected = self._records(file, file_format, provider, observed_at)
-            result = ingest_price_records(records, refresh=refresh)
+            self._import(file, format, provider, observed_at, refresh)
+        except CommandError as error:
+            if refresh.status == RefreshStatus.RUNNING:
+                _finish(refresh, RefreshStatus.FAILED, error=str(error))
+            raise
         except SourceRowError as error:
             _finish(refresh, RefreshStatus.FAILED, error=str(error))
             raise CommandError(f"{error}\nNothing from {file} was stored.") from None
+        except Exception as error:  # never a traceback, never a row left "running": say what and where
+            message = f"{file}: {type(error).__name__}: {_first_line(error)}"
+            _finish(refresh, RefreshStatus.FAILED, error=message)
+            raise CommandError(f"{message}\nNothing from {file} was stored.") from None
+
+    def _import(
+        self,
+        file: Path,
+        format: str | None,
+        provider: str | None,
+        observed_at: str | None,
+        refresh: PriceRefresh,
+    ) -> None:
+        file_format = format or _guess_format(file)
+        if file_format == "spot-advisor":
+            self._import_spot_advisor(file, provider, observed_at, refresh)
+            return
+        records, rejected = self._records(file, file_format, provider, observed_at)
+        result = ingest_price_records(records, refresh=refresh)
         rejected_total = result.rejected + rejected()
         refresh.rows_seen, refresh.rows_inserted = result.seen + rejected(), result.inserted
         refresh.rows_unchanged, refresh.rows_rejected, refresh.rows_suspect = (
@@ -85,11 +103,7 @@ class Command(BaseCommand):
             _finish(refresh, RefreshStatus.FAILED, error=f"--provider {provider!r} for a Spot Advisor file")
             raise CommandError(f"--provider {provider!r}: a Spot Advisor snapshot describes AWS only")
         snapshot = _snapshot_time(file, observed_at, default=snapshot_time(file))
-        try:
-            count = spot_advisories_upsert(read_spot_advisor(file, observed_at=snapshot))
-        except SourceRowError as error:
-            _finish(refresh, RefreshStatus.FAILED, error=str(error))
-            raise CommandError(f"{error}\nNothing from {file} was stored.") from None
+        count = spot_advisories_upsert(read_spot_advisor(file, observed_at=snapshot))
         refresh.rows_seen = count.created + count.updated + count.unchanged
         refresh.rows_inserted, refresh.rows_unchanged = count.changed, count.unchanged
         _finish(refresh, RefreshStatus.SUCCEEDED)
@@ -115,9 +129,14 @@ class Command(BaseCommand):
 def _guess_format(file: Path) -> str:
     if file.suffix.lower() == ".json":
         return "spot-advisor"
-    with file.open(encoding="utf-8-sig") as handle:
-        header = handle.readline().strip()
+    with file.open("rb") as handle:  # the header only; the reader reports a bad byte where it is
+        header = handle.readline(4096).decode("utf-8-sig", errors="replace").strip()
     return "generic" if header == ",".join(GENERIC_HEADER) else "skypilot"
+
+
+def _first_line(error: BaseException, limit: int = 300) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0] if text else "")[:limit]
 
 
 def _snapshot_time(file: Path, observed_at: str | None, *, default: dt.datetime | None = None) -> dt.datetime:
@@ -129,8 +148,11 @@ def _snapshot_time(file: Path, observed_at: str | None, *, default: dt.datetime 
     try:
         value = dt.datetime.fromisoformat(observed_at)
     except ValueError:
-        raise CommandError(f"--observed-at {observed_at!r} is not an ISO 8601 time") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        raise CommandError(f"--observed-at {observed_at[:40]!r} is not an ISO 8601 time") from None
+    value = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if value > timezone.now() + FUTURE_ALLOWANCE:
+        raise CommandError(f"--observed-at {observed_at[:40]!r} is more than a day ahead of now")
+    return value
 
 
 def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
