@@ -142,6 +142,13 @@ if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
         "CELERY_TASK_SOFT_TIME_LIMIT must be below CELERY_TASK_TIME_LIMIT, or the soft limit never fires"
     )
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Late-acked tasks: Redis hands an unacknowledged task to another worker once this long has passed, so
+# it is the longest hard time limit (no task of this project sets a longer one; a test checks) plus a
+# margin. kombu's default (an hour) left a task killed mid-run undelivered for an hour.
+CELERY_VISIBILITY_MARGIN_S = env_positive_int("CELERY_VISIBILITY_MARGIN_S", 5 * 60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + CELERY_VISIBILITY_MARGIN_S}
+# A worker process killed mid-task (OOM, kill -9) puts its late-acked task back rather than acking it.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 

@@ -17,7 +17,7 @@ REFRESH_SOFT_TIME_LIMIT_S = 10 * 60
 REFRESH_TIME_LIMIT_S = 12 * 60
 
 
-@shared_task(name="pricing.load_bundled_catalog")
+@shared_task(name="pricing.load_bundled_catalog", acks_late=True)  # idempotent: a rerun changes nothing
 def load_bundled_catalog() -> dict:
     """Load the bundled catalog; returns the change counts (JSON-serializable)."""
     report = catalog_load()
@@ -28,7 +28,7 @@ def load_bundled_catalog() -> dict:
     }
 
 
-@shared_task(name="pricing.refresh_prices")
+@shared_task(name="pricing.refresh_prices", acks_late=True)  # re-queued refreshes skip on their lock
 def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
     """Queue one refresh per (source, region); `source` may be a group such as "aws"."""
     from scheduler.sources import expand_sources

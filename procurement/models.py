@@ -205,3 +205,34 @@ class ChangeEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} ({self.created_at:%Y-%m-%d})"
+
+
+class NotificationState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENDING = "sending", "Being sent"
+    SENT = "sent", "Sent"
+    NO_TARGET = "no_target", "No e-mail or webhook configured"
+
+
+class NotificationOutbox(models.Model):
+    """One row per change event to notify, written in the event's own transaction (so a broker outage
+    loses nothing). A sender claims rows with a conditional update (pending → sending, stamped with its
+    token), so a duplicated or redelivered task sends each event once; the sweep re-queues pending rows
+    and puts back rows whose sender died mid-claim (procurement.services.notifications)."""
+
+    event = models.OneToOneField(ChangeEvent, on_delete=models.CASCADE, related_name="outbox")
+    state = models.CharField(
+        max_length=12, choices=NotificationState.choices, default=NotificationState.PENDING
+    )
+    claim_token = models.CharField(max_length=32, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "created_at"], name="outbox_state_created")]
+
+    def __str__(self) -> str:
+        return f"event {self.event_id}: {self.state}"

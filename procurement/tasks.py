@@ -2,7 +2,9 @@
 
 Thin wrappers over procurement.services. ``recompute_all`` fans out by id in chunks so several
 workers share a large portfolio; each chunk reads the offer table once. Recomputing is idempotent
-(unchanged prices add no row), so late acks are safe. It runs after every successful price refresh
+(unchanged prices add no row; racing runs store one result: services/recompute.py), and notifying is
+exactly once per event (the outbox claim), so every task here acks late: a worker killed mid-task
+has its task redelivered rather than lost. It runs after every successful price refresh
 (``recompute_soon``, called by scheduler.refresh) and nightly (scheduler/schedule.py).
 """
 
@@ -39,7 +41,7 @@ def recompute_soon() -> bool:
     return True
 
 
-@shared_task(name="procurement.recompute_all")
+@shared_task(name="procurement.recompute_all", acks_late=True)
 def recompute_all() -> dict:
     """Queue one task per chunk of stored recommendations and TCO studies."""
     from procurement.services import recompute_targets
@@ -78,6 +80,7 @@ def enqueue_notifications(event_ids: list[int]) -> None:
 
 @shared_task(
     name="procurement.notify_change_events",
+    acks_late=True,  # idempotent: the outbox claim makes a redelivered task send nothing twice
     autoretry_for=(OSError,),
     retry_backoff=60,
     retry_backoff_max=30 * 60,
@@ -93,6 +96,7 @@ def notify_change_events(event_ids: list[int]) -> dict:
 
 @shared_task(
     name="procurement.notify_change_event",
+    acks_late=True,  # idempotent: the outbox claim makes a redelivered task send nothing twice
     autoretry_for=(OSError,),
     retry_backoff=60,
     retry_backoff_max=30 * 60,
@@ -103,3 +107,17 @@ def notify_change_event(event_id: int) -> str:
     from procurement.services import change_event_notify
 
     return change_event_notify(event_id)
+
+
+# Over the notification tasks' time limit (settings.CELERY_TASK_TIME_LIMIT): a claim older than this is dead.
+NOTIFY_SWEEP_STALE_CLAIM_S = 15 * 60
+
+
+@shared_task(name="procurement.sweep_notifications", acks_late=True)
+def sweep_notifications() -> dict:
+    """Queue the change events whose notification was never queued or whose sender died (beat, 5 min)."""
+    from django.conf import settings
+
+    from procurement.services.notifications import notifications_sweep
+
+    return notifications_sweep(stale_claim_s=max(NOTIFY_SWEEP_STALE_CLAIM_S, settings.CELERY_TASK_TIME_LIMIT))

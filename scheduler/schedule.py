@@ -32,6 +32,8 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
                  "Nightly catch-up: stored recommendations and TCO studies against current prices "
                  "(each successful refresh also queues one)."),
+    ScheduledJob("sweep unsent notifications", "procurement.sweep_notifications", 5 * 60, {},
+                 "Change events whose notification was never queued (broker down) or whose sender died."),
     ScheduledJob("close orphaned refreshes", "scheduler.close_orphaned_refreshes", 15 * 60, {},
                  "Refresh rows a crashed worker left 'running' are marked failed (scheduler/orphans.py)."),
 )  # fmt: skip

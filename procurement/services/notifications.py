@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import logging
+import secrets
 import urllib.request
 from typing import Any
 
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from procurement import models
+from procurement.models import NotificationState
+
+logger = logging.getLogger(__name__)
+SWEEP_MAX_EVENTS = 5000  # per sweep run; the next run takes the rest
 
 
 def change_event_create(
@@ -21,10 +29,15 @@ def change_event_create(
 
 
 def change_events_create(events: list[models.ChangeEvent]) -> list[models.ChangeEvent]:
-    """Store events in one insert; once committed, notify their owners (one task per chunk of events)."""
+    """Store events and their outbox rows in one transaction; once committed, queue their notification
+    (one task per chunk). If the broker is down then, the rows stay pending and the sweep sends them."""
     if not events:
         return []
-    created = models.ChangeEvent.objects.bulk_create(events)
+    with transaction.atomic():
+        created = models.ChangeEvent.objects.bulk_create(events)
+        models.NotificationOutbox.objects.bulk_create(
+            models.NotificationOutbox(event=event) for event in created
+        )
     event_ids = [event.pk for event in created]
     transaction.on_commit(lambda: _enqueue_notifications(event_ids))
     return created
@@ -33,7 +46,10 @@ def change_events_create(events: list[models.ChangeEvent]) -> list[models.Change
 def _enqueue_notifications(event_ids: list[int]) -> None:
     from procurement.tasks import enqueue_notifications
 
-    enqueue_notifications(event_ids)
+    try:
+        enqueue_notifications(event_ids)
+    except Exception:  # broker unreachable: the outbox rows are stored; notifications_sweep sends them
+        logger.exception("could not queue the notification of %d change events", len(event_ids))
 
 
 def change_event_notify(event_id: int) -> str:
@@ -44,44 +60,102 @@ def change_event_notify(event_id: int) -> str:
 
 def change_events_notify(event_ids: list[int]) -> dict[str, int]:
     """E-mail and/or webhook the owners of a chunk of events, each once: one conditional update claims
-    every unsent event of the chunk, so a retried or duplicated task sends nothing twice. If a send fails,
-    the events not sent yet are released for the task's retry before the error propagates.
+    every pending outbox row of the chunk, so a retried, duplicated or redelivered task sends nothing
+    twice. If a send fails, the rows not sent yet are put back to pending before the error propagates.
 
     ``notified_at`` ends up stamped only on events actually sent: an event whose workload or study has no
-    e-mail or webhook is released again ("no target"), so nobody reads "notified" for nothing sent."""
-    events = _claim(event_ids)
+    e-mail or webhook is marked "no target" in the outbox, so nobody reads "notified" for nothing sent."""
+    _ensure_outbox(event_ids)
+    token, events = _claim(event_ids)
     outcomes: dict[str, int] = {}
-    unsent: list[int] = []
     for position, event in enumerate(events):
         try:
             outcome = _send(event)
-        except Exception:
-            _release(unsent + [e.pk for e in events[position:]])
+        except Exception as error:
+            _release([e.pk for e in events[position:]], token, error)
             raise
-        if outcome == "no target":
-            unsent.append(event.pk)
+        _mark_done(event.pk, token, outcome)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    _release(unsent)
     return outcomes
 
 
-def _release(event_ids: list[int]) -> None:
+def _ensure_outbox(event_ids: list[int]) -> None:
+    """Events stored before the outbox existed (or by hand) get their row: pending, or sent if stamped."""
+    have = set(
+        models.NotificationOutbox.objects.filter(event_id__in=event_ids).values_list("event_id", flat=True)
+    )
+    missing = models.ChangeEvent.objects.filter(pk__in=set(event_ids) - have).values_list("pk", "notified_at")
+    models.NotificationOutbox.objects.bulk_create(
+        [
+            models.NotificationOutbox(
+                event_id=pk, state=NotificationState.SENT if sent else NotificationState.PENDING, sent_at=sent
+            )
+            for pk, sent in missing
+        ],
+        ignore_conflicts=True,  # a concurrent sender added it first
+    )
+
+
+def _claim(event_ids: list[int]) -> tuple[str, list[models.ChangeEvent]]:
+    token = secrets.token_hex(16)  # this claim's mark: a concurrent claim writes another
+    models.NotificationOutbox.objects.filter(event_id__in=event_ids, state=NotificationState.PENDING).update(
+        state=NotificationState.SENDING,
+        claim_token=token,
+        claimed_at=timezone.now(),
+        attempts=F("attempts") + 1,
+    )
+    claimed = models.ChangeEvent.objects.filter(
+        outbox__claim_token=token, outbox__state=NotificationState.SENDING
+    )
+    return token, list(claimed.select_related("workload__owner", "tco_study__owner").order_by("pk"))
+
+
+def _mark_done(event_id: int, token: str, outcome: str) -> None:
+    now = timezone.now()
+    state = NotificationState.SENT if outcome == "sent" else NotificationState.NO_TARGET
+    with transaction.atomic():
+        models.NotificationOutbox.objects.filter(event_id=event_id, claim_token=token).update(
+            state=state, sent_at=now if outcome == "sent" else None
+        )
+        if outcome == "sent":
+            models.ChangeEvent.objects.filter(pk=event_id).update(notified_at=now)
+
+
+def _release(event_ids: list[int], token: str, error: BaseException) -> None:
     if event_ids:
-        models.ChangeEvent.objects.filter(pk__in=event_ids).update(notified_at=None)
+        models.NotificationOutbox.objects.filter(event_id__in=event_ids, claim_token=token).update(
+            state=NotificationState.PENDING,
+            claim_token="",
+            last_error=f"{type(error).__name__}: {error}"[:500],
+        )
+
+
+def notifications_sweep(*, now=None, pending_after_s: int = 60, stale_claim_s: int) -> dict[str, int]:
+    """Put back rows whose sender died after claiming them (claimed longer ago than `stale_claim_s`, the
+    notification task's time limit), then queue every row pending for over `pending_after_s` (its task
+    was lost, e.g. to a broker outage). A crash between a send and its mark can repeat that one send:
+    e-mail gives no way to make that window exactly-once."""
+    now = now or timezone.now()
+    stale = models.NotificationOutbox.objects.filter(
+        state=NotificationState.SENDING, claimed_at__lt=now - dt.timedelta(seconds=stale_claim_s)
+    ).update(state=NotificationState.PENDING, claim_token="")
+    pending = list(
+        models.NotificationOutbox.objects.filter(
+            state=NotificationState.PENDING, created_at__lt=now - dt.timedelta(seconds=pending_after_s)
+        )
+        .order_by("event_id")
+        .values_list("event_id", flat=True)[:SWEEP_MAX_EVENTS]
+    )
+    if pending:
+        from procurement.tasks import enqueue_notifications
+
+        enqueue_notifications(pending)
+    return {"released": stale, "queued": len(pending)}
 
 
 def change_event_has_target(event: models.ChangeEvent) -> bool:
     """Is an e-mail address or webhook configured for this event's workload or study (owner included)?"""
     return any(_notification_targets(event))
-
-
-def _claim(event_ids: list[int]) -> list[models.ChangeEvent]:
-    claimed_at = timezone.now()  # the claim's mark: a concurrent claim writes another instant
-    models.ChangeEvent.objects.filter(pk__in=event_ids, notified_at__isnull=True).update(
-        notified_at=claimed_at
-    )
-    claimed = models.ChangeEvent.objects.filter(pk__in=event_ids, notified_at=claimed_at)
-    return list(claimed.select_related("workload__owner", "tco_study__owner").order_by("pk"))
 
 
 def _send(event: models.ChangeEvent) -> str:

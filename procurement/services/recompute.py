@@ -146,7 +146,32 @@ def _rerank(workload, previous, speeds, context: RankingContext) -> _Recomputed 
 
 @transaction.atomic
 def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
-    """One insert for the new rows, one read of the previous results, one insert for the change events."""
+    """One insert for the new rows, one read of the previous results, one insert for the change events.
+
+    Exactly once under concurrency: the workloads' rows are locked (in id order, so two chunks never
+    deadlock), then their newest stored result is read again. A concurrent recompute that stored the
+    same result first makes this one skip it; one that stored another result becomes the `previous`
+    the change events compare against. Two racing ``recompute --all`` therefore store one row and one
+    set of events per changed workload."""
+    if not changed:
+        return
+    workload_ids = sorted(recomputed.workload.pk for _, recomputed in changed)
+    list(
+        models.Workload.objects.select_for_update()
+        .filter(pk__in=workload_ids)
+        .order_by("pk")
+        .values_list("pk")
+    )
+    latest = _latest_recommendations(workload_ids)
+    kept = []
+    for summary, recomputed in changed:
+        now_latest = latest.get(recomputed.workload.pk)
+        if now_latest is not None and now_latest.fingerprint == recomputed.row.fingerprint:
+            summary["created"] = False  # a concurrent run stored this very result first
+            continue
+        recomputed.previous = now_latest
+        kept.append((summary, recomputed))
+    changed = kept
     models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
     before_results = dict(
@@ -166,7 +191,9 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
 
 
 def tco_study_recompute(study_id: int) -> dict[str, Any]:
-    """Re-price a stored study; a changed price adds a new dated row linked to the one it replaces."""
+    """Re-price a stored study; a changed price adds a new dated row linked to the one it replaces.
+    Exactly once under concurrency: the study row is locked and checked again before the new version
+    is written, so a second, racing recompute finds it superseded and writes nothing."""
     study = models.TcoStudy.objects.filter(pk=study_id, next_version__isnull=True).first()
     if study is None:
         return {"study_id": study_id, "skipped": "gone or superseded"}
@@ -177,6 +204,9 @@ def tco_study_recompute(study_id: int) -> dict[str, Any]:
     if evaluated.fingerprint == study.fingerprint:
         return {"study_id": study_id, "created": False}
     with transaction.atomic():
+        locked = models.TcoStudy.objects.select_for_update().filter(pk=study_id).values_list("pk").first()
+        if locked is None or models.TcoStudy.objects.filter(previous_id=study_id).exists():
+            return {"study_id": study_id, "skipped": "gone or superseded"}
         new = models.TcoStudy.objects.create(
             name=study.name, spec=study.spec, result=evaluated.report, prices_used=evaluated.prices_used,
             fingerprint=evaluated.fingerprint, owner=study.owner, previous=study,
