@@ -29,11 +29,13 @@ class ChangeCount:
 
 
 def upsert_by_natural_key(
-    model: type[models.Model], key_fields: Sequence[str], rows: Iterable[dict]
+    model: type[models.Model], key_fields: Sequence[str], rows: Iterable[dict], *, concurrent: bool = False
 ) -> tuple[ChangeCount, dict[tuple, models.Model]]:
     """Create missing rows and update differing ones; return counts and every row by its key.
 
-    Key fields that are foreign keys are given as `<name>_id` values.
+    Key fields that are foreign keys are given as `<name>_id` values. With `concurrent`, a row another
+    transaction created meanwhile (two first imports of a new provider) is not an IntegrityError: the
+    insert skips conflicts and the created rows are read back, the other transaction's included.
     """
     rows = list(rows)
     existing = {
@@ -57,7 +59,16 @@ def upsert_by_natural_key(
             to_update.append(obj)
         else:
             count.unchanged += 1
-    if to_create:
+    if to_create and concurrent:
+        model.objects.bulk_create(to_create, batch_size=1000, ignore_conflicts=True)
+        created_keys = {tuple(getattr(obj, f) for f in key_fields) for obj in to_create}
+        for obj in _candidates(
+            model, key_fields, [dict(zip(key_fields, k, strict=True)) for k in created_keys]
+        ):
+            key = tuple(getattr(obj, f) for f in key_fields)
+            if key in created_keys:
+                existing[key] = obj  # with its primary key, which an ignore-conflicts insert does not set
+    elif to_create:
         model.objects.bulk_create(to_create, batch_size=1000)
     if to_update:
         model.objects.bulk_update(to_update, sorted(update_fields), batch_size=1000)

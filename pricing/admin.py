@@ -1,6 +1,7 @@
 """Admin for the catalog: searchable, filterable; price history is read-only."""
 
 from django.contrib import admin
+from django.utils import timezone
 
 from pricing import models
 from pricing.choices import PriceStatus
@@ -111,8 +112,14 @@ class PriceObservationAdmin(admin.ModelAdmin):
 
 @admin.register(models.FxRate)
 class FxRateAdmin(admin.ModelAdmin):
-    list_display = ["currency", "base", "rate", "as_of", "source"]
+    list_display = ["currency", "base", "rate", "as_of", "source", "edited_at"]
     list_filter = ["currency", "base"]
+    readonly_fields = ["edited_at"]
+
+    def save_model(self, request, obj, form, change):
+        """A rate a person entered or changed is theirs: `load_catalog` at the next deploy keeps it."""
+        obj.edited_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.StorageRate)

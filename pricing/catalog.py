@@ -183,7 +183,9 @@ def _load_aliases(path: Path) -> ChangeCount:
 
 
 def _load_fx_rates(path: Path) -> ChangeCount:
-    rows = []
+    """Bundled FX rates. Two different rates for one currency, base and day are an error; a rate a
+    person edited in the admin (``edited_at`` set) is kept as it is, counted unchanged."""
+    rows, first_seen = [], {}
     for loc, row in _rows(path, ["currency", "base", "rate", "as_of", "source"]):
         rate = required_decimal(row["rate"], location=loc, field="rate")
         if rate <= 0:
@@ -192,7 +194,18 @@ def _load_fx_rates(path: Path) -> ChangeCount:
             "currency": _choice(row["currency"], Currency, loc, "currency"), "base": _choice(row["base"], Currency, loc, "base"),
             "as_of": _not_future(_date(row["as_of"], loc, "as_of"), loc, "as_of"), "rate": rate, "source": row["source"],
         })  # fmt: skip
-    return upsert_by_natural_key(FxRate, ["currency", "base", "as_of"], rows)[0]
+        key = (rows[-1]["currency"], rows[-1]["base"], rows[-1]["as_of"])
+        if key in first_seen and first_seen[key][1] != rate:
+            raise CatalogError(
+                f"{loc}: column 'rate': {rate} contradicts {first_seen[key][1]} for {key[0]}/{key[1]} on"
+                f" {key[2]} at line {first_seen[key][0]}"
+            )
+        first_seen.setdefault(key, (loc.rsplit(":", 1)[-1], rate))
+    edited = set(FxRate.objects.filter(edited_at__isnull=False).values_list("currency", "base", "as_of"))
+    kept = [row for row in rows if (row["currency"], row["base"], row["as_of"]) in edited]
+    fresh = [row for row in rows if (row["currency"], row["base"], row["as_of"]) not in edited]
+    count = upsert_by_natural_key(FxRate, ["currency", "base", "as_of"], fresh)[0]
+    return count + ChangeCount(unchanged=len(kept))
 
 
 def _load_storage_rates(path: Path) -> ChangeCount:

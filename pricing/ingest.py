@@ -228,17 +228,20 @@ def _ensure_catalog(columns: _Columns, result: IngestResult) -> np.ndarray:
 
 
 def _ensure_providers(slugs: set[str], result: IngestResult) -> dict[str, Provider]:
+    """The providers by slug, creating new ones. Conflicts are skipped and the rows read back, so two
+    concurrent first imports of a new provider both succeed (the catalog steps below do the same)."""
     existing = {p.slug: p for p in Provider.objects.filter(slug__in=slugs)}
     missing = [Provider(slug=slug, name=slug) for slug in sorted(slugs - set(existing))]
-    Provider.objects.bulk_create(missing)
-    result.catalog += ChangeCount(created=len(missing), unchanged=len(existing))
-    existing.update({p.slug: p for p in missing})
+    if missing:
+        Provider.objects.bulk_create(missing, ignore_conflicts=True)
+        existing.update({p.slug: p for p in Provider.objects.filter(slug__in=[p.slug for p in missing])})
+    result.catalog += ChangeCount(created=len(missing), unchanged=len(slugs) - len(missing))
     return existing
 
 
 def _ensure_regions(keys: set[tuple[int, str]], result: IngestResult) -> dict[tuple, Region]:
     rows = [{"provider_id": p, "code": c} for p, c in sorted(keys)]
-    count, by_key = upsert_by_natural_key(Region, ["provider_id", "code"], rows)
+    count, by_key = upsert_by_natural_key(Region, ["provider_id", "code"], rows, concurrent=True)
     result.catalog += count
     return by_key
 
@@ -262,10 +265,40 @@ def _ensure_instance_types(
             "network": inst.network, "interconnect": inst.interconnect,
             "host_priced_separately": inst.host_priced_separately,
         })  # fmt: skip
-    count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows)
+    _keep_stored_metadata(rows)
+    count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows, concurrent=True)
     result.catalog += count
     _record_unmapped(unmapped, mapped, providers, result)
     return by_key
+
+
+METADATA_FIELDS = (
+    "gpu_id",
+    "vcpus",
+    "memory_gib",
+    "gpu_memory_gib",
+    "local_disk_gb",
+    "network",
+    "interconnect",
+)
+
+
+def _keep_stored_metadata(rows: list[dict]) -> None:
+    """A source that leaves a field empty does not know it: an import naming an existing instance type
+    (a price file with only a name and a GPU count) keeps the catalog's vCPUs, memory, GPU model, etc."""
+    stored = {
+        (row["provider_id"], row["name"]): row
+        for row in InstanceType.objects.filter(
+            provider_id__in={r["provider_id"] for r in rows}, name__in={r["name"] for r in rows}
+        ).values("provider_id", "name", *METADATA_FIELDS)
+    }
+    for row in rows:
+        before = stored.get((row["provider_id"], row["name"]))
+        if before is None:
+            continue
+        for name in METADATA_FIELDS:
+            if row[name] in (None, "") and before[name] not in (None, ""):
+                row[name] = before[name]
 
 
 def _record_unmapped(
@@ -280,13 +313,15 @@ def _record_unmapped(
     UnmappedGpuName.objects.filter(pk__in=[pk for pk, *key in listed if tuple(key) in now_mapped]).delete()
     slug_by_id = {p.id: slug for slug, p in providers.items()}
     rows = [{"provider_id": pid, "name": name, "rows_seen": n} for (pid, name), n in sorted(unmapped.items())]
-    upsert_by_natural_key(UnmappedGpuName, ["provider_id", "name"], rows)
+    upsert_by_natural_key(UnmappedGpuName, ["provider_id", "name"], rows, concurrent=True)
     result.unmapped_gpu_names.update({f"{slug_by_id[pid]}:{name}": n for (pid, name), n in unmapped.items()})
 
 
 def _ensure_offers(keys: set[tuple[int, int, str]], result: IngestResult) -> dict[tuple, Offer]:
     rows = [{"instance_type_id": i, "region_id": g, "zone": z} for i, g, z in sorted(keys)]
-    count, by_key = upsert_by_natural_key(Offer, ["instance_type_id", "region_id", "zone"], rows)
+    count, by_key = upsert_by_natural_key(
+        Offer, ["instance_type_id", "region_id", "zone"], rows, concurrent=True
+    )
     result.catalog += count
     return by_key
 

@@ -292,6 +292,10 @@ class FxRate(models.Model):
     rate = models.DecimalField(max_digits=18, decimal_places=8)
     as_of = models.DateField()
     source = models.CharField(max_length=300)
+    edited_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When a person last edited this rate in the admin; the bundled catalog never overrides it then.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["currency", "-as_of"]
