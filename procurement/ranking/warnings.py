@@ -74,7 +74,8 @@ def row_warnings(
             f"storage priced at an assumed {float(offer['storage_rate']):g} USD per GB-month: "
             f"the catalog has no published storage rate for {offer['provider']}"
         )
-    estimated = shapes.estimated_speed[int(shapes.kind[shape])] if hasattr(shapes, "estimated_speed") else ""
+    kind = int(shapes.kind[shape])
+    estimated = shapes.estimated_speed[kind] if kind < len(shapes.estimated_speed) else ""
     if estimated:
         warnings.append(estimated)
     if offer["stale"]:
