@@ -258,12 +258,12 @@ def recommendation_compute(
 
 def ranking_prices_used(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = ("observation_id", "provider", "instance_type", "region", "zone", "pricing_model", "price_per_hour",
-            "currency", "price_observed_at", "stale")  # fmt: skip
+            "currency", "price_observed_at", "stale", "price_quality")  # fmt: skip
     seen, used = set(), []
     for row in results:
         if row["observation_id"] not in seen:
             seen.add(row["observation_id"])
-            used.append({key: row[key] for key in keys})
+            used.append({key: row[key] for key in keys if key in row})
     return used
 
 
