@@ -21,6 +21,7 @@ from pricing.choices import Currency, ProviderKind, StorageClass
 from pricing.ingest import FUTURE_ALLOWANCE, IngestResult, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate, GpuAlias, GpuModel, Provider, StorageRate
 from pricing.providers.cells import decimal_or_none, required_decimal
+from pricing.providers.gcp_hosts import read_gcp_instances
 from pricing.providers.generic_csv import read_generic_csv
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import read_skypilot_csv
@@ -38,6 +39,9 @@ SKYPILOT_FILES = {
     "cudo": "skypilot/cudo/vms.csv",
     "vast": "skypilot/vast/vms.csv",
 }
+# GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
+# prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).
+GCP_HOSTS_FILE = "skypilot/gcp/vms.hosts.csv"
 # AWS Spot Advisor snapshots (data/spot_advisor/PROVENANCE.md), dated by their file names.
 SPOT_ADVISOR_GLOB = "spot_advisor/spot-advisor-data-*.json"
 
@@ -270,6 +274,10 @@ def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str
             if provider == "aws":
                 aws_instance_types.add(record.instance.name)
             yield record
+    progress(f"prices: {GCP_HOSTS_FILE}")
+    yield from read_gcp_instances(
+        data_dir / GCP_HOSTS_FILE, data_dir / SKYPILOT_FILES["gcp"], observed_at=SKYPILOT_SNAPSHOT_AT
+    )
     accepted = frozenset(FxRate.objects.values_list("currency", flat=True)) | {"USD"}
     for path in sorted((data_dir / "providers").glob("*.csv")):
         progress(f"prices: providers/{path.name}")

@@ -21,6 +21,8 @@ from django.utils import timezone
 from pricing.choices import PriceStatus, PricingModel
 from pricing.fx import MissingFxRate, fx_rates
 from pricing.models import GpuModel, PriceObservation
+from pricing.price_quality import ILLUSTRATIVE, price_qualities
+from pricing.spot_sanity import SANITY_COLUMNS, spot_sanity
 from scheduler.freshness import stale_after
 from scheduler.schedule import SCHEDULE
 
@@ -33,6 +35,8 @@ OFFER_FRAME_COLUMNS = [
 # Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
 FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
 FRESHNESS_COLUMNS = ("refresh_source", "scheduled", "stale_after_hours", "stale")
+# Then the price quality (pricing/price_quality.py) and the spot sanity figures (pricing/spot_sanity.py).
+QUALITY_COLUMNS = ("price_quality", *SANITY_COLUMNS)
 
 # The sources the beat schedule refreshes: their prices are stale after twice their period.
 SCHEDULED_PRICE_SOURCES = frozenset(
@@ -87,7 +91,18 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
     for column in FLOAT_COLUMNS:
         frame[f"{column}_float"] = decimals_to_floats(frame[column])
     frame["refresh_source"] = pd.Series(refresh_sources, index=frame.index, dtype=object)
-    return with_staleness(frame, now or timezone.now())
+    frame = with_staleness(frame, now or timezone.now())
+    return with_quality(frame)
+
+
+def with_quality(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add QUALITY_COLUMNS: each price's quality and each spot quote's sanity check against its sibling
+    zones and on-demand (vectorized, once per read of the catalog)."""
+    frame["price_quality"] = price_qualities(frame["source"])
+    sanity = spot_sanity(frame)
+    for column in SANITY_COLUMNS:
+        frame[column] = sanity[column]
+    return frame
 
 
 def decimals_to_floats(values: pd.Series) -> np.ndarray:
@@ -144,7 +159,10 @@ def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
     frame = offer_frame(now=now)
     cheapest = {}
     if not frame.empty:
-        priced = frame[frame["price_per_gpu_hour_usd"].notna()]
+        # illustrative prices are not prices, and a spot outlier is not a price a job gets (labelled
+        # and explained where the offer itself is shown)
+        usable = (frame["price_quality"] != ILLUSTRATIVE) & ~frame["spot_outlier"].astype(bool)
+        priced = frame[frame["price_per_gpu_hour_usd"].notna() & usable]
         for model in (PricingModel.ON_DEMAND, PricingModel.SPOT):
             subset = priced[priced["pricing_model"] == model]
             gpu_only = subset["host_priced_separately"].astype(bool)

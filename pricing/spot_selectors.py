@@ -21,9 +21,9 @@ from django.utils import timezone
 from pricing.choices import PriceStatus, PricingModel
 from pricing.fx import fx_rates
 from pricing.models import Offer, PriceObservation
-from pricing.selectors import current_price_observations
+from pricing.price_quality import price_quality
+from pricing.selectors import current_price_observations, price_staleness
 from pricing.spot_history import spot_statistics, statistics_as_decimals
-from scheduler.freshness import is_stale
 
 
 def offer_spot_history(
@@ -73,9 +73,10 @@ def _spot_observations(offer_ids: list[int], start: dt.datetime, end: dt.datetim
     ).values_list("id", flat=True)
     rows = base.filter(
         Q(observed_at__gt=start, observed_at__lt=end) | Q(id__in=list(carried_in))
-    ).values_list("offer_id", "observed_at", "amount_per_hour", "currency")
+    ).values_list("offer_id", "observed_at", "amount_per_hour", "currency", "refresh__source", "source")
     return pd.DataFrame.from_records(
-        list(rows), columns=["series", "observed_at", "price_per_hour", "currency"]
+        list(rows),
+        columns=["series", "observed_at", "price_per_hour", "currency", "refresh_source", "source"],
     )
 
 
@@ -100,12 +101,18 @@ def _first_currency(observations: pd.DataFrame) -> str | None:
 def _zone_row(offer_id: int, zone: str, row: pd.Series, observations: pd.DataFrame, now: dt.datetime) -> dict:
     points = observations[observations["series"] == offer_id].sort_values("observed_at")
     newest = points["observed_at"].iloc[-1] if len(points) else None
+    # the one freshness rule of every page (pricing.selectors.price_staleness): a scheduled source's
+    # price is stale past twice its schedule, a snapshot's only past the snapshot limit
+    refresh_source = points["refresh_source"].iloc[-1] if len(points) else None
+    source = str(points["source"].iloc[-1]) if len(points) else ""
+    stale = newest is None or price_staleness(PricingModel.SPOT, refresh_source, newest, now)[0]
     return {
         "offer_id": int(offer_id),
         "zone": zone,
         "statistics": statistics_as_decimals(row.to_dict()),
         "newest_observed_at": newest,
-        "stale": bool(newest is None or is_stale(PricingModel.SPOT, newest, now)),
+        "stale": bool(stale),
+        "price_quality": price_quality(source) if len(points) else None,
         "points": [
             (at, price) for at, price in zip(points["observed_at"], points["price_per_hour"], strict=True)
         ],

@@ -2,7 +2,7 @@
 
 Each offer, instance count and plan is sized and priced on its own with scalar calls into the same
 sizing functions and the same cost formulas, and passes the same gates (memory, compatibility, host
-RAM and vCPUs, whole-instance price, spot rules); no shapes, no index arrays. It is the reference the
+RAM for offloaded state, whole-instance price, spot rules); no shapes, no index arrays. It is the reference the
 vectorized ranking is checked against, and the baseline its speed is measured against.
 """
 
@@ -94,7 +94,9 @@ def rank_workload_loop(
         gpu, per_instance = gpus[offer.gpu], int(offer.gpu_per_instance)
         if incompatibility(spec, gpu) or offer.gpu_only:  # a GPU-only price leaves out the host VM
             continue
-        price = offer.price_usd
+        price = offer.price_usd  # the price ranked: a spot outlier's robust price (pricing/spot_sanity.py)
+        if offer.pricing_model == "spot" and offer.spot_no_saving:
+            continue  # at or above on-demand: spot saves nothing
         if offer.pricing_model == "spot":
             price *= 1.0 + float(spot_overhead_by_band(np.array([offer.band]), options)[0])
         for instances in options.instance_counts:
@@ -113,8 +115,9 @@ def rank_workload_loop(
                 required, offloaded = _memory_gib(spec, gpu, total_gpus, zero, tp)
                 if not required <= gpu.capacity_gib:
                     continue
-                ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
-                if offer.memory_gib < ram_needed or offer.vcpus < vcpus_needed:  # NaN (unknown): allowed
+                ram_needed, _vcpus = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
+                # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
+                if offloaded > 0 and offer.memory_gib < ram_needed:
                     continue
                 hours = _hours(spec, gpu, total_gpus, zero, tp, options)
                 if not math.isfinite(hours):

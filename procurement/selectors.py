@@ -45,8 +45,16 @@ def ranking_offer_frame(**filters) -> pd.DataFrame:
 
 def block_storage_rates_usd() -> dict[str, float]:
     """Provider -> all-region block SSD price per GB-month in USD (the disk a job's files live on)."""
+    return {provider: usd for provider, (usd, _source) in block_storage_rates_with_sources().items()}
+
+
+ASSUMED_RATE_PREFIX = "assumed"  # a storage rate whose source starts so is a stated default, not a price
+
+
+def block_storage_rates_with_sources() -> dict[str, tuple[float, str]]:
+    """Provider -> (block SSD price per GB-month in USD, its source); block SSD preferred over other classes."""
     rates = fx_rates(base="USD")
-    result: dict[str, float] = {}
+    result: dict[str, tuple[float, str]] = {}
     rows = StorageRate.objects.filter(region__isnull=True).select_related("provider")
     for row in rows.order_by("storage_class"):
         if row.currency not in rates:
@@ -54,8 +62,17 @@ def block_storage_rates_usd() -> dict[str, float]:
         usd = row.price_per_gb_month * rates[row.currency]
         preferred = row.storage_class == StorageClass.BLOCK_SSD
         if preferred or row.provider.slug not in result:
-            result[row.provider.slug] = float(usd)
+            result[row.provider.slug] = (float(usd), row.source)
     return result
+
+
+def assumed_storage_providers() -> frozenset[str]:
+    """Providers whose storage rate is a stated default ("assumed: ..." in its source)."""
+    return frozenset(
+        provider
+        for provider, (_usd, source) in block_storage_rates_with_sources().items()
+        if source.strip().lower().startswith(ASSUMED_RATE_PREFIX)
+    )
 
 
 # --- Dashboard ----------------------------------------------------------------------------------------

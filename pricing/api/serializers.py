@@ -33,3 +33,13 @@ class OfferPriceSerializer(serializers.Serializer):
     host_priced_separately = serializers.BooleanField(
         help_text="The price covers the GPUs only; the host VM is billed separately (GCP)."
     )
+    price_quality = serializers.ChoiceField(
+        choices=["observed", "snapshot", "quoted", "illustrative"],
+        help_text="observed (a provider API), snapshot (a catalog file of unknown data date), quoted (an "
+        "imported rate card) or illustrative (made-up demo prices, never ranked unless asked).",
+    )
+    spot_outlier = serializers.BooleanField(
+        help_text="A spot quote far below its sibling zones or at a catalog placeholder (10% of on-demand); "
+        "rankings price it at the sibling median."
+    )
+    local_zone = serializers.BooleanField(help_text="An AWS Local Zone: opt in before launching there.")

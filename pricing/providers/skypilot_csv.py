@@ -44,6 +44,13 @@ MIB_PER_GIB = Decimal(1024)
 # Vast writes the memory of all GPUs of an offer into GpuInfo's per-GPU MemoryInfo; Lambda and the
 # others write the memory of one GPU.
 PROVIDERS_WITH_TOTAL_GPU_MEMORY = frozenset({"vast"})
+# Host figures that are placeholders, not the machine's: Vast writes 32 vCPUs and 64 GiB on every row
+# (a 1x RTX 3060 and an 8x H200 alike; the marketplace host decides). Read as unknown (None): the
+# ranking then never refuses such an offer on a host rule and says "unknown". Cudo's rows are fixed
+# bundles too (1x2v4gb ... 8x96v192gb), but each is a VM one can launch at exactly that size and its
+# price moves with it (ice-lake-a40-compute 1x2v4gb 0.3698 $/h, 1x24v48gb 0.5876 $/h): known figures,
+# so the guides' host rules of thumb warn on the small bundles (pricing/data/SOURCES.md).
+PROVIDERS_WITH_PLACEHOLDER_HOST = frozenset({"vast"})
 
 
 @dataclass
@@ -154,13 +161,17 @@ def _instance_record(
     gpu_only = not name
     if gpu_only:
         name = f"{provider}-gpu-{accelerator}-x{format_count(gpu_count)}"
+    vcpus = decimal_or_none(row["vCPUs"], location=location, field="vCPUs")
+    memory_gib = decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB")
+    if provider in PROVIDERS_WITH_PLACEHOLDER_HOST:
+        vcpus = memory_gib = None  # checked above (a malformed cell is still an error), then not trusted
     return InstanceTypeRecord(
         provider=provider,
         name=name,
         gpu_name=accelerator,
         gpu_count=gpu_count,
-        vcpus=decimal_or_none(row["vCPUs"], location=location, field="vCPUs"),
-        memory_gib=decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB"),
+        vcpus=vcpus,
+        memory_gib=memory_gib,
         gpu_memory_gib=_gpu_memory_gib(row.get("GpuInfo", ""), gpu_count, provider, location),
         host_priced_separately=gpu_only,
     )

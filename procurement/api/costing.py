@@ -123,6 +123,19 @@ RECOMMENDATION_REQUEST = inline_serializer(
             required=False, default=False,
             help_text="also list the best configurations that do not fit, with fits: false and why",
         ),
+        "include_illustrative": serializers.BooleanField(
+            required=False, default=False,
+            help_text="also rank illustrative (made-up demo) prices, labelled in each row's warnings",
+        ),
+        "rank_outliers_at_quote": serializers.BooleanField(
+            required=False, default=False,
+            help_text="rank a flagged spot outlier at its raw quote instead of its sibling zones' median",
+        ),
+        "storage_retention_days": serializers.DecimalField(
+            max_digits=10, decimal_places=3, required=False, min_value=0, max_value=3650,
+            help_text="days the job's disk is kept after the run (default 7); storage is billed for the run "
+            "plus this retention",
+        ),
     },
 )  # fmt: skip
 

@@ -40,8 +40,17 @@ BASES: tuple[str, ...] = ("measured", "estimated")
 # them: there an omitted flag means zero, so the printed numbers are exactly the typed formula.
 DEFAULT_SETUP_HOURS = Decimal("1.0")  # 0.5 h environment install + 0.5 h data preparation, billed
 DEFAULT_RERUN_FRACTION = Decimal("0.20")  # budget for failed runs and tuning experiments
-DEFAULT_STORAGE_TAIL_MONTHS = Decimal("1")  # outputs kept one billing month for evaluation and download
-DEFAULT_STORAGE_RESERVE_FRACTION = Decimal("0.10")  # free space so a disk never fills mid-run
+# Storage is billed for the run plus a retention: outputs kept a week for evaluation and download
+# (gpuledger assumption, docs/cost-model.md "Storage"), as months of 730 h: 7 x 24 / 730.
+DEFAULT_STORAGE_RETENTION_DAYS = Decimal(7)
+MAX_STORAGE_RETENTION_DAYS = Decimal(3650)  # a bounded request field: ten years
+DEFAULT_STORAGE_TAIL_MONTHS = DEFAULT_STORAGE_RETENTION_DAYS * 24 / HOURS_PER_MONTH
+# Free space so a disk never fills mid-run: the sizing engine's DISK_RESERVE (disk_reserve_fraction, 20%,
+# procurement/sizing/assumptions.py), which also sizes the disk the ranking prices; one figure in both.
+DEFAULT_STORAGE_RESERVE_FRACTION = Decimal("0.20")
+# A provider with no published storage rate in the catalog is priced at this stated default and the row
+# says "assumed" (gpuledger assumption: about a block-SSD GB-month at the hyperscalers, 0.08-0.10 USD).
+ASSUMED_STORAGE_RATE_PER_GB_MONTH = Decimal("0.10")
 MILLION = Decimal(1_000_000)
 
 
@@ -73,8 +82,13 @@ class StorageFootprint:
 
 
 def storage_months_held(run_hours: Decimal, tail_months: Decimal = DEFAULT_STORAGE_TAIL_MONTHS) -> Decimal:
-    """Months storage is billed: the run itself (730 h a month) plus the tail kept afterwards."""
+    """Months storage is billed: the run itself (730 h a month) plus the retention kept afterwards."""
     return run_hours / HOURS_PER_MONTH + tail_months
+
+
+def retention_months(days: Decimal) -> Decimal:
+    """A retention in days as billing months of 730 h."""
+    return Decimal(days) * 24 / HOURS_PER_MONTH
 
 
 @dataclass(frozen=True)

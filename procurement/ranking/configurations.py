@@ -29,9 +29,16 @@ class Configurations:
     spot_refused: np.ndarray
     selected: np.ndarray  # passes fits (unless include_infeasible) and every filter
     considered: int  # every valid configuration (offer x instance count x plan), priced or not
+    offer_listed_price_per_hour: np.ndarray  # per offer: the quote itself (an outlier ranks at a robust one)
+    host_blocked: np.ndarray  # the plan's offloaded state does not fit the host RAM
+    host_warned: np.ndarray  # below the guides' host rules of thumb (a warning only)
 
     def price_per_hour(self, index: int) -> float:
+        """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
         return float(self.offer_price_per_hour[self.offer[index]])
+
+    def listed_price_per_hour(self, index: int) -> float:
+        return float(self.offer_listed_price_per_hour[self.offer[index]])
 
     def effective_price_per_hour(self, index: int) -> float:
         return float(self.offer_effective_price_per_hour[self.offer[index]])
@@ -56,11 +63,23 @@ def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOpt
 def host_shortfall(
     columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
 ) -> np.ndarray:
-    """Per configuration: the instance has less RAM or fewer vCPUs than the shape needs (an unknown
-    figure is NaN, and a comparison with NaN is False: unknown hosts are not refused)."""
+    """Per configuration: the instance has less RAM or fewer vCPUs than the guides' rules of thumb ask
+    (RAM >= its GPUs' memory + offloaded state, >= 4 vCPUs per GPU): a row warning, not infeasibility.
+    An unknown figure is NaN, and a comparison with NaN is False: unknown hosts are never flagged."""
     short = columns["memory_gib"][offer] < shapes.host_ram_gib[shape]
     short |= columns["vcpus"][offer] < shapes.host_vcpus[shape]
     return short
+
+
+def host_ram_blocking(
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
+) -> np.ndarray:
+    """Per configuration: the plan itself needs host RAM the instance does not have. With CPU offload of
+    the optimizer or parameters the host holds that state (and stages it with the GPUs' memory), so the
+    full rule, RAM >= GPU memory + offloaded state, is a limit rather than a rule of thumb. Only this
+    host figure excludes an offer, and only when it is known (NaN < x is False)."""
+    offloads = shapes.offloaded_per_gpu_gib[shape] > 0
+    return offloads & (columns["memory_gib"][offer] < shapes.host_ram_gib[shape])
 
 
 def configure(
@@ -71,11 +90,14 @@ def configure(
     are computed once and gathered, which keeps the passes over all configurations few.
 
     Feasible = the shape fits (memory, compatibility, speed) and the offer can carry it: a whole
-    instance (not a GPU-only price), enough host RAM and vCPUs, and spot only where spot is allowed."""
+    instance (not a GPU-only price), host RAM for what the plan offloads, and spot only where spot is
+    allowed and saves something (a quote at or above on-demand does not). The host rules of thumb
+    (RAM >= GPU memory, vCPUs per GPU) only warn (``host_warned``)."""
     per_kind = len(options.instance_counts) * len(PLAN_NAMES)
     columns, count = prepared.columns, len(prepared.offer_kind)
     is_spot, refused_shape = columns["is_spot"], _spot_refused_shapes(shapes, spec, options)
     gpu_only = columns["gpu_only"]
+    no_saving = is_spot & columns["spot_no_saving"]
     # A row that cannot fit is never returned without include_infeasible: skip pricing it.
     offers = np.arange(count) if options.include_infeasible else np.flatnonzero(~gpu_only)
     offer = np.repeat(offers, per_kind)
@@ -83,9 +105,9 @@ def configure(
     if options.include_infeasible:
         keep = shapes.valid[shape]
     else:
-        keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape])
+        keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape]) & ~no_saving[offer]
     offer, shape = offer[keep], shape[keep]
-    host_short = host_shortfall(columns, offer, shapes, shape)
+    host_short = host_ram_blocking(columns, offer, shapes, shape)
     if not options.include_infeasible and host_short.any():
         offer, shape = offer[~host_short], shape[~host_short]
         host_short = np.zeros(offer.shape, dtype=bool)
@@ -98,13 +120,14 @@ def configure(
     total = compute * (1.0 + options.rerun_fraction) + (effective * options.setup_hours)[offer] * instances
     if options.storage_gb:
         total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
-    spot_refused = is_spot[offer] & refused_shape[shape]
+    spot_refused = is_spot[offer] & (refused_shape[shape] | no_saving[offer])
     fits = shapes.fits[shape] & ~spot_refused & ~host_short & ~gpu_only[offer]
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
     return Configurations(
-        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered
-    )
+        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered,
+        columns["price_usd_listed"], host_short, host_shortfall(columns, offer, shapes, shape),
+    )  # fmt: skip
 
 
 def _filters(total: np.ndarray, hours: np.ndarray, options: RankingOptions) -> np.ndarray:

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pricing.price_quality import ILLUSTRATIVE, OBSERVED, price_qualities
+from pricing.spot_sanity import spot_sanity
 from procurement.ranking.options import UNKNOWN_SPOT_BAND, RankingOptions
 from procurement.ranking.shapes import ShapeGrid, shape_grid
 from procurement.sizing import GpuSpec
@@ -50,6 +52,10 @@ def _float_column(offers: pd.DataFrame, name: str) -> np.ndarray:
 
 DESCRIBE_COLUMNS = ("observed_at", "observation_id", "gpu_per_instance", "band", "band_known", "vcpus",
                     "memory_gib", "stale", "scheduled", "stale_after_hours", "gpu_only")  # fmt: skip
+# Spot sanity and price quality (pricing/spot_sanity.py, pricing/price_quality.py), read for returned rows.
+SANITY_DESCRIBE_COLUMNS = ("price_usd_listed", "on_demand_usd", "sibling_median_usd", "spot_outlier",
+                           "spot_outlier_kind", "robust_price_usd", "spot_no_saving", "local_zone",
+                           "price_quality", "storage_rate", "storage_rate_assumed")  # fmt: skip
 TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_model", "payment_option")
 # Optional object columns, read only for returned rows; None where the table lacks them.
 # interruption_observed_at: the Spot Advisor snapshot's date of the band; offer_id: the stored offer, whose
@@ -86,7 +92,7 @@ class PreparedOffers:
         return self._grids[key]
 
     def row(self, index: int) -> dict[str, Any]:
-        row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS}
+        row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS + SANITY_DESCRIBE_COLUMNS}
         position = int(self.positions[index])
         return row | {name: self.text[name][position] for name in TEXT_COLUMNS + OPTIONAL_TEXT_COLUMNS}
 
@@ -108,10 +114,15 @@ class _Codes:
         return np.append(np.isin(self.names, list(allowed)), False)[self.codes]
 
 
-def _rankable(offers: pd.DataFrame, text: dict[str, _Codes], gpus, options: RankingOptions) -> np.ndarray:
-    """Positions of offers that can be ranked: known GPU, whole GPUs, a USD price, requested model, filters."""
+def _rankable(
+    offers: pd.DataFrame, text: dict[str, _Codes], gpus, options: RankingOptions, quality: np.ndarray
+) -> np.ndarray:
+    """Positions of offers that can be ranked: known GPU, whole GPUs, a USD price, requested model, filters;
+    illustrative prices only when the request asks for them."""
     per_instance = _float_column(offers, "gpu_count")
     mask = text["gpu"].isin(gpus) & text["pricing_model"].isin(options.pricing_models)
+    if not options.include_illustrative:
+        mask &= quality != ILLUSTRATIVE
     mask &= ~np.isnan(_float_column(offers, "price_per_hour_usd"))
     mask &= (per_instance >= 1) & (per_instance == np.floor(per_instance))
     if options.providers:
@@ -133,7 +144,8 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     """The rankable offers as numpy columns, in catalog order: DESCRIBE_COLUMNS, the priced ones, the GPU
     model as codes into ``gpu_names``, and ``position`` (the row in ``offers``)."""
     text = {name: _Codes.of(offers[name]) for name in ("gpu", "pricing_model", "provider")}
-    keep = _rankable(offers, text, gpus, options)
+    quality = offer_price_qualities(offers)
+    keep = _rankable(offers, text, gpus, options, quality)
     columns: dict[str, Any] = {
         "position": keep,
         "gpu_code": text["gpu"].codes[keep],
@@ -142,7 +154,8 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     columns["observation_id"] = offers["observation_id"].to_numpy()[keep]
     columns["observed_at"] = _utc_datetimes(offers["observed_at"])[keep]
     columns["gpu_per_instance"] = _float_column(offers, "gpu_count")[keep].astype(np.int64)
-    columns["price_usd"] = _float_column(offers, "price_per_hour_usd")[keep]
+    columns |= _spot_sanity_columns(offers, keep, options)
+    columns["price_quality"] = quality[keep]
     columns["vcpus"] = _float_column(offers, "vcpus")[keep]
     columns["memory_gib"] = _float_column(offers, "memory_gib")[keep]
     band = (
@@ -160,14 +173,59 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     )
     provider = text["provider"]
     columns["storage_rate"] = _storage_rates(provider.codes[keep], provider.names, options)
+    columns["storage_rate_assumed"] = _storage_assumed(provider.codes[keep], provider.names, options)
     columns |= _freshness(offers, keep)
     return columns
 
 
 def _storage_rates(codes: np.ndarray, providers, options: RankingOptions) -> np.ndarray:
-    rates = options.storage_rate_per_gb_month
-    per_provider = np.array([float(rates.get(name, 0.0)) for name in providers] + [0.0])
-    return per_provider[codes]  # code -1 (no provider) takes the trailing 0.0
+    """Per offer: its provider's storage rate (USD/GB-month); a provider without one is priced at the
+    stated assumed default (docs/cost-model.md, "Storage"), never at zero."""
+    rates, default = options.storage_rate_per_gb_month, options.assumed_storage_rate_per_gb_month
+    per_provider = np.array([float(rates.get(name, default)) for name in providers] + [default])
+    return per_provider[codes]  # code -1 (no provider) takes the trailing default
+
+
+def _storage_assumed(codes: np.ndarray, providers, options: RankingOptions) -> np.ndarray:
+    """Per offer: is its storage rate an assumed default rather than the provider's published rate?"""
+    rates, assumed = options.storage_rate_per_gb_month, options.storage_rate_assumed
+    per_provider = np.array([name not in rates or name in assumed for name in providers] + [True])
+    return per_provider[codes]
+
+
+def offer_price_qualities(offers: pd.DataFrame) -> np.ndarray:
+    """Each offer's price quality: offer_frame()'s column, else read from its source, else "observed"
+    (a synthetic table without sources)."""
+    if "price_quality" in offers:
+        return offers["price_quality"].to_numpy(dtype=object)
+    if "source" in offers:
+        return price_qualities(offers["source"])
+    return np.full(len(offers), OBSERVED, dtype=object)
+
+
+def _spot_sanity_columns(offers: pd.DataFrame, keep: np.ndarray, options: RankingOptions) -> dict:
+    """The listed price, the spot sanity figures, and ``price_usd``: the price ranked, which is the robust
+    price for a flagged outlier unless the request ranks outliers at their quote."""
+    sanity = offers if "spot_outlier" in offers else spot_sanity(offers)
+    listed = _float_column(offers, "price_per_hour_usd")[keep]
+    columns = {
+        "price_usd_listed": listed,
+        "on_demand_usd": sanity["on_demand_usd"].to_numpy(dtype=float)[keep],
+        "sibling_median_usd": sanity["sibling_median_usd"].to_numpy(dtype=float)[keep],
+        "spot_outlier": sanity["spot_outlier"].to_numpy(dtype=bool)[keep],
+        "spot_outlier_kind": sanity["spot_outlier_kind"].to_numpy(dtype=object)[keep],
+        "robust_price_usd": sanity["robust_price_usd"].to_numpy(dtype=float)[keep],
+        "spot_no_saving": sanity["spot_no_saving"].to_numpy(dtype=bool)[keep],
+        "local_zone": sanity["local_zone"].to_numpy(dtype=bool)[keep],
+    }
+    robust = columns["spot_outlier"] & ~options.rank_outliers_at_quote
+    columns["price_usd"] = np.where(robust, columns["robust_price_usd"], listed)
+    # spot that saves nothing at the price ranked (NaN on-demand compares False: not judged)
+    columns["spot_no_saving"] = columns["spot_no_saving"] | (
+        (offers["pricing_model"].to_numpy(dtype=object)[keep] == "spot")
+        & (columns["price_usd"] >= columns["on_demand_usd"])
+    )
+    return columns
 
 
 def _freshness(offers: pd.DataFrame, keep: np.ndarray) -> dict[str, np.ndarray]:

@@ -6,7 +6,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from procurement.costing.job import DEFAULT_RERUN_FRACTION, DEFAULT_SETUP_HOURS, DEFAULT_STORAGE_TAIL_MONTHS
+from procurement.costing.job import (
+    ASSUMED_STORAGE_RATE_PER_GB_MONTH,
+    DEFAULT_RERUN_FRACTION,
+    DEFAULT_SETUP_HOURS,
+    DEFAULT_STORAGE_TAIL_MONTHS,
+)
 
 RANKED_PRICING_MODELS = (
     "on_demand",
@@ -61,6 +66,10 @@ class RankingOptions:
     storage_tail_months: float = float(DEFAULT_STORAGE_TAIL_MONTHS)
     storage_gb: float = 0.0
     storage_rate_per_gb_month: Mapping[str, float] = field(default_factory=dict)  # provider -> USD
+    # Providers whose rate above is a stated default, not a published price (labelled "assumed" on rows);
+    # a provider missing from storage_rate_per_gb_month is priced at the assumed default below.
+    storage_rate_assumed: frozenset[str] = frozenset()
+    assumed_storage_rate_per_gb_month: float = float(ASSUMED_STORAGE_RATE_PER_GB_MONTH)
     checkpoint_write_hours: float = 1 / 60  # one minute
     restart_hours: float = 0.1
     can_checkpoint: bool = True
@@ -74,6 +83,8 @@ class RankingOptions:
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
     fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)
+    include_illustrative: bool = False  # rank made-up (illustrative) prices too, labelled
+    rank_outliers_at_quote: bool = False  # rank a flagged spot outlier at its raw quote, not the robust price
 
     @property
     def budget_usd(self) -> float | None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
 from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
+from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.rows import describe
@@ -22,9 +23,14 @@ class Ranking:
     results: list[dict[str, Any]]
     considered: int  # configurations priced
     feasible: int
+    # When nothing is feasible: the top reasons, [{"reason", "count"}] (procurement/ranking/empty.py).
+    why_empty: list[dict[str, Any]] = field(default_factory=list)
 
     def as_report(self) -> dict[str, Any]:
-        return {"results": self.results, "considered": self.considered, "feasible": self.feasible}
+        return {
+            "results": self.results, "considered": self.considered, "feasible": self.feasible,
+            "why_empty": self.why_empty,
+        }  # fmt: skip
 
 
 def rank_workload(
@@ -46,7 +52,13 @@ def rank_workload(
         raise ValueError("training_tokens: required to rank a training workload by job cost")
     prepared = prepared or prepare(offers, gpus, options)
     if not len(prepared.offer_kind):
-        return Ranking(results=[], considered=0, feasible=0)
+        seen = len(offers) if offers is not None else len(prepared.positions)
+        return Ranking(
+            results=[],
+            considered=0,
+            feasible=0,
+            why_empty=why_empty(prepared, None, None, options, spec, seen),
+        )
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
     order = ranked_order(configs, options.top, options.include_infeasible)
@@ -61,7 +73,14 @@ def rank_workload(
         describe(int(i), *context, simulate_spot=int(i) in simulated, price_histories=histories)
         for i in order
     ]
-    return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))
+    feasible = int(configs.fits.sum())
+    reasons = []
+    if not feasible or not any(row["fits"] for row in rows):
+        everything = configs if options.include_infeasible else configure(
+            prepared, shapes, replace(options, include_infeasible=True), spec
+        )  # fmt: skip
+        reasons = why_empty(prepared, shapes, everything, options, spec, len(prepared.offer_kind))
+    return Ranking(results=rows, considered=configs.considered, feasible=feasible, why_empty=reasons)
 
 
 def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: RankingOptions) -> set[int]:

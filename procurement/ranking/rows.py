@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations
@@ -21,6 +22,7 @@ from procurement.ranking.options import (
 )
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import spot_details
+from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 
 PLAN_LABELS = {
     "data_parallel": "data parallel",
@@ -67,7 +69,7 @@ def describe(
         },
         "pricing_model": offer["pricing_model"],
         "payment_option": offer["payment_option"],
-        "price_per_hour": _price(configs.price_per_hour(index), options),
+        "price_per_hour": _price(configs.listed_price_per_hour(index), options),
         "effective_price_per_hour": _price(configs.effective_price_per_hour(index), options),
         "hours": _rounded(configs.hours[index], 3),
         "total_cost": money,
@@ -84,6 +86,9 @@ def describe(
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
+        "price_quality": str(offer["price_quality"]),
+        "price_quality_text": quality_text(str(offer["price_quality"]), observed_at, now),
+        "warnings": row_warnings(index, offer, shapes, configs, options),
     }
     row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
     if offer["pricing_model"] == "spot":
@@ -92,6 +97,7 @@ def describe(
             instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
             price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
         )  # fmt: skip
+        row["spot"] = spot_sanity_details(row["spot"], offer, options)
     return row
 
 
@@ -122,7 +128,10 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape))
-    reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
+    if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
+        reasons.append(quality_text(SNAPSHOT, offer["observed_at"]))
+    else:
+        reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
     reasons.append(stale_reason(offer, age))
     if options.currency != "USD":
         reasons.append(f"money converted from USD at {options.fx_rate_from_usd} {options.currency} per USD")
@@ -174,6 +183,11 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
     if model != "spot":
         return []
     if configs.spot_refused[index]:
+        if offer["spot_no_saving"]:
+            return [
+                f"spot unsuitable: the spot price {configs.price_per_hour(index):.4f} USD/h is at or above "
+                f"on-demand {float(offer['on_demand_usd']):.4f} USD/h, so it saves nothing"
+            ]
         if not spec.is_training:
             return ["spot unsuitable: online inference drops live requests when an instance is reclaimed"]
         if not options.can_checkpoint:
@@ -186,28 +200,9 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
 
 
 def _offer_reasons(offer, shapes: Shapes, shape: int) -> list[str]:
-    """What the offer itself allows: a whole instance, and a host with the RAM and vCPUs the shape needs
-    (procurement/sizing/host.py's rules). A figure the catalog does not know is said, not assumed."""
+    """What the offer itself allows: a whole instance, and a host for what the plan offloads; the host
+    rules of thumb (procurement/sizing/host.py) are stated too, as warnings (ranking/warnings.py)."""
     if offer["gpu_only"]:
         return [GPU_ONLY_REASON]
-    reasons = []
-    ram, ram_needed = float(offer["memory_gib"]), float(shapes.host_ram_gib[shape])
-    vcpus, vcpus_needed = float(offer["vcpus"]), float(shapes.host_vcpus[shape])
-    per_instance = int(offer["gpu_per_instance"])
-    if not math.isnan(ram) and ram < ram_needed:
-        offloaded = float(shapes.offloaded_per_gpu_gib[shape]) * per_instance
-        parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory" + (
-            f" + {offloaded:.1f} GiB offloaded" if offloaded else ""
-        )
-        reasons.append(
-            f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
-        )
-    if not math.isnan(vcpus) and vcpus < vcpus_needed:
-        reasons.append(
-            f"too few vCPUs: {vcpus:g} on the instance, needs {vcpus_needed:g} "
-            f"({vcpus_needed / per_instance:g} per GPU for {per_instance} GPU{'s' if per_instance > 1 else ''})"
-        )
-    unknown = [name for name, value in (("RAM", ram), ("vCPUs", vcpus)) if math.isnan(value)]
-    if unknown:
-        reasons.append(f"host {' and '.join(unknown)} unknown for this offer: not checked")
-    return reasons
+    blocking, warnings = host_texts(offer, shapes, shape)
+    return blocking + warnings

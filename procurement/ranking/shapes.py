@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,7 @@ class Shapes:
     host_ram_gib: np.ndarray  # host RAM one instance needs: its GPUs' memory plus what they offload
     host_vcpus: np.ndarray  # vCPUs one instance needs (the guides' per-GPU minimum)
     generated_tokens_per_second: np.ndarray  # serving: decode tokens/s of the configuration; NaN for training
+    estimated_speed: list[str] = field(default_factory=list)  # per kind: why its peak figures are derived
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,14 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
         fits=fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
+        estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
     )  # fmt: skip
+
+
+def _estimated_speed_text(gpu: GpuSpec) -> str:
+    if not gpu.throughput_estimated:
+        return ""
+    return f"speed estimated from derived peak figures for {gpu.slug} ({gpu.throughput_estimated})"
 
 
 def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:

@@ -18,6 +18,7 @@ from django.db import transaction
 from pricing.models import Provider, Region, SpotAdvisory
 from pricing.spot_selectors import spot_price_histories_usd
 from procurement import models, selectors
+from procurement.costing.job import MAX_STORAGE_RETENTION_DAYS, retention_months
 from procurement.costing.values import CostInputError, currency_code, non_negative, positive_int
 from procurement.ranking import (
     RANKED_PRICING_MODELS,
@@ -43,6 +44,9 @@ RANKING_OPTION_FIELDS = {
     "instance_counts",
     "currency",
     "include_infeasible",
+    "include_illustrative",
+    "rank_outliers_at_quote",
+    "storage_retention_days",
 }
 
 
@@ -61,8 +65,16 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     for key in ("providers", "regions", "gpus", "pricing_models"):
         if data.get(key):
             values[key] = tuple(_text_list(data[key], key))
-    if data.get("include_infeasible") is not None:
-        values["include_infeasible"] = _flag(data["include_infeasible"], "include_infeasible")
+    for key in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
+        if data.get(key) is not None:
+            values[key] = _flag(data[key], key)
+    if data.get("storage_retention_days") is not None:
+        days = non_negative(data["storage_retention_days"], "storage_retention_days")
+        if days > MAX_STORAGE_RETENTION_DAYS:
+            raise CostInputError(
+                "storage_retention_days", f"must be at most {MAX_STORAGE_RETENTION_DAYS} days"
+            )
+        values["storage_tail_months"] = float(retention_months(days))
     if data.get("instance_counts"):
         values["instance_counts"] = tuple(
             positive_int(count, f"instance_counts[{i}]") for i, count in enumerate(data["instance_counts"])
@@ -123,6 +135,7 @@ class RankingContext:
     offers: Any  # pandas DataFrame from selectors.ranking_offer_frame()
     gpus: dict[str, Any]
     storage_rates: dict[str, float]
+    storage_assumed: frozenset[str] = frozenset()  # providers whose storage rate is a stated default
     _prepared: dict[tuple, PreparedOffers] = field(default_factory=dict, compare=False, repr=False)
     _conversions: dict[str, UsdConversion] = field(default_factory=dict, compare=False, repr=False)
 
@@ -133,7 +146,10 @@ class RankingContext:
     def current(cls) -> RankingContext:
         offers = selectors.ranking_offer_frame()
         offers["interruption_observed_at"] = advisor_dates(offers)
-        return cls(offers, selectors.ranking_gpus(), selectors.block_storage_rates_usd())
+        return cls(
+            offers, selectors.ranking_gpus(), selectors.block_storage_rates_usd(),
+            selectors.assumed_storage_providers(),
+        )  # fmt: skip
 
     def prepared(self, options: RankingOptions) -> PreparedOffers:
         """The offer table filtered for these options, prepared once per distinct filter set."""
@@ -229,6 +245,7 @@ def recommendation_compute(
         fx_rate_from_usd=context.conversion(options.currency).rate,
         storage_gb=float(disk_gb),
         storage_rate_per_gb_month=context.storage_rates,
+        storage_rate_assumed=context.storage_assumed,
         measured_tokens_per_second=_measured_speeds(workload) if measured_speeds is None else measured_speeds,
         spot_price_history=context.spot_price_histories,
     )
@@ -241,12 +258,12 @@ def recommendation_compute(
 
 def ranking_prices_used(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = ("observation_id", "provider", "instance_type", "region", "zone", "pricing_model", "price_per_hour",
-            "currency", "price_observed_at", "stale")  # fmt: skip
+            "currency", "price_observed_at", "stale", "price_quality")  # fmt: skip
     seen, used = set(), []
     for row in results:
         if row["observation_id"] not in seen:
             seen.add(row["observation_id"])
-            used.append({key: row[key] for key in keys})
+            used.append({key: row[key] for key in keys if key in row})
     return used
 
 

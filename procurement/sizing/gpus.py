@@ -61,6 +61,9 @@ class GpuSpec:
     approx_list_price_usd: float | None = None
     vendor: str = ""
     memory_capacity_mib: float | None = None  # what the driver reports, where a source gives it
+    # Set when the peak figures are derived rather than published (the datasheet row's notes start with
+    # ESTIMATED_THROUGHPUT_MARKER, e.g. the AWS-only A10G): rows that use them say so.
+    throughput_estimated: str = ""
 
     @cached_property
     def capacity_gib(self) -> float:
@@ -171,6 +174,17 @@ def _number(text: str) -> float | None:
     return float(text) if text else None
 
 
+ESTIMATED_THROUGHPUT_MARKER = "estimated throughput:"
+
+
+def _estimated_note(notes: str | None) -> str:
+    """The row's note when it marks its throughput as derived ("Estimated throughput: ..."), else ""."""
+    text = (notes or "").strip()
+    if not text.lower().startswith(ESTIMATED_THROUGHPUT_MARKER):
+        return ""
+    return text.split(";")[0].rstrip(".")
+
+
 def gpu_spec_from_row(row: dict[str, str]) -> GpuSpec:
     """Build a GpuSpec from one row of gpu_specs.csv (all values as strings)."""
     ecc_text = row.get("ecc", "").strip().lower()
@@ -198,6 +212,7 @@ def gpu_spec_from_row(row: dict[str, str]) -> GpuSpec:
         approx_list_price_usd=_number(row.get("approx_list_price_usd", "")),
         vendor=row.get("vendor", ""),
         memory_capacity_mib=_number(row.get("memory_capacity_mib", "")),
+        throughput_estimated=_estimated_note(row.get("notes")),
     )
 
 
@@ -249,6 +264,7 @@ def gpu_spec_from_record(record) -> GpuSpec:
         ecc=read("ecc"),
         mig=int(read("mig", 0) or 0),
         vendor=read("vendor", "") or "",
+        throughput_estimated=_estimated_note(read("notes", "")),
         **{field: _optional_float(read(field)) for field in _OPTIONAL_FLOATS},
     )
 

@@ -16,8 +16,9 @@ from procurement.models import ModelArchitecture
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_all_29_datasheet_gpus_and_14_architectures(bundled_catalog):
-    assert GpuModel.objects.count() == 29
+def test_it_loads_all_33_datasheet_gpus_and_14_architectures(bundled_catalog):
+    # 29 from /work/shared/data/gpu_specs.csv + A40, A800 80GB PCIe, GH200 96GB, V100 PCIe 16GB (SOURCES.md)
+    assert GpuModel.objects.count() == 33
     assert ModelArchitecture.objects.count() == 14
     h100 = GpuModel.objects.get(slug="h100-sxm5-80gb")
     # NVIDIA H100 datasheet (gpu_specs.csv source_url): 80 GB HBM3, 3.35 TB/s, 989.5 dense BF16 TFLOPS (1979 sparse halved), 700 W.
@@ -40,8 +41,16 @@ def test_it_maps_provider_names_and_reports_unmapped_ones(bundled_catalog):
         == "h100-sxm5-80gb"
     )
     unmapped = set(UnmappedGpuName.objects.values_list("provider__slug", "name"))
-    assert ("aws", "Trainium2") in unmapped and ("lambda", "GH200") in unmapped
+    assert ("aws", "Trainium2") in unmapped
     assert ("cudo", "A100") not in unmapped
+    # GH200, A800, A40 and the Cudo/Vast V100 rows are mapped (pricing/data/gpu_aliases.csv)
+    for provider, name in [("lambda", "GH200"), ("cudo", "A800"), ("cudo", "A40"), ("vast", "A40"),
+                           ("cudo", "V100"), ("vast", "V100")]:  # fmt: skip
+        assert (provider, name) not in unmapped
+    assert InstanceType.objects.get(provider__slug="lambda", name="gpu_1x_gh200").gpu.slug == "gh200-96gb"
+    assert InstanceType.objects.get(provider__slug="vast", name="8x-Tesla_V100-32-65536").gpu.slug == (
+        "v100-pcie-16gb"
+    )
     assert bundled_catalog.prices.unmapped_gpu_names["aws:Inferentia2"] > 0
 
 

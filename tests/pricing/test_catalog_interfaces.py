@@ -15,7 +15,7 @@ def test_gpus_lists_every_slug_with_its_name(bundled_catalog):
     out = StringIO()
     call_command("gpus", stdout=out)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 29
+    assert len(lines) == 33  # 29 shared datasheets + A40, A800, GH200, V100 PCIe (pricing/data/SOURCES.md)
     assert any(
         line.startswith("h100-sxm5-80gb") and "NVIDIA H100 SXM5 80GB (80 GB)" in line for line in lines
     )
@@ -30,7 +30,7 @@ def test_the_gpu_api_returns_datasheet_fields_by_slug(client, bundled_catalog):
         "Ampere",
     )
     assert client.get("/api/gpus/no-such-gpu/").status_code == 404
-    assert client.get("/api/gpus/").json()["count"] == 29
+    assert client.get("/api/gpus/").json()["count"] == 33
 
 
 def test_the_offer_api_filters_current_prices(client, bundled_catalog):
@@ -46,8 +46,12 @@ def test_the_offer_api_marks_stale_and_gpu_only_prices(client, bundled_catalog):
     from pricing.models import PriceObservation
 
     rows = client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
-    gcp = [row for row in rows if row["provider"] == "gcp"]
+    gcp = [row for row in rows if row["instance_type"].startswith("gcp-gpu-")]
     assert gcp and all(row["host_priced_separately"] for row in gcp)  # GCP lists L4 GPUs without the host VM
+    # ... and the g2 machine types carry host + GPUs: whole instances (pricing/providers/gcp_hosts.py)
+    g2 = [row for row in rows if row["instance_type"].startswith("g2-standard-")]
+    assert g2 and not any(row["host_priced_separately"] for row in g2)
+    assert {row["price_quality"] for row in rows} == {"snapshot"}
     assert not any(row["host_priced_separately"] for row in rows if row["provider"] == "aws")
     # The bundled catalog is a fresh snapshot: stale only after 90 days (2160 hours)
     assert not any(row["stale"] for row in rows) and {row["stale_after_hours"] for row in rows} == {2160.0}

@@ -18,6 +18,7 @@ FLAGS = {
     "regions": "--region",
     "gpus": "--gpu",
     "currency": "--currency",
+    "storage_retention_days": "--storage-retention-days",
 }
 
 
@@ -51,6 +52,19 @@ class Command(BaseCommand):
             help="also list the best configurations that do not fit, each with fits: false and why",
         )
         parser.add_argument(
+            "--include-illustrative",
+            action="store_true",
+            help="also rank illustrative (made-up demo) prices, labelled as such",
+        )
+        parser.add_argument(
+            "--rank-outliers-at-quote",
+            action="store_true",
+            help="rank flagged spot outliers at their raw quote instead of the sibling zones' median",
+        )
+        parser.add_argument(
+            "--storage-retention-days", type=str, help="days the disk is kept after the run (default 7)"
+        )
+        parser.add_argument(
             "--currency", help="ISO 4217 code of the results (default USD), converted through stored FX rates"
         )
         parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
@@ -58,11 +72,21 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         parameters = {
             key: options[key]
-            for key in ("deadline_hours", "budget", "top", "providers", "regions", "gpus", "currency")
+            for key in (
+                "deadline_hours",
+                "budget",
+                "top",
+                "providers",
+                "regions",
+                "gpus",
+                "currency",
+                "storage_retention_days",
+            )  # fmt: skip
             if options[key] is not None
         }
-        if options["include_infeasible"]:
-            parameters["include_infeasible"] = True
+        for flag in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
+            if options[flag]:
+                parameters[flag] = True
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])
@@ -91,6 +115,8 @@ class Command(BaseCommand):
 
 
 def render_table(report: dict) -> str:
+    if not report["results"]:
+        return render_empty(report)
     header = f"{'#':>3} {'provider':10} {'instance':24} {'region':16} {'gpus':>22} {'model':13} {'hours':>10} {'total':>12}  basis"
     lines = [header]
     for rank, row in enumerate(report["results"], start=1):
@@ -114,12 +140,21 @@ def render_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def render_empty(report: dict) -> str:
+    """Nothing ranked: say why (the top reasons with how many configurations each excluded)."""
+    reasons = report.get("why_empty") or []
+    lines = ["No feasible configuration." + (" Top reasons:" if reasons else "")]
+    lines += [f"  {item['count']:>8,} x {item['reason']}" for item in reasons]
+    return "\n".join(lines)
+
+
 BLOCKING_PREFIXES = ("does not fit", "incompatible", "speed not", "spot unsuitable", "price covers the GPUs",
-                     "host RAM too small", "too few vCPUs", "not a valid plan")  # fmt: skip
+                     "host RAM too small", "not a valid plan")  # fmt: skip
 
 
 def _blocking_reasons(row: dict) -> list[str]:
-    return [reason for reason in row["reasons"] if reason.startswith(BLOCKING_PREFIXES)] or row["reasons"][:1]
+    blocking = [r for r in row["reasons"] if r.startswith(BLOCKING_PREFIXES) and "not a limit" not in r]
+    return blocking or row["reasons"][:1]
 
 
 UNIT_LABELS = {

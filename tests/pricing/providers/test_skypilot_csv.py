@@ -137,6 +137,24 @@ def test_it_reads_per_gpu_memory_from_vast_totals(tmp_path):
     )
     (record,) = read(path, provider="vast")
     assert record.instance.gpu_memory_gib == Decimal("140.40")  # 143771 / 1024 = 140.401...
+    # the 32 vCPUs / 64 GiB Vast writes on every row are a placeholder, not this host: unknown
+    assert record.instance.vcpus is None and record.instance.memory_gib is None
+
+
+def test_cudo_bundles_keep_their_host_figures(tmp_path):
+    path = write_catalog(
+        tmp_path,
+        [
+            "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice",
+            "epyc-genoa-a100-pcie_1x2v4gb,A100,1.0,2,4,1.5294,no-kristiansand-1,"
+            "\"{'Gpus': [{'Name': 'A100', 'Count': '1.0', 'MemoryInfo': {'SizeInMiB': 81920}}]}\",",
+        ],
+        folder="cudo",
+    )
+    (record,) = read(path, provider="cudo")
+    # a bundle is a VM of exactly that size, priced by it (1x2v4gb: 2 vCPUs, 4 GiB): known, not a placeholder
+    assert (record.instance.vcpus, record.instance.memory_gib) == (2, 4)
+    assert record.instance.gpu_memory_gib == Decimal("80.00")
 
 
 def test_it_accepts_columns_in_any_order_and_crlf(tmp_path):

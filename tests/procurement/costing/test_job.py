@@ -94,12 +94,13 @@ def test_it_applies_the_documented_planning_defaults():
     breakdown = job_cost(job)
     assert (DEFAULT_SETUP_HOURS, DEFAULT_RERUN_FRACTION) == (D("1.0"), D("0.20"))
     assert breakdown.total == D("26")
-    assert job.storage_months == D(11) / D(730) + 1
+    # storage: the run (10 h + 1 h setup) plus the 7-day retention, in months of 730 h
+    assert job.storage_months == D(11) / D(730) + D(7) * 24 / D(730)
 
 
 def test_it_adds_up_the_disk_a_job_holds_with_its_reserve():
     # 100 dataset + 100 unpacked + 20 env + 16 weights + 3 x 48 checkpoints + 1 logs + 19 cache = 400 GB,
-    # plus the 10% reserve = 440 GB
+    # plus the 20% reserve (the sizing engine's disk_reserve_fraction) = 480 GB
     footprint = StorageFootprint(
         dataset_gb=D(100),
         unpacked_gb=D(100),
@@ -110,11 +111,20 @@ def test_it_adds_up_the_disk_a_job_holds_with_its_reserve():
         logs_gb=D(1),
         cache_gb=D(19),
     )
-    assert footprint.total_gb() == D("440.0")
+    assert footprint.total_gb() == D("480.0")
 
 
 def test_it_bills_storage_for_the_run_plus_the_tail():
     assert storage_months_held(D("730"), D("1")) == D("2")
+    # default: a 4-hour job keeps its disk 4 h + 7 days = 172 h = 172/730 of a month, not a whole month
+    assert storage_months_held(D("4")) == D(4) / D(730) + D(168) / D(730)
+
+
+def test_the_disk_reserve_is_the_sizing_engines():
+    from procurement.costing.job import DEFAULT_STORAGE_RESERVE_FRACTION
+    from procurement.sizing.assumptions import DISK_RESERVE
+
+    assert DEFAULT_STORAGE_RESERVE_FRACTION == D(str(DISK_RESERVE.value)) == D("0.20")
 
 
 @pytest.mark.parametrize(

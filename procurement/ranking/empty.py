@@ -1,0 +1,87 @@
+"""Why a ranking returned nothing: the top reasons, each with how many configurations it excluded.
+
+An empty table says nothing a person can act on. When no configuration is feasible, every valid
+configuration (offer x instance count x plan) is given the first gate it fails, in the order the
+ranking applies them, and the reasons are counted (vectorized over the configurations).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from procurement.ranking.options import RankingOptions
+
+TOP_REASONS = 5
+
+
+def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_seen: int) -> list[dict]:
+    """[{"reason": ..., "count": ...}], most frequent first (at most TOP_REASONS). ``configs`` must be
+    priced with include_infeasible (every valid configuration present)."""
+    if not len(prepared.offer_kind):
+        return [{"reason": _no_offers_reason(options), "count": offers_seen}]
+    shape, offer = configs.shape, configs.offer
+    columns = prepared.columns
+    kind = shapes.kind[shape]
+    incompatible = np.array([bool(text) for text in shapes.incompatible], dtype=bool)[kind]
+    memory = shapes.required_gib[shape] > shapes.capacity_gib[shape]
+    speed = ~np.isfinite(shapes.hours[shape])
+    gpu_only = columns["gpu_only"][offer]
+    spot = configs.spot_refused
+    no_saving = spot & columns["spot_no_saving"][offer]
+    host = configs.host_blocked
+    deadline = (
+        configs.hours > options.deadline_hours
+        if options.deadline_hours is not None
+        else np.zeros(shape.shape, bool)
+    )
+    budget = (
+        configs.total_cost > options.budget_usd if options.budget is not None else np.zeros(shape.shape, bool)
+    )
+    gates = [
+        (incompatible, "the GPU cannot run this precision or has no throughput figure"),
+        (memory, "does not fit in GPU memory"),
+        (speed, "speed not estimated for this GPU and plan"),
+        (gpu_only, "GPU-only price (host VM billed separately, not in the catalog)"),
+        (no_saving, "spot at or above on-demand: saves nothing"),
+        (spot & ~no_saving, _spot_reason(spec, options)),
+        (host, "host RAM too small for the state the plan offloads"),
+        (
+            deadline,
+            f"finishes after the {options.deadline_hours:g} h deadline" if options.deadline_hours else "",
+        ),
+        (
+            budget,
+            f"costs more than the budget of {options.budget:g} {options.currency}" if options.budget else "",
+        ),
+    ]
+    assigned = np.zeros(shape.shape, dtype=bool)
+    counts: Counter[str] = Counter()
+    for mask, reason in gates:
+        first = mask & ~assigned
+        if reason and first.any():
+            counts[reason] += int(first.sum())
+        assigned |= mask
+    return [{"reason": reason, "count": count} for reason, count in counts.most_common(TOP_REASONS)]
+
+
+def _spot_reason(spec, options: RankingOptions) -> str:
+    if not spec.is_training:
+        return "spot refused for serving (a reclaimed instance drops live requests)"
+    if not options.can_checkpoint:
+        return "spot refused: the job cannot checkpoint"
+    return "spot refused on several instances (reclaiming one stalls the others)"
+
+
+def _no_offers_reason(options: RankingOptions) -> str:
+    filters = [
+        f"{name} {', '.join(values)}"
+        for name, values in (("providers", options.providers), ("regions", options.regions),
+                             ("GPUs", options.gpus), ("pricing models", options.pricing_models))
+        if values
+    ]  # fmt: skip
+    illustrative = (
+        "" if options.include_illustrative else "; illustrative prices are left out unless asked for"
+    )
+    return f"no priced offer of a known GPU matches the filters ({'; '.join(filters)}){illustrative}"

@@ -1,0 +1,107 @@
+"""Row warnings: what a person should know about a ranked row that does not make it infeasible.
+
+Host rules of thumb (RAM >= GPU memory, vCPUs per GPU), an unknown host, a price's quality
+(illustrative), a spot outlier ranked at a robust price, an AWS Local Zone that needs opt-in, a storage
+rate that is an assumed default, and a GPU whose speed comes from derived (not datasheet) figures.
+Each is a sentence in ``warnings`` (a list of strings); docs/cost-model.md ("Row warnings") lists them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pricing.price_quality import ILLUSTRATIVE, ILLUSTRATIVE_LABEL
+from pricing.spot_sanity import outlier_warning
+from procurement.ranking.options import RankingOptions
+from procurement.ranking.shapes import Shapes
+
+LOCAL_ZONE_WARNING = (
+    "AWS Local Zone {zone}: not enabled by default; opt the account into its zone group "
+    "(aws ec2 modify-availability-zone-group) before launching there"
+)
+
+
+def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[str], list[str]]:
+    """(blocking reasons, warnings) about the host: the guides' rules of thumb only warn; RAM a plan
+    offloads to is a limit. A figure the catalog does not know is said, not assumed."""
+    blocking, warnings = [], []
+    ram, ram_needed = float(offer["memory_gib"]), float(shapes.host_ram_gib[shape])
+    vcpus, vcpus_needed = float(offer["vcpus"]), float(shapes.host_vcpus[shape])
+    per_instance = int(offer["gpu_per_instance"])
+    offloaded = float(shapes.offloaded_per_gpu_gib[shape]) * per_instance
+    if not math.isnan(ram) and ram < ram_needed:
+        parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory" + (
+            f" + {offloaded:.1f} GiB offloaded" if offloaded else ""
+        )
+        text = f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
+        if offloaded > 0:
+            blocking.append(text)
+        else:
+            warnings.append(
+                text + "; a rule of thumb (loading weights and data goes through RAM), not a limit"
+            )
+    if not math.isnan(vcpus) and vcpus < vcpus_needed:
+        warnings.append(
+            f"too few vCPUs: {vcpus:g} on the instance, needs {vcpus_needed:g} "
+            f"({vcpus_needed / per_instance:g} per GPU for {per_instance} GPU{'s' if per_instance > 1 else ''})"
+            "; a rule of thumb (data loading may starve the GPUs), not a limit"
+        )
+    unknown = [name for name, value in (("RAM", ram), ("vCPUs", vcpus)) if math.isnan(value)]
+    if unknown:
+        warnings.append(f"host {' and '.join(unknown)} unknown for this offer: not checked")
+    return blocking, warnings
+
+
+def row_warnings(
+    index: int, offer: dict[str, Any], shapes: Shapes, configs, options: RankingOptions
+) -> list[str]:
+    shape = int(configs.shape[index])
+    warnings: list[str] = []
+    if offer["price_quality"] == ILLUSTRATIVE:
+        warnings.append(ILLUSTRATIVE_LABEL.replace("not ranked unless asked for", "ranked because asked for"))
+    if not offer["gpu_only"]:
+        warnings.extend(host_texts(offer, shapes, shape)[1])
+    if offer["pricing_model"] == "spot" and offer["spot_outlier"]:
+        text = outlier_warning(offer, float(options.fx_rate_from_usd), options.currency)
+        if options.rank_outliers_at_quote:
+            text = text.split("; ranked at")[0] + "; ranked at the quote, as asked"
+        warnings.append(text)
+    if offer["local_zone"]:
+        warnings.append(LOCAL_ZONE_WARNING.format(zone=offer["zone"]))
+    if offer["storage_rate_assumed"] and options.storage_gb:
+        warnings.append(
+            f"storage priced at an assumed {float(offer['storage_rate']):g} USD per GB-month: "
+            f"the catalog has no published storage rate for {offer['provider']}"
+        )
+    kind = int(shapes.kind[shape])
+    estimated = shapes.estimated_speed[kind] if kind < len(shapes.estimated_speed) else ""
+    if estimated:
+        warnings.append(estimated)
+    if offer["stale"]:
+        warnings.append("stale price: older than its freshness limit")
+    return warnings
+
+
+def spot_sanity_details(
+    spot: dict[str, Any], offer: dict[str, Any], options: RankingOptions
+) -> dict[str, Any]:
+    """The spot object with the sanity keys added: ``outlier`` (bool), the sibling median and the price
+    ranked; a quote at or above on-demand is never "suitable" (it saves nothing)."""
+    rate = float(options.fx_rate_from_usd)
+    sibling = float(offer["sibling_median_usd"])
+    on_demand = float(offer["on_demand_usd"])
+    spot = spot | {
+        "outlier": bool(offer["spot_outlier"]),
+        "outlier_kind": str(offer["spot_outlier_kind"]) or None,
+        "sibling_median_price_per_hour": round(sibling * rate, 6) if math.isfinite(sibling) else None,
+        "on_demand_price_per_hour": round(on_demand * rate, 6) if math.isfinite(on_demand) else None,
+        "local_zone": bool(offer["local_zone"]),
+    }
+    if offer["spot_no_saving"]:
+        spot["verdict"] = "unsuitable"
+        spot["why"] = [
+            "the spot quote is at or above the on-demand price: it saves nothing",
+            *[reason for reason in spot.get("why", []) if "saves" not in reason],
+        ]
+    return spot

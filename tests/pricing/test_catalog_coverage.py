@@ -1,0 +1,57 @@
+"""Coverage of the bundled catalog: GCP whole-instance prices, host figures, storage for every provider."""
+
+from decimal import Decimal
+
+import pytest
+
+from pricing.choices import PricingModel
+from pricing.models import InstanceType, PriceObservation, Provider, StorageRate
+from pricing.providers.gcp_hosts import attached_gpus
+from procurement.selectors import assumed_storage_providers, block_storage_rates_usd
+
+pytestmark = pytest.mark.django_db
+
+
+def _price(instance_type, region, model=PricingModel.ON_DEMAND, zone=""):
+    return PriceObservation.objects.get(
+        offer__instance_type__provider__slug="gcp", offer__instance_type__name=instance_type,
+        offer__region__code=region, offer__zone=zone, pricing_model=model,
+    ).amount_per_hour  # fmt: skip
+
+
+def test_a_gcp_a2_highgpu_1g_costs_its_host_plus_its_gpu(bundled_catalog):
+    # pricing/data/skypilot/gcp/vms.hosts.csv: a2-highgpu-1g us-central1 host 0.73948 $/h (spot 0.36975);
+    # vms.gpu.csv: 1 x A100 us-central1 2.93391 $/h (spot 1.4341). 0.73948 + 2.93391 = 3.67339 $/h,
+    # GCP's list price for a2-highgpu-1g; spot 0.36975 + 1.4341 = 1.80385 $/h.
+    assert _price("a2-highgpu-1g", "us-central1") == Decimal("3.673390")
+    assert _price("a2-highgpu-1g", "us-central1", PricingModel.SPOT, "us-central1-a") == Decimal("1.803850")
+    a2 = InstanceType.objects.get(provider__slug="gcp", name="a2-highgpu-1g")
+    assert (a2.gpu.slug, a2.gpu_count, a2.vcpus, a2.memory_gib) == ("a100-sxm4-40gb", 1, 12, 85)
+    assert a2.host_priced_separately is False
+
+
+def test_gcp_fixed_gpu_machine_types_come_with_their_gpus():
+    # GCP "GPU machine types": g2-standard-24 has 2 L4s, -48 four, -96 eight, the others one
+    assert attached_gpus("g2-standard-24") == ("L4", 2) and attached_gpus("g2-standard-8") == ("L4", 1)
+    assert attached_gpus("a2-ultragpu-8g") == ("A100-80GB", 8)
+    assert attached_gpus("a3-megagpu-8g") == ("H100-MEGA", 8)
+    assert attached_gpus("a3-ultragpu-8g-nolssd") == ("H200", 8)
+    assert attached_gpus("n1-standard-8") is None
+
+
+def test_vast_placeholder_hosts_are_unknown(bundled_catalog):
+    # every Vast row says 32 vCPUs / 64 GiB whatever the machine: unknown, never a limit
+    vast = InstanceType.objects.filter(provider__slug="vast")
+    assert (
+        vast.exists() and not vast.exclude(vcpus=None).exists() and not vast.exclude(memory_gib=None).exists()
+    )
+    cudo = InstanceType.objects.get(provider__slug="cudo", name="ice-lake-a40-compute_1x24v48gb")
+    assert (cudo.vcpus, cudo.memory_gib) == (24, 48)  # a real bundle, priced by its size
+
+
+def test_storage_is_priced_for_every_provider(bundled_catalog):
+    rates = block_storage_rates_usd()
+    assert set(rates) == set(Provider.objects.values_list("slug", flat=True))
+    assert assumed_storage_providers() == {"vast", "cudo", "autodl"}
+    assert rates["aws"] == 0.08  # EBS gp3 us-east-1 list price (storage_rates.csv)
+    assert all(StorageRate.objects.filter(provider__slug=slug).exists() for slug in rates)
