@@ -1,0 +1,170 @@
+"""Write one billing file's normalized rows as SpendRecords: idempotent, all or nothing, in chunks.
+
+Each chunk is enriched (catalog, tags, hours), keyed (enrich.row_keys), checked against the stored
+keys and the new rows bulk-inserted; the whole file runs in one transaction, so a bad cell in the
+last chunk leaves nothing of the file behind. Mixed billing currencies need a stored FX rate for
+every currency but the base, since a review can only add them up converted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+
+from pricing.fx import fx_rates
+from pricing.models import InstanceType
+from procurement.billing.enrich import CatalogEntry, enrich, row_keys
+from procurement.billing.models import BillingImport, SpendRecord
+from procurement.billing.records import BillingFileError, TagMapping
+
+KEY_QUERY_BATCH = 900  # under SQLite's 999 bound on query parameters
+INSERT_BATCH = 2000
+
+
+@dataclass
+class ImportResult:
+    inserted: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    rows_seen: int = 0
+    unmapped: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    imports: list[int] = field(default_factory=list)
+
+    def line(self) -> str:
+        return f"inserted {self.inserted}, unchanged {self.unchanged}, rejected {self.rejected}"
+
+    def add(self, other: ImportResult) -> None:
+        self.inserted += other.inserted
+        self.unchanged += other.unchanged
+        self.rejected += other.rejected
+        self.rows_seen += other.rows_seen
+        self.unmapped.update(other.unmapped)
+        self.errors += other.errors
+        self.imports += other.imports
+
+
+def catalog_entries() -> dict[tuple[str, str], CatalogEntry]:
+    """(provider slug, instance type) -> (GPU id, slug, GPUs per instance) for every GPU-mapped type."""
+    rows = InstanceType.objects.filter(gpu__isnull=False).values_list(
+        "provider__slug", "name", "gpu_id", "gpu__slug", "gpu_count"
+    )
+    return {(provider, name): (gpu_id, slug, count) for provider, name, gpu_id, slug, count in rows}
+
+
+def tag_mapping() -> TagMapping:
+    return TagMapping.from_settings(getattr(settings, "BILLING_TAG_MAPPING", None))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def store_chunks(
+    chunks: Iterable[pd.DataFrame],
+    *,
+    file_name: str,
+    source_format: str,
+    provider: str = "",
+    sha256: str = "",
+    user=None,
+    progress: Callable[[int], None] | None = None,
+) -> ImportResult:
+    """Store every chunk or none (raises BillingFileError, nothing written)."""
+    result = ImportResult()
+    catalog, tags = catalog_entries(), tag_mapping()
+    convertible = set(fx_rates(base="USD"))
+    currencies_seen: dict[str, int] = {}
+    seen: dict[bytes, int] = {}
+    with transaction.atomic():
+        billing_import = BillingImport.objects.create(
+            source_format=source_format, file_name=file_name[:500], file_sha256=sha256, provider=provider,
+            imported_by=user if getattr(user, "is_authenticated", False) else None,
+        )  # fmt: skip
+        for chunk in chunks:
+            _check_currency_mix(chunk, currencies_seen, convertible, file_name)
+            rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
+            keys = row_keys(rows, seen)
+            _insert_new(rows, keys, billing_import, result)
+            result.rows_seen += len(rows)
+            if progress:
+                progress(len(rows))
+        billing_import.rows_seen = result.rows_seen
+        billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
+        billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
+        billing_import.save()
+    result.imports.append(billing_import.pk)
+    return result
+
+
+def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: set[str], file: str) -> None:
+    for currency in pd.unique(chunk["currency"]):
+        if currency not in seen:
+            seen[currency] = int(chunk.loc[chunk["currency"] == currency, "source_row"].iloc[0])
+    if len(seen) > 1:
+        for currency, row in seen.items():
+            if currency not in convertible:
+                raise BillingFileError(
+                    file,
+                    f"mixed billing currencies ({', '.join(sorted(seen))}) and no stored FX rate for "
+                    f"{currency} -> USD; add one (admin: FX rates) before importing",
+                    row=row,
+                    column="BillingCurrency",
+                )
+
+
+def _insert_new(
+    rows: pd.DataFrame, keys: list[str], billing_import: BillingImport, result: ImportResult
+) -> None:
+    existing: set[str] = set()
+    for start in range(0, len(keys), KEY_QUERY_BATCH):
+        batch = keys[start : start + KEY_QUERY_BATCH]
+        existing.update(SpendRecord.objects.filter(row_key__in=batch).values_list("row_key", flat=True))
+    new_records = []
+    for key, row in zip(keys, rows.itertuples(index=False), strict=True):
+        if key in existing:
+            result.unchanged += 1
+            continue
+        existing.add(key)
+        new_records.append(_record(row, key, billing_import))
+    SpendRecord.objects.bulk_create(new_records, batch_size=INSERT_BATCH)
+    result.inserted += len(new_records)
+
+
+def _decimal_or_none(text: str) -> Decimal | None:
+    return Decimal(text) if text != "" else None
+
+
+def _time_or_none(value):
+    return None if pd.isna(value) else value.to_pydatetime()
+
+
+def _record(row, key: str, billing_import: BillingImport) -> SpendRecord:
+    return SpendRecord(
+        billing_import=billing_import, row_key=key, source_row=row.source_row,
+        charge_period_start=row.charge_period_start.to_pydatetime(), charge_period_end=row.charge_period_end.to_pydatetime(),
+        billing_period_start=_time_or_none(row.billing_period_start), charge_category=row.charge_category,
+        is_correction=bool(row.is_correction), provider=row.provider, billing_account_id=row.billing_account_id[:200],
+        sub_account_id=row.sub_account_id[:200], sub_account_name=row.sub_account_name[:200], region=row.region[:100],
+        availability_zone=row.availability_zone[:100], resource_id=row.resource_id[:500],
+        resource_type=row.resource_type[:200], service_category=row.service_category[:100], sku_id=row.sku_id[:200],
+        instance_type=row.instance_type[:150], gpu_id=row.gpu_id, gpus_per_instance=row.gpus_per_instance,
+        pricing_category=row.pricing_category, commitment_discount_id=row.commitment_discount_id[:500],
+        commitment_status=row.commitment_status, consumed_quantity=_decimal_or_none(row.consumed_quantity),
+        consumed_unit=row.consumed_unit[:50], instance_hours=row.instance_hours, gpu_hours=row.gpu_hours,
+        billed_cost=Decimal(row.billed_cost), effective_cost=Decimal(row.effective_cost),
+        list_cost=_decimal_or_none(row.list_cost), contracted_cost=_decimal_or_none(row.contracted_cost),
+        currency=row.currency, team=row.team, project=row.project, environment=row.environment, tags=row.tags,
+    )  # fmt: skip
