@@ -157,7 +157,7 @@ def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
     rng = random.Random(seed)
     firsts = _month_starts(start, months)
     rows: list[dict] = []
-    for month, next_month in zip(firsts, firsts[1:]):
+    for month, next_month in zip(firsts[:-1], firsts[1:], strict=True):
         last_month = next_month == firsts[-1]
         aws_billed = Decimal(0)
         day = month
