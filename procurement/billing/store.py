@@ -168,3 +168,25 @@ def _record(row, key: str, billing_import: BillingImport) -> SpendRecord:
         list_cost=_decimal_or_none(row.list_cost), contracted_cost=_decimal_or_none(row.contracted_cost),
         currency=row.currency, team=row.team, project=row.project, environment=row.environment, tags=row.tags,
     )  # fmt: skip
+
+
+def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
+    """Store a Cost Explorer pull, replacing the earlier pulls' rows of the same days (Cost Explorer
+    revises estimated days); an unchanged row is kept and counted as unchanged."""
+    import datetime as dt
+
+    from procurement.billing.cost_explorer import normalized_rows
+
+    frame = normalized_rows(list(page_iter), tag=tag)
+    name = f"cost-explorer {start}..{end}" + (f" by tag {tag}" if tag else "")
+    with transaction.atomic():
+        keys = set(row_keys(frame, {})) if len(frame) else set()
+        stale = SpendRecord.objects.filter(
+            billing_import__source_format="cost_explorer",
+            charge_period_start__gte=dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC),
+            charge_period_start__lt=dt.datetime.combine(end, dt.time(), tzinfo=dt.UTC),
+        ).exclude(row_key__in=keys)
+        stale.delete()
+        return store_chunks(
+            [frame] if len(frame) else [], file_name=name, source_format="cost_explorer", provider="aws"
+        )
