@@ -45,11 +45,11 @@ LINE_TYPES = {
     "SavingsPlanNegation": "purchase", "Tax": "tax", "Credit": "credit", "Refund": "credit",
     "BundledDiscount": "credit", "Discount": "credit", "EdpDiscount": "credit", "PrivateRateDiscount": "credit",
 }  # fmt: skip
-SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost"}
+SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost", "line_item_line_item_type"}  # any one
 
 
 def looks_like_cur(columns: list[str]) -> bool:
-    return SIGNATURE <= set(columns)
+    return bool(SIGNATURE & set(columns))
 
 
 def read_cur(path: Path, *, provider: str = "aws", chunk_rows: int = 50_000) -> Iterator[pd.DataFrame]:

@@ -69,7 +69,9 @@ def row_keys(frame: pd.DataFrame, seen: dict[bytes, int]) -> list[str]:
     so a file with two equal lines keeps both and a re-import matches each to itself. `seen` carries
     the counts across the chunks of one file."""
     columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags")]
-    texts = frame[columns].astype(str).agg("\x1f".join, axis=1)
+    # pandas 3 keeps a missing value missing through astype(str): fill it so every cell is text
+    parts = [frame[column].astype(str).fillna("").tolist() for column in columns]
+    texts = ["\x1f".join(values) for values in zip(*parts, strict=True)]
     tag_texts = frame["tags"].map(lambda t: repr(sorted(t.items())))
     keys = []
     for text, tag_text in zip(texts, tag_texts, strict=True):

@@ -66,7 +66,7 @@ def import_file(
         chunks = cur.read_cur(path, provider=provider or "aws")
     return store_chunks(
         chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=file_sha256(path), user=user,
-        progress=progress,
+        progress=progress, location=file,
     )  # fmt: skip
 
 

@@ -79,7 +79,12 @@ def hours(micros: int) -> str:
 
 
 def empty_frame() -> pd.DataFrame:
-    return pd.DataFrame({name: pd.Series(dtype=object) for name in REVIEW_COLUMNS})
+    """No spend rows, with the column types real rows have (so every step works on it unchanged)."""
+    types = {name: object for name in REVIEW_COLUMNS}
+    types.update(dict.fromkeys(("charge_period_start", "charge_period_end"), "datetime64[ns, UTC]"))
+    types.update(dict.fromkeys([c for c in REVIEW_COLUMNS if c.endswith("_micros")], np.int64))
+    types.update(interruptible=bool, gpus_per_instance=float)
+    return pd.DataFrame({name: pd.Series(dtype=kind) for name, kind in types.items()})
 
 
 def _in_period(frame: pd.DataFrame, start: dt.date, end: dt.date) -> pd.DataFrame:

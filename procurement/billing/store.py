@@ -81,6 +81,7 @@ def store_chunks(
     sha256: str = "",
     user=None,
     progress: Callable[[int], None] | None = None,
+    location: str = "",
 ) -> ImportResult:
     """Store every chunk or none (raises BillingFileError, nothing written)."""
     result = ImportResult()
@@ -94,7 +95,7 @@ def store_chunks(
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
         for chunk in chunks:
-            _check_currency_mix(chunk, currencies_seen, convertible, file_name)
+            _check_currency_mix(chunk, currencies_seen, convertible, location or file_name)
             rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
             keys = row_keys(rows, seen)
             _insert_new(rows, keys, billing_import, result)
