@@ -103,9 +103,9 @@ def test_focus_parquet_correction_and_sku_price_details(tmp_path):
     assert [r.is_correction for r in records] == [False, True]
     assert {r.team for r in records} == {"ml"}  # team falls back to cost-center
     assert records[0].gpu.slug == "h100-sxm5-80gb" and records[0].gpu_hours == 24 * 8
-    from procurement.billing.service import build_review, make_request
-
     import datetime as dt
+
+    from procurement.billing.service import build_review, make_request
 
     may = build_review(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 6, 1)))
     assert may["totals"]["effective_cost"] == "666.08"  # 766.08 - 100, in the charge period corrected
