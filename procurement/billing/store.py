@@ -127,7 +127,9 @@ def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: 
                 )
 
 
-def _insert_new(rows: pd.DataFrame, keys: list[str], billing_import: BillingImport, result: ImportResult) -> None:
+def _insert_new(
+    rows: pd.DataFrame, keys: list[str], billing_import: BillingImport, result: ImportResult
+) -> None:
     existing: set[str] = set()
     for start in range(0, len(keys), KEY_QUERY_BATCH):
         batch = keys[start : start + KEY_QUERY_BATCH]
