@@ -58,9 +58,16 @@ def enrich(
         index=out.index,
         dtype=object,
     )
-    out["team"] = out["tags"].map(lambda t: tags.pick(t, tags.team))
-    out["project"] = out["tags"].map(lambda t: tags.pick(t, tags.project))
-    out["environment"] = out["tags"].map(lambda t: tags.pick(t, tags.environment))
+    picked: dict[int, tuple[str, str, str]] = {}  # rows share tag dicts (parsed once per distinct text)
+    for value in out["tags"].to_numpy(dtype=object):
+        if id(value) not in picked:
+            picked[id(value)] = (
+                tags.pick(value, tags.team),
+                tags.pick(value, tags.project),
+                tags.pick(value, tags.environment),
+            )
+    triples = [picked[id(value)] for value in out["tags"].to_numpy(dtype=object)]
+    out["team"], out["project"], out["environment"] = ([t[i] for t in triples] for i in range(3))
     return out
 
 

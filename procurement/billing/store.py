@@ -158,31 +158,42 @@ _TEXT = {
 }  # fmt: skip
 
 
+def _texts(rows: pd.DataFrame, column: str) -> list:
+    # to_numpy(object) first: iterating an Arrow-backed string column element by element is slow
+    return rows[column].to_numpy(dtype=object).tolist()
+
+
+def _times(rows: pd.DataFrame, column: str) -> list:
+    """Datetimes as the backend stores them: on SQLite the naive-UTC text Django writes, vectorized."""
+    values = rows[column]
+    if connection.vendor == "sqlite" and (values.dropna().dt.microsecond == 0).all():
+        text = values.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M:%S")
+        return [None if pd.isna(v) else v for v in text.to_numpy(dtype=object)]
+    adapt = connection.ops.adapt_datetimefield_value
+    return [None if pd.isna(v) else adapt(v.to_pydatetime()) for v in values]
+
+
+def _decimals(rows: pd.DataFrame, column: str) -> list:
+    return [Decimal(v) if v != "" else None for v in _texts(rows, column)]
+
+
 def _bulk_insert(rows: pd.DataFrame, keys: list[str], import_id: int) -> None:
-    adapt_time = connection.ops.adapt_datetimefield_value
     count = len(rows)
-
-    def times(column):
-        return [None if pd.isna(v) else adapt_time(v.to_pydatetime()) for v in rows[column]]
-
-    def decimals(column):
-        return [Decimal(v) if v != "" else None for v in rows[column]]
-
     columns = {
         "billing_import_id": [import_id] * count, "row_key": keys, "source_row": rows["source_row"].astype(int).tolist(),
-        "charge_period_start": times("charge_period_start"), "charge_period_end": times("charge_period_end"),
-        "billing_period_start": times("billing_period_start"), "charge_category": rows["charge_category"].tolist(),
+        "charge_period_start": _times(rows, "charge_period_start"), "charge_period_end": _times(rows, "charge_period_end"),
+        "billing_period_start": _times(rows, "billing_period_start"), "charge_category": _texts(rows, "charge_category"),
         "is_correction": rows["is_correction"].astype(bool).tolist(), "gpu_id": rows["gpu_id"].tolist(),
-        "gpus_per_instance": rows["gpus_per_instance"].tolist(), "pricing_category": rows["pricing_category"].tolist(),
-        "commitment_status": rows["commitment_status"].tolist(), "consumed_quantity": decimals("consumed_quantity"),
+        "gpus_per_instance": rows["gpus_per_instance"].tolist(), "pricing_category": _texts(rows, "pricing_category"),
+        "commitment_status": _texts(rows, "commitment_status"), "consumed_quantity": _decimals(rows, "consumed_quantity"),
         "instance_hours": rows["instance_hours"].tolist(), "gpu_hours": rows["gpu_hours"].tolist(),
-        "billed_cost": decimals("billed_cost"), "effective_cost": decimals("effective_cost"),
-        "list_cost": decimals("list_cost"), "contracted_cost": decimals("contracted_cost"),
-        "currency": rows["currency"].tolist(), "team": rows["team"].tolist(), "project": rows["project"].tolist(),
-        "environment": rows["environment"].tolist(), "tags": [json.dumps(t, sort_keys=True) for t in rows["tags"]],
+        "billed_cost": _decimals(rows, "billed_cost"), "effective_cost": _decimals(rows, "effective_cost"),
+        "list_cost": _decimals(rows, "list_cost"), "contracted_cost": _decimals(rows, "contracted_cost"),
+        "currency": _texts(rows, "currency"), "team": _texts(rows, "team"), "project": _texts(rows, "project"),
+        "environment": _texts(rows, "environment"), "tags": _tag_texts(rows["tags"]),
     }  # fmt: skip
     for name, length in _TEXT.items():
-        columns[name] = [str(v)[:length] for v in rows[name]]
+        columns[name] = [str(v)[:length] for v in _texts(rows, name)]
     table = SpendRecord._meta.db_table
     names = list(columns)
     quoted = ", ".join(connection.ops.quote_name(n) for n in names)
@@ -192,6 +203,18 @@ def _bulk_insert(rows: pd.DataFrame, keys: list[str], import_id: int) -> None:
     with connection.cursor() as cursor:
         for start in range(0, len(values), INSERT_BATCH):
             cursor.executemany(sql, values[start : start + INSERT_BATCH])
+
+
+def _tag_texts(tags: pd.Series) -> list[str]:
+    """JSON of each row's tags; rows usually share a few tag sets, so each distinct set is dumped once."""
+    cache: dict[int, str] = {}
+    out = []
+    for value in tags.to_numpy(dtype=object):
+        key = id(value)
+        if key not in cache:
+            cache[key] = json.dumps(value, sort_keys=True)
+        out.append(cache[key])
+    return out
 
 
 def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
