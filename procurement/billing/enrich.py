@@ -77,7 +77,7 @@ def row_keys(frame: pd.DataFrame, seen: dict[bytes, int]) -> list[str]:
     the counts across the chunks of one file."""
     columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags")]
     # pandas 3 keeps a missing value missing through astype(str): fill it so every cell is text
-    parts = [frame[column].astype(str).fillna("").tolist() for column in columns]
+    parts = [_key_text(frame[column]) for column in columns]
     texts = ["\x1f".join(values) for values in zip(*parts, strict=True)]
     tag_texts = frame["tags"].map(lambda t: repr(sorted(t.items())))
     keys = []
@@ -87,3 +87,10 @@ def row_keys(frame: pd.DataFrame, seen: dict[bytes, int]) -> list[str]:
         seen[digest] = occurrence + 1
         keys.append(hashlib.sha256(digest + occurrence.to_bytes(4, "big")).hexdigest())
     return keys
+
+
+def _key_text(values: pd.Series) -> list[str]:
+    """Each cell as text for the row key; datetimes as epoch nanoseconds (formatting dates is slow)."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values.to_numpy(dtype="datetime64[ns]").astype("int64").astype(str).tolist()
+    return values.astype(str).fillna("").tolist()

@@ -23,6 +23,7 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
+from pricing.providers.currencies import currency_problem
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
 
@@ -58,6 +59,11 @@ class ReviewRequest:
     fx_to_currency: dict[str, Decimal] = field(default_factory=dict)  # currency -> units of `currency`
 
     def __post_init__(self):
+        problem = (
+            currency_problem(self.currency) if isinstance(self.currency, str) else "must be a currency code"
+        )
+        if problem:
+            raise ReviewInputError("currency", problem)
         if self.end <= self.start:
             raise ReviewInputError("to", f"must be after from ({self.start}), got {self.end}")
         if (self.end - self.start).days > 3 * 366:

@@ -24,7 +24,7 @@ from pricing.fx import fx_rates
 from pricing.models import InstanceType
 from procurement.billing.enrich import CatalogEntry, enrich, row_keys
 from procurement.billing.models import BillingImport, SpendRecord
-from procurement.billing.records import BillingFileError, TagMapping
+from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, TagMapping
 
 KEY_QUERY_BATCH = 900  # under SQLite's 999 bound on query parameters
 INSERT_BATCH = 2000
@@ -101,6 +101,10 @@ def store_chunks(
             keys = row_keys(rows, seen)
             _insert_new(rows, keys, billing_import, result)
             result.rows_seen += len(rows)
+            if result.rows_seen > MAX_ROWS_PER_FILE:
+                raise BillingFileError(
+                    location or file_name, f"over {MAX_ROWS_PER_FILE:,} rows in one file; split the export"
+                )
             if progress:
                 progress(len(rows))
         billing_import.rows_seen = result.rows_seen
@@ -131,9 +135,13 @@ def _insert_new(
     rows: pd.DataFrame, keys: list[str], billing_import: BillingImport, result: ImportResult
 ) -> None:
     existing: set[str] = set()
-    for start in range(0, len(keys), KEY_QUERY_BATCH):
-        batch = keys[start : start + KEY_QUERY_BATCH]
-        existing.update(SpendRecord.objects.filter(row_key__in=batch).values_list("row_key", flat=True))
+    table = connection.ops.quote_name(SpendRecord._meta.db_table)
+    with connection.cursor() as cursor:  # plain SQL: the ORM prepares each of a million keys on its own
+        for start in range(0, len(keys), KEY_QUERY_BATCH):
+            batch = keys[start : start + KEY_QUERY_BATCH]
+            marks = ", ".join(["%s"] * len(batch))
+            cursor.execute(f"SELECT row_key FROM {table} WHERE row_key IN ({marks})", batch)  # noqa: S608
+            existing.update(key for (key,) in cursor.fetchall())
     fresh = []
     for position, key in enumerate(keys):
         if key in existing:

@@ -86,3 +86,29 @@ def test_previous_period_trend_and_bounds():
         ReviewRequest(start=END, end=START)
     with pytest.raises(ReviewInputError, match="at most three years"):
         ReviewRequest(start=START, end=START + dt.timedelta(days=1200))
+
+
+def test_unknown_review_currency_is_refused():
+    import pytest
+
+    from procurement.billing.review import ReviewInputError
+
+    with pytest.raises(ReviewInputError, match="currency: unknown currency 'XYZ'"):
+        ReviewRequest(start=START, end=END, currency="XYZ")
+
+
+def test_review_converts_other_currencies_through_the_given_rates():
+    rows = [{"day": 0, "hours": 10, "itype": "g6.xlarge", "pricing": "on_demand", "team": "a", "rate_cents": 100,
+             "interruptible": False, "unused": False, "resource": "r1"}]  # fmt: skip
+    records = frame(rows).assign(currency="EUR")
+    # 10.00 EUR at 1.10 USD per EUR = 11.00 USD
+    review = spend_review(
+        records, ReviewRequest(start=START, end=END, fx_to_currency={"EUR": Decimal("1.10")})
+    )
+    assert review["totals"]["effective_cost"] == "11.00"
+    import pytest
+
+    from procurement.billing.review import ReviewInputError
+
+    with pytest.raises(ReviewInputError, match="no stored FX rate from EUR to USD"):
+        spend_review(records, ReviewRequest(start=START, end=END))
