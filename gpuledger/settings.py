@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "pricing",
     "procurement",
     "scheduler",
+    "procurement.billing",
 ]
 
 MIDDLEWARE = [

@@ -16,4 +16,6 @@ urlpatterns = [
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
     path("", include("scheduler.urls")),
+    path("api/", include("procurement.billing.api_urls")),
+    path("", include("procurement.billing.urls")),
 ]

@@ -1,0 +1,184 @@
+"""Benchmark: import 1,000,000 FOCUS rows (CSV and Parquet) and build the spend review over them.
+
+    .venv/bin/python benchmarks/billing_bench.py [--rows 1000000]
+
+Uses DATABASE_URL when set (give it a throwaway PostgreSQL database: it is migrated and its spend rows
+deleted), else a temporary SQLite file. The rows are realistic FOCUS 1.2 usage lines: 2,000 resources
+over 11 instance types of the bundled catalog, daily charge periods, four pricing categories, JSON tags
+for 8 teams. Printed, each phase in its own process so that its peak memory is its own:
+
+- pandas alone reading the file (`read_csv(dtype=str)` / `read_parquet`): the floor;
+- the import (readers, validation, catalog mapping, row keys, idempotency check, INSERT): rows/s and
+  the ratio against the pandas read (target: within 3x);
+- the re-import (0 inserted);
+- the review: reading the rows into the engine frame, and the engine itself (target: under 2 s);
+- peak RSS of each phase.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing as mp
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TYPES = [  # (instance type, on-demand USD/h, us-east-1, bundled catalog)
+    ("p5.48xlarge", 55.04), ("p4d.24xlarge", 21.957642), ("p4de.24xlarge", 27.44705), ("g6e.xlarge", 1.861),
+    ("g6e.12xlarge", 10.49264), ("g6.xlarge", 0.8048), ("g6.12xlarge", 4.6016), ("g5.xlarge", 1.006),
+    ("g5.48xlarge", 16.288), ("p3.2xlarge", 3.06), ("m7i.large", 0.1008),
+]  # fmt: skip
+CATEGORIES = ["Standard", "Dynamic", "Committed", "Standard"]
+
+
+def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    resource_ids = rng.integers(0, 2000, rows)
+    types = np.array([t for t, _ in TYPES])[resource_ids % len(TYPES)]
+    rates = np.array([r for _, r in TYPES])[resource_ids % len(TYPES)]
+    days = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 180, rows), unit="D")
+    hours = rng.integers(1, 25, rows)
+    category = np.array(CATEGORIES)[resource_ids % 4]
+    factor = np.select([category == "Dynamic", category == "Committed"], [0.35, 0.6], 1.0)
+    cost = np.round(hours * rates * factor, 6)
+    teams = np.array([json.dumps({"team": f"team-{i}", "project": f"p{i % 3}"}) for i in range(8)])
+    iso = days.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return pd.DataFrame({
+        "BillingAccountId": "111122223333", "BillingCurrency": "USD", "ChargePeriodStart": iso,
+        "ChargePeriodEnd": (days + pd.Timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "ChargeCategory": "Usage", "ChargeClass": "", "BilledCost": cost, "EffectiveCost": cost,
+        "ListCost": np.round(hours * rates, 6), "PricingCategory": category, "ConsumedQuantity": hours,
+        "ConsumedUnit": "Hours", "ProviderName": "AWS", "RegionId": "us-east-1",
+        "ResourceId": np.char.add("i-", resource_ids.astype(str)), "ServiceCategory": "Compute",
+        "Tags": teams[resource_ids % 8], "x_UsageType": np.char.add("USE1-BoxUsage:", types),
+    })  # fmt: skip
+
+
+def _setup_django(db_path: str) -> None:
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{db_path}")
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    import django
+
+    django.setup()
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def phase_pandas(path: str, queue) -> None:
+    start = time.perf_counter()
+    frame = (
+        pd.read_parquet(path)
+        if path.endswith(".parquet")
+        else pd.read_csv(path, dtype=str, keep_default_na=False)
+    )
+    queue.put({"seconds": time.perf_counter() - start, "rows": len(frame), "peak_mib": _peak_mib()})
+
+
+def phase_import(path: str, db_path: str, queue) -> None:
+    _setup_django(db_path)
+    from procurement.billing.importer import import_files
+
+    start = time.perf_counter()
+    result = import_files([Path(path)], fmt="focus")
+    queue.put({"seconds": time.perf_counter() - start, "inserted": result.inserted, "unchanged": result.unchanged,
+               "errors": result.errors, "peak_mib": _peak_mib()})  # fmt: skip
+
+
+def phase_review(db_path: str, queue) -> None:
+    _setup_django(db_path)
+    from procurement.billing import selectors
+    from procurement.billing.review import spend_review
+    from procurement.billing.service import make_request
+
+    request = make_request(start=dt.date(2026, 1, 1), end=dt.date(2026, 7, 1))
+    start = time.perf_counter()
+    frame = selectors.spend_frame(request)
+    read_s = time.perf_counter() - start
+    prices = selectors.price_context(frame)
+    start = time.perf_counter()
+    review = spend_review(frame, request, prices=prices, utilization=None)
+    engine_s = time.perf_counter() - start
+    queue.put({"read_seconds": read_s, "engine_seconds": engine_s, "rows": len(frame),
+               "effective_cost": review["totals"]["effective_cost"], "peak_mib": _peak_mib()})  # fmt: skip
+
+
+def run(target, *args) -> dict:
+    queue = mp.get_context("fork").Queue()
+    process = mp.get_context("fork").Process(target=target, args=(*args, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    return result
+
+
+def prepare_database(db_path: str) -> None:
+    _setup_django(db_path)
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from pricing.models import InstanceType
+
+    if not InstanceType.objects.exists():
+        call_command("load_catalog", verbosity=0)
+    from procurement.billing.models import BillingImport
+
+    BillingImport.objects.all().delete()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="billing-bench-") as folder:
+        db_path = os.path.join(folder, "bench.sqlite3")
+        started = time.perf_counter()
+        frame = make_frame(args.rows)
+        csv_path, parquet_path = os.path.join(folder, "focus.csv"), os.path.join(folder, "focus.parquet")
+        frame.to_csv(csv_path, index=False)
+        frame.astype(str).to_parquet(parquet_path, index=False)
+        del frame
+        print(f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
+              f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)")  # fmt: skip
+        run(lambda queue: (prepare_database(db_path), queue.put({})))
+        for label, path in (("CSV", csv_path), ("Parquet", parquet_path)):
+            plain = run(phase_pandas, path)
+            imported = run(phase_import, path, db_path)
+            again = run(phase_import, path, db_path)
+            ratio = imported["seconds"] / plain["seconds"]
+            print(f"{label}: pandas read {plain['seconds']:.2f} s ({args.rows / plain['seconds']:,.0f} rows/s, "
+                  f"peak {plain['peak_mib']:.0f} MiB)")  # fmt: skip
+            print(f"{label}: import {imported['seconds']:.2f} s = {args.rows / imported['seconds']:,.0f} rows/s, "
+                  f"{ratio:.1f}x the pandas read, inserted {imported['inserted']:,}, peak {imported['peak_mib']:.0f} MiB"
+                  f"{' ERRORS ' + str(imported['errors']) if imported['errors'] else ''}")  # fmt: skip
+            print(
+                f"{label}: re-import {again['seconds']:.2f} s, inserted {again['inserted']:,}, unchanged {again['unchanged']:,}"
+            )
+            if label == "CSV":
+                review = run(phase_review, db_path)
+                print(f"review: read {review['rows']:,} rows in {review['read_seconds']:.2f} s, engine "
+                      f"{review['engine_seconds']:.2f} s, peak {review['peak_mib']:.0f} MiB "
+                      f"(effective {review['effective_cost']} USD)")  # fmt: skip
+                run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
+
+
+def _clear() -> None:
+    from procurement.billing.models import BillingImport
+
+    BillingImport.objects.all().delete()
+
+
+if __name__ == "__main__":
+    main()

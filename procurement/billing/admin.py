@@ -1,0 +1,35 @@
+from django.contrib import admin
+
+from procurement.billing.models import BillingImport, GpuUtilization, SpendRecord
+
+
+@admin.register(BillingImport)
+class BillingImportAdmin(admin.ModelAdmin):
+    list_display = [
+        "file_name",
+        "source_format",
+        "imported_at",
+        "rows_seen",
+        "inserted",
+        "unchanged",
+        "unmapped_instance_types",
+    ]
+    list_filter = ["source_format"]
+    readonly_fields = [f.name for f in BillingImport._meta.fields]
+
+
+@admin.register(SpendRecord)
+class SpendRecordAdmin(admin.ModelAdmin):
+    list_display = ["charge_period_start", "provider", "instance_type", "gpu", "pricing_category", "team", "project",
+                    "effective_cost", "currency", "gpu_hours"]  # fmt: skip
+    list_filter = ["provider", "pricing_category", "charge_category", "is_correction"]
+    search_fields = ["resource_id", "instance_type", "team", "project"]
+    list_select_related = ["gpu"]
+    raw_id_fields = ["billing_import"]
+
+
+@admin.register(GpuUtilization)
+class GpuUtilizationAdmin(admin.ModelAdmin):
+    list_display = ["resource_id", "gpu_index", "hour", "utilization_pct", "samples"]
+    search_fields = ["resource_id"]
+    raw_id_fields = ["billing_import"]

@@ -1,0 +1,115 @@
+"""Billing API: POST a billing file, GET the spend review. Finance and admin only; thin shells."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from gpuledger.roles import ADMIN, FINANCE, role_permission
+from procurement.billing.importer import import_files
+from procurement.billing.review import ReviewInputError
+from procurement.billing.service import build_review, make_request
+from procurement.billing.uploads import UploadTooLarge, uploaded_path
+
+IMPORT_RESULT = inline_serializer(
+    "BillingImportResult",
+    {
+        "inserted": serializers.IntegerField(), "unchanged": serializers.IntegerField(),
+        "rejected": serializers.IntegerField(), "imports": serializers.ListField(child=serializers.IntegerField()),
+        "unmapped_instance_types": serializers.DictField(child=serializers.IntegerField()),
+    },
+)  # fmt: skip
+IMPORT_ERROR = inline_serializer(
+    "BillingImportError",
+    {"error": serializers.CharField(help_text="file:row:column: what is wrong; nothing was imported"),
+     "rejected": serializers.IntegerField()},
+)  # fmt: skip
+REVIEW_ERROR = inline_serializer(
+    "SpendReviewError", {"field": serializers.CharField(), "error": serializers.CharField()}
+)
+
+
+class BillingUploadSerializer(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=["focus", "cur", "utilization"], required=False)
+    provider = serializers.CharField(max_length=100, required=False, allow_blank=True)
+
+
+class BillingImportCreate(APIView):
+    """Import one billing file (FOCUS, AWS CUR 2.0 or GPU utilization), all or nothing, idempotent."""
+
+    permission_classes = [role_permission(FINANCE, ADMIN)]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request={"multipart/form-data": BillingUploadSerializer},
+        responses={201: IMPORT_RESULT, 400: IMPORT_ERROR, 401: OpenApiResponse(description="not signed in"),
+                   403: OpenApiResponse(description="needs the finance or admin role")},
+    )  # fmt: skip
+    def post(self, request):
+        body = BillingUploadSerializer(data=request.data)
+        if not body.is_valid():
+            return Response({"error": str(body.errors), "rejected": 0}, status=status.HTTP_400_BAD_REQUEST)
+        data = body.validated_data
+        try:
+            with uploaded_path(data["file"]) as path:
+                result = import_files(
+                    [path], fmt=data.get("format"), provider=data.get("provider", ""), user=request.user
+                )
+        except UploadTooLarge as error:
+            return Response({"error": str(error), "rejected": 0}, status=status.HTTP_400_BAD_REQUEST)
+        if result.errors:
+            return Response(
+                {"error": result.errors[0], "rejected": result.rejected}, status=status.HTTP_400_BAD_REQUEST
+            )
+        return Response(
+            {"inserted": result.inserted, "unchanged": result.unchanged, "rejected": result.rejected,
+             "imports": result.imports, "unmapped_instance_types": dict(result.unmapped)},
+            status=status.HTTP_201_CREATED,
+        )  # fmt: skip
+
+
+def _date(value: str | None, field: str) -> dt.date:
+    if not value:
+        raise ReviewInputError(field, "required, YYYY-MM-DD")
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ReviewInputError(field, f"must be YYYY-MM-DD, got {value!r}") from None
+
+
+class SpendReview(APIView):
+    """The GPU spend review for [from, to) (docs/billing.md): the same JSON as `manage.py spend_review`."""
+
+    permission_classes = [role_permission(FINANCE, ADMIN)]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, required=True, description="YYYY-MM-DD, inclusive"),
+            OpenApiParameter("to", str, required=True, description="YYYY-MM-DD, exclusive"),
+            OpenApiParameter("team", str), OpenApiParameter("project", str), OpenApiParameter("provider", str),
+            OpenApiParameter("currency", str, description="report currency (default USD)"),
+        ],
+        responses={200: OpenApiResponse(description="the spend review JSON"), 400: REVIEW_ERROR,
+                   401: OpenApiResponse(description="not signed in"),
+                   403: OpenApiResponse(description="needs the finance or admin role")},
+    )  # fmt: skip
+    def get(self, request):
+        query = request.query_params
+        try:
+            review_request = make_request(
+                start=_date(query.get("from"), "from"), end=_date(query.get("to"), "to"),
+                team=query.get("team", "")[:100], project=query.get("project", "")[:100],
+                provider=query.get("provider", "")[:100], currency=query.get("currency", "USD")[:3],
+            )  # fmt: skip
+            review = build_review(review_request)
+        except ReviewInputError as error:
+            return Response(
+                {"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST
+            )
+        return Response(review)

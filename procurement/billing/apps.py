@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class BillingConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "procurement.billing"
+    label = "billing"
+    verbose_name = "Billing and spend"

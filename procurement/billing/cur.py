@@ -1,0 +1,150 @@
+"""AWS Cost and Usage Report 2.0 (CSV, gzip CSV, Parquet) to normalized spend rows.
+
+Column names per the AWS CUR 2.0 data dictionary. How a line maps (docs/billing.md):
+- `line_item_line_item_type`: Usage, DiscountedUsage (reserved instance), SavingsPlanCoveredUsage are
+  usage; RIFee and SavingsPlanRecurringFee carry the commitment's unused part (committed, Unused);
+  Fee, SavingsPlanUpfrontFee and SavingsPlanNegation are purchases (already amortized into the
+  covered lines' effective cost, so they add nothing to effective cost); Tax, Credit, Refund as named.
+- effective cost: `reservation_effective_cost` for DiscountedUsage, `savings_plan_savings_plan_effective_cost`
+  for SavingsPlanCoveredUsage, the unused amortized fee on RIFee / SavingsPlanRecurringFee lines,
+  0 for purchases, else `line_item_unblended_cost`.
+- pricing category from the usage type: SpotUsage -> spot; DiscountedUsage / SavingsPlanCoveredUsage ->
+  committed; BoxUsage -> on_demand; anything else other.
+- tags from `resource_tags` (a map); CUR prefixes user tags with `user_`, which is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+
+from procurement.billing import cells
+from procurement.billing.chunks import header, read_chunks
+from procurement.billing.providers import aws_usage_instance_type
+from procurement.billing.records import NORMALIZED_COLUMNS
+
+REQUIRED = [
+    "line_item_usage_start_date", "line_item_usage_end_date", "line_item_line_item_type", "line_item_usage_type",
+    "line_item_unblended_cost", "line_item_currency_code",
+]  # fmt: skip
+OPTIONAL = [
+    "product_instance_type", "savings_plan_savings_plan_effective_cost", "reservation_effective_cost",
+    "line_item_usage_amount", "resource_tags", "line_item_resource_id", "product_region_code", "product_region",
+    "line_item_availability_zone", "line_item_usage_account_id", "bill_payer_account_id",
+    "line_item_usage_account_name", "pricing_public_on_demand_cost", "line_item_product_code",
+    "bill_billing_period_start_date", "reservation_reservation_a_r_n", "savings_plan_savings_plan_a_r_n",
+    "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
+    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment", "product_product_family",
+]  # fmt: skip
+LINE_TYPES = {
+    "Usage": "usage", "DiscountedUsage": "usage", "SavingsPlanCoveredUsage": "usage", "RIFee": "usage",
+    "SavingsPlanRecurringFee": "usage", "Fee": "purchase", "SavingsPlanUpfrontFee": "purchase",
+    "SavingsPlanNegation": "purchase", "Tax": "tax", "Credit": "credit", "Refund": "credit",
+    "BundledDiscount": "credit", "Discount": "credit", "EdpDiscount": "credit", "PrivateRateDiscount": "credit",
+}  # fmt: skip
+SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost", "line_item_line_item_type"}  # any one
+
+
+def looks_like_cur(columns: list[str]) -> bool:
+    return bool(SIGNATURE & set(columns))
+
+
+def read_cur(path: Path, *, provider: str = "aws", chunk_rows: int = 50_000) -> Iterator[pd.DataFrame]:
+    file = str(path)
+    cells.require_columns(header(path), REQUIRED, file=file)
+    for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows):
+        yield _normalize(raw, first_row=first_row, file=file, provider=provider)
+
+
+def _decimal_text(series: pd.Series) -> pd.Series:
+    return series.where(series != "", "0")
+
+
+def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -> pd.DataFrame:
+    where = {"file": file, "first_row": first_row}
+    line_type = raw["line_item_line_item_type"].str.strip()
+    usage_type = raw["line_item_usage_type"].str.strip()
+    out = pd.DataFrame(index=raw.index)
+    out["source_row"] = range(first_row, first_row + len(raw))
+    out["charge_period_start"] = cells.timestamps(raw, "line_item_usage_start_date", **where)
+    out["charge_period_end"] = cells.timestamps(raw, "line_item_usage_end_date", **where)
+    out["billing_period_start"] = cells.timestamps(
+        raw, "bill_billing_period_start_date", required=False, **where
+    )
+    out["charge_category"] = cells.choice(raw, "line_item_line_item_type", LINE_TYPES, **where)
+    out["is_correction"] = False
+    out["provider"] = provider
+    out["billing_account_id"] = raw["bill_payer_account_id"]
+    out["sub_account_id"] = raw["line_item_usage_account_id"]
+    out["sub_account_name"] = raw["line_item_usage_account_name"]
+    out["region"] = raw["product_region_code"].where(raw["product_region_code"] != "", raw["product_region"])
+    out["availability_zone"] = raw["line_item_availability_zone"]
+    out["resource_id"] = raw["line_item_resource_id"]
+    out["resource_type"] = raw["product_product_family"]
+    out["service_category"] = raw["line_item_product_code"]
+    out["sku_id"] = usage_type
+    parsed = usage_type.map({value: aws_usage_instance_type(value) for value in pd.unique(usage_type)})
+    named = raw["product_instance_type"].str.strip()
+    is_instance = parsed != ""
+    out["instance_type"] = named.where((named != "") & is_instance, parsed)
+    spot = usage_type.str.contains("SpotUsage", regex=False)
+    committed = line_type.isin(
+        ["DiscountedUsage", "SavingsPlanCoveredUsage", "RIFee", "SavingsPlanRecurringFee"]
+    )
+    box = usage_type.str.contains("BoxUsage", regex=False) & (line_type == "Usage")
+    out["pricing_category"] = "other"
+    out.loc[box, "pricing_category"] = "on_demand"
+    out.loc[spot, "pricing_category"] = "spot"
+    out.loc[committed, "pricing_category"] = "committed"
+    unused = line_type.isin(["RIFee", "SavingsPlanRecurringFee"])
+    out["commitment_discount_id"] = raw["reservation_reservation_a_r_n"].where(
+        raw["reservation_reservation_a_r_n"] != "", raw["savings_plan_savings_plan_a_r_n"]
+    )
+    out["commitment_status"] = ""
+    out.loc[line_type.isin(["DiscountedUsage", "SavingsPlanCoveredUsage"]), "commitment_status"] = "used"
+    out.loc[unused, "commitment_status"] = "unused"
+    out["consumed_quantity"] = cells.numbers(raw, "line_item_usage_amount", required=False, **where)
+    out["consumed_unit"] = ""
+    out.loc[is_instance & ~unused, "consumed_unit"] = "Hours"
+    unblended = cells.numbers(raw, "line_item_unblended_cost", **where)
+    out["billed_cost"] = unblended
+    effective = unblended.copy()
+    ri = _decimal_text(cells.numbers(raw, "reservation_effective_cost", required=False, **where))
+    sp = _decimal_text(
+        cells.numbers(raw, "savings_plan_savings_plan_effective_cost", required=False, **where)
+    )
+    effective[line_type == "DiscountedUsage"] = ri[line_type == "DiscountedUsage"]
+    effective[line_type == "SavingsPlanCoveredUsage"] = sp[line_type == "SavingsPlanCoveredUsage"]
+    effective[out["charge_category"] == "purchase"] = "0"
+    if unused.any():
+        effective[unused] = _unused_commitment_cost(raw, unused, where)
+    out["effective_cost"] = effective
+    out["list_cost"] = cells.numbers(raw, "pricing_public_on_demand_cost", required=False, **where)
+    out["contracted_cost"] = ""
+    out["currency"] = cells.currencies(raw, "line_item_currency_code", **where)
+    tags = cells.json_objects(raw, "resource_tags", **where)
+    out["tags"] = tags.map(lambda t: {str(k).removeprefix("user_"): v for k, v in t.items()})
+    return out[NORMALIZED_COLUMNS]
+
+
+def _unused_commitment_cost(raw: pd.DataFrame, unused: pd.Series, where: dict) -> list[str]:
+    """RIFee: unused amortized upfront + unused recurring fee; SP recurring fee: commitment - used.
+    Checked on the whole chunk so that a bad cell is named by its own row."""
+    columns = [
+        "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
+        "savings_plan_total_commitment_to_date", "savings_plan_used_commitment",
+    ]  # fmt: skip
+    upfront, recurring, total, used = (
+        cells.numbers(raw, c, required=False, **where)[unused] for c in columns
+    )
+    costs = []
+    kinds = raw["line_item_line_item_type"][unused]
+    for kind, u, r, t, s in zip(kinds, upfront, recurring, total, used, strict=True):
+        if kind.strip() == "RIFee":
+            costs.append(str(Decimal(u or "0") + Decimal(r or "0")))
+        else:
+            costs.append(str(Decimal(t or "0") - Decimal(s or "0")))
+    return costs

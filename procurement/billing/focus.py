@@ -1,0 +1,138 @@
+"""FOCUS 1.0-1.2 billing exports (CSV, gzip CSV, Parquet) to normalized spend rows.
+
+Columns as the FinOps FOCUS specification names them (FOCUS 1.2 column list, CC-BY-4.0, "FinOps Open
+Cost and Usage Specification (FOCUS)"). Mandatory here: the charge period, ChargeCategory, BilledCost,
+EffectiveCost and BillingCurrency; ProviderName unless --provider names it.
+
+The instance type of a row, in this order (docs/billing.md):
+1. `SkuPriceDetails.InstanceType` where present;
+2. the provider's own column: for AWS `x_UsageType` ("USE1-BoxUsage:p5.48xlarge", "SpotUsage:g6e.xlarge");
+3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
+otherwise none (the row is not GPU instance usage).
+
+Corrections (ChargeClass = Correction) carry the difference FOCUS defines them to be, in the charge
+period they correct, and are stored as such: summing a period includes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from procurement.billing import cells
+from procurement.billing.chunks import header, read_chunks
+from procurement.billing.providers import aws_usage_instance_type, provider_slug
+from procurement.billing.records import NORMALIZED_COLUMNS, BillingFileError
+
+REQUIRED = [
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ChargeCategory",
+    "BilledCost",
+    "EffectiveCost",
+    "BillingCurrency",
+]
+OPTIONAL = [
+    "BillingPeriodStart", "ChargeClass", "ListCost", "ContractedCost", "PricingCategory", "CommitmentDiscountId",
+    "CommitmentDiscountStatus", "ConsumedQuantity", "ConsumedUnit", "ProviderName", "BillingAccountId",
+    "SubAccountId", "SubAccountName", "RegionId", "Region", "AvailabilityZone", "ResourceId", "ResourceType",
+    "ServiceCategory", "SkuId", "SkuPriceDetails", "Tags", "x_UsageType",
+]  # fmt: skip
+CHARGE_CATEGORIES = {
+    "Usage": "usage",
+    "Purchase": "purchase",
+    "Tax": "tax",
+    "Credit": "credit",
+    "Adjustment": "adjustment",
+}
+PRICING_CATEGORIES = {"Standard": "on_demand", "Dynamic": "spot", "Committed": "committed", "Other": "other"}
+COMMITMENT_STATUSES = {"Used": "used", "Unused": "unused"}
+SIGNATURE = {"ChargePeriodStart", "ChargeCategory", "BillingCurrency"}  # any one: FOCUS-only names
+
+
+def looks_like_focus(columns: list[str]) -> bool:
+    return bool(SIGNATURE & set(columns))
+
+
+def read_focus(
+    path: Path,
+    *,
+    provider: str = "",
+    instance_types: Mapping[str, str] | None = None,
+    chunk_rows: int = 50_000,
+) -> Iterator[pd.DataFrame]:
+    """Normalized chunks (records.NORMALIZED_COLUMNS); raises BillingFileError on the first bad cell."""
+    file = str(path)
+    present = header(path)
+    cells.require_columns(present, REQUIRED, file=file)
+    if "ProviderName" not in present and not provider:
+        raise BillingFileError(
+            file, "missing column ProviderName (or give --provider)", row=1, column="ProviderName"
+        )
+    mapping = dict(instance_types or {})
+    for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows):
+        yield _normalize(raw, first_row=first_row, file=file, provider=provider, sku_types=mapping)
+
+
+def _normalize(
+    raw: pd.DataFrame, *, first_row: int, file: str, provider: str, sku_types: dict
+) -> pd.DataFrame:
+    where = {"file": file, "first_row": first_row}
+    out = pd.DataFrame(index=raw.index)
+    out["source_row"] = range(first_row, first_row + len(raw))
+    out["charge_period_start"] = cells.timestamps(raw, "ChargePeriodStart", **where)
+    out["charge_period_end"] = cells.timestamps(raw, "ChargePeriodEnd", **where)
+    backwards = out["charge_period_end"] < out["charge_period_start"]
+    if backwards.any():
+        row = first_row + int(backwards.to_numpy().argmax())
+        raise BillingFileError(
+            file, "ChargePeriodEnd is before ChargePeriodStart", row=row, column="ChargePeriodEnd"
+        )
+    out["billing_period_start"] = cells.timestamps(raw, "BillingPeriodStart", required=False, **where)
+    out["charge_category"] = cells.choice(raw, "ChargeCategory", CHARGE_CATEGORIES, **where)
+    out["is_correction"] = raw["ChargeClass"].str.strip().str.lower() == "correction"
+    names = raw["ProviderName"].where(raw["ProviderName"].str.strip() != "", provider)
+    if (names.str.strip() == "").any():
+        row = first_row + int((names.str.strip() == "").to_numpy().argmax())
+        raise BillingFileError(
+            file, "a provider name is required here (or give --provider)", row=row, column="ProviderName"
+        )
+    out["provider"] = names.map({name: provider_slug(name) for name in pd.unique(names)})
+    out["billing_account_id"] = raw["BillingAccountId"]
+    out["sub_account_id"] = raw["SubAccountId"]
+    out["sub_account_name"] = raw["SubAccountName"]
+    out["region"] = raw["RegionId"].where(raw["RegionId"] != "", raw["Region"])
+    out["availability_zone"] = raw["AvailabilityZone"]
+    out["resource_id"] = raw["ResourceId"]
+    out["resource_type"] = raw["ResourceType"]
+    out["service_category"] = raw["ServiceCategory"]
+    out["sku_id"] = raw["SkuId"]
+    out["instance_type"] = _instance_types(raw, where, sku_types)
+    out["pricing_category"] = cells.choice(
+        raw, "PricingCategory", PRICING_CATEGORIES, default="other", **where
+    )
+    out["commitment_discount_id"] = raw["CommitmentDiscountId"]
+    out["commitment_status"] = cells.choice(
+        raw, "CommitmentDiscountStatus", COMMITMENT_STATUSES, default="", **where
+    )
+    out["consumed_quantity"] = cells.numbers(raw, "ConsumedQuantity", required=False, **where)
+    out["consumed_unit"] = raw["ConsumedUnit"]
+    out["billed_cost"] = cells.numbers(raw, "BilledCost", **where)
+    out["effective_cost"] = cells.numbers(raw, "EffectiveCost", **where)
+    out["list_cost"] = cells.numbers(raw, "ListCost", required=False, **where)
+    out["contracted_cost"] = cells.numbers(raw, "ContractedCost", required=False, **where)
+    out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
+    out["tags"] = cells.json_objects(raw, "Tags", **where)
+    return out[NORMALIZED_COLUMNS]
+
+
+def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
+    details = cells.json_objects(raw, "SkuPriceDetails", **where)
+    from_details = details.map(lambda d: str(d.get("InstanceType") or d.get("x_InstanceType") or ""))
+    usage = raw["x_UsageType"]
+    from_usage = usage.map({value: aws_usage_instance_type(value) for value in pd.unique(usage)})
+    from_mapping = raw["SkuId"].map(lambda sku: sku_types.get(sku, "")) if sku_types else ""
+    chosen = from_details.where(from_details != "", from_usage)
+    return chosen.where(chosen != "", from_mapping)

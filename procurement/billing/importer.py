@@ -1,0 +1,88 @@
+"""Import one billing file: pick its reader, say in one line when it is another format, store it.
+
+Each file is all or nothing: on the first bad cell the file's transaction rolls back, every row of
+it counts as rejected and the error (file:row:column) is kept for the caller to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+
+from procurement.billing import cur, focus, utilization
+from procurement.billing.chunks import count_rows, header
+from procurement.billing.records import BillingFileError, WrongFormatError
+from procurement.billing.store import ImportResult, file_sha256, store_chunks
+
+FORMAT_NAMES = {
+    "focus": "a FOCUS export",
+    "cur": "an AWS CUR 2.0 export",
+    "utilization": "a GPU utilization file",
+}
+
+
+def detect_format(path: Path) -> str | None:
+    if path.suffix.lower() == ".json":
+        return "utilization"
+    try:
+        columns = header(path)
+    except (OSError, UnicodeDecodeError, StopIteration):
+        return None
+    if focus.looks_like_focus(columns):
+        return "focus"
+    if cur.looks_like_cur(columns):
+        return "cur"
+    if utilization.looks_like_dcgm(columns):
+        return "utilization"
+    return None
+
+
+def import_file(
+    path: Path, *, fmt: str | None = None, provider: str = "", user=None,
+    progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
+) -> ImportResult:  # fmt: skip
+    file = str(path)
+    detected = detect_format(path)
+    if fmt and detected and detected != fmt:
+        raise WrongFormatError(
+            file, f"this is {FORMAT_NAMES[detected]}, not {FORMAT_NAMES[fmt]} (--format {fmt})"
+        )
+    fmt = fmt or detected
+    if fmt is None:
+        raise WrongFormatError(
+            file, "not a FOCUS, CUR 2.0 or utilization file (no known header); give --format"
+        )
+    if fmt == "utilization":
+        return utilization.import_utilization(path, user=user)
+    total = count_rows(path)
+    progress = progress_factory(total, path.name) if progress_factory else None
+    if fmt == "focus":
+        chunks = focus.read_focus(
+            path, provider=provider, instance_types=getattr(settings, "BILLING_INSTANCE_TYPES", {})
+        )
+    else:
+        chunks = cur.read_cur(path, provider=provider or "aws")
+    return store_chunks(
+        chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=file_sha256(path), user=user,
+        progress=progress, location=file,
+    )  # fmt: skip
+
+
+def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:
+    """Every file on its own (one bad file does not stop the others); errors collected in the result."""
+    total = ImportResult()
+    for path in paths:
+        path = Path(path)
+        try:
+            total.add(
+                import_file(path, fmt=fmt, provider=provider, user=user, progress_factory=progress_factory)
+            )
+        except BillingFileError as error:
+            total.errors.append(str(error))
+            try:
+                total.rejected += count_rows(path) if not isinstance(error, WrongFormatError) else 0
+            except OSError:
+                pass
+    return total

@@ -1,0 +1,131 @@
+"""Billing imports and the spend records they brought in.
+
+A SpendRecord is one billing line normalized across sources (FOCUS, AWS CUR 2.0, Cost Explorer).
+`row_key` is a hash of the source row (and its occurrence number within the file), so re-importing
+a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
+defines them to be, in the charge period they correct; sums over a charge period include them.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from procurement.billing.choices import BillingFormat, ChargeCategory, CommitmentStatus, PricingCategory
+
+MONEY = {"max_digits": 20, "decimal_places": 6}
+HOURS = {"max_digits": 18, "decimal_places": 6}
+
+
+class BillingImport(models.Model):
+    """One file (or one Cost Explorer pull) brought in; its rows are all stored or none."""
+
+    source_format = models.CharField(max_length=20, choices=BillingFormat.choices)
+    file_name = models.CharField(max_length=500)
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    provider = models.CharField(max_length=50, blank=True, help_text="--provider, when the file names none.")
+    rows_seen = models.PositiveIntegerField(default=0)
+    inserted = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    unmapped_instance_types = models.JSONField(
+        default=dict,
+        help_text="Instance type -> rows: names the GPU catalog does not know (kept, never guessed).",
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_format_display()} {self.file_name} ({self.imported_at:%Y-%m-%d})"
+
+
+class SpendRecord(models.Model):
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="records")
+    row_key = models.CharField(
+        max_length=64, unique=True, help_text="Hash of the source row: re-imports add nothing."
+    )
+    source_row = models.PositiveIntegerField(help_text="Line (CSV, 1 = header) or row number in the file.")
+    charge_period_start = models.DateTimeField()
+    charge_period_end = models.DateTimeField()
+    billing_period_start = models.DateTimeField(null=True, blank=True)
+    charge_category = models.CharField(max_length=12, choices=ChargeCategory.choices)
+    is_correction = models.BooleanField(default=False, help_text="FOCUS ChargeClass = Correction: a delta.")
+    provider = models.CharField(max_length=100)
+    billing_account_id = models.CharField(max_length=200, blank=True)
+    sub_account_id = models.CharField(max_length=200, blank=True)
+    sub_account_name = models.CharField(max_length=200, blank=True)
+    region = models.CharField(max_length=100, blank=True)
+    availability_zone = models.CharField(max_length=100, blank=True)
+    resource_id = models.CharField(max_length=500, blank=True)
+    resource_type = models.CharField(max_length=200, blank=True)
+    service_category = models.CharField(max_length=100, blank=True)
+    sku_id = models.CharField(max_length=200, blank=True)
+    instance_type = models.CharField(max_length=150, blank=True)
+    gpu = models.ForeignKey("pricing.GpuModel", on_delete=models.PROTECT, null=True, blank=True)
+    gpus_per_instance = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
+    pricing_category = models.CharField(max_length=12, choices=PricingCategory.choices)
+    commitment_discount_id = models.CharField(max_length=500, blank=True)
+    commitment_status = models.CharField(max_length=8, choices=CommitmentStatus.choices, blank=True)
+    consumed_quantity = models.DecimalField(**HOURS, null=True, blank=True)
+    consumed_unit = models.CharField(max_length=50, blank=True)
+    instance_hours = models.DecimalField(**HOURS, default=0)
+    gpu_hours = models.DecimalField(**HOURS, default=0)
+    billed_cost = models.DecimalField(**MONEY)
+    effective_cost = models.DecimalField(**MONEY)
+    list_cost = models.DecimalField(**MONEY, null=True, blank=True)
+    contracted_cost = models.DecimalField(**MONEY, null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    team = models.CharField(max_length=100, blank=True)
+    project = models.CharField(max_length=100, blank=True)
+    environment = models.CharField(max_length=100, blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["charge_period_start", "id"]
+        indexes = [models.Index(fields=["charge_period_start"], name="spend_charge_start")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(instance_hours__gte=0) | Q(is_correction=True), name="spend_hours_sign"
+            ),
+            models.CheckConstraint(
+                condition=Q(charge_period_end__gte=models.F("charge_period_start")), name="spend_period_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.instance_type or self.service_category} {self.charge_period_start:%Y-%m-%d}"
+
+
+class GpuUtilization(models.Model):
+    """Mean utilization of one GPU of one resource over one clock hour (DCGM or Prometheus samples)."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="utilization")
+    resource_id = models.CharField(
+        max_length=500, help_text="Matches SpendRecord.resource_id (or the hostname)."
+    )
+    gpu_index = models.PositiveSmallIntegerField()
+    hour = models.DateTimeField(help_text="Start of the clock hour (UTC).")
+    utilization_pct = models.DecimalField(max_digits=6, decimal_places=2)
+    memory_used_mib = models.DecimalField(max_digits=12, decimal_places=1, null=True, blank=True)
+    samples = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["resource_id", "hour", "gpu_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["resource_id", "gpu_index", "hour"], name="gpu_utilization_unique_hour"
+            ),
+            models.CheckConstraint(
+                condition=Q(utilization_pct__gte=0, utilization_pct__lte=100),
+                name="gpu_utilization_pct_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.resource_id} gpu{self.gpu_index} {self.hour:%Y-%m-%d %H}h {self.utilization_pct}%"

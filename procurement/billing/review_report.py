@@ -1,0 +1,174 @@
+"""The GPU spend review as one plain data object (sections, tables, figures, assumptions), and its
+HTML, JSON, CSV and text renderings.
+
+The data object is what a generic report renderer takes (PDF, XLSX later): every table is a list of
+columns (key, label, kind: text | money | hours | rate) and rows of strings, every figure names its
+chart and carries its SVG, every saving its assumptions. Money stays a decimal string to the end.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.template.loader import render_to_string
+
+from procurement.billing.charts import review_charts
+
+BREAKDOWN_TABLES = [
+    ("by_month", "month", "Spend by month"),
+    ("by_team", "team", "Spend by team"),
+    ("by_project", "project", "Spend by project"),
+    ("by_provider", "provider", "Spend by provider"),
+    ("by_gpu", "gpu", "Spend by GPU model"),
+    ("by_pricing_category", "pricing_category", "Spend by pricing category"),
+]
+REVIEW_ASSUMPTIONS = [
+    "GPU spend is usage of instance types the catalog maps to a GPU, plus unused commitments; storage, "
+    "network, tax, support and other compute are shown as non-GPU spend and never enter cost per GPU-hour.",
+    "Effective cost (FOCUS EffectiveCost) amortizes upfront commitment purchases, so purchases add nothing again.",
+    "Corrections count as deltas in the charge period they correct; the period end (--to) is exclusive.",
+    "Idle: a GPU-hour whose mean utilization was under 10%; hours without utilization samples are not judged.",
+    "Savings are applied in the order spot, commitment, cheaper GPU, idle, each to hours not already claimed.",
+]
+
+
+def _column(key: str, label: str, kind: str = "text") -> dict:
+    return {"key": key, "label": label, "kind": kind}
+
+
+def review_report_data(review: dict, *, start, end, filters: dict | None = None) -> dict:
+    currency = review["currency"]
+    totals = review["totals"]
+    summary_rows = [
+        {"measure": "Effective cost", "value": totals["effective_cost"]},
+        {"measure": "Billed cost", "value": totals["billed_cost"]},
+        {"measure": "List cost", "value": totals["list_cost"]},
+        {"measure": "GPU-hours", "value": totals["gpu_hours"]},
+        {"measure": "Effective cost per GPU-hour", "value": totals["effective_cost_per_gpu_hour"] or "n/a"},
+        {"measure": "Unused commitments", "value": review["unused_commitment_cost"]},
+        {
+            "measure": "Idle GPU-hours (<10% utilization)",
+            "value": review["idle_gpu_hours"] or "no utilization data",
+        },
+        {"measure": "Non-GPU spend (beside, not included)", "value": review["non_gpu_cost"]},
+    ]
+    tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
+               "rows": summary_rows}]  # fmt: skip
+    for key, field, title in BREAKDOWN_TABLES:
+        columns = [_column(field, field.replace("_", " ").title()), _column("effective_cost", "Effective cost", "money"),
+                   _column("billed_cost", "Billed cost", "money"), _column("gpu_hours", "GPU-hours", "hours"),
+                   _column("effective_cost_per_gpu_hour", "Per GPU-hour", "rate")]  # fmt: skip
+        if any("previous_effective_cost" in row for row in review[key]):
+            columns.append(_column("previous_effective_cost", "Previous period", "money"))
+        tables.append(
+            {
+                "id": key,
+                "title": title,
+                "columns": columns,
+                "rows": review[key],
+                "total_of": ["effective_cost", "gpu_hours"],
+            }
+        )
+    savings_rows = [
+        {"kind": s["kind"], "amount": s["amount"], "hours_affected": s["hours_affected"],
+         "confidence": s.get("confidence", ""), "assumptions": "; ".join(s["assumptions"])}
+        for s in review["savings"]
+    ]  # fmt: skip
+    tables.append({
+        "id": "savings", "title": "Savings opportunities (in the order applied)",
+        "columns": [_column("kind", "Kind"), _column("amount", "Amount", "money"),
+                    _column("hours_affected", "GPU-hours affected", "hours"), _column("confidence", "Confidence"),
+                    _column("assumptions", "Assumptions")],
+        "rows": savings_rows, "total_of": ["amount"],
+    })  # fmt: skip
+    charts = review_charts(review)
+    figures = [
+        {"id": "spend_by_month", "title": "Spend by month, by pricing category", "kind": "stacked_bar", "table": "by_month", "svg": charts["spend_by_month"]},
+        {"id": "spend_by_team", "title": "Spend by team", "kind": "bar", "table": "by_team", "svg": charts["spend_by_team"]},
+        {"id": "cost_per_gpu_hour", "title": "Cost per GPU-hour by GPU", "kind": "bar", "table": "by_gpu", "svg": charts["cost_per_gpu_hour"]},
+        {"id": "savings_waterfall", "title": "Savings waterfall", "kind": "waterfall", "table": "savings", "svg": charts["savings_waterfall"]},
+    ]  # fmt: skip
+    return {
+        "report": "spend_review", "title": "GPU spend review", "currency": currency,
+        "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
+        "filters": {k: v for k, v in (filters or {}).items() if v},
+        "sections": [
+            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES)],
+             "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
+            {"id": "savings", "title": "Savings", "tables": ["savings"], "figures": ["savings_waterfall"]},
+        ],
+        "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
+        "review": review,
+    }  # fmt: skip
+
+
+def render_json(data: dict) -> str:
+    body = {k: v for k, v in data.items() if k != "figures"} | {
+        "figures": [{k: v for k, v in f.items() if k != "svg"} for f in data["figures"]]
+    }
+    return json.dumps(body, indent=2)
+
+
+def render_csv(data: dict) -> str:
+    """Every table, one after another: a line naming the table, its header, its rows, a blank line."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        [
+            "report",
+            data["title"],
+            "from",
+            data["period"]["from"],
+            "to (exclusive)",
+            data["period"]["to"],
+            "currency",
+            data["currency"],
+        ]
+    )
+    for table in data["tables"]:
+        writer.writerow([])
+        writer.writerow(["table", table["id"], table["title"]])
+        writer.writerow([c["label"] for c in table["columns"]])
+        for row in table["rows"]:
+            writer.writerow(
+                ["" if row.get(c["key"]) is None else row.get(c["key"]) for c in table["columns"]]
+            )
+    writer.writerow([])
+    writer.writerow(["assumptions"])
+    for line in data["assumptions"]:
+        writer.writerow([line])
+    return out.getvalue()
+
+
+def render_html(data: dict) -> str:
+    return render_to_string("billing/review_report.html", {"data": data, "tables": {t["id"]: t for t in data["tables"]},
+                                                            "figures": {f["id"]: f for f in data["figures"]}})  # fmt: skip
+
+
+def review_table_text(review: dict) -> str:
+    currency, totals = review["currency"], review["totals"]
+    lines = [
+        f"GPU spend {totals['effective_cost']} {currency} effective ({totals['billed_cost']} billed), "
+        f"{totals['gpu_hours']} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
+        f"unused commitments {review['unused_commitment_cost']} {currency}; idle GPU-hours "
+        f"{review['idle_gpu_hours'] if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
+        f"non-GPU spend {review['non_gpu_cost']} {currency}",
+    ]
+    for key, field, title in BREAKDOWN_TABLES:
+        lines.append("")
+        lines.append(f"{title}:")
+        for row in review[key]:
+            lines.append(
+                f"  {str(row[field]):<24} {row['effective_cost']:>16} {currency} {row['gpu_hours']:>14} GPU-h"
+            )
+    lines.append("")
+    lines.append("Savings (applied in this order):")
+    for saving in review["savings"] or []:
+        lines.append(
+            f"  {saving['kind']:<12} {saving['amount']:>14} {currency} over {saving['hours_affected']} GPU-h"
+        )
+    if not review["savings"]:
+        lines.append("  none found")
+    return "\n".join(lines)

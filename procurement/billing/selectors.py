@@ -1,0 +1,198 @@
+"""Reads for the spend review: stored spend rows and utilization as engine frames, and the prices
+the savings need from the catalog. The only ORM code of the review; the engine gets plain frames."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from statistics import median
+
+import numpy as np
+import pandas as pd
+from django.db import connection
+
+from pricing.choices import PricingModel
+from pricing.fx import fx_rates
+from pricing.selectors import current_price_observations
+from procurement.billing.models import GpuUtilization
+from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, empty_frame
+from procurement.billing.savings import CheaperGpu, PriceContext
+from procurement.billing.store import tag_mapping
+from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
+
+# The cost engine's spot defaults (procurement/ranking/options.py): a one-minute checkpoint write and a
+# six-minute restart; the interruption rate of Spot Advisor band 2 (10-15% a month) where the review
+# does not know the instance's own band.
+SPOT_CHECKPOINT_WRITE_HOURS = Decimal(1) / 60
+SPOT_RESTART_HOURS = Decimal("0.1")
+SPOT_BAND = 2
+COMMITTED_MODELS = (PricingModel.RESERVED_1Y, PricingModel.SAVINGS_PLAN_1Y)
+
+
+def _micros(value) -> int:
+    return 0 if value is None else int((value * MICRO).to_integral_value())
+
+
+SPEND_SQL = """
+SELECT r.charge_period_start, r.charge_period_end, r.charge_category, r.provider, r.region, r.resource_id,
+       r.instance_type, COALESCE(g.slug, ''), r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team,
+       r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags
+FROM billing_spendrecord r LEFT JOIN pricing_gpumodel g ON g.id = r.gpu_id
+WHERE r.charge_period_start >= %s AND r.charge_period_start < %s
+"""  # one read of exactly the engine's columns; values_list's per-value converters cost 50 us a row
+MONEY_AND_HOURS = [
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+]
+
+
+def _micro_column(values: list) -> np.ndarray:
+    """Exact micro-units from Decimal (PostgreSQL) or from SQLite's stored numbers (already floats there,
+    which is what the ORM would read too), None as 0."""
+    if any(isinstance(v, Decimal) for v in values):
+        return np.array([_micros(v) for v in values], dtype=np.int64)
+    array = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+    return np.nan_to_num(np.rint(array * MICRO)).astype(np.int64)
+
+
+def spend_frame(request: ReviewRequest) -> pd.DataFrame:
+    """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
+    start, _ = request.previous
+    bounds = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (start, request.end)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(SPEND_SQL, bounds)
+        rows = cursor.fetchall()
+    if not rows:
+        return empty_frame()
+    columns = list(zip(*rows, strict=True))
+    del rows
+    frame = pd.DataFrame(
+        {name: pd.Series(columns[i], dtype=object) for i, name in enumerate(REVIEW_COLUMNS[:14])}
+    )
+    for column in ("charge_period_start", "charge_period_end"):
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    frame["gpus_per_instance"] = [0.0 if v is None else float(v) for v in columns[8]]
+    for offset, name in enumerate(MONEY_AND_HOURS):
+        frame[name] = _micro_column(columns[14 + offset])
+    marker, flags = tag_mapping().interruptible, {}
+    # SQLite gives the JSON text, PostgreSQL may give it parsed: key on the text, parse each distinct one once
+    keys = [t if isinstance(t, str) else json.dumps(t or {}, sort_keys=True) for t in columns[19]]
+    for key in set(keys):
+        tags = json.loads(key) or {}
+        flags[key] = (str(tags.get(marker, "")).lower() == "true", str(tags.get("workload", "")))
+    frame["interruptible"] = [flags[k][0] for k in keys]
+    frame["workload"] = [flags[k][1] for k in keys]
+    return frame[REVIEW_COLUMNS]
+
+
+def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
+    rows = GpuUtilization.objects.filter(
+        hour__gte=dt.datetime.combine(request.start, dt.time(), tzinfo=dt.UTC),
+        hour__lt=dt.datetime.combine(request.end, dt.time(), tzinfo=dt.UTC),
+    ).values_list("resource_id", "gpu_index", "hour", "utilization_pct")
+    frame = pd.DataFrame.from_records(
+        list(rows), columns=["resource_id", "gpu_index", "hour", "utilization_pct"]
+    )
+    if frame.empty:
+        return frame
+    frame["hour"] = pd.to_datetime(frame["hour"], utc=True)
+    frame["utilization_pct"] = frame["utilization_pct"].astype(float)
+    return frame
+
+
+def spot_overhead() -> tuple[Decimal, tuple[str, ...]]:
+    economics = spot_economics(
+        spot_price_per_hour=Decimal(1), rate_per_hour=band_interruption_rate_per_hour(SPOT_BAND),
+        checkpoint_write_hours=SPOT_CHECKPOINT_WRITE_HOURS, restart_hours=SPOT_RESTART_HOURS,
+    )  # fmt: skip
+    return economics.overhead, (
+        "interruption rate of Spot Advisor band 10-15% a month; checkpoint write 1 minute every "
+        f"{economics.interval_hours * 60:.0f} minutes, restart 6 minutes",
+    )
+
+
+def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
+    """Catalog prices for the (provider, instance type, region) triples the review rows use."""
+    keys = (
+        set(zip(frame["provider"], frame["instance_type"], frame["region"], strict=True))
+        if len(frame)
+        else set()
+    )
+    keys = {key for key in keys if key[1]}
+    providers = {k[0] for k in keys}
+    names = {k[1] for k in keys}
+    rates = fx_rates(base="USD")
+    spot_prices: dict[tuple, list[Decimal]] = {}
+    committed: dict[tuple, Decimal] = {}
+    observations = current_price_observations(
+        offer__instance_type__provider__slug__in=providers, offer__instance_type__name__in=names,
+        pricing_model__in=[PricingModel.SPOT, *COMMITTED_MODELS],
+    ).values_list(
+        "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code", "pricing_model",
+        "amount_per_hour", "currency",
+    )  # fmt: skip
+    for provider, name, region, model, amount, price_currency in observations:
+        key = (provider, name, region)
+        if key not in keys or price_currency not in rates:
+            continue
+        usd = amount * rates[price_currency]
+        value = usd if currency == "USD" else usd / rates.get(currency, Decimal(1))
+        if model == PricingModel.SPOT:
+            spot_prices.setdefault(key, []).append(value)
+        else:
+            committed[key] = min(committed.get(key, value), value)
+    overhead, assumptions = spot_overhead()
+    return PriceContext(
+        spot={key: Decimal(median(values)) for key, values in spot_prices.items()},
+        committed=committed,
+        spot_overhead=overhead,
+        spot_assumptions=assumptions,
+        cheaper_gpu=cheaper_gpu_options(frame),
+    )
+
+
+def cheaper_gpu_options(frame: pd.DataFrame) -> dict[str, CheaperGpu]:
+    """Resources tagged `workload=<stored workload name>`: the latest stored ranking's cheapest row against
+    the row of the resource's own instance type (same provider), as a job-cost ratio."""
+    from procurement.models import Workload
+
+    if frame.empty:
+        return {}
+    linked = frame[frame["workload"] != ""][
+        ["resource_id", "workload", "provider", "instance_type"]
+    ].drop_duplicates()
+    options = {}
+    for row in linked.itertuples(index=False):
+        workload = Workload.objects.filter(name=row.workload).first()
+        latest = workload.recommendations.first() if workload else None
+        results = [r for r in (latest.results if latest else []) if r.get("total_cost")]
+        if not results:
+            continue
+        cheapest = min(results, key=lambda r: Decimal(r["total_cost"]))
+        current = [
+            r for r in results if r.get("provider") == row.provider and r.get("instance_type") == row.instance_type
+            and r.get("pricing_model") == "on_demand"
+        ]  # fmt: skip
+        if not current:
+            continue
+        current_cost = min(Decimal(r["total_cost"]) for r in current)
+        ratio = Decimal(cheapest["total_cost"]) / current_cost
+        if ratio < 1:
+            target = f"{cheapest['provider']} {cheapest['instance_type']} x{cheapest.get('instances', 1)} ({cheapest['gpu']}, {cheapest['pricing_model']})"
+            options[row.resource_id] = CheaperGpu(cost_ratio=ratio, target=target)
+    return options
+
+
+def review_fx(currency: str) -> dict[str, Decimal]:
+    """Units of `currency` one unit of each stored currency buys, through USD."""
+    rates = fx_rates(base="USD")
+    if currency not in rates:
+        return {}
+    return {code: rate / rates[currency] for code, rate in rates.items()}

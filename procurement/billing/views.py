@@ -1,0 +1,88 @@
+"""Finance pages: the spend review (filters, charts, exports) and the billing upload. Finance and admin only."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+
+from gpuledger.roles import ADMIN, FINANCE, role_required
+from procurement.billing.forms import ReviewFilterForm, UploadForm
+from procurement.billing.importer import import_files
+from procurement.billing.models import BillingImport
+from procurement.billing.review import ReviewInputError
+from procurement.billing.review_report import render_csv, render_html, render_json, review_report_data
+from procurement.billing.service import build_review, make_request
+from procurement.billing.uploads import UploadTooLarge, uploaded_path
+
+EXPORTS = {
+    "csv": ("text/csv", render_csv),
+    "json": ("application/json", render_json),
+    "html": ("text/html", render_html),
+}
+
+
+def _report(form: ReviewFilterForm) -> dict:
+    start, end = form.period()
+    filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
+    review = build_review(make_request(start=start, end=end, **filters))
+    return review_report_data(review, start=start, end=end, filters=filters)
+
+
+@role_required(FINANCE, ADMIN)
+def spend_review_page(request):
+    form = ReviewFilterForm(request.GET)  # every filter is optional: an empty query shows the default period
+    data, error = None, None
+    if form.is_valid():
+        try:
+            data = _report(form)
+        except ReviewInputError as exc:
+            error = str(exc)
+    context = {"form": form, "data": data, "error": error, "query": request.GET.urlencode()}
+    if data:
+        context["tables"] = {t["id"]: t for t in data["tables"]}
+        context["figures"] = {f["id"]: f for f in data["figures"]}
+    return render(request, "billing/spend_review.html", context, status=400 if error or form.errors else 200)
+
+
+@role_required(FINANCE, ADMIN)
+def spend_review_export(request, fmt: str):
+    if fmt not in EXPORTS:
+        raise Http404(f"no export format {fmt!r}; use csv, json or html")
+    form = ReviewFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
+    try:
+        data = _report(form)
+    except ReviewInputError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    content_type, render_body = EXPORTS[fmt]
+    response = HttpResponse(render_body(data), content_type=content_type)
+    response["Content-Disposition"] = (
+        f'attachment; filename="spend_review_{data["period"]["from"]}_{data["period"]["to"]}.{fmt}"'
+    )
+    return response
+
+
+@role_required(FINANCE, ADMIN)
+def upload_page(request):
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            with uploaded_path(upload) as path:
+                result = import_files([path], fmt=form.cleaned_data["format"] or None,
+                                      provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
+        except UploadTooLarge as exc:
+            form.add_error("file", str(exc))
+        else:
+            if result.errors:
+                for error in result.errors:
+                    form.add_error("file", error)
+            else:
+                messages.success(request, f"{upload.name}: {result.line()}")
+                return redirect("billing-upload")
+    imports = BillingImport.objects.all()[:20]
+    return render(
+        request, "billing/upload.html", {"form": form, "imports": imports}, status=400 if form.errors else 200
+    )
