@@ -126,13 +126,6 @@ NETWORK_BANDWIDTH = Assumption(
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
 )
-SHARDING_OVERHEAD = Assumption(
-    "zero3_step_overhead",
-    0.30,
-    "fraction of step time",
-    "Guides: sharding (ZeRO/FSDP) adds 30-60% to step time; low end for ZeRO-3/FSDP parameter gathers "
-    "(ZeRO-1/2 have the data-parallel communication volume, modelled explicitly).",
-)
 OFFLOAD_OVERHEAD = Assumption(
     "offload_step_overhead",
     0.50,
@@ -202,7 +195,6 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     TP_ALLREDUCE_LATENCY,
     NETWORK_BANDWIDTH,
     GPUS_PER_NODE,
-    SHARDING_OVERHEAD,
     OFFLOAD_OVERHEAD,
     QLORA_DEQUANT_OVERHEAD,
     HEADROOM_DEFAULT,
