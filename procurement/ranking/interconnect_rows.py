@@ -66,7 +66,7 @@ def _summary(carried: list[dict[str, Any]], share: float, unit: str) -> str:
 
 
 def _gigabytes(value: float) -> str:
-    return f"{value:.3g} GB" if value < 10 else f"{value:,.0f} GB"
+    return f"{value:.3g} GB" if value < 100 else f"{value:,.0f} GB"
 
 
 def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> dict[str, Any]:

@@ -65,10 +65,13 @@ def ring_seconds(
     """
     per_node = np.minimum(per_node, ranks)
     nodes = ranks / per_node
+    moves = (np.asarray(factor) * volume) > 0  # nothing to move costs nothing, whatever the link
     with np.errstate(divide="ignore", invalid="ignore"):
-        node_s = np.where(per_node > 1, factor * (per_node - 1.0) / per_node * volume / node_gbytes, 0.0)
+        node_s = np.where(
+            moves & (per_node > 1), factor * (per_node - 1.0) / per_node * volume / node_gbytes, 0.0
+        )
         fabric_s = np.where(
-            nodes > 1, factor * (nodes - 1.0) / nodes * (volume / per_node) / fabric_gbytes, 0.0
+            moves & (nodes > 1), factor * (nodes - 1.0) / nodes * (volume / per_node) / fabric_gbytes, 0.0
         )
     return node_s, fabric_s
 
