@@ -97,6 +97,8 @@ def test_pipeline_sends_cross_the_fabric_when_the_stages_outgrow_a_node():
     assert rows["pipeline_bytes_per_step"] == volume
     assert rows["pipeline_seconds"] == pytest.approx(volume / (EFA_PER_GPU * 1e9), rel=1e-12)
     assert rows["pipeline_on_fabric"]
+    # TP all-reduces: 4 per layer of the stage's 32 / 2 layers, per micro-batch, 2 x 7/8 of the message each
+    assert rows["tensor_parallel_bytes_per_step"] == pytest.approx(4 * 16 * 4 * 2 * 7 / 8 * 2048 * HIDDEN * 2)
 
 
 def test_the_step_exposes_what_overlap_cannot_hide_and_the_share_counts_every_collective():
