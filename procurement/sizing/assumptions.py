@@ -120,8 +120,9 @@ NETWORK_BANDWIDTH = Assumption(
     "internode_bandwidth_gbps_per_gpu",
     25.0,
     "GB/s per GPU",
-    "Multi-node jobs: 200 Gb/s InfiniBand/EFA per GPU (p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s "
-    "per GPU higher).",
+    "Multi-node jobs in the `size` report, where no instance type is known: 200 Gb/s InfiniBand/EFA per GPU "
+    "(p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s per GPU higher). Ranking uses each instance "
+    "family's own fabric instead (procurement/data/interconnects.csv).",
 )
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."

@@ -3,6 +3,7 @@
 import json
 from io import StringIO
 
+import pytest
 import yaml
 from django.core.management import call_command
 
@@ -35,3 +36,27 @@ def test_rows_say_which_link_carried_the_collectives_everywhere(tmp_path, client
     assert created.json()["results"][0]["interconnect"] == link
     html = client.get(f"/workloads/{created.json()['workload_id']}/recommendations/").content.decode()
     assert f"links: {link['summary']}" in html
+
+
+def test_lora_70b_ranks_one_nvlink_node_first_and_counts_the_frozen_base_gathers(bundled_catalog):
+    # Issue 12: LoRA 70B across 8 separate marketplace hosts claimed "communication 1%". Now the first rows
+    # are single NVLink nodes (or fabric-connected instances), and ZeRO-3 rows gather the frozen bf16 base:
+    # Llama-3-70B 70,553,706,496 params x 2 B + r16 all-linear adapters 80 x 2,588,672 = 207,093,760 x 4 B
+    # = 141,935,788,032 B; 2 all-gathers x 7/8 of it on 8 GPUs = 248.388 GB per step.
+    from procurement import selectors
+    from procurement.ranking import RankingOptions, rank_workload
+    from procurement.sizing import parse_workload_spec
+
+    spec = parse_workload_spec({"name": "l70", "task": "lora", "model": {"preset": "llama-3-70b"},
+                                "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 1e8})  # fmt: skip
+    rows = rank_workload(
+        spec, selectors.ranking_offer_frame(), selectors.ranking_gpus(), RankingOptions(top=20)
+    )
+    results = rows.results
+    assert results and all(row["instances"] == 1 or row["interconnect"]["fabric"] for row in results)
+    zero3 = next(row for row in results if row["plan"]["name"] == "zero3_fsdp" and row["gpus"] == 8)
+    gather = next(
+        item for item in zero3["interconnect"]["carried"] if item["collective"] == "FSDP all-gather"
+    )
+    assert gather["gb_per_step"] == pytest.approx(248.388, abs=1e-3)
+    assert "FSDP all-gather 248 GB/step over NVLink" in zero3["interconnect"]["summary"]
