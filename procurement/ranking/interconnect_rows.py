@@ -14,6 +14,9 @@ from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.shapes import Shapes
 
 GB = 1e9
+TRAINING_KEYS = ("tensor_parallel_seconds", "tensor_parallel_bytes_per_step", "gradient_seconds_node",
+                 "gradient_seconds_fabric", "gradient_bytes_per_step", "gather_seconds_node", "gather_seconds_fabric",
+                 "gather_bytes_per_step", "pipeline_seconds", "pipeline_on_fabric", "pipeline_bytes_per_step")  # fmt: skip
 
 
 def _links_label(link: Interconnect, node_s: float, fabric_s: float) -> str:
@@ -29,7 +32,7 @@ def _carried(name: str, gigabytes: float, seconds: float, over: str) -> dict[str
 
 
 def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: int) -> list[dict[str, Any]]:
-    comm = {key: float(values[shape]) for key, values in shapes.communication.items()}
+    comm = {key: float(shapes.communication[key][shape]) for key in TRAINING_KEYS}
     carried = []
     tp_s = comm["tensor_parallel_seconds"]
     if tp_s > 0:
