@@ -20,15 +20,20 @@ from procurement.ranking import (
     PLANS,
     RankingOptions,
     incompatibility,
-    nvlink_within,
     prepare_offers,
     spot_overhead_by_band,
 )
-from procurement.ranking.shapes import host_needs, offloaded_per_gpu_gib
+from procurement.ranking.interconnects import Interconnect
+from procurement.ranking.shapes import (
+    host_needs,
+    link_rates,
+    needs_missing_fabric,
+    offloaded_per_gpu_gib,
+    plan_validity,
+)
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
-    collective_bandwidth_gbps,
     inference_throughput,
     memory_breakdown_gib,
     training_throughput,
@@ -51,12 +56,16 @@ def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int)
     return float(table["required_per_gpu_gib"]), float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus))
 
 
-def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions) -> float:
+def _hours(
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions,
+    link: Interconnect, per_instance: int,
+) -> float:  # fmt: skip
     peak = gpu.dense_tflops(spec.precision) or np.nan
+    node_gbps, fabric_gbps = link_rates(link, float(per_instance))
     if not spec.is_training:
         rows = inference_throughput(
             spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=peak, gpu_counts=gpus,
-            tensor_parallel=tp, pipeline_parallel=1,
+            tensor_parallel=tp, pipeline_parallel=1, tensor_parallel_gbps=node_gbps,
         )  # fmt: skip
         return (
             options.serving_hours
@@ -68,8 +77,8 @@ def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, opti
         return spec.training_tokens / options.measured_tokens_per_second[key] / 3600.0
     rows = training_throughput(
         spec, peak_tflops=peak, gpu_counts=gpus, mfu=spec.mfu or gpu.default_mfu, zero_stage=zero,
-        tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=collective_bandwidth_gbps(gpu, gpus),
-        tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
+        tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=node_gbps, tensor_parallel_gbps=node_gbps,
+        gpus_per_node=per_instance, fabric_gbps=fabric_gbps,
     )  # fmt: skip
     return float(rows["training_hours"])
 
@@ -107,10 +116,14 @@ def rank_workload_loop(
             for plan in PLAN_NAMES:
                 zero, uses_tp = PLANS[plan]
                 total_gpus = per_instance * instances
-                if uses_tp and not (per_instance > 1 and nvlink_within(gpu, per_instance)):
+                if uses_tp and not per_instance > 1:
                     continue
+                if not plan_validity(spec, True, uses_tp, offer.interconnect.nvlink):
+                    continue  # training tensor parallelism needs NVLink within the instance
                 if zero >= 3 and total_gpus == 1:
                     continue
+                if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
+                    continue  # "no cluster interconnect for <type>"
                 tp = per_instance if uses_tp else 1
                 required, offloaded = _memory_gib(spec, gpu, total_gpus, zero, tp)
                 if not required <= gpu.capacity_gib:
@@ -119,7 +132,7 @@ def rank_workload_loop(
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
                 if offloaded > 0 and offer.memory_gib < ram_needed:
                     continue
-                hours = _hours(spec, gpu, total_gpus, zero, tp, options)
+                hours = _hours(spec, gpu, total_gpus, zero, tp, options, offer.interconnect, per_instance)
                 if not math.isfinite(hours):
                     continue
                 total = _total(price, hours, instances, offer.storage_rate, options)

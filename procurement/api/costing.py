@@ -151,6 +151,8 @@ class RecommendationCreate(APIView):
     (interruption rate and source, checkpoint interval, overhead, verdict, P50/P90 for the first few).
     Feasible rows carry ``cost_breakdown`` {compute, setup, storage, reruns, total} (adding up to
     ``total_cost``) and ``unit_costs`` (per GPU-hour, per 1M training or generated tokens).
+    Every row carries ``interconnect``: the node link and fabric, which collective went over which,
+    and a ``summary`` sentence (docs/cost-model.md, "Interconnects and communication").
     Bad input is a 400 naming the field (a bad workload spec lists every bad field under ``errors``),
     and stores nothing.
     """

@@ -169,8 +169,11 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
 def _cheapest(configs: Configurations, candidates: np.ndarray, top: int | None) -> np.ndarray:
     cost = configs.total_cost[candidates]
     cost = np.where(np.isnan(cost), np.inf, cost)
-    if top is not None and top < candidates.size:
-        keep = np.argpartition(cost, top - 1)[:top]
+    if top is not None and 0 < top < candidates.size:
+        # Keep every row that costs no more than the N-th cheapest: a cut inside a tie would otherwise
+        # pick an arbitrary tied row, and ``top=N`` must be the first N rows of the full ranking.
+        threshold = np.partition(cost, top - 1)[top - 1]
+        keep = cost <= threshold
         candidates, cost = candidates[keep], cost[keep]
     order = np.lexsort((candidates, configs.hours[candidates], cost))  # ties: catalog order, like the loop
-    return candidates[order]
+    return candidates[order][:top]

@@ -13,6 +13,7 @@ import pandas as pd
 
 from pricing.price_quality import ILLUSTRATIVE, OBSERVED, price_qualities
 from pricing.spot_sanity import spot_sanity
+from procurement.ranking.interconnects import Interconnect, resolve
 from procurement.ranking.options import UNKNOWN_SPOT_BAND, RankingOptions
 from procurement.ranking.shapes import ShapeGrid, shape_grid
 from procurement.sizing import GpuSpec
@@ -21,19 +22,55 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _kinds(
-    gpu_codes: np.ndarray, gpu_names: np.ndarray, per_instance: np.ndarray
+    gpu_codes: np.ndarray, gpu_names: np.ndarray, per_instance: np.ndarray, links: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Unique (gpu, GPUs per instance) pairs, sorted, and each offer's index into them (a hash
-    factorization, then a sort of the few unique keys only: no sort over every offer)."""
-    codes, keys = pd.factorize(gpu_codes.astype(np.int64) * 1_000_000 + per_instance)
+    """Unique (gpu, GPUs per instance, interconnect) triples, sorted, and each offer's index into them (a
+    hash factorization, then a sort of the few unique keys only: no sort over every offer)."""
+    pair = gpu_codes.astype(np.int64) * 1_000_000 + per_instance
+    codes, keys = pd.factorize(pair * 10_000 + links.astype(np.int64))
     order = np.argsort(keys)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     keys = keys[order]
+    pair, link = keys // 10_000, keys % 10_000
     kinds = pd.DataFrame(
-        {"gpu": np.asarray(gpu_names, dtype=object)[keys // 1_000_000], "gpus_per_instance": keys % 1_000_000}
+        {
+            "gpu": np.asarray(gpu_names, dtype=object)[pair // 1_000_000],
+            "gpus_per_instance": pair % 1_000_000,
+            "link": link,
+        }
     )
     return kinds, rank[codes]
+
+
+def _interconnects(
+    text: dict[str, _Codes], keep: np.ndarray, gpus: Mapping[str, GpuSpec], options: RankingOptions
+) -> tuple[np.ndarray, list[Interconnect]]:
+    """Each kept offer's index into the distinct interconnects, resolved once per (provider, instance
+    type, GPU) rather than once per offer (procurement/ranking/interconnects.py)."""
+    fields = ("provider", "instance_type", "gpu")
+    sizes = [np.int64(text[name].names.size + 1) for name in fields]
+    key = np.zeros(keep.size, dtype=np.int64)
+    for name, size in zip(fields, sizes, strict=True):
+        key = key * size + (text[name].codes[keep] + 1)
+    codes, uniques = pd.factorize(key)
+    links: list[Interconnect] = []
+    ids: dict[Interconnect, int] = {}
+    per_unique = np.empty(uniques.size, dtype=np.int64)
+    for position, value in enumerate(uniques.tolist()):
+        parts = []
+        for size in reversed(sizes):
+            parts.append(int(value % size) - 1)
+            value //= size
+        gpu_code, type_code, provider_code = parts
+        provider = text["provider"].names[provider_code] if provider_code >= 0 else ""
+        instance_type = text["instance_type"].names[type_code] if type_code >= 0 else ""
+        link = resolve(str(provider), str(instance_type), gpus[text["gpu"].names[gpu_code]],
+                       options.interconnect_rules)  # fmt: skip
+        per_unique[position] = ids.setdefault(link, len(ids))
+        if per_unique[position] == len(links):
+            links.append(link)
+    return per_unique[codes], links
 
 
 def _floats(values: pd.Series) -> np.ndarray:
@@ -69,8 +106,9 @@ class PreparedOffers:
     share the filters (a recompute chunk prepares it once). Text columns are read from the offer table
     only for the rows that are returned."""
 
-    kinds: pd.DataFrame  # unique (gpu, gpus_per_instance)
+    kinds: pd.DataFrame  # unique (gpu, gpus_per_instance, link)
     offer_kind: np.ndarray  # each offer's index into kinds
+    links: list[Interconnect]  # kinds["link"] indexes this
     columns: dict[str, np.ndarray]
     text: dict[str, np.ndarray]  # TEXT_COLUMNS (+ optional ones) of the whole offer table (object arrays)
     positions: np.ndarray  # each offer's row position in ``text``
@@ -88,7 +126,7 @@ class PreparedOffers:
         """The shape grid for these instance counts, built on first use and kept for the next workload."""
         key = (tuple(instance_counts), id(gpus))
         if key not in self._grids:
-            self._grids[key] = shape_grid(self.kinds, gpus, instance_counts)
+            self._grids[key] = shape_grid(self.kinds, gpus, instance_counts, self.links)
         return self._grids[key]
 
     def row(self, index: int) -> dict[str, Any]:
@@ -143,7 +181,7 @@ def _utc_datetimes(values: pd.Series) -> np.ndarray:
 def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> dict:
     """The rankable offers as numpy columns, in catalog order: DESCRIBE_COLUMNS, the priced ones, the GPU
     model as codes into ``gpu_names``, and ``position`` (the row in ``offers``)."""
-    text = {name: _Codes.of(offers[name]) for name in ("gpu", "pricing_model", "provider")}
+    text = {name: _Codes.of(offers[name]) for name in ("gpu", "pricing_model", "provider", "instance_type")}
     quality = offer_price_qualities(offers)
     keep = _rankable(offers, text, gpus, options, quality)
     columns: dict[str, Any] = {
@@ -156,6 +194,7 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     columns["gpu_per_instance"] = _float_column(offers, "gpu_count")[keep].astype(np.int64)
     columns |= _spot_sanity_columns(offers, keep, options)
     columns["price_quality"] = quality[keep]
+    columns["link"], columns["link_table"] = _interconnects(text, keep, gpus, options)
     columns["vcpus"] = _float_column(offers, "vcpus")[keep]
     columns["memory_gib"] = _float_column(offers, "memory_gib")[keep]
     band = (
@@ -250,6 +289,8 @@ def prepare_offers(
     columns = offer_columns(offers, gpus, options)
     positions = columns.pop("position")
     del columns["gpu_code"], columns["gpu_names"]
+    links = columns.pop("link_table")
+    columns["interconnect"] = np.array([links[i] for i in columns.pop("link")], dtype=object)
     columns["observed_at"] = pd.to_datetime(columns["observed_at"]).tz_localize("UTC")
     text = {name: offers[name].to_numpy(dtype=object)[positions] for name in TEXT_COLUMNS}
     text |= {name: _optional_text(offers, name)[positions] for name in OPTIONAL_TEXT_COLUMNS}
@@ -264,10 +305,13 @@ def _optional_text(offers: pd.DataFrame, name: str) -> np.ndarray:
 
 def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> PreparedOffers:
     columns = offer_columns(offers, gpus, options)
-    kinds, offer_kind = _kinds(columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"])
+    links = columns.pop("link_table")
+    kinds, offer_kind = _kinds(
+        columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"], columns["link"]
+    )
     text = {name: offers[name].to_numpy(dtype=object) for name in TEXT_COLUMNS}
     text |= {name: _optional_text(offers, name) for name in OPTIONAL_TEXT_COLUMNS}
     return PreparedOffers(
-        kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), columns=columns, text=text,
-        positions=columns["position"],
+        kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), links=links, columns=columns,
+        text=text, positions=columns["position"],
     )  # fmt: skip

@@ -12,6 +12,7 @@ from procurement.costing.job import (
     DEFAULT_SETUP_HOURS,
     DEFAULT_STORAGE_TAIL_MONTHS,
 )
+from procurement.ranking.interconnects import InterconnectRule
 
 RANKED_PRICING_MODELS = (
     "on_demand",
@@ -31,6 +32,7 @@ HOURS_PER_MONTH = 730.0
 # costs about 0.3 ms a row, which the 100 ms / 100,000-offer budget affords a few times, not 20.
 DEFAULT_SPOT_SIMULATION_ROWS = 3
 DEFAULT_SPOT_SIMULATION_TRIALS = 2_000
+NO_FABRIC_REASON = "no cluster interconnect for {instance_type}"
 GPU_ONLY_REASON = "price covers the GPUs only; the host VM is billed separately and is not in the catalog"
 
 # Plan name -> (ZeRO stage, tensor parallel across the instance's GPUs?)
@@ -81,6 +83,8 @@ class RankingOptions:
     spot_price_history: Callable[[Sequence[int]], Mapping[int, object]] | None = None
     serving_hours: float = DEFAULT_SERVING_HOURS
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
+    # The interconnect table (procurement/ranking/interconnects.py); None: the bundled one.
+    interconnect_rules: tuple[InterconnectRule, ...] | None = None
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
     fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)
     include_illustrative: bool = False  # rank made-up (illustrative) prices too, labelled

@@ -12,11 +12,13 @@ from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations
+from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
     COMMITTED_MODELS,
     COMMUNICATION_WARNING_SHARE,
     GPU_ONLY_REASON,
+    NO_FABRIC_REASON,
     PLAN_NAMES,
     RankingOptions,
 )
@@ -89,6 +91,7 @@ def describe(
         "price_quality": str(offer["price_quality"]),
         "price_quality_text": quality_text(str(offer["price_quality"]), observed_at, now),
         "warnings": row_warnings(index, offer, shapes, configs, options),
+        "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
     }
     row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
     if offer["pricing_model"] == "spot":
@@ -123,7 +126,9 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     reasons = [_memory_reason(shapes, shape, spec)]
     if shapes.incompatible[int(shapes.kind[shape])]:
         reasons.append("incompatible: " + shapes.incompatible[int(shapes.kind[shape])])
-    if not math.isfinite(shapes.hours[shape]):
+    if shapes.no_fabric[shape]:
+        reasons.append(NO_FABRIC_REASON.format(instance_type=offer["instance_type"]))
+    elif not math.isfinite(shapes.hours[shape]):
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
@@ -171,6 +176,11 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         )
     share = shapes.communication_share[shape]
     text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
+    if text and shapes.total_gpus[shape] > 1:
+        link = shapes.links[int(shapes.link[shape])]
+        over = link.node_name + (f" within the instance, {link.fabric_name} between instances"
+                                 if shapes.instances[shape] > 1 else "")  # fmt: skip
+        text += f" (over {over})"
     if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
         text += " (over 30%: adding GPUs stops scaling linearly)"
     return text

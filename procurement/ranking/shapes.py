@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
-    collective_bandwidth_gbps,
     inference_throughput,
     memory_breakdown_gib,
     training_throughput,
 )
-from procurement.sizing.assumptions import GPUS_PER_NODE, VCPUS_PER_GPU, VCPUS_PER_GPU_IMAGE
+from procurement.sizing.assumptions import COMM_EFFICIENCY, GPUS_PER_NODE, VCPUS_PER_GPU, VCPUS_PER_GPU_IMAGE
 
 
 @dataclass(frozen=True)
@@ -36,13 +36,17 @@ class Shapes:
     hours: np.ndarray
     communication_share: np.ndarray
     measured: np.ndarray
-    fits: np.ndarray  # memory, compatibility and speed (the host is checked per offer: configurations)
-    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
+    fits: np.ndarray  # memory, compatibility, speed, fabric (the host is checked per offer: configurations)
+    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance; NVLink to train)
     incompatible: list[str]  # per kind: the compatibility error, "" when none
     offloaded_per_gpu_gib: np.ndarray  # optimizer/weights offloaded to host RAM, per GPU
     host_ram_gib: np.ndarray  # host RAM one instance needs: its GPUs' memory plus what they offload
     host_vcpus: np.ndarray  # vCPUs one instance needs (the guides' per-GPU minimum)
     generated_tokens_per_second: np.ndarray  # serving: decode tokens/s of the configuration; NaN for training
+    link: np.ndarray  # per shape: index into the links table
+    links: list[Interconnect]
+    no_fabric: np.ndarray  # several instances of a training plan on an instance type without a fabric
+    communication: dict[str, np.ndarray]  # per shape: the collectives' seconds and bytes per step
     estimated_speed: list[str] = field(default_factory=list)  # per kind: why its peak figures are derived
 
 
@@ -58,16 +62,35 @@ class ShapeGrid:
     zero: np.ndarray
     tensor_parallel: np.ndarray
     total: np.ndarray  # GPUs in the configuration
-    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
+    valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance)
     flash_ok: np.ndarray
     capacity_gib: np.ndarray
     bandwidth_gbps: np.ndarray
-    interconnect_gbps: np.ndarray
-    tensor_parallel_gbps: np.ndarray
+    uses_tp: np.ndarray
+    per_instance: np.ndarray
+    link: np.ndarray  # index into links
+    links: list[Interconnect]
+    node_nvlink: np.ndarray  # the instance's GPUs share NVLink (training tensor parallelism needs it)
+    node_gbps: np.ndarray  # per-GPU collective GB/s of the node link (rate x COMM_EFFICIENCY)
+    fabric_gbps: np.ndarray  # per-GPU collective GB/s of the fabric (instance rate / GPUs x efficiency)
+    has_fabric: np.ndarray
     slugs: np.ndarray
 
 
-def shape_grid(kinds: pd.DataFrame, gpus: Mapping[str, GpuSpec], instance_counts: Sequence[int]) -> ShapeGrid:
+def link_rates(link: Interconnect, per_instance: float) -> tuple[float, float]:
+    """(node, fabric) per-GPU collective bandwidth in GB/s: the node link's per-direction rate and the
+    instance's fabric shared by its GPUs, each at COMM_EFFICIENCY (nccl-tests bus bandwidth)."""
+    node = link.node_gbps_per_direction * COMM_EFFICIENCY.value
+    fabric = link.fabric_gbytes_per_instance / per_instance * COMM_EFFICIENCY.value
+    return node, fabric
+
+
+def shape_grid(
+    kinds: pd.DataFrame,
+    gpus: Mapping[str, GpuSpec],
+    instance_counts: Sequence[int],
+    links: Sequence[Interconnect],
+) -> ShapeGrid:
     counts, plans = np.array(instance_counts, dtype=float), np.arange(len(PLAN_NAMES))
     per_kind = len(counts) * len(plans)
     kind = np.repeat(np.arange(len(kinds)), per_kind)
@@ -75,35 +98,52 @@ def shape_grid(kinds: pd.DataFrame, gpus: Mapping[str, GpuSpec], instance_counts
     plan = np.tile(np.tile(plans, len(counts)), len(kinds))
     per_instance = kinds["gpus_per_instance"].to_numpy(dtype=float)[kind]
     kind_gpus = [gpus[slug] for slug in kinds["gpu"]]
-    zero, tensor_parallel, total, valid = _plan_arrays(kind, plan, instances, per_instance, kinds, kind_gpus)
+    zero, uses_tp, tensor_parallel, total, valid = _plan_arrays(plan, instances, per_instance)
+    kind_links = [links[int(i)] for i in kinds["link"]]
+    rates = np.array(
+        [link_rates(link, float(n)) for link, n in zip(kind_links, kinds["gpus_per_instance"], strict=True)],
+        dtype=float,
+    ).reshape(-1, 2)
     return ShapeGrid(
         kind_gpus=kind_gpus, kind=kind, instances=instances, plan=plan, zero=zero,
         tensor_parallel=tensor_parallel, total=total, valid=valid,
         flash_ok=np.array([gpu.supports_flash_attention() for gpu in kind_gpus], dtype=bool)[kind],
         capacity_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
         bandwidth_gbps=np.array([gpu.memory_bandwidth_gbps for gpu in kind_gpus], dtype=float)[kind],
-        interconnect_gbps=_per_shape_links(kind_gpus, kind, total),
-        tensor_parallel_gbps=_per_shape_links(kind_gpus, kind, tensor_parallel),
+        uses_tp=uses_tp, per_instance=per_instance, link=kinds["link"].to_numpy(dtype=np.int64)[kind],
+        links=list(links), node_nvlink=np.array([link.nvlink for link in kind_links], dtype=bool)[kind],
+        node_gbps=rates[:, 0][kind], fabric_gbps=rates[:, 1][kind],
+        has_fabric=np.array([link.has_fabric for link in kind_links], dtype=bool)[kind],
         slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
     )  # fmt: skip
 
 
-def _plan_arrays(kind, plan, instances, per_instance, kinds, kind_gpus) -> tuple[np.ndarray, ...]:
+def _plan_arrays(plan, instances, per_instance) -> tuple[np.ndarray, ...]:
     zero = np.array([PLANS[name][0] for name in PLAN_NAMES], dtype=float)[plan]
     uses_tp = np.array([PLANS[name][1] for name in PLAN_NAMES])[plan]
-    nvlink = np.array(
-        [nvlink_within(gpu, int(n)) for gpu, n in zip(kind_gpus, kinds["gpus_per_instance"], strict=True)],
-        dtype=bool,
-    )
     total = per_instance * instances
     tensor_parallel = np.where(uses_tp, per_instance, 1.0)
-    valid = np.where(uses_tp, (per_instance > 1) & nvlink[kind], True)
+    valid = np.where(uses_tp, per_instance > 1, True)
     valid &= (zero == 0) | (total > 1)  # ZeRO-3 over one GPU is plain data parallel
-    return zero, tensor_parallel, total, valid
+    return zero, uses_tp, tensor_parallel, total, valid
 
 
 def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
+    """The GPU model can be NVLinked across this many GPUs (datasheet); the instance's own link
+    (procurement/ranking/interconnects.py) decides what ranking uses."""
     return gpu.has_nvlink_switch or (gpu.bridge_gpus >= gpus_per_instance > 1)
+
+
+def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink) -> np.ndarray:
+    """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
+    path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does)."""
+    return valid & ~(uses_tp & ~node_nvlink & spec.is_training)
+
+
+def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:
+    """Several instances of a training plan (or sharded serving) on an instance type without a fabric.
+    Independent serving replicas on separate instances exchange nothing and need none."""
+    return (instances > 1) & (spec.is_training | (zero >= 3)) & ~has_fabric
 
 
 def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str, np.ndarray]:
@@ -143,12 +183,15 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
-    hours, share, generated = _hours(spec, grid, options)
+    hours, share, generated, communication = _hours(spec, grid, options)
     measured = _measured_hours(spec, grid, options)
-    hours = np.where(np.isnan(measured), hours, measured)
+    no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
+    hours = np.where(np.isnan(measured) | no_fabric, hours, measured)
+    hours = np.where(no_fabric, np.nan, hours)  # not runnable: no speed to price
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
-    fits = grid.valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours)
+    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)
+    fits = valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours) & ~no_fabric
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
@@ -156,9 +199,10 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
-        fits=fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
+        fits=fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
+        link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication,
     )  # fmt: skip
 
 
@@ -176,36 +220,32 @@ def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     return ""
 
 
-def _per_shape_links(kind_gpus: Sequence[GpuSpec], kind: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Collective bandwidth per (GPU model, GPU count): computed once per distinct pair."""
-    pairs = {(k, int(c)) for k, c in zip(kind.tolist(), counts.tolist(), strict=True)}
-    table = {(k, c): collective_bandwidth_gbps(kind_gpus[k], c) for k, c in pairs}
-    return np.array(
-        [table[(k, int(c))] for k, c in zip(kind.tolist(), counts.tolist(), strict=True)], dtype=float
-    )
-
-
 def _hours(
     spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hours, communication share, generated tokens/s) per shape."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(hours, communication share, generated tokens/s, the collectives) per shape."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
     peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
         rows = inference_throughput(
             spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
-            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0,
+            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, tensor_parallel_gbps=grid.node_gbps,
         )  # fmt: skip
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
-        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total), decode
+        step = np.asarray(rows["decode_step_seconds"], dtype=float)
+        tp_s = np.asarray(rows["decode_communication_seconds"], dtype=float) * np.ones_like(total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = tp_s / step
+        communication = {"tensor_parallel_seconds": tp_s, "step_seconds": step * np.ones_like(total)}
+        return np.where(served, options.serving_hours, np.nan), share, decode, communication
     mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
     rows = training_throughput(
         spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.interconnect_gbps,
-        tensor_parallel_gbps=grid.tensor_parallel_gbps,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
+        tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
     )  # fmt: skip
-    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan)
+    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows
 
 
 def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:

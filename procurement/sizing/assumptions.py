@@ -120,18 +120,12 @@ NETWORK_BANDWIDTH = Assumption(
     "internode_bandwidth_gbps_per_gpu",
     25.0,
     "GB/s per GPU",
-    "Multi-node jobs: 200 Gb/s InfiniBand/EFA per GPU (p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s "
-    "per GPU higher).",
+    "Multi-node jobs in the `size` report, where no instance type is known: 200 Gb/s InfiniBand/EFA per GPU "
+    "(p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s per GPU higher). Ranking uses each instance "
+    "family's own fabric instead (procurement/data/interconnects.csv).",
 )
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
-)
-SHARDING_OVERHEAD = Assumption(
-    "zero3_step_overhead",
-    0.30,
-    "fraction of step time",
-    "Guides: sharding (ZeRO/FSDP) adds 30-60% to step time; low end for ZeRO-3/FSDP parameter gathers "
-    "(ZeRO-1/2 have the data-parallel communication volume, modelled explicitly).",
 )
 OFFLOAD_OVERHEAD = Assumption(
     "offload_step_overhead",
@@ -202,7 +196,6 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     TP_ALLREDUCE_LATENCY,
     NETWORK_BANDWIDTH,
     GPUS_PER_NODE,
-    SHARDING_OVERHEAD,
     OFFLOAD_OVERHEAD,
     QLORA_DEQUANT_OVERHEAD,
     HEADROOM_DEFAULT,

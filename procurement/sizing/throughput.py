@@ -22,7 +22,6 @@ from procurement.sizing.assumptions import (
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
     QLORA_DEQUANT_OVERHEAD,
-    SHARDING_OVERHEAD,
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
@@ -43,13 +42,38 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
     return (8.0 if recompute else 6.0) * n_active
 
 
-def _step_overhead(spec: WorkloadSpec, zero: np.ndarray) -> np.ndarray:
-    overhead = np.where(zero >= 3, SHARDING_OVERHEAD.value, 0.0)
+def _step_overhead(spec: WorkloadSpec) -> float:
+    """Non-communication step overheads; ZeRO-3/FSDP parameter gathers are counted as collectives."""
+    overhead = 0.0
     if spec.parallelism.offload != "none":
-        overhead = overhead + OFFLOAD_OVERHEAD.value
+        overhead += OFFLOAD_OVERHEAD.value
     if spec.task == "qlora":
-        overhead = overhead + QLORA_DEQUANT_OVERHEAD.value
+        overhead += QLORA_DEQUANT_OVERHEAD.value
     return 1.0 + overhead
+
+
+def ring_seconds(
+    factor, volume, ranks, per_node, node_gbytes, fabric_gbytes
+) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds on the node link, seconds on the fabric) of a hierarchical ring collective.
+
+    ``volume``: bytes each rank contributes; ``ranks``: the group size, ``per_node`` of them in a node;
+    ``factor``: 2 for an all-reduce, 1 for a reduce-scatter or all-gather. The node phase moves
+    (g-1)/g x volume over the node link; the fabric phase moves (N-1)/N x volume/g per rank across N nodes
+    over the rank's share of the fabric (NCCL's ring and tree reach these bounds for large messages). One
+    node (N = 1) is the flat ring 2(n-1)/n x volume / link; one rank per node is the flat ring on the fabric.
+    """
+    per_node = np.minimum(per_node, ranks)
+    nodes = ranks / per_node
+    moves = (np.asarray(factor) * volume) > 0  # nothing to move costs nothing, whatever the link
+    with np.errstate(divide="ignore", invalid="ignore"):
+        node_s = np.where(
+            moves & (per_node > 1), factor * (per_node - 1.0) / per_node * volume / node_gbytes, 0.0
+        )
+        fabric_s = np.where(
+            moves & (nodes > 1), factor * (nodes - 1.0) / nodes * (volume / per_node) / fabric_gbytes, 0.0
+        )
+    return node_s, fabric_s
 
 
 def training_throughput(
@@ -63,12 +87,22 @@ def training_throughput(
     zero_stage=None,
     tensor_parallel=None,
     pipeline_parallel=None,
+    gpus_per_node=None,
+    fabric_gbps=None,
 ) -> dict[str, np.ndarray]:
-    """Tokens/s, hours and communication share per row.
+    """Tokens/s, hours, communication share and every collective per step, per row.
 
-    peak_tflops: dense peak for the precision; interconnect_gbps: per-GPU collective bandwidth of the
-    data-parallel group; tensor_parallel_gbps: that of the tensor-parallel group (within a node;
-    defaults to interconnect_gbps).
+    peak_tflops: dense peak for the precision. interconnect_gbps: per-GPU collective bandwidth (GB/s) of
+    the node link; tensor_parallel_gbps: that of the tensor-parallel group (defaults to interconnect_gbps).
+    gpus_per_node and fabric_gbps (per-GPU collective bandwidth of the inter-node fabric) make the
+    collectives hierarchical; without them the whole group is one flat ring on interconnect_gbps.
+
+    Per step (docs/cost-model.md, "Communication"): the data-parallel gradient all-reduce once
+    (2 x gradient bytes), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
+    of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
+    tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
+    pipeline activation/gradient sends (2 per micro-batch). Data-parallel traffic hides under up to
+    COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -79,6 +113,10 @@ def training_throughput(
     link = _array(interconnect_gbps, np.inf) * 1e9
     tp_link = _array(tensor_parallel_gbps, np.nan) * 1e9
     tp_link = np.where(np.isnan(tp_link), link, tp_link)
+    per_node = _array(gpus_per_node, np.nan)
+    hierarchical = ~np.isnan(per_node)
+    per_node = np.where(hierarchical, per_node, gpus)
+    fabric = np.where(hierarchical, _array(fabric_gbps, np.nan) * 1e9, link)
     dp = gpus / (tp * pp)
     accumulation = float(spec.gradient_accumulation_steps)
     micro_tokens = float(spec.seq_len * spec.micro_batch_size)
@@ -86,30 +124,69 @@ def training_throughput(
 
     bubble = 1.0 + (pp - 1.0) / accumulation
     compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
-    compute_s = compute_s * bubble * _step_overhead(spec, zero)
+    compute_s = compute_s * bubble * _step_overhead(spec)
 
     state = state_bytes(spec)
+    sharded = zero >= 3
     gradient_bytes = state.trainable_params * state.grad_bytes_per_param / (tp * pp)
-    dp_volume = 2.0 * (dp - 1.0) / dp * gradient_bytes * np.where(zero >= 3, 1.5, 1.0)
-    dp_comm_s = dp_volume / link
-    tp_message = micro_tokens * spec.model.hidden_size * 2.0
-    tp_calls = 4.0 * spec.model.num_layers / pp * accumulation
-    tp_comm_s = np.where(
-        tp > 1, tp_calls * (2.0 * (tp - 1.0) / tp * tp_message / tp_link + TP_ALLREDUCE_LATENCY.value), 0.0
-    )
+    weight_bytes = state.weight_bytes / (tp * pp)
+    dp_per_node = np.maximum(1.0, per_node / (tp * pp))  # data-parallel ranks sharing a node
+    # DDP / ZeRO-1/2: one gradient all-reduce per step. ZeRO-3/FSDP: per micro-batch, a gradient
+    # reduce-scatter and two parameter all-gathers (forward, backward).
+    grad_factor = np.where(sharded, accumulation, 2.0)
+    grad_node_s, grad_fabric_s = ring_seconds(grad_factor, gradient_bytes, dp, dp_per_node, link, fabric)
+    gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
+    gather_node_s, gather_fabric_s = ring_seconds(gather_factor, weight_bytes, dp, dp_per_node, link, fabric)
+    dp_comm_s = grad_node_s + grad_fabric_s + gather_node_s + gather_fabric_s
+
+    tp_message = micro_tokens * spec.model.hidden_size * 2.0  # 16-bit activations of one micro-batch
+    tp_calls = tp_allreduces_per_layer(spec) * spec.model.num_layers / pp * accumulation
+    tp_volume = np.where(tp > 1, tp_calls * 2.0 * (tp - 1.0) / tp * tp_message, 0.0)
+    tp_comm_s = np.where(tp > 1, tp_volume / tp_link + tp_calls * TP_ALLREDUCE_LATENCY.value, 0.0)
+
+    # Pipeline stages hand one micro-batch's activations forward and its gradients back; stages spill
+    # onto the fabric once tensor x pipeline ranks outgrow a node.
+    pp_volume = np.where(pp > 1, 2.0 * accumulation * tp_message, 0.0)
+    pp_link = np.where(tp * pp > per_node, fabric, link)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
+
     exposed_dp = np.maximum(0.0, dp_comm_s - COMM_OVERLAP.value * compute_s)
-    step_s = compute_s + exposed_dp + tp_comm_s
+    step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    communication_s = dp_comm_s + tp_comm_s + pp_comm_s
     tokens_per_second = step_tokens / step_s
     with np.errstate(invalid="ignore", divide="ignore"):
         hours = (spec.training_tokens or np.nan) / tokens_per_second / 3600.0
-        share = (dp_comm_s + tp_comm_s) / (compute_s + dp_comm_s + tp_comm_s)
-    return {
+        share = communication_s / (compute_s + communication_s)
+    ranks_volume = 2.0 * (dp - 1.0) / dp
+    rows = {
         "training_tokens_per_second": tokens_per_second,
         "training_hours": hours,
         "communication_share": share,
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
+        "compute_seconds": compute_s,
+        "gradient_seconds_node": grad_node_s,
+        "gradient_seconds_fabric": grad_fabric_s,
+        "gather_seconds_node": gather_node_s,
+        "gather_seconds_fabric": gather_fabric_s,
+        "tensor_parallel_seconds": tp_comm_s,
+        "pipeline_seconds": pp_comm_s,
+        "pipeline_on_fabric": (pp > 1) & (tp * pp > per_node),
+        # bytes each GPU sends per step, for the row's sentence
+        "gradient_bytes_per_step": grad_factor / 2.0 * ranks_volume * gradient_bytes,
+        "gather_bytes_per_step": gather_factor / 2.0 * ranks_volume * weight_bytes,
+        "tensor_parallel_bytes_per_step": tp_volume,
+        "pipeline_bytes_per_step": pp_volume,
     }
+    shape = np.broadcast(*rows.values()).shape
+    return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:
+    """Megatron tensor parallelism: 2 all-reduces per layer forward, 2 backward, 2 more when full
+    recomputation replays the forward (Shoeybi et al. 2019; Korthikanti et al. 2022)."""
+    return 6.0 if spec.gradient_checkpointing == "full" else 4.0
 
 
 def training_hours(spec: WorkloadSpec, **rows) -> np.ndarray:
@@ -145,8 +222,15 @@ def inference_throughput(
     tensor_parallel=None,
     pipeline_parallel=None,
     achieved_bandwidth: float = ACHIEVED_BANDWIDTH_FRACTION,
+    tensor_parallel_gbps=None,
 ) -> dict[str, np.ndarray]:
-    """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token."""
+    """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
+
+    Tensor parallelism adds 2 all-reduces per layer to every decode step (concurrency x hidden 16-bit
+    activations each) and to the prefill (prompt x hidden), each moving 2(t-1)/t of the message over
+    the node link (tensor_parallel_gbps: per-GPU collective GB/s; None: only the per-call latency, an
+    NVLink-class link) plus TP_ALLREDUCE_LATENCY; PCIe cards pay it in full (vLLM on PCIe does).
+    """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
     tp = _array(tensor_parallel, par.tensor_parallel)
@@ -159,16 +243,30 @@ def inference_throughput(
     # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth.
     memory_s = (weight_read + concurrency * kv_read) / (tp * bandwidth * achieved_bandwidth)
     compute_s = concurrency * 2.0 * n_active / (tp * peak * PREFILL_MFU.value)
-    latency_s = np.where(tp > 1, 2.0 * spec.model.num_layers * TP_ALLREDUCE_LATENCY.value, 0.0)
-    step_s = np.maximum(memory_s, compute_s) + latency_s
-    replicas = np.floor(gpus / (tp * pp))
     prompt = float(spec.inference.prompt_tokens)
+    link = _array(tensor_parallel_gbps, np.inf) * 1e9
+    decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link)
+    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
+    step_s = np.maximum(memory_s, compute_s) + decode_comm_s
+    replicas = np.floor(gpus / (tp * pp))
     prefill_s = np.maximum(2.0 * n_active * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
     single_stream_bound = (weight_read + kv_read) / (tp * bandwidth)
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,
         "decode_tokens_per_second_total": concurrency / step_s * replicas,
-        "time_to_first_token_seconds": prefill_s + latency_s,
+        "time_to_first_token_seconds": prefill_s + prefill_comm_s,
+        "decode_step_seconds": step_s,
+        "decode_communication_seconds": decode_comm_s,
         "decode_bound": np.where(compute_s > memory_s, "compute", "memory"),
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
+
+
+def serving_allreduce_seconds(spec: WorkloadSpec, tp, tokens: float, link) -> np.ndarray:
+    """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer, each moving
+    2(t-1)/t x tokens x hidden x 2 bytes over ``link`` (bytes/s) plus the per-call latency."""
+    calls = 2.0 * spec.model.num_layers
+    message = tokens * spec.model.hidden_size * 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_call = 2.0 * (tp - 1.0) / tp * message / link + TP_ALLREDUCE_LATENCY.value
+    return np.where(tp > 1, calls * per_call, 0.0)

@@ -78,7 +78,7 @@ def test_it_counts_offloaded_optimizer_state_in_the_host_ram():
         "name": "o", "task": "full_finetune", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8,
         "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer"},
     })  # fmt: skip
-    small = pd.DataFrame([_offer("aws", "8x-a100-700g", "a100-sxm4-80gb", 8, "on_demand", 40.0, ram=700)])
+    small = pd.DataFrame([_offer("aws", "p4de.24xlarge", "a100-sxm4-80gb", 8, "on_demand", 40.0, ram=700)])
     rows = _rank(spec, small, include_infeasible=True, instance_counts=(1,))
     zero3 = next(row for row in rows if row["plan"]["name"] == "zero3_fsdp")
     assert not zero3["fits"]

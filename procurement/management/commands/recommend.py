@@ -133,6 +133,8 @@ def render_table(report: dict) -> str:
             lines.append(f"    {cost_line(row)}")
         if row.get("spot"):
             lines.append(f"    {spot_line(row['spot'], row['currency'])}")
+        if row.get("interconnect") and row["gpus"] > 1:
+            lines.append(f"    links: {row['interconnect']['summary']}")
     currency = report["results"][0]["currency"] if report["results"] else "USD"
     lines.append(
         f"* on the cost-versus-time Pareto front; money in {currency}, observed dates in --format json"
@@ -149,7 +151,7 @@ def render_empty(report: dict) -> str:
 
 
 BLOCKING_PREFIXES = ("does not fit", "incompatible", "speed not", "spot unsuitable", "price covers the GPUs",
-                     "host RAM too small", "not a valid plan")  # fmt: skip
+                     "host RAM too small", "not a valid plan", "no cluster interconnect")  # fmt: skip
 
 
 def _blocking_reasons(row: dict) -> list[str]:

@@ -1,0 +1,112 @@
+"""A row's ``interconnect``: which link carried which collective, and the sentence a person reads.
+
+Reads the per-shape collectives the sizing engine computed (procurement/sizing/throughput.py) for the
+returned rows only; bytes are what each GPU sends per step, shares are of the step time without overlap
+(the same definition as ``communication_share``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from procurement.ranking.interconnects import Interconnect
+from procurement.ranking.shapes import Shapes
+
+GB = 1e9
+TRAINING_KEYS = ("tensor_parallel_seconds", "tensor_parallel_bytes_per_step", "gradient_seconds_node",
+                 "gradient_seconds_fabric", "gradient_bytes_per_step", "gather_seconds_node", "gather_seconds_fabric",
+                 "gather_bytes_per_step", "pipeline_seconds", "pipeline_on_fabric", "pipeline_bytes_per_step")  # fmt: skip
+
+
+def _links_label(link: Interconnect, node_s: float, fabric_s: float) -> str:
+    names = [
+        name for name, seconds in ((link.node_name, node_s), (link.fabric_name, fabric_s)) if seconds > 0
+    ]
+    return " and ".join(names)
+
+
+def _carried(name: str, gigabytes: float, seconds: float, over: str) -> dict[str, Any]:
+    return {"collective": name, "gb_per_step": round(gigabytes, 3), "seconds_per_step": round(seconds, 6),
+            "over": over}  # fmt: skip
+
+
+def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: int) -> list[dict[str, Any]]:
+    comm = {key: float(shapes.communication[key][shape]) for key in TRAINING_KEYS}
+    carried = []
+    tp_s = comm["tensor_parallel_seconds"]
+    if tp_s > 0:
+        carried.append(
+            _carried("TP all-reduce", comm["tensor_parallel_bytes_per_step"] / GB, tp_s, link.node_name)
+        )
+    grad_node, grad_fabric = comm["gradient_seconds_node"], comm["gradient_seconds_fabric"]
+    if grad_node + grad_fabric > 0:
+        name = "gradient reduce-scatter" if zero >= 3 else "gradient all-reduce"
+        over = _links_label(link, grad_node, grad_fabric)
+        carried.append(_carried(name, comm["gradient_bytes_per_step"] / GB, grad_node + grad_fabric, over))
+    gather_node, gather_fabric = comm["gather_seconds_node"], comm["gather_seconds_fabric"]
+    if gather_node + gather_fabric > 0:
+        over = _links_label(link, gather_node, gather_fabric)
+        seconds = gather_node + gather_fabric
+        carried.append(_carried("FSDP all-gather", comm["gather_bytes_per_step"] / GB, seconds, over))
+    if comm["pipeline_seconds"] > 0:
+        over = link.fabric_name if comm["pipeline_on_fabric"] else link.node_name
+        carried.append(
+            _carried("pipeline send", comm["pipeline_bytes_per_step"] / GB, comm["pipeline_seconds"], over)
+        )
+    return carried
+
+
+def _summary(carried: list[dict[str, Any]], share: float, unit: str) -> str:
+    if not carried:
+        return "one GPU: no collectives"
+    parts = [
+        f"{item['collective']} {_gigabytes(item['gb_per_step'])}/{unit} over {item['over']}"
+        for item in carried
+    ]
+    text = "; ".join(parts)
+    return f"{text}: {share:.0%} of {unit} time" if math.isfinite(share) else text
+
+
+def _gigabytes(value: float) -> str:
+    return f"{value:.3g} GB" if value < 100 else f"{value:,.0f} GB"
+
+
+def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> dict[str, Any]:
+    """The ``interconnect`` object of one ranked row."""
+    link: Interconnect = shapes.links[int(shapes.link[shape])]
+    share = float(shapes.communication_share[shape])
+    row: dict[str, Any] = {
+        "node_link": link.node_name,
+        "node_link_type": link.node_link,
+        "fabric": link.fabric_name or None,
+        "stated": link.stated,
+        "source": link.source_url,
+    }
+    if shapes.no_fabric[shape]:
+        return row | {"carried": [], "communication_share": None,
+                      "summary": f"no cluster interconnect for {instance_type}"}  # fmt: skip
+    if spec.is_training:
+        carried = _training_collectives(shapes, shape, link, int(shapes.zero[shape]))
+        unit = "step"
+    else:
+        tp_s = float(shapes.communication["tensor_parallel_seconds"][shape])
+        carried = [_carried("TP all-reduce", math.nan, tp_s, link.node_name)] if tp_s > 0 else []
+        for item in carried:
+            item["gb_per_step"] = None
+        unit = "decode step"
+    share_value = share if math.isfinite(share) else None
+    if spec.is_training or carried:
+        summary = _summary(carried, share, unit) if spec.is_training else _serving_summary(carried, share)
+    else:
+        summary = "one GPU per replica: no collectives"
+    return row | {"carried": carried, "communication_share": _rounded(share_value), "summary": summary}
+
+
+def _serving_summary(carried: list[dict[str, Any]], share: float) -> str:
+    over = carried[0]["over"]
+    return f"TP all-reduces (2 per layer per decode step) over {over}: {share:.0%} of decode step time"
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -1,0 +1,150 @@
+"""Which links an instance type's GPUs talk over: the node link (NVLink or PCIe) and the cluster fabric.
+
+The facts are data, one row per instance-family pattern with its source (procurement/data/interconnects.csv,
+docs/cost-model.md "Interconnects"); this module only reads and matches them. Rules are tried in file
+order and the first whose provider and glob pattern match the instance type wins. An instance type no
+rule names, or a rule that states PCIe without a figure, gets PCIe x16 at the GPU's datasheet generation:
+a host link nobody states is PCIe until a source says otherwise. A rule without a fabric means the
+instance is a single host: several of them cannot run one training job (no cluster interconnect).
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from procurement.sizing import GpuSpec
+
+BUNDLED_INTERCONNECTS_CSV = Path(__file__).resolve().parents[1] / "data" / "interconnects.csv"
+COLUMNS = ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction",
+           "fabric", "fabric_gbits_per_instance", "source_url", "note")  # fmt: skip
+NODE_LINKS = ("nvlink", "pcie")
+UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
+
+
+class InterconnectTableError(ValueError):
+    """A bad row of the interconnect table, named by file:line and column."""
+
+
+@dataclass(frozen=True)
+class InterconnectRule:
+    provider: str  # "*" matches every provider
+    pattern: str  # glob over the instance type name
+    node_link: str  # nvlink | pcie
+    node_link_name: str
+    node_gbps_per_direction: float | None  # None: from the GPU's PCIe generation
+    fabric: str  # "" when the instance has no cluster interconnect
+    fabric_gbits_per_instance: float | None
+    source_url: str
+
+    def matches(self, provider: str, instance_type: str) -> bool:
+        return self.provider in ("*", provider) and fnmatch.fnmatchcase(instance_type, self.pattern)
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """The links one instance type's GPUs use, resolved for one GPU model."""
+
+    node_link: str  # nvlink | pcie
+    node_name: str  # "NVLink 4 (NVSwitch) 900 GB/s", "PCIe 4.0 x16 32 GB/s"
+    node_gbps_per_direction: float  # raw link rate per GPU per direction (before collective efficiency)
+    fabric: str  # "EFA", "GPUDirect-TCPX" ...; "" for a single host
+    fabric_gbits_per_instance: float  # 0.0 without a fabric
+    source_url: str
+    stated: bool  # a rule named this instance type (False: the PCIe default)
+
+    @property
+    def nvlink(self) -> bool:
+        return self.node_link == "nvlink"
+
+    @property
+    def has_fabric(self) -> bool:
+        return bool(self.fabric) and self.fabric_gbits_per_instance > 0
+
+    @property
+    def fabric_name(self) -> str:
+        return f"{self.fabric} {self.fabric_gbits_per_instance:g} Gb/s" if self.has_fabric else ""
+
+    @property
+    def fabric_gbytes_per_instance(self) -> float:
+        """Fabric rate per instance in GB/s (Gb/s / 8), one direction."""
+        return self.fabric_gbits_per_instance / 8.0
+
+
+def _number(text: str, location: str, column: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InterconnectTableError(f"{location}: {column}: not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InterconnectTableError(f"{location}: {column}: must be a positive number, got {text!r}")
+    return value
+
+
+def read_rules(path: Path = BUNDLED_INTERCONNECTS_CSV) -> tuple[InterconnectRule, ...]:
+    """Every rule of an interconnect table, in file order; a bad cell raises naming file:line and column."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [name for name in COLUMNS if name not in (reader.fieldnames or ())]
+        if missing:
+            raise InterconnectTableError(f"{path}:1: missing columns {', '.join(missing)}")
+        return tuple(_rule(row, f"{path}:{reader.line_num}") for row in reader)
+
+
+def _rule(row: dict[str, str], location: str) -> InterconnectRule:
+    node_link = row["node_link"].strip()
+    if node_link not in NODE_LINKS:
+        raise InterconnectTableError(f"{location}: node_link: must be one of {NODE_LINKS}, got {node_link!r}")
+    node_gbps = _number(row["node_gbps_per_direction"], location, "node_gbps_per_direction")
+    if node_link == "nvlink" and node_gbps is None:
+        raise InterconnectTableError(f"{location}: node_gbps_per_direction: required for an NVLink row")
+    fabric = row["fabric"].strip()
+    fabric_gbits = _number(row["fabric_gbits_per_instance"], location, "fabric_gbits_per_instance")
+    if bool(fabric) != (fabric_gbits is not None):
+        raise InterconnectTableError(
+            f"{location}: fabric_gbits_per_instance: give a fabric and its Gb/s together, or neither"
+        )
+    if not row["source_url"].strip():
+        raise InterconnectTableError(f"{location}: source_url: every rule needs its source")
+    return InterconnectRule(
+        provider=row["provider"].strip() or "*", pattern=row["instance_type_pattern"].strip(),
+        node_link=node_link, node_link_name=row["node_link_name"].strip(), node_gbps_per_direction=node_gbps,
+        fabric=fabric, fabric_gbits_per_instance=fabric_gbits, source_url=row["source_url"].strip(),
+    )  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def bundled_rules() -> tuple[InterconnectRule, ...]:
+    return read_rules()
+
+
+def _pcie(gpu: GpuSpec) -> tuple[str, float]:
+    generation = gpu.pcie_gen or 4  # the datasheet's host interface; unknown: PCIe 4.0, the common case
+    gbps = gpu.pcie_bandwidth_gbps
+    return f"PCIe {generation}.0 x16 {gbps:g} GB/s", gbps
+
+
+def resolve(
+    provider: str, instance_type: str, gpu: GpuSpec, rules: tuple[InterconnectRule, ...] | None = None
+) -> Interconnect:
+    """The links of ``instance_type`` (on ``provider``) carrying ``gpu``: the first matching rule, else PCIe."""
+    rules = bundled_rules() if rules is None else rules
+    rule = next((rule for rule in rules if rule.matches(provider or "", instance_type or "")), None)
+    if rule is None:
+        name, gbps = _pcie(gpu)
+        return Interconnect("pcie", name, gbps, "", 0.0, UNSTATED_SOURCE, stated=False)
+    if rule.node_gbps_per_direction is None:
+        name, gbps = _pcie(gpu)
+    else:
+        name, gbps = rule.node_link_name, rule.node_gbps_per_direction
+    return Interconnect(
+        rule.node_link, name, gbps, rule.fabric, rule.fabric_gbits_per_instance or 0.0, rule.source_url,
+        stated=True,
+    )  # fmt: skip

@@ -1,0 +1,201 @@
+"""Every term of the communication and serving-speed model against hand-computed numbers.
+
+Llama-2-7B: 6,738,415,616 parameters, 32 layers, hidden 4096 (the preset). Bandwidths below are per-GPU
+collective GB/s as the ranking passes them: node link per direction x 0.8, fabric per instance / GPUs x 0.8.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.sizing import inference_throughput, training_throughput
+from procurement.sizing.throughput import decode_read_bytes, ring_seconds
+from tests.procurement.sizing.helpers import spec
+
+P7 = 6_738_415_616
+LAYERS, HIDDEN = 32, 4096
+NVLINK = 450 * 0.8  # H100 NVLink 4: 900 GB/s both ways, 450 per direction, at 80% collective efficiency
+EFA_PER_GPU = 3200 / 8 / 8 * 0.8  # p5.48xlarge: 3,200 Gb/s EFA = 400 GB/s per instance, 8 GPUs share it
+PCIE4 = 32 * 0.8
+
+
+def _train(workload, **rows):
+    defaults = {"peak_tflops": 989.5, "gpu_counts": 1, "interconnect_gbps": NVLINK, "mfu": 0.4}
+    return {k: np.asarray(v).item() for k, v in training_throughput(workload, **(defaults | rows)).items()}
+
+
+def test_a_ring_moves_its_node_share_on_the_link_and_its_node_shard_on_the_fabric():
+    # all-reduce of 1 GB over 16 ranks, 8 per node: node 2 x 7/8 x 1e9 / 360e9; fabric 2 x 1/2 x 1e9/8 / 40e9
+    node_s, fabric_s = ring_seconds(2.0, 1e9, 16.0, 8.0, 360e9, 40e9)
+    assert float(node_s) == pytest.approx(2 * 7 / 8 * 1e9 / 360e9, rel=1e-12)
+    assert float(fabric_s) == pytest.approx(2 * 1 / 2 * 1e9 / 8 / 40e9, rel=1e-12)
+    # one rank per node is the flat ring on the fabric; one node is the flat ring on the link
+    assert float(ring_seconds(2.0, 1e9, 4.0, 1.0, 360e9, 40e9)[1]) == pytest.approx(2 * 3 / 4 * 1e9 / 40e9)
+    assert [float(x) for x in ring_seconds(1.0, 1e9, 8.0, 8.0, 360e9, 0.0)] == [7 / 8 * 1e9 / 360e9, 0.0]
+
+
+def test_it_splits_the_data_parallel_all_reduce_between_nvlink_and_efa():
+    # 2 x p5.48xlarge, full fine-tune, bf16 gradients: S = 2 x P7 bytes per rank, once per step
+    workload = spec(task="pretrain", training_tokens=1e9)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=EFA_PER_GPU)
+    gradient = 2.0 * P7
+    assert rows["gradient_seconds_node"] == pytest.approx(2 * 7 / 8 * gradient / (NVLINK * 1e9), rel=1e-12)
+    assert rows["gradient_seconds_fabric"] == pytest.approx(2 * 1 / 2 * gradient / 8 / (EFA_PER_GPU * 1e9))
+    assert rows["gradient_bytes_per_step"] == pytest.approx(2 * 15 / 16 * gradient)
+    assert rows["gather_seconds_node"] == rows["gather_seconds_fabric"] == 0.0
+
+
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_zero3_reduce_scatters_and_gathers_the_parameters_every_micro_batch(accumulation):
+    # ZeRO-3 on 8 GPUs of one node: per micro-batch a reduce-scatter of S and two all-gathers of W,
+    # each (n-1)/n of the bytes on NVLink; S = W = 2 x P7 (bf16)
+    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=accumulation)
+    zero3 = _train(workload, gpu_counts=8, zero_stage=3, gpus_per_node=8, fabric_gbps=0.0)
+    weight = 2.0 * P7
+    link = NVLINK * 1e9
+    assert zero3["gradient_seconds_node"] == pytest.approx(accumulation * 7 / 8 * weight / link, rel=1e-12)
+    assert zero3["gather_seconds_node"] == pytest.approx(2 * accumulation * 7 / 8 * weight / link, rel=1e-12)
+    assert zero3["gather_bytes_per_step"] == pytest.approx(2 * accumulation * 7 / 8 * weight)
+    # ZeRO-2 keeps the data-parallel volume: one all-reduce per step, no gathers
+    zero2 = _train(workload, gpu_counts=8, zero_stage=2, gpus_per_node=8, fabric_gbps=0.0)
+    assert zero2["gradient_seconds_node"] == pytest.approx(2 * 7 / 8 * weight / link, rel=1e-12)
+    assert zero2["gather_seconds_node"] == 0.0
+
+
+def test_fsdp_gathers_the_frozen_base_weights_of_lora():
+    # LoRA r8 q,v: 4,194,304 fp32 adapters; FSDP still all-gathers the bf16 base, twice per micro-batch:
+    # W = 6,738,415,616 x 2 + 4,194,304 x 4 = 13,493,608,448 bytes
+    workload = spec(task="lora", training_tokens=1e8, parallelism={"gpus": 8, "zero_stage": 3})
+    rows = _train(workload, gpu_counts=8, zero_stage=3, gpus_per_node=8, fabric_gbps=0.0)
+    assert rows["gather_bytes_per_step"] == pytest.approx(2 * 7 / 8 * 13_493_608_448)
+    assert rows["gradient_bytes_per_step"] == pytest.approx(7 / 8 * 4_194_304 * 4)
+
+
+@pytest.mark.parametrize(("checkpointing", "per_layer"), [("none", 4), ("full", 6)])
+def test_it_counts_tensor_parallel_all_reduces_per_layer(checkpointing, per_layer):
+    # TP=4 in a node: per micro-batch per layer 4 all-reduces (6 with full recomputation) of
+    # s x b x h x 2 bytes = 2048 x 2 x 4096 x 2, each moving 2(t-1)/t of it, plus 20 us latency
+    workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=2, gradient_accumulation_steps=2,
+                    gradient_checkpointing=checkpointing)  # fmt: skip
+    rows = _train(workload, gpu_counts=4, tensor_parallel=4, gpus_per_node=8, fabric_gbps=0.0)
+    calls = per_layer * LAYERS * 2
+    volume = calls * 2 * 3 / 4 * 2048 * 2 * HIDDEN * 2
+    assert rows["tensor_parallel_bytes_per_step"] == pytest.approx(volume, rel=1e-12)
+    assert rows["tensor_parallel_seconds"] == pytest.approx(
+        volume / (NVLINK * 1e9) + calls * 20e-6, rel=1e-12
+    )
+
+
+def test_pipeline_sends_cross_the_fabric_when_the_stages_outgrow_a_node():
+    # TP 8 x PP 2 on 16 GPUs, 8 per node: each micro-batch sends activations forward and gradients back,
+    # s x b x h x 2 = 2048 x 1 x 4096 x 2 bytes each, 4 micro-batches, over EFA
+    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=4)
+    rows = _train(workload, gpu_counts=16, tensor_parallel=8, pipeline_parallel=2, gpus_per_node=8,
+                  fabric_gbps=EFA_PER_GPU)  # fmt: skip
+    volume = 2 * 4 * 2048 * HIDDEN * 2
+    assert rows["pipeline_bytes_per_step"] == volume
+    assert rows["pipeline_seconds"] == pytest.approx(volume / (EFA_PER_GPU * 1e9), rel=1e-12)
+    assert rows["pipeline_on_fabric"]
+    # TP all-reduces: 4 per layer of the stage's 32 / 2 layers, per micro-batch, 2 x 7/8 of the message each
+    assert rows["tensor_parallel_bytes_per_step"] == pytest.approx(4 * 16 * 4 * 2 * 7 / 8 * 2048 * HIDDEN * 2)
+
+
+def test_the_step_exposes_what_overlap_cannot_hide_and_the_share_counts_every_collective():
+    # 2 nodes x 8, plain data parallel on a slow 1 GB/s fabric: compute C, all-reduce D (node + fabric);
+    # step = C + max(0, D - 0.67 C); share = D / (C + D)
+    workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=4)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=1.0)
+    compute = 6 * P7 * 2048 * 4 * 16 / (16 * 989.5e12 * 0.4)
+    gradient = 2.0 * P7
+    comm = 2 * 7 / 8 * gradient / (NVLINK * 1e9) + 2 * 1 / 2 * gradient / 8 / 1e9
+    assert rows["compute_seconds"] == pytest.approx(compute, rel=1e-12)
+    assert rows["step_seconds"] == pytest.approx(compute + comm - 0.67 * compute, rel=1e-12)
+    assert rows["communication_share"] == pytest.approx(comm / (compute + comm), rel=1e-12)
+    assert rows["training_tokens_per_second"] == pytest.approx(2048 * 4 * 16 / rows["step_seconds"])
+
+
+def test_a_multi_node_job_without_a_fabric_never_finishes():
+    workload = spec(task="pretrain", training_tokens=1e9)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=0.0)
+    assert not np.isfinite(rows["training_hours"])
+
+
+SERVE_8B = {"preset": "llama-3.1-8b"}  # 32 layers, hidden 4096
+
+
+def test_serving_tensor_parallelism_pays_its_decode_all_reduces_over_pcie():
+    # TP=2 on PCIe 4.0: each decode step does 2 x 32 all-reduces of concurrency x 4096 x 2 bytes, moving
+    # 2 x 1/2 of it at 25.6 GB/s, plus 20 us each; prefill the same with the prompt's tokens
+    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
+                    inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    kw = {"bandwidth_gbps": 864.0, "peak_tflops": 362.05, "gpu_counts": 4, "tensor_parallel": 2}
+    pcie = inference_throughput(workload, tensor_parallel_gbps=PCIE4, **kw)
+    fast = inference_throughput(workload, **kw)  # no link given: latency only
+    decode_comm = 64 * (2 * 1 / 2 * 16 * 4096 * 2 / (PCIE4 * 1e9) + 20e-6)
+    prefill_comm = 64 * (2 * 1 / 2 * 1536 * 4096 * 2 / (PCIE4 * 1e9) + 20e-6)
+    assert float(pcie["decode_communication_seconds"]) == pytest.approx(decode_comm, rel=1e-12)
+    step = float(fast["decode_step_seconds"]) - 64 * 20e-6 + decode_comm
+    assert float(pcie["decode_step_seconds"]) == pytest.approx(step, rel=1e-12)
+    ttft = float(fast["time_to_first_token_seconds"]) - 64 * 20e-6 + prefill_comm
+    assert float(pcie["time_to_first_token_seconds"]) == pytest.approx(ttft, rel=1e-12)
+
+
+def test_decode_totals_are_concurrency_over_the_step_times_replicas():
+    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
+                    inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    weight_read, kv_read = decode_read_bytes(workload, 16.0)
+    rows = inference_throughput(
+        workload, bandwidth_gbps=864.0, peak_tflops=362.05, gpu_counts=4, tensor_parallel=2
+    )
+    # memory bound: (weights + 16 KV streams) / (2 x 864 GB/s x 0.7), plus 64 all-reduce latencies
+    step = (weight_read + 16 * kv_read) / (2 * 864e9 * 0.7) + 64 * 20e-6
+    assert float(rows["decode_step_seconds"]) == pytest.approx(step, rel=1e-12)
+    assert float(rows["decode_tokens_per_second_total"]) == pytest.approx(
+        16 / step * 2, rel=1e-12
+    )  # 2 replicas
+    assert float(rows["decode_tokens_per_second_per_stream"]) == pytest.approx(1 / step, rel=1e-12)
+
+
+def test_prefill_compute_divides_by_the_tensor_parallel_gpus():
+    # 2 x 8,030,261,248 x 1536 prompt tokens over 2 GPUs x 362.05 TFLOPS x 0.5 (compute bound)
+    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
+                    inference={"concurrency": 1, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    rows = inference_throughput(
+        workload, bandwidth_gbps=864.0, peak_tflops=362.05, gpu_counts=2, tensor_parallel=2
+    )
+    prefill = 2 * 8_030_261_248 * 1536 / (2 * 362.05e12 * 0.5)
+    assert float(rows["time_to_first_token_seconds"]) == pytest.approx(prefill + 64 * 20e-6, rel=1e-12)
+
+
+def test_moe_decode_reads_only_the_experts_some_stream_picks():
+    # Mixtral 8x7B: routed experts 32 layers x 8 x 3 x 4096 x 14336 = 45,097,156,608 params; with 4 streams
+    # each expert is untouched with probability (6/8)^4, so that share of them is not read
+    workload = spec(task="inference", model={"preset": "mixtral-8x7b"}, precision="bf16",
+                    inference={"concurrency": 4, "context_len": 512})  # fmt: skip
+    weight_read, _ = decode_read_bytes(workload, 4.0)
+    routed = 32 * 8 * 3 * 4096 * 14336
+    untouched = routed * (6 / 8) ** 4
+    embedding = 32000 * 4096 * 2
+    assert weight_read == pytest.approx(46_702_792_704 * 2 - embedding - untouched * 2, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    per_node=st.sampled_from([1, 2, 4, 8]),
+    nodes=st.integers(1, 8),
+    zero=st.sampled_from([0, 3]),
+    fabric=st.floats(0.5, 500.0),
+    node=st.floats(5.0, 900.0),
+    accumulation=st.integers(1, 4),
+)
+def test_more_bandwidth_never_makes_a_plan_slower(per_node, nodes, zero, fabric, node, accumulation):
+    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=accumulation)
+    kw = {"gpu_counts": per_node * nodes, "zero_stage": zero, "gpus_per_node": per_node}
+    base = _train(workload, interconnect_gbps=node, fabric_gbps=fabric, **kw)["training_hours"]
+    doubled_fabric = _train(workload, interconnect_gbps=node, fabric_gbps=2 * fabric, **kw)["training_hours"]
+    doubled_node = _train(workload, interconnect_gbps=2 * node, fabric_gbps=fabric, **kw)["training_hours"]
+    assert doubled_fabric <= base * (1 + 1e-12)
+    assert doubled_node <= base * (1 + 1e-12)
+    no_fabric = _train(workload, interconnect_gbps=node, fabric_gbps=0.0, **kw)["training_hours"]
+    assert base <= no_fabric  # adding a fabric never makes a plan slower (without one it never finishes)
