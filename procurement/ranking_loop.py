@@ -24,7 +24,9 @@ from procurement.ranking import (
     prepare_offers,
     spot_overhead_by_band,
 )
+from procurement.ranking.configurations import checkpoint_too_slow
 from procurement.ranking.shapes import host_needs, offloaded_per_gpu_gib
+from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -96,10 +98,17 @@ def rank_workload_loop(
             continue
         price = offer.price_usd
         if offer.pricing_model == "spot":
-            price *= 1.0 + float(spot_overhead_by_band(np.array([offer.band]), options)[0])
+            timing = job_spot_timing(spec, options)
+            overhead = spot_overhead_by_band(
+                np.array([offer.band]), timing.checkpoint_write_hours, timing.restart_hours
+            )
+            price *= 1.0 + float(overhead[0])
         for instances in options.instance_counts:
             if offer.pricing_model == "spot" and (
-                instances > 1 or not spec.is_training or not options.can_checkpoint
+                instances > 1
+                or not spec.is_training
+                or not options.can_checkpoint
+                or checkpoint_too_slow(spec, options)
             ):
                 continue
             for plan in PLAN_NAMES:

@@ -11,6 +11,7 @@ from procurement.costing.spot import BAND_MONTHLY_INTERRUPTION, GUIDE_MAX_CHECKP
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOptions
 from procurement.ranking.shapes import Shapes
+from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import WorkloadSpec
 
 
@@ -37,20 +38,25 @@ class Configurations:
         return float(self.offer_effective_price_per_hour[self.offer[index]])
 
 
-def spot_overhead_by_band(band: np.ndarray, options: RankingOptions) -> np.ndarray:
-    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md)."""
+def spot_overhead_by_band(band: np.ndarray, write_hours: float, restart_hours: float) -> np.ndarray:
+    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md); C and
+    R are the job's own (ranking/spot_inputs.py)."""
     monthly = np.array([float(p) for p in BAND_MONTHLY_INTERRUPTION])[band]
     rate = -np.log1p(-monthly) / HOURS_PER_MONTH
-    write = options.checkpoint_write_hours
-    interval = np.minimum(np.sqrt(2.0 * write / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
-    return write / interval + (interval / 2.0 + options.restart_hours) * rate
+    interval = np.minimum(np.sqrt(2.0 * write_hours / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
+    return write_hours / interval + (interval / 2.0 + restart_hours) * rate
 
 
 def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOptions) -> np.ndarray:
     """Per shape: would a spot offer be refused (several instances, serving, or no checkpoints)?"""
-    if not spec.is_training or not options.can_checkpoint:
+    if not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options):
         return np.ones(shapes.instances.shape, dtype=bool)
     return shapes.instances > 1
+
+
+def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
+    """A checkpoint write of 15 minutes or more leaves no work between the guides' 15-minute checkpoints."""
+    return job_spot_timing(spec, options).checkpoint_write_hours >= float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS)
 
 
 def host_shortfall(
@@ -90,7 +96,9 @@ def configure(
         offer, shape = offer[~host_short], shape[~host_short]
         host_short = np.zeros(offer.shape, dtype=bool)
     price = columns["price_usd"]
-    effective = np.where(is_spot, price * (1.0 + spot_overhead_by_band(columns["band"], options)), price)
+    timing = job_spot_timing(spec, options)
+    overhead = spot_overhead_by_band(columns["band"], timing.checkpoint_write_hours, timing.restart_hours)
+    effective = np.where(is_spot, price * (1.0 + overhead), price)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer]

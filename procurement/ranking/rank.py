@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
@@ -57,8 +58,15 @@ def rank_workload(
         [prepared.row(int(configs.offer[i])).get("offer_id") for i in simulated], options
     )  # one read for every simulated row
     context = (prepared, shapes, configs, spec, options, front, now)
+    on_demand = on_demand_prices(prepared, configs, simulated) if options.deadline_hours is not None else {}
     rows = [
-        describe(int(i), *context, simulate_spot=int(i) in simulated, price_histories=histories)
+        describe(
+            int(i),
+            *context,
+            simulate_spot=int(i) in simulated,
+            price_histories=histories,
+            on_demand_prices=on_demand,
+        )  # fmt: skip
         for i in order
     ]
     return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))
@@ -68,3 +76,24 @@ def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: Rank
     """The first ``spot_simulation_rows`` feasible spot rows of the ranking get the Monte Carlo."""
     spot = [int(i) for i in order if configs.fits[i] and prepared.columns["is_spot"][configs.offer[i]]]
     return set(spot[: options.spot_simulation_rows])
+
+
+def on_demand_prices(prepared: PreparedOffers, configs, rows) -> dict[int, float]:
+    """Per spot row: the on-demand USD price of the same instance type in the same region and zone (the
+    deadline plan's fallback). Searched among the offers of the row's GPU kind only, so it stays cheap."""
+    columns, text, found = prepared.columns, prepared.text, {}
+    on_demand = ~columns["is_spot"]
+    for index in rows:
+        offer = int(configs.offer[index])
+        same_kind = np.flatnonzero(on_demand & (prepared.offer_kind == prepared.offer_kind[offer]))
+        key = _place(text, int(prepared.positions[offer]))
+        for candidate in same_kind:
+            position = int(prepared.positions[candidate])
+            if text["pricing_model"][position] == "on_demand" and _place(text, position) == key:
+                found[int(index)] = float(columns["price_usd"][candidate])
+                break
+    return found
+
+
+def _place(text, position: int) -> tuple:
+    return tuple(text[name][position] for name in ("provider", "instance_type", "region"))

@@ -10,7 +10,7 @@ from typing import Any
 
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
-from procurement.ranking.configurations import Configurations
+from procurement.ranking.configurations import Configurations, checkpoint_too_slow
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
     COMMITTED_MODELS,
@@ -41,6 +41,7 @@ def describe(
     *,
     simulate_spot: bool = False,
     price_histories: Mapping[int, Any] | None = None,
+    on_demand_prices: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
@@ -90,7 +91,8 @@ def describe(
         row["spot"] = spot_details(
             offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
             instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
-            price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
+            price_history_usd=(price_histories or {}).get(offer.get("offer_id")), now=now,
+            on_demand_price_usd=(on_demand_prices or {}).get(index),
         )  # fmt: skip
     return row
 
@@ -178,6 +180,8 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
             return ["spot unsuitable: online inference drops live requests when an instance is reclaimed"]
         if not options.can_checkpoint:
             return ["spot unsuitable: the job cannot checkpoint"]
+        if checkpoint_too_slow(spec, options):
+            return ["spot unsuitable: a checkpoint write takes 15 min or more, the guides' whole interval"]
         return ["spot unsuitable: reclaiming one instance stalls the others; keep the job on one instance"]
     overhead = configs.effective_price_per_hour(index) / configs.price_per_hour(index) - 1.0
     band = int(offer["band"])

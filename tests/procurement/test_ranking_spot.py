@@ -10,8 +10,16 @@ from tests.procurement.test_ranking import GPUS, NOW, OFFERS, QLORA_8B
 
 # Band 0 (<5% a month, midpoint 2.5%): lambda = -ln(0.975) / 730 = 3.4682e-5 per hour
 BAND0_RATE = -math.log(0.975) / 730
-# C = 1 min, R = 0.1 h, tau = min(Young/Daly, 15 min) = 0.25 h: overhead = (1/60)/0.25 + (0.125 + 0.1) x lambda
-BAND0_OVERHEAD = (1 / 60) / 0.25 + 0.225 * BAND0_RATE
+# QLoRA Llama-3.1-8B, LoRA r=8 on q_proj (4096->4096) and v_proj (4096->1024), 32 layers:
+# 32 x 8 x ((4096 + 4096) + (4096 + 1024)) = 3,407,872 adapter parameters; a resumable checkpoint keeps each
+# as fp32 (4 B) plus AdamW m and v (8 B): 40,894,464 B = 0.0409 GB, written at 0.5 GB/s in 0.08 s, so the
+# one-second floor applies: C = 1/3600 h.
+CHECKPOINT_WRITE_HOURS = 1 / 3600
+# R = provisioning 300 s + image 30 GB / 0.25 GB/s = 120 s + frozen bf16 base 8,030,261,248 x 2 B / 0.5 GB/s
+# = 32.121 s + dataset 2e8 tokens x 4 B / 0.5 GB/s = 1.6 s + checkpoint 0.040894464 GB / 0.5 GB/s = 0.0818 s
+RESTART_HOURS = (300 + 120 + 8_030_261_248 * 2 / 1e9 / 0.5 + 1.6 + 0.040894464 / 0.5) / 3600  # 0.126056 h
+# tau = min(Young/Daly, 15 min) = 0.25 h: overhead = C/0.25 + (0.125 + R) x lambda
+BAND0_OVERHEAD = CHECKPOINT_WRITE_HOURS / 0.25 + (0.125 + RESTART_HOURS) * BAND0_RATE
 
 
 def _spot_rows(offers=OFFERS, spec=QLORA_8B, **options):
@@ -27,12 +35,22 @@ def test_it_states_the_rate_its_source_the_interval_and_the_overhead():
     spot = _l4_spot()["spot"]
     assert spot["interruption_band"] == "<5%" and spot["interruption_source"] == "advisor"
     assert spot["interruption_rate_per_hour"] == "0.000034682"  # 3.4682e-5 to 9 places
-    assert spot["checkpoint_interval_minutes"] == 15.0  # Young/Daly sqrt(2 x (1/60) / lambda) = 31 h, capped
-    assert spot["optimal_interval_hours"] == pytest.approx(math.sqrt(2 * (1 / 60) / BAND0_RATE), abs=1e-3)
-    assert spot["overhead"] == f"{BAND0_OVERHEAD:.6f}" == "0.066674"
+    assert (
+        spot["checkpoint_interval_minutes"] == 15.0
+    )  # Young/Daly sqrt(2 x (1/3600) / lambda) = 4.0 h, capped
+    assert spot["optimal_interval_hours"] == pytest.approx(math.sqrt(2 * (1 / 3600) / BAND0_RATE), abs=1e-3)
+    assert spot["interval_rule"].endswith(
+        "capped by the guides' 15-minute ceiling (reclaims cluster in bad weeks)"
+    )
+    assert spot["overhead"] == f"{BAND0_OVERHEAD:.6f}" == "0.001120"
+    assert spot["checkpoint_write_minutes"] == pytest.approx(1 / 60, abs=1e-3)
+    assert spot["restart_hours"] == pytest.approx(RESTART_HOURS, abs=1e-4)
+    assert spot["timing"]["restart_parts_minutes"]["image_pull"] == 2.0  # 30 GB at 0.25 GB/s = 120 s
+    assert spot["timing"]["checkpoint_gb"] == pytest.approx(0.040894, abs=1e-6)
     assert spot["verdict"] == "suitable"
+    # 0.30 x (1 + 0.0011198) = 0.300336
     assert spot["why"] == [
-        "checkpointing every 15.0 min adds 6.67% paid time; effective spot price 0.320002/h"
+        "checkpointing every 15.0 min adds 0.11% paid time; effective spot price 0.300336/h"
     ]
 
 
@@ -60,8 +78,8 @@ def test_it_simulates_p50_and_p90_for_the_first_feasible_spot_rows():
     row = next(row for row in simulated if row["instance_type"] == "g6.2xlarge")
     simulation, hours = row["spot"]["simulation"], row["hours"]
     # With lambda = 3.5e-5/h a job of ~H hours is interrupted with probability ~H x 3.5e-5 << 10%, so P50 and
-    # P90 are the uninterrupted run: H of work plus a 1-minute checkpoint after each 15-minute segment but the last.
-    uninterrupted = hours + (math.ceil(hours / 0.25) - 1) / 60
+    # P90 are the uninterrupted run: H of work plus a 1-second checkpoint after each 15-minute segment but the last.
+    uninterrupted = hours + (math.ceil(hours / 0.25) - 1) / 3600
     assert simulation["p50_hours"] == simulation["p90_hours"] == pytest.approx(uninterrupted, abs=2e-3)
     assert float(simulation["p50_cost"]) == pytest.approx(uninterrupted * 0.3, abs=0.011)  # at 0.30/h spot
     assert (simulation["trials"], simulation["seed"]) == (2000, 0)
