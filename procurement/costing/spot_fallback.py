@@ -11,7 +11,8 @@ the time to finish it on spot (on-demand, never reclaimed, needs only W), R_spot
 both are the first launch). With r = tau + C (a whole segment and its write, the most a reclaim can lose)
 the rule is safe: every trial meets the deadline whenever on-demand alone would. A smaller reserve keeps
 more hours on spot at some risk; the plan takes the cheapest reserve of {0, 1/4, 1/2, 1} x (tau + C)
-whose simulated probability of meeting the deadline is at least the one asked for (default 95%).
+whose simulated probability of meeting the deadline is at least the one asked for (default 95%), or
+on-demand alone when that is cheaper still (a reclaim-heavy spot run can cost more than it saves).
 
 Reclaims are the same Poisson process as ``spot_simulation`` (memoryless, so each spot run draws a fresh
 exponential time to its reclaim); every hour is billed at the price of the instance it runs on.
@@ -147,10 +148,10 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
         )  # fmt: skip
         if plan.meets_target and (best is None or plan.expected_cost < best.expected_cost):
             best = plan
-    if best is not None:
-        return best
     met = 1.0 if od_only_hours <= spec.deadline_hours + EPSILON_HOURS else 0.0
-    return FallbackPlan(
+    if best is not None and (best.expected_cost <= od_only_cost or met < spec.probability):
+        return best
+    return FallbackPlan(  # on-demand alone: cheaper than any spot mix that meets the target, or the only hope
         meets_target=met >= spec.probability, reserve_fraction=None, expected_cost=od_only_cost,
         p90_cost=od_only_cost, p_meets_deadline=met, expected_spot_hours=0.0,
         expected_on_demand_hours=od_only_hours, switched_share=1.0, on_demand_only_cost=od_only_cost,

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
@@ -58,7 +57,9 @@ def rank_workload(
         [prepared.row(int(configs.offer[i])).get("offer_id") for i in simulated], options
     )  # one read for every simulated row
     context = (prepared, shapes, configs, spec, options, front, now)
-    on_demand = on_demand_prices(prepared, configs, simulated) if options.deadline_hours is not None else {}
+    on_demand = (
+        on_demand_prices(offers, prepared, configs, simulated) if options.deadline_hours is not None else {}
+    )
     rows = [
         describe(
             int(i),
@@ -78,22 +79,22 @@ def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: Rank
     return set(spot[: options.spot_simulation_rows])
 
 
-def on_demand_prices(prepared: PreparedOffers, configs, rows) -> dict[int, float]:
-    """Per spot row: the on-demand USD price of the same instance type in the same region and zone (the
-    deadline plan's fallback). Searched among the offers of the row's GPU kind only, so it stays cheap."""
-    columns, text, found = prepared.columns, prepared.text, {}
-    on_demand = ~columns["is_spot"]
+def on_demand_prices(
+    offers: pd.DataFrame | None, prepared: PreparedOffers, configs, rows
+) -> dict[int, float]:
+    """Per spot row: the on-demand USD price of the same instance type in the same region (the deadline
+    plan's fallback), read from the whole offer table (the ranked one may hold spot prices only)."""
+    found: dict[int, float] = {}
+    if offers is None or not len(rows):
+        return found
+    on_demand = offers[offers["pricing_model"].to_numpy(dtype=object) == "on_demand"]
+    types = on_demand["instance_type"].to_numpy(dtype=object)
     for index in rows:
-        offer = int(configs.offer[index])
-        same_kind = np.flatnonzero(on_demand & (prepared.offer_kind == prepared.offer_kind[offer]))
-        key = _place(text, int(prepared.positions[offer]))
-        for candidate in same_kind:
-            position = int(prepared.positions[candidate])
-            if text["pricing_model"][position] == "on_demand" and _place(text, position) == key:
-                found[int(index)] = float(columns["price_usd"][candidate])
-                break
+        position = int(prepared.positions[int(configs.offer[index])])
+        place = {name: prepared.text[name][position] for name in ("provider", "instance_type", "region")}
+        match = on_demand[types == place["instance_type"]]
+        match = match[(match["provider"] == place["provider"]) & (match["region"] == place["region"])]
+        prices = pd.to_numeric(match["price_per_hour_usd"], errors="coerce").dropna()
+        if len(prices):
+            found[int(index)] = float(prices.iloc[0])
     return found
-
-
-def _place(text, position: int) -> tuple:
-    return tuple(text[name][position] for name in ("provider", "instance_type", "region"))

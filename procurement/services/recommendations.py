@@ -233,7 +233,8 @@ def recommendation_compute(
         spot_price_history=context.spot_price_histories,
     )
     try:
-        return rank_workload(spec, None, context.gpus, options, prepared=context.prepared(options))
+        # the whole offer table goes along: a deadline plan looks up on-demand fallback prices in it
+        return rank_workload(spec, context.offers, context.gpus, options, prepared=context.prepared(options))
     except ValueError as error:  # e.g. a training workload without training_tokens
         field_name, _, message = str(error).partition(": ")
         raise CostInputError(field_name, message) from None

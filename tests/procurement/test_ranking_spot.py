@@ -106,3 +106,77 @@ def test_it_converts_the_simulated_cost_into_the_requested_currency():
     cny = _l4_spot(currency="CNY", fx_rate_from_usd=Decimal("7.15"))["spot"]["simulation"]
     assert float(cny["p50_cost"]) == pytest.approx(float(usd["p50_cost"]) * 7.15, abs=0.04)
     assert cny["p50_hours"] == usd["p50_hours"]
+
+
+def test_an_assumed_band_widens_the_p90_to_the_worst_band():
+    # A long job (2,000 h of work on one L4) so reclaims matter: at band 2 (12.5%/month, lambda 1.83e-4/h)
+    # and at band 4 (25%, lambda 3.94e-4/h) a 2,000-hour run sees about 0.37 and 0.79 reclaims.
+    long_job = parse_workload_spec(
+        {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 2e10}
+    )
+    assumed = OFFERS.assign(interruption_band=float("nan"))
+    known_band_2 = OFFERS.assign(interruption_band=2.0)
+    guess = next(r for r in _spot_rows(assumed, spec=long_job) if r["instance_type"] == "g6.2xlarge")["spot"]
+    known = next(r for r in _spot_rows(known_band_2, spec=long_job) if r["instance_type"] == "g6.2xlarge")[
+        "spot"
+    ]
+    assert guess["interruption_band"] == known["interruption_band"] == "10-15%"
+    assert guess["simulation"]["p50_hours"] == known["simulation"]["p50_hours"]
+    assert guess["simulation"]["p90_hours"] > known["simulation"]["p90_hours"]
+    assert guess["simulation"]["p90_basis"].startswith("assumed band: P90 simulated at the >20% band")
+    assert known["simulation"]["p90_basis"] == "simulated at the row's band"
+    assert guess["warnings"] and guess["warnings"][0].startswith("assumed band")
+    assert known["warnings"] == []
+
+
+def test_an_advisor_band_older_than_a_year_is_flagged():
+    old = OFFERS.assign(interruption_observed_at="2025-10-01T00:00:00+00:00")  # 425 days before NOW
+    spot = next(r for r in _spot_rows(old) if r["instance_type"] == "g6.2xlarge")["spot"]
+    assert spot["advisor_stale"] is True
+    assert spot["warnings"] == [
+        "Spot Advisor band observed 2025-10-01, over a year ago: interruption rates may have changed"
+    ]
+    recent = OFFERS.assign(interruption_observed_at="2026-01-01T00:00:00+00:00")  # 333 days
+    assert (
+        next(r for r in _spot_rows(recent) if r["instance_type"] == "g6.2xlarge")["spot"]["advisor_stale"]
+        is False
+    )
+
+
+def test_a_training_deadline_adds_the_spot_with_on_demand_fallback_plan():
+    row = next(r for r in _spot_rows(deadline_hours=400.0) if r["instance_type"] == "g6.2xlarge")
+    plan = row["spot"]["deadline_plan"]
+    assert plan["available"] and plan["meets_target"] and plan["target_probability"] == 0.95
+    assert plan["on_demand_price_per_hour"] == "0.977600"  # g6.2xlarge on-demand in us-east-1
+    # band 0 over ~a few dozen hours: reclaims are rare, so the job stays on spot: expected cost ~ P50 cost
+    assert float(plan["expected_cost"]) == pytest.approx(
+        float(row["spot"]["simulation"]["p50_cost"]), rel=0.02
+    )
+    assert plan["p_meets_deadline"] >= 0.95
+    assert plan["text"] == (
+        f"spot with on-demand fallback: expected cost {plan['expected_cost']} USD, "
+        f"P(meets deadline) {plan['p_meets_deadline']:.1%}"
+    )
+    assert _l4_spot()["spot"]["deadline_plan"] is None  # no deadline, no plan
+
+
+def test_a_spot_row_without_an_on_demand_sibling_says_so():
+    alone = OFFERS[~((OFFERS["instance_type"] == "g6.2xlarge") & (OFFERS["pricing_model"] == "on_demand"))]
+    row = next(r for r in _spot_rows(alone, deadline_hours=400.0) if r["instance_type"] == "g6.2xlarge")
+    assert row["spot"]["deadline_plan"] == {
+        "available": False,
+        "why": "no on-demand price for this instance type in this region to fall back on",
+    }
+
+
+def test_a_checkpoint_slower_than_the_interval_refuses_spot():
+    full = parse_workload_spec(
+        {"name": "f", "task": "full_finetune", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8,
+         "parallelism": {"zero_stage": 3}}
+    )  # fmt: skip
+    # 8.03e9 params x 14 B = 112.4 GB; at 0.1 GB/s a write takes 1,124 s = 18.7 min > 15 min
+    rows = _spot_rows(spec=full, include_infeasible=True, storage_write_gb_per_s=0.1)
+    assert rows and not any(row["fits"] for row in rows)
+    assert any("a checkpoint write takes 15 min or more" in " ".join(row["reasons"]) for row in rows)
+    verdicts = {row["spot"]["verdict"] for row in rows}
+    assert verdicts == {"unsuitable"}
