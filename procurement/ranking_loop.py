@@ -35,10 +35,13 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.assumptions import TIGHT_UTILIZATION
 
 
-def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int) -> tuple[float, float]:
-    """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU)."""
+def _memory_gib(
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int
+) -> tuple[float, float, float]:
+    """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU, peak GiB per GPU)."""
     offload = spec.parallelism.offload if zero >= 3 else "none"
     flash = spec.flash_attention and gpu.supports_flash_attention()
     table = memory_breakdown_gib(
@@ -50,7 +53,11 @@ def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int)
         offload=offload,
         flash_attention=flash,
     )
-    return float(table["required_per_gpu_gib"]), float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus))
+    return (
+        float(table["required_per_gpu_gib"]),
+        float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus)),
+        float(table["total_per_gpu_gib"]),
+    )
 
 
 def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions) -> float:
@@ -119,9 +126,10 @@ def rank_workload_loop(
                 if zero >= 3 and total_gpus == 1:
                     continue
                 tp = per_instance if uses_tp else 1
-                required, offloaded = _memory_gib(spec, gpu, total_gpus, zero, tp)
-                if not required <= gpu.capacity_gib:
+                required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp)
+                if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
+                tight = required > gpu.capacity_gib or peak > TIGHT_UTILIZATION.value * gpu.capacity_gib
                 ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
                 if offer.memory_gib < ram_needed or offer.vcpus < vcpus_needed:  # NaN (unknown): allowed
                     continue
@@ -133,6 +141,6 @@ def rank_workload_loop(
                     continue
                 if options.budget is not None and total > options.budget_usd:
                     continue
-                rows.append((total, hours, position, instances, plan))
-    rows.sort(key=lambda row: (row[0], row[1]))
-    return rows
+                rows.append((total, hours, position, instances, plan, tight))
+    rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
+    return [row[:5] for row in rows]

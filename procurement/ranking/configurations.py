@@ -30,6 +30,7 @@ class Configurations:
     spot_refused: np.ndarray
     selected: np.ndarray  # passes fits (unless include_infeasible) and every filter
     considered: int  # every valid configuration (offer x instance count x plan), priced or not
+    tight: np.ndarray  # feasible, but the peak fits without the spec's headroom: ranked after the rest
 
     def price_per_hour(self, index: int) -> float:
         return float(self.offer_price_per_hour[self.offer[index]])
@@ -111,8 +112,9 @@ def configure(
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
     return Configurations(
-        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered
-    )
+        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered,
+        shapes.tight[shape] & fits,
+    )  # fmt: skip
 
 
 def _filters(total: np.ndarray, hours: np.ndarray, options: RankingOptions) -> np.ndarray:
@@ -140,12 +142,17 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 
 
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
-    """Selected feasible rows by (total cost, hours, catalog order); only the top N are fully sorted.
+    """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom before the
+    tight ones (peak fits, headroom does not); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
     so "why not" is shown for the configurations a person would otherwise have picked."""
     candidates = np.flatnonzero(configs.selected)
     fits = configs.fits[candidates]
-    order = _cheapest(configs, candidates[fits], top)
+    tight = configs.tight[candidates]
+    order = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
+    if top is None or order.size < top:  # tight (peak fits, headroom does not): flagged, after them
+        rest = None if top is None else top - order.size
+        order = np.concatenate([order, _cheapest(configs, candidates[fits & tight], rest)])
     if include_infeasible:
         order = np.concatenate([order, _cheapest(configs, candidates[~fits], top)])
     return order

@@ -81,12 +81,14 @@ def describe(
         "observation_id": _optional_int(offer["observation_id"]),
         "basis": "measured" if shapes.measured[shape] else "estimated",
         "fits": fits,
+        "tight": bool(shapes.tight[shape]) and fits,
         "pareto": fits and (shape, float(total)) in front,
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
     }
     row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
+    row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
             offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
@@ -94,7 +96,19 @@ def describe(
             price_history_usd=(price_histories or {}).get(offer.get("offer_id")), now=now,
             on_demand_price_usd=(on_demand_prices or {}).get(index),
         )  # fmt: skip
+    if "spot" in row:
+        row["warnings"] += row["spot"]["warnings"]
     return row
+
+
+def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
+    if not (fits and shapes.tight[shape]):
+        return []
+    return [
+        f"tight: the peak of {shapes.total_gib[shape]:.1f} GiB fits the {shapes.capacity_gib[shape]:.1f} GiB "
+        f"card, but not with {spec.headroom:.0%} headroom ({shapes.required_gib[shape]:.1f} GiB); ranked after "
+        "configurations with headroom: watch for out-of-memory on long sequences"
+    ]
 
 
 def _optional_int(value) -> int | None:
@@ -147,6 +161,12 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
     required, capacity = shapes.required_gib[shape], shapes.capacity_gib[shape]
     if not math.isfinite(required):
         return "not a valid plan for this GPU count"
+    peak = shapes.total_gib[shape]
+    if required > capacity and peak <= capacity:
+        return (
+            f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
+            f"{spec.headroom:.0%} headroom ({required:.1f} GiB)"
+        )
     verb = "fits" if required <= capacity else "does not fit"
     return (
         f"{verb}: needs {required:.1f} GiB per GPU with {spec.headroom:.0%} headroom "

@@ -17,7 +17,12 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
-from procurement.sizing.assumptions import GPUS_PER_NODE, VCPUS_PER_GPU, VCPUS_PER_GPU_IMAGE
+from procurement.sizing.assumptions import (
+    GPUS_PER_NODE,
+    TIGHT_UTILIZATION,
+    VCPUS_PER_GPU,
+    VCPUS_PER_GPU_IMAGE,
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,9 @@ class Shapes:
     communication_share: np.ndarray
     measured: np.ndarray
     fits: np.ndarray  # memory, compatibility and speed (the host is checked per offer: configurations)
+    # the peak fits but not with the spec's headroom (or uses over 90% of the card): runnable, ranked after
+    # every configuration that fits with headroom (sizing.verdict's "tight", one rule for size and recommend)
+    tight: np.ndarray
     valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance and NVLink)
     incompatible: list[str]  # per kind: the compatibility error, "" when none
     offloaded_per_gpu_gib: np.ndarray  # optimizer/weights offloaded to host RAM, per GPU
@@ -147,7 +155,11 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     hours = np.where(np.isnan(measured), hours, measured)
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
-    fits = grid.valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours)
+    runnable = total_gib <= grid.capacity_gib
+    tight = runnable & (
+        (required > grid.capacity_gib) | (total_gib > TIGHT_UTILIZATION.value * grid.capacity_gib)
+    )
+    fits = grid.valid & compatible & runnable & np.isfinite(hours)
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
@@ -155,7 +167,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
-        fits=fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
+        fits=fits, tight=tight & fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
     )  # fmt: skip
 

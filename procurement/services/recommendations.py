@@ -43,6 +43,15 @@ RANKING_OPTION_FIELDS = {
     "instance_counts",
     "currency",
     "include_infeasible",
+    *("checkpoint_write_hours", "restart_hours", "storage_write_gb_per_s", "deadline_probability"),
+}
+# Spot timing and the deadline plan (docs/cost-model.md, "Spot timing"): field -> (lowest, highest, lowest
+# allowed?). Bounded so a request cannot ask for a day-long checkpoint or a zero-bandwidth volume.
+SPOT_OPTION_BOUNDS = {
+    "checkpoint_write_hours": (0.0, 24.0, False),
+    "restart_hours": (0.0, 24.0, True),
+    "storage_write_gb_per_s": (0.0, 100.0, False),
+    "deadline_probability": (0.0, 1.0, False),
 }
 
 
@@ -72,7 +81,19 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
             raise CostInputError("pricing_models", f"unknown pricing model {model!r}")
     if data.get("currency") is not None:
         values["currency"] = currency_code(data["currency"], "currency")
+    for key, (low, high, low_allowed) in SPOT_OPTION_BOUNDS.items():
+        if data.get(key) is not None:
+            values[key] = _bounded(data[key], key, low, high, low_allowed)
     return RankingOptions(**values)
+
+
+def _bounded(value: object, field: str, low: float, high: float, low_allowed: bool) -> float:
+    number = float(non_negative(value, field))
+    if number > high or (number == low and not low_allowed):
+        raise CostInputError(
+            field, f"must be {'>=' if low_allowed else '>'} {low:g} and <= {high:g}, got {number:g}"
+        )
+    return number
 
 
 def _flag(value: object, field: str) -> bool:
