@@ -25,6 +25,7 @@ from procurement.ranking import (
     spot_overhead_by_band,
 )
 from procurement.ranking.configurations import checkpoint_too_slow
+from procurement.ranking.serving import serving_fit, serving_options
 from procurement.ranking.shapes import host_needs, offloaded_per_gpu_gib
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import (
@@ -58,6 +59,19 @@ def _memory_gib(
         float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus)),
         float(table["total_per_gpu_gib"]),
     )
+
+
+def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> float:
+    """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target)."""
+    rows = inference_throughput(
+        spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision) or np.nan,
+        gpu_counts=gpus, tensor_parallel=tp, pipeline_parallel=1,
+    )  # fmt: skip
+    fit = serving_fit(
+        spec, rows["decode_tokens_per_second_total"], rows["decode_tokens_per_second_per_stream"],
+        rows["time_to_first_token_seconds"],
+    )  # fmt: skip
+    return float(fit.instances) if bool(fit.meets_targets) else math.nan
 
 
 def _hours(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions) -> float:
@@ -97,6 +111,7 @@ def rank_workload_loop(
     spec: WorkloadSpec, offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions
 ) -> list[tuple[float, float, int, int, str]]:
     """Feasible configurations as (total cost, hours, offer row, instances, plan), cheapest first."""
+    options = serving_options(spec, options)
     table = prepare_offers(offers, gpus, options)
     rows = []
     for position, offer in enumerate(table.itertuples(index=False)):
@@ -136,11 +151,19 @@ def rank_workload_loop(
                 hours = _hours(spec, gpu, total_gpus, zero, tp, options)
                 if not math.isfinite(hours):
                     continue
-                total = _total(price, hours, instances, offer.storage_rate, options)
+                if not spec.is_training and zero >= 3:  # no ZeRO for serving
+                    continue
+                paid_instances = instances
+                if not spec.is_training:  # instances from the demand
+                    replicas = _serving_instances(spec, gpu, total_gpus, tp)
+                    if not math.isfinite(replicas):
+                        continue
+                    paid_instances = int(replicas)
+                total = _total(price, hours, paid_instances, offer.storage_rate, options)
                 if options.deadline_hours is not None and hours > options.deadline_hours:
                     continue
                 if options.budget is not None and total > options.budget_usd:
                     continue
-                rows.append((total, hours, position, instances, plan, tight))
+                rows.append((total, hours, position, paid_instances, plan, tight))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
     return [row[:5] for row in rows]

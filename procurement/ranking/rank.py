@@ -12,6 +12,7 @@ from procurement.ranking.configurations import configure, pareto_shapes, ranked_
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.rows import describe
+from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
 from procurement.sizing import GpuSpec, WorkloadSpec
@@ -41,7 +42,7 @@ def rank_workload(
     ``prepared`` (from ``prepare(offers, gpus, options)``) skips re-reading the offer table when many
     workloads with the same filters are ranked in a row.
     """
-    options = options or RankingOptions()
+    options = serving_options(spec, options or RankingOptions())
     if spec.is_training and not spec.training_tokens:
         raise ValueError("training_tokens: required to rank a training workload by job cost")
     prepared = prepared or prepare(offers, gpus, options)
@@ -50,7 +51,8 @@ def rank_workload(
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
     order = ranked_order(configs, options.top, options.include_infeasible)
-    front = pareto_shapes(configs, shapes.hours)
+    # the front trades cost against time for training, against throughput (more is better) for serving
+    front = pareto_shapes(configs, shapes.hours if spec.is_training else -shapes.generated_tokens_per_second)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
     simulated = _simulated_spot_rows(order, prepared, configs, options)
     histories = price_histories(

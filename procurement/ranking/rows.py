@@ -19,6 +19,7 @@ from procurement.ranking.options import (
     PLAN_NAMES,
     RankingOptions,
 )
+from procurement.ranking.serving import latency_misses, serving_reason
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import spot_details
 
@@ -98,7 +99,29 @@ def describe(
         )  # fmt: skip
     if "spot" in row:
         row["warnings"] += row["spot"]["warnings"]
+    if not spec.is_training:
+        row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row
+
+
+def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None) -> dict[str, Any]:
+    """A serving row's month: instances for the demand, throughput and latency, cost per month."""
+    instances = int(shapes.instances[shape])
+    unit = float(shapes.unit_tokens_per_second[shape])
+    tpot, ttft = float(shapes.time_per_output_token_ms[shape]), float(shapes.time_to_first_token_ms[shape])
+    demand = spec.inference.demand_tokens_per_second
+    return {
+        "hours_per_month": options.serving_hours,
+        "cost_per_month": money,
+        "instances": instances,
+        "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
+        "demand_tokens_per_second": demand,
+        "tokens_per_second_per_instance": _rounded(unit, 1),
+        "tokens_per_second": _rounded(float(shapes.generated_tokens_per_second[shape]), 1),
+        "time_per_output_token_ms": _rounded(tpot, 2),
+        "time_to_first_token_ms": _rounded(ttft, 1),
+        "text": serving_reason(spec, instances, unit, tpot, ttft),
+    }
 
 
 def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
@@ -177,7 +200,19 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     label = PLAN_LABELS[plan]
     if not spec.is_training:
-        return f"{options.serving_hours:g} h of serving priced ({label})"
+        unit = float(shapes.unit_tokens_per_second[shape])
+        tpot, ttft = (
+            float(shapes.time_per_output_token_ms[shape]),
+            float(shapes.time_to_first_token_ms[shape]),
+        )
+        text = f"{options.serving_hours:g} h of serving priced ({label}): cost per month, no reruns, no setup"
+        if not math.isfinite(unit):
+            return text
+        misses = "; ".join(latency_misses(spec, tpot, ttft))
+        instances = int(shapes.instances[shape])
+        return f"{text}; {serving_reason(spec, instances, unit, tpot, ttft)}" + (
+            f"; {misses}" if misses else ""
+        )
     if shapes.measured[shape]:
         return (
             f"measured: hours from a benchmark of this GPU at {int(shapes.total_gpus[shape])} GPUs ({label})"

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
+from procurement.ranking.serving import serving_fit
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -51,6 +52,11 @@ class Shapes:
     host_ram_gib: np.ndarray  # host RAM one instance needs: its GPUs' memory plus what they offload
     host_vcpus: np.ndarray  # vCPUs one instance needs (the guides' per-GPU minimum)
     generated_tokens_per_second: np.ndarray  # serving: decode tokens/s of the configuration; NaN for training
+    # serving (ranking/serving.py): decode tokens/s of one instance, and its latency; None for training
+    unit_tokens_per_second: np.ndarray | None = None
+    time_per_output_token_ms: np.ndarray | None = None
+    time_to_first_token_ms: np.ndarray | None = None
+    meets_serving_targets: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
-    hours, share, generated = _hours(spec, grid, options)
+    hours, share, generated, serving_rows = _hours(spec, grid, options)
     measured = _measured_hours(spec, grid, options)
     hours = np.where(np.isnan(measured), hours, measured)
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
@@ -159,16 +165,28 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     tight = runnable & (
         (required > grid.capacity_gib) | (total_gib > TIGHT_UTILIZATION.value * grid.capacity_gib)
     )
-    fits = grid.valid & compatible & runnable & np.isfinite(hours)
+    # serving has no training-only plans: ZeRO-3/FSDP shards optimizer state that inference does not have
+    valid = grid.valid if spec.is_training else grid.valid & (zero < 3)
+    fits = valid & compatible & runnable & np.isfinite(hours)
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
+    instances, total_gpus, serving = grid.instances, total, {}
+    if not spec.is_training:  # replicas from demand: instances of one-instance configurations
+        fit = serving_fit(spec, generated, serving_rows["per_stream"], serving_rows["ttft_s"])
+        fits &= fit.meets_targets
+        instances, total_gpus = grid.instances * fit.instances, total * fit.instances
+        serving = {
+            "unit_tokens_per_second": generated, "time_per_output_token_ms": fit.time_per_output_token_ms,
+            "time_to_first_token_ms": fit.time_to_first_token_ms, "meets_serving_targets": fit.meets_targets,
+        }  # fmt: skip
+        generated = generated * fit.instances
     return Shapes(
-        kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
+        kind=grid.kind, instances=instances, total_gpus=total_gpus, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
-        fits=fits, tight=tight & fits, valid=grid.valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
-        host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
+        fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
+        host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated, **serving,
     )  # fmt: skip
 
 
@@ -192,7 +210,8 @@ def _per_shape_links(kind_gpus: Sequence[GpuSpec], kind: np.ndarray, counts: np.
 def _hours(
     spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hours, communication share, generated tokens/s) per shape."""
+    """(hours, communication share, generated tokens/s, serving rows) per shape; the serving rows (per-stream
+    tokens/s and time to first token) are None for training."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
     peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
@@ -202,14 +221,18 @@ def _hours(
         )  # fmt: skip
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
-        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total), decode
+        latency = {
+            "per_stream": np.asarray(rows["decode_tokens_per_second_per_stream"], dtype=float),
+            "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
+        }
+        return np.where(served, options.serving_hours, np.nan), np.zeros_like(total), decode, latency
     mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
     rows = training_throughput(
         spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
         tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.interconnect_gbps,
         tensor_parallel_gbps=grid.tensor_parallel_gbps,
     )  # fmt: skip
-    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan)
+    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), None
 
 
 def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:
