@@ -154,8 +154,14 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
         rest = None if top is None else top - order.size
         order = np.concatenate([order, _cheapest(configs, candidates[fits & tight], rest)])
     if include_infeasible:
-        order = np.concatenate([order, _cheapest(configs, candidates[~fits], top)])
+        order = np.concatenate([order, infeasible_order(configs, top)])
     return order
+
+
+def infeasible_order(configs: Configurations, top: int | None) -> np.ndarray:
+    """The best ``top`` selected infeasible rows, by what they would cost, then hours."""
+    candidates = np.flatnonzero(configs.selected)
+    return _cheapest(configs, candidates[~configs.fits[candidates]], top)
 
 
 def _cheapest(configs: Configurations, candidates: np.ndarray, top: int | None) -> np.ndarray:

@@ -87,6 +87,9 @@ class RankingOptions:
     # once per ranking for the simulated rows (the Django side reads PriceObservation). None: current price.
     spot_price_history: Callable[[Sequence[int]], Mapping[int, object]] | None = None
     serving_hours: float = DEFAULT_SERVING_HOURS
+    # Identical rows (same provider, instance type, pricing, price and plan in several regions) become one
+    # row with "also in N regions"; None: collapse serving rankings only (training rows keep every region).
+    collapse_identical: bool | None = None
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
     fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)

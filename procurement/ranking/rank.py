@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
+from procurement.ranking.collapse import collapsed_order
+from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.rows import describe
@@ -50,7 +52,16 @@ def rank_workload(
         return Ranking(results=[], considered=0, feasible=0)
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
-    order = ranked_order(configs, options.top, options.include_infeasible)
+    collapse_rows = (
+        options.collapse_identical if options.collapse_identical is not None else not spec.is_training
+    )
+    also_in: dict[int, list[str]] = {}
+    if collapse_rows:
+        order, also_in = collapsed_order(configs, prepared, options.top)
+        if options.include_infeasible:
+            order = np.concatenate([order, infeasible_order(configs, options.top)])
+    else:
+        order = ranked_order(configs, options.top, options.include_infeasible)
     # the front trades cost against time for training, against throughput (more is better) for serving
     front = pareto_shapes(configs, shapes.hours if spec.is_training else -shapes.generated_tokens_per_second)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
@@ -72,6 +83,9 @@ def rank_workload(
         )  # fmt: skip
         for i in order
     ]
+    if collapse_rows:
+        for index, row in zip(order.tolist(), rows, strict=True):
+            add_also_in(row, also_in.get(int(index), []))
     return Ranking(results=rows, considered=configs.considered, feasible=int(configs.fits.sum()))
 
 
@@ -100,3 +114,11 @@ def on_demand_prices(
         if len(prices):
             found[int(index)] = float(prices.iloc[0])
     return found
+
+
+def add_also_in(row: dict[str, Any], places: list[str]) -> None:
+    """``also_in`` (the other regions selling the same offer at the same price) and its reason."""
+    row["also_in"] = places
+    if places:
+        count = len(places)
+        row["reasons"].append(f"also in {count} region{'s' if count > 1 else ''}: {', '.join(places)}")
