@@ -131,3 +131,14 @@ def test_demand_fields_are_bounded_and_named(inference, path):
     with pytest.raises(WorkloadSpecError) as error:
         _serve(**inference)
     assert path in [e.path for e in error.value.errors]
+
+
+def test_the_serving_chart_plots_cost_per_month_against_tokens_per_second():
+    from procurement.views.costing import cost_time_chart
+
+    rows = _rank(_serve(concurrency=1, context_len=4096))
+    svg = cost_time_chart(rows)
+    assert "Cost per month versus throughput" in svg and "generated tokens/s" in svg
+    assert "cost per month of serving (USD)" in svg
+    training = [row | {"serving": None} for row in rows]
+    assert "Cost versus time" in cost_time_chart(training)
