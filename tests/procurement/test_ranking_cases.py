@@ -62,7 +62,11 @@ def test_serving_llama_3_70b_to_16_streams_of_4k(context):
     first = rows[0]
     # 65.7 GiB of bf16 weights + 16 x 4,096 tokens of KV (20 GiB): two B200 (179 GiB each) in one node with
     # TP 2, 13.78 $/h for Lambda's gpu_2x_b200_sxm6: 730 h x 13.78 = 10,059.40 a month.
-    assert (first["provider"], first["instance_type"], first["instances"]) == ("lambda", "gpu_2x_b200_sxm6", 1)
+    assert (first["provider"], first["instance_type"], first["instances"]) == (
+        "lambda",
+        "gpu_2x_b200_sxm6",
+        1,
+    )
     assert first["gpus"] == 2 and first["plan"]["name"] == "tensor_parallel"
     assert first["total_cost"] == "10059.40"
     assert all(row["instances"] == 1 for row in rows)  # every serving row here is one node
