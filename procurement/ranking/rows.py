@@ -99,6 +99,9 @@ def describe(
         )  # fmt: skip
     if "spot" in row:
         row["warnings"] += row["spot"]["warnings"]
+        plan = row["spot"]["deadline_plan"]
+        if plan and plan["available"]:
+            row["reasons"].append(plan["text"])
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row
