@@ -16,6 +16,7 @@ from procurement.sizing import WorkloadSpec
 from procurement.sizing.assumptions import ENVIRONMENT_DISK, GB
 from procurement.sizing.bytes_model import adapter_bytes, adapter_params, optimizer_bytes_per_param
 from procurement.sizing.host import checkpoint_gb, dataset_gb
+from procurement.sizing.verdict import identity_cache
 
 # No checkpoint is written faster than about a second (serialization, fsync, the loop's barrier); the floor
 # also keeps C / tau finite for serving, which never checkpoints (spot is refused for it).
@@ -40,6 +41,22 @@ def frozen_weights_gb(spec: WorkloadSpec) -> float:
 
 
 def job_spot_timing(spec: WorkloadSpec, options: RankingOptions) -> SpotTiming:
+    """C and R for this spec under these options; memoized on the spec's identity (a ranking asks for it
+    once per pass and once per returned spot row, and hashing a nested spec costs more than it saves)."""
+    return _timing(
+        spec, options.checkpoint_write_hours, options.restart_hours, options.storage_write_gb_per_s,
+        options.storage_read_gb_per_s, options.provisioning_hours, options.image_pull_gb_per_s,
+    )  # fmt: skip
+
+
+@identity_cache
+def _timing(
+    spec, write_hours, restart_hours, write_gbps, read_gbps, provisioning_hours, pull_gbps
+) -> SpotTiming:
+    options = RankingOptions(
+        checkpoint_write_hours=write_hours, restart_hours=restart_hours, storage_write_gb_per_s=write_gbps,
+        storage_read_gb_per_s=read_gbps, provisioning_hours=provisioning_hours, image_pull_gb_per_s=pull_gbps,
+    )  # fmt: skip
     timing = spot_timing(
         SpotTimingInput(
             checkpoint_gb=resumable_checkpoint_gb(spec),
