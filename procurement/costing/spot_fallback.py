@@ -146,6 +146,8 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
             switched_share=float(runs["switched"].mean()), on_demand_only_cost=od_only_cost,
             on_demand_only_hours=od_only_hours,
         )  # fmt: skip
+        if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
+            continue
         if plan.meets_target and (best is None or plan.expected_cost < best.expected_cost):
             best = plan
     met = 1.0 if od_only_hours <= spec.deadline_hours + EPSILON_HOURS else 0.0

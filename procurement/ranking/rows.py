@@ -102,6 +102,7 @@ def describe(
         plan = row["spot"]["deadline_plan"]
         if plan and plan["available"]:
             row["reasons"].append(plan["text"])
+
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row

@@ -142,3 +142,25 @@ def test_the_serving_chart_plots_cost_per_month_against_tokens_per_second():
     assert "cost per month of serving (USD)" in svg
     training = [row | {"serving": None} for row in rows]
     assert "Cost versus time" in cost_time_chart(training)
+
+
+def test_serving_latency_and_throughput_are_the_sizing_engines_figures():
+    from procurement.sizing import inference_throughput
+
+    spec = _serve(requests_per_second=5)
+    row = next(r for r in _rank(spec) if r["instance_type"] == "gpu_1x_h100_pcie")
+    gpu = GPUS["h100-pcie-80gb"]
+    figures = inference_throughput(
+        spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops("bf16"), gpu_counts=1,
+        tensor_parallel=1, pipeline_parallel=1,
+    )  # fmt: skip
+    # time per output token = 1000 ms / a stream's tokens/s; time to first token = 1000 x the prefill seconds
+    assert row["serving"]["time_per_output_token_ms"] == pytest.approx(
+        1000.0 / float(figures["decode_tokens_per_second_per_stream"]), abs=0.01
+    )
+    assert row["serving"]["time_to_first_token_ms"] == pytest.approx(
+        1000.0 * float(figures["time_to_first_token_seconds"]), abs=0.1
+    )
+    assert row["serving"]["tokens_per_second_per_instance"] == pytest.approx(
+        float(figures["decode_tokens_per_second_total"]), abs=0.1
+    )

@@ -180,3 +180,25 @@ def test_a_checkpoint_slower_than_the_interval_refuses_spot():
     assert any("a checkpoint write takes 15 min or more" in " ".join(row["reasons"]) for row in rows)
     verdicts = {row["spot"]["verdict"] for row in rows}
     assert verdicts == {"unsuitable"}
+
+
+def test_a_tight_deadline_keeps_spot_only_while_the_target_holds():
+    # The L4 job: 54.813 h of work, 219 segments of 15 min with a 1-second checkpoint between them = 54.874 h
+    # on spot. A 54.9 h deadline leaves 0.026 h of slack: the safe reserve (a whole 15-minute segment) does not
+    # fit, so spot runs with no reserve; at band 0 (3.5e-5 reclaims/h) about 0.2% of trials are reclaimed,
+    # each then misses the deadline, and the plan still meets the 95% target.
+    row = next(r for r in _spot_rows(deadline_hours=54.9) if r["instance_type"] == "g6.2xlarge")
+    plan = row["spot"]["deadline_plan"]
+    assert plan["reserve_segments"] == 0.0 and plan["meets_target"]
+    assert 0.95 <= plan["p_meets_deadline"] < 1.0
+    # reclaimed trials restart on on-demand, so the mean spot hours fall a little under the 54.874 h run
+    assert 54.0 < plan["expected_spot_hours"] <= 54.875 and plan["expected_on_demand_hours"] > 0
+    strict = next(
+        r
+        for r in _spot_rows(deadline_hours=54.9, deadline_probability=1.0)
+        if r["instance_type"] == "g6.2xlarge"
+    )["spot"]["deadline_plan"]
+    # asking for certainty: every spot mix misses in a few trials, so the plan is on-demand alone
+    assert strict["reserve_segments"] is None and strict["p_meets_deadline"] == 1.0
+    assert strict["expected_cost"] == strict["on_demand_only_cost"]
+    assert not [r for r in _spot_rows(deadline_hours=54.0) if r["instance_type"] == "g6.2xlarge"]

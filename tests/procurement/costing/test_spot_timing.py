@@ -69,3 +69,19 @@ def test_a_bigger_checkpoint_never_writes_or_restarts_faster(small, extra):
     b = spot_timing(SpotTimingInput(checkpoint_gb=small + extra, image_gb=30.0))
     assert b.checkpoint_write_hours >= a.checkpoint_write_hours
     assert b.restart_hours >= a.restart_hours
+
+
+def test_the_interval_rules_are_stated_apart():
+    from decimal import Decimal
+
+    from procurement.costing.spot import interval_rule
+
+    capped = interval_rule(Decimal("4.0"), Decimal("0.25"))
+    assert capped == (
+        "Young/Daly optimum sqrt(2 C / lambda) = 4.000 h; capped by the guides' 15-minute ceiling "
+        "(reclaims cluster in bad weeks)"
+    )
+    assert interval_rule(Decimal("0.1"), Decimal("0.1")).endswith(
+        "0.100 h, under the guides' 15-minute ceiling"
+    )
+    assert interval_rule(None, Decimal("0.25")).startswith("no interruptions expected")
