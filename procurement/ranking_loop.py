@@ -23,7 +23,9 @@ from procurement.ranking import (
     prepare_offers,
     spot_overhead_by_band,
 )
+from procurement.ranking.configurations import checkpoint_too_slow
 from procurement.ranking.interconnects import Interconnect
+from procurement.ranking.serving import serving_fit, serving_options
 from procurement.ranking.shapes import (
     host_needs,
     link_rates,
@@ -31,6 +33,7 @@ from procurement.ranking.shapes import (
     offloaded_per_gpu_gib,
     plan_validity,
 )
+from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -38,10 +41,13 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.assumptions import TIGHT_UTILIZATION
 
 
-def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int) -> tuple[float, float]:
-    """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU)."""
+def _memory_gib(
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int
+) -> tuple[float, float, float]:
+    """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU, peak GiB per GPU)."""
     offload = spec.parallelism.offload if zero >= 3 else "none"
     flash = spec.flash_attention and gpu.supports_flash_attention()
     table = memory_breakdown_gib(
@@ -53,7 +59,24 @@ def _memory_gib(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int)
         offload=offload,
         flash_attention=flash,
     )
-    return float(table["required_per_gpu_gib"]), float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus))
+    return (
+        float(table["required_per_gpu_gib"]),
+        float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus)),
+        float(table["total_per_gpu_gib"]),
+    )
+
+
+def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> float:
+    """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target)."""
+    rows = inference_throughput(
+        spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision) or np.nan,
+        gpu_counts=gpus, tensor_parallel=tp, pipeline_parallel=1,
+    )  # fmt: skip
+    fit = serving_fit(
+        spec, rows["decode_tokens_per_second_total"], rows["decode_tokens_per_second_per_stream"],
+        rows["time_to_first_token_seconds"],
+    )  # fmt: skip
+    return float(fit.instances) if bool(fit.meets_targets) else math.nan
 
 
 def _hours(
@@ -97,6 +120,7 @@ def rank_workload_loop(
     spec: WorkloadSpec, offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions
 ) -> list[tuple[float, float, int, int, str]]:
     """Feasible configurations as (total cost, hours, offer row, instances, plan), cheapest first."""
+    options = serving_options(spec, options)
     table = prepare_offers(offers, gpus, options)
     rows = []
     for position, offer in enumerate(table.itertuples(index=False)):
@@ -107,10 +131,17 @@ def rank_workload_loop(
         if offer.pricing_model == "spot" and offer.spot_no_saving:
             continue  # at or above on-demand: spot saves nothing
         if offer.pricing_model == "spot":
-            price *= 1.0 + float(spot_overhead_by_band(np.array([offer.band]), options)[0])
+            timing = job_spot_timing(spec, options)
+            overhead = spot_overhead_by_band(
+                np.array([offer.band]), timing.checkpoint_write_hours, timing.restart_hours
+            )
+            price *= 1.0 + float(overhead[0])
         for instances in options.instance_counts:
             if offer.pricing_model == "spot" and (
-                instances > 1 or not spec.is_training or not options.can_checkpoint
+                instances > 1
+                or not spec.is_training
+                or not options.can_checkpoint
+                or checkpoint_too_slow(spec, options)
             ):
                 continue
             for plan in PLAN_NAMES:
@@ -125,9 +156,10 @@ def rank_workload_loop(
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
                 tp = per_instance if uses_tp else 1
-                required, offloaded = _memory_gib(spec, gpu, total_gpus, zero, tp)
-                if not required <= gpu.capacity_gib:
+                required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp)
+                if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
+                tight = required > gpu.capacity_gib or peak > TIGHT_UTILIZATION.value * gpu.capacity_gib
                 ram_needed, _vcpus = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
                 if offloaded > 0 and offer.memory_gib < ram_needed:
@@ -135,11 +167,19 @@ def rank_workload_loop(
                 hours = _hours(spec, gpu, total_gpus, zero, tp, options, offer.interconnect, per_instance)
                 if not math.isfinite(hours):
                     continue
-                total = _total(price, hours, instances, offer.storage_rate, options)
+                if not spec.is_training and zero >= 3:  # no ZeRO for serving
+                    continue
+                paid_instances = instances
+                if not spec.is_training:  # instances from the demand
+                    replicas = _serving_instances(spec, gpu, total_gpus, tp)
+                    if not math.isfinite(replicas):
+                        continue
+                    paid_instances = int(replicas)
+                total = _total(price, hours, paid_instances, offer.storage_rate, options)
                 if options.deadline_hours is not None and hours > options.deadline_hours:
                     continue
                 if options.budget is not None and total > options.budget_usd:
                     continue
-                rows.append((total, hours, position, instances, plan))
-    rows.sort(key=lambda row: (row[0], row[1]))
-    return rows
+                rows.append((total, hours, position, paid_instances, plan, tight))
+    rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
+    return [row[:5] for row in rows]

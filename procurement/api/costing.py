@@ -136,6 +136,21 @@ RECOMMENDATION_REQUEST = inline_serializer(
             help_text="days the job's disk is kept after the run (default 7); storage is billed for the run "
             "plus this retention",
         ),
+        "checkpoint_write_hours": serializers.FloatField(
+            required=False, min_value=0, max_value=24,
+            help_text="spot: hours one checkpoint takes to write; default from the checkpoint size / storage speed",
+        ),
+        "restart_hours": serializers.FloatField(
+            required=False, min_value=0, max_value=24,
+            help_text="spot: hours a restart takes; default provisioning + image pull + loads + restore",
+        ),
+        "storage_write_gb_per_s": serializers.FloatField(
+            required=False, min_value=0, max_value=100, help_text="spot: checkpoint write bandwidth, default 0.5"
+        ),
+        "deadline_probability": serializers.FloatField(
+            required=False, min_value=0, max_value=1,
+            help_text="spot deadline plan: probability of meeting deadline_hours, default 0.95",
+        ),
     },
 )  # fmt: skip
 

@@ -93,6 +93,8 @@ class SpotEconomics:
     interval_hours: Decimal  # the interval the job actually uses
     lost_hours_per_interruption: Decimal
     overhead: Decimal  # fraction of extra paid time
+    checkpoint_write_hours: Decimal = Decimal(0)
+    restart_hours: Decimal = Decimal(0)
 
     @property
     def mtbi_hours(self) -> Decimal | None:
@@ -101,6 +103,17 @@ class SpotEconomics:
     @property
     def effective_price_per_hour(self) -> Decimal:
         return round_price(self.spot_price_per_hour * (1 + self.overhead))
+
+
+def interval_rule(optimal_interval_hours: Decimal | None, interval_hours: Decimal) -> str:
+    """The two rules behind the interval, stated apart: Young/Daly's optimum and the guides' ceiling."""
+    ceiling = GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS
+    if optimal_interval_hours is None:
+        return "no interruptions expected: the guides' 15-minute ceiling sets the interval"
+    optimum = f"Young/Daly optimum sqrt(2 C / lambda) = {optimal_interval_hours.quantize(Decimal('0.001'))} h"
+    if interval_hours < optimal_interval_hours and interval_hours == ceiling:
+        return optimum + "; capped by the guides' 15-minute ceiling (reclaims cluster in bad weeks)"
+    return optimum + ", under the guides' 15-minute ceiling"
 
 
 def chosen_interval_hours(optimal_interval_hours: Decimal | None) -> Decimal:
@@ -141,6 +154,8 @@ def spot_economics(
             restart_hours=restart_hours,
             rate_per_hour=rate_per_hour,
         ),
+        checkpoint_write_hours=checkpoint_write_hours,
+        restart_hours=restart_hours,
     )
 
 
@@ -192,6 +207,18 @@ def _long_interval(traits: SpotJobTraits, economics: SpotEconomics | None) -> st
     )
 
 
+def _write_longer_than_interval(traits: SpotJobTraits, economics: SpotEconomics | None) -> str:
+    """A checkpoint that takes longer than the interval between checkpoints leaves no time for work."""
+    if economics is None or economics.checkpoint_write_hours < economics.interval_hours:
+        return ""
+    write = (economics.checkpoint_write_hours * 60).quantize(Decimal("0.1"))
+    interval = (economics.interval_hours * 60).quantize(Decimal("0.1"))
+    return (
+        f"a checkpoint takes {write} min to write, not less than the {interval} min between checkpoints: "
+        "write to faster storage (local NVMe) or checkpoint asynchronously before using spot"
+    )
+
+
 def _multi_instance(traits: SpotJobTraits, _: SpotEconomics | None) -> str:
     if traits.instances <= 1:
         return ""
@@ -201,7 +228,7 @@ def _multi_instance(traits: SpotJobTraits, _: SpotEconomics | None) -> str:
     )
 
 
-_RULES = (_online_inference, _no_checkpoint, _long_interval, _multi_instance)
+_RULES = (_online_inference, _no_checkpoint, _long_interval, _write_longer_than_interval, _multi_instance)
 
 
 def _suitable_reason(economics: SpotEconomics | None) -> str:

@@ -11,6 +11,7 @@ from procurement.costing.spot import BAND_MONTHLY_INTERRUPTION, GUIDE_MAX_CHECKP
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOptions
 from procurement.ranking.shapes import Shapes
+from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import WorkloadSpec
 
 
@@ -32,6 +33,7 @@ class Configurations:
     offer_listed_price_per_hour: np.ndarray  # per offer: the quote itself (an outlier ranks at a robust one)
     host_blocked: np.ndarray  # the plan's offloaded state does not fit the host RAM
     host_warned: np.ndarray  # below the guides' host rules of thumb (a warning only)
+    tight: np.ndarray  # feasible, but the peak fits without the spec's headroom: ranked after the rest
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -44,20 +46,25 @@ class Configurations:
         return float(self.offer_effective_price_per_hour[self.offer[index]])
 
 
-def spot_overhead_by_band(band: np.ndarray, options: RankingOptions) -> np.ndarray:
-    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md)."""
+def spot_overhead_by_band(band: np.ndarray, write_hours: float, restart_hours: float) -> np.ndarray:
+    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md); C and
+    R are the job's own (ranking/spot_inputs.py)."""
     monthly = np.array([float(p) for p in BAND_MONTHLY_INTERRUPTION])[band]
     rate = -np.log1p(-monthly) / HOURS_PER_MONTH
-    write = options.checkpoint_write_hours
-    interval = np.minimum(np.sqrt(2.0 * write / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
-    return write / interval + (interval / 2.0 + options.restart_hours) * rate
+    interval = np.minimum(np.sqrt(2.0 * write_hours / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
+    return write_hours / interval + (interval / 2.0 + restart_hours) * rate
 
 
 def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOptions) -> np.ndarray:
     """Per shape: would a spot offer be refused (several instances, serving, or no checkpoints)?"""
-    if not spec.is_training or not options.can_checkpoint:
+    if not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options):
         return np.ones(shapes.instances.shape, dtype=bool)
     return shapes.instances > 1
+
+
+def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
+    """A checkpoint write of 15 minutes or more leaves no work between the guides' 15-minute checkpoints."""
+    return job_spot_timing(spec, options).checkpoint_write_hours >= float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS)
 
 
 def host_shortfall(
@@ -112,7 +119,9 @@ def configure(
         offer, shape = offer[~host_short], shape[~host_short]
         host_short = np.zeros(offer.shape, dtype=bool)
     price = columns["price_usd"]
-    effective = np.where(is_spot, price * (1.0 + spot_overhead_by_band(columns["band"], options)), price)
+    timing = job_spot_timing(spec, options)
+    overhead = spot_overhead_by_band(columns["band"], timing.checkpoint_write_hours, timing.restart_hours)
+    effective = np.where(is_spot, price * (1.0 + overhead), price)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer]
@@ -127,6 +136,7 @@ def configure(
     return Configurations(
         offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered,
         columns["price_usd_listed"], host_short, host_shortfall(columns, offer, shapes, shape),
+        shapes.tight[shape] & fits,
     )  # fmt: skip
 
 
@@ -155,15 +165,26 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 
 
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
-    """Selected feasible rows by (total cost, hours, catalog order); only the top N are fully sorted.
+    """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom before the
+    tight ones (peak fits, headroom does not); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
     so "why not" is shown for the configurations a person would otherwise have picked."""
     candidates = np.flatnonzero(configs.selected)
     fits = configs.fits[candidates]
-    order = _cheapest(configs, candidates[fits], top)
+    tight = configs.tight[candidates]
+    order = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
+    if top is None or order.size < top:  # tight (peak fits, headroom does not): flagged, after them
+        rest = None if top is None else top - order.size
+        order = np.concatenate([order, _cheapest(configs, candidates[fits & tight], rest)])
     if include_infeasible:
-        order = np.concatenate([order, _cheapest(configs, candidates[~fits], top)])
+        order = np.concatenate([order, infeasible_order(configs, top)])
     return order
+
+
+def infeasible_order(configs: Configurations, top: int | None) -> np.ndarray:
+    """The best ``top`` selected infeasible rows, by what they would cost, then hours."""
+    candidates = np.flatnonzero(configs.selected)
+    return _cheapest(configs, candidates[~configs.fits[candidates]], top)
 
 
 def _cheapest(configs: Configurations, candidates: np.ndarray, top: int | None) -> np.ndarray:

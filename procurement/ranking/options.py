@@ -13,6 +13,12 @@ from procurement.costing.job import (
     DEFAULT_STORAGE_TAIL_MONTHS,
 )
 from procurement.ranking.interconnects import InterconnectRule
+from procurement.costing.spot_timing import (
+    DEFAULT_IMAGE_PULL_GB_PER_S,
+    DEFAULT_PROVISIONING_HOURS,
+    DEFAULT_STORAGE_READ_GB_PER_S,
+    DEFAULT_STORAGE_WRITE_GB_PER_S,
+)
 
 RANKED_PRICING_MODELS = (
     "on_demand",
@@ -27,6 +33,8 @@ DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
 DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
 UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
 COMMUNICATION_WARNING_SHARE = 0.30
+DEFAULT_DEADLINE_PROBABILITY = 0.95  # the deadline-aware spot plan meets the deadline in 95% of trials
+ADVISOR_STALE_DAYS = 365  # a Spot Advisor band older than a year is flagged
 HOURS_PER_MONTH = 730.0
 # The seeded Monte Carlo of spot completion time runs for the first few feasible spot rows only: it
 # costs about 0.3 ms a row, which the 100 ms / 100,000-offer budget affords a few times, not 20.
@@ -72,8 +80,16 @@ class RankingOptions:
     # a provider missing from storage_rate_per_gb_month is priced at the assumed default below.
     storage_rate_assumed: frozenset[str] = frozenset()
     assumed_storage_rate_per_gb_month: float = float(ASSUMED_STORAGE_RATE_PER_GB_MONTH)
-    checkpoint_write_hours: float = 1 / 60  # one minute
-    restart_hours: float = 0.1
+    # Spot C and R: None derives them from the job's checkpoint size and the bandwidths below
+    # (ranking/spot_inputs.py, docs/cost-model.md "Spot timing"); a number replaces the derived figure.
+    checkpoint_write_hours: float | None = None
+    restart_hours: float | None = None
+    storage_write_gb_per_s: float = DEFAULT_STORAGE_WRITE_GB_PER_S
+    storage_read_gb_per_s: float = DEFAULT_STORAGE_READ_GB_PER_S
+    provisioning_hours: float = DEFAULT_PROVISIONING_HOURS
+    image_pull_gb_per_s: float = DEFAULT_IMAGE_PULL_GB_PER_S
+    # Deadline-aware spot plan: the probability the spot-with-on-demand-fallback plan must meet the deadline.
+    deadline_probability: float = DEFAULT_DEADLINE_PROBABILITY
     can_checkpoint: bool = True
     spot_simulation_rows: int = DEFAULT_SPOT_SIMULATION_ROWS  # feasible spot rows given P50/P90
     spot_simulation_trials: int = DEFAULT_SPOT_SIMULATION_TRIALS
@@ -82,6 +98,9 @@ class RankingOptions:
     # once per ranking for the simulated rows (the Django side reads PriceObservation). None: current price.
     spot_price_history: Callable[[Sequence[int]], Mapping[int, object]] | None = None
     serving_hours: float = DEFAULT_SERVING_HOURS
+    # Identical rows (same provider, instance type, pricing, price and plan in several regions) become one
+    # row with "also in N regions"; None: collapse serving rankings only (training rows keep every region).
+    collapse_identical: bool | None = None
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     # The interconnect table (procurement/ranking/interconnects.py); None: the bundled one.
     interconnect_rules: tuple[InterconnectRule, ...] | None = None

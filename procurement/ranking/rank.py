@@ -6,13 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from procurement.ranking.configurations import configure, pareto_shapes, ranked_order
+from procurement.ranking.collapse import collapsed_order
+from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
 from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.rows import describe
+from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
 from procurement.sizing import GpuSpec, WorkloadSpec
@@ -47,7 +50,7 @@ def rank_workload(
     ``prepared`` (from ``prepare(offers, gpus, options)``) skips re-reading the offer table when many
     workloads with the same filters are ranked in a row.
     """
-    options = options or RankingOptions()
+    options = serving_options(spec, options or RankingOptions())
     if spec.is_training and not spec.training_tokens:
         raise ValueError("training_tokens: required to rank a training workload by job cost")
     prepared = prepared or prepare(offers, gpus, options)
@@ -61,18 +64,40 @@ def rank_workload(
         )
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
-    order = ranked_order(configs, options.top, options.include_infeasible)
-    front = pareto_shapes(configs, shapes.hours)
+    collapse_rows = (
+        options.collapse_identical if options.collapse_identical is not None else not spec.is_training
+    )
+    also_in: dict[int, list[str]] = {}
+    if collapse_rows:
+        order, also_in = collapsed_order(configs, prepared, options.top)
+        if options.include_infeasible:
+            order = np.concatenate([order, infeasible_order(configs, options.top)])
+    else:
+        order = ranked_order(configs, options.top, options.include_infeasible)
+    # the front trades cost against time for training, against throughput (more is better) for serving
+    front = pareto_shapes(configs, shapes.hours if spec.is_training else -shapes.generated_tokens_per_second)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
     simulated = _simulated_spot_rows(order, prepared, configs, options)
     histories = price_histories(
         [prepared.row(int(configs.offer[i])).get("offer_id") for i in simulated], options
     )  # one read for every simulated row
     context = (prepared, shapes, configs, spec, options, front, now)
+    on_demand = (
+        on_demand_prices(offers, prepared, configs, simulated) if options.deadline_hours is not None else {}
+    )
     rows = [
-        describe(int(i), *context, simulate_spot=int(i) in simulated, price_histories=histories)
+        describe(
+            int(i),
+            *context,
+            simulate_spot=int(i) in simulated,
+            price_histories=histories,
+            on_demand_prices=on_demand,
+        )  # fmt: skip
         for i in order
     ]
+    if collapse_rows:
+        for index, row in zip(order.tolist(), rows, strict=True):
+            add_also_in(row, also_in.get(int(index), []))
     feasible = int(configs.fits.sum())
     reasons = []
     if not feasible or not any(row["fits"] for row in rows):
@@ -87,3 +112,32 @@ def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: Rank
     """The first ``spot_simulation_rows`` feasible spot rows of the ranking get the Monte Carlo."""
     spot = [int(i) for i in order if configs.fits[i] and prepared.columns["is_spot"][configs.offer[i]]]
     return set(spot[: options.spot_simulation_rows])
+
+
+def on_demand_prices(
+    offers: pd.DataFrame | None, prepared: PreparedOffers, configs, rows
+) -> dict[int, float]:
+    """Per spot row: the on-demand USD price of the same instance type in the same region (the deadline
+    plan's fallback), read from the whole offer table (the ranked one may hold spot prices only)."""
+    found: dict[int, float] = {}
+    if offers is None or not len(rows):
+        return found
+    on_demand = offers[offers["pricing_model"].to_numpy(dtype=object) == "on_demand"]
+    types = on_demand["instance_type"].to_numpy(dtype=object)
+    for index in rows:
+        position = int(prepared.positions[int(configs.offer[index])])
+        place = {name: prepared.text[name][position] for name in ("provider", "instance_type", "region")}
+        match = on_demand[types == place["instance_type"]]
+        match = match[(match["provider"] == place["provider"]) & (match["region"] == place["region"])]
+        prices = pd.to_numeric(match["price_per_hour_usd"], errors="coerce").dropna()
+        if len(prices):
+            found[int(index)] = float(prices.iloc[0])
+    return found
+
+
+def add_also_in(row: dict[str, Any], places: list[str]) -> None:
+    """``also_in`` (the other regions selling the same offer at the same price) and its reason."""
+    row["also_in"] = places
+    if places:
+        count = len(places)
+        row["reasons"].append(f"also in {count} region{'s' if count > 1 else ''}: {', '.join(places)}")

@@ -11,7 +11,7 @@ from typing import Any
 from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
-from procurement.ranking.configurations import Configurations
+from procurement.ranking.configurations import Configurations, checkpoint_too_slow
 from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
@@ -22,6 +22,7 @@ from procurement.ranking.options import (
     PLAN_NAMES,
     RankingOptions,
 )
+from procurement.ranking.serving import latency_misses, serving_reason
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
@@ -45,6 +46,7 @@ def describe(
     *,
     simulate_spot: bool = False,
     price_histories: Mapping[int, Any] | None = None,
+    on_demand_prices: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
@@ -84,6 +86,7 @@ def describe(
         "observation_id": _optional_int(offer["observation_id"]),
         "basis": "measured" if shapes.measured[shape] else "estimated",
         "fits": fits,
+        "tight": bool(shapes.tight[shape]) and fits,
         "pareto": fits and (shape, float(total)) in front,
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
@@ -94,14 +97,54 @@ def describe(
         "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
     }
     row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
+    row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
             offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
             instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
-            price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
+            price_history_usd=(price_histories or {}).get(offer.get("offer_id")), now=now,
+            on_demand_price_usd=(on_demand_prices or {}).get(index),
         )  # fmt: skip
         row["spot"] = spot_sanity_details(row["spot"], offer, options)
+    if "spot" in row:
+        row["warnings"] += row["spot"]["warnings"]
+        plan = row["spot"]["deadline_plan"]
+        if plan and plan["available"]:
+            row["reasons"].append(plan["text"])
+
+    if not spec.is_training:
+        row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row
+
+
+def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None) -> dict[str, Any]:
+    """A serving row's month: instances for the demand, throughput and latency, cost per month."""
+    instances = int(shapes.instances[shape])
+    unit = float(shapes.unit_tokens_per_second[shape])
+    tpot, ttft = float(shapes.time_per_output_token_ms[shape]), float(shapes.time_to_first_token_ms[shape])
+    demand = spec.inference.demand_tokens_per_second
+    return {
+        "hours_per_month": options.serving_hours,
+        "cost_per_month": money,
+        "instances": instances,
+        "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
+        "demand_tokens_per_second": demand,
+        "tokens_per_second_per_instance": _rounded(unit, 1),
+        "tokens_per_second": _rounded(float(shapes.generated_tokens_per_second[shape]), 1),
+        "time_per_output_token_ms": _rounded(tpot, 2),
+        "time_to_first_token_ms": _rounded(ttft, 1),
+        "text": serving_reason(spec, instances, unit, tpot, ttft),
+    }
+
+
+def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
+    if not (fits and shapes.tight[shape]):
+        return []
+    return [
+        f"tight: the peak of {shapes.total_gib[shape]:.1f} GiB fits the {shapes.capacity_gib[shape]:.1f} GiB "
+        f"card, but not with {spec.headroom:.0%} headroom ({shapes.required_gib[shape]:.1f} GiB); ranked after "
+        "configurations with headroom: watch for out-of-memory on long sequences"
+    ]
 
 
 def _optional_int(value) -> int | None:
@@ -159,6 +202,12 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
     required, capacity = shapes.required_gib[shape], shapes.capacity_gib[shape]
     if not math.isfinite(required):
         return "not a valid plan for this GPU count"
+    peak = shapes.total_gib[shape]
+    if required > capacity and peak <= capacity:
+        return (
+            f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
+            f"{spec.headroom:.0%} headroom ({required:.1f} GiB)"
+        )
     verb = "fits" if required <= capacity else "does not fit"
     return (
         f"{verb}: needs {required:.1f} GiB per GPU with {spec.headroom:.0%} headroom "
@@ -169,7 +218,19 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     label = PLAN_LABELS[plan]
     if not spec.is_training:
-        return f"{options.serving_hours:g} h of serving priced ({label})"
+        unit = float(shapes.unit_tokens_per_second[shape])
+        tpot, ttft = (
+            float(shapes.time_per_output_token_ms[shape]),
+            float(shapes.time_to_first_token_ms[shape]),
+        )
+        text = f"{options.serving_hours:g} h of serving priced ({label}): cost per month, no reruns, no setup"
+        if not math.isfinite(unit):
+            return text
+        misses = "; ".join(latency_misses(spec, tpot, ttft))
+        instances = int(shapes.instances[shape])
+        return f"{text}; {serving_reason(spec, instances, unit, tpot, ttft)}" + (
+            f"; {misses}" if misses else ""
+        )
     if shapes.measured[shape]:
         return (
             f"measured: hours from a benchmark of this GPU at {int(shapes.total_gpus[shape])} GPUs ({label})"
@@ -202,6 +263,8 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
             return ["spot unsuitable: online inference drops live requests when an instance is reclaimed"]
         if not options.can_checkpoint:
             return ["spot unsuitable: the job cannot checkpoint"]
+        if checkpoint_too_slow(spec, options):
+            return ["spot unsuitable: a checkpoint write takes 15 min or more, the guides' whole interval"]
         return ["spot unsuitable: reclaiming one instance stalls the others; keep the job on one instance"]
     overhead = configs.effective_price_per_hour(index) / configs.price_per_hour(index) - 1.0
     band = int(offer["band"])

@@ -10,6 +10,7 @@ import pandas as pd
 
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
+from procurement.ranking.serving import serving_fit
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -17,7 +18,13 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
-from procurement.sizing.assumptions import COMM_EFFICIENCY, GPUS_PER_NODE, VCPUS_PER_GPU, VCPUS_PER_GPU_IMAGE
+from procurement.sizing.assumptions import (
+    COMM_EFFICIENCY,
+    GPUS_PER_NODE,
+    TIGHT_UTILIZATION,
+    VCPUS_PER_GPU,
+    VCPUS_PER_GPU_IMAGE,
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,9 @@ class Shapes:
     communication_share: np.ndarray
     measured: np.ndarray
     fits: np.ndarray  # memory, compatibility, speed, fabric (the host is checked per offer: configurations)
+    # the peak fits but not with the spec's headroom (or uses over 90% of the card): runnable, ranked after
+    # every configuration that fits with headroom (sizing.verdict's "tight", one rule for size and recommend)
+    tight: np.ndarray
     valid: np.ndarray  # a real plan (e.g. tensor parallel needs >1 GPU per instance; NVLink to train)
     incompatible: list[str]  # per kind: the compatibility error, "" when none
     offloaded_per_gpu_gib: np.ndarray  # optimizer/weights offloaded to host RAM, per GPU
@@ -48,6 +58,11 @@ class Shapes:
     no_fabric: np.ndarray  # several instances of a training plan on an instance type without a fabric
     communication: dict[str, np.ndarray]  # per shape: the collectives' seconds and bytes per step
     estimated_speed: list[str] = field(default_factory=list)  # per kind: why its peak figures are derived
+    # serving (ranking/serving.py): decode tokens/s of one instance, and its latency; None for training
+    unit_tokens_per_second: np.ndarray | None = None
+    time_per_output_token_ms: np.ndarray | None = None
+    time_to_first_token_ms: np.ndarray | None = None
+    meets_serving_targets: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -183,7 +198,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
-    hours, share, generated, communication = _hours(spec, grid, options)
+    hours, share, generated, communication, serving_rows = _hours(spec, grid, options)
     measured = _measured_hours(spec, grid, options)
     no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
     hours = np.where(np.isnan(measured) | no_fabric, hours, measured)
@@ -191,18 +206,34 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
     valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)
-    fits = valid & compatible & (required <= grid.capacity_gib) & np.isfinite(hours) & ~no_fabric
+    if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
+        valid = valid & (zero < 3)
+    runnable = total_gib <= grid.capacity_gib
+    tight = runnable & (
+        (required > grid.capacity_gib) | (total_gib > TIGHT_UTILIZATION.value * grid.capacity_gib)
+    )
+    fits = valid & compatible & runnable & np.isfinite(hours) & ~no_fabric
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
+    instances, total_gpus, serving = grid.instances, total, {}
+    if not spec.is_training:  # replicas from demand: instances of one-instance configurations
+        fit = serving_fit(spec, generated, serving_rows["per_stream"], serving_rows["ttft_s"])
+        fits &= fit.meets_targets
+        instances, total_gpus = grid.instances * fit.instances, total * fit.instances
+        serving = {
+            "unit_tokens_per_second": generated, "time_per_output_token_ms": fit.time_per_output_token_ms,
+            "time_to_first_token_ms": fit.time_to_first_token_ms, "meets_serving_targets": fit.meets_targets,
+        }  # fmt: skip
+        generated = generated * fit.instances
     return Shapes(
-        kind=grid.kind, instances=grid.instances, total_gpus=total, plan=grid.plan, zero=zero,
+        kind=grid.kind, instances=instances, total_gpus=total_gpus, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
-        fits=fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
+        fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
-        link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication,
+        link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication, **serving,
     )  # fmt: skip
 
 
@@ -222,8 +253,9 @@ def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:
 
 def _hours(
     spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """(hours, communication share, generated tokens/s, the collectives) per shape."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], dict | None]:
+    """(hours, communication share, generated tokens/s, the collectives, serving rows) per shape; the
+    serving rows (per-stream tokens/s and time to first token) are None for training."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
     peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
@@ -238,14 +270,18 @@ def _hours(
         with np.errstate(invalid="ignore", divide="ignore"):
             share = tp_s / step
         communication = {"tensor_parallel_seconds": tp_s, "step_seconds": step * np.ones_like(total)}
-        return np.where(served, options.serving_hours, np.nan), share, decode, communication
+        latency = {
+            "per_stream": np.asarray(rows["decode_tokens_per_second_per_stream"], dtype=float),
+            "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
+        }
+        return np.where(served, options.serving_hours, np.nan), share, decode, communication, latency
     mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
     rows = training_throughput(
         spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
         tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
         tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
     )  # fmt: skip
-    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows
+    return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 
 
 def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:

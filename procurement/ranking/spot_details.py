@@ -13,6 +13,7 @@ The closed-form figures come from ``procurement.costing.spot`` in Decimal, the s
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
@@ -25,9 +26,11 @@ from procurement.costing.spot import (
     SpotEconomics,
     SpotJobTraits,
     band_interruption_rate_per_hour,
+    interval_rule,
     spot_economics,
     spot_verdict,
 )
+from procurement.costing.spot_fallback import FallbackInput, deadline_plan
 from procurement.costing.spot_simulation import (
     BLOCK_HOURS,
     MIN_HISTORY_HOURS,
@@ -35,7 +38,8 @@ from procurement.costing.spot_simulation import (
     simulate_spot_job,
 )
 from procurement.costing.values import round_money, round_price
-from procurement.ranking.options import RankingOptions
+from procurement.ranking.options import ADVISOR_STALE_DAYS, RankingOptions
+from procurement.ranking.spot_inputs import job_spot_timing
 
 RATE_QUANTUM = Decimal("1E-9")
 RATIO_QUANTUM = Decimal("0.000001")
@@ -96,25 +100,131 @@ def spot_details(
     options: RankingOptions,
     simulate: bool,
     price_history_usd: np.ndarray | None = None,
+    now: dt.datetime | None = None,
+    on_demand_price_usd: float | None = None,
 ) -> dict[str, Any]:
     """The spot object of one row (prices per instance-hour in USD inside, ``options.currency`` out).
-    ``price_paths`` says what the simulation priced its hours on (None when it did not run)."""
+    ``price_paths`` says what the simulation priced its hours on (None when it did not run);
+    ``deadline_plan`` is the spot-with-on-demand-fallback plan of a training job with a deadline
+    (``on_demand_price_usd``: the same instance type's on-demand price in the same region)."""
     band, known = int(offer["band"]), bool(offer["band_known"])
     observed_at = _date_text(offer.get("interruption_observed_at")) if known else None
+    timing = job_spot_timing(spec, options)
+    write, restart = timing.checkpoint_write_hours, timing.restart_hours
     details, economics = _closed_form(
-        band, known, observed_at, float(price_per_hour_usd), options.checkpoint_write_hours,
-        options.restart_hours, not spec.is_training, options.can_checkpoint, instances,
+        band, known, observed_at, float(price_per_hour_usd), write, restart, not spec.is_training,
+        options.can_checkpoint, instances,
     )  # fmt: skip
-    details = details | {"why": list(details["why"]), "simulation": None, "price_paths": None}
-    if simulate and details["verdict"] == "suitable":
-        history = np.asarray(price_history_usd if price_history_usd is not None else (), dtype=float)
-        details["simulation"] = dict(
-            _simulation(economics, float(hours), instances, options.checkpoint_write_hours, options.restart_hours,
-                        options.spot_simulation_trials, options.spot_simulation_seed, options.fx_rate_from_usd,
-                        options.currency, history.tobytes())
-        )  # fmt: skip
-        details["price_paths"] = price_paths_text(details["simulation"]["history_hours"] or history.size)
+    stale = advisor_stale(observed_at, now)
+    details = details | {
+        "why": list(details["why"]), "simulation": None, "price_paths": None, "timing": timing.as_dict(),
+        "advisor_stale": stale, "warnings": _warnings(known, observed_at, stale), "deadline_plan": None,
+    }  # fmt: skip
+    if not (simulate and details["verdict"] == "suitable"):
+        return details
+    history = np.asarray(price_history_usd if price_history_usd is not None else (), dtype=float)
+    details["simulation"] = dict(
+        _simulation(economics, float(hours), instances, write, restart, options.spot_simulation_trials,
+                    options.spot_simulation_seed, options.fx_rate_from_usd, options.currency, history.tobytes())
+    )  # fmt: skip
+    if not known:  # no advisor data: the band is a guess, so the bad case is read at the worst band
+        simulation, worst = (
+            details["simulation"],
+            _widened_p90(economics, float(hours), instances, write, restart, options, history.tobytes()),
+        )
+        simulation["p90_hours"] = max(simulation["p90_hours"], worst["p90_hours"])
+        simulation["p90_cost"] = str(max(Decimal(simulation["p90_cost"]), Decimal(worst["p90_cost"])))
+        simulation["p90_basis"] = worst["p90_basis"]
+    details["price_paths"] = price_paths_text(details["simulation"]["history_hours"] or history.size)
+    if spec.is_training and options.deadline_hours is not None:
+        details["deadline_plan"] = deadline_plan_details(
+            economics, float(hours), instances, write, restart, options, on_demand_price_usd
+        )
     return details
+
+
+def advisor_stale(observed_at: str | None, now: dt.datetime | None) -> bool:
+    """An advisor band observed more than ADVISOR_STALE_DAYS before ``now`` is flagged."""
+    if observed_at is None or now is None:
+        return False
+    try:
+        observed = dt.date.fromisoformat(observed_at[:10])
+    except ValueError:
+        return False
+    return (now.date() - observed).days > ADVISOR_STALE_DAYS
+
+
+def _warnings(known: bool, observed_at: str | None, stale: bool) -> list[str]:
+    if not known:
+        return ["assumed band: no Spot Advisor data for this offer; P90 is read at the >20% band"]
+    if stale:
+        return [
+            f"Spot Advisor band observed {observed_at}, over a year ago: interruption rates may have changed"
+        ]
+    return []
+
+
+def _widened_p90(economics, hours, instances, write, restart, options, history_bytes) -> dict[str, Any]:
+    """P90 hours and cost simulated at the worst band (>20%) for a row whose band is assumed."""
+    worst = len(BAND_LABELS) - 1
+    rate = band_interruption_rate_per_hour(worst)
+    worst_economics = spot_economics(
+        spot_price_per_hour=economics.spot_price_per_hour, rate_per_hour=rate,
+        checkpoint_write_hours=_exact(write), restart_hours=_exact(restart),
+        checkpoint_interval_hours=economics.interval_hours,
+    )  # fmt: skip
+    at_worst = _simulation(
+        worst_economics, hours, instances, write, restart, options.spot_simulation_trials,
+        options.spot_simulation_seed, options.fx_rate_from_usd, options.currency, history_bytes,
+    )  # fmt: skip
+    return {
+        "p90_hours": at_worst["p90_hours"],
+        "p90_cost": at_worst["p90_cost"],
+        "p90_basis": f"assumed band: P90 simulated at the {BAND_LABELS[worst]} band (the worst case)",
+    }
+
+
+def deadline_plan_details(
+    economics: SpotEconomics, hours: float, instances: int, write: float, restart: float,
+    options: RankingOptions, on_demand_price_usd: float | None,
+) -> dict[str, Any]:  # fmt: skip
+    """ "spot with on-demand fallback: expected cost, P(meets deadline)" (costing/spot_fallback.py)."""
+    deadline = float(options.deadline_hours)
+    if on_demand_price_usd is None or not math.isfinite(on_demand_price_usd):
+        return {
+            "available": False,
+            "why": "no on-demand price for this instance type in this region to fall back on",
+        }
+    plan = deadline_plan(
+        FallbackInput(
+            work_hours=hours, deadline_hours=deadline, rate_per_hour=float(economics.rate_per_hour),
+            interval_hours=float(economics.interval_hours), checkpoint_write_hours=write, restart_hours=restart,
+            spot_price_per_hour=float(economics.spot_price_per_hour),
+            on_demand_price_per_hour=float(on_demand_price_usd), instances=instances,
+            probability=options.deadline_probability, trials=options.spot_simulation_trials,
+            seed=options.spot_simulation_seed,
+        )
+    )  # fmt: skip
+    rate, currency = options.fx_rate_from_usd, options.currency
+    expected = round_money(_exact(plan.expected_cost) * rate, currency)
+    probability = round(plan.p_meets_deadline, 4)
+    return {
+        "available": True,
+        "deadline_hours": deadline,
+        "target_probability": options.deadline_probability,
+        "meets_target": plan.meets_target,
+        "expected_cost": str(expected),
+        "p90_cost": str(round_money(_exact(plan.p90_cost) * rate, currency)),
+        "p_meets_deadline": probability,
+        "reserve_segments": plan.reserve_fraction,
+        "expected_spot_hours": round(plan.expected_spot_hours, 3),
+        "expected_on_demand_hours": round(plan.expected_on_demand_hours, 3),
+        "switched_share": round(plan.switched_share, 4),
+        "on_demand_only_cost": str(round_money(_exact(plan.on_demand_only_cost) * rate, currency)),
+        "on_demand_price_per_hour": str(round_price(_exact(on_demand_price_usd) * rate)),
+        "text": f"spot with on-demand fallback: expected cost {expected} {currency}, "
+        f"P(meets deadline) {probability:.1%}",
+    }
 
 
 @lru_cache(maxsize=4096)
@@ -141,10 +251,11 @@ def _closed_form(
         "interruption_source_text": interruption_source(band, known, observed_at),
         "interruption_rate_per_hour": str(rate.quantize(RATE_QUANTUM)),
         "mean_hours_between_interruptions": str((1 / rate).quantize(Decimal("0.1"))) if rate else None,
-        "checkpoint_write_minutes": float(write * 60),
-        "restart_hours": float(restart),
+        "checkpoint_write_minutes": round(float(write * 60), 3),
+        "restart_hours": round(float(restart), 4),
         "optimal_interval_hours": _optional_float(economics.optimal_interval_hours, 3),
         "checkpoint_interval_minutes": float((economics.interval_hours * 60).quantize(Decimal("0.1"))),
+        "interval_rule": interval_rule(economics.optimal_interval_hours, economics.interval_hours),
         "overhead": str(economics.overhead.quantize(RATIO_QUANTUM)),
         "verdict": "suitable" if verdict.suitable else "unsuitable",
         "why": tuple(verdict.reasons),
@@ -197,6 +308,7 @@ def _simulation(
         "seed": result.seed,
         "history_hours": result.history_hours,
         "priced_at": priced_at,
+        "p90_basis": "simulated at the row's band",
         "covers": "compute on spot (checkpoint writes, lost work and restarts included); not setup, "
         "reruns or storage",
     }

@@ -47,6 +47,15 @@ RANKING_OPTION_FIELDS = {
     "include_illustrative",
     "rank_outliers_at_quote",
     "storage_retention_days",
+    *("checkpoint_write_hours", "restart_hours", "storage_write_gb_per_s", "deadline_probability"),
+}
+# Spot timing and the deadline plan (docs/cost-model.md, "Spot timing"): field -> (lowest, highest, lowest
+# allowed?). Bounded so a request cannot ask for a day-long checkpoint or a zero-bandwidth volume.
+SPOT_OPTION_BOUNDS = {
+    "checkpoint_write_hours": (0.0, 24.0, False),
+    "restart_hours": (0.0, 24.0, True),
+    "storage_write_gb_per_s": (0.0, 100.0, False),
+    "deadline_probability": (0.0, 1.0, False),
 }
 
 
@@ -84,7 +93,19 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
             raise CostInputError("pricing_models", f"unknown pricing model {model!r}")
     if data.get("currency") is not None:
         values["currency"] = currency_code(data["currency"], "currency")
+    for key, (low, high, low_allowed) in SPOT_OPTION_BOUNDS.items():
+        if data.get(key) is not None:
+            values[key] = _bounded(data[key], key, low, high, low_allowed)
     return RankingOptions(**values)
+
+
+def _bounded(value: object, field: str, low: float, high: float, low_allowed: bool) -> float:
+    number = float(non_negative(value, field))
+    if number > high or (number == low and not low_allowed):
+        raise CostInputError(
+            field, f"must be {'>=' if low_allowed else '>'} {low:g} and <= {high:g}, got {number:g}"
+        )
+    return number
 
 
 def _flag(value: object, field: str) -> bool:
@@ -250,7 +271,8 @@ def recommendation_compute(
         spot_price_history=context.spot_price_histories,
     )
     try:
-        return rank_workload(spec, None, context.gpus, options, prepared=context.prepared(options))
+        # the whole offer table goes along: a deadline plan looks up on-demand fallback prices in it
+        return rank_workload(spec, context.offers, context.gpus, options, prepared=context.prepared(options))
     except ValueError as error:  # e.g. a training workload without training_tokens
         field_name, _, message = str(error).partition(": ")
         raise CostInputError(field_name, message) from None

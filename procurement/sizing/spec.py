@@ -111,6 +111,21 @@ class InferenceSpec:
     context_len: int = 4096
     output_tokens: int = 256
     kv_cache_dtype: str = "bf16"
+    # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
+    # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
+    requests_per_second: float | None = None
+    tokens_per_second: float | None = None
+    ttft_ms: float | None = None  # time to first token target
+    tpot_ms: float | None = None  # time per output token target (per stream)
+
+    @property
+    def demand_tokens_per_second(self) -> float | None:
+        """Generated tokens/s the deployment must sustain, or None when no demand is stated."""
+        if self.tokens_per_second is not None:
+            return self.tokens_per_second
+        if self.requests_per_second is not None:
+            return self.requests_per_second * self.output_tokens
+        return None
 
     @property
     def prompt_tokens(self) -> int:
@@ -515,16 +530,34 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
     )
 
 
+# Bounds of the serving demand and latency fields: each size a request can set is bounded.
+DEMAND_LIMITS = {
+    "requests_per_second": 1e6,
+    "tokens_per_second": 1e9,
+    "ttft_ms": 600_000.0,  # ten minutes
+    "tpot_ms": 60_000.0,  # a minute per token
+}
+
+
 def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec:
     if strict:
         reader.unknown_keys(
-            data, {"concurrency", "context_len", "output_tokens", "kv_cache_dtype"}, "inference."
+            data,
+            {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *DEMAND_LIMITS},
+            "inference.",
         )
+    demand = {
+        key: reader.number(data, key, f"inference.{key}", None, minimum=0, maximum=limit)
+        for key, limit in DEMAND_LIMITS.items()
+    }
+    if demand["requests_per_second"] is not None and demand["tokens_per_second"] is not None:
+        reader.error("inference.tokens_per_second", "give requests_per_second or tokens_per_second, not both")
     return InferenceSpec(
         concurrency=reader.integer(data, "concurrency", "inference.concurrency", 1),
         context_len=reader.integer(data, "context_len", "inference.context_len", 4096),
         output_tokens=reader.integer(data, "output_tokens", "inference.output_tokens", 256, minimum=0),
         kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
+        **demand,
     )
 
 

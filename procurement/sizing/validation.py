@@ -584,4 +584,23 @@ def render_markdown(rows: list[ValidationRow] | None = None) -> str:
             )
             + " |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + RANKING_CASES_SECTION
+
+
+# The ranking regression cases (tests/procurement/test_ranking_cases.py), stated with the sizing table so a
+# reader finds every check against hand computations in one place.
+RANKING_CASES_SECTION = """
+## Ranking cases (`tests/procurement/test_ranking_cases.py`)
+
+The issue's six workloads are ranked against the bundled catalog over AWS and Lambda (whose host
+figures and prices are provider data) and kept as regression tests:
+
+| case | rank 1 (today) | hand check |
+|---|---|---|
+| serve Llama-3.1-8B, 32 streams x 8k | Lambda `gpu_2x_a6000`, TP 2 in one node | 730 h x 2.18 $/h x 1 = 1,591.40 a month |
+| serve Llama-3-70B, 16 streams x 4k | Lambda `gpu_2x_b200_sxm6`, TP 2 in one node | 730 h x 13.78 $/h x 1 = 10,059.40 a month |
+| QLoRA 8B on 200M tokens; LoRA Llama-3-70B r16 all-linear on 100M; full fine-tune Mistral-7B on 1B (8 GPUs, ZeRO-3); pretrain 1.2B on 10B | checked for the job-cost identity | total = P x H x N x 1.2 + P x 1 h x N + storage |
+
+Serving rows carry no rerun budget and no setup, so a month is price x 730 h x instances exactly. The
+training cases' rank 1 depends on the interconnect and host data, asserted by that work.
+"""

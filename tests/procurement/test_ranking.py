@@ -95,12 +95,13 @@ def test_it_applies_deadline_budget_provider_and_region_filters():
 
 
 def test_it_prices_spot_with_the_checkpoint_overhead():
-    # band 0: lambda = -ln(0.975)/730; C = 1 min, R = 0.1 h, tau = 15 min (cap):
+    # band 0: lambda = -ln(0.975)/730; C = 1 min, R = 0.1 h (given), tau = 15 min (cap):
     # overhead = (1/60)/0.25 + (0.125 + 0.1) x lambda
     rate = -math.log(0.975) / 730
     overhead = (1 / 60) / 0.25 + 0.225 * rate
-    assert spot_overhead_by_band(np.array([0]), RankingOptions())[0] == pytest.approx(overhead, rel=1e-12)
-    spot = [row for row in _rank() if row["pricing_model"] == "spot" and row["gpu"] == "l4"][0]
+    assert spot_overhead_by_band(np.array([0]), 1 / 60, 0.1)[0] == pytest.approx(overhead, rel=1e-12)
+    rows = _rank(checkpoint_write_hours=1 / 60, restart_hours=0.1)
+    spot = [row for row in rows if row["pricing_model"] == "spot" and row["gpu"] == "l4"][0]
     assert float(spot["effective_price_per_hour"]) == pytest.approx(0.3 * (1 + overhead), abs=1e-6)
     assert "advisor band 0" in " ".join(spot["reasons"])
 

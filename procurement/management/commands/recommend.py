@@ -20,6 +20,14 @@ FLAGS = {
     "currency": "--currency",
     "storage_retention_days": "--storage-retention-days",
 }
+# Spot timing and the deadline plan (docs/cost-model.md, "Spot timing"): option field -> flag
+SPOT_FLAGS = {
+    "checkpoint_write_hours": "--checkpoint-write-hours",
+    "restart_hours": "--restart-hours",
+    "storage_write_gb_per_s": "--storage-write-gb-per-s",
+    "deadline_probability": "--deadline-probability",
+}
+FLAGS |= SPOT_FLAGS
 
 
 BAD_INPUT = 2  # the exit status of `size` for an invalid spec: scripts can tell bad input from a crash
@@ -68,6 +76,8 @@ class Command(BaseCommand):
             "--currency", help="ISO 4217 code of the results (default USD), converted through stored FX rates"
         )
         parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
+        for field, flag in SPOT_FLAGS.items():
+            parser.add_argument(flag, dest=field, type=str, help=f"spot: {field} (default derived; see docs)")
 
     def handle(self, *args, **options):
         parameters = {
@@ -81,6 +91,7 @@ class Command(BaseCommand):
                 "gpus",
                 "currency",
                 "storage_retention_days",
+                *SPOT_FLAGS,
             )  # fmt: skip
             if options[key] is not None
         }

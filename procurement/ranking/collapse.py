@@ -1,0 +1,61 @@
+"""Identical rows collapse: the same instance type at the same price and plan in several regions is one row.
+
+A serving ranking otherwise fills its top 20 with one cheap instance type listed in six regions. The
+first (cheapest, then catalog order) of each group is kept and says where else the same offer is sold:
+``also_in`` (the other regions, with their zone when the offer is zonal) and a reason "also in 5 regions".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from procurement.ranking.configurations import Configurations, ranked_order
+from procurement.ranking.offers import PreparedOffers
+
+KEY_COLUMNS = ("provider", "instance_type", "pricing_model", "payment_option")
+
+
+def _place(prepared: PreparedOffers, position: int) -> str:
+    region, zone = prepared.text["region"][position], prepared.text["zone"][position]
+    return f"{region}/{zone}" if zone else str(region)
+
+
+def collapse(order: np.ndarray, prepared: PreparedOffers, configs: Configurations) -> tuple[list[int], dict]:
+    """(kept row indices in order, kept index -> the other places of its group)."""
+    kept: list[int] = []
+    groups: dict[tuple, int] = {}
+    also: dict[int, list[str]] = {}
+    for index in order.tolist():
+        offer = int(configs.offer[index])
+        position = int(prepared.positions[offer])
+        key = (
+            *(prepared.text[name][position] for name in KEY_COLUMNS),
+            round(float(prepared.columns["price_usd"][offer]), 6),
+            int(configs.shape[index]),
+        )
+        if key in groups:
+            first = groups[key]
+            place = _place(prepared, position)
+            if place not in also[first]:
+                also[first].append(place)
+            continue
+        groups[key] = index
+        also[index] = []
+        kept.append(index)
+    return kept, also
+
+
+def collapsed_order(
+    configs: Configurations, prepared: PreparedOffers, top: int | None
+) -> tuple[np.ndarray, dict]:
+    """The feasible order with identical rows collapsed, ``top`` groups long: reads four times as many rows
+    as asked for, and more only when duplicates filled them."""
+    wide = None if top is None else top * 4
+    while True:
+        order = ranked_order(configs, wide)
+        kept, also = collapse(order, prepared, configs)
+        if wide is None or len(kept) >= top or order.size < wide:
+            break
+        wide *= 4
+    kept = kept if top is None else kept[:top]
+    return np.array(kept, dtype=np.int64), {index: also[index] for index in kept}

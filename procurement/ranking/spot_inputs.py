@@ -1,0 +1,80 @@
+"""The spot checkpoint write time C and restart time R of one workload, from the sizing engine's sizes.
+
+C = the resumable checkpoint (weights + optimizer state for full training, ``sizing.host.checkpoint_gb``;
+the adapters and their optimizer state for LoRA/QLoRA) over the storage write bandwidth; R = provisioning + image pull + the
+frozen base weights, the dataset and the checkpoint read back (``costing.spot_timing``). The options
+``checkpoint_write_hours`` / ``restart_hours`` replace either figure when a person knows better.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from procurement.costing.spot_timing import SpotTiming, SpotTimingInput, spot_timing
+from procurement.ranking.options import RankingOptions
+from procurement.sizing import WorkloadSpec
+from procurement.sizing.assumptions import ENVIRONMENT_DISK, GB
+from procurement.sizing.bytes_model import adapter_bytes, adapter_params, optimizer_bytes_per_param
+from procurement.sizing.host import checkpoint_gb, dataset_gb
+from procurement.sizing.verdict import identity_cache
+
+# No checkpoint is written faster than about a second (serialization, fsync, the loop's barrier); the floor
+# also keeps C / tau finite for serving, which never checkpoints (spot is refused for it).
+MIN_CHECKPOINT_WRITE_HOURS = 1.0 / 3600.0
+
+
+def resumable_checkpoint_gb(spec: WorkloadSpec) -> float:
+    """What a restart needs to resume exactly: the trained weights and their optimizer state. Full training:
+    the sizing engine's checkpoint (all weights + optimizer state); adapters: adapter weights + their
+    optimizer state (the frozen base is reloaded from the model files, ``frozen_weights_gb``)."""
+    if not spec.is_training:
+        return 0.0
+    if spec.uses_adapters:
+        return adapter_params(spec) * (adapter_bytes(spec) + optimizer_bytes_per_param(spec)) / GB
+    return checkpoint_gb(spec)
+
+
+def frozen_weights_gb(spec: WorkloadSpec) -> float:
+    """Weights a restart loads besides the checkpoint: the 16-bit base model of an adapter run (a full
+    training checkpoint holds the weights itself, so nothing is loaded twice)."""
+    return spec.model.params * 2.0 / GB if spec.uses_adapters else 0.0
+
+
+def job_spot_timing(spec: WorkloadSpec, options: RankingOptions) -> SpotTiming:
+    """C and R for this spec under these options; memoized on the spec's identity (a ranking asks for it
+    once per pass and once per returned spot row, and hashing a nested spec costs more than it saves)."""
+    return _timing(
+        spec, options.checkpoint_write_hours, options.restart_hours, options.storage_write_gb_per_s,
+        options.storage_read_gb_per_s, options.provisioning_hours, options.image_pull_gb_per_s,
+    )  # fmt: skip
+
+
+@identity_cache
+def _timing(
+    spec, write_hours, restart_hours, write_gbps, read_gbps, provisioning_hours, pull_gbps
+) -> SpotTiming:
+    options = RankingOptions(
+        checkpoint_write_hours=write_hours, restart_hours=restart_hours, storage_write_gb_per_s=write_gbps,
+        storage_read_gb_per_s=read_gbps, provisioning_hours=provisioning_hours, image_pull_gb_per_s=pull_gbps,
+    )  # fmt: skip
+    timing = spot_timing(
+        SpotTimingInput(
+            checkpoint_gb=resumable_checkpoint_gb(spec),
+            image_gb=ENVIRONMENT_DISK.value,
+            model_load_gb=frozen_weights_gb(spec),
+            dataset_gb=dataset_gb(spec) if spec.is_training else 0.0,
+            storage_write_gb_per_s=options.storage_write_gb_per_s,
+            storage_read_gb_per_s=options.storage_read_gb_per_s,
+            provisioning_hours=options.provisioning_hours,
+            image_pull_gb_per_s=options.image_pull_gb_per_s,
+        )
+    )
+    timing = replace(
+        timing, checkpoint_write_hours=max(timing.checkpoint_write_hours, MIN_CHECKPOINT_WRITE_HOURS)
+    )
+    if options.checkpoint_write_hours is not None:
+        timing = replace(timing, checkpoint_write_hours=float(options.checkpoint_write_hours), derived=False)
+    if options.restart_hours is not None:
+        restart = float(options.restart_hours)
+        timing = replace(timing, restart_hours=restart, restart_parts_hours={"given": restart}, derived=False)
+    return timing

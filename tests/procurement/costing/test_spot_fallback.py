@@ -1,0 +1,85 @@
+"""The deadline-aware spot plan: spot with an on-demand fallback when the slack runs out."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.costing.spot_fallback import FallbackInput, deadline_plan, simulate_policy, time_to_finish
+from procurement.costing.values import CostInputError
+
+BASE = FallbackInput(
+    work_hours=20.0, deadline_hours=24.0, rate_per_hour=0.0, interval_hours=0.25, checkpoint_write_hours=0.01,
+    restart_hours=0.2, spot_price_per_hour=1.0, on_demand_price_per_hour=3.0, trials=500,
+)  # fmt: skip
+
+
+def test_time_to_finish_adds_a_write_between_segments():
+    # 20 h in 0.25 h segments: 80 segments, 79 writes of 0.01 h: 20.79 h
+    assert time_to_finish(np.array([20.0]), 0.25, 0.01)[0] == pytest.approx(20.79)
+
+
+def test_without_reclaims_the_whole_job_runs_on_spot():
+    plan = deadline_plan(BASE)
+    # 20.79 h on spot at 1.00/h; on-demand alone would be 20 h x 3.00 = 60.00
+    assert plan.expected_cost == pytest.approx(20.79) and plan.p_meets_deadline == 1.0
+    assert plan.expected_on_demand_hours == 0.0 and plan.on_demand_only_cost == pytest.approx(60.0)
+
+
+def test_a_deadline_too_close_for_spot_starts_on_demand():
+    # 20.79 h on spot + a whole reserved segment (0.26 h) > 20.9 h deadline, for every reserve above 0.11 h;
+    # reserve 0: 0 + 0 + 0 + 20.79 <= 20.9 stays on spot and (no reclaims) finishes at 20.79 h.
+    plan = deadline_plan(replace(BASE, deadline_hours=20.9))
+    assert plan.reserve_fraction == 0.0 and plan.expected_cost == pytest.approx(20.79)
+    tight = deadline_plan(replace(BASE, deadline_hours=20.5))  # 20.79 h on spot misses: all on-demand, 20 h
+    assert tight.expected_spot_hours == 0.0 and tight.expected_cost == pytest.approx(60.0)
+    assert tight.p_meets_deadline == 1.0
+    assert deadline_plan(replace(BASE, deadline_hours=19.0)).p_meets_deadline == 0.0  # even on-demand is late
+
+
+def test_the_safe_reserve_always_meets_a_reachable_deadline():
+    spec = replace(BASE, rate_per_hour=0.5)  # a reclaim every 2 h on average
+    runs = simulate_policy(spec, spec.interval_hours + spec.checkpoint_write_hours)
+    assert np.all(runs["finish"] <= spec.deadline_hours + 1e-9)
+    assert runs["switched"].any()  # the fallback did happen in some trials
+
+
+def test_it_picks_the_cheapest_reserve_that_meets_the_target():
+    spec = replace(BASE, rate_per_hour=0.5)
+    plan = deadline_plan(spec)
+    assert plan.meets_target and plan.p_meets_deadline >= 0.95
+    assert plan.on_demand_only_cost == pytest.approx(60.0)
+    assert plan.expected_cost < plan.on_demand_only_cost  # cheaper than on-demand alone
+    # any cheaper reserve misses the target
+    segment = spec.interval_hours + spec.checkpoint_write_hours
+    for fraction in (0.0, 0.25, 0.5, 1.0):
+        runs = simulate_policy(spec, fraction * segment)
+        met = np.mean(runs["finish"] <= spec.deadline_hours + 1e-9)
+        cost = np.mean(runs["spot_hours"] * 1.0 + runs["od_hours"] * 3.0)
+        if cost < plan.expected_cost - 1e-9:
+            assert met < 0.95
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(CostInputError) as error:
+        deadline_plan(replace(BASE, probability=1.5))
+    assert error.value.field == "deadline_probability"
+    with pytest.raises(CostInputError) as error:
+        deadline_plan(replace(BASE, deadline_hours=0.0))
+    assert error.value.field == "deadline_hours"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(20.5, 40.0))
+def test_the_plan_never_costs_more_than_on_demand_alone_when_on_demand_is_dearer(rate, deadline):
+    plan = deadline_plan(replace(BASE, rate_per_hour=rate, deadline_hours=deadline, trials=200))
+    # on-demand alone (20 h) always meets these deadlines, so the plan meets the target and never costs more
+    assert plan.p_meets_deadline >= 0.95
+    assert plan.expected_cost <= plan.on_demand_only_cost + 1e-9
+
+
+def test_a_dear_spot_price_falls_back_to_on_demand_alone():
+    plan = deadline_plan(replace(BASE, spot_price_per_hour=3.5))  # spot above on-demand saves nothing
+    assert plan.reserve_fraction is None and plan.expected_cost == pytest.approx(60.0)

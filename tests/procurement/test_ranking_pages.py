@@ -1,0 +1,21 @@
+"""The recommendation page shows serving rows as serving and the spot deadline plan, signed in."""
+
+import pytest
+
+SERVING = {"name": "serve-8b", "task": "inference", "model": {"preset": "llama-3.1-8b"},
+           "inference": {"concurrency": 8, "context_len": 4096, "requests_per_second": 2}}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_serving_recommendation_page_plots_cost_per_month_against_tokens(client_as, bundled_catalog):
+    client = client_as("engineer")
+    body = {"workload": SERVING, "top": 5, "providers": ["aws", "lambda"]}
+    created = client.post("/api/recommendations/", body, content_type="application/json")
+    assert created.status_code == 201, created.content
+    results = created.json()["results"]
+    assert results and all(row["serving"]["demand_tokens_per_second"] == 512.0 for row in results)  # 2 x 256
+    page = client.get(f"/workloads/{created.json()['workload_id']}/recommendations/")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "Cost per month versus throughput" in text
+    assert "Serving: " in text and "tokens/s of demand" in text

@@ -1,0 +1,46 @@
+"""Property: a higher interruption band never lowers the spot overhead or the simulated P90."""
+
+from decimal import Decimal
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
+from procurement.costing.spot_simulation import SpotSimulationInput, simulate_spot_job
+from procurement.ranking import spot_overhead_by_band
+
+BANDS = np.arange(5)
+
+
+@given(st.floats(1 / 3600, 1.0), st.floats(0.0, 2.0))
+def test_overhead_never_falls_as_the_band_rises(write_hours, restart_hours):
+    overhead = spot_overhead_by_band(BANDS, write_hours, restart_hours)
+    assert np.all(np.diff(overhead) >= -1e-15)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.decimals(Decimal("1"), Decimal("3000"), places=1),
+    st.decimals(Decimal("0.0003"), Decimal("0.2"), places=4),
+    st.decimals(Decimal("0"), Decimal("1"), places=3),
+    st.integers(0, 3),
+)
+def test_p90_never_falls_as_the_band_rises(work_hours, write_hours, restart_hours, band):
+    def p90(b):
+        rate = band_interruption_rate_per_hour(b)
+        economics = spot_economics(
+            spot_price_per_hour=Decimal(1), rate_per_hour=rate, checkpoint_write_hours=write_hours,
+            restart_hours=restart_hours,
+        )  # fmt: skip
+        result = simulate_spot_job(
+            SpotSimulationInput(
+                work_hours=work_hours, rate_per_hour=rate, interval_hours=economics.interval_hours,
+                checkpoint_write_hours=write_hours, restart_hours=restart_hours, spot_price_per_hour=Decimal(1),
+                trials=2000,
+            )
+        )  # fmt: skip
+        return result.p90_hours, result.p90_cost
+
+    lower, higher = p90(band), p90(band + 1)
+    assert higher[0] >= lower[0] and higher[1] >= lower[1]

@@ -1,0 +1,81 @@
+"""One feasibility rule: "peak fits, headroom does not" is tight and runnable in `size` and in `recommend`;
+tight configurations rank, flagged, after every configuration that fits with headroom."""
+
+import pandas as pd
+import pytest
+
+from procurement.ranking import RankingOptions, rank_workload
+from procurement.ranking_loop import rank_workload_loop
+from procurement.sizing import parse_workload_spec, size_workload
+from procurement.sizing.validation import LLAMA1_65B
+from tests.procurement.test_ranking import GPUS, NOW, _offer
+
+# QLoRA paper (Dettmers et al. 2023, section 1): "finetune a 65B parameter model on a single 48GB GPU".
+QLORA_65B = parse_workload_spec(
+    {"name": "q65", "task": "qlora", "model": LLAMA1_65B, "training_tokens": 1e7, "seq_len": 512,
+     "lora": {"rank": 64, "targets": "all-linear"}, "optimizer": "paged_adamw_8bit",
+     "gradient_checkpointing": "full"}
+)  # fmt: skip
+# Llama-3-70B bf16 weights (65.7 GiB) split over two 80 GB cards with TP=2, one stream of 4k context.
+SERVE_70B = parse_workload_spec(
+    {"name": "s70", "task": "inference", "model": {"preset": "llama-3-70b"},
+     "inference": {"concurrency": 1, "context_len": 4096}}
+)  # fmt: skip
+
+OFFERS = pd.DataFrame(
+    [
+        _offer("lambda", "gpu_1x_a6000", "rtx-a6000", 1, "on_demand", 0.40, vcpus=14, ram=100),
+        _offer("lambda", "gpu_1x_h100_pcie", "h100-pcie-80gb", 1, "on_demand", 3.29, vcpus=26, ram=200),
+        _offer("lambda", "gpu_2x_h100_sxm5", "h100-sxm5-80gb", 2, "on_demand", 6.38, vcpus=52, ram=450),
+    ]
+)
+
+
+def _rank(spec, **options):
+    return rank_workload(spec, OFFERS, GPUS, RankingOptions(**({"top": None} | options)), now=NOW).results
+
+
+def test_size_calls_qlora_65b_on_a_48_gb_card_tight():
+    candidate = next(c for c in size_workload(QLORA_65B, [GPUS["rtx-a6000"]])["candidates"] if c["gpus"] == 1)
+    # peak 42.9 GiB on a 47.99 GiB card (89.5%), 51.5 GiB with 20% headroom: tight, runnable
+    assert candidate["verdict"] == "tight"
+
+
+def test_recommend_ranks_qlora_65b_on_one_48_gb_card_flagged():
+    rows = _rank(QLORA_65B)
+    a6000 = [row for row in rows if row["gpu"] == "rtx-a6000" and row["gpus"] == 1]
+    assert a6000 and a6000[0]["fits"] and a6000[0]["tight"]
+    assert a6000[0]["reasons"][0].startswith("tight: peak 42.9 GiB per GPU fits a 48.0 GiB card")
+    assert any(warning.startswith("tight: the peak of 42.9 GiB") for warning in a6000[0]["warnings"])
+    # the 80 GB cards hold it with headroom (51.5 <= 74.5 GiB) and rank ahead although they cost more:
+    # A6000 26.39 h x 0.40/h x 1.2 + 0.40 setup = 13.07; the H100 PCIe row costs 20.21
+    roomy = [row for row in rows if not row["tight"]]
+    assert roomy and rows.index(roomy[-1]) < rows.index(a6000[0])
+    assert float(a6000[0]["total_cost"]) == pytest.approx(26.3933 * 0.40 * 1.2 + 0.40, abs=0.01)
+    assert float(roomy[0]["total_cost"]) > float(a6000[0]["total_cost"])
+
+
+def test_recommend_ranks_llama_70b_on_two_80_gb_cards_with_tp2():
+    rows = _rank(SERVE_70B)
+    tp2 = [
+        row
+        for row in rows
+        if row["instance_type"] == "gpu_2x_h100_sxm5" and row["plan"]["tensor_parallel"] == 2
+    ]
+    assert tp2 and tp2[0]["fits"] and tp2[0]["tight"]  # peak 70.7 GiB of 79.65; 84.8 GiB with headroom
+    assert tp2[0]["memory_per_gpu_gib"] == pytest.approx(70.70, abs=0.01)
+
+
+def test_tight_rows_follow_roomy_rows_in_the_loop_too():
+    options = RankingOptions(top=None)
+    vectorized = rank_workload(QLORA_65B, OFFERS, GPUS, options, now=NOW).results
+    loop = rank_workload_loop(QLORA_65B, OFFERS, GPUS, options)
+    assert [(float(r["total_cost"]), r["instances"], r["plan"]["name"]) for r in vectorized] == [
+        (round(total, 2), instances, plan) for total, _hours, _position, instances, plan in loop
+    ]
+
+
+def test_top_n_keeps_roomy_rows_first():
+    every = _rank(QLORA_65B)
+    for top in range(1, len(every) + 1):
+        assert _rank(QLORA_65B, top=top) == every[:top]
