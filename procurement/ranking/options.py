@@ -12,13 +12,13 @@ from procurement.costing.job import (
     DEFAULT_SETUP_HOURS,
     DEFAULT_STORAGE_TAIL_MONTHS,
 )
-from procurement.ranking.interconnects import InterconnectRule
 from procurement.costing.spot_timing import (
     DEFAULT_IMAGE_PULL_GB_PER_S,
     DEFAULT_PROVISIONING_HOURS,
     DEFAULT_STORAGE_READ_GB_PER_S,
     DEFAULT_STORAGE_WRITE_GB_PER_S,
 )
+from procurement.ranking.interconnects import InterconnectRule
 
 RANKED_PRICING_MODELS = (
     "on_demand",

@@ -48,12 +48,22 @@ def test_top_n_is_the_first_n_rows_of_the_full_ranking(spec, include_infeasible)
             assert [_key(row) for row in rows if not row["fits"]] == [_key(row) for row in infeasible[:top]]
 
 
-def test_a_serving_ranking_marks_only_the_cheapest_row_pareto_when_every_row_serves_a_month():
-    # every serving row is priced for the same 730 hours: no row is faster, so the front is the cheapest
-    # row alone (a `<=` instead of `<` on hours would flag every row that ties on time)
-    rows = _rank(SERVE_8B, top=None)
+def test_a_serving_ranking_marks_the_cost_versus_throughput_front():
+    # Serving rows all run a month, so the front trades cost per month against tokens/s (more is better).
+    # A Pareto row has no cheaper row with at least its throughput (a `<=` instead of `<` would flag a
+    # dearer row that only ties); every other row is dominated by some row that costs no more.
+    rows = [row for row in _rank(SERVE_8B, top=None) if row["fits"]]
     assert len({row["hours"] for row in rows}) == 1 and len(rows) > 3
-    assert [row["pareto"] for row in rows] == [True] + [False] * (len(rows) - 1)
+    cost = [float(row["total_cost"]) for row in rows]
+    speed = [row["serving"]["tokens_per_second"] for row in rows]
+    assert rows[0]["pareto"]
+    for i, row in enumerate(rows):
+        cheaper_as_fast = [j for j in range(len(rows)) if cost[j] < cost[i] and speed[j] >= speed[i]]
+        if row["pareto"]:
+            assert not cheaper_as_fast, (i, cheaper_as_fast)
+        else:
+            assert any(cost[j] <= cost[i] and speed[j] >= speed[i] for j in range(len(rows)) if j != i), i
+    assert not all(row["pareto"] for row in rows)
 
 
 @pytest.mark.parametrize("setup_hours", [0.0, 2.5])
