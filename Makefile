@@ -25,7 +25,7 @@ run: $(VENV)/.runtime-installed
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_catalog
 	$(PY) manage.py sync_schedule
-	$(PY) manage.py demo_admin --url http://$(HOST)
+	$(PY) manage.py demo_users --url http://$(HOST)
 	$(PY) manage.py runserver $(HOST)
 
 test: $(VENV)/.dev-installed

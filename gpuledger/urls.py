@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
     path("", include("scheduler.urls")),
+    path("", include("gpuledger.accounts.urls")),
 ]

@@ -85,11 +85,20 @@ class PriceObservationAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in models.PriceObservation._meta.fields]
     actions = ["accept_suspect_prices"]
 
-    @admin.action(description="Accept the selected suspect prices (publish them)")
+    @admin.action(
+        description="Accept the selected suspect prices (publish them)", permissions=["accept_suspect"]
+    )
     def accept_suspect_prices(self, request, queryset):
         """The one change allowed: a person confirms a price the >5× / <1/5 guard rail held back."""
-        accepted = queryset.filter(status=PriceStatus.SUSPECT).update(status=PriceStatus.PUBLISHED)
+        suspects = list(queryset.filter(status=PriceStatus.SUSPECT))
+        accepted = queryset.filter(pk__in=[o.pk for o in suspects]).update(status=PriceStatus.PUBLISHED)
+        for observation in suspects:  # the admin's history says who published which price, and when
+            self.log_change(request, observation, f"Accepted suspect price {observation.amount_per_hour}")
         self.message_user(request, f"{accepted} suspect price(s) accepted and published.")
+
+    def has_accept_suspect_permission(self, request):
+        """Its own permission: seeing prices (view-only staff) is not enough to publish one."""
+        return request.user.has_perm("pricing.accept_suspect_price")
 
     def has_add_permission(self, request):
         return False

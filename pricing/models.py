@@ -261,6 +261,7 @@ class PriceObservation(models.Model):
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        permissions = [("accept_suspect_price", "Can accept (publish) a suspect price")]
         constraints = [
             models.UniqueConstraint(
                 fields=["offer", "pricing_model", "payment_option", "observed_at", "source"],
