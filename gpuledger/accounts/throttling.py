@@ -66,6 +66,7 @@ class UserApiRateThrottle(UserRateThrottle):
 
 
 class AnonApiRateThrottle(AnonRateThrottle):
-    """Requests per address for anonymous callers (they get 401 anyway; this bounds token guessing)."""
+    """Requests per address for callers without a user; every API view needs a role, so this only
+    matters for a view that someone opens to anonymous callers later."""
 
     scope = "anon"

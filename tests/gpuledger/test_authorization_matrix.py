@@ -194,3 +194,45 @@ def test_a_role_without_a_rule_would_be_caught():
     """The matrix covers exactly the six callers, so a rule missing one fails loudly, not silently."""
     assert all(set(rule.expect) == set(ROLES) for rule in RULES.values())
     assert models.Workload._meta.get_field("team").null  # rows stored before teams keep working
+
+
+# Routes that are open on purpose, or need a signed-in user without any role (their own account).
+OPEN_OR_ACCOUNT_ROUTES = {
+    "healthz",
+    "login",
+    "logout",
+    "account",
+    "account-token-create",
+    "account-token-revoke",
+}
+
+
+def test_every_page_and_api_view_names_the_roles_it_needs():
+    """Beyond the statuses: each view states its roles explicitly (role_required on pages, a
+    role_permission class on API views, SERVE_PERMISSIONS for the schema and docs), so no view relies on
+    the sign-in middleware or DRF's IsAuthenticated fallback alone."""
+    from django.conf import settings
+    from django.urls import resolve
+
+    unguarded = []
+    for name, route in all_routes():
+        if is_admin_site(name, route) or name in OPEN_OR_ACCOUNT_ROUTES:
+            continue
+        rule = RULES[name]
+        kwargs = {key: 1 for key in ("pk", "workload_id", "token_id")} | {"slug": "x"}
+        path_kwargs = {
+            key: value for key, value in kwargs.items() if f"<{key}>" in route or f":{key}>" in route
+        }
+        view = resolve(reverse(name, kwargs=path_kwargs or None)).func
+        view_class = getattr(view, "cls", None) or getattr(view, "view_class", None)
+        if view_class is not None and hasattr(view_class, "permission_classes"):
+            if view_class.__module__.startswith("drf_spectacular"):
+                roles = settings.SPECTACULAR_SETTINGS.get("SERVE_PERMISSIONS")
+            else:
+                roles = [getattr(cls, "required_roles", None) for cls in view_class.permission_classes]
+            if not roles or not all(roles):
+                unguarded.append(name)
+        elif not getattr(view, "required_roles", None):
+            unguarded.append(name)
+        assert rule.expect["anonymous"] in (302, 401), name
+    assert not unguarded, f"views without an explicit role: {unguarded}"
