@@ -170,7 +170,12 @@ class RecommendationCreate(APIView):
         responses={
             201: OpenApiResponse(
                 description="{id, workload_id, computed_at, created, saved, options, results}: id is the "
-                "stored recommendation (null when not saved), options the options it was computed under"
+                "stored recommendation (null when not saved), options the options it was computed under; "
+                "201 when a recommendation or a new workload was stored"
+            ),
+            200: OpenApiResponse(
+                description="The same body for a stored workload when nothing new was stored (a query "
+                "without save, or a saved answer unchanged since)"
             ),
             400: OpenApiResponse(
                 RECOMMENDATION_ERROR_SCHEMA,
@@ -217,7 +222,8 @@ class RecommendationCreate(APIView):
             "saved": save,
             "options": plain_json(options),
         }
-        return Response(body | {"results": results}, status=status.HTTP_201_CREATED)
+        stored = created or data.get("workload_id") is None  # a new recommendation or a new workload
+        return Response(body | {"results": results}, status=201 if stored else 200)
 
     def _workload(self, request, data: dict) -> models.Workload:
         if data.get("workload_id") is not None:

@@ -145,10 +145,13 @@ def test_an_ad_hoc_query_never_replaces_the_saved_answer_and_recompute_keeps_the
     assert created["saved"] is True and created["options"] == {"top": 5} and created["id"] == saved.pk
 
     teammate = client_as("engineer", team="research")
-    query = teammate.post(
-        "/api/recommendations/", {"workload_id": workload_id, "top": 3, "providers": ["aws"]},
+    answer = teammate.post(
+        "/api/recommendations/",
+        {"workload_id": workload_id, "top": 3, "providers": ["aws"]},
         content_type="application/json",
-    ).json()  # fmt: skip
+    )
+    assert answer.status_code == 200  # nothing stored: a query
+    query = answer.json()
     assert (
         query["saved"] is False
         and query["id"] is None
