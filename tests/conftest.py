@@ -94,14 +94,29 @@ def redis_worker(require_redis):
         app.conf.task_always_eager = True  # back to the suite's default (see eager_celery)
 
 
+THROTTLE_KEY_PATTERNS = ("*gpuledger:login-failures:*", "*throttle_*")
+
+
 @pytest.fixture(autouse=True)
 def fresh_throttles():
-    """Sign-in failures and API rate counts live in the cache: each test starts with none (the in-memory
-    cache only; a Redis cache belongs to the engineer's own db index and is left alone)."""
+    """Sign-in failures and API rate counts live in the cache: each test starts with none. The in-memory
+    cache is cleared; on Redis only the throttle keys go (the same db may hold other state)."""
     from django.core.cache import cache
 
-    if "LocMemCache" in settings.CACHES["default"]["BACKEND"]:
+    backend = settings.CACHES["default"]["BACKEND"]
+    if "LocMemCache" in backend:
         cache.clear()
+    elif "RedisCache" in backend:
+        import redis
+
+        try:
+            client = cache._cache.get_client(write=True)
+            for pattern in THROTTLE_KEY_PATTERNS:
+                keys = list(client.scan_iter(match=pattern))
+                if keys:
+                    client.delete(*keys)
+        except redis.RedisError:
+            pass  # Redis down: the tests that need it skip or fail on their own
 
 
 @pytest.fixture
