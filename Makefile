@@ -25,7 +25,7 @@ run: $(VENV)/.runtime-installed
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_catalog
 	$(PY) manage.py sync_schedule
-	$(PY) manage.py demo_admin --url http://$(HOST)
+	$(PY) manage.py demo_users --url http://$(HOST)
 	mkdir -p var && $(PY) manage.py make_demo_billing --output var/demo_billing.csv
 	$(PY) manage.py import_billing var/demo_billing.csv var/demo_billing_utilization.csv --no-progress
 	$(PY) manage.py runserver $(HOST)

@@ -76,3 +76,7 @@ def role_permission(*roles: str) -> type[BasePermission]:
 
     HasRole.__name__ = "HasRole_" + "_".join(roles)
     return HasRole
+
+
+# Any role at all: pages everybody signed in may see (the API schema and docs).
+SignedInWithRole = role_permission(*ROLES)

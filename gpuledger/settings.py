@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "procurement",
     "scheduler",
     "procurement.billing",
+    "gpuledger.accounts",
 ]
 
 MIDDLEWARE = [
@@ -56,6 +57,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "gpuledger.accounts.middleware.SignInRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -72,6 +74,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "gpuledger.accounts.context_processors.signed_in",
             ],
         },
     },
@@ -153,6 +156,14 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 
+# Sign-in (gpuledger/accounts): every page needs it; failed sign-ins are throttled by the backend.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+AUTHENTICATION_BACKENDS = ["gpuledger.accounts.backends.ThrottledModelBackend"]
+GPULEDGER_LOGIN_FAILURE_LIMIT = env_positive_int("GPULEDGER_LOGIN_FAILURE_LIMIT", 5)
+GPULEDGER_LOGIN_WINDOW_SECONDS = env_positive_int("GPULEDGER_LOGIN_WINDOW_SECONDS", 15 * 60)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -182,6 +193,21 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # API tokens first: an anonymous call then gets 401 with a Bearer challenge. No Basic auth.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "gpuledger.accounts.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    # A fallback only: every view names its roles (gpuledger.roles.role_permission).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "gpuledger.accounts.throttling.UserApiRateThrottle",
+        "gpuledger.accounts.throttling.AnonApiRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("GPULEDGER_API_RATE_USER", "1200/minute"),
+        "anon": env_str("GPULEDGER_API_RATE_ANON", "60/minute"),
+    },
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
@@ -190,6 +216,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "gpuledger API",
     "DESCRIPTION": "GPU sizing, prices, job cost and buy-vs-rent decisions.",
     "VERSION": "0.1.0",
+    "SERVE_PERMISSIONS": ["gpuledger.roles.SignedInWithRole"],
 }
 
 # Change-event notifications: printed to the console in development, SMTP in production.

@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("scheduler.urls")),
     path("api/", include("procurement.billing.api_urls")),
     path("", include("procurement.billing.urls")),
+    path("", include("gpuledger.accounts.urls")),
 ]

@@ -2,12 +2,14 @@
 
 from django.shortcuts import get_object_or_404, render
 
+from gpuledger.roles import VIEWER, role_required
 from pricing.models import Offer
 from pricing.selectors import gpu_catalog_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
 
+@role_required(VIEWER)
 def catalog_page(request):
     """The landing page: the GPU catalog with the cheapest current prices per GPU-hour."""
     query = request.GET.get("q", "").strip().lower()
@@ -17,6 +19,7 @@ def catalog_page(request):
     return render(request, "pricing/catalog.html", {"rows": rows, "query": query})
 
 
+@role_required(VIEWER)
 def offer_page(request, pk: int):
     """One offer: spot price over time per zone, with on-demand as a reference line."""
     offer = get_object_or_404(

@@ -23,7 +23,7 @@ class ModelArchitectureAdmin(admin.ModelAdmin):
 class WorkloadAdmin(admin.ModelAdmin):
     list_display = ["name", "task", "team", "owner", "updated_at"]
     list_filter = ["task", "team"]
-    search_fields = ["name", "team"]
+    search_fields = ["name", "team__name"]
 
 
 @admin.register(models.BenchmarkResult)
@@ -49,7 +49,8 @@ class RecommendationAdmin(admin.ModelAdmin):
 
 @admin.register(models.TcoStudy)
 class TcoStudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "owner", "computed_at"]
+    list_display = ["name", "owner", "team", "computed_at"]
+    list_filter = ["team"]
     search_fields = ["name"]
 
 

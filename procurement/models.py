@@ -71,7 +71,10 @@ class Workload(models.Model):
     spec = models.JSONField(
         help_text="The workload spec: one schema for CLI files, API bodies and stored workloads."
     )
-    team = models.CharField(max_length=100, blank=True)
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="workloads",
+        help_text="Engineers see and change their team's workloads only (empty: stored before teams).",
+    )  # fmt: skip
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     notify_email = models.EmailField(blank=True)
     notify_webhook = models.URLField(blank=True)
@@ -146,6 +149,9 @@ class Recommendation(models.Model):
     parameters = models.JSONField(
         default=dict, help_text="Filters used: deadline, budget, providers, regions."
     )
+    spec = models.JSONField(
+        default=dict, blank=True, help_text="The workload spec it ranked (the workload may change later)."
+    )
     results = models.JSONField(default=list)
     prices_used = models.JSONField(
         default=list, help_text="Price observations (id, amount, currency, observed_at)."
@@ -153,6 +159,10 @@ class Recommendation(models.Model):
     fingerprint = models.CharField(
         max_length=64, help_text="Hash of the prices used; unchanged prices add no row."
     )
+    saved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="Who saved these options as the workload's answer (a recompute keeps them).",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["-computed_at"]
@@ -171,6 +181,10 @@ class TcoStudy(models.Model):
     prices_used = models.JSONField(default=list)
     fingerprint = models.CharField(max_length=64, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="tco_studies",
+        help_text="Engineers see and change their team's studies only (empty: stored before teams).",
+    )  # fmt: skip
     computed_at = models.DateTimeField(auto_now_add=True)
     previous = models.OneToOneField(
         "self",

@@ -7,9 +7,10 @@ import json
 from typing import Any
 
 import pandas as pd
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.db.models.fields.json import KeyTransform
 
+from gpuledger.accounts.teams import visible_to
 from pricing.choices import StorageClass
 from pricing.fx import fx_rates
 from pricing.models import GpuModel, SpotAdvisory, StorageRate
@@ -78,9 +79,23 @@ def assumed_storage_providers() -> frozenset[str]:
 # --- Dashboard ----------------------------------------------------------------------------------------
 
 
-def recent_change_events(*, limit: int = 50) -> list[dict[str, Any]]:
-    """The newest change events with what changed in words (before -> after) and whether the owner was told."""
+def visible_workloads(user=None):
+    """Every workload, or those `user` may see (their teams'; an admin sees all)."""
+    return models.Workload.objects.all() if user is None else visible_to(models.Workload.objects, user)
+
+
+def visible_studies(user=None):
+    return models.TcoStudy.objects.all() if user is None else visible_to(models.TcoStudy.objects, user)
+
+
+def recent_change_events(*, limit: int = 50, user=None) -> list[dict[str, Any]]:
+    """The newest change events with what changed in words (before -> after) and whether the owner was told;
+    with `user`, only events about workloads and studies that user may see."""
     events = models.ChangeEvent.objects.select_related("workload", "tco_study").order_by("-created_at", "-pk")
+    if user is not None:
+        events = events.filter(
+            Q(workload__in=visible_workloads(user)) | Q(tco_study__in=visible_studies(user))
+        )
     return [
         {
             "event": event,
@@ -112,11 +127,11 @@ def option_text(option: dict[str, Any]) -> str:
     )
 
 
-def workloads_with_latest_option(*, limit: int = 200) -> list[dict[str, Any]]:
+def workloads_with_latest_option(*, limit: int = 200, user=None) -> list[dict[str, Any]]:
     """Stored workloads, each with its newest recommendation's date and cheapest feasible row. Only that
     first row is read from the database (results are ranked feasible-first, cheapest first)."""
     newest = models.Recommendation.objects.filter(workload=OuterRef("pk")).order_by("-computed_at", "-pk")
-    workloads = models.Workload.objects.annotate(latest_id=Subquery(newest.values("pk")[:1])).order_by("name")
+    workloads = visible_workloads(user).annotate(latest_id=Subquery(newest.values("pk")[:1])).order_by("name")
     workloads = list(workloads[:limit])
     latest = {
         row["pk"]: row
@@ -142,6 +157,6 @@ def _workload_row(workload: models.Workload, latest: dict[str, Any] | None) -> d
     }
 
 
-def current_tco_studies(*, limit: int = 100) -> list[models.TcoStudy]:
+def current_tco_studies(*, limit: int = 100, user=None) -> list[models.TcoStudy]:
     """The current version of every TCO study (a recomputation links the new row to the one it replaced)."""
-    return list(models.TcoStudy.objects.filter(next_version__isnull=True).order_by("-computed_at")[:limit])
+    return list(visible_studies(user).filter(next_version__isnull=True).order_by("-computed_at")[:limit])

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from procurement.views import costing, dashboard, sizing
+from procurement.views import costing, dashboard, sizing, workloads
 
 urlpatterns: list = [
     path("dashboard/", dashboard.dashboard_page, name="dashboard"),
@@ -10,4 +10,11 @@ urlpatterns: list = [
     path("tco/<int:pk>/", costing.tco_detail_page, name="tco-detail"),
     path("workloads/<int:workload_id>/recommendations/", costing.recommendation_page, name="recommendations"),
     path("size/", sizing.sizing_page, name="sizing"),
+    path("workloads/", workloads.workload_list_page, name="workloads"),
+    path("workloads/new/", workloads.workload_create_page, name="workload-create"),
+    path("workloads/<int:workload_id>/edit/", workloads.workload_edit_page, name="workload-edit"),
+    path(
+        "workloads/<int:workload_id>/duplicate/", workloads.workload_duplicate_view, name="workload-duplicate"
+    ),
+    path("workloads/<int:workload_id>/delete/", workloads.workload_delete_page, name="workload-delete"),
 ]

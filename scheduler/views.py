@@ -3,8 +3,10 @@
 from django.shortcuts import render
 from django.utils import timezone
 
+from gpuledger.roles import VIEWER, role_required
 from scheduler.status import status_overview
 
 
+@role_required(VIEWER)
 def status_page(request):
     return render(request, "scheduler/status.html", status_overview(now=timezone.now()))

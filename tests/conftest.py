@@ -94,31 +94,88 @@ def redis_worker(require_redis):
         app.conf.task_always_eager = True  # back to the suite's default (see eager_celery)
 
 
+THROTTLE_KEY_PATTERNS = ("*gpuledger:login-failures:*", "*throttle_*")
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles():
+    """Sign-in failures and API rate counts live in the cache: each test starts with none. The in-memory
+    cache is cleared; on Redis only the throttle keys go (the same db may hold other state)."""
+    from django.core.cache import cache
+
+    backend = settings.CACHES["default"]["BACKEND"]
+    if "LocMemCache" in backend:
+        cache.clear()
+    elif "RedisCache" in backend:
+        import redis
+
+        try:
+            client = cache._cache.get_client(write=True)
+            for pattern in THROTTLE_KEY_PATTERNS:
+                keys = list(client.scan_iter(match=pattern))
+                if keys:
+                    client.delete(*keys)
+        except redis.RedisError:
+            pass  # Redis down: the tests that need it skip or fail on their own
+
+
 @pytest.fixture
-def user_with_role(db):
-    """Make a signed-in-able user holding one role (a group named after it); `role=None` for no role."""
+def team_named(db):
+    """`team_named("research")`: the team with that slug, created on first use."""
+    from gpuledger.accounts.models import Team
+
+    def get(slug: str):
+        return Team.objects.get_or_create(slug=slug, defaults={"name": slug.title()})[0]
+
+    return get
+
+
+@pytest.fixture
+def user_with_role(db, team_named):
+    """Make a signed-in-able user holding one role (a group named after it); `role=None` for no role.
+    `team=` (a Team or a slug) puts the user in that team."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
     made = iter(range(1, 10_000))
 
-    def make(role: str | None, *, username: str | None = None, **fields):
+    def make(role: str | None, *, username: str | None = None, team=None, **fields):
         user = get_user_model().objects.create_user(
             username=username or f"{role or 'norole'}-{next(made)}", password="pw", **fields
         )
         if role:
             user.groups.add(Group.objects.get_or_create(name=role)[0])
+        if team is not None:
+            (team_named(team) if isinstance(team, str) else team).members.add(user)
         return user
 
     return make
 
 
 @pytest.fixture
-def client_as(client, user_with_role):
-    """`client_as("engineer")`: the test client signed in as a new user with that role."""
+def client_as(user_with_role):
+    """`client_as("engineer", team="research")`: a test client signed in as a new user with that role
+    (and team); `client_as(...).user` is that user. Each call is its own client, so one test can act
+    as several people at once."""
+    from django.test import Client
 
     def sign_in(role: str | None, **fields):
-        client.force_login(user_with_role(role, **fields))
-        return client
+        user = user_with_role(role, **fields)
+        signed_in = Client()
+        signed_in.force_login(user)
+        signed_in.user = user
+        return signed_in
 
     return sign_in
+
+
+@pytest.fixture
+def viewer_client(client_as):
+    """The test client signed in as a viewer (catalog, prices, spot history, status)."""
+    return client_as("viewer")
+
+
+@pytest.fixture
+def engineer_client(client_as):
+    """The test client signed in as an engineer of team `research` (workloads, sizing, studies)."""
+    return client_as("engineer", team="research")

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.roles import VIEWER, role_permission
 from pricing.models import Offer
 from pricing.spot_selectors import offer_spot_history
 
@@ -69,6 +70,8 @@ class OfferSpotHistory(APIView):
     Statistics are weighted by how long each price held. `mean_discount` is 1 − mean ÷ on-demand;
     `share_below` is the share of the window the price was below `below`.
     """
+
+    permission_classes = [role_permission(VIEWER)]
 
     @extend_schema(
         parameters=[

@@ -5,18 +5,21 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.roles import VIEWER, role_permission
 from pricing.api.serializers import GpuModelSerializer, OfferPriceSerializer
 from pricing.models import GpuModel
 from pricing.selectors import offer_frame
 
 
 class GpuModelList(generics.ListAPIView):
+    permission_classes = [role_permission(VIEWER)]
     queryset = GpuModel.objects.all()
     serializer_class = GpuModelSerializer
     filterset_fields = ["vendor", "architecture"]
 
 
 class GpuModelDetail(generics.RetrieveAPIView):
+    permission_classes = [role_permission(VIEWER)]
     queryset = GpuModel.objects.all()
     serializer_class = GpuModelSerializer
     lookup_field = "slug"
@@ -24,6 +27,8 @@ class GpuModelDetail(generics.RetrieveAPIView):
 
 class OfferPriceList(APIView):
     """Current prices, one row per offer × pricing model; filter by gpu, provider, pricing_model."""
+
+    permission_classes = [role_permission(VIEWER)]
 
     @extend_schema(
         parameters=[

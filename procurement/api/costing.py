@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_for_new_object, visible_to
+from gpuledger.roles import ENGINEER, role_permission
 from procurement import models, services
 from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
+from procurement.services.documents import plain_json
 
 ERROR_SCHEMA = inline_serializer(
     "CostInputError", {"field": serializers.CharField(), "error": serializers.CharField()}
@@ -53,7 +56,10 @@ def stored_study_body(study: models.TcoStudy) -> dict:
 
 
 class TcoStudyCreate(APIView):
-    """Buy versus rent for a study document (docs/tco-spec.md); the study is stored with its prices."""
+    """Buy versus rent for a study document (docs/tco-spec.md); the study is stored with its prices,
+    owned by the caller and their team."""
+
+    permission_classes = [role_permission(ENGINEER)]
 
     @extend_schema(
         request=inline_serializer("TcoStudySpec", {"currency": serializers.CharField()}),
@@ -63,15 +69,19 @@ class TcoStudyCreate(APIView):
         },
     )
     def post(self, request):
-        owner = request.user if request.user.is_authenticated else None
         try:
-            study = services.tco_study_create(document=request.data, owner=owner)
+            team = team_for_new_object(request.user)
+            study = services.tco_study_create(document=request.data, owner=request.user, team=team)
         except CostInputError as error:
             return input_error_response(error)
         return Response(stored_study_body(study), status=status.HTTP_201_CREATED)
 
 
 class TcoStudyDetail(APIView):
+    """A stored study of the caller's team (another team's study is 404)."""
+
+    permission_classes = [role_permission(ENGINEER)]
+
     @extend_schema(
         responses={
             200: OpenApiResponse(description="The stored TCO report"),
@@ -79,7 +89,7 @@ class TcoStudyDetail(APIView):
         }
     )
     def get(self, request, pk: int):
-        return Response(stored_study_body(get_object_or_404(models.TcoStudy, pk=pk)))
+        return Response(stored_study_body(get_visible_or_404(models.TcoStudy.objects, request.user, pk=pk)))
 
 
 def _names(help_text: str) -> serializers.ListField:
@@ -151,12 +161,23 @@ RECOMMENDATION_REQUEST = inline_serializer(
             required=False, min_value=0, max_value=1,
             help_text="spot deadline plan: probability of meeting deadline_hours, default 0.95",
         ),
+        "save": serializers.BooleanField(
+            required=False, default=False,
+            help_text="store this answer, with these options, as the workload's saved one (recompute "
+            "keeps the options); without it the answer is returned and nothing of the workload changes",
+        ),
+        "team": serializers.CharField(
+            required=False, help_text="slug of one of your teams for a new workload; default your first team"
+        ),
     },
 )  # fmt: skip
 
 
 class RecommendationCreate(APIView):
-    """Rank configurations for a workload and store the dated result with the prices it used.
+    """Rank configurations for a workload; with ``save: true``, store the dated result (with its options
+    and the prices it used) as the workload's saved answer. Without ``save`` the answer is returned and
+    the workload's saved answer is untouched: a query never replaces a stored decision. A workload given
+    inline is stored as a new workload of the caller and their team (``team`` picks one of theirs).
 
     Body: ``{"workload": {...workload spec...}}`` or ``{"workload_id": 3}``, plus optional
     ``deadline_hours``, ``budget`` (in ``currency``), ``providers``, ``regions``, ``gpus`` (each must
@@ -172,10 +193,20 @@ class RecommendationCreate(APIView):
     and stores nothing.
     """
 
+    permission_classes = [role_permission(ENGINEER)]
+
     @extend_schema(
         request=RECOMMENDATION_REQUEST,
         responses={
-            201: OpenApiResponse(description="{id, workload_id, computed_at, created, results}"),
+            201: OpenApiResponse(
+                description="{id, workload_id, computed_at, created, saved, options, results}: id is the "
+                "stored recommendation (null when not saved), options the options it was computed under; "
+                "201 when a recommendation or a new workload was stored"
+            ),
+            200: OpenApiResponse(
+                description="The same body for a stored workload when nothing new was stored (a query "
+                "without save, or a saved answer unchanged since)"
+            ),
             400: OpenApiResponse(
                 RECOMMENDATION_ERROR_SCHEMA,
                 description="Bad input, nothing stored: the first bad field by its path; a bad workload spec "
@@ -186,29 +217,60 @@ class RecommendationCreate(APIView):
     def post(self, request):
         data = dict(request.data) if isinstance(request.data, dict) else {}
         try:
+            save = _save_flag(data.pop("save", False))
             with transaction.atomic():  # a bad option or currency also undoes the new workload
                 workload = self._workload(request, data)
                 options = {
-                    key: value for key, value in data.items() if key not in ("workload", "workload_id")
+                    key: value
+                    for key, value in data.items()
+                    if key not in ("workload", "workload_id", "team")
                 }
-                row, created = services.recommendation_create(workload=workload, parameters=options)
+                if save:
+                    row, created = services.recommendation_create(
+                        workload=workload, parameters=options, saved_by=request.user
+                    )
+                    computed_at, results, recommendation_id = row.computed_at, row.results, row.pk
+                else:
+                    ranking = services.recommendation_preview(workload=workload, parameters=options)
+                    computed_at, results, recommendation_id, created = (
+                        timezone.now(),
+                        ranking.results,
+                        None,
+                        False,
+                    )
         except CostInputError as error:  # a bad workload spec: every bad field under "errors"
             return input_error_response(error)
+        except TeamChoiceError as error:
+            return Response(
+                {"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST
+            )
         body = {
-            "id": row.pk,
+            "id": recommendation_id,
             "workload_id": workload.pk,
-            "computed_at": row.computed_at.isoformat(),
+            "computed_at": computed_at.isoformat(),
             "created": created,
+            "saved": save,
+            "options": plain_json(options),
         }
-        return Response(body | {"results": row.results}, status=status.HTTP_201_CREATED)
+        stored = created or data.get("workload_id") is None  # a new recommendation or a new workload
+        return Response(body | {"results": results}, status=201 if stored else 200)
 
     def _workload(self, request, data: dict) -> models.Workload:
         if data.get("workload_id") is not None:
-            workload = models.Workload.objects.filter(pk=data["workload_id"]).first()
-            if workload is None:
-                raise CostInputError("workload_id", f"no workload {data['workload_id']!r}")
+            workload_id = data["workload_id"]
+            workload = None
+            if isinstance(workload_id, int) and not isinstance(workload_id, bool):
+                workload = visible_to(models.Workload.objects, request.user).filter(pk=workload_id).first()
+            if workload is None:  # another team's workload reads as missing
+                raise CostInputError("workload_id", f"no workload {workload_id!r}")
             return workload
         if not isinstance(data.get("workload"), dict):
             raise CostInputError("workload", "give a workload spec or a workload_id")
-        owner = request.user if request.user.is_authenticated else None
-        return services.workload_create_from_spec(document=data["workload"], owner=owner)
+        team = team_for_new_object(request.user, data.get("team"))
+        return services.workload_create_from_spec(document=data["workload"], owner=request.user, team=team)
+
+
+def _save_flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise CostInputError("save", f"must be true or false, got {value!r}")
+    return value

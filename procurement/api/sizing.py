@@ -14,6 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.roles import ENGINEER, role_permission
 from pricing.models import GpuModel
 from procurement.sizing import GpuSpec, WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.gpus import gpu_spec_from_record
@@ -60,6 +61,8 @@ def errors_body(error: WorkloadSpecError) -> dict:
 
 class SizeWorkload(APIView):
     """Size a workload (docs/workload-spec.md) on catalog GPUs; `?gpu=SLUG` (repeatable) narrows them."""
+
+    permission_classes = [role_permission(ENGINEER)]
 
     @extend_schema(
         request=inline_serializer(

@@ -84,6 +84,7 @@ def describe(
         "price_stale_after_hours": _rounded(offer["stale_after_hours"], 1),
         "gpu_only_price": bool(offer["gpu_only"]),
         "observation_id": _optional_int(offer["observation_id"]),
+        "offer_id": _optional_int(offer.get("offer_id") or None),  # the offer page (spot history, zones)
         "basis": "measured" if shapes.measured[shape] else "estimated",
         "fits": fits,
         "tight": bool(shapes.tight[shape]) and fits,

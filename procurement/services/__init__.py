@@ -23,8 +23,11 @@ from procurement.services.recommendations import (
     recommendation_compute,
     recommendation_create,
     recommendation_fingerprint,
+    recommendation_preview,
     workload_create_from_spec,
+    workload_duplicate,
     workload_spec_parse,
+    workload_update_spec,
 )
 from procurement.services.recompute import (
     decision_changes,
@@ -62,6 +65,7 @@ __all__ = [
     "recommendation_compute",
     "recommendation_create",
     "recommendation_fingerprint",
+    "recommendation_preview",
     "recommendations_recompute_chunk",
     "recommendation_recompute",
     "recompute_targets",
@@ -69,5 +73,7 @@ __all__ = [
     "tco_study_evaluate",
     "tco_study_recompute",
     "workload_create_from_spec",
+    "workload_duplicate",
     "workload_spec_parse",
+    "workload_update_spec",
 ]

@@ -298,34 +298,77 @@ def recommendation_fingerprint(parameters: dict[str, Any], results: list[dict[st
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def recommendation_preview(
+    *,
+    workload: models.Workload,
+    parameters: dict[str, Any] | None = None,
+    context: RankingContext | None = None,
+) -> Ranking:
+    """Rank a stored workload under ad-hoc options without storing anything: a query never replaces
+    the workload's saved answer (that takes ``recommendation_create``, the API's ``save: true``)."""
+    options = ranking_options_parse(plain_json(parameters or {}))
+    spec = workload_spec_parse(workload.spec)
+    return recommendation_compute(spec=spec, options=options, workload=workload, context=context)
+
+
 def recommendation_create(
     *,
     workload: models.Workload,
     parameters: dict[str, Any] | None = None,
     context: RankingContext | None = None,
+    saved_by=None,
 ) -> tuple[models.Recommendation, bool]:
-    """Rank and store a dated Recommendation; returns (row, created). Unchanged results add no row."""
+    """Rank and store a dated Recommendation as the workload's saved answer, with the options and the
+    spec it was computed under; returns (row, created). Unchanged results add no row. Recompute re-ranks
+    under the newest saved row's options, so these options stay the workload's until someone saves others."""
     parameters = plain_json(parameters or {})
     options = ranking_options_parse(parameters)
     spec = workload_spec_parse(workload.spec)
     ranking = recommendation_compute(spec=spec, options=options, workload=workload, context=context)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
-    if latest is not None and latest.fingerprint == fingerprint:
+    if latest is not None and latest.fingerprint == fingerprint and latest.spec in ({}, workload.spec):
         return latest, False
     row = models.Recommendation.objects.create(
         workload=workload,
         parameters=parameters,
+        spec=workload.spec,
         results=ranking.results,
         prices_used=ranking_prices_used(ranking.results),
         fingerprint=fingerprint,
+        saved_by=saved_by if getattr(saved_by, "pk", None) else None,
     )
     return row, True
 
 
 @transaction.atomic
-def workload_create_from_spec(*, document: dict[str, Any], owner=None) -> models.Workload:
+def workload_create_from_spec(*, document: dict[str, Any], owner=None, team=None) -> models.Workload:
     spec = workload_spec_parse(document)
     return models.Workload.objects.create(
-        name=spec.name, task=spec.task, spec=plain_json(document), owner=owner
+        name=spec.name, task=spec.task, spec=plain_json(document), owner=owner, team=team
     )
+
+
+@transaction.atomic
+def workload_update_spec(workload: models.Workload, *, document: dict[str, Any]) -> models.Workload:
+    """Replace a workload's spec (validated first: a bad spec raises and changes nothing). Saved
+    answers keep the spec they ranked; the page says when the workload changed since."""
+    spec = workload_spec_parse(document)
+    workload.name, workload.task, workload.spec = spec.name, spec.task, plain_json(document)
+    workload.save(update_fields=["name", "task", "spec", "updated_at"])
+    return workload
+
+
+COPY_PREFIX = "copy of "
+
+
+@transaction.atomic
+def workload_duplicate(workload: models.Workload, *, owner=None, team=None) -> models.Workload:
+    """A new workload with the same spec (named "copy of ..."), owned by whoever duplicated it; saved
+    answers are not copied (they belong to the original)."""
+    name = (COPY_PREFIX + workload.name)[: models.Workload._meta.get_field("name").max_length]
+    document = dict(workload.spec) | {"name": name}
+    return models.Workload.objects.create(
+        name=name, task=workload.task, spec=document, owner=owner, team=team if team else workload.team,
+        notify_email=workload.notify_email, notify_webhook=workload.notify_webhook,
+    )  # fmt: skip

@@ -83,7 +83,7 @@ def _latest_recommendations(workload_ids: list[int]) -> dict[int, models.Recomme
     rows = (
         models.Recommendation.objects.filter(workload_id__in=workload_ids)
         .order_by("workload_id", "-computed_at", "-pk")
-        .only("pk", "workload_id", "parameters", "fingerprint")
+        .only("pk", "workload_id", "parameters", "fingerprint", "spec", "saved_by_id")
     )
     latest: dict[int, models.Recommendation] = {}
     for row in rows:
@@ -130,16 +130,19 @@ def recommendations_recompute_chunk(
 
 
 def _rerank(workload, previous, speeds, context: RankingContext) -> _Recomputed | None:
+    # The saved options (rows are stored only by an explicit save or by a recompute that copies them),
+    # never those of the last ad-hoc query.
     parameters = previous.parameters if previous else {}
     options = ranking_options_parse(parameters)
     spec = workload_spec_parse(workload.spec)
     ranking = recommendation_compute(spec=spec, options=options, context=context, measured_speeds=speeds)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
-    if previous is not None and previous.fingerprint == fingerprint:
+    if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
         return None
     row = models.Recommendation(
-        workload=workload, parameters=parameters, results=ranking.results,
+        workload=workload, parameters=parameters, spec=workload.spec, results=ranking.results,
         prices_used=ranking_prices_used(ranking.results), fingerprint=fingerprint,
+        saved_by_id=previous.saved_by_id if previous else None,
     )  # fmt: skip
     return _Recomputed(workload, previous, row)
 
@@ -209,7 +212,7 @@ def tco_study_recompute(study_id: int) -> dict[str, Any]:
             return {"study_id": study_id, "skipped": "gone or superseded"}
         new = models.TcoStudy.objects.create(
             name=study.name, spec=study.spec, result=evaluated.report, prices_used=evaluated.prices_used,
-            fingerprint=evaluated.fingerprint, owner=study.owner, previous=study,
+            fingerprint=evaluated.fingerprint, owner=study.owner, team=study.team, previous=study,
         )  # fmt: skip
         events = []
         if study.result.get("recommendation") != evaluated.report["recommendation"]:

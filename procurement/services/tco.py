@@ -131,7 +131,7 @@ def tco_study_evaluate(*, document: object) -> EvaluatedStudy:
 
 
 @transaction.atomic
-def tco_study_create(*, document: dict[str, Any], owner=None) -> models.TcoStudy:
+def tco_study_create(*, document: dict[str, Any], owner=None, team=None) -> models.TcoStudy:
     """Evaluate first, store only a valid study: bad input raises before anything is written."""
     evaluated = tco_study_evaluate(document=document)
     return models.TcoStudy.objects.create(
@@ -141,4 +141,5 @@ def tco_study_create(*, document: dict[str, Any], owner=None) -> models.TcoStudy
         prices_used=evaluated.prices_used,
         fingerprint=evaluated.fingerprint,
         owner=owner,
+        team=team,
     )

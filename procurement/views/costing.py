@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 
+from gpuledger.accounts.teams import get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
+from gpuledger.roles import ENGINEER, role_required
 from procurement import models, services
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
+from procurement.sizing.documents import spec_to_yaml
+from procurement.views import ranking_form
 
 EXAMPLE_STUDY = """name: one 8xH100 server, 3 years
 currency: USD
@@ -25,24 +29,30 @@ rent:
 """
 
 
+@role_required(ENGINEER)
 def tco_list_page(request):
-    """Stored studies, newest first; POST a YAML or JSON study to evaluate and store it."""
+    """The team's stored studies, newest first; POST a YAML or JSON study to evaluate and store it (owned
+    by the signed-in engineer and their team)."""
     text, error = EXAMPLE_STUDY, None
     if request.method == "POST":
         text = request.POST.get("study", "")
         try:
-            owner = request.user if request.user.is_authenticated else None
-            study = services.tco_study_create(document=load_document_text(text, "study"), owner=owner)
+            study = services.tco_study_create(
+                document=load_document_text(text, "study"),
+                owner=request.user,
+                team=team_for_new_object(request.user),
+            )
         except CostInputError as problem:
             error = str(problem)  # shown above the form; nothing was stored
         else:
             return redirect("tco-detail", pk=study.pk)
-    studies = models.TcoStudy.objects.order_by("-computed_at")[:100]
+    studies = visible_to(models.TcoStudy.objects, request.user).order_by("-computed_at")[:100]
     return render(request, "procurement/tco_list.html", {"studies": studies, "text": text, "error": error})
 
 
+@role_required(ENGINEER)
 def tco_detail_page(request, pk: int):
-    study = get_object_or_404(models.TcoStudy, pk=pk)
+    study = get_visible_or_404(models.TcoStudy.objects, request.user, pk=pk)
     report = study.result
     rent = report.get("rent", {})
     rent_price_stale = rent.get("price_stale") or stale_now(
@@ -94,32 +104,67 @@ def sensitivity_chart(report: dict) -> str:
     )
 
 
+@role_required(ENGINEER)
 def recommendation_page(request, workload_id: int):
-    """A workload's latest ranked configurations with a cost-versus-time scatter (Pareto front larger)."""
-    workload = get_object_or_404(models.Workload, pk=workload_id)
-    latest = workload.recommendations.order_by("-computed_at", "-pk").first()
+    """A workload's saved answer (the spec it ranked, the options it was computed under, ranked
+    configurations with a cost-versus-time scatter), and a form to re-run it with other options.
+
+    A re-run shows its answer without storing it unless "save" is ticked: a query never replaces the
+    workload's saved answer (nor the options a recompute uses) by accident."""
+    workload = get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
+                                  pk=workload_id)  # fmt: skip
+    saved = workload.recommendations.select_related("saved_by").order_by("-computed_at", "-pk").first()
+    options = saved.parameters if saved else {}
+    results, error, preview = (saved.results if saved else []), "", False
+    computed_at = saved.computed_at if saved else None
+    if request.method == "POST":
+        options = ranking_form.options_from_form(request.POST)
+        try:
+            if request.POST.get("save"):
+                saved, _ = services.recommendation_create(
+                    workload=workload, parameters=options, saved_by=request.user
+                )
+                return redirect("recommendations", workload_id=workload.pk)
+            results = services.recommendation_preview(workload=workload, parameters=options).results
+            preview, computed_at = True, timezone.now()
+        except CostInputError as problem:
+            error = f"{problem.field}: {problem.message}"  # nothing was stored
+            results = saved.results if saved else []
+    rows = recommendation_rows(results)
+    currency = rows[0]["currency"] if rows else (options.get("currency") or "USD")
+    ranked_spec = saved.spec if (saved and saved.spec and not preview) else workload.spec
+    return render(
+        request,
+        "procurement/recommend_detail.html",
+        {
+            "workload": workload,
+            "recommendation": saved,
+            "preview": preview,
+            "computed_at": computed_at,
+            "error": error,
+            "rows": rows,
+            "currency": currency,
+            "scatter_svg": cost_time_chart(rows, currency) if rows else "",
+            "ranked_spec_yaml": spec_to_yaml(ranked_spec),
+            "spec_changed_since": bool(saved and saved.spec and saved.spec != workload.spec and not preview),
+            "options_summary": ranking_form.options_summary(options),
+            "form": ranking_form.form_values(options),
+            "pricing_model_choices": ranking_form.PRICING_MODEL_CHOICES,
+        },
+    )
+
+
+def recommendation_rows(results: list[dict]) -> list[dict]:
     now = timezone.now()
-    rows = [
+    return [
         row
         | {
             "stale_now": stale_now(row, now),
             "cost_segments": cost_segments(row),
             "unit_labels": unit_cost_labels(row),
         }
-        for row in (latest.results if latest else [])
+        for row in results
     ]
-    currency = rows[0]["currency"] if rows else "USD"
-    return render(
-        request,
-        "procurement/recommend_detail.html",
-        {
-            "workload": workload,
-            "recommendation": latest,
-            "rows": rows,
-            "currency": currency,
-            "scatter_svg": cost_time_chart(rows, currency),
-        },
-    )
 
 
 COST_PARTS = ("compute", "setup", "storage", "reruns")

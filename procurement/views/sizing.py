@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.shortcuts import render
 
 from gpuledger.charts import stacked_bar_chart
+from gpuledger.roles import ENGINEER, role_required
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
@@ -106,6 +107,7 @@ def knob_errors(errors: list[dict]) -> dict[str, str]:
     return {by_path[error["path"]]: error["message"] for error in errors if error["path"] in by_path}
 
 
+@role_required(ENGINEER)
 def sizing_page(request):
     preset = request.GET.get("preset")
     knobs = knob_defaults(preset)

@@ -12,8 +12,8 @@ from pricing.models import PriceObservation
 pytestmark = pytest.mark.django_db
 
 
-def test_the_landing_page_lists_all_29_gpus_with_real_prices(client, bundled_catalog):
-    response = client.get("/")
+def test_the_landing_page_lists_all_29_gpus_with_real_prices(viewer_client, bundled_catalog):
+    response = viewer_client.get("/")
     assert response.status_code == 200
     rows = response.context["rows"]
     assert len(rows) == 29
@@ -26,8 +26,8 @@ def test_the_landing_page_lists_all_29_gpus_with_real_prices(client, bundled_cat
     assert "no price" in html  # GPUs without offers say so instead of showing 0
 
 
-def test_the_cheapest_price_converts_cny_through_the_stored_fx_rate(client, bundled_catalog):
-    rtx = {row["gpu"].slug: row for row in client.get("/").context["rows"]}["rtx-4090"]["on_demand"]
+def test_the_cheapest_price_converts_cny_through_the_stored_fx_rate(viewer_client, bundled_catalog):
+    rtx = {row["gpu"].slug: row for row in viewer_client.get("/").context["rows"]}["rtx-4090"]["on_demand"]
     cheapest_cny = PriceObservation.objects.filter(offer__instance_type__provider__slug="autodl",
                                                    offer__instance_type__gpu__slug="rtx-4090").order_by("amount_per_hour").first()  # fmt: skip
     if rtx.currency == "CNY":  # 1.88 CNY × 0.13986 USD/CNY = 0.2629368 USD
@@ -35,19 +35,19 @@ def test_the_cheapest_price_converts_cny_through_the_stored_fx_rate(client, bund
     assert rtx.price_per_gpu_hour_usd <= Decimal("1.88") * Decimal("0.13986")
 
 
-def test_search_filters_the_catalog(client, bundled_catalog):
-    rows = client.get("/", {"q": "h100"}).context["rows"]
+def test_search_filters_the_catalog(viewer_client, bundled_catalog):
+    rows = viewer_client.get("/", {"q": "h100"}).context["rows"]
     assert {row["gpu"].slug for row in rows} == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
 
 
-def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(client, bundled_catalog):
+def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(viewer_client, bundled_catalog):
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.force_login(admin)
+    viewer_client.force_login(admin)
     observation = PriceObservation.objects.first()
-    assert client.get("/admin/pricing/priceobservation/").status_code == 200
-    assert client.get(f"/admin/pricing/priceobservation/{observation.pk}/change/").status_code == 200
-    assert client.post(f"/admin/pricing/priceobservation/{observation.pk}/delete/").status_code == 403
-    response = client.post("/admin/pricing/storagerate/add/", {
+    assert viewer_client.get("/admin/pricing/priceobservation/").status_code == 200
+    assert viewer_client.get(f"/admin/pricing/priceobservation/{observation.pk}/change/").status_code == 200
+    assert viewer_client.post(f"/admin/pricing/priceobservation/{observation.pk}/delete/").status_code == 403
+    response = viewer_client.post("/admin/pricing/storagerate/add/", {
         "provider": observation.offer.region.provider_id, "storage_class": "object", "price_per_gb_month": "-0.02",
         "currency": "USD", "source": "typo", "observed_at_0": "2026-11-30", "observed_at_1": "00:00:00",
     })  # fmt: skip
@@ -55,10 +55,10 @@ def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(client, bu
     assert "A storage price must be above zero per GB-month." in response.content.decode()
 
 
-def test_the_admin_rejects_an_impossible_gpu_spec(client, db):
+def test_the_admin_rejects_an_impossible_gpu_spec(viewer_client, db):
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
-    client.force_login(admin)
-    response = client.post("/admin/pricing/gpumodel/add/", {
+    viewer_client.force_login(admin)
+    response = viewer_client.post("/admin/pricing/gpumodel/add/", {
         "slug": "bad", "name": "Bad card", "vendor": "X", "architecture": "Y", "memory_gb": "80000",
         "memory_bandwidth_gbps": "0", "tdp_w": "300", "mig_instances": "0",
     })  # fmt: skip
@@ -67,11 +67,13 @@ def test_the_admin_rejects_an_impossible_gpu_spec(client, db):
     assert "Memory bandwidth must be above zero GB/s." in body
 
 
-def _l4_on_demand(client):
-    return {row["gpu"].slug: row for row in client.get("/").context["rows"]}["l4"]["on_demand"]
+def _l4_on_demand(viewer_client):
+    return {row["gpu"].slug: row for row in viewer_client.get("/").context["rows"]}["l4"]["on_demand"]
 
 
-def test_the_landing_page_prefers_a_whole_instance_price_to_a_cheaper_gpu_only_one(client, bundled_catalog):
+def test_the_landing_page_prefers_a_whole_instance_price_to_a_cheaper_gpu_only_one(
+    viewer_client, bundled_catalog
+):
     # GCP prices L4 GPUs without their host VM (gcp-gpu-L4-x*); the cheapest whole L4 instance in the
     # bundled catalog is AWS g6.xlarge at 0.8048 USD/h for one GPU, so that is what the page shows.
     gpu_only = PriceObservation.objects.filter(
@@ -79,31 +81,31 @@ def test_the_landing_page_prefers_a_whole_instance_price_to_a_cheaper_gpu_only_o
         pricing_model="on_demand",
     ).order_by("amount_per_hour")  # fmt: skip
     assert gpu_only.exists() and gpu_only.first().amount_per_hour < Decimal("0.8048")
-    cheapest = _l4_on_demand(client)
+    cheapest = _l4_on_demand(viewer_client)
     assert (cheapest.provider, cheapest.instance_type, cheapest.price_per_gpu_hour_usd) == (
         "aws", "g6.xlarge", Decimal("0.8048"),
     )  # fmt: skip
     assert not cheapest.host_priced_separately
 
 
-def test_the_landing_page_labels_a_gpu_only_price_when_it_is_the_only_one(client, bundled_catalog):
+def test_the_landing_page_labels_a_gpu_only_price_when_it_is_the_only_one(viewer_client, bundled_catalog):
     PriceObservation.objects.filter(
         offer__instance_type__gpu__slug="l4", offer__instance_type__host_priced_separately=False
     ).delete()
-    cheapest = _l4_on_demand(client)
+    cheapest = _l4_on_demand(viewer_client)
     assert cheapest.provider == "gcp" and cheapest.host_priced_separately
-    html = client.get("/", {"q": "l4"}).content.decode()
+    html = viewer_client.get("/", {"q": "l4"}).content.decode()
     assert ">GPU only, host extra</span>" in html
 
 
-def test_the_landing_page_marks_a_stale_price(client, bundled_catalog):
+def test_the_landing_page_marks_a_stale_price(viewer_client, bundled_catalog):
     # The A10's cheapest price (Lambda gpu_1x_a10) observed 100 days ago: a snapshot is stale after 90
-    a10 = {row["gpu"].slug: row for row in client.get("/").context["rows"]}["a10"]["on_demand"]
+    a10 = {row["gpu"].slug: row for row in viewer_client.get("/").context["rows"]}["a10"]["on_demand"]
     assert not a10.stale
     PriceObservation.objects.filter(pk=a10.observation_id).update(
         observed_at=timezone.now() - dt.timedelta(days=100)
     )
-    rows = {row["gpu"].slug: row for row in client.get("/").context["rows"]}
+    rows = {row["gpu"].slug: row for row in viewer_client.get("/").context["rows"]}
     assert rows["a10"]["on_demand"].stale and rows["a10"]["on_demand"].observation_id == a10.observation_id
-    html = client.get("/", {"q": "a10"}).content.decode()
+    html = viewer_client.get("/", {"q": "a10"}).content.decode()
     assert html.count(">stale</span>") == 1

@@ -21,20 +21,20 @@ def test_gpus_lists_every_slug_with_its_name(bundled_catalog):
     )
 
 
-def test_the_gpu_api_returns_datasheet_fields_by_slug(client, bundled_catalog):
-    body = client.get("/api/gpus/a100-sxm4-80gb/").json()
+def test_the_gpu_api_returns_datasheet_fields_by_slug(viewer_client, bundled_catalog):
+    body = viewer_client.get("/api/gpus/a100-sxm4-80gb/").json()
     # NVIDIA A100 datasheet: 80 GB HBM2e, 2039 GB/s (gpu_specs.csv).
     assert (body["memory_gb"], body["memory_bandwidth_gbps"], body["architecture"]) == (
         "80.00",
         "2039.00",
         "Ampere",
     )
-    assert client.get("/api/gpus/no-such-gpu/").status_code == 404
-    assert client.get("/api/gpus/").json()["count"] == 33
+    assert viewer_client.get("/api/gpus/no-such-gpu/").status_code == 404
+    assert viewer_client.get("/api/gpus/").json()["count"] == 33
 
 
-def test_the_offer_api_filters_current_prices(client, bundled_catalog):
-    rows = client.get(
+def test_the_offer_api_filters_current_prices(viewer_client, bundled_catalog):
+    rows = viewer_client.get(
         "/api/offers/", {"gpu": "h100-sxm5-80gb", "provider": "aws", "pricing_model": "on_demand"}
     ).json()
     # p5.48xlarge (8 GPUs) and p5.4xlarge (1 GPU) are the H100 SXM types in the AWS snapshot.
@@ -42,10 +42,10 @@ def test_the_offer_api_filters_current_prices(client, bundled_catalog):
     assert all(Decimal(r["price_per_hour"]) > 0 and r["currency"] == "USD" and r["observed_at"] for r in rows)
 
 
-def test_the_offer_api_marks_stale_and_gpu_only_prices(client, bundled_catalog):
+def test_the_offer_api_marks_stale_and_gpu_only_prices(viewer_client, bundled_catalog):
     from pricing.models import PriceObservation
 
-    rows = client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    rows = viewer_client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
     gcp = [row for row in rows if row["instance_type"].startswith("gcp-gpu-")]
     assert gcp and all(row["host_priced_separately"] for row in gcp)  # GCP lists L4 GPUs without the host VM
     # ... and the g2 machine types carry host + GPUs: whole instances (pricing/providers/gcp_hosts.py)
@@ -59,6 +59,6 @@ def test_the_offer_api_marks_stale_and_gpu_only_prices(client, bundled_catalog):
     PriceObservation.objects.filter(pk=g6["observation_id"]).update(
         observed_at=timezone.now() - dt.timedelta(days=91)
     )
-    again = client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    again = viewer_client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
     assert [row["stale"] for row in again if row["observation_id"] == g6["observation_id"]] == [True]
     assert sum(row["stale"] for row in again) == 1

@@ -45,9 +45,9 @@ def history(monkeypatch):
     return now
 
 
-def test_it_returns_time_weighted_statistics_per_zone(client, history):
+def test_it_returns_time_weighted_statistics_per_zone(viewer_client, history):
     offer = Offer.objects.get(zone="use1-az1")
-    response = client.get(f"/api/offers/{offer.pk}/spot-history/?days=2&below=0.4")
+    response = viewer_client.get(f"/api/offers/{offer.pk}/spot-history/?days=2&below=0.4")
     assert response.status_code == 200
     body = response.json()
     assert (body["instance_type"], body["region"], body["on_demand_per_hour"]) == (
@@ -77,19 +77,19 @@ def test_it_returns_time_weighted_statistics_per_zone(client, history):
 @pytest.mark.parametrize(
     ("query", "field"), [("days=0", "days"), ("days=abc", "days"), ("below=-1", "below")]
 )
-def test_it_names_an_invalid_parameter(client, history, query, field):
+def test_it_names_an_invalid_parameter(viewer_client, history, query, field):
     offer = Offer.objects.get(zone="use1-az1")
-    response = client.get(f"/api/offers/{offer.pk}/spot-history/?{query}")
+    response = viewer_client.get(f"/api/offers/{offer.pk}/spot-history/?{query}")
     assert response.status_code == 400 and field in response.json()
 
 
-def test_it_answers_404_for_an_unknown_offer(client, db):
-    assert client.get("/api/offers/999999/spot-history/").status_code == 404
+def test_it_answers_404_for_an_unknown_offer(viewer_client, db):
+    assert viewer_client.get("/api/offers/999999/spot-history/").status_code == 404
 
 
-def test_it_draws_the_chart_on_the_offer_page(client, history):
+def test_it_draws_the_chart_on_the_offer_page(viewer_client, history):
     offer = Offer.objects.get(zone="")
-    response = client.get(f"/offers/{offer.pk}/")
+    response = viewer_client.get(f"/offers/{offer.pk}/")
     html = response.content.decode()
     assert response.status_code == 200
     assert "<svg" in html and "use1-az1" in html and "on-demand 1.0060" in html

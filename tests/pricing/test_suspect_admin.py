@@ -41,3 +41,34 @@ def test_it_publishes_a_suspect_price_only_once_accepted(admin_client):
     )
     assert "1 suspect price(s) accepted" in response.content.decode()
     assert current_price_observations().get().amount_per_hour == Decimal("10.06")
+
+
+def test_only_the_accept_permission_publishes_a_suspect_price(client, user_with_role):
+    """Seeing prices in the admin (a view-only staff user) is not enough to publish a held-back one."""
+    from django.contrib.auth.models import Permission
+
+    ingest_price_records([on_demand("1.006", 1)])
+    ingest_price_records([on_demand("10.06", 2)])
+    suspect = PriceObservation.objects.get(status="suspect")
+    viewer = user_with_role(None, is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_priceobservation"))
+    client.force_login(viewer)
+    listing = client.get("/admin/pricing/priceobservation/")
+    assert listing.status_code == 200 and "accept_suspect_prices" not in listing.content.decode()
+    client.post(
+        "/admin/pricing/priceobservation/",
+        {"action": "accept_suspect_prices", "_selected_action": [suspect.pk]},
+    )
+    suspect.refresh_from_db()
+    assert suspect.status == "suspect"
+
+    client.force_login(user_with_role("admin"))  # the admin role: its group holds the permission
+    client.post(
+        "/admin/pricing/priceobservation/",
+        {"action": "accept_suspect_prices", "_selected_action": [suspect.pk]},
+    )
+    suspect.refresh_from_db()
+    assert suspect.status == "published"
+    from pricing.models import SuspectPricePublication
+
+    assert SuspectPricePublication.objects.filter(observation=suspect).exists()  # audited (issue 9)

@@ -27,10 +27,12 @@ def _raise_price(observation_id: int, factor: int = 4) -> None:
 
 
 def test_it_shows_a_change_event_the_new_cheapest_option_and_a_study(
-    client, bundled_catalog, django_capture_on_commit_callbacks
+    engineer_client, bundled_catalog, django_capture_on_commit_callbacks
 ):
-    created = client.post(
-        "/api/recommendations/", {"workload": WORKLOAD, "top": 5}, content_type="application/json"
+    created = engineer_client.post(
+        "/api/recommendations/",
+        {"workload": WORKLOAD, "top": 5, "save": True},
+        content_type="application/json",
     )
     first = created.json()["results"][0]
     _raise_price(first["observation_id"])
@@ -38,10 +40,14 @@ def test_it_shows_a_change_event_the_new_cheapest_option_and_a_study(
         recommendation_recompute(created.json()["workload_id"])
     newest = Recommendation.objects.order_by("-pk").first().results[0]
     TcoStudy.objects.create(
-        name="8xH100 for 3 years", spec={}, result={"recommendation": "buy", "currency": "USD"}
+        name="8xH100 for 3 years",
+        spec={},
+        result={"recommendation": "buy", "currency": "USD"},
+        owner=engineer_client.user,
+        team=engineer_client.user.teams.get(),
     )
 
-    html = client.get("/dashboard/").content.decode()
+    html = engineer_client.get("/dashboard/").content.decode()
     assert "Cheapest feasible option changed" in html
     assert f"1 x {first['provider']} {first['instance_type']} {first['region']}" in html  # before
     assert f"{newest['total_cost']} USD" in html  # the workload's current cheapest option

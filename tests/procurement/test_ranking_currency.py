@@ -77,20 +77,22 @@ def test_it_names_a_currency_without_a_stored_rate(tmp_path, bundled_catalog):
     assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
 
 
-def test_it_stores_nothing_through_the_api_for_a_currency_without_a_rate(client, bundled_catalog):
+def test_it_stores_nothing_through_the_api_for_a_currency_without_a_rate(engineer_client, bundled_catalog):
     body = {"workload": WORKLOAD, "currency": "EUR"}
-    response = client.post("/api/recommendations/", body, content_type="application/json")
+    response = engineer_client.post("/api/recommendations/", body, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["field"] == "currency" and "EUR" in response.json()["error"]
     assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
-    bad = client.post("/api/recommendations/", body | {"currency": "euro"}, content_type="application/json")
+    bad = engineer_client.post(
+        "/api/recommendations/", body | {"currency": "euro"}, content_type="application/json"
+    )
     assert bad.json()["field"] == "currency"
 
 
-def test_it_keeps_the_currency_when_recomputing(client, bundled_catalog):
-    body = {"workload": WORKLOAD, "currency": "CNY", "top": 3}
-    created = client.post("/api/recommendations/", body, content_type="application/json").json()
+def test_it_keeps_the_currency_when_recomputing(engineer_client, bundled_catalog):
+    body = {"workload": WORKLOAD, "currency": "CNY", "top": 3, "save": True}
+    created = engineer_client.post("/api/recommendations/", body, content_type="application/json").json()
     assert {row["currency"] for row in created["results"]} == {"CNY"}
     assert recommendation_recompute(created["workload_id"])["created"] is False  # same prices, same rate
-    page = client.get(f"/workloads/{created['workload_id']}/recommendations/").content.decode()
+    page = engineer_client.get(f"/workloads/{created['workload_id']}/recommendations/").content.decode()
     assert "in CNY" in page and "total job cost (CNY)" in page

@@ -101,7 +101,7 @@ def test_it_says_why_a_ranked_price_is_stale(bundled_catalog):
     assert snapshot_rows and not any(r["stale"] for r in snapshot_rows)
 
 
-def test_it_marks_a_stale_price_on_the_recommendation_page(client, bundled_catalog):
+def test_it_marks_a_stale_price_on_the_recommendation_page(client_as, bundled_catalog):
     now = SKYPILOT_SNAPSHOT_AT + dt.timedelta(days=120)  # the snapshot is past its 90-day limit
     frame = with_staleness(selectors.ranking_offer_frame(), now)
     rows = rank_workload(QLORA_8B, frame, selectors.ranking_gpus(), RankingOptions(top=2), now=now).results
@@ -109,7 +109,8 @@ def test_it_marks_a_stale_price_on_the_recommendation_page(client, bundled_catal
         rows[0]["stale"]
         and "stale: price is 120 days old, a snapshot past the 90-day limit" in rows[0]["reasons"][-1]
     )
-    workload = Workload.objects.create(name="w", task="qlora", spec={"name": "w"})
+    engineer_client = client_as("engineer")
+    workload = Workload.objects.create(name="w", task="qlora", spec={"name": "w"}, owner=engineer_client.user)
     Recommendation.objects.create(workload=workload, results=rows, fingerprint="x")
-    html = client.get(f"/workloads/{workload.pk}/recommendations/").content.decode()
+    html = engineer_client.get(f"/workloads/{workload.pk}/recommendations/").content.decode()
     assert html.count('class="badge warn"') >= 2 and "a snapshot past the 90-day limit" in html

@@ -53,14 +53,14 @@ def _numbers(report):
 
 
 @pytest.mark.django_db
-def test_it_gives_the_same_numbers_on_cli_api_and_page(bundled_catalog, spec_file, client):
+def test_it_gives_the_same_numbers_on_cli_api_and_page(bundled_catalog, spec_file, engineer_client):
     cli = _cli(spec_file, *GPUS)
-    api = client.post(
+    api = engineer_client.post(
         "/api/size/?" + "&".join(f"gpu={g}" for g in GPUS), SPEC, content_type="application/json"
     )
     assert api.status_code == 200
     assert _numbers(api.json()) == _numbers(cli)
-    page = client.post("/size/", {"spec": json.dumps(SPEC)})
+    page = engineer_client.post("/size/", {"spec": json.dumps(SPEC)})
     assert page.status_code == 200
     page_report = page.context["report"]
     cli_all = _cli(spec_file)
@@ -90,8 +90,8 @@ FORM = {
 
 
 @pytest.mark.django_db
-def test_it_sizes_the_form_built_spec_like_the_cli_and_api(bundled_catalog, client, tmp_path):
-    page = client.post("/size/", FORM)
+def test_it_sizes_the_form_built_spec_like_the_cli_and_api(bundled_catalog, engineer_client, tmp_path):
+    page = engineer_client.post("/size/", FORM)
     assert page.status_code == 200 and page.context["errors"] == []
     # The textarea shows the spec the form built: SPEC plus the rank and plan knobs, no serving fields.
     built = yaml.safe_load(page.context["text"])
@@ -102,16 +102,16 @@ def test_it_sizes_the_form_built_spec_like_the_cli_and_api(bundled_catalog, clie
         "parallelism": {"gpus": 1, "zero_stage": 0},
     }
     assert "lora: {rank: 16}" in page.content.decode()
-    api = client.post("/api/size/", built, content_type="application/json")
+    api = engineer_client.post("/api/size/", built, content_type="application/json")
     path = tmp_path / "built.yaml"
     path.write_text(page.context["text"])
     assert _numbers(page.context["report"]) == _numbers(api.json()) == _numbers(_cli(path))
 
 
 @pytest.mark.django_db
-def test_it_builds_serving_fields_for_an_inference_form(bundled_catalog, client):
+def test_it_builds_serving_fields_for_an_inference_form(bundled_catalog, engineer_client):
     form = FORM | {"task": "inference", "gpus": "2", "zero_stage": "3", "concurrency": "16"}
-    page = client.post("/size/", form)
+    page = engineer_client.post("/size/", form)
     built = yaml.safe_load(page.context["text"])
     assert built["inference"] == {"concurrency": 16, "context_len": 4096}
     assert built["parallelism"] == {"gpus": 2}  # ZeRO applies to training only
@@ -120,8 +120,8 @@ def test_it_builds_serving_fields_for_an_inference_form(bundled_catalog, client)
 
 
 @pytest.mark.django_db
-def test_it_marks_bad_form_fields_by_their_spec_path(bundled_catalog, client):
-    page = client.post("/size/", FORM | {"seq_len": "long", "lora_rank": "0"})
+def test_it_marks_bad_form_fields_by_their_spec_path(bundled_catalog, engineer_client):
+    page = engineer_client.post("/size/", FORM | {"seq_len": "long", "lora_rank": "0"})
     assert {error["path"] for error in page.context["errors"]} == {"seq_len", "lora.rank"}
     marked = {field["name"] for field in page.context["form_fields"] if field["error"]}
     assert marked == {"seq_len", "lora_rank"}
@@ -156,30 +156,30 @@ def test_it_names_the_line_and_column_of_a_yaml_syntax_error(bundled_catalog, tm
 
 
 @pytest.mark.django_db
-def test_it_answers_400_with_every_bad_field_on_the_api(bundled_catalog, client):
-    response = client.post("/api/size/", BAD_SPEC, content_type="application/json")
+def test_it_answers_400_with_every_bad_field_on_the_api(bundled_catalog, engineer_client):
+    response = engineer_client.post("/api/size/", BAD_SPEC, content_type="application/json")
     assert response.status_code == 400
     assert BAD_PATHS <= {error["path"] for error in response.json()["errors"]}
-    unknown_gpu = client.post("/api/size/?gpu=h999", SPEC, content_type="application/json")
+    unknown_gpu = engineer_client.post("/api/size/?gpu=h999", SPEC, content_type="application/json")
     assert unknown_gpu.status_code == 400 and unknown_gpu.json()["errors"][0]["path"] == "gpu"
 
 
 @pytest.mark.django_db
-def test_it_shows_bad_fields_on_the_page_and_stores_nothing(bundled_catalog, client):
+def test_it_shows_bad_fields_on_the_page_and_stores_nothing(bundled_catalog, engineer_client):
     from django.apps import apps
 
     counts_before = {
         model: model.objects.count() for model in apps.get_app_config("procurement").get_models()
     }
-    page = client.post("/size/", {"spec": json.dumps(BAD_SPEC)})
+    page = engineer_client.post("/size/", {"spec": json.dumps(BAD_SPEC)})
     assert page.status_code == 200
     assert {error["path"] for error in page.context["errors"]} == BAD_PATHS
     assert {model: model.objects.count() for model in counts_before} == counts_before
 
 
 @pytest.mark.django_db
-def test_it_prefills_the_form_from_a_preset(bundled_catalog, client):
-    page = client.get("/size/?preset=sdxl")
+def test_it_prefills_the_form_from_a_preset(bundled_catalog, engineer_client):
+    page = engineer_client.get("/size/?preset=sdxl")
     assert "model: {preset: sdxl}" in page.content.decode()
     fields = {field["name"]: field["value"] for field in page.context["form_fields"]}
     # The form starts on the same preset and task as the YAML it loads (the tier's first task).

@@ -13,7 +13,7 @@ from scheduler.models import PriceRefresh, RefreshStatus
 pytestmark = pytest.mark.django_db
 
 
-def test_it_shows_runs_sources_and_schedule(client):
+def test_it_shows_runs_sources_and_schedule(viewer_client):
     call_command("sync_schedule")
     PriceRefresh.objects.create(
         source="aws-spot", region="us-east-1", status=RefreshStatus.FAILED, error="AuthFailure"
@@ -33,7 +33,7 @@ def test_it_shows_runs_sources_and_schedule(client):
             )
         ]
     )
-    html = client.get("/status/").content.decode()
+    html = viewer_client.get("/status/").content.decode()
     assert "aws:pricing.get_products" in html and "2026-01-01 00:00" in html
     assert "AuthFailure" in html and "us-east-1" in html
     assert "aws spot prices" in html and "pricing.refresh_prices" in html

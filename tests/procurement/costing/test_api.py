@@ -10,18 +10,20 @@ from procurement.models import TcoStudy
 from tests.procurement.costing.tco_fixtures import study_document
 
 
-def test_it_stores_a_study_and_returns_the_report(client, h100):
-    response = client.post("/api/tco/", study_document(), content_type="application/json")
+def test_it_stores_a_study_and_returns_the_report(engineer_client, h100):
+    response = engineer_client.post("/api/tco/", study_document(), content_type="application/json")
     assert response.status_code == 201
     body = response.json()
     assert (body["buy"]["total"], body["recommendation"]) == ("477211.79", "buy")
     stored = TcoStudy.objects.get(pk=body["id"])
     assert stored.fingerprint and stored.result["rent"]["npv"] == body["rent"]["npv"]
-    assert client.get(f"/api/tco/{body['id']}/").json()["buy"]["npv"] == body["buy"]["npv"]
+    assert engineer_client.get(f"/api/tco/{body['id']}/").json()["buy"]["npv"] == body["buy"]["npv"]
 
 
-def test_it_names_the_field_of_a_bad_value_and_stores_nothing(client, h100):
-    response = client.post("/api/tco/", study_document(utilization="1.2"), content_type="application/json")
+def test_it_names_the_field_of_a_bad_value_and_stores_nothing(engineer_client, h100):
+    response = engineer_client.post(
+        "/api/tco/", study_document(utilization="1.2"), content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json() == {
         "field": "utilization",
@@ -30,18 +32,20 @@ def test_it_names_the_field_of_a_bad_value_and_stores_nothing(client, h100):
     assert TcoStudy.objects.count() == 0
 
 
-def test_it_refuses_an_unknown_gpu(client, h100):
-    response = client.post("/api/tco/", study_document(buy__gpu="h999"), content_type="application/json")
+def test_it_refuses_an_unknown_gpu(engineer_client, h100):
+    response = engineer_client.post(
+        "/api/tco/", study_document(buy__gpu="h999"), content_type="application/json"
+    )
     assert response.json()["field"] == "buy.gpu"
 
 
-def test_it_agrees_with_the_command_line(client, h100, tmp_path):
+def test_it_agrees_with_the_command_line(engineer_client, h100, tmp_path):
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study_document(utilization="0.6")))
     out = StringIO()
     call_command("tco", str(path), "--format", "json", stdout=out)
     from_cli = json.loads(out.getvalue())
-    from_api = client.post(
+    from_api = engineer_client.post(
         "/api/tco/", study_document(utilization="0.6"), content_type="application/json"
     ).json()
     for key in (
@@ -56,5 +60,5 @@ def test_it_agrees_with_the_command_line(client, h100, tmp_path):
         assert from_api[key] == from_cli[key], key
 
 
-def test_it_answers_404_for_a_missing_study(client, db):
-    assert client.get("/api/tco/999/").status_code == 404
+def test_it_answers_404_for_a_missing_study(engineer_client, db):
+    assert engineer_client.get("/api/tco/999/").status_code == 404

@@ -41,8 +41,8 @@ def _tco_cli_error(tmp_path, document, match: str) -> None:
     assert _nothing_stored()
 
 
-def _tco_api_error(client, document) -> dict:
-    response = client.post("/api/tco/", document, content_type="application/json")
+def _tco_api_error(engineer_client, document) -> dict:
+    response = engineer_client.post("/api/tco/", document, content_type="application/json")
     assert response.status_code == 400 and _nothing_stored()
     return response.json()
 
@@ -53,9 +53,9 @@ def _recommend_cli_error(tmp_path, match: str, *args) -> None:
     assert _nothing_stored()
 
 
-def _recommend_api_error(client, **options) -> dict:
+def _recommend_api_error(engineer_client, **options) -> dict:
     body = {"workload": WORKLOAD} | options
-    response = client.post("/api/recommendations/", body, content_type="application/json")
+    response = engineer_client.post("/api/recommendations/", body, content_type="application/json")
     assert response.status_code == 400 and _nothing_stored()
     return response.json()
 
@@ -69,8 +69,8 @@ def test_it_refuses_negative_hours_on_the_command_line(tmp_path, db):
     _recommend_cli_error(tmp_path, "--deadline-hours: must not be negative, got -5", "--deadline-hours", "-5")
 
 
-def test_it_refuses_negative_hours_through_the_api(client, db):
-    assert _recommend_api_error(client, deadline_hours=-5) == {
+def test_it_refuses_negative_hours_through_the_api(engineer_client, db):
+    assert _recommend_api_error(engineer_client, deadline_hours=-5) == {
         "field": "deadline_hours",
         "error": "must not be negative, got -5",
     }
@@ -89,10 +89,12 @@ def test_it_refuses_negative_prices_on_the_command_line(tmp_path, h100):
     _tco_cli_error(tmp_path, study_document(buy__server_price="-300000"), r"buy\.server_price: must not be")
 
 
-def test_it_refuses_negative_prices_through_the_api(client, h100):
-    body = _tco_api_error(client, study_document(rent__price_per_gpu_hour="-1"))
+def test_it_refuses_negative_prices_through_the_api(engineer_client, h100):
+    body = _tco_api_error(engineer_client, study_document(rent__price_per_gpu_hour="-1"))
     assert body == {"field": "rent.price_per_gpu_hour", "error": "must not be negative, got -1"}
-    assert _tco_api_error(client, study_document(buy__server_price="-1"))["field"] == "buy.server_price"
+    assert (
+        _tco_api_error(engineer_client, study_document(buy__server_price="-1"))["field"] == "buy.server_price"
+    )
 
 
 # --- utilization outside 0-1 ---------------------------------------------------------------------------
@@ -107,8 +109,8 @@ def test_it_refuses_a_utilization_outside_0_to_1_on_the_command_line(tmp_path, h
 
 
 @pytest.mark.parametrize("utilization", ["1.2", "0", "-0.1"])
-def test_it_refuses_a_utilization_outside_0_to_1_through_the_api(client, h100, utilization):
-    assert _tco_api_error(client, study_document(utilization=utilization))["field"] == "utilization"
+def test_it_refuses_a_utilization_outside_0_to_1_through_the_api(engineer_client, h100, utilization):
+    assert _tco_api_error(engineer_client, study_document(utilization=utilization))["field"] == "utilization"
 
 
 def test_it_refuses_shares_outside_0_to_1_in_the_job_audit():
@@ -130,10 +132,10 @@ def test_it_refuses_shares_outside_0_to_1_in_the_job_audit():
 # --- a horizon of 0 ------------------------------------------------------------------------------------
 
 
-def test_it_refuses_a_horizon_of_0_on_the_command_line_and_through_the_api(tmp_path, client, h100):
+def test_it_refuses_a_horizon_of_0_on_the_command_line_and_through_the_api(tmp_path, engineer_client, h100):
     match = "horizon_months: must be a whole number of at least 1, got 0"
     _tco_cli_error(tmp_path, study_document(horizon_months=0), match)
-    assert _tco_api_error(client, study_document(horizon_months=0)) == {
+    assert _tco_api_error(engineer_client, study_document(horizon_months=0)) == {
         "field": "horizon_months",
         "error": "must be a whole number of at least 1, got 0",
     }
@@ -161,8 +163,8 @@ def test_it_names_an_unknown_offer_on_the_command_line(tmp_path, bundled_catalog
     _tco_cli_error(tmp_path, reserved, "rent.offer: no current reserved_3y price for offer aws/p5.48xlarge")
 
 
-def test_it_names_an_unknown_offer_through_the_api(client, bundled_catalog):
-    body = _tco_api_error(client, _rent_from(P5 | {"instance_type": "p9.48xlarge"}))
+def test_it_names_an_unknown_offer_through_the_api(engineer_client, bundled_catalog):
+    body = _tco_api_error(engineer_client, _rent_from(P5 | {"instance_type": "p9.48xlarge"}))
     assert body["field"] == "rent.offer.instance_type" and body["error"].startswith("unknown offer")
 
 
@@ -171,9 +173,9 @@ def test_it_names_an_unknown_gpu_model_on_the_command_line(tmp_path, bundled_cat
     _recommend_cli_error(tmp_path, "--gpu: unknown GPU model 'h100-sxm-80gb'", "--gpu", "h100-sxm-80gb")
 
 
-def test_it_names_an_unknown_gpu_model_through_the_api(client, bundled_catalog):
-    assert _tco_api_error(client, study_document(buy__gpu="h999"))["field"] == "buy.gpu"
-    body = _recommend_api_error(client, gpus=["h100-sxm-80gb"])
+def test_it_names_an_unknown_gpu_model_through_the_api(engineer_client, bundled_catalog):
+    assert _tco_api_error(engineer_client, study_document(buy__gpu="h999"))["field"] == "buy.gpu"
+    body = _recommend_api_error(engineer_client, gpus=["h100-sxm-80gb"])
     assert body == {
         "field": "gpus",
         "error": "unknown GPU model 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)",
@@ -185,16 +187,16 @@ def test_it_names_unknown_provider_and_region_filters_on_the_command_line(tmp_pa
     _recommend_cli_error(tmp_path, "--region: unknown region 'us-east-9'", "--region", "us-east-9")
 
 
-def test_it_names_unknown_provider_and_region_filters_through_the_api(client, bundled_catalog):
+def test_it_names_unknown_provider_and_region_filters_through_the_api(engineer_client, bundled_catalog):
     # before: 201 and an empty Recommendation stored; now a 400 naming the field, nothing stored
-    assert _recommend_api_error(client, providers=["awz"]) == {
+    assert _recommend_api_error(engineer_client, providers=["awz"]) == {
         "field": "providers",
         "error": "unknown provider 'awz' (did you mean 'aws'?)",
     }
-    assert _recommend_api_error(client, regions=["us-east-9"])["field"] == "regions"
-    body = _recommend_api_error(client, providers=["lambda"], regions=["eu-central-1"])
+    assert _recommend_api_error(engineer_client, regions=["us-east-9"])["field"] == "regions"
+    body = _recommend_api_error(engineer_client, providers=["lambda"], regions=["eu-central-1"])
     assert body["field"] == "regions" and "not to the providers asked for" in body["error"]
-    ok = client.post(
+    ok = engineer_client.post(
         "/api/recommendations/",
         {"workload": WORKLOAD, "providers": ["aws"], "regions": ["us-east-1"], "top": 2},
         content_type="application/json",
@@ -213,18 +215,18 @@ def test_it_names_a_currency_without_an_fx_rate_on_the_command_line(tmp_path, bu
     _tco_cli_error(tmp_path, euro_study, r"currency: no FX rate from USD to EUR \(needed for rent.offer\)")
 
 
-def test_it_names_a_currency_without_an_fx_rate_through_the_api(client, bundled_catalog):
-    assert _recommend_api_error(client, currency="EUR")["field"] == "currency"
-    assert _recommend_api_error(client, currency="XYZ") == {
+def test_it_names_a_currency_without_an_fx_rate_through_the_api(engineer_client, bundled_catalog):
+    assert _recommend_api_error(engineer_client, currency="EUR")["field"] == "currency"
+    assert _recommend_api_error(engineer_client, currency="XYZ") == {
         "field": "currency",
         "error": "unknown currency 'XYZ': not an ISO 4217 code",
     }
-    body = _tco_api_error(client, _rent_from(P5) | {"currency": "EUR"})
+    body = _tco_api_error(engineer_client, _rent_from(P5) | {"currency": "EUR"})
     assert body == {"field": "currency", "error": "no FX rate from USD to EUR (needed for rent.offer)"}
 
 
-def test_it_refuses_an_include_infeasible_that_is_not_a_boolean(client, db):
-    assert _recommend_api_error(client, include_infeasible="yes") == {
+def test_it_refuses_an_include_infeasible_that_is_not_a_boolean(engineer_client, db):
+    assert _recommend_api_error(engineer_client, include_infeasible="yes") == {
         "field": "include_infeasible",
         "error": "must be true or false, got 'yes'",
     }
@@ -237,9 +239,9 @@ def _yen_study_priced_from_the_gpu_list_price() -> dict:
     return document
 
 
-def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, client, h100):
+def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, engineer_client, h100):
     expected = "no FX rate from USD to JPY (needed for buy.gpu)"
-    assert _tco_api_error(client, _yen_study_priced_from_the_gpu_list_price()) == {
+    assert _tco_api_error(engineer_client, _yen_study_priced_from_the_gpu_list_price()) == {
         "field": "currency",
         "error": expected,
     }

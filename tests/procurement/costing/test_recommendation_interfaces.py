@@ -66,15 +66,23 @@ def test_spot_rows_carry_their_rate_source_verdict_and_simulation(tmp_path, bund
     assert "spot:" in _recommend(tmp_path, "--top", "200")
 
 
-def test_the_api_stores_infeasible_rows_and_stale_flags_and_the_page_shows_them(client, bundled_catalog):
-    body = {"workload": WORKLOAD, "top": 5, "include_infeasible": True, "pricing_models": ["spot"]}
-    created = client.post("/api/recommendations/", body, content_type="application/json")
+def test_the_api_stores_infeasible_rows_and_stale_flags_and_the_page_shows_them(
+    engineer_client, bundled_catalog
+):
+    body = {
+        "workload": WORKLOAD,
+        "top": 5,
+        "include_infeasible": True,
+        "pricing_models": ["spot"],
+        "save": True,
+    }
+    created = engineer_client.post("/api/recommendations/", body, content_type="application/json")
     assert created.status_code == 201
     stored = Recommendation.objects.get()
     assert [row["fits"] for row in stored.results] == [True] * 5 + [False] * 5
     assert all("stale" in price for price in stored.prices_used)
     assert [bool(row["spot"]["simulation"]) for row in stored.results[:5]] == [True] * 3 + [False] * 2
-    html = client.get(f"/workloads/{stored.workload_id}/recommendations/").content.decode()
+    html = engineer_client.get(f"/workloads/{stored.workload_id}/recommendations/").content.decode()
     assert (
         html.count(">not feasible</span>") == 5 + 1
     )  # five rows, and the line above the table explaining it
@@ -85,7 +93,7 @@ def test_the_api_stores_infeasible_rows_and_stale_flags_and_the_page_shows_them(
     assert suitable >= 5 and html.count(">suitable</span>") == suitable
 
 
-def test_table_json_and_page_show_each_rows_cost_breakdown(tmp_path, client, bundled_catalog):
+def test_table_json_and_page_show_each_rows_cost_breakdown(tmp_path, engineer_client, bundled_catalog):
     results = json.loads(_recommend(tmp_path, "--format", "json", "--top", "3"))["results"]
     for row in results:
         parts = row["cost_breakdown"]
@@ -98,10 +106,14 @@ def test_table_json_and_page_show_each_rows_cost_breakdown(tmp_path, client, bun
         f"cost: compute {first['compute']} + setup {first['setup']} + storage {first['storage']} "
         f"+ reruns {first['reruns']} = {first['total']} USD; per GPU-hour {results[0]['unit_costs']['per_gpu_hour']}"
     ) in table
-    created = client.post(
-        "/api/recommendations/", {"workload": WORKLOAD, "top": 3}, content_type="application/json"
+    created = engineer_client.post(
+        "/api/recommendations/",
+        {"workload": WORKLOAD, "top": 3, "save": True},
+        content_type="application/json",
     )
-    html = client.get(f"/workloads/{created.json()['workload_id']}/recommendations/").content.decode()
+    html = engineer_client.get(
+        f"/workloads/{created.json()['workload_id']}/recommendations/"
+    ).content.decode()
     assert html.count('class="cost-bar"') == 3
     assert f"compute {first['compute']} · setup {first['setup']}" in html
     assert "per 1M training tokens" in html

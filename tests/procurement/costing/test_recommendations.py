@@ -54,13 +54,17 @@ def test_it_ranks_the_bundled_catalog_from_the_command_line(tmp_path, bundled_ca
     assert Recommendation.objects.count() == 0  # no --save: nothing stored
 
 
-def test_it_stores_through_the_api_and_adds_nothing_when_prices_are_unchanged(client, bundled_catalog):
-    body = {"workload": WORKLOAD, "top": 5}
-    first = client.post("/api/recommendations/", body, content_type="application/json")
+def test_it_stores_through_the_api_and_adds_nothing_when_prices_are_unchanged(
+    engineer_client, bundled_catalog
+):
+    body = {"workload": WORKLOAD, "top": 5, "save": True}
+    first = engineer_client.post("/api/recommendations/", body, content_type="application/json")
     assert first.status_code == 201 and first.json()["created"]
     workload_id = first.json()["workload_id"]
-    again = client.post(
-        "/api/recommendations/", {"workload_id": workload_id, "top": 5}, content_type="application/json"
+    again = engineer_client.post(
+        "/api/recommendations/",
+        {"workload_id": workload_id, "top": 5, "save": True},
+        content_type="application/json",
     )
     assert again.json()["created"] is False and again.json()["id"] == first.json()["id"]
     stored = Recommendation.objects.get()
@@ -69,21 +73,27 @@ def test_it_stores_through_the_api_and_adds_nothing_when_prices_are_unchanged(cl
     )
 
 
-def test_it_names_a_bad_workload_field_and_stores_nothing(client, bundled_catalog):
+def test_it_names_a_bad_workload_field_and_stores_nothing(engineer_client, bundled_catalog):
     bad = WORKLOAD | {"training_tokens": -5}
-    response = client.post("/api/recommendations/", {"workload": bad}, content_type="application/json")
+    response = engineer_client.post(
+        "/api/recommendations/", {"workload": bad}, content_type="application/json"
+    )
     assert response.status_code == 400 and response.json()["field"] == "training_tokens"
     assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
-    response = client.post(
+    response = engineer_client.post(
         "/api/recommendations/", {"workload": WORKLOAD, "top": 0}, content_type="application/json"
     )
     assert response.json()["field"] == "top"
 
 
 def test_it_recomputes_a_changed_price_into_a_new_dated_row_and_a_change_event(
-    client, bundled_catalog, django_capture_on_commit_callbacks
+    engineer_client, bundled_catalog, django_capture_on_commit_callbacks
 ):
-    client.post("/api/recommendations/", {"workload": WORKLOAD, "top": 3}, content_type="application/json")
+    engineer_client.post(
+        "/api/recommendations/",
+        {"workload": WORKLOAD, "top": 3, "save": True},
+        content_type="application/json",
+    )
     workload = Workload.objects.get()
     assert recommendation_recompute(workload.pk)["created"] is False  # unchanged prices add nothing
     cheapest = Recommendation.objects.get().results[0]
@@ -97,10 +107,10 @@ def test_it_recomputes_a_changed_price_into_a_new_dated_row_and_a_change_event(
     assert event.notified_at is None  # eager Celery ran the notification task, but no target is configured
 
 
-def test_it_recomputes_tco_studies_priced_from_an_offer(client, bundled_catalog):
+def test_it_recomputes_tco_studies_priced_from_an_offer(engineer_client, bundled_catalog):
     offer = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1"}
     document = study_document(rent__price_per_gpu_hour=None, rent__offer=offer, utilization="0.5")
-    study_id = client.post("/api/tco/", document, content_type="application/json").json()["id"]
+    study_id = engineer_client.post("/api/tco/", document, content_type="application/json").json()["id"]
     assert recompute_targets()[1] == [study_id]
     assert tco_study_recompute(study_id)["created"] is False
     study = TcoStudy.objects.get(pk=study_id)
@@ -115,8 +125,10 @@ def test_it_recomputes_tco_studies_priced_from_an_offer(client, bundled_catalog)
 BAD_FIELDS = {"task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": -5, "headroom": 7}
 
 
-def test_it_names_every_bad_workload_field_through_the_api(client, bundled_catalog):
-    response = client.post("/api/recommendations/", {"workload": BAD_FIELDS}, content_type="application/json")
+def test_it_names_every_bad_workload_field_through_the_api(engineer_client, bundled_catalog):
+    response = engineer_client.post(
+        "/api/recommendations/", {"workload": BAD_FIELDS}, content_type="application/json"
+    )
     body = response.json()
     assert response.status_code == 400 and body["field"] == body["errors"][0]["path"]
     assert {"training_tokens", "headroom"} <= {error["path"] for error in body["errors"]}
@@ -139,14 +151,14 @@ def test_the_command_names_every_bad_workload_field_and_exits_2(tmp_path, bundle
     assert sized.value.returncode == 2
 
 
-def test_the_schema_documents_every_recommendation_field_and_the_400(client, db):
+def test_the_schema_documents_every_recommendation_field_and_the_400(engineer_client, db):
     from drf_spectacular.generators import SchemaGenerator
 
     from procurement.services import RANKING_OPTION_FIELDS
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     request = schema["components"]["schemas"]["RecommendationRequest"]["properties"]
-    assert set(request) == RANKING_OPTION_FIELDS | {"workload", "workload_id"}
+    assert set(request) == RANKING_OPTION_FIELDS | {"workload", "workload_id", "save", "team"}
     post = schema["paths"]["/api/recommendations/"]["post"]
     error = post["responses"]["400"]["content"]["application/json"]["schema"]["$ref"]
     assert error.endswith("/RecommendationInputError")

@@ -43,9 +43,11 @@ def test_it_reads_an_hourly_step_function_in_one_query(db, bundled_catalog, djan
     np.testing.assert_allclose(histories[current.offer_id], [2 * price] * 24 + [3 * price] * 24)
 
 
-def test_it_reports_resampled_price_paths_for_a_recommendation_with_spot_history(client, bundled_catalog):
-    body = {"workload": WORKLOAD, "top": 5, "pricing_models": ["spot"]}
-    first = client.post("/api/recommendations/", body, content_type="application/json").json()
+def test_it_reports_resampled_price_paths_for_a_recommendation_with_spot_history(
+    engineer_client, bundled_catalog
+):
+    body = {"workload": WORKLOAD, "top": 5, "pricing_models": ["spot"], "save": True}
+    first = engineer_client.post("/api/recommendations/", body, content_type="application/json").json()
     before = _simulated(Recommendation.objects.get(pk=first["id"]).results)
     assert before and all(row["spot"]["price_paths"] == "current price only (no history)" for row in before)
 
@@ -57,9 +59,9 @@ def test_it_reports_resampled_price_paths_for_a_recommendation_with_spot_history
             offer=current.offer, pricing_model="spot", amount_per_hour=current.amount_per_hour * factor,
             currency=current.currency, observed_at=now - dt.timedelta(hours=hours_ago), source="test: history",
         )  # fmt: skip
-    again = client.post(
+    again = engineer_client.post(
         "/api/recommendations/",
-        {"workload_id": first["workload_id"], "top": 5, "pricing_models": ["spot"]},
+        {"workload_id": first["workload_id"], "top": 5, "pricing_models": ["spot"], "save": True},
         content_type="application/json",
     ).json()
     after = _simulated(Recommendation.objects.get(pk=again["id"]).results)

@@ -26,23 +26,25 @@ def _age_the_price(days: int) -> None:
     observation.save(update_fields=["observed_at"])
 
 
-def test_a_fresh_offer_price_is_not_stale_and_a_typed_price_has_no_flag(client, bundled_catalog):
-    rent = client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()["rent"]
+def test_a_fresh_offer_price_is_not_stale_and_a_typed_price_has_no_flag(engineer_client, bundled_catalog):
+    rent = engineer_client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()["rent"]
     # the bundled catalog is a snapshot (no refresh schedule): stale only after 90 days = 2160 hours
     assert (rent["price_stale"], rent["price_stale_after_hours"]) == (False, 2160.0)
-    typed = client.post("/api/tco/", study_document(), content_type="application/json").json()["rent"]
+    typed = engineer_client.post("/api/tco/", study_document(), content_type="application/json").json()[
+        "rent"
+    ]
     assert typed["price_stale"] is None
 
 
 def test_an_old_offer_price_is_stale_in_the_report_the_prices_used_the_page_and_the_table(
-    client, bundled_catalog, tmp_path
+    engineer_client, bundled_catalog, tmp_path
 ):
     _age_the_price(days=100)
-    created = client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()
+    created = engineer_client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()
     assert created["rent"]["price_stale"] is True
     study = TcoStudy.objects.get(pk=created["id"])
     assert study.prices_used[0]["stale"] is True
-    assert 'id="rent-price-stale"' in client.get(f"/tco/{study.pk}/").content.decode()
+    assert 'id="rent-price-stale"' in engineer_client.get(f"/tco/{study.pk}/").content.decode()
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(OFFER_STUDY))
     out = StringIO()
@@ -53,12 +55,16 @@ def test_an_old_offer_price_is_stale_in_the_report_the_prices_used_the_page_and_
     assert json.loads(out.getvalue())["rent"]["price_stale"] is True
 
 
-def test_a_price_that_only_ages_adds_no_recomputed_study_but_the_page_says_stale(client, bundled_catalog):
-    created = client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()
+def test_a_price_that_only_ages_adds_no_recomputed_study_but_the_page_says_stale(
+    engineer_client, bundled_catalog, settings
+):
+    settings.SESSION_COOKIE_AGE = 365 * 24 * 3600  # the mocked clock runs 120 days ahead: stay signed in
+    engineer_client.force_login(engineer_client.user)
+    created = engineer_client.post("/api/tco/", OFFER_STUDY, content_type="application/json").json()
     assert created["rent"]["price_stale"] is False
     later = timezone.now() + dt.timedelta(days=120)
     with mock.patch("procurement.services.tco.timezone.now", return_value=later):
         assert tco_study_recompute(created["id"])["created"] is False  # same price: nothing new stored
     with mock.patch("procurement.views.costing.timezone.now", return_value=later):
-        html = client.get(f"/tco/{created['id']}/").content.decode()
+        html = engineer_client.get(f"/tco/{created['id']}/").content.decode()
     assert 'id="rent-price-stale"' in html  # the page judges the stored price's age today

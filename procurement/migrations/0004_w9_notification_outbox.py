@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('procurement', '0002_tco_study_previous_version'),
+        ('procurement', '0003_w11a_owner_team'),
     ]
 
     operations = [

@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "gpuledger.accounts"
+    label = "accounts"
+    verbose_name = "Accounts and teams"
+
+    def ready(self):
+        from django.contrib import admin
+        from django.db.models.signals import post_migrate
+
+        from gpuledger.accounts import admin_site, roles_sync, schema  # noqa: F401 (schema registers itself)
+
+        # Permissions exist only after migrate has run, so the admin group's grants are synced then.
+        post_migrate.connect(roles_sync.sync_after_migrate, dispatch_uid="gpuledger-sync-roles")
+        admin_site.open_to_admin_role(admin.site)
