@@ -72,6 +72,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # gpuledger is a project package, not an app: name its template filters here.
+            "libraries": {"formatting": "gpuledger.templatetags.formatting"},
         },
     },
 ]

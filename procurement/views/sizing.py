@@ -15,6 +15,7 @@ from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
+from procurement.views.sizing_display import sizing_display
 
 # Memory breakdown key -> the label of its bar segment.
 BAR_PARTS = {
@@ -132,6 +133,7 @@ def sizing_page(request):
     if report:
         context["memory_chart_svg"] = memory_chart(report)
         context["speed_keys"] = speed_keys(report["workload"]["task"])
+        context["display"] = sizing_display(report)
     return render(request, "procurement/sizing.html", context)
 
 
