@@ -71,6 +71,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "gpuledger.context_processors.navigation",
             ],
             # gpuledger is a project package, not an app: name its template filters here.
             "libraries": {"formatting": "gpuledger.templatetags.formatting"},

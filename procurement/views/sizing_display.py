@@ -68,20 +68,30 @@ def shared_notes(candidates: list[dict]) -> list[str]:
     return [w for w in candidates[0]["warnings"] if _note_key(w) in common]
 
 
-def candidate_notes(candidate: dict, shared: list[str]) -> list[str]:
-    """The remedy, then errors, then warnings, each once: a remedy whose text an error repeats (or a
-    warning every row has, shown above the table) is not said twice."""
+def _said_by_remedy(error: str, remedy: str) -> bool:
+    """An error whose advice the remedy already gives ("bf16 needs Ampere ...: use fp16" beside the
+    remedy "use fp16 (Turing has no BF16) or ..."), so the row says it once."""
+    advice = error.rpartition(": ")[2].strip().rstrip(".").lower()
+    return bool(advice) and remedy.strip().lower().startswith(advice)
+
+
+def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:
+    """The remedy (kind "fix"), then errors ("why"), then warnings, each once: an error whose advice the
+    remedy gives, a note another note contains, and a warning every row has (shown above the table)
+    are not said again."""
     skip = {_note_key(note) for note in shared}
-    notes: list[str] = []
-    seen: set[str] = set()
-    for text in [candidate.get("remedy"), *candidate["errors"], *candidate["warnings"]]:
-        key = _note_key(text) if text else ""
-        if not key or key in seen or key in skip:
+    remedy = candidate.get("remedy") or ""
+    items = [("fix", remedy)] if remedy else []
+    items += [("why", e) for e in candidate["errors"] if not (remedy and _said_by_remedy(e, remedy))]
+    items += [("warning", w) for w in candidate["warnings"]]
+    notes: list[dict] = []
+    seen: list[str] = []
+    for kind, text in items:
+        key = _note_key(text)
+        if not key or key in skip or any(key in other or other in key for other in seen):
             continue
-        if any(key in other or other in key for other in seen):  # one says what the other already does
-            continue
-        seen.add(key)
-        notes.append(str(text).strip().rstrip("."))
+        seen.append(key)
+        notes.append({"kind": kind, "text": str(text).strip().rstrip(".")})
     return notes
 
 

@@ -1,0 +1,51 @@
+"""What every page's navigation needs: the links the signed-in user's roles can use, and who they are."""
+
+from __future__ import annotations
+
+from django.urls import NoReverseMatch, reverse
+
+from gpuledger.roles import ADMIN, ENGINEER, FINANCE, ROLES, VIEWER, user_roles
+
+# (label, URL name, the roles that may open it). A URL name this build does not have is left out, so a
+# page that lands later shows up here without touching this list's other lines.
+NAV_LINKS = (
+    ("GPU catalog", "catalog", (VIEWER,)),
+    ("Sizing", "sizing", (ENGINEER,)),
+    ("Workloads", "workloads", (ENGINEER,)),
+    ("Dashboard", "dashboard", (ENGINEER, FINANCE)),
+    ("Rent or buy", "tco-list", (ENGINEER,)),
+    ("Price status", "status", (VIEWER,)),
+    ("API", "api-root", (VIEWER,)),
+    ("Admin", "admin:index", (ADMIN,)),
+)
+# The role named beside the user: the widest they hold.
+ROLE_ORDER = (ADMIN, FINANCE, ENGINEER, VIEWER)
+assert set(ROLE_ORDER) == set(ROLES)
+
+
+def _url(name: str) -> str | None:
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
+
+
+def nav_links(roles: set[str], current_path: str = "") -> list[dict]:
+    links = []
+    for label, name, needs in NAV_LINKS:
+        url = _url(name)
+        if url is None or not roles & set(needs):
+            continue
+        current = current_path == url if url == "/" else current_path.startswith(url)
+        links.append({"label": label, "url": url, "current": current})
+    return links
+
+
+def navigation(request) -> dict:
+    roles = user_roles(getattr(request, "user", None))
+    return {
+        "nav_links": nav_links(roles, request.path),
+        "nav_role": next((role for role in ROLE_ORDER if role in roles), ""),
+        "nav_login_url": _url("login"),
+        "nav_logout_url": _url("logout"),
+    }
