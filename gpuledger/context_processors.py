@@ -15,7 +15,7 @@ NAV_LINKS = (
     ("Dashboard", "dashboard", (ENGINEER, FINANCE)),
     ("Rent or buy", "tco-list", (ENGINEER,)),
     ("Price status", "status", (VIEWER,)),
-    ("API", "api-root", (VIEWER,)),
+    ("API", "api-docs", (VIEWER,)),
     ("Admin", "admin:index", (ADMIN,)),
 )
 # The role named beside the user: the widest they hold.

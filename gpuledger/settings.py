@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served from static files, no CDN
     "django_filters",
     "django_celery_beat",
     "pricing",
@@ -177,6 +178,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # Every API error as {"errors": [{"path", "message"}]} (gpuledger/api_errors.py)
+    "EXCEPTION_HANDLER": "gpuledger.api_errors.api_exception_handler",
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
@@ -185,6 +188,15 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "gpuledger API",
     "DESCRIPTION": "GPU sizing, prices, job cost and buy-vs-rent decisions.",
     "VERSION": "0.1.0",
+    # The docs pages work without internet: their JavaScript and CSS come from drf-spectacular-sidecar.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # The one error shape, as a component and as every undocumented 400/401/403/404 body.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "gpuledger.api_errors.document_error_responses",
+    ],
 }
 
 # Change-event notifications: printed to the console in development, SMTP in production.

@@ -9,12 +9,18 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.api_errors import ApiErrorSerializer, require_body
 from procurement import models, services
 from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 
 ERROR_SCHEMA = inline_serializer(
-    "CostInputError", {"field": serializers.CharField(), "error": serializers.CharField()}
+    "CostInputError",
+    {
+        "field": serializers.CharField(help_text="path of the bad field"),
+        "error": serializers.CharField(),
+        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
+    },
 )
 RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
     "RecommendationInputError",
@@ -23,13 +29,8 @@ RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
             help_text="path of the first bad field, e.g. workload.model.num_layers"
         ),
         "error": serializers.CharField(),
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "RecommendationFieldError",
-                {"path": serializers.CharField(), "message": serializers.CharField()},
-            ),
-            required=False,
-            help_text="a bad workload spec: every bad field, each by its path",
+        "errors": ApiErrorSerializer(
+            many=True, help_text="every bad field, each by its path (a bad workload spec lists them all)"
         ),
     },
 )
@@ -41,6 +42,8 @@ def input_error_response(error: CostInputError, *, prefix: str = "") -> Response
     body: dict = {"field": prefix + error.field, "error": error.message}
     if isinstance(error, services.WorkloadSpecInputError):
         body["errors"] = [{"path": prefix + item.path, "message": item.message} for item in error.errors]
+    else:  # the API's one error shape (gpuledger/api_errors.py), beside the keys clients already read
+        body["errors"] = [{"path": body["field"], "message": body["error"]}]
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
@@ -63,6 +66,7 @@ class TcoStudyCreate(APIView):
         },
     )
     def post(self, request):
+        require_body(request)
         owner = request.user if request.user.is_authenticated else None
         try:
             study = services.tco_study_create(document=request.data, owner=owner)
@@ -154,6 +158,7 @@ class RecommendationCreate(APIView):
         },
     )
     def post(self, request):
+        require_body(request)
         data = dict(request.data) if isinstance(request.data, dict) else {}
         try:
             with transaction.atomic():  # a bad option or currency also undoes the new workload

@@ -27,7 +27,9 @@ def visible_text(page) -> str:
 def assert_no_reprs(page):
     text = visible_text(page)
     found = REPR.search(text)
-    assert found is None, f"{page.url} shows {found.group(0)!r}: ...{text[max(0, found.start() - 80) : found.end() + 80]}..."
+    assert found is None, (
+        f"{page.url} shows {found.group(0)!r}: ...{text[max(0, found.start() - 80) : found.end() + 80]}..."
+    )
 
 
 def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page, bundled_catalog, snap):
@@ -78,7 +80,9 @@ def test_an_engineer_sizes_a_workload_with_the_form_and_reads_a_report(signed_in
         assert re.fullmatch(r"[\d,]+%|—", cell.strip()), cell
     # No note is said twice in one row
     for row in page.locator("#candidates tbody tr").all():
-        notes = [n.strip().lower().removeprefix("fix: ") for n in row.locator("ul.notes li").all_inner_texts()]
+        notes = [
+            n.strip().lower().removeprefix("fix: ") for n in row.locator("ul.notes li").all_inner_texts()
+        ]
         assert len(notes) == len(set(notes))
     assert_no_reprs(page)
     snap(page, "sizing")

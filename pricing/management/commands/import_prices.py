@@ -51,6 +51,8 @@ class Command(BaseCommand):
     ):
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
+        if not file.read_bytes().strip():
+            raise CommandError(f"{file}: empty file; nothing was stored")
         file_format = format or _guess_format(file)
         refresh = PriceRefresh.objects.create(source=f"import:{file.name}"[:50], region="")
         if file_format == "spot-advisor":

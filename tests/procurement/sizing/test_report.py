@@ -150,7 +150,9 @@ def test_it_headlines_the_fastest_feasible_card_not_the_first_listed():
     assert a100["verdict"] in FEASIBLE_VERDICTS and h100["verdict"] in FEASIBLE_VERDICTS
     assert h100["throughput"]["training_tokens_per_second"] > a100["throughput"]["training_tokens_per_second"]
     assert report["throughput"]["gpu"] == "h100-sxm5-80gb"
-    assert report["throughput"]["training_tokens_per_second"] == h100["throughput"]["training_tokens_per_second"]
+    assert (
+        report["throughput"]["training_tokens_per_second"] == h100["throughput"]["training_tokens_per_second"]
+    )
     assert report["host"]["gpu"] == "h100-sxm5-80gb"
     serving = size_workload(spec(task="inference"), gpus)
     assert serving["throughput"]["gpu"] == "h100-sxm5-80gb"  # 3.35 TB/s HBM3 vs 2.04 TB/s HBM2e
