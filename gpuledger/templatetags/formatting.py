@@ -8,6 +8,7 @@ out, and "—" for a missing value (never "None", never a Python repr). Load wit
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
@@ -204,3 +205,16 @@ def figure(value, kind: str = "speed") -> str:
     """Format by a kind named in data (`{{ row.value|figure:row.format }}`): speed, percent, hours, gib,
     money or number."""
     return FIGURES.get(kind, speed)(value)
+
+
+@register.filter
+def json_plain(value) -> str:
+    """A stored JSON text (a beat job's kwargs) read as `plain` would: '{"region": "us-east-1"}' ->
+    "region: us-east-1"; "{}" -> "—"; text that is not JSON is shown as it is."""
+    if not isinstance(value, str):
+        return plain(value)
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    return plain(parsed) if parsed not in ({}, [], None) else MISSING

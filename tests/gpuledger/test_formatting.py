@@ -93,3 +93,8 @@ def test_the_filters_load_in_a_template():
         Context({"a": Decimal("1000"), "b": 0.5, "c": 3})
     )
     assert html == "1,000.00 USD 50% 3.0 GiB"
+
+
+def test_json_plain_reads_a_stored_json_text():
+    assert f.json_plain('{"region": "us-east-1", "hours": 168}') == "region: us-east-1; hours: 168"
+    assert f.json_plain("{}") == "—" and f.json_plain("not json") == "not json"

@@ -2,6 +2,7 @@
 
 import yaml
 
+from gpuledger.templatetags.formatting import money
 from procurement.models import TcoStudy
 from tests.procurement.costing.tco_fixtures import study_document
 
@@ -44,5 +45,5 @@ def test_it_shows_a_workloads_ranked_table_with_a_cost_time_scatter(client, bund
     response = client.get(f"/workloads/{workload_id}/recommendations/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Cost versus time" in html and html.count("<svg") == 1
-    assert created.json()["results"][0]["total_cost"] in html
+    assert "Cost versus time" in html and html.count('<svg class="chart"') == 1  # cost bars are svg.cost-bar
+    assert money(created.json()["results"][0]["total_cost"]) in html  # 1,234.56: thousands separated
