@@ -1,7 +1,7 @@
 """`GET /api/`: the API's resources, read from the URL conf so a new endpoint is listed without an edit.
 
 Each entry names the path (with `{pk}`-style parameters, as in the OpenAPI schema), the HTTP methods
-the view answers and the first line of its docstring; the schema and the two docs pages follow.
+the view answers and the first line of its docstring; the schema and the docs page follow.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from gpuledger.roles import VIEWER, role_permission
 
 API_PREFIX = "api/"
 # The docs and the schema are listed under "docs", not as resources.
-DOC_NAMES = {"api-root", "api-schema", "api-docs", "api-redoc"}
+DOC_NAMES = {"api-root", "api-schema", "api-docs"}
 _METHODS = ("get", "post", "put", "patch", "delete")
 
 
@@ -82,7 +82,6 @@ class ApiRoot(APIView):
                         ),
                         "schema": serializers.CharField(),
                         "docs": serializers.CharField(),
-                        "redoc": serializers.CharField(),
                     },
                 ),
                 description="The resources, and the schema and docs URLs",
@@ -95,6 +94,5 @@ class ApiRoot(APIView):
                 "resources": api_resources(),
                 "schema": reverse("api-schema"),
                 "docs": reverse("api-docs"),
-                "redoc": reverse("api-redoc"),
             }
         )

@@ -58,6 +58,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "gpuledger.security.ContentSecurityPolicyMiddleware",  # scripts and styles from static files only
 ]
 
 ROOT_URLCONF = "gpuledger.urls"
@@ -188,10 +189,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "gpuledger API",
     "DESCRIPTION": "GPU sizing, prices, job cost and buy-vs-rent decisions.",
     "VERSION": "0.1.0",
-    # The docs pages work without internet: their JavaScript and CSS come from drf-spectacular-sidecar.
+    # /api/docs/ works without internet: Swagger UI's JavaScript and CSS come from drf-spectacular-sidecar.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     # The one error shape, as a component and as every undocumented 400/401/403/404 body.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -63,13 +63,52 @@ def browser():
             browser.close()
 
 
+class PageProblems:
+    """What a page did that no page should: reach another host, break the CSP, throw in its scripts."""
+
+    def __init__(self):
+        self.external_requests: list[str] = []
+        self.console_errors: list[str] = []
+
+    def watch(self, page):
+        page.on(
+            "console", lambda message: message.type == "error" and self.console_errors.append(message.text)
+        )
+        page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        return page
+
+    def check(self):
+        assert not self.external_requests, f"pages reached outside the app: {self.external_requests}"
+        assert not self.console_errors, (
+            f"browser console errors (CSP violations among them): {self.console_errors}"
+        )
+
+
 @pytest.fixture
-def browser_context(browser, live_server):
+def page_problems():
+    return PageProblems()
+
+
+@pytest.fixture
+def browser_context(browser, live_server, page_problems):
+    """A fresh context at laptop width; any request to another host is refused and fails the test (the
+    app must work offline: no CDN, no fonts from elsewhere)."""
     width, height = WIDTHS["laptop"]
     context = browser.new_context(base_url=live_server.url, viewport={"width": width, "height": height})
     context.set_default_timeout(TIMEOUT_MS)
+
+    def only_this_server(route):
+        if route.request.url.startswith(live_server.url) or route.request.url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            page_problems.external_requests.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_this_server)
+    context.on("page", page_problems.watch)
     yield context
     context.close()
+    page_problems.check()
 
 
 @pytest.fixture

@@ -131,3 +131,26 @@ def test_an_engineer_computes_a_rent_or_buy_study(signed_in_page, bundled_catalo
     assert re.search(r"\b80%", page.locator(".lede").inner_text())  # utilization 0.8 as a percentage
     assert_no_reprs(page)
     snap(page, "tco-detail")
+
+
+def test_the_api_docs_render_offline(signed_in_page, snap):
+    page = signed_in_page("viewer")
+    page.goto("/api/docs/")
+    # Swagger UI drew the operations from /api/schema/, with every asset from this server
+    page.wait_for_selector(".swagger-ui .opblock-summary-path")
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert any("/api/size/" in p for p in paths) and any("/api/tco/" in p for p in paths)
+    assert "gpuledger API" in page.locator(".swagger-ui .title").inner_text()
+    snap(page, "api-docs")
+
+
+def test_the_status_page_reads_in_words(signed_in_page, db, snap):
+    from django.core.management import call_command
+
+    call_command("sync_schedule", verbosity=0)
+    page = signed_in_page("viewer")
+    page.goto("/status/")
+    schedule = page.locator("#schedule").inner_text()
+    assert "{" not in schedule and '"' not in schedule  # job arguments in words, not JSON
+    assert_no_reprs(page)
+    snap(page, "status")
