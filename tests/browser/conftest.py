@@ -179,3 +179,17 @@ def snap(request):
         return files
 
     return take
+
+
+@pytest.fixture
+def gpu_catalog(transactional_db):
+    """The bundled GPU models, providers, aliases, FX rates and architectures without the ~10 s of
+    bundled prices: what sizing and a typed-in rent-or-buy study need (keeps the browser suite fast)."""
+    from pricing import catalog
+    from procurement.architectures import architectures_load
+
+    catalog._load_providers(catalog.DATA_DIR / "providers.csv")
+    catalog._load_gpu_models(catalog.DATA_DIR / "gpu_specs.csv")
+    catalog._load_aliases(catalog.DATA_DIR / "gpu_aliases.csv")
+    catalog._load_fx_rates(catalog.DATA_DIR / "fx_rates.csv")
+    architectures_load()

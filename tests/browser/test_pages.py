@@ -32,7 +32,15 @@ def assert_no_reprs(page):
     )
 
 
-def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page, bundled_catalog, snap):
+def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page, gpu_catalog, snap):
+    from pricing.ingest import ingest_price_records
+    from pricing.providers.records import InstanceTypeRecord, PriceRecord
+
+    # AWS p5.48xlarge on-demand: 98.32 USD/h for 8 H100s (the bundled SkyPilot row) = 12.29 per GPU-hour
+    p5 = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
+    ingest_price_records([PriceRecord(instance=p5, region="us-east-1", zone="", pricing_model="on_demand",
+                                      price_per_hour=Decimal("98.32"), currency="USD",
+                                      observed_at=timezone.now(), source="test")])  # fmt: skip
     page = signed_in_page("viewer")
     page.goto("/")
     assert page.locator("h1").inner_text() == "GPU catalog"
@@ -45,6 +53,8 @@ def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page,
     page.click("form[role=search] button")
     page.wait_for_url(re.compile(r"q=h100"))
     assert page.locator("#catalog tbody tr").count() == 3  # SXM5, PCIe and NVL
+    sxm = page.locator("#catalog tbody tr", has_text="h100-sxm5-80gb").inner_text()
+    assert "12.2900" in sxm and "aws" in sxm  # 98.32 / 8, four decimals as the catalog shows prices
     # Sorting is a static script: clicking the memory header orders the rows by GB
     page.click("#catalog th:nth-child(3)")
     first = page.locator("#catalog tbody tr").first.inner_text()
@@ -53,7 +63,7 @@ def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page,
     snap(page, "catalog")
 
 
-def test_an_engineer_sizes_a_workload_with_the_form_and_reads_a_report(signed_in_page, bundled_catalog, snap):
+def test_an_engineer_sizes_a_workload_with_the_form_and_reads_a_report(signed_in_page, gpu_catalog, snap):
     page = signed_in_page("engineer")
     page.goto("/size/")
     page.select_option("#knob-task", "lora")
@@ -119,7 +129,7 @@ def test_a_viewer_reads_an_offers_spot_history(signed_in_page, snap):
     snap(page, "offer")
 
 
-def test_an_engineer_computes_a_rent_or_buy_study(signed_in_page, bundled_catalog, snap):
+def test_an_engineer_computes_a_rent_or_buy_study(signed_in_page, gpu_catalog, snap):
     page = signed_in_page("engineer")
     page.goto("/tco/")
     snap(page, "tco-list")
