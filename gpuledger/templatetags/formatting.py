@@ -218,3 +218,10 @@ def json_plain(value) -> str:
     except ValueError:
         return value
     return plain(parsed) if parsed not in ({}, [], None) else MISSING
+
+
+@register.filter
+def name(key) -> str:
+    """`label` without its unit, for a figure whose value carries it: "kv_cache_gib" -> "KV cache"."""
+    text = label(key)
+    return text.rsplit(" (", 1)[0] if text.endswith(")") else text

@@ -126,6 +126,9 @@ def sizing_display(report: dict) -> dict:
         "task_words": TASK_WORDS.get(workload["task"], workload["task"]),
         "memory_rows": memory_rows(report["memory"]),
         "speed_keys": speed_keys(workload["task"]),
+        "speed_columns": [
+            {"key": key, "format": SPEED_FORMATS.get(key, "speed")} for key in speed_keys(workload["task"])
+        ],
         "speed_rows": speed_rows(report["throughput"]),
         "candidate_rows": rows,
         "shared_notes": shared,

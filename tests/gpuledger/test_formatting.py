@@ -98,3 +98,9 @@ def test_the_filters_load_in_a_template():
 def test_json_plain_reads_a_stored_json_text():
     assert f.json_plain('{"region": "us-east-1", "hours": 168}') == "region: us-east-1; hours: 168"
     assert f.json_plain("{}") == "—" and f.json_plain("not json") == "not json"
+
+
+def test_name_drops_the_unit_a_formatted_value_already_carries():
+    assert f.name("kv_cache_gib") == "KV cache"
+    assert f.name("training_hours") == "Training time"
+    assert f.name("communication_share") == "Communication share of step time"
