@@ -71,6 +71,9 @@ def test_the_page_headlines_the_fastest_card_in_words_and_units(bundled_catalog,
     assert "QLoRA fine-tuning of" in html and "billion parameters" in html
     assert "<td>Weights</td>" in html and "<td>Total per GPU</td>" in html  # the values say GiB
     assert html.count('class="headline-row"') == 1
+    host = re.search(r'<p id="host">(.*?)</p>', html, re.S).group(1)
+    assert re.match(r"[\d,]+ vCPUs, [\d,]+ GiB RAM", host) and re.search(r"weights [\d,]+\.\d GB", host)
+    assert report["host"]["gpu"] == fastest["gpu"]  # the host is sized for the headline card
     body = html[html.index('id="sizing-summary"') : html.index('id="assumptions"')]
     assert REPR.search(body) is None, REPR.search(body)
 
