@@ -4,6 +4,8 @@ from decimal import Decimal
 
 import pytest
 from django.template import Context, Template
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpuledger.templatetags import formatting as f
 
@@ -104,3 +106,35 @@ def test_name_drops_the_unit_a_formatted_value_already_carries():
     assert f.name("kv_cache_gib") == "KV cache"
     assert f.name("training_hours") == "Training time"
     assert f.name("communication_share") == "Communication share of step time"
+
+
+# --- properties -----------------------------------------------------------------------------------
+
+amounts = st.decimals(min_value=-(10**12), max_value=10**12, allow_nan=False, allow_infinity=False, places=6)
+
+
+@given(amounts)
+def test_money_reads_back_as_the_amount_rounded_to_cents(amount):
+    text = f.money(amount, "USD")
+    assert text.endswith(" USD")
+    digits = text.removesuffix(" USD")
+    assert Decimal(digits.replace(",", "")) == amount.quantize(Decimal("0.01")) or (
+        amount.quantize(Decimal("0.01")) == 0 and Decimal(digits.replace(",", "")) == 0
+    )
+    whole = digits.lstrip("-").split(".")[0]
+    assert all(len(group) == 3 for group in whole.split(",")[1:]) and len(whole.split(",")[0]) <= 3
+
+
+@given(st.floats(min_value=0, max_value=10, allow_nan=False))
+def test_percent_is_a_hundred_times_the_fraction(fraction):
+    text = f.percent(fraction, 1)
+    assert text.endswith("%")
+    assert abs(float(text[:-1].replace(",", "")) - fraction * 100) <= 0.05 + 1e-9
+
+
+@given(st.lists(st.sampled_from(["a", "A.", "b", " b ", "c"]), max_size=8))
+def test_unique_keeps_first_occurrences_in_order(items):
+    kept = f.unique(items)
+    keys = [str(item).strip().rstrip(".").lower() for item in kept]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {str(item).strip().rstrip(".").lower() for item in items}
