@@ -79,3 +79,15 @@ def test_pages_carry_a_strict_csp_and_have_no_inline_script_or_style(client_as, 
         assert not INLINE_STYLE.search(html), (url, INLINE_STYLE.search(html))
     assert "'unsafe-inline'" not in STRICT_POLICY and "script-src 'self';" in STRICT_POLICY
     assert client.get("/admin/").headers["Content-Security-Policy"] == RELAXED_POLICY
+
+
+def test_a_page_that_names_its_roles_decides_who_sees_its_link(monkeypatch):
+    from django.urls import resolve
+
+    from procurement.views import dashboard
+
+    # role_required marks the view with the roles it lets in; the link follows the view, not the list
+    monkeypatch.setattr(dashboard.dashboard_page, "required_roles", ("admin",), raising=False)
+    assert resolve("/dashboard/").func is dashboard.dashboard_page
+    assert "Dashboard" not in [link["label"] for link in nav_links({"engineer", "viewer"})]
+    assert "Dashboard" in [link["label"] for link in nav_links({"admin"})]
