@@ -4,7 +4,8 @@
 (settings REST_FRAMEWORK["EXCEPTION_HANDLER"]): a DRF ValidationError becomes one entry per bad field
 (nested fields joined by dots, list items by index), and any other API exception (401, 403, 404, 405,
 415, 429, a parse error) one entry at path "(root)". Keys an error body had before stay beside
-``errors`` (``detail``; the cost views' ``field``/``error``), so clients reading them keep working.
+``errors`` (``detail``, a field's own key such as ``days``; the cost views' ``field``/``error``), so
+clients reading them keep working.
 
 `document_error_responses` is a drf-spectacular postprocessing hook: it adds the ``ApiErrors``
 component to the schema and documents it as the body of every operation's 400/401/403/404 that the
@@ -57,10 +58,14 @@ def api_exception_handler(exc, context):
     if response is None:
         return None  # not an API exception: Django's 500 handling
     data = response.data
+    if isinstance(data, Mapping) and "errors" in data:
+        return response  # already in the shape
     if isinstance(exc, exceptions.ValidationError):
-        response.data = {"errors": error_entries(data)}
-    elif isinstance(data, Mapping) and "errors" not in data:
-        response.data = dict(data) | {"errors": error_entries({"detail": data.get("detail", data)})}
+        errors = error_entries(data)
+    else:
+        errors = error_entries({"detail": data.get("detail", data) if isinstance(data, Mapping) else data})
+    # The keys the body had (a field's name, "detail") stay beside the list: clients read them.
+    response.data = (dict(data) if isinstance(data, Mapping) else {}) | {"errors": errors}
     return response
 
 

@@ -132,7 +132,6 @@ def sizing_page(request):
     }
     if report:
         context["memory_chart_svg"] = memory_chart(report)
-        context["speed_keys"] = speed_keys(report["workload"]["task"])
         context["display"] = sizing_display(report)
     return render(request, "procurement/sizing.html", context)
 
@@ -150,13 +149,3 @@ def memory_chart(report: dict) -> str:
         title="Memory per GPU by candidate (tick: card capacity)",
         reference_lines={"card capacity": [c["capacity_gib"] for c in candidates]},
     )
-
-
-def speed_keys(task: str) -> list[str]:
-    if task == "inference":
-        return [
-            "decode_tokens_per_second_per_stream",
-            "decode_tokens_per_second_total",
-            "time_to_first_token_seconds",
-        ]
-    return ["training_tokens_per_second", "training_hours", "communication_share"]

@@ -79,6 +79,11 @@ def test_a_validation_error_becomes_one_entry_per_field_with_dotted_paths():
         {"path": "gpus.1.slug", "message": "unknown"},
         {"path": "(root)", "message": "give workload or workload_id"},
     ]
+    response = api_exception_handler(exceptions.ValidationError({"days": "0 is not a number of days"}), {})
+    assert response.data == {
+        "days": "0 is not a number of days",  # the key clients read before stays
+        "errors": [{"path": "days", "message": "0 is not a number of days"}],
+    }
     response = api_exception_handler(exceptions.ValidationError(["bad"]), {})
     assert response.status_code == 400 and response.data == {"errors": [{"path": "(root)", "message": "bad"}]}
 
