@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served from static files, no CDN
     "django_filters",
     "django_celery_beat",
     "pricing",
@@ -60,6 +61,7 @@ MIDDLEWARE = [
     "gpuledger.accounts.middleware.SignInRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "gpuledger.security.ContentSecurityPolicyMiddleware",  # scripts and styles from static files only
 ]
 
 ROOT_URLCONF = "gpuledger.urls"
@@ -75,7 +77,10 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "gpuledger.accounts.context_processors.signed_in",
+                "gpuledger.context_processors.navigation",
             ],
+            # gpuledger is a project package, not an app: name its template filters here.
+            "libraries": {"formatting": "gpuledger.templatetags.formatting"},
         },
     },
 ]
@@ -208,6 +213,8 @@ REST_FRAMEWORK = {
         "user": env_str("GPULEDGER_API_RATE_USER", "1200/minute"),
         "anon": env_str("GPULEDGER_API_RATE_ANON", "60/minute"),
     },
+    # Every API error as {"errors": [{"path", "message"}]} (gpuledger/api_errors.py)
+    "EXCEPTION_HANDLER": "gpuledger.api_errors.api_exception_handler",
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
@@ -217,6 +224,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "GPU sizing, prices, job cost and buy-vs-rent decisions.",
     "VERSION": "0.1.0",
     "SERVE_PERMISSIONS": ["gpuledger.roles.SignedInWithRole"],
+    # /api/docs/ works without internet: Swagger UI's JavaScript and CSS come from drf-spectacular-sidecar.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # The one error shape, as a component and as every undocumented 400/401/403/404 body.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "gpuledger.api_errors.document_error_responses",
+    ],
 }
 
 # Change-event notifications: printed to the console in development, SMTP in production.

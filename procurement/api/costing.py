@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_for_new_object, visible_to
+from gpuledger.api_errors import ApiErrorSerializer, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from procurement import models, services
 from procurement.costing.values import CostInputError
@@ -17,7 +18,12 @@ from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
 
 ERROR_SCHEMA = inline_serializer(
-    "CostInputError", {"field": serializers.CharField(), "error": serializers.CharField()}
+    "CostInputError",
+    {
+        "field": serializers.CharField(help_text="path of the bad field"),
+        "error": serializers.CharField(),
+        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
+    },
 )
 RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
     "RecommendationInputError",
@@ -26,13 +32,8 @@ RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
             help_text="path of the first bad field, e.g. workload.model.num_layers"
         ),
         "error": serializers.CharField(),
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "RecommendationFieldError",
-                {"path": serializers.CharField(), "message": serializers.CharField()},
-            ),
-            required=False,
-            help_text="a bad workload spec: every bad field, each by its path",
+        "errors": ApiErrorSerializer(
+            many=True, help_text="every bad field, each by its path (a bad workload spec lists them all)"
         ),
     },
 )
@@ -44,6 +45,8 @@ def input_error_response(error: CostInputError, *, prefix: str = "") -> Response
     body: dict = {"field": prefix + error.field, "error": error.message}
     if isinstance(error, services.WorkloadSpecInputError):
         body["errors"] = [{"path": prefix + item.path, "message": item.message} for item in error.errors]
+    else:  # the API's one error shape (gpuledger/api_errors.py), beside the keys clients already read
+        body["errors"] = [{"path": body["field"], "message": body["error"]}]
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
@@ -69,6 +72,7 @@ class TcoStudyCreate(APIView):
         },
     )
     def post(self, request):
+        require_body(request)
         try:
             team = team_for_new_object(request.user)
             study = services.tco_study_create(document=request.data, owner=request.user, team=team)
@@ -215,6 +219,7 @@ class RecommendationCreate(APIView):
         },
     )
     def post(self, request):
+        require_body(request)
         data = dict(request.data) if isinstance(request.data, dict) else {}
         try:
             save = _save_flag(data.pop("save", False))

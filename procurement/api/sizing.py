@@ -14,22 +14,14 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.api_errors import ApiErrorsSerializer, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from pricing.models import GpuModel
 from procurement.sizing import GpuSpec, WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.gpus import gpu_spec_from_record
 from procurement.sizing.spec import FieldError
 
-ERRORS_SCHEMA = inline_serializer(
-    "SizingErrors",
-    {
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "SizingFieldError", {"path": serializers.CharField(), "message": serializers.CharField()}
-            )
-        )
-    },
-)
+ERRORS_SCHEMA = ApiErrorsSerializer  # the API's one error shape (gpuledger/api_errors.py)
 
 
 def catalog_gpus(slugs: Sequence[str] | None = None) -> list[GpuSpec]:
@@ -78,6 +70,7 @@ class SizeWorkload(APIView):
         },
     )
     def post(self, request):
+        require_body(request)
         if not isinstance(request.data, dict):
             return Response(
                 {"errors": [{"path": "(root)", "message": "the body must be a JSON object"}]}, status=400

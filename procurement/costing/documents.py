@@ -20,6 +20,8 @@ class DocumentSyntaxError(CostInputError):
 
 def load_document_text(text: str, source: str = "<input>") -> object:
     """Parse JSON when the text looks like a JSON object, else YAML (a superset for our purposes)."""
+    if not text.strip():
+        raise CostInputError(source, "empty file: give a study in YAML or JSON")
     if text.lstrip().startswith("{") or source.endswith(".json"):
         return _load_json(text, source)
     return _load_yaml(text, source)

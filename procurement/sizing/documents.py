@@ -13,6 +13,8 @@ from procurement.sizing.spec import FieldError, WorkloadSpecError
 
 def load_spec_text(text: str, source: str = "spec") -> dict:
     """Parse YAML (JSON is valid YAML); a syntax error becomes a WorkloadSpecError at `source:line:column`."""
+    if not text.strip():
+        raise WorkloadSpecError([FieldError(source, "empty file: paste or upload a workload spec")])
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as error:

@@ -277,13 +277,24 @@ def throughput_missing(gpu: GpuSpec, spec: WorkloadSpec) -> bool:
     return gpu.dense_tflops(spec.precision) is None
 
 
+# The speed that ranks cards for the headline: training by tokens per second, serving by the tokens
+# per second of all streams together.
+HEADLINE_SPEED = {True: "training_tokens_per_second", False: "decode_tokens_per_second_total"}
+
+
 def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
-    """The candidate the top-level throughput/host describe: at the spec's GPU count, the first feasible
-    one in the order given (the catalog lists smallest cards first), else the first compatible one."""
+    """The candidate the top-level throughput/host describe: at the spec's GPU count, the best feasible
+    one (the fastest by HEADLINE_SPEED; among equals, or with no speed estimate as for image tiers, the
+    first in the order given: the catalog lists smallest cards first), else the first compatible one."""
     own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
     feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
+    if feasible:
+        key = HEADLINE_SPEED[spec.is_training]
+        speeds = [c["throughput"].get(key) for c in feasible]
+        best = max(range(len(feasible)), key=lambda i: (speeds[i] is not None, speeds[i] or 0.0, -i))
+        return feasible[best]
     compatible = [c for c in own if c["blocked_by"] != "precision"]
-    return (feasible or compatible or own or [None])[0]
+    return (compatible or own or [None])[0]
 
 
 def _workload_summary(spec: WorkloadSpec) -> dict:

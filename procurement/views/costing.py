@@ -183,10 +183,13 @@ def cost_segments(row: dict) -> list[dict]:
     if not parts or not float(parts["total"]):
         return []
     total = float(parts["total"])
-    return [
-        {"name": name, "amount": parts[name], "percent": round(100 * float(parts[name]) / total, 2)}
-        for name in COST_PARTS
-    ]
+    segments, offset = [], 0.0
+    for name in COST_PARTS:
+        percent = round(100 * float(parts[name]) / total, 2)
+        # offset: where the part starts on the 0-100 bar (an SVG rect, so no inline style is needed)
+        segments.append({"name": name, "amount": parts[name], "percent": percent, "offset": round(offset, 2)})
+        offset += percent
+    return segments
 
 
 def unit_cost_labels(row: dict) -> list[str]:

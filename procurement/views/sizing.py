@@ -16,6 +16,7 @@ from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
+from procurement.views.sizing_display import sizing_display
 
 # Memory breakdown key -> the label of its bar segment.
 BAR_PARTS = {
@@ -133,7 +134,7 @@ def sizing_page(request):
     }
     if report:
         context["memory_chart_svg"] = memory_chart(report)
-        context["speed_keys"] = speed_keys(report["workload"]["task"])
+        context["display"] = sizing_display(report)
     return render(request, "procurement/sizing.html", context)
 
 
@@ -150,13 +151,3 @@ def memory_chart(report: dict) -> str:
         title="Memory per GPU by candidate (tick: card capacity)",
         reference_lines={"card capacity": [c["capacity_gib"] for c in candidates]},
     )
-
-
-def speed_keys(task: str) -> list[str]:
-    if task == "inference":
-        return [
-            "decode_tokens_per_second_per_stream",
-            "decode_tokens_per_second_total",
-            "time_to_first_token_seconds",
-        ]
-    return ["training_tokens_per_second", "training_hours", "communication_share"]

@@ -81,6 +81,7 @@ def test_it_names_an_invalid_parameter(viewer_client, history, query, field):
     offer = Offer.objects.get(zone="use1-az1")
     response = viewer_client.get(f"/api/offers/{offer.pk}/spot-history/?{query}")
     assert response.status_code == 400 and field in response.json()
+    assert response.json()["errors"][0]["path"] == field  # the API's one error shape, beside the old key
 
 
 def test_it_answers_404_for_an_unknown_offer(viewer_client, db):

@@ -2,6 +2,7 @@
 
 import datetime as dt
 
+from gpuledger.templatetags.formatting import money
 from pricing.models import PriceObservation
 from procurement import selectors
 from procurement.choices import ChangeKind
@@ -50,7 +51,7 @@ def test_it_shows_a_change_event_the_new_cheapest_option_and_a_study(
     html = engineer_client.get("/dashboard/").content.decode()
     assert "Cheapest feasible option changed" in html
     assert f"1 x {first['provider']} {first['instance_type']} {first['region']}" in html  # before
-    assert f"{newest['total_cost']} USD" in html  # the workload's current cheapest option
+    assert money(newest["total_cost"], "USD") in html  # the workload's current cheapest option
     # eager Celery ran the notification task; the workload has no e-mail or webhook, and the page says so
     assert "not yet" not in html and "no target configured" in html
     assert "8xH100 for 3 years" in html and ">buy<" in html

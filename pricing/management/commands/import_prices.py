@@ -51,6 +51,8 @@ class Command(BaseCommand):
     ):
         if not file.is_file():
             raise CommandError(f"{file}: no such file")
+        if not file.read_bytes().strip():
+            raise CommandError(f"{file}: empty file; nothing was stored")
         refresh = PriceRefresh.objects.create(source=f"import:{file.name}"[:50], region="")
         try:
             self._import(file, format, provider, observed_at, refresh)

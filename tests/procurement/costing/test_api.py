@@ -25,9 +25,11 @@ def test_it_names_the_field_of_a_bad_value_and_stores_nothing(engineer_client, h
         "/api/tco/", study_document(utilization="1.2"), content_type="application/json"
     )
     assert response.status_code == 400
+    message = "must be greater than 0 and at most 1, got 1.2"
     assert response.json() == {
         "field": "utilization",
-        "error": "must be greater than 0 and at most 1, got 1.2",
+        "error": message,
+        "errors": [{"path": "utilization", "message": message}],
     }
     assert TcoStudy.objects.count() == 0
 

@@ -2,6 +2,7 @@
 
 import yaml
 
+from gpuledger.templatetags.formatting import money
 from procurement.models import TcoStudy
 from tests.procurement.costing.tco_fixtures import study_document
 
@@ -17,7 +18,7 @@ def test_it_stores_a_pasted_study_and_shows_curves_and_tornado(engineer_client, 
     study = TcoStudy.objects.get()
     assert response.status_code == 302 and response.url == f"/tco/{study.pk}/"
     html = engineer_client.get(response.url).content.decode()
-    assert "477211.79" in html and "628617.60" in html
+    assert "477,211.79" in html and "628,617.60" in html  # money with thousands separators
     assert "Cumulative cash cost: buy vs rent" in html  # the line chart's title
     assert "Sensitivity: each driver -20% / +20%" in html  # the tornado chart's title
     assert html.count("<svg") == 2
@@ -46,5 +47,5 @@ def test_it_shows_a_workloads_ranked_table_with_a_cost_time_scatter(engineer_cli
     response = engineer_client.get(f"/workloads/{workload_id}/recommendations/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Cost versus time" in html and html.count("<svg") == 1
-    assert created.json()["results"][0]["total_cost"] in html
+    assert "Cost versus time" in html and html.count('<svg class="chart"') == 1  # cost bars are svg.cost-bar
+    assert money(created.json()["results"][0]["total_cost"]) in html  # 1,234.56: thousands separated

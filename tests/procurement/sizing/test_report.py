@@ -141,6 +141,23 @@ def test_it_headlines_a_card_that_can_run_the_spec():
     assert report["throughput"]["gpu"] == "a100-sxm4-80gb"
 
 
+def test_it_headlines_the_fastest_feasible_card_not_the_first_listed():
+    # Both cards run an 8B LoRA; the H100's 989 dense BF16 TFLOPS beat the A100's 312 (NVIDIA
+    # datasheets), so the headline speed is the H100's even though the A100 is listed first.
+    gpus = [gpu_by_slug("a100-sxm4-80gb"), gpu_by_slug("h100-sxm5-80gb")]
+    report = size_workload(spec(task="lora"), gpus)
+    a100, h100 = report["candidates"]
+    assert a100["verdict"] in FEASIBLE_VERDICTS and h100["verdict"] in FEASIBLE_VERDICTS
+    assert h100["throughput"]["training_tokens_per_second"] > a100["throughput"]["training_tokens_per_second"]
+    assert report["throughput"]["gpu"] == "h100-sxm5-80gb"
+    assert (
+        report["throughput"]["training_tokens_per_second"] == h100["throughput"]["training_tokens_per_second"]
+    )
+    assert report["host"]["gpu"] == "h100-sxm5-80gb"
+    serving = size_workload(spec(task="inference"), gpus)
+    assert serving["throughput"]["gpu"] == "h100-sxm5-80gb"  # 3.35 TB/s HBM3 vs 2.04 TB/s HBM2e
+
+
 def test_it_falls_back_to_eager_attention_before_ampere():
     workload = spec(precision="fp16", task="lora", seq_len=4096)
     report = size_workload(workload, [gpu_by_slug("v100-sxm2-32gb"), gpu_by_slug("a100-sxm4-80gb")])

@@ -1,0 +1,128 @@
+"""One error shape across the API: ``{"errors": [{"path": ..., "message": ...}]}``.
+
+`/api/size/` answered this way first; every other error now does too, through `api_exception_handler`
+(settings REST_FRAMEWORK["EXCEPTION_HANDLER"]): a DRF ValidationError becomes one entry per bad field
+(nested fields joined by dots, list items by index), and any other API exception (401, 403, 404, 405,
+415, 429, a parse error) one entry at path "(root)". Keys an error body had before stay beside
+``errors`` (``detail``, a field's own key such as ``days``; the cost views' ``field``/``error``), so
+clients reading them keep working.
+
+`document_error_responses` is a drf-spectacular postprocessing hook: it adds the ``ApiErrors``
+component to the schema and documents it as the body of every operation's 400/401/403/404 that the
+view does not describe itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rest_framework import exceptions, serializers
+from rest_framework.views import exception_handler
+
+ROOT = "(root)"
+EMPTY_BODY_MESSAGE = "empty file: the request body is empty; send a JSON object"
+
+
+class EmptyBody(exceptions.ParseError):
+    """A POST with nothing in it: said as "empty file", not as a list of missing fields."""
+
+    default_detail = EMPTY_BODY_MESSAGE
+
+
+def require_body(request) -> None:
+    """Raise EmptyBody for a request without a body (call after the view's permission checks ran)."""
+    if not request.body.strip():
+        raise EmptyBody()
+
+
+def error_entries(detail, path: str = "") -> list[dict]:
+    """Flatten DRF error detail (dicts of lists of ErrorDetail, nested) into path/message pairs."""
+    if isinstance(detail, Mapping):
+        entries = []
+        for key, value in detail.items():
+            name = ROOT if key in ("non_field_errors", "detail") and not path else str(key)
+            entries += error_entries(value, name if not path or name == ROOT else f"{path}.{name}")
+        return entries
+    if isinstance(detail, list | tuple):
+        if all(not isinstance(item, Mapping | list | tuple) for item in detail):
+            return [{"path": path or ROOT, "message": str(item)} for item in detail]
+        entries = []
+        for index, item in enumerate(detail):
+            entries += error_entries(item, f"{path}.{index}" if path else str(index))
+        return entries
+    return [{"path": path or ROOT, "message": str(detail)}]
+
+
+def api_exception_handler(exc, context):
+    response = exception_handler(exc, context)
+    if response is None:
+        return None  # not an API exception: Django's 500 handling
+    data = response.data
+    if isinstance(data, Mapping) and "errors" in data:
+        return response  # already in the shape
+    if isinstance(exc, exceptions.ValidationError):
+        errors = error_entries(data)
+    else:
+        errors = error_entries({"detail": data.get("detail", data) if isinstance(data, Mapping) else data})
+    # The keys the body had (a field's name, "detail") stay beside the list: clients read them.
+    response.data = (dict(data) if isinstance(data, Mapping) else {}) | {"errors": errors}
+    return response
+
+
+class ApiErrorSerializer(serializers.Serializer):
+    path = serializers.CharField(
+        help_text='the field at fault, dotted (e.g. "model.num_layers"), a file position '
+        '("study, line 3, column 5"), or "(root)" for the request as a whole'
+    )
+    message = serializers.CharField(help_text="what is wrong, in words")
+
+
+class ApiErrorsSerializer(serializers.Serializer):
+    errors = ApiErrorSerializer(many=True, help_text="every problem found, all at once")
+
+
+ERRORS_COMPONENT = "ApiErrors"
+ERRORS_SCHEMA = {
+    "type": "object",
+    "description": "Every API error: one entry per problem, each naming where it is.",
+    "properties": {
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": ApiErrorSerializer().fields["path"].help_text},
+                    "message": {"type": "string", "description": "what is wrong, in words"},
+                },
+                "required": ["path", "message"],
+            },
+        }
+    },
+    "required": ["errors"],
+}
+STANDARD_ERRORS = {
+    "400": "Bad input: every bad field by its path; nothing was stored.",
+    "401": "Not signed in (no session and no valid token).",
+    "403": "Signed in without a role this endpoint needs.",
+    "404": "No such object.",
+}
+
+
+def document_error_responses(result, generator, request, public):
+    """Postprocessing hook: the ApiErrors component, and it as each undocumented error response."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components[ERRORS_COMPONENT] = ERRORS_SCHEMA
+    reference = {"$ref": f"#/components/schemas/{ERRORS_COMPONENT}"}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            codes = ["401", "403"]
+            if method in ("post", "put", "patch"):
+                codes.insert(0, "400")
+            if "{" in path:
+                codes.append("404")
+            for code in codes:
+                response = operation["responses"].setdefault(code, {"description": STANDARD_ERRORS[code]})
+                response.setdefault("content", {"application/json": {"schema": reference}})
+    return result

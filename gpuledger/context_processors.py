@@ -1,0 +1,70 @@
+"""What every page's navigation needs: the links the signed-in user's roles can use, and who they are."""
+
+from __future__ import annotations
+
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+
+from gpuledger.roles import ADMIN, ENGINEER, FINANCE, ROLES, VIEWER, user_roles
+
+# (label, URL name, the roles that may open it when the view does not say). A URL name this build does
+# not have is left out, so a page that lands later shows up here without touching the other lines. A
+# page protected by `role_required` says its roles itself (`required_roles`), and those win, so a link
+# is shown exactly to the people the page lets in.
+NAV_LINKS = (
+    ("GPU catalog", "catalog", (VIEWER,)),
+    ("Sizing", "sizing", (ENGINEER,)),
+    ("Workloads", "workloads", (ENGINEER,)),
+    ("Dashboard", "dashboard", (ENGINEER, FINANCE)),
+    ("Rent or buy", "tco-list", (ENGINEER,)),
+    ("Price status", "status", (VIEWER,)),
+    ("Spend", "billing-review", (FINANCE,)),
+    ("Benchmarks", "benchmark-list", (ENGINEER,)),
+    ("API", "api-docs", (VIEWER,)),
+    ("Admin", "admin:index", (ADMIN,)),
+)
+# The role named beside the user: the widest they hold.
+ROLE_ORDER = (ADMIN, FINANCE, ENGINEER, VIEWER)
+assert set(ROLE_ORDER) == set(ROLES)
+
+
+def _url(name: str) -> str | None:
+    try:
+        return reverse(name)
+    except NoReverseMatch:
+        return None
+
+
+def _required_roles(url: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The roles the page's view requires (role_required on a function view, or role_permission on a
+    DRF view), else `default`."""
+    try:
+        callback = resolve(url).func
+    except Resolver404:
+        return default
+    roles = getattr(callback, "required_roles", None)
+    view_class = getattr(callback, "view_class", None)
+    if roles is None and view_class is not None:
+        for permission in getattr(view_class, "permission_classes", ()):
+            roles = getattr(permission, "required_roles", None) or roles
+    return tuple(roles) if roles else default
+
+
+def nav_links(roles: set[str], current_path: str = "") -> list[dict]:
+    links = []
+    for label, name, default_roles in NAV_LINKS:
+        url = _url(name)
+        if url is None or not roles & set(_required_roles(url, default_roles)):
+            continue
+        current = current_path == url if url == "/" else current_path.startswith(url)
+        links.append({"label": label, "url": url, "current": current})
+    return links
+
+
+def navigation(request) -> dict:
+    roles = user_roles(getattr(request, "user", None))
+    return {
+        "nav_links": nav_links(roles, request.path),
+        "nav_role": next((role for role in ROLE_ORDER if role in roles), ""),
+        "nav_login_url": _url("login"),
+        "nav_logout_url": _url("logout"),
+    }

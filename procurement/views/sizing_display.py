@@ -1,0 +1,137 @@
+"""The sizing report as a page reads it: rows in words, each note once, the headline card named.
+
+Presentation only: the numbers are the engine's (`procurement.sizing.size_workload`); this module
+picks which to show, in what order and under what label. Formatting (separators, units, decimals)
+is the template's, through `gpuledger.templatetags.formatting`.
+"""
+
+from __future__ import annotations
+
+from procurement.sizing.memory import MEMORY_KEYS
+
+TASK_WORDS = {
+    "pretrain": "Pre-training",
+    "full_finetune": "Full fine-tuning",
+    "lora": "LoRA fine-tuning",
+    "qlora": "QLoRA fine-tuning",
+    "inference": "Serving",
+}
+VERDICT_BADGES = {"fits": "good", "oversized": "", "tight": "warn", "does_not_fit": "bad"}
+TRAINING_SPEED_KEYS = ("training_tokens_per_second", "training_hours", "communication_share")
+INFERENCE_SPEED_KEYS = (
+    "decode_tokens_per_second_per_stream",
+    "decode_tokens_per_second_total",
+    "time_to_first_token_seconds",
+)
+# How each speed figure is formatted: a share as %, hours with days, the rest to 3 significant figures.
+SPEED_FORMATS = {"communication_share": "percent", "training_hours": "hours", "mfu": "percent"}
+# Throughput keys that are not speeds (they name the card) or that a reader does not act on.
+NOT_SPEEDS = {"gpu", "gpus", "estimate", "flops_per_token"}
+# Memory lines the breakdown adds up from, then the totals (shown in bold).
+MEMORY_TOTALS = ("total_per_gpu_gib", "required_per_gpu_gib")
+
+
+def speed_keys(task: str) -> tuple[str, ...]:
+    return INFERENCE_SPEED_KEYS if task == "inference" else TRAINING_SPEED_KEYS
+
+
+def memory_rows(memory: dict) -> list[dict]:
+    """Memory per GPU, parts first and totals last; lines that are zero for this task are left out."""
+    parts = [k for k in MEMORY_KEYS if k not in MEMORY_TOTALS and k != "host_ram_gib"]
+    rows = [{"key": key, "value": memory[key], "total": False} for key in parts if memory.get(key)]
+    rows += [{"key": key, "value": memory.get(key), "total": True} for key in MEMORY_TOTALS if key in memory]
+    if memory.get("host_ram_gib"):
+        rows.append({"key": "host_ram_gib", "value": memory["host_ram_gib"], "total": False})
+    return rows
+
+
+def speed_rows(throughput: dict) -> list[dict]:
+    """The headline card's speed figures, each with its format; missing ones are left out."""
+    return [
+        {"key": key, "value": value, "format": SPEED_FORMATS.get(key, "speed")}
+        for key, value in throughput.items()
+        if key not in NOT_SPEEDS and value is not None
+    ]
+
+
+def _note_key(text: str) -> str:
+    return str(text).strip().rstrip(".").lower()
+
+
+def shared_notes(candidates: list[dict]) -> list[str]:
+    """Warnings every candidate carries (e.g. the image-tier caveat): shown once above the table."""
+    if not candidates:
+        return []
+    common = {_note_key(w) for w in candidates[0]["warnings"]}
+    for candidate in candidates[1:]:
+        common &= {_note_key(w) for w in candidate["warnings"]}
+    return [w for w in candidates[0]["warnings"] if _note_key(w) in common]
+
+
+def _said_by_remedy(error: str, remedy: str) -> bool:
+    """An error whose advice the remedy already gives ("bf16 needs Ampere ...: use fp16" beside the
+    remedy "use fp16 (Turing has no BF16) or ..."), so the row says it once."""
+    advice = error.rpartition(": ")[2].strip().rstrip(".").lower()
+    return bool(advice) and remedy.strip().lower().startswith(advice)
+
+
+def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:
+    """The remedy (kind "fix"), then errors ("why"), then warnings, each once: an error whose advice the
+    remedy gives, a note another note contains, and a warning every row has (shown above the table)
+    are not said again."""
+    skip = {_note_key(note) for note in shared}
+    remedy = candidate.get("remedy") or ""
+    items = [("fix", remedy)] if remedy else []
+    items += [("why", e) for e in candidate["errors"] if not (remedy and _said_by_remedy(e, remedy))]
+    items += [("warning", w) for w in candidate["warnings"]]
+    notes: list[dict] = []
+    seen: list[str] = []
+    for kind, text in items:
+        key = _note_key(text)
+        if not key or key in skip or any(key in other or other in key for other in seen):
+            continue
+        seen.append(key)
+        notes.append({"kind": kind, "text": str(text).strip().rstrip(".")})
+    return notes
+
+
+def candidate_rows(report: dict) -> tuple[list[dict], list[str]]:
+    """Table rows for the candidates, plus the notes they all share."""
+    candidates = report["candidates"]
+    shared = shared_notes(candidates)
+    headline = (report["throughput"].get("gpu"), report["throughput"].get("gpus"))
+    keys = speed_keys(report["workload"]["task"])
+    rows = [
+        {
+            "candidate": c,
+            "badge": VERDICT_BADGES.get(c["verdict"], ""),
+            "speeds": [
+                {"key": key, "value": c["throughput"].get(key), "format": SPEED_FORMATS.get(key, "speed")}
+                for key in keys
+            ],
+            "notes": candidate_notes(c, shared),
+            "headline": (c["gpu"], c["gpus"]) == headline,
+        }
+        for c in candidates
+    ]
+    return rows, shared
+
+
+def sizing_display(report: dict) -> dict:
+    """Everything the template shows of one sizing report."""
+    rows, shared = candidate_rows(report)
+    workload = report["workload"]
+    headline = next((row["candidate"] for row in rows if row["headline"]), None)
+    return {
+        "task_words": TASK_WORDS.get(workload["task"], workload["task"]),
+        "memory_rows": memory_rows(report["memory"]),
+        "speed_keys": speed_keys(workload["task"]),
+        "speed_columns": [
+            {"key": key, "format": SPEED_FORMATS.get(key, "speed")} for key in speed_keys(workload["task"])
+        ],
+        "speed_rows": speed_rows(report["throughput"]),
+        "candidate_rows": rows,
+        "shared_notes": shared,
+        "headline": headline,
+        "feasible_count": sum(1 for row in rows if row["candidate"]["verdict"] != "does_not_fit"),
+    }

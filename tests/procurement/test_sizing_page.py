@@ -1,0 +1,89 @@
+"""The sizing page reads as a report: words and units, each note once, the best card as headline."""
+
+import re
+
+import pytest
+
+from procurement.views.sizing_display import candidate_notes, memory_rows, shared_notes
+
+REPR = re.compile(r"\bNone\b|\{'|\['|_gib\b|does_not_fit")
+
+FORM = {
+    "source": "fields", "name": "page", "task": "qlora", "preset": "llama-3.1-8b", "precision": "bf16",
+    "micro_batch_size": "4", "seq_len": "2048", "gradient_checkpointing": "full", "training_tokens": "2.0e8",
+    "lora_rank": "16", "gpus": "1", "zero_stage": "0", "concurrency": "8", "context_len": "4096",
+    "resolution_px": "",
+}  # fmt: skip
+
+
+def _candidate(remedy="", errors=(), warnings=()):
+    return {"remedy": remedy, "errors": list(errors), "warnings": list(warnings)}
+
+
+def test_a_remedy_and_the_error_giving_the_same_advice_show_once():
+    t4 = _candidate(
+        remedy="use fp16 (Turing has no BF16) or an Ampere-or-later card",
+        errors=["bf16 needs NVIDIA Ampere or later (Turing and Volta have no BF16): use fp16"],
+        warnings=["consumer card.", "Consumer card"],
+    )
+    notes = candidate_notes(t4, shared=[])
+    assert [(n["kind"], n["text"]) for n in notes] == [
+        ("fix", "use fp16 (Turing has no BF16) or an Ampere-or-later card"),
+        ("warning", "consumer card"),
+    ]
+
+
+def test_an_error_with_other_advice_is_kept_and_shared_warnings_are_left_to_the_table_note():
+    row = _candidate(remedy="micro_batch_size 1", errors=["needs 4 GPUs: use tensor parallel"],
+                     warnings=["tier estimate: benchmark recommended", "PCIe only"])  # fmt: skip
+    other = _candidate(warnings=["tier estimate: benchmark recommended"])
+    shared = shared_notes([row | {"remedy": None}, other])
+    assert shared == ["tier estimate: benchmark recommended"]
+    kinds = [(n["kind"], n["text"]) for n in candidate_notes(row, shared)]
+    assert kinds == [("fix", "micro_batch_size 1"), ("why", "needs 4 GPUs: use tensor parallel"),
+                     ("warning", "PCIe only")]  # fmt: skip
+
+
+def test_memory_rows_leave_out_zero_parts_and_end_with_the_totals():
+    memory = {"weights_gib": 5.0, "gradients_gib": 0.0, "optimizer_states_gib": 0.1, "activations_gib": 2.0,
+              "kv_cache_gib": 0.0, "framework_overhead_gib": 1.0, "total_per_gpu_gib": 8.1,
+              "required_per_gpu_gib": 9.0, "host_ram_gib": 0.0}  # fmt: skip
+    rows = memory_rows(memory)
+    assert [r["key"] for r in rows] == ["weights_gib", "optimizer_states_gib", "activations_gib",
+                                        "framework_overhead_gib", "total_per_gpu_gib", "required_per_gpu_gib"]  # fmt: skip
+    assert [r["total"] for r in rows][-2:] == [True, True]
+
+
+@pytest.mark.django_db
+def test_the_page_headlines_the_fastest_card_in_words_and_units(bundled_catalog, client_as):
+    page = client_as("engineer").post("/size/", FORM)
+    assert page.status_code == 200
+    report = page.context["report"]
+    feasible = [c for c in report["candidates"] if c["verdict"] in ("fits", "tight", "oversized")]
+    fastest = max(feasible, key=lambda c: c["throughput"]["training_tokens_per_second"] or 0)
+    assert report["throughput"]["gpu"] == fastest["gpu"]
+    html = page.content.decode()
+    headline = re.search(r'<p class="headline" id="headline">(.*?)</p>', html, re.S).group(1)
+    assert f"1 × {fastest['gpu_name']}" in headline
+    speed = fastest["throughput"]["training_tokens_per_second"]
+    assert f"{speed:,.0f}" in headline  # e.g. 15,952 tokens/s, grouped
+    assert f"{fastest['memory_utilization'] * 100:.0f}% of its memory" in headline
+    assert "QLoRA fine-tuning of" in html and "billion parameters" in html
+    assert "<td>Weights</td>" in html and "<td>Total per GPU</td>" in html  # the values say GiB
+    assert html.count('class="headline-row"') == 1
+    host = re.search(r'<p id="host">(.*?)</p>', html, re.S).group(1)
+    assert re.match(r"[\d,]+ vCPUs, [\d,]+ GiB RAM", host) and re.search(r"weights [\d,]+\.\d GB", host)
+    assert report["host"]["gpu"] == fastest["gpu"]  # the host is sized for the headline card
+    body = html[html.index('id="sizing-summary"') : html.index('id="assumptions"')]
+    assert REPR.search(body) is None, REPR.search(body)
+
+
+@pytest.mark.django_db
+def test_an_image_preset_says_its_tier_caveat_once_above_the_table(bundled_catalog, client_as):
+    form = FORM | {"preset": "sdxl", "task": "inference", "micro_batch_size": "1"}
+    html = client_as("engineer").post("/size/", form).content.decode()
+    assert 'id="shared-notes"' in html
+    table = html[html.index('id="candidates"') : html.index("</table>", html.index('id="candidates"'))]
+    assert "tier estimate: benchmark recommended" not in table.split("</thead>")[1].replace(
+        '<span class="badge">tier estimate: benchmark recommended</span>', ""
+    )
