@@ -363,7 +363,7 @@ def _whole_months(value: object, field: str) -> int:
     return int(number)
 
 
-def _optional(section: "_Section", key: str, check: Callable[[object, str], Any]) -> Any:
+def _optional(section: _Section, key: str, check: Callable[[object, str], Any]) -> Any:
     return section.get(key, check) if section.has(key) else None
 
 
@@ -382,7 +382,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[object, str], str]:
     return check
 
 
-def _parse_financing(section: "_Section", horizon: int) -> FinancingSpec | None:
+def _parse_financing(section: _Section, horizon: int) -> FinancingSpec | None:
     if not section.has("financing"):
         return None
     financing = _Section(section.raw("financing"), section.field("financing"))
@@ -397,7 +397,7 @@ def _parse_financing(section: "_Section", horizon: int) -> FinancingSpec | None:
     return FinancingSpec(kind=kind, rate_annual=financing.get("rate_annual", non_negative), term_months=term)
 
 
-def _parse_buy_options(section: "_Section", horizon: int) -> dict[str, Any]:
+def _parse_buy_options(section: _Section, horizon: int) -> dict[str, Any]:
     return {
         "depreciation_method": _optional(section, "depreciation_method", _choice(DEPRECIATION_METHODS)),
         "network_capex_per_server": _optional(section, "network_capex_per_server", non_negative),
