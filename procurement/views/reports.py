@@ -1,0 +1,66 @@
+"""Report pages and downloads: thin shells over procurement.services.reports.
+
+Each registered report kind gets two routes (procurement.urls): its page, which builds (or finds) a
+snapshot of the subject's stored inputs, and the snapshot's downloads. Both are protected with the
+kind's roles through ``role_required``.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import path, reverse
+
+from gpuledger.roles import role_required
+from procurement import models
+from procurement.reports.registry import ReportInputError, ReportKind, report_kinds
+from procurement.reports.render import render as render_report
+from procurement.reports.render.html import report_context
+from procurement.services.reports import report_snapshot_create, snapshot_report
+
+DOWNLOADS = (("pdf", "PDF"), ("xlsx", "Excel"), ("csv", "CSV"), ("html", "HTML"))
+
+
+def _page(kind: ReportKind):
+    def report_page(request, subject_id: int):
+        try:
+            snapshot = report_snapshot_create(kind=kind.name, subject_id=subject_id, user=request.user)
+        except ReportInputError as problem:
+            raise Http404(problem.message) from None
+        context = report_context(snapshot_report(snapshot)) | {
+            "snapshot": snapshot,
+            "downloads": [
+                (fmt, label, reverse(f"report-{kind.name}-download", args=[snapshot.pk, fmt]))
+                for fmt, label in DOWNLOADS
+            ],
+        }
+        return render(request, "procurement/reports/page.html", context)
+
+    report_page.__name__ = f"report_{kind.name}_page"
+    return role_required(*kind.roles)(report_page)
+
+
+def _download(kind: ReportKind):
+    def report_download(request, pk: int, fmt: str):
+        snapshot = get_object_or_404(models.ReportSnapshot, pk=pk, kind=kind.name)
+        if fmt not in dict(DOWNLOADS):
+            raise Http404(f"unknown format {fmt!r}")
+        content, content_type, extension = render_report(snapshot_report(snapshot), fmt)
+        response = HttpResponse(content, content_type=content_type)
+        filename = f"{kind.name}-{snapshot.subject_id}-{snapshot.pk}.{extension}"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    report_download.__name__ = f"report_{kind.name}_download"
+    return role_required(*kind.roles)(report_download)
+
+
+def report_urlpatterns() -> list:
+    patterns = []
+    for kind in report_kinds().values():
+        patterns += [
+            path(f"reports/{kind.name}/<int:subject_id>/", _page(kind), name=f"report-{kind.name}"),
+            path(f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/", _download(kind),
+                 name=f"report-{kind.name}-download"),
+        ]  # fmt: skip
+    return patterns
