@@ -72,7 +72,11 @@ def test_the_xlsx_has_typed_numbers_sum_formulas_charts_and_an_assumptions_sheet
     flows = workbook["cash_flows"]
     # header on row 2, months 0..36 on rows 3..39, totals on row 40 as formulas
     assert flows["B40"].value == "=SUM(B3:B39)" and flows["C40"].value == "=SUM(C3:C39)"
-    assert isinstance(flows["B4"].value, float) and not isinstance(flows["B3"].value, str) and flows["B3"].number_format == "#,##0.00"
+    assert (
+        isinstance(flows["B4"].value, float)
+        and not isinstance(flows["B3"].value, str)
+        and flows["B3"].number_format == "#,##0.00"
+    )
     assert flows["B3"].value == 305000.0  # month 0: the purchase
     total = sum(D(str(flows.cell(row, 2).value)) for row in range(3, 40))
     assert total.quantize(D("0.01")) == D("477211.79")  # what the formula evaluates to: the buy total
