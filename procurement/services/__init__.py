@@ -38,8 +38,10 @@ from procurement.services.tco import (
     OfferPriceRecorder,
     fx_pairs_into,
     gpu_economics_lookup,
+    study_errors,
     tco_study_create,
     tco_study_evaluate,
+    tco_study_update,
 )
 
 __all__ = [
@@ -65,9 +67,11 @@ __all__ = [
     "recommendations_recompute_chunk",
     "recommendation_recompute",
     "recompute_targets",
+    "study_errors",
     "tco_study_create",
     "tco_study_evaluate",
     "tco_study_recompute",
+    "tco_study_update",
     "workload_create_from_spec",
     "workload_spec_parse",
 ]

@@ -60,8 +60,19 @@ def tco_detail_page(request, pk: int):
             "tornado_svg": sensitivity_chart(report),
             "inputs": report.get("inputs", {}),
             "rent_price_stale": bool(rent_price_stale),
+            "utilization_percent": percent_text(report.get("utilization")),
+            "break_even_percent": percent_text(report.get("break_even_utilization")),
+            "npv_break_even_percent": percent_text(report.get("npv_break_even_utilization")),
+            "irr_percent": percent_text(report.get("irr")),
         },
     )
+
+
+def percent_text(share: str | None) -> str:
+    """A stored share ("0.829378") as a person reads it ("82.9%"); blank when there is none."""
+    if share in (None, ""):
+        return ""
+    return f"{float(share) * 100:,.1f}%"
 
 
 def cumulative_cost_chart(report: dict) -> str:

@@ -33,6 +33,7 @@ def report_context(report: Report) -> dict[str, Any]:
     """What the templates need: every value already formatted, every figure already an SVG."""
     return {
         "report": report,
+        "built_at": report.generated_at[:16].replace("T", " "),
         "summary": [
             {"label": item.label, "text": display(item.value, item.type, report.currency), "note": item.note}
             for item in report.summary

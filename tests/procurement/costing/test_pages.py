@@ -17,7 +17,7 @@ def test_it_stores_a_pasted_study_and_shows_curves_and_tornado(client, h100):
     study = TcoStudy.objects.get()
     assert response.status_code == 302 and response.url == f"/tco/{study.pk}/"
     html = client.get(response.url).content.decode()
-    assert "477211.79" in html and "628617.60" in html
+    assert "477,211.79" in html and "628,617.60" in html  # money with thousands separators
     assert "Cumulative cash cost: buy vs rent" in html  # the line chart's title
     assert "Sensitivity: each driver -20% / +20%" in html  # the tornado chart's title
     assert html.count("<svg") == 2
