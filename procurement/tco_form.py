@@ -179,7 +179,7 @@ class TcoStudyForm(forms.Form):
         document: dict[str, Any] = {"buy": {}, "rent": {}}
         for spec in FIELDS:
             value = self.cleaned_data.get(spec.name)
-            if value in (None, "", False):
+            if value is None or value is False or value == "":  # 0 is a value (refused by the engine)
                 continue
             target = document
             *parents, leaf = spec.path.split(".")

@@ -27,18 +27,23 @@ rent:
 
 def tco_list_page(request):
     """Stored studies, newest first; POST a YAML or JSON study to evaluate and store it."""
-    text, error = EXAMPLE_STUDY, None
+    text, error, errors = EXAMPLE_STUDY, None, []
     if request.method == "POST":
         text = request.POST.get("study", "")
+        document = None
         try:
+            document = load_document_text(text, "study")
             owner = request.user if request.user.is_authenticated else None
-            study = services.tco_study_create(document=load_document_text(text, "study"), owner=owner)
+            study = services.tco_study_create(document=document, owner=owner)
         except CostInputError as problem:
-            error = str(problem)  # shown above the form; nothing was stored
+            # shown above the form, every error at once; nothing was stored
+            errors = [str(found) for found in services.study_errors(document)] if document is not None else []
+            error = str(problem) if not errors else None
         else:
             return redirect("tco-detail", pk=study.pk)
     studies = models.TcoStudy.objects.order_by("-computed_at")[:100]
-    return render(request, "procurement/tco_list.html", {"studies": studies, "text": text, "error": error})
+    context = {"studies": studies, "text": text, "error": error, "errors": errors}
+    return render(request, "procurement/tco_list.html", context)
 
 
 def tco_detail_page(request, pk: int):
