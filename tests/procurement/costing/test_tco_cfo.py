@@ -115,6 +115,7 @@ def test_it_gives_the_irr_of_buying_instead_of_renting():
     savings = [rent - buy for buy, rent in zip(result.buy_flows, result.rent_flows, strict=True)]
     assert abs(present_value(savings, irr)) < 5  # within the rounding of a 6-decimal rate
     assert irr > D("0.08")  # it beats the 8% discount rate, as the positive NPV advantage says
+    assert report["irr"] == "0.282137"  # the figure docs/cost-model.md quotes (28.2% a year)
 
 
 def test_it_refuses_a_rent_price_of_zero_naming_the_field():
@@ -273,3 +274,27 @@ def test_the_horizon_driver_moves_by_whole_months():
     short = tco_report(run_tco(replace(study, horizon_months=29)))
     gap = D(short["rent"]["npv"]) - D(short["buy"]["npv"])  # each NPV rounded: within a cent
     assert abs(D(rows["horizon_months"]["low"]) - gap) <= D("0.01")
+
+
+def test_it_prices_the_reserved_alternative_from_the_offers_stored_reserved_price():
+    # the offer lookup stands for the stored prices: on demand 23.92/h for 8 GPUs = 2.99, reserved 3y 15.20 = 1.90
+    prices = {"on_demand": D("2.99"), "reserved_3y": D("1.90")}
+
+    def lookup(offer: OfferRef, model: str) -> RentPrice | None:
+        if model not in prices:
+            return None
+        return RentPrice(prices[model], "USD", "2026-11-20T00:00:00+00:00", f"aws {model} price list")
+
+    document = study_document(rent__price_per_gpu_hour=None)
+    document["rent"]["offer"] = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1"}
+    document["rent"]["reserved_alternative"] = {"pricing_model": "reserved_3y"}
+    reserved = tco_report(run_tco(parse_tco_study(document, gpu_lookup=GPUS.get, offer_lookup=lookup)))[
+        "reserved_alternative"
+    ]
+    assert reserved["total"] == "399456.00"  # 8 x 730 x 1.90 x 36
+    assert reserved["price_source"] == "aws reserved_3y price list"
+    assert reserved["price_observed_at"] == "2026-11-20T00:00:00+00:00"
+    document["rent"]["reserved_alternative"] = {"pricing_model": "reserved_1y"}  # no stored price
+    with pytest.raises(CostInputError) as error:
+        parse_tco_study(document, gpu_lookup=GPUS.get, offer_lookup=lookup)
+    assert error.value.field == "rent.reserved_alternative.pricing_model"
