@@ -15,6 +15,7 @@ from gpuledger.roles import role_required
 from procurement import models
 from procurement.reports.registry import ReportInputError, ReportKind, report_kinds
 from procurement.reports.render import render as render_report
+from procurement.reports.render import render_csv
 from procurement.reports.render.html import report_context
 from procurement.services.reports import report_snapshot_create, snapshot_report
 
@@ -45,9 +46,22 @@ def _download(kind: ReportKind):
         snapshot = get_object_or_404(models.ReportSnapshot, pk=pk, kind=kind.name)
         if fmt not in dict(DOWNLOADS):
             raise Http404(f"unknown format {fmt!r}")
-        content, content_type, extension = render_report(snapshot_report(snapshot), fmt)
+        report = snapshot_report(snapshot)
+        table = request.GET.get("table", "")[:100]
+        if fmt == "csv" and table:  # one table as a plain CSV file instead of the zip of all of them
+            try:
+                content, content_type, extension = (
+                    render_csv(report, table)[0],
+                    "text/csv; charset=utf-8",
+                    "csv",
+                )
+            except ValueError as problem:
+                raise Http404(str(problem)) from None
+        else:
+            content, content_type, extension = render_report(report, fmt)
         response = HttpResponse(content, content_type=content_type)
-        filename = f"{kind.name}-{snapshot.subject_id}-{snapshot.pk}.{extension}"
+        suffix = f"-{table}" if fmt == "csv" and table else ""
+        filename = f"{kind.name}-{snapshot.subject_id}-{snapshot.pk}{suffix}.{extension}"
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 

@@ -141,3 +141,36 @@ def test_a_workload_without_a_ranking_is_a_404_naming_why(db, client_as):
     workload = Workload.objects.create(name="w", task="qlora", spec={"task": "qlora"})
     response = client_as("engineer").get(f"/reports/spot/{workload.pk}/")
     assert response.status_code == 404
+
+
+def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_catalog, tmp_path):
+    from django.core.management import call_command
+
+    client = client_as("engineer")
+    workload = {"name": "w", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+    created = client.post(
+        "/api/recommendations/", {"workload": workload, "top": 50}, content_type="application/json"
+    )
+    workload_id = created.json()["workload_id"]
+    rows = created.json()["results"]
+    page = client.get(f"/reports/spot/{workload_id}/")
+    assert page.status_code == 200
+    report = snapshot_report(page.context["snapshot"])
+    options = {row["option"]: row for row in report.tables()[0].rows}
+    cheapest_on_demand = next(row for row in rows if row["fits"] and row["pricing_model"] == "on_demand")
+    assert options["on demand"]["expected_cost"] == cheapest_on_demand["total_cost"]
+    output = tmp_path / "spot.xlsx"
+    call_command("report", "spot", "--id", str(workload_id), "--format", "xlsx", "--output", str(output))
+    sheet = openpyxl.load_workbook(output)["options"]
+    assert sheet["D3"].value == float(cheapest_on_demand["total_cost"])  # a number, not text
+
+
+def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
+    workload = make_ranked_workload()
+    client = client_as("engineer")
+    snapshot = client.get(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    response = client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=options")
+    assert response["Content-Type"].startswith("text/csv")
+    lines = response.content.decode().splitlines()
+    assert lines[0].startswith("Option,Offer,") and lines[2].startswith("spot,")
+    assert client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=nope").status_code == 404
