@@ -39,6 +39,11 @@ RENT_PRICING_MODELS = (
 RENT_REPORT_ONLY_FIELDS = ("price_stale", "price_stale_after_hours")
 COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"})
 
+# Bounds on every size a study can set: the model runs month by month, a dozen times for the tornado.
+MAX_HORIZON_MONTHS = 240  # 20 years: longer than any server life
+MAX_SERVERS = 100_000
+MAX_FINANCING_TERM_MONTHS = 480
+
 # Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
 DEFAULT_HORIZON_MONTHS = 36
 DEFAULT_DISCOUNT_RATE_ANNUAL = Decimal("0.08")
@@ -329,7 +334,7 @@ def parse_tco_study(
     study.reject_unknown(_STUDY_FIELDS)
     currency = study.get("currency", currency_code)
     rates = fx_rates or {}
-    horizon = study.get("horizon_months", positive_int, DEFAULT_HORIZON_MONTHS)
+    horizon = study.get("horizon_months", _bounded(positive_int, MAX_HORIZON_MONTHS), DEFAULT_HORIZON_MONTHS)
     buy = _parse_buy(_Section(study.require("buy"), "buy"), currency, gpu_lookup, rates, horizon)
     rent = _parse_rent(_Section(study.require("rent"), "rent"), currency, offer_lookup, rates)
     return TcoStudy(
@@ -342,11 +347,21 @@ def parse_tco_study(
         rent=rent,
         tax_rate=study.get("tax_rate", _tax_rate) if study.has("tax_rate") else None,
         utilization_ramp_months=(
-            study.get("utilization_ramp_months", _whole_months)
+            study.get("utilization_ramp_months", _bounded(_whole_months, horizon))
             if study.has("utilization_ramp_months")
             else None
         ),
     )
+
+
+def _bounded(check: Callable[[object, str], int], maximum: int) -> Callable[[object, str], int]:
+    def bounded(value: object, field: str) -> int:
+        number = check(value, field)
+        if number > maximum:
+            raise CostInputError(field, f"must be at most {maximum:,}, got {number:,}")
+        return number
+
+    return bounded
 
 
 def _tax_rate(value: object, field: str) -> Decimal:
@@ -388,7 +403,7 @@ def _parse_financing(section: _Section, horizon: int) -> FinancingSpec | None:
     financing = _Section(section.raw("financing"), section.field("financing"))
     financing.reject_unknown(_FINANCING_FIELDS)
     kind = financing.get("kind", _choice(FINANCING_KINDS))
-    term = financing.get("term_months", positive_int, horizon)
+    term = financing.get("term_months", _bounded(positive_int, MAX_FINANCING_TERM_MONTHS), horizon)
     if kind == "lease" and term != horizon:
         raise CostInputError(
             financing.field("term_months"),
@@ -404,7 +419,7 @@ def _parse_buy_options(section: _Section, horizon: int) -> dict[str, Any]:
         "storage_capex_per_server": _optional(section, "storage_capex_per_server", non_negative),
         "annual_failure_rate": _optional(section, "annual_failure_rate", fraction),
         "repair_days": _optional(section, "repair_days", positive),
-        "spare_servers": _optional(section, "spare_servers", _non_negative_int),
+        "spare_servers": _optional(section, "spare_servers", _bounded(_non_negative_int, MAX_SERVERS)),
         "energy_follows_utilization": _optional(section, "energy_follows_utilization", _boolean),
         "idle_load": _optional(section, "idle_load", fraction),
         "financing": _parse_financing(section, horizon),
@@ -427,7 +442,7 @@ def _parse_buy(
 ) -> BuySpec:
     section.reject_unknown(_BUY_FIELDS)
     gpu = _lookup_gpu(section, gpu_lookup)
-    servers = section.get("servers", positive_int, BUY_DEFAULTS["servers"])
+    servers = section.get("servers", _bounded(positive_int, MAX_SERVERS), BUY_DEFAULTS["servers"])
     gpus_per_server = section.get("gpus_per_server", positive_int, BUY_DEFAULTS["gpus_per_server"])
     list_price = _gpu_list_price(section, gpu, currency, rates)
     overhead_default = gpus_per_server * BUY_DEFAULTS["server_overhead_kw_per_gpu"]

@@ -298,3 +298,26 @@ def test_it_prices_the_reserved_alternative_from_the_offers_stored_reserved_pric
     with pytest.raises(CostInputError) as error:
         parse_tco_study(document, gpu_lookup=GPUS.get, offer_lookup=lookup)
     assert error.value.field == "rent.reserved_alternative.pricing_model"
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"horizon_months": 241}, "horizon_months"),
+        ({"utilization_ramp_months": 37}, "utilization_ramp_months"),
+        ({"buy__servers": 100_001}, "buy.servers"),
+        ({"buy__spare_servers": 100_001}, "buy.spare_servers"),
+        (
+            {"buy__financing": {"kind": "loan", "rate_annual": "0.05", "term_months": 481}},
+            "buy.financing.term_months",
+        ),
+        ({"tax_rate": "1"}, "tax_rate"),
+        ({"rent__price_decline_per_year": "1"}, "rent.price_decline_per_year"),
+        ({"buy__depreciation_method": "declining"}, "buy.depreciation_method"),
+        ({"buy__energy_follows_utilization": "yes"}, "buy.energy_follows_utilization"),
+    ],
+)
+def test_it_bounds_and_checks_every_optional_input(changes, field):
+    with pytest.raises(CostInputError) as error:
+        _study(**changes)
+    assert error.value.field == field
