@@ -10,6 +10,7 @@ next to its field: the form's own checks first, then every engine error
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -199,6 +200,27 @@ def initial_from_document(document: dict[str, Any]) -> dict[str, str]:
         if value is not None:
             initial[spec.name] = value if spec.kind == "bool" else show_number(value, spec.kind)
     return initial
+
+
+_PERCENT_WORDS = (
+    ("greater than 0 and at most 1", "greater than 0% and at most 100%"),
+    ("between 0 and 1", "between 0% and 100%"),
+    ("below 1", "below 100%"),
+)
+
+
+def message_for_field(name: str | None, message: str) -> str:
+    """An engine message in the form's units: a share the form takes as a percentage reads as one
+    ("must be between 0% and 100%, got 150%", not "... 1, got 1.5")."""
+    if name is None or BY_NAME[name].kind != "percent":
+        return message
+    for engine, person in _PERCENT_WORDS:
+        message = message.replace(engine, person)
+    found = re.search(r"got (-?\d+(?:\.\d+)?)$", message)
+    if found:
+        percent = (Decimal(found.group(1)) * 100).normalize()
+        message = message[: found.start(1)] + f"{percent:f}%"
+    return message
 
 
 def field_for_path(path: str) -> str | None:

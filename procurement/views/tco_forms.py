@@ -9,7 +9,13 @@ from django.views.decorators.http import require_http_methods
 
 from gpuledger.roles import role_required
 from procurement import models, services
-from procurement.tco_form import GROUPS, TcoStudyForm, field_for_path, initial_from_document
+from procurement.tco_form import (
+    GROUPS,
+    TcoStudyForm,
+    field_for_path,
+    initial_from_document,
+    message_for_field,
+)
 from procurement.views.costing import EXAMPLE_STUDY
 
 STUDY_EDITORS = ("engineer", "admin")
@@ -36,7 +42,7 @@ def _check(form: TcoStudyForm):
         field = field_for_path(error.field)
         if field is not None and field in form.errors:
             continue
-        form.add_error(field, error.message if field else f"{error.field}: {error.message}")
+        form.add_error(field, message_for_field(field, error.message) if field else str(error))
         valid = False
     if not valid:
         return None
@@ -58,11 +64,17 @@ def _study_form_page(request, *, study: models.TcoStudy | None, initial: dict, t
                     saved = services.tco_study_update(study=study, document=document)
                 return redirect("tco-detail", pk=saved.pk)
             preview = evaluated.report
+    error_list = [
+        (name, form[name].label if name in form.fields else "", message)
+        for name, messages in form.errors.items()
+        for message in messages
+    ]
     return render(
         request,
         "procurement/tco_form.html",
-        {"form": form, "groups": _grouped(form), "preview": preview, "title": title, "study": study},
-    )
+        {"form": form, "groups": _grouped(form), "preview": preview, "title": title, "study": study,
+         "error_list": error_list},
+    )  # fmt: skip
 
 
 @role_required(*STUDY_EDITORS)
