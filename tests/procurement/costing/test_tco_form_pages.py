@@ -69,7 +69,9 @@ def test_it_lists_every_error_at_once_beside_its_field(client_as, h100):
     assert set(errors) == {"utilization", "pue", "horizon_months", "price_per_gpu_hour", "average_load"}
     assert errors["price_per_gpu_hour"] == ["must be greater than 0, got 0"]
     assert errors["average_load"] == ["enter a number, got 'abc'"]
-    assert errors["utilization"] == ["must be greater than 0% and at most 100%, got 150%"]  # in the form's units
+    assert errors["utilization"] == [
+        "must be greater than 0% and at most 100%, got 150%"
+    ]  # in the form's units
     html = response.content.decode()
     assert "5 fields to fix" in html and 'id="error-pue"' in html
     assert '<a href="#id_utilization">Utilization</a>' in html
