@@ -86,11 +86,6 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         ],  # fmt: skip
         assumptions=_assumptions(inputs),
         price_dates=_price_dates(inputs, now),
-        notes=[
-            note
-            for note in (result.get("break_even_month_note"), result.get("discounted_break_even_month_note"))
-            if note
-        ],  # fmt: skip
     )
 
 
