@@ -321,3 +321,35 @@ def test_it_bounds_and_checks_every_optional_input(changes, field):
     with pytest.raises(CostInputError) as error:
         _study(**changes)
     assert error.value.field == field
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    utilization=st.decimals(min_value=D("0.05"), max_value=D(1), places=2),
+    term=st.integers(min_value=1, max_value=72),
+)
+def test_a_free_loan_never_changes_the_cash_total_and_never_raises_the_npv(utilization, term):
+    cash = _report(utilization=str(utilization))
+    loan = _report(
+        utilization=str(utilization), buy__financing={"kind": "loan", "rate_annual": "0", "term_months": term}
+    )
+    assert abs(D(loan["buy"]["total"]) - D(cash["buy"]["total"])) <= D("0.01")
+    assert D(loan["buy"]["npv"]) <= D(cash["buy"]["npv"])  # paying later is worth less today
+
+
+@settings(max_examples=25, deadline=None)
+@given(utilization=st.decimals(min_value=D("0.05"), max_value=D(1), places=2))
+def test_a_zero_tax_rate_leaves_the_npvs_as_they_are(utilization):
+    report = _report(utilization=str(utilization), tax_rate="0")
+    assert report["after_tax"]["buy"]["npv"] == report["buy"]["npv"]
+    assert report["after_tax"]["rent"]["npv"] == report["rent"]["npv"]
+    assert report["after_tax"]["recommendation"] == report["recommendation"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(decline=st.decimals(min_value=D(0), max_value=D("0.5"), places=2))
+def test_a_falling_rent_price_never_favours_buying_more(decline):
+    base = _report(utilization="0.8")
+    falling = _report(utilization="0.8", rent__price_decline_per_year=str(decline))
+    assert D(falling["rent"]["npv"]) <= D(base["rent"]["npv"])
+    assert D(falling["npv_break_even_utilization"]) >= D(base["npv_break_even_utilization"])
