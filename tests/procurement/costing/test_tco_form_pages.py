@@ -138,3 +138,23 @@ def test_the_pasted_study_lists_every_error_too(client_as, h100):
     html = client_as("engineer").post("/tco/", {"study": text}).content.decode()
     assert "3 errors" in html
     assert "utilization: must be greater than 0" in html and "buy.pue:" in html and "horizon_months:" in html
+
+
+def test_the_form_has_a_field_for_every_study_field():
+    # editing through the form must not drop a field the study file can hold
+    from procurement.costing import tco_spec
+    from procurement.tco_form import BY_PATH
+
+    leaves = set()
+    for prefix, fields in (
+        ("", tco_spec._STUDY_FIELDS),
+        ("buy.", tco_spec._BUY_FIELDS),
+        ("rent.", tco_spec._RENT_FIELDS),
+    ):
+        leaves |= {prefix + name for name in fields if name not in ("buy", "rent")}
+    nested = {"rent.offer": tco_spec._OFFER_FIELDS, "buy.financing": tco_spec._FINANCING_FIELDS,
+              "rent.reserved_alternative": tco_spec._RESERVED_FIELDS}  # fmt: skip
+    for parent, fields in nested.items():
+        leaves.discard(parent)
+        leaves |= {f"{parent}.{name}" for name in fields}
+    assert leaves == set(BY_PATH)
