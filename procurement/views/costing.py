@@ -69,6 +69,7 @@ def tco_detail_page(request, pk: int):
             "break_even_percent": percent_text(report.get("break_even_utilization")),
             "npv_break_even_percent": percent_text(report.get("npv_break_even_utilization")),
             "irr_percent": percent_text(report.get("irr")),
+            "tax_percent": percent_text((report.get("after_tax") or {}).get("tax_rate")),
             "sensitivity_rows": [
                 row | {"label": row["driver"].replace("_", " ")}
                 for row in report.get("sensitivity", {}).get("rows", [])

@@ -63,12 +63,23 @@ def _offer(row: dict[str, Any]) -> str:
     return f"{row.get('provider')} {row.get('instance_type')} x{row.get('instances', 1)} {row.get('region')}"
 
 
-def _fallback(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    if row is None:
+FALLBACK_MODELS = ("spot_with_fallback", "spot_fallback", "spot_on_demand_fallback")
+
+
+def _fallback(rows: list[dict[str, Any]], row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The spot-with-on-demand-fallback figures, wherever a richer spot model puts them: an object on
+    the spot row (``spot.fallback``, ``fallback``, ``spot.spot_with_fallback``) or a ranked row of its
+    own pricing model."""
+    spot = (row or {}).get("spot") or {}
+    found = spot.get("fallback") or (row or {}).get("fallback") or spot.get("spot_with_fallback")
+    if isinstance(found, dict):
+        return found
+    own_row = next((r for r in rows if r.get("fits") and r.get("pricing_model") in FALLBACK_MODELS), None)
+    if own_row is None:
         return None
-    spot = row.get("spot") or {}
-    found = spot.get("fallback") or row.get("fallback") or spot.get("spot_with_fallback")
-    return found if isinstance(found, dict) else None
+    simulation = (own_row.get("spot") or {}).get("simulation") or {}
+    return simulation | {"offer": _offer(own_row), "expected_cost": own_row.get("total_cost"),
+                         "effective_price_per_hour": own_row.get("effective_price_per_hour")}  # fmt: skip
 
 
 def _option_row(name: str, row: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -95,7 +106,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
     workload, recommendation = inputs["workload"], inputs["recommendation"]
     rows = recommendation["results"] or []
     on_demand, spot_row = _first(rows, "on_demand"), _best_spot(rows)
-    fallback = _fallback(spot_row)
+    fallback = _fallback(rows, spot_row)
     currency = next((row.get("currency") for row in rows if row.get("currency")), "USD")
     options = [_option_row("on demand", on_demand), _option_row("spot", spot_row)]
     if fallback is not None:

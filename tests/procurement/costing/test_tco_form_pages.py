@@ -158,3 +158,14 @@ def test_the_form_has_a_field_for_every_study_field():
         leaves.discard(parent)
         leaves |= {f"{parent}.{name}" for name in fields}
     assert leaves == set(BY_PATH)
+
+
+def test_the_study_page_shows_the_optional_cfo_figures(client_as, h100):
+    client = client_as("engineer")
+    form = FORM | {"tax_rate": "25", "financing_kind": "loan", "financing_rate": "6", "financing_term": "36",
+                   "reserved_model": "reserved_3y", "reserved_price": "1.90", "action": "save"}  # fmt: skip
+    response = client.post("/tco/new/", form)
+    html = client.get(response.url).content.decode()
+    assert "After tax" in html and "25.0%" in html and "straight_line" in html
+    assert "loan over 36 months" in html
+    assert "Reserved alternative" in html and "399,456.00" in html  # 8 x 730 x 1.90 x 36

@@ -174,3 +174,12 @@ def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
     lines = response.content.decode().splitlines()
     assert lines[0].startswith("Option,Offer,") and lines[2].startswith("spot,")
     assert client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=nope").status_code == 404
+
+
+def test_it_reads_a_fallback_ranked_as_a_row_of_its_own(make_ranked_workload):
+    fallback_row = ranked_row(pricing_model="spot_with_fallback", total_cost="58.00",
+                              spot={"simulation": {"p50_hours": 20.5, "p90_hours": 21.0}})  # fmt: skip
+    rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT), fallback_row, ranked_row()]
+    options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
+    assert options["spot with on-demand fallback"]["expected_cost"] == "58.00"
+    assert options["spot with on-demand fallback"]["p90_hours"] == 21.0
