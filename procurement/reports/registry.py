@@ -32,6 +32,7 @@ class ReportKind:
 
 
 _KINDS: dict[str, ReportKind] = {}
+_DISCOVERED = False
 
 
 def register(kind: ReportKind) -> ReportKind:
@@ -40,8 +41,10 @@ def register(kind: ReportKind) -> ReportKind:
 
 
 def _discover() -> None:
+    global _DISCOVERED
     from procurement.reports import kinds
 
+    _DISCOVERED = True
     for module in pkgutil.iter_modules(kinds.__path__):
         loaded = importlib.import_module(f"{kinds.__name__}.{module.name}")
         if hasattr(loaded, "KIND"):
@@ -49,7 +52,7 @@ def _discover() -> None:
 
 
 def report_kinds() -> dict[str, ReportKind]:
-    if not _KINDS:
+    if not _DISCOVERED:  # a kind registered from another app's ready() must not hide the bundled ones
         _discover()
     return dict(_KINDS)
 

@@ -147,3 +147,25 @@ def test_the_command_names_the_bad_input(db, tmp_path):
     with pytest.raises(CommandError, match=r"kind: unknown report 'spend'"):
         call_command("report", "spend", "--id", "1", "--output", str(tmp_path / "x.pdf"))
     assert ReportSnapshot.objects.count() == 0
+
+
+def test_a_kind_from_another_module_is_one_registration_away(db, tmp_path):
+    import datetime as dt
+
+    from procurement.reports import registry
+    from procurement.reports.model import Headline
+    from procurement.reports.registry import ReportKind, register
+
+    def build(inputs, now: dt.datetime) -> Report:
+        return Report(kind="demo", title="Demo", subject=f"period {inputs['id']}", currency="EUR",
+                      generated_at=now.isoformat(), summary=[Headline("spend", "1234.5", "money")], sections=[],
+                      assumptions=[], price_dates=[])  # fmt: skip
+
+    register(ReportKind("demo", "Demo", ("finance", "admin"), "period", lambda pk: {"id": pk}, build))
+    try:
+        assert {"spot", "rent_or_buy", "demo"} <= set(report_kinds())
+        output = tmp_path / "demo.csv"
+        call_command("report", "demo", "--id", "7", "--format", "csv", "--output", str(output))
+        assert "spend,1234.5" in zipfile.ZipFile(output).read("summary.csv").decode()
+    finally:
+        registry._KINDS.pop("demo")
