@@ -192,13 +192,13 @@ def _options_section(options: list[dict[str, Any]], currency: str) -> Section:
         paragraphs=["Expected cost is the ranking's total (compute at the effective price, setup, storage, "
                     "reruns). P50/P90 come from the seeded Monte Carlo of interruptions (spot compute only); "
                     "on demand runs in its estimated hours."],
-        tables=[Table("options", "Options", [
+        tables=[Table("options", f"Options (money in {currency})", [
             Column("option", "Option"), Column("offer", "Offer"),
-            Column("price", f"Effective price per hour ({currency})", "price"),
-            Column("expected_cost", f"Expected cost ({currency})", "money"),
+            Column("price", "Price per hour", "price"),
+            Column("expected_cost", "Expected cost", "money"),
             Column("p50_hours", "P50 hours", "number"), Column("p90_hours", "P90 hours", "number"),
-            Column("p50_cost", f"P50 spot compute ({currency})", "money"),
-            Column("p90_cost", f"P90 spot compute ({currency})", "money"),
+            Column("p50_cost", "P50 spot compute", "money"),
+            Column("p90_cost", "P90 spot compute", "money"),
         ], options)],
         figures=figures,
     )  # fmt: skip
