@@ -153,6 +153,8 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
     )
     workload_id = created.json()["workload_id"]
     rows = created.json()["results"]
+    ranking = client.get(f"/workloads/{workload_id}/recommendations/").content.decode()
+    assert f'href="/reports/spot/{workload_id}/"' in ranking  # the ranking links to its spot report
     page = client.get(f"/reports/spot/{workload_id}/")
     assert page.status_code == 200
     report = snapshot_report(page.context["snapshot"])
