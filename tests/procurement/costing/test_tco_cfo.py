@@ -353,3 +353,13 @@ def test_a_falling_rent_price_never_favours_buying_more(decline):
     falling = _report(utilization="0.8", rent__price_decline_per_year=str(decline))
     assert D(falling["rent"]["npv"]) <= D(base["rent"]["npv"])
     assert D(falling["npv_break_even_utilization"]) >= D(base["npv_break_even_utilization"])
+
+
+def test_committed_rent_has_no_break_even_utilization_on_either_basis():
+    # reserved 3y at 1.90 is paid every hour: no utilization makes it cheaper or dearer
+    report = _report(rent__pricing_model="reserved_3y", rent__price_per_gpu_hour="1.90")
+    assert report["break_even_utilization"] is None and report["npv_break_even_utilization"] is None
+    assert "break-even" not in report["recommendation_reason"]
+    # 11,096 x annuity(36) = 355,546.3 < 464,060.05: renting the reservation wins
+    assert report["recommendation"] == "rent"
+    assert float(report["rent"]["npv"]) == pytest.approx(11096 * annuity(36), abs=0.01)
