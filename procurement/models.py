@@ -250,3 +250,25 @@ class NotificationOutbox(models.Model):
 
     def __str__(self) -> str:
         return f"event {self.event_id}: {self.state}"
+
+
+class ReportSnapshot(models.Model):
+    """A built report's data object (procurement.reports.model.Report as JSON): every later rendering
+    (page, PDF, XLSX, CSV) reads this row only, so it shows the same numbers whatever prices do."""
+
+    kind = models.CharField(max_length=40, help_text="Report kind, e.g. 'spot' or 'rent_or_buy'.")
+    subject_id = models.PositiveBigIntegerField(help_text="The workload, study or period it reports on.")
+    title = models.CharField(max_length=300)
+    data = models.JSONField()
+    fingerprint = models.CharField(
+        max_length=64, help_text="Hash of the data; an unchanged report adds no row."
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["kind", "subject_id", "fingerprint"], name="report_snapshot_lookup")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.subject_id} @ {self.created_at:%Y-%m-%d %H:%M}"

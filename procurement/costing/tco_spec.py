@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +24,7 @@ from procurement.costing.values import (
     non_negative,
     positive,
     positive_int,
+    to_decimal,
 )
 
 RENT_PRICING_MODELS = (
@@ -37,6 +38,11 @@ RENT_PRICING_MODELS = (
 )
 RENT_REPORT_ONLY_FIELDS = ("price_stale", "price_stale_after_hours")
 COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"})
+
+# Bounds on every size a study can set: the model runs month by month, a dozen times for the tornado.
+MAX_HORIZON_MONTHS = 240  # 20 years: longer than any server life
+MAX_SERVERS = 100_000
+MAX_FINANCING_TERM_MONTHS = 480
 
 # Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
 DEFAULT_HORIZON_MONTHS = 36
@@ -100,6 +106,25 @@ OfferLookup = Callable[[OfferRef, str], RentPrice | None]
 
 
 @dataclass(frozen=True)
+class FinancingSpec:
+    """The purchase paid over time instead of cash at month 0 (docs/cost-model.md, "Financing")."""
+
+    kind: str  # "loan": the buyer owns the servers and pays an annuity; "lease": the lessor owns them
+    rate_annual: Decimal
+    term_months: int
+
+
+@dataclass(frozen=True)
+class ReservedAlternative:
+    """A committed rent priced beside the study's rent: every hour paid, whatever the utilization."""
+
+    pricing_model: str
+    price_per_gpu_hour: Decimal
+    price_source: str = ""
+    price_observed_at: str | None = None
+
+
+@dataclass(frozen=True)
 class BuySpec:
     servers: int
     gpus_per_server: int
@@ -118,6 +143,17 @@ class BuySpec:
     fte_cost_per_year: Decimal
     residual_pct: Decimal
     depreciation_years: int
+    # Optional CFO inputs (docs/cost-model.md, "Optional inputs"): None means "not given", so a study
+    # stored before they existed keeps its resolved inputs (and its fingerprint) unchanged.
+    depreciation_method: str | None = None  # tax depreciation: straight_line (default) or macrs_5
+    network_capex_per_server: Decimal | None = None
+    storage_capex_per_server: Decimal | None = None
+    annual_failure_rate: Decimal | None = None
+    repair_days: Decimal | None = None
+    spare_servers: int | None = None
+    energy_follows_utilization: bool | None = None
+    idle_load: Decimal | None = None
+    financing: FinancingSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +169,8 @@ class RentSpec:
     # price that merely ages must not make a recomputation store a new study).
     price_stale: bool | None = None
     price_stale_after_hours: float | None = None
+    price_decline_per_year: Decimal | None = None
+    reserved_alternative: ReservedAlternative | None = None
 
     def blended_price_per_gpu_hour(self) -> Decimal:
         if self.pricing_model != "spot_mix":
@@ -152,13 +190,38 @@ class TcoStudy:
     utilization: Decimal
     buy: BuySpec
     rent: RentSpec
+    tax_rate: Decimal | None = None
+    utilization_ramp_months: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The resolved inputs as JSON-ready values (decimals as strings): what a stored study keeps."""
+        """The resolved inputs as JSON-ready values (decimals as strings): what a stored study keeps.
+        Optional inputs that were not given are left out, so older studies keep their fingerprint."""
         inputs = _jsonable(asdict(self))
         for key in RENT_REPORT_ONLY_FIELDS:
             inputs["rent"].pop(key)
+        for section, keys in ((inputs, _OPTIONAL_STUDY), (inputs["buy"], _OPTIONAL_BUY),
+                              (inputs["rent"], _OPTIONAL_RENT)):  # fmt: skip
+            for key in keys:
+                if section.get(key) is None:
+                    section.pop(key, None)
         return inputs
+
+
+_OPTIONAL_STUDY = ("tax_rate", "utilization_ramp_months")
+_OPTIONAL_BUY = (
+    "depreciation_method",
+    "network_capex_per_server",
+    "storage_capex_per_server",
+    "annual_failure_rate",
+    "repair_days",
+    "spare_servers",
+    "energy_follows_utilization",
+    "idle_load",
+    "financing",
+)
+_OPTIONAL_RENT = ("price_decline_per_year", "reserved_alternative")
+DEPRECIATION_METHODS = ("straight_line", "macrs_5")
+FINANCING_KINDS = ("loan", "lease")
 
 
 def _jsonable(value: Any) -> Any:
@@ -215,7 +278,16 @@ def _text(value: object, field: str) -> str:
     return value.strip()
 
 
-_STUDY_FIELDS = {"name", "horizon_months", "discount_rate_annual", "currency", "utilization", "buy", "rent"}
+_STUDY_FIELDS = {
+    "name",
+    "horizon_months",
+    "discount_rate_annual",
+    "currency",
+    "utilization",
+    "buy",
+    "rent",
+    *_OPTIONAL_STUDY,
+}
 _BUY_FIELDS = {
     "servers",
     "gpus_per_server",
@@ -235,8 +307,18 @@ _BUY_FIELDS = {
     "fte_cost_per_year",
     "residual_pct",
     "depreciation_years",
+    *_OPTIONAL_BUY,
 }
-_RENT_FIELDS = {"pricing_model", "price_per_gpu_hour", "spot_price_per_gpu_hour", "spot_fraction", "offer"}
+_RENT_FIELDS = {
+    "pricing_model",
+    "price_per_gpu_hour",
+    "spot_price_per_gpu_hour",
+    "spot_fraction",
+    "offer",
+    *_OPTIONAL_RENT,
+}
+_FINANCING_FIELDS = {"kind", "rate_annual", "term_months"}
+_RESERVED_FIELDS = {"pricing_model", "price_per_gpu_hour"}
 _OFFER_FIELDS = {"provider", "instance_type", "region"}
 
 
@@ -252,9 +334,9 @@ def parse_tco_study(
     study.reject_unknown(_STUDY_FIELDS)
     currency = study.get("currency", currency_code)
     rates = fx_rates or {}
-    buy = _parse_buy(_Section(study.require("buy"), "buy"), currency, gpu_lookup, rates)
+    horizon = study.get("horizon_months", _bounded(positive_int, MAX_HORIZON_MONTHS), DEFAULT_HORIZON_MONTHS)
+    buy = _parse_buy(_Section(study.require("buy"), "buy"), currency, gpu_lookup, rates, horizon)
     rent = _parse_rent(_Section(study.require("rent"), "rent"), currency, offer_lookup, rates)
-    horizon = study.get("horizon_months", positive_int, DEFAULT_HORIZON_MONTHS)
     return TcoStudy(
         name=study.get("name", _text, "tco study"),
         horizon_months=horizon,
@@ -263,15 +345,104 @@ def parse_tco_study(
         utilization=study.get("utilization", lambda v, f: fraction(v, f, allow_zero=False)),
         buy=buy,
         rent=rent,
+        tax_rate=study.get("tax_rate", _tax_rate) if study.has("tax_rate") else None,
+        utilization_ramp_months=(
+            study.get("utilization_ramp_months", _bounded(_whole_months, horizon))
+            if study.has("utilization_ramp_months")
+            else None
+        ),
     )
 
 
+def _bounded(check: Callable[[object, str], int], maximum: int) -> Callable[[object, str], int]:
+    def bounded(value: object, field: str) -> int:
+        number = check(value, field)
+        if number > maximum:
+            raise CostInputError(field, f"must be at most {maximum:,}, got {number:,}")
+        return number
+
+    return bounded
+
+
+def _tax_rate(value: object, field: str) -> Decimal:
+    rate = fraction(value, field)
+    if rate >= 1:
+        raise CostInputError(field, f"must be below 1 (a share of profit), got {rate}")
+    return rate
+
+
+def _whole_months(value: object, field: str) -> int:
+    number = to_decimal(value, field)
+    if number != number.to_integral_value() or number < 0:
+        raise CostInputError(field, f"must be a whole number of months, 0 or more, got {value!r}")
+    return int(number)
+
+
+def _optional(section: _Section, key: str, check: Callable[[object, str], Any]) -> Any:
+    return section.get(key, check) if section.has(key) else None
+
+
+def _boolean(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise CostInputError(field, f"must be true or false, got {value!r}")
+    return value
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[object, str], str]:
+    def check(value: object, field: str) -> str:
+        if value not in options:
+            raise CostInputError(field, f"must be one of {', '.join(options)}, got {value!r}")
+        return str(value)
+
+    return check
+
+
+def _parse_financing(section: _Section, horizon: int) -> FinancingSpec | None:
+    if not section.has("financing"):
+        return None
+    financing = _Section(section.raw("financing"), section.field("financing"))
+    financing.reject_unknown(_FINANCING_FIELDS)
+    kind = financing.get("kind", _choice(FINANCING_KINDS))
+    term = financing.get("term_months", _bounded(positive_int, MAX_FINANCING_TERM_MONTHS), horizon)
+    if kind == "lease" and term != horizon:
+        raise CostInputError(
+            financing.field("term_months"),
+            f"a lease must run for the study's horizon ({horizon} months), got {term}",
+        )
+    return FinancingSpec(kind=kind, rate_annual=financing.get("rate_annual", non_negative), term_months=term)
+
+
+def _parse_buy_options(section: _Section, horizon: int) -> dict[str, Any]:
+    return {
+        "depreciation_method": _optional(section, "depreciation_method", _choice(DEPRECIATION_METHODS)),
+        "network_capex_per_server": _optional(section, "network_capex_per_server", non_negative),
+        "storage_capex_per_server": _optional(section, "storage_capex_per_server", non_negative),
+        "annual_failure_rate": _optional(section, "annual_failure_rate", fraction),
+        "repair_days": _optional(section, "repair_days", positive),
+        "spare_servers": _optional(section, "spare_servers", _bounded(_non_negative_int, MAX_SERVERS)),
+        "energy_follows_utilization": _optional(section, "energy_follows_utilization", _boolean),
+        "idle_load": _optional(section, "idle_load", fraction),
+        "financing": _parse_financing(section, horizon),
+    }
+
+
+def _non_negative_int(value: object, field: str) -> int:
+    number = to_decimal(value, field)
+    if number != number.to_integral_value() or number < 0:
+        raise CostInputError(field, f"must be a whole number, 0 or more, got {value!r}")
+    return int(number)
+
+
 def _parse_buy(
-    section: _Section, currency: str, gpu_lookup: GpuLookup, rates: Mapping[tuple[str, str], Decimal]
+    section: _Section,
+    currency: str,
+    gpu_lookup: GpuLookup,
+    rates: Mapping[tuple[str, str], Decimal],
+    horizon: int = DEFAULT_HORIZON_MONTHS,
 ) -> BuySpec:
     section.reject_unknown(_BUY_FIELDS)
     gpu = _lookup_gpu(section, gpu_lookup)
-    servers = section.get("servers", positive_int, BUY_DEFAULTS["servers"])
+    servers = section.get("servers", _bounded(positive_int, MAX_SERVERS), BUY_DEFAULTS["servers"])
     gpus_per_server = section.get("gpus_per_server", positive_int, BUY_DEFAULTS["gpus_per_server"])
     list_price = _gpu_list_price(section, gpu, currency, rates)
     overhead_default = gpus_per_server * BUY_DEFAULTS["server_overhead_kw_per_gpu"]
@@ -297,6 +468,7 @@ def _parse_buy(
         depreciation_years=section.get(
             "depreciation_years", positive_int, BUY_DEFAULTS["depreciation_years"]
         ),
+        **_parse_buy_options(section, horizon),
     )
 
 
@@ -371,6 +543,20 @@ def _parse_rent(
     rates: Mapping[tuple[str, str], Decimal],
 ) -> RentSpec:
     section.reject_unknown(_RENT_FIELDS)
+    base = _parse_rent_price(section, currency, offer_lookup, rates)
+    return replace(
+        base,
+        price_decline_per_year=_optional(section, "price_decline_per_year", _decline),
+        reserved_alternative=_parse_reserved(section, base, currency, offer_lookup, rates),
+    )
+
+
+def _parse_rent_price(
+    section: _Section,
+    currency: str,
+    offer_lookup: OfferLookup | None,
+    rates: Mapping[tuple[str, str], Decimal],
+) -> RentSpec:
     model = section.get("pricing_model", _pricing_model, "on_demand")
     if section.has("offer") == section.has("price_per_gpu_hour"):
         raise CostInputError(
@@ -379,14 +565,45 @@ def _parse_rent(
     spot_fraction = section.get("spot_fraction", fraction) if model == "spot_mix" else None
     if section.has("offer"):
         return _rent_from_offer(section, model, spot_fraction, currency, offer_lookup, rates)
-    spot_price = section.get("spot_price_per_gpu_hour", non_negative) if model == "spot_mix" else None
+    # A rent price of 0 would make renting free and the break-even utilization a division by zero.
+    spot_price = section.get("spot_price_per_gpu_hour", positive) if model == "spot_mix" else None
     return RentSpec(
         pricing_model=model,
-        price_per_gpu_hour=section.get("price_per_gpu_hour", non_negative),
+        price_per_gpu_hour=section.get("price_per_gpu_hour", positive),
         spot_price_per_gpu_hour=spot_price,
         spot_fraction=spot_fraction,
         price_source="study file",
     )
+
+
+def _decline(value: object, field: str) -> Decimal:
+    decline = fraction(value, field)
+    if decline >= 1:
+        raise CostInputError(field, f"must be below 1 (a yearly share of the price), got {decline}")
+    return decline
+
+
+def _parse_reserved(
+    section: _Section,
+    rent: RentSpec,
+    currency: str,
+    offer_lookup: OfferLookup | None,
+    rates: Mapping[tuple[str, str], Decimal],
+) -> ReservedAlternative | None:
+    """A quoted committed rate, or the stored reserved price of the study's offer."""
+    if not section.has("reserved_alternative"):
+        return None
+    reserved = _Section(section.raw("reserved_alternative"), section.field("reserved_alternative"))
+    reserved.reject_unknown(_RESERVED_FIELDS)
+    model = reserved.get("pricing_model", _choice(tuple(sorted(COMMITTED_PRICING_MODELS))), "reserved_3y")
+    if reserved.has("price_per_gpu_hour"):
+        return ReservedAlternative(model, reserved.get("price_per_gpu_hour", positive), "quoted rate")
+    if rent.offer is None or offer_lookup is None:
+        raise CostInputError(
+            reserved.field("price_per_gpu_hour"), "is required when rent has no offer to look a price up for"
+        )
+    price = _offer_price(rent.offer, model, currency, offer_lookup, rates, reserved.field("pricing_model"))
+    return ReservedAlternative(model, price.price_per_gpu_hour, price.source, price.observed_at)
 
 
 def _pricing_model(value: object, field: str) -> str:
@@ -442,6 +659,8 @@ def _offer_price(
         ) from None
     if found is None:
         raise CostInputError(field, f"no current {model} price for offer {offer.label()}")
+    if found.price_per_gpu_hour <= 0:
+        raise CostInputError(field, f"the current {model} price of {offer.label()} is 0: it cannot be rented")
     converted = _to_study_currency(
         found.price_per_gpu_hour, found.currency, currency, rates, needed_for=field
     )

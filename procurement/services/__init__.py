@@ -41,8 +41,10 @@ from procurement.services.tco import (
     OfferPriceRecorder,
     fx_pairs_into,
     gpu_economics_lookup,
+    study_errors,
     tco_study_create,
     tco_study_evaluate,
+    tco_study_update,
 )
 
 __all__ = [
@@ -69,9 +71,11 @@ __all__ = [
     "recommendations_recompute_chunk",
     "recommendation_recompute",
     "recompute_targets",
+    "study_errors",
     "tco_study_create",
     "tco_study_evaluate",
     "tco_study_recompute",
+    "tco_study_update",
     "workload_create_from_spec",
     "workload_duplicate",
     "workload_spec_parse",

@@ -6,6 +6,7 @@ prices used, so a report shows the same numbers next month.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from procurement.costing import (
     parse_tco_study,
 )
 from procurement.costing.tco_spec import TcoStudy as TcoStudySpec
+from procurement.costing.values import CostInputError
 from procurement.services.documents import plain_json
 
 
@@ -130,6 +132,64 @@ def tco_study_evaluate(*, document: object) -> EvaluatedStudy:
     return EvaluatedStudy(spec=spec, report=evaluate_tco_study(spec), prices_used=recorder.used)
 
 
+# A stand-in for a required field whose value was refused, so that checking can go on to the next error.
+_STAND_INS = {
+    "utilization": "0.5",
+    "currency": "USD",
+    "rent.price_per_gpu_hour": "1",
+    "rent.pricing_model": "on_demand",
+    "horizon_months": 36,
+}
+MAX_REPORTED_ERRORS = 25
+
+
+def study_errors(document: object) -> list[CostInputError]:
+    """Every error of a study document, not just the first: the parser stops at the first one, so each
+    refused field is removed (or, when required, given a stand-in) and the document checked again.
+    Stops when a field cannot be stepped past. Stores nothing."""
+    if not isinstance(document, dict):
+        try:
+            tco_study_evaluate(document=document)
+        except CostInputError as error:
+            return [error]
+        return []
+    trial, errors, seen = copy.deepcopy(document), [], set()
+    while len(errors) < MAX_REPORTED_ERRORS:
+        try:
+            tco_study_evaluate(document=trial)
+        except CostInputError as error:
+            if error.field in seen or not _step_past(trial, error.field):
+                if error.field not in seen:
+                    errors.append(error)
+                return errors
+            seen.add(error.field)
+            errors.append(error)
+        else:
+            return errors
+    return errors
+
+
+def _step_past(document: dict, path: str) -> bool:
+    rent = document.get("rent")
+    if path.startswith("rent.offer") and isinstance(rent, dict) and "offer" in rent:
+        rent.pop("offer")  # an offer that cannot be priced: go on with a typed price in its place
+        rent["price_per_gpu_hour"] = "1"
+        return True
+    *parents, leaf = path.split(".")
+    target = document
+    for key in parents:
+        target = target.get(key) if isinstance(target, dict) else None
+        if target is None:
+            return False
+    if not isinstance(target, dict) or leaf not in target:
+        return False
+    if path in _STAND_INS:
+        target[leaf] = _STAND_INS[path]
+    else:
+        del target[leaf]
+    return True
+
+
 @transaction.atomic
 def tco_study_create(*, document: dict[str, Any], owner=None, team=None) -> models.TcoStudy:
     """Evaluate first, store only a valid study: bad input raises before anything is written."""
@@ -143,3 +203,16 @@ def tco_study_create(*, document: dict[str, Any], owner=None, team=None) -> mode
         owner=owner,
         team=team,
     )
+
+
+@transaction.atomic
+def tco_study_update(*, study: models.TcoStudy, document: dict[str, Any]) -> models.TcoStudy:
+    """Re-evaluate an edited study in place; bad input raises before anything changes."""
+    evaluated = tco_study_evaluate(document=document)
+    study.name = evaluated.spec.name
+    study.spec = plain_json(document)
+    study.result = evaluated.report
+    study.prices_used = evaluated.prices_used
+    study.fingerprint = evaluated.fingerprint
+    study.save()
+    return study

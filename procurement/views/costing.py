@@ -33,21 +33,24 @@ rent:
 def tco_list_page(request):
     """The team's stored studies, newest first; POST a YAML or JSON study to evaluate and store it (owned
     by the signed-in engineer and their team)."""
-    text, error = EXAMPLE_STUDY, None
+    text, error, errors = EXAMPLE_STUDY, None, []
     if request.method == "POST":
         text = request.POST.get("study", "")
+        document = None
         try:
+            document = load_document_text(text, "study")
             study = services.tco_study_create(
-                document=load_document_text(text, "study"),
-                owner=request.user,
-                team=team_for_new_object(request.user),
+                document=document, owner=request.user, team=team_for_new_object(request.user)
             )
         except CostInputError as problem:
-            error = str(problem)  # shown above the form; nothing was stored
+            # shown above the form, every error at once; nothing was stored
+            errors = [str(found) for found in services.study_errors(document)] if document is not None else []
+            error = str(problem) if not errors else None
         else:
             return redirect("tco-detail", pk=study.pk)
     studies = visible_to(models.TcoStudy.objects, request.user).order_by("-computed_at")[:100]
-    return render(request, "procurement/tco_list.html", {"studies": studies, "text": text, "error": error})
+    context = {"studies": studies, "text": text, "error": error, "errors": errors}
+    return render(request, "procurement/tco_list.html", context)
 
 
 @role_required(ENGINEER)
@@ -70,8 +73,24 @@ def tco_detail_page(request, pk: int):
             "tornado_svg": sensitivity_chart(report),
             "inputs": report.get("inputs", {}),
             "rent_price_stale": bool(rent_price_stale),
+            "utilization_percent": percent_text(report.get("utilization")),
+            "break_even_percent": percent_text(report.get("break_even_utilization")),
+            "npv_break_even_percent": percent_text(report.get("npv_break_even_utilization")),
+            "irr_percent": percent_text(report.get("irr")),
+            "tax_percent": percent_text((report.get("after_tax") or {}).get("tax_rate")),
+            "sensitivity_rows": [
+                row | {"label": row["driver"].replace("_", " ")}
+                for row in report.get("sensitivity", {}).get("rows", [])
+            ],
         },
     )
+
+
+def percent_text(share: str | None) -> str:
+    """A stored share ("0.829378") as a person reads it ("82.9%"); blank when there is none."""
+    if share in (None, ""):
+        return ""
+    return f"{float(share) * 100:,.1f}%"
 
 
 def cumulative_cost_chart(report: dict) -> str:

@@ -56,6 +56,21 @@ def render_table(report: dict) -> str:
     )
     lines.append(f"break-even month: {report['break_even_month'] or 'never'}")
     lines.append(f"break-even utilization: {report['break_even_utilization'] or 'n/a'}")
+    if "npv_break_even_utilization" in report:
+        lines.append(f"break-even month (present value): {report['discounted_break_even_month'] or 'never'}")
+        lines.append(
+            f"break-even utilization (present value): {report['npv_break_even_utilization'] or 'n/a'}"
+        )
+        lines.append(f"IRR of buying instead of renting: {report['irr'] or 'none'}")
+    for note in (report.get("break_even_month_note"), report.get("discounted_break_even_month_note")):
+        if note:
+            lines.append(f"note: {note}")
+    if report.get("after_tax"):
+        after_tax = report["after_tax"]
+        lines.append(
+            f"after {after_tax['tax_rate']} tax ({after_tax['depreciation_method']}): buy NPV "
+            f"{after_tax['buy']['npv']}, rent NPV {after_tax['rent']['npv']} -> {after_tax['recommendation'].upper()}"
+        )
     lines.append(f"recommendation: {report['recommendation'].upper()} ({report['recommendation_reason']})")
     lines.append(f"sensitivity of {report['sensitivity']['metric']} (base {report['sensitivity']['base']}):")
     for row in report["sensitivity"]["rows"]:

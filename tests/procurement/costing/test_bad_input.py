@@ -93,13 +93,13 @@ def test_it_refuses_negative_prices_on_the_command_line(tmp_path, h100):
     with pytest.raises(CommandError, match="--on-demand: must be greater than 0, got -1"):
         _run("commitments", "--on-demand", "-1", "--reserved-effective", "1", "--utilization-profile", "1")
     document = study_document(rent__price_per_gpu_hour="-1")
-    _tco_cli_error(tmp_path, document, r"rent\.price_per_gpu_hour: must not be negative, got -1")
+    _tco_cli_error(tmp_path, document, r"rent\.price_per_gpu_hour: must be greater than 0, got -1")
     _tco_cli_error(tmp_path, study_document(buy__server_price="-300000"), r"buy\.server_price: must not be")
 
 
 def test_it_refuses_negative_prices_through_the_api(engineer_client, h100):
     body = _tco_api_error(engineer_client, study_document(rent__price_per_gpu_hour="-1"))
-    assert body == {"field": "rent.price_per_gpu_hour", "error": "must not be negative, got -1"}
+    assert body == {"field": "rent.price_per_gpu_hour", "error": "must be greater than 0, got -1"}
     assert (
         _tco_api_error(engineer_client, study_document(buy__server_price="-1"))["field"] == "buy.server_price"
     )

@@ -95,3 +95,12 @@ def test_it_prices_rent_from_a_catalog_offer_with_its_timestamp(tmp_path, bundle
     stored = TcoStudy.objects.get(pk=report["id"])
     assert stored.prices_used[0]["amount_per_hour"].startswith("55.04")
     assert stored.prices_used[0]["observed_at"] == report["rent"]["price_observed_at"]
+
+
+def test_the_table_gives_the_present_value_figures_and_the_residual_note(tmp_path, h100):
+    # the docs' example at 80%: NPV break-even 0.829378, discounted payback never, cash break-even 36 from the residual
+    output = _run("tco", _study_file(tmp_path, study_document(utilization="0.8", tax_rate="0.25")))
+    assert "break-even utilization (present value): 0.829378" in output
+    assert "break-even month (present value): never" in output
+    assert "note: cash break-even in month 36 only because the residual value" in output
+    assert "after 0.25 tax (straight_line)" in output

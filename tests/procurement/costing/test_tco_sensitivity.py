@@ -38,6 +38,8 @@ def test_it_orders_rows_by_swing_and_names_every_driver():
         "power_price",
         "residual_value",
         "purchase_price",
+        "discount_rate",
+        "horizon_months",
     }
     assert report["metric"] == "rent.npv - buy.npv"
 

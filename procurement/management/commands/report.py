@@ -1,0 +1,49 @@
+"""python manage.py report KIND --id N --format pdf|xlsx|csv|html --output FILE
+
+KIND is a report kind (``spot``: a workload id; ``rent_or_buy``: a TCO study id; see
+procurement.reports). The report's data object is stored as a ReportSnapshot (an unchanged one is
+reused), so ``--snapshot ID`` re-renders exactly the same numbers later.
+"""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement import models
+from procurement.reports.registry import ReportInputError, report_kind, report_kinds
+from procurement.reports.render import FORMATS, render
+from procurement.services.reports import report_snapshot_create, snapshot_report
+
+
+class Command(BaseCommand):
+    help = "Render a report (spot: workload id; rent_or_buy: TCO study id) as PDF, XLSX, CSV or HTML."
+
+    def add_arguments(self, parser):
+        parser.add_argument("kind", help="report kind: " + ", ".join(sorted(report_kinds())))
+        parser.add_argument("--id", type=int, help="the subject: a workload id (spot) or a TCO study id")
+        parser.add_argument("--snapshot", type=int, help="re-render a stored report snapshot instead")
+        parser.add_argument("--format", choices=sorted(FORMATS), default="pdf")
+        parser.add_argument("--output", required=True, help="file to write")
+
+    def handle(self, *args, **options):
+        try:
+            kind = report_kind(options["kind"])
+            if options["snapshot"] is not None:
+                snapshot = models.ReportSnapshot.objects.filter(
+                    pk=options["snapshot"], kind=kind.name
+                ).first()
+                if snapshot is None:
+                    raise ReportInputError(
+                        "--snapshot", f"no {kind.name} report snapshot {options['snapshot']}"
+                    )
+            elif options["id"] is None:
+                raise ReportInputError("--id", f"is required: the {kind.subject} to report on")
+            else:
+                snapshot = report_snapshot_create(kind=kind.name, subject_id=options["id"])
+        except ReportInputError as error:
+            field = "--id" if error.field == "id" else error.field
+            raise CommandError(f"{field}: {error.message}") from None
+        content, _content_type, extension = render(snapshot_report(snapshot), options["format"])
+        output = Path(options["output"])
+        output.write_bytes(content)
+        self.stderr.write(f"wrote {output} ({len(content):,} bytes, {extension}; snapshot {snapshot.pk})")

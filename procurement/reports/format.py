@@ -1,0 +1,35 @@
+"""How a typed cell reads on a page or a PDF: thousands separators, sensible decimals, % for shares."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+DECIMALS = {"money": 2, "price": 6, "number": 2, "integer": 0}
+
+
+def as_decimal(value: Any) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def display(value: Any, column_type: str, currency: str = "") -> str:
+    """The text a reader sees; an unreadable number is shown as given rather than hidden."""
+    if value is None:
+        return "—"
+    if column_type in ("text", "date"):
+        return str(value)
+    number = as_decimal(value)
+    if number is None:
+        return str(value)
+    if column_type == "percent":
+        return f"{number * 100:,.1f}%"
+    if column_type == "number":
+        places = 0 if number == number.to_integral_value() else DECIMALS["number"]
+        return f"{number:,.{places}f}"
+    text = f"{number:,.{DECIMALS[column_type]}f}"
+    return f"{text} {currency}" if column_type == "money" and currency else text

@@ -1,0 +1,1 @@
+"""One module per report kind, each defining ``KIND`` (see ``procurement.reports``)."""

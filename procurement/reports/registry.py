@@ -1,0 +1,64 @@
+"""Report kinds by name: every module in ``procurement.reports.kinds`` that defines ``KIND``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from procurement.reports.model import Report
+
+
+class ReportInputError(LookupError):
+    """The subject of a report does not exist or has nothing to report yet; ``field`` names the input."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    name: str
+    title: str
+    roles: tuple[str, ...]
+    subject: str
+    load: Callable[[int], dict[str, Any]]  # Django side: stored inputs as a plain dict
+    build: Callable[[dict[str, Any], dt.datetime], Report]  # plain Python
+
+
+_KINDS: dict[str, ReportKind] = {}
+_DISCOVERED = False
+
+
+def register(kind: ReportKind) -> ReportKind:
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def _discover() -> None:
+    global _DISCOVERED
+    from procurement.reports import kinds
+
+    _DISCOVERED = True
+    for module in pkgutil.iter_modules(kinds.__path__):
+        loaded = importlib.import_module(f"{kinds.__name__}.{module.name}")
+        if hasattr(loaded, "KIND"):
+            register(loaded.KIND)
+
+
+def report_kinds() -> dict[str, ReportKind]:
+    if not _DISCOVERED:  # a kind registered from another app's ready() must not hide the bundled ones
+        _discover()
+    return dict(_KINDS)
+
+
+def report_kind(name: str) -> ReportKind:
+    kinds = report_kinds()
+    if name not in kinds:
+        raise ReportInputError("kind", f"unknown report {name!r}; one of {', '.join(sorted(kinds))}")
+    return kinds[name]

@@ -1,0 +1,51 @@
+"""Build a report from stored inputs and keep its data object; re-render a kept one.
+
+Thin Django shell around ``procurement.reports``: the kind's ``load`` reads the stored inputs, its
+``build`` (plain Python) makes the data object, and the JSON is stored in a ``ReportSnapshot`` once
+per distinct content (the same inputs viewed twice add no row).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+from django.utils import timezone
+
+from procurement import models
+from procurement.reports.model import Report
+from procurement.reports.registry import report_kind
+
+
+def _fingerprint(data: dict) -> str:
+    content = {key: value for key, value in data.items() if key != "generated_at"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def report_snapshot_create(
+    *, kind: str, subject_id: int, user=None, now: dt.datetime | None = None
+) -> models.ReportSnapshot:
+    """Raises ReportInputError (naming ``kind`` or ``id``) before anything is stored."""
+    report_type = report_kind(kind)
+    inputs = report_type.load(subject_id)
+    report = report_type.build(inputs, now or timezone.now())
+    data = report.to_dict()
+    fingerprint = _fingerprint(data)
+    existing = models.ReportSnapshot.objects.filter(
+        kind=kind, subject_id=subject_id, fingerprint=fingerprint
+    ).first()
+    if existing is not None:
+        return existing
+    return models.ReportSnapshot.objects.create(
+        kind=kind,
+        subject_id=subject_id,
+        title=report.title[:300],
+        data=data,
+        fingerprint=fingerprint,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+
+
+def snapshot_report(snapshot: models.ReportSnapshot) -> Report:
+    return Report.from_dict(snapshot.data)

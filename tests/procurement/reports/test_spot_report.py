@@ -1,0 +1,188 @@
+"""The spot report: options with cost and P50/P90, interruption band and age, checkpoint advice,
+the verdict in words; injection-safe exports; pages and downloads behind roles."""
+
+import csv
+import io
+import zipfile
+
+import openpyxl
+import pypdf
+
+from procurement.reports.render import render
+from procurement.reports.render.xlsx import write_text
+from procurement.services.reports import report_snapshot_create, snapshot_report
+from tests.procurement.reports.conftest import NOW, SPOT, ranked_row
+
+EVIL = '=HYPERLINK("http://evil.example","click")'
+
+
+def _report(workload):
+    return snapshot_report(report_snapshot_create(kind="spot", subject_id=workload.pk, now=NOW))
+
+
+def test_it_compares_spot_with_on_demand_and_says_why(make_ranked_workload):
+    report = _report(make_ranked_workload())
+    # saving = 120.00 - 45.50 = 74.50, 74.50 / 120.00 = 62%
+    assert report.verdict == (
+        "Use spot: aws g6.12xlarge x1 us-east-1 saves 74.50 USD (62%) against on demand "
+        "(aws g6.12xlarge x1 us-east-1)."
+    )
+    options = {row["option"]: row for row in report.tables()[0].rows}
+    assert options["on demand"]["p50_hours"] == options["on demand"]["p90_hours"] == 20.0
+    assert (options["spot"]["p50_hours"], options["spot"]["p90_hours"]) == (21.4, 23.1)
+    assert options["spot"]["expected_cost"] == "45.50"
+    assert options["spot with on-demand fallback"]["offer"] == "not available in this ranking"
+    reasons = next(section for section in report.sections if section.heading == "Verdict and reasons")
+    assert reasons.paragraphs == SPOT["why"]
+
+
+def test_it_dates_the_interruption_band(make_ranked_workload):
+    report = _report(make_ranked_workload())
+    items = {row["item"]: row["value"] for row in report.tables()[1].rows}
+    assert items["band (share of instances interrupted a month)"] == "5-10%"
+    assert items["snapshot date"] == "2026-11-01"
+    assert items["snapshot age (days)"] == "30"  # 2026-11-01 to 2026-12-01
+    advice = next(section for section in report.sections if section.heading == "Checkpoint advice")
+    assert "Checkpoint every 15.0 minutes" in advice.paragraphs[0] and "6.67%" in advice.paragraphs[0]
+
+
+def test_it_shows_a_fallback_option_when_the_spot_model_gives_one(make_ranked_workload):
+    fallback = {
+        "expected_cost": "61.20",
+        "p50_hours": 21.0,
+        "p90_hours": 22.0,
+        "offer": "spot, then on demand",
+    }
+    rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT | {"fallback": fallback}),
+            ranked_row(total_cost="120.00")]  # fmt: skip
+    options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
+    assert options["spot with on-demand fallback"]["expected_cost"] == "61.20"
+    assert options["spot with on-demand fallback"]["p90_hours"] == 22.0
+
+
+def test_it_stays_on_demand_when_spot_is_unsuitable(make_ranked_workload):
+    spot = SPOT | {"verdict": "unsuitable", "why": ["serving cannot be interrupted"], "simulation": None}
+    rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=spot), ranked_row()]
+    report = _report(make_ranked_workload(rows))
+    assert report.verdict == "Stay on demand: spot is unsuitable for this job."
+
+
+def test_it_flags_a_price_that_has_gone_stale(make_ranked_workload):
+    # observed 2026-11-21, limit 48 h: by 2026-12-01 it is 10 days old, so stale
+    report = _report(make_ranked_workload())
+    assert report.stale and all(price.stale for price in report.price_dates)
+    assert report.price_dates[0].age_days == 10
+
+
+def test_the_exports_write_a_formula_like_provider_name_as_text(make_ranked_workload):
+    rows = [ranked_row(provider=EVIL, pricing_model="spot", total_cost="45.50", spot=SPOT), ranked_row()]
+    report = _report(make_ranked_workload(rows, name="-2+3"))
+    workbook = openpyxl.load_workbook(io.BytesIO(render(report, "xlsx")[0]))
+    cells = [
+        cell for row in workbook["options"].iter_rows() for cell in row if str(cell.value).startswith("=HYP")
+    ]
+    assert cells and all(cell.data_type == "s" and cell.quotePrefix for cell in cells)
+    archive = zipfile.ZipFile(io.BytesIO(render(report, "csv")[0]))
+    table = list(csv.reader(io.StringIO(archive.read("options.csv").decode())))
+    assert table[2][1].startswith("'=HYPERLINK(")  # the spot row's offer, quoted
+    assert table[2][3] == "45.50"  # numbers stay numbers
+
+
+def test_a_formula_like_text_cell_is_never_a_formula():
+    sheet = openpyxl.Workbook().active
+    for text in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"):
+        write_text(sheet["A1"], text)
+        assert sheet["A1"].data_type == "s" and sheet["A1"].value == text
+
+
+def test_the_pdf_reads_back(make_ranked_workload):
+    text = (
+        pypdf.PdfReader(io.BytesIO(render(_report(make_ranked_workload()), "pdf")[0])).pages[0].extract_text()
+    )
+    assert "Spot vs on-demand: llama fine-tune" in text and "Use spot" in text
+
+
+def test_the_page_offers_downloads_to_an_engineer(make_ranked_workload, client_as):
+    workload = make_ranked_workload()
+    client = client_as("engineer")
+    response = client.get(f"/reports/spot/{workload.pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Use spot" in html and 'id="download-pdf"' in html and 'id="download-xlsx"' in html
+    snapshot = response.context["snapshot"]
+    pdf = client.get(f"/reports/spot/snapshots/{snapshot.pk}/pdf/")
+    assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
+    assert pdf.content.startswith(b"%PDF")
+    xlsx = client.get(f"/reports/spot/snapshots/{snapshot.pk}/xlsx/")
+    assert xlsx["Content-Disposition"].endswith(f'spot-{workload.pk}-{snapshot.pk}.xlsx"')
+
+
+def test_the_spot_report_is_for_engineers_and_admins(make_ranked_workload, client_as, client):
+    workload = make_ranked_workload()
+    assert client.get(f"/reports/spot/{workload.pk}/").status_code == 302  # anonymous: to the login page
+    assert client_as("viewer").get(f"/reports/spot/{workload.pk}/").status_code == 403
+    assert client_as("finance").get(f"/reports/spot/{workload.pk}/").status_code == 403
+    assert client_as("admin").get(f"/reports/spot/{workload.pk}/").status_code == 200
+
+
+def test_the_rent_or_buy_report_is_for_engineers_and_admins(stored_study, client_as):
+    assert client_as("viewer").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
+    assert client_as("finance").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
+    response = client_as("admin").get(f"/reports/rent_or_buy/{stored_study.pk}/")
+    assert response.status_code == 200 and "477,211.79" in response.content.decode()
+    snapshot = response.context["snapshot"]
+    assert client_as("viewer").get(f"/reports/rent_or_buy/snapshots/{snapshot.pk}/pdf/").status_code == 403
+    # a snapshot of one kind is not downloadable through another kind's route
+    assert client_as("admin").get(f"/reports/spot/snapshots/{snapshot.pk}/pdf/").status_code == 404
+
+
+def test_a_workload_without_a_ranking_is_a_404_naming_why(db, client_as):
+    from procurement.models import Workload
+
+    workload = Workload.objects.create(name="w", task="qlora", spec={"task": "qlora"})
+    response = client_as("engineer").get(f"/reports/spot/{workload.pk}/")
+    assert response.status_code == 404
+
+
+def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_catalog, tmp_path):
+    from django.core.management import call_command
+
+    client = client_as("engineer")
+    workload = {"name": "w", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+    created = client.post(
+        "/api/recommendations/", {"workload": workload, "top": 50}, content_type="application/json"
+    )
+    workload_id = created.json()["workload_id"]
+    rows = created.json()["results"]
+    ranking = client.get(f"/workloads/{workload_id}/recommendations/").content.decode()
+    assert f'href="/reports/spot/{workload_id}/"' in ranking  # the ranking links to its spot report
+    page = client.get(f"/reports/spot/{workload_id}/")
+    assert page.status_code == 200
+    report = snapshot_report(page.context["snapshot"])
+    options = {row["option"]: row for row in report.tables()[0].rows}
+    cheapest_on_demand = next(row for row in rows if row["fits"] and row["pricing_model"] == "on_demand")
+    assert options["on demand"]["expected_cost"] == cheapest_on_demand["total_cost"]
+    output = tmp_path / "spot.xlsx"
+    call_command("report", "spot", "--id", str(workload_id), "--format", "xlsx", "--output", str(output))
+    sheet = openpyxl.load_workbook(output)["options"]
+    assert sheet["D3"].value == float(cheapest_on_demand["total_cost"])  # a number, not text
+
+
+def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
+    workload = make_ranked_workload()
+    client = client_as("engineer")
+    snapshot = client.get(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    response = client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=options")
+    assert response["Content-Type"].startswith("text/csv")
+    lines = response.content.decode().splitlines()
+    assert lines[0].startswith("Option,Offer,") and lines[2].startswith("spot,")
+    assert client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=nope").status_code == 404
+
+
+def test_it_reads_a_fallback_ranked_as_a_row_of_its_own(make_ranked_workload):
+    fallback_row = ranked_row(pricing_model="spot_with_fallback", total_cost="58.00",
+                              spot={"simulation": {"p50_hours": 20.5, "p90_hours": 21.0}})  # fmt: skip
+    rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT), fallback_row, ranked_row()]
+    options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
+    assert options["spot with on-demand fallback"]["expected_cost"] == "58.00"
+    assert options["spot with on-demand fallback"]["p90_hours"] == 21.0
