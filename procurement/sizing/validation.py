@@ -120,6 +120,20 @@ def _llama_factory(method: dict, explanation: str = "") -> Case:
     return Case(spec, "nvidia_smi", "a100-sxm4-80gb", GB, explanation=explanation)
 
 
+def _gpt_fast(preset: str, quantization: str) -> Case:
+    """gpt-fast's single-GPU decode rows: batch 1, a 5-token prompt, 200 generated tokens."""
+    return Case(
+        {
+            "task": "inference",
+            "model": {"preset": preset},
+            "weight_quantization": quantization,
+            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
+        },
+        "decode",
+        "a100-sxm4-80gb",
+    )
+
+
 CASES: dict[str, Case] = {
     "tt-llama31-8b-full-a6000": Case(
         {
@@ -260,21 +274,13 @@ CASES: dict[str, Case] = {
     "llamafactory-table-7b/lora16": _llama_factory({"task": "lora"}),
     "llamafactory-table-7b/qlora8": _llama_factory({"task": "qlora", "weight_quantization": "int8"}),
     "llamafactory-table-7b/qlora4": _llama_factory({"task": "qlora", "weight_quantization": "nf4"}),
-    "gptfast-llama2-70b-int4g32": Case(
-        {
-            "task": "inference",
-            "model": {"preset": "llama-2-70b"},
-            "weight_quantization": "int4",
-            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
-        },
-        "decode",
-        "a100-sxm4-80gb",
-        estimate_runs="high",
-        explanation="gpt-fast's int4 kernel on GPUs power-capped to 330 W reaches about half of nominal "
-        "bandwidth (its README: 1098 GB/s), below the engine's achieved-bandwidth default, which is "
-        "calibrated on plain 16-bit reads; group size 32 also stores more scale bits per weight than the "
-        "engine's int4 figure.",
-    ),
+    "gptfast-llama2-70b-int4g32": _gpt_fast("llama-2-70b", "int4"),
+    "gptfast-llama2-7b-bf16": _gpt_fast("llama-2-7b", "none"),
+    "gptfast-llama2-7b-int8": _gpt_fast("llama-2-7b", "int8"),
+    "gptfast-llama2-7b-int4g32": _gpt_fast("llama-2-7b", "int4"),
+    "gptfast-llama2-70b-int8": _gpt_fast("llama-2-70b", "int8"),
+    "gptfast-llama31-8b-bf16": _gpt_fast("llama-3.1-8b", "none"),
+    "gptfast-llama31-8b-int8": _gpt_fast("llama-3.1-8b", "int8"),
     "gptfast-llama2-70b-bf16-tp2": Case(
         {
             "task": "inference",
