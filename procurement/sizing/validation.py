@@ -93,6 +93,19 @@ BERT_BASE = {
     "vocab_size": 28996,
     "gated_mlp": False,
 }
+# bert-large-uncased config.json (google-research/bert): 24 layers, 1024 hidden, 16 heads, 4096 GeLU MLP.
+BERT_LARGE = {
+    "name": "bert-large-uncased",
+    "params": 335141888,
+    "num_layers": 24,
+    "hidden_size": 1024,
+    "num_attention_heads": 16,
+    "intermediate_size": 4096,
+    "vocab_size": 30522,
+    "gated_mlp": False,
+    "dropout": True,
+    "tie_word_embeddings": True,
+}
 TT_LORA_TARGETS = ["q_proj", "v_proj", "output_proj", "mlp"]
 
 
@@ -118,6 +131,21 @@ def _llama_factory(method: dict, explanation: str = "") -> Case:
         "gradient_checkpointing": "full",
     } | method
     return Case(spec, "nvidia_smi", "a100-sxm4-80gb", GB, explanation=explanation)
+
+
+def _bert_anatomy(batch: int, checkpointing: str = "none") -> Case:
+    """Hugging Face's 'Model training anatomy' runs: fp32 Trainer defaults, eager attention, V100, MiB."""
+    spec = {
+        "task": "full_finetune",
+        "model": BERT_LARGE,
+        "precision": "fp32",
+        "master_weights_fp32": False,
+        "micro_batch_size": batch,
+        "seq_len": 512,
+        "flash_attention": False,
+        "gradient_checkpointing": checkpointing,
+    }
+    return Case(spec, "nvidia_smi", "v100-sxm2-16gb", 2**20)
 
 
 def _gpt_fast(preset: str, quantization: str) -> Case:
@@ -227,6 +255,9 @@ CASES: dict[str, Case] = {
         "a100-sxm4-80gb",
         explanation="Encoder-decoder approximated as 48 decoder blocks; batch and length not stated (8 x 128 assumed).",
     ),
+    "hf-anatomy-bert-large-fp32-b4": _bert_anatomy(4),
+    "hf-anatomy-bert-large-fp32-b1-ga4": _bert_anatomy(1),
+    "hf-anatomy-bert-large-fp32-b1-ga4-ckpt": _bert_anatomy(1, "full"),
     "accel-gptj6b-fp16-load": Case(
         {
             "task": "inference",
