@@ -108,3 +108,28 @@ def test_quantized_decode_reads_bandwidth_equivalent_bytes():
         assert decode_read_bytes(spec, 1)[0] == pytest.approx(stored / efficiency)
     bf16 = parse_workload_spec({"name": "b", "task": "inference", "model": {"preset": "llama-2-7b"}})
     assert decode_read_bytes(bf16, 1)[0] == pytest.approx(6_738_415_616 * 2 - 32_000 * 4096 * 2)
+
+
+def test_fp32_training_keeps_four_byte_activations():
+    # bert-large (h 1024, I 4096, 16 heads, dropout, GeLU MLP), fp32, eager attention, batch 4 x 512 tokens.
+    # Per layer per token, 16-bit terms doubled, 1-byte dropout masks not: attention 2 x 10h + h = 21h;
+    # MLP 2 x (2h + 4I) + h = 5h + 8I; norms 2 x 4h = 8h -> 34h + 8I = 67,584; scores (2 x 4 + 1) x a x s
+    # = 9 x 16 x 512 = 73,728 -> 141,312. x 24 layers + fp32 logits 4 x 30,522 = 3,513,576 bytes per token,
+    # x 2,048 tokens = 7,195,803,648 bytes.
+    bert = {
+        "params": 335141888, "num_layers": 24, "hidden_size": 1024, "num_attention_heads": 16,
+        "intermediate_size": 4096, "vocab_size": 30522, "gated_mlp": False, "dropout": True,
+    }  # fmt: skip
+    spec = parse_workload_spec(
+        {"name": "b", "task": "full_finetune", "model": bert, "precision": "fp32", "micro_batch_size": 4,
+         "seq_len": 512, "flash_attention": False, "training_tokens": 1e6}
+    )  # fmt: skip
+    assert memory_breakdown_scalar(spec, 1)["activations_gib"] * GIB == pytest.approx(7_195_803_648)
+    bf16 = parse_workload_spec(
+        {"name": "b", "task": "full_finetune", "model": bert, "precision": "bf16", "micro_batch_size": 4,
+         "seq_len": 512, "flash_attention": False, "training_tokens": 1e6}
+    )  # fmt: skip
+    # In 16 bits the same layer is Korthikanti's sbh(34 + 5as/h) with I = 4h: attention 10h + h, MLP 2h + 4I + h,
+    # norms 4h = 18h + 4I = 34,816 (= 34h); scores 5 x 16 x 512 = 40,960.
+    per_token = (34_816 + 40_960) * 24 + 4 * 30_522
+    assert memory_breakdown_scalar(bf16, 1)["activations_gib"] * GIB == pytest.approx(per_token * 2048)
