@@ -16,12 +16,12 @@ from django.db import IntegrityError, transaction
 
 from pricing.choices import PricingModel
 from pricing.models import GpuModel, InstanceType
-from pricing.selectors import current_price_observations
+from pricing.selectors import current_price_observations, gpu_catalog_rows
 from procurement import models
 from procurement.benchmarks import diagnostics, unit_costs
 from procurement.benchmarks.document import BenchmarkDocument, BenchmarkDocumentError, load_document
 from procurement.benchmarks.gpu_names import slug_for_driver_name
-from procurement.sizing import WorkloadSpecError, parse_workload_spec, size_workload
+from procurement.sizing import FEASIBLE_VERDICTS, WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.gpus import gpu_spec_from_record
 from procurement.sizing.spec import WorkloadSpec
 
@@ -126,7 +126,30 @@ def _spec(document: BenchmarkDocument) -> WorkloadSpec | None:
         raise BenchmarkDocumentError([(f"workload.spec.{e.path}", e.message) for e in error.errors]) from None
 
 
-def _diagnose(document: BenchmarkDocument, estimate: dict) -> list[dict]:
+def _cheaper_fit(spec: WorkloadSpec | None, gpu: GpuModel | None) -> str | None:
+    """The cheapest GPU (current on-demand price per GPU-hour) that the sizing engine says holds the
+    workload on one card, if it is cheaper than the measured one: the oversized rule's suggestion."""
+    if spec is None or gpu is None:
+        return None
+    prices = {
+        row["gpu"].slug: row["on_demand"].price_per_gpu_hour_usd
+        for row in gpu_catalog_rows()
+        if row["on_demand"] is not None
+    }
+    if gpu.slug not in prices:
+        return None
+    models_by_slug = {m.slug: m for m in GpuModel.objects.filter(slug__in=list(prices))}
+    sized = size_workload(spec, [gpu_spec_from_record(m) for m in models_by_slug.values()], [1])["candidates"]
+    fitting = [
+        c["gpu"] for c in sized if c["verdict"] in FEASIBLE_VERDICTS and prices[c["gpu"]] < prices[gpu.slug]
+    ]
+    if not fitting:
+        return None
+    best = min(fitting, key=prices.__getitem__)
+    return f"{models_by_slug[best].name} (from {prices[best]:.2f} USD per GPU-hour on demand vs {prices[gpu.slug]:.2f})"
+
+
+def _diagnose(document: BenchmarkDocument, estimate: dict, cheaper_fit: str | None = None) -> list[dict]:
     run = document.raw.get("run", {})
     steps = [s["seconds"] for s in document.steps if not s.get("warmup")]
     findings = diagnostics.diagnose(
@@ -135,9 +158,21 @@ def _diagnose(document: BenchmarkDocument, estimate: dict) -> list[dict]:
         micro_batch_size=int(run.get("micro_batch_size") or run.get("concurrency") or 1),
         peak_gib=document.peak_memory_gib,
         capacity_gib=estimate.get("capacity_gib"),
+        cheaper_fit=cheaper_fit,
         communication_share=estimate.get("communication_share"),
     )
     return [finding.as_dict() for finding in findings]
+
+
+def _oversized_suggestion(spec, gpu, document: BenchmarkDocument, estimate: dict) -> str | None:
+    capacity = estimate.get("capacity_gib")
+    if (
+        not capacity
+        or not document.peak_memory_gib
+        or document.peak_memory_gib / capacity >= diagnostics.OVERSIZED_SHARE
+    ):
+        return None
+    return _cheaper_fit(spec, gpu)
 
 
 def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -> BenchmarkImport:
@@ -186,7 +221,7 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
         price_basis=basis,
         unit_costs={key: str(value) for key, value in costs.items()},
         estimate=estimate,
-        diagnostics=_diagnose(document, estimate),
+        diagnostics=_diagnose(document, estimate, _oversized_suggestion(spec, gpu, document, estimate)),
         document=json.loads(json.dumps(document.raw)),
         notes=f"runner document; median of {summary.get('measured_steps')} steps",
     )

@@ -113,3 +113,13 @@ def test_a_price_from_the_catalog_when_none_is_given(bundled_catalog):
     row = benchmark_import(_bytes(document), source="p5.json").result
     assert row.instance_type is not None and row.price_per_hour > Decimal("0")
     assert row.price_basis.startswith("current on-demand catalog price")
+
+
+def test_an_oversized_run_names_a_cheaper_card_that_fits(bundled_catalog):
+    # QLoRA 8B peaks at 20 GiB on an 80 GB H100 (25%): oversized. The sizing engine fits it on cheaper cards;
+    # the suggestion names the cheapest by current on-demand price per GPU-hour.
+    row = benchmark_import(_bytes(gpu_document()), source="run.json").result
+    fit = next(f for f in row.diagnostics if f["rule"] == "memory_fit")
+    assert fit["triggered"] and "oversized" in fit["message"]
+    assert fit["evidence"]["cheaper_fit"] and "USD per GPU-hour" in fit["evidence"]["cheaper_fit"]
+    assert "H100" not in fit["evidence"]["cheaper_fit"].split(" (")[0]
