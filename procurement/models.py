@@ -105,7 +105,14 @@ class BenchmarkResult(models.Model):
     workload = models.ForeignKey(
         Workload, on_delete=models.CASCADE, null=True, blank=True, related_name="benchmarks"
     )
-    gpu = models.ForeignKey("pricing.GpuModel", on_delete=models.PROTECT, related_name="benchmarks")
+    gpu = models.ForeignKey(
+        "pricing.GpuModel",
+        on_delete=models.PROTECT,
+        related_name="benchmarks",
+        null=True,
+        blank=True,
+        help_text="Empty only for CPU path runs.",
+    )
     gpu_count = models.PositiveSmallIntegerField(default=1)
     instance_type = models.ForeignKey(
         "pricing.InstanceType", on_delete=models.SET_NULL, null=True, blank=True
@@ -119,6 +126,36 @@ class BenchmarkResult(models.Model):
     measured_at = models.DateTimeField()
     source = models.CharField(max_length=300)
     notes = models.TextField(blank=True)
+    # Imported runner documents (docs/benchmark-format.md); rows entered by hand leave these empty.
+    document_sha256 = models.CharField(
+        max_length=64,
+        unique=True,
+        null=True,
+        blank=True,
+        help_text="Content hash: re-importing adds nothing.",
+    )
+    task = models.CharField(max_length=16, blank=True)
+    model_name = models.CharField(max_length=200, blank=True)
+    shape_key = models.CharField(
+        max_length=64,
+        blank=True,
+        db_index=True,
+        help_text="Model shape and method: what a workload matches on.",
+    )
+    cpu_only = models.BooleanField(
+        default=False, help_text="A CPU path run (tiny model): never used as a measurement."
+    )
+    price_per_hour = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
+    price_basis = models.CharField(
+        max_length=40, blank=True, help_text="given in the run, or the current catalog price"
+    )
+    unit_costs = models.JSONField(default=dict, blank=True)
+    diagnostics = models.JSONField(default=list, blank=True)
+    estimate = models.JSONField(
+        default=dict, blank=True, help_text="The sizing engine's estimate for the same run."
+    )
+    document = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-measured_at"]
@@ -138,7 +175,8 @@ class BenchmarkResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.workload or 'benchmark'} on {self.gpu_count}× {self.gpu.slug}"
+        where = f"{self.gpu_count}× {self.gpu.slug}" if self.gpu else "CPU"
+        return f"{self.model_name or self.workload or 'benchmark'} on {where}"
 
 
 class Recommendation(models.Model):

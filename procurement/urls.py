@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from procurement.views import costing, dashboard, sizing, tco_forms, workloads
+from procurement.views import benchmarks, costing, dashboard, sizing, tco_forms, workloads
 from procurement.views.reports import report_urlpatterns
 
 urlpatterns: list = [
@@ -22,5 +22,8 @@ urlpatterns: list = [
         "workloads/<int:workload_id>/duplicate/", workloads.workload_duplicate_view, name="workload-duplicate"
     ),
     path("workloads/<int:workload_id>/delete/", workloads.workload_delete_page, name="workload-delete"),
+    path("benchmarks/", benchmarks.benchmark_list_page, name="benchmark-list"),
+    path("benchmarks/calibration/", benchmarks.calibration_page, name="benchmark-calibration"),
+    path("benchmarks/<int:pk>/", benchmarks.benchmark_detail_page, name="benchmark-detail"),
 ]
 urlpatterns += report_urlpatterns()  # /reports/<kind>/<id>/ and its downloads, one pair per report kind

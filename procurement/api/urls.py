@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from procurement.api import costing, sizing
+from procurement.api import benchmarks, costing, sizing
 
 urlpatterns: list = [
     path("tco/", costing.TcoStudyCreate.as_view(), name="api-tco-create"),
     path("tco/<int:pk>/", costing.TcoStudyDetail.as_view(), name="api-tco-detail"),
     path("recommendations/", costing.RecommendationCreate.as_view(), name="api-recommendation-create"),
     path("size/", sizing.SizeWorkload.as_view(), name="api-size"),
+    path("benchmarks/", benchmarks.BenchmarkListCreate.as_view(), name="api-benchmarks"),
 ]

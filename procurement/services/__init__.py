@@ -7,6 +7,12 @@ prices), ``notifications`` (change events), ``currency`` (results in another cur
 """
 
 from procurement import models
+from procurement.services.benchmarks import (
+    BenchmarkImport,
+    benchmark_import,
+    measured_speeds_by_shape,
+    measured_speeds_for_spec,
+)
 from procurement.services.notifications import (
     change_event_create,
     change_event_has_target,
@@ -48,6 +54,10 @@ from procurement.services.tco import (
 )
 
 __all__ = [
+    "BenchmarkImport",
+    "benchmark_import",
+    "measured_speeds_by_shape",
+    "measured_speeds_for_spec",
     "RANKING_OPTION_FIELDS",
     "EvaluatedStudy",
     "OfferPriceRecorder",

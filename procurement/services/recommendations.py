@@ -28,6 +28,7 @@ from procurement.ranking import (
     prepare,
     rank_workload,
 )
+from procurement.services.benchmarks import measured_speeds_for_spec
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
 from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
@@ -142,11 +143,15 @@ def workload_spec_parse(document: object) -> WorkloadSpec:
         raise WorkloadSpecInputError(list(error.errors)) from None
 
 
-def _measured_speeds(workload: models.Workload | None) -> dict[tuple[str, int], float]:
+def _measured_speeds(workload: models.Workload | None, spec: WorkloadSpec) -> dict[tuple[str, int], float]:
+    """Runs of the same shape and method (any workload), then this workload's own runs on top."""
+    speeds = measured_speeds_for_spec(spec)
     if workload is None:
-        return {}
-    rows = workload.benchmarks.filter(tokens_per_second__isnull=False).order_by("measured_at")
-    return {(row.gpu.slug, row.gpu_count): float(row.tokens_per_second) for row in rows.select_related("gpu")}
+        return speeds
+    rows = workload.benchmarks.filter(tokens_per_second__isnull=False, gpu__isnull=False, cpu_only=False)
+    for row in rows.order_by("measured_at").select_related("gpu"):
+        speeds[(row.gpu.slug, row.gpu_count)] = float(row.tokens_per_second)
+    return speeds
 
 
 @dataclass(frozen=True)
@@ -267,7 +272,9 @@ def recommendation_compute(
         storage_gb=float(disk_gb),
         storage_rate_per_gb_month=context.storage_rates,
         storage_rate_assumed=context.storage_assumed,
-        measured_tokens_per_second=_measured_speeds(workload) if measured_speeds is None else measured_speeds,
+        measured_tokens_per_second=_measured_speeds(workload, spec)
+        if measured_speeds is None
+        else measured_speeds,
         spot_price_history=context.spot_price_histories,
     )
     try:

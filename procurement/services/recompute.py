@@ -15,6 +15,7 @@ from django.db import transaction
 from procurement import models
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
+from procurement.services.benchmarks import measured_speeds_for_spec
 from procurement.services.notifications import change_event_create, change_events_create
 from procurement.services.recommendations import (
     RankingContext,
@@ -93,7 +94,7 @@ def _latest_recommendations(workload_ids: list[int]) -> dict[int, models.Recomme
 
 def _measured_speeds_bulk(workload_ids: list[int]) -> dict[int, dict[tuple[str, int], float]]:
     rows = models.BenchmarkResult.objects.filter(
-        workload_id__in=workload_ids, tokens_per_second__isnull=False
+        workload_id__in=workload_ids, tokens_per_second__isnull=False, gpu__isnull=False, cpu_only=False
     )
     speeds: dict[int, dict[tuple[str, int], float]] = {}
     for workload_id, slug, count, tokens in rows.order_by("measured_at").values_list(
@@ -135,6 +136,7 @@ def _rerank(workload, previous, speeds, context: RankingContext) -> _Recomputed 
     parameters = previous.parameters if previous else {}
     options = ranking_options_parse(parameters)
     spec = workload_spec_parse(workload.spec)
+    speeds = measured_speeds_for_spec(spec) | speeds  # same-shape runs, the workload's own on top
     ranking = recommendation_compute(spec=spec, options=options, context=context, measured_speeds=speeds)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):

@@ -91,6 +91,23 @@ ACHIEVED_BANDWIDTH = Assumption(
     "Decode is bandwidth bound; DESIGN reference: 7B fp16 on 2 TB/s bounds at ~140 tok/s, 80-120 "
     "observed; gpt-fast reports ~1700 of 2039 GB/s empirical peak on A100.",
 )
+# Weight-only quantized decode reads fewer bytes but dequantizes them on the fly, so the achieved
+# bandwidth is lower than for 16-bit reads. Ratios of achieved bandwidth from gpt-fast's README (A100-80GB,
+# batch 1): Llama-2-7B int8 1069.20 / bf16 1397.31 GB/s = 0.765; int4 g=32 862.69 / 1397.31 = 0.617.
+INT8_DECODE_EFFICIENCY = Assumption(
+    "int8_decode_bandwidth_efficiency",
+    0.765,
+    "fraction of the 16-bit achieved bandwidth",
+    "gpt-fast README (pytorch-labs/gpt-fast, A100-80GB, batch 1): Llama-2-7B int8 reaches 1069.20 GB/s "
+    "against 1397.31 GB/s in bf16 (dequantization cost of weight-only int8).",
+)
+INT4_DECODE_EFFICIENCY = Assumption(
+    "int4_decode_bandwidth_efficiency",
+    0.617,
+    "fraction of the 16-bit achieved bandwidth",
+    "gpt-fast README: Llama-2-7B int4 (group 32) reaches 862.69 GB/s against 1397.31 GB/s in bf16; "
+    "used for NF4 too (bitsandbytes' NF4 kernels are no faster), an assumption.",
+)
 PREFILL_MFU = Assumption(
     "prefill_mfu",
     0.50,
@@ -190,6 +207,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     MFU_DATACENTER,
     MFU_WORKSTATION,
     ACHIEVED_BANDWIDTH,
+    INT8_DECODE_EFFICIENCY,
+    INT4_DECODE_EFFICIENCY,
     PREFILL_MFU,
     COMM_EFFICIENCY,
     COMM_OVERLAP,

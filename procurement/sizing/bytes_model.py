@@ -97,23 +97,34 @@ def _mlp_intermediate(model: ModelSpec) -> float:
     return float(model.intermediate_size)
 
 
-def layer_activation_bytes_per_token(model: ModelSpec, seq_len: int, attention_scores: bool) -> float:
-    """Bytes one layer keeps for backward, per token, 16-bit activations (Korthikanti et al. 2022).
+def activation_scale(spec) -> float:
+    """Saved activations are in the compute dtype: fp32 training keeps 4-byte tensors where Korthikanti's
+    counts assume 2 (fp8 recipes keep bf16 activations). Dropout masks stay 1 byte either way."""
+    return 2.0 if spec.precision == "fp32" else 1.0
 
-    With dropout, MHA and a 4h GeLU MLP this is exactly 34h + 5as. SwiGLU keeps gate, up, SiLU output and
-    their product (8I); GQA shrinks the saved K and V to the KV width.
+
+def layer_activation_bytes_per_token(
+    model: ModelSpec, seq_len: int, attention_scores: bool, scale: float = 1.0
+) -> float:
+    """Bytes one layer keeps for backward, per token (Korthikanti et al. 2022), for 16-bit activations
+    times `scale` (2 for fp32); 1-byte dropout masks are not scaled.
+
+    With dropout, MHA and a 4h GeLU MLP this is exactly 34h + 5as in 16 bits. SwiGLU keeps gate, up, SiLU
+    output and their product (8I); GQA shrinks the saved K and V to the KV width.
     """
     h = float(model.hidden_size)
     q_out = float(model.num_attention_heads * model.head_dim)
     kv_out = float(model.num_key_value_heads * model.head_dim)
     inter = _mlp_intermediate(model)
     mask = 1.0 if model.dropout else 0.0
-    attention = 2 * h + 2 * q_out + 4 * kv_out + 2 * q_out + mask * h
-    mlp = 2 * h + (8 * inter if model.gated_mlp else 4 * inter) + mask * h
-    norms = 4 * h
+    attention = scale * (2 * h + 2 * q_out + 4 * kv_out + 2 * q_out) + mask * h
+    mlp = scale * (2 * h + (8 * inter if model.gated_mlp else 4 * inter)) + mask * h
+    norms = scale * 4 * h
     total = attention + mlp + norms
     if attention_scores:
-        total += (5.0 if model.dropout else 2.0) * model.num_attention_heads * seq_len
+        # softmax output (2 bytes) and, with dropout, its 1-byte mask and 2-byte dropped output: 5as / 2as
+        heads_seq = model.num_attention_heads * seq_len
+        total += (scale * 4.0 + 1.0) * heads_seq if model.dropout else scale * 2.0 * heads_seq
     return total
 
 
@@ -128,8 +139,12 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         grad_bytes_per_param=_param_bytes(spec),
         optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
         largest_layer_bytes=counts.largest_layer_params(model) * bytes_per_weight,
-        layer_bytes_per_token=layer_activation_bytes_per_token(model, spec.seq_len, True),
-        layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(model, spec.seq_len, False),
-        layer_input_bytes_per_token=2.0 * model.hidden_size,
+        layer_bytes_per_token=layer_activation_bytes_per_token(
+            model, spec.seq_len, True, activation_scale(spec)
+        ),
+        layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(
+            model, spec.seq_len, False, activation_scale(spec)
+        ),
+        layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=LOGITS_BYTES.value * model.vocab_size,
     )

@@ -98,6 +98,7 @@ def linear_shapes(model: ModelSpec) -> dict[str, tuple[int, int, int]]:
         "k_proj": (h, kv_out, layers),
         "v_proj": (h, kv_out, layers),
         "o_proj": (q_out, h, layers),
+        "qkv_fused": (h, q_out + 2 * kv_out, layers),
     }
     # Dense and expert MLPs share target names; an MoE model's experts use moe_intermediate_size.
     inter = model.moe_intermediate_size if moe_layers and not dense_layers else model.intermediate_size

@@ -22,6 +22,7 @@ CHECKPOINTING = ("none", "selective", "full")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
     "output_proj": ("o_proj",),
@@ -29,6 +30,20 @@ LORA_TARGET_ALIASES = {
     "w1": ("gate_proj",),
     "w2": ("down_proj",),
     "w3": ("up_proj",),
+    # Fused attention projections: one linear d -> q + k + v (BLOOM, Falcon, GPT-NeoX `query_key_value`;
+    # GPT-2 `c_attn`; MPT `Wqkv`). PEFT adapts the fused linear as one: r x (d + q_out + 2 kv_out).
+    "query_key_value": ("qkv_fused",),
+    "c_attn": ("qkv_fused",),
+    "wqkv": ("qkv_fused",),
+    "qkv_proj": ("qkv_fused",),  # Phi-3
+    # Their output and MLP linears (Falcon/NeoX `dense*`, MPT `out_proj`/`up_proj`, GPT-2 `c_fc`).
+    "dense": ("o_proj",),
+    "out_proj": ("o_proj",),
+    "dense_h_to_4h": ("up_proj",),
+    "dense_4h_to_h": ("down_proj",),
+    "c_fc": ("up_proj",),
+    "fc1": ("up_proj",),
+    "fc2": ("down_proj",),
     "all-linear": LORA_TARGETS,
     "all_linear": LORA_TARGETS,
     "all linear": LORA_TARGETS,
@@ -499,9 +514,11 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool) -> LoraSpe
     targets: list[str] = []
     for index, target in enumerate(raw_targets):
         name = str(target).strip().lower()
-        expanded = LORA_TARGET_ALIASES.get(name, (name,) if name in LORA_TARGETS else None)
+        expanded = LORA_TARGET_ALIASES.get(
+            name, (name,) if name in LORA_TARGETS + FUSED_LORA_TARGETS else None
+        )
         if expanded is None:
-            choices = ", ".join(LORA_TARGETS + ("all-linear",))
+            choices = ", ".join(LORA_TARGETS + ("all-linear", "query_key_value", "c_attn", "Wqkv"))
             reader.error(f"lora.targets[{index}]", f"unknown module {target!r}; expected one of {choices}")
             continue
         targets.extend(t for t in expanded if t not in targets)

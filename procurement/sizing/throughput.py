@@ -19,6 +19,8 @@ from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
+    INT4_DECODE_EFFICIENCY,
+    INT8_DECODE_EFFICIENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
     QLORA_DEQUANT_OVERHEAD,
@@ -194,8 +196,16 @@ def training_hours(spec: WorkloadSpec, **rows) -> np.ndarray:
     return training_throughput(spec, **rows)["training_hours"]
 
 
+DECODE_EFFICIENCY = {
+    "int8": INT8_DECODE_EFFICIENCY.value,
+    "int4": INT4_DECODE_EFFICIENCY.value,
+    "nf4": INT4_DECODE_EFFICIENCY.value,
+}
+
+
 def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, float]:
-    """(weight bytes read per decode step, KV bytes read per stream per step), whole model."""
+    """(weight bytes read per decode step, KV bytes read per stream per step), whole model; quantized
+    weights in bandwidth-equivalent bytes (stored bytes / the kernel's dequantization efficiency)."""
     model = spec.model
     state = state_bytes(spec)
     weight_read = state.weight_bytes
@@ -207,6 +217,8 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
         expert_params = (model.params - active) * experts / (experts - k)
         touched = 1.0 - (1.0 - k / experts) ** concurrency
         weight_read -= expert_params * (1.0 - touched) * state.weight_bytes / model.params
+    # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
+    weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
     inference = spec.inference
     average_context = inference.prompt_tokens + inference.output_tokens / 2.0
     kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype] * average_context

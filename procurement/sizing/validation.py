@@ -93,6 +93,19 @@ BERT_BASE = {
     "vocab_size": 28996,
     "gated_mlp": False,
 }
+# bert-large-uncased config.json (google-research/bert): 24 layers, 1024 hidden, 16 heads, 4096 GeLU MLP.
+BERT_LARGE = {
+    "name": "bert-large-uncased",
+    "params": 335141888,
+    "num_layers": 24,
+    "hidden_size": 1024,
+    "num_attention_heads": 16,
+    "intermediate_size": 4096,
+    "vocab_size": 30522,
+    "gated_mlp": False,
+    "dropout": True,
+    "tie_word_embeddings": True,
+}
 TT_LORA_TARGETS = ["q_proj", "v_proj", "output_proj", "mlp"]
 
 
@@ -118,6 +131,35 @@ def _llama_factory(method: dict, explanation: str = "") -> Case:
         "gradient_checkpointing": "full",
     } | method
     return Case(spec, "nvidia_smi", "a100-sxm4-80gb", GB, explanation=explanation)
+
+
+def _bert_anatomy(batch: int, checkpointing: str = "none") -> Case:
+    """Hugging Face's 'Model training anatomy' runs: fp32 Trainer defaults, eager attention, V100, MiB."""
+    spec = {
+        "task": "full_finetune",
+        "model": BERT_LARGE,
+        "precision": "fp32",
+        "master_weights_fp32": False,
+        "micro_batch_size": batch,
+        "seq_len": 512,
+        "flash_attention": False,
+        "gradient_checkpointing": checkpointing,
+    }
+    return Case(spec, "nvidia_smi", "v100-sxm2-16gb", 2**20)
+
+
+def _gpt_fast(preset: str, quantization: str) -> Case:
+    """gpt-fast's single-GPU decode rows: batch 1, a 5-token prompt, 200 generated tokens."""
+    return Case(
+        {
+            "task": "inference",
+            "model": {"preset": preset},
+            "weight_quantization": quantization,
+            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
+        },
+        "decode",
+        "a100-sxm4-80gb",
+    )
 
 
 CASES: dict[str, Case] = {
@@ -213,6 +255,9 @@ CASES: dict[str, Case] = {
         "a100-sxm4-80gb",
         explanation="Encoder-decoder approximated as 48 decoder blocks; batch and length not stated (8 x 128 assumed).",
     ),
+    "hf-anatomy-bert-large-fp32-b4": _bert_anatomy(4),
+    "hf-anatomy-bert-large-fp32-b1-ga4": _bert_anatomy(1),
+    "hf-anatomy-bert-large-fp32-b1-ga4-ckpt": _bert_anatomy(1, "full"),
     "accel-gptj6b-fp16-load": Case(
         {
             "task": "inference",
@@ -260,21 +305,13 @@ CASES: dict[str, Case] = {
     "llamafactory-table-7b/lora16": _llama_factory({"task": "lora"}),
     "llamafactory-table-7b/qlora8": _llama_factory({"task": "qlora", "weight_quantization": "int8"}),
     "llamafactory-table-7b/qlora4": _llama_factory({"task": "qlora", "weight_quantization": "nf4"}),
-    "gptfast-llama2-70b-int4g32": Case(
-        {
-            "task": "inference",
-            "model": {"preset": "llama-2-70b"},
-            "weight_quantization": "int4",
-            "inference": {"concurrency": 1, "context_len": 205, "output_tokens": 200},
-        },
-        "decode",
-        "a100-sxm4-80gb",
-        estimate_runs="high",
-        explanation="gpt-fast's int4 kernel on GPUs power-capped to 330 W reaches about half of nominal "
-        "bandwidth (its README: 1098 GB/s), below the engine's achieved-bandwidth default, which is "
-        "calibrated on plain 16-bit reads; group size 32 also stores more scale bits per weight than the "
-        "engine's int4 figure.",
-    ),
+    "gptfast-llama2-70b-int4g32": _gpt_fast("llama-2-70b", "int4"),
+    "gptfast-llama2-7b-bf16": _gpt_fast("llama-2-7b", "none"),
+    "gptfast-llama2-7b-int8": _gpt_fast("llama-2-7b", "int8"),
+    "gptfast-llama2-7b-int4g32": _gpt_fast("llama-2-7b", "int4"),
+    "gptfast-llama2-70b-int8": _gpt_fast("llama-2-70b", "int8"),
+    "gptfast-llama31-8b-bf16": _gpt_fast("llama-3.1-8b", "none"),
+    "gptfast-llama31-8b-int8": _gpt_fast("llama-3.1-8b", "int8"),
     "gptfast-llama2-70b-bf16-tp2": Case(
         {
             "task": "inference",

@@ -1,0 +1,38 @@
+"""Import benchmark runner documents: `manage.py import_benchmark FILE... [--gpu SLUG]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement.benchmarks.document import BenchmarkDocumentError
+from procurement.services import benchmark_import
+
+
+class Command(BaseCommand):
+    help = "Import benchmark JSON documents (docs/benchmark-format.md); re-importing a file adds nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--gpu", help="catalog GPU slug, when the driver's GPU name is not mapped")
+
+    def handle(self, *args, files, gpu=None, **options):
+        inserted = unchanged = 0
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                raise CommandError(f"{path}: {error.strerror}") from None
+            try:
+                outcome = benchmark_import(data, source=path.name, gpu_slug=gpu)
+            except BenchmarkDocumentError as error:
+                raise CommandError(str(error)) from None
+            inserted, unchanged = inserted + outcome.created, unchanged + (not outcome.created)
+            row = outcome.result
+            costs = row.unit_costs.get("per_million_tokens")
+            cost_text = f", {costs} {row.currency} per 1M tokens" if costs else ""
+            self.stdout.write(
+                f"{path.name}: benchmark {row.pk} ({'new' if outcome.created else 'already stored'}){cost_text}"
+            )
+        self.stdout.write(f"inserted {inserted}, unchanged {unchanged}")
