@@ -174,9 +174,18 @@ class RecommendationCreate(APIView):
 
     def _workload(self, request, data: dict) -> models.Workload:
         if data.get("workload_id") is not None:
-            workload = models.Workload.objects.filter(pk=data["workload_id"]).first()
+            workload_id = data["workload_id"]
+            if (
+                isinstance(workload_id, bool)
+                or not isinstance(workload_id, int)
+                or not 0 < workload_id < 2**63
+            ):
+                raise CostInputError(
+                    "workload_id", f"must be a whole number id, got {repr(workload_id)[:40]}"
+                )
+            workload = models.Workload.objects.filter(pk=workload_id).first()
             if workload is None:
-                raise CostInputError("workload_id", f"no workload {data['workload_id']!r}")
+                raise CostInputError("workload_id", f"no workload {workload_id}")
             return workload
         if not isinstance(data.get("workload"), dict):
             raise CostInputError("workload", "give a workload spec or a workload_id")

@@ -18,12 +18,12 @@ from typing import Any
 from procurement.costing.gpu_catalog import GpuEconomics
 from procurement.costing.values import (
     CostInputError,
+    bounded_int,
     convert_currency,
     currency_code,
     fraction,
     non_negative,
     positive,
-    positive_int,
 )
 
 RENT_PRICING_MODELS = (
@@ -40,6 +40,12 @@ COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_pla
 
 # Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
 DEFAULT_HORIZON_MONTHS = 36
+# Bounds on the sizes a study sets (the engine's work grows with the horizon): 30 years of months,
+# at most 64 GPUs in a server, a fleet of 100,000 servers, 30 years of depreciation.
+MAX_HORIZON_MONTHS = 360
+MAX_GPUS_PER_SERVER = 64
+MAX_SERVERS = 100_000
+MAX_DEPRECIATION_YEARS = 30
 DEFAULT_DISCOUNT_RATE_ANNUAL = Decimal("0.08")
 BUY_DEFAULTS: dict[str, Decimal | int] = {
     "servers": 1,
@@ -254,7 +260,9 @@ def parse_tco_study(
     rates = fx_rates or {}
     buy = _parse_buy(_Section(study.require("buy"), "buy"), currency, gpu_lookup, rates)
     rent = _parse_rent(_Section(study.require("rent"), "rent"), currency, offer_lookup, rates)
-    horizon = study.get("horizon_months", positive_int, DEFAULT_HORIZON_MONTHS)
+    horizon = study.get(
+        "horizon_months", lambda v, f: bounded_int(v, f, MAX_HORIZON_MONTHS), DEFAULT_HORIZON_MONTHS
+    )
     return TcoStudy(
         name=study.get("name", _text, "tco study"),
         horizon_months=horizon,
@@ -271,8 +279,12 @@ def _parse_buy(
 ) -> BuySpec:
     section.reject_unknown(_BUY_FIELDS)
     gpu = _lookup_gpu(section, gpu_lookup)
-    servers = section.get("servers", positive_int, BUY_DEFAULTS["servers"])
-    gpus_per_server = section.get("gpus_per_server", positive_int, BUY_DEFAULTS["gpus_per_server"])
+    servers = section.get("servers", lambda v, f: bounded_int(v, f, MAX_SERVERS), BUY_DEFAULTS["servers"])
+    gpus_per_server = section.get(
+        "gpus_per_server",
+        lambda v, f: bounded_int(v, f, MAX_GPUS_PER_SERVER),
+        BUY_DEFAULTS["gpus_per_server"],
+    )
     list_price = _gpu_list_price(section, gpu, currency, rates)
     overhead_default = gpus_per_server * BUY_DEFAULTS["server_overhead_kw_per_gpu"]
     return BuySpec(
@@ -295,7 +307,9 @@ def _parse_buy(
         fte_cost_per_year=_money_default(section, "fte_cost_per_year", currency),
         residual_pct=section.get("residual_pct", fraction, BUY_DEFAULTS["residual_pct"]),
         depreciation_years=section.get(
-            "depreciation_years", positive_int, BUY_DEFAULTS["depreciation_years"]
+            "depreciation_years",
+            lambda v, f: bounded_int(v, f, MAX_DEPRECIATION_YEARS),
+            BUY_DEFAULTS["depreciation_years"],
         ),
     )
 

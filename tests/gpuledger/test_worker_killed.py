@@ -53,9 +53,8 @@ def test_a_task_whose_worker_is_killed_is_redelivered_and_applied_once(
     import redis
     from django.conf import settings
 
-    from pricing.tasks import load_bundled_catalog
-
     from gpuledger.celery import app
+    from pricing.tasks import load_bundled_catalog
 
     app.conf.task_always_eager = False  # through the broker (the autouse fixture puts it back)
     redis.Redis.from_url(settings.REDIS_URL).flushdb()  # this engineer's own db index: no stale tasks
