@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test lint format migrate catalog worker beat clean
+.PHONY: run test lint format migrate catalog worker beat clean backup restore
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,14 @@ worker: $(VENV)/.runtime-installed
 
 beat: $(VENV)/.runtime-installed
 	$(VENV)/bin/celery -A gpuledger beat --loglevel=INFO
+
+# PostgreSQL backups (DATABASE_URL): `make backup` writes var/backups/gpuledger-<UTC time>.dump (or BACKUP=...);
+# `make restore BACKUP=file.dump` replaces the database's contents with it, all or nothing.
+backup:
+	infra/backup.sh $(BACKUP)
+
+restore:
+	infra/restore.sh $(BACKUP)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache staticfiles

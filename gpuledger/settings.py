@@ -274,3 +274,13 @@ if not re.fullmatch(r"[A-Z]{3}", GPULEDGER_REPORTING_CURRENCY):
     raise ImproperlyConfigured(
         f"GPULEDGER_REPORTING_CURRENCY={GPULEDGER_REPORTING_CURRENCY!r} is not an ISO 4217 code"
     )
+
+# Request bounds (issue 9): a body over 1 MB is refused (forms by Django, API JSON by BoundedJSONParser
+# with a 413); JSON depth is bounded; a page is at most 1,000 rows; a NUL byte in a query parameter is a 400.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["gpuledger.parsers.BoundedJSONParser"]
+REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"] = "gpuledger.pagination.BoundedLimitOffsetPagination"
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.common.CommonMiddleware"),
+    "gpuledger.middleware.RejectNulBytesMiddleware",
+)

@@ -3,11 +3,15 @@
 The natural key of an observation is (offer, pricing model, payment option, observed_at, source):
 ingesting the same records twice inserts nothing the second time. The records are read once, into
 columns; providers, regions, instance types and offers are upserted from the few distinct values;
-then the observations go in as one set. On PostgreSQL that is a ``COPY`` into a temporary table and
-one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` (a million rows in seconds); elsewhere (SQLite in
-development) a filtered ``bulk_create``.
+then the observations go in as one set. On PostgreSQL that is a binary ``COPY`` (typed fields, so no
+text such as a file name can split a row or forge a field) straight into the table, or into a temporary
+table and one ``INSERT … SELECT … ON CONFLICT DO NOTHING`` (a million rows in seconds); elsewhere
+(SQLite in development) a filtered ``bulk_create``.
 
 Guard rails, applied before anything is written:
+- text with a NUL byte or longer than its column, a provider that is not a slug, a number beyond what
+  its column holds, and an observation dated more than a day ahead stop the batch with an error naming
+  the row and field;
 - a price that is not above zero is rejected and counted (readers already drop them; this is the
   last line of defence, since a missing price must never be stored as free);
 - a currency without an FX rate stops the batch with an error naming the currency and the row;

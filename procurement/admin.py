@@ -59,3 +59,27 @@ class ChangeEventAdmin(admin.ModelAdmin):
     list_display = ["kind", "workload", "tco_study", "created_at", "notified_at"]
     list_filter = ["kind"]
     readonly_fields = ["kind", "workload", "tco_study", "before", "after", "created_at", "notified_at"]
+
+
+@admin.register(models.NotificationOutbox)
+class NotificationOutboxAdmin(admin.ModelAdmin):
+    """Where each change event's notification stands; written by the senders only (read-only here)."""
+
+    list_display = ["event", "state", "attempts", "claimed_at", "sent_at", "last_error"]
+    list_filter = ["state"]
+    readonly_fields = [
+        "event",
+        "state",
+        "claim_token",
+        "claimed_at",
+        "sent_at",
+        "attempts",
+        "last_error",
+        "created_at",
+    ]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
 from pricing.providers.records import SourceRowError, SpotAdvisoryRecord
 
 OPERATING_SYSTEM = "Linux"
@@ -65,21 +66,18 @@ def read_spot_advisor(
     )
 
 
-MAX_JSON_DEPTH = 32  # the advisor file nests 5 deep; deeper is not an advisor file
-
-
 def load_json_file(path: Path) -> Any:
     """Decode a JSON file; bad UTF-8, bad JSON and too deep nesting name the file, line and column."""
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line, column = _line_column(raw, error.start)
+        line, column = line_column(raw, error.start)
         message = f"byte 0x{raw[error.start]:02x} is not valid UTF-8"
         raise SourceRowError(f"{path}:{line}:{column}", "(encoding)", message) from None
-    too_deep = _first_too_deep(text, MAX_JSON_DEPTH)
+    too_deep = first_too_deep(text, MAX_JSON_DEPTH)
     if too_deep is not None:
-        line, column = _line_column(text, too_deep)
+        line, column = line_column(text, too_deep)
         raise SourceRowError(
             f"{path}:{line}:{column}", "(json)", f"nested deeper than {MAX_JSON_DEPTH} levels"
         )
@@ -87,38 +85,6 @@ def load_json_file(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise SourceRowError(f"{path}:{error.lineno}:{error.colno}", "(json)", error.msg) from None
-
-
-def _line_column(text: str | bytes, offset: int) -> tuple[int, int]:
-    newline = "\n" if isinstance(text, str) else b"\n"
-    line_start = text.rfind(newline, 0, offset) + 1
-    return text.count(newline, 0, offset) + 1, offset - line_start + 1
-
-
-_BRACKETS = re.compile(r'[\[\]{}"\\]')
-
-
-def _first_too_deep(text: str, limit: int) -> int | None:
-    """The offset of the first bracket nested deeper than `limit` (outside strings), else None.
-    Checked before decoding, since Python's decoder recurses and would crash on deep input."""
-    depth, in_string, escaped_at = 0, False, -2
-    for match in _BRACKETS.finditer(text):
-        char, at = match.group(), match.start()
-        if in_string:
-            if char == "\\" and escaped_at != at - 1:
-                escaped_at = at
-            elif char == '"' and escaped_at != at - 1:
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return at
-        elif char in "]}":
-            depth -= 1
-    return None
 
 
 def parse_spot_advisor(

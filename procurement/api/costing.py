@@ -263,11 +263,17 @@ class RecommendationCreate(APIView):
     def _workload(self, request, data: dict) -> models.Workload:
         if data.get("workload_id") is not None:
             workload_id = data["workload_id"]
-            workload = None
-            if isinstance(workload_id, int) and not isinstance(workload_id, bool):
-                workload = visible_to(models.Workload.objects, request.user).filter(pk=workload_id).first()
+            if (
+                isinstance(workload_id, bool)
+                or not isinstance(workload_id, int)
+                or not 0 < workload_id < 2**63
+            ):
+                raise CostInputError(
+                    "workload_id", f"must be a whole number id, got {repr(workload_id)[:40]}"
+                )
+            workload = visible_to(models.Workload.objects, request.user).filter(pk=workload_id).first()
             if workload is None:  # another team's workload reads as missing
-                raise CostInputError("workload_id", f"no workload {workload_id!r}")
+                raise CostInputError("workload_id", f"no workload {workload_id}")
             return workload
         if not isinstance(data.get("workload"), dict):
             raise CostInputError("workload", "give a workload spec or a workload_id")

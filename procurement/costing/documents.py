@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
 from procurement.costing.values import CostInputError
 
 
@@ -37,18 +38,51 @@ def load_document_file(path: str | Path) -> object:
 
 
 def _load_json(text: str, source: str) -> object:
+    too_deep = first_too_deep(text)
+    if too_deep is not None:
+        line, column = line_column(text, too_deep)
+        raise DocumentSyntaxError(
+            f"{source}, line {line}, column {column}", f"nested deeper than {MAX_JSON_DEPTH} levels"
+        )
     try:
         return json.loads(text, parse_float=Decimal)
     except json.JSONDecodeError as error:
         raise DocumentSyntaxError(f"{source}, line {error.lineno}, column {error.colno}", error.msg) from None
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without aliases: a 595-byte file of nested aliases expands to megabytes (a "billion
+    laughs"); no study or workload needs them, so the first one is an error naming its place."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not accepted; write the value out", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def _load_yaml(text: str, source: str) -> object:
     try:
-        return yaml.safe_load(text)
+        return _check_depth(yaml.load(text, Loader=_NoAliasLoader), source)  # noqa: S506 (a SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"{source}, line {mark.line + 1}, column {mark.column + 1}" if mark else source
         raise DocumentSyntaxError(where, str(error.problem or error)) from None
     except yaml.YAMLError as error:
         raise DocumentSyntaxError(source, str(error)) from None
+    except RecursionError:
+        raise DocumentSyntaxError(source, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+
+
+def _check_depth(document: object, source: str) -> object:
+    """YAML nesting is bounded like JSON's (the composer recursed already; the engines must not)."""
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise DocumentSyntaxError(source, f"nested deeper than {MAX_JSON_DEPTH} levels")
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return document

@@ -178,6 +178,15 @@ def _per_million(tokens: Decimal | None) -> Decimal | None:
     return None if tokens is None else tokens / MILLION
 
 
+# Physically meaningful ranges: past these an input is a typo (or an attack), and the products of
+# price × hours × instances stay far inside Decimal's 28 digits.
+JOB_LIMITS = {"hours": 1_000_000, "setup_hours": 1_000_000, "price_per_hour": 1_000_000, "instances": 100_000,
+              "storage_gb": 10**9, "storage_months": 1200, "epochs": 10_000}  # fmt: skip
+JOB_LIMIT_REASONS = {"hours": "about 114 years", "setup_hours": "about 114 years", "price_per_hour": "per instance-hour",
+                     "instances": "a fleet", "storage_gb": "an exabyte", "storage_months": "a century",
+                     "epochs": "passes over the data"}  # fmt: skip
+
+
 def _validate(job: JobCostInput) -> None:
     non_negative(job.price_per_hour, "price_per_hour")
     non_negative(job.hours, "hours")
@@ -194,6 +203,12 @@ def _validate(job: JobCostInput) -> None:
     for name in ("training_tokens", "generated_tokens", "epochs"):
         if getattr(job, name) is not None:
             positive(getattr(job, name), name)
+    for name, limit in JOB_LIMITS.items():
+        value = getattr(job, name)
+        if value is not None and value > limit:
+            raise CostInputError(
+                name, f"must be at most {limit:,} ({JOB_LIMIT_REASONS[name]}), got {value:.3e}"
+            )
     currency_code(job.currency)
     if job.basis not in BASES:
         raise CostInputError("basis", f"must be one of {', '.join(BASES)}, got {job.basis!r}")

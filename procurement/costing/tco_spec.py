@@ -18,6 +18,7 @@ from typing import Any
 from procurement.costing.gpu_catalog import GpuEconomics
 from procurement.costing.values import (
     CostInputError,
+    bounded_int,
     convert_currency,
     currency_code,
     fraction,
@@ -39,13 +40,17 @@ RENT_PRICING_MODELS = (
 RENT_REPORT_ONLY_FIELDS = ("price_stale", "price_stale_after_hours")
 COMMITTED_PRICING_MODELS = frozenset({"reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"})
 
-# Bounds on every size a study can set: the model runs month by month, a dozen times for the tornado.
-MAX_HORIZON_MONTHS = 240  # 20 years: longer than any server life
-MAX_SERVERS = 100_000
+# The financing term's bound (the other sizes a study can set are bounded below).
 MAX_FINANCING_TERM_MONTHS = 480
 
 # Defaults, each sourced or marked as an assumption in docs/cost-model.md ("Buy versus rent").
 DEFAULT_HORIZON_MONTHS = 36
+# Bounds on the sizes a study sets (the engine's work grows with the horizon): 30 years of months,
+# at most 64 GPUs in a server, a fleet of 100,000 servers, 30 years of depreciation.
+MAX_HORIZON_MONTHS = 360
+MAX_GPUS_PER_SERVER = 64
+MAX_SERVERS = 100_000
+MAX_DEPRECIATION_YEARS = 30
 DEFAULT_DISCOUNT_RATE_ANNUAL = Decimal("0.08")
 BUY_DEFAULTS: dict[str, Decimal | int] = {
     "servers": 1,
@@ -443,7 +448,9 @@ def _parse_buy(
     section.reject_unknown(_BUY_FIELDS)
     gpu = _lookup_gpu(section, gpu_lookup)
     servers = section.get("servers", _bounded(positive_int, MAX_SERVERS), BUY_DEFAULTS["servers"])
-    gpus_per_server = section.get("gpus_per_server", positive_int, BUY_DEFAULTS["gpus_per_server"])
+    gpus_per_server = section.get(
+        "gpus_per_server", _bounded(positive_int, MAX_GPUS_PER_SERVER), BUY_DEFAULTS["gpus_per_server"]
+    )
     list_price = _gpu_list_price(section, gpu, currency, rates)
     overhead_default = gpus_per_server * BUY_DEFAULTS["server_overhead_kw_per_gpu"]
     return BuySpec(
@@ -466,7 +473,9 @@ def _parse_buy(
         fte_cost_per_year=_money_default(section, "fte_cost_per_year", currency),
         residual_pct=section.get("residual_pct", fraction, BUY_DEFAULTS["residual_pct"]),
         depreciation_years=section.get(
-            "depreciation_years", positive_int, BUY_DEFAULTS["depreciation_years"]
+            "depreciation_years",
+            lambda v, f: bounded_int(v, f, MAX_DEPRECIATION_YEARS),
+            BUY_DEFAULTS["depreciation_years"],
         ),
         **_parse_buy_options(section, horizon),
     )

@@ -24,6 +24,11 @@ _MINOR_UNITS = {"JPY": 0, "KRW": 0, "CLP": 0, "ISK": 0, "VND": 0, "BHD": 3, "KWD
 _CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
 
 
+# No money amount, hour count or quantity a person types is this large; 1e308 would overflow the
+# float engines (or Decimal quantization) further on, so it is refused here, naming the field.
+MAX_INPUT_NUMBER = Decimal("1e15")
+
+
 class CostInputError(ValueError):
     """A cost-engine input that cannot be used; ``field`` is its path in the input document."""
 
@@ -46,9 +51,25 @@ def to_decimal(value: object, field: str) -> Decimal:
     try:
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise CostInputError(field, f"must be a number, got {value!r}") from None
+        raise CostInputError(field, f"must be a number, got {shown(value)}") from None
     if not number.is_finite():
-        raise CostInputError(field, f"must be a finite number, got {value!r}")
+        raise CostInputError(field, f"must be a finite number, got {shown(value)}")
+    if abs(number) >= MAX_INPUT_NUMBER:
+        raise CostInputError(field, f"is too large ({shown(value)}; at most {MAX_INPUT_NUMBER:.0e})")
+    return number
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A value as an error quotes it: repr, cut to `limit` characters (never a whole input echoed back)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def bounded_int(value: object, field: str, maximum: int) -> int:
+    """A whole number from 1 to `maximum`: a size a request sets, bounded so one request is bounded work."""
+    number = positive_int(value, field)
+    if number > maximum:
+        raise CostInputError(field, f"must be at most {maximum}, got {number}")
     return number
 
 
@@ -78,7 +99,7 @@ def fraction(value: object, field: str, *, allow_zero: bool = True) -> Decimal:
 def positive_int(value: object, field: str) -> int:
     number = to_decimal(value, field)
     if number != number.to_integral_value() or number < 1:
-        raise CostInputError(field, f"must be a whole number of at least 1, got {value!r}")
+        raise CostInputError(field, f"must be a whole number of at least 1, got {shown(value)}")
     return int(number)
 
 

@@ -19,7 +19,7 @@ from pricing.models import Provider, Region, SpotAdvisory
 from pricing.spot_selectors import spot_price_histories_usd
 from procurement import models, selectors
 from procurement.costing.job import MAX_STORAGE_RETENTION_DAYS, retention_months
-from procurement.costing.values import CostInputError, currency_code, non_negative, positive_int
+from procurement.costing.values import CostInputError, bounded_int, currency_code, non_negative
 from procurement.ranking import (
     RANKED_PRICING_MODELS,
     PreparedOffers,
@@ -60,6 +60,14 @@ SPOT_OPTION_BOUNDS = {
 }
 
 
+# Bounds on the sizes a request sets, so one request is bounded work (issue 9): the ranking's rows grow
+# with instance counts × offers, and `top` rows are stored with the recommendation.
+MAX_TOP = 500
+MAX_INSTANCE_COUNT_VALUES = 64
+MAX_INSTANCES = 64
+MAX_DEADLINE_HOURS = 10 * 8760
+
+
 def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     """Request/CLI options into RankingOptions; raises CostInputError naming the field."""
     data = dict(data or {})
@@ -70,8 +78,10 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     for key in ("deadline_hours", "budget"):
         if data.get(key) is not None:
             values[key] = float(non_negative(data[key], key))
+    if values.get("deadline_hours", 0) > MAX_DEADLINE_HOURS:
+        raise CostInputError("deadline_hours", f"must be at most {MAX_DEADLINE_HOURS} (ten years)")
     if data.get("top") is not None:
-        values["top"] = positive_int(data["top"], "top")
+        values["top"] = bounded_int(data["top"], "top", MAX_TOP)
     for key in ("providers", "regions", "gpus", "pricing_models"):
         if data.get(key):
             values[key] = tuple(_text_list(data[key], key))
@@ -86,8 +96,13 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
             )
         values["storage_tail_months"] = float(retention_months(days))
     if data.get("instance_counts"):
+        counts = data["instance_counts"]
+        if not isinstance(counts, list | tuple) or len(counts) > MAX_INSTANCE_COUNT_VALUES:
+            raise CostInputError(
+                "instance_counts", f"must be a list of at most {MAX_INSTANCE_COUNT_VALUES} whole numbers"
+            )
         values["instance_counts"] = tuple(
-            positive_int(count, f"instance_counts[{i}]") for i, count in enumerate(data["instance_counts"])
+            bounded_int(count, f"instance_counts[{i}]", MAX_INSTANCES) for i, count in enumerate(counts)
         )
     for model in values.get("pricing_models", ()):
         if model not in RANKED_PRICING_MODELS:

@@ -235,6 +235,11 @@ _REQUIRED_SHAPE = (
 )
 
 
+# No quantity a workload spec holds (tokens, parameters, hours, requests) is physically anywhere near
+# this; 1e308 would overflow the float engines into inf/NaN. Fields with a tighter bound pass their own.
+MAX_SPEC_NUMBER = 1e15
+
+
 class _Reader:
     """Reads typed values out of nested dicts, recording a FieldError for each bad one."""
 
@@ -263,8 +268,9 @@ class _Reader:
         raw = data[key]
         value = _as_number(raw)
         if value is None:
-            self.error(path, f"must be a number, got {raw!r}")
+            self.error(path, f"must be a number, got {repr(raw)[:40]}")
             return default
+        maximum = MAX_SPEC_NUMBER if maximum is None else maximum
         if minimum is not None and (value <= minimum if exclusive else value < minimum):
             self.error(path, f"must be {'>' if exclusive else '>='} {minimum:g}, got {value:g}")
             return default

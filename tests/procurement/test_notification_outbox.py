@@ -103,3 +103,11 @@ def test_the_broker_redelivers_an_unacked_task_soon_after_its_time_limit():
             "procurement.recompute_tco_studies", "pricing.refresh_source_region"}  # fmt: skip
     assert {name for name in late if not ours[name].acks_late} == set()
     assert settings.CELERY_TASK_REJECT_ON_WORKER_LOST is True
+
+
+@pytest.mark.django_db
+def test_the_outbox_is_listed_read_only_in_the_admin(admin_client, django_capture_on_commit_callbacks):
+    _create_events(1, django_capture_on_commit_callbacks)
+    page = admin_client.get("/admin/procurement/notificationoutbox/")
+    assert page.status_code == 200 and "Sent" in page.content.decode()
+    assert admin_client.get("/admin/procurement/notificationoutbox/add/").status_code == 403

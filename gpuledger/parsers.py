@@ -1,0 +1,47 @@
+"""The API's JSON parser, bounded: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 and JSON nested
+deeper than MAX_JSON_DEPTH a 400 naming line and column, before the decoder runs (it recurses, and
+100,000-deep JSON crashed it into a 500)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.parsers import JSONParser
+
+from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
+
+
+class RequestTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "request_too_large"
+
+
+class BoundedJSONParser(JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise RequestTooLarge(f"The request body is over {limit:,} bytes.")
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise ParseError(f"JSON parse error: byte {error.start + 1} is not {encoding}") from None
+        too_deep = first_too_deep(text)
+        if too_deep is not None:
+            line, column = line_column(text, too_deep)
+            raise ParseError(
+                f"JSON nested deeper than {MAX_JSON_DEPTH} levels (line {line}, column {column})"
+            )
+        try:
+            return json.loads(text, parse_constant=_refuse_constant) if text else {}
+        except ValueError as error:
+            raise ParseError(f"JSON parse error: {str(error)[:200]}") from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
