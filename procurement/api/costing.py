@@ -158,7 +158,10 @@ class RecommendationCreate(APIView):
     @extend_schema(
         request=RECOMMENDATION_REQUEST,
         responses={
-            201: OpenApiResponse(description="{id, workload_id, computed_at, created, results}"),
+            201: OpenApiResponse(
+                description="{id, workload_id, computed_at, created, why_empty, results}; why_empty lists the "
+                "top reasons with counts when no configuration is feasible"
+            ),
             400: OpenApiResponse(
                 RECOMMENDATION_ERROR_SCHEMA,
                 description="Bad input, nothing stored: the first bad field by its path; a bad workload spec "
@@ -183,6 +186,7 @@ class RecommendationCreate(APIView):
             "computed_at": row.computed_at.isoformat(),
             "created": created,
         }
+        body["why_empty"] = getattr(row, "why_empty", [])  # when nothing ranked: the top reasons with counts
         return Response(body | {"results": row.results}, status=status.HTTP_201_CREATED)
 
     def _workload(self, request, data: dict) -> models.Workload:

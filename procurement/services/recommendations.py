@@ -290,6 +290,7 @@ def recommendation_create(
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
     if latest is not None and latest.fingerprint == fingerprint:
+        latest.why_empty = ranking.why_empty  # not stored: said in the response when nothing ranked
         return latest, False
     row = models.Recommendation.objects.create(
         workload=workload,
@@ -298,6 +299,7 @@ def recommendation_create(
         prices_used=ranking_prices_used(ranking.results),
         fingerprint=fingerprint,
     )
+    row.why_empty = ranking.why_empty
     return row, True
 
 
