@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 # gpuledger assumptions (docs/cost-model.md, "Spot sanity"), fitted on the bundled AWS snapshot: at
-# these thresholds 121 of 2,274 AWS spot rows are flagged (61 placeholders + 60 thin local markets).
+# these thresholds 121 spot quotes of its 2,274 AWS rows are flagged (61 placeholders + 60 thin local
+# markets; 88 of them on GPU-mapped offers).
 PLACEHOLDER_RATIO = 0.10  # spot / on-demand of a catalog placeholder
 PLACEHOLDER_TOLERANCE = 1e-4  # the catalog rounds prices to 4 decimals
 SIBLING_FRACTION = 2.0 / 3.0  # a third or more below the sibling zones' median ...
