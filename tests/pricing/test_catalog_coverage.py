@@ -94,3 +94,25 @@ def test_illustrative_prices_rank_only_on_request(client_as, bundled_catalog):
     ).json()["results"]
     assert asked and all(row["price_quality"] == "illustrative" for row in asked)
     assert all(any(w.startswith("illustrative price") for w in row["warnings"]) for row in asked)
+
+
+def test_serving_llama_70b_is_no_longer_pushed_to_b200_by_placeholder_hosts(bundled_catalog, tmp_path):
+    # The issue: Vast's placeholder 64 GiB hosts failed "RAM >= GPU memory" for 2 x 141 GB H200s, so serving
+    # Llama-3-70B at 16 streams x 4k picked a 2 x B200 at 2.7x the cost. With unknown hosts never excluded,
+    # the cheapest fit is the 2 x H200 at 5.18 $/h (skypilot/vast/vms.csv: 2x-H200-32-65536, 5.18).
+    import json
+    from io import StringIO
+
+    import yaml
+    from django.core.management import call_command
+
+    doc = {"name": "s70", "task": "inference", "model": {"preset": "llama-3-70b"},
+           "inference": {"concurrency": 16, "context_len": 4096}}  # fmt: skip
+    path = tmp_path / "serve.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = StringIO()
+    call_command("recommend", str(path), "--format", "json", "--top", "3", stdout=out)
+    first = json.loads(out.getvalue())["results"][0]
+    assert (first["provider"], first["instance_type"], first["gpus"]) == ("vast", "2x-H200-32-65536", 2)
+    assert first["price_per_hour"] == "5.180000"
+    assert "host RAM and vCPUs unknown for this offer: not checked" in first["warnings"]
