@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 # gpuledger assumptions (docs/cost-model.md, "Spot sanity"), fitted on the bundled AWS snapshot: at
-# these thresholds 121 of 2,274 AWS spot rows are flagged (61 placeholders + 60 thin local markets).
+# these thresholds 121 spot quotes of its 2,274 AWS rows are flagged (61 placeholders + 60 thin local
+# markets; 88 of them on GPU-mapped offers).
 PLACEHOLDER_RATIO = 0.10  # spot / on-demand of a catalog placeholder
 PLACEHOLDER_TOLERANCE = 1e-4  # the catalog rounds prices to 4 decimals
 SIBLING_FRACTION = 2.0 / 3.0  # a third or more below the sibling zones' median ...
@@ -72,10 +73,7 @@ def spot_sanity(frame: pd.DataFrame) -> pd.DataFrame:
     fallback = np.where(np.isfinite(siblings), siblings, reference)
     robust = np.where(outlier & np.isfinite(fallback), fallback, price)
     kind = np.where(placeholder, "placeholder", np.where(below, "below_siblings", ""))
-    zone = frame["zone"].fillna("").astype(str)
-    local = zone.str.match(LOCAL_ZONE_PATTERN).to_numpy(dtype=bool) & frame["provider"].isin(
-        LOCAL_ZONE_PROVIDERS
-    ).to_numpy(dtype=bool)
+    local = _local_zones(frame)
     return pd.DataFrame(
         {
             "on_demand_usd": np.where(spot, reference, np.nan),
@@ -90,14 +88,28 @@ def spot_sanity(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A text column factorized (object ndarray: hashed about twice as fast as pandas' string array)."""
+    codes, names = pd.factorize(values.to_numpy(dtype=object))  # None/NaN: code -1
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
 def _group_codes(frame: pd.DataFrame) -> np.ndarray:
-    """One code per (provider, instance type, region): the siblings of a spot quote share it."""
-    keys = pd.MultiIndex.from_arrays(
-        [frame["provider"].to_numpy(dtype=object), frame["instance_type"].to_numpy(dtype=object),
-         frame["region"].to_numpy(dtype=object)]
-    )  # fmt: skip
-    codes, _ = pd.factorize(keys)
-    return codes.astype(np.int64)
+    """One code per (provider, instance type, region): the siblings of a spot quote share it. Each column
+    is factorized on its own and the integer codes combined, then factorized once more (no tuples)."""
+    combined = np.zeros(len(frame), dtype=np.int64)
+    for column in ("provider", "instance_type", "region"):
+        codes, names = _codes(frame[column])
+        combined = combined * (len(names) + 1) + (codes + 1)  # missing (-1) becomes its own code 0
+    return pd.factorize(combined)[0].astype(np.int64)
+
+
+def _local_zones(frame: pd.DataFrame) -> np.ndarray:
+    """AWS Local Zone ids, matched once per distinct zone name rather than per row."""
+    codes, names = _codes(frame["zone"])
+    matched = pd.Series(names, dtype=object).astype(str).str.match(LOCAL_ZONE_PATTERN).to_numpy(dtype=bool)
+    local = np.append(matched, False)[codes]  # code -1 (no zone) takes the trailing False
+    return local & frame["provider"].isin(LOCAL_ZONE_PROVIDERS).to_numpy(dtype=bool)
 
 
 def _on_demand_per_group(frame: pd.DataFrame, group: np.ndarray, price: np.ndarray) -> np.ndarray:
@@ -105,8 +117,8 @@ def _on_demand_per_group(frame: pd.DataFrame, group: np.ndarray, price: np.ndarr
     size = int(group.max()) + 1 if group.size else 0
     best = np.full(size, np.inf)
     model = frame["pricing_model"].to_numpy(dtype=object)
-    payment = frame["payment_option"].fillna("").to_numpy(dtype=object)
-    mask = (model == "on_demand") & (payment == "") & np.isfinite(price)
+    payment = frame["payment_option"].to_numpy(dtype=object)
+    mask = (model == "on_demand") & ((payment == "") | pd.isna(payment)) & np.isfinite(price)
     np.minimum.at(best, group[mask], price[mask])
     return np.where(np.isfinite(best), best, np.nan)
 

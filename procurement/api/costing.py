@@ -203,9 +203,10 @@ class RecommendationCreate(APIView):
         request=RECOMMENDATION_REQUEST,
         responses={
             201: OpenApiResponse(
-                description="{id, workload_id, computed_at, created, saved, options, results}: id is the "
-                "stored recommendation (null when not saved), options the options it was computed under; "
-                "201 when a recommendation or a new workload was stored"
+                description="{id, workload_id, computed_at, created, saved, options, why_empty, results}: id is "
+                "the stored recommendation (null when not saved), options the options it was computed under, "
+                "why_empty the top reasons with counts when no configuration is feasible; 201 when a "
+                "recommendation or a new workload was stored"
             ),
             200: OpenApiResponse(
                 description="The same body for a stored workload when nothing new was stored (a query "
@@ -235,6 +236,7 @@ class RecommendationCreate(APIView):
                         workload=workload, parameters=options, saved_by=request.user
                     )
                     computed_at, results, recommendation_id = row.computed_at, row.results, row.pk
+                    why_empty = getattr(row, "why_empty", [])
                 else:
                     ranking = services.recommendation_preview(workload=workload, parameters=options)
                     computed_at, results, recommendation_id, created = (
@@ -243,6 +245,7 @@ class RecommendationCreate(APIView):
                         None,
                         False,
                     )
+                    why_empty = ranking.why_empty
         except CostInputError as error:  # a bad workload spec: every bad field under "errors"
             return input_error_response(error)
         except TeamChoiceError as error:
@@ -256,6 +259,7 @@ class RecommendationCreate(APIView):
             "created": created,
             "saved": save,
             "options": plain_json(options),
+            "why_empty": why_empty,  # when nothing ranked: the top reasons with counts
         }
         stored = created or data.get("workload_id") is None  # a new recommendation or a new workload
         return Response(body | {"results": results}, status=201 if stored else 200)

@@ -32,7 +32,8 @@ class Configurations:
     considered: int  # every valid configuration (offer x instance count x plan), priced or not
     offer_listed_price_per_hour: np.ndarray  # per offer: the quote itself (an outlier ranks at a robust one)
     host_blocked: np.ndarray  # the plan's offloaded state does not fit the host RAM
-    host_warned: np.ndarray  # below the guides' host rules of thumb (a warning only)
+    # (below the guides' host rules of thumb is a warning, worked out for the returned rows only:
+    # procurement/ranking/warnings.py, ``host_shortfall`` for a whole table)
     tight: np.ndarray  # feasible, but the peak fits without the spec's headroom: ranked after the rest
 
     def price_per_hour(self, index: int) -> float:
@@ -99,7 +100,7 @@ def configure(
     Feasible = the shape fits (memory, compatibility, speed) and the offer can carry it: a whole
     instance (not a GPU-only price), host RAM for what the plan offloads, and spot only where spot is
     allowed and saves something (a quote at or above on-demand does not). The host rules of thumb
-    (RAM >= GPU memory, vCPUs per GPU) only warn (``host_warned``)."""
+    (RAM >= GPU memory, vCPUs per GPU) only warn, on the returned rows."""
     per_kind = len(options.instance_counts) * len(PLAN_NAMES)
     columns, count = prepared.columns, len(prepared.offer_kind)
     is_spot, refused_shape = columns["is_spot"], _spot_refused_shapes(shapes, spec, options)
@@ -135,8 +136,7 @@ def configure(
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
     return Configurations(
         offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered,
-        columns["price_usd_listed"], host_short, host_shortfall(columns, offer, shapes, shape),
-        shapes.tight[shape] & fits,
+        columns["price_usd_listed"], host_short, shapes.tight[shape] & fits,
     )  # fmt: skip
 
 

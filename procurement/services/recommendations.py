@@ -350,6 +350,7 @@ def recommendation_create(
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
     if latest is not None and latest.fingerprint == fingerprint and latest.spec in ({}, workload.spec):
+        latest.why_empty = ranking.why_empty  # not stored: said in the response when nothing ranked
         return latest, False
     row = models.Recommendation.objects.create(
         workload=workload,
@@ -360,6 +361,7 @@ def recommendation_create(
         fingerprint=fingerprint,
         saved_by=saved_by if getattr(saved_by, "pk", None) else None,
     )
+    row.why_empty = ranking.why_empty
     return row, True
 
 

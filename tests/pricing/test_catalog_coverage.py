@@ -55,3 +55,64 @@ def test_storage_is_priced_for_every_provider(bundled_catalog):
     assert assumed_storage_providers() == {"vast", "cudo", "autodl"}
     assert rates["aws"] == 0.08  # EBS gp3 us-east-1 list price (storage_rates.csv)
     assert all(StorageRate.objects.filter(provider__slug=slug).exists() for slug in rates)
+
+
+WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 2e8}
+
+
+def test_an_empty_recommendation_says_why_through_the_api_and_the_command(
+    client_as, bundled_catalog, tmp_path
+):
+    from io import StringIO
+
+    import yaml
+    from django.core.management import call_command
+
+    client = client_as("engineer")
+    body = {"workload": WORKLOAD, "budget": 0.001}
+    response = client.post("/api/recommendations/", body, content_type="application/json")
+    assert response.status_code == 201 and response.json()["results"] == []
+    why = response.json()["why_empty"]
+    assert why[0]["reason"] == "costs more than the budget of 0.001 USD" and why[0]["count"] > 0
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(WORKLOAD))
+    out = StringIO()
+    call_command("recommend", str(path), "--budget", "0.001", stdout=out)
+    assert out.getvalue().startswith("No feasible configuration. Top reasons:")
+    assert "x costs more than the budget of 0.001 USD" in out.getvalue()
+
+
+def test_illustrative_prices_rank_only_on_request(client_as, bundled_catalog):
+    client = client_as("engineer")
+    body = {"workload": WORKLOAD, "top": 500, "providers": ["autodl"]}
+    default = client.post("/api/recommendations/", body, content_type="application/json").json()
+    assert (
+        default["results"] == [] and "illustrative prices are left out" in default["why_empty"][0]["reason"]
+    )
+    asked = client.post(
+        "/api/recommendations/", body | {"include_illustrative": True}, content_type="application/json"
+    ).json()["results"]
+    assert asked and all(row["price_quality"] == "illustrative" for row in asked)
+    assert all(any(w.startswith("illustrative price") for w in row["warnings"]) for row in asked)
+
+
+def test_serving_llama_70b_is_no_longer_pushed_to_b200_by_placeholder_hosts(bundled_catalog, tmp_path):
+    # The issue: Vast's placeholder 64 GiB hosts failed "RAM >= GPU memory" for 2 x 141 GB H200s, so serving
+    # Llama-3-70B at 16 streams x 4k picked a 2 x B200 at 2.7x the cost. With unknown hosts never excluded,
+    # the cheapest fit is the 2 x H200 at 5.18 $/h (skypilot/vast/vms.csv: 2x-H200-32-65536, 5.18).
+    import json
+    from io import StringIO
+
+    import yaml
+    from django.core.management import call_command
+
+    doc = {"name": "s70", "task": "inference", "model": {"preset": "llama-3-70b"},
+           "inference": {"concurrency": 16, "context_len": 4096}}  # fmt: skip
+    path = tmp_path / "serve.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = StringIO()
+    call_command("recommend", str(path), "--format", "json", "--top", "3", stdout=out)
+    first = json.loads(out.getvalue())["results"][0]
+    assert (first["provider"], first["instance_type"], first["gpus"]) == ("vast", "2x-H200-32-65536", 2)
+    assert first["price_per_hour"] == "5.180000"
+    assert "host RAM and vCPUs unknown for this offer: not checked" in first["warnings"]

@@ -117,7 +117,8 @@ class Command(BaseCommand):
             with transaction.atomic():  # bad options store no workload either
                 workload = services.workload_create_from_spec(document=document)
                 row, _ = services.recommendation_create(workload=workload, parameters=parameters)
-            return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk}
+            return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk,
+                    "why_empty": row.why_empty}  # fmt: skip
         spec = services.workload_spec_parse(document)
         ranking = services.recommendation_compute(
             spec=spec, options=services.ranking_options_parse(parameters)
