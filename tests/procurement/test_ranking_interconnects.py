@@ -201,3 +201,17 @@ def test_adding_a_fabric_never_makes_a_plan_slower_or_removes_one(gbits, count):
     assert before and set(before) < set(after)
     assert all(after[key] <= hours for key, hours in before.items())
     assert (count, "data_parallel") in after and (count, "zero3_fsdp") in after
+
+
+@settings(max_examples=10, deadline=None)
+@given(gbits=st.floats(50.0, 3200.0))
+def test_doubling_the_fabric_never_increases_a_rankings_hours(gbits):
+    p5 = next(rule for rule in bundled_rules() if rule.pattern == "p5.48xlarge")
+    hours = {}
+    for rate in (gbits, 2 * gbits):
+        rule = replace(p5, fabric_gbits_per_instance=rate)
+        rows = _rows(_rank(FULL_7B, interconnect_rules=(rule,)), "p5.48xlarge")
+        hours[rate] = {(row["instances"], row["plan"]["name"]): row["hours"] for row in rows}
+    slow, fast = hours[gbits], hours[2 * gbits]
+    assert set(slow) == set(fast) and any(instances > 1 for instances, _ in slow)
+    assert all(fast[key] <= slow[key] for key in slow)
