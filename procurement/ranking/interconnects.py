@@ -21,7 +21,8 @@ from procurement.sizing import GpuSpec
 
 BUNDLED_INTERCONNECTS_CSV = Path(__file__).resolve().parents[1] / "data" / "interconnects.csv"
 COLUMNS = ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction",
-           "fabric", "fabric_gbits_per_instance", "source_url", "note")  # fmt: skip
+           "node_link_basis", "fabric", "fabric_gbits_per_instance", "source_url", "note")  # fmt: skip
+BASES = ("stated", "assumed")  # the source states the node link, or the rule assumes PCIe for lack of one
 NODE_LINKS = ("nvlink", "pcie")
 UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
 
@@ -37,6 +38,7 @@ class InterconnectRule:
     node_link: str  # nvlink | pcie
     node_link_name: str
     node_gbps_per_direction: float | None  # None: from the GPU's PCIe generation
+    node_link_basis: str  # stated | assumed
     fabric: str  # "" when the instance has no cluster interconnect
     fabric_gbits_per_instance: float | None
     source_url: str
@@ -55,7 +57,7 @@ class Interconnect:
     fabric: str  # "EFA", "GPUDirect-TCPX" ...; "" for a single host
     fabric_gbits_per_instance: float  # 0.0 without a fabric
     source_url: str
-    stated: bool  # a rule named this instance type (False: the PCIe default)
+    stated: bool  # a source states the node link (False: PCIe assumed, by a rule or the default)
 
     @property
     def nvlink(self) -> bool:
@@ -105,6 +107,9 @@ def _rule(row: dict[str, str], location: str) -> InterconnectRule:
     node_gbps = _number(row["node_gbps_per_direction"], location, "node_gbps_per_direction")
     if node_link == "nvlink" and node_gbps is None:
         raise InterconnectTableError(f"{location}: node_gbps_per_direction: required for an NVLink row")
+    basis = row["node_link_basis"].strip()
+    if basis not in BASES:
+        raise InterconnectTableError(f"{location}: node_link_basis: must be one of {BASES}, got {basis!r}")
     fabric = row["fabric"].strip()
     fabric_gbits = _number(row["fabric_gbits_per_instance"], location, "fabric_gbits_per_instance")
     if bool(fabric) != (fabric_gbits is not None):
@@ -116,7 +121,7 @@ def _rule(row: dict[str, str], location: str) -> InterconnectRule:
     return InterconnectRule(
         provider=row["provider"].strip() or "*", pattern=row["instance_type_pattern"].strip(),
         node_link=node_link, node_link_name=row["node_link_name"].strip(), node_gbps_per_direction=node_gbps,
-        fabric=fabric, fabric_gbits_per_instance=fabric_gbits, source_url=row["source_url"].strip(),
+        node_link_basis=basis, fabric=fabric, fabric_gbits_per_instance=fabric_gbits, source_url=row["source_url"].strip(),
     )  # fmt: skip
 
 
@@ -146,5 +151,5 @@ def resolve(
         name, gbps = rule.node_link_name, rule.node_gbps_per_direction
     return Interconnect(
         rule.node_link, name, gbps, rule.fabric, rule.fabric_gbits_per_instance or 0.0, rule.source_url,
-        stated=True,
+        stated=rule.node_link_basis == "stated",
     )  # fmt: skip

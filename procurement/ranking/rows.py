@@ -177,6 +177,11 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape))
+    link = shapes.links[int(shapes.link[shape])]
+    if not link.stated and int(offer["gpu_per_instance"]) > 1:
+        reasons.append(
+            f"GPU link within {offer['instance_type']} not stated by the catalog: {link.node_name} assumed"
+        )
     if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
         reasons.append(quality_text(SNAPSHOT, offer["observed_at"]))
     else:

@@ -201,8 +201,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     hours, share, generated, communication, serving_rows = _hours(spec, grid, options)
     measured = _measured_hours(spec, grid, options)
     no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
-    hours = np.where(np.isnan(measured) | no_fabric, hours, measured)
-    hours = np.where(no_fabric, np.nan, hours)  # not runnable: no speed to price
+    hours = np.where(np.isnan(measured), hours, measured)
+    hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
     incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
     valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)

@@ -90,7 +90,8 @@ def test_every_bundled_rule_parses_and_names_its_source():
 def test_it_gives_each_family_its_node_link_and_fabric(provider, instance_type, gpu, node, gbps, fabric):
     link = resolve(provider, instance_type, GPUS[gpu])
     assert (link.node_link, link.node_gbps_per_direction, link.fabric_name) == (node, gbps, fabric)
-    assert link.stated
+    # marketplaces whose catalog does not state the link get PCIe as an assumption, and say so
+    assert link.stated == (provider not in ("cudo",) and instance_type != "2x-H200-32-65536")
 
 
 def test_an_instance_type_nobody_states_is_pcie_and_says_so():
@@ -106,13 +107,13 @@ def test_an_instance_type_nobody_states_is_pcie_and_says_so():
 def test_a_bad_table_row_names_file_line_and_column(tmp_path: Path):
     path = tmp_path / "links.csv"
     header = ",".join(
-        ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction", "fabric",
-         "fabric_gbits_per_instance", "source_url", "note")
+        ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction",
+         "node_link_basis", "fabric", "fabric_gbits_per_instance", "source_url", "note")
     )  # fmt: skip
-    path.write_text(header + "\naws,p5*,nvlink,NVLink,450,EFA,,https://x,\n")
+    path.write_text(header + "\naws,p5*,nvlink,NVLink,450,stated,EFA,,https://x,\n")
     with pytest.raises(InterconnectTableError, match=r"links.csv:2: fabric_gbits_per_instance"):
         read_rules(path)
-    path.write_text(header + "\naws,p5*,infiniband,,,,,https://x,\n")
+    path.write_text(header + "\naws,p5*,infiniband,,,stated,,,https://x,\n")
     with pytest.raises(InterconnectTableError, match=r"links.csv:2: node_link"):
         read_rules(path)
 
@@ -162,6 +163,11 @@ def test_training_tensor_parallelism_needs_nvlink_but_serving_runs_it_over_pcie(
     assert serving
     link = serving[0]["interconnect"]
     assert link["node_link"] == "PCIe 4.0 x16 32 GB/s" and link["carried"][0]["collective"] == "TP all-reduce"
+    assert not link["stated"]
+    assert (
+        "GPU link within epyc-genoa-l40s-graphics_2x48v96gb not stated by the catalog: PCIe 4.0 x16 32 GB/s assumed"
+        in serving[0]["reasons"]
+    )
     assert link["summary"].startswith(
         "TP all-reduces (2 per layer per decode step) over PCIe 4.0 x16 32 GB/s: "
     )
@@ -201,3 +207,17 @@ def test_adding_a_fabric_never_makes_a_plan_slower_or_removes_one(gbits, count):
     assert before and set(before) < set(after)
     assert all(after[key] <= hours for key, hours in before.items())
     assert (count, "data_parallel") in after and (count, "zero3_fsdp") in after
+
+
+@settings(max_examples=10, deadline=None)
+@given(gbits=st.floats(50.0, 3200.0))
+def test_doubling_the_fabric_never_increases_a_rankings_hours(gbits):
+    p5 = next(rule for rule in bundled_rules() if rule.pattern == "p5.48xlarge")
+    hours = {}
+    for rate in (gbits, 2 * gbits):
+        rule = replace(p5, fabric_gbits_per_instance=rate)
+        rows = _rows(_rank(FULL_7B, interconnect_rules=(rule,)), "p5.48xlarge")
+        hours[rate] = {(row["instances"], row["plan"]["name"]): row["hours"] for row in rows}
+    slow, fast = hours[gbits], hours[2 * gbits]
+    assert set(slow) == set(fast) and any(instances > 1 for instances, _ in slow)
+    assert all(fast[key] <= slow[key] for key in slow)
