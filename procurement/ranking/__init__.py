@@ -16,6 +16,8 @@ The package, one module per step: ``options`` (the vocabulary), ``offers`` (the 
 columns, once), ``shapes`` (sizing and host needs per shape), ``configurations`` (feasibility: memory,
 host RAM and vCPUs, whole-instance prices, spot rules; pricing, filters, order, Pareto front),
 ``rows`` (the JSON rows and their reasons), ``spot_details`` (a spot row's rate, verdict and P50/P90),
+``spot_inputs`` (the job's checkpoint write and restart times), ``serving`` (replicas from demand,
+latency targets, a month of serving), ``collapse`` (identical rows in several regions as one),
 ``rank`` (``rank_workload``).
 """
 

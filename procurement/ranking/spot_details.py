@@ -7,7 +7,10 @@ The simulated rows' spot price histories are read once per ranking (``price_hist
 row's simulation prices each trial on a block-bootstrapped path of it, and ``price_paths`` says so.
 
 The closed-form figures come from ``procurement.costing.spot`` in Decimal, the simulation from
-``procurement.costing.spot_simulation``; formulas in docs/cost-model.md ("Spot", "Ranking").
+``procurement.costing.spot_simulation``, the checkpoint write and restart times from ``spot_inputs`` and,
+for a training job with a deadline, the spot-with-on-demand-fallback plan from
+``procurement.costing.spot_fallback``; formulas in docs/cost-model.md ("Spot", "Spot timing",
+"Deadline-aware spot plan", "Ranking").
 """
 
 from __future__ import annotations
@@ -156,7 +159,7 @@ def advisor_stale(observed_at: str | None, now: dt.datetime | None) -> bool:
 
 def _warnings(known: bool, observed_at: str | None, stale: bool) -> list[str]:
     if not known:
-        return ["assumed band: no Spot Advisor data for this offer; P90 is read at the >20% band"]
+        return ["assumed band: no Spot Advisor data for this offer; a simulated P90 is read at the >20% band"]
     if stale:
         return [
             f"Spot Advisor band observed {observed_at}, over a year ago: interruption rates may have changed"
