@@ -29,6 +29,7 @@ def test_anonymous_pages_go_to_sign_in_and_the_api_answers_401_with_a_bearer_cha
     assert page.status_code == 302 and page.url == "/accounts/login/?next=/dashboard/"
     api = client.get("/api/gpus/")
     assert api.status_code == 401 and api["WWW-Authenticate"].startswith("Bearer")
+    assert client.get("/api/docs/").url == "/accounts/login/?next=/api/docs/"  # an HTML page of the API
     assert client.get("/healthz").status_code == 200
     assert client.get("/accounts/login/").status_code == 200
 

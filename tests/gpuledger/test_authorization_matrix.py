@@ -74,7 +74,7 @@ RULES: dict[str, Rule] = {
     "api-recommendation-create": Rule(ENGINEER_API_POST, method="post"),
     "api-size": Rule(ENGINEER_API_POST, method="post"),
     "api-schema": Rule(VIEWER_API),
-    "api-docs": Rule(VIEWER_API),
+    "api-docs": Rule(VIEWER_PAGE),  # an HTML page: anonymous visitors are sent to sign in
 }
 # The admin site: its index and every model's list are requested; its other routes (change, delete,
 # history of one object) go through the same AdminSite.admin_view check, covered by this one rule.
