@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import REQUIRE_SERVICES
 
 CHROMIUM = Path(os.environ.get("GPULEDGER_CHROMIUM", "/usr/bin/chromium"))
-# STACK.md: no sandbox as root in CI, no GPU, and nothing that phones home.
+# STACK.md's arguments: no sandbox as root in CI, no GPU, nothing that phones home.
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -25,15 +25,11 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-dev-shm-usage",  # containers often have a small /dev/shm
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 WIDTHS = {"laptop": (1400, 900), "phone": (390, 844)}
 TIMEOUT_MS = 15_000
-
-# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a thread with
-# a running loop unless told it is safe. The ORM calls here are the test's own, made between page
-# actions, never concurrently with them.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def _unavailable_reason() -> str | None:
@@ -55,12 +51,23 @@ def browser():
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a thread
+    # with a running loop unless told it is safe. The ORM calls here are the tests' own, made between
+    # page actions, never concurrently with them; the flag is set only while the browser runs.
+    before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        if before is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = before
 
 
 class PageProblems:
