@@ -126,6 +126,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         summary=_summary(options, spot, currency),
         sections=[
             _options_section(options, currency),
+            _breakdown_section(on_demand, spot_row, currency),
             _interruption_section(spot, now),
             _checkpoint_section(spot),
             Section(heading="Verdict and reasons", paragraphs=reasons),
@@ -201,6 +202,33 @@ def _options_section(options: list[dict[str, Any]], currency: str) -> Section:
             Column("p90_cost", "P90 spot compute", "money"),
         ], options)],
         figures=figures,
+    )  # fmt: skip
+
+
+COST_PARTS = ("compute", "setup", "storage", "reruns")
+
+
+def _breakdown_section(on_demand, spot_row, currency: str) -> Section:
+    """The ranking's cost parts side by side; the parts add up to each option's total (a SUM in XLSX)."""
+    parts = {
+        name: (row or {}).get("cost_breakdown")
+        for name, row in (("on_demand", on_demand), ("spot", spot_row))
+    }
+    if not any(parts.values()):
+        return Section(heading="Cost breakdown", paragraphs=["This ranking has no cost breakdown."])
+    rows = [
+        {"part": part, **{name: (found or {}).get(part) for name, found in parts.items()}}
+        for part in COST_PARTS
+    ]
+    return Section(
+        heading="Cost breakdown",
+        paragraphs=["Compute at the effective hourly price, setup hours, storage and the rerun budget; "
+                    "the totals are the options' expected costs."],
+        tables=[Table("cost_breakdown", f"Cost breakdown ({currency})", [
+            Column("part", "Part"),
+            Column("on_demand", "On demand", "money", total=True),
+            Column("spot", "Spot", "money", total=True),
+        ], rows)],
     )  # fmt: skip
 
 

@@ -70,11 +70,24 @@ def make_ranked_workload(db):
     def make(rows=None, name="llama fine-tune"):
         workload = Workload.objects.create(name=name, task="qlora", spec={"task": "qlora"})
         if rows is None:
+            # the parts add up: spot 34.00 + 1.95 + 2.75 + 6.80 = 45.50; on demand 90 + 4.60 + 1.40 + 24 = 120
+            spot_parts = {
+                "compute": "34.00",
+                "setup": "1.95",
+                "storage": "2.75",
+                "reruns": "6.80",
+                "total": "45.50",
+            }
+            on_demand_parts = {"compute": "90.00", "setup": "4.60", "storage": "1.40", "reruns": "24.00"}
             rows = [
                 ranked_row(
-                    pricing_model="spot", total_cost="45.50", spot=SPOT, effective_price_per_hour="1.952"
+                    pricing_model="spot",
+                    total_cost="45.50",
+                    spot=SPOT,
+                    effective_price_per_hour="1.952",
+                    cost_breakdown=spot_parts,
                 ),
-                ranked_row(pricing_model="on_demand", total_cost="120.00"),
+                ranked_row(pricing_model="on_demand", total_cost="120.00", cost_breakdown=on_demand_parts),
             ]
         Recommendation.objects.create(workload=workload, results=rows, parameters={"deadline_hours": 48},
                                       fingerprint="x")  # fmt: skip

@@ -7,6 +7,7 @@ import zipfile
 
 import openpyxl
 import pypdf
+import pytest
 
 from procurement.reports.render import render
 from procurement.reports.render.xlsx import write_text
@@ -14,6 +15,10 @@ from procurement.services.reports import report_snapshot_create, snapshot_report
 from tests.procurement.reports.conftest import NOW, SPOT, ranked_row
 
 EVIL = '=HYPERLINK("http://evil.example","click")'
+
+
+def _table(report, key):
+    return next(table for table in report.tables() if table.key == key)
 
 
 def _report(workload):
@@ -38,7 +43,7 @@ def test_it_compares_spot_with_on_demand_and_says_why(make_ranked_workload):
 
 def test_it_dates_the_interruption_band(make_ranked_workload):
     report = _report(make_ranked_workload())
-    items = {row["item"]: row["value"] for row in report.tables()[1].rows}
+    items = {row["item"]: row["value"] for row in _table(report, "interruptions").rows}
     assert items["band (share of instances interrupted a month)"] == "5-10%"
     assert items["snapshot date"] == "2026-11-01"
     assert items["snapshot age (days)"] == "30"  # 2026-11-01 to 2026-12-01
@@ -164,8 +169,13 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
     assert options["on demand"]["expected_cost"] == cheapest_on_demand["total_cost"]
     output = tmp_path / "spot.xlsx"
     call_command("report", "spot", "--id", str(workload_id), "--format", "xlsx", "--output", str(output))
-    sheet = openpyxl.load_workbook(output)["options"]
-    assert sheet["D3"].value == float(cheapest_on_demand["total_cost"])  # a number, not text
+    workbook = openpyxl.load_workbook(output)
+    assert workbook["options"]["D3"].value == float(cheapest_on_demand["total_cost"])  # a number, not text
+    breakdown = workbook["cost_breakdown"]
+    assert breakdown["B7"].value == "=SUM(B3:B6)"  # the ranking's parts add up to its total
+    assert sum(breakdown.cell(row, 2).value for row in range(3, 7)) == pytest.approx(
+        float(cheapest_on_demand["total_cost"]), abs=0.005
+    )
 
 
 def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
@@ -186,3 +196,12 @@ def test_it_reads_a_fallback_ranked_as_a_row_of_its_own(make_ranked_workload):
     options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
     assert options["spot with on-demand fallback"]["expected_cost"] == "58.00"
     assert options["spot with on-demand fallback"]["p90_hours"] == 21.0
+
+
+def test_the_cost_breakdown_adds_up_to_each_total_with_a_formula(make_ranked_workload):
+    # on demand 90.00 + 4.60 + 1.40 + 24.00 = 120.00; spot 34.00 + 1.95 + 2.75 + 6.80 = 45.50
+    report = _report(make_ranked_workload())
+    assert _table(report, "cost_breakdown").totals() == {"on_demand": "120.00", "spot": "45.50"}
+    sheet = openpyxl.load_workbook(io.BytesIO(render(report, "xlsx")[0]))["cost_breakdown"]
+    assert (sheet["B7"].value, sheet["C7"].value) == ("=SUM(B3:B6)", "=SUM(C3:C6)")
+    assert sum(sheet.cell(row, 3).value for row in range(3, 7)) == pytest.approx(45.50)
