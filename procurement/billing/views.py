@@ -13,7 +13,7 @@ from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
 from procurement.billing.review_report import render_csv, render_html, render_json, review_report_data
 from procurement.billing.service import build_review, make_request
-from procurement.billing.uploads import UploadTooLarge, uploaded_path
+from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
 
 EXPORTS = {
     "csv": ("text/csv", render_csv),
@@ -73,6 +73,7 @@ def upload_page(request):
             with uploaded_path(upload) as path:
                 result = import_files([path], fmt=form.cleaned_data["format"] or None,
                                       provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
+                result.errors = without_folder(result.errors, path)
         except UploadTooLarge as exc:
             form.add_error("file", str(exc))
         else:
