@@ -32,7 +32,7 @@ REVIEW_COLUMNS = [
     "charge_period_start", "charge_period_end", "charge_category", "provider", "region", "resource_id",
     "instance_type", "gpu", "gpus_per_instance", "pricing_category", "commitment_status", "team", "project",
     "currency", "billed_micros", "effective_micros", "list_micros", "instance_hours_micros", "gpu_hours_micros",
-    "interruptible", "workload",
+    "interruptible", "workload", "service_category",
 ]  # fmt: skip
 BREAKDOWNS = {
     "by_month": "month", "by_team": "team", "by_project": "project", "by_provider": "provider", "by_gpu": "gpu",
@@ -181,7 +181,7 @@ def _per_hour(cost_micros: int, hour_micros: int) -> str | None:
 
 TEXT_COLUMNS = (
     "charge_category", "provider", "region", "resource_id", "instance_type", "gpu", "pricing_category",
-    "commitment_status", "team", "project", "currency", "workload",
+    "commitment_status", "team", "project", "currency", "workload", "service_category",
 )  # fmt: skip
 
 
@@ -272,3 +272,27 @@ def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.S
     counts = joined[inside].groupby("index").size() * MICRO
     result.loc[counts.index] = counts.to_numpy()
     return np.minimum(result, gpu["gpu_hours_micros"].astype(np.int64).clip(lower=0))
+
+
+def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+    """What the non-GPU spend is (shown beside GPU spend, never in cost per GPU-hour): effective cost by
+    charge category and, for usage, by service category (storage, network, compute without a GPU...)."""
+    period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
+    _, _, other = split_scope(period)
+    if other.empty:
+        return []
+    service = (
+        other["service_category"]
+        .astype(object)
+        .where(other["service_category"].astype(object) != "", "other")
+    )
+    label = (
+        other["charge_category"]
+        .astype(object)
+        .where(other["charge_category"].astype(object) != "usage", service)
+    )
+    sums = other["effective_micros"].groupby(label.to_numpy()).sum()
+    return [
+        {"charge": str(name), "effective_cost": money(value, request.currency)}
+        for name, value in sums.items()
+    ]

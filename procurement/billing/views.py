@@ -11,8 +11,8 @@ from procurement.billing.forms import ReviewFilterForm, UploadForm
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
-from procurement.billing.review_report import render_csv, render_html, render_json, review_report_data
-from procurement.billing.service import build_review, make_request
+from procurement.billing.review_report import render_csv, render_html, render_json
+from procurement.billing.service import build_report, make_request
 from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
 
 EXPORTS = {
@@ -25,8 +25,7 @@ EXPORTS = {
 def _report(form: ReviewFilterForm) -> dict:
     start, end = form.period()
     filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
-    review = build_review(make_request(start=start, end=end, **filters))
-    return review_report_data(review, start=start, end=end, filters=filters)
+    return build_report(make_request(start=start, end=end, **filters))
 
 
 @role_required(FINANCE, ADMIN)
