@@ -14,7 +14,7 @@ from gpuledger.roles import ADMIN, FINANCE, role_permission
 from procurement.billing.importer import import_files
 from procurement.billing.review import ReviewInputError
 from procurement.billing.service import build_review, make_request
-from procurement.billing.uploads import UploadTooLarge, uploaded_path
+from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
 
 IMPORT_RESULT = inline_serializer(
     "BillingImportResult",
@@ -61,6 +61,7 @@ class BillingImportCreate(APIView):
                 result = import_files(
                     [path], fmt=data.get("format"), provider=data.get("provider", ""), user=request.user
                 )
+                result.errors = without_folder(result.errors, path)
         except UploadTooLarge as error:
             return Response({"error": str(error), "rejected": 0}, status=status.HTTP_400_BAD_REQUEST)
         if result.errors:

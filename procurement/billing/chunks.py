@@ -105,7 +105,8 @@ def _parquet_chunks(path: Path, columns: list[str], chunk_rows: int) -> Iterator
                 )
             elif not pa.types.is_string(array.type) and not pa.types.is_large_string(array.type):
                 array = pc.cast(array, pa.string())
-            arrays[name] = pd.Series(array.to_pylist(), dtype=object).fillna("")
+            # to_pandas gives an object column of str/None at C speed (to_pylist builds it in Python)
+            arrays[name] = pd.Series(array.to_pandas(), dtype=object).fillna("")
         yield pd.DataFrame(arrays)
 
 

@@ -71,21 +71,27 @@ def enrich(
     return out
 
 
-def row_keys(frame: pd.DataFrame, seen: dict[bytes, int]) -> list[str]:
-    """A stable hash of each source row's normalized values; the n-th identical row gets occurrence n,
-    so a file with two equal lines keeps both and a re-import matches each to itself. `seen` carries
-    the counts across the chunks of one file."""
+def row_keys(frame: pd.DataFrame, seen: dict[int, int]) -> list[str]:
+    """A stable hash of each source row's normalized values and its occurrence number among identical
+    rows (the n-th identical row gets n), so a file with two equal lines keeps both and a re-import
+    matches each to itself. `seen` counts texts across the chunks of one file; it is keyed on the
+    text's in-process hash (8 bytes a row instead of the text), used for counting only, never stored."""
     columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags")]
-    # pandas 3 keeps a missing value missing through astype(str): fill it so every cell is text
+    # pandas 3 keeps a missing value missing through astype(str): _key_text fills it so every cell is text
     parts = [_key_text(frame[column]) for column in columns]
-    texts = ["\x1f".join(values) for values in zip(*parts, strict=True)]
-    tag_texts = frame["tags"].map(lambda t: repr(sorted(t.items())))
+    tag_cache: dict[int, str] = {}
+    tag_texts = []
+    for tags in frame["tags"].to_numpy(dtype=object):
+        if id(tags) not in tag_cache:
+            tag_cache[id(tags)] = repr(sorted(tags.items()))
+        tag_texts.append(tag_cache[id(tags)])
     keys = []
-    for text, tag_text in zip(texts, tag_texts, strict=True):
-        digest = hashlib.sha256(f"{text}\x1e{tag_text}".encode()).digest()
-        occurrence = seen.get(digest, 0)
-        seen[digest] = occurrence + 1
-        keys.append(hashlib.sha256(digest + occurrence.to_bytes(4, "big")).hexdigest())
+    for values, tag_text in zip(zip(*parts, strict=True), tag_texts, strict=True):
+        text = "\x1f".join(values) + "\x1e" + tag_text
+        fingerprint = hash(text)
+        occurrence = seen.get(fingerprint, 0)
+        seen[fingerprint] = occurrence + 1
+        keys.append(hashlib.sha256(f"{text}\x1d{occurrence}".encode()).hexdigest())
     return keys
 
 

@@ -130,7 +130,13 @@ def _normalize(
 
 def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
     details = cells.json_objects(raw, "SkuPriceDetails", **where)
-    from_details = details.map(lambda d: str(d.get("InstanceType") or d.get("x_InstanceType") or ""))
+    named: dict[int, str] = {}  # one lookup per distinct details object (rows share them)
+    for value in details.to_numpy(dtype=object):
+        if id(value) not in named:
+            named[id(value)] = str(value.get("InstanceType") or value.get("x_InstanceType") or "")
+    from_details = pd.Series(
+        [named[id(v)] for v in details.to_numpy(dtype=object)], index=raw.index, dtype=object
+    )
     usage = raw["x_UsageType"]
     from_usage = usage.map({value: aws_usage_instance_type(value) for value in pd.unique(usage)})
     from_mapping = raw["SkuId"].map(lambda sku: sku_types.get(sku, "")) if sku_types else ""

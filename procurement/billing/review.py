@@ -32,7 +32,7 @@ REVIEW_COLUMNS = [
     "charge_period_start", "charge_period_end", "charge_category", "provider", "region", "resource_id",
     "instance_type", "gpu", "gpus_per_instance", "pricing_category", "commitment_status", "team", "project",
     "currency", "billed_micros", "effective_micros", "list_micros", "instance_hours_micros", "gpu_hours_micros",
-    "interruptible", "workload",
+    "interruptible", "workload", "service_category",
 ]  # fmt: skip
 BREAKDOWNS = {
     "by_month": "month", "by_team": "team", "by_project": "project", "by_provider": "provider", "by_gpu": "gpu",
@@ -138,14 +138,18 @@ def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
 def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: str) -> list[dict]:
     if gpu.empty:
         return []
-    current = gpu.groupby(key, sort=True)[["billed_micros", "effective_micros", "gpu_hours_micros"]].sum()
+    current = gpu.groupby(key, sort=True, observed=True)[
+        ["billed_micros", "effective_micros", "gpu_hours_micros"]
+    ].sum()
     before = (
-        previous.groupby(key)["effective_micros"].sum() if not previous.empty and key != "month" else None
+        previous.groupby(key, observed=True)["effective_micros"].sum()
+        if not previous.empty and key != "month"
+        else None
     )
     entries = []
     for name, row in current.iterrows():
         entry = {
-            key: name, "effective_cost": money(row["effective_micros"], currency), "gpu_hours": hours(row["gpu_hours_micros"]),
+            key: str(name), "effective_cost": money(row["effective_micros"], currency), "gpu_hours": hours(row["gpu_hours_micros"]),
             "billed_cost": money(row["billed_micros"], currency),
             "effective_cost_per_gpu_hour": _per_hour(row["effective_micros"], row["gpu_hours_micros"]),
         }  # fmt: skip
@@ -159,7 +163,7 @@ def _split_months_by_category(by_month: list[dict], frame: pd.DataFrame, currenc
     """Each month's effective cost per pricing category (the stacked chart of the report)."""
     if frame.empty:
         return
-    split = frame.groupby(["month", "pricing_category"])["effective_micros"].sum()
+    split = frame.groupby(["month", "pricing_category"], observed=True)["effective_micros"].sum()
     for entry in by_month:
         parts = split.get(entry["month"])
         entry["effective_cost_by_pricing_category"] = (
@@ -175,12 +179,40 @@ def _per_hour(cost_micros: int, hour_micros: int) -> str | None:
     return str((Decimal(int(cost_micros)) / Decimal(int(hour_micros))).quantize(Decimal("0.000001")))
 
 
+TEXT_COLUMNS = (
+    "charge_category", "provider", "region", "resource_id", "instance_type", "gpu", "pricing_category",
+    "commitment_status", "team", "project", "currency", "workload", "service_category",
+)  # fmt: skip
+
+
+def categorized(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as categories: a few distinct values over up to millions of rows filter and group
+    several times faster as integer codes than as strings."""
+    frame = frame.copy()
+    for column in TEXT_COLUMNS:
+        if frame[column].dtype != "category":
+            frame[column] = frame[column].astype("category")
+    return frame
+
+
+def _relabel_empty(values: pd.Series, label: str) -> pd.Series:
+    values = values if values.dtype == "category" else values.astype("category")
+    if "" in values.cat.categories and label not in values.cat.categories:
+        values = values.cat.rename_categories({"": label})
+    return values
+
+
 def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.copy()
-    frame["month"] = frame["charge_period_start"].dt.strftime("%Y-%m")
+    starts = frame["charge_period_start"]
+    codes = (starts.dt.year * 100 + starts.dt.month).astype("int64")  # formatting a million dates is slow
+    labels = {code: f"{code // 100:04d}-{code % 100:02d}" for code in pd.unique(codes)}
+    frame["month"] = codes.map(labels).astype("category")
     for column in ("team", "project"):
-        frame[column] = frame[column].where(frame[column] != "", UNTAGGED)
-    frame["gpu"] = frame["gpu"].where(frame["gpu"] != "", "unknown")
+        frame[column] = _relabel_empty(frame[column], UNTAGGED)
+    frame["gpu"] = _relabel_empty(frame["gpu"], "unknown")
+    frame["pricing_category"] = _relabel_empty(frame["pricing_category"], "other")
+    frame["provider"] = _relabel_empty(frame["provider"], "unknown")
     return frame
 
 
@@ -193,7 +225,7 @@ def spend_review(
 ) -> dict:
     """The review as the JSON contract (docs/billing.md); money as decimal strings in `request.currency`."""
     currency = request.currency
-    records = _filtered(records, request)
+    records = categorized(_filtered(records, request))
     period = _converted(_in_period(records, request.start, request.end), request)
     before = _converted(_in_period(records, *request.previous), request)
     gpu, unused, other = split_scope(period)
@@ -240,3 +272,27 @@ def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.S
     counts = joined[inside].groupby("index").size() * MICRO
     result.loc[counts.index] = counts.to_numpy()
     return np.minimum(result, gpu["gpu_hours_micros"].astype(np.int64).clip(lower=0))
+
+
+def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+    """What the non-GPU spend is (shown beside GPU spend, never in cost per GPU-hour): effective cost by
+    charge category and, for usage, by service category (storage, network, compute without a GPU...)."""
+    period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
+    _, _, other = split_scope(period)
+    if other.empty:
+        return []
+    service = (
+        other["service_category"]
+        .astype(object)
+        .where(other["service_category"].astype(object) != "", "other")
+    )
+    label = (
+        other["charge_category"]
+        .astype(object)
+        .where(other["charge_category"].astype(object) != "usage", service)
+    )
+    sums = other["effective_micros"].groupby(label.to_numpy()).sum()
+    return [
+        {"charge": str(name), "effective_cost": money(value, request.currency)}
+        for name, value in sums.items()
+    ]

@@ -38,7 +38,9 @@ def _column(key: str, label: str, kind: str = "text") -> dict:
     return {"key": key, "label": label, "kind": kind}
 
 
-def review_report_data(review: dict, *, start, end, filters: dict | None = None) -> dict:
+def review_report_data(
+    review: dict, *, start, end, filters: dict | None = None, non_gpu: list | None = None
+) -> dict:
     currency = review["currency"]
     totals = review["totals"]
     summary_rows = [
@@ -71,6 +73,11 @@ def review_report_data(review: dict, *, start, end, filters: dict | None = None)
                 "total_of": ["effective_cost", "gpu_hours"],
             }
         )
+    tables.append({
+        "id": "non_gpu", "title": "Non-GPU spend (beside GPU spend, not in cost per GPU-hour)",
+        "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
+        "rows": non_gpu or [], "total_of": ["effective_cost"],
+    })  # fmt: skip
     savings_rows = [
         {"kind": s["kind"], "amount": s["amount"], "hours_affected": s["hours_affected"],
          "confidence": s.get("confidence", ""), "assumptions": "; ".join(s["assumptions"])}
@@ -95,7 +102,7 @@ def review_report_data(review: dict, *, start, end, filters: dict | None = None)
         "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
         "filters": {k: v for k, v in (filters or {}).items() if v},
         "sections": [
-            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES)],
+            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu"],
              "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
             {"id": "savings", "title": "Savings", "tables": ["savings"], "figures": ["savings_waterfall"]},
         ],

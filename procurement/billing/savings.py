@@ -77,7 +77,7 @@ def _spot(gpu, claimed, *, prices, currency, **_):
     amount, gpu_hours, priced = Decimal(0), Decimal(0), 0
     factor = 1 + prices.spot_overhead
     # per (provider, instance type, region): one spot price, so the sums re-price the group exactly
-    for key, group in rows.groupby(["provider", "instance_type", "region"]):
+    for key, group in rows.groupby(["provider", "instance_type", "region"], observed=True):
         spot = prices.spot.get(key)
         if spot is None:
             continue
@@ -125,7 +125,9 @@ def _daily_instances(rows: pd.DataFrame, start, end) -> np.ndarray:
 
 def _observed_committed_rates(gpu: pd.DataFrame) -> dict[tuple[str, str], Decimal]:
     used = gpu[(gpu["pricing_category"] == "committed") & (gpu["instance_hours_micros"] > 0)]
-    sums = used.groupby(["provider", "instance_type"])[["effective_micros", "instance_hours_micros"]].sum()
+    sums = used.groupby(["provider", "instance_type"], observed=True)[
+        ["effective_micros", "instance_hours_micros"]
+    ].sum()
     return {
         key: Decimal(int(r["effective_micros"])) / Decimal(int(r["instance_hours_micros"]))
         for key, r in sums.iterrows()
@@ -137,7 +139,9 @@ def _commitment(gpu, claimed, *, request, prices, currency, **_):
     on_demand = on_demand[claimed.loc[on_demand.index] < 1.0]
     observed = _observed_committed_rates(gpu)
     amount, gpu_hours, groups, sources = Decimal(0), Decimal(0), 0, set()
-    for (provider, itype, region), rows in on_demand.groupby(["provider", "instance_type", "region"]):
+    for (provider, itype, region), rows in on_demand.groupby(
+        ["provider", "instance_type", "region"], observed=True
+    ):
         committed = prices.committed.get((provider, itype, region))
         source = "catalog 1-year commitment price"
         if committed is None:

@@ -37,7 +37,8 @@ def _micros(value) -> int:
 SPEND_SQL = """
 SELECT r.charge_period_start, r.charge_period_end, r.charge_category, r.provider, r.region, r.resource_id,
        r.instance_type, COALESCE(g.slug, ''), r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team,
-       r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags
+       r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags,
+       r.service_category
 FROM billing_spendrecord r LEFT JOIN pricing_gpumodel g ON g.id = r.gpu_id
 WHERE r.charge_period_start >= %s AND r.charge_period_start < %s
 """  # one read of exactly the engine's columns; values_list's per-value converters cost 50 us a row
@@ -89,6 +90,7 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
         flags[key] = (str(tags.get(marker, "")).lower() == "true", str(tags.get("workload", "")))
     frame["interruptible"] = [flags[k][0] for k in keys]
     frame["workload"] = [flags[k][1] for k in keys]
+    frame["service_category"] = pd.Series(columns[20], dtype=object)
     return frame[REVIEW_COLUMNS]
 
 

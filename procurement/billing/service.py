@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from procurement.billing import selectors
-from procurement.billing.review import ReviewRequest, spend_review
+from procurement.billing.review import ReviewRequest, non_gpu_breakdown, spend_review
+from procurement.billing.review_report import review_report_data
 
 
 def build_review(request: ReviewRequest) -> dict:
@@ -22,3 +23,20 @@ def make_request(*, start, end, team="", project="", provider="", currency="USD"
         start=start, end=end, team=team, project=project, provider=provider, currency=currency,
         fx_to_currency=selectors.review_fx(currency),
     )  # fmt: skip
+
+
+def build_report(request: ReviewRequest) -> dict:
+    """The review as the report data object (review_report.py), with the non-GPU spend broken down."""
+    frame = selectors.spend_frame(request)
+    review = spend_review(
+        frame, request, prices=selectors.price_context(frame, request.currency),
+        utilization=selectors.utilization_frame(request),
+    )  # fmt: skip
+    filters = {"team": request.team, "project": request.project, "provider": request.provider}
+    return review_report_data(
+        review,
+        start=request.start,
+        end=request.end,
+        filters=filters,
+        non_gpu=non_gpu_breakdown(frame, request),
+    )

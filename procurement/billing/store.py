@@ -89,7 +89,7 @@ def store_chunks(
     catalog, tags = catalog_entries(), tag_mapping()
     convertible = set(fx_rates(base="USD"))
     currencies_seen: dict[str, int] = {}
-    seen: dict[bytes, int] = {}
+    seen: dict[int, int] = {}
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
             source_format=source_format, file_name=file_name[:500], file_sha256=sha256, provider=provider,

@@ -26,3 +26,9 @@ def uploaded_path(upload):
             for block in upload.chunks():
                 handle.write(block)
         yield path
+
+
+def without_folder(errors: list[str], path: Path) -> list[str]:
+    """Errors name the uploaded file as the user knows it, not the temporary folder it sat in."""
+    prefix = f"{path.parent}/"
+    return [error.replace(prefix, "") for error in errors]

@@ -11,9 +11,9 @@ from procurement.billing.forms import ReviewFilterForm, UploadForm
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
-from procurement.billing.review_report import render_csv, render_html, render_json, review_report_data
-from procurement.billing.service import build_review, make_request
-from procurement.billing.uploads import UploadTooLarge, uploaded_path
+from procurement.billing.review_report import render_csv, render_html, render_json
+from procurement.billing.service import build_report, make_request
+from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
 
 EXPORTS = {
     "csv": ("text/csv", render_csv),
@@ -25,8 +25,7 @@ EXPORTS = {
 def _report(form: ReviewFilterForm) -> dict:
     start, end = form.period()
     filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
-    review = build_review(make_request(start=start, end=end, **filters))
-    return review_report_data(review, start=start, end=end, filters=filters)
+    return build_report(make_request(start=start, end=end, **filters))
 
 
 @role_required(FINANCE, ADMIN)
@@ -73,6 +72,7 @@ def upload_page(request):
             with uploaded_path(upload) as path:
                 result = import_files([path], fmt=form.cleaned_data["format"] or None,
                                       provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
+                result.errors = without_folder(result.errors, path)
         except UploadTooLarge as exc:
             form.add_error("file", str(exc))
         else:

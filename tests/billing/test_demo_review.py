@@ -175,3 +175,23 @@ def test_without_utilization_idle_is_null(tmp_path):
     body = json.loads(out.getvalue())
     assert body["idle_gpu_hours"] is None
     assert "idle" not in {s["kind"] for s in body["savings"]}
+
+
+def test_report_data_breaks_down_non_gpu_spend(demo):
+    import datetime as dt
+
+    from procurement.billing.review_report import render_csv
+    from procurement.billing.service import build_report, make_request
+
+    data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
+    non_gpu = {
+        row["charge"]: Decimal(row["effective_cost"])
+        for row in next(t for t in data["tables"] if t["id"] == "non_gpu")["rows"]
+    }
+    # storage: 20000 GB x 0.08 USD per GB-month, billed per day as 1600 / days-in-month rounded to 6 places
+    month_days = [31, 30, 31, 31, 30, 31]
+    storage = sum(days * (Decimal(1600) / days).quantize(Decimal("0.000001")) for days in month_days)
+    assert non_gpu["Storage"] == round(storage, 2)
+    assert non_gpu["purchase"] == Decimal("0.00")  # the 50000 upfront purchase is amortized in usage
+    assert non_gpu["tax"] + non_gpu["Storage"] == Decimal(data["review"]["non_gpu_cost"])
+    assert "non_gpu" in render_csv(data)

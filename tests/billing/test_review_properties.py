@@ -34,7 +34,7 @@ def frame(rows) -> pd.DataFrame:
         records.append((start, start + pd.Timedelta(days=1), "usage", "aws", "us-east-1", r["resource"], r["itype"],
                         gpu, per, "committed" if r["unused"] else r["pricing"], "unused" if r["unused"] else "",
                         r["team"], "", "USD", cost, cost, cost, hours * 1_000_000, int(hours * per) * 1_000_000,
-                        r["interruptible"], ""))  # fmt: skip
+                        r["interruptible"], "", "Compute"))  # fmt: skip
     out = pd.DataFrame.from_records(records, columns=REVIEW_COLUMNS)
     for column in [c for c in REVIEW_COLUMNS if c.endswith("_micros")]:
         out[column] = out[column].astype(np.int64)
