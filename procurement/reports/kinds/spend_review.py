@@ -14,6 +14,7 @@ from typing import Any
 
 from procurement.billing.charts import CATEGORY_ORDER
 from procurement.billing.review_report import REVIEW_ASSUMPTIONS, review_report_data
+from procurement.reports.format import display
 from procurement.reports.model import Assumption, Column, Figure, Headline, Report, Section, Series, Table
 from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod
 
@@ -119,11 +120,11 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         Section(SECTION_OF_TABLE["by_gpu"], [], [_table(tables["by_gpu"])], [figures["gpu"]]),
         Section(SECTION_OF_TABLE["by_pricing_category"], [], [_table(tables["by_pricing_category"])]),
         Section("Unused commitments", [f"Commitments billed but not used (CommitmentDiscountStatus = Unused): "
-                                       f"{review['unused_commitment_cost']} {currency}, included in GPU spend."]),
-        Section("Idle GPU-hours", [f"GPU-hours under 10% mean utilization: {idle}." if idle is not None
+                                       f"{display(review['unused_commitment_cost'], 'money', currency)}, included in GPU spend."]),
+        Section("Idle GPU-hours", [f"GPU-hours under 10% mean utilization: {display(idle, 'number')}." if idle is not None
                                    else "No utilization data for this period: idle time is not judged."]),
-        Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: {review['non_gpu_cost']} "
-                                    f"{currency}, shown beside GPU spend and never in cost per GPU-hour."]),
+        Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: "
+                                    f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour."]),
         Section("Savings opportunities", ["Applied in the order spot, commitment, cheaper GPU, idle, each to the "
                                           "hours an earlier one did not claim, so no hour is counted twice."],
                 [_table(tables["savings"])], [figures["savings"]]),
@@ -153,7 +154,8 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         sections=sections,
         assumptions=assumptions,
         price_dates=[],  # savings are priced at the catalog's current prices; the dashboard shows their freshness
-        verdict=f"{totals['effective_cost']} {currency} of GPU spend; {savings_total} {currency} of savings found.",
+        verdict=f"{display(totals['effective_cost'], 'money', currency)} of GPU spend; "
+        f"{display(savings_total, 'money', currency)} of savings found.",
     )
 
 

@@ -215,3 +215,37 @@ def test_finance_and_admin_reach_the_page_and_every_download(db, client_as, role
     client = client_as(role)
     for url in spend_urls():
         assert client.get(url).status_code == 200, url
+
+
+def test_a_waterfall_hangs_each_step_from_the_level_the_steps_before_it_left():
+    from procurement.reports.model import Figure, Series, waterfall_bars
+
+    # 100 spent; a 30 saving, then a 20 saving, leave 50: the steps hang at 70 and 50
+    figure = Figure(
+        "w",
+        "waterfall",
+        "w",
+        "step",
+        "USD",
+        [Series("spend", [("now", 100), ("a", 30), ("b", 20), ("after", 50)])],
+    )
+    assert waterfall_bars(figure) == [
+        ("now", 0.0, 100.0),
+        ("a", 70.0, 30.0),
+        ("b", 50.0, 20.0),
+        ("after", 0.0, 50.0),
+    ]
+
+
+def test_the_xlsx_waterfall_is_a_stacked_chart_over_an_invisible_base(demo, tmp_path):
+    body = review_json()
+    sheet = openpyxl.load_workbook(io.BytesIO(report_file(tmp_path, "xlsx")))["fig_savings_waterfall"]
+    rows = list(sheet.iter_rows(min_row=1, values_only=True))
+    assert rows[0][:3] == ("step", "base", "spend")
+    total = float(body["totals"]["effective_cost"])
+    first_saving = float(body["savings"][0]["amount"])
+    assert rows[1][:3] == ("current spend", 0.0, total)
+    assert rows[2][0] == body["savings"][0]["kind"]
+    assert rows[2][1] == pytest.approx(total - first_saving) and rows[2][2] == pytest.approx(first_saving)
+    chart = sheet._charts[0]
+    assert chart.grouping == "stacked" and chart.series[0].graphicalProperties.noFill
