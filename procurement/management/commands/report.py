@@ -18,7 +18,10 @@ from procurement.services.reports import report_snapshot_create, snapshot_report
 
 
 class Command(BaseCommand):
-    help = "Render a report (spot: workload id; rent_or_buy: TCO study id) as PDF, XLSX, CSV or HTML."
+    help = (
+        "Render a report (spot: workload id; rent_or_buy: TCO study id; spend_review: --from/--to period) "
+        "as PDF, XLSX, CSV or HTML."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("kind", help="report kind: " + ", ".join(sorted(report_kinds())))
