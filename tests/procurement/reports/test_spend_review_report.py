@@ -249,3 +249,11 @@ def test_the_xlsx_waterfall_is_a_stacked_chart_over_an_invisible_base(demo, tmp_
     assert rows[2][1] == pytest.approx(total - first_saving) and rows[2][2] == pytest.approx(first_saving)
     chart = sheet._charts[0]
     assert chart.grouping == "stacked" and chart.series[0].graphicalProperties.noFill
+
+
+@pytest.mark.parametrize("fmt", ["pdf", "xlsx", "csv", "html"])
+def test_a_period_without_spend_still_renders(db, tmp_path, fmt):
+    content = report_file(tmp_path, fmt)
+    assert content.startswith({"pdf": b"%PDF", "xlsx": b"PK", "csv": b"PK", "html": b"<!"}[fmt])
+    if fmt == "html":
+        assert "0.00 USD of GPU spend" in content.decode()
