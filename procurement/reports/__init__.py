@@ -27,4 +27,10 @@ Adding a report kind is a one-module job: create ``procurement/reports/kinds/<na
 The registry (``procurement.reports.registry``) finds every module in ``kinds`` by itself; the page
 ``/reports/<kind>/<id>/``, the downloads and ``manage.py report <kind> --id N`` then work unchanged.
 A kind defined in another app can call ``registry.register(KIND)`` from its ``AppConfig.ready``.
+
+A kind whose subject is a span of time sets ``by_period=True``: ``load`` then takes a
+``registry.ReportPeriod`` (start, exclusive end, optional team/project/provider), the page is
+``/reports/<kind>/?start=...&end=...``, ``/reports/<kind>/download/<fmt>/?...`` downloads a period at
+once, and ``manage.py report <kind> --from YYYY-MM-DD --to YYYY-MM-DD [--team T]`` writes it
+(``spend_review`` is one).
 """

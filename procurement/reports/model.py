@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 COLUMN_TYPES = ("text", "money", "price", "number", "integer", "percent", "date")
-FIGURE_KINDS = ("line", "bar", "tornado")
+FIGURE_KINDS = ("line", "bar", "tornado", "stacked_bar", "waterfall")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ class Series:
 @dataclass(frozen=True)
 class Figure:
     key: str
-    kind: str  # line (cumulative curves), bar (categories), tornado (low/high swings around a base)
+    # line (cumulative curves), bar (categories), tornado (low/high swings around a base), stacked_bar
+    # (one bar per category, series stacked), waterfall (one series: start total, steps taken off, end total)
+    kind: str
     title: str
     x_label: str
     y_label: str
@@ -68,6 +70,19 @@ class Figure:
     def __post_init__(self) -> None:
         if self.kind not in FIGURE_KINDS:
             raise ValueError(f"figure {self.key}: unknown kind {self.kind!r}")
+
+
+def waterfall_bars(figure: Figure) -> list[tuple[str, float, float]]:
+    """(label, base, height) per bar of a waterfall: the first and last points stand on zero, each step
+    between hangs from the level the steps before it left (what both the SVG and the XLSX chart draw)."""
+    points = figure.series[0].points if figure.series else []
+    if len(points) < 2:
+        return [(str(label), 0.0, float(value)) for label, value in points]
+    level, bars = float(points[0][1]), [(str(points[0][0]), 0.0, float(points[0][1]))]
+    for label, amount in points[1:-1]:
+        level -= float(amount)
+        bars.append((str(label), level, float(amount)))
+    return [*bars, (str(points[-1][0]), 0.0, float(points[-1][1]))]
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,34 @@ class ReportInputError(LookupError):
 
 
 @dataclass(frozen=True)
+class ReportPeriod:
+    """The subject of a report about a span of time (a spend review) rather than one stored object."""
+
+    start: dt.date
+    end: dt.date  # exclusive, as the billing engine takes it
+    team: str = ""
+    project: str = ""
+    provider: str = ""
+
+    def __post_init__(self):
+        if self.end <= self.start:
+            raise ReportInputError("to", f"must be after from ({self.start}), got {self.end}")
+
+    @property
+    def subject_id(self) -> int:
+        """The snapshot's subject_id (YYYYMMDD of the start): the fingerprint tells periods apart."""
+        return int(self.start.strftime("%Y%m%d"))
+
+
+@dataclass(frozen=True)
 class ReportKind:
     name: str
     title: str
     roles: tuple[str, ...]
     subject: str
-    load: Callable[[int], dict[str, Any]]  # Django side: stored inputs as a plain dict
+    load: Callable[[Any], dict[str, Any]]  # Django side: (subject id, or a ReportPeriod) -> plain dict
     build: Callable[[dict[str, Any], dt.datetime], Report]  # plain Python
+    by_period: bool = False  # True: the subject is a ReportPeriod (--from/--to), not an object id
 
 
 _KINDS: dict[str, ReportKind] = {}

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from procurement import models
 from procurement.reports.model import Report
-from procurement.reports.registry import report_kind
+from procurement.reports.registry import ReportInputError, ReportPeriod, report_kind
 
 
 def _fingerprint(data: dict) -> str:
@@ -24,11 +24,23 @@ def _fingerprint(data: dict) -> str:
 
 
 def report_snapshot_create(
-    *, kind: str, subject_id: int, user=None, now: dt.datetime | None = None
+    *,
+    kind: str,
+    subject_id: int | None = None,
+    period: ReportPeriod | None = None,
+    user=None,
+    now: dt.datetime | None = None,
 ) -> models.ReportSnapshot:
-    """Raises ReportInputError (naming ``kind`` or ``id``) before anything is stored."""
+    """Raises ReportInputError (naming ``kind``, ``id`` or ``from``) before anything is stored.
+    A kind ``by_period`` takes ``period``; every other kind takes ``subject_id``."""
     report_type = report_kind(kind)
-    inputs = report_type.load(subject_id)
+    if report_type.by_period:
+        if period is None:
+            raise ReportInputError("from", f"{kind} reports on a period: give from and to")
+        subject_id = period.subject_id
+        inputs = report_type.load(period)
+    else:
+        inputs = report_type.load(subject_id)
     report = report_type.build(inputs, now or timezone.now())
     data = report.to_dict()
     fingerprint = _fingerprint(data)

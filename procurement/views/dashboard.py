@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from gpuledger.roles import ENGINEER, role_required
+from gpuledger.roles import ADMIN, ENGINEER, FINANCE, role_required, user_has_role
 from procurement import selectors, services
+from procurement.spend_summary import finance_summary
 
 
-@role_required(ENGINEER)
+@role_required(ENGINEER, FINANCE)
 def dashboard_page(request):
-    """What the signed-in engineer's teams rely on (an admin sees every team's)."""
+    """What the signed-in engineer's teams rely on (an admin sees every team's). Finance and admin also
+    see the spend panel; spend data is theirs only, so engineers never get it here."""
+    spend = finance_summary() if user_has_role(request.user, FINANCE, ADMIN) else None
     return render(
         request,
         "procurement/dashboard.html",
@@ -26,5 +29,6 @@ def dashboard_page(request):
             ],
             "workloads": selectors.workloads_with_latest_option(user=request.user),
             "studies": selectors.current_tco_studies(user=request.user),
+            "spend": spend,
         },
     )

@@ -2,25 +2,30 @@
 
 Each registered report kind gets two routes (procurement.urls): its page, which builds (or finds) a
 snapshot of the subject's stored inputs, and the snapshot's downloads. Both are protected with the
-kind's roles through ``role_required``.
+kind's roles through ``role_required``. A kind whose subject is a period (``by_period``) takes the
+period from the query (``start``, ``end`` exclusive, ``team``, ``project``, ``provider``: the names the
+finance page uses) instead of an id, and gets one more route that downloads a period's report at once.
 """
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+import datetime as dt
+
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 
 from gpuledger.accounts.teams import get_visible_or_404
 from gpuledger.roles import role_required
 from procurement import models
-from procurement.reports.registry import ReportInputError, ReportKind, report_kinds
+from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod, report_kinds
 from procurement.reports.render import render as render_report
 from procurement.reports.render import render_csv
 from procurement.reports.render.html import report_context
 from procurement.services.reports import report_snapshot_create, snapshot_report
 
 DOWNLOADS = (("pdf", "PDF"), ("xlsx", "Excel"), ("csv", "CSV"), ("html", "HTML"))
+FILTER_MAX_LENGTH = 100  # a team, project or provider name in the query
 # Reports about a team-owned object: the reader must be able to see that object (another team's is 404).
 TEAM_OWNED_SUBJECTS = {"spot": models.Workload, "rent_or_buy": models.TcoStudy}
 
@@ -29,6 +34,25 @@ def _check_subject_visible(kind: str, subject_id: int, user) -> None:
     subject_model = TEAM_OWNED_SUBJECTS.get(kind)
     if subject_model is not None:
         get_visible_or_404(subject_model.objects, user, pk=subject_id)
+
+
+def _file_response(request, kind: ReportKind, snapshot: models.ReportSnapshot, fmt: str) -> HttpResponse:
+    if fmt not in dict(DOWNLOADS):
+        raise Http404(f"unknown format {fmt!r}")
+    report = snapshot_report(snapshot)
+    table = request.GET.get("table", "")[:100]
+    if fmt == "csv" and table:  # one table as a plain CSV file instead of the zip of all of them
+        try:
+            content, content_type, extension = render_csv(report, table)[0], "text/csv; charset=utf-8", "csv"
+        except ValueError as problem:
+            raise Http404(str(problem)) from None
+    else:
+        content, content_type, extension = render_report(report, fmt)
+    response = HttpResponse(content, content_type=content_type)
+    suffix = f"-{table}" if fmt == "csv" and table else ""
+    filename = f"{kind.name}-{snapshot.subject_id}-{snapshot.pk}{suffix}.{extension}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def _page(kind: ReportKind):
@@ -55,34 +79,93 @@ def _download(kind: ReportKind):
     def report_download(request, pk: int, fmt: str):
         snapshot = get_object_or_404(models.ReportSnapshot, pk=pk, kind=kind.name)
         _check_subject_visible(kind.name, snapshot.subject_id, request.user)
-        if fmt not in dict(DOWNLOADS):
-            raise Http404(f"unknown format {fmt!r}")
-        report = snapshot_report(snapshot)
-        table = request.GET.get("table", "")[:100]
-        if fmt == "csv" and table:  # one table as a plain CSV file instead of the zip of all of them
-            try:
-                content, content_type, extension = (
-                    render_csv(report, table)[0],
-                    "text/csv; charset=utf-8",
-                    "csv",
-                )
-            except ValueError as problem:
-                raise Http404(str(problem)) from None
-        else:
-            content, content_type, extension = render_report(report, fmt)
-        response = HttpResponse(content, content_type=content_type)
-        suffix = f"-{table}" if fmt == "csv" and table else ""
-        filename = f"{kind.name}-{snapshot.subject_id}-{snapshot.pk}{suffix}.{extension}"
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
+        return _file_response(request, kind, snapshot, fmt)
 
     report_download.__name__ = f"report_{kind.name}_download"
     return role_required(*kind.roles)(report_download)
 
 
+def default_period(today: dt.date) -> tuple[dt.date, dt.date]:
+    """The six whole months up to the end of this one (what the finance page shows unfiltered)."""
+    end = (today.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+    start = end
+    for _ in range(6):
+        start = (start - dt.timedelta(days=1)).replace(day=1)
+    return start, end
+
+
+def period_from_query(query) -> ReportPeriod:
+    """Raises ReportInputError naming the field for a bad date or an over-long filter."""
+    default_start, default_end = default_period(dt.date.today())
+    dates = {}
+    for field, default in (("start", default_start), ("end", default_end)):
+        text = query.get(field, "")
+        try:
+            dates[field] = dt.date.fromisoformat(text) if text else default
+        except ValueError:
+            raise ReportInputError(field, f"must be YYYY-MM-DD, got {text[:20]!r}") from None
+    filters = {name: query.get(name, "") for name in ("team", "project", "provider")}
+    for name, value in filters.items():
+        if len(value) > FILTER_MAX_LENGTH:
+            raise ReportInputError(name, f"at most {FILTER_MAX_LENGTH} characters")
+    return ReportPeriod(start=dates["start"], end=dates["end"], **filters)
+
+
+def _period_snapshot(request, kind: ReportKind) -> models.ReportSnapshot:
+    return report_snapshot_create(kind=kind.name, period=period_from_query(request.GET), user=request.user)
+
+
+def _period_page(kind: ReportKind):
+    def report_page(request):
+        try:
+            snapshot = _period_snapshot(request, kind)
+        except ReportInputError as problem:
+            return HttpResponseBadRequest(f"{problem.field}: {problem.message}", content_type="text/plain")
+        context = report_context(snapshot_report(snapshot)) | {
+            "snapshot": snapshot,
+            "downloads": [
+                (fmt, label, reverse(f"report-{kind.name}-download", args=[snapshot.pk, fmt]))
+                for fmt, label in DOWNLOADS
+            ],
+        }
+        return render(request, "procurement/reports/page.html", context)
+
+    report_page.__name__ = f"report_{kind.name}_page"
+    return role_required(*kind.roles)(report_page)
+
+
+def _period_download(kind: ReportKind):
+    """The period's report in one format at once (the finance page's download links)."""
+
+    def report_download(request, fmt: str):
+        if fmt not in dict(DOWNLOADS):
+            raise Http404(f"unknown format {fmt!r}")
+        try:
+            snapshot = _period_snapshot(request, kind)
+        except ReportInputError as problem:
+            return HttpResponseBadRequest(f"{problem.field}: {problem.message}", content_type="text/plain")
+        return _file_response(request, kind, snapshot, fmt)
+
+    report_download.__name__ = f"report_{kind.name}_period_download"
+    return role_required(*kind.roles)(report_download)
+
+
+def _period_urlpatterns(kind: ReportKind) -> list:
+    return [
+        path(f"reports/{kind.name}/", _period_page(kind), name=f"report-{kind.name}"),
+        path(f"reports/{kind.name}/download/<str:fmt>/", _period_download(kind),
+             name=f"report-{kind.name}-period-download"),
+        path(f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/", _download(kind),
+             name=f"report-{kind.name}-download"),
+    ]  # fmt: skip
+
+
 def report_urlpatterns() -> list:
     patterns = []
     for kind in report_kinds().values():
+        if kind.by_period:
+            patterns += _period_urlpatterns(kind)
+            continue
         patterns += [
             path(f"reports/{kind.name}/<int:subject_id>/", _page(kind), name=f"report-{kind.name}"),
             path(f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/", _download(kind),

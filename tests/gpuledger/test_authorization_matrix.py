@@ -10,6 +10,7 @@ past authorization to input validation.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 import pytest
@@ -17,6 +18,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from procurement import models, services
+from procurement.reports.registry import ReportPeriod
+from procurement.services.reports import report_snapshot_create
 from procurement.views.costing import EXAMPLE_STUDY
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +46,7 @@ VIEWER_API = statuses(401, 200, 200, 200, 200, 200)
 ENGINEER_API_POST = statuses(401, 403, 400, 403, 400, 400)
 SIGNED_IN_PAGE = statuses(302, 200, 200, 200, 200, 200)
 SIGNED_IN_POST = statuses(302, 302, 302, 302, 302, 302)
+FINANCE_PAGE = statuses(302, 403, 403, 200, 200, 403)  # spend data: finance and admin only
 
 RULES: dict[str, Rule] = {
     "healthz": Rule(statuses(200, 200, 200, 200, 200, 200)),
@@ -55,7 +59,7 @@ RULES: dict[str, Rule] = {
     "catalog": Rule(VIEWER_PAGE),
     "offer": Rule(VIEWER_PAGE, kwargs=("offer",)),
     "status": Rule(VIEWER_PAGE),
-    "dashboard": Rule(ENGINEER_PAGE),
+    "dashboard": Rule(statuses(302, 403, 200, 200, 200, 200)),  # finance too: its spend panel
     "sizing": Rule(ENGINEER_PAGE),
     "tco-list": Rule(ENGINEER_PAGE),
     "tco-detail": Rule(TEAM_OBJECT_PAGE, kwargs=("study",)),
@@ -75,6 +79,27 @@ RULES: dict[str, Rule] = {
     "api-size": Rule(ENGINEER_API_POST, method="post"),
     "api-schema": Rule(VIEWER_API),
     "api-docs": Rule(VIEWER_PAGE),  # an HTML page: anonymous visitors are sent to sign in
+    "api-root": Rule(VIEWER_API),
+    "api-benchmarks": Rule(statuses(401, 403, 200, 403, 200, 200)),
+    "tco-new": Rule(ENGINEER_PAGE),
+    "tco-edit": Rule(TEAM_OBJECT_PAGE, kwargs=("study",)),
+    "tco-duplicate": Rule(TEAM_OBJECT_PAGE, kwargs=("study",)),
+    "tco-delete": Rule(TEAM_OBJECT_PAGE, kwargs=("study",)),  # GET: the confirmation page
+    "benchmark-list": Rule(ENGINEER_PAGE),
+    "benchmark-calibration": Rule(ENGINEER_PAGE),
+    "benchmark-detail": Rule(ENGINEER_PAGE, kwargs=("benchmark",)),  # measurements are shared, not a team's
+    "report-spot": Rule(TEAM_OBJECT_PAGE, kwargs=("workload_subject",)),
+    "report-spot-download": Rule(TEAM_OBJECT_PAGE, kwargs=("spot_snapshot",)),
+    "report-rent_or_buy": Rule(TEAM_OBJECT_PAGE, kwargs=("study_subject",)),
+    "report-rent_or_buy-download": Rule(TEAM_OBJECT_PAGE, kwargs=("rent_snapshot",)),
+    "report-spend_review": Rule(FINANCE_PAGE),
+    "report-spend_review-period-download": Rule(FINANCE_PAGE, kwargs=("csv_format",)),
+    "report-spend_review-download": Rule(FINANCE_PAGE, kwargs=("spend_snapshot",)),
+    "billing-review": Rule(FINANCE_PAGE),
+    "billing-review-export": Rule(FINANCE_PAGE, kwargs=("csv_format",)),
+    "billing-upload": Rule(FINANCE_PAGE),
+    "api-billing-spend-review": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
+    "api-billing-imports": Rule(statuses(401, 403, 403, 415, 415, 403), method="post"),  # a file upload only
 }
 # The admin site: its index and every model's list are requested; its other routes (change, delete,
 # history of one object) go through the same AdminSite.admin_view check, covered by this one rule.
@@ -132,12 +157,29 @@ def world(bundled_catalog, user_with_role, team_named):
     study = services.tco_study_create(document=load_document_text(EXAMPLE_STUDY, "study"), owner=owner,
                                       team=research)  # fmt: skip
     token, _ = token_create(owner, "matrix")
+    services.recommendation_create(workload=workload, parameters={"top": 3}, saved_by=owner)
+    spot = report_snapshot_create(kind="spot", subject_id=workload.pk, user=owner)
+    rent = report_snapshot_create(kind="rent_or_buy", subject_id=study.pk, user=owner)
+    benchmark = models.BenchmarkResult.objects.create(
+        gpu=GpuModel.objects.get(slug="h100-sxm5-80gb"), precision="bf16", measured_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+        source="matrix", task="inference", model_name="matrix run",
+    )  # fmt: skip
+    spend = report_snapshot_create(
+        kind="spend_review", period=ReportPeriod(dt.date(2026, 5, 1), dt.date(2026, 6, 1))
+    )  # no spend rows: an empty review is still a report
     objects = {
         "workload": {"workload_id": workload.pk},
         "study": {"pk": study.pk},
         "offer": {"pk": Offer.objects.order_by("pk").first().pk},
         "gpu": {"slug": GpuModel.objects.order_by("pk").first().slug},
         "token_id": {"token_id": token.pk},
+        "csv_format": {"fmt": "csv"},
+        "spend_snapshot": {"pk": spend.pk, "fmt": "csv"},
+        "workload_subject": {"subject_id": workload.pk},
+        "study_subject": {"subject_id": study.pk},
+        "spot_snapshot": {"pk": spot.pk, "fmt": "csv"},
+        "rent_snapshot": {"pk": rent.pk, "fmt": "csv"},
+        "benchmark": {"pk": benchmark.pk},
     }
     return users, objects
 
@@ -219,7 +261,10 @@ def test_every_page_and_api_view_names_the_roles_it_needs():
         if is_admin_site(name, route) or name in OPEN_OR_ACCOUNT_ROUTES:
             continue
         rule = RULES[name]
-        kwargs = {key: 1 for key in ("pk", "workload_id", "token_id")} | {"slug": "x"}
+        kwargs = {key: 1 for key in ("pk", "workload_id", "token_id", "subject_id")} | {
+            "slug": "x",
+            "fmt": "csv",
+        }
         path_kwargs = {
             key: value for key, value in kwargs.items() if f"<{key}>" in route or f":{key}>" in route
         }

@@ -20,7 +20,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from procurement.reports.format import as_decimal
-from procurement.reports.model import Figure, Report, Table
+from procurement.reports.model import Figure, Report, Series, Table, waterfall_bars
 from procurement.reports.safety import is_formula_like
 
 NUMBER_FORMATS = {
@@ -135,8 +135,18 @@ def _table_sheet(sheet: Worksheet, table: Table) -> None:
     _widths(sheet, [max(12, min(40, len(column.label) + 4)) for column in table.columns])
 
 
+def _as_stacked_waterfall(figure: Figure) -> Figure:
+    """A waterfall as Excel draws one: a stacked bar of an invisible base and the visible step."""
+    bars = waterfall_bars(figure)
+    return Figure(figure.key, "waterfall", figure.title, figure.x_label, figure.y_label,
+                  [Series("base", [(label, base) for label, base, _ in bars]),
+                   Series(figure.series[0].name, [(label, height) for label, _, height in bars])])  # fmt: skip
+
+
 def _figure_sheet(sheet: Worksheet, figure: Figure) -> None:
     """The figure's data as columns (x, then one column per series) and a native chart over them."""
+    if figure.kind == "waterfall" and figure.series:
+        figure = _as_stacked_waterfall(figure)
     write_text(sheet["A1"], figure.x_label)
     for index, series in enumerate(figure.series, start=2):
         write_text(sheet.cell(1, index), series.name)
@@ -157,6 +167,8 @@ def _figure_sheet(sheet: Worksheet, figure: Figure) -> None:
     if figure.kind == "tornado":
         chart.type = "bar"  # horizontal bars: one pair (low, high) per driver
         chart.overlap = 100
+    if figure.kind in ("stacked_bar", "waterfall"):
+        chart.grouping, chart.overlap = "stacked", 100
     chart.title = figure.title
     chart.x_axis.title = figure.x_label
     chart.y_axis.title = figure.y_label
@@ -165,6 +177,9 @@ def _figure_sheet(sheet: Worksheet, figure: Figure) -> None:
     chart.add_data(Reference(sheet, min_col=2, max_col=len(figure.series) + 1, min_row=1, max_row=last_row),
                    titles_from_data=True)  # fmt: skip
     chart.set_categories(Reference(sheet, min_col=1, min_row=2, max_row=last_row))
+    if figure.kind == "waterfall":
+        chart.series[0].graphicalProperties.noFill = True  # the base only lifts each step to its level
+        chart.series[0].graphicalProperties.line.noFill = True
     sheet.add_chart(chart, f"{get_column_letter(len(figure.series) + 3)}2")
 
 

@@ -65,7 +65,7 @@ def test_the_largest_allowed_ranking_options_are_accepted():
     ],
 )
 def test_a_tco_study_with_an_unbounded_size_is_a_400_naming_the_field(client_as, h100, changes, field):
-    response = _post(client_as("finance"), "/api/tco/", study_document(**changes))
+    response = _post(client_as("engineer"), "/api/tco/", study_document(**changes))
     assert response.status_code == 400 and response.json()["field"] == field
     assert _nothing_stored()
 

@@ -1,0 +1,170 @@
+"""GPU spend review for a period (issue 8, section 3): the billing engine's review as a report.
+
+The numbers come from ``procurement.billing.review`` (the arithmetic) and the tables from
+``procurement.billing.review_report`` (labels, order, totals columns); this module only maps them
+onto the report framework's typed tables and figures, so the page, PDF, XLSX and CSV show exactly
+what ``manage.py spend_review --format json`` prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from procurement.billing.charts import CATEGORY_ORDER
+from procurement.billing.review_report import REVIEW_ASSUMPTIONS, review_report_data
+from procurement.reports.format import display
+from procurement.reports.model import Assumption, Column, Figure, Headline, Report, Section, Series, Table
+from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod
+
+# review_report column kinds -> the framework's column types (hours are plain numbers, a rate is a price)
+COLUMN_TYPES = {"text": "text", "money": "money", "hours": "number", "rate": "price"}
+SECTION_OF_TABLE = {
+    "summary": "Totals", "by_month": "Spend by month, by pricing category", "by_team": "Spend by team",
+    "by_project": "Spend by project", "by_provider": "Spend by provider",
+    "by_gpu": "Spend by GPU (cost per GPU-hour)", "by_pricing_category": "Spend by pricing category",
+}  # fmt: skip
+
+
+def load_inputs(period: ReportPeriod) -> dict[str, Any]:
+    """Django side: the stored spend rows reviewed by the billing service (prices, FX, utilization)."""
+    from procurement.billing.review import ReviewInputError
+    from procurement.billing.service import build_review, make_request
+
+    filters = {"team": period.team, "project": period.project, "provider": period.provider}
+    try:
+        review = build_review(make_request(start=period.start, end=period.end, **filters))
+    except ReviewInputError as problem:
+        raise ReportInputError(problem.field, problem.message) from None
+    return {
+        "start": period.start.isoformat(),
+        "end": period.end.isoformat(),
+        "filters": filters,
+        "review": review,
+    }
+
+
+def _table(data: dict[str, Any], types: dict[str, str] | None = None, key: str = "") -> Table:
+    totals, types = set(data.get("total_of", ())), types or {}
+    columns = [
+        Column(c["key"], c["label"], types.get(c["key"], COLUMN_TYPES[c["kind"]]), c["key"] in totals)
+        for c in data["columns"]
+    ]
+    return Table(
+        key=key or data["id"], title=data["title"], columns=columns, rows=[dict(r) for r in data["rows"]]
+    )
+
+
+def _by_month_stacked(data: dict[str, Any]) -> Table:
+    """The month table with one column per pricing category (the stacked chart's numbers, with totals)."""
+    table = _table(data)
+    columns = [Column(f"effective_cost_{c}", f"{c.replace('_', ' ')}", "money", True) for c in CATEGORY_ORDER]
+    rows = [
+        row | {f"effective_cost_{c}": row.get("effective_cost_by_pricing_category", {}).get(c, "0") for c in CATEGORY_ORDER}
+        for row in table.rows
+    ]  # fmt: skip
+    for row in rows:
+        row.pop("effective_cost_by_pricing_category", None)  # a dict: the columns above carry it
+    return Table(table.key, table.title, [*table.columns, *columns], rows)
+
+
+def _figures(review: dict[str, Any]) -> dict[str, Figure]:
+    months = review["by_month"]
+    by_category = [
+        Series(c, [(m["month"], float(m.get("effective_cost_by_pricing_category", {}).get(c, 0))) for m in months])
+        for c in CATEGORY_ORDER
+        if any(m.get("effective_cost_by_pricing_category", {}).get(c) for m in months)
+    ]  # fmt: skip
+    currency = review["currency"]
+    per_hour = [g for g in review["by_gpu"] if g.get("effective_cost_per_gpu_hour")]
+    total = Decimal(review["totals"]["effective_cost"])
+    steps = [(s["kind"], float(s["amount"])) for s in review["savings"]]
+    after = total - sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
+    return {
+        "month": Figure("spend_by_month", "stacked_bar", "GPU spend by month, stacked by pricing category",
+                        "month", currency, by_category),
+        "team": Figure("spend_by_team", "bar", "GPU spend by team", "team", currency,
+                       [Series("effective cost", [(t["team"], float(t["effective_cost"])) for t in review["by_team"]])]),
+        "gpu": Figure("cost_per_gpu_hour", "bar", "Effective cost per GPU-hour by GPU", "GPU",
+                      f"{currency}/GPU-hour",
+                      [Series("per GPU-hour", [(g["gpu"], float(g["effective_cost_per_gpu_hour"])) for g in per_hour])]),
+        # waterfall points: the start total, each saving (taken off in the order applied), the end total
+        "savings": Figure("savings_waterfall", "waterfall", "Savings waterfall", "step", currency,
+                          [Series("spend", [("current spend", float(total)), *steps, ("after savings", float(after))])]),
+    }  # fmt: skip
+
+
+def _subject(inputs: dict[str, Any]) -> str:
+    filters = ", ".join(f"{key} {value}" for key, value in inputs["filters"].items() if value)
+    return f"period {inputs['start']} to {inputs['end']} (exclusive)" + (f", {filters}" if filters else "")
+
+
+def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
+    review = inputs["review"]
+    currency, totals = review["currency"], review["totals"]
+    start, end = dt.date.fromisoformat(inputs["start"]), dt.date.fromisoformat(inputs["end"])
+    data = review_report_data(review, start=start, end=end, filters=inputs["filters"])
+    tables = {t["id"]: t for t in data["tables"]}
+    figures = _figures(review)
+    savings_total = sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
+    idle = review["idle_gpu_hours"]
+    sections = [
+        Section(SECTION_OF_TABLE["summary"], [f"GPU spend covers GPU instance usage and unused commitments, in {currency}."],
+                # "totals", not "summary": the CSV zip's summary.csv is the headline figures
+                [_table(tables["summary"], {"value": "number"}, key="totals")]),  # words ("n/a") stay text
+        Section(SECTION_OF_TABLE["by_month"], [], [_by_month_stacked(tables["by_month"])], [figures["month"]]),
+        Section(SECTION_OF_TABLE["by_team"], [], [_table(tables["by_team"])], [figures["team"]]),
+        Section(SECTION_OF_TABLE["by_project"], [], [_table(tables["by_project"])]),
+        Section(SECTION_OF_TABLE["by_provider"], [], [_table(tables["by_provider"])]),
+        Section(SECTION_OF_TABLE["by_gpu"], [], [_table(tables["by_gpu"])], [figures["gpu"]]),
+        Section(SECTION_OF_TABLE["by_pricing_category"], [], [_table(tables["by_pricing_category"])]),
+        Section("Unused commitments", [f"Commitments billed but not used (CommitmentDiscountStatus = Unused): "
+                                       f"{display(review['unused_commitment_cost'], 'money', currency)}, included in GPU spend."]),
+        Section("Idle GPU-hours", [f"GPU-hours under 10% mean utilization: {display(idle, 'number')}." if idle is not None
+                                   else "No utilization data for this period: idle time is not judged."]),
+        Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: "
+                                    f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour."]),
+        Section("Savings opportunities", ["Applied in the order spot, commitment, cheaper GPU, idle, each to the "
+                                          "hours an earlier one did not claim, so no hour is counted twice."],
+                [_table(tables["savings"])], [figures["savings"]]),
+    ]  # fmt: skip
+    assumptions = [
+        Assumption(f"Review rule {n}", text, "docs/billing.md")
+        for n, text in enumerate(REVIEW_ASSUMPTIONS, 1)
+    ]
+    assumptions += [
+        Assumption(f"{saving['kind']} saving", text, "procurement/billing/savings.py")
+        for saving in review["savings"] for text in saving["assumptions"]
+    ]  # fmt: skip
+    return Report(
+        kind="spend_review",
+        title="GPU spend review",
+        subject=_subject(inputs),
+        currency=currency,
+        generated_at=now.isoformat(),
+        summary=[
+            Headline("GPU spend (effective)", totals["effective_cost"], "money"),
+            Headline("GPU-hours", totals["gpu_hours"], "number"),
+            Headline("Effective cost per GPU-hour", totals["effective_cost_per_gpu_hour"], "price"),
+            Headline("Unused commitments", review["unused_commitment_cost"], "money"),
+            Headline("Non-GPU spend (beside, not included)", review["non_gpu_cost"], "money"),
+            Headline("Savings found", str(savings_total), "money", "re-priced actual usage"),
+        ],
+        sections=sections,
+        assumptions=assumptions,
+        price_dates=[],  # savings are priced at the catalog's current prices; the dashboard shows their freshness
+        verdict=f"{display(totals['effective_cost'], 'money', currency)} of GPU spend; "
+        f"{display(savings_total, 'money', currency)} of savings found.",
+    )
+
+
+KIND = ReportKind(
+    name="spend_review",
+    title="GPU spend review",
+    roles=("finance", "admin"),
+    subject="billing period",
+    load=load_inputs,
+    build=build_report,
+    by_period=True,
+)

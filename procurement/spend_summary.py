@@ -1,0 +1,73 @@
+"""Reads for the dashboard's finance panel: one month's GPU spend, its top savings, and how fresh the prices are.
+
+Thin Django shell over the billing review (``procurement.billing.service``): the month is this one
+when it has spend rows, else the latest month that does (a bill lands days after a month closes, so
+"this month" is often still empty). Only finance and admin are shown it (the view decides).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from django.utils import timezone
+
+TOP_SAVINGS = 3
+
+
+def _month_bounds(day: dt.date) -> tuple[dt.date, dt.date]:
+    start = day.replace(day=1)
+    return start, (start + dt.timedelta(days=32)).replace(day=1)
+
+
+def spend_month(today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """This month when it has spend rows, else the latest month that has; None without any spend."""
+    from procurement.billing.models import SpendRecord
+
+    start, end = _month_bounds(today)
+    in_month = SpendRecord.objects.filter(
+        charge_period_start__date__gte=start, charge_period_start__date__lt=end
+    )
+    if in_month.exists():
+        return start, end
+    latest = (
+        SpendRecord.objects.order_by("-charge_period_start")
+        .values_list("charge_period_start", flat=True)
+        .first()
+    )
+    return _month_bounds(latest.date()) if latest is not None else None
+
+
+def price_freshness(now: dt.datetime) -> dict:
+    """Current catalog prices: how many, how many are past their freshness limit, the newest's date."""
+    from pricing.selectors import offer_frame
+
+    frame = offer_frame(now=now)
+    if frame.empty:
+        return {"prices": 0, "stale": 0, "newest": None}
+    return {
+        "prices": len(frame),
+        "stale": int(frame["stale"].sum()),
+        "newest": max(frame["observed_at"]),
+    }
+
+
+def finance_summary(now: dt.datetime | None = None) -> dict:
+    from procurement.billing.service import build_review, make_request
+
+    now = now or timezone.now()
+    month = spend_month(now.date())
+    summary = {"month": None, "price_freshness": price_freshness(now)}
+    if month is None:
+        return summary
+    review = build_review(make_request(start=month[0], end=month[1]))
+    savings = sorted(review["savings"], key=lambda saving: Decimal(saving["amount"]), reverse=True)
+    return summary | {
+        "month": month[0],
+        "month_end": month[1],
+        "is_current_month": month[0] == now.date().replace(day=1),
+        "currency": review["currency"],
+        "totals": review["totals"],
+        "non_gpu_cost": review["non_gpu_cost"],
+        "top_savings": savings[:TOP_SAVINGS],
+    }
