@@ -26,6 +26,7 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     kind = shapes.kind[shape]
     incompatible = np.array([bool(text) for text in shapes.incompatible], dtype=bool)[kind]
     memory = shapes.required_gib[shape] > shapes.capacity_gib[shape]
+    no_fabric = shapes.no_fabric[shape]  # several instances of a type with no cluster interconnect
     speed = ~np.isfinite(shapes.hours[shape])
     gpu_only = columns["gpu_only"][offer]
     spot = configs.spot_refused
@@ -42,6 +43,7 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     gates = [
         (incompatible, "the GPU cannot run this precision or has no throughput figure"),
         (memory, "does not fit in GPU memory"),
+        (no_fabric, "no cluster interconnect: several instances of a type with no fabric"),
         (speed, "speed not estimated for this GPU and plan"),
         (gpu_only, "GPU-only price (host VM billed separately, not in the catalog)"),
         (no_saving, "spot at or above on-demand: saves nothing"),

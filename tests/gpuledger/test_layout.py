@@ -30,7 +30,11 @@ def test_each_role_sees_the_links_it_can_use(client_as):
         "API",
     ]
     engineer = _labels(client_as("engineer").get("/status/").content.decode())
-    assert engineer == ["GPU catalog", "Sizing", "Dashboard", "Rent or buy", "Price status", "API"]
+    assert engineer == [
+        "GPU catalog", "Sizing", "Workloads", "Dashboard", "Rent or buy", "Price status", "Benchmarks", "API",
+    ]  # fmt: skip
+    finance = _labels(client_as("finance").get("/status/").content.decode())
+    assert "Spend" in finance and "Sizing" not in finance and "Spend" not in engineer
     admin = _labels(client_as("admin").get("/status/").content.decode())
     assert admin[-1] == "Admin" and "Sizing" in admin
 
@@ -39,10 +43,12 @@ def test_the_bar_says_who_is_signed_in_and_their_widest_role(client_as, client):
     html = client_as("finance", username="fiona").get("/status/").content.decode()
     slot = re.search(r'<div class="who" id="signed-in">(.*?)</div>', html, re.S).group(1)
     assert "fiona" in slot and ">finance<" in slot
-    html = client_as(None, username="nobody").get("/status/").content.decode()
+    html = client_as(None, username="nobody").get("/accounts/me/").content.decode()  # their own account page
     assert "no role" in html
     client.logout()
-    assert _labels(client.get("/status/").content.decode()) == []  # anonymous: no links
+    assert (
+        _labels(client.get("/status/", follow=True).content.decode()) == []
+    )  # anonymous: the login page, no links
 
 
 def test_the_current_page_is_marked():

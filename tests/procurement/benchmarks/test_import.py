@@ -66,7 +66,9 @@ def test_a_matching_measurement_replaces_the_estimate_in_the_ranking(bundled_cat
     document = gpu_document(environment__gpus_used=8, summary__tokens_per_second_median=32768.0)
     benchmark_import(_bytes(document), source="p5-run.json")
     spec = workload_spec_parse(QLORA_SPEC)
-    options = ranking_options_parse({"gpus": ["h100-sxm5-80gb"], "instance_counts": [1]})
+    options = ranking_options_parse(
+        {"gpus": ["h100-sxm5-80gb"], "instance_counts": [1], "providers": ["aws"]}
+    )
     eight = [row for row in recommendation_compute(spec=spec, options=options).results if row["gpus"] == 8]
     assert eight and all(row["basis"] == "measured" for row in eight)
     # 2e8 tokens at the measured 32,768 tokens/s = 1.695 h of compute (the estimate said 0.738 h)

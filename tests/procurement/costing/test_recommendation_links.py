@@ -30,7 +30,9 @@ def test_rows_say_which_link_carried_the_collectives_everywhere(tmp_path, client
     assert f"    links: {link['summary']}" in table.getvalue()
     client = client_as("engineer")
     created = client.post(
-        "/api/recommendations/", {"workload": WORKLOAD, "top": 3}, content_type="application/json"
+        "/api/recommendations/",
+        {"workload": WORKLOAD, "top": 3, "save": True},
+        content_type="application/json",
     )
     assert created.status_code == 201
     assert created.json()["results"][0]["interconnect"] == link

@@ -303,7 +303,7 @@ def test_it_prices_the_reserved_alternative_from_the_offers_stored_reserved_pric
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"horizon_months": 241}, "horizon_months"),
+        ({"horizon_months": 361}, "horizon_months"),  # at most 360 months (issue 9)
         ({"utilization_ramp_months": 37}, "utilization_ramp_months"),
         ({"buy__servers": 100_001}, "buy.servers"),
         ({"buy__spare_servers": 100_001}, "buy.spare_servers"),

@@ -64,11 +64,14 @@ SPOT = {
 
 
 @pytest.fixture
-def make_ranked_workload(db):
+def make_ranked_workload(db, team_named):
     from procurement.models import Recommendation, Workload
 
     def make(rows=None, name="llama fine-tune"):
-        workload = Workload.objects.create(name=name, task="qlora", spec={"task": "qlora"})
+        # team "research": what client_as("engineer", team="research") may see
+        workload = Workload.objects.create(
+            name=name, task="qlora", spec={"task": "qlora"}, team=team_named("research")
+        )
         if rows is None:
             # the parts add up: spot 34.00 + 1.95 + 2.75 + 6.80 = 45.50; on demand 90 + 4.60 + 1.40 + 24 = 120
             spot_parts = {

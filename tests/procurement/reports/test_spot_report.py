@@ -109,7 +109,7 @@ def test_the_pdf_reads_back(make_ranked_workload):
 
 def test_the_page_offers_downloads_to_an_engineer(make_ranked_workload, client_as):
     workload = make_ranked_workload()
-    client = client_as("engineer")
+    client = client_as("engineer", team="research")
     response = client.get(f"/reports/spot/{workload.pk}/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -145,17 +145,19 @@ def test_a_workload_without_a_ranking_is_a_404_naming_why(db, client_as):
     from procurement.models import Workload
 
     workload = Workload.objects.create(name="w", task="qlora", spec={"task": "qlora"})
-    response = client_as("engineer").get(f"/reports/spot/{workload.pk}/")
+    response = client_as("engineer", team="research").get(f"/reports/spot/{workload.pk}/")
     assert response.status_code == 404
 
 
 def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_catalog, tmp_path):
     from django.core.management import call_command
 
-    client = client_as("engineer")
+    client = client_as("engineer", team="research")
     workload = {"name": "w", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
     created = client.post(
-        "/api/recommendations/", {"workload": workload, "top": 50}, content_type="application/json"
+        "/api/recommendations/",
+        {"workload": workload, "top": 50, "save": True},
+        content_type="application/json",
     )
     workload_id = created.json()["workload_id"]
     rows = created.json()["results"]
@@ -180,7 +182,7 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
 
 def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
     workload = make_ranked_workload()
-    client = client_as("engineer")
+    client = client_as("engineer", team="research")
     snapshot = client.get(f"/reports/spot/{workload.pk}/").context["snapshot"]
     response = client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=options")
     assert response["Content-Type"].startswith("text/csv")
