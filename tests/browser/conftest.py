@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -76,11 +77,23 @@ class PageProblems:
     def __init__(self):
         self.external_requests: list[str] = []
         self.console_errors: list[str] = []
+        self.refused_paths: set[str] = set()
+
+    def expect_refusal(self, path: str) -> None:
+        """The test opens `path` to be refused (403, 404): the browser's "Failed to load resource" line
+        for that very document is the expected answer, not a problem (any other resource's still is)."""
+        self.refused_paths.add(path)
+
+    def _console(self, message):
+        if message.type != "error":
+            return
+        url = (message.location or {}).get("url", "")
+        if message.text.startswith("Failed to load resource") and urlsplit(url).path in self.refused_paths:
+            return
+        self.console_errors.append(message.text)
 
     def watch(self, page):
-        page.on(
-            "console", lambda message: message.type == "error" and self.console_errors.append(message.text)
-        )
+        page.on("console", self._console)
         page.on("pageerror", lambda error: self.console_errors.append(str(error)))
         return page
 
