@@ -12,6 +12,7 @@ from procurement.ranking import RankingOptions, rank_workload
 from procurement.services.recommendations import RankingContext, recommendation_compute
 from procurement.sizing import parse_workload_spec
 from procurement.sizing.host import host_requirements
+from procurement.sizing.validation import RANKING_CASES_SECTION
 
 PROVIDERS = ("aws", "lambda")
 TINY_1B = {  # a 1.2B Llama-shaped model: 22 layers of 2048, GQA 32/4, SwiGLU 5632 (TinyLlama's shape, wider)
@@ -30,6 +31,14 @@ CASES = {
     "serve_70b_16x4k": {"task": "inference", "model": {"preset": "llama-3-70b"},
                         "inference": {"concurrency": 16, "context_len": 4096}},
 }  # fmt: skip
+CASE_TITLES = {  # the first column of docs/validation.md's "Ranking cases" table
+    "qlora_8b": "QLoRA Llama-3.1-8B on 200M tokens",
+    "lora_70b": "LoRA Llama-3-70B r16 all-linear on 100M tokens",
+    "full_ft_mistral_7b_8_gpus": "full fine-tune Mistral-7B on 1B tokens, 8 GPUs, ZeRO-3",
+    "pretrain_1b": "pretrain a 1.2B model on 10B tokens",
+    "serve_8b_32x8k": "serve Llama-3.1-8B, 32 streams x 8k",
+    "serve_70b_16x4k": "serve Llama-3-70B, 16 streams x 4k",
+}
 
 
 @pytest.fixture
@@ -153,3 +162,18 @@ def test_training_case_rank_1_is_one_node_and_adds_up_by_hand(context, case):
     assert float(first["cost_breakdown"]["storage"]) == pytest.approx(storage, abs=0.005)
     assert float(first["total_cost"]) == pytest.approx(by_hand, abs=0.015)  # hours are rounded to 3 decimals
     assert first["total_cost"] == want["total"]
+
+
+def test_validation_doc_lists_every_case_with_its_rank_1_and_total():
+    # docs/validation.md's "Ranking cases" section is written from this constant; a rank 1 that moves
+    # here must move there too.
+    lines = {line.split(" | ")[0].lstrip("| "): line for line in RANKING_CASES_SECTION.splitlines()}
+    for case, want in TRAINING_RANK_1.items():
+        line = lines[CASE_TITLES[case]]
+        assert f"`{want['instance_type']}` spot, {want['region']} {want['zone']}" in line, case
+        assert line.endswith(f"| {want['total']} |"), case
+    assert lines[CASE_TITLES["serve_8b_32x8k"]].endswith("`gpu_2x_a6000` on-demand, TP 2 in one node"
+                                                          " | 730 h x 2.18 $/h x 1 a month | 1,591.40 |")  # fmt: skip
+    assert lines[CASE_TITLES["serve_70b_16x4k"]].endswith("`gpu_2x_b200_sxm6` on-demand, TP 2 in one node"
+                                                           " | 730 h x 13.78 $/h x 1 a month | 10,059.40 |")  # fmt: skip
+    assert len([line for line in lines if line in CASE_TITLES.values()]) == len(CASES)
