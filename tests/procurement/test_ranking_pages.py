@@ -9,7 +9,8 @@ SERVING = {"name": "serve-8b", "task": "inference", "model": {"preset": "llama-3
 @pytest.mark.django_db
 def test_a_serving_recommendation_page_plots_cost_per_month_against_tokens(client_as, bundled_catalog):
     client = client_as("engineer")
-    body = {"workload": SERVING, "top": 5, "providers": ["aws", "lambda"]}
+    # saved, so the workload page shows it (the API only stores an answer when asked: "save": true)
+    body = {"workload": SERVING, "top": 5, "providers": ["aws", "lambda"], "save": True}
     created = client.post("/api/recommendations/", body, content_type="application/json")
     assert created.status_code == 201, created.content
     results = created.json()["results"]
