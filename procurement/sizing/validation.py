@@ -630,14 +630,24 @@ RANKING_CASES_SECTION = """
 ## Ranking cases (`tests/procurement/test_ranking_cases.py`)
 
 The issue's six workloads are ranked against the bundled catalog over AWS and Lambda (whose host
-figures and prices are provider data) and kept as regression tests:
+figures and prices are provider data) and kept as regression tests. Each asserts its rank 1: one node
+(or several only over a cluster fabric), a snapshot catalog price (never illustrative), no spot outlier
+ranked at its quote, and the total below, recomputed by hand from the catalog row
+(`pricing/data/skypilot/aws/vms.gpu.csv` line, or Lambda's `vms.csv`) in the test's comments.
 
-| case | rank 1 (today) | hand check |
-|---|---|---|
-| serve Llama-3.1-8B, 32 streams x 8k | Lambda `gpu_2x_a6000`, TP 2 in one node | 730 h x 2.18 $/h x 1 = 1,591.40 a month |
-| serve Llama-3-70B, 16 streams x 4k | Lambda `gpu_2x_b200_sxm6`, TP 2 in one node | 730 h x 13.78 $/h x 1 = 10,059.40 a month |
-| QLoRA 8B on 200M tokens; LoRA Llama-3-70B r16 all-linear on 100M; full fine-tune Mistral-7B on 1B (8 GPUs, ZeRO-3); pretrain 1.2B on 10B | checked for the job-cost identity | total = P x H x N x 1.2 + P x 1 h x N + storage |
+| case | rank 1 (today) | hand check | total |
+|---|---|---|---:|
+| QLoRA Llama-3.1-8B on 200M tokens | AWS `g6.xlarge` spot, eu-south-2 eus2-az3, 1 x L4, one node (line 1275) | P = 0.0913 x 1.001157 = 0.091406 $/h; 0.091406 x 54.813 h x 1.2 + 0.091406 x 1 h + 83 GB x 0.08 x 223.813 h / 730 | 8.14 |
+| LoRA Llama-3-70B r16 all-linear on 100M tokens | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.005581 = 10.49746 $/h; P x 2.487 h x 1.2 + P x 1 h + 384 GB x 0.08 x 171.487 h / 730 | 49.04 |
+| full fine-tune Mistral-7B on 1B tokens, 8 GPUs, ZeRO-3 | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.225353 = 12.79171 $/h (a 101 GB checkpoint every 15 min); P x 3.812 h x 1.2 + P x 1 h + 330 GB x 0.08 x 172.812 h / 730 | 77.55 |
+| pretrain a 1.2B model on 10B tokens | AWS `g6e.2xlarge` spot, eu-south-2 eus2-az3, 1 x L40S, one node (line 1369) | P = 0.2944 x 1.037014 = 0.305297 $/h; P x 156.271 h x 1.2 + P x 1 h + 184 GB x 0.08 x 325.271 h / 730 | 64.12 |
+| serve Llama-3.1-8B, 32 streams x 8k | Lambda `gpu_2x_a6000` on-demand, TP 2 in one node | 730 h x 2.18 $/h x 1 a month | 1,591.40 |
+| serve Llama-3-70B, 16 streams x 4k | Lambda `gpu_2x_b200_sxm6` on-demand, TP 2 in one node | 730 h x 13.78 $/h x 1 a month | 10,059.40 |
 
-Serving rows carry no rerun budget and no setup, so a month is price x 730 h x instances exactly. The
-training cases' rank 1 depends on the interconnect and host data, asserted by that work.
+Training totals are the job-cost formula of `docs/cost-model.md` as `recommend` prices it: P x H x N x
+(1 + 0.2 reruns) + P x 1 h setup x N + storage G x 0.08 USD/GB-month (AWS EBS gp3) x (H + 1 h + 7 days)
+/ 730, where P is the spot quote times (1 + the spot model's overhead) and G the sizing engine's disk
+estimate. Serving rows carry no rerun budget and no setup; the two serving totals are the engine's month
+without storage (`rank_workload`), and `recommend` adds Lambda's filesystem storage (0.20 USD/GB-month,
+76 GB and 376 GB for 730 h + 7 days: 18.70 and 92.51, so 1,610.10 and 10,151.91).
 """
