@@ -50,6 +50,15 @@ def input_error_response(error: CostInputError, *, prefix: str = "") -> Response
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
+def study_error_response(error: CostInputError, document: object) -> Response:
+    """400 listing every error of a study document at once (services.study_errors); the first one also
+    under ``field``/``error``, as before. Nothing was stored."""
+    response = input_error_response(error)
+    found = services.study_errors(document) or [error]
+    response.data["errors"] = [{"path": item.field, "message": item.message} for item in found]
+    return response
+
+
 def stored_study_body(study: models.TcoStudy) -> dict:
     return study.result | {
         "id": study.pk,
@@ -77,7 +86,7 @@ class TcoStudyCreate(APIView):
             team = team_for_new_object(request.user)
             study = services.tco_study_create(document=request.data, owner=request.user, team=team)
         except CostInputError as error:
-            return input_error_response(error)
+            return study_error_response(error, request.data)
         return Response(stored_study_body(study), status=status.HTTP_201_CREATED)
 
 

@@ -256,3 +256,13 @@ def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, e
     _tco_cli_error(
         tmp_path, _yen_study_priced_from_the_gpu_list_price(), rf"^currency: {re.escape(expected)}$"
     )
+
+
+def test_the_tco_api_lists_every_error_of_a_study_at_once(engineer_client, h100):
+    # three bad fields: each named in "errors", the first also under field/error (nothing stored)
+    document = study_document(horizon_months=0, utilization="1.5", buy__server_price="-1")
+    response = engineer_client.post("/api/tco/", document, content_type="application/json")
+    assert response.status_code == 400
+    paths = {item["path"] for item in response.json()["errors"]}
+    assert {"horizon_months", "utilization", "buy.server_price"} <= paths
+    assert response.json()["field"] in paths
