@@ -231,10 +231,24 @@ def _row_label(rank: int, row: dict) -> str:
 def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
     fitting = [(rank, row) for rank, row in enumerate(rows, start=1) if row["fits"] and row["total_cost"]]
     if fitting and all(row.get("serving") for _, row in fitting):
-        return serving_chart(fitting, currency)
+        # Serving rows all price the same 730 h, so hours would be one vertical line: plot the month's
+        # cost against the tokens/s the configuration serves instead.
+        return _ranking_scatter(
+            fitting, lambda row: float(row["serving"]["tokens_per_second"] or 0.0),
+            x_label="generated tokens/s", y_label=f"cost per month of serving ({currency})",
+            title="Cost per month versus throughput",
+        )  # fmt: skip
+    return _ranking_scatter(
+        fitting, lambda row: row["hours"],
+        x_label="hours", y_label=f"total job cost ({currency})", title="Cost versus time",
+    )  # fmt: skip
+
+
+def _ranking_scatter(fitting: list[tuple[int, dict]], x_of, *, x_label: str, y_label: str, title: str) -> str:
+    """Each ranked row as a point (x_of(row), total cost), grouped by pricing model, the Pareto front larger."""
     points = [
         {
-            "x": row["hours"],
+            "x": x_of(row),
             "y": float(row["total_cost"]),
             "label": _row_label(rank, row),
             "group": row["pricing_model"],
@@ -242,32 +256,4 @@ def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
         for rank, row in fitting
     ]
     front = {_row_label(rank, row) for rank, row in fitting if row.get("pareto")}
-    return scatter_chart(
-        points,
-        x_label="hours",
-        y_label=f"total job cost ({currency})",
-        title="Cost versus time",
-        highlight=front,
-    )
-
-
-def serving_chart(fitting: list[tuple[int, dict]], currency: str) -> str:
-    """Serving rows all price the same 730 h, so hours would be one vertical line: plot the month's cost
-    against the tokens/s the configuration serves instead."""
-    points = [
-        {
-            "x": float(row["serving"]["tokens_per_second"] or 0.0),
-            "y": float(row["total_cost"]),
-            "label": _row_label(rank, row),
-            "group": row["pricing_model"],
-        }
-        for rank, row in fitting
-    ]
-    front = {_row_label(rank, row) for rank, row in fitting if row.get("pareto")}
-    return scatter_chart(
-        points,
-        x_label="generated tokens/s",
-        y_label=f"cost per month of serving ({currency})",
-        title="Cost per month versus throughput",
-        highlight=front,
-    )
+    return scatter_chart(points, x_label=x_label, y_label=y_label, title=title, highlight=front)
