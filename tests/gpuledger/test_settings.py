@@ -91,3 +91,25 @@ def test_env_helpers_read_typed_values(monkeypatch):
     monkeypatch.setenv("A_NUMBER", "4x")
     with pytest.raises(ImproperlyConfigured, match="A_NUMBER"):
         env_int("A_NUMBER", 0)
+
+
+def test_production_settings_pass_the_deploy_checks():
+    # `manage.py check --deploy` with DEBUG off and a long random key: no security warning (HSTS, SSL
+    # redirect, secure session and CSRF cookies are set in gpuledger/settings.py).
+    import secrets
+    from pathlib import Path
+
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    env = {
+        "PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test", "ALLOWED_HOSTS": "example.com",
+        "SECRET_KEY": secrets.token_urlsafe(60), "DATABASE_URL": "sqlite:////tmp/gpuledger-deploy-check.sqlite3",
+    }  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(manage), "check", "--deploy"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "security.W" not in result.stdout + result.stderr
