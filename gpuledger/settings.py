@@ -129,18 +129,27 @@ DATABASES = {"default": {**_database_config(), "ATOMIC_REQUESTS": True}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
+def _without_password(parsed) -> str:
+    """The URL as it may be printed: a password is replaced by *** (start-up errors end up in logs)."""
+    if parsed.password is None:
+        return parsed.geturl()
+    netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@", 1)
+    return parsed._replace(netloc=netloc).geturl()
+
+
 def _redis_url() -> str:
     url = env_str("REDIS_URL")
     if not url:
         return ""
     parsed = urlsplit(url)
+    shown = _without_password(parsed)
     try:
         parsed.port  # noqa: B018  (raises ValueError on a port that is not a number)
     except ValueError:
-        raise ImproperlyConfigured(f"REDIS_URL={url!r} has a port that is not a number") from None
+        raise ImproperlyConfigured(f"REDIS_URL={shown!r} has a port that is not a number") from None
     if parsed.scheme not in {"redis", "rediss", "unix"} or (parsed.scheme != "unix" and not parsed.hostname):
         raise ImproperlyConfigured(
-            f"REDIS_URL={url!r} is not a Redis URL (redis://host:6379/0, rediss://, unix://)"
+            f"REDIS_URL={shown!r} is not a Redis URL (redis://host:6379/0, rediss://, unix://)"
         )
     return url
 

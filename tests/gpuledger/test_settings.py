@@ -113,3 +113,13 @@ def test_production_settings_pass_the_deploy_checks():
     )
     assert result.returncode == 0, result.stderr
     assert "security.W" not in result.stdout + result.stderr
+
+
+def test_a_bad_redis_url_is_named_without_its_password():
+    result = _settings_in_subprocess(
+        {"SECRET_KEY": "x", "REDIS_URL": "http://user:s3cret-pass@cache.internal:6379/0"}
+    )
+    assert result.returncode != 0 and "is not a Redis URL" in result.stderr
+    assert "s3cret-pass" not in result.stderr and "user:***@cache.internal" in result.stderr
+    result = _settings_in_subprocess({"SECRET_KEY": "x", "REDIS_URL": "redis://:hunter22@cache:port/0"})
+    assert result.returncode != 0 and "hunter22" not in result.stderr
