@@ -102,6 +102,7 @@ class RankingOptions:
     # row with "also in N regions"; None: collapse serving rankings only (training rows keep every region).
     collapse_identical: bool | None = None
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
+    measured_dates: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (gpu, gpus) -> YYYY-MM-DD
     # The interconnect table (procurement/ranking/interconnects.py); None: the bundled one.
     interconnect_rules: tuple[InterconnectRule, ...] | None = None
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge

@@ -175,6 +175,9 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     elif not math.isfinite(shapes.hours[shape]):
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
+    measured_on = options.measured_dates.get((offer["gpu"], int(shapes.total_gpus[shape])))
+    if shapes.measured[shape] and measured_on:
+        reasons.append(f"measured on {measured_on} (benchmark of the same model shape, method and precision)")
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape))
     link = shapes.links[int(shapes.link[shape])]

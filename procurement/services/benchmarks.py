@@ -250,6 +250,17 @@ def measured_speeds_by_shape(shape_keys=None) -> dict[str, dict[tuple[str, int],
     return speeds
 
 
+def measured_dates_for_spec(spec: WorkloadSpec) -> dict[tuple[str, int], str]:
+    """When each (GPU slug, GPU count) measurement of this shape was taken (the newest run's day)."""
+    rows = models.BenchmarkResult.objects.filter(shape_key=shape_key(spec), cpu_only=False, gpu__isnull=False)
+    return {
+        (slug, count): f"{measured_at:%Y-%m-%d}"
+        for slug, count, measured_at in rows.order_by("measured_at").values_list(
+            "gpu__slug", "gpu_count", "measured_at"
+        )
+    }
+
+
 def measured_speeds_for_spec(spec: WorkloadSpec) -> dict[tuple[str, int], float]:
     """Benchmarks of the same model shape, method and precision, whichever workload they were run for."""
     key = shape_key(spec)

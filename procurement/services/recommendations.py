@@ -28,7 +28,7 @@ from procurement.ranking import (
     prepare,
     rank_workload,
 )
-from procurement.services.benchmarks import measured_speeds_for_spec
+from procurement.services.benchmarks import measured_dates_for_spec, measured_speeds_for_spec
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
 from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
@@ -290,6 +290,7 @@ def recommendation_compute(
         measured_tokens_per_second=_measured_speeds(workload, spec)
         if measured_speeds is None
         else measured_speeds,
+        measured_dates=measured_dates_for_spec(spec),
         spot_price_history=context.spot_price_histories,
     )
     try:

@@ -71,6 +71,7 @@ def test_a_matching_measurement_replaces_the_estimate_in_the_ranking(bundled_cat
     )
     eight = [row for row in recommendation_compute(spec=spec, options=options).results if row["gpus"] == 8]
     assert eight and all(row["basis"] == "measured" for row in eight)
+    assert any("measured on 2026-11-20" in reason for reason in eight[0]["reasons"])  # the run's date
     # 2e8 tokens at the measured 32,768 tokens/s = 1.695 h of compute (the estimate said 0.738 h)
     assert min(row["hours"] for row in eight) == pytest.approx(2e8 / 32768 / 3600, rel=0.02)
 
