@@ -148,7 +148,7 @@ class BenchmarkResult(models.Model):
     price_per_hour = models.DecimalField(max_digits=18, decimal_places=6, null=True, blank=True)
     currency = models.CharField(max_length=3, blank=True)
     price_basis = models.CharField(
-        max_length=40, blank=True, help_text="given in the run, or the current catalog price"
+        max_length=120, blank=True, help_text="given in the run, or the current catalog price"
     )
     unit_costs = models.JSONField(default=dict, blank=True)
     diagnostics = models.JSONField(default=list, blank=True)

@@ -173,6 +173,9 @@ def check_document(raw, source: str = "benchmark") -> BenchmarkDocument:
     price = _number(errors, raw, "environment.price_per_hour", optional=True)
     gpu_name = _text(errors, raw, "environment.gpu_name", optional=True)
     currency = _text(errors, raw, "environment.currency", optional=True)
+    if currency is not None and not (len(currency) == 3 and currency.isalpha() and currency.isupper()):
+        errors.append(("environment.currency", "must be an ISO 4217 code such as USD"))
+        currency = None
     instance_type = _text(errors, raw, "environment.instance_type", optional=True)
     _check_steps(errors, raw)
     _check_samples(errors, raw)

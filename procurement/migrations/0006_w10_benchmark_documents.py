@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='benchmarkresult',
             name='price_basis',
-            field=models.CharField(blank=True, help_text='given in the run, or the current catalog price', max_length=40),
+            field=models.CharField(blank=True, help_text='given in the run, or the current catalog price', max_length=120),
         ),
         migrations.AddField(
             model_name='benchmarkresult',

@@ -36,6 +36,7 @@ def test_it_reads_a_runner_document():
         ({"measured_at": "yesterday"}, "measured_at"),
         ({"workload__task": "finetune"}, "workload.task"),
         ({"steps": []}, "steps"),
+        ({"environment__currency": "dollars"}, "environment.currency"),
     ],
 )
 def test_it_rejects_bad_documents_naming_the_field(changes, path):
