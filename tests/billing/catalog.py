@@ -50,3 +50,33 @@ def make_catalog() -> None:
             offer=offer, pricing_model="spot", amount_per_hour=price, currency="USD",
             observed_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC), source="test",
         )  # fmt: skip
+
+
+def import_demo_billing(tmp_path, *, months: int):
+    """The small catalog, then `make_demo_billing` (seed 3, from May 2026) and `import_billing` of its FOCUS
+    and utilization files, as `make run` does; returns the FOCUS file's path."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    make_catalog()
+    path = tmp_path / "demo.csv"
+    call_command(
+        "make_demo_billing",
+        "--seed",
+        "3",
+        "--start",
+        "2026-05",
+        "--months",
+        str(months),
+        "--output",
+        str(path),
+    )
+    call_command(
+        "import_billing",
+        str(path),
+        str(tmp_path / "demo_utilization.csv"),
+        "--no-progress",
+        stdout=StringIO(),
+    )
+    return path

@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from procurement.billing.models import SpendRecord
 from procurement.models import Recommendation, Workload
-from tests.billing.catalog import make_catalog
+from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db
 DAYS, HOURS = 184, 4416
@@ -27,18 +27,7 @@ OCT_DAYS = 31
 
 @pytest.fixture
 def demo(tmp_path):
-    make_catalog()
-    path = tmp_path / "demo.csv"
-    call_command(
-        "make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "6", "--output", str(path)
-    )
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    path = import_demo_billing(tmp_path, months=6)
     with open(path) as handle:
         rows = list(csv.DictReader(handle))
     dev = [r for r in rows if r["ResourceId"] == "i-0l40sdev00001"]

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from gpuledger.templatetags.formatting import money
 from pricing.models import PriceObservation
 from procurement.spend_summary import finance_summary, spend_month
-from tests.billing.catalog import make_catalog
+from tests.billing.catalog import import_demo_billing
 
 pytestmark = pytest.mark.django_db
 NOW = dt.datetime(2026, 8, 15, 12, tzinfo=dt.UTC)  # after the demo's last month (June 2026)
@@ -22,18 +22,7 @@ NOW = dt.datetime(2026, 8, 15, 12, tzinfo=dt.UTC)  # after the demo's last month
 
 @pytest.fixture
 def demo(tmp_path):
-    make_catalog()
-    path = tmp_path / "demo.csv"
-    call_command(
-        "make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "2", "--output", str(path)
-    )
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    import_demo_billing(tmp_path, months=2)
 
 
 def june_review() -> dict:

@@ -21,7 +21,7 @@ from django.core.management import CommandError, call_command
 
 from procurement.models import ReportSnapshot
 from procurement.reports.format import display
-from tests.billing.catalog import make_catalog
+from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db
 PERIOD = ("--from", "2026-05-01", "--to", "2026-07-01")
@@ -32,18 +32,7 @@ HOSTILE_TEAM = '=HYPERLINK("http://evil.example","click")'
 
 @pytest.fixture
 def demo(tmp_path):
-    make_catalog()
-    path = tmp_path / "demo.csv"
-    call_command(
-        "make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "2", "--output", str(path)
-    )
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    import_demo_billing(tmp_path, months=2)
 
 
 def review_json(*extra) -> dict:
