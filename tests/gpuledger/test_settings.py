@@ -123,3 +123,22 @@ def test_a_bad_redis_url_is_named_without_its_password():
     assert "s3cret-pass" not in result.stderr and "user:***@cache.internal" in result.stderr
     result = _settings_in_subprocess({"SECRET_KEY": "x", "REDIS_URL": "redis://:hunter22@cache:port/0"})
     assert result.returncode != 0 and "hunter22" not in result.stderr
+
+
+def test_a_bare_makemigrations_check_answers_about_migrations():
+    # No environment at all (a fresh clone): every model change has its migration, and the command says so
+    # instead of stopping on the SECRET_KEY rule, which still applies to every other command.
+    from pathlib import Path
+
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    env = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test"}
+    check = subprocess.run(
+        [sys.executable, str(manage), "makemigrations", "--check", "--dry-run"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "No changes detected" in check.stdout
+    other = subprocess.run(
+        [sys.executable, str(manage), "check"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert other.returncode != 0 and "SECRET_KEY must be set" in other.stderr
