@@ -10,8 +10,8 @@ from procurement import models
 from procurement.services.benchmarks import (
     BenchmarkImport,
     benchmark_import,
-    measured_speeds_by_shape,
-    measured_speeds_for_spec,
+    measurements_for_spec,
+    shape_measurements,
 )
 from procurement.services.notifications import (
     change_event_create,
@@ -56,8 +56,8 @@ from procurement.services.tco import (
 __all__ = [
     "BenchmarkImport",
     "benchmark_import",
-    "measured_speeds_by_shape",
-    "measured_speeds_for_spec",
+    "measurements_for_spec",
+    "shape_measurements",
     "RANKING_OPTION_FIELDS",
     "EvaluatedStudy",
     "OfferPriceRecorder",

@@ -233,35 +233,37 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
     return BenchmarkImport(row, True)
 
 
-def measured_speeds_by_shape(shape_keys=None) -> dict[str, dict[tuple[str, int], float]]:
-    """Measured full-depth tokens/s per (GPU slug, GPU count), per shape key; the newest run wins."""
+@dataclass(frozen=True)
+class ShapeMeasurements:
+    """Measured full-depth tokens/s and the day each was measured, per (GPU slug, GPU count)."""
+
+    speeds: dict[tuple[str, int], float]
+    dates: dict[tuple[str, int], str]
+
+
+NO_MEASUREMENTS = ShapeMeasurements({}, {})
+
+
+def shape_measurements(shape_keys=None) -> dict[str, ShapeMeasurements]:
+    """Every usable benchmark (a GPU run with a shape), per shape key, in one query; the newest run wins.
+    `shape_keys=None` reads them all (a recompute chunk shares one read)."""
     rows = models.BenchmarkResult.objects.filter(
         cpu_only=False, gpu__isnull=False, tokens_per_second__isnull=False
-    )
-    rows = rows.exclude(shape_key="")
+    ).exclude(shape_key="")
     if shape_keys is not None:
         rows = rows.filter(shape_key__in=list(shape_keys))
-    speeds: dict[str, dict[tuple[str, int], float]] = {}
-    for key, slug, count, tokens, estimate in rows.order_by("measured_at").values_list(
-        "shape_key", "gpu__slug", "gpu_count", "tokens_per_second", "estimate"
+    found: dict[str, ShapeMeasurements] = {}
+    for key, slug, count, tokens, estimate, measured_at in rows.order_by("measured_at").values_list(
+        "shape_key", "gpu__slug", "gpu_count", "tokens_per_second", "estimate", "measured_at"
     ):
         full = (estimate or {}).get("measured_tokens_per_second_full_depth") or float(tokens)
-        speeds.setdefault(key, {})[(slug, count)] = float(full)
-    return speeds
+        entry = found.setdefault(key, ShapeMeasurements({}, {}))
+        entry.speeds[(slug, count)] = float(full)
+        entry.dates[(slug, count)] = f"{measured_at:%Y-%m-%d}"
+    return found
 
 
-def measured_dates_for_spec(spec: WorkloadSpec) -> dict[tuple[str, int], str]:
-    """When each (GPU slug, GPU count) measurement of this shape was taken (the newest run's day)."""
-    rows = models.BenchmarkResult.objects.filter(shape_key=shape_key(spec), cpu_only=False, gpu__isnull=False)
-    return {
-        (slug, count): f"{measured_at:%Y-%m-%d}"
-        for slug, count, measured_at in rows.order_by("measured_at").values_list(
-            "gpu__slug", "gpu_count", "measured_at"
-        )
-    }
-
-
-def measured_speeds_for_spec(spec: WorkloadSpec) -> dict[tuple[str, int], float]:
+def measurements_for_spec(spec: WorkloadSpec) -> ShapeMeasurements:
     """Benchmarks of the same model shape, method and precision, whichever workload they were run for."""
     key = shape_key(spec)
-    return measured_speeds_by_shape([key]).get(key, {})
+    return shape_measurements([key]).get(key, NO_MEASUREMENTS)

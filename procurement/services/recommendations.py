@@ -28,7 +28,7 @@ from procurement.ranking import (
     prepare,
     rank_workload,
 )
-from procurement.services.benchmarks import measured_dates_for_spec, measured_speeds_for_spec
+from procurement.services.benchmarks import ShapeMeasurements, measurements_for_spec
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
 from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
@@ -158,15 +158,17 @@ def workload_spec_parse(document: object) -> WorkloadSpec:
         raise WorkloadSpecInputError(list(error.errors)) from None
 
 
-def _measured_speeds(workload: models.Workload | None, spec: WorkloadSpec) -> dict[tuple[str, int], float]:
+def _measurements(workload: models.Workload | None, spec: WorkloadSpec) -> ShapeMeasurements:
     """Runs of the same shape and method (any workload), then this workload's own runs on top."""
-    speeds = measured_speeds_for_spec(spec)
+    found = measurements_for_spec(spec)
     if workload is None:
-        return speeds
+        return found
+    speeds, dates = dict(found.speeds), dict(found.dates)
     rows = workload.benchmarks.filter(tokens_per_second__isnull=False, gpu__isnull=False, cpu_only=False)
     for row in rows.order_by("measured_at").select_related("gpu"):
         speeds[(row.gpu.slug, row.gpu_count)] = float(row.tokens_per_second)
-    return speeds
+        dates[(row.gpu.slug, row.gpu_count)] = f"{row.measured_at:%Y-%m-%d}"
+    return ShapeMeasurements(speeds, dates)
 
 
 @dataclass(frozen=True)
@@ -274,12 +276,13 @@ def recommendation_compute(
     options: RankingOptions,
     workload: models.Workload | None = None,
     context: RankingContext | None = None,
-    measured_speeds: dict[tuple[str, int], float] | None = None,
+    measurements: ShapeMeasurements | None = None,
 ) -> Ranking:
     """Rank the current catalog for a workload: storage from the sizing engine's disk estimate,
     priced at each provider's block-storage rate; measured speeds from the workload's benchmarks."""
     context = context or RankingContext.current()
     context.check_filters(options)
+    measurements = _measurements(workload, spec) if measurements is None else measurements
     disk_gb = host_requirements(spec, next(iter(context.gpus.values())), 1, 0.0)["disk_gb_per_node"]
     options = replace(
         options,
@@ -287,10 +290,8 @@ def recommendation_compute(
         storage_gb=float(disk_gb),
         storage_rate_per_gb_month=context.storage_rates,
         storage_rate_assumed=context.storage_assumed,
-        measured_tokens_per_second=_measured_speeds(workload, spec)
-        if measured_speeds is None
-        else measured_speeds,
-        measured_dates=measured_dates_for_spec(spec),
+        measured_tokens_per_second=measurements.speeds,
+        measured_dates=measurements.dates,
         spot_price_history=context.spot_price_histories,
     )
     try:

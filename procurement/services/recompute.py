@@ -15,7 +15,7 @@ from django.db import transaction
 from procurement import models
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
-from procurement.services.benchmarks import measured_speeds_for_spec
+from procurement.services.benchmarks import NO_MEASUREMENTS, ShapeMeasurements, shape_key, shape_measurements
 from procurement.services.notifications import change_event_create, change_events_create
 from procurement.services.recommendations import (
     RankingContext,
@@ -92,16 +92,19 @@ def _latest_recommendations(workload_ids: list[int]) -> dict[int, models.Recomme
     return latest
 
 
-def _measured_speeds_bulk(workload_ids: list[int]) -> dict[int, dict[tuple[str, int], float]]:
+def _own_measurements_bulk(workload_ids: list[int]) -> dict[int, ShapeMeasurements]:
+    """Each workload's own benchmark runs (tokens/s and day), in one query for the chunk."""
     rows = models.BenchmarkResult.objects.filter(
         workload_id__in=workload_ids, tokens_per_second__isnull=False, gpu__isnull=False, cpu_only=False
     )
-    speeds: dict[int, dict[tuple[str, int], float]] = {}
-    for workload_id, slug, count, tokens in rows.order_by("measured_at").values_list(
-        "workload_id", "gpu__slug", "gpu_count", "tokens_per_second"
+    own: dict[int, ShapeMeasurements] = {}
+    for workload_id, slug, count, tokens, measured_at in rows.order_by("measured_at").values_list(
+        "workload_id", "gpu__slug", "gpu_count", "tokens_per_second", "measured_at"
     ):
-        speeds.setdefault(workload_id, {})[(slug, count)] = float(tokens)
-    return speeds
+        entry = own.setdefault(workload_id, ShapeMeasurements({}, {}))
+        entry.speeds[(slug, count)] = float(tokens)
+        entry.dates[(slug, count)] = f"{measured_at:%Y-%m-%d}"
+    return own
 
 
 def recommendations_recompute_chunk(
@@ -111,7 +114,8 @@ def recommendations_recompute_chunk(
     results add a dated row (beside the old one) and, where a decision changed, a ChangeEvent."""
     context = context or RankingContext.current()
     workloads = models.Workload.objects.in_bulk(workload_ids)
-    latest, speeds = _latest_recommendations(workload_ids), _measured_speeds_bulk(workload_ids)
+    latest, own = _latest_recommendations(workload_ids), _own_measurements_bulk(workload_ids)
+    by_shape = shape_measurements()  # every same-shape benchmark, read once for the chunk
     summaries, changed = [], []
     for workload_id in workload_ids:
         workload = workloads.get(workload_id)
@@ -119,7 +123,9 @@ def recommendations_recompute_chunk(
             summaries.append({"workload_id": workload_id, "skipped": "gone"})
             continue
         try:
-            recomputed = _rerank(workload, latest.get(workload_id), speeds.get(workload_id, {}), context)
+            recomputed = _rerank(
+                workload, latest.get(workload_id), own.get(workload_id, NO_MEASUREMENTS), by_shape, context
+            )
         except CostInputError as error:
             summaries.append({"workload_id": workload_id, "skipped": str(error)})
             continue
@@ -130,14 +136,17 @@ def recommendations_recompute_chunk(
     return summaries
 
 
-def _rerank(workload, previous, speeds, context: RankingContext) -> _Recomputed | None:
+def _rerank(
+    workload, previous, own: ShapeMeasurements, by_shape, context: RankingContext
+) -> _Recomputed | None:
     # The saved options (rows are stored only by an explicit save or by a recompute that copies them),
     # never those of the last ad-hoc query.
     parameters = previous.parameters if previous else {}
     options = ranking_options_parse(parameters)
     spec = workload_spec_parse(workload.spec)
-    speeds = measured_speeds_for_spec(spec) | speeds  # same-shape runs, the workload's own on top
-    ranking = recommendation_compute(spec=spec, options=options, context=context, measured_speeds=speeds)
+    shared = by_shape.get(shape_key(spec), NO_MEASUREMENTS)
+    measurements = ShapeMeasurements(shared.speeds | own.speeds, shared.dates | own.dates)  # own runs on top
+    ranking = recommendation_compute(spec=spec, options=options, context=context, measurements=measurements)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
         return None

@@ -126,3 +126,29 @@ def test_an_oversized_run_names_a_cheaper_card_that_fits(bundled_catalog):
     assert fit["triggered"] and "oversized" in fit["message"]
     assert fit["evidence"]["cheaper_fit"] and "USD per GPU-hour" in fit["evidence"]["cheaper_fit"]
     assert "H100" not in fit["evidence"]["cheaper_fit"].split(" (")[0]
+
+
+def test_a_recompute_uses_same_shape_measurements_of_other_workloads(bundled_catalog):
+    from procurement.services import recommendations_recompute_chunk
+
+    document = gpu_document(environment__gpus_used=8, summary__tokens_per_second_median=32768.0)
+    benchmark_import(_bytes(document), source="p5-run.json")  # measured for no workload in particular
+    workload = services_workload(QLORA_SPEC)
+    models.Recommendation.objects.create(
+        workload=workload,
+        parameters={"gpus": ["h100-sxm5-80gb"], "providers": ["aws"]},
+        results=[],
+        fingerprint="x",
+    )
+    recommendations_recompute_chunk([workload.pk])
+    rows = [r for r in workload.recommendations.latest().results if r["gpus"] == 8]
+    assert rows and rows[0]["basis"] == "measured"
+    assert any("measured on 2026-11-20" in reason for reason in rows[0]["reasons"])
+    # 2e8 tokens at the measured 32,768 tokens/s = 1.695 h
+    assert rows[0]["hours"] == pytest.approx(2e8 / 32768 / 3600, rel=0.02)
+
+
+def services_workload(spec: dict):
+    from procurement.services import workload_create_from_spec
+
+    return workload_create_from_spec(document=spec)
