@@ -49,7 +49,10 @@ class Sampler:
 
     def _sample(self):
         elapsed = round(time.perf_counter() - self._started, 4)
-        cpu = self._process.cpu_percent(None) / max(psutil.cpu_count() or 1, 1)
+        # psutil counts CPU time in scheduler ticks, so over a very short interval (the last sample
+        # can come a millisecond after the one before) the share overshoots; a share of the machine
+        # can't exceed 100%.
+        cpu = min(self._process.cpu_percent(None) / max(psutil.cpu_count() or 1, 1), 100.0)
         if not self._handles:
             self.samples.append({"t_s": elapsed, "gpu": None, "cpu_util_pct": round(cpu, 2)})
             return
