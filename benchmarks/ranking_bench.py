@@ -6,7 +6,7 @@
 Runs against a throwaway SQLite database in a temporary folder loaded with the bundled catalog, so it
 never touches a real database. Every figure is measured in the same run as its baseline:
 
-1. one workload against the bundled catalog: vectorized vs the loop in procurement/ranking_loop.py,
+1. one workload against the bundled catalog: vectorized vs the loop in tests/reference/ranking_loop.py,
    with a check that both give identical rows;
 2. one workload against a synthetic catalog of 100,000 offers (bundled rows resampled, prices
    jittered); the loop runs on a sample and is extrapolated per offer;
@@ -107,7 +107,7 @@ def _same_rows(vectorized, loop) -> bool:
 
 def bench_one_workload(frame, gpus, spec) -> list[str]:
     from procurement.ranking import RankingOptions, rank_workload
-    from procurement.ranking_loop import rank_workload_loop
+    from tests.reference.ranking_loop import rank_workload_loop
 
     options = RankingOptions(top=None)
     vector_s, ranking = _timed(lambda: rank_workload(spec, frame, gpus, RankingOptions(top=20)), repeat=9)
@@ -122,7 +122,7 @@ def bench_one_workload(frame, gpus, spec) -> list[str]:
 
 def bench_synthetic(frame, gpus, spec, size: int, loop_sample: int) -> list[str]:
     from procurement.ranking import RankingOptions, prepare, rank_workload
-    from procurement.ranking_loop import rank_workload_loop
+    from tests.reference.ranking_loop import rank_workload_loop
 
     offers = _synthetic_offers(frame, size)
     options = RankingOptions(top=20)

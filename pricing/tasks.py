@@ -12,9 +12,9 @@ from celery import group, shared_task
 
 from pricing.catalog import catalog_load
 from pricing.providers.retry import TransientSourceError
-
-REFRESH_SOFT_TIME_LIMIT_S = 10 * 60
-REFRESH_TIME_LIMIT_S = 12 * 60
+from scheduler.limits import REFRESH_SOFT_TIME_LIMIT_S, REFRESH_TIME_LIMIT_S
+from scheduler.refresh import refresh_run
+from scheduler.sources import expand_sources
 
 
 @shared_task(name="pricing.load_bundled_catalog", acks_late=True)  # idempotent: a rerun changes nothing
@@ -31,8 +31,6 @@ def load_bundled_catalog() -> dict:
 @shared_task(name="pricing.refresh_prices", acks_late=True)  # re-queued refreshes skip on their lock
 def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
     """Queue one refresh per (source, region); `source` may be a group such as "aws"."""
-    from scheduler.sources import expand_sources
-
     jobs = [(s.name, region) for s in expand_sources(source) for region in (regions or s.regions())]
     group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
     return {"queued": [f"{name}:{region}" for name, region in jobs]}
@@ -51,8 +49,6 @@ def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
 )
 def refresh_source_region(source: str, region: str) -> dict:
     """Refresh one source in one region; returns what its PriceRefresh row recorded."""
-    from scheduler.refresh import refresh_run
-
     refresh = refresh_run(source, region)
     return {
         "refresh_id": refresh.pk,

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class ProcurementConfig(AppConfig):
     name = "procurement"
     verbose_name = "Workloads and decisions"
+
+    def ready(self):
+        # Connects the receiver that queues notifications (procurement.signals) in every process, web
+        # included, not only in workers where Celery's autodiscovery imports the tasks.
+        from procurement import tasks  # noqa: F401

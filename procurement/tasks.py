@@ -14,6 +14,9 @@ import logging
 
 from celery import group, shared_task
 from django.core.cache import cache
+from django.dispatch import receiver
+
+from procurement.signals import change_events_pending
 
 RECOMPUTE_CHUNK = 500  # one read of the offer table (~0.1 s) per chunk; 20 tasks for 10,000 workloads
 NOTIFY_CHUNK = 100
@@ -76,6 +79,11 @@ def enqueue_notifications(event_ids: list[int]) -> None:
     """One notification task per chunk of change events (not one per event)."""
     for chunk in _chunks(sorted(event_ids), NOTIFY_CHUNK):
         notify_change_events.delay(chunk)
+
+
+@receiver(change_events_pending, dispatch_uid="procurement.tasks.enqueue_notifications")
+def _change_events_pending(sender, event_ids: list[int], **kwargs) -> None:
+    enqueue_notifications(event_ids)
 
 
 @shared_task(

@@ -13,13 +13,12 @@ import datetime as dt
 from django.conf import settings
 from django.utils import timezone
 
+from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import refresh_lock_held
 from scheduler.models import PriceRefresh, RefreshStatus
 
 
 def orphan_after() -> dt.timedelta:
-    from pricing.tasks import REFRESH_TIME_LIMIT_S
-
     return dt.timedelta(seconds=2 * max(REFRESH_TIME_LIMIT_S, settings.CELERY_TASK_TIME_LIMIT))
 
 

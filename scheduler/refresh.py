@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
+from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
 from scheduler.sources import SOURCES, Source
@@ -26,8 +27,6 @@ ERROR_MAX_CHARS = 4000
 
 def refresh_lock_ttl_s() -> int:
     """A lock outlives no run: it expires with the task's hard time limit (plus a margin)."""
-    from pricing.tasks import REFRESH_TIME_LIMIT_S
-
     return REFRESH_TIME_LIMIT_S + 60
 
 

@@ -94,8 +94,8 @@ def configure(
     prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, spec: WorkloadSpec
 ) -> Configurations:
     """Price every configuration worth ranking. Each expression keeps the per-offer loop's order of
-    operations (ranking_loop.py), so totals are bit-for-bit the loop's; per-offer and per-shape factors
-    are computed once and gathered, which keeps the passes over all configurations few.
+    operations (tests/reference/ranking_loop.py), so totals are bit-for-bit the loop's; per-offer and
+    per-shape factors are computed once and gathered, which keeps the passes over all configurations few.
 
     Feasible = the shape fits (memory, compatibility, speed) and the offer can carry it: a whole
     instance (not a GPU-only price), host RAM for what the plan offloads, and spot only where spot is

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from procurement import models
 from procurement.models import NotificationState
+from procurement.signals import change_events_pending
 
 logger = logging.getLogger(__name__)
 SWEEP_MAX_EVENTS = 5000  # per sweep run; the next run takes the rest
@@ -44,10 +45,8 @@ def change_events_create(events: list[models.ChangeEvent]) -> list[models.Change
 
 
 def _enqueue_notifications(event_ids: list[int]) -> None:
-    from procurement.tasks import enqueue_notifications
-
     try:
-        enqueue_notifications(event_ids)
+        change_events_pending.send(sender=change_events_create, event_ids=event_ids)
     except Exception:  # broker unreachable: the outbox rows are stored; notifications_sweep sends them
         logger.exception("could not queue the notification of %d change events", len(event_ids))
 
@@ -147,9 +146,7 @@ def notifications_sweep(*, now=None, pending_after_s: int = 60, stale_claim_s: i
         .values_list("event_id", flat=True)[:SWEEP_MAX_EVENTS]
     )
     if pending:
-        from procurement.tasks import enqueue_notifications
-
-        enqueue_notifications(pending)
+        change_events_pending.send(sender=notifications_sweep, event_ids=pending)
     return {"released": stale, "queued": len(pending)}
 
 

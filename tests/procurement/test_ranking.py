@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from procurement.ranking import RankingOptions, rank_workload, spot_overhead_by_band
-from procurement.ranking_loop import rank_workload_loop
 from procurement.sizing import load_bundled_gpus, parse_workload_spec
+from tests.reference.ranking_loop import rank_workload_loop
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
 OBSERVED = pd.Timestamp("2026-11-01T00:00:00Z")

@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.ranking.options import GPU_ONLY_REASON
-from procurement.ranking_loop import rank_workload_loop
 from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import GPUS, NAN, NOW, OFFERS, QLORA_8B, _offer
+from tests.reference.ranking_loop import rank_workload_loop
 
 
 def _rank(spec=QLORA_8B, offers=OFFERS, **options):

@@ -17,9 +17,9 @@ from procurement.ranking.interconnects import (
     read_rules,
     resolve,
 )
-from procurement.ranking_loop import rank_workload_loop
 from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import GPUS, NOW, QLORA_8B, _offer
+from tests.reference.ranking_loop import rank_workload_loop
 
 FULL_7B = parse_workload_spec(
     {"name": "f7", "task": "full_finetune", "model": {"preset": "mistral-7b"}, "training_tokens": 1e9}

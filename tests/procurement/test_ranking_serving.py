@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from procurement.ranking import RankingOptions, rank_workload
-from procurement.ranking_loop import rank_workload_loop
 from procurement.sizing import WorkloadSpecError, load_bundled_gpus, parse_workload_spec
 from procurement.sizing.verdict import cheapest_remedy
 from tests.procurement.test_ranking import GPUS, NOW, OFFERS, _offer
+from tests.reference.ranking_loop import rank_workload_loop
 
 
 def _serve(**inference):

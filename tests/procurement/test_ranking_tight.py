@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 from procurement.ranking import RankingOptions, rank_workload
-from procurement.ranking_loop import rank_workload_loop
 from procurement.sizing import parse_workload_spec, size_workload
 from procurement.sizing.validation import LLAMA1_65B
 from tests.procurement.test_ranking import GPUS, NOW, _offer
+from tests.reference.ranking_loop import rank_workload_loop
 
 # QLoRA paper (Dettmers et al. 2023, section 1): "finetune a 65B parameter model on a single 48GB GPU".
 QLORA_65B = parse_workload_spec(
