@@ -13,6 +13,7 @@ from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_f
 from gpuledger.api_errors import ApiErrorSerializer, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from procurement import models, services
+from procurement.api.spec_schemas import TcoStudySpecSerializer, WorkloadSpecSerializer
 from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
@@ -74,7 +75,7 @@ class TcoStudyCreate(APIView):
     permission_classes = [role_permission(ENGINEER)]
 
     @extend_schema(
-        request=inline_serializer("TcoStudySpec", {"currency": serializers.CharField()}),
+        request=TcoStudySpecSerializer,
         responses={
             201: OpenApiResponse(description="The TCO report (docs/tco-spec.md, Output)"),
             400: ERROR_SCHEMA,
@@ -113,10 +114,9 @@ def _names(help_text: str) -> serializers.ListField:
 RECOMMENDATION_REQUEST = inline_serializer(
     "RecommendationRequest",
     {
-        "workload": serializers.DictField(
+        "workload": WorkloadSpecSerializer(
             required=False,
-            help_text="a workload spec (docs/workload-spec.md: name, task, model, training_tokens, ...); "
-            "stored as a new workload. Give this or workload_id.",
+            help_text="a workload spec (docs/workload-spec.md); stored as a new workload. Give this or workload_id.",
         ),
         "workload_id": serializers.IntegerField(required=False, help_text="a stored workload; or give workload"),
         "deadline_hours": serializers.DecimalField(

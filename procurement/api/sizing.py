@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.api_errors import ApiErrorsSerializer, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from pricing.models import GpuModel
+from procurement.api.spec_schemas import WorkloadSpecSerializer
 from procurement.sizing import GpuSpec, WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.gpus import gpu_spec_from_record
 from procurement.sizing.spec import FieldError
@@ -57,9 +58,7 @@ class SizeWorkload(APIView):
     permission_classes = [role_permission(ENGINEER)]
 
     @extend_schema(
-        request=inline_serializer(
-            "WorkloadSpec", {"task": serializers.CharField(), "model": serializers.DictField()}
-        ),
+        request=WorkloadSpecSerializer,
         parameters=[
             OpenApiParameter("gpu", str, many=True, description="GPU slug (repeatable); default: every GPU"),
             OpenApiParameter("gpus", int, many=True, description="GPU counts to size (repeatable)"),

@@ -1,0 +1,233 @@
+"""OpenAPI documentation of the two documents the API takes: the workload spec (docs/workload-spec.md)
+and the TCO study (docs/tco-spec.md).
+
+These serializers only describe the documents for the schema; the parsers (procurement/sizing/spec.py,
+procurement/costing/tco_spec.py) stay the validators, with their own error paths. Every field a parser
+accepts is listed here, and tests/procurement/test_spec_schemas.py fails when the two drift apart.
+Numbers are JSON numbers; money is read as a decimal, to the cent or finer.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from procurement.costing.tco_spec import (
+    COMMITTED_PRICING_MODELS,
+    DEPRECIATION_METHODS,
+    FINANCING_KINDS,
+    MAX_FINANCING_TERM_MONTHS,
+    MAX_GPUS_PER_SERVER,
+    MAX_HORIZON_MONTHS,
+    MAX_SERVERS,
+    RENT_PRICING_MODELS,
+)
+from procurement.sizing.spec import (
+    CHECKPOINTING,
+    DEMAND_LIMITS,
+    KV_DTYPES,
+    MAX_SPEC_NUMBER,
+    OFFLOADS,
+    OPTIMIZERS,
+    PRECISIONS,
+    QUANTIZATIONS,
+    TASKS,
+)
+
+
+def _count(help_text: str, minimum: int = 1, maximum: int | None = None) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False, min_value=minimum, max_value=maximum or int(MAX_SPEC_NUMBER), help_text=help_text
+    )
+
+
+def _number(help_text: str, minimum: float = 0, maximum: float = MAX_SPEC_NUMBER) -> serializers.FloatField:
+    return serializers.FloatField(required=False, min_value=minimum, max_value=maximum, help_text=help_text)
+
+
+def _choice(choices, help_text: str, required: bool = False) -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=sorted(choices), required=required, help_text=help_text)
+
+
+def _flag(help_text: str) -> serializers.BooleanField:
+    return serializers.BooleanField(required=False, help_text=help_text)
+
+
+@extend_schema_field(
+    {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 3}, {"type": "string", "enum": ["fsdp"]}]}
+)
+class ZeroStageField(serializers.Field):
+    """ZeRO stage 0-3, or "fsdp" (FULL_SHARD shards like ZeRO-3)."""
+
+
+class WorkloadModelSerializer(serializers.Serializer):
+    preset = serializers.CharField(
+        required=False, help_text="A bundled model (e.g. llama-3.1-8b); fields below override it"
+    )
+    name = serializers.CharField(required=False)
+    params = _number("Total parameters; counted from the shape when left out")
+    params_active = _number("Parameters active per token (mixture of experts)")
+    num_layers = _count("Transformer layers")
+    hidden_size = _count("Hidden size")
+    num_attention_heads = _count("Attention heads")
+    num_key_value_heads = _count("Key/value heads (grouped-query attention); default: attention heads")
+    intermediate_size = _count("MLP intermediate size")
+    vocab_size = _count("Vocabulary size")
+    head_dim = _count("Head dimension; default: hidden size / heads")
+    num_experts = _count("Experts per MoE layer (1: dense)")
+    experts_per_token = _count("Experts routed per token")
+    moe_intermediate_size = _count("Intermediate size of one expert")
+    kv_elems_per_token_per_layer = _count(
+        "KV-cache elements per token per layer (MLA and other compressed caches)"
+    )
+    shared_experts = _count("Shared experts per MoE layer", minimum=0)
+    dense_layers = _count("Leading dense layers of an MoE model", minimum=0)
+    tie_word_embeddings = _flag("Input and output embeddings shared")
+    gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
+    attention_qkv_bias = _flag("Bias on the q, k, v projections")
+    dropout = _flag("Dropout masks kept for backward")
+
+
+class WorkloadLoraSerializer(serializers.Serializer):
+    rank = _count("Adapter rank r")
+    targets = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Module names (q_proj ... down_proj, fused names such as query_key_value, c_attn, Wqkv) or 'all-linear'",
+    )
+    alpha = _number("LoRA alpha (does not change memory or speed)")
+    dropout = _number("LoRA dropout", maximum=1)
+
+
+class WorkloadParallelismSerializer(serializers.Serializer):
+    gpus = _count("GPUs the job runs on")
+    zero_stage = ZeroStageField(required=False, help_text="0, 1, 2, 3 or 'fsdp' (sharding like ZeRO-3)")
+    tensor_parallel = _count("Tensor-parallel degree")
+    pipeline_parallel = _count("Pipeline-parallel degree")
+    offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+
+
+class WorkloadInferenceSerializer(serializers.Serializer):
+    concurrency = _count("Concurrent streams per replica")
+    context_len = _count("Context length per stream, tokens")
+    output_tokens = _count("Output tokens per request", minimum=0)
+    kv_cache_dtype = _choice(KV_DTYPES, "KV-cache element type")
+    requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
+    tokens_per_second = _number(
+        "Demand: output tokens per second", maximum=DEMAND_LIMITS["tokens_per_second"]
+    )
+    ttft_ms = _number("Latency target: time to first token, ms", maximum=DEMAND_LIMITS["ttft_ms"])
+    tpot_ms = _number("Latency target: time per output token, ms", maximum=DEMAND_LIMITS["tpot_ms"])
+
+
+class WorkloadHostSerializer(serializers.Serializer):
+    dataset_gb = _number("Dataset size on local disk, GB")
+    checkpoints_kept = _count("Checkpoints kept on disk", minimum=0)
+
+
+class WorkloadImageSerializer(serializers.Serializer):
+    resolution_px = _count("Image resolution, pixels per side")
+
+
+class WorkloadSpecSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False)
+    description = serializers.CharField(required=False)
+    task = _choice(TASKS, "What the job does", required=True)
+    model = WorkloadModelSerializer(help_text="A preset, a shape, or a preset with overrides")
+    precision = _choice(PRECISIONS, "Compute precision")
+    weight_quantization = _choice(QUANTIZATIONS, "Weight-only quantization (qlora: nf4 by default)")
+    optimizer = _choice(OPTIMIZERS, "Optimizer")
+    master_weights_fp32 = _flag("fp32 master weights beside half-precision ones")
+    micro_batch_size = _count("Sequences per GPU per step")
+    seq_len = _count("Sequence length, tokens")
+    gradient_checkpointing = _choice(CHECKPOINTING, "Activation recomputation")
+    flash_attention = _flag("Fused attention (no seq x seq score matrix)")
+    training_tokens = _number("Tokens the training job processes (for hours and cost)")
+    headroom = _number("Memory kept free, as a share of the card", maximum=1)
+    gradient_accumulation_steps = _count("Micro-batches per optimizer step")
+    optimizer_in_backward = _flag("Optimizer step fused into backward (no full gradient buffer)")
+    mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
+    lora = WorkloadLoraSerializer(required=False)
+    parallelism = WorkloadParallelismSerializer(required=False)
+    inference = WorkloadInferenceSerializer(required=False)
+    host = WorkloadHostSerializer(required=False)
+    image = WorkloadImageSerializer(required=False)
+
+
+def _money(help_text: str) -> serializers.FloatField:
+    return _number(f"{help_text} (a decimal, in the study's currency)")
+
+
+def _share(help_text: str) -> serializers.FloatField:
+    return _number(help_text, maximum=1)
+
+
+class TcoFinancingSerializer(serializers.Serializer):
+    kind = _choice(FINANCING_KINDS, "A loan (the buyer owns the servers) or a lease", required=True)
+    rate_annual = _share("Yearly interest rate")
+    term_months = _count("Term in months (a lease: the horizon)", maximum=MAX_FINANCING_TERM_MONTHS)
+
+
+class TcoBuySerializer(serializers.Serializer):
+    servers = _count("Servers bought", maximum=MAX_SERVERS)
+    gpus_per_server = _count("GPUs per server", maximum=MAX_GPUS_PER_SERVER)
+    gpu = serializers.CharField(help_text="Catalog GPU slug (e.g. h100-sxm)")
+    gpu_tdp_w = _number("GPU board power, W; default: datasheet")
+    gpu_list_price = _money("List price of one GPU; default: catalog")
+    server_price = _money("Price of one server with its GPUs; default: GPUs x (1 + uplift)")
+    server_uplift = _number("Chassis, CPUs, RAM, NICs and storage over the GPUs' price, as a share")
+    install_cost = _money("One-off installation cost")
+    server_overhead_kw = _number("Server power besides the GPUs, kW")
+    average_load = _share("Average power draw as a share of the maximum")
+    pue = _number("Power usage effectiveness (>= 1)", minimum=1)
+    electricity_per_kwh = _money("Electricity per kWh")
+    colocation_per_kw_month = _money("Colocation per kW per month")
+    maintenance_pct_per_year = _share("Maintenance per year as a share of the purchase")
+    ops_fte = _number("Operations staff, full-time equivalents")
+    fte_cost_per_year = _money("Cost of one full-time equivalent per year")
+    residual_pct = _share("Resale value at the end, as a share of the purchase")
+    depreciation_years = _count("Years of depreciation", maximum=30)
+    depreciation_method = _choice(DEPRECIATION_METHODS, "Tax depreciation")
+    network_capex_per_server = _money("Network capital expense per server")
+    storage_capex_per_server = _money("Storage capital expense per server")
+    annual_failure_rate = _share("Servers failing per year, as a share")
+    repair_days = _number("Days a failed server is out")
+    spare_servers = _count("Spare servers bought", minimum=0, maximum=MAX_SERVERS)
+    energy_follows_utilization = _flag("Energy scales with utilization (idle load otherwise)")
+    idle_load = _share("Power draw when idle, as a share of the maximum")
+    financing = TcoFinancingSerializer(required=False)
+
+
+class TcoOfferRefSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    instance_type = serializers.CharField()
+    region = serializers.CharField()
+
+
+class TcoReservedAlternativeSerializer(serializers.Serializer):
+    pricing_model = _choice(COMMITTED_PRICING_MODELS, "The committed rent")
+    price_per_gpu_hour = _money("Quoted rate per GPU-hour; default: the offer's catalog rate")
+
+
+class TcoRentSerializer(serializers.Serializer):
+    pricing_model = _choice(RENT_PRICING_MODELS, "How the rented GPUs are paid for")
+    price_per_gpu_hour = _money("Rent per GPU-hour; default: the offer's current price")
+    spot_price_per_gpu_hour = _money("Spot rent per GPU-hour (spot_mix)")
+    spot_fraction = _share("Share of hours on spot (spot_mix)")
+    offer = TcoOfferRefSerializer(required=False, help_text="A catalog offer to take the price from")
+    price_decline_per_year = _share("Yearly decline of the rent price")
+    reserved_alternative = TcoReservedAlternativeSerializer(required=False)
+
+
+class TcoStudySpecSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False)
+    horizon_months = _count("Months compared", maximum=MAX_HORIZON_MONTHS)
+    discount_rate_annual = _number("Yearly discount rate for present values")
+    currency = serializers.CharField(required=False, help_text="ISO 4217 code of the study's money")
+    utilization = _share("Share of hours the GPUs are busy (> 0)")
+    tax_rate = _share("Tax rate for the depreciation shield")
+    utilization_ramp_months = _count(
+        "Months over which utilization ramps up", minimum=0, maximum=MAX_HORIZON_MONTHS
+    )
+    buy = TcoBuySerializer()
+    rent = TcoRentSerializer()

@@ -1,0 +1,57 @@
+"""The OpenAPI schema documents every field the workload-spec and TCO-study parsers accept, and no
+field they would reject: the serializers in procurement/api/spec_schemas.py are documentation only, so
+this test is what keeps them from drifting away from the parsers."""
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from procurement.api import spec_schemas as docs
+from procurement.costing import tco_spec
+from procurement.sizing import spec
+
+CASES = [
+    (docs.WorkloadSpecSerializer, spec._TOP_KEYS),
+    (docs.WorkloadModelSerializer, spec._MODEL_KEYS),
+    (docs.WorkloadLoraSerializer, {"rank", "targets", "alpha", "dropout"}),
+    (
+        docs.WorkloadParallelismSerializer,
+        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload"},
+    ),
+    (
+        docs.WorkloadInferenceSerializer,
+        {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *spec.DEMAND_LIMITS},
+    ),
+    (docs.WorkloadHostSerializer, {"dataset_gb", "checkpoints_kept"}),
+    (docs.WorkloadImageSerializer, {"resolution_px"}),
+    (docs.TcoStudySpecSerializer, tco_spec._STUDY_FIELDS),
+    (docs.TcoBuySerializer, tco_spec._BUY_FIELDS),
+    (docs.TcoRentSerializer, tco_spec._RENT_FIELDS),
+    (docs.TcoFinancingSerializer, tco_spec._FINANCING_FIELDS),
+    (docs.TcoReservedAlternativeSerializer, tco_spec._RESERVED_FIELDS),
+    (docs.TcoOfferRefSerializer, tco_spec._OFFER_FIELDS),
+]
+
+
+@pytest.mark.parametrize(("serializer", "accepted"), CASES, ids=lambda case: getattr(case, "__name__", ""))
+def test_it_documents_exactly_the_fields_the_parser_accepts(serializer, accepted):
+    assert set(serializer().fields) == set(accepted)
+
+
+def test_it_documents_the_enumerations_from_the_parser():
+    fields = docs.WorkloadSpecSerializer().fields
+    assert set(fields["task"].choices) == set(spec.TASKS)
+    assert set(fields["precision"].choices) == set(spec.PRECISIONS)
+    assert set(docs.TcoRentSerializer().fields["pricing_model"].choices) == set(tco_spec.RENT_PRICING_MODELS)
+
+
+def test_the_size_and_tco_operations_take_the_full_documents():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema["components"]["schemas"]
+    size_body = schema["paths"]["/api/size/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    tco_body = schema["paths"]["/api/tco/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert size_body == {"$ref": "#/components/schemas/WorkloadSpec"}
+    assert tco_body == {"$ref": "#/components/schemas/TcoStudySpec"}
+    # Last time only task and model (workload) and currency (study) were documented.
+    assert len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 22
+    assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
+    assert components["WorkloadSpec"]["required"] == ["model", "task"]
