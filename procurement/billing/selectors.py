@@ -67,8 +67,12 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
         connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
         for day in (start, request.end)
     ]
+    sql = SPEND_SQL
+    if request.allowed_teams:  # an engineer's granted access: other teams' rows never leave the database
+        sql += " AND r.team IN (" + ", ".join(["%s"] * len(request.allowed_teams)) + ")"
+        bounds += list(request.allowed_teams)
     with connection.cursor() as cursor:
-        cursor.execute(SPEND_SQL, bounds)
+        cursor.execute(sql, bounds)
         rows = cursor.fetchall()
     if not rows:
         return empty_frame()
