@@ -52,11 +52,12 @@ class PriceUsed:
     quality: str  # pricing/price_quality.py: observed, snapshot, quoted, illustrative
     source: str
     pricing_model: str = ""
-    refresh_source: str = ""  # the scheduled source that refreshes it, if any (for staleness)
+    stale_after_hours: float | None = None  # its freshness limit (pricing/selectors.py price_staleness)
 
     def as_dict(self) -> dict:
         return {"label": self.label, "observed_at": self.observed_at, "quality": self.quality,
-                "source": self.source, "pricing_model": self.pricing_model}  # fmt: skip
+                "source": self.source, "pricing_model": self.pricing_model,
+                "stale_after_hours": self.stale_after_hours}  # fmt: skip
 
 
 @dataclass(frozen=True)
