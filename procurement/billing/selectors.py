@@ -17,7 +17,7 @@ from pricing.fx import fx_rates
 from pricing.price_quality import price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.models import GpuUtilization
-from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, empty_frame
+from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, categorized, empty_frame
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.store import tag_mapping
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
@@ -96,7 +96,8 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     frame["interruptible"] = [flags[k][0] for k in keys]
     frame["workload"] = [flags[k][1] for k in keys]
     frame["service_category"] = pd.Series(columns[20], dtype=object)
-    return frame[REVIEW_COLUMNS]
+    # text as categories here, once per read: the engine filters and groups on their integer codes
+    return categorized(frame[REVIEW_COLUMNS])
 
 
 def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
@@ -127,10 +128,9 @@ def spot_overhead() -> tuple[Decimal, tuple[str, ...]]:
 
 def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
     """Catalog prices for the (provider, instance type, region) triples the review rows use."""
+    triples = frame[["provider", "instance_type", "region"]].drop_duplicates()  # a few, of up to millions
     keys = (
-        set(zip(frame["provider"], frame["instance_type"], frame["region"], strict=True))
-        if len(frame)
-        else set()
+        set(zip(*(triples[c].astype(object) for c in triples.columns), strict=True)) if len(frame) else set()
     )
     keys = {key for key in keys if key[1]}
     providers = {k[0] for k in keys}
