@@ -254,9 +254,24 @@ def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _cube(keyed: pd.DataFrame) -> pd.DataFrame:
     """The sums per combination of every breakdown key: one pass over the rows, after which each
-    breakdown (and the months by pricing category) sums a few thousand combinations instead of them."""
+    breakdown (and the months by pricing category) sums a few thousand combinations instead of them.
+    The combination is one int64 (the keys' category codes in mixed radix), which groups several times
+    faster than six categorical keys; the product of the category counts stays far below 2**63."""
     keys = list(BREAKDOWNS.values())
-    return keyed.groupby(keys, observed=True, sort=False)[SUM_COLUMNS].sum().reset_index()
+    categories = [keyed[key].cat.categories for key in keys]
+    codes = [keyed[key].cat.codes.to_numpy(np.int64) for key in keys]
+    if any((c < 0).any() for c in codes):  # a missing key: pandas' own grouping handles it
+        return keyed.groupby(keys, observed=True, sort=False)[SUM_COLUMNS].sum().reset_index()
+    combined = np.zeros(len(keyed), dtype=np.int64)
+    for names, code in zip(categories, codes, strict=True):
+        combined = combined * len(names) + code
+    sums = keyed[SUM_COLUMNS].groupby(combined, sort=False).sum()
+    left = sums.index.to_numpy(np.int64)
+    columns = {}
+    for key, names in reversed(list(zip(keys, categories, strict=True))):
+        left, code = np.divmod(left, len(names))
+        columns[key] = pd.Categorical.from_codes(code, categories=names)
+    return pd.DataFrame({key: columns[key] for key in keys} | {c: sums[c].to_numpy() for c in SUM_COLUMNS})
 
 
 def _sum(frame: pd.DataFrame, column: str) -> int:
