@@ -20,21 +20,17 @@ def _month_bounds(day: dt.date) -> tuple[dt.date, dt.date]:
     return start, (start + dt.timedelta(days=32)).replace(day=1)
 
 
-def spend_month(today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """This month when it has spend rows, else the latest month that has; None without any spend."""
+def spend_month(today: dt.date, teams: tuple[str, ...] = ()) -> tuple[dt.date, dt.date] | None:
+    """This month when it has spend rows, else the latest month that has; None without any spend.
+    `teams`: only these teams' rows count (an engineer's granted access)."""
     from procurement.billing.models import SpendRecord
 
+    rows = SpendRecord.objects.filter(team__in=teams) if teams else SpendRecord.objects.all()
     start, end = _month_bounds(today)
-    in_month = SpendRecord.objects.filter(
-        charge_period_start__date__gte=start, charge_period_start__date__lt=end
-    )
+    in_month = rows.filter(charge_period_start__date__gte=start, charge_period_start__date__lt=end)
     if in_month.exists():
         return start, end
-    latest = (
-        SpendRecord.objects.order_by("-charge_period_start")
-        .values_list("charge_period_start", flat=True)
-        .first()
-    )
+    latest = rows.order_by("-charge_period_start").values_list("charge_period_start", flat=True).first()
     return _month_bounds(latest.date()) if latest is not None else None
 
 
@@ -52,15 +48,17 @@ def price_freshness(now: dt.datetime) -> dict:
     }
 
 
-def finance_summary(now: dt.datetime | None = None) -> dict:
+def finance_summary(now: dt.datetime | None = None, scope=None) -> dict:
+    """`scope` (procurement.billing.access.SpendScope): an engineer's granted teams; None: all spend."""
     from procurement.billing.service import build_review, make_request
 
     now = now or timezone.now()
-    month = spend_month(now.date())
-    summary = {"month": None, "price_freshness": price_freshness(now)}
+    teams = scope.teams if scope is not None else ()
+    month = spend_month(now.date(), teams)
+    summary = {"month": None, "price_freshness": price_freshness(now), "teams": teams}
     if month is None:
         return summary
-    review = build_review(make_request(start=month[0], end=month[1]))
+    review = build_review(make_request(start=month[0], end=month[1], scope=scope))
     savings = sorted(review["savings"], key=lambda saving: Decimal(saving["amount"]), reverse=True)
     return summary | {
         "month": month[0],

@@ -1,6 +1,7 @@
 from django.contrib import admin
+from django.utils import timezone
 
-from procurement.billing.models import BillingImport, GpuUtilization, SpendRecord
+from procurement.billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
 
 
 @admin.register(BillingImport)
@@ -33,3 +34,18 @@ class GpuUtilizationAdmin(admin.ModelAdmin):
     list_display = ["resource_id", "gpu_index", "hour", "utilization_pct", "samples"]
     search_fields = ["resource_id"]
     raw_id_fields = ["billing_import"]
+
+
+@admin.register(SpendGrant)
+class SpendGrantAdmin(admin.ModelAdmin):
+    """Grant a team's engineers their own team's spend; who granted it is recorded, never typed."""
+
+    list_display = ["team", "spend_team", "granted_by", "granted_at"]
+    search_fields = ["team__name", "team__slug", "spend_team"]
+    readonly_fields = ["granted_by", "granted_at"]
+    fields = ["team", "spend_team", "granted_by", "granted_at"]
+
+    def save_model(self, request, obj, form, change):
+        # whoever saves the grant last answers for it (the admin history keeps the earlier ones)
+        obj.granted_by, obj.granted_at = request.user, timezone.now()
+        super().save_model(request, obj, form, change)

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.roles import ADMIN, FINANCE, role_permission
+from procurement.billing.access import HasSpendAccess
 from procurement.billing.importer import import_files
 from procurement.billing.review import ReviewInputError
 from procurement.billing.service import build_review, make_request
@@ -85,9 +86,10 @@ def _date(value: str | None, field: str) -> dt.date:
 
 
 class SpendReview(APIView):
-    """The GPU spend review for [from, to) (docs/billing.md): the same JSON as `manage.py spend_review`."""
+    """The GPU spend review for [from, to) (docs/billing.md): the same JSON as `manage.py spend_review`.
+    An engineer with a spend grant gets their own team's spend only."""
 
-    permission_classes = [role_permission(FINANCE, ADMIN)]
+    permission_classes = [HasSpendAccess]
 
     @extend_schema(
         parameters=[
@@ -98,7 +100,8 @@ class SpendReview(APIView):
         ],
         responses={200: OpenApiResponse(description="the spend review JSON"), 400: REVIEW_ERROR,
                    401: OpenApiResponse(description="not signed in"),
-                   403: OpenApiResponse(description="needs the finance or admin role")},
+                   403: OpenApiResponse(description="needs the finance or admin role, or a spend grant to your "
+                                        "team (then only your team)")},
     )  # fmt: skip
     def get(self, request):
         query = request.query_params
@@ -107,6 +110,7 @@ class SpendReview(APIView):
                 start=_date(query.get("from"), "from"), end=_date(query.get("to"), "to"),
                 team=query.get("team", "")[:100], project=query.get("project", "")[:100],
                 provider=query.get("provider", "")[:100], currency=query.get("currency", "USD")[:3],
+                scope=request.spend_scope,
             )  # fmt: skip
             review = build_review(review_request)
         except ReviewInputError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from procurement.billing.choices import BillingFormat, ChargeCategory, CommitmentStatus, PricingCategory
 
@@ -129,3 +130,31 @@ class GpuUtilization(models.Model):
 
     def __str__(self) -> str:
         return f"{self.resource_id} gpu{self.gpu_index} {self.hour:%Y-%m-%d %H}h {self.utilization_pct}%"
+
+
+class SpendGrant(models.Model):
+    """An admin's grant that lets the engineers of one team see that team's spend (and no other team's).
+
+    Spend data is finance and admin only by default (docs/billing.md, "Who sees spend"); a grant is the
+    one explicit exception. It is edited on the admin site only (admin role); deleting it revokes the
+    access, and the admin site's history keeps who granted and who revoked it when."""
+
+    team = models.OneToOneField("accounts.Team", on_delete=models.CASCADE, related_name="spend_grant")
+    spend_team = models.CharField(
+        max_length=100, blank=True,
+        help_text="The team's name as the bills' tags spell it (SpendRecord.team); blank: the team's slug.",
+    )  # fmt: skip
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="spend_grants_given"
+    )
+    granted_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["team__name"]
+
+    def __str__(self) -> str:
+        return f"{self.team} sees the spend of team {self.spend_label!r}"
+
+    @property
+    def spend_label(self) -> str:
+        return self.spend_team or self.team.slug

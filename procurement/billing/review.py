@@ -57,6 +57,8 @@ class ReviewRequest:
     provider: str = ""
     currency: str = "USD"
     fx_to_currency: dict[str, Decimal] = field(default_factory=dict)  # currency -> units of `currency`
+    # set for an engineer's granted access (procurement/billing/access.py): only these teams' rows count
+    allowed_teams: tuple[str, ...] = ()
 
     def __post_init__(self):
         problem = (
@@ -100,11 +102,19 @@ def _in_period(frame: pd.DataFrame, start: dt.date, end: dt.date) -> pd.DataFram
 
 
 def _filtered(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
+    if request.allowed_teams:
+        frame = frame[frame["team"].isin(request.allowed_teams)]
     for column in ("team", "project", "provider"):
         wanted = getattr(request, column)
         if wanted:
             frame = frame[frame[column] == wanted]
     return frame
+
+
+def _require_rates(currencies: pd.Series, request: ReviewRequest) -> None:
+    for currency in pd.unique(currencies[currencies != request.currency].astype(object)):
+        if currency not in request.fx_to_currency:
+            raise ReviewInputError("currency", f"no stored FX rate from {currency} to {request.currency}")
 
 
 def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
@@ -126,12 +136,18 @@ def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     return frame
 
 
+def scope_masks(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(GPU usage, unused commitments) as boolean arrays; the rest is everything else."""
+    unused = (frame["commitment_status"] == "unused").to_numpy(bool)
+    has_gpu = (frame["gpu"] != "").to_numpy(bool)
+    gpu_usage = (frame["charge_category"] == "usage").to_numpy(bool) & has_gpu & ~unused
+    unused_gpu = unused & (has_gpu | (frame["instance_type"] == "").to_numpy(bool))
+    return gpu_usage, unused_gpu
+
+
 def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(GPU usage, unused commitments, everything else)."""
-    unused = frame["commitment_status"] == "unused"
-    has_gpu = frame["gpu"] != ""
-    gpu_usage = (frame["charge_category"] == "usage") & has_gpu & ~unused
-    unused_gpu = unused & (has_gpu | (frame["instance_type"] == ""))
+    gpu_usage, unused_gpu = scope_masks(frame)
     return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu]
 
 
@@ -185,14 +201,23 @@ TEXT_COLUMNS = (
 )  # fmt: skip
 
 
+def text_category(values) -> pd.Categorical:
+    """Text as a category with sorted categories (the order groupby lists them in), None as ""."""
+    if isinstance(values, pd.Series) and values.dtype == "category":
+        return values.array
+    codes, names = pd.factorize(values, sort=True)  # one hash pass; only the distinct names are sorted
+    if (codes < 0).any():
+        codes, names = pd.factorize(pd.Series(values, dtype=object).fillna(""), sort=True)
+    return pd.Categorical.from_codes(codes, categories=np.asarray(names, dtype=object))
+
+
 def categorized(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns as categories: a few distinct values over up to millions of rows filter and group
-    several times faster as integer codes than as strings."""
-    frame = frame.copy()
-    for column in TEXT_COLUMNS:
-        if frame[column].dtype != "category":
-            frame[column] = frame[column].astype("category")
-    return frame
+    several times faster as integer codes than as strings (selectors.spend_frame builds them so)."""
+    todo = {
+        column: text_category(frame[column]) for column in TEXT_COLUMNS if frame[column].dtype != "category"
+    }
+    return frame.assign(**todo) if todo else frame  # copy-on-write: the other columns are not copied
 
 
 def _relabel_empty(values: pd.Series, label: str) -> pd.Series:
@@ -202,18 +227,60 @@ def _relabel_empty(values: pd.Series, label: str) -> pd.Series:
     return values
 
 
+KEY_COLUMNS = ["charge_period_start", "team", "project", "provider", "gpu", "pricing_category"]
+SUM_COLUMNS = ["billed_micros", "effective_micros", "list_micros", "gpu_hours_micros"]
+# what the totals, the idle join and the savings read of the GPU usage rows
+GPU_COLUMNS = [
+    "charge_period_start", "charge_period_end", "provider", "region", "resource_id", "instance_type",
+    "gpus_per_instance", "pricing_category", "currency", "billed_micros", "effective_micros", "list_micros",
+    "instance_hours_micros", "gpu_hours_micros", "interruptible",
+]  # fmt: skip
+
+
 def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = frame.copy()
-    starts = frame["charge_period_start"]
-    codes = (starts.dt.year * 100 + starts.dt.month).astype("int64")  # formatting a million dates is slow
-    labels = {code: f"{code // 100:04d}-{code % 100:02d}" for code in pd.unique(codes)}
-    frame["month"] = codes.map(labels).astype("category")
-    for column in ("team", "project"):
-        frame[column] = _relabel_empty(frame[column], UNTAGGED)
-    frame["gpu"] = _relabel_empty(frame["gpu"], "unknown")
-    frame["pricing_category"] = _relabel_empty(frame["pricing_category"], "other")
-    frame["provider"] = _relabel_empty(frame["provider"], "unknown")
-    return frame
+    """The breakdown keys and sums only (the other columns are not needed there)."""
+    # months since 1970 straight from the nanoseconds (formatting a million dates is slow)
+    starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8.astype("datetime64[ns]")
+    months, names = pd.factorize(starts.astype("datetime64[M]").astype(np.int64), sort=True)
+    labels = [f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in names]
+    return pd.DataFrame({
+        "month": pd.Categorical.from_codes(months, categories=labels),
+        "team": _relabel_empty(frame["team"], UNTAGGED), "project": _relabel_empty(frame["project"], UNTAGGED),
+        "gpu": _relabel_empty(frame["gpu"], "unknown"), "pricing_category": _relabel_empty(frame["pricing_category"], "other"),
+        "provider": _relabel_empty(frame["provider"], "unknown"),
+        **{column: frame[column] for column in SUM_COLUMNS},
+    })  # fmt: skip
+
+
+def _cube(keyed: pd.DataFrame) -> pd.DataFrame:
+    """The sums per combination of every breakdown key: one pass over the rows, after which each
+    breakdown (and the months by pricing category) sums a few thousand combinations instead of them.
+    The combination is one int64 (the keys' category codes in mixed radix), which groups several times
+    faster than six categorical keys; the product of the category counts stays far below 2**63."""
+    keys = list(BREAKDOWNS.values())
+    categories = [keyed[key].cat.categories for key in keys]
+    codes = [keyed[key].cat.codes.to_numpy(np.int64) for key in keys]
+    if any((c < 0).any() for c in codes):  # a missing key: pandas' own grouping handles it
+        return keyed.groupby(keys, observed=True, sort=False)[SUM_COLUMNS].sum().reset_index()
+    combined = np.zeros(len(keyed), dtype=np.int64)
+    for names, code in zip(categories, codes, strict=True):
+        combined = combined * len(names) + code
+    sums = keyed[SUM_COLUMNS].groupby(combined, sort=False).sum()
+    left = sums.index.to_numpy(np.int64)
+    columns = {}
+    for key, names in reversed(list(zip(keys, categories, strict=True))):
+        left, code = np.divmod(left, len(names))
+        columns[key] = pd.Categorical.from_codes(code, categories=names)
+    return pd.DataFrame({key: columns[key] for key in keys} | {c: sums[c].to_numpy() for c in SUM_COLUMNS})
+
+
+def _sum(frame: pd.DataFrame, column: str) -> int:
+    return int(frame[column].sum())
+
+
+def _period_mask(starts: np.ndarray, start: dt.date, end: dt.date) -> np.ndarray:
+    begin, finish = (pd.Timestamp(day, tz="UTC").as_unit("ns").value for day in (start, end))
+    return (starts >= begin) & (starts < finish)
 
 
 def spend_review(
@@ -223,34 +290,49 @@ def spend_review(
     prices: PriceContext | None = None,
     utilization: pd.DataFrame | None = None,
 ) -> dict:
-    """The review as the JSON contract (docs/billing.md); money as decimal strings in `request.currency`."""
+    """The review as the JSON contract (docs/billing.md); money as decimal strings in `request.currency`.
+
+    Speed (benchmarks/review_bench.py): the masks of period and scope are computed once over the whole
+    frame, and each subset is taken once, with only the columns its step reads."""
     currency = request.currency
     records = categorized(_filtered(records, request))
-    period = _converted(_in_period(records, request.start, request.end), request)
-    before = _converted(_in_period(records, *request.previous), request)
-    gpu, unused, other = split_scope(period)
-    prev_gpu, prev_unused, _ = split_scope(before)
-    gpu_and_unused = _with_keys(pd.concat([gpu, unused])) if len(gpu) + len(unused) else _with_keys(gpu)
-    previous_all = pd.concat([prev_gpu, prev_unused]) if len(prev_gpu) + len(prev_unused) else prev_gpu
-    previous_keyed = _with_keys(previous_all) if len(previous_all) else previous_all
-    effective = int(gpu["effective_micros"].sum()) + int(unused["effective_micros"].sum())
-    gpu_hours = int(gpu["gpu_hours_micros"].sum())
+    starts = pd.DatetimeIndex(records["charge_period_start"]).as_unit("ns").asi8
+    in_period, in_previous = (
+        _period_mask(starts, request.start, request.end),
+        _period_mask(starts, *request.previous),
+    )
+    for mask in (in_period, in_previous):  # a missing rate is an error even where no GPU row needs it
+        _require_rates(records.loc[mask, "currency"], request)
+    gpu_usage, unused_gpu = scope_masks(records)
+    spend = SUM_COLUMNS + ["currency"]
+    gpu = _converted(records.loc[in_period & gpu_usage, GPU_COLUMNS], request)
+    unused = _converted(records.loc[in_period & unused_gpu, spend], request)
+    other = _converted(records.loc[in_period & ~gpu_usage & ~unused_gpu, spend], request)
+    keyed_columns = KEY_COLUMNS + spend
+    current_rows = records.loc[in_period & (gpu_usage | unused_gpu), keyed_columns]
+    gpu_and_unused = _cube(_with_keys(_converted(current_rows, request)))
+    previous_rows = records.loc[in_previous & (gpu_usage | unused_gpu), keyed_columns]
+    previous_keyed = (
+        _cube(_with_keys(_converted(previous_rows, request))) if len(previous_rows) else previous_rows
+    )
+    effective = _sum(gpu, "effective_micros") + _sum(unused, "effective_micros")
+    gpu_hours = _sum(gpu, "gpu_hours_micros")
     totals = {
-        "billed_cost": money(int(gpu["billed_micros"].sum()) + int(unused["billed_micros"].sum()), currency),
+        "billed_cost": money(_sum(gpu, "billed_micros") + _sum(unused, "billed_micros"), currency),
         "effective_cost": money(effective, currency),
-        "list_cost": money(int(gpu["list_micros"].sum()) + int(unused["list_micros"].sum()), currency),
+        "list_cost": money(_sum(gpu, "list_micros") + _sum(unused, "list_micros"), currency),
         "gpu_hours": hours(gpu_hours),
         "effective_cost_per_gpu_hour": _per_hour(effective, gpu_hours),
-    }
+    }  # fmt: skip
     review = {"currency": currency, "totals": totals}
     for name, key in BREAKDOWNS.items():
         review[name] = _breakdown(gpu_and_unused, previous_keyed, key, currency)
     _split_months_by_category(review["by_month"], gpu_and_unused, currency)
-    review["unused_commitment_cost"] = money(int(unused["effective_micros"].sum()), currency)
+    review["unused_commitment_cost"] = money(_sum(unused, "effective_micros"), currency)
     has_utilization = utilization is not None and not utilization.empty
     idle = idle_gpu_hours_per_row(gpu, utilization) if has_utilization else None
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
-    review["non_gpu_cost"] = money(int(other["effective_micros"].sum()), currency)
+    review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
@@ -259,19 +341,39 @@ def spend_review(
 
 def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
     """Micro GPU-hours under IDLE_UTILIZATION_PCT per spend row: hourly GPU means joined by resource id
-    and charge period, capped at the row's GPU-hours (a row cannot idle more than it ran)."""
-    idle = utilization[utilization["utilization_pct"] < IDLE_UTILIZATION_PCT][["resource_id", "hour"]]
-    result = pd.Series(0, index=gpu.index, dtype=np.int64)
-    if idle.empty or gpu.empty:
-        return result
-    rows = gpu[["resource_id", "charge_period_start", "charge_period_end"]].reset_index()
-    joined = rows.merge(idle, on="resource_id", how="inner")
-    inside = (joined["hour"] >= joined["charge_period_start"]) & (
-        joined["hour"] < joined["charge_period_end"]
-    )
-    counts = joined[inside].groupby("index").size() * MICRO
-    result.loc[counts.index] = counts.to_numpy()
-    return np.minimum(result, gpu["gpu_hours_micros"].astype(np.int64).clip(lower=0))
+    and charge period, capped at the row's GPU-hours (a row cannot idle more than it ran).
+
+    Each row counts the idle samples of its resource in [start, end) by two binary searches in the
+    samples sorted by (resource, time), rather than joining every row to every sample of its resource
+    (a million rows times the samples of each resource is a join of tens of millions)."""
+    idle = utilization[utilization["utilization_pct"] < IDLE_UTILIZATION_PCT]
+    result = np.zeros(len(gpu), dtype=np.int64)
+    if not idle.empty and not gpu.empty:
+        rows = text_category(gpu["resource_id"])
+        names, row_codes = rows.categories, rows.codes.astype(np.int64)
+        # -1 for a sample of a resource no row has
+        sample_codes = pd.Index(names).get_indexer(idle["resource_id"].astype(object)).astype(np.int64)
+        known = sample_codes >= 0
+        sample_codes, sample_ns = (
+            sample_codes[known],
+            pd.DatetimeIndex(idle["hour"]).as_unit("ns").asi8[known],
+        )
+        # only the rows of resources with idle samples are searched (a lookup by code, no join)
+        sampled = np.zeros(len(names), dtype=bool)
+        sampled[sample_codes] = True
+        positions = np.flatnonzero((row_codes >= 0) & sampled[np.maximum(row_codes, 0)])
+        row_codes = row_codes[positions]
+        row_start = pd.DatetimeIndex(gpu["charge_period_start"]).as_unit("ns").asi8[positions]
+        row_end = pd.DatetimeIndex(gpu["charge_period_end"]).as_unit("ns").asi8[positions]
+        # times as ranks among all the times involved, so that (resource, time) packs into one int64 key
+        times = np.unique(np.concatenate([sample_ns, row_start, row_end]))
+        width = len(times) + 1
+        keys = np.sort(sample_codes * width + np.searchsorted(times, sample_ns))
+        first = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_start), side="left")
+        past = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_end), side="left")
+        result[positions] = (past - first) * MICRO
+    capped = np.minimum(result, np.clip(gpu["gpu_hours_micros"].to_numpy(np.int64), 0, None))
+    return pd.Series(capped, index=gpu.index, dtype=np.int64)
 
 
 def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:

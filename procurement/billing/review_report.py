@@ -90,6 +90,19 @@ def review_report_data(
                     _column("assumptions", "Assumptions")],
         "rows": savings_rows, "total_of": ["amount"],
     })  # fmt: skip
+    prices = {}
+    for saving in review["savings"]:
+        for price in saving.get("prices", []):
+            prices.setdefault((price["label"], price["observed_at"], price["source"]), {
+                "saving": saving["kind"], "price": price["label"], "observed_at": price["observed_at"] or "",
+                "quality": price["quality"], "source": price["source"],
+            })  # fmt: skip
+    tables.append({
+        "id": "prices", "title": "Catalog prices the savings used (observation date and quality)",
+        "columns": [_column("saving", "Saving"), _column("price", "Price"), _column("observed_at", "Observed at"),
+                    _column("quality", "Quality"), _column("source", "Source")],
+        "rows": list(prices.values()), "total_of": [],
+    })  # fmt: skip
     charts = review_charts(review)
     figures = [
         {"id": "spend_by_month", "title": "Spend by month, by pricing category", "kind": "stacked_bar", "table": "by_month", "svg": charts["spend_by_month"]},
@@ -104,7 +117,7 @@ def review_report_data(
         "sections": [
             {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu"],
              "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
-            {"id": "savings", "title": "Savings", "tables": ["savings"], "figures": ["savings_waterfall"]},
+            {"id": "savings", "title": "Savings", "tables": ["savings", "prices"], "figures": ["savings_waterfall"]},
         ],
         "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
         "review": review,

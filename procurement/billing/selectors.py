@@ -14,10 +14,11 @@ from django.db import connection
 
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
-from pricing.selectors import current_price_observations
+from pricing.price_quality import price_quality
+from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.models import GpuUtilization
-from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, empty_frame
-from procurement.billing.savings import CheaperGpu, PriceContext
+from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, categorized, empty_frame
+from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.store import tag_mapping
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
 
@@ -67,8 +68,12 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
         connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
         for day in (start, request.end)
     ]
+    sql = SPEND_SQL
+    if request.allowed_teams:  # an engineer's granted access: other teams' rows never leave the database
+        sql += " AND r.team IN (" + ", ".join(["%s"] * len(request.allowed_teams)) + ")"
+        bounds += list(request.allowed_teams)
     with connection.cursor() as cursor:
-        cursor.execute(SPEND_SQL, bounds)
+        cursor.execute(sql, bounds)
         rows = cursor.fetchall()
     if not rows:
         return empty_frame()
@@ -91,7 +96,8 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     frame["interruptible"] = [flags[k][0] for k in keys]
     frame["workload"] = [flags[k][1] for k in keys]
     frame["service_category"] = pd.Series(columns[20], dtype=object)
-    return frame[REVIEW_COLUMNS]
+    # text as categories here, once per read: the engine filters and groups on their integer codes
+    return categorized(frame[REVIEW_COLUMNS])
 
 
 def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
@@ -122,10 +128,9 @@ def spot_overhead() -> tuple[Decimal, tuple[str, ...]]:
 
 def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
     """Catalog prices for the (provider, instance type, region) triples the review rows use."""
+    triples = frame[["provider", "instance_type", "region"]].drop_duplicates()  # a few, of up to millions
     keys = (
-        set(zip(frame["provider"], frame["instance_type"], frame["region"], strict=True))
-        if len(frame)
-        else set()
+        set(zip(*(triples[c].astype(object) for c in triples.columns), strict=True)) if len(frame) else set()
     )
     keys = {key for key in keys if key[1]}
     providers = {k[0] for k in keys}
@@ -138,18 +143,38 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
         pricing_model__in=[PricingModel.SPOT, *COMMITTED_MODELS],
     ).values_list(
         "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code", "pricing_model",
-        "amount_per_hour", "currency",
+        "amount_per_hour", "currency", "offer__zone", "observed_at", "source", "refresh__source",
     )  # fmt: skip
-    for provider, name, region, model, amount, price_currency in observations:
+    spot_sources: dict[tuple, list[PriceUsed]] = {}
+    committed_sources: dict[tuple, PriceUsed] = {}
+    for (
+        provider,
+        name,
+        region,
+        model,
+        amount,
+        price_currency,
+        zone,
+        observed_at,
+        source,
+        refresh,
+    ) in observations:
         key = (provider, name, region)
         if key not in keys or price_currency not in rates:
             continue
         usd = amount * rates[price_currency]
         value = usd if currency == "USD" else usd / rates.get(currency, Decimal(1))
+        used = PriceUsed(
+            label=" ".join(part for part in (provider, name, region, zone, str(model)) if part),
+            observed_at=observed_at.isoformat() if observed_at else None, quality=price_quality(source),
+            source=source, pricing_model=str(model),
+            stale_after_hours=price_staleness(model, refresh, observed_at, observed_at)[1] if observed_at else None,
+        )  # fmt: skip
         if model == PricingModel.SPOT:
             spot_prices.setdefault(key, []).append(value)
-        else:
-            committed[key] = min(committed.get(key, value), value)
+            spot_sources.setdefault(key, []).append(used)  # every zone's price goes into the median
+        elif key not in committed or value < committed[key]:
+            committed[key], committed_sources[key] = value, used  # the cheapest commitment is the one used
     overhead, assumptions = spot_overhead()
     return PriceContext(
         spot={key: Decimal(median(values)) for key, values in spot_prices.items()},
@@ -157,6 +182,8 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
         spot_overhead=overhead,
         spot_assumptions=assumptions,
         cheaper_gpu=cheaper_gpu_options(frame),
+        spot_sources={key: tuple(values) for key, values in spot_sources.items()},
+        committed_sources={key: (used,) for key, used in committed_sources.items()},
     )
 
 

@@ -18,10 +18,16 @@ def build_review(request: ReviewRequest) -> dict:
     )
 
 
-def make_request(*, start, end, team="", project="", provider="", currency="USD") -> ReviewRequest:
+def make_request(
+    *, start, end, team="", project="", provider="", currency="USD", scope=None
+) -> ReviewRequest:
+    """`scope` (access.SpendScope) limits the teams for an engineer's granted access; None: every team
+    (the caller has already checked finance or admin, or runs as a command)."""
+    allowed = () if scope is None else scope.teams
+    team = team if scope is None else scope.team_filter(team)
     return ReviewRequest(
         start=start, end=end, team=team, project=project, provider=provider, currency=currency,
-        fx_to_currency=selectors.review_fx(currency),
+        fx_to_currency=selectors.review_fx(currency), allowed_teams=allowed,
     )  # fmt: skip
 
 

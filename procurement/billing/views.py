@@ -1,4 +1,5 @@
-"""Finance pages: the spend review (filters, charts, exports) and the billing upload. Finance and admin only."""
+"""Finance pages: the spend review (filters, charts, exports) and the billing upload. Finance and admin;
+the review and its exports also for engineers of a team an admin granted its spend (access.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 
 from gpuledger.roles import ADMIN, FINANCE, role_required
+from procurement.billing.access import spend_page
 from procurement.billing.forms import ReviewFilterForm, UploadForm
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
@@ -22,29 +24,30 @@ EXPORTS = {
 }
 
 
-def _report(form: ReviewFilterForm) -> dict:
+def _report(form: ReviewFilterForm, scope) -> dict:
     start, end = form.period()
     filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
-    return build_report(make_request(start=start, end=end, **filters))
+    return build_report(make_request(start=start, end=end, scope=scope, **filters))
 
 
-@role_required(FINANCE, ADMIN)
+@spend_page
 def spend_review_page(request):
     form = ReviewFilterForm(request.GET)  # every filter is optional: an empty query shows the default period
     data, error = None, None
     if form.is_valid():
         try:
-            data = _report(form)
+            data = _report(form, request.spend_scope)
         except ReviewInputError as exc:
             error = str(exc)
-    context = {"form": form, "data": data, "error": error, "query": request.GET.urlencode()}
+    context = {"form": form, "data": data, "error": error, "query": request.GET.urlencode(),
+               "spend_teams": request.spend_scope.teams}  # fmt: skip
     if data:
         context["tables"] = {t["id"]: t for t in data["tables"]}
         context["figures"] = {f["id"]: f for f in data["figures"]}
     return render(request, "billing/spend_review.html", context, status=400 if error or form.errors else 200)
 
 
-@role_required(FINANCE, ADMIN)
+@spend_page
 def spend_review_export(request, fmt: str):
     if fmt not in EXPORTS:
         raise Http404(f"no export format {fmt!r}; use csv, json or html")
@@ -52,7 +55,7 @@ def spend_review_export(request, fmt: str):
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
     try:
-        data = _report(form)
+        data = _report(form, request.spend_scope)
     except ReviewInputError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     content_type, render_body = EXPORTS[fmt]

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from gpuledger.roles import ADMIN, ENGINEER, FINANCE, role_required, user_has_role
+from gpuledger.roles import ENGINEER, FINANCE, role_required
 from procurement import selectors, services
+from procurement.billing.access import spend_scope
 from procurement.spend_summary import finance_summary
 
 
 @role_required(ENGINEER, FINANCE)
 def dashboard_page(request):
     """What the signed-in engineer's teams rely on (an admin sees every team's). Finance and admin also
-    see the spend panel; spend data is theirs only, so engineers never get it here."""
-    spend = finance_summary() if user_has_role(request.user, FINANCE, ADMIN) else None
+    see the spend panel; an engineer only when an admin granted their team its spend, and then only
+    that team's (procurement/billing/access.py)."""
+    scope = spend_scope(request.user)
+    spend = finance_summary(scope=scope) if scope is not None else None
     return render(
         request,
         "procurement/dashboard.html",

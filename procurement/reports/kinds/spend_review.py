@@ -14,8 +14,19 @@ from typing import Any
 
 from procurement.billing.charts import CATEGORY_ORDER
 from procurement.billing.review_report import REVIEW_ASSUMPTIONS, review_report_data
+from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.format import display
-from procurement.reports.model import Assumption, Column, Figure, Headline, Report, Section, Series, Table
+from procurement.reports.model import (
+    Assumption,
+    Column,
+    Figure,
+    Headline,
+    PriceDate,
+    Report,
+    Section,
+    Series,
+    Table,
+)
 from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod
 
 # review_report column kinds -> the framework's column types (hours are plain numbers, a rate is a price)
@@ -153,10 +164,29 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         ],
         sections=sections,
         assumptions=assumptions,
-        price_dates=[],  # savings are priced at the catalog's current prices; the dashboard shows their freshness
+        price_dates=price_dates(review, now),
         verdict=f"{display(totals['effective_cost'], 'money', currency)} of GPU spend; "
         f"{display(savings_total, 'money', currency)} of savings found.",
     )
+
+
+def price_dates(review: dict[str, Any], now: dt.datetime) -> list[PriceDate]:
+    """The catalog prices the savings re-priced the usage at, each once, with its observation date,
+    quality (observed, snapshot, quoted) and whether it has gone stale by `now`."""
+    seen, dates = set(), []
+    for saving in review["savings"]:
+        for price in saving.get("prices", []):
+            key = (price["label"], price["observed_at"], price["source"])
+            if key in seen:
+                continue
+            seen.add(key)
+            observed = price["observed_at"]
+            dates.append(PriceDate(
+                label=f"{saving['kind']} saving: {price['label']}", observed_at=observed, source=price["source"],
+                quality=price["quality"], stale=stale_by_now(observed, price.get("stale_after_hours"), now),
+                age_days=age_days(observed, now),
+            ))  # fmt: skip
+    return dates
 
 
 KIND = ReportKind(
