@@ -107,6 +107,7 @@ class RankingOptions:
     # Fitted calibration factors per (GPU slug, method), passed in by the service layer (procurement.sizing.mfu);
     # empty: uncalibrated estimates.
     calibration: Mapping[tuple[str, str], CalibrationFactor] = field(default_factory=dict)
+    use_calibration: bool = True  # the request's "calibrate" option; False: the service passes no factors
     # The interconnect table (procurement/ranking/interconnects.py); None: the bundled one.
     interconnect_rules: tuple[InterconnectRule, ...] | None = None
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge

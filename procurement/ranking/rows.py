@@ -172,13 +172,14 @@ def _measured_gpus(shapes: Shapes, shape: int) -> int | None:
     return int(shapes.measured_gpus[shape])
 
 
-def _calibration_text(slug: str, spec, options) -> str:
-    """'calibrated from N runs (factor x.xx)' when a fitted factor moved this GPU's estimate."""
+def _calibration_text(slug: str, spec, options, *, measured: bool = False) -> str:
+    """'calibrated from N runs (factor x.xx)' when a fitted factor moved this GPU's estimate (a measured
+    row's hours come from the benchmark, so only its memory note applies)."""
     factor = options.calibration.get((slug, spec.task)) if options.calibration else None
     if factor is None:
         return ""
     parts = []
-    if spec.is_training and not spec.mfu and factor.throughput_factor != 1.0:
+    if spec.is_training and not spec.mfu and not measured and factor.throughput_factor != 1.0:
         parts.append(f"speed {factor.text('throughput')}")
     if factor.memory_factor != 1.0:
         parts.append(f"memory {factor.text('memory')}")
@@ -199,7 +200,7 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     measured_on = options.measured_dates.get((offer["gpu"], measured_gpus))
     if shapes.measured[shape] and measured_on:
         reasons.append(f"measured on {measured_on} (benchmark of the same model shape, method and precision)")
-    calibrated = _calibration_text(offer["gpu"], spec, options)
+    calibrated = _calibration_text(offer["gpu"], spec, options, measured=bool(shapes.measured[shape]))
     if calibrated:
         reasons.append(calibrated)
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
