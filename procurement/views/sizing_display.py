@@ -75,6 +75,9 @@ def _said_by_remedy(error: str, remedy: str) -> bool:
     return bool(advice) and remedy.strip().lower().startswith(advice)
 
 
+CALIBRATION_LABELS = (("throughput", "speed"), ("memory", "memory"))
+
+
 def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:
     """The remedy (kind "fix"), then errors ("why"), then warnings, each once: an error whose advice the
     remedy gives, a note another note contains, and a warning every row has (shown above the table)
@@ -84,6 +87,12 @@ def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:
     items = [("fix", remedy)] if remedy else []
     items += [("why", e) for e in candidate["errors"] if not (remedy and _said_by_remedy(e, remedy))]
     items += [("warning", w) for w in candidate["warnings"]]
+    calibration = candidate.get("calibration") or {}  # "speed calibrated from N runs (factor x.xx)"
+    items += [
+        ("calibrated", f"{label} {calibration[key]}")
+        for key, label in CALIBRATION_LABELS
+        if calibration.get(key)
+    ]
     notes: list[dict] = []
     seen: list[str] = []
     for kind, text in items:

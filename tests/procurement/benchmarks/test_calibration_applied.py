@@ -95,3 +95,10 @@ def test_recommendations_apply_the_factor_unless_asked_not_to(bundled_catalog):
     ]
     assert calibrated
     assert not any("calibrated" in reason for row in off for reason in row["reasons"])
+
+
+def test_the_sizing_page_says_which_rows_are_calibrated(bundled_catalog, client_as):
+    _import(4096.0, 20.0, "a.json")
+    _import(6144.0, 24.0, "b.json")
+    page = client_as("engineer").post("/size/", {"spec": json.dumps(QLORA_SPEC)}).content.decode()
+    assert "speed calibrated from 2 runs (factor" in page and "memory calibrated from 2 runs (factor" in page
