@@ -149,7 +149,7 @@ TORCHTUNE_4090_NOTE = (
     "The README's speed is above what the card can compute: under the engine's count (4N forward + "
     "input-gradient backward for LoRA/QLoRA, +2N with recomputation; 6N/8N for full fine-tuning) it "
     "implies {implied} of the 4090's 165.2 TFLOPS dense bf16 (FP32 accumulate, which PyTorch's bf16 "
-    "matmuls use; the 330 TFLOPS figure of the Ada whitepaper is FP16 with FP16 accumulate), and the A6000 "
+    "matmuls use; the whitepaper's 330 TFLOPS is BF16 with 2:4 sparsity, or FP16 with FP16 accumulate), and the A6000 "
     "LoRA row of the same table (4699 tokens/s, no checkpointing) implies 97.5% of that card's peak. "
     "The engine keeps the workstation MFU (0.35) rather than fit speeds no dense bf16 run reaches; a "
     "benchmark on the card calibrates it (docs/validation.md, calibration)."
