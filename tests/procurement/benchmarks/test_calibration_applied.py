@@ -102,3 +102,21 @@ def test_the_sizing_page_says_which_rows_are_calibrated(bundled_catalog, client_
     _import(6144.0, 24.0, "b.json")
     page = client_as("engineer").post("/size/", {"spec": json.dumps(QLORA_SPEC)}).content.decode()
     assert "speed calibrated from 2 runs (factor" in page and "memory calibrated from 2 runs (factor" in page
+
+
+def test_a_multi_gpu_run_is_compared_with_the_estimate_at_its_gpu_count(bundled_catalog):
+    # An 8-GPU run's tokens/s is a cluster total: comparing it with the 1-GPU estimate would fit a factor
+    # near 8. QLoRA 8B data parallel on 8 H100s hides its adapter all-reduce: the 8-GPU estimate is 8x.
+    one = _import(4096.0, 20.0, "one-gpu.json")
+    eight = benchmark_import(
+        json.dumps(
+            gpu_document(environment__gpus_used=8, summary__tokens_per_second_median=32768.0)
+        ).encode(),
+        source="eight-gpu.json",
+    ).result
+    assert eight.estimate["tokens_per_second"] == pytest.approx(
+        8 * one.estimate["tokens_per_second"], rel=1e-3
+    )
+    assert eight.estimate["measured_tokens_per_second_full_depth"] / eight.estimate["tokens_per_second"] == (
+        pytest.approx(4096.0 / one.estimate["tokens_per_second"], rel=1e-3)
+    )
