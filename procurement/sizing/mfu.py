@@ -31,6 +31,9 @@ class CalibrationFactor:
         return f"calibrated from {self.samples} runs (factor {factor:.2f})"
 
 
+# How a candidate's `calibration` keys read in a sentence: "speed calibrated from N runs (factor x.xx)".
+CALIBRATION_LABELS = (("throughput", "speed"), ("memory", "memory"))
+
 # (GPU slug, method) -> factor; method is the spec's task (pretrain, full_finetune, lora, qlora, inference).
 Calibration = Mapping[tuple[str, str], CalibrationFactor]
 NO_CALIBRATION: Calibration = {}

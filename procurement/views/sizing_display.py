@@ -8,6 +8,7 @@ is the template's, through `gpuledger.templatetags.formatting`.
 from __future__ import annotations
 
 from procurement.sizing.memory import MEMORY_KEYS
+from procurement.sizing.mfu import CALIBRATION_LABELS
 
 TASK_WORDS = {
     "pretrain": "Pre-training",
@@ -73,9 +74,6 @@ def _said_by_remedy(error: str, remedy: str) -> bool:
     remedy "use fp16 (Turing has no BF16) or ..."), so the row says it once."""
     advice = error.rpartition(": ")[2].strip().rstrip(".").lower()
     return bool(advice) and remedy.strip().lower().startswith(advice)
-
-
-CALIBRATION_LABELS = (("throughput", "speed"), ("memory", "memory"))
 
 
 def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:

@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text
+from procurement.sizing.mfu import CALIBRATION_LABELS
 
 BAD_INPUT = 2
 
@@ -78,9 +79,10 @@ def render_table(report: dict) -> str:
     ]
     speed_key = _speed_keys(workload["task"])[0]
     for candidate in report["candidates"]:
+        calibration = candidate.get("calibration") or {}  # "speed calibrated from N runs (factor x.xx)"
         calibrated = [
-            f"{kind} {text}" for kind, text in (candidate.get("calibration") or {}).items() if text
-        ]  # "speed calibrated from N runs (factor x.xx)"
+            f"{label} {calibration[key]}" for key, label in CALIBRATION_LABELS if calibration.get(key)
+        ]
         note = candidate.get("remedy") or "; ".join(candidate["errors"] + candidate["warnings"] + calibrated)
         lines.append(
             f"{candidate['gpu']:<22} {candidate['gpus']:>3} {candidate['verdict']:<13} "

@@ -120,3 +120,19 @@ def test_a_multi_gpu_run_is_compared_with_the_estimate_at_its_gpu_count(bundled_
     assert eight.estimate["measured_tokens_per_second_full_depth"] / eight.estimate["tokens_per_second"] == (
         pytest.approx(4096.0 / one.estimate["tokens_per_second"], rel=1e-3)
     )
+
+
+def test_the_size_command_notes_calibration_and_can_turn_it_off(bundled_catalog, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    _import(4096.0, 20.0, "a.json")
+    _import(6144.0, 24.0, "b.json")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(QLORA_SPEC))
+    on, off = StringIO(), StringIO()
+    call_command("size", str(path), "--gpu", H100, stdout=on)
+    call_command("size", str(path), "--gpu", H100, "--no-calibration", stdout=off)
+    assert "speed calibrated from 2 runs (factor" in on.getvalue()
+    assert "calibrated" not in off.getvalue()
