@@ -154,6 +154,11 @@ RECOMMENDATION_REQUEST = inline_serializer(
             required=False, default=False,
             help_text="rank a flagged spot outlier at its raw quote instead of its sibling zones' median",
         ),
+        "calibrate": serializers.BooleanField(
+            required=False,
+            help_text="apply the MFU and memory factors fitted from stored benchmarks (default true); "
+            "false ranks on the uncalibrated estimate",
+        ),
         "storage_retention_days": serializers.DecimalField(
             max_digits=10, decimal_places=3, required=False, min_value=0, max_value=3650,
             help_text="days the job's disk is kept after the run (default 7); storage is billed for the run "

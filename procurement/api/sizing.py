@@ -18,6 +18,7 @@ from gpuledger.api_errors import ApiErrorsSerializer, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from pricing.models import GpuModel
 from procurement.api.spec_schemas import WorkloadSpecSerializer
+from procurement.services.calibration import calibration_factors
 from procurement.sizing import GpuSpec, WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.gpus import gpu_spec_from_record
 from procurement.sizing.spec import FieldError
@@ -42,10 +43,17 @@ def catalog_gpus(slugs: Sequence[str] | None = None) -> list[GpuSpec]:
     return sorted(gpus.values(), key=lambda gpu: (gpu.memory_gb, gpu.slug))
 
 
-def size_spec_document(data: dict, gpu_slugs: Sequence[str] | None = None, gpu_counts=None) -> dict:
-    """Validate a spec dict and size it on the catalog GPUs (all of them unless slugs are given)."""
+def size_spec_document(
+    data: dict, gpu_slugs: Sequence[str] | None = None, gpu_counts=None, *, calibrate: bool = True
+) -> dict:
+    """Validate a spec dict and size it on the catalog GPUs (all of them unless slugs are given), with the
+    calibration factors fitted from stored benchmarks unless `calibrate` is False."""
     spec = parse_workload_spec(data)
-    return size_workload(spec, catalog_gpus(gpu_slugs), gpu_counts)
+    calibration = calibration_factors() if calibrate else None
+    return size_workload(spec, catalog_gpus(gpu_slugs), gpu_counts, calibration)
+
+
+CALIBRATE_VALUES = {"true": True, "1": True, "false": False, "0": False}
 
 
 def errors_body(error: WorkloadSpecError) -> dict:
@@ -62,6 +70,11 @@ class SizeWorkload(APIView):
         parameters=[
             OpenApiParameter("gpu", str, many=True, description="GPU slug (repeatable); default: every GPU"),
             OpenApiParameter("gpus", int, many=True, description="GPU counts to size (repeatable)"),
+            OpenApiParameter(
+                "calibrate",
+                bool,
+                description="apply the factors fitted from stored benchmarks (default true)",
+            ),
         ],
         responses={
             200: OpenApiResponse(description="Sizing report (issue 3 output contract)"),
@@ -80,8 +93,15 @@ class SizeWorkload(APIView):
             return Response(
                 {"errors": [{"path": "gpus", "message": "GPU counts must be whole numbers"}]}, status=400
             )
+        calibrate = CALIBRATE_VALUES.get(request.query_params.get("calibrate", "true").lower())
+        if calibrate is None:
+            return Response(
+                {"errors": [{"path": "calibrate", "message": "must be true or false"}]}, status=400
+            )
         try:
-            report = size_spec_document(dict(request.data), request.query_params.getlist("gpu"), counts)
+            report = size_spec_document(
+                dict(request.data), request.query_params.getlist("gpu"), counts, calibrate=calibrate
+            )
         except WorkloadSpecError as error:
             return Response(errors_body(error), status=status.HTTP_400_BAD_REQUEST)
         return Response(report)

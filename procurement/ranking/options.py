@@ -19,6 +19,7 @@ from procurement.costing.spot_timing import (
     DEFAULT_STORAGE_WRITE_GB_PER_S,
 )
 from procurement.ranking.interconnects import InterconnectRule
+from procurement.sizing.mfu import CalibrationFactor
 
 RANKED_PRICING_MODELS = (
     "on_demand",
@@ -103,6 +104,10 @@ class RankingOptions:
     collapse_identical: bool | None = None
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     measured_dates: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (gpu, gpus) -> YYYY-MM-DD
+    # Fitted calibration factors per (GPU slug, method), passed in by the service layer (procurement.sizing.mfu);
+    # empty: uncalibrated estimates.
+    calibration: Mapping[tuple[str, str], CalibrationFactor] = field(default_factory=dict)
+    use_calibration: bool = True  # the request's "calibrate" option; False: the service passes no factors
     # The interconnect table (procurement/ranking/interconnects.py); None: the bundled one.
     interconnect_rules: tuple[InterconnectRule, ...] | None = None
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge

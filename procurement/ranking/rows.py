@@ -165,6 +165,27 @@ def _rounded(value: float, digits: int) -> float | None:
     return round(float(value), digits) if math.isfinite(value) else None
 
 
+def _measured_gpus(shapes: Shapes, shape: int) -> int | None:
+    """The GPU count of the benchmark a measured shape was scaled from (None: no benchmark)."""
+    if shapes.measured_gpus is None or not math.isfinite(shapes.measured_gpus[shape]):
+        return int(shapes.total_gpus[shape]) if shapes.measured[shape] else None
+    return int(shapes.measured_gpus[shape])
+
+
+def _calibration_text(slug: str, spec, options, *, measured: bool = False) -> str:
+    """'calibrated from N runs (factor x.xx)' when a fitted factor moved this GPU's estimate (a measured
+    row's hours come from the benchmark, so only its memory note applies)."""
+    factor = options.calibration.get((slug, spec.task)) if options.calibration else None
+    if factor is None:
+        return ""
+    parts = []
+    if spec.is_training and not spec.mfu and not measured and factor.throughput_factor != 1.0:
+        parts.append(f"speed {factor.text('throughput')}")
+    if factor.memory_factor != 1.0:
+        parts.append(f"memory {factor.text('memory')}")
+    return "; ".join(parts)
+
+
 def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age) -> list[str]:
     shape = int(configs.shape[index])
     reasons = [_memory_reason(shapes, shape, spec)]
@@ -175,9 +196,13 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     elif not math.isfinite(shapes.hours[shape]):
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
-    measured_on = options.measured_dates.get((offer["gpu"], int(shapes.total_gpus[shape])))
+    measured_gpus = _measured_gpus(shapes, shape)
+    measured_on = options.measured_dates.get((offer["gpu"], measured_gpus))
     if shapes.measured[shape] and measured_on:
         reasons.append(f"measured on {measured_on} (benchmark of the same model shape, method and precision)")
+    calibrated = _calibration_text(offer["gpu"], spec, options, measured=bool(shapes.measured[shape]))
+    if calibrated:
+        reasons.append(calibrated)
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape))
     link = shapes.links[int(shapes.link[shape])]
@@ -241,8 +266,12 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
             f"; {misses}" if misses else ""
         )
     if shapes.measured[shape]:
+        total, measured_gpus = int(shapes.total_gpus[shape]), _measured_gpus(shapes, shape)
+        if measured_gpus in (None, total):
+            return f"measured: hours from a benchmark of this GPU at {total} GPUs ({label})"
         return (
-            f"measured: hours from a benchmark of this GPU at {int(shapes.total_gpus[shape])} GPUs ({label})"
+            f"measured: hours from a benchmark of this GPU at {measured_gpus} GPUs, scaled to {total} with "
+            f"the communication model ({label})"
         )
     share = shapes.communication_share[shape]
     text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""

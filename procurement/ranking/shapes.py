@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from procurement.ranking.interconnects import Interconnect
+from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
 from procurement.ranking.serving import serving_fit
 from procurement.sizing import (
@@ -25,6 +26,7 @@ from procurement.sizing.assumptions import (
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
 )
+from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class Shapes:
     time_per_output_token_ms: np.ndarray | None = None
     time_to_first_token_ms: np.ndarray | None = None
     meets_serving_targets: np.ndarray | None = None
+    # training: the GPU count of the benchmark a measured shape's hours were scaled from (NaN: estimated)
+    measured_gpus: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -198,8 +202,13 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
+    if options.calibration:  # fitted memory-overhead factors per GPU model and method
+        factor = np.array([memory_factor(spec, gpu, options.calibration) for gpu in grid.kind_gpus])[
+            grid.kind
+        ]
+        total_gib, required = total_gib * factor, required * factor
     hours, share, generated, communication, serving_rows = _hours(spec, grid, options)
-    measured = _measured_hours(spec, grid, options)
+    measured, measured_gpus = _measured_hours(spec, grid, options, hours)
     no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
     hours = np.where(np.isnan(measured), hours, measured)
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
@@ -230,6 +239,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         kind=grid.kind, instances=instances, total_gpus=total_gpus, plan=grid.plan, zero=zero,
         tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
         capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
+        measured_gpus=measured_gpus,
         fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
@@ -275,21 +285,43 @@ def _hours(
             "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
         }
         return np.where(served, options.serving_hours, np.nan), share, decode, communication, latency
-    mfu = np.array([spec.mfu or gpu.default_mfu for gpu in kind_gpus], dtype=float)[kind]
-    rows = training_throughput(
-        spec, peak_tflops=peak, gpu_counts=total, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
-        tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
-    )  # fmt: skip
+    rows = _training_rows(spec, grid, options, total)
     return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 
 
-def _measured_hours(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> np.ndarray:
-    """Hours from a matching benchmark's tokens/s, where one exists for (GPU model, total GPUs)."""
+def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
+    """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs."""
+    kind_gpus, kind = grid.kind_gpus, grid.kind
+    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
+    mfu = np.array([estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus], dtype=float)[kind]
+    return training_throughput(
+        spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
+        tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
+    )  # fmt: skip
+
+
+def _measured_hours(
+    spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, modelled_hours: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(hours, measured GPU count) per shape from a matching benchmark of the same GPU model, scaled from
+    its GPU count to the shape's with the communication model (procurement.ranking.measured); NaN where
+    there is none or the plan's tensor-parallel group does not fit the measured count."""
     measured = np.full(grid.total.shape, np.nan)
-    if not options.measured_tokens_per_second or not spec.is_training or not spec.training_tokens:
-        return measured
-    for (slug, gpus), tokens_per_second in options.measured_tokens_per_second.items():
-        match = (grid.slugs == slug) & (grid.total == gpus)
-        measured[match] = spec.training_tokens / tokens_per_second / 3600.0
-    return measured
+    speeds = options.measured_tokens_per_second
+    if not speeds or not spec.is_training or not spec.training_tokens:
+        return measured, measured.copy()
+    counts = measured_counts(speeds, grid.slugs, grid.total)
+    scalable = ~np.isnan(counts) & (np.nan_to_num(counts) >= grid.tensor_parallel)
+    counts = np.where(scalable, counts, np.nan)
+    tokens_per_second = np.full(grid.total.shape, np.nan)
+    for (slug, gpus), speed in speeds.items():
+        tokens_per_second[(grid.slugs == slug) & (counts == gpus)] = speed
+    same = counts == grid.total
+    modelled_k = modelled_hours
+    if np.any(scalable & ~same):
+        modelled_k = np.asarray(
+            _training_rows(spec, grid, options, np.where(scalable, counts, grid.total))["training_hours"]
+        )
+    hours = scaled_hours(spec.training_tokens / tokens_per_second / 3600.0, modelled_hours, modelled_k, same)
+    return np.where(scalable, hours, np.nan), counts

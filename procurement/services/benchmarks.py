@@ -94,10 +94,12 @@ def _price(
 
 
 def _estimate(spec: WorkloadSpec | None, gpu: GpuModel | None, document: BenchmarkDocument) -> dict:
-    """The sizing engine's figures for the spec's full model on one such GPU (what the measurement checks)."""
+    """The sizing engine's uncalibrated figures for the spec's full model on as many such GPUs as the run
+    used (what the measurement checks: an 8-GPU run against the 8-GPU estimate, not the 1-GPU one)."""
     if spec is None or gpu is None:
         return {}
-    sized = size_workload(spec, [gpu_spec_from_record(gpu)], [1])["candidates"][0]
+    count = max(document.gpu_count, 1)
+    sized = size_workload(spec, [gpu_spec_from_record(gpu)], [count])["candidates"][0]
     speed = sized["throughput"]
     estimated = speed.get("training_tokens_per_second") or speed.get("decode_tokens_per_second_total")
     run = document.raw.get("run", {})

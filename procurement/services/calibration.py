@@ -4,7 +4,8 @@ with their sample counts and the prediction error before and after (procurement.
 from __future__ import annotations
 
 from procurement import models
-from procurement.benchmarks.calibration import Fit, Observation, calibrate
+from procurement.benchmarks.calibration import MIN_SAMPLES, Fit, Observation, calibrate
+from procurement.sizing.mfu import Calibration, CalibrationFactor
 
 
 def calibration_observations() -> list[Observation]:
@@ -29,3 +30,13 @@ def calibration_fits() -> tuple[list[Fit], int]:
     """The fits, and how many CPU-path runs were left out (a tiny model measures no GPU)."""
     skipped = models.BenchmarkResult.objects.filter(cpu_only=True).count()
     return calibrate(calibration_observations()), skipped
+
+
+def calibration_factors() -> Calibration:
+    """The fitted factors the estimates apply, per (GPU slug, method): only groups with at least
+    MIN_SAMPLES runs and a factor that moved (the fit already shrinks it toward 1)."""
+    return {
+        (fit.gpu, fit.method): CalibrationFactor(fit.samples, fit.throughput_factor, fit.memory_factor)
+        for fit in calibrate(calibration_observations())
+        if fit.samples >= MIN_SAMPLES and (fit.throughput_factor != 1.0 or fit.memory_factor != 1.0)
+    }

@@ -29,10 +29,12 @@ from procurement.ranking import (
     rank_workload,
 )
 from procurement.services.benchmarks import ShapeMeasurements, measurements_for_spec
+from procurement.services.calibration import calibration_factors
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
 from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
 from procurement.sizing.host import host_requirements
+from procurement.sizing.mfu import Calibration
 
 RANKING_OPTION_FIELDS = {
     "deadline_hours",
@@ -47,6 +49,7 @@ RANKING_OPTION_FIELDS = {
     "include_infeasible",
     "include_illustrative",
     "rank_outliers_at_quote",
+    "calibrate",
     "storage_retention_days",
     *("checkpoint_write_hours", "restart_hours", "storage_write_gb_per_s", "deadline_probability"),
 }
@@ -88,6 +91,8 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     for key in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
         if data.get(key) is not None:
             values[key] = _flag(data[key], key)
+    if data.get("calibrate") is not None:  # false: estimates without the fitted calibration factors
+        values["use_calibration"] = _flag(data["calibrate"], "calibrate")
     if data.get("storage_retention_days") is not None:
         days = non_negative(data["storage_retention_days"], "storage_retention_days")
         if days > MAX_STORAGE_RETENTION_DAYS:
@@ -184,6 +189,7 @@ class RankingContext:
 
     _catalog: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     _spot_histories: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    _calibration: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def current(cls) -> RankingContext:
@@ -236,6 +242,12 @@ class RankingContext:
             for offer_id in offer_ids
             if self._spot_histories[offer_id] is not None
         }
+
+    def calibration(self) -> Calibration:
+        """The fitted calibration factors (procurement.services.calibration), read once per batch."""
+        if "factors" not in self._calibration:
+            self._calibration["factors"] = calibration_factors()
+        return self._calibration["factors"]
 
     def conversion(self, currency: str) -> UsdConversion:
         """The stored FX rate from USD, read once per batch (raises CostInputError naming the currency)."""
@@ -292,6 +304,7 @@ def recommendation_compute(
         storage_rate_assumed=context.storage_assumed,
         measured_tokens_per_second=measurements.speeds,
         measured_dates=measurements.dates,
+        calibration=context.calibration() if options.use_calibration else {},
         spot_price_history=context.spot_price_histories,
     )
     try:

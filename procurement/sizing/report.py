@@ -19,6 +19,7 @@ from procurement.sizing.compatibility import Compatibility, check_gpu, long_trai
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps
 from procurement.sizing.host import host_requirements
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
+from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
 from procurement.sizing.params import active_params
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
@@ -75,7 +76,10 @@ def _memory_table(spec: WorkloadSpec, plans: list[ParallelismSpec], flash: bool)
 
 
 def _throughput_rows(
-    spec: WorkloadSpec, gpus: Sequence[GpuSpec], plans: list[ParallelismSpec]
+    spec: WorkloadSpec,
+    gpus: Sequence[GpuSpec],
+    plans: list[ParallelismSpec],
+    calibration: Calibration | None = None,
 ) -> dict[str, np.ndarray]:
     """Throughput for every (gpu, plan) row, gpu-major."""
     size = len(gpus) * len(plans)
@@ -92,7 +96,7 @@ def _throughput_rows(
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
         )
-        mfu = np.repeat([spec.mfu or gpu.default_mfu for gpu in gpus], len(plans)).astype(float)
+        mfu = np.repeat([estimate_mfu(spec, gpu, calibration) for gpu in gpus], len(plans)).astype(float)
         zero = np.tile([plan.zero_stage for plan in plans], len(gpus)).astype(float)
         rows = training_throughput(
             spec,
@@ -250,13 +254,41 @@ def _remedies(spec, gpu: GpuSpec, count: int, flash: bool, total, catalog) -> di
     }
 
 
-def size_candidates(spec: WorkloadSpec, gpus: Sequence[GpuSpec], gpu_counts: Sequence[int]) -> list[dict]:
+def _calibration_notes(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None) -> dict:
+    """What a fitted factor changed for this GPU: 'calibrated from N runs (factor x.xx)' per figure."""
+    factor = calibration_factor(spec, gpu, calibration)
+    speed = factor is not None and spec.is_training and not spec.mfu and factor.throughput_factor != 1.0
+    memory = factor is not None and factor.memory_factor != 1.0
+    return {
+        "throughput": factor.text("throughput") if speed else None,
+        "memory": factor.text("memory") if memory else None,
+    }
+
+
+def _calibrated_memory(memory: dict, factor: float) -> dict:
+    """The per-GPU peak and requirement times the fitted memory factor (the breakdown stays modelled)."""
+    if factor == 1.0:
+        return memory
+    scaled = dict(memory)
+    for key in ("total_per_gpu_gib", "required_per_gpu_gib"):
+        if scaled.get(key) is not None:
+            scaled[key] = _clean(scaled[key] * factor)
+    return scaled
+
+
+def size_candidates(
+    spec: WorkloadSpec,
+    gpus: Sequence[GpuSpec],
+    gpu_counts: Sequence[int],
+    calibration: Calibration | None = None,
+) -> list[dict]:
     plans = [candidate_plan(spec, int(count)) for count in gpu_counts]
     tables = {spec.flash_attention: _memory_table(spec, plans, spec.flash_attention)}
     memory_rows = {
         flash: [_memory_dict(table, i) for i in range(len(plans))] for flash, table in tables.items()
     }
-    throughputs = _throughput_dicts(spec, _throughput_rows(spec, gpus, plans), len(gpus) * len(plans))
+    rows = _throughput_rows(spec, gpus, plans, calibration)
+    throughputs = _throughput_dicts(spec, rows, len(gpus) * len(plans))
     candidates = []
     for gpu_index, gpu in enumerate(gpus):
         for position, plan in enumerate(plans):
@@ -265,11 +297,15 @@ def size_candidates(spec: WorkloadSpec, gpus: Sequence[GpuSpec], gpu_counts: Seq
             if flash not in memory_rows:
                 table = _memory_table(spec, plans, flash)
                 memory_rows[flash] = [_memory_dict(table, i) for i in range(len(plans))]
-            memory = dict(memory_rows[flash][position])
+            memory = _calibrated_memory(
+                dict(memory_rows[flash][position]), memory_factor(spec, gpu, calibration)
+            )
             throughput = throughputs[gpu_index * len(plans) + position]
             if compat.errors or throughput_missing(gpu, spec):
                 throughput = {key: None for key in throughput} | {"estimate": throughput["estimate"]}
-            candidates.append(_candidate(spec, gpu, plan, compat, memory, throughput, gpus))
+            candidate = _candidate(spec, gpu, plan, compat, memory, throughput, gpus)
+            candidate["calibration"] = _calibration_notes(spec, gpu, calibration)
+            candidates.append(candidate)
     return candidates
 
 
@@ -324,16 +360,21 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
 
 
 def size_workload(
-    spec: WorkloadSpec, gpus: Sequence[GpuSpec], gpu_counts: Sequence[int] | None = None
+    spec: WorkloadSpec,
+    gpus: Sequence[GpuSpec],
+    gpu_counts: Sequence[int] | None = None,
+    calibration: Calibration | None = None,
 ) -> dict:
     """Memory, speed, verdicts and host sizing of one workload on each GPU model x count.
 
     `gpu_counts` None means the spec's `parallelism.gpus`. Keys follow the issue-3 output contract.
+    `calibration`: fitted factors per (GPU slug, method) from stored benchmarks (procurement.sizing.mfu),
+    passed in by the service layer; None gives the uncalibrated estimate.
     """
     counts = list(gpu_counts) if gpu_counts else [spec.parallelism.gpus]
     memory_table = memory_breakdown_gib(spec, spec.parallelism.gpus)
     memory = {key: _clean(memory_table[key]) for key in MEMORY_KEYS}
-    candidates = size_candidates(spec, gpus, counts)
+    candidates = size_candidates(spec, gpus, counts, calibration)
     headline = _headline(spec, candidates)
     throughput = {key: None for key in THROUGHPUT_KEYS}
     host: dict = {}

@@ -8,6 +8,7 @@ is the template's, through `gpuledger.templatetags.formatting`.
 from __future__ import annotations
 
 from procurement.sizing.memory import MEMORY_KEYS
+from procurement.sizing.mfu import CALIBRATION_LABELS
 
 TASK_WORDS = {
     "pretrain": "Pre-training",
@@ -84,6 +85,12 @@ def candidate_notes(candidate: dict, shared: list[str]) -> list[dict]:
     items = [("fix", remedy)] if remedy else []
     items += [("why", e) for e in candidate["errors"] if not (remedy and _said_by_remedy(e, remedy))]
     items += [("warning", w) for w in candidate["warnings"]]
+    calibration = candidate.get("calibration") or {}  # "speed calibrated from N runs (factor x.xx)"
+    items += [
+        ("calibrated", f"{label} {calibration[key]}")
+        for key, label in CALIBRATION_LABELS
+        if calibration.get(key)
+    ]
     notes: list[dict] = []
     seen: list[str] = []
     for kind, text in items:

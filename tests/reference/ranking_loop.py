@@ -25,6 +25,7 @@ from procurement.ranking import (
 )
 from procurement.ranking.configurations import checkpoint_too_slow
 from procurement.ranking.interconnects import Interconnect
+from procurement.ranking.measured import nearest_measured_count
 from procurement.ranking.serving import serving_fit, serving_options
 from procurement.ranking.shapes import (
     host_needs,
@@ -42,10 +43,11 @@ from procurement.sizing import (
     training_throughput,
 )
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
+from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
 def _memory_gib(
-    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, calibration=None
 ) -> tuple[float, float, float]:
     """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU, peak GiB per GPU)."""
     offload = spec.parallelism.offload if zero >= 3 else "none"
@@ -59,10 +61,11 @@ def _memory_gib(
         offload=offload,
         flash_attention=flash,
     )
+    factor = memory_factor(spec, gpu, calibration)
     return (
-        float(table["required_per_gpu_gib"]),
+        float(table["required_per_gpu_gib"]) * factor,
         float(offloaded_per_gpu_gib(table["host_ram_gib"], gpus)),
-        float(table["total_per_gpu_gib"]),
+        float(table["total_per_gpu_gib"]) * factor,
     )
 
 
@@ -95,15 +98,22 @@ def _hours(
             if math.isfinite(float(rows["decode_tokens_per_second_total"]))
             else math.nan
         )
-    key = (gpu.slug, gpus)
-    if key in options.measured_tokens_per_second:
-        return spec.training_tokens / options.measured_tokens_per_second[key] / 3600.0
-    rows = training_throughput(
-        spec, peak_tflops=peak, gpu_counts=gpus, mfu=spec.mfu or gpu.default_mfu, zero_stage=zero,
-        tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=node_gbps, tensor_parallel_gbps=node_gbps,
-        gpus_per_node=per_instance, fabric_gbps=fabric_gbps,
-    )  # fmt: skip
-    return float(rows["training_hours"])
+
+    def modelled(count: int) -> float:
+        rows = training_throughput(
+            spec, peak_tflops=peak, gpu_counts=count, mfu=estimate_mfu(spec, gpu, options.calibration),
+            zero_stage=zero, tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=node_gbps,
+            tensor_parallel_gbps=node_gbps, gpus_per_node=per_instance, fabric_gbps=fabric_gbps,
+        )  # fmt: skip
+        return float(rows["training_hours"])
+
+    measured_count = nearest_measured_count(options.measured_tokens_per_second, gpu.slug, gpus)
+    if measured_count is not None and measured_count >= tp and spec.training_tokens:
+        measured = (
+            spec.training_tokens / options.measured_tokens_per_second[(gpu.slug, measured_count)] / 3600.0
+        )
+        return measured if measured_count == gpus else measured * modelled(gpus) / modelled(measured_count)
+    return modelled(gpus)
 
 
 def _total(price: float, hours: float, instances: int, storage_rate: float, options: RankingOptions) -> float:
@@ -156,7 +166,7 @@ def rank_workload_loop(
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
                 tp = per_instance if uses_tp else 1
-                required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp)
+                required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp, options.calibration)
                 if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
                 tight = required > gpu.capacity_gib or peak > TIGHT_UTILIZATION.value * gpu.capacity_gib

@@ -70,6 +70,11 @@ class Command(BaseCommand):
             help="rank flagged spot outliers at their raw quote instead of the sibling zones' median",
         )
         parser.add_argument(
+            "--no-calibration",
+            action="store_true",
+            help="ignore the factors fitted from stored benchmarks (uncalibrated estimates)",
+        )
+        parser.add_argument(
             "--storage-retention-days", type=str, help="days the disk is kept after the run (default 7)"
         )
         parser.add_argument(
@@ -98,6 +103,8 @@ class Command(BaseCommand):
         for flag in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
             if options[flag]:
                 parameters[flag] = True
+        if options["no_calibration"]:
+            parameters["calibrate"] = False
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])

@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text
+from procurement.sizing.mfu import CALIBRATION_LABELS
 
 BAD_INPUT = 2
 
@@ -30,6 +31,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--gpus", action="append", type=int, default=[], help="GPU count to size (repeatable)"
         )
+        parser.add_argument(
+            "--no-calibration",
+            action="store_true",
+            help="ignore the factors fitted from stored benchmarks (the uncalibrated estimate)",
+        )
 
     def handle(self, *args, **options):
         path = Path(options["file"])
@@ -39,7 +45,10 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {error.strerror}", returncode=BAD_INPUT) from None
         try:
             report = size_spec_document(
-                load_spec_text(text, str(path)), options["gpu"], options["gpus"] or None
+                load_spec_text(text, str(path)),
+                options["gpu"],
+                options["gpus"] or None,
+                calibrate=not options["no_calibration"],
             )
         except WorkloadSpecError as error:
             lines = [f"{field.path}: {field.message}" for field in error.errors]
@@ -70,7 +79,11 @@ def render_table(report: dict) -> str:
     ]
     speed_key = _speed_keys(workload["task"])[0]
     for candidate in report["candidates"]:
-        note = candidate.get("remedy") or "; ".join(candidate["errors"] + candidate["warnings"])
+        calibration = candidate.get("calibration") or {}  # "speed calibrated from N runs (factor x.xx)"
+        calibrated = [
+            f"{label} {calibration[key]}" for key, label in CALIBRATION_LABELS if calibration.get(key)
+        ]
+        note = candidate.get("remedy") or "; ".join(candidate["errors"] + candidate["warnings"] + calibrated)
         lines.append(
             f"{candidate['gpu']:<22} {candidate['gpus']:>3} {candidate['verdict']:<13} "
             f"{_number(candidate['memory_utilization']):>6} {_number(candidate['total_per_gpu_gib']):>9} "

@@ -117,3 +117,20 @@ def test_it_adds_a_pipeline_bubble():
     flat = _train(spec(gradient_accumulation_steps=8), gpu_counts=1)
     # Same tokens per step on 4x the GPUs, stretched by (p-1)/m = 3/8.
     assert piped["step_seconds"] == pytest.approx(flat["step_seconds"] / 4 * (1 + 3 / 8))
+
+
+def test_the_pipeline_bubble_is_p_minus_1_over_the_micro_batches_only_with_pipeline_stages():
+    # GPipe/1F1B (Narayanan et al. 2021 §2.2): ideal time x (1 + (p - 1) / m), m micro-batches per step.
+    # 2 stages x 1 GPU, 4 micro-batches of 2048 tokens: 6 x P7 x 8192 / (2 x 312e12 x 0.4) x (1 + 1/4).
+    staged = spec(
+        task="pretrain", gradient_accumulation_steps=4, parallelism={"gpus": 2, "pipeline_parallel": 2}
+    )
+    rows = _train(staged, gpu_counts=2, pipeline_parallel=2)
+    assert rows["compute_seconds"] == pytest.approx(6 * P7 * 8192 / (2 * 312e12 * 0.4) * 1.25)
+    # 8 stages with the same 4 micro-batches: more stages idle longer, 1 + 7/4 of the ideal.
+    worst = _train(staged, gpu_counts=8, pipeline_parallel=8, zero_stage=0)
+    flat = spec(task="pretrain", gradient_accumulation_steps=1)
+    assert _train(flat)["compute_seconds"] == pytest.approx(
+        6 * P7 * 2048 / (312e12 * 0.4)
+    )  # no stages, no bubble
+    assert worst["compute_seconds"] == pytest.approx(6 * P7 * 8192 * 1 / (8 * 312e12 * 0.4) * (1 + 7 / 4))

@@ -1,0 +1,76 @@
+"""The MFU a training estimate uses, and the calibration factors fitted from stored benchmarks.
+
+The engine stays ORM-free: the service layer reads the fits (procurement.services.calibration) and
+passes a `Calibration` mapping in. A factor is applied only when its group has at least the fit's
+minimum sample count; the factor itself is already shrunk toward 1 by the fit
+(procurement.benchmarks.calibration), so one odd run moves an estimate little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from procurement.sizing.assumptions import MFU_PRETRAIN_AMPERE
+from procurement.sizing.gpus import GpuSpec
+from procurement.sizing.spec import WorkloadSpec
+
+AMPERE = 80
+
+
+@dataclass(frozen=True)
+class CalibrationFactor:
+    """Fitted multipliers for one (GPU model, method): measured / estimated, shrunk toward 1."""
+
+    samples: int
+    throughput_factor: float = 1.0  # multiplies the default MFU
+    memory_factor: float = 1.0  # multiplies the estimated peak memory per GPU
+
+    def text(self, kind: str = "throughput") -> str:
+        factor = self.throughput_factor if kind == "throughput" else self.memory_factor
+        return f"calibrated from {self.samples} runs (factor {factor:.2f})"
+
+
+# How a candidate's `calibration` keys read in a sentence: "speed calibrated from N runs (factor x.xx)".
+CALIBRATION_LABELS = (("throughput", "speed"), ("memory", "memory"))
+
+# (GPU slug, method) -> factor; method is the spec's task (pretrain, full_finetune, lora, qlora, inference).
+Calibration = Mapping[tuple[str, str], CalibrationFactor]
+NO_CALIBRATION: Calibration = {}
+
+
+def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The uncalibrated MFU: the card's default, raised for dense pretraining on NVSwitch Ampere
+    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE)."""
+    if (
+        spec.task == "pretrain"
+        and not spec.model.is_moe
+        and gpu.generation == AMPERE
+        and gpu.has_nvlink_switch
+        and not gpu.is_consumer
+    ):
+        return MFU_PRETRAIN_AMPERE.value
+    return gpu.default_mfu
+
+
+def calibration_factor(
+    spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None
+) -> CalibrationFactor | None:
+    """The fitted factor for this GPU model and method, if one was passed in."""
+    if not calibration:
+        return None
+    return calibration.get((gpu.slug, spec.task))
+
+
+def estimate_mfu(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None = None) -> float:
+    """The MFU a training estimate uses: the spec's own if set (a stated figure is never recalibrated),
+    else the default times the fitted throughput factor."""
+    if spec.mfu:
+        return spec.mfu
+    factor = calibration_factor(spec, gpu, calibration)
+    return default_mfu(spec, gpu) * (factor.throughput_factor if factor else 1.0)
+
+
+def memory_factor(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None = None) -> float:
+    factor = calibration_factor(spec, gpu, calibration)
+    return factor.memory_factor if factor else 1.0
