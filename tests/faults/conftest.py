@@ -30,11 +30,15 @@ ADMIN_USER, ADMIN_PASSWORD = "faults-admin", "faults-admin-password"
 _databases = itertools.count(1)
 
 
+FAULT_TEST_TIMEOUT_S = 600  # the suite default is 300 s; a loaded CI machine starts processes slowly
+
+
 def pytest_collection_modifyitems(items):
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.faults)
+            item.add_marker(pytest.mark.timeout(FAULT_TEST_TIMEOUT_S))
 
 
 def _postgres_runnable() -> bool:
@@ -108,5 +112,7 @@ def deployment(pg_cluster, tmp_path):
     try:
         yield Deployment(pg_cluster, redis, database, tmp_path)
     finally:
+        for log in sorted(tmp_path.glob("*.log")):  # shown with a failure's captured output
+            print(f"----- {log.name} (last 3000 characters)\n{log.read_text(errors='replace')[-3000:]}")
         redis.stop()
         pg_cluster.execute("postgres", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")

@@ -6,6 +6,7 @@ DATABASE_URL and REDIS_URL pointing at their private instances.
   the rows (inside the ingest transaction, holding the refresh lock), creates P and waits for G, so a
   test can fault a service or race a second run at a known point.
 - `events N`: one workload with an e-mail target and N change events through the outbox service.
+- `stored N`: N workloads with a stored recommendation whose cheapest price then rises fourfold.
 
 Prints one JSON line with the outcome; a failure exits 1 with one line naming the error.
 """
@@ -66,6 +67,31 @@ def events(args) -> dict:
     return {"events": [event.pk for event in created]}
 
 
+def stored(args) -> dict:
+    """`count` workloads with a stored recommendation, then a fourfold rise of their cheapest price, so a
+    recompute has a new result and change events to store for each."""
+    import datetime as dt
+
+    from pricing.models import PriceObservation
+    from procurement.models import Workload
+    from procurement.services import recommendation_create
+
+    spec = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
+    recommendations = []
+    for number in range(args.count):
+        workload = Workload.objects.create(
+            name=f"q{number}", task="qlora", spec=spec, notify_email="o@example.com"
+        )
+        recommendations.append(recommendation_create(workload=workload, parameters={"top": 5})[0])
+    cheapest = PriceObservation.objects.get(pk=recommendations[0].results[0]["observation_id"])
+    PriceObservation.objects.create(
+        offer=cheapest.offer, pricing_model=cheapest.pricing_model, payment_option=cheapest.payment_option,
+        amount_per_hour=cheapest.amount_per_hour * 4, currency=cheapest.currency,
+        observed_at=cheapest.observed_at + dt.timedelta(seconds=1), source="faults: price rise",
+    )  # fmt: skip
+    return {"workloads": [r.workload_id for r in recommendations]}
+
+
 def main(argv: list[str]) -> int:
     import django
 
@@ -78,9 +104,11 @@ def main(argv: list[str]) -> int:
     run.add_argument("--go-file")
     make = actions.add_parser("events")
     make.add_argument("count", type=int)
+    store = actions.add_parser("stored")
+    store.add_argument("count", type=int)
     args = parser.parse_args(argv)
     try:
-        outcome = {"refresh": refresh, "events": events}[args.action](args)
+        outcome = {"refresh": refresh, "events": events, "stored": stored}[args.action](args)
     except Exception as error:  # noqa: BLE001 (the test reads this line and the stored rows)
         print(json.dumps({"failed": f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"}))
         return 1

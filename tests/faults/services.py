@@ -178,8 +178,8 @@ def celery_worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen
 def gunicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     """The web app as production runs it (one gunicorn worker); returns the process and its base URL."""
     port = free_port()
-    command = [str(Path(sys.executable).parent / "gunicorn"), "gpuledger.wsgi", "--bind", f"127.0.0.1:{port}",
-               "--workers", "1", "--timeout", "60"]  # fmt: skip
+    command = [sys.executable, "-m", "gunicorn", "gpuledger.wsgi", "--bind", f"127.0.0.1:{port}",
+               "--workers", "1", "--timeout", "60", "--control-socket", str(log.parent / "gunicorn.ctl")]  # fmt: skip
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
 
@@ -187,9 +187,9 @@ def gunicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
         if server.poll() is not None:
             raise RuntimeError(f"gunicorn exited: {log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=5):
+            with urllib.request.urlopen(f"{base}/healthz", timeout=30):  # the first request imports a lot
                 return True
-        except (urllib.error.URLError, ConnectionError):
+        except OSError:  # refused while it binds, URLError, a timeout on a loaded machine
             return False
 
     wait_for(healthy, 90, "gunicorn to answer /healthz", every_s=0.5)
