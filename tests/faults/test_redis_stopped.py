@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from tests.faults.conftest import ADMIN_PASSWORD, ADMIN_USER
 from tests.faults.http import Browser
-from tests.faults.prices import PRICE_ROWS, outcome, price_file
-from tests.faults.services import celery_worker, driver, gunicorn, manage, stop_process, wait_for
+from tests.faults.prices import DUPLICATE_PRICES, PRICE_ROWS, ROWS, finished, outcome, price_file
+from tests.faults.services import (
+    celery_worker,
+    driver,
+    driver_popen,
+    gunicorn,
+    manage,
+    stop_process,
+    wait_for,
+)
 
 PAGES = (
     "/",
@@ -78,3 +86,26 @@ def test_with_redis_stopped_pages_serve_refreshes_fail_on_record_and_queued_work
     finally:
         stop_process(server)
         stop_process(worker)
+
+
+def test_a_refresh_running_when_redis_stops_completes_and_stores_each_price_once(deployment):
+    """The lock is only needed to start: a run that holds it when Redis goes away finishes (its data is in
+    PostgreSQL), and the lost release is no error (the lock expires on its own)."""
+    prices, folder = price_file(deployment.folder), deployment.folder
+    pause, go, log = folder / "paused", folder / "go", folder / "refresh.log"
+    before = deployment.count(PRICE_ROWS)
+    run = driver_popen(
+        deployment.env(), log, "refresh", str(prices), "--pause-file", str(pause), "--go-file", str(go)
+    )
+    wait_for(lambda: pause.exists() or run.poll() is not None, 90, "the refresh to reach half-way")
+    assert run.poll() is None, log.read_text()
+    deployment.redis.stop()
+    go.touch()
+    returncode, result = finished(run, log)
+    assert returncode == 0, result
+    assert result["status"] == "succeeded" and result["rows_inserted"] == ROWS
+    assert deployment.count(PRICE_ROWS) == before + ROWS
+    assert deployment.sql(DUPLICATE_PRICES) == [(0,)]
+    assert deployment.sql("SELECT status FROM scheduler_pricerefresh WHERE source = 'faults-csv'") == [
+        ("succeeded",)
+    ]
