@@ -123,7 +123,8 @@ def _walk(errors: list, node, path: str = "", depth: int = 0) -> None:
     elif isinstance(node, dict):
         for key, value in node.items():
             _text_ok(errors, key, f"{path} (a key)" if path else "(a key)")
-            _walk(errors, value, f"{path}.{key}" if path else str(key)[:60], depth + 1)
+            name = key[:60]  # a path names the place; it never echoes a long key back
+            _walk(errors, value, f"{path}.{name}" if path else name, depth + 1)
     elif isinstance(node, list):
         for index, value in enumerate(node):
             _walk(errors, value, f"{path}[{index}]", depth + 1)
