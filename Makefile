@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test lint format migrate catalog worker beat clean backup restore
+.PHONY: run test faults lint format migrate catalog worker beat clean backup restore
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ run: $(VENV)/.runtime-installed
 
 test: $(VENV)/.dev-installed
 	$(PY) -m pytest
+
+# The fault suite (tests/faults, marker `faults`, not part of `make test`): it starts a private PostgreSQL
+# cluster and Redis servers on free ports (never the shared ones) and stops, restarts and kills them and the
+# app's processes. Needs /usr/lib/postgresql/*/bin and redis-server; `.ci/run` runs it after `make test`.
+faults: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/faults -m faults -p no:cacheprovider
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .

@@ -157,7 +157,14 @@ def _redis_url() -> str:
 REDIS_URL = _redis_url()
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # A Redis outage degrades the cache to per-process memory instead of failing requests (gpuledger/cache.py).
+    CACHES = {
+        "default": {
+            "BACKEND": "gpuledger.cache.ResilientRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

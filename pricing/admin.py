@@ -32,9 +32,16 @@ class GpuModelAdmin(admin.ModelAdmin):
         "memory_bandwidth_gbps",
         "bf16_tflops",
         "tdp_w",
+        "edited_at",
     ]
     list_filter = ["vendor", "architecture", "ecc"]
     search_fields = ["slug", "name"]
+    readonly_fields = ["edited_at"]
+
+    def save_model(self, request, obj, form, change):
+        """A datasheet a person corrected is theirs: `load_catalog` at the next deploy keeps it."""
+        obj.edited_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.GpuAlias)
@@ -124,8 +131,16 @@ class FxRateAdmin(admin.ModelAdmin):
 
 @admin.register(models.StorageRate)
 class StorageRateAdmin(admin.ModelAdmin):
-    list_display = ["provider", "region", "storage_class", "price_per_gb_month", "currency", "observed_at"]
+    list_display = [
+        "provider", "region", "storage_class", "price_per_gb_month", "currency", "observed_at", "edited_at",
+    ]  # fmt: skip
     list_filter = ["provider", "storage_class"]
+    readonly_fields = ["edited_at"]
+
+    def save_model(self, request, obj, form, change):
+        """A rate a person entered or changed is theirs: `load_catalog` at the next deploy keeps it."""
+        obj.edited_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.SpotAdvisory)

@@ -129,11 +129,41 @@ GPU_DECIMAL_COLUMNS = {
 
 
 def _load_gpu_models(path: Path) -> ChangeCount:
+    """Bundled datasheets. Two different rows for one slug are an error; a datasheet a person edited in
+    the admin (``edited_at`` set) is kept as it is, counted unchanged."""
     required = ["slug", "model", "vendor", "architecture", "memory_gb", "memory_bandwidth_gbps", "tdp_w",
                 *GPU_DECIMAL_COLUMNS]  # fmt: skip
-    return upsert_by_natural_key(
-        GpuModel, ["slug"], [_gpu_row(loc, row) for loc, row in _rows(path, required)]
-    )[0]
+    rows = _consistent([(loc, _gpu_row(loc, row)) for loc, row in _rows(path, required)], ["slug"])
+    return _upsert_unedited(GpuModel, ["slug"], rows)
+
+
+def _consistent(located: list[tuple[str, dict]], key_fields: list[str]) -> list[dict]:
+    """The rows once each: a key repeated with the same values is kept once, with other values it is a
+    contradiction, named with both lines (the bundle cannot say which one is right)."""
+    first_seen: dict[tuple, tuple[str, dict]] = {}
+    for loc, row in located:
+        key = tuple(row[f] for f in key_fields)
+        if key not in first_seen:
+            first_seen[key] = (loc, row)
+            continue
+        first_loc, first = first_seen[key]
+        differing = [f for f in row if row[f] != first[f]]
+        if differing:
+            column = differing[0]
+            raise CatalogError(
+                f"{loc}: column {column!r}: {row[column]!r} contradicts {first[column]!r} for the same"
+                f" {', '.join(key_fields)} at line {first_loc.rsplit(':', 1)[-1]}"
+            )
+    return [row for _, row in first_seen.values()]
+
+
+def _upsert_unedited(model, key_fields: list[str], rows: list[dict]) -> ChangeCount:
+    """Upsert the bundled rows except those whose stored row a person edited (``edited_at`` set): the
+    bundle never overrides an admin's correction; those count as unchanged."""
+    edited = set(model.objects.filter(edited_at__isnull=False).values_list(*key_fields))
+    fresh = [row for row in rows if tuple(row[f] for f in key_fields) not in edited]
+    count = upsert_by_natural_key(model, key_fields, fresh)[0]
+    return count + ChangeCount(unchanged=len(rows) - len(fresh))
 
 
 def _gpu_row(loc: str, row: dict[str, str]) -> dict:
@@ -213,8 +243,9 @@ def _load_fx_rates(path: Path) -> ChangeCount:
 
 
 def _load_storage_rates(path: Path) -> ChangeCount:
+    """Bundled storage rates: contradictions are errors and admin-edited rates are kept (as GPU models)."""
     providers = dict(Provider.objects.values_list("slug", "id"))
-    rows = []
+    located = []
     columns = [
         "provider",
         "region",
@@ -230,13 +261,14 @@ def _load_storage_rates(path: Path) -> ChangeCount:
             raise CatalogError(f"{loc}: column 'price_per_gb_month': must be above zero")
         if row["provider"] not in providers:
             raise CatalogError(f"{loc}: column 'provider': unknown provider {row['provider']!r}")
-        rows.append({
+        located.append((loc, {
             "provider_id": providers[row["provider"]], "region_id": None,
             "storage_class": _choice(row["storage_class"], StorageClass, loc, "storage_class"),
             "price_per_gb_month": price, "currency": _choice(row["currency"], Currency, loc, "currency"),
             "observed_at": _datetime(row["observed_at"], loc, "observed_at"), "source": row["source"],
-        })  # fmt: skip
-    return upsert_by_natural_key(StorageRate, ["provider_id", "storage_class", "region_id"], rows)[0]
+        }))  # fmt: skip
+    key_fields = ["provider_id", "storage_class", "region_id"]
+    return _upsert_unedited(StorageRate, key_fields, _consistent(located, key_fields))
 
 
 def _date(text: str, loc: str, column: str) -> dt.date:

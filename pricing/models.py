@@ -92,6 +92,10 @@ class GpuModel(models.Model):
     source_url = models.URLField(max_length=500, blank=True)
     crosscheck_url = models.URLField(max_length=500, blank=True)
     notes = models.TextField(blank=True)
+    edited_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When a person last edited this datasheet in the admin; the bundled catalog never overrides it then.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["vendor", "memory_gb", "slug"]
@@ -330,6 +334,10 @@ class StorageRate(models.Model):
     currency = models.CharField(max_length=3, choices=Currency.choices)
     source = models.CharField(max_length=300)
     observed_at = models.DateTimeField()
+    edited_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When a person last edited this row in the admin; the bundled catalog never overrides it then.",
+    )  # fmt: skip
 
     class Meta:
         constraints = [

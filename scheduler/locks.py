@@ -21,6 +21,10 @@ from django.core.cache import cache
 LOCK_PREFIX = "gpuledger:refresh-lock"
 
 
+class LockUnavailable(RuntimeError):
+    """The lock's store (Redis) cannot be reached: nobody can say whether another run holds the lock."""
+
+
 class _Lock(Protocol):
     def acquire(self) -> bool: ...
     def release(self) -> None: ...
@@ -32,9 +36,10 @@ def refresh_lock_name(source: str, region: str) -> str:
 
 @contextmanager
 def refresh_lock(source: str, region: str, *, ttl_s: int) -> Iterator[bool]:
-    """Hold the (source, region) lock for the block; yields False at once when another run holds it."""
+    """Hold the (source, region) lock for the block; yields False at once when another run holds it.
+    Raises LockUnavailable, before the block runs, when Redis cannot be reached."""
     lock = _make_lock(refresh_lock_name(source, region), ttl_s)
-    acquired = lock.acquire()
+    acquired = lock.acquire()  # a refresh never runs unlocked: two could then publish the same prices
     try:
         yield acquired
     finally:
@@ -70,15 +75,22 @@ class _RedisLock:
         self._lock = client.lock(name, timeout=ttl_s, blocking=False)
 
     def acquire(self) -> bool:
-        return bool(self._lock.acquire(blocking=False))
+        from redis.exceptions import RedisError
+
+        try:
+            return bool(self._lock.acquire(blocking=False))
+        except RedisError as error:
+            raise LockUnavailable(f"Redis (the refresh lock) is unreachable: {error}") from error
 
     def release(self) -> None:
-        from redis.exceptions import LockError
+        from redis.exceptions import LockError, RedisError
 
         try:
             self._lock.release()
         except LockError:
             pass  # it expired (the run outlived its TTL) and may now belong to another run: leave it
+        except RedisError:
+            pass  # Redis went away mid-run: the run is recorded either way and the lock expires on its own
 
 
 class _CacheLock:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
 from scheduler.limits import REFRESH_TIME_LIMIT_S
-from scheduler.locks import refresh_lock
+from scheduler.locks import LockUnavailable, refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
 from scheduler.sources import SOURCES, Source
 
@@ -40,6 +40,22 @@ def refresh_run(
     """Refresh `source_name` (or a Source built by hand, e.g. from a file) in `region`; returns its
     PriceRefresh row. Errors are recorded, then raised."""
     source = source_name if isinstance(source_name, Source) else SOURCES[source_name]
+    try:
+        refresh = _locked_run(source, region, now, progress)
+    except LockUnavailable as error:  # Redis down: the run did not start, and /status/ says so
+        PriceRefresh.objects.create(
+            source=source.name,
+            region=region,
+            status=RefreshStatus.FAILED,
+            finished_at=timezone.now(),
+            error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS],
+        )
+        raise
+    _recompute_decisions(refresh)
+    return refresh
+
+
+def _locked_run(source: Source, region: str, now: dt.datetime | None, progress: Progress) -> PriceRefresh:
     with refresh_lock(source.name, region, ttl_s=refresh_lock_ttl_s()) as acquired:
         if not acquired:
             return PriceRefresh.objects.create(
@@ -55,7 +71,6 @@ def refresh_run(
         except BaseException as error:  # SoftTimeLimitExceeded included: record it, then let Celery see it
             _finish(refresh, RefreshStatus.FAILED, error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS])
             raise
-    _recompute_decisions(refresh)
     return refresh
 
 

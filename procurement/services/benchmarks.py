@@ -212,7 +212,7 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
         else None,
         peak_memory_definition="allocated" if document.peak_memory_gib else "",
         measured_at=document.measured_at,
-        source=source[:300],
+        source=source.replace("\x00", "")[:300],  # a caller's label; PostgreSQL text holds no NUL
         document_sha256=document.sha256,
         task=document.task,
         model_name=document.model_name[:200],
