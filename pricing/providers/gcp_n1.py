@@ -27,6 +27,7 @@ N1_HOSTS = {**N1_STANDARD, **N1_HIGHMEM}
 # (accelerator, count) -> (max host vCPUs, max host memory GB), GCP's "N1 general-purpose machine series"
 # table. Where two readings of that table differ (T4 with one GPU: 24 or 48 vCPUs; P100 with four: 64 or
 # 96 vCPUs "in some zones"), the lower ceiling is kept, so no combination GCP might refuse is built.
+# Taken from secondary copies of that page (the live page was not reachable here): re-check them there.
 N1_GPU_LIMITS: dict[tuple[str, int], tuple[int, int]] = {
     ("T4", 1): (24, 156), ("T4", 2): (48, 312), ("T4", 4): (96, 624),
     ("P4", 1): (24, 156), ("P4", 2): (48, 312), ("P4", 4): (96, 624),
