@@ -9,7 +9,9 @@ never touches a real database. Every figure is measured in the same run as its b
 1. one workload against the bundled catalog: vectorized vs the loop in tests/reference/ranking_loop.py,
    with a check that both give identical rows;
 2. one workload against a synthetic catalog of 100,000 offers (bundled rows resampled, prices
-   jittered); the loop runs on a sample and is extrapolated per offer;
+   jittered); the loop runs on a sample and is extrapolated per offer; then the same workload with a
+   deadline (the deadline-aware spot plans of the simulated spot rows), warm and with every spot
+   simulation recomputed, against the same ranking without one;
 3. 10,000 workloads against the bundled catalog (one prepared offer table shared, as a recompute chunk
    does);
 4. 10,000 stored workloads recomputed through the Celery task path (the chunk task run in-process,
@@ -143,6 +145,53 @@ def bench_synthetic(frame, gpus, spec, size: int, loop_sample: int) -> list[str]
     ]
 
 
+def _clear_spot_caches() -> None:
+    """Forget the memoized spot simulations, so a timed ranking pays for every one it needs."""
+    from procurement.costing.spot_fallback import _reserve_runs
+    from procurement.ranking.spot_details import _closed_form, _simulation
+
+    for cache in (_reserve_runs, _simulation, _closed_form):
+        cache.cache_clear()
+
+
+def bench_deadline(frame, gpus, spec, size: int) -> list[str]:
+    """One workload with a deadline over the synthetic catalog: the deadline filter, the on-demand
+    fallback price of each simulated spot row and its deadline-aware spot plan (costing/spot_fallback.py),
+    against the same ranking without a deadline in the same run."""
+    from dataclasses import replace
+
+    from procurement.ranking import RankingOptions, prepare, rank_workload
+
+    offers = _synthetic_offers(frame, size)
+    options = RankingOptions(top=20)
+    prepared = prepare(offers, gpus, options)
+    cheapest = rank_workload(spec, offers, gpus, options, prepared=prepared).results[0]["hours"]
+    deadline = replace(options, deadline_hours=round(1.25 * cheapest, 1))  # binds, yet leaves rows to rank
+    plain_s, _ = _timed(lambda: rank_workload(spec, offers, gpus, options, prepared=prepared), repeat=9)
+    warm_s, ranking = _timed(lambda: rank_workload(spec, offers, gpus, deadline, prepared=prepared), repeat=9)
+
+    def cold():
+        _clear_spot_caches()
+        return rank_workload(spec, offers, gpus, deadline, prepared=prepared)
+
+    cold_s, _ = _timed(cold, repeat=5)
+    full_s, _ = _timed(lambda: rank_workload(spec, offers, gpus, deadline), repeat=3)
+    plans = [
+        row["spot"]["deadline_plan"]
+        for row in ranking.results
+        if (row.get("spot") or {}).get("deadline_plan")
+    ]
+    available = sum(1 for plan in plans if plan["available"])
+    return [
+        f"1 workload with a {deadline.deadline_hours:g} h deadline x synthetic catalog ({size:,} offers, "
+        f"{available} deadline plans): {warm_s * 1000:.1f} ms with a prepared table, "
+        f"{cold_s * 1000:.1f} ms with every spot simulation recomputed, {full_s * 1000:.1f} ms including "
+        f"table preparation (target < 100 ms with a prepared table)",
+        f"  without the deadline, same run: {plain_s * 1000:.1f} ms; ratio deadline / none "
+        f"{warm_s / plain_s:.2f} (cold {cold_s / plain_s:.2f})",
+    ]
+
+
 def bench_many_workloads(frame, gpus, count: int) -> list[str]:
     from procurement.ranking import RankingOptions, prepare, rank_workload
 
@@ -199,6 +248,7 @@ def main() -> None:
         )
         lines = bench_one_workload(frame, gpus, spec)
         lines += bench_synthetic(frame, gpus, spec, 100_000, arguments.loop_sample)
+        lines += bench_deadline(frame, gpus, spec, 100_000)
         lines += bench_many_workloads(frame, gpus, workloads)
         lines += bench_recompute(workloads)
     print("\n".join(lines))

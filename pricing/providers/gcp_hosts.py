@@ -1,14 +1,16 @@
-"""GCP whole-instance prices: a fixed-GPU machine type's host VM row plus its attached GPUs' row.
+"""GCP whole-instance prices: a host VM row plus the row of the GPUs it carries, in the same zone.
 
 GCP bills the host VM (vCPUs and memory) and each attached GPU separately, and the SkyPilot catalog
-keeps them apart: ``vms.hosts.csv`` holds the host rows (a2-, a3-, g2- machine types, GPU columns
-empty), ``vms.gpu.csv`` the GPU rows (empty InstanceType; the price of N GPUs per zone). The a2, a3
+keeps them apart: ``vms.hosts.csv`` holds the host rows (a2-, a3-, g2- and six n1- machine types, GPU
+columns empty), ``vms.gpu.csv`` the GPU rows (empty InstanceType; the price of N GPUs per zone). The a2, a3
 and g2 machine types come with a fixed GPU model and count (GCP "GPU machine types"), so
 
     instance price = host row price + GPU row price for that model and count, in the same zone
 
-for on-demand and for spot alike. The results are whole-instance records (``host_priced_separately``
-False) that rank like any other; the GPU-only rows stay in the catalog, labelled, for reference.
+for on-demand and for spot alike. An n1 host (n1-standard-4 ... n1-highmem-16) carries T4, V100, P100 or
+P4 GPUs in the counts GCP allows for its size (pricing/providers/gcp_n1.py); each allowed pairing is a
+whole instance named "<host>+<count>x<GPU>" (n1-standard-8+2xT4), priced the same way. The results are whole-instance records
+(``host_priced_separately`` False) that rank like any other; the GPU-only rows stay, labelled, for reference.
 
 Example (us-central1-a): a2-highgpu-1g host 0.73948 $/h + 1 x A100 2.93391 $/h = 3.67339 $/h, which is
 the price GCP lists for a2-highgpu-1g (docs/cost-model.md, "GCP instances").
@@ -24,6 +26,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from pricing.providers.cells import decimal_or_none, price_or_none, required_decimal
+from pricing.providers.gcp_n1 import N1_HOSTS, n1_attachments, n1_instance_name
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.skypilot_csv import _gpu_memory_gib
 from pricing.providers.vocabulary import ON_DEMAND, SPOT
@@ -79,37 +82,68 @@ def read_gcp_instances(
         reader = csv.DictReader(handle)
         for row in reader:
             location = f"{hosts_path}:{reader.line_num}"
-            attached = attached_gpus(row["InstanceType"].strip())
             zone = row["AvailabilityZone"].strip()
-            gpu_row = gpus.get((attached[0], attached[1], zone)) if attached else None
-            if gpu_row is None:
-                continue  # not a fixed-GPU type, or its GPUs are not priced in this zone
-            instance = InstanceTypeRecord(
-                provider="gcp", name=row["InstanceType"].strip(), gpu_name=attached[0],
-                gpu_count=Decimal(attached[1]),
-                vcpus=decimal_or_none(row["vCPUs"], location=location, field="vCPUs"),
-                memory_gib=decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB"),
-                gpu_memory_gib=_gpu_memory_gib(gpu_row.get("GpuInfo", ""), Decimal(attached[1]), "gcp", location),
-            )  # fmt: skip
-            for model, column, price_zone in ((ON_DEMAND, "Price", ""), (SPOT, "SpotPrice", zone)):
-                total = _sum(row, gpu_row, column, location)
-                if total is None:
-                    continue
-                if model == ON_DEMAND:
-                    key = (instance.name, row["Region"].strip())
-                    if key in seen_on_demand:
-                        if seen_on_demand[key][0] != total:
-                            raise SourceRowError(
-                                location, column,
-                                f"{total} differs from {seen_on_demand[key][0]} in {seen_on_demand[key][1]}",
-                            )  # fmt: skip
-                        continue
-                    seen_on_demand[key] = (total, zone)
-                yield PriceRecord(
-                    instance=instance, region=row["Region"].strip(), zone=price_zone, pricing_model=model,
-                    price_per_hour=total, currency="USD", observed_at=observed_at, source=SOURCE,
-                    location=location,
-                )  # fmt: skip
+            for name, accelerator, count in _combinations(row, location):
+                gpu_row = gpus.get((accelerator, count, zone))
+                if gpu_row is None:
+                    continue  # these GPUs are not priced (or not offered) in this zone
+                yield from _instance_prices(
+                    row, gpu_row, name, accelerator, count, location, seen_on_demand, observed_at
+                )
+
+
+def _combinations(row: dict[str, str], location: str) -> list[tuple[str, str, int]]:
+    """(instance name, accelerator, count) for a host row: one for a fixed-GPU type, the allowed
+    attachments for an n1 host (pricing/providers/gcp_n1.py), none for any other row."""
+    host = row["InstanceType"].strip()
+    attached = attached_gpus(host)
+    if attached:
+        return [(host, attached[0], attached[1])]
+    if host not in N1_HOSTS:
+        return []
+    vcpus = decimal_or_none(row["vCPUs"], location=location, field="vCPUs")
+    memory = decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB")
+    if (vcpus, memory) != tuple(Decimal(figure) for figure in N1_HOSTS[host]):
+        # the attachment rules were chosen for the stated size; a different size needs them re-checked
+        raise SourceRowError(
+            location, "vCPUs", f"{host} is {vcpus} vCPUs / {memory} GiB, not {N1_HOSTS[host]}"
+        )
+    return [
+        (n1_instance_name(host, accelerator, count), accelerator, count)
+        for accelerator, count in n1_attachments(host)
+    ]
+
+
+def _instance_prices(
+    row, gpu_row, name, accelerator, count, location, seen_on_demand, observed_at
+) -> Iterator[PriceRecord]:
+    """On-demand (once per type and region, equal in every zone) and spot (per zone) for one instance."""
+    zone = row["AvailabilityZone"].strip()
+    instance = InstanceTypeRecord(
+        provider="gcp", name=name, gpu_name=accelerator, gpu_count=Decimal(count),
+        vcpus=decimal_or_none(row["vCPUs"], location=location, field="vCPUs"),
+        memory_gib=decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB"),
+        gpu_memory_gib=_gpu_memory_gib(gpu_row.get("GpuInfo", ""), Decimal(count), "gcp", location),
+    )  # fmt: skip
+    for model, column, price_zone in ((ON_DEMAND, "Price", ""), (SPOT, "SpotPrice", zone)):
+        total = _sum(row, gpu_row, column, location)
+        if total is None:
+            continue
+        if model == ON_DEMAND:
+            key = (instance.name, row["Region"].strip())
+            if key in seen_on_demand:
+                if seen_on_demand[key][0] != total:
+                    raise SourceRowError(
+                        location, column,
+                        f"{total} differs from {seen_on_demand[key][0]} in {seen_on_demand[key][1]}",
+                    )  # fmt: skip
+                continue
+            seen_on_demand[key] = (total, zone)
+        yield PriceRecord(
+            instance=instance, region=row["Region"].strip(), zone=price_zone, pricing_model=model,
+            price_per_hour=total, currency="USD", observed_at=observed_at, source=SOURCE,
+            location=location,
+        )  # fmt: skip
 
 
 def _sum(host: dict[str, str], gpu: dict[str, str], column: str, location: str) -> Decimal | None:

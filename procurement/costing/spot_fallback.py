@@ -15,12 +15,16 @@ whose simulated probability of meeting the deadline is at least the one asked fo
 on-demand alone when that is cheaper still (a reclaim-heavy spot run can cost more than it saves).
 
 Reclaims are the same Poisson process as ``spot_simulation`` (memoryless, so each spot run draws a fresh
-exponential time to its reclaim); every hour is billed at the price of the instance it runs on.
+exponential time to its reclaim); every hour is billed at the price of the instance it runs on. The
+reserves are simulated together (``simulate_reserves``) and, since prices do not enter the simulation,
+once per distinct (hours, interruption rate, timing, deadline, trials, seed): a ranking's rows that share
+them reuse one run (``_reserve_runs``); prices only weigh the hours afterwards.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -83,22 +87,38 @@ def _validate(spec: FallbackInput) -> None:
 
 def simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict[str, np.ndarray]:
     """Per trial: finish time, spot hours and on-demand hours under the rule with reserve ``reserve_hours``."""
+    return {key: values[0] for key, values in simulate_reserves(spec, (reserve_hours,)).items()}
+
+
+def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[str, np.ndarray]:
+    """``simulate_policy`` for every reserve at once: arrays of shape (reserves, trials).
+
+    All reserves advance decision by decision together, as one flat array (reserve k's trials are
+    the slice k x trials ... (k + 1) x trials), so each decision is a few numpy calls for every reserve
+    rather than per reserve. Common random numbers: every reserve reads the same seeded stream of
+    exponential draws from its own cursor, in trial order, exactly as a separate
+    ``default_rng(seed).exponential`` per reserve would (numpy draws a stream the same in one call or
+    in pieces), so the results equal simulating each reserve alone.
+    """
     interval, write, restart, deadline = (
         spec.interval_hours, spec.checkpoint_write_hours, spec.restart_hours, spec.deadline_hours
     )  # fmt: skip
-    rng = np.random.default_rng(spec.seed)  # common random numbers: every reserve sees the same draws
-    trials = spec.trials
-    t = np.zeros(trials)
-    work = np.full(trials, float(spec.work_hours))
-    spot_hours, od_hours, finish = np.zeros(trials), np.zeros(trials), np.full(trials, np.inf)
-    switched = np.zeros(trials, dtype=bool)
-    active = np.arange(trials)
+    trials, count = spec.trials, len(reserves)
+    stream = _DrawStream(spec.seed, spec.rate_per_hour)
+    reserve = np.repeat(np.asarray(reserves, dtype=float), trials)
+    size = count * trials
+    t = np.zeros(size)
+    work = np.full(size, float(spec.work_hours))
+    spot_hours, od_hours, finish = np.zeros(size), np.zeros(size), np.full(size, np.inf)
+    switched = np.zeros(size, dtype=bool)
+    active = np.arange(size)
+    cursors = np.zeros(count, dtype=np.int64)  # draws each reserve has read so far
     spot_restart, od_restart = 0.0, 0.0  # the start: both are the first launch
     for _ in range(MAX_DECISIONS):
         if active.size == 0:
             break
         needed = time_to_finish(work[active], interval, write)
-        stay = t[active] + spot_restart + reserve_hours + od_restart + needed <= deadline + EPSILON_HOURS
+        stay = t[active] + spot_restart + reserve[active] + od_restart + needed <= deadline + EPSILON_HOURS
         leave = active[~stay]
         od_hours[leave] = od_restart + work[leave]  # on-demand finishes without checkpoint writes
         finish[leave] = t[leave] + od_hours[leave]
@@ -107,9 +127,9 @@ def simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict[str, np.n
         needed = needed[stay]
         start = t[run] + spot_restart
         spot_hours[run] += spot_restart
-        until = rng.exponential(1.0 / spec.rate_per_hour, run.size) if spec.rate_per_hour > 0 else (
-            np.full(run.size, np.inf)
-        )  # fmt: skip
+        taken = np.bincount(run // trials, minlength=count)  # ``run`` is sorted: reserve by reserve
+        until = stream.take(cursors, taken)
+        cursors += taken
         done = until >= needed
         spot_hours[run[done]] += needed[done]
         finish[run[done]] = start[done] + needed[done]
@@ -121,7 +141,59 @@ def simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict[str, np.n
         spot_restart, od_restart = restart, restart
     else:
         raise CostInputError("interruption_rate_per_hour", "too many reclaims: the plan does not converge")
-    return {"finish": finish, "spot_hours": spot_hours, "od_hours": od_hours, "switched": switched}
+    shape = (count, trials)
+    return {
+        "finish": finish.reshape(shape), "spot_hours": spot_hours.reshape(shape),
+        "od_hours": od_hours.reshape(shape), "switched": switched.reshape(shape),
+    }  # fmt: skip
+
+
+class _DrawStream:
+    """The exponential times to a reclaim of one seeded generator, drawn on demand and kept, so several
+    readers can each read it from their own position."""
+
+    def __init__(self, seed: int, rate: float) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._scale = 1.0 / rate if rate > 0 else None
+        self._draws = np.zeros(0)
+
+    def take(self, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Reader k's next ``counts[k]`` draws from ``starts[k]``, concatenated in reader order."""
+        total = int(counts.sum())
+        if self._scale is None:
+            return np.full(total, np.inf)
+        wanted = int((starts + counts).max()) if counts.size else 0
+        if wanted > self._draws.size:
+            # Generator.exponential(scale, n) is scale x the next n standard exponentials
+            more = self._rng.exponential(self._scale, wanted - self._draws.size)
+            self._draws = np.concatenate([self._draws, more])
+        if total == 0:
+            return np.zeros(0)
+        return np.concatenate([self._draws[a : a + n] for a, n in zip(starts, counts, strict=True) if n])
+
+
+@lru_cache(maxsize=256)
+def _reserve_runs(
+    work: float, deadline: float, rate: float, interval: float, write: float, restart: float,
+    trials: int, seed: int,
+) -> tuple[tuple[np.ndarray, np.ndarray, float, float], ...]:  # fmt: skip
+    """Per reserve of RESERVE_FRACTIONS: (spot hours, on-demand hours, share meeting the deadline,
+    share switched). Prices do not enter the simulation, so the rows of one ranking that share the job's
+    hours and interruption band (the same instance type in several regions, say) simulate it once."""
+    spec = FallbackInput(
+        work_hours=work, deadline_hours=deadline, rate_per_hour=rate, interval_hours=interval,
+        checkpoint_write_hours=write, restart_hours=restart, spot_price_per_hour=0.0,
+        on_demand_price_per_hour=0.0, trials=trials, seed=seed,
+    )  # fmt: skip
+    segment = interval + write
+    runs = simulate_reserves(spec, tuple(fraction * segment for fraction in RESERVE_FRACTIONS))
+    met = (runs["finish"] <= deadline + EPSILON_HOURS).mean(axis=1)
+    result = []
+    for k in range(len(RESERVE_FRACTIONS)):
+        spot_hours, od_hours = runs["spot_hours"][k].copy(), runs["od_hours"][k].copy()
+        spot_hours.flags.writeable = od_hours.flags.writeable = False  # shared by every caller
+        result.append((spot_hours, od_hours, float(met[k]), float(runs["switched"][k].mean())))
+    return tuple(result)
 
 
 def deadline_plan(spec: FallbackInput) -> FallbackPlan:
@@ -129,22 +201,20 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
     _validate(spec)
     od_only_hours = float(spec.work_hours)
     od_only_cost = od_only_hours * spec.on_demand_price_per_hour * spec.instances
-    segment = spec.interval_hours + spec.checkpoint_write_hours
     best: FallbackPlan | None = None
-    for fraction in RESERVE_FRACTIONS:
-        runs = simulate_policy(spec, fraction * segment)
-        cost = (
-            runs["spot_hours"] * spec.spot_price_per_hour + runs["od_hours"] * spec.on_demand_price_per_hour
-        )
+    runs = _reserve_runs(
+        float(spec.work_hours), float(spec.deadline_hours), float(spec.rate_per_hour),
+        float(spec.interval_hours), float(spec.checkpoint_write_hours), float(spec.restart_hours),
+        int(spec.trials), int(spec.seed),
+    )  # fmt: skip
+    for fraction, (spot_hours, od_hours, met, switched) in zip(RESERVE_FRACTIONS, runs, strict=True):
+        cost = spot_hours * spec.spot_price_per_hour + od_hours * spec.on_demand_price_per_hour
         cost = cost * spec.instances
-        met = float(np.mean(runs["finish"] <= spec.deadline_hours + EPSILON_HOURS))
         plan = FallbackPlan(
             meets_target=met >= spec.probability, reserve_fraction=fraction, expected_cost=float(cost.mean()),
             p90_cost=float(np.percentile(cost, 90)), p_meets_deadline=met,
-            expected_spot_hours=float(runs["spot_hours"].mean()),
-            expected_on_demand_hours=float(runs["od_hours"].mean()),
-            switched_share=float(runs["switched"].mean()), on_demand_only_cost=od_only_cost,
-            on_demand_only_hours=od_only_hours,
+            expected_spot_hours=float(spot_hours.mean()), expected_on_demand_hours=float(od_hours.mean()),
+            switched_share=switched, on_demand_only_cost=od_only_cost, on_demand_only_hours=od_only_hours,
         )  # fmt: skip
         if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
             continue

@@ -148,6 +148,36 @@ TP_ALLREDUCE_LATENCY = Assumption(
     "Small-message all-reduce latency within an NVLink node (nccl-tests, ~10-30 us); 2 per layer per token "
     "in decode, 4 per layer per micro-batch in training.",
 )
+# Per-call latency of a ring collective, NCCL's own cost model (NVIDIA/nccl src/graph/tuning.cc, commit
+# 01afd20a77b5804e0ecf1042509dd9d20ebf9e93, ring / Simple protocol, the one large messages use):
+# latency = baseLat + (steps - inter-node steps) x intra-node hop + inter-node steps x network hop.
+RING_BASE_LATENCY = Assumption(
+    "ring_base_latency_s",
+    8.4e-6,
+    "seconds per collective call",
+    "NCCL tuning.cc baseLat, ring / Simple protocol: the fixed cost of launching one ring collective.",
+)
+NODE_HOP_LATENCY = Assumption(
+    "node_hop_latency_s",
+    3.4e-6,
+    "seconds per ring step inside a node",
+    "NCCL tuning.cc hwLat, NVLink ring / Simple (PCIe: 5.7 us; the NVLink figure is used for both, "
+    "a difference of 2.3 us per step).",
+)
+FABRIC_HOP_LATENCY = Assumption(
+    "fabric_hop_latency_s",
+    9.6e-6,
+    "seconds per ring step between nodes",
+    "NCCL tuning.cc hwLat, network (InfiniBand/EFA/RoCE) ring / Simple.",
+)
+GRADIENT_BUCKET_BYTES = Assumption(
+    "gradient_bucket_bytes",
+    25 * 2**20,
+    "bytes per all-reduce call",
+    "PyTorch DistributedDataParallel bucket_cap_mb default (25 MiB): DDP and ZeRO-1/2 all-reduce gradients "
+    "in buckets of this size, one collective call each. ZeRO-3/FSDP issues one call per layer and pass "
+    "(FSDP wraps each transformer block).",
+)
 NETWORK_BANDWIDTH = Assumption(
     "internode_bandwidth_gbps_per_gpu",
     25.0,
@@ -229,6 +259,10 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     COMM_EFFICIENCY,
     COMM_OVERLAP,
     TP_ALLREDUCE_LATENCY,
+    RING_BASE_LATENCY,
+    NODE_HOP_LATENCY,
+    FABRIC_HOP_LATENCY,
+    GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,

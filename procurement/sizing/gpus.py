@@ -169,6 +169,18 @@ def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
     return link * COMM_EFFICIENCY.value
 
 
+def hierarchical_links(gpu: GpuSpec, gpu_count: int) -> dict[str, float]:
+    """The `size` report's links for ``gpu_count`` GPUs of ``gpu``, where no instance type is known:
+    ``gpus_per_node`` up to GPUS_PER_NODE, the node link of that many GPUs and NETWORK_BANDWIDTH per GPU
+    between nodes, both at COMM_EFFICIENCY (the same hierarchical model the ranking uses per instance)."""
+    per_node = min(gpu_count, int(GPUS_PER_NODE.value))
+    return {
+        "gpus_per_node": float(per_node),
+        "interconnect_gbps": collective_bandwidth_gbps(gpu, per_node),
+        "fabric_gbps": NETWORK_BANDWIDTH.value * COMM_EFFICIENCY.value,
+    }
+
+
 def _number(text: str) -> float | None:
     text = text.strip()
     return float(text) if text else None

@@ -16,7 +16,7 @@ from procurement.sizing import image
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
-from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps
+from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
 from procurement.sizing.host import host_requirements
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
@@ -92,7 +92,7 @@ def _throughput_rows(
         "pipeline_parallel": np.tile([plan.pipeline_parallel for plan in plans], len(gpus)).astype(float),
     }
     if spec.is_training:
-        link = np.array([collective_bandwidth_gbps(gpu, plan.gpus) for gpu in gpus for plan in plans])
+        links = [hierarchical_links(gpu, plan.gpus) for gpu in gpus for plan in plans]
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
         )
@@ -101,7 +101,9 @@ def _throughput_rows(
         rows = training_throughput(
             spec,
             peak_tflops=peak,
-            interconnect_gbps=link,
+            interconnect_gbps=np.array([link["interconnect_gbps"] for link in links]),
+            gpus_per_node=np.array([link["gpus_per_node"] for link in links]),
+            fabric_gbps=np.array([link["fabric_gbps"] for link in links]),
             tensor_parallel_gbps=tp_link,
             mfu=mfu,
             zero_stage=zero,

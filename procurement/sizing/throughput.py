@@ -4,7 +4,8 @@ Training: time = FLOPs per token x tokens / (GPUs x dense peak x MFU), with 6N F
 (8N under full recomputation; LoRA/QLoRA skip the frozen weights' gradient matmuls: 4N, 6N with
 recomputation), a pipeline bubble, ZeRO-3 / offload / QLoRA step overheads, and communication:
 the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeRO-3, partly hidden
-under the backward pass) and tensor-parallel activation all-reduces (not hidden).
+under the backward pass; hierarchical: node link inside a node, fabric between nodes; plus NCCL's
+per-call ring latency) and tensor-parallel activation all-reduces (not hidden).
 
 Inference: one decode step reads the weights once and each stream's KV cache, so a stream's
 tokens/s <= achieved bandwidth / bytes read; the step is compute bound once concurrency x 2N FLOPs
@@ -19,11 +20,15 @@ from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
+    FABRIC_HOP_LATENCY,
+    GRADIENT_BUCKET_BYTES,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
+    NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
     QLORA_DEQUANT_OVERHEAD,
+    RING_BASE_LATENCY,
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
@@ -78,6 +83,38 @@ def ring_seconds(
     return node_s, fabric_s
 
 
+def ring_latency_seconds(factor, calls, ranks, per_node) -> np.ndarray:
+    """Seconds of per-call latency of ``calls`` ring collectives over ``ranks`` ranks, ``per_node`` per node.
+
+    NCCL's ring cost model (src/graph/tuning.cc): one call costs RING_BASE_LATENCY plus one hop latency
+    per ring step, the steps that cross nodes at FABRIC_HOP_LATENCY and the others at NODE_HOP_LATENCY. An
+    all-reduce (``factor`` 2) takes 2(n-1) steps of which 2(N-1) cross nodes; a reduce-scatter or
+    all-gather (``factor`` 1) n-1 and N-1. One rank, or no calls, costs nothing.
+    """
+    per_node = np.minimum(per_node, ranks)
+    nodes = ranks / per_node
+    steps = factor * (ranks - 1.0)
+    inter_steps = factor * (nodes - 1.0)
+    per_call = (
+        RING_BASE_LATENCY.value
+        + (steps - inter_steps) * NODE_HOP_LATENCY.value
+        + inter_steps * FABRIC_HOP_LATENCY.value
+    )
+    return np.where((ranks > 1) & (np.asarray(calls) > 0), calls * per_call, 0.0)
+
+
+def data_parallel_calls(spec: WorkloadSpec, sharded, gradient_bytes, pp) -> tuple[np.ndarray, np.ndarray]:
+    """(gradient calls, parameter all-gather calls) per step. DDP / ZeRO-1/2: the gradients all-reduced
+    in GRADIENT_BUCKET_BYTES buckets, once per step. ZeRO-3/FSDP: per micro-batch and per layer of the
+    stage, one gradient reduce-scatter and two all-gathers (forward, backward)."""
+    accumulation = float(spec.gradient_accumulation_steps)
+    per_micro_batch = spec.model.num_layers / pp * accumulation
+    buckets = np.ceil(gradient_bytes / GRADIENT_BUCKET_BYTES.value)
+    gradient_calls = np.where(sharded, per_micro_batch, buckets)
+    gather_calls = np.where(sharded, 2.0 * per_micro_batch, 0.0)
+    return gradient_calls, gather_calls
+
+
 def training_throughput(
     spec: WorkloadSpec,
     *,
@@ -103,8 +140,9 @@ def training_throughput(
     (2 x gradient bytes), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
-    pipeline activation/gradient sends (2 per micro-batch). Data-parallel traffic hides under up to
-    COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
+    pipeline activation/gradient sends (2 per micro-batch). Every data-parallel call also pays NCCL's
+    ring latency (ring_latency_seconds; calls from data_parallel_calls). Data-parallel traffic hides under
+    up to COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -139,7 +177,13 @@ def training_throughput(
     grad_node_s, grad_fabric_s = ring_seconds(grad_factor, gradient_bytes, dp, dp_per_node, link, fabric)
     gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
     gather_node_s, gather_fabric_s = ring_seconds(gather_factor, weight_bytes, dp, dp_per_node, link, fabric)
-    dp_comm_s = grad_node_s + grad_fabric_s + gather_node_s + gather_fabric_s
+    # Per-call latency (the alpha of the alpha-beta model): matters when many small calls cross many nodes.
+    gradient_calls, gather_calls = data_parallel_calls(spec, sharded, gradient_bytes, pp)
+    grad_latency_s = ring_latency_seconds(np.where(sharded, 1.0, 2.0), gradient_calls, dp, dp_per_node)
+    gather_latency_s = ring_latency_seconds(1.0, gather_calls, dp, dp_per_node)
+    dp_comm_s = (
+        grad_node_s + grad_fabric_s + gather_node_s + gather_fabric_s + grad_latency_s + gather_latency_s
+    )
 
     tp_message = micro_tokens * spec.model.hidden_size * 2.0  # 16-bit activations of one micro-batch
     tp_calls = tp_allreduces_per_layer(spec) * spec.model.num_layers / pp * accumulation
@@ -172,6 +216,10 @@ def training_throughput(
         "gradient_seconds_fabric": grad_fabric_s,
         "gather_seconds_node": gather_node_s,
         "gather_seconds_fabric": gather_fabric_s,
+        "gradient_latency_seconds": grad_latency_s,
+        "gather_latency_seconds": gather_latency_s,
+        "gradient_calls_per_step": gradient_calls,
+        "gather_calls_per_step": gather_calls,
         "tensor_parallel_seconds": tp_comm_s,
         "pipeline_seconds": pp_comm_s,
         "pipeline_on_fabric": (pp > 1) & (tp * pp > per_node),

@@ -7,6 +7,7 @@ import pytest
 from pricing.choices import PricingModel
 from pricing.models import InstanceType, PriceObservation, Provider, StorageRate
 from pricing.providers.gcp_hosts import attached_gpus
+from pricing.providers.gcp_n1 import n1_attachments, n1_instance_name
 from procurement.selectors import assumed_storage_providers, block_storage_rates_usd
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +37,54 @@ def test_gcp_fixed_gpu_machine_types_come_with_their_gpus():
     assert attached_gpus("a2-ultragpu-8g") == ("A100-80GB", 8)
     assert attached_gpus("a3-megagpu-8g") == ("H100-MEGA", 8)
     assert attached_gpus("a3-ultragpu-8g-nolssd") == ("H200", 8)
-    assert attached_gpus("n1-standard-8") is None
+    assert attached_gpus("n1-standard-8") is None  # n1 hosts take attached GPUs: gcp_n1.py
+
+
+def test_n1_hosts_carry_the_gpu_counts_gcp_allows_with_four_vcpus_per_gpu():
+    # GCP "N1 general-purpose machine series": 1 V100 allows at most 12 vCPUs / 78 GB, 8 V100s 96 / 624;
+    # the guides' >= 4 vCPUs per GPU; the smallest standard and the smallest highmem host that qualify
+    assert n1_attachments("n1-standard-4") == [("T4", 1), ("P4", 1), ("V100", 1), ("P100", 1)]
+    assert ("V100", 8) in n1_attachments("n1-standard-32")  # 32 vCPUs = 4 x 8
+    assert ("V100", 4) not in n1_attachments("n1-standard-32")  # n1-standard-16 already qualifies
+    assert ("V100", 1) not in n1_attachments("n1-highmem-16")  # 16 vCPUs > 12 for one V100
+    assert ("T4", 4) in n1_attachments("n1-standard-16") and ("T4", 4) in n1_attachments("n1-highmem-16")
+    assert ("T4", 4) not in n1_attachments("n1-standard-8")  # 8 vCPUs < 4 x 4
+    assert n1_attachments("a2-highgpu-1g") == [] and n1_attachments("n1-standard-64") == []
+    assert n1_instance_name("n1-standard-8", "T4", 2) == "n1-standard-8+2xT4"
+
+
+def test_an_n1_host_with_attached_gpus_costs_host_plus_gpus(bundled_catalog):
+    # vms.hosts.csv line 1150: n1-standard-8 us-central1-a 0.38 $/h (spot 0.10446); vms.gpu.csv line 633:
+    # 2 x T4 us-central1-a 0.7 $/h (spot 0.35). 0.38 + 0.7 = 1.08 $/h; spot 0.10446 + 0.35 = 0.45446 $/h.
+    assert _price("n1-standard-8+2xT4", "us-central1") == Decimal("1.080000")
+    assert _price("n1-standard-8+2xT4", "us-central1", PricingModel.SPOT, "us-central1-a") == Decimal(
+        "0.454460"
+    )
+    # n1-standard-32 1.51999 (spot 0.41784) + 8 x V100 19.84 (vms.gpu.csv line 741; spot 8.708)
+    assert _price("n1-standard-32+8xV100", "us-central1") == Decimal("21.359990")
+    assert _price("n1-standard-32+8xV100", "us-central1", PricingModel.SPOT, "us-central1-a") == Decimal(
+        "9.125840"
+    )
+    t4 = InstanceType.objects.get(provider__slug="gcp", name="n1-standard-8+2xT4")
+    assert (t4.gpu.slug, t4.gpu_count, t4.vcpus, t4.memory_gib, t4.host_priced_separately) == (
+        "t4",
+        2,
+        8,
+        30,
+        False,
+    )
+    # a combination GCP refuses (1 V100 on 16 vCPUs) or below 4 vCPUs per GPU is never built
+    assert not InstanceType.objects.filter(name__in=["n1-highmem-16+1xV100", "n1-standard-4+2xT4"]).exists()
+
+
+def test_n1_instances_talk_over_pcie_or_the_v100_nvlink_ring_and_have_no_fabric():
+    from procurement.ranking.interconnects import resolve
+    from procurement.sizing import gpu_by_slug
+
+    t4 = resolve("gcp", "n1-standard-8+2xT4", gpu_by_slug("t4"))
+    assert (t4.node_link, t4.fabric, t4.stated) == ("pcie", "", True)
+    v100 = resolve("gcp", "n1-standard-32+8xV100", gpu_by_slug("v100-sxm2-16gb"))
+    assert (v100.node_link, v100.node_gbps_per_direction, v100.fabric) == ("nvlink", 150.0, "")
 
 
 def test_vast_placeholder_hosts_are_unknown(bundled_catalog):

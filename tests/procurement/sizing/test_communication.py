@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procurement.sizing import inference_throughput, training_throughput
-from procurement.sizing.throughput import decode_read_bytes, ring_seconds
+from procurement.sizing.throughput import (
+    data_parallel_calls,
+    decode_read_bytes,
+    ring_latency_seconds,
+    ring_seconds,
+)
 from tests.procurement.sizing.helpers import spec
 
 P7 = 6_738_415_616
@@ -102,13 +107,15 @@ def test_pipeline_sends_cross_the_fabric_when_the_stages_outgrow_a_node():
 
 
 def test_the_step_exposes_what_overlap_cannot_hide_and_the_share_counts_every_collective():
-    # 2 nodes x 8, plain data parallel on a slow 1 GB/s fabric: compute C, all-reduce D (node + fabric);
-    # step = C + max(0, D - 0.67 C); share = D / (C + D)
+    # 2 nodes x 8, plain data parallel on a slow 1 GB/s fabric: compute C, all-reduce D (node + fabric +
+    # per-call latency); step = C + max(0, D - 0.67 C); share = D / (C + D)
     workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=4)
     rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=1.0)
     compute = 6 * P7 * 2048 * 4 * 16 / (16 * 989.5e12 * 0.4)
     gradient = 2.0 * P7
-    comm = 2 * 7 / 8 * gradient / (NVLINK * 1e9) + 2 * 1 / 2 * gradient / 8 / 1e9
+    # 13,476,831,232 gradient bytes in 25 MiB buckets: 515 calls, each 8.4 + 28 x 3.4 + 2 x 9.6 = 122.8 us
+    latency = 515 * 122.8e-6
+    comm = 2 * 7 / 8 * gradient / (NVLINK * 1e9) + 2 * 1 / 2 * gradient / 8 / 1e9 + latency
     assert rows["compute_seconds"] == pytest.approx(compute, rel=1e-12)
     assert rows["step_seconds"] == pytest.approx(compute + comm - 0.67 * compute, rel=1e-12)
     assert rows["communication_share"] == pytest.approx(comm / (compute + comm), rel=1e-12)
@@ -199,3 +206,63 @@ def test_more_bandwidth_never_makes_a_plan_slower(per_node, nodes, zero, fabric,
     assert doubled_node <= base * (1 + 1e-12)
     no_fabric = _train(workload, interconnect_gbps=node, fabric_gbps=0.0, **kw)["training_hours"]
     assert base <= no_fabric  # adding a fabric never makes a plan slower (without one it never finishes)
+
+
+def test_a_ring_call_costs_nccls_base_latency_plus_one_hop_latency_per_step():
+    # NCCL tuning.cc ring / Simple: 8.4 us base, 3.4 us per NVLink step, 9.6 us per network step.
+    # All-reduce over 16 ranks on 2 nodes: 2 x 15 = 30 steps, 2 x 1 = 2 across nodes:
+    # 8.4 + 28 x 3.4 + 2 x 9.6 = 122.8 us per call
+    assert float(ring_latency_seconds(2.0, 10.0, 16.0, 8.0)) == pytest.approx(10 * 122.8e-6, rel=1e-12)
+    # all-gather over 1,536 ranks on 192 nodes: 1,535 steps, 191 across nodes:
+    # 8.4 + 1,344 x 3.4 + 191 x 9.6 = 6,411.6 us
+    assert float(ring_latency_seconds(1.0, 1.0, 1536.0, 8.0)) == pytest.approx(6411.6e-6, rel=1e-12)
+    # one node of 8, all-reduce: 14 steps on NVLink: 8.4 + 14 x 3.4 = 56 us
+    assert float(ring_latency_seconds(2.0, 1.0, 8.0, 8.0)) == pytest.approx(56e-6, rel=1e-12)
+    # one rank, or no calls, costs nothing
+    assert (
+        float(ring_latency_seconds(2.0, 5.0, 1.0, 1.0))
+        == float(ring_latency_seconds(2.0, 0.0, 8.0, 8.0))
+        == 0
+    )
+
+
+def test_it_counts_bucketed_all_reduces_and_per_layer_zero3_calls():
+    # DDP: 13,476,831,232 bf16 gradient bytes (Llama-2-7B) / 26,214,400 (25 MiB) = 514.1 -> 515 buckets
+    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=3)
+    ddp = _train(workload, gpu_counts=8, gpus_per_node=8, fabric_gbps=0.0)
+    assert (ddp["gradient_calls_per_step"], ddp["gather_calls_per_step"]) == (515, 0)
+    assert ddp["gradient_latency_seconds"] == pytest.approx(515 * 56e-6, rel=1e-12)
+    # ZeRO-3: per micro-batch per layer one reduce-scatter and two all-gathers: 32 x 3 = 96 and 192
+    zero3 = _train(workload, gpu_counts=8, zero_stage=3, gpus_per_node=8, fabric_gbps=0.0)
+    assert (zero3["gradient_calls_per_step"], zero3["gather_calls_per_step"]) == (96, 192)
+    # a reduce-scatter or all-gather on 8 ranks: 7 steps, 8.4 + 7 x 3.4 = 32.2 us
+    assert zero3["gradient_latency_seconds"] == pytest.approx(96 * 32.2e-6, rel=1e-12)
+    assert zero3["gather_latency_seconds"] == pytest.approx(192 * 32.2e-6, rel=1e-12)
+    # data_parallel_calls directly, with 2 pipeline stages: 16 layers per stage
+    gradient_calls, gather_calls = data_parallel_calls(workload, np.array(True), 1.0, 2.0)
+    assert (float(gradient_calls), float(gather_calls)) == (48.0, 96.0)
+
+
+def test_the_size_report_uses_the_hierarchical_links():
+    from procurement.sizing import gpu_by_slug
+    from procurement.sizing.gpus import hierarchical_links
+
+    # 16 H100s: 8 per node on NVLink 4 (900 GB/s both ways: 450 x 0.8), 200 Gb/s per GPU between nodes (25 x 0.8)
+    assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 16) == {
+        "gpus_per_node": 8.0, "interconnect_gbps": 360.0, "fabric_gbps": 20.0,
+    }  # fmt: skip
+    assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 4)["gpus_per_node"] == 4.0
+
+
+def test_the_zero3_validation_case_pays_288_calls_of_6_4_ms():
+    from procurement.sizing import parse_workload_spec
+    from procurement.sizing.validation import CASES, _training_rows
+
+    case = CASES["megatron-175b-zero3-1536"]
+    rows = _training_rows(parse_workload_spec(case.spec), case)
+    # GPT-3 175B: 96 layers, one micro-batch: 96 reduce-scatters + 192 all-gathers over 1,536 ranks / 192 nodes
+    assert rows["gather_latency_seconds"] == pytest.approx(192 * 6411.6e-6, rel=1e-9)
+    assert rows["gradient_latency_seconds"] == pytest.approx(96 * 6411.6e-6, rel=1e-9)
+    # hierarchical: the fabric carries 1/8 of the node's ring volume per GPU: (191/192) x W / 8 / 20 GB/s
+    weight = rows["gather_bytes_per_step"] / (2 * 1535 / 1536)  # W: two gathers of (n-1)/n x W per step
+    assert rows["gather_seconds_fabric"] == pytest.approx(2 * 191 / 192 * weight / 8 / 20e9, rel=1e-9)
