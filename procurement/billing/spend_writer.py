@@ -1,11 +1,11 @@
 """Write keyed, enriched spend rows into SpendRecord; returns how many were new.
 
 PostgreSQL: each chunk goes by one COPY (text format, the whole chunk's buffer built column by
-column: each column's distinct values are formatted and escaped once, then spread by code). A chunk
-none of whose keys is stored (a first import) is copied straight into the table, in a savepoint; any
-other chunk, or one that meets a concurrent import of the same rows, goes into a temporary staging
-table and then one `INSERT ... SELECT ... ON CONFLICT (row_key) DO NOTHING` whose row count is the
-number inserted: re-imported rows are skipped by the unique index, not by Python.
+column: each column's distinct values are formatted and escaped once, then spread by code). The
+chunk's keys already stored are looked up in one query and skipped; the new rows are copied straight
+into the table, in a savepoint. Should a concurrent import store some of them meanwhile, the rows go
+into a temporary staging table instead and one `INSERT ... SELECT ... ON CONFLICT (row_key) DO
+NOTHING` writes the rest, its row count being the number inserted.
 COPY text escapes backslash, tab, newline and carriage return and writes NULL as \\N, so no text
 in a bill (a tab, a newline, a literal "\\N", a backslash) can split a row or forge a field.
 Elsewhere (SQLite: tests, the zero-configuration setup) the stored keys are looked up in batches
@@ -49,12 +49,7 @@ class SpendWriter:
         self.import_id = import_id
         self.postgres = connection.vendor == "postgresql"
         self.table = connection.ops.quote_name(SpendRecord._meta.db_table)
-        if self.postgres:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"CREATE TEMPORARY TABLE {STAGE} AS SELECT {', '.join(COLUMNS)}"  # noqa: S608 (names from the model)
-                    f" FROM {self.table} WITH NO DATA"
-                )
+        self.staging = False  # the staging table is made on first need (a concurrent import)
 
     def write(self, rows: pd.DataFrame, keys: np.ndarray) -> int:
         if not len(rows):
@@ -62,20 +57,24 @@ class SpendWriter:
         return self._copy_and_merge(rows, keys) if self.postgres else self._insert_new(rows, keys)
 
     def close(self) -> None:
-        if self.postgres:
+        if self.staging:
             with connection.cursor() as cursor:
-                cursor.execute(f"DROP TABLE IF EXISTS {STAGE}")
+                cursor.execute(f"DROP TABLE {STAGE}")
+            self.staging = False
 
     # PostgreSQL ---------------------------------------------------------------------------------
     def _copy_and_merge(self, rows: pd.DataFrame, keys: np.ndarray) -> int:
-        buffer = copy_text(rows, keys, self.import_id)
-        if not self._any_stored(keys):
-            try:
-                with transaction.atomic():
-                    self._copy(self.table, buffer)
-                return len(rows)
-            except IntegrityError:
-                pass  # another import stored some of these rows meanwhile: merge instead
+        fresh = self._not_stored(keys)
+        if not len(fresh):
+            return 0
+        buffer = copy_text(rows.iloc[fresh], keys[fresh], self.import_id)
+        try:
+            with transaction.atomic():
+                self._copy(self.table, buffer)
+            return len(fresh)
+        except IntegrityError:
+            pass  # another import stored some of these rows meanwhile: merge instead
+        self._make_staging()
         self._copy(STAGE, buffer)
         names = ", ".join(COLUMNS)
         with connection.cursor() as cursor, connection.wrap_database_errors:
@@ -87,13 +86,24 @@ class SpendWriter:
             cursor.execute(f"TRUNCATE {STAGE}")
         return inserted
 
-    def _any_stored(self, keys: np.ndarray) -> bool:
+    def _make_staging(self) -> None:
+        if not self.staging:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"CREATE TEMPORARY TABLE {STAGE} AS SELECT {', '.join(COLUMNS)}"  # noqa: S608 (names from the model)
+                    f" FROM {self.table} WITH NO DATA"
+                )
+            self.staging = True
+
+    def _not_stored(self, keys: np.ndarray) -> np.ndarray:
+        """Positions of the keys not stored yet (one query; the unique index answers it)."""
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT EXISTS (SELECT 1 FROM {self.table} WHERE row_key = ANY(%s))",  # noqa: S608
+                f"SELECT row_key FROM {self.table} WHERE row_key = ANY(%s)",  # noqa: S608 (names from the model)
                 [keys.tolist()],
             )
-            return bool(cursor.fetchone()[0])
+            stored = [key for (key,) in cursor.fetchall()]
+        return np.flatnonzero(~np.isin(keys, stored)) if stored else np.arange(len(keys))
 
     @staticmethod
     def _copy(table: str, buffer: str) -> None:

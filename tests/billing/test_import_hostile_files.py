@@ -14,9 +14,11 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -354,9 +356,10 @@ def test_hostile_text_in_any_focus_text_column_is_stored_exactly(tmp_path, colum
 
 
 @HYPOTHESIS
-@given(column=st.sampled_from(sorted(CUR_TEXT)), text=hostile_text)
-def test_hostile_text_in_any_cur_text_column_is_stored_exactly(tmp_path, column, text):
-    path = write_csv(tmp_path / "cur.csv", [dict(CUR_ROW, **{column: text})])
+@given(column=st.sampled_from(sorted(CUR_TEXT)), text=hostile_text, kind=st.sampled_from(["csv", "parquet"]))
+def test_hostile_text_in_any_cur_text_column_is_stored_exactly(tmp_path, column, text, kind):
+    writer = write_parquet if kind == "parquet" else write_csv
+    path = writer(tmp_path / f"cur.{kind}", [dict(CUR_ROW, **{column: text})])
     result = import_outcome(path, "cur")
     assert not result.errors, result.errors
     assert stored(result, CUR_TEXT[column]) == [text] * result.inserted
@@ -382,3 +385,19 @@ def test_hostile_text_in_a_utilization_resource_is_stored_exactly(tmp_path, reso
     result = import_outcome(path, "utilization")
     assert not result.errors, result.errors
     assert GpuUtilization.objects.filter(resource_id=resource).exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the COPY path is PostgreSQL's")
+def test_rows_stored_by_a_concurrent_import_are_merged_not_duplicated(tmp_path, monkeypatch):
+    from procurement.billing.spend_writer import SpendWriter
+
+    rows = [dict(FOCUS_ROW, ResourceId=f"i-{n}", SkuId=text) for n, text in enumerate(INJECTIONS)]
+    path = write_csv(tmp_path / "focus.csv", rows)
+    assert import_outcome(path, "focus").inserted == len(rows)
+    extra = write_csv(tmp_path / "more.csv", [*rows, dict(FOCUS_ROW, ResourceId="i-new")])
+    # as if the stored keys were not seen: the straight COPY meets the unique index and falls back
+    monkeypatch.setattr(SpendWriter, "_not_stored", lambda self, keys: np.arange(len(keys)))
+    result = import_outcome(extra, "focus")
+    assert (result.inserted, result.unchanged) == (1, len(rows))
+    assert sorted(stored(result, "resource_id")) == ["i-new"]
+    assert SpendRecord.objects.filter(sku_id__in=INJECTIONS).count() == len(rows)
