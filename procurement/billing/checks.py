@@ -35,7 +35,7 @@ def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mappin
     for name, limit in TEXT_LIMITS.items():
         if name not in rows:
             continue
-        lengths = rows[name].astype(object).where(rows[name].notna(), "").astype(str).str.len().to_numpy()
+        lengths = rows[name].str.len().fillna(0).to_numpy(dtype=np.int64)
         if (lengths > limit).any():
             mask = lengths > limit
             fail(mask, name, f"is {int(lengths[mask][0]):,} characters long (at most {limit})")

@@ -32,6 +32,16 @@ def spread(codes: np.ndarray, values: list, index: pd.Index) -> pd.Series:
     return pd.Series(table[codes] if len(codes) else [], index=index, dtype=object)
 
 
+def pair_codes(first, second) -> tuple[np.ndarray, list[tuple]]:
+    """Codes of the distinct (first, second) pairs and the pairs (factorizing a MultiIndex would
+    build a tuple per row)."""
+    codes_a, uniques_a = pd.factorize(np.asarray(first, dtype=object))
+    codes_b, uniques_b = pd.factorize(np.asarray(second, dtype=object))
+    codes, combined = pd.factorize(codes_a.astype(np.int64) * max(len(uniques_b), 1) + codes_b)
+    width = max(len(uniques_b), 1)
+    return codes, [(uniques_a[c // width], uniques_b[c % width]) for c in combined]
+
+
 def object_codes(values: pd.Series) -> tuple[np.ndarray, list]:
     """Codes of the distinct objects of an object column (by identity: rows share parsed tag dicts)."""
     objects = values.to_numpy(dtype=object)
@@ -49,8 +59,7 @@ def enrich(
     unmapped: Counter,
 ) -> pd.DataFrame:
     out = frame.copy()
-    pairs = pd.MultiIndex.from_arrays([out["provider"].astype(object), out["instance_type"].astype(object)])
-    codes, uniques = pd.factorize(pairs)
+    codes, uniques = pair_codes(out["provider"], out["instance_type"])
     entries = [catalog.get(key) for key in uniques]
     counts = np.bincount(codes, minlength=len(uniques)) if len(codes) else []
     for (provider, itype), entry, count in zip(uniques, entries, counts, strict=True):
@@ -70,7 +79,7 @@ def _hours(out: pd.DataFrame, type_codes: np.ndarray, entries: list) -> None:
     hourly = out["consumed_unit"].str.strip().str.lower().isin(HOUR_UNITS) & (out["consumed_quantity"] != "")
     is_instance = hourly & (out["instance_type"] != "") & (out["charge_category"] == "usage")
     quantity = out["consumed_quantity"].where(is_instance, "").astype(object)
-    codes, uniques = pd.factorize(pd.MultiIndex.from_arrays([quantity, type_codes]))
+    codes, uniques = pair_codes(quantity, type_codes)
     hours, gpu_hours = [], []
     for text, type_code in uniques:
         h = Decimal(text) if text != "" else Decimal(0)
