@@ -93,7 +93,7 @@ def count_rows(path: Path) -> int:
 
 
 def check_text(path: Path) -> None:
-    """Raise naming the line and character of the first byte that is not UTF-8, or of a NUL byte."""
+    """Raise naming the line (and the byte within it) of the first byte that is not UTF-8, or a NUL."""
     kind = file_kind(path)
     decoder = codecs.getincrementaldecoder("utf-8")()
     line, line_start = 1, 0  # line_start: offset in the file where the current line begins
@@ -113,7 +113,7 @@ def check_text(path: Path) -> None:
                     row = line + before.count(b"\n")
                     start = before.rfind(b"\n") + 1 if b"\n" in before else line_start - offset
                     raise BillingFileError(
-                        str(path), f"holds a NUL byte (character {nul - start + 1} of the line)", row=row
+                        str(path), f"holds a NUL byte (byte {nul - start + 1} of the line)", row=row
                     )
                 line += block.count(b"\n")
                 last = block.rfind(b"\n")
@@ -138,7 +138,7 @@ def _bad_byte(path, block: bytes, position: int, line: int, start: int, error) -
     byte = block[position : position + 1].hex() or "??"
     return BillingFileError(
         str(path),
-        f"not UTF-8 text: byte 0x{byte} at character {position - start + 1} of the line ({error.reason});"
+        f"not UTF-8 text: byte 0x{byte}, about byte {position - start + 1} of the line ({error.reason});"
         " export the file as UTF-8",
         row=row,
     )
