@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal, InvalidOperation
 
 import pandas as pd
 
@@ -31,22 +32,58 @@ def timestamps(
     return parsed
 
 
+MONEY_LIMIT = 1e14  # numeric(20, 6): 14 digits before the point
+QUANTITY_LIMIT = 1e12  # numeric(18, 6)
+NUMBER_TEXT_LIMIT = 60  # characters: a decimal number in a bill is never longer
+
+
 def numbers(
-    frame: pd.DataFrame, column: str, *, file: str, first_row: int, required: bool = True
+    frame: pd.DataFrame,
+    column: str,
+    *,
+    file: str,
+    first_row: int,
+    required: bool = True,
+    limit: float = MONEY_LIMIT,
 ) -> pd.Series:
-    """The column's text, stripped, once every non-empty cell is checked to be a finite decimal number."""
+    """The column's text, stripped, once every non-empty cell is checked to be a finite decimal number
+    of magnitude under `limit` (what the stored field holds)."""  # fmt: skip
     text = frame[column].str.strip()
+    too_long = text.str.len() > NUMBER_TEXT_LIMIT
+    if too_long.any():
+        raise BillingFileError(
+            file, f"not a number: {len(text[too_long].iloc[0]):,} characters long",
+            row=_first_bad(too_long, first_row), column=column,
+        )  # fmt: skip
     parsed = pd.to_numeric(text.where(text != "", None), errors="coerce")
     empty = text == ""
-    bad = (parsed.isna() & ~empty) | parsed.isin([float("inf"), float("-inf")])
+    bad = (parsed.isna() & ~empty) | parsed.isin([float("inf"), float("-inf")]) | _not_decimal(text)
     if bad.any():
         row = _first_bad(bad, first_row)
         raise BillingFileError(file, f"not a number: {text[bad].iloc[0]!r}", row=row, column=column)
+    huge = parsed.abs() >= limit
+    if huge.any():
+        raise BillingFileError(
+            file, f"{text[huge].iloc[0]!r} is too large (under {limit:.0e} here)",
+            row=_first_bad(huge, first_row), column=column,
+        )  # fmt: skip
     if required and empty.any():
         raise BillingFileError(
             file, "a number is required here", row=_first_bad(empty, first_row), column=column
         )
     return text
+
+
+def _not_decimal(text: pd.Series) -> pd.Series:
+    """Cells pandas reads as a number but a decimal (Python's, PostgreSQL's numeric) may not: checked
+    once per distinct text, since a bill repeats its amounts."""
+    flags = {}
+    for value in pd.unique(text):
+        try:
+            flags[value] = value != "" and not Decimal(value).is_finite()
+        except InvalidOperation:
+            flags[value] = True
+    return text.map(flags).astype(bool)
 
 
 def choice(
@@ -107,8 +144,36 @@ def json_objects(frame: pd.DataFrame, column: str, *, file: str, first_row: int)
                 row=_first_bad(text == value, first_row),
                 column=column,
             )
+        problem = _json_text_problem(obj)
+        if problem:
+            raise BillingFileError(file, problem, row=_first_bad(text == value, first_row), column=column)
         parsed[value] = obj
     return text.map(parsed)
+
+
+def _json_text_problem(obj) -> str:
+    """What PostgreSQL's jsonb refuses that json.loads accepts: a \\u0000 escape, a lone surrogate."""
+    for text in _json_strings(obj):
+        if "\x00" in text:
+            return "holds a NUL character (\\u0000)"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff)"
+    return ""
+
+
+def _json_strings(obj):
+    """Every key and string value of a parsed JSON document."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            yield key
+            yield from _json_strings(value)
+    elif isinstance(obj, list):
+        for value in obj:
+            yield from _json_strings(value)
 
 
 def require_columns(present: list[str], required: list[str], *, file: str) -> None:

@@ -46,6 +46,16 @@ LINE_TYPES = {
     "BundledDiscount": "credit", "Discount": "credit", "EdpDiscount": "credit", "PrivateRateDiscount": "credit",
 }  # fmt: skip
 SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost", "line_item_line_item_type"}  # any one
+# The file's column behind each normalized one, for errors found once rows are normalized (store.py)
+SOURCE_COLUMNS = {
+    "charge_period_end": "line_item_usage_end_date", "billing_account_id": "bill_payer_account_id",
+    "sub_account_id": "line_item_usage_account_id", "sub_account_name": "line_item_usage_account_name",
+    "region": "product_region_code", "availability_zone": "line_item_availability_zone",
+    "resource_id": "line_item_resource_id", "resource_type": "product_product_family",
+    "service_category": "line_item_product_code", "sku_id": "line_item_usage_type",
+    "instance_type": "product_instance_type", "commitment_discount_id": "reservation_reservation_a_r_n",
+    "consumed_quantity": "line_item_usage_amount", "currency": "line_item_currency_code",
+}  # fmt: skip
 
 
 def looks_like_cur(columns: list[str]) -> bool:
@@ -106,7 +116,9 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     out["commitment_status"] = ""
     out.loc[line_type.isin(["DiscountedUsage", "SavingsPlanCoveredUsage"]), "commitment_status"] = "used"
     out.loc[unused, "commitment_status"] = "unused"
-    out["consumed_quantity"] = cells.numbers(raw, "line_item_usage_amount", required=False, **where)
+    out["consumed_quantity"] = cells.numbers(
+        raw, "line_item_usage_amount", required=False, limit=cells.QUANTITY_LIMIT, **where
+    )
     out["consumed_unit"] = ""
     out.loc[is_instance & ~unused, "consumed_unit"] = "Hours"
     unblended = cells.numbers(raw, "line_item_unblended_cost", **where)

@@ -4,22 +4,51 @@ Plain pandas, no ORM: the catalog comes in as a mapping (provider slug, instance
 GPU slug, GPUs per instance) built by the caller. An instance type the catalog does not know is kept
 as written, gets no GPU (so its cost counts as non-GPU spend, never in cost per GPU-hour) and is
 counted in `unmapped` for the import to list; it is never matched by a similar name.
+
+Column-oriented: every per-row value is computed once per distinct value (pd.factorize) and spread
+back by code, since a bill repeats a few instance types, hour counts and tag sets over many rows.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
 
-from procurement.billing.records import NORMALIZED_COLUMNS, TagMapping
+from procurement.billing.records import TagMapping
 
 HOUR_UNITS = frozenset({"hour", "hours", "hrs", "hr", "h"})
 
 CatalogEntry = tuple[int, str, Decimal]  # GPU model id, GPU slug, GPUs per instance
+
+
+def spread(codes: np.ndarray, values: list, index: pd.Index) -> pd.Series:
+    """An object column holding values[code] for each row (a None stays None, never NaN)."""
+    table = np.empty(len(values), dtype=object)
+    table[:] = values
+    return pd.Series(table[codes] if len(codes) else [], index=index, dtype=object)
+
+
+def pair_codes(first, second) -> tuple[np.ndarray, list[tuple]]:
+    """Codes of the distinct (first, second) pairs and the pairs (factorizing a MultiIndex would
+    build a tuple per row)."""
+    codes_a, uniques_a = pd.factorize(np.asarray(first, dtype=object))
+    codes_b, uniques_b = pd.factorize(np.asarray(second, dtype=object))
+    codes, combined = pd.factorize(codes_a.astype(np.int64) * max(len(uniques_b), 1) + codes_b)
+    width = max(len(uniques_b), 1)
+    return codes, [(uniques_a[c // width], uniques_b[c % width]) for c in combined]
+
+
+def object_codes(values: pd.Series) -> tuple[np.ndarray, list]:
+    """Codes of the distinct objects of an object column (by identity: rows share parsed tag dicts)."""
+    objects = values.to_numpy(dtype=object)
+    ids = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+    codes, _ = pd.factorize(ids)
+    _, firsts = np.unique(codes, return_index=True)  # codes run 0..k-1: the first row of each object
+    return codes, [objects[i] for i in firsts]
 
 
 def enrich(
@@ -30,73 +59,38 @@ def enrich(
     unmapped: Counter,
 ) -> pd.DataFrame:
     out = frame.copy()
-    keys = list(zip(out["provider"], out["instance_type"], strict=True))
-    entries = [catalog.get(key) for key in keys]
-    # object columns: a None must stay None (not NaN) on its way to the database
-    out["gpu_id"] = pd.Series(
-        [entry[0] if entry else None for entry in entries], index=out.index, dtype=object
-    )
-    out["gpu_slug"] = [entry[1] if entry else "" for entry in entries]
-    out["gpus_per_instance"] = pd.Series(
-        [entry[2] if entry else None for entry in entries], index=out.index, dtype=object
-    )
-    for (provider, itype), entry in zip(keys, entries, strict=True):
+    codes, uniques = pair_codes(out["provider"], out["instance_type"])
+    entries = [catalog.get(key) for key in uniques]
+    counts = np.bincount(codes, minlength=len(uniques)) if len(codes) else []
+    for (provider, itype), entry, count in zip(uniques, entries, counts, strict=True):
         if itype and entry is None:
-            unmapped[f"{provider}:{itype}"] += 1
-    hourly = out["consumed_unit"].str.strip().str.lower().isin(HOUR_UNITS) & (out["consumed_quantity"] != "")
-    is_instance = hourly & (out["instance_type"] != "") & (out["charge_category"] == "usage")
-    hours = [
-        Decimal(q) if flag else Decimal(0)
-        for q, flag in zip(out["consumed_quantity"], is_instance, strict=True)
-    ]
-    out["instance_hours"] = pd.Series(hours, index=out.index, dtype=object)
-    out["gpu_hours"] = pd.Series(
-        [
-            h * count if count is not None else Decimal(0)
-            for h, count in zip(hours, out["gpus_per_instance"], strict=True)
-        ],
-        index=out.index,
-        dtype=object,
-    )
-    picked: dict[int, tuple[str, str, str]] = {}  # rows share tag dicts (parsed once per distinct text)
-    for value in out["tags"].to_numpy(dtype=object):
-        if id(value) not in picked:
-            picked[id(value)] = (
-                tags.pick(value, tags.team),
-                tags.pick(value, tags.project),
-                tags.pick(value, tags.environment),
-            )
-    triples = [picked[id(value)] for value in out["tags"].to_numpy(dtype=object)]
-    out["team"], out["project"], out["environment"] = ([t[i] for t in triples] for i in range(3))
+            unmapped[f"{provider}:{itype}"] += int(count)
+    out["gpu_id"] = spread(codes, [e[0] if e else None for e in entries], out.index)
+    out["gpu_slug"] = spread(codes, [e[1] if e else "" for e in entries], out.index)
+    out["gpus_per_instance"] = spread(codes, [e[2] if e else None for e in entries], out.index)
+    _hours(out, codes, entries)
+    _teams(out, tags)
     return out
 
 
-def row_keys(frame: pd.DataFrame, seen: dict[int, int]) -> list[str]:
-    """A stable hash of each source row's normalized values and its occurrence number among identical
-    rows (the n-th identical row gets n), so a file with two equal lines keeps both and a re-import
-    matches each to itself. `seen` counts texts across the chunks of one file; it is keyed on the
-    text's in-process hash (8 bytes a row instead of the text), used for counting only, never stored."""
-    columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags")]
-    # pandas 3 keeps a missing value missing through astype(str): _key_text fills it so every cell is text
-    parts = [_key_text(frame[column]) for column in columns]
-    tag_cache: dict[int, str] = {}
-    tag_texts = []
-    for tags in frame["tags"].to_numpy(dtype=object):
-        if id(tags) not in tag_cache:
-            tag_cache[id(tags)] = repr(sorted(tags.items()))
-        tag_texts.append(tag_cache[id(tags)])
-    keys = []
-    for values, tag_text in zip(zip(*parts, strict=True), tag_texts, strict=True):
-        text = "\x1f".join(values) + "\x1e" + tag_text
-        fingerprint = hash(text)
-        occurrence = seen.get(fingerprint, 0)
-        seen[fingerprint] = occurrence + 1
-        keys.append(hashlib.sha256(f"{text}\x1d{occurrence}".encode()).hexdigest())
-    return keys
+def _hours(out: pd.DataFrame, type_codes: np.ndarray, entries: list) -> None:
+    """Instance-hours (usage rows in hours with an instance type) and GPU-hours (x GPUs per instance),
+    exact Decimals computed once per distinct (quantity, instance type) pair."""
+    hourly = out["consumed_unit"].str.strip().str.lower().isin(HOUR_UNITS) & (out["consumed_quantity"] != "")
+    is_instance = hourly & (out["instance_type"] != "") & (out["charge_category"] == "usage")
+    quantity = out["consumed_quantity"].where(is_instance, "").astype(object)
+    codes, uniques = pair_codes(quantity, type_codes)
+    hours, gpu_hours = [], []
+    for text, type_code in uniques:
+        h = Decimal(text) if text != "" else Decimal(0)
+        count = entries[type_code][2] if entries[type_code] else None
+        hours.append(h)
+        gpu_hours.append(h * count if count is not None else Decimal(0))
+    out["instance_hours"] = spread(codes, hours, out.index)
+    out["gpu_hours"] = spread(codes, gpu_hours, out.index)
 
 
-def _key_text(values: pd.Series) -> list[str]:
-    """Each cell as text for the row key; datetimes as epoch nanoseconds (formatting dates is slow)."""
-    if pd.api.types.is_datetime64_any_dtype(values):
-        return values.to_numpy(dtype="datetime64[ns]").astype("int64").astype(str).tolist()
-    return values.astype(str).fillna("").tolist()
+def _teams(out: pd.DataFrame, tags: TagMapping) -> None:
+    codes, tag_sets = object_codes(out["tags"])
+    for name, keys in (("team", tags.team), ("project", tags.project), ("environment", tags.environment)):
+        out[name] = spread(codes, [tags.pick(value, keys) for value in tag_sets], out.index)

@@ -50,6 +50,14 @@ CHARGE_CATEGORIES = {
 PRICING_CATEGORIES = {"Standard": "on_demand", "Dynamic": "spot", "Committed": "committed", "Other": "other"}
 COMMITMENT_STATUSES = {"Used": "used", "Unused": "unused"}
 SIGNATURE = {"ChargePeriodStart", "ChargeCategory", "BillingCurrency"}  # any one: FOCUS-only names
+# The file's column behind each normalized one, for errors found once rows are normalized (store.py)
+SOURCE_COLUMNS = {
+    "charge_period_end": "ChargePeriodEnd", "provider": "ProviderName", "billing_account_id": "BillingAccountId",
+    "sub_account_id": "SubAccountId", "sub_account_name": "SubAccountName", "region": "RegionId",
+    "availability_zone": "AvailabilityZone", "resource_id": "ResourceId", "resource_type": "ResourceType",
+    "service_category": "ServiceCategory", "sku_id": "SkuId", "commitment_discount_id": "CommitmentDiscountId",
+    "consumed_quantity": "ConsumedQuantity", "consumed_unit": "ConsumedUnit", "currency": "BillingCurrency",
+}  # fmt: skip
 
 
 def looks_like_focus(columns: list[str]) -> bool:
@@ -117,7 +125,9 @@ def _normalize(
     out["commitment_status"] = cells.choice(
         raw, "CommitmentDiscountStatus", COMMITMENT_STATUSES, default="", **where
     )
-    out["consumed_quantity"] = cells.numbers(raw, "ConsumedQuantity", required=False, **where)
+    out["consumed_quantity"] = cells.numbers(
+        raw, "ConsumedQuantity", required=False, limit=cells.QUANTITY_LIMIT, **where
+    )
     out["consumed_unit"] = raw["ConsumedUnit"]
     out["billed_cost"] = cells.numbers(raw, "BilledCost", **where)
     out["effective_cost"] = cells.numbers(raw, "EffectiveCost", **where)

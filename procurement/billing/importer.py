@@ -28,7 +28,7 @@ def detect_format(path: Path) -> str | None:
         return "utilization"
     try:
         columns = header(path)
-    except (OSError, UnicodeDecodeError, StopIteration):
+    except (OSError, BillingFileError):
         return None
     if focus.looks_like_focus(columns):
         return "focus"
@@ -66,7 +66,7 @@ def import_file(
         chunks = cur.read_cur(path, provider=provider or "aws")
     return store_chunks(
         chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=file_sha256(path), user=user,
-        progress=progress, location=file,
+        progress=progress, location=file, source_columns=focus.SOURCE_COLUMNS if fmt == "focus" else cur.SOURCE_COLUMNS,
     )  # fmt: skip
 
 
@@ -83,6 +83,6 @@ def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=No
             total.errors.append(str(error))
             try:
                 total.rejected += count_rows(path) if not isinstance(error, WrongFormatError) else 0
-            except OSError:
-                pass
+            except (OSError, BillingFileError):
+                pass  # an unreadable file: its rows cannot be counted either
     return total

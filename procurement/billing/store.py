@@ -1,33 +1,32 @@
 """Write one billing file's normalized rows as SpendRecords: idempotent, all or nothing, in chunks.
 
-Each chunk is enriched (catalog, tags, hours), keyed (enrich.row_keys), checked against the stored
-keys and the new rows bulk-inserted; the whole file runs in one transaction, so a bad cell in the
-last chunk leaves nothing of the file behind. Mixed billing currencies need a stored FX rate for
-every currency but the base, since a review can only add them up converted.
+Each chunk is enriched (catalog, tags, hours), checked against the stored fields' bounds (checks.py),
+keyed (keys.row_keys) and written (spend_writer.py: COPY and a conflict-skipping INSERT on
+PostgreSQL); the whole file runs in one transaction, so a bad cell in the last chunk leaves nothing
+of the file behind. Mixed billing currencies need a stored FX rate for every currency but the base,
+since a review can only add them up converted.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from pricing.fx import fx_rates
 from pricing.models import InstanceType
-from procurement.billing.enrich import CatalogEntry, enrich, row_keys
+from procurement.billing.checks import check_stored_bounds
+from procurement.billing.enrich import CatalogEntry, enrich
+from procurement.billing.keys import OccurrenceCounter, row_keys
 from procurement.billing.models import BillingImport, SpendRecord
 from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, TagMapping
-
-KEY_QUERY_BATCH = 900  # under SQLite's 999 bound on query parameters
-INSERT_BATCH = 2000
+from procurement.billing.spend_writer import SpendWriter
 
 
 @dataclass
@@ -83,23 +82,29 @@ def store_chunks(
     user=None,
     progress: Callable[[int], None] | None = None,
     location: str = "",
+    source_columns: Mapping[str, str] | None = None,
 ) -> ImportResult:
-    """Store every chunk or none (raises BillingFileError, nothing written)."""
+    """Store every chunk or none (raises BillingFileError, nothing written). `source_columns` names
+    the file's column of each normalized one, for errors found after normalizing."""
     result = ImportResult()
     catalog, tags = catalog_entries(), tag_mapping()
     convertible = set(fx_rates(base="USD"))
     currencies_seen: dict[str, int] = {}
-    seen: dict[int, int] = {}
+    seen = OccurrenceCounter()
+    file = location or file_name
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
             source_format=source_format, file_name=file_name[:500], file_sha256=sha256, provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
+        writer = SpendWriter(billing_import.pk)
         for chunk in chunks:
-            _check_currency_mix(chunk, currencies_seen, convertible, location or file_name)
+            _check_currency_mix(chunk, currencies_seen, convertible, file)
             rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
-            keys = row_keys(rows, seen)
-            _insert_new(rows, keys, billing_import, result)
+            check_stored_bounds(rows, file=file, source_columns=source_columns or {})
+            inserted = writer.write(rows, row_keys(rows, seen))
+            result.inserted += inserted
+            result.unchanged += len(rows) - inserted
             result.rows_seen += len(rows)
             if result.rows_seen > MAX_ROWS_PER_FILE:
                 raise BillingFileError(
@@ -107,6 +112,7 @@ def store_chunks(
                 )
             if progress:
                 progress(len(rows))
+        writer.close()
         billing_import.rows_seen = result.rows_seen
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
@@ -131,100 +137,6 @@ def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: 
                 )
 
 
-def _insert_new(
-    rows: pd.DataFrame, keys: list[str], billing_import: BillingImport, result: ImportResult
-) -> None:
-    existing: set[str] = set()
-    table = connection.ops.quote_name(SpendRecord._meta.db_table)
-    with connection.cursor() as cursor:  # plain SQL: the ORM prepares each of a million keys on its own
-        for start in range(0, len(keys), KEY_QUERY_BATCH):
-            batch = keys[start : start + KEY_QUERY_BATCH]
-            marks = ", ".join(["%s"] * len(batch))
-            cursor.execute(f"SELECT row_key FROM {table} WHERE row_key IN ({marks})", batch)  # noqa: S608
-            existing.update(key for (key,) in cursor.fetchall())
-    fresh = []
-    for position, key in enumerate(keys):
-        if key in existing:
-            result.unchanged += 1
-            continue
-        existing.add(key)
-        fresh.append(position)
-    if fresh:
-        new_rows = rows.iloc[fresh]
-        _bulk_insert(new_rows, [keys[i] for i in fresh], billing_import.pk)
-    result.inserted += len(fresh)
-
-
-# Column-wise values for one INSERT per batch. Django's bulk_create prepares every value through its
-# field (tens of microseconds each) and, on SQLite, splits the batch at 999 parameters (27 rows here);
-# a million-row file needs neither. Values are adapted the way the fields would: text cut to the
-# field's length, datetimes through the backend's adapter, JSON dumped.
-_TEXT = {
-    "billing_account_id": 200, "sub_account_id": 200, "sub_account_name": 200, "region": 100,
-    "availability_zone": 100, "resource_id": 500, "resource_type": 200, "service_category": 100, "sku_id": 200,
-    "instance_type": 150, "commitment_discount_id": 500, "consumed_unit": 50, "provider": 100,
-}  # fmt: skip
-
-
-def _texts(rows: pd.DataFrame, column: str) -> list:
-    # to_numpy(object) first: iterating an Arrow-backed string column element by element is slow
-    return rows[column].to_numpy(dtype=object).tolist()
-
-
-def _times(rows: pd.DataFrame, column: str) -> list:
-    """Datetimes as the backend stores them: on SQLite the naive-UTC text Django writes, vectorized."""
-    values = rows[column]
-    if connection.vendor == "sqlite" and (values.dropna().dt.microsecond == 0).all():
-        text = values.dt.tz_convert("UTC").dt.strftime("%Y-%m-%d %H:%M:%S")
-        return [None if pd.isna(v) else v for v in text.to_numpy(dtype=object)]
-    adapt = connection.ops.adapt_datetimefield_value
-    return [None if pd.isna(v) else adapt(v.to_pydatetime()) for v in values]
-
-
-def _decimals(rows: pd.DataFrame, column: str) -> list:
-    return [Decimal(v) if v != "" else None for v in _texts(rows, column)]
-
-
-def _bulk_insert(rows: pd.DataFrame, keys: list[str], import_id: int) -> None:
-    count = len(rows)
-    columns = {
-        "billing_import_id": [import_id] * count, "row_key": keys, "source_row": rows["source_row"].astype(int).tolist(),
-        "charge_period_start": _times(rows, "charge_period_start"), "charge_period_end": _times(rows, "charge_period_end"),
-        "billing_period_start": _times(rows, "billing_period_start"), "charge_category": _texts(rows, "charge_category"),
-        "is_correction": rows["is_correction"].astype(bool).tolist(), "gpu_id": rows["gpu_id"].tolist(),
-        "gpus_per_instance": rows["gpus_per_instance"].tolist(), "pricing_category": _texts(rows, "pricing_category"),
-        "commitment_status": _texts(rows, "commitment_status"), "consumed_quantity": _decimals(rows, "consumed_quantity"),
-        "instance_hours": rows["instance_hours"].tolist(), "gpu_hours": rows["gpu_hours"].tolist(),
-        "billed_cost": _decimals(rows, "billed_cost"), "effective_cost": _decimals(rows, "effective_cost"),
-        "list_cost": _decimals(rows, "list_cost"), "contracted_cost": _decimals(rows, "contracted_cost"),
-        "currency": _texts(rows, "currency"), "team": _texts(rows, "team"), "project": _texts(rows, "project"),
-        "environment": _texts(rows, "environment"), "tags": _tag_texts(rows["tags"]),
-    }  # fmt: skip
-    for name, length in _TEXT.items():
-        columns[name] = [str(v)[:length] for v in _texts(rows, name)]
-    table = SpendRecord._meta.db_table
-    names = list(columns)
-    quoted = ", ".join(connection.ops.quote_name(n) for n in names)
-    placeholders = ", ".join(["%s"] * len(names))
-    sql = f"INSERT INTO {connection.ops.quote_name(table)} ({quoted}) VALUES ({placeholders})"  # noqa: S608 (names from the model)
-    values = list(zip(*(columns[n] for n in names), strict=True))
-    with connection.cursor() as cursor:
-        for start in range(0, len(values), INSERT_BATCH):
-            cursor.executemany(sql, values[start : start + INSERT_BATCH])
-
-
-def _tag_texts(tags: pd.Series) -> list[str]:
-    """JSON of each row's tags; rows usually share a few tag sets, so each distinct set is dumped once."""
-    cache: dict[int, str] = {}
-    out = []
-    for value in tags.to_numpy(dtype=object):
-        key = id(value)
-        if key not in cache:
-            cache[key] = json.dumps(value, sort_keys=True)
-        out.append(cache[key])
-    return out
-
-
 def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
     """Store a Cost Explorer pull, replacing the earlier pulls' rows of the same days (Cost Explorer
     revises estimated days); an unchanged row is kept and counted as unchanged."""
@@ -235,7 +147,7 @@ def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
     frame = normalized_rows(list(page_iter), tag=tag)
     name = f"cost-explorer {start}..{end}" + (f" by tag {tag}" if tag else "")
     with transaction.atomic():
-        keys = set(row_keys(frame, {})) if len(frame) else set()
+        keys = set(row_keys(frame).tolist()) if len(frame) else set()
         stale = SpendRecord.objects.filter(
             billing_import__source_format="cost_explorer",
             charge_period_start__gte=dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC),

@@ -11,6 +11,7 @@ unknown, never idle. The review joins these hours to spend rows by resource id a
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal
 from pathlib import Path
 
@@ -29,6 +30,9 @@ RESOURCE_COLUMNS = ("resource_id", "hostname", "Hostname")
 GPU_COLUMNS = ("gpu", "gpu_index")
 RESOURCE_LABELS = ("resource_id", "instance_id", "Hostname", "hostname", "instance")
 MAX_PROMETHEUS_BYTES = 200 * 1024 * 1024
+RESOURCE_LIMIT = 500  # GpuUtilization.resource_id
+MAX_GPU_INDEX = 32767  # PositiveSmallIntegerField
+MEMORY_LIMIT_MIB = 1e11  # numeric(12, 1)
 
 
 def looks_like_dcgm(columns: list[str]) -> bool:
@@ -66,10 +70,11 @@ def _csv_samples(path: Path) -> pd.DataFrame:
     for first_row, raw in read_chunks(path, ["timestamp", resource, gpu, UTIL_COLUMN, MEMORY_COLUMN]):
         where = {"file": file, "first_row": first_row}
         frame = pd.DataFrame({"resource_id": raw[resource].str.strip()})
+        _check_resources(frame["resource_id"], file=file, first_row=first_row, column=resource)
         frame["timestamp"] = cells.timestamps(raw, "timestamp", **where)
-        frame["gpu_index"] = pd.to_numeric(cells.numbers(raw, gpu, **where)).astype(int)
+        frame["gpu_index"] = _gpu_indexes(cells.numbers(raw, gpu, **where), column=gpu, **where)
         frame["utilization"] = pd.to_numeric(cells.numbers(raw, UTIL_COLUMN, **where))
-        memory = cells.numbers(raw, MEMORY_COLUMN, required=False, **where)
+        memory = cells.numbers(raw, MEMORY_COLUMN, required=False, limit=MEMORY_LIMIT_MIB, **where)
         frame["memory"] = pd.to_numeric(memory.where(memory != "", None))
         out_of_range = (frame["utilization"] < 0) | (frame["utilization"] > 100)
         if out_of_range.any():
@@ -90,31 +95,62 @@ def _prometheus_samples(path: Path) -> pd.DataFrame:
     if path.stat().st_size > MAX_PROMETHEUS_BYTES:
         raise BillingFileError(file, f"over {MAX_PROMETHEUS_BYTES // 2**20} MiB; split the range query")
     try:
-        body = json.loads(path.read_text())
+        body = json.loads(path.read_text(encoding="utf-8"))
         series = body["data"]["result"]
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, RecursionError) as error:
         raise BillingFileError(file, f"not a Prometheus range-query answer (data.result): {error}") from None
+    if not isinstance(series, list):
+        raise BillingFileError(file, "data.result must be a list of series", column="data.result")
     rows = []
     for number, item in enumerate(series):
-        labels = item.get("metric", {})
-        resource = next((labels[k] for k in RESOURCE_LABELS if labels.get(k)), None)
-        if resource is None or "gpu" not in labels:
+        try:
+            rows += _series_rows(item)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
             raise BillingFileError(
-                file,
-                f"series {number} has no resource label ({', '.join(RESOURCE_LABELS)}) or gpu label",
-                column="metric",
-            )
-        for stamp, value in item.get("values", []):
-            rows.append(
-                (
-                    resource,
-                    pd.Timestamp(float(stamp), unit="s", tz="UTC"),
-                    int(labels["gpu"]),
-                    float(value),
-                    None,
-                )
-            )
+                file, f"series {number}: {str(error)[:200]}", column=f"data.result[{number}]"
+            ) from None
     return pd.DataFrame(rows, columns=["resource_id", "timestamp", "gpu_index", "utilization", "memory"])
+
+
+def _series_rows(item: dict) -> list[tuple]:
+    """One Prometheus series as sample rows; raises ValueError (or TypeError) naming what is wrong."""
+    labels = item.get("metric", {})
+    resource = next((labels[k] for k in RESOURCE_LABELS if labels.get(k)), None)
+    if not isinstance(resource, str) or "gpu" not in labels:
+        raise ValueError(f"no resource label ({', '.join(RESOURCE_LABELS)}) or gpu label")
+    if len(resource) > RESOURCE_LIMIT or "\x00" in resource:
+        raise ValueError(f"resource label over {RESOURCE_LIMIT} characters or holding a NUL")
+    gpu = int(labels["gpu"])
+    if not 0 <= gpu <= MAX_GPU_INDEX:
+        raise ValueError(f"gpu label {gpu} out of range 0-{MAX_GPU_INDEX}")
+    rows = []
+    for stamp, value in item.get("values", []):
+        utilization, seconds = float(value), float(stamp)
+        if not 0 <= utilization <= 100:  # NaN compares false: refused too
+            raise ValueError(f"utilization {value!r} is not a percentage 0-100")
+        if not math.isfinite(seconds):
+            raise ValueError(f"time {stamp!r} is not a Unix time")
+        rows.append((resource, pd.Timestamp(seconds, unit="s", tz="UTC"), gpu, utilization, None))
+    return rows
+
+
+def _check_resources(values: pd.Series, *, file: str, first_row: int, column: str) -> None:
+    too_long = (values.str.len() > RESOURCE_LIMIT).to_numpy(dtype=bool)
+    if too_long.any():
+        raise BillingFileError(
+            file, f"over {RESOURCE_LIMIT} characters", row=first_row + int(too_long.argmax()), column=column
+        )
+
+
+def _gpu_indexes(text: pd.Series, *, file: str, first_row: int, column: str) -> pd.Series:
+    numbers = pd.to_numeric(text)
+    bad = ((numbers % 1 != 0) | (numbers < 0) | (numbers > MAX_GPU_INDEX)).to_numpy(dtype=bool)
+    if bad.any():
+        raise BillingFileError(
+            file, f"a GPU index is a whole number 0-{MAX_GPU_INDEX}, not {text[bad].iloc[0]!r}",
+            row=first_row + int(bad.argmax()), column=column,
+        )  # fmt: skip
+    return numbers.astype(int)
 
 
 def import_utilization(path: Path, *, user=None) -> ImportResult:
@@ -142,7 +178,7 @@ def import_utilization(path: Path, *, user=None) -> ImportResult:
             new.append(
                 GpuUtilization(
                     billing_import=billing_import,
-                    resource_id=row.resource_id[:500],
+                    resource_id=row.resource_id,
                     gpu_index=key[1],
                     hour=key[2],
                     utilization_pct=Decimal(str(round(row.utilization_pct, 2))),
