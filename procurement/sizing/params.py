@@ -7,7 +7,7 @@ total (`params`) wins over the formula where the two differ (e.g. DeepSeek's MLA
 
 from __future__ import annotations
 
-from procurement.sizing.spec import LoraSpec, ModelSpec
+from procurement.sizing.model_spec import LoraSpec, ModelSpec
 
 
 def attention_params_per_layer(model: ModelSpec) -> int:

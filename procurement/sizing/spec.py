@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from procurement.sizing.model_spec import LoraSpec, ModelSpec
+from procurement.sizing.params import count_params
 from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
 
 TASKS = ("pretrain", "full_finetune", "lora", "qlora", "inference")
@@ -65,46 +67,6 @@ class WorkloadSpecError(ValueError):
     def __init__(self, errors: list[FieldError]):
         self.errors = errors
         super().__init__("; ".join(f"{error.path}: {error.message}" for error in errors))
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str
-    params: float
-    num_layers: int
-    hidden_size: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    intermediate_size: int
-    vocab_size: int
-    tie_word_embeddings: bool = False
-    head_dim: int = 0
-    gated_mlp: bool = True
-    num_experts: int = 1
-    experts_per_token: int = 1
-    moe_intermediate_size: int = 0
-    shared_experts: int = 0
-    dense_layers: int = 0
-    attention_qkv_bias: bool = False
-    dropout: bool = False
-    kv_elems_per_token_per_layer: int | None = None
-    params_active: float | None = None
-    preset: str | None = None
-    image_tier: ImageTier | None = None
-
-    @property
-    def is_image(self) -> bool:
-        return self.image_tier is not None
-
-    @property
-    def is_moe(self) -> bool:
-        return self.num_experts > 1
-
-
-@dataclass(frozen=True)
-class LoraSpec:
-    rank: int = 8
-    targets: tuple[str, ...] = ("q_proj", "v_proj")
 
 
 @dataclass(frozen=True)
@@ -492,8 +454,6 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
         **{**values, "params": values.get("params", 0.0), "preset": slugify(preset) if preset else None}
     )
     if not model.params:
-        from procurement.sizing.params import count_params
-
         model = _replace(model, params=float(count_params(model)))
     return model
 

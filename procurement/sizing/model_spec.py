@@ -1,0 +1,48 @@
+"""The model's shape and its LoRA adapters: the parts of a workload spec that parameter counting
+(params.py) reads. They live apart from the parser (spec.py) so that counting never imports parsing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from procurement.sizing.presets import ImageTier
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    params: float
+    num_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    head_dim: int = 0
+    gated_mlp: bool = True
+    num_experts: int = 1
+    experts_per_token: int = 1
+    moe_intermediate_size: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    attention_qkv_bias: bool = False
+    dropout: bool = False
+    kv_elems_per_token_per_layer: int | None = None
+    params_active: float | None = None
+    preset: str | None = None
+    image_tier: ImageTier | None = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.image_tier is not None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 1
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    rank: int = 8
+    targets: tuple[str, ...] = ("q_proj", "v_proj")
