@@ -13,6 +13,7 @@ from django.db import transaction
 
 from pricing.choices import PriceStatus
 from pricing.models import PriceObservation, SuspectPricePublication
+from pricing.price_version import price_version_bump
 from pricing.selectors import current_price_observations
 
 
@@ -36,6 +37,7 @@ def suspect_prices_publish(observation_ids: Iterable[int], *, user) -> int:
         )
         if not claimed:  # someone else published it in the meantime
             continue
+        price_version_bump()  # a queryset update sends no signal; the published price is now current
         after = _current(observation)
         SuspectPricePublication.objects.create(
             observation=observation,
