@@ -113,7 +113,8 @@ def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> Ing
         offer_id_by_index = _ensure_catalog(columns, result)
         batch = _Batch.build(columns, offer_id_by_index)
         _insert_observations(batch, refresh, result)
-        price_version_bump()  # COPY and bulk_create send no signals; cached offer tables must go
+        if result.inserted:  # COPY and bulk_create send no signals: cached offer tables must go
+            price_version_bump()
     return result
 
 
