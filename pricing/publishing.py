@@ -14,10 +14,13 @@ from django.db import transaction
 from pricing.choices import PriceStatus
 from pricing.models import PriceObservation, SuspectPricePublication
 from pricing.price_version import price_version_bump
-from pricing.selectors import current_price_observations
 
 
 def _current(observation: PriceObservation) -> PriceObservation | None:
+    # imported here: the admin imports this module at start-up, and pricing.selectors imports pandas,
+    # which a command that never reads the offer table should not pay for (issue 9)
+    from pricing.selectors import current_price_observations
+
     return current_price_observations(
         offer_id=observation.offer_id,
         pricing_model=observation.pricing_model,

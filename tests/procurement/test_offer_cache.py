@@ -2,6 +2,7 @@
 through Redis pickle-free, and the fast offer table equal to offer_frame() on what the ranking reads."""
 
 import datetime as dt
+import os
 from decimal import Decimal
 
 import numpy as np
@@ -300,3 +301,19 @@ def test_read_only_commands_skip_system_checks(name):
     from django.core.management import load_command_class
 
     assert load_command_class("procurement", name).requires_system_checks == []
+
+
+def test_sizing_and_job_cost_commands_start_without_pandas():
+    """Start-up was 85% of a one-second `recommend` (issue 9): the admin imported pandas at django.setup()
+    through pricing.publishing. `size` and `job_cost` never read the offer table, so never import it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, django; django.setup(); "
+        "import procurement.management.commands.size, procurement.management.commands.job_cost; "
+        "print('pandas' in sys.modules)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.stdout.strip() == "False", out.stderr[-2000:]
