@@ -44,7 +44,7 @@ SELECT c.id AS observation_id, c.offer_id, o.instance_type_id, o.region_id, o.zo
        COALESCE(r.source, '') AS refresh_source
 FROM (
     SELECT DISTINCT ON (p.offer_id, p.pricing_model, p.payment_option)
-           p.id, p.offer_id, p.pricing_model, p.payment_option, p.amount_per_hour AS amount,
+           p.id, p.offer_id, p.pricing_model, p.payment_option, (p.amount_per_hour * 1000000)::int8 AS amount,
            p.currency, (EXTRACT(EPOCH FROM p.observed_at) * 1000000)::int8 AS observed_us, p.source,
            p.refresh_id
     FROM {prices} p
@@ -115,15 +115,17 @@ def _postgresql_rows(query: str) -> dict[str, np.ndarray]:
         (csv_text,) = cursor.fetchone()
     text_columns = ("zone", "pricing_model", "payment_option", "currency", "source", "refresh_source")
     numbers = {"observation_id": np.int64, "offer_id": np.int64, "instance_type_id": np.int64,
-               "region_id": np.int64, "amount": float, "observed": np.int64}  # fmt: skip
+               "region_id": np.int64, "amount": np.int64, "observed": np.int64}  # fmt: skip
     frame = pd.read_csv(
         io.StringIO(csv_text or ""), names=list(_FIELDS), header=None,
         dtype={name: object for name in text_columns} | numbers, keep_default_na=False, na_filter=False,
-        float_precision="round_trip",  # correctly rounded: the float of the stored 6-decimal amount
     )  # fmt: skip
     result = {name: frame[name].to_numpy(dtype=object) for name in text_columns}
     result |= {name: frame[name].to_numpy() for name in numbers}
     result["observed_at"] = result.pop("observed").astype("datetime64[us]")
+    # Millionths as exact integers: one IEEE division of two exact doubles is correctly rounded, so this
+    # is float(Decimal(amount)) (exact below 2**53 millionths, some 9 billion an hour)
+    result["amount"] = result["amount"] / 1e6
     return result
 
 
@@ -170,7 +172,8 @@ def _usd(amount: np.ndarray, currency: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(currency == code)
         if code in rates:
             rate = rates[code]
-            # repr() of the float is the stored 6-decimal text again (at most 18 digits, 6 after the point)
+            # repr() of the float is the stored 6-decimal text again (exact up to 15 significant digits:
+            # any amount under a billion an hour)
             usd[rows] = [float(Decimal(repr(value)) * rate) for value in amount[rows].tolist()]
     return usd
 
