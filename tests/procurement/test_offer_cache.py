@@ -152,6 +152,15 @@ def test_it_changes_the_version_on_each_kind_of_write_and_not_on_a_rerun():
         seen.add(key)
 
 
+def test_a_catalog_reload_that_changes_nothing_keeps_the_cached_table(bundled_catalog):
+    """Every deploy runs load_catalog: an unchanged one must not throw away every worker's table."""
+    from pricing.catalog import catalog_load
+
+    before = price_version_key()
+    assert catalog_load().prices.inserted == 0
+    assert price_version_key() == before
+
+
 # --- Reuse: one context per version and minute; prepared tables per what prepare() reads -----------------
 
 
