@@ -73,7 +73,18 @@ def upsert_by_natural_key(
     if to_update:
         model.objects.bulk_update(to_update, sorted(update_fields), batch_size=1000)
     count.created, count.updated = len(to_create), len(to_update)
+    if count.changed:
+        _bulk_written(model)
     return count, existing
+
+
+def _bulk_written(model: type[models.Model]) -> None:
+    """Bulk writes send no signals: a catalog or price model written here bumps the price version
+    itself, so cached offer tables keyed by it are never served again (pricing/price_version.py)."""
+    from pricing.price_version import VERSIONED_MODELS, price_version_bump
+
+    if model._meta.app_label == "pricing" and model.__name__ in VERSIONED_MODELS:
+        price_version_bump()
 
 
 def _candidates(model, key_fields, rows):

@@ -51,6 +51,7 @@ from pricing.models import (
     SpotAdvisory,
     UnmappedGpuName,
 )
+from pricing.price_version import price_version_bump
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError, SpotAdvisoryRecord
 from pricing.selectors import current_price_observations
 
@@ -112,6 +113,8 @@ def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> Ing
         offer_id_by_index = _ensure_catalog(columns, result)
         batch = _Batch.build(columns, offer_id_by_index)
         _insert_observations(batch, refresh, result)
+        if result.inserted:  # COPY and bulk_create send no signals: cached offer tables must go
+            price_version_bump()
     return result
 
 

@@ -415,3 +415,19 @@ class SuspectPricePublication(models.Model):
     def __str__(self) -> str:
         who = self.published_by.get_username() if self.published_by else "(deleted user)"
         return f"{who} published {self.observation_id} at {self.published_at:%Y-%m-%d %H:%M}"
+
+
+class PriceVersion(models.Model):
+    """One row whose (number, token) changes with every write that can change a ranking's input: prices,
+    their publication, FX rates, the catalog (providers, regions, GPUs, instance types, offers), storage
+    rates and Spot Advisor bands (pricing/price_version.py). Cached offer tables are keyed by it.
+
+    The token is random on every bump, so a version rolled back with its transaction and bumped again by
+    another never repeats a key whose cached table held the rolled-back data."""
+
+    number = models.BigIntegerField(default=0)
+    token = models.CharField(max_length=32)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"price version {self.number} ({self.token})"

@@ -13,10 +13,14 @@ from django.db import transaction
 
 from pricing.choices import PriceStatus
 from pricing.models import PriceObservation, SuspectPricePublication
-from pricing.selectors import current_price_observations
+from pricing.price_version import price_version_bump
 
 
 def _current(observation: PriceObservation) -> PriceObservation | None:
+    # imported here: the admin imports this module at start-up, and pricing.selectors imports pandas,
+    # which a command that never reads the offer table should not pay for (issue 9)
+    from pricing.selectors import current_price_observations
+
     return current_price_observations(
         offer_id=observation.offer_id,
         pricing_model=observation.pricing_model,
@@ -36,6 +40,7 @@ def suspect_prices_publish(observation_ids: Iterable[int], *, user) -> int:
         )
         if not claimed:  # someone else published it in the meantime
             continue
+        price_version_bump()  # a queryset update sends no signal; the published price is now current
         after = _current(observation)
         SuspectPricePublication.objects.create(
             observation=observation,

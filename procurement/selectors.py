@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.db.models import OuterRef, Q, Subquery
 from django.db.models.fields.json import KeyTransform
@@ -14,7 +15,9 @@ from gpuledger.accounts.teams import visible_to
 from pricing.choices import StorageClass
 from pricing.fx import fx_rates
 from pricing.models import GpuModel, SpotAdvisory, StorageRate
+from pricing.offer_table import offer_table
 from pricing.selectors import offer_frame
+from pricing.spot_sanity import _group_codes as place_codes  # one code per (provider, type, region)
 from procurement import models
 from procurement.choices import ChangeKind
 from procurement.sizing import GpuSpec
@@ -44,6 +47,28 @@ def ranking_offer_frame(**filters) -> pd.DataFrame:
     return frame
 
 
+def ranking_offer_table() -> pd.DataFrame:
+    """The offer table the ranking context caches (procurement/offer_cache.py): pricing.offer_table's fast
+    read (float money, no freshness columns), plus ``interruption_band`` and ``interruption_observed_at``
+    (the Spot Advisor snapshot's date), looked up once per distinct (provider, region, instance type)."""
+    frame = offer_table()
+    newest: dict[tuple[str, str, str], tuple[int, str]] = {}
+    rows = SpotAdvisory.objects.order_by("observed_at").values_list(
+        "provider__slug", "region_code", "instance_type_name", "interruption_band", "observed_at"
+    )
+    for provider, region, instance, band, observed_at in rows:
+        newest[(provider, region, instance)] = (band, observed_at.date().isoformat())
+    codes = place_codes(frame)
+    _, first = np.unique(codes, return_index=True)  # one row per code, in code order
+    columns = [frame[name].to_numpy(dtype=object)[first] for name in ("provider", "region", "instance_type")]
+    found = [newest.get(key, (None, None)) for key in zip(*columns, strict=True)]
+    bands = np.array([np.nan if band is None else float(band) for band, _ in found] + [np.nan])
+    dates = np.array([date for _, date in found] + [None], dtype=object)
+    frame["interruption_band"] = bands[codes]
+    frame["interruption_observed_at"] = pd.Series(dates[codes], dtype=object, index=frame.index)
+    return frame
+
+
 def block_storage_rates_usd() -> dict[str, float]:
     """Provider -> all-region block SSD price per GB-month in USD (the disk a job's files live on)."""
     return {provider: usd for provider, (usd, _source) in block_storage_rates_with_sources().items()}
@@ -67,13 +92,14 @@ def block_storage_rates_with_sources() -> dict[str, tuple[float, str]]:
     return result
 
 
-def assumed_storage_providers() -> frozenset[str]:
-    """Providers whose storage rate is a stated default ("assumed: ..." in its source)."""
+def assumed_storage_providers(rates: dict[str, tuple[float, str]] | None = None) -> frozenset[str]:
+    """Providers whose storage rate is a stated default ("assumed: ..." in its source); ``rates`` from
+    block_storage_rates_with_sources(), read here when not given."""
+    rates = block_storage_rates_with_sources() if rates is None else rates
     return frozenset(
-        provider
-        for provider, (_usd, source) in block_storage_rates_with_sources().items()
+        provider for provider, (_usd, source) in rates.items()
         if source.strip().lower().startswith(ASSUMED_RATE_PREFIX)
-    )
+    )  # fmt: skip
 
 
 # --- Dashboard ----------------------------------------------------------------------------------------

@@ -14,10 +14,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from pricing.models import Provider, Region, SpotAdvisory
+from pricing.price_version import price_version_key
+from pricing.selectors import with_staleness
 from pricing.spot_selectors import spot_price_histories_usd
-from procurement import models, selectors
+from procurement import models, offer_cache, selectors
 from procurement.costing.job import MAX_STORAGE_RETENTION_DAYS, retention_months
 from procurement.costing.values import CostInputError, bounded_int, currency_code, non_negative
 from procurement.ranking import (
@@ -176,6 +179,9 @@ def _measurements(workload: models.Workload | None, spec: WorkloadSpec) -> Shape
     return ShapeMeasurements(speeds, dates)
 
 
+MAX_PREPARED = 16  # distinct option sets prepared per context (a prepared 100,000-offer table is ~10 MB)
+
+
 @dataclass(frozen=True)
 class RankingContext:
     """What every ranking in a batch shares: read once per request or per recompute chunk."""
@@ -193,17 +199,38 @@ class RankingContext:
 
     @classmethod
     def current(cls) -> RankingContext:
-        offers = selectors.ranking_offer_frame()
-        offers["interruption_observed_at"] = advisor_dates(offers)
-        return cls(
-            offers, selectors.ranking_gpus(), selectors.block_storage_rates_usd(),
-            selectors.assumed_storage_providers(),
-        )  # fmt: skip
+        """The context of the current prices, shared by every request of this price version and minute
+        in this process (procurement/offer_cache.py): the cached offer table with its stale flags as of
+        this minute, GPU datasheets and storage rates (all covered by the price version), and what
+        rankings fill in as they go (prepared tables, FX conversions, spot histories). A warm request
+        reads the price version (one query) and ranks."""
+        now = timezone.now()
+        return offer_cache.context_for(
+            price_version_key(),
+            int(now.timestamp() // offer_cache.CONTEXT_S),
+            build=lambda table: cls.of_table(with_staleness(table.copy(deep=False), now)),
+            table=selectors.ranking_offer_table,
+        )
+
+    @classmethod
+    def of_table(cls, offers) -> RankingContext:
+        """A context of this offer table with the stored GPU datasheets and storage rates."""
+        rates = selectors.block_storage_rates_with_sources()
+        usd = {provider: rate for provider, (rate, _source) in rates.items()}
+        return cls(offers, selectors.ranking_gpus(), usd, selectors.assumed_storage_providers(rates))
 
     def prepared(self, options: RankingOptions) -> PreparedOffers:
-        """The offer table filtered for these options, prepared once per distinct filter set."""
-        key = (options.providers, options.regions, options.pricing_models, options.gpus)
+        """The offer table filtered for these options, prepared once per distinct set of what ``prepare``
+        reads (filters, illustrative and outlier choices, storage rates, interconnect rules, datasheets)."""
+        key = (
+            options.providers, options.regions, options.pricing_models, options.gpus,
+            options.include_illustrative, options.rank_outliers_at_quote, options.interconnect_rules,
+            tuple(sorted(options.storage_rate_per_gb_month.items())), options.storage_rate_assumed,
+            options.assumed_storage_rate_per_gb_month, tuple(sorted(self.gpus.items())),
+        )  # fmt: skip
         if key not in self._prepared:
+            if len(self._prepared) >= MAX_PREPARED:
+                self._prepared.clear()
             self._prepared[key] = prepare(self.offers, self.gpus, options)
         return self._prepared[key]
 

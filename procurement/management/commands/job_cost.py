@@ -29,6 +29,9 @@ REPORT_KEYS = ("compute", "setup", "storage", "reruns", "total", "currency")
 
 class Command(BaseCommand):
     help = "Price one job: compute, setup, storage and reruns, as decimal strings."
+    # No system checks: they import every URL conf and view, most of a one-shot command's start-up
+    # (issue 9); `manage.py check` runs them in CI and at deploy.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("--price-per-hour", required=True, help="P: price per instance-hour")

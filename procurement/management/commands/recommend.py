@@ -35,6 +35,9 @@ BAD_INPUT = 2  # the exit status of `size` for an invalid spec: scripts can tell
 
 class Command(BaseCommand):
     help = "Rank configurations for a workload spec (YAML or JSON) by total job cost."
+    # No system checks: they import every URL conf and view, most of a one-shot command's start-up
+    # (issue 9); `manage.py check` runs them in CI and at deploy.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="workload spec, YAML or JSON (docs/workload-spec.md)")

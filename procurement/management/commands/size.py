@@ -21,6 +21,9 @@ BAD_INPUT = 2
 
 class Command(BaseCommand):
     help = "Size a workload spec (YAML/JSON) on the catalog GPUs: memory breakdown, speed, verdicts."
+    # No system checks: they import every URL conf and view, most of a one-shot command's start-up
+    # (issue 9); `manage.py check` runs them in CI and at deploy.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="workload spec, YAML or JSON")
