@@ -13,7 +13,7 @@ def create_version_row(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('pricing', '0005_w9_fx_rate_edited_at'),
+        ('pricing', '0006_faults_edited_at'),
     ]
 
     operations = [
