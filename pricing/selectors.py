@@ -149,8 +149,8 @@ def price_staleness(
     return now - observed_at > limit, limit / dt.timedelta(hours=1)
 
 
-def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
-    """The landing page table: every GPU with its cheapest current on-demand and spot GPU-hour (USD).
+def gpu_catalog_rows(*, now: dt.datetime | None = None, gpus=None) -> list[dict]:
+    """The landing page table: every GPU (or those of ``gpus``) with its cheapest current on-demand and spot GPU-hour (USD).
 
     A whole-instance price is preferred: a GPU-only price (``host_priced_separately``, e.g. GCP, whose
     host VM is billed on top) would look cheaper than it is. It is shown only for a GPU that has no
@@ -160,7 +160,7 @@ def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
     from pricing.catalog_cheapest import cheapest_gpu_prices
 
     cheapest = cheapest_gpu_prices(now=now)
-    return [_catalog_row(gpu, cheapest) for gpu in GpuModel.objects.all()]
+    return [_catalog_row(gpu, cheapest) for gpu in (GpuModel.objects.all() if gpus is None else gpus)]
 
 
 def cheapest_in_frame(frame: pd.DataFrame) -> dict:

@@ -150,3 +150,19 @@ def test_pages_read_a_bounded_part_of_a_growing_catalog(
         assert rows_after <= rows_before + 200, (name, before[name], after[name])
         assert queries_after == queries_before, name
     assert after["offers"][0] < 500  # 50 rows and their siblings, not the catalog's ~9,000 prices
+
+
+def test_the_catalog_page_is_paged_and_searched_in_sql(viewer_client, bundled_catalog, monkeypatch):
+    from pricing import views
+
+    monkeypatch.setattr(views, "CATALOG_PAGE_SIZE", 10)
+    last = viewer_client.get("/", {"page": 4})
+    assert [len(viewer_client.get("/", {"page": n}).context["rows"]) for n in (1, 2)] == [10, 10]
+    assert len(last.context["rows"]) == 3  # 33 bundled GPUs: 10 + 10 + 10 + 3
+    html = last.content.decode()
+    assert "33 accelerators" in html and "Page 4 of 4" in html and 'rel="prev"' in html
+    found = viewer_client.get("/", {"q": "H100"})
+    assert sorted(row["gpu"].slug for row in found.context["rows"]) == [
+        "h100-nvl-94gb", "h100-pcie-80gb", "h100-sxm5-80gb",
+    ]  # fmt: skip
+    assert "Page 1" not in found.content.decode()  # one page: no pager
