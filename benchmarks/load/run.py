@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -52,6 +53,7 @@ WORKLOAD = {
 
 def main() -> int:
     args = _arguments()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop gunicorn on the way out (finally)
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         print("load test: set DATABASE_URL (postgres://...) and REDIS_URL (redis://...)", file=sys.stderr)
         return 2
@@ -177,6 +179,24 @@ def _wait_healthy(base: str, timeout_s: float = 60.0) -> None:
     raise SystemExit(f"gunicorn did not answer {base}/healthz within {timeout_s:.0f} s")
 
 
+def _wait_idle(base: str, limit_s: float = 300.0) -> None:
+    """Wait until gunicorn has worked off the requests a level left queued (a client that timed out does
+    not take its request back): /healthz waits in the same queue, so a quick answer means an idle server.
+    Without this a level after an overloaded one measures its predecessor's backlog."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"{base}/healthz", timeout=limit_s) as response:
+                response.read()
+        except OSError:
+            time.sleep(1)
+            continue
+        if time.monotonic() - started < 1.0:
+            return
+    raise SystemExit(f"gunicorn still busy {limit_s:.0f} s after a level ended")
+
+
 def _scenarios(base: str, tokens: dict, sessions: dict) -> list[Scenario]:
     def bearer(role: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {tokens[role]}", "Accept": "application/json"}
@@ -247,6 +267,7 @@ def _run(base: str, scenarios: list[Scenario], args) -> list[LevelResult]:
             )
             results.append(result)
             print(_line(result), flush=True)
+            _wait_idle(base)
     print(f"load average {os.getloadavg()[0]:.2f} after the run", flush=True)
     return results
 
@@ -280,8 +301,21 @@ def _targets(results: list[LevelResult]) -> list[str]:
     ]
 
 
+def markdown_table(results: list[LevelResult]) -> str:
+    """The figures as the table in docs/performance.md."""
+    lines = ["| endpoint | users | req/s | p50 ms | p95 ms | p99 ms | requests | errors |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in results:
+        p = [r.percentile_ms(q) for q in (50, 95, 99)]
+        shown = ["-" if v is None else f"{v:,.0f}" for v in p]
+        lines.append(
+            f"| {r.scenario} | {r.users} | {r.rate_per_s:.1f} | {' | '.join(shown)} | {r.requests:,} | {r.errors} |"
+        )
+    return "\n".join(lines)
+
+
 def _report(results: list[LevelResult], args) -> int:
     errors = sum(result.errors for result in results)
+    print(markdown_table(results))
     print("\n".join(_targets(results)))
     for result in results:
         for sample in result.error_samples:
