@@ -47,25 +47,23 @@ def current_price_count(**filters) -> int:
 def offer_frame_page(*, limit: int, offset: int, **filters) -> pd.DataFrame:
     """Rows ``offset`` to ``offset + limit`` of the current prices in CURRENT_KEY order, with every
     column of offer_frame(**filters)."""
-    page_ids = list(
+    page_keys = list(
         current_price_observations(**_mapped(filters))
         .order_by(*CURRENT_KEY)
-        .values_list("id", flat=True)[offset : offset + limit]
+        .values_list(*CURRENT_KEY)[offset : offset + limit]
     )
-    if not page_ids:
+    if not page_keys:
         return pd.DataFrame(columns=OFFER_FRAME_COLUMNS)
-    frame = offer_frame(offer_id__in=_sibling_offer_ids(page_ids), **filters)
-    page = frame.set_index("observation_id", drop=False).loc[page_ids]
-    return page.reset_index(drop=True)
-
-
-def _sibling_offer_ids(observation_ids: list[int]):
     groups = (
-        Offer.objects.filter(prices__id__in=observation_ids)
+        Offer.objects.filter(id__in={offer_id for offer_id, _, _ in page_keys})
         .values_list("instance_type_id", "region_id")
         .distinct()
     )
-    return offers_in_groups(groups)
+    frame = offer_frame(offer_id__in=offers_in_groups(groups), **filters)
+    # Matched by key, not by observation id: a price imported between the two reads replaces its
+    # key's row rather than leaving a hole in the page.
+    keys = pd.DataFrame(page_keys, columns=list(CURRENT_KEY))
+    return keys.merge(frame, on=list(CURRENT_KEY), how="inner")[list(frame.columns)]
 
 
 GROUP_QUERY_CHUNK = 200  # instance types per query: an OR much deeper is too deep for SQLite
