@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,7 +206,7 @@ def _scenarios(base: str, tokens: dict, sessions: dict) -> list[Scenario]:
     total = _offer_count(base, bearer("viewer"))
     pages = max(1, min(total, 10_000) // 100)
 
-    def get(path: str, headers: dict) -> callable:
+    def get(path: str, headers: dict) -> Callable[[int], Request]:
         return lambda n: Request("GET", path, headers)
 
     computed = json_request(
