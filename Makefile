@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1:8000
 
-.PHONY: run test faults lint format migrate catalog worker beat clean backup restore
+.PHONY: run test faults lint format migrate catalog worker beat clean backup restore load load-short
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,15 @@ backup:
 
 restore:
 	infra/restore.sh $(BACKUP)
+
+# Load test (benchmarks/load/run.py): gunicorn on 127.0.0.1 with production settings against DATABASE_URL
+# (PostgreSQL) and REDIS_URL, 10/50/100 users per endpoint, PASS/MISS per latency target; figures in
+# var/load/results.json. `load-short` is the bounded form CI runs: it fails on any non-2xx answer.
+load: $(VENV)/.runtime-installed
+	$(PY) benchmarks/load/run.py --output var/load/results.json
+
+load-short: $(VENV)/.runtime-installed
+	$(PY) benchmarks/load/run.py --short
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache staticfiles

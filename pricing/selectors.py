@@ -149,14 +149,23 @@ def price_staleness(
     return now - observed_at > limit, limit / dt.timedelta(hours=1)
 
 
-def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
-    """The landing page table: every GPU with its cheapest current on-demand and spot GPU-hour (USD).
+def gpu_catalog_rows(*, now: dt.datetime | None = None, gpus=None) -> list[dict]:
+    """The landing page table: every GPU (or those of ``gpus``) with its cheapest current on-demand and spot GPU-hour (USD).
 
     A whole-instance price is preferred: a GPU-only price (``host_priced_separately``, e.g. GCP, whose
     host VM is billed on top) would look cheaper than it is. It is shown only for a GPU that has no
     whole-instance price, and the row carries the flag so the page labels it "GPU only, host extra".
+    The candidates are picked in SQL (pricing/catalog_cheapest.py): a bounded read at any catalog size.
     """
-    frame = offer_frame(now=now)
+    from pricing.catalog_cheapest import cheapest_gpu_prices
+
+    cheapest = cheapest_gpu_prices(now=now)
+    return [_catalog_row(gpu, cheapest) for gpu in (GpuModel.objects.all() if gpus is None else gpus)]
+
+
+def cheapest_in_frame(frame: pd.DataFrame) -> dict:
+    """{(gpu slug, pricing model): row} of the cheapest usable on-demand and spot GPU-hour in an offer
+    table, whole-instance prices preferred over GPU-only ones."""
     cheapest = {}
     if not frame.empty:
         # illustrative prices are not prices, and a spot outlier is not a price a job gets (labelled
@@ -169,7 +178,7 @@ def gpu_catalog_rows(*, now: dt.datetime | None = None) -> list[dict]:
             for part in (subset[gpu_only], subset[~gpu_only]):  # whole-instance prices overwrite GPU-only
                 for row in _cheapest_per_gpu(part).itertuples():
                     cheapest[(row.gpu, model)] = row
-    return [_catalog_row(gpu, cheapest) for gpu in GpuModel.objects.all()]
+    return cheapest
 
 
 def _cheapest_per_gpu(prices: pd.DataFrame) -> pd.DataFrame:

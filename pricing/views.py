@@ -1,22 +1,29 @@
 """Pages of the pricing app: thin shells over selectors."""
 
+from django.core.paginator import Paginator
+from django.db.models import Q
 from django.shortcuts import get_object_or_404, render
 
 from gpuledger.roles import VIEWER, role_required
-from pricing.models import Offer
+from pricing.models import GpuModel, Offer
 from pricing.selectors import gpu_catalog_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
+CATALOG_PAGE_SIZE = 50  # GPU rows per page (the bundled catalog has 33: one page)
+
 
 @role_required(VIEWER)
 def catalog_page(request):
-    """The landing page: the GPU catalog with the cheapest current prices per GPU-hour."""
+    """The landing page: the GPU catalog with the cheapest current prices per GPU-hour, one page of
+    GPUs at a time, searched in SQL."""
     query = request.GET.get("q", "").strip().lower()
-    rows = gpu_catalog_rows()
+    gpus = GpuModel.objects.all()
     if query:
-        rows = [r for r in rows if query in r["gpu"].name.lower() or query in r["gpu"].slug]
-    return render(request, "pricing/catalog.html", {"rows": rows, "query": query})
+        gpus = gpus.filter(Q(name__icontains=query) | Q(slug__icontains=query))
+    page = Paginator(gpus, CATALOG_PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = gpu_catalog_rows(gpus=page.object_list)
+    return render(request, "pricing/catalog.html", {"rows": rows, "query": query, "page": page})
 
 
 @role_required(VIEWER)

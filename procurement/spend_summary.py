@@ -35,17 +35,11 @@ def spend_month(today: dt.date, teams: tuple[str, ...] = ()) -> tuple[dt.date, d
 
 
 def price_freshness(now: dt.datetime) -> dict:
-    """Current catalog prices: how many, how many are past their freshness limit, the newest's date."""
-    from pricing.selectors import offer_frame
+    """Current catalog prices: how many, how many are past their freshness limit, the newest's date
+    (counted in SQL: the catalog may hold hundreds of thousands of prices)."""
+    from pricing.offer_pages import current_price_freshness
 
-    frame = offer_frame(now=now)
-    if frame.empty:
-        return {"prices": 0, "stale": 0, "newest": None}
-    return {
-        "prices": len(frame),
-        "stale": int(frame["stale"].sum()),
-        "newest": max(frame["observed_at"]),
-    }
+    return current_price_freshness(now)
 
 
 def finance_summary(now: dt.datetime | None = None, scope=None) -> dict:

@@ -5,10 +5,11 @@ from rest_framework import generics
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.pagination import LIST_PAGE_PARAMETERS, ListBodyPage
 from gpuledger.roles import VIEWER, role_permission
 from pricing.api.serializers import GpuModelSerializer, OfferPriceSerializer
 from pricing.models import GpuModel
-from pricing.selectors import offer_frame
+from pricing.offer_pages import current_price_count, offer_frame_page
 
 
 class GpuModelList(generics.ListAPIView):
@@ -26,7 +27,10 @@ class GpuModelDetail(generics.RetrieveAPIView):
 
 
 class OfferPriceList(APIView):
-    """Current prices, one row per offer × pricing model; filter by gpu, provider, pricing_model."""
+    """Current prices, one row per offer × pricing model; filter by gpu, provider, pricing_model.
+
+    The body stays a plain list (clients rely on it); it is one page (`limit`, `offset`) in the order
+    offer, pricing model, payment option, with the total and the next page in headers."""
 
     permission_classes = [role_permission(VIEWER)]
 
@@ -35,6 +39,7 @@ class OfferPriceList(APIView):
             OpenApiParameter("gpu", str),
             OpenApiParameter("provider", str),
             OpenApiParameter("pricing_model", str),
+            *LIST_PAGE_PARAMETERS,
         ],
         responses=OfferPriceSerializer(many=True),
     )
@@ -46,5 +51,7 @@ class OfferPriceList(APIView):
             filters["offer__instance_type__provider__slug"] = provider
         if model := request.query_params.get("pricing_model"):
             filters["pricing_model"] = model
-        frame = offer_frame(**filters)
-        return Response(OfferPriceSerializer(frame.to_dict("records"), many=True).data)
+        page = ListBodyPage.from_request(request)
+        frame = offer_frame_page(limit=page.limit, offset=page.offset, **filters)
+        rows = OfferPriceSerializer(frame.to_dict("records"), many=True).data
+        return Response(rows, headers=page.headers(request, total=current_price_count(**filters)))

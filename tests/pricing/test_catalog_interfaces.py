@@ -45,7 +45,9 @@ def test_the_offer_api_filters_current_prices(viewer_client, bundled_catalog):
 def test_the_offer_api_marks_stale_and_gpu_only_prices(viewer_client, bundled_catalog):
     from pricing.models import PriceObservation
 
-    rows = viewer_client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    rows = viewer_client.get(
+        "/api/offers/", {"gpu": "l4", "pricing_model": "on_demand", "limit": 1000}
+    ).json()
     gcp = [row for row in rows if row["instance_type"].startswith("gcp-gpu-")]
     assert gcp and all(row["host_priced_separately"] for row in gcp)  # GCP lists L4 GPUs without the host VM
     # ... and the g2 machine types carry host + GPUs: whole instances (pricing/providers/gcp_hosts.py)
@@ -59,6 +61,8 @@ def test_the_offer_api_marks_stale_and_gpu_only_prices(viewer_client, bundled_ca
     PriceObservation.objects.filter(pk=g6["observation_id"]).update(
         observed_at=timezone.now() - dt.timedelta(days=91)
     )
-    again = viewer_client.get("/api/offers/", {"gpu": "l4", "pricing_model": "on_demand"}).json()
+    again = viewer_client.get(
+        "/api/offers/", {"gpu": "l4", "pricing_model": "on_demand", "limit": 1000}
+    ).json()
     assert [row["stale"] for row in again if row["observation_id"] == g6["observation_id"]] == [True]
     assert sum(row["stale"] for row in again) == 1

@@ -111,11 +111,22 @@ def test_a_body_over_one_megabyte_is_refused(client_as):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "query", ["limit=1e20", "limit=100000000000000000000", "offset=100000000000000000000"]
+    ("query", "field"),
+    [
+        ("limit=1e20", "limit"),
+        ("limit=100000000000000000000", "limit"),
+        ("limit=1001", "limit"),
+        ("limit=0", "limit"),
+        ("limit=-1", "limit"),
+        ("offset=100000000000000000000", "offset"),
+        ("offset=1.5", "offset"),
+    ],
 )
-def test_huge_page_parameters_are_capped_not_a_500(client_as, query):
+def test_bad_or_huge_offer_page_parameters_are_a_400_naming_them(client_as, query, field):
+    # /api/offers/ pages a plain list (gpuledger/pagination.py ListBodyPage): out of range is refused
     response = client_as("viewer").get(f"/api/offers/?{query}")
-    assert response.status_code == 200
+    assert response.status_code == 400
+    assert [error["path"] for error in response.json()["errors"]] == [field]
 
 
 def test_a_page_limit_is_capped_at_1000_and_a_huge_offset_at_a_billion(rf):
