@@ -12,6 +12,7 @@ generating requests fails the suite instead of shrinking it silently.
 from __future__ import annotations
 
 import logging
+from traceback import format_exception
 
 import pytest
 from django.core import signals
@@ -32,6 +33,9 @@ REQUIRED_TOTAL = 2000
 REQUIRED_PER_IDENTITY = REQUIRED_TOTAL // len(IDENTITIES)
 # An operation with parameters or a body has many distinct requests: it must get at least this many.
 REQUIRED_PER_OPERATION = 10
+# Fewer for an operation whose unfiltered answer is the whole price table (2.2 MB, seconds to build and
+# validate) until it is paginated (issue 9, "Unpaginated heavy pages"); filtered requests stay cheap.
+MAX_EXAMPLES_FOR = {"GET /api/offers/": REQUIRED_PER_OPERATION}
 
 SCHEMA = load_schema()
 OPERATIONS = operations(SCHEMA)
@@ -100,12 +104,13 @@ def test_it_answers_generated_requests_to_every_operation_as_documented(fuzz_wor
                     operation,
                     app=wsgi_app,
                     headers=fuzz_world["headers"][identity],
-                    max_examples=MAX_EXAMPLES,
+                    max_examples=MAX_EXAMPLES_FOR.get(operation.label, MAX_EXAMPLES),
                     known_path_values=fuzz_world["known"],
                 )
                 transaction.set_rollback(True)
         except (Exception, FailureGroup) as failure:  # every operation's failure is reported, not the first
-            failures.append(f"{operation.label} as {identity}:\n{failure}")
+            shown = failure if isinstance(failure, FailureGroup) else "".join(format_exception(failure)[-3:])
+            failures.append(f"{operation.label} as {identity}:\n{shown}")
             print(failures[-1], flush=True)
     print(f"\n{identity}: {sum(sent.values())} requests {sent}")
     assert not failures, "\n\n".join(failures)
