@@ -8,7 +8,6 @@ endpoint another change adds is fuzzed without editing this file.
 from __future__ import annotations
 
 import json
-import os
 
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -92,7 +91,7 @@ def fuzz_operation(
         derandomize=True,
         database=None,
         deadline=None,
-        phases=[Phase.explicit, Phase.generate, Phase.shrink][: 2 if os.environ.get("FUZZ_NO_SHRINK") else 3],
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
     )
