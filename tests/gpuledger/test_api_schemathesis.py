@@ -72,6 +72,8 @@ def _seed() -> dict:
         user.groups.add(Group.objects.get_or_create(name=role)[0])
         team.members.add(user)
         headers[role] = {"Authorization": f"Bearer {token_create(user, 'schemathesis')[1]}"}
+    # Path values that exist, by parameter name: GPU slugs, and offer ids (for spot history; under
+    # /api/tco/{id}/ the same numbers are studies nobody stored, a documented 404).
     known = {
         "slug": list(GpuModel.objects.order_by("slug").values_list("slug", flat=True)[:5]),
         "id": list(Offer.objects.order_by("pk").values_list("pk", flat=True)[:5]),
