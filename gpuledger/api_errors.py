@@ -8,8 +8,9 @@
 clients reading them keep working.
 
 `document_error_responses` is a drf-spectacular postprocessing hook: it adds the ``ApiErrors``
-component to the schema and documents it as the body of every operation's 400/401/403/404 that the
-view does not describe itself.
+component to the schema and documents it as the body of every error response an operation can give
+that its view does not describe itself (400, 401, 403, 429 everywhere; 404 with a path parameter;
+413 and 415 with a body).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def require_body(request) -> None:
     """Raise EmptyBody for a request without a body (call after the view's permission checks ran)."""
     if not request.body.strip():
         raise EmptyBody()
+
+
+def error_body(path: str, message: str, **kept) -> dict:
+    """An error body for a view or middleware that answers without raising: the one shape, with the keys
+    its clients read (`kept`, e.g. ``field``/``error``) beside it."""
+    return kept | {"errors": [{"path": path, "message": message}]}
 
 
 def error_entries(detail, path: str = "") -> list[dict]:
@@ -101,11 +108,30 @@ ERRORS_SCHEMA = {
     "required": ["errors"],
 }
 STANDARD_ERRORS = {
-    "400": "Bad input: every bad field by its path; nothing was stored.",
+    "400": "Bad input: every bad field by its path; nothing was stored. Any query parameter holding a "
+    "NUL byte is refused too (gpuledger/middleware.py), whatever the operation.",
     "401": "Not signed in (no session and no valid token).",
     "403": "Signed in without a role this endpoint needs.",
     "404": "No such object.",
+    "413": "The request body is over the size limit (DATA_UPLOAD_MAX_MEMORY_SIZE); nothing was read.",
+    "415": "The request body is not of a media type this operation reads.",
+    "429": "Too many requests: over the API rate limit for this user or address; retry after the "
+    "seconds in the Retry-After header.",
 }
+BODY_METHODS = ("post", "put", "patch")
+
+
+def standard_error_codes(path: str, method: str, operation: dict) -> list[str]:
+    """The errors any operation can answer whatever its view says: the middleware, parser, permission
+    and throttle classes every API view shares (schemathesis found each of them undocumented)."""
+    codes = ["400", "401", "403", "429"]
+    parameters = {parameter.get("name") for parameter in operation.get("parameters", [])}
+    # A path parameter that names nothing, and (the schema view) a `format` it does not render.
+    if "{" in path or "format" in parameters:
+        codes.append("404")
+    if method in BODY_METHODS:
+        codes += ["413", "415"]
+    return codes
 
 
 def document_error_responses(result, generator, request, public):
@@ -117,12 +143,7 @@ def document_error_responses(result, generator, request, public):
         for method, operation in operations.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
-            codes = ["401", "403"]
-            if method in ("post", "put", "patch"):
-                codes.insert(0, "400")
-            if "{" in path:
-                codes.append("404")
-            for code in codes:
+            for code in standard_error_codes(path, method, operation):
                 response = operation["responses"].setdefault(code, {"description": STANDARD_ERRORS[code]})
                 response.setdefault("content", {"application/json": {"schema": reference}})
     return result

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.http import JsonResponse
 
+from gpuledger.api_errors import error_body
+
 
 class RejectNulBytesMiddleware:
     def __init__(self, get_response):
@@ -14,7 +16,7 @@ class RejectNulBytesMiddleware:
         for name, values in request.GET.lists():
             if "\x00" in name or any("\x00" in value for value in values):
                 shown = name.replace("\x00", "\\x00")[:60]
-                return JsonResponse(
-                    {"detail": f"query parameter {shown!r}: holds a NUL byte", "field": shown}, status=400
-                )
+                message = f"query parameter {shown!r}: holds a NUL byte"
+                # The one error shape, which every documented 400 has (was detail/field only).
+                return JsonResponse(error_body(shown, message, detail=message, field=shown), status=400)
         return self.get_response(request)

@@ -2,10 +2,14 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from gpuledger.api_root import ApiRoot
 from gpuledger.health import healthz
+from gpuledger.schema_view import SchemaView
+
+# An unmatched /api/ address answers JSON in the API's error shape; pages keep Django's 404 page.
+handler404 = "gpuledger.api_not_found.not_found"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -13,7 +17,7 @@ urlpatterns = [
     path("api/", ApiRoot.as_view(), name="api-root"),
     path("api/", include("pricing.api.urls")),
     path("api/", include("procurement.api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up code as a script file, so the page needs no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("pricing.urls")),

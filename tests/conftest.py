@@ -99,8 +99,12 @@ THROTTLE_KEY_PATTERNS = ("*gpuledger:login-failures:*", "*throttle_*")
 
 @pytest.fixture(autouse=True)
 def fresh_throttles():
-    """Sign-in failures and API rate counts live in the cache: each test starts with none. The in-memory
-    cache is cleared; on Redis only the throttle keys go (the same db may hold other state)."""
+    """Sign-in failures and API rate counts live in the cache: each test starts with none."""
+    throttles_clear()
+
+
+def throttles_clear() -> None:
+    """The in-memory cache is cleared; on Redis only the throttle keys go (the same db may hold other state)."""
     from django.core.cache import cache
 
     backend = settings.CACHES["default"]["BACKEND"]

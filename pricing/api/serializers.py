@@ -4,8 +4,16 @@ from rest_framework import serializers
 
 from pricing.models import GpuModel
 
+# The bundled catalog's source fields hold one URL or several ("url ; url", "url (note)"): text, not a
+# URI each (the schema said `format: uri`, which the bundled GPUs broke: found by schemathesis).
+SOURCE_TEXT = {"help_text": "Where the figures come from: one URL or several, separated by ' ; '."}
+
 
 class GpuModelSerializer(serializers.ModelSerializer):
+    price_source_url = serializers.CharField(max_length=500, allow_blank=True, **SOURCE_TEXT)
+    source_url = serializers.CharField(max_length=500, allow_blank=True, **SOURCE_TEXT)
+    crosscheck_url = serializers.CharField(max_length=500, allow_blank=True, **SOURCE_TEXT)
+
     class Meta:
         model = GpuModel
         exclude = ["id"]

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_for_new_object, visible_to
-from gpuledger.api_errors import ApiErrorSerializer, require_body
+from gpuledger.api_errors import ApiErrorSerializer, error_body, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from procurement import models, services
 from procurement.api.spec_schemas import TcoStudySpecSerializer, WorkloadSpecSerializer
@@ -18,11 +18,13 @@ from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
 
+# `errors` is in every 400; `field`/`error` only in the view's own (a body that is not JSON at all is
+# refused by the parser first, with `errors` alone), so the schema has them optional.
 ERROR_SCHEMA = inline_serializer(
     "CostInputError",
     {
-        "field": serializers.CharField(help_text="path of the bad field"),
-        "error": serializers.CharField(),
+        "field": serializers.CharField(required=False, help_text="path of the bad field"),
+        "error": serializers.CharField(required=False),
         "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
     },
 )
@@ -30,9 +32,9 @@ RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
     "RecommendationInputError",
     {
         "field": serializers.CharField(
-            help_text="path of the first bad field, e.g. workload.model.num_layers"
+            required=False, help_text="path of the first bad field, e.g. workload.model.num_layers"
         ),
-        "error": serializers.CharField(),
+        "error": serializers.CharField(required=False),
         "errors": ApiErrorSerializer(
             many=True, help_text="every bad field, each by its path (a bad workload spec lists them all)"
         ),
@@ -263,9 +265,8 @@ class RecommendationCreate(APIView):
         except CostInputError as error:  # a bad workload spec: every bad field under "errors"
             return input_error_response(error)
         except TeamChoiceError as error:
-            return Response(
-                {"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST
-            )
+            body = error_body(error.field, error.message, field=error.field, error=error.message)
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)  # the one shape (was field/error only)
         body = {
             "id": recommendation_id,
             "workload_id": workload.pk,

@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.api_errors import ROOT, ApiErrorSerializer, error_body
 from gpuledger.roles import ADMIN, FINANCE, role_permission
 from procurement.billing.access import HasSpendAccess
 from procurement.billing.importer import import_files
@@ -25,14 +26,24 @@ IMPORT_RESULT = inline_serializer(
         "unmapped_instance_types": serializers.DictField(child=serializers.IntegerField()),
     },
 )  # fmt: skip
+# Every 400 has the API's one shape (`errors`); the keys clients read before stay beside it. They are
+# optional in the schema: a 400 from the parser or a middleware (a NUL byte) has `errors` only.
 IMPORT_ERROR = inline_serializer(
     "BillingImportError",
-    {"error": serializers.CharField(help_text="file:row:column: what is wrong; nothing was imported"),
-     "rejected": serializers.IntegerField()},
+    {"error": serializers.CharField(required=False, help_text="file:row:column: what is wrong; nothing was imported"),
+     "rejected": serializers.IntegerField(required=False),
+     "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape")},
 )  # fmt: skip
 REVIEW_ERROR = inline_serializer(
-    "SpendReviewError", {"field": serializers.CharField(), "error": serializers.CharField()}
-)
+    "SpendReviewError",
+    {"field": serializers.CharField(required=False), "error": serializers.CharField(required=False),
+     "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape")},
+)  # fmt: skip
+
+
+def import_error_response(message: str, rejected: int) -> Response:
+    body = error_body(ROOT, message, error=message, rejected=rejected)
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
 class BillingUploadSerializer(serializers.Serializer):
@@ -55,7 +66,7 @@ class BillingImportCreate(APIView):
     def post(self, request):
         body = BillingUploadSerializer(data=request.data)
         if not body.is_valid():
-            return Response({"error": str(body.errors), "rejected": 0}, status=status.HTTP_400_BAD_REQUEST)
+            return import_error_response(str(body.errors), 0)
         data = body.validated_data
         try:
             with uploaded_path(data["file"]) as path:
@@ -64,11 +75,9 @@ class BillingImportCreate(APIView):
                 )
                 result.errors = without_folder(result.errors, path)
         except UploadTooLarge as error:
-            return Response({"error": str(error), "rejected": 0}, status=status.HTTP_400_BAD_REQUEST)
+            return import_error_response(str(error), 0)
         if result.errors:
-            return Response(
-                {"error": result.errors[0], "rejected": result.rejected}, status=status.HTTP_400_BAD_REQUEST
-            )
+            return import_error_response(result.errors[0], result.rejected)
         return Response(
             {"inserted": result.inserted, "unchanged": result.unchanged, "rejected": result.rejected,
              "imports": result.imports, "unmapped_instance_types": dict(result.unmapped)},
@@ -114,7 +123,6 @@ class SpendReview(APIView):
             )  # fmt: skip
             review = build_review(review_request)
         except ReviewInputError as error:
-            return Response(
-                {"field": error.field, "error": error.message}, status=status.HTTP_400_BAD_REQUEST
-            )
+            body = error_body(error.field, error.message, field=error.field, error=error.message)
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
         return Response(review)

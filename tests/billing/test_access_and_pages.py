@@ -76,6 +76,7 @@ def test_api_review_bad_dates(client_as):
     assert client.get("/api/billing/spend-review/?from=2026-05-01").json() == {
         "field": "to",
         "error": "required, YYYY-MM-DD",
+        "errors": [{"path": "to", "message": "required, YYYY-MM-DD"}],  # the API's one error shape
     }
     response = client.get("/api/billing/spend-review/?from=2026-06-01&to=2026-05-01")
     assert response.status_code == 400 and response.json()["field"] == "to"
