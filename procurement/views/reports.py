@@ -62,17 +62,22 @@ def _page(kind: ReportKind):
             snapshot = report_snapshot_create(kind=kind.name, subject_id=subject_id, user=request.user)
         except ReportInputError as problem:
             raise Http404(problem.message) from None
-        context = report_context(snapshot_report(snapshot)) | {
-            "snapshot": snapshot,
-            "downloads": [
-                (fmt, label, reverse(f"report-{kind.name}-download", args=[snapshot.pk, fmt]))
-                for fmt, label in DOWNLOADS
-            ],
-        }
-        return render(request, "procurement/reports/page.html", context)
+        return _snapshot_page(request, kind, snapshot)
 
     report_page.__name__ = f"report_{kind.name}_page"
     return role_required(*kind.roles)(report_page)
+
+
+def _snapshot_page(request, kind: ReportKind, snapshot):
+    """A stored report as a page, with its download links."""
+    context = report_context(snapshot_report(snapshot)) | {
+        "snapshot": snapshot,
+        "downloads": [
+            (fmt, label, reverse(f"report-{kind.name}-download", args=[snapshot.pk, fmt]))
+            for fmt, label in DOWNLOADS
+        ],
+    }
+    return render(request, "procurement/reports/page.html", context)
 
 
 def _download(kind: ReportKind):
@@ -121,14 +126,7 @@ def _period_page(kind: ReportKind):
             snapshot = _period_snapshot(request, kind)
         except ReportInputError as problem:
             return HttpResponseBadRequest(f"{problem.field}: {problem.message}", content_type="text/plain")
-        context = report_context(snapshot_report(snapshot)) | {
-            "snapshot": snapshot,
-            "downloads": [
-                (fmt, label, reverse(f"report-{kind.name}-download", args=[snapshot.pk, fmt]))
-                for fmt, label in DOWNLOADS
-            ],
-        }
-        return render(request, "procurement/reports/page.html", context)
+        return _snapshot_page(request, kind, snapshot)
 
     report_page.__name__ = f"report_{kind.name}_page"
     return role_required(*kind.roles)(report_page)
