@@ -1,5 +1,7 @@
 """GET /healthz: is this process able to reach its database (and broker, when one is configured)?"""
 
+import functools
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
@@ -30,6 +32,16 @@ def _redis_ok() -> bool:
     import redis
 
     try:
-        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping())
+        return bool(_redis_client().ping())
     except redis.RedisError:
         return False
+
+
+@functools.cache
+def _redis_client():
+    """One client (and its connection pool) per process: a load balancer probes often, and a new TCP
+    connection per probe was a measurable share of a small server's CPU. A broken pooled connection is
+    dropped by redis-py and the next ping reconnects, so an outage and its end still show."""
+    import redis
+
+    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)

@@ -122,6 +122,11 @@ def _database_config() -> dict:
         config = environ.Env.db_url_config(url)
     except Exception as exc:  # django-environ raises several types for a bad URL
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
+    # Persistent connections: a new PostgreSQL connection forks a backend and authenticates, several
+    # milliseconds of CPU per request on a small server (docs/performance.md). Each gunicorn sync worker
+    # keeps one; the health check before reuse replaces one the server closed (a PostgreSQL restart).
+    config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 300)
+    config["CONN_HEALTH_CHECKS"] = True
     return config
 
 

@@ -44,9 +44,9 @@ def current_price_count(**filters) -> int:
     return published.values(*CURRENT_KEY).distinct().count()
 
 
-def offer_frame_page(*, limit: int, offset: int, **filters) -> pd.DataFrame:
+def offer_frame_page(*, limit: int, offset: int, now: dt.datetime | None = None, **filters) -> pd.DataFrame:
     """Rows ``offset`` to ``offset + limit`` of the current prices in CURRENT_KEY order, with every
-    column of offer_frame(**filters)."""
+    column of offer_frame(**filters) (staleness as of ``now``, default: now)."""
     page_keys = list(
         current_price_observations(**_mapped(filters))
         .order_by(*CURRENT_KEY)
@@ -59,7 +59,7 @@ def offer_frame_page(*, limit: int, offset: int, **filters) -> pd.DataFrame:
         .values_list("instance_type_id", "region_id")
         .distinct()
     )
-    frame = offer_frame(offer_id__in=offers_in_groups(groups), **filters)
+    frame = offer_frame(offer_id__in=offers_in_groups(groups), now=now, **filters)
     # Matched by key, not by observation id: a price imported between the two reads replaces its
     # key's row rather than leaving a hole in the page.
     keys = pd.DataFrame(page_keys, columns=list(CURRENT_KEY))

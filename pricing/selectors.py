@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -158,9 +159,21 @@ def gpu_catalog_rows(*, now: dt.datetime | None = None, gpus=None) -> list[dict]
     The candidates are picked in SQL (pricing/catalog_cheapest.py): a bounded read at any catalog size.
     """
     from pricing.catalog_cheapest import cheapest_gpu_prices
+    from pricing.price_cache import cached_price_read
 
-    cheapest = cheapest_gpu_prices(now=now)
+    if now is None:  # the page's read: the same answer until prices change or a minute turns
+        cheapest = cached_price_read(
+            "cheapest-gpu-prices", lambda minute: _picklable(cheapest_gpu_prices(now=minute))
+        )
+    else:
+        cheapest = cheapest_gpu_prices(now=now)
     return [_catalog_row(gpu, cheapest) for gpu in (GpuModel.objects.all() if gpus is None else gpus)]
+
+
+def _picklable(cheapest: dict) -> dict:
+    """The rows as plain namespaces (itertuples' row class cannot be pickled into the cache); the same
+    attributes, so the page reads them alike."""
+    return {key: SimpleNamespace(**row._asdict()) for key, row in cheapest.items()}
 
 
 def cheapest_in_frame(frame: pd.DataFrame) -> dict:

@@ -3,9 +3,11 @@
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, render
+from django.utils.functional import SimpleLazyObject
 
 from gpuledger.roles import VIEWER, role_required
 from pricing.models import GpuModel, Offer
+from pricing.price_cache import price_read_key
 from pricing.selectors import gpu_catalog_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
@@ -22,8 +24,12 @@ def catalog_page(request):
     if query:
         gpus = gpus.filter(Q(name__icontains=query) | Q(slug__icontains=query))
     page = Paginator(gpus, CATALOG_PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = gpu_catalog_rows(gpus=page.object_list)
-    return render(request, "pricing/catalog.html", {"rows": rows, "query": query, "page": page})
+    # The table is rendered once per price version, minute, search and page (pricing/price_cache.py);
+    # its rows are read only when that rendering is missing.
+    rows = SimpleLazyObject(lambda: gpu_catalog_rows(gpus=page.object_list))
+    table_key = price_read_key("catalog-table", query, page.number)
+    context = {"rows": rows, "query": query, "page": page, "table_key": table_key}
+    return render(request, "pricing/catalog.html", context)
 
 
 @role_required(VIEWER)

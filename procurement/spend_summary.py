@@ -10,8 +10,6 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from django.utils import timezone
-
 TOP_SAVINGS = 3
 
 
@@ -34,22 +32,40 @@ def spend_month(today: dt.date, teams: tuple[str, ...] = ()) -> tuple[dt.date, d
     return _month_bounds(latest.date()) if latest is not None else None
 
 
-def price_freshness(now: dt.datetime) -> dict:
+def price_freshness(now: dt.datetime | None = None) -> dict:
     """Current catalog prices: how many, how many are past their freshness limit, the newest's date
-    (counted in SQL: the catalog may hold hundreds of thousands of prices)."""
+    (counted in SQL: the catalog may hold hundreds of thousands of prices). Without `now`, as of this
+    minute's start and cached per price version and minute (pricing/price_cache.py)."""
     from pricing.offer_pages import current_price_freshness
+    from pricing.price_cache import cached_price_read
 
-    return current_price_freshness(now)
+    if now is not None:
+        return current_price_freshness(now)
+    return cached_price_read("price-freshness", current_price_freshness)
 
 
 def finance_summary(now: dt.datetime | None = None, scope=None) -> dict:
-    """`scope` (procurement.billing.access.SpendScope): an engineer's granted teams; None: all spend."""
+    """`scope` (procurement.billing.access.SpendScope): an engineer's granted teams; None: all spend.
+    Without `now`, as of this minute's start, cached per price version, billing data and minute (the
+    dashboard's read: pricing/price_cache.py, procurement/billing/review_cache.py)."""
+    from pricing.price_cache import cached_price_read
+    from procurement.billing.review_cache import billing_data_key
+
+    if now is None:
+        teams = scope.teams if scope is not None else ()
+        return cached_price_read(
+            "finance-summary", lambda minute: _finance_summary(minute, scope), teams, billing_data_key()
+        )
+    return _finance_summary(now, scope)
+
+
+def _finance_summary(now: dt.datetime, scope) -> dict:
     from procurement.billing.service import build_review, make_request
 
-    now = now or timezone.now()
+    freshness = price_freshness(now)
     teams = scope.teams if scope is not None else ()
     month = spend_month(now.date(), teams)
-    summary = {"month": None, "price_freshness": price_freshness(now), "teams": teams}
+    summary = {"month": None, "price_freshness": freshness, "teams": teams}
     if month is None:
         return summary
     review = build_review(make_request(start=month[0], end=month[1], scope=scope))

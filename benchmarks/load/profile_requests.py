@@ -37,7 +37,7 @@ def main() -> int:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
-    from run import REVIEW_PERIOD, WORKLOAD
+    from run import REVIEW_PAGE_PERIOD, REVIEW_PERIOD, WORKLOAD
 
     from procurement.models import Workload
 
@@ -62,7 +62,7 @@ def main() -> int:
         ),
         "dashboard (finance)": ("finance", "get", "/dashboard/", {}),
         "spend review API": ("finance", "get", f"/api/billing/spend-review/?{REVIEW_PERIOD}", {}),
-        "spend review page": ("finance", "get", f"/billing/?{REVIEW_PERIOD}", {}),
+        "spend review page": ("finance", "get", f"/billing/?{REVIEW_PAGE_PERIOD}", {}),
     }  # fmt: skip
     print(f"{'request':<30} {'wall ms':>8} {'SQL ms':>8} {'queries':>8} {'SQL share':>9}")
     for name, (role, method, path, extra) in requests.items():

@@ -10,6 +10,7 @@ from gpuledger.roles import VIEWER, role_permission
 from pricing.api.serializers import GpuModelSerializer, OfferPriceSerializer
 from pricing.models import GpuModel
 from pricing.offer_pages import current_price_count, offer_frame_page
+from pricing.price_cache import cached_price_read
 
 
 class GpuModelList(generics.ListAPIView):
@@ -52,6 +53,12 @@ class OfferPriceList(APIView):
         if model := request.query_params.get("pricing_model"):
             filters["pricing_model"] = model
         page = ListBodyPage.from_request(request)
-        frame = offer_frame_page(limit=page.limit, offset=page.offset, **filters)
-        rows = OfferPriceSerializer(frame.to_dict("records"), many=True).data
-        return Response(rows, headers=page.headers(request, total=current_price_count(**filters)))
+
+        def build(now):
+            frame = offer_frame_page(limit=page.limit, offset=page.offset, now=now, **filters)
+            rows = OfferPriceSerializer(frame.to_dict("records"), many=True).data
+            return list(rows), current_price_count(**filters)
+
+        # the same page is asked for again and again between price changes (pricing/price_cache.py)
+        rows, total = cached_price_read("offer-list", build, page.limit, page.offset, sorted(filters.items()))
+        return Response(rows, headers=page.headers(request, total=total))

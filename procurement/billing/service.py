@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from procurement.billing import selectors
 from procurement.billing.review import ReviewRequest, non_gpu_breakdown, spend_review
+from procurement.billing.review_cache import cached_review
 from procurement.billing.review_report import review_report_data
 
 
 def build_review(request: ReviewRequest) -> dict:
+    """The review's JSON (cached per request and data version: review_cache.py)."""
+    return cached_review("review", request, lambda: _build_review(request))
+
+
+def _build_review(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
     period_rows = frame  # prices for every triple seen (the previous period's are harmless)
     return spend_review(
@@ -31,8 +37,13 @@ def make_request(
     )  # fmt: skip
 
 
-def build_report(request: ReviewRequest) -> dict:
-    """The review as the report data object (review_report.py), with the non-GPU spend broken down."""
+def build_report(request: ReviewRequest, key: str = "") -> dict:
+    """The review as the report data object (review_report.py), with the non-GPU spend broken down
+    (cached as build_review is; `key`: review_key("report", request), when the caller has it)."""
+    return cached_review("report", request, lambda: _build_report(request), key=key)
+
+
+def _build_report(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
     review = spend_review(
         frame, request, prices=selectors.price_context(frame, request.currency),

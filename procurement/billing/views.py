@@ -13,6 +13,7 @@ from procurement.billing.forms import ReviewFilterForm, UploadForm
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
+from procurement.billing.review_cache import review_key
 from procurement.billing.review_report import render_csv, render_html, render_json
 from procurement.billing.service import build_report, make_request
 from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
@@ -24,22 +25,25 @@ EXPORTS = {
 }
 
 
-def _report(form: ReviewFilterForm, scope) -> dict:
+def _report(form: ReviewFilterForm, scope) -> tuple[str, dict]:
+    """The report's cache key (review_cache.py: the page caches its rendered body under it) and data."""
     start, end = form.period()
     filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
-    return build_report(make_request(start=start, end=end, scope=scope, **filters))
+    request = make_request(start=start, end=end, scope=scope, **filters)
+    key = review_key("report", request)
+    return key, build_report(request, key=key)
 
 
 @spend_page
 def spend_review_page(request):
     form = ReviewFilterForm(request.GET)  # every filter is optional: an empty query shows the default period
-    data, error = None, None
+    data, error, data_key = None, None, ""
     if form.is_valid():
         try:
-            data = _report(form, request.spend_scope)
+            data_key, data = _report(form, request.spend_scope)
         except ReviewInputError as exc:
             error = str(exc)
-    context = {"form": form, "data": data, "error": error, "query": request.GET.urlencode(),
+    context = {"form": form, "data": data, "data_key": data_key, "error": error, "query": request.GET.urlencode(),
                "spend_teams": request.spend_scope.teams}  # fmt: skip
     if data:
         context["tables"] = {t["id"]: t for t in data["tables"]}
@@ -55,7 +59,7 @@ def spend_review_export(request, fmt: str):
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
     try:
-        data = _report(form, request.spend_scope)
+        _, data = _report(form, request.spend_scope)
     except ReviewInputError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     content_type, render_body = EXPORTS[fmt]

@@ -6,6 +6,7 @@ import datetime as dt
 
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 
 from gpuledger.accounts.teams import get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
@@ -132,9 +133,16 @@ def recommendation_page(request, workload_id: int):
     workload's saved answer (nor the options a recompute uses) by accident."""
     workload = get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
                                   pk=workload_id)  # fmt: skip
-    saved = workload.recommendations.select_related("saved_by").order_by("-computed_at", "-pk").first()
+    # The saved rows are read (a deferred field) and rendered only when the page's cached rendering of
+    # them is missing or stale (rows_cache_key): they and their chart are most of this page's time.
+    saved = (
+        workload.recommendations.select_related("saved_by")
+        .defer("results")
+        .order_by("-computed_at", "-pk")
+        .first()
+    )
     options = saved.parameters if saved else {}
-    results, error, preview = (saved.results if saved else []), "", False
+    error, preview, shown = "", False, None  # shown: a re-run's results, when there is one
     computed_at = saved.computed_at if saved else None
     if request.method == "POST":
         options = ranking_form.options_from_form(request.POST)
@@ -144,13 +152,15 @@ def recommendation_page(request, workload_id: int):
                     workload=workload, parameters=options, saved_by=request.user
                 )
                 return redirect("recommendations", workload_id=workload.pk)
-            results = services.recommendation_preview(workload=workload, parameters=options).results
+            shown = services.recommendation_preview(workload=workload, parameters=options).results
             preview, computed_at = True, timezone.now()
         except CostInputError as problem:
             error = f"{problem.field}: {problem.message}"  # nothing was stored
-            results = saved.results if saved else []
-    rows = recommendation_rows(results)
-    currency = rows[0]["currency"] if rows else (options.get("currency") or "USD")
+
+    def results() -> list[dict]:
+        return shown if shown is not None else (saved.results if saved else [])
+
+    answer = SimpleLazyObject(lambda: ranked_answer(results(), options))
     ranked_spec = saved.spec if (saved and saved.spec and not preview) else workload.spec
     return render(
         request,
@@ -161,16 +171,35 @@ def recommendation_page(request, workload_id: int):
             "preview": preview,
             "computed_at": computed_at,
             "error": error,
-            "rows": rows,
-            "currency": currency,
-            "scatter_svg": cost_time_chart(rows, currency) if rows else "",
-            "ranked_spec_yaml": spec_to_yaml(ranked_spec),
+            "rows": SimpleLazyObject(lambda: answer["rows"]),
+            "answer": answer,
+            "rows_cache_key": saved_rows_cache_key(saved) if (saved and not preview and not error) else "",
+            "ranked_spec_yaml": SimpleLazyObject(lambda: spec_to_yaml(ranked_spec)),
             "spec_changed_since": bool(saved and saved.spec and saved.spec != workload.spec and not preview),
-            "options_summary": ranking_form.options_summary(options),
+            "options_summary": SimpleLazyObject(lambda: ranking_form.options_summary(options)),
             "form": ranking_form.form_values(options),
             "pricing_model_choices": ranking_form.PRICING_MODEL_CHOICES,
         },
     )
+
+
+def ranked_answer(results: list[dict], options: dict) -> dict:
+    """The ranked rows as the page shows them, their currency and their cost-versus-time chart."""
+    rows = recommendation_rows(results)
+    currency = results[0]["currency"] if results else (options.get("currency") or "USD")
+    return {
+        "rows": rows,
+        "has_rows": bool(rows),
+        "currency": currency,
+        "scatter_svg": cost_time_chart(rows, currency) if rows else "",
+    }
+
+
+def saved_rows_cache_key(saved: models.Recommendation) -> str:
+    """What the rendered rows of a saved answer depend on: the answer itself (a recompute stores a new
+    one) and the hour, since "stale today" and a price's age in days move with the clock; the fragment
+    also expires after 5 minutes, so a price that turned stale shows within that time."""
+    return f"{saved.pk}:{saved.computed_at.isoformat()}:{timezone.now():%Y-%m-%dT%H}"
 
 
 def recommendation_rows(results: list[dict]) -> list[dict]:

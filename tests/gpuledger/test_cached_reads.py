@@ -1,0 +1,139 @@
+"""Cached reads and page fragments (issue 9, load: pricing/price_cache.py, procurement/billing/review_cache.py,
+the recommendation page's fragments). A repeated request is answered from the cache with fewer queries,
+and a change to what the answer depends on (a price, a billing import, a recompute, the clock) shows on
+the next request: a cache that served a stale price or another team's spend would be worse than none."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from pricing import price_cache
+from pricing.models import Offer, PriceObservation
+from procurement.billing.models import SpendGrant
+from tests.billing.catalog import make_catalog
+
+pytestmark = pytest.mark.django_db
+
+
+def queries_of(client, *args, **kwargs):
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(*args, **kwargs)
+    assert response.status_code == 200, response.content[:300]
+    return response, len(captured)
+
+
+def test_an_offer_page_is_read_once_per_price_version(viewer_client, bundled_catalog):
+    url = "/api/offers/?gpu=l4&pricing_model=on_demand&limit=5"
+    first, built = queries_of(viewer_client, url)
+    again, cached = queries_of(viewer_client, url)
+    assert again.json() == first.json() and again.headers["X-Total-Count"] == first.headers["X-Total-Count"]
+    assert cached < built  # the rows and the count came from the cache
+    row = first.json()[0]
+    PriceObservation.objects.create(
+        offer=Offer.objects.get(pk=row["offer_id"]), pricing_model="on_demand", payment_option=row["payment_option"],
+        amount_per_hour=Decimal("0.123456"), currency="USD", observed_at=timezone.now(), source="file:test.csv",
+    )  # fmt: skip
+    changed = viewer_client.get(url).json()
+    assert changed[0]["offer_id"] == row["offer_id"] and changed[0]["price_per_hour"] == "0.123456"
+
+
+def test_the_catalog_table_shows_a_new_cheapest_price_at_once(viewer_client, bundled_catalog):
+    _, built = queries_of(viewer_client, "/")
+    page, cached = queries_of(viewer_client, "/")
+    assert cached < built and b"0.0101" not in page.content
+    offer = Offer.objects.filter(instance_type__gpu__slug="l4", instance_type__gpu_count=1).first()
+    PriceObservation.objects.create(
+        offer=offer, pricing_model="on_demand", amount_per_hour=Decimal("0.0101"), currency="USD",
+        observed_at=timezone.now(), source="file:test.csv",
+    )  # fmt: skip
+    assert b"0.0101" in viewer_client.get("/").content
+
+
+def test_a_price_read_is_rebuilt_when_the_minute_turns(bundled_catalog, monkeypatch):
+    """Staleness moves with the clock: an answer is built for its minute's start and kept within it."""
+    built = []
+    start = dt.datetime(2026, 12, 1, 10, 0, 30, tzinfo=dt.UTC)
+    for seconds in (0, 29, 30, 95):  # 10:00:30, 10:00:59, 10:01:00, 10:02:05
+        monkeypatch.setattr(timezone, "now", lambda s=seconds: start + dt.timedelta(seconds=s))
+        price_cache.cached_price_read("test-read", lambda now: built.append(now) or len(built))
+    assert [now.strftime("%H:%M:%S") for now in built] == ["10:00:00", "10:01:00", "10:02:00"]
+
+
+HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,RegionId,ConsumedQuantity,ConsumedUnit,x_UsageType,Tags"
+# 24 g6.xlarge hours at 0.8048 = 19.3152 (research); 10 hours = 8.048 (platform)
+MAY = f"""{HEADER}
+2026-05-01T00:00:00Z,2026-05-02T00:00:00Z,Usage,19.3152,19.3152,USD,AWS,us-east-1,24,Hours,USE1-BoxUsage:g6.xlarge,"{{""team"": ""research""}}"
+2026-05-01T00:00:00Z,2026-05-02T00:00:00Z,Usage,8.048,8.048,USD,AWS,us-east-1,10,Hours,USE1-BoxUsage:g6.xlarge,"{{""team"": ""platform""}}"
+"""
+# a later file of the same month: 5 more research hours, 4.024
+MAY_MORE = f"""{HEADER}
+2026-05-02T00:00:00Z,2026-05-03T00:00:00Z,Usage,4.024,4.024,USD,AWS,us-east-1,5,Hours,USE1-BoxUsage:g6.xlarge,"{{""team"": ""research""}}"
+"""
+REVIEW = "/api/billing/spend-review/?from=2026-05-01&to=2026-06-01"
+
+
+def upload(client, name: str, text: str) -> None:
+    bill = SimpleUploadedFile(name, text.encode(), content_type="text/csv")
+    response = client.post("/api/billing/imports/", {"file": bill, "format": "focus"})
+    assert response.status_code == 201, response.content
+
+
+def test_the_spend_review_follows_each_import_and_each_callers_scope(user_with_role, team_named):
+    make_catalog()
+    research, platform = team_named("research"), team_named("platform")
+    finance, engineer = Client(), Client()
+    finance.force_login(user_with_role("finance", team=platform))
+    granted = user_with_role("engineer", team=research)
+    engineer.force_login(granted)
+    upload(finance, "may.csv", MAY)
+
+    first, built = queries_of(finance, REVIEW)
+    again, cached = queries_of(finance, REVIEW)
+    assert again.json() == first.json() and cached < built
+    assert first.json()["totals"]["effective_cost"] == "27.36"  # 19.3152 + 8.048, rounded at the edge
+
+    # an engineer granted their team's spend gets that team's review, not finance's cached one
+    SpendGrant.objects.create(team=research, granted_by=user_with_role("admin"))
+    assert engineer.get(REVIEW).json()["totals"]["effective_cost"] == "19.32"
+    assert finance.get(REVIEW).json()["totals"]["effective_cost"] == "27.36"
+
+    upload(finance, "may-more.csv", MAY_MORE)  # a new import: every cached review of the month is old
+    assert finance.get(REVIEW).json()["totals"]["effective_cost"] == "31.39"  # 27.3632 + 4.024
+    assert engineer.get(REVIEW).json()["totals"]["effective_cost"] == "23.34"  # 19.3152 + 4.024
+    page = finance.get("/billing/?start=2026-05-01&end=2026-06-01")
+    assert b"31.39" in page.content  # the page's cached body follows too
+
+
+def body_rows(page) -> int:
+    return page.content.split(b'id="recommendations"')[1].split(b"<tbody>")[1].split(b"</tbody>")[0].count(b"<tr>")
+
+
+def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_client, bundled_catalog):
+    workload = {
+        "name": "cached-page", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
+        "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 2.0e8,
+    }  # fmt: skip
+    saved = engineer_client.post(
+        "/api/recommendations/", json.dumps({"workload": workload, "save": True, "top": 3}),
+        content_type="application/json",
+    ).json()  # fmt: skip
+    url = f"/workloads/{saved['workload_id']}/recommendations/"
+    first, built = queries_of(engineer_client, url)
+    again, cached = queries_of(engineer_client, url)
+    assert cached < built and body_rows(again) == body_rows(first) == 3
+    assert first.content.count(b'<span class="badge good">front</span>') >= 1
+    engineer_client.post(
+        "/api/recommendations/", json.dumps({"workload_id": saved["workload_id"], "save": True, "top": 1}),
+        content_type="application/json",
+    )  # fmt: skip
+    after = engineer_client.get(url)
+    assert body_rows(after) == 1 < body_rows(first)  # the new answer's one row, not the old answer's three
