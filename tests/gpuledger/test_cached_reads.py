@@ -114,7 +114,12 @@ def test_the_spend_review_follows_each_import_and_each_callers_scope(user_with_r
 
 
 def body_rows(page) -> int:
-    return page.content.split(b'id="recommendations"')[1].split(b"<tbody>")[1].split(b"</tbody>")[0].count(b"<tr>")
+    return (
+        page.content.split(b'id="recommendations"')[1]
+        .split(b"<tbody>")[1]
+        .split(b"</tbody>")[0]
+        .count(b"<tr>")
+    )
 
 
 def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_client, bundled_catalog):
