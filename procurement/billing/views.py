@@ -4,8 +4,11 @@ the review and its exports also for engineers of a team an admin granted its spe
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.cache import cache
+from django.core.cache.utils import make_template_fragment_key
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.functional import SimpleLazyObject
 
 from gpuledger.roles import ADMIN, FINANCE, role_required
 from procurement.billing.access import spend_page
@@ -25,13 +28,19 @@ EXPORTS = {
 }
 
 
-def _report(form: ReviewFilterForm, scope) -> tuple[str, dict]:
-    """The report's cache key (review_cache.py: the page caches its rendered body under it) and data."""
+# the fragment name of the page's rendered report body (billing/spend_review.html's {% cache %}), kept
+# under the review's key
+BODY_FRAGMENT = "spend_review_body"
+
+
+def _review_request(form: ReviewFilterForm, scope):
     start, end = form.period()
     filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
-    request = make_request(start=start, end=end, scope=scope, **filters)
-    key = review_key("report", request)
-    return key, build_report(request, key=key)
+    return make_request(start=start, end=end, scope=scope, **filters)
+
+
+def _report(form: ReviewFilterForm, scope) -> dict:
+    return build_report(_review_request(form, scope))
 
 
 @spend_page
@@ -40,15 +49,26 @@ def spend_review_page(request):
     data, error, data_key = None, None, ""
     if form.is_valid():
         try:
-            data_key, data = _report(form, request.spend_scope)
+            review_request = _review_request(form, request.spend_scope)
+            data_key = review_key("report", review_request)
+            data = _report_data(review_request, data_key)
         except ReviewInputError as exc:
             error = str(exc)
     context = {"form": form, "data": data, "data_key": data_key, "error": error, "query": request.GET.urlencode(),
                "spend_teams": request.spend_scope.teams}  # fmt: skip
-    if data:
-        context["tables"] = {t["id"]: t for t in data["tables"]}
-        context["figures"] = {f["id"]: f for f in data["figures"]}
+    if data is not None:
+        context["tables"] = SimpleLazyObject(lambda: {t["id"]: t for t in data["tables"]})
+        context["figures"] = SimpleLazyObject(lambda: {f["id"]: f for f in data["figures"]})
     return render(request, "billing/spend_review.html", context, status=400 if error or form.errors else 200)
+
+
+def _report_data(review_request, key: str):
+    """The report, built now (so that a bad request is a 400 here, not an error while rendering), or,
+    when the page's body is cached under this key already, read only if that entry is gone by the time
+    the template asks for it."""
+    if cache.get(make_template_fragment_key(BODY_FRAGMENT, [key])) is not None:
+        return SimpleLazyObject(lambda: build_report(review_request, key=key))
+    return build_report(review_request, key=key)
 
 
 @spend_page
@@ -59,7 +79,7 @@ def spend_review_export(request, fmt: str):
     if not form.is_valid():
         return HttpResponse(form.errors.as_text(), status=400, content_type="text/plain")
     try:
-        _, data = _report(form, request.spend_scope)
+        data = _report(form, request.spend_scope)
     except ReviewInputError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain")
     content_type, render_body = EXPORTS[fmt]
