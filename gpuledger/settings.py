@@ -170,6 +170,9 @@ if REDIS_URL:
             "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
         }
     }
+    # Sessions are read on every signed-in request: from Redis, written through to the database (a
+    # session outlives a Redis restart, and the cache's fallback to process memory keeps them readable).
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

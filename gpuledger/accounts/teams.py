@@ -32,7 +32,9 @@ def visible_to(queryset: QuerySet, user) -> QuerySet:
         return queryset
     if not user_has_role(user, ENGINEER):
         return queryset.none()
-    return queryset.filter(Q(team_id__in=user_team_ids(user)) | Q(team__isnull=True, owner=user))
+    known = getattr(user, "_gpuledger_team_ids", None)  # a subquery otherwise: one round trip, not two
+    teams = known if known is not None else Team.objects.filter(members=user).values("pk")
+    return queryset.filter(Q(team_id__in=teams) | Q(team__isnull=True, owner=user))
 
 
 def get_visible_or_404(queryset: QuerySet, user, **lookup):
