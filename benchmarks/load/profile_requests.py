@@ -29,7 +29,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
     os.environ.update(DEBUG="0", SECRET_KEY="profile", ALLOWED_HOSTS="testserver", SECURE_SSL_REDIRECT="0")
-    os.environ["GPULEDGER_API_RATE_USER"] = "1000000/minute"
+    os.environ["GPULEDGER_API_RATE_USER"] = "1000000/second"  # as run.py sets it
     import django
 
     django.setup()
