@@ -138,6 +138,18 @@ def with_staleness(frame: pd.DataFrame, now: dt.datetime) -> pd.DataFrame:
     return frame
 
 
+def next_staleness_change(frame: pd.DataFrame) -> dt.datetime | None:
+    """When the first price of a frame with FRESHNESS_COLUMNS that is fresh now turns stale (None when
+    none is fresh: a stale price never turns fresh with time): until then its flags are those of now."""
+    fresh = ~frame["stale"].astype(bool) if len(frame) else pd.Series(dtype=bool)
+    if not fresh.any():
+        return None
+    observed = pd.to_datetime(frame.loc[fresh, "observed_at"], utc=True)
+    limits = pd.to_timedelta(frame.loc[fresh, "stale_after_hours"].astype(float), unit="h")
+    # stale means older than the limit: at observed + limit exactly a price is still fresh
+    return (observed + limits).min().to_pydatetime() + dt.timedelta(microseconds=1)
+
+
 def price_staleness(
     pricing_model: str, refresh_source: str | None, observed_at: dt.datetime, now: dt.datetime
 ) -> tuple[bool, float]:
@@ -159,15 +171,39 @@ def gpu_catalog_rows(*, now: dt.datetime | None = None, gpus=None) -> list[dict]
     The candidates are picked in SQL (pricing/catalog_cheapest.py): a bounded read at any catalog size.
     """
     from pricing.catalog_cheapest import cheapest_gpu_prices
-    from pricing.price_cache import cached_price_read
+    from pricing.price_cache import read_until_stale
 
-    if now is None:  # the page's read: the same answer until prices change or a minute turns
-        cheapest = cached_price_read(
-            "cheapest-gpu-prices", lambda minute: _picklable(cheapest_gpu_prices(now=minute))
-        )
+    if now is None:  # the page's read: the same answer until a price changes or turns stale
+        cheapest = read_until_stale(CHEAPEST_READ, _cheapest_until_stale)
     else:
         cheapest = cheapest_gpu_prices(now=now)
     return [_catalog_row(gpu, cheapest) for gpu in (GpuModel.objects.all() if gpus is None else gpus)]
+
+
+CHEAPEST_READ = "cheapest-gpu-prices"  # the landing page's read (pricing/price_cache.py)
+
+
+def catalog_table_version() -> str:
+    """What the landing page's rendered table of cheapest prices is keyed by: the cached read's price
+    version and the moment it next changes (read, and so cached, first if it is not)."""
+    from pricing.price_cache import read_until_stale, until_stale_version
+
+    version = until_stale_version(CHEAPEST_READ)
+    if version is None:
+        read_until_stale(CHEAPEST_READ, _cheapest_until_stale)
+        version = until_stale_version(CHEAPEST_READ) or f"uncached:{timezone.now().isoformat()}"
+    return version
+
+
+def _cheapest_until_stale(now: dt.datetime) -> tuple[dict, dt.datetime | None]:
+    from pricing.catalog_cheapest import cheapest_gpu_prices
+
+    cheapest = _picklable(cheapest_gpu_prices(now=now))
+    rows = pd.DataFrame(
+        [(row.observed_at, row.stale_after_hours, row.stale) for row in cheapest.values()],
+        columns=["observed_at", "stale_after_hours", "stale"],
+    )
+    return cheapest, next_staleness_change(rows)
 
 
 def _picklable(cheapest: dict) -> dict:

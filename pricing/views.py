@@ -7,8 +7,7 @@ from django.utils.functional import SimpleLazyObject
 
 from gpuledger.roles import VIEWER, role_required
 from pricing.models import GpuModel, Offer
-from pricing.price_cache import price_read_key
-from pricing.selectors import gpu_catalog_rows
+from pricing.selectors import catalog_table_version, gpu_catalog_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
@@ -24,10 +23,11 @@ def catalog_page(request):
     if query:
         gpus = gpus.filter(Q(name__icontains=query) | Q(slug__icontains=query))
     page = Paginator(gpus, CATALOG_PAGE_SIZE).get_page(request.GET.get("page"))
-    # The table is rendered once per price version, minute, search and page (pricing/price_cache.py);
+    # The table is rendered once per price version, search and page until one of its prices turns stale
+    # (pricing/price_cache.py);
     # its rows are read only when that rendering is missing.
     rows = SimpleLazyObject(lambda: gpu_catalog_rows(gpus=page.object_list))
-    table_key = price_read_key("catalog-table", query, page.number)
+    table_key = f"{catalog_table_version()}:{query}:{page.number}"
     context = {"rows": rows, "query": query, "page": page, "table_key": table_key}
     return render(request, "pricing/catalog.html", context)
 

@@ -10,7 +10,8 @@ from gpuledger.roles import VIEWER, role_permission
 from pricing.api.serializers import GpuModelSerializer, OfferPriceSerializer
 from pricing.models import GpuModel
 from pricing.offer_pages import current_price_count, offer_frame_page
-from pricing.price_cache import cached_price_read
+from pricing.price_cache import read_until_stale
+from pricing.selectors import next_staleness_change
 
 
 class GpuModelList(generics.ListAPIView):
@@ -57,8 +58,8 @@ class OfferPriceList(APIView):
         def build(now):
             frame = offer_frame_page(limit=page.limit, offset=page.offset, now=now, **filters)
             rows = OfferPriceSerializer(frame.to_dict("records"), many=True).data
-            return list(rows), current_price_count(**filters)
+            return (list(rows), current_price_count(**filters)), next_staleness_change(frame)
 
         # the same page is asked for again and again between price changes (pricing/price_cache.py)
-        rows, total = cached_price_read("offer-list", build, page.limit, page.offset, sorted(filters.items()))
+        rows, total = read_until_stale("offer-list", build, page.limit, page.offset, sorted(filters.items()))
         return Response(rows, headers=page.headers(request, total=total))

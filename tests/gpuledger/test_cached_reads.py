@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from pricing import price_cache
 from pricing.models import Offer, PriceObservation
+from pricing.price_version import price_version_bump
 from procurement.billing.models import SpendGrant
 from tests.billing.catalog import make_catalog
 
@@ -44,6 +45,29 @@ def test_an_offer_page_is_read_once_per_price_version(viewer_client, bundled_cat
     )  # fmt: skip
     changed = viewer_client.get(url).json()
     assert changed[0]["offer_id"] == row["offer_id"] and changed[0]["price_per_hour"] == "0.123456"
+
+
+def test_an_offer_page_is_kept_until_one_of_its_prices_turns_stale(
+    viewer_client, bundled_catalog, monkeypatch
+):
+    """No minute buckets: a cached page is exact until its first fresh price passes its limit."""
+    url = "/api/offers/?gpu=l4&pricing_model=on_demand&limit=5"
+    row = viewer_client.get(url).json()[0]
+    now = timezone.now()
+    # fresh for one more hour (the bundled snapshot's limit is 90 days, 2,160 hours)
+    PriceObservation.objects.filter(pk=row["observation_id"]).update(
+        observed_at=now - dt.timedelta(hours=row["stale_after_hours"] - 1)
+    )
+    price_version_bump()  # as every bulk writer of prices does
+    fresh, built = queries_of(viewer_client, url)
+    assert not fresh.json()[0]["stale"]
+    monkeypatch.setattr(timezone, "now", lambda: now + dt.timedelta(minutes=59))
+    still, cached = queries_of(viewer_client, url)
+    assert not still.json()[0]["stale"] and cached < built
+    monkeypatch.setattr(timezone, "now", lambda: now + dt.timedelta(minutes=61))
+    turned, rebuilt = queries_of(viewer_client, url)
+    assert turned.json()[0]["stale"] and turned.json()[0]["observation_id"] == row["observation_id"]
+    assert rebuilt == built
 
 
 def test_the_catalog_table_shows_a_new_cheapest_price_at_once(viewer_client, bundled_catalog):
