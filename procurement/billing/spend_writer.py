@@ -101,10 +101,10 @@ class SpendWriter:
         parameter costs more to adapt than the query takes."""
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT row_key FROM {self.table} WHERE row_key = ANY(string_to_array(%s, ','))",  # noqa: S608
+                f"SELECT row_key FROM {self.table} WHERE row_key = ANY(string_to_array(%s, ',')::uuid[])",  # noqa: S608
                 [",".join(keys.tolist())],
             )
-            stored = [key for (key,) in cursor.fetchall()]
+            stored = [key.hex for (key,) in cursor.fetchall()]
         return np.flatnonzero(~np.isin(keys, stored)) if stored else np.arange(len(keys))
 
     @staticmethod
