@@ -56,11 +56,23 @@ class BillingImport(models.Model):
         return f"{self.get_source_format_display()} {self.file_name} ({self.imported_at:%Y-%m-%d})"
 
 
+class BrinOnPostgres(models.Index):
+    """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
+    and largest value: a few pages for a table, nearly free to keep up, and enough for a column that
+    grows with the table as an import's id does (its rows are appended together)."""
+
+    def create_sql(self, model, schema_editor, using="", **kwargs):
+        if schema_editor.connection.vendor == "postgresql":
+            using = " USING brin"
+        return super().create_sql(model, schema_editor, using=using, **kwargs)
+
+
 class SpendRecord(models.Model):
     """Indexes and constraints are kept to what queries and imports use, since every imported row pays for
     each of them (docs/performance.md, "Billing import"): the row key is the primary key (one 16-byte
-    index serves identity and idempotency; a separate id would be a second index), and neither foreign
-    key is a database constraint. PostgreSQL checks a foreign key with a trigger per inserted row, which
+    index serves identity and idempotency; a separate id would be a second index), the import is
+    found through a BRIN index (deleting an import; its rows lie together), and neither foreign key is
+    a database constraint. PostgreSQL checks a foreign key with a trigger per inserted row, which
     costs an import of a million rows more than its COPY; here the import row is created in the same
     transaction just before its rows, and the GPU is looked up in the catalog in Python (store.py), so
     both references are valid by construction. Django still applies CASCADE and PROTECT on delete."""
@@ -68,8 +80,8 @@ class SpendRecord(models.Model):
     row_key = models.UUIDField(
         primary_key=True, editable=False, help_text="Hash of the normalized row: re-imports add nothing."
     )
-    billing_import = models.ForeignKey(
-        BillingImport, on_delete=models.CASCADE, related_name="records", db_constraint=False
+    billing_import = models.ForeignKey(  # indexed by Meta's BRIN index
+        BillingImport, on_delete=models.CASCADE, related_name="records", db_constraint=False, db_index=False
     )
     source_row = models.PositiveIntegerField(help_text="Line (CSV, 1 = header) or row number in the file.")
     charge_period_start = models.DateTimeField()
@@ -116,7 +128,10 @@ class SpendRecord(models.Model):
 
     class Meta:
         ordering = ["charge_period_start", "row_key"]
-        indexes = [models.Index(fields=["charge_period_start"], name="spend_charge_start")]
+        indexes = [
+            models.Index(fields=["charge_period_start"], name="spend_charge_start"),
+            BrinOnPostgres(fields=["billing_import"], name="spend_import"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(instance_hours__gte=0) | Q(is_correction=True), name="spend_hours_sign"

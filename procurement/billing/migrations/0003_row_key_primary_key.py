@@ -1,5 +1,6 @@
 """Row keys become a 16-byte UUID primary key; the spend table loses the indexes and foreign-key triggers
-no query uses (see SpendRecord's docstring); imports record their row-key scheme.
+no query uses, and the import's index becomes BRIN on PostgreSQL (see SpendRecord's docstring); imports
+record their row-key scheme.
 
 Stored keys of the older scheme (64 hex digits, SHA-256 of the row's text, before December 2026) cannot
 be recomputed with the current one: that hashed the file's own text of each cost and quantity ("10.00",
@@ -11,6 +12,8 @@ and row numbers instead (store.LegacyRows).
 
 import django.db.models.deletion
 from django.db import migrations, models
+
+import procurement.billing.models
 from django.db.models.functions import Length, Substr
 
 OLD_KEY_DIGITS = 64
@@ -66,10 +69,15 @@ class Migration(migrations.Migration):
             name="billing_import",
             field=models.ForeignKey(
                 db_constraint=False,
+                db_index=False,
                 on_delete=django.db.models.deletion.CASCADE,
                 related_name="records",
                 to="billing.billingimport",
             ),
+        ),
+        migrations.AddIndex(
+            model_name="spendrecord",
+            index=procurement.billing.models.BrinOnPostgres(fields=["billing_import"], name="spend_import"),
         ),
         migrations.AlterField(
             model_name="spendrecord",
