@@ -24,6 +24,7 @@ from pricing.models import InstanceType
 from procurement.billing.checks import check_stored_bounds
 from procurement.billing.enrich import CatalogEntry, enrich
 from procurement.billing.keys import OccurrenceCounter, row_key_lanes, row_keys
+from procurement.billing.legacy_keys import LegacyRows
 from procurement.billing.models import BillingImport, SpendRecord
 from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, TagMapping
 from procurement.billing.spend_writer import SpendWriter
@@ -99,6 +100,7 @@ def store_chunks(
             source_format=source_format, file_name=file_name[:500], provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
+        legacy = LegacyRows.find(source_format=source_format, checksum=checksum)
         with SpendWriter(billing_import.pk) as writer:
             for chunk in chunks:
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
@@ -106,6 +108,9 @@ def store_chunks(
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
                 lanes = row_key_lanes(rows, seen)
                 result.rows_seen += len(rows)
+                if legacy:
+                    writer.settle()  # the database is the legacy lookup's now
+                    rows, lanes = legacy.claim(rows, lanes, file=file, source_columns=source_columns)
                 writer.write(rows, lanes)
                 if result.rows_seen > MAX_ROWS_PER_FILE:
                     raise BillingFileError(
@@ -113,6 +118,8 @@ def store_chunks(
                     )
                 if progress:
                     progress(len(chunk))
+        if legacy:
+            legacy.finish()
         result.inserted, result.unchanged = writer.inserted, result.rows_seen - writer.inserted
         billing_import.rows_seen, billing_import.file_sha256 = result.rows_seen, checksum()
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
