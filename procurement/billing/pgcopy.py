@@ -72,32 +72,57 @@ class Field:
 
 def copy_data(fields: list[Field]) -> tuple[list[str], memoryview]:
     """(column names in COPY order, the rows' binary COPY data without signature and trailer)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     rows = _row_count(fields)
+    constant, fixed, combined, wide = _layout(fields, rows)
+    pieces = [_fixed_piece(constant, fixed, rows, field_count=len(fields))]
+    if combined:
+        codes = _combination_codes(combined)
+        pieces.append(_taken(_tails(combined, codes), codes))
+    pieces += [
+        _taken(field.table(), np.where(field.codes < 0, len(field.values), field.codes)) for field in wide
+    ]
+    return [field.name for field in constant + fixed + combined + wide], _joined(pieces, rows)
+
+
+def _layout(fields: list[Field], rows: int) -> tuple[list[Field], list[Field], list[Field], list[Field]]:
+    """The fields of one value in every row, the others of one width, the varying ones combined, and
+    the varying ones taken per row: those distinct in many rows, or all when their combinations are."""
+    many = max(rows // WIDE_SHARE, 64)
     widths = {field.name: field.width() for field in fields}
     constant = [field for field in fields if field.per_row is None and len(field.used()) == 1]
     fixed = [field for field in fields if widths[field.name] is not None and field not in constant]
     varying = [field for field in fields if widths[field.name] is None]
-    wide = [field for field in varying if len(field.used()) > max(rows // WIDE_SHARE, 64)]
+    wide = [field for field in varying if len(field.used()) > many]
     combined = [field for field in varying if field not in wide]
-    matrix = _fixed_matrix(constant, fixed, rows, field_count=len(fields))
-    width = matrix.shape[1]
-    offsets = np.arange(rows + 1, dtype=np.int32) * width
-    pieces = [pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(matrix)])]
-    if combined:
-        codes, tails = _combined_tails(combined)
-        pieces.append(pa.array(tails, type=pa.binary()).take(pa.array(codes)))
-    for field in wide:
-        table = pa.array(field.table(), type=pa.binary())
-        pieces.append(table.take(pa.array(np.where(field.codes < 0, len(field.values), field.codes))))
+    if combined and _combination_codes(combined).max() >= many:
+        return constant, fixed, [], wide + combined
+    return constant, fixed, combined, wide
+
+
+def _fixed_piece(constant: list[Field], fixed: list[Field], rows: int, *, field_count: int):
+    import pyarrow as pa
+
+    matrix = _fixed_matrix(constant, fixed, rows, field_count=field_count)
+    offsets = np.arange(rows + 1, dtype=np.int32) * matrix.shape[1]
+    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(matrix)])
+
+
+def _taken(values: list[bytes], codes: np.ndarray):
+    import pyarrow as pa
+
+    return pa.array(values, type=pa.binary()).take(pa.array(codes))
+
+
+def _joined(pieces: list, rows: int) -> memoryview:
+    """Each row's pieces joined; the value buffer of the result is every row, one after the other."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     joined = (
         pc.binary_join_element_wise(*pieces, pa.scalar(b"", pa.binary())) if len(pieces) > 1 else pieces[0]
     )
     bounds = np.frombuffer(joined.buffers()[1], dtype=np.int32, count=rows + 1, offset=joined.offset * 4)
-    data = memoryview(joined.buffers()[2])[int(bounds[0]) : int(bounds[-1])]
-    return [field.name for field in constant + fixed + combined + wide], data
+    return memoryview(joined.buffers()[2])[int(bounds[0]) : int(bounds[-1])]
 
 
 def _row_count(fields: list[Field]) -> int:
@@ -126,19 +151,22 @@ def _fixed_matrix(constant: list[Field], fixed: list[Field], rows: int, *, field
     return matrix.view(np.uint8).reshape(rows, sum(widths))
 
 
-def _combined_tails(fields: list[Field]) -> tuple[np.ndarray, list[bytes]]:
-    """Codes of the distinct combinations of the fields' codes, and each combination's bytes."""
-    combined = np.zeros(len(fields[0].codes), dtype=np.int64)
+def _combination_codes(fields: list[Field]) -> np.ndarray:
+    """Codes of the distinct combinations of the fields' codes, numbered in order of first appearance."""
+    combined = np.zeros(len(fields[0].codes) if fields else 0, dtype=np.int64)
     for field in fields:
         combined = combined * (len(field.values) + 1) + (field.codes + 1)
         combined, _ = pd.factorize(combined)
-    firsts = first_rows(combined)
+    return combined if len(combined) else np.zeros(1, dtype=np.int64)
+
+
+def _tails(fields: list[Field], codes: np.ndarray) -> list[bytes]:
+    """The bytes of each combination: its fields' values, one after the other."""
     tables = [field.table() for field in fields]
-    tails = [
+    return [
         b"".join(table[field.codes[row]] for table, field in zip(tables, fields, strict=True))
-        for row in firsts
+        for row in first_rows(codes)
     ]
-    return combined, tails
 
 
 # Encoders: a chunk's column (or values) to a Field ----------------------------------------------

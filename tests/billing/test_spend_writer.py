@@ -85,3 +85,34 @@ def test_numeric_fields_hold_the_rounded_value_in_base_10000_digits():
     assert digits[0] == [6, 3, 0, 6, 12, 3456, 7890, 1234, 5678, 9100]
     assert digits[1] == [6, 3, pgcopy.NUMERIC_NEGATIVE, 6, 0, 0, 0, 0, 0, 200]
     assert field.codes[2] == -1  # "" is NULL
+
+
+def test_rows_of_many_distinct_values_are_stored_as_written(tmp_path):
+    # resources distinct in every row and independent columns: the COPY takes those per row
+    rng = np.random.default_rng(7)
+    header = HEADER + ",PricingCategory,ListCost,RegionId,Tags"
+    rows, expected = [], {}
+    for n in range(300):
+        cost = f"{rng.integers(0, 10**9) / 10**7:.7f}"
+        category = ["Standard", "Dynamic", "Committed", ""][n % 4]
+        listed = "" if n % 3 == 0 else str(rng.integers(1, 10**6))
+        region = ["us-east-1", "eu-west-3", "ap-south-1", ""][rng.integers(0, 4)]
+        tags = f'"{{""team"": ""t{n % 7}"", ""n"": {n % 11}}}"'
+        rows.append(line(1 + n % 28, f"resource-{n:05d}", cost) + f",{category},{listed},{region},{tags}")
+        expected[f"resource-{n:05d}"] = (
+            Decimal(cost).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP),
+            {"Standard": "on_demand", "Dynamic": "spot", "Committed": "committed", "": "other"}[category],
+            Decimal(listed) if listed else None, region, f"t{n % 7}",
+        )  # fmt: skip
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    result = import_files([path], fmt="focus")
+    assert (result.inserted, result.errors) == (300, [])
+    stored = SpendRecord.objects.values_list(
+        "resource_id", "billed_cost", "pricing_category", "list_cost", "region", "team"
+    )
+    found = {resource: values for resource, *values in stored}
+    if connection.vendor == "postgresql":  # SQLite keeps decimals as floats
+        assert found == {resource: list(values) for resource, values in expected.items()}
+    else:
+        assert {r: v[1:] for r, v in found.items()} == {r: list(v[1:]) for r, v in expected.items()}
