@@ -61,13 +61,14 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None) ->
     seen = seen if seen is not None else OccurrenceCounter()
     lanes = []
     for hash_key, prime in zip(LANE_KEYS, LANE_PRIMES, strict=True):
-        columns = [_column_hash(frame[c], hash_key) for c in KEY_COLUMNS] + [
-            _tag_hash(frame["tags"], hash_key)
-        ]
-        folded = np.full(len(frame), np.uint64(len(columns)), dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for hashed in columns:
-                folded = (folded ^ hashed) * prime
+        folded = np.full(len(frame), np.uint64(len(KEY_COLUMNS) + 1), dtype=np.uint64)
+        with np.errstate(over="ignore"):  # in place: no temporary array per column
+            for hashed in [
+                *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
+                _tag_hash(frame["tags"], hash_key),
+            ]:
+                np.bitwise_xor(folded, hashed, out=folded)
+                np.multiply(folded, prime, out=folded)
         lanes.append(folded)
     occurrence = seen.number(lanes[0] ^ (lanes[1] >> np.uint64(1)))
     with np.errstate(over="ignore"):
@@ -95,7 +96,8 @@ def _column_hash(values: pd.Series, hash_key: str) -> np.ndarray:
     if pd.api.types.is_bool_dtype(values):
         return hash_array(values.to_numpy(dtype=np.uint8), hash_key=hash_key)
     codes, uniques = text_values(values)
-    return hash_array(uniques, hash_key=hash_key, categorize=False)[codes]
+    hashes = hash_array(uniques, hash_key=hash_key, categorize=False)
+    return hashes[0] if len(hashes) == 1 else hashes[codes]  # one value: the fold takes the scalar
 
 
 def _tag_hash(tags: pd.Series, hash_key: str) -> np.ndarray:

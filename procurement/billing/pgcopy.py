@@ -46,11 +46,6 @@ class Field:
     values: list[bytes] | None = None
     per_row: np.ndarray | None = None
 
-    def taken(self, positions: np.ndarray) -> Field:
-        if self.per_row is not None:
-            return Field(self.name, per_row=self.per_row[positions])
-        return Field(self.name, codes=self.codes[positions], values=self.values)
-
     def table(self) -> list[bytes]:
         """The distinct fields with NULL last, so that code -1 picks it."""
         return [*self.values, NULL]

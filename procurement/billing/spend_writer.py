@@ -98,7 +98,7 @@ class SpendWriter:
         if not len(fresh):
             return
         fresh = fresh[np.lexsort((lanes[fresh, 1], lanes[fresh, 0]))]  # key order: the index fills in order
-        names, data = pgcopy.copy_data(copy_fields(rows, lanes, fresh, self.import_id))
+        names, data = pgcopy.copy_data(copy_fields(rows.take(fresh), lanes[fresh], self.import_id))
         self.settle()
         future = self._worker.submit(
             _copy_straight, connection.connection, self._copy_sql(self.table, names), data
@@ -219,8 +219,8 @@ class SpendWriter:
                 cursor.executemany(sql, values[start : start + INSERT_BATCH])
 
 
-def copy_fields(rows: pd.DataFrame, lanes: np.ndarray, positions: np.ndarray, import_id: int) -> list:
-    """The COLUMNS of the rows at `positions` (in that order) as binary COPY fields."""
+def copy_fields(rows: pd.DataFrame, lanes: np.ndarray, import_id: int) -> list:
+    """The COLUMNS of the rows as binary COPY fields."""
     fields = [
         pgcopy.int8_constant("billing_import_id", import_id, len(rows)),
         pgcopy.uuid_per_row("row_key", key_bytes(lanes)),
@@ -240,7 +240,7 @@ def copy_fields(rows: pd.DataFrame, lanes: np.ndarray, positions: np.ndarray, im
             fields.append(pgcopy.json_field(name, *object_codes(values)))
         else:
             fields.append(pgcopy.text_field(name, values))
-    return [field.taken(positions) for field in fields]
+    return fields
 
 
 def _copy_straight(raw_connection, sql: str, data: memoryview) -> bool:
