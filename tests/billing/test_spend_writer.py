@@ -116,3 +116,16 @@ def test_rows_of_many_distinct_values_are_stored_as_written(tmp_path):
         assert found == {resource: list(values) for resource, values in expected.items()}
     else:
         assert {r: v[1:] for r, v in found.items()} == {r: list(v[1:]) for r, v in expected.items()}
+
+
+def test_deleting_an_import_deletes_its_rows_without_a_database_constraint(tmp_path, client_as):
+    # SpendRecord's foreign keys are no database constraints (docs/performance.md): Django cascades
+    kept = import_files([write(tmp_path, "a.csv", line(1, "i-1"))], fmt="focus")
+    gone = import_files([write(tmp_path, "b.csv", line(2, "i-2"), line(3, "i-3"))], fmt="focus")
+    admin = client_as("admin")
+    assert (
+        admin.get(f"/admin/billing/spendrecord/{SpendRecord.objects.first().pk}/change/").status_code == 200
+    )
+    response = admin.post(f"/admin/billing/billingimport/{gone.imports[0]}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert list(SpendRecord.objects.values_list("billing_import_id", flat=True)) == kept.imports
