@@ -9,7 +9,8 @@ from gpuledger.roles import ADMIN, ENGINEER, FINANCE, ROLES, VIEWER, user_roles
 # (label, URL name, the roles that may open it when the view does not say). A URL name this build does
 # not have is left out, so a page that lands later shows up here without touching the other lines. A
 # page protected by `role_required` says its roles itself (`required_roles`), and those win, so a link
-# is shown exactly to the people the page lets in.
+# is shown exactly to the people the page lets in; a view whose access is more than roles says who it
+# lets in with `visible_to(user)` (the spend pages: finance, admin and engineers an admin granted it).
 NAV_LINKS = (
     ("GPU catalog", "catalog", (VIEWER,)),
     ("Sizing", "sizing", (ENGINEER,)),
@@ -34,12 +35,18 @@ def _url(name: str) -> str | None:
         return None
 
 
+def _callback(url: str):
+    try:
+        return resolve(url).func
+    except Resolver404:
+        return None
+
+
 def _required_roles(url: str, default: tuple[str, ...]) -> tuple[str, ...]:
     """The roles the page's view requires (role_required on a function view, or role_permission on a
     DRF view), else `default`."""
-    try:
-        callback = resolve(url).func
-    except Resolver404:
+    callback = _callback(url)
+    if callback is None:
         return default
     roles = getattr(callback, "required_roles", None)
     view_class = getattr(callback, "view_class", None)
@@ -49,11 +56,19 @@ def _required_roles(url: str, default: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(roles) if roles else default
 
 
-def nav_links(roles: set[str], current_path: str = "") -> list[dict]:
+def _shown(url: str, default_roles: tuple[str, ...], roles: set[str], user) -> bool:
+    visible_to = getattr(_callback(url), "visible_to", None)
+    if visible_to is not None and user is not None:
+        return bool(getattr(user, "is_authenticated", False) and visible_to(user))
+    return bool(roles & set(_required_roles(url, default_roles)))
+
+
+def nav_links(roles: set[str], current_path: str = "", user=None) -> list[dict]:
+    """The links for a user holding `roles` (and, for views that say who they let in, `user` itself)."""
     links = []
     for label, name, default_roles in NAV_LINKS:
         url = _url(name)
-        if url is None or not roles & set(_required_roles(url, default_roles)):
+        if url is None or not _shown(url, default_roles, roles, user):
             continue
         current = current_path == url if url == "/" else current_path.startswith(url)
         links.append({"label": label, "url": url, "current": current})
@@ -61,9 +76,10 @@ def nav_links(roles: set[str], current_path: str = "") -> list[dict]:
 
 
 def navigation(request) -> dict:
-    roles = user_roles(getattr(request, "user", None))
+    user = getattr(request, "user", None)
+    roles = user_roles(user)
     return {
-        "nav_links": nav_links(roles, request.path),
+        "nav_links": nav_links(roles, request.path, user),
         "nav_role": next((role for role in ROLE_ORDER if role in roles), ""),
         "nav_login_url": _url("login"),
         "nav_logout_url": _url("logout"),

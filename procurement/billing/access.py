@@ -55,6 +55,11 @@ def spend_scope(user) -> SpendScope | None:
     return None
 
 
+def can_see_spend(user) -> bool:
+    """Whether `user` may open the spend pages (the navigation shows them the link by this)."""
+    return spend_scope(user) is not None
+
+
 def spend_page(view):
     """Page decorator: anonymous users sign in; users without spend access get 403; the view gets
     `request.spend_scope`."""
@@ -69,10 +74,8 @@ def spend_page(view):
         request.spend_scope = scope
         return view(request, *args, **kwargs)
 
-    wrapped.required_roles = (
-        FINANCE,
-        ADMIN,
-    )  # the roles (the navigation shows the link to them); plus grants
+    wrapped.required_roles = (FINANCE, ADMIN)  # plus engineers of granted teams
+    wrapped.visible_to = can_see_spend  # the navigation asks this, not the roles: grants count too
     return wrapped
 
 

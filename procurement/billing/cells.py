@@ -1,35 +1,60 @@
-"""Vectorized checks of one text column of a chunk; the first bad cell raises with file, row, column."""
+"""Vectorized checks of one text column of a chunk; the first bad cell raises with file, row, column.
+
+Each check runs once per distinct value of the column (codes.py) and names the first row holding a
+bad one. A categorical column comes back categorical, a plain one as plain text.
+"""
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal, InvalidOperation
 
+import numpy as np
 import pandas as pd
 
 from pricing.providers.currencies import currency_problem
+from procurement.billing.codes import coded, first_flagged_row, object_array, text_values
 from procurement.billing.records import BillingFileError
 
 
-def _first_bad(mask: pd.Series, first_row: int) -> int:
-    return first_row + int(mask.to_numpy().argmax())
+class Distinct:
+    """A text column of a chunk as codes and distinct values: checks flag values, errors name rows."""
+
+    def __init__(self, frame: pd.DataFrame, column: str, *, file: str, first_row: int):
+        self.source = frame[column]
+        self.codes, self.values = text_values(self.source)
+        self.column, self.file, self.first_row = column, file, first_row
+
+    def stripped(self) -> np.ndarray:
+        return object_array([value.strip() for value in self.values])
+
+    def fail_if(self, bad, message) -> None:
+        """Raise for the first row whose value is flagged in `bad` (one flag per distinct value);
+        `message` is a text or a function of the distinct value's position."""
+        row = first_flagged_row(np.asarray(bad, dtype=bool), self.codes, self.first_row)
+        if row is not None:
+            position = int(self.codes[row - self.first_row])
+            text = message(position) if callable(message) else message
+            raise BillingFileError(self.file, text, row=row, column=self.column)
+
+    def result(self, values) -> pd.Series:
+        """New values per distinct one, as a column of the input's kind."""
+        if isinstance(self.source.dtype, pd.CategoricalDtype):
+            return coded(self.codes, values, self.source.index)
+        return pd.Series(object_array(values)[self.codes], index=self.source.index, dtype="str")
 
 
 def timestamps(
     frame: pd.DataFrame, column: str, *, file: str, first_row: int, required: bool = True
 ) -> pd.Series:
-    text = frame[column].str.strip()
-    parsed = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
+    cells = Distinct(frame, column, file=file, first_row=first_row)
+    text = cells.stripped()
+    parsed = pd.to_datetime(pd.Series(text, dtype=object), utc=True, format="ISO8601", errors="coerce")
     empty = text == ""
-    bad = parsed.isna() & ~empty
-    if bad.any():
-        row = _first_bad(bad, first_row)
-        raise BillingFileError(file, f"unparseable date {text[bad].iloc[0]!r}", row=row, column=column)
-    if required and empty.any():
-        raise BillingFileError(
-            file, "a date is required here", row=_first_bad(empty, first_row), column=column
-        )
-    return parsed
+    cells.fail_if(parsed.isna().to_numpy() & ~empty, lambda at: f"unparseable date {text[at]!r}")
+    if required:
+        cells.fail_if(empty, "a date is required here")
+    return pd.Series(parsed.array.take(cells.codes), index=frame.index)
 
 
 MONEY_LIMIT = 1e14  # numeric(20, 6): 14 digits before the point
@@ -48,42 +73,33 @@ def numbers(
 ) -> pd.Series:
     """The column's text, stripped, once every non-empty cell is checked to be a finite decimal number
     of magnitude under `limit` (what the stored field holds)."""  # fmt: skip
-    text = frame[column].str.strip()
-    too_long = text.str.len() > NUMBER_TEXT_LIMIT
-    if too_long.any():
-        raise BillingFileError(
-            file, f"not a number: {len(text[too_long].iloc[0]):,} characters long",
-            row=_first_bad(too_long, first_row), column=column,
-        )  # fmt: skip
-    parsed = pd.to_numeric(text.where(text != "", None), errors="coerce")
+    cells = Distinct(frame, column, file=file, first_row=first_row)
+    text = cells.stripped()
+    lengths = np.fromiter(map(len, text), dtype=np.int64, count=len(text))
+    cells.fail_if(lengths > NUMBER_TEXT_LIMIT, lambda at: f"not a number: {lengths[at]:,} characters long")
     empty = text == ""
-    bad = (parsed.isna() & ~empty) | parsed.isin([float("inf"), float("-inf")]) | _not_decimal(text)
-    if bad.any():
-        row = _first_bad(bad, first_row)
-        raise BillingFileError(file, f"not a number: {text[bad].iloc[0]!r}", row=row, column=column)
-    huge = parsed.abs() >= limit
-    if huge.any():
-        raise BillingFileError(
-            file, f"{text[huge].iloc[0]!r} is too large (under {limit:.0e} here)",
-            row=_first_bad(huge, first_row), column=column,
-        )  # fmt: skip
-    if required and empty.any():
-        raise BillingFileError(
-            file, "a number is required here", row=_first_bad(empty, first_row), column=column
-        )
-    return text
+    parsed = pd.to_numeric(pd.Series(np.where(empty, None, text), dtype=object), errors="coerce").to_numpy(
+        float
+    )
+    bad = (np.isnan(parsed) & ~empty) | np.isinf(parsed) | _not_decimal(text)
+    cells.fail_if(bad, lambda at: f"not a number: {text[at]!r}")
+    with np.errstate(invalid="ignore"):
+        huge = np.abs(parsed) >= limit
+    cells.fail_if(huge, lambda at: f"{text[at]!r} is too large (under {limit:.0e} here)")
+    if required:
+        cells.fail_if(empty, "a number is required here")
+    return cells.result(text)
 
 
-def _not_decimal(text: pd.Series) -> pd.Series:
-    """Cells pandas reads as a number but a decimal (Python's, PostgreSQL's numeric) may not: checked
-    once per distinct text, since a bill repeats its amounts."""
-    flags = {}
-    for value in pd.unique(text):
+def _not_decimal(text: np.ndarray) -> np.ndarray:
+    """Values pandas reads as a number but a decimal (Python's, PostgreSQL's numeric) may not."""
+    flags = np.zeros(len(text), dtype=bool)
+    for position, value in enumerate(text):
         try:
-            flags[value] = value != "" and not Decimal(value).is_finite()
+            flags[position] = value != "" and not Decimal(value).is_finite()
         except InvalidOperation:
-            flags[value] = True
-    return text.map(flags).astype(bool)
+            flags[position] = True
+    return flags
 
 
 def choice(
@@ -96,59 +112,59 @@ def choice(
     default: str | None = None,
 ) -> pd.Series:
     """Map the column's values (case-insensitive) through `mapping`; "" becomes `default` (None: an error)."""
-    key = frame[column].str.strip().str.lower()
+    cells = Distinct(frame, column, file=file, first_row=first_row)
     lowered = {k.lower(): v for k, v in mapping.items()}
     if default is not None:
         lowered[""] = default
-    mapped = key.map(lowered)
-    bad = mapped.isna()
-    if bad.any():
-        value = frame[column][bad].iloc[0]
-        allowed = ", ".join(sorted(mapping))
-        raise BillingFileError(
-            file,
-            f"unknown value {value!r} (expected one of: {allowed})",
-            row=_first_bad(bad, first_row),
-            column=column,
-        )
-    return mapped
+    mapped = [lowered.get(value.strip().lower()) for value in cells.values]
+    allowed = ", ".join(sorted(mapping))
+    cells.fail_if(
+        [value is None for value in mapped],
+        lambda at: f"unknown value {cells.values[at]!r} (expected one of: {allowed})",
+    )
+    return cells.result(mapped)
 
 
 def currencies(frame: pd.DataFrame, column: str, *, file: str, first_row: int) -> pd.Series:
-    text = frame[column].str.strip().str.upper()
-    for code in pd.unique(text):
-        problem = "a currency is required here" if code == "" else currency_problem(code)
-        if problem:
-            raise BillingFileError(file, problem, row=_first_bad(text == code, first_row), column=column)
-    return text
+    cells = Distinct(frame, column, file=file, first_row=first_row)
+    codes = [value.strip().upper() for value in cells.values]
+    problems = ["a currency is required here" if code == "" else currency_problem(code) for code in codes]
+    cells.fail_if([bool(problem) for problem in problems], lambda at: problems[at])
+    return cells.result(codes)
 
 
 def json_objects(frame: pd.DataFrame, column: str, *, file: str, first_row: int) -> pd.Series:
-    """Each cell as a dict ({} when empty); parsed once per distinct text, since tags repeat a lot."""
-    text = frame[column]
-    parsed: dict[str, dict] = {}
-    for value in pd.unique(text):
-        if value.strip() == "":
-            parsed[value] = {}
-            continue
-        try:
-            obj = json.loads(value)
-        except json.JSONDecodeError as error:
-            raise BillingFileError(
-                file, f"not JSON: {error.msg}", row=_first_bad(text == value, first_row), column=column
-            ) from None
-        if not isinstance(obj, dict):
-            raise BillingFileError(
-                file,
-                "must be a JSON object of key/value pairs",
-                row=_first_bad(text == value, first_row),
-                column=column,
-            )
-        problem = _json_text_problem(obj)
-        if problem:
-            raise BillingFileError(file, problem, row=_first_bad(text == value, first_row), column=column)
-        parsed[value] = obj
-    return text.map(parsed)
+    """Each cell as a dict ({} when empty); parsed once per distinct text, since tags repeat a lot. Rows
+    sharing a text share one dict object (enrich.object_codes relies on it)."""
+    codes, parsed = json_object_values(frame, column, file=file, first_row=first_row)
+    return pd.Series(object_array(parsed)[codes], index=frame.index, dtype=object)
+
+
+def json_object_values(
+    frame: pd.DataFrame, column: str, *, file: str, first_row: int
+) -> tuple[np.ndarray, list]:
+    """(code per row, the dict of each distinct text) once every text is checked to be a JSON object."""
+    cells = Distinct(frame, column, file=file, first_row=first_row)
+    parsed, problems = [], []
+    for value in cells.values:
+        obj, problem = _json_object(value)
+        parsed.append(obj)
+        problems.append(problem)
+    cells.fail_if([bool(problem) for problem in problems], lambda at: problems[at])
+    return cells.codes, parsed
+
+
+def _json_object(value: str) -> tuple[dict, str]:
+    """(the parsed object, "") or ({}, what is wrong with it)."""
+    if value.strip() == "":
+        return {}, ""
+    try:
+        obj = json.loads(value)
+    except json.JSONDecodeError as error:
+        return {}, f"not JSON: {error.msg}"
+    if not isinstance(obj, dict):
+        return {}, "must be a JSON object of key/value pairs"
+    return obj, _json_text_problem(obj)
 
 
 def _json_text_problem(obj) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import CharField
 
+from procurement.billing.codes import codes_and_values, text_values
 from procurement.billing.models import HOURS, SpendRecord
 from procurement.billing.records import BillingFileError
 
@@ -35,7 +36,8 @@ def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mappin
     for name, limit in TEXT_LIMITS.items():
         if name not in rows:
             continue
-        lengths = rows[name].str.len().fillna(0).to_numpy(dtype=np.int64)
+        codes, values = text_values(rows[name])
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))[codes]
         if (lengths > limit).any():
             mask = lengths > limit
             fail(mask, name, f"is {int(lengths[mask][0]):,} characters long (at most {limit})")
@@ -52,6 +54,6 @@ def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mappin
 
 def _decimal_flags(values: pd.Series, predicate) -> np.ndarray:
     """predicate(value) for each row, evaluated once per distinct Decimal."""
-    codes, uniques = pd.factorize(values.astype(object))
+    codes, uniques = codes_and_values(values)
     flags = np.array([bool(predicate(v)) for v in uniques] + [False], dtype=bool)
     return flags[codes]

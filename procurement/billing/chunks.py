@@ -6,9 +6,13 @@ CSV convention people see in a spreadsheet: the header is row 1, the first data 
 (Parquet rows are numbered the same way). A chunk holds at most `chunk_rows` rows, so a large file
 is never in memory whole.
 
-A CSV is checked to be UTF-8 without NUL bytes before pandas reads it (one streaming pass): pandas
-would name no line for a bad byte, and its C parser cuts a field at a NUL. Any failure to read the
-file (a truncated gzip or Parquet file, random bytes) is a BillingFileError naming the file.
+Both formats are read by Arrow, which parses a CSV on every core in blocks read ahead of the one
+being imported, and gives each column dictionary-encoded: its distinct values and a code per row. With
+`categorical=True` a chunk's columns are pandas categoricals built from those (no Python object per
+row; codes.py); otherwise plain text. Arrow names no line for what it refuses, so then the file is
+scanned again to name it: a byte that is not UTF-8 (check_text), or a line with another number of
+fields than the header. A NUL, which Arrow keeps, is refused by row and column. Any other failure to
+read the file (a truncated gzip or Parquet file, random bytes) is a BillingFileError naming the file.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from procurement.billing.codes import coded, object_array
 from procurement.billing.records import CHUNK_ROWS, BillingFileError
 
 MISSING_MARKERS = ("null", "NULL", "None")  # FOCUS samples write a literal null for an empty cell
+CSV_BLOCK_BYTES = (1 << 20, 64 << 20)  # bounds of what Arrow parses at once; chunks are cut from blocks
 PARQUET_MAGIC = b"PAR1"
 GZIP_MAGIC = b"\x1f\x8b"
 READ_BLOCK = 1 << 20
@@ -75,7 +82,8 @@ def header(path: Path) -> list[str]:
 
 
 def count_rows(path: Path) -> int:
-    """Data rows in the file (for the progress bar and the count of a rejected file)."""
+    """Data rows in the file (for the progress bar and the count of a rejected file): lines but the
+    header, counted in blocks."""
     kind = file_kind(path)
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -85,11 +93,14 @@ def count_rows(path: Path) -> int:
         except _arrow_errors() as error:
             raise _unreadable(path, kind, error) from None
     opener = gzip.open if kind == "gzip" else open
+    lines, last = 0, b"\n"
     try:
         with opener(path, "rb") as handle:
-            return max(sum(1 for _ in handle) - 1, 0)
+            for block in iter(lambda: handle.read(READ_BLOCK), b""):
+                lines, last = lines + block.count(b"\n"), block[-1:]
     except READ_ERRORS as error:
         raise _unreadable(path, kind, error) from None
+    return max(lines + (last != b"\n") - 1, 0)
 
 
 def check_text(path: Path) -> None:
@@ -145,68 +156,180 @@ def _bad_byte(path, block: bytes, position: int, line: int, start: int, error) -
 
 
 def read_chunks(
-    path: Path, columns: list[str], *, chunk_rows: int = CHUNK_ROWS
+    path: Path, columns: list[str], *, chunk_rows: int = CHUNK_ROWS, categorical: bool = False
 ) -> Iterator[tuple[int, pd.DataFrame]]:
     """(row number of the chunk's first row, text frame of `columns`) for each chunk; absent columns are ""."""
     kind = file_kind(path)
-    present = set(header(path))
-    wanted = [name for name in columns if name in present]
-    if kind != "parquet":
-        check_text(path)
+    present = header(path)
+    wanted = [name for name in columns if name in set(present)]
     first_row = 2
+    errors = READ_ERRORS + _arrow_errors()
     try:
-        if kind == "parquet":
-            frames = _parquet_chunks(path, wanted, chunk_rows)
-        else:
-            frames = pd.read_csv(
-                path, usecols=wanted, dtype=str, keep_default_na=False, chunksize=chunk_rows,
-                compression="gzip" if kind == "gzip" else None, encoding="utf-8-sig",
-            )  # fmt: skip
-        for frame in frames:
-            frame = frame.reset_index(drop=True)
-            for name in columns:
-                if name not in frame.columns:
-                    frame[name] = ""
-            frame = frame[columns].replace(list(MISSING_MARKERS), "")
-            _check_nul(frame, str(path), first_row)
+        batches = (
+            _parquet_batches(path, wanted, chunk_rows)
+            if kind == "parquet"
+            else _csv_batches(path, kind, present, wanted, _block_bytes(path, kind, chunk_rows))
+        )
+        for pieces in _regrouped(batches, chunk_rows):
+            frame = _frame(pieces, columns, str(path), first_row, categorical)
             yield first_row, frame
             first_row += len(frame)
-    except READ_ERRORS + _arrow_errors() as error:
+    except errors as error:
+        if kind != "parquet":
+            check_text(path)  # raises naming the line of a byte that is not UTF-8
+            _check_field_counts(path, kind, len(present))
         raise _unreadable(path, kind, error, row=first_row) from None
 
 
-def _check_nul(frame: pd.DataFrame, file: str, first_row: int) -> None:
-    """PostgreSQL text cannot hold NUL (a Parquet string can)."""
-    for name in frame.columns:
-        holds = frame[name].str.contains("\x00", regex=False).to_numpy(dtype=bool)
-        if holds.any():
-            row = first_row + int(holds.argmax())
-            raise BillingFileError(file, "holds a NUL character", row=row, column=name)
+def _regrouped(batches, chunk_rows: int) -> Iterator[list]:
+    """The batches' rows as lists of batch slices of `chunk_rows` rows each (the last one fewer), but a
+    first one of a quarter of that: the database starts on it while the next is read and prepared."""
+    pending, count, target = [], 0, max(chunk_rows // 4, 1)
+    for batch in batches:
+        offset = 0
+        while offset < batch.num_rows:
+            piece = batch.slice(offset, target - count)
+            pending.append(piece)
+            offset, count = offset + piece.num_rows, count + piece.num_rows
+            if count == target:
+                yield pending
+                pending, count, target = [], 0, chunk_rows
+    if count:
+        yield pending
 
 
-def _parquet_chunks(path: Path, columns: list[str], chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _block_bytes(path: Path, kind: str, chunk_rows: int) -> int:
+    """A block size of about a tenth of `chunk_rows` lines, from the length of the first lines: Arrow
+    parses the blocks ahead on other cores, and a small first block starts the import sooner."""
+    opener = gzip.open if kind == "gzip" else open
+    with opener(path, "rb") as handle:
+        head = handle.read(READ_BLOCK)
+    line_bytes = len(head) / max(head.count(b"\n"), 1)
+    low, high = CSV_BLOCK_BYTES
+    return int(min(max(line_bytes * chunk_rows / 10, low), high))
+
+
+def _csv_batches(path: Path, kind: str, present: list[str], wanted: list[str], block_bytes: int):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    source = pa.input_stream(str(path), compression="gzip" if kind == "gzip" else None)
+    text = pa.dictionary(pa.int32(), pa.string())
+    return pcsv.open_csv(
+        source,
+        read_options=pcsv.ReadOptions(column_names=present, skip_rows=1, block_size=block_bytes),
+        parse_options=pcsv.ParseOptions(newlines_in_values=True),  # a quoted field may hold a line break
+        convert_options=pcsv.ConvertOptions(
+            include_columns=wanted, column_types={name: text for name in wanted},
+            strings_can_be_null=False, quoted_strings_can_be_null=False,
+        ),
+    )  # fmt: skip
+
+
+def _check_field_counts(path: Path, kind: str, expected: int) -> None:
+    """Raise naming the first line whose number of fields is not the header's (Arrow names none)."""
+    opener = gzip.open if kind == "gzip" else open
+    with opener(path, "rt", newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        next(reader, None)
+        for row, fields in enumerate(reader, start=2):
+            if fields and len(fields) != expected:
+                raise BillingFileError(
+                    str(path), f"{len(fields)} fields where the header has {expected}", row=row
+                )
+
+
+def _frame(pieces: list, columns: list[str], file: str, first_row: int, categorical: bool) -> pd.DataFrame:
+    """The rows of the batch slices as text columns ("" for missing and the missing markers); absent
+    columns are ""."""
+    rows = sum(piece.num_rows for piece in pieces)
+    out = {}
+    for number, name in enumerate(pieces[0].schema.names):
+        codes, values = _used(*_dictionaries([piece.column(number) for piece in pieces]))
+        values = object_array(["" if value in MISSING_MARKERS else value for value in values])
+        _check_nul(values, codes, file, first_row, name)
+        out[name] = coded(codes, values) if categorical else pd.Series(values[codes], dtype="str")
+    for name in columns:
+        if name not in out:
+            out[name] = coded(np.zeros(rows, dtype=np.intp), [""]) if categorical else pd.Series(
+                [""] * rows, dtype="str"
+            )  # fmt: skip
+    return pd.DataFrame({name: out[name] for name in columns})
+
+
+def _dictionaries(arrays: list) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, texts) of dictionary-encoded Arrow arrays, one after the other (a text may repeat
+    in the values: `coded` merges them)."""
+    if len(arrays) == 1:
+        return _dictionary(arrays[0])
+    parts = [_dictionary(array) for array in arrays]
+    offsets = np.cumsum([0] + [len(values) for _, values in parts[:-1]])
+    codes = np.concatenate([codes + offset for (codes, _), offset in zip(parts, offsets, strict=True)])
+    return codes, np.concatenate([values for _, values in parts])
+
+
+def _dictionary(array) -> tuple[np.ndarray, np.ndarray]:
+    """(code per row, distinct texts) of a dictionary-encoded Arrow array; a null is ""."""
+    import pyarrow.compute as pc
+
+    values = object_array([*array.dictionary.to_pylist(), ""])
+    codes = pc.fill_null(array.indices, len(values) - 1).to_numpy(zero_copy_only=False)
+    return codes.astype(np.intp, copy=False), values
+
+
+def _used(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Only the values some row holds: a chunk cut from a block shares the block's dictionary."""
+    used = np.bincount(codes, minlength=len(values)) > 0
+    if used.all():
+        return codes, values
+    return (np.cumsum(used) - 1)[codes], values[used]
+
+
+def _check_nul(values: np.ndarray, codes: np.ndarray, file: str, first_row: int, column: str) -> None:
+    """PostgreSQL text cannot hold NUL (a Parquet string can, and Arrow keeps one in a CSV)."""
+    holds = np.fromiter(("\x00" in value for value in values), dtype=bool, count=len(values))
+    if holds.any():
+        row = first_row + int(holds[codes].argmax())
+        raise BillingFileError(file, "holds a NUL character", row=row, column=column)
+
+
+def _parquet_batches(path: Path, columns: list[str], chunk_rows: int):
+    """Record batches of `columns`, every one dictionary-encoded text (string columns are read encoded:
+    Parquet stores them so; others are converted to text first)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(path)
+    schema = pq.ParquetFile(path).schema_arrow
+    strings = [
+        name
+        for name in columns
+        if pa.types.is_string(schema.field(name).type) or pa.types.is_large_string(schema.field(name).type)
+    ]
+    parquet = pq.ParquetFile(path, read_dictionary=strings)
     for batch in parquet.iter_batches(batch_size=chunk_rows, columns=columns):
-        arrays = {}
-        for name, array in zip(batch.schema.names, batch.columns, strict=True):
-            if pa.types.is_map(array.type) or pa.types.is_struct(array.type) or pa.types.is_list(array.type):
-                arrays[name] = pd.Series(array.to_pylist(), dtype=object).map(_json_text)
-                continue
-            if pa.types.is_timestamp(array.type):
-                array = (
-                    pc.strftime(array, format="%Y-%m-%dT%H:%M:%S%z")
-                    if array.type.tz
-                    else pc.strftime(array, format="%Y-%m-%dT%H:%M:%S")
-                )
-            elif not pa.types.is_string(array.type) and not pa.types.is_large_string(array.type):
-                array = pc.cast(array, pa.string())
-            # to_pandas gives an object column of str/None at C speed (to_pylist builds it in Python)
-            arrays[name] = pd.Series(array.to_pandas(), dtype=object).fillna("")
-        yield pd.DataFrame(arrays)
+        arrays = []
+        for array in batch.columns:
+            if pa.types.is_dictionary(array.type) and not pa.types.is_string(array.type.value_type):
+                array = array.dictionary_decode()  # e.g. a pandas categorical of numbers
+            if not pa.types.is_dictionary(array.type):
+                array = pc.dictionary_encode(_parquet_text(array))
+            arrays.append(array)
+        yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _parquet_text(array):
+    """A non-text Parquet column as text: timestamps in ISO 8601, nested values as JSON."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_map(array.type) or pa.types.is_struct(array.type) or pa.types.is_list(array.type):
+        return pa.array([_json_text(value) for value in array.to_pylist()], type=pa.string())
+    if pa.types.is_timestamp(array.type):
+        return pc.strftime(array, format="%Y-%m-%dT%H:%M:%S%z" if array.type.tz else "%Y-%m-%dT%H:%M:%S")
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        return array
+    return pc.cast(array, pa.string())
 
 
 def _json_text(value) -> str:

@@ -48,7 +48,8 @@ LINE_TYPES = {
 SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost", "line_item_line_item_type"}  # any one
 # The file's column behind each normalized one, for errors found once rows are normalized (store.py)
 SOURCE_COLUMNS = {
-    "charge_period_end": "line_item_usage_end_date", "billing_account_id": "bill_payer_account_id",
+    "charge_period_start": "line_item_usage_start_date", "charge_period_end": "line_item_usage_end_date",
+    "billing_account_id": "bill_payer_account_id",
     "sub_account_id": "line_item_usage_account_id", "sub_account_name": "line_item_usage_account_name",
     "region": "product_region_code", "availability_zone": "line_item_availability_zone",
     "resource_id": "line_item_resource_id", "resource_type": "product_product_family",

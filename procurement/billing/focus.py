@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from procurement.billing import cells
 from procurement.billing.chunks import header, read_chunks
+from procurement.billing.codes import coded, codes_and_values, tuple_codes
 from procurement.billing.providers import aws_usage_instance_type, provider_slug
-from procurement.billing.records import NORMALIZED_COLUMNS, BillingFileError
+from procurement.billing.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 
 REQUIRED = [
     "ChargePeriodStart",
@@ -52,7 +54,8 @@ COMMITMENT_STATUSES = {"Used": "used", "Unused": "unused"}
 SIGNATURE = {"ChargePeriodStart", "ChargeCategory", "BillingCurrency"}  # any one: FOCUS-only names
 # The file's column behind each normalized one, for errors found once rows are normalized (store.py)
 SOURCE_COLUMNS = {
-    "charge_period_end": "ChargePeriodEnd", "provider": "ProviderName", "billing_account_id": "BillingAccountId",
+    "charge_period_start": "ChargePeriodStart", "charge_period_end": "ChargePeriodEnd", "provider": "ProviderName",
+    "billing_account_id": "BillingAccountId",
     "sub_account_id": "SubAccountId", "sub_account_name": "SubAccountName", "region": "RegionId",
     "availability_zone": "AvailabilityZone", "resource_id": "ResourceId", "resource_type": "ResourceType",
     "service_category": "ServiceCategory", "sku_id": "SkuId", "commitment_discount_id": "CommitmentDiscountId",
@@ -69,7 +72,7 @@ def read_focus(
     *,
     provider: str = "",
     instance_types: Mapping[str, str] | None = None,
-    chunk_rows: int = 50_000,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[pd.DataFrame]:
     """Normalized chunks (records.NORMALIZED_COLUMNS); raises BillingFileError on the first bad cell."""
     file = str(path)
@@ -80,38 +83,39 @@ def read_focus(
             file, "missing column ProviderName (or give --provider)", row=1, column="ProviderName"
         )
     mapping = dict(instance_types or {})
-    for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows):
+    for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows, categorical=True):
         yield _normalize(raw, first_row=first_row, file=file, provider=provider, sku_types=mapping)
 
 
 def _normalize(
     raw: pd.DataFrame, *, first_row: int, file: str, provider: str, sku_types: dict
 ) -> pd.DataFrame:
+    """The chunk's normalized columns, each computed once per distinct value (or tuple of values)."""
     where = {"file": file, "first_row": first_row}
     out = pd.DataFrame(index=raw.index)
-    out["source_row"] = range(first_row, first_row + len(raw))
+    out["source_row"] = np.arange(first_row, first_row + len(raw))
     out["charge_period_start"] = cells.timestamps(raw, "ChargePeriodStart", **where)
     out["charge_period_end"] = cells.timestamps(raw, "ChargePeriodEnd", **where)
-    backwards = out["charge_period_end"] < out["charge_period_start"]
+    backwards = (out["charge_period_end"] < out["charge_period_start"]).to_numpy()
     if backwards.any():
-        row = first_row + int(backwards.to_numpy().argmax())
+        row = first_row + int(backwards.argmax())
         raise BillingFileError(
             file, "ChargePeriodEnd is before ChargePeriodStart", row=row, column="ChargePeriodEnd"
         )
     out["billing_period_start"] = cells.timestamps(raw, "BillingPeriodStart", required=False, **where)
     out["charge_category"] = cells.choice(raw, "ChargeCategory", CHARGE_CATEGORIES, **where)
-    out["is_correction"] = raw["ChargeClass"].str.strip().str.lower() == "correction"
-    names = raw["ProviderName"].where(raw["ProviderName"].str.strip() != "", provider)
-    if (names.str.strip() == "").any():
-        row = first_row + int((names.str.strip() == "").to_numpy().argmax())
-        raise BillingFileError(
-            file, "a provider name is required here (or give --provider)", row=row, column="ProviderName"
-        )
-    out["provider"] = names.map({name: provider_slug(name) for name in pd.unique(names)})
+    codes, classes = codes_and_values(raw["ChargeClass"])
+    out["is_correction"] = np.array([value.strip().lower() == "correction" for value in classes], dtype=bool)[
+        codes
+    ]
+    out["provider"] = _providers(raw, provider, where)
     out["billing_account_id"] = raw["BillingAccountId"]
     out["sub_account_id"] = raw["SubAccountId"]
     out["sub_account_name"] = raw["SubAccountName"]
-    out["region"] = raw["RegionId"].where(raw["RegionId"] != "", raw["Region"])
+    codes, pairs = tuple_codes(raw["RegionId"], raw["Region"])
+    out["region"] = coded(
+        codes, [region_id if region_id != "" else region for region_id, region in pairs], raw.index
+    )
     out["availability_zone"] = raw["AvailabilityZone"]
     out["resource_id"] = raw["ResourceId"]
     out["resource_type"] = raw["ResourceType"]
@@ -138,17 +142,26 @@ def _normalize(
     return out[NORMALIZED_COLUMNS]
 
 
+def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
+    """Provider slugs: ProviderName, else --provider; a row with neither is an error."""
+    codes, names = codes_and_values(raw["ProviderName"])
+    chosen = [name if name.strip() != "" else provider for name in names]
+    blank = np.array([name.strip() == "" for name in chosen] + [False], dtype=bool)[codes]
+    if blank.any():
+        raise BillingFileError(
+            where["file"], "a provider name is required here (or give --provider)",
+            row=where["first_row"] + int(blank.argmax()), column="ProviderName",
+        )  # fmt: skip
+    return coded(codes, [provider_slug(name) for name in chosen], raw.index)
+
+
 def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
-    details = cells.json_objects(raw, "SkuPriceDetails", **where)
-    named: dict[int, str] = {}  # one lookup per distinct details object (rows share them)
-    for value in details.to_numpy(dtype=object):
-        if id(value) not in named:
-            named[id(value)] = str(value.get("InstanceType") or value.get("x_InstanceType") or "")
-    from_details = pd.Series(
-        [named[id(v)] for v in details.to_numpy(dtype=object)], index=raw.index, dtype=object
-    )
-    usage = raw["x_UsageType"]
-    from_usage = usage.map({value: aws_usage_instance_type(value) for value in pd.unique(usage)})
-    from_mapping = raw["SkuId"].map(lambda sku: sku_types.get(sku, "")) if sku_types else ""
-    chosen = from_details.where(from_details != "", from_usage)
-    return chosen.where(chosen != "", from_mapping)
+    """Per distinct (SkuPriceDetails, x_UsageType, SkuId): the first of the three that names a type."""
+    codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
+    named = coded(codes, [str(obj.get("InstanceType") or obj.get("x_InstanceType") or "") for obj in details])
+    codes, triples = tuple_codes(named, raw["x_UsageType"], raw["SkuId"])
+    types = [
+        from_details or aws_usage_instance_type(usage) or (sku_types.get(sku, "") if sku_types else "")
+        for from_details, usage, sku in triples
+    ]
+    return coded(codes, types, raw.index)

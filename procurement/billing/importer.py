@@ -7,6 +7,7 @@ it counts as rejected and the error (file:row:column) is kept for the caller to 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.conf import settings
@@ -56,18 +57,20 @@ def import_file(
         )
     if fmt == "utilization":
         return utilization.import_utilization(path, user=user)
-    total = count_rows(path)
-    progress = progress_factory(total, path.name) if progress_factory else None
+    progress = progress_factory(count_rows(path), path.name) if progress_factory else None
     if fmt == "focus":
         chunks = focus.read_focus(
             path, provider=provider, instance_types=getattr(settings, "BILLING_INSTANCE_TYPES", {})
         )
     else:
         chunks = cur.read_cur(path, provider=provider or "aws")
-    return store_chunks(
-        chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=file_sha256(path), user=user,
-        progress=progress, location=file, source_columns=focus.SOURCE_COLUMNS if fmt == "focus" else cur.SOURCE_COLUMNS,
-    )  # fmt: skip
+    with ThreadPoolExecutor(max_workers=1) as hashing:  # hashlib lets go of the GIL: hashed meanwhile
+        checksum = hashing.submit(file_sha256, path)
+        return store_chunks(
+            chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=checksum.result, user=user,
+            progress=progress, location=file,
+            source_columns=focus.SOURCE_COLUMNS if fmt == "focus" else cur.SOURCE_COLUMNS,
+        )  # fmt: skip
 
 
 def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:

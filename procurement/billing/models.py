@@ -1,8 +1,8 @@
 """Billing imports and the spend records they brought in.
 
 A SpendRecord is one billing line normalized across sources (FOCUS, AWS CUR 2.0, Cost Explorer).
-`row_key` is a hash of the source row (and its occurrence number within the file), so re-importing
-a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
+`row_key` (the primary key) is a 128-bit hash of the normalized row and its occurrence number within
+the file (keys.py), so re-importing a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
 defines them to be, in the charge period they correct; sums over a charge period include them.
 """
 
@@ -13,7 +13,13 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from procurement.billing.choices import BillingFormat, ChargeCategory, CommitmentStatus, PricingCategory
+from procurement.billing.choices import (
+    BillingFormat,
+    ChargeCategory,
+    CommitmentStatus,
+    PricingCategory,
+    RowKeyScheme,
+)
 
 MONEY = {"max_digits": 20, "decimal_places": 6}
 HOURS = {"max_digits": 18, "decimal_places": 6}
@@ -38,6 +44,10 @@ class BillingImport(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     imported_at = models.DateTimeField(auto_now_add=True)
+    row_key_scheme = models.PositiveSmallIntegerField(
+        choices=RowKeyScheme.choices, default=RowKeyScheme.COLUMN_HASH_128,
+        help_text="How this import's row keys were made; older keys are matched through the file's checksum.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["-imported_at"]
@@ -46,10 +56,32 @@ class BillingImport(models.Model):
         return f"{self.get_source_format_display()} {self.file_name} ({self.imported_at:%Y-%m-%d})"
 
 
+class BrinOnPostgres(models.Index):
+    """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
+    and largest value: a few pages for a table, nearly free to keep up, and enough for a column that
+    grows with the table as an import's id does (its rows are appended together)."""
+
+    def create_sql(self, model, schema_editor, using="", **kwargs):
+        if schema_editor.connection.vendor == "postgresql":
+            using = " USING brin"
+        return super().create_sql(model, schema_editor, using=using, **kwargs)
+
+
 class SpendRecord(models.Model):
-    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="records")
-    row_key = models.CharField(
-        max_length=64, unique=True, help_text="Hash of the source row: re-imports add nothing."
+    """Indexes and constraints are kept to what queries and imports use, since every imported row pays for
+    each of them (docs/performance.md, "Billing import"): the row key is the primary key (one 16-byte
+    index serves identity and idempotency; a separate id would be a second index), the import is
+    found through a BRIN index (deleting an import; its rows lie together), and neither foreign key is
+    a database constraint. PostgreSQL checks a foreign key with a trigger per inserted row, which
+    costs an import of a million rows more than its COPY; here the import row is created in the same
+    transaction just before its rows, and the GPU is looked up in the catalog in Python (store.py), so
+    both references are valid by construction. Django still applies CASCADE and PROTECT on delete."""
+
+    row_key = models.UUIDField(
+        primary_key=True, editable=False, help_text="Hash of the normalized row: re-imports add nothing."
+    )
+    billing_import = models.ForeignKey(  # indexed by Meta's BRIN index
+        BillingImport, on_delete=models.CASCADE, related_name="records", db_constraint=False, db_index=False
     )
     source_row = models.PositiveIntegerField(help_text="Line (CSV, 1 = header) or row number in the file.")
     charge_period_start = models.DateTimeField()
@@ -68,7 +100,14 @@ class SpendRecord(models.Model):
     service_category = models.CharField(max_length=100, blank=True)
     sku_id = models.CharField(max_length=200, blank=True)
     instance_type = models.CharField(max_length=150, blank=True)
-    gpu = models.ForeignKey("pricing.GpuModel", on_delete=models.PROTECT, null=True, blank=True)
+    gpu = models.ForeignKey(  # no index: no query looks rows up by GPU (a GPU's deletion scans, rarely)
+        "pricing.GpuModel",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        db_constraint=False,
+        db_index=False,
+    )
     gpus_per_instance = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
     pricing_category = models.CharField(max_length=12, choices=PricingCategory.choices)
     commitment_discount_id = models.CharField(max_length=500, blank=True)
@@ -88,8 +127,11 @@ class SpendRecord(models.Model):
     tags = models.JSONField(default=dict, blank=True)
 
     class Meta:
-        ordering = ["charge_period_start", "id"]
-        indexes = [models.Index(fields=["charge_period_start"], name="spend_charge_start")]
+        ordering = ["charge_period_start", "row_key"]
+        indexes = [
+            models.Index(fields=["charge_period_start"], name="spend_charge_start"),
+            BrinOnPostgres(fields=["billing_import"], name="spend_import"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(instance_hours__gte=0) | Q(is_correction=True), name="spend_hours_sign"

@@ -18,7 +18,7 @@ NORMALIZED_COLUMNS = [
 ]  # fmt: skip
 
 MAX_ROWS_PER_FILE = 20_000_000  # a bound on what one import may hold in a transaction
-CHUNK_ROWS = 50_000
+CHUNK_ROWS = 100_000
 
 
 class BillingFileError(ValueError):

@@ -16,7 +16,7 @@ from pricing.choices import PricingModel
 from pricing.fx import fx_rates
 from pricing.price_quality import price_quality
 from pricing.selectors import current_price_observations, price_staleness
-from procurement.billing.models import GpuUtilization
+from procurement.billing.models import GpuUtilization, SpendGrant
 from procurement.billing.review import MICRO, REVIEW_COLUMNS, ReviewRequest, categorized, empty_frame
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.store import tag_mapping
@@ -189,34 +189,63 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
 
 def cheaper_gpu_options(frame: pd.DataFrame) -> dict[str, CheaperGpu]:
     """Resources tagged `workload=<stored workload name>`: the latest stored ranking's cheapest row against
-    the row of the resource's own instance type (same provider), as a job-cost ratio."""
-    from procurement.models import Workload
-
+    the row of the resource's own instance type (same provider), as a job-cost ratio. The workload is the
+    one of that name of the row's own team (the team whose spend the bills tag with the row's team, as
+    grants spell it: SpendGrant.spend_label), else one stored without a team; never another team's,
+    since two teams may well name their workloads alike. A resource tagged with different teams or
+    workloads gets no option (which one it runs is unknown)."""
     if frame.empty:
         return {}
     linked = frame[frame["workload"] != ""][
-        ["resource_id", "workload", "provider", "instance_type"]
+        ["resource_id", "workload", "team", "provider", "instance_type"]
     ].drop_duplicates()
+    links = linked[["resource_id", "workload", "team"]].drop_duplicates()["resource_id"].value_counts()
+    linked = linked[linked["resource_id"].isin(set(links[links == 1].index))]
+    workloads = _workloads_by_team(set(linked["workload"].astype(object)))
     options = {}
     for row in linked.itertuples(index=False):
-        workload = Workload.objects.filter(name=row.workload).first()
-        latest = workload.recommendations.first() if workload else None
-        results = [r for r in (latest.results if latest else []) if r.get("total_cost")]
-        if not results:
-            continue
-        cheapest = min(results, key=lambda r: Decimal(r["total_cost"]))
-        current = [
-            r for r in results if r.get("provider") == row.provider and r.get("instance_type") == row.instance_type
-            and r.get("pricing_model") == "on_demand"
-        ]  # fmt: skip
-        if not current:
-            continue
-        current_cost = min(Decimal(r["total_cost"]) for r in current)
-        ratio = Decimal(cheapest["total_cost"]) / current_cost
-        if ratio < 1:
-            target = f"{cheapest['provider']} {cheapest['instance_type']} x{cheapest.get('instances', 1)} ({cheapest['gpu']}, {cheapest['pricing_model']})"
-            options[row.resource_id] = CheaperGpu(cost_ratio=ratio, target=target)
+        workload = workloads.get((row.workload, row.team)) or workloads.get((row.workload, None))
+        option = _cheaper_option(workload, row.provider, row.instance_type)
+        if option is not None:
+            options[row.resource_id] = option
     return options
+
+
+def _workloads_by_team(names: set[str]) -> dict[tuple[str, str | None], object]:
+    """(workload name, spend team label or None for no team) -> the latest updated such workload."""
+    from procurement.models import Workload
+
+    found = {}
+    for workload in Workload.objects.filter(name__in=names).select_related("team").order_by("updated_at"):
+        found[(workload.name, _spend_label(workload.team))] = workload
+    return found
+
+
+def _spend_label(team) -> str | None:
+    """The team's name as bills tag it: its grant's spend team, else its slug (None: no team)."""
+    if team is None:
+        return None
+    grant = SpendGrant.objects.filter(team=team).first()
+    return grant.spend_label if grant else team.slug
+
+
+def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu | None:
+    latest = workload.recommendations.first() if workload else None
+    results = [r for r in (latest.results if latest else []) if r.get("total_cost")]
+    if not results:
+        return None
+    cheapest = min(results, key=lambda r: Decimal(r["total_cost"]))
+    current = [
+        r for r in results if r.get("provider") == provider and r.get("instance_type") == instance_type
+        and r.get("pricing_model") == "on_demand"
+    ]  # fmt: skip
+    if not current:
+        return None
+    ratio = Decimal(cheapest["total_cost"]) / min(Decimal(r["total_cost"]) for r in current)
+    if ratio >= 1:
+        return None
+    target = f"{cheapest['provider']} {cheapest['instance_type']} x{cheapest.get('instances', 1)} ({cheapest['gpu']}, {cheapest['pricing_model']})"
+    return CheaperGpu(cost_ratio=ratio, target=target)
 
 
 def review_fx(currency: str) -> dict[str, Decimal]:

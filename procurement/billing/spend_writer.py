@@ -1,34 +1,42 @@
-"""Write keyed, enriched spend rows into SpendRecord; returns how many were new.
+"""Write keyed, enriched spend rows into SpendRecord, chunk by chunk; counts the rows that were new.
 
-PostgreSQL: each chunk goes by one COPY (text format, the whole chunk's buffer built column by
-column: each column's distinct values are formatted and escaped once, then spread by code). The
-chunk's keys already stored are looked up in one query and skipped; the new rows are copied straight
-into the table, in a savepoint. Should a concurrent import store some of them meanwhile, the rows go
-into a temporary staging table instead and one `INSERT ... SELECT ... ON CONFLICT (row_key) DO
-NOTHING` writes the rest, its row count being the number inserted.
-COPY text escapes backslash, tab, newline and carriage return and writes NULL as \\N, so no text
-in a bill (a tab, a newline, a literal "\\N", a backslash) can split a row or forge a field.
+PostgreSQL: each chunk goes by one binary COPY (pgcopy.py), its rows sorted by key so that the key
+index is filled in order, sent by a worker thread while the next chunk is read and prepared (the
+server and Python then work at the same time, on two cores). A chunk's keys are looked up before it
+is written only where they can be stored already: rows of a charge day that held stored rows when the
+file began (one index probe per stored day finds those days); a file of new days needs no lookup.
+Each COPY runs in a savepoint. Should it meet a stored key (a concurrent import committed the same
+rows meanwhile), it is rolled back and the chunk goes into a temporary staging table instead, from
+which one `INSERT ... SELECT ... ON CONFLICT (row_key) DO NOTHING` writes the rest; its row count is
+the number inserted. The worker uses the connection only while the main thread does not: every
+query of the main thread first waits for it (`settle`).
 Elsewhere (SQLite: tests, the zero-configuration setup) the stored keys are looked up in batches
 and the new rows go in with executemany.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 
 import numpy as np
 import pandas as pd
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 
+from procurement.billing import pgcopy
+from procurement.billing.codes import codes_and_values, spread, text_values
 from procurement.billing.enrich import object_codes
+from procurement.billing.keys import key_bytes, key_hex
 from procurement.billing.models import SpendRecord
 
 KEY_QUERY_BATCH = 900  # under SQLite's 999 bound on query parameters
 INSERT_BATCH = 2000
 STAGE = "billing_spend_stage"
-# The stored columns, in COPY order; each comes from the enriched frame's column of the same name
-# except the import id and the row key.
+SAVEPOINT = "billing_spend_copy"
+# The stored columns; each comes from the enriched frame's column of the same name except the import
+# id and the row key.
 COLUMNS = [
     "billing_import_id", "row_key", "source_row", "charge_period_start", "charge_period_end",
     "billing_period_start", "charge_category", "is_correction", "provider", "billing_account_id",
@@ -38,48 +46,141 @@ COLUMNS = [
     "gpu_hours", "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "team",
     "project", "environment", "tags",
 ]  # fmt: skip
+TIMES = ("charge_period_start", "charge_period_end", "billing_period_start")
+NUMERIC_SCALES = {
+    "gpus_per_instance": 3, "consumed_quantity": 6, "instance_hours": 6, "gpu_hours": 6, "billed_cost": 6,
+    "effective_cost": 6, "list_cost": 6, "contracted_cost": 6,
+}  # fmt: skip
 NULLABLE_NUMBERS = ("consumed_quantity", "list_cost", "contracted_cost")  # "" is NULL, not 0
-_TIMES = ("charge_period_start", "charge_period_end", "billing_period_start")
+STORED_DAYS_SQL = """
+WITH RECURSIVE day(start) AS (
+    SELECT date_trunc('day', min(charge_period_start), 'UTC') FROM {table}
+  UNION ALL
+    SELECT (SELECT date_trunc('day', min(charge_period_start), 'UTC') FROM {table}
+            WHERE charge_period_start >= day.start + interval '1 day')
+    FROM day WHERE day.start IS NOT NULL
+)
+SELECT start FROM day WHERE start IS NOT NULL
+"""  # one index probe per stored day (a loose index scan), not a scan of the rows
 
 
 class SpendWriter:
-    """One per file, inside the file's transaction; `close()` drops the staging table."""
+    """One per file, inside the file's transaction: `write` each chunk, then `close` (or leave the
+    `with` block) before the transaction ends; `inserted` counts the new rows."""
 
     def __init__(self, import_id: int):
         self.import_id = import_id
         self.postgres = connection.vendor == "postgresql"
         self.table = connection.ops.quote_name(SpendRecord._meta.db_table)
+        self.inserted = 0
         self.staging = False  # the staging table is made on first need (a concurrent import)
+        self._stored_days: np.ndarray | None = None
+        self._worker = ThreadPoolExecutor(max_workers=1) if self.postgres else None
+        self._in_flight: tuple[Future, list[str], memoryview, int] | None = None
 
-    def write(self, rows: pd.DataFrame, keys: np.ndarray) -> int:
+    def __enter__(self) -> SpendWriter:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is None:
+            self.close()
+        else:
+            self._abandon()
+
+    def write(self, rows: pd.DataFrame, lanes: np.ndarray) -> None:
+        """Write the rows not stored yet (`lanes`: their keys, keys.row_key_lanes)."""
         if not len(rows):
-            return 0
-        return self._copy_and_merge(rows, keys) if self.postgres else self._insert_new(rows, keys)
+            return
+        if not self.postgres:
+            self.inserted += self._insert_new(rows, key_hex(lanes))
+            return
+        fresh = self._fresh_positions(rows, lanes)
+        if not len(fresh):
+            return
+        fresh = fresh[np.lexsort((lanes[fresh, 1], lanes[fresh, 0]))]  # key order: the index fills in order
+        names, data = pgcopy.copy_data(copy_fields(rows.take(fresh), lanes[fresh], self.import_id))
+        self.settle()
+        future = self._worker.submit(
+            _copy_straight, connection.connection, self._copy_sql(self.table, names), data
+        )
+        self._in_flight = (future, names, data, len(fresh))
+
+    def settle(self) -> None:
+        """Wait for the chunk in flight; merge it through the staging table if its COPY met stored keys."""
+        if self._in_flight is None:
+            return
+        future, names, data, count = self._in_flight
+        self._in_flight = None
+        with connection.wrap_database_errors:
+            copied = future.result()
+        self.inserted += count if copied else self._merge(names, data)
 
     def close(self) -> None:
+        self.settle()
+        if self._worker:
+            self._worker.shutdown()
         if self.staging:
             with connection.cursor() as cursor:
                 cursor.execute(f"DROP TABLE {STAGE}")
             self.staging = False
 
+    def _abandon(self) -> None:
+        """Leave the connection to the failing transaction: wait for the worker, ignore its outcome."""
+        if self._in_flight is not None:
+            self._in_flight[0].exception()
+            self._in_flight = None
+        if self._worker:
+            self._worker.shutdown()
+
     # PostgreSQL ---------------------------------------------------------------------------------
-    def _copy_and_merge(self, rows: pd.DataFrame, keys: np.ndarray) -> int:
-        fresh = self._not_stored(keys)
-        if not len(fresh):
-            return 0
-        buffer = copy_text(rows.iloc[fresh], keys[fresh], self.import_id)
-        try:
-            with transaction.atomic():
-                self._copy(self.table, buffer)
-            return len(fresh)
-        except IntegrityError:
-            pass  # another import stored some of these rows meanwhile: merge instead
-        self._make_staging()
-        self._copy(STAGE, buffer)
-        names = ", ".join(COLUMNS)
-        with connection.cursor() as cursor, connection.wrap_database_errors:
+    def _fresh_positions(self, rows: pd.DataFrame, lanes: np.ndarray) -> np.ndarray:
+        """Positions of the rows whose keys are not stored: only rows of a day that held stored rows
+        when the file began are looked up (their keys may be stored; no other row's can be)."""
+        days = rows["charge_period_start"].to_numpy(dtype="datetime64[D]")
+        maybe = np.isin(days, self.stored_days())
+        if not maybe.any():
+            return np.arange(len(rows))
+        self.settle()
+        candidates = np.flatnonzero(maybe)
+        hexes = key_hex(lanes[candidates])
+        with connection.cursor() as cursor:
+            # Probes of the primary key, whatever the statistics say: a table loaded moments ago has none
+            # yet, and the planner would scan all of it for each chunk (seconds a chunk at 1M rows).
             cursor.execute(
-                f"INSERT INTO {self.table} ({names}) SELECT {names} FROM {STAGE}"  # noqa: S608 (names from the model)
+                "SELECT current_setting('enable_seqscan'), set_config('enable_seqscan', 'off', true)"
+            )
+            setting = cursor.fetchone()[0]
+            cursor.execute(
+                f"SELECT replace(row_key::text, '-', '') FROM {self.table}"  # noqa: S608 (name from the model)
+                " WHERE row_key = ANY(string_to_array(%s, ',')::uuid[])",
+                [",".join(hexes.tolist())],
+            )  # one text of hex digits split by the server: a 50,000-element array parameter costs more
+            stored = [key for (key,) in cursor.fetchall()]
+            cursor.execute("SELECT set_config('enable_seqscan', %s, true)", [setting])
+        fresh = np.ones(len(rows), dtype=bool)
+        fresh[candidates[np.isin(hexes, stored)]] = False
+        return np.flatnonzero(fresh)
+
+    def stored_days(self) -> np.ndarray:
+        if self._stored_days is None:
+            with connection.cursor() as cursor:
+                cursor.execute(STORED_DAYS_SQL.format(table=self.table))
+                starts = [start.astimezone(dt.UTC).date() for (start,) in cursor.fetchall()]
+            self._stored_days = np.array(starts, dtype="datetime64[D]")
+        return self._stored_days
+
+    @staticmethod
+    def _copy_sql(table: str, names: list[str]) -> str:
+        return f"COPY {table} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)"
+
+    def _merge(self, names: list[str], data: memoryview) -> int:
+        """The chunk through the staging table, skipping keys stored meanwhile; the rows inserted."""
+        self._make_staging()
+        columns = ", ".join(names)
+        with connection.cursor() as cursor, connection.wrap_database_errors:
+            _copy(cursor.cursor, self._copy_sql(STAGE, names), data)
+            cursor.execute(
+                f"INSERT INTO {self.table} ({columns}) SELECT {columns} FROM {STAGE}"  # noqa: S608 (names from the model)
                 " ON CONFLICT (row_key) DO NOTHING"
             )
             inserted = cursor.rowcount
@@ -94,24 +195,6 @@ class SpendWriter:
                     f" FROM {self.table} WITH NO DATA"
                 )
             self.staging = True
-
-    def _not_stored(self, keys: np.ndarray) -> np.ndarray:
-        """Positions of the keys not stored yet (one query; the unique index answers it). The keys go
-        as one comma-joined text (hex digits only) split by the server: a 50,000-element array
-        parameter costs more to adapt than the query takes."""
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT row_key FROM {self.table} WHERE row_key = ANY(string_to_array(%s, ','))",  # noqa: S608
-                [",".join(keys.tolist())],
-            )
-            stored = [key for (key,) in cursor.fetchall()]
-        return np.flatnonzero(~np.isin(keys, stored)) if stored else np.arange(len(keys))
-
-    @staticmethod
-    def _copy(table: str, buffer: str) -> None:
-        with connection.cursor() as cursor, connection.wrap_database_errors:
-            with cursor.cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
-                copy.write(buffer)
 
     # Other databases ----------------------------------------------------------------------------
     def _insert_new(self, rows: pd.DataFrame, keys: np.ndarray) -> int:
@@ -143,63 +226,69 @@ class SpendWriter:
                 cursor.executemany(sql, values[start : start + INSERT_BATCH])
 
 
+def copy_fields(rows: pd.DataFrame, lanes: np.ndarray, import_id: int) -> list:
+    """The COLUMNS of the rows as binary COPY fields."""
+    fields = [
+        pgcopy.int8_constant("billing_import_id", import_id, len(rows)),
+        pgcopy.uuid_per_row("row_key", key_bytes(lanes)),
+        pgcopy.int4_per_row("source_row", rows["source_row"].to_numpy()),
+    ]
+    for name in COLUMNS[3:]:
+        values = rows[name]
+        if name in TIMES:
+            fields.append(pgcopy.timestamp_field(name, values))
+        elif name in NUMERIC_SCALES:
+            fields.append(pgcopy.numeric_field(name, values, NUMERIC_SCALES[name]))
+        elif name == "is_correction":
+            fields.append(pgcopy.bool_field(name, values.to_numpy(dtype=bool)))
+        elif name == "gpu_id":
+            fields.append(pgcopy.int8_field(name, values))
+        elif name == "tags":
+            fields.append(pgcopy.json_field(name, *object_codes(values)))
+        else:
+            fields.append(pgcopy.text_field(name, values))
+    return fields
+
+
+def _copy_straight(raw_connection, sql: str, data: memoryview) -> bool:
+    """In the worker thread, on the psycopg connection itself: COPY in a savepoint; False (and rolled
+    back) if a row's key is stored already."""
+    from psycopg import errors
+
+    with raw_connection.cursor() as cursor:
+        cursor.execute(f"SAVEPOINT {SAVEPOINT}")
+        try:
+            _copy(cursor, sql, data)
+        except errors.UniqueViolation:
+            cursor.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+            cursor.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+            return False
+        cursor.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+    return True
+
+
+def _copy(cursor, sql: str, data: memoryview) -> None:
+    with cursor.copy(sql) as copy:
+        copy.write(pgcopy.SIGNATURE)
+        copy.write(data)
+        copy.write(pgcopy.TRAILER)
+
+
 def _python_values(rows: pd.DataFrame, name: str) -> list:
+    """A column as the Python values executemany adapts, each distinct value converted once."""
     values = rows[name]
-    if name in _TIMES:
+    if name in TIMES:
         adapt = connection.ops.adapt_datetimefield_value
         return [None if pd.isna(v) else adapt(v.to_pydatetime()) for v in values]
     if name == "tags":
-        return _field_texts(values).tolist()
-    if name in NULLABLE_NUMBERS or name in ("billed_cost", "effective_cost"):
-        return [Decimal(v) if v != "" else None for v in values.to_numpy(dtype=object)]
+        codes, tag_sets = object_codes(values)
+        return spread(codes, [json.dumps(value, sort_keys=True) for value in tag_sets]).tolist()
     if name == "source_row":
         return values.astype(int).tolist()
     if name == "is_correction":
         return values.astype(bool).tolist()
-    return values.to_numpy(dtype=object).tolist()
-
-
-def copy_text(rows: pd.DataFrame, keys: np.ndarray, import_id: int) -> str:
-    """The rows as one COPY text-format buffer, in COLUMNS order."""
-    fields = [[str(import_id)] * len(rows), keys.tolist()]
-    fields += [_copy_field(rows, name).tolist() for name in COLUMNS[2:]]
-    return "\n".join(map("\t".join, zip(*fields, strict=True))) + "\n"
-
-
-def _copy_field(rows: pd.DataFrame, name: str) -> np.ndarray:
-    values = rows[name]
-    if name == "tags":
-        codes, tag_sets = object_codes(values)
-        texts = [_escape(json.dumps(value, sort_keys=True)) for value in tag_sets]
-    elif name in _TIMES:
-        codes, uniques = pd.factorize(values)
-        texts = list(uniques.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S.%f+00"))
-    else:
-        if name in NULLABLE_NUMBERS:
-            values = values.where(values != "", None)
-        codes, uniques = pd.factorize(values.astype(object))
-        texts = [_escape(_text(value)) for value in uniques]
-    table = np.empty(len(texts) + 1, dtype=object)
-    table[:-1] = texts
-    table[-1] = "\\N"  # factorize codes a missing value -1: the last entry
-    return table[codes]
-
-
-def _text(value) -> str:
-    if isinstance(value, bool | np.bool_):
-        return "t" if value else "f"
-    return str(value)
-
-
-def _escape(text: str) -> str:
-    if "\\" in text or "\t" in text or "\n" in text or "\r" in text:
-        return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return text
-
-
-def _field_texts(tags: pd.Series) -> np.ndarray:
-    """JSON of each row's tags, dumped once per distinct tag set."""
-    codes, tag_sets = object_codes(tags)
-    texts = np.empty(len(tag_sets), dtype=object)
-    texts[:] = [json.dumps(value, sort_keys=True) for value in tag_sets]
-    return texts[codes]
+    if name in NULLABLE_NUMBERS or name in ("billed_cost", "effective_cost"):
+        codes, uniques = text_values(values)
+        return spread(codes, [Decimal(v) if v != "" else None for v in uniques]).tolist()
+    codes, uniques = codes_and_values(values)
+    return spread(codes, uniques).tolist()

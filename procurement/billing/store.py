@@ -1,8 +1,8 @@
 """Write one billing file's normalized rows as SpendRecords: idempotent, all or nothing, in chunks.
 
 Each chunk is enriched (catalog, tags, hours), checked against the stored fields' bounds (checks.py),
-keyed (keys.row_keys) and written (spend_writer.py: COPY and a conflict-skipping INSERT on
-PostgreSQL); the whole file runs in one transaction, so a bad cell in the last chunk leaves nothing
+keyed (keys.py) and written (spend_writer.py: binary COPY on PostgreSQL, sent while the next chunk
+is prepared); the whole file runs in one transaction, so a bad cell in the last chunk leaves nothing
 of the file behind. Mixed billing currencies need a stored FX rate for every currency but the base,
 since a review can only add them up converted.
 """
@@ -23,7 +23,8 @@ from pricing.fx import fx_rates
 from pricing.models import InstanceType
 from procurement.billing.checks import check_stored_bounds
 from procurement.billing.enrich import CatalogEntry, enrich
-from procurement.billing.keys import OccurrenceCounter, row_keys
+from procurement.billing.keys import OccurrenceCounter, row_key_lanes, row_keys
+from procurement.billing.legacy_keys import LegacyRows
 from procurement.billing.models import BillingImport, SpendRecord
 from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, TagMapping
 from procurement.billing.spend_writer import SpendWriter
@@ -78,42 +79,49 @@ def store_chunks(
     file_name: str,
     source_format: str,
     provider: str = "",
-    sha256: str = "",
+    sha256: str | Callable[[], str] = "",
     user=None,
     progress: Callable[[int], None] | None = None,
     location: str = "",
     source_columns: Mapping[str, str] | None = None,
 ) -> ImportResult:
     """Store every chunk or none (raises BillingFileError, nothing written). `source_columns` names
-    the file's column of each normalized one, for errors found after normalizing."""
+    the file's column of each normalized one, for errors found after normalizing; `sha256` may be a
+    function that gives the checksum (computed meanwhile, elsewhere)."""
     result = ImportResult()
     catalog, tags = catalog_entries(), tag_mapping()
     convertible = set(fx_rates(base="USD"))
     currencies_seen: dict[str, int] = {}
     seen = OccurrenceCounter()
-    file = location or file_name
+    file, source_columns = location or file_name, source_columns or {}
+    checksum = sha256 if callable(sha256) else (lambda: sha256)
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
-            source_format=source_format, file_name=file_name[:500], file_sha256=sha256, provider=provider,
+            source_format=source_format, file_name=file_name[:500], provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
-        writer = SpendWriter(billing_import.pk)
-        for chunk in chunks:
-            _check_currency_mix(chunk, currencies_seen, convertible, file)
-            rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
-            check_stored_bounds(rows, file=file, source_columns=source_columns or {})
-            inserted = writer.write(rows, row_keys(rows, seen))
-            result.inserted += inserted
-            result.unchanged += len(rows) - inserted
-            result.rows_seen += len(rows)
-            if result.rows_seen > MAX_ROWS_PER_FILE:
-                raise BillingFileError(
-                    location or file_name, f"over {MAX_ROWS_PER_FILE:,} rows in one file; split the export"
-                )
-            if progress:
-                progress(len(rows))
-        writer.close()
-        billing_import.rows_seen = result.rows_seen
+        legacy = LegacyRows.find(source_format=source_format, checksum=checksum)
+        with SpendWriter(billing_import.pk) as writer:
+            for chunk in chunks:
+                _check_currency_mix(chunk, currencies_seen, convertible, file)
+                rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
+                check_stored_bounds(rows, file=file, source_columns=source_columns)
+                lanes = row_key_lanes(rows, seen)
+                result.rows_seen += len(rows)
+                if legacy:
+                    writer.settle()  # the database is the legacy lookup's now
+                    rows, lanes = legacy.claim(rows, lanes, file=file, source_columns=source_columns)
+                writer.write(rows, lanes)
+                if result.rows_seen > MAX_ROWS_PER_FILE:
+                    raise BillingFileError(
+                        file, f"over {MAX_ROWS_PER_FILE:,} rows in one file; split the export"
+                    )
+                if progress:
+                    progress(len(chunk))
+        if legacy:
+            legacy.finish()
+        result.inserted, result.unchanged = writer.inserted, result.rows_seen - writer.inserted
+        billing_import.rows_seen, billing_import.file_sha256 = result.rows_seen, checksum()
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()

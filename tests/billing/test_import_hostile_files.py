@@ -396,7 +396,7 @@ def test_rows_stored_by_a_concurrent_import_are_merged_not_duplicated(tmp_path, 
     assert import_outcome(path, "focus").inserted == len(rows)
     extra = write_csv(tmp_path / "more.csv", [*rows, dict(FOCUS_ROW, ResourceId="i-new")])
     # as if the stored keys were not seen: the straight COPY meets the unique index and falls back
-    monkeypatch.setattr(SpendWriter, "_not_stored", lambda self, keys: np.arange(len(keys)))
+    monkeypatch.setattr(SpendWriter, "_fresh_positions", lambda self, rows, lanes: np.arange(len(rows)))
     result = import_outcome(extra, "focus")
     assert (result.inserted, result.unchanged) == (1, len(rows))
     assert sorted(stored(result, "resource_id")) == ["i-new"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
 
 from procurement.billing.keys import OccurrenceCounter, row_keys
 from procurement.billing.records import NORMALIZED_COLUMNS
@@ -50,3 +53,24 @@ def test_it_ignores_the_row_number_but_not_any_value():
     keys = {row_keys(frame(change)).tolist()[0] for change in changes}
     assert base not in keys and len(keys) == len(changes)
     assert all(len(key) == 32 and set(key) <= set("0123456789abcdef") for key in keys)
+
+
+def test_it_gives_categorical_columns_the_keys_of_plain_ones():
+    # the FOCUS reader gives text as categoricals, hashed once per distinct value: the same keys
+    plain = frame({}, {"resource_id": "i-2"}, {}, {"region": ""})
+    categorical = plain.copy()
+    for column in ("resource_id", "region", "provider", "billed_cost"):
+        categorical[column] = categorical[column].astype("category")
+    assert row_keys(categorical).tolist() == row_keys(plain).tolist()
+
+
+@given(st.lists(st.lists(st.integers(0, 5), max_size=40), min_size=1, max_size=5))
+def test_it_numbers_occurrences_like_a_running_count(chunks):
+    counter, counts = OccurrenceCounter(), {}
+    for chunk in chunks:
+        numbers = counter.number(np.array(chunk, dtype=np.uint64)).tolist()
+        expected = []
+        for value in chunk:
+            expected.append(counts.get(value, 0))
+            counts[value] = counts.get(value, 0) + 1
+        assert numbers == expected

@@ -8,6 +8,7 @@ grant made on the admin site, then after the admin revokes it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -137,3 +138,20 @@ def test_revoking_the_grant_closes_the_spend_again(world):
     response = clients["admin"].post(f"/admin/billing/spendgrant/{grant.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     assert statuses(clients) == dict.fromkeys(SPEND_GETS, NO_GRANT)
+
+
+def nav_labels(client) -> list[str]:
+    nav = re.search(
+        r'<nav aria-label="Main">(.*?)</nav>', client.get("/status/").content.decode(), re.S
+    ).group(1)
+    return re.findall(r">([^<]+)</a>", nav)
+
+
+def test_the_spend_link_is_shown_to_whoever_may_open_the_spend_pages(world):
+    _, clients, research = world
+    shown = {name: "Spend" in nav_labels(clients[name]) for name in CALLERS}
+    assert shown == dict.fromkeys(CALLERS, False) | {"finance": True, "admin": True}
+    grant_on_admin_site(clients["admin"], research)
+    shown = {name: "Spend" in nav_labels(clients[name]) for name in CALLERS}
+    assert shown == dict.fromkeys(CALLERS, False) | {"finance": True, "admin": True, "engineer": True}
+    assert clients["engineer"].get("/billing/").status_code == 200  # the link leads somewhere it may go

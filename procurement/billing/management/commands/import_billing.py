@@ -25,9 +25,7 @@ class Command(BaseCommand):
         bars = []
 
         def progress_factory(total: int, name: str):
-            bar = tqdm(
-                total=total, desc=name, unit="rows", disable=options["no_progress"], file=self.stderr._out
-            )
+            bar = tqdm(total=total, desc=name, unit="rows", file=self.stderr._out)
             bars.append(bar)
             return bar.update
 
@@ -35,7 +33,8 @@ class Command(BaseCommand):
             options["files"],
             fmt=options["format"],
             provider=options["provider"],
-            progress_factory=progress_factory,
+            # a bar needs the file's rows counted first: a pass over the file only when it is shown
+            progress_factory=None if options["no_progress"] else progress_factory,
         )
         for bar in bars:
             bar.close()

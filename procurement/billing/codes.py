@@ -1,0 +1,92 @@
+"""Dictionary-encoded columns: a code per row and the distinct values, so each value is handled once.
+
+A bill repeats a few accounts, regions, instance types, amounts and tag sets over millions of rows, so
+the billing import works on distinct values and spreads results back by code. The readers give text
+columns as pandas categoricals (built from Arrow dictionaries without a Python object per row); a
+plain column is factorized on first use. Code -1 is a missing value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def codes_and_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each row, the distinct values as an object array); a missing value is code -1."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy(dtype=np.intp), np.asarray(values.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(values.to_numpy(dtype=object))
+    return codes.astype(np.intp, copy=False), np.asarray(uniques, dtype=object)
+
+
+def object_array(values: Sequence) -> np.ndarray:
+    """A 1-d object array of `values` (np.asarray would make a list of tuples two-dimensional)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def coded(codes: np.ndarray, values: Sequence, index: pd.Index | None = None) -> pd.Series:
+    """A categorical column holding values[code] in each row; equal values merge, None is missing."""
+    merged, categories = pd.factorize(object_array(values))
+    table = np.append(merged, -1)  # code -1 stays missing
+    codes = table[codes] if len(codes) else np.empty(0, dtype=np.intp)
+    categorical = pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+    return pd.Series(categorical, index=index)
+
+
+def map_values(values: pd.Series, function: Callable) -> pd.Series:
+    """`function` applied once per distinct value (a missing value stays missing)."""
+    codes, uniques = codes_and_values(values)
+    return coded(codes, [function(value) for value in uniques], values.index)
+
+
+def spread(codes: np.ndarray, values: Sequence, missing=None) -> np.ndarray:
+    """values[code] for each row as an object array (code -1: `missing`)."""
+    table = object_array([*values, missing])
+    return table[codes]
+
+
+def first_flagged_row(bad_values: np.ndarray, codes: np.ndarray, first: int) -> int | None:
+    """Row number of the first row whose value is flagged in `bad_values` (None when none is)."""
+    bad = np.append(np.asarray(bad_values, dtype=bool), False)[codes]
+    return first + int(bad.argmax()) if bad.any() else None
+
+
+def text_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """codes_and_values with a missing value read as "" (every row a text)."""
+    codes, uniques = codes_and_values(values)
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(uniques), codes)
+        uniques = object_array([*uniques, ""])
+    return codes, uniques
+
+
+def tuple_codes(*columns: pd.Series) -> tuple[np.ndarray, list[tuple]]:
+    """Codes of the distinct tuples of the columns' values in each row, and those tuples (combined
+    codes are refactorized column by column, so no tuple is built per row)."""
+    combined = np.zeros(len(columns[0]), dtype=np.intp)
+    tables, firsts = [], np.zeros(min(len(combined), 1), dtype=np.intp)
+    for column in columns:
+        codes, values = text_values(column)
+        combined, firsts = _refactorized(combined * (len(values) + 1) + codes + 1)
+        tables.append((codes, values))
+    return combined, [tuple(values[codes[row]] for codes, values in tables) for row in firsts]
+
+
+def _refactorized(combined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes 0..k-1 in order of first appearance, the first row of each)."""
+    codes, _ = pd.factorize(combined)
+    return codes.astype(np.intp, copy=False), first_rows(codes)
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row holding each code, for codes numbered in order of first appearance (as
+    pd.factorize numbers them): there the running maximum of the codes grows."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.intp)
+    running = np.maximum.accumulate(codes)
+    return np.flatnonzero(np.r_[True, running[1:] > running[:-1]])
