@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.core.cache import cache
 from django.db import connection
 
 from pricing.price_version import price_version_key
 
+T = TypeVar("T")
 REVIEW_CACHE_SECONDS = 600
 KEY_SCHEME = "spend-review:v1"
 
@@ -48,16 +50,16 @@ def billing_data_key() -> str:
 
 
 def review_key(kind: str, request) -> str:
-    """The cache key of one review request (`kind`: which shape, the JSON or the report) as the data
-    stands now; the spend review page keys its rendered body by it too."""
+    """The cache key of one review request (`kind`: which shape: the JSON, the report, the page's
+    rendered body) as the data stands now."""
     described = repr((KEY_SCHEME, kind, request, billing_data_key(), price_version_key()))
     return f"{KEY_SCHEME}:{hashlib.sha256(described.encode()).hexdigest()}"
 
 
-def cached_review(kind: str, request, build: Callable[[], dict], key: str = "") -> dict:
+def cached_review(kind: str, request, build: Callable[[], T]) -> T:
     """`build()`'s result for this review request, from the cache when nothing it reads has changed
-    since it was built (`key`: review_key(kind, request), when the caller has it already)."""
-    key = key or review_key(kind, request)
+    since it was built."""
+    key = review_key(kind, request)
     found = cache.get(key)
     if found is None:
         found = build()

@@ -163,8 +163,20 @@ def render_csv(data: dict) -> str:
 
 
 def render_html(data: dict) -> str:
-    return render_to_string("billing/review_report.html", {"data": data, "tables": {t["id"]: t for t in data["tables"]},
-                                                            "figures": {f["id"]: f for f in data["figures"]}})  # fmt: skip
+    return render_to_string("billing/review_report.html", _template_context(data))
+
+
+def render_body(data: dict) -> str:
+    """The report's body as the spend review page shows it (the HTML export wraps the same body)."""
+    return render_to_string("billing/_review_body.html", _template_context(data))
+
+
+def _template_context(data: dict) -> dict:
+    return {
+        "data": data,
+        "tables": {t["id"]: t for t in data["tables"]},
+        "figures": {f["id"]: f for f in data["figures"]},
+    }
 
 
 def review_table_text(review: dict) -> str:

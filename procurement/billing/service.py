@@ -37,10 +37,10 @@ def make_request(
     )  # fmt: skip
 
 
-def build_report(request: ReviewRequest, key: str = "") -> dict:
+def build_report(request: ReviewRequest) -> dict:
     """The review as the report data object (review_report.py), with the non-GPU spend broken down
-    (cached as build_review is; `key`: review_key("report", request), when the caller has it)."""
-    return cached_review("report", request, lambda: _build_report(request), key=key)
+    (cached as build_review is)."""
+    return cached_review("report", request, lambda: _build_report(request))
 
 
 def _build_report(request: ReviewRequest) -> dict:

@@ -4,11 +4,8 @@ the review and its exports also for engineers of a team an admin granted its spe
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.cache import cache
-from django.core.cache.utils import make_template_fragment_key
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.functional import SimpleLazyObject
 
 from gpuledger.roles import ADMIN, FINANCE, role_required
 from procurement.billing.access import spend_page
@@ -16,8 +13,8 @@ from procurement.billing.forms import ReviewFilterForm, UploadForm
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
-from procurement.billing.review_cache import review_key
-from procurement.billing.review_report import render_csv, render_html, render_json
+from procurement.billing.review_cache import cached_review
+from procurement.billing.review_report import render_body, render_csv, render_html, render_json
 from procurement.billing.service import build_report, make_request
 from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
 
@@ -26,11 +23,6 @@ EXPORTS = {
     "json": ("application/json", render_json),
     "html": ("text/html", render_html),
 }
-
-
-# the fragment name of the page's rendered report body (billing/spend_review.html's {% cache %}), kept
-# under the review's key
-BODY_FRAGMENT = "spend_review_body"
 
 
 def _review_request(form: ReviewFilterForm, scope):
@@ -46,29 +38,19 @@ def _report(form: ReviewFilterForm, scope) -> dict:
 @spend_page
 def spend_review_page(request):
     form = ReviewFilterForm(request.GET)  # every filter is optional: an empty query shows the default period
-    data, error, data_key = None, None, ""
+    body, error = None, None
     if form.is_valid():
         try:
             review_request = _review_request(form, request.spend_scope)
-            data_key = review_key("report", review_request)
-            data = _report_data(review_request, data_key)
+            # the rendered body is cached as the review is (review_cache.py), so a repeat reads neither
+            body = cached_review(
+                "page-body", review_request, lambda: render_body(build_report(review_request))
+            )
         except ReviewInputError as exc:
             error = str(exc)
-    context = {"form": form, "data": data, "data_key": data_key, "error": error, "query": request.GET.urlencode(),
+    context = {"form": form, "body": body, "error": error, "query": request.GET.urlencode(),
                "spend_teams": request.spend_scope.teams}  # fmt: skip
-    if data is not None:
-        context["tables"] = SimpleLazyObject(lambda: {t["id"]: t for t in data["tables"]})
-        context["figures"] = SimpleLazyObject(lambda: {f["id"]: f for f in data["figures"]})
     return render(request, "billing/spend_review.html", context, status=400 if error or form.errors else 200)
-
-
-def _report_data(review_request, key: str):
-    """The report, built now (so that a bad request is a 400 here, not an error while rendering), or,
-    when the page's body is cached under this key already, read only if that entry is gone by the time
-    the template asks for it."""
-    if cache.get(make_template_fragment_key(BODY_FRAGMENT, [key])) is not None:
-        return SimpleLazyObject(lambda: build_report(review_request, key=key))
-    return build_report(review_request, key=key)
 
 
 @spend_page
