@@ -117,11 +117,36 @@ def _require_rates(currencies: pd.Series, request: ReviewRequest) -> None:
             raise ReviewInputError("currency", f"no stored FX rate from {currency} to {request.currency}")
 
 
+# Sums are exact in int64 micro-units up to 9.2e18 (9.2 trillion in money, or in hours). A bill never
+# comes near it, but a hostile file can (the import allows 1e14 a row): refuse rather than wrap around.
+EXACT_SUM_LIMIT = 2.0**62
+EXACT_COLUMNS = (
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+)
+
+
+def _exact(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame`, once the absolute values of each summed column add up to less than EXACT_SUM_LIMIT (so
+    every sum of its rows is exact); else a ReviewInputError naming the column."""
+    for column in EXACT_COLUMNS:
+        if column in frame and np.abs(frame[column].to_numpy(dtype=float)).sum() >= EXACT_SUM_LIMIT:
+            name = column.removesuffix("_micros")
+            raise ReviewInputError(
+                name, "the stored rows of this period add up beyond 4.6 trillion, where exact sums stop; "
+                "narrow the period or check the imported file for a wrong amount",
+            )  # fmt: skip
+    return frame
+
+
 def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     """Money into the report currency through the stored rates; a missing rate names the currency."""
     other = frame["currency"] != request.currency
     if not other.any():
-        return frame
+        return _exact(frame)
     frame = frame.copy()
     for currency in pd.unique(frame.loc[other, "currency"]):
         rate = request.fx_to_currency.get(currency)
@@ -129,11 +154,13 @@ def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
             raise ReviewInputError("currency", f"no stored FX rate from {currency} to {request.currency}")
         rows = frame["currency"] == currency
         for column in ("billed_micros", "effective_micros", "list_micros"):
-            frame.loc[rows, column] = [
-                int((Decimal(int(v)) * rate).to_integral_value()) for v in frame.loc[rows, column]
-            ]
+            values = [int((Decimal(int(v)) * rate).to_integral_value()) for v in frame.loc[rows, column]]
+            if values and max(map(abs, values)) >= EXACT_SUM_LIMIT:
+                raise ReviewInputError(column.removesuffix("_micros"), f"a {currency} amount is beyond "
+                                       f"4.6 trillion {request.currency}, where exact sums stop")  # fmt: skip
+            frame.loc[rows, column] = values
     frame["currency"] = request.currency
-    return frame
+    return _exact(frame)
 
 
 def scope_masks(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -137,3 +137,33 @@ def test_unmapped_instance_type_is_kept_and_listed(tmp_path):
     assert record.instance_hours == 24
     assert dict(result.unmapped) == {"aws:g6.xlarge": 1}
     assert BillingImport.objects.get().unmapped_instance_types == {"aws:g6.xlarge": 1}
+
+
+def review_error(*options) -> str:
+    with pytest.raises(CommandError) as raised:
+        call_command(
+            "spend_review", "--from", "2026-05-01", "--to", "2026-06-01", "--format", "json", *options
+        )
+    return str(raised.value)
+
+
+def test_amounts_whose_sum_would_wrap_around_are_refused_by_the_review_not_added(tmp_path):
+    """Two rows of 5 trillion each are stored (the import allows up to 1e14 a row), but their sum,
+    1e19 micro-units, is beyond int64: added as they were, the total wrapped round to -8.4 trillion."""
+    big = GOOD.replace("10.00,10.00", "5000000000000,5000000000000")
+    path = write(
+        tmp_path,
+        "big.csv",
+        HEADER,
+        big,
+        big.replace("2026-05-01T", "2026-05-02T").replace("05-02T00", "05-03T00"),
+    )
+    assert import_files([path]).inserted == 2
+    error = review_error()
+    assert error.startswith("billed: the stored rows of this period add up beyond 4.6 trillion"), error
+
+
+def test_a_stored_amount_beyond_the_exact_range_is_refused_by_the_review(tmp_path):
+    path = write(tmp_path, "huge.csv", HEADER, GOOD.replace("10.00,10.00", "90000000000000,1"))
+    assert import_files([path]).inserted == 1
+    assert review_error() == "billed: a stored amount is beyond 9.2 trillion, where exact sums stop"
