@@ -11,6 +11,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
+from gpuledger.accounts.user_facts import user_fact
+
 VIEWER = "viewer"
 ENGINEER = "engineer"
 FINANCE = "finance"
@@ -35,10 +37,14 @@ def user_roles(user) -> set[str]:
     cached = getattr(user, "_gpuledger_roles", None)
     if cached is None:
         cached = set()
-        for name in user.groups.filter(name__in=ROLES).values_list("name", flat=True):
+        for name in user_fact(user, "roles", _role_groups):
             cached |= _IMPLIED[name]
         user._gpuledger_roles = cached
     return cached
+
+
+def _role_groups(user) -> tuple[str, ...]:
+    return tuple(sorted(user.groups.filter(name__in=ROLES).values_list("name", flat=True)))
 
 
 def user_has_role(user, *roles: str) -> bool:

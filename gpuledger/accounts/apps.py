@@ -10,7 +10,9 @@ class AccountsConfig(AppConfig):
         from django.contrib import admin
         from django.db.models.signals import post_migrate
 
-        from gpuledger.accounts import admin_site, roles_sync, schema  # noqa: F401 (schema registers itself)
+        from gpuledger.accounts import admin_site, roles_sync, schema, signals  # noqa: F401 (schema registers itself)
+
+        signals.connect()  # cached user facts (user_facts.py) dropped when what they come from changes
 
         # Permissions exist only after migrate has run, so the admin group's grants are synced then.
         post_migrate.connect(roles_sync.sync_after_migrate, dispatch_uid="gpuledger-sync-roles")

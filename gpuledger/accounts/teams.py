@@ -10,15 +10,20 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from gpuledger.accounts.models import Team
+from gpuledger.accounts.user_facts import user_fact
 from gpuledger.roles import ADMIN, ENGINEER, user_has_role
 
 
 def user_team_ids(user) -> list[int]:
     cached = getattr(user, "_gpuledger_team_ids", None)
     if cached is None:
-        cached = list(Team.objects.filter(members=user).values_list("pk", flat=True)) if user.pk else []
+        cached = list(user_fact(user, "team_ids", _team_ids)) if user.pk else []
         user._gpuledger_team_ids = cached
     return cached
+
+
+def _team_ids(user) -> tuple[int, ...]:
+    return tuple(Team.objects.filter(members=user).order_by("pk").values_list("pk", flat=True))
 
 
 def sees_everything(user) -> bool:
@@ -32,9 +37,7 @@ def visible_to(queryset: QuerySet, user) -> QuerySet:
         return queryset
     if not user_has_role(user, ENGINEER):
         return queryset.none()
-    known = getattr(user, "_gpuledger_team_ids", None)  # a subquery otherwise: one round trip, not two
-    teams = known if known is not None else Team.objects.filter(members=user).values("pk")
-    return queryset.filter(Q(team_id__in=teams) | Q(team__isnull=True, owner=user))
+    return queryset.filter(Q(team_id__in=user_team_ids(user)) | Q(team__isnull=True, owner=user))
 
 
 def get_visible_or_404(queryset: QuerySet, user, **lookup):

@@ -12,8 +12,10 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.db.models.signals import post_delete, post_save
 from rest_framework.permissions import BasePermission
 
+from gpuledger.accounts.user_facts import forget, register_fact, user_fact
 from gpuledger.roles import ADMIN, ENGINEER, FINANCE, user_has_role
 
 
@@ -38,10 +40,28 @@ class SpendScope:
 
 
 def granted_teams(user) -> tuple[str, ...]:
+    """The spend teams an admin granted `user`'s teams (cached: gpuledger/accounts/user_facts.py)."""
+    return user_fact(user, "spend_teams", _granted_teams)
+
+
+def _granted_teams(user) -> tuple[str, ...]:
     from procurement.billing.models import SpendGrant
 
     grants = SpendGrant.objects.filter(team__members=user).select_related("team")
     return tuple(sorted({grant.spend_label for grant in grants}))
+
+
+def connect_user_facts() -> None:
+    """A grant made, changed or revoked changes what its team's members see at once (BillingConfig.ready)."""
+    from procurement.billing.models import SpendGrant
+
+    register_fact("spend_teams")
+    for signal in (post_save, post_delete):
+        signal.connect(_grant_changed, sender=SpendGrant, dispatch_uid=f"user-facts-spend-grant-{signal}")
+
+
+def _grant_changed(sender, instance, **kwargs) -> None:
+    forget(instance.team.members.values_list("pk", flat=True))
 
 
 def spend_scope(user) -> SpendScope | None:

@@ -6,3 +6,8 @@ class BillingConfig(AppConfig):
     name = "procurement.billing"
     label = "billing"
     verbose_name = "Billing and spend"
+
+    def ready(self):
+        from procurement.billing import access
+
+        access.connect_user_facts()
