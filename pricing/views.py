@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.functional import SimpleLazyObject
 
 from gpuledger.roles import VIEWER, role_required
+from pricing.catalog_table import catalog_table_version, gpu_catalog_rows
 from pricing.models import GpuModel, Offer
-from pricing.selectors import catalog_table_version, gpu_catalog_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 

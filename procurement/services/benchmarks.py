@@ -14,9 +14,10 @@ from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
+from pricing.catalog_table import gpu_catalog_rows
 from pricing.choices import PricingModel
 from pricing.models import GpuModel, InstanceType
-from pricing.selectors import current_price_observations, gpu_catalog_rows
+from pricing.selectors import current_price_observations
 from procurement import models
 from procurement.benchmarks import diagnostics, unit_costs
 from procurement.benchmarks.document import BenchmarkDocument, BenchmarkDocumentError, load_document
