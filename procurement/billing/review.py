@@ -146,7 +146,7 @@ def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     """Money into the report currency through the stored rates; a missing rate names the currency."""
     other = frame["currency"] != request.currency
     if not other.any():
-        return _exact(frame)
+        return frame  # its rows are some of the review's, whose sums spend_review checked (_exact)
     frame = frame.copy()
     for currency in pd.unique(frame.loc[other, "currency"]):
         rate = request.fx_to_currency.get(currency)
@@ -322,7 +322,7 @@ def spend_review(
     Speed (benchmarks/review_bench.py): the masks of period and scope are computed once over the whole
     frame, and each subset is taken once, with only the columns its step reads."""
     currency = request.currency
-    records = categorized(_filtered(records, request))
+    records = _exact(categorized(_filtered(records, request)))  # then every sum of some of its rows is exact
     starts = pd.DatetimeIndex(records["charge_period_start"]).as_unit("ns").asi8
     in_period, in_previous = (
         _period_mask(starts, request.start, request.end),
