@@ -67,23 +67,26 @@ def test_a_spend_grant_made_and_revoked_shows_at_once(client_as, user_with_role,
     assert status(engineer) == 403
 
 
-def test_leaving_a_team_hides_its_workloads_on_the_next_request(client_as, team_named):
+@pytest.fixture
+def team_page(client_as, team_named):
+    """(team research, an engineer of it, the edit page of its workload), the page seen once (cached)."""
     research = team_named("research")
     engineer = client_as("engineer", team=research)
     workload = Workload.objects.create(name="w", task="qlora", spec=SPEC, team=research)
     page = f"/workloads/{workload.pk}/edit/"
     assert status(engineer, page) == 200
+    return research, engineer, page
+
+
+def test_leaving_a_team_hides_its_workloads_on_the_next_request(team_page):
+    research, engineer, page = team_page
     research.members.remove(engineer.user)
     assert status(engineer, page) == 404
     engineer.user.teams.add(research)
     assert status(engineer, page) == 200
 
 
-def test_a_team_cleared_of_members_hides_its_workloads(client_as, team_named):
-    research = team_named("research")
-    engineer = client_as("engineer", team=research)
-    workload = Workload.objects.create(name="w", task="qlora", spec=SPEC, team=research)
-    page = f"/workloads/{workload.pk}/edit/"
-    assert status(engineer, page) == 200
+def test_a_team_cleared_of_members_hides_its_workloads(team_page):
+    research, engineer, page = team_page
     research.members.clear()
     assert status(engineer, page) == 404
