@@ -61,7 +61,10 @@ def connect_user_facts() -> None:
 
 
 def _grant_changed(sender, instance, **kwargs) -> None:
-    forget(instance.team.members.values_list("pk", flat=True))
+    from gpuledger.accounts.models import Team
+
+    # by the team's id: when a team is deleted, its grant goes with it and the team may be gone already
+    forget(Team.members.through.objects.filter(team_id=instance.team_id).values_list("user_id", flat=True))
 
 
 def spend_scope(user) -> SpendScope | None:

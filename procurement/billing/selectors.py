@@ -20,10 +20,10 @@ from procurement.billing.models import GpuUtilization, SpendGrant
 from procurement.billing.review import (
     MICRO,
     REVIEW_COLUMNS,
-    ReviewInputError,
     ReviewRequest,
     categorized,
     empty_frame,
+    stored_amount_too_large,
 )
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.spend_columns import spend_columns
@@ -64,15 +64,14 @@ def _micro_column(values: list, name: str) -> np.ndarray:
     which is what the ORM would read too), None as 0."""
     if any(isinstance(v, Decimal) for v in values):
         micros = [_micros(v) for v in values]
-        if micros and max(map(abs, micros)) >= 2**63:
-            raise ReviewInputError(name, "a stored amount is beyond 9.2 trillion, where exact sums stop")
-        return np.array(micros, dtype=np.int64)
-    array = np.nan_to_num(
-        np.rint(np.array([np.nan if v is None else float(v) for v in values], dtype=float) * MICRO)
-    )
-    if len(array) and np.abs(array).max() >= 2.0**63:
-        raise ReviewInputError(name, "a stored amount is beyond 9.2 trillion, where exact sums stop")
-    return array.astype(np.int64)
+        largest = max(map(abs, micros), default=0)
+    else:
+        floats = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        micros = np.nan_to_num(np.rint(floats * MICRO))
+        largest = np.abs(micros).max() if len(micros) else 0
+    if largest >= 2**63:
+        raise stored_amount_too_large(name)
+    return np.asarray(micros).astype(np.int64)
 
 
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
@@ -120,7 +119,7 @@ def fetched_spend_frame(where: str, params: list) -> pd.DataFrame:
         frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").dt.as_unit("ns")
     frame["gpus_per_instance"] = [0.0 if v is None else float(v) for v in columns[8]]
     for offset, name in enumerate(MONEY_AND_HOURS):
-        frame[name] = _micro_column(columns[14 + offset], name.removesuffix("_micros"))
+        frame[name] = _micro_column(columns[14 + offset], name)
     marker, flags = tag_mapping().interruptible, {}
     # SQLite gives the JSON text, PostgreSQL may give it parsed: key on the text, parse each distinct one once
     keys = [t if isinstance(t, str) else json.dumps(t or {}, sort_keys=True) for t in columns[19]]

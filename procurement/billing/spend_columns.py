@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 from pyarrow import csv
 
-from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, ReviewInputError, empty_frame
+from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, empty_frame, stored_amount_too_large
 
 SELECT_COLUMNS = """
 SELECT r.charge_period_start AT TIME ZONE 'UTC' AS charge_period_start,
@@ -83,9 +83,7 @@ def _micros(values: pa.Decimal128Array, name: str) -> np.ndarray:
     ]
     low, high = words[0::2], words[1::2]
     if not np.array_equal(high, low >> 63):  # the high word is only the sign: the value fits in int64
-        raise ReviewInputError(
-            name.removesuffix("_micros"), "a stored amount is beyond 9.2 trillion, where exact sums stop"
-        )
+        raise stored_amount_too_large(name)
     if values.null_count:
         low = np.where(values.is_null().to_numpy(zero_copy_only=False), 0, low)
     return low.copy()

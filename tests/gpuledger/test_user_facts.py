@@ -67,6 +67,14 @@ def test_a_spend_grant_made_and_revoked_shows_at_once(client_as, user_with_role,
     assert status(engineer) == 403
 
 
+def test_deleting_a_granted_team_takes_its_spend_away_at_once(client_as, user_with_role, team_named):
+    engineer = client_as("engineer", team="research")
+    SpendGrant.objects.create(team=team_named("research"), granted_by=user_with_role("admin"))
+    assert status(engineer) == 200
+    team_named("research").delete()  # the grant goes with it (CASCADE)
+    assert status(engineer) == 403
+
+
 @pytest.fixture
 def team_page(client_as, team_named):
     """(team research, an engineer of it, the edit page of its workload), the page seen once (cached)."""
