@@ -15,12 +15,20 @@ with every write to the catalog) or when the clock turns a price stale. Two ways
 
 Either way an entry also expires after LONGEST_KEEP_SECONDS, a bound on anything time-dependent that
 the answer's own expiry misses.
+
+Every entry of a price version goes at once when prices change, and a busy site then asks for the
+same missing page in every worker at the same moment (a stampede: 50 users walking the offer list
+built each page three times over, once per gunicorn worker, 100 ms each). So one caller builds
+(it holds a short lock, ``cache.add``) and the others wait for its answer; a builder that dies frees
+the lock after BUILD_LOCK_SECONDS, and a waiter that has waited WAIT_FOR_BUILDER_SECONDS builds for
+itself, so the lock never costs more than that wait.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -33,6 +41,9 @@ T = TypeVar("T")
 KEY_SCHEME = "price-read:v2"
 MINUTE_KEEP_SECONDS = 120  # past its minute an entry is never read again; this only frees the memory
 LONGEST_KEEP_SECONDS = 15 * 60
+BUILD_LOCK_SECONDS = 30  # longer than any build here (the slowest, an offer page, takes 0.1-0.3 s)
+WAIT_FOR_BUILDER_SECONDS = 5.0
+WAIT_STEP_SECONDS = 0.01
 _MISSING = object()
 
 
@@ -41,11 +52,16 @@ def cached_price_read(name: str, build: Callable[[dt.datetime], T], *arguments) 
     minute are those it was built under. `arguments`: whatever else the answer depends on (a page)."""
     now = timezone.now().replace(second=0, microsecond=0)
     key = _key(name, arguments, now.isoformat())
-    found = cache.get(key, _MISSING)
-    if found is _MISSING:
-        found = build(now)
-        cache.set(key, found, MINUTE_KEEP_SECONDS)
-    return found
+
+    def read():
+        return cache.get(key, _MISSING)
+
+    def build_and_keep():
+        answer = build(now)
+        cache.set(key, answer, MINUTE_KEEP_SECONDS)
+        return answer
+
+    return _built_once(key, read, build_and_keep)
 
 
 def read_until_stale(
@@ -54,16 +70,48 @@ def read_until_stale(
     """`build(now)` gives (answer, the moment it next changes with the clock, or None: never); the answer
     is read from the cache while the price version is the same and that moment has not come."""
     key = _key(name, arguments, "until-stale")
-    now = timezone.now()
-    found = cache.get_many([key, key + ":changes-at"])
-    changes_at = found.get(key + ":changes-at", _MISSING)
-    if key in found and changes_at is not _MISSING and (changes_at is None or now < changes_at):
-        return found[key]
-    answer, changes_at = build(now)
-    keep = LONGEST_KEEP_SECONDS if changes_at is None else (changes_at - now).total_seconds()
-    keep = max(1, min(LONGEST_KEEP_SECONDS, int(keep)))
-    cache.set_many({key: answer, key + ":changes-at": changes_at}, keep)
-    return answer
+
+    def read():
+        found = cache.get_many([key, key + ":changes-at"])
+        changes_at = found.get(key + ":changes-at", _MISSING)
+        if (
+            key in found
+            and changes_at is not _MISSING
+            and (changes_at is None or timezone.now() < changes_at)
+        ):
+            return found[key]
+        return _MISSING
+
+    def build_and_keep():
+        now = timezone.now()
+        answer, changes_at = build(now)
+        keep = LONGEST_KEEP_SECONDS if changes_at is None else (changes_at - now).total_seconds()
+        keep = max(1, min(LONGEST_KEEP_SECONDS, int(keep)))
+        cache.set_many({key: answer, key + ":changes-at": changes_at}, keep)
+        return answer
+
+    return _built_once(key, read, build_and_keep)
+
+
+def _built_once(key: str, read: Callable[[], T], build_and_keep: Callable[[], T]) -> T:
+    """The cached answer, else one caller's build of it (see the module docstring: stampedes)."""
+    found = read()
+    if found is not _MISSING:
+        return found
+    lock = key + ":building"
+    waited_until = time.monotonic() + WAIT_FOR_BUILDER_SECONDS
+    while not cache.add(lock, 1, BUILD_LOCK_SECONDS):
+        if time.monotonic() > waited_until:
+            return build_and_keep()  # the builder is slow or gone: build rather than wait longer
+        time.sleep(WAIT_STEP_SECONDS)
+        found = read()
+        if found is not _MISSING:
+            return found
+    try:
+        found = read()  # built and released between our read and our lock
+        return build_and_keep() if found is _MISSING else found
+    finally:
+        cache.delete(lock)
 
 
 def until_stale_version(name: str, *arguments) -> str | None:

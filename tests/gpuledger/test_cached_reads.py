@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -67,7 +70,7 @@ def test_an_offer_page_is_kept_until_one_of_its_prices_turns_stale(
     monkeypatch.setattr(timezone, "now", lambda: now + dt.timedelta(minutes=61))
     turned, rebuilt = queries_of(viewer_client, url)
     assert turned.json()[0]["stale"] and turned.json()[0]["observation_id"] == row["observation_id"]
-    assert rebuilt == built
+    assert cached < rebuilt < built  # the page was rebuilt; the total, which no clock changes, was not
 
 
 def test_the_catalog_table_shows_a_new_cheapest_price_at_once(viewer_client, bundled_catalog):
@@ -166,3 +169,81 @@ def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_
     )  # fmt: skip
     after = engineer_client.get(url)
     assert body_rows(after) == 1 < body_rows(first)  # the new answer's one row, not the old answer's three
+
+
+@pytest.fixture
+def one_price_version(monkeypatch):
+    """A price version of this test's own (no database read): the threads below share the cache only."""
+    version = f"stampede-test-{timezone.now().timestamp()}"
+    monkeypatch.setattr(price_cache, "price_version_key", lambda: version)
+
+
+def test_one_caller_builds_a_missing_answer_and_the_others_wait_for_it(one_price_version):
+    """Six workers ask for the same missing page at once (prices just changed): one builds it. Before
+    the lock each of them built it, which made the offer list's load level a measure of page builds."""
+    builds = []
+
+    def build(now):
+        builds.append(now)
+        time.sleep(0.3)
+        return ["the page"], None
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda _: price_cache.read_until_stale("test-stampede", build), range(6)))
+    assert answers == [["the page"]] * 6
+    assert len(builds) == 1
+
+
+def test_a_builder_that_fails_leaves_the_next_caller_to_build(one_price_version):
+    started, calls = threading.Event(), []
+
+    def failing(now):
+        calls.append("failing")
+        started.set()
+        time.sleep(0.2)
+        raise RuntimeError("the database went away")
+
+    def working(now):
+        calls.append("working")
+        return "built by the waiter", None
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(price_cache.read_until_stale, "test-failing-builder", failing)
+        started.wait(5)
+        second = pool.submit(price_cache.read_until_stale, "test-failing-builder", working)
+        assert second.result(10) == "built by the waiter"
+        with pytest.raises(RuntimeError):
+            first.result(10)
+    assert calls == ["failing", "working"]  # the waiter built once the lock was freed
+
+
+def test_a_caller_stops_waiting_for_a_builder_that_holds_the_lock_too_long(one_price_version, monkeypatch):
+    """A builder killed mid-build (kill -9) leaves its lock for BUILD_LOCK_SECONDS: the others wait no
+    longer than WAIT_FOR_BUILDER_SECONDS, then build for themselves."""
+    monkeypatch.setattr(price_cache, "WAIT_FOR_BUILDER_SECONDS", 0.2)
+    from django.core.cache import cache
+
+    lock = price_cache._key("test-dead-builder", (), "until-stale") + ":building"
+    assert cache.add(lock, 1, 30)  # the dead builder's lock
+    started = time.monotonic()
+    assert (
+        price_cache.read_until_stale("test-dead-builder", lambda now: ("built anyway", None))
+        == "built anyway"
+    )
+    assert 0.2 <= time.monotonic() - started < 2
+    cache.delete(lock)
+
+
+def test_a_per_minute_read_is_built_once_by_concurrent_callers(one_price_version):
+    builds = []
+
+    def build(now):
+        builds.append(now)
+        time.sleep(0.3)
+        return 42
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(
+            pool.map(lambda _: price_cache.cached_price_read("test-minute-stampede", build), range(4))
+        )
+    assert answers == [42] * 4 and len(builds) == 1
