@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "gpuledger.security.ContentSecurityPolicyMiddleware",  # scripts and styles from static files only
+    # last: GET, HEAD and OPTIONS run in autocommit, every other method in ATOMIC_REQUESTS' transaction
+    "gpuledger.transactions.ReadsOutsideTransactionMiddleware",
 ]
 
 ROOT_URLCONF = "gpuledger.urls"
@@ -127,6 +129,8 @@ def _database_config() -> dict:
     # keeps one; the health check before reuse replaces one the server closed (a PostgreSQL restart).
     config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 300)
     config["CONN_HEALTH_CHECKS"] = True
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        config["ENGINE"] = "gpuledger.db.postgresql"  # the health check looks at the socket first
     return config
 
 

@@ -43,10 +43,10 @@ def visible_to(queryset: QuerySet, user) -> QuerySet:
 def get_visible_or_404(queryset: QuerySet, user, **lookup):
     """The object if `user` may see it; another team's object is "not found", never "forbidden", so
     its existence is not revealed."""
-    found = visible_to(queryset, user).filter(**lookup).first()
-    if found is None:
-        raise Http404("No such object.")
-    return found
+    try:  # callers look up by primary key: a get, so no ORDER BY is compiled or sent as .first() would
+        return visible_to(queryset, user).get(**lookup)
+    except queryset.model.DoesNotExist:
+        raise Http404("No such object.") from None
 
 
 class TeamChoiceError(ValueError):

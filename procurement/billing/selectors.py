@@ -14,6 +14,7 @@ from django.db import connection
 
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
+from pricing.price_cache import read_until_stale
 from pricing.price_quality import price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.models import GpuUtilization, SpendGrant
@@ -282,8 +283,10 @@ def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu |
 
 
 def review_fx(currency: str) -> dict[str, Decimal]:
-    """Units of `currency` one unit of each stored currency buys, through USD."""
-    rates = fx_rates(base="USD")
+    """Units of `currency` one unit of each stored currency buys, through USD. Every review request
+    reads them, cached ones included (they are part of its key): one read per price version, which
+    every FX write changes (pricing/price_version.py)."""
+    rates = read_until_stale("usd-fx-rates", lambda now: (fx_rates(base="USD"), None))
     if currency not in rates:
         return {}
     return {code: rate / rates[currency] for code, rate in rates.items()}
