@@ -8,7 +8,9 @@ request nothing but two round trips (BEGIN, COMMIT) and Django's bookkeeping: ab
 worker's time on the stored pages under load (py-spy over gunicorn, 2026-12-02). This middleware,
 last in MIDDLEWARE so that every other middleware's process_view has run, calls the view itself for
 those methods, in autocommit; Django then skips its own call, and with it the transaction. Anything
-else goes on to Django's call, atomic as before.
+else goes on to Django's call, atomic as before. What Django's own call adds around a view is skipped
+too for reads: the `process_exception` hooks of middleware (none installed; a test keeps it so, as
+such a hook would not see a read's exception) and the async-view adapter (no view is async).
 
 Inside a transaction of the caller's (a test's), a read still runs in a savepoint, as Django's own
 wrapping would: DRF marks the innermost transaction for rollback when it answers an error, and that

@@ -14,6 +14,7 @@ from django.db.backends.postgresql import base as django_postgresql
 from django.http import JsonResponse
 from django.test import Client
 from django.urls import path
+from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
 
 from gpuledger.accounts.models import Team
@@ -59,6 +60,13 @@ def test_a_write_that_fails_half_way_still_leaves_nothing():
 def test_the_sign_in_rule_still_runs_before_a_read_view(settings):
     """The middleware is last, so every process_view before it (sign-in, CSRF) has had its say."""
     assert settings.MIDDLEWARE[-1] == "gpuledger.transactions.ReadsOutsideTransactionMiddleware"
+
+
+def test_no_middleware_relies_on_seeing_a_read_views_exception(settings):
+    """A read's view is called by the middleware, not by Django, so a `process_exception` hook would
+    never see its exception: there must be none (add one, and this says why it would not work)."""
+    hooked = [path for path in settings.MIDDLEWARE if hasattr(import_string(path), "process_exception")]
+    assert hooked == []
 
 
 @pytest.fixture
