@@ -28,6 +28,18 @@ class SpendRecordAdmin(admin.ModelAdmin):
     list_select_related = ["gpu"]
     raw_id_fields = ["billing_import"]
 
+    # A bill's rows are evidence, read only: a wrong bill is deleted as a whole (its import) and imported
+    # again, and a provider's own fix comes as correction rows. Every write of spend rows is an import,
+    # which the review's caches and month snapshots key on (spend_snapshot.py).
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(GpuUtilization)
 class GpuUtilizationAdmin(admin.ModelAdmin):

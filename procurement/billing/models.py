@@ -200,3 +200,18 @@ class SpendGrant(models.Model):
     @property
     def spend_label(self) -> str:
         return self.spend_team or self.team.slug
+
+
+class SpendSnapshot(models.Model):
+    """One month's spend rows in the review's columnar form (Arrow IPC, LZ4), built by the first
+    review that reads the month after an import and valid while `data_key` matches the stored rows
+    (spend_snapshot.py). Derived data: deleting one only makes the next review read the month again."""
+
+    month = models.DateField(unique=True, help_text="First day of the month of ChargePeriodStart (UTC).")
+    data_key = models.CharField(max_length=300, help_text="The stored spend rows it was built from.")
+    rows = models.PositiveIntegerField()
+    data = models.BinaryField()
+    built_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"spend snapshot {self.month:%Y-%m} ({self.rows} rows)"

@@ -65,3 +65,10 @@ class TagMapping:
             if value not in (None, ""):
                 return str(value)[:100]
         return ""
+
+
+def tag_mapping() -> TagMapping:
+    """The deployment's tag mapping (settings.BILLING_TAG_MAPPING; the defaults where unset)."""
+    from django.conf import settings
+
+    return TagMapping.from_settings(getattr(settings, "BILLING_TAG_MAPPING", None))

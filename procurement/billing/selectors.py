@@ -18,6 +18,7 @@ from pricing.price_cache import read_until_stale
 from pricing.price_quality import price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.models import GpuUtilization, SpendGrant
+from procurement.billing.records import tag_mapping
 from procurement.billing.review import (
     MICRO,
     REVIEW_COLUMNS,
@@ -28,7 +29,7 @@ from procurement.billing.review import (
 )
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.spend_columns import spend_columns
-from procurement.billing.store import tag_mapping
+from procurement.billing.spend_snapshot import snapshot_spend_frame
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
 
 # The cost engine's spot defaults (procurement/ranking/options.py): a one-minute checkpoint write and a
@@ -78,6 +79,9 @@ def _micro_column(values: list, name: str) -> np.ndarray:
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
+    if connection.vendor == "postgresql" and not request.allowed_teams:
+        # every team's rows (finance, admin, commands): each month from its stored columnar snapshot
+        return snapshot_spend_frame(start, request.end, interruptible_tag=tag_mapping().interruptible)
     params = [
         connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
         for day in (start, request.end)

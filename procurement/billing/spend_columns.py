@@ -56,6 +56,12 @@ PARSE = csv.ParseOptions(newlines_in_values=True)
 def spend_columns(cursor, where: str, params: list, interruptible_tag: str) -> pd.DataFrame:
     """The rows `where` selects, as REVIEW_COLUMNS with the text columns as sorted categories.
     `cursor` is a psycopg 3 cursor (connection.cursor().cursor)."""
+    return engine_frame(spend_table(cursor, where, params, interruptible_tag), gpu_slugs(cursor))
+
+
+def spend_table(cursor, where: str, params: list, interruptible_tag: str) -> pa.Table:
+    """The rows `where` selects as Arrow parsed them from the server's CSV stream (COLUMN_TYPES):
+    the form spend_snapshot.py stores, before engine_frame turns it into the engine's columns."""
     data = bytearray()
     query = f"COPY ({SELECT_COLUMNS} {where}) TO STDOUT (FORMAT csv, HEADER)"
     with cursor.copy(query, [interruptible_tag, *params]) as copy:
@@ -63,11 +69,20 @@ def spend_columns(cursor, where: str, params: list, interruptible_tag: str) -> p
             data += block
     table = csv.read_csv(pa.py_buffer(data), parse_options=PARSE, convert_options=CONVERT)
     del data
+    return table
+
+
+def gpu_slugs(cursor) -> dict[int, str]:
+    """GPU model id -> slug. Read after the rows: every GPU id they hold was there when they were read."""
+    cursor.execute(GPU_SLUGS)
+    return dict(cursor.fetchall())
+
+
+def engine_frame(table: pa.Table, slugs: dict[int, str]) -> pd.DataFrame:
+    """spend_table's columns (one table, or several concatenated) as the engine's REVIEW_COLUMNS."""
     if table.num_rows == 0:
         return empty_frame()
     table = table.unify_dictionaries()
-    cursor.execute(GPU_SLUGS)  # after the rows: every GPU id they hold was there when they were read
-    slugs = dict(cursor.fetchall())
     columns = {name: _column(table.column(name), name) for name in REVIEW_COLUMNS if name != "gpu"}
     columns["gpu"] = _gpu_category(table.column("gpu_id"), slugs)
     return pd.DataFrame({name: columns[name] for name in REVIEW_COLUMNS})
@@ -97,8 +112,21 @@ def _column(values: pa.ChunkedArray, name: str):
     if name in TIME_COLUMNS:
         return pd.to_datetime(values.to_numpy(), utc=True).as_unit("ns")
     if name in MICRO_COLUMNS:
-        return _micros(values.combine_chunks(), name)
+        combined = values.combine_chunks()
+        if pa.types.is_int64(combined.type):  # exact_micros' form (a snapshot's)
+            return combined.to_numpy(zero_copy_only=False).copy()
+        return _micros(combined, name)
     return np.nan_to_num(values.to_numpy(zero_copy_only=False), nan=0.0)  # gpus_per_instance: NULL as 0
+
+
+def exact_micros(table: pa.Table) -> pa.Table:
+    """`table` (spend_table's) with its money and hours as int64 micro-units, NULL as 0: the same
+    integers engine_frame takes from the decimals, in half the bytes (a 128-bit decimal is also many
+    times slower to compress and decompress)."""
+    for name in MICRO_COLUMNS:
+        values = pa.array(_micros(table.column(name).combine_chunks(), name), pa.int64())
+        table = table.set_column(table.schema.get_field_index(name), name, values)
+    return table
 
 
 def _micros(values: pa.Decimal128Array, name: str) -> np.ndarray:
@@ -119,6 +147,10 @@ def _sorted_category(values: pa.ChunkedArray) -> pd.Categorical:
     combined = values.combine_chunks()  # one dictionary after unify_dictionaries
     names = np.asarray(combined.dictionary.to_pylist(), dtype=object)
     codes = combined.indices.to_numpy(zero_copy_only=False)
+    used = np.bincount(codes, minlength=len(names)) > 0
+    if not used.all():  # rows filtered out of a snapshot leave their names behind: only the rows' own
+        codes = (np.cumsum(used) - 1)[codes]
+        names = names[used]
     order = np.argsort(names, kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from django.conf import settings
 from django.db import transaction
 
 from pricing.fx import fx_rates
@@ -26,8 +25,9 @@ from procurement.billing.enrich import CatalogEntry, enrich
 from procurement.billing.keys import OccurrenceCounter, row_key_lanes, row_keys
 from procurement.billing.legacy_keys import LegacyRows
 from procurement.billing.models import BillingImport, SpendRecord
-from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, TagMapping
+from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from procurement.billing.spend_writer import SpendWriter
+from procurement.billing.tasks import refresh_snapshots_after_commit
 
 
 @dataclass
@@ -59,10 +59,6 @@ def catalog_entries() -> dict[tuple[str, str], CatalogEntry]:
         "provider__slug", "name", "gpu_id", "gpu__slug", "gpu_count"
     )
     return {(provider, name): (gpu_id, slug, count) for provider, name, gpu_id, slug, count in rows}
-
-
-def tag_mapping() -> TagMapping:
-    return TagMapping.from_settings(getattr(settings, "BILLING_TAG_MAPPING", None))
 
 
 def file_sha256(path: Path) -> str:
@@ -125,6 +121,7 @@ def store_chunks(
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
+        refresh_snapshots_after_commit()
     result.imports.append(billing_import.pk)
     return result
 

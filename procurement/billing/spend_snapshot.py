@@ -1,0 +1,158 @@
+"""Each month's spend rows, stored once more in the review's own columnar form (PostgreSQL).
+
+Reading a million spend rows for a review costs about 3 s however it is done (docs/performance.md,
+"Where the read's time goes now"): COPY sends every row as its own message, and receiving a million
+of them is 2.6 s of client CPU even for psql. A finance review slices the same bill many ways (periods,
+teams, projects, currencies), and the rows change only when a bill is imported. So the first review
+after an import reads each month it needs as today (spend_columns.spend_table) and stores that month's
+Arrow table (LZ4-compressed IPC, money and hours as int64 micro-units) in SpendSnapshot; every later review over that data reads the few
+compressed blobs, a handful of messages, and filters them in Arrow.
+
+A snapshot is used only when it was built from exactly the rows stored now. Its `data_key` is
+spend_rows_key() read *before* the rows were (so a write that lands between the two reads makes the key
+differ next time, and the month is read again), plus the interruptible tag the `interruptible` column
+was read with and this module's SCHEME. The key changes with every write of spend rows:
+
+* every import, file or Cost Explorer pull, is a new BillingImport row (ids only grow), and a Cost
+  Explorer pull's deletion of the rows it replaces comes with one;
+* deleting an import deletes its rows (cascade) and lowers the count;
+* the admin cannot edit or add single spend rows (admin.SpendRecordAdmin is read-only: a bill is
+  evidence, and a wrong one is deleted as a whole and imported again).
+
+Any import makes every month's snapshot stale (the key is global: which months a file touched is not
+stored), and the next review rebuilds the months it reads. GPU slugs are not in a snapshot: rows keep
+the GPU model's id, mapped at each read as spend_columns does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import psycopg
+import pyarrow as pa
+import pyarrow.compute as pc
+from django.db import connection, transaction
+from django.utils import timezone
+
+from procurement.billing.records import tag_mapping
+from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
+
+SCHEME = "arrow-ipc-lz4:1"  # bump when SELECT_COLUMNS or COLUMN_TYPES change: old snapshots are rebuilt
+# LZ4 over int64 micro-units: a million rows in 34 MB, read back in 0.05 s; zstd made 34 MB of the
+# decimals too, but took 0.8 s to read (2026-12-02, 2-core machine, docs/performance.md)
+WRITE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
+MONTH_ROWS = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+
+
+def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
+    """The first day of every month that [start, end) touches."""
+    months, month = [], start.replace(day=1)
+    while month < end:
+        months.append(month)
+        month = (month + dt.timedelta(days=32)).replace(day=1)
+    return months
+
+
+def spend_rows_key() -> str:
+    """Changes with every write of spend rows (module docstring): the imports' count and newest id."""
+    from procurement.billing.models import BillingImport
+
+    table = connection.ops.quote_name(BillingImport._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*), MAX(id) FROM {table}")  # noqa: S608 (a model's table)
+        count, newest = cursor.fetchone()
+    return f"{count}:{newest}"
+
+
+def snapshot_spend_frame(start: dt.date, end: dt.date, *, interruptible_tag: str) -> pd.DataFrame:
+    """The engine frame of every team's spend rows charged in [start, end), from the months'
+    snapshots; months without a current one are read from the rows and stored first. (An engineer's
+    granted review reads its teams' rows only, in the database: selectors.spend_frame.)"""
+    data_key = f"{SCHEME}:{interruptible_tag}:{spend_rows_key()}"
+    months = month_starts(start, end)
+    tables = stored_months(months, data_key)
+    missing = [month for month in months if month not in tables]
+    if missing:
+        tables.update(build_months(missing, data_key, interruptible_tag))
+    table = pa.concat_tables([tables[month] for month in months])
+    table = table.filter(_in_period(table, start, end))
+    with connection.cursor() as cursor:
+        return engine_frame(table, gpu_slugs(cursor.cursor))
+
+
+def _in_period(table: pa.Table, start: dt.date, end: dt.date):
+    """The rows charged in [start, end): what selectors.spend_frame's WHERE selects on the rows."""
+    starts = table.column("charge_period_start")  # UTC, without a zone, as spend_table parses it
+    begin = pa.scalar(dt.datetime.combine(start, dt.time()), type=starts.type)
+    finish = pa.scalar(dt.datetime.combine(end, dt.time()), type=starts.type)
+    return pc.and_(pc.greater_equal(starts, begin), pc.less(starts, finish))
+
+
+def stored_months(months: list[dt.date], data_key: str) -> dict[dt.date, pa.Table]:
+    """The current snapshots of `months` (built from the rows as they are now), as Arrow tables."""
+    from procurement.billing.models import SpendSnapshot
+
+    table = connection.ops.quote_name(SpendSnapshot._meta.db_table)
+    connection.ensure_connection()
+    # A server-side-binding cursor (Django's is client-side), for binary results: the blobs as bytes, not
+    # as hex text twice their size to decode
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            f"SELECT month, data FROM {table} WHERE data_key = %s AND month = ANY(%s)",  # noqa: S608
+            [data_key, months],
+            binary=True,
+        )
+        found = cursor.fetchall()
+    return {month: pa.ipc.open_stream(pa.py_buffer(data)).read_all() for month, data in found}
+
+
+def build_months(months: list[dt.date], data_key: str, interruptible_tag: str) -> dict[dt.date, pa.Table]:
+    """Read `months` from the spend rows (one stream for all of them) and store each month's
+    snapshot under `data_key`, replacing an older one."""
+    from procurement.billing.models import SpendSnapshot
+
+    first, last = months[0], months[-1]
+    after_last = (last + dt.timedelta(days=32)).replace(day=1)
+    bounds = [dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (first, after_last)]
+    with connection.cursor() as cursor:
+        table = exact_micros(spend_table(cursor.cursor, MONTH_ROWS, bounds, interruptible_tag))
+    built = {}
+    for month in months:
+        after = (month + dt.timedelta(days=32)).replace(day=1)
+        # one record batch and one dictionary per column: chunk by chunk, each batch would carry its own
+        built[month] = table.filter(_in_period(table, month, after)).unify_dictionaries().combine_chunks()
+    table_name = connection.ops.quote_name(SpendSnapshot._meta.db_table)
+    with transaction.atomic(), connection.cursor() as cursor:
+        for month, rows in built.items():
+            # two reviews building the same month at once both store it; the later one's stays
+            cursor.execute(
+                f"INSERT INTO {table_name} (month, data_key, rows, data, built_at) VALUES (%s, %s, %s, %s, %s)"  # noqa: S608
+                " ON CONFLICT (month) DO UPDATE SET data_key = EXCLUDED.data_key, rows = EXCLUDED.rows,"
+                " data = EXCLUDED.data, built_at = EXCLUDED.built_at",
+                [month, data_key, rows.num_rows, _ipc(rows), timezone.now()],
+            )
+    return built
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema, options=WRITE_OPTIONS) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def refresh_stale_snapshots() -> list[dt.date]:
+    """Rebuild every stored month whose snapshot an import made stale (the months reviews read before:
+    a month nobody has reviewed is built by the first review that reads it). Returns the months built;
+    nothing on other databases than PostgreSQL, where reviews read the rows."""
+    from procurement.billing.models import SpendSnapshot
+
+    if connection.vendor != "postgresql":
+        return []
+    tag = tag_mapping().interruptible
+    data_key = f"{SCHEME}:{tag}:{spend_rows_key()}"
+    stale = sorted(SpendSnapshot.objects.exclude(data_key=data_key).values_list("month", flat=True))
+    if stale:
+        build_months(stale, data_key, tag)
+    return stale

@@ -1,0 +1,32 @@
+"""Billing's background work: after an import, the review's stale month snapshots are rebuilt by a
+worker, so the next review reads snapshots rather than every row (spend_snapshot.py)."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import transaction
+
+from procurement.billing.spend_snapshot import refresh_stale_snapshots
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="billing.refresh_spend_snapshots", acks_late=True)
+def refresh_spend_snapshots() -> dict:
+    """Idempotent: a second run (a redelivery, two imports close together) finds nothing stale, or
+    rebuilds the same months under the same key."""
+    return {"months": [month.isoformat() for month in refresh_stale_snapshots()]}
+
+
+def refresh_snapshots_after_commit() -> None:
+    """Queue the rebuild once the import's transaction has committed (its rows are what it reads)."""
+    transaction.on_commit(_queue_refresh)
+
+
+def _queue_refresh() -> None:
+    try:
+        refresh_spend_snapshots.delay()
+    except Exception:  # broker unreachable: the import stands; the next review rebuilds what it reads
+        logger.exception("could not queue the rebuild of the spend review's month snapshots")
