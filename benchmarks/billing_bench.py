@@ -223,13 +223,16 @@ def main() -> None:
 
 
 def _clear() -> None:
-    """No spend rows, dead ones included: each import starts on the same clean table (a deleted row's
+    """No spend rows, dead ones included, and no review snapshots: each import starts on the same clean table (a deleted row's
     index entries stay until VACUUM, and the next import of the same keys would wade through them)."""
     from django.db import connection
 
-    from procurement.billing.models import BillingImport
+    from procurement.billing.models import BillingImport, SpendSnapshot
 
     BillingImport.objects.all().delete()
+    # nor review snapshots: an import would queue their rebuild, which eager Celery (no REDIS_URL here)
+    # runs inside the import; on a deployment a worker does it after the import (spend_snapshot.py)
+    SpendSnapshot.objects.all().delete()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM billing_spendrecord")

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from procurement.billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
@@ -37,8 +38,15 @@ class SpendRecordAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+    # Deleting an import deletes its rows, which the admin checks against this model's delete
+    # permission: the permission stays, and only the ways to delete single rows are gone.
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(self, request, object_id, extra_context=None):
+        raise PermissionDenied("Spend rows are deleted with their import.")
 
 
 @admin.register(GpuUtilization)

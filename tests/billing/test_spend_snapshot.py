@@ -163,8 +163,14 @@ def test_the_admin_cannot_edit_add_or_delete_single_spend_rows(tmp_path, client_
     response = admin.post(f"/admin/billing/spendrecord/{record.pk}/change/", {"team": "forged"})
     assert response.status_code == 403
     assert admin.post(f"/admin/billing/spendrecord/{record.pk}/delete/", {"post": "yes"}).status_code == 403
-    record.refresh_from_db()
+    admin.post("/admin/billing/spendrecord/", {"action": "delete_selected", "_selected_action": [record.pk],
+                                               "post": "yes"})  # fmt: skip
+    record.refresh_from_db()  # still there: no bulk delete action either
     assert record.team != "forged"
+    # a whole import is still deleted with its rows (the admin checks this model's delete permission)
+    imported = record.billing_import_id
+    assert admin.post(f"/admin/billing/billingimport/{imported}/delete/", {"post": "yes"}).status_code == 302
+    assert not SpendRecord.objects.filter(billing_import_id=imported).exists()
 
 
 def test_an_import_queues_the_rebuild_of_the_months_reviews_read(
