@@ -179,6 +179,14 @@ if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Each process's own memory, for rendered fragments whose key names every version they show (a saved
+# recommendation's rows: its id, computation time and the hour): no other process can have a newer one,
+# so a Redis round trip per fragment would buy nothing but sharing one render among the workers.
+CACHES["local"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "gpuledger-local",
+    "OPTIONS": {"MAX_ENTRIES": 500},
+}
 
 # Celery: JSON only (no pickles through the broker), time limits on every task.
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -109,8 +109,10 @@ def fresh_throttles():
 
 
 def throttles_clear() -> None:
-    """The in-memory cache is cleared; on Redis only those keys go (the same db may hold other state)."""
-    from django.core.cache import cache
+    """The in-memory caches are cleared; on Redis only those keys go (the same db may hold other state)."""
+    from django.core.cache import cache, caches
+
+    caches["local"].clear()  # each process's rendered fragments (settings.CACHES["local"])
 
     backend = settings.CACHES["default"]["BACKEND"]
     if "LocMemCache" in backend:

@@ -171,6 +171,40 @@ def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_
     assert body_rows(after) == 1 < body_rows(first)  # the new answer's one row, not the old answer's three
 
 
+def test_a_recommendation_pages_fragments_are_read_from_process_memory(engineer_client, bundled_catalog):
+    """Their keys name the saved answer and the hour, so no other process can hold a newer rendering: a
+    repeated page reads them without a round trip to the shared cache."""
+    from django.core.cache import cache, caches
+
+    workload = {
+        "name": "local-fragments", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
+        "training_tokens": 2.0e8,
+    }  # fmt: skip
+    saved = engineer_client.post(
+        "/api/recommendations/", json.dumps({"workload": workload, "save": True, "top": 3}),
+        content_type="application/json",
+    ).json()  # fmt: skip
+    url = f"/workloads/{saved['workload_id']}/recommendations/"
+    first = engineer_client.get(url)
+    shared_reads = []
+    original = cache.get
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cache, "get", lambda key, *a, **k: shared_reads.append(key) or original(key, *a, **k))
+        again = engineer_client.get(url)
+    assert again.content == first.content.replace(*_csrf_tokens(first, again))
+    assert not [key for key in shared_reads if "template.cache" in key]
+    assert len([key for key in caches["local"]._cache if "template.cache.recommendation" in key]) == 2
+
+
+def _csrf_tokens(first, again) -> tuple[bytes, bytes]:
+    """The two pages' CSRF form tokens (masked anew on every render)."""
+
+    def token(page) -> bytes:
+        return page.content.split(b'name="csrfmiddlewaretoken" value="')[1].split(b'"')[0]
+
+    return token(first), token(again)
+
+
 @pytest.fixture
 def one_price_version(monkeypatch):
     """A price version of this test's own (no database read): the threads below share the cache only."""

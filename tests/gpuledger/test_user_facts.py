@@ -98,3 +98,34 @@ def test_a_team_cleared_of_members_hides_its_workloads(team_page):
     research, engineer, page = team_page
     research.members.clear()
     assert status(engineer, page) == 404
+
+
+def test_a_users_facts_come_in_one_round_trip_and_a_forget_is_not_outrun(client_as, monkeypatch):
+    """The first fact asked for on a user object (one request) reads all of that user's facts with one
+    MGET; a fact dropped since (forget, in this process) is read again, not taken from that prefetch."""
+    from django.contrib.auth import get_user_model
+
+    from gpuledger.accounts import user_facts
+    from gpuledger.accounts.teams import user_team_ids
+    from gpuledger.roles import user_roles
+    from procurement.billing.access import granted_teams
+
+    engineer = client_as("engineer")
+    assert engineer.get("/workloads/").status_code == 200  # every fact of the engineer now cached
+    granted_teams(engineer.user)
+    reads = []
+    for name in ("get", "get_many"):
+        original = getattr(user_facts.cache, name)
+        monkeypatch.setattr(
+            user_facts.cache, name, lambda *a, _o=original, _n=name, **k: reads.append(_n) or _o(*a, **k)
+        )
+    user = get_user_model().objects.get(pk=engineer.user.pk)  # a fresh object, as each request loads
+    user_roles(user), user_team_ids(user), granted_teams(user)
+    assert reads == ["get_many"]
+    user_facts.forget([user.pk])
+    user = get_user_model().objects.get(pk=engineer.user.pk)
+    user_roles(user)
+    reads.clear()
+    user_facts.forget([user.pk])  # e.g. the request itself changed a grant: the prefetch is not used
+    granted_teams(user)
+    assert reads == ["get"]
