@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from django.db import connection, transaction
 from django.utils import timezone
 
+from procurement.billing.models import BillingImport, SpendSnapshot
 from procurement.billing.records import tag_mapping
 from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
 
@@ -43,6 +44,9 @@ SCHEME = "arrow-ipc-lz4:1"  # bump when SELECT_COLUMNS or COLUMN_TYPES change: o
 # decimals too, but took 0.8 s to read (2026-12-02, 2-core machine, docs/performance.md)
 WRITE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
 MONTH_ROWS = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+# PostgreSQL's bytea holds at most 1 GB; a month past this (about 8 million rows at 34 bytes a row) is
+# read from its rows each time rather than stored
+MAX_SNAPSHOT_BYTES = 256 * 2**20
 
 
 def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -50,14 +54,12 @@ def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
     months, month = [], start.replace(day=1)
     while month < end:
         months.append(month)
-        month = (month + dt.timedelta(days=32)).replace(day=1)
+        month = _next_month(month)
     return months
 
 
 def spend_rows_key() -> str:
     """Changes with every write of spend rows (module docstring): the imports' count and newest id."""
-    from procurement.billing.models import BillingImport
-
     table = connection.ops.quote_name(BillingImport._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT COUNT(*), MAX(id) FROM {table}")  # noqa: S608 (a model's table)
@@ -91,8 +93,6 @@ def _in_period(table: pa.Table, start: dt.date, end: dt.date):
 
 def stored_months(months: list[dt.date], data_key: str) -> dict[dt.date, pa.Table]:
     """The current snapshots of `months` (built from the rows as they are now), as Arrow tables."""
-    from procurement.billing.models import SpendSnapshot
-
     table = connection.ops.quote_name(SpendSnapshot._meta.db_table)
     connection.ensure_connection()
     # A server-side-binding cursor (Django's is client-side), for binary results: the blobs as bytes, not
@@ -108,31 +108,53 @@ def stored_months(months: list[dt.date], data_key: str) -> dict[dt.date, pa.Tabl
 
 
 def build_months(months: list[dt.date], data_key: str, interruptible_tag: str) -> dict[dt.date, pa.Table]:
-    """Read `months` from the spend rows (one stream for all of them) and store each month's
-    snapshot under `data_key`, replacing an older one."""
-    from procurement.billing.models import SpendSnapshot
-
-    first, last = months[0], months[-1]
-    after_last = (last + dt.timedelta(days=32)).replace(day=1)
-    bounds = [dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (first, after_last)]
-    with connection.cursor() as cursor:
-        table = exact_micros(spend_table(cursor.cursor, MONTH_ROWS, bounds, interruptible_tag))
+    """Read `months` from the spend rows (one stream per run of consecutive months) and store each
+    month's snapshot under `data_key`, replacing an older one. A month whose snapshot would pass
+    MAX_SNAPSHOT_BYTES is not stored (and an older one of it goes): its reviews read its rows."""
     built = {}
-    for month in months:
-        after = (month + dt.timedelta(days=32)).replace(day=1)
-        # one record batch and one dictionary per column: chunk by chunk, each batch would carry its own
-        built[month] = table.filter(_in_period(table, month, after)).unify_dictionaries().combine_chunks()
+    for run in _consecutive_runs(sorted(months)):
+        bounds = [
+            dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (run[0], _next_month(run[-1]))
+        ]
+        with connection.cursor() as cursor:
+            table = exact_micros(spend_table(cursor.cursor, MONTH_ROWS, bounds, interruptible_tag))
+        for month in run:
+            # one record batch and one dictionary per column: chunk by chunk, each batch would carry its own
+            built[month] = table.filter(_in_period(table, month, _next_month(month))).unify_dictionaries()
+            built[month] = built[month].combine_chunks()
+    _store(built, data_key)
+    return built
+
+
+def _store(built: dict[dt.date, pa.Table], data_key: str) -> None:
     table_name = connection.ops.quote_name(SpendSnapshot._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
-        for month, rows in built.items():
+        for month, rows in sorted(built.items()):  # one order for every writer: no deadlock between two
+            data = _ipc(rows)
+            if len(data) > MAX_SNAPSHOT_BYTES:
+                cursor.execute(f"DELETE FROM {table_name} WHERE month = %s", [month])  # noqa: S608
+                continue
             # two reviews building the same month at once both store it; the later one's stays
             cursor.execute(
                 f"INSERT INTO {table_name} (month, data_key, rows, data, built_at) VALUES (%s, %s, %s, %s, %s)"  # noqa: S608
                 " ON CONFLICT (month) DO UPDATE SET data_key = EXCLUDED.data_key, rows = EXCLUDED.rows,"
                 " data = EXCLUDED.data, built_at = EXCLUDED.built_at",
-                [month, data_key, rows.num_rows, _ipc(rows), timezone.now()],
+                [month, data_key, rows.num_rows, data, timezone.now()],
             )
-    return built
+
+
+def _next_month(month: dt.date) -> dt.date:
+    return (month + dt.timedelta(days=32)).replace(day=1)
+
+
+def _consecutive_runs(months: list[dt.date]) -> list[list[dt.date]]:
+    runs: list[list[dt.date]] = []
+    for month in months:
+        if runs and _next_month(runs[-1][-1]) == month:
+            runs[-1].append(month)
+        else:
+            runs.append([month])
+    return runs
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -146,8 +168,6 @@ def refresh_stale_snapshots() -> list[dt.date]:
     """Rebuild every stored month whose snapshot an import made stale (the months reviews read before:
     a month nobody has reviewed is built by the first review that reads it). Returns the months built;
     nothing on other databases than PostgreSQL, where reviews read the rows."""
-    from procurement.billing.models import SpendSnapshot
-
     if connection.vendor != "postgresql":
         return []
     tag = tag_mapping().interruptible

@@ -205,3 +205,33 @@ def test_an_unreachable_broker_leaves_the_import_standing(
     with django_capture_on_commit_callbacks(execute=True):
         import_demo_billing(tmp_path, months=1)
     assert SpendRecord.objects.count() == 334
+
+
+def test_a_month_too_large_to_store_is_read_from_its_rows_and_its_old_snapshot_goes(tmp_path, monkeypatch):
+    import_demo_billing(tmp_path, months=2)  # May and June
+    review_frame(dt.date(2026, 5, 1), dt.date(2026, 7, 1))
+    assert set(SpendSnapshot.objects.values_list("month", flat=True)) >= {
+        dt.date(2026, 5, 1),
+        dt.date(2026, 6, 1),
+    }
+    import_files([one_row_file(tmp_path, "late.csv", "2026-06-20", "1.000000")], fmt="focus")  # all stale
+    monkeypatch.setattr(spend_snapshot, "MAX_SNAPSHOT_BYTES", 1)  # as if each month held 8 million rows
+    frame = review_frame(dt.date(2026, 5, 1), dt.date(2026, 7, 1))
+    assert_same_rows(frame, row_frame(dt.date(2026, 3, 1), dt.date(2026, 7, 1)))
+    assert not SpendSnapshot.objects.exists()  # nothing stored, and the stale ones are gone
+
+
+def test_months_apart_are_read_as_separate_runs(tmp_path, monkeypatch):
+    import_demo_billing(tmp_path, months=3)  # May, June, July
+    key = f"{spend_snapshot.SCHEME}:interruptible:{spend_snapshot.spend_rows_key()}"
+    reads = []
+    original = spend_snapshot.spend_table
+
+    def counting(cursor, where, params, tag):
+        reads.append(tuple(bound.date() for bound in params))
+        return original(cursor, where, params, tag)
+
+    monkeypatch.setattr(spend_snapshot, "spend_table", counting)
+    built = spend_snapshot.build_months([dt.date(2026, 7, 1), dt.date(2026, 5, 1)], key, "interruptible")
+    assert reads == [(dt.date(2026, 5, 1), dt.date(2026, 6, 1)), (dt.date(2026, 7, 1), dt.date(2026, 8, 1))]
+    assert sorted(built) == [dt.date(2026, 5, 1), dt.date(2026, 7, 1)]  # June, between them, is not read
