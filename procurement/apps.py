@@ -9,3 +9,6 @@ class ProcurementConfig(AppConfig):
         # Connects the receiver that queues notifications (procurement.signals) in every process, web
         # included, not only in workers where Celery's autodiscovery imports the tasks.
         from procurement import tasks  # noqa: F401
+        from procurement.workload_heads import connect
+
+        connect()  # the recommendation page's cached workloads are dropped on every write to them

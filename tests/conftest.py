@@ -98,7 +98,7 @@ def redis_worker(require_redis):
 # rolled-back test database can repeat (an empty one's, say)
 THROTTLE_KEY_PATTERNS = (
     "*gpuledger:login-failures:*", "*throttle_*", "*spend-review:*", "*price-read:*", "*template.cache.*",
-    "*gpuledger:user-fact:*",
+    "*gpuledger:user-fact:*", "*gpuledger:workload-head:*",
 )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from procurement.services.recommendations import (
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
+from procurement.workload_heads import forget_workload_heads
 
 DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
 
@@ -187,6 +188,7 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
         kept.append((summary, recomputed))
     changed = kept
     models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
+    forget_workload_heads(recomputed.workload.pk for _, recomputed in changed)  # bulk_create sends no signal
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
     before_results = dict(
         models.Recommendation.objects.filter(pk__in=previous_ids).values_list("pk", "results")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
-from gpuledger.accounts.teams import get_visible_or_404, team_for_new_object, visible_to
+from gpuledger.accounts.teams import can_see, get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
 from gpuledger.roles import ENGINEER, role_required
 from procurement import models, services
@@ -16,6 +17,7 @@ from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
 from procurement.sizing.documents import spec_to_yaml
 from procurement.views import ranking_form
+from procurement.workload_heads import SavedAnswer, workload_head
 
 EXAMPLE_STUDY = """name: one 8xH100 server, 3 years
 currency: USD
@@ -131,28 +133,27 @@ def recommendation_page(request, workload_id: int):
 
     A re-run shows its answer without storing it unless "save" is ticked: a query never replaces the
     workload's saved answer (nor the options a recompute uses) by accident."""
-    workload = get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
-                                  pk=workload_id)  # fmt: skip
-    # The saved rows are read (a deferred field) and rendered only when the page's cached rendering of
-    # them is missing or stale (rows_cache_key): they and their chart are most of this page's time.
-    saved = (
-        workload.recommendations.select_related("saved_by")
-        .defer("results")
-        .order_by("-computed_at", "-pk")
-        .first()
-    )
+    # The workload and its saved answer as the page shows them, cached per workload (workload_heads.py);
+    # who may see it is decided here, per request, by visible_to's rule. The saved rows are read and
+    # rendered only when the page's cached rendering of them is missing or stale (rows_cache_key): they
+    # and their chart are most of this page's time.
+    workload = workload_head(workload_id)
+    if workload is None or not can_see(request.user, team_id=workload.team_id, owner_id=workload.owner_id):
+        raise Http404("No such object.")
+    saved = workload.answer
     options = saved.parameters if saved else {}
     error, preview, shown = "", False, None  # shown: a re-run's results, when there is one
     computed_at = saved.computed_at if saved else None
     if request.method == "POST":
         options = ranking_form.options_from_form(request.POST)
+        # a re-run works on the stored row, read and checked again (not the cached copy)
+        row = get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
+                                 pk=workload_id)  # fmt: skip
         try:
             if request.POST.get("save"):
-                saved, _ = services.recommendation_create(
-                    workload=workload, parameters=options, saved_by=request.user
-                )
-                return redirect("recommendations", workload_id=workload.pk)
-            shown = services.recommendation_preview(workload=workload, parameters=options).results
+                services.recommendation_create(workload=row, parameters=options, saved_by=request.user)
+                return redirect("recommendations", workload_id=row.pk)
+            shown = services.recommendation_preview(workload=row, parameters=options).results
             preview, computed_at = True, timezone.now()
         except CostInputError as problem:
             error = f"{problem.field}: {problem.message}"  # nothing was stored
@@ -195,7 +196,7 @@ def ranked_answer(results: list[dict], options: dict) -> dict:
     }
 
 
-def saved_rows_cache_key(saved: models.Recommendation) -> str:
+def saved_rows_cache_key(saved: SavedAnswer) -> str:
     """What the rendered rows of a saved answer depend on: the answer itself (a recompute stores a new
     one) and the hour, since "stale today" and a price's age in days move with the clock; the fragment
     also expires after 5 minutes, so a price that turned stale shows within that time."""
