@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from django.db import connection, transaction
 
+from gpuledger.request_memo import read_request_scope
+
 READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -34,7 +36,8 @@ class ReadsOutsideTransactionMiddleware:
     def process_view(self, request, view_func, view_args, view_kwargs):
         if request.method not in READ_ONLY_METHODS:
             return None
-        if connection.in_atomic_block:
-            with transaction.atomic():
-                return view_func(request, *view_args, **view_kwargs)
-        return view_func(request, *view_args, **view_kwargs)
+        with read_request_scope():  # values a read cannot change are read once (request_memo.py)
+            if connection.in_atomic_block:
+                with transaction.atomic():
+                    return view_func(request, *view_args, **view_kwargs)
+            return view_func(request, *view_args, **view_kwargs)

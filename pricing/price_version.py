@@ -22,6 +22,8 @@ from django.db.models import F
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
+from gpuledger.request_memo import memoized
+
 # The models whose rows feed offer_frame(), the ranking context (GPU datasheets, storage rates, FX) or
 # its spot price histories. A change to any of them changes the price version.
 VERSIONED_MODELS = (
@@ -46,8 +48,13 @@ def price_version_bump() -> None:
 
 
 def price_version_key() -> str:
-    """The current price version as one short text (one query): number, token, newest observation id,
-    and the database it describes (several databases may share one Redis)."""
+    """The current price version as one short text (one query, once per read request: a page's parts
+    are keyed to one version): number, token, newest observation id, and the database it describes
+    (several databases may share one Redis)."""
+    return memoized("price_version_key", _read_price_version_key)
+
+
+def _read_price_version_key() -> str:
     from pricing.models import PriceObservation, PriceVersion
 
     version = PriceVersion._meta.db_table

@@ -13,6 +13,7 @@ from django.db import connection, connections
 from django.db.backends.postgresql import base as django_postgresql
 from django.http import JsonResponse
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import path
 from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt
@@ -29,6 +30,18 @@ def in_transaction(request):
 
 @login_not_required
 @csrf_exempt
+def price_version_twice(request):
+    """Two parts of one page, each keyed to the price version (a price read, a review's cache key)."""
+    from pricing.price_version import price_version_bump, price_version_key
+
+    first = price_version_key()
+    if request.method == "POST":
+        price_version_bump()  # a write request's own change shows to its later reads
+    return JsonResponse({"same": first == price_version_key()})
+
+
+@login_not_required
+@csrf_exempt
 def write_then_fail(request):
     Team.objects.create(slug="half-way", name="Half way")
     raise RuntimeError("after the first write")
@@ -37,6 +50,7 @@ def write_then_fail(request):
 urlpatterns = [
     path("probe/", in_transaction),
     path("fail/", write_then_fail),
+    path("versions/", price_version_twice),
     path("api/gpus/", GpuModelList.as_view()),  # a DRF view, which answers a bad token with 401
 ]
 pytestmark = [pytest.mark.urls(__name__), pytest.mark.django_db(transaction=True)]
@@ -115,3 +129,11 @@ def test_a_failed_read_inside_a_callers_transaction_rolls_back_only_its_own_save
     with transaction.atomic():
         assert Client().get("/api/gpus/", HTTP_AUTHORIZATION="Bearer glt_not-a-token").status_code == 401
         assert Team.objects.count() >= 0  # a query after it: the caller's transaction is still usable
+
+
+def test_a_read_request_reads_the_price_version_once_and_a_write_request_each_time():
+    client = Client()
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/versions/").json() == {"same": True}
+    assert len([q for q in queries.captured_queries if "pricing_priceversion" in q["sql"]]) == 1
+    assert client.post("/versions/").json() == {"same": False}
