@@ -149,16 +149,21 @@ def body_rows(page) -> int:
     )
 
 
-def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_client, bundled_catalog):
+def saved_answer_page(client, name: str) -> tuple[dict, str]:
+    """A QLoRA workload saved with its top-3 answer: the API's answer and the page's URL."""
     workload = {
-        "name": "cached-page", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
+        "name": name, "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
         "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 2.0e8,
     }  # fmt: skip
-    saved = engineer_client.post(
+    saved = client.post(
         "/api/recommendations/", json.dumps({"workload": workload, "save": True, "top": 3}),
         content_type="application/json",
     ).json()  # fmt: skip
-    url = f"/workloads/{saved['workload_id']}/recommendations/"
+    return saved, f"/workloads/{saved['workload_id']}/recommendations/"
+
+
+def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_client, bundled_catalog):
+    saved, url = saved_answer_page(engineer_client, "cached-page")
     first, built = queries_of(engineer_client, url)
     again, cached = queries_of(engineer_client, url)
     assert cached < built and body_rows(again) == body_rows(first) == 3
@@ -176,15 +181,7 @@ def test_a_recommendation_pages_fragments_are_read_from_process_memory(engineer_
     repeated page reads them without a round trip to the shared cache."""
     from django.core.cache import cache, caches
 
-    workload = {
-        "name": "local-fragments", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
-        "training_tokens": 2.0e8,
-    }  # fmt: skip
-    saved = engineer_client.post(
-        "/api/recommendations/", json.dumps({"workload": workload, "save": True, "top": 3}),
-        content_type="application/json",
-    ).json()  # fmt: skip
-    url = f"/workloads/{saved['workload_id']}/recommendations/"
+    _, url = saved_answer_page(engineer_client, "local-fragments")
     first = engineer_client.get(url)
     shared_reads = []
     original = cache.get
