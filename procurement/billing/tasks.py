@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import transaction
+from django.db import connection, transaction
 
 from procurement.billing.spend_snapshot import refresh_stale_snapshots
 
@@ -21,8 +21,10 @@ def refresh_spend_snapshots() -> dict:
 
 
 def refresh_snapshots_after_commit() -> None:
-    """Queue the rebuild once the import's transaction has committed (its rows are what it reads)."""
-    transaction.on_commit(_queue_refresh)
+    """Queue the rebuild once the import's transaction has committed (its rows are what it reads); only
+    on PostgreSQL, the one database whose reviews read snapshots."""
+    if connection.vendor == "postgresql":
+        transaction.on_commit(_queue_refresh)
 
 
 def _queue_refresh() -> None:
