@@ -93,8 +93,9 @@ def workload_head(workload_id: int) -> WorkloadHead | None:
 
 
 def _read(workload_id: int) -> WorkloadHead | None:
-    workload = models.Workload.objects.select_related("team", "owner").filter(pk=workload_id).first()
-    if workload is None:
+    try:  # by primary key: a get, so no ORDER BY is compiled or sent as .first() would
+        workload = models.Workload.objects.select_related("team", "owner").get(pk=workload_id)
+    except models.Workload.DoesNotExist:
         return None
     saved = (
         workload.recommendations.select_related("saved_by")

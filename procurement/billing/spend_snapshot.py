@@ -58,6 +58,12 @@ def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
     return months
 
 
+def current_data_key(interruptible_tag: str) -> str:
+    """The key a snapshot of the rows stored now carries: this module's SCHEME, the tag the
+    `interruptible` column is read with, and spend_rows_key()."""
+    return f"{SCHEME}:{interruptible_tag}:{spend_rows_key()}"
+
+
 def spend_rows_key() -> str:
     """Changes with every write of spend rows (module docstring): the imports' count and newest id."""
     table = connection.ops.quote_name(BillingImport._meta.db_table)
@@ -71,7 +77,7 @@ def snapshot_spend_frame(start: dt.date, end: dt.date, *, interruptible_tag: str
     """The engine frame of every team's spend rows charged in [start, end), from the months'
     snapshots; months without a current one are read from the rows and stored first. (An engineer's
     granted review reads its teams' rows only, in the database: selectors.spend_frame.)"""
-    data_key = f"{SCHEME}:{interruptible_tag}:{spend_rows_key()}"
+    data_key = current_data_key(interruptible_tag)
     months = month_starts(start, end)
     tables = stored_months(months, data_key)
     missing = [month for month in months if month not in tables]
@@ -120,8 +126,8 @@ def build_months(months: list[dt.date], data_key: str, interruptible_tag: str) -
             table = exact_micros(spend_table(cursor.cursor, MONTH_ROWS, bounds, interruptible_tag))
         for month in run:
             # one record batch and one dictionary per column: chunk by chunk, each batch would carry its own
-            built[month] = table.filter(_in_period(table, month, _next_month(month))).unify_dictionaries()
-            built[month] = built[month].combine_chunks()
+            rows = table.filter(_in_period(table, month, _next_month(month)))
+            built[month] = rows.unify_dictionaries().combine_chunks()
     _store(built, data_key)
     return built
 
@@ -171,7 +177,7 @@ def refresh_stale_snapshots() -> list[dt.date]:
     if connection.vendor != "postgresql":
         return []
     tag = tag_mapping().interruptible
-    data_key = f"{SCHEME}:{tag}:{spend_rows_key()}"
+    data_key = current_data_key(tag)
     stale = sorted(SpendSnapshot.objects.exclude(data_key=data_key).values_list("month", flat=True))
     if stale:
         build_months(stale, data_key, tag)
