@@ -15,7 +15,9 @@ for 8 teams. Printed, each phase in its own process so that its peak memory is i
   SpendRecord's indexes (no Python at all), what any import of them must at least spend; and the COPY
   floor: the same rows as binary COPY data prepared beforehand, loaded into a (WAL-logged) table with
   SpendRecord's indexes, what any import through COPY must at least spend (the table-to-table copy
-  neither parses its input nor, into a temporary table, writes WAL);
+  neither parses its input nor, into a temporary table, writes WAL); and the bare floor: the rows
+  copied table to table into an unlogged table with no index at all, the least any storage of them as
+  PostgreSQL rows spends (it keeps neither idempotency nor crash safety);
 - the review: reading the rows into the engine frame, and the engine itself (target: under 2 s), twice:
   the first review after the import (it reads the rows and, on PostgreSQL, stores each month's
   snapshot) and a later one over the same data (another period, read from the snapshots);
@@ -119,6 +121,13 @@ def phase_database_floor(db_path: str, queue) -> None:
         start = time.perf_counter()
         cursor.execute("INSERT INTO spend_floor SELECT * FROM billing_spendrecord")
         floor = {"seconds": time.perf_counter() - start, "rows": cursor.rowcount}
+        # The bare floor: the same table-to-table copy into an UNLOGGED table with no index and no
+        # constraint, the least work that stores these rows as PostgreSQL rows at all (no parsing, no
+        # WAL, no key index, so no idempotency and no crash safety: no import could run this way).
+        cursor.execute("CREATE UNLOGGED TABLE spend_bare_floor (LIKE billing_spendrecord INCLUDING DEFAULTS)")
+        start = time.perf_counter()
+        cursor.execute("INSERT INTO spend_bare_floor SELECT * FROM billing_spendrecord")
+        floor["bare_seconds"] = time.perf_counter() - start
         data = bytearray()
         with cursor.cursor.copy("COPY billing_spendrecord TO STDOUT (FORMAT BINARY)") as copy:
             for block in copy:
@@ -211,6 +220,8 @@ def main() -> None:
                       f" = {floor['seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
                 print(f"{label}: COPY floor (prepared binary COPY into SpendRecord's indexes) {floor['copy_seconds']:.2f} s"
                       f" = {floor['copy_seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
+                print(f"{label}: bare floor (table-to-table INSERT into an unlogged table, no index) {floor['bare_seconds']:.2f} s"
+                      f" = {floor['bare_seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
             if label == "CSV":
                 review = run(phase_review, db_path)
                 for label in ("first", "later"):
