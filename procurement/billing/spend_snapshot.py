@@ -20,7 +20,9 @@ was read with and this module's SCHEME. The key changes with every write of spen
   evidence, and a wrong one is deleted as a whole and imported again).
 
 Any import makes every month's snapshot stale (the key is global: which months a file touched is not
-stored), and the next review rebuilds the months it reads. GPU slugs are not in a snapshot: rows keep
+stored). After each import a worker (tasks.refresh_spend_snapshots) rebuilds every month that holds
+spend rows or a snapshot, so that a review after it, of any month, reads snapshots only; a review that
+comes before the worker has run rebuilds the months it reads itself. GPU slugs are not in a snapshot: rows keep
 the GPU model's id, mapped at each read as spend_columns does.
 """
 
@@ -35,7 +37,7 @@ import pyarrow.compute as pc
 from django.db import connection, transaction
 from django.utils import timezone
 
-from procurement.billing.models import BillingImport, SpendSnapshot
+from procurement.billing.models import BillingImport, SpendRecord, SpendSnapshot
 from procurement.billing.records import tag_mapping
 from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
 
@@ -47,6 +49,18 @@ MONTH_ROWS = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
 # PostgreSQL's bytea holds at most 1 GB; a month past this (about 8 million rows at 34 bytes a row) is
 # read from its rows each time rather than stored
 MAX_SNAPSHOT_BYTES = 256 * 2**20
+# A long history is rebuilt a few months at a time: what a task stopped at its time limit had built stays
+REBUILD_BATCH_MONTHS = 6
+MONTHS_WITH_ROWS_SQL = """
+WITH RECURSIVE month(start) AS (
+    SELECT date_trunc('month', min(charge_period_start), 'UTC') FROM {table}
+  UNION ALL
+    SELECT (SELECT date_trunc('month', min(charge_period_start), 'UTC') FROM {table}
+            WHERE charge_period_start >= month.start + interval '1 month')
+    FROM month WHERE month.start IS NOT NULL
+)
+SELECT start AT TIME ZONE 'UTC' FROM month WHERE start IS NOT NULL
+"""
 
 
 def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -171,14 +185,26 @@ def _ipc(table: pa.Table) -> bytes:
 
 
 def refresh_stale_snapshots() -> list[dt.date]:
-    """Rebuild every stored month whose snapshot an import made stale (the months reviews read before:
-    a month nobody has reviewed is built by the first review that reads it). Returns the months built;
+    """Build every month without a current snapshot: each month that holds spend rows (a new import's
+    months too, reviewed or not) and each stored month an import made stale. Returns the months built;
     nothing on other databases than PostgreSQL, where reviews read the rows."""
     if connection.vendor != "postgresql":
         return []
     tag = tag_mapping().interruptible
     data_key = current_data_key(tag)
-    stale = sorted(SpendSnapshot.objects.exclude(data_key=data_key).values_list("month", flat=True))
-    if stale:
-        build_months(stale, data_key, tag)
+    current = set(SpendSnapshot.objects.filter(data_key=data_key).values_list("month", flat=True))
+    stored = set(SpendSnapshot.objects.values_list("month", flat=True))
+    stale = sorted((stored | set(months_with_rows())) - current)
+    for first in range(0, len(stale), REBUILD_BATCH_MONTHS):  # each batch stored in its own transaction
+        build_months(stale[first : first + REBUILD_BATCH_MONTHS], data_key, tag)
     return stale
+
+
+def months_with_rows() -> list[dt.date]:
+    """The first day of every month that holds spend rows: one probe of the charge-period index per
+    month (a loose index scan), not a scan of the rows."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            MONTHS_WITH_ROWS_SQL.format(table=connection.ops.quote_name(SpendRecord._meta.db_table))
+        )
+        return [start.date() for (start,) in cursor.fetchall()]

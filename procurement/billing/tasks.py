@@ -1,5 +1,6 @@
-"""Billing's background work: after an import, the review's stale month snapshots are rebuilt by a
-worker, so the next review reads snapshots rather than every row (spend_snapshot.py)."""
+"""Billing's background work: after an import, a worker builds the review's month snapshots of every
+month with spend rows (the import made the stored ones stale, and its own months may have none), so
+the next review, of any month, reads snapshots rather than every row (spend_snapshot.py)."""
 
 from __future__ import annotations
 

@@ -173,14 +173,19 @@ def test_the_admin_cannot_edit_add_or_delete_single_spend_rows(tmp_path, client_
     assert not SpendRecord.objects.filter(billing_import_id=imported).exists()
 
 
+def run_the_rebuild_here(monkeypatch) -> None:
+    """The rebuild task runs where the import queues it (apply), as a worker would run it."""
+    from procurement.billing import tasks
+
+    task = tasks.refresh_spend_snapshots
+    monkeypatch.setattr(task, "delay", lambda: task.apply().get())
+
+
 def test_an_import_queues_the_rebuild_of_the_months_reviews_read(
     tmp_path, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from procurement.billing import tasks
-
-    task = tasks.refresh_spend_snapshots  # run here (apply), as a worker would run it
-    monkeypatch.setattr(task, "delay", lambda: task.apply().get())
     import_demo_billing(tmp_path, months=1)
+    run_the_rebuild_here(monkeypatch)
     review_frame(dt.date(2026, 5, 1), dt.date(2026, 6, 1))  # May, and 2026-03-31 to May (the previous period)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         import_files([one_row_file(tmp_path, "late.csv", "2026-05-20", "7.250000")], fmt="focus")
@@ -191,6 +196,31 @@ def test_an_import_queues_the_rebuild_of_the_months_reviews_read(
     }  # fmt: skip
     refuse_row_reads(monkeypatch)  # the review reads the rebuilt snapshots, with the new row
     assert "i-new" in set(review_frame(dt.date(2026, 5, 1), dt.date(2026, 6, 1))["resource_id"].astype(str))
+
+
+def test_the_rebuild_builds_the_months_of_new_rows_that_no_review_has_read(
+    tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    """After the worker has run, the first review of a month nobody reviewed before reads snapshots."""
+    run_the_rebuild_here(monkeypatch)
+    with django_capture_on_commit_callbacks(execute=True):
+        import_demo_billing(tmp_path, months=1)  # May 2026
+    assert spend_snapshot.months_with_rows() == [dt.date(2026, 5, 1)]
+    with django_capture_on_commit_callbacks(execute=True):
+        import_files([one_row_file(tmp_path, "august.csv", "2026-08-31", "7.250000")], fmt="focus")
+    assert spend_snapshot.months_with_rows() == [dt.date(2026, 5, 1), dt.date(2026, 8, 1)]
+    current = spend_snapshot.current_data_key("interruptible")
+    assert dict(SpendSnapshot.objects.values_list("month", "data_key")) == {
+        dt.date(2026, 5, 1): current, dt.date(2026, 8, 1): current,
+    }  # fmt: skip
+    built, build = [], spend_snapshot.build_months
+    monkeypatch.setattr(
+        spend_snapshot, "build_months", lambda months, *a: built.extend(months) or build(months, *a)
+    )
+    august = review_frame(dt.date(2026, 8, 1), dt.date(2026, 9, 1))
+    assert list(august["resource_id"].astype(str)) == ["i-new"]
+    assert built == [dt.date(2026, 7, 1)]  # only July, the previous period's month, empty, is read
+    assert spend_snapshot.refresh_stale_snapshots() == []  # nothing stale: a redelivery builds nothing
 
 
 def test_an_unreachable_broker_leaves_the_import_standing(
