@@ -37,7 +37,8 @@ import pyarrow.compute as pc
 from django.db import connection, transaction
 from django.utils import timezone
 
-from procurement.billing.models import BillingImport, SpendRecord, SpendSnapshot
+from procurement.billing.charge_periods import starts_with_rows
+from procurement.billing.models import BillingImport, SpendSnapshot
 from procurement.billing.records import tag_mapping
 from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
 
@@ -51,16 +52,6 @@ MONTH_ROWS = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
 MAX_SNAPSHOT_BYTES = 256 * 2**20
 # A long history is rebuilt a few months at a time: what a task stopped at its time limit had built stays
 REBUILD_BATCH_MONTHS = 6
-MONTHS_WITH_ROWS_SQL = """
-WITH RECURSIVE month(start) AS (
-    SELECT date_trunc('month', min(charge_period_start), 'UTC') FROM {table}
-  UNION ALL
-    SELECT (SELECT date_trunc('month', min(charge_period_start), 'UTC') FROM {table}
-            WHERE charge_period_start >= month.start + interval '1 month')
-    FROM month WHERE month.start IS NOT NULL
-)
-SELECT start AT TIME ZONE 'UTC' FROM month WHERE start IS NOT NULL
-"""
 
 
 def month_starts(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -201,10 +192,5 @@ def refresh_stale_snapshots() -> list[dt.date]:
 
 
 def months_with_rows() -> list[dt.date]:
-    """The first day of every month that holds spend rows: one probe of the charge-period index per
-    month (a loose index scan), not a scan of the rows."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            MONTHS_WITH_ROWS_SQL.format(table=connection.ops.quote_name(SpendRecord._meta.db_table))
-        )
-        return [start.date() for (start,) in cursor.fetchall()]
+    """The first day of every month that holds spend rows."""
+    return starts_with_rows("month")

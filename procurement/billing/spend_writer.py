@@ -16,7 +16,6 @@ and the new rows go in with executemany.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
@@ -26,6 +25,7 @@ import pandas as pd
 from django.db import connection
 
 from procurement.billing import pgcopy
+from procurement.billing.charge_periods import starts_with_rows
 from procurement.billing.codes import codes_and_values, spread, text_values
 from procurement.billing.enrich import object_codes
 from procurement.billing.keys import key_bytes, key_hex
@@ -52,16 +52,6 @@ NUMERIC_SCALES = {
     "effective_cost": 6, "list_cost": 6, "contracted_cost": 6,
 }  # fmt: skip
 NULLABLE_NUMBERS = ("consumed_quantity", "list_cost", "contracted_cost")  # "" is NULL, not 0
-STORED_DAYS_SQL = """
-WITH RECURSIVE day(start) AS (
-    SELECT date_trunc('day', min(charge_period_start), 'UTC') FROM {table}
-  UNION ALL
-    SELECT (SELECT date_trunc('day', min(charge_period_start), 'UTC') FROM {table}
-            WHERE charge_period_start >= day.start + interval '1 day')
-    FROM day WHERE day.start IS NOT NULL
-)
-SELECT start FROM day WHERE start IS NOT NULL
-"""  # one index probe per stored day (a loose index scan), not a scan of the rows
 
 
 class SpendWriter:
@@ -163,10 +153,7 @@ class SpendWriter:
 
     def stored_days(self) -> np.ndarray:
         if self._stored_days is None:
-            with connection.cursor() as cursor:
-                cursor.execute(STORED_DAYS_SQL.format(table=self.table))
-                starts = [start.astimezone(dt.UTC).date() for (start,) in cursor.fetchall()]
-            self._stored_days = np.array(starts, dtype="datetime64[D]")
+            self._stored_days = np.array(starts_with_rows("day"), dtype="datetime64[D]")
         return self._stored_days
 
     @staticmethod

@@ -265,3 +265,15 @@ def test_months_apart_are_read_as_separate_runs(tmp_path, monkeypatch):
     built = spend_snapshot.build_months([dt.date(2026, 7, 1), dt.date(2026, 5, 1)], key, "interruptible")
     assert reads == [(dt.date(2026, 5, 1), dt.date(2026, 6, 1)), (dt.date(2026, 7, 1), dt.date(2026, 8, 1))]
     assert sorted(built) == [dt.date(2026, 5, 1), dt.date(2026, 7, 1)]  # June, between them, is not read
+
+
+def test_the_loose_scan_lists_each_day_and_month_with_rows_once(tmp_path):
+    from procurement.billing.charge_periods import starts_with_rows
+
+    assert starts_with_rows("day") == starts_with_rows("month") == []
+    for name, day in (("a.csv", "2026-05-31"), ("b.csv", "2026-06-01"), ("c.csv", "2026-06-01")):
+        import_files([one_row_file(tmp_path, name, day, "1.000000", resource=name)], fmt="focus")
+    assert starts_with_rows("day") == [dt.date(2026, 5, 31), dt.date(2026, 6, 1)]
+    assert starts_with_rows("month") == [dt.date(2026, 5, 1), dt.date(2026, 6, 1)]
+    with pytest.raises(ValueError, match="unit must be day or month"):
+        starts_with_rows("week; DROP TABLE x")
