@@ -22,8 +22,8 @@ was read with and this module's SCHEME. The key changes with every write of spen
 Any import makes every month's snapshot stale (the key is global: which months a file touched is not
 stored). After each import a worker (tasks.refresh_spend_snapshots) rebuilds every month that holds
 spend rows or a snapshot, so that a review after it, of any month, reads snapshots only; a review that
-comes before the worker has run rebuilds the months it reads itself. GPU slugs are not in a snapshot: rows keep
-the GPU model's id, mapped at each read as spend_columns does.
+comes before the worker has run rebuilds the months it reads itself. GPU slugs are not in a snapshot:
+rows keep the GPU model's id, mapped at each read as spend_columns does.
 """
 
 from __future__ import annotations
@@ -183,14 +183,8 @@ def refresh_stale_snapshots() -> list[dt.date]:
         return []
     tag = tag_mapping().interruptible
     data_key = current_data_key(tag)
-    current = set(SpendSnapshot.objects.filter(data_key=data_key).values_list("month", flat=True))
-    stored = set(SpendSnapshot.objects.values_list("month", flat=True))
-    stale = sorted((stored | set(months_with_rows())) - current)
+    keys = dict(SpendSnapshot.objects.values_list("month", "data_key"))
+    stale = sorted(month for month in {*keys, *starts_with_rows("month")} if keys.get(month) != data_key)
     for first in range(0, len(stale), REBUILD_BATCH_MONTHS):  # each batch stored in its own transaction
         build_months(stale[first : first + REBUILD_BATCH_MONTHS], data_key, tag)
     return stale
-
-
-def months_with_rows() -> list[dt.date]:
-    """The first day of every month that holds spend rows."""
-    return starts_with_rows("month")

@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from procurement.billing import selectors, spend_snapshot
+from procurement.billing.charge_periods import starts_with_rows
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport, SpendRecord, SpendSnapshot
 from procurement.billing.service import make_request
@@ -205,10 +206,10 @@ def test_the_rebuild_builds_the_months_of_new_rows_that_no_review_has_read(
     run_the_rebuild_here(monkeypatch)
     with django_capture_on_commit_callbacks(execute=True):
         import_demo_billing(tmp_path, months=1)  # May 2026
-    assert spend_snapshot.months_with_rows() == [dt.date(2026, 5, 1)]
+    assert starts_with_rows("month") == [dt.date(2026, 5, 1)]
     with django_capture_on_commit_callbacks(execute=True):
         import_files([one_row_file(tmp_path, "august.csv", "2026-08-31", "7.250000")], fmt="focus")
-    assert spend_snapshot.months_with_rows() == [dt.date(2026, 5, 1), dt.date(2026, 8, 1)]
+    assert starts_with_rows("month") == [dt.date(2026, 5, 1), dt.date(2026, 8, 1)]
     current = spend_snapshot.current_data_key("interruptible")
     assert dict(SpendSnapshot.objects.values_list("month", "data_key")) == {
         dt.date(2026, 5, 1): current, dt.date(2026, 8, 1): current,
@@ -268,8 +269,6 @@ def test_months_apart_are_read_as_separate_runs(tmp_path, monkeypatch):
 
 
 def test_the_loose_scan_lists_each_day_and_month_with_rows_once(tmp_path):
-    from procurement.billing.charge_periods import starts_with_rows
-
     assert starts_with_rows("day") == starts_with_rows("month") == []
     for name, day in (("a.csv", "2026-05-31"), ("b.csv", "2026-06-01"), ("c.csv", "2026-06-01")):
         import_files([one_row_file(tmp_path, name, day, "1.000000", resource=name)], fmt="focus")
