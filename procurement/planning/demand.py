@@ -23,6 +23,7 @@ Method and defaults (docs/capacity-plan.md, "Demand from history"):
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -236,6 +237,11 @@ class StatusQuo:
 
 
 Growth = float | Sequence[float]
+
+
+def hour_index(day: dt.date) -> int:
+    """The hour index of a date's midnight, UTC."""
+    return int(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()) // 3600
 
 
 def validate_period(start_hour: int, end_hour: int) -> None:
