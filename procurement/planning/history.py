@@ -172,7 +172,7 @@ def plan_utilization_rows(scope: PlanScope, usage: UsageRows) -> UtilizationRows
     if not found:
         return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
     ids, hours, percents = (list(column) for column in zip(*found, strict=True))
-    keep = np.isin(np.asarray(ids, dtype=object), np.asarray(resources, dtype=object))
+    keep = pd.Series(ids, dtype=object).isin(resources).to_numpy()  # by hashing, not sorting strings
     stamps = pd.to_datetime(pd.Series(hours, dtype=object), utc=True, format="ISO8601")
     return UtilizationRows(
         resource_id=np.asarray(ids, dtype=object)[keep],
