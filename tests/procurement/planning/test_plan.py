@@ -7,7 +7,7 @@ import pytest
 
 from procurement.costing.tco import buy_capex, buy_monthly_costs, residual_value
 from procurement.costing.values import round_money
-from procurement.planning.options import SupplyOptions, options_from_study
+from procurement.planning.options import SupplyOptions, commitment_option, options_from_study, spot_option
 from procurement.planning.plan import StatusQuoCategory, StatusQuoMix, capacity_plan, plan_report
 from tests.procurement.planning.plan_fixtures import (
     commitment,
@@ -200,3 +200,42 @@ def test_it_reports_the_contract_keys_as_decimal_strings():
     rent = next(row for row in report["sensitivity"]["rows"] if row["driver"] == "rent_price")
     assert (rent["low"], rent["high"]) == ("23827.20", "35740.80")
     assert any(item["name"] == "committed_1y price" for item in report["assumptions"])
+
+
+def test_the_worked_example_of_docs_capacity_plan_md():
+    # docs/capacity-plan.md, "Worked example": 168 samples; firm 12 GPUs in 126 (75%), 10 in the rest;
+    # interruptible 4 GPUs in 42 of the 126 (25%). The TCO worked example's server (8 GPUs), on-demand 2.99,
+    # 3-year 2.40, 1-year 2.60, spot 0.90 listed; 36 months, no growth, discount 0 (NPV = cash).
+    firm = np.full(168, 10.0)
+    firm[:126] = 12
+    interruptible = np.zeros(168)
+    interruptible[:42] = 4
+    study = worked_study()
+    options = options_from_study(
+        study, horizon_months=36,
+        committed_3y=commitment_option(3, source="quote", effective_per_gpu_hour=D("2.40")),
+        committed_1y=commitment_option(1, source="quote", effective_per_gpu_hour=D("2.60")),
+        spot=spot_option(D("0.90"), source="catalog"),
+    )  # fmt: skip
+    mix = StatusQuoMix((StatusQuoCategory("on_demand", 1000.0, D("2.99")),))
+    plan = capacity_plan(
+        inputs(options, firm=firm, interruptible=interruptible, horizon=36, growth=[1, 1, 1], status_quo=mix)
+    )
+    # spot: overhead = 0.0563 / 0.25 + (0.25 / 2 + 0.173) x (-ln 0.75 / 730) = 0.225317; 0.9 x 1.225317
+    assert options.spot.effective_price_per_gpu_hour == D("1.102786")
+    # server a month: energy 10.2 kW x 0.7 x 1.58 x 730 x 0.10 = 823.5276, colocation 10.2 x 184 = 1,876.80,
+    # maintenance 300,000 x 0.10 / 12 = 2,500, staff 0.1 x 150,000 / 12 = 1,250: 6,450.3276
+    running = D("823.5276") + D("1876.8") + D("2500") + D("1250")
+    server_total = D("305000") + 36 * running - D("60000")  # capex, 36 months, residual 20% of 300,000
+    assert cents(server_total) == D("477211.79")  # per GPU-year: / 8 / 3 = 19,883.82 (break-even 75.9%)
+    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (1, 2, (0, 0, 0))
+    three_year = 2 * D("2.40") * 8760 * 3  # slices 9-10 (used every hour): 21,024 a GPU-year < 26,192.40
+    on_demand_cost = 2 * D("0.75") * 8760 * D("2.99") * 3  # slices 11-12 at 75%: 19,644.30 < 19,883.82
+    spot_cost = 4 * D("0.25") * 8760 * D("1.102786") * 3  # slices 13-16, interruptible at 25%
+    assert cents(plan.total_cost) == cents(server_total + three_year + on_demand_cost + spot_cost)
+    assert cents(plan.total_cost) == D("750202.81")
+    # status quo: 109,500 GPU-hours a year (10 x 8760 + 2 x 6570 + 4 x 2190) x 2.99 x 3 = 982,215
+    assert cents(plan.status_quo_cost) == D("982215.00")
+    assert cents(plan.savings_vs_status_quo) == D("232012.19")
+    # break-even: 305,000 + m x 14,033.41 (running + 3,504 + 3,274.05 + 805.03) < m x 27,283.75 from m = 24
+    assert plan.break_even_month == 24
