@@ -99,6 +99,8 @@ def validate_inputs(inputs: PlanInputs) -> PlanInputs:
     firm, interruptible = _validate_demand(inputs)
     years = plan_years(horizon)
     growth = _validate_growth(inputs.growth_by_year, years, "growth")
+    if (firm + interruptible).max(initial=0.0) * growth.max() > MAX_GPUS:
+        raise PlanInputError("growth", f"grows the demand past {MAX_GPUS:,} GPUs in an hour")
     trials = None
     if inputs.growth_trials is not None:
         trials = _validate_growth(inputs.growth_trials, years, "trials", trials=True)

@@ -28,6 +28,7 @@ GOOD = inputs(SupplyOptions(on_demand=on_demand("2")), firm=tiled([1, 2]), horiz
         ({"growth_by_year": np.array([1.0])}, "growth"),  # 24 months need 2 years
         ({"growth_by_year": np.array([1.0, 0.0])}, "growth"),
         ({"growth_by_year": np.array([1.0, np.inf])}, "growth"),
+        ({"firm_gpus": tiled([600_000]), "growth_by_year": np.array([1.0, 2.0])}, "growth"),  # 1.2M GPUs
         ({"growth_trials": np.ones((10, 3))}, "trials"),
         ({"growth_trials": np.ones(2)}, "trials"),
         ({"growth_trials": np.ones((10_001, 2))}, "trials"),
