@@ -283,7 +283,7 @@ def _layers(
             Layer(
                 kind=kind,
                 gpu_model=_layer_model(inputs, kind),
-                gpus=band.gpus[kind][0] if kind in ("committed_1y",) else max(band.gpus[kind]),
+                gpus=max(band.gpus[kind]),
                 gpus_by_year=band.gpus[kind],
                 hours_served=float(hours_by_year.sum()),
                 hours_by_year=tuple(float(hours) for hours in hours_by_year),
@@ -305,7 +305,7 @@ def _units(kind: str, levels: Levels) -> int:
     if kind == "committed_3y":
         return levels.committed_3y_units
     if kind == "committed_1y":
-        return levels.committed_1y_units[0]
+        return max(levels.committed_1y_units)
     return 0
 
 

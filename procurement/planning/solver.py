@@ -202,7 +202,9 @@ def cheapest_levels(curve: LoadCurve, coef: Coefficients, units: Units, scale: n
             committed_1y_gpus=one_year * units.committed_1y, scale=scale,
         )  # fmt: skip
         # ties: less capital first (fewer servers, then fewer 3-year units), as the TCO verdict's tie
-        order = np.lexsort((pairs[:, 1], pairs[:, 0], np.round(costs, 6)))
+        # (costs compared to 1e-9 of their size, so float noise does not break a tie)
+        rounded = np.round(costs / max(1.0, float(np.abs(costs).max())), 9)
+        order = np.lexsort((pairs[:, 1], pairs[:, 0], rounded))
         index = int(order[0])
         if costs[index] < best_cost - 1e-9 * max(1.0, abs(best_cost)) or best is None:
             best_cost = float(costs[index])
