@@ -24,6 +24,7 @@ Method, in short (the proofs are in docs/capacity-plan.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -38,7 +39,7 @@ from procurement.planning.plan_model import (
     StatusQuoCategory,
     StatusQuoMix,
 )
-from procurement.planning.planner import plan_without_sensitivity, validate_inputs
+from procurement.planning.planner import LAYER_ORDER, plan_without_sensitivity, validate_inputs
 from procurement.planning.sensitivity import plan_sensitivity, sensitivity_report
 
 HOURS_QUANTUM = Decimal("0.1")
@@ -53,6 +54,7 @@ __all__ = [
     "StatusQuoCategory",
     "StatusQuoMix",
     "capacity_plan",
+    "layer_kinds",
     "plan_report",
     "validate_inputs",
 ]
@@ -168,3 +170,8 @@ def _monthly_json(plan: CapacityPlan, shown) -> dict[str, Any]:
         "plan_cumulative": cumulative,
         "status_quo_cumulative": status_cumulative,
     }
+
+
+def layer_kinds() -> Sequence[str]:
+    """The layer kinds in stack order, base first as a chart shades them (and as ``layers`` lists them)."""
+    return LAYER_ORDER

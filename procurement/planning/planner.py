@@ -262,7 +262,8 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
     return flows
 
 
-LAYER_ORDER = ("owned", "committed_3y", "committed_1y", "spot", "on_demand")
+# The stack from its base: commitments (no running cost), owned servers, then the market.
+LAYER_ORDER = ("committed_3y", "committed_1y", "owned", "spot", "on_demand")
 
 
 def _layers(
