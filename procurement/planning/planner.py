@@ -88,9 +88,9 @@ def _validate_growth(value: object, years: int, field: str, *, trials: bool = Fa
     return growth
 
 
-def validate_inputs(inputs: PlanInputs) -> PlanInputs:
+def validate_inputs(inputs: PlanInputs, *, headroom: float = 1.0) -> PlanInputs:
     """Check shapes, bounds and values; raises PlanInputError naming the field. Returns the inputs with
-    the arrays as float64."""
+    the arrays as float64. ``headroom`` lets the sensitivity grow a valid plan's demand past the bound."""
     horizon = inputs.horizon_months
     if isinstance(horizon, bool) or not isinstance(horizon, int) or not 1 <= horizon <= MAX_PLAN_MONTHS:
         raise PlanInputError(
@@ -99,7 +99,7 @@ def validate_inputs(inputs: PlanInputs) -> PlanInputs:
     firm, interruptible = _validate_demand(inputs)
     years = plan_years(horizon)
     growth = _validate_growth(inputs.growth_by_year, years, "growth")
-    if (firm + interruptible).max(initial=0.0) * growth.max() > MAX_GPUS:
+    if (firm + interruptible).max(initial=0.0) * growth.max() > MAX_GPUS * headroom:
         raise PlanInputError("growth", f"grows the demand past {MAX_GPUS:,} GPUs in an hour")
     trials = None
     if inputs.growth_trials is not None:
@@ -154,8 +154,8 @@ class PlanContext:
     coef_cash: Coefficients
 
 
-def plan_context(inputs: PlanInputs) -> PlanContext:
-    inputs = validate_inputs(inputs)
+def plan_context(inputs: PlanInputs, *, headroom: float = 1.0) -> PlanContext:
+    inputs = validate_inputs(inputs, headroom=headroom)
     months = last_paid_month(inputs.options, inputs.horizon_months) + 1
     weights_pv = discount_weights(float(inputs.discount_rate_annual), months)
     return PlanContext(
@@ -396,8 +396,8 @@ def _break_even_month(plan_monthly: np.ndarray, status_quo_monthly: np.ndarray, 
     return int(below[0]) if below.size else None
 
 
-def plan_without_sensitivity(inputs: PlanInputs) -> CapacityPlan:
-    context = plan_context(inputs)
+def plan_without_sensitivity(inputs: PlanInputs, *, headroom: float = 1.0) -> CapacityPlan:
+    context = plan_context(inputs, headroom=headroom)
     levels = cheapest_levels(context.curve, context.coef_pv, context.units, context.scale)
     return cost_plan(context, levels)
 
