@@ -39,8 +39,9 @@ from procurement.planning.plan_model import (
     StatusQuoCategory,
     StatusQuoMix,
 )
-from procurement.planning.planner import LAYER_ORDER, plan_without_sensitivity, validate_inputs
+from procurement.planning.planner import LAYER_ORDER, plan_without_sensitivity
 from procurement.planning.sensitivity import plan_sensitivity, sensitivity_report
+from procurement.planning.validation import validate_inputs
 
 HOURS_QUANTUM = Decimal("0.1")
 RATIO_QUANTUM = Decimal("0.000001")
