@@ -246,7 +246,9 @@ def with_contradicting_hosts_unknown(records: list[PriceRecord]) -> list[PriceRe
     figures: dict[tuple[str, str], set] = {}
     for record in records:
         instance = record.instance
-        figures.setdefault((instance.provider, instance.name), set()).add((instance.vcpus, instance.memory_gib))
+        figures.setdefault((instance.provider, instance.name), set()).add(
+            (instance.vcpus, instance.memory_gib)
+        )
     contradicted = {key for key, seen in figures.items() if len(seen) > 1}
     if not contradicted:
         return records
