@@ -145,3 +145,12 @@ def test_an_empty_answer_is_an_error_not_an_empty_market():
         _fetch(RecordedTransport((200, EMPTY)))
     with pytest.raises(Exception, match="no list of offers"):
         _fetch(RecordedTransport((200, b'{"success": false, "msg": "bad query"}')))
+
+
+def test_only_https_is_fetched_and_throttling_counts_as_transient():
+    from pricing.providers.http_json import get_json
+    from pricing.providers.retry import TransientHttpError, is_transient
+
+    with pytest.raises(HttpSourceError, match="only https URLs are fetched"):
+        get_json("http://console.vast.ai/api/v0/bundles/")  # refused before any connection is made
+    assert is_transient(TransientHttpError("HTTP 429")) and not is_transient(HttpSourceError("HTTP 403"))
