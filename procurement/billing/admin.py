@@ -2,7 +2,14 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from procurement.billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
+from procurement.billing.models import (
+    BillingImport,
+    Budget,
+    BudgetAlert,
+    GpuUtilization,
+    SpendGrant,
+    SpendRecord,
+)
 
 
 @admin.register(BillingImport)
@@ -69,3 +76,24 @@ class SpendGrantAdmin(admin.ModelAdmin):
         # whoever saves the grant last answers for it (the admin history keeps the earlier ones)
         obj.granted_by, obj.granted_at = request.user, timezone.now()
         super().save_model(request, obj, form, change)
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin):
+    """Finance and admin edit budgets (the admin site is for staff; the page /billing/budgets/ and the API
+    check the same rules through budget_service.budget_save)."""
+
+    list_display = ["team", "month", "amount", "currency", "notify_email", "updated_by", "updated_at"]
+    list_filter = ["month", "currency"]
+    search_fields = ["team"]
+    readonly_fields = ["updated_by", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        obj.updated_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(BudgetAlert)
+class BudgetAlertAdmin(admin.ModelAdmin):
+    list_display = ["budget", "threshold_pct", "forecast", "created_at"]
+    readonly_fields = ["budget", "threshold_pct", "forecast", "event", "created_at"]
