@@ -17,6 +17,7 @@ from decimal import Decimal
 from io import StringIO
 
 import openpyxl
+import pypdf
 import pytest
 from django.core import mail
 from django.core.management import CommandError, call_command
@@ -27,7 +28,7 @@ from procurement.billing.budget_service import budget_save, spend_check_import
 from procurement.billing.importer import import_files
 from procurement.billing.models import Budget, BudgetAlert, SpendCheck, SpendGrant
 from procurement.models import ChangeEvent
-from tests.billing.catalog import make_catalog
+from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db
 
@@ -273,6 +274,11 @@ def test_a_granted_engineer_sees_only_their_teams_budgets_and_anomalies(billed, 
     assert [b["team"] for b in budgets] == ["research"]
     anomalies = engineer.get(f"/api/billing/anomalies/?{NOVEMBER}").json()
     assert [a["team"] for a in anomalies["items"]] == ["research"]
+    # the engineer's rows are read in the database, finance's from the month snapshots on PostgreSQL: same numbers
+    finance = clients["finance"]
+    assert budgets[0] == next(b for b in finance.get("/api/billing/budgets/?month=2026-11").json()["budgets"]
+                              if b["team"] == "research")  # fmt: skip
+    assert anomalies == finance.get(f"/api/billing/anomalies/?{NOVEMBER}&team=research").json()
     page = engineer.get("/billing/budgets/?month=2026-11")
     assert page.status_code == 200 and b"research" in page.content and b"platform" not in page.content
     assert b"budget-form" not in page.content  # read only
@@ -324,6 +330,12 @@ def test_the_page_exports_and_report_show_the_rule_and_the_sections(billed, clie
         str(c.value) for sheet in workbook.worksheets for row in sheet.iter_rows() for c in row if c.value
     ]
     assert any("rule: proportional" in c for c in cells) and "2026-11-16" in cells
+    pdf = tmp_path / "spend.pdf"
+    call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "pdf",
+                 "--output", str(pdf), stderr=StringIO())  # fmt: skip
+    text = " ".join(page.extract_text() for page in pypdf.PdfReader(str(pdf)).pages)
+    for words in ("Allocation (rule: proportional)", "Budgets", "Anomalies", "2026-11-16"):
+        assert words in text
 
 
 def test_the_budgets_command_lists_the_month(billed):
@@ -339,3 +351,39 @@ def test_the_budgets_command_lists_the_month(billed):
         "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--allocation", "even", stdout=text
     )
     assert "Allocation (rule even" in text.getvalue()
+
+
+def test_idle_cost_from_utilization_is_allocated_with_the_shared_cost(billed, clients, tmp_path):
+    # i-platform ran at 25% all of 2026-11-03: that day's 50.00 has an idle part of 50 × (1 − 0.25) = 37.50.
+    # Idle 37.50 and shared 30.00 split 288 : 144 GPU-hours: research 25.00 + 20.00, platform 12.50 + 10.00.
+    # research 1,500 + 45 = 1,545.00; platform 600 − 37.50 direct + 37.50 own idle pooled -> 562.50 + 22.50 = 585.00
+    lines = ["timestamp,resource_id,gpu,DCGM_FI_DEV_GPU_UTIL"]
+    lines += [f"2026-11-03T{hour:02d}:00:00Z,i-platform,0,25" for hour in range(24)]
+    path = tmp_path / "util.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert not import_files([path], fmt="utilization").errors
+    allocation = clients["finance"].get(f"/api/billing/spend-review/?{NOVEMBER}").json()["allocation"]
+    teams = {t["team"]: t for t in allocation["teams"]}
+    assert allocation["idle_cost"] == "37.50" and teams["platform"]["own_idle_cost"] == "37.50"
+    assert (teams["research"]["allocated_idle_cost"], teams["platform"]["allocated_idle_cost"]) == (
+        "25.00",
+        "12.50",
+    )
+    assert (teams["research"]["showback_cost"], teams["platform"]["showback_cost"]) == ("1545.00", "585.00")
+
+
+def test_showback_adds_up_to_the_reviews_gpu_spend_on_the_demo_bill(tmp_path):
+    # the demo bill (6 teams' tags, utilization for some resources, unused commitments): every rule's lines
+    # add up to the review's GPU effective cost; each line is rounded to the cent, so within half a cent a line
+    import_demo_billing(tmp_path, months=2)
+    for rule in ("proportional", "even", "unallocated"):
+        out = StringIO()
+        call_command("spend_review", "--from", "2026-05-01", "--to", "2026-07-01", "--allocation", rule,
+                     "--format", "json", stdout=out)  # fmt: skip
+        review = json.loads(out.getvalue())
+        allocation = review["allocation"]
+        lines = [Decimal(t["showback_cost"]) for t in allocation["teams"]] + [
+            Decimal(allocation["unallocated_cost"])
+        ]
+        assert abs(sum(lines) - Decimal(review["totals"]["effective_cost"])) <= Decimal("0.005") * len(lines)
+        assert Decimal(allocation["idle_cost"]) > 0
