@@ -205,3 +205,28 @@ def test_anomalies_do_not_change_when_spend_and_the_minimum_are_scaled_alike(val
 @given(st.integers(0, 10**10), st.integers(15, 60))
 def test_a_constant_series_has_no_anomaly(level, length):
     assert not anomalies.flags(np.full(length, level, dtype=np.int64)).any()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 10**9), min_size=1, max_size=30),
+    st.integers(0, 10**10),
+    st.integers(1, 30),
+)
+def test_budget_forecast_properties(cents_per_day, budget_cents, days_so_far):
+    daily = {NOVEMBER + dt.timedelta(days=d): Decimal(c) / 100 for d, c in enumerate(cents_per_day)}
+    amount = Decimal(budget_cents) / 100
+    through = NOVEMBER + dt.timedelta(days=days_so_far)
+    status = budgets.budget_status(amount=amount, month=NOVEMBER, daily_spend=daily, data_through=through)
+    burn = sum((v for d, v in daily.items() if d < through), Decimal(0))
+    assert status.burn == burn and status.forecast >= status.burn  # the run-rate never forecasts a refund
+    # linear run-rate (to Decimal's 28 significant digits)
+    assert abs(status.forecast * days_so_far - burn * 30) <= Decimal("1e-15") * max(burn, 1)
+    if days_so_far == 30:
+        assert status.forecast == status.burn  # a whole month forecasts what was spent
+    if status.overrun_date is not None:
+        assert NOVEMBER <= status.overrun_date <= dt.date(2026, 11, 30)
+        assert status.forecast >= amount  # an overrun within the month means the forecast reaches the budget
+    elif amount > 0:
+        assert status.forecast < amount or status.burn == 0
+    assert (100 in status.thresholds_crossed) == (amount > 0 and status.forecast >= amount)
