@@ -98,12 +98,18 @@ def _anomaly_rows(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def anomalies_between(request: ReviewRequest) -> dict:
+def _rows(start: dt.date, end: dt.date, request: ReviewRequest, read: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of [start, end): from `read` (the review's own frame, rows of [request.previous start,
+    request.end) in its scope) when it covers them, else read again."""
+    if read is not None and request.previous[0] <= start and end <= request.end:
+        return _in_period(read, start, end)
+    return finance_selectors.rows_frame(start, end, request.allowed_teams)
+
+
+def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) -> dict:
     """Anomalies of the days in [start, end), read with the WINDOW_DAYS before for their baseline."""
     baseline_start = request.start - dt.timedelta(days=anomalies.WINDOW_DAYS)
-    rows = _anomaly_rows(
-        finance_selectors.rows_frame(baseline_start, request.end, request.allowed_teams), request
-    )
+    rows = _anomaly_rows(_rows(baseline_start, request.end, request, read), request)
     found = anomalies.detect(rows, check_from=request.start, check_to=request.end)
     shown = found.reindex(found["excess_micros"].abs().sort_values(ascending=False).index)[:MAX_ANOMALIES]
     items = [
@@ -143,13 +149,25 @@ def budget_months(start: dt.date, end: dt.date) -> list[dt.date]:
     return months
 
 
-def budget_states(months: list[dt.date], teams: tuple[str, ...] = ()) -> list[dict]:
-    """Every budget of `months` (of `teams` only, when given) with its burn, forecast and overrun date."""
+def budget_states(
+    months: list[dt.date],
+    teams: tuple[str, ...] = (),
+    *,
+    review: ReviewRequest | None = None,
+    read: pd.DataFrame | None = None,
+) -> list[dict]:
+    """Every budget of `months` (of `teams` only, when given) with its burn, forecast and overrun date.
+    `review` and `read`: a review request of the same teams and the rows it read, used where they cover
+    a month."""  # fmt: skip
     budgets = finance_selectors.budgets_of(months, teams)
     states = []
     for month in sorted({budget.month for budget in budgets}):
         following = next_month(month)
-        frame = finance_selectors.rows_frame(month, following, teams)
+        frame = (
+            _rows(month, following, review, read)
+            if review is not None
+            else finance_selectors.rows_frame(month, following, teams)
+        )
         through = finance_selectors.data_through(month, following)
         of_month = [budget for budget in budgets if budget.month == month]
         for currency in sorted({budget.currency for budget in of_month}):
@@ -199,11 +217,12 @@ def _text(value) -> str | None:
 
 def finance_review(frame: pd.DataFrame, request: ReviewRequest, utilization: pd.DataFrame | None) -> dict:
     """The keys the review gains (docs/billing.md): `allocation`, `budgets`, `anomalies`."""
+    months = budget_months(request.start, request.end)
     return {
         "allocation": allocation_section(frame, request, utilization),
         "budgets": [
-            state for state in budget_states(budget_months(request.start, request.end), request.allowed_teams)
+            state for state in budget_states(months, request.allowed_teams, review=request, read=frame)
             if not request.team or state["team"] == request.team
         ],
-        "anomalies": anomalies_between(request),
+        "anomalies": anomalies_between(request, frame),
     }  # fmt: skip
