@@ -20,7 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-RULES = ("proportional", "even", "unallocated")
+from procurement.billing.choices import AllocationRule
+from procurement.billing.review import text_category
+
+RULES = tuple(AllocationRule.values)  # proportional, even, unallocated
 DEFAULT_RULE = "proportional"
 UNALLOCATED = "(unallocated)"
 
@@ -62,19 +65,23 @@ def check_rule(rule: str) -> str:
 
 def mean_utilization_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame | None) -> np.ndarray:
     """Each row's mean utilization (0-100) over its resource's samples in [start, end); NaN where there
-    are none. Samples sorted by (resource, time) are searched twice per row, with running sums, instead of
-    joining every row to every sample of its resource."""
+    are none. Only the rows of resources with samples are searched: twice each, in the samples sorted by
+    (resource, time) with running sums, instead of joining every row to every sample of its resource."""
     result = np.full(len(gpu), np.nan)
     if utilization is None or utilization.empty or gpu.empty:
         return result
-    names = pd.Index(pd.unique(gpu["resource_id"].astype(object)))
-    row_codes = names.get_indexer(gpu["resource_id"].astype(object)).astype(np.int64)
-    sample_codes = names.get_indexer(utilization["resource_id"].astype(object)).astype(np.int64)
+    rows = text_category(gpu["resource_id"])
+    names, row_codes = rows.categories, rows.codes.astype(np.int64)
+    sample_codes = pd.Index(names).get_indexer(utilization["resource_id"].astype(object)).astype(np.int64)
     known = sample_codes >= 0
     sample_ns = pd.DatetimeIndex(utilization["hour"]).as_unit("ns").asi8[known]
     sample_codes, values = sample_codes[known], utilization["utilization_pct"].to_numpy(float)[known]
-    row_start = pd.DatetimeIndex(gpu["charge_period_start"]).as_unit("ns").asi8
-    row_end = pd.DatetimeIndex(gpu["charge_period_end"]).as_unit("ns").asi8
+    sampled = np.zeros(len(names), dtype=bool)
+    sampled[sample_codes] = True
+    positions = np.flatnonzero((row_codes >= 0) & sampled[np.maximum(row_codes, 0)])
+    row_codes = row_codes[positions]
+    row_start = pd.DatetimeIndex(gpu["charge_period_start"]).as_unit("ns").asi8[positions]
+    row_end = pd.DatetimeIndex(gpu["charge_period_end"]).as_unit("ns").asi8[positions]
     times = np.unique(np.concatenate([sample_ns, row_start, row_end]))
     width = len(times) + 1
     keys = sample_codes * width + np.searchsorted(times, sample_ns)
@@ -83,8 +90,8 @@ def mean_utilization_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame | None
     first = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_start), side="left")
     past = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_end), side="left")
     counts = past - first
-    sampled = counts > 0
-    result[sampled] = (running[past[sampled]] - running[first[sampled]]) / counts[sampled]
+    hit = counts > 0
+    result[positions[hit]] = (running[past[hit]] - running[first[hit]]) / counts[hit]
     return result
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.providers.currencies import currency_problem
-from procurement.billing.allocation import RULES as ALLOCATION_RULES
+from procurement.billing.choices import AllocationRule
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
 
@@ -72,9 +72,9 @@ class ReviewRequest:
             raise ReviewInputError("to", f"must be after from ({self.start}), got {self.end}")
         if (self.end - self.start).days > 3 * 366:
             raise ReviewInputError("to", "a review covers at most three years")
-        if self.allocation and self.allocation not in ALLOCATION_RULES:
+        if self.allocation and self.allocation not in AllocationRule.values:
             raise ReviewInputError("allocation", f"unknown rule {self.allocation!r}; use one of "
-                                   f"{', '.join(ALLOCATION_RULES)}")  # fmt: skip
+                                   f"{', '.join(AllocationRule.values)}")  # fmt: skip
 
     @property
     def previous(self) -> tuple[dt.date, dt.date]:
