@@ -2,7 +2,7 @@
 
 - `budget_save`: finance and admin set a team's budget for a month; bad input (a negative amount, a
   currency with no stored FX rate, a month that is not one) is a ReviewInputError naming the field and
-  stores nothing.
+  stores nothing. The month's budgets are then checked (a lowered budget may be crossed already).
 - `budget_alerts_check`: every budget of a month whose forecast crossed 80% or 100% gets one BudgetAlert
   per threshold (a unique row) and, in the same transaction, one change event through the notification
   outbox (procurement/services/notifications.py), which e-mails it once. A re-check finds the row and
@@ -77,6 +77,7 @@ def budget_save(*, team: str, month, amount, currency: str, notify_email: str = 
     values = {"amount": parse_amount(amount), "currency": check_currency(currency),
               "notify_email": (notify_email or "").strip()[:254], "updated_by": user if getattr(user, "pk", None) else None}  # fmt: skip
     budget, _ = Budget.objects.update_or_create(team=team, month=parse_month(month), defaults=values)
+    budget_alerts_check(budget.month)  # a lowered budget the forecast now crosses alerts at once
     return budget
 
 

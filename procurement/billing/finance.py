@@ -112,13 +112,15 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
     rows = _anomaly_rows(_rows(baseline_start, request.end, request, read), request)
     found = anomalies.detect(rows, check_from=request.start, check_to=request.end)
     shown = found.reindex(found["excess_micros"].abs().sort_values(ascending=False).index)[:MAX_ANOMALIES]
+    granted = bool(request.allowed_teams)
     items = [
-        _anomaly(item, rows, request.currency) for item in shown.sort_values(["day", "team"]).itertuples()
+        _anomaly(item, rows, request.currency, granted)
+        for item in shown.sort_values(["day", "team"]).itertuples()
     ]
     return {"method": ANOMALY_METHOD, "found": len(found), "items": items}
 
 
-def _anomaly(item, rows: pd.DataFrame, currency: str) -> dict:
+def _anomaly(item, rows: pd.DataFrame, currency: str, granted: bool) -> dict:
     baseline, excess = int(round(item.baseline_micros)), int(round(item.excess_micros))
     drivers = anomalies.top_rows(rows, item, ["resource_id", "instance_type", "region", "pricing_category",
                                               "effective_micros", "gpu_hours_micros"])  # fmt: skip
@@ -137,7 +139,8 @@ def _anomaly(item, rows: pd.DataFrame, currency: str) -> dict:
              "gpu_hours": hours(r.gpu_hours_micros)}
             for r in drivers.itertuples()
         ],
-        "rows_link": f"{reverse('billing-spend-rows')}?{urlencode(query)}",
+        # the rows page is finance and admin only: a granted engineer's review gets no link to it
+        "rows_link": None if granted else f"{reverse('billing-spend-rows')}?{urlencode(query)}",
     }  # fmt: skip
 
 

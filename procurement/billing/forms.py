@@ -4,6 +4,8 @@ import datetime as dt
 
 from django import forms
 
+from procurement.billing.choices import AllocationRule
+
 FORMATS = [
     ("", "detect"),
     ("focus", "FOCUS 1.0-1.2"),
@@ -34,8 +36,7 @@ class ReviewFilterForm(forms.Form):
     project = forms.CharField(max_length=100, required=False)
     provider = forms.CharField(max_length=100, required=False)
     allocation = forms.ChoiceField(
-        choices=[("", "proportional (default)"), ("proportional", "proportional to GPU-hours"),
-                 ("even", "even split"), ("unallocated", "left unallocated")],
+        choices=[("", "proportional (default)"), *AllocationRule.choices],
         required=False, label="Shared and idle cost",
     )  # fmt: skip
 
