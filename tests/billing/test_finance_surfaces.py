@@ -350,6 +350,16 @@ def test_the_page_exports_and_report_show_the_rule_and_the_sections(billed, clie
         assert words in text
 
 
+def test_the_admin_site_checks_a_budget_as_the_api_does(billed, clients):
+    for field, bad in (("currency", "JPY"), ("amount", "-3"), ("month", "2026-11-15")):
+        body = {"team": "ops", "month": "2026-11-01", "amount": "10", "currency": "USD", field: bad}
+        response = clients["admin"].post("/admin/billing/budget/add/", body)
+        assert response.status_code == 200 and not Budget.objects.filter(team="ops").exists(), field
+    response = clients["admin"].post("/admin/billing/budget/add/", {"team": "ops", "month": "2026-11-01",
+                                                                      "amount": "10", "currency": "USD"})  # fmt: skip
+    assert response.status_code == 302 and Budget.objects.get(team="ops").amount == 10
+
+
 def test_the_budgets_command_lists_the_month(billed):
     out = StringIO()
     call_command("budgets", "--month", "2026-11", "--format", "json", stdout=out)
@@ -358,6 +368,10 @@ def test_the_budgets_command_lists_the_month(billed):
     table = StringIO()
     call_command("budgets", "--month", "2026-11", stdout=table)
     assert "research" in table.getvalue() and "2026-11-16" in table.getvalue()
+    Budget.objects.filter(team="platform").update(amount=1000)  # behind the service's back: no check ran
+    call_command("budgets", "--month", "2026-11", "--check", stdout=StringIO(), stderr=StringIO())
+    alerts = BudgetAlert.objects.filter(budget__team="platform").values_list("threshold_pct", flat=True)
+    assert sorted(alerts) == [80, 100]
     text = StringIO()
     call_command(
         "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--allocation", "even", stdout=text
