@@ -342,6 +342,21 @@ def test_the_page_exports_and_report_show_the_rule_and_the_sections(billed, clie
         str(c.value) for sheet in workbook.worksheets for row in sheet.iter_rows() for c in row if c.value
     ]
     assert any("rule: proportional" in c for c in cells) and "2026-11-16" in cells
+    call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--allocation", "even",
+                 "--format", "xlsx", "--output", str(output), stderr=StringIO())  # fmt: skip
+    workbook = openpyxl.load_workbook(io.BytesIO(output.read_bytes()))
+    assert any(
+        "rule: even" in str(c.value)
+        for sheet in workbook.worksheets
+        for row in sheet.iter_rows()
+        for c in row
+    )
+    assert (
+        finance.get(
+            "/reports/spend_review/download/xlsx/?start=2026-11-01&end=2026-12-01&allocation=fair"
+        ).status_code
+        == 400
+    )
     pdf = tmp_path / "spend.pdf"
     call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "pdf",
                  "--output", str(pdf), stderr=StringIO())  # fmt: skip

@@ -45,7 +45,9 @@ def load_inputs(period: ReportPeriod) -> dict[str, Any]:
 
     filters = {"team": period.team, "project": period.project, "provider": period.provider}
     try:
-        review = build_review(make_request(start=period.start, end=period.end, **filters))
+        review = build_review(
+            make_request(start=period.start, end=period.end, **filters, allocation=period.allocation)
+        )
     except ReviewInputError as problem:
         raise ReportInputError(problem.field, problem.message) from None
     return {
