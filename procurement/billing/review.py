@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pricing.providers.currencies import currency_problem
+from procurement.billing.choices import AllocationRule
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
 
@@ -59,6 +60,7 @@ class ReviewRequest:
     fx_to_currency: dict[str, Decimal] = field(default_factory=dict)  # currency -> units of `currency`
     # set for an engineer's granted access (procurement/billing/access.py): only these teams' rows count
     allowed_teams: tuple[str, ...] = ()
+    allocation: str = ""  # showback rule (allocation.py); "" for the default, proportional
 
     def __post_init__(self):
         problem = (
@@ -70,6 +72,9 @@ class ReviewRequest:
             raise ReviewInputError("to", f"must be after from ({self.start}), got {self.end}")
         if (self.end - self.start).days > 3 * 366:
             raise ReviewInputError("to", "a review covers at most three years")
+        if self.allocation and self.allocation not in AllocationRule.values:
+            raise ReviewInputError("allocation", f"unknown rule {self.allocation!r}; use one of "
+                                   f"{', '.join(AllocationRule.values)}")  # fmt: skip
 
     @property
     def previous(self) -> tuple[dt.date, dt.date]:

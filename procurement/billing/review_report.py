@@ -15,6 +15,7 @@ import json
 from django.template.loader import render_to_string
 
 from procurement.billing.charts import review_charts
+from procurement.billing.finance_report import add_finance_sections, finance_text
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -110,7 +111,7 @@ def review_report_data(
         {"id": "cost_per_gpu_hour", "title": "Cost per GPU-hour by GPU", "kind": "bar", "table": "by_gpu", "svg": charts["cost_per_gpu_hour"]},
         {"id": "savings_waterfall", "title": "Savings waterfall", "kind": "waterfall", "table": "savings", "svg": charts["savings_waterfall"]},
     ]  # fmt: skip
-    return {
+    return add_finance_sections({
         "report": "spend_review", "title": "GPU spend review", "currency": currency,
         "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
         "filters": {k: v for k, v in (filters or {}).items() if v},
@@ -121,7 +122,7 @@ def review_report_data(
         ],
         "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
         "review": review,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def render_json(data: dict) -> str:
@@ -203,4 +204,5 @@ def review_table_text(review: dict) -> str:
         )
     if not review["savings"]:
         lines.append("  none found")
+    lines += finance_text(review)
     return "\n".join(lines)

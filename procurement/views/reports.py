@@ -113,7 +113,8 @@ def period_from_query(query) -> ReportPeriod:
     for name, value in filters.items():
         if len(value) > FILTER_MAX_LENGTH:
             raise ReportInputError(name, f"at most {FILTER_MAX_LENGTH} characters")
-    return ReportPeriod(start=dates["start"], end=dates["end"], **filters)
+    allocation = query.get("allocation", "")[:20]  # checked by the spend review (a 400 naming the field)
+    return ReportPeriod(start=dates["start"], end=dates["end"], **filters, allocation=allocation)
 
 
 def _period_snapshot(request, kind: ReportKind) -> models.ReportSnapshot:

@@ -88,7 +88,7 @@ def test_upload_page_imports_and_review_page_shows_charts(client_as):
     assert b"inserted 1, unchanged 0, rejected 0" in response.content
     page = client.get("/billing/?start=2026-05-01&end=2026-06-01")
     assert page.status_code == 200
-    assert page.content.count(b"<svg") == 4
+    assert page.content.count(b"<svg") == 7  # 4 of spend and savings, 3 of allocation, budgets, anomalies
     csv_body = client.get("/billing/review.csv?start=2026-05-01&end=2026-06-01").content.decode()
     rows = list(csv.reader(io.StringIO(csv_body)))
     assert ["table", "summary", "Totals"] in rows and [

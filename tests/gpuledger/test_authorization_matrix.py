@@ -100,6 +100,11 @@ RULES: dict[str, Rule] = {
     "billing-upload": Rule(FINANCE_PAGE),
     "api-billing-spend-review": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
     "api-billing-imports": Rule(statuses(401, 403, 403, 415, 415, 403), method="post"),  # a file upload only
+    "billing-budgets": Rule(FINANCE_PAGE),  # granted engineers too: tests/billing/test_finance_surfaces.py
+    "billing-spend-rows": Rule(FINANCE_PAGE),
+    "api-billing-budgets": Rule(statuses(401, 403, 403, 200, 200, 403)),
+    "api-billing-anomalies": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
+    "api-billing-spend-rows": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no day given: 400
 }
 # The admin site: its index and every model's list are requested; its other routes (change, delete,
 # history of one object) go through the same AdminSite.admin_view check, covered by this one rule.

@@ -45,7 +45,9 @@ def load_inputs(period: ReportPeriod) -> dict[str, Any]:
 
     filters = {"team": period.team, "project": period.project, "provider": period.provider}
     try:
-        review = build_review(make_request(start=period.start, end=period.end, **filters))
+        review = build_review(
+            make_request(start=period.start, end=period.end, **filters, allocation=period.allocation)
+        )
     except ReviewInputError as problem:
         raise ReportInputError(problem.field, problem.message) from None
     return {
@@ -106,6 +108,39 @@ def _figures(review: dict[str, Any]) -> dict[str, Figure]:
     }  # fmt: skip
 
 
+def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Section]:
+    """Allocation, budgets and anomalies (procurement/billing/finance_report.py), when the review has them."""
+    if "allocation" not in tables:
+        return []
+    currency, allocation = review["currency"], review["allocation"]
+    showback = [
+        Series(part, [(t["team"], float(t[key])) for t in allocation["teams"]])
+        for part, key in (("direct", "direct_cost"), ("shared allocated", "allocated_shared_cost"),
+                          ("idle allocated", "allocated_idle_cost"))
+    ]  # fmt: skip
+    budgets = [
+        Series("burn", [(f"{b['team']} {b['month']}", float(b["burn"])) for b in review["budgets"]]),
+        Series("forecast to month end", [(f"{b['team']} {b['month']}", max(float(b["forecast"]) - float(b["burn"]), 0))
+                                         for b in review["budgets"]]),
+    ]  # fmt: skip
+    items = review["anomalies"]["items"][:20]
+    anomalies = [Series("above baseline", [(f"{a['day']} {a['team']}", float(a["excess"])) for a in items])]
+    return [
+        Section(f"Allocation (rule: {allocation['rule']})", [f"{allocation['rule_description'].capitalize()}. "
+                f"Shared {display(allocation['shared_cost'], 'money', currency)}, idle "
+                f"{display(allocation['idle_cost'], 'money', currency)}." + (f" {allocation['note']}." if allocation["note"] else "")],
+                [_table(tables["allocation"])],
+                [Figure("allocation", "stacked_bar", "Showback by team", "team", currency, showback)]),
+        Section("Budgets", ["Forecast: linear run-rate of the days so far; one e-mail at 80% and one at 100% per budget."],
+                [_table(tables["budgets"], {"burn_pct": "text", "forecast_pct": "text"})],
+                [Figure("budgets", "stacked_bar", "Budgets: burn and forecast", "budget", "budget currency", budgets)]
+                if review["budgets"] else []),
+        Section("Anomalies", [review["anomalies"]["method"] + "."], [_table(tables["anomalies"])],
+                [Figure("anomalies", "bar", "Anomalies: spend above the 28-day median", "day", currency, anomalies)]
+                if items else []),
+    ]  # fmt: skip
+
+
 def _subject(inputs: dict[str, Any]) -> str:
     filters = ", ".join(f"{key} {value}" for key, value in inputs["filters"].items() if value)
     return f"period {inputs['start']} to {inputs['end']} (exclusive)" + (f", {filters}" if filters else "")
@@ -140,6 +175,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                                           "hours an earlier one did not claim, so no hour is counted twice."],
                 [_table(tables["savings"])], [figures["savings"]]),
     ]  # fmt: skip
+    sections += _finance_sections(tables, review)
     assumptions = [
         Assumption(f"Review rule {n}", text, "docs/billing.md")
         for n, text in enumerate(REVIEW_ASSUMPTIONS, 1)
