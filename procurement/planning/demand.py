@@ -259,7 +259,7 @@ def validate_horizon(horizon_months: int) -> int:
 def validate_growth(growth: Growth, *, horizon_months: int | None = None) -> Growth:
     """A monthly rate within +-MAX_MONTHLY_GROWTH, or yearly multipliers (one per plan year at least,
     each > 0, none implying a monthly rate outside +-50% against the year before, the first against 1)."""
-    if isinstance(growth, bool):
+    if isinstance(growth, (bool, str, bytes)):
         raise PlanInputError("growth", "must be a monthly rate (e.g. 0.02) or a list of yearly multipliers")
     if isinstance(growth, (int, float, np.floating, np.integer)):
         rate = float(growth)
@@ -313,44 +313,258 @@ def demand_history(
     utilization samples cover BUSY_COVERAGE_MIN of the billed GPU-hours, else billed), or "billed" /
     "busy" to force one ("busy" needs utilization rows). Raises PlanInputError for a period outside
     7 days - 3 years, or rows holding no GPU-hours in the period (field "from")."""
-    raise NotImplementedError
+    start_hour, end_hour = int(start_hour), int(end_hour)
+    validate_period(start_hour, end_hour)
+    if series not in SERIES:
+        raise PlanInputError("series", f"must be one of {', '.join(SERIES)}, got {series!r}")
+    hours = end_hour - start_hour
+    demand_rows = ~usage.unused_commitment
+    starts, ends, rates = _spread_rates(usage, demand_rows)
+    first, past = _clipped(starts, ends, start_hour, end_hour)
+    billed = _spread(first, past, rates, hours)
+    billed_interruptible = _spread(first, past, rates * usage.interruptible[demand_rows], hours)
+    covered = _covered(usage, start_hour, end_hour)
+    if not np.any(covered & (billed != 0)):
+        raise PlanInputError("from", "the scope holds no GPU usage rows in the period")
+    billed[~covered] = np.nan
+    billed_interruptible[~covered] = np.nan
+    history = {"start_hour": start_hour, "end_hour": end_hour, "billed": billed, "covered": covered}
+    history["billed_interruptible"] = billed_interruptible
+    if utilization is None or len(utilization) == 0:
+        if series == "busy":
+            raise PlanInputError(
+                "series", "the busy series needs utilization rows; none are stored for the scope"
+            )
+        reason = "no utilization rows for the scope's resources: GPUs as billed"
+        return DemandHistory(**history, series_used="billed", series_reason=reason)
+    busy, busy_interruptible, coverage = _busy(usage, demand_rows, rates, utilization, start_hour, end_hour)
+    busy[~covered] = np.nan
+    busy_interruptible[~covered] = np.nan
+    used, reason = _series_choice(series, coverage)
+    return DemandHistory(
+        **history, series_used=used, series_reason=reason, utilization_coverage=coverage,
+        busy=busy, busy_interruptible=busy_interruptible,
+    )  # fmt: skip
+
+
+def _series_choice(series: str, coverage: float) -> tuple[str, str]:
+    share = f"utilization samples cover {coverage:.0%} of the billed GPU-hours"
+    if series == "billed":
+        return "billed", f"billed series asked for ({share})"
+    if series == "busy":
+        return "busy", f"busy series asked for ({share}; GPU-hours without a sample count as busy)"
+    if coverage >= BUSY_COVERAGE_MIN:
+        return "busy", f"{share} (at least {BUSY_COVERAGE_MIN:.0%}): GPUs x utilization"
+    return "billed", f"{share}, under the {BUSY_COVERAGE_MIN:.0%} the busy series needs: GPUs as billed"
+
+
+def _spread_rates(usage: UsageRows, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, GPUs per hour) of `rows`: each row's GPU-hours over its whole charge period."""
+    starts, ends = usage.start_hour[rows], usage.end_hour[rows]
+    ends = np.maximum(ends, starts + 1)  # a zero-length charge period is its one hour
+    return starts, ends, usage.gpu_hours[rows] / (ends - starts)
+
+
+def _clipped(starts: np.ndarray, ends: np.ndarray, start_hour: int, end_hour: int):
+    """Row periods as offsets into [0, hours]; a row outside the period gets an empty range."""
+    first = np.clip(starts - start_hour, 0, end_hour - start_hour)
+    past = np.clip(ends - start_hour, 0, end_hour - start_hour)
+    return first, np.maximum(past, first)
+
+
+def _spread(first: np.ndarray, past: np.ndarray, rates: np.ndarray, hours: int) -> np.ndarray:
+    """Sum of each row's rate over its hours [first, past): a difference array (+rate at the first
+    hour, -rate past the last), then its running sum; one pass over the rows, none per hour."""
+    steps = np.bincount(first, weights=rates, minlength=hours + 1)
+    steps -= np.bincount(past, weights=rates, minlength=hours + 1)
+    return np.cumsum(steps[:hours])
+
+
+def _covered(usage: UsageRows, start_hour: int, end_hour: int) -> np.ndarray:
+    """Hours inside any GPU row's charge period or any other interval the bill covers."""
+    starts = np.concatenate([usage.start_hour, usage.covered_start_hour])
+    ends = np.concatenate([np.maximum(usage.end_hour, usage.start_hour + 1), usage.covered_end_hour])
+    first, past = _clipped(starts, ends, start_hour, end_hour)
+    hours = end_hour - start_hour
+    depth = np.cumsum(np.bincount(first, minlength=hours + 1) - np.bincount(past, minlength=hours + 1))
+    return depth[:hours] > 0
+
+
+def _busy(usage, demand_rows, rates, utilization, start_hour, end_hour):
+    """(busy, busy interruptible, coverage): billed GPUs less the idle share of every (resource, hour)
+    that has a utilization sample. The billed GPUs of one resource in one hour are read at the sampled
+    cells only (binary searches in its rows' sorted start and end events), not on a resource x hour grid."""
+    hours = end_hour - start_hour
+    resources = usage.resource_id[demand_rows]
+    names, row_codes = np.unique(resources.astype(str), return_inverse=True)
+    cells, mean_utilization = _sampled_cells(utilization, names, start_hour, end_hour)
+    starts, ends, _ = _spread_rates(usage, demand_rows)
+    first, past = _clipped(starts, ends, start_hour, end_hour)
+    interruptible = usage.interruptible[demand_rows]
+    billed_total = _spread(first, past, rates, hours)
+    results, sampled_gpu_hours = [], 0.0
+    for part_rates in (rates, rates * interruptible):
+        at_cells = _resource_gpus_at(row_codes, first, past, part_rates, cells, hours)
+        idle = at_cells * (1.0 - mean_utilization)
+        busy = _spread(first, past, part_rates, hours)
+        busy -= np.bincount(cells % (hours + 1), weights=idle, minlength=hours + 1)[:hours]
+        results.append(busy)
+        if part_rates is rates:
+            sampled_gpu_hours = float(at_cells.sum())
+    total = float(billed_total.sum())
+    coverage = min(1.0, sampled_gpu_hours / total) if total > 0 else 0.0
+    return results[0], results[1], coverage
+
+
+def _sampled_cells(utilization: UtilizationRows, names: np.ndarray, start_hour: int, end_hour: int):
+    """Cells (resource code x (hours + 1) + hour offset) that hold samples of a resource the rows
+    have, in the period, and the mean utilization of each (clipped to 0..1)."""
+    hours = end_hour - start_hour
+    ids = utilization.resource_id.astype(str)
+    codes = np.minimum(np.searchsorted(names, ids), max(len(names) - 1, 0))
+    known = (names[codes] == ids) & (ids != "") if len(names) else np.zeros(len(ids), dtype=bool)
+    offsets = utilization.hour - start_hour
+    keep = known & (offsets >= 0) & (offsets < hours)
+    keys = codes[keep].astype(np.int64) * (hours + 1) + offsets[keep]
+    cells, inverse = np.unique(keys, return_inverse=True)
+    values = np.clip(utilization.utilization[keep], 0.0, 1.0)
+    mean = np.bincount(inverse, weights=values, minlength=len(cells)) / np.bincount(
+        inverse, minlength=len(cells)
+    )
+    return cells, mean
+
+
+def _resource_gpus_at(row_codes, first, past, rates, cells, hours) -> np.ndarray:
+    """Billed GPUs of the cell's resource in the cell's hour: the running sum of the resource's +rate
+    (start) and -rate (end) events up to the cell, less the running sum before the resource's first
+    event (exact zero-sum per resource up to rounding)."""
+    if len(cells) == 0:
+        return np.zeros(0)
+    width = hours + 1
+    keys = np.concatenate([row_codes * width + first, row_codes * width + past])
+    weights = np.concatenate([rates, -rates])
+    order = np.argsort(keys, kind="stable")
+    keys, running = keys[order], np.cumsum(weights[order])
+    at = np.searchsorted(keys, cells, side="right") - 1
+    before = np.searchsorted(keys, (cells // width) * width, side="left") - 1
+    value = np.where(at >= 0, running[np.maximum(at, 0)], 0.0)
+    base = np.where(before >= 0, running[np.maximum(before, 0)], 0.0)
+    return np.maximum(value - base, 0.0)
 
 
 def load_duration_curve(series: np.ndarray) -> np.ndarray:
     """The covered hours' values (NaN dropped) sorted descending: element k is the demand met or
     exceeded in k + 1 hours of the history."""
-    raise NotImplementedError
+    values = np.asarray(series, dtype=np.float64)
+    return np.sort(values[~np.isnan(values)])[::-1]
 
 
 def demand_percentiles(series: np.ndarray) -> DemandPercentiles:
     """P10/P50/P90 over the covered hours by numpy's linear method, the peak and the mean.
     PlanInputError("from") when no hour is covered."""
-    raise NotImplementedError
+    values = np.asarray(series, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if not len(values):
+        raise PlanInputError("from", "no hour of the period is covered by the bills")
+    p10, p50, p90 = np.percentile(values, [10, 50, 90], method=PERCENTILE_METHOD)
+    return DemandPercentiles(
+        p10=float(p10), p50=float(p50), p90=float(p90), peak=float(values.max()), mean=float(values.mean())
+    )
+
+
+def _month_of_hour(hour_index: np.ndarray) -> np.ndarray:
+    """Months since 1970-01 (UTC) of absolute hour indexes."""
+    return (
+        np.asarray(hour_index, dtype=np.int64)
+        .astype("datetime64[h]")
+        .astype("datetime64[M]")
+        .astype(np.int64)
+    )
 
 
 def monthly_gpu_hours(series: np.ndarray, *, start_hour: int) -> list[dict]:
     """GPU-hours per calendar month (UTC) of the covered hours of `series` (hour 0 = start_hour):
     [{"month": "2026-05", "gpu_hours": float, "covered_hours": int, "hours": int}, ...]."""
-    raise NotImplementedError
+    values = np.asarray(series, dtype=np.float64)
+    months = _month_of_hour(np.arange(len(values), dtype=np.int64) + int(start_hour))
+    names, inverse = np.unique(months, return_inverse=True)
+    covered = ~np.isnan(values)
+    gpu_hours = np.bincount(inverse, weights=np.where(covered, values, 0.0), minlength=len(names))
+    covered_hours = np.bincount(inverse, weights=covered, minlength=len(names))
+    hours = np.bincount(inverse, minlength=len(names))
+    return [
+        {
+            "month": f"{1970 + m // 12:04d}-{m % 12 + 1:02d}",
+            "gpu_hours": float(g),
+            "covered_hours": int(c),
+            "hours": int(h),
+        }
+        for m, g, c, h in zip(names.tolist(), gpu_hours, covered_hours, hours, strict=True)
+    ]
 
 
 def data_gaps(covered: np.ndarray, *, start_hour: int) -> DataGaps:
     """The runs of uncovered hours as absolute [start_hour, end_hour) ranges, and the counts."""
-    raise NotImplementedError
+    covered = np.asarray(covered, dtype=bool)
+    edges = np.diff(np.concatenate([[0], (~covered).astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    ranges = tuple(
+        (int(s) + int(start_hour), int(e) + int(start_hour)) for s, e in zip(starts, ends, strict=True)
+    )
+    return DataGaps(ranges=ranges, covered_hours=int(covered.sum()), total_hours=len(covered))
+
+
+def _yearly_means(monthly: np.ndarray) -> np.ndarray:
+    """Mean of each run of 12 months along the last axis (the last run may be shorter)."""
+    months = monthly.shape[-1]
+    bounds = np.arange(0, months, 12)
+    sums = np.add.reduceat(monthly, bounds, axis=-1)
+    return sums / np.minimum(12, months - bounds)
+
+
+def _monthly_of(growth: Growth, horizon_months: int) -> np.ndarray:
+    months = np.arange(horizon_months)
+    if isinstance(growth, float):
+        return (1.0 + growth) ** months
+    return np.asarray(growth, dtype=np.float64)[months // 12]
 
 
 def growth_multipliers(growth: Growth, *, horizon_months: int) -> GrowthMultipliers:
     """Multipliers of the history's demand over the horizon (module docstring): a rate r gives month m
     (1 + r)^m; a list gives each month its year's multiplier."""
-    raise NotImplementedError
+    horizon_months = validate_horizon(horizon_months)
+    monthly = _monthly_of(validate_growth(growth, horizon_months=horizon_months), horizon_months)
+    return GrowthMultipliers(monthly=monthly, yearly=_yearly_means(monthly))
+
+
+def _spread_value(spread: float) -> float:
+    if (
+        isinstance(spread, bool)
+        or not isinstance(spread, (int, float))
+        or not 0 <= spread <= MAX_MONTHLY_GROWTH
+    ):
+        raise PlanInputError("spread", f"must be a monthly rate 0-0.5, got {spread!r}")
+    return float(spread)
 
 
 def scenarios(
     growth: Growth, *, horizon_months: int, spread: float = DEFAULT_SCENARIO_SPREAD
 ) -> dict[str, GrowthMultipliers]:
     """{"low", "base", "high"}: base is `growth`; low and high take `spread` off and on the monthly
-    rate (clipped to +-50%); for yearly multipliers, year y's (0-based) is scaled by (1 -+ spread)^(12 y)."""
-    raise NotImplementedError
+    rate (clipped to +-50%); for yearly multipliers, month m's is scaled by (1 -+ spread)^m."""
+    horizon_months = validate_horizon(horizon_months)
+    growth = validate_growth(growth, horizon_months=horizon_months)
+    spread = _spread_value(spread)
+    months = np.arange(horizon_months)
+    found = {}
+    for name, sign in (("low", -1), ("base", 0), ("high", 1)):
+        if isinstance(growth, float):
+            rate = float(np.clip(growth + sign * spread, -MAX_MONTHLY_GROWTH, MAX_MONTHLY_GROWTH))
+            monthly = (1.0 + rate) ** months
+        else:
+            monthly = _monthly_of(growth, horizon_months) * (1.0 + sign * spread) ** months
+        found[name] = GrowthMultipliers(monthly=monthly, yearly=_yearly_means(monthly))
+    return found
 
 
 def growth_trials(
@@ -364,9 +578,41 @@ def growth_trials(
     """Yearly multipliers per trial, shape (trials, years): each trial draws one monthly rate from
     Normal(rate, sigma), clipped to +-50% a month, held over the horizon (numpy default_rng(seed)). For
     yearly multipliers, each trial scales month m by (1 + e)^m with e ~ Normal(0, sigma), clipped alike."""
-    raise NotImplementedError
+    horizon_months = validate_horizon(horizon_months)
+    growth = validate_growth(growth, horizon_months=horizon_months)
+    trials = validate_trials(trials)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma <= MAX_MONTHLY_GROWTH:
+        raise PlanInputError("sigma", f"must be a monthly rate 0-0.5, got {sigma!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise PlanInputError("seed", f"must be a whole number >= 0, got {seed!r}")
+    draws = np.random.default_rng(int(seed)).normal(0.0, float(sigma), size=trials)
+    months = np.arange(horizon_months)
+    if isinstance(growth, float):
+        rates = np.clip(growth + draws, -MAX_MONTHLY_GROWTH, MAX_MONTHLY_GROWTH)
+        monthly = (1.0 + rates[:, None]) ** months[None, :]
+    else:
+        rates = np.clip(draws, -MAX_MONTHLY_GROWTH, MAX_MONTHLY_GROWTH)
+        monthly = _monthly_of(growth, horizon_months)[None, :] * (1.0 + rates[:, None]) ** months[None, :]
+    return _yearly_means(monthly)
 
 
 def status_quo(usage: UsageRows, *, start_hour: int, end_hour: int) -> StatusQuo:
-    """What the rows charged in [start_hour, end_hour) cost as billed, with their GPU-hours."""
-    raise NotImplementedError
+    """What the rows charged in [start_hour, end_hour) cost as billed, with their GPU-hours. A row
+    belongs to the period its charge period starts in (the spend review's rule)."""
+    inside = (usage.start_hour >= int(start_hour)) & (usage.start_hour < int(end_hour))
+    unused = inside & usage.unused_commitment
+    used = inside & ~usage.unused_commitment
+    categories = {}
+    for category in sorted(set(usage.pricing_category[used].tolist())):
+        rows = used & (usage.pricing_category == category)
+        categories[category] = {
+            "gpu_hours": float(usage.gpu_hours[rows].sum()),
+            "effective_cost_micros": int(usage.effective_cost_micros[rows].sum()),
+        }
+    return StatusQuo(
+        currency=usage.currency,
+        gpu_hours=float(usage.gpu_hours[used].sum()),
+        effective_cost_micros=int(usage.effective_cost_micros[inside].sum()),
+        unused_commitment_micros=int(usage.effective_cost_micros[unused].sum()),
+        by_pricing_category=categories,
+    )
