@@ -3,17 +3,51 @@ who may plan which scope. The only ORM code of the demand side; demand.py gets p
 
 Spend rows are read by the spend review's own fastest path (procurement/billing/selectors.py): on
 PostgreSQL each month's columnar snapshot for every team's rows, the COPY stream for a granted
-engineer's teams; on SQLite the fetched rows. A plan's rows are the review's GPU usage rows and unused
-commitments (billing/review.py scope_masks), charged in [from, to) as the review counts them."""
+engineer's teams (other teams' rows never leave the database); on SQLite the fetched rows. Unlike the
+review, only [from, to) is read, not the period before it too. A plan's rows are the review's GPU
+usage rows and unused commitments (billing/review.py scope_masks), charged in [from, to) as the
+review counts them (by ChargePeriodStart)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal
 
-from procurement.planning.demand import UsageRows, UtilizationRows
+import numpy as np
+import pandas as pd
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+
+from pricing.providers.currencies import currency_problem
+from procurement.billing.access import spend_scope
+from procurement.billing.models import GpuUtilization
+from procurement.billing.records import tag_mapping
+from procurement.billing.review import scope_masks
+from procurement.billing.selectors import copied_spend_frame, fetched_spend_frame, review_fx
+from procurement.billing.spend_snapshot import snapshot_spend_frame
+from procurement.planning.demand import (
+    DemandHistory,
+    UsageRows,
+    UtilizationRows,
+    demand_history,
+    validate_period,
+)
+from procurement.planning.errors import PlanInputError
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
+TEAM_LENGTH = 100  # SpendRecord.team
+GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
+HOUR_NS = 3600 * 10**9
+MICRO = 1_000_000
+# Up to this many resources are named in the utilization query; more are filtered after the read
+MAX_RESOURCES_IN_QUERY = 500
+
+
+def hour_index(day: dt.date) -> int:
+    """demand.py's hour index of a date's midnight (UTC)."""
+    return int(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()) // 3600
 
 
 @dataclass(frozen=True)
@@ -21,29 +55,111 @@ class PlanScope:
     """The spend a plan reads: rows charged in [start, end) (dates, UTC), of `teams` (the bills' team
     names, SpendRecord.team; empty: every team the user may see) and of `gpu`: a GPU slug
     ("h100-sxm5-80gb"), or a family that prefixes slugs at a dash ("h100" is h100-sxm5-80gb,
-    h100-pcie-80gb, h100-nvl-94gb; not h200). Empty: every GPU."""
+    h100-pcie-80gb, h100-nvl-94gb; not h200). Empty: every GPU. Bad values raise PlanInputError
+    naming from, to, team or gpu."""
 
     start: dt.date
     end: dt.date  # exclusive
     teams: tuple[str, ...] = ()
     gpu: str = ""
 
+    def __post_init__(self):
+        for name, value in (("from", self.start), ("to", self.end)):
+            if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+                raise PlanInputError(name, f"must be a date (YYYY-MM-DD), got {value!r}")
+        if self.end <= self.start:
+            raise PlanInputError("to", f"must be after from ({self.start}), got {self.end}")
+        validate_period(self.start_hour, self.end_hour)
+        teams = self.teams
+        if isinstance(teams, str) or not all(isinstance(t, str) and 0 < len(t) <= TEAM_LENGTH for t in teams):
+            raise PlanInputError("team", f"a list of team names of 1-{TEAM_LENGTH} characters")
+        if len(teams) > MAX_SCOPE_TEAMS:
+            raise PlanInputError("team", f"at most {MAX_SCOPE_TEAMS} teams, got {len(teams)}")
+        object.__setattr__(self, "teams", tuple(sorted(set(teams))))
+        if not isinstance(self.gpu, str) or (self.gpu and not GPU_PATTERN.fullmatch(self.gpu)):
+            raise PlanInputError("gpu", f"a GPU slug or family (e.g. h100-sxm5-80gb, h100), got {self.gpu!r}")
+
     @property
     def start_hour(self) -> int:
         """The period's first hour as demand.py's hour index."""
-        raise NotImplementedError
+        return hour_index(self.start)
 
     @property
     def end_hour(self) -> int:
-        raise NotImplementedError
+        return hour_index(self.end)
+
+    def matches_gpu(self, slugs: np.ndarray) -> np.ndarray:
+        """Which of `slugs` the scope's GPU (slug or family) selects."""
+        slugs = np.asarray(slugs, dtype=object).astype(str)
+        if not self.gpu:
+            return np.ones(len(slugs), dtype=bool)
+        return (slugs == self.gpu) | np.char.startswith(slugs, self.gpu + "-")
 
 
 def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
     """`scope` as `user` may read it: finance and admin any scope (unchanged); an engineer only the
     teams their spend grants cover (billing/access.py): no teams asked means all of theirs, a team
-    outside them is PermissionDenied; viewers and engineers without a grant: PermissionDenied.
-    Also validates the scope (PlanInputError naming from, to, team or gpu)."""
-    raise NotImplementedError
+    outside them is PermissionDenied; viewers and engineers without a grant: PermissionDenied."""
+    allowed = spend_scope(user)
+    if allowed is None:
+        raise PermissionDenied(
+            "Capacity plans read spend data: finance or admin role, or an admin's spend grant to your team."
+        )
+    if allowed.everything:
+        return scope
+    if not scope.teams:
+        return replace(scope, teams=allowed.teams)
+    outside = [team for team in scope.teams if team not in allowed.teams]
+    if outside:
+        raise PermissionDenied(
+            f"team {outside[0]!r}: your spend access covers team {', '.join(allowed.teams)} only"
+        )
+    return scope
+
+
+def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
+    """Every stored row charged in the scope's period, of its teams, as the review's REVIEW_COLUMNS."""
+    if connection.vendor == "postgresql" and not scope.teams:
+        return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag_mapping().interruptible)
+    params = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (scope.start, scope.end)
+    ]
+    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+    if scope.teams:
+        where += " AND r.team IN (" + ", ".join(["%s"] * len(scope.teams)) + ")"
+        params += list(scope.teams)
+    if connection.vendor == "postgresql":
+        return copied_spend_frame(where, params)
+    return fetched_spend_frame(where, params)
+
+
+def _hours(values: pd.Series, *, round_up: bool) -> np.ndarray:
+    ns = pd.DatetimeIndex(values).as_unit("ns").asi8
+    return -(-ns // HOUR_NS) if round_up else ns // HOUR_NS
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    return np.asarray(values.astype(object), dtype=object)
+
+
+def _converted_micros(frame: pd.DataFrame, currency: str) -> np.ndarray:
+    """Effective cost in micro-units of `currency` through the stored FX rates (a missing rate is a
+    PlanInputError naming currency). Rounded to the micro-unit once per row, in float64: a plan's money
+    is an estimate, not a ledger (the review converts row by row in Decimal for its exact totals)."""
+    micros = frame["effective_micros"].to_numpy(np.int64).copy()
+    currencies = frame["currency"].astype(object).to_numpy()
+    others = set(currencies.tolist()) - {currency}
+    if not others:
+        return micros
+    rates = review_fx(currency)
+    for code in sorted(others):
+        rate = rates.get(code)
+        if rate is None:
+            raise PlanInputError("currency", f"no stored FX rate from {code} to {currency}")
+        rows = currencies == code
+        micros[rows] = np.rint(micros[rows] * float(Decimal(rate))).astype(np.int64)
+    return micros
 
 
 def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
@@ -51,10 +167,108 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
     every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
     when the scope holds no GPU usage rows. Call plan_scope_for_user first: this reads what it is given."""
-    raise NotImplementedError
+    problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
+    if problem:
+        raise PlanInputError("currency", problem)
+    frame = scope_spend_frame(scope)
+    gpu_usage, unused = scope_masks(frame)
+    selected = _gpu_selected(scope, frame["gpu"])
+    if not (gpu_usage & selected).any():
+        raise _no_rows(scope, any_gpu_rows=bool(gpu_usage.any()))
+    rows = frame[(gpu_usage | unused) & selected]
+    starts, ends = (
+        _hours(frame["charge_period_start"], round_up=False),
+        _hours(frame["charge_period_end"], round_up=True),
+    )
+    bill_start, bill_end = _distinct_periods(starts, ends)
+    return UsageRows(
+        start_hour=_hours(rows["charge_period_start"], round_up=False),
+        end_hour=_hours(rows["charge_period_end"], round_up=True),
+        gpu_hours=rows["gpu_hours_micros"].to_numpy(np.int64) / MICRO,
+        interruptible=rows["interruptible"].to_numpy(bool),
+        resource_id=_text(rows["resource_id"]),
+        gpu_model=_text(rows["gpu"]),
+        team=_text(rows["team"]),
+        pricing_category=_text(rows["pricing_category"]),
+        effective_cost_micros=_converted_micros(rows, currency),
+        unused_commitment=unused[(gpu_usage | unused) & selected],
+        currency=currency,
+        covered_start_hour=bill_start,
+        covered_end_hour=bill_end,
+    )
+
+
+def _gpu_selected(scope: PlanScope, gpu: pd.Series) -> np.ndarray:
+    """The rows of the scope's GPU, matched once per distinct slug (the column is a category)."""
+    if not scope.gpu:
+        return np.ones(len(gpu), dtype=bool)
+    if gpu.dtype != "category":
+        return scope.matches_gpu(gpu.to_numpy(dtype=object))
+    codes = gpu.cat.codes.to_numpy()
+    chosen = scope.matches_gpu(np.asarray(gpu.cat.categories, dtype=object))
+    return (codes >= 0) & chosen[np.maximum(codes, 0)]
+
+
+def _distinct_periods(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct charge periods (a few a day, of up to millions of rows), as one int64 key each:
+    start hour x 2^24 + length in hours (under 2^24: three years are 26,352 hours)."""
+    lengths = np.clip(ends - starts, 1, 2**24 - 1)
+    keys = np.unique(starts * 2**24 + lengths)
+    return keys >> 24, (keys >> 24) + (keys & (2**24 - 1))
+
+
+def _no_rows(scope: PlanScope, *, any_gpu_rows: bool) -> PlanInputError:
+    period = f"charged {scope.start} to {scope.end}"
+    if scope.gpu and any_gpu_rows:
+        return PlanInputError("gpu", f"no GPU usage rows of {scope.gpu!r} {period}")
+    if scope.teams:
+        return PlanInputError("team", f"no GPU usage rows of team {', '.join(scope.teams)} {period}")
+    return PlanInputError("from", f"no GPU usage rows {period}")
+
+
+UTILIZATION_SQL = """
+SELECT resource_id, hour, AVG(utilization_pct) FROM {table}
+WHERE hour >= %s AND hour < %s{resources} GROUP BY resource_id, hour
+"""
 
 
 def plan_utilization_rows(scope: PlanScope, usage: UsageRows) -> UtilizationRows:
     """Stored hourly utilization in the scope's period, of the resources `usage` holds (so a scope
     never reaches another team's machines), averaged over each resource's GPUs per hour, as 0..1."""
-    raise NotImplementedError
+    resources = sorted(set(usage.resource_id.tolist()) - {""})
+    if not resources:
+        return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
+    params = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (scope.start, scope.end)
+    ]
+    named = len(resources) <= MAX_RESOURCES_IN_QUERY
+    clause = " AND resource_id IN (" + ", ".join(["%s"] * len(resources)) + ")" if named else ""
+    table = connection.ops.quote_name(GpuUtilization._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            UTILIZATION_SQL.format(table=table, resources=clause), params + (resources if named else [])
+        )
+        found = cursor.fetchall()
+    if not found:
+        return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
+    ids, hours, percents = (list(column) for column in zip(*found, strict=True))
+    keep = np.isin(np.asarray(ids, dtype=object), np.asarray(resources, dtype=object))
+    stamps = pd.to_datetime(pd.Series(hours, dtype=object), utc=True, format="ISO8601")
+    return UtilizationRows(
+        resource_id=np.asarray(ids, dtype=object)[keep],
+        hour=_hours(stamps, round_up=False)[keep],
+        utilization=np.asarray([float(p) for p in percents], dtype=np.float64)[keep] / 100,
+    )
+
+
+def scope_demand(
+    scope: PlanScope, *, currency: str = "USD", series: str = "auto"
+) -> tuple[DemandHistory, UsageRows]:
+    """One call for a plan: the scope's rows, its utilization, and their DemandHistory."""
+    usage = plan_usage_rows(scope, currency=currency)
+    utilization = plan_utilization_rows(scope, usage)
+    history = demand_history(
+        usage, start_hour=scope.start_hour, end_hour=scope.end_hour, utilization=utilization, series=series
+    )
+    return history, usage
