@@ -63,7 +63,9 @@ PLAN_LIST = inline_serializer(
     "CapacityPlanList",
     {"results": serializers.ListField(child=serializers.DictField(), help_text="id, name, totals, created")},
 )
-FORBIDDEN = OpenApiResponse(description="needs finance or admin, or a spend grant to your team (then only it)")
+FORBIDDEN = OpenApiResponse(
+    description="needs finance or admin, or a spend grant to your team (then only it)"
+)
 
 
 def plan_error_response(error: PlanInputError | CostInputError) -> Response:
@@ -101,7 +103,9 @@ class CapacityPlanListCreate(APIView):
         except PermissionDenied as denied:  # a team outside the caller's spend grant
             return Response(error_body("teams", str(denied)), status=status.HTTP_403_FORBIDDEN)
 
-    @extend_schema(responses={200: PLAN_LIST, 401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN})
+    @extend_schema(
+        responses={200: PLAN_LIST, 401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN}
+    )
     def get(self, request):
         plans = plans_visible_to(request.user)[:100]
         return Response({"results": [stored_plan_body(plan, summary=True) for plan in plans]})

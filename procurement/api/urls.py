@@ -11,5 +11,9 @@ urlpatterns: list = [
     path("size/", sizing.SizeWorkload.as_view(), name="api-size"),
     path("benchmarks/", benchmarks.BenchmarkListCreate.as_view(), name="api-benchmarks"),
     path("capacity-plans/", capacity_plans.CapacityPlanListCreate.as_view(), name="api-capacity-plans"),
-    path("capacity-plans/<int:pk>/", capacity_plans.CapacityPlanDetail.as_view(), name="api-capacity-plan-detail"),
+    path(
+        "capacity-plans/<int:pk>/",
+        capacity_plans.CapacityPlanDetail.as_view(),
+        name="api-capacity-plan-detail",
+    ),
 ]

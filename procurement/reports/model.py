@@ -34,7 +34,7 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, Any]]
     note: str = ""
-    data_only: bool = False  # a long data table (an hourly curve): in the XLSX and CSV, not on the page or PDF
+    data_only: bool = False  # long data (an hourly curve): in the XLSX and CSV, not the page or PDF
 
     @property
     def has_totals(self) -> bool:

@@ -23,7 +23,12 @@ from procurement import models
 from procurement.billing.access import spend_scope
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError
-from procurement.planning.history import PlanScope, plan_scope_for_user, plan_usage_rows, plan_utilization_rows
+from procurement.planning.history import (
+    PlanScope,
+    plan_scope_for_user,
+    plan_usage_rows,
+    plan_utilization_rows,
+)
 from procurement.services.currency import usd_conversion
 from procurement.services.plan_compute import plan_result
 from procurement.services.plan_requests import PlanRequest, plan_request_parse
@@ -71,7 +76,9 @@ def _check_fx(currency: str, field: str) -> None:
     except CostInputError as error:
         if "FX" not in error.message:
             raise  # not a currency code at all
-        message = f"no FX rate stored between USD and {currency}; add one (admin: FX rates) to plan in {currency}"
+        message = (
+            f"no FX rate stored between USD and {currency}; add one (admin: FX rates) to plan in {currency}"
+        )
         raise CostInputError(field, message) from None
 
 
@@ -85,7 +92,9 @@ def capacity_plan_compute(request: PlanRequest, *, user=None) -> ComputedPlan:
         scope = plan_scope_for_user(user, scope)
     usage = plan_usage_rows(scope, currency=currency)
     utilization = plan_utilization_rows(scope, usage)
-    result = plan_result(request=request, scope=scope, usage=usage, utilization=utilization, currency=currency)
+    result = plan_result(
+        request=request, scope=scope, usage=usage, utilization=utilization, currency=currency
+    )
     resolved = PlanRequest(**{**request.__dict__, "teams": scope.teams})
     return ComputedPlan(request=resolved, result=result | {"generated_at": timezone.now().isoformat()})
 
@@ -102,7 +111,9 @@ def capacity_plan_create(*, body: object, user=None) -> models.CapacityPlan:
     return _store(computed, owner=user if getattr(user, "is_authenticated", False) else None)
 
 
-def _store(computed: ComputedPlan, *, owner, previous: models.CapacityPlan | None = None) -> models.CapacityPlan:
+def _store(
+    computed: ComputedPlan, *, owner, previous: models.CapacityPlan | None = None
+) -> models.CapacityPlan:
     result = computed.result
     return models.CapacityPlan.objects.create(
         name=computed.request.name or result["name"], owner=owner, scope_teams=list(computed.request.teams),

@@ -36,13 +36,21 @@ def plan_result(
     warnings: list[str] = []
     usage, gpu = planned_gpu(usage, scope.gpu, warnings)
     history = demand_engine.demand_history(
-        usage, start_hour=scope.start_hour, end_hour=scope.end_hour, utilization=utilization, series=request.series
+        usage,
+        start_hour=scope.start_hour,
+        end_hour=scope.end_hour,
+        utilization=utilization,
+        series=request.series,
     )
     prices = plan_prices(gpu=gpu, currency=currency, study=request.study, field="currency")
     on_demand = next((price for price in prices if price.kind == "on_demand"), None)
     if on_demand is None:
-        raise PlanInputError("gpu", f"no current on-demand price of {gpu} in the catalog: nothing to compare with")
-    study, study_assumptions = plan_study(request, gpu=gpu, currency=currency, on_demand=on_demand, warnings=warnings)
+        raise PlanInputError(
+            "gpu", f"no current on-demand price of {gpu} in the catalog: nothing to compare with"
+        )
+    study, study_assumptions = plan_study(
+        request, gpu=gpu, currency=currency, on_demand=on_demand, warnings=warnings
+    )
     quo = demand_engine.status_quo(usage, start_hour=scope.start_hour, end_hour=scope.end_hour)
     plan = lay_plan(request=request, history=history, study=study, prices=prices, status_quo=quo, gpu=gpu)
     return {
@@ -73,11 +81,19 @@ def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[Usag
     hours = np.bincount(inverse, weights=usage.gpu_hours[known], minlength=len(models))
     gpu = str(models[int(np.argmax(hours))])
     if len(models) > 1 and not asked:
-        others = ", ".join(f"{model} ({hour:,.0f} GPU-hours)" for model, hour in zip(models, hours, strict=True) if model != gpu)
-        warnings.append(f"planned {gpu}, the most used GPU model of the scope; left out: {others} (give --gpu to plan another)")
+        others = ", ".join(
+            f"{model} ({hour:,.0f} GPU-hours)"
+            for model, hour in zip(models, hours, strict=True)
+            if model != gpu
+        )
+        warnings.append(
+            f"planned {gpu}, the most used GPU model of the scope; left out: {others} (give --gpu to plan another)"
+        )
         usage = rows_where(usage, usage.gpu_model == gpu)
     elif len(models) > 1:
-        warnings.append(f"{asked} covers {', '.join(models)}: all their GPU-hours are priced as {gpu}, the most used")
+        warnings.append(
+            f"{asked} covers {', '.join(models)}: all their GPU-hours are priced as {gpu}, the most used"
+        )
     return usage, gpu
 
 
@@ -103,8 +119,12 @@ def demand_summary(history: DemandHistory, *, start_hour: int) -> dict[str, Any]
         "uncovered_hours": history.total_hours - history.covered_hours,
         "gaps": gaps,
         "gpu_hours": round(total, 3),
-        "interruptible_share": round(float(np.nansum(history.demand_interruptible)) / total, 4) if total else 0.0,
-        "percentiles": {k: round(v, 3) for k, v in demand_engine.demand_percentiles(series).as_dict().items()},
+        "interruptible_share": round(float(np.nansum(history.demand_interruptible)) / total, 4)
+        if total
+        else 0.0,
+        "percentiles": {
+            k: round(v, 3) for k, v in demand_engine.demand_percentiles(series).as_dict().items()
+        },
         "monthly": demand_engine.monthly_gpu_hours(series, start_hour=start_hour),
         "load_duration_curve": np.round(demand_engine.load_duration_curve(series), CURVE_DECIMALS).tolist(),
     }
@@ -130,7 +150,9 @@ def plan_study(request: PlanRequest, *, gpu: str, currency: str, on_demand: Plan
         raise PlanInputError("study.buy", "must be a mapping (docs/tco-spec.md)")
     buy.setdefault("gpu", gpu)
     if buy["gpu"] != gpu:
-        warnings.append(f"the study buys {buy['gpu']} servers for {gpu} demand: one GPU-hour of each counted as equal")
+        warnings.append(
+            f"the study buys {buy['gpu']} servers for {gpu} demand: one GPU-hour of each counted as equal"
+        )
     for key in PLAN_OWNED_FIELDS:
         if key in given and key != "horizon_months":
             warnings.append(f"study.{key} is not used: the plan takes it from the demand and the catalog")
@@ -159,13 +181,17 @@ def study_assumptions(study, given: dict) -> list[dict[str, str]]:
         value = getattr(study.buy, key)
         if value is None:
             continue
-        default = DEFAULT_SOURCES.get(key, "default" if key in BUY_DEFAULTS or key in BUY_USD_DEFAULTS else "the plan")
+        default = DEFAULT_SOURCES.get(
+            key, "default" if key in BUY_DEFAULTS or key in BUY_USD_DEFAULTS else "the plan"
+        )
         items.append({"name": f"buy.{key}", "value": str(value),
                       "source": "stated in the study" if key in stated_buy else default})  # fmt: skip
     return items
 
 
-def plan_assumptions(request: PlanRequest, study_items: list[dict], history: DemandHistory) -> list[dict[str, str]]:
+def plan_assumptions(
+    request: PlanRequest, study_items: list[dict], history: DemandHistory
+) -> list[dict[str, str]]:
     stated = set(request.stated)
 
     def source(key: str, default: str) -> str:

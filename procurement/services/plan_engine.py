@@ -50,7 +50,9 @@ def supply_options(study, prices: list[PlanPrice], *, horizon_months: int):
                                   interruption_band=spot_band(spot))  # fmt: skip
     options = options_from_study(study, horizon_months=horizon_months, spot=spot_choice, **commitments)
     on_demand = by_kind["on_demand"]
-    return replace(options, on_demand=on_demand_option(on_demand.price_per_gpu_hour, source=_price_source(on_demand)))
+    return replace(
+        options, on_demand=on_demand_option(on_demand.price_per_gpu_hour, source=_price_source(on_demand))
+    )
 
 
 def spot_band(price: PlanPrice) -> int:
@@ -58,7 +60,9 @@ def spot_band(price: PlanPrice) -> int:
     the options' default (the ">20%" band: the most pessimistic)."""
     provider, instance_type, region = (price.offer.split("/") + ["", "", ""])[:3]
     band = (
-        SpotAdvisory.objects.filter(provider__slug=provider, region_code=region, instance_type_name=instance_type)
+        SpotAdvisory.objects.filter(
+            provider__slug=provider, region_code=region, instance_type_name=instance_type
+        )
         .order_by("-observed_at")
         .values_list("interruption_band", flat=True)
         .first()
@@ -82,7 +86,9 @@ def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: lis
     horizon = request.horizon_months
     covered = ~np.isnan(history.demand)
     growth = demand_engine.scenarios(request.growth, horizon_months=horizon)[request.scenario].yearly
-    trials = demand_engine.growth_trials(request.growth, horizon_months=horizon, trials=request.trials, seed=request.seed)
+    trials = demand_engine.growth_trials(
+        request.growth, horizon_months=horizon, trials=request.trials, seed=request.seed
+    )
     inputs = PlanInputs(
         firm_gpus=history.demand_steady[covered], interruptible_gpus=history.demand_interruptible[covered],
         growth_by_year=growth, options=supply_options(study, prices, horizon_months=horizon), horizon_months=horizon,
@@ -92,13 +98,21 @@ def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: lis
     plan = capacity_plan(inputs, with_sensitivity=with_sensitivity)
     report = plan_report(plan)
     years = len(growth)
-    report["cost_by_year"] = [str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.monthly_cost, years)]
+    report["cost_by_year"] = [
+        str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.monthly_cost, years)
+    ]
     report["status_quo_by_year"] = [
         str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.status_quo_monthly_cost, years)
     ]  # fmt: skip
     quo_cost = Decimal(report["status_quo_cost"]) if report.get("status_quo_cost") not in (None, "") else None
-    savings = Decimal(report["savings_vs_status_quo"]) if report.get("savings_vs_status_quo") not in (None, "") else None
-    report["savings_share"] = str((savings / quo_cost).quantize(MICRO)) if quo_cost and savings is not None else None
+    savings = (
+        Decimal(report["savings_vs_status_quo"])
+        if report.get("savings_vs_status_quo") not in (None, "")
+        else None
+    )
+    report["savings_share"] = (
+        str((savings / quo_cost).quantize(MICRO)) if quo_cost and savings is not None else None
+    )
     blended = inputs.status_quo.blended_cost_per_gpu_hour() if inputs.status_quo else None
     report["status_quo_cost_per_gpu_hour"] = str(blended.quantize(MICRO)) if blended is not None else None
     report["owned_servers"] = plan.owned_servers
@@ -118,7 +132,11 @@ def _by_year(monthly, years: int) -> list[list[Decimal]]:
 
 def _assumption(item) -> dict[str, str]:
     if isinstance(item, dict):
-        return {"name": str(item.get("name", "")), "value": str(item.get("value", "")), "source": str(item.get("source", ""))}
+        return {
+            "name": str(item.get("name", "")),
+            "value": str(item.get("value", "")),
+            "source": str(item.get("source", "")),
+        }
     return {"name": item.name, "value": item.value, "source": item.source}
 
 
@@ -149,7 +167,9 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
         text += f", P90 {_money(report['p90_total_cost'], currency)}"
     text += ")."
     if report.get("savings_vs_status_quo") not in (None, ""):
-        text += f" Saves {_money(report['savings_vs_status_quo'], currency)} against buying it as the bills show"
+        text += (
+            f" Saves {_money(report['savings_vs_status_quo'], currency)} against buying it as the bills show"
+        )
         month = report.get("break_even_month")
         text += f"; break-even in month {month}." if month else "; never breaks even."
     return text

@@ -48,7 +48,9 @@ class PlanPrice:
     price_per_gpu_hour_usd: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {key: str(value) if isinstance(value, Decimal) else value for key, value in asdict(self).items()}
+        return {
+            key: str(value) if isinstance(value, Decimal) else value for key, value in asdict(self).items()
+        }
 
 
 def plan_prices(*, gpu: str, currency: str, study: dict | None, field: str = "currency") -> list[PlanPrice]:

@@ -107,7 +107,9 @@ def _growth(value: object) -> object:
         try:
             numbers = [float(part) for part in parts]
         except ValueError:
-            raise PlanInputError("growth", f"must be a monthly rate or yearly multipliers, got {value[:40]!r}") from None
+            raise PlanInputError(
+                "growth", f"must be a monthly rate or yearly multipliers, got {value[:40]!r}"
+            ) from None
         return numbers[0] if len(numbers) == 1 and "," not in value else numbers
     if isinstance(value, list | tuple) and len(value) > 120:
         raise PlanInputError("growth", "at most 120 yearly multipliers")

@@ -49,7 +49,11 @@ def plan_table(result: dict) -> str:
                      f"{price['offer'] or price['source']}{observed} ({price['quality']}{stale})")  # fmt: skip
     sensitivity = result.get("sensitivity") or {}
     if sensitivity.get("rows"):
-        lines.append(f"sensitivity of the {sensitivity.get('metric', 'npv')} (base {_money(sensitivity['base'], currency)}):")
+        lines.append(
+            f"sensitivity of the {sensitivity.get('metric', 'npv')} (base {_money(sensitivity['base'], currency)}):"
+        )
         for row in sensitivity["rows"]:
-            lines.append(f"  {row['driver']:<18} low {_money(row['low'], currency):>20}   high {_money(row['high'], currency):>20}")
+            lines.append(
+                f"  {row['driver']:<18} low {_money(row['low'], currency):>20}   high {_money(row['high'], currency):>20}"
+            )
     return "\n".join(lines)

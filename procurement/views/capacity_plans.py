@@ -22,7 +22,18 @@ from procurement.services.capacity_plans import (
 )
 from procurement.views.plan_charts import cost_by_year_svg, load_duration_svg, sensitivity_svg
 
-FORM_FIELDS = ("from", "to", "teams", "gpu", "horizon_months", "growth", "scenario", "trials", "currency", "name")
+FORM_FIELDS = (
+    "from",
+    "to",
+    "teams",
+    "gpu",
+    "horizon_months",
+    "growth",
+    "scenario",
+    "trials",
+    "currency",
+    "name",
+)
 
 
 def plan_display(result: dict) -> dict:
@@ -32,11 +43,18 @@ def plan_display(result: dict) -> dict:
     return {
         "result": result,
         "ldc_svg": load_duration_svg(demand.get("load_duration_curve") or [], result.get("layers") or []),
-        "cost_by_year_svg": cost_by_year_svg(result.get("layers") or [], result.get("status_quo_by_year") or [],
-                                             currency=result.get("currency", "")),  # fmt: skip
-        "tornado_svg": sensitivity_svg(sensitivity.get("rows") or [], base=float(sensitivity.get("base") or 0),
-                                       currency=result.get("currency", ""))
-        if sensitivity.get("rows") else "",  # fmt: skip
+        "cost_by_year_svg": cost_by_year_svg(
+            result.get("layers") or [],
+            result.get("status_quo_by_year") or [],
+            currency=result.get("currency", ""),
+        ),  # fmt: skip
+        "tornado_svg": sensitivity_svg(
+            sensitivity.get("rows") or [],
+            base=float(sensitivity.get("base") or 0),
+            currency=result.get("currency", ""),
+        )
+        if sensitivity.get("rows")
+        else "",  # fmt: skip
     }
 
 

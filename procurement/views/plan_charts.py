@@ -22,7 +22,9 @@ MAX_CURVE_POINTS = 360  # the SVG's resolution: a year of hours drawn at ~24-hou
 
 def stacked_layers(layers: Sequence[dict]) -> list[tuple[str, float, float]]:
     """(label, lower GPUs, upper GPUs) of each layer, base load first: the bands the chart shades."""
-    ordered = sorted(layers, key=lambda layer: LAYER_ORDER.index(layer["kind"]) if layer["kind"] in LAYER_ORDER else 99)
+    ordered = sorted(
+        layers, key=lambda layer: LAYER_ORDER.index(layer["kind"]) if layer["kind"] in LAYER_ORDER else 99
+    )
     bands, level = [], 0.0
     for layer in ordered:
         gpus = float(layer.get("gpus") or 0)
@@ -72,7 +74,9 @@ def load_duration_svg(curve: Sequence[float], layers: Sequence[dict], *, title: 
     line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
     color = PALETTE[len(bands) % len(PALETTE)]
     body.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{line}"/>')
-    body.append(f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{x_max + 1:,.0f} h</text>')
+    body.append(
+        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{x_max + 1:,.0f} h</text>'
+    )
     return _svg(WIDTH, height, body, title or "Load-duration curve with the layers that serve it")
 
 
@@ -81,10 +85,17 @@ def cost_by_year_svg(layers: Sequence[dict], status_quo_by_year: Sequence[float]
     years = max([len(layer.get("cost_by_year") or []) for layer in layers] + [len(status_quo_by_year)])
     categories = [f"year {year + 1}" for year in range(years)]
     series = {}
-    for layer in sorted(layers, key=lambda layer: LAYER_ORDER.index(layer["kind"]) if layer["kind"] in LAYER_ORDER else 99):
+    for layer in sorted(
+        layers, key=lambda layer: LAYER_ORDER.index(layer["kind"]) if layer["kind"] in LAYER_ORDER else 99
+    ):
         costs = [float(value) for value in layer.get("cost_by_year") or []]
         label = LAYER_LABELS.get(layer["kind"], layer["kind"])
-        series[label] = [a + b for a, b in zip(series.get(label, [0.0] * years), costs + [0.0] * (years - len(costs)))]
+        series[label] = [
+            a + b
+            for a, b in zip(
+                series.get(label, [0.0] * years), costs + [0.0] * (years - len(costs)), strict=True
+            )
+        ]
     quo = [float(value) for value in status_quo_by_year] + [0.0] * (years - len(status_quo_by_year))
     return stacked_bar_chart(categories, series, unit=currency, title="Cost by year: the plan against the status quo",
                              reference_lines={"status quo": quo})  # fmt: skip
@@ -92,6 +103,8 @@ def cost_by_year_svg(layers: Sequence[dict], status_quo_by_year: Sequence[float]
 
 def sensitivity_svg(rows: Sequence[dict], *, base: float, currency: str) -> str:
     """Each driver moved on its own: the change in the plan's total cost at its low and high value."""
-    bars = [(row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base) for row in rows]
+    bars = [
+        (row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base) for row in rows
+    ]
     return tornado_chart(bars, base_label=f"total cost {base:,.0f}", unit=currency,
                          title="Sensitivity of the plan's total cost")  # fmt: skip

@@ -28,7 +28,9 @@ class Command(BaseCommand):
     help = "Plan GPU capacity from the stored bills: owned servers, commitments, on-demand and spot."
 
     def add_arguments(self, parser):
-        parser.add_argument("--from", dest="start", required=True, help="first day of the history, YYYY-MM-DD")
+        parser.add_argument(
+            "--from", dest="start", required=True, help="first day of the history, YYYY-MM-DD"
+        )
         parser.add_argument("--to", dest="end", required=True, help="the day after the last (exclusive)")
         parser.add_argument("--team", action="append", default=[], help="only this team's spend (repeatable)")
         parser.add_argument("--gpu", default="", help="GPU slug or family (h100); default the most used GPU")
@@ -40,7 +42,9 @@ class Command(BaseCommand):
         parser.add_argument("--trials", type=int, help="growth trials for P50/P90 (default 1000)")
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the growth trials")
         parser.add_argument("--series", choices=SERIES, default="auto", help="billed or busy demand")
-        parser.add_argument("--study", help="TCO study file (docs/tco-spec.md): server purchase, finance terms")
+        parser.add_argument(
+            "--study", help="TCO study file (docs/tco-spec.md): server purchase, finance terms"
+        )
         parser.add_argument("--currency", default="", help="ISO 4217 code (default the study's, else USD)")
         parser.add_argument("--name", default="", help="a name for the stored plan")
         parser.add_argument("--save", action="store_true", help="store the plan (CapacityPlan)")

@@ -26,7 +26,12 @@ def load_inputs(subject_id: int) -> dict[str, Any]:
         raise ReportInputError("id", f"no capacity plan {subject_id}")
     if not plan.result:
         raise ReportInputError("id", f"capacity plan {subject_id} has no computed result")
-    return {"id": plan.pk, "name": plan.name, "result": plan.result, "created_at": plan.created_at.isoformat()}
+    return {
+        "id": plan.pk,
+        "name": plan.name,
+        "result": plan.result,
+        "created_at": plan.created_at.isoformat(),
+    }
 
 
 def _gpus(result: dict, kind: str) -> int:
@@ -76,8 +81,14 @@ def _layers_table(result: dict) -> Table:
 
 def _data_tables(result: dict) -> list[Table]:
     demand = result.get("demand", {})
-    curve = [{"rank": index + 1, "gpus": str(value)} for index, value in enumerate(demand.get("load_duration_curve", []))]
-    years = max([len(layer.get("cost_by_year") or []) for layer in result.get("layers", [])] + [len(result.get("status_quo_by_year") or [])])
+    curve = [
+        {"rank": index + 1, "gpus": str(value)}
+        for index, value in enumerate(demand.get("load_duration_curve", []))
+    ]
+    years = max(
+        [len(layer.get("cost_by_year") or []) for layer in result.get("layers", [])]
+        + [len(result.get("status_quo_by_year") or [])]
+    )
     by_year = []
     for year in range(years):
         row = {"year": year + 1}
