@@ -10,12 +10,6 @@ import numpy as np
 
 from procurement.planning.options import Assumption, SupplyOptions
 
-HOURS_PER_YEAR = 8760.0
-MIN_SAMPLES = 168  # a week of hours: the shortest history the issue accepts
-MAX_PLAN_MONTHS = 120  # the issue's bound on the horizon
-MAX_GPUS = 1_000_000  # a bound on peak demand (GPUs) so one request is bounded work
-MAX_TRIALS = 10_000
-
 
 @dataclass(frozen=True)
 class StatusQuoCategory:
