@@ -46,6 +46,10 @@ PLAN_REQUEST = inline_serializer(
         "series": serializers.ChoiceField(choices=["auto", "billed", "busy"], required=False, default="auto",
                                           help_text="billed GPUs, or busy GPUs (x utilization) where measured"),
         "currency": serializers.CharField(required=False, help_text="ISO 4217; default the study's, else USD"),
+        "providers": serializers.ListField(
+            child=serializers.CharField(max_length=100), required=False, max_length=50,
+            help_text="catalog providers the prices may come from (e.g. the bills' own: aws); default every one",
+        ),
         "study": serializers.DictField(
             required=False,
             help_text="the server purchase and finance terms in the TCO study's schema (docs/tco-spec.md); "

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from procurement.billing.models import SpendRecord
 from procurement.costing.tco_spec import BUY_DEFAULTS, BUY_USD_DEFAULTS, parse_tco_study
 from procurement.costing.values import CostInputError
 from procurement.planning import demand as demand_engine
@@ -19,7 +20,7 @@ from procurement.planning.errors import PlanInputError
 from procurement.planning.history import PlanScope
 from procurement.reports.kinds.rent_or_buy import DEFAULT_SOURCES
 from procurement.services.plan_engine import lay_plan
-from procurement.services.plan_prices import PlanPrice, plan_prices
+from procurement.services.plan_prices import TERM_OF_MODEL, PlanPrice, plan_prices
 from procurement.services.plan_requests import PlanRequest
 from procurement.services.tco import fx_pairs_into, gpu_economics_lookup
 
@@ -42,12 +43,12 @@ def plan_result(
         utilization=utilization,
         series=request.series,
     )
-    prices = plan_prices(gpu=gpu, currency=currency, study=request.study, field="currency")
+    prices = plan_prices(gpu=gpu, currency=currency, study=request.study, providers=request.providers)
     on_demand = next((price for price in prices if price.kind == "on_demand"), None)
     if on_demand is None:
-        raise PlanInputError(
-            "gpu", f"no current on-demand price of {gpu} in the catalog: nothing to compare with"
-        )
+        where = f" from {', '.join(request.providers)}" if request.providers else ""
+        raise PlanInputError("gpu", f"no current on-demand price of {gpu}{where} in the catalog")
+    warnings += provider_warnings(prices, billed_providers(scope))
     study, study_assumptions = plan_study(
         request, gpu=gpu, currency=currency, on_demand=on_demand, warnings=warnings
     )
@@ -67,6 +68,29 @@ def plan_result(
         "assumptions": plan_assumptions(request, study_assumptions, history) + plan.get("assumptions", []),
         "warnings": warnings + plan.get("warnings", []),
     } | {key: value for key, value in plan.items() if key not in ("assumptions", "warnings")}  # fmt: skip
+
+
+def billed_providers(scope: PlanScope) -> set[str]:
+    """The providers the scope's GPU rows were billed by (lower case, as catalog slugs are)."""
+    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (scope.start, scope.end))
+    rows = SpendRecord.objects.filter(
+        charge_period_start__gte=start, charge_period_start__lt=end, gpu__isnull=False
+    )
+    if scope.teams:
+        rows = rows.filter(team__in=scope.teams)
+    return {name.lower() for name in rows.order_by().values_list("provider", flat=True).distinct()}
+
+
+def provider_warnings(prices: list[PlanPrice], billed: set[str]) -> list[str]:
+    """Say so when the cheapest catalog price is another provider's than the bills': then part of the
+    saving is moving provider (give providers to price the plan at the bills' own)."""
+    found = []
+    for price in prices:
+        provider = price.offer.split("/")[0] if price.offer else ""
+        if provider and billed and provider.lower() not in billed:
+            found.append(f"{price.kind} is priced at {price.offer} ({provider}), not a provider of the bills "
+                         f"({', '.join(sorted(billed))}): part of the saving is moving provider; give providers to compare like for like")  # fmt: skip
+    return found
 
 
 def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[UsageRows, str]:
@@ -153,9 +177,13 @@ def plan_study(request: PlanRequest, *, gpu: str, currency: str, on_demand: Plan
         warnings.append(
             f"the study buys {buy['gpu']} servers for {gpu} demand: one GPU-hour of each counted as equal"
         )
-    for key in PLAN_OWNED_FIELDS:
-        if key in given and key != "horizon_months":
-            warnings.append(f"study.{key} is not used: the plan takes it from the demand and the catalog")
+    if "utilization" in given:
+        warnings.append("study.utilization is not used: the plan takes each layer's use from the demand")
+    rent = given.get("rent") if isinstance(given.get("rent"), dict) else {}
+    if rent and rent.get("pricing_model") not in TERM_OF_MODEL:
+        warnings.append(
+            f"study.rent ({rent.get('pricing_model')}) is not used: on-demand and spot come from the catalog"
+        )
     if not request.study:
         warnings.append(
             "no study given: owned servers are priced with the TCO defaults for one 8-GPU server (server price "

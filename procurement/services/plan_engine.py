@@ -156,7 +156,7 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
     for kind, label in (("committed_3y", "3 years"), ("committed_1y", "1 year (first year's level)")):
         gpus = _layer_gpus(report, kind)
         if gpus:
-            parts.append(f"commit {gpus} GPUs for {label}")
+            parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
     rest = [f"{label} (peak {gpus} GPUs)" for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))
             if (gpus := _layer_gpus(report, kind))]  # fmt: skip
     parts.append("leave the rest to " + (" and ".join(rest) if rest else "nothing else"))

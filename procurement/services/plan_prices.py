@@ -53,10 +53,14 @@ class PlanPrice:
         }
 
 
-def plan_prices(*, gpu: str, currency: str, study: dict | None, field: str = "currency") -> list[PlanPrice]:
-    """Every price the plan may use for ``gpu``: catalog on-demand and spot, then the commitments."""
+def plan_prices(
+    *, gpu: str, currency: str, study: dict | None, providers: tuple[str, ...] = (), field: str = "currency"
+) -> list[PlanPrice]:
+    """Every price the plan may use for ``gpu`` (from ``providers`` only, when given): catalog on-demand
+    and spot, then the commitments."""
     rate = usd_conversion(currency, field=field).rate
-    frame = offer_frame(offer__instance_type__gpu__slug=gpu)
+    filters = {"offer__instance_type__provider__slug__in": providers} if providers else {}
+    frame = offer_frame(offer__instance_type__gpu__slug=gpu, **filters)
     prices = [_catalog_price(row, kind, rate, currency) for kind, row in _cheapest_rent(frame, gpu).items()]
     typed = typed_commitment_prices(study or {}, currency)
     for kind, models_ in COMMITMENT_MODELS.items():

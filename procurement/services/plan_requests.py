@@ -29,7 +29,7 @@ MAX_TEXT_LENGTH = 100  # a team or GPU slug
 MAX_SEED = 2**32 - 1
 REQUEST_FIELDS = {
     "name", "from", "to", "teams", "team", "gpu", "horizon_months", "growth", "scenario", "trials", "seed",
-    "currency", "study", "series", "save",
+    "currency", "study", "series", "save", "providers",
 }  # fmt: skip
 
 
@@ -48,6 +48,7 @@ class PlanRequest:
     study: dict | None = None
     series: str = "auto"
     name: str = ""
+    providers: tuple[str, ...] = ()  # catalog providers the prices may come from; empty: every one
     stated: tuple[str, ...] = field(default=(), compare=False)  # the fields the caller gave
 
     def as_inputs(self) -> dict[str, Any]:
@@ -55,6 +56,7 @@ class PlanRequest:
         inputs = asdict(self)
         inputs["from"], inputs["to"] = inputs.pop("start").isoformat(), inputs.pop("end").isoformat()
         inputs["teams"] = list(self.teams)
+        inputs["providers"] = list(self.providers)
         inputs["growth"] = list(self.growth) if isinstance(self.growth, tuple) else self.growth
         inputs["stated"] = list(self.stated)
         return inputs
@@ -84,7 +86,7 @@ def plan_request_parse(data: object) -> PlanRequest:
         scenario=_choice(data.get("scenario", "base"), "scenario", SCENARIOS),
         trials=validate_trials(data.get("trials", DEFAULT_TRIALS)), seed=_seed(data.get("seed", DEFAULT_SEED)),
         currency=currency, study=study, series=_choice(data.get("series", "auto"), "series", SERIES),
-        name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH),
+        name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH), providers=_names(data, "providers"),
         stated=tuple(sorted(data.get("stated") or (set(data) - {"save", "stated"}))),
     )  # fmt: skip
 
@@ -119,12 +121,16 @@ def _growth(value: object) -> object:
 
 
 def _teams(data: dict) -> tuple[str, ...]:
-    teams = data.get("teams", data.get("team", []))
-    if isinstance(teams, str):
-        teams = [teams] if teams else []
-    if not isinstance(teams, list | tuple) or len(teams) > MAX_TEAMS:
-        raise PlanInputError("teams", f"must be a list of at most {MAX_TEAMS} team names")
-    return tuple(sorted({_text(team, "teams") for team in teams if team}))
+    return _names(data, "teams", data.get("teams", data.get("team", [])))
+
+
+def _names(data: dict, name: str, value: object = None) -> tuple[str, ...]:
+    names = data.get(name, []) if value is None else value
+    if isinstance(names, str):
+        names = [names] if names else []
+    if not isinstance(names, list | tuple) or len(names) > MAX_TEAMS:
+        raise PlanInputError(name, f"must be a list of at most {MAX_TEAMS} names")
+    return tuple(sorted({_text(item, name) for item in names if item}))
 
 
 def _text(value: object, name: str, limit: int = MAX_TEXT_LENGTH) -> str:

@@ -20,7 +20,7 @@ from procurement.services.plan_table import plan_table
 FLAGS = {
     "from": "--from", "to": "--to", "teams": "--team", "team": "--team", "gpu": "--gpu",
     "horizon_months": "--horizon-months", "growth": "--growth", "scenario": "--scenario", "trials": "--trials",
-    "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name",
+    "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name", "providers": "--provider",
 }  # fmt: skip
 
 
@@ -44,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--series", choices=SERIES, default="auto", help="billed or busy demand")
         parser.add_argument(
             "--study", help="TCO study file (docs/tco-spec.md): server purchase, finance terms"
+        )
+        parser.add_argument(
+            "--provider",
+            action="append",
+            default=[],
+            help="price from this catalog provider only (repeatable)",
         )
         parser.add_argument("--currency", default="", help="ISO 4217 code (default the study's, else USD)")
         parser.add_argument("--name", default="", help="a name for the stored plan")
@@ -72,7 +78,7 @@ class Command(BaseCommand):
             "from": options["start"], "to": options["end"], "teams": options["team"], "gpu": options["gpu"],
             "horizon_months": options["horizon_months"], "growth": options["growth"],
             "scenario": options["scenario"], "seed": options["seed"], "series": options["series"],
-            "currency": options["currency"], "name": options["name"],
+            "currency": options["currency"], "name": options["name"], "providers": options["provider"],
         }  # fmt: skip
         if options["trials"] is not None:
             body["trials"] = options["trials"]

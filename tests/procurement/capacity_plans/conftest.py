@@ -16,9 +16,15 @@ def demo_bills(bundled_catalog, tmp_path):
     """make_demo_billing (seed 3, six months from May 2026) and import_billing of its FOCUS and
     utilization files, over the bundled catalog: what `make run` does."""
     path = tmp_path / "demo.csv"
-    call_command("make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "6", "--output", str(path))
     call_command(
-        "import_billing", str(path), str(tmp_path / "demo_utilization.csv"), "--no-progress", stdout=StringIO()
+        "make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "6", "--output", str(path)
+    )
+    call_command(
+        "import_billing",
+        str(path),
+        str(tmp_path / "demo_utilization.csv"),
+        "--no-progress",
+        stdout=StringIO(),
     )
     return path
 

@@ -35,7 +35,9 @@ RESULT = {
 }  # fmt: skip
 
 
-def stored_plan(*, scope_teams: list[str] | None = None, owner=None, name: str = "matrix plan") -> CapacityPlan:
+def stored_plan(
+    *, scope_teams: list[str] | None = None, owner=None, name: str = "matrix plan"
+) -> CapacityPlan:
     teams = list(scope_teams or [])
     result = RESULT | {"name": name, "scope": RESULT["scope"] | {"teams": teams}}
     return CapacityPlan.objects.create(name=name, owner=owner, scope_teams=teams, inputs={}, result=result,

@@ -57,7 +57,9 @@ def test_a_granted_engineer_reaches_their_teams_plans_only(plans, client_as, tea
 
 def test_a_granted_engineer_cannot_plan_another_team(plans, client_as, team_named, bundled_catalog):
     client = client_as("engineer", team=team_named("research"))
-    response = client.post("/api/capacity-plans/", PERIOD | {"teams": ["platform"]}, content_type="application/json")
+    response = client.post(
+        "/api/capacity-plans/", PERIOD | {"teams": ["platform"]}, content_type="application/json"
+    )
     assert response.status_code == 403
     assert response.json()["errors"][0]["path"] == "teams"
 

@@ -60,7 +60,9 @@ def test_the_command_names_the_flag_and_stores_nothing(demo_bills, tmp_path, cas
 
 def test_a_scope_with_no_gpu_rows_at_all_is_refused(bundled_catalog, client_as):
     """No bill imported: no GPU rows in the period."""
-    response = client_as("finance").post("/api/capacity-plans/", PERIOD | {"save": True}, content_type="application/json")
+    response = client_as("finance").post(
+        "/api/capacity-plans/", PERIOD | {"save": True}, content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] == "from"
     with pytest.raises(CommandError, match=r"^--from: "):
@@ -79,5 +81,7 @@ def test_with_the_fx_rate_stored_the_eur_study_is_planned_in_eur(demo_bills, cli
     # the catalog's USD price per GPU-hour / 1.08 USD per EUR, 6 decimals
     from decimal import ROUND_HALF_EVEN, Decimal
 
-    expected = (Decimal(on_demand["price_per_gpu_hour_usd"]) / Decimal("1.08")).quantize(Decimal("0.000001"), ROUND_HALF_EVEN)
+    expected = (Decimal(on_demand["price_per_gpu_hour_usd"]) / Decimal("1.08")).quantize(
+        Decimal("0.000001"), ROUND_HALF_EVEN
+    )
     assert abs(Decimal(on_demand["price_per_gpu_hour"]) - expected) <= Decimal("0.000001")
