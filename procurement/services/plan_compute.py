@@ -235,7 +235,6 @@ def plan_assumptions(
         {"name": "scenario", "value": request.scenario, "source": source("scenario", "default base")},
         {"name": "growth trials", "value": f"{request.trials} (seed {request.seed})",
          "source": f"monthly rate ~ Normal(rate, {demand_engine.DEFAULT_GROWTH_SIGMA}): gpuledger assumption"},
-        {"name": "hours in a year", "value": "8760", "source": "365 x 24"},
         *study_items,
     ]  # fmt: skip
 

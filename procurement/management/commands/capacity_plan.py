@@ -82,6 +82,12 @@ class Command(BaseCommand):
         }  # fmt: skip
         if options["trials"] is not None:
             body["trials"] = options["trials"]
+        # what the person typed (a value left at its default is labelled a default in the assumptions)
+        defaults = {"teams": [], "gpu": "", "horizon_months": DEFAULT_HORIZON_MONTHS, "growth": "0", "scenario": "base",
+                    "seed": DEFAULT_SEED, "series": "auto", "currency": "", "name": "", "providers": []}  # fmt: skip
+        body["stated"] = sorted(key for key in body if key not in defaults or body[key] != defaults[key])
+        if options["study"]:
+            body["stated"].append("study")
         if options["study"]:
             study = load_document_file(options["study"])
             if not isinstance(study, dict):

@@ -119,8 +119,26 @@ def _data_tables(result: dict) -> list[Table]:
     ]  # fmt: skip
 
 
+def _price_label(price: dict) -> str:
+    model = "" if price["pricing_model"] == price["kind"] else f" ({price['pricing_model']})"
+    return f"{price['kind']}{model}: {Decimal(price['price_per_gpu_hour']):.4f} / GPU-h"
+
+
+def _is_method(item: dict) -> bool:
+    """A note on how the engine works (the same for every plan), as opposed to an input of this one."""
+    return str(item.get("source", "")).startswith("gpuledger method")
+
+
+def _method_table(items: list[dict]) -> Table:
+    return Table("method", "Method notes (docs/capacity-plan.md)", [
+        Column("name", "Note"), Column("value", "What"), Column("source", "Source")],
+        [{key: str(item.get(key, "")) for key in ("name", "value", "source")} for item in items], data_only=True)  # fmt: skip
+
+
 def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
     result = inputs["result"]
+    method = [item for item in result.get("assumptions", []) if _is_method(item)]
+    printed = [item for item in result.get("assumptions", []) if not _is_method(item)]
     scope, demand = result["scope"], result.get("demand", {})
     teams = ", ".join(scope.get("teams") or []) or "every team"
     return Report(
@@ -136,13 +154,12 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
                f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."]
         + list(result.get("warnings", [])),
-        sections=[Section(heading="Layers", tables=[_layers_table(result)]),
-                  Section(heading="Data", paragraphs=["The demand curve, the demand by month, the cost of every layer "
-                                                      "by year and the sensitivity are in the Excel and CSV files."],
-                          tables=_data_tables(result))],
-        assumptions=[Assumption(item["name"], str(item["value"]), item["source"]) for item in result.get("assumptions", [])],
-        price_dates=[PriceDate(label=f"{price['kind']} ({price['pricing_model']}) {price['price_per_gpu_hour']} per GPU-hour",
-                               observed_at=price.get("observed_at"), source=price.get("offer") or price.get("source", ""),
+        sections=[Section(heading="Layers", tables=[_layers_table(result), *_data_tables(result), _method_table(method)],
+                          paragraphs=["The demand curve, the demand by month, every layer's cost by year, the "
+                                      "sensitivity and the method notes are in the Excel and CSV files."])],
+        assumptions=[Assumption(item["name"], str(item["value"]), item["source"]) for item in printed],
+        price_dates=[PriceDate(label=_price_label(price),
+                               observed_at=(price.get("observed_at") or "")[:10] or None, source=price.get("offer") or price.get("source", ""),
                                quality=price.get("quality", ""), stale=bool(price.get("stale")),
                                age_days=age_days(price.get("observed_at"), now)) for price in result.get("prices", [])],
     )  # fmt: skip
