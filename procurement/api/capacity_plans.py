@@ -84,6 +84,7 @@ class CapacityPlanListCreate(APIView):
     permission_classes = [HasSpendAccess]
 
     @extend_schema(
+        operation_id="capacity_plans_create",
         request=PLAN_REQUEST,
         responses={
             200: OpenApiResponse(description="The plan (not stored): layers, totals, NPV, P90, sensitivity"),
@@ -108,6 +109,7 @@ class CapacityPlanListCreate(APIView):
             return Response(error_body("teams", str(denied)), status=status.HTTP_403_FORBIDDEN)
 
     @extend_schema(
+        operation_id="capacity_plans_list",
         responses={200: PLAN_LIST, 401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN}
     )
     def get(self, request):
@@ -121,6 +123,7 @@ class CapacityPlanDetail(APIView):
     permission_classes = [HasSpendAccess]
 
     @extend_schema(
+        operation_id="capacity_plans_retrieve",
         responses={200: OpenApiResponse(description="The stored plan"), 404: OpenApiResponse(description="No such plan"),
                    401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN}
     )  # fmt: skip
