@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from procurement.planning.errors import PlanInputError
 
@@ -395,34 +396,43 @@ def _busy(usage, demand_rows, rates, utilization, start_hour, end_hour):
     that has a utilization sample. The billed GPUs of one resource in one hour are read at the sampled
     cells only (binary searches in its rows' sorted start and end events), not on a resource x hour grid."""
     hours = end_hour - start_hour
-    resources = usage.resource_id[demand_rows]
-    names, row_codes = np.unique(resources.astype(str), return_inverse=True)
-    cells, mean_utilization = _sampled_cells(utilization, names, start_hour, end_hour)
+    row_codes, sample_codes = _resource_codes(usage.resource_id[demand_rows], utilization.resource_id)
+    cells, mean_utilization = _sampled_cells(utilization, sample_codes, start_hour, end_hour)
     starts, ends, _ = _spread_rates(usage, demand_rows)
     first, past = _clipped(starts, ends, start_hour, end_hour)
     interruptible = usage.interruptible[demand_rows]
     billed_total = _spread(first, past, rates, hours)
-    results, sampled_gpu_hours = [], 0.0
-    for part_rates in (rates, rates * interruptible):
-        at_cells = _resource_gpus_at(row_codes, first, past, part_rates, cells, hours)
-        idle = at_cells * (1.0 - mean_utilization)
+    parts = [rates, rates * interruptible]
+    results = []
+    at_cells = _resource_gpus_at(row_codes, first, past, parts, cells, hours)
+    for part_rates, gpus in zip(parts, at_cells, strict=True):
+        idle = gpus * (1.0 - mean_utilization)
         busy = _spread(first, past, part_rates, hours)
         busy -= np.bincount(cells % (hours + 1), weights=idle, minlength=hours + 1)[:hours]
         results.append(busy)
-        if part_rates is rates:
-            sampled_gpu_hours = float(at_cells.sum())
+    sampled_gpu_hours = float(at_cells[0].sum())
     total = float(billed_total.sum())
     coverage = min(1.0, sampled_gpu_hours / total) if total > 0 else 0.0
     return results[0], results[1], coverage
 
 
-def _sampled_cells(utilization: UtilizationRows, names: np.ndarray, start_hour: int, end_hour: int):
+def _resource_codes(row_ids: np.ndarray, sample_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of the rows' and the samples' resource ids, from one hash pass over both (pandas'
+    factorize; sorting or converting a million strings costs seconds). A sample's code is -1 where no
+    row has its resource, or the resource id is empty."""
+    codes, names = pd.factorize(np.concatenate([row_ids, sample_ids]))
+    row_codes, sample_codes = codes[: len(row_ids)], codes[len(row_ids) :]
+    has_rows = np.zeros(len(names), dtype=bool)
+    has_rows[row_codes] = True
+    has_rows &= np.asarray(names, dtype=object) != ""
+    return row_codes, np.where(has_rows[sample_codes], sample_codes, -1)
+
+
+def _sampled_cells(utilization: UtilizationRows, codes: np.ndarray, start_hour: int, end_hour: int):
     """Cells (resource code x (hours + 1) + hour offset) that hold samples of a resource the rows
-    have, in the period, and the mean utilization of each (clipped to 0..1)."""
+    have (code >= 0), in the period, and the mean utilization of each (clipped to 0..1)."""
     hours = end_hour - start_hour
-    ids = utilization.resource_id.astype(str)
-    codes = np.minimum(np.searchsorted(names, ids), max(len(names) - 1, 0))
-    known = (names[codes] == ids) & (ids != "") if len(names) else np.zeros(len(ids), dtype=bool)
+    known = codes >= 0
     offsets = utilization.hour - start_hour
     keep = known & (offsets >= 0) & (offsets < hours)
     keys = codes[keep].astype(np.int64) * (hours + 1) + offsets[keep]
@@ -434,22 +444,25 @@ def _sampled_cells(utilization: UtilizationRows, names: np.ndarray, start_hour: 
     return cells, mean
 
 
-def _resource_gpus_at(row_codes, first, past, rates, cells, hours) -> np.ndarray:
-    """Billed GPUs of the cell's resource in the cell's hour: the running sum of the resource's +rate
-    (start) and -rate (end) events up to the cell, less the running sum before the resource's first
-    event (exact zero-sum per resource up to rounding)."""
+def _resource_gpus_at(row_codes, first, past, rates: list[np.ndarray], cells, hours) -> list[np.ndarray]:
+    """Billed GPUs of the cell's resource in the cell's hour, for each vector of row rates: the running
+    sum of the resource's +rate (start) and -rate (end) events up to the cell, less the running sum
+    before the resource's first event (each resource's events add up to zero). One sort serves all."""
     if len(cells) == 0:
-        return np.zeros(0)
+        return [np.zeros(0) for _ in rates]
     width = hours + 1
     keys = np.concatenate([row_codes * width + first, row_codes * width + past])
-    weights = np.concatenate([rates, -rates])
     order = np.argsort(keys, kind="stable")
-    keys, running = keys[order], np.cumsum(weights[order])
+    keys = keys[order]
     at = np.searchsorted(keys, cells, side="right") - 1
     before = np.searchsorted(keys, (cells // width) * width, side="left") - 1
-    value = np.where(at >= 0, running[np.maximum(at, 0)], 0.0)
-    base = np.where(before >= 0, running[np.maximum(before, 0)], 0.0)
-    return np.maximum(value - base, 0.0)
+    found = []
+    for part in rates:
+        running = np.cumsum(np.concatenate([part, -part])[order])
+        value = np.where(at >= 0, running[np.maximum(at, 0)], 0.0)
+        base = np.where(before >= 0, running[np.maximum(before, 0)], 0.0)
+        found.append(np.maximum(value - base, 0.0))
+    return found
 
 
 def load_duration_curve(series: np.ndarray) -> np.ndarray:
@@ -602,13 +615,15 @@ def status_quo(usage: UsageRows, *, start_hour: int, end_hour: int) -> StatusQuo
     inside = (usage.start_hour >= int(start_hour)) & (usage.start_hour < int(end_hour))
     unused = inside & usage.unused_commitment
     used = inside & ~usage.unused_commitment
-    categories = {}
-    for category in sorted(set(usage.pricing_category[used].tolist())):
-        rows = used & (usage.pricing_category == category)
-        categories[category] = {
-            "gpu_hours": float(usage.gpu_hours[rows].sum()),
-            "effective_cost_micros": int(usage.effective_cost_micros[rows].sum()),
-        }
+    codes, names = pd.factorize(usage.pricing_category)
+    gpu_hours = np.bincount(codes[used], weights=usage.gpu_hours[used], minlength=len(names))
+    costs = [int(usage.effective_cost_micros[used & (codes == code)].sum()) for code in range(len(names))]
+    present = np.bincount(codes[used], minlength=len(names)) > 0
+    categories = {
+        str(names[code]): {"gpu_hours": float(gpu_hours[code]), "effective_cost_micros": costs[code]}
+        for code in np.argsort(np.asarray(names, dtype=str))
+        if present[code]
+    }
     return StatusQuo(
         currency=usage.currency,
         gpu_hours=float(usage.gpu_hours[used].sum()),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, replace
-from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -24,7 +23,6 @@ from pricing.providers.currencies import currency_problem
 from procurement.billing.access import spend_scope
 from procurement.billing.models import GpuUtilization
 from procurement.billing.records import tag_mapping
-from procurement.billing.review import scope_masks
 from procurement.billing.selectors import copied_spend_frame, fetched_spend_frame, review_fx
 from procurement.billing.spend_snapshot import snapshot_spend_frame
 from procurement.planning.demand import (
@@ -35,12 +33,11 @@ from procurement.planning.demand import (
     validate_period,
 )
 from procurement.planning.errors import PlanInputError
+from procurement.planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frame
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
 TEAM_LENGTH = 100  # SpendRecord.team
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
-HOUR_NS = 3600 * 10**9
-MICRO = 1_000_000
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
 
@@ -90,10 +87,7 @@ class PlanScope:
 
     def matches_gpu(self, slugs: np.ndarray) -> np.ndarray:
         """Which of `slugs` the scope's GPU (slug or family) selects."""
-        slugs = np.asarray(slugs, dtype=object).astype(str)
-        if not self.gpu:
-            return np.ones(len(slugs), dtype=bool)
-        return (slugs == self.gpu) | np.char.startswith(slugs, self.gpu + "-")
+        return gpu_matches(slugs, self.gpu)
 
 
 def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
@@ -134,34 +128,6 @@ def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
     return fetched_spend_frame(where, params)
 
 
-def _hours(values: pd.Series, *, round_up: bool) -> np.ndarray:
-    ns = pd.DatetimeIndex(values).as_unit("ns").asi8
-    return -(-ns // HOUR_NS) if round_up else ns // HOUR_NS
-
-
-def _text(values: pd.Series) -> np.ndarray:
-    return np.asarray(values.astype(object), dtype=object)
-
-
-def _converted_micros(frame: pd.DataFrame, currency: str) -> np.ndarray:
-    """Effective cost in micro-units of `currency` through the stored FX rates (a missing rate is a
-    PlanInputError naming currency). Rounded to the micro-unit once per row, in float64: a plan's money
-    is an estimate, not a ledger (the review converts row by row in Decimal for its exact totals)."""
-    micros = frame["effective_micros"].to_numpy(np.int64).copy()
-    currencies = frame["currency"].astype(object).to_numpy()
-    others = set(currencies.tolist()) - {currency}
-    if not others:
-        return micros
-    rates = review_fx(currency)
-    for code in sorted(others):
-        rate = rates.get(code)
-        if rate is None:
-            raise PlanInputError("currency", f"no stored FX rate from {code} to {currency}")
-        rows = currencies == code
-        micros[rows] = np.rint(micros[rows] * float(Decimal(rate))).astype(np.int64)
-    return micros
-
-
 def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
     """The scope's GPU usage and unused-commitment rows, effective cost converted into `currency` through
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
@@ -171,59 +137,16 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
     if problem:
         raise PlanInputError("currency", problem)
     frame = scope_spend_frame(scope)
-    gpu_usage, unused = scope_masks(frame)
-    selected = _gpu_selected(scope, frame["gpu"])
-    if not (gpu_usage & selected).any():
-        raise _no_rows(scope, any_gpu_rows=bool(gpu_usage.any()))
-    rows = frame[(gpu_usage | unused) & selected]
-    starts, ends = (
-        _hours(frame["charge_period_start"], round_up=False),
-        _hours(frame["charge_period_end"], round_up=True),
-    )
-    bill_start, bill_end = _distinct_periods(starts, ends)
-    return UsageRows(
-        start_hour=_hours(rows["charge_period_start"], round_up=False),
-        end_hour=_hours(rows["charge_period_end"], round_up=True),
-        gpu_hours=rows["gpu_hours_micros"].to_numpy(np.int64) / MICRO,
-        interruptible=rows["interruptible"].to_numpy(bool),
-        resource_id=_text(rows["resource_id"]),
-        gpu_model=_text(rows["gpu"]),
-        team=_text(rows["team"]),
-        pricing_category=_text(rows["pricing_category"]),
-        effective_cost_micros=_converted_micros(rows, currency),
-        unused_commitment=unused[(gpu_usage | unused) & selected],
-        currency=currency,
-        covered_start_hour=bill_start,
-        covered_end_hour=bill_end,
-    )
-
-
-def _gpu_selected(scope: PlanScope, gpu: pd.Series) -> np.ndarray:
-    """The rows of the scope's GPU, matched once per distinct slug (the column is a category)."""
-    if not scope.gpu:
-        return np.ones(len(gpu), dtype=bool)
-    if gpu.dtype != "category":
-        return scope.matches_gpu(gpu.to_numpy(dtype=object))
-    codes = gpu.cat.codes.to_numpy()
-    chosen = scope.matches_gpu(np.asarray(gpu.cat.categories, dtype=object))
-    return (codes >= 0) & chosen[np.maximum(codes, 0)]
-
-
-def _distinct_periods(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct charge periods (a few a day, of up to millions of rows), as one int64 key each:
-    start hour x 2^24 + length in hours (under 2^24: three years are 26,352 hours)."""
-    lengths = np.clip(ends - starts, 1, 2**24 - 1)
-    keys = np.unique(starts * 2**24 + lengths)
-    return keys >> 24, (keys >> 24) + (keys & (2**24 - 1))
-
-
-def _no_rows(scope: PlanScope, *, any_gpu_rows: bool) -> PlanInputError:
-    period = f"charged {scope.start} to {scope.end}"
-    if scope.gpu and any_gpu_rows:
-        return PlanInputError("gpu", f"no GPU usage rows of {scope.gpu!r} {period}")
-    if scope.teams:
-        return PlanInputError("team", f"no GPU usage rows of team {', '.join(scope.teams)} {period}")
-    return PlanInputError("from", f"no GPU usage rows {period}")
+    needs_rates = bool(len(frame)) and bool(frame["currency"].astype(object).ne(currency).any())
+    try:
+        return usage_rows_from_frame(
+            frame, gpu=scope.gpu, teams=scope.teams, currency=currency,
+            fx_to_currency=review_fx(currency) if needs_rates else {},
+        )  # fmt: skip
+    except PlanInputError as error:
+        if error.field == "currency":
+            raise
+        raise PlanInputError(error.field, f"{error.message}: charged {scope.start} to {scope.end}") from None
 
 
 UTILIZATION_SQL = """
@@ -257,7 +180,7 @@ def plan_utilization_rows(scope: PlanScope, usage: UsageRows) -> UtilizationRows
     stamps = pd.to_datetime(pd.Series(hours, dtype=object), utc=True, format="ISO8601")
     return UtilizationRows(
         resource_id=np.asarray(ids, dtype=object)[keep],
-        hour=_hours(stamps, round_up=False)[keep],
+        hour=hours_of(stamps, round_up=False)[keep],
         utilization=np.asarray([float(p) for p in percents], dtype=np.float64)[keep] / 100,
     )
 

@@ -201,7 +201,7 @@ def commitment_option(
             )
         elif effective_per_gpu_hour < 0:
             raise PlanInputError(f"{field_name}.price_per_gpu_hour", "must not be negative")
-        unit = positive_int(unit_gpus, f"{field_name}.unit_gpus")
+        unit = positive_int(unit_gpus, "unit_gpus")
     except CostInputError as error:
         raise PlanInputError(f"{field_name}.{error.field}", error.message) from None
     return CommitmentOption(

@@ -194,14 +194,10 @@ def bands(context: PlanContext, levels: Levels) -> Bands:
     spot_hours = np.where(spot_cheaper, above - firm_above, 0.0)
     years = range(scale.size)
     spot_gpus = tuple(
-        math.ceil(curve.peak_above(top[y], scale[y], interruptible_only=True) - 1e-9)
-        if spot_cheaper[y]
-        else 0
-        for y in years
+        _peak(curve, top[y], scale[y], "interruptible") if spot_cheaper[y] else 0 for y in years
     )
     on_demand_gpus = tuple(
-        math.ceil(curve.peak_above(top[y], scale[y], interruptible_only=False) - 1e-9) - spot_gpus[y]
-        for y in years
+        _peak(curve, top[y], scale[y], "firm" if spot_cheaper[y] else "total") for y in years
     )
     return Bands(
         committed_3y=curve.total_above(0.0, scale) - curve.total_above(base, scale),
@@ -217,6 +213,11 @@ def bands(context: PlanContext, levels: Levels) -> Bands:
             "on_demand": on_demand_gpus,
         },
     )
+
+
+def _peak(curve: LoadCurve, level: float, scale: float, part: str) -> int:
+    """Whole GPUs a market layer needs at its busiest hour (float noise below a whole GPU ignored)."""
+    return math.ceil(curve.peak_above(level, scale, part) - 1e-9)
 
 
 def _spread_over_months(per_year: np.ndarray, context: PlanContext) -> np.ndarray:
@@ -272,7 +273,7 @@ def _layers(
     years = year_of_month(inputs.horizon_months, context.months)
     layers = []
     for kind in LAYER_ORDER:
-        if kind not in flows or not any(band.gpus[kind]):
+        if kind not in flows or not (any(band.gpus[kind]) or getattr(band, kind).any()):
             continue
         hours_by_year = getattr(band, kind) * year_share
         cost_by_year = np.bincount(years, weights=flows[kind], minlength=year_share.size)

@@ -61,10 +61,10 @@ class LoadCurve:
         """All the demand's GPU-hours in a year at ``scale``."""
         return self.total_above(0.0, scale)
 
-    def peak_above(self, level: float, scale: float, *, interruptible_only: bool = False) -> float:
-        """The most GPUs above ``level`` in any hour (the size of a burst layer); one pass over samples."""
+    def peak_above(self, level: float, scale: float, part: str = "total") -> float:
+        """The most GPUs of ``part`` (total, firm or interruptible) above ``level`` in any hour: the size
+        of a market layer. One pass over the samples."""
         total = np.maximum(scale * self.total - level, 0.0)
-        if not interruptible_only:
-            return float(total.max(initial=0.0))
         firm = np.maximum(scale * self.firm - level, 0.0)
-        return float((total - firm).max(initial=0.0))
+        band = {"total": total, "firm": firm, "interruptible": total - firm}[part]
+        return float(band.max(initial=0.0))

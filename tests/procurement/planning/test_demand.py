@@ -194,3 +194,29 @@ def test_the_busy_series_cannot_be_forced_without_utilization():
     with pytest.raises(PlanInputError) as error:
         demand_history(usage, start_hour=0, end_hour=WEEK, series="busy")
     assert error.value.field == "series"
+
+
+def test_the_worked_example_of_docs_capacity_plan_md():
+    """docs/capacity-plan.md, "Demand from history", worked example: every figure stated there."""
+    usage = UsageRows.of(
+        start_hour=[0, 12], end_hour=[24, 36], gpu_hours=[48, 24], interruptible=[False, True],
+        resource_id=["i-a", "i-b"], covered_start_hour=[0], covered_end_hour=[WEEK],
+    )  # fmt: skip
+    utilization = UtilizationRows.of(resource_id=["i-a"] * 24, hour=range(24), utilization=[0.5] * 24)
+    history = demand_history(usage, start_hour=0, end_hour=WEEK, utilization=utilization)
+    assert history.billed.tolist() == [2.0] * 12 + [3.0] * 12 + [1.0] * 12 + [0.0] * 132
+    assert history.billed_interruptible[12:36].tolist() == [1.0] * 24
+    assert np.nansum(history.billed) == 72
+    curve = load_duration_curve(history.billed)
+    assert curve[:36].tolist() == [3.0] * 12 + [2.0] * 12 + [1.0] * 12 and curve[36:].max() == 0
+    levels = demand_percentiles(history.billed)
+    assert (levels.p10, levels.p50, levels.p90, levels.peak) == (0, 0, 2, 3)
+    assert levels.mean == pytest.approx(72 / 168)  # 0.4286
+    assert history.busy[:24].tolist() == [1.0] * 12 + [2.0] * 12  # i-a's 2 GPUs at 50%
+    assert history.utilization_coverage == pytest.approx(48 / 72)  # 67%: under 95%, billed is used
+    assert history.series_used == "billed"
+    from procurement.planning.demand import growth_multipliers
+
+    yearly = growth_multipliers(0.02, horizon_months=36).yearly
+    # year 1: mean of 1.02^0..1.02^11 = (1.02^12 - 1) / (12 x 0.02) = 0.268242 / 0.24; then x 1.268242 a year
+    assert yearly.round(4).tolist() == [1.1177, 1.4175, 1.7977]
