@@ -23,6 +23,7 @@ Method and defaults (docs/capacity-plan.md, "Demand from history"):
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -238,6 +239,11 @@ class StatusQuo:
 Growth = float | Sequence[float]
 
 
+def hour_index(day: dt.date) -> int:
+    """The hour index of a date's midnight, UTC."""
+    return int(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()) // 3600
+
+
 def validate_period(start_hour: int, end_hour: int) -> None:
     """PlanInputError("to") for a period shorter than 7 days or longer than the review's three years."""
     hours = int(end_hour) - int(start_hour)
@@ -403,8 +409,14 @@ def _busy(usage, demand_rows, rates, utilization, start_hour, end_hour):
     interruptible = usage.interruptible[demand_rows]
     billed_total = _spread(first, past, rates, hours)
     parts = [rates, rates * interruptible]
+    # only the rows of sampled resources are searched (often a few of many): no sort of the others
+    sampled = np.zeros(int(row_codes.max()) + 1 if len(row_codes) else 0, dtype=bool)
+    sampled[(cells // (hours + 1))] = True
+    searched = sampled[row_codes]
+    at_cells = _resource_gpus_at(
+        row_codes[searched], first[searched], past[searched], [part[searched] for part in parts], cells, hours
+    )
     results = []
-    at_cells = _resource_gpus_at(row_codes, first, past, parts, cells, hours)
     for part_rates, gpus in zip(parts, at_cells, strict=True):
         idle = gpus * (1.0 - mean_utilization)
         busy = _spread(first, past, part_rates, hours)
@@ -420,7 +432,7 @@ def _resource_codes(row_ids: np.ndarray, sample_ids: np.ndarray) -> tuple[np.nda
     """Integer codes of the rows' and the samples' resource ids, from one hash pass over both (pandas'
     factorize; sorting or converting a million strings costs seconds). A sample's code is -1 where no
     row has its resource, or the resource id is empty."""
-    codes, names = pd.factorize(np.concatenate([row_ids, sample_ids]))
+    codes, names = pd.factorize(np.concatenate([row_ids, sample_ids]), use_na_sentinel=False)
     row_codes, sample_codes = codes[: len(row_ids)], codes[len(row_ids) :]
     has_rows = np.zeros(len(names), dtype=bool)
     has_rows[row_codes] = True
@@ -452,7 +464,7 @@ def _resource_gpus_at(row_codes, first, past, rates: list[np.ndarray], cells, ho
         return [np.zeros(0) for _ in rates]
     width = hours + 1
     keys = np.concatenate([row_codes * width + first, row_codes * width + past])
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)  # events of one key all count or none at a cell: their order does not matter
     keys = keys[order]
     at = np.searchsorted(keys, cells, side="right") - 1
     before = np.searchsorted(keys, (cells // width) * width, side="left") - 1

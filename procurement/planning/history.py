@@ -30,6 +30,7 @@ from procurement.planning.demand import (
     UsageRows,
     UtilizationRows,
     demand_history,
+    hour_index,
     validate_period,
 )
 from procurement.planning.errors import PlanInputError
@@ -40,11 +41,6 @@ TEAM_LENGTH = 100  # SpendRecord.team
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
-
-
-def hour_index(day: dt.date) -> int:
-    """demand.py's hour index of a date's midnight (UTC)."""
-    return int(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()) // 3600
 
 
 @dataclass(frozen=True)
@@ -176,7 +172,7 @@ def plan_utilization_rows(scope: PlanScope, usage: UsageRows) -> UtilizationRows
     if not found:
         return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
     ids, hours, percents = (list(column) for column in zip(*found, strict=True))
-    keep = np.isin(np.asarray(ids, dtype=object), np.asarray(resources, dtype=object))
+    keep = pd.Series(ids, dtype=object).isin(resources).to_numpy()  # by hashing, not sorting strings
     stamps = pd.to_datetime(pd.Series(hours, dtype=object), utc=True, format="ISO8601")
     return UtilizationRows(
         resource_id=np.asarray(ids, dtype=object)[keep],
