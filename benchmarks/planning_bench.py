@@ -90,7 +90,7 @@ def run(target, *args) -> dict:
     return result
 
 
-def phase_prepare(path: str, db_path: str, queue) -> None:
+def phase_prepare(path: str, db_path: str, keep: bool, queue) -> None:
     _setup_django(db_path)
     from django.core.management import call_command
 
@@ -102,12 +102,19 @@ def phase_prepare(path: str, db_path: str, queue) -> None:
     call_command("migrate", verbosity=0)
     if not InstanceType.objects.exists():
         call_command("load_catalog", verbosity=0)
+    if keep and SpendRecord.objects.count() == HOURS * 115:
+        queue.put(
+            {"seconds": 0.0, "inserted": SpendRecord.objects.count(), "errors": []}
+        )  # a kept run's rows
+        return
     SpendSnapshot.objects.all().delete()
     SpendRecord.objects.all().delete()
     store.refresh_snapshots_after_commit = lambda: None  # the review builds the snapshots it reads
     started = time.perf_counter()
     result = import_files([Path(path)], fmt="focus")
-    queue.put({"seconds": time.perf_counter() - started, "inserted": result.inserted, "errors": result.errors})
+    queue.put(
+        {"seconds": time.perf_counter() - started, "inserted": result.inserted, "errors": result.errors}
+    )
 
 
 def phase_review(db_path: str, queue) -> None:
@@ -149,15 +156,40 @@ def phase_plan(db_path: str, traced: bool, queue) -> None:
                "layers": [(layer["kind"], layer["gpus"]) for layer in result["layers"]]})  # fmt: skip
 
 
+def phase_stages(db_path: str, queue) -> None:
+    """Where the plan's peak RSS comes from: the process's peak after Django, after reading the scope's
+    rows (the review's read path, procurement/planning/history.py), and after the whole plan."""
+    _setup_django(db_path)
+    from procurement.planning.history import PlanScope, plan_usage_rows
+    from procurement.services.capacity_plans import capacity_plan_preview
+
+    peaks = {"django": _peak_mib()}
+    usage = plan_usage_rows(
+        PlanScope(start=dt.date(2026, 1, 1), end=dt.date(2027, 1, 1), gpu="h100-sxm5-80gb")
+    )
+    peaks["rows read"] = _peak_mib()
+    peaks["usage rows"] = sum(getattr(usage, name).nbytes for name in usage.__dataclass_fields__
+                              if isinstance(getattr(usage, name), np.ndarray)) / 2**20  # fmt: skip
+    del usage
+    capacity_plan_preview(body=PLAN_BODY)
+    peaks["plan"] = _peak_mib()
+    queue.put(peaks)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--resources", type=int, default=115, help="p5.48xlarge resources, each 8,760 hourly rows")
+    parser.add_argument(
+        "--resources", type=int, default=115, help="p5.48xlarge resources, each 8,760 hourly rows"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the rows (and reuse kept ones) for another run"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="planning-bench-") as folder:
         db_path = os.path.join(folder, "bench.sqlite3")
         path = os.path.join(folder, "focus.csv")
         make_frame(args.resources).to_csv(path, index=False)
-        prepared = run(phase_prepare, path, db_path)
+        prepared = run(phase_prepare, path, db_path, args.keep)
         if prepared["errors"]:
             raise SystemExit(f"import failed: {prepared['errors'][:3]}")
         print(f"rows: {prepared['inserted']:,} ({args.resources} resources x {HOURS:,} hours), imported in "
@@ -165,6 +197,7 @@ def main() -> None:
         review = run(phase_review, db_path)
         plan = run(phase_plan, db_path, False)
         traced = run(phase_plan, db_path, True)
+        stages = run(phase_stages, db_path)
         for label in ("first", "later"):
             one = review[label]
             print(f"spend review ({label} read): {one['rows']:,} rows in {one['seconds']:.2f} s")
@@ -181,7 +214,9 @@ def main() -> None:
         print(f"capacity plan: peak RSS {plan['peak_mib']:.0f} MiB (the whole process, Django included), "
               f"tracemalloc peak {traced['traced_peak_mib']:.0f} MiB (target < 512 MiB: "
               f"{'PASS' if peak < 512 else 'MISS'})")  # fmt: skip
-        run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
+        print("capacity plan, peak RSS by stage: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in stages.items()))
+        if not args.keep:
+            run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
 
 
 def _clear() -> None:

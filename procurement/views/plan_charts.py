@@ -8,8 +8,9 @@ from html import escape
 
 from gpuledger.charts import PALETTE, WIDTH, _axes, _legend, _nice_max, _svg, stacked_bar_chart, tornado_chart
 
-# Base load at the bottom: the order the screening curves stack the options in (docs/capacity-plan.md).
-LAYER_ORDER = ("owned", "committed_3y", "committed_1y", "on_demand", "spot")
+# Base load at the bottom, in the order the plan engine stacks the options (procurement/planning/plan.py:
+# commitments, then owned servers, lowest running cost first; then spot and on-demand above them).
+LAYER_ORDER = ("committed_3y", "committed_1y", "owned", "spot", "on_demand")
 LAYER_LABELS = {
     "owned": "owned servers",
     "committed_3y": "3-year commitment",
@@ -36,7 +37,7 @@ def stacked_layers(layers: Sequence[dict]) -> list[tuple[str, float, float]]:
 
 
 def _thin(curve: Sequence[float]) -> list[tuple[float, float]]:
-    step = max(1, len(curve) // MAX_CURVE_POINTS)
+    step = max(1, -(-len(curve) // MAX_CURVE_POINTS))  # ceil: at most MAX_CURVE_POINTS + 1 points
     points = [(float(hour), float(curve[hour])) for hour in range(0, len(curve), step)]
     if curve and points[-1][0] != len(curve) - 1:
         points.append((float(len(curve) - 1), float(curve[-1])))

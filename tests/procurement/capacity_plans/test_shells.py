@@ -184,7 +184,13 @@ def test_the_page_opens_with_a_plan_of_the_demo_period(bundled_catalog, tmp_path
     and /plans/ with no stored plan shows the plan of exactly that period, computed, not stored."""
     path = tmp_path / "demo.csv"
     call_command("make_demo_billing", "--output", str(path), stdout=StringIO())
-    call_command("import_billing", str(path), str(tmp_path / "demo_utilization.csv"), "--no-progress", stdout=StringIO())
+    call_command(
+        "import_billing",
+        str(path),
+        str(tmp_path / "demo_utilization.csv"),
+        "--no-progress",
+        stdout=StringIO(),
+    )
     page = client_as("finance").get("/plans/").content.decode()
     assert 'id="plan-preview"' in page and 'id="plan-error"' not in page
     for part in ('id="plan-ldc"', 'id="plan-layers"', 'id="plan-cost-by-year"', "<polygon"):
