@@ -90,7 +90,7 @@ def run(target, *args) -> dict:
     return result
 
 
-def phase_prepare(path: str, db_path: str, keep: bool, queue) -> None:
+def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) -> None:
     _setup_django(db_path)
     from django.core.management import call_command
 
@@ -102,7 +102,7 @@ def phase_prepare(path: str, db_path: str, keep: bool, queue) -> None:
     call_command("migrate", verbosity=0)
     if not InstanceType.objects.exists():
         call_command("load_catalog", verbosity=0)
-    if keep and SpendRecord.objects.count() == HOURS * 115:
+    if keep and SpendRecord.objects.count() == HOURS * resources:
         queue.put(
             {"seconds": 0.0, "inserted": SpendRecord.objects.count(), "errors": []}
         )  # a kept run's rows
@@ -188,8 +188,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="planning-bench-") as folder:
         db_path = os.path.join(folder, "bench.sqlite3")
         path = os.path.join(folder, "focus.csv")
-        make_frame(args.resources).to_csv(path, index=False)
-        prepared = run(phase_prepare, path, db_path, args.keep)
+        # written in a child process: a forked phase would otherwise start with this parent's pages resident
+        run(lambda queue: (make_frame(args.resources).to_csv(path, index=False), queue.put({})))
+        prepared = run(phase_prepare, path, db_path, args.keep, args.resources)
         if prepared["errors"]:
             raise SystemExit(f"import failed: {prepared['errors'][:3]}")
         print(f"rows: {prepared['inserted']:,} ({args.resources} resources x {HOURS:,} hours), imported in "

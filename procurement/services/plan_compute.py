@@ -10,8 +10,8 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from procurement.billing.models import SpendRecord
 from procurement.costing.tco_spec import BUY_DEFAULTS, BUY_USD_DEFAULTS, parse_tco_study
 from procurement.costing.values import CostInputError
 from procurement.planning import demand as demand_engine
@@ -48,7 +48,8 @@ def plan_result(
     if on_demand is None:
         where = f" from {', '.join(request.providers)}" if request.providers else ""
         raise PlanInputError("gpu", f"no current on-demand price of {gpu}{where} in the catalog")
-    warnings += provider_warnings(prices, billed_providers(scope))
+    if not request.providers:
+        warnings += provider_notes(prices)
     study, study_assumptions = plan_study(
         request, gpu=gpu, currency=currency, on_demand=on_demand, warnings=warnings
     )
@@ -70,27 +71,12 @@ def plan_result(
     } | {key: value for key, value in plan.items() if key not in ("assumptions", "warnings")}  # fmt: skip
 
 
-def billed_providers(scope: PlanScope) -> set[str]:
-    """The providers the scope's GPU rows were billed by (lower case, as catalog slugs are)."""
-    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (scope.start, scope.end))
-    rows = SpendRecord.objects.filter(
-        charge_period_start__gte=start, charge_period_start__lt=end, gpu__isnull=False
-    )
-    if scope.teams:
-        rows = rows.filter(team__in=scope.teams)
-    return {name.lower() for name in rows.order_by().values_list("provider", flat=True).distinct()}
-
-
-def provider_warnings(prices: list[PlanPrice], billed: set[str]) -> list[str]:
-    """Say so when the cheapest catalog price is another provider's than the bills': then part of the
-    saving is moving provider (give providers to price the plan at the bills' own)."""
-    found = []
-    for price in prices:
-        provider = price.offer.split("/")[0] if price.offer else ""
-        if provider and billed and provider.lower() not in billed:
-            found.append(f"{price.kind} is priced at {price.offer} ({provider}), not a provider of the bills "
-                         f"({', '.join(sorted(billed))}): part of the saving is moving provider; give providers to compare like for like")  # fmt: skip
-    return found
+def provider_notes(prices: list[PlanPrice]) -> list[str]:
+    """With no providers asked, the prices are the cheapest of any provider in the catalog: say whose,
+    since part of a saving may then be moving provider (give providers to price at the bills' own)."""
+    offers = [f"{price.kind} {price.offer}" for price in prices if price.offer]
+    return [f"prices are the catalog's cheapest of any provider ({'; '.join(offers)}): part of the saving may be "
+            "moving provider; give providers (e.g. aws) to price the plan at the bills' own"]  # fmt: skip
 
 
 def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[UsageRows, str]:
@@ -98,11 +84,14 @@ def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[Usag
     (a family such as "h100" is priced as its most used model). With nothing asked and several models
     in the scope, only the most used model's rows are planned: GPU-hours of different cards are not
     interchangeable."""
-    known = usage.gpu_model != ""
-    models, inverse = np.unique(usage.gpu_model[known].astype(str), return_inverse=True)
+    codes, names = pd.factorize(usage.gpu_model)  # hashing, not sorting a million strings
+    known = names != ""
+    hours_by_name = np.bincount(codes[codes >= 0], weights=usage.gpu_hours[codes >= 0], minlength=len(names))
+    models, hours = np.asarray(names[known], dtype=str), hours_by_name[known]
+    order = np.argsort(models)
+    models, hours = models[order], hours[order]
     if len(models) == 0:
         raise PlanInputError("gpu", "the scope's rows name no GPU model the catalog knows")
-    hours = np.bincount(inverse, weights=usage.gpu_hours[known], minlength=len(models))
     gpu = str(models[int(np.argmax(hours))])
     if len(models) > 1 and not asked:
         others = ", ".join(
