@@ -148,6 +148,14 @@ def test_the_report_is_a_two_page_pdf_and_an_xlsx_with_the_curve(demo_bills, tmp
     gpus = [layers.cell(row, 3).value for row in range(3, 3 + len(plan["layers"]))]
     assert gpus == [layer["gpus"] for layer in plan["layers"]]
     assert {"cost_by_year", "demand_by_month", "sensitivity", "method"} <= set(book.sheetnames)
+    archive = tmp_path / "plan.zip"  # several tables: the CSV download is a zip of one file per table
+    call_command("report", "capacity_plan", "--id", str(plan["id"]), "--format", "csv", "--output", str(archive),
+                 stderr=StringIO())  # fmt: skip
+    import zipfile
+
+    with zipfile.ZipFile(archive) as files:
+        lines = files.read(next(n for n in files.namelist() if "demand_curve" in n)).decode().splitlines()
+    assert len(lines) == 1 + hours  # the header, then one line per covered hour
 
 
 def test_a_price_change_recomputes_the_plan_and_the_page_shows_the_change(demo_bills, client_as):
@@ -196,3 +204,24 @@ def test_the_page_opens_with_a_plan_of_the_demo_period(bundled_catalog, tmp_path
     for part in ('id="plan-ldc"', 'id="plan-layers"', 'id="plan-cost-by-year"', "<polygon"):
         assert part in page, part
     assert CapacityPlan.objects.count() == 0
+
+
+def test_the_recompute_task_after_a_price_refresh_recomputes_stored_plans(demo_bills, client_as):
+    from procurement import tasks
+
+    first = client_as("finance").post("/api/capacity-plans/", AWS_H100 | {"save": True},
+                                      content_type="application/json").json()  # fmt: skip
+    tasks.recompute_all()  # eager Celery: the chunks run in-process
+    assert CapacityPlan.objects.count() == 1
+    offer = Offer.objects.get(instance_type__provider__slug="aws", instance_type__name="p5.48xlarge",
+                              region__code="us-east-1", zone="")  # fmt: skip
+    PriceObservation.objects.create(offer=offer, pricing_model="on_demand", amount_per_hour=Decimal("49.536"),
+                                    currency="USD", observed_at=dt.datetime.now(dt.UTC), source="aws:test")  # fmt: skip
+    tasks.recompute_all()
+    latest = CapacityPlan.objects.get(next_version__isnull=True)
+    assert latest.previous_id == first["id"]
+    # 49.536 / 8 GPUs = 6.192 a GPU-hour: 10% under the catalog's 6.88
+    assert (
+        next(p for p in latest.result["prices"] if p["kind"] == "on_demand")["price_per_gpu_hour"]
+        == "6.192000"
+    )
