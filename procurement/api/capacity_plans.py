@@ -110,7 +110,7 @@ class CapacityPlanListCreate(APIView):
 
     @extend_schema(
         operation_id="capacity_plans_list",
-        responses={200: PLAN_LIST, 401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN}
+        responses={200: PLAN_LIST, 401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN},
     )
     def get(self, request):
         plans = plans_visible_to(request.user)[:100]
