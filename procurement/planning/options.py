@@ -30,7 +30,7 @@ import numpy as np
 from procurement.costing.commitments import effective_hourly
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
 from procurement.costing.tco import buy_cash_flows
-from procurement.costing.tco_spec import TcoStudy
+from procurement.costing.tco_spec import COMMITTED_PRICING_MODELS, TcoStudy
 from procurement.costing.values import HOURS_PER_MONTH, CostInputError, positive_int, round_price
 from procurement.planning.errors import PlanInputError
 
@@ -270,34 +270,51 @@ def options_from_study(
     committed_3y: CommitmentOption | None = None,
     spot: SpotOption | None = None,
     include_owned: bool = True,
+    on_demand: OnDemandOption | None = None,
 ) -> SupplyOptions:
-    """Owned servers from the study's buy side, on-demand at the study's rent price (its blended price
-    for a spot mix) with its yearly decline, and the study's reserved alternative as the commitment of
-    its term unless one is given. Commitments and spot typed elsewhere (stored prices) are passed in."""
-    decline = study.rent.price_decline_per_year or Decimal(0)
-    on_demand = on_demand_option(
-        study.rent.blended_price_per_gpu_hour(),
-        source=study.rent.price_source or "study file",
-        price_decline_per_year=decline,
-    )
-    reserved = study.rent.reserved_alternative
-    if reserved is not None:
-        term = 3 if reserved.pricing_model.endswith("3y") else 1
-        from_study = commitment_option(
-            term,
-            source=reserved.price_source or "study file",
-            effective_per_gpu_hour=reserved.price_per_gpu_hour,
-            pricing_model=reserved.pricing_model,
-            price_observed_at=reserved.price_observed_at,
+    """Owned servers from the study's buy side, and its rent price as the option it is: on-demand (a
+    spot mix: its blended price) with its yearly decline, a reserved or savings-plan price as the
+    commitment of its term, a spot price as spot; the study's reserved alternative as the commitment of
+    its term. Options given (stored prices) win over the study's. A study whose rent is not on-demand
+    needs ``on_demand`` given: nothing else can serve any demand at any hour."""
+    rent = study.rent
+    decline = rent.price_decline_per_year or Decimal(0)
+    source = rent.price_source or "study file"
+    quoted = {"committed_1y": committed_1y, "committed_3y": committed_3y}
+    for model, price, price_source, observed in _study_commitments(study):
+        term = 3 if model.endswith("3y") else 1
+        if quoted[f"committed_{term}y"] is None:
+            quoted[f"committed_{term}y"] = commitment_option(
+                term, source=price_source or "study file", effective_per_gpu_hour=price,
+                pricing_model=model, price_observed_at=observed,
+            )  # fmt: skip
+    if rent.pricing_model == "spot" and spot is None:
+        spot = spot_option(rent.price_per_gpu_hour, source=source, price_decline_per_year=decline)
+    if on_demand is None:
+        if rent.pricing_model not in ("on_demand", "spot_mix"):
+            raise PlanInputError(
+                "study", f"the study's rent is a {rent.pricing_model} price: give an on-demand price as well"
+            )
+        on_demand = on_demand_option(
+            rent.blended_price_per_gpu_hour(), source=source, price_decline_per_year=decline
         )
-        if term == 3 and committed_3y is None:
-            committed_3y = from_study
-        if term == 1 and committed_1y is None:
-            committed_1y = from_study
     return SupplyOptions(
         on_demand=on_demand,
         owned=owned_option(study, horizon_months=horizon_months) if include_owned else None,
-        committed_1y=committed_1y,
-        committed_3y=committed_3y,
+        committed_1y=quoted["committed_1y"],
+        committed_3y=quoted["committed_3y"],
         spot=spot,
     )
+
+
+def _study_commitments(study: TcoStudy) -> list[tuple[str, Decimal, str, str | None]]:
+    """(pricing model, price, source, observed at) of the commitments a study names: its rent, when the
+    rent is committed, and its reserved alternative."""
+    rent, found = study.rent, []
+    if rent.pricing_model in COMMITTED_PRICING_MODELS:
+        found.append((rent.pricing_model, rent.price_per_gpu_hour, rent.price_source, rent.price_observed_at))
+    reserved = rent.reserved_alternative
+    if reserved is not None:
+        found.append((reserved.pricing_model, reserved.price_per_gpu_hour, reserved.price_source,
+                      reserved.price_observed_at))  # fmt: skip
+    return found

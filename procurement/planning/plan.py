@@ -24,6 +24,7 @@ Method, in short (the proofs are in docs/capacity-plan.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -38,8 +39,9 @@ from procurement.planning.plan_model import (
     StatusQuoCategory,
     StatusQuoMix,
 )
-from procurement.planning.planner import plan_without_sensitivity, validate_inputs
+from procurement.planning.planner import LAYER_ORDER, plan_without_sensitivity
 from procurement.planning.sensitivity import plan_sensitivity, sensitivity_report
+from procurement.planning.validation import validate_inputs
 
 HOURS_QUANTUM = Decimal("0.1")
 RATIO_QUANTUM = Decimal("0.000001")
@@ -53,6 +55,7 @@ __all__ = [
     "StatusQuoCategory",
     "StatusQuoMix",
     "capacity_plan",
+    "layer_kinds",
     "plan_report",
     "validate_inputs",
 ]
@@ -168,3 +171,8 @@ def _monthly_json(plan: CapacityPlan, shown) -> dict[str, Any]:
         "plan_cumulative": cumulative,
         "status_quo_cumulative": status_cumulative,
     }
+
+
+def layer_kinds() -> Sequence[str]:
+    """The layer kinds in stack order, base first as a chart shades them (and as ``layers`` lists them)."""
+    return LAYER_ORDER

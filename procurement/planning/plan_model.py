@@ -62,14 +62,14 @@ class PlanInputs:
 class Layer:
     kind: str  # owned | committed_3y | committed_1y | on_demand | spot
     gpu_model: str
-    gpus: int  # owned/3y: the level held; 1y: the first year's level; on_demand/spot: their peak
+    gpus: int  # owned/3y: the level held; 1y: the largest year's level; on_demand/spot: their busiest hour
     gpus_by_year: tuple[int, ...]
     hours_served: float  # GPU-hours over the horizon
     hours_by_year: tuple[float, ...]
     cost_by_year: tuple[Decimal, ...]  # cash, in the plan currency, unrounded
     npv: Decimal
     share_of_demand: float  # hours_served / the horizon's demand GPU-hours
-    units: int = 0  # servers (owned) or commitment units; 0 for on_demand/spot
+    units: int = 0  # servers (owned) or commitment units (1y: the largest year's); 0 for on_demand/spot
     unit_gpus: int = 1
     price_source: str = ""
 

@@ -116,7 +116,10 @@ def plan_sensitivity(inputs: PlanInputs, *, spread: Decimal = DEFAULT_SPREAD) ->
     for driver, vary in REPLANNED.items():
         if driver == "purchase_price" and inputs.options.owned is None:
             continue
-        low, high = (plan_without_sensitivity(vary(base_inputs, 1 + sign * spread)) for sign in (-1, 1))
+        low, high = (
+            plan_without_sensitivity(vary(base_inputs, 1 + sign * spread), headroom=float(1 + spread))
+            for sign in (-1, 1)
+        )
         rows.append(
             SensitivityRow(driver, low.npv, high.npv, low.total_cost, high.total_cost, _NOTES[driver])
         )

@@ -117,6 +117,9 @@ def best_one_year_units(
     return low
 
 
+SCREENING_CHUNK = 65_536  # slices costed at once: (chunk, years) float64 arrays stay a few MiB
+
+
 def screening_levels(
     curve: LoadCurve, coef: Coefficients, units: Units, scale: np.ndarray
 ) -> tuple[float, float]:
@@ -124,27 +127,35 @@ def screening_levels(
     the lowest cost over the horizon at its GPU-hours (the 1-year commitment or the market, re-chosen
     each year, competes as one 'flexible' option)."""
     slices = int(math.ceil(curve.peak * float(scale.max()))) if curve.peak > 0 else 0
-    if slices == 0:
-        return 0.0, 0.0
-    lower = np.arange(slices, dtype=np.float64)[:, None]
+    owned = committed = 0
+    for first in range(0, slices, SCREENING_CHUNK):
+        lower = np.arange(first, min(slices, first + SCREENING_CHUNK), dtype=np.float64)[:, None]
+        chosen_owned, chosen_committed = _cheapest_slices(curve, coef, units, scale, lower)
+        owned += chosen_owned
+        committed += chosen_committed
+    return (
+        owned / units.owned_gpus if units.owned_gpus else 0.0,
+        committed / units.committed_3y if units.committed_3y else 0.0,
+    )
+
+
+def _cheapest_slices(curve, coef: Coefficients, units: Units, scale, lower: np.ndarray) -> tuple[int, int]:
+    """How many of the slices [lower, lower + 1) go to owned and to 3-year commitments."""
     hours = curve.total_above(lower, scale) - curve.total_above(lower + 1, scale)  # (slices, Y)
     firm = curve.firm_above(lower, scale) - curve.firm_above(lower + 1, scale)
     market = coef.on_demand * firm + coef.interruptible_burst * (hours - firm)
     if units.committed_1y:
         market = np.minimum(market, coef.committed_1y)
-    candidates = [market.sum(axis=1)]
-    names = ["flexible"]
+    candidates, names = [market.sum(axis=1)], ["flexible"]
     if units.owned_gpus:
         candidates.append(coef.owned_fixed_per_gpu + (coef.owned_variable * hours).sum(axis=1))
         names.append("owned")
     if units.committed_3y:
-        candidates.append(np.full(slices, coef.committed_3y))
+        candidates.append(np.full(lower.shape[0], coef.committed_3y))
         names.append("committed_3y")
-    choice = np.argmin(np.vstack(candidates), axis=0)  # ties: the earlier name (flexible, no capital)
+    choice = np.argmin(np.vstack(candidates), axis=0)  # ties: the earlier name (flexible: no capital)
     counted = {name: int(np.sum(choice == index)) for index, name in enumerate(names)}
-    owned = counted.get("owned", 0) / units.owned_gpus if units.owned_gpus else 0.0
-    committed = counted.get("committed_3y", 0) / units.committed_3y if units.committed_3y else 0.0
-    return owned, committed
+    return counted.get("owned", 0), counted.get("committed_3y", 0)
 
 
 def _window(center: float, width: int, maximum: int) -> np.ndarray:
@@ -191,7 +202,9 @@ def cheapest_levels(curve: LoadCurve, coef: Coefficients, units: Units, scale: n
             committed_1y_gpus=one_year * units.committed_1y, scale=scale,
         )  # fmt: skip
         # ties: less capital first (fewer servers, then fewer 3-year units), as the TCO verdict's tie
-        order = np.lexsort((pairs[:, 1], pairs[:, 0], np.round(costs, 6)))
+        # (costs compared to 1e-9 of their size, so float noise does not break a tie)
+        rounded = np.round(costs / max(1.0, float(np.abs(costs).max())), 9)
+        order = np.lexsort((pairs[:, 1], pairs[:, 0], rounded))
         index = int(order[0])
         if costs[index] < best_cost - 1e-9 * max(1.0, abs(best_cost)) or best is None:
             best_cost = float(costs[index])

@@ -132,3 +132,23 @@ def test_bad_option_inputs_name_the_field(build, field):
     with pytest.raises(PlanInputError) as raised:
         build()
     assert raised.value.field == field
+
+
+def test_a_studys_rent_is_the_option_it_is_and_then_needs_an_on_demand_price():
+    reserved = worked_study(rent__pricing_model="reserved_3y", rent__price_per_gpu_hour="1.95")
+    with pytest.raises(PlanInputError, match="rent is a reserved_3y price") as raised:
+        options_from_study(reserved, horizon_months=36)
+    assert raised.value.field == "study"
+    options = options_from_study(
+        reserved, horizon_months=36, on_demand=on_demand_option(D("2.99"), source="x")
+    )
+    assert (options.committed_3y.price_per_gpu_hour, options.on_demand.price_per_gpu_hour) == (
+        D("1.95"),
+        D("2.99"),
+    )
+    spot_study = worked_study(rent__pricing_model="spot", rent__price_per_gpu_hour="1.10")
+    options = options_from_study(
+        spot_study, horizon_months=36, on_demand=on_demand_option(D("2.99"), source="x")
+    )
+    assert options.spot.listed_price_per_gpu_hour == D("1.10")
+    assert options.spot.effective_price_per_gpu_hour > D("1.10")  # the spot model's overhead

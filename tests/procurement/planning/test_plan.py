@@ -229,6 +229,9 @@ def test_the_worked_example_of_docs_capacity_plan_md():
     server_total = D("305000") + 36 * running - D("60000")  # capex, 36 months, residual 20% of 300,000
     assert cents(server_total) == D("477211.79")  # per GPU-year: / 8 / 3 = 19,883.82 (break-even 75.9%)
     assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (1, 2, (0, 0, 0))
+    # layers listed from the stack's base: commitments, owned servers, then the market
+    assert _kinds(plan) == ["committed_3y", "owned", "spot", "on_demand"]
+    assert [layer.share_of_demand for layer in plan.layers] == pytest.approx([0.16, 0.64, 0.08, 0.12])
     three_year = 2 * D("2.40") * 8760 * 3  # slices 9-10 (used every hour): 21,024 a GPU-year < 26,192.40
     on_demand_cost = 2 * D("0.75") * 8760 * D("2.99") * 3  # slices 11-12 at 75%: 19,644.30 < 19,883.82
     spot_cost = 4 * D("0.25") * 8760 * D("1.102786") * 3  # slices 13-16, interruptible at 25%

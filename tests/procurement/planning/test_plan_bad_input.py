@@ -28,6 +28,7 @@ GOOD = inputs(SupplyOptions(on_demand=on_demand("2")), firm=tiled([1, 2]), horiz
         ({"growth_by_year": np.array([1.0])}, "growth"),  # 24 months need 2 years
         ({"growth_by_year": np.array([1.0, 0.0])}, "growth"),
         ({"growth_by_year": np.array([1.0, np.inf])}, "growth"),
+        ({"firm_gpus": tiled([600_000]), "growth_by_year": np.array([1.0, 2.0])}, "growth"),  # 1.2M GPUs
         ({"growth_trials": np.ones((10, 3))}, "trials"),
         ({"growth_trials": np.ones(2)}, "trials"),
         ({"growth_trials": np.ones((10_001, 2))}, "trials"),
@@ -63,3 +64,13 @@ def test_owned_servers_dearer_to_run_than_the_market_are_refused_not_misdispatch
 def test_no_demand_at_all_is_a_plan_of_nothing():
     plan = capacity_plan(replace(GOOD, firm_gpus=np.zeros(168), interruptible_gpus=np.zeros(168)))
     assert (plan.layers, plan.total_cost, plan.break_even_month) == ((), D("0.0"), None)
+
+
+def test_a_plan_near_the_gpu_bound_keeps_its_growth_sensitivity():
+    # 900,000 GPUs is within the bound; the +20% growth row re-plans 1,080,000 GPUs without refusing it
+    near = replace(GOOD, firm_gpus=tiled([900_000]), interruptible_gpus=np.zeros(168), horizon_months=12,
+                   growth_by_year=np.array([1.0]))  # fmt: skip
+    plan = capacity_plan(near)
+    growth = next(row for row in plan.sensitivity if row.driver == "growth")
+    # all on demand at 2.00: 900,000 x 8760 x 2 x 1.2
+    assert float(growth.high_total_cost) == pytest.approx(900_000 * 8760 * 2 * 1.2)

@@ -202,3 +202,22 @@ def competing_cases(draw):
 @given(competing_cases())
 def test_the_rounded_plan_is_the_cheapest_integer_mix_when_options_compete(case):
     test_the_rounded_plan_is_the_cheapest_integer_mix.hypothesis.inner_test(case)
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases(), st.lists(st.sampled_from([0.5, 0.9, 1.0, 1.3, 2.0]), min_size=2, max_size=2))
+def test_a_trial_costs_what_the_chosen_levels_cost_at_its_growth(case, multipliers):
+    # The trials are priced all at once over arrays; each must equal the hour-by-hour reference of the
+    # plan's levels at that trial's growth.
+    if not _valid(case):
+        return
+    years = case.growth_by_year.size
+    trial = np.array(multipliers[:years])
+    plan = plan_without_sensitivity(replace(case, growth_trials=np.vstack([trial, trial])))
+    npv, cash = reference_cost(
+        case.options, firm=case.firm_gpus, interruptible=case.interruptible_gpus, growth=trial,
+        horizon=case.horizon_months, rate=float(case.discount_rate_annual), owned_servers=plan.owned_servers,
+        units_3y=plan.committed_3y_units, units_1y=plan.committed_1y_units_by_year,
+    )  # fmt: skip
+    assert float(plan.p90_total_cost) == _approx(cash)
+    assert float(plan.p90_npv) == _approx(npv)
