@@ -643,3 +643,22 @@ def status_quo(usage: UsageRows, *, start_hour: int, end_hour: int) -> StatusQuo
         unused_commitment_micros=int(usage.effective_cost_micros[unused].sum()),
         by_pricing_category=categories,
     )
+
+
+def demand_summary(history: DemandHistory) -> dict:
+    """The history as JSON-ready values for a plan's output: which series and why, coverage, GPU-hours
+    (all and interruptible), percentiles, months and gaps of the series used."""
+    series = history.demand
+    return {
+        "series_used": history.series_used,
+        "series_reason": history.series_reason,
+        "utilization_coverage": history.utilization_coverage,
+        "covered_hours": history.covered_hours,
+        "total_hours": history.total_hours,
+        "gpu_hours": history.gpu_hours,
+        "interruptible_gpu_hours": float(np.nansum(history.demand_interruptible)),
+        "percentiles": demand_percentiles(series).as_dict(),
+        "percentile_method": PERCENTILE_METHOD,
+        "monthly_gpu_hours": monthly_gpu_hours(series, start_hour=history.start_hour),
+        "gaps": data_gaps(history.covered, start_hour=history.start_hour).as_dict(),
+    }

@@ -6,6 +6,7 @@ Hour indexes are hours since 1970-01-01 00:00 UTC; the tests use a period starti
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import numpy as np
 import pytest
@@ -220,3 +221,22 @@ def test_the_worked_example_of_docs_capacity_plan_md():
     yearly = growth_multipliers(0.02, horizon_months=36).yearly
     # year 1: mean of 1.02^0..1.02^11 = (1.02^12 - 1) / (12 x 0.02) = 0.268242 / 0.24; then x 1.268242 a year
     assert yearly.round(4).tolist() == [1.1177, 1.4175, 1.7977]
+
+
+def test_the_summary_states_the_series_coverage_and_levels():
+    from procurement.planning.demand import demand_summary
+
+    usage = UsageRows.of(
+        start_hour=[0, 12], end_hour=[24, 36], gpu_hours=[48, 24], interruptible=[False, True]
+    )
+    summary = demand_summary(demand_history(usage, start_hour=0, end_hour=WEEK))
+    assert (summary["series_used"], summary["covered_hours"], summary["total_hours"]) == ("billed", 36, WEEK)
+    assert (summary["gpu_hours"], summary["interruptible_gpu_hours"]) == (72.0, 24.0)
+    assert summary["percentiles"]["peak"] == 3.0 and summary["percentile_method"] == "linear"
+    assert summary["gaps"] == {
+        "ranges": [[36, WEEK]],
+        "covered_hours": 36,
+        "uncovered_hours": 132,
+        "total_hours": WEEK,
+    }
+    assert json.dumps(summary)  # JSON-ready as it is
