@@ -119,27 +119,20 @@ def rows_where(usage: UsageRows, mask: np.ndarray) -> UsageRows:
 
 
 def demand_summary(history: DemandHistory, *, start_hour: int) -> dict[str, Any]:
-    series = history.demand
-    total = float(np.nansum(series))
-    gaps = demand_engine.data_gaps(history.covered, start_hour=start_hour).as_dict()
+    """demand.demand_summary (series, coverage, percentiles, months, gaps), with what the shells draw:
+    the load-duration curve, the interruptible share, the gaps as readable hours."""
+    summary = demand_engine.demand_summary(history)
+    total = float(summary["gpu_hours"])
+    gaps = summary["gaps"]
     gaps["ranges"] = [[_hour_text(a), _hour_text(b)] for a, b in gaps["ranges"][:MAX_GAPS_SHOWN]]
-    return {
-        "series_used": history.series_used,
-        "series_reason": history.series_reason,
-        "utilization_coverage": round(history.utilization_coverage, 4),
-        "total_hours": history.total_hours,
-        "covered_hours": history.covered_hours,
+    return summary | {
         "uncovered_hours": history.total_hours - history.covered_hours,
-        "gaps": gaps,
         "gpu_hours": round(total, 3),
-        "interruptible_share": round(float(np.nansum(history.demand_interruptible)) / total, 4)
-        if total
-        else 0.0,
-        "percentiles": {
-            k: round(v, 3) for k, v in demand_engine.demand_percentiles(series).as_dict().items()
-        },
-        "monthly": demand_engine.monthly_gpu_hours(series, start_hour=start_hour),
-        "load_duration_curve": np.round(demand_engine.load_duration_curve(series), CURVE_DECIMALS).tolist(),
+        "interruptible_share": round(summary["interruptible_gpu_hours"] / total, 4) if total else 0.0,
+        "percentiles": {key: round(value, 3) for key, value in summary["percentiles"].items()},
+        "load_duration_curve": np.round(
+            demand_engine.load_duration_curve(history.demand), CURVE_DECIMALS
+        ).tolist(),
     }
 
 

@@ -107,7 +107,7 @@ def _data_tables(result: dict) -> list[Table]:
         Table("demand_by_month", "Demand by month", [
             Column("month", "Month"), Column("gpu_hours", "GPU-hours", "number", total=True),
             Column("covered_hours", "Covered hours", "integer"), Column("hours", "Hours", "integer")],
-            [{key: str(value) if key == "gpu_hours" else value for key, value in row.items()} for row in demand.get("monthly", [])],
+            [{key: str(value) if key == "gpu_hours" else value for key, value in row.items()} for row in demand.get("monthly_gpu_hours", [])],
             data_only=True),
         Table("cost_by_year", "Cost by year and layer, against the status quo",
               [Column("year", "Year", "integer")] + [Column(kind, LAYER_LABELS.get(kind, kind), "money", total=True) for kind in kinds]

@@ -25,7 +25,7 @@ RESULT = {
     "demand": {"series_used": "billed", "series_reason": "test", "covered_hours": 4416, "total_hours": 4416,
                "uncovered_hours": 0, "gpu_hours": 40000.0, "interruptible_share": 0.1,
                "percentiles": {"p10": 6.0, "p50": 9.0, "p90": 11.0, "peak": 12.0, "mean": 9.0},
-               "monthly": [{"month": "2026-05", "gpu_hours": 6600.0, "covered_hours": 744, "hours": 744}],
+               "monthly_gpu_hours": [{"month": "2026-05", "gpu_hours": 6600.0, "covered_hours": 744, "hours": 744}],
                "load_duration_curve": [12.0, 11.0, 9.0, 6.0]},
     "prices": [{"kind": "on_demand", "pricing_model": "on_demand", "price_per_gpu_hour": "6.880000", "currency": "USD",
                 "source": "skypilot:aws", "offer": "aws/p5.48xlarge/us-east-1", "observed_at": "2026-11-01T00:00:00+00:00",
