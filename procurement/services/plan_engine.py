@@ -153,7 +153,10 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
                      f"({_layer_gpus(report, 'owned')} {gpu} GPUs)")  # fmt: skip
     else:
         parts.append("own no servers")
-    for kind, label in (("committed_3y", "3 years"), ("committed_1y", "1 year (first year's level)")):
+    for kind, label in (
+        ("committed_3y", "3 years"),
+        ("committed_1y", "1 year (the largest year's level, re-chosen yearly)"),
+    ):
         gpus = _layer_gpus(report, kind)
         if gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")

@@ -51,7 +51,7 @@ def _summary(result: dict) -> list[Headline]:
     return [
         Headline("Servers to own", f"{servers} ({_gpus(result, 'owned')} GPUs)", "text", f"{per_server} GPUs per server"),
         Headline("Commit for 3 years", f"{_gpus(result, 'committed_3y')} GPUs", "text", "paid every hour of the term"),
-        Headline("Commit for 1 year", f"{_gpus(result, 'committed_1y')} GPUs", "text", "the first year's level; re-chosen each year"),
+        Headline("Commit for 1 year", f"{_gpus(result, 'committed_1y')} GPUs", "text", "the largest year's level; re-chosen each year"),
         Headline("Left to on-demand", _share(result, "on_demand"), "percent", f"of demand, peak {_gpus(result, 'on_demand')} GPUs"),
         Headline("Left to spot", _share(result, "spot"), "percent", f"of demand, peak {_gpus(result, 'spot')} GPUs; interruptible work only"),
         Headline(f"Total cost over {horizon} months", result.get("total_cost"), "money", "cash, undiscounted"),
