@@ -88,7 +88,9 @@ def attributed(frame: pd.DataFrame, period_codes: np.ndarray) -> pd.DataFrame:
             to_gpu[position] = True
         else:
             parts = {name: _share(int(values[name][position]), gpu_part, total) for name in SPLIT_COLUMNS}
-            extra.append((position, {name: int(values[name][position]) - part for name, part in parts.items()}))
+            extra.append(
+                (position, {name: int(values[name][position]) - part for name, part in parts.items()})
+            )
             for name, part in parts.items():
                 values[name][position] = part
             to_gpu[position] = True

@@ -30,7 +30,9 @@ import pandas as pd
 from procurement.billing.commitment_attribution import TO_GPU, UNATTRIBUTED, gpu_scoped_commitments
 
 EXPIRING_DAYS = 90
-MAX_LISTED = 200  # commitments listed per table: an account holds tens, a bound keeps a hostile file's answer small
+MAX_LISTED = (
+    200  # commitments listed per table: an account holds tens, a bound keeps a hostile file's answer small
+)
 UNTAGGED = "(untagged)"
 
 
@@ -40,9 +42,7 @@ def _pct(part: int, whole: int) -> str | None:
     return str((Decimal(int(part)) * 100 / Decimal(int(whole))).quantize(Decimal("0.1")))
 
 
-def commitments_section(
-    rows: pd.DataFrame, gpu_usage: np.ndarray, *, as_of: dt.date, money, hours
-) -> dict:
+def commitments_section(rows: pd.DataFrame, gpu_usage: np.ndarray, *, as_of: dt.date, money, hours) -> dict:
     """The `commitments` JSON of the review; `gpu_usage` flags the GPU usage rows of `rows`; `money`
     and `hours` format micro-units as the review does."""
     status = rows["commitment_status"].astype(object).to_numpy()
@@ -98,23 +98,35 @@ def _months(rows: pd.DataFrame) -> np.ndarray:
     return np.array([f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in months], dtype=object)
 
 
-def _by_commitment(rows: pd.DataFrame, frame: pd.DataFrame, sums: list[str], entry, money, all_gpu_hours: int) -> list[dict]:
+def _by_commitment(
+    rows: pd.DataFrame, frame: pd.DataFrame, sums: list[str], entry, money, all_gpu_hours: int
+) -> list[dict]:
     """Each commitment's entry; its coverage is the share of all the period's GPU-hours it covered."""
     if frame.empty:
         return []
     with_id = rows[rows["commitment_discount_id"].astype(object).to_numpy() != ""]
     scoped = gpu_scoped_commitments(with_id)
     unused = with_id["commitment_status"].astype(object).to_numpy() == "unused"
-    gpu_typed = set(with_id["commitment_discount_id"].astype(object).to_numpy()[unused & (with_id["gpu"] != "").to_numpy(bool)])
+    gpu_typed = set(
+        with_id["commitment_discount_id"]
+        .astype(object)
+        .to_numpy()[unused & (with_id["gpu"] != "").to_numpy(bool)]
+    )
     non_gpu_typed = set(
-        with_id["commitment_discount_id"].astype(object).to_numpy()[
+        with_id["commitment_discount_id"]
+        .astype(object)
+        .to_numpy()[
             unused & (with_id["gpu"] == "").to_numpy(bool) & (with_id["instance_type"] != "").to_numpy(bool)
         ]
     )
-    facts = with_id.assign(_id=with_id["commitment_discount_id"].astype(object)).groupby("_id", sort=True).agg(
-        kind=("commitment_type", lambda v: next((x for x in v.astype(object) if x), "")),
-        family=("commitment_family", lambda v: next((x for x in v.astype(object) if x), "")),
-        end=("commitment_end", "max"),
+    facts = (
+        with_id.assign(_id=with_id["commitment_discount_id"].astype(object))
+        .groupby("_id", sort=True)
+        .agg(
+            kind=("commitment_type", lambda v: next((x for x in v.astype(object) if x), "")),
+            family=("commitment_family", lambda v: next((x for x in v.astype(object) if x), "")),
+            end=("commitment_end", "max"),
+        )
     )
     listed = []
     for commitment, s in frame.groupby("id", sort=True)[sums].sum().iterrows():

@@ -24,8 +24,8 @@ import pandas as pd
 
 from procurement.billing import cells
 from procurement.billing.chunks import header, read_chunks
-from procurement.billing.column_maps import file_column_errors, focus_header_map, renamed
 from procurement.billing.codes import coded, codes_and_values, tuple_codes
+from procurement.billing.column_maps import file_column_errors, focus_header_map, renamed
 from procurement.billing.providers import aws_usage_instance_type, provider_slug
 from procurement.billing.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from procurement.billing.tag_formats import tag_objects

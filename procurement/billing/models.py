@@ -128,7 +128,9 @@ class SpendRecord(models.Model):
     # What the export says of the row's commitment (docs/billing.md, "Commitments attributed honestly")
     commitment_type = models.CharField(max_length=100, blank=True, help_text="Reservation, Savings Plan...")
     commitment_family = models.CharField(
-        max_length=50, blank=True, help_text="Instance family the commitment is scoped to (p5); blank if none."
+        max_length=50,
+        blank=True,
+        help_text="Instance family the commitment is scoped to (p5); blank if none.",
     )
     commitment_gpu_scope = models.BooleanField(
         default=False, help_text="The commitment's family has GPU instance types in the catalog."

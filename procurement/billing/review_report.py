@@ -59,7 +59,10 @@ def review_report_data(
             "value": review["idle_gpu_hours"] or "no utilization data",
         },
         {"measure": "Non-GPU spend (beside, not included)", "value": review["non_gpu_cost"]},
-        {"measure": "Unattributed commitments (beside, not included)", "value": review["unattributed_commitment_cost"]},
+        {
+            "measure": "Unattributed commitments (beside, not included)",
+            "value": review["unattributed_commitment_cost"],
+        },
     ]
     tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
                "rows": summary_rows}]  # fmt: skip
@@ -197,7 +200,11 @@ def _commitment_line(review: dict) -> str:
         f"commitments: utilization {totals['utilization_pct'] or 'n/a'}% of {totals['committed_cost']} "
         f"{review['currency']}; GPU coverage {totals['coverage_pct'] or 'n/a'}% of {totals['gpu_hours']} GPU-h; "
         f"{len(expiring['commitments'])} expiring within {expiring['within_days']} days of {expiring['as_of']}"
-        + (f" ({len(expiring['end_unknown'])} with no end date in the export)" if expiring["end_unknown"] else "")
+        + (
+            f" ({len(expiring['end_unknown'])} with no end date in the export)"
+            if expiring["end_unknown"]
+            else ""
+        )
     )
 
 

@@ -36,7 +36,11 @@ def catalog():
     """The test catalog, plus the Azure, Google Cloud and OCI H100 machines the fixtures bill."""
     make_catalog()
     h100 = GpuModel.objects.get(slug="h100-sxm5-80gb")
-    for slug, name in (("azure", "Standard_ND96isr_H100_v5"), ("gcp", "a3-highgpu-8g"), ("oracle", "BM.GPU.H100.8")):
+    for slug, name in (
+        ("azure", "Standard_ND96isr_H100_v5"),
+        ("gcp", "a3-highgpu-8g"),
+        ("oracle", "BM.GPU.H100.8"),
+    ):
         provider, _ = Provider.objects.get_or_create(slug=slug, defaults={"name": slug})
         InstanceType.objects.create(provider=provider, name=name, gpu=h100, gpu_name="h100", gpu_count=8)
     FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of="2026-11-30", source="test")
@@ -104,7 +108,11 @@ def test_any_case_of_the_gcp_headers_gives_the_same_review(catalog, settings, tm
 
 
 def test_a_bad_cell_is_named_by_the_files_own_header_and_nothing_is_stored(catalog, tmp_path):
-    text = (FIXTURES / "gcp_focus_export.csv").read_text().replace('"[{""key"": ""team""', '"[{""name"": ""team""')
+    text = (
+        (FIXTURES / "gcp_focus_export.csv")
+        .read_text()
+        .replace('"[{""key"": ""team""', '"[{""name"": ""team""')
+    )
     path = tmp_path / "gcp.csv"
     path.write_text(text)
     assert import_files([path]).errors == [
@@ -121,7 +129,10 @@ def test_a_bad_cell_is_named_by_the_files_own_header_and_nothing_is_stored(catal
 
 def test_a_focus_file_missing_a_required_column_names_it(tmp_path):
     text = (FIXTURES / "aws_focus_export.csv").read_text()
-    lines = [",".join(line.split(",")[:20] + line.split(",")[21:]) if n == 0 else line for n, line in enumerate(text.splitlines())]
+    lines = [
+        ",".join(line.split(",")[:20] + line.split(",")[21:]) if n == 0 else line
+        for n, line in enumerate(text.splitlines())
+    ]
     path = tmp_path / "cut.csv"
     path.write_text("\n".join(lines[:1]) + "\n")
     result = import_files([path])

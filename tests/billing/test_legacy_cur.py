@@ -153,7 +153,9 @@ def test_a_legacy_cur_gives_its_cur2_twin_review_to_the_cent(tmp_path, kind):
     assert twin["totals"]["gpu_hours"] == "25.00"
     assert (twin["non_gpu_cost"], twin["unattributed_commitment_cost"]) == ("10.76", "0.03")
     assert {t["team"]: t["effective_cost"] for t in twin["by_team"]} == {
-        "(untagged)": "29.27", "ml": "123.58", "research": "0.64",
+        "(untagged)": "29.27",
+        "ml": "123.58",
+        "research": "0.64",
     }  # 27.00 + 2.00 + 0.274286 unused; 110.08 + 13.50; 0.64
     plans = {c["commitment_id"]: c for c in twin["commitments"]["by_commitment"]}
     assert {k: (c["type"], c["utilization_pct"]) for k, c in plans.items()} == {
@@ -176,7 +178,10 @@ def test_a_legacy_file_missing_a_column_names_it_as_the_file_spells_it(tmp_path)
         writer.writerows([r[:drop] + r[drop + 1 :] for r in rows])
     with pytest.raises(BillingFileError) as error:
         import_file(path)
-    assert str(error.value) == f"{path}:1:lineItem/UsageStartDate: missing required column(s): lineItem/UsageStartDate"
+    assert (
+        str(error.value)
+        == f"{path}:1:lineItem/UsageStartDate: missing required column(s): lineItem/UsageStartDate"
+    )
     assert import_files([path], fmt="focus").errors == [
         f"{path}: this is an AWS legacy CUR export, not a FOCUS export (--format focus)"
     ]

@@ -180,7 +180,11 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
             Headline("Effective cost per GPU-hour", totals["effective_cost_per_gpu_hour"], "price"),
             Headline("Unused commitments", review["unused_commitment_cost"], "money"),
             Headline("Non-GPU spend (beside, not included)", review["non_gpu_cost"], "money"),
-            Headline("Unattributed commitments (beside, not included)", review["unattributed_commitment_cost"], "money"),
+            Headline(
+                "Unattributed commitments (beside, not included)",
+                review["unattributed_commitment_cost"],
+                "money",
+            ),
             Headline("Savings found", str(savings_total), "money", "re-priced actual usage"),
         ],
         sections=sections,
