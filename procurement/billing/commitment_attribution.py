@@ -44,7 +44,7 @@ def with_commitment_columns(frame: pd.DataFrame) -> pd.DataFrame:
         elif name == "commitment_end":
             missing[name] = pd.Series(pd.NaT, index=frame.index, dtype="datetime64[ns, UTC]")
         else:
-            missing[name] = pd.Categorical([""] * len(frame), categories=[""])
+            missing[name] = pd.Categorical.from_codes(np.zeros(len(frame), dtype=np.int8), categories=[""])
     return frame.assign(**missing) if missing else frame
 
 
@@ -55,7 +55,9 @@ def _text(frame: pd.DataFrame, column: str) -> np.ndarray:
 def gpu_scoped_commitments(frame: pd.DataFrame) -> set[str]:
     """Ids of the commitments some row of which says they are scoped to a GPU instance family."""
     scoped = frame["commitment_gpu_scope"].to_numpy(bool)
-    ids = _text(frame, "commitment_discount_id")[scoped]
+    if not scoped.any():
+        return set()
+    ids = _text(frame.iloc[np.flatnonzero(scoped)], "commitment_discount_id")
     return {value for value in ids if value}
 
 
@@ -65,24 +67,36 @@ def attributed(frame: pd.DataFrame, period_codes: np.ndarray) -> pd.DataFrame:
     numbers each row's review period (the proportion is taken within a period and month)."""
     frame = with_commitment_columns(frame)
     unused = (frame["commitment_status"] == "unused").to_numpy(bool)
+    unattributed = np.zeros(len(frame), dtype=bool)
+    if not unused.any():  # most rows of a bill: nothing to attribute
+        return frame.assign(**{TO_GPU: unattributed, UNATTRIBUTED: unattributed})
     has_gpu = (frame["gpu"] != "").to_numpy(bool)
-    ids = _text(frame, "commitment_discount_id")
-    scoped = np.isin(ids, list(gpu_scoped_commitments(frame))) & (ids != "")
+    with_id = (frame["commitment_discount_id"] != "").to_numpy(bool)
+    scoped = _in_ids(frame, gpu_scoped_commitments(frame)) & with_id
     whole_gpu = unused & (has_gpu | scoped)
     non_gpu_type = unused & ~whole_gpu & (frame["instance_type"] != "").to_numpy(bool)
     shared = unused & ~whole_gpu & ~non_gpu_type
-    to_gpu, unattributed = whole_gpu.copy(), np.zeros(len(frame), dtype=bool)
+    to_gpu = whole_gpu.copy()
     if not shared.any():
         return frame.assign(**{TO_GPU: to_gpu, UNATTRIBUTED: unattributed})
-    numerators, denominators = _used_shares(frame, period_codes, ids, has_gpu)
-    keys = _keys(frame, period_codes, ids)
-    extra = []
+    keys = _keys(frame, period_codes, with_id)  # -1 for a row without a commitment id
+    used = (frame["commitment_status"] == "used").to_numpy(bool) & with_id
+    on_gpu = used & has_gpu & (frame["charge_category"] == "usage").to_numpy(bool)
+    effective = frame["effective_micros"].to_numpy(np.int64)
+    used_keys, inverse = np.unique(keys[used], return_inverse=True)
+    totals = _exact_sums(inverse, effective[used], len(used_keys))
+    gpu_sums = _exact_sums(inverse, np.where(on_gpu[used], effective[used], 0), len(used_keys))
     positions = np.flatnonzero(shared)
+    wanted = keys[positions]
+    found = np.minimum(np.searchsorted(used_keys, wanted), max(len(used_keys) - 1, 0))
+    matched = (
+        (wanted >= 0) & (used_keys[found] == wanted) if len(used_keys) else np.zeros(len(wanted), dtype=bool)
+    )
+    extra = []
     values = {name: frame[name].to_numpy(np.int64).copy() for name in SPLIT_COLUMNS}
-    for position in positions:
-        key = keys[position]
-        gpu_part, total = numerators.get(key, 0), denominators.get(key, 0)
-        if ids[position] == "" or total <= 0 or gpu_part <= 0:
+    for position, index, known in zip(positions, found, matched, strict=True):
+        gpu_part, total = (gpu_sums[index], totals[index]) if known else (0, 0)
+        if total <= 0 or gpu_part <= 0:
             unattributed[position] = True
         elif gpu_part >= total:
             to_gpu[position] = True
@@ -112,26 +126,39 @@ def period_codes_of(starts_ns: np.ndarray, bounds: list[tuple[int, int]]) -> np.
     return codes
 
 
-def _keys(frame: pd.DataFrame, period_codes: np.ndarray, ids: np.ndarray) -> list[tuple]:
-    starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8
-    months = starts.astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
-    return list(zip(ids, period_codes.tolist(), months.tolist(), strict=True))
+def _in_ids(frame: pd.DataFrame, ids: set[str]) -> np.ndarray:
+    """Whether each row's commitment id is one of `ids` (compared once per distinct id)."""
+    if not ids:
+        return np.zeros(len(frame), dtype=bool)
+    values = frame["commitment_discount_id"]
+    if values.dtype == "category":
+        flags = np.array([name in ids for name in values.cat.categories] + [False], dtype=bool)
+        return flags[values.cat.codes.to_numpy()]
+    return values.astype(object).isin(ids).to_numpy(bool)
 
 
-def _used_shares(frame, period_codes, ids, has_gpu) -> tuple[dict, dict]:
-    """Per (commitment, period, month): the used effective cost on GPU usage rows, and on all rows."""
-    used = (frame["commitment_status"] == "used").to_numpy(bool) & (ids != "")
-    if not used.any():
-        return {}, {}
-    usage = (frame["charge_category"] == "usage").to_numpy(bool)
-    keys = _keys(frame.iloc[np.flatnonzero(used)], period_codes[used], ids[used])
-    effective = frame["effective_micros"].to_numpy(np.int64)[used]
-    on_gpu = (has_gpu & usage)[used]
-    table = pd.DataFrame({"key": keys, "all": effective, "gpu": np.where(on_gpu, effective, 0)})
-    sums = table.groupby("key", sort=False)[["all", "gpu"]].sum()
-    return dict(zip(sums.index, sums["gpu"].astype(int), strict=True)), dict(
-        zip(sums.index, sums["all"].astype(int), strict=True)
+def _keys(frame: pd.DataFrame, period_codes: np.ndarray, with_id: np.ndarray) -> np.ndarray:
+    """One int64 per row for (commitment id, review period, month); -1 where a row has no id."""
+    ids = frame["commitment_discount_id"]
+    id_codes = (
+        ids.cat.codes.to_numpy(np.int64)
+        if ids.dtype == "category"
+        else pd.factorize(ids.astype(object))[0].astype(np.int64)
     )
+    starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8
+    months = starts.astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)  # months since 1970
+    periods = int(period_codes.max(initial=0)) + 1
+    span = int(months.max(initial=0)) + 1
+    keys = (id_codes * periods + period_codes) * span + months
+    return np.where(with_id, keys, -1)
+
+
+def _exact_sums(groups: np.ndarray, values: np.ndarray, count: int) -> list[int]:
+    """Integer sums of `values` per group number, exactly (Python ints over the groups' sorted runs)."""
+    order = np.argsort(groups, kind="stable")
+    bounds = np.searchsorted(groups[order], np.arange(count + 1))
+    cumulative = np.concatenate([[0], np.cumsum(values[order], dtype=np.int64)])
+    return [int(cumulative[bounds[g + 1]] - cumulative[bounds[g]]) for g in range(count)]
 
 
 def _share(amount: int, numerator: int, denominator: int) -> int:

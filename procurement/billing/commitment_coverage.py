@@ -34,6 +34,7 @@ MAX_LISTED = (
     200  # commitments listed per table: an account holds tens, a bound keeps a hostile file's answer small
 )
 UNTAGGED = "(untagged)"
+NAT = np.iinfo(np.int64).min  # NaT as int64 nanoseconds
 
 
 def _pct(part: int, whole: int) -> str | None:
@@ -42,24 +43,24 @@ def _pct(part: int, whole: int) -> str | None:
     return str((Decimal(int(part)) * 100 / Decimal(int(whole))).quantize(Decimal("0.1")))
 
 
-def commitments_section(rows: pd.DataFrame, gpu_usage: np.ndarray, *, as_of: dt.date, money, hours) -> dict:
-    """The `commitments` JSON of the review; `gpu_usage` flags the GPU usage rows of `rows`; `money`
-    and `hours` format micro-units as the review does."""
-    status = rows["commitment_status"].astype(object).to_numpy()
-    ids = rows["commitment_discount_id"].astype(object).to_numpy()
-    used, unused = status == "used", status == "unused"
-    committed_hour = used | (rows["pricing_category"].astype(object).to_numpy() == "committed")
-    effective = rows["effective_micros"].to_numpy(np.int64)
-    gpu_hours = np.where(gpu_usage, rows["gpu_hours_micros"].to_numpy(np.int64), 0)
-    frame = pd.DataFrame({
-        "id": ids, "used": np.where(used & (ids != ""), effective, 0),
-        "unused": np.where(unused & (ids != ""), effective, 0),
-        "to_gpu": np.where(unused & rows[TO_GPU].to_numpy(bool), effective, 0),
-        "unattributed": np.where(unused & rows[UNATTRIBUTED].to_numpy(bool), effective, 0),
-        "gpu_hours": gpu_hours, "covered_gpu_hours": np.where(committed_hour, gpu_hours, 0),
-        "used_gpu": np.where(used & gpu_usage, effective, 0),
-        "month": _months(rows), "team": rows["team"].astype(object).replace("", UNTAGGED).to_numpy(),
-    })  # fmt: skip
+SUMS = ["used", "unused", "to_gpu", "unattributed", "used_gpu", "gpu_hours", "covered_gpu_hours"]
+
+
+def commitments_section(
+    commitment_rows: pd.DataFrame,
+    gpu_rows: pd.DataFrame,
+    *,
+    gpu_flags: np.ndarray,
+    as_of: dt.date,
+    money,
+    hours,
+) -> dict:
+    """The `commitments` JSON of the review. `commitment_rows`: the period's rows with a commitment id or
+    status, in the review currency, after attribution, and `gpu_flags` which of them are GPU usage;
+    `gpu_rows`: the period's GPU usage rows (month, team, status, pricing category, GPU-hours) for
+    coverage. `money` and `hours` format micro-units as the review does."""
+    commitments = _commitment_sums(commitment_rows, gpu_flags)
+    coverage = _coverage_sums(gpu_rows)
 
     def entry(sums) -> dict:
         committed = int(sums["used"] + sums["unused"])
@@ -70,11 +71,10 @@ def commitments_section(rows: pd.DataFrame, gpu_usage: np.ndarray, *, as_of: dt.
             "coverage_pct": _pct(sums["covered_gpu_hours"], sums["gpu_hours"]),
         }  # fmt: skip
 
-    sums = ["used", "unused", "to_gpu", "unattributed", "gpu_hours", "covered_gpu_hours", "used_gpu"]
-    total = frame[sums].sum()
-    by_month = [{"month": m} | entry(s) for m, s in frame.groupby("month", sort=True)[sums].sum().iterrows()]
-    by_team = [{"team": t} | entry(s) for t, s in frame.groupby("team", sort=True)[sums].sum().iterrows()]
-    listed = _by_commitment(rows, frame[ids != ""], sums, entry, money, int(total["gpu_hours"]))
+    total = commitments[SUMS[:5]].sum().add(coverage[SUMS[5:]].sum(), fill_value=0)
+    by_month = [{"month": str(m)} | entry(s) for m, s in _joined(commitments, coverage, "month").iterrows()]
+    by_team = [{"team": str(t)} | entry(s) for t, s in _joined(commitments, coverage, "team").iterrows()]
+    listed = _by_commitment(commitment_rows, commitments, entry, money, int(total["gpu_hours"]))
     return {
         "totals": entry(total) | {
             "gpu_attributed_unused_cost": money(total["to_gpu"]),
@@ -92,44 +92,81 @@ def commitments_section(rows: pd.DataFrame, gpu_usage: np.ndarray, *, as_of: dt.
     }  # fmt: skip
 
 
-def _months(rows: pd.DataFrame) -> np.ndarray:
+def _commitment_sums(rows: pd.DataFrame, gpu_flags: np.ndarray) -> pd.DataFrame:
+    """Per commitment row: its used, unused (to GPU, unattributed) and used-on-GPU cost, and the GPU-hours
+    it covered (a few rows: plain columns)."""
+    status = rows["commitment_status"].astype(object).to_numpy()
+    ids = rows["commitment_discount_id"].astype(object).to_numpy()
+    used, unused, named = status == "used", status == "unused", ids != ""
+    effective = rows["effective_micros"].to_numpy(np.int64)
+    covered = np.where(gpu_flags & used, rows["gpu_hours_micros"].to_numpy(np.int64), 0)
+    return pd.DataFrame({
+        "id": ids, "month": _months(rows), "team": _teams(rows),
+        "used": np.where(used & named, effective, 0), "unused": np.where(unused & named, effective, 0),
+        "to_gpu": np.where(unused & rows[TO_GPU].to_numpy(bool), effective, 0),
+        "unattributed": np.where(unused & rows[UNATTRIBUTED].to_numpy(bool), effective, 0),
+        "used_gpu": np.where(used & gpu_flags, effective, 0), "own_gpu_hours": covered,
+    })  # fmt: skip
+
+
+def _coverage_sums(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per GPU usage row: its GPU-hours, and those of them under a commitment."""
+    gpu_hours = rows["gpu_hours_micros"].to_numpy(np.int64)
+    committed = (rows["commitment_status"] == "used").to_numpy(bool) | (
+        rows["pricing_category"] == "committed"
+    ).to_numpy(bool)
+    return pd.DataFrame({
+        "month": _months(rows), "team": _teams(rows), "gpu_hours": gpu_hours,
+        "covered_gpu_hours": np.where(committed, gpu_hours, 0),
+    })  # fmt: skip
+
+
+def _joined(commitments: pd.DataFrame, coverage: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The commitment and coverage sums per `key` (month or team), one row per value either has."""
+    costs = commitments.groupby(key, observed=True, sort=False)[SUMS[:5]].sum()
+    hours_ = coverage.groupby(key, observed=True, sort=False)[SUMS[5:]].sum()
+    costs.index, hours_.index = costs.index.astype(object), hours_.index.astype(object)  # a few labels
+    joined = costs.join(hours_, how="outer").fillna(0).astype(np.int64)
+    return joined.sort_index()
+
+
+def _months(rows: pd.DataFrame) -> pd.Categorical:
+    """Each row's month as a category (labels formatted once per month, not once per row)."""
     starts = pd.DatetimeIndex(rows["charge_period_start"]).as_unit("ns").asi8.astype("datetime64[ns]")
-    months = starts.astype("datetime64[M]").astype(np.int64)
-    return np.array([f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in months], dtype=object)
+    codes, months = pd.factorize(starts.astype("datetime64[M]").astype(np.int64), sort=True)
+    return pd.Categorical.from_codes(
+        codes, categories=[f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in months]
+    )
 
 
-def _by_commitment(
-    rows: pd.DataFrame, frame: pd.DataFrame, sums: list[str], entry, money, all_gpu_hours: int
-) -> list[dict]:
-    """Each commitment's entry; its coverage is the share of all the period's GPU-hours it covered."""
-    if frame.empty:
+def _teams(rows: pd.DataFrame) -> pd.Categorical:
+    teams = rows["team"] if rows["team"].dtype == "category" else rows["team"].astype("category")
+    if "" in teams.cat.categories and UNTAGGED not in teams.cat.categories:
+        teams = teams.cat.rename_categories({"": UNTAGGED})
+    return teams.array
+
+
+def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu_hours: int) -> list[dict]:
+    """Each commitment's entry; its GPU-hours are those it covered, its coverage their share of all the
+    period's GPU-hours."""
+    named = sums["id"].to_numpy() != ""
+    if not named.any():
         return []
-    with_id = rows[rows["commitment_discount_id"].astype(object).to_numpy() != ""]
+    with_id = rows.iloc[np.flatnonzero(named)]
+    ids = sums["id"].to_numpy()[named]
     scoped = gpu_scoped_commitments(with_id)
     unused = with_id["commitment_status"].astype(object).to_numpy() == "unused"
-    gpu_typed = set(
-        with_id["commitment_discount_id"]
-        .astype(object)
-        .to_numpy()[unused & (with_id["gpu"] != "").to_numpy(bool)]
-    )
-    non_gpu_typed = set(
-        with_id["commitment_discount_id"]
-        .astype(object)
-        .to_numpy()[
-            unused & (with_id["gpu"] == "").to_numpy(bool) & (with_id["instance_type"] != "").to_numpy(bool)
-        ]
-    )
-    facts = (
-        with_id.assign(_id=with_id["commitment_discount_id"].astype(object))
-        .groupby("_id", sort=True)
-        .agg(
-            kind=("commitment_type", lambda v: next((x for x in v.astype(object) if x), "")),
-            family=("commitment_family", lambda v: next((x for x in v.astype(object) if x), "")),
-            end=("commitment_end", "max"),
-        )
-    )
+    has_gpu = with_id["gpu"].astype(object).to_numpy() != ""
+    typed = with_id["instance_type"].astype(object).to_numpy() != ""
+    gpu_typed, non_gpu_typed = set(ids[unused & has_gpu]), set(ids[unused & ~has_gpu & typed])
+    ends = (
+        pd.Series(pd.DatetimeIndex(with_id["commitment_end"]).as_unit("ns").asi8).groupby(ids).max()
+    )  # NaT lowest
+    facts = pd.DataFrame({"kind": _first_named(ids, with_id["commitment_type"]),
+                          "family": _first_named(ids, with_id["commitment_family"]), "end": ends}).fillna("")  # fmt: skip
+    per = sums[named].groupby("id", sort=True)[[*SUMS[:5], "own_gpu_hours"]].sum()
     listed = []
-    for commitment, s in frame.groupby("id", sort=True)[sums].sum().iterrows():
+    for commitment, s in per.iterrows():
         fact = facts.loc[commitment]
         if commitment in scoped or commitment in gpu_typed:
             attribution = "gpu capacity"
@@ -137,15 +174,23 @@ def _by_commitment(
             attribution = "non-GPU capacity"
         else:
             attribution = "in proportion to its used cost on GPU rows"
-        end = fact["end"]
+        end = int(fact["end"])
+        figures = s.to_dict() | {"gpu_hours": s["own_gpu_hours"], "covered_gpu_hours": s["own_gpu_hours"]}
         listed.append({
             "commitment_id": str(commitment), "type": str(fact["kind"]), "instance_family": str(fact["family"]),
-            "attribution": attribution, **entry(s), "coverage_pct": _pct(s["covered_gpu_hours"], all_gpu_hours),
+            "attribution": attribution, **entry(figures), "coverage_pct": _pct(s["own_gpu_hours"], all_gpu_hours),
             "used_on_gpu_cost": money(s["used_gpu"]),
             "gpu_attributed_unused_cost": money(s["to_gpu"]), "unattributed_cost": money(s["unattributed"]),
-            "end": None if pd.isna(end) else pd.Timestamp(end).isoformat(),
+            "end": None if end == NAT else pd.Timestamp(end, tz="UTC").isoformat(),
         })  # fmt: skip
     return listed
+
+
+def _first_named(ids: np.ndarray, values: pd.Series) -> pd.Series:
+    """Per commitment id, the first non-empty value of a text column among its rows."""
+    text = values.astype(object).to_numpy()
+    named = text != ""
+    return pd.Series(text[named]).groupby(ids[named]).first()
 
 
 def _expiring(listed: list[dict], as_of: dt.date) -> dict:

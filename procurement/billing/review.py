@@ -401,18 +401,22 @@ def spend_review(
 
 COMMITMENT_READ = [
     "charge_period_start", "commitment_status", "commitment_discount_id", "commitment_type", "commitment_family",
-    "commitment_gpu_scope", "commitment_end", "pricing_category", "team", "gpu", "instance_type", TO_GPU,
-    UNATTRIBUTED, "gpu_hours_micros", *SUM_COLUMNS[:3], "currency",
+    "commitment_gpu_scope", "commitment_end", "team", "gpu", "instance_type", TO_GPU, UNATTRIBUTED,
+    "gpu_hours_micros", *SUM_COLUMNS[:3], "currency",
 ]  # fmt: skip
+COVERAGE_READ = ["charge_period_start", "team", "commitment_status", "pricing_category", "gpu_hours_micros"]
 
 
 def _commitments(records: pd.DataFrame, in_period: np.ndarray, gpu_usage: np.ndarray, request) -> dict:
-    """The `commitments` section (commitment_coverage.py) of the period's commitment and GPU rows."""
-    relevant = in_period & (gpu_usage | (records["commitment_status"] != "").to_numpy(bool))
-    relevant |= in_period & (records["commitment_discount_id"] != "").to_numpy(bool)
-    rows = _converted(records.loc[relevant, list(dict.fromkeys(COMMITMENT_READ))], request)
+    """The `commitments` section (commitment_coverage.py): the period's rows of a commitment (an id or
+    a status: a few), in the review currency, and the GPU usage rows' hours for coverage."""
+    named = (records["commitment_status"] != "").to_numpy(bool) | (
+        records["commitment_discount_id"] != ""
+    ).to_numpy(bool)
+    mask = in_period & named
     return commitments_section(
-        rows, gpu_usage[relevant], as_of=request.end,
+        _converted(records.loc[mask, COMMITMENT_READ], request), records.loc[in_period & gpu_usage, COVERAGE_READ],
+        gpu_flags=gpu_usage[mask], as_of=request.end,
         money=lambda micros: money(micros, request.currency), hours=hours,
     )  # fmt: skip
 
