@@ -10,7 +10,9 @@ the CUDOS dashboards (AWS Cloud Intelligence Dashboards, "RI/SP Summary") chart 
   also AWS's hour-based RI utilization (API_ReservationUtilizationGroup: UtilizationPercentage).
 - coverage = GPU-hours under a commitment / all GPU-hours: AWS's CoverageHours, "CoverageHoursPercentage:
   the percentage of instance hours that a reservation covered" (API_CoverageHours.html), on GPU usage
-  rows only (committed usage: CommitmentDiscountStatus Used, or PricingCategory Committed).
+  rows only. Under a commitment: PricingCategory Committed (FOCUS sets it on every Used row; CUR's
+  DiscountedUsage and SavingsPlanCoveredUsage lines are read so). A commitment's own GPU-hours are
+  those of its Used rows.
 - by team: coverage of the team's own GPU-hours; utilization of the commitment rows tagged with the
   team (used rows are the consumer's, unused rows carry the tags of the commitment's own lines).
 - expiring: commitments of the period whose term ends within EXPIRING_DAYS after the review's `to`
@@ -48,7 +50,7 @@ SUMS = ["used", "unused", "to_gpu", "unattributed", "used_gpu", "gpu_hours", "co
 
 def commitments_section(
     commitment_rows: pd.DataFrame,
-    gpu_rows: pd.DataFrame,
+    cube: pd.DataFrame,
     *,
     gpu_flags: np.ndarray,
     as_of: dt.date,
@@ -57,10 +59,10 @@ def commitments_section(
 ) -> dict:
     """The `commitments` JSON of the review. `commitment_rows`: the period's rows with a commitment id or
     status, in the review currency, after attribution, and `gpu_flags` which of them are GPU usage;
-    `gpu_rows`: the period's GPU usage rows (month, team, status, pricing category, GPU-hours) for
-    coverage. `money` and `hours` format micro-units as the review does."""
+    `cube`: the period's GPU sums by month, team and pricing category (review._cube), for coverage.
+    `money` and `hours` format micro-units as the review does."""
     commitments = _commitment_sums(commitment_rows, gpu_flags)
-    coverage = _coverage_sums(gpu_rows)
+    coverage = _coverage_sums(cube)
 
     def entry(sums) -> dict:
         committed = int(sums["used"] + sums["unused"])
@@ -109,14 +111,12 @@ def _commitment_sums(rows: pd.DataFrame, gpu_flags: np.ndarray) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _coverage_sums(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per GPU usage row: its GPU-hours, and those of them under a commitment."""
-    gpu_hours = rows["gpu_hours_micros"].to_numpy(np.int64)
-    committed = (rows["commitment_status"] == "used").to_numpy(bool) | (
-        rows["pricing_category"] == "committed"
-    ).to_numpy(bool)
+def _coverage_sums(cube: pd.DataFrame) -> pd.DataFrame:
+    """GPU-hours by month and team (review._cube's combinations), and those priced under a commitment."""
+    gpu_hours = cube["gpu_hours_micros"].to_numpy(np.int64)
+    committed = (cube["pricing_category"] == "committed").to_numpy(bool)
     return pd.DataFrame({
-        "month": _months(rows), "team": _teams(rows), "gpu_hours": gpu_hours,
+        "month": cube["month"].array, "team": cube["team"].array, "gpu_hours": gpu_hours,
         "covered_gpu_hours": np.where(committed, gpu_hours, 0),
     })  # fmt: skip
 

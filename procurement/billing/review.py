@@ -392,7 +392,7 @@ def spend_review(
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
     review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
     review["unattributed_commitment_cost"] = money(_sum(unattributed_rows, "effective_micros"), currency)
-    review["commitments"] = _commitments(records, in_period, gpu_usage, request)
+    review["commitments"] = _commitments(records, in_period, gpu_usage, gpu_and_unused, request)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
@@ -404,20 +404,19 @@ COMMITMENT_READ = [
     "commitment_gpu_scope", "commitment_end", "team", "gpu", "instance_type", TO_GPU, UNATTRIBUTED,
     "gpu_hours_micros", *SUM_COLUMNS[:3], "currency",
 ]  # fmt: skip
-COVERAGE_READ = ["charge_period_start", "team", "commitment_status", "pricing_category", "gpu_hours_micros"]
 
 
-def _commitments(records: pd.DataFrame, in_period: np.ndarray, gpu_usage: np.ndarray, request) -> dict:
+def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd.DataFrame, request) -> dict:
     """The `commitments` section (commitment_coverage.py): the period's rows of a commitment (an id or
-    a status: a few), in the review currency, and the GPU usage rows' hours for coverage."""
+    a status), in the review currency, and for coverage the period's GPU sums by month, team and
+    pricing category (`cube`, which the breakdowns read too: no second pass over the rows)."""
     named = (records["commitment_status"] != "").to_numpy(bool) | (
         records["commitment_discount_id"] != ""
     ).to_numpy(bool)
     mask = in_period & named
     return commitments_section(
-        _converted(records.loc[mask, COMMITMENT_READ], request), records.loc[in_period & gpu_usage, COVERAGE_READ],
-        gpu_flags=gpu_usage[mask], as_of=request.end,
-        money=lambda micros: money(micros, request.currency), hours=hours,
+        _converted(records.loc[mask, COMMITMENT_READ], request), cube, gpu_flags=gpu_usage[mask],
+        as_of=request.end, money=lambda micros: money(micros, request.currency), hours=hours,
     )  # fmt: skip
 
 
