@@ -29,9 +29,12 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procurement.billing.commitment_attribution import attributed
 from procurement.billing.importer import import_file
@@ -154,3 +157,28 @@ def test_the_split_keeps_every_total():
     body = spend_review(selectors.spend_frame(request), request)
     parts = [body["totals"]["effective_cost"], body["non_gpu_cost"], body["unattributed_commitment_cost"]]
     assert sum(map(float, parts)) == pytest.approx(1965.20, abs=0.001)
+
+
+row = st.tuples(
+    st.sampled_from(["used", "unused", ""]), st.sampled_from(["sp-a", "sp-b", ""]), st.sampled_from(["h100", ""]),
+    st.sampled_from(["p5.48xlarge", ""]), st.integers(-5_000_000, 90_000_000), st.integers(0, 8_000_000),
+    st.booleans(),
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(row, min_size=1, max_size=30), st.lists(st.integers(0, 2), min_size=30, max_size=30))
+def test_attribution_moves_no_money(specs, periods):
+    """On any rows: no money appears or goes (the effective cost adds up as before the split), only
+    unused rows are flagged, no row is both GPU and unattributed, and the rows added are unattributed
+    remainders."""
+    rows = _rows(*specs)
+    codes = np.array(periods[: len(rows)])
+    out = attributed(rows, codes)
+    assert out["effective_micros"].sum() == rows["effective_micros"].sum()
+    assert not (out["commitment_to_gpu"] & out["commitment_unattributed"]).any()
+    flagged = out["commitment_to_gpu"] | out["commitment_unattributed"]
+    assert (out.loc[flagged, "commitment_status"] == "unused").all()
+    # a split row's two parts: the extra rows are unattributed remainders of rows kept in place
+    extra = out.iloc[len(rows) :]
+    assert extra["commitment_unattributed"].all() and (extra["commitment_status"] == "unused").all()
