@@ -76,7 +76,9 @@ def make_frame(rows: int, seed: int = 1, commitments: bool = False) -> pd.DataFr
     committed = category == "committed"
     plan_fee = unused & (resources % 2 == 0)
     frame.loc[plan_fee, ["instance_type", "gpu"]] = ""
-    frame["commitment_discount_id"] = np.where(committed, np.char.add("sp-", (resources % 20).astype(str)), "")
+    frame["commitment_discount_id"] = np.where(
+        committed, np.char.add("sp-", (resources % 20).astype(str)), ""
+    )
     frame["commitment_type"] = np.where(committed, "Savings Plan", "")
     frame["commitment_family"] = ""
     frame["commitment_gpu_scope"] = False
