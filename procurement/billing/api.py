@@ -109,7 +109,8 @@ class SpendReview(APIView):
             OpenApiParameter("allocation", str, enum=["proportional", "even", "unallocated"],
                              description="showback rule for shared and idle GPU cost (default proportional)"),
         ],
-        responses={200: OpenApiResponse(description="the spend review JSON"), 400: REVIEW_ERROR,
+        responses={200: OpenApiResponse(description="the spend review JSON (docs/billing.md), with "
+                                        "unattributed_commitment_cost and the commitments section"), 400: REVIEW_ERROR,
                    401: OpenApiResponse(description="not signed in"),
                    403: OpenApiResponse(description="needs the finance or admin role, or a spend grant to your "
                                         "team (then only your team)")},

@@ -125,6 +125,17 @@ class SpendRecord(models.Model):
     project = models.CharField(max_length=100, blank=True)
     environment = models.CharField(max_length=100, blank=True)
     tags = models.JSONField(default=dict, blank=True)
+    # What the export says of the row's commitment (docs/billing.md, "Commitments attributed honestly")
+    commitment_type = models.CharField(max_length=100, blank=True, help_text="Reservation, Savings Plan...")
+    commitment_family = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="Instance family the commitment is scoped to (p5); blank if none.",
+    )
+    commitment_gpu_scope = models.BooleanField(
+        default=False, help_text="The commitment's family has GPU instance types in the catalog."
+    )
+    commitment_end = models.DateTimeField(null=True, blank=True, help_text="End of the commitment's term.")
 
     class Meta:
         ordering = ["charge_period_start", "row_key"]

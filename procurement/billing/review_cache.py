@@ -30,7 +30,7 @@ from pricing.price_version import price_version_key
 
 T = TypeVar("T")
 REVIEW_CACHE_SECONDS = 600
-KEY_SCHEME = "spend-review:v1"
+KEY_SCHEME = "spend-review:v2"  # v2: commitment attribution and the commitments section (issue 22)
 
 
 def billing_data_key() -> str:
