@@ -30,10 +30,13 @@ def load_bundled_catalog() -> dict:
 
 @shared_task(name="pricing.refresh_prices", acks_late=True)  # re-queued refreshes skip on their lock
 def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
-    """Queue one refresh per (source, region); `source` may be a group such as "aws"."""
-    jobs = [(s.name, region) for s in expand_sources(source) for region in (regions or s.regions())]
-    group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
-    return {"queued": [f"{name}:{region}" for name, region in jobs]}
+    """Queue one refresh per (source, region); `source` may be a group such as "aws". A source that is
+    off (no credentials or setting yet) queues nothing and is named under "off"."""
+    chosen = expand_sources(source)
+    jobs = [(s.name, region) for s in chosen if s.enabled() for region in (regions or s.regions())]
+    if jobs:
+        group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
+    return {"queued": [f"{name}:{region}" for name, region in jobs], "off": [s.name for s in chosen if not s.enabled()]}
 
 
 @shared_task(
