@@ -36,7 +36,10 @@ def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
     jobs = [(s.name, region) for s in chosen if s.enabled() for region in (regions or s.regions())]
     if jobs:
         group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
-    return {"queued": [f"{name}:{region}" for name, region in jobs], "off": [s.name for s in chosen if not s.enabled()]}
+    return {
+        "queued": [f"{name}:{region}" for name, region in jobs],
+        "off": [s.name for s in chosen if not s.enabled()],
+    }
 
 
 @shared_task(

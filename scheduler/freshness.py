@@ -35,7 +35,11 @@ def stale_after_for(refresh_source: str | None, pricing_model: str) -> dt.timede
     """Twice the period of the scheduled source that wrote the price (azure-retail, gcp-billing and
     lambda-cloud each have their own); `stale_after(pricing_model)` for the AWS sources and the rest."""
     period_s = next(
-        (job.every_seconds for job in SCHEDULE if refresh_source and job.kwargs.get("source") == refresh_source),
+        (
+            job.every_seconds
+            for job in SCHEDULE
+            if refresh_source and job.kwargs.get("source") == refresh_source
+        ),
         None,
     )
     if period_s is None or refresh_source in SOURCE_OF_PRICING_MODEL.values():

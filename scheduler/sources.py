@@ -74,14 +74,20 @@ class Source:
 
 def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
     refusals, stats = Refusals(), azure_retail.AzureReadStats()
-    records = azure_retail.fetch_azure_prices(now=now, refusals=refusals, stats=stats, transport=http_transport())
+    records = azure_retail.fetch_azure_prices(
+        now=now, refusals=refusals, stats=stats, transport=http_transport()
+    )
     return Fetch(records, stats, refusals)
 
 
 def _fetch_gcp(region: str, now: dt.datetime) -> Fetch:
     refusals, stats = Refusals(), gcp_billing_catalog.GcpReadStats()
     records = gcp_billing_catalog.fetch_gcp_prices(
-        api_key=settings.GCP_BILLING_API_KEY, now=now, refusals=refusals, stats=stats, transport=http_transport()
+        api_key=settings.GCP_BILLING_API_KEY,
+        now=now,
+        refusals=refusals,
+        stats=stats,
+        transport=http_transport(),
     )
     return Fetch(records, stats, refusals)
 

@@ -25,7 +25,10 @@ def source_states() -> list[dict]:
             status__in=[RefreshStatus.RUNNING, RefreshStatus.SKIPPED]
         )
         regions = finished.order_by("region").values_list("region", flat=True).distinct()
-        last_runs = {region: finished.filter(region=region).order_by("-started_at", "-pk").first() for region in regions}
+        last_runs = {
+            region: finished.filter(region=region).order_by("-started_at", "-pk").first()
+            for region in regions
+        }
         enabled = source.enabled()
         states.append({
             "name": source.name, "enabled": enabled, "how_to_enable": source.how_to_enable,

@@ -88,7 +88,9 @@ def azure_pages(*, transport: Transport, policy: RetryPolicy) -> Iterator[dict[s
     """Every page of the GPU listing, following NextPageLink."""
     url: str | None = first_page_url()
     for page_number in range(1, MAX_PAGES + 1):
-        page = get_json(url, transport=transport, policy=policy, what=f"azure retail prices page {page_number}")
+        page = get_json(
+            url, transport=transport, policy=policy, what=f"azure retail prices page {page_number}"
+        )
         yield page
         url = page.get("NextPageLink")
         if not url:

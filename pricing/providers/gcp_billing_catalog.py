@@ -79,7 +79,9 @@ MACHINE_SHAPES: dict[str, tuple[int, int]] = {
     "g2-standard-48": (48, 192), "g2-standard-96": (96, 384),
 }  # fmt: skip
 
-PartKey = tuple[str, str, str, str]  # (resource group "GPU"|"CPU"|"RAM", family or accelerator, model, region)
+PartKey = tuple[
+    str, str, str, str
+]  # (resource group "GPU"|"CPU"|"RAM", family or accelerator, model, region)
 
 
 @dataclass
@@ -114,7 +116,9 @@ def gcp_pages(*, api_key: str, transport: Transport, policy: RetryPolicy) -> Ite
     raise SourceRowError("gcp", "nextPageToken", f"still another page after {MAX_PAGES} pages")
 
 
-def gcp_parts(pages: Iterator[dict[str, Any]], *, refusals: Refusals, stats: GcpReadStats) -> dict[PartKey, Part]:
+def gcp_parts(
+    pages: Iterator[dict[str, Any]], *, refusals: Refusals, stats: GcpReadStats
+) -> dict[PartKey, Part]:
     """The hourly price of every GPU, core and RAM SKU of a GPU machine family, per region."""
     parts: dict[PartKey, Part] = {}
     for page_number, page in enumerate(pages, start=1):
@@ -199,7 +203,12 @@ def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime)
                 gpu = parts.get(("GPU", accelerator, model, region))
                 core = parts.get(("CPU", family, model, region))
                 ram = parts.get(("RAM", family, model, region))
-                if gpu is None or core is None or ram is None or len({gpu.currency, core.currency, ram.currency}) > 1:
+                if (
+                    gpu is None
+                    or core is None
+                    or ram is None
+                    or len({gpu.currency, core.currency, ram.currency}) > 1
+                ):
                     continue
                 total = count * gpu.price + vcpus * core.price + memory * ram.price
                 committed = model in (RESERVED_1Y, RESERVED_3Y)

@@ -96,7 +96,9 @@ def _wait_s(answer: HttpAnswer | None, policy: RetryPolicy, retry_number: int, w
     except ValueError:  # an HTTP date: not worth parsing, back off as usual
         return delay
     if asked > MAX_RETRY_AFTER_S:
-        raise TransientSourceError(f"{what}: throttled, Retry-After {asked:g} s exceeds {MAX_RETRY_AFTER_S:g} s")
+        raise TransientSourceError(
+            f"{what}: throttled, Retry-After {asked:g} s exceeds {MAX_RETRY_AFTER_S:g} s"
+        )
     return max(delay, asked)
 
 

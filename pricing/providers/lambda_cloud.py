@@ -69,7 +69,9 @@ def lambda_price_records(
             continue
         cents = spec.get("price_cents_per_hour")
         if isinstance(cents, bool) or not isinstance(cents, int | Decimal) or cents != int(cents):
-            refusals.refuse(UNIT, f"{location}: price_cents_per_hour {cents!r} is not a whole number of cents")
+            refusals.refuse(
+                UNIT, f"{location}: price_cents_per_hour {cents!r} is not a whole number of cents"
+            )
             continue
         regions = [str(r.get("name") or "") for r in entry.get("regions_with_capacity_available") or []]
         if not regions:
