@@ -48,7 +48,6 @@ from django.utils import timezone
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import PriceStatus
 from pricing.gpu_mapping import GpuNameResolver
-from pricing.price_checks import CheckContext, Family, Refusals, per_gpu_hour, price_records_screen
 from pricing.models import (
     FxRate,
     InstanceType,
@@ -59,6 +58,7 @@ from pricing.models import (
     SpotAdvisory,
     UnmappedGpuName,
 )
+from pricing.price_checks import CheckContext, Family, Refusals, per_gpu_hour, price_records_screen
 from pricing.price_version import price_version_bump
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError, SpotAdvisoryRecord
 from pricing.selectors import current_price_observations
