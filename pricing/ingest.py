@@ -121,7 +121,9 @@ def ingest_price_records(
     with transaction.atomic():
         if refusals is not None:
             records = list(records)
-            records = price_records_screen(records, _check_context(records), refusals)
+            passed = price_records_screen(records, _check_context(records), refusals)
+            result.seen += len(records) - len(passed)  # seen, then refused with a reason
+            records = passed
         columns = _read_columns(records, result)
         if not columns.amount:
             return result
