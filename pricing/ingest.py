@@ -380,8 +380,9 @@ class _Batch:
     def build(cls, columns: _Columns, offer_id_by_index: np.ndarray) -> _Batch:
         offer_id = offer_id_by_index[np.asarray(columns.offer_index, dtype=np.int64)]
         reference, reference_at = _current_prices(columns, offer_id_by_index)
-        added, changed = _changes(columns, reference, reference_at)
-        return cls(columns, offer_id, _statuses(columns, reference), added, changed)
+        amount = _amounts(columns)
+        added, changed = _changes(columns, amount, reference, reference_at)
+        return cls(columns, offer_id, _statuses(columns, amount, reference), added, changed)
 
     def __len__(self) -> int:
         return len(self.columns.amount)
@@ -391,11 +392,10 @@ def _amounts(columns: _Columns) -> np.ndarray:
     return np.fromiter((float(a) for a in columns.amount), dtype=np.float64, count=len(columns.amount))
 
 
-def _statuses(columns: _Columns, reference: np.ndarray) -> np.ndarray:
+def _statuses(columns: _Columns, amount: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """'suspect' where a price is over 5× or under 1/5 of its reference, else 'published'.
-    `reference` is the current price per series, NaN where none."""
+    `amount` is each row's price, `reference` the current price per series (NaN where none)."""
     series = np.asarray(columns.series_index, dtype=np.int64)
-    amount = _amounts(columns)
     batch_median = pd.Series(amount).groupby(series).transform("median").to_numpy()
     ref = reference[series]
     ref = np.where(np.isnan(ref), batch_median, ref)
@@ -422,25 +422,26 @@ def _current_prices(columns: _Columns, offer_id_by_index: np.ndarray) -> tuple[n
     return reference, reference_at
 
 
-def _changes(columns: _Columns, reference: np.ndarray, reference_at: list) -> tuple[int, int]:
+def _changes(
+    columns: _Columns, amount: np.ndarray, reference: np.ndarray, reference_at: list
+) -> tuple[int, int]:
     """(added, changed) among the rows newer than their series' current price: a row is added when
     its series had no price before it, changed when it differs from the price before it (the current
     one, then the batch's previous row). Rows at or before the current price are known history."""
-    frame = pd.DataFrame(
-        {
-            "series": np.asarray(columns.series_index, dtype=np.int64),
-            "at": pd.to_datetime(pd.Series(columns.observed_at, dtype=object), utc=True),
-            "amount": _amounts(columns),
-        }
-    )
-    before_at = pd.to_datetime(pd.Series(reference_at, dtype=object), utc=True).to_numpy()[frame["series"]]
-    newer = pd.isna(before_at) | (frame["at"].to_numpy() > before_at)
-    frame = frame[newer].sort_values(["series", "at"], kind="stable")
-    previous = frame.groupby("series", sort=False)["amount"].shift(1)
-    previous = previous.fillna(pd.Series(reference[frame["series"].to_numpy()], index=frame.index))
-    added = int(previous.isna().sum())
-    changed = int((previous.notna() & (previous != frame["amount"])).sum())
-    return added, changed
+    count = len(columns.amount)
+    series = np.asarray(columns.series_index, dtype=np.int64)
+    at = np.fromiter((moment.timestamp() for moment in columns.observed_at), dtype=np.float64, count=count)
+    before = np.array([np.nan if moment is None else moment.timestamp() for moment in reference_at])[series]
+    newer = np.flatnonzero(np.isnan(before) | (at > before))
+    order = newer[np.lexsort((at[newer], series[newer]))]  # by series, then time (lexsort is stable)
+    ordered_series, amount = series[order], amount[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = ordered_series[1:] != ordered_series[:-1]
+    previous = np.empty(len(order))
+    previous[1:] = amount[:-1]
+    previous[first] = reference[ordered_series[first]]
+    known = ~np.isnan(previous)
+    return int(np.count_nonzero(~known)), int(np.count_nonzero(known & (previous != amount)))
 
 
 def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:

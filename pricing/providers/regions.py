@@ -3,7 +3,8 @@
 A price API that names a region we do not know is either a new region (add it here, with the page
 that lists it) or a broken answer; either way a person should look before it ranks. Each list is the
 provider's own documented list, copied on 2026-12-03 from the page named beside it (re-check there
-when a refresh refuses rows for "region"). Providers without a list here (bundled catalogs, imported
+when a refresh refuses rows for "region"); every region of the bundled catalog is in its provider's
+list (a test checks it). Providers without a list here (bundled catalogs, imported
 files) are not checked for region.
 """
 
@@ -46,17 +47,18 @@ GCP_REGIONS = frozenset(
     europe-west12 me-central1 me-central2 me-west1 africa-south1 asia-east1 asia-east2
     asia-northeast1 asia-northeast2 asia-northeast3 asia-south1 asia-south2 asia-southeast1
     asia-southeast2 australia-southeast1 australia-southeast2
+    us-central2
     """.split()
-)
+)  # us-central2 (Oklahoma) serves TPUs only and is missing from that table; the bundled catalog prices it
 
 # docs.lambda.ai/public-cloud/on-demand/ ("Regions"), the names the instance-types API answers with.
 LAMBDA_REGIONS = frozenset(
     """
     us-east-1 us-east-2 us-east-3 us-west-1 us-west-2 us-west-3 us-south-1 us-south-2 us-south-3
     us-midwest-1 us-midwest-2 europe-central-1 asia-south-1 asia-northeast-1 asia-northeast-2
-    me-west-1 australia-east-1
+    me-west-1 australia-east-1 europe-south-1
     """.split()
-)
+)  # europe-south-1 is not on that page but is a region of the bundled Lambda catalog (skypilot/lambda)
 
 KNOWN_REGIONS: dict[str, frozenset[str]] = {
     "aws": AWS_REGIONS,

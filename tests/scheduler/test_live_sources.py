@@ -159,3 +159,39 @@ def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client
     html = viewer_client.get("/status/").content.decode()
     assert html.count('<span class="badge warn">off</span>') == 3
     assert "set LAMBDA_API_KEY" in html and "set GCP_BILLING_API_KEY" in html
+
+
+LATER = dt.datetime(2026, 12, 2, 9, 30, tzinfo=dt.UTC)  # after the bundled snapshot's 2026-11-30
+
+
+def test_live_prices_land_on_the_bundled_instance_types_with_their_gpus(live, bundled_catalog):
+    live(ok("azure_page1.json"), ok("azure_page2.json"))
+    refresh_run("azure-retail", "", now=LATER)
+    from pricing.models import InstanceType
+
+    # azure sizes map through gpu_aliases.csv (provider azure)
+    assert InstanceType.objects.get(provider__slug="azure", name="Standard_ND96isr_H100_v5").gpu.slug == "h100-sxm5-80gb"
+    assert InstanceType.objects.get(provider__slug="azure", name="Standard_NC24ads_A100_v4").gpu.slug == "a100-pcie-80gb"
+    live(ok("lambda_instance_types.json"))
+    lam = refresh_run("lambda-cloud", "", now=LATER)
+    # the bundled Lambda catalog has gpu_8x_h100_sxm5 (31.92 $/h); the live 23.92 is a new price of the
+    # same instance type, not a second one, and within 5x of the old one so it is published
+    h100 = InstanceType.objects.get(provider__slug="lambda", name="gpu_8x_h100_sxm5")
+    assert h100.gpu.slug == "h100-sxm5-80gb" and lam.rows_refused == 0
+    assert current("gpu_8x_h100_sxm5", "us-east-1") == Decimal("23.92")
+    live(ok("gcp_page1.json"), ok("gcp_page2.json"))
+    gcp = refresh_run("gcp-billing", "", now=LATER)
+    # a2-highgpu-1g in us-central1 is priced per zone in the snapshot, per region here
+    assert current("a2-highgpu-1g", "us-central1") == Decimal("3.673385") and gcp.rows_refused == 0
+    assert InstanceType.objects.get(provider__slug="gcp", name="a2-highgpu-1g").gpu.slug == "a100-sxm4-40gb"
+
+
+def test_a_reader_s_own_rejections_are_refusals_with_their_reason_for_every_source():
+    from pricing.providers.aws import AwsReadStats
+    from scheduler.sources import Fetch, Source
+
+    stats = AwsReadStats(rejected=2, rejected_locations=["aws:us-east-1 page 1 item 3: SpotPrice '0.0'"] * 2)
+    source = Source("aws-spot", lambda region, now: Fetch(iter([]), stats), lambda: ["us-east-1"])
+    run = refresh_run(source, "us-east-1", now=DAY1)
+    assert (run.rows_seen, run.rows_refused, run.rows_rejected) == (2, 2, 2)
+    assert run.refused_reasons["not_positive"]["examples"][0].endswith("SpotPrice '0.0'")
