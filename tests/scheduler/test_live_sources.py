@@ -170,8 +170,14 @@ def test_live_prices_land_on_the_bundled_instance_types_with_their_gpus(live, bu
     from pricing.models import InstanceType
 
     # azure sizes map through gpu_aliases.csv (provider azure)
-    assert InstanceType.objects.get(provider__slug="azure", name="Standard_ND96isr_H100_v5").gpu.slug == "h100-sxm5-80gb"
-    assert InstanceType.objects.get(provider__slug="azure", name="Standard_NC24ads_A100_v4").gpu.slug == "a100-pcie-80gb"
+    assert (
+        InstanceType.objects.get(provider__slug="azure", name="Standard_ND96isr_H100_v5").gpu.slug
+        == "h100-sxm5-80gb"
+    )
+    assert (
+        InstanceType.objects.get(provider__slug="azure", name="Standard_NC24ads_A100_v4").gpu.slug
+        == "a100-pcie-80gb"
+    )
     live(ok("lambda_instance_types.json"))
     lam = refresh_run("lambda-cloud", "", now=LATER)
     # the bundled Lambda catalog has gpu_8x_h100_sxm5 (31.92 $/h); the live 23.92 is a new price of the

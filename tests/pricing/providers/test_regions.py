@@ -12,7 +12,12 @@ SKYPILOT = Path(__file__).resolve().parents[3] / "pricing/data/skypilot"
 
 @pytest.mark.parametrize(
     ("provider", "file"),
-    [("aws", "aws/vms.gpu.csv"), ("gcp", "gcp/vms.gpu.csv"), ("gcp", "gcp/vms.hosts.csv"), ("lambda", "lambda/vms.csv")],
+    [
+        ("aws", "aws/vms.gpu.csv"),
+        ("gcp", "gcp/vms.gpu.csv"),
+        ("gcp", "gcp/vms.hosts.csv"),
+        ("lambda", "lambda/vms.csv"),
+    ],
 )
 def test_every_region_of_the_bundled_catalog_is_a_known_region(provider, file):
     with (SKYPILOT / file).open(newline="", encoding="utf-8-sig") as handle:
