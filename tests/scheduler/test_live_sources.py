@@ -15,9 +15,9 @@ from pricing.providers.http_json import HttpAnswer
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
 from pricing.selectors import current_price_observations
 from pricing.spot_selectors import offer_spot_history
-from pricing.tasks import refresh_prices
+from pricing.tasks import refresh_prices, refresh_source_region
 from scheduler import sources
-from scheduler.models import RefreshStatus
+from scheduler.models import PriceRefresh, RefreshStatus
 from scheduler.refresh import SourceDisabled, refresh_run
 from tests.pricing.providers.fake_http import FakeHttp, ok, recorded
 
@@ -144,8 +144,6 @@ def test_three_failures_in_a_row_show_as_failing_until_a_run_succeeds(live, view
 
 
 def sources_last(name: str):
-    from scheduler.models import PriceRefresh
-
     return PriceRefresh.objects.filter(source=name).order_by("-started_at", "-pk").first()
 
 
@@ -156,6 +154,9 @@ def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client
         refresh_run("azure-retail", "", now=DAY1)
     for name in ("azure-retail", "gcp-billing", "lambda-cloud"):
         assert refresh_prices.run(name) == {"queued": [], "off": [name]}
+        # a job queued before the source was switched off does nothing, and leaves no row
+        assert refresh_source_region.run(name, "") == {"status": "off", "source": name}
+    assert not PriceRefresh.objects.exists()
     html = viewer_client.get("/status/").content.decode()
     assert html.count('<span class="badge warn">off</span>') == 3
     assert "set LAMBDA_API_KEY" in html and "set GCP_BILLING_API_KEY" in html
