@@ -60,7 +60,7 @@ def refresh_run(
             status=RefreshStatus.FAILED,
             finished_at=timezone.now(),
             error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS],
-            failures_in_a_row=_failures_before(source.name, region) + 1,
+            failures_in_a_row=failures_before(source.name, region) + 1,
         )
         raise
     _recompute_decisions(refresh)
@@ -120,7 +120,7 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     _finish(refresh, RefreshStatus.SUCCEEDED)
 
 
-def _failures_before(source: str, region: str) -> int:
+def failures_before(source: str, region: str) -> int:
     """How many runs of (source, region) failed in a row before now (skipped runs do not count)."""
     last = (
         PriceRefresh.objects.filter(source=source, region=region)
@@ -135,5 +135,5 @@ def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
     refresh.status, refresh.error, refresh.finished_at = status, error, timezone.now()
     refresh.duration_s = (refresh.finished_at - refresh.started_at).total_seconds()
     if status == RefreshStatus.FAILED:
-        refresh.failures_in_a_row = _failures_before(refresh.source, refresh.region) + 1
+        refresh.failures_in_a_row = failures_before(refresh.source, refresh.region) + 1
     refresh.save()
