@@ -20,7 +20,7 @@ from django.conf import settings
 from pricing.price_checks import Refusals
 from pricing.providers import aws, aws_pricing, azure_retail, gcp_billing_catalog, lambda_cloud
 from pricing.providers.aws import AwsReadStats
-from pricing.providers.http_json import Transport, urllib_transport
+from pricing.providers.http_api import Transport, urllib_transport
 from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor, snapshot_time
 
 DEFAULT_AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")

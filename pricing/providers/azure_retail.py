@@ -37,7 +37,7 @@ from typing import Any
 from pricing.price_checks import UNIT, Refusals
 from pricing.providers.azure_sizes import AZURE_GPU_SIZES, is_gpu_family
 from pricing.providers.cells import PRICE_QUANTUM
-from pricing.providers.http_json import Transport, get_json, urllib_transport
+from pricing.providers.http_api import Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.retry import RetryPolicy
 from pricing.providers.vocabulary import (

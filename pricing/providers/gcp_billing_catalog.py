@@ -39,7 +39,7 @@ from pricing.price_checks import UNIT, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.gcp_hosts import attached_gpus
 from pricing.providers.gcp_n1 import N1_HOSTS, n1_attachments, n1_instance_name
-from pricing.providers.http_json import Transport, get_json, urllib_transport
+from pricing.providers.http_api import Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.retry import RetryPolicy
 from pricing.providers.vocabulary import NO_UPFRONT, ON_DEMAND, RESERVED_1Y, RESERVED_3Y, SPOT

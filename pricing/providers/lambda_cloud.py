@@ -28,7 +28,7 @@ from typing import Any
 
 from pricing.price_checks import UNIT, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
-from pricing.providers.http_json import Transport, get_json, urllib_transport
+from pricing.providers.http_api import Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
 from pricing.providers.retry import RetryPolicy
 from pricing.providers.vocabulary import ON_DEMAND

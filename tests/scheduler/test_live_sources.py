@@ -11,7 +11,7 @@ import pytest
 from pricing.choices import PriceStatus
 from pricing.ingest import ingest_price_records
 from pricing.models import Offer, PriceObservation, UnmappedGpuName
-from pricing.providers.http_json import HttpAnswer
+from pricing.providers.http_api import HttpAnswer
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
 from pricing.selectors import current_price_observations
 from pricing.spot_selectors import offer_spot_history

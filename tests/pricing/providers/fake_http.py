@@ -1,11 +1,11 @@
-"""Replay recorded price-API answers in place of the network (pricing.providers.http_json.Transport)."""
+"""Replay recorded price-API answers in place of the network (pricing.providers.http_api.Transport)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
-from pricing.providers.http_json import HttpAnswer
+from pricing.providers.http_api import HttpAnswer
 from pricing.providers.retry import RetryPolicy
 
 RECORDED = Path(__file__).parent / "recorded"

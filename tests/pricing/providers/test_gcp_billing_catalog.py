@@ -11,7 +11,7 @@ import pytest
 
 from pricing.price_checks import UNIT, Refusals
 from pricing.providers.gcp_billing_catalog import MACHINE_SHAPES, GcpReadStats, fetch_gcp_prices
-from pricing.providers.http_json import HttpSourceError
+from pricing.providers.http_api import HttpSourceError
 from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
 
 NOW = dt.datetime(2026, 12, 3, 14, 20, tzinfo=dt.UTC)
@@ -109,7 +109,7 @@ def test_throttling_is_waited_out_and_a_refused_key_is_not_retried():
     sleeps: list[float] = []
     prices, *_ = read(throttled("3"), ok("gcp_page1.json"), ok("gcp_page2.json"), sleeps=sleeps)
     assert sleeps == [3.0] and prices
-    from pricing.providers.http_json import HttpAnswer
+    from pricing.providers.http_api import HttpAnswer
 
     with pytest.raises(HttpSourceError, match="HTTP 400"):
         read(HttpAnswer(400, b'{"error": {"message": "API key not valid. Please pass a valid API key."}}'))

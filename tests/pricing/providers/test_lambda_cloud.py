@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from pricing.price_checks import UNIT, Refusals
-from pricing.providers.http_json import HttpAnswer, HttpSourceError
+from pricing.providers.http_api import HttpAnswer, HttpSourceError
 from pricing.providers.lambda_cloud import LambdaReadStats, fetch_lambda_prices
 from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from pricing.providers.http_json import HttpAnswer, HttpSourceError, get_json
+from pricing.providers.http_api import HttpAnswer, HttpSourceError, get_json
 from pricing.providers.retry import TransientSourceError
 from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
 
