@@ -322,6 +322,8 @@ GPULEDGER_SPOT_LOOK_BACK_HOURS = env_positive_int("GPULEDGER_SPOT_LOOK_BACK_HOUR
 GPULEDGER_AZURE_PRICES = env_bool("GPULEDGER_AZURE_PRICES", default=False)
 GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
+# Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
+GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
 # Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as
 # stale after this many days (scheduled refreshes use twice their schedule instead).
 GPULEDGER_SNAPSHOT_STALE_DAYS = env_positive_int("GPULEDGER_SNAPSHOT_STALE_DAYS", 90)

@@ -35,10 +35,6 @@ def refresh_lock_ttl_s() -> int:
     return REFRESH_TIME_LIMIT_S + 60
 
 
-class SourceDisabled(RuntimeError):
-    """The source is off until its credentials or setting exist (Source.how_to_enable says which)."""
-
-
 def refresh_run(
     source_name: str | Source,
     region: str,
@@ -49,8 +45,6 @@ def refresh_run(
     """Refresh `source_name` (or a Source built by hand, e.g. from a file) in `region`; returns its
     PriceRefresh row. Errors are recorded, then raised."""
     source = source_name if isinstance(source_name, Source) else SOURCES[source_name]
-    if not source.enabled():
-        raise SourceDisabled(f"{source.name} is off: {source.how_to_enable}")
     try:
         refresh = _locked_run(source, region, now, progress)
     except LockUnavailable as error:  # Redis down: the run did not start, and /status/ says so
@@ -106,7 +100,10 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     # The reader's refusals (units, sizes) are known once its records are read: the ingest reads
     # them all before it writes anything.
     refusals = Refusals()
-    result = ingest_price_records(records, refresh=refresh, refusals=refusals)
+    with transaction.atomic():  # the prices and what the source does after them land together
+        result = ingest_price_records(records, refresh=refresh, refusals=refusals)
+        if source.after_ingest is not None:
+            source.after_ingest(fetch, now)
     refusals.refuse_many(NOT_POSITIVE, fetch.stats.rejected, fetch.stats.rejected_locations)
     for reason, count in fetch.refusals.counts.items():
         refusals.refuse_many(reason, count, fetch.refusals.examples.get(reason, []))

@@ -37,6 +37,8 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "Off until GCP_BILLING_API_KEY is set; stamped per day like Azure."),
     ScheduledJob("lambda gpu prices", "pricing.refresh_prices", 6 * HOUR, {"source": "lambda-cloud"},
                  "Lambda Cloud API: instance types where capacity is available. Off until LAMBDA_API_KEY is set."),
+    ScheduledJob("vast market offers", "pricing.refresh_prices", HOUR, {"source": "vast-market"},
+                 "Marketplace offers come and go; off (queues nothing) unless GPULEDGER_VAST_MARKET=1."),
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
                  "Nightly catch-up: stored recommendations and TCO studies against current prices "
                  "(each successful refresh also queues one)."),

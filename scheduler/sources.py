@@ -18,7 +18,15 @@ from typing import Any
 from django.conf import settings
 
 from pricing.price_checks import Refusals
-from pricing.providers import aws, aws_pricing, azure_retail, gcp_billing_catalog, lambda_cloud
+from pricing.providers import (
+    aws,
+    aws_pricing,
+    azure_retail,
+    gcp_billing_catalog,
+    http_json,
+    lambda_cloud,
+    vast_market,
+)
 from pricing.providers.aws import AwsReadStats
 from pricing.providers.http_api import Transport, urllib_transport
 from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor, snapshot_time
@@ -58,18 +66,17 @@ class Fetch:
     refusals: Refusals = field(default_factory=Refusals)
 
 
-def _always() -> bool:
-    return True
-
-
 @dataclass(frozen=True)
 class Source:
     name: str
     fetch: Callable[[str, dt.datetime], Fetch]
     regions: Callable[[], list[str]]
     kind: str = "prices"  # "prices" | "spot_advisory"
-    enabled: Callable[[], bool] = _always  # off until its credentials or setting exist
-    how_to_enable: str = ""  # what /status/ says while it is off
+    # Off until its setting exists: the beat task queues nothing for a source that is off (pricing/tasks.py)
+    enabled: Callable[[], bool] = lambda: True
+    off_reason: str = ""
+    # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
+    after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
 
 
 def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
@@ -152,27 +159,59 @@ def spot_advisor_file_source(path: Path) -> Source:
     return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
 
+def vast_market_transport() -> http_json.Transport:
+    """How the Vast offer search is reached (tests replace this function with recorded answers)."""
+    return http_json.urllib_transport
+
+
+def vast_market_enabled() -> bool:
+    return bool(getattr(settings, "GPULEDGER_VAST_MARKET", False))
+
+
+def _fetch_vast_market(region: str, now: dt.datetime) -> Fetch:
+    stats = vast_market.VastMarketStats()
+    records = vast_market.fetch_vast_market(now=now, transport=vast_market_transport(), stats=stats)
+    return Fetch(records, stats)  # type: ignore[arg-type]  (the refresh reads .rejected, as of AwsReadStats)
+
+
+def _vast_market_gone(fetch: Fetch, now: dt.datetime) -> None:
+    from pricing.market_offers import market_offers_mark
+
+    stats = fetch.stats
+    market_offers_mark(
+        provider_slug=vast_market.PROVIDER, listed=stats.listed, seen_at=now, complete=stats.complete
+    )
+
+
 SOURCES: dict[str, Source] = {
     "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
     "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
     "aws-spot-advisor": Source(
         "aws-spot-advisor", _fetch_spot_advisor, lambda: [GLOBAL_REGION], "spot_advisory"
     ),
+    "vast-market": Source(
+        "vast-market",
+        _fetch_vast_market,
+        lambda: [GLOBAL_REGION],
+        enabled=vast_market_enabled,
+        off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
+        after_ingest=_vast_market_gone,
+    ),  # fmt: skip
     # One listing covers every region of these providers (the region of each price is in the answer).
     "azure-retail": Source(
         "azure-retail", _fetch_azure, lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GPULEDGER_AZURE_PRICES", False)),
-        how_to_enable="set GPULEDGER_AZURE_PRICES=1 (the Retail Prices API needs no key)",
+        off_reason="off: set GPULEDGER_AZURE_PRICES=1 (the Retail Prices API needs no key)",
     ),
     "gcp-billing": Source(
         "gcp-billing", _fetch_gcp, lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GCP_BILLING_API_KEY", "")),
-        how_to_enable="set GCP_BILLING_API_KEY (an API key allowed to call the Cloud Billing API)",
+        off_reason="off: set GCP_BILLING_API_KEY (an API key allowed to call the Cloud Billing API)",
     ),
     "lambda-cloud": Source(
         "lambda-cloud", _fetch_lambda, lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
-        how_to_enable="set LAMBDA_API_KEY (a Lambda Cloud API key)",
+        off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
     ),
 }  # fmt: skip
 SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-spot-advisor"]}

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from pricing.choices import PriceStatus
 from pricing.ingest import ingest_price_records
@@ -18,7 +21,7 @@ from pricing.spot_selectors import offer_spot_history
 from pricing.tasks import refresh_prices, refresh_source_region
 from scheduler import sources
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import SourceDisabled, refresh_run
+from scheduler.refresh import refresh_run
 from tests.pricing.providers.fake_http import FakeHttp, ok, recorded
 
 pytestmark = pytest.mark.django_db
@@ -150,15 +153,20 @@ def sources_last(name: str):
 def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client, monkeypatch):
     settings.GPULEDGER_AZURE_PRICES, settings.GCP_BILLING_API_KEY, settings.LAMBDA_API_KEY = False, "", ""
     monkeypatch.setattr(sources, "http_transport", lambda: FakeHttp())  # any request would fail the test
-    with pytest.raises(SourceDisabled, match="GPULEDGER_AZURE_PRICES=1"):
-        refresh_run("azure-retail", "", now=DAY1)
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 refresh"):
+        call_command("refresh_prices", "--source", "azure-retail", "--no-progress", stdout=out)
+    assert "azure-retail: off: set GPULEDGER_AZURE_PRICES=1" in out.getvalue()
     for name in ("azure-retail", "gcp-billing", "lambda-cloud"):
-        assert refresh_prices.run(name) == {"queued": [], "off": [name]}
+        off_reason = sources.SOURCES[name].off_reason
+        assert refresh_prices.run(name) == {"queued": [], "off": [f"{name}: {off_reason}"]}
         # a job queued before the source was switched off does nothing, and leaves no row
         assert refresh_source_region.run(name, "") == {"status": "off", "source": name}
     assert not PriceRefresh.objects.exists()
     html = viewer_client.get("/status/").content.decode()
-    assert html.count('<span class="badge warn">off</span>') == 3
+    states = html.split('id="source-states"', 1)[1].split("</table>", 1)[0]
+    # the three live sources and the Vast market (GPULEDGER_VAST_MARKET unset) are off; AWS is on
+    assert states.count('<span class="badge warn">off</span>') == 4 and states.count('badge good">on') == 3
     assert "set LAMBDA_API_KEY" in html and "set GCP_BILLING_API_KEY" in html
 
 
