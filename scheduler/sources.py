@@ -23,7 +23,6 @@ from pricing.providers import (
     aws_pricing,
     azure_retail,
     gcp_billing_catalog,
-    http_json,
     lambda_cloud,
     vast_market,
 )
@@ -159,9 +158,9 @@ def spot_advisor_file_source(path: Path) -> Source:
     return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
 
-def vast_market_transport() -> http_json.Transport:
+def vast_market_transport() -> Transport:
     """How the Vast offer search is reached (tests replace this function with recorded answers)."""
-    return http_json.urllib_transport
+    return http_transport()
 
 
 def vast_market_enabled() -> bool:

@@ -1,11 +1,12 @@
 """GET a JSON document from a provider's price API, retrying throttling and server errors.
 
-The price APIs that are not AWS (Azure Retail Prices, GCP Cloud Billing Catalog, Lambda Cloud) answer
-plain HTTPS GETs with JSON. Retried: 429 (waiting at least what its Retry-After header asks), any 5xx
+The price APIs that are not AWS (Azure Retail Prices, GCP Cloud Billing Catalog, Lambda Cloud, Vast's
+offer search) answer plain HTTPS GETs with JSON. Retried: 429 (waiting at least what its Retry-After header asks), any 5xx
 (an HTML error page included) and a dropped connection, with the backoff and jitter of
 ``retry.RetryPolicy``; when the attempts run out, ``TransientSourceError`` (the Celery task retries the
 whole refresh later). Not retried: any other status (bad key, bad filter: a later try gets the same
-answer) and a 200 whose body is not a JSON object.
+answer), a 200 whose body is not a JSON object, and a body over ``MAX_BODY_BYTES`` (the transport reads
+no more than one byte past it, so a runaway answer cannot fill the worker's memory).
 
 The transport is passed in, so tests replay recorded answers and never reach the network. Request
 headers may carry a credential: they are sent and never written into an error message or a log.
@@ -26,6 +27,9 @@ from pricing.providers.retry import RetryPolicy, TransientSourceError
 TIMEOUT_S = 60
 MAX_RETRY_AFTER_S = 300.0  # a Retry-After longer than this fails the attempt: the task retries later
 BODY_SHOWN_CHARS = 80
+# A bound on one answer, not a target: the largest page read is one of Vast's offer search, 1000 offers of
+# a few kB each (pricing/providers/vast_market.py), a few MB; Azure, GCP and Lambda pages are far smaller.
+MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,19 @@ class HttpSourceError(RuntimeError):
 
 
 def urllib_transport(url: str, headers: Mapping[str, str]) -> HttpAnswer:
-    """One HTTPS GET; an HTTP error status is an answer, a dropped connection raises ConnectionError."""
-    request = urllib.request.Request(url, headers=dict(headers))  # noqa: S310 (https URLs built in code)
+    """One HTTPS GET; an HTTP error status is an answer, a dropped connection raises ConnectionError.
+
+    A body is read up to one byte past ``MAX_BODY_BYTES`` (``get_json`` refuses it), an error status's
+    body only as far as an error message shows it."""
+    if not url.startswith("https://"):  # the scheme only: the rest of the URL may hold a key
+        raise HttpSourceError(f"only https URLs are fetched, not {url.split(':', 1)[0][:10]!r}")
+    request = urllib.request.Request(url, headers=dict(headers))  # noqa: S310 (https checked above)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
-            return HttpAnswer(response.status, response.read(), dict(response.headers))
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310 (https checked)
+            return HttpAnswer(response.status, response.read(MAX_BODY_BYTES + 1), dict(response.headers))
     except urllib.error.HTTPError as error:
-        return HttpAnswer(error.code, error.read() or b"", dict(error.headers or {}))
+        body = error.read(BODY_SHOWN_CHARS + 1) or b""
+        return HttpAnswer(error.code, body, dict(error.headers or {}))
     except (urllib.error.URLError, TimeoutError) as error:
         raise ConnectionError(f"{type(error).__name__}: {getattr(error, 'reason', error)}") from None
 
@@ -71,6 +81,8 @@ def get_json(
             answer, problem = None, f"connection failed: {error}"
         else:
             if answer.status == 200:
+                if len(answer.body) > MAX_BODY_BYTES:
+                    raise HttpSourceError(f"{what}: the answer is over {MAX_BODY_BYTES} bytes")
                 return _json_object(answer.body, what)
             problem = f"HTTP {answer.status}: {_shown(answer.body)}"
             if not _retryable(answer.status):

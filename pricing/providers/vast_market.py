@@ -19,8 +19,9 @@ from the 80 GB one (pricing/data/gpu_aliases.csv). Host figures are the offer's 
 
 The API does not page by itself: it answers up to the query's ``limit`` rows. We page by key: offers in
 ``id`` order, each page asking for ids above the last one seen, until a page comes back short. A page that
-is throttled (429) or hits a briefly failing server is retried on its own (pricing/providers/retry.py); an
-error page or a body that is not JSON fails the refresh, and so does an empty first answer (the market is
+is throttled (429, waiting what Retry-After asks) or hits a briefly failing server (5xx) is retried on its
+own (pricing/providers/http_api.py); a refused request (403), a body that is not JSON (an HTML page) or
+one over ``http_api.MAX_BODY_BYTES`` fails the refresh, and so does an empty first answer (the market is
 never empty; "no offers" means the search broke), so that nothing is marked gone on a bad answer.
 
 A row that cannot be a price (no id, no GPU name, a GPU count or price that is not a positive number, no
@@ -39,9 +40,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pricing.providers.http_json import HttpSourceError, Transport, get_json, urllib_transport
+from pricing.providers.http_api import HttpSourceError, Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
-from pricing.providers.retry import RetryPolicy, call_with_retry
+from pricing.providers.retry import RetryPolicy
 from pricing.providers.vocabulary import ON_DEMAND, SPOT
 
 VAST_BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
@@ -51,6 +52,14 @@ CURRENCY = "USD"  # Vast prices every offer in US dollars
 PAGE_SIZE = 1000
 MAX_PAGES = 100  # at most 100,000 offers a refresh (Vast lists some thousands): a bound, not a target
 MB_PER_GIB = Decimal(1024)  # Vast's "MB" are MiB: 24564 for a 24 GiB RTX 4090, 81920 for an 80 GB A100
+# Above any real figure read here (the largest, cpu_ram, is ~2e6 MB on a 2 TiB host; a price is < 1e3 $/h):
+# a figure this big is a broken row, and refusing it keeps quantize and the numeric columns in range.
+MAX_NUMBER = Decimal("1e9")
+# No credentials: the search is public. A named client, since some gateways refuse urllib's default agent.
+HEADERS = {
+    "Accept": "application/json",
+    "User-Agent": "gpuledger price refresh (+https://github.com/gpuledger)",
+}
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -107,8 +116,8 @@ def fetch_vast_market(
     after_id = 0
     for page in range(1, max_pages + 1):
         url = offers_url(after_id=after_id, limit=page_size)
-        document = call_with_retry(
-            lambda url=url: get_json(url, transport=transport), policy, what=f"vast bundles page {page}"
+        document = get_json(
+            url, transport=transport, policy=policy, what=f"vast bundles page {page}", headers=HEADERS
         )
         offers = _offers(document, page)
         stats.pages = page
@@ -175,7 +184,7 @@ def _offer_records(offer: Any, observed_at: dt.datetime, where: str) -> Iterator
     region = _text(offer, "geolocation", where)
     price = _number(offer, "dph_total", where)
     if price is None or price <= 0:
-        raise _Refused(where, "dph_total", f"{offer.get('dph_total')!r} is not a price above zero")
+        raise _Refused(where, "dph_total", f"{_shown(offer.get('dph_total'))} is not a price above zero")
     prices = [(ON_DEMAND, price)]
     bid = _number(offer, "min_bid", where)
     if bid is not None and bid > 0:  # 0 or absent: no interruptible price, never a free one
@@ -192,7 +201,7 @@ def _instance(offer: dict, where: str) -> InstanceTypeRecord:
     gpus = _number(offer, "num_gpus", where)
     if gpus is None or gpus <= 0 or gpus != gpus.to_integral_value():
         raise _Refused(
-            where, "num_gpus", f"{offer.get('num_gpus')!r} is not a whole number of GPUs above zero"
+            where, "num_gpus", f"{_shown(offer.get('num_gpus'))} is not a whole number of GPUs above zero"
         )
     gpu_mib = _positive(offer, "gpu_ram", where)
     gpu_gib = None if gpu_mib is None else (gpu_mib / MB_PER_GIB).quantize(Decimal("0.01"))
@@ -221,18 +230,31 @@ def _text(offer: dict, key: str, where: str) -> str:
 
 
 def _number(offer: dict, key: str, where: str) -> Decimal | None:
-    """A JSON number as Decimal (its shortest repr, so 0.35 stays 0.35); None when absent or null."""
+    """A JSON number as Decimal; None when absent or null. The fetched answer's decimals are already
+    Decimal (http_api parses them exactly); a float (a row built in code) is read by its shortest repr,
+    so 0.35 stays 0.35. NaN and Infinity (which JSON parsing lets through as floats) are refused."""
     value = offer.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         raise _Refused(where, key, f"{value!r} is not a number")
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, float) and not math.isfinite(value):
         raise _Refused(where, key, f"{value!r} is not a finite number")
-    try:
-        return Decimal(repr(value))
-    except InvalidOperation:
-        raise _Refused(where, key, f"{value!r} is not a number") from None
+    else:
+        try:
+            number = Decimal(repr(value))
+        except InvalidOperation:
+            raise _Refused(where, key, f"{value!r} is not a number") from None
+    if not number.is_finite() or abs(number) >= MAX_NUMBER:
+        raise _Refused(where, key, f"{_shown(value)} is not a plausible figure")
+    return number
+
+
+def _shown(value: Any) -> str:
+    """A value as a refusal names it: a Decimal as its digits (0.0, not Decimal('0.0'))."""
+    return str(value) if isinstance(value, Decimal) else repr(value)
 
 
 def _positive(offer: dict, key: str, where: str, quantum: str | None = None) -> Decimal | None:

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from pricing.models import Offer, PriceObservation
 from pricing.offer_table import current_price_rows
+from pricing.providers.http_api import HttpAnswer
 from pricing.selectors import offer_frame
 from pricing.tasks import refresh_prices
 from scheduler import sources
@@ -26,6 +27,7 @@ from tests.pricing.providers.vast_responses import (
     RecordedTransport,
     answer,
     offer,
+    ok_json,
 )
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +47,7 @@ def vast_answers(monkeypatch):
 
 
 def _refresh(transport, body, at):
-    transport.answers.append((200, body) if isinstance(body, bytes) else body)
+    transport.answers.append(ok_json(body) if isinstance(body, bytes) else body)
     return refresh_run("vast-market", "", now=at)
 
 
@@ -116,7 +118,7 @@ def test_a_bad_answer_marks_nothing_gone_and_keeps_the_prices(bundled_catalog, v
     for bad, error in [
         (HTML_ERROR_PAGE, "not JSON"),
         (EMPTY, "no offers listed"),
-        ((403, b"{}"), "HTTP 403"),
+        (HttpAnswer(403, b"{}"), "HTTP 403"),
     ]:
         with pytest.raises(Exception, match=error):
             _refresh(vast_answers, bad, timezone.now() - dt.timedelta(hours=1))

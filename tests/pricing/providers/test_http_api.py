@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from pricing.providers import http_api
 from pricing.providers.http_api import HttpAnswer, HttpSourceError, get_json
 from pricing.providers.retry import TransientSourceError
 from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
@@ -52,3 +53,37 @@ def test_it_keeps_prices_as_exact_decimals():
 def test_a_retry_after_beyond_the_cap_fails_the_attempt_for_a_later_task_retry():
     with pytest.raises(TransientSourceError, match="Retry-After 3600"):
         get_json(URL, transport=FakeHttp(throttled("3600")), policy=no_wait_policy(), what="prices")
+
+
+def test_an_answer_over_64_mib_is_refused_and_the_network_read_stops_one_byte_past_it(monkeypatch):
+    assert http_api.MAX_BODY_BYTES == 64 * 1024 * 1024
+    asked: list[int] = []
+
+    class Response:  # urlopen's answer: a body that never ends, read only as far as asked
+        status, headers = 200, {"Content-Type": "application/json"}
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            return False
+
+        def read(self, amount: int = -1) -> bytes:
+            asked.append(amount)
+            return b" " * amount
+
+    monkeypatch.setattr(http_api.urllib.request, "urlopen", lambda request, timeout: Response())
+    with pytest.raises(HttpSourceError, match=r"^prices: the answer is over 67108864 bytes$"):
+        get_json(URL, transport=http_api.urllib_transport, policy=no_wait_policy(), what="prices")
+    assert asked == [64 * 1024 * 1024 + 1]
+    # exactly at the bound is read (a JSON object padded with spaces to 64 MiB)
+    body = b"{}".ljust(http_api.MAX_BODY_BYTES)
+    assert get_json(URL, transport=FakeHttp(HttpAnswer(200, body)), policy=no_wait_policy(), what="p") == {}
+
+
+def test_only_https_is_fetched_and_the_refusal_does_not_repeat_the_url():
+    with pytest.raises(HttpSourceError, match="only https URLs are fetched, not 'http'") as raised:
+        http_api.urllib_transport(
+            "http://console.vast.ai/api/v0/bundles/?key=s3cret", {}
+        )  # before any connection
+    assert "s3cret" not in str(raised.value) and "vast" not in str(raised.value)

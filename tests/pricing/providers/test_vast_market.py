@@ -8,9 +8,11 @@ from decimal import Decimal
 
 import pytest
 
-from pricing.providers.http_json import HttpSourceError
+from pricing.providers import http_api
+from pricing.providers.http_api import HttpAnswer, HttpSourceError
 from pricing.providers.retry import RetryPolicy, TransientSourceError
 from pricing.providers.vast_market import EmptyMarketAnswer, VastMarketStats, fetch_vast_market, parse_offers
+from tests.pricing.providers.fake_http import no_wait_policy, throttled
 from tests.pricing.providers.vast_responses import (
     A100_SXM4_80_2,
     EMPTY,
@@ -20,6 +22,7 @@ from tests.pricing.providers.vast_responses import (
     RecordedTransport,
     answer,
     offer,
+    ok_json,
 )
 
 NOW = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.UTC)
@@ -68,6 +71,7 @@ def test_an_eight_gpu_offer_is_one_instance_priced_whole_and_a_zero_bid_is_no_sp
         ({"num_gpus": 1.5}, "num_gpus: 1.5 is not a whole number of GPUs above zero"),
         ({"geolocation": None}, "geolocation: None is not a name"),
         ({"id": None}, "id: None is not a positive whole number"),
+        ({"cpu_ram": 1e300}, "cpu_ram: 1e+300 is not a plausible figure"),
     ],
 )
 def test_a_row_that_cannot_be_a_price_is_refused_with_its_reason_and_the_rest_lands(bad, reason):
@@ -81,10 +85,27 @@ def test_a_row_that_cannot_be_a_price_is_refused_with_its_reason_and_the_rest_la
     assert stats.listed == {("1x-RTX_4090-24g-offer21501", "Texas, US", "")}
 
 
+def test_the_fetched_answers_decimals_are_read_and_refused_as_written():
+    # http_api parses JSON numbers as Decimal: 0.35 is Decimal("0.35"), and a refusal names 0.0, not Decimal
+    broken = offer(30_001, "RTX 4090", 1, 0.0, 0.2)
+    huge = answer(offer(30_002, "RTX 4090", 1, 0.35, 0.2)).replace(b'"cpu_ram": 64414', b'"cpu_ram": 1e400')
+    stats = VastMarketStats()
+    transport = RecordedTransport(ok_json(answer(broken, RTX_4090)))
+    records = _fetch(transport, stats)
+    assert [(r.pricing_model, r.price_per_hour) for r in records] == [
+        ("on_demand", Decimal("0.35")), ("spot", Decimal("0.18"))]  # fmt: skip
+    assert stats.rejected_locations == [
+        "vast:bundles page 1 row 1 offer 30001: dph_total: 0.0 is not a price above zero"
+    ]
+    stats = VastMarketStats()
+    assert _fetch(RecordedTransport(ok_json(huge)), stats) == []  # 1e400 MB: a broken row, not a host
+    assert stats.rejected_locations[0].endswith("cpu_ram: 1E+400 is not a plausible figure")
+
+
 def test_it_pages_by_offer_id_until_a_page_comes_back_short():
     transport = RecordedTransport(
-        (200, answer(RTX_4090, H100_SXM_8)), (200, answer(A100_SXM4_80_2, offer(21_900, "L40S", 1, 0.6, 0.3))),
-        (200, answer(offer(22_001, "RTX 3090", 1, 0.2, 0.1))),
+        ok_json(answer(RTX_4090, H100_SXM_8)), ok_json(answer(A100_SXM4_80_2, offer(21_900, "L40S", 1, 0.6, 0.3))),
+        ok_json(answer(offer(22_001, "RTX 3090", 1, 0.2, 0.1))),
     )  # fmt: skip
     stats = VastMarketStats()
     records = _fetch(transport, stats, page_size=2)
@@ -95,62 +116,77 @@ def test_it_pages_by_offer_id_until_a_page_comes_back_short():
         q["limit"] == 2 and q["order"] == [["id", "asc"]] and q["rentable"] == {"eq": True} for q in queries
     )
     assert transport.urls[0].startswith("https://console.vast.ai/api/v0/bundles/?q=")
+    # a public search: no credential is sent, the client names itself and asks for JSON
+    headers = transport.calls[0][1]
+    assert headers["Accept"] == "application/json" and headers["User-Agent"].startswith("gpuledger")
+    assert not {"Authorization", "Cookie"} & set(headers)
     assert (stats.pages, stats.items_seen, len(stats.listed), stats.complete) == (3, 5, 5, True)
     assert len(records) == 9  # 5 on-demand + 4 interruptible (the A100's bid is 0)
 
 
 def test_a_refresh_that_reaches_its_page_bound_is_not_complete():
     transport = RecordedTransport(
-        (200, answer(RTX_4090, H100_SXM_8)), (200, answer(A100_SXM4_80_2, RTX_4090))
+        ok_json(answer(RTX_4090, H100_SXM_8)), ok_json(answer(A100_SXM4_80_2, RTX_4090))
     )
     stats = VastMarketStats()
     _fetch(transport, stats, page_size=2, max_pages=2)
     assert stats.pages == 2 and stats.complete is False  # an offer not seen may be on page 3: none is gone
 
 
-def test_a_throttled_page_is_retried_on_its_own():
+def test_a_throttled_page_is_retried_on_its_own_waiting_what_retry_after_asks():
     transport = RecordedTransport(
-        (200, answer(RTX_4090, H100_SXM_8)), (429, b'{"error": "rate limited"}'), (429, b""),
-        (200, answer(A100_SXM4_80_2)),
+        ok_json(answer(RTX_4090, H100_SXM_8)), throttled("2"), HttpAnswer(429, b""),
+        ok_json(answer(A100_SXM4_80_2)),
     )  # fmt: skip
-    stats = VastMarketStats()
-    records = _fetch(transport, stats, page_size=2)
+    stats, sleeps = VastMarketStats(), []
+    records = list(
+        fetch_vast_market(
+            now=NOW, transport=transport, policy=no_wait_policy(sleeps), stats=stats, page_size=2
+        )
+    )
     assert len(transport.urls) == 4 and transport.urls[1] == transport.urls[2] == transport.urls[3]
     assert stats.complete and len(records) == 5
+    # the first 429 asked for 2 s (more than the 0.5 s backoff); the bare one backs off 1 s at half jitter
+    assert sleeps == [2.0, 1.0]
 
 
 def test_throttling_that_never_stops_ends_in_a_transient_error_for_the_task_to_retry():
-    transport = RecordedTransport(*[(429, b"")] * 4)
+    transport = RecordedTransport(*[HttpAnswer(429, b"")] * 4)
     with pytest.raises(TransientSourceError, match="vast bundles page 1: still failing after 3 retries"):
         _fetch(transport)
 
 
 def test_an_html_error_page_fails_at_once_naming_what_came_back():
-    transport = RecordedTransport((200, HTML_ERROR_PAGE))
-    with pytest.raises(HttpSourceError, match="not JSON: <!DOCTYPE html><html><head><title>502 Bad Gateway"):
+    transport = RecordedTransport(HttpAnswer(200, HTML_ERROR_PAGE, {"Content-Type": "text/html"}))
+    with pytest.raises(
+        HttpSourceError,
+        match="vast bundles page 1: the answer is not JSON: '<!DOCTYPE html><html><head><title>502",
+    ):
         _fetch(transport)
     assert len(transport.urls) == 1  # not retried: the same page would come back
-    forbidden = RecordedTransport((403, b'{"error": "forbidden"}'))
-    with pytest.raises(HttpSourceError, match="HTTP 403"):
+    forbidden = RecordedTransport(HttpAnswer(403, b'{"error": "forbidden"}'))
+    with pytest.raises(HttpSourceError, match="vast bundles page 1: HTTP 403") as raised:
         _fetch(forbidden)
+    assert "console.vast.ai" not in str(raised.value) and len(forbidden.urls) == 1
 
 
 def test_a_gateway_error_page_is_retried_then_reported():
-    transport = RecordedTransport((502, HTML_ERROR_PAGE), (200, answer(RTX_4090)))
+    transport = RecordedTransport(HttpAnswer(502, HTML_ERROR_PAGE), ok_json(answer(RTX_4090)))
     assert len(_fetch(transport)) == 2
+    stuck = RecordedTransport(*[HttpAnswer(502, HTML_ERROR_PAGE)] * 4)
+    with pytest.raises(TransientSourceError, match="after 3 retries: HTTP 502: '<!DOCTYPE html>"):
+        _fetch(stuck)
 
 
 def test_an_empty_answer_is_an_error_not_an_empty_market():
     with pytest.raises(EmptyMarketAnswer, match="no offers listed; nothing marked gone"):
-        _fetch(RecordedTransport((200, EMPTY)))
+        _fetch(RecordedTransport(ok_json(EMPTY)))
     with pytest.raises(Exception, match="no list of offers"):
-        _fetch(RecordedTransport((200, b'{"success": false, "msg": "bad query"}')))
+        _fetch(RecordedTransport(ok_json(b'{"success": false, "msg": "bad query"}')))
 
 
-def test_only_https_is_fetched_and_throttling_counts_as_transient():
-    from pricing.providers.http_json import get_json
-    from pricing.providers.retry import TransientHttpError, is_transient
-
-    with pytest.raises(HttpSourceError, match="only https URLs are fetched"):
-        get_json("http://console.vast.ai/api/v0/bundles/")  # refused before any connection is made
-    assert is_transient(TransientHttpError("HTTP 429")) and not is_transient(HttpSourceError("HTTP 403"))
+def test_an_answer_over_the_body_bound_fails_the_refresh(monkeypatch):
+    monkeypatch.setattr(http_api, "MAX_BODY_BYTES", 100)  # the real bound is 64 MiB (tested in test_http_api)
+    transport = RecordedTransport(ok_json(answer(RTX_4090)))  # ~1.5 kB
+    with pytest.raises(HttpSourceError, match="vast bundles page 1: the answer is over 100 bytes"):
+        _fetch(transport)

@@ -13,6 +13,9 @@ import copy
 import json
 from urllib.parse import parse_qs, urlsplit
 
+from pricing.providers.http_api import HttpAnswer
+from tests.pricing.providers.fake_http import FakeHttp
+
 
 def offer(offer_id: int, gpu_name: str, num_gpus: int, dph_total: float, min_bid: float, **overrides) -> dict:
     """One ask as the search returns it (the fields gpuledger reads plus the usual others)."""
@@ -49,18 +52,17 @@ HTML_ERROR_PAGE = (
 EMPTY = b'{"offers": []}'
 
 
-class RecordedTransport:
-    """Hands out recorded (status, body) answers in order and keeps the URLs asked for."""
+def ok_json(body: bytes) -> HttpAnswer:
+    """A 200 answer of the search, headers as Vast's gateway sends them."""
+    return HttpAnswer(200, body, {"Content-Type": "application/json"})
 
-    def __init__(self, *answers: tuple[int, bytes]):
-        self.answers = list(answers)
-        self.urls: list[str] = []
 
-    def __call__(self, url: str, timeout_s: float) -> tuple[int, bytes]:
-        self.urls.append(url)
-        if not self.answers:
-            raise AssertionError(f"no recorded answer left for {url}")
-        return self.answers.pop(0)
+class RecordedTransport(FakeHttp):
+    """Recorded answers in order (tests/pricing/providers/fake_http.py), and the searches asked for."""
+
+    @property
+    def urls(self) -> list[str]:
+        return [url for url, _headers in self.calls]
 
     def queries(self) -> list[dict]:
         return [json.loads(parse_qs(urlsplit(url).query)["q"][0]) for url in self.urls]
