@@ -22,6 +22,7 @@ from django.db.models import Sum
 from pricing.models import Offer, PriceObservation
 from procurement.billing.models import SpendRecord
 from procurement.models import CapacityPlan
+from tests.billing.catalog import import_demo_files
 from tests.procurement.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db
@@ -190,15 +191,7 @@ def test_a_price_change_recomputes_the_plan_and_the_page_shows_the_change(demo_b
 def test_the_page_opens_with_a_plan_of_the_demo_period(bundled_catalog, tmp_path, client_as):
     """`make run`'s demo: bills for the six months before this one (make_demo_billing's default start),
     and /plans/ with no stored plan shows the plan of exactly that period, computed, not stored."""
-    path = tmp_path / "demo.csv"
-    call_command("make_demo_billing", "--output", str(path), stdout=StringIO())
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    import_demo_files(tmp_path)
     page = client_as("finance").get("/plans/").content.decode()
     assert 'id="plan-preview"' in page and 'id="plan-error"' not in page
     for part in ('id="plan-ldc"', 'id="plan-layers"', 'id="plan-cost-by-year"', "<polygon"):
