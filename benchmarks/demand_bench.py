@@ -15,9 +15,7 @@ review engine measured in the same run, and the demand side's peak traced memory
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -27,7 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from review_bench import END, START, as_selector_builds, make_frame, make_prices, make_utilization  # noqa: E402
+from review_bench import (  # noqa: E402
+    END,
+    START,
+    _median_seconds,
+    as_selector_builds,
+    make_frame,
+    make_prices,
+    make_utilization,
+)
 
 from procurement.billing.review import ReviewRequest, spend_review  # noqa: E402
 from procurement.planning import demand  # noqa: E402
@@ -40,15 +46,6 @@ def utilization_rows(frame: pd.DataFrame) -> demand.UtilizationRows:
         hour=pd.DatetimeIndex(frame["hour"]).as_unit("ns").asi8 // (3600 * 10**9),
         utilization=frame["utilization_pct"].to_numpy(dtype=float) / 100,
     )
-
-
-def _median_seconds(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:

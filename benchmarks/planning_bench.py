@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import multiprocessing as mp
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -39,6 +37,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from billing_bench import _peak_mib, _setup_django, run  # noqa: E402 (the same phases' plumbing)
+
 HOURS = 8760
 START = pd.Timestamp("2026-01-01", tz="UTC")
 P5_RATE = 55.04  # p5.48xlarge us-east-1 on-demand USD/h, the bundled catalog (as billing_bench.py)
@@ -66,28 +68,6 @@ def make_frame(resources: int, seed: int = 1) -> pd.DataFrame:
         "ResourceId": np.char.add("i-plan", resource.astype(str)), "ServiceCategory": "Compute",
         "Tags": tags[resource], "x_UsageType": "USE1-BoxUsage:p5.48xlarge",
     })  # fmt: skip
-
-
-def _setup_django(db_path: str) -> None:
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{db_path}")
-    os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
-    import django
-
-    django.setup()
-
-
-def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def run(target, *args) -> dict:
-    queue = mp.get_context("fork").Queue()
-    process = mp.get_context("fork").Process(target=target, args=(*args, queue))
-    process.start()
-    result = queue.get()
-    process.join()
-    return result
 
 
 def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from decimal import Decimal
 from statistics import median
 
@@ -30,7 +31,7 @@ from procurement.billing.review import (
     text_category,
 )
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
-from procurement.billing.spend_columns import spend_columns
+from procurement.billing.spend_columns import FRAME_COLUMNS, spend_columns
 from procurement.billing.spend_snapshot import snapshot_spend_frame
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
 
@@ -98,10 +99,11 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     return fetched_spend_frame(where, params)
 
 
-def copied_spend_frame(where: str, params: list) -> pd.DataFrame:
-    """PostgreSQL: the columns straight from the server as one CSV stream (spend_columns.py)."""
+def copied_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
+    """PostgreSQL: the columns straight from the server as one CSV stream (spend_columns.py); only the
+    engine `columns` asked, when given."""
     with connection.cursor() as cursor:
-        return spend_columns(cursor.cursor, where, params, tag_mapping().interruptible)
+        return spend_columns(cursor.cursor, where, params, tag_mapping().interruptible, columns)
 
 
 def _tag_text(value) -> str:
@@ -111,8 +113,14 @@ def _tag_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def fetched_spend_frame(where: str, params: list) -> pd.DataFrame:
-    """Any database: fetched rows packed into columns (a million rows take 20-30 s this way)."""
+def fetched_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
+    """Any database: fetched rows packed into columns (a million rows take 20-30 s this way); the engine
+    `columns` asked, when given, picked from the whole frame (SQLite: the embedded default's bills)."""
+    frame = _fetched_frame(where, params)
+    return frame if list(columns) == FRAME_COLUMNS or frame.empty else frame[list(columns)]
+
+
+def _fetched_frame(where: str, params: list) -> pd.DataFrame:
     with connection.cursor() as cursor:
         cursor.execute(SPEND_SQL + where, params)
         rows = cursor.fetchall()

@@ -21,6 +21,8 @@ the same stored rows both ways and compares the frames.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -29,18 +31,23 @@ from pyarrow import csv
 from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
 from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, empty_frame, stored_amount_too_large
 
-SELECT_COLUMNS = """
-SELECT r.charge_period_start AT TIME ZONE 'UTC' AS charge_period_start,
-       r.charge_period_end AT TIME ZONE 'UTC' AS charge_period_end,
-       r.charge_category, r.provider, r.region, r.resource_id, r.instance_type, r.gpu_id,
-       r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team, r.project, r.currency,
-       r.billed_cost AS billed_micros, r.effective_cost AS effective_micros, r.list_cost AS list_micros,
-       r.instance_hours AS instance_hours_micros, r.gpu_hours AS gpu_hours_micros,
-       r.tags ->> %s AS interruptible, COALESCE(r.tags ->> 'workload', '') AS workload, r.service_category,
-       r.commitment_discount_id, r.commitment_type, r.commitment_family, r.commitment_gpu_scope,
-       r.commitment_end AT TIME ZONE 'UTC' AS commitment_end
-FROM billing_spendrecord r
-"""
+# Each column of spend_table as the SQL that selects it, in the order snapshots store them
+COLUMN_SQL = {
+    "charge_period_start": "r.charge_period_start AT TIME ZONE 'UTC' AS charge_period_start",
+    "charge_period_end": "r.charge_period_end AT TIME ZONE 'UTC' AS charge_period_end",
+    **{name: f"r.{name}" for name in (
+        "charge_category", "provider", "region", "resource_id", "instance_type", "gpu_id", "gpus_per_instance",
+        "pricing_category", "commitment_status", "team", "project", "currency")},
+    "billed_micros": "r.billed_cost AS billed_micros", "effective_micros": "r.effective_cost AS effective_micros",
+    "list_micros": "r.list_cost AS list_micros", "instance_hours_micros": "r.instance_hours AS instance_hours_micros",
+    "gpu_hours_micros": "r.gpu_hours AS gpu_hours_micros",
+    "interruptible": "r.tags ->> %s AS interruptible",  # the one parameter: the interruptible tag's key
+    "workload": "COALESCE(r.tags ->> 'workload', '') AS workload",
+    **{name: f"r.{name}" for name in (
+        "service_category", "commitment_discount_id", "commitment_type", "commitment_family",
+        "commitment_gpu_scope")},
+    "commitment_end": "r.commitment_end AT TIME ZONE 'UTC' AS commitment_end",
+}  # fmt: skip
 GPU_SLUGS = "SELECT id, slug FROM pricing_gpumodel"
 TEXT = pa.dictionary(pa.int32(), pa.string())
 SIX_DECIMALS = pa.decimal128(20, 6)  # models.MONEY and HOURS: the unscaled integer is the micro-unit
@@ -61,18 +68,37 @@ CONVERT = csv.ConvertOptions(
 PARSE = csv.ParseOptions(newlines_in_values=True)
 
 
-def spend_columns(cursor, where: str, params: list, interruptible_tag: str) -> pd.DataFrame:
-    """The rows `where` selects, as REVIEW_COLUMNS with the text columns as sorted categories.
-    `cursor` is a psycopg 3 cursor (connection.cursor().cursor)."""
-    return engine_frame(spend_table(cursor, where, params, interruptible_tag), gpu_slugs(cursor))
+def spend_columns(
+    cursor, where: str, params: list, interruptible_tag: str, columns: Sequence[str] = FRAME_COLUMNS
+) -> pd.DataFrame:
+    """The rows `where` selects, as REVIEW_COLUMNS (or the engine `columns` asked, in that order) with
+    the text columns as sorted categories. `cursor` is a psycopg 3 cursor (connection.cursor().cursor)."""
+    table = spend_table(cursor, where, params, interruptible_tag, columns=table_columns(columns))
+    return engine_frame(table, gpu_slugs(cursor), columns)
 
 
-def spend_table(cursor, where: str, params: list, interruptible_tag: str) -> pa.Table:
+def table_columns(columns: Sequence[str]) -> list[str]:
+    """spend_table's columns that hold the engine `columns` (the GPU slug is mapped from gpu_id), in
+    spend_table's order."""
+    asked = {"gpu_id" if name == "gpu" else name for name in columns}
+    unknown = asked - COLUMN_SQL.keys()
+    if unknown:
+        raise ValueError(f"not a spend column: {', '.join(sorted(unknown))}")
+    return [name for name in COLUMN_SQL if name in asked]
+
+
+def spend_table(
+    cursor, where: str, params: list, interruptible_tag: str, columns: Sequence[str] | None = None
+) -> pa.Table:
     """The rows `where` selects as Arrow parsed them from the server's CSV stream (COLUMN_TYPES):
-    the form spend_snapshot.py stores, before engine_frame turns it into the engine's columns."""
+    the form spend_snapshot.py stores, before engine_frame turns it into the engine's columns. Only
+    `columns` (spend_table's names, in its order: table_columns) when given: a plan reads a dozen."""
     data = bytearray()
-    query = f"COPY ({SELECT_COLUMNS} {where}) TO STDOUT (FORMAT csv, HEADER)"
-    with cursor.copy(query, [interruptible_tag, *params]) as copy:
+    chosen = list(COLUMN_SQL) if columns is None else table_columns(columns)
+    select = f"SELECT {', '.join(COLUMN_SQL[name] for name in chosen)} FROM billing_spendrecord r"  # noqa: S608 (COLUMN_SQL's own text)
+    tag = [interruptible_tag] if "interruptible" in chosen else []
+    query = f"COPY ({select} {where}) TO STDOUT (FORMAT csv, HEADER)"
+    with cursor.copy(query, [*tag, *params]) as copy:
         for block in copy:
             data += block
     table = csv.read_csv(pa.py_buffer(data), parse_options=PARSE, convert_options=CONVERT)
@@ -86,14 +112,20 @@ def gpu_slugs(cursor) -> dict[int, str]:
     return dict(cursor.fetchall())
 
 
-def engine_frame(table: pa.Table, slugs: dict[int, str]) -> pd.DataFrame:
-    """spend_table's columns (one table, or several concatenated) as the engine's REVIEW_COLUMNS."""
+def engine_frame(
+    table: pa.Table, slugs: dict[int, str], columns: Sequence[str] = FRAME_COLUMNS
+) -> pd.DataFrame:
+    """spend_table's columns (one table, or several concatenated) as the engine's REVIEW_COLUMNS, or
+    the engine `columns` asked (which `table` must hold), in that order."""
     if table.num_rows == 0:
-        return empty_frame()
+        empty = empty_frame()  # REVIEW_COLUMNS, as before the commitment columns
+        return empty if list(columns) == FRAME_COLUMNS else empty[list(columns)]
     table = table.unify_dictionaries()
-    columns = {name: _column(table.column(name), name) for name in FRAME_COLUMNS if name != "gpu"}
-    columns["gpu"] = _gpu_category(table.column("gpu_id"), slugs)
-    return pd.DataFrame({name: columns[name] for name in FRAME_COLUMNS})
+    built = {name: _column(table.column(name), name) for name in columns if name != "gpu"}
+    if "gpu" in columns:
+        built["gpu"] = _gpu_category(table.column("gpu_id"), slugs)
+    # not copied into pandas' blocks: a million rows' frame would be held twice for a moment
+    return pd.DataFrame({name: built[name] for name in columns}, copy=False)
 
 
 def _gpu_category(ids: pa.ChunkedArray, slugs: dict[int, str]) -> pd.Categorical:

@@ -29,6 +29,7 @@ rows keep the GPU model's id, mapped at each read as spend_columns does.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 import pandas as pd
 import psycopg
@@ -40,9 +41,16 @@ from django.utils import timezone
 from procurement.billing.charge_periods import starts_with_rows
 from procurement.billing.models import BillingImport, SpendSnapshot
 from procurement.billing.records import tag_mapping
-from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
+from procurement.billing.spend_columns import (
+    FRAME_COLUMNS,
+    engine_frame,
+    exact_micros,
+    gpu_slugs,
+    spend_table,
+    table_columns,
+)
 
-SCHEME = "arrow-ipc-lz4:2"  # 2: the commitment columns (issue 22)  # bump when SELECT_COLUMNS or COLUMN_TYPES change: old snapshots are rebuilt
+SCHEME = "arrow-ipc-lz4:2"  # 2: the commitment columns (issue 22)  # bump when spend_columns' COLUMN_SQL or COLUMN_TYPES change: old snapshots are rebuilt
 # LZ4 over int64 micro-units: a million rows in 34 MB, read back in 0.05 s; zstd made 34 MB of the
 # decimals too, but took 0.8 s to read (2026-12-02, 2-core machine, docs/performance.md)
 WRITE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -78,20 +86,38 @@ def spend_rows_key() -> str:
     return f"{count}:{newest}"
 
 
-def snapshot_spend_frame(start: dt.date, end: dt.date, *, interruptible_tag: str) -> pd.DataFrame:
+def snapshot_spend_frame(
+    start: dt.date, end: dt.date, *, interruptible_tag: str, columns: Sequence[str] = FRAME_COLUMNS
+) -> pd.DataFrame:
     """The engine frame of every team's spend rows charged in [start, end), from the months'
     snapshots; months without a current one are read from the rows and stored first. (An engineer's
-    granted review reads its teams' rows only, in the database: selectors.spend_frame.)"""
+    granted review reads its teams' rows only, in the database: selectors.spend_frame.) Only the
+    engine `columns` asked, when given: only their buffers are decompressed (a capacity plan reads a
+    dozen of the 27, a third of the bytes)."""
     data_key = current_data_key(interruptible_tag)
     months = month_starts(start, end)
-    tables = stored_months(months, data_key)
+    kept = table_columns([*columns, "charge_period_start"])  # the period filter reads the start
+    tables = stored_months(months, data_key, columns=kept)
     missing = [month for month in months if month not in tables]
     if missing:
-        tables.update(build_months(missing, data_key, interruptible_tag))
-    table = pa.concat_tables([tables[month] for month in months])
-    table = table.filter(_in_period(table, start, end))
+        built = build_months(missing, data_key, interruptible_tag)
+        tables.update({month: table.select(kept) for month, table in built.items()})
+        del built
+    # only a month the period cuts is filtered: a filter copies every column it keeps
+    table = pa.concat_tables([_cut(tables.pop(month), month, start, end) for month in months])
     with connection.cursor() as cursor:
-        return engine_frame(table, gpu_slugs(cursor.cursor))
+        frame = engine_frame(table, gpu_slugs(cursor.cursor), columns)
+    del table
+    # Arrow's pool keeps what it freed for its next tables; numpy and pandas allocate elsewhere
+    pa.default_memory_pool().release_unused()
+    return frame
+
+
+def _cut(table: pa.Table, month: dt.date, start: dt.date, end: dt.date) -> pa.Table:
+    """The month's rows charged in [start, end)."""
+    if start <= month and _next_month(month) <= end:
+        return table
+    return table.filter(_in_period(table, start, end))
 
 
 def _in_period(table: pa.Table, start: dt.date, end: dt.date):
@@ -102,20 +128,32 @@ def _in_period(table: pa.Table, start: dt.date, end: dt.date):
     return pc.and_(pc.greater_equal(starts, begin), pc.less(starts, finish))
 
 
-def stored_months(months: list[dt.date], data_key: str) -> dict[dt.date, pa.Table]:
-    """The current snapshots of `months` (built from the rows as they are now), as Arrow tables."""
+def stored_months(
+    months: list[dt.date], data_key: str, columns: Sequence[str] | None = None
+) -> dict[dt.date, pa.Table]:
+    """The current snapshots of `months` (built from the rows as they are now), as Arrow tables: of
+    spend_table's `columns` only when given (the others are not decompressed)."""
     table = connection.ops.quote_name(SpendSnapshot._meta.db_table)
     connection.ensure_connection()
     # A server-side-binding cursor (Django's is client-side), for binary results: the blobs as bytes, not
-    # as hex text twice their size to decode
+    # as hex text twice their size to decode; streamed, so that only one month's blob is held at a time
+    tables = {}
     with psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(
+        for month, data in cursor.stream(
             f"SELECT month, data FROM {table} WHERE data_key = %s AND month = ANY(%s)",  # noqa: S608
             [data_key, months],
             binary=True,
-        )
-        found = cursor.fetchall()
-    return {month: pa.ipc.open_stream(pa.py_buffer(data)).read_all() for month, data in found}
+        ):
+            tables[month] = _read_snapshot(data, columns)
+    return tables
+
+
+def _read_snapshot(data: bytes, columns: Sequence[str] | None) -> pa.Table:
+    if columns is None:
+        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    names = pa.ipc.open_stream(pa.py_buffer(data)).schema.names  # the schema message only
+    options = pa.ipc.IpcReadOptions(included_fields=[names.index(name) for name in columns])
+    return pa.ipc.open_stream(pa.py_buffer(data), options=options).read_all()
 
 
 def build_months(months: list[dt.date], data_key: str, interruptible_tag: str) -> dict[dt.date, pa.Table]:

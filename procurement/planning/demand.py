@@ -62,7 +62,8 @@ class UsageRows:
     cost the bills show (for the status quo) but no demand. `effective_cost_micros` is the row's
     effective cost in micro-units of `currency`. `covered_start_hour`/`covered_end_hour` are extra
     intervals the bill covers (other rows of the same bill: storage, tax...); the GPU rows' own
-    charge periods are always covered."""
+    charge periods are always covered. `provider`, when read, is each row's provider slug as the bills
+    give it (so a plan can say when the offers it priced are another provider's)."""
 
     start_hour: np.ndarray  # int64
     end_hour: np.ndarray  # int64, exclusive
@@ -77,6 +78,7 @@ class UsageRows:
     currency: str = "USD"
     covered_start_hour: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     covered_end_hour: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    provider: np.ndarray | None = None  # object (the bill's provider slug, "aws"); None: not read
 
     def __len__(self) -> int:
         return len(self.start_hour)
@@ -103,6 +105,8 @@ class UsageRows:
         for name in ("covered_start_hour", "covered_end_hour"):
             if name in columns:
                 built[name] = np.asarray(columns.pop(name), dtype=np.int64)
+        if columns.get("provider") is not None:
+            built["provider"] = np.asarray(columns.pop("provider"), dtype=object)
         return cls(**built, **columns)
 
 

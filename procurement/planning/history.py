@@ -41,6 +41,12 @@ TEAM_LENGTH = 100  # SpendRecord.team
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
+# The review's columns a plan reads (usage_frame.py and review.scope_masks), of its 27
+PLAN_COLUMNS = (
+    "charge_period_start", "charge_period_end", "charge_category", "commitment_status", "provider",
+    "resource_id", "gpu", "pricing_category", "team", "currency", "effective_micros", "gpu_hours_micros",
+    "interruptible",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -108,9 +114,11 @@ def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
 
 
 def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
-    """Every stored row charged in the scope's period, of its teams, as the review's REVIEW_COLUMNS."""
+    """Every stored row charged in the scope's period, of its teams, as the review's columns the plan
+    reads (PLAN_COLUMNS: a million rows' whole review frame would cost some 500 MiB)."""
     if connection.vendor == "postgresql" and not scope.teams:
-        return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag_mapping().interruptible)
+        tag = tag_mapping().interruptible
+        return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag, columns=PLAN_COLUMNS)
     params = [
         connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
         for day in (scope.start, scope.end)
@@ -120,8 +128,8 @@ def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
         where += " AND r.team IN (" + ", ".join(["%s"] * len(scope.teams)) + ")"
         params += list(scope.teams)
     if connection.vendor == "postgresql":
-        return copied_spend_frame(where, params)
-    return fetched_spend_frame(where, params)
+        return copied_spend_frame(where, params, PLAN_COLUMNS)
+    return fetched_spend_frame(where, params, PLAN_COLUMNS)
 
 
 def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:

@@ -45,25 +45,32 @@ def usage_rows_from_frame(
     if not (gpu_usage & selected).any():
         raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=bool(gpu_usage.any()))
     chosen = (gpu_usage | unused) & selected
-    rows = frame[chosen]
+    everything = bool(chosen.all())
+
+    def rows(name: str) -> pd.Series:  # one column of the chosen rows at a time: no copy of the frame
+        return frame[name] if everything else frame[name][chosen]
+
     bill_start, bill_end = _distinct_periods(
         hours_of(frame["charge_period_start"], round_up=False),
         hours_of(frame["charge_period_end"], round_up=True),
     )
     return UsageRows(
-        start_hour=hours_of(rows["charge_period_start"], round_up=False),
-        end_hour=hours_of(rows["charge_period_end"], round_up=True),
-        gpu_hours=rows["gpu_hours_micros"].to_numpy(np.int64) / MICRO,
-        interruptible=rows["interruptible"].to_numpy(bool),
-        resource_id=_text(rows["resource_id"]),
-        gpu_model=_text(rows["gpu"]),
-        team=_text(rows["team"]),
-        pricing_category=_text(rows["pricing_category"]),
-        effective_cost_micros=_converted_micros(rows, currency, fx_to_currency or {}),
+        start_hour=hours_of(rows("charge_period_start"), round_up=False),
+        end_hour=hours_of(rows("charge_period_end"), round_up=True),
+        gpu_hours=rows("gpu_hours_micros").to_numpy(np.int64) / MICRO,
+        interruptible=rows("interruptible").to_numpy(bool),
+        resource_id=_text(rows("resource_id")),
+        gpu_model=_text(rows("gpu")),
+        team=_text(rows("team")),
+        pricing_category=_text(rows("pricing_category")),
+        effective_cost_micros=_converted_micros(
+            rows("effective_micros"), rows("currency"), currency, fx_to_currency or {}
+        ),
         unused_commitment=unused[chosen],
         currency=currency,
         covered_start_hour=bill_start,
         covered_end_hour=bill_end,
+        provider=_text(rows("provider")) if "provider" in frame else None,
     )
 
 
@@ -96,12 +103,14 @@ def _distinct_periods(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray,
     return keys >> 24, (keys >> 24) + (keys & (2**24 - 1))
 
 
-def _converted_micros(rows: pd.DataFrame, currency: str, fx_to_currency: Mapping[str, Decimal]) -> np.ndarray:
+def _converted_micros(
+    effective_micros: pd.Series, currencies: pd.Series, currency: str, fx_to_currency: Mapping[str, Decimal]
+) -> np.ndarray:
     """Effective cost in micro-units of `currency`, rounded to the micro-unit once per row in float64: a
     plan's money is an estimate, not a ledger (the review converts row by row in Decimal for its exact
     totals)."""
-    micros = rows["effective_micros"].to_numpy(np.int64).copy()
-    currencies = rows["currency"].astype(object).to_numpy()
+    micros = effective_micros.to_numpy(np.int64).copy()
+    currencies = currencies.astype(object).to_numpy()
     for code in sorted(set(currencies.tolist()) - {currency}):
         rate = fx_to_currency.get(code)
         if rate is None:

@@ -48,8 +48,7 @@ def plan_result(
     if on_demand is None:
         where = f" from {', '.join(request.providers)}" if request.providers else ""
         raise PlanInputError("gpu", f"no current on-demand price of {gpu}{where} in the catalog")
-    if not request.providers:
-        warnings += provider_notes(prices)
+    warnings += provider_notes(prices, bill_providers(usage), asked=request.providers)
     study, study_assumptions = plan_study(
         request, gpu=gpu, currency=currency, on_demand=on_demand, warnings=warnings
     )
@@ -71,12 +70,36 @@ def plan_result(
     } | {key: value for key, value in plan.items() if key not in ("assumptions", "warnings")}  # fmt: skip
 
 
-def provider_notes(prices: list[PlanPrice]) -> list[str]:
-    """With no providers asked, the prices are the cheapest of any provider in the catalog: say whose,
-    since part of a saving may then be moving provider (give providers to price at the bills' own)."""
-    offers = [f"{price.kind} {price.offer}" for price in prices if price.offer]
-    return [f"prices are the catalog's cheapest of any provider ({'; '.join(offers)}): part of the saving may be "
-            "moving provider; give providers (e.g. aws) to price the plan at the bills' own"]  # fmt: skip
+def bill_providers(usage: UsageRows) -> tuple[str, ...] | None:
+    """The providers (catalog slugs) of the planned GPU usage rows, sorted; None when not read."""
+    if usage.provider is None:
+        return None
+    used = usage.provider[~usage.unused_commitment]
+    return tuple(sorted(set(pd.unique(used).tolist()) - {""}))
+
+
+def provider_notes(
+    prices: list[PlanPrice], bills: tuple[str, ...] | None, *, asked: tuple[str, ...] = ()
+) -> list[str]:
+    """Say when an offer the plan priced is another provider's than the bills' (`bills`, their
+    providers): part of the saving is then moving provider, which the plan does not cost (egress,
+    porting, a new contract). With the bills' providers unknown and none asked, the prices are the
+    catalog's cheapest of any provider: say so, and whose they are."""
+    offers = [(price.kind, price.offer) for price in prices if price.offer]
+    if not bills:
+        if asked:
+            return []
+        named = "; ".join(f"{kind} {offer}" for kind, offer in offers)
+        return [f"prices are the catalog's cheapest of any provider ({named}): part of the saving may be "
+                "moving provider; give providers (e.g. aws) to price the plan at the bills' own"]  # fmt: skip
+    elsewhere = [(kind, offer) for kind, offer in offers if offer.split("/", 1)[0] not in bills]
+    if not elsewhere:
+        return []
+    own, moved = ", ".join(bills), ", ".join(sorted({offer.split("/", 1)[0] for _, offer in elsewhere}))
+    named = "; ".join(f"{kind} {offer}" for kind, offer in elsewhere)
+    note = (f"the bills are from {own}; the plan prices {moved} offers ({named}): part of the saving is "
+            f"moving provider (from {own} to {moved})")  # fmt: skip
+    return [note if asked else f"{note}; give providers ({own}) to price the plan at the bills' own"]
 
 
 def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[UsageRows, str]:

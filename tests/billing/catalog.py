@@ -55,23 +55,21 @@ def make_catalog() -> None:
 def import_demo_billing(tmp_path, *, months: int):
     """The small catalog, then `make_demo_billing` (seed 3, from May 2026) and `import_billing` of its FOCUS
     and utilization files, as `make run` does; returns the FOCUS file's path."""
+    make_catalog()
+    return import_demo_files(tmp_path, months=months)
+
+
+def import_demo_files(tmp_path, *, months: int | None = None):
+    """`make_demo_billing` and `import_billing` of its FOCUS and utilization files over the catalog
+    stored now: seed 3 from May 2026 for `months` months, or (None) the command's own defaults, the
+    six months before this one, as `make run` does. Returns the FOCUS file's path."""
     from io import StringIO
 
     from django.core.management import call_command
 
-    make_catalog()
     path = tmp_path / "demo.csv"
-    call_command(
-        "make_demo_billing",
-        "--seed",
-        "3",
-        "--start",
-        "2026-05",
-        "--months",
-        str(months),
-        "--output",
-        str(path),
-    )
+    period = [] if months is None else ["--seed", "3", "--start", "2026-05", "--months", str(months)]
+    call_command("make_demo_billing", *period, "--output", str(path), stdout=StringIO())
     call_command(
         "import_billing",
         str(path),

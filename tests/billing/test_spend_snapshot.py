@@ -13,6 +13,7 @@ from procurement.billing import selectors, spend_snapshot
 from procurement.billing.charge_periods import starts_with_rows
 from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport, SpendRecord, SpendSnapshot
+from procurement.billing.records import tag_mapping
 from procurement.billing.service import make_request
 from tests.billing.catalog import import_demo_billing
 from tests.billing.test_spend_columns import assert_same_rows
@@ -88,6 +89,27 @@ def test_a_period_that_does_not_start_on_the_first_takes_only_its_days(tmp_path)
     expected = row_frame(start, dt.date(2026, 7, 5))
     assert 0 < len(frame) < 2586
     assert_same_rows(frame, expected)
+
+
+def test_a_column_subset_is_the_whole_frames_columns_by_snapshot_and_by_copy(tmp_path, monkeypatch):
+    """A capacity plan reads a dozen columns (planning/history.py PLAN_COLUMNS): from the stored
+    snapshots (only those columns decompressed; a month cut by the period filtered, whole ones not)
+    and through COPY they are the whole frame's same columns, values, categories and types."""
+    import_demo_billing(tmp_path, months=3)
+    columns = ["team", "charge_period_start", "gpu", "effective_micros", "interruptible", "provider"]
+    start, end = dt.date(2026, 5, 20), dt.date(2026, 8, 1)  # May cut, June and July whole
+    expected = row_frame(start, end)[columns]
+    tag = tag_mapping().interruptible
+    built = spend_snapshot.snapshot_spend_frame(start, end, interruptible_tag=tag, columns=columns)
+    refuse_row_reads(monkeypatch)
+    stored = spend_snapshot.snapshot_spend_frame(start, end, interruptible_tag=tag, columns=columns)
+    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+    bounds = [dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end)]
+    copied = selectors.copied_spend_frame(where, bounds, columns)
+    assert list(stored.columns) == list(copied.columns) == columns
+    assert 0 < len(expected) < 2586
+    for frame in (built, stored, copied):
+        assert_same_rows(frame, expected)
 
 
 def test_an_import_makes_every_snapshot_stale_and_the_next_review_reads_the_new_rows(tmp_path):

@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 
+from tests.billing.catalog import import_demo_files
 from tests.browser.test_pages import assert_no_reprs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_finance_opens_the_plan_of_the_demo_period(signed_in_page, bundled_catalog, tmp_path, snap):
-    path = tmp_path / "demo.csv"
-    call_command("make_demo_billing", "--output", str(path), stdout=StringIO())
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    import_demo_files(tmp_path)
     page = signed_in_page("finance")
     page.goto("/plans/")
     assert page.locator("h1").inner_text() == "Capacity plan"

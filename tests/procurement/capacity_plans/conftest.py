@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
+
+from tests.billing.catalog import import_demo_files
 
 PERIOD = {"from": "2026-05-01", "to": "2026-11-01"}
 
@@ -15,18 +14,7 @@ PERIOD = {"from": "2026-05-01", "to": "2026-11-01"}
 def demo_bills(bundled_catalog, tmp_path):
     """make_demo_billing (seed 3, six months from May 2026) and import_billing of its FOCUS and
     utilization files, over the bundled catalog: what `make run` does."""
-    path = tmp_path / "demo.csv"
-    call_command(
-        "make_demo_billing", "--seed", "3", "--start", "2026-05", "--months", "6", "--output", str(path)
-    )
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
-    return path
+    return import_demo_files(tmp_path, months=6)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from django.db.models import Sum
 from pricing.models import Offer, PriceObservation
 from procurement.billing.models import SpendRecord
 from procurement.models import CapacityPlan
+from tests.billing.catalog import import_demo_files
 from tests.procurement.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db
@@ -190,15 +191,7 @@ def test_a_price_change_recomputes_the_plan_and_the_page_shows_the_change(demo_b
 def test_the_page_opens_with_a_plan_of_the_demo_period(bundled_catalog, tmp_path, client_as):
     """`make run`'s demo: bills for the six months before this one (make_demo_billing's default start),
     and /plans/ with no stored plan shows the plan of exactly that period, computed, not stored."""
-    path = tmp_path / "demo.csv"
-    call_command("make_demo_billing", "--output", str(path), stdout=StringIO())
-    call_command(
-        "import_billing",
-        str(path),
-        str(tmp_path / "demo_utilization.csv"),
-        "--no-progress",
-        stdout=StringIO(),
-    )
+    import_demo_files(tmp_path)
     page = client_as("finance").get("/plans/").content.decode()
     assert 'id="plan-preview"' in page and 'id="plan-error"' not in page
     for part in ('id="plan-ldc"', 'id="plan-layers"', 'id="plan-cost-by-year"', "<polygon"):
@@ -225,3 +218,30 @@ def test_the_recompute_task_after_a_price_refresh_recomputes_stored_plans(demo_b
         next(p for p in latest.result["prices"] if p["kind"] == "on_demand")["price_per_gpu_hour"]
         == "6.192000"
     )
+
+
+def test_the_plan_names_the_providers_when_it_prices_another_providers_offers(demo_bills):
+    """The demo bills' H100 rows are AWS's p5 and Lambda's gpu_8x_h100_sxm5 (procurement/billing/demo.py
+    FLEET). Without providers asked the plan prices the catalog's cheapest H100 offers of any provider:
+    in the bundled catalog neither AWS's nor Lambda's, so the warning names both sides. Priced at the
+    bills' own provider, nothing is said; at another asked provider, the move is named without advice."""
+    result = _plan_json("--gpu", H100, "--trials", "50")
+    offers = {price["kind"]: price["offer"] for price in result["prices"] if price["offer"]}
+    elsewhere = {
+        kind: offer for kind, offer in offers.items() if offer.split("/")[0] not in ("aws", "lambda")
+    }
+    moved = sorted({offer.split("/")[0] for offer in elsewhere.values()})
+    assert "on_demand" in elsewhere and "aws" not in moved  # the cheapest on-demand H100 is neither's
+    named = "; ".join(f"{kind} {offer}" for kind, offer in elsewhere.items())
+    note = (f"the bills are from aws, lambda; the plan prices {', '.join(moved)} offers ({named}): part of the "
+            f"saving is moving provider (from aws, lambda to {', '.join(moved)})")  # fmt: skip
+    assert f"{note}; give providers (aws, lambda) to price the plan at the bills' own" in result["warnings"]
+    at_aws = _plan_json("--gpu", H100, "--provider", "aws", "--trials", "50")
+    assert {price["offer"].split("/")[0] for price in at_aws["prices"] if price["offer"]} == {"aws"}
+    assert not [warning for warning in at_aws["warnings"] if "moving provider" in warning]
+    at_other = _plan_json("--gpu", H100, "--provider", moved[0], "--trials", "50")
+    moving = [warning for warning in at_other["warnings"] if "moving provider" in warning]
+    assert len(moving) == 1 and moving[0].startswith(
+        f"the bills are from aws, lambda; the plan prices {moved[0]} "
+    )
+    assert "give providers" not in moving[0]  # the provider was asked for

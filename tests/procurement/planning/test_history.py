@@ -12,6 +12,7 @@ The bill (FOCUS, imported as a file), in May 2026 (period 2026-05-01 to 2026-05-
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 
@@ -90,6 +91,7 @@ def test_it_reads_the_scopes_gpu_rows_into_the_hourly_series(bill):
     assert history.series_used == "billed"
     assert sorted(set(usage.gpu_model)) == ["h100-sxm5-80gb", "l4", "l40s"]
     assert usage.unused_commitment.sum() == 1  # cost of the bill, no demand
+    assert usage.provider.tolist() == ["aws"] * 4  # ProviderName "AWS", stored as the catalog's slug
 
 
 def test_status_quo_cost_converts_through_the_stored_fx_rate(bill):
@@ -236,3 +238,35 @@ def test_postgresql_reads_the_same_rows_by_snapshot_and_by_copy(bill, require_po
     ml, _ = scope_demand(week(teams=("ml", "web")))
     assert everyone.billed.tolist() == again.billed.tolist() == ml.billed.tolist()
     assert everyone.billed[:60].tolist() == [2.0] * 24 + [1.0] * 36
+
+
+def usage_records(usage) -> list[tuple]:
+    """Every row of `usage` as a tuple of all its columns, in one order (reads may order rows apart)."""
+    names = [f.name for f in dataclasses.fields(usage) if f.name not in ("currency", "covered_start_hour",
+                                                                      "covered_end_hour")]  # fmt: skip
+    columns = [getattr(usage, name).tolist() for name in names]
+    return sorted(zip(*columns, strict=True))
+
+
+@pytest.mark.services
+def test_postgresql_reads_the_same_usage_rows_by_snapshot_copy_and_fetch(bill, require_postgres, monkeypatch):
+    """The plan reads only its columns (history.PLAN_COLUMNS): by the month snapshots (built, then
+    stored), by the COPY stream and by fetched rows (SQLite's path, run here on the same rows) it gets
+    the same UsageRows, every column and the bill's coverage."""
+    from procurement.billing import selectors
+    from procurement.planning import history as history_module
+
+    built = plan_usage_rows(week())
+    stored = plan_usage_rows(week())  # from the snapshot the first read stored
+    copied = plan_usage_rows(week(teams=("ml", "web")))
+    monkeypatch.setattr(history_module.connection, "vendor", "sqlite")  # the fetched rows' path
+    fetched = plan_usage_rows(week(teams=("ml", "web")))
+    monkeypatch.undo()
+    expected = usage_records(built)
+    assert len(expected) == 4  # the p5, L4 and L40S rows and the unused commitment; June's p5 is outside
+    assert usage_records(stored) == usage_records(copied) == usage_records(fetched) == expected
+    for other in (stored, copied, fetched):
+        assert other.covered_start_hour.tolist() == built.covered_start_hour.tolist()
+        assert other.covered_end_hour.tolist() == built.covered_end_hour.tolist()
+    assert set(built.provider) == {"aws"}
+    assert selectors.fetched_spend_frame("WHERE 1 = 0", [], history_module.PLAN_COLUMNS).empty
