@@ -1,0 +1,105 @@
+"""Commitment prices are stored observations with their upfront fee, hourly part and kind: idempotently,
+from any source, each kind with its own "current" price."""
+
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+
+import pytest
+
+from pricing.commitment_prices import cheapest_commitment_price, current_commitment_prices
+from pricing.ingest import ingest_price_records
+from pricing.models import PriceObservation
+from pricing.providers.records import PriceRecord, SourceRowError
+from pricing.selectors import offer_frame
+from tests.pricing.commitment_fixtures import OBSERVED, P5, p5_records, store_p5_prices
+
+pytestmark = pytest.mark.django_db
+
+
+def _stored_rows():
+    return set(
+        PriceObservation.objects.filter(pricing_model__startswith="reserved").values_list(
+            "pricing_model", "payment_option", "commitment_kind", "amount_per_hour", "upfront_amount",
+            "recurring_per_hour",
+        )
+    )  # fmt: skip
+
+
+def _it_stores_commitments_idempotently():
+    first = ingest_price_records(p5_records())
+    again = ingest_price_records(p5_records())
+    assert (first.inserted, again.inserted, again.unchanged) == (8, 0, 8)
+    assert _stored_rows() == {
+        ("reserved_1y", "partial_upfront", "standard", Decimal("29.698630"), Decimal(120000), Decimal(16)),
+        ("reserved_1y", "no_upfront", "standard", Decimal(34), Decimal(0), Decimal(34)),
+        ("reserved_3y", "all_upfront", "standard", Decimal("19.025875"), Decimal(500000), Decimal(0)),
+        ("reserved_1y", "no_upfront", "convertible", Decimal(38), Decimal(0), Decimal(38)),
+    }
+    on_demand = PriceObservation.objects.get(pricing_model="on_demand")
+    assert (on_demand.commitment_kind, on_demand.upfront_amount, on_demand.recurring_per_hour) == ("", None, None)
+
+
+def test_it_stores_commitments_idempotently():
+    _it_stores_commitments_idempotently()
+
+
+def test_it_stores_commitments_idempotently_through_copy_on_postgresql(require_postgres):
+    # the binary COPY, then the staging table's ON CONFLICT on the new natural key
+    _it_stores_commitments_idempotently()
+
+
+def test_each_kind_keeps_its_own_current_price():
+    store_p5_prices()
+    frame = offer_frame(gpu_mapped_only=False)  # no catalog loaded: "H100" maps to no GPU model here
+    one_year_no_upfront = frame[(frame["pricing_model"] == "reserved_1y") & (frame["payment_option"] == "no_upfront")]
+    # standard and convertible are both current: neither hides the other
+    assert dict(zip(one_year_no_upfront["commitment_kind"], one_year_no_upfront["price_per_hour"], strict=True)) == {
+        "standard": Decimal(34), "convertible": Decimal(38)
+    }
+    assert len(current_commitment_prices()) == 6
+
+
+def test_a_record_without_its_hourly_part_gets_effective_minus_the_spread_fee():
+    """An Azure reservation or a GCP commitment (market-live's readers) comes with the effective price and
+    the fee only: recurring = effective - fee / term hours. 3 years all upfront: 19.025875 - 500000/26280
+    = 19.025875 - 19.025875 = 0."""
+    record = PriceRecord(
+        P5, "eastus", "", "reserved_3y", Decimal("19.025875"), "USD", OBSERVED, "azure:retail-prices",
+        payment_option="all_upfront", upfront_fee=Decimal(500000),
+    )  # fmt: skip
+    partial = dataclasses.replace(record, pricing_model="reserved_1y", price_per_hour=Decimal("29.698630"),
+                                  payment_option="partial_upfront", upfront_fee=Decimal(120000))  # fmt: skip
+    ingest_price_records([record, partial])
+    stored = dict(PriceObservation.objects.values_list("pricing_model", "recurring_per_hour"))
+    # 29.698630 - 120000 / 8760 = 29.698630 - 13.698630 = 16.000000
+    assert stored == {"reserved_3y": Decimal(0), "reserved_1y": Decimal(16)}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"pricing_model": "on_demand"}, "upfront_fee"),  # a fee on a price that binds for no term
+        ({"upfront_fee": Decimal(-1)}, "upfront_fee"),
+        ({"recurring_per_hour": Decimal(31)}, "recurring_per_hour"),  # above the effective 29.698630
+    ],
+)
+def test_a_bad_commitment_row_stops_the_batch_naming_the_field(change, field):
+    good = p5_records()[2]
+    with pytest.raises(SourceRowError, match=f"column '{field}'"):
+        ingest_price_records([p5_records()[0], dataclasses.replace(good, **change)])
+    assert not PriceObservation.objects.exists()
+
+
+def test_the_cheapest_commitment_is_the_lowest_effective_price_of_the_term():
+    store_p5_prices()
+    one_year = cheapest_commitment_price(instance_type="p5.48xlarge", region="us-east-1", term_years=1)
+    assert (one_year.pricing_model, one_year.payment_option, one_year.effective_per_hour) == (
+        "reserved_1y", "partial_upfront", Decimal("29.698630")
+    )
+    no_upfront = cheapest_commitment_price(
+        instance_type="p5.48xlarge", region="us-east-1", term_years=1, payment_option="no_upfront"
+    )
+    assert (no_upfront.commitment_kind, no_upfront.effective_per_hour) == ("ec2_instance_sp", Decimal("33.5"))
+    assert cheapest_commitment_price(instance_type="p5.48xlarge", region="eu-west-1") is None
