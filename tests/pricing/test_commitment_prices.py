@@ -10,7 +10,7 @@ import pytest
 
 from pricing.commitment_prices import cheapest_commitment_price, current_commitment_prices
 from pricing.ingest import ingest_price_records
-from pricing.models import PriceObservation
+from pricing.models import Offer, PriceObservation
 from pricing.providers.records import PriceRecord, SourceRowError
 from pricing.selectors import offer_frame
 from tests.pricing.commitment_fixtures import OBSERVED, P5, p5_records, store_p5_prices
@@ -103,3 +103,27 @@ def test_the_cheapest_commitment_is_the_lowest_effective_price_of_the_term():
     )
     assert (no_upfront.commitment_kind, no_upfront.effective_per_hour) == ("ec2_instance_sp", Decimal("33.5"))
     assert cheapest_commitment_price(instance_type="p5.48xlarge", region="eu-west-1") is None
+
+
+def test_the_offer_page_shows_every_price_side_by_side_with_savings(viewer_client):
+    offer = store_p5_prices()
+    html = viewer_client.get(f"/offers/{offer.pk}/").content.decode()
+    table = html.split('id="price-comparison"', 1)[1].split("</table>", 1)[0]
+    rows = [row for row in table.split("<tr")[2:]]
+    assert len(rows) == 8  # on-demand, spot in one zone, six commitments
+    assert "On-demand" in rows[0] and "Spot" in rows[1] and "use1-az4" in rows[1]
+    partial = next(row for row in rows if "Partial upfront" in row)
+    # 1 - 29.698630 / 55.04 = 0.460417 -> 46.0%; per GPU 29.698630 / 8 = 3.7123
+    assert "46.0%" in partial and "3.7123" in partial and "120,000.00 USD" in partial and "16.00" in partial
+    three_year = next(row for row in rows if "Reserved 3 years" in row)
+    assert "65.4%" in three_year  # 1 - 19.025875 / 55.04 = 0.654326
+    assert "60.9%" in rows[1]  # spot: 1 - 21.5 / 55.04 = 0.609375
+    assert "Convertible reservation" in table and "Compute Savings Plan" in table
+    assert "EC2 Instance Savings Plan" in table and "observed" in partial
+
+
+def test_the_spot_zone_offer_page_shows_its_regions_prices(viewer_client):
+    store_p5_prices()
+    zone = Offer.objects.get(zone="use1-az4")
+    html = viewer_client.get(f"/offers/{zone.pk}/").content.decode()
+    assert "Partial upfront" in html and "46.0%" in html
