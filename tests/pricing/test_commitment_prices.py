@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 from decimal import Decimal
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from pricing.commitment_prices import cheapest_commitment_price, current_commitment_prices
 from pricing.ingest import ingest_price_records
@@ -127,3 +129,20 @@ def test_the_spot_zone_offer_page_shows_its_regions_prices(viewer_client):
     zone = Offer.objects.get(zone="use1-az4")
     html = viewer_client.get(f"/offers/{zone.pk}/").content.decode()
     assert "Partial upfront" in html and "46.0%" in html
+
+
+def test_the_demo_commitments_load_once_labelled_illustrative_beside_the_bundled_catalog(bundled_catalog):
+    out = StringIO()
+    call_command("load_demo_commitments", stdout=out)
+    call_command("load_demo_commitments", stdout=out)
+    assert "14 commitment prices, 14 new" in out.getvalue() and "14 commitment prices, 0 new, 14 unchanged" in out.getvalue()
+    partial = PriceObservation.objects.get(
+        offer__instance_type__name="p5.48xlarge", pricing_model="reserved_1y", payment_option="partial_upfront"
+    )
+    # 18.35 + 160,700 / 8,760 = 18.35 + 18.344749 = 36.694749
+    assert (partial.amount_per_hour, partial.upfront_amount) == (Decimal("36.694749"), Decimal(160700))
+    assert partial.source == "illustrative:aws_commitments_illustrative.json"
+    frame = offer_frame()
+    assert set(frame.loc[frame["pricing_model"] != "on_demand", "price_quality"]) >= {"illustrative"}
+    # never picked on its own: the cheapest commitment lookup skips made-up prices
+    assert cheapest_commitment_price(instance_type="p5.48xlarge", region="us-east-1") is None
