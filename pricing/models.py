@@ -262,7 +262,10 @@ class PriceObservation(models.Model):
     commitment_kind = models.CharField(max_length=20, choices=CommitmentKind.choices, blank=True, default="")
     amount_per_hour = models.DecimalField(**HOURLY)
     upfront_amount = models.DecimalField(
-        **HOURLY, null=True, blank=True, help_text="Commitments: the one-off fee per instance (in `currency`)."
+        **HOURLY,
+        null=True,
+        blank=True,
+        help_text="Commitments: the one-off fee per instance (in `currency`).",
     )
     recurring_per_hour = models.DecimalField(
         **HOURLY, null=True, blank=True, help_text="Commitments: the hourly part billed besides the fee."
@@ -288,7 +291,14 @@ class PriceObservation(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["offer", "pricing_model", "payment_option", "commitment_kind", "observed_at", "source"],
+                fields=[
+                    "offer",
+                    "pricing_model",
+                    "payment_option",
+                    "commitment_kind",
+                    "observed_at",
+                    "source",
+                ],
                 name="price_observation_natural_key",
             ),
             models.CheckConstraint(

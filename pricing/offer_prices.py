@@ -54,7 +54,9 @@ def offer_price_rows(offer: Offer) -> list[PriceRow]:
 
 def _plain_prices(same_place: dict) -> list[StoredPrice]:
     """Current on-demand and spot prices (no upfront or hourly split) in the commitment reads' shape."""
-    rows = current_price_observations(pricing_model__in=[PricingModel.ON_DEMAND, PricingModel.SPOT], **same_place)
+    rows = current_price_observations(
+        pricing_model__in=[PricingModel.ON_DEMAND, PricingModel.SPOT], **same_place
+    )
     return [
         StoredPrice(pk, offer_id, provider, itype, region, zone, gpus, model, "", payment, amount, None, None,
                     currency, observed_at, source)  # fmt: skip
@@ -75,7 +77,11 @@ def _order(price: StoredPrice) -> tuple:
 
 
 def _label(price: StoredPrice) -> str:
-    parts = [PricingModel(price.pricing_model).label if price.pricing_model in PricingModel.values else price.pricing_model]
+    parts = [
+        PricingModel(price.pricing_model).label
+        if price.pricing_model in PricingModel.values
+        else price.pricing_model
+    ]
     if price.commitment_kind:
         parts.append(CommitmentKind(price.commitment_kind).label)
     if price.payment_option:

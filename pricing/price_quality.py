@@ -24,7 +24,9 @@ OBSERVED, SNAPSHOT, QUOTED, ILLUSTRATIVE = "observed", "snapshot", "quoted", "il
 PRICE_QUALITIES = (OBSERVED, SNAPSHOT, QUOTED, ILLUSTRATIVE)
 # Bundled provider files whose prices are made up (pricing/data/SOURCES.md says why).
 ILLUSTRATIVE_SOURCES = frozenset({"file:autodl_cny.csv"})
-ILLUSTRATIVE_PREFIXES = ("illustrative:",)  # e.g. the bundled demo commitment prices (pricing/data/SOURCES.md)
+ILLUSTRATIVE_PREFIXES = (
+    "illustrative:",
+)  # e.g. the bundled demo commitment prices (pricing/data/SOURCES.md)
 SNAPSHOT_PREFIXES = ("skypilot:",)
 QUOTED_PREFIXES = ("file:",)
 ILLUSTRATIVE_LABEL = "illustrative price (made up for the demo, not a quote): not ranked unless asked for"

@@ -134,7 +134,9 @@ def _product_prices(text: Any, location: str, stats: AwsReadStats) -> Iterator[_
             continue
         hourly, upfront = _dimensions(term, f"{location} terms.Reserved.{code}")
         effective = (hourly + upfront / TERM_HOURS[pricing_model]).quantize(PRICE_QUANTUM)
-        reserved = _Term(pricing_model, payment_option, effective, upfront, kind, hourly.quantize(PRICE_QUANTUM))
+        reserved = _Term(
+            pricing_model, payment_option, effective, upfront, kind, hourly.quantize(PRICE_QUANTUM)
+        )
         yield from _positive(reserved, location, stats)
 
 

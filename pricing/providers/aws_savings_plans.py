@@ -188,5 +188,10 @@ def fetch_aws_savings_plan_rates(
         return
     client = client_factory("savingsplans", region_name=SAVINGS_PLANS_ENDPOINT_REGION)
     yield from aws_savings_plan_rates(
-        client, region=region, instance_types=instance_types, observed_at=observed_at, policy=policy, stats=stats
+        client,
+        region=region,
+        instance_types=instance_types,
+        observed_at=observed_at,
+        policy=policy,
+        stats=stats,
     )

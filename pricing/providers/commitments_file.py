@@ -48,13 +48,18 @@ def _record(row: dict, location: str, provider: str, currency: str, observed_at,
     if model not in TERM_HOURS:
         raise SourceRowError(location, "pricing_model", f"{model!r} is not a commitment term")
     if row.get("payment_option") not in PAYMENTS:
-        raise SourceRowError(location, "payment_option", f"{row.get('payment_option')!r} is not a payment option")
+        raise SourceRowError(
+            location, "payment_option", f"{row.get('payment_option')!r} is not a payment option"
+        )
     if row.get("commitment_kind", "") not in KINDS:
         raise SourceRowError(location, "commitment_kind", f"{row.get('commitment_kind')!r} is not a kind")
     upfront = required_decimal(row.get("upfront"), location=location, field="upfront")
     hourly = required_decimal(row.get("hourly"), location=location, field="hourly")
     instance = InstanceTypeRecord(
-        provider=provider, name=row["instance_type"], gpu_name=row["gpu_name"], gpu_count=Decimal(row["gpu_count"])
+        provider=provider,
+        name=row["instance_type"],
+        gpu_name=row["gpu_name"],
+        gpu_count=Decimal(row["gpu_count"]),
     )
     return PriceRecord(
         instance=instance, region=row["region"], zone="", pricing_model=model,

@@ -3,7 +3,7 @@ prices or a stored commitment price (procurement/services/commitments.py). Compu
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,7 +28,12 @@ REQUEST_KEYS = {
 
 def _money(help_text: str) -> serializers.DecimalField:
     return serializers.DecimalField(
-        max_digits=24, decimal_places=9, required=False, min_value=0, coerce_to_string=False, help_text=help_text
+        max_digits=24,
+        decimal_places=9,
+        required=False,
+        min_value=0,
+        coerce_to_string=False,
+        help_text=help_text,
     )
 
 
@@ -40,14 +45,22 @@ class CommitmentRequestSerializer(serializers.Serializer):
     period_hours = _money("hours in one period (default 730: a month)")
     on_demand = _money("on-demand price per GPU-hour (default with a stored price: the offer's own)")
     reserved_effective = _money("typed: the commitment's effective price per GPU-hour")
-    reserved_recurring = _money("typed: its recurring price per GPU-hour, with reserved_upfront and term_years")
+    reserved_recurring = _money(
+        "typed: its recurring price per GPU-hour, with reserved_upfront and term_years"
+    )
     reserved_upfront = _money("typed: its upfront payment per GPU")
     term_years = serializers.ChoiceField(choices=[1, 3], required=False, help_text="1 or 3")
     spot = _money("effective spot price per GPU-hour, if bursts may run on spot")
     currency = serializers.CharField(required=False, max_length=3, help_text="ISO 4217 code")
-    offer = serializers.IntegerField(required=False, min_value=1, help_text="an offer id: its cheapest stored commitment")
-    commitment_price = serializers.IntegerField(required=False, min_value=1, help_text="a stored commitment price id")
-    instance_type = serializers.CharField(required=False, max_length=150, help_text="with region: the cheapest stored commitment")
+    offer = serializers.IntegerField(
+        required=False, min_value=1, help_text="an offer id: its cheapest stored commitment"
+    )
+    commitment_price = serializers.IntegerField(
+        required=False, min_value=1, help_text="a stored commitment price id"
+    )
+    instance_type = serializers.CharField(
+        required=False, max_length=150, help_text="with region: the cheapest stored commitment"
+    )
     region = serializers.CharField(required=False, max_length=100)
     provider = serializers.CharField(required=False, max_length=50)
     payment_option = serializers.ChoiceField(choices=PAYMENT_OPTIONS, required=False)

@@ -591,7 +591,9 @@ def _reserved_section(result: TcoResult) -> dict[str, Any]:
         "price_id": reserved.price_id,
         "payment_option": reserved.payment_option,
         "commitment_kind": reserved.commitment_kind,
-        "upfront_per_gpu": None if reserved.upfront_per_gpu is None else str(round_money(reserved.upfront_per_gpu, currency)),
+        "upfront_per_gpu": None
+        if reserved.upfront_per_gpu is None
+        else str(round_money(reserved.upfront_per_gpu, currency)),
     }
 
 

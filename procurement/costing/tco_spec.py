@@ -622,8 +622,14 @@ def _parse_reserved(
         raise CostInputError(
             reserved.field("price_per_gpu_hour"), "is required when rent has no offer to look a price up for"
         )
-    payment = reserved.get("payment_option", _choice(_PAYMENT_OPTIONS)) if reserved.has("payment_option") else ""
-    lookup = offer_lookup if not payment else (lambda offer, name: offer_lookup(offer, name, payment_option=payment))
+    payment = (
+        reserved.get("payment_option", _choice(_PAYMENT_OPTIONS)) if reserved.has("payment_option") else ""
+    )
+    lookup = (
+        offer_lookup
+        if not payment
+        else (lambda offer, name: offer_lookup(offer, name, payment_option=payment))
+    )
     price = _offer_price(rent.offer, model, currency, lookup, rates, reserved.field("pricing_model"))
     return ReservedAlternative(model, price.price_per_gpu_hour, price.source, price.observed_at, price.price_id,
                                price.payment_option, price.commitment_kind, price.upfront_per_gpu)  # fmt: skip

@@ -74,7 +74,9 @@ def commitment_analysis(inputs: CommitmentInputs) -> dict:
     _refuse_typed_commitment(inputs)
     commitment = _stored_commitment(inputs)
     currency = inputs.currency or commitment.currency
-    committed = _in_currency(commitment.effective_per_gpu_hour, commitment.currency, currency, "commitment_price")
+    committed = _in_currency(
+        commitment.effective_per_gpu_hour, commitment.currency, currency, "commitment_price"
+    )
     on_demand, on_demand_used = _on_demand(inputs, commitment, currency)
     report = commitment_report(
         on_demand_per_gpu_hour=on_demand, committed_per_gpu_hour=committed, demand_gpus=demand,
@@ -101,7 +103,9 @@ def demand_profile(values: object) -> list[int]:
     for index, value in enumerate(values):
         number = to_decimal(value, f"demand_gpus[{index}]")
         if number < 0 or number != number.to_integral_value():
-            raise CostInputError(f"demand_gpus[{index}]", f"must be a whole number of GPUs >= 0, got {value!r}")
+            raise CostInputError(
+                f"demand_gpus[{index}]", f"must be a whole number of GPUs >= 0, got {value!r}"
+            )
         if number > MAX_GPUS:
             raise CostInputError(f"demand_gpus[{index}]", f"must be at most {MAX_GPUS} GPUs, got {value!r}")
         demand.append(int(number))
@@ -164,7 +168,11 @@ def _stored_commitment(inputs: CommitmentInputs) -> StoredPrice:
             raise CostInputError("commitment_price", f"no stored commitment price {inputs.commitment_price}")
         return price
     years = None if inputs.term_years is None else term_years(inputs.term_years)
-    wanted = {"term_years": years, "payment_option": inputs.payment_option, "commitment_kind": inputs.commitment_kind}
+    wanted = {
+        "term_years": years,
+        "payment_option": inputs.payment_option,
+        "commitment_kind": inputs.commitment_kind,
+    }
     if inputs.offer is not None:
         price = cheapest_commitment_price(instance_type="", region="", offer_id=inputs.offer, **wanted)
         field, where = "offer", f"offer {inputs.offer}"
@@ -177,7 +185,9 @@ def _stored_commitment(inputs: CommitmentInputs) -> StoredPrice:
         field, where = "instance_type", f"{inputs.instance_type} in {inputs.region}"
     if price is None:
         terms = ", ".join(f"{k} {v}" for k, v in wanted.items() if v)
-        raise CostInputError(field, f"no current commitment price stored for {where}{' with ' + terms if terms else ''}")
+        raise CostInputError(
+            field, f"no current commitment price stored for {where}{' with ' + terms if terms else ''}"
+        )
     return price
 
 

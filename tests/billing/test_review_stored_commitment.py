@@ -46,7 +46,9 @@ def store_p4d_reservation(source: str = "aws:pricing.get_products") -> int:
         recurring_per_hour=Decimal(6),
     )  # fmt: skip
     ingest_price_records([record])
-    return PriceObservation.objects.get(pricing_model="reserved_1y", offer__instance_type__name="p4d.24xlarge").pk
+    return PriceObservation.objects.get(
+        pricing_model="reserved_1y", offer__instance_type__name="p4d.24xlarge"
+    ).pk
 
 
 def test_it_uses_the_stored_commitment_price_and_names_it(tmp_path):
@@ -54,15 +56,25 @@ def test_it_uses_the_stored_commitment_price_and_names_it(tmp_path):
     price_id = store_p4d_reservation()
     saving = commitment_saving()
     # the floor of two p4d for 2 x 24 x 184 instance-hours at 12.849315 instead of 21.957642
-    assert Decimal(saving["amount"]) == round(2 * 24 * DAYS * (Decimal("21.957642") - Decimal("12.849315")), 2)
+    assert Decimal(saving["amount"]) == round(
+        2 * 24 * DAYS * (Decimal("21.957642") - Decimal("12.849315")), 2
+    )
     assert saving["confidence"] == "high"
     (choice,) = saving["commitment_prices"]
-    assert (choice["instance_type"], choice["region"], choice["basis"]) == ("p4d.24xlarge", "us-east-1", "stored")
+    assert (choice["instance_type"], choice["region"], choice["basis"]) == (
+        "p4d.24xlarge",
+        "us-east-1",
+        "stored",
+    )
     assert choice["rate_per_instance_hour"] == "12.849315"
     assert (choice["price"]["price_id"], choice["price"]["source"], choice["price"]["observed_at"]) == (
-        price_id, "aws:pricing.get_products", OBSERVED.isoformat()
+        price_id,
+        "aws:pricing.get_products",
+        OBSERVED.isoformat(),
     )
-    assert f"stored commitment price #{price_id}" in choice["note"] and choice["note"] in saving["assumptions"]
+    assert (
+        f"stored commitment price #{price_id}" in choice["note"] and choice["note"] in saving["assumptions"]
+    )
     assert saving["prices"][0]["label"] == "aws p4d.24xlarge us-east-1 reserved_1y partial_upfront standard"
 
 
@@ -70,9 +82,15 @@ def test_without_a_stored_price_it_says_it_used_the_billed_rate(tmp_path):
     import_demo_billing(tmp_path, months=6)
     saving = commitment_saving()
     # test_demo_review.py's figure: the bill's own committed p4d rate
-    assert Decimal(saving["amount"]) == round(2 * 24 * DAYS * (Decimal("21.957642") - Decimal("13.174585")), 2)
+    assert Decimal(saving["amount"]) == round(
+        2 * 24 * DAYS * (Decimal("21.957642") - Decimal("13.174585")), 2
+    )
     (choice,) = saving["commitment_prices"]
-    assert (choice["basis"], choice["price"], choice["rate_per_instance_hour"]) == ("billed_rate", None, "13.174585")
+    assert (choice["basis"], choice["price"], choice["rate_per_instance_hour"]) == (
+        "billed_rate",
+        None,
+        "13.174585",
+    )
     assert "no stored commitment price" in choice["note"] and choice["note"] in saving["assumptions"]
     assert saving["confidence"] == "medium"
 

@@ -34,13 +34,31 @@ COMMITMENTS = [
 def p5_records(region: str = "us-east-1", observed_at: dt.datetime = OBSERVED) -> list[PriceRecord]:
     records = [
         PriceRecord(P5, region, "", "on_demand", Decimal("55.04"), "USD", observed_at, PRICING),
-        PriceRecord(P5, region, "use1-az4", "spot", Decimal("21.5"), "USD", observed_at, "aws:describe_spot_price_history"),
+        PriceRecord(
+            P5,
+            region,
+            "use1-az4",
+            "spot",
+            Decimal("21.5"),
+            "USD",
+            observed_at,
+            "aws:describe_spot_price_history",
+        ),
     ]
     for model, payment, kind, effective, upfront, recurring, source in COMMITMENTS:
         records.append(
             PriceRecord(
-                P5, region, "", model, Decimal(effective), "USD", observed_at, source,
-                payment_option=payment, upfront_fee=Decimal(upfront), commitment_kind=kind,
+                P5,
+                region,
+                "",
+                model,
+                Decimal(effective),
+                "USD",
+                observed_at,
+                source,
+                payment_option=payment,
+                upfront_fee=Decimal(upfront),
+                commitment_kind=kind,
                 recurring_per_hour=Decimal(recurring),
             )  # fmt: skip
         )

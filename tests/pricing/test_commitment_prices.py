@@ -40,7 +40,11 @@ def _it_stores_commitments_idempotently():
         ("reserved_1y", "no_upfront", "convertible", Decimal(38), Decimal(0), Decimal(38)),
     }
     on_demand = PriceObservation.objects.get(pricing_model="on_demand")
-    assert (on_demand.commitment_kind, on_demand.upfront_amount, on_demand.recurring_per_hour) == ("", None, None)
+    assert (on_demand.commitment_kind, on_demand.upfront_amount, on_demand.recurring_per_hour) == (
+        "",
+        None,
+        None,
+    )
 
 
 def test_it_stores_commitments_idempotently():
@@ -55,11 +59,13 @@ def test_it_stores_commitments_idempotently_through_copy_on_postgresql(require_p
 def test_each_kind_keeps_its_own_current_price():
     store_p5_prices()
     frame = offer_frame(gpu_mapped_only=False)  # no catalog loaded: "H100" maps to no GPU model here
-    one_year_no_upfront = frame[(frame["pricing_model"] == "reserved_1y") & (frame["payment_option"] == "no_upfront")]
+    one_year_no_upfront = frame[
+        (frame["pricing_model"] == "reserved_1y") & (frame["payment_option"] == "no_upfront")
+    ]
     # standard and convertible are both current: neither hides the other
-    assert dict(zip(one_year_no_upfront["commitment_kind"], one_year_no_upfront["price_per_hour"], strict=True)) == {
-        "standard": Decimal(34), "convertible": Decimal(38)
-    }
+    assert dict(
+        zip(one_year_no_upfront["commitment_kind"], one_year_no_upfront["price_per_hour"], strict=True)
+    ) == {"standard": Decimal(34), "convertible": Decimal(38)}
     assert len(current_commitment_prices()) == 6
 
 
@@ -98,7 +104,9 @@ def test_the_cheapest_commitment_is_the_lowest_effective_price_of_the_term():
     store_p5_prices()
     one_year = cheapest_commitment_price(instance_type="p5.48xlarge", region="us-east-1", term_years=1)
     assert (one_year.pricing_model, one_year.payment_option, one_year.effective_per_hour) == (
-        "reserved_1y", "partial_upfront", Decimal("29.698630")
+        "reserved_1y",
+        "partial_upfront",
+        Decimal("29.698630"),
     )
     no_upfront = cheapest_commitment_price(
         instance_type="p5.48xlarge", region="us-east-1", term_years=1, payment_option="no_upfront"
@@ -135,9 +143,14 @@ def test_the_demo_commitments_load_once_labelled_illustrative_beside_the_bundled
     out = StringIO()
     call_command("load_demo_commitments", stdout=out)
     call_command("load_demo_commitments", stdout=out)
-    assert "14 commitment prices, 14 new" in out.getvalue() and "14 commitment prices, 0 new, 14 unchanged" in out.getvalue()
+    assert (
+        "14 commitment prices, 14 new" in out.getvalue()
+        and "14 commitment prices, 0 new, 14 unchanged" in out.getvalue()
+    )
     partial = PriceObservation.objects.get(
-        offer__instance_type__name="p5.48xlarge", pricing_model="reserved_1y", payment_option="partial_upfront"
+        offer__instance_type__name="p5.48xlarge",
+        pricing_model="reserved_1y",
+        payment_option="partial_upfront",
     )
     # 18.35 + 160,700 / 8,760 = 18.35 + 18.344749 = 36.694749
     assert (partial.amount_per_hour, partial.upfront_amount) == (Decimal("36.694749"), Decimal(160700))

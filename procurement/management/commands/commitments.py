@@ -64,7 +64,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--offer", type=int, help="an offer id: its cheapest stored commitment price")
         parser.add_argument("--commitment-price", type=int, help="a stored commitment price by its id")
-        parser.add_argument("--instance-type", default="", help="with --region: the cheapest stored commitment")
+        parser.add_argument(
+            "--instance-type", default="", help="with --region: the cheapest stored commitment"
+        )
         parser.add_argument("--region", default="")
         parser.add_argument("--provider", default="", help="with --instance-type (default: any provider)")
         parser.add_argument("--payment-option", default="", help="no_upfront, partial_upfront or all_upfront")

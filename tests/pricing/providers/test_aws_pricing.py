@@ -63,14 +63,22 @@ def test_it_reads_on_demand_and_effective_reserved_prices(policy):
         )
         records = read(pricing, policy)
     prices = {
-        (r.pricing_model, r.payment_option, r.commitment_kind): (r.price_per_hour, r.upfront_fee, r.recurring_per_hour)
+        (r.pricing_model, r.payment_option, r.commitment_kind): (
+            r.price_per_hour,
+            r.upfront_fee,
+            r.recurring_per_hour,
+        )
         for r in records
     }
     assert prices == {
         ("on_demand", "", ""): (Decimal("55.04"), None, None),
         ("reserved_1y", "no_upfront", "standard"): (Decimal("57.63"), Decimal(0), Decimal("57.63")),
         # 28.815 + 252419 / 8760 h = 28.815 + 28.814954 = 57.629954
-        ("reserved_1y", "partial_upfront", "standard"): (Decimal("57.629954"), Decimal(252419), Decimal("28.815")),
+        ("reserved_1y", "partial_upfront", "standard"): (
+            Decimal("57.629954"),
+            Decimal(252419),
+            Decimal("28.815"),
+        ),
         # 504839 / 8760 h = 57.630023
         ("reserved_1y", "all_upfront", "standard"): (Decimal("57.630023"), Decimal(504839), Decimal(0)),
         # 1229000 / 26280 h (3 × 365 × 24) = 46.765601

@@ -52,7 +52,9 @@ def test_it_reads_each_plan_type_term_and_payment_option_over_pages(policy):
         "searchResults": [
             rate_item("p5.48xlarge", "30.0000", plan="EC2Instance", payment="All Upfront"),
             rate_item("p5.48xlarge", "39.9000", plan="Compute", payment="No Upfront"),
-            rate_item("p5.48xlarge", "24.1000", plan="EC2Instance", payment="All Upfront", duration_s=THREE_YEARS_S),
+            rate_item(
+                "p5.48xlarge", "24.1000", plan="EC2Instance", payment="All Upfront", duration_s=THREE_YEARS_S
+            ),
         ]
     }
     stats = AwsReadStats()
@@ -62,14 +64,22 @@ def test_it_reads_each_plan_type_term_and_payment_option_over_pages(policy):
         records = read(savings, policy, stats)
         stub.assert_no_pending_responses()
     got = {
-        (r.pricing_model, r.commitment_kind, r.payment_option): (r.price_per_hour, r.upfront_fee, r.recurring_per_hour)
+        (r.pricing_model, r.commitment_kind, r.payment_option): (
+            r.price_per_hour,
+            r.upfront_fee,
+            r.recurring_per_hour,
+        )
         for r in records
     }
     assert got == {
         # the rate is the effective hourly price; a plan sized to one instance pays it hourly
         ("savings_plan_1y", "ec2_instance_sp", "no_upfront"): (Decimal("33.5"), Decimal(0), Decimal("33.5")),
         # half upfront: 31 × 8760 h × 0.5 = 135,780 USD, and 15.50 an hour besides
-        ("savings_plan_1y", "ec2_instance_sp", "partial_upfront"): (Decimal(31), Decimal(135780), Decimal("15.5")),
+        ("savings_plan_1y", "ec2_instance_sp", "partial_upfront"): (
+            Decimal(31),
+            Decimal(135780),
+            Decimal("15.5"),
+        ),
         # all upfront: 30 × 8760 h = 262,800 USD, nothing hourly
         ("savings_plan_1y", "ec2_instance_sp", "all_upfront"): (Decimal(30), Decimal(262800), Decimal(0)),
         ("savings_plan_1y", "compute_sp", "no_upfront"): (Decimal("39.9"), Decimal(0), Decimal("39.9")),
@@ -107,7 +117,9 @@ def test_it_gives_up_after_the_retries_naming_the_call(policy):
     savings = client("savingsplans")
     with Stubber(savings) as stub:
         for _ in range(3):
-            stub.add_client_error("describe_savings_plans_offering_rates", "ThrottlingException", "Rate exceeded")
+            stub.add_client_error(
+                "describe_savings_plans_offering_rates", "ThrottlingException", "Rate exceeded"
+            )
         with pytest.raises(TransientSourceError, match="aws savingsplans us-east-1 page 1"):
             read(savings, policy)
 
@@ -151,7 +163,8 @@ def test_a_rate_in_another_unit_names_the_field(policy):
     savings = client("savingsplans")
     with Stubber(savings) as stub:
         stub.add_response(
-            "describe_savings_plans_offering_rates", {"searchResults": [rate_item("p5.48xlarge", "1", unit="Request")]}
+            "describe_savings_plans_offering_rates",
+            {"searchResults": [rate_item("p5.48xlarge", "1", unit="Request")]},
         )
         with pytest.raises(SourceRowError, match="column 'unit'"):
             read(savings, policy)

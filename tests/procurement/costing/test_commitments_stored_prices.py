@@ -39,8 +39,14 @@ def test_offer_gives_the_report_of_the_typed_prices_it_stands_for():
     assert (stored["discount"], stored["break_even_utilization"]) == ("0.460417", "0.539583")
     used = stored["prices_used"]
     assert used["commitment"]["price_id"] == price_id("reserved_1y", "partial_upfront", "standard")
-    assert (used["commitment"]["upfront"], used["commitment"]["recurring_per_hour"]) == ("120000.000000", "16.000000")
-    assert (used["commitment"]["source"], used["commitment"]["quality"]) == ("aws:pricing.get_products", "observed")
+    assert (used["commitment"]["upfront"], used["commitment"]["recurring_per_hour"]) == (
+        "120000.000000",
+        "16.000000",
+    )
+    assert (used["commitment"]["source"], used["commitment"]["quality"]) == (
+        "aws:pricing.get_products",
+        "observed",
+    )
     assert used["commitment"]["observed_at"] == "2026-12-01T00:00:00+00:00"
     assert used["on_demand"]["effective_per_hour"] == "55.040000"
     assert typed["prices_used"] == {"commitment": "typed", "on_demand": "typed"}
@@ -108,12 +114,16 @@ def test_the_api_reads_the_same_stored_price(engineer_client):
 
 def test_the_api_takes_typed_prices_and_names_a_bad_field(engineer_client):
     typed = {"on_demand": "6.88", "reserved_effective": "3.71232875", "utilization_profile": [8, 16]}
-    assert engineer_client.post("/api/commitments/", typed, content_type="application/json").status_code == 200
+    assert (
+        engineer_client.post("/api/commitments/", typed, content_type="application/json").status_code == 200
+    )
     bad = engineer_client.post(
         "/api/commitments/", typed | {"utilization_profile": [8] * 2000}, content_type="application/json"
     )
     assert bad.status_code == 400 and bad.json()["field"] == "utilization_profile"
     missing = engineer_client.post(
-        "/api/commitments/", {"on_demand": "6.88", "utilization_profile": [8]}, content_type="application/json"
+        "/api/commitments/",
+        {"on_demand": "6.88", "utilization_profile": [8]},
+        content_type="application/json",
     )
     assert missing.status_code == 400 and missing.json()["field"] == "reserved_effective"

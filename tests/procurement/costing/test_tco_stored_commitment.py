@@ -6,8 +6,6 @@ paid for 8 GPUs x 730 h x 36 months = 210,240 GPU-hours."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
 from procurement.costing.tco import run_tco, tco_report
@@ -33,9 +31,13 @@ def test_it_compares_against_the_stored_three_year_commitment():
     reserved = reserved_section({"pricing_model": "reserved_3y"})
     # 500,000 upfront / 26,280 h = 19.025875 an instance-hour / 8 GPUs = 2.378234375 a GPU-hour
     assert reserved["price_per_gpu_hour"] == "2.378234"
-    assert reserved["total"] == "500000.00"  # 210,240 GPU-hours x 2.378234375 = 499,999.99 to the cent: 500,000.00
+    assert (
+        reserved["total"] == "500000.00"
+    )  # 210,240 GPU-hours x 2.378234375 = 499,999.99 to the cent: 500,000.00
     assert (reserved["price_id"], reserved["payment_option"], reserved["commitment_kind"]) == (
-        price_id("reserved_3y", "all_upfront", "standard"), "all_upfront", "standard"
+        price_id("reserved_3y", "all_upfront", "standard"),
+        "all_upfront",
+        "standard",
     )
     assert reserved["upfront_per_gpu"] == "62500.00"  # 500,000 / 8
     assert reserved["price_source"] == "aws:pricing.get_products"
