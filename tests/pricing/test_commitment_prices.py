@@ -9,6 +9,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pricing.commitment_prices import cheapest_commitment_price, current_commitment_prices
 from pricing.ingest import ingest_price_records
@@ -159,3 +161,25 @@ def test_the_demo_commitments_load_once_labelled_illustrative_beside_the_bundled
     assert set(frame.loc[frame["pricing_model"] != "on_demand", "price_quality"]) >= {"illustrative"}
     # never picked on its own: the cheapest commitment lookup skips made-up prices
     assert cheapest_commitment_price(instance_type="p5.48xlarge", region="us-east-1") is None
+
+
+@given(
+    hourly=st.decimals(min_value=0, max_value=200, places=4),
+    upfront=st.decimals(min_value=0, max_value=2_000_000, places=2),
+    model=st.sampled_from(["reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y"]),
+)
+def test_the_derived_hourly_part_gives_back_the_effective_price(hourly, upfront, model):
+    """recurring = effective - upfront / term hours, so recurring + upfront / term hours is the effective
+    price again, to the stored 6 decimals (plus the quantization of each part)."""
+    from pricing.ingest import _commitment_parts
+
+    hours = {"reserved_1y": 8760, "savings_plan_1y": 8760}.get(model, 26280)
+    effective = (hourly + upfront / hours).quantize(Decimal("0.000001"))
+    if effective <= 0:
+        return
+    record = PriceRecord(P5, "us-east-1", "", model, effective, "USD", OBSERVED, "test", payment_option="all_upfront",
+                         upfront_fee=upfront)  # fmt: skip
+    stored_upfront, recurring = _commitment_parts(record)
+    assert stored_upfront == upfront
+    assert abs(recurring + upfront / hours - effective) <= Decimal("0.000001")
+    assert 0 <= recurring <= effective
