@@ -106,6 +106,9 @@ def phase_import(path: str, db_path: str, queue) -> None:
     # The review's snapshots are rebuilt after the import by a worker (timed in phase_review), not in it:
     # with no broker here, Celery would run that task eagerly inside the import.
     store.refresh_snapshots_after_commit = lambda: None
+    store.check_spend_after_commit = lambda import_id: (
+        None
+    )  # the anomaly and budget re-check is not the import
     start = time.perf_counter()
     result = import_files([Path(path)], fmt="focus")
     queue.put({"seconds": time.perf_counter() - start, "inserted": result.inserted, "unchanged": result.unchanged,

@@ -9,7 +9,8 @@ daily charge periods over 180 days (the review period and the one before it), fo
 engine's median seconds and its ratio against a baseline measured in the same run over the same frame
 (one pandas groupby-sum of the money and hours by team), so machine speed cancels out; and once on
 the same rows with plain text columns (Python strings), which the engine first turns into categories.
-Target (issue 8): the engine under 2 s at 1M rows.
+Target (issue 8): the engine under 2 s at 1M rows. `--commitments` gives the committed rows 20 commitment
+ids and makes half the unused rows savings-plan fees of no instance type (issue 22: split in proportion).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS  # noqa: E402
 from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, categorized, spend_review  # noqa: E402
 from procurement.billing.savings import CheaperGpu, PriceContext  # noqa: E402
 
@@ -42,7 +44,7 @@ CATEGORIES = np.array(["on_demand", "spot", "committed", "on_demand"])
 START, END = dt.date(2026, 4, 1), dt.date(2026, 7, 1)
 
 
-def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
+def make_frame(rows: int, seed: int = 1, commitments: bool = False) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     resources = rng.integers(0, 2000, rows)
     kind = resources % len(TYPES)
@@ -67,7 +69,21 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
         "gpu_hours_micros": (instance_hours * per[kind].astype(np.int64)).astype(np.int64),
         "interruptible": (resources % 10 == 3), "workload": "", "service_category": "Compute",
     })  # fmt: skip
-    return frame[REVIEW_COLUMNS]
+    if not commitments:
+        return frame[REVIEW_COLUMNS]
+    # issue 22: the committed rows belong to 20 commitments; half the unused rows are savings-plan
+    # fees naming no instance type, which the review attributes in proportion to GPU use (split rows)
+    committed = category == "committed"
+    plan_fee = unused & (resources % 2 == 0)
+    frame.loc[plan_fee, ["instance_type", "gpu"]] = ""
+    frame["commitment_discount_id"] = np.where(
+        committed, np.char.add("sp-", (resources % 20).astype(str)), ""
+    )
+    frame["commitment_type"] = np.where(committed, "Savings Plan", "")
+    frame["commitment_family"] = ""
+    frame["commitment_gpu_scope"] = False
+    frame["commitment_end"] = pd.Timestamp("2026-08-01", tz="UTC")
+    return frame[REVIEW_COLUMNS + COMMITMENT_COLUMNS]
 
 
 def as_selector_builds(frame: pd.DataFrame) -> pd.DataFrame:
@@ -111,8 +127,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print the engine's cProfile top 25")
+    parser.add_argument(
+        "--commitments", action="store_true",
+        help="rows carry commitment ids and savings-plan fees without an instance type (issue 22's attribution)",
+    )  # fmt: skip
     args = parser.parse_args()
-    text_frame, prices, utilization = make_frame(args.rows), make_prices(), make_utilization()
+    text_frame = make_frame(args.rows, commitments=args.commitments)
+    prices, utilization = make_prices(), make_utilization()
     text_frame = text_frame.astype({c: object for c in text_frame.columns if text_frame[c].dtype == "str"})
     frame = as_selector_builds(text_frame)
     request = ReviewRequest(start=START, end=END)
@@ -136,7 +157,7 @@ def main() -> None:
         lambda: spend_review(text_frame, request, prices=prices, utilization=utilization), 1
     )
     review = engine()
-    print(f"rows: {args.rows:,}; utilization samples {len(utilization):,}")
+    print(f"rows: {args.rows:,}; utilization samples {len(utilization):,}; commitments: {args.commitments}")
     print(f"baseline (pandas groupby-sum by team): {base_s:.3f} s")
     print(
         f"review engine: {engine_s:.3f} s = {engine_s / base_s:.1f}x the baseline "
@@ -146,6 +167,7 @@ def main() -> None:
     print(
         f"effective {review['totals']['effective_cost']} USD; savings "
         + ", ".join(f"{s['kind']} {s['amount']}" for s in review["savings"])
+        + f"; unattributed commitments {review['unattributed_commitment_cost']} USD"
     )
 
 

@@ -22,6 +22,7 @@ NAV_LINKS = (
     ("Rent or buy", "tco-list", (ENGINEER,)),
     ("Price status", "status", (VIEWER,)),
     ("Spend", "billing-review", (FINANCE,)),
+    ("Capacity plan", "plans", (FINANCE,)),
     ("Benchmarks", "benchmark-list", (ENGINEER,)),
     ("API", "api-docs", (VIEWER,)),
     ("Admin", "admin:index", (ADMIN,)),

@@ -316,6 +316,8 @@ if not GPULEDGER_AWS_REGIONS or _bad_regions:
         f"GPULEDGER_AWS_REGIONS needs AWS region codes such as us-east-1; got {_bad_regions or 'nothing'}"
     )
 GPULEDGER_SPOT_LOOK_BACK_HOURS = env_positive_int("GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24)
+# Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
+GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
 # Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as
 # stale after this many days (scheduled refreshes use twice their schedule instead).
 GPULEDGER_SNAPSHOT_STALE_DAYS = env_positive_int("GPULEDGER_SNAPSHOT_STALE_DAYS", 90)

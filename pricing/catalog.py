@@ -24,7 +24,7 @@ from pricing.providers.cells import decimal_or_none, required_decimal
 from pricing.providers.gcp_hosts import read_gcp_instances
 from pricing.providers.generic_csv import read_generic_csv
 from pricing.providers.records import SourceRowError
-from pricing.providers.skypilot_csv import read_skypilot_csv
+from pricing.providers.skypilot_csv import read_skypilot_csv, with_contradicting_hosts_unknown
 from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time_from_name
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -38,6 +38,10 @@ SKYPILOT_FILES = {
     "lambda": "skypilot/lambda/vms.csv",
     "cudo": "skypilot/cudo/vms.csv",
     "vast": "skypilot/vast/vms.csv",
+    # added 2026-12-03 (data/skypilot/PROVENANCE.md): whole files, GPU rows and CPU-only rows alike
+    "nebius": "skypilot/nebius/vms.csv",
+    "hyperstack": "skypilot/hyperstack/vms.csv",
+    "verda": "skypilot/verda/vms.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
 # prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).
@@ -300,9 +304,8 @@ def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str
     """Every bundled price record; fills `aws_instance_types` with the AWS types they name."""
     for provider, relative in SKYPILOT_FILES.items():
         progress(f"prices: {relative}")
-        for record in read_skypilot_csv(
-            data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT
-        ):
+        records = read_skypilot_csv(data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT)
+        for record in with_contradicting_hosts_unknown(list(records)):
             if provider == "aws":
                 aws_instance_types.add(record.instance.name)
             yield record

@@ -230,6 +230,15 @@ class Offer(models.Model):
     instance_type = models.ForeignKey(InstanceType, on_delete=models.CASCADE, related_name="offers")
     region = models.ForeignKey(Region, on_delete=models.CASCADE, related_name="offers")
     zone = models.CharField(max_length=100, blank=True, help_text="Empty when priced per region.")
+    # Marketplace offers (pricing/market_offers.py) come and go: each market refresh stamps the offers it
+    # saw and marks gone the ones it no longer lists. Both stay empty for catalog and cloud offers.
+    last_seen_at = models.DateTimeField(
+        null=True, blank=True, help_text="Marketplace offers: when a market refresh last listed it."
+    )
+    gone_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Marketplace offers: the refresh that no longer listed it; its prices are then not current.",
+    )  # fmt: skip
 
     class Meta:
         constraints = [

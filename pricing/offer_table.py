@@ -11,7 +11,8 @@ the freshness columns are left out, because they depend on the clock and a cache
 The newest published price per offer × pricing model × payment option × commitment kind is picked in SQL with the
 natural-key index (``DISTINCT ON`` on PostgreSQL, ordered all descending so that it is a backward scan
 of that index with no sort; ``GROUP BY`` with ``MAX`` on SQLite, whose bare columns come from the row
-holding the maximum: https://www.sqlite.org/lang_select.html#bareagg). Two prices of one offer observed
+holding the maximum: https://www.sqlite.org/lang_select.html#bareagg). A marketplace offer marked gone
+(``gone_at``, pricing/market_offers.py) has no current price, as in offer_frame(). Two prices of one offer observed
 at the same instant (different sources) are a tie either query breaks arbitrarily, as offer_frame()'s
 window does.
 Catalog text (provider, instance type, region, GPU) is read once per catalog row and spread over the
@@ -54,6 +55,7 @@ FROM (
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
+WHERE o.gone_at IS NULL
 """
 _CURRENT_SQLITE = """
 SELECT c.id, c.offer_id, o.instance_type_id, o.region_id, o.zone, c.pricing_model, c.payment_option,
@@ -68,6 +70,7 @@ FROM (
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
+WHERE o.gone_at IS NULL
 """
 _FIELDS = ("observation_id", "offer_id", "instance_type_id", "region_id", "zone", "pricing_model",
            "payment_option", "amount", "currency", "observed", "source", "refresh_source",

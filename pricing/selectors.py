@@ -47,14 +47,15 @@ DEFAULT_SNAPSHOT_STALE_DAYS = 90
 
 
 def current_price_observations(**filters):
-    """Newest published observation per offer × pricing model × payment option × commitment kind."""
+    """Newest published observation per offer × pricing model × payment option × commitment kind, of offers
+    still listed (a marketplace offer its source no longer lists, ``gone_at`` set, has no current price)."""
     newest_first = Window(
         RowNumber(),
         partition_by=[F("offer_id"), F("pricing_model"), F("payment_option"), F("commitment_kind")],
         order_by=F("observed_at").desc(),
     )
     return (
-        PriceObservation.objects.filter(status=PriceStatus.PUBLISHED, **filters)
+        PriceObservation.objects.filter(status=PriceStatus.PUBLISHED, offer__gone_at__isnull=True, **filters)
         .annotate(recency=newest_first)
         .filter(recency=1)
     )

@@ -30,10 +30,13 @@ def load_bundled_catalog() -> dict:
 
 @shared_task(name="pricing.refresh_prices", acks_late=True)  # re-queued refreshes skip on their lock
 def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
-    """Queue one refresh per (source, region); `source` may be a group such as "aws"."""
-    jobs = [(s.name, region) for s in expand_sources(source) for region in (regions or s.regions())]
+    """Queue one refresh per (source, region); `source` may be a group such as "aws". A source that is off
+    (its setting unset) queues nothing and says why."""
+    sources = expand_sources(source)
+    off = [f"{s.name}: {s.off_reason}" for s in sources if not s.enabled()]
+    jobs = [(s.name, region) for s in sources if s.enabled() for region in (regions or s.regions())]
     group(refresh_source_region.si(name, region) for name, region in jobs).apply_async()
-    return {"queued": [f"{name}:{region}" for name, region in jobs]}
+    return {"queued": [f"{name}:{region}" for name, region in jobs]} | ({"off": off} if off else {})
 
 
 @shared_task(

@@ -28,3 +28,4 @@ class ChangeKind(models.TextChoices):
     CHEAPEST_OPTION = "cheapest_option", "Cheapest feasible option changed"
     SPOT_VERDICT = "spot_verdict", "Spot verdict changed"
     RENT_OR_BUY = "rent_or_buy", "Rent-or-buy recommendation changed"
+    BUDGET_FORECAST = "budget_forecast", "Budget forecast crossed a threshold"

@@ -48,11 +48,13 @@ def recompute_soon() -> bool:
 def recompute_all() -> dict:
     """Queue one task per chunk of stored recommendations and TCO studies."""
     from procurement.services import recompute_targets
+    from procurement.services.capacity_plans import capacity_plan_targets
 
     cache.delete(RECOMPUTE_PENDING_KEY)  # a refresh finishing from now on needs another run
     workload_ids, study_ids = recompute_targets()
     jobs = [recompute_recommendations.si(chunk) for chunk in _chunks(workload_ids)]
     jobs += [recompute_tco_studies.si(chunk) for chunk in _chunks(study_ids)]
+    jobs += [recompute_capacity_plans.si(chunk) for chunk in _chunks(capacity_plan_targets())]
     if jobs:
         group(jobs).apply_async()
     return {"workloads": len(workload_ids), "tco_studies": len(study_ids), "tasks": len(jobs)}
@@ -72,6 +74,14 @@ def recompute_tco_studies(study_ids: list[int]) -> dict:
     from procurement.services import tco_study_recompute
 
     results = [tco_study_recompute(study_id) for study_id in study_ids]
+    return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
+
+
+@shared_task(name="procurement.recompute_capacity_plans", acks_late=True)
+def recompute_capacity_plans(plan_ids: list[int]) -> dict:
+    from procurement.services.capacity_plans import capacity_plan_recompute
+
+    results = [capacity_plan_recompute(plan_id) for plan_id in plan_ids]
     return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
 
 

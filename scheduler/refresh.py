@@ -90,7 +90,10 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
         seen, inserted, unchanged = ingest_spot_advisories(records)
         refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen, inserted, unchanged
     else:
-        result = ingest_price_records(records, refresh=refresh)
+        with transaction.atomic():  # the prices and what the source does after them land together
+            result = ingest_price_records(records, refresh=refresh)
+            if source.after_ingest is not None:
+                source.after_ingest(fetch, now)
         refresh.rows_seen = result.seen + fetch.stats.rejected
         refresh.rows_inserted = result.inserted
         refresh.rows_unchanged = result.unchanged

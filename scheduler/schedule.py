@@ -31,6 +31,8 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "Compute and EC2 Instance Savings Plans rates change with list prices; daily."),
     ScheduledJob("aws spot advisor", "pricing.refresh_prices", DAY, {"source": "aws-spot-advisor"},
                  "The advisor's interruption bands are published about daily."),
+    ScheduledJob("vast market offers", "pricing.refresh_prices", HOUR, {"source": "vast-market"},
+                 "Marketplace offers come and go; off (queues nothing) unless GPULEDGER_VAST_MARKET=1."),
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
                  "Nightly catch-up: stored recommendations and TCO studies against current prices "
                  "(each successful refresh also queues one)."),

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from pricing.providers import aws, aws_pricing, aws_savings_plans
+from pricing.providers import aws, aws_pricing, aws_savings_plans, http_json, vast_market
 from pricing.providers.aws import AwsReadStats
 from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor, snapshot_time
 
@@ -54,6 +54,11 @@ class Source:
     fetch: Callable[[str, dt.datetime], Fetch]
     regions: Callable[[], list[str]]
     kind: str = "prices"  # "prices" | "spot_advisory"
+    # Off until its setting exists: the beat task queues nothing for a source that is off (pricing/tasks.py)
+    enabled: Callable[[], bool] = lambda: True
+    off_reason: str = ""
+    # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
+    after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
 
 
 def _fetch_aws_spot(region: str, now: dt.datetime) -> Fetch:
@@ -118,6 +123,30 @@ def spot_advisor_file_source(path: Path) -> Source:
     return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
 
+def vast_market_transport() -> http_json.Transport:
+    """How the Vast offer search is reached (tests replace this function with recorded answers)."""
+    return http_json.urllib_transport
+
+
+def vast_market_enabled() -> bool:
+    return bool(getattr(settings, "GPULEDGER_VAST_MARKET", False))
+
+
+def _fetch_vast_market(region: str, now: dt.datetime) -> Fetch:
+    stats = vast_market.VastMarketStats()
+    records = vast_market.fetch_vast_market(now=now, transport=vast_market_transport(), stats=stats)
+    return Fetch(records, stats)  # type: ignore[arg-type]  (the refresh reads .rejected, as of AwsReadStats)
+
+
+def _vast_market_gone(fetch: Fetch, now: dt.datetime) -> None:
+    from pricing.market_offers import market_offers_mark
+
+    stats = fetch.stats
+    market_offers_mark(
+        provider_slug=vast_market.PROVIDER, listed=stats.listed, seen_at=now, complete=stats.complete
+    )
+
+
 SOURCES: dict[str, Source] = {
     "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
     "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
@@ -125,6 +154,14 @@ SOURCES: dict[str, Source] = {
     "aws-spot-advisor": Source(
         "aws-spot-advisor", _fetch_spot_advisor, lambda: [GLOBAL_REGION], "spot_advisory"
     ),
+    "vast-market": Source(
+        "vast-market",
+        _fetch_vast_market,
+        lambda: [GLOBAL_REGION],
+        enabled=vast_market_enabled,
+        off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
+        after_ingest=_vast_market_gone,
+    ),  # fmt: skip
 }
 SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"]}
 

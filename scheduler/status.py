@@ -8,8 +8,10 @@ from django.db.models import Count, Max
 from django_celery_beat.models import PeriodicTask
 
 from pricing.choices import PriceStatus
+from pricing.market_offers import market_offer_counts
 from pricing.models import PriceObservation
 from scheduler.models import PriceRefresh
+from scheduler.sources import SOURCES
 
 RECENT_RUNS = 50
 
@@ -26,4 +28,13 @@ def status_overview(*, now: dt.datetime) -> dict:
         "sources": [{**row, "age": now - row["newest"]} for row in sources],
         "suspect_waiting": PriceObservation.objects.filter(status=PriceStatus.SUSPECT).count(),
         "schedule": list(PeriodicTask.objects.exclude(name__startswith="celery.").order_by("name")),
+        "markets": [_market_status("vast-market", "vast")],
     }
+
+
+def _market_status(source_name: str, provider_slug: str) -> dict:
+    """A marketplace source: on or off (and why), offers listed now, offers gone, the last seen and gone."""
+    source = SOURCES[source_name]
+    enabled = source.enabled()
+    return {"source": source_name, "enabled": enabled, "off_reason": "" if enabled else source.off_reason,
+            **market_offer_counts(provider_slug)}  # fmt: skip

@@ -62,6 +62,13 @@ class SpotHistorySerializer(serializers.Serializer):
     currency = serializers.CharField(allow_null=True)
     below_price = serializers.DecimalField(max_digits=18, decimal_places=6, allow_null=True)
     zones = SpotZoneSerializer(many=True)
+    last_seen_at = serializers.DateTimeField(
+        allow_null=True, help_text="Marketplace offers: when a market refresh last listed it (else null)."
+    )
+    gone_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="Marketplace offers: when a refresh no longer listed it; its prices are then not current.",
+    )
 
 
 class OfferSpotHistory(APIView):
@@ -89,7 +96,8 @@ class OfferSpotHistory(APIView):
     def get(self, request, pk: int):
         offer = get_object_or_404(Offer.objects.select_related("instance_type__provider", "region"), pk=pk)
         history = offer_spot_history(offer, window_days=_days(request), below_price=_below(request))
-        return Response(SpotHistorySerializer(history).data)
+        presence = {"last_seen_at": offer.last_seen_at, "gone_at": offer.gone_at}
+        return Response(SpotHistorySerializer(history | presence).data)
 
 
 def _days(request) -> int:

@@ -45,6 +45,11 @@ class TransientSourceError(RuntimeError):
     """A source kept throttling or dropping the connection after every retry; try again later."""
 
 
+class TransientHttpError(RuntimeError):
+    """An HTTP source's answer a later attempt can get past: throttled (429), a gateway or server that is
+    briefly down (500, 502, 503, 504), or a dropped or timed-out connection (pricing/providers/http_json.py)."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with full jitter: attempt n waits uniform(0, min(cap, base * 2**n)) seconds."""
@@ -64,7 +69,7 @@ def is_transient(error: BaseException) -> bool:
     """True for throttling and network errors, which a later attempt can get past."""
     if isinstance(error, ClientError):
         return error.response.get("Error", {}).get("Code", "") in THROTTLING_CODES
-    return isinstance(error, NETWORK_ERRORS)
+    return isinstance(error, (*NETWORK_ERRORS, TransientHttpError))
 
 
 def call_with_retry(call: Callable[[], T], policy: RetryPolicy, *, what: str) -> T:

@@ -8,7 +8,9 @@ format has quirks this module absorbs, so the rest of gpuledger sees clean recor
 - GCP prices GPUs in rows with an empty ``InstanceType`` (the host VM is a separate row): those
   become a synthetic instance type ``<provider>-gpu-<accelerator>-x<count>`` priced for the GPUs alone;
 - an empty price, or 0.00 (Vast spot), means "no price", never free;
-- ``GpuInfo`` is a Python-repr dict (single quotes), read with ``ast.literal_eval``;
+- ``GpuInfo`` is a Python-repr dict (single quotes), read with ``ast.literal_eval``; Verda writes it as
+  JSON (double quotes, also a Python literal) and Hyperstack as a Python repr with JSON's ``null``
+  (``'Manufacturer': null``), read as ``None``;
 - CPU-only rows (no accelerator) and TPU rows are skipped and counted.
 
 On-demand prices are regional, but the catalog repeats them on every zone row: they are yielded once
@@ -19,8 +21,9 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -183,13 +186,25 @@ def _gpu_memory_gib(cell: str, gpu_count: Decimal, provider: str, location: str)
     if not text:
         return None
     try:
-        info = ast.literal_eval(text)
+        info = _gpu_info_literal(text)
         size_mib = Decimal(str(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]))
     except (ValueError, SyntaxError, KeyError, IndexError, TypeError) as error:
         raise SourceRowError(location, "GpuInfo", f"unreadable GpuInfo ({error})") from None
     if provider in PROVIDERS_WITH_TOTAL_GPU_MEMORY:
         size_mib /= gpu_count
     return (size_mib / MIB_PER_GIB).quantize(Decimal("0.01"))
+
+
+# JSON's null as a bare word between a separator and a delimiter (Hyperstack: 'Manufacturer': null).
+_BARE_NULL = re.compile(r"(?<=[:,\[\s])null(?=\s*[,\]}])")
+
+
+def _gpu_info_literal(text: str):
+    """The GpuInfo dict; a bare ``null`` (never inside a quoted name, which a quote precedes) is None."""
+    try:
+        return ast.literal_eval(text)
+    except ValueError:
+        return ast.literal_eval(_BARE_NULL.sub("None", text))
 
 
 def _required_text(row: dict[str, str], column: str, location: str) -> str:
@@ -218,3 +233,28 @@ def _is_new_price(
         )
     stats.duplicates_skipped += 1
     return False
+
+
+def with_contradicting_hosts_unknown(records: list[PriceRecord]) -> list[PriceRecord]:
+    """The records, with the host figures of an instance type whose rows disagree on them made unknown.
+
+    One instance type is one host (InstanceType is unique per provider and name), but a catalog can give
+    it two: Hyperstack's n3-H100-SXM5x8 has 1800 GiB of RAM in CANADA-1 and 960 GiB in US-1. Keeping the
+    first row's figure would decide silently; unknown (None) is what the data supports, and the ranking
+    then says "host unknown" instead of checking a rule against a figure that holds in one region only.
+    """
+    figures: dict[tuple[str, str], set] = {}
+    for record in records:
+        instance = record.instance
+        figures.setdefault((instance.provider, instance.name), set()).add(
+            (instance.vcpus, instance.memory_gib)
+        )
+    contradicted = {key for key, seen in figures.items() if len(seen) > 1}
+    if not contradicted:
+        return records
+    return [
+        replace(record, instance=replace(record.instance, vcpus=None, memory_gib=None))
+        if (record.instance.provider, record.instance.name) in contradicted
+        else record
+        for record in records
+    ]

@@ -1,8 +1,18 @@
+from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from procurement.billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
+from procurement.billing.budget_service import check_currency, parse_amount, parse_month
+from procurement.billing.models import (
+    BillingImport,
+    Budget,
+    BudgetAlert,
+    GpuUtilization,
+    SpendGrant,
+    SpendRecord,
+)
+from procurement.billing.review import ReviewInputError
 
 
 @admin.register(BillingImport)
@@ -69,3 +79,48 @@ class SpendGrantAdmin(admin.ModelAdmin):
         # whoever saves the grant last answers for it (the admin history keeps the earlier ones)
         obj.granted_by, obj.granted_at = request.user, timezone.now()
         super().save_model(request, obj, form, change)
+
+
+class BudgetAdminForm(forms.ModelForm):
+    """The rules budget_service.budget_save applies on the page and the API: amount, currency, month."""
+
+    class Meta:
+        model = Budget
+        fields = ["team", "month", "amount", "currency", "notify_email"]
+
+    def _checked(self, name, check):
+        try:
+            return check(self.cleaned_data[name])
+        except ReviewInputError as error:
+            raise forms.ValidationError(error.message) from None
+
+    def clean_amount(self):
+        return self._checked("amount", parse_amount)
+
+    def clean_currency(self):
+        return self._checked("currency", check_currency)
+
+    def clean_month(self):
+        return self._checked("month", parse_month)
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin):
+    """Budgets on the admin site (admin role); finance edits them on /billing/budgets/ and through the API.
+    All three check the same rules (budget_service)."""
+
+    form = BudgetAdminForm
+    list_display = ["team", "month", "amount", "currency", "notify_email", "updated_by", "updated_at"]
+    list_filter = ["month", "currency"]
+    search_fields = ["team"]
+    readonly_fields = ["updated_by", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        obj.updated_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(BudgetAlert)
+class BudgetAlertAdmin(admin.ModelAdmin):
+    list_display = ["budget", "threshold_pct", "forecast", "created_at"]
+    readonly_fields = ["budget", "threshold_pct", "forecast", "event", "created_at"]

@@ -106,8 +106,11 @@ class SpendReview(APIView):
             OpenApiParameter("to", str, required=True, description="YYYY-MM-DD, exclusive"),
             OpenApiParameter("team", str), OpenApiParameter("project", str), OpenApiParameter("provider", str),
             OpenApiParameter("currency", str, description="report currency (default USD)"),
+            OpenApiParameter("allocation", str, enum=["proportional", "even", "unallocated"],
+                             description="showback rule for shared and idle GPU cost (default proportional)"),
         ],
-        responses={200: OpenApiResponse(description="the spend review JSON"), 400: REVIEW_ERROR,
+        responses={200: OpenApiResponse(description="the spend review JSON (docs/billing.md), with "
+                                        "unattributed_commitment_cost and the commitments section"), 400: REVIEW_ERROR,
                    401: OpenApiResponse(description="not signed in"),
                    403: OpenApiResponse(description="needs the finance or admin role, or a spend grant to your "
                                         "team (then only your team)")},
@@ -119,7 +122,7 @@ class SpendReview(APIView):
                 start=_date(query.get("from"), "from"), end=_date(query.get("to"), "to"),
                 team=query.get("team", "")[:100], project=query.get("project", "")[:100],
                 provider=query.get("provider", "")[:100], currency=query.get("currency", "USD")[:3],
-                scope=request.spend_scope,
+                scope=request.spend_scope, allocation=query.get("allocation", "")[:20],
             )  # fmt: skip
             review = build_review(review_request)
         except ReviewInputError as error:

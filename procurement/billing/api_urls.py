@@ -2,9 +2,12 @@
 
 from django.urls import path
 
-from procurement.billing import api
+from procurement.billing import api, finance_api
 
 urlpatterns: list = [
     path("billing/imports/", api.BillingImportCreate.as_view(), name="api-billing-imports"),
     path("billing/spend-review/", api.SpendReview.as_view(), name="api-billing-spend-review"),
+    path("billing/budgets/", finance_api.Budgets.as_view(), name="api-billing-budgets"),
+    path("billing/anomalies/", finance_api.Anomalies.as_view(), name="api-billing-anomalies"),
+    path("billing/spend-rows/", finance_api.SpendRows.as_view(), name="api-billing-spend-rows"),
 ]

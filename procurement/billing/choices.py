@@ -37,3 +37,11 @@ class RowKeyScheme(models.IntegerChoices):
 
     SHA256_TEXT = 1, "SHA-256 of the row's text (before December 2026)"
     COLUMN_HASH_128 = 2, "128-bit column hash"
+
+
+class AllocationRule(models.TextChoices):
+    """How the showback allocates shared and idle GPU cost to teams (allocation.py)."""
+
+    PROPORTIONAL = "proportional", "In proportion to GPU-hours"
+    EVEN = "even", "Evenly across the teams in scope"
+    UNALLOCATED = "unallocated", "Left unallocated, as its own line"

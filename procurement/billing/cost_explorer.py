@@ -71,8 +71,10 @@ def normalized_rows(page_list, *, tag: str = "", account: str = "") -> pd.DataFr
             for group in result.get("Groups", []):
                 rows.append(_row(group, start, end, tag=tag, account=account, source_row=len(rows) + 1))
     frame = pd.DataFrame(rows, columns=NORMALIZED_COLUMNS)
-    for column in ("charge_period_start", "charge_period_end", "billing_period_start"):
+    for column in ("charge_period_start", "charge_period_end", "billing_period_start", "commitment_end"):
         frame[column] = pd.to_datetime(frame[column], utc=True)
+    for column in ("commitment_type", "commitment_family"):  # Cost Explorer names no commitment
+        frame[column] = frame[column].astype(object).fillna("")
     return frame
 
 

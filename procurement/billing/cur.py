@@ -23,6 +23,14 @@ import pandas as pd
 
 from procurement.billing import cells
 from procurement.billing.chunks import header, read_chunks
+from procurement.billing.column_maps import (
+    LEGACY_CUR,
+    LEGACY_TAG_PREFIX,
+    file_column_errors,
+    legacy_tags_json,
+    looks_like_legacy_cur,
+    renamed,
+)
 from procurement.billing.providers import aws_usage_instance_type
 from procurement.billing.records import NORMALIZED_COLUMNS
 
@@ -38,7 +46,14 @@ OPTIONAL = [
     "bill_billing_period_start_date", "reservation_reservation_a_r_n", "savings_plan_savings_plan_a_r_n",
     "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
     "savings_plan_total_commitment_to_date", "savings_plan_used_commitment", "product_product_family",
+    "reservation_end_time", "savings_plan_end_time", "savings_plan_instance_type_family",
+    "savings_plan_offering_type",
 ]  # fmt: skip
+# savings_plan_offering_type (CUR data dictionary) -> the commitment's kind as the review lists it
+SAVINGS_PLAN_KINDS = {
+    "ComputeSavingsPlans": "Compute Savings Plan", "EC2InstanceSavingsPlans": "EC2 Instance Savings Plan",
+    "SageMakerSavingsPlans": "SageMaker Savings Plan",
+}  # fmt: skip
 LINE_TYPES = {
     "Usage": "usage", "DiscountedUsage": "usage", "SavingsPlanCoveredUsage": "usage", "RIFee": "usage",
     "SavingsPlanRecurringFee": "usage", "Fee": "purchase", "SavingsPlanUpfrontFee": "purchase",
@@ -60,14 +75,46 @@ SOURCE_COLUMNS = {
 
 
 def looks_like_cur(columns: list[str]) -> bool:
-    return bool(SIGNATURE & set(columns))
+    return bool(SIGNATURE & set(columns)) or looks_like_legacy_cur(columns)
+
+
+def source_columns(columns: list[str]) -> dict[str, str]:
+    """SOURCE_COLUMNS as this file spells them (a legacy CUR's slash-style headers)."""
+    if not looks_like_legacy_cur(columns):
+        return SOURCE_COLUMNS
+    legacy = {name: header for header, name in LEGACY_CUR.items()}
+    return {column: legacy.get(name, name) for column, name in SOURCE_COLUMNS.items()}
 
 
 def read_cur(path: Path, *, provider: str = "aws", chunk_rows: int = 50_000) -> Iterator[pd.DataFrame]:
     file = str(path)
-    cells.require_columns(header(path), REQUIRED, file=file)
+    present = header(path)
+    if looks_like_legacy_cur(present):
+        yield from _read_legacy(path, present, provider=provider, chunk_rows=chunk_rows)
+        return
+    cells.require_columns(present, REQUIRED, file=file)
     for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows):
         yield _normalize(raw, first_row=first_row, file=file, provider=provider)
+
+
+def _read_legacy(path: Path, present: list[str], *, provider: str, chunk_rows: int) -> Iterator[pd.DataFrame]:
+    """A legacy CUR (slash-style headers) read as its CUR 2.0 twin: the columns renamed by the one
+    map (column_maps.LEGACY_CUR), the `resourceTags/*` columns gathered into `resource_tags`; errors
+    name the file's own headers."""
+    file = str(path)
+    legacy = {name: header for header, name in LEGACY_CUR.items()}
+    cells.require_columns(present, [legacy[name] for name in REQUIRED], file=file)
+    file_of = {LEGACY_CUR[h]: h for h in present if h in LEGACY_CUR}
+    tag_headers = [h for h in present if h.startswith(LEGACY_TAG_PREFIX)]
+    if tag_headers:
+        file_of["resource_tags"] = tag_headers[0]
+    wanted = [file_of.get(name, name) for name in REQUIRED + OPTIONAL if name != "resource_tags"]
+    for first_row, raw in read_chunks(path, wanted + tag_headers, chunk_rows=chunk_rows):
+        frame = renamed(raw[wanted], file_of)
+        frame["resource_tags"] = legacy_tags_json(raw, tag_headers)
+        with file_column_errors(file_of):
+            normalized = _normalize(frame, first_row=first_row, file=file, provider=provider)
+        yield normalized
 
 
 def _decimal_text(series: pd.Series) -> pd.Series:
@@ -140,7 +187,27 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     out["currency"] = cells.currencies(raw, "line_item_currency_code", **where)
     tags = cells.json_objects(raw, "resource_tags", **where)
     out["tags"] = tags.map(lambda t: {str(k).removeprefix("user_"): v for k, v in t.items()})
+    _commitment_terms(raw, out, where)
     return out[NORMALIZED_COLUMNS]
+
+
+def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
+    """Kind, scope (instance family) and end of each row's commitment: a reservation is scoped to its
+    own instance type's family; a savings plan to `savings_plan_instance_type_family` (EC2 Instance
+    Savings Plans; none for Compute ones)."""
+    reservation = raw["reservation_reservation_a_r_n"] != ""
+    plan = ~reservation & (raw["savings_plan_savings_plan_a_r_n"] != "")
+    offering = raw["savings_plan_offering_type"].str.strip()
+    out["commitment_type"] = ""
+    out.loc[plan, "commitment_type"] = offering[plan].map(lambda o: SAVINGS_PLAN_KINDS.get(o, "Savings Plan"))
+    out.loc[reservation, "commitment_type"] = "Reservation"
+    out["commitment_family"] = ""
+    families = out["instance_type"].astype(str).str.split(".").str[0]
+    out.loc[reservation, "commitment_family"] = families[reservation]
+    out.loc[plan, "commitment_family"] = raw["savings_plan_instance_type_family"].str.strip()[plan]
+    ri_end = cells.timestamps(raw, "reservation_end_time", required=False, **where)
+    sp_end = cells.timestamps(raw, "savings_plan_end_time", required=False, **where)
+    out["commitment_end"] = ri_end.where(reservation, sp_end.where(plan))
 
 
 def _unused_commitment_cost(raw: pd.DataFrame, unused: pd.Series, where: dict) -> list[str]:

@@ -3,14 +3,19 @@
 Columns follow the FinOps Open Cost and Usage Specification (FOCUS) 1.2 (CC-BY-4.0). Prices are the
 us-east-1 on-demand prices of the bundled catalog (pricing/data/skypilot/aws/vms.gpu.csv and
 lambda/vms.csv, see pricing/data/skypilot/PROVENANCE.md); spot and committed rates are set per
-resource below. One row per resource and day. What the file holds, so the review has something to say:
+resource below. One row per resource and day, except where a resource is billed by the hour (as an
+hourly CUR or FOCUS export bills every resource); what the file holds, so the review and the capacity
+plan have something to say:
 - two AWS teams' fleets and one Lambda node: H100 (p5.48xlarge, gpu_8x_h100_sxm5), A100
   (p4d.24xlarge), L40S (g6e.12xlarge, g6e.xlarge) and L4 (g6.xlarge);
 - on-demand, spot (Dynamic) and committed usage, with a commitment partly unused in the last month;
 - an upfront commitment purchase (EffectiveCost 0: the usage rows amortize it);
 - one correction row billed in the last month for the first month's charge period;
 - monthly tax and daily storage rows (non-GPU spend);
-- a utilization file for the last month where the L40S dev box and the L4 box idle part of the time.
+- a utilization file for the last month where the L40S dev box and the L4 box idle part of the time;
+- the interruptible p5 batch (14:00-22:00 UTC) and the Lambda fine-tuning node (08:00-20:00 UTC)
+  billed one row per hour, so the hourly demand has a daytime peak over the always-on fleet (the
+  capacity plan's load-duration curve; a daily row only gives the day's mean).
 The seed only moves the dev box's daily hours, so totals stay easy to check by hand.
 """
 
@@ -49,6 +54,7 @@ class DemoResource:
     usage_prefix: str = "USE1-BoxUsage"
     commitment: str = ""
     weekdays_only: bool = False
+    hourly_from: int | None = None  # billed one row per running hour from this UTC hour (else one row a day)
 
 
 FLEET = [
@@ -56,7 +62,8 @@ FLEET = [
                  "Committed", 24, {"team": "ml-research", "project": "llm-pretrain", "environment": "prod"},
                  usage_prefix="USE1-DiscountedUsage", commitment="ri-p5-2026"),
     DemoResource("i-0h100batch0002", "AWS", "ml-research", "p5.48xlarge", Decimal("55.04"), Decimal("55.04"),
-                 "Standard", 8, {"team": "ml-research", "project": "eval-batch", "interruptible": "true"}),
+                 "Standard", 8, {"team": "ml-research", "project": "eval-batch", "interruptible": "true"},
+                 hourly_from=14),
     DemoResource("i-0a100serve0001", "AWS", "platform", "p4d.24xlarge", Decimal("21.957642"), Decimal("13.174585"),
                  "Committed", 24, {"team": "platform", "project": "inference", "environment": "prod"},
                  usage_prefix="USE1-DiscountedUsage", commitment="ri-p4d-2026"),
@@ -74,7 +81,7 @@ FLEET = [
                  "Standard", 24, {"team": "platform", "project": "embeddings", "environment": "prod"}),
     DemoResource("lambda-h100-node-1", "Lambda", "lambda-main", "gpu_8x_h100_sxm5", Decimal("31.92"),
                  Decimal("31.92"), "Standard", 12, {"team": "ml-research", "project": "llm-finetune",
-                                                      "workload": "llama-finetune"}),
+                                                      "workload": "llama-finetune"}, hourly_from=8),
 ]  # fmt: skip
 UNUSED_COMMITMENT = DemoResource(
     "ri-p5-2026-slot2",
@@ -153,6 +160,20 @@ def _row(
     return row
 
 
+def _usage_rows(resource: DemoResource, day: dt.date, month: dt.date, next_month: dt.date, hours: Decimal):
+    """A day's usage of `resource`: one row for the day, or one per running hour when billed hourly."""
+    if not hours:
+        return []
+    if resource.hourly_from is None:
+        return [_row(resource, day, month, next_month, hours)]
+    midnight = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+    return [
+        _row(resource, day, month, next_month, Decimal(1), ChargePeriodStart=_iso(midnight + dt.timedelta(hours=h)),
+             ChargePeriodEnd=_iso(midnight + dt.timedelta(hours=h + 1)))
+        for h in range(resource.hourly_from, resource.hourly_from + int(hours))
+    ]  # fmt: skip
+
+
 def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
     rng = random.Random(seed)
     firsts = _month_starts(start, months)
@@ -164,8 +185,7 @@ def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
         while day < next_month:
             for resource in FLEET:
                 hours = Decimal(_dev_hours(rng, day, resource))
-                if hours:
-                    row = _row(resource, day, month, next_month, hours)
+                for row in _usage_rows(resource, day, month, next_month, hours):
                     rows.append(row)
                     if resource.provider == "AWS":
                         aws_billed += Decimal(row["BilledCost"])

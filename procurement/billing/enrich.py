@@ -54,7 +54,22 @@ def enrich(
     out["gpus_per_instance"] = coded(codes, [e[2] if e else None for e in entries], out.index)
     _hours(out, codes, uniques, entries)
     _teams(out, tags)
+    out["commitment_gpu_scope"] = _gpu_scoped(out, catalog)
     return out
+
+
+def gpu_families(catalog: Mapping[tuple[str, str], CatalogEntry]) -> set[tuple[str, str]]:
+    """(provider, instance family) of every GPU instance type: "p5" of "p5.48xlarge"."""
+    return {(provider, name.split(".")[0]) for (provider, name), entry in catalog.items() if entry}
+
+
+def _gpu_scoped(out: pd.DataFrame, catalog: Mapping[tuple[str, str], CatalogEntry]) -> pd.Series:
+    """Whether the row's commitment is scoped to GPU capacity: an instance family (a reservation's, an
+    instance savings plan's) whose instance types carry GPUs in the catalog."""
+    families = gpu_families(catalog)
+    codes, uniques = tuple_codes(out["provider"], out["commitment_family"])
+    flags = np.array([(p, f.strip()) in families for p, f in uniques] + [False], dtype=bool)
+    return pd.Series(flags[codes] if len(codes) else np.zeros(0, dtype=bool), index=out.index)
 
 
 def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entries: list) -> None:

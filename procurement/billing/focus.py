@@ -25,8 +25,10 @@ import pandas as pd
 from procurement.billing import cells
 from procurement.billing.chunks import header, read_chunks
 from procurement.billing.codes import coded, codes_and_values, tuple_codes
+from procurement.billing.column_maps import file_column_errors, focus_header_map, renamed
 from procurement.billing.providers import aws_usage_instance_type, provider_slug
 from procurement.billing.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
+from procurement.billing.tag_formats import tag_objects
 
 REQUIRED = [
     "ChargePeriodStart",
@@ -41,7 +43,13 @@ OPTIONAL = [
     "CommitmentDiscountStatus", "ConsumedQuantity", "ConsumedUnit", "ProviderName", "BillingAccountId",
     "SubAccountId", "SubAccountName", "RegionId", "Region", "AvailabilityZone", "ResourceId", "ResourceType",
     "ServiceCategory", "SkuId", "SkuPriceDetails", "Tags", "x_UsageType",
+    "CommitmentDiscountType", "ChargeFrequency", "x_InstanceTypeFamily", "x_CommitmentDiscountEndDate",
 ]  # fmt: skip
+# Extension columns the reader takes when present (docs/billing.md): no provider's FOCUS export
+# standardizes them. x_InstanceTypeFamily: the instance family a commitment is scoped to ("p5");
+# x_CommitmentDiscountEndDate: the end of its term. Without the latter, a one-time Purchase row of a
+# commitment gives its term's end: FOCUS charges an upfront purchase over the whole term
+# (ChargePeriodEnd 2027-02-01 for a one-year plan bought 2026-02-01 in the spec's examples).
 CHARGE_CATEGORIES = {
     "Usage": "usage",
     "Purchase": "purchase",
@@ -64,7 +72,13 @@ SOURCE_COLUMNS = {
 
 
 def looks_like_focus(columns: list[str]) -> bool:
-    return bool(SIGNATURE & set(columns))
+    return bool(focus_header_map(columns, sorted(SIGNATURE)))
+
+
+def source_columns(columns: list[str]) -> dict[str, str]:
+    """SOURCE_COLUMNS as this file spells them (billed_cost, billedcost...)."""
+    file_of = focus_header_map(columns, REQUIRED + OPTIONAL)
+    return {column: file_of.get(name, name) for column, name in SOURCE_COLUMNS.items()}
 
 
 def read_focus(
@@ -77,14 +91,20 @@ def read_focus(
     """Normalized chunks (records.NORMALIZED_COLUMNS); raises BillingFileError on the first bad cell."""
     file = str(path)
     present = header(path)
-    cells.require_columns(present, REQUIRED, file=file)
-    if "ProviderName" not in present and not provider:
+    file_of = focus_header_map(present, REQUIRED + OPTIONAL)  # a column under any case or snake case
+    cells.require_columns(list(file_of), REQUIRED, file=file)
+    if "ProviderName" not in file_of and not provider:
         raise BillingFileError(
             file, "missing column ProviderName (or give --provider)", row=1, column="ProviderName"
         )
     mapping = dict(instance_types or {})
-    for first_row, raw in read_chunks(path, REQUIRED + OPTIONAL, chunk_rows=chunk_rows, categorical=True):
-        yield _normalize(raw, first_row=first_row, file=file, provider=provider, sku_types=mapping)
+    wanted = [file_of.get(name, name) for name in REQUIRED + OPTIONAL]
+    for first_row, raw in read_chunks(path, wanted, chunk_rows=chunk_rows, categorical=True):
+        with file_column_errors(file_of):
+            normalized = _normalize(
+                renamed(raw, file_of), first_row=first_row, file=file, provider=provider, sku_types=mapping
+            )
+        yield normalized
 
 
 def _normalize(
@@ -138,8 +158,33 @@ def _normalize(
     out["list_cost"] = cells.numbers(raw, "ListCost", required=False, **where)
     out["contracted_cost"] = cells.numbers(raw, "ContractedCost", required=False, **where)
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
-    out["tags"] = cells.json_objects(raw, "Tags", **where)
+    out["tags"] = tag_objects(raw, "Tags", **where)
+    _commitment_terms(raw, out, where)
     return out[NORMALIZED_COLUMNS]
+
+
+def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
+    """CommitmentDiscountType, the family the commitment is scoped to (x_InstanceTypeFamily, else
+    SkuPriceDetails' InstanceFamily) and its end (x_CommitmentDiscountEndDate, else a one-time
+    purchase's ChargePeriodEnd), on the rows of a commitment."""
+    has_commitment = (raw["CommitmentDiscountId"].astype(str) != "").to_numpy()
+    out["commitment_type"] = raw["CommitmentDiscountType"].astype(str).where(has_commitment, "")
+    codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
+    from_details = np.array(
+        [str(obj.get("InstanceFamily") or obj.get("x_InstanceFamily") or "") for obj in details] + [""],
+        dtype=object,
+    )[codes]
+    family = raw["x_InstanceTypeFamily"].astype(str).str.strip().to_numpy(dtype=object)
+    family = np.where(family != "", family, from_details)
+    out["commitment_family"] = pd.Series(np.where(has_commitment, family, ""), index=raw.index, dtype=object)
+    end = cells.timestamps(raw, "x_CommitmentDiscountEndDate", required=False, **where)
+    one_time = (
+        (out["charge_category"].astype(str) == "purchase").to_numpy()
+        & (raw["ChargeFrequency"].astype(str).str.strip().str.lower() == "one-time").to_numpy()
+        & has_commitment
+    )
+    end = end.where(end.notna() | ~one_time, out["charge_period_end"])
+    out["commitment_end"] = end.where(has_commitment)
 
 
 def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:

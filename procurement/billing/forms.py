@@ -4,6 +4,8 @@ import datetime as dt
 
 from django import forms
 
+from procurement.billing.choices import AllocationRule
+
 FORMATS = [
     ("", "detect"),
     ("focus", "FOCUS 1.0-1.2"),
@@ -33,7 +35,29 @@ class ReviewFilterForm(forms.Form):
     team = forms.CharField(max_length=100, required=False)
     project = forms.CharField(max_length=100, required=False)
     provider = forms.CharField(max_length=100, required=False)
+    allocation = forms.ChoiceField(
+        choices=[("", "proportional (default)"), *AllocationRule.choices],
+        required=False, label="Shared and idle cost",
+    )  # fmt: skip
 
     def period(self) -> tuple[dt.date, dt.date]:
         default_start, default_end = _default_period()
         return self.cleaned_data.get("start") or default_start, self.cleaned_data.get("end") or default_end
+
+
+class BudgetForm(forms.Form):
+    """A team's budget for a month (budget_service.budget_save checks the amount and currency)."""
+
+    team = forms.CharField(max_length=100, help_text="the team as the bills' team tag spells it")
+    month = forms.CharField(max_length=7, help_text="YYYY-MM")
+    amount = forms.CharField(max_length=30)
+    currency = forms.CharField(max_length=3, initial="USD")
+    notify_email = forms.EmailField(required=False, label="E-mail (blank: finance users)")
+
+
+class SpendRowsForm(forms.Form):
+    day = forms.DateField(required=False)
+    team = forms.CharField(max_length=100, required=False)
+    provider = forms.CharField(max_length=100, required=False)
+    service = forms.CharField(max_length=100, required=False)
+    limit = forms.IntegerField(min_value=1, max_value=500, required=False)

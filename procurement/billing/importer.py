@@ -14,6 +14,7 @@ from django.conf import settings
 
 from procurement.billing import cur, focus, utilization
 from procurement.billing.chunks import count_rows, header
+from procurement.billing.column_maps import looks_like_legacy_cur
 from procurement.billing.records import BillingFileError, WrongFormatError
 from procurement.billing.store import ImportResult, file_sha256, store_chunks
 
@@ -47,13 +48,14 @@ def import_file(
     file = str(path)
     detected = detect_format(path)
     if fmt and detected and detected != fmt:
-        raise WrongFormatError(
-            file, f"this is {FORMAT_NAMES[detected]}, not {FORMAT_NAMES[fmt]} (--format {fmt})"
-        )
+        name = FORMAT_NAMES[detected]
+        if detected == "cur" and looks_like_legacy_cur(header(path)):
+            name = "an AWS legacy CUR export"
+        raise WrongFormatError(file, f"this is {name}, not {FORMAT_NAMES[fmt]} (--format {fmt})")
     fmt = fmt or detected
     if fmt is None:
         raise WrongFormatError(
-            file, "not a FOCUS, CUR 2.0 or utilization file (no known header); give --format"
+            file, "not a FOCUS, CUR (2.0 or legacy) or utilization file (no known header); give --format"
         )
     if fmt == "utilization":
         return utilization.import_utilization(path, user=user)
@@ -69,7 +71,7 @@ def import_file(
         return store_chunks(
             chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=checksum.result, user=user,
             progress=progress, location=file,
-            source_columns=focus.SOURCE_COLUMNS if fmt == "focus" else cur.SOURCE_COLUMNS,
+            source_columns=focus.source_columns(header(path)) if fmt == "focus" else cur.source_columns(header(path)),
         )  # fmt: skip
 
 

@@ -125,6 +125,17 @@ class SpendRecord(models.Model):
     project = models.CharField(max_length=100, blank=True)
     environment = models.CharField(max_length=100, blank=True)
     tags = models.JSONField(default=dict, blank=True)
+    # What the export says of the row's commitment (docs/billing.md, "Commitments attributed honestly")
+    commitment_type = models.CharField(max_length=100, blank=True, help_text="Reservation, Savings Plan...")
+    commitment_family = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="Instance family the commitment is scoped to (p5); blank if none.",
+    )
+    commitment_gpu_scope = models.BooleanField(
+        default=False, help_text="The commitment's family has GPU instance types in the catalog."
+    )
+    commitment_end = models.DateTimeField(null=True, blank=True, help_text="End of the commitment's term.")
 
     class Meta:
         ordering = ["charge_period_start", "row_key"]
@@ -215,3 +226,72 @@ class SpendSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"spend snapshot {self.month:%Y-%m} ({self.rows} rows)"
+
+
+class Budget(models.Model):
+    """A team's GPU budget for one month (docs/billing.md, "Budgets"), edited by finance and admin.
+
+    `team` is the team as the bills' tags spell it (SpendRecord.team, as spend grants spell it), so a
+    granted engineer reads the budgets of their own spend teams. The amount is in its own currency; the
+    spend is converted into it through stored FX rates, so a currency without one is refused."""
+
+    team = models.CharField(max_length=100, help_text="The team as the bills' team tag spells it.")
+    month = models.DateField(help_text="First day of the month.")
+    amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    notify_email = models.EmailField(
+        blank=True, help_text="Who gets the 80% and 100% forecast e-mails; blank: every finance user."
+    )
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["month", "team"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "month"], name="budget_team_month"),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="budget_amount_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} {self.month:%Y-%m}: {self.amount} {self.currency}"
+
+
+class BudgetAlert(models.Model):
+    """One forecast threshold (80 or 100%) crossed by one budget: the unique row is what makes its e-mail
+    go exactly once, however often the month is re-checked (budget_checks.py)."""
+
+    budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="alerts")
+    threshold_pct = models.PositiveSmallIntegerField()
+    forecast = models.DecimalField(**MONEY)
+    event = models.ForeignKey(
+        "procurement.ChangeEvent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["budget", "threshold_pct"]
+        constraints = [
+            models.UniqueConstraint(fields=["budget", "threshold_pct"], name="budget_alert_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.budget}: forecast crossed {self.threshold_pct}%"
+
+
+class SpendCheck(models.Model):
+    """One import's re-check of one month's anomalies and budgets (tasks.check_spend_after_import). Unique
+    per import and month, so a redelivered or repeated task checks nothing twice."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="spend_checks")
+    month = models.DateField()
+    result = models.JSONField(default=dict, help_text="Anomalies found and budget states at the check.")
+    checked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-checked_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["billing_import", "month"], name="spend_check_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"check of {self.month:%Y-%m} after import {self.billing_import_id}"

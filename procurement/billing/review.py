@@ -24,6 +24,9 @@ import numpy as np
 import pandas as pd
 
 from pricing.providers.currencies import currency_problem
+from procurement.billing.choices import AllocationRule
+from procurement.billing.commitment_attribution import TO_GPU, UNATTRIBUTED, attributed, period_codes_of
+from procurement.billing.commitment_coverage import commitments_section
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
 
@@ -59,6 +62,7 @@ class ReviewRequest:
     fx_to_currency: dict[str, Decimal] = field(default_factory=dict)  # currency -> units of `currency`
     # set for an engineer's granted access (procurement/billing/access.py): only these teams' rows count
     allowed_teams: tuple[str, ...] = ()
+    allocation: str = ""  # showback rule (allocation.py); "" for the default, proportional
 
     def __post_init__(self):
         problem = (
@@ -70,6 +74,9 @@ class ReviewRequest:
             raise ReviewInputError("to", f"must be after from ({self.start}), got {self.end}")
         if (self.end - self.start).days > 3 * 366:
             raise ReviewInputError("to", "a review covers at most three years")
+        if self.allocation and self.allocation not in AllocationRule.values:
+            raise ReviewInputError("allocation", f"unknown rule {self.allocation!r}; use one of "
+                                   f"{', '.join(AllocationRule.values)}")  # fmt: skip
 
     @property
     def previous(self) -> tuple[dt.date, dt.date]:
@@ -172,18 +179,36 @@ def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
 
 
 def scope_masks(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(GPU usage, unused commitments) as boolean arrays; the rest is everything else."""
+    """(GPU usage, unused commitments attributed to GPU) as boolean arrays, of a frame that went through
+    commitment_attribution.attributed (without it: unused rows of a GPU instance type only)."""
     unused = (frame["commitment_status"] == "unused").to_numpy(bool)
     has_gpu = (frame["gpu"] != "").to_numpy(bool)
     gpu_usage = (frame["charge_category"] == "usage").to_numpy(bool) & has_gpu & ~unused
-    unused_gpu = unused & (has_gpu | (frame["instance_type"] == "").to_numpy(bool))
+    unused_gpu = unused & (frame[TO_GPU].to_numpy(bool) if TO_GPU in frame else has_gpu)
     return gpu_usage, unused_gpu
 
 
+def unattributed_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Unused commitment cost that is neither GPU nor non-GPU spend (commitment_attribution.py)."""
+    if UNATTRIBUTED not in frame:
+        return np.zeros(len(frame), dtype=bool)
+    return (frame["commitment_status"] == "unused").to_numpy(bool) & frame[UNATTRIBUTED].to_numpy(bool)
+
+
+def with_attribution(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
+    """The rows with their unused commitments attributed, each period of the review on its own."""
+    starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8
+    bounds = [
+        tuple(pd.Timestamp(day, tz="UTC").as_unit("ns").value for day in pair)
+        for pair in ((request.start, request.end), request.previous)
+    ]
+    return attributed(frame, period_codes_of(starts, bounds))
+
+
 def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(GPU usage, unused commitments, everything else)."""
+    """(GPU usage, unused commitments attributed to GPU, everything else but unattributed commitments)."""
     gpu_usage, unused_gpu = scope_masks(frame)
-    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu]
+    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~unattributed_mask(frame)]
 
 
 def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: str) -> list[dict]:
@@ -331,6 +356,7 @@ def spend_review(
     frame, and each subset is taken once, with only the columns its step reads."""
     currency = request.currency
     records = _exact(categorized(_filtered(records, request)))  # then every sum of some of its rows is exact
+    records = with_attribution(records, request)  # may split an unused row in two: amounts add up as before
     starts = pd.DatetimeIndex(records["charge_period_start"]).as_unit("ns").asi8
     in_period, in_previous = (
         _period_mask(starts, request.start, request.end),
@@ -339,10 +365,12 @@ def spend_review(
     for mask in (in_period, in_previous):  # a missing rate is an error even where no GPU row needs it
         _require_rates(records.loc[mask, "currency"], request)
     gpu_usage, unused_gpu = scope_masks(records)
+    unattributed = unattributed_mask(records)
     spend = SUM_COLUMNS + ["currency"]
     gpu = _converted(records.loc[in_period & gpu_usage, GPU_COLUMNS], request)
     unused = _converted(records.loc[in_period & unused_gpu, spend], request)
-    other = _converted(records.loc[in_period & ~gpu_usage & ~unused_gpu, spend], request)
+    other = _converted(records.loc[in_period & ~gpu_usage & ~unused_gpu & ~unattributed, spend], request)
+    unattributed_rows = _converted(records.loc[in_period & unattributed, spend], request)
     keyed_columns = KEY_COLUMNS + spend
     current_rows = records.loc[in_period & (gpu_usage | unused_gpu), keyed_columns]
     gpu_and_unused = _cube(_with_keys(_converted(current_rows, request)))
@@ -368,10 +396,33 @@ def spend_review(
     idle = idle_gpu_hours_per_row(gpu, utilization) if has_utilization else None
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
     review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
+    review["unattributed_commitment_cost"] = money(_sum(unattributed_rows, "effective_micros"), currency)
+    review["commitments"] = _commitments(records, in_period, gpu_usage, gpu_and_unused, request)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
     return review
+
+
+COMMITMENT_READ = [
+    "charge_period_start", "commitment_status", "commitment_discount_id", "commitment_type", "commitment_family",
+    "commitment_gpu_scope", "commitment_end", "team", "gpu", "instance_type", TO_GPU, UNATTRIBUTED,
+    "gpu_hours_micros", *SUM_COLUMNS[:3], "currency",
+]  # fmt: skip
+
+
+def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd.DataFrame, request) -> dict:
+    """The `commitments` section (commitment_coverage.py): the period's rows of a commitment (an id or
+    a status), in the review currency, and for coverage the period's GPU sums by month, team and
+    pricing category (`cube`, which the breakdowns read too: no second pass over the rows)."""
+    named = (records["commitment_status"] != "").to_numpy(bool) | (
+        records["commitment_discount_id"] != ""
+    ).to_numpy(bool)
+    mask = in_period & named
+    return commitments_section(
+        _converted(records.loc[mask, COMMITMENT_READ], request), cube, gpu_flags=gpu_usage[mask],
+        as_of=request.end, money=lambda micros: money(micros, request.currency), hours=hours,
+    )  # fmt: skip
 
 
 def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
@@ -415,7 +466,7 @@ def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dic
     """What the non-GPU spend is (shown beside GPU spend, never in cost per GPU-hour): effective cost by
     charge category and, for usage, by service category (storage, network, compute without a GPU...)."""
     period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
-    _, _, other = split_scope(period)
+    _, _, other = split_scope(with_attribution(period, request))
     if other.empty:
         return []
     service = (

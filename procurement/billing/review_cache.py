@@ -9,6 +9,7 @@ request on the demo bill; finance pages ask for the same few periods over and ov
   Cost Explorer pulls, which also delete the rows they replace), and deleting an import cascades to its
   rows, so the imports' count and newest id change with any change to the rows;
 * the stored workloads (count, newest edit) and recommendations (count, newest id);
+* the budgets (count, newest edit) and their alerts (count), which the budget section shows;
 * the price version (pricing/price_version.py), which covers prices and FX rates.
 
 One query reads the billing and workload parts. The entry also expires after REVIEW_CACHE_SECONDS, a
@@ -29,21 +30,25 @@ from pricing.price_version import price_version_key
 
 T = TypeVar("T")
 REVIEW_CACHE_SECONDS = 600
-KEY_SCHEME = "spend-review:v1"
+KEY_SCHEME = "spend-review:v2"  # v2: commitment attribution and the commitments section (issue 22)
 
 
 def billing_data_key() -> str:
-    from procurement.billing.models import BillingImport
+    from procurement.billing.models import BillingImport, Budget, BudgetAlert
     from procurement.models import Recommendation, Workload
 
     quote = connection.ops.quote_name
     imports, workloads = quote(BillingImport._meta.db_table), quote(Workload._meta.db_table)
     recommendations = quote(Recommendation._meta.db_table)
+    budgets, alerts = quote(Budget._meta.db_table), quote(BudgetAlert._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT (SELECT COUNT(*) FROM {imports}), (SELECT MAX(id) FROM {imports}),"  # noqa: S608 (model tables)
             f" (SELECT COUNT(*) FROM {workloads}), (SELECT MAX(updated_at) FROM {workloads}),"
-            f" (SELECT COUNT(*) FROM {recommendations}), (SELECT MAX(id) FROM {recommendations})"
+            f" (SELECT COUNT(*) FROM {recommendations}), (SELECT MAX(id) FROM {recommendations}),"
+            # the budgets section: a budget set, changed or deleted, an alert sent
+            f" (SELECT COUNT(*) FROM {budgets}), (SELECT MAX(updated_at) FROM {budgets}),"
+            f" (SELECT COUNT(*) FROM {alerts})"
         )
         row = cursor.fetchone()
     return ":".join(str(value) for value in row)

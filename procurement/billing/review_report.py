@@ -15,6 +15,8 @@ import json
 from django.template.loader import render_to_string
 
 from procurement.billing.charts import review_charts
+from procurement.billing.commitment_report import commitment_figures, commitment_tables
+from procurement.billing.finance_report import add_finance_sections, finance_text
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -27,6 +29,9 @@ BREAKDOWN_TABLES = [
 REVIEW_ASSUMPTIONS = [
     "GPU spend is usage of instance types the catalog maps to a GPU, plus unused commitments; storage, "
     "network, tax, support and other compute are shown as non-GPU spend and never enter cost per GPU-hour.",
+    "An unused commitment is GPU spend when the commitment is scoped to GPU capacity (a GPU instance type or "
+    "family), else in proportion to the part of its used cost that went to GPU rows; the rest is unattributed "
+    "commitment cost, shown beside GPU spend and never in it.",
     "Effective cost (FOCUS EffectiveCost) amortizes upfront commitment purchases, so purchases add nothing again.",
     "Corrections count as deltas in the charge period they correct; the period end (--to) is exclusive.",
     "Idle: a GPU-hour whose mean utilization was under 10%; hours without utilization samples are not judged.",
@@ -55,6 +60,10 @@ def review_report_data(
             "value": review["idle_gpu_hours"] or "no utilization data",
         },
         {"measure": "Non-GPU spend (beside, not included)", "value": review["non_gpu_cost"]},
+        {
+            "measure": "Unattributed commitments (beside, not included)",
+            "value": review["unattributed_commitment_cost"],
+        },
     ]
     tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
                "rows": summary_rows}]  # fmt: skip
@@ -103,25 +112,31 @@ def review_report_data(
                     _column("quality", "Quality"), _column("source", "Source")],
         "rows": list(prices.values()), "total_of": [],
     })  # fmt: skip
+    tables += commitment_tables(review)
     charts = review_charts(review)
     figures = [
         {"id": "spend_by_month", "title": "Spend by month, by pricing category", "kind": "stacked_bar", "table": "by_month", "svg": charts["spend_by_month"]},
         {"id": "spend_by_team", "title": "Spend by team", "kind": "bar", "table": "by_team", "svg": charts["spend_by_team"]},
         {"id": "cost_per_gpu_hour", "title": "Cost per GPU-hour by GPU", "kind": "bar", "table": "by_gpu", "svg": charts["cost_per_gpu_hour"]},
         {"id": "savings_waterfall", "title": "Savings waterfall", "kind": "waterfall", "table": "savings", "svg": charts["savings_waterfall"]},
+        *commitment_figures(review),
     ]  # fmt: skip
-    return {
+    return add_finance_sections({
         "report": "spend_review", "title": "GPU spend review", "currency": currency,
         "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
         "filters": {k: v for k, v in (filters or {}).items() if v},
         "sections": [
             {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu"],
              "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
+            {"id": "commitments", "title": "Commitments: utilization, coverage, expiring",
+             "tables": ["commitment_totals", "commitment_utilization", "commitment_by_month", "commitment_by_team",
+                        "commitments_expiring"],
+             "figures": ["commitment_utilization", "commitment_coverage"]},
             {"id": "savings", "title": "Savings", "tables": ["savings", "prices"], "figures": ["savings_waterfall"]},
         ],
         "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
         "review": review,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def render_json(data: dict) -> str:
@@ -179,6 +194,21 @@ def _template_context(data: dict) -> dict:
     }
 
 
+def _commitment_line(review: dict) -> str:
+    totals = review["commitments"]["totals"]
+    expiring = review["commitments"]["expiring"]
+    return (
+        f"commitments: utilization {totals['utilization_pct'] or 'n/a'}% of {totals['committed_cost']} "
+        f"{review['currency']}; GPU coverage {totals['coverage_pct'] or 'n/a'}% of {totals['gpu_hours']} GPU-h; "
+        f"{len(expiring['commitments'])} expiring within {expiring['within_days']} days of {expiring['as_of']}"
+        + (
+            f" ({len(expiring['end_unknown'])} with no end date in the export)"
+            if expiring["end_unknown"]
+            else ""
+        )
+    )
+
+
 def review_table_text(review: dict) -> str:
     currency, totals = review["currency"], review["totals"]
     lines = [
@@ -186,7 +216,9 @@ def review_table_text(review: dict) -> str:
         f"{totals['gpu_hours']} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
         f"unused commitments {review['unused_commitment_cost']} {currency}; idle GPU-hours "
         f"{review['idle_gpu_hours'] if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
-        f"non-GPU spend {review['non_gpu_cost']} {currency}",
+        f"non-GPU spend {review['non_gpu_cost']} {currency}; unattributed commitments "
+        f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend)",
+        _commitment_line(review),
     ]
     for key, field, title in BREAKDOWN_TABLES:
         lines.append("")
@@ -203,4 +235,5 @@ def review_table_text(review: dict) -> str:
         )
     if not review["savings"]:
         lines.append("  none found")
+    lines += finance_text(review)
     return "\n".join(lines)

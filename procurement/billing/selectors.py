@@ -17,6 +17,7 @@ from pricing.fx import fx_rates
 from pricing.price_cache import read_until_stale
 from pricing.price_quality import ILLUSTRATIVE, price_quality
 from pricing.selectors import current_price_observations, price_staleness
+from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
 from procurement.billing.models import GpuUtilization, SpendGrant
 from procurement.billing.records import tag_mapping
 from procurement.billing.review import (
@@ -26,6 +27,7 @@ from procurement.billing.review import (
     categorized,
     empty_frame,
     stored_amount_too_large,
+    text_category,
 )
 from procurement.billing.savings import CheaperGpu, PriceContext, PriceUsed
 from procurement.billing.spend_columns import spend_columns
@@ -49,7 +51,8 @@ SPEND_SQL = """
 SELECT r.charge_period_start, r.charge_period_end, r.charge_category, r.provider, r.region, r.resource_id,
        r.instance_type, COALESCE(g.slug, ''), r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team,
        r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags,
-       r.service_category
+       r.service_category, r.commitment_discount_id, r.commitment_type, r.commitment_family,
+       r.commitment_gpu_scope, r.commitment_end
 FROM billing_spendrecord r LEFT JOIN pricing_gpumodel g ON g.id = r.gpu_id
 """  # SQLite: one read of exactly the engine's columns; values_list's per-value converters cost 50 us a row
 MONEY_AND_HOURS = [
@@ -134,8 +137,14 @@ def fetched_spend_frame(where: str, params: list) -> pd.DataFrame:
     frame["interruptible"] = [flags[k][0] for k in keys]
     frame["workload"] = [flags[k][1] for k in keys]
     frame["service_category"] = pd.Series(columns[20], dtype=object)
+    for offset, name in enumerate(COMMITMENT_TEXT_COLUMNS):
+        frame[name] = text_category(pd.Series(columns[21 + offset], dtype=object).fillna(""))
+    frame["commitment_gpu_scope"] = np.array([bool(v) for v in columns[24]], dtype=bool)
+    frame["commitment_end"] = pd.to_datetime(
+        pd.Series(columns[25], dtype=object), utc=True, format="ISO8601"
+    ).dt.as_unit("ns")
     # text as categories here, once per read: the engine filters and groups on their integer codes
-    return categorized(frame[REVIEW_COLUMNS])
+    return categorized(frame[REVIEW_COLUMNS + COMMITMENT_COLUMNS])
 
 
 def utilization_frame(request: ReviewRequest) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from procurement.billing import selectors
+from procurement.billing.finance import finance_review
 from procurement.billing.review import ReviewRequest, non_gpu_breakdown, spend_review
 from procurement.billing.review_cache import cached_review
 from procurement.billing.review_report import review_report_data
@@ -16,16 +17,18 @@ def build_review(request: ReviewRequest) -> dict:
 def _build_review(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
     period_rows = frame  # prices for every triple seen (the previous period's are harmless)
-    return spend_review(
+    utilization = selectors.utilization_frame(request)
+    review = spend_review(
         frame,
         request,
         prices=selectors.price_context(period_rows, request.currency),
-        utilization=selectors.utilization_frame(request),
+        utilization=utilization,
     )
+    return review | finance_review(frame, request, utilization)  # showback, budgets, anomalies
 
 
 def make_request(
-    *, start, end, team="", project="", provider="", currency="USD", scope=None
+    *, start, end, team="", project="", provider="", currency="USD", scope=None, allocation=""
 ) -> ReviewRequest:
     """`scope` (access.SpendScope) limits the teams for an engineer's granted access; None: every team
     (the caller has already checked finance or admin, or runs as a command)."""
@@ -33,7 +36,7 @@ def make_request(
     team = team if scope is None else scope.team_filter(team)
     return ReviewRequest(
         start=start, end=end, team=team, project=project, provider=provider, currency=currency,
-        fx_to_currency=selectors.review_fx(currency), allowed_teams=allowed,
+        fx_to_currency=selectors.review_fx(currency), allowed_teams=allowed, allocation=allocation,
     )  # fmt: skip
 
 
@@ -45,10 +48,11 @@ def build_report(request: ReviewRequest) -> dict:
 
 def _build_report(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
+    utilization = selectors.utilization_frame(request)
     review = spend_review(
-        frame, request, prices=selectors.price_context(frame, request.currency),
-        utilization=selectors.utilization_frame(request),
+        frame, request, prices=selectors.price_context(frame, request.currency), utilization=utilization,
     )  # fmt: skip
+    review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
     filters = {"team": request.team, "project": request.project, "provider": request.provider}
     return review_report_data(
         review,

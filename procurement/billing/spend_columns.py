@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 from pyarrow import csv
 
+from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
 from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, empty_frame, stored_amount_too_large
 
 SELECT_COLUMNS = """
@@ -35,20 +36,27 @@ SELECT r.charge_period_start AT TIME ZONE 'UTC' AS charge_period_start,
        r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team, r.project, r.currency,
        r.billed_cost AS billed_micros, r.effective_cost AS effective_micros, r.list_cost AS list_micros,
        r.instance_hours AS instance_hours_micros, r.gpu_hours AS gpu_hours_micros,
-       r.tags ->> %s AS interruptible, COALESCE(r.tags ->> 'workload', '') AS workload, r.service_category
+       r.tags ->> %s AS interruptible, COALESCE(r.tags ->> 'workload', '') AS workload, r.service_category,
+       r.commitment_discount_id, r.commitment_type, r.commitment_family, r.commitment_gpu_scope,
+       r.commitment_end AT TIME ZONE 'UTC' AS commitment_end
 FROM billing_spendrecord r
 """
 GPU_SLUGS = "SELECT id, slug FROM pricing_gpumodel"
 TEXT = pa.dictionary(pa.int32(), pa.string())
 SIX_DECIMALS = pa.decimal128(20, 6)  # models.MONEY and HOURS: the unscaled integer is the micro-unit
 MICRO_COLUMNS = [name for name in REVIEW_COLUMNS if name.endswith("_micros")]
-TIME_COLUMNS = ["charge_period_start", "charge_period_end"]
+TIME_COLUMNS = ["charge_period_start", "charge_period_end", "commitment_end"]
+FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
+ENGINE_TEXT = (*TEXT_COLUMNS, *COMMITMENT_TEXT_COLUMNS)
 COLUMN_TYPES = {
     **dict.fromkeys(MICRO_COLUMNS, SIX_DECIMALS), **dict.fromkeys(TIME_COLUMNS, pa.timestamp("us")),
-    "gpus_per_instance": pa.float64(), "gpu_id": pa.int64(),
-    **dict.fromkeys((*(c for c in TEXT_COLUMNS if c != "gpu"), "interruptible"), TEXT),
+    "gpus_per_instance": pa.float64(), "gpu_id": pa.int64(), "commitment_gpu_scope": pa.bool_(),
+    **dict.fromkeys((*(c for c in ENGINE_TEXT if c != "gpu"), "interruptible"), TEXT),
 }  # fmt: skip
-CONVERT = csv.ConvertOptions(column_types=COLUMN_TYPES, strings_can_be_null=False)
+# PostgreSQL's CSV writes booleans as t and f
+CONVERT = csv.ConvertOptions(
+    column_types=COLUMN_TYPES, strings_can_be_null=False, true_values=["t"], false_values=["f"]
+)
 # Text from a bill may hold a newline inside a quoted value; Arrow must then not split blocks on one
 PARSE = csv.ParseOptions(newlines_in_values=True)
 
@@ -83,9 +91,9 @@ def engine_frame(table: pa.Table, slugs: dict[int, str]) -> pd.DataFrame:
     if table.num_rows == 0:
         return empty_frame()
     table = table.unify_dictionaries()
-    columns = {name: _column(table.column(name), name) for name in REVIEW_COLUMNS if name != "gpu"}
+    columns = {name: _column(table.column(name), name) for name in FRAME_COLUMNS if name != "gpu"}
     columns["gpu"] = _gpu_category(table.column("gpu_id"), slugs)
-    return pd.DataFrame({name: columns[name] for name in REVIEW_COLUMNS})
+    return pd.DataFrame({name: columns[name] for name in FRAME_COLUMNS})
 
 
 def _gpu_category(ids: pa.ChunkedArray, slugs: dict[int, str]) -> pd.Categorical:
@@ -103,8 +111,10 @@ def _gpu_category(ids: pa.ChunkedArray, slugs: dict[int, str]) -> pd.Categorical
 
 
 def _column(values: pa.ChunkedArray, name: str):
-    if name in TEXT_COLUMNS:
+    if name in ENGINE_TEXT:
         return _sorted_category(values)
+    if name == "commitment_gpu_scope":
+        return values.combine_chunks().fill_null(False).to_numpy(zero_copy_only=False).astype(bool)
     if name == "interruptible":  # the tag's value, as selectors.spend_frame reads it: "true" in any case
         combined = values.combine_chunks()
         flags = np.array([str(v).lower() == "true" for v in combined.dictionary.to_pylist()], dtype=bool)

@@ -42,7 +42,7 @@ from procurement.billing.models import BillingImport, SpendSnapshot
 from procurement.billing.records import tag_mapping
 from procurement.billing.spend_columns import engine_frame, exact_micros, gpu_slugs, spend_table
 
-SCHEME = "arrow-ipc-lz4:1"  # bump when SELECT_COLUMNS or COLUMN_TYPES change: old snapshots are rebuilt
+SCHEME = "arrow-ipc-lz4:2"  # 2: the commitment columns (issue 22)  # bump when SELECT_COLUMNS or COLUMN_TYPES change: old snapshots are rebuilt
 # LZ4 over int64 micro-units: a million rows in 34 MB, read back in 0.05 s; zstd made 34 MB of the
 # decimals too, but took 0.8 s to read (2026-12-02, 2-core machine, docs/performance.md)
 WRITE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")

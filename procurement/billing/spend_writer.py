@@ -44,9 +44,11 @@ COLUMNS = [
     "service_category", "sku_id", "instance_type", "gpu_id", "gpus_per_instance", "pricing_category",
     "commitment_discount_id", "commitment_status", "consumed_quantity", "consumed_unit", "instance_hours",
     "gpu_hours", "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "team",
-    "project", "environment", "tags",
+    "project", "environment", "tags", "commitment_type", "commitment_family", "commitment_gpu_scope",
+    "commitment_end",
 ]  # fmt: skip
-TIMES = ("charge_period_start", "charge_period_end", "billing_period_start")
+TIMES = ("charge_period_start", "charge_period_end", "billing_period_start", "commitment_end")
+FLAGS = ("is_correction", "commitment_gpu_scope")
 NUMERIC_SCALES = {
     "gpus_per_instance": 3, "consumed_quantity": 6, "instance_hours": 6, "gpu_hours": 6, "billed_cost": 6,
     "effective_cost": 6, "list_cost": 6, "contracted_cost": 6,
@@ -226,7 +228,7 @@ def copy_fields(rows: pd.DataFrame, lanes: np.ndarray, import_id: int) -> list:
             fields.append(pgcopy.timestamp_field(name, values))
         elif name in NUMERIC_SCALES:
             fields.append(pgcopy.numeric_field(name, values, NUMERIC_SCALES[name]))
-        elif name == "is_correction":
+        elif name in FLAGS:
             fields.append(pgcopy.bool_field(name, values.to_numpy(dtype=bool)))
         elif name == "gpu_id":
             fields.append(pgcopy.int8_field(name, values))
@@ -272,7 +274,7 @@ def _python_values(rows: pd.DataFrame, name: str) -> list:
         return spread(codes, [json.dumps(value, sort_keys=True) for value in tag_sets]).tolist()
     if name == "source_row":
         return values.astype(int).tolist()
-    if name == "is_correction":
+    if name in FLAGS:
         return values.astype(bool).tolist()
     if name in NULLABLE_NUMBERS or name in ("billed_cost", "effective_cost"):
         codes, uniques = text_values(values)

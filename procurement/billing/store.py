@@ -27,7 +27,7 @@ from procurement.billing.legacy_keys import LegacyRows
 from procurement.billing.models import BillingImport, SpendRecord
 from procurement.billing.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from procurement.billing.spend_writer import SpendWriter
-from procurement.billing.tasks import refresh_snapshots_after_commit
+from procurement.billing.tasks import check_spend_after_commit, refresh_snapshots_after_commit
 
 
 @dataclass
@@ -122,6 +122,7 @@ def store_chunks(
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
         refresh_snapshots_after_commit()
+        check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
 

@@ -33,3 +33,25 @@ def _queue_refresh() -> None:
         refresh_spend_snapshots.delay()
     except Exception:  # broker unreachable: the import stands; the next review rebuilds what it reads
         logger.exception("could not queue the rebuild of the spend review's month snapshots")
+
+
+@shared_task(name="billing.check_spend_after_import", acks_late=True)
+def check_spend_after_import(import_id: int) -> dict:
+    """Idempotent: each (import, month) is checked once (SpendCheck), each budget threshold alerts once
+    (BudgetAlert); an import deleted meanwhile has no months left to check."""
+    from procurement.billing.budget_service import spend_check_import
+
+    return {"checked": spend_check_import(import_id)}
+
+
+def check_spend_after_commit(import_id: int) -> None:
+    """Queue the re-check of the import's months once its transaction has committed (every database:
+    eager in embedded mode)."""
+    transaction.on_commit(lambda: _queue_check(import_id))
+
+
+def _queue_check(import_id: int) -> None:
+    try:
+        check_spend_after_import.delay(import_id)
+    except Exception:  # broker unreachable: the import stands; the review computes the same live
+        logger.exception("could not queue the anomaly and budget check of import %s", import_id)

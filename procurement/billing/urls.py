@@ -2,10 +2,12 @@
 
 from django.urls import path
 
-from procurement.billing import views
+from procurement.billing import finance_views, views
 
 urlpatterns: list = [
     path("billing/", views.spend_review_page, name="billing-review"),
     path("billing/review.<str:fmt>", views.spend_review_export, name="billing-review-export"),
     path("billing/upload/", views.upload_page, name="billing-upload"),
+    path("billing/budgets/", finance_views.budgets_page, name="billing-budgets"),
+    path("billing/spend-rows/", finance_views.spend_rows_page, name="billing-spend-rows"),
 ]

@@ -27,7 +27,7 @@ EXPORTS = {
 
 def _review_request(form: ReviewFilterForm, scope):
     start, end = form.period()
-    filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider")}
+    filters = {k: form.cleaned_data.get(k, "") for k in ("team", "project", "provider", "allocation")}
     return make_request(start=start, end=end, scope=scope, **filters)
 
 

@@ -34,6 +34,7 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, Any]]
     note: str = ""
+    data_only: bool = False  # long data (an hourly curve): in the XLSX and CSV, not the page or PDF
 
     @property
     def has_totals(self) -> bool:
@@ -173,6 +174,7 @@ def _section(data: dict[str, Any]) -> Section:
                 columns=[Column(**column) for column in table["columns"]],
                 rows=[dict(row) for row in table["rows"]],
                 note=table.get("note", ""),
+                data_only=table.get("data_only", False),
             )
             for table in data.get("tables", [])
         ],

@@ -15,6 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from procurement import models
+from procurement.choices import ChangeKind
 from procurement.models import NotificationState
 from procurement.signals import change_events_pending
 
@@ -162,7 +163,7 @@ def _send(event: models.ChangeEvent) -> str:
     )
     email, webhook = _notification_targets(event)
     if email:
-        send_mail(subject, body, None, [email])
+        send_mail(subject, body, None, [address.strip() for address in email.split(",")])
     if webhook:
         _post_webhook(
             webhook, {"subject": subject, "kind": event.kind, "before": event.before, "after": event.after}
@@ -171,6 +172,8 @@ def _send(event: models.ChangeEvent) -> str:
 
 
 def _notification_targets(event: models.ChangeEvent) -> tuple[str, str]:
+    if event.kind == ChangeKind.BUDGET_FORECAST:  # a billing budget: its recipients travel with the event
+        return ", ".join(event.after.get("notify_email", [])), ""
     if event.workload is not None:
         owner_email = event.workload.owner.email if event.workload.owner else ""
         return event.workload.notify_email or owner_email, event.workload.notify_webhook

@@ -31,6 +31,11 @@ TEAM_OWNED_SUBJECTS = {"spot": models.Workload, "rent_or_buy": models.TcoStudy}
 
 
 def _check_subject_visible(kind: str, subject_id: int, user) -> None:
+    if kind == "capacity_plan":  # spend data: the plan's teams must be within the reader's spend access
+        from procurement.services.capacity_plans import plan_visible_or_404
+
+        plan_visible_or_404(user, subject_id)
+        return
     subject_model = TEAM_OWNED_SUBJECTS.get(kind)
     if subject_model is not None:
         get_visible_or_404(subject_model.objects, user, pk=subject_id)
@@ -113,7 +118,8 @@ def period_from_query(query) -> ReportPeriod:
     for name, value in filters.items():
         if len(value) > FILTER_MAX_LENGTH:
             raise ReportInputError(name, f"at most {FILTER_MAX_LENGTH} characters")
-    return ReportPeriod(start=dates["start"], end=dates["end"], **filters)
+    allocation = query.get("allocation", "")[:20]  # checked by the spend review (a 400 naming the field)
+    return ReportPeriod(start=dates["start"], end=dates["end"], **filters, allocation=allocation)
 
 
 def _period_snapshot(request, kind: ReportKind) -> models.ReportSnapshot:

@@ -88,7 +88,10 @@ def test_upload_page_imports_and_review_page_shows_charts(client_as):
     assert b"inserted 1, unchanged 0, rejected 0" in response.content
     page = client.get("/billing/?start=2026-05-01&end=2026-06-01")
     assert page.status_code == 200
-    assert page.content.count(b"<svg") == 4
+    # 4 of spend and savings, 2 of commitments, 3 of allocation, budgets, anomalies (issue 22)
+    assert page.content.count(b"<svg") == 9
+    assert b"Commitment utilization: used and unused cost by commitment" in page.content
+    assert b"GPU coverage by month" in page.content
     csv_body = client.get("/billing/review.csv?start=2026-05-01&end=2026-06-01").content.decode()
     rows = list(csv.reader(io.StringIO(csv_body)))
     assert ["table", "summary", "Totals"] in rows and [

@@ -73,7 +73,7 @@ def both_frames(start: dt.date, end: dt.date) -> tuple[pd.DataFrame, pd.DataFram
 def test_the_demo_bill_reads_the_same_both_ways(tmp_path):
     import_demo_billing(tmp_path, months=3)
     copied, fetched = both_frames(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
-    assert len(copied) == 930  # every row make_demo_billing wrote
+    assert len(copied) == 2586  # every row make_demo_billing wrote (930 daily + 92 days x 18 hourly rows)
     assert_same_rows(copied, fetched)
 
 

@@ -21,6 +21,7 @@ from procurement import models, services
 from procurement.reports.registry import ReportPeriod
 from procurement.services.reports import report_snapshot_create
 from procurement.views.costing import EXAMPLE_STUDY
+from tests.procurement.capacity_plans.stored import stored_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -101,6 +102,18 @@ RULES: dict[str, Rule] = {
     "billing-upload": Rule(FINANCE_PAGE),
     "api-billing-spend-review": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
     "api-billing-imports": Rule(statuses(401, 403, 403, 415, 415, 403), method="post"),  # a file upload only
+    "billing-budgets": Rule(FINANCE_PAGE),  # granted engineers too: tests/billing/test_finance_surfaces.py
+    "billing-spend-rows": Rule(FINANCE_PAGE),
+    "api-billing-budgets": Rule(statuses(401, 403, 403, 200, 200, 403)),
+    "api-billing-anomalies": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
+    "api-billing-spend-rows": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no day given: 400
+    # capacity plans read spend: finance and admin; an engineer only with a grant (tests/procurement/capacity_plans)
+    "plans": Rule(FINANCE_PAGE),
+    "plan-detail": Rule(FINANCE_PAGE, kwargs=("plan",)),
+    "api-capacity-plans": Rule(statuses(401, 403, 403, 200, 200, 403)),  # GET: the stored plans
+    "api-capacity-plan-detail": Rule(statuses(401, 403, 403, 200, 200, 403), kwargs=("plan",)),
+    "report-capacity_plan": Rule(FINANCE_PAGE, kwargs=("plan_subject",)),
+    "report-capacity_plan-download": Rule(FINANCE_PAGE, kwargs=("plan_snapshot",)),
 }
 # The admin site: its index and every model's list are requested; its other routes (change, delete,
 # history of one object) go through the same AdminSite.admin_view check, covered by this one rule.
@@ -168,6 +181,8 @@ def world(bundled_catalog, user_with_role, team_named):
     spend = report_snapshot_create(
         kind="spend_review", period=ReportPeriod(dt.date(2026, 5, 1), dt.date(2026, 6, 1))
     )  # no spend rows: an empty review is still a report
+    plan = stored_plan()
+    plan_report = report_snapshot_create(kind="capacity_plan", subject_id=plan.pk)
     objects = {
         "workload": {"workload_id": workload.pk},
         "study": {"pk": study.pk},
@@ -181,6 +196,9 @@ def world(bundled_catalog, user_with_role, team_named):
         "spot_snapshot": {"pk": spot.pk, "fmt": "csv"},
         "rent_snapshot": {"pk": rent.pk, "fmt": "csv"},
         "benchmark": {"pk": benchmark.pk},
+        "plan": {"pk": plan.pk},
+        "plan_subject": {"subject_id": plan.pk},
+        "plan_snapshot": {"pk": plan_report.pk, "fmt": "csv"},
     }
     return users, objects
 

@@ -1,4 +1,4 @@
-"""0008: the AWS Price List reserved prices stored before it were standard reservations (the reader kept
+"""0009: the AWS Price List reserved prices stored before it were standard reservations (the reader kept
 no other offering class), so they become kind `standard` and keep one history with those read after it."""
 
 import datetime as dt
@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("pricing", "0007_offers_price_version")]
-AFTER = [("pricing", "0008_marketcommit_commitment_prices")]
+BEFORE = [("pricing", "0008_marketclouds_offer_presence")]
+AFTER = [("pricing", "0009_marketcommit_commitment_prices")]
 
 
 def _migrate(targets):

@@ -18,7 +18,7 @@ from procurement.ranking.interconnects import (
     resolve,
 )
 from procurement.sizing import parse_workload_spec
-from tests.procurement.test_ranking import GPUS, NOW, QLORA_8B, _offer
+from tests.procurement.test_ranking import GPUS, NAN, NOW, QLORA_8B, _offer
 from tests.reference.ranking_loop import rank_workload_loop
 
 FULL_7B = parse_workload_spec(
@@ -221,3 +221,22 @@ def test_doubling_the_fabric_never_increases_a_rankings_hours(gbits):
     slow, fast = hours[gbits], hours[2 * gbits]
     assert set(slow) == set(fast) and any(instances > 1 for instances, _ in slow)
     assert all(fast[key] <= slow[key] for key in slow)
+
+
+def test_nebius_8_gpu_hosts_join_over_infiniband_but_hyperstack_and_verda_hosts_stay_single():
+    # nebius/vms.csv line 43 (8x H100, 23.60 $/h; InfiniBand 3.2 Tbit/s per host, docs.nebius.com GPU
+    # clusters), hyperstack/vms.csv line 12 (n3-H100-SXM5x8, 19.2 $/h, no fabric in the catalog) and
+    # verda/vms.csv line 8 (8B200.240V, spot only; Instant Clusters are not in the catalog)
+    offers = pd.DataFrame([
+        _offer("nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "h100-sxm5-80gb", 8, "on_demand", 23.60, region="eu-north1", vcpus=128, ram=1600),
+        _offer("hyperstack", "n3-H100-SXM5x8", "h100-sxm5-80gb", 8, "on_demand", 19.2, region="CANADA-1", vcpus=NAN, ram=NAN),
+        _offer("verda", "8B200.240V", "b200", 8, "on_demand", 13.69, region="FIN-03", vcpus=240, ram=1472),
+    ])  # fmt: skip
+    rows = _rank(offers=offers, include_infeasible=True)
+    nebius_two = _rows(rows, "gpu-h100-sxm_8gpu-128vcpu-1600gb", instances=2)
+    assert nebius_two and any(row["fits"] for row in nebius_two)
+    assert any("InfiniBand 3200 Gb/s" in row["interconnect"]["summary"] for row in nebius_two if row["fits"])
+    for single in ("n3-H100-SXM5x8", "8B200.240V"):
+        spread = _rows(rows, single, instances=2)
+        assert spread and not any(row["fits"] for row in spread)
+        assert all(f"no cluster interconnect for {single}" in row["reasons"] for row in spread)

@@ -22,7 +22,10 @@ FILE_SOURCE = "aws-spot-advisor"
 
 
 class Command(BaseCommand):
-    help = "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-savings-plans, aws-spot-advisor) by hand."
+    help = (
+        "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-savings-plans, aws-spot-advisor, "
+        "vast-market) by hand."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--source", required=True, help="aws (all AWS sources) or one source name.")

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from procurement import services
+from procurement.services.capacity_plans import capacity_plan_recompute, capacity_plan_targets
 from procurement.tasks import RECOMPUTE_CHUNK
 
 
@@ -41,3 +42,15 @@ class Command(BaseCommand):
             f"recomputed {len(workload_ids)} recommendations and {len(study_ids)} TCO studies: "
             f"{created} new dated results, {events} change events"
         )
+        plan_ids = capacity_plan_targets() if options["all"] else []
+        changed = 0
+        for plan_id in tqdm(plan_ids, desc="capacity plans", disable=not plan_ids):
+            result = capacity_plan_recompute(plan_id)
+            if result.get("created"):
+                changed += 1
+                self.stdout.write(
+                    f"capacity plan {plan_id} -> {result['plan_id']}: total cost {result['previous_total']} -> "
+                    f"{result['total']}"
+                )
+        if plan_ids:
+            self.stdout.write(f"recomputed {len(plan_ids)} capacity plans: {changed} new dated results")

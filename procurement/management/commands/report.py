@@ -32,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="end", help="a period kind: the day after the last (exclusive)")
         for name in ("team", "project", "provider"):
             parser.add_argument(f"--{name}", default="", help=f"a period kind: only this {name}")
+        parser.add_argument("--allocation", default="", metavar="RULE",
+                            help="spend_review: showback rule, proportional (default), even or unallocated")  # fmt: skip
         parser.add_argument("--snapshot", type=int, help="re-render a stored report snapshot instead")
         parser.add_argument("--format", choices=sorted(FORMATS), default="pdf")
         parser.add_argument("--output", required=True, help="file to write")
@@ -75,4 +77,5 @@ def _period(options: dict) -> ReportPeriod:
     return ReportPeriod(
         start=_date(options["start"], "from"), end=_date(options["end"], "to"),
         team=options["team"], project=options["project"], provider=options["provider"],
+        allocation=options["allocation"],
     )  # fmt: skip

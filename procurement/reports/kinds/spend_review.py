@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from procurement.billing.charts import CATEGORY_ORDER
+from procurement.billing.commitment_report import short_label
 from procurement.billing.review_report import REVIEW_ASSUMPTIONS, review_report_data
 from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.format import display
@@ -30,7 +31,7 @@ from procurement.reports.model import (
 from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod
 
 # review_report column kinds -> the framework's column types (hours are plain numbers, a rate is a price)
-COLUMN_TYPES = {"text": "text", "money": "money", "hours": "number", "rate": "price"}
+COLUMN_TYPES = {"text": "text", "money": "money", "hours": "number", "rate": "price", "percent": "number"}
 SECTION_OF_TABLE = {
     "summary": "Totals", "by_month": "Spend by month, by pricing category", "by_team": "Spend by team",
     "by_project": "Spend by project", "by_provider": "Spend by provider",
@@ -45,7 +46,9 @@ def load_inputs(period: ReportPeriod) -> dict[str, Any]:
 
     filters = {"team": period.team, "project": period.project, "provider": period.provider}
     try:
-        review = build_review(make_request(start=period.start, end=period.end, **filters))
+        review = build_review(
+            make_request(start=period.start, end=period.end, **filters, allocation=period.allocation)
+        )
     except ReviewInputError as problem:
         raise ReportInputError(problem.field, problem.message) from None
     return {
@@ -100,10 +103,54 @@ def _figures(review: dict[str, Any]) -> dict[str, Figure]:
         "gpu": Figure("cost_per_gpu_hour", "bar", "Effective cost per GPU-hour by GPU", "GPU",
                       f"{currency}/GPU-hour",
                       [Series("per GPU-hour", [(g["gpu"], float(g["effective_cost_per_gpu_hour"])) for g in per_hour])]),
+        "utilization": Figure("commitment_utilization", "stacked_bar", "Commitment utilization: used and unused by commitment",
+                              "commitment", currency, [
+                                  Series(part, [(short_label(c["commitment_id"]), float(c[f"{part}_cost"]))
+                                                for c in review["commitments"]["by_commitment"]])
+                                  for part in ("used", "unused")]),
+        "coverage": Figure("commitment_coverage", "stacked_bar", "GPU coverage by month (GPU-hours under a commitment)",
+                           "month", "GPU-hours", [
+                               Series("under commitment", [(m["month"], float(m["committed_gpu_hours"]))
+                                                           for m in review["commitments"]["by_month"]]),
+                               Series("not committed", [(m["month"], float(m["gpu_hours"]) - float(m["committed_gpu_hours"]))
+                                                        for m in review["commitments"]["by_month"]])]),
         # waterfall points: the start total, each saving (taken off in the order applied), the end total
         "savings": Figure("savings_waterfall", "waterfall", "Savings waterfall", "step", currency,
                           [Series("spend", [("current spend", float(total)), *steps, ("after savings", float(after))])]),
     }  # fmt: skip
+
+
+def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Section]:
+    """Allocation, budgets and anomalies (procurement/billing/finance_report.py), when the review has them."""
+    if "allocation" not in tables:
+        return []
+    currency, allocation = review["currency"], review["allocation"]
+    showback = [
+        Series(part, [(t["team"], float(t[key])) for t in allocation["teams"]])
+        for part, key in (("direct", "direct_cost"), ("shared allocated", "allocated_shared_cost"),
+                          ("idle allocated", "allocated_idle_cost"))
+    ]  # fmt: skip
+    budgets = [
+        Series("burn", [(f"{b['team']} {b['month']}", float(b["burn"])) for b in review["budgets"]]),
+        Series("forecast to month end", [(f"{b['team']} {b['month']}", max(float(b["forecast"]) - float(b["burn"]), 0))
+                                         for b in review["budgets"]]),
+    ]  # fmt: skip
+    items = review["anomalies"]["items"][:20]
+    anomalies = [Series("above baseline", [(f"{a['day']} {a['team']}", float(a["excess"])) for a in items])]
+    return [
+        Section(f"Allocation (rule: {allocation['rule']})", [f"{allocation['rule_description'].capitalize()}. "
+                f"Shared {display(allocation['shared_cost'], 'money', currency)}, idle "
+                f"{display(allocation['idle_cost'], 'money', currency)}." + (f" {allocation['note']}." if allocation["note"] else "")],
+                [_table(tables["allocation"])],
+                [Figure("allocation", "stacked_bar", "Showback by team", "team", currency, showback)]),
+        Section("Budgets", ["Forecast: linear run-rate of the days so far; one e-mail at 80% and one at 100% per budget."],
+                [_table(tables["budgets"], {"burn_pct": "text", "forecast_pct": "text"})],
+                [Figure("budgets", "stacked_bar", "Budgets: burn and forecast", "budget", "budget currency", budgets)]
+                if review["budgets"] else []),
+        Section("Anomalies", [review["anomalies"]["method"] + "."], [_table(tables["anomalies"])],
+                [Figure("anomalies", "bar", "Anomalies: spend above the 28-day median", "day", currency, anomalies)]
+                if items else []),
+    ]  # fmt: skip
 
 
 def _subject(inputs: dict[str, Any]) -> str:
@@ -136,10 +183,19 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                                    else "No utilization data for this period: idle time is not judged."]),
         Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: "
                                     f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour."]),
+        Section("Commitments: utilization, coverage, expiring", [
+            f"Unused commitments not tied to GPU capacity: {display(review['unattributed_commitment_cost'], 'money', currency)} "
+            "unattributed, beside GPU spend and never in it. Utilization = used / committed cost (AWS "
+            "SavingsPlansUtilization); coverage = GPU-hours under a commitment / all GPU-hours (AWS CoverageHours).",
+            *([review["commitments"]["expiring"]["note"]] if review["commitments"]["expiring"]["note"] else [])],
+            [_table(tables[key]) for key in ("commitment_utilization", "commitment_by_month", "commitment_by_team",
+                                             "commitments_expiring")],
+            [figures["utilization"], figures["coverage"]]),
         Section("Savings opportunities", ["Applied in the order spot, commitment, cheaper GPU, idle, each to the "
                                           "hours an earlier one did not claim, so no hour is counted twice."],
                 [_table(tables["savings"])], [figures["savings"]]),
     ]  # fmt: skip
+    sections += _finance_sections(tables, review)
     assumptions = [
         Assumption(f"Review rule {n}", text, "docs/billing.md")
         for n, text in enumerate(REVIEW_ASSUMPTIONS, 1)
@@ -160,6 +216,11 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
             Headline("Effective cost per GPU-hour", totals["effective_cost_per_gpu_hour"], "price"),
             Headline("Unused commitments", review["unused_commitment_cost"], "money"),
             Headline("Non-GPU spend (beside, not included)", review["non_gpu_cost"], "money"),
+            Headline(
+                "Unattributed commitments (beside, not included)",
+                review["unattributed_commitment_cost"],
+                "money",
+            ),
             Headline("Savings found", str(savings_total), "money", "re-priced actual usage"),
         ],
         sections=sections,

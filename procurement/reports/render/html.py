@@ -41,7 +41,7 @@ def report_context(report: Report) -> dict[str, Any]:
         "sections": [
             {
                 "section": section,
-                "tables": [_table_context(table) for table in section.tables],
+                "tables": [_table_context(table) for table in section.tables if not table.data_only],
                 "figures": [figure_svg(figure, report.currency) for figure in section.figures],
             }
             for section in report.sections

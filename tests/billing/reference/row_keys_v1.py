@@ -8,11 +8,11 @@ import hashlib
 
 import pandas as pd
 
-from procurement.billing.records import NORMALIZED_COLUMNS
+from procurement.billing.records import COMMITMENT_COLUMNS, NORMALIZED_COLUMNS
 
 
 def row_keys(frame: pd.DataFrame, seen: dict[int, int]) -> list[str]:
-    columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags")]
+    columns = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags", *COMMITMENT_COLUMNS)]
     parts = [_key_text(frame[column]) for column in columns]
     tag_texts = [repr(sorted(tags.items())) for tags in frame["tags"].to_numpy(dtype=object)]
     keys = []

@@ -265,3 +265,71 @@ def test_it_reads_every_bundled_catalog(
     assert sum(r.pricing_model == "on_demand" for r in records) == on_demand
     assert sum(r.pricing_model == "spot" for r in records) == spot
     assert all(r.price_per_hour > 0 for r in records)
+
+
+def test_it_reads_hyperstacks_gpu_info_with_json_null(tmp_path):
+    # hyperstack/vms.csv line 2, as bundled: GpuInfo is a Python repr holding JSON's null
+    line = (
+        "n3-A100x1,A100-80G-PCIe,1,28,120.0,\"{'Gpus': [{'Name': 'A100-80G-PCIe', 'Manufacturer': null, "
+        "'Count': 1, 'MemoryInfo': {'SizeInMiB': 81920}}], 'TotalGpuMemoryInMiB': 81920}\",1.35,CANADA-1,"
+    )
+    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,Region,SpotPrice"
+    path = write_catalog(tmp_path, [header, line], folder="hyperstack")
+    stats = SkyPilotReadStats()
+    (record,) = read(path, provider="hyperstack", stats=stats)
+    assert (record.instance.gpu_memory_gib, record.instance.vcpus, record.instance.memory_gib) == (
+        80,
+        28,
+        120,
+    )
+    assert (record.pricing_model, record.price_per_hour, stats.prices_missing) == (
+        "on_demand",
+        Decimal("1.35"),
+        1,
+    )
+
+
+def test_it_reads_verdas_column_order_json_gpu_info_and_spot_only_rows(tmp_path):
+    # verda/vms.csv lines 1-3, as bundled: an extra UpstreamCloudId column, JSON GpuInfo, and a spot-only row
+    header = "InstanceType,UpstreamCloudId,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,Price,SpotPrice"
+    info = '"{""Gpus"": [{""Name"": ""B300"", ""Count"": 1, ""MemoryInfo"": {""SizeInMiB"": 268288}}], ""TotalGpuMemoryInMiB"": 268288}"'
+    path = write_catalog(
+        tmp_path,
+        [header, f"1B300.30V,1B300.30V,30.0,275.0,B300,1.0,{info},FIN-03,6.99,2.447",
+         f"2B300.60V,2B300.60V,60.0,550.0,B300,2.0,{info},FIN-03,,4.893"],
+        folder="verda", newline="\r\n",
+    )  # fmt: skip
+    records = read(path, provider="verda")
+    assert [(r.instance.name, r.pricing_model, r.price_per_hour) for r in records] == [
+        ("1B300.30V", "on_demand", Decimal("6.99")),
+        ("1B300.30V", "spot", Decimal("2.447")),
+        ("2B300.60V", "spot", Decimal("4.893")),  # the empty Price is no price, never a free on-demand
+    ]
+    assert records[0].instance.gpu_memory_gib == Decimal("262.00")  # 268288 MiB / 1024
+    assert (records[0].instance.vcpus, records[0].instance.memory_gib) == (30, 275)
+
+
+def test_an_instance_type_whose_rows_disagree_on_its_host_gets_an_unknown_host():
+    from pricing.providers.skypilot_csv import with_contradicting_hosts_unknown
+
+    # hyperstack/vms.csv lines 12-13: n3-H100-SXM5x8 with 1800 GiB in CANADA-1 and 960 GiB in US-1
+    records = list(read(BUNDLED / "hyperstack" / "vms.csv", provider="hyperstack"))
+    fixed = with_contradicting_hosts_unknown(records)
+    sxm = [r.instance for r in fixed if r.instance.name == "n3-H100-SXM5x8"]
+    assert len(sxm) == 2 and all((i.vcpus, i.memory_gib) == (None, None) for i in sxm)
+    others = [(r.instance.vcpus, r.instance.memory_gib) for r in fixed if r.instance.name == "n3-H100x8"]
+    assert others == [(252, 1440)]  # rows that agree keep their figures
+    aws = list(read(BUNDLED / "aws" / "vms.gpu.csv"))
+    assert with_contradicting_hosts_unknown(aws) is aws  # no AWS type contradicts itself: nothing changes
+
+
+@pytest.mark.parametrize(
+    ("cloud", "rows", "records", "cpu_only", "missing"),
+    [("nebius", 61, 29, 40, 13), ("hyperstack", 25, 25, 0, 25), ("verda", 33, 33, 11, 11)],
+)
+def test_the_bundled_new_cloud_files_read_whole(cloud, rows, records, cpu_only, missing):
+    # PROVENANCE.md: Nebius 61 rows (21 GPU), Hyperstack 25 (all GPU, no spot), Verda 33 (22 GPU)
+    stats = SkyPilotReadStats()
+    read(BUNDLED / cloud / "vms.csv", provider=cloud, stats=stats)
+    assert (stats.rows, stats.records, stats.cpu_only_skipped, stats.prices_missing) == (
+        rows, records, cpu_only, missing)  # fmt: skip

@@ -54,6 +54,9 @@ def test_it_reports_resampled_price_paths_for_a_recommendation_with_spot_history
     # Three days of spot history for the cheapest simulated offer, ending at its current price.
     current = PriceObservation.objects.get(pk=before[0]["observation_id"])
     now = timezone.now()
+    # The bundled price is stamped with its bundling date (2026-11-30): keep it inside the three days
+    # whatever today's date is, or it becomes the oldest point and the span grows day by day.
+    PriceObservation.objects.filter(pk=current.pk).update(observed_at=now - dt.timedelta(hours=48))
     for hours_ago, factor in ((72, Decimal("0.9")), (36, Decimal("1.1")), (1, Decimal(1))):
         PriceObservation.objects.create(
             offer=current.offer, pricing_model="spot", amount_per_hour=current.amount_per_hour * factor,

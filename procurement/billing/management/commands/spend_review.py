@@ -1,4 +1,5 @@
-"""`manage.py spend_review --from YYYY-MM-DD --to YYYY-MM-DD [--team T] [--format json|table]` (--to exclusive)."""
+"""`manage.py spend_review --from YYYY-MM-DD --to YYYY-MM-DD [--team T] [--allocation RULE] [--format json|table]`
+(--to exclusive)."""
 
 from __future__ import annotations
 
@@ -30,12 +31,17 @@ class Command(BaseCommand):
         parser.add_argument("--provider", default="")
         parser.add_argument("--currency", default="USD")
         parser.add_argument("--format", choices=["json", "table"], default="table")
+        parser.add_argument(
+            "--allocation", default="", metavar="RULE",
+            help="showback of shared and idle GPU cost: proportional (default), even or unallocated",
+        )  # fmt: skip
 
     def handle(self, *args, **options):
         try:
             request = make_request(
                 start=_date(options["start"], "--from"), end=_date(options["end"], "--to"), team=options["team"],
                 project=options["project"], provider=options["provider"], currency=options["currency"],
+                allocation=options["allocation"],
             )  # fmt: skip
             review = build_review(request)
         except ReviewInputError as error:

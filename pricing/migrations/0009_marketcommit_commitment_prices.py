@@ -20,7 +20,7 @@ def mark_aws_standard_reservations(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('pricing', '0007_offers_price_version'),
+        ('pricing', '0008_marketclouds_offer_presence'),
         ('scheduler', '0002_synced_schedule_job'),
     ]
 

@@ -1,0 +1,142 @@
+"""Budget writes, the forecast e-mails and the re-check after an import (Django side).
+
+- `budget_save`: finance and admin set a team's budget for a month; bad input (a negative amount, a
+  currency with no stored FX rate, a month that is not one) is a ReviewInputError naming the field and
+  stores nothing. The month's budgets are then checked (a lowered budget may be crossed already).
+- `budget_alerts_check`: every budget of a month whose forecast crossed 80% or 100% gets one BudgetAlert
+  per threshold (a unique row) and, in the same transaction, one change event through the notification
+  outbox (procurement/services/notifications.py), which e-mails it once. A re-check finds the row and
+  sends nothing.
+- `spend_check_import`: after an import, each month it brought rows into is re-checked once (a unique
+  SpendCheck row per import and month): anomalies found and budgets, alerts included.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from pricing.fx import fx_rates
+from pricing.providers.currencies import currency_problem
+from procurement.billing import finance, finance_selectors
+from procurement.billing.models import Budget, BudgetAlert, SpendCheck
+from procurement.billing.review import ReviewInputError, ReviewRequest
+from procurement.choices import ChangeKind
+from procurement.models import ChangeEvent
+from procurement.services.notifications import change_events_create
+
+MAX_BUDGET = Decimal("1e14")  # the largest money the spend rows hold (docs/billing.md, "Hostile files")
+
+
+def parse_month(value) -> dt.date:
+    if isinstance(value, dt.date):
+        if value.day != 1:
+            raise ReviewInputError("month", f"must be the first day of a month, got {value.isoformat()}")
+        return value
+    text = str(value or "").strip()
+    try:
+        return dt.date.fromisoformat(f"{text}-01" if len(text) == 7 else text).replace(day=1)
+    except ValueError:
+        raise ReviewInputError("month", f"must be YYYY-MM, got {text[:20]!r}") from None
+
+
+def parse_amount(value) -> Decimal:
+    try:
+        amount = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        raise ReviewInputError("amount", f"must be a decimal number, got {str(value)[:30]!r}") from None
+    if not amount.is_finite():
+        raise ReviewInputError("amount", "must be a finite number")
+    if amount < 0:
+        raise ReviewInputError("amount", f"a budget cannot be negative, got {amount}")
+    if amount >= MAX_BUDGET or amount.as_tuple().exponent < -6:
+        raise ReviewInputError("amount", "must be under 1e14 with at most 6 decimal places")
+    return amount
+
+
+def check_currency(code) -> str:
+    code = str(code or "").strip().upper()
+    problem = currency_problem(code)
+    if problem:
+        raise ReviewInputError("currency", problem)
+    if code not in fx_rates(base="USD"):
+        raise ReviewInputError("currency", f"no stored FX rate for {code}: add one before budgeting in it")
+    return code
+
+
+def budget_save(*, team: str, month, amount, currency: str, notify_email: str = "", user=None) -> Budget:
+    """Create or update the team's budget for the month (one per team and month)."""
+    team = str(team or "").strip()
+    if not team or len(team) > 100:
+        raise ReviewInputError(
+            "team", "required, at most 100 characters (the team as the bills' tag spells it)"
+        )
+    values = {"amount": parse_amount(amount), "currency": check_currency(currency),
+              "notify_email": (notify_email or "").strip()[:254], "updated_by": user if getattr(user, "pk", None) else None}  # fmt: skip
+    budget, _ = Budget.objects.update_or_create(team=team, month=parse_month(month), defaults=values)
+    budget_alerts_check(budget.month)  # a lowered budget the forecast now crosses alerts at once
+    return budget
+
+
+def _recipients(budget: Budget) -> list[str]:
+    if budget.notify_email:
+        return [budget.notify_email]
+    users = get_user_model().objects.filter(is_active=True, groups__name="finance").exclude(email="")
+    return sorted(set(users.values_list("email", flat=True)))
+
+
+def budget_alerts_check(month: dt.date) -> list[BudgetAlert]:
+    """One alert (and one e-mail) per threshold each budget of `month` crossed and has not alerted yet."""
+    created = []
+    budgets = {budget.pk: budget for budget in finance_selectors.budgets_of([month])}
+    for state in finance.budget_states([month]):
+        budget = budgets[state["id"]]
+        for threshold in state["thresholds_crossed"]:
+            alert = _alert_once(budget, threshold, state)
+            if alert is not None:
+                created.append(alert)
+    return created
+
+
+def _alert_once(budget: Budget, threshold: int, state: dict) -> BudgetAlert | None:
+    with transaction.atomic():
+        alert, made = BudgetAlert.objects.get_or_create(
+            budget=budget, threshold_pct=threshold, defaults={"forecast": Decimal(state["forecast"])}
+        )
+        if not made:
+            return None
+        after = {key: state[key] for key in ("team", "month", "amount", "currency", "burn", "forecast",
+                                               "forecast_pct", "overrun_date", "forecast_method")}  # fmt: skip
+        after |= {"threshold_pct": threshold, "notify_email": _recipients(budget)}
+        event = ChangeEvent(kind=ChangeKind.BUDGET_FORECAST, before={}, after=after)
+        alert.event = change_events_create([event])[0]
+        alert.save(update_fields=["event"])
+    return alert
+
+
+def spend_check_import(import_id: int) -> list[dict]:
+    """Re-check each month the import brought rows into, once per import and month."""
+    done = []
+    for month in finance_selectors.months_of_import(import_id):
+        with transaction.atomic():
+            check, made = SpendCheck.objects.get_or_create(billing_import_id=import_id, month=month)
+            if not made:
+                continue
+            check.result = _check_month(month)
+            check.save(update_fields=["result"])
+        done.append({"month": month.isoformat(), **check.result})
+    return done
+
+
+def _check_month(month: dt.date) -> dict:
+    request = ReviewRequest(start=month, end=finance.next_month(month))
+    found = finance.anomalies_between(request)
+    alerts = budget_alerts_check(month)
+    return {
+        "anomalies": found["found"],
+        "anomaly_days": sorted({(a["day"], a["team"], a["service"]) for a in found["items"]}),
+        "alerts": [f"{a.budget.team} {a.threshold_pct}%" for a in alerts],
+    }

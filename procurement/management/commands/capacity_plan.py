@@ -1,0 +1,96 @@
+"""python manage.py capacity_plan --from 2026-05-01 --to 2026-11-01 [--team T ...] [--gpu SLUG]
+    --horizon-months 36 [--growth 0.02] [--study study.yaml] [--format json|table]
+
+From the GPU usage the stored bills show to the cheapest mix of owned servers, 1- and 3-year
+commitments, on-demand and spot (docs/capacity-plan.md). Runs as an operator: every team's spend.
+"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from procurement.costing.documents import load_document_file
+from procurement.costing.values import CostInputError
+from procurement.planning.errors import PlanInputError
+from procurement.services.capacity_plans import capacity_plan_create, capacity_plan_preview
+from procurement.services.plan_requests import DEFAULT_HORIZON_MONTHS, DEFAULT_SEED, SCENARIOS, SERIES
+from procurement.services.plan_table import plan_table
+
+# Request field -> the flag a person typed, so an error names what they can fix.
+FLAGS = {
+    "from": "--from", "to": "--to", "teams": "--team", "team": "--team", "gpu": "--gpu",
+    "horizon_months": "--horizon-months", "growth": "--growth", "scenario": "--scenario", "trials": "--trials",
+    "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name", "providers": "--provider",
+}  # fmt: skip
+
+
+class Command(BaseCommand):
+    help = "Plan GPU capacity from the stored bills: owned servers, commitments, on-demand and spot."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--from", dest="start", required=True, help="first day of the history, YYYY-MM-DD"
+        )
+        parser.add_argument("--to", dest="end", required=True, help="the day after the last (exclusive)")
+        parser.add_argument("--team", action="append", default=[], help="only this team's spend (repeatable)")
+        parser.add_argument("--gpu", default="", help="GPU slug or family (h100); default the most used GPU")
+        parser.add_argument("--horizon-months", type=int, default=DEFAULT_HORIZON_MONTHS, help="1 to 120")
+        parser.add_argument(
+            "--growth", default="0", help="monthly demand growth (0.02), or yearly multipliers (1.2,1.4,1.6)"
+        )
+        parser.add_argument("--scenario", choices=SCENARIOS, default="base")
+        parser.add_argument("--trials", type=int, help="growth trials for P50/P90 (default 1000)")
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the growth trials")
+        parser.add_argument("--series", choices=SERIES, default="auto", help="billed or busy demand")
+        parser.add_argument(
+            "--study", help="TCO study file (docs/tco-spec.md): server purchase, finance terms"
+        )
+        parser.add_argument(
+            "--provider",
+            action="append",
+            default=[],
+            help="price from this catalog provider only (repeatable)",
+        )
+        parser.add_argument("--currency", default="", help="ISO 4217 code (default the study's, else USD)")
+        parser.add_argument("--name", default="", help="a name for the stored plan")
+        parser.add_argument("--save", action="store_true", help="store the plan (CapacityPlan)")
+        parser.add_argument("--format", choices=["json", "table"], default="table")
+
+    def handle(self, *args, **options):
+        try:
+            body = self._body(options)
+            if options["save"]:
+                plan = capacity_plan_create(body=body)
+                result = plan.result | {"id": plan.pk}
+            else:
+                result = capacity_plan_preview(body=body)
+        except (PlanInputError, CostInputError) as error:
+            raise CommandError(f"{FLAGS.get(error.field, error.field)}: {error.message}") from None
+        for warning in result.get("warnings", []):
+            self.stderr.write(f"warning: {warning}")
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result, indent=2))
+        else:
+            self.stdout.write(plan_table(result))
+
+    def _body(self, options) -> dict:
+        body = {
+            "from": options["start"], "to": options["end"], "teams": options["team"], "gpu": options["gpu"],
+            "horizon_months": options["horizon_months"], "growth": options["growth"],
+            "scenario": options["scenario"], "seed": options["seed"], "series": options["series"],
+            "currency": options["currency"], "name": options["name"], "providers": options["provider"],
+        }  # fmt: skip
+        if options["trials"] is not None:
+            body["trials"] = options["trials"]
+        # what the person typed (a value left at its default is labelled a default in the assumptions)
+        defaults = {"teams": [], "gpu": "", "horizon_months": DEFAULT_HORIZON_MONTHS, "growth": "0", "scenario": "base",
+                    "seed": DEFAULT_SEED, "series": "auto", "currency": "", "name": "", "providers": []}  # fmt: skip
+        body["stated"] = sorted(key for key in body if key not in defaults or body[key] != defaults[key])
+        if options["study"]:
+            body["stated"].append("study")
+        if options["study"]:
+            study = load_document_file(options["study"])
+            if not isinstance(study, dict):
+                raise CostInputError("--study", "must hold a TCO study (a mapping, docs/tco-spec.md)")
+            body["study"] = study
+        return body

@@ -1,0 +1,70 @@
+"""The demand a capacity stack serves: GPU-hours above any level of a (scaled) load-duration curve.
+
+With the samples sorted, the GPU-hours of demand above a level x are sum(max(d - x, 0)) x hours per
+sample: one ``searchsorted`` and a suffix sum, for any number of levels and growth scales at once (no
+Python loop over hours). Demand grown by g has g x sum(max(d - x / g, 0)) above x.
+
+Firm demand is stacked below interruptible demand: in every hour the lowest x GPUs of the stack serve
+firm demand first, so the firm GPU-hours above x are those of the firm series alone, and the
+interruptible ones above x are the total's minus the firm's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+HOURS_PER_YEAR = 8760.0
+
+
+class _Above:
+    """sum(max(v - x, 0)) over the values, for an array of levels x."""
+
+    def __init__(self, values: np.ndarray):
+        self.sorted = np.sort(values)
+        self.size = values.size
+        # suffix[i] = sum of sorted[i:]; the extra 0 is the sum past the end
+        self.suffix = np.concatenate([np.cumsum(self.sorted[::-1])[::-1], [0.0]])
+
+    def sum_above(self, level: np.ndarray) -> np.ndarray:
+        index = np.searchsorted(self.sorted, level, side="right")
+        return np.maximum(self.suffix[index] - level * (self.size - index), 0.0)
+
+
+class LoadCurve:
+    """A representative year of demand samples (each stands for 8760 / n hours), firm and interruptible."""
+
+    def __init__(self, firm_gpus: np.ndarray, interruptible_gpus: np.ndarray):
+        self.firm = np.asarray(firm_gpus, dtype=np.float64)
+        self.interruptible = np.asarray(interruptible_gpus, dtype=np.float64)
+        self.total = self.firm + self.interruptible
+        self.hours_per_sample = HOURS_PER_YEAR / self.total.size
+        self._firm = _Above(self.firm)
+        self._total = _Above(self.total)
+        self.peak = float(self.total.max()) if self.total.size else 0.0
+        self.firm_peak = float(self.firm.max()) if self.firm.size else 0.0
+
+    def total_above(self, level, scale) -> np.ndarray:
+        """GPU-hours a year of all demand above ``level`` GPUs, the demand grown by ``scale`` (> 0)."""
+        level, scale = np.broadcast_arrays(
+            np.asarray(level, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+        )
+        return scale * self._total.sum_above(level / scale) * self.hours_per_sample
+
+    def firm_above(self, level, scale) -> np.ndarray:
+        """GPU-hours a year of firm demand above ``level`` (firm stacked at the bottom)."""
+        level, scale = np.broadcast_arrays(
+            np.asarray(level, dtype=np.float64), np.asarray(scale, dtype=np.float64)
+        )
+        return scale * self._firm.sum_above(level / scale) * self.hours_per_sample
+
+    def gpu_hours(self, scale) -> np.ndarray:
+        """All the demand's GPU-hours in a year at ``scale``."""
+        return self.total_above(0.0, scale)
+
+    def peak_above(self, level: float, scale: float, part: str = "total") -> float:
+        """The most GPUs of ``part`` (total, firm or interruptible) above ``level`` in any hour: the size
+        of a market layer. One pass over the samples."""
+        total = np.maximum(scale * self.total - level, 0.0)
+        firm = np.maximum(scale * self.firm - level, 0.0)
+        band = {"total": total, "firm": firm, "interruptible": total - firm}[part]
+        return float(band.max(initial=0.0))

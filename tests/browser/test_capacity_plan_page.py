@@ -1,0 +1,36 @@
+"""/plans/ in Chromium: a finance user opens the page over `make run`'s demo bills and reads the plan
+(the charts drawn, the layers table, money formatted for people), under the strict CSP."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from tests.browser.test_pages import assert_no_reprs
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_finance_opens_the_plan_of_the_demo_period(signed_in_page, bundled_catalog, tmp_path, snap):
+    path = tmp_path / "demo.csv"
+    call_command("make_demo_billing", "--output", str(path), stdout=StringIO())
+    call_command(
+        "import_billing",
+        str(path),
+        str(tmp_path / "demo_utilization.csv"),
+        "--no-progress",
+        stdout=StringIO(),
+    )
+    page = signed_in_page("finance")
+    page.goto("/plans/")
+    assert page.locator("h1").inner_text() == "Capacity plan"
+    assert "Capacity plan" in page.locator("header nav").inner_text()
+    assert page.locator("#plan-ldc svg polygon").count() >= 1  # the layers shaded under the curve
+    assert page.locator("#plan-cost-by-year svg").count() == 1
+    assert page.locator("#plan-layers tbody tr").count() >= 1
+    summary = page.locator("#plan-summary").inner_text()
+    assert " USD" in summary and "," in summary  # money with thousands separators and its currency
+    assert_no_reprs(page)
+    snap(page, "capacity-plan")
