@@ -316,6 +316,12 @@ if not GPULEDGER_AWS_REGIONS or _bad_regions:
         f"GPULEDGER_AWS_REGIONS needs AWS region codes such as us-east-1; got {_bad_regions or 'nothing'}"
     )
 GPULEDGER_SPOT_LOOK_BACK_HOURS = env_positive_int("GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24)
+# Live price sources beyond AWS (docs/provider-prices.md): each is off until its setting or key is set.
+# Azure's Retail Prices API is public (no key), so it is switched on explicitly; the keys are secrets,
+# read from the environment only (Django's error pages hide settings named *KEY*).
+GPULEDGER_AZURE_PRICES = env_bool("GPULEDGER_AZURE_PRICES", default=False)
+GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
+LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
 GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
 # Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as

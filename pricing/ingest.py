@@ -27,6 +27,13 @@ amount is the effective hourly price, with the upfront fee and the recurring hou
 effective − upfront ÷ term hours. A fee on a price that is not a commitment, a negative fee, or a
 recurring part above the effective price stops the batch naming the row.
 
+A live refresh passes ``refusals``: then the rows pricing.price_checks refuses (a price not above
+zero or over 10x its family's median, a currency without an FX rate, a region the provider does not
+document) are counted there with their reasons and left out, and the rest of the batch lands.
+
+Each inserted price newer than its series' current one is counted as ``added`` (the series had no
+price) or ``changed`` (it differs from the price before it), so a refresh says what it moved.
+
 Instance types whose GPU name no alias maps are stored with no GPU and listed as UnmappedGpuName.
 """
 
@@ -58,6 +65,7 @@ from pricing.models import (
     SpotAdvisory,
     UnmappedGpuName,
 )
+from pricing.price_checks import CheckContext, Family, Refusals, per_gpu_hour, price_records_screen
 from pricing.price_version import price_version_bump
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError, SpotAdvisoryRecord
 from pricing.selectors import current_price_observations
@@ -78,6 +86,8 @@ class IngestResult:
     unchanged: int = 0
     rejected: int = 0
     suspect: int = 0  # inserted but held back (counted in `inserted` too)
+    prices_added: int = 0  # first price of an offer × pricing model × payment option
+    prices_changed: int = 0  # a new price for a series that had a different one
     catalog: ChangeCount = field(default_factory=ChangeCount)  # providers, regions, types, offers
     unmapped_gpu_names: Counter = field(default_factory=Counter)
     rejected_locations: list[str] = field(default_factory=list)
@@ -114,10 +124,18 @@ class _Columns:
     first_location: dict[str, str] = field(default_factory=dict)  # currency → first row using it
 
 
-def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> IngestResult:
-    """Store `records` (all or nothing); `refresh` is the scheduler.PriceRefresh they came from."""
+def ingest_price_records(
+    records: Iterable[PriceRecord], *, refresh=None, refusals: Refusals | None = None
+) -> IngestResult:
+    """Store `records` (all or nothing); `refresh` is the scheduler.PriceRefresh they came from; with
+    `refusals`, rows failing pricing.price_checks are refused and counted there, not stored."""
     result = IngestResult()
     with transaction.atomic():
+        if refusals is not None:
+            records = list(records)
+            passed = price_records_screen(records, _check_context(records), refusals)
+            result.seen += len(records) - len(passed)  # seen, then refused with a reason
+            records = passed
         columns = _read_columns(records, result)
         if not columns.amount:
             return result
@@ -128,6 +146,21 @@ def ingest_price_records(records: Iterable[PriceRecord], *, refresh=None) -> Ing
         if result.inserted:  # COPY and bulk_create send no signals: cached offer tables must go
             price_version_bump()
     return result
+
+
+def _check_context(records: list[PriceRecord]) -> CheckContext:
+    """The FX currencies and the current published prices per GPU-hour of the batch's providers."""
+    currencies = frozenset(FxRate.objects.filter(base=BASE_CURRENCY).values_list("currency", flat=True))
+    known: dict[Family, list[float]] = {}
+    providers = {record.instance.provider for record in records}
+    rows = current_price_observations(offer__instance_type__provider__slug__in=providers).values_list(
+        "offer__instance_type__provider__slug", "offer__instance_type__gpu_name",
+        "offer__instance_type__gpu_count", "pricing_model", "currency", "amount_per_hour",
+    )  # fmt: skip
+    for provider, gpu_name, gpu_count, model, currency, amount in rows:
+        family = (provider, gpu_name, model, currency)
+        known.setdefault(family, []).append(per_gpu_hour(float(amount), float(gpu_count)))
+    return CheckContext(currencies=currencies | {BASE_CURRENCY}, known_per_gpu_hour=known)
 
 
 def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Columns:
@@ -384,21 +417,29 @@ class _Batch:
     columns: _Columns
     offer_id: np.ndarray  # per row
     status: np.ndarray  # per row: "published" | "suspect"
+    added: int = 0
+    changed: int = 0
 
     @classmethod
     def build(cls, columns: _Columns, offer_id_by_index: np.ndarray) -> _Batch:
         offer_id = offer_id_by_index[np.asarray(columns.offer_index, dtype=np.int64)]
-        return cls(columns, offer_id, _statuses(columns, offer_id_by_index))
+        reference, reference_at = _current_prices(columns, offer_id_by_index)
+        amount = _amounts(columns)
+        added, changed = _changes(columns, amount, reference, reference_at)
+        return cls(columns, offer_id, _statuses(columns, amount, reference), added, changed)
 
     def __len__(self) -> int:
         return len(self.columns.amount)
 
 
-def _statuses(columns: _Columns, offer_id_by_index: np.ndarray) -> np.ndarray:
-    """'suspect' where a price is over 5× or under 1/5 of its reference, else 'published'."""
+def _amounts(columns: _Columns) -> np.ndarray:
+    return np.fromiter((float(a) for a in columns.amount), dtype=np.float64, count=len(columns.amount))
+
+
+def _statuses(columns: _Columns, amount: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """'suspect' where a price is over 5× or under 1/5 of its reference, else 'published'.
+    `amount` is each row's price, `reference` the current price per series (NaN where none)."""
     series = np.asarray(columns.series_index, dtype=np.int64)
-    amount = np.fromiter((float(a) for a in columns.amount), dtype=np.float64, count=len(columns.amount))
-    reference = _current_prices(columns, offer_id_by_index)  # per series, NaN where none
     batch_median = pd.Series(amount).groupby(series).transform("median").to_numpy()
     ref = reference[series]
     ref = np.where(np.isnan(ref), batch_median, ref)
@@ -406,21 +447,45 @@ def _statuses(columns: _Columns, offer_id_by_index: np.ndarray) -> np.ndarray:
     return np.where(suspect, PriceStatus.SUSPECT.value, PriceStatus.PUBLISHED.value)
 
 
-def _current_prices(columns: _Columns, offer_id_by_index: np.ndarray) -> np.ndarray:
-    """The current published price of each series before this batch; NaN for a new series."""
+def _current_prices(columns: _Columns, offer_id_by_index: np.ndarray) -> tuple[np.ndarray, list]:
+    """The current published price of each series before this batch (NaN for a new series) and the
+    time it was observed (None for a new series)."""
     series_by_key = {
         (int(offer_id_by_index[offer_index]), model, payment, kind): code
         for (offer_index, model, payment, kind), code in columns.series_keys.items()
     }
     reference = np.full(len(series_by_key), np.nan)
+    reference_at: list = [None] * len(series_by_key)
     rows = current_price_observations(offer_id__in={key[0] for key in series_by_key}).values_list(
-        "offer_id", "pricing_model", "payment_option", "commitment_kind", "amount_per_hour"
+        "offer_id", "pricing_model", "payment_option", "commitment_kind", "amount_per_hour", "observed_at"
     )
-    for offer_id, model, payment, kind, amount in rows:
+    for offer_id, model, payment, kind, amount, observed_at in rows:
         code = series_by_key.get((offer_id, model, payment, kind))
         if code is not None:
-            reference[code] = float(amount)
-    return reference
+            reference[code], reference_at[code] = float(amount), observed_at
+    return reference, reference_at
+
+
+def _changes(
+    columns: _Columns, amount: np.ndarray, reference: np.ndarray, reference_at: list
+) -> tuple[int, int]:
+    """(added, changed) among the rows newer than their series' current price: a row is added when
+    its series had no price before it, changed when it differs from the price before it (the current
+    one, then the batch's previous row). Rows at or before the current price are known history."""
+    count = len(columns.amount)
+    series = np.asarray(columns.series_index, dtype=np.int64)
+    at = np.fromiter((moment.timestamp() for moment in columns.observed_at), dtype=np.float64, count=count)
+    before = np.array([np.nan if moment is None else moment.timestamp() for moment in reference_at])[series]
+    newer = np.flatnonzero(np.isnan(before) | (at > before))
+    order = newer[np.lexsort((at[newer], series[newer]))]  # by series, then time (lexsort is stable)
+    ordered_series, amount = series[order], amount[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = ordered_series[1:] != ordered_series[:-1]
+    previous = np.empty(len(order))
+    previous[1:] = amount[:-1]
+    previous[first] = reference[ordered_series[first]]
+    known = ~np.isnan(previous)
+    return int(np.count_nonzero(~known)), int(np.count_nonzero(known & (previous != amount)))
 
 
 def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
@@ -431,6 +496,8 @@ def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
         inserted, suspect = _insert_with_orm(batch, refresh_id)
     result.inserted += inserted
     result.suspect += suspect
+    result.prices_added += batch.added
+    result.prices_changed += batch.changed
     result.unchanged += len(batch) - inserted
 
 

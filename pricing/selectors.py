@@ -22,7 +22,7 @@ from pricing.fx import MissingFxRate, fx_rates
 from pricing.models import PriceObservation
 from pricing.price_quality import ILLUSTRATIVE, price_qualities
 from pricing.spot_sanity import SANITY_COLUMNS, spot_sanity
-from scheduler.freshness import stale_after
+from scheduler.freshness import stale_after_for
 from scheduler.schedule import SCHEDULE
 
 OFFER_FRAME_COLUMNS = [
@@ -124,10 +124,10 @@ def with_staleness(frame: pd.DataFrame, now: dt.datetime) -> pd.DataFrame:
     schedule (``scheduler.freshness.is_stale``, per pricing model); a snapshot has no schedule, so it is
     stale only past ``snapshot_stale_after()``."""
     scheduled = frame["refresh_source"].isin(SCHEDULED_PRICE_SOURCES).to_numpy(dtype=bool)
-    per_model = {
-        model: stale_after(model) / dt.timedelta(hours=1) for model in frame["pricing_model"].unique()
-    }
-    schedule_hours = frame["pricing_model"].map(per_model).to_numpy(dtype=float)
+    pairs = pd.MultiIndex.from_arrays([frame["refresh_source"].fillna(""), frame["pricing_model"]])
+    codes, distinct = pairs.factorize()  # a handful of (source, model) pairs, however many rows
+    hours = np.array([stale_after_for(*pair) / dt.timedelta(hours=1) for pair in distinct], dtype=float)
+    schedule_hours = hours[codes] if len(frame) else np.zeros(0)
     snapshot_hours = snapshot_stale_after() / dt.timedelta(hours=1)
     frame["scheduled"] = scheduled
     frame["stale_after_hours"] = np.where(scheduled, schedule_hours, snapshot_hours)
@@ -155,7 +155,7 @@ def price_staleness(
     """One price's (stale, limit in hours), by the rule of ``with_staleness`` (for reports that read a
     single observation rather than the offer table, e.g. a TCO study's rent price)."""
     if (refresh_source or "") in SCHEDULED_PRICE_SOURCES:
-        limit = stale_after(pricing_model)
+        limit = stale_after_for(refresh_source, pricing_model)
     else:
         limit = snapshot_stale_after()
     return now - observed_at > limit, limit / dt.timedelta(hours=1)

@@ -14,7 +14,7 @@ from pricing.catalog import catalog_load
 from pricing.providers.retry import TransientSourceError
 from scheduler.limits import REFRESH_SOFT_TIME_LIMIT_S, REFRESH_TIME_LIMIT_S
 from scheduler.refresh import refresh_run
-from scheduler.sources import expand_sources
+from scheduler.sources import SOURCES, expand_sources
 
 
 @shared_task(name="pricing.load_bundled_catalog", acks_late=True)  # idempotent: a rerun changes nothing
@@ -51,7 +51,10 @@ def refresh_prices(source: str, regions: list[str] | None = None) -> dict:
     time_limit=REFRESH_TIME_LIMIT_S,
 )
 def refresh_source_region(source: str, region: str) -> dict:
-    """Refresh one source in one region; returns what its PriceRefresh row recorded."""
+    """Refresh one source in one region; returns what its PriceRefresh row recorded. A source switched
+    off since the job was queued does nothing (no row: nothing ran)."""
+    if not SOURCES[source].enabled():
+        return {"status": "off", "source": source}
     refresh = refresh_run(source, region)
     return {
         "refresh_id": refresh.pk,
@@ -60,4 +63,7 @@ def refresh_source_region(source: str, region: str) -> dict:
         "rows_unchanged": refresh.rows_unchanged,
         "rows_rejected": refresh.rows_rejected,
         "rows_suspect": refresh.rows_suspect,
+        "rows_added": refresh.rows_added,
+        "rows_changed": refresh.rows_changed,
+        "rows_refused": refresh.rows_refused,
     }

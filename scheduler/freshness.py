@@ -31,5 +31,21 @@ def stale_after(pricing_model: str) -> dt.timedelta:
     return dt.timedelta(seconds=2 * period_s)
 
 
+def stale_after_for(refresh_source: str | None, pricing_model: str) -> dt.timedelta:
+    """Twice the period of the scheduled source that wrote the price (azure-retail, gcp-billing and
+    lambda-cloud each have their own); `stale_after(pricing_model)` for the AWS sources and the rest."""
+    period_s = next(
+        (
+            job.every_seconds
+            for job in SCHEDULE
+            if refresh_source and job.kwargs.get("source") == refresh_source
+        ),
+        None,
+    )
+    if period_s is None or refresh_source in SOURCE_OF_PRICING_MODEL.values():
+        return stale_after(pricing_model)
+    return dt.timedelta(seconds=2 * period_s)
+
+
 def is_stale(pricing_model: str, observed_at: dt.datetime, now: dt.datetime) -> bool:
     return now - observed_at > stale_after(pricing_model)

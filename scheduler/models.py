@@ -21,6 +21,17 @@ class PriceRefresh(models.Model):
     rows_unchanged = models.PositiveIntegerField(default=0)
     rows_rejected = models.PositiveIntegerField(default=0)
     rows_suspect = models.PositiveIntegerField(default=0)
+    # What the run's prices did to the current prices (pricing.ingest): a first price for an offer,
+    # pricing model and payment option is "added", a new price for one already priced is "changed".
+    rows_added = models.PositiveIntegerField(default=0)
+    rows_changed = models.PositiveIntegerField(default=0)
+    # Rows pricing.price_checks refused, by reason: {"region": {"count": 3, "examples": ["...", ...]}}.
+    rows_refused = models.PositiveIntegerField(default=0)
+    refused_reasons = models.JSONField(default=dict, blank=True)
+    duration_s = models.FloatField(null=True, blank=True, help_text="Seconds from start to finish.")
+    # Failed runs of this source and region in a row, this one included (0 when it did not fail);
+    # three or more is shown as failing (scheduler.status.FAILING_AFTER).
+    failures_in_a_row = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
 
     class Meta:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import refresh_lock_held
 from scheduler.models import PriceRefresh, RefreshStatus
+from scheduler.refresh import failures_before
 
 
 def orphan_after() -> dt.timedelta:
@@ -37,8 +38,9 @@ def orphaned_refreshes_close(*, now: dt.datetime | None = None) -> list[int]:
             "died (closed by the sweeper)."
         )
         updated = PriceRefresh.objects.filter(pk=refresh_id, status=RefreshStatus.RUNNING).update(
-            status=RefreshStatus.FAILED, finished_at=now, error=message
-        )
+            status=RefreshStatus.FAILED, finished_at=now, error=message,
+            failures_in_a_row=failures_before(source, region) + 1,  # an orphan is a failure too
+        )  # fmt: skip
         if updated:
             closed.append(refresh_id)
     return closed

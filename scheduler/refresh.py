@@ -4,6 +4,10 @@ Every run leaves a PriceRefresh row (written outside the ingest transaction, so 
 recorded too). The prices of a run go in as one transaction: a run that fails half-way leaves the
 previous current prices exactly as they were. A second run of the same (source, region) while one
 holds the lock exits at once with status "skipped" and says so in the row.
+
+Every run of a source records rows seen, added, changed, unchanged, refused with reasons
+(pricing.price_checks: the reader's own refusals plus the ingest's), its duration, and how many runs of
+this source and region have failed in a row (three or more shows as failing on /status/).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
+from pricing.price_checks import NOT_POSITIVE, Refusals
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import LockUnavailable, refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
@@ -49,6 +54,7 @@ def refresh_run(
             status=RefreshStatus.FAILED,
             finished_at=timezone.now(),
             error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS],
+            failures_in_a_row=failures_before(source.name, region) + 1,
         )
         raise
     _recompute_decisions(refresh)
@@ -89,19 +95,42 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     if source.kind == "spot_advisory":
         seen, inserted, unchanged = ingest_spot_advisories(records)
         refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen, inserted, unchanged
-    else:
-        with transaction.atomic():  # the prices and what the source does after them land together
-            result = ingest_price_records(records, refresh=refresh)
-            if source.after_ingest is not None:
-                source.after_ingest(fetch, now)
-        refresh.rows_seen = result.seen + fetch.stats.rejected
-        refresh.rows_inserted = result.inserted
-        refresh.rows_unchanged = result.unchanged
-        refresh.rows_rejected = result.rejected + fetch.stats.rejected
-        refresh.rows_suspect = result.suspect
+        _finish(refresh, RefreshStatus.SUCCEEDED)
+        return
+    # The reader's refusals (units, sizes) are known once its records are read: the ingest reads
+    # them all before it writes anything.
+    refusals = Refusals()
+    with transaction.atomic():  # the prices and what the source does after them land together
+        result = ingest_price_records(records, refresh=refresh, refusals=refusals)
+        if source.after_ingest is not None:
+            source.after_ingest(fetch, now)
+    refusals.refuse_many(NOT_POSITIVE, fetch.stats.rejected, fetch.stats.rejected_locations)
+    for reason, count in fetch.refusals.counts.items():
+        refusals.refuse_many(reason, count, fetch.refusals.examples.get(reason, []))
+    refresh.rows_seen = result.seen + fetch.stats.rejected + fetch.refusals.total
+    refresh.rows_inserted = result.inserted
+    refresh.rows_unchanged = result.unchanged
+    refresh.rows_rejected = result.rejected + refusals.total
+    refresh.rows_suspect = result.suspect
+    refresh.rows_added, refresh.rows_changed = result.prices_added, result.prices_changed
+    refresh.rows_refused, refresh.refused_reasons = refusals.total, refusals.as_json()
     _finish(refresh, RefreshStatus.SUCCEEDED)
+
+
+def failures_before(source: str, region: str) -> int:
+    """How many runs of (source, region) failed in a row before now (skipped runs do not count)."""
+    last = (
+        PriceRefresh.objects.filter(source=source, region=region)
+        .exclude(status__in=[RefreshStatus.SKIPPED, RefreshStatus.RUNNING])
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+    return last.failures_in_a_row if last is not None and last.status == RefreshStatus.FAILED else 0
 
 
 def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
     refresh.status, refresh.error, refresh.finished_at = status, error, timezone.now()
+    refresh.duration_s = (refresh.finished_at - refresh.started_at).total_seconds()
+    if status == RefreshStatus.FAILED:
+        refresh.failures_in_a_row = failures_before(refresh.source, refresh.region) + 1
     refresh.save()

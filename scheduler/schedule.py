@@ -31,6 +31,14 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "Compute and EC2 Instance Savings Plans rates change with list prices; daily."),
     ScheduledJob("aws spot advisor", "pricing.refresh_prices", DAY, {"source": "aws-spot-advisor"},
                  "The advisor's interruption bands are published about daily."),
+    ScheduledJob("azure gpu prices", "pricing.refresh_prices", DAY, {"source": "azure-retail"},
+                 "Azure Retail Prices API: pay-as-you-go, Spot, reservations, savings plans of NC/ND/NV sizes. "
+                 "Off until GPULEDGER_AZURE_PRICES=1; stamped per day, so reruns within a day insert nothing."),
+    ScheduledJob("gcp gpu prices", "pricing.refresh_prices", DAY, {"source": "gcp-billing"},
+                 "GCP Cloud Billing Catalog: a2/a3/g2 and n1+GPU machines, on-demand, Spot, committed use. "
+                 "Off until GCP_BILLING_API_KEY is set; stamped per day like Azure."),
+    ScheduledJob("lambda gpu prices", "pricing.refresh_prices", 6 * HOUR, {"source": "lambda-cloud"},
+                 "Lambda Cloud API: instance types where capacity is available. Off until LAMBDA_API_KEY is set."),
     ScheduledJob("vast market offers", "pricing.refresh_prices", HOUR, {"source": "vast-market"},
                  "Marketplace offers come and go; off (queues nothing) unless GPULEDGER_VAST_MARKET=1."),
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},

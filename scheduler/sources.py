@@ -11,14 +11,25 @@ import datetime as dt
 import json
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from pricing.providers import aws, aws_pricing, aws_savings_plans, http_json, vast_market
+from pricing.price_checks import Refusals
+from pricing.providers import (
+    aws,
+    aws_pricing,
+    aws_savings_plans,
+    azure_retail,
+    gcp_billing_catalog,
+    http_json,
+    lambda_cloud,
+    vast_market,
+)
 from pricing.providers.aws import AwsReadStats
+from pricing.providers.http_api import Transport, urllib_transport
 from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor, snapshot_time
 
 DEFAULT_AWS_REGIONS = ("us-east-1", "us-west-2", "eu-west-1")
@@ -42,10 +53,18 @@ def aws_regions() -> list[str]:
     return list(getattr(settings, "GPULEDGER_AWS_REGIONS", None) or DEFAULT_AWS_REGIONS)
 
 
+def http_transport() -> Transport:
+    """The HTTPS transport the non-AWS price APIs use (tests replace this function)."""
+    return urllib_transport
+
+
 @dataclass
 class Fetch:
     records: Iterator[Any]
-    stats: AwsReadStats
+    stats: Any  # the reader's counters: `rejected` and `rejected_locations` at least (AwsReadStats)
+    # Rows the reader refused with a reason (a unit it cannot read, a size it does not know), filled
+    # while `records` is read.
+    refusals: Refusals = field(default_factory=Refusals)
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,34 @@ class Source:
     off_reason: str = ""
     # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
     after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
+
+
+def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
+    refusals, stats = Refusals(), azure_retail.AzureReadStats()
+    records = azure_retail.fetch_azure_prices(
+        now=now, refusals=refusals, stats=stats, transport=http_transport()
+    )
+    return Fetch(records, stats, refusals)
+
+
+def _fetch_gcp(region: str, now: dt.datetime) -> Fetch:
+    refusals, stats = Refusals(), gcp_billing_catalog.GcpReadStats()
+    records = gcp_billing_catalog.fetch_gcp_prices(
+        api_key=settings.GCP_BILLING_API_KEY,
+        now=now,
+        refusals=refusals,
+        stats=stats,
+        transport=http_transport(),
+    )
+    return Fetch(records, stats, refusals)
+
+
+def _fetch_lambda(region: str, now: dt.datetime) -> Fetch:
+    refusals, stats = Refusals(), lambda_cloud.LambdaReadStats()
+    records = lambda_cloud.fetch_lambda_prices(
+        api_key=settings.LAMBDA_API_KEY, now=now, refusals=refusals, stats=stats, transport=http_transport()
+    )
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_aws_spot(region: str, now: dt.datetime) -> Fetch:
@@ -162,7 +209,23 @@ SOURCES: dict[str, Source] = {
         off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
         after_ingest=_vast_market_gone,
     ),  # fmt: skip
-}
+    # One listing covers every region of these providers (the region of each price is in the answer).
+    "azure-retail": Source(
+        "azure-retail", _fetch_azure, lambda: [GLOBAL_REGION],
+        enabled=lambda: bool(getattr(settings, "GPULEDGER_AZURE_PRICES", False)),
+        off_reason="off: set GPULEDGER_AZURE_PRICES=1 (the Retail Prices API needs no key)",
+    ),
+    "gcp-billing": Source(
+        "gcp-billing", _fetch_gcp, lambda: [GLOBAL_REGION],
+        enabled=lambda: bool(getattr(settings, "GCP_BILLING_API_KEY", "")),
+        off_reason="off: set GCP_BILLING_API_KEY (an API key allowed to call the Cloud Billing API)",
+    ),
+    "lambda-cloud": Source(
+        "lambda-cloud", _fetch_lambda, lambda: [GLOBAL_REGION],
+        enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
+        off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
+    ),
+}  # fmt: skip
 SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"]}
 
 

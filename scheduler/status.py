@@ -10,10 +10,35 @@ from django_celery_beat.models import PeriodicTask
 from pricing.choices import PriceStatus
 from pricing.market_offers import market_offer_counts
 from pricing.models import PriceObservation
-from scheduler.models import PriceRefresh
+from scheduler.models import PriceRefresh, RefreshStatus
 from scheduler.sources import SOURCES
 
 RECENT_RUNS = 50
+FAILING_AFTER = 3  # failed runs in a row after which a source (in a region) shows as failing
+
+
+def source_states() -> list[dict]:
+    """Each refresh source with its region(s): on or off (and how to switch it on), its last finished
+    run, and whether it has failed FAILING_AFTER times in a row."""
+    states = []
+    for source in SOURCES.values():
+        finished = PriceRefresh.objects.filter(source=source.name).exclude(
+            status__in=[RefreshStatus.RUNNING, RefreshStatus.SKIPPED]
+        )
+        regions = finished.order_by("region").values_list("region", flat=True).distinct()
+        last_runs = {
+            region: finished.filter(region=region).order_by("-started_at", "-pk").first()
+            for region in regions
+        }
+        enabled = source.enabled()
+        states.append({
+            "name": source.name, "enabled": enabled, "how_to_enable": source.off_reason.removeprefix("off: "),
+            "regions": [
+                {"region": region, "last": run, "failing": run.failures_in_a_row >= FAILING_AFTER}
+                for region, run in sorted(last_runs.items())
+            ],
+        })  # fmt: skip
+    return states
 
 
 def status_overview(*, now: dt.datetime) -> dict:
@@ -25,6 +50,8 @@ def status_overview(*, now: dt.datetime) -> dict:
     return {
         "now": now,
         "runs": list(PriceRefresh.objects.all()[:RECENT_RUNS]),
+        "source_states": source_states(),
+        "failing_after": FAILING_AFTER,
         "sources": [{**row, "age": now - row["newest"]} for row in sources],
         "suspect_waiting": PriceObservation.objects.filter(status=PriceStatus.SUSPECT).count(),
         "schedule": list(PeriodicTask.objects.exclude(name__startswith="celery.").order_by("name")),

@@ -54,7 +54,9 @@ def test_the_page_downloads_carry_the_commitment_tables(plan, client_as):
     at = rows.index(["table", "commitment_utilization", "Utilization and coverage by commitment"])
     assert rows[at + 2][:4] == [PLAN, "Savings Plan", "in proportion to its used cost on GPU rows", "949.32"]
     html = client.get("/billing/review.html?start=2026-02-01&end=2026-03-01").content
-    assert b"Commitments: utilization, coverage, expiring" in html and html.count(b"<svg") == 6
+    assert (
+        b"Commitments: utilization, coverage, expiring" in html and html.count(b"<svg") == 9
+    )  # 4 spend, 2 commitments, 3 allocation/budgets/anomalies
 
 
 def test_pdf_xlsx_and_csv_reports_show_the_commitments(plan, tmp_path):

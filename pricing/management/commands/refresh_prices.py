@@ -23,8 +23,8 @@ FILE_SOURCE = "aws-spot-advisor"
 
 class Command(BaseCommand):
     help = (
-        "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-savings-plans, aws-spot-advisor, "
-        "vast-market) by hand."
+        "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-savings-plans, aws-spot-advisor,"
+        " vast-market, azure-retail, gcp-billing, lambda-cloud) by hand."
     )
 
     def add_arguments(self, parser):
@@ -50,6 +50,10 @@ class Command(BaseCommand):
         requested = [r.strip() for r in regions.split(",") if r.strip()]
         failures = 0
         for item in chosen:
+            if not item.enabled():  # by hand as on schedule: a source that is off does not run
+                self.stdout.write(self.style.ERROR(f"{item.name}: {item.off_reason}"))
+                failures += 1
+                continue
             # The spot advisor is one file for all regions; other sources run region by region.
             for region in item.regions() if item.kind == "spot_advisory" else requested or item.regions():
                 failures += self._refresh(item.name, region, no_progress)

@@ -1,0 +1,238 @@
+"""GCP GPU machine prices from the Cloud Billing Catalog API: on-demand, Spot and committed use.
+
+``GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?pageToken=...`` (Compute
+Engine's SKUs; the API key travels in the ``X-Goog-Api-Key`` header, never in the URL) answers
+``{skus: [{name, skuId, description, category: {resourceFamily, resourceGroup, usageType},
+serviceRegions, pricingInfo: [{pricingExpression: {usageUnit, tieredRates: [{unitPrice: {currencyCode,
+units, nanos}}]}}]}], nextPageToken}``; pages are followed until the token is empty.
+
+GCP prices a GPU machine by its parts, so the reader rebuilds each machine as gcp_hosts.py does from the
+bundled catalog (cloud.google.com/compute/gpus-pricing, "GPU machine types" and "N1"):
+
+    machine price = GPUs x GPU SKU + vCPUs x core SKU of its family + GiB x RAM SKU of its family
+
+per region and usage type: OnDemand (on_demand), Preemptible (spot: GCP's Spot VMs are billed on the
+"Spot Preemptible" SKUs), Commit1Yr / Commit3Yr (reserved_1y / reserved_3y, payment no_upfront: a
+committed-use discount is billed monthly, nothing up front). a2, a3 and g2 machine types come with
+their GPUs (gcp_hosts.attached_gpus) and the vCPUs and memory in MACHINE_SHAPES; an n1 host carries the
+GPU pairings gcp_n1.py allows, priced with the N1 core and RAM SKUs. A machine missing any part in a
+region (no Spot SKU for that GPU there, say) is not priced there.
+
+Example (us-central1, on-demand): a2-highgpu-1g = 1 x 2.933908 (A100) + 12 x 0.031611 (A2 core)
++ 85 x 0.004237 (A2 RAM GiB) = 3.673385 $/h, GCP's list price for a2-highgpu-1g.
+
+Refused (pricing.price_checks): a GPU, core or RAM SKU in a unit other than "h" / "GiBy.h", or with
+several price tiers (``unit``); bad prices, currencies and regions by the checks every refresh runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pricing.price_checks import UNIT, Refusals
+from pricing.providers.cells import PRICE_QUANTUM
+from pricing.providers.gcp_hosts import attached_gpus
+from pricing.providers.gcp_n1 import N1_HOSTS, n1_attachments, n1_instance_name
+from pricing.providers.http_api import Transport, get_json, urllib_transport
+from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
+from pricing.providers.retry import RetryPolicy
+from pricing.providers.vocabulary import NO_UPFRONT, ON_DEMAND, RESERVED_1Y, RESERVED_3Y, SPOT
+
+COMPUTE_ENGINE_SERVICE = "6F81-5844-456A"
+API_URL = f"https://cloudbilling.googleapis.com/v1/services/{COMPUTE_ENGINE_SERVICE}/skus"
+SOURCE = "gcp:cloudbilling.skus"
+PAGE_SIZE = 5000  # the API's maximum page size
+MAX_PAGES = 200
+USAGE_TYPES = {"OnDemand": ON_DEMAND, "Preemptible": SPOT, "Commit1Yr": RESERVED_1Y, "Commit3Yr": RESERVED_3Y}
+UNITS = {"GPU": "h", "CPU": "h", "RAM": "GiBy.h"}
+NANOS = Decimal(10) ** 9
+
+# GPU SKU label ("Nvidia <label> GPU running in ...") -> the accelerator name of gcp_hosts / gcp_n1 and
+# pricing/data/gpu_aliases.csv (provider gcp).
+GPU_LABELS = {
+    "Tesla T4": "T4", "Tesla V100": "V100", "Tesla P100": "P100", "Tesla P4": "P4", "L4": "L4",
+    "Tesla A100": "A100", "A100 80GB": "A100-80GB", "H100 80GB": "H100", "H100 80GB Mega": "H100-MEGA",
+    "H200 141GB": "H200",
+}  # fmt: skip
+_GPU = re.compile(r"^(?:Spot Preemptible )?(?:Commitment v1: )?Nvidia (.+?) GPU (?:running )?in ")
+_PART = re.compile(r"^(?:Spot Preemptible )?(A2|A3|G2|N1 Predefined) Instance (?:Core|Ram) running in ")
+_COMMIT_PART = re.compile(r"^Commitment v1: (?:(A2|A3|G2) )?(?:Cpu|Ram) in ")
+N1_FAMILY = "N1 Predefined"
+
+# Machine type -> (vCPUs, memory GiB), cloud.google.com/compute/docs/accelerator-optimized-machines
+# (GCP writes "GB" for these binary sizes; the RAM SKU is priced per GiB-hour). The same figures are
+# the vCPUs and MemoryGiB of the bundled catalog's host rows (a test compares them).
+MACHINE_SHAPES: dict[str, tuple[int, int]] = {
+    "a2-highgpu-1g": (12, 85), "a2-highgpu-2g": (24, 170), "a2-highgpu-4g": (48, 340),
+    "a2-highgpu-8g": (96, 680), "a2-megagpu-16g": (96, 1360), "a2-ultragpu-1g": (12, 170),
+    "a2-ultragpu-2g": (24, 340), "a2-ultragpu-4g": (48, 680), "a2-ultragpu-8g": (96, 1360),
+    "a3-highgpu-1g": (26, 234), "a3-highgpu-2g": (52, 468), "a3-highgpu-4g": (104, 936),
+    "a3-highgpu-8g": (208, 1872), "a3-megagpu-8g": (208, 1872), "a3-ultragpu-8g": (224, 2952),
+    "g2-standard-4": (4, 16), "g2-standard-8": (8, 32), "g2-standard-12": (12, 48),
+    "g2-standard-16": (16, 64), "g2-standard-24": (24, 96), "g2-standard-32": (32, 128),
+    "g2-standard-48": (48, 192), "g2-standard-96": (96, 384),
+}  # fmt: skip
+
+PartKey = tuple[
+    str, str, str, str
+]  # (resource group "GPU"|"CPU"|"RAM", family or accelerator, model, region)
+
+
+@dataclass
+class GcpReadStats:
+    pages: int = 0
+    items_seen: int = 0
+    skipped: int = 0  # SKUs that price no part of a GPU machine
+    records: int = 0
+    rejected: int = 0
+    rejected_locations: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Part:
+    price: Decimal
+    currency: str
+    location: str
+
+
+def gcp_pages(*, api_key: str, transport: Transport, policy: RetryPolicy) -> Iterator[dict[str, Any]]:
+    token = ""
+    headers = {"X-Goog-Api-Key": api_key}
+    for page_number in range(1, MAX_PAGES + 1):
+        query = {"pageSize": PAGE_SIZE, **({"pageToken": token} if token else {})}
+        url = f"{API_URL}?{urllib.parse.urlencode(query)}"
+        page = get_json(url, transport=transport, policy=policy, what=f"gcp billing catalog page {page_number}",
+                        headers=headers)  # fmt: skip
+        yield page
+        token = page.get("nextPageToken") or ""
+        if not token:
+            return
+    raise SourceRowError("gcp", "nextPageToken", f"still another page after {MAX_PAGES} pages")
+
+
+def gcp_parts(
+    pages: Iterator[dict[str, Any]], *, refusals: Refusals, stats: GcpReadStats
+) -> dict[PartKey, Part]:
+    """The hourly price of every GPU, core and RAM SKU of a GPU machine family, per region."""
+    parts: dict[PartKey, Part] = {}
+    for page_number, page in enumerate(pages, start=1):
+        stats.pages += 1
+        for sku_number, sku in enumerate(page.get("skus") or [], start=1):
+            stats.items_seen += 1
+            location = f"gcp:cloudbilling page {page_number} sku {sku_number} ({sku.get('skuId', '?')})"
+            key = _part_key(sku)
+            if key is None:
+                stats.skipped += 1
+                continue
+            part = _part_price(sku, key[0], location, refusals)
+            if part is not None:
+                for region in sku.get("serviceRegions") or []:
+                    parts[(*key, str(region))] = part
+    return parts
+
+
+def _part_key(sku: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(resource group, family or accelerator, pricing model) of a machine part's SKU, else None."""
+    category = sku.get("category") or {}
+    group, model = category.get("resourceGroup"), USAGE_TYPES.get(category.get("usageType", ""))
+    description = str(sku.get("description") or "")
+    if category.get("resourceFamily") != "Compute" or model is None:
+        return None
+    if group == "GPU":
+        match = _GPU.match(description)
+        accelerator = GPU_LABELS.get(match.group(1)) if match else None
+        return (group, accelerator, model) if accelerator else None
+    if group in ("CPU", "RAM"):
+        match = _PART.match(description) or _COMMIT_PART.match(description)
+        if match is None or "Sole Tenancy" in description or "Custom" in description:
+            return None
+        return group, match.group(1) or N1_FAMILY, model
+    return None
+
+
+def _part_price(sku: dict[str, Any], group: str, location: str, refusals: Refusals) -> Part | None:
+    """The SKU's price per unit of its resource group, or None (refused, with the reason) when its
+    unit or tiers cannot be read as one hourly price."""
+    infos = sku.get("pricingInfo") or []
+    expression = (infos[-1].get("pricingExpression") if infos else None) or {}
+    unit, tiers = expression.get("usageUnit"), expression.get("tieredRates") or []
+    if unit != UNITS[group]:
+        refusals.refuse(UNIT, f"{location}: usageUnit {unit!r} for a {group} SKU (expected {UNITS[group]!r})")
+        return None
+    if len(tiers) != 1:
+        refusals.refuse(UNIT, f"{location}: {len(tiers)} price tiers (one hourly price expected)")
+        return None
+    money = tiers[0].get("unitPrice") or {}
+    try:
+        price = Decimal(str(money.get("units") or "0")) + Decimal(int(money.get("nanos") or 0)) / NANOS
+    except (ArithmeticError, ValueError, TypeError):
+        refusals.refuse(UNIT, f"{location}: unitPrice {money!r} is not a price")
+        return None
+    return Part(price, str(money.get("currencyCode") or ""), location)
+
+
+def gcp_machines() -> list[tuple[str, str, int, str, int, int]]:
+    """(machine name, accelerator, GPUs, core/RAM family, vCPUs, memory GiB) of every machine priced."""
+    machines = []
+    for name, (vcpus, memory) in MACHINE_SHAPES.items():
+        accelerator, count = attached_gpus(name) or ("", 0)
+        machines.append((name, accelerator, count, name[:2].upper(), vcpus, memory))
+    for host, (vcpus, memory) in N1_HOSTS.items():
+        for accelerator, count in n1_attachments(host):
+            name = n1_instance_name(host, accelerator, count)
+            machines.append((name, accelerator, count, N1_FAMILY, vcpus, memory))
+    return machines
+
+
+def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime) -> Iterator[PriceRecord]:
+    """One price per machine, region and pricing model whose GPU, core and RAM SKUs are all there."""
+    regions = sorted({key[3] for key in parts})
+    for name, accelerator, count, family, vcpus, memory in gcp_machines():
+        instance = InstanceTypeRecord(
+            provider="gcp", name=name, gpu_name=accelerator, gpu_count=Decimal(count),
+            vcpus=Decimal(vcpus), memory_gib=Decimal(memory),
+        )  # fmt: skip
+        for model in USAGE_TYPES.values():
+            for region in regions:
+                gpu = parts.get(("GPU", accelerator, model, region))
+                core = parts.get(("CPU", family, model, region))
+                ram = parts.get(("RAM", family, model, region))
+                if (
+                    gpu is None
+                    or core is None
+                    or ram is None
+                    or len({gpu.currency, core.currency, ram.currency}) > 1
+                ):
+                    continue
+                total = count * gpu.price + vcpus * core.price + memory * ram.price
+                committed = model in (RESERVED_1Y, RESERVED_3Y)
+                yield PriceRecord(
+                    instance=instance, region=region, zone="", pricing_model=model,
+                    price_per_hour=total.quantize(PRICE_QUANTUM), currency=gpu.currency, observed_at=observed_at,
+                    source=SOURCE, location=f"{gpu.location} + {core.location} + {ram.location}",
+                    payment_option=NO_UPFRONT if committed else "", upfront_fee=Decimal(0) if committed else None,
+                )  # fmt: skip
+
+
+def fetch_gcp_prices(
+    *,
+    api_key: str,
+    now: dt.datetime,
+    refusals: Refusals,
+    stats: GcpReadStats,
+    transport: Transport = urllib_transport,
+    policy: RetryPolicy | None = None,
+) -> Iterator[PriceRecord]:
+    """Every GPU machine's prices in every region, stamped with the day they were read."""
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    pages = gcp_pages(api_key=api_key, transport=transport, policy=policy or RetryPolicy())
+    parts = gcp_parts(pages, refusals=refusals, stats=stats)
+    for record in gcp_machine_records(parts, observed_at=day):
+        stats.records += 1
+        yield record
