@@ -24,6 +24,7 @@ run: export DEBUG ?= 1
 run: $(VENV)/.runtime-installed
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_catalog
+	$(PY) manage.py load_demo_commitments
 	$(PY) manage.py sync_schedule
 	$(PY) manage.py demo_users --url http://$(HOST)
 	mkdir -p var && $(PY) manage.py make_demo_billing --output var/demo_billing.csv

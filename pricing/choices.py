@@ -19,6 +19,29 @@ class PaymentOption(models.TextChoices):
     ALL_UPFRONT = "all_upfront", "All upfront"
 
 
+class CommitmentKind(models.TextChoices):
+    """Which commitment a reserved or savings-plan price is: the same term and payment option can be
+    sold as several products (AWS: standard or convertible reservations; Compute or EC2 Instance
+    Savings Plans), each with its own price. Empty for on-demand, spot, and a commitment whose source
+    does not say (a rate card, an Azure reservation)."""
+
+    NONE = "", "Not applicable"
+    STANDARD = "standard", "Standard reservation"
+    CONVERTIBLE = "convertible", "Convertible reservation"
+    COMPUTE_SAVINGS_PLAN = "compute_sp", "Compute Savings Plan"
+    INSTANCE_SAVINGS_PLAN = "ec2_instance_sp", "EC2 Instance Savings Plan"
+
+
+# Commitment terms: the pricing models that bind for a term, and its length in years.
+COMMITMENT_TERM_YEARS = {
+    PricingModel.RESERVED_1Y: 1,
+    PricingModel.RESERVED_3Y: 3,
+    PricingModel.SAVINGS_PLAN_1Y: 1,
+    PricingModel.SAVINGS_PLAN_3Y: 3,
+}
+COMMITTED_PRICING_MODELS = frozenset(COMMITMENT_TERM_YEARS)
+
+
 class PriceStatus(models.TextChoices):
     PUBLISHED = "published", "Published"
     SUSPECT = "suspect", "Suspect (held back until accepted)"

@@ -1,6 +1,7 @@
 """Write normalized price records to the database: idempotent, set-based, all or nothing.
 
-The natural key of an observation is (offer, pricing model, payment option, observed_at, source):
+The natural key of an observation is (offer, pricing model, payment option, commitment kind, observed_at,
+source):
 ingesting the same records twice inserts nothing the second time. The records are read once, into
 columns; providers, regions, instance types and offers are upserted from the few distinct values;
 then the observations go in as one set. On PostgreSQL that is a binary ``COPY`` (typed fields, so no
@@ -19,6 +20,12 @@ Guard rails, applied before anything is written:
   admin, but not published (not "current") until a person accepts it. The reference is the current
   published price of the same offer, pricing model and payment option before this batch, or, for
   an offer seen for the first time, the batch's own median for it (which catches a lone outlier).
+
+Commitment prices (reserved and savings-plan records, from any source) are stored as observations whose
+amount is the effective hourly price, with the upfront fee and the recurring hourly part beside it
+(pricing.models.PriceObservation says why); a record without a recurring part gets
+effective − upfront ÷ term hours. A fee on a price that is not a commitment, a negative fee, or a
+recurring part above the effective price stops the batch naming the row.
 
 A live refresh passes ``refusals``: then the rows pricing.price_checks refuses (a price not above
 zero or over 10x its family's median, a currency without an FX rate, a region the provider does not
@@ -46,7 +53,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
-from pricing.choices import PriceStatus
+from pricing.choices import COMMITMENT_TERM_YEARS, PriceStatus
 from pricing.gpu_mapping import GpuNameResolver
 from pricing.models import (
     FxRate,
@@ -100,14 +107,19 @@ class _Columns:
     series_index: list[int] = field(default_factory=list)
     pricing_model: list[str] = field(default_factory=list)
     payment_option: list[str] = field(default_factory=list)
+    commitment_kind: list[str] = field(default_factory=list)
     amount: list[Decimal] = field(default_factory=list)
+    upfront: list[Decimal | None] = field(default_factory=list)
+    recurring: list[Decimal | None] = field(default_factory=list)
     currency: list[str] = field(default_factory=list)
     observed_at: list = field(default_factory=list)
     source: list[str] = field(default_factory=list)
     offer_keys: dict[tuple[str, str, str, str], int] = field(
         default_factory=dict
     )  # provider, type, region, zone
-    series_keys: dict[tuple[int, str, str], int] = field(default_factory=dict)  # offer index, model, payment
+    series_keys: dict[tuple[int, str, str, str], int] = field(
+        default_factory=dict
+    )  # offer index, model, payment, kind
     instances: dict[tuple[str, str], InstanceTypeRecord] = field(default_factory=dict)
     first_location: dict[str, str] = field(default_factory=dict)  # currency → first row using it
 
@@ -185,16 +197,48 @@ def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Colu
             instances.setdefault((instance.provider, instance.name), instance)
         if record.currency not in columns.first_location:
             columns.first_location[record.currency] = record.location
-        series = (index, record.pricing_model, record.payment_option)
+        upfront, recurring = _commitment_parts(record)
+        kind = record.commitment_kind
+        series = (index, record.pricing_model, record.payment_option, kind)
         columns.series_index.append(series_keys.setdefault(series, len(series_keys)))
         columns.offer_index.append(index)
         columns.pricing_model.append(record.pricing_model)
         columns.payment_option.append(record.payment_option)
+        columns.commitment_kind.append(kind)
         columns.amount.append(price.quantize(PRICE_QUANTUM))
+        columns.upfront.append(upfront)
+        columns.recurring.append(recurring)
         columns.currency.append(record.currency)
         columns.observed_at.append(record.observed_at)
         columns.source.append(record.source)
     return columns
+
+
+def _commitment_parts(record: PriceRecord) -> tuple[Decimal | None, Decimal | None]:
+    """(upfront fee, recurring per hour) of a commitment record, both None for any other price."""
+    years = COMMITMENT_TERM_YEARS.get(record.pricing_model)
+    upfront, recurring = record.upfront_fee, record.recurring_per_hour
+    if years is None:
+        if upfront is not None or recurring is not None or record.commitment_kind:
+            raise SourceRowError(
+                record.location, "upfront_fee", f"a {record.pricing_model} price has no upfront fee or kind"
+            )
+        return None, None
+    if upfront is not None and not 0 <= upfront < MAX_PRICE:
+        raise SourceRowError(record.location, "upfront_fee", f"{str(upfront)[:30]} is not a fee (0 or more)")
+    if recurring is None:
+        spread = (upfront or Decimal(0)) / (years * HOURS_PER_YEAR)
+        recurring = max(record.price_per_hour - spread, Decimal(0))
+    if not 0 <= recurring <= record.price_per_hour:
+        raise SourceRowError(
+            record.location, "recurring_per_hour",
+            f"{str(recurring)[:30]} is not between 0 and the effective price {record.price_per_hour}",
+        )  # fmt: skip
+    quantize = PRICE_QUANTUM
+    return (None if upfront is None else upfront.quantize(quantize)), recurring.quantize(quantize)
+
+
+HOURS_PER_YEAR = 8760  # AWS bills a term as 365-day years (pricing.providers.vocabulary.TERM_HOURS)
 
 
 # Longest text each stored field holds (pricing.models); a longer value is a clean error, not a 500.
@@ -407,16 +451,16 @@ def _current_prices(columns: _Columns, offer_id_by_index: np.ndarray) -> tuple[n
     """The current published price of each series before this batch (NaN for a new series) and the
     time it was observed (None for a new series)."""
     series_by_key = {
-        (int(offer_id_by_index[offer_index]), model, payment): code
-        for (offer_index, model, payment), code in columns.series_keys.items()
+        (int(offer_id_by_index[offer_index]), model, payment, kind): code
+        for (offer_index, model, payment, kind), code in columns.series_keys.items()
     }
     reference = np.full(len(series_by_key), np.nan)
     reference_at: list = [None] * len(series_by_key)
     rows = current_price_observations(offer_id__in={key[0] for key in series_by_key}).values_list(
-        "offer_id", "pricing_model", "payment_option", "amount_per_hour", "observed_at"
+        "offer_id", "pricing_model", "payment_option", "commitment_kind", "amount_per_hour", "observed_at"
     )
-    for offer_id, model, payment, amount, observed_at in rows:
-        code = series_by_key.get((offer_id, model, payment))
+    for offer_id, model, payment, kind, amount, observed_at in rows:
+        code = series_by_key.get((offer_id, model, payment, kind))
         if code is not None:
             reference[code], reference_at[code] = float(amount), observed_at
     return reference, reference_at
@@ -459,9 +503,11 @@ def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
 
 # Binary COPY: every field travels typed, so no text (a file name holding a tab, a newline, a
 # backslash or "\\N") can split a row or forge a field, and nothing is formatted or escaped per row.
-COPY_COLUMNS = ("offer_id", "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at",
-                "source", "status", "refresh_id", "recorded_at")  # fmt: skip
-COPY_TYPES = ("int8", "text", "text", "numeric", "text", "timestamptz", "text", "text", "int8", "timestamptz")
+COPY_COLUMNS = ("offer_id", "pricing_model", "payment_option", "commitment_kind", "amount_per_hour",
+                "upfront_amount", "recurring_per_hour", "currency", "observed_at", "source", "status", "refresh_id",
+                "recorded_at")  # fmt: skip
+COPY_TYPES = ("int8", "text", "text", "text", "numeric", "numeric", "numeric", "text", "timestamptz", "text",
+              "text", "int8", "timestamptz")  # fmt: skip
 
 
 def _insert_with_copy(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
@@ -498,14 +544,15 @@ def _stage_and_merge(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     with connection.cursor() as cursor, connection.wrap_database_errors:
         cursor.execute(
             "CREATE TEMPORARY TABLE price_stage (offer_id bigint, pricing_model text, payment_option text,"
-            " amount_per_hour numeric(18, 6), currency text, observed_at timestamptz, source text, status text,"
+            " commitment_kind text, amount_per_hour numeric(18, 6), upfront_amount numeric(18, 6),"
+            " recurring_per_hour numeric(18, 6), currency text, observed_at timestamptz, source text, status text,"
             " refresh_id bigint, recorded_at timestamptz) ON COMMIT DROP"
         )
         _copy_rows(cursor, "price_stage", batch, refresh_id, timezone.now())
         cursor.execute(
             f"WITH written AS (INSERT INTO {table} ({', '.join(COPY_COLUMNS)})"  # noqa: S608 (table from model meta)
             f" SELECT {', '.join(COPY_COLUMNS)} FROM price_stage"
-            " ON CONFLICT (offer_id, pricing_model, payment_option, observed_at, source) DO NOTHING"
+            " ON CONFLICT (offer_id, pricing_model, payment_option, commitment_kind, observed_at, source) DO NOTHING"
             " RETURNING status)"
             " SELECT count(*), count(*) FILTER (WHERE status = %s) FROM written",
             [PriceStatus.SUSPECT.value],
@@ -523,8 +570,8 @@ def _copy_rows(cursor, table: str, batch: _Batch, refresh_id: int | None, record
     with cursor.cursor.copy(copy_sql) as copy:
         copy.set_types(COPY_TYPES)
         rows = zip(
-            batch.offer_id.tolist(), c.pricing_model, c.payment_option, c.amount, c.currency, c.observed_at,
-            c.source, batch.status.tolist(), repeat(refresh_id, count), repeat(recorded_at, count),
+            batch.offer_id.tolist(), c.pricing_model, c.payment_option, c.commitment_kind, c.amount, c.upfront,
+            c.recurring, c.currency, c.observed_at, c.source, batch.status.tolist(), repeat(refresh_id, count), repeat(recorded_at, count),
             strict=True,
         )  # fmt: skip
         write_row = copy.write_row
@@ -534,12 +581,13 @@ def _copy_rows(cursor, table: str, batch: _Batch, refresh_id: int | None, record
 
 def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     c = batch.columns
-    key_columns = ["offer_id", "pricing_model", "payment_option", "observed_at", "source"]
+    key_columns = ["offer_id", "pricing_model", "payment_option", "commitment_kind", "observed_at", "source"]
     offer_ids = batch.offer_id.tolist()
     existing = set(PriceObservation.objects.filter(offer_id__in=set(offer_ids)).values_list(*key_columns))
     new, seen = [], set()
     for i, offer_id in enumerate(offer_ids):
-        key = (offer_id, c.pricing_model[i], c.payment_option[i], c.observed_at[i], c.source[i])
+        key = (offer_id, c.pricing_model[i], c.payment_option[i], c.commitment_kind[i], c.observed_at[i],
+               c.source[i])  # fmt: skip
         if key in existing or key in seen:
             continue
         seen.add(key)
@@ -548,9 +596,12 @@ def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
                 offer_id=offer_id,
                 pricing_model=key[1],
                 payment_option=key[2],
-                observed_at=key[3],
-                source=key[4],
+                commitment_kind=key[3],
+                observed_at=key[4],
+                source=key[5],
                 amount_per_hour=c.amount[i],
+                upfront_amount=c.upfront[i],
+                recurring_per_hour=c.recurring[i],
                 currency=c.currency[i],
                 status=batch.status[i],
                 refresh_id=refresh_id,

@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from pricing.choices import (
+    CommitmentKind,
     Currency,
     PaymentOption,
     PriceStatus,
@@ -250,14 +251,34 @@ class Offer(models.Model):
 
 
 class PriceObservation(models.Model):
-    """One observed hourly price. Append-only: history is never overwritten."""
+    """One observed hourly price. Append-only: history is never overwritten.
+
+    Commitment prices (reserved and savings-plan terms) are observations too, not a model of their own:
+    ``amount_per_hour`` is their effective hourly price (recurring + upfront ÷ term hours), so the offer
+    table, the ranking, "current" selection, suspect checks and freshness treat them as every other
+    price with no second store to keep in step; ``upfront_amount`` and ``recurring_per_hour`` keep the
+    two parts the provider quotes, and ``commitment_kind`` tells apart products sold for the same term
+    and payment option (standard or convertible reservation, Compute or EC2 Instance Savings Plan). The
+    kind is part of the natural key and of "current" (newest per offer, pricing model, payment option
+    and kind), so each product keeps its own history.
+    """
 
     # No separate index on offer: the natural-key unique index leads with it, and every extra index
     # slows the million-row ingest (benchmarks/ingest_bench.py).
     offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="prices", db_index=False)
     pricing_model = models.CharField(max_length=20, choices=PricingModel.choices)
     payment_option = models.CharField(max_length=20, choices=PaymentOption.choices, blank=True, default="")
+    commitment_kind = models.CharField(max_length=20, choices=CommitmentKind.choices, blank=True, default="")
     amount_per_hour = models.DecimalField(**HOURLY)
+    upfront_amount = models.DecimalField(
+        **HOURLY,
+        null=True,
+        blank=True,
+        help_text="Commitments: the one-off fee per instance (in `currency`).",
+    )
+    recurring_per_hour = models.DecimalField(
+        **HOURLY, null=True, blank=True, help_text="Commitments: the hourly part billed besides the fee."
+    )
     currency = models.CharField(max_length=3, choices=Currency.choices)
     observed_at = models.DateTimeField()
     source = models.CharField(max_length=200, help_text="Where the price came from, e.g. a file or an API.")
@@ -279,8 +300,20 @@ class PriceObservation(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["offer", "pricing_model", "payment_option", "observed_at", "source"],
+                fields=[
+                    "offer",
+                    "pricing_model",
+                    "payment_option",
+                    "commitment_kind",
+                    "observed_at",
+                    "source",
+                ],
                 name="price_observation_natural_key",
+            ),
+            models.CheckConstraint(
+                condition=Q(upfront_amount__isnull=True) | Q(upfront_amount__gte=0),
+                name="price_upfront_not_negative",
+                violation_error_message="An upfront fee cannot be negative; leave it empty where there is none.",
             ),
             models.CheckConstraint(
                 condition=Q(amount_per_hour__gt=0),
@@ -290,8 +323,8 @@ class PriceObservation(models.Model):
         ]
         # Publishing a held-back price is its own right: viewing price history does not grant it.
         permissions = [("publish_suspect", "Can publish a suspect (held-back) price")]
-        # "Current" (newest per offer, pricing model, payment option) is served by the natural-key
-        # index, which starts with exactly those columns and then observed_at.
+        # "Current" (newest per offer, pricing model, payment option, commitment kind) is served by the
+        # natural-key index, which starts with exactly those columns and then observed_at.
 
     def __str__(self) -> str:
         return f"{self.offer} {self.pricing_model} {self.amount_per_hour} {self.currency}/h @ {self.observed_at:%Y-%m-%d}"

@@ -29,7 +29,7 @@ from pricing.selectors import (
 )
 from scheduler.freshness import stale_after
 
-CURRENT_KEY = ("offer_id", "pricing_model", "payment_option")
+CURRENT_KEY = ("offer_id", "pricing_model", "payment_option", "commitment_kind")
 
 
 def _mapped(filters: dict) -> dict:
@@ -55,7 +55,7 @@ def offer_frame_page(*, limit: int, offset: int, now: dt.datetime | None = None,
     if not page_keys:
         return pd.DataFrame(columns=OFFER_FRAME_COLUMNS)
     groups = (
-        Offer.objects.filter(id__in={offer_id for offer_id, _, _ in page_keys})
+        Offer.objects.filter(id__in={key[0] for key in page_keys})
         .values_list("instance_type_id", "region_id")
         .distinct()
     )

@@ -8,7 +8,7 @@ offer_frame()'s Decimal one in the last bit), and
 the freshness columns are left out, because they depend on the clock and a cached table must not
 (``with_staleness`` adds them when a context is built).
 
-The newest published price per offer × pricing model × payment option is picked in SQL with the
+The newest published price per offer × pricing model × payment option × commitment kind is picked in SQL with the
 natural-key index (``DISTINCT ON`` on PostgreSQL, ordered all descending so that it is a backward scan
 of that index with no sort; ``GROUP BY`` with ``MAX`` on SQLite, whose bare columns come from the row
 holding the maximum: https://www.sqlite.org/lang_select.html#bareagg). A marketplace offer marked gone
@@ -42,15 +42,16 @@ from scheduler.models import PriceRefresh
 _CURRENT_POSTGRESQL = """
 SELECT c.id AS observation_id, c.offer_id, o.instance_type_id, o.region_id, o.zone, c.pricing_model,
        c.payment_option, c.amount, c.currency, c.observed_us AS observed, c.source,
-       COALESCE(r.source, '') AS refresh_source
+       COALESCE(r.source, '') AS refresh_source, c.commitment_kind
 FROM (
-    SELECT DISTINCT ON (p.offer_id, p.pricing_model, p.payment_option)
+    SELECT DISTINCT ON (p.offer_id, p.pricing_model, p.payment_option, p.commitment_kind)
            p.id, p.offer_id, p.pricing_model, p.payment_option, (p.amount_per_hour * 1000000)::int8 AS amount,
            p.currency, (EXTRACT(EPOCH FROM p.observed_at) * 1000000)::int8 AS observed_us, p.source,
-           p.refresh_id
+           p.refresh_id, p.commitment_kind
     FROM {prices} p
     WHERE p.status = %s
-    ORDER BY p.offer_id DESC, p.pricing_model DESC, p.payment_option DESC, p.observed_at DESC
+    ORDER BY p.offer_id DESC, p.pricing_model DESC, p.payment_option DESC, p.commitment_kind DESC,
+             p.observed_at DESC
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
@@ -58,25 +59,27 @@ WHERE o.gone_at IS NULL
 """
 _CURRENT_SQLITE = """
 SELECT c.id, c.offer_id, o.instance_type_id, o.region_id, o.zone, c.pricing_model, c.payment_option,
-       c.amount, c.currency, c.observed_at, c.source, COALESCE(r.source, '')
+       c.amount, c.currency, c.observed_at, c.source, COALESCE(r.source, ''), c.commitment_kind
 FROM (
     SELECT p.id, p.offer_id, p.pricing_model, p.payment_option, CAST(p.amount_per_hour AS REAL) AS amount,
-           p.currency, p.observed_at || '' AS observed_at, p.source, p.refresh_id, MAX(p.observed_at)
+           p.currency, p.observed_at || '' AS observed_at, p.source, p.refresh_id, p.commitment_kind,
+           MAX(p.observed_at)
     FROM {prices} p
     WHERE p.status = %s
-    GROUP BY p.offer_id, p.pricing_model, p.payment_option
+    GROUP BY p.offer_id, p.pricing_model, p.payment_option, p.commitment_kind
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
 WHERE o.gone_at IS NULL
 """
 _FIELDS = ("observation_id", "offer_id", "instance_type_id", "region_id", "zone", "pricing_model",
-           "payment_option", "amount", "currency", "observed", "source", "refresh_source")  # fmt: skip
+           "payment_option", "amount", "currency", "observed", "source", "refresh_source",
+           "commitment_kind")  # fmt: skip
 TEXT = object  # text columns stay object arrays: the ranking factorizes them as such
 
 
 def current_price_rows() -> dict[str, np.ndarray]:
-    """The newest published price of every offer × pricing model × payment option, as columns."""
+    """The newest published price of every offer × pricing model × payment option × commitment kind."""
     tables = {
         "prices": PriceObservation._meta.db_table,
         "offers": Offer._meta.db_table,
@@ -110,13 +113,14 @@ def _postgresql_rows(query: str) -> dict[str, np.ndarray]:
     line = " || ',' || ".join(
         [f"c.{name}::text" for name in _FIELDS[:4]]
         + [text("zone"), text("pricing_model"), text("payment_option"), "c.amount::text", text("currency"),
-           "c.observed::text", text("source"), text("refresh_source")]
+           "c.observed::text", text("source"), text("refresh_source"), text("commitment_kind")]
     )  # fmt: skip
     statement = f"SELECT string_agg({line}, E'\\n') FROM ({query}) c"  # noqa: S608 (our own query)
     with connection.cursor() as cursor:
         cursor.execute(statement, [PriceStatus.PUBLISHED])
         (csv_text,) = cursor.fetchone()
-    text_columns = ("zone", "pricing_model", "payment_option", "currency", "source", "refresh_source")
+    text_columns = ("zone", "pricing_model", "payment_option", "currency", "source", "refresh_source",
+                    "commitment_kind")  # fmt: skip
     numbers = {"observation_id": np.int64, "offer_id": np.int64, "instance_type_id": np.int64,
                "region_id": np.int64, "amount": np.int64, "observed": np.int64}  # fmt: skip
     frame = pd.read_csv(
@@ -202,6 +206,7 @@ def offer_table(*, gpu_mapped_only: bool = True) -> pd.DataFrame:
         "price_per_hour": prices["amount"], "currency": prices["currency"], "price_per_hour_usd": usd,
         "price_per_gpu_hour_usd": per_gpu, "observed_at": prices["observed_at"],
         "source": prices["source"], "host_priced_separately": catalog["host_priced_separately"],
+        "commitment_kind": prices["commitment_kind"],
     }  # fmt: skip
     frame = pd.DataFrame({name: _series(columns[name][keep]) for name in OFFER_FRAME_COLUMNS})
     frame["observed_at"] = frame["observed_at"].dt.tz_localize("UTC")

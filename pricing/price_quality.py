@@ -24,6 +24,9 @@ OBSERVED, SNAPSHOT, QUOTED, ILLUSTRATIVE = "observed", "snapshot", "quoted", "il
 PRICE_QUALITIES = (OBSERVED, SNAPSHOT, QUOTED, ILLUSTRATIVE)
 # Bundled provider files whose prices are made up (pricing/data/SOURCES.md says why).
 ILLUSTRATIVE_SOURCES = frozenset({"file:autodl_cny.csv"})
+ILLUSTRATIVE_PREFIXES = (
+    "illustrative:",
+)  # e.g. the bundled demo commitment prices (pricing/data/SOURCES.md)
 SNAPSHOT_PREFIXES = ("skypilot:",)
 QUOTED_PREFIXES = ("file:",)
 ILLUSTRATIVE_LABEL = "illustrative price (made up for the demo, not a quote): not ranked unless asked for"
@@ -32,7 +35,7 @@ ILLUSTRATIVE_LABEL = "illustrative price (made up for the demo, not a quote): no
 def price_quality(source: str) -> str:
     """The quality of one observation's source."""
     source = source or ""
-    if source in ILLUSTRATIVE_SOURCES:
+    if source in ILLUSTRATIVE_SOURCES or source.startswith(ILLUSTRATIVE_PREFIXES):
         return ILLUSTRATIVE
     if source.startswith(SNAPSHOT_PREFIXES):
         return SNAPSHOT

@@ -25,6 +25,7 @@ def _current(observation: PriceObservation) -> PriceObservation | None:
         offer_id=observation.offer_id,
         pricing_model=observation.pricing_model,
         payment_option=observation.payment_option,
+        commitment_kind=observation.commitment_kind,
     ).first()
 
 

@@ -29,7 +29,7 @@ OFFER_FRAME_COLUMNS = [
     "observation_id", "offer_id", "provider", "provider_name", "region", "zone", "instance_type",
     "gpu", "gpu_count", "vcpus", "memory_gib", "pricing_model", "payment_option",
     "price_per_hour", "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "observed_at", "source",
-    "host_priced_separately",
+    "host_priced_separately", "commitment_kind",
 ]  # fmt: skip
 # Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
 FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
@@ -47,11 +47,11 @@ DEFAULT_SNAPSHOT_STALE_DAYS = 90
 
 
 def current_price_observations(**filters):
-    """Newest published observation per offer × pricing model × payment option, of offers still listed
-    (a marketplace offer its source no longer lists, ``gone_at`` set, has no current price)."""
+    """Newest published observation per offer × pricing model × payment option × commitment kind, of offers
+    still listed (a marketplace offer its source no longer lists, ``gone_at`` set, has no current price)."""
     newest_first = Window(
         RowNumber(),
-        partition_by=[F("offer_id"), F("pricing_model"), F("payment_option")],
+        partition_by=[F("offer_id"), F("pricing_model"), F("payment_option"), F("commitment_kind")],
         order_by=F("observed_at").desc(),
     )
     return (
@@ -76,16 +76,16 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
         "offer__region__code", "offer__zone", "offer__instance_type__name", "offer__instance_type__gpu__slug",
         "offer__instance_type__gpu_count", "offer__instance_type__vcpus", "offer__instance_type__memory_gib",
         "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at", "source",
-        "offer__instance_type__host_priced_separately", "refresh__source",
+        "offer__instance_type__host_priced_separately", "refresh__source", "commitment_kind",
     )  # fmt: skip
     rates = fx_rates(base="USD")
     records, refresh_sources = [], []
     for (obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-         model, payment, amount, currency, observed_at, source, gpu_only, refresh_source) in rows:  # fmt: skip
+         model, payment, amount, currency, observed_at, source, gpu_only, refresh_source, kind) in rows:  # fmt: skip
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
         records.append((obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-                        model, payment, amount, currency, usd, per_gpu, observed_at, source, gpu_only))  # fmt: skip
+                        model, payment, amount, currency, usd, per_gpu, observed_at, source, gpu_only, kind))  # fmt: skip
         refresh_sources.append(refresh_source or "")
     frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
     for column in FLOAT_COLUMNS:

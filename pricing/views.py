@@ -8,6 +8,7 @@ from django.utils.functional import SimpleLazyObject
 from gpuledger.roles import VIEWER, role_required
 from pricing.catalog_table import catalog_table_version, gpu_catalog_rows
 from pricing.models import GpuModel, Offer
+from pricing.offer_prices import offer_price_rows
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
@@ -34,11 +35,13 @@ def catalog_page(request):
 
 @role_required(VIEWER)
 def offer_page(request, pk: int):
-    """One offer: spot price over time per zone, with on-demand as a reference line."""
+    """One offer: every current price of its instance type in its region side by side (on-demand, spot,
+    each commitment, with savings against on-demand), and spot price over time per zone."""
     offer = get_object_or_404(
         Offer.objects.select_related("instance_type__provider", "instance_type__gpu", "region"), pk=pk
     )
     days = 30
     history = offer_spot_history(offer, window_days=days)
-    context = {"offer": offer, "history": history, "days": days, "chart": spot_history_chart(history)}
+    context = {"offer": offer, "history": history, "days": days, "chart": spot_history_chart(history),
+               "prices": offer_price_rows(offer)}  # fmt: skip
     return render(request, "pricing/offer.html", context)

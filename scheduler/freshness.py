@@ -19,8 +19,8 @@ SOURCE_OF_PRICING_MODEL = {
     "on_demand": "aws-on-demand",
     "reserved_1y": "aws-on-demand",
     "reserved_3y": "aws-on-demand",
-    "savings_plan_1y": "aws-on-demand",
-    "savings_plan_3y": "aws-on-demand",
+    "savings_plan_1y": "aws-savings-plans",
+    "savings_plan_3y": "aws-savings-plans",
 }
 
 

@@ -27,6 +27,8 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "Spot prices move hourly."),
     ScheduledJob("aws on-demand and reserved prices", "pricing.refresh_prices", DAY, {"source": "aws-on-demand"},
                  "List prices change rarely; daily catches announcements."),
+    ScheduledJob("aws savings plans rates", "pricing.refresh_prices", DAY, {"source": "aws-savings-plans"},
+                 "Compute and EC2 Instance Savings Plans rates change with list prices; daily."),
     ScheduledJob("aws spot advisor", "pricing.refresh_prices", DAY, {"source": "aws-spot-advisor"},
                  "The advisor's interruption bands are published about daily."),
     ScheduledJob("azure gpu prices", "pricing.refresh_prices", DAY, {"source": "azure-retail"},

@@ -21,6 +21,7 @@ from pricing.price_checks import Refusals
 from pricing.providers import (
     aws,
     aws_pricing,
+    aws_savings_plans,
     azure_retail,
     gcp_billing_catalog,
     lambda_cloud,
@@ -126,6 +127,16 @@ def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
     return Fetch(records, stats)
 
 
+def _fetch_aws_savings_plans(region: str, now: dt.datetime) -> Fetch:
+    # Rates are stamped with the day they were read, as list prices are (a rerun that day adds nothing).
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    stats = AwsReadStats()
+    records = aws_savings_plans.fetch_aws_savings_plan_rates(
+        region, client_factory=aws_client_factory(), now=day, stats=stats
+    )
+    return Fetch(records, stats)
+
+
 def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     records = parse_spot_advisor(
@@ -185,6 +196,7 @@ def _vast_market_gone(fetch: Fetch, now: dt.datetime) -> None:
 SOURCES: dict[str, Source] = {
     "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
     "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
+    "aws-savings-plans": Source("aws-savings-plans", _fetch_aws_savings_plans, aws_regions),
     "aws-spot-advisor": Source(
         "aws-spot-advisor", _fetch_spot_advisor, lambda: [GLOBAL_REGION], "spot_advisory"
     ),
@@ -213,7 +225,7 @@ SOURCES: dict[str, Source] = {
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
     ),
 }  # fmt: skip
-SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-spot-advisor"]}
+SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"]}
 
 
 def expand_sources(name: str) -> list[Source]:

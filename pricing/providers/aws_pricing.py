@@ -2,10 +2,11 @@
 
 The Pricing API answers only at us-east-1 (and a few other endpoints) whatever region is being
 priced. Each ``PriceList`` entry is a JSON *string*: one product (an instance type in a region)
-with its terms. On-demand is the "Hrs" dimension of the OnDemand term. Reserved terms (standard
-offering class only: convertible reservations are a different product) carry an hourly part and an
-upfront fee; the effective hourly price is hourly + upfront ÷ term hours, with the fee kept on the
-record for audit.
+with its terms. On-demand is the "Hrs" dimension of the OnDemand term. Reserved terms carry an hourly
+part (the "Hrs" dimension) and an upfront fee (the "Upfront Fee" dimension, unit "Quantity"); the
+effective hourly price is hourly + upfront ÷ term hours (8760 h a year), with the fee and the hourly
+part kept on the record. Standard and convertible reservations (``OfferingClass``) are different
+products at different prices: each is its own commitment kind.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -27,11 +29,13 @@ from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRow
 from pricing.providers.retry import RetryPolicy, pages_with_retry
 from pricing.providers.vocabulary import (
     ALL_UPFRONT,
+    CONVERTIBLE_RESERVATION,
     NO_UPFRONT,
     ON_DEMAND,
     PARTIAL_UPFRONT,
     RESERVED_1Y,
     RESERVED_3Y,
+    STANDARD_RESERVATION,
     TERM_HOURS,
 )
 
@@ -39,6 +43,17 @@ PRICING_ENDPOINT_REGION = "us-east-1"
 PRICING_SOURCE = "aws:pricing.get_products"
 LEASE_TERMS = {"1yr": RESERVED_1Y, "1 yr": RESERVED_1Y, "3yr": RESERVED_3Y, "3 yr": RESERVED_3Y}
 PURCHASE_OPTIONS = {"No Upfront": NO_UPFRONT, "Partial Upfront": PARTIAL_UPFRONT, "All Upfront": ALL_UPFRONT}
+OFFERING_CLASSES = {"standard": STANDARD_RESERVATION, "convertible": CONVERTIBLE_RESERVATION}
+
+
+@dataclass(frozen=True)
+class _Term:
+    pricing_model: str
+    payment_option: str
+    price: Decimal  # effective hourly
+    upfront: Decimal | None
+    kind: str = ""
+    recurring: Decimal | None = None
 
 
 def product_filters(instance_type: str, region: str) -> list[dict[str, str]]:
@@ -66,7 +81,7 @@ def aws_list_prices(
 ) -> Iterator[PriceRecord]:
     """The on-demand and reserved prices of one instance type in one region."""
     stats = stats if stats is not None else AwsReadStats()
-    seen: dict[tuple[str, str], tuple[Decimal, str]] = {}
+    seen: dict[tuple[str, ...], tuple[Decimal, str]] = {}
     pages = pages_with_retry(
         pricing,
         "get_products",
@@ -80,44 +95,49 @@ def aws_list_prices(
         for item_number, text in enumerate(page.get("PriceList", []), start=1):
             stats.items_seen += 1
             location = f"aws-pricing:{region}:{instance.name} page {page_number} item {item_number}"
-            for pricing_model, payment_option, price, upfront in _product_prices(text, location, stats):
-                _check_consistent(seen, (pricing_model, payment_option), price, location)
+            for term in _product_prices(text, location, stats):
+                key = (term.pricing_model, term.payment_option, term.kind)
+                _check_consistent(seen, key, term.price, location)
                 stats.records += 1
                 yield PriceRecord(
                     instance=instance,
                     region=region,
                     zone="",
-                    pricing_model=pricing_model,
-                    price_per_hour=price,
+                    pricing_model=term.pricing_model,
+                    price_per_hour=term.price,
                     currency="USD",
                     observed_at=observed_at,
                     source=PRICING_SOURCE,
                     location=location,
-                    payment_option=payment_option,
-                    upfront_fee=upfront,
+                    payment_option=term.payment_option,
+                    upfront_fee=term.upfront,
+                    commitment_kind=term.kind,
+                    recurring_per_hour=term.recurring,
                 )
 
 
-def _product_prices(
-    text: Any, location: str, stats: AwsReadStats
-) -> Iterator[tuple[str, str, Decimal, Decimal | None]]:
-    """(pricing model, payment option, effective hourly, upfront fee) of one PriceList entry."""
+def _product_prices(text: Any, location: str, stats: AwsReadStats) -> Iterator[_Term]:
+    """The on-demand and reserved terms of one PriceList entry."""
     product = _decode(text, location)
     terms = product.get("terms")
     if not isinstance(terms, dict):
         raise SourceRowError(location, "terms", "missing: not a Pricing API product")
     for code, term in (terms.get("OnDemand") or {}).items():
         hourly, _ = _dimensions(term, f"{location} terms.OnDemand.{code}")
-        yield from _positive(ON_DEMAND, "", hourly, None, location, stats)
+        yield from _positive(_Term(ON_DEMAND, "", hourly, None), location, stats)
     for code, term in (terms.get("Reserved") or {}).items():
         attributes = term.get("termAttributes") or {}
         pricing_model = LEASE_TERMS.get(attributes.get("LeaseContractLength", ""))
         payment_option = PURCHASE_OPTIONS.get(attributes.get("PurchaseOption", ""))
-        if attributes.get("OfferingClass") != "standard" or not pricing_model or not payment_option:
+        kind = OFFERING_CLASSES.get(attributes.get("OfferingClass", ""))
+        if not kind or not pricing_model or not payment_option:
             continue
         hourly, upfront = _dimensions(term, f"{location} terms.Reserved.{code}")
         effective = (hourly + upfront / TERM_HOURS[pricing_model]).quantize(PRICE_QUANTUM)
-        yield from _positive(pricing_model, payment_option, effective, upfront, location, stats)
+        reserved = _Term(
+            pricing_model, payment_option, effective, upfront, kind, hourly.quantize(PRICE_QUANTUM)
+        )
+        yield from _positive(reserved, location, stats)
 
 
 def _decode(text: Any, location: str) -> dict[str, Any]:
@@ -143,25 +163,19 @@ def _dimensions(term: dict[str, Any], location: str) -> tuple[Decimal, Decimal]:
     return hourly, upfront
 
 
-def _positive(
-    pricing_model: str,
-    payment_option: str,
-    price: Decimal,
-    upfront: Decimal | None,
-    location: str,
-    stats: AwsReadStats,
-) -> Iterator[tuple[str, str, Decimal, Decimal | None]]:
+def _positive(term: _Term, location: str, stats: AwsReadStats) -> Iterator[_Term]:
     """Pass a price above zero on; count and note any other (a price is never free)."""
-    price = price.quantize(PRICE_QUANTUM)
+    price = term.price.quantize(PRICE_QUANTUM)
     if price > 0:
-        yield pricing_model, payment_option, price, upfront
+        yield _Term(term.pricing_model, term.payment_option, price, term.upfront, term.kind, term.recurring)
         return
     stats.rejected += 1
-    stats.rejected_locations.append(f"{location}: {pricing_model} {payment_option} price {price}".rstrip())
+    described = f"{term.pricing_model} {term.payment_option} {term.kind}".rstrip()
+    stats.rejected_locations.append(f"{location}: {described} price {price}".replace("  ", " "))
 
 
 def _check_consistent(
-    seen: dict[tuple[str, str], tuple[Decimal, str]], key: tuple[str, str], price: Decimal, location: str
+    seen: dict[tuple[str, ...], tuple[Decimal, str]], key: tuple[str, ...], price: Decimal, location: str
 ) -> None:
     """Two products for one instance type, region and term must agree; else the filters matched too much."""
     if key not in seen:

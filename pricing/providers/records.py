@@ -47,6 +47,11 @@ class PriceRecord:
     payment_option: str = ""
     # Reserved terms: the one-off fee already spread into price_per_hour (kept for audit).
     upfront_fee: Decimal | None = None
+    # Commitments: which product ("standard" | "convertible" | "compute_sp" | "ec2_instance_sp"; "" when
+    # the source does not say) and the hourly part billed besides the fee (None: price_per_hour minus the
+    # fee spread over the term).
+    commitment_kind: str = ""
+    recurring_per_hour: Decimal | None = None
 
 
 @dataclass(frozen=True)

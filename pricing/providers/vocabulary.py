@@ -15,6 +15,12 @@ NO_UPFRONT = "no_upfront"
 PARTIAL_UPFRONT = "partial_upfront"
 ALL_UPFRONT = "all_upfront"
 
+# Commitment kinds (pricing.choices.CommitmentKind).
+STANDARD_RESERVATION = "standard"
+CONVERTIBLE_RESERVATION = "convertible"
+COMPUTE_SAVINGS_PLAN = "compute_sp"
+INSTANCE_SAVINGS_PLAN = "ec2_instance_sp"
+
 # Hours in a reservation term, as AWS bills them: 365 days a year, leap days not counted.
 TERM_HOURS = {RESERVED_1Y: 365 * 24, RESERVED_3Y: 3 * 365 * 24,
               SAVINGS_PLAN_1Y: 365 * 24, SAVINGS_PLAN_3Y: 3 * 365 * 24}  # fmt: skip

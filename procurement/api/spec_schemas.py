@@ -207,6 +207,11 @@ class TcoOfferRefSerializer(serializers.Serializer):
 class TcoReservedAlternativeSerializer(serializers.Serializer):
     pricing_model = _choice(COMMITTED_PRICING_MODELS, "The committed rent")
     price_per_gpu_hour = _money("Quoted rate per GPU-hour; default: the offer's catalog rate")
+    payment_option = serializers.ChoiceField(
+        choices=["no_upfront", "partial_upfront", "all_upfront"],
+        required=False,
+        help_text="With the offer's stored rate: that payment option (default: the cheapest stored one)",
+    )
 
 
 class TcoRentSerializer(serializers.Serializer):

@@ -6,8 +6,9 @@ Each kind works on the share of each spend row that the earlier kinds left uncla
    spot overhead: checkpoints and lost work, procurement/costing/spot.py);
 2. commitment: for on-demand usage left, a commitment sized to the utilization floor (the fewest
    instances running on any day of the period, procurement/costing/commitments.py), at the catalog's
-   1-year commitment price for the type and region, else the committed rate this bill already pays for
-   the same instance type;
+   1-year commitment price for the type and region (the cheapest stored one, pricing/commitment_prices.py),
+   else the committed rate this bill already pays for the same instance type; `commitment_prices` says
+   per instance type and region which one, with the stored price's id, source and date;
 3. cheaper GPU: a resource linked to a stored workload (tag `workload`) whose ranking found a cheaper
    configuration, re-priced by the ratio of the two job costs (the ranking engine's totals);
 4. idle: GPU-hours under 10% utilization, at the row's own cost per GPU-hour.
@@ -53,11 +54,12 @@ class PriceUsed:
     source: str
     pricing_model: str = ""
     stale_after_hours: float | None = None  # its freshness limit (pricing/selectors.py price_staleness)
+    price_id: int | None = None  # the stored observation (PriceObservation id)
 
     def as_dict(self) -> dict:
         return {"label": self.label, "observed_at": self.observed_at, "quality": self.quality,
                 "source": self.source, "pricing_model": self.pricing_model,
-                "stale_after_hours": self.stale_after_hours}  # fmt: skip
+                "stale_after_hours": self.stale_after_hours, "price_id": self.price_id}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -239,16 +241,17 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
     positions_of = np.split(
         np.flatnonzero(mask)[np.argsort(group_of, kind="stable")], np.cumsum(np.bincount(group_of))[:-1]
     )
-    amount, gpu_hours, groups, sources, used = Decimal(0), Decimal(0), 0, set(), []
+    amount, gpu_hours, groups, sources, used, chosen = Decimal(0), Decimal(0), 0, set(), [], []
     for (provider, itype, region), positions in zip(
         keys.itertuples(index=False, name=None), positions_of, strict=True
     ):
         committed = prices.committed.get((provider, itype, region))
-        source = "catalog 1-year commitment price"
+        source = STORED_COMMITMENT
         if committed is None:
-            committed, source = observed.get((provider, itype)), "the committed rate this bill already pays"
+            committed, source = observed.get((provider, itype)), BILLED_COMMITMENT
         if committed is None:
             continue
+        choice = _commitment_choice((provider, itype, region), committed, source, prices)
         left = 1 - rows.claimed[positions]
         od_hours = Decimal(int((rows.instance_hours[positions] * left).sum())) / MICRO
         od_rate = Decimal(int((rows.effective[positions] * left).sum())) / MICRO / od_hours
@@ -278,17 +281,45 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         groups += 1
         sources.add(source)
         used += prices.committed_sources.get((provider, itype, region), ())
+        chosen.append(choice)
     if not groups:
         return None
     return {
         "kind": "commitment", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
-        "confidence": "high" if sources == {"catalog 1-year commitment price"} else "medium",
+        "confidence": "high" if sources == {STORED_COMMITMENT} else "medium",
         "assumptions": [
             "commit to the utilization floor: the fewest instances that ran all day on every day of the period",
             f"commitment price: {' / '.join(sorted(sources))}",
             "the hours above the floor stay on demand; the usage continues for the commitment's term",
+            *(choice["note"] for choice in chosen),
         ],
         "prices": _prices(used),
+        "commitment_prices": chosen,
+    }  # fmt: skip
+
+
+STORED_COMMITMENT = "catalog 1-year commitment price"
+BILLED_COMMITMENT = "the committed rate this bill already pays"
+
+
+def _commitment_choice(key: tuple[str, str, str], rate: Decimal, source: str, prices: PriceContext) -> dict:
+    """Which commitment price re-priced one (provider, instance type, region): the stored price (its id,
+    source, date, quality), or, only where none is stored, the bill's own committed rate, saying so."""
+    provider, itype, region = key
+    stored = prices.committed_sources.get(key, ())
+    price = stored[0] if stored and source == STORED_COMMITMENT else None
+    rate_text = str(rate.quantize(Decimal("0.000001")))
+    if price is not None:
+        note = (f"{provider} {itype} {region}: stored commitment price #{price.price_id} ({price.label}, "
+                f"{rate_text} an instance-hour, {price.quality}, observed {(price.observed_at or '')[:10]}, "
+                f"{price.source})")  # fmt: skip
+    else:
+        note = (f"{provider} {itype} {region}: no stored commitment price; the committed rate this bill already "
+                f"pays for {itype}, {rate_text} an instance-hour")  # fmt: skip
+    return {
+        "provider": provider, "instance_type": itype, "region": region,
+        "basis": "stored" if price is not None else "billed_rate", "rate_per_instance_hour": rate_text,
+        "price": price.as_dict() if price is not None else None, "note": note,
     }  # fmt: skip
 
 

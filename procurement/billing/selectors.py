@@ -16,7 +16,7 @@ from django.db import connection
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
 from pricing.price_cache import read_until_stale
-from pricing.price_quality import price_quality
+from pricing.price_quality import ILLUSTRATIVE, price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
 from procurement.billing.models import GpuUtilization, SpendGrant
@@ -199,6 +199,7 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
     ).values_list(
         "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code", "pricing_model",
         "amount_per_hour", "currency", "offer__zone", "observed_at", "source", "refresh__source",
+        "id", "payment_option", "commitment_kind",
     )  # fmt: skip
     spot_sources: dict[tuple, list[PriceUsed]] = {}
     committed_sources: dict[tuple, PriceUsed] = {}
@@ -213,16 +214,23 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
         observed_at,
         source,
         refresh,
+        price_id,
+        payment,
+        kind,
     ) in observations:
         key = (provider, name, region)
         if key not in keys or price_currency not in rates:
             continue
+        quality = price_quality(source)
+        if model != PricingModel.SPOT and quality == ILLUSTRATIVE:
+            continue  # a made-up commitment price never decides a finance figure
         usd = amount * rates[price_currency]
         value = usd if currency == "USD" else usd / rates.get(currency, Decimal(1))
+        described = (provider, name, region, zone, str(model), payment, kind)
         used = PriceUsed(
-            label=" ".join(part for part in (provider, name, region, zone, str(model)) if part),
-            observed_at=observed_at.isoformat() if observed_at else None, quality=price_quality(source),
-            source=source, pricing_model=str(model),
+            label=" ".join(part for part in described if part),
+            observed_at=observed_at.isoformat() if observed_at else None, quality=quality,
+            source=source, pricing_model=str(model), price_id=price_id,
             stale_after_hours=price_staleness(model, refresh, observed_at, observed_at)[1] if observed_at else None,
         )  # fmt: skip
         if model == PricingModel.SPOT:

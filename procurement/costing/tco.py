@@ -586,6 +586,14 @@ def _reserved_section(result: TcoResult) -> dict[str, Any]:
         "total": str(round_money(sum(flows, Decimal(0)), currency)),
         "npv": str(round_money(npv, currency)),
         "cheapest_by_npv": min(options, key=lambda name: (options[name], name != "rent")),
+        # which stored commitment it is (None for a quoted rate); the upfront fee is inside the effective
+        # price, spread evenly over the term like the hourly part (a stated simplification of its timing)
+        "price_id": reserved.price_id,
+        "payment_option": reserved.payment_option,
+        "commitment_kind": reserved.commitment_kind,
+        "upfront_per_gpu": None
+        if reserved.upfront_per_gpu is None
+        else str(round_money(reserved.upfront_per_gpu, currency)),
     }
 
 

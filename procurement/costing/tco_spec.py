@@ -95,6 +95,12 @@ class RentPrice:
     source: str = ""
     stale: bool = False  # older than twice its refresh schedule (docs/provider-prices.md)
     stale_after_hours: float | None = None
+    # A stored price: its id, and for a commitment its payment option, kind and upfront fee per GPU
+    # (in `currency`), so that a report can say which commitment it compared against.
+    price_id: int | None = None
+    payment_option: str = ""
+    commitment_kind: str = ""
+    upfront_per_gpu: Decimal | None = None
 
 
 class UnknownOffer(LookupError):
@@ -127,6 +133,10 @@ class ReservedAlternative:
     price_per_gpu_hour: Decimal
     price_source: str = ""
     price_observed_at: str | None = None
+    price_id: int | None = None  # the stored commitment price read (None: a quoted rate)
+    payment_option: str = ""
+    commitment_kind: str = ""
+    upfront_per_gpu: Decimal | None = None  # in the study currency
 
 
 @dataclass(frozen=True)
@@ -323,7 +333,8 @@ _RENT_FIELDS = {
     *_OPTIONAL_RENT,
 }
 _FINANCING_FIELDS = {"kind", "rate_annual", "term_months"}
-_RESERVED_FIELDS = {"pricing_model", "price_per_gpu_hour"}
+_RESERVED_FIELDS = {"pricing_model", "price_per_gpu_hour", "payment_option"}
+_PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
 _OFFER_FIELDS = {"provider", "instance_type", "region"}
 
 
@@ -611,8 +622,17 @@ def _parse_reserved(
         raise CostInputError(
             reserved.field("price_per_gpu_hour"), "is required when rent has no offer to look a price up for"
         )
-    price = _offer_price(rent.offer, model, currency, offer_lookup, rates, reserved.field("pricing_model"))
-    return ReservedAlternative(model, price.price_per_gpu_hour, price.source, price.observed_at)
+    payment = (
+        reserved.get("payment_option", _choice(_PAYMENT_OPTIONS)) if reserved.has("payment_option") else ""
+    )
+    lookup = (
+        offer_lookup
+        if not payment
+        else (lambda offer, name: offer_lookup(offer, name, payment_option=payment))
+    )
+    price = _offer_price(rent.offer, model, currency, lookup, rates, reserved.field("pricing_model"))
+    return ReservedAlternative(model, price.price_per_gpu_hour, price.source, price.observed_at, price.price_id,
+                               price.payment_option, price.commitment_kind, price.upfront_per_gpu)  # fmt: skip
 
 
 def _pricing_model(value: object, field: str) -> str:
@@ -673,6 +693,10 @@ def _offer_price(
     converted = _to_study_currency(
         found.price_per_gpu_hour, found.currency, currency, rates, needed_for=field
     )
+    upfront = found.upfront_per_gpu
+    if upfront is not None:
+        upfront = _to_study_currency(upfront, found.currency, currency, rates, needed_for=field)
     return RentPrice(
-        converted, currency, found.observed_at, found.source, found.stale, found.stale_after_hours
-    )
+        converted, currency, found.observed_at, found.source, found.stale, found.stale_after_hours,
+        found.price_id, found.payment_option, found.commitment_kind, upfront,
+    )  # fmt: skip

@@ -12,7 +12,7 @@ import numpy as np
 from procurement.ranking.configurations import Configurations, ranked_order
 from procurement.ranking.offers import PreparedOffers
 
-KEY_COLUMNS = ("provider", "instance_type", "pricing_model", "payment_option")
+KEY_COLUMNS = ("provider", "instance_type", "pricing_model", "payment_option", "commitment_kind")
 
 
 def _place(prepared: PreparedOffers, position: int) -> str:

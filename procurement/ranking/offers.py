@@ -97,7 +97,8 @@ TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_m
 # Optional object columns, read only for returned rows; None where the table lacks them.
 # interruption_observed_at: the Spot Advisor snapshot's date of the band; offer_id: the stored offer, whose
 # spot price history the Monte Carlo resamples (spot_details).
-OPTIONAL_TEXT_COLUMNS = ("interruption_observed_at", "offer_id")
+# commitment_kind: which commitment product a reserved or savings-plan row is (pricing.choices.CommitmentKind).
+OPTIONAL_TEXT_COLUMNS = ("interruption_observed_at", "offer_id", "commitment_kind")
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ def describe(
         },
         "pricing_model": offer["pricing_model"],
         "payment_option": offer["payment_option"],
+        "commitment_kind": offer.get("commitment_kind") or "",
         "price_per_hour": _price(configs.listed_price_per_hour(index), options),
         "effective_price_per_hour": _price(configs.effective_price_per_hour(index), options),
         "hours": _rounded(configs.hours[index], 3),

@@ -46,13 +46,15 @@ class OfferPriceRecorder:
 
     used: list[dict[str, Any]] = field(default_factory=list)
 
-    def __call__(self, offer: OfferRef, pricing_model: str) -> RentPrice | None:
+    def __call__(self, offer: OfferRef, pricing_model: str, *, payment_option: str = "") -> RentPrice | None:
+        narrowed = {"payment_option": payment_option} if payment_option else {}
         observation = (
             current_price_observations(
                 offer__instance_type__provider__slug=offer.provider,
                 offer__instance_type__name=offer.instance_type,
                 offer__region__code=offer.region,
                 pricing_model=pricing_model,
+                **narrowed,
             )
             .select_related("offer__instance_type", "refresh")
             .order_by("amount_per_hour")  # several zones or payment options: the cheapest current one
@@ -66,10 +68,13 @@ class OfferPriceRecorder:
             observation.pricing_model, refresh_source, observation.observed_at, timezone.now()
         )
         self.used.append(_price_used(observation, offer) | {"stale": stale})
-        per_gpu_hour = observation.amount_per_hour / observation.offer.instance_type.gpu_count
+        gpus = observation.offer.instance_type.gpu_count
+        upfront = observation.upfront_amount
         return RentPrice(
-            per_gpu_hour, observation.currency, observation.observed_at.isoformat(), observation.source,
-            stale=stale, stale_after_hours=limit_hours,
+            observation.amount_per_hour / gpus, observation.currency, observation.observed_at.isoformat(),
+            observation.source, stale=stale, stale_after_hours=limit_hours, price_id=observation.pk,
+            payment_option=observation.payment_option, commitment_kind=observation.commitment_kind,
+            upfront_per_gpu=None if upfront is None else upfront / gpus,
         )  # fmt: skip
 
 
@@ -94,6 +99,8 @@ def _price_used(observation, offer: OfferRef) -> dict[str, Any]:
         "zone": observation.offer.zone,
         "pricing_model": observation.pricing_model,
         "payment_option": observation.payment_option,
+        "commitment_kind": observation.commitment_kind,
+        "upfront_amount": None if observation.upfront_amount is None else str(observation.upfront_amount),
         "amount_per_hour": str(observation.amount_per_hour),
         "gpu_count": str(observation.offer.instance_type.gpu_count),
         "currency": observation.currency,

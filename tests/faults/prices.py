@@ -37,5 +37,5 @@ PRICE_ROWS = "pricing_priceobservation"
 DUPLICATE_PRICES = """
     SELECT count(*) FROM (
         SELECT 1 FROM pricing_priceobservation
-        GROUP BY offer_id, pricing_model, payment_option, observed_at, source HAVING count(*) > 1
+        GROUP BY offer_id, pricing_model, payment_option, commitment_kind, observed_at, source HAVING count(*) > 1
     ) AS duplicated"""

@@ -75,6 +75,7 @@ RULES: dict[str, Rule] = {
     "api-offer-list": Rule(VIEWER_API),
     "api-offer-spot-history": Rule(VIEWER_API, kwargs=("offer",)),
     "api-tco-create": Rule(ENGINEER_API_POST, method="post"),
+    "api-commitments": Rule(ENGINEER_API_POST, method="post"),
     "api-tco-detail": Rule(statuses(401, 403, 200, 403, 200, 404), kwargs=("study",)),
     "api-recommendation-create": Rule(ENGINEER_API_POST, method="post"),
     "api-size": Rule(ENGINEER_API_POST, method="post"),

@@ -93,9 +93,10 @@ def test_it_refreshes_every_aws_source_from_the_command(fake_aws, monkeypatch):
     assert set(PriceRefresh.objects.values_list("source", "status")) == {
         ("aws-spot", "succeeded"),
         ("aws-on-demand", "succeeded"),
+        ("aws-savings-plans", "succeeded"),
         ("aws-spot-advisor", "succeeded"),
     }
-    for model in ("on_demand", "reserved_1y", "reserved_3y", "spot"):
+    for model in ("on_demand", "reserved_1y", "reserved_3y", "savings_plan_1y", "spot"):
         names = set(
             PriceObservation.objects.filter(pricing_model=model).values_list(
                 "offer__instance_type__name", flat=True

@@ -23,8 +23,8 @@ FILE_SOURCE = "aws-spot-advisor"
 
 class Command(BaseCommand):
     help = (
-        "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-spot-advisor, vast-market, azure-retail,"
-        " gcp-billing, lambda-cloud) by hand."
+        "Refresh prices from a source (aws, aws-spot, aws-on-demand, aws-savings-plans, aws-spot-advisor,"
+        " vast-market, azure-retail, gcp-billing, lambda-cloud) by hand."
     )
 
     def add_arguments(self, parser):

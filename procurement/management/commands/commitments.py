@@ -1,17 +1,23 @@
 """python manage.py commitments: is a reserved/savings-plan commitment worth it for a demand profile?
 
-Effective hourly (given, or recurring + upfront / term hours), discount and break-even utilization
-u* = effective / on-demand, and the cheapest committed level for the profile with the rest bought on
-demand (or on spot, when cheaper). Formulas: docs/cost-model.md, "Commitments".
+Effective hourly (given, or recurring + upfront / term hours, or a stored commitment price), discount
+and break-even utilization u* = effective / on-demand, and the cheapest committed level for the profile
+with the rest bought on demand (or on spot, when cheaper). Formulas: docs/cost-model.md, "Commitments".
+
+A stored price instead of typed ones: `--offer ID` (an offer id, as in /offers/<id>/: the cheapest of its
+current commitment prices, narrowed by --term-years, --payment-option, --commitment-kind), `--commitment-price
+ID` (one stored price by its id, as the offer page and the spend review show it), or `--instance-type`
+with `--region` (the cheapest current commitment of that type there). The on-demand price is then the
+offer's own unless `--on-demand` is typed; the output says which prices were used
+(procurement/services/commitments.py).
 """
 
 import json
-from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
-from procurement.costing.commitments import commitment_report, effective_hourly
-from procurement.costing.values import CostInputError, non_negative, positive, to_decimal
+from procurement.costing.values import CostInputError
+from procurement.services.commitments import CommitmentInputs, commitment_analysis
 
 # Engine field -> the flag a person typed, so an error names what they can fix.
 FLAGS = {
@@ -24,6 +30,12 @@ FLAGS = {
     "period_hours": "--period-hours",
     "demand_gpus": "--utilization-profile",
     "currency": "--currency",
+    "offer": "--offer",
+    "commitment_price": "--commitment-price",
+    "instance_type": "--instance-type",
+    "region": "--region",
+    "payment_option": "--payment-option",
+    "commitment_kind": "--commitment-kind",
 }
 
 
@@ -31,7 +43,9 @@ class Command(BaseCommand):
     help = "Price a commitment against a demand profile: break-even utilization and the cheapest mix."
 
     def add_arguments(self, parser):
-        parser.add_argument("--on-demand", required=True, help="on-demand price per GPU-hour")
+        parser.add_argument(
+            "--on-demand", help="on-demand price per GPU-hour (default with a stored price: the offer's own)"
+        )
         parser.add_argument("--reserved-effective", help="the commitment's effective price per GPU-hour")
         parser.add_argument("--reserved-recurring", help="or: its recurring price per GPU-hour ...")
         parser.add_argument("--reserved-upfront", help="... its upfront payment per GPU ...")
@@ -45,65 +59,40 @@ class Command(BaseCommand):
             "--period-hours", default="730", help="hours in one period of the profile (default 730: a month)"
         )
         parser.add_argument("--spot", help="effective spot price per GPU-hour, if bursts may run on spot")
-        parser.add_argument("--currency", default="USD", help="ISO 4217 code of the prices (default USD)")
+        parser.add_argument(
+            "--currency", default="", help="ISO 4217 code of the prices (default USD, or the stored price's)"
+        )
+        parser.add_argument("--offer", type=int, help="an offer id: its cheapest stored commitment price")
+        parser.add_argument("--commitment-price", type=int, help="a stored commitment price by its id")
+        parser.add_argument(
+            "--instance-type", default="", help="with --region: the cheapest stored commitment"
+        )
+        parser.add_argument("--region", default="")
+        parser.add_argument("--provider", default="", help="with --instance-type (default: any provider)")
+        parser.add_argument("--payment-option", default="", help="no_upfront, partial_upfront or all_upfront")
+        parser.add_argument(
+            "--commitment-kind", default="", help="standard, convertible, compute_sp or ec2_instance_sp"
+        )
         parser.add_argument("--format", choices=["json", "table"], default="table")
 
     def handle(self, *args, **options):
+        inputs = CommitmentInputs(
+            utilization_profile=options["utilization_profile"], period_hours=options["period_hours"],
+            on_demand=options["on_demand"], reserved_effective=options["reserved_effective"],
+            reserved_recurring=options["reserved_recurring"], reserved_upfront=options["reserved_upfront"],
+            term_years=options["term_years"], spot=options["spot"], currency=options["currency"],
+            offer=options["offer"], commitment_price=options["commitment_price"],
+            instance_type=options["instance_type"], region=options["region"], provider=options["provider"],
+            payment_option=options["payment_option"], commitment_kind=options["commitment_kind"],
+        )  # fmt: skip
         try:
-            report = commitment_report(
-                on_demand_per_gpu_hour=positive(options["on_demand"], "on_demand_per_gpu_hour"),
-                committed_per_gpu_hour=self._committed(options),
-                demand_gpus=_profile(options["utilization_profile"]),
-                period_hours=positive(options["period_hours"], "period_hours"),
-                currency=options["currency"],
-                spot_per_gpu_hour=(
-                    None if options["spot"] is None else non_negative(options["spot"], "spot_per_gpu_hour")
-                ),
-            )
+            report = commitment_analysis(inputs)
         except CostInputError as error:
             raise CommandError(f"{_flag(error.field)}: {error.message}") from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(report, indent=2))
         else:
             self.stdout.write(render_table(report))
-
-    def _committed(self, options) -> Decimal:
-        parts = (options["reserved_recurring"], options["reserved_upfront"], options["term_years"])
-        if options["reserved_effective"] is not None:
-            if any(part is not None for part in parts):
-                raise CostInputError(
-                    "committed_per_gpu_hour", "give either the effective price or recurring/upfront/term"
-                )
-            return non_negative(options["reserved_effective"], "committed_per_gpu_hour")
-        if any(part is None for part in parts):
-            raise CostInputError(
-                "committed_per_gpu_hour",
-                "is required (or all of --reserved-recurring, --reserved-upfront and --term-years)",
-            )
-        return effective_hourly(
-            recurring_per_hour=to_decimal(parts[0], "recurring_per_hour"),
-            upfront=to_decimal(parts[1], "upfront"),
-            term_years=_term_years(parts[2]),
-        )
-
-
-def _term_years(value: str) -> int:
-    years = to_decimal(value, "term_years")
-    if years not in (1, 3):
-        raise CostInputError("term_years", f"must be 1 or 3, got {value}")
-    return int(years)
-
-
-def _profile(text: str) -> list[int]:
-    demand = []
-    for index, part in enumerate(text.split(",")):
-        number = to_decimal(part, f"demand_gpus[{index}]")
-        if number < 0 or number != number.to_integral_value():
-            raise CostInputError(
-                f"demand_gpus[{index}]", f"must be a whole number of GPUs >= 0, got {part!r}"
-            )
-        demand.append(int(number))
-    return demand
 
 
 def _flag(field: str) -> str:
@@ -125,4 +114,24 @@ def render_table(report: dict) -> str:
         f"floor ({report['floor']['committed_gpus']} GPUs): {report['floor']['total']} {currency}; "
         f"no commitment: {report['all_on_demand']} {currency}",
         report["advice"],
+        *_prices_used_lines(report.get("prices_used") or {}),
     ])  # fmt: skip
+
+
+def _prices_used_lines(used: dict) -> list[str]:
+    lines = []
+    for role in ("commitment", "on_demand"):
+        price = used.get(role)
+        if isinstance(price, dict):
+            upfront = f", upfront {price['upfront']}" if price.get("upfront") is not None else ""
+            lines.append(
+                f"{role.replace('_', '-')} price used: #{price['price_id']} {price['provider']} {price['instance_type']} "
+                f"{price['region']} {price['pricing_model']} {price['payment_option']} {price['commitment_kind']} "
+                f"{price['effective_per_hour']} {price['currency']}/h{upfront}; {price['quality']} "
+                f"{price['observed_at'][:10]} from {price['source']}".replace("  ", " ")
+            )
+        elif price:
+            lines.append(f"{role.replace('_', '-')} price: {price}")
+    if used.get("per_gpu"):
+        lines.append(used["per_gpu"])
+    return lines

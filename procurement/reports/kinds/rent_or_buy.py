@@ -132,8 +132,12 @@ def _summary(result: dict[str, Any], horizon: int, npv_basis: str) -> list[Headl
         ]
     reserved = result.get("reserved_alternative")
     if reserved:
+        stored = reserved.get("price_id")
+        which = (f"; stored price #{stored} {reserved.get('payment_option', '')} {reserved.get('commitment_kind', '')}, "
+                 f"{reserved['price_source']}, observed {(reserved.get('price_observed_at') or '')[:10]}"
+                 if stored else f"; {reserved['price_source']}").replace("  ", " ")  # fmt: skip
         items.append(Headline(f"Reserved alternative ({reserved['pricing_model']}): NPV", reserved["npv"], "money",
-                              f"cheapest by NPV: {reserved['cheapest_by_npv']}"))  # fmt: skip
+                              f"cheapest by NPV: {reserved['cheapest_by_npv']}{which}"))  # fmt: skip
     return items
 
 

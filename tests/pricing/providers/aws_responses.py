@@ -210,6 +210,17 @@ def _stubbed_client(service: str, region: str, now: dt.datetime) -> Any:
         products = stub_products(filters["instanceType"], filters["regionCode"])
         return AWSResponse(None, 200, {}, None), {"FormatVersion": "aws_v1", "PriceList": products}
 
+    def answer_rates(**_):
+        from tests.pricing.providers.savings_plans_responses import rate_item
+
+        filters = {f["name"]: f["values"] for f in last_params[-1]["filters"]}
+        region_code = filters["region"][0]
+        # every type asked for: an EC2 Instance Savings Plan 1 year no upfront at 60% of a nominal 10/h
+        items = [rate_item(name, "6.0000", region=region_code) for name in filters["instanceType"]]
+        return AWSResponse(None, 200, {}, None), {"searchResults": items}
+
+    if service == "savingsplans":
+        made.meta.events.register("before-call.savingsplans.DescribeSavingsPlansOfferingRates", answer_rates)
     if service == "ec2":
         made.meta.events.register("before-call.ec2.DescribeSpotPriceHistory", answer_spot)
     if service == "pricing":

@@ -25,7 +25,7 @@ P5_RESERVED = [
     ("HU7G6KETJZ", "1yr", "Partial Upfront", "28.8150000000", "252419"),
     ("6QCMYABX3D", "1yr", "All Upfront", "0.0000000000", "504839"),
     ("NQ3QZPMQV9", "3yr", "All Upfront", "0.0000000000", "1229000"),
-    ("7NE97W5U4E", "1yr", "No Upfront", "60.0000000000", None),  # convertible: skipped (below)
+    ("7NE97W5U4E", "1yr", "No Upfront", "60.0000000000", None),  # convertible (below): its own kind
 ]
 
 
@@ -62,16 +62,29 @@ def test_it_reads_on_demand_and_effective_reserved_prices(policy):
             "get_products", {"PriceList": [p5_product()]}, get_products_params("p5.48xlarge", "us-east-1")
         )
         records = read(pricing, policy)
-    prices = {(r.pricing_model, r.payment_option): (r.price_per_hour, r.upfront_fee) for r in records}
+    prices = {
+        (r.pricing_model, r.payment_option, r.commitment_kind): (
+            r.price_per_hour,
+            r.upfront_fee,
+            r.recurring_per_hour,
+        )
+        for r in records
+    }
     assert prices == {
-        ("on_demand", ""): (Decimal("55.04"), None),
-        ("reserved_1y", "no_upfront"): (Decimal("57.63"), Decimal(0)),
+        ("on_demand", "", ""): (Decimal("55.04"), None, None),
+        ("reserved_1y", "no_upfront", "standard"): (Decimal("57.63"), Decimal(0), Decimal("57.63")),
         # 28.815 + 252419 / 8760 h = 28.815 + 28.814954 = 57.629954
-        ("reserved_1y", "partial_upfront"): (Decimal("57.629954"), Decimal(252419)),
+        ("reserved_1y", "partial_upfront", "standard"): (
+            Decimal("57.629954"),
+            Decimal(252419),
+            Decimal("28.815"),
+        ),
         # 504839 / 8760 h = 57.630023
-        ("reserved_1y", "all_upfront"): (Decimal("57.630023"), Decimal(504839)),
+        ("reserved_1y", "all_upfront", "standard"): (Decimal("57.630023"), Decimal(504839), Decimal(0)),
         # 1229000 / 26280 h (3 × 365 × 24) = 46.765601
-        ("reserved_3y", "all_upfront"): (Decimal("46.765601"), Decimal(1229000)),
+        ("reserved_3y", "all_upfront", "standard"): (Decimal("46.765601"), Decimal(1229000), Decimal(0)),
+        # the convertible offering class is a different product with its own price
+        ("reserved_1y", "no_upfront", "convertible"): (Decimal("60"), Decimal(0), Decimal("60")),
     }
     assert {(r.region, r.zone, r.currency, r.observed_at, r.source) for r in records} == {
         ("us-east-1", "", "USD", NOW, "aws:pricing.get_products")
