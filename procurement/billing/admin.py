@@ -3,7 +3,8 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
-from procurement.billing.budget_service import check_currency, parse_amount, parse_month
+from procurement.billing.budget_fields import check_currency, parse_amount, parse_month
+from procurement.billing.input_errors import ReviewInputError
 from procurement.billing.models import (
     BillingImport,
     Budget,
@@ -12,7 +13,6 @@ from procurement.billing.models import (
     SpendGrant,
     SpendRecord,
 )
-from procurement.billing.review import ReviewInputError
 
 
 @admin.register(BillingImport)

@@ -27,6 +27,7 @@ from pricing.providers.currencies import currency_problem
 from procurement.billing.choices import AllocationRule
 from procurement.billing.commitment_attribution import TO_GPU, UNATTRIBUTED, attributed, period_codes_of
 from procurement.billing.commitment_coverage import commitments_section
+from procurement.billing.input_errors import ReviewInputError  # noqa: F401 (raised here, imported from here)
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
 
@@ -43,12 +44,6 @@ BREAKDOWNS = {
 }  # fmt: skip
 UNTAGGED = "(untagged)"
 IDLE_UTILIZATION_PCT = 10
-
-
-class ReviewInputError(ValueError):
-    def __init__(self, field: str, message: str):
-        self.field, self.message = field, message
-        super().__init__(f"{field}: {message}")
 
 
 @dataclass(frozen=True)
