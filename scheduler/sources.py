@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -174,6 +175,26 @@ def vast_market_transport() -> Transport:
     return http_transport()
 
 
+# Where boto3 finds credentials without asking the network (its chain also asks the EC2 instance metadata
+# service, which a machine outside AWS would wait on, so that link is switched on by a setting instead).
+AWS_CREDENTIAL_VARIABLES = (
+    "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+)  # fmt: skip
+
+
+def aws_credentials_configured() -> bool:
+    """True when boto3 would find credentials in the environment or the shared files, or when
+    GPULEDGER_AWS_SAVINGS_PLANS says an instance role provides them."""
+    if getattr(settings, "GPULEDGER_AWS_SAVINGS_PLANS", False):
+        return True
+    if any(os.environ.get(name) for name in AWS_CREDENTIAL_VARIABLES):
+        return True
+    shared = [os.environ.get("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+              os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")]  # fmt: skip
+    return any(Path(path).expanduser().is_file() for path in shared)
+
+
 def vast_market_enabled() -> bool:
     return bool(getattr(settings, "GPULEDGER_VAST_MARKET", False))
 
@@ -196,7 +217,14 @@ def _vast_market_gone(fetch: Fetch, now: dt.datetime) -> None:
 SOURCES: dict[str, Source] = {
     "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
     "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
-    "aws-savings-plans": Source("aws-savings-plans", _fetch_aws_savings_plans, aws_regions),
+    "aws-savings-plans": Source(
+        "aws-savings-plans",
+        _fetch_aws_savings_plans,
+        aws_regions,
+        enabled=aws_credentials_configured,
+        off_reason="off: no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, a web-identity "
+        "or container role, ~/.aws files); on an EC2 instance role set GPULEDGER_AWS_SAVINGS_PLANS=1",
+    ),
     "aws-spot-advisor": Source(
         "aws-spot-advisor", _fetch_spot_advisor, lambda: [GLOBAL_REGION], "spot_advisory"
     ),

@@ -153,6 +153,7 @@ def sources_last(name: str):
 def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client, monkeypatch):
     settings.GPULEDGER_AZURE_PRICES, settings.GCP_BILLING_API_KEY, settings.LAMBDA_API_KEY = False, "", ""
     monkeypatch.setattr(sources, "http_transport", lambda: FakeHttp())  # any request would fail the test
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")  # credentials found: the AWS sources are on
     out = StringIO()
     with pytest.raises(CommandError, match="1 refresh"):
         call_command("refresh_prices", "--source", "azure-retail", "--no-progress", stdout=out)
@@ -212,3 +213,27 @@ def test_a_reader_s_own_rejections_are_refusals_with_their_reason_for_every_sour
     run = refresh_run(source, "us-east-1", now=DAY1)
     assert (run.rows_seen, run.rows_refused, run.rows_rejected) == (2, 2, 2)
     assert run.refused_reasons["not_positive"]["examples"][0].endswith("SpotPrice '0.0'")
+
+
+def test_aws_savings_plans_are_off_until_boto3_would_find_credentials(settings, monkeypatch, tmp_path):
+    """The new AWS source is off without credentials (issue 21: off until its credentials exist); the
+    instance metadata service is never asked (it is network), so an instance role is a setting."""
+    for name in (*sources.AWS_CREDENTIAL_VARIABLES, "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws here
+    settings.GPULEDGER_AWS_SAVINGS_PLANS = False
+    source = sources.SOURCES["aws-savings-plans"]
+    assert not source.enabled()
+    assert refresh_prices.run("aws-savings-plans") == {
+        "queued": [],
+        "off": [f"aws-savings-plans: {source.off_reason}"],
+    }
+    (tmp_path / ".aws").mkdir()
+    (tmp_path / ".aws" / "credentials").write_text("[default]\n")
+    assert source.enabled()
+    (tmp_path / ".aws" / "credentials").unlink()
+    monkeypatch.setenv("AWS_PROFILE", "finance")
+    assert source.enabled()
+    monkeypatch.delenv("AWS_PROFILE")
+    settings.GPULEDGER_AWS_SAVINGS_PLANS = True  # an EC2 instance role
+    assert source.enabled()
