@@ -179,7 +179,8 @@ RECOMMENDATION_REQUEST = inline_serializer(
         ),
         "deadline_probability": serializers.FloatField(
             required=False, min_value=0, max_value=1,
-            help_text="spot deadline plan: probability of meeting deadline_hours, default 0.95",
+            help_text="probability a row meets deadline_hours on wall-clock time (spot: reclaims, checkpoints and "
+            "restarts included), default 0.9",
         ),
         "save": serializers.BooleanField(
             required=False, default=False,

@@ -12,6 +12,7 @@ from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations, checkpoint_too_slow
+from procurement.ranking.deadline import DeadlineView, spot_wall_clock
 from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
@@ -47,6 +48,8 @@ def describe(
     simulate_spot: bool = False,
     price_histories: Mapping[int, Any] | None = None,
     on_demand_prices: Mapping[int, float] | None = None,
+    deadline_view: DeadlineView | None = None,
+    fallback_offers: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
@@ -98,7 +101,13 @@ def describe(
         "warnings": row_warnings(index, offer, shapes, configs, options),
         "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
     }
-    row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
+    fallback_plan = (
+        deadline_view.plans.get(index) if deadline_view and index in deadline_view.fallback_config else None
+    )
+    row |= explain_costs(
+        index, prepared, shapes, configs, spec, options, money,
+        fallback_plan.expected_cost if fallback_plan else None,
+    )  # fmt: skip
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
@@ -112,11 +121,60 @@ def describe(
         row["warnings"] += row["spot"]["warnings"]
         plan = row["spot"]["deadline_plan"]
         if plan and plan["available"]:
+            _fallback_offer(plan, (fallback_offers or {}).get(index))
             row["reasons"].append(plan["text"])
+    if spec.is_training:
+        row["wall_clock"] = wall_clock_row(index, prepared, configs, spec, options, deadline_view, fits)
+        if row["wall_clock"] and row["wall_clock"].get("ranked_as") == "spot_with_fallback":
+            row["ranked_as"] = "spot_with_fallback"
+            row["spot"]["fallback"] = row["spot"]["deadline_plan"]  # the spot report reads this one
+            row["reasons"].append(
+                f"ranked as spot with on-demand fallback: on spot alone the job finishes in "
+                f"{row['wall_clock']['hours_at_probability']:g} h at P{options.deadline_probability:.0%}, "
+                f"past the {options.deadline_hours:g} h deadline"
+            )
 
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row
+
+
+def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool):
+    """Compute hours and wall-clock P50/P90 side by side (and the quantile at the deadline probability):
+    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts), any other row's
+    wall-clock is its compute hours (nothing reclaims it)."""
+    hours = float(configs.hours[index])
+    if not fits or not math.isfinite(hours):
+        return None
+    probability = float(options.deadline_probability)
+    base = {"compute_hours": round(hours, 3), "probability": probability}
+    if not prepared.columns["is_spot"][int(configs.offer[index])]:
+        rounded = round(hours, 3)
+        return base | {"p50_hours": rounded, "p90_hours": rounded, "hours_at_probability": rounded,
+                       "basis": "not reclaimed: wall-clock equals compute hours"}  # fmt: skip
+    wall = (view.wall.get(index) if view else None) or spot_wall_clock(
+        index, configs, prepared, spec, options
+    )
+    row = base | {"p50_hours": wall.p50_hours, "p90_hours": wall.p90_hours,
+                  "hours_at_probability": wall.at_probability_hours, "basis": wall.basis}  # fmt: skip
+    if options.deadline_hours is not None:
+        alone = wall.at_probability_hours <= float(options.deadline_hours) + 1e-9
+        row["meets_deadline_alone"] = alone
+        if not alone and view is not None and index in view.fallback_config:
+            row["ranked_as"] = "spot_with_fallback"
+    return row
+
+
+def _fallback_offer(plan: dict[str, Any], offer: Mapping[str, Any] | None) -> None:
+    """Name the on-demand offer the plan falls back on."""
+    if offer is None:
+        return
+    plan["fallback_offer"] = {
+        "provider": offer["provider"], "instance_type": offer["instance_type"], "region": offer["region"],
+    }  # fmt: skip
+    plan["text"] += (
+        f"; falls back on {offer['provider']} {offer['instance_type']} {offer['region']} on demand"
+    )
 
 
 def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from typing import Any
 
 from procurement.ranking import RANKED_PRICING_MODELS
 
-NUMBER_FIELDS = ("deadline_hours", "budget")
+NUMBER_FIELDS = ("deadline_hours", "deadline_probability", "budget")
 NAME_LIST_FIELDS = ("providers", "regions", "gpus")
 OPTION_LABELS = {
     "deadline_hours": "Deadline (hours)",
+    "deadline_probability": "Meet the deadline with probability",
     "budget": "Budget",
     "top": "Rows",
     "providers": "Providers",
