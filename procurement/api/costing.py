@@ -144,6 +144,12 @@ RECOMMENDATION_REQUEST = inline_serializer(
         "currency": serializers.CharField(
             required=False, default="USD", help_text="ISO 4217 code of the results, through stored FX rates"
         ),
+        "explore_parallelism": serializers.BooleanField(
+            required=False, default=False,
+            help_text="also rank GPU counts and plans other than the spec's stated parallelism (gpus, zero_stage, "
+            "tensor_parallel, pipeline_parallel), each row saying what differs; 'gpus: auto' in the spec does "
+            "the same for the GPU count",
+        ),
         "include_infeasible": serializers.BooleanField(
             required=False, default=False,
             help_text="also list the best configurations that do not fit, with fits: false and why",

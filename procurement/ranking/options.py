@@ -113,6 +113,9 @@ class RankingOptions:
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
     fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)
     include_illustrative: bool = False  # rank made-up (illustrative) prices too, labelled
+    # Rank plans other than the spec's stated parallelism too (each row says what differs); without it the
+    # stated gpus, zero_stage, tensor_parallel and pipeline_parallel are a contract (ranking/contract.py).
+    explore_parallelism: bool = False
     rank_outliers_at_quote: bool = False  # rank a flagged spot outlier at its raw quote, not the robust price
 
     @property

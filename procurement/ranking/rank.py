@@ -11,6 +11,7 @@ import pandas as pd
 
 from procurement.ranking.collapse import collapsed_order
 from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
+from procurement.ranking.contract import instance_counts_for
 from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same_shape
 from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
@@ -52,6 +53,7 @@ def rank_workload(
     workloads with the same filters are ranked in a row.
     """
     options = serving_options(spec, options or RankingOptions())
+    options = replace(options, instance_counts=instance_counts_for(spec, options))
     if spec.is_training and not spec.training_tokens:
         raise ValueError("training_tokens: required to rank a training workload by job cost")
     prepared = prepared or prepare(offers, gpus, options)

@@ -12,6 +12,7 @@ from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations, checkpoint_too_slow
+from procurement.ranking.contract import differences, pipeline_degree
 from procurement.ranking.deadline import DeadlineView, spot_wall_clock
 from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
@@ -73,6 +74,7 @@ def describe(
             "name": plan,
             "zero_stage": int(shapes.zero[shape]),
             "tensor_parallel": int(shapes.tensor_parallel[shape]),
+            "pipeline_parallel": int(pipeline_degree(spec)),
         },
         "pricing_model": offer["pricing_model"],
         "payment_option": offer["payment_option"],
@@ -104,6 +106,14 @@ def describe(
     fallback_plan = (
         deadline_view.plans.get(index) if deadline_view and index in deadline_view.fallback_config else None
     )
+    row["differs_from_spec"] = differences(
+        spec,
+        row["gpus"] if spec.is_training else row["gpus_per_instance"],
+        row["plan"]["zero_stage"],
+        row["plan"]["tensor_parallel"],
+    )
+    if row["differs_from_spec"]:
+        row["reasons"].append("differs from the spec: " + "; ".join(row["differs_from_spec"]))
     row |= explain_costs(
         index, prepared, shapes, configs, spec, options, money,
         fallback_plan.expected_cost if fallback_plan else None,

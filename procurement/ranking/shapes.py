@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from procurement.ranking.contract import contract_grid, pipeline_degree
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
@@ -170,7 +171,7 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
         table[key] = memory_breakdown_gib(
-            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=1.0,
+            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_degree(spec),
             offload=use_offload, flash_attention=flash,
         )  # fmt: skip
     keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
@@ -194,7 +195,9 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
 
 
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
-    """The workload's memory, hours and fit for every shape of the grid."""
+    """The workload's memory, hours and fit for every shape of the grid (the spec's stated parallelism
+    applied: ranking/contract.py)."""
+    grid = contract_grid(spec, grid, options)
     total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
     flash = spec.flash_attention
     memory_flash = _memory(spec, total, zero, tensor_parallel, flash)
@@ -271,7 +274,8 @@ def _hours(
     if not spec.is_training:
         rows = inference_throughput(
             spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
-            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, tensor_parallel_gbps=grid.node_gbps,
+            tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec),
+            tensor_parallel_gbps=grid.node_gbps,
         )  # fmt: skip
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
@@ -296,7 +300,7 @@ def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions,
     mfu = np.array([estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus], dtype=float)[kind]
     return training_throughput(
         spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec), interconnect_gbps=grid.node_gbps,
         tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
     )  # fmt: skip
 

@@ -76,6 +76,10 @@ class ParallelismSpec:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     offload: str = "none"
+    # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
+    # none of the GPU count and lets the ranking explore every count.
+    stated: frozenset[str] = frozenset()
+    gpus_auto: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -491,6 +495,9 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool) -> LoraSpe
     return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"))
 
 
+CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+
+
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
         reader.unknown_keys(
@@ -504,7 +511,13 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         if zero_stage > 3:
             reader.error("parallelism.zero_stage", f"must be 0, 1, 2, 3 or 'fsdp', got {zero_stage}")
             zero_stage = 0
+    gpus_auto = isinstance(data.get("gpus"), str) and data["gpus"].strip().lower() == "auto"
+    if gpus_auto:
+        data = {key: value for key, value in data.items() if key != "gpus"}
+    stated = frozenset(key for key in CONTRACT_FIELDS if data.get(key) is not None)
     return ParallelismSpec(
+        stated=stated,
+        gpus_auto=gpus_auto,
         gpus=reader.integer(data, "gpus", "parallelism.gpus", 1),
         zero_stage=zero_stage,
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
@@ -572,7 +585,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if spec.is_training and spec.precision == "fp4":
         reader.error("precision", "fp4 is an inference precision; train in bf16, fp16, fp32 or fp8")
-    if par.gpus % (par.tensor_parallel * par.pipeline_parallel):
+    if not par.gpus_auto and par.gpus % (par.tensor_parallel * par.pipeline_parallel):
         reader.error(
             "parallelism.gpus",
             f"must be a multiple of tensor_parallel x pipeline_parallel "

@@ -21,6 +21,7 @@ OPTION_LABELS = {
     "instance_counts": "Instance counts",
     "currency": "Currency",
     "include_infeasible": "Also list what does not fit",
+    "explore_parallelism": "Also rank plans other than the spec's parallelism",
 }
 
 
@@ -54,6 +55,8 @@ def options_from_form(post) -> dict[str, Any]:
         options["currency"] = text.upper()
     if post.get("include_infeasible"):
         options["include_infeasible"] = True
+    if post.get("explore_parallelism"):
+        options["explore_parallelism"] = True
     return options
 
 

@@ -73,6 +73,11 @@ class Command(BaseCommand):
             help="rank flagged spot outliers at their raw quote instead of the sibling zones' median",
         )
         parser.add_argument(
+            "--explore-parallelism",
+            action="store_true",
+            help="also rank GPU counts and plans other than the spec's stated parallelism, each saying what differs",
+        )
+        parser.add_argument(
             "--no-calibration",
             action="store_true",
             help="ignore the factors fitted from stored benchmarks (uncalibrated estimates)",
@@ -110,7 +115,12 @@ class Command(BaseCommand):
             )  # fmt: skip
             if options[key] is not None
         }
-        for flag in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
+        for flag in (
+            "include_infeasible",
+            "include_illustrative",
+            "rank_outliers_at_quote",
+            "explore_parallelism",
+        ):
             if options[flag]:
                 parameters[flag] = True
         if options["no_calibration"]:
