@@ -265,6 +265,9 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     elif not math.isfinite(shapes.hours[shape]):
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
+    kind = int(shapes.kind[shape])
+    if kind < len(shapes.speed_basis) and shapes.speed_basis[kind] and not shapes.measured[shape]:
+        reasons.append(shapes.speed_basis[kind])
     measured_gpus = _measured_gpus(shapes, shape)
     measured_on = options.measured_dates.get((offer["gpu"], measured_gpus))
     if shapes.measured[shape] and measured_on:

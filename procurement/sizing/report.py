@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from procurement.sizing import image
+from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
@@ -85,7 +86,13 @@ def _throughput_rows(
     size = len(gpus) * len(plans)
     if spec.model.is_image:
         return {key: np.full(size, np.nan) for key in THROUGHPUT_KEYS}
-    peak = np.repeat([gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus], len(plans)).astype(float)
+    # non-NVIDIA and rack-scale parts at their measured speed relative to the H100 (sizing/accelerators.py)
+    kind_mfu = [estimate_mfu(spec, gpu, calibration) for gpu in gpus] if spec.is_training else None
+    kind_peak, kind_bandwidth, _ = effective_speed(
+        spec, gpus, [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
+        kind_mfu if kind_mfu is not None else [1.0] * len(gpus), [gpu.memory_bandwidth_gbps for gpu in gpus],
+    )  # fmt: skip
+    peak = np.repeat(kind_peak, len(plans)).astype(float)
     plan_rows = {
         "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),
         "tensor_parallel": np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float),
@@ -96,7 +103,7 @@ def _throughput_rows(
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
         )
-        mfu = np.repeat([estimate_mfu(spec, gpu, calibration) for gpu in gpus], len(plans)).astype(float)
+        mfu = np.repeat(kind_mfu, len(plans)).astype(float)
         zero = np.tile([plan.zero_stage for plan in plans], len(gpus)).astype(float)
         rows = training_throughput(
             spec,
@@ -111,7 +118,7 @@ def _throughput_rows(
         )
         rows["mfu"] = mfu
         return rows
-    bandwidth = np.repeat([gpu.memory_bandwidth_gbps for gpu in gpus], len(plans)).astype(float)
+    bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
     return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
 
 
@@ -326,6 +333,8 @@ def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
     first in the order given: the catalog lists smallest cards first), else the first compatible one."""
     own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
     feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
+    # a part that cannot be rented alone (GB200 in an NVL72 rack) is never "the best card" for one job
+    feasible = [c for c in feasible if rentable_alone_slug(c["gpu"])] or feasible
     if feasible:
         key = HEADLINE_SPEED[spec.is_training]
         speeds = [c["throughput"].get(key) for c in feasible]
