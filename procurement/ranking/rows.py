@@ -97,6 +97,7 @@ def describe(
         "pareto": fits and (shape, float(total)) in front,
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
+        "memory_margin": memory_margin(shapes, shape, spec) if fits else None,
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
         "price_quality": str(offer["price_quality"]),
         "price_quality_text": quality_text(str(offer["price_quality"]), observed_at, now),
@@ -217,6 +218,18 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
     ]
 
 
+def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
+    """The room left on the card at the estimated peak: GiB free, and the headroom that still fits (a
+    tight row's "lower the headroom to this, knowingly")."""
+    peak, capacity = float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape])
+    if not (math.isfinite(peak) and peak > 0):
+        return None
+    return {
+        "peak_gib": round(peak, 2), "capacity_gib": round(capacity, 2), "margin_gib": round(capacity - peak, 2),
+        "headroom_asked": spec.headroom, "headroom_that_fits": round(capacity / peak - 1.0, 3),
+    }  # fmt: skip
+
+
 def _optional_int(value) -> int | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
 
@@ -312,7 +325,8 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
     if required > capacity and peak <= capacity:
         return (
             f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
-            f"{spec.headroom:.0%} headroom ({required:.1f} GiB)"
+            f"{spec.headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
+            f"{capacity / peak - 1.0:.0%} headroom fits"
         )
     verb = "fits" if required <= capacity else "does not fit"
     return (

@@ -170,6 +170,12 @@ def render_table(report: dict) -> str:
             lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
         if row.get("cost_breakdown"):
             lines.append(f"    {cost_line(row)}")
+        if row.get("tight") and row.get("memory_margin"):
+            margin = row["memory_margin"]
+            lines.append(
+                f"    tight: margin {margin['margin_gib']:g} GiB at the peak; {margin['headroom_that_fits']:.0%} "
+                f"headroom fits ({margin['headroom_asked']:.0%} asked)"
+            )
         if row.get("wall_clock"):
             lines.append(f"    {wall_clock_line(row)}")
         if row.get("spot"):
