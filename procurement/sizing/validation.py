@@ -410,7 +410,7 @@ CASES: dict[str, Case] = {
         "hfu_tflops",
         "a100-sxm4-80gb",
         estimate_runs="low",
-        explanation="As for the 530B row: the engine applies the A100 pretraining MFU (0.47) to the 8N "
+        explanation="As for the 530B row: the engine applies the A100 pretraining MFU (0.485) to the 8N "
         "recompute FLOPs, then adds the non-interleaved pipeline bubble ((12 - 1) / 96 micro-batches = "
         "11.5%) and un-overlapped tensor-parallel all-reduces; Megatron's interleaved 1F1B schedule shrinks "
         "that bubble by the number of model chunks per stage.",
@@ -427,7 +427,7 @@ CASES: dict[str, Case] = {
         "a100-sxm4-80gb",
         estimate_runs="low",
         explanation="Megatron's PTD-P (fused kernels, interleaved 1F1B, scatter-gather) reaches 55% of peak "
-        "counting recomputation; the engine applies the A100 pretraining MFU (0.47, the LLaMA-1 median) to "
+        "counting recomputation; the engine applies the A100 pretraining MFU (0.485, the LLaMA-1 mean) to "
         "the 8N recompute FLOPs and adds un-overlapped tensor-parallel traffic.",
     ),
     "megatron-175b-zero3-1536": Case(
@@ -504,7 +504,7 @@ CASES: dict[str, Case] = {
         estimate_runs="low",
         explanation="The engine prices the non-interleaved 1F1B bubble, (64 - 1) / 512 micro-batches = 12.3%, "
         "and 6 un-overlapped tensor-parallel all-reduces per layer per micro-batch at the A100 pretraining "
-        "MFU (0.47); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
+        "MFU (0.485); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
         "§2.2.2) and its overlap of part of that traffic are not modelled.",
     ),
     "tt-llama31-8b-lora-4090-tps": Case(
@@ -793,8 +793,9 @@ def _before_after_section(rows: list[ValidationRow]) -> str:
         "",
         "## Issue 10: A100 pretraining and consumer-Ada LoRA, before and after",
         "",
-        "Dense pretraining on NVSwitch A100s now uses MFU 0.47, the median of the 6ND MFU implied by LLaMA-1"
-        " Table 15 (7B 43.4%, 13B 51.4%, 33B 45.8%, 65B 47.7%); other cards and methods keep their defaults"
+        "Dense pretraining on NVSwitch A100s now uses MFU 0.485, the mean of the MFU implied by LLaMA-1"
+        " Table 15 with attention counted (issue 26: 6N + 6 L T d_attn per token; 7B 45.1%, 13B 53.1%, 33B"
+        " 47.0%, 65B 48.7%; 6ND alone gave 43.4/51.4/45.8/47.7%); other cards and methods keep their defaults"
         " (Hopper 0.40: Llama 3 405B reached 38-43%). The pipeline bubble stays 1 + (p - 1) / m, m the"
         " micro-batches per step, only when pipeline parallelism is used. LoRA/QLoRA count 4N per token"
         " (6N with recomputation): the frozen weights get no weight gradients. The torchtune RTX 4090 speeds"

@@ -54,7 +54,7 @@ def test_a_rack_scale_part_is_never_the_headline_card():
 
 
 def test_every_measured_ratio_names_its_benchmark_and_a_source():
-    for (gpu, task_class), measured in measured_speeds().items():
+    for (_gpu, task_class), measured in measured_speeds().items():
         assert task_class in ("training", "inference")
         assert measured.benchmark and measured.source_url.startswith("https://")
         assert 0 < measured.ratio < 5
