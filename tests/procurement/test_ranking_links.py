@@ -61,3 +61,14 @@ def test_nebius_b200_hosts_form_multi_node_plans_over_infiniband():
     rows = rank_workload(pretrain, offers, GPUS, RankingOptions(top=None), now=NOW).results
     assert rows and all(r["instances"] == 2 and r["gpus"] == 16 and r["fits"] for r in rows)
     assert any("InfiniBand 3200 Gb/s between instances" in " ".join(r["reasons"]) for r in rows)
+
+
+def test_the_memoized_link_lookup_is_the_rule_tables_answer():
+    # issue 26 "Speed": offer-table preparation resolves each (provider, instance type, GPU) once per process
+    from procurement.ranking.offers import _resolved
+
+    for provider, instance_type, gpu in (("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb", "b200"),
+                                         ("vast", "8x-RTX_5090", "rtx-5090"), ("aws", "p5.48xlarge", "h100-sxm5-80gb")):  # fmt: skip
+        first = _resolved(provider, instance_type, gpu_by_slug(gpu), None)
+        assert first == resolve(provider, instance_type, gpu_by_slug(gpu))
+        assert _resolved(provider, instance_type, gpu_by_slug(gpu), None) is first  # served from the memo
