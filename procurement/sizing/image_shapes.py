@@ -76,7 +76,9 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     in_ch = config["in_channels"]
     positions = [float(latent_side * latent_side) / 4**level for level in range(len(channels))]
     # time embedding (320 -> 1280 -> 1280) and SDXL's added text/time embedding
-    cost.params += channels[0] * time_dim + time_dim * time_dim + config.get("addition_embed_dim", 0) * time_dim
+    cost.params += (
+        channels[0] * time_dim + time_dim * time_dim + config.get("addition_embed_dim", 0) * time_dim
+    )
     cost.params += time_dim * time_dim
     cost.params += 9 * in_ch * channels[0] + 9 * channels[0] * in_ch
     cost.macs += (9 * in_ch * channels[0] * 2) * positions[0]
@@ -88,11 +90,15 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             _resnet(cost, c_prev, c, positions[level], time_dim)
             c_prev = c
             if attention[level]:
-                _unet_transformer(cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim)
+                _unet_transformer(
+                    cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
+                )
             skips.append(c)
             skip_elements += c * positions[level]
         if level < len(channels) - 1:
-            cost.block(9 * c * c + c, 9 * c * c * positions[level + 1], c * positions[level], c * positions[level])
+            cost.block(
+                9 * c * c + c, 9 * c * c * positions[level + 1], c * positions[level], c * positions[level]
+            )
             skips.append(c)
             skip_elements += c * positions[level + 1]
     last = len(channels) - 1
@@ -106,13 +112,23 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             _resnet(cost, c_prev + skip, c, positions[level], time_dim)
             c_prev = c
             if attention[level]:
-                _unet_transformer(cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim)
+                _unet_transformer(
+                    cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
+                )
         if level > 0:
-            cost.block(9 * c * c + c, 9 * c * c * positions[level - 1], c * positions[level - 1], c * positions[level])
+            cost.block(
+                9 * c * c + c,
+                9 * c * c * positions[level - 1],
+                c * positions[level - 1],
+                c * positions[level],
+            )
     # A no-grad forward holds every skip connection plus the working set of the busiest level:
     # a ResNet's input, normed and convolved copies, or a transformer's 8C GEGLU projection per token.
     working = max(
-        max(8 * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i] for i in range(len(channels))),
+        max(
+            8 * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
+            for i in range(len(channels))
+        ),
         4 * channels[0] * positions[0],
     )
     cost.forward_peak = skip_elements + working
@@ -153,7 +169,9 @@ def encoder_cost(config: dict, tokens: float) -> Cost:
         macs = (attn + mlp) * tokens + 2 * tokens * tokens * q_width
         saved = (4 * h + 5 * q_width + (3 if config.get("gated") else 2) * ffn) * tokens
         cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens)
-    cost.params += config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
+    cost.params += (
+        config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
+    )
     cost.macs += config.get("patch", 0) ** 2 * 3 * h * tokens + config.get("classes", 0) * h
     cost.forward_peak = tokens * (2 * h + 2 * ffn)
     return cost

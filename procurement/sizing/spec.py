@@ -593,7 +593,16 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
 _IMAGE_BOOLS = (
     "vae_tiling", "text_encoder_offload", "train_text_encoder", "prior_preservation", "cache_latents",
 )  # fmt: skip
-_IMAGE_KEYS = {"resolution_px", "steps", "guidance", "train_steps", "epochs", "dataset_images", "images", *_IMAGE_BOOLS}
+_IMAGE_KEYS = {
+    "resolution_px",
+    "steps",
+    "guidance",
+    "train_steps",
+    "epochs",
+    "dataset_images",
+    "images",
+    *_IMAGE_BOOLS,
+}
 
 
 def _parse_image(reader: _Reader, data: dict, strict: bool) -> int | None:
@@ -689,6 +698,8 @@ def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
     if spec.uses_adapters and arch.family == "detection":
         reader.error("task", f"{arch.slug}: LoRA is for diffusion and ViT presets; detectors train fully")
     if par.tensor_parallel > 1 or par.pipeline_parallel > 1:
-        reader.error("parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)")
+        reader.error(
+            "parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)"
+        )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -300,7 +300,11 @@ def inference_throughput(
     pp = _array(pipeline_parallel, par.pipeline_parallel)
     if spec.model.image_arch is not None:  # images per second, compute bound (image_model.py)
         return inference_rows(
-            spec, peak_tflops=_array(peak_tflops, np.nan), gpu_counts=gpus, tensor_parallel=tp, pipeline_parallel=pp
+            spec,
+            peak_tflops=_array(peak_tflops, np.nan),
+            gpu_counts=gpus,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
         )
     bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
     peak = _array(peak_tflops, np.nan) * 1e12
