@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import yaml
 
-from procurement.sizing.presets import image_tier
+from procurement.sizing.image_presets import image_architecture
+from procurement.sizing.presets import image_tier, slugify
 from procurement.sizing.spec import FieldError, WorkloadSpecError
 
 
@@ -82,7 +83,8 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
     the spec's defaults). Values pass through unconverted when they are not numbers, so
     `parse_workload_spec` rejects them by path, exactly as it would in a YAML document."""
     task = (knobs.get("task") or "").strip()
-    is_image = image_tier(str(knobs.get("preset") or "").strip()) is not None
+    preset = str(knobs.get("preset") or "").strip()
+    is_image = image_tier(preset) is not None or image_architecture(slugify(preset)) is not None
     spec: dict = {}
     for knob, path in KNOB_PATHS.items():
         text = str(knobs.get(knob) or "").strip()
