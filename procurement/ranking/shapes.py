@@ -286,7 +286,11 @@ def _hours(
             "per_stream": np.asarray(rows["decode_tokens_per_second_per_stream"], dtype=float),
             "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
         }
-        return np.where(served, options.serving_hours, np.nan), share, decode, communication, latency
+        hours = np.where(served, options.serving_hours, np.nan)
+        if spec.model.image_arch is not None and spec.image.images:  # a generation job: hours for N images
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hours = np.where(served, spec.image.images / decode / 3600.0, np.nan)
+        return hours, share, decode, communication, latency
     rows = _training_rows(spec, grid, options, total)
     return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 

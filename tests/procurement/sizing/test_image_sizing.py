@@ -32,7 +32,11 @@ def test_shape_counts_match_published_parameters(slug, published):
 
 @pytest.mark.parametrize(
     ("name", "published"),
-    [("clip-vit-l-14-text", 123.06e6), ("openclip-vit-bigg-14-text", 694.66e6), ("t5-v1_1-xxl-encoder", 4.762e9)],
+    [
+        ("clip-vit-l-14-text", 123.06e6),
+        ("openclip-vit-bigg-14-text", 694.66e6),
+        ("t5-v1_1-xxl-encoder", 4.762e9),
+    ],
 )
 def test_text_encoder_counts(name, published):
     from procurement.sizing.image_presets import component
@@ -72,7 +76,9 @@ def test_inference_flops_per_image_by_hand():
     expected = 30 * 2 * unet  # CFG: two forwards per step
     assert im.inference_flops_per_image(spec) > expected
     assert im.inference_flops_per_image(spec) < expected * 1.03  # encoders + VAE decode ~2%
-    distilled = _spec(task="inference", model={"preset": "sdxl"}, image={"steps": 30, "guidance": "distilled"})
+    distilled = _spec(
+        task="inference", model={"preset": "sdxl"}, image={"steps": 30, "guidance": "distilled"}
+    )
     assert im.inference_flops_per_image(distilled) < 0.52 * im.inference_flops_per_image(spec)
 
 
@@ -114,7 +120,9 @@ def test_training_knobs_move_memory_the_right_way():
 
 def test_lora_rank_scales_adapters():
     r8 = im.lora_params(_spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 8}))
-    r32 = im.lora_params(_spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 32, "targets": "all-linear"}))
+    r32 = im.lora_params(
+        _spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 32, "targets": "all-linear"})
+    )
     assert r32 > 4 * r8
     # SD 1.5 attention LoRA at rank 4 is ~0.8M parameters (the diffusers LoRA blog's 3.29 MB fp32 file)
     r4 = im.lora_params(_spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 4}))
@@ -125,7 +133,9 @@ def test_training_run_images_from_steps_and_epochs():
     spec = _spec(task="full_finetune", model={"preset": "yolov8s"}, micro_batch_size=16,
                  gradient_accumulation_steps=2, parallelism={"gpus": 4}, image={"train_steps": 1000})  # fmt: skip
     assert spec.training_tokens == 1000 * 16 * 2 * 4
-    epochs = _spec(task="full_finetune", model={"preset": "yolov8s"}, image={"epochs": 3, "dataset_images": 118287})
+    epochs = _spec(
+        task="full_finetune", model={"preset": "yolov8s"}, image={"epochs": 3, "dataset_images": 118287}
+    )
     assert epochs.training_tokens == 3 * 118287
 
 
@@ -136,8 +146,14 @@ def test_training_run_images_from_steps_and_epochs():
         ({"task": "lora", "model": {"preset": "yolov8n"}}, "task"),
         ({"task": "inference", "model": {"preset": "yolov8n"}, "image": {"steps": 4}}, "image.steps"),
         ({"task": "lora", "model": {"preset": "sdxl"}, "lora": {"targets": "q_proj"}}, "lora.targets"),
-        ({"task": "inference", "model": {"preset": "sdxl"}, "image": {"guidance": "weird"}}, "image.guidance"),
-        ({"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"epochs": 3}}, "image.dataset_images"),
+        (
+            {"task": "inference", "model": {"preset": "sdxl"}, "image": {"guidance": "weird"}},
+            "image.guidance",
+        ),
+        (
+            {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"epochs": 3}},
+            "image.dataset_images",
+        ),
     ],
 )
 def test_bad_image_fields_are_named(fields, path):

@@ -1,0 +1,69 @@
+"""Image workloads ranked like language models (issue 29): same offers, hours from FLOPs per image,
+cost per 1,000 images and per training run."""
+
+from decimal import Decimal
+
+import pytest
+
+from procurement.ranking import RankingOptions, rank_workload
+from procurement.sizing import image_model as im
+from procurement.sizing import parse_workload_spec
+from tests.procurement.test_ranking import GPUS, NOW, OFFERS
+
+SDXL_LORA = parse_workload_spec(
+    {"name": "sdxl-lora", "task": "lora", "model": {"preset": "sdxl"}, "lora": {"rank": 16},
+     "gradient_checkpointing": "full", "image": {"train_steps": 2000}}
+)  # fmt: skip
+FLUX_BATCH = parse_workload_spec(
+    {
+        "name": "flux-batch",
+        "task": "inference",
+        "model": {"preset": "flux.1-schnell"},
+        "image": {"images": 10000},
+    }
+)
+
+
+def _rows(spec, **options):
+    options = {"top": None, "setup_hours": 0.0, "rerun_fraction": 0.0, "storage_gb": 0.0} | options
+    return rank_workload(spec, OFFERS, GPUS, RankingOptions(**options), now=NOW).results
+
+
+def test_training_hours_come_from_flops_per_image():
+    (row,) = _rows(SDXL_LORA, providers=("vast",), instance_counts=(1,))
+    # 2,000 steps x batch 1 = 2,000 images; RTX 4090 dense bf16 165.2 TFLOPS (gpu_specs.csv) x the
+    # workstation MFU 0.35; one GPU, nothing to communicate.
+    images, flops = 2000, im.training_flops_per_image(SDXL_LORA)
+    hours = images * flops / (165.2e12 * 0.35) / 3600
+    assert row["hours"] == pytest.approx(hours, rel=1e-3)
+    total = Decimal(row["total_cost"])
+    assert Decimal(row["unit_costs"]["per_training_run"]) == total
+    assert Decimal(row["unit_costs"]["per_thousand_training_images"]) == pytest.approx(
+        total / 2, abs=Decimal("0.000001")
+    )
+
+
+def test_generation_job_prices_its_images():
+    rows = [row for row in _rows(FLUX_BATCH) if row["fits"]]
+    assert rows
+    flops = im.inference_flops_per_image(FLUX_BATCH)  # 4 steps, no CFG, + T5/CLIP + VAE decode
+    for row in rows[:5]:
+        # images/s per GPU = dense bf16 peak x PREFILL_MFU (0.5) / FLOPs per image; every GPU a replica
+        per_gpu = GPUS[row["gpu"]].dense_tflops("bf16") * 1e12 * 0.5 / flops
+        assert row["hours"] == pytest.approx(
+            10000 / (per_gpu * row["gpus"]) / 3600, abs=6e-4
+        )  # hours: 3 places
+        assert Decimal(row["unit_costs"]["per_thousand_images"]) == pytest.approx(
+            Decimal(row["total_cost"]) / 10, abs=Decimal("0.01")
+        )
+
+
+def test_image_plans_are_data_parallel_only():
+    rows = _rows(SDXL_LORA, include_infeasible=True)
+    assert rows and all(row["plan"]["tensor_parallel"] == 1 for row in rows if row["fits"])
+
+
+def test_image_training_without_a_run_length_is_refused_with_the_field():
+    spec = parse_workload_spec({"task": "lora", "model": {"preset": "sdxl"}})
+    with pytest.raises(ValueError, match="image.train_steps"):
+        _rows(spec)
