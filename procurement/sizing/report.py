@@ -40,6 +40,11 @@ INFERENCE_KEYS = (
     "time_to_first_token_seconds",
 )
 THROUGHPUT_KEYS = TRAINING_KEYS + INFERENCE_KEYS
+IMAGE_TRAINING_ALIASES = {"training_images_per_second": "training_tokens_per_second"}
+IMAGE_INFERENCE_ALIASES = {
+    "images_per_second": "decode_tokens_per_second_total",
+    "seconds_per_batch": "time_to_first_token_seconds",
+}
 COMMUNICATION_WARNING_SHARE = 0.30
 
 
@@ -134,6 +139,9 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     columns |= {key: _rounded(rows[key], digits) for key, digits in _EXTRA_COLUMNS if key in rows}
     if "decode_bound" in rows:
         columns["decode_bound"] = [str(bound) for bound in rows["decode_bound"]]
+    if spec.model.image_arch is not None:  # the same figures in images (one image is the engine's 'token')
+        aliases = IMAGE_TRAINING_ALIASES if spec.is_training else IMAGE_INFERENCE_ALIASES
+        columns |= {image_key: columns[token_key] for image_key, token_key in aliases.items()}
     estimate = "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate"
     names = list(columns)
     return [

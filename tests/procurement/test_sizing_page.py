@@ -87,3 +87,11 @@ def test_an_image_preset_says_its_tier_caveat_once_above_the_table(bundled_catal
     assert "tier estimate: benchmark recommended" not in table.split("</thead>")[1].replace(
         '<span class="badge">tier estimate: benchmark recommended</span>', ""
     )
+
+
+@pytest.mark.django_db
+def test_an_image_preset_shows_its_speed_in_images(bundled_catalog, client_as):
+    form = FORM | {"preset": "flux.1-schnell", "task": "inference", "micro_batch_size": "1", "steps": "4"}
+    html = client_as("engineer").post("/size/", form).content.decode()
+    assert "Images per second" in html and "image.steps" not in html
+    assert "Decode speed" not in html and "tier estimate: benchmark recommended" not in html

@@ -183,3 +183,17 @@ def test_at_least_ten_cases_and_most_within_target():
     within = [c for c in cases if abs(c.error) <= c.target]
     assert len(within) >= 7
     assert MEMORY_TARGET == 0.15 and SPEED_TARGET == 0.25
+
+
+def test_report_names_image_speeds_in_images():
+    training = size_workload(
+        _spec(task="lora", model={"preset": "sdxl"}, image={"train_steps": 100}), [gpu_by_slug("l4")]
+    )
+    throughput = training["throughput"]
+    assert throughput["training_images_per_second"] == throughput["training_tokens_per_second"] > 0
+    serving = size_workload(
+        _spec(task="inference", model={"preset": "yolov8x"}, precision="fp16"), [gpu_by_slug("t4")]
+    )
+    # YOLOv8x at 640: 257.8 GFLOPs per image; T4 fp16 65 TFLOPS x 0.5 / 257.8e9 = 126.1 images/s
+    assert serving["throughput"]["images_per_second"] == pytest.approx(65e12 * 0.5 / 257.8e9, rel=1e-3)
+    assert serving["workload"]["image"]["network_gflops_per_forward"] == pytest.approx(257.8)
