@@ -53,8 +53,9 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions)
 
 
-def _unet_transformer(cost: Cost, channels: int, heads: int, depth: int, tokens: float, context: int,
-                      context_dim: int) -> None:  # fmt: skip
+def _unet_transformer(
+    cost: Cost, channels: int, heads: int, depth: int, tokens: float, context: int, context_dim: int
+) -> None:
     c = channels
     per_block = 4 * c * c + 2 * c * c + 2 * context_dim * c + 12 * c * c  # self, cross q/o, cross k/v, GEGLU
     # proj_in / proj_out and the GroupNorm around the stack, counted once per Transformer2D
@@ -186,8 +187,13 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
     c = channels[0]
     cost.block(9 * config["latent_channels"] * c, 9 * config["latent_channels"] * c * positions, 0, 0)
     _resnet(cost, c, c, positions, 0)
-    cost.block(4 * c * c, 4 * c * c * positions + 2 * positions * positions * c, 6 * c * positions, c * positions,
-               positions * positions)  # fmt: skip
+    cost.block(
+        4 * c * c,
+        4 * c * c * positions + 2 * positions * positions * c,
+        6 * c * positions,
+        c * positions,
+        positions * positions,
+    )
     _resnet(cost, c, c, positions, 0)
     peak = 0.0
     for index, out in enumerate(channels):

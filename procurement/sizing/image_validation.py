@@ -24,6 +24,12 @@ DIFFUSERS_BENCH = (
     "github.com/huggingface/diffusers benchmarks/benchmarking_{sdxl,flux}.py: one forward, batch 1, 1024x1024, "
     "bf16 + SDPA, L40; memory = torch.cuda.max_memory_allocated / 2^30) (measured)"
 )
+MLPERF_SDXL = (
+    "MLPerf Inference v5.1 closed, The_Stage h100_x8 stable-diffusion-xl Offline (fp16): "
+    "github.com/ntuhpc/inference_results_v5.1 closed/The_Stage/results/h100_x8/stable-diffusion-xl/offline/"
+    "performance/run_1/mlperf_log_summary.txt (commit a634ab77; 18.1007 samples/s, VALID); benchmark settings "
+    "20 steps, guidance 8 (CFG), 1024 px: github.com/mlcommons/inference text_to_image/backend_pytorch.py (measured)"
+)
 SIMPLETUNER = (
     "github.com/bghira/SimpleTuner documentation/quickstart/FLUX.md 'Hardware requirements' (commit 0496be2d): "
     "rank-16 LoRA on every component, batch 1, gradient checkpointing, cached latents/text embeds (measured, "
@@ -57,6 +63,11 @@ def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     return image_model.inference_flops_per_image(parsed) / (peak * PREFILL_MFU.value)
 
 
+def _mlperf_samples_per_second() -> float:
+    spec = {"task": "inference", "model": {"preset": "sdxl"}, "precision": "fp16", "image": {"steps": 20}}
+    return 8 / _pipeline_seconds(spec, "h100-sxm5-80gb")
+
+
 def _forward_seconds(slug: str, gpu_slug: str) -> float:
     cost = image_model.network_cost(slug, 1024)
     return 2.0 * cost.macs / (gpu_by_slug(gpu_slug).dense_tflops("bf16") * 1e12 * PREFILL_MFU.value)
@@ -70,10 +81,16 @@ def _forward_allocated_gib(slug: str, weight_bytes_per_param: float) -> float:
 
 
 def _flux_lora_gib(quantization: str) -> float:
-    spec = parse_workload_spec({
-        "task": "lora", "model": {"preset": "flux.1-dev"}, "lora": {"rank": 16, "targets": "all-linear"},
-        "gradient_checkpointing": "full", "weight_quantization": quantization, "image": {"cache_latents": True},
-    })  # fmt: skip
+    spec = parse_workload_spec(
+        {
+            "task": "lora",
+            "model": {"preset": "flux.1-dev"},
+            "lora": {"rank": 16, "targets": "all-linear"},
+            "gradient_checkpointing": "full",
+            "weight_quantization": quantization,
+            "image": {"cache_latents": True},
+        }
+    )
     return memory_breakdown_scalar(spec, 1)["total_per_gpu_gib"]
 
 
@@ -98,7 +115,7 @@ def image_cases() -> list[ImageCase]:
             ),
             FAL,
             SPEED_UNDER_FILLED,
-        ),  # fmt: skip
+        ),
         ImageCase(
             "fal-sdxl-a100-50steps",
             "speed",
@@ -111,7 +128,16 @@ def image_cases() -> list[ImageCase]:
             FAL,
             "Implied efficiency 37% of the A100 fp16 peak (convolutions and GroupNorm of the UNet run below "
             "the 50% the engine uses for compute-bound work); the estimate is 26% fast.",
-        ),  # fmt: skip
+        ),
+        ImageCase(
+            "mlperf-v5.1-sdxl-offline-8xh100",
+            "speed",
+            "inference, SDXL base, fp16, 1024 px, 20 steps, CFG, 8 x h100-sxm5-80gb (a replica per GPU)",
+            18.1007,
+            "samples/s (8 GPUs)",
+            _mlperf_samples_per_second(),
+            MLPERF_SDXL,
+        ),
         ImageCase(
             "diffusers-bench-sdxl-unet-l40",
             "speed",
@@ -132,7 +158,7 @@ def image_cases() -> list[ImageCase]:
             "The measured forward implies 77% of the L40's dense bf16 peak (74 TFLOPs counted, attention "
             "included, in 0.535 s): Flux's 3072 x 12288 matmuls over 4608 tokens run far above the 50% "
             "compute-bound efficiency the engine uses, so the estimate is slow.",
-        ),  # fmt: skip
+        ),
         ImageCase(
             "diffusers-bench-sdxl-unet-memory",
             "memory",
@@ -161,7 +187,7 @@ def image_cases() -> list[ImageCase]:
             DIFFUSERS_BENCH,
             "bitsandbytes leaves the embedders, norms and modulation-free layers it skips in bf16 and keeps "
             "per-block absmax; the engine quantizes every network weight, so it runs low.",
-        ),  # fmt: skip
+        ),
         ImageCase(
             "simpletuner-flux-lora-r16-bf16",
             "memory",
@@ -191,7 +217,7 @@ def image_cases() -> list[ImageCase]:
             "optimum-quanto's int4 keeps bf16 group scales and shift per 128 weights and leaves the "
             "embedders and norms in bf16; its int4 run needs 4 GB more than its NF4 run, a gap of the "
             "library, not of 4-bit weights, so the engine's 4.25-bit count runs low.",
-        ),  # fmt: skip
+        ),
         ImageCase(
             "simpletuner-flux-lora-r16-nf4",
             "memory",

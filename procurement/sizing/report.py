@@ -128,9 +128,12 @@ def _rounded(values: np.ndarray, digits: int) -> list:
 
 
 _EXTRA_COLUMNS = (
-    ("decode_tokens_per_second_upper_bound", 3), ("mfu", 3), ("flops_per_token", 0),
-    ("images_per_second_per_gpu", 4), ("flops_per_image", 0),
-)  # fmt: skip
+    ("decode_tokens_per_second_upper_bound", 3),
+    ("mfu", 3),
+    ("flops_per_token", 0),
+    ("images_per_second_per_gpu", 4),
+    ("flops_per_image", 0),
+)
 
 
 def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int) -> list[dict]:

@@ -443,10 +443,18 @@ def _image_arch_model(values: dict, arch: ImageArchitecture, preset: str) -> Mod
     cost = image_model.network_cost(arch.slug, arch.resolution_px)
     params = float(values.get("params", image_model.network_params(arch.slug)))
     return ModelSpec(
-        name=values.get("name", arch.name), params=params, num_layers=max(cost.blocks, 1), hidden_size=1024,
-        num_attention_heads=1, num_key_value_heads=1, intermediate_size=1, vocab_size=1, head_dim=1024,
-        preset=arch.slug, image_arch=arch,
-    )  # fmt: skip
+        name=values.get("name", arch.name),
+        params=params,
+        num_layers=max(cost.blocks, 1),
+        hidden_size=1024,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        intermediate_size=1,
+        vocab_size=1,
+        head_dim=1024,
+        preset=arch.slug,
+        image_arch=arch,
+    )
 
 
 def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
@@ -504,8 +512,11 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         target = target[0] if isinstance(target, list) and len(target) == 1 else target
         text = str(target).strip().lower().replace("_", "-")
         if text not in IMAGE_LORA_TARGETS:
-            reader.error("lora.targets", f"unknown targets {target!r} for an image model; expected one of "
-                         f"{', '.join(IMAGE_LORA_TARGETS)}")  # fmt: skip
+            reader.error(
+                "lora.targets",
+                f"unknown targets {target!r} for an image model; expected one of "
+                f"{', '.join(IMAGE_LORA_TARGETS)}",
+            )
             text = "attention"
         return LoraSpec(rank=rank, targets=(text,))
     raw_targets = section.get("targets", ["q_proj", "v_proj"])
@@ -591,8 +602,12 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
 
 
 _IMAGE_BOOLS = (
-    "vae_tiling", "text_encoder_offload", "train_text_encoder", "prior_preservation", "cache_latents",
-)  # fmt: skip
+    "vae_tiling",
+    "text_encoder_offload",
+    "train_text_encoder",
+    "prior_preservation",
+    "cache_latents",
+)
 _IMAGE_KEYS = {
     "resolution_px",
     "steps",
@@ -625,8 +640,15 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
     )
 
 
-def _image_defaults(reader: _Reader, data: dict, arch: ImageArchitecture, fields: dict, image: ImageSpec,
-                    parallelism: ParallelismSpec, task: str) -> None:  # fmt: skip
+def _image_defaults(
+    reader: _Reader,
+    data: dict,
+    arch: ImageArchitecture,
+    fields: dict,
+    image: ImageSpec,
+    parallelism: ParallelismSpec,
+    task: str,
+) -> None:
     """An image preset's batch; one image per 'token' (seq_len 1); the run's images from its steps or
     epochs: train_steps x micro_batch x accumulation x GPUs, or epochs x dataset_images."""
     if data.get("micro_batch_size") is None:

@@ -28,8 +28,9 @@ INFERENCE_SPEED_KEYS = (
 IMAGE_TRAINING_SPEED_KEYS = ("training_images_per_second", "training_hours", "communication_share")
 IMAGE_INFERENCE_SPEED_KEYS = ("images_per_second", "images_per_second_per_gpu", "seconds_per_batch")
 TOKEN_SPEED_KEYS = set(TRAINING_SPEED_KEYS + INFERENCE_SPEED_KEYS) | {
-    "decode_tokens_per_second_upper_bound", "decode_bound",
-}  # fmt: skip
+    "decode_tokens_per_second_upper_bound",
+    "decode_bound",
+}
 # How each speed figure is formatted: a share as %, hours with days, the rest to 3 significant figures.
 SPEED_FORMATS = {"communication_share": "percent", "training_hours": "hours", "mfu": "percent"}
 # Throughput keys that are not speeds (they name the card) or that a reader does not act on.

@@ -11,9 +11,15 @@ from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import GPUS, NOW, OFFERS
 
 SDXL_LORA = parse_workload_spec(
-    {"name": "sdxl-lora", "task": "lora", "model": {"preset": "sdxl"}, "lora": {"rank": 16},
-     "gradient_checkpointing": "full", "image": {"train_steps": 2000}}
-)  # fmt: skip
+    {
+        "name": "sdxl-lora",
+        "task": "lora",
+        "model": {"preset": "sdxl"},
+        "lora": {"rank": 16},
+        "gradient_checkpointing": "full",
+        "image": {"train_steps": 2000},
+    }
+)
 FLUX_BATCH = parse_workload_spec(
     {
         "name": "flux-batch",

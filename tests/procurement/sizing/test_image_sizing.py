@@ -130,8 +130,14 @@ def test_lora_rank_scales_adapters():
 
 
 def test_training_run_images_from_steps_and_epochs():
-    spec = _spec(task="full_finetune", model={"preset": "yolov8s"}, micro_batch_size=16,
-                 gradient_accumulation_steps=2, parallelism={"gpus": 4}, image={"train_steps": 1000})  # fmt: skip
+    spec = _spec(
+        task="full_finetune",
+        model={"preset": "yolov8s"},
+        micro_batch_size=16,
+        gradient_accumulation_steps=2,
+        parallelism={"gpus": 4},
+        image={"train_steps": 1000},
+    )
     assert spec.training_tokens == 1000 * 16 * 2 * 4
     epochs = _spec(
         task="full_finetune", model={"preset": "yolov8s"}, image={"epochs": 3, "dataset_images": 118287}
