@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from procurement.sizing.assumptions import PREFILL_MFU
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, PREFILL_MFU
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -233,15 +233,42 @@ def inference_flops_per_image(spec) -> float:
     return flops + 2.0 * vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).macs
 
 
-def inference_rows(spec, *, peak_tflops, gpu_counts, tensor_parallel, pipeline_parallel) -> dict:
-    """Images/s at the compute-bound efficiency, in the keys the serving path reads (a 'token' is an image:
-    per stream = one image's rate within a batch, total = the batch over all replicas)."""
+def inference_traffic_bytes_per_image(spec) -> float:
+    """Bytes eager PyTorch moves outside the matmuls per image: every activation tensor a forward produces
+    (the elements a training step would save, image_shapes.py) written once and read once by the
+    normalization, activation, residual and concatenation kernels between the convolutions and linears.
+    Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes into the matmuls: 0."""
+    if spec.image.fused_kernels:
+        return 0.0
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    elements = network_cost(slug, side).saved
+    if image_preset(slug)["family"] == "diffusion":
+        elements *= steps(spec) * (2 if uses_cfg(spec) else 1)
+        elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+        autoencoder = vae(spec)
+        elements += vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).saved
+    return 2.0 * elements * activation_bytes_per_element(spec)
+
+
+def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes):
+    """Compute at the compute-bound efficiency (PREFILL_MFU, as language models' prefill) plus the
+    elementwise traffic at the achieved bandwidth (as language models' decode); eager kernels run one after
+    another, so the two add."""
+    compute = inference_flops_per_image(spec) / (peak_flops * PREFILL_MFU.value)
+    return compute + inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+
+
+def inference_rows(
+    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel
+) -> dict:
+    """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
+    image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
     peak = np.asarray(peak_tflops, dtype=float) * 1e12
     gpus = np.asarray(gpu_counts, dtype=float)
     replicas = np.floor(gpus / (np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel)))
     flops = inference_flops_per_image(spec)
     batch = float(spec.micro_batch_size)
-    per_gpu = peak * PREFILL_MFU.value / flops
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, np.asarray(bandwidth_gbps, dtype=float) * 1e9)
     batch_seconds = batch / per_gpu
     zeros = np.zeros_like(per_gpu * gpus)
     return {

@@ -22,3 +22,4 @@ class ImageSpec:
     epochs: float | None = None
     dataset_images: int | None = None
     images: int | None = None  # images to generate (a batch job)
+    fused_kernels: bool = False  # torch.compile / TensorRT: no separate elementwise passes over activations

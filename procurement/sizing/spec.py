@@ -607,6 +607,7 @@ _IMAGE_BOOLS = (
     "train_text_encoder",
     "prior_preservation",
     "cache_latents",
+    "fused_kernels",
 )
 _IMAGE_KEYS = {
     "resolution_px",

@@ -298,10 +298,11 @@ def inference_throughput(
     gpus = _array(gpu_counts, par.gpus)
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
-    if spec.model.image_arch is not None:  # images per second, compute bound (image_model.py)
+    if spec.model.image_arch is not None:  # images per second: compute + elementwise traffic (image_model.py)
         return inference_rows(
             spec,
             peak_tflops=_array(peak_tflops, np.nan),
+            bandwidth_gbps=_array(bandwidth_gbps, np.nan),
             gpu_counts=gpus,
             tensor_parallel=tp,
             pipeline_parallel=pp,

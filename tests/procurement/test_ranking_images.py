@@ -53,9 +53,15 @@ def test_generation_job_prices_its_images():
     rows = [row for row in _rows(FLUX_BATCH) if row["fits"]]
     assert rows
     flops = im.inference_flops_per_image(FLUX_BATCH)  # 4 steps, no CFG, + T5/CLIP + VAE decode
+    traffic = im.inference_traffic_bytes_per_image(FLUX_BATCH)
     for row in rows[:5]:
-        # images/s per GPU = dense bf16 peak x PREFILL_MFU (0.5) / FLOPs per image; every GPU a replica
-        per_gpu = GPUS[row["gpu"]].dense_tflops("bf16") * 1e12 * 0.5 / flops
+        # seconds per image per GPU = FLOPs / (dense bf16 peak x PREFILL_MFU 0.5) + activation traffic /
+        # (bandwidth x 0.7); every GPU a replica
+        gpu = GPUS[row["gpu"]]
+        per_gpu = 1 / (
+            flops / (gpu.dense_tflops("bf16") * 1e12 * 0.5)
+            + traffic / (gpu.memory_bandwidth_gbps * 1e9 * 0.7)
+        )
         assert row["hours"] == pytest.approx(
             10000 / (per_gpu * row["gpus"]) / 3600, abs=6e-4
         )  # hours: 3 places
