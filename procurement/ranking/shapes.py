@@ -23,9 +23,8 @@ from procurement.sizing.assumptions import (
     COMM_EFFICIENCY,
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
-    VCPUS_PER_GPU,
-    VCPUS_PER_GPU_IMAGE,
 )
+from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
@@ -191,7 +190,7 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
     """(RAM GiB, vCPUs) one instance needs: the guides' host rules as the sizing engine states them
     (procurement/sizing/host.py): RAM at least its GPUs' memory plus offloaded state, and at least
     VCPUS_PER_GPU vCPUs per GPU (more for image decoding)."""
-    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    per_gpu = vcpus_per_gpu(spec)
     return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 

@@ -189,7 +189,8 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
     else:
         activations = inference_activation_bytes(spec, flash)
     return {
-        "weights": state.weight_bytes / shard_weights,
+        # ZeRO-3/FSDP gathers one block at a time, as for language models
+        "weights": state.weight_bytes / shard_weights + np.where(zero >= 3, state.largest_layer_bytes, 0.0),
         "gradients": trainable * state.grad_bytes_per_param / shard_gradients,
         "optimizer_states": trainable * state.optimizer_bytes_per_param / shard_optimizer,
         "activations": activations + zero_plan,

@@ -213,3 +213,19 @@ def test_report_names_image_speeds_in_images():
     seconds = 257.8e9 / (65e12 * 0.5) + traffic / (300e9 * 0.7)
     assert serving["throughput"]["images_per_second"] == pytest.approx(1 / seconds, rel=1e-3)
     assert serving["workload"]["image"]["network_gflops_per_forward"] == pytest.approx(257.8)
+
+
+@pytest.mark.parametrize(
+    ("fields", "vcpus"),
+    [
+        ({"task": "full_finetune", "model": {"preset": "yolov8s"}}, 8),  # decode + augment every image
+        ({"task": "lora", "model": {"preset": "sdxl"}}, 8),  # VAE-encodes decoded images each step
+        ({"task": "lora", "model": {"preset": "sdxl"}, "image": {"cache_latents": True}}, 4),  # tensors only
+        ({"task": "inference", "model": {"preset": "flux.1-dev"}}, 4),  # prompts in, images out
+        ({"task": "inference", "model": {"preset": "yolov8s"}}, 8),  # detection decodes its inputs
+    ],
+)
+def test_host_vcpus_follow_the_data_pipeline(fields, vcpus):
+    # The guides' rule: at least 4 vCPUs per GPU, 8-16 for heavy image decoding (assumptions.py).
+    report = size_workload(parse_workload_spec(fields | {"parallelism": {"gpus": 2}}), [gpu_by_slug("l40s")])
+    assert report["host"]["vcpus_per_node"] == 2 * vcpus
