@@ -79,3 +79,20 @@ def test_image_training_without_a_run_length_is_refused_with_the_field():
     spec = parse_workload_spec({"task": "lora", "model": {"preset": "sdxl"}})
     with pytest.raises(ValueError, match="image.train_steps"):
         _rows(spec)
+
+
+def test_epoch_counted_runs_price_each_epoch():
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8s"},
+            "image": {"epochs": 4, "dataset_images": 5000},
+        }
+    )
+    row = next(row for row in _rows(spec) if row["fits"])
+    total = Decimal(row["total_cost"])
+    # 4 epochs x 5,000 images = 20,000 images: per epoch = total / 4, per 1,000 images = total / 20
+    assert Decimal(row["unit_costs"]["per_epoch"]) == pytest.approx(total / 4, abs=Decimal("0.000001"))
+    assert Decimal(row["unit_costs"]["per_thousand_training_images"]) == pytest.approx(
+        total / 20, abs=Decimal("0.000001")
+    )
