@@ -141,6 +141,7 @@ class WorkloadImageSerializer(serializers.Serializer):
     epochs = _number("Epochs over image.dataset_images (instead of train_steps)")
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
+    fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
 
 
 class WorkloadSpecSerializer(serializers.Serializer):
