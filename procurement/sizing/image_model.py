@@ -23,6 +23,7 @@ from procurement.sizing.image_shapes import (
     unet_cost,
     vae_decoder_cost,
     vae_encoder_macs,
+    video_dit_cost,
     yolov8_cost,
 )
 
@@ -56,6 +57,8 @@ def network_cost(slug: str, side: int) -> Cost:
     entry = image_preset(slug)
     if entry["family"] == "diffusion":
         denoiser = entry["denoiser"]
+        if denoiser["kind"] == "video_dit":
+            return video_dit_cost(denoiser, video_tokens(entry, side), entry["text_tokens"])
         vae = component(entry["vae"])
         latent = side // vae["downsample"]
         if denoiser["kind"] == "unet":
@@ -69,6 +72,16 @@ def network_cost(slug: str, side: int) -> Cost:
     if detector["kind"] == "yolov8":
         return yolov8_cost(detector, side)
     return table_cost(detector, side, entry["resolution_px"])
+
+
+def video_tokens(entry: dict, side: int) -> float:
+    """Latent tokens of a clip: (height / s) x (width / s) x ((frames - 1) / t + 1); `side` is the height,
+    the width keeps the preset's aspect."""
+    video = entry["video"]
+    width = side * video["width_px"] / entry["resolution_px"]
+    spatial = video["spatial_downsample"]
+    frames = (video["frames"] - 1) // video["temporal_downsample"] + 1
+    return (side // spatial) * (width // spatial) * frames
 
 
 def network_params(slug: str) -> float:
@@ -112,6 +125,9 @@ def lora_params(spec) -> float:
             total += uses * d["transformer_layers"][level] * rank * (attention + mlp)
         return float(total)
     h, r = d["hidden"], d["mlp_ratio"]
+    if d["kind"] == "video_dit":  # self q/k/v/o, cross q/o, cross k/v from the caption width (+ MLP)
+        block = 6 * 2 * h + 2 * (d["caption_dim"] + h) + (2 * (h + r * h) if every else 0)
+        return float(rank * d["layers"] * block)
     joint = 2 * (4 * 2 * h + (2 * (h + r * h) if every else 0))
     single = 3 * 2 * h + ((h + r * h) + (h + r * h + h) if every else 0)
     return float(rank * (d["joint_blocks"] * joint + d["single_blocks"] * single))
@@ -215,7 +231,8 @@ def training_flops_per_image(spec) -> float:
         flops += 6.0 * lora_params(spec)
     if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents:
         autoencoder = vae(spec)
-        flops += 2.0 * vae_encoder_macs(autoencoder, side)
+        if autoencoder:  # a preset without a sized VAE (video) leaves the encode out
+            flops += 2.0 * vae_encoder_macs(autoencoder, side)
         for encoder in text_encoders(spec):
             passes = 3.0 if spec.image.train_text_encoder else 1.0
             flops += 2.0 * encoder_cost(encoder, encoder["tokens"]).macs * passes
@@ -231,6 +248,8 @@ def inference_flops_per_image(spec) -> float:
     flops = steps(spec) * denoiser * (2 if uses_cfg(spec) else 1)
     flops += sum(2.0 * encoder_cost(e, e["tokens"]).macs for e in text_encoders(spec))
     autoencoder = vae(spec)
+    if autoencoder is None:  # video presets: the decode is not sized (preset source says so)
+        return flops
     return flops + 2.0 * vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).macs
 
 
@@ -247,7 +266,8 @@ def inference_traffic_bytes_per_image(spec) -> float:
         elements *= steps(spec) * (2 if uses_cfg(spec) else 1)
         elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
         autoencoder = vae(spec)
-        elements += vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).saved
+        if autoencoder:
+            elements += vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).saved
     return 2.0 * elements * activation_bytes_per_element(spec)
 
 

@@ -159,6 +159,25 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     return cost
 
 
+def video_dit_cost(config: dict, tokens: float, text_tokens: int) -> Cost:
+    """A single-stream video DiT (LTX-Video): per block self-attention (4h^2), cross-attention to the
+    caption (q and out h^2 each per video token; k and v from the caption width per text token) and a
+    4h GELU MLP (8h^2); adaLN scale/shift tables are per-block vectors."""
+    cost = Cost()
+    h, heads, ratio, caption = config["hidden"], config["heads"], config["mlp_ratio"], config["caption_dim"]
+    per_token = (4 + 2 + 2 * ratio) * h * h
+    kv = 2 * caption * h
+    for _ in range(config["layers"]):
+        macs = per_token * tokens + kv * text_tokens + 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
+        cost.block(
+            per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, heads * tokens * (tokens + text_tokens)
+        )
+    cost.params += 2 * config["in_channels"] * h + 2 * caption * h + 7 * h * h  # patchify, caption, timestep
+    cost.macs += 2 * config["in_channels"] * h * tokens + 2 * caption * h * text_tokens
+    cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h
+    return cost
+
+
 def encoder_cost(config: dict, tokens: float) -> Cost:
     """A text encoder or ViT: pre-norm transformer blocks (Korthikanti-style saved elements)."""
     cost = Cost()

@@ -21,7 +21,7 @@ FAL = (
 )
 DIFFUSERS_BENCH = (
     "huggingface.co/datasets/diffusers/benchmarks collated_results.csv (sha dc778b00; "
-    "github.com/huggingface/diffusers benchmarks/benchmarking_{sdxl,flux}.py: one forward, batch 1, 1024x1024, "
+    "github.com/huggingface/diffusers benchmarks/benchmarking_{sdxl,flux,ltx}.py: one forward, batch 1, 1024x1024 (LTX 512x704x161), "
     "bf16 + SDPA; memory = torch.cuda.max_memory_allocated / 2^30; GPU: an L40S, the aws-g6e-4xlarge runner of "
     ".github/workflows/benchmark.yml, though benchmarks/README.md says L40) (measured)"
 )
@@ -79,9 +79,9 @@ def _mlperf_samples_per_second() -> float:
     return 8 / _pipeline_seconds(spec, "h100-sxm5-80gb")
 
 
-def _forward_seconds(slug: str, gpu_slug: str) -> float:
+def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
-    cost, gpu = image_model.network_cost(slug, 1024), gpu_by_slug(gpu_slug)
+    cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
     compute = 2.0 * cost.macs / (gpu.dense_tflops("bf16") * 1e12 * PREFILL_MFU.value)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
     return compute + traffic
@@ -92,10 +92,10 @@ def _yolo_tensorrt_ms(slug: str) -> float:
     return 1000.0 * _pipeline_seconds(spec | {"image": {"fused_kernels": True}}, "a100-sxm4-80gb")
 
 
-def _forward_allocated_gib(slug: str, weight_bytes_per_param: float) -> float:
+def _forward_allocated_gib(slug: str, weight_bytes_per_param: float, side: int = 1024) -> float:
     """One bf16 no-grad forward of the network alone: its weights plus the forward's live activations
     (allocated bytes: no CUDA context, no allocator cache)."""
-    cost = image_model.network_cost(slug, 1024)
+    cost = image_model.network_cost(slug, side)
     return (image_model.network_params(slug) * weight_bytes_per_param + 2.0 * cost.forward_peak) / GIB
 
 
@@ -198,6 +198,25 @@ def image_cases() -> list[ImageCase]:
             0.535,
             "s per forward",
             _forward_seconds("flux.1-dev", "l40s"),
+            DIFFUSERS_BENCH,
+        ),
+        ImageCase(
+            "diffusers-bench-ltx-video-13b-l40s",
+            "speed",
+            "LTX-Video 0.9.7-dev (13B) transformer forward, bf16, 512 x 704 x 161 frames (7,392 tokens), "
+            "256 text tokens, batch 1, eager, 1 x l40s",
+            1.607,
+            "s per forward",
+            _forward_seconds("ltx-video-0.9.7-dev", "l40s", 512),
+            DIFFUSERS_BENCH,
+        ),
+        ImageCase(
+            "diffusers-bench-ltx-video-13b-memory",
+            "memory",
+            "LTX-Video 0.9.7-dev (13B) transformer forward, bf16, 7,392 video tokens",
+            25.21,
+            "GiB allocated",
+            _forward_allocated_gib("ltx-video-0.9.7-dev", 2.0, 512),
             DIFFUSERS_BENCH,
         ),
         ImageCase(

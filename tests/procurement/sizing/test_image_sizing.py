@@ -61,6 +61,21 @@ def test_sdxl_unet_flops_match_the_diffusers_profile():
     assert 2 * cost.macs - attention == pytest.approx(5_979.1e9, rel=0.02)
 
 
+def test_ltx_video_shape_reproduces_the_diffusers_profile():
+    # diffusers/benchmarks: LTX-Video 0.9.7-dev 13,042.57M parameters and 167,583.45 GFLOPs (2 x torchprofile
+    # MACs, no SDPA) for one forward over 512 x 704 x 161 frames = 16 x 22 x 21 = 7,392 tokens, 256 text tokens.
+    cost = im.network_cost("ltx-video-0.9.7-dev", 512)
+    attention = 48 * 4 * 7392 * (7392 + 256) * 4096
+    assert cost.params == pytest.approx(13_042.57e6, rel=0.002)
+    assert 2 * cost.macs - attention == pytest.approx(167_583.45e9, rel=0.002)
+    spec = _spec(task="inference", model={"preset": "ltx-video"})
+    # 50 steps x CFG x the forward, + T5 over 256 tokens; the video VAE is not sized (the preset says so)
+    t5 = im.text_encoders(spec)[0]
+    assert im.inference_flops_per_image(spec) == pytest.approx(
+        100 * 2 * cost.macs + 2 * encoder_cost(t5, t5["tokens"]).macs
+    )
+
+
 def test_yolo_flops_scale_with_pixels():
     # Ultralytics: YOLOv8s 28.6 GFLOPs at 640; at 1280 four times the pixels.
     assert 2 * im.network_cost("yolov8s", 1280).macs == pytest.approx(4 * 28.6e9)
@@ -229,3 +244,21 @@ def test_host_vcpus_follow_the_data_pipeline(fields, vcpus):
     # The guides' rule: at least 4 vCPUs per GPU, 8-16 for heavy image decoding (assumptions.py).
     report = size_workload(parse_workload_spec(fields | {"parallelism": {"gpus": 2}}), [gpu_by_slug("l40s")])
     assert report["host"]["vcpus_per_node"] == 2 * vcpus
+
+
+def test_every_preset_sizes_for_its_tasks():
+    from procurement.sizing.image_presets import image_architecture, image_preset_slugs
+
+    for slug in image_preset_slugs():
+        arch = image_architecture(slug)
+        tasks = ["inference"] if arch.inference_only else ["inference", "full_finetune"]
+        if arch.family != "detection" and not arch.inference_only:
+            tasks.append("lora")
+        for task in tasks:
+            fields = {"task": task, "model": {"preset": slug}, "image": {"train_steps": 10}}
+            if task == "inference":
+                fields = {"task": task, "model": {"preset": slug}}
+            report = size_workload(parse_workload_spec(fields), [gpu_by_slug("h100-sxm5-80gb")])
+            assert report["memory"]["total_per_gpu_gib"] > 0, (slug, task)
+            speed = "images_per_second" if task == "inference" else "training_images_per_second"
+            assert report["throughput"][speed] is None or report["throughput"][speed] > 0, (slug, task)
