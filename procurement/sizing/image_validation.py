@@ -303,7 +303,9 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "(procurement/sizing/image_model.py). Speed: FLOPs at the compute-bound efficiency (prefill_mfu) plus, "
         "for eager PyTorch, every activation written and read once at the achieved bandwidth; fused stacks "
         "(torch.compile, TensorRT, MLPerf engines) set image.fused_kernels. Targets: memory within 15%, speed "
-        "within 25%; cases outside carry an explanation.",
+        "within 25%; cases outside carry an explanation. Not yet validated: training speed of image "
+        "networks (it uses the language models' MFU; no published run with its settings stated was found) "
+        "and the memory of YOLO/ViT training.",
         "",
         f"- Median absolute error, memory: **{median_error(cases, 'memory'):.1%}** over "
         f"{sum(c.kind == 'memory' for c in cases)} cases",
