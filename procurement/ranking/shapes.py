@@ -155,9 +155,8 @@ def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
 def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink) -> np.ndarray:
     """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
     path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does)."""
-    return (
-        valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~(uses_tp & spec.model.is_image)
-    )  # images: DP only
+    image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
+    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp
 
 
 def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:

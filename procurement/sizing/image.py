@@ -1,6 +1,7 @@
-"""Tier estimates for image workloads (detection, diffusion) from the guides' tier tables.
-
-No shape-level model exists for these networks here, so memory is the top of the guide's tier range at
+"""Tier estimates for image workloads (detection, diffusion) from the guides' tier tables: ONLY the
+fallback for an image architecture without a preset. Presets (image_architectures.json) are sized from
+their shapes by image_model.py; a tier (`yolo-small`, `sd1x-tier`, `sdxl-tier`) has no shapes, so
+memory is the top of the guide's tier range at
 the tier's reference resolution and batch, split into model state (from the parameter count) and
 activations; activations scale with pixel count (side x2 -> x4) and batch. Every figure is marked
 "tier estimate: benchmark recommended".

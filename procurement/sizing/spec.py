@@ -724,5 +724,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)"
         )
+    if spec.image.images and spec.inference.demand_tokens_per_second is not None:
+        reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -182,6 +182,19 @@ def test_training_run_images_from_steps_and_epochs():
             {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"epochs": 3}},
             "image.dataset_images",
         ),
+        (
+            {
+                "task": "inference",
+                "model": {"preset": "sdxl"},
+                "image": {"images": 10},
+                "inference": {"requests_per_second": 1},
+            },
+            "image.images",
+        ),
+        (
+            {"task": "lora", "model": {"preset": "sdxl"}, "parallelism": {"gpus": 2, "tensor_parallel": 2}},
+            "parallelism.tensor_parallel",
+        ),
     ],
 )
 def test_bad_image_fields_are_named(fields, path):
