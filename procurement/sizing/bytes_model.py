@@ -55,6 +55,8 @@ def weights_bytes(spec: WorkloadSpec) -> float:
 
 
 def adapter_params(spec: WorkloadSpec) -> float:
+    if spec.model.image_arch is not None:
+        return image_model.lora_params(spec)  # the denoiser's/ViT's adapters (checkpoints, spot restarts)
     if not spec.uses_adapters or spec.lora is None or spec.model.is_image:
         return 0.0
     return float(counts.lora_params(spec.model, spec.lora))

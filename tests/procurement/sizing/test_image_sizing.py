@@ -275,3 +275,12 @@ def test_every_preset_sizes_for_its_tasks():
             assert report["memory"]["total_per_gpu_gib"] > 0, (slug, task)
             speed = "images_per_second" if task == "inference" else "training_images_per_second"
             assert report["throughput"][speed] is None or report["throughput"][speed] > 0, (slug, task)
+
+
+def test_lora_checkpoints_hold_the_image_adapters():
+    from procurement.sizing.host import checkpoint_gb
+
+    spec = _spec(task="lora", model={"preset": "flux.1-dev"}, lora={"rank": 16, "targets": "all-linear"})
+    # adapters saved in fp32: 4 bytes per adapter parameter
+    assert checkpoint_gb(spec) == pytest.approx(im.lora_params(spec) * 4 / 1e9)
+    assert checkpoint_gb(spec) > 0.1  # Flux rank-16 all-linear: ~65M adapter parameters
