@@ -102,9 +102,18 @@ def vae(spec) -> dict | None:
 
 def lora_params(spec) -> float:
     """Adapter parameters r x (d_in + d_out) over the denoiser's attention projections (`attention`) or
-    every linear of its transformer blocks (`all-linear`); ViTs as their q/k/v/o (+ MLP)."""
+    every linear of its transformer blocks (`all-linear`); ViTs as their q/k/v/o (+ MLP). With
+    `image.train_text_encoder`, the text encoders' q/k/v/out projections get adapters too (diffusers'
+    DreamBooth LoRA scripts' text-encoder targets)."""
     if not spec.uses_adapters or spec.lora is None:
         return 0.0
+    encoders = 0.0
+    if spec.image.train_text_encoder:
+        encoders = sum(e["layers"] * spec.lora.rank * 4 * 2 * e["hidden"] for e in text_encoders(spec))
+    return encoders + _network_lora_params(spec)
+
+
+def _network_lora_params(spec) -> float:
     rank, entry = spec.lora.rank, image_preset(spec.model.image_arch.slug)
     every = spec.image.lora_targets == "all-linear"
     if entry["family"] == "vision":

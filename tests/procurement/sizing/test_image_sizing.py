@@ -284,3 +284,16 @@ def test_lora_checkpoints_hold_the_image_adapters():
     # adapters saved in fp32: 4 bytes per adapter parameter
     assert checkpoint_gb(spec) == pytest.approx(im.lora_params(spec) * 4 / 1e9)
     assert checkpoint_gb(spec) > 0.1  # Flux rank-16 all-linear: ~65M adapter parameters
+
+
+def test_text_encoder_lora_adds_its_attention_adapters():
+    plain = _spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 8})
+    with_te = _spec(
+        task="lora", model={"preset": "sd-1.5"}, lora={"rank": 8}, image={"train_text_encoder": True}
+    )
+    # CLIP-L: 12 layers x 4 projections (q, k, v, out) x 8 x (768 + 768)
+    assert im.lora_params(with_te) - im.lora_params(plain) == 12 * 4 * 8 * 1536
+    assert (
+        memory_breakdown_scalar(with_te, 1)["activations_gib"]
+        > memory_breakdown_scalar(plain, 1)["activations_gib"]
+    )
