@@ -134,7 +134,9 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     vae_tiling = _flag("Decode in 512 px tiles")
     text_encoder_offload = _flag("Inference: text encoders on the CPU")
-    train_text_encoder = _flag("Full fine-tune: train the text encoders too")
+    train_text_encoder = _flag(
+        "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"
+    )
     prior_preservation = _flag("DreamBooth: one class image per instance image")
     cache_latents = _flag("Training: latents and text embeddings precomputed (VAE and encoders not loaded)")
     train_steps = _count("Optimizer steps of the training run")
