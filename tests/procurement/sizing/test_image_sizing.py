@@ -297,3 +297,20 @@ def test_text_encoder_lora_adds_its_attention_adapters():
         memory_breakdown_scalar(with_te, 1)["activations_gib"]
         > memory_breakdown_scalar(plain, 1)["activations_gib"]
     )
+
+
+def test_dreambooth_fits_the_cards_the_diffusers_readme_names():
+    # github.com/huggingface/diffusers examples/dreambooth/README.md (commit 58eb52c0): SD v1-4 (the SD 1.5
+    # UNet), prior preservation, 512 px, batch 1, no mixed precision flag (fp32), gradient checkpointing and
+    # 8-bit Adam "train dreambooth on a 16GB GPU"; with xformers and grads set to none "on a 12GB GPU";
+    # "on a 8 GB GPU" only with DeepSpeed offloading parameters and optimizer state to the CPU.
+    spec = _spec(
+        task="full_finetune",
+        model={"preset": "sd-1.5"},
+        precision="fp32",
+        optimizer="adamw_8bit",
+        gradient_checkpointing="full",
+        image={"prior_preservation": True},
+    )
+    total_gb = memory_breakdown_scalar(spec, 1)["total_per_gpu_gib"] * 2**30 / 1e9
+    assert 8.0 < total_gb <= 12.0
