@@ -15,6 +15,10 @@ from procurement.sizing.assumptions import CUDA_CONTEXT_GIB, FRAGMENTATION_FRACT
 from procurement.sizing.spec import WorkloadSpec
 
 TIER_WARNING = "tier estimate: benchmark recommended"
+FALLBACK_NOTE = (
+    "tier table: the fallback for an image architecture without a preset; presets with shapes "
+    "(sd-1.5, sdxl, sd3-medium, flux.1-dev, yolov8n-x, vit-b-16, ...) are sized from their architecture"
+)
 
 
 def state_bytes_per_param(spec: WorkloadSpec) -> tuple[float, float, float]:
@@ -60,4 +64,5 @@ def tier_summary(spec: WorkloadSpec) -> dict:
         "activation_scale": activation_scale(spec),
         "source": tier.source,
         "note": TIER_WARNING,
+        "fallback": FALLBACK_NOTE,
     }

@@ -208,6 +208,10 @@ def test_tier_tables_remain_only_as_fallback():
     assert tier.model.is_image_tier and tier.model.image_arch is None
     preset = parse_workload_spec({"task": "inference", "model": {"preset": "sdxl"}})
     assert preset.model.image_arch.slug == "sdxl-base-1.0" and not preset.model.is_image_tier
+    summary = size_workload(tier, [gpu_by_slug("l4")])["workload"]["image_tier"]
+    assert summary["fallback"].startswith(
+        "tier table: the fallback for an image architecture without a preset"
+    )
 
 
 @pytest.mark.parametrize("case", image_cases(), ids=lambda case: case.key)
