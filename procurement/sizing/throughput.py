@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
 
@@ -61,6 +62,8 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
     """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients;
     plus causal self-attention over the sequence, 3 passes (4 with full recomputation): 6 L T d_attn per
     token, about 7% of 6N at 4k context and half of it at 32k for Llama-3-8B (issue 26)."""
+    if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
+        return training_flops_per_image(spec)
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
     attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
@@ -316,6 +319,15 @@ def inference_throughput(
     gpus = _array(gpu_counts, par.gpus)
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
+    if spec.model.image_arch is not None:  # images per second: compute + elementwise traffic (image_model.py)
+        return inference_rows(
+            spec,
+            peak_tflops=_array(peak_tflops, np.nan),
+            bandwidth_gbps=_array(bandwidth_gbps, np.nan),
+            gpu_counts=gpus,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
+        )
     bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
     peak = _array(peak_tflops, np.nan) * 1e12
     concurrency = float(spec.inference.concurrency)
