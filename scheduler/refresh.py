@@ -94,7 +94,10 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     records: Iterator[Any] = iter(progress(fetch.records))
     if source.kind == "spot_advisory":
         seen, inserted, unchanged = ingest_spot_advisories(records)
-        refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen, inserted, unchanged
+        refused = fetch.refusals  # rows out of range: refused one by one, the other bands land
+        refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen + refused.total, inserted, unchanged
+        refresh.rows_rejected = refresh.rows_refused = refused.total
+        refresh.refused_reasons = refused.as_json()
         _finish(refresh, RefreshStatus.SUCCEEDED)
         return
     # The reader's refusals (units, sizes) are known once its records are read: the ingest reads

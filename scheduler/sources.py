@@ -140,13 +140,15 @@ def _fetch_aws_savings_plans(region: str, now: dt.datetime) -> Fetch:
 
 def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    refusals = Refusals()
     records = parse_spot_advisor(
         spot_advisor_document(),
         observed_at=day,
         source="spot-advisor:" + SPOT_ADVISOR_URL,
         instance_types=_known_aws_instance_types(),
+        refusals=refusals,
     )
-    return Fetch(records, AwsReadStats())
+    return Fetch(records, AwsReadStats(), refusals)
 
 
 def _known_aws_instance_types() -> set[str]:
@@ -162,10 +164,11 @@ def spot_advisor_file_source(path: Path) -> Source:
     The bands are dated by the date in the file name, else by the day the file was written."""
 
     def fetch(region: str, now: dt.datetime) -> Fetch:
+        refusals = Refusals()
         records = read_spot_advisor(
-            path, observed_at=snapshot_time(path), instance_types=_known_aws_instance_types()
+            path, observed_at=snapshot_time(path), instance_types=_known_aws_instance_types(), refusals=refusals
         )
-        return Fetch(records, AwsReadStats())
+        return Fetch(records, AwsReadStats(), refusals)
 
     return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
