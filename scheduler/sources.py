@@ -166,7 +166,10 @@ def spot_advisor_file_source(path: Path) -> Source:
     def fetch(region: str, now: dt.datetime) -> Fetch:
         refusals = Refusals()
         records = read_spot_advisor(
-            path, observed_at=snapshot_time(path), instance_types=_known_aws_instance_types(), refusals=refusals
+            path,
+            observed_at=snapshot_time(path),
+            instance_types=_known_aws_instance_types(),
+            refusals=refusals,
         )
         return Fetch(records, AwsReadStats(), refusals)
 

@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from pricing.ingest import FUTURE_ALLOWANCE, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate
+from pricing.price_checks import Refusals
 from pricing.providers.generic_csv import GENERIC_HEADER, GenericReadStats, read_generic_csv
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import SkyPilotReadStats, read_skypilot_csv
-from pricing.price_checks import Refusals
 from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time
 from scheduler.models import PriceRefresh, RefreshStatus
 
