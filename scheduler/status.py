@@ -31,7 +31,9 @@ def source_states() -> list[dict]:
             for region in regions
         }
         enabled = source.enabled()
+        coverage = [_coverage_rows(source.name, region, run) for region, run in sorted(last_runs.items())]
         states.append({
+            "coverage": [row for rows in coverage for row in rows],
             "name": source.name, "enabled": enabled, "how_to_enable": source.off_reason.removeprefix("off: "),
             "regions": [
                 {"region": region, "last": run, "failing": run.failures_in_a_row >= FAILING_AFTER}
@@ -39,6 +41,32 @@ def source_states() -> list[dict]:
             ],
         })  # fmt: skip
     return states
+
+
+def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
+    """Per provider of the last run: offers, GPU types and pricing models the run before had and it has,
+    with what was lost and the prices that moved (pricing.refresh_changes)."""
+    before_run = (
+        PriceRefresh.objects.filter(source=source, region=region, started_at__lte=last.started_at)
+        .exclude(pk=last.pk)
+        .exclude(status__in=[RefreshStatus.RUNNING, RefreshStatus.SKIPPED])
+        .order_by("-started_at", "-pk")
+        .values_list("coverage", flat=True)
+        .first()
+    ) or {}
+    rows = []
+    for provider in sorted(set(before_run) | set(last.coverage or {})):
+        was, now = before_run.get(provider, {}), (last.coverage or {}).get(provider, {})
+        rows.append({
+            "source": source, "region": region, "provider": provider,
+            "offers_before": was.get("offers"), "offers_now": now.get("offers", 0),
+            "gpu_types_before": was.get("gpu_types", []), "gpu_types_now": now.get("gpu_types", []),
+            "models_before": was.get("pricing_models", []), "models_now": now.get("pricing_models", []),
+            "gpu_types_gone": sorted(set(was.get("gpu_types", [])) - set(now.get("gpu_types", []))),
+            "models_gone": sorted(set(was.get("pricing_models", [])) - set(now.get("pricing_models", []))),
+            "moves": (last.changes or {}).get("count", 0), "skipped": last.skipped_reasons or {},
+        })  # fmt: skip
+    return rows
 
 
 def status_overview(*, now: dt.datetime) -> dict:
