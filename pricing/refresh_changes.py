@@ -8,7 +8,8 @@ run of the same source recorded; scheduler/refresh.py stores the results on the 
   produced and this one does not is *lost coverage*: the run is recorded as failed on /status/ (its
   prices still land), because a whole pricing model vanishing (a Spot SKU form a parser no longer reads)
   is far likelier a reader gone wrong than a market change. The next run compares with this one, so a
-  real disappearance fails once, loudly, and is not repeated.
+  real disappearance fails once, loudly, and is not repeated. A marketplace (Vast), whose GPU types come
+  and go with its hosts, fails only on a lost pricing model; a GPU type gone is flagged.
 - **Moves**: an offer's price in this run against its current price before the run; a move of more than
   MOVE_SHARE (25 %) either way is flagged, with both prices. 25 %: above the day-to-day drift of list
   prices (AWS/Azure/GCP change list prices a few percent at a time) and well below the 5x the ingest
@@ -69,12 +70,16 @@ class CoverageTap:
         }
 
 
-def coverage_lost(last: Mapping[str, Mapping], now: Mapping[str, Mapping]) -> list[str]:
-    """Each pricing model and GPU type a provider had last time and has not now, as a sentence."""
+def coverage_lost(
+    last: Mapping[str, Mapping], now: Mapping[str, Mapping], *, gpu_types: bool = True
+) -> list[str]:
+    """Each pricing model (and GPU type, unless `gpu_types` is False: a marketplace's come and go with its
+    hosts) a provider had last time and has not now, as a sentence."""
+    kinds = [("pricing_models", "pricing model")] + ([("gpu_types", "GPU type")] if gpu_types else [])
     lost = []
     for provider, before in sorted(last.items()):
         after = now.get(provider, {})
-        for kind, label in (("pricing_models", "pricing model"), ("gpu_types", "GPU type")):
+        for kind, label in kinds:
             for name in sorted(set(before.get(kind, [])) - set(after.get(kind, []))):
                 lost.append(f"{provider}: {label} {name!r} produced last time, not now")
     return lost

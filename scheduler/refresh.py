@@ -138,7 +138,7 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     moves = price_moves(tap.prices, before)
     refresh.changes = {"share": str(MOVE_SHARE), "count": len(moves), "moves": moves[:MAX_MOVES_KEPT],
                        "gpu_types_gone": gpu_types_gone(last, refresh.coverage)}  # fmt: skip
-    lost = coverage_lost(last, refresh.coverage)
+    lost = coverage_lost(last, refresh.coverage, gpu_types=not source.marketplace)
     if lost:  # the prices landed; the run is failed so that /status/ shows what the source stopped producing
         _finish(
             refresh, RefreshStatus.FAILED, error="Coverage lost since the last refresh: " + "; ".join(lost)

@@ -78,6 +78,9 @@ class Source:
     off_reason: str = ""
     # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
     after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
+    # A marketplace's GPU types come and go with its hosts: one gone is flagged, never a failed refresh
+    # (a list-price source losing a GPU type or a pricing model fails: pricing.refresh_changes).
+    marketplace: bool = False
 
 
 def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
@@ -121,11 +124,11 @@ def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
     # List prices are stamped with the day they were read, so a second run on the same day has the
     # same natural key and inserts nothing; a run the next day records that the price still holds.
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     records = aws_pricing.fetch_aws_list_prices(
-        region, client_factory=aws_client_factory(), now=day, stats=stats
+        region, client_factory=aws_client_factory(), now=day, stats=stats, refusals=refusals
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_aws_savings_plans(region: str, now: dt.datetime) -> Fetch:
@@ -241,6 +244,7 @@ SOURCES: dict[str, Source] = {
         enabled=vast_market_enabled,
         off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
         after_ingest=_vast_market_gone,
+        marketplace=True,
     ),  # fmt: skip
     # One listing covers every region of these providers (the region of each price is in the answer).
     "azure-retail": Source(

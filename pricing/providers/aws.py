@@ -12,6 +12,7 @@ On-demand and reserved prices come from the Pricing API, in ``aws_pricing.py``.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -59,6 +60,7 @@ class AwsReadStats:
     rejected_locations: list[str] = field(default_factory=list)
     skipped_other_types: int = 0  # items for instance types we did not ask for
     records: int = 0
+    skipped_reasons: Counter = field(default_factory=Counter)  # each skipped item under its reason
 
 
 def aws_accelerated_instance_types(
