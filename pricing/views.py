@@ -8,7 +8,9 @@ from django.utils.functional import SimpleLazyObject
 from gpuledger.roles import VIEWER, role_required
 from pricing.catalog_table import catalog_table_version, gpu_catalog_rows
 from pricing.models import GpuModel, Offer
+from pricing.offer_moves import offer_gpu_type_gone, offer_price_moves
 from pricing.offer_prices import offer_price_rows
+from pricing.refresh_changes import MOVE_SHARE
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
@@ -43,5 +45,6 @@ def offer_page(request, pk: int):
     days = 30
     history = offer_spot_history(offer, window_days=days)
     context = {"offer": offer, "history": history, "days": days, "chart": spot_history_chart(history),
-               "prices": offer_price_rows(offer)}  # fmt: skip
+               "prices": offer_price_rows(offer), "moves": offer_price_moves(offer),
+               "gpu_type_gone": offer_gpu_type_gone(offer), "move_share": MOVE_SHARE}  # fmt: skip
     return render(request, "pricing/offer.html", context)

@@ -82,7 +82,9 @@ def test_a_bad_row_of_a_snapshot_is_refused_and_every_other_band_loads(db, data_
         "spot_advisor.us-east-1.Linux.p4d.24xlarge.r"
         in report.spot_advisory_refusals.examples["out_of_range"][0]
     )
-    assert not SpotAdvisory.objects.filter(region_code="us-east-1", instance_type_name="p4d.24xlarge").exists()
+    assert not SpotAdvisory.objects.filter(
+        region_code="us-east-1", instance_type_name="p4d.24xlarge"
+    ).exists()
     assert SpotAdvisory.objects.filter(region_code="us-west-2", instance_type_name="p4d.24xlarge").exists()
     assert SpotAdvisory.objects.filter(region_code="us-east-1", instance_type_name="p3.2xlarge").exists()
 

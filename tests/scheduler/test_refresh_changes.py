@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from pricing.models import Offer
 from pricing.providers.http_api import HttpAnswer
 from pricing.selectors import current_price_observations
 from scheduler import sources
@@ -75,9 +76,12 @@ def test_a_gpu_sku_in_a_form_no_rule_reads_fails_the_refresh_and_says_what_was_l
     assert run.changes["gpu_types_gone"] == {"gcp": ["A100"]}
     html = viewer_client.get("/status/").content.decode()
     assert "GPU A100" in html and "unknown_form 1" in html
+    offer = Offer.objects.get(instance_type__name="a2-highgpu-1g", region__code="us-central1")
+    page = viewer_client.get(f"/offers/{offer.pk}/").content.decode()
+    assert 'id="gpu-type-gone"' in page and "A100 was not in the last refresh of gcp-billing" in page
 
 
-def test_a_price_that_moved_more_than_a_quarter_is_flagged(gcp):
+def test_a_price_that_moved_more_than_a_quarter_is_flagged(gcp, viewer_client):
     gcp(ok(REAL))
     refresh_run("gcp-billing", "", now=DAY1)
     # the A100 SKU one dollar dearer: a2-highgpu-1g 3.673385 -> 4.673385, +27.2 % (> 25 %)
@@ -92,3 +96,15 @@ def test_a_price_that_moved_more_than_a_quarter_is_flagged(gcp):
     assert run.changes["count"] == 15  # every machine carries at least one A100
     move = next(m for m in run.changes["moves"] if m["offer"] == "gcp a2-highgpu-1g us-central1 on_demand")
     assert (move["before"], move["after"], move["share"]) == ("3.673385", "4.673385", "+27.2%")
+    offer = Offer.objects.get(instance_type__name="a2-highgpu-1g", region__code="us-central1")
+    page = viewer_client.get(f"/offers/{offer.pk}/").content.decode()
+    assert 'id="price-moves"' in page
+    assert "on_demand: 3.6734 USD/h (2026-11-20) → 4.6734 USD/h (2026-11-21), 27.2%" in page
+
+
+def test_an_offer_priced_once_has_no_move_flag(gcp, viewer_client):
+    gcp(ok(REAL))
+    refresh_run("gcp-billing", "", now=DAY1)
+    offer = Offer.objects.get(instance_type__name="a2-highgpu-1g", region__code="us-central1")
+    page = viewer_client.get(f"/offers/{offer.pk}/").content.decode()
+    assert 'id="price-moves"' not in page and 'id="gpu-type-gone"' not in page
