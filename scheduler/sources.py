@@ -25,6 +25,7 @@ from pricing.providers import (
     aws_savings_plans,
     azure_retail,
     gcp_billing_catalog,
+    gpuhunt_offers,
     lambda_cloud,
     vast_market,
 )
@@ -263,7 +264,43 @@ SOURCES: dict[str, Source] = {
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
     ),
 }  # fmt: skip
-SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"]}
+
+
+def gpuhunt_items(provider: str) -> list[Any]:
+    """gpuhunt's items of one provider (tests replace this function with recorded items)."""
+    return gpuhunt_offers.fetch_gpuhunt_items(provider)
+
+
+def gpuhunt_enabled(provider: str) -> bool:
+    """On when GPULEDGER_GPUHUNT_PROVIDERS (a list, or a comma-separated string) names the provider."""
+    names = getattr(settings, "GPULEDGER_GPUHUNT_PROVIDERS", "") or ""
+    if isinstance(names, str):
+        names = names.split(",")
+    return provider in {name.strip() for name in names}
+
+
+def _gpuhunt_source(provider: str) -> Source:
+    def fetch(region: str, now: dt.datetime) -> Fetch:
+        # The catalog is stamped with the day it was read: a rerun the same day inserts nothing.
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        refusals, stats = Refusals(), gpuhunt_offers.GpuhuntReadStats()
+        records = gpuhunt_offers.gpuhunt_price_records(
+            gpuhunt_items(provider), provider=provider, observed_at=day, refusals=refusals, stats=stats
+        )
+        return Fetch(records, stats, refusals)
+
+    return Source(
+        f"gpuhunt-{provider}", fetch, lambda: [GLOBAL_REGION], enabled=lambda: gpuhunt_enabled(provider),
+        off_reason=f"off: add {provider} to GPULEDGER_GPUHUNT_PROVIDERS (read through gpuhunt "
+        f"{gpuhunt_offers.GPUHUNT_VERSION}; see docs/provider-prices.md for the credentials it needs)",
+    )  # fmt: skip
+
+
+SOURCES.update({f"gpuhunt-{name}": _gpuhunt_source(name) for name in gpuhunt_offers.GPUHUNT_PROVIDERS})
+SOURCE_GROUPS = {
+    "aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"],
+    "gpuhunt": [f"gpuhunt-{name}" for name in gpuhunt_offers.GPUHUNT_PROVIDERS],
+}
 
 
 def expand_sources(name: str) -> list[Source]:
