@@ -166,10 +166,10 @@ def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client
     assert not PriceRefresh.objects.exists()
     html = viewer_client.get("/status/").content.decode()
     states = html.split('id="source-states"', 1)[1].split("</table>", 1)[0]
-    # the three live sources and the Vast market (GPULEDGER_VAST_MARKET unset) are off; the four AWS ones are on
-    assert (
-        states.count('<span class="badge warn">off</span>') == 4 and states.count('badge good">on') == 4
-    )  # 4 AWS
+    # the three live sources, the Vast market (GPULEDGER_VAST_MARKET unset) and the 11 gpuhunt providers
+    # (GPULEDGER_GPUHUNT_PROVIDERS unset) are off; the four AWS ones are on
+    assert states.count('<span class="badge warn">off</span>') == 4 + 11
+    assert states.count('badge good">on') == 4  # 4 AWS
     assert "set LAMBDA_API_KEY" in html and "set GCP_BILLING_API_KEY" in html
 
 
