@@ -1,7 +1,7 @@
 """What one refresh changed against the last: coverage lost, prices that moved, GPU types gone.
 
 Plain Python over the refresh's records (pricing.providers.records.PriceRecord) and what the previous
-run of the same source recorded; scheduler/refresh.py stores the results on the PriceRefresh row.
+run of the same source recorded; pricing/sources/refresh.py stores the results on the PriceRefresh row.
 
 - **Coverage** per provider: the offers (instance type, region, zone), GPU types (the source's
   accelerator names) and pricing models a run produced. A pricing model or GPU type that the last run

@@ -38,7 +38,7 @@ class PriceRefresh(models.Model):
     changes = models.JSONField(default=dict, blank=True)
     duration_s = models.FloatField(null=True, blank=True, help_text="Seconds from start to finish.")
     # Failed runs of this source and region in a row, this one included (0 when it did not fail);
-    # three or more is shown as failing (scheduler.status.FAILING_AFTER).
+    # three or more is shown as failing (pricing.sources.status.FAILING_AFTER).
     failures_in_a_row = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
 

@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 
 from pricing.models import UnmappedGpuName
-from scheduler import sources
-from scheduler.refresh import refresh_run
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from tests.pricing.providers.test_gpuhunt_offers import recorded_items
 
 pytestmark = pytest.mark.django_db

@@ -17,11 +17,11 @@ from pricing.models import Offer, PriceObservation, UnmappedGpuName
 from pricing.providers.http_api import HttpAnswer
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
 from pricing.selectors import current_price_observations
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from pricing.spot_selectors import offer_spot_history
 from pricing.tasks import refresh_prices, refresh_source_region
-from scheduler import sources
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
 from tests.pricing.providers.fake_http import FakeHttp, ok, recorded
 
 pytestmark = pytest.mark.django_db
@@ -206,7 +206,7 @@ def test_live_prices_land_on_the_bundled_instance_types_with_their_gpus(live, bu
 
 def test_a_reader_s_own_rejections_are_refusals_with_their_reason_for_every_source():
     from pricing.providers.aws import AwsReadStats
-    from scheduler.sources import Fetch, Source
+    from pricing.sources.registry import Fetch, Source
 
     stats = AwsReadStats(rejected=2, rejected_locations=["aws:us-east-1 page 1 item 3: SpotPrice '0.0'"] * 2)
     source = Source("aws-spot", lambda region, now: Fetch(iter([]), stats), lambda: ["us-east-1"])

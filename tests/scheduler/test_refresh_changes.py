@@ -11,8 +11,8 @@ import pytest
 from pricing.models import Offer
 from pricing.providers.http_api import HttpAnswer
 from pricing.selectors import current_price_observations
-from scheduler import sources
-from scheduler.refresh import refresh_run
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from tests.pricing.providers.fake_http import FakeHttp, ok, recorded
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from django_celery_beat.models import PeriodicTask
 from pricing.choices import PriceStatus
 from pricing.market_offers import market_offer_counts
 from pricing.models import PriceObservation
+from pricing.sources.registry import SOURCES
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.sources import SOURCES
 
 RECENT_RUNS = 50
 FAILING_AFTER = 3  # failed runs in a row after which a source (in a region) shows as failing

@@ -29,10 +29,11 @@ from pricing.refresh_changes import (
     gpu_types_gone,
     price_moves,
 )
+from pricing.sources.registry import SOURCES, Source
+from scheduler.failures import failures_before
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import LockUnavailable, refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.sources import SOURCES, Source
 
 Progress = Callable[[Iterable[Any]], Iterable[Any]]
 ERROR_MAX_CHARS = 4000
@@ -176,17 +177,6 @@ def _last_coverage(source: str, region: str, exclude_pk: int) -> dict:
         .values_list("coverage", flat=True)[:20]
     )
     return next((coverage for coverage in runs if coverage), {})
-
-
-def failures_before(source: str, region: str) -> int:
-    """How many runs of (source, region) failed in a row before now (skipped runs do not count)."""
-    last = (
-        PriceRefresh.objects.filter(source=source, region=region)
-        .exclude(status__in=[RefreshStatus.SKIPPED, RefreshStatus.RUNNING])
-        .order_by("-started_at", "-pk")
-        .first()
-    )
-    return last.failures_in_a_row if last is not None and last.status == RefreshStatus.FAILED else 0
 
 
 def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
