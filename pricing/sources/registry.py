@@ -113,12 +113,17 @@ def _fetch_lambda(region: str, now: dt.datetime) -> Fetch:
 
 
 def _fetch_aws_spot(region: str, now: dt.datetime) -> Fetch:
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     look_back = dt.timedelta(hours=getattr(settings, "GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24))
     records = aws.fetch_aws_spot(
-        region, client_factory=aws_client_factory(), now=now, look_back=look_back, stats=stats
+        region,
+        client_factory=aws_client_factory(),
+        now=now,
+        look_back=look_back,
+        stats=stats,
+        refusals=refusals,
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
