@@ -140,11 +140,11 @@ def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
 def _fetch_aws_savings_plans(region: str, now: dt.datetime) -> Fetch:
     # Rates are stamped with the day they were read, as list prices are (a rerun that day adds nothing).
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     records = aws_savings_plans.fetch_aws_savings_plan_rates(
-        region, client_factory=aws_client_factory(), now=day, stats=stats
+        region, client_factory=aws_client_factory(), now=day, stats=stats, refusals=refusals
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
