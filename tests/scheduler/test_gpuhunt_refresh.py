@@ -50,3 +50,19 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     ]
     html = viewer_client.get("/status/").content.decode()
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html
+
+
+def test_the_daily_gpuhunt_job_queues_only_the_providers_turned_on_and_their_prices_go_stale_after_2_days(
+    settings,
+):
+    from pricing.tasks import refresh_prices
+    from scheduler.freshness import stale_after_for
+    from scheduler.schedule import SCHEDULE
+
+    (job,) = [job for job in SCHEDULE if job.kwargs.get("source") == "gpuhunt"]
+    assert job.every_seconds == 24 * 3600
+    settings.GPULEDGER_GPUHUNT_PROVIDERS = ""
+    result = refresh_prices.run("gpuhunt")
+    assert result["queued"] == [] and len(result["off"]) == 11
+    # twice the daily period, as for the other daily list-price sources (docs: "Stale prices")
+    assert stale_after_for("gpuhunt-runpod", "on_demand") == dt.timedelta(days=2)
