@@ -8,8 +8,9 @@ run of the same source recorded; pricing/sources/refresh.py stores the results o
   produced and this one does not is *lost coverage*: the run is recorded as failed on /status/ (its
   prices still land), because a whole pricing model vanishing (a Spot SKU form a parser no longer reads)
   is far likelier a reader gone wrong than a market change. The next run compares with this one, so a
-  real disappearance fails once, loudly, and is not repeated. A marketplace (Vast), whose GPU types come
-  and go with its hosts, fails only on a lost pricing model; a GPU type gone is flagged.
+  real disappearance fails once, loudly, and is not repeated. A source whose GPU types follow its capacity
+  (Vast's hosts, Lambda's types with capacity, gpuhunt's offers) fails only on a lost pricing model; a GPU
+  type gone is flagged.
 - **Moves**: an offer's price in this run against its current price before the run; a move of more than
   MOVE_SHARE (25 %) either way is flagged, with both prices. 25 %: above the day-to-day drift of list
   prices (AWS/Azure/GCP change list prices a few percent at a time) and well below the 5x the ingest

@@ -79,8 +79,9 @@ class Source:
     off_reason: str = ""
     # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
     after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
-    # A marketplace's GPU types come and go with its hosts: one gone is flagged, never a failed refresh
-    # (a list-price source losing a GPU type or a pricing model fails: pricing.refresh_changes).
+    # A source whose GPU types follow its capacity (a marketplace's hosts, Lambda's "regions with capacity",
+    # gpuhunt's current offers): a GPU type gone is flagged, never a failed refresh (a list-price source
+    # losing a GPU type, or any source losing a pricing model, fails: pricing.refresh_changes).
     marketplace: bool = False
 
 
@@ -267,6 +268,7 @@ SOURCES: dict[str, Source] = {
         "lambda-cloud", _fetch_lambda, lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
+        marketplace=True,
     ),
 }  # fmt: skip
 
@@ -298,6 +300,7 @@ def _gpuhunt_source(provider: str) -> Source:
         f"gpuhunt-{provider}", fetch, lambda: [GLOBAL_REGION], enabled=lambda: gpuhunt_enabled(provider),
         off_reason=f"off: add {provider} to GPULEDGER_GPUHUNT_PROVIDERS (read through gpuhunt "
         f"{gpuhunt_offers.GPUHUNT_VERSION}; see docs/provider-prices.md for the credentials it needs)",
+        marketplace=True,
     )  # fmt: skip
 
 

@@ -4,6 +4,7 @@ read, skips counted by reason, a GPU type lost fails the run on /status/, prices
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
@@ -108,3 +109,24 @@ def test_an_offer_priced_once_has_no_move_flag(gcp, viewer_client):
     offer = Offer.objects.get(instance_type__name="a2-highgpu-1g", region__code="us-central1")
     page = viewer_client.get(f"/offers/{offer.pk}/").content.decode()
     assert 'id="price-moves"' not in page and 'id="gpu-type-gone"' not in page
+
+
+def test_a_lambda_gpu_type_without_capacity_is_flagged_not_a_failed_refresh(settings, monkeypatch):
+    """Lambda lists the types with capacity (recorded/lambda_instance_types.json): the B200 without
+    capacity the next hour is a GPU type gone, flagged on the run, and the refresh still succeeds."""
+    settings.LAMBDA_API_KEY = "l-key"
+    document = json.loads(recorded("lambda_instance_types.json"))
+
+    def answer(doc):
+        http = FakeHttp(HttpAnswer(200, json.dumps(doc).encode()))
+        monkeypatch.setattr(sources, "http_transport", lambda: http)
+
+    answer(document)
+    first = refresh_run("lambda-cloud", "", now=DAY1)
+    assert "B200" in " ".join(first.coverage["lambda"]["gpu_types"])
+    document["data"]["gpu_8x_b200_sxm6"]["regions_with_capacity_available"] = []
+    answer(document)
+    second = refresh_run("lambda-cloud", "", now=DAY1 + dt.timedelta(hours=1))
+    assert second.status == "succeeded" and second.error == ""
+    (gone,) = second.changes["gpu_types_gone"]["lambda"]
+    assert "B200" in gone
