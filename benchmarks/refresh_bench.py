@@ -11,7 +11,7 @@ synthetic region codes until the whole run holds at least 50,000 records at --sc
 - gcp-billing: opencost's REAL Cloud Billing page, its SKUs' serviceRegions set to 2,000 region codes;
 - azure-retail: the recorded pages' items repeated over 1,200 region codes, 1,000 items a page;
 - lambda-cloud: the recorded instance-types answer with its types repeated 2,000 times;
-- vast-market: the recorded-shape offers of tests/pricing/providers/vast_responses.py, 10,000 offers;
+- vast-market: the REAL captured offer search (vast-python search.json, 1,396 offers) repeated 8 times;
 - gpuhunt: the recorded gpuhunt CSV rows repeated 2,000 times.
 
 The floor of each source is json.loads (csv.DictReader for gpuhunt) of the very same answer bytes, in
@@ -89,13 +89,13 @@ def lambda_bodies(copies: int) -> list[bytes]:
     return [json.dumps({"data": data}).encode()]
 
 
-def vast_bodies(offers: int) -> tuple[list[bytes], int]:
-    from tests.pricing.providers.vast_responses import H100_SXM_8, RTX_4090
+def vast_bodies(copies: int) -> tuple[list[bytes], int]:
+    """The REAL captured search (1,396 offers) repeated with fresh ids, on one page, then an empty one."""
+    import gzip
 
-    rows = [
-        {**(RTX_4090 if n % 2 else H100_SXM_8), "id": n + 1, "ask_contract_id": n + 1} for n in range(offers)
-    ]
-    return [json.dumps({"offers": rows}).encode(), json.dumps({"offers": []}).encode()], offers + 1
+    real = json.loads(gzip.open(RECORDED / "real/vast_python_search.json.gz").read())
+    rows = [{**offer, "id": n * len(real) + i + 1} for n in range(copies) for i, offer in enumerate(real)]
+    return [json.dumps({"offers": rows}).encode(), json.dumps({"offers": []}).encode()], len(rows) + 1
 
 
 def run_source(name: str, read, floor) -> tuple[str, int, float, float]:
@@ -150,7 +150,7 @@ def main() -> None:
             stats=lambda_cloud.LambdaReadStats(), transport=transport_of(lam)),
         lambda: [json.loads(body) for body in lam],
     ))  # fmt: skip
-    vast, page_size = vast_bodies(n(10000))
+    vast, page_size = vast_bodies(n(8))
     results.append(run_source(
         "vast-market",
         lambda: vast_market.fetch_vast_market(now=NOW, transport=transport_of(vast), page_size=page_size),
