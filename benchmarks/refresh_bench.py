@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import gzip
 import io
 import json
 import sys
@@ -91,8 +92,6 @@ def lambda_bodies(copies: int) -> list[bytes]:
 
 def vast_bodies(copies: int) -> tuple[list[bytes], int]:
     """The REAL captured search (1,396 offers) repeated with fresh ids, on one page, then an empty one."""
-    import gzip
-
     real = json.loads(gzip.open(RECORDED / "real/vast_python_search.json.gz").read())
     rows = [{**offer, "id": n * len(real) + i + 1} for n in range(copies) for i, offer in enumerate(real)]
     return [json.dumps({"offers": rows}).encode(), json.dumps({"offers": []}).encode()], len(rows) + 1
@@ -123,7 +122,7 @@ def main() -> None:
 
     results = []
     advisor = [(ROOT / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json").read_bytes(),
-               (RECORDED / "real/spot-advisor-data-2022-07-09.json").read_bytes()]  # fmt: skip
+               gzip.open(RECORDED / "real/spot-advisor-data-2022-07-09.json.gz").read()]  # fmt: skip
     results.append(run_source(
         "aws-spot-advisor",
         lambda: (r for body in advisor for r in parse_spot_advisor(json.loads(body), observed_at=NOW, source="bench")),

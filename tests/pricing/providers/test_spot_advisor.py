@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor
 
 SNAPSHOT = dt.datetime(2022, 7, 23, tzinfo=dt.UTC)
 BUNDLED = Path(__file__).resolve().parents[3] / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json"
-OLDER = Path(__file__).resolve().parent / "recorded/real/spot-advisor-data-2022-07-09.json"
+OLDER = Path(__file__).resolve().parent / "recorded/real/spot-advisor-data-2022-07-09.json.gz"
 RANGES = [
     {"dots": 0, "index": 0, "max": 5, "label": "<5%"},
     {"dots": 1, "index": 1, "max": 11, "label": "5-10%"},
@@ -87,7 +88,7 @@ def test_one_out_of_range_row_in_the_real_snapshot_costs_only_that_row():
 def test_the_older_real_snapshot_reads_whole():
     """The 2022-07-09 advisor file (/work/shared data, same curation, PROVENANCE.md): every Linux row
     is in range, so nothing is refused (a count a reader that refused real rows would miss)."""
-    raw = json.loads(OLDER.read_text())
+    raw = json.loads(gzip.open(OLDER).read())
     refusals = Refusals()
     records = parse(raw, refusals=refusals)
     assert len(records) == sum(len(systems.get("Linux", {})) for systems in raw["spot_advisor"].values())
