@@ -69,6 +69,22 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
     return rows
 
 
+def providers_not_refreshed() -> list[dict]:
+    """The gpuhunt providers no refresh has priced yet (no bundled snapshot of theirs exists), each with
+    whether its source is on and, when off, how to turn it on: the landing page lists them."""
+    refreshed = set(
+        PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
+        .values_list("source", flat=True)
+        .distinct()
+    )
+    return [
+        {"source": source.name, "provider": source.name.removeprefix("gpuhunt-"), "enabled": source.enabled(),
+         "how_to_enable": source.off_reason.removeprefix("off: ")}
+        for source in SOURCES.values()
+        if source.name.startswith("gpuhunt-") and source.name not in refreshed
+    ]  # fmt: skip
+
+
 def status_overview(*, now: dt.datetime) -> dict:
     sources = (
         PriceObservation.objects.values("source")

@@ -50,6 +50,11 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     ]
     html = viewer_client.get("/status/").content.decode()
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html
+    # the landing page lists the gpuhunt providers no refresh has priced yet, RunPod no longer among them
+    landing = viewer_client.get("/").content.decode()
+    listed = landing.split('id="not-refreshed"', 1)[1].split("</p>", 1)[0]
+    assert "<strong>vultr</strong> (add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in listed
+    assert "<strong>runpod</strong>" not in listed and listed.count("<strong>") == 10
 
 
 def test_the_daily_gpuhunt_job_queues_only_the_providers_turned_on_and_their_prices_go_stale_after_2_days(
