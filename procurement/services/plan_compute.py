@@ -53,6 +53,10 @@ def plan_result(
     warnings: list[str] = []
     form_factors = gpu_form_factors()
     fleets = fleets_of(usage, form_factors)
+    if request.providers:  # the scope: the bills of these providers
+        fleets = [fleet for fleet in fleets if fleet.provider in request.providers]
+        if not fleets:
+            raise PlanInputError("providers", f"no GPU usage rows of {', '.join(request.providers)} in the scope")
     models_in_scope = {fleet.gpu_model for fleet in fleets}
     if request.study and not study_gpu(request.study) and len(models_in_scope) > 1:
         warnings.append(f"the study names no buy.gpu and the scope holds {', '.join(sorted(models_in_scope))}: "
@@ -108,6 +112,11 @@ def plan_result(
     history = demand_engine.demand_history(usage_of(usage, all_rows), start_hour=scope.start_hour,
                                            end_hour=scope.end_hour, utilization=utilization, series=request.series)  # fmt: skip
     first_plan = planned[0][1]
+    quo = demand_engine.status_quo(usage_of(usage, all_rows), start_hour=scope.start_hour, end_hour=scope.end_hour)
+    head["status_quo_cost_per_gpu_hour"] = (
+        str((Decimal(quo.effective_cost_micros) * MICRO_DECIMAL / Decimal(repr(quo.gpu_hours))).quantize(MICRO_DECIMAL))
+        if quo.gpu_hours > 0 else None
+    )  # fmt: skip
     gpu = ", ".join(dict.fromkeys(fleet.gpu_model for fleet, _, _ in planned))
     evaluated = sorted({layer_kind for _, plan, _ in planned for layer_kind in plan.get("options_evaluated", [])})
     result = {
@@ -306,8 +315,10 @@ def plan_study(request: PlanRequest, *, gpu: str, currency: str, on_demand: Plan
     or, without one, the TCO defaults for one server of the planned GPU (stated in a warning). A study
     for another GPU model lends a fleet its finance terms only (not its server or its prices)."""
     given = copy.deepcopy(request.study) if request.study else {}
-    if given and not study_for_fleet:
-        given = {key: value for key, value in given.items() if key not in ("buy", "rent")}
+    if given and not study_for_fleet:  # keep the site's costs (power, colocation, staff), not the server
+        given = {key: value for key, value in given.items() if key != "rent"}
+        if isinstance(given.get("buy"), dict):
+            given["buy"] = {key: value for key, value in given["buy"].items() if key not in SERVER_FIELDS}
     document = {key: value for key, value in given.items() if key not in PLAN_OWNED_FIELDS}
     document.setdefault("name", "capacity plan study")
     document["currency"] = currency
@@ -329,7 +340,7 @@ def plan_study(request: PlanRequest, *, gpu: str, currency: str, on_demand: Plan
         warnings.append(
             f"study.rent ({rent.get('pricing_model')}) is not used: on-demand and spot come from the catalog"
         )
-    if not given.get("buy"):
+    if not (given.get("buy") or {}).get("server_price"):
         warnings.append(
             f"no study for {gpu}: owned servers are priced with the TCO defaults for one 8-GPU server (server price "
             "= GPUs x list price x 1.30, PUE 1.58, power 0.10 USD/kWh, colocation 184 USD/kW-month, "
@@ -352,6 +363,8 @@ def plan_study(request: PlanRequest, *, gpu: str, currency: str, on_demand: Plan
 
 
 NO_SERVER_PRICE = "(no server price)"
+# A study's fields about its server (one GPU model's): not lent to a fleet of another model
+SERVER_FIELDS = ("gpu", "server_price", "gpu_list_price", "gpu_tdp_w", "gpus_per_server", "install_cost")
 
 
 def study_assumptions(study, given: dict) -> list[dict[str, str]]:
