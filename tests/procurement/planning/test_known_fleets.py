@@ -118,8 +118,10 @@ def test_each_fleets_plan_is_the_brute_forces_cheapest_mix(bills, key):
     if key == P5:
         # the reservation's 8 GPUs are the base layer: nothing is bought for them
         assert plan.layers[0].kind == "in_force" and plan.layers[0].gpus == 8
-        # the rest (8 GPUs every hour, 8 more half the day) at 6.88 vs a 4.50 1-year: the always-on 8 commit
-        assert (servers, three, one) == (0, 0, 8)
+        # the rest: 8 GPUs every hour, 8 more half the day. One server, 262,000 / (8 x 8760) = 3.74 a
+        # GPU-hour busy all year, beats the 4.50 1-year and 6.88 on-demand; the 3-year, paid 36 months in
+        # a 12-month plan, costs 9.00 a GPU-hour used; the half-day 8 stay on demand (6.88 x 0.5 < 3.74)
+        assert (servers, three, one) == (1, 0, 0)
 
 
 def test_a_marketplace_listing_cheaper_than_everything_is_left_out_and_it_mattered(bills):
