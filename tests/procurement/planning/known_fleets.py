@@ -88,3 +88,31 @@ def brute_force(firm, interruptible, *, in_force: float, in_force_cost: float, o
         if cost < best[0] - 1e-6:
             best = (cost, (owned, c3, c1))
     return best
+
+
+def brute_force_years(firm, interruptible, *, in_force_by_year, in_force_cost: float, on_demand: float,
+                      committed_1y: float, committed_3y: float, server_cost: float, years: int,
+                      gpus_per_server: int = 8) -> tuple[float, tuple]:  # fmt: skip
+    """As brute_force, over whole plan years: owned servers and the 3-year level are held for the plan
+    (a 3-year term paid in full: 36 months), the 1-year level is chosen per year; the commitments in
+    force hold ``in_force_by_year[y]`` GPUs in year y. Given (owned, 3-year), the years' costs are
+    independent, so each year's 1-year level is the cheapest of every level for that year."""
+    demand = firm + interruptible
+    peak = int(np.ceil(demand.max()))
+    scale = 8760.0 / HOURS
+    best = (np.inf, ())
+    for owned, c3 in itertools.product(range(peak // gpus_per_server + 2), range(peak + 2)):
+        total, chosen = in_force_cost + owned * server_cost + c3 * committed_3y * 8760 * 3, []
+        for year in range(years):
+            year_best = (np.inf, 0)
+            for c1 in range(peak + 2):
+                stack = in_force_by_year[year] + c3 + c1 + owned * gpus_per_server
+                all_above = np.maximum(demand - stack, 0.0)  # no spot here: every GPU-hour above on demand
+                cost = (on_demand * all_above).sum() * scale + c1 * committed_1y * 8760
+                if cost < year_best[0] - 1e-6:
+                    year_best = (cost, c1)
+            total += year_best[0]
+            chosen.append(year_best[1])
+        if total < best[0] - 1e-6:
+            best = (total, (owned, c3, tuple(chosen)))
+    return best

@@ -13,7 +13,14 @@ from procurement.planning.fleets import LINK_NVLINK, LINK_SINGLE, Offer, fleets_
 from procurement.planning.in_force import commitments_of, in_force_inputs, renewals
 from procurement.planning.options import SupplyOptions
 from procurement.planning.plan import capacity_plan
-from tests.procurement.planning.known_fleets import HOURS, START, brute_force, hourly_demand, known_bills
+from tests.procurement.planning.known_fleets import (
+    HOURS,
+    START,
+    brute_force,
+    brute_force_years,
+    hourly_demand,
+    known_bills,
+)
 from tests.procurement.planning.plan_fixtures import commitment, inputs, on_demand, spot, synthetic_owned
 
 FORM_FACTORS = {"h100-sxm5-80gb": "SXM5", "l4": "PCIe low-profile single-slot"}  # the catalog's GpuModel.form_factor
@@ -137,3 +144,31 @@ def test_a_marketplace_listing_cheaper_than_everything_is_left_out_and_it_matter
     with_listing, _ = brute_force(firm, interruptible, on_demand=1.00, **common)
     assert with_listing < admissible
     assert np.isfinite(admissible)
+
+
+def test_a_reservation_ending_in_year_two_leaves_its_gpus_to_the_plan_from_then(bills):
+    """24 months: the reservation (ends 2027-12-06, 393 days = 9,432 h after the week's end = 12.92 plan
+    months of 730 h) holds its 8 GPUs through year 1 only; its payments run to its end, every hour of it:
+    8 GPUs x 4.128 x 9,432 h = 311,482.37."""
+    usage, fleets = bills
+    fleet = fleets[P5]
+    commitments = commitments_of(usage_of(usage, fleet.rows), end_hour=END)
+    in_force = in_force_inputs(commitments, history_end_hour=END, horizon_months=24)
+    assert float(in_force.monthly_cost.sum()) == pytest.approx(8 * 4.128 * 9432, abs=0.01)
+    options = SupplyOptions(
+        on_demand=on_demand("6.88"), committed_1y=commitment(12, "4.50"), committed_3y=commitment(36, "3.00"),
+        owned=synthetic_owned(gpus_per_server=8, capex=SERVER_CAPEX, monthly=SERVER_MONTHLY, residual=0.0,
+                              variable=0.0, horizon=24),
+    )  # fmt: skip
+    firm, interruptible = hourly_demand(usage, fleet.rows)
+    plan = capacity_plan(inputs(options, firm=firm, interruptible=interruptible, horizon=24, in_force=in_force),
+                         with_sensitivity=False)  # fmt: skip
+    cost, (servers, three, one) = brute_force_years(
+        firm, interruptible, in_force_by_year=[8.0, 0.0], in_force_cost=8 * 4.128 * 9432, on_demand=6.88,
+        committed_1y=4.50, committed_3y=3.00, server_cost=SERVER_CAPEX + 24 * SERVER_MONTHLY, years=2,
+    )  # fmt: skip
+    assert float(plan.total_cost) == pytest.approx(cost, rel=1e-9, abs=0.01)
+    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (servers, three, one)
+    # year 2 needs the reservation's 8 GPUs again: a second server (274,000 over the 24 months) beats a
+    # year-2 1-year commitment of 8 GPUs (8 x 4.50 x 8,760 = 315,360); in year 1 it serves the half-day 8
+    assert (servers, three, one) == (2, 0, (0, 0))
