@@ -30,10 +30,12 @@ from procurement.services.plan_fleets import (
     fleet_prices,
     gpu_form_factors,
     owned_fits,
+    provider_kinds,
     study_applies,
     study_gpu,
     with_fleet,
 )
+from procurement.services.plan_move import migration_terms, move_prices, move_scenario
 from procurement.services.plan_prices import TERM_OF_MODEL, PlanPrice
 from procurement.services.plan_requests import PlanRequest
 from procurement.services.tco import fx_pairs_into, gpu_economics_lookup
@@ -144,7 +146,38 @@ def plan_result(
         "trials": request.trials,
     } | head  # fmt: skip
     result["recommendation"] = recommendation(result, planned)
+    if request.market == "move":
+        result["scenarios"] = {"move_provider": _move(request, scope, usage, utilization, currency, planned, form_factors)}
     return result
+
+
+def _move(request: PlanRequest, scope: PlanScope, usage, utilization, currency: str, planned, form_factors) -> dict:
+    """Each planned fleet again over other providers' like-for-like offers (plan_move.py)."""
+    kinds = provider_kinds()
+    moved, kept = [], []
+    for fleet, _, history in planned:
+        prices = move_prices(fleet, currency=currency, form_factors=form_factors, provider_kinds=kinds,
+                             horizon_months=request.horizon_months)  # fmt: skip
+        on_demand = next((price for price in prices if price.kind == "on_demand"), None)
+        if on_demand is None:
+            kept.append(f"{fleet.key}: no like-for-like on-demand offer at another provider ({fleet.need.text()})")
+            continue
+        fleet_usage = usage_of(usage, fleet.rows)
+        study, _ = plan_study(request, gpu=fleet.gpu_model, currency=currency, on_demand=on_demand, warnings=[],
+                              study_for_fleet=False)  # fmt: skip
+        owned_problem = study.name == NO_SERVER_PRICE or owned_fits(fleet, study.buy.gpus_per_server, form_factors)
+        commitments = commitments_of(fleet_usage, end_hour=scope.end_hour)
+        in_force = in_force_inputs(commitments, history_end_hour=scope.end_hour, horizon_months=request.horizon_months)
+        quo = demand_engine.status_quo(fleet_usage, start_hour=scope.start_hour, end_hour=scope.end_hour)
+        plan = lay_plan(request=request, history=history, study=study, prices=prices, status_quo=quo,
+                        gpu=fleet.gpu_model, in_force=in_force, include_owned=not owned_problem,
+                        with_sensitivity=False)  # fmt: skip
+        plan["layers"] = with_fleet(plan["layers"], fleet, prices)
+        plan["fleet"] = fleet.key
+        moved.append((fleet, plan, [price.as_dict() for price in prices]))
+    terms = {key: Decimal(value) for key, value in (request.migration or {}).items()} or migration_terms(None)
+    return move_scenario(moved, kept=kept, terms=terms, currency=currency,
+                         combine=lambda plans: combine(plans, horizon=request.horizon_months))  # fmt: skip
 
 
 FLEET_PLAN_KEYS = ("total_cost", "npv", "p50_total_cost", "p90_total_cost", "status_quo_cost", "savings_vs_status_quo",

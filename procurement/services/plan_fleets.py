@@ -124,12 +124,12 @@ def _like_for_like(price: PlanPrice, fleet: Fleet, horizon_months: int) -> bool:
 
     if not price.offer:
         return True
-    marketplace = _provider_kinds().get(price.offer.split("/", 1)[0]) == "marketplace"
+    marketplace = provider_kinds().get(price.offer.split("/", 1)[0]) == "marketplace"
     offer = Offer(fleet.gpu_model, fleet.gpus_per_instance, fleet.need.link, fleet.need.fabric, marketplace)
     return not serves(offer, fleet.need, horizon_months=horizon_months)
 
 
-def _provider_kinds() -> dict[str, str]:
+def provider_kinds() -> dict[str, str]:
     from pricing.models import Provider
 
     return dict(Provider.objects.values_list("slug", "kind"))

@@ -29,8 +29,9 @@ MAX_TEXT_LENGTH = 100  # a team or GPU slug
 MAX_SEED = 2**32 - 1
 REQUEST_FIELDS = {
     "name", "from", "to", "teams", "team", "gpu", "horizon_months", "growth", "scenario", "trials", "seed",
-    "currency", "study", "series", "save", "providers",
+    "currency", "study", "series", "save", "providers", "market", "migration",
 }  # fmt: skip
+MARKETS = ("bills", "move")  # the bills' own providers; move: add the move-provider scenario
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class PlanRequest:
     series: str = "auto"
     name: str = ""
     providers: tuple[str, ...] = ()  # catalog providers the prices may come from; empty: every one
+    market: str = "bills"  # bills: priced at the bills' own offers; move: the move scenario as well
+    migration: dict | None = None  # the move scenario's migration terms (plan_move.MIGRATION_DEFAULTS)
     stated: tuple[str, ...] = field(default=(), compare=False)  # the fields the caller gave
 
     def as_inputs(self) -> dict[str, Any]:
@@ -87,8 +90,17 @@ def plan_request_parse(data: object) -> PlanRequest:
         trials=validate_trials(data.get("trials", DEFAULT_TRIALS)), seed=_seed(data.get("seed", DEFAULT_SEED)),
         currency=currency, study=study, series=_choice(data.get("series", "auto"), "series", SERIES),
         name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH), providers=_names(data, "providers"),
+        market=_choice(data.get("market", "bills"), "market", MARKETS), migration=_migration(data.get("migration")),
         stated=tuple(sorted(data.get("stated") or (set(data) - {"save", "stated"}))),
     )  # fmt: skip
+
+
+def _migration(value: object) -> dict | None:
+    if value is None:
+        return None
+    from procurement.services.plan_move import migration_terms
+
+    return {key: str(number) for key, number in migration_terms(value).items()}
 
 
 def _date(value: object, name: str) -> dt.date:
