@@ -164,6 +164,8 @@ def with_fleet(layers: list[dict], fleet: Fleet, prices: list[PlanPrice]) -> lis
         provider, instance_type, region = (offer.split("/") + ["", "", ""])[:3] if offer else ("", "", "")
         if layer["kind"] == "in_force":
             provider, instance_type, region = fleet.provider, fleet.instance_type, fleet.region
+        elif layer["kind"] == "owned":  # bought, not rented: the server of the study (or its defaults)
+            provider, instance_type, region = "owned", f"{layer['unit_gpus']}x {fleet.gpu_model} server", ""
         named.append(layer | {"fleet": fleet.key, "provider": provider, "instance_type": instance_type,
                               "region": region})  # fmt: skip
     return named
