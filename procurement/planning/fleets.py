@@ -34,11 +34,24 @@ MODULE_FORM_FACTORS = ("sxm", "oam", "superchip", "hgx")
 # GPU instance types with a cluster fabric between hosts. Sources: AWS "Elastic Fabric Adapter,
 # supported instance types" (docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types);
 # Google Cloud "GPU machine types: A3, A4" (GPUDirect-TCPX/TCPXO/RDMA); Azure "ND-series" (InfiniBand).
-FABRIC_INSTANCE_TYPES = frozenset({
-    "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",
-    "a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "a4-highgpu-8g",
-    "Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4", "Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5",
-})  # fmt: skip
+FABRIC_INSTANCE_TYPES = frozenset(
+    {
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "a3-highgpu-8g",
+        "a3-megagpu-8g",
+        "a3-ultragpu-8g",
+        "a4-highgpu-8g",
+        "Standard_ND96asr_v4",
+        "Standard_ND96amsr_A100_v4",
+        "Standard_ND96isr_H100_v5",
+        "Standard_ND96isr_H200_v5",
+    }
+)
 LONG_LAYER_MONTHS = 12  # the issue: marketplace listings never price a layer of 12 months or more
 
 
@@ -80,7 +93,7 @@ class Offer:
 
 
 def serves(offer: Offer, need: Need, *, horizon_months: int, substitutes: dict | None = None) -> str:
-    """"" when ``offer`` can run ``need``'s work over the horizon, else why not (shown to the user).
+    """ "" when ``offer`` can run ``need``'s work over the horizon, else why not (shown to the user).
     ``substitutes``: {gpu model: speed ratio} the caller states (measured) for ``need``'s model."""
     if offer.gpu_model != need.gpu_model and offer.gpu_model not in (substitutes or {}):
         return f"another GPU model ({offer.gpu_model}, no substitute stated)"
@@ -131,12 +144,15 @@ def _column(usage: UsageRows, name: str, default) -> np.ndarray:
 def fleets_of(usage: UsageRows, form_factors: dict[str, str]) -> list[Fleet]:
     """The scope's fleets, most spend first (ties: most GPU-hours, then the key). ``form_factors``:
     GPU slug -> the catalog's form factor (for the link class)."""
-    frame = pd.DataFrame({
-        "gpu": usage.gpu_model.astype(str), "provider": _column(usage, "provider", "").astype(str),
-        "region": _column(usage, "region", "").astype(str),
-        "instance_type": _column(usage, "instance_type", "").astype(str),
-        "gpus": np.nan_to_num(_column(usage, "gpus_per_instance", np.nan).astype(np.float64), nan=0.0),
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "gpu": usage.gpu_model.astype(str),
+            "provider": _column(usage, "provider", "").astype(str),
+            "region": _column(usage, "region", "").astype(str),
+            "instance_type": _column(usage, "instance_type", "").astype(str),
+            "gpus": np.nan_to_num(_column(usage, "gpus_per_instance", np.nan).astype(np.float64), nan=0.0),
+        }
+    )
     # an unused-commitment row belongs to the fleet of its commitment's used rows (its own columns may be
     # empty): same commitment id, else the same GPU model and provider
     frame = _unused_rows_to_their_fleet(frame, usage)
@@ -152,10 +168,26 @@ def fleets_of(usage: UsageRows, form_factors: dict[str, str]) -> list[Fleet]:
             continue
         hours = float(usage.gpu_hours[used].sum())
         together = _most_at_once(usage, used, gpus)
-        need = Need(gpu, gpus or 1.0, link_class(form_factors.get(gpu, ""), gpus),
-                    has_fabric(instance_type) and together >= 2)  # fmt: skip
-        fleets.append(Fleet(gpu, provider, region, instance_type, gpus or 1.0, need, mask,
-                            int(usage.effective_cost_micros[mask].sum()), hours, together))  # fmt: skip
+        need = Need(
+            gpu,
+            gpus or 1.0,
+            link_class(form_factors.get(gpu, ""), gpus),
+            has_fabric(instance_type) and together >= 2,
+        )
+        fleets.append(
+            Fleet(
+                gpu,
+                provider,
+                region,
+                instance_type,
+                gpus or 1.0,
+                need,
+                mask,
+                int(usage.effective_cost_micros[mask].sum()),
+                hours,
+                together,
+            )
+        )
     fleets.sort(key=lambda fleet: (-fleet.effective_cost_micros, -fleet.gpu_hours, fleet.key))
     return fleets
 

@@ -62,11 +62,16 @@ def commitments_of(usage: UsageRows, *, end_hour: int) -> list[Commitment]:
         committed = usage.gpu_hours * used + usage.effective_cost_micros / MICRO / rate * unused
         gpus = _recent_mean(usage, committed, rows, end_hour)
         known_ends = ends[rows][ends[rows] >= 0] if ends is not None else np.zeros(0)
-        found.append(Commitment(
-            commitment_id, round(gpus, 3), round(rate, 6), used_hours,
-            float((usage.effective_cost_micros[unused] / MICRO / rate).sum()),
-            int(known_ends.max()) if known_ends.size else None,
-        ))  # fmt: skip
+        found.append(
+            Commitment(
+                commitment_id,
+                round(gpus, 3),
+                round(rate, 6),
+                used_hours,
+                float((usage.effective_cost_micros[unused] / MICRO / rate).sum()),
+                int(known_ends.max()) if known_ends.size else None,
+            )
+        )
     return sorted(found, key=lambda item: (-item.gpus, item.commitment_id))
 
 
@@ -101,7 +106,9 @@ def in_force_inputs(
         # a month cut by the end pays its share of the month
         share = np.clip((item.end_hour - month_start) / HOURS_PER_MONTH_FLOAT, 0, 1) if item.end_hour else 1.0
         monthly += np.where(paid, item.gpus * item.rate_per_gpu_hour * HOURS_PER_MONTH_FLOAT * share, 0.0)
-    names = ", ".join(f"{item.commitment_id} ({item.gpus:g} GPUs, ends {item.end_text()})" for item in commitments)
+    names = ", ".join(
+        f"{item.commitment_id} ({item.gpus:g} GPUs, ends {item.end_text()})" for item in commitments
+    )
     return CommitmentsInForce(gpus_by_year, monthly, source=f"in force in the bills: {names}")
 
 
@@ -115,12 +122,22 @@ def renewals(commitments: list[Commitment], *, history_end_hour: int, horizon_mo
     for item in commitments:
         if item.end_hour is not None and item.end_hour > horizon_end:
             continue
-        month = None if item.end_hour is None else max(1, int(-(-(item.end_hour - history_end_hour) // HOURS_PER_MONTH_FLOAT)))
-        found.append({
-            "commitment_id": item.commitment_id, "gpus": item.gpus, "ends": item.end_text(), "plan_month": month,
-            "rate_per_gpu_hour": f"{item.rate_per_gpu_hour:.6f}",
-            "decide": "end not in the bills: assumed in force through the horizon; give its end (CUR "
-                      "reservation/EndTime) to plan its renewal" if item.end_hour is None else
-                      "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)",
-        })  # fmt: skip
+        month = (
+            None
+            if item.end_hour is None
+            else max(1, int(-(-(item.end_hour - history_end_hour) // HOURS_PER_MONTH_FLOAT)))
+        )
+        found.append(
+            {
+                "commitment_id": item.commitment_id,
+                "gpus": item.gpus,
+                "ends": item.end_text(),
+                "plan_month": month,
+                "rate_per_gpu_hour": f"{item.rate_per_gpu_hour:.6f}",
+                "decide": "end not in the bills: assumed in force through the horizon; give its end (CUR "
+                "reservation/EndTime) to plan its renewal"
+                if item.end_hour is None
+                else "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)",
+            }
+        )
     return found

@@ -78,12 +78,17 @@ def usage_rows_from_frame(
 def _what_ran(frame: pd.DataFrame, rows) -> dict:
     """The columns fleets.py plans like for like with, where the frame has them."""
     found = {}
-    for column, name in (("instance_type", "instance_type"), ("region", "region"),
-                         ("commitment_discount_id", "commitment_id")):  # fmt: skip
+    for column, name in (
+        ("instance_type", "instance_type"),
+        ("region", "region"),
+        ("commitment_discount_id", "commitment_id"),
+    ):
         if column in frame:
             found[name] = _text(rows(column).astype(object).fillna(""))
     if "gpus_per_instance" in frame:
-        found["gpus_per_instance"] = pd.to_numeric(rows("gpus_per_instance"), errors="coerce").to_numpy(np.float64)
+        found["gpus_per_instance"] = pd.to_numeric(rows("gpus_per_instance"), errors="coerce").to_numpy(
+            np.float64
+        )
     if "commitment_end" in frame:
         ends = pd.to_datetime(rows("commitment_end"), utc=True)
         known = ends.notna().to_numpy()

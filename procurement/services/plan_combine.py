@@ -13,8 +13,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-MONEY_KEYS = ("total_cost", "npv", "p50_total_cost", "p90_total_cost", "p50_npv", "p90_npv", "status_quo_cost",
-              "status_quo_npv", "savings_vs_status_quo")  # fmt: skip
+MONEY_KEYS = (
+    "total_cost",
+    "npv",
+    "p50_total_cost",
+    "p90_total_cost",
+    "p50_npv",
+    "p90_npv",
+    "status_quo_cost",
+    "status_quo_npv",
+    "savings_vs_status_quo",
+)
 
 
 def _sum(values) -> str | None:
@@ -26,8 +35,15 @@ def _sum_lists(lists: list[list]) -> list[str]:
     """Element-wise sums of lists of money strings; a shorter list holds its last value (cumulative) or
     adds nothing (per period): the caller says which by passing cumulative lists padded."""
     length = max((len(items) for items in lists), default=0)
-    return [str(sum((Decimal(items[i]) for items in lists if i < len(items) and items[i] not in (None, "")),
-                    Decimal(0))) for i in range(length)]  # fmt: skip
+    return [
+        str(
+            sum(
+                (Decimal(items[i]) for items in lists if i < len(items) and items[i] not in (None, "")),
+                Decimal(0),
+            )
+        )
+        for i in range(length)
+    ]
 
 
 def combine(plans: list[dict[str, Any]], *, horizon: int) -> dict[str, Any]:
@@ -45,9 +61,13 @@ def combine(plans: list[dict[str, Any]], *, horizon: int) -> dict[str, Any]:
     head["levels"] = {
         "owned_servers": head["owned_servers"],
         "committed_3y_units": sum(plan["levels"]["committed_3y_units"] for plan in plans),
-        "committed_1y_units_by_year": [int(v) for v in _sum_lists(
-            [[str(n) for n in plan["levels"]["committed_1y_units_by_year"]] for plan in plans])],
-    }  # fmt: skip
+        "committed_1y_units_by_year": [
+            int(v)
+            for v in _sum_lists(
+                [[str(n) for n in plan["levels"]["committed_1y_units_by_year"]] for plan in plans]
+            )
+        ],
+    }
     head["demand_gpu_hours"] = _sum(plan["demand_gpu_hours"] for plan in plans)
     head["demand_gpu_hours_by_year"] = _sum_lists([plan["demand_gpu_hours_by_year"] for plan in plans])
     head["screening"] = [line | {"fleet": plan["fleet"]} for plan in plans for line in plan["screening"]]
@@ -98,8 +118,15 @@ def _sensitivity(plans: list[dict]) -> dict[str, Any]:
             own_base = Decimal(report.get("base") or "0")
             low += Decimal(row["low"]) if row else own_base
             high += Decimal(row["high"]) if row else own_base
-        rows.append({"driver": driver, "low": str(low), "high": str(high), "swing": str(abs(high - low)),
-                     "note": notes[driver]})  # fmt: skip
+        rows.append(
+            {
+                "driver": driver,
+                "low": str(low),
+                "high": str(high),
+                "swing": str(abs(high - low)),
+                "note": notes[driver],
+            }
+        )
     rows.sort(key=lambda row: -Decimal(row["swing"]))
     spread = next((report.get("spread") for report in reports if report.get("spread")), None)
     return {"metric": "npv", "spread": spread, "base": str(base), "rows": rows}

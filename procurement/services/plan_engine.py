@@ -83,8 +83,18 @@ def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
                         source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories")  # fmt: skip
 
 
-def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: list[PlanPrice], status_quo: StatusQuo,
-             gpu: str, with_sensitivity: bool = True, in_force=None, include_owned: bool = True) -> dict[str, Any]:  # fmt: skip
+def lay_plan(
+    *,
+    request: PlanRequest,
+    history: DemandHistory,
+    study,
+    prices: list[PlanPrice],
+    status_quo: StatusQuo,
+    gpu: str,
+    with_sensitivity: bool = True,
+    in_force=None,
+    include_owned: bool = True,
+) -> dict[str, Any]:
     horizon = request.horizon_months
     covered = ~np.isnan(history.demand)
     growth = demand_engine.scenarios(request.growth, horizon_months=horizon)[request.scenario].yearly
@@ -125,9 +135,17 @@ def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: lis
         str(round_money(amount, plan.currency)) for amount in plan.status_quo_monthly_cost
     ]
     options = inputs.options
-    report["options_evaluated"] = [kind for kind, option in (
-        ("owned", options.owned), ("committed_3y", options.committed_3y), ("committed_1y", options.committed_1y),
-        ("on_demand", options.on_demand), ("spot", options.spot)) if option is not None]  # fmt: skip
+    report["options_evaluated"] = [
+        kind
+        for kind, option in (
+            ("owned", options.owned),
+            ("committed_3y", options.committed_3y),
+            ("committed_1y", options.committed_1y),
+            ("on_demand", options.on_demand),
+            ("spot", options.spot),
+        )
+        if option is not None
+    ]
     report["recommendation"] = recommendation_text(report, plan, gpu=gpu, horizon=horizon)
     report["assumptions"] = [_assumption(item) for item in report.get("assumptions", [])]
     return report
@@ -159,12 +177,20 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
     """The plan in one paragraph, the money first: what a CFO reads before anything else."""
     currency = plan.currency
     parts = []
-    evaluated = report.get("options_evaluated") or ["owned", "committed_3y", "committed_1y", "on_demand", "spot"]
+    evaluated = report.get("options_evaluated") or [
+        "owned",
+        "committed_3y",
+        "committed_1y",
+        "on_demand",
+        "spot",
+    ]
     in_force = _layer_gpus(report, "in_force")
     if in_force:
         parts.append(f"keep the {in_force} GPUs of commitments in force")
     if "owned" not in evaluated:
-        parts.append("owned servers not evaluated (no server price, or no server that runs this fleet's work: see warnings)")
+        parts.append(
+            "owned servers not evaluated (no server price, or no server that runs this fleet's work: see warnings)"
+        )
     elif plan.owned_servers:
         parts.append(f"own {plan.owned_servers} server{'s' if plan.owned_servers != 1 else ''} "
                      f"({_layer_gpus(report, 'owned')} {gpu} GPUs)")  # fmt: skip
@@ -176,7 +202,9 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
     ):
         gpus = _layer_gpus(report, kind)
         if kind not in evaluated:
-            parts.append(f"{kind.split('_')[1][0]}-year commitments not evaluated (no price: see missing_prices)")
+            parts.append(
+                f"{kind.split('_')[1][0]}-year commitments not evaluated (no price: see missing_prices)"
+            )
         elif gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
     rest = [f"{label} (peak {gpus} GPUs)" for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))

@@ -58,9 +58,14 @@ def study_rent_price(study: dict, currency: str) -> PlanPrice | None:
     if rent.get("pricing_model", "on_demand") != "on_demand" or rent.get("price_per_gpu_hour") is None:
         return None
     price = Decimal(str(rent["price_per_gpu_hour"])).quantize(PRICE_QUANTUM)
-    return PlanPrice(kind="on_demand", pricing_model="on_demand", price_per_gpu_hour=price, currency=currency,
-                     source="the study's rent price (rent.price_per_gpu_hour)",
-                     observed_at=rent.get("price_observed_at"))  # fmt: skip
+    return PlanPrice(
+        kind="on_demand",
+        pricing_model="on_demand",
+        price_per_gpu_hour=price,
+        currency=currency,
+        source="the study's rent price (rent.price_per_gpu_hour)",
+        observed_at=rent.get("price_observed_at"),
+    )
 
 
 def bills_on_demand_price(fleet: Fleet, usage, currency: str) -> PlanPrice | None:
@@ -72,9 +77,15 @@ def bills_on_demand_price(fleet: Fleet, usage, currency: str) -> PlanPrice | Non
     rate = Decimal(int(usage.effective_cost_micros[rows].sum())) * MICRO / Decimal(repr(hours))
     if rate <= 0:
         return None
-    return PlanPrice(kind="on_demand", pricing_model="on_demand", price_per_gpu_hour=rate.quantize(PRICE_QUANTUM),
-                     currency=currency, source=f"the bills' own on-demand rate ({hours:,.0f} GPU-hours)",
-                     offer=fleet.offer, quality="observed")  # fmt: skip
+    return PlanPrice(
+        kind="on_demand",
+        pricing_model="on_demand",
+        price_per_gpu_hour=rate.quantize(PRICE_QUANTUM),
+        currency=currency,
+        source=f"the bills' own on-demand rate ({hours:,.0f} GPU-hours)",
+        offer=fleet.offer,
+        quality="observed",
+    )
 
 
 def fleet_prices(
@@ -82,10 +93,18 @@ def fleet_prices(
 ) -> tuple[list[PlanPrice], list[dict[str, str]]]:
     """(prices, missing prices) of a fleet at its own provider, region and instance type."""
     typed_study = study if study_for_fleet else None
-    prices = plan_prices(
-        gpu=fleet.gpu_model, currency=currency, study=typed_study, providers=(fleet.provider,),
-        instance_type=fleet.instance_type, region=fleet.region,
-    ) if fleet.instance_type else []  # fmt: skip
+    prices = (
+        plan_prices(
+            gpu=fleet.gpu_model,
+            currency=currency,
+            study=typed_study,
+            providers=(fleet.provider,),
+            instance_type=fleet.instance_type,
+            region=fleet.region,
+        )
+        if fleet.instance_type
+        else []
+    )
     prices = [price for price in prices if _like_for_like(price, fleet, horizon_months)]
     if not fleet.instance_type and typed_study:
         prices = plan_prices(gpu=fleet.gpu_model, currency=currency, study=typed_study, frame=_empty_frame())
@@ -99,16 +118,28 @@ def fleet_prices(
     missing = []
     kinds = {price.kind for price in prices}
     if "on_demand" not in kinds:
-        missing.append({"fleet": fleet.key, "price": "on_demand",
-                        "what": f"no on-demand price of {fleet.offer} in the catalog, and no on-demand rows in the bills",
-                        "how": HOW_TO_GIVE_ON_DEMAND})  # fmt: skip
+        missing.append(
+            {
+                "fleet": fleet.key,
+                "price": "on_demand",
+                "what": f"no on-demand price of {fleet.offer} in the catalog, and no on-demand rows in the bills",
+                "how": HOW_TO_GIVE_ON_DEMAND,
+            }
+        )
     for kind, label in COMMITMENT_KINDS.items():
         if kind not in kinds:
-            model = next(model for model, term in TERM_OF_MODEL.items() if term == kind and "reserved" in model)
-            missing.append({"fleet": fleet.key, "price": kind,
-                            "what": f"no {label} reserved or savings-plan price of {fleet.offer} (observed or quoted;"
-                                    " illustrative prices are left out): the option was not evaluated",
-                            "how": HOW_TO_GIVE_COMMITMENT.format(model=model)})  # fmt: skip
+            model = next(
+                model for model, term in TERM_OF_MODEL.items() if term == kind and "reserved" in model
+            )
+            missing.append(
+                {
+                    "fleet": fleet.key,
+                    "price": kind,
+                    "what": f"no {label} reserved or savings-plan price of {fleet.offer} (observed or quoted;"
+                    " illustrative prices are left out): the option was not evaluated",
+                    "how": HOW_TO_GIVE_COMMITMENT.format(model=model),
+                }
+            )
     return prices, missing
 
 
@@ -136,22 +167,33 @@ def provider_kinds() -> dict[str, str]:
 
 
 def owned_fits(fleet: Fleet, gpus_per_server: int, form_factors: dict[str, str]) -> str:
-    """"" when an owned server of ``gpus_per_server`` GPUs of the fleet's model can run its work."""
+    """ "" when an owned server of ``gpus_per_server`` GPUs of the fleet's model can run its work."""
     from procurement.planning.fleets import Offer
 
-    server = Offer(fleet.gpu_model, float(gpus_per_server),
-                   link_class(form_factors.get(fleet.gpu_model, ""), gpus_per_server), fabric=True)  # fmt: skip
+    server = Offer(
+        fleet.gpu_model,
+        float(gpus_per_server),
+        link_class(form_factors.get(fleet.gpu_model, ""), gpus_per_server),
+        fabric=True,
+    )
     return serves(server, fleet.need, horizon_months=0)
 
 
 def fleet_json(fleet: Fleet) -> dict[str, Any]:
     return {
-        "fleet": fleet.key, "gpu_model": fleet.gpu_model, "provider": fleet.provider, "region": fleet.region,
-        "instance_type": fleet.instance_type, "gpus_per_instance": fleet.gpus_per_instance,
-        "link": fleet.need.link, "needs_fabric": fleet.need.fabric, "most_instances_at_once": fleet.running_together,
+        "fleet": fleet.key,
+        "gpu_model": fleet.gpu_model,
+        "provider": fleet.provider,
+        "region": fleet.region,
+        "instance_type": fleet.instance_type,
+        "gpus_per_instance": fleet.gpus_per_instance,
+        "link": fleet.need.link,
+        "needs_fabric": fleet.need.fabric,
+        "most_instances_at_once": fleet.running_together,
         "spend": str((Decimal(fleet.effective_cost_micros) * MICRO).quantize(Decimal("0.01"))),
-        "gpu_hours": round(fleet.gpu_hours, 3), "need": fleet.need.text(),
-    }  # fmt: skip
+        "gpu_hours": round(fleet.gpu_hours, 3),
+        "need": fleet.need.text(),
+    }
 
 
 def with_fleet(layers: list[dict], fleet: Fleet, prices: list[PlanPrice]) -> list[dict]:
@@ -166,8 +208,10 @@ def with_fleet(layers: list[dict], fleet: Fleet, prices: list[PlanPrice]) -> lis
             provider, instance_type, region = fleet.provider, fleet.instance_type, fleet.region
         elif layer["kind"] == "owned":  # bought, not rented: the server of the study (or its defaults)
             provider, instance_type, region = "owned", f"{layer['unit_gpus']}x {fleet.gpu_model} server", ""
-        named.append(layer | {"fleet": fleet.key, "provider": provider, "instance_type": instance_type,
-                              "region": region})  # fmt: skip
+        named.append(
+            layer
+            | {"fleet": fleet.key, "provider": provider, "instance_type": instance_type, "region": region}
+        )
     return named
 
 

@@ -54,8 +54,15 @@ class PlanPrice:
 
 
 def plan_prices(
-    *, gpu: str, currency: str, study: dict | None, providers: tuple[str, ...] = (), field: str = "currency",
-    instance_type: str = "", region: str = "", frame=None,
+    *,
+    gpu: str,
+    currency: str,
+    study: dict | None,
+    providers: tuple[str, ...] = (),
+    field: str = "currency",
+    instance_type: str = "",
+    region: str = "",
+    frame=None,
 ) -> list[PlanPrice]:
     """Every price the plan may use for ``gpu`` (from ``providers`` only, when given; of one instance
     type and region, when given: a fleet's own offer): catalog on-demand and spot, then the commitments.

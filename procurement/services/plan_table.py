@@ -32,15 +32,22 @@ def plan_table(result: dict) -> str:
         )
     if result.get("commitments_in_force"):
         lines += ["", "commitments in force (supply already bought):"]
-        lines += [f"  {item['commitment_id']}: {item['gpus']:g} GPUs at {item['rate_per_gpu_hour']} {currency}/GPU-h, "
-                  f"ends {item['ends']} ({item['fleet']})" for item in result["commitments_in_force"]]  # fmt: skip
+        lines += [
+            f"  {item['commitment_id']}: {item['gpus']:g} GPUs at {item['rate_per_gpu_hour']} {currency}/GPU-h, "
+            f"ends {item['ends']} ({item['fleet']})"
+            for item in result["commitments_in_force"]
+        ]
     if result.get("renewals"):
         lines += ["", "renewals to decide:"]
-        lines += [f"  {item['commitment_id']} ({item['fleet']}): {item['decide']}" for item in result["renewals"]]
+        lines += [
+            f"  {item['commitment_id']} ({item['fleet']}): {item['decide']}" for item in result["renewals"]
+        ]
     if result.get("missing_prices"):
         lines += ["", "missing prices:"]
-        lines += [f"  {item['price']} of {item['fleet']}: {item['what']}; {item['how']}"
-                  for item in result["missing_prices"]]  # fmt: skip
+        lines += [
+            f"  {item['price']} of {item['fleet']}: {item['what']}; {item['how']}"
+            for item in result["missing_prices"]
+        ]
     lines += [
         "",
         f"total cost over {result['horizon_months']} months: {_money(result.get('total_cost'), currency)}",

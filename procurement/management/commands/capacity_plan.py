@@ -13,7 +13,13 @@ from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError
 from procurement.services.capacity_plans import capacity_plan_create, capacity_plan_preview
-from procurement.services.plan_requests import DEFAULT_HORIZON_MONTHS, DEFAULT_SEED, MARKETS, SCENARIOS, SERIES
+from procurement.services.plan_requests import (
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_SEED,
+    MARKETS,
+    SCENARIOS,
+    SERIES,
+)
 from procurement.services.plan_table import plan_table
 
 # Request field -> the flag a person typed, so an error names what they can fix.
@@ -51,8 +57,12 @@ class Command(BaseCommand):
             default=[],
             help="plan only the bills of this provider (repeatable); each fleet is priced at its own provider",
         )
-        parser.add_argument("--market", choices=MARKETS, default="bills",
-                            help="bills: the bills' own providers (default); move: also the move-provider scenario")
+        parser.add_argument(
+            "--market",
+            choices=MARKETS,
+            default="bills",
+            help="bills: the bills' own providers (default); move: also the move-provider scenario",
+        )
         parser.add_argument("--currency", default="", help="ISO 4217 code (default the study's, else USD)")
         parser.add_argument("--name", default="", help="a name for the stored plan")
         parser.add_argument("--save", action="store_true", help="store the plan (CapacityPlan)")
@@ -86,9 +96,19 @@ class Command(BaseCommand):
         if options["trials"] is not None:
             body["trials"] = options["trials"]
         # what the person typed (a value left at its default is labelled a default in the assumptions)
-        defaults = {"teams": [], "gpu": "", "horizon_months": DEFAULT_HORIZON_MONTHS, "growth": "0", "scenario": "base",
-                    "seed": DEFAULT_SEED, "series": "auto", "currency": "", "name": "", "providers": [],
-                    "market": "bills"}  # fmt: skip
+        defaults = {
+            "teams": [],
+            "gpu": "",
+            "horizon_months": DEFAULT_HORIZON_MONTHS,
+            "growth": "0",
+            "scenario": "base",
+            "seed": DEFAULT_SEED,
+            "series": "auto",
+            "currency": "",
+            "name": "",
+            "providers": [],
+            "market": "bills",
+        }
         body["stated"] = sorted(key for key in body if key not in defaults or body[key] != defaults[key])
         if options["study"]:
             body["stated"].append("study")

@@ -56,7 +56,9 @@ def _in_force(result: dict) -> str:
     items = result.get("commitments_in_force") or []
     if not items:
         return "none in the bills"
-    return f"{sum(item['gpus'] for item in items):g} GPUs ({', '.join(item['commitment_id'] for item in items)})"
+    return (
+        f"{sum(item['gpus'] for item in items):g} GPUs ({', '.join(item['commitment_id'] for item in items)})"
+    )
 
 
 def _summary(result: dict) -> list[Headline]:
@@ -99,20 +101,46 @@ def _layers_table(result: dict) -> Table:
 
 
 def _models_table(result: dict) -> Table:
-    rows = [{"gpu_model": item["gpu_model"], "spend": item["spend"], "plan": item["total_cost"],
-             "fleets": ", ".join(item.get("fleets") or []) or "not planned"} for item in result.get("models", [])]  # fmt: skip
-    return Table("models", "GPU models by spend in the bills", [
-        Column("gpu_model", "GPU model"), Column("spend", "Spend in the bills", "money", total=True),
-        Column("plan", "Plan over the horizon", "money", total=True), Column("fleets", "Fleets")], rows)  # fmt: skip
+    rows = [
+        {
+            "gpu_model": item["gpu_model"],
+            "spend": item["spend"],
+            "plan": item["total_cost"],
+            "fleets": ", ".join(item.get("fleets") or []) or "not planned",
+        }
+        for item in result.get("models", [])
+    ]
+    return Table(
+        "models",
+        "GPU models by spend in the bills",
+        [
+            Column("gpu_model", "GPU model"),
+            Column("spend", "Spend in the bills", "money", total=True),
+            Column("plan", "Plan over the horizon", "money", total=True),
+            Column("fleets", "Fleets"),
+        ],
+        rows,
+    )
 
 
 def _missing_table(result: dict) -> Table:
-    rows = [{"what": f"{item['price']} of {item['fleet']}", "how": item["how"]}
-            for item in result.get("missing_prices", [])]  # fmt: skip
-    renewals = [{"what": f"renewal: {item['commitment_id']} ({item['fleet']}), ends {item['ends']}", "how": item["decide"]}
-                for item in result.get("renewals", [])]  # fmt: skip
-    return Table("missing_prices", "Missing prices and renewals to decide",
-                 [Column("what", "What"), Column("how", "How to give it / what to decide")], rows + renewals)
+    rows = [
+        {"what": f"{item['price']} of {item['fleet']}", "how": item["how"]}
+        for item in result.get("missing_prices", [])
+    ]
+    renewals = [
+        {
+            "what": f"renewal: {item['commitment_id']} ({item['fleet']}), ends {item['ends']}",
+            "how": item["decide"],
+        }
+        for item in result.get("renewals", [])
+    ]
+    return Table(
+        "missing_prices",
+        "Missing prices and renewals to decide",
+        [Column("what", "What"), Column("how", "How to give it / what to decide")],
+        rows + renewals,
+    )
 
 
 def _data_tables(result: dict) -> list[Table]:

@@ -33,7 +33,9 @@ def test_the_default_plan_covers_every_gpu_model_at_the_bills_own_prices(demo_bi
     for gpu, cost in SpendRecord.objects.filter(gpu__isnull=False).values_list("gpu__slug", "effective_cost"):
         spend[gpu] = spend.get(gpu, Decimal(0)) + cost
     assert [model["gpu_model"] for model in plan["models"]] == sorted(spend, key=lambda gpu: -spend[gpu])
-    assert [model["gpu_model"] for model in plan["models"]][0] == "h100-sxm5-80gb"  # not the A100 with most hours
+    assert [model["gpu_model"] for model in plan["models"]][
+        0
+    ] == "h100-sxm5-80gb"  # not the A100 with most hours
     # the headline is the sum of the fleets' plans, to the cent
     fleets = plan["fleets"]
     for key in ("total_cost", "status_quo_cost", "npv"):
@@ -46,7 +48,9 @@ def test_the_default_plan_covers_every_gpu_model_at_the_bills_own_prices(demo_bi
         if layer["kind"] == "owned":
             assert (layer["provider"], layer["instance_type"]) == ("owned", f"8x {layer['gpu_model']} server")
             continue
-        assert layer["fleet"].endswith(f"{layer['provider']}/{layer['instance_type']}/{layer['region']}"), layer
+        assert layer["fleet"].endswith(f"{layer['provider']}/{layer['instance_type']}/{layer['region']}"), (
+            layer
+        )
     # the 8-GPU p4d fleet (three at once, EFA) stays on p4d.24xlarge: not the 2-GPU marketplace listing
     # that priced the whole A100 plan before (vast/2x-A100_SXM4-32-65536)
     a100 = [price for price in plan["prices"] if price["fleet"].startswith("a100")]
@@ -69,11 +73,17 @@ def test_the_default_plan_covers_every_gpu_model_at_the_bills_own_prices(demo_bi
 
 
 def test_a_studys_rent_price_wins_and_is_shown(demo_bills, client_as):
-    study = {"name": "H100 quote", "buy": {"gpu": "h100-sxm5-80gb"},
-             "rent": {"pricing_model": "on_demand", "price_per_gpu_hour": "5.50"}}  # fmt: skip
+    study = {
+        "name": "H100 quote",
+        "buy": {"gpu": "h100-sxm5-80gb"},
+        "rent": {"pricing_model": "on_demand", "price_per_gpu_hour": "5.50"},
+    }
     plan = _post(client_as("finance"), BODY | {"gpu": "h100-sxm5-80gb", "providers": ["aws"], "study": study})
     (on_demand,) = [price for price in plan["prices"] if price["kind"] == "on_demand"]
-    assert (on_demand["price_per_gpu_hour"], on_demand["source"]) == ("5.500000", "the study's rent price (rent.price_per_gpu_hour)")
+    assert (on_demand["price_per_gpu_hour"], on_demand["source"]) == (
+        "5.500000",
+        "the study's rent price (rent.price_per_gpu_hour)",
+    )
 
 
 def test_moving_provider_is_a_labelled_scenario_of_like_for_like_offers(demo_bills, client_as):
@@ -87,7 +97,9 @@ def test_moving_provider_is_a_labelled_scenario_of_like_for_like_offers(demo_bil
     # migration: 20,000 GB x 0.09 + 2 engineer-months x 150,000 / 12 per fleet moved
     count = len(scenario["fleets_moved"])
     assert Decimal(scenario["migration_cost"]) == Decimal("1800") + count * Decimal("25000")
-    assert Decimal(scenario["total_cost"]) == Decimal(scenario["plans_total_cost"]) + Decimal(scenario["migration_cost"])
+    assert Decimal(scenario["total_cost"]) == Decimal(scenario["plans_total_cost"]) + Decimal(
+        scenario["migration_cost"]
+    )
     for fleet in scenario["fleets_moved"]:
         own_provider = fleet["fleet"].split(" ")[1].split("/")[0]
         for offer in fleet["priced_at"]:
@@ -97,5 +109,7 @@ def test_moving_provider_is_a_labelled_scenario_of_like_for_like_offers(demo_bil
 
     gpus = dict(InstanceType.objects.values_list("name", "gpu_count"))
     for layer in scenario["layers"]:
-        if layer["kind"] not in ("in_force", "owned") and ("p5.48xlarge" in layer["fleet"] or "gpu_8x" in layer["fleet"]):
+        if layer["kind"] not in ("in_force", "owned") and (
+            "p5.48xlarge" in layer["fleet"] or "gpu_8x" in layer["fleet"]
+        ):
             assert gpus[layer["instance_type"]] >= 8, layer

@@ -72,7 +72,9 @@ def test_the_command_plans_the_bills_h100_demand_at_the_catalog_prices(demo_bill
     # day in the last month, procurement/billing/demo.py) is the base layer: supply already bought
     base = result["layers"][0]
     assert base["kind"] == "in_force" and "ri-p5-2026" in base["price_source"]
-    assert result["recommendation"].startswith("Total ") and "commitments in force" in result["recommendation"]
+    assert (
+        result["recommendation"].startswith("Total ") and "commitments in force" in result["recommendation"]
+    )
 
 
 def test_the_table_format_states_the_recommendation_and_the_prices(demo_bills):
@@ -240,13 +242,18 @@ def test_the_default_plan_prices_every_fleet_at_the_bills_own_offers(demo_bills)
     priced at its own provider, region and instance type, and each layer says which."""
     result = _plan_json("--gpu", H100, "--trials", "50")
     fleets = {fleet["fleet"]: fleet for fleet in result["fleets"]}
-    assert set(fleets) == {"h100-sxm5-80gb aws/p5.48xlarge/us-east-1", "h100-sxm5-80gb lambda/gpu_8x_h100_sxm5/us-east-1"}
+    assert set(fleets) == {
+        "h100-sxm5-80gb aws/p5.48xlarge/us-east-1",
+        "h100-sxm5-80gb lambda/gpu_8x_h100_sxm5/us-east-1",
+    }
     own = {"aws/p5.48xlarge/us-east-1", "lambda/gpu_8x_h100_sxm5/us-east-1"}
     assert {"/".join(price["offer"].split("/")[:3]) for price in result["prices"] if price["offer"]} <= own
     for layer in result["layers"]:
         assert f"{layer['provider']}/{layer['instance_type']}/{layer['region']}" in own, layer
     # Lambda's on-demand price is Lambda's own list price, 31.92 / 8 = 3.99 USD per GPU-hour (bundled SkyPilot
     # catalog pricing/data/skypilot/lambda/vms.csv; the demo bills charge the same rate)
-    lambda_price = next(p for p in result["prices"] if p["offer"].startswith("lambda/") and p["kind"] == "on_demand")
+    lambda_price = next(
+        p for p in result["prices"] if p["offer"].startswith("lambda/") and p["kind"] == "on_demand"
+    )
     assert lambda_price["price_per_gpu_hour"] == "3.990000"
     assert not [warning for warning in result["warnings"] if "moving provider" in warning]

@@ -26,13 +26,39 @@ HOURS = 168
 RI_END = hour_index(__import__("datetime").date(2027, 12, 6))  # 400 days after the week ends
 
 
-def _instance(name, provider, region, instance_type, gpu, gpus, rate, hours, *, category="on_demand",
-              commitment="", interruptible=False):  # fmt: skip
-    return [dict(start_hour=START + h, end_hour=START + h + 1, gpu_hours=gpus, resource_id=name, gpu_model=gpu,
-                 provider=provider, region=region, instance_type=instance_type, gpus_per_instance=gpus,
-                 pricing_category=category, effective_cost_micros=int(round(rate * 1_000_000)),
-                 commitment_id=commitment, commitment_end_hour=RI_END if commitment else -1,
-                 interruptible=interruptible) for h in hours]  # fmt: skip
+def _instance(
+    name,
+    provider,
+    region,
+    instance_type,
+    gpu,
+    gpus,
+    rate,
+    hours,
+    *,
+    category="on_demand",
+    commitment="",
+    interruptible=False,
+):
+    return [
+        dict(
+            start_hour=START + h,
+            end_hour=START + h + 1,
+            gpu_hours=gpus,
+            resource_id=name,
+            gpu_model=gpu,
+            provider=provider,
+            region=region,
+            instance_type=instance_type,
+            gpus_per_instance=gpus,
+            pricing_category=category,
+            effective_cost_micros=int(round(rate * 1_000_000)),
+            commitment_id=commitment,
+            commitment_end_hour=RI_END if commitment else -1,
+            interruptible=interruptible,
+        )
+        for h in hours
+    ]
 
 
 def known_bills() -> UsageRows:
@@ -40,16 +66,35 @@ def known_bills() -> UsageRows:
     mornings = [h for h in every if h % 24 < 12]
     shifts = [h for h in every if 8 <= h % 24 < 16]
     rows = (
-        _instance("p5-a", "aws", "us-east-1", "p5.48xlarge", "h100-sxm5-80gb", 8, 33.024, every,
-                  category="committed", commitment="ri-p5")
+        _instance(
+            "p5-a",
+            "aws",
+            "us-east-1",
+            "p5.48xlarge",
+            "h100-sxm5-80gb",
+            8,
+            33.024,
+            every,
+            category="committed",
+            commitment="ri-p5",
+        )
         + _instance("p5-b", "aws", "us-east-1", "p5.48xlarge", "h100-sxm5-80gb", 8, 55.04, every)
         + _instance("p5-c", "aws", "us-east-1", "p5.48xlarge", "h100-sxm5-80gb", 8, 55.04, mornings)
         + _instance("h1-a", "gcp", "us-central1", "a3-highgpu-1g", "h100-sxm5-80gb", 1, 11.06, every)
         + _instance("h1-b", "gcp", "us-central1", "a3-highgpu-1g", "h100-sxm5-80gb", 1, 11.06, every)
-        + [row for i in range(3) for row in _instance(f"l4-{i}", "aws", "us-east-1", "g6.xlarge", "l4", 1, 0.8048, every)]
-        + [row for i in range(2) for row in _instance(f"l4-s{i}", "aws", "us-east-1", "g6.xlarge", "l4", 1, 0.8048,
-                                                      shifts, interruptible=True)]
-    )  # fmt: skip
+        + [
+            row
+            for i in range(3)
+            for row in _instance(f"l4-{i}", "aws", "us-east-1", "g6.xlarge", "l4", 1, 0.8048, every)
+        ]
+        + [
+            row
+            for i in range(2)
+            for row in _instance(
+                f"l4-s{i}", "aws", "us-east-1", "g6.xlarge", "l4", 1, 0.8048, shifts, interruptible=True
+            )
+        ]
+    )
     columns = {key: [row[key] for row in rows] for key in rows[0]}
     return UsageRows.of(**columns)
 
@@ -57,15 +102,26 @@ def known_bills() -> UsageRows:
 def hourly_demand(usage: UsageRows, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(firm, interruptible) GPUs in each hour of the week, counted row by row (one row = one hour)."""
     firm, interruptible = np.zeros(HOURS), np.zeros(HOURS)
-    for start, gpus, tagged in zip(usage.start_hour[mask], usage.gpu_hours[mask], usage.interruptible[mask],
-                                   strict=True):  # fmt: skip
+    for start, gpus, tagged in zip(
+        usage.start_hour[mask], usage.gpu_hours[mask], usage.interruptible[mask], strict=True
+    ):
         (interruptible if tagged else firm)[start - START] += gpus
     return firm, interruptible
 
 
-def brute_force(firm, interruptible, *, in_force: float, in_force_cost: float, on_demand: float, spot: float | None,
-                committed_1y: float | None, committed_3y: float | None, server_cost: float | None,
-                gpus_per_server: int = 8) -> tuple[float, tuple]:  # fmt: skip
+def brute_force(
+    firm,
+    interruptible,
+    *,
+    in_force: float,
+    in_force_cost: float,
+    on_demand: float,
+    spot: float | None,
+    committed_1y: float | None,
+    committed_3y: float | None,
+    server_cost: float | None,
+    gpus_per_server: int = 8,
+) -> tuple[float, tuple]:
     """The cheapest 12-month plan by enumeration. Each hour of the week stands for 8760 / 168 hours of
     the year. Stack per hour: commitments in force, new commitments, owned servers, then the market
     (firm on demand, interruptible at the cheaper of spot and on-demand). A 3-year term in a 12-month
@@ -83,16 +139,31 @@ def brute_force(firm, interruptible, *, in_force: float, in_force_cost: float, o
         firm_above = np.maximum(firm - stack, 0.0)
         all_above = np.maximum(demand - stack, 0.0)
         market = (on_demand * firm_above + burst * (all_above - firm_above)).sum() * scale
-        cost = (market + in_force_cost + (c3 * committed_3y * 8760 * 3 if c3 else 0.0)
-                + (c1 * committed_1y * 8760 if c1 else 0.0) + owned * (server_cost or 0.0))  # fmt: skip
+        cost = (
+            market
+            + in_force_cost
+            + (c3 * committed_3y * 8760 * 3 if c3 else 0.0)
+            + (c1 * committed_1y * 8760 if c1 else 0.0)
+            + owned * (server_cost or 0.0)
+        )
         if cost < best[0] - 1e-6:
             best = (cost, (owned, c3, c1))
     return best
 
 
-def brute_force_years(firm, interruptible, *, in_force_by_year, in_force_cost: float, on_demand: float,
-                      committed_1y: float, committed_3y: float, server_cost: float, years: int,
-                      gpus_per_server: int = 8) -> tuple[float, tuple]:  # fmt: skip
+def brute_force_years(
+    firm,
+    interruptible,
+    *,
+    in_force_by_year,
+    in_force_cost: float,
+    on_demand: float,
+    committed_1y: float,
+    committed_3y: float,
+    server_cost: float,
+    years: int,
+    gpus_per_server: int = 8,
+) -> tuple[float, tuple]:
     """As brute_force, over whole plan years: owned servers and the 3-year level are held for the plan
     (a 3-year term paid in full: 36 months), the 1-year level is chosen per year; the commitments in
     force hold ``in_force_by_year[y]`` GPUs in year y. Given (owned, 3-year), the years' costs are

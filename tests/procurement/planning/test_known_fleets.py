@@ -23,10 +23,16 @@ from tests.procurement.planning.known_fleets import (
 )
 from tests.procurement.planning.plan_fixtures import commitment, inputs, on_demand, spot, synthetic_owned
 
-FORM_FACTORS = {"h100-sxm5-80gb": "SXM5", "l4": "PCIe low-profile single-slot"}  # the catalog's GpuModel.form_factor
+FORM_FACTORS = {
+    "h100-sxm5-80gb": "SXM5",
+    "l4": "PCIe low-profile single-slot",
+}  # the catalog's GpuModel.form_factor
 END = START + HOURS
-P5, A3, L4 = ("h100-sxm5-80gb aws/p5.48xlarge/us-east-1", "h100-sxm5-80gb gcp/a3-highgpu-1g/us-central1",
-              "l4 aws/g6.xlarge/us-east-1")  # fmt: skip
+P5, A3, L4 = (
+    "h100-sxm5-80gb aws/p5.48xlarge/us-east-1",
+    "h100-sxm5-80gb gcp/a3-highgpu-1g/us-central1",
+    "l4 aws/g6.xlarge/us-east-1",
+)
 # A quoted owned 8-GPU server: 250,000 at month 0 and 1,000 a month (synthetic round flows), 12 months
 SERVER_CAPEX, SERVER_MONTHLY = 250_000.0, 1_000.0
 SERVER_COST_12 = SERVER_CAPEX + 12 * SERVER_MONTHLY  # 262,000 per server over the plan
@@ -47,7 +53,12 @@ def test_the_bills_split_into_like_for_like_fleets_listed_by_spend(bills):
     assert spend == {P5: Decimal("19418.112"), A3: Decimal("3716.16"), L4: Decimal("495.7568")}
     p5, a3 = fleets[P5].need, fleets[A3].need
     # three p5.48xlarge (EFA) run together in hours 0-11: the fleet needs a cluster fabric
-    assert (p5.gpus_per_instance, p5.link, p5.fabric, fleets[P5].running_together) == (8, LINK_NVLINK, True, 3)
+    assert (p5.gpus_per_instance, p5.link, p5.fabric, fleets[P5].running_together) == (
+        8,
+        LINK_NVLINK,
+        True,
+        3,
+    )
     assert (a3.gpus_per_instance, a3.link, a3.fabric) == (1, LINK_SINGLE, False)
 
 
@@ -64,8 +75,12 @@ def test_the_8_gpu_fleet_is_never_moved_onto_a_1_gpu_vm_and_a_marketplace_listin
     assert "marketplace listing" in serves(listing, need, horizon_months=12)
     assert serves(listing, need, horizon_months=6) == ""  # under a year a listing may price the market
     # the other way is like for like: an 8-GPU host runs a 1-GPU fleet's work
-    assert serves(Offer("h100-sxm5-80gb", 8, LINK_NVLINK, fabric=True), fleets[A3].need, horizon_months=36) == ""
-    assert "another GPU model" in serves(Offer("h200-sxm-141gb", 8, LINK_NVLINK, True), need, horizon_months=36)
+    assert (
+        serves(Offer("h100-sxm5-80gb", 8, LINK_NVLINK, fabric=True), fleets[A3].need, horizon_months=36) == ""
+    )
+    assert "another GPU model" in serves(
+        Offer("h200-sxm-141gb", 8, LINK_NVLINK, True), need, horizon_months=36
+    )
 
 
 def test_the_reservation_in_force_is_read_from_the_bills(bills):
@@ -73,7 +88,12 @@ def test_the_reservation_in_force_is_read_from_the_bills(bills):
     fleet_usage = usage_of(usage, fleets[P5].rows)
     (ri,) = commitments_of(fleet_usage, end_hour=END)
     # 168 used instance-hours x 8 GPUs; 33.024 / 8 = 4.128 a GPU-hour; 8 GPUs in the last week
-    assert (ri.commitment_id, ri.gpus, ri.rate_per_gpu_hour, ri.used_gpu_hours) == ("ri-p5", 8.0, 4.128, 1344.0)
+    assert (ri.commitment_id, ri.gpus, ri.rate_per_gpu_hour, ri.used_gpu_hours) == (
+        "ri-p5",
+        8.0,
+        4.128,
+        1344.0,
+    )
     assert ri.end_text() == "2027-12-06"
     in_force = in_force_inputs([ri], history_end_hour=END, horizon_months=24)
     # 2027-12-06 is after plan year 1 (ends 12 x 730 h after 2026-11-08) and inside year 2: counted in year 1
@@ -104,24 +124,43 @@ def test_each_fleets_plan_is_the_brute_forces_cheapest_mix(bills, key):
         spot=spot(spot_price) if spot_price else None,
         committed_1y=commitment(12, one_year) if one_year else None,
         committed_3y=commitment(36, three_year) if three_year else None,
-        owned=synthetic_owned(gpus_per_server=8, capex=SERVER_CAPEX, monthly=SERVER_MONTHLY, residual=0.0,
-                              variable=0.0, horizon=12) if owned else None,
-    )  # fmt: skip
+        owned=synthetic_owned(
+            gpus_per_server=8,
+            capex=SERVER_CAPEX,
+            monthly=SERVER_MONTHLY,
+            residual=0.0,
+            variable=0.0,
+            horizon=12,
+        )
+        if owned
+        else None,
+    )
     firm, interruptible = hourly_demand(usage, fleet.rows)
     plan = capacity_plan(
-        inputs(options, firm=firm, interruptible=interruptible, horizon=12, in_force=in_force), with_sensitivity=False
+        inputs(options, firm=firm, interruptible=interruptible, horizon=12, in_force=in_force),
+        with_sensitivity=False,
     )
     in_force_gpus = commitments[0].gpus if commitments else 0.0
     in_force_cost = float(in_force.monthly_cost.sum()) if in_force else 0.0
     if key == P5:
         assert in_force_cost == pytest.approx(12 * 8 * 4.128 * 730)  # 289,290.24: the reservation's year
     cost, (servers, three, one) = brute_force(
-        firm, interruptible, in_force=in_force_gpus, in_force_cost=in_force_cost, on_demand=float(price),
-        spot=float(spot_price) if spot_price else None, committed_1y=float(one_year) if one_year else None,
-        committed_3y=float(three_year) if three_year else None, server_cost=SERVER_COST_12 if owned else None,
-    )  # fmt: skip
+        firm,
+        interruptible,
+        in_force=in_force_gpus,
+        in_force_cost=in_force_cost,
+        on_demand=float(price),
+        spot=float(spot_price) if spot_price else None,
+        committed_1y=float(one_year) if one_year else None,
+        committed_3y=float(three_year) if three_year else None,
+        server_cost=SERVER_COST_12 if owned else None,
+    )
     assert float(plan.total_cost) == pytest.approx(cost, rel=1e-9, abs=0.01)
-    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year[0]) == (servers, three, one)
+    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year[0]) == (
+        servers,
+        three,
+        one,
+    )
     if key == P5:
         # the reservation's 8 GPUs are the base layer: nothing is bought for them
         assert plan.layers[0].kind == "in_force" and plan.layers[0].gpus == 8
@@ -138,8 +177,14 @@ def test_a_marketplace_listing_cheaper_than_everything_is_left_out_and_it_matter
     firm, interruptible = hourly_demand(usage, fleets[P5].rows)
     listing = Offer("h100-sxm5-80gb", 8, LINK_NVLINK, fabric=True, marketplace=True)
     assert serves(listing, fleets[P5].need, horizon_months=12)
-    common = dict(in_force=8.0, in_force_cost=12 * 8 * 4.128 * 730, spot=None, committed_1y=4.50,
-                  committed_3y=3.00, server_cost=SERVER_COST_12)  # fmt: skip
+    common = dict(
+        in_force=8.0,
+        in_force_cost=12 * 8 * 4.128 * 730,
+        spot=None,
+        committed_1y=4.50,
+        committed_3y=3.00,
+        server_cost=SERVER_COST_12,
+    )
     admissible, _ = brute_force(firm, interruptible, on_demand=6.88, **common)
     with_listing, _ = brute_force(firm, interruptible, on_demand=1.00, **common)
     assert with_listing < admissible
@@ -156,19 +201,40 @@ def test_a_reservation_ending_in_year_two_leaves_its_gpus_to_the_plan_from_then(
     in_force = in_force_inputs(commitments, history_end_hour=END, horizon_months=24)
     assert float(in_force.monthly_cost.sum()) == pytest.approx(8 * 4.128 * 9432, abs=0.01)
     options = SupplyOptions(
-        on_demand=on_demand("6.88"), committed_1y=commitment(12, "4.50"), committed_3y=commitment(36, "3.00"),
-        owned=synthetic_owned(gpus_per_server=8, capex=SERVER_CAPEX, monthly=SERVER_MONTHLY, residual=0.0,
-                              variable=0.0, horizon=24),
-    )  # fmt: skip
+        on_demand=on_demand("6.88"),
+        committed_1y=commitment(12, "4.50"),
+        committed_3y=commitment(36, "3.00"),
+        owned=synthetic_owned(
+            gpus_per_server=8,
+            capex=SERVER_CAPEX,
+            monthly=SERVER_MONTHLY,
+            residual=0.0,
+            variable=0.0,
+            horizon=24,
+        ),
+    )
     firm, interruptible = hourly_demand(usage, fleet.rows)
-    plan = capacity_plan(inputs(options, firm=firm, interruptible=interruptible, horizon=24, in_force=in_force),
-                         with_sensitivity=False)  # fmt: skip
+    plan = capacity_plan(
+        inputs(options, firm=firm, interruptible=interruptible, horizon=24, in_force=in_force),
+        with_sensitivity=False,
+    )
     cost, (servers, three, one) = brute_force_years(
-        firm, interruptible, in_force_by_year=[8.0, 0.0], in_force_cost=8 * 4.128 * 9432, on_demand=6.88,
-        committed_1y=4.50, committed_3y=3.00, server_cost=SERVER_CAPEX + 24 * SERVER_MONTHLY, years=2,
-    )  # fmt: skip
+        firm,
+        interruptible,
+        in_force_by_year=[8.0, 0.0],
+        in_force_cost=8 * 4.128 * 9432,
+        on_demand=6.88,
+        committed_1y=4.50,
+        committed_3y=3.00,
+        server_cost=SERVER_CAPEX + 24 * SERVER_MONTHLY,
+        years=2,
+    )
     assert float(plan.total_cost) == pytest.approx(cost, rel=1e-9, abs=0.01)
-    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (servers, three, one)
+    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (
+        servers,
+        three,
+        one,
+    )
     # year 2 needs the reservation's 8 GPUs again: a second server (274,000 over the 24 months) beats a
     # year-2 1-year commitment of 8 GPUs (8 x 4.50 x 8,760 = 315,360); in year 1 it serves the half-day 8
     assert (servers, three, one) == (2, 0, (0, 0))
