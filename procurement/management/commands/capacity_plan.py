@@ -16,6 +16,7 @@ from procurement.services.capacity_plans import capacity_plan_create, capacity_p
 from procurement.services.plan_requests import (
     DEFAULT_HORIZON_MONTHS,
     DEFAULT_SEED,
+    LOOKBACKS,
     MARKETS,
     SCENARIOS,
     SERIES,
@@ -27,6 +28,7 @@ FLAGS = {
     "from": "--from", "to": "--to", "teams": "--team", "team": "--team", "gpu": "--gpu",
     "horizon_months": "--horizon-months", "growth": "--growth", "scenario": "--scenario", "trials": "--trials",
     "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name", "providers": "--provider",
+    "market": "--market", "lookback_days": "--lookback-days",
 }  # fmt: skip
 
 
@@ -35,9 +37,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--from", dest="start", required=True, help="first day of the history, YYYY-MM-DD"
+            "--from", dest="start", help="first day of the history, YYYY-MM-DD (or --lookback-days)"
         )
-        parser.add_argument("--to", dest="end", required=True, help="the day after the last (exclusive)")
+        parser.add_argument(
+            "--to",
+            dest="end",
+            help="the day after the last (exclusive); default with --lookback-days: the bills' end",
+        )
+        parser.add_argument(
+            "--lookback-days",
+            choices=LOOKBACKS,
+            help="the history: the last 7, 30 or 60 days of the bills, or all",
+        )
         parser.add_argument("--team", action="append", default=[], help="only this team's spend (repeatable)")
         parser.add_argument("--gpu", default="", help="GPU slug or family (h100); default the most used GPU")
         parser.add_argument("--horizon-months", type=int, default=DEFAULT_HORIZON_MONTHS, help="1 to 120")
@@ -87,12 +98,22 @@ class Command(BaseCommand):
 
     def _body(self, options) -> dict:
         body = {
-            "from": options["start"], "to": options["end"], "teams": options["team"], "gpu": options["gpu"],
-            "horizon_months": options["horizon_months"], "growth": options["growth"],
-            "scenario": options["scenario"], "seed": options["seed"], "series": options["series"],
-            "currency": options["currency"], "name": options["name"], "providers": options["provider"],
+            "from": options["start"],
+            "to": options["end"],
+            "teams": options["team"],
+            "gpu": options["gpu"],
+            "horizon_months": options["horizon_months"],
+            "growth": options["growth"],
+            "scenario": options["scenario"],
+            "seed": options["seed"],
+            "series": options["series"],
+            "currency": options["currency"],
+            "name": options["name"],
+            "providers": options["provider"],
             "market": options["market"],
-        }  # fmt: skip
+        }
+        if options["lookback_days"]:
+            body["lookback_days"] = options["lookback_days"]  # fmt: skip
         if options["trials"] is not None:
             body["trials"] = options["trials"]
         # what the person typed (a value left at its default is labelled a default in the assumptions)

@@ -113,3 +113,23 @@ def test_moving_provider_is_a_labelled_scenario_of_like_for_like_offers(demo_bil
             "p5.48xlarge" in layer["fleet"] or "gpu_8x" in layer["fleet"]
         ):
             assert gpus[layer["instance_type"]] >= 8, layer
+
+
+def test_the_lookback_is_the_last_days_of_the_stored_bills(demo_bills, client_as):
+    """As AWS Cost Explorer and Azure Advisor offer it: 7, 30 or 60 days, or all. The demo bills' last
+    charge day is 2026-10-31 (May-October 2026), so 30 days are [2026-10-02, 2026-11-01)."""
+    client = client_as("finance")
+    plan = _post(client, {"lookback_days": "30", "trials": 20})
+    assert (plan["scope"]["from"], plan["scope"]["to"], plan["demand"]["total_hours"]) == (
+        "2026-10-02",
+        "2026-11-01",
+        720,
+    )
+    everything = _post(client, {"lookback_days": "all", "trials": 20})
+    assert (everything["scope"]["from"], everything["scope"]["to"]) == ("2026-05-01", "2026-11-01")
+    both = client.post(
+        "/api/capacity-plans/", {"lookback_days": "7", "from": "2026-05-01"}, content_type="application/json"
+    )
+    assert both.status_code == 400 and both.json()["errors"][0]["path"] == "lookback_days"
+    bad = client.post("/api/capacity-plans/", {"lookback_days": "45"}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "lookback_days"
