@@ -133,3 +133,27 @@ def test_the_lookback_is_the_last_days_of_the_stored_bills(demo_bills, client_as
     assert both.status_code == 400 and both.json()["errors"][0]["path"] == "lookback_days"
     bad = client.post("/api/capacity-plans/", {"lookback_days": "45"}, content_type="application/json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "lookback_days"
+
+
+def test_the_page_takes_the_scope_fields_and_draws_a_curve_per_fleet(demo_bills, client_as):
+    client = client_as("finance")
+    page = client.get("/plans/").content.decode()
+    for field in ('name="providers"', 'name="market"', 'name="lookback_days"', 'name="gpu"'):
+        assert field in page, field
+    response = client.post(
+        "/plans/",
+        {
+            "lookback_days": "30",
+            "providers": "aws",
+            "market": "bills",
+            "trials": "20",
+            "horizon_months": "36",
+            "growth": "0",
+        },
+    )
+    page = response.content.decode()
+    assert response.status_code == 200 and 'id="plan-error"' not in page, page[:2000]
+    # the AWS fleets of the last 30 days: p5, p4d, g6e.12xlarge, g6.xlarge, g6e.xlarge, each its own chart
+    assert page.count("<h3>") >= 4 and "h100-sxm5-80gb aws/p5.48xlarge/us-east-1" in page
+    assert "lambda/" not in page.split('id="plan-models"')[0].split('id="plan-ldc"')[-1]
+    assert 'id="plan-models"' in page and "missing price: committed 3y" in page.lower().replace("_", " ")
