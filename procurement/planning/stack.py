@@ -40,7 +40,7 @@ class LoadCurve:
 
     def __init__(self, firm_gpus: np.ndarray, interruptible_gpus: np.ndarray, base: np.ndarray | None = None):
         # GPUs in force in each plan year below the plan's stack (0: none); the last axis is the year
-        self.base = np.zeros(1) if base is None else np.asarray(base, dtype=np.float64)
+        self.base = np.float64(0.0) if base is None else np.asarray(base, dtype=np.float64)
         self.firm = np.asarray(firm_gpus, dtype=np.float64)
         self.interruptible = np.asarray(interruptible_gpus, dtype=np.float64)
         self.total = self.firm + self.interruptible
@@ -78,7 +78,8 @@ class LoadCurve:
     def peak_above(self, level: float, scale: float, part: str = "total", year: int = 0) -> float:
         """The most GPUs of ``part`` (total, firm or interruptible) above ``level`` (above the
         commitments in force of plan ``year``) in any hour: the size of a market layer. One pass."""
-        level = level + float(self.base[min(year, self.base.size - 1)])
+        base = np.atleast_1d(self.base)
+        level = level + float(base[min(year, base.size - 1)])
         total = np.maximum(scale * self.total - level, 0.0)
         firm = np.maximum(scale * self.firm - level, 0.0)
         band = {"total": total, "firm": firm, "interruptible": total - firm}[part]
