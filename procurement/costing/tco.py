@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from pricing.choices import COMMITMENT_TERM_YEARS
 from procurement.costing.tco_spec import COMMITTED_PRICING_MODELS, BuySpec, TcoStudy
 from procurement.costing.values import HOURS_PER_MONTH, round_money, round_price
 
@@ -596,7 +595,7 @@ def _reserved_section(result: TcoResult) -> dict[str, Any]:
         study,
         reserved.price_per_gpu_hour,
         upfront_per_gpu=reserved.upfront_per_gpu,
-        term_months=12 * COMMITMENT_TERM_YEARS[reserved.pricing_model],
+        term_months=36 if reserved.pricing_model.endswith("3y") else 12,  # reserved_3y, savings_plan_1y, ...
     )
     npv = present_value(flows, study.discount_rate_annual)
     options = {"buy": result.buy_npv, "rent": result.rent_npv, "reserved": npv}
