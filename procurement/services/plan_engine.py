@@ -209,7 +209,7 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
     rest = [f"{label} (peak {gpus} GPUs)" for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))
             if (gpus := _layer_gpus(report, kind))]  # fmt: skip
-    parts.append("leave the rest to " + (" and ".join(rest) if rest else "nothing else"))
+    parts.append("leave the rest to " + " and ".join(rest) if rest else "nothing left to rent")
     text = "; ".join(parts)
     text = text[0].upper() + text[1:] + "."
     text += f" Total {_money(report.get('total_cost'), currency)} over {horizon} months (NPV {_money(report.get('npv'), currency)}"
