@@ -9,6 +9,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+from procurement.planning.demand import UsageRows
 from procurement.planning.fleets import LINK_NVLINK, LINK_SINGLE, Offer, fleets_of, serves, usage_of
 from procurement.planning.in_force import commitments_of, in_force_inputs, renewals
 from procurement.planning.options import SupplyOptions
@@ -238,3 +239,45 @@ def test_a_reservation_ending_in_year_two_leaves_its_gpus_to_the_plan_from_then(
     # year 2 needs the reservation's 8 GPUs again: a second server (274,000 over the 24 months) beats a
     # year-2 1-year commitment of 8 GPUs (8 x 4.50 x 8,760 = 315,360); in year 1 it serves the half-day 8
     assert (servers, three, one) == (2, 0, (0, 0))
+
+
+def test_an_unused_commitment_row_joins_the_fleet_of_its_commitment():
+    """An unused-commitment row may carry no instance type (the bill charges the commitment, not a
+    machine): it joins the fleet whose used rows name the same commitment id, so its cost is that
+    fleet's, and it adds 2 unused GPUs to the reservation (8 GPU-hours at 4.128 over 4 hours)."""
+    used = dict(
+        start_hour=START,
+        end_hour=START + 168,
+        gpu_hours=1344.0,
+        gpu_model="h100-sxm5-80gb",
+        provider="aws",
+        region="us-east-1",
+        instance_type="p5.48xlarge",
+        gpus_per_instance=8.0,
+        pricing_category="committed",
+        effective_cost_micros=5_548_032_000,
+        commitment_id="ri-p5",
+        commitment_end_hour=-1,
+    )
+    unused = dict(
+        start_hour=END - 4,
+        end_hour=END,
+        gpu_hours=0.0,
+        gpu_model="h100-sxm5-80gb",
+        provider="aws",
+        region="",
+        instance_type="",
+        gpus_per_instance=np.nan,
+        pricing_category="committed",
+        effective_cost_micros=int(8 * 4.128 * 4 * 1_000_000),
+        commitment_id="ri-p5",
+        commitment_end_hour=-1,
+    )
+    rows = [used, unused]
+    usage = UsageRows.of(**{key: [row[key] for row in rows] for key in used}, unused_commitment=[False, True])
+    (fleet,) = fleets_of(usage, FORM_FACTORS)
+    assert fleet.key == P5 and fleet.rows.tolist() == [True, True]
+    assert fleet.effective_cost_micros == 5_548_032_000 + 132_096_000  # 5,548.032 + 8 x 4.128 x 4
+    (ri,) = commitments_of(usage_of(usage, fleet.rows), end_hour=END)
+    # the last week: 1,344 used + 32 unused GPU-hours (132.096 / 4.128) over 168 h = 8.190 GPUs
+    assert (ri.gpus, ri.unused_gpu_hours) == (pytest.approx(8.19, abs=0.001), pytest.approx(32.0))
