@@ -148,17 +148,18 @@ def plan_result(
     all_rows = np.zeros(len(usage), dtype=bool)
     for fleet, _, _ in planned:
         all_rows |= fleet.rows
+    planned_usage = (
+        usage if all_rows.all() else usage_of(usage, all_rows)
+    )  # no copy when every row is planned
     history = demand_engine.demand_history(
-        usage_of(usage, all_rows),
+        planned_usage,
         start_hour=scope.start_hour,
         end_hour=scope.end_hour,
         utilization=utilization,
         series=request.series,
     )
     first_plan = planned[0][1]
-    quo = demand_engine.status_quo(
-        usage_of(usage, all_rows), start_hour=scope.start_hour, end_hour=scope.end_hour
-    )
+    quo = demand_engine.status_quo(planned_usage, start_hour=scope.start_hour, end_hour=scope.end_hour)
     head["status_quo_cost_per_gpu_hour"] = (
         str(
             (Decimal(quo.effective_cost_micros) * MICRO_DECIMAL / Decimal(repr(quo.gpu_hours))).quantize(
