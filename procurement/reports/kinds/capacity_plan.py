@@ -143,6 +143,36 @@ def _missing_table(result: dict) -> Table:
     )
 
 
+def _scenario_tables(result: dict) -> list[Table]:
+    """The move-provider scenario, when asked for: its own totals, apart from the recommendation."""
+    move = (result.get("scenarios") or {}).get("move_provider")
+    if not move or not move.get("fleets_moved"):
+        return []
+    rows = [
+        {"item": f"{fleet['fleet']} at {', '.join(fleet['priced_at'])}", "amount": fleet["total_cost"]}
+        for fleet in move["fleets_moved"]
+    ]
+    rows += [
+        {"item": "migration (egress and engineering: assumptions below)", "amount": move["migration_cost"]},
+        {"item": "scenario total", "amount": move["total_cost"]},
+        {"item": "status quo of the fleets moved", "amount": move.get("status_quo_cost")},
+        {"item": "savings vs their status quo", "amount": move.get("savings_vs_status_quo")},
+    ]
+    rows += [
+        {"item": f"{item['name']} = {item['value']} ({item['source']})", "amount": None}
+        for item in move["assumptions"]
+    ]
+    rows += [{"item": f"not moved: {text}", "amount": None} for text in move.get("fleets_not_moved", [])]
+    return [
+        Table(
+            "move_provider",
+            "Scenario: move provider (like-for-like offers only; not the recommendation)",
+            [Column("item", "Item"), Column("amount", "Amount", "money")],
+            rows,
+        )
+    ]
+
+
 def _data_tables(result: dict) -> list[Table]:
     demand = result.get("demand", {})
     curve = [
@@ -218,7 +248,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
                f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."]
         + list(result.get("warnings", [])),
-        sections=[Section(heading="Layers", tables=[_layers_table(result), _models_table(result), _missing_table(result),
+        sections=[Section(heading="Layers", tables=[_layers_table(result), _models_table(result), _missing_table(result), *_scenario_tables(result),
                                                     *_data_tables(result), _method_table(method)],
                           paragraphs=["The demand curve, the demand by month, every layer's cost by year, the "
                                       "sensitivity and the method notes are in the Excel and CSV files."])],

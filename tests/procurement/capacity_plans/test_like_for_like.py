@@ -157,3 +157,36 @@ def test_the_page_takes_the_scope_fields_and_draws_a_curve_per_fleet(demo_bills,
     assert page.count("<h3>") >= 4 and "h100-sxm5-80gb aws/p5.48xlarge/us-east-1" in page
     assert "lambda/" not in page.split('id="plan-models"')[0].split('id="plan-ldc"')[-1]
     assert 'id="plan-models"' in page and "missing price: committed 3y" in page.lower().replace("_", " ")
+
+
+def test_the_report_shows_the_move_scenario_apart_when_asked(demo_bills, client_as, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from pypdf import PdfReader
+
+    plan = (
+        client_as("finance")
+        .post(
+            "/api/capacity-plans/", BODY | {"market": "move", "save": True}, content_type="application/json"
+        )
+        .json()
+    )
+    pdf = tmp_path / "plan.pdf"
+    call_command(
+        "report",
+        "capacity_plan",
+        "--id",
+        str(plan["id"]),
+        "--format",
+        "pdf",
+        "--output",
+        str(pdf),
+        stderr=StringIO(),
+    )
+    pages = [page.extract_text() for page in PdfReader(str(pdf)).pages]
+    assert "Scenario: move provider" not in pages[0]  # never on the recommendation's page
+    text = " ".join(pages[1:])
+    assert "Scenario: move provider" in text and "not the recommendation" in text
+    assert f"{Decimal(plan['scenarios']['move_provider']['total_cost']):,.2f}" in text
+    assert f"{Decimal(plan['total_cost']):,.2f}" in pages[0]  # the default headline, to the cent
