@@ -111,9 +111,9 @@ class Command(BaseCommand):
             "name": options["name"],
             "providers": options["provider"],
             "market": options["market"],
-        }
+        }  # fmt: skip
         if options["lookback_days"]:
-            body["lookback_days"] = options["lookback_days"]  # fmt: skip
+            body["lookback_days"] = options["lookback_days"]
         if options["trials"] is not None:
             body["trials"] = options["trials"]
         # what the person typed (a value left at its default is labelled a default in the assumptions)
