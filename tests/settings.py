@@ -9,7 +9,7 @@ import os
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
 
-from gpuledger.settings import *  # noqa: E402,F403
+from gpuledger.settings.production import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
