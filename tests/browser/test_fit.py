@@ -36,7 +36,7 @@ def example_data(bundled_catalog, team_named):
     for row in (study, recommendation.workload):
         row.team = team
         row.save(update_fields=["team"])
-    offer_id = next(row["offer_id"] for row in recommendation.result["rows"] if row.get("offer_id"))
+    offer_id = next(row["offer_id"] for row in recommendation.results if row.get("offer_id"))
     return {
         "engineer": [
             f"/tco/{study.pk}/",
@@ -52,6 +52,14 @@ def example_data(bundled_catalog, team_named):
 def _overflow(page, width: int) -> int:
     page.set_viewport_size({"width": width, "height": 900})
     return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+# The outermost elements that reach past the window's right edge: what a failure names.
+WIDEST = """() => Array.from(document.querySelectorAll('body *'))
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1
+               && !(e.parentElement && e.parentElement.getBoundingClientRect().right > window.innerWidth + 1))
+  .slice(0, 5).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + e.className
+                        + ' ' + Math.round(e.getBoundingClientRect().right) + 'px')"""
 
 
 def _menu(page) -> list[str]:
@@ -71,7 +79,7 @@ def test_every_page_of_each_role_fits_a_laptop_and_a_phone(role, signed_in_page,
         for width in WIDTHS:
             overflow = _overflow(page, width)
             if overflow > 0:
-                too_wide.append(f"{path} at {width} px: {overflow} px too wide")
+                too_wide.append(f"{path} at {width} px: {overflow} px too wide: {page.evaluate(WIDEST)}")
     assert not too_wide, too_wide
 
 
