@@ -19,12 +19,12 @@ from procurement.services.reports import report_snapshot_create, snapshot_report
 
 class Command(BaseCommand):
     help = (
-    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
-    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
-    requires_system_checks: list[str] = []
         "Render a report (spot: workload id; rent_or_buy: TCO study id; spend_review: --from/--to period) "
         "as PDF, XLSX, CSV or HTML."
     )
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("kind", help="report kind: " + ", ".join(sorted(report_kinds())))
