@@ -100,7 +100,11 @@ def main() -> None:
             label = " ".join(command).replace("{tmp}/", "")
             rows.append(verdict)
             print(f"{label[:70]:<70} {wall:7.2f} {cpu:6.2f} {wall / base:7.2f}  {verdict} (< {target:.0f} s)")
-        print(f"{rows.count('PASS')} of {len(rows)} within target; load average {os.getloadavg()[0]:.1f}")
+        load, cores = os.getloadavg()[0], os.cpu_count() or 1
+        print(f"{rows.count('PASS')} of {len(rows)} within target; load average {load:.1f} on {cores} cores")
+        if load > cores:
+            print("the machine is busier than its cores: wall times include waiting for a core; the CPU time")
+            print("is what an idle machine's wall time approaches (plus file reads)")
 
 
 if __name__ == "__main__":
