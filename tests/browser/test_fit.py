@@ -62,20 +62,46 @@ WIDEST = """() => Array.from(document.querySelectorAll('body *'))
                         + ' ' + Math.round(e.getBoundingClientRect().right) + 'px')"""
 
 
+# A price with more than 4 decimals in a table: a number cell, or a figure followed by its per-hour unit
+# (prices per GPU-hour read at most 4 decimals through |hourly, money 2; a rate such as interruptions an
+# hour may need more and is left alone).
+LONG_DECIMALS = r"\\b\\d+\\.\\d{5,}\\b"
+LONG_PRICE = r"\\b\\d+\\.\\d{5,}\\s*(?:[A-Z]{3}\\s*)?(?:/h\\b|/GPU-hour|per GPU-hour)"
+
+
+# Pages whose long prices are engine-written sentences, not table figures: the capacity plan's assumptions
+# ("at a blended 2.744688 per GPU-hour used", procurement/planning/assumptions.py round_price). Left to the
+# plan's own issue; the page is still checked for fit.
+LONG_PRICES_KNOWN = {"/plans/"}
+
+
+def _long_decimals(page) -> list[str]:
+    return page.evaluate(
+        f"""() => Array.from(document.querySelectorAll('main table td'))
+            .filter(td => (td.classList.contains('num') && new RegExp('{LONG_DECIMALS}').test(td.innerText))
+                          || new RegExp('{LONG_PRICE}').test(td.innerText))
+            .map(td => td.innerText).slice(0, 3)"""
+    )
+
+
 def _menu(page) -> list[str]:
     return page.eval_on_selector_all("header nav a", "links => links.map(a => a.getAttribute('href'))")
 
 
 @pytest.mark.parametrize("role", ["viewer", "engineer", "finance", "admin"])
-def test_every_page_of_each_role_fits_a_laptop_and_a_phone(role, signed_in_page, example_data):
+def test_every_page_of_each_role_fits_a_laptop_and_a_phone_and_reads_short_numbers(
+    role, signed_in_page, example_data
+):
     page = signed_in_page(role, team="research")
     page.goto("/")
     paths = [path for path in _menu(page) if path not in NOT_OURS] + example_data[role]
     assert paths, "the menu lists the role's pages"
-    too_wide = []
+    too_wide = []  # and numbers with too many decimals
     for path in dict.fromkeys(paths):
         response = page.goto(path)
         assert response.status == 200, (path, response.status)
+        if path not in LONG_PRICES_KNOWN and (found := _long_decimals(page)):
+            too_wide.append(f"{path}: more than 4 decimals in a table: {found}")
         for width in WIDTHS:
             overflow = _overflow(page, width)
             if overflow > 0:
