@@ -79,3 +79,18 @@ def test_every_readme_command_runs_as_written_in_a_clean_environment(tmp_path):
     assert (checkout / "tco.xlsx").read_bytes()[:2] == b"PK"
     job = next(out for command, out in outputs.items() if " job_cost " in command)
     assert '"total": "17.50"' in job  # 3.5 USD/h x 5 h
+
+
+def test_make_run_prints_the_url_and_the_demo_users_not_pips_output():
+    # `make -n` prints the recipe without running it: pip's and the set-up's output go to var/ logs, and
+    # the last things said are the demo users, the URL and the server's own lines.
+    done = subprocess.run(
+        ["make", "-n", "run", "-W", "requirements.txt"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    for line in lines:
+        if "pip install" in line:
+            assert "var/pip.log 2>&1" in line, line
+    assert "load_catalog" in done.stdout and "var/make-run.log 2>&1" in done.stdout
+    assert "manage.py demo_users" in lines[-3] and "Serving http://" in lines[-2] and "runserver" in lines[-1]
