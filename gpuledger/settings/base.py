@@ -271,6 +271,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # a PDF's layout steps and font subsetting ("Step 5 - Creating layout", "GDEF pruned") are not news
+    "loggers": {name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "fontTools")},
 }
 
 # Price refreshes: AWS regions refreshed by the beat schedule (each region is its own task) and how
