@@ -193,3 +193,9 @@ def test_the_production_settings_are_named_not_defaulted_and_keep_their_rules():
     assert (
         "DJANGO_SETTINGS_MODULE=gpuledger.settings.production" in (root / "infra" / "Dockerfile").read_text()
     )
+    import yaml
+
+    compose = yaml.safe_load((root / "infra" / "docker-compose.yml").read_text())
+    for service in ("migrate", "web", "worker", "beat"):
+        environment = compose["services"][service]["environment"]
+        assert environment["DJANGO_SETTINGS_MODULE"] == "gpuledger.settings.production", service
