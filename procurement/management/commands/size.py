@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from procurement.api.sizing import size_spec_document
+from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text
 from procurement.sizing.mfu import CALIBRATION_LABELS
