@@ -292,6 +292,9 @@ GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
 GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
+# Providers read through gpuhunt (pricing/providers/gpuhunt_offers.py), comma-separated (e.g. "runpod,vultr"):
+# each is off until named here.
+GPULEDGER_GPUHUNT_PROVIDERS = env_list("GPULEDGER_GPUHUNT_PROVIDERS", [])
 # AWS Savings Plans rates (pricing/sources/registry.py): on when boto3 finds credentials in the environment or
 # ~/.aws; an EC2 instance role is not looked for (that asks the network), so it is switched on by this.
 GPULEDGER_AWS_SAVINGS_PLANS = env_bool("GPULEDGER_AWS_SAVINGS_PLANS", default=False)
