@@ -204,3 +204,18 @@ def test_sdxl_batch_generation_is_ranked_by_cost_per_thousand_images(bundled_cat
 def test_yolo_training_ranking_does_not_lead_with_a_cpu_starved_host(bundled_catalog, tmp_path):
     (first,) = _recommend(tmp_path, YOLO_COCO, top=1)
     assert not any(w.startswith("too few vCPUs") for w in first["warnings"])
+
+
+@pytest.mark.django_db
+def test_the_size_table_speaks_in_images(bundled_catalog, tmp_path):
+    """A practitioner reads images/s and seconds per batch, not 'decode tokens' (the JSON has had both)."""
+    case = next(c for c in CASES if c["key"] == "diffusers-fast-sdxl-a100-bf16-sdpa")
+    path = tmp_path / "sdxl.json"
+    path.write_text(json.dumps(case["spec"]))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", case["gpu"], stdout=out)
+    table = out.getvalue()
+    assert "images_per_second" in table and "seconds_per_batch" in table
+    assert "decode_tokens" not in table and "time_to_first_token" not in table
+    seconds = _cli(tmp_path, case)["throughput"]["seconds_per_batch"]
+    assert f"{seconds:,.3f}" in table
