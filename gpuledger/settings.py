@@ -324,7 +324,7 @@ GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
 GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
-# AWS Savings Plans rates (scheduler/sources.py): on when boto3 finds credentials in the environment or
+# AWS Savings Plans rates (pricing/sources/registry.py): on when boto3 finds credentials in the environment or
 # ~/.aws; an EC2 instance role is not looked for (that asks the network), so it is switched on by this.
 GPULEDGER_AWS_SAVINGS_PLANS = env_bool("GPULEDGER_AWS_SAVINGS_PLANS", default=False)
 # Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as

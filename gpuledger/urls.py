@@ -22,7 +22,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
-    path("", include("scheduler.urls")),
+    path("", include("pricing.sources.urls")),
     path("api/", include("procurement.billing.api_urls")),
     path("", include("procurement.billing.urls")),
     path("", include("gpuledger.accounts.urls")),
