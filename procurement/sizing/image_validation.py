@@ -41,7 +41,7 @@ COLAB_YOLO = (
     "GPU_mem (torch.cuda.memory_reserved / 1e9) 10.3-12.3 G over epochs 2-20, median 10.8 G (measured)"
 )
 DIFFUSERS_FAST = (
-    "huggingface/diffusers docs/source/en/tutorials/fast_diffusion.md (huggingface.co/docs/diffusers/tutorials/"
+    "huggingface/diffusers docs/source/en/tutorials/fast_diffusion.md (commit 1850ad61; huggingface.co/docs/diffusers/tutorials/"
     "fast_diffusion): SDXL base, bf16, 1024 px, 30 steps, batch 1, A100 80GB 400W at max clocks; default "
     "attention processor 4.63 s, SDPA 3.31 s (measured; outside review x29)"
 )
