@@ -26,6 +26,7 @@ from pricing.providers.http_api import HttpAnswer
 from pricing.providers.records import InstanceTypeRecord
 from pricing.providers.retry import RetryPolicy
 from pricing.providers.vast_market import VastMarketStats, parse_offers
+from pricing.refresh_changes import MOVE_SHARE, offer_key, price_moves
 from pricing.sources import registry as sources
 from pricing.sources.refresh import refresh_run
 from tests.pricing.providers.aws_responses import client, get_products_params
@@ -416,3 +417,24 @@ def test_vast_a_fractional_offer_reports_its_share_of_the_machine_ram():
     share = (Decimal(offer["cpu_ram"]) * 12 / 24 / 1024).quantize(Decimal("0.01"))
     assert share == Decimal("15.66")
     assert ours_vast(offers)[(13489095, "on_demand")].instance.memory_gib == share
+
+
+def test_a_real_month_of_spot_prices_moves_under_the_stated_share_and_nothing_is_flagged():
+    """Each of the 250 real points replayed as the next refresh of its zone. Hand-read from the raw
+    answer: the largest step is us-east-1f 0.0411 -> 0.0414 on 2021-01-25 (+0.73 %); the widest range of
+    a zone over the month is us-east-1f 0.0402 .. 0.0437 (+8.7 %). Both are under MOVE_SHARE (25 %), so
+    nothing is flagged; a step of +30 % on the same offer is."""
+    records, _, _ = read_spot({"m5.large": M5_LARGE}, spot_history())
+    current: dict = {}
+    flagged, largest = [], Decimal(0)
+    for record in sorted(records, key=lambda r: r.observed_at):
+        key = offer_key(record)
+        if key in current:
+            largest = max(largest, abs(record.price_per_hour / current[key][0] - 1))
+        flagged += price_moves({key: (record.price_per_hour, "USD")}, current)
+        current[key] = (record.price_per_hour, "USD")
+    assert flagged == [] and MOVE_SHARE == Decimal("0.25")
+    assert largest.quantize(Decimal("0.0001")) == Decimal("0.0073")  # 0.0414 / 0.0411 - 1
+    key = offer_key(records[0])
+    moved = price_moves({key: (Decimal("0.0568"), "USD")}, {key: (Decimal("0.0437"), "USD")})
+    assert [m["share"] for m in moved] == ["+30.0%"]  # 0.0568 / 0.0437 - 1
