@@ -39,8 +39,17 @@ def _gpus(result: dict, kind: str) -> int:
 
 
 def _share(result: dict, kind: str) -> str:
-    return str(sum((Decimal(str(layer.get("share_of_demand") or 0)) for layer in result.get("layers", [])
-                    if layer["kind"] == kind), Decimal(0)))  # fmt: skip
+    """The kind's share of the whole plan's GPU-hours. Each layer's share_of_demand is of its own fleet's
+    demand: summed over fleets it read "300% of demand" on the demo plan."""
+    layers = result.get("layers", [])
+    hours = sum((Decimal(str(layer.get("hours_served") or 0)) for layer in layers), Decimal(0))
+    if not hours:
+        return "0"
+    served = sum(
+        (Decimal(str(layer.get("hours_served") or 0)) for layer in layers if layer["kind"] == kind),
+        Decimal(0),
+    )
+    return str((served / hours).quantize(Decimal("0.000001")))
 
 
 def _commit(result: dict, kind: str) -> str:
@@ -90,12 +99,12 @@ def _layers_table(result: dict) -> Table:
              "priced_at": "/".join(part for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region")) if part),
              "gpus": layer.get("gpus"), "hours_served": str(layer.get("hours_served")),
              "share": str(layer.get("share_of_demand")),
-             "cost": str(sum((Decimal(str(v)) for v in layer.get("cost_by_year") or []), Decimal(0)))}
+             "cost": str(layer.get("total_cost"))}
             for layer in result.get("layers", [])]  # fmt: skip
     return Table("layers", "Layers", [
         Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("priced_at", "Priced at"),
         Column("gpus", "GPUs", "integer"),
-        Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of demand", "percent"),
+        Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of its fleet's demand", "percent"),
         Column("cost", "Cost over the horizon", "money", total=True),
     ], rows)  # fmt: skip
 
