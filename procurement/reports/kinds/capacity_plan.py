@@ -94,12 +94,20 @@ def _summary(result: dict) -> list[Headline]:
     ]  # fmt: skip
 
 
+def _layer_cost(layer: dict) -> str:
+    """The layer's own total (the headline sums them to the cent); its years, each rounded apart, can
+    differ by a cent a year. Plans stored before layers carried a total fall back on the years."""
+    if layer.get("total_cost") is not None:
+        return str(layer["total_cost"])
+    return str(sum((Decimal(str(value)) for value in layer.get("cost_by_year") or []), Decimal(0)))
+
+
 def _layers_table(result: dict) -> Table:
     rows = [{"layer": LAYER_LABELS.get(layer["kind"], layer["kind"]), "gpu_model": layer.get("gpu_model", ""),
              "priced_at": "/".join(part for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region")) if part),
              "gpus": layer.get("gpus"), "hours_served": str(layer.get("hours_served")),
              "share": str(layer.get("share_of_demand")),
-             "cost": str(layer.get("total_cost"))}
+             "cost": _layer_cost(layer)}
             for layer in result.get("layers", [])]  # fmt: skip
     return Table("layers", "Layers", [
         Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("priced_at", "Priced at"),
