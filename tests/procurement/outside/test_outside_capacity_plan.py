@@ -210,6 +210,10 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     )
     (renewal,) = plan["renewals"]
     assert (renewal["commitment_id"], renewal["plan_month"]) == ("ri-x27", 7)
+    # said as it is: the 3-year layer holds the reserved GPUs from month 1 (before this review: "let the
+    # plan's layers take its GPUs from that month (the plan assumes the latter)", which they did not)
+    assert "already supply its 8 GPUs from month 1" in renewal["decide"]
+    assert "months 1-7 pay for them twice" in renewal["decide"]
     costs = _commitment_costs(ri_hours=183 * 24)
     best = min(costs, key=costs.get)
     assert (best, costs[best]) == (16, Decimal("1435248.00"))
@@ -221,6 +225,11 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     assert Decimal(layers["in_force"]["total_cost"]) == Decimal("131760.00")
     assert sum(Decimal(layer["total_cost"]) for layer in plan["layers"]) == Decimal(plan["total_cost"])
     assert layers["committed_3y"]["gpus"] == 16
+    # the quoted rate prices the fleet's own type, and the layer says so (it named nothing before)
+    assert (layers["committed_3y"]["provider"], layers["committed_3y"]["instance_type"]) == (
+        "aws",
+        "p5.48xlarge",
+    )
     # the status quo keeps the bills' mix: 55.04 + 30.00 an hour for 26,280 hours
     assert Decimal(plan["status_quo_cost"]) == Decimal("85.04") * HOURS_36
 
@@ -230,8 +239,7 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     reason="a reservation ending inside year 1 is planned as if absent for the whole year, so the plan buys "
     "16 new 3-year GPUs at month 1 beside the 8 reserved ones: 24 GPUs paid for 16 used for 6 months "
     "(131,760 USD). Buying 8 now and 8 when the RI ends (month 7) costs 1,326,326.40, 108,921.60 less; "
-    "the engine has no mid-year purchase (issue 27 item 6, staged purchases), and the renewal's "
-    "'let the plan's layers take its GPUs from that month' is not what the layers do",
+    "the engine has no mid-year purchase (issue 27 item 6, staged purchases); the renewal now says so",
 )
 def test_c_no_gpu_is_paid_twice_while_a_reservation_runs(bundled_catalog, tmp_path, client_as):
     _ri_bill(tmp_path)
