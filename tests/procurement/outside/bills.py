@@ -37,6 +37,7 @@ class Machine:
     category: str = "Standard"  # FOCUS PricingCategory
     commitment: str = ""
     commitment_end: str = ""
+    interruptible: bool = False  # tagged interruptible=true, billed as spot (FOCUS Dynamic)
 
 
 def _iso(day: dt.date) -> str:
@@ -50,6 +51,8 @@ def focus_rows(machines: list[Machine], *, start: dt.date = START, days: int = D
         for machine in machines:
             cost = (Decimal(24) * machine.rate).quantize(Decimal("0.000001"))
             prefix = "USE1-DiscountedUsage" if machine.commitment else "USE1-BoxUsage"
+            prefix = "USE1-SpotUsage" if machine.interruptible else prefix
+            tags = {"team": "ml"} | ({"interruptible": "true"} if machine.interruptible else {})
             rows.append({
                 "BillingAccountId": "444455556666", "BillingCurrency": "USD",
                 "BillingPeriodStart": _iso(day.replace(day=1)), "BillingPeriodEnd": _iso(dt.date(2026, 10, 1)),
@@ -63,7 +66,7 @@ def focus_rows(machines: list[Machine], *, start: dt.date = START, days: int = D
                 "x_CommitmentDiscountEndDate": machine.commitment_end, "ConsumedQuantity": "24",
                 "ConsumedUnit": "Hours", "ProviderName": "AWS", "RegionId": "us-east-1",
                 "ResourceId": machine.resource_id, "ResourceType": "Virtual Machine", "ServiceCategory": "Compute",
-                "SkuId": f"sku-{machine.instance_type}", "Tags": json.dumps({"team": "ml"}),
+                "SkuId": f"sku-{machine.instance_type}", "Tags": json.dumps(tags),
                 "x_UsageType": f"{prefix}:{machine.instance_type}",
             })  # fmt: skip
     return rows

@@ -325,6 +325,31 @@ def test_f_the_plan_never_costs_more_than_the_status_quo_of_the_same_fleet(
     assert Decimal(plan["total_cost"]) <= Decimal(plan["status_quo_cost"])  # 4 x 0.9054 x 26,280 = 95,175.65
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="interruptible work the bills already run on spot is planned on spot at the listed price plus "
+    "the spot model's checkpoint/restart overhead, while the status quo is the same hours at the billed "
+    "spot price: the billed hours already hold whatever the interruptions cost, so the overhead is "
+    "counted once more and the plan reports a loss for recommending what is done today (the demo "
+    "plan's g6e.xlarge fleet: 'leave the rest to spot ... Saves -2,710.20 USD')",
+)
+def test_f_spot_work_kept_on_spot_costs_what_the_bills_show(bundled_catalog, tmp_path, client_as):
+    """Four g5.xlarge tagged interruptible, billed as spot at 0.4246 (vms.gpu.csv line 904, us-east-1
+    use1-az2, the zone the plan itself picks): keeping them on spot costs 4 x 0.4246 x 26,280 =
+    44,633.95, the status quo; the plan should say no more than that."""
+    spot = [
+        bills.Machine(
+            f"i-g5-spot-{k}", "g5.xlarge", Decimal("0.4246"), bills.G5, "Dynamic", interruptible=True
+        )
+        for k in range(4)
+    ]
+    bills.import_bill(tmp_path, spot)
+    plan = _plan(client_as("finance"))
+    assert Decimal(plan["status_quo_cost"]) == Decimal("44633.95")
+    assert [layer["kind"] for layer in plan["layers"]] == ["spot"]
+    assert Decimal(plan["total_cost"]) <= Decimal(plan["status_quo_cost"])
+
+
 def _pdf_text(plan_id: int, tmp_path) -> str:
     import pypdf
 
