@@ -10,6 +10,8 @@ from gpuledger.schema_view import SchemaView
 
 # An unmatched /api/ address answers JSON in the API's error shape; pages keep Django's 404 page.
 handler404 = "gpuledger.api_not_found.not_found"
+# A refused page is the site's page with the menu, the reason and who can grant access (issue 30).
+handler403 = "gpuledger.refusals.permission_denied"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
