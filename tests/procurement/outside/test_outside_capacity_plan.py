@@ -1,6 +1,6 @@
 """Outside review of the capacity plan (issue 27), as a CFO's analyst (FP&A / FinOps) would check it.
 
-Bills of known fleets written by hand (tests/procurement/outside/bills.py: FOCUS 1.2 columns, AWS
+Bills of known fleets written by hand (tests/procurement/outside/capacity_plan_bills.py: FOCUS 1.2 columns, AWS
 conventions of docs/billing.md), 28 days of September 2026, every machine running 24 hours a day, so each
 fleet's demand is flat and what a CFO should be told can be worked out by hand and by a brute force over
 server counts and commitment levels.
@@ -32,7 +32,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from tests.procurement.outside import bills
+from tests.billing.catalog import import_demo_files
+from tests.procurement.outside import capacity_plan_bills as bills
 
 pytestmark = pytest.mark.django_db
 
@@ -313,8 +314,8 @@ def test_e_no_commitment_price_is_named_never_zero_gpus(bundled_catalog, tmp_pat
     strict=True,
     reason="the plan prices on-demand at the catalog's list price (1.006) even when the bills show the "
     "customer pays less for the same instance type (an EDP discount, 0.9054): the plan then costs "
-    "more than keeping things as they are (the demo plan's l4 and g6e.xlarge fleets: -142.83 and "
-    "-2,710.20 USD 'savings'). Keeping the status quo is always an option a CFO has",
+    "more than keeping things as they are (the demo plan's l4 fleet, whose bills carry a re-rating "
+    "credit: 'Saves -142.83 USD'). Keeping the status quo is always an option a CFO has",
 )
 def test_f_the_plan_never_costs_more_than_the_status_quo_of_the_same_fleet(
     bundled_catalog, tmp_path, client_as
@@ -357,6 +358,12 @@ def _pdf_text(plan_id: int, tmp_path) -> str:
     call_command("report", "capacity_plan", "--id", str(plan_id), "--format", "pdf", "--output", str(path),
                  stdout=StringIO())  # fmt: skip
     return "\n".join(page.extract_text() for page in pypdf.PdfReader(path).pages)
+
+
+@pytest.fixture
+def demo_bills(bundled_catalog, tmp_path):
+    """make_demo_billing (seed 3, May-October 2026) and import_billing, as `make run` does."""
+    return import_demo_files(tmp_path, months=6)
 
 
 def test_the_demo_plans_pdf_reads_right_to_a_cfo(demo_bills, tmp_path):
