@@ -275,6 +275,11 @@ def _move(
             include_owned=not owned_problem,
             with_sensitivity=False,
         )
+        if all(layer["kind"] in ("owned", "in_force") for layer in plan["layers"]):
+            # owned servers serve it all at any provider: moving rents nothing elsewhere, and charging the
+            # migration for it would show the move as a loss of a move that does not happen
+            kept.append(f"{fleet.key}: its plan owns servers for all of its demand; nothing to move")
+            continue
         plan["layers"] = with_fleet(plan["layers"], fleet, prices)
         plan["fleet"] = fleet.key
         moved.append((fleet, plan, [price.as_dict() for price in prices]))

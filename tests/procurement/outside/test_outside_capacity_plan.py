@@ -166,6 +166,15 @@ def test_b_two_gpu_models_each_planned_and_listed_by_spend(bundled_catalog, tmp_
         assert fleet["owned_servers"] == servers == 1, key
         assert abs(Decimal(fleet["total_cost"]) - cost) <= 2 * CENT, (key, fleet["total_cost"], cost)
     assert Decimal(_fleet(plan, P4D_FLEET)["plan"]["status_quo_cost"]) == Decimal("577046.83")
+    # the move scenario: both fleets are best on owned servers wherever the cloud is, so nothing moves
+    # (before this review both were "moved" to GCP and Lambda, owned servers all the same, and charged
+    # 50,000 USD of migration: a 50,000 loss for a move that rents nothing elsewhere)
+    move = _plan(client_as("finance"), market="move")["scenarios"]["move_provider"]
+    assert move["fleets_moved"] == []
+    assert sorted(move["fleets_not_moved"]) == [
+        f"{P4D_FLEET}: its plan owns servers for all of its demand; nothing to move",
+        f"{P5_FLEET}: its plan owns servers for all of its demand; nothing to move",
+    ]
     # break-even on cash: 351,520 + 6,254.66 m <= 40,177.60 m (H100) from m = 10.4 -> month 11
     assert _fleet(plan, P5_FLEET)["plan"]["break_even_month"] == 11
 
