@@ -407,3 +407,25 @@ def test_the_demo_plans_pdf_reads_right_to_a_cfo(demo_bills, tmp_path):
     for key in ("total_cost", "npv", "status_quo_cost", "savings_vs_status_quo"):
         assert f"{Decimal(result[key]):,.2f}" in text, key
     assert "Commit for 3 years not evaluated: no price" in text
+
+
+def test_the_command_and_the_api_give_the_same_plan(bundled_catalog, tmp_path, client_as):
+    """`manage.py capacity_plan --format json` and `POST /api/capacity-plans/` on the bills of case (a):
+    the same money to the cent, the same layers, the same missing prices."""
+    bills.import_bill(tmp_path, bills.p5(2) + bills.g5(4))
+    api = _plan(client_as("finance"))
+    out = StringIO()
+    call_command("capacity_plan", "--from", "2026-09-01", "--to", "2026-09-29", "--trials", "20", "--format", "json",
+                 stdout=out)  # fmt: skip
+    command = json.loads(out.getvalue())
+    for key in (
+        "total_cost",
+        "npv",
+        "p90_total_cost",
+        "status_quo_cost",
+        "savings_vs_status_quo",
+        "break_even_month",
+    ):
+        assert command[key] == api[key], key
+    assert command["layers"] == api["layers"]
+    assert command["missing_prices"] == api["missing_prices"]
