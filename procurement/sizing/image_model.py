@@ -209,7 +209,7 @@ def training_activation_bytes(spec, flash: bool) -> float:
 def inference_activation_bytes(spec, flash: bool) -> float:
     """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
     the VAE decode (one tile when tiling), or an encoder forward."""
-    slug, side = spec.model.image_arch.slug, resolution(spec)
+    side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
     denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores * EAGER_SCORE_BYTES / 2)
@@ -312,10 +312,14 @@ def inference_traffic_bytes_per_image(spec) -> float:
 
 def weight_rows(spec, samples: float) -> float:
     """The work per kernel of the network: rows each weight GEMM (or convolution) multiplies, i.e. the
-    samples in one forward x the network's MACs per weight (latent positions or tokens, attention
-    included). Small latents and small batches mean few output tiles per kernel."""
-    cost = spec_network_cost(spec)
-    return samples * cost.macs / cost.params
+    samples in one forward x the tokens of a transformer (image + text: its adaLN modulation weights
+    see one vector, not the tokens), or the network's MACs per weight elsewhere (latent positions of a
+    UNet's convolutions). Small latents and small batches mean few output tiles per kernel."""
+    return samples * rows_per_sample(spec_network_cost(spec))
+
+
+def rows_per_sample(cost: Cost) -> float:
+    return cost.tokens or cost.macs / cost.params
 
 
 def kernel_efficiency(rows: float) -> float:

@@ -100,7 +100,7 @@ def _mlperf_samples_per_second() -> float:
 def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
     cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
-    efficiency = image_model.kernel_efficiency(cost.macs / cost.params)  # batch 1: rows = MACs per weight
+    efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost))  # batch 1
     compute = 2.0 * cost.macs / (gpu.dense_tflops("bf16") * 1e12 * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
     return compute + traffic

@@ -656,6 +656,10 @@ def _image_defaults(
     epochs: train_steps x micro_batch x accumulation x GPUs, or epochs x dataset_images."""
     if data.get("micro_batch_size") is None:
         fields["micro_batch_size"] = arch.default_batch
+    if data.get("precision") is None and arch.family == "detection":
+        # Ultralytics trains and exports detectors with fp16 AMP by default (docs/en/modes/train.md:
+        # `amp: True`, torch.cuda.amp autocast to float16), so T4 and V100 run them; bf16 is a choice
+        fields["precision"] = "fp16"
     fields["seq_len"] = 1
     if task not in TRAINING_TASKS:
         return
