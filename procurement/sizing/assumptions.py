@@ -245,6 +245,18 @@ LOADER_IMAGES_PER_VCPU = Assumption(
     "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
     "V100: 17 min per epoch, 116 images/s) agrees.",
 )
+DETECTOR_TRAINING_MEMORY_FACTOR = Assumption(
+    "detector_training_memory_factor",
+    1.56,
+    "x counted activations",
+    "Detector training holds more than its layers' saved tensors: the loss's fp32 temporaries (DFL "
+    "logits, task-aligned assigner batch x boxes x anchors), cuDNN workspaces and the allocator's cache "
+    "all grow with batch x pixels. Fitted to two Ultralytics YOLOv8n logs (GPU_mem = memory_reserved): a "
+    "Colab T4 at 1280 px batch 16 (10.8 G; github.com/uzorcic/machinelearning yolov8_train_with_gpu.py) and "
+    "an RTX 2080 Ti at 640 px batch 16 (2.65 G; a quick-start's coco128 log, Ultralytics 8.1.47): "
+    "reserved = 1.56 x counted activations (before the allocator fragmentation every estimate adds), no "
+    "fixed part.",
+)
 VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
 VCPUS_PER_GPU_IMAGE = Assumption(
     "vcpus_per_gpu_image", 8.0, "vCPUs", "Guides: 8-16 vCPUs per GPU for heavy image/video decoding."
@@ -301,6 +313,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
     IMAGE_HALF_ROWS,
+    DETECTOR_TRAINING_MEMORY_FACTOR,
     LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,

@@ -13,7 +13,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, IMAGE_HALF_ROWS, IMAGE_PEAK_EFFICIENCY
+from procurement.sizing.assumptions import (
+    ACHIEVED_BANDWIDTH,
+    DETECTOR_TRAINING_MEMORY_FACTOR,
+    IMAGE_HALF_ROWS,
+    IMAGE_PEAK_EFFICIENCY,
+)
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -203,6 +208,8 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
+    if image_preset(spec.model.image_arch.slug)["family"] == "detection":
+        per_sample *= DETECTOR_TRAINING_MEMORY_FACTOR.value  # loss, assigner and workspace temporaries
     return samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
 
 
