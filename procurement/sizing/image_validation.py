@@ -255,7 +255,7 @@ def image_cases() -> list[ImageCase]:
             "mlperf-v5.1-sdxl-offline-8xh100",
             "speed",
             "inference, SDXL base, fp16, 1024 px, 20 steps, CFG, optimized engine (image.fused_kernels), "
-            "8 x h100-sxm5-80gb (a replica per GPU)",
+            "batch 8 per GPU assumed (Offline batches queries), 8 x h100-sxm5-80gb (a replica per GPU)",
             18.1007,
             "samples/s (8 GPUs)",
             _mlperf_samples_per_second(),
