@@ -105,7 +105,9 @@ def test_the_host_loader_bounds_detector_training_in_the_size_report():
     (row,) = size_workload(spec, [gpu_by_slug("v100-sxm2-16gb")])["candidates"]
     assert row["throughput"]["training_images_per_second"] == pytest.approx(8 * 15.4, rel=1e-3)
     assert row["throughput"]["training_hours"] == pytest.approx(300 * 118287 / 123.2 / 3600, rel=1e-3)
-    assert any(w.startswith("the host's image loader sets the pace: 8 vCPUs per GPU") for w in row["warnings"])
+    assert any(
+        w.startswith("the host's image loader sets the pace: 8 vCPUs per GPU") for w in row["warnings"]
+    )
     cached = parse_workload_spec(
         {"task": "lora", "model": {"preset": "sdxl"}, "image": {"cache_latents": True, "train_steps": 100}}
     )
