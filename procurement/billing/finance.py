@@ -27,7 +27,7 @@ from procurement.billing.review import (
     money,
     scope_masks,
 )
-from procurement.billing.selectors import review_fx
+from procurement.billing.selectors import review_fx, review_fx_months
 from procurement.costing.values import round_money
 
 MAX_ANOMALIES = 100  # the largest by size; `found` says how many there were
@@ -175,7 +175,11 @@ def budget_states(
         of_month = [budget for budget in budgets if budget.month == month]
         for currency in sorted({budget.currency for budget in of_month}):
             request = ReviewRequest(
-                start=month, end=following, currency=currency, fx_to_currency=review_fx(currency)
+                start=month,
+                end=following,
+                currency=currency,
+                fx_to_currency=review_fx(currency),
+                fx_months=review_fx_months(currency, month, following),
             )
             daily = _daily_by_team(gpu_rows(frame, request))
             states += [

@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from procurement.billing.charts import review_charts
 from procurement.billing.commitment_report import commitment_figures, commitment_tables
 from procurement.billing.finance_report import add_finance_sections, finance_text
+from procurement.billing.fx_months import RATE_RULE
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -134,8 +135,8 @@ def review_report_data(
              "figures": ["commitment_utilization", "commitment_coverage"]},
             {"id": "savings", "title": "Savings", "tables": ["savings", "prices"], "figures": ["savings_waterfall"]},
         ],
-        "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
-        "review": review,
+        "tables": tables, "figures": figures, "assumptions": [*REVIEW_ASSUMPTIONS, RATE_RULE],
+        "warnings": review.get("warnings", []), "review": review,
     })  # fmt: skip
 
 
@@ -220,6 +221,7 @@ def review_table_text(review: dict) -> str:
         f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend)",
         _commitment_line(review),
     ]
+    lines[:0] = [f"warning: {warning}" for warning in review.get("warnings", [])]
     for key, field, title in BREAKDOWN_TABLES:
         lines.append("")
         lines.append(f"{title}:")
