@@ -5,7 +5,8 @@ a million rows add up exactly and fast) plus the prices the savings need, built 
 the catalog. No ORM here. Definitions (docs/billing.md):
 - GPU spend: usage rows whose instance type maps to a GPU, plus unused commitments (Unused rows of a
   GPU instance type or of no instance type). Totals and cost per GPU-hour cover exactly these; every
-  other row (storage, network, tax, support, non-GPU compute, credits) is `non_gpu_cost`. Purchases of
+  other row (storage, network, tax, support, non-GPU compute, credits) is `non_gpu_cost`, except usage the
+  bill cannot tell GPU from non-GPU (gpu_scope.py), `undetermined_cost`, beside both. Purchases of
   upfront commitments have EffectiveCost 0 (the usage rows amortize them), so they are not counted twice.
 - effective cost per GPU-hour = GPU effective cost (unused commitments included) / GPU-hours used.
 - `--to` is exclusive; a row belongs to the period its ChargePeriodStart falls in. Corrections are deltas
@@ -28,6 +29,7 @@ from procurement.billing.choices import AllocationRule
 from procurement.billing.commitment_attribution import TO_GPU, UNATTRIBUTED, attributed, period_codes_of
 from procurement.billing.commitment_coverage import commitments_section
 from procurement.billing.fx_months import groups_by_currency_month, missing_rates, rate_of
+from procurement.billing.gpu_scope import undetermined_mask
 from procurement.billing.input_errors import ReviewInputError  # noqa: F401 (raised here, imported from here)
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
@@ -214,10 +216,18 @@ def with_attribution(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFram
     return attributed(frame, period_codes_of(starts, bounds))
 
 
+def undetermined_rows_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Usage the bill cannot tell GPU from non-GPU (gpu_scope.py); never an unused commitment (those are
+    attributed: commitment_attribution.py)."""
+    return undetermined_mask(frame) & (frame["commitment_status"].astype(object) != "unused").to_numpy(bool)
+
+
 def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(GPU usage, unused commitments attributed to GPU, everything else but unattributed commitments)."""
+    """(GPU usage, unused commitments attributed to GPU, non-GPU spend: everything else but unattributed
+    commitments and undetermined usage)."""
     gpu_usage, unused_gpu = scope_masks(frame)
-    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~unattributed_mask(frame)]
+    beside = unattributed_mask(frame) | undetermined_rows_mask(frame)
+    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~beside]
 
 
 def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: str) -> list[dict]:
@@ -373,10 +383,13 @@ def spend_review(
     )
     gpu_usage, unused_gpu = scope_masks(records)
     unattributed = unattributed_mask(records)
+    undetermined = undetermined_rows_mask(records)
     spend = SUM_COLUMNS + ["currency", "charge_period_start"]  # the charge month picks the FX rate
     gpu = _converted(records.loc[in_period & gpu_usage, GPU_COLUMNS], request)
     unused = _converted(records.loc[in_period & unused_gpu, spend], request)
-    other = _converted(records.loc[in_period & ~gpu_usage & ~unused_gpu & ~unattributed, spend], request)
+    non_gpu = ~gpu_usage & ~unused_gpu & ~unattributed & ~undetermined
+    other = _converted(records.loc[in_period & non_gpu, spend], request)
+    undetermined_spend = _converted(records.loc[in_period & undetermined, spend + UNDETERMINED_KEYS], request)
     unattributed_rows = _converted(records.loc[in_period & unattributed, spend], request)
     keyed_columns = KEY_COLUMNS + [column for column in spend if column not in KEY_COLUMNS]
     current_rows = records.loc[in_period & (gpu_usage | unused_gpu), keyed_columns]
@@ -406,11 +419,35 @@ def spend_review(
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
     review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
     review["unattributed_commitment_cost"] = money(_sum(unattributed_rows, "effective_micros"), currency)
+    review["undetermined_cost"] = money(_sum(undetermined_spend, "effective_micros"), currency)
+    review["undetermined"] = _undetermined_lines(undetermined_spend, currency)
     review["commitments"] = _commitments(records, in_period, gpu_usage, gpu_and_unused, request)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
     return review
+
+
+UNDETERMINED_KEYS = ["provider", "instance_type", "service_category"]
+
+
+def _undetermined_lines(rows: pd.DataFrame, currency: str) -> list[dict]:
+    """The undetermined spend by provider, instance type and service category, largest first."""
+    if rows.empty:
+        return []
+    keys = rows[UNDETERMINED_KEYS].astype(object).fillna("")
+    sums = rows[["effective_micros", "billed_micros"]].groupby([keys[c] for c in UNDETERMINED_KEYS]).sum()
+    sums = sums.sort_values("effective_micros", ascending=False, kind="stable")
+    return [
+        {
+            "provider": provider,
+            "instance_type": instance_type,
+            "service_category": service,
+            "effective_cost": money(row["effective_micros"], currency),
+            "billed_cost": money(row["billed_micros"], currency),
+        }
+        for (provider, instance_type, service), row in sums.iterrows()
+    ]
 
 
 COMMITMENT_READ = [

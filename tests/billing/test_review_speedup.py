@@ -58,7 +58,7 @@ def _without_prices(review: dict) -> dict:
     (these frames' unused rows are all of a named instance type, whose attribution is unchanged), and
     issue 28's `fx_missing` (empty here: every currency of these frames has its rate)."""
     assert review["fx_missing"] == []
-    added = ("unattributed_commitment_cost", "commitments", "fx_missing")
+    added = ("unattributed_commitment_cost", "commitments", "fx_missing", "undetermined_cost", "undetermined")
     review = {k: v for k, v in review.items() if k not in added}
     return review | {"savings": [{k: v for k, v in s.items() if k != "prices"} for s in review["savings"]]}
 
