@@ -218,8 +218,12 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         raw["SkuId"],
     )
     types = [
-        from_details or azure_vm_size(sku_details) or azure_vm_size(additional) or aws_usage_instance_type(usage)
-        or gcp_accelerator_type(description) or (sku_types.get(sku, "") if sku_types else "")
+        from_details
+        or azure_vm_size(sku_details)
+        or azure_vm_size(additional)
+        or aws_usage_instance_type(usage)
+        or gcp_accelerator_type(description)
+        or (sku_types.get(sku, "") if sku_types else "")
         for from_details, sku_details, additional, usage, description, sku in triples
-    ]  # fmt: skip
+    ]
     return coded(codes, types, raw.index)

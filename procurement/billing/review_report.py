@@ -90,13 +90,21 @@ def review_report_data(
         "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
         "rows": non_gpu or [], "total_of": ["effective_cost"],
     })  # fmt: skip
-    tables.append({
-        "id": "undetermined", "title": "Undetermined spend: the bill cannot tell GPU from non-GPU (beside, in neither)",
-        "columns": [_column("provider", "Provider"), _column("instance_type", "Instance type"),
-                    _column("service_category", "Service category"), _column("effective_cost", "Effective cost", "money"),
-                    _column("billed_cost", "Billed cost", "money")],
-        "rows": review["undetermined"], "total_of": ["effective_cost"],
-    })  # fmt: skip
+    tables.append(
+        {
+            "id": "undetermined",
+            "title": "Undetermined spend: the bill cannot tell GPU from non-GPU (beside, in neither)",
+            "columns": [
+                _column("provider", "Provider"),
+                _column("instance_type", "Instance type"),
+                _column("service_category", "Service category"),
+                _column("effective_cost", "Effective cost", "money"),
+                _column("billed_cost", "Billed cost", "money"),
+            ],
+            "rows": review["undetermined"],
+            "total_of": ["effective_cost"],
+        }
+    )
     savings_rows = [
         {"kind": s["kind"], "amount": s["amount"], "hours_affected": s["hours_affected"],
          "confidence": s.get("confidence", ""), "assumptions": "; ".join(s["assumptions"])}

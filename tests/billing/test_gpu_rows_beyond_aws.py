@@ -84,30 +84,49 @@ def test_google_clouds_per_gpu_skus_are_gpu_hours(catalog, tmp_path):
     # 4 GPU-hours at 0.25 = 1.00: 177.00 over 20 GPU-hours. Their A3 cores (30.00) are Compute naming no
     # machine: undetermined (the bill does not say which GPU they ran beside). Egress 2.50: non-GPU.
     path = write(
-        tmp_path, "gcp.csv",
+        tmp_path,
+        "gcp.csv",
         row("176.00", "Google Cloud", "Compute", "16", "hour", "Nvidia H100 80GB GPU running in Americas"),
-        row("1.00", "Google Cloud", "Compute", "4", "hour", "Spot Preemptible Nvidia L4 GPU running in Americas"),
+        row(
+            "1.00",
+            "Google Cloud",
+            "Compute",
+            "4",
+            "hour",
+            "Spot Preemptible Nvidia L4 GPU running in Americas",
+        ),
         row("30.00", "Google Cloud", "Compute", "208", "hour", "A3 Instance Core running in Americas"),
         row("2.50", "Google Cloud", "Networking", "", "", "Network Internet Data Transfer Out"),
-    )  # fmt: skip
+    )
     assert import_file(path).unmapped == {}
     review = _build_review(make_request(**MAY))
     assert (review["totals"]["effective_cost"], review["totals"]["gpu_hours"]) == ("177.00", "20.00")
     assert {g["gpu"]: g["gpu_hours"] for g in review["by_gpu"]} == {"h100-sxm5-80gb": "16.00", "l4": "4.00"}
     assert (review["undetermined_cost"], review["non_gpu_cost"]) == ("30.00", "2.50")
     assert review["undetermined"] == [
-        {"provider": "gcp", "instance_type": "", "service_category": "Compute", "effective_cost": "30.00",
-         "billed_cost": "30.00"}
-    ]  # fmt: skip
+        {
+            "provider": "gcp",
+            "instance_type": "",
+            "service_category": "Compute",
+            "effective_cost": "30.00",
+            "billed_cost": "30.00",
+        }
+    ]
     assert SpendRecord.objects.get(effective_cost=176).instance_type == "nvidia-h100-80gb"
 
 
 def test_rows_the_bill_cannot_tell_are_undetermined_never_non_gpu(catalog, tmp_path):
     path = write(
-        tmp_path, "mixed.csv",
+        tmp_path,
+        "mixed.csv",
         # Azure: an N-series size the catalog lacks (undetermined 40.00), a D-series size (non-GPU 3.00), and a
         # VM row with no size at all (undetermined 7.00)
-        row("40.00", "Microsoft", "Compute", sku_details=AZURE_DETAILS.replace("{size}", "Standard_NC24ads_A100_v4")),
+        row(
+            "40.00",
+            "Microsoft",
+            "Compute",
+            sku_details=AZURE_DETAILS.replace("{size}", "Standard_NC24ads_A100_v4"),
+        ),
         row("3.00", "Microsoft", "Compute", sku_details=AZURE_DETAILS.replace("{size}", "Standard_D4s_v5")),
         row("7.00", "Microsoft", "Compute"),
         # OCI: a GPU shape the catalog lacks (undetermined 20.00), a standard shape (non-GPU 1.00)
@@ -117,25 +136,30 @@ def test_rows_the_bill_cannot_tell_are_undetermined_never_non_gpu(catalog, tmp_p
         row("4.00", "ExampleCloud", "Compute", price_details='"{""InstanceType"": ""gpu-1x-h100""}"'),
         # storage is never undetermined (non-GPU 5.00)
         row("5.00", "Microsoft", "Storage", "100", "GB/Month"),
-    )  # fmt: skip
+    )
     import_file(path)
     review = _build_review(make_request(**MAY))
     # undetermined 40 + 7 + 20 + 4 = 71.00; non-GPU 3 + 1 + 5 = 9.00; GPU none
     assert (review["undetermined_cost"], review["non_gpu_cost"]) == ("71.00", "9.00")
     assert review["totals"]["effective_cost"] == "0.00"
     assert [(u["provider"], u["instance_type"], u["effective_cost"]) for u in review["undetermined"]] == [
-        ("azure", "Standard_NC24ads_A100_v4", "40.00"), ("oracle", "BM.GPU.A100-v2.8", "20.00"),
-        ("azure", "", "7.00"), ("examplecloud", "gpu-1x-h100", "4.00"),
-    ]  # fmt: skip
+        ("azure", "Standard_NC24ads_A100_v4", "40.00"),
+        ("oracle", "BM.GPU.A100-v2.8", "20.00"),
+        ("azure", "", "7.00"),
+        ("examplecloud", "gpu-1x-h100", "4.00"),
+    ]
 
 
 def test_aws_compute_without_an_instance_is_non_gpu_and_an_unknown_g_type_undetermined(catalog, tmp_path):
     path = write(
-        tmp_path, "aws.csv",
+        tmp_path,
+        "aws.csv",
         row("2.00", "AWS", "Compute", "1", "Lambda-GB-Second"),  # AWS names every instance: Lambda
         row("6.00", "AWS", "Compute", price_details='"{""InstanceType"": ""m7i.large""}"'),
-        row("8.00", "AWS", "Compute", price_details='"{""InstanceType"": ""g7.xlarge""}"'),  # not in the catalog
-    )  # fmt: skip
+        row(
+            "8.00", "AWS", "Compute", price_details='"{""InstanceType"": ""g7.xlarge""}"'
+        ),  # not in the catalog
+    )
     import_file(path)
     review = _build_review(make_request(**MAY))
     assert (review["undetermined_cost"], review["non_gpu_cost"]) == ("8.00", "8.00")
