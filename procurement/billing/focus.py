@@ -164,6 +164,7 @@ def _normalize(
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
     out["tags"] = tag_objects(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
+    out["is_refund"] = False  # FOCUS marks no refund: a refund is one of its credits
     return out[NORMALIZED_COLUMNS]
 
 

@@ -4,7 +4,8 @@ spend review ties to the invoice. Plain Python over grouped sums (invoice_select
 Per provider, billing period and billing currency (an invoice is in its own currency: nothing is
 converted here), the lines are the FOCUS charge categories, each its own line: usage, purchases (upfront
 and recurring commitment fees: billed when bought, EffectiveCost 0 because the usage lines amortize
-them), taxes, credits (CUR's Credit, Refund and discount lines are stored as credits), adjustments; and
+them), taxes, credits and discounts, refunds (CUR's Refund lines; FOCUS marks none: its refunds are
+credits), adjustments; and
 corrections (FOCUS ChargeClass = Correction) as their own line whatever their category. Billed total =
 the invoice; effective total = what the spend review counts for the same rows (amortized).
 
@@ -26,7 +27,8 @@ LINES = (
     ("usage", "Usage"),
     ("purchase", "Purchases (upfront and recurring commitment fees)"),
     ("tax", "Taxes"),
-    ("credit", "Credits, refunds and discounts"),
+    ("credit", "Credits and discounts"),
+    ("refund", "Refunds"),
     ("adjustment", "Adjustments"),
     ("correction", "Corrections (ChargeClass Correction)"),
 )
@@ -38,7 +40,7 @@ def _money(value: Decimal, currency: str) -> str:
 
 def invoice_view(groups: list[dict]) -> dict:
     """`groups`: one dict per (provider, billing_period 'YYYY-MM', charge_month 'YYYY-MM', currency,
-    charge_category, is_correction) with `billed` and `effective` (Decimal) sums and `rows`."""
+    charge_category, is_correction, is_refund) with `billed` and `effective` (Decimal) sums and `rows`."""
     periods: dict[tuple, dict] = {}
     corrections: dict[tuple, dict] = defaultdict(
         lambda: {"billed": Decimal(0), "effective": Decimal(0), "rows": 0}
@@ -46,7 +48,13 @@ def invoice_view(groups: list[dict]) -> dict:
     for group in groups:
         key = (group["provider"], group["billing_period"], group["currency"])
         period = periods.setdefault(key, {name: [Decimal(0), Decimal(0)] for name, _ in LINES})
-        line = "correction" if group["is_correction"] else group["charge_category"]
+        line = (
+            "correction"
+            if group["is_correction"]
+            else "refund"
+            if group.get("is_refund")
+            else group["charge_category"]
+        )
         period[line][0] += group["billed"]
         period[line][1] += group["effective"]
         if group["charge_month"] < group["billing_period"]:

@@ -23,7 +23,9 @@ def invoice_groups(start: dt.date, end: dt.date) -> list[dict]:
             charge_month=TruncMonth("charge_period_start", tzinfo=dt.UTC),
         )
         .filter(period__gte=_utc(start), period__lt=_utc(end))
-        .values("provider", "period", "charge_month", "currency", "charge_category", "is_correction")
+        .values(
+            "provider", "period", "charge_month", "currency", "charge_category", "is_correction", "is_refund"
+        )
         .annotate(billed=Sum("billed_cost"), effective=Sum("effective_cost"), rows=Count("*"))
     )
     return [
@@ -34,6 +36,7 @@ def invoice_groups(start: dt.date, end: dt.date) -> list[dict]:
             "currency": row["currency"],
             "charge_category": row["charge_category"],
             "is_correction": row["is_correction"],
+            "is_refund": row["is_refund"],
             "billed": row["billed"],
             "effective": row["effective"],
             "rows": row["rows"],

@@ -155,3 +155,35 @@ def test_anonymous_is_sent_to_login(client):
 @pytest.mark.parametrize("role", ["finance", "admin"])
 def test_finance_and_admin_reach_the_page(client_as, role):
     assert client_as(role).get("/billing/invoice/").status_code == 200
+
+
+def test_a_cur_refund_is_its_own_line_and_a_reimport_adds_nothing(client_as, tmp_path):
+    # AWS CUR 2.0 line types (CUR data dictionary, line_item_line_item_type): Usage 300.00, Tax 30.00,
+    # Credit -12.00, Refund -45.00 (a refund of an earlier charge), all billed in March 2026
+    make_catalog()
+    header = (
+        "bill_billing_period_start_date,line_item_usage_start_date,line_item_usage_end_date,"
+        "line_item_line_item_type,line_item_usage_type,line_item_unblended_cost,line_item_currency_code"
+    )
+    lines = [
+        ("Usage", "USE1-EBS:VolumeUsage.gp3", "300.00"),
+        ("Tax", "", "30.00"),
+        ("Credit", "", "-12.00"),
+        ("Refund", "", "-45.00"),
+    ]
+    rows = [
+        f"2026-03-01T00:00:00Z,2026-03-02T00:00:00Z,2026-03-03T00:00:00Z,{kind},{usage},{cost},USD"
+        for kind, usage, cost in lines
+    ]
+    path = tmp_path / "cur.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    assert import_file(path, fmt="cur", provider="aws").inserted == 4
+    assert import_file(path, fmt="cur", provider="aws").inserted == 0  # is_refund is not in the row key
+    (march,) = invoice(client_as("finance"), "from=2026-03&to=2026-04")["invoices"]
+    assert [(line["line"], line["billed_cost"]) for line in march["lines"]] == [
+        ("usage", "300.00"),
+        ("tax", "30.00"),
+        ("credit", "-12.00"),
+        ("refund", "-45.00"),
+    ]
+    assert march["billed_total"] == "273.00"  # 300 + 30 - 12 - 45
