@@ -13,14 +13,20 @@ Amounts are illustrative, chosen so that the hand computations are short.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pricing.models import FxRate, GpuAlias, GpuModel, InstanceType, Provider
 from procurement.billing.gpu_identity import azure_vm_size, gcp_accelerator_type
 from procurement.billing.importer import import_file
 from procurement.billing.models import SpendRecord
+from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, spend_review
 from procurement.billing.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
@@ -185,3 +191,87 @@ def test_gcp_sku_descriptions(description, accelerator):
 def test_azure_details_that_are_not_an_object_name_no_size():
     assert azure_vm_size('{"ServiceType": "Standard_ND96isr_H100_v5"}') == "Standard_ND96isr_H100_v5"
     assert azure_vm_size("not json") == azure_vm_size("[1]") == azure_vm_size("") == ""
+
+
+ROW = st.fixed_dictionaries(
+    {
+        "provider": st.sampled_from(["aws", "azure", "gcp", "oracle", "examplecloud"]),
+        "itype": st.sampled_from(
+            [
+                "",
+                "p5.48xlarge",
+                "g7.xlarge",
+                "m7i.large",
+                "Standard_NC24ads_A100_v4",
+                "Standard_D4s_v5",
+                "a2-highgpu-1g",
+                "n2-standard-8",
+                "BM.GPU.A100-v2.8",
+            ]
+        ),
+        "gpu": st.booleans(),
+        "service": st.sampled_from(["Compute", "Storage", ""]),
+        "category": st.sampled_from(["usage", "tax", "credit", "purchase"]),
+        "cents": st.integers(-5_000, 500_000),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ROW, min_size=1, max_size=25))
+def test_gpu_non_gpu_and_undetermined_partition_the_bill(rows):
+    """Every row's effective cost is in exactly one of GPU, non-GPU, undetermined (no commitments here),
+    and storage, taxes and credits are never undetermined."""
+    start = pd.Timestamp("2026-05-01", tz="UTC")
+    records = pd.DataFrame.from_records(
+        [
+            (
+                start,
+                start + pd.Timedelta(hours=1),
+                r["category"],
+                r["provider"],
+                "r",
+                "i",
+                r["itype"],
+                "h100" if r["gpu"] and r["itype"] else "",
+                8.0,
+                "on_demand",
+                "",
+                "t",
+                "",
+                "USD",
+                r["cents"] * 10_000,
+                r["cents"] * 10_000,
+                r["cents"] * 10_000,
+                1_000_000,
+                8_000_000,
+                False,
+                "",
+                r["service"],
+            )
+            for r in rows
+        ],
+        columns=REVIEW_COLUMNS,
+    )
+    for column in [c for c in REVIEW_COLUMNS if c.endswith("_micros")]:
+        records[column] = records[column].astype(np.int64)
+    review = spend_review(records, ReviewRequest(start=dt.date(2026, 5, 1), end=dt.date(2026, 6, 1)))
+    parts = [review["totals"]["effective_cost"], review["non_gpu_cost"], review["undetermined_cost"]]
+    assert sum(map(Decimal, parts)) == Decimal(sum(r["cents"] for r in rows)) / 100
+    # the rule of gpu_scope.py, written out for these names: which can carry a GPU on which provider
+    capable = {
+        "aws": {"p5.48xlarge", "g7.xlarge"},
+        "azure": {"Standard_NC24ads_A100_v4"},
+        "gcp": {"a2-highgpu-1g"},
+        "oracle": {"BM.GPU.A100-v2.8"},
+    }
+
+    def undetermined(r) -> bool:
+        if r["category"] != "usage" or (r["gpu"] and r["itype"]):
+            return False
+        if r["itype"]:
+            return r["provider"] not in capable or r["itype"] in capable[r["provider"]]
+        return r["service"] == "Compute" and r["provider"] != "aws"
+
+    expected = Decimal(sum(r["cents"] for r in rows if undetermined(r))) / 100
+    assert Decimal(review["undetermined_cost"]) == expected
