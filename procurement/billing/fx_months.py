@@ -94,7 +94,7 @@ def groups_by_currency_month(frame: pd.DataFrame, mask: np.ndarray) -> dict[tupl
 def missing_rates(frame: pd.DataFrame, request) -> list[dict]:
     """The (currency, month) pairs of `frame` that have no rate into the review currency: how many rows
     and how much they billed, in their own currency (micro-units); these rows are left out of the review."""
-    other = (frame["currency"].astype(object) != request.currency).to_numpy(bool)
+    other = (frame["currency"] != request.currency).to_numpy(bool)
     missing = []
     for (currency, month), positions in groups_by_currency_month(frame, other).items():
         if rate_of(request, currency, month) is None:

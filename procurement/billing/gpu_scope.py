@@ -42,22 +42,40 @@ def _undetermined(provider: str, instance_type: str, service_category: str) -> b
     return service_category.strip().lower() == "compute" and provider not in MACHINES_ALWAYS_NAMED
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(int64 code per row, the distinct texts): a categorical's own codes, else one factorize pass."""
+    if values.dtype == "category":
+        codes = values.cat.codes.to_numpy(np.int64)
+        names = [str(name) for name in values.cat.categories]
+    else:
+        codes, uniques = pd.factorize(values.astype(object).fillna(""))
+        codes, names = codes.astype(np.int64), [str(name) for name in uniques]
+    if (codes < 0).any():  # a missing value: its own code, read as ""
+        codes = np.where(codes < 0, len(names), codes)
+        names = [*names, ""]
+    return codes, names
+
+
 def undetermined_mask(frame: pd.DataFrame) -> np.ndarray:
     """The usage rows without a GPU model that the bill cannot place (module docstring); judged once per
-    distinct (provider, instance type, service category)."""
-    candidates = (frame["charge_category"].astype(object) == "usage").to_numpy(bool) & (
-        frame["gpu"].astype(object) == ""
-    ).to_numpy(bool)
+    distinct (provider, instance type, service category), combined from the columns' integer codes."""
+    # categorical columns compare by code: no per-row text
+    candidates = (frame["charge_category"] == "usage").to_numpy(bool) & (frame["gpu"] == "").to_numpy(bool)
     if not candidates.any():
         return candidates
-    keys = pd.DataFrame(
-        {
-            column: frame[column].astype(object).fillna("").to_numpy()[candidates]
-            for column in ("provider", "instance_type", "service_category")
-        }
-    )
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(keys))
-    flags = np.array([_undetermined(*(str(part) for part in key)) for key in uniques] + [False], dtype=bool)
+    parts = [_codes(frame[column]) for column in ("provider", "instance_type", "service_category")]
+    combined = np.zeros(int(candidates.sum()), dtype=np.int64)
+    for codes, names in parts:
+        combined = combined * len(names) + codes[candidates]
+    uniques, inverse = np.unique(combined, return_inverse=True)
+    flags = []
+    for value in uniques:
+        picked = []
+        for _, names in reversed(parts):
+            value, code = divmod(int(value), len(names))
+            picked.append(names[code])
+        provider, instance_type, service = reversed(picked)
+        flags.append(_undetermined(provider, instance_type, service))
     found = np.zeros(len(frame), dtype=bool)
-    found[np.flatnonzero(candidates)] = flags[codes]
+    found[np.flatnonzero(candidates)] = np.asarray(flags, dtype=bool)[inverse]
     return found

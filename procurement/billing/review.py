@@ -154,7 +154,7 @@ def _exact(frame: pd.DataFrame) -> pd.DataFrame:
 def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     """Money into the report currency at each row's charge-month rate (fx_months.py). Rows of a month
     without a rate are left out (the review warns of them: fx_months.missing_rates), never converted 1:1."""
-    other = (frame["currency"].astype(object) != request.currency).to_numpy(bool)
+    other = (frame["currency"] != request.currency).to_numpy(bool)
     if not other.any():
         return frame  # its rows are some of the review's, whose sums spend_review checked (_exact)
     keep = np.ones(len(frame), dtype=bool)
@@ -219,7 +219,7 @@ def with_attribution(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFram
 def undetermined_rows_mask(frame: pd.DataFrame) -> np.ndarray:
     """Usage the bill cannot tell GPU from non-GPU (gpu_scope.py); never an unused commitment (those are
     attributed: commitment_attribution.py)."""
-    return undetermined_mask(frame) & (frame["commitment_status"].astype(object) != "unused").to_numpy(bool)
+    return undetermined_mask(frame) & (frame["commitment_status"] != "unused").to_numpy(bool)
 
 
 def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
