@@ -104,6 +104,7 @@ RULES: dict[str, Rule] = {
     "api-billing-imports": Rule(statuses(401, 403, 403, 415, 415, 403), method="post"),  # a file upload only
     "billing-budgets": Rule(FINANCE_PAGE),  # granted engineers too: tests/billing/test_finance_surfaces.py
     "billing-spend-rows": Rule(FINANCE_PAGE),
+    "billing-invoice": Rule(FINANCE_PAGE),  # issue 28: the whole account's invoices
     "api-billing-budgets": Rule(statuses(401, 403, 403, 200, 200, 403)),
     "api-billing-anomalies": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
     "api-billing-spend-rows": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no day given: 400
