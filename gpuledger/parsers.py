@@ -1,6 +1,7 @@
 """The API's JSON parser, bounded: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 and JSON nested
 deeper than MAX_JSON_DEPTH a 400 naming line and column, before the decoder runs (it recurses, and
-100,000-deep JSON crashed it into a 500)."""
+100,000-deep JSON crashed it into a 500). A decoded body with a value no field can hold (a NUL, a lone
+surrogate, a date in year 1, a number like 1e-400: gpuledger.input_bounds) is a 400 naming the field."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
+from gpuledger.input_bounds import first_document_problem, literal_problem
 from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
 
 
@@ -38,10 +40,25 @@ class BoundedJSONParser(JSONParser):
                 f"JSON nested deeper than {MAX_JSON_DEPTH} levels (line {line}, column {column})"
             )
         try:
-            return json.loads(text, parse_constant=_refuse_constant) if text else {}
+            body = (
+                json.loads(text, parse_constant=_refuse_constant, parse_float=_checked_float) if text else {}
+            )
         except ValueError as error:
             raise ParseError(f"JSON parse error: {str(error)[:200]}") from None
+        problem = first_document_problem(body)
+        if problem is not None:
+            field, message = problem
+            raise ParseError(f"{field}: {message}")
+        return body
 
 
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _checked_float(literal: str) -> float:
+    """A float, unless the literal is out of range (1e-400 would read as 0.0, 1e400 as inf)."""
+    problem = literal_problem(literal)
+    if problem:
+        raise ValueError(problem)
+    return float(literal)
