@@ -341,6 +341,13 @@ class CapacityPlan(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        constraints = [
+            # saving the same plan twice, even at once, is one save (services.capacity_plans); a
+            # recomputation (previous set) may come back to an earlier version's prices and result
+            models.UniqueConstraint(
+                fields=["fingerprint"], condition=models.Q(previous__isnull=True), name="capacity_plan_saved_once"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
