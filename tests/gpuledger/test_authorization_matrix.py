@@ -92,6 +92,9 @@ RULES: dict[str, Rule] = {
     "benchmark-detail": Rule(ENGINEER_PAGE, kwargs=("benchmark",)),  # measurements are shared, not a team's
     "report-spot": Rule(TEAM_OBJECT_PAGE, kwargs=("workload_subject",)),
     "report-spot-download": Rule(TEAM_OBJECT_PAGE, kwargs=("spot_snapshot",)),
+    "report-spot-live-download": Rule(TEAM_OBJECT_PAGE, kwargs=("workload_subject", "csv_format")),
+    "report-rent_or_buy-live-download": Rule(TEAM_OBJECT_PAGE, kwargs=("study_subject", "csv_format")),
+    "report-capacity_plan-live-download": Rule(FINANCE_PAGE, kwargs=("plan_subject", "csv_format")),
     "report-rent_or_buy": Rule(TEAM_OBJECT_PAGE, kwargs=("study_subject",)),
     "report-rent_or_buy-download": Rule(TEAM_OBJECT_PAGE, kwargs=("rent_snapshot",)),
     "report-spend_review": Rule(FINANCE_PAGE),
