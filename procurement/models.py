@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from procurement.choices import ChangeKind, PeakMemoryDefinition, Precision, TaskKind
+from procurement.webhooks import validate_webhook_url
 
 
 class ModelArchitecture(models.Model):
@@ -77,7 +78,8 @@ class Workload(models.Model):
     )  # fmt: skip
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     notify_email = models.EmailField(blank=True)
-    notify_webhook = models.URLField(blank=True)
+    # https to a public address only (procurement.webhooks): checked here and again when sent
+    notify_webhook = models.URLField(blank=True, validators=[validate_webhook_url])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
