@@ -6,10 +6,11 @@ surrogate, a date in year 1, a number like 1e-400: gpuledger.input_bounds) is a 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 from django.conf import settings
 from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError
+from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 
 from gpuledger.input_bounds import first_document_problem, literal_problem
@@ -48,7 +49,7 @@ class BoundedJSONParser(JSONParser):
         problem = first_document_problem(body)
         if problem is not None:
             field, message = problem
-            raise ParseError(f"{field}: {message}")
+            raise ValidationError({field: [message]})  # the API's error shape names the field as its path
         return body
 
 
@@ -56,9 +57,7 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _checked_float(literal: str) -> float:
-    """A float, unless the literal is out of range (1e-400 would read as 0.0, 1e400 as inf)."""
-    problem = literal_problem(literal)
-    if problem:
-        raise ValueError(problem)
-    return float(literal)
+def _checked_float(literal: str) -> float | Decimal:
+    """A float; a literal out of range stays an exact Decimal (1e-400 would read as 0.0, 1e400 as inf),
+    which the check after decoding refuses naming its field."""
+    return Decimal(literal) if literal_problem(literal) else float(literal)

@@ -102,7 +102,18 @@ class Workload(models.Model):
 
 
 class BenchmarkResult(models.Model):
-    """A measured run: throughput and peak memory that override and calibrate estimates."""
+    """A measured run: throughput and peak memory that override and calibrate estimates. A run belongs
+    to the team and person who uploaded it, as a workload does: engineers see their teams' runs (the
+    spec, the price paid, the uploader); the calibration pools every team's runs into per-GPU factors
+    and shows only those (docs/benchmark-format.md, "Who sees a run")."""
+
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="benchmarks",
+        help_text="Engineers see their team's runs only (empty: uploaded before teams, or by a command).",
+    )  # fmt: skip
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="benchmarks"
+    )
 
     workload = models.ForeignKey(
         Workload, on_delete=models.CASCADE, null=True, blank=True, related_name="benchmarks"
