@@ -59,7 +59,9 @@ def unit_costs(
     shape = int(configs.shape[index])
     total, hours = Decimal(total_cost), float(shapes.hours[shape])
     units: dict[str, float] = {"per_gpu_hour": float(shapes.total_gpus[shape]) * hours}
-    if spec.is_training and spec.training_tokens:
+    if spec.model.image_arch is not None:  # images are the unit (a 'token' of the image path is one image)
+        units |= _image_units(spec, float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0)
+    elif spec.is_training and spec.training_tokens:
         units["per_million_training_tokens"] = float(spec.training_tokens) / MILLION
     elif not spec.is_training:
         generated = float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0
@@ -69,6 +71,19 @@ def unit_costs(
         for name, amount in units.items()
         if math.isfinite(amount) and amount > 0
     }
+
+
+def _image_units(spec: WorkloadSpec, generated_images: float) -> dict[str, float]:
+    """Cost per 1,000 images generated (serving, at the configuration's images/s over the priced hours) or
+    trained (per 1,000 instance images), per epoch when the spec counts epochs, and per training run."""
+    if not spec.is_training:
+        return {"per_thousand_images": generated_images / 1000.0}
+    units = {"per_training_run": 1.0}
+    if spec.training_tokens:
+        units["per_thousand_training_images"] = float(spec.training_tokens) / 1000.0
+    if spec.image.epochs:
+        units["per_epoch"] = float(spec.image.epochs)
+    return units
 
 
 def _converted(value_usd: float, options: RankingOptions) -> Decimal:

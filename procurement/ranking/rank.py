@@ -52,7 +52,14 @@ def rank_workload(
     """
     options = serving_options(spec, options or RankingOptions())
     if spec.is_training and not spec.training_tokens:
-        raise ValueError("training_tokens: required to rank a training workload by job cost")
+        raise ValueError(
+            "training_tokens: required to rank a training workload by job cost"
+            + (
+                " (image presets: image.train_steps, or image.epochs with image.dataset_images)"
+                if spec.model.is_image
+                else ""
+            )
+        )
     prepared = prepared or prepare(offers, gpus, options)
     if not len(prepared.offer_kind):
         seen = len(offers) if offers is not None else len(prepared.positions)

@@ -23,9 +23,8 @@ from procurement.sizing.assumptions import (
     COMM_EFFICIENCY,
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
-    VCPUS_PER_GPU,
-    VCPUS_PER_GPU_IMAGE,
 )
+from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
@@ -156,7 +155,8 @@ def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
 def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink) -> np.ndarray:
     """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
     path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does)."""
-    return valid & ~(uses_tp & ~node_nvlink & spec.is_training)
+    image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
+    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp
 
 
 def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:
@@ -189,7 +189,7 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
     """(RAM GiB, vCPUs) one instance needs: the guides' host rules as the sizing engine states them
     (procurement/sizing/host.py): RAM at least its GPUs' memory plus offloaded state, and at least
     VCPUS_PER_GPU vCPUs per GPU (more for image decoding)."""
-    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    per_gpu = vcpus_per_gpu(spec)
     return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 
@@ -284,7 +284,11 @@ def _hours(
             "per_stream": np.asarray(rows["decode_tokens_per_second_per_stream"], dtype=float),
             "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
         }
-        return np.where(served, options.serving_hours, np.nan), share, decode, communication, latency
+        hours = np.where(served, options.serving_hours, np.nan)
+        if spec.model.image_arch is not None and spec.image.images:  # a generation job: hours for N images
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hours = np.where(served, spec.image.images / decode / 3600.0, np.nan)
+        return hours, share, decode, communication, latency
     rows = _training_rows(spec, grid, options, total)
     return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import image
+from procurement.sizing import image, image_model
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
@@ -40,6 +40,11 @@ INFERENCE_KEYS = (
     "time_to_first_token_seconds",
 )
 THROUGHPUT_KEYS = TRAINING_KEYS + INFERENCE_KEYS
+IMAGE_TRAINING_ALIASES = {"training_images_per_second": "training_tokens_per_second"}
+IMAGE_INFERENCE_ALIASES = {
+    "images_per_second": "decode_tokens_per_second_total",
+    "seconds_per_batch": "time_to_first_token_seconds",
+}
 COMMUNICATION_WARNING_SHARE = 0.30
 
 
@@ -83,7 +88,7 @@ def _throughput_rows(
 ) -> dict[str, np.ndarray]:
     """Throughput for every (gpu, plan) row, gpu-major."""
     size = len(gpus) * len(plans)
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         return {key: np.full(size, np.nan) for key in THROUGHPUT_KEYS}
     peak = np.repeat([gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus], len(plans)).astype(float)
     plan_rows = {
@@ -122,7 +127,13 @@ def _rounded(values: np.ndarray, digits: int) -> list:
     return [value if ok else None for value, ok in zip(np.round(array, digits).tolist(), finite, strict=True)]
 
 
-_EXTRA_COLUMNS = (("decode_tokens_per_second_upper_bound", 3), ("mfu", 3), ("flops_per_token", 0))
+_EXTRA_COLUMNS = (
+    ("decode_tokens_per_second_upper_bound", 3),
+    ("mfu", 3),
+    ("flops_per_token", 0),
+    ("images_per_second_per_gpu", 4),
+    ("flops_per_image", 0),
+)
 
 
 def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int) -> list[dict]:
@@ -131,7 +142,10 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     columns |= {key: _rounded(rows[key], digits) for key, digits in _EXTRA_COLUMNS if key in rows}
     if "decode_bound" in rows:
         columns["decode_bound"] = [str(bound) for bound in rows["decode_bound"]]
-    estimate = "tier estimate: benchmark recommended" if spec.model.is_image else "estimate"
+    if spec.model.image_arch is not None:  # the same figures in images (one image is the engine's 'token')
+        aliases = IMAGE_TRAINING_ALIASES if spec.is_training else IMAGE_INFERENCE_ALIASES
+        columns |= {image_key: columns[token_key] for image_key, token_key in aliases.items()}
+    estimate = "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate"
     names = list(columns)
     return [
         dict(zip(names, values, strict=True)) | {"estimate": estimate}
@@ -160,7 +174,7 @@ def _candidate(
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         warnings.append(image.TIER_WARNING)
     candidate = {
         "gpu": gpu.slug,
@@ -354,10 +368,12 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "pipeline_parallel": spec.parallelism.pipeline_parallel,
             "offload": spec.parallelism.offload,
         },
-        "estimate": "tier estimate: benchmark recommended" if spec.model.is_image else "estimate",
+        "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
     }
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         summary["image_tier"] = image.tier_summary(spec)
+    if spec.model.image_arch is not None:
+        summary["image"] = image_model.image_summary(spec)
     return summary
 
 

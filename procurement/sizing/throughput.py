@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
 
@@ -41,6 +42,8 @@ def _array(value, default) -> np.ndarray:
 
 def training_flops_per_token(spec: WorkloadSpec) -> float:
     """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients."""
+    if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
+        return training_flops_per_image(spec)
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
     if spec.uses_adapters:
@@ -295,6 +298,15 @@ def inference_throughput(
     gpus = _array(gpu_counts, par.gpus)
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
+    if spec.model.image_arch is not None:  # images per second: compute + elementwise traffic (image_model.py)
+        return inference_rows(
+            spec,
+            peak_tflops=_array(peak_tflops, np.nan),
+            bandwidth_gbps=_array(bandwidth_gbps, np.nan),
+            gpu_counts=gpus,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
+        )
     bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
     peak = _array(peak_tflops, np.nan) * 1e12
     concurrency = float(spec.inference.concurrency)

@@ -763,7 +763,16 @@ def render_markdown(rows: list[ValidationRow] | None = None) -> str:
             )
             + " |"
         )
-    return "\n".join(lines) + "\n" + _before_after_section(rows) + RANKING_CASES_SECTION
+    from procurement.sizing.image_validation import render_section  # image cases (issue 29)
+
+    return (
+        "\n".join(lines)
+        + "\n"
+        + _before_after_section(rows)
+        + RANKING_CASES_SECTION
+        + "\n"
+        + render_section()
+    )
 
 
 # Errors before issue 10's pretraining-MFU change (the engine at c074555: MFU 0.40 for every NVSwitch
