@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from rest_framework import status
-from rest_framework.exceptions import APIException, ParseError, ValidationError
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
 from gpuledger.input_bounds import first_document_problem, literal_problem
@@ -21,6 +21,15 @@ class RequestTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "request_too_large"
+
+
+class FieldValueError(ParseError):
+    """A value no field can hold: the API's one error shape naming the field as its path, with the
+    ``field`` and ``detail`` keys the views' own 400s have."""
+
+    def __init__(self, field: str, message: str):
+        text = f"{field}: {message}"
+        super().__init__({"field": field, "detail": text, "errors": [{"path": field, "message": message}]})
 
 
 class BoundedJSONParser(JSONParser):
@@ -49,7 +58,7 @@ class BoundedJSONParser(JSONParser):
         problem = first_document_problem(body)
         if problem is not None:
             field, message = problem
-            raise ValidationError({field: [message]})  # the API's error shape names the field as its path
+            raise FieldValueError(field, message)
         return body
 
 
