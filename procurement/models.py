@@ -358,7 +358,9 @@ class CapacityPlan(models.Model):
             # saving the same plan twice, even at once, is one save (services.capacity_plans); a
             # recomputation (previous set) may come back to an earlier version's prices and result
             models.UniqueConstraint(
-                fields=["fingerprint"], condition=models.Q(previous__isnull=True), name="capacity_plan_saved_once"
+                fields=["fingerprint"],
+                condition=models.Q(previous__isnull=True),
+                name="capacity_plan_saved_once",
             )
         ]
 

@@ -44,7 +44,9 @@ def test_csv_keeps_numbers_and_quotes_formula_like_text(names, amounts):
     report = _report(names, amounts)
     rows = list(csv.reader(io.StringIO(table_csv(report.tables()[0]).decode(), newline="")))
     for name, row in zip(names, rows[1:], strict=False):
-        assert row[0] == csv_text(name)  # the one writer's escape (tests/gpuledger/test_spreadsheet_exports.py)
+        assert row[0] == csv_text(
+            name
+        )  # the one writer's escape (tests/gpuledger/test_spreadsheet_exports.py)
         assert row[0] == name or row[0].replace("'", "") == name.replace("'", "")
     assert Decimal(rows[-1][1]) == sum(amounts[: len(names)], Decimal(0))  # the totals row
 
