@@ -7,7 +7,7 @@ form: a NUL byte (PostgreSQL text cannot hold one), a lone UTF-16 surrogate (no 
 ``"\\ud800"`` escape makes one), a date whose year is outside YEAR_RANGE (``0001-01-01`` and
 ``9999-12-31`` overflowed the period arithmetic), and a number that is not zero but smaller than
 NUMBER_RANGE[0] or larger than NUMBER_RANGE[1] (``1e-400`` rounds to 0.0 as a float and makes a Decimal
-that no money field can quantize). Each bound is far outside any real value: prices have 6 decimals,
+that no money field can quantize), and a ``name`` over NAME_MAX_CHARS (PostgreSQL refused it at save). Each bound is far outside any real value: prices have 6 decimals,
 the largest count in a workload spec (training FLOPs) is about 1e25, and bills and prices start after
 1990.
 """
@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 YEAR_RANGE = (1900, 2199)
+NAME_MAX_CHARS = 200  # what a stored workload, study or plan name holds (CharField max_length=200)
 NUMBER_RANGE = (Decimal("1e-15"), Decimal("1e30"))
 _DATE_START = re.compile(r"\s*(\d{4,})-\d\d-\d\d")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -67,6 +68,9 @@ def document_problems(document: object, path: str = "") -> Iterator[tuple[str, s
             problem = text_problem(key_text)
             if problem:
                 yield where[:80], f"field name {problem}"
+                continue
+            if key_text == "name" and isinstance(value, str) and len(value) > NAME_MAX_CHARS:
+                yield where[:80], f"at most {NAME_MAX_CHARS} characters, got {len(value)}"
                 continue
             yield from document_problems(value, where)
     elif isinstance(document, list | tuple):

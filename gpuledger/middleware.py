@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.http import JsonResponse
 
 from gpuledger.api_errors import error_body
-from gpuledger.input_bounds import text_problem
+from gpuledger.input_bounds import NAME_MAX_CHARS, text_problem
 
 # a urlencoded body is read into request.body, so the view can still read it; a multipart one (an
 # upload) would be consumed here: its few text fields are checked by the upload forms
@@ -19,6 +19,8 @@ FORM_TYPES = ("application/x-www-form-urlencoded",)
 def _first_problem(query) -> tuple[str, str] | None:
     for name, values in query.lists():
         problem = text_problem(name) or next(filter(None, map(text_problem, values)), None)
+        if problem is None and name == "name" and any(len(value) > NAME_MAX_CHARS for value in values):
+            problem = f"at most {NAME_MAX_CHARS} characters"
         if problem:
             return name, problem
     return None

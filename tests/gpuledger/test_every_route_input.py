@@ -16,6 +16,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.procurement.costing.conftest import h100  # noqa: F401  (the GPU row a study resolves)
+
 DEEP_JSON = "[" * 5000 + "]" * 5000
 DEEP_YAML = "a:\n" + "".join(" " * depth + "b:\n" for depth in range(1, 400))
 HOSTILE = [
@@ -138,3 +140,56 @@ def _assert_no_5xx(admin_client, route: str, how: str, data: dict) -> None:
     else:
         response = admin_client.post(route)
     assert response.status_code < 500, (route, how, repr(data)[:160], response.content[:300])
+
+
+# Study, workload and plan bodies that are valid but for one value: each a 400 naming the field (the
+# over-long name was a 500 on PostgreSQL, the others deep in the engines).
+LONG_NAME = "n" * 20_000
+BAD_NAMES = [
+    (LONG_NAME, "at most 200 characters"),
+    ("a\ud800b", "lone UTF-16 surrogate"),
+    ("x\x00y", "NUL byte"),
+]
+
+
+def _bodies() -> dict[str, tuple[dict, str]]:
+    from tests.procurement.costing.tco_fixtures import study_document
+    from tests.procurement.costing.test_recommendations import WORKLOAD
+
+    return {
+        "/api/recommendations/": ({"workload": WORKLOAD, "save": True}, "workload.name"),
+        "/api/tco/": (study_document(), "name"),
+        "/api/size/": (dict(WORKLOAD), "name"),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ["/api/recommendations/", "/api/tco/", "/api/size/"])
+@pytest.mark.parametrize("name,message", BAD_NAMES, ids=["long", "surrogate", "nul"])
+@pytest.mark.usefixtures("h100")
+def test_a_bad_name_in_a_study_or_workload_body_is_a_400_naming_it(admin_client, route, name, message):
+    body, field = _bodies()[route]
+    if field == "workload.name":
+        body = body | {"workload": body["workload"] | {"name": name}}
+    else:
+        body = body | {"name": name}
+    response = admin_client.post(route, json.dumps(body, default=str), content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["field"] == field and message in response.json()["detail"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("literal", ["1e-400", "1.0e-400", "1e400"])
+@pytest.mark.usefixtures("h100")
+def test_a_number_out_of_range_in_a_body_is_a_400_naming_it(admin_client, literal):
+    body, _ = _bodies()["/api/tco/"]
+    text = json.dumps(body | {"utilization": "PLACEHOLDER"}, default=str).replace('"PLACEHOLDER"', literal)
+    response = admin_client.post("/api/tco/", text, content_type="application/json")
+    assert response.status_code == 400 and response.json()["field"] == "utilization", response.content[:300]
+
+
+@pytest.mark.django_db
+def test_a_long_name_in_a_form_is_a_400(admin_client):
+    form = f"name={LONG_NAME}&action=save"  # as the browser sends the page's form
+    response = admin_client.post("/tco/new/", form, content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and b"at most 200 characters" in response.content
