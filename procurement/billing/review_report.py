@@ -8,12 +8,12 @@ chart and carries its SVG, every saving its assumptions. Money stays a decimal s
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
 from django.template.loader import render_to_string
 
+from gpuledger.spreadsheet import csv_writer
 from procurement.billing.charts import review_charts
 from procurement.billing.commitment_report import commitment_figures, commitment_tables
 from procurement.billing.finance_report import add_finance_sections, finance_text
@@ -165,9 +165,10 @@ def render_json(data: dict) -> str:
 
 
 def render_csv(data: dict) -> str:
-    """Every table, one after another: a line naming the table, its header, its rows, a blank line."""
+    """Every table, one after another: a line naming the table, its header, its rows, a blank line. Names
+    from billing tags reach a spreadsheet as text (the one writer, gpuledger.spreadsheet)."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(
         [
             "report",
