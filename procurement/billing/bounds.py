@@ -15,6 +15,7 @@ limit, which the readers refuse as a clean error naming the line (chunks.py).
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from pathlib import Path
 
@@ -25,6 +26,11 @@ from procurement.billing.records import BillingFileError
 READ_BLOCK = 1 << 20
 MAX_DECOMPRESSED_BYTES = 16 << 30  # 16 GiB of CSV: several months of a large CUR 2.0 export
 MAX_LINE_BYTES = 1 << 20  # 1 MiB
+# gzip of CSV shrinks a real export 5-50 times; gzip's most is about 1,030 (one byte repeated). Past
+# EXPANSION_CHECKED_AFTER bytes, a file expanding more than MAX_EXPANSION times is a bomb, refused then
+# rather than after 16 GiB (a 16 MB gzip of newlines would otherwise hold a worker for minutes).
+MAX_EXPANSION = 250
+EXPANSION_CHECKED_AFTER = 64 << 20
 
 
 class FileOutOfBounds(BillingFileError):
@@ -45,31 +51,47 @@ def check_bounds(path: Path) -> None:
     if head == b"PAR1":
         _check_parquet(path)
     elif head[:2] == b"\x1f\x8b":
-        _check_stream(path, gzip.open)
+        _check_stream(path, gzip.open, compressed_bytes=path.stat().st_size)
     else:
         _check_stream(path, open)
 
 
-def _check_stream(path: Path, opener) -> None:
+def _check_stream(path: Path, opener, compressed_bytes: int | None = None) -> None:
     max_bytes, max_line = _limits()
-    total, line, line_length = 0, 1, 0
+    max_expansion = getattr(settings, "BILLING_MAX_EXPANSION", MAX_EXPANSION)
+    if compressed_bytes is not None:
+        max_bytes = min(max_bytes, max(EXPANSION_CHECKED_AFTER, compressed_bytes * max_expansion))
+    # a run of more than max_line bytes without a newline, found by the regex engine: the scan stays at
+    # C speed however many lines a block holds (a Python step per line let a 0.5 MB gzip of 512 MiB of
+    # empty lines hold a worker for minutes)
+    too_long = re.compile(b"[^\n]{%d}" % (max_line + 1))
+    total, lines_before, carried = 0, 0, 0  # carried: bytes of the line still open at the block's end
     try:
         with opener(path, "rb") as handle:
             for block in iter(lambda: handle.read(READ_BLOCK), b""):
                 total += len(block)
-                end = block.find(b"\n")
-                start = 0
-                while end >= 0:
-                    if line_length + end - start > max_line:
+                first = block.find(b"\n")
+                if first < 0:
+                    carried += len(block)
+                    if carried > max_line:
+                        raise _long_line(path, lines_before + 1, max_line)
+                else:
+                    if carried + first > max_line:
+                        raise _long_line(path, lines_before + 1, max_line)
+                    last = block.rfind(b"\n")
+                    inside = too_long.search(block, first + 1, last) if last - first > max_line else None
+                    if inside is not None:
+                        line = lines_before + 1 + block.count(b"\n", 0, inside.start())
                         raise _long_line(path, line, max_line)
-                    line, line_length, start = line + 1, 0, end + 1
-                    end = block.find(b"\n", start)
-                line_length += len(block) - start
-                if line_length > max_line:
-                    raise _long_line(path, line, max_line)
+                    lines_before += block.count(b"\n")
+                    carried = len(block) - last - 1
+                    if carried > max_line:
+                        raise _long_line(path, lines_before + 1, max_line)
                 if total > max_bytes:
                     raise FileOutOfBounds(
-                        str(path), f"over {max_bytes // 2**20} MiB once decompressed; split the export"
+                        str(path),
+                        f"over {max_bytes // 2**20} MiB once decompressed (at most {max_bytes // 2**20} MiB, "
+                        f"or {max_expansion} times the gzip file); split the export or check it is a bill",
                     )
     except (OSError, EOFError, zlib.error):
         return  # a damaged file: the readers name what is wrong with it
