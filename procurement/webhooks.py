@@ -31,10 +31,39 @@ class WebhookRefused(ValueError):
     pass
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: a NAT64 gateway forwards to the IPv4 inside
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated form; a sit tunnel routes it to the IPv4
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and may reach: mapped, NAT64, compatible, 6to4, Teredo."""
+    found = [address.ipv4_mapped, address.sixtofour, *(address.teredo or ())]
+    if address in NAT64 or (address in IPV4_COMPATIBLE and int(address) > 1):
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return [ipv4 for ipv4 in found if ipv4 is not None]
+
+
 def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if address.ipv4_mapped is not None:
+            return _public(address.ipv4_mapped)
+        if embedded and not all(_public(ipv4) for ipv4 in embedded):
+            return False
     return address.is_global and not address.is_multicast
+
+
+def _written_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names by itself: the usual forms, and the ones inet_aton (and so the resolver)
+    also reads as IPv4: 2130706433, 0x7f000001, 0177.0.0.1, 127.1."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def check_webhook_url(url: str) -> tuple[str, int, str]:
@@ -47,10 +76,7 @@ def check_webhook_url(url: str) -> tuple[str, int, str]:
         raise WebhookRefused("has no host")
     if host == LOCAL_NAMES[0] or host.endswith(LOCAL_NAMES[1:]):
         raise WebhookRefused(f"{host} is a local name")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
+    address = _written_address(host)
     if address is not None and not _public(address):
         raise WebhookRefused(f"{host} is not a public address (private, loopback, link-local or reserved)")
     try:
