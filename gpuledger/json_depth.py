@@ -3,6 +3,7 @@ crash it with RecursionError (a 500 on the API, a traceback in a command) instea
 
 from __future__ import annotations
 
+import json
 import re
 
 MAX_JSON_DEPTH = 32  # every document this project reads nests under 10 levels
@@ -36,3 +37,12 @@ def line_column(text: str | bytes, offset: int) -> tuple[int, int]:
     newline = "\n" if isinstance(text, str) else b"\n"
     line_start = text.rfind(newline, 0, offset) + 1
     return text.count(newline, 0, offset) + 1, offset - line_start + 1
+
+
+def loads_bounded(text: str, **options) -> object:
+    """``json.loads`` that refuses, as a JSONDecodeError, text nested deeper than MAX_JSON_DEPTH: a billing
+    cell of 200,000 brackets (a line under the 1 MiB bound) crashed the import with RecursionError."""
+    too_deep = first_too_deep(text)
+    if too_deep is not None:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, too_deep)
+    return json.loads(text, **options)

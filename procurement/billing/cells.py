@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 import pandas as pd
 
+from gpuledger.json_depth import loads_bounded
 from pricing.providers.currencies import currency_problem
 from procurement.billing.codes import coded, first_flagged_row, object_array, text_values
 from procurement.billing.records import BillingFileError
@@ -159,7 +160,7 @@ def _json_object(value: str) -> tuple[dict, str]:
     if value.strip() == "":
         return {}, ""
     try:
-        obj = json.loads(value)
+        obj = loads_bounded(value)
     except json.JSONDecodeError as error:
         return {}, f"not JSON: {error.msg}"
     if not isinstance(obj, dict):

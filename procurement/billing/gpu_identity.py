@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 
+from gpuledger.json_depth import loads_bounded
+
 # The GPU words of a Google Cloud GPU SKU description -> (Compute Engine accelerator type, the catalog's
 # Google Cloud alias of that GPU, pricing/data/gpu_aliases.csv)
 GCP_GPU_SKUS = {
@@ -65,7 +67,7 @@ def azure_vm_size(details: str) -> str:
     if not text.startswith("{"):
         return ""
     try:
-        obj = json.loads(text)
+        obj = loads_bounded(text)
     except json.JSONDecodeError:
         return ""
     size = obj.get("ServiceType") if isinstance(obj, dict) else None

@@ -21,6 +21,7 @@ import re
 
 import pandas as pd
 
+from gpuledger.json_depth import loads_bounded
 from procurement.billing.cells import Distinct, _json_text_problem
 from procurement.billing.codes import object_array
 
@@ -35,13 +36,13 @@ def tag_object(text: str) -> tuple[dict, str]:
         return {}, ""
     if value[0] in "{[":
         try:
-            parsed = json.loads(value)
+            parsed = loads_bounded(value)
         except json.JSONDecodeError as error:
             return {}, f"not JSON: {error.msg}"
         tags, problem = _from_json(parsed)
     elif value.startswith('"'):
         try:
-            tags, problem = _from_json(json.loads("{" + value + "}"))
+            tags, problem = _from_json(loads_bounded("{" + value + "}"))
         except json.JSONDecodeError as error:
             return {}, f"tags must be {FORMS} (not JSON: {error.msg})"
     elif "=" in value:
