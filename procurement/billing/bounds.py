@@ -115,6 +115,15 @@ def _check_parquet(path: Path) -> None:
         metadata = pq.ParquetFile(path).metadata
     except (pa.ArrowException, OSError):
         return  # unreadable: the reader names it
-    size = sum(metadata.row_group(index).total_byte_size for index in range(metadata.num_row_groups))
+    max_line = _limits()[1]
+    groups = [metadata.row_group(index) for index in range(metadata.num_row_groups)]
+    for number, group in enumerate(groups, start=1):
+        # a row is a CSV line's peer: a row group whose rows average over the line bound holds a cell that
+        # Arrow would decode whole (one 300 MiB cell compresses to 13 KB of zstd)
+        if group.total_byte_size > max_line * max(group.num_rows, 1):
+            raise FileOutOfBounds(
+                str(path), f"row group {number}: rows over {max_line // 1024} KiB each (not a billing file?)"
+            )
+    size = sum(group.total_byte_size for group in groups)
     if size > max_bytes:
         raise FileOutOfBounds(str(path), f"over {max_bytes // 2**20} MiB uncompressed; split the export")
