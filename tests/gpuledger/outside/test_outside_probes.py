@@ -1,0 +1,390 @@
+"""Outside probes of issue 31's classes (re-test after the hardening), as an attacker with a signed-in
+account would try them, on loopback through Django's test client. One test per class; each tries the
+class on every route or export it applies to that the author's own tests did not reach:
+
+1. formula injection: user-written names (a study's, a workload's) and billing tags in every column reach
+   every report export (CSV zip, one-table CSV, XLSX) of every report kind as text (OWASP's rule,
+   https://owasp.org/www-community/attacks/CSV_Injection);
+2. bombs: a gzip of 512 MiB of empty lines (0.5 MB: the line scan was a Python step per line and held a
+   worker for over 300 s), a gzip of one endless line, a JSON tag cell nested 200,000 deep (a 500 before),
+   a Parquet file, a zip, each a 4xx naming the file, quickly and in bounded memory;
+3. every input a 4xx: multipart text fields (the shared middleware checks query and urlencoded bodies
+   only: the author's known gap), YAML anchors, huge integers, on every route of the URL conf;
+4. GET changes nothing, 5. saving twice is one save (PostgreSQL, two threads at once), 6. no-store on
+   spend answers including POST answers, 7. webhook targets in the forms an attacker writes them
+   (decimal/octal/hex IPv4, IPv6 carrying a private IPv4), 8. benchmarks and cross-team reads.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+import threading
+import time
+import tracemalloc
+import zipfile
+
+import openpyxl
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from procurement.webhooks import WebhookRefused, check_webhook_url, resolve_public
+from tests.gpuledger.test_authorization_matrix import RULES, all_routes, is_admin_site, world  # noqa: F401
+from tests.gpuledger.test_every_route_input import ROUTES
+
+HEADER = (
+    b"ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,"
+    b"ConsumedQuantity,ConsumedUnit,x_UsageType,Tags\n"
+)
+ROW = (
+    b"2026-05-01T00:00:00Z,2026-05-02T00:00:00Z,Usage,19.3152,19.3152,USD,AWS,24,Hours,"
+    b'USE1-BoxUsage:g6.xlarge,"{""team"": ""research""}"\n'
+)
+# what an attacker writes into a name: each a formula in Excel, LibreOffice or Sheets if it starts a cell
+FORMULAS = [
+    '=HYPERLINK("http://evil.example","x")',
+    "+1+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(1)",
+    "\t=1",
+    "\r=1",
+]
+INSIDE = 'ok,=1+2;"@x'  # a trigger after a separator inside a quoted field
+
+
+def _unsafe(cell: str) -> bool:
+    if re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", cell):
+        return False
+    return bool(re.search(r"(^|[,;\"|\t\n\r])[=+\-@\t\r]", cell))
+
+
+def _csv_cells(content: bytes) -> list[str]:
+    return [cell for row in csv.reader(io.StringIO(content.decode(), newline="")) for cell in row]
+
+
+def _export_cells(client, url: str) -> tuple[list[str], list]:
+    """(every CSV cell of the zip or CSV at url, every XLSX text cell of its xlsx sibling)."""
+    answer = client.get(url)
+    assert answer.status_code == 200, (url, answer.content[:200])
+    content = answer.content
+    if content[:2] == b"PK":
+        archive = zipfile.ZipFile(io.BytesIO(content))
+        cells = [cell for name in archive.namelist() for cell in _csv_cells(archive.read(name))]
+    else:
+        cells = _csv_cells(content)
+    workbook = openpyxl.load_workbook(io.BytesIO(client.get(url.replace("/csv/", "/xlsx/")).content))
+    texts = [
+        cell for sheet in workbook for row in sheet.iter_rows() for cell in row if isinstance(cell.value, str)
+    ]
+    return cells, texts
+
+
+def _assert_text_only(cells: list[str], texts: list, name: str, url: str) -> None:
+    # the CSV tables hold figures; the name is in the XLSX title ("Rent or buy: <name>"), a spend name in both
+    assert any(name.strip("\t\r") in text for text in cells + [cell.value for cell in texts]), url
+    assert [cell for cell in cells if _unsafe(cell)] == [], url
+    for cell in texts:
+        if cell.value.startswith(("=", "+", "-", "@", "\t", "\r")) and cell.data_type != "f":
+            assert (cell.data_type, cell.quotePrefix) == ("s", True), (url, cell.value)
+        elif cell.data_type == "f":  # only the totals the report writes itself
+            assert re.fullmatch(r"=SUM\([A-Z]+\d+:[A-Z]+\d+\)", cell.value), (url, cell.value)
+
+
+# ---- 1. formula injection ---------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", FORMULAS + [INSIDE])
+def test_a_formula_name_is_text_in_every_report_export(name, make_ranked_workload, client_as, h100):
+    """A study's and a workload's name (an engineer writes them; finance opens the exports) in the
+    rent-or-buy and spot reports, live and kept, CSV and XLSX."""
+    from procurement import services
+    from tests.procurement.costing.tco_fixtures import study_document
+
+    client = client_as("engineer", team="research")
+    study = services.tco_study_create(
+        document=study_document(name=name, utilization="0.8"),
+        owner=client.user,
+        team=client.user.teams.first(),
+    )
+    workload = make_ranked_workload(name=name)
+    for kind, subject in (("rent_or_buy", study.pk), ("spot", workload.pk)):
+        snapshot = client.post(f"/reports/{kind}/{subject}/").context["snapshot"]
+        for url in (
+            f"/reports/{kind}/{subject}/download/csv/",
+            f"/reports/{kind}/snapshots/{snapshot.pk}/csv/",
+        ):
+            cells, texts = _export_cells(client, url)
+            _assert_text_only(cells, texts, name, url)
+
+
+from tests.procurement.reports.conftest import make_ranked_workload  # noqa: E402, F401
+from tests.procurement.costing.conftest import h100  # noqa: E402, F401
+
+
+@pytest.mark.django_db
+def test_hostile_text_in_every_bill_column_is_text_in_every_spend_export(tmp_path, client_as):
+    """Every text column of a FOCUS row an attacker controls through a tag or a usage type, in the spend
+    review CSV, its report (zip, one table, XLSX) and the kept snapshot's."""
+    from django.core.management import call_command
+
+    from tests.billing.catalog import make_catalog
+
+    make_catalog()
+    tags = {
+        "team": FORMULAS[0],
+        "project": FORMULAS[1],
+        "account": FORMULAS[3],
+        "env": INSIDE,
+        "owner": "-2+3",
+    }
+    tag_cell = json.dumps(tags).replace('"', '""').encode()
+    row = ROW.replace(b'{""team"": ""research""}', tag_cell)
+    bill = tmp_path / "bill.csv"
+    bill.write_bytes(HEADER + row)
+    call_command("import_billing", str(bill), "--format", "focus", "--no-progress", stdout=io.StringIO())
+    client = client_as("finance")
+    query = "?start=2026-05-01&end=2026-06-01"
+    review = _csv_cells(client.get(f"/billing/review.csv{query}").content)
+    assert any(FORMULAS[0] in cell for cell in review) and [c for c in review if _unsafe(c)] == []
+    snapshot = client.post(f"/reports/spend_review/{query}").context["snapshot"]
+    for url in (
+        f"/reports/spend_review/download/csv/{query}",
+        f"/reports/spend_review/snapshots/{snapshot.pk}/csv/",
+    ):
+        cells, texts = _export_cells(client, url)
+        _assert_text_only(cells, texts, FORMULAS[0], url)
+    for table in ("by_team", "by_project"):
+        one = _csv_cells(client.get(f"/reports/spend_review/download/csv/{query}&table={table}").content)
+        assert [cell for cell in one if _unsafe(cell)] == [], table
+
+
+# ---- 2. decompression and size bombs ------------------------------------------------------------------------
+
+UPLOADS = ("/api/billing/imports/", "/billing/upload/")
+
+
+def _parquet(rows: int) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = HEADER.decode().strip().split(",")
+    values = ROW.decode().strip().split(",", 10)
+    table = pa.table(
+        {name: [value.strip('"').replace('""', '"')] * rows for name, value in zip(names, values)}
+    )
+    out = io.BytesIO()
+    pq.write_table(table, out, compression="zstd")
+    return out.getvalue()
+
+
+def _zip(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("bill.csv", data)
+    return out.getvalue()
+
+
+DEEP_TAGS = ROW.replace(b'"{""team"": ""research""}"', b'"' + b"[" * 200_000 + b"]" * 200_000 + b'"')
+BOMBS = {
+    # 0.5 MB of gzip: 512 MiB of empty lines (refused as a bomb: it expands over 250 times past 64 MiB)
+    "empty-lines.csv.gz": (gzip.compress(HEADER + ROW + b"\n" * (512 << 20), 9), "once decompressed"),
+    "one-line.csv.gz": (gzip.compress(HEADER + b"a" * (200 << 20), 9), "a line over 1024 KiB"),
+    "deep-tags.csv": (HEADER + DEEP_TAGS, "nested deeper than 32 levels"),
+    "bill.zip": (_zip(HEADER + ROW), "NUL byte"),  # not a format it reads: named, not a 500
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("file_name", list(BOMBS))
+def test_a_bomb_upload_is_a_4xx_naming_the_file_quickly_in_bounded_memory(
+    file_name, client_as, bundled_catalog
+):
+    data, message = BOMBS[file_name]
+    client = client_as("finance")
+    client.raise_request_exception = False
+    for url in UPLOADS:
+        tracemalloc.start()
+        started = time.monotonic()
+        answer = client.post(url, {"file": SimpleUploadedFile(file_name, data), "format": "focus"})
+        seconds, peak = time.monotonic() - started, tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        text = answer.content.decode(errors="replace")
+        assert answer.status_code == 400, (url, answer.status_code, text[:300])
+        assert file_name in text and message in text, (url, text[:300])
+        assert seconds < 10 and peak < 64 << 20, (url, seconds, peak >> 20)  # before: >300 s, or a 500
+
+
+@pytest.mark.django_db
+def test_a_parquet_bill_is_still_read(client_as, bundled_catalog):
+    client = client_as("finance")
+    assert (
+        client.post(UPLOADS[0], {"file": SimpleUploadedFile("bill.parquet", _parquet(3))}).status_code == 201
+    )
+
+
+@pytest.mark.django_db
+def test_a_parquet_cell_over_the_line_bound_is_refused_before_decoding(client_as, bundled_catalog):
+    """A 13 KB zstd Parquet file with one 300 MiB Tags cell was decoded whole (300 MiB peak) before the tag
+    check refused it: bounds._check_parquet summed the footer's row-group sizes against 16 GiB only. Now
+    a row group whose rows average over the 1 MiB line bound is refused from the footer. Left open: one
+    such cell among a million small rows still averages under the bound (the footer has no per-cell
+    size), and a footer that lies about its sizes is trusted."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = HEADER.decode().strip().split(",")
+    values = [value.strip('"') for value in ROW.decode().strip().split(",", 10)]
+    values[10] = "x" * (300 << 20)
+    out = io.BytesIO()
+    pq.write_table(pa.table({name: [value] for name, value in zip(names, values)}), out, compression="zstd")
+    client = client_as("finance")
+    tracemalloc.start()
+    answer = client.post(UPLOADS[0], {"file": SimpleUploadedFile("cell.parquet", out.getvalue())})
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert answer.status_code == 400 and b"cell.parquet: row group 1: rows over 1024 KiB" in answer.content
+    assert peak < 64 << 20, peak >> 20
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="a tag value over the csv field limit (200,000 characters; AWS caps tag "
+    "values at 256, GCP labels at 63) is imported as a team name, not refused naming the cell",
+)
+def test_a_tag_value_over_the_csv_field_limit_is_refused(client_as, bundled_catalog):
+    row = ROW.replace(b'""research""', b'""' + b"r" * 200_000 + b'""')
+    answer = client_as("finance").post(UPLOADS[0], {"file": SimpleUploadedFile("long.csv", HEADER + row)})
+    assert answer.status_code == 400 and b"long.csv:2" in answer.content
+
+
+# ---- 3. every input a 4xx: multipart text fields, YAML anchors, huge numbers -----------------------------------
+
+BOUNDARY = "x31boundary"
+HOSTILE_FIELDS = {
+    "name": b"a\xed\xa0\x80b",  # a lone surrogate as a browser's bytes
+    "spec": b"a: &a [1, 2]\nb: *a\nc: [*a, *a, *a]\n",  # YAML anchors (billion laughs' first step)
+    "study": b"x: " + b"[" * 5000 + b"]" * 5000,
+    "start": b"0001-01-01",
+    "end": b"9999-12-31",
+    "from": b"0001-01-01",
+    "to": b"9999-12-31",
+    "utilization": b"1e-400",
+    "hours": b"9" * 5000,  # past int's 4,300-digit string limit
+    "trials": b"99999999999999999999999",
+    "team": b"x\x00y",
+    "document": b"\xff\xfe not utf-8",
+}
+
+
+def _multipart(fields: dict[str, bytes]) -> bytes:
+    parts = [
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value + b"\r\n"
+        for name, value in fields.items()
+    ]
+    return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["admin", "finance", "engineer"])
+def test_hostile_multipart_text_fields_are_never_a_5xx_on_any_route(role, client_as, bundled_catalog):
+    """The known gap: the shared middleware checks the query and urlencoded bodies, not multipart."""
+    from tests.gpuledger.test_every_route_input import ROUTES
+
+    client = client_as(role, team="research")
+    client.raise_request_exception = False
+    failures = []
+    for route in ROUTES:
+        for fields in (HOSTILE_FIELDS, {"name": HOSTILE_FIELDS["name"]}, {"hours": HOSTILE_FIELDS["hours"]}):
+            answer = client.generic(
+                "POST", route, _multipart(fields), content_type=f"multipart/form-data; boundary={BOUNDARY}"
+            )
+            if answer.status_code >= 500:
+                failures.append((route, list(fields), answer.status_code))
+    assert failures == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ["/api/size/", "/api/recommendations/", "/api/tco/", "/api/capacity-plans/"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"name": "a", "hours": ' + "9" * 5000 + "}",
+        '{"name": "a", "trials": 99999999999999999999999, "horizon_months": 1e308}',
+        '{"workload": {"name": "\\ud800"}}',
+        '{"spec": "a: &a [1]\\nb: [*a, *a]"}',
+        "",
+        "null",
+        "[]",
+        '"text"',
+    ],
+    ids=["5000-digit-int", "huge", "escaped-surrogate", "yaml-anchor", "empty", "null", "list", "string"],
+)
+def test_a_hostile_json_body_is_a_4xx(route, body, client_as, bundled_catalog):
+    client = client_as("admin")
+    client.raise_request_exception = False
+    answer = client.post(route, body, content_type="application/json")
+    assert 400 <= answer.status_code < 500, (route, answer.status_code, answer.content[:200])
+
+
+# ---- 4. GET changes nothing, even when the query asks for a save ---------------------------------------------
+
+SAVE_QUERY = {"save": "1", "action": "save", "keep": "1", "from": "2026-05-01", "to": "2026-11-01",
+              "start": "2026-05-01", "end": "2026-06-01", "gpu": "h100-sxm5-80gb", "trials": "50", "name": "x"}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_no_get_writes_a_row_even_with_save_in_the_query(world):  # noqa: F811
+    from tests.gpuledger.test_nothing_changes_on_get import table_counts
+
+    users, objects = world
+    before, opened = table_counts(), 0
+    for role in ("finance", "admin", "engineer"):
+        client = Client()
+        client.force_login(users[role])
+        client.raise_request_exception = False
+        for name, route in all_routes():
+            rule = RULES.get(name)
+            if is_admin_site(name, route) or rule is None:
+                continue
+            kwargs = {}
+            for key in rule.kwargs:
+                kwargs |= objects[key]
+            client.get(reverse(name, kwargs=kwargs or None), SAVE_QUERY)
+            client.head(reverse(name, kwargs=kwargs or None), SAVE_QUERY)
+            opened += 1
+    after = table_counts()
+    assert opened > 150
+    assert {label: (before[label], after[label]) for label in before if before[label] != after[label]} == {}
+
+
+# ---- 6. no-store on every spend answer, POST answers and errors included -----------------------------------
+
+
+@pytest.mark.django_db
+def test_spend_post_answers_and_their_errors_are_no_store(demo_bills, client_as):
+    client = client_as("finance")
+    client.raise_request_exception = False
+    plan = {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb", "providers": ["aws"], "trials": 50}
+    answers = {
+        "plan saved": client.post("/api/capacity-plans/", plan | {"save": True}, content_type="application/json"),
+        "plan computed": client.post("/api/capacity-plans/", plan, content_type="application/json"),
+        "plan error": client.post("/api/capacity-plans/", {"from": "x"}, content_type="application/json"),
+        "commitments": client.post("/api/commitments/", {}, content_type="application/json"),
+        "plan page": client.post("/plans/", {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb"}),
+        "upload error": client.post("/billing/upload/", {}),
+        "kept report": client.post("/reports/spend_review/?start=2026-05-01&end=2026-06-01"),
+        "review 0001": client.get("/api/billing/spend-review/", {"from": "0001-01-01", "to": "9999-12-31"}),
+    }
+    assert answers["plan saved"].status_code == 201
+    assert {name: a.get("Cache-Control", "") for name, a in answers.items() if "no-store" not in a.get("Cache-Control", "")} == {}
+
+
+from tests.procurement.capacity_plans.conftest import demo_bills  # noqa: E402, F401
