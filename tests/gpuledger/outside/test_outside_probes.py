@@ -388,3 +388,102 @@ def test_spend_post_answers_and_their_errors_are_no_store(demo_bills, client_as)
 
 
 from tests.procurement.capacity_plans.conftest import demo_bills  # noqa: E402, F401
+
+
+# ---- 8. benchmarks and every team-owned object stay within their team ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_another_teams_engineer_reads_nothing_of_research_on_any_route(world):  # noqa: F811
+    """The world: team research owns a workload "matrix job", a study, a benchmark "matrix run" (source
+    "matrix"), reports of them. An engineer of team platform opens every route with research's ids, in
+    HTML and JSON, and reads none of those names in any 200 answer."""
+    from procurement.models import TcoStudy
+
+    users, objects = world
+    TcoStudy.objects.filter(pk=objects["study"]["pk"]).update(name="matrix study")  # the example's name is public
+    secrets = [b"matrix job", b"matrix run", b"matrix study"]
+    client = Client()
+    client.force_login(users["other_team_engineer"])
+    client.raise_request_exception = False
+    leaks, opened = [], 0
+    for name, route in all_routes():
+        rule = RULES.get(name)
+        if is_admin_site(name, route) or rule is None:
+            continue
+        kwargs = {}
+        for key in rule.kwargs:
+            kwargs |= objects[key]
+        url = reverse(name, kwargs=kwargs or None)
+        for answer in (client.get(url), client.get(url, HTTP_ACCEPT="application/json")):
+            opened += 1
+            body = b"".join(answer.streaming_content) if answer.streaming else answer.content
+            if answer.status_code == 200 and any(secret in body for secret in secrets):
+                leaks.append((url, answer.status_code))
+    assert opened > 100 and leaks == []
+    benchmarks = client.get("/api/benchmarks/").json()
+    listed = benchmarks.get("results", benchmarks) if isinstance(benchmarks, dict) else benchmarks
+    assert all(row.get("model_name") != "matrix run" for row in listed)
+    assert client.get(f"/benchmarks/{objects['benchmark']['pk']}/").status_code == 404
+
+
+# ---- 7. webhooks in the forms an attacker writes them --------------------------------------------------------
+
+# each reaches a loopback, private or link-local address: the resolver reads the numeric IPv4 forms
+# (inet_aton), a sit tunnel the IPv4-compatible one, a NAT64 gateway (RFC 6052; AWS's NAT gateway does
+# NAT64) the 64:ff9b:: ones, 6to4 relays the 2002:: one
+NUMERIC_FORMS = [
+    "https://2130706433/", "https://0x7f000001/", "https://0x7f.0.0.1/", "https://017700000001/",
+    "https://0177.0.0.1/", "https://127.1/", "https://0/", "https://2852039166/latest/meta-data/",
+    "https://[::127.0.0.1]/", "https://[64:ff9b::7f00:1]/", "https://[64:ff9b::a9fe:a9fe]/",
+    "https://[64:ff9b::a00:1]/", "https://[2002:a9fe:a9fe::]/", "https://[::ffff:7f00:1]/",
+    "https://[fe80::1%25eth0]/", "http://93.184.215.14/", "gopher://93.184.215.14/", "https://localhost./",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", NUMERIC_FORMS)
+def test_every_written_form_of_an_internal_address_is_refused_at_save(url):
+    from django.core.exceptions import ValidationError
+
+    from procurement.webhooks import validate_webhook_url
+
+    with pytest.raises(ValidationError):
+        validate_webhook_url(url)
+
+
+@pytest.mark.parametrize(
+    "resolved", ["127.0.0.1", "169.254.169.254", "10.1.2.3", "::1", "fe80::1", "::ffff:10.0.0.1", "64:ff9b::a00:1"]
+)
+def test_a_name_resolving_to_an_internal_address_is_refused_at_send(resolved, monkeypatch):
+    import socket
+
+    from procurement import webhooks
+
+    family = socket.AF_INET6 if ":" in resolved else socket.AF_INET
+    answers = [(family, socket.SOCK_STREAM, 6, "", (resolved, 443)), (socket.AF_INET, socket.SOCK_STREAM, 6, "",
+               ("93.184.215.14", 443))]  # fmt: skip
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: answers)
+    connected = []
+    monkeypatch.setattr(socket, "create_connection", lambda *args, **kwargs: connected.append(args))
+    assert check_webhook_url("https://hooks.example.com/x")[0] == "hooks.example.com"
+    with pytest.raises(webhooks.WebhookRefused):
+        webhooks.post_webhook("https://hooks.example.com/x", {"event": "probe"})
+    assert connected == []
+
+
+@pytest.mark.parametrize("url", ["https://hooks.example.com/x", "https://1.1.1.1/", "https://[2606:4700::1111]/",
+                                 "https://[64:ff9b::101:101]/"])  # fmt: skip
+def test_a_public_https_target_is_still_accepted(url):
+    assert check_webhook_url(url)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["https://2130706433/", "https://[64:ff9b::a9fe:a9fe]/latest/"])
+def test_the_admin_form_refuses_a_numeric_internal_webhook(url, client_as):
+    """The admin's workload form (where an admin sets notify_webhook) runs the model field's validator."""
+    from procurement.models import Workload
+
+    admin = client_as("admin", is_staff=True, is_superuser=True)
+    answer = admin.post("/admin/procurement/workload/add/", {"name": "w", "task": "qlora", "spec": "{}",
+                                                             "notify_webhook": url})  # fmt: skip
+    assert answer.status_code == 200 and b"Webhook" in answer.content and not Workload.objects.exists()
