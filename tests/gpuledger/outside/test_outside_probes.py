@@ -23,6 +23,7 @@ import io
 import json
 import re
 import threading
+import threading
 import time
 import tracemalloc
 import zipfile
@@ -30,6 +31,7 @@ import zipfile
 import openpyxl
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -488,3 +490,80 @@ def test_the_admin_form_refuses_a_numeric_internal_webhook(url, client_as):
                                                              "notify_webhook": url})  # fmt: skip
     # refused by the URL field (a bare number is no valid host) or by the webhook validator, never saved
     assert answer.status_code == 200 and b"errornote" in answer.content and not Workload.objects.exists()
+
+
+# ---- 5. saving twice is one save ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres, demo_bills, client_as):
+    """The author's known gap: a real race on PostgreSQL. Four threads, each its own connection and
+    client, release together and POST the same plan with save; one row, every answer names it."""
+    from django.db import connection as main_connection
+
+    from procurement.models import CapacityPlan
+
+    users = [client_as("finance").user for _ in range(4)]
+    body = {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb", "providers": ["aws"],
+            "trials": 100, "save": True}  # fmt: skip
+    barrier, answers = threading.Barrier(len(users)), []
+
+    def save(user) -> None:
+        client = Client()
+        client.force_login(user)
+        client.raise_request_exception = False
+        barrier.wait()
+        try:
+            answer = client.post("/api/capacity-plans/", body, content_type="application/json")
+            answers.append((answer.status_code, answer.json().get("id")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    main_connection.close()
+    assert sorted(status for status, _ in answers) == [200, 200, 200, 201], answers
+    assert len({plan_id for _, plan_id in answers}) == 1 and CapacityPlan.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason="only capacity plans are saved by fingerprint: the same TCO study document "
+                   "POSTed twice to /api/tco/ stores two TcoStudy rows (needs a fingerprint column and a migration)")
+def test_the_same_study_saved_twice_is_one_study(client_as, h100):
+    from procurement.models import TcoStudy
+    from tests.procurement.costing.tco_fixtures import study_document
+
+    client = client_as("engineer", team="research")
+    body = json.dumps(study_document(), default=str)
+    first = client.post("/api/tco/", body, content_type="application/json")
+    second = client.post("/api/tco/", body, content_type="application/json")
+    assert first.status_code == 201 and second.status_code in (200, 201)
+    assert TcoStudy.objects.count() == 1 and first.json()["id"] == second.json()["id"]
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason="the same workload POSTed twice to /api/recommendations/ with save stores "
+                   "two Workload rows and two Recommendation rows (no fingerprint on a saved workload)")
+def test_the_same_workload_saved_twice_is_one_workload(client_as, h100):
+    from procurement.models import Workload
+    from tests.procurement.costing.test_recommendations import WORKLOAD
+
+    client = client_as("engineer", team="research")
+    body = json.dumps({"workload": WORKLOAD, "save": True})
+    for _ in range(2):
+        assert client.post("/api/recommendations/", body, content_type="application/json").status_code == 201
+    assert Workload.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_keep_this_report_twice_is_one_snapshot(make_ranked_workload, client_as):
+    from procurement.models import ReportSnapshot
+
+    client = client_as("engineer", team="research")
+    workload = make_ranked_workload()
+    first = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    second = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    assert first.pk == second.pk and ReportSnapshot.objects.count() == 1
