@@ -11,9 +11,15 @@ from django.http import JsonResponse
 from gpuledger.api_errors import error_body
 from gpuledger.input_bounds import NAME_MAX_CHARS, text_problem
 
-# a urlencoded body is read into request.body, so the view can still read it; a multipart one (an
-# upload) would be consumed here: its few text fields are checked by the upload forms
+# a urlencoded body is read into request.body, so the view can still read it. A multipart body on a page
+# is parsed into request.POST and request.FILES, which Django keeps for the view (CsrfViewMiddleware's
+# token check reads them too): its text fields are checked as a urlencoded form's are, since a NUL in a
+# multipart token name was a 500 on PostgreSQL (issue 31, outside probe); file contents are the
+# importers' to check. Under /api/ it is left to DRF: a JSON-only view could not read a spent stream
+# (a 500, not its 415), and DRF's CharField refuses a NUL itself.
 FORM_TYPES = ("application/x-www-form-urlencoded",)
+PAGE_FORM_TYPES = (*FORM_TYPES, "multipart/form-data")
+API_PREFIX = "/api/"
 
 
 def _first_problem(query) -> tuple[str, str] | None:
@@ -35,7 +41,8 @@ class RejectNulBytesMiddleware:
     def __call__(self, request):
         found = _first_problem(request.GET)
         kind = "query parameter"
-        if found is None and request.method == "POST" and request.content_type in FORM_TYPES:
+        form_types = FORM_TYPES if request.path.startswith(API_PREFIX) else PAGE_FORM_TYPES
+        if found is None and request.method == "POST" and request.content_type in form_types:
             found, kind = _first_problem(request.POST), "form field"
         if found is not None:
             name, problem = found
