@@ -23,7 +23,6 @@ import io
 import json
 import re
 import threading
-import threading
 import time
 import tracemalloc
 import zipfile
@@ -32,13 +31,15 @@ import openpyxl
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from procurement.webhooks import WebhookRefused, check_webhook_url, resolve_public
+from procurement.webhooks import check_webhook_url
 from tests.gpuledger.test_authorization_matrix import RULES, all_routes, is_admin_site, world  # noqa: F401
 from tests.gpuledger.test_every_route_input import ROUTES
+from tests.procurement.capacity_plans.conftest import demo_bills  # noqa: F401  (fixtures)
+from tests.procurement.costing.conftest import h100  # noqa: F401
+from tests.procurement.reports.conftest import make_ranked_workload  # noqa: F401
 
 HEADER = (
     b"ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,"
@@ -103,7 +104,7 @@ def _assert_text_only(cells: list[str], texts: list, name: str, url: str) -> Non
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", FORMULAS + [INSIDE])
-def test_a_formula_name_is_text_in_every_report_export(name, make_ranked_workload, client_as, h100):
+def test_a_formula_name_is_text_in_every_report_export(name, make_ranked_workload, client_as, h100):  # noqa: F811
     """A study's and a workload's name (an engineer writes them; finance opens the exports) in the
     rent-or-buy and spot reports, live and kept, CSV and XLSX."""
     from procurement import services
@@ -124,10 +125,6 @@ def test_a_formula_name_is_text_in_every_report_export(name, make_ranked_workloa
         ):
             cells, texts = _export_cells(client, url)
             _assert_text_only(cells, texts, name, url)
-
-
-from tests.procurement.reports.conftest import make_ranked_workload  # noqa: E402, F401
-from tests.procurement.costing.conftest import h100  # noqa: E402, F401
 
 
 @pytest.mark.django_db
@@ -179,7 +176,10 @@ def _parquet(rows: int) -> bytes:
     names = HEADER.decode().strip().split(",")
     values = ROW.decode().strip().split(",", 10)
     table = pa.table(
-        {name: [value.strip('"').replace('""', '"')] * rows for name, value in zip(names, values)}
+        {
+            name: [value.strip('"').replace('""', '"')] * rows
+            for name, value in zip(names, values, strict=True)
+        }
     )
     out = io.BytesIO()
     pq.write_table(table, out, compression="zstd")
@@ -245,7 +245,9 @@ def test_a_parquet_cell_over_the_line_bound_is_refused_before_decoding(client_as
     values = [value.strip('"') for value in ROW.decode().strip().split(",", 10)]
     values[10] = "x" * (300 << 20)
     out = io.BytesIO()
-    pq.write_table(pa.table({name: [value] for name, value in zip(names, values)}), out, compression="zstd")
+    pq.write_table(
+        pa.table({name: [value] for name, value in zip(names, values, strict=True)}), out, compression="zstd"
+    )
     client = client_as("finance")
     tracemalloc.start()
     answer = client.post(UPLOADS[0], {"file": SimpleUploadedFile("cell.parquet", out.getvalue())})
@@ -300,7 +302,6 @@ def test_hostile_multipart_text_fields_are_never_a_5xx_on_any_route(role, client
     """The author's known gap: the shared middleware checked the query and urlencoded bodies, not
     multipart. On PostgreSQL a NUL in a multipart token name (POST /accounts/me/tokens/) was a 500; run
     this file with DATABASE_URL set to see it. Fixed in gpuledger/middleware.py (pages; DRF checks its own)."""
-    from tests.gpuledger.test_every_route_input import ROUTES
 
     client = client_as(role, team="research")
     client.raise_request_exception = False
@@ -317,7 +318,9 @@ def test_hostile_multipart_text_fields_are_never_a_5xx_on_any_route(role, client
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("route", ["/api/size/", "/api/recommendations/", "/api/tco/", "/api/capacity-plans/"])
+@pytest.mark.parametrize(
+    "route", ["/api/size/", "/api/recommendations/", "/api/tco/", "/api/capacity-plans/"]
+)
 @pytest.mark.parametrize(
     "body",
     [
@@ -374,25 +377,36 @@ def test_no_get_writes_a_row_even_with_save_in_the_query(world):  # noqa: F811
 
 
 @pytest.mark.django_db
-def test_spend_post_answers_and_their_errors_are_no_store(demo_bills, client_as):
+def test_spend_post_answers_and_their_errors_are_no_store(demo_bills, client_as):  # noqa: F811
     client = client_as("finance")
     client.raise_request_exception = False
-    plan = {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb", "providers": ["aws"], "trials": 50}
+    plan = {
+        "from": "2026-05-01",
+        "to": "2026-11-01",
+        "gpu": "h100-sxm5-80gb",
+        "providers": ["aws"],
+        "trials": 50,
+    }
     answers = {
-        "plan saved": client.post("/api/capacity-plans/", plan | {"save": True}, content_type="application/json"),
+        "plan saved": client.post(
+            "/api/capacity-plans/", plan | {"save": True}, content_type="application/json"
+        ),
         "plan computed": client.post("/api/capacity-plans/", plan, content_type="application/json"),
         "plan error": client.post("/api/capacity-plans/", {"from": "x"}, content_type="application/json"),
         "commitments": client.post("/api/commitments/", {}, content_type="application/json"),
-        "plan page": client.post("/plans/", {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb"}),
+        "plan page": client.post(
+            "/plans/", {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb"}
+        ),
         "upload error": client.post("/billing/upload/", {}),
         "kept report": client.post("/reports/spend_review/?start=2026-05-01&end=2026-06-01"),
         "review 0001": client.get("/api/billing/spend-review/", {"from": "0001-01-01", "to": "9999-12-31"}),
     }
     assert answers["plan saved"].status_code == 201
-    assert {name: a.get("Cache-Control", "") for name, a in answers.items() if "no-store" not in a.get("Cache-Control", "")} == {}
-
-
-from tests.procurement.capacity_plans.conftest import demo_bills  # noqa: E402, F401
+    assert {
+        name: a.get("Cache-Control", "")
+        for name, a in answers.items()
+        if "no-store" not in a.get("Cache-Control", "")
+    } == {}
 
 
 # ---- 8. benchmarks and every team-owned object stay within their team ----------------------------------------
@@ -406,7 +420,9 @@ def test_another_teams_engineer_reads_nothing_of_research_on_any_route(world):  
     from procurement.models import TcoStudy
 
     users, objects = world
-    TcoStudy.objects.filter(pk=objects["study"]["pk"]).update(name="matrix study")  # the example's name is public
+    TcoStudy.objects.filter(pk=objects["study"]["pk"]).update(
+        name="matrix study"
+    )  # the example's name is public
     secrets = [b"matrix job", b"matrix run", b"matrix study"]
     client = Client()
     client.force_login(users["other_team_engineer"])
@@ -457,7 +473,8 @@ def test_every_written_form_of_an_internal_address_is_refused_at_save(url):
 
 
 @pytest.mark.parametrize(
-    "resolved", ["127.0.0.1", "169.254.169.254", "10.1.2.3", "::1", "fe80::1", "::ffff:10.0.0.1", "64:ff9b::a00:1"]
+    "resolved",
+    ["127.0.0.1", "169.254.169.254", "10.1.2.3", "::1", "fe80::1", "::ffff:10.0.0.1", "64:ff9b::a00:1"],
 )
 def test_a_name_resolving_to_an_internal_address_is_refused_at_send(resolved, monkeypatch):
     import socket
@@ -499,7 +516,7 @@ def test_the_admin_form_refuses_a_numeric_internal_webhook(url, client_as):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres, demo_bills, client_as):
+def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres, demo_bills, client_as):  # noqa: F811
     """The author's known gap: a real race on PostgreSQL. Four threads, each its own connection and
     client, release together and POST the same plan with save; one row, every answer names it."""
     from django.db import connection as main_connection
@@ -533,9 +550,12 @@ def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason="only capacity plans are saved by fingerprint: the same TCO study document "
-                   "POSTed twice to /api/tco/ stores two TcoStudy rows (needs a fingerprint column and a migration)")
-def test_the_same_study_saved_twice_is_one_study(client_as, h100):
+@pytest.mark.xfail(
+    strict=True,
+    reason="only capacity plans are saved by fingerprint: the same TCO study document "
+    "POSTed twice to /api/tco/ stores two TcoStudy rows (needs a fingerprint column and a migration)",
+)
+def test_the_same_study_saved_twice_is_one_study(client_as, h100):  # noqa: F811
     from procurement.models import TcoStudy
     from tests.procurement.costing.tco_fixtures import study_document
 
@@ -548,9 +568,12 @@ def test_the_same_study_saved_twice_is_one_study(client_as, h100):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason="the same workload POSTed twice to /api/recommendations/ with save stores "
-                   "two Workload rows and two Recommendation rows (no fingerprint on a saved workload)")
-def test_the_same_workload_saved_twice_is_one_workload(client_as, h100):
+@pytest.mark.xfail(
+    strict=True,
+    reason="the same workload POSTed twice to /api/recommendations/ with save stores "
+    "two Workload rows and two Recommendation rows (no fingerprint on a saved workload)",
+)
+def test_the_same_workload_saved_twice_is_one_workload(client_as, h100):  # noqa: F811
     from procurement.models import Workload
     from tests.procurement.costing.test_recommendations import WORKLOAD
 
@@ -562,7 +585,7 @@ def test_the_same_workload_saved_twice_is_one_workload(client_as, h100):
 
 
 @pytest.mark.django_db
-def test_keep_this_report_twice_is_one_snapshot(make_ranked_workload, client_as):
+def test_keep_this_report_twice_is_one_snapshot(make_ranked_workload, client_as):  # noqa: F811
     from procurement.models import ReportSnapshot
 
     client = client_as("engineer", team="research")
@@ -583,5 +606,7 @@ def test_a_nul_in_a_multipart_page_field_is_a_400_naming_it_and_stores_nothing(c
     assert not ApiToken.objects.exists()
     # an upload's own text fields too, and the file still reaches the upload form when they are fine
     finance = client_as("finance")
-    refused = finance.post("/billing/upload/", {"file": SimpleUploadedFile("b.csv", HEADER + ROW), "provider": "a\x00"})
+    refused = finance.post(
+        "/billing/upload/", {"file": SimpleUploadedFile("b.csv", HEADER + ROW), "provider": "a\x00"}
+    )
     assert refused.status_code == 400 and refused.json()["field"] == "provider"
