@@ -291,11 +291,20 @@ def _used(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def _check_nul(values: np.ndarray, codes: np.ndarray, file: str, first_row: int, column: str) -> None:
-    """PostgreSQL text cannot hold NUL (a Parquet string can, and Arrow keeps one in a CSV)."""
+    """PostgreSQL text cannot hold NUL (a Parquet string can, and Arrow keeps one in a CSV). A cell over
+    the csv module's field limit (131,072 characters) is refused as the csv reader refuses it: Arrow has
+    no such limit, so a 200,000-character tag was imported as a team name (issue 31, outside probe)."""
     holds = np.fromiter(("\x00" in value for value in values), dtype=bool, count=len(values))
     if holds.any():
         row = first_row + int(holds[codes].argmax())
         raise BillingFileError(file, "holds a NUL character", row=row, column=column)
+    limit = csv.field_size_limit()
+    too_long = np.fromiter((len(value) > limit for value in values), dtype=bool, count=len(values))
+    if too_long.any():
+        row = first_row + int(too_long[codes].argmax())
+        raise BillingFileError(
+            file, f"a cell over {limit:,} characters (the CSV field limit)", row=row, column=column
+        )
 
 
 def _parquet_batches(path: Path, columns: list[str], chunk_rows: int):
