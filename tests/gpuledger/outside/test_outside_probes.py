@@ -614,3 +614,22 @@ def test_a_nul_in_a_multipart_page_field_is_a_400_naming_it_and_stores_nothing(c
         "/billing/upload/", {"file": SimpleUploadedFile("b.csv", HEADER + ROW), "provider": "a\x00"}
     )
     assert refused.status_code == 400 and refused.json()["field"] == "provider"
+
+
+# ---- also open from the last round: the server's file paths ------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_status_and_error_answers_show_no_server_path(client_as, bundled_catalog, settings):
+    from pathlib import Path
+
+    base = str(Path(settings.BASE_DIR).resolve()).encode()
+    client = client_as("admin")
+    client.raise_request_exception = False
+    answers = [client.get("/status/"), client.get("/status/", HTTP_ACCEPT="application/json"),
+               client.post("/billing/upload/", {"file": SimpleUploadedFile("x.csv", b"\xff\xfe")}),
+               client.post("/api/billing/imports/", {"file": SimpleUploadedFile("x.csv.gz", b"\x1f\x8bjunk")})]  # fmt: skip
+    for answer in answers:
+        assert (
+            base not in answer.content and b"/tmp/" not in answer.content and b"spool" not in answer.content
+        )
