@@ -82,6 +82,8 @@ def test_a100_pretraining_gpu_hours_at_their_published_plans_are_within_15_perce
     cases = ["llama1-7b-gpuhours", "llama1-13b-gpuhours", "llama1-33b-gpuhours", "llama1-65b-gpuhours",
              "llama2-70b-gpuhours", "bloom-176b-gpuhours"]  # fmt: skip
     assert all(abs(by_id[case].error) < 0.15 for case in cases), {c: by_id[c].error for c in cases}
+    # OPT-175B (arXiv:2205.01068 §2.4): up to 147 TFLOP/s per GPU on 992 A100s, FSDP x TP 8
+    assert abs(by_id["opt-175b-fsdp-tp8-992"].error) < 0.10
     # the 65-70B class within 10%
     assert abs(by_id["llama1-65b-gpuhours"].error) < 0.10 and abs(by_id["llama2-70b-gpuhours"].error) < 0.10
     # the MFU is fitted so the four LLaMA-1 runs average out: mean error within 1%
