@@ -61,6 +61,7 @@ class ZeroStageField(serializers.Field):
     """ZeRO stage 0-3, or "fsdp" (FULL_SHARD shards like ZeRO-3)."""
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["auto"]}]})
 class GpusField(serializers.Field):
     """GPUs the job runs on (a contract the ranking honours), or "auto" (the ranking explores every count)."""
 
