@@ -370,3 +370,43 @@ def test_an_unused_gpu_reservation_is_one_finding_not_seven_anomalies(clouds, tm
         {"commitment_id": "ri-p5-1", "days_unused": 7, "first_day": "2026-05-01", "last_day": "2026-05-07",
          "unused_cost": "5285.28"}
     ]  # fmt: skip
+
+
+def test_additional_info_cells_as_microsoft_writes_them_pick_the_vm_size(clouds, tmp_path):
+    # AdditionalInfo cells copied from Microsoft's EA_ActualCost_Small.csv (row 4: a D2s v3 capacity
+    # reservation) and the same cell naming an ND96isr H100 v5: the D-series row is non-GPU (2.64), the ND row
+    # GPU (98.32 for 1 h, 8 GPU-hours), the SQL threat-detection row (0.48) non-GPU: its ServiceType is no VM.
+    header = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ServiceCategory,ConsumedQuantity,ConsumedUnit,AdditionalInfo"
+    d2s = '"{""ServiceType"":""Standard_D2s_v3"",""UsageType"":""ComputeCR"",""VMCapacityReservationId"":""f8b42087-c198-4ad8-8515-fce989cc5fff""}"'
+    nd = d2s.replace("Standard_D2s_v3", "Standard_ND96isr_H100_v5")
+    sql = '"{""ServiceType"":""SQLThreatDetection"",""ResourceCategory"":""SQLThreatDetection""}"'
+    body = [
+        f"2023-09-04T00:00:00Z,2023-09-05T00:00:00Z,Usage,2.64,2.64,USD,Compute,24,1 Hour,{d2s}",
+        f"2023-09-04T00:00:00Z,2023-09-04T01:00:00Z,Usage,98.32,98.32,USD,Compute,1,Hours,{nd}",
+        f"2023-09-04T00:00:00Z,2023-09-05T00:00:00Z,Usage,0.48,0.48,USD,Security,0.03225806,1/Month,{sql}",
+    ]
+    path = tmp_path / "azure_additional_info.csv"
+    path.write_text("\n".join([header, *body]) + "\n")
+    import_file(path, provider="azure")
+    review = review_json("2023-09-01", "2023-10-01")
+    assert (review["totals"]["effective_cost"], review["totals"]["gpu_hours"]) == ("98.32", "8.00")
+    assert (review["non_gpu_cost"], review["undetermined_cost"]) == ("3.12", "0.00")
+
+
+@needs_focus_data
+@pytest.mark.parametrize(
+    "role, status", [("finance", 200), ("admin", 200), ("engineer", 403), ("viewer", 403)]
+)
+def test_the_api_gives_the_commands_review_to_finance_only(tmp_path, client_as, role, status):
+    # One published appendix example (usage scenario 4: a used committed hour, effective 1.00, and an
+    # on-demand hour billed 0.50): the API's review equals the command's, and reaches finance and admin only.
+    make_catalog()
+    src = FOCUS_DATA / "commitment_discount_scenarios" / "commitment_discount_usage_scenario_4.csv"
+    import_file(with_columns(src, tmp_path, BillingCurrency="USD"), provider="example")
+    response = client_as(role).get("/api/billing/spend-review/?from=2023-01-01&to=2023-02-01")
+    assert response.status_code == status
+    if status == 200:
+        api = response.json()
+        command = review_json("2023-01-01", "2023-02-01")
+        assert (api["totals"], api["non_gpu_cost"]) == (command["totals"], command["non_gpu_cost"])
+        assert api["non_gpu_cost"] == "1.50"
