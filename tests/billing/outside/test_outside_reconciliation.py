@@ -410,3 +410,35 @@ def test_the_api_gives_the_commands_review_to_finance_only(tmp_path, client_as, 
         command = review_json("2023-01-01", "2023-02-01")
         assert (api["totals"], api["non_gpu_cost"]) == (command["totals"], command["non_gpu_cost"])
         assert api["non_gpu_cost"] == "1.50"
+
+
+@pytest.mark.parametrize("today, e_mails", [(dt.date(2026, 11, 30), 2), (dt.date(2026, 12, 1), 0)])
+def test_a_budget_e_mail_stops_when_the_month_has_ended(
+    today, e_mails, tmp_path, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    # November's GPU bill for team ml lands: 29 days at 100.00 (g6.xlarge, 24 h a day) = 2,900.00 against
+    # a 2,000.00 budget: forecast 2,900 / 29 × 30 = 3,000 = 150%, past both thresholds (80%, 100%).
+    # On November 30 (the month still open) the two e-mails go; from December 1 the month is closed: none
+    # (issue 28; the review still shows the burn). Calendar end is the product's rule for "closed", not
+    # the provider's invoice finalisation (AWS finalises in the first days of the next month).
+    from django.core import mail
+
+    from procurement.billing.budget_service import budget_save
+    from procurement.billing.importer import import_files
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    monkeypatch.setattr("procurement.billing.budget_service.today", lambda: today)
+    make_catalog()
+    budget_save(team="ml", month="2026-11", amount="2000", currency="USD", notify_email="fin@example.com")
+    rows = [
+        line((dt.datetime(2026, 11, 1) + dt.timedelta(days=d)).isoformat(), "100.00", "AWS", quantity="24",
+             instance="g6.xlarge")
+        for d in range(29)
+    ]  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        result = import_files([write(tmp_path, "november.csv", *rows)], fmt="focus")
+    assert not result.errors
+    assert len(mail.outbox) == e_mails
+    review = review_json("2026-11-01", "2026-12-01")
+    (budget,) = review["budgets"]
+    assert (budget["team"], budget["burn"]) == ("ml", "2900.00")
