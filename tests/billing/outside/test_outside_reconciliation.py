@@ -442,3 +442,21 @@ def test_a_budget_e_mail_stops_when_the_month_has_ended(
     review = review_json("2026-11-01", "2026-12-01")
     (budget,) = review["budgets"]
     assert (budget["team"], budget["burn"]) == ("ml", "2900.00")
+
+
+def test_a_late_charge_converts_at_its_charge_months_rate_not_its_invoices(clouds, tmp_path, client_as):
+    # An EUR charge of April (ND96isr 1 h, EUR 90.00) billed on May's invoice (BillingPeriodStart 2026-05-01).
+    # Rates (test inputs): 1 EUR = 1.10 USD on 2026-04-30, 1.20 on 2026-05-29. The review converts at the
+    # charge month's rate: 90 × 1.10 = 99.00 (not 108.00); the invoice view keeps May's EUR 90.00.
+    late = line("2026-04-20T00:00:00", "90.00", "Microsoft", size="Standard_ND96isr_H100_v5", currency="EUR")
+    late = late.replace("2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z", 1)
+    import_file(write(tmp_path, "azure_late.csv", late), provider="azure")
+    FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of="2026-04-30", source="test")
+    FxRate.objects.create(currency="EUR", base="USD", rate="1.20", as_of="2026-05-29", source="test")
+    review = review_json("2026-04-01", "2026-06-01")
+    assert (review["totals"]["effective_cost"], review["totals"]["gpu_hours"]) == ("99.00", "8.00")
+    ((period, total),) = [
+        (i["billing_period"], i["billed_total"])
+        for i in invoices(client_as("finance"), "from=2026-04&to=2026-06")
+    ]
+    assert (period, total) == ("2026-05", "90.00")
