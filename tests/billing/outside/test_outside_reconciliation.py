@@ -42,7 +42,8 @@ from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parent / "data"
-FOCUS_DATA = Path("/work/shared/data/focus")
+# shared/ lies beside the checkout (here and in CI)
+FOCUS_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "focus"
 CENT = Decimal("0.01")
 APPENDIX = (
     sorted(p for p in FOCUS_DATA.rglob("*.csv") if p.parent != FOCUS_DATA) if FOCUS_DATA.exists() else []
