@@ -48,8 +48,9 @@ def test_it_reads_on_demand_and_spot_prices_with_host_specs():
     ]
     eight = records[2].instance
     assert (eight.provider, eight.gpu_name, eight.gpu_count, eight.vcpus, eight.memory_gib) == (
-        "runpod", "H100", Decimal(8), Decimal(128), Decimal(1000))  # fmt: skip
-    assert eight.interconnect == ""  # gpuhunt does not say: unknown, never assumed NVLink
+        "runpod", "h100-sxm5-80gb", Decimal(8), Decimal(128), Decimal(1000))  # fmt: skip
+    # RunPod's GPU ID 'NVIDIA H100 80GB HBM3' settles gpuhunt's 'H100' to the SXM5 part (gpuhunt_gpu_names.csv)
+    assert eight.interconnect == ""  # the link comes from procurement/data/interconnects.csv, not gpuhunt
     assert {r.source for r in records} == {"gpuhunt:runpod"} and {r.zone for r in records} == {""}
     assert stats.skipped_reasons == {"no GPU": 1}  # the CPU-only cpu3c-2-4
     assert refusals.counts == {UNREADABLE: 1}  # the A40 row priced "abc": refused, the rest lands
