@@ -46,7 +46,9 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     assert not UnmappedGpuName.objects.filter(name="H100").exists()
     rows = viewer_client.get("/api/offers/?provider=runpod").json()
     # the recorded rows (recorded/gpuhunt_runpod.csv): all four priced offers, the H100s as the SXM5 part
-    assert sorted((row["instance_type"], row["gpu"], row["price_per_hour"], row["source"]) for row in rows) == [
+    assert sorted(
+        (row["instance_type"], row["gpu"], row["price_per_hour"], row["source"]) for row in rows
+    ) == [
         ("8x NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "21.520000", "gpuhunt:runpod"),
         ("NVIDIA GeForce RTX 4090", "rtx-4090", "0.690000", "gpuhunt:runpod"),
         ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "1.750000", "gpuhunt:runpod"),
