@@ -111,6 +111,8 @@ def _read_as(provider, items):
         # Crusoe instance types (docs.crusoecloud.com InfiniBand page) say SXM
         ("crusoe", "H100", "h100-80gb-sxm-ib.8x", "h100-sxm5-80gb"),
         ("crusoe", "A100", "a100-80gb-sxm-ib.8x", "a100-sxm4-80gb"),
+        # Oracle's MLPerf system description: BM.GPU.H100.8 is 8x H100-SXM5-80GB
+        ("oci", "H100", "BM.GPU.H100.8", "h100-sxm5-80gb"),
         # a name only one part carries is left to the alias table: gpuhunt's own name
         ("runpod", "RTX4090", "NVIDIA GeForce RTX 4090", "RTX4090"),
     ],
@@ -131,13 +133,18 @@ def test_an_ambiguous_gpuhunt_name_is_settled_by_the_instance_name(provider, gpu
         ),
         ("runpod", "V100", "Tesla V100-FHHL-16GB", "the V100 FHHL is a 150 W full-height half-length card"),
         ("crusoe", "A100", "a100-80gb.8x", "Crusoe sells the A100 80 GB as SXM and as PCIe"),
+        ("oci", "A100", "BM.GPU4.8", "the form factor (SXM4 or PCIe) is not stated"),
     ],
 )
 def test_an_ambiguous_name_the_instance_cannot_settle_is_refused_with_its_reason(
     provider, gpu_name, instance_name, reason
 ):
     # an H100 SXM offer of the same provider lands beside the refused row
-    good = _item(instance_name="h100-80gb-sxm-ib.8x") if provider == "crusoe" else _item()
+    good = _item(
+        instance_name={"crusoe": "h100-80gb-sxm-ib.8x", "oci": "BM.GPU.H100.8"}.get(
+            provider, _item().instance_name
+        )
+    )
     records, refusals = _read_as(provider, [_item(gpu_name=gpu_name, instance_name=instance_name), good])
     assert len(records) == 1 and refusals.counts == {AMBIGUOUS_GPU: 1}
     assert reason in refusals.examples[AMBIGUOUS_GPU][0] and "item 1" in refusals.examples[AMBIGUOUS_GPU][0]
