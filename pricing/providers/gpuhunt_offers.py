@@ -65,7 +65,7 @@ NAME_WITHOUT_COUNT = {"runpod"}
 
 @dataclass(frozen=True)
 class GpuNameRule:
-    provider: str
+    provider: str  # "*": every gpuhunt provider, tried after the provider's own rules
     gpu_name: str
     instance_name_contains: str  # "" matches every instance (the provider's fallback for the name)
     gpu_slug: str  # "" refuses the row
@@ -74,7 +74,8 @@ class GpuNameRule:
 
 @lru_cache(maxsize=1)
 def gpu_name_rules() -> tuple[GpuNameRule, ...]:
-    """pricing/data/gpuhunt_gpu_names.csv, most specific first (longest instance_name_contains)."""
+    """pricing/data/gpuhunt_gpu_names.csv, most specific first: the provider's own rules before the "*"
+    ones, each by longest instance_name_contains."""
     with GPU_NAMES_CSV.open(newline="", encoding="utf-8") as handle:
         rules = [
             GpuNameRule(
@@ -86,7 +87,7 @@ def gpu_name_rules() -> tuple[GpuNameRule, ...]:
             )  # fmt: skip
             for row in csv.DictReader(handle)
         ]
-    return tuple(sorted(rules, key=lambda rule: -len(rule.instance_name_contains)))
+    return tuple(sorted(rules, key=lambda rule: (rule.provider == "*", -len(rule.instance_name_contains))))
 
 
 def settled_gpu_name(provider: str, gpu_name: str, instance_name: str) -> str:
@@ -95,7 +96,7 @@ def settled_gpu_name(provider: str, gpu_name: str, instance_name: str) -> str:
     name = instance_name.lower()
     for rule in gpu_name_rules():
         if (
-            rule.provider == provider
+            rule.provider in (provider, "*")
             and rule.gpu_name == gpu_name
             and rule.instance_name_contains.lower() in name
         ):

@@ -134,17 +134,20 @@ def test_an_ambiguous_gpuhunt_name_is_settled_by_the_instance_name(provider, gpu
         ("runpod", "V100", "Tesla V100-FHHL-16GB", "the V100 FHHL is a 150 W full-height half-length card"),
         ("crusoe", "A100", "a100-80gb.8x", "Crusoe sells the A100 80 GB as SXM and as PCIe"),
         ("oci", "A100", "BM.GPU4.8", "the form factor (SXM4 or PCIe) is not stated"),
+        # no provider rule: the "*" fallback (Vultr's plan id names no form factor; gpuhunt vultr.py)
+        (
+            "vultr",
+            "H100",
+            "vbm-112c-2048gb-8-h100-gpu",
+            "gpuhunt's 'H100' names the SXM5, PCIe and NVL parts",
+        ),
     ],
 )
 def test_an_ambiguous_name_the_instance_cannot_settle_is_refused_with_its_reason(
     provider, gpu_name, instance_name, reason
 ):
-    # an H100 SXM offer of the same provider lands beside the refused row
-    good = _item(
-        instance_name={"crusoe": "h100-80gb-sxm-ib.8x", "oci": "BM.GPU.H100.8"}.get(
-            provider, _item().instance_name
-        )
-    )
+    # another offer of the same provider, with a name one part carries, lands beside the refused row
+    good = _item(gpu_name="L40S", instance_name="l40s-48gb.8x")
     records, refusals = _read_as(provider, [_item(gpu_name=gpu_name, instance_name=instance_name), good])
     assert len(records) == 1 and refusals.counts == {AMBIGUOUS_GPU: 1}
     assert reason in refusals.examples[AMBIGUOUS_GPU][0] and "item 1" in refusals.examples[AMBIGUOUS_GPU][0]
@@ -157,6 +160,8 @@ def test_every_settling_row_names_a_gpu_model_of_ours_and_every_rule_a_reason():
     assert rules and all(rule.reason for rule in rules)
     assert {rule.gpu_slug for rule in rules if rule.gpu_slug} <= slugs
     # each (provider, name) with settling rows ends with a refusing fallback: never a silent guess
+    fallback = {rule.gpu_name for rule in rules if rule.provider == "*" and not rule.gpu_slug}
+    assert fallback == {"H100", "A100", "V100", "H200"}
     for provider, name in {(rule.provider, rule.gpu_name) for rule in rules if rule.gpu_name != "H100NVL"}:
         assert any(not r.instance_name_contains and not r.gpu_slug for r in rules if (r.provider, r.gpu_name) == (provider, name)), (provider, name)  # fmt: skip
 
