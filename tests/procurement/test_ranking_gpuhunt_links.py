@@ -104,6 +104,7 @@ def test_crusoe_infiniband_hosts_form_multi_node_plans_but_runpod_oci_and_digita
         assert one and {(r["interconnect"]["node_link_type"], r["interconnect"]["stated"]) for r in one} == {
             ("nvlink", True)
         }
+    # (hand-built offer: the reader refuses DigitalOcean's bare 'H100'; the link lookup is under test)
     # DigitalOcean states no GPU link for its Droplets: PCIe 5.0 x16 (the H100's datasheet generation) is
     # assumed, and the row says so
     do = [r for r in rows if r["instance_type"] == "gpu-h100x8-640gb"]
