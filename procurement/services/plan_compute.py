@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from procurement.costing.gpu_catalog import GpuEconomics
 from procurement.costing.tco_spec import BUY_DEFAULTS, BUY_USD_DEFAULTS, parse_tco_study
 from procurement.costing.values import CostInputError
 from procurement.planning import demand as demand_engine
@@ -533,21 +534,61 @@ def plan_study(
             "maintenance 10%/year, 0.05 FTE per server at 150,000 USD, residual 20%, discount rate 8%); "
             "give --study with a quote (docs/tco-spec.md)"
         )
+    lookup = _lookup_with_placeholder(gpu)
+    if (
+        buy["gpu"] == gpu
+        and gpu_economics_lookup(gpu) is None
+        and not {"server_price", "gpu_tdp_w"} <= buy.keys()
+    ):
+        # a card with no datasheet power (an AWS-only SKU such as the A10G, not sold separately) and no
+        # quote: it cannot be priced as an owned server; plan it with commitments, on-demand and spot
+        return _study_without_owning(document, buy, gpu, currency, given, warnings, why="no datasheet power")
     try:
-        study = parse_tco_study(document, gpu_lookup=gpu_economics_lookup, fx_rates=fx_pairs_into(currency))
+        study = parse_tco_study(document, gpu_lookup=lookup, fx_rates=fx_pairs_into(currency))
     except CostInputError as error:
         if error.field != "buy.server_price" or "server_price" in buy:
             raise CostInputError(f"study.{error.field}", error.message) from None
         # no server price known for the GPU: the study still carries the finance terms; the caller
         # leaves owned servers out (NO_SERVER_PRICE) and says so
-        document["buy"] = buy | {"server_price": "1"}
-        study = parse_tco_study(document, gpu_lookup=gpu_economics_lookup, fx_rates=fx_pairs_into(currency))
-        warnings.append(
-            f"no server price of {gpu} (no list price known, none in the study): planned with "
-            "commitments, on-demand and spot only; give study.buy.server_price to weigh owning"
-        )
-        return replace(study, name=NO_SERVER_PRICE), study_assumptions(study, given)
+        return _study_without_owning(document, buy, gpu, currency, given, warnings, why="no list price known")
     return study, study_assumptions(study, given)
+
+
+def _lookup_with_placeholder(gpu: str):
+    """The catalog's GPU economics, with a placeholder for the planned GPU where its datasheet has no power:
+    the placeholder is used only where the study states the power and a server price, or where owning is
+    left out (NO_SERVER_PRICE)."""
+
+    def lookup(slug: str) -> GpuEconomics | None:
+        found = gpu_economics_lookup(slug)
+        if found is None and slug == gpu:
+            return GpuEconomics(slug=gpu, tdp_w=Decimal(1), list_price=None)
+        return found
+
+    return lookup
+
+
+def _study_without_owning(document, buy, gpu, currency, given, warnings, *, why: str):
+    """The study's finance terms with placeholder server figures, marked NO_SERVER_PRICE so that the plan
+    leaves owned servers out; the placeholders are not listed among the assumptions."""
+    no_power = gpu_economics_lookup(gpu) is None
+    placeholders = {"server_price": "1"} | ({"gpu_tdp_w": "1"} if no_power else {})
+    placeholders = {key: value for key, value in placeholders.items() if key not in buy}
+    document["buy"] = placeholders | buy
+    study = parse_tco_study(
+        document, gpu_lookup=_lookup_with_placeholder(gpu), fx_rates=fx_pairs_into(currency)
+    )
+    needed = "study.buy.server_price and study.buy.gpu_tdp_w" if no_power else "study.buy.server_price"
+    warnings.append(
+        f"no server price of {gpu} ({why}, none in the study): planned with "
+        f"commitments, on-demand and spot only; give {needed} to weigh owning"
+    )
+    items = [
+        item
+        for item in study_assumptions(study, given)
+        if item["name"].removeprefix("buy.") not in placeholders
+    ]
+    return replace(study, name=NO_SERVER_PRICE), items
 
 
 NO_SERVER_PRICE = "(no server price)"
