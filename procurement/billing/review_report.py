@@ -49,19 +49,29 @@ def review_report_data(
     currency = review["currency"]
     totals = review["totals"]
     summary_rows = [
-        {"measure": "Effective cost", "value": totals["effective_cost"]},
-        {"measure": "Billed cost", "value": totals["billed_cost"]},
-        {"measure": "List cost", "value": totals["list_cost"]},
-        {"measure": "GPU-hours", "value": totals["gpu_hours"]},
-        {"measure": "Effective cost per GPU-hour", "value": totals["effective_cost_per_gpu_hour"] or "n/a"},
-        {"measure": "Unused commitments", "value": review["unused_commitment_cost"]},
+        {"measure": "Effective cost", "value_kind": "money", "value": totals["effective_cost"]},
+        {"measure": "Billed cost", "value_kind": "money", "value": totals["billed_cost"]},
+        {"measure": "List cost", "value_kind": "money", "value": totals["list_cost"]},
+        {"measure": "GPU-hours", "value_kind": "hours", "value": totals["gpu_hours"]},
+        {
+            "measure": "Effective cost per GPU-hour",
+            "value_kind": "rate",
+            "value": totals["effective_cost_per_gpu_hour"] or "n/a",
+        },
+        {"measure": "Unused commitments", "value_kind": "money", "value": review["unused_commitment_cost"]},
         {
             "measure": "Idle GPU-hours (<10% utilization)",
+            "value_kind": "hours",
             "value": review["idle_gpu_hours"] or "no utilization data",
         },
-        {"measure": "Non-GPU spend (beside, not included)", "value": review["non_gpu_cost"]},
+        {
+            "measure": "Non-GPU spend (beside, not included)",
+            "value_kind": "money",
+            "value": review["non_gpu_cost"],
+        },
         {
             "measure": "Unattributed commitments (beside, not included)",
+            "value_kind": "money",
             "value": review["unattributed_commitment_cost"],
         },
     ]
