@@ -578,6 +578,8 @@ def _study_without_owning(document, buy, gpu, currency, given, warnings, *, why:
     study = parse_tco_study(
         document, gpu_lookup=_lookup_with_placeholder(gpu), fx_rates=fx_pairs_into(currency)
     )
+    # "owned servers are priced with the TCO defaults" said just before is not so: none are priced
+    warnings[:] = [warning for warning in warnings if not warning.startswith(f"no study for {gpu}: ")]
     needed = "study.buy.server_price and study.buy.gpu_tdp_w" if no_power else "study.buy.server_price"
     warnings.append(
         f"no server price of {gpu} ({why}, none in the study): planned with "

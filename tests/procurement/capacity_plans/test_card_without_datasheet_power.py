@@ -55,3 +55,28 @@ def test_the_readme_bill_plans_the_a10g_without_owning_and_says_why(bundled_cata
     # the placeholders that let the finance terms parse are not shown as assumptions
     names = {item["name"]: item["value"] for item in plan["assumptions"]}
     assert "buy.gpu_tdp_w" not in names and "buy.server_price" not in names
+
+
+def test_the_plan_page_of_the_readme_bill_heads_with_the_money_and_lists_each_fleet(
+    bundled_catalog, client_as
+):
+    """The page's verdict was one bold paragraph of ~20 lines (seven fleets' advice run together, issue 30
+    "walls of prose"); now the headline, then the fleets' advice as a list. And a fleet planned without
+    owning is not also told "owned servers are priced with the TCO defaults"."""
+    call_command("import_billing", str(BILL), "--no-progress", stdout=StringIO(), stderr=StringIO())
+    client = client_as("finance")
+    page = client.post(
+        "/plans/",
+        {
+            "from": "2026-11-01",
+            "to": "2026-12-01",
+            "horizon_months": "36",
+            "growth": "0.02",
+            "trials": "100",
+        },
+    ).content.decode()
+    verdict = page.split('<p class="verdict"><strong>', 1)[1].split("</strong>", 1)[0]
+    assert verdict.startswith("Total ") and "a10g aws/g5.xlarge/us-east-1:" not in verdict
+    advice = page.split('id="plan-fleet-advice"', 1)[1].split("</details>", 1)[0]
+    assert "<li><strong>a10g aws/g5.xlarge/us-east-1</strong>: " in advice
+    assert "no study for a10g:" not in page and "no server price of a10g (no datasheet power" in page
