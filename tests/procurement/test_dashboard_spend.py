@@ -81,3 +81,11 @@ def test_engineers_do_not_see_spend_and_viewers_not_the_page(demo, client_as):
     assert page.status_code == 200
     assert b'id="finance-spend"' not in page.content and b"GPU spend" not in page.content
     assert client_as("viewer").get("/dashboard/").status_code == 403
+
+
+def test_the_price_count_has_thousands_separators(bundled_catalog, demo, client_as):
+    # x30: a new user read "Prices: 5457 current" beside "30,116 GPU-hours" (issue 30, item 5)
+    freshness = finance_summary()["price_freshness"]
+    assert freshness["prices"] >= 1000  # the bundled catalog alone holds thousands of prices
+    page = client_as("finance").get("/dashboard/").content.decode()
+    assert f"Prices: {freshness['prices']:,} current, {freshness['stale']:,} stale" in page
