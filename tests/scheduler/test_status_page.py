@@ -37,3 +37,14 @@ def test_it_shows_runs_sources_and_schedule(viewer_client):
     assert "aws:pricing.get_products" in html and "2026-01-01 00:00" in html
     assert "AuthFailure" in html and "us-east-1" in html
     assert "aws spot prices" in html and "pricing.refresh_prices" in html
+
+
+def test_before_any_refresh_it_says_so_instead_of_the_last_0_runs(viewer_client):
+    # x30: a new user after `make run` read "the last 0 refresh runs" and an empty table under a header
+    html = viewer_client.get("/status/").content.decode()
+    assert "the last 0 refresh runs" not in html
+    assert "none yet: the prices are the bundled snapshot" in html
+    assert "No refresh has run yet." in html
+    PriceRefresh.objects.create(source="aws-spot", region="us-east-1", status=RefreshStatus.FAILED, error="x")
+    html = viewer_client.get("/status/").content.decode()
+    assert "the last 1 refresh run." in html and "No refresh has run yet." not in html
