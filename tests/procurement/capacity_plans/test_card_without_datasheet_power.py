@@ -80,3 +80,6 @@ def test_the_plan_page_of_the_readme_bill_heads_with_the_money_and_lists_each_fl
     advice = page.split('id="plan-fleet-advice"', 1)[1].split("</details>", 1)[0]
     assert "<li><strong>a10g aws/g5.xlarge/us-east-1</strong>: " in advice
     assert "no study for a10g:" not in page and "no server price of a10g (no datasheet power" in page
+    # a price per GPU-hour says its unit once ("USD/h per GPU-hour" read as USD per hour per GPU-hour)
+    assert "USD/h per GPU-hour" not in page and "USD/h a GPU-hour" not in page
+    assert " USD per GPU-hour)" in page
