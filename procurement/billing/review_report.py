@@ -14,6 +14,7 @@ import json
 
 from django.template.loader import render_to_string
 
+from gpuledger.templatetags.formatting import grouped
 from procurement.billing.charts import review_charts
 from procurement.billing.commitment_report import commitment_figures, commitment_tables
 from procurement.billing.finance_report import add_finance_sections, finance_text
@@ -220,14 +221,16 @@ def _commitment_line(review: dict) -> str:
 
 
 def review_table_text(review: dict) -> str:
-    currency, totals = review["currency"], review["totals"]
+    """The review as the command prints it: amounts and GPU-hours with thousands separators (issue 30),
+    each keeping its own decimals (a price per GPU-hour its six)."""
+    currency, totals, g = review["currency"], review["totals"], grouped
     lines = [
-        f"GPU spend {totals['effective_cost']} {currency} effective ({totals['billed_cost']} billed), "
-        f"{totals['gpu_hours']} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
-        f"unused commitments {review['unused_commitment_cost']} {currency}; idle GPU-hours "
-        f"{review['idle_gpu_hours'] if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
-        f"non-GPU spend {review['non_gpu_cost']} {currency}; unattributed commitments "
-        f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend)",
+        f"GPU spend {g(totals['effective_cost'])} {currency} effective ({g(totals['billed_cost'])} billed), "
+        f"{g(totals['gpu_hours'])} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
+        f"unused commitments {g(review['unused_commitment_cost'])} {currency}; idle GPU-hours "
+        f"{g(review['idle_gpu_hours']) if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
+        f"non-GPU spend {g(review['non_gpu_cost'])} {currency}; unattributed commitments "
+        f"{g(review['unattributed_commitment_cost'])} {currency} (beside, not in GPU spend)",
         _commitment_line(review),
     ]
     for key, field, title in BREAKDOWN_TABLES:
@@ -235,13 +238,13 @@ def review_table_text(review: dict) -> str:
         lines.append(f"{title}:")
         for row in review[key]:
             lines.append(
-                f"  {str(row[field]):<24} {row['effective_cost']:>16} {currency} {row['gpu_hours']:>14} GPU-h"
+                f"  {str(row[field]):<24} {g(row['effective_cost']):>16} {currency} {g(row['gpu_hours']):>14} GPU-h"
             )
     lines.append("")
     lines.append("Savings (applied in this order):")
     for saving in review["savings"] or []:
         lines.append(
-            f"  {saving['kind']:<12} {saving['amount']:>14} {currency} over {saving['hours_affected']} GPU-h"
+            f"  {saving['kind']:<12} {g(saving['amount']):>14} {currency} over {g(saving['hours_affected'])} GPU-h"
         )
     if not review["savings"]:
         lines.append("  none found")
