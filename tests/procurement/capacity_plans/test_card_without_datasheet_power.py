@@ -83,3 +83,5 @@ def test_the_plan_page_of_the_readme_bill_heads_with_the_money_and_lists_each_fl
     # a price per GPU-hour says its unit once ("USD/h per GPU-hour" read as USD per hour per GPU-hour)
     assert "USD/h per GPU-hour" not in page and "USD/h a GPU-hour" not in page
     assert " USD per GPU-hour)" in page
+    # a plain-number assumption has thousands separators: the TCO default staff cost, 150,000 USD a year
+    assert "<td>buy.fte_cost_per_year</td><td>150,000</td>" in page
