@@ -44,7 +44,7 @@ def setup_django() -> None:
 
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
     os.environ.setdefault("DEBUG", "1")
     django.setup()
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "gpuledger.no_store.NoStoreMiddleware",  # after static files: every computed answer is no-store
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -187,6 +188,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_IMPORTS = ["procurement.billing.upload_tasks"]  # a task module besides the apps' tasks.py
+# Uploaded billing files wait here for the worker (procurement/billing/uploads.py): a folder the web
+# and worker processes share; empty means one in the system's temporary folder (one host).
+BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")
 
 # Sign-in (gpuledger/accounts): every page needs it; failed sign-ins are throttled by the backend.
 LOGIN_URL = "login"
@@ -296,6 +301,9 @@ GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
 GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
+# Providers read through gpuhunt (pricing/providers/gpuhunt_offers.py), comma-separated (e.g. "runpod,vultr"):
+# each is off until named here.
+GPULEDGER_GPUHUNT_PROVIDERS = env_list("GPULEDGER_GPUHUNT_PROVIDERS", [])
 # AWS Savings Plans rates (pricing/sources/registry.py): on when boto3 finds credentials in the environment or
 # ~/.aws; an EC2 instance role is not looked for (that asks the network), so it is switched on by this.
 GPULEDGER_AWS_SAVINGS_PLANS = env_bool("GPULEDGER_AWS_SAVINGS_PLANS", default=False)

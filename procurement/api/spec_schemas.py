@@ -61,6 +61,10 @@ class ZeroStageField(serializers.Field):
     """ZeRO stage 0-3, or "fsdp" (FULL_SHARD shards like ZeRO-3)."""
 
 
+class GpusField(serializers.Field):
+    """GPUs the job runs on (a contract the ranking honours), or "auto" (the ranking explores every count)."""
+
+
 class WorkloadModelSerializer(serializers.Serializer):
     preset = serializers.CharField(
         required=False, help_text="A bundled model (e.g. llama-3.1-8b); fields below override it"
@@ -101,7 +105,11 @@ class WorkloadLoraSerializer(serializers.Serializer):
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):
-    gpus = _count("GPUs the job runs on")
+    gpus = GpusField(
+        required=False,
+        help_text="GPUs the job runs on, or 'auto'; stated gpus, zero_stage, tensor_parallel and pipeline_parallel "
+        "are honoured by recommend (other plans only with 'auto' or explore_parallelism)",
+    )
     zero_stage = ZeroStageField(required=False, help_text="0, 1, 2, 3 or 'fsdp' (sharding like ZeRO-3)")
     tensor_parallel = _count("Tensor-parallel degree")
     pipeline_parallel = _count("Pipeline-parallel degree")

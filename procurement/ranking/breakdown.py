@@ -26,14 +26,20 @@ MILLION = 1_000_000.0
 
 
 def cost_parts_usd(
-    index: int, prepared: PreparedOffers, shapes: Shapes, configs: Configurations, options: RankingOptions
+    index: int,
+    prepared: PreparedOffers,
+    shapes: Shapes,
+    configs: Configurations,
+    options: RankingOptions,
+    compute_usd: float | None = None,
 ) -> dict[str, float]:
-    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded)."""
+    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded); ``compute_usd``
+    replaces the compute of a spot row ranked as its spot-with-fallback plan (the plan's expected cost)."""
     offer, shape = int(configs.offer[index]), int(configs.shape[index])
     price = configs.effective_price_per_hour(index)
     hours, instances = float(shapes.hours[shape]), int(shapes.instances[shape])
     months = (hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
-    compute = price * hours * instances
+    compute = price * hours * instances if compute_usd is None else compute_usd
     return {
         "compute": compute,
         "setup": price * options.setup_hours * instances,
@@ -91,12 +97,19 @@ def _converted(value_usd: float, options: RankingOptions) -> Decimal:
 
 
 def explain_costs(
-    index: int, prepared, shapes, configs, spec, options, total_cost: str | None
+    index: int,
+    prepared,
+    shapes,
+    configs,
+    spec,
+    options,
+    total_cost: str | None,
+    compute_usd: float | None = None,
 ) -> dict[str, Any]:
     """``cost_breakdown`` and ``unit_costs`` for a feasible row; nothing for a row without a total."""
     if total_cost is None:
         return {}
-    parts = cost_parts_usd(index, prepared, shapes, configs, options)
+    parts = cost_parts_usd(index, prepared, shapes, configs, options, compute_usd)
     return {
         "cost_breakdown": cost_breakdown(parts, total_cost, options),
         "unit_costs": unit_costs(index, shapes, configs, spec, total_cost, options),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from procurement.ranking.contract import contract_grid, pipeline_degree
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
@@ -19,6 +20,7 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.accelerators import effective_speed, speed_ratio
 from procurement.sizing.assumptions import (
     COMM_EFFICIENCY,
     GPUS_PER_NODE,
@@ -66,6 +68,8 @@ class Shapes:
     meets_serving_targets: np.ndarray | None = None
     # training: the GPU count of the benchmark a measured shape's hours were scaled from (NaN: estimated)
     measured_gpus: np.ndarray | None = None
+    # per kind: why its speed is a measured ratio to the H100 (or capped at it); "" for the datasheet model
+    speed_basis: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,7 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
         table[key] = memory_breakdown_gib(
-            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=1.0,
+            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_degree(spec),
             offload=use_offload, flash_attention=flash,
         )  # fmt: skip
     keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
@@ -194,7 +198,9 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
 
 
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
-    """The workload's memory, hours and fit for every shape of the grid."""
+    """The workload's memory, hours and fit for every shape of the grid (the spec's stated parallelism
+    applied: ranking/contract.py)."""
+    grid = contract_grid(spec, grid, options)
     total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
     flash = spec.flash_attention
     memory_flash = _memory(spec, total, zero, tensor_parallel, flash)
@@ -243,6 +249,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
+        speed_basis=[speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
         link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication, **serving,
     )  # fmt: skip
 
@@ -267,11 +274,16 @@ def _hours(
     """(hours, communication share, generated tokens/s, the collectives, serving rows) per shape; the
     serving rows (per-stream tokens/s and time to first token) are None for training."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
-    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
+        kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+        kind_bandwidth = [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
+        kind_peak, kind_bandwidth, _ = effective_speed(spec, kind_gpus, kind_peak, kind_peak, kind_bandwidth)
+        peak = np.array(kind_peak, dtype=float)[kind]
+        bandwidth = np.array(kind_bandwidth, dtype=float)[kind]
         rows = inference_throughput(
-            spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
-            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, tensor_parallel_gbps=grid.node_gbps,
+            spec, bandwidth_gbps=bandwidth, peak_tflops=peak, gpu_counts=total,
+            tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec),
+            tensor_parallel_gbps=grid.node_gbps,
         )  # fmt: skip
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
@@ -296,12 +308,18 @@ def _hours(
 def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
     """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs."""
     kind_gpus, kind = grid.kind_gpus, grid.kind
-    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
-    mfu = np.array([estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus], dtype=float)[kind]
+    kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+    kind_mfu = [estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus]
+    kind_peak, _, _ = effective_speed(
+        spec, kind_gpus, kind_peak, kind_mfu, [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
+    )
+    peak = np.array(kind_peak, dtype=float)[kind]
+    mfu = np.array(kind_mfu, dtype=float)[kind]
     return training_throughput(
         spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec), interconnect_gbps=grid.node_gbps,
         tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
+        vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from pricing.catalog_table import gpu_catalog_rows
 from pricing.choices import PricingModel
 from pricing.models import GpuModel, InstanceType
+from pricing.price_version import price_version_bump
 from pricing.selectors import current_price_observations
 from procurement import models
 from procurement.benchmarks import diagnostics, unit_costs
@@ -178,7 +179,12 @@ def _oversized_suggestion(spec, gpu, document: BenchmarkDocument, estimate: dict
     return _cheaper_fit(spec, gpu)
 
 
-def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -> BenchmarkImport:
+def benchmark_import(
+    data: bytes, *, source: str, gpu_slug: str | None = None, owner=None, team=None
+) -> BenchmarkImport:
+    """Store a runner document once (by its content hash), owned by ``owner`` and ``team`` as a workload
+    is; the same document again returns the stored row, whoever uploaded it (the caller checks that it
+    may be shown)."""
     document = load_document(data, source)
     existing = models.BenchmarkResult.objects.filter(document_sha256=document.sha256).first()
     if existing:
@@ -202,6 +208,8 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
             else None,
         )
     row = models.BenchmarkResult(
+        owner=owner,
+        team=team,
         gpu=gpu,
         gpu_count=max(document.gpu_count, 1),
         instance_type=instance_type,
@@ -231,6 +239,9 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
     try:
         with transaction.atomic():
             row.save()
+            # a new run changes the calibration factors every ranking applies: the ranking context cached
+            # per price version (procurement/offer_cache.py) is rebuilt, the one way caches go stale
+            price_version_bump()
     except IntegrityError:  # the same document imported concurrently: the other import stored it
         return BenchmarkImport(models.BenchmarkResult.objects.get(document_sha256=document.sha256), False)
     return BenchmarkImport(row, True)

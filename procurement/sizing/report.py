@@ -13,11 +13,12 @@ from dataclasses import replace
 import numpy as np
 
 from procurement.sizing import image, image_model
-from procurement.sizing.assumptions import ALL_ASSUMPTIONS
+from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
+from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
-from procurement.sizing.host import host_requirements
+from procurement.sizing.host import host_requirements, vcpus_per_gpu
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
 from procurement.sizing.params import active_params
@@ -90,7 +91,13 @@ def _throughput_rows(
     size = len(gpus) * len(plans)
     if spec.model.is_image_tier:
         return {key: np.full(size, np.nan) for key in THROUGHPUT_KEYS}
-    peak = np.repeat([gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus], len(plans)).astype(float)
+    # non-NVIDIA and rack-scale parts at their measured speed relative to the H100 (sizing/accelerators.py)
+    kind_mfu = [estimate_mfu(spec, gpu, calibration) for gpu in gpus] if spec.is_training else None
+    kind_peak, kind_bandwidth, _ = effective_speed(
+        spec, gpus, [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
+        kind_mfu if kind_mfu is not None else [1.0] * len(gpus), [gpu.memory_bandwidth_gbps for gpu in gpus],
+    )  # fmt: skip
+    peak = np.repeat(kind_peak, len(plans)).astype(float)
     plan_rows = {
         "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),
         "tensor_parallel": np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float),
@@ -101,7 +108,7 @@ def _throughput_rows(
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
         )
-        mfu = np.repeat([estimate_mfu(spec, gpu, calibration) for gpu in gpus], len(plans)).astype(float)
+        mfu = np.repeat(kind_mfu, len(plans)).astype(float)
         zero = np.tile([plan.zero_stage for plan in plans], len(gpus)).astype(float)
         rows = training_throughput(
             spec,
@@ -116,7 +123,7 @@ def _throughput_rows(
         )
         rows["mfu"] = mfu
         return rows
-    bandwidth = np.repeat([gpu.memory_bandwidth_gbps for gpu in gpus], len(plans)).astype(float)
+    bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
     return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
 
 
@@ -133,6 +140,8 @@ _EXTRA_COLUMNS = (
     ("flops_per_token", 0),
     ("images_per_second_per_gpu", 4),
     ("flops_per_image", 0),
+    ("loader_seconds", 4),
+    ("step_seconds", 4),
 )
 
 
@@ -153,6 +162,19 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     ]
 
 
+def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
+    """Say so when the host's image loader, not the GPU, sets the step time (an assumption deciding it)."""
+    loader, step = throughput.get("loader_seconds"), throughput.get("step_seconds")
+    if not loader or step is None or loader < step:
+        return None
+    per_gpu = vcpus_per_gpu(spec)
+    return (
+        f"the host's image loader sets the pace: {per_gpu:g} vCPUs per GPU x "
+        f"{LOADER_IMAGES_PER_VCPU.value:g} images/s each (loader_images_per_vcpu, ultralytics/yolov5 issue "
+        "4252); a host with more vCPUs per GPU trains faster"
+    )
+
+
 def _memory_dict(table: dict[str, np.ndarray], position: int) -> dict:
     return {key: _clean(table[key][position]) for key in MEMORY_KEYS}
 
@@ -171,6 +193,9 @@ def _candidate(
     share = throughput.get("communication_share")
     if share is not None and share > COMMUNICATION_WARNING_SHARE:
         warnings.append(f"communication is {share:.0%} of step time: adding GPUs stops scaling linearly")
+    loader_text = _loader_bound_text(spec, throughput)
+    if loader_text:
+        warnings.append(loader_text)
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)
@@ -340,6 +365,8 @@ def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
     first in the order given: the catalog lists smallest cards first), else the first compatible one."""
     own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
     feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
+    # a part that cannot be rented alone (GB200 in an NVL72 rack) is never "the best card" for one job
+    feasible = [c for c in feasible if rentable_alone_slug(c["gpu"])] or feasible
     if feasible:
         key = HEADLINE_SPEED[spec.is_training]
         speeds = [c["throughput"].get(key) for c in feasible]

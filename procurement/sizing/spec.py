@@ -79,6 +79,10 @@ class ParallelismSpec:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     offload: str = "none"
+    # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
+    # none of the GPU count and lets the ranking explore every count.
+    stated: frozenset[str] = frozenset()
+    gpus_auto: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -539,6 +543,9 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"))
 
 
+CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+
+
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
         reader.unknown_keys(
@@ -552,7 +559,13 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         if zero_stage > 3:
             reader.error("parallelism.zero_stage", f"must be 0, 1, 2, 3 or 'fsdp', got {zero_stage}")
             zero_stage = 0
+    gpus_auto = isinstance(data.get("gpus"), str) and data["gpus"].strip().lower() == "auto"
+    if gpus_auto:
+        data = {key: value for key, value in data.items() if key != "gpus"}
+    stated = frozenset(key for key in CONTRACT_FIELDS if data.get(key) is not None)
     return ParallelismSpec(
+        stated=stated,
+        gpus_auto=gpus_auto,
         gpus=reader.integer(data, "gpus", "parallelism.gpus", 1),
         zero_stage=zero_stage,
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
@@ -617,6 +630,7 @@ _IMAGE_KEYS = {
     "epochs",
     "dataset_images",
     "images",
+    "text_tokens",
     *_IMAGE_BOOLS,
 }
 
@@ -637,6 +651,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         epochs=reader.number(data, "epochs", "image.epochs", None, minimum=0),
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
         images=reader.integer(data, "images", "image.images", None),
+        text_tokens=reader.integer(data, "text_tokens", "image.text_tokens", None, minimum=1),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -654,6 +669,10 @@ def _image_defaults(
     epochs: train_steps x micro_batch x accumulation x GPUs, or epochs x dataset_images."""
     if data.get("micro_batch_size") is None:
         fields["micro_batch_size"] = arch.default_batch
+    if data.get("precision") is None and arch.family == "detection":
+        # Ultralytics trains and exports detectors with fp16 AMP by default (docs/en/modes/train.md:
+        # `amp: True`, torch.cuda.amp autocast to float16), so T4 and V100 run them; bf16 is a choice
+        fields["precision"] = "fp16"
     fields["seq_len"] = 1
     if task not in TRAINING_TASKS:
         return
@@ -681,7 +700,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if spec.is_training and spec.precision == "fp4":
         reader.error("precision", "fp4 is an inference precision; train in bf16, fp16, fp32 or fp8")
-    if par.gpus % (par.tensor_parallel * par.pipeline_parallel):
+    if not par.gpus_auto and par.gpus % (par.tensor_parallel * par.pipeline_parallel):
         reader.error(
             "parallelism.gpus",
             f"must be a multiple of tensor_parallel x pipeline_parallel "
@@ -726,5 +745,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
         )
     if spec.image.images and spec.inference.demand_tokens_per_second is not None:
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
+    if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
+        reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -24,6 +24,7 @@ from procurement.sizing.assumptions import (
     GRADIENT_BUCKET_BYTES,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
+    LOADER_IMAGES_PER_VCPU,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
@@ -32,6 +33,8 @@ from procurement.sizing.assumptions import (
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.host import decodes_images
+from procurement.sizing.host import vcpus_per_gpu as host_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
@@ -40,16 +43,37 @@ def _array(value, default) -> np.ndarray:
     return np.asarray(default if value is None else value, dtype=float)
 
 
+def attention_dim(model) -> float:
+    """d_attn: query heads x head dimension (the width of the score and value matmuls)."""
+    head_dim = model.head_dim or model.hidden_size / model.num_attention_heads
+    return float(model.num_attention_heads * head_dim)
+
+
+def attention_forward_flops_per_token(model, context_tokens: float, causal: bool = True) -> float:
+    """Self-attention FLOPs of one forward per token that the 2N weight count leaves out: the score and
+    value matmuls (Q K^T and A V), 2 x 2 x context x d_attn per layer, halved under a causal mask where the
+    token attends to the whole sequence of ``context_tokens`` on average half (PaLM, Chowdhery et al. 2022,
+    appendix B counts 12 L H Q T per trained token, forward and backward, unmasked; Megatron-LM's
+    72 B s l h^2 (1 + s / 6h + ...) has the same s / 6h term). Image models: none counted."""
+    if model.is_image:
+        return 0.0
+    full = 4.0 * model.num_layers * float(context_tokens) * attention_dim(model)
+    return full / 2.0 if causal else full
+
+
 def training_flops_per_token(spec: WorkloadSpec) -> float:
-    """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients."""
+    """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients;
+    plus causal self-attention over the sequence, 3 passes (4 with full recomputation): 6 L T d_attn per
+    token, about 7% of 6N at 4k context and half of it at 32k for Llama-3-8B (issue 26)."""
     if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
         return training_flops_per_image(spec)
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
+    attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
-        return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters
-    return (8.0 if recompute else 6.0) * n_active
+        return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
+    return (8.0 if recompute else 6.0) * n_active + attention
 
 
 def _step_overhead(spec: WorkloadSpec) -> float:
@@ -131,8 +155,13 @@ def training_throughput(
     pipeline_parallel=None,
     gpus_per_node=None,
     fabric_gbps=None,
+    vcpus_per_gpu=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
+
+    vcpus_per_gpu: the host's vCPUs per GPU, which bound a step that decodes images on the CPU
+    (loader_seconds_per_step); None: the host rule the size report recommends (host.vcpus_per_gpu), inf:
+    no host bound (the ranking applies each offer's own vCPUs).
 
     peak_tflops: dense peak for the precision. interconnect_gbps: per-GPU collective bandwidth (GB/s) of
     the node link; tensor_parallel_gbps: that of the tensor-parallel group (defaults to interconnect_gbps).
@@ -201,7 +230,9 @@ def training_throughput(
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
 
     exposed_dp = np.maximum(0.0, dp_comm_s - COMM_OVERLAP.value * compute_s)
-    step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
+    step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + tp_comm_s + pp_comm_s
     tokens_per_second = step_tokens / step_s
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -215,6 +246,7 @@ def training_throughput(
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
+        "loader_seconds": loader_s,
         "gradient_seconds_node": grad_node_s,
         "gradient_seconds_fabric": grad_fabric_s,
         "gather_seconds_node": gather_node_s,
@@ -234,6 +266,26 @@ def training_throughput(
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:
+    """Seconds the CPU data pipeline needs for one step's images: decoding and augmenting at
+    LOADER_IMAGES_PER_VCPU per vCPU (one loader worker each); 0 where no image is decoded on the CPU
+    (text, cached latents)."""
+    if not (spec.is_training and decodes_images(spec)):
+        return np.zeros_like(np.asarray(gpus, dtype=float))
+    per_gpu = _array(vcpus_per_gpu, host_vcpus_per_gpu(spec))
+    with np.errstate(divide="ignore"):
+        return step_images / (np.asarray(gpus, dtype=float) * per_gpu * LOADER_IMAGES_PER_VCPU.value)
+
+
+def loader_bound_hours(spec: WorkloadSpec, vcpus) -> np.ndarray:
+    """Hours the host's data pipeline alone needs for the run (vcpus: the instances' total vCPUs; NaN
+    where unknown stays NaN)."""
+    if not (spec.is_training and decodes_images(spec)) or not spec.training_tokens:
+        return np.zeros_like(np.asarray(vcpus, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return spec.training_tokens / (np.asarray(vcpus, dtype=float) * LOADER_IMAGES_PER_VCPU.value) / 3600.0
 
 
 def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:
@@ -314,14 +366,20 @@ def inference_throughput(
     n_active = counts.active_params(spec.model)
     # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth.
     memory_s = (weight_read + concurrency * kv_read) / (tp * bandwidth * achieved_bandwidth)
-    compute_s = concurrency * 2.0 * n_active / (tp * peak * PREFILL_MFU.value)
-    prompt = float(spec.inference.prompt_tokens)
+    inference = spec.inference
+    prompt = float(inference.prompt_tokens)
+    # a decode token attends to its whole context (no mask to halve); a prompt token to half the prompt
+    decode_flops = 2.0 * n_active + attention_forward_flops_per_token(
+        spec.model, prompt + inference.output_tokens / 2.0, causal=False
+    )
+    prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
+    compute_s = concurrency * decode_flops / (tp * peak * PREFILL_MFU.value)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link)
     prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
     step_s = np.maximum(memory_s, compute_s) + decode_comm_s
     replicas = np.floor(gpus / (tp * pp))
-    prefill_s = np.maximum(2.0 * n_active * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
+    prefill_s = np.maximum(prefill_flops * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
     single_stream_bound = (weight_read + kv_read) / (tp * bandwidth)
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,

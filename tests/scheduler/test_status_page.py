@@ -48,3 +48,20 @@ def test_before_any_refresh_it_says_so_instead_of_the_last_0_runs(viewer_client)
     PriceRefresh.objects.create(source="aws-spot", region="us-east-1", status=RefreshStatus.FAILED, error="x")
     html = viewer_client.get("/status/").content.decode()
     assert "the last 1 refresh run." in html and "No refresh has run yet." not in html
+
+
+@pytest.mark.django_db
+def test_the_page_never_shows_where_the_server_keeps_its_files(client_as):
+    """Issue 31: a failed refresh's error and an imported file's source name held absolute paths; the page
+    shows their last part only (the admin keeps the stored text)."""
+    from django.conf import settings
+
+    from scheduler.models import PriceRefresh, RefreshStatus
+
+    path = f"{settings.BASE_DIR}/pricing/data/skypilot/aws/vms.gpu.csv"
+    PriceRefresh.objects.create(source="catalog", status=RefreshStatus.FAILED,
+                                error=f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'")  # fmt: skip
+    page = client_as("viewer").get("/status/").content.decode()
+    assert "No such file or directory: &#x27;vms.gpu.csv&#x27;" in page
+    assert str(settings.BASE_DIR) not in page and "/pricing/data/" not in page
+    assert PriceRefresh.objects.get().error.endswith(f"'{path}'")

@@ -114,7 +114,9 @@ def test_the_page_offers_downloads_to_an_engineer(make_ranked_workload, client_a
     assert response.status_code == 200
     html = response.content.decode()
     assert "Use spot" in html and 'id="download-pdf"' in html and 'id="download-xlsx"' in html
-    snapshot = response.context["snapshot"]
+    live = client.get(f"/reports/spot/{workload.pk}/download/pdf/")  # computed, stored nowhere
+    assert live.content.startswith(b"%PDF") and response.context["snapshot"] is None
+    snapshot = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]  # "Keep this report"
     pdf = client.get(f"/reports/spot/snapshots/{snapshot.pk}/pdf/")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     assert pdf.content.startswith(b"%PDF")
@@ -133,7 +135,7 @@ def test_the_spot_report_is_for_engineers_and_admins(make_ranked_workload, clien
 def test_the_rent_or_buy_report_is_for_engineers_and_admins(stored_study, client_as):
     assert client_as("viewer").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
     assert client_as("finance").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
-    response = client_as("admin").get(f"/reports/rent_or_buy/{stored_study.pk}/")
+    response = client_as("admin").post(f"/reports/rent_or_buy/{stored_study.pk}/")
     assert response.status_code == 200 and "477,211.79" in response.content.decode()
     snapshot = response.context["snapshot"]
     assert client_as("viewer").get(f"/reports/rent_or_buy/snapshots/{snapshot.pk}/pdf/").status_code == 403
@@ -163,7 +165,7 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
     rows = created.json()["results"]
     ranking = client.get(f"/workloads/{workload_id}/recommendations/").content.decode()
     assert f'href="/reports/spot/{workload_id}/"' in ranking  # the ranking links to its spot report
-    page = client.get(f"/reports/spot/{workload_id}/")
+    page = client.post(f"/reports/spot/{workload_id}/")
     assert page.status_code == 200
     report = snapshot_report(page.context["snapshot"])
     options = {row["option"]: row for row in report.tables()[0].rows}
@@ -183,7 +185,7 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
 def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
     workload = make_ranked_workload()
     client = client_as("engineer", team="research")
-    snapshot = client.get(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    snapshot = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]
     response = client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=options")
     assert response["Content-Type"].startswith("text/csv")
     lines = response.content.decode().splitlines()
@@ -207,3 +209,27 @@ def test_the_cost_breakdown_adds_up_to_each_total_with_a_formula(make_ranked_wor
     sheet = openpyxl.load_workbook(io.BytesIO(render(report, "xlsx")[0]))["cost_breakdown"]
     assert (sheet["B7"].value, sheet["C7"].value) == ("=SUM(B3:B6)", "=SUM(C3:C6)")
     assert sum(sheet.cell(row, 3).value for row in range(3, 7)) == pytest.approx(45.50)
+
+
+def test_it_shows_the_spot_with_fallback_plan_the_ranking_ranked(make_ranked_workload):
+    # Issue 26: the report shows the same plan as the ranking row. A real ranking (the long L4 QLoRA at band 4
+    # with 0.1 h of slack, tests/procurement/test_ranking_deadline_wall_clock.py) ranks the late spot row as
+    # spot with on-demand fallback; the report's fallback option is that row, at that row's total.
+    import json
+    import math
+
+    from tests.procurement.test_ranking_deadline_wall_clock import BAND4, LONG, _l4, _rows
+
+    [alone] = _l4(_rows(BAND4, LONG), "spot")
+    deadline = alone["hours"] + (math.ceil(alone["hours"] / 0.25) - 1) / 3600 + 0.1
+    rows = json.loads(json.dumps(_rows(BAND4, LONG, deadline_hours=deadline), default=str))
+    [ranked] = [r for r in rows if r.get("ranked_as") == "spot_with_fallback"]
+    options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
+    fallback = options["spot with on-demand fallback"]
+    assert fallback["expected_cost"] == ranked["total_cost"]
+    assert fallback["p90_cost"] == ranked["spot"]["deadline_plan"]["p90_cost"]
+    assert fallback["offer"].endswith("falling back on aws g6.xlarge us-east-1 on demand")
+    assert (
+        options["spot"]["offer"] != fallback["offer"]
+        or options["spot"]["expected_cost"] != ranked["total_cost"]
+    )
