@@ -76,7 +76,9 @@ def test_every_readme_command_runs_as_written_in_a_clean_environment(tmp_path):
     review = next(
         out for command, out in outputs.items() if " spend_review " in command and "report" not in command
     )
-    assert "GPU spend 1,112.50 USD effective (1,112.50 billed), 308.00 GPU-hours" in review  # separators (x30)
+    assert (
+        "GPU spend 1,112.50 USD effective (1,112.50 billed), 308.00 GPU-hours" in review
+    )  # separators (x30)
     assert "non-GPU spend 5.20 USD" in review
     for name in ("spot.pdf", "spend.pdf"):
         assert (checkout / name).read_bytes()[:5] == b"%PDF-"
