@@ -633,3 +633,45 @@ def test_status_and_error_answers_show_no_server_path(client_as, bundled_catalog
         assert (
             base not in answer.content and b"/tmp/" not in answer.content and b"spool" not in answer.content
         )
+
+
+@pytest.mark.django_db
+def test_another_teams_engineer_changes_nothing_of_research_by_post(world):  # noqa: F811
+    """Every route POSTed (form and JSON, with research's ids in the path and in the body) by team
+    platform's engineer: no research object changes, no row is added on research's behalf."""
+    from procurement.models import ReportSnapshot, TcoStudy, Workload
+    from tests.gpuledger.test_nothing_changes_on_get import table_counts
+
+    users, objects = world
+    research_ids = {"workload": objects["workload"]["workload_id"], "workload_id": objects["workload"]["workload_id"],
+                    "study": objects["study"]["pk"], "study_id": objects["study"]["pk"], "subject_id":
+                    objects["workload"]["workload_id"], "benchmark": objects["benchmark"]["pk"]}  # fmt: skip
+    before = table_counts()
+    kept_before = {w.pk: (w.name, w.spec) for w in Workload.objects.all()}
+    studies_before = {s.pk: s.name for s in TcoStudy.objects.all()}
+    client = Client()
+    client.force_login(users["other_team_engineer"])
+    client.raise_request_exception = False
+    for name, route in all_routes():
+        rule = RULES.get(name)
+        if is_admin_site(name, route) or rule is None or not rule.kwargs or name.startswith("account-"):
+            continue
+        kwargs = {}
+        for key in rule.kwargs:
+            kwargs |= objects[key]
+        url = reverse(name, kwargs=kwargs or None)
+        form = client.post(url, {key: str(value) for key, value in research_ids.items()} | {"confirm": "1"})
+        as_json = client.post(url, json.dumps(research_ids), content_type="application/json")
+        for answer in (
+            form,
+            as_json,
+        ):  # a 200 (an offer page, a public catalog read) shows nothing of research
+            assert answer.status_code < 500 and not (
+                answer.status_code == 200 and b"matrix" in answer.content
+            ), url
+    after = table_counts()
+    assert {label: (before[label], after[label]) for label in before if before[label] != after[label]} == {}
+    assert {w.pk: (w.name, w.spec) for w in Workload.objects.all()} == kept_before
+    assert {
+        s.pk: s.name for s in TcoStudy.objects.all()
+    } == studies_before and ReportSnapshot.objects.count() == 4
