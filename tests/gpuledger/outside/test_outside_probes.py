@@ -33,6 +33,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from procurement.webhooks import check_webhook_url
 from tests.gpuledger.test_authorization_matrix import RULES, all_routes, is_admin_site, world  # noqa: F401
@@ -675,3 +678,30 @@ def test_another_teams_engineer_changes_nothing_of_research_by_post(world):  # n
     assert {
         s.pk: s.name for s in TcoStudy.objects.all()
     } == studies_before and ReportSnapshot.objects.count() == 4
+
+
+# the line scan was rewritten (C-speed find/count/regex instead of a Python step per line): it must name
+# the same first over-long line as the obvious reading does, wherever the line breaks fall in the blocks
+@hypothesis_settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=30), st.integers(1, 12), st.booleans())
+def test_the_line_scan_names_the_first_over_long_line(tmp_path, lengths, block, gzipped):
+    from django.test import override_settings
+
+    from procurement.billing import bounds
+
+    text = b"\n".join(b"a" * length for length in lengths)
+    path = tmp_path / ("f.gz" if gzipped else "f.csv")
+    path.write_bytes(gzip.compress(text) if gzipped else text)
+    expected = next((number for number, length in enumerate(lengths, start=1) if length > 10), None)
+    original, bounds.READ_BLOCK = bounds.READ_BLOCK, block
+    try:
+        with override_settings(BILLING_MAX_LINE_BYTES=10):
+            bounds.check_bounds(path)
+        found = None
+    except bounds.FileOutOfBounds as refused:
+        found = refused.row
+    finally:
+        bounds.READ_BLOCK = original
+    assert found == expected, (lengths, block)
