@@ -382,3 +382,24 @@ def test_best_card_for_one_node_jobs_can_be_rented_alone(bundled_catalog):
     )
     assert serving["throughput"]["gpu"] != "gb200"
     assert lora["throughput"]["gpu"] != "gb200"
+
+
+@pytest.mark.django_db
+def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
+    # Intel, Gaudi 2 model performance (SynapseAI 1.18): Llama 2 7B, 8 HPU, seq 4096, FP8: 68,464 tokens/s.
+    report = sized("gaudi_measured_intel", ["gaudi2"])
+    speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
+    assert speed == pytest.approx(68_464, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_gaudi3_over_gaudi2_decode_matches_intels_measurements(bundled_catalog):
+    # Intel's pages, same software (1.18), Llama 2 7B fp8, 128 in / 128 out, one HPU at its best batch:
+    # Gaudi 3 19,810 tokens/s, Gaudi 2 13,137: a ratio of 1.508, within 15%.
+    serving = CASES["gaudi_measured_intel"]["serving_spec"]
+    report = size_spec_document(copy.deepcopy(serving), ["gaudi2", "gaudi3"])
+    speed = {
+        gpu: candidate(report, gpu, 1)["throughput"]["decode_tokens_per_second_total"]
+        for gpu in ("gaudi2", "gaudi3")
+    }
+    assert speed["gaudi3"] / speed["gaudi2"] == pytest.approx(19_810 / 13_137, rel=0.15), speed
