@@ -31,8 +31,11 @@ run: $(VENV)/.runtime-installed
 	$(PY) manage.py import_billing var/demo_billing.csv var/demo_billing_utilization.csv --no-progress
 	$(PY) manage.py runserver $(HOST)
 
+# Two xdist workers, one test database and one Redis database each (tests/settings.py); the bundled catalog
+# loads once per worker (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
 test: $(VENV)/.dev-installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS)
 
 # The fault suite (tests/faults, marker `faults`, not part of `make test`): it starts a private PostgreSQL
 # cluster and Redis servers on free ports (never the shared ones) and stops, restarts and kills them and the
@@ -43,6 +46,7 @@ faults: $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
 	DEBUG=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 

@@ -7,8 +7,24 @@ import os
 import pytest
 from django.conf import settings
 from django.db import connection
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+# CI runs the property tests derandomized (the same examples every run, so a red CI is reproducible) and
+# without per-example deadlines (two xdist workers share two cores, so one example's time is noise).
+hypothesis_settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 def pytest_report_header(config):
@@ -67,8 +83,7 @@ def eager_celery():
     app.conf.task_always_eager = before
 
 
-@pytest.fixture
-def bundled_catalog(db):
+def catalog_load_now():
     """The real bundled catalog, loaded through the same service as `manage.py load_catalog`."""
     from pricing.catalog import catalog_load
     from procurement.architectures import architectures_load
@@ -76,6 +91,112 @@ def bundled_catalog(db):
     report = catalog_load()
     architectures_load()
     return report
+
+
+@pytest.fixture
+def bundled_catalog(request, db):
+    """The bundled catalog, loaded once per test session (per xdist worker) for the tests that roll back.
+
+    Loading it takes about 4 s, and about 200 tests ask for it. The non-transactional ones run last
+    (`pytest_collection_modifyitems`) inside one outer transaction that holds the catalog
+    (`shared_catalog`): each test's own atomic block is then a savepoint under it, so each still rolls
+    back on its own. Transactional tests (flushed after each test) load it themselves, as before.
+    """
+    if not is_transactional_test(request.node) and shared_catalog.report is not None:
+        return shared_catalog.report
+    return catalog_load_now()
+
+
+class SharedCatalog:
+    """One open transaction holding the loaded catalog, rolled back at the end of the session."""
+
+    def __init__(self):
+        self.atomic = None
+        self.report = None
+
+    def open(self) -> None:
+        from django.db import transaction
+
+        self.atomic = transaction.atomic()
+        self.atomic.__enter__()
+        self.report = catalog_load_now()
+
+    def close(self) -> None:
+        if self.atomic is None:
+            return
+        from django.db import transaction
+
+        transaction.set_rollback(True)
+        self.atomic.__exit__(None, None, None)
+        self.atomic = self.report = None
+
+
+shared_catalog = SharedCatalog()
+TRANSACTIONAL_FIXTURES = {
+    "transactional_db",
+    "live_server",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
+
+
+def is_transactional_test(item) -> bool:
+    if TRANSACTIONAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    marker = item.get_closest_marker("django_db")
+    if marker is None:
+        return False
+    flags = ("transaction", "reset_sequences", "serialized_rollback")
+    return bool(marker.args and marker.args[0]) or any(marker.kwargs.get(flag) for flag in flags)
+
+
+def uses_shared_catalog(item) -> bool:
+    return "bundled_catalog" in getattr(item, "fixturenames", ()) and not is_transactional_test(item)
+
+
+@pytest.fixture(scope="session")
+def shared_catalog_session(django_db_setup, django_db_blocker):
+    """Opens the shared catalog transaction before the first test that uses it (session fixtures are set up
+    before a test's own atomic block), and rolls it back before the test databases go."""
+    with django_db_blocker.unblock():
+        shared_catalog.open()
+    yield shared_catalog
+    with django_db_blocker.unblock():
+        shared_catalog.close()
+
+
+SLOW_PATHS = ("tests/browser/", "tests/gpuledger/test_api_schemathesis.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser, schemathesis and PDF tests are marked `slow` (they still run in `make test`; `-m "not slow"`
+    leaves them out of a quick local run). Tests that share the catalog run last, each with the shared
+    transaction set up first."""
+    for item in items:
+        path = item.nodeid.replace("\\", "/")
+        if path.startswith(SLOW_PATHS) or "pdf" in item.name.lower():
+            item.add_marker(pytest.mark.slow)
+    shared = [item for item in items if uses_shared_catalog(item)]
+    if not shared:
+        return
+    ids = {id(item) for item in shared}
+    items[:] = [item for item in items if id(item) not in ids] + shared
+    for item in shared:
+        if "shared_catalog_session" not in item.fixturenames:  # parametrized items share one list
+            item.fixturenames.insert(0, "shared_catalog_session")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test that does not share the catalog never runs inside its transaction (a reordering such as
+    `--lf` can put one after the shared tests): the transaction is rolled back first, and any later
+    sharing test loads the catalog itself."""
+    if shared_catalog.atomic is None or uses_shared_catalog(item):
+        return
+    from pytest_django.plugin import blocking_manager_key
+
+    with item.config.stash[blocking_manager_key].unblock():
+        shared_catalog.close()
 
 
 @pytest.fixture

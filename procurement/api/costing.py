@@ -144,6 +144,12 @@ RECOMMENDATION_REQUEST = inline_serializer(
         "currency": serializers.CharField(
             required=False, default="USD", help_text="ISO 4217 code of the results, through stored FX rates"
         ),
+        "explore_parallelism": serializers.BooleanField(
+            required=False, default=False,
+            help_text="also rank GPU counts and plans other than the spec's stated parallelism (gpus, zero_stage, "
+            "tensor_parallel, pipeline_parallel), each row saying what differs; 'gpus: auto' in the spec does "
+            "the same for the GPU count",
+        ),
         "include_infeasible": serializers.BooleanField(
             required=False, default=False,
             help_text="also list the best configurations that do not fit, with fits: false and why",
@@ -179,7 +185,8 @@ RECOMMENDATION_REQUEST = inline_serializer(
         ),
         "deadline_probability": serializers.FloatField(
             required=False, min_value=0, max_value=1,
-            help_text="spot deadline plan: probability of meeting deadline_hours, default 0.95",
+            help_text="probability a row meets deadline_hours on wall-clock time (spot: reclaims, checkpoints and "
+            "restarts included), default 0.9",
         ),
         "save": serializers.BooleanField(
             required=False, default=False,

@@ -22,6 +22,7 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
+from procurement.sizing.image_spec import GUIDANCE
 from procurement.sizing.spec import (
     CHECKPOINTING,
     DEMAND_LIMITS,
@@ -60,6 +61,10 @@ class ZeroStageField(serializers.Field):
     """ZeRO stage 0-3, or "fsdp" (FULL_SHARD shards like ZeRO-3)."""
 
 
+class GpusField(serializers.Field):
+    """GPUs the job runs on (a contract the ranking honours), or "auto" (the ranking explores every count)."""
+
+
 class WorkloadModelSerializer(serializers.Serializer):
     preset = serializers.CharField(
         required=False, help_text="A bundled model (e.g. llama-3.1-8b); fields below override it"
@@ -93,14 +98,18 @@ class WorkloadLoraSerializer(serializers.Serializer):
     targets = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="Module names (q_proj ... down_proj, fused names such as query_key_value, c_attn, Wqkv) or 'all-linear'",
+        help_text="Module names (q_proj ... down_proj, fused names such as query_key_value, c_attn, Wqkv) or 'all-linear'; image presets: ['attention'] or ['all-linear']",
     )
     alpha = _number("LoRA alpha (does not change memory or speed)")
     dropout = _number("LoRA dropout", maximum=1)
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):
-    gpus = _count("GPUs the job runs on")
+    gpus = GpusField(
+        required=False,
+        help_text="GPUs the job runs on, or 'auto'; stated gpus, zero_stage, tensor_parallel and pipeline_parallel "
+        "are honoured by recommend (other plans only with 'auto' or explore_parallelism)",
+    )
     zero_stage = ZeroStageField(required=False, help_text="0, 1, 2, 3 or 'fsdp' (sharding like ZeRO-3)")
     tensor_parallel = _count("Tensor-parallel degree")
     pipeline_parallel = _count("Pipeline-parallel degree")
@@ -127,6 +136,22 @@ class WorkloadHostSerializer(serializers.Serializer):
 
 class WorkloadImageSerializer(serializers.Serializer):
     resolution_px = _count("Image resolution, pixels per side")
+    steps = _count("Denoising steps per image (diffusion presets); default: the preset's")
+    guidance = _choice(
+        GUIDANCE, "cfg: two denoiser passes per step; distilled/none: one; preset: the model's"
+    )
+    vae_tiling = _flag("Decode in 512 px tiles")
+    text_encoder_offload = _flag("Inference: text encoders on the CPU")
+    train_text_encoder = _flag(
+        "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"
+    )
+    prior_preservation = _flag("DreamBooth: one class image per instance image")
+    cache_latents = _flag("Training: latents and text embeddings precomputed (VAE and encoders not loaded)")
+    train_steps = _count("Optimizer steps of the training run")
+    epochs = _number("Epochs over image.dataset_images (instead of train_steps)")
+    dataset_images = _count("Images in one epoch")
+    images = _count("Images a generation job produces")
+    fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
 
 
 class WorkloadSpecSerializer(serializers.Serializer):

@@ -63,6 +63,7 @@ class FallbackPlan:
     switched_share: float  # share of trials that ended on on-demand
     on_demand_only_cost: float
     on_demand_only_hours: float
+    worst_cost: float = 0.0  # the dearest of the trials: every reclaim as late as the rule allows
 
 
 def time_to_finish(work: np.ndarray, interval: float, write: float) -> np.ndarray:
@@ -215,6 +216,7 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
             p90_cost=float(np.percentile(cost, 90)), p_meets_deadline=met,
             expected_spot_hours=float(spot_hours.mean()), expected_on_demand_hours=float(od_hours.mean()),
             switched_share=switched, on_demand_only_cost=od_only_cost, on_demand_only_hours=od_only_hours,
+            worst_cost=float(cost.max()),
         )  # fmt: skip
         if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
             continue
@@ -227,5 +229,5 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
         meets_target=met >= spec.probability, reserve_fraction=None, expected_cost=od_only_cost,
         p90_cost=od_only_cost, p_meets_deadline=met, expected_spot_hours=0.0,
         expected_on_demand_hours=od_only_hours, switched_share=1.0, on_demand_only_cost=od_only_cost,
-        on_demand_only_hours=od_only_hours,
+        on_demand_only_hours=od_only_hours, worst_cost=od_only_cost,
     )  # fmt: skip

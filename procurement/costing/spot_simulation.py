@@ -87,6 +87,15 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
     )
 
 
+def simulate_wall_hours(spec: SpotSimulationInput) -> np.ndarray:
+    """Per trial: the wall-clock hours of the job on spot (checkpoint writes, lost work and restarts
+    included), drawn exactly as ``simulate_spot_job`` draws them for the same seed, so a quantile read
+    here is the quantile that function reports (prices are drawn after the interruptions)."""
+    _validate(spec)
+    wall_hours, _ = _simulate_wall_hours(spec, np.random.default_rng(spec.seed))
+    return wall_hours
+
+
 def _time_to_finish(remaining: np.ndarray, interval: float, write: float) -> np.ndarray:
     """Wall time to finish ``remaining`` work from a fresh start: work plus a checkpoint between segments."""
     segments = np.ceil(remaining / interval - 1e-12)

@@ -26,14 +26,20 @@ MILLION = 1_000_000.0
 
 
 def cost_parts_usd(
-    index: int, prepared: PreparedOffers, shapes: Shapes, configs: Configurations, options: RankingOptions
+    index: int,
+    prepared: PreparedOffers,
+    shapes: Shapes,
+    configs: Configurations,
+    options: RankingOptions,
+    compute_usd: float | None = None,
 ) -> dict[str, float]:
-    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded)."""
+    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded); ``compute_usd``
+    replaces the compute of a spot row ranked as its spot-with-fallback plan (the plan's expected cost)."""
     offer, shape = int(configs.offer[index]), int(configs.shape[index])
     price = configs.effective_price_per_hour(index)
     hours, instances = float(shapes.hours[shape]), int(shapes.instances[shape])
     months = (hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
-    compute = price * hours * instances
+    compute = price * hours * instances if compute_usd is None else compute_usd
     return {
         "compute": compute,
         "setup": price * options.setup_hours * instances,
@@ -59,7 +65,9 @@ def unit_costs(
     shape = int(configs.shape[index])
     total, hours = Decimal(total_cost), float(shapes.hours[shape])
     units: dict[str, float] = {"per_gpu_hour": float(shapes.total_gpus[shape]) * hours}
-    if spec.is_training and spec.training_tokens:
+    if spec.model.image_arch is not None:  # images are the unit (a 'token' of the image path is one image)
+        units |= _image_units(spec, float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0)
+    elif spec.is_training and spec.training_tokens:
         units["per_million_training_tokens"] = float(spec.training_tokens) / MILLION
     elif not spec.is_training:
         generated = float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0
@@ -71,17 +79,37 @@ def unit_costs(
     }
 
 
+def _image_units(spec: WorkloadSpec, generated_images: float) -> dict[str, float]:
+    """Cost per 1,000 images generated (serving, at the configuration's images/s over the priced hours) or
+    trained (per 1,000 instance images), per epoch when the spec counts epochs, and per training run."""
+    if not spec.is_training:
+        return {"per_thousand_images": generated_images / 1000.0}
+    units = {"per_training_run": 1.0}
+    if spec.training_tokens:
+        units["per_thousand_training_images"] = float(spec.training_tokens) / 1000.0
+    if spec.image.epochs:
+        units["per_epoch"] = float(spec.image.epochs)
+    return units
+
+
 def _converted(value_usd: float, options: RankingOptions) -> Decimal:
     return round_money(Decimal(repr(float(value_usd))) * options.fx_rate_from_usd, options.currency)
 
 
 def explain_costs(
-    index: int, prepared, shapes, configs, spec, options, total_cost: str | None
+    index: int,
+    prepared,
+    shapes,
+    configs,
+    spec,
+    options,
+    total_cost: str | None,
+    compute_usd: float | None = None,
 ) -> dict[str, Any]:
     """``cost_breakdown`` and ``unit_costs`` for a feasible row; nothing for a row without a total."""
     if total_cost is None:
         return {}
-    parts = cost_parts_usd(index, prepared, shapes, configs, options)
+    parts = cost_parts_usd(index, prepared, shapes, configs, options, compute_usd)
     return {
         "cost_breakdown": cost_breakdown(parts, total_cost, options),
         "unit_costs": unit_costs(index, shapes, configs, spec, total_cost, options),

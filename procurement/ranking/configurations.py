@@ -172,10 +172,20 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     candidates = np.flatnonzero(configs.selected)
     fits = configs.fits[candidates]
     tight = configs.tight[candidates]
-    order = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
-    if top is None or order.size < top:  # tight (peak fits, headroom does not): flagged, after them
+    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
+    tight_rows = candidates[fits & tight]
+    cheap_tight = np.zeros(0, dtype=np.int64)
+    if roomy.size and tight_rows.size:
+        # tight rows cheaper than the first roomy row are shown right below it, with their margin (a user
+        # may lower the headroom knowingly), never cut off by a top N of dearer roomy rows (issue 26)
+        cost = np.where(np.isnan(configs.total_cost[tight_rows]), np.inf, configs.total_cost[tight_rows])
+        cheaper = tight_rows[cost < configs.total_cost[roomy[0]]]
+        cheap_tight = _cheapest(configs, cheaper, None if top is None else max(top - 1, 0))
+    order = np.concatenate([roomy[:1], cheap_tight, roomy[1:]])[:top]
+    if top is None or order.size < top:  # the other tight rows (peak fits, headroom does not): after them
         rest = None if top is None else top - order.size
-        order = np.concatenate([order, _cheapest(configs, candidates[fits & tight], rest)])
+        others = np.setdiff1d(tight_rows, cheap_tight, assume_unique=True)
+        order = np.concatenate([order, _cheapest(configs, others, rest)])
     if include_infeasible:
         order = np.concatenate([order, infeasible_order(configs, top)])
     return order

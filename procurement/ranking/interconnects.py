@@ -58,6 +58,9 @@ class Interconnect:
     fabric_gbits_per_instance: float  # 0.0 without a fabric
     source_url: str
     stated: bool  # a source states the node link (False: PCIe assumed, by a rule or the default)
+    # the GPUs can read each other's memory over PCIe; False for GeForce cards since the 40 series, whose
+    # transfers are staged through host memory (``peer_to_peer``)
+    peer_to_peer: bool = True
 
     @property
     def nvlink(self) -> bool:
@@ -130,9 +133,24 @@ def bundled_rules() -> tuple[InterconnectRule, ...]:
     return read_rules()
 
 
+NO_P2P_SOURCE = "https://github.com/tinygrad/open-gpu-kernel-modules"
+HOST_STAGED_FACTOR = 0.5  # each transfer crosses PCIe twice (GPU -> host memory -> GPU): half the link rate
+
+
+def peer_to_peer(gpu: GpuSpec) -> bool:
+    """GeForce cards since the 40 series (Ada, Blackwell) have PCIe peer-to-peer disabled by NVIDIA's driver
+    (the stock driver reports no P2P between RTX 4090s; tinygrad's patched kernel modules exist to turn it
+    back on: NO_P2P_SOURCE), so NCCL stages every transfer through host memory. Datacenter cards, and
+    GeForce cards before the 40 series, keep it."""
+    return not ("geforce" in gpu.name.lower() and (gpu.generation or 0) >= 89)
+
+
 def _pcie(gpu: GpuSpec) -> tuple[str, float]:
     generation = gpu.pcie_gen or 4  # the datasheet's host interface; unknown: PCIe 4.0, the common case
     gbps = gpu.pcie_bandwidth_gbps
+    if not peer_to_peer(gpu):
+        staged = gbps * HOST_STAGED_FACTOR
+        return f"PCIe {generation}.0 x16 without peer-to-peer (host-staged, {staged:g} GB/s)", staged
     return f"PCIe {generation}.0 x16 {gbps:g} GB/s", gbps
 
 
@@ -144,12 +162,14 @@ def resolve(
     rule = next((rule for rule in rules if rule.matches(provider or "", instance_type or "")), None)
     if rule is None:
         name, gbps = _pcie(gpu)
-        return Interconnect("pcie", name, gbps, "", 0.0, UNSTATED_SOURCE, stated=False)
+        return Interconnect(
+            "pcie", name, gbps, "", 0.0, UNSTATED_SOURCE, stated=False, peer_to_peer=peer_to_peer(gpu)
+        )
     if rule.node_gbps_per_direction is None:
         name, gbps = _pcie(gpu)
     else:
         name, gbps = rule.node_link_name, rule.node_gbps_per_direction
     return Interconnect(
         rule.node_link, name, gbps, rule.fabric, rule.fabric_gbits_per_instance or 0.0, rule.source_url,
-        stated=rule.node_link_basis == "stated",
+        stated=rule.node_link_basis == "stated", peer_to_peer=rule.node_link == "nvlink" or peer_to_peer(gpu),
     )  # fmt: skip

@@ -6,6 +6,7 @@ import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,14 @@ def _kinds(
     return kinds, rank[codes]
 
 
+@lru_cache(maxsize=65536)
+def _resolved(provider: str, instance_type: str, gpu: GpuSpec, rules) -> Interconnect:
+    """``resolve`` memoized across prepared tables: the same (provider, instance type, GPU) recurs in every
+    catalog read, and matching it against the rule table's glob patterns was most of ``_interconnects``
+    (issue 26, "Speed"); the default table is ``rules=None``, so the key stays cheap to hash."""
+    return resolve(provider, instance_type, gpu, rules)
+
+
 def _interconnects(
     text: dict[str, _Codes], keep: np.ndarray, gpus: Mapping[str, GpuSpec], options: RankingOptions
 ) -> tuple[np.ndarray, list[Interconnect]]:
@@ -65,8 +74,8 @@ def _interconnects(
         gpu_code, type_code, provider_code = parts
         provider = text["provider"].names[provider_code] if provider_code >= 0 else ""
         instance_type = text["instance_type"].names[type_code] if type_code >= 0 else ""
-        link = resolve(str(provider), str(instance_type), gpus[text["gpu"].names[gpu_code]],
-                       options.interconnect_rules)  # fmt: skip
+        link = _resolved(str(provider), str(instance_type), gpus[text["gpu"].names[gpu_code]],
+                         options.interconnect_rules)  # fmt: skip
         per_unique[position] = ids.setdefault(link, len(ids))
         if per_unique[position] == len(links):
             links.append(link)

@@ -34,7 +34,7 @@ DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
 DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
 UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
 COMMUNICATION_WARNING_SHARE = 0.30
-DEFAULT_DEADLINE_PROBABILITY = 0.95  # the deadline-aware spot plan meets the deadline in 95% of trials
+DEFAULT_DEADLINE_PROBABILITY = 0.9  # a deadline is met on wall-clock time in 90% of trials (issue 26)
 ADVISOR_STALE_DAYS = 365  # a Spot Advisor band older than a year is flagged
 HOURS_PER_MONTH = 730.0
 # The seeded Monte Carlo of spot completion time runs for the first few feasible spot rows only: it
@@ -113,6 +113,9 @@ class RankingOptions:
     currency: str = "USD"  # of the returned money; the engine prices in USD and converts at the edge
     fx_rate_from_usd: Decimal = Decimal(1)  # units of ``currency`` one USD buys (a stored FX rate)
     include_illustrative: bool = False  # rank made-up (illustrative) prices too, labelled
+    # Rank plans other than the spec's stated parallelism too (each row says what differs); without it the
+    # stated gpus, zero_stage, tensor_parallel and pipeline_parallel are a contract (ranking/contract.py).
+    explore_parallelism: bool = False
     rank_outliers_at_quote: bool = False  # rank a flagged spot outlier at its raw quote, not the robust price
 
     @property

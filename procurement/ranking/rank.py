@@ -11,6 +11,8 @@ import pandas as pd
 
 from procurement.ranking.collapse import collapsed_order
 from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
+from procurement.ranking.contract import instance_counts_for
+from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same_shape
 from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
@@ -51,8 +53,16 @@ def rank_workload(
     workloads with the same filters are ranked in a row.
     """
     options = serving_options(spec, options or RankingOptions())
+    options = replace(options, instance_counts=instance_counts_for(spec, options))
     if spec.is_training and not spec.training_tokens:
-        raise ValueError("training_tokens: required to rank a training workload by job cost")
+        raise ValueError(
+            "training_tokens: required to rank a training workload by job cost"
+            + (
+                " (image presets: image.train_steps, or image.epochs with image.dataset_images)"
+                if spec.model.is_image
+                else ""
+            )
+        )
     prepared = prepared or prepare(offers, gpus, options)
     if not len(prepared.offer_kind):
         seen = len(offers) if offers is not None else len(prepared.positions)
@@ -64,6 +74,7 @@ def rank_workload(
         )
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
+    configs, deadline_view = apply_deadline(configs, prepared, shapes.instances, spec, options)
     collapse_rows = (
         options.collapse_identical if options.collapse_identical is not None else not spec.is_training
     )
@@ -77,7 +88,9 @@ def rank_workload(
     # the front trades cost against time for training, against throughput (more is better) for serving
     front = pareto_shapes(configs, shapes.hours if spec.is_training else -shapes.generated_tokens_per_second)
     now = pd.Timestamp(now or pd.Timestamp.now(tz="UTC")).to_pydatetime()
-    simulated = _simulated_spot_rows(order, prepared, configs, options)
+    simulated = _simulated_spot_rows(order, prepared, configs, options) | (
+        set(deadline_view.fallback_config) & {int(i) for i in order}
+    )  # a row ranked as the spot-with-fallback plan always shows that plan
     histories = price_histories(
         [prepared.row(int(configs.offer[i])).get("offer_id") for i in simulated], options
     )  # one read for every simulated row
@@ -85,6 +98,18 @@ def rank_workload(
     on_demand = (
         on_demand_prices(offers, prepared, configs, simulated) if options.deadline_hours is not None else {}
     )
+    if options.deadline_hours is not None and simulated:  # fall back on the cheapest of the same shape
+        same_shape = cheapest_on_demand_same_shape(
+            configs, prepared, np.array(sorted(simulated), dtype=np.int64)
+        )
+        for index, od_index in same_shape.items():
+            on_demand[index] = float(configs.offer_price_per_hour[configs.offer[od_index]])
+        # the same instance type in the same region (read from the whole table) where no same-shape
+        # on-demand row is ranked
+        fallback_offers = {index: prepared.row(int(configs.offer[index])) for index in on_demand}
+        fallback_offers |= {index: prepared.row(int(configs.offer[od])) for index, od in same_shape.items()}
+    else:
+        fallback_offers = {}
     rows = [
         describe(
             int(i),
@@ -92,6 +117,8 @@ def rank_workload(
             simulate_spot=int(i) in simulated,
             price_histories=histories,
             on_demand_prices=on_demand,
+            deadline_view=deadline_view,
+            fallback_offers=fallback_offers,
         )  # fmt: skip
         for i in order
     ]

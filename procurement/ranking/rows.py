@@ -12,6 +12,8 @@ from pricing.price_quality import SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations, checkpoint_too_slow
+from procurement.ranking.contract import differences, pipeline_degree
+from procurement.ranking.deadline import DeadlineView, spot_wall_clock
 from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
@@ -47,6 +49,8 @@ def describe(
     simulate_spot: bool = False,
     price_histories: Mapping[int, Any] | None = None,
     on_demand_prices: Mapping[int, float] | None = None,
+    deadline_view: DeadlineView | None = None,
+    fallback_offers: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
@@ -70,6 +74,7 @@ def describe(
             "name": plan,
             "zero_stage": int(shapes.zero[shape]),
             "tensor_parallel": int(shapes.tensor_parallel[shape]),
+            "pipeline_parallel": int(pipeline_degree(spec)),
         },
         "pricing_model": offer["pricing_model"],
         "payment_option": offer["payment_option"],
@@ -92,13 +97,28 @@ def describe(
         "pareto": fits and (shape, float(total)) in front,
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
+        "memory_margin": memory_margin(shapes, shape, spec) if fits else None,
         "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
         "price_quality": str(offer["price_quality"]),
         "price_quality_text": quality_text(str(offer["price_quality"]), observed_at, now),
         "warnings": row_warnings(index, offer, shapes, configs, options),
         "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
     }
-    row |= explain_costs(index, prepared, shapes, configs, spec, options, money)
+    fallback_plan = (
+        deadline_view.plans.get(index) if deadline_view and index in deadline_view.fallback_config else None
+    )
+    row["differs_from_spec"] = differences(
+        spec,
+        row["gpus"] if spec.is_training else row["gpus_per_instance"],
+        row["plan"]["zero_stage"],
+        row["plan"]["tensor_parallel"],
+    )
+    if row["differs_from_spec"]:
+        row["reasons"].append("differs from the spec: " + "; ".join(row["differs_from_spec"]))
+    row |= explain_costs(
+        index, prepared, shapes, configs, spec, options, money,
+        fallback_plan.expected_cost if fallback_plan else None,
+    )  # fmt: skip
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
@@ -112,11 +132,60 @@ def describe(
         row["warnings"] += row["spot"]["warnings"]
         plan = row["spot"]["deadline_plan"]
         if plan and plan["available"]:
+            _fallback_offer(plan, (fallback_offers or {}).get(index))
             row["reasons"].append(plan["text"])
+    if spec.is_training:
+        row["wall_clock"] = wall_clock_row(index, prepared, configs, spec, options, deadline_view, fits)
+        if row["wall_clock"] and row["wall_clock"].get("ranked_as") == "spot_with_fallback":
+            row["ranked_as"] = "spot_with_fallback"
+            row["spot"]["fallback"] = row["spot"]["deadline_plan"]  # the spot report reads this one
+            row["reasons"].append(
+                f"ranked as spot with on-demand fallback: on spot alone the job finishes in "
+                f"{row['wall_clock']['hours_at_probability']:g} h at P{options.deadline_probability:.0%}, "
+                f"past the {options.deadline_hours:g} h deadline"
+            )
 
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
     return row
+
+
+def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool):
+    """Compute hours and wall-clock P50/P90 side by side (and the quantile at the deadline probability):
+    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts), any other row's
+    wall-clock is its compute hours (nothing reclaims it)."""
+    hours = float(configs.hours[index])
+    if not fits or not math.isfinite(hours):
+        return None
+    probability = float(options.deadline_probability)
+    base = {"compute_hours": round(hours, 3), "probability": probability}
+    if not prepared.columns["is_spot"][int(configs.offer[index])]:
+        rounded = round(hours, 3)
+        return base | {"p50_hours": rounded, "p90_hours": rounded, "hours_at_probability": rounded,
+                       "basis": "not reclaimed: wall-clock equals compute hours"}  # fmt: skip
+    wall = (view.wall.get(index) if view else None) or spot_wall_clock(
+        index, configs, prepared, spec, options
+    )
+    row = base | {"p50_hours": wall.p50_hours, "p90_hours": wall.p90_hours,
+                  "hours_at_probability": wall.at_probability_hours, "basis": wall.basis}  # fmt: skip
+    if options.deadline_hours is not None:
+        alone = wall.at_probability_hours <= float(options.deadline_hours) + 1e-9
+        row["meets_deadline_alone"] = alone
+        if not alone and view is not None and index in view.fallback_config:
+            row["ranked_as"] = "spot_with_fallback"
+    return row
+
+
+def _fallback_offer(plan: dict[str, Any], offer: Mapping[str, Any] | None) -> None:
+    """Name the on-demand offer the plan falls back on."""
+    if offer is None:
+        return
+    plan["fallback_offer"] = {
+        "provider": offer["provider"], "instance_type": offer["instance_type"], "region": offer["region"],
+    }  # fmt: skip
+    plan["text"] += (
+        f"; falls back on {offer['provider']} {offer['instance_type']} {offer['region']} on demand"
+    )
 
 
 def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None) -> dict[str, Any]:
@@ -147,6 +216,18 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
         f"card, but not with {spec.headroom:.0%} headroom ({shapes.required_gib[shape]:.1f} GiB); ranked after "
         "configurations with headroom: watch for out-of-memory on long sequences"
     ]
+
+
+def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
+    """The room left on the card at the estimated peak: GiB free, and the headroom that still fits (a
+    tight row's "lower the headroom to this, knowingly")."""
+    peak, capacity = float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape])
+    if not (math.isfinite(peak) and peak > 0):
+        return None
+    return {
+        "peak_gib": round(peak, 2), "capacity_gib": round(capacity, 2), "margin_gib": round(capacity - peak, 2),
+        "headroom_asked": spec.headroom, "headroom_that_fits": round(capacity / peak - 1.0, 3),
+    }  # fmt: skip
 
 
 def _optional_int(value) -> int | None:
@@ -197,6 +278,9 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     elif not math.isfinite(shapes.hours[shape]):
         reasons.append("speed not estimated for this GPU and plan")
     reasons.append(_hours_reason(shapes, shape, spec, plan, options))
+    kind = int(shapes.kind[shape])
+    if kind < len(shapes.speed_basis) and shapes.speed_basis[kind] and not shapes.measured[shape]:
+        reasons.append(shapes.speed_basis[kind])
     measured_gpus = _measured_gpus(shapes, shape)
     measured_on = options.measured_dates.get((offer["gpu"], measured_gpus))
     if shapes.measured[shape] and measured_on:
@@ -241,7 +325,8 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
     if required > capacity and peak <= capacity:
         return (
             f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
-            f"{spec.headroom:.0%} headroom ({required:.1f} GiB)"
+            f"{spec.headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
+            f"{capacity / peak - 1.0:.0%} headroom fits"
         )
     verb = "fits" if required <= capacity else "does not fit"
     return (

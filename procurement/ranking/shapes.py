@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from procurement.ranking.contract import contract_grid, pipeline_degree
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
@@ -19,13 +20,13 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.accelerators import effective_speed, speed_ratio
 from procurement.sizing.assumptions import (
     COMM_EFFICIENCY,
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
-    VCPUS_PER_GPU,
-    VCPUS_PER_GPU_IMAGE,
 )
+from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
@@ -67,6 +68,8 @@ class Shapes:
     meets_serving_targets: np.ndarray | None = None
     # training: the GPU count of the benchmark a measured shape's hours were scaled from (NaN: estimated)
     measured_gpus: np.ndarray | None = None
+    # per kind: why its speed is a measured ratio to the H100 (or capped at it); "" for the datasheet model
+    speed_basis: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,8 @@ def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
 def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink) -> np.ndarray:
     """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
     path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does)."""
-    return valid & ~(uses_tp & ~node_nvlink & spec.is_training)
+    image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
+    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp
 
 
 def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:
@@ -170,7 +174,7 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
         table[key] = memory_breakdown_gib(
-            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=1.0,
+            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_degree(spec),
             offload=use_offload, flash_attention=flash,
         )  # fmt: skip
     keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
@@ -189,12 +193,14 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
     """(RAM GiB, vCPUs) one instance needs: the guides' host rules as the sizing engine states them
     (procurement/sizing/host.py): RAM at least its GPUs' memory plus offloaded state, and at least
     VCPUS_PER_GPU vCPUs per GPU (more for image decoding)."""
-    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    per_gpu = vcpus_per_gpu(spec)
     return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
-    """The workload's memory, hours and fit for every shape of the grid."""
+    """The workload's memory, hours and fit for every shape of the grid (the spec's stated parallelism
+    applied: ranking/contract.py)."""
+    grid = contract_grid(spec, grid, options)
     total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
     flash = spec.flash_attention
     memory_flash = _memory(spec, total, zero, tensor_parallel, flash)
@@ -243,6 +249,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
+        speed_basis=[speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
         link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication, **serving,
     )  # fmt: skip
 
@@ -267,11 +274,16 @@ def _hours(
     """(hours, communication share, generated tokens/s, the collectives, serving rows) per shape; the
     serving rows (per-stream tokens/s and time to first token) are None for training."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
-    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
     if not spec.is_training:
+        kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+        kind_bandwidth = [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
+        kind_peak, kind_bandwidth, _ = effective_speed(spec, kind_gpus, kind_peak, kind_peak, kind_bandwidth)
+        peak = np.array(kind_peak, dtype=float)[kind]
+        bandwidth = np.array(kind_bandwidth, dtype=float)[kind]
         rows = inference_throughput(
-            spec, bandwidth_gbps=grid.bandwidth_gbps, peak_tflops=peak, gpu_counts=total,
-            tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, tensor_parallel_gbps=grid.node_gbps,
+            spec, bandwidth_gbps=bandwidth, peak_tflops=peak, gpu_counts=total,
+            tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec),
+            tensor_parallel_gbps=grid.node_gbps,
         )  # fmt: skip
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
@@ -284,7 +296,11 @@ def _hours(
             "per_stream": np.asarray(rows["decode_tokens_per_second_per_stream"], dtype=float),
             "ttft_s": np.asarray(rows["time_to_first_token_seconds"], dtype=float),
         }
-        return np.where(served, options.serving_hours, np.nan), share, decode, communication, latency
+        hours = np.where(served, options.serving_hours, np.nan)
+        if spec.model.image_arch is not None and spec.image.images:  # a generation job: hours for N images
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hours = np.where(served, spec.image.images / decode / 3600.0, np.nan)
+        return hours, share, decode, communication, latency
     rows = _training_rows(spec, grid, options, total)
     return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 
@@ -292,11 +308,16 @@ def _hours(
 def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
     """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs."""
     kind_gpus, kind = grid.kind_gpus, grid.kind
-    peak = np.array([gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus], dtype=float)[kind]
-    mfu = np.array([estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus], dtype=float)[kind]
+    kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+    kind_mfu = [estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus]
+    kind_peak, _, _ = effective_speed(
+        spec, kind_gpus, kind_peak, kind_mfu, [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
+    )
+    peak = np.array(kind_peak, dtype=float)[kind]
+    mfu = np.array(kind_mfu, dtype=float)[kind]
     return training_throughput(
         spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=1.0, interconnect_gbps=grid.node_gbps,
+        tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec), interconnect_gbps=grid.node_gbps,
         tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
     )  # fmt: skip
 

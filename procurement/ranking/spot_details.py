@@ -218,6 +218,7 @@ def deadline_plan_details(
         "meets_target": plan.meets_target,
         "expected_cost": str(expected),
         "p90_cost": str(round_money(_exact(plan.p90_cost) * rate, currency)),
+        "worst_case_cost": str(round_money(_exact(plan.worst_cost) * rate, currency)),
         "p_meets_deadline": probability,
         "reserve_segments": plan.reserve_fraction,
         "expected_spot_hours": round(plan.expected_spot_hours, 3),
@@ -225,8 +226,8 @@ def deadline_plan_details(
         "switched_share": round(plan.switched_share, 4),
         "on_demand_only_cost": str(round_money(_exact(plan.on_demand_only_cost) * rate, currency)),
         "on_demand_price_per_hour": str(round_price(_exact(on_demand_price_usd) * rate)),
-        "text": f"spot with on-demand fallback: expected cost {expected} {currency}, "
-        f"P(meets deadline) {probability:.1%}",
+        "text": f"spot with on-demand fallback: expected cost {expected} {currency}, worst case "
+        f"{round_money(_exact(plan.worst_cost) * rate, currency)} {currency}, P(meets deadline) {probability:.1%}",
     }
 
 

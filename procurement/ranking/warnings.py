@@ -53,6 +53,47 @@ def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[
     return blocking, warnings
 
 
+def link_warnings(offer: dict[str, Any], shapes: Shapes, shape: int) -> list[str]:
+    """Links as they are (issue 26): GPUs that talk over PCIe without peer-to-peer (GeForce RTX 40/50) stage
+    every collective through host memory (costed at half the PCIe rate: ranking/interconnects.py), and
+    production serving split over several consumer cards is flagged."""
+    per_instance = int(offer["gpu_per_instance"])
+    if per_instance < 2:
+        return []
+    link = shapes.links[int(shapes.link[shape])]
+    found = []
+    tensor_parallel = int(shapes.tensor_parallel[shape])
+    if link.node_link == "pcie" and not link.peer_to_peer:
+        what = (
+            f"tensor parallel over {tensor_parallel} GPUs"
+            if tensor_parallel > 1
+            else "the gradient all-reduce"
+        )
+        if shapes.unit_tokens_per_second is None or tensor_parallel > 1:
+            found.append(
+                f"{what} runs over PCIe without peer-to-peer ({offer['gpu']}: GeForce since the 40 series): "
+                "every transfer is staged through host memory, costed at half the PCIe rate; tensor or "
+                "pipeline parallelism scales poorly here"
+            )
+    serving_split = shapes.unit_tokens_per_second is not None and tensor_parallel > 1
+    if serving_split and _consumer(offer["gpu"]):
+        found.append(
+            f"production serving split over {tensor_parallel} consumer cards ({offer['gpu']}): no ECC memory, "
+            "and NVIDIA's GeForce driver licence does not permit data-center deployment; prefer a data-center "
+            "card that holds the model on fewer GPUs"
+        )
+    return found
+
+
+def _consumer(slug: str) -> bool:
+    from procurement.sizing import gpu_by_slug
+
+    try:
+        return gpu_by_slug(slug).is_consumer
+    except KeyError:
+        return False
+
+
 def row_warnings(
     index: int, offer: dict[str, Any], shapes: Shapes, configs, options: RankingOptions
 ) -> list[str]:
@@ -74,6 +115,7 @@ def row_warnings(
             f"storage priced at an assumed {float(offer['storage_rate']):g} USD per GB-month: "
             f"the catalog has no published storage rate for {offer['provider']}"
         )
+    warnings.extend(link_warnings(offer, shapes, shape))
     kind = int(shapes.kind[shape])
     estimated = shapes.estimated_speed[kind] if kind < len(shapes.estimated_speed) else ""
     if estimated:

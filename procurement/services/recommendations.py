@@ -52,6 +52,7 @@ RANKING_OPTION_FIELDS = {
     "include_infeasible",
     "include_illustrative",
     "rank_outliers_at_quote",
+    "explore_parallelism",
     "calibrate",
     "storage_retention_days",
     *("checkpoint_write_hours", "restart_hours", "storage_write_gb_per_s", "deadline_probability"),
@@ -91,7 +92,12 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     for key in ("providers", "regions", "gpus", "pricing_models"):
         if data.get(key):
             values[key] = tuple(_text_list(data[key], key))
-    for key in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
+    for key in (
+        "include_infeasible",
+        "include_illustrative",
+        "rank_outliers_at_quote",
+        "explore_parallelism",
+    ):
         if data.get(key) is not None:
             values[key] = _flag(data[key], key)
     if data.get("calibrate") is not None:  # false: estimates without the fitted calibration factors

@@ -86,11 +86,12 @@ MFU_DATACENTER = Assumption(
 # 38-43% on H100 (arXiv:2407.21783 Table 4).
 MFU_PRETRAIN_AMPERE = Assumption(
     "mfu_pretrain_a100",
-    0.47,
+    0.485,
     "fraction of dense peak",
-    "Dense pretraining on NVSwitch A100 clusters: median of the 6ND MFU implied by LLaMA-1 Table 15 "
-    "GPU-hours (7B 43.4%, 13B 51.4%, 33B 45.8%, 65B 47.7%; arXiv:2302.13971); Megatron-LM PTD-P 45-55% "
-    "(arXiv:2104.04473). Applied to the FLOPs the engine counts (8N under full recomputation).",
+    "Dense pretraining on NVSwitch A100 clusters: mean of the MFU implied by LLaMA-1 Table 15 GPU-hours "
+    "with the attention FLOPs counted (6N + 6 L T d_attn per token at T = 2048: 7B 45.1%, 13B 53.1%, "
+    "33B 47.0%, 65B 48.7%; 6N alone gave 43.4/51.4/45.8/47.7%; arXiv:2302.13971); Megatron-LM PTD-P "
+    "45-55% (arXiv:2104.04473), which counts attention too. Applied to the FLOPs the engine counts.",
 )
 MFU_WORKSTATION = Assumption(
     "mfu_workstation",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import INT4_BITS, INT8_BITS, LOGITS_BYTES, NF4_BITS
 from procurement.sizing.spec import ModelSpec, WorkloadSpec
@@ -54,6 +55,8 @@ def weights_bytes(spec: WorkloadSpec) -> float:
 
 
 def adapter_params(spec: WorkloadSpec) -> float:
+    if spec.model.image_arch is not None:
+        return image_model.lora_params(spec)  # the denoiser's/ViT's adapters (checkpoints, spot restarts)
     if not spec.uses_adapters or spec.lora is None or spec.model.is_image:
         return 0.0
     return float(counts.lora_params(spec.model, spec.lora))
@@ -128,9 +131,41 @@ def layer_activation_bytes_per_token(
     return total
 
 
+def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
+    """An image preset: the network's weights (quantizable), the frozen text encoders and VAE in 16 bits,
+    adapters in their own dtype; the per-token activation fields are unused (image_model.py sizes them)."""
+    slug = spec.model.image_arch.slug
+    network = image_model.network_params(slug)
+    dense = compute_bytes(spec)
+    if spec.weight_quantization == "none":
+        network_bytes = network * dense
+    else:
+        network_bytes = network * QUANT_BITS[spec.weight_quantization] / 8
+    adapters = image_model.lora_params(spec)
+    weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * min(dense, 2.0)
+    if spec.is_training and not spec.uses_adapters and spec.image.train_text_encoder:
+        weight_bytes += (image_model.trainable_params(spec) - network) * dense
+    weight_bytes += adapters * adapter_bytes(spec)
+    cost = image_model.network_cost(slug, image_model.resolution(spec))
+    largest = network_bytes / max(cost.blocks, 1)
+    return StateBytes(
+        weight_bytes=weight_bytes,
+        trainable_params=image_model.trainable_params(spec),
+        grad_bytes_per_param=_param_bytes(spec),
+        optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
+        largest_layer_bytes=largest,
+        layer_bytes_per_token=0.0,
+        layer_bytes_per_token_no_scores=0.0,
+        layer_input_bytes_per_token=0.0,
+        logits_bytes_per_token=0.0,
+    )
+
+
 @lru_cache(maxsize=4096)
 def state_bytes(spec: WorkloadSpec) -> StateBytes:
     model = spec.model
+    if model.image_arch is not None:
+        return _image_state_bytes(spec)
     weight_bytes = weights_bytes(spec)
     bytes_per_weight = weight_bytes / model.params if model.params else 0.0
     return StateBytes(

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import yaml
 
-from procurement.sizing.presets import image_tier
+from procurement.sizing.image_presets import image_architecture
+from procurement.sizing.presets import image_tier, slugify
 from procurement.sizing.spec import FieldError, WorkloadSpecError
 
 
@@ -44,6 +45,8 @@ KNOB_PATHS = {
     "concurrency": "inference.concurrency",
     "context_len": "inference.context_len",
     "resolution_px": "image.resolution_px",
+    "steps": "image.steps",
+    "train_steps": "image.train_steps",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {"micro_batch_size", "seq_len", "gradient_checkpointing", "training_tokens", "zero_stage"}
@@ -51,6 +54,9 @@ _ADAPTER_ONLY = {"lora_rank"}
 _INFERENCE_ONLY = {"concurrency", "context_len"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
+# Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
+_IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {"gradient_checkpointing", "lora_rank", "steps", "train_steps"}
+_IMAGE_ONLY = {"steps", "train_steps"}
 _TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing"}
 
 
@@ -63,10 +69,16 @@ def _knob_value(text: str):
     return int(number) if number.is_integer() and abs(number) < 1e15 else number
 
 
-def _applies(knob: str, task: str, is_image: bool) -> bool:
+def _applies(knob: str, task: str, is_image: bool, is_preset: bool = False) -> bool:
+    if is_preset:
+        if knob == "steps":
+            return task == "inference"
+        if knob == "train_steps":
+            return task != "inference"
+        return knob in _IMAGE_PRESET_KNOBS and (knob != "lora_rank" or task in ("lora", "qlora"))
     if is_image:
         return knob in _IMAGE_KNOBS
-    if knob == "resolution_px":
+    if knob == "resolution_px" or knob in _IMAGE_ONLY:
         return False
     if knob in _TRAINING_ONLY:
         return task != "inference"
@@ -82,11 +94,13 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
     the spec's defaults). Values pass through unconverted when they are not numbers, so
     `parse_workload_spec` rejects them by path, exactly as it would in a YAML document."""
     task = (knobs.get("task") or "").strip()
-    is_image = image_tier(str(knobs.get("preset") or "").strip()) is not None
+    preset = str(knobs.get("preset") or "").strip()
+    is_preset = image_architecture(slugify(preset)) is not None
+    is_image = is_preset or image_tier(preset) is not None
     spec: dict = {}
     for knob, path in KNOB_PATHS.items():
         text = str(knobs.get(knob) or "").strip()
-        if not text or not _applies(knob, task, is_image):
+        if not text or not _applies(knob, task, is_image, is_preset):
             continue
         value = text if knob in _TEXT_KNOBS else _knob_value(text)
         *parents, leaf = path.split(".")

@@ -27,6 +27,8 @@ from procurement.sizing.spec import WorkloadSpec
 def dataset_gb(spec: WorkloadSpec) -> float:
     if spec.host.dataset_gb is not None:
         return spec.host.dataset_gb
+    if spec.model.image_arch is not None:
+        return 0.0  # images have no per-token size: give host.dataset_gb
     if spec.is_training and spec.training_tokens:
         return spec.training_tokens * BYTES_PER_TOKEN_TEXT.value / GB
     return 0.0
@@ -42,9 +44,28 @@ def checkpoint_gb(spec: WorkloadSpec) -> float:
     return (state.weight_bytes + state.trainable_params * optimizer_bytes_per_param(spec)) / GB
 
 
+def decodes_images(spec: WorkloadSpec) -> bool:
+    """Whether the workload's data pipeline decodes and augments images on the CPU: image training without
+    cached latents, and detection/vision inference; text-to-image generation and training on cached
+    latents read prompts or precomputed tensors only."""
+    if not spec.model.is_image:
+        return False
+    arch = spec.model.image_arch
+    if arch is None:
+        return True  # a tier: the guides' rule as quoted
+    if spec.is_training:
+        return not (arch.is_diffusion and spec.image.cache_latents)
+    return not arch.is_diffusion
+
+
+def vcpus_per_gpu(spec: WorkloadSpec) -> float:
+    """The guides' rule: 4 vCPUs per GPU, 8 where the data pipeline decodes images."""
+    return VCPUS_PER_GPU_IMAGE.value if decodes_images(spec) else VCPUS_PER_GPU.value
+
+
 def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram_gib: float) -> dict:
     gpus_per_node = int(min(gpu_count, GPUS_PER_NODE.value))
-    per_gpu = VCPUS_PER_GPU_IMAGE.value if spec.model.is_image else VCPUS_PER_GPU.value
+    per_gpu = vcpus_per_gpu(spec)
     gpu_memory_gib = gpu.capacity_gib * gpus_per_node
     weights_gb = spec.model.params * 2.0 / GB  # the 16-bit checkpoint as downloaded
     dataset = dataset_gb(spec)
@@ -69,5 +90,5 @@ def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram
         "disk_gb_per_node": math.ceil(subtotal + parts["reserve_gb"]),
         "disk_breakdown_gb": {key: round(value, 1) for key, value in parts.items()},
         "gpu_memory_gib_per_node": round(gpu_memory_gib, 1),
-        "notes": f"{per_gpu:g} vCPUs per GPU" + (" (image decoding)" if spec.model.is_image else ""),
+        "notes": f"{per_gpu:g} vCPUs per GPU" + (" (image decoding)" if decodes_images(spec) else ""),
     }

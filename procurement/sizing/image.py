@@ -1,6 +1,7 @@
-"""Tier estimates for image workloads (detection, diffusion) from the guides' tier tables.
-
-No shape-level model exists for these networks here, so memory is the top of the guide's tier range at
+"""Tier estimates for image workloads (detection, diffusion) from the guides' tier tables: ONLY the
+fallback for an image architecture without a preset. Presets (image_architectures.json) are sized from
+their shapes by image_model.py; a tier (`yolo-small`, `sd1x-tier`, `sdxl-tier`) has no shapes, so
+memory is the top of the guide's tier range at
 the tier's reference resolution and batch, split into model state (from the parameter count) and
 activations; activations scale with pixel count (side x2 -> x4) and batch. Every figure is marked
 "tier estimate: benchmark recommended".
@@ -14,6 +15,10 @@ from procurement.sizing.assumptions import CUDA_CONTEXT_GIB, FRAGMENTATION_FRACT
 from procurement.sizing.spec import WorkloadSpec
 
 TIER_WARNING = "tier estimate: benchmark recommended"
+FALLBACK_NOTE = (
+    "tier table: the fallback for an image architecture without a preset; presets with shapes "
+    "(sd-1.5, sdxl, sd3-medium, flux.1-dev, yolov8n-x, vit-b-16, ...) are sized from their architecture"
+)
 
 
 def state_bytes_per_param(spec: WorkloadSpec) -> tuple[float, float, float]:
@@ -59,4 +64,5 @@ def tier_summary(spec: WorkloadSpec) -> dict:
         "activation_scale": activation_scale(spec),
         "source": tier.source,
         "note": TIER_WARNING,
+        "fallback": FALLBACK_NOTE,
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing import image
+from procurement.sizing import image, image_model
 from procurement.sizing.assumptions import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION_FRACTION,
@@ -67,7 +67,9 @@ def memory_breakdown_gib(
     model_parallel = tp * pp
     with np.errstate(invalid="ignore", divide="ignore"):
         dp = np.where(np.mod(gpus, model_parallel) == 0, gpus / model_parallel, np.nan)
-    if spec.model.is_image:
+    if spec.model.image_arch is not None:
+        parts = image_model.memory_bytes(spec, state_bytes(spec), dp, zero, flash)
+    elif spec.model.is_image_tier:
         parts = image.tier_memory_bytes(spec, dp)
     elif spec.is_training:
         parts = _training_bytes(spec, state_bytes(spec), dp, zero, tp, pp, offload, flash)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.presets import ImageTier
 
 
@@ -32,9 +33,16 @@ class ModelSpec:
     params_active: float | None = None
     preset: str | None = None
     image_tier: ImageTier | None = None
+    image_arch: ImageArchitecture | None = None  # an image preset sized from its shapes (image_model.py)
 
     @property
     def is_image(self) -> bool:
+        """Any image workload: sized from a preset's shapes or, without a preset, from a tier table."""
+        return self.image_tier is not None or self.image_arch is not None
+
+    @property
+    def is_image_tier(self) -> bool:
+        """Sized from the guides' tier table only (an architecture without a preset)."""
         return self.image_tier is not None
 
     @property

@@ -1,8 +1,10 @@
 """Bundled model presets: LLM shapes from model_architectures.json and image-model tiers.
 
 LLM presets are looked up by a slug of the model name (`Llama-3-8B` -> `llama-3-8b`), by the
-Hugging Face id, or by a documented alias (`llama-3.1-8b` has the shapes of Llama-3-8B). Image
-presets carry the guides' tier tables instead of shapes: their memory is a tier estimate.
+Hugging Face id, or by a documented alias (`llama-3.1-8b` has the shapes of Llama-3-8B). Image models
+with a preset (image_architectures.json, image_presets.py) are sized from their shapes; the guides'
+tier tables below are ONLY the fallback for an image architecture without a preset, and their memory
+is a tier estimate.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ IMAGE_TIERS: dict[str, ImageTier] = {
             "Procurement guides' tier table: small YOLO at 640 px, 8-12 GB; Ultralytics default batch 16.",
         ),
         ImageTier(
-            "sd15",
+            "sd1x-tier",
             "Stable Diffusion 1.x LoRA at 512 px",
             1.07e9,
             ("lora",),
@@ -122,7 +124,7 @@ IMAGE_TIERS: dict[str, ImageTier] = {
             "Procurement guides' tier table: SD 1.x LoRA, 12-16 GB.",
         ),
         ImageTier(
-            "sdxl",
+            "sdxl-tier",
             "SDXL inference and LoRA at 1024 px",
             3.5e9,
             ("lora", "inference"),
@@ -134,7 +136,9 @@ IMAGE_TIERS: dict[str, ImageTier] = {
         ),
     )
 }
-IMAGE_ALIASES = {"yolov8s": "yolo-small", "sd-1.5": "sd15", "stable-diffusion-1.5": "sd15", "sd-xl": "sdxl"}
+# Presets with shapes (image_architectures.json) take sd-1.5, sdxl, yolov8s...; the tiers remain the
+# fallback for an architecture without a preset (an SD 1.x or SDXL derivative, a small YOLO-class model).
+IMAGE_ALIASES = {"sd15-tier": "sd1x-tier", "sd1x": "sd1x-tier", "sdxl-class": "sdxl-tier"}
 
 
 def image_tier(preset: str) -> ImageTier | None:
@@ -143,5 +147,7 @@ def image_tier(preset: str) -> ImageTier | None:
 
 
 def known_preset_names() -> list[str]:
+    from procurement.sizing.image_presets import image_preset_slugs
+
     names = {slugify(entry) for entry in llm_presets() if "/" not in entry}
-    return sorted(names | set(IMAGE_TIERS))
+    return sorted(names | set(IMAGE_TIERS) | set(image_preset_slugs()))

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import image
+from procurement.sizing import image, image_model
+from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
@@ -40,6 +41,11 @@ INFERENCE_KEYS = (
     "time_to_first_token_seconds",
 )
 THROUGHPUT_KEYS = TRAINING_KEYS + INFERENCE_KEYS
+IMAGE_TRAINING_ALIASES = {"training_images_per_second": "training_tokens_per_second"}
+IMAGE_INFERENCE_ALIASES = {
+    "images_per_second": "decode_tokens_per_second_total",
+    "seconds_per_batch": "time_to_first_token_seconds",
+}
 COMMUNICATION_WARNING_SHARE = 0.30
 
 
@@ -83,9 +89,15 @@ def _throughput_rows(
 ) -> dict[str, np.ndarray]:
     """Throughput for every (gpu, plan) row, gpu-major."""
     size = len(gpus) * len(plans)
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         return {key: np.full(size, np.nan) for key in THROUGHPUT_KEYS}
-    peak = np.repeat([gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus], len(plans)).astype(float)
+    # non-NVIDIA and rack-scale parts at their measured speed relative to the H100 (sizing/accelerators.py)
+    kind_mfu = [estimate_mfu(spec, gpu, calibration) for gpu in gpus] if spec.is_training else None
+    kind_peak, kind_bandwidth, _ = effective_speed(
+        spec, gpus, [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
+        kind_mfu if kind_mfu is not None else [1.0] * len(gpus), [gpu.memory_bandwidth_gbps for gpu in gpus],
+    )  # fmt: skip
+    peak = np.repeat(kind_peak, len(plans)).astype(float)
     plan_rows = {
         "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),
         "tensor_parallel": np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float),
@@ -96,7 +108,7 @@ def _throughput_rows(
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
         )
-        mfu = np.repeat([estimate_mfu(spec, gpu, calibration) for gpu in gpus], len(plans)).astype(float)
+        mfu = np.repeat(kind_mfu, len(plans)).astype(float)
         zero = np.tile([plan.zero_stage for plan in plans], len(gpus)).astype(float)
         rows = training_throughput(
             spec,
@@ -111,7 +123,7 @@ def _throughput_rows(
         )
         rows["mfu"] = mfu
         return rows
-    bandwidth = np.repeat([gpu.memory_bandwidth_gbps for gpu in gpus], len(plans)).astype(float)
+    bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
     return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
 
 
@@ -122,7 +134,13 @@ def _rounded(values: np.ndarray, digits: int) -> list:
     return [value if ok else None for value, ok in zip(np.round(array, digits).tolist(), finite, strict=True)]
 
 
-_EXTRA_COLUMNS = (("decode_tokens_per_second_upper_bound", 3), ("mfu", 3), ("flops_per_token", 0))
+_EXTRA_COLUMNS = (
+    ("decode_tokens_per_second_upper_bound", 3),
+    ("mfu", 3),
+    ("flops_per_token", 0),
+    ("images_per_second_per_gpu", 4),
+    ("flops_per_image", 0),
+)
 
 
 def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int) -> list[dict]:
@@ -131,7 +149,10 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     columns |= {key: _rounded(rows[key], digits) for key, digits in _EXTRA_COLUMNS if key in rows}
     if "decode_bound" in rows:
         columns["decode_bound"] = [str(bound) for bound in rows["decode_bound"]]
-    estimate = "tier estimate: benchmark recommended" if spec.model.is_image else "estimate"
+    if spec.model.image_arch is not None:  # the same figures in images (one image is the engine's 'token')
+        aliases = IMAGE_TRAINING_ALIASES if spec.is_training else IMAGE_INFERENCE_ALIASES
+        columns |= {image_key: columns[token_key] for image_key, token_key in aliases.items()}
+    estimate = "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate"
     names = list(columns)
     return [
         dict(zip(names, values, strict=True)) | {"estimate": estimate}
@@ -160,7 +181,7 @@ def _candidate(
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         warnings.append(image.TIER_WARNING)
     candidate = {
         "gpu": gpu.slug,
@@ -326,6 +347,8 @@ def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
     first in the order given: the catalog lists smallest cards first), else the first compatible one."""
     own = [c for c in candidates if c["gpus"] == spec.parallelism.gpus] or candidates
     feasible = [c for c in own if c["verdict"] in FEASIBLE_VERDICTS]
+    # a part that cannot be rented alone (GB200 in an NVL72 rack) is never "the best card" for one job
+    feasible = [c for c in feasible if rentable_alone_slug(c["gpu"])] or feasible
     if feasible:
         key = HEADLINE_SPEED[spec.is_training]
         speeds = [c["throughput"].get(key) for c in feasible]
@@ -354,10 +377,12 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "pipeline_parallel": spec.parallelism.pipeline_parallel,
             "offload": spec.parallelism.offload,
         },
-        "estimate": "tier estimate: benchmark recommended" if spec.model.is_image else "estimate",
+        "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
     }
-    if spec.model.is_image:
+    if spec.model.is_image_tier:
         summary["image_tier"] = image.tier_summary(spec)
+    if spec.model.image_arch is not None:
+        summary["image"] = image_model.image_summary(spec)
     return summary
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from procurement.sizing import image_model
+from procurement.sizing.image_presets import ImageArchitecture, image_architecture
+from procurement.sizing.image_spec import GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
 from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
@@ -76,6 +79,10 @@ class ParallelismSpec:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     offload: str = "none"
+    # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
+    # none of the GPU count and lets the ranking explore every count.
+    stated: frozenset[str] = frozenset()
+    gpus_auto: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -138,6 +145,7 @@ class WorkloadSpec:
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
+    image: ImageSpec = field(default_factory=ImageSpec)
 
     @property
     def is_training(self) -> bool:
@@ -301,14 +309,20 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
         reader.error("task", f"required; one of {', '.join(TASKS)}")
     model = _parse_model(reader, reader.section(data, "model", "model"), strict)
     spec_fields = _parse_training_fields(reader, data, task)
-    lora = _parse_lora(reader, data, task, strict)
+    arch = model.image_arch if model is not None else None
+    lora = _parse_lora(reader, data, task, strict, image=arch is not None)
     parallelism = _parse_parallelism(reader, reader.section(data, "parallelism", "parallelism"), strict)
     inference = _parse_inference(reader, reader.section(data, "inference", "inference"), strict)
     host = _parse_host(reader, reader.section(data, "host", "host"), strict)
-    image_resolution = _parse_image(reader, reader.section(data, "image", "image"), strict)
+    image_section = reader.section(data, "image", "image")
+    image_resolution = _parse_image(reader, image_section, strict)
+    image_fields = _parse_image_fields(reader, image_section, lora)
     name = str(data.get("name") or (model.name if model else "workload"))
-    if model is not None and model.is_image and data.get("micro_batch_size") is None:
+    if model is not None and model.is_image_tier and data.get("micro_batch_size") is None:
         spec_fields["micro_batch_size"] = model.image_tier.reference_batch  # the tier's measured batch
+    if arch is not None:
+        _image_defaults(reader, data, arch, spec_fields, image_fields, parallelism, task)
+        inference = _replace(inference, context_len=2, output_tokens=1)  # one image per request
     spec = WorkloadSpec(
         name=name,
         task=task or "inference",
@@ -318,6 +332,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
         inference=inference,
         host=host,
         image_resolution_px=image_resolution,
+        image=image_fields,
         **spec_fields,
     )
     _check_consistency(reader, spec, model_known=model is not None)
@@ -357,8 +372,11 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
     }
 
 
-def _lookup_preset(reader: _Reader, preset) -> tuple[dict, ImageTier | None]:
+def _lookup_preset(reader: _Reader, preset) -> tuple[dict, ImageTier | ImageArchitecture | None]:
     text = str(preset)
+    arch = image_architecture(slugify(text))
+    if arch is not None:  # an image preset with shapes wins over the tier tables (their fallback)
+        return {"name": arch.name}, arch
     tier = image_tier(text)
     if tier is not None:
         return {"name": tier.label, "params": tier.params}, tier
@@ -399,6 +417,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
     if merged and "params" not in data and any(data.get(key) is not None for key in _MODEL_INT_FIELDS):
         values.pop("params", None)  # a reshaped preset: count its parameters again
         values.pop("params_active", None)
+    if isinstance(tier, ImageArchitecture):
+        return _image_arch_model(values, tier, str(data["preset"]))
     if tier is not None:
         return _image_model(values, tier, str(data["preset"]))
     return _llm_model(reader, values, data.get("preset"))
@@ -418,6 +438,26 @@ def _image_model(values: dict, tier: ImageTier, preset: str) -> ModelSpec:
         head_dim=1,
         preset=slugify(preset),
         image_tier=tier,
+    )
+
+
+def _image_arch_model(values: dict, arch: ImageArchitecture, preset: str) -> ModelSpec:
+    # Sized by image_model.py from the preset's shapes; the transformer fields only carry the block count
+    # and width the communication model reads (ZeRO-3 gathers per block, message sizes).
+    cost = image_model.network_cost(arch.slug, arch.resolution_px)
+    params = float(values.get("params", image_model.network_params(arch.slug)))
+    return ModelSpec(
+        name=values.get("name", arch.name),
+        params=params,
+        num_layers=max(cost.blocks, 1),
+        hidden_size=1024,
+        num_attention_heads=1,
+        num_key_value_heads=1,
+        intermediate_size=1,
+        vocab_size=1,
+        head_dim=1024,
+        preset=arch.slug,
+        image_arch=arch,
     )
 
 
@@ -464,13 +504,25 @@ def _replace(model: ModelSpec, **changes) -> ModelSpec:
     return replace(model, **changes)
 
 
-def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool) -> LoraSpec | None:
+def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: bool = False) -> LoraSpec | None:
     section = reader.section(data, "lora", "lora")
     if task not in ("lora", "qlora"):
         return None
     if strict:
         reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout"}, "lora.")
     rank = reader.integer(section, "rank", "lora.rank", 8)
+    if image:  # image networks: attention projections or every linear of the transformer blocks
+        target = section.get("targets", "attention")
+        target = target[0] if isinstance(target, list) and len(target) == 1 else target
+        text = str(target).strip().lower().replace("_", "-")
+        if text not in IMAGE_LORA_TARGETS:
+            reader.error(
+                "lora.targets",
+                f"unknown targets {target!r} for an image model; expected one of "
+                f"{', '.join(IMAGE_LORA_TARGETS)}",
+            )
+            text = "attention"
+        return LoraSpec(rank=rank, targets=(text,))
     raw_targets = section.get("targets", ["q_proj", "v_proj"])
     if isinstance(raw_targets, str):
         raw_targets = [raw_targets]
@@ -491,6 +543,9 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool) -> LoraSpe
     return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"))
 
 
+CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+
+
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
         reader.unknown_keys(
@@ -504,7 +559,13 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         if zero_stage > 3:
             reader.error("parallelism.zero_stage", f"must be 0, 1, 2, 3 or 'fsdp', got {zero_stage}")
             zero_stage = 0
+    gpus_auto = isinstance(data.get("gpus"), str) and data["gpus"].strip().lower() == "auto"
+    if gpus_auto:
+        data = {key: value for key, value in data.items() if key != "gpus"}
+    stated = frozenset(key for key in CONTRACT_FIELDS if data.get(key) is not None)
     return ParallelismSpec(
+        stated=stated,
+        gpus_auto=gpus_auto,
         gpus=reader.integer(data, "gpus", "parallelism.gpus", 1),
         zero_stage=zero_stage,
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
@@ -553,10 +614,71 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
     )
 
 
+_IMAGE_BOOLS = (
+    "vae_tiling",
+    "text_encoder_offload",
+    "train_text_encoder",
+    "prior_preservation",
+    "cache_latents",
+    "fused_kernels",
+)
+_IMAGE_KEYS = {
+    "resolution_px",
+    "steps",
+    "guidance",
+    "train_steps",
+    "epochs",
+    "dataset_images",
+    "images",
+    *_IMAGE_BOOLS,
+}
+
+
 def _parse_image(reader: _Reader, data: dict, strict: bool) -> int | None:
     if strict:
-        reader.unknown_keys(data, {"resolution_px"}, "image.")
+        reader.unknown_keys(data, _IMAGE_KEYS, "image.")
     return reader.integer(data, "resolution_px", "image.resolution_px", None)
+
+
+def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> ImageSpec:
+    targets = lora.targets[0] if lora is not None and lora.targets[0] in IMAGE_LORA_TARGETS else "attention"
+    return ImageSpec(
+        steps=reader.integer(data, "steps", "image.steps", None),
+        guidance=reader.choice(data, "guidance", "image.guidance", "preset", GUIDANCE),
+        lora_targets=targets,
+        train_steps=reader.integer(data, "train_steps", "image.train_steps", None),
+        epochs=reader.number(data, "epochs", "image.epochs", None, minimum=0),
+        dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
+        images=reader.integer(data, "images", "image.images", None),
+        **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
+    )
+
+
+def _image_defaults(
+    reader: _Reader,
+    data: dict,
+    arch: ImageArchitecture,
+    fields: dict,
+    image: ImageSpec,
+    parallelism: ParallelismSpec,
+    task: str,
+) -> None:
+    """An image preset's batch; one image per 'token' (seq_len 1); the run's images from its steps or
+    epochs: train_steps x micro_batch x accumulation x GPUs, or epochs x dataset_images."""
+    if data.get("micro_batch_size") is None:
+        fields["micro_batch_size"] = arch.default_batch
+    fields["seq_len"] = 1
+    if task not in TRAINING_TASKS:
+        return
+    if image.train_steps is not None and image.epochs is not None:
+        reader.error("image.epochs", "give image.train_steps or image.epochs, not both")
+    if image.epochs is not None and image.dataset_images is None:
+        reader.error("image.dataset_images", "required with image.epochs (images in one epoch)")
+    if image.train_steps is not None:
+        per_step = fields["micro_batch_size"] * fields["gradient_accumulation_steps"] * parallelism.gpus
+        fields["training_tokens"] = float(image.train_steps * per_step)
+    elif image.epochs is not None and image.dataset_images is not None:
+        fields["training_tokens"] = float(image.epochs * image.dataset_images)
 
 
 def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool = True) -> None:
@@ -572,7 +694,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if spec.is_training and spec.precision == "fp4":
         reader.error("precision", "fp4 is an inference precision; train in bf16, fp16, fp32 or fp8")
-    if par.gpus % (par.tensor_parallel * par.pipeline_parallel):
+    if not par.gpus_auto and par.gpus % (par.tensor_parallel * par.pipeline_parallel):
         reader.error(
             "parallelism.gpus",
             f"must be a multiple of tensor_parallel x pipeline_parallel "
@@ -588,7 +710,10 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if not model_known:
         return
-    if model.is_image:
+    if model.image_arch is not None:
+        _check_image(reader, spec)
+        return
+    if model.is_image_tier:
         if spec.task not in model.image_tier.tasks:
             allowed = ", ".join(model.image_tier.tasks)
             reader.error("task", f"the {model.preset} tier covers {allowed}, not {spec.task}")
@@ -600,3 +725,19 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if par.pipeline_parallel > model.num_layers:
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
+
+
+def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
+    arch, par = spec.model.image_arch, spec.parallelism
+    if arch.inference_only and spec.is_training:
+        reader.error("task", f"{arch.slug} is sized for inference only (no activation model for training)")
+    if spec.uses_adapters and arch.family == "detection":
+        reader.error("task", f"{arch.slug}: LoRA is for diffusion and ViT presets; detectors train fully")
+    if par.tensor_parallel > 1 or par.pipeline_parallel > 1:
+        reader.error(
+            "parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)"
+        )
+    if spec.image.images and spec.inference.demand_tokens_per_second is not None:
+        reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
+    if not arch.is_diffusion and spec.image.steps is not None:
+        reader.error("image.steps", f"{arch.slug} is not a diffusion model")

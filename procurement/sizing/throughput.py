@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
 
@@ -39,14 +40,37 @@ def _array(value, default) -> np.ndarray:
     return np.asarray(default if value is None else value, dtype=float)
 
 
+def attention_dim(model) -> float:
+    """d_attn: query heads x head dimension (the width of the score and value matmuls)."""
+    head_dim = model.head_dim or model.hidden_size / model.num_attention_heads
+    return float(model.num_attention_heads * head_dim)
+
+
+def attention_forward_flops_per_token(model, context_tokens: float, causal: bool = True) -> float:
+    """Self-attention FLOPs of one forward per token that the 2N weight count leaves out: the score and
+    value matmuls (Q K^T and A V), 2 x 2 x context x d_attn per layer, halved under a causal mask where the
+    token attends to the whole sequence of ``context_tokens`` on average half (PaLM, Chowdhery et al. 2022,
+    appendix B counts 12 L H Q T per trained token, forward and backward, unmasked; Megatron-LM's
+    72 B s l h^2 (1 + s / 6h + ...) has the same s / 6h term). Image models: none counted."""
+    if model.is_image:
+        return 0.0
+    full = 4.0 * model.num_layers * float(context_tokens) * attention_dim(model)
+    return full / 2.0 if causal else full
+
+
 def training_flops_per_token(spec: WorkloadSpec) -> float:
-    """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients."""
+    """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients;
+    plus causal self-attention over the sequence, 3 passes (4 with full recomputation): 6 L T d_attn per
+    token, about 7% of 6N at 4k context and half of it at 32k for Llama-3-8B (issue 26)."""
+    if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
+        return training_flops_per_image(spec)
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
+    attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
-        return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters
-    return (8.0 if recompute else 6.0) * n_active
+        return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
+    return (8.0 if recompute else 6.0) * n_active + attention
 
 
 def _step_overhead(spec: WorkloadSpec) -> float:
@@ -295,6 +319,15 @@ def inference_throughput(
     gpus = _array(gpu_counts, par.gpus)
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
+    if spec.model.image_arch is not None:  # images per second: compute + elementwise traffic (image_model.py)
+        return inference_rows(
+            spec,
+            peak_tflops=_array(peak_tflops, np.nan),
+            bandwidth_gbps=_array(bandwidth_gbps, np.nan),
+            gpu_counts=gpus,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
+        )
     bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
     peak = _array(peak_tflops, np.nan) * 1e12
     concurrency = float(spec.inference.concurrency)
@@ -302,14 +335,20 @@ def inference_throughput(
     n_active = counts.active_params(spec.model)
     # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth.
     memory_s = (weight_read + concurrency * kv_read) / (tp * bandwidth * achieved_bandwidth)
-    compute_s = concurrency * 2.0 * n_active / (tp * peak * PREFILL_MFU.value)
-    prompt = float(spec.inference.prompt_tokens)
+    inference = spec.inference
+    prompt = float(inference.prompt_tokens)
+    # a decode token attends to its whole context (no mask to halve); a prompt token to half the prompt
+    decode_flops = 2.0 * n_active + attention_forward_flops_per_token(
+        spec.model, prompt + inference.output_tokens / 2.0, causal=False
+    )
+    prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
+    compute_s = concurrency * decode_flops / (tp * peak * PREFILL_MFU.value)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link)
     prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
     step_s = np.maximum(memory_s, compute_s) + decode_comm_s
     replicas = np.floor(gpus / (tp * pp))
-    prefill_s = np.maximum(2.0 * n_active * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
+    prefill_s = np.maximum(prefill_flops * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
     single_stream_bound = (weight_read + kv_read) / (tp * bandwidth)
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,

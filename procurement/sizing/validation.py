@@ -410,7 +410,7 @@ CASES: dict[str, Case] = {
         "hfu_tflops",
         "a100-sxm4-80gb",
         estimate_runs="low",
-        explanation="As for the 530B row: the engine applies the A100 pretraining MFU (0.47) to the 8N "
+        explanation="As for the 530B row: the engine applies the A100 pretraining MFU (0.485) to the 8N "
         "recompute FLOPs, then adds the non-interleaved pipeline bubble ((12 - 1) / 96 micro-batches = "
         "11.5%) and un-overlapped tensor-parallel all-reduces; Megatron's interleaved 1F1B schedule shrinks "
         "that bubble by the number of model chunks per stage.",
@@ -427,7 +427,7 @@ CASES: dict[str, Case] = {
         "a100-sxm4-80gb",
         estimate_runs="low",
         explanation="Megatron's PTD-P (fused kernels, interleaved 1F1B, scatter-gather) reaches 55% of peak "
-        "counting recomputation; the engine applies the A100 pretraining MFU (0.47, the LLaMA-1 median) to "
+        "counting recomputation; the engine applies the A100 pretraining MFU (0.485, the LLaMA-1 mean) to "
         "the 8N recompute FLOPs and adds un-overlapped tensor-parallel traffic.",
     ),
     "megatron-175b-zero3-1536": Case(
@@ -504,7 +504,7 @@ CASES: dict[str, Case] = {
         estimate_runs="low",
         explanation="The engine prices the non-interleaved 1F1B bubble, (64 - 1) / 512 micro-batches = 12.3%, "
         "and 6 un-overlapped tensor-parallel all-reduces per layer per micro-batch at the A100 pretraining "
-        "MFU (0.47); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
+        "MFU (0.485); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
         "§2.2.2) and its overlap of part of that traffic are not modelled.",
     ),
     "tt-llama31-8b-lora-4090-tps": Case(
@@ -763,7 +763,16 @@ def render_markdown(rows: list[ValidationRow] | None = None) -> str:
             )
             + " |"
         )
-    return "\n".join(lines) + "\n" + _before_after_section(rows) + RANKING_CASES_SECTION
+    from procurement.sizing.image_validation import render_section  # image cases (issue 29)
+
+    return (
+        "\n".join(lines)
+        + "\n"
+        + _before_after_section(rows)
+        + RANKING_CASES_SECTION
+        + "\n"
+        + render_section()
+    )
 
 
 # Errors before issue 10's pretraining-MFU change (the engine at c074555: MFU 0.40 for every NVSwitch
@@ -793,8 +802,9 @@ def _before_after_section(rows: list[ValidationRow]) -> str:
         "",
         "## Issue 10: A100 pretraining and consumer-Ada LoRA, before and after",
         "",
-        "Dense pretraining on NVSwitch A100s now uses MFU 0.47, the median of the 6ND MFU implied by LLaMA-1"
-        " Table 15 (7B 43.4%, 13B 51.4%, 33B 45.8%, 65B 47.7%); other cards and methods keep their defaults"
+        "Dense pretraining on NVSwitch A100s now uses MFU 0.485, the mean of the MFU implied by LLaMA-1"
+        " Table 15 with attention counted (issue 26: 6N + 6 L T d_attn per token; 7B 45.1%, 13B 53.1%, 33B"
+        " 47.0%, 65B 48.7%; 6ND alone gave 43.4/51.4/45.8/47.7%); other cards and methods keep their defaults"
         " (Hopper 0.40: Llama 3 405B reached 38-43%). The pipeline bubble stays 1 + (p - 1) / m, m the"
         " micro-batches per step, only when pipeline parallelism is used. LoRA/QLoRA count 4N per token"
         " (6N with recomputation): the frozen weights get no weight gradients. The torchtune RTX 4090 speeds"
@@ -829,10 +839,10 @@ ranked at its quote, and the total below, recomputed by hand from the catalog ro
 
 | case | rank 1 (today) | hand check | total |
 |---|---|---|---:|
-| QLoRA Llama-3.1-8B on 200M tokens | AWS `g6.xlarge` spot, eu-south-2 eus2-az3, 1 x L4, one node (line 1275) | P = 0.0913 x 1.001157 = 0.091406 $/h; 0.091406 x 54.813 h x 1.2 + 0.091406 x 1 h + 83 GB x 0.08 x 223.813 h / 730 | 8.14 |
-| LoRA Llama-3-70B r16 all-linear on 100M tokens | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.005581 = 10.49746 $/h; P x 2.487 h x 1.2 + P x 1 h + 384 GB x 0.08 x 171.487 h / 730 | 49.04 |
-| full fine-tune Mistral-7B on 1B tokens, 8 GPUs, ZeRO-3 | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.225353 = 12.79171 $/h (a 101 GB checkpoint every 15 min); P x 3.812 h x 1.2 + P x 1 h + 330 GB x 0.08 x 172.812 h / 730 | 77.55 |
-| pretrain a 1.2B model on 10B tokens | AWS `g6e.2xlarge` spot, eu-south-2 eus2-az3, 1 x L40S, one node (line 1369) | P = 0.2944 x 1.037014 = 0.305297 $/h; P x 156.271 h x 1.2 + P x 1 h + 184 GB x 0.08 x 325.271 h / 730 | 64.12 |
+| QLoRA Llama-3.1-8B on 200M tokens | AWS `g6.xlarge` spot, eu-south-2 eus2-az3, 1 x L4, one node (line 1275) | P = 0.0913 x 1.001157 = 0.091406 $/h; 0.091406 x 57.560 h x 1.2 + 0.091406 x 1 h + 83 GB x 0.08 x 226.560 h / 730 | 8.47 |
+| LoRA Llama-3-70B r16 all-linear on 100M tokens | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.005581 = 10.49746 $/h; P x 2.557 h x 1.2 + P x 1 h + 384 GB x 0.08 x 171.557 h / 730 | 49.93 |
+| full fine-tune Mistral-7B on 1B tokens, 8 GPUs, ZeRO-3 | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.225353 = 12.79171 $/h (a 101 GB checkpoint every 15 min); P x 3.953 h x 1.2 + P x 1 h + 330 GB x 0.08 x 172.953 h / 730 | 79.73 |
+| pretrain a 1.2B model on 10B tokens | AWS `g6e.2xlarge` spot, eu-south-2 eus2-az3, 1 x L40S, one node (line 1369) | P = 0.2944 x 1.037014 = 0.305297 $/h; P x 169.511 h x 1.2 + P x 1 h + 184 GB x 0.08 x 338.511 h / 730 | 69.23 |
 | serve Llama-3.1-8B, 32 streams x 8k | Lambda `gpu_2x_a6000` on-demand, TP 2 in one node | 730 h x 2.18 $/h x 1 a month | 1,591.40 |
 | serve Llama-3-70B, 16 streams x 4k | Lambda `gpu_2x_b200_sxm6` on-demand, TP 2 in one node | 730 h x 13.78 $/h x 1 a month | 10,059.40 |
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from procurement.ranking import RANKED_PRICING_MODELS
 
-NUMBER_FIELDS = ("deadline_hours", "budget")
+NUMBER_FIELDS = ("deadline_hours", "deadline_probability", "budget")
 NAME_LIST_FIELDS = ("providers", "regions", "gpus")
 OPTION_LABELS = {
     "deadline_hours": "Deadline (hours)",
+    "deadline_probability": "Meet the deadline with probability",
     "budget": "Budget",
     "top": "Rows",
     "providers": "Providers",
@@ -20,6 +21,7 @@ OPTION_LABELS = {
     "instance_counts": "Instance counts",
     "currency": "Currency",
     "include_infeasible": "Also list what does not fit",
+    "explore_parallelism": "Also rank plans other than the spec's parallelism",
 }
 
 
@@ -53,6 +55,8 @@ def options_from_form(post) -> dict[str, Any]:
         options["currency"] = text.upper()
     if post.get("include_infeasible"):
         options["include_infeasible"] = True
+    if post.get("explore_parallelism"):
+        options["explore_parallelism"] = True
     return options
 
 

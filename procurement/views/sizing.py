@@ -14,6 +14,7 @@ from gpuledger.roles import ENGINEER, role_required
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
+from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
 from procurement.views.sizing_display import sizing_display
@@ -45,6 +46,8 @@ KNOB_DEFAULTS = {
     "concurrency": "8",
     "context_len": "4096",
     "resolution_px": "",
+    "steps": "",
+    "train_steps": "",
 }
 ZERO_STAGES = ("0", "1", "2", "3", "fsdp")
 
@@ -52,8 +55,12 @@ ZERO_STAGES = ("0", "1", "2", "3", "fsdp")
 def knob_defaults(preset: str | None) -> dict[str, str]:
     """Form values for a preset picked from the list: an image tier starts on its first task at batch 1,
     the setting its tier table is quoted for."""
-    if preset not in known_preset_names():
+    if preset not in known_preset_names() and image_architecture(preset or "") is None:
         return dict(KNOB_DEFAULTS)
+    arch = image_architecture(preset)
+    if arch:  # an image preset: generation/detection starts on inference, at the preset's batch
+        task = "inference" if arch.is_diffusion or arch.inference_only else "full_finetune"
+        return KNOB_DEFAULTS | {"preset": preset, "task": task, "micro_batch_size": str(arch.default_batch)}
     tier = IMAGE_TIERS.get(preset)
     if tier:
         return KNOB_DEFAULTS | {"preset": preset, "task": tier.tasks[0], "micro_batch_size": "1"}
@@ -75,7 +82,9 @@ KNOB_LABELS = {
     "zero_stage": ("ZeRO stage / FSDP", "training"),
     "concurrency": ("Concurrent requests", "inference"),
     "context_len": ("Context length (tokens)", "inference"),
-    "resolution_px": ("Image side (px)", "image presets; blank: the tier's"),
+    "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
+    "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
+    "train_steps": ("Training steps", "image presets: for hours"),
 }
 
 

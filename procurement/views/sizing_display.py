@@ -24,16 +24,29 @@ INFERENCE_SPEED_KEYS = (
     "decode_tokens_per_second_total",
     "time_to_first_token_seconds",
 )
+# Image presets: the same figures named in images (procurement/sizing/report.py aliases).
+IMAGE_TRAINING_SPEED_KEYS = ("training_images_per_second", "training_hours", "communication_share")
+IMAGE_INFERENCE_SPEED_KEYS = ("images_per_second", "images_per_second_per_gpu", "seconds_per_batch")
+TOKEN_SPEED_KEYS = set(TRAINING_SPEED_KEYS + INFERENCE_SPEED_KEYS) | {
+    "decode_tokens_per_second_upper_bound",
+    "decode_bound",
+}
 # How each speed figure is formatted: a share as %, hours with days, the rest to 3 significant figures.
 SPEED_FORMATS = {"communication_share": "percent", "training_hours": "hours", "mfu": "percent"}
 # Throughput keys that are not speeds (they name the card) or that a reader does not act on.
-NOT_SPEEDS = {"gpu", "gpus", "estimate", "flops_per_token"}
+NOT_SPEEDS = {"gpu", "gpus", "estimate", "flops_per_token", "flops_per_image"}
 # Memory lines the breakdown adds up from, then the totals (shown in bold).
 MEMORY_TOTALS = ("total_per_gpu_gib", "required_per_gpu_gib")
 
 
-def speed_keys(task: str) -> tuple[str, ...]:
+def speed_keys(task: str, image: bool = False) -> tuple[str, ...]:
+    if image:
+        return IMAGE_INFERENCE_SPEED_KEYS if task == "inference" else IMAGE_TRAINING_SPEED_KEYS
     return INFERENCE_SPEED_KEYS if task == "inference" else TRAINING_SPEED_KEYS
+
+
+def _is_image_preset(report: dict) -> bool:
+    return "image" in report["workload"]
 
 
 def memory_rows(memory: dict) -> list[dict]:
@@ -46,12 +59,14 @@ def memory_rows(memory: dict) -> list[dict]:
     return rows
 
 
-def speed_rows(throughput: dict) -> list[dict]:
-    """The headline card's speed figures, each with its format; missing ones are left out."""
+def speed_rows(throughput: dict, image: bool = False) -> list[dict]:
+    """The headline card's speed figures, each with its format; missing ones are left out (an image
+    preset's token-named figures too: its images are shown under their own names)."""
+    hidden = NOT_SPEEDS | (TOKEN_SPEED_KEYS - set(IMAGE_TRAINING_SPEED_KEYS) if image else set())
     return [
         {"key": key, "value": value, "format": SPEED_FORMATS.get(key, "speed")}
         for key, value in throughput.items()
-        if key not in NOT_SPEEDS and value is not None
+        if key not in hidden and value is not None
     ]
 
 
@@ -107,7 +122,7 @@ def candidate_rows(report: dict) -> tuple[list[dict], list[str]]:
     candidates = report["candidates"]
     shared = shared_notes(candidates)
     headline = (report["throughput"].get("gpu"), report["throughput"].get("gpus"))
-    keys = speed_keys(report["workload"]["task"])
+    keys = speed_keys(report["workload"]["task"], _is_image_preset(report))
     rows = [
         {
             "candidate": c,
@@ -132,11 +147,12 @@ def sizing_display(report: dict) -> dict:
     return {
         "task_words": TASK_WORDS.get(workload["task"], workload["task"]),
         "memory_rows": memory_rows(report["memory"]),
-        "speed_keys": speed_keys(workload["task"]),
+        "speed_keys": speed_keys(workload["task"], _is_image_preset(report)),
         "speed_columns": [
-            {"key": key, "format": SPEED_FORMATS.get(key, "speed")} for key in speed_keys(workload["task"])
+            {"key": key, "format": SPEED_FORMATS.get(key, "speed")}
+            for key in speed_keys(workload["task"], _is_image_preset(report))
         ],
-        "speed_rows": speed_rows(report["throughput"]),
+        "speed_rows": speed_rows(report["throughput"], _is_image_preset(report)),
         "candidate_rows": rows,
         "shared_notes": shared,
         "headline": headline,

@@ -94,32 +94,34 @@ def test_serving_llama_3_70b_to_16_streams_of_4k(context):
 TRAINING_RANK_1 = {
     # vms.gpu.csv line 1275: g6.xlarge,L4,1.0,4.0,16.0,...,0.848,0.091300,eu-south-2,eus2-az3. One L4
     # (24 GB), QLoRA needs no collectives. Overhead 0.1157% (a 0.04 GB adapter checkpoint every 15 min):
-    # P = 0.0913 x 1.001157 = 0.091406; H = 54.813 h; G = 83 GB.
-    # 0.091406 x 54.813 x 1.2 = 6.0123; + 0.0914 setup; + 83 x 0.08 x (55.813 + 168) / 730 = 2.0358
-    # total = 8.1394 -> 8.14
+    # P = 0.0913 x 1.001157 = 0.091406; H = 57.560 h (54.813 h on 4N before attention was counted: + 6 L T d,
+    # 5.0% at 2,048 tokens, issue 26); G = 83 GB.
+    # 0.091406 x 57.56 x 1.2 = 6.3136; + 0.0914 setup; + 83 x 0.08 x (58.56 + 168) / 730 = 2.0607
+    # total = 8.4657 -> 8.47
     "qlora_8b": {"instance_type": "g6.xlarge", "region": "eu-south-2", "zone": "eus2-az3",
-                 "quote": "0.091300", "overhead": 0.001157, "gpus": 1, "disk_gb": 83, "total": "8.14"},
+                 "quote": "0.091300", "overhead": 0.001157, "gpus": 1, "disk_gb": 83, "total": "8.47"},
     # vms.gpu.csv line 2230: p5en.48xlarge,H200,8.0,192.0,2048.0,...,67.72672,10.439200,eu-north-1,eun1-az3.
     # 8 x H200 on NVSwitch in one node, ZeRO-3 (the frozen 70B base all-gathered over NVLink, not EFA).
-    # Overhead 0.5581%: P = 10.4392 x 1.005581 = 10.497461 (row 10.497465: the overhead is rounded); H = 2.487 h;
-    # G = 384 GB. 10.497465 x 2.487 x 1.2 = 31.3286; + 10.4975 setup; + 384 x 0.08 x 171.487 / 730 = 7.2165
-    # total = 49.0426 -> 49.04
+    # Overhead 0.5581%: P = 10.4392 x 1.005581 = 10.497461 (row 10.497465: the overhead is rounded); H = 2.557 h
+    # (attention counted); G = 384 GB. 10.497465 x 2.557 x 1.2 = 32.2103; + 10.4975 setup;
+    # + 384 x 0.08 x 171.557 / 730 = 7.2195; total = 49.9273 -> 49.93
     "lora_70b": {"instance_type": "p5en.48xlarge", "region": "eu-north-1", "zone": "eun1-az3",
-                 "quote": "10.439200", "overhead": 0.005581, "gpus": 8, "disk_gb": 384, "total": "49.04"},
+                 "quote": "10.439200", "overhead": 0.005581, "gpus": 8, "disk_gb": 384, "total": "49.93"},
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
     # (weights + fp32 optimizer state, 101 GB) written every 15 min at 0.5 GB/s costs 22.54%:
-    # P = 10.4392 x 1.225353 = 12.791708; H = 3.812 h (3 decimals in the row); G = 330 GB.
-    # 12.791708 x 3.812 x 1.2 = 58.5144; + 12.7917 setup; + 330 x 0.08 x 172.812 / 730 = 6.2496
-    # total = 77.5557; the unrounded hours (3.8115...) give 77.55
+    # P = 10.4392 x 1.225353 = 12.791708; H = 3.953 h (attention counted; 3 decimals in the row); G = 330 GB.
+    # 12.791708 x 3.953 x 1.2 = 60.6790; + 12.7917 setup; + 330 x 0.08 x 172.953 / 730 = 6.2547
+    # total = 79.7254 -> 79.73
     "full_ft_mistral_7b_8_gpus": {"instance_type": "p5en.48xlarge", "region": "eu-north-1", "zone": "eun1-az3",
                                   "quote": "10.439200", "overhead": 0.225353, "gpus": 8, "disk_gb": 330,
-                                  "total": "77.55"},
+                                  "total": "79.73"},
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;
-    # H = 156.271 h; G = 184 GB. 0.305297 x 156.271 x 1.2 = 57.2509; + 0.3053 setup;
-    # + 184 x 0.08 x 325.271 / 730 = 6.5589; total = 64.1151 -> 64.12
+    # H = 169.511 h (156.271 h before attention was counted: 6 L T d at 2,048 tokens is 8.5% of 6N for this
+    # 1.2B model); G = 184 GB. 0.305297 x 169.511 x 1.2 = 62.1008; + 0.3053 setup;
+    # + 184 x 0.08 x 338.511 / 730 = 6.8259; total = 69.2320 -> 69.23
     "pretrain_1b": {"instance_type": "g6e.2xlarge", "region": "eu-south-2", "zone": "eus2-az3",
-                    "quote": "0.294400", "overhead": 0.037014, "gpus": 1, "disk_gb": 184, "total": "64.12"},
+                    "quote": "0.294400", "overhead": 0.037014, "gpus": 1, "disk_gb": 184, "total": "69.23"},
 }  # fmt: skip
 STORAGE_RATE_AWS = 0.08  # USD per GB-month, pricing/data/storage_rates.csv (AWS EBS gp3 list price)
 RETENTION_HOURS = 7 * 24  # storage retention default (docs/cost-model.md, "Storage, for every provider")

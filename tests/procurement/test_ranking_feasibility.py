@@ -79,7 +79,8 @@ def test_it_counts_offloaded_optimizer_state_in_the_host_ram():
         "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer"},
     })  # fmt: skip
     small = pd.DataFrame([_offer("aws", "p4de.24xlarge", "a100-sxm4-80gb", 8, "on_demand", 40.0, ram=700)])
-    rows = _rank(spec, small, include_infeasible=True, instance_counts=(1,))
+    # explore_parallelism: the spec states ZeRO-3, so the tensor-parallel plan below is ranked only on request
+    rows = _rank(spec, small, include_infeasible=True, instance_counts=(1,), explore_parallelism=True)
     zero3 = next(row for row in rows if row["plan"]["name"] == "zero3_fsdp")
     assert not zero3["fits"]
     assert (
@@ -88,6 +89,7 @@ def test_it_counts_offloaded_optimizer_state_in_the_host_ram():
     )
     tensor_parallel = next(row for row in rows if row["plan"]["name"] == "tensor_parallel")
     assert tensor_parallel["fits"]  # nothing offloaded: 640 GiB of GPU memory fits in 700
+    assert tensor_parallel["differs_from_spec"] == ["ZeRO-0 (spec: ZeRO-3)"]
 
 
 def test_it_lists_the_best_infeasible_rows_after_the_feasible_ones_on_request():

@@ -47,11 +47,25 @@ def test_recommend_ranks_qlora_65b_on_one_48_gb_card_flagged():
     assert a6000 and a6000[0]["fits"] and a6000[0]["tight"]
     assert a6000[0]["reasons"][0].startswith("tight: peak 42.9 GiB per GPU fits a 48.0 GiB card")
     assert any(warning.startswith("tight: the peak of 42.9 GiB") for warning in a6000[0]["warnings"])
-    # the 80 GB cards hold it with headroom (51.5 <= 74.5 GiB) and rank ahead although they cost more:
-    # A6000 26.39 h x 0.40/h x 1.2 + 0.40 setup = 13.07; the H100 PCIe row costs 20.21
+    # the 80 GB cards hold it with headroom (51.5 <= 74.5 GiB): the first of them ranks ahead although it
+    # costs more (A6000 26.572 h x 0.40/h x 1.2 + 0.40 setup = 13.15; 26.39 h before attention was counted); the tight A6000 row, cheaper, is shown
+    # right below it with its margin (issue 26: never lost behind a top N of dearer roomy rows)
     roomy = [row for row in rows if not row["tight"]]
-    assert roomy and rows.index(roomy[-1]) < rows.index(a6000[0])
-    assert float(a6000[0]["total_cost"]) == pytest.approx(26.3933 * 0.40 * 1.2 + 0.40, abs=0.01)
+    assert roomy and rows.index(roomy[0]) == 0 and rows.index(a6000[0]) == 1
+    # margin: 47.99 GiB card - 42.95 GiB peak = 5.0 GiB; 47.99 / 42.95 - 1 = 12% headroom fits (20% asked)
+    margin = a6000[0]["memory_margin"]
+    assert margin["margin_gib"] == pytest.approx(margin["capacity_gib"] - margin["peak_gib"], abs=0.01)
+    assert margin["margin_gib"] == pytest.approx(5.05, abs=0.1) and margin["headroom_asked"] == 0.2
+    assert margin["headroom_that_fits"] == pytest.approx(
+        margin["capacity_gib"] / margin["peak_gib"] - 1, abs=1e-3
+    )
+    assert "margin 5.0 GiB, 12% headroom fits" in a6000[0]["reasons"][0]
+    assert (
+        _rank(QLORA_65B, top=1)[0] == rows[0]
+        and _rank(QLORA_65B, top=2)[1]["instance_type"] == "gpu_1x_a6000"
+    )
+    assert float(a6000[0]["total_cost"]) == pytest.approx(a6000[0]["hours"] * 0.40 * 1.2 + 0.40, abs=0.01)
+    assert a6000[0]["hours"] == pytest.approx(26.572, abs=0.001)
     assert float(roomy[0]["total_cost"]) > float(a6000[0]["total_cost"])
 
 
@@ -75,7 +89,23 @@ def test_tight_rows_follow_roomy_rows_in_the_loop_too():
     ]
 
 
-def test_top_n_keeps_roomy_rows_first():
+def test_top_n_keeps_a_roomy_row_first():
     every = _rank(QLORA_65B)
     for top in range(1, len(every) + 1):
         assert _rank(QLORA_65B, top=top) == every[:top]
+
+
+def test_a_cheaper_one_card_row_is_never_cut_behind_many_multi_gpu_rows():
+    # twelve regions of an 8 x H100 instance (roomy, dearer) and one tight 48 GB card (cheaper): a top 5 of
+    # the multi-GPU rows alone would hide the one-card row; it is shown second, with its margin
+    eights = [
+        _offer("lambda", "gpu_8x_h100_sxm5", "h100-sxm5-80gb", 8, "on_demand", 23.92, region=f"r{i}", vcpus=208,
+               ram=1800)
+        for i in range(12)
+    ]  # fmt: skip
+    offers = pd.DataFrame([*eights, _offer("lambda", "gpu_1x_a6000", "rtx-a6000", 1, "on_demand", 0.40, vcpus=14,
+                                           ram=100)])  # fmt: skip
+    rows = rank_workload(QLORA_65B, offers, GPUS, RankingOptions(top=5), now=NOW).results
+    assert rows[0]["gpus"] > 1 and not rows[0]["tight"]
+    assert rows[1]["instance_type"] == "gpu_1x_a6000" and rows[1]["tight"] and rows[1]["gpus"] == 1
+    assert float(rows[1]["total_cost"]) < float(rows[0]["total_cost"])

@@ -194,3 +194,26 @@ def test_it_writes_the_validation_table(tmp_path):
     call_command("validate_sizing", "--output", str(target), stdout=out)
     assert "median absolute error, memory" in out.getvalue()
     assert target.read_text().startswith("# Sizing validation")
+
+
+@pytest.mark.django_db
+def test_the_api_sizes_an_image_workload_and_names_bad_image_fields(bundled_catalog, engineer_client):
+    spec = {
+        "task": "lora",
+        "model": {"preset": "flux.1-dev"},
+        "lora": {"rank": 16, "targets": ["all-linear"]},
+        "gradient_checkpointing": "full",
+        "image": {"cache_latents": True, "train_steps": 500},
+    }
+    response = engineer_client.post("/api/size/?gpu=h100-sxm5-80gb", spec, content_type="application/json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["workload"]["image"]["preset"] == "flux.1-dev" and body["workload"]["estimate"] == "estimate"
+    assert body["throughput"]["training_images_per_second"] > 0
+    bad = engineer_client.post(
+        "/api/size/",
+        {"task": "inference", "model": {"preset": "sdxl"}, "image": {"guidance": "x", "stepz": 3}},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400
+    assert {"image.guidance", "image.stepz"} <= {error["path"] for error in bad.json()["errors"]}

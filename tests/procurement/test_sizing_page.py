@@ -80,10 +80,18 @@ def test_the_page_headlines_the_fastest_card_in_words_and_units(bundled_catalog,
 
 @pytest.mark.django_db
 def test_an_image_preset_says_its_tier_caveat_once_above_the_table(bundled_catalog, client_as):
-    form = FORM | {"preset": "sdxl", "task": "inference", "micro_batch_size": "1"}
+    form = FORM | {"preset": "sdxl-tier", "task": "inference", "micro_batch_size": "1"}
     html = client_as("engineer").post("/size/", form).content.decode()
     assert 'id="shared-notes"' in html
     table = html[html.index('id="candidates"') : html.index("</table>", html.index('id="candidates"'))]
     assert "tier estimate: benchmark recommended" not in table.split("</thead>")[1].replace(
         '<span class="badge">tier estimate: benchmark recommended</span>', ""
     )
+
+
+@pytest.mark.django_db
+def test_an_image_preset_shows_its_speed_in_images(bundled_catalog, client_as):
+    form = FORM | {"preset": "flux.1-schnell", "task": "inference", "micro_batch_size": "1", "steps": "4"}
+    html = client_as("engineer").post("/size/", form).content.decode()
+    assert "Images per second" in html and "image.steps" not in html
+    assert "Decode speed" not in html and "tier estimate: benchmark recommended" not in html

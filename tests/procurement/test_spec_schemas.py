@@ -22,7 +22,7 @@ CASES = [
         {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *spec.DEMAND_LIMITS},
     ),
     (docs.WorkloadHostSerializer, {"dataset_gb", "checkpoints_kept"}),
-    (docs.WorkloadImageSerializer, {"resolution_px"}),
+    (docs.WorkloadImageSerializer, spec._IMAGE_KEYS),
     (docs.TcoStudySpecSerializer, tco_spec._STUDY_FIELDS),
     (docs.TcoBuySerializer, tco_spec._BUY_FIELDS),
     (docs.TcoRentSerializer, tco_spec._RENT_FIELDS),

@@ -192,4 +192,9 @@ def rank_workload_loop(
                     continue
                 rows.append((total, hours, position, paid_instances, plan, tight))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
+    # ...except tight rows cheaper than the first roomy row, shown right below it (issue 26)
+    roomy = [row for row in rows if not row[5]]
+    if roomy:
+        cheap = [row for row in rows if row[5] and row[0] < roomy[0][0]]
+        rows = roomy[:1] + cheap + roomy[1:] + [row for row in rows if row[5] and row not in cheap]
     return [row[:5] for row in rows]

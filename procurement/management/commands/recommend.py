@@ -73,6 +73,11 @@ class Command(BaseCommand):
             help="rank flagged spot outliers at their raw quote instead of the sibling zones' median",
         )
         parser.add_argument(
+            "--explore-parallelism",
+            action="store_true",
+            help="also rank GPU counts and plans other than the spec's stated parallelism, each saying what differs",
+        )
+        parser.add_argument(
             "--no-calibration",
             action="store_true",
             help="ignore the factors fitted from stored benchmarks (uncalibrated estimates)",
@@ -85,6 +90,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--save", action="store_true", help="store the workload and a Recommendation row")
         for field, flag in SPOT_FLAGS.items():
+            if field == "deadline_probability":
+                parser.add_argument(
+                    flag, dest=field, type=str,
+                    help="meet --deadline-hours on wall-clock time with this probability (default 0.9): a spot "
+                    "row's reclaims, checkpoint writes and restarts count",
+                )  # fmt: skip
+                continue
             parser.add_argument(flag, dest=field, type=str, help=f"spot: {field} (default derived; see docs)")
 
     def handle(self, *args, **options):
@@ -103,7 +115,12 @@ class Command(BaseCommand):
             )  # fmt: skip
             if options[key] is not None
         }
-        for flag in ("include_infeasible", "include_illustrative", "rank_outliers_at_quote"):
+        for flag in (
+            "include_infeasible",
+            "include_illustrative",
+            "rank_outliers_at_quote",
+            "explore_parallelism",
+        ):
             if options[flag]:
                 parameters[flag] = True
         if options["no_calibration"]:
@@ -153,6 +170,14 @@ def render_table(report: dict) -> str:
             lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
         if row.get("cost_breakdown"):
             lines.append(f"    {cost_line(row)}")
+        if row.get("tight") and row.get("memory_margin"):
+            margin = row["memory_margin"]
+            lines.append(
+                f"    tight: margin {margin['margin_gib']:g} GiB at the peak; {margin['headroom_that_fits']:.0%} "
+                f"headroom fits ({margin['headroom_asked']:.0%} asked)"
+            )
+        if row.get("wall_clock"):
+            lines.append(f"    {wall_clock_line(row)}")
         if row.get("spot"):
             lines.append(f"    {spot_line(row['spot'], row['currency'])}")
         if row.get("interconnect") and row["gpus"] > 1:
@@ -162,6 +187,24 @@ def render_table(report: dict) -> str:
         f"* on the cost-versus-time Pareto front; money in {currency}, observed dates in --format json"
     )
     return "\n".join(lines)
+
+
+def wall_clock_line(row: dict) -> str:
+    """Compute hours and wall-clock P50/P90 side by side, and the quantile the deadline is met at."""
+    wall = row["wall_clock"]
+    text = (
+        f"time: compute {wall['compute_hours']:g} h; wall-clock P50 {wall['p50_hours']:g} h, "
+        f"P90 {wall['p90_hours']:g} h"
+    )
+    if wall["probability"] not in (0.5, 0.9):
+        text += f", P{wall['probability'] * 100:g} {wall['hours_at_probability']:g} h"
+    if row.get("ranked_as") == "spot_with_fallback":
+        plan = row["spot"]["deadline_plan"]
+        text += (
+            f"; ranked as spot with on-demand fallback: expected {plan['expected_cost']}, "
+            f"worst case {plan['worst_case_cost']} {row['currency']}"
+        )
+    return text
 
 
 def render_empty(report: dict) -> str:

@@ -54,7 +54,10 @@ def _first(rows: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
 
 def _best_spot(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The cheapest feasible spot row, preferring one the ranking simulated (it has P50/P90)."""
-    spot_rows = [row for row in rows if row.get("fits") and row.get("pricing_model") == "spot"]
+    spot_rows = [
+        row for row in rows
+        if row.get("fits") and row.get("pricing_model") == "spot" and row.get("ranked_as") != RANKED_FALLBACK
+    ]  # fmt: skip
     simulated = [row for row in spot_rows if (row.get("spot") or {}).get("simulation")]
     return (simulated or spot_rows or [None])[0]
 
@@ -64,12 +67,43 @@ def _offer(row: dict[str, Any]) -> str:
 
 
 FALLBACK_MODELS = ("spot_with_fallback", "spot_fallback", "spot_on_demand_fallback")
+RANKED_FALLBACK = "spot_with_fallback"  # a spot row the ranking priced as its spot-with-fallback plan
+
+
+def _ranked_fallback(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ranking's first row priced as the spot-with-on-demand-fallback plan (a spot row that misses the
+    deadline alone, issue 26): the report shows that plan, at that row's total, as the ranking does."""
+    row = next((r for r in rows if r.get("fits") and r.get("ranked_as") == RANKED_FALLBACK), None)
+    if row is None:
+        return None
+    plan = (row.get("spot") or {}).get("deadline_plan") or {}
+    wall = row.get("wall_clock") or {}
+    return {
+        "offer": _offer(row) + f", falling back on {_fallback_name(plan)}",
+        "expected_cost": row.get("total_cost"),
+        "effective_price_per_hour": row.get("effective_price_per_hour"),
+        "p90_cost": plan.get("p90_cost"),
+        "worst_case_cost": plan.get("worst_case_cost"),
+        "p_meets_deadline": plan.get("p_meets_deadline"),
+        "compute_hours": wall.get("compute_hours"),
+    }
+
+
+def _fallback_name(plan: dict[str, Any]) -> str:
+    offer = plan.get("fallback_offer") or {}
+    return (
+        " ".join(str(offer.get(k, "")) for k in ("provider", "instance_type", "region")).strip()
+        + " on demand"
+    )
 
 
 def _fallback(rows: list[dict[str, Any]], row: dict[str, Any] | None) -> dict[str, Any] | None:
     """The spot-with-on-demand-fallback figures, wherever a richer spot model puts them: an object on
     the spot row (``spot.fallback``, ``fallback``, ``spot.spot_with_fallback``) or a ranked row of its
     own pricing model."""
+    ranked = _ranked_fallback(rows)
+    if ranked is not None:
+        return ranked
     spot = (row or {}).get("spot") or {}
     found = spot.get("fallback") or (row or {}).get("fallback") or spot.get("spot_with_fallback")
     if isinstance(found, dict):

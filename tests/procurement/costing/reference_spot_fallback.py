@@ -81,7 +81,7 @@ def reference_deadline_plan(spec: FallbackInput) -> FallbackPlan:
             expected_spot_hours=float(runs["spot_hours"].mean()),
             expected_on_demand_hours=float(runs["od_hours"].mean()),
             switched_share=float(runs["switched"].mean()), on_demand_only_cost=od_only_cost,
-            on_demand_only_hours=od_only_hours,
+            on_demand_only_hours=od_only_hours, worst_cost=float(cost.max()),
         )  # fmt: skip
         if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
             continue
@@ -94,5 +94,5 @@ def reference_deadline_plan(spec: FallbackInput) -> FallbackPlan:
         meets_target=met >= spec.probability, reserve_fraction=None, expected_cost=od_only_cost,
         p90_cost=od_only_cost, p_meets_deadline=met, expected_spot_hours=0.0,
         expected_on_demand_hours=od_only_hours, switched_share=1.0, on_demand_only_cost=od_only_cost,
-        on_demand_only_hours=od_only_hours,
+        on_demand_only_hours=od_only_hours, worst_cost=od_only_cost,
     )  # fmt: skip

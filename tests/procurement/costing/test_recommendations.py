@@ -162,3 +162,27 @@ def test_the_schema_documents_every_recommendation_field_and_the_400(engineer_cl
     post = schema["paths"]["/api/recommendations/"]["post"]
     error = post["responses"]["400"]["content"]["application/json"]["schema"]["$ref"]
     assert error.endswith("/RecommendationInputError")
+
+
+def test_the_deadline_probability_and_explore_options_reach_the_ranking_through_cli_and_api(
+    tmp_path, engineer_client, bundled_catalog
+):
+    # issue 26: --deadline-probability / deadline_probability (default 0.9) and explore_parallelism
+    spec = WORKLOAD | {"parallelism": {"gpus": 1}}
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    report = json.loads(_run("recommend", str(path), "--format", "json", "--top", "5", "--deadline-hours", "48",
+                             "--deadline-probability", "0.8"))  # fmt: skip
+    for row in report["results"]:
+        assert row["gpus"] == 1 and row["differs_from_spec"] == []  # the stated GPU count is a contract
+        assert row["wall_clock"]["probability"] == 0.8 and row["wall_clock"]["hours_at_probability"] <= 48
+    response = engineer_client.post(
+        "/api/recommendations/",
+        {"workload": spec, "top": 20, "explore_parallelism": True},
+        content_type="application/json",
+    )
+    assert response.status_code in (200, 201), response.content  # 201: the workload was created
+    rows = response.json()["results"]
+    assert {row["gpus"] for row in rows} >= {1}
+    assert all(("GPUs (spec: 1)" in " ".join(row["differs_from_spec"])) == (row["gpus"] != 1) for row in rows)
+    assert all(row["wall_clock"]["probability"] == 0.9 for row in rows)  # the default

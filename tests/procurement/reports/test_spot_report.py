@@ -207,3 +207,27 @@ def test_the_cost_breakdown_adds_up_to_each_total_with_a_formula(make_ranked_wor
     sheet = openpyxl.load_workbook(io.BytesIO(render(report, "xlsx")[0]))["cost_breakdown"]
     assert (sheet["B7"].value, sheet["C7"].value) == ("=SUM(B3:B6)", "=SUM(C3:C6)")
     assert sum(sheet.cell(row, 3).value for row in range(3, 7)) == pytest.approx(45.50)
+
+
+def test_it_shows_the_spot_with_fallback_plan_the_ranking_ranked(make_ranked_workload):
+    # Issue 26: the report shows the same plan as the ranking row. A real ranking (the long L4 QLoRA at band 4
+    # with 0.1 h of slack, tests/procurement/test_ranking_deadline_wall_clock.py) ranks the late spot row as
+    # spot with on-demand fallback; the report's fallback option is that row, at that row's total.
+    import json
+    import math
+
+    from tests.procurement.test_ranking_deadline_wall_clock import BAND4, LONG, _l4, _rows
+
+    [alone] = _l4(_rows(BAND4, LONG), "spot")
+    deadline = alone["hours"] + (math.ceil(alone["hours"] / 0.25) - 1) / 3600 + 0.1
+    rows = json.loads(json.dumps(_rows(BAND4, LONG, deadline_hours=deadline), default=str))
+    [ranked] = [r for r in rows if r.get("ranked_as") == "spot_with_fallback"]
+    options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
+    fallback = options["spot with on-demand fallback"]
+    assert fallback["expected_cost"] == ranked["total_cost"]
+    assert fallback["p90_cost"] == ranked["spot"]["deadline_plan"]["p90_cost"]
+    assert fallback["offer"].endswith("falling back on aws g6.xlarge us-east-1 on demand")
+    assert (
+        options["spot"]["offer"] != fallback["offer"]
+        or options["spot"]["expected_cost"] != ranked["total_cost"]
+    )

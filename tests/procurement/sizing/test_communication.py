@@ -111,7 +111,7 @@ def test_the_step_exposes_what_overlap_cannot_hide_and_the_share_counts_every_co
     # per-call latency); step = C + max(0, D - 0.67 C); share = D / (C + D)
     workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=4)
     rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=1.0)
-    compute = 6 * P7 * 2048 * 4 * 16 / (16 * 989.5e12 * 0.4)
+    compute = (6 * P7 + 6 * 32 * 2048 * 4096) * 2048 * 4 * 16 / (16 * 989.5e12 * 0.4)  # + causal attention
     gradient = 2.0 * P7
     # 13,476,831,232 gradient bytes in 25 MiB buckets: 515 calls, each 8.4 + 28 x 3.4 + 2 x 9.6 = 122.8 us
     latency = 515 * 122.8e-6
@@ -165,13 +165,14 @@ def test_decode_totals_are_concurrency_over_the_step_times_replicas():
 
 
 def test_prefill_compute_divides_by_the_tensor_parallel_gpus():
-    # 2 x 8,030,261,248 x 1536 prompt tokens over 2 GPUs x 362.05 TFLOPS x 0.5 (compute bound)
+    # (2 x 8,030,261,248 + attention) x 1536 prompt tokens over 2 GPUs x 362.05 TFLOPS x 0.5 (compute bound)
     workload = spec(task="inference", model=SERVE_8B, precision="bf16",
                     inference={"concurrency": 1, "context_len": 2048, "output_tokens": 512})  # fmt: skip
     rows = inference_throughput(
         workload, bandwidth_gbps=864.0, peak_tflops=362.05, gpu_counts=2, tensor_parallel=2
     )
-    prefill = 2 * 8_030_261_248 * 1536 / (2 * 362.05e12 * 0.5)
+    # plus causal attention over the 1,536-token prompt: 2 x 32 layers x 1536 x d_attn 4096 per token
+    prefill = (2 * 8_030_261_248 + 2 * 32 * 1536 * 4096) * 1536 / (2 * 362.05e12 * 0.5)
     assert float(rows["time_to_first_token_seconds"]) == pytest.approx(prefill + 64 * 20e-6, rel=1e-12)
 
 

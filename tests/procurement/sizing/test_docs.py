@@ -16,7 +16,7 @@ def test_it_has_an_example_for_every_task_kind():
     tasks = {yaml.safe_load(text)["task"] for text in EXAMPLES}
     presets = {yaml.safe_load(text)["model"].get("preset") for text in EXAMPLES}
     assert tasks == {"pretrain", "full_finetune", "lora", "qlora", "inference"}
-    assert {"yolo-small", "sd15", "sdxl"} <= presets
+    assert {"yolo-small", "sd15", "sdxl", "flux.1-dev", "yolov8s", "sdxl-tier"} <= presets
 
 
 @pytest.mark.parametrize("text", EXAMPLES)

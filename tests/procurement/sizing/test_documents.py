@@ -49,11 +49,11 @@ def test_it_adds_the_rank_for_adapters_and_serving_knobs_for_inference():
 
 
 def test_it_sizes_image_tiers_by_batch_and_resolution_only():
-    spec = spec_from_knobs(TRAINING_FORM | {"task": "lora", "preset": "sd15"})
+    spec = spec_from_knobs(TRAINING_FORM | {"task": "lora", "preset": "sd1x-tier"})
     assert spec == {
-        "name": "sd15-lora",
+        "name": "sd1x-tier-lora",
         "task": "lora",
-        "model": {"preset": "sd15"},
+        "model": {"preset": "sd1x-tier"},
         "precision": "bf16",
         "micro_batch_size": 2,
         "parallelism": {"gpus": 8},
@@ -79,3 +79,12 @@ def test_it_writes_yaml_that_reads_back_to_the_same_spec():
     text = spec_to_yaml(spec)
     assert "model: {preset: llama-3.1-8b}" in text
     assert yaml.safe_load(text) == spec
+
+
+def test_image_presets_take_their_own_knobs():
+    # an image preset sized from its shapes: checkpointing, LoRA rank and the run's steps apply too
+    spec = spec_from_knobs(
+        TRAINING_FORM | {"task": "lora", "preset": "sdxl", "train_steps": "800", "steps": "30"}
+    )
+    assert spec["image"] == {"resolution_px": 1024, "train_steps": 800}
+    assert spec["lora"] == {"rank": 32} and "gradient_checkpointing" in spec and "seq_len" not in spec

@@ -205,7 +205,7 @@ def test_it_scales_image_tier_activations_with_pixel_count():
 
 @pytest.mark.parametrize(
     ("preset", "task", "high_gb"),
-    [("sd15", "lora", 16.0), ("sdxl", "inference", 24.0), ("sdxl", "lora", 24.0)],
+    [("sd1x-tier", "lora", 16.0), ("sdxl-tier", "inference", 24.0), ("sdxl-tier", "lora", 24.0)],
 )
 def test_it_uses_the_guides_tiers_for_diffusion(preset, task, high_gb):
     assert memory(spec(task=task, model={"preset": preset}))["total_per_gpu_gib"] == pytest.approx(

@@ -228,7 +228,7 @@ def test_it_splits_inference_candidates_over_tensor_parallel_ranks():
 
 
 def test_it_marks_image_tiers_as_estimates():
-    report = size_workload(spec(task="lora", model={"preset": "sdxl"}), [gpu_by_slug("l4")])
+    report = size_workload(spec(task="lora", model={"preset": "sdxl-tier"}), [gpu_by_slug("l4")])
     assert report["workload"]["image_tier"]["tier_range_gb"] == [16.0, 24.0]
     assert "tier estimate: benchmark recommended" in report["candidates"][0]["warnings"]
 

@@ -1,0 +1,87 @@
+"""The user's spec is a contract (issue 26, class 3).
+
+The parallelism a spec states (``parallelism.gpus``, ``zero_stage``, ``tensor_parallel``,
+``pipeline_parallel``; ``ParallelismSpec.stated`` records which the document gave) is honoured: without
+``gpus: auto`` or the explicit ``explore_parallelism`` option, only shapes that match every stated field are
+valid. The plans themselves take the stated figures: a stated ZeRO-1 or ZeRO-2 replaces the unsharded
+data-parallel plans' stage 0 (the ranking's own plans are 0, 3 and tensor parallel), a stated tensor-parallel
+degree is the degree of the tensor-parallel plan (TP groups of that size inside an instance whose GPU count
+it divides), a stated pipeline degree is passed to the memory and speed models. When exploring, every shape
+is ranked and each row says what differs from the spec (``differences``).
+
+Serving states GPUs per replica (the tensor-parallel group); a stated ZeRO stage or pipeline degree is a
+training contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from procurement.ranking.options import RankingOptions
+
+
+def enforced(spec, options: RankingOptions) -> bool:
+    """Rows must match the stated fields: unless the spec says ``gpus: auto`` or the request explores."""
+    return not (options.explore_parallelism or spec.parallelism.gpus_auto)
+
+
+def pipeline_degree(spec) -> float:
+    par = spec.parallelism
+    return float(par.pipeline_parallel) if spec.is_training and "pipeline_parallel" in par.stated else 1.0
+
+
+def contract_grid(spec, grid, options: RankingOptions):
+    """The grid with the spec's stated plan figures and, when enforced, only the matching shapes valid."""
+    par, stated = spec.parallelism, spec.parallelism.stated
+    if not stated:
+        return grid
+    zero, tensor_parallel, valid = grid.zero, grid.tensor_parallel, grid.valid
+    if spec.is_training and "zero_stage" in stated and par.zero_stage in (1, 2):
+        zero = np.where(grid.zero == 0, float(par.zero_stage), grid.zero)
+    if "tensor_parallel" in stated and par.tensor_parallel > 1:
+        tensor_parallel = np.where(grid.uses_tp, float(par.tensor_parallel), 1.0)
+        valid = valid & (~grid.uses_tp | (grid.per_instance % par.tensor_parallel == 0))
+    pipeline = pipeline_degree(spec)
+    if pipeline > 1:
+        valid = valid & (grid.total % (tensor_parallel * pipeline) == 0)
+    if enforced(spec, options):
+        valid = valid & matches(spec, grid.total, zero, tensor_parallel)
+    return replace(grid, zero=zero, tensor_parallel=tensor_parallel, valid=valid)
+
+
+def matches(spec, total, zero, tensor_parallel) -> np.ndarray:
+    """Per shape: every stated field holds (GPUs per replica, ZeRO stage, tensor-parallel degree)."""
+    par, stated = spec.parallelism, spec.parallelism.stated
+    keep = np.ones(np.shape(total), dtype=bool)
+    if "gpus" in stated:
+        keep &= total == par.gpus
+    if spec.is_training and "zero_stage" in stated:
+        keep &= zero == par.zero_stage
+    if "tensor_parallel" in stated:
+        keep &= tensor_parallel == par.tensor_parallel
+    return keep
+
+
+def differences(spec, gpus_per_replica: int, zero: int, tensor_parallel: int) -> list[str]:
+    """What a row's plan changes from the stated parallelism, in words (empty when it matches)."""
+    par, stated = spec.parallelism, spec.parallelism.stated
+    found = []
+    if "gpus" in stated and gpus_per_replica != par.gpus:
+        found.append(f"{gpus_per_replica} GPU{'s' if gpus_per_replica != 1 else ''} (spec: {par.gpus})")
+    if spec.is_training and "zero_stage" in stated and zero != par.zero_stage:
+        found.append(f"ZeRO-{zero} (spec: ZeRO-{par.zero_stage})")
+    if "tensor_parallel" in stated and tensor_parallel != par.tensor_parallel:
+        found.append(f"tensor parallel {tensor_parallel} (spec: {par.tensor_parallel})")
+    return found
+
+
+def instance_counts_for(spec, options: RankingOptions) -> tuple[int, ...]:
+    """The instance counts to try: the requested ones plus those that make a stated GPU count on instances
+    of 1, 2, 4 or 8 GPUs (64 GPUs stated: 8 instances of 8, 64 of 1), within the request's bounds."""
+    par = spec.parallelism
+    if not spec.is_training or "gpus" not in par.stated or not enforced(spec, options):
+        return options.instance_counts
+    extra = {par.gpus // size for size in (1, 2, 4, 8) if par.gpus % size == 0 and par.gpus // size <= 64}
+    return tuple(sorted(set(options.instance_counts) | extra))

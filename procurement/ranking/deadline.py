@@ -1,0 +1,212 @@
+"""A deadline is met on wall-clock time, at a stated probability (issue 26).
+
+A spot row's time to finish is not its compute hours: checkpoint writes, work lost to reclaims and
+restarts come on top. The quantile of that wall-clock time at ``options.deadline_probability`` is read
+from the same seeded Monte Carlo that gives a row its P50/P90 (``costing.spot_simulation``, same seed,
+same inputs, so the figures agree); with an assumed band (no advisor data) it is read at the worst band,
+as the row's P90 is. A spot row whose quantile is past the deadline does not pass the deadline filter
+alone. It is ranked instead as the spot-with-on-demand-fallback plan (``costing.spot_fallback``): run on
+spot, switch at the last safe moment to the cheapest on-demand offer of the same shape (same GPU model,
+GPUs per instance, instances and plan: the same hours, so it still finishes) from the same provider
+(the checkpoint stays in that provider's storage), priced at the plan's expected cost; a plan that does
+not reach the probability, or that is on-demand alone, is not ranked (the on-demand row is).
+
+The plans are simulated lazily: a late spot row first ranks at its spot-alone total, a lower bound
+(the plan pays on-demand prices for some hours), and only the rows that reach the top N are simulated
+and re-priced, until the top N holds no unsimulated late row. The reserve runs are cached per
+(hours, band, timing), so rows of one shape in several regions share one simulation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from functools import lru_cache
+
+import numpy as np
+
+from procurement.costing.spot import BAND_LABELS, band_interruption_rate_per_hour, spot_economics
+from procurement.costing.spot_fallback import FallbackInput, FallbackPlan, deadline_plan
+from procurement.costing.spot_simulation import SpotSimulationInput, simulate_wall_hours
+from procurement.ranking.configurations import Configurations, ranked_order
+from procurement.ranking.offers import PreparedOffers
+from procurement.ranking.spot_inputs import job_spot_timing
+
+EPSILON_HOURS = 1e-9
+MAX_PASSES = 50  # each pass simulates the late rows new to the top N; a few passes settle it
+
+
+@dataclass(frozen=True)
+class WallClock:
+    p50_hours: float
+    p90_hours: float
+    at_probability_hours: float  # the quantile at the stated deadline probability
+    basis: str
+
+
+@dataclass
+class DeadlineView:
+    """Per ranked configuration index: its wall-clock quantiles (spot rows), and for a spot row ranked as
+    the spot-with-fallback plan, that plan and the on-demand configuration it falls back on."""
+
+    wall: dict[int, WallClock] = field(default_factory=dict)
+    fallback_price_usd: dict[int, float] = field(default_factory=dict)
+    fallback_config: dict[int, int] = field(default_factory=dict)
+    plans: dict[int, FallbackPlan] = field(default_factory=dict)
+
+
+def _exact(value: float) -> Decimal:
+    return Decimal(repr(float(value)))
+
+
+@lru_cache(maxsize=4096)
+def wall_clock(
+    hours: float, band: int, known: bool, write: float, restart: float, trials: int, seed: int,
+    probability: float,
+) -> WallClock:  # fmt: skip
+    """Wall-clock quantiles of ``hours`` of work on spot at ``band`` (checkpoint every min(Young/Daly,
+    15 min), the interval the row's economics use); an assumed band reads P90 and the deadline quantile
+    at the worst band too, keeping the larger (procurement/ranking/spot_details.py does the same)."""
+    rate = band_interruption_rate_per_hour(band)
+    economics = spot_economics(
+        spot_price_per_hour=Decimal(0), rate_per_hour=rate, checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
+    )  # fmt: skip
+    quantiles = _quantiles(hours, rate, economics.interval_hours, write, restart, trials, seed, probability)
+    basis = f"simulated at the row's band ({BAND_LABELS[band]} a month)"
+    if not known:
+        worst = _quantiles(
+            hours, band_interruption_rate_per_hour(len(BAND_LABELS) - 1), economics.interval_hours, write,
+            restart, trials, seed, probability,
+        )  # fmt: skip
+        quantiles = (quantiles[0], max(quantiles[1], worst[1]), max(quantiles[2], worst[2]))
+        basis = (
+            f"assumed band: P90 and the deadline quantile read at the {BAND_LABELS[-1]} band (the worst case)"
+        )
+    p50, p90, at = quantiles
+    return WallClock(round(p50, 3), round(p90, 3), round(at, 3), basis)
+
+
+def _quantiles(hours, rate, interval, write, restart, trials, seed, probability) -> tuple[float, ...]:
+    wall = simulate_wall_hours(
+        SpotSimulationInput(
+            work_hours=_exact(hours), rate_per_hour=rate, interval_hours=interval,
+            checkpoint_write_hours=_exact(write), restart_hours=_exact(restart),
+            spot_price_per_hour=Decimal(0), trials=trials, seed=seed,
+        )
+    )  # fmt: skip
+    return tuple(float(q) for q in np.percentile(wall, [50, 90, 100.0 * probability]))
+
+
+def spot_wall_clock(
+    index: int, configs: Configurations, prepared: PreparedOffers, spec, options
+) -> WallClock:
+    offer = int(configs.offer[index])
+    timing = job_spot_timing(spec, options)
+    return wall_clock(
+        float(configs.hours[index]), int(prepared.columns["band"][offer]),
+        bool(prepared.columns["band_known"][offer]), float(timing.checkpoint_write_hours),
+        float(timing.restart_hours), int(options.spot_simulation_trials), int(options.spot_simulation_seed),
+        float(options.deadline_probability),
+    )  # fmt: skip
+
+
+def cheapest_on_demand_same_shape(
+    configs: Configurations, prepared: PreparedOffers, rows: np.ndarray
+) -> dict[int, int]:
+    """Per spot configuration in ``rows``: the cheapest feasible on-demand configuration of the same shape
+    (same hours) and provider, by its hourly price; absent when there is none."""
+    pricing = prepared.text["pricing_model"][prepared.positions[configs.offer]]
+    provider = prepared.text["provider"][prepared.positions[configs.offer]]
+    on_demand = np.flatnonzero(configs.fits & (pricing == "on_demand"))
+    best: dict[tuple[int, str], int] = {}
+    price = configs.offer_price_per_hour[configs.offer]
+    for index in on_demand[np.argsort(price[on_demand], kind="stable")]:
+        best.setdefault((int(configs.shape[index]), str(provider[index])), int(index))
+    found = {}
+    for index in rows:
+        match = best.get((int(configs.shape[index]), str(provider[index])))
+        if match is not None:
+            found[int(index)] = match
+    return found
+
+
+def apply_deadline(
+    configs: Configurations, prepared: PreparedOffers, instances_of: np.ndarray, spec, options
+) -> tuple[Configurations, DeadlineView]:
+    """The configurations with the deadline met on wall-clock time (see the module doc), and the view the
+    rows are described from. ``instances_of``: instances per shape."""
+    view = DeadlineView()
+    if options.deadline_hours is None or not spec.is_training:
+        return configs, view
+    deadline = float(options.deadline_hours)
+    is_spot = prepared.columns["is_spot"][configs.offer]
+    spot = np.flatnonzero(configs.selected & configs.fits & is_spot)
+    late = []
+    for index in spot.tolist():
+        view.wall[index] = spot_wall_clock(index, configs, prepared, spec, options)
+        if view.wall[index].at_probability_hours > deadline + EPSILON_HOURS:
+            late.append(index)
+    if not late:
+        return configs, view
+    selected, total = configs.selected.copy(), configs.total_cost.copy()
+    fallback = cheapest_on_demand_same_shape(configs, prepared, np.array(late, dtype=np.int64))
+    for index in late:
+        if index not in fallback:
+            selected[index] = False  # late alone, nothing of the same shape to fall back on: not ranked
+    timing = job_spot_timing(spec, options)
+    for _ in range(MAX_PASSES):
+        current = replace(configs, selected=selected, total_cost=total)
+        new = [
+            int(i) for i in ranked_order(current, options.top) if int(i) in fallback and i not in view.plans
+        ]
+        if not new:
+            break
+        for index in new:
+            od_index = fallback[index]
+            od_price = float(configs.offer_price_per_hour[configs.offer[od_index]])
+            instances = int(instances_of[int(configs.shape[index])])
+            plan = _plan(configs, prepared, index, instances, od_price, timing, options)
+            view.plans[index] = plan
+            if not plan.meets_target or plan.reserve_fraction is None:
+                selected[index] = False  # on-demand alone is its own row; a plan short of the target is out
+                continue
+            view.fallback_price_usd[index], view.fallback_config[index] = od_price, od_index
+            spot_compute = configs.effective_price_per_hour(index) * float(configs.hours[index]) * instances
+            total[index] += (plan.expected_cost - spot_compute) * (1.0 + options.rerun_fraction)
+    return replace(configs, selected=selected, total_cost=total), view
+
+
+def fallback_input(
+    hours: float, band: int, spot_price: float, od_price: float, instances: int, timing, options
+) -> FallbackInput:
+    """The plan's inputs, as spot_details shows the plan: the row's band (its rate and the interval
+    min(Young/Daly, 15 min)), its spot price, the fallback's on-demand price, the stated probability."""
+    rate = band_interruption_rate_per_hour(band)
+    write, restart = float(timing.checkpoint_write_hours), float(timing.restart_hours)
+    economics = spot_economics(
+        spot_price_per_hour=_exact(spot_price), rate_per_hour=rate, checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
+    )  # fmt: skip
+    return FallbackInput(
+        work_hours=hours, deadline_hours=float(options.deadline_hours), rate_per_hour=float(rate),
+        interval_hours=float(economics.interval_hours), checkpoint_write_hours=write, restart_hours=restart,
+        spot_price_per_hour=float(economics.spot_price_per_hour), on_demand_price_per_hour=od_price,
+        instances=instances, probability=options.deadline_probability, trials=options.spot_simulation_trials,
+        seed=options.spot_simulation_seed,
+    )  # fmt: skip
+
+
+def _plan(configs, prepared, index: int, instances: int, od_price: float, timing, options) -> FallbackPlan:
+    band = int(prepared.columns["band"][int(configs.offer[index])])
+    return deadline_plan(
+        fallback_input(
+            float(configs.hours[index]),
+            band,
+            configs.price_per_hour(index),
+            od_price,
+            instances,
+            timing,
+            options,
+        )
+    )

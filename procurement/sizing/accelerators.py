@@ -1,0 +1,119 @@
+"""Accelerators at their measured speed (issue 26, class 5).
+
+A non-NVIDIA accelerator (MI300X, Gaudi 3) or a rack-scale part (GB200 in an NVL72 rack) is not ranked at
+its datasheet peak: its speed is the H100 SXM's modelled speed for the same shape times a published,
+measured ratio for the task class (procurement/data/measured_speed.csv: MLPerf and independent
+benchmarks, each with its source). Training: the H100's peak and MFU times the ratio; serving: the H100's
+peak and memory bandwidth times the ratio (prefill and decode alike). A non-NVIDIA part with no measured
+ratio for the task is capped at the H100's speed (its software stack reaches less of its peak than
+CUDA does; a datasheet advantage is never assumed) and says so. Memory, links and prices stay the part's
+own. NVIDIA parts that are not rack-scale keep the datasheet model, which docs/validation.md checks.
+
+A rack-scale part cannot be rented alone (an NVL72 rack is sold as a rack, or as 4-GPU trays of it):
+``rentable_alone`` is False for it, and the sizing headline never names it "the best card" for one job.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "measured_speed.csv"
+REFERENCE_GPU = "h100-sxm5-80gb"
+
+
+@dataclass(frozen=True)
+class MeasuredSpeed:
+    ratio: float  # throughput relative to the H100 SXM on the same task
+    benchmark: str
+    source_url: str
+    note: str
+
+    def text(self, slug: str, task_class: str) -> str:
+        return f"speed: {slug} at {self.ratio:g}x H100 for {task_class}, measured ({self.benchmark}; {self.source_url})"
+
+
+@lru_cache(maxsize=1)
+def measured_speeds() -> dict[tuple[str, str], MeasuredSpeed]:
+    with DATA.open(newline="", encoding="utf-8") as handle:
+        return {
+            (row["gpu"], row["task_class"]): MeasuredSpeed(
+                float(row["ratio_to_h100"]), row["benchmark"], row["source_url"], row["note"]
+            )
+            for row in csv.DictReader(handle)
+        }
+
+
+def rack_scale(gpu) -> bool:
+    """A GPU that only comes inside a rack-scale NVLink domain (GB200/GB300 NVL72)."""
+    return "NVL72" in (gpu.interconnect or "") or gpu.slug.startswith(("gb200", "gb300"))
+
+
+def rentable_alone(gpu) -> bool:
+    """False for a rack-scale part; True for an unknown one (None: nothing to judge)."""
+    return gpu is None or not rack_scale(gpu)
+
+
+def rentable_alone_slug(slug: str) -> bool:
+    from procurement.sizing.gpus import gpu_by_slug
+
+    try:
+        return rentable_alone(gpu_by_slug(slug))
+    except KeyError:
+        return not slug.startswith(("gb200", "gb300"))
+
+
+def task_class(spec) -> str:
+    return "training" if spec.is_training else "inference"
+
+
+def speed_ratio(spec, gpu) -> tuple[float | None, str]:
+    """(ratio to the H100, why) for a part ranked at a measured speed; (None, "") for a part that keeps
+    the datasheet model. A non-NVIDIA part without a measurement gets ratio 1.0 only where its datasheet
+    would claim more than the H100 (the cap); below that its datasheet model stands."""
+    kind = task_class(spec)
+    measured = measured_speeds().get((gpu.slug, kind))
+    if measured is not None:
+        return measured.ratio, measured.text(gpu.slug, kind)
+    if gpu.is_nvidia:
+        return None, ""
+    return 1.0, (
+        f"speed: no published measured {kind} throughput for {gpu.slug}; capped at the H100's modelled speed "
+        "(a datasheet peak above it is not assumed)"
+    )
+
+
+def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
+    """Per kind: (peak TFLOPS, memory bandwidth GB/s, why) the speed model uses, with ``mfu`` per kind
+    (training) so that peak x MFU is the H100's times the measured ratio; parts that keep the datasheet
+    model are returned unchanged with an empty why."""
+    from procurement.sizing.gpus import gpu_by_slug
+
+    reference = gpu_by_slug(REFERENCE_GPU)
+    ref_peak = reference.dense_tflops(spec.precision) or float("nan")
+    ref_mfu = _reference_mfu(spec, reference)
+    peak, bandwidth, why = list(peak), list(bandwidth), []
+    for index, gpu in enumerate(kind_gpus):
+        ratio, text = speed_ratio(spec, gpu)
+        why.append(text)
+        if ratio is None:
+            continue
+        measured = (gpu.slug, task_class(spec)) in measured_speeds()
+        if spec.is_training:
+            target = ref_peak * ref_mfu * ratio
+            own = peak[index] * mfu[index]
+            product = target if measured else min(own, target)
+            peak[index] = product / mfu[index] if mfu[index] else peak[index]
+        else:
+            peak[index] = ref_peak * ratio if measured else min(peak[index], ref_peak * ratio)
+            ref_bandwidth = reference.memory_bandwidth_gbps * ratio
+            bandwidth[index] = ref_bandwidth if measured else min(bandwidth[index], ref_bandwidth)
+    return peak, bandwidth, why
+
+
+def _reference_mfu(spec, reference) -> float:
+    from procurement.sizing.mfu import estimate_mfu
+
+    return estimate_mfu(spec, reference)

@@ -1,0 +1,337 @@
+"""Memory and FLOPs of an image workload sized from its architecture (presets in image_presets.py).
+
+Memory is split like the language models' (weights, gradients, optimizer states, activations) and goes
+through the same `_finish` (CUDA context, allocator fragmentation, headroom). FLOPs per image feed the
+same efficiency model as language models: training through `training_throughput` (an image is the unit
+the engine calls a token: `seq_len` is 1 and `training_tokens` counts instance images), inference at
+the compute-bound prefill efficiency (PREFILL_MFU). Shape counting rules: image_shapes.py.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, PREFILL_MFU
+from procurement.sizing.image_presets import component, image_preset
+from procurement.sizing.image_shapes import (
+    Cost,
+    dit_cost,
+    encoder_cost,
+    table_cost,
+    unet_cost,
+    vae_decoder_cost,
+    vae_encoder_macs,
+    video_dit_cost,
+    yolov8_cost,
+)
+
+VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
+EAGER_SCORE_BYTES = 2.0  # softmax output in the compute dtype
+
+
+def resolution(spec) -> int:
+    return spec.image_resolution_px or spec.model.image_arch.resolution_px
+
+
+def steps(spec) -> int:
+    return spec.image.steps or image_preset(spec.model.image_arch.slug).get("steps", 1)
+
+
+def uses_cfg(spec) -> bool:
+    guidance = spec.image.guidance
+    if guidance == "preset":
+        guidance = image_preset(spec.model.image_arch.slug).get("guidance", "none")
+    return guidance == "cfg"
+
+
+def samples_per_image(spec) -> int:
+    """DreamBooth prior preservation trains one class image beside each instance image."""
+    return 2 if spec.is_training and spec.image.prior_preservation else 1
+
+
+@lru_cache(maxsize=512)
+def network_cost(slug: str, side: int) -> Cost:
+    """The trained/denoising network at a pixel side: UNet or DiT on latents, detector or ViT on pixels."""
+    entry = image_preset(slug)
+    if entry["family"] == "diffusion":
+        denoiser = entry["denoiser"]
+        if denoiser["kind"] == "video_dit":
+            return video_dit_cost(denoiser, video_tokens(entry, side), entry["text_tokens"])
+        vae = component(entry["vae"])
+        latent = side // vae["downsample"]
+        if denoiser["kind"] == "unet":
+            return unet_cost(denoiser, latent, component(entry["text_encoders"][-1])["tokens"])
+        tokens = (latent // denoiser["patch"]) ** 2
+        return dit_cost(denoiser, tokens, entry["text_tokens"])
+    if entry["family"] == "vision":
+        encoder = entry["encoder"]
+        return encoder_cost(encoder, (side // encoder["patch"]) ** 2 + 1)
+    detector = entry["detector"]
+    if detector["kind"] == "yolov8":
+        return yolov8_cost(detector, side)
+    return table_cost(detector, side, entry["resolution_px"])
+
+
+def video_tokens(entry: dict, side: int) -> float:
+    """Latent tokens of a clip: (height / s) x (width / s) x ((frames - 1) / t + 1); `side` is the height,
+    the width keeps the preset's aspect."""
+    video = entry["video"]
+    width = side * video["width_px"] / entry["resolution_px"]
+    spatial = video["spatial_downsample"]
+    frames = (video["frames"] - 1) // video["temporal_downsample"] + 1
+    return (side // spatial) * (width // spatial) * frames
+
+
+def network_params(slug: str) -> float:
+    """The published parameter count where the source states one (our shape count otherwise)."""
+    entry = image_preset(slug)
+    part = entry.get("denoiser") or entry.get("detector") or entry.get("encoder")
+    return float(part.get("params_published") or network_cost(slug, entry["resolution_px"]).params)
+
+
+def text_encoders(spec) -> list[dict]:
+    return [component(name) for name in image_preset(spec.model.image_arch.slug).get("text_encoders", [])]
+
+
+def vae(spec) -> dict | None:
+    name = image_preset(spec.model.image_arch.slug).get("vae")
+    return component(name) if name else None
+
+
+def lora_params(spec) -> float:
+    """Adapter parameters r x (d_in + d_out) over the denoiser's attention projections (`attention`) or
+    every linear of its transformer blocks (`all-linear`); ViTs as their q/k/v/o (+ MLP). With
+    `image.train_text_encoder`, the text encoders' q/k/v/out projections get adapters too (diffusers'
+    DreamBooth LoRA scripts' text-encoder targets)."""
+    if not spec.uses_adapters or spec.lora is None:
+        return 0.0
+    encoders = 0.0
+    if spec.image.train_text_encoder:
+        encoders = sum(e["layers"] * spec.lora.rank * 4 * 2 * e["hidden"] for e in text_encoders(spec))
+    return encoders + _network_lora_params(spec)
+
+
+def _network_lora_params(spec) -> float:
+    rank, entry = spec.lora.rank, image_preset(spec.model.image_arch.slug)
+    every = spec.image.lora_targets == "all-linear"
+    if entry["family"] == "vision":
+        e = entry["encoder"]
+        h, f = e["hidden"], e["ffn"]
+        return float(e["layers"] * rank * (8 * h + (2 * (h + f) if every else 0)))
+    if entry["family"] != "diffusion":
+        return 0.0
+    d = entry["denoiser"]
+    if d["kind"] == "unet":
+        ctx, total = d["cross_attention_dim"], 0.0
+        for level, c in enumerate(d["block_out_channels"]):
+            uses = d["layers_per_block"] * 2 + 1 if d["attention"][level] else 0  # down + up blocks
+            if level == len(d["block_out_channels"]) - 1:
+                uses += 1  # the mid block's transformer
+            attention = 4 * 2 * c + 2 * c + 2 * (ctx + c) + 2 * c
+            mlp = (c + 8 * c) + (4 * c + c) if every else 0
+            total += uses * d["transformer_layers"][level] * rank * (attention + mlp)
+        return float(total)
+    h, r = d["hidden"], d["mlp_ratio"]
+    if d["kind"] == "video_dit":  # self q/k/v/o, cross q/o, cross k/v from the caption width (+ MLP)
+        block = 6 * 2 * h + 2 * (d["caption_dim"] + h) + (2 * (h + r * h) if every else 0)
+        return float(rank * d["layers"] * block)
+    joint = 2 * (4 * 2 * h + (2 * (h + r * h) if every else 0))
+    single = 3 * 2 * h + ((h + r * h) + (h + r * h + h) if every else 0)
+    return float(rank * (d["joint_blocks"] * joint + d["single_blocks"] * single))
+
+
+def trainable_params(spec) -> float:
+    if not spec.is_training:
+        return 0.0
+    if spec.uses_adapters:
+        return lora_params(spec)
+    extra = sum(e["params_published"] for e in text_encoders(spec)) if spec.image.train_text_encoder else 0
+    return network_params(spec.model.image_arch.slug) + extra
+
+
+def frozen_parts_params(spec) -> float:
+    """Text encoders and VAE resident beside the denoiser: not loaded when latents and embeddings are
+    cached (training), text encoders not on the GPU when offloaded (inference)."""
+    if spec.is_training and spec.image.cache_latents:
+        return 0.0
+    encoders = sum(e["params_published"] for e in text_encoders(spec))
+    if spec.is_training and spec.image.train_text_encoder and not spec.uses_adapters:
+        encoders = 0.0  # counted with the trainable weights
+    if not spec.is_training and spec.image.text_encoder_offload:
+        encoders = 0.0
+    autoencoder = vae(spec)
+    return encoders + (autoencoder["params_published"] if autoencoder else 0.0)
+
+
+def activation_bytes_per_element(spec) -> float:
+    return 4.0 if spec.precision == "fp32" else 2.0
+
+
+def training_activation_bytes(spec, flash: bool) -> float:
+    cost = network_cost(spec.model.image_arch.slug, resolution(spec))
+    samples = spec.micro_batch_size * samples_per_image(spec)
+    per_sample = cost.saved
+    if spec.gradient_checkpointing == "full" and cost.largest_block_saved:
+        per_sample = cost.checkpoint_inputs + cost.largest_block_saved
+    scores = 0.0 if flash else cost.eager_scores_saved
+    if spec.gradient_checkpointing == "full" and not flash:
+        scores = cost.largest_scores
+    encoder = 0.0
+    if spec.image.train_text_encoder:
+        encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+    element = activation_bytes_per_element(spec)
+    return samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+
+
+def inference_activation_bytes(spec, flash: bool) -> float:
+    """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
+    the VAE decode (one tile when tiling), or an encoder forward."""
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    cost = network_cost(slug, side)
+    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores * EAGER_SCORE_BYTES / 2)
+    decode = 0.0
+    autoencoder = vae(spec)
+    if autoencoder:
+        decode_side = min(side, VAE_TILE_PX) if spec.image.vae_tiling else side
+        decode = vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak
+        decode *= 1 if spec.image.vae_tiling else spec.micro_batch_size
+    encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
+    return max(denoise * batch, decode, encode) * activation_bytes_per_element(spec)
+
+
+def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
+    """Per-GPU bytes by part for data-parallel plans (ZeRO shards optimizer, gradients, weights)."""
+    shard_optimizer = np.where(zero >= 1, dp, 1.0)
+    shard_gradients = np.where(zero >= 2, dp, 1.0)
+    shard_weights = np.where(zero >= 3, dp, 1.0)
+    trainable = state.trainable_params
+    zero_plan = 0 * dp
+    if spec.is_training:
+        activations = training_activation_bytes(spec, flash)
+    else:
+        activations = inference_activation_bytes(spec, flash)
+    return {
+        # ZeRO-3/FSDP gathers one block at a time, as for language models
+        "weights": state.weight_bytes / shard_weights + np.where(zero >= 3, state.largest_layer_bytes, 0.0),
+        "gradients": trainable * state.grad_bytes_per_param / shard_gradients,
+        "optimizer_states": trainable * state.optimizer_bytes_per_param / shard_optimizer,
+        "activations": activations + zero_plan,
+        "kv_cache": zero_plan,
+        "host_offload": zero_plan,
+    }
+
+
+def _pass_factor(spec) -> float:
+    """Forward-equivalents per trained sample: forward + backward (2x forward); full fine-tuning also
+    computes weight gradients (another 2x: 6N vs 4N for adapters, as for language models); full
+    recomputation adds one forward."""
+    factor = 3.0 if not spec.uses_adapters else 2.0
+    return factor + (1.0 if spec.gradient_checkpointing == "full" else 0.0)
+
+
+def training_flops_per_image(spec) -> float:
+    """FLOPs per instance image of a training step (class images of prior preservation included)."""
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    flops = 2.0 * network_cost(slug, side).macs * _pass_factor(spec)
+    if spec.uses_adapters:
+        flops += 6.0 * lora_params(spec)
+    if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents:
+        autoencoder = vae(spec)
+        if autoencoder:  # a preset without a sized VAE (video) leaves the encode out
+            flops += 2.0 * vae_encoder_macs(autoencoder, side)
+        for encoder in text_encoders(spec):
+            passes = 3.0 if spec.image.train_text_encoder else 1.0
+            flops += 2.0 * encoder_cost(encoder, encoder["tokens"]).macs * passes
+    return flops * samples_per_image(spec)
+
+
+def inference_flops_per_image(spec) -> float:
+    """Steps x denoiser forward (x2 with CFG) + text encoders + VAE decode; one forward for detectors."""
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    denoiser = 2.0 * network_cost(slug, side).macs
+    if image_preset(slug)["family"] != "diffusion":
+        return denoiser
+    flops = steps(spec) * denoiser * (2 if uses_cfg(spec) else 1)
+    flops += sum(2.0 * encoder_cost(e, e["tokens"]).macs for e in text_encoders(spec))
+    autoencoder = vae(spec)
+    if autoencoder is None:  # video presets: the decode is not sized (preset source says so)
+        return flops
+    return flops + 2.0 * vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).macs
+
+
+def inference_traffic_bytes_per_image(spec) -> float:
+    """Bytes eager PyTorch moves outside the matmuls per image: every activation tensor a forward produces
+    (the elements a training step would save, image_shapes.py) written once and read once by the
+    normalization, activation, residual and concatenation kernels between the convolutions and linears.
+    Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes into the matmuls: 0."""
+    if spec.image.fused_kernels:
+        return 0.0
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    elements = network_cost(slug, side).saved
+    if image_preset(slug)["family"] == "diffusion":
+        elements *= steps(spec) * (2 if uses_cfg(spec) else 1)
+        elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+        autoencoder = vae(spec)
+        if autoencoder:
+            elements += vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).saved
+    return 2.0 * elements * activation_bytes_per_element(spec)
+
+
+def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes):
+    """Compute at the compute-bound efficiency (PREFILL_MFU, as language models' prefill) plus the
+    elementwise traffic at the achieved bandwidth (as language models' decode); eager kernels run one after
+    another, so the two add."""
+    compute = inference_flops_per_image(spec) / (peak_flops * PREFILL_MFU.value)
+    return compute + inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+
+
+def inference_rows(
+    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel
+) -> dict:
+    """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
+    image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
+    peak = np.asarray(peak_tflops, dtype=float) * 1e12
+    gpus = np.asarray(gpu_counts, dtype=float)
+    replicas = np.floor(gpus / (np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel)))
+    flops = inference_flops_per_image(spec)
+    batch = float(spec.micro_batch_size)
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, np.asarray(bandwidth_gbps, dtype=float) * 1e9)
+    batch_seconds = batch / per_gpu
+    zeros = np.zeros_like(per_gpu * gpus)
+    return {
+        "decode_tokens_per_second_per_stream": 1.0 / batch_seconds + zeros,
+        "decode_tokens_per_second_total": per_gpu * replicas,
+        "time_to_first_token_seconds": batch_seconds + zeros,
+        "decode_step_seconds": batch_seconds + zeros,
+        "decode_communication_seconds": zeros,
+        "decode_bound": np.full(np.shape(zeros), "compute"),
+        "decode_tokens_per_second_upper_bound": peak / flops + zeros,
+        "images_per_second_per_gpu": per_gpu + zeros,
+        "flops_per_image": np.full(np.shape(zeros), flops),
+    }
+
+
+def image_summary(spec) -> dict:
+    slug, side = spec.model.image_arch.slug, resolution(spec)
+    cost = network_cost(slug, side)
+    summary = {
+        "preset": slug,
+        "family": spec.model.image_arch.family,
+        "resolution_px": side,
+        "network_params": network_params(slug),
+        "network_params_counted": cost.params,
+        "network_gflops_per_forward": round(2.0 * cost.macs / 1e9, 2),
+        "trainable_params": trainable_params(spec),
+        "source": spec.model.image_arch.source,
+    }
+    if spec.model.image_arch.is_diffusion:
+        summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
+    if spec.is_training:
+        summary["flops_per_image"] = training_flops_per_image(spec)
+        summary["samples_per_image"] = samples_per_image(spec)
+    else:
+        summary["flops_per_image"] = inference_flops_per_image(spec)
+    return summary

@@ -1,0 +1,288 @@
+"""Parameters, FLOPs and activation elements of image networks, counted from their shapes.
+
+One `Cost` per network and input size, per sample. Counting rules (stated so they can be checked):
+
+- Linear and convolution weights cost one multiply-add (MAC, 2 FLOPs) per weight per position they
+  slide over; attention adds QK^T and AV: 2 x N x M x C MACs for N queries over M keys of width C.
+- Saved activations (training, no recomputation) are the tensors autograd keeps, in elements per
+  sample: a ResNet block keeps 3 x in + 3 x out per position (GroupNorm, SiLU and conv inputs); a
+  transformer block keeps ~28 x C per token in a UNet (norms, q/k/v, attention output, cross-attention,
+  GEGLU's 8C projection and 4C product) and 20 x h per token in a DiT; eager attention adds the softmax
+  output (heads x N x M) that flash/SDPA kernels never store. Checkpointing keeps each block's input
+  and recomputes one block at a time (the largest block's saved elements are the recompute peak).
+- The UNet walk follows diffusers' UNet2DConditionModel: conv_in, per level `layers_per_block` ResNets
+  (each followed by a Transformer2D where the level has attention) and a stride-2 downsampler, a mid
+  block (ResNet, Transformer2D, ResNet), then per level `layers_per_block + 1` ResNets over the
+  concatenated skip connections, an upsampler, conv_out. The VAE decoder walk follows AutoencoderKL.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Cost:
+    params: float = 0.0
+    macs: float = 0.0  # per sample, per forward
+    saved: float = 0.0  # activation elements kept for backward, per sample
+    checkpoint_inputs: float = 0.0  # elements kept with full recomputation (block inputs)
+    largest_block_saved: float = 0.0  # recompute peak with checkpointing
+    eager_scores_saved: float = 0.0  # softmax elements kept by eager attention (all layers)
+    largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
+    forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
+    blocks: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def block(self, params, macs, saved, block_input, scores=0.0) -> None:
+        self.params += params
+        self.macs += macs
+        self.saved += saved
+        self.checkpoint_inputs += block_input
+        self.largest_block_saved = max(self.largest_block_saved, saved)
+        self.eager_scores_saved += scores
+        self.largest_scores = max(self.largest_scores, scores)
+        self.blocks += 1
+
+
+def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) -> None:
+    shortcut = c_in * c_out if c_in != c_out else 0
+    conv = 9 * c_in * c_out + 9 * c_out * c_out + shortcut
+    params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
+    cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions)
+
+
+def _unet_transformer(
+    cost: Cost, channels: int, heads: int, depth: int, tokens: float, context: int, context_dim: int
+) -> None:
+    c = channels
+    per_block = 4 * c * c + 2 * c * c + 2 * context_dim * c + 12 * c * c  # self, cross q/o, cross k/v, GEGLU
+    # proj_in / proj_out and the GroupNorm around the stack, counted once per Transformer2D
+    cost.params += 2 * c * c + 2 * c
+    cost.macs += 2 * c * c * tokens
+    for _ in range(depth):
+        macs = (18 * c * c) * tokens + 2 * context_dim * c * context + 2 * tokens * tokens * c
+        macs += 2 * tokens * context * c  # cross-attention scores and values
+        scores = heads * tokens * (tokens + context)
+        cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores)
+
+
+def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
+    cost = Cost()
+    channels = config["block_out_channels"]
+    attention, depth, heads = config["attention"], config["transformer_layers"], config["heads"]
+    per_level, time_dim = config["layers_per_block"], config["time_embed_dim"]
+    context_dim = config["cross_attention_dim"]
+    in_ch = config["in_channels"]
+    positions = [float(latent_side * latent_side) / 4**level for level in range(len(channels))]
+    # time embedding (320 -> 1280 -> 1280) and SDXL's added text/time embedding
+    cost.params += (
+        channels[0] * time_dim + time_dim * time_dim + config.get("addition_embed_dim", 0) * time_dim
+    )
+    cost.params += time_dim * time_dim
+    cost.params += 9 * in_ch * channels[0] + 9 * channels[0] * in_ch
+    cost.macs += (9 * in_ch * channels[0] * 2) * positions[0]
+    skips = [channels[0]]
+    skip_elements = channels[0] * positions[0]
+    c_prev = channels[0]
+    for level, c in enumerate(channels):
+        for _ in range(per_level):
+            _resnet(cost, c_prev, c, positions[level], time_dim)
+            c_prev = c
+            if attention[level]:
+                _unet_transformer(
+                    cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
+                )
+            skips.append(c)
+            skip_elements += c * positions[level]
+        if level < len(channels) - 1:
+            cost.block(
+                9 * c * c + c, 9 * c * c * positions[level + 1], c * positions[level], c * positions[level]
+            )
+            skips.append(c)
+            skip_elements += c * positions[level + 1]
+    last = len(channels) - 1
+    _resnet(cost, c_prev, c_prev, positions[last], time_dim)
+    _unet_transformer(cost, c_prev, heads[last], depth[last], positions[last], context_tokens, context_dim)
+    _resnet(cost, c_prev, c_prev, positions[last], time_dim)
+    for level in reversed(range(len(channels))):
+        c = channels[level]
+        for _ in range(per_level + 1):
+            skip = skips.pop()
+            _resnet(cost, c_prev + skip, c, positions[level], time_dim)
+            c_prev = c
+            if attention[level]:
+                _unet_transformer(
+                    cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
+                )
+        if level > 0:
+            cost.block(
+                9 * c * c + c,
+                9 * c * c * positions[level - 1],
+                c * positions[level - 1],
+                c * positions[level],
+            )
+    # A no-grad forward holds every skip connection plus the working set of the busiest level:
+    # a ResNet's input, normed and convolved copies, or a transformer's 8C GEGLU projection per token.
+    working = max(
+        max(
+            8 * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
+            for i in range(len(channels))
+        ),
+        4 * channels[0] * positions[0],
+    )
+    cost.forward_peak = skip_elements + working
+    return cost
+
+
+def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
+    """MMDiT (SD3: joint blocks only) and Flux (joint + single-stream blocks): adaLN modulation is
+    a linear on the conditioning vector (weights, no per-token FLOPs); every other weight runs per token
+    of its own stream (joint blocks keep separate image and text weights)."""
+    cost = Cost()
+    h, heads, ratio = config["hidden"], config["heads"], config["mlp_ratio"]
+    tokens = image_tokens + text_tokens
+    per_stream = (4 + 2 * ratio) * h * h  # qkv + out + MLP
+    for _ in range(config["joint_blocks"]):
+        params = 2 * per_stream + 2 * 6 * h * h
+        macs = per_stream * tokens + 2 * tokens * tokens * h
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+    for _ in range(config["single_blocks"]):
+        params = per_stream + 3 * h * h  # linear1 (h -> 3h + 4h) and linear2 (5h -> h), modulation 3h^2
+        macs = per_stream * tokens + 2 * tokens * tokens * h
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+    patch_in = config["in_channels"] * config["patch"] ** 2
+    cost.params += 2 * patch_in * h + 4096 * h + 768 * h + 2 * h * h  # patch embed/out, context/pooled proj
+    cost.macs += 2 * patch_in * h * image_tokens + 4096 * h * text_tokens
+    cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h  # input, q/k/v and the MLP hidden of one block
+    return cost
+
+
+def video_dit_cost(config: dict, tokens: float, text_tokens: int) -> Cost:
+    """A single-stream video DiT (LTX-Video): per block self-attention (4h^2), cross-attention to the
+    caption (q and out h^2 each per video token; k and v from the caption width per text token) and a
+    4h GELU MLP (8h^2); adaLN scale/shift tables are per-block vectors."""
+    cost = Cost()
+    h, heads, ratio, caption = config["hidden"], config["heads"], config["mlp_ratio"], config["caption_dim"]
+    per_token = (4 + 2 + 2 * ratio) * h * h
+    kv = 2 * caption * h
+    for _ in range(config["layers"]):
+        macs = per_token * tokens + kv * text_tokens + 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
+        cost.block(
+            per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, heads * tokens * (tokens + text_tokens)
+        )
+    cost.params += 2 * config["in_channels"] * h + 2 * caption * h + 7 * h * h  # patchify, caption, timestep
+    cost.macs += 2 * config["in_channels"] * h * tokens + 2 * caption * h * text_tokens
+    cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h
+    return cost
+
+
+def encoder_cost(config: dict, tokens: float) -> Cost:
+    """A text encoder or ViT: pre-norm transformer blocks (Korthikanti-style saved elements)."""
+    cost = Cost()
+    h, ffn = config["hidden"], config["ffn"]
+    q_width = config.get("heads", 1) * config.get("head_dim", h // config["heads"])
+    mlp = (3 if config.get("gated") else 2) * h * ffn
+    attn = 4 * h * q_width
+    for _ in range(config["layers"]):
+        macs = (attn + mlp) * tokens + 2 * tokens * tokens * q_width
+        saved = (4 * h + 5 * q_width + (3 if config.get("gated") else 2) * ffn) * tokens
+        cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens)
+    cost.params += (
+        config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
+    )
+    cost.macs += config.get("patch", 0) ** 2 * 3 * h * tokens + config.get("classes", 0) * h
+    cost.forward_peak = tokens * (2 * h + 2 * ffn)
+    return cost
+
+
+def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
+    """AutoencoderKL decoder from latents to pixels (conv_in, mid ResNet/attention/ResNet, up blocks
+    of layers_per_block + 1 ResNets with nearest-neighbour upsampling + conv, conv_out)."""
+    cost = Cost()
+    channels = list(reversed(config["block_out_channels"]))
+    positions = float(latent_side * latent_side)
+    c = channels[0]
+    cost.block(9 * config["latent_channels"] * c, 9 * config["latent_channels"] * c * positions, 0, 0)
+    _resnet(cost, c, c, positions, 0)
+    cost.block(
+        4 * c * c,
+        4 * c * c * positions + 2 * positions * positions * c,
+        6 * c * positions,
+        c * positions,
+        positions * positions,
+    )
+    _resnet(cost, c, c, positions, 0)
+    peak = 0.0
+    for index, out in enumerate(channels):
+        for _ in range(config["layers_per_block"] + 1):
+            _resnet(cost, c, out, positions, 0)
+            peak = max(peak, (c + 2 * out) * positions)
+            c = out
+        if index < len(channels) - 1:
+            positions *= 4
+            cost.block(9 * c * c, 9 * c * c * positions, c * positions, c * positions)
+            peak = max(peak, 3 * c * positions)  # upsampled input, conv output, next block's norm
+    cost.block(9 * c * 3, 9 * c * 3 * positions, 0, 0)
+    cost.forward_peak = peak
+    return cost
+
+
+def vae_encoder_macs(config: dict, pixel_side: int) -> float:
+    """The encoder mirrors the decoder with one ResNet fewer per level: scaled from the decoder walk."""
+    latent = pixel_side // config["downsample"]
+    per = config["layers_per_block"]
+    return vae_decoder_cost(config, latent).macs * per / (per + 1)
+
+
+def _divisible(value: float, by: int = 8) -> int:
+    return int(math.ceil(value / by) * by)
+
+
+def yolov8_cost(config: dict, side: int) -> Cost:
+    """Ultralytics YOLOv8 (yolov8.yaml) at a square input: parameters and FLOPs are the published
+    figures at 640 px scaled by pixel count; saved activations are walked from the yaml's layers: every
+    Conv (conv + BatchNorm + SiLU) keeps 3 x its output channels per position, a C2f block its two
+    convolutions, n bottlenecks (two half-width Convs and the residual sum) and the concatenation."""
+    cost = Cost()
+    d, w, cap = config["depth"], config["width"], config["max_channels"]
+
+    def ch(c):
+        return _divisible(min(c, cap) * w)
+
+    def reps(n):
+        return max(round(n * d), 1)
+
+    pixels = float(side * side)
+
+    def conv(c, stride):
+        return 3 * c * pixels / stride**2
+
+    def c2f(c, n, stride):
+        return (3 * c + n * (3 * c + c / 2) + (2 + n) * c / 2 + 3 * c) * pixels / stride**2
+
+    c1, c2, c3, c4, c5 = ch(64), ch(128), ch(256), ch(512), ch(1024)
+    saved = conv(c1, 2) + conv(c2, 4) + c2f(c2, reps(3), 4) + conv(c3, 8) + c2f(c3, reps(6), 8)
+    saved += conv(c4, 16) + c2f(c4, reps(6), 16) + conv(c5, 32) + c2f(c5, reps(3), 32)
+    saved += (3 * c5 / 2 + 3 * c5 / 2 + 2 * c5 + 3 * c5) * pixels / 32**2  # SPPF
+    saved += (c5 + c4) * pixels / 16**2 + c2f(c4, reps(3), 16)  # head: upsample + concat, C2f
+    saved += (c4 + c3) * pixels / 8**2 + c2f(c3, reps(3), 8)
+    saved += conv(c3, 16) + c2f(c4, reps(3), 16) + conv(c4, 32) + c2f(c5, reps(3), 32)
+    box, cls = max(16, c3 // 4, 64), max(c3, 80)
+    for stride in (8, 16, 32):  # Detect: two 3x3 Convs per branch, then 1x1 to 64 box and 80 class channels
+        saved += (6 * box + 64 + 6 * cls + 80) * pixels / stride**2
+    cost.params = config["params_published"]
+    cost.macs = config["gflops_at_reference"] * 1e9 / 2 * pixels / 640**2
+    cost.saved = saved
+    cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
+    cost.largest_block_saved = 0.0
+    cost.forward_peak = 4 * c1 * pixels / 4  # first stride-2 feature map and its copies
+    return cost
+
+
+def table_cost(config: dict, side: int, reference_side: int) -> Cost:
+    """A network known only by its published parameters and FLOPs at a reference size."""
+    cost = Cost(params=config["params_published"])
+    cost.macs = config["gflops_at_reference"] * 1e9 / 2 * (side / reference_side) ** 2
+    return cost

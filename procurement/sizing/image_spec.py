@@ -1,0 +1,25 @@
+"""The `image:` section of a workload spec (docs/workload-spec.md, "Image workloads")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GUIDANCE = ("preset", "cfg", "distilled", "none")
+IMAGE_LORA_TARGETS = ("attention", "all-linear")
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    steps: int | None = None  # denoising steps per image (None: the preset's)
+    guidance: str = "preset"  # cfg runs the denoiser twice per step (conditional + unconditional)
+    vae_tiling: bool = False  # decode in 512 px tiles
+    text_encoder_offload: bool = False  # text encoders on the CPU (inference)
+    train_text_encoder: bool = False
+    prior_preservation: bool = False  # DreamBooth: one class image per instance image
+    cache_latents: bool = False  # latents and text embeddings precomputed: VAE and encoders not loaded
+    lora_targets: str = "attention"
+    train_steps: int | None = None
+    epochs: float | None = None
+    dataset_images: int | None = None
+    images: int | None = None  # images to generate (a batch job)
+    fused_kernels: bool = False  # torch.compile / TensorRT: no separate elementwise passes over activations

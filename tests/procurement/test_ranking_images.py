@@ -1,0 +1,98 @@
+"""Image workloads ranked like language models (issue 29): same offers, hours from FLOPs per image,
+cost per 1,000 images and per training run."""
+
+from decimal import Decimal
+
+import pytest
+
+from procurement.ranking import RankingOptions, rank_workload
+from procurement.sizing import image_model as im
+from procurement.sizing import parse_workload_spec
+from tests.procurement.test_ranking import GPUS, NOW, OFFERS
+
+SDXL_LORA = parse_workload_spec(
+    {
+        "name": "sdxl-lora",
+        "task": "lora",
+        "model": {"preset": "sdxl"},
+        "lora": {"rank": 16},
+        "gradient_checkpointing": "full",
+        "image": {"train_steps": 2000},
+    }
+)
+FLUX_BATCH = parse_workload_spec(
+    {
+        "name": "flux-batch",
+        "task": "inference",
+        "model": {"preset": "flux.1-schnell"},
+        "image": {"images": 10000},
+    }
+)
+
+
+def _rows(spec, **options):
+    options = {"top": None, "setup_hours": 0.0, "rerun_fraction": 0.0, "storage_gb": 0.0} | options
+    return rank_workload(spec, OFFERS, GPUS, RankingOptions(**options), now=NOW).results
+
+
+def test_training_hours_come_from_flops_per_image():
+    (row,) = _rows(SDXL_LORA, providers=("vast",), instance_counts=(1,))
+    # 2,000 steps x batch 1 = 2,000 images; RTX 4090 dense bf16 165.2 TFLOPS (gpu_specs.csv) x the
+    # workstation MFU 0.35; one GPU, nothing to communicate.
+    images, flops = 2000, im.training_flops_per_image(SDXL_LORA)
+    hours = images * flops / (165.2e12 * 0.35) / 3600
+    assert row["hours"] == pytest.approx(hours, rel=1e-3)
+    total = Decimal(row["total_cost"])
+    assert Decimal(row["unit_costs"]["per_training_run"]) == total
+    assert Decimal(row["unit_costs"]["per_thousand_training_images"]) == pytest.approx(
+        total / 2, abs=Decimal("0.000001")
+    )
+
+
+def test_generation_job_prices_its_images():
+    rows = [row for row in _rows(FLUX_BATCH) if row["fits"]]
+    assert rows
+    flops = im.inference_flops_per_image(FLUX_BATCH)  # 4 steps, no CFG, + T5/CLIP + VAE decode
+    traffic = im.inference_traffic_bytes_per_image(FLUX_BATCH)
+    for row in rows[:5]:
+        # seconds per image per GPU = FLOPs / (dense bf16 peak x PREFILL_MFU 0.5) + activation traffic /
+        # (bandwidth x 0.7); every GPU a replica
+        gpu = GPUS[row["gpu"]]
+        per_gpu = 1 / (
+            flops / (gpu.dense_tflops("bf16") * 1e12 * 0.5)
+            + traffic / (gpu.memory_bandwidth_gbps * 1e9 * 0.7)
+        )
+        assert row["hours"] == pytest.approx(
+            10000 / (per_gpu * row["gpus"]) / 3600, abs=6e-4
+        )  # hours: 3 places
+        assert Decimal(row["unit_costs"]["per_thousand_images"]) == pytest.approx(
+            Decimal(row["total_cost"]) / 10, abs=Decimal("0.01")
+        )
+
+
+def test_image_plans_are_data_parallel_only():
+    rows = _rows(SDXL_LORA, include_infeasible=True)
+    assert rows and all(row["plan"]["tensor_parallel"] == 1 for row in rows if row["fits"])
+
+
+def test_image_training_without_a_run_length_is_refused_with_the_field():
+    spec = parse_workload_spec({"task": "lora", "model": {"preset": "sdxl"}})
+    with pytest.raises(ValueError, match="image.train_steps"):
+        _rows(spec)
+
+
+def test_epoch_counted_runs_price_each_epoch():
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8s"},
+            "image": {"epochs": 4, "dataset_images": 5000},
+        }
+    )
+    row = next(row for row in _rows(spec) if row["fits"])
+    total = Decimal(row["total_cost"])
+    # 4 epochs x 5,000 images = 20,000 images: per epoch = total / 4, per 1,000 images = total / 20
+    assert Decimal(row["unit_costs"]["per_epoch"]) == pytest.approx(total / 4, abs=Decimal("0.000001"))
+    assert Decimal(row["unit_costs"]["per_thousand_training_images"]) == pytest.approx(
+        total / 20, abs=Decimal("0.000001")
+    )
