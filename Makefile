@@ -7,29 +7,40 @@ HOST ?= 127.0.0.1:8000
 
 .PHONY: run test faults lint format migrate catalog worker beat clean backup restore load load-short
 
+# pip's own output goes to var/pip.log (shown only when it fails): `make run` prints what a user needs.
 $(VENV)/bin/python:
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	@mkdir -p var
+	@echo "Creating $(VENV) and installing the requirements (first run only; log in var/pip.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) install --quiet --upgrade pip >var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
 
 $(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/python
-	$(PIP) install --quiet -r requirements.txt
-	touch $@
+	@mkdir -p var
+	@$(PIP) install --quiet -r requirements.txt >>var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
+	@touch $@
 
 $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/python
-	$(PIP) install --quiet -r requirements-dev.txt
-	touch $(VENV)/.runtime-installed $@
+	@mkdir -p var
+	@$(PIP) install --quiet -r requirements-dev.txt >>var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
+	@touch $(VENV)/.runtime-installed $@
 
-# Embedded mode: SQLite under var/, Celery tasks run in-process. No other service needed.
-run: export DEBUG ?= 1
+# Embedded mode (gpuledger.settings.local, manage.py's default): SQLite under var/, Celery tasks run
+# in-process. No other service needed. The set-up's output goes to var/make-run.log; what is printed is
+# the URL and the demo users.
+SETUP_LOG := var/make-run.log
 run: $(VENV)/.runtime-installed
-	$(PY) manage.py migrate --no-input
-	$(PY) manage.py load_catalog
-	$(PY) manage.py load_demo_commitments
-	$(PY) manage.py sync_schedule
-	$(PY) manage.py demo_users --url http://$(HOST)
-	mkdir -p var && $(PY) manage.py make_demo_billing --output var/demo_billing.csv
-	$(PY) manage.py import_billing var/demo_billing.csv var/demo_billing_utilization.csv --no-progress
-	$(PY) manage.py runserver $(HOST)
+	@mkdir -p var
+	@echo "Preparing the local site: migrations, bundled catalog, demo billing (log in $(SETUP_LOG))"
+	@{ $(PY) manage.py migrate --no-input \
+	  && $(PY) manage.py load_catalog \
+	  && $(PY) manage.py load_demo_commitments \
+	  && $(PY) manage.py sync_schedule \
+	  && $(PY) manage.py make_demo_billing --output var/demo_billing.csv \
+	  && $(PY) manage.py import_billing var/demo_billing.csv var/demo_billing_utilization.csv --no-progress; \
+	} >$(SETUP_LOG) 2>&1 || { tail -n 40 $(SETUP_LOG); exit 1; }
+	@$(PY) manage.py demo_users --url http://$(HOST)
+	@echo "Serving http://$(HOST)/ (Ctrl-C stops it). Try the examples: README "Try it", examples/README.md"
+	@$(PY) manage.py runserver $(HOST)
 
 # Two xdist workers, one test database and one Redis database each (tests/settings.py); the bundled catalog
 # loads once per worker (tests/conftest.py). PYTEST_WORKERS=0 runs in one process.
@@ -47,12 +58,14 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
-	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
-	DEBUG=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
 format: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff format .
 
+# A worker and beat on your machine (with REDIS_URL set): the local settings, as manage.py uses.
+worker beat: export DJANGO_SETTINGS_MODULE ?= gpuledger.settings.local
 worker: $(VENV)/.runtime-installed
 	$(VENV)/bin/celery -A gpuledger worker --loglevel=INFO
 

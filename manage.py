@@ -1,19 +1,17 @@
 #!/usr/bin/env python
-"""Django's command-line utility for administrative tasks."""
+"""Django's command-line utility for administrative tasks.
+
+With nothing set it runs on the local, embedded settings (gpuledger.settings.local: debug, SQLite under
+var/, Celery in-process), so every README command works from a checkout as written. Production names
+its settings: DJANGO_SETTINGS_MODULE=gpuledger.settings.production (infra/ does).
+"""
 
 import os
 import sys
 
-# Schema tooling reads models, never a secret or a request: on a fresh clone with no environment,
-# `manage.py makemigrations --check` must answer about migrations, not stop on the production rule
-# "SECRET_KEY must be set when DEBUG is off". Everything else keeps that rule.
-SCHEMA_TOOLING_COMMANDS = {"makemigrations", "showmigrations", "sqlmigrate"}
-
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
-    if len(sys.argv) > 1 and sys.argv[1] in SCHEMA_TOOLING_COMMANDS:
-        os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

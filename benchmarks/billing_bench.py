@@ -78,7 +78,7 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
 def _setup_django(db_path: str) -> None:
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{db_path}")
     os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
     import django
 
     django.setup()

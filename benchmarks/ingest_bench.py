@@ -87,7 +87,7 @@ def _drop_database(url: str) -> None:
 
 
 def _setup_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.production")
     os.environ.setdefault("SECRET_KEY", "benchmark-only")
     os.environ.setdefault("ALLOWED_HOSTS", "localhost")
     import django

@@ -41,7 +41,7 @@ def _setup_django(folder: str) -> None:
     if not os.environ.get("DATABASE_URL"):
         os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
     os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
     import django
     from django.core.management import call_command
 

@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
 os.environ.setdefault("DEBUG", "1")
 
 import django  # noqa: E402

@@ -36,7 +36,7 @@ def _setup_django(folder: str) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
     os.environ.setdefault("DEBUG", "1")
     os.environ.pop("REDIS_URL", None)  # tasks run eagerly, in this process
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
     import logging
 
     import django

@@ -4,5 +4,5 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.production")
 application = get_asgi_application()

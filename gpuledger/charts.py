@@ -12,6 +12,15 @@ from html import escape
 PALETTE = ["#2f6fed", "#f79009", "#12b76a", "#9e77ed", "#f04438", "#0ba5ec", "#667085", "#ee46bc"]
 WIDTH = 720
 SHOW_POINTS_UP_TO = 60
+# Labels are 11 px system-ui (site.css): an average glyph is under 0.6 em, so 6.6 px a character bounds a
+# label's width. Margins are sized from it, so no label is clipped at the picture's edge (issue 30).
+CHAR_W = 6.6
+LEGEND_ROW = 16
+
+
+def text_width(text: str) -> float:
+    """An upper estimate of a label's drawn width, px."""
+    return CHAR_W * len(text)
 
 
 def axis_number(value: float) -> str:
@@ -38,14 +47,34 @@ def _nice_max(value: float) -> float:
     return value
 
 
-def _legend(names: Sequence[str], x: int, y: int) -> list[str]:
+def _legend(names: Sequence[str], x: int, y: int, width: float = WIDTH) -> list[str]:
+    """Swatches and names from (x, y), wrapping onto a new row of LEGEND_ROW px before `width`."""
     parts, offset = [], x
     for index, name in enumerate(names):
+        step = 24 + text_width(name)
+        if offset > x and offset + step > width:
+            offset, y = x, y + LEGEND_ROW
         color = PALETTE[index % len(PALETTE)]
-        parts.append(f'<rect x="{offset}" y="{y - 9}" width="10" height="10" fill="{color}"/>')
-        parts.append(f'<text x="{offset + 14}" y="{y}">{escape(name)}</text>')
-        offset += 24 + 7 * len(name)
+        parts.append(f'<rect x="{offset:.0f}" y="{y - 9}" width="10" height="10" fill="{color}"/>')
+        parts.append(f'<text x="{offset + 14:.0f}" y="{y}">{escape(name)}</text>')
+        offset += step
     return parts
+
+
+def _legend_rows(names: Sequence[str], x: int, width: float = WIDTH) -> int:
+    """How many rows `_legend` takes for `names` (the plot starts below them)."""
+    rows, offset = 1, x
+    for name in names:
+        step = 24 + text_width(name)
+        if offset > x and offset + step > width:
+            rows, offset = rows + 1, x
+        offset += step
+    return rows
+
+
+def _label_margin(labels: Sequence[str], least: int) -> int:
+    """A left margin wide enough for right-aligned row labels (8 px gap, 6 px edge), at least `least`."""
+    return max(least, int(max((text_width(str(label)) for label in labels), default=0) + 14))
 
 
 def stacked_bar_chart(
@@ -60,13 +89,21 @@ def stacked_bar_chart(
 
     `reference_lines` maps a label (e.g. "usable memory") to one value per category, drawn as a tick.
     """
-    left, row_height, top = 170, 26, 30
-    height = top + row_height * len(categories) + 40
+    row_height = 26
     totals = [sum(values[i] for values in series.values()) for i in range(len(categories))]
+    total_labels = [f"{total:,.1f} {unit}" for total in totals]
+    # room for the longest category on the left and the longest total after its bar; a very long label
+    # widens the picture (it scales down in its card) rather than being cut off
+    left = _label_margin(categories, 170)
+    right = int(max((text_width(label) for label in total_labels), default=0) + 12)
+    chart_w = max(WIDTH, left + 300 + right)
+    names = list(series) + list(reference_lines or {})
+    top = 14 + LEGEND_ROW * _legend_rows(names, left, chart_w)
+    height = top + row_height * len(categories) + 40
     references = reference_lines or {}
     peak = max([*totals, *(v for values in references.values() for v in values), 0.0])
-    scale = (WIDTH - left - 30) / _nice_max(peak)
-    body = _legend(list(series) + list(references), left, 16)
+    scale = (chart_w - left - right) / _nice_max(peak)
+    body = _legend(names, left, 16, chart_w)
     for row, category in enumerate(categories):
         y = top + row * row_height
         body.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(category)}</text>')
@@ -77,13 +114,13 @@ def stacked_bar_chart(
                 f'<rect x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="16" fill="{PALETTE[index % len(PALETTE)]}"/>'
             )
             x += width
-        body.append(f'<text x="{x + 4:.1f}" y="{y + 16}">{totals[row]:,.1f} {escape(unit)}</text>')
+        body.append(f'<text x="{x + 4:.1f}" y="{y + 16}">{escape(total_labels[row])}</text>')
         for values in references.values():
             rx = left + values[row] * scale
             body.append(
                 f'<line x1="{rx:.1f}" x2="{rx:.1f}" y1="{y + 1}" y2="{y + 23}" stroke="#101828" stroke-width="2"/>'
             )
-    return _svg(WIDTH, height, body, title or f"stacked bars ({unit})")
+    return _svg(chart_w, height, body, title or f"stacked bars ({unit})")
 
 
 def line_chart(
@@ -96,7 +133,9 @@ def line_chart(
     x_tick_labels: dict[float, str] | None = None,
 ) -> str:
     """Lines through (x, y) points, one per series; horizontal dashed reference lines by label."""
-    left, right, top, bottom, height = 80, 20, 30, 40, 320
+    left, right, bottom = 80, 20, 40
+    top = 14 + LEGEND_ROW * _legend_rows(list(series), left)
+    height = 290 + top
     points = [p for values in series.values() for p in values]
     references = reference_lines or {}
     if not points:
@@ -114,9 +153,9 @@ def line_chart(
 
     body = _legend(list(series), left, 16) + _axes(left, top, plot_w, plot_h, y_max, x_label, y_label)
     for value, label in (x_tick_labels or {}).items():
-        body.append(
-            f'<text x="{sx(value):.1f}" y="{top + plot_h + 14}" text-anchor="middle">{escape(label)}</text>'
-        )
+        half = text_width(label) / 2  # a tick at either end keeps its whole label inside the picture
+        x = min(max(sx(value), half + 2), WIDTH - half - 2)
+        body.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{escape(label)}</text>')
     for index, values in enumerate(series.values()):
         color = PALETTE[index % len(PALETTE)]
         ordered = sorted(values)
@@ -190,11 +229,14 @@ def tornado_chart(
     rows: Sequence[tuple[str, float, float]], *, base_label: str, unit: str, title: str = ""
 ) -> str:
     """Sensitivity bars: (label, change at the low value, change at the high value) around a base of 0."""
-    left, row_height, top = 190, 26, 30
+    row_height, top = 26, 30
+    left = _label_margin([label for label, _, _ in rows], 190)
+    base_text = f"{base_label} (change in {unit})"
+    chart_w = max(WIDTH, left + 300, int(text_width(base_text)) + 20)
     height = top + row_height * len(rows) + 30
     reach = _nice_max(max([abs(v) for _, low, high in rows for v in (low, high)] + [0.0]))
-    center = left + (WIDTH - left - 20) / 2
-    scale = (WIDTH - left - 20) / 2 / reach
+    center = left + (chart_w - left - 20) / 2
+    scale = (chart_w - left - 20) / 2 / reach
     ordered = sorted(rows, key=lambda row: -max(abs(row[1]), abs(row[2])))
     body = _legend(["low value", "high value"], left, 16)
     for index, (label, low, high) in enumerate(ordered):
@@ -206,7 +248,8 @@ def tornado_chart(
                 f'<rect x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="16" fill="{color}" fill-opacity="0.85"/>'
             )
     body.append(f'<line x1="{center}" x2="{center}" y1="{top - 4}" y2="{height - 24}" stroke="#101828"/>')
-    body.append(
-        f'<text x="{center}" y="{height - 8}" text-anchor="middle">{escape(base_label)} (change in {escape(unit)})</text>'
-    )
-    return _svg(WIDTH, height, body, title or "sensitivity")
+    # centred on the zero line, but never past either edge
+    half = text_width(base_text) / 2
+    label_x = min(max(center, half + 4), chart_w - half - 4)
+    body.append(f'<text x="{label_x:.1f}" y="{height - 8}" text-anchor="middle">{escape(base_text)}</text>')
+    return _svg(chart_w, height, body, title or "sensitivity")

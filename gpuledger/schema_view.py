@@ -9,6 +9,10 @@ schemathesis suite).
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.renderers import JSONRenderer
 
+# The API token's bearer scheme registers itself on import: before any schema is generated (this module
+# is loaded with the URLconf, which `manage.py spectacular` and /api/schema/ both walk).
+from gpuledger.accounts import schema  # noqa: F401
+
 
 class SchemaView(SpectacularAPIView):
     def finalize_response(self, request, response, *args, **kwargs):

@@ -10,6 +10,8 @@ from gpuledger.schema_view import SchemaView
 
 # An unmatched /api/ address answers JSON in the API's error shape; pages keep Django's 404 page.
 handler404 = "gpuledger.api_not_found.not_found"
+# A refused page is the site's page with the menu, the reason and who can grant access (issue 30).
+handler403 = "gpuledger.refusals.permission_denied"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -22,7 +24,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
-    path("", include("scheduler.urls")),
+    path("", include("pricing.sources.urls")),
     path("api/", include("procurement.billing.api_urls")),
     path("", include("procurement.billing.urls")),
     path("", include("gpuledger.accounts.urls")),

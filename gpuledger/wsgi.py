@@ -1,4 +1,4 @@
-"""WSGI entry point (gunicorn gpuledger.wsgi).
+"""WSGI entry point (gunicorn gpuledger.wsgi), on the production settings unless DJANGO_SETTINGS_MODULE names others.
 
 Each gunicorn worker imports this module once, then serves requests for hours. Before its first
 request it loads every view (the URLconf, which Django otherwise loads on the first request) and moves
@@ -14,7 +14,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.production")
 application = get_wsgi_application()
 
 

@@ -20,6 +20,7 @@ from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import Currency, ProviderKind, StorageClass
 from pricing.ingest import FUTURE_ALLOWANCE, IngestResult, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate, GpuAlias, GpuModel, Provider, StorageRate
+from pricing.price_checks import Refusals
 from pricing.providers.cells import decimal_or_none, required_decimal
 from pricing.providers.gcp_hosts import read_gcp_instances
 from pricing.providers.generic_csv import read_generic_csv
@@ -58,6 +59,8 @@ class CatalogError(ValueError):
 class CatalogLoadReport:
     changes: dict[str, ChangeCount] = field(default_factory=dict)
     prices: IngestResult | None = None
+    # Spot Advisor rows refused (out of range) while the rest of their snapshot loaded
+    spot_advisory_refusals: Refusals = field(default_factory=Refusals)
 
     @property
     def total_changes(self) -> int:
@@ -81,7 +84,9 @@ def catalog_load(
         aws_instance_types: set[str] = set()
         report.prices = ingest_price_records(_bundled_price_records(data_dir, progress, aws_instance_types))
         progress("spot advisories")
-        report.changes["spot_advisories"] = _load_spot_advisories(data_dir, aws_instance_types)
+        report.changes["spot_advisories"] = _load_spot_advisories(
+            data_dir, aws_instance_types, report.spot_advisory_refusals
+        )
     except SourceRowError as exc:
         raise CatalogError(str(exc)) from exc
     return report
@@ -319,7 +324,7 @@ def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str
         yield from read_generic_csv(path, accepted_currencies=accepted)
 
 
-def _load_spot_advisories(data_dir: Path, aws_instance_types: set[str]) -> ChangeCount:
+def _load_spot_advisories(data_dir: Path, aws_instance_types: set[str], refusals: Refusals) -> ChangeCount:
     """The Linux bands of each bundled advisor snapshot, for the AWS instance types the catalog prices
     (the rankings look bands up by those; the other ~6,000 rows of a snapshot would only be ballast)."""
     count = ChangeCount()
@@ -329,6 +334,8 @@ def _load_spot_advisories(data_dir: Path, aws_instance_types: set[str]) -> Chang
             raise CatalogError(
                 f"{path}: the file name must carry the snapshot date (spot-advisor-data-YYYY-MM-DD.json)"
             )
-        records = read_spot_advisor(path, observed_at=observed_at, instance_types=aws_instance_types)
+        records = read_spot_advisor(
+            path, observed_at=observed_at, instance_types=aws_instance_types, refusals=refusals
+        )
         count += spot_advisories_upsert(records, provider_slug="aws")
     return count

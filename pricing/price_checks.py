@@ -10,7 +10,14 @@ A refresh is evidence, not truth. A row is refused, counted under its reason and
 - ``currency``: in a currency with no stored FX rate (it could not be compared with anything);
 - ``region``: in a region its provider does not document (pricing/providers/regions.py);
 - ``unit``: in a unit the reader cannot turn into an hourly price (the readers refuse these, since
-  only they know their source's units, and record them here under the same name).
+  only they know their source's units, and record them here under the same name);
+- ``out_of_range``: a field outside the range its source documents (a Spot Advisor band that is not one
+  of the file's ``ranges``, savings outside 0..100 %), refused by the reader;
+- ``unknown_form``: a row of a priced kind (a GPU SKU, a GPU size) whose description or name no rule
+  of the reader recognizes: counted and shown, never dropped as an ordinary skip;
+- ``ambiguous``: two rows of one offer, pricing model and payment option with different prices from
+  different products: neither is taken (the price would otherwise depend on the rows' order);
+- ``unreadable``: one entry of an answer that cannot be read (broken JSON, a price that is not a number).
 
 The rest of the refresh lands. Refused rows are never written, so nothing already published changes;
 a price that passes these rules but jumps more than 5x against the offer's current price is still
@@ -34,12 +41,17 @@ ABSURD_RATIO = 10.0
 MAX_EXAMPLES = 5  # examples kept per reason: enough to find the rows, never the whole answer
 
 NOT_POSITIVE, ABSURD, CURRENCY, REGION, UNIT = "not_positive", "absurd", "currency", "region", "unit"
+OUT_OF_RANGE, UNKNOWN_FORM, AMBIGUOUS, UNREADABLE = "out_of_range", "unknown_form", "ambiguous", "unreadable"
 REASONS = {
     NOT_POSITIVE: "price zero or negative",
     ABSURD: f"price over {ABSURD_RATIO:g}x its family's median per GPU-hour",
     CURRENCY: "currency without a stored FX rate",
     REGION: "region the provider does not document",
     UNIT: "unit not readable as an hourly price",
+    OUT_OF_RANGE: "value outside its documented range",
+    UNKNOWN_FORM: "description or name no rule of the reader recognizes",
+    AMBIGUOUS: "two products priced one offer differently",
+    UNREADABLE: "row not readable (broken JSON, a price that is not a number)",
 }
 
 Family = tuple[str, str, str, str]  # provider, GPU name, pricing model, currency

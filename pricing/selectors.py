@@ -21,6 +21,7 @@ from pricing.choices import PriceStatus, PricingModel
 from pricing.fx import MissingFxRate, fx_rates
 from pricing.models import PriceObservation
 from pricing.price_quality import ILLUSTRATIVE, price_qualities
+from pricing.sources.registry import expand_sources
 from pricing.spot_sanity import SANITY_COLUMNS, spot_sanity
 from scheduler.freshness import stale_after_for
 from scheduler.schedule import SCHEDULE
@@ -39,9 +40,10 @@ QUALITY_COLUMNS = ("price_quality", *SANITY_COLUMNS)
 
 # The sources the beat schedule refreshes: their prices are stale after twice their period.
 SCHEDULED_PRICE_SOURCES = frozenset(
-    job.kwargs["source"]
+    source.name
     for job in SCHEDULE
     if job.task == "pricing.refresh_prices" and "source" in job.kwargs
+    for source in expand_sources(job.kwargs["source"])
 )
 DEFAULT_SNAPSHOT_STALE_DAYS = 90
 

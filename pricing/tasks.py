@@ -12,9 +12,9 @@ from celery import group, shared_task
 
 from pricing.catalog import catalog_load
 from pricing.providers.retry import TransientSourceError
+from pricing.sources.refresh import refresh_run
+from pricing.sources.registry import SOURCES, expand_sources
 from scheduler.limits import REFRESH_SOFT_TIME_LIMIT_S, REFRESH_TIME_LIMIT_S
-from scheduler.refresh import refresh_run
-from scheduler.sources import SOURCES, expand_sources
 
 
 @shared_task(name="pricing.load_bundled_catalog", acks_late=True)  # idempotent: a rerun changes nothing

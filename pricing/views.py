@@ -8,7 +8,10 @@ from django.utils.functional import SimpleLazyObject
 from gpuledger.roles import VIEWER, role_required
 from pricing.catalog_table import catalog_table_version, gpu_catalog_rows
 from pricing.models import GpuModel, Offer
+from pricing.offer_moves import offer_gpu_type_gone, offer_price_moves
 from pricing.offer_prices import offer_price_rows
+from pricing.refresh_changes import MOVE_SHARE
+from pricing.sources.status import providers_not_refreshed
 from pricing.spot_charts import spot_history_chart
 from pricing.spot_selectors import offer_spot_history
 
@@ -29,7 +32,8 @@ def catalog_page(request):
     # its rows are read only when that rendering is missing.
     rows = SimpleLazyObject(lambda: gpu_catalog_rows(gpus=page.object_list))
     table_key = f"{catalog_table_version()}:{query}:{page.number}"
-    context = {"rows": rows, "query": query, "page": page, "table_key": table_key}
+    context = {"rows": rows, "query": query, "page": page, "table_key": table_key,
+               "not_refreshed": SimpleLazyObject(providers_not_refreshed)}  # fmt: skip
     return render(request, "pricing/catalog.html", context)
 
 
@@ -43,5 +47,6 @@ def offer_page(request, pk: int):
     days = 30
     history = offer_spot_history(offer, window_days=days)
     context = {"offer": offer, "history": history, "days": days, "chart": spot_history_chart(history),
-               "prices": offer_price_rows(offer)}  # fmt: skip
+               "prices": offer_price_rows(offer), "moves": offer_price_moves(offer),
+               "gpu_type_gone": offer_gpu_type_gone(offer), "move_share": MOVE_SHARE}  # fmt: skip
     return render(request, "pricing/offer.html", context)

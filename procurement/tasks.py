@@ -5,7 +5,7 @@ workers share a large portfolio; each chunk reads the offer table once. Recomput
 (unchanged prices add no row; racing runs store one result: services/recompute.py), and notifying is
 exactly once per event (the outbox claim), so every task here acks late: a worker killed mid-task
 has its task redelivered rather than lost. It runs after every successful price refresh
-(``recompute_soon``, called by scheduler.refresh) and nightly (scheduler/schedule.py).
+(``recompute_soon``, called by pricing.sources.refresh) and nightly (scheduler/schedule.py).
 """
 
 from __future__ import annotations

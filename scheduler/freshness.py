@@ -38,13 +38,18 @@ def stale_after_for(refresh_source: str | None, pricing_model: str) -> dt.timede
         (
             job.every_seconds
             for job in SCHEDULE
-            if refresh_source and job.kwargs.get("source") == refresh_source
+            if refresh_source and _scheduled_by(job.kwargs.get("source"), refresh_source)
         ),
         None,
     )
     if period_s is None or refresh_source in SOURCE_OF_PRICING_MODEL.values():
         return stale_after(pricing_model)
     return dt.timedelta(seconds=2 * period_s)
+
+
+def _scheduled_by(job_source: str | None, refresh_source: str) -> bool:
+    """A job's source is the refresh's source, or the group of sources named "<group>-..." (gpuhunt)."""
+    return bool(job_source) and (refresh_source == job_source or refresh_source.startswith(f"{job_source}-"))
 
 
 def is_stale(pricing_model: str, observed_at: dt.datetime, now: dt.datetime) -> bool:

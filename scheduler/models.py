@@ -28,9 +28,17 @@ class PriceRefresh(models.Model):
     # Rows pricing.price_checks refused, by reason: {"region": {"count": 3, "examples": ["...", ...]}}.
     rows_refused = models.PositiveIntegerField(default=0)
     refused_reasons = models.JSONField(default=dict, blank=True)
+    # Rows the source's reader skipped on purpose (Windows, other products, other families), by reason.
+    skipped_reasons = models.JSONField(default=dict, blank=True)
+    # Per provider what the run produced (pricing.refresh_changes.CoverageTap.as_json): offers, GPU types,
+    # pricing models; the next run compares with it.
+    coverage = models.JSONField(default=dict, blank=True)
+    # Prices that moved more than pricing.refresh_changes.MOVE_SHARE since the last refresh, and GPU types
+    # gone: {"share": "0.25", "count": n, "moves": [...], "gpu_types_gone": {provider: [...]}}.
+    changes = models.JSONField(default=dict, blank=True)
     duration_s = models.FloatField(null=True, blank=True, help_text="Seconds from start to finish.")
     # Failed runs of this source and region in a row, this one included (0 when it did not fail);
-    # three or more is shown as failing (scheduler.status.FAILING_AFTER).
+    # three or more is shown as failing (pricing.sources.status.FAILING_AFTER).
     failures_in_a_row = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
 

@@ -13,10 +13,10 @@ import datetime as dt
 from django.conf import settings
 from django.utils import timezone
 
+from scheduler.failures import failures_before
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import refresh_lock_held
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import failures_before
 
 
 def orphan_after() -> dt.timedelta:

@@ -41,6 +41,9 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
                  "Lambda Cloud API: instance types where capacity is available. Off until LAMBDA_API_KEY is set."),
     ScheduledJob("vast market offers", "pricing.refresh_prices", HOUR, {"source": "vast-market"},
                  "Marketplace offers come and go; off (queues nothing) unless GPULEDGER_VAST_MARKET=1."),
+    ScheduledJob("gpuhunt offers", "pricing.refresh_prices", DAY, {"source": "gpuhunt"},
+                 "The providers without a module here, read through gpuhunt (one source each, gpuhunt-<provider>); "
+                 "each is off (queues nothing) until GPULEDGER_GPUHUNT_PROVIDERS names it."),
     ScheduledJob("recompute stored decisions", "procurement.recompute_all", DAY, {},
                  "Nightly catch-up: stored recommendations and TCO studies against current prices "
                  "(each successful refresh also queues one)."),

@@ -31,7 +31,7 @@ if os.environ.get("REDIS_URL") and os.environ.get("PYTEST_XDIST_WORKER"):
     suite_url = os.environ.setdefault("GPULEDGER_SUITE_REDIS_URL", os.environ["REDIS_URL"])
     os.environ["REDIS_URL"] = _redis_url_for_this_worker(suite_url, os.environ["PYTEST_XDIST_WORKER"])
 
-from gpuledger.settings import *  # noqa: E402,F403
+from gpuledger.settings.production import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

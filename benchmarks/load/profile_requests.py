@@ -27,7 +27,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, choices=range(1, 51), metavar="1..50")
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.production")
     os.environ.update(DEBUG="0", SECRET_KEY="profile", ALLOWED_HOSTS="testserver", SECURE_SSL_REDIRECT="0")
     os.environ["GPULEDGER_API_RATE_USER"] = "1000000/second"  # as run.py sets it
     import django

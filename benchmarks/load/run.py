@@ -105,6 +105,7 @@ def _arguments() -> argparse.Namespace:
 def _server_env(folder: Path) -> dict[str, str]:
     return {
         **os.environ,
+        "DJANGO_SETTINGS_MODULE": "gpuledger.settings.production",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(40),
         "ALLOWED_HOSTS": "127.0.0.1",
@@ -133,7 +134,7 @@ def _manage(env: dict, *arguments: str) -> str:
 def _seed(env: dict, folder: Path) -> None:
     """As `make run` seeds (DEBUG on for that, as there: demo_users refuses to run in production)."""
     started = time.monotonic()
-    env = {**env, "DEBUG": "1"}
+    env = {**env, "DJANGO_SETTINGS_MODULE": "gpuledger.settings.local", "DEBUG": "1"}
     _manage(env, "migrate", "--no-input")
     _manage(env, "load_catalog")
     _manage(env, "demo_users", "--url", "http://127.0.0.1")

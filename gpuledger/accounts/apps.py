@@ -10,7 +10,9 @@ class AccountsConfig(AppConfig):
         from django.contrib import admin
         from django.db.models.signals import post_migrate
 
-        from gpuledger.accounts import admin_site, roles_sync, schema, signals  # noqa: F401 (schema registers itself)
+        # The OpenAPI extension (accounts/schema.py) is imported with the URLconf (gpuledger/schema_view.py),
+        # not here: drf-spectacular and DRF's fields cost a CLI command ~0.4 s it never uses (issue 30).
+        from gpuledger.accounts import admin_site, roles_sync, signals
 
         signals.connect()  # cached user facts (user_facts.py) dropped when what they come from changes
 

@@ -1,4 +1,4 @@
-"""The API token in the OpenAPI schema: an HTTP bearer scheme (imported in AccountsConfig.ready)."""
+"""The API token in the OpenAPI schema: an HTTP bearer scheme (imported by gpuledger/schema_view.py, with the URLconf)."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 

@@ -12,6 +12,7 @@ On-demand and reserved prices come from the Pricing API, in ``aws_pricing.py``.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -20,6 +21,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from pricing.price_checks import UNREADABLE, Refusals
 from pricing.providers.cells import PRICE_QUANTUM, decimal_or_none
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.retry import RetryPolicy, call_with_retry, pages_with_retry
@@ -59,6 +61,7 @@ class AwsReadStats:
     rejected_locations: list[str] = field(default_factory=list)
     skipped_other_types: int = 0  # items for instance types we did not ask for
     records: int = 0
+    skipped_reasons: Counter = field(default_factory=Counter)  # each skipped item under its reason
 
 
 def aws_accelerated_instance_types(
@@ -144,12 +147,17 @@ def aws_spot_prices(
     end_time: dt.datetime,
     policy: RetryPolicy,
     stats: AwsReadStats | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
     """Every Linux/UNIX spot price of the given types between the two times, with its zone ID.
 
-    AWS returns the price in effect at `start_time` too, so a zero-length window gives "now".
+    AWS returns the price in effect at `start_time` too, so a zero-length window gives "now". An item
+    that cannot be read (no instance type, a price or time that is not one) is refused (``unreadable``)
+    with its page and item, and the rest of the history lands; an item of another product or type is
+    skipped and counted under its reason.
     """
     stats = stats if stats is not None else AwsReadStats()
+    refusals = refusals if refusals is not None else Refusals()
     region = ec2.meta.region_name
     zone_ids = {zone.zone_name: zone.zone_id for zone in zones.values()}
     pages = pages_with_retry(
@@ -166,7 +174,11 @@ def aws_spot_prices(
         for item_number, item in enumerate(page.get("SpotPriceHistory", []), start=1):
             stats.items_seen += 1
             location = f"aws:{region}:describe_spot_price_history page {page_number} item {item_number}"
-            record = _spot_record(item, location, region, instance_types, zone_ids, stats)
+            try:
+                record = _spot_record(item, location, region, instance_types, zone_ids, stats)
+            except SourceRowError as error:  # this item goes; the rest of the history lands
+                refusals.refuse(UNREADABLE, str(error))
+                continue
             if record is not None:
                 stats.records += 1
                 yield record
@@ -180,9 +192,13 @@ def _spot_record(
     zone_ids: dict[str, str],
     stats: AwsReadStats,
 ) -> PriceRecord | None:
-    instance = instance_types.get(_required(item, "InstanceType", location))
-    if instance is None or item.get("ProductDescription", LINUX) != LINUX:
+    name = _required(item, "InstanceType", location)
+    instance, product = instance_types.get(name), item.get("ProductDescription", LINUX)
+    if instance is None or product != LINUX:
         stats.skipped_other_types += 1
+        stats.skipped_reasons[
+            "instance type not asked for" if instance is None else f"product {product}"
+        ] += 1
         return None
     price = decimal_or_none(str(item.get("SpotPrice", "")), location=location, field="SpotPrice")
     if price is None or price.quantize(PRICE_QUANTUM) <= 0:
@@ -214,6 +230,7 @@ def fetch_aws_spot(
     look_back: dt.timedelta = DEFAULT_SPOT_LOOK_BACK,
     policy: RetryPolicy | None = None,
     stats: AwsReadStats | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
     """One region's spot prices of accelerated instance types over `look_back` (zero: current only)."""
     policy = policy or RetryPolicy()
@@ -230,6 +247,7 @@ def fetch_aws_spot(
         end_time=now,
         policy=policy,
         stats=stats,
+        refusals=refusals,
     )
 
 

@@ -7,6 +7,14 @@ part (the "Hrs" dimension) and an upfront fee (the "Upfront Fee" dimension, unit
 effective hourly price is hourly + upfront ÷ term hours (8760 h a year), with the fee and the hourly
 part kept on the record. Standard and convertible reservations (``OfferingClass``) are different
 products at different prices: each is its own commitment kind.
+
+Only the product the filters ask for is priced: ``productFamily`` "Compute Instance" (or its bare-metal
+form) with the asked instance type, region, Linux, shared tenancy, used capacity and no pre-installed
+software, checked on the product's own attributes. Any other entry (a storage product, a dedicated host,
+a reservation of capacity sharing the instance type) is skipped and counted under its reason, whatever
+its place in the answer. An entry that cannot be read (not JSON, a price that is not a number) is refused
+(``unreadable``) and the rest of the answer lands; two products pricing one term differently are both
+refused (``ambiguous``): which one stands never depends on their order.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from pricing.price_checks import AMBIGUOUS, UNREADABLE, Refusals
 from pricing.providers.aws import (
     AwsReadStats,
     ClientFactory,
@@ -44,6 +53,7 @@ PRICING_SOURCE = "aws:pricing.get_products"
 LEASE_TERMS = {"1yr": RESERVED_1Y, "1 yr": RESERVED_1Y, "3yr": RESERVED_3Y, "3 yr": RESERVED_3Y}
 PURCHASE_OPTIONS = {"No Upfront": NO_UPFRONT, "Partial Upfront": PARTIAL_UPFRONT, "All Upfront": ALL_UPFRONT}
 OFFERING_CLASSES = {"standard": STANDARD_RESERVATION, "convertible": CONVERTIBLE_RESERVATION}
+COMPUTE_FAMILIES = ("Compute Instance", "Compute Instance (bare metal)")
 
 
 @dataclass(frozen=True)
@@ -56,9 +66,9 @@ class _Term:
     recurring: Decimal | None = None
 
 
-def product_filters(instance_type: str, region: str) -> list[dict[str, str]]:
+def product_terms(instance_type: str, region: str) -> dict[str, str]:
     """One Linux, shared-tenancy, on-demand-capacity product without pre-installed software."""
-    terms = {
+    return {
         "instanceType": instance_type,
         "regionCode": region,
         "operatingSystem": "Linux",
@@ -67,6 +77,10 @@ def product_filters(instance_type: str, region: str) -> list[dict[str, str]]:
         "preInstalledSw": "NA",
         "operation": "RunInstances",
     }
+
+
+def product_filters(instance_type: str, region: str) -> list[dict[str, str]]:
+    terms = product_terms(instance_type, region)
     return [{"Type": "TERM_MATCH", "Field": name, "Value": value} for name, value in terms.items()]
 
 
@@ -78,10 +92,13 @@ def aws_list_prices(
     observed_at: dt.datetime,
     policy: RetryPolicy,
     stats: AwsReadStats | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
     """The on-demand and reserved prices of one instance type in one region."""
     stats = stats if stats is not None else AwsReadStats()
-    seen: dict[tuple[str, ...], tuple[Decimal, str]] = {}
+    refusals = refusals if refusals is not None else Refusals()
+    wanted = product_terms(instance.name, region)
+    by_key: dict[tuple[str, ...], list[tuple[_Term, str]]] = {}
     pages = pages_with_retry(
         pricing,
         "get_products",
@@ -95,30 +112,59 @@ def aws_list_prices(
         for item_number, text in enumerate(page.get("PriceList", []), start=1):
             stats.items_seen += 1
             location = f"aws-pricing:{region}:{instance.name} page {page_number} item {item_number}"
-            for term in _product_prices(text, location, stats):
-                key = (term.pricing_model, term.payment_option, term.kind)
-                _check_consistent(seen, key, term.price, location)
-                stats.records += 1
-                yield PriceRecord(
-                    instance=instance,
-                    region=region,
-                    zone="",
-                    pricing_model=term.pricing_model,
-                    price_per_hour=term.price,
-                    currency="USD",
-                    observed_at=observed_at,
-                    source=PRICING_SOURCE,
-                    location=location,
-                    payment_option=term.payment_option,
-                    upfront_fee=term.upfront,
-                    commitment_kind=term.kind,
-                    recurring_per_hour=term.recurring,
+            try:
+                product = _decode(text, location)
+                reason = _skip_reason(product, wanted)
+                if reason is not None:
+                    stats.skipped_reasons[reason] += 1
+                    continue
+                terms = list(_product_prices(product, location, stats))
+            except SourceRowError as error:  # this entry goes; the rest of the answer lands
+                refusals.refuse(UNREADABLE, str(error))
+                continue
+            for term in terms:
+                by_key.setdefault((term.pricing_model, term.payment_option, term.kind), []).append(
+                    (term, location)
                 )
+    for key, terms in by_key.items():
+        if len({term.price for term, _ in terms}) > 1:
+            where = "; ".join(f"{location} {term.price}" for term, location in terms)
+            refusals.refuse(AMBIGUOUS, f"{instance.name} {region} {' '.join(key).strip()}: {where}")
+            continue
+        term, location = terms[0]
+        stats.records += 1
+        yield PriceRecord(
+            instance=instance,
+            region=region,
+            zone="",
+            pricing_model=term.pricing_model,
+            price_per_hour=term.price,
+            currency="USD",
+            observed_at=observed_at,
+            source=PRICING_SOURCE,
+            location=location,
+            payment_option=term.payment_option,
+            upfront_fee=term.upfront,
+            commitment_kind=term.kind,
+            recurring_per_hour=term.recurring,
+        )
 
 
-def _product_prices(text: Any, location: str, stats: AwsReadStats) -> Iterator[_Term]:
-    """The on-demand and reserved terms of one PriceList entry."""
-    product = _decode(text, location)
+def _skip_reason(product: dict[str, Any], wanted: dict[str, str]) -> str | None:
+    """Why a PriceList entry is not the product asked for (read from its own attributes), else None."""
+    described = product.get("product") or {}
+    family = described.get("productFamily")
+    if family not in COMPUTE_FAMILIES:
+        return f"product family {family}"
+    attributes = described.get("attributes") or {}
+    for name, value in wanted.items():
+        if name in attributes and attributes[name] != value:
+            return f"{name} {attributes[name]}"
+    return None
+
+
+def _product_prices(product: dict[str, Any], location: str, stats: AwsReadStats) -> Iterator[_Term]:
+    """The on-demand and reserved terms of one decoded PriceList entry."""
     terms = product.get("terms")
     if not isinstance(terms, dict):
         raise SourceRowError(location, "terms", "missing: not a Pricing API product")
@@ -174,22 +220,6 @@ def _positive(term: _Term, location: str, stats: AwsReadStats) -> Iterator[_Term
     stats.rejected_locations.append(f"{location}: {described} price {price}".replace("  ", " "))
 
 
-def _check_consistent(
-    seen: dict[tuple[str, ...], tuple[Decimal, str]], key: tuple[str, ...], price: Decimal, location: str
-) -> None:
-    """Two products for one instance type, region and term must agree; else the filters matched too much."""
-    if key not in seen:
-        seen[key] = (price, location)
-        return
-    first_price, first_location = seen[key]
-    if first_price != price:
-        raise SourceRowError(
-            location,
-            "PriceList",
-            f"{' '.join(key).strip()} {price} contradicts {first_price} at {first_location}",
-        )
-
-
 def fetch_aws_list_prices(
     region: str,
     *,
@@ -198,6 +228,7 @@ def fetch_aws_list_prices(
     policy: RetryPolicy | None = None,
     stats: AwsReadStats | None = None,
     instance_types: dict[str, InstanceTypeRecord] | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
     """One region's on-demand and reserved prices for its accelerated instance types."""
     policy = policy or RetryPolicy()
@@ -214,4 +245,5 @@ def fetch_aws_list_prices(
             observed_at=observed_at,
             policy=policy,
             stats=stats,
+            refusals=refusals,
         )

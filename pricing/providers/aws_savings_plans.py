@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from pricing.price_checks import UNIT, UNREADABLE, Refusals
 from pricing.providers.aws import (
     AwsReadStats,
     ClientFactory,
@@ -102,9 +103,13 @@ def aws_savings_plan_rates(
     observed_at: dt.datetime,
     policy: RetryPolicy,
     stats: AwsReadStats | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
-    """The 1- and 3-year Compute and EC2 Instance Savings Plans rates of the given types in a region."""
+    """The 1- and 3-year Compute and EC2 Instance Savings Plans rates of the given types in a region. A rate
+    in a unit other than Hrs (``unit``) or that is not a number (``unreadable``) is refused with its page
+    and item; the rest lands."""
     stats = stats if stats is not None else AwsReadStats()
+    refusals = refusals if refusals is not None else Refusals()
     names = sorted(instance_types)
     for start in range(0, len(names), TYPES_PER_REQUEST):
         request = rates_request(region, names[start : start + TYPES_PER_REQUEST])
@@ -113,7 +118,11 @@ def aws_savings_plan_rates(
             for item_number, item in enumerate(page.get("searchResults") or [], start=1):
                 stats.items_seen += 1
                 location = f"aws-savingsplans:{region} page {page_number} item {item_number}"
-                record = _rate_record(item, location, region, instance_types, observed_at, stats)
+                try:
+                    record = _rate_record(item, location, region, instance_types, observed_at, stats)
+                except SourceRowError as error:  # this rate goes; the rest lands
+                    refusals.refuse(UNIT if error.field == "unit" else UNREADABLE, str(error))
+                    continue
                 if record is not None:
                     stats.records += 1
                     yield record
@@ -142,6 +151,7 @@ def _rate_record(
         or None in (pricing_model, kind, payment)
     ):
         stats.skipped_other_types += 1
+        stats.skipped_reasons["another type, region, usage or plan"] += 1
         return None
     if item.get("unit") != "Hrs":
         raise SourceRowError(location, "unit", f"{item.get('unit')!r} is not an hourly rate (Hrs)")
@@ -176,6 +186,7 @@ def fetch_aws_savings_plan_rates(
     now: dt.datetime | None = None,
     policy: RetryPolicy | None = None,
     stats: AwsReadStats | None = None,
+    refusals: Refusals | None = None,
     instance_types: dict[str, InstanceTypeRecord] | None = None,
 ) -> Iterator[PriceRecord]:
     """One region's Savings Plans rates for its accelerated instance types."""
@@ -194,4 +205,5 @@ def fetch_aws_savings_plan_rates(
         observed_at=observed_at,
         policy=policy,
         stats=stats,
+        refusals=refusals,
     )

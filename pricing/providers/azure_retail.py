@@ -17,6 +17,12 @@ Prices overview", learn.microsoft.com/rest/api/cost-management/retail-prices/azu
 - ``savingsPlan`` (2023-01-01-preview only) on a pay-as-you-go item: ``[{unitPrice, retailPrice,
   term}]``, an hourly price for a 1- or 3-year hourly commitment: savings_plan_1y/3y, no_upfront.
 - ``type`` DevTestConsumption (dev/test subscriptions only) is skipped.
+- Only the Linux VM product of a size is priced: ``productName`` exactly "Virtual Machines <series> Series".
+  Other products share the size (``armSkuName``) and the meter name ("... Series Windows", "... Series
+  Basic", "Cloud Services", dedicated hosts): they are skipped by the product's own name, never by where
+  they stand in the listing. Two items left for one size, region, pricing model and payment option at
+  different prices are both refused (``ambiguous``): the price never depends on the items' order.
+- Every skipped item is counted under its reason (``AzureReadStats.skipped_reasons``), shown on /status/.
 - ``armSkuName`` names the size (pricing/providers/azure_sizes.py gives its GPUs); ``armRegionName``
   the region. Only primary meters are asked for: a non-primary meter repeats a price under a second id.
 
@@ -28,13 +34,15 @@ regions are refused by the checks every refresh runs.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import urllib.parse
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from pricing.price_checks import UNIT, Refusals
+from pricing.price_checks import AMBIGUOUS, UNIT, Refusals
 from pricing.providers.azure_sizes import AZURE_GPU_SIZES, is_gpu_family
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.http_api import Transport, get_json, urllib_transport
@@ -65,6 +73,9 @@ HOURLY_UNIT = "1 Hour"
 RESERVATION_TERMS = {"1 Year": RESERVED_1Y, "3 Years": RESERVED_3Y}
 SAVINGS_PLAN_TERMS = {"1 Year": SAVINGS_PLAN_1Y, "3 Years": SAVINGS_PLAN_3Y}
 MAX_PAGES = 2000  # the GPU listing is a few dozen pages of 1,000 items; a loop beyond this is a bug
+# The Linux product of a VM series (Microsoft Learn's Retail Prices examples: "Virtual Machines Ev4 Series";
+# its Windows sibling is "Virtual Machines FS Series Windows").
+LINUX_PRODUCT = re.compile(r"^Virtual Machines .+ Series$")
 
 
 @dataclass
@@ -74,6 +85,7 @@ class AzureReadStats:
     pages: int = 0
     items_seen: int = 0
     skipped: int = 0  # other families, Windows, low priority, dev/test, non-primary meters
+    skipped_reasons: Counter = field(default_factory=Counter)  # each skip under its reason
     records: int = 0
     rejected: int = 0
     rejected_locations: list[str] = field(default_factory=list)
@@ -103,7 +115,9 @@ def azure_pages(*, transport: Transport, policy: RetryPolicy) -> Iterator[dict[s
 def azure_price_records(
     pages: Iterator[dict[str, Any]], *, observed_at: dt.datetime, refusals: Refusals, stats: AzureReadStats
 ) -> Iterator[PriceRecord]:
-    seen: set[tuple[str, str, str, str]] = set()
+    """Every priced item, once per (size, region, pricing model, payment option). The listing is read
+    whole first: which item stands for a key must not depend on where it stands in the listing."""
+    by_key: dict[tuple[str, str, str, str], list[PriceRecord]] = {}
     for page_number, page in enumerate(pages, start=1):
         stats.pages += 1
         currency = page.get("BillingCurrency", "USD")
@@ -112,12 +126,22 @@ def azure_price_records(
             location = f"azure:retail-prices page {page_number} item {item_number}"
             for record in _item_records(item, currency, location, observed_at, refusals, stats):
                 key = (record.instance.name, record.region, record.pricing_model, record.payment_option)
-                if key in seen:  # two meters for one price: the first stands
-                    stats.skipped += 1
-                    continue
-                seen.add(key)
-                stats.records += 1
-                yield record
+                by_key.setdefault(key, []).append(record)
+    for key, records in by_key.items():
+        prices = {(r.price_per_hour, r.currency) for r in records}
+        if len(prices) > 1:  # two products claim one offer at different prices: neither is the price
+            where = "; ".join(f"{r.location} {r.price_per_hour} {r.currency}" for r in records)
+            refusals.refuse(AMBIGUOUS, f"{' '.join(filter(None, key))}: {where}")
+            continue
+        if len(records) > 1:  # the same price under a second meter: counted, one stands
+            _skip(stats, "same price under another meter", len(records) - 1)
+        stats.records += 1
+        yield records[0]
+
+
+def _skip(stats: AzureReadStats, reason: str, count: int = 1) -> None:
+    stats.skipped += count
+    stats.skipped_reasons[reason] += count
 
 
 def _item_records(
@@ -129,8 +153,9 @@ def _item_records(
     stats: AzureReadStats,
 ) -> list[PriceRecord]:
     size_name = str(item.get("armSkuName") or "")
-    if _skipped(item, size_name):
-        stats.skipped += 1
+    reason = _skip_reason(item, size_name)
+    if reason is not None:
+        _skip(stats, reason)
         return []
     size = AZURE_GPU_SIZES.get(size_name)
     if size is None:
@@ -180,16 +205,23 @@ def _item_records(
     return records
 
 
-def _skipped(item: dict[str, Any], size_name: str) -> bool:
-    """Items outside what gpuledger compares: other families, Windows, low priority, dev/test."""
-    meter = str(item.get("meterName") or "")
-    return (
-        not is_gpu_family(size_name)
-        or item.get("type") not in ("Consumption", "Reservation")
-        or meter.endswith("Low Priority")
-        or str(item.get("productName") or "").endswith("Windows")
-        or item.get("isPrimaryMeterRegion") is False
-    )
+def _skip_reason(item: dict[str, Any], size_name: str) -> str | None:
+    """Why an item is outside what gpuledger compares (other families, Windows, low priority, dev/test,
+    another product of the same size), or None when it is a Linux VM price to read."""
+    meter, product = str(item.get("meterName") or ""), str(item.get("productName") or "")
+    if not is_gpu_family(size_name):
+        return "not an NC/ND/NV size"
+    if item.get("type") not in ("Consumption", "Reservation"):
+        return f"type {item.get('type')}"
+    if meter.endswith("Low Priority"):
+        return "low priority meter"
+    if item.get("isPrimaryMeterRegion") is False:
+        return "non-primary meter"
+    if product.endswith(" Windows"):
+        return "Windows product"
+    if not LINUX_PRODUCT.match(product):
+        return "another product of the size"
+    return None
 
 
 def _price(item: dict[str, Any], key: str, location: str) -> Decimal:

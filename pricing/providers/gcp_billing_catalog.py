@@ -21,6 +21,13 @@ region (no Spot SKU for that GPU there, say) is not priced there.
 Example (us-central1, on-demand): a2-highgpu-1g = 1 x 2.933908 (A100) + 12 x 0.031611 (A2 core)
 + 85 x 0.004237 (A2 RAM GiB) = 3.673385 $/h, GCP's list price for a2-highgpu-1g.
 
+A GPU SKU is read by its category (resourceGroup "GPU", usageType) and the accelerator named in its
+description ("Nvidia <label> GPU", wherever it stands: "Spot Preemptible Nvidia L4 GPU running in
+Americas", "Nvidia Tesla T4 GPU attached to Spot Preemptible VMs running in Americas", "Commitment v1:
+Nvidia L4 GPU in Americas for 1 Year"). A GPU SKU whose accelerator GPU_LABELS does not know is refused
+under ``unknown_form`` with its description, never counted as an ordinary skip: a new GPU family shows
+on /status/. Every other skip is counted under its reason (``GcpReadStats.skipped_reasons``).
+
 Refused (pricing.price_checks): a GPU, core or RAM SKU in a unit other than "h" / "GiBy.h", or with
 several price tiers (``unit``); bad prices, currencies and regions by the checks every refresh runs.
 """
@@ -30,12 +37,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 import urllib.parse
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from pricing.price_checks import UNIT, Refusals
+from pricing.price_checks import UNIT, UNKNOWN_FORM, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.gcp_hosts import attached_gpus
 from pricing.providers.gcp_n1 import N1_HOSTS, n1_attachments, n1_instance_name
@@ -60,7 +68,7 @@ GPU_LABELS = {
     "Tesla A100": "A100", "A100 80GB": "A100-80GB", "H100 80GB": "H100", "H100 80GB Mega": "H100-MEGA",
     "H200 141GB": "H200",
 }  # fmt: skip
-_GPU = re.compile(r"^(?:Spot Preemptible )?(?:Commitment v1: )?Nvidia (.+?) GPU (?:running )?in ")
+_GPU = re.compile(r"\bNvidia (.+?) GPU\b")
 _PART = re.compile(r"^(?:Spot Preemptible )?(A2|A3|G2|N1 Predefined) Instance (?:Core|Ram) running in ")
 _COMMIT_PART = re.compile(r"^Commitment v1: (?:(A2|A3|G2) )?(?:Cpu|Ram) in ")
 N1_FAMILY = "N1 Predefined"
@@ -89,6 +97,7 @@ class GcpReadStats:
     pages: int = 0
     items_seen: int = 0
     skipped: int = 0  # SKUs that price no part of a GPU machine
+    skipped_reasons: Counter = field(default_factory=Counter)  # each skip under its reason
     records: int = 0
     rejected: int = 0
     rejected_locations: list[str] = field(default_factory=list)
@@ -127,8 +136,12 @@ def gcp_parts(
             stats.items_seen += 1
             location = f"gcp:cloudbilling page {page_number} sku {sku_number} ({sku.get('skuId', '?')})"
             key = _part_key(sku)
-            if key is None:
-                stats.skipped += 1
+            if isinstance(key, str):  # a skip reason, or a GPU SKU whose form no rule reads
+                if key == UNKNOWN_FORM:
+                    refusals.refuse(UNKNOWN_FORM, f"{location}: {sku.get('description')!r}")
+                else:
+                    stats.skipped += 1
+                    stats.skipped_reasons[key] += 1
                 continue
             part = _part_price(sku, key[0], location, refusals)
             if part is not None:
@@ -137,23 +150,26 @@ def gcp_parts(
     return parts
 
 
-def _part_key(sku: dict[str, Any]) -> tuple[str, str, str] | None:
-    """(resource group, family or accelerator, pricing model) of a machine part's SKU, else None."""
+def _part_key(sku: dict[str, Any]) -> tuple[str, str, str] | str:
+    """(resource group, family or accelerator, pricing model) of a machine part's SKU; else why it is
+    skipped, or UNKNOWN_FORM for a GPU SKU whose accelerator no label reads."""
     category = sku.get("category") or {}
     group, model = category.get("resourceGroup"), USAGE_TYPES.get(category.get("usageType", ""))
     description = str(sku.get("description") or "")
-    if category.get("resourceFamily") != "Compute" or model is None:
-        return None
+    if category.get("resourceFamily") != "Compute":
+        return f"resource family {category.get('resourceFamily')}"
+    if model is None:
+        return f"usage type {category.get('usageType')}"
     if group == "GPU":
-        match = _GPU.match(description)
+        match = _GPU.search(description)
         accelerator = GPU_LABELS.get(match.group(1)) if match else None
-        return (group, accelerator, model) if accelerator else None
+        return (group, accelerator, model) if accelerator else UNKNOWN_FORM
     if group in ("CPU", "RAM"):
         match = _PART.match(description) or _COMMIT_PART.match(description)
         if match is None or "Sole Tenancy" in description or "Custom" in description:
-            return None
+            return "not a core or RAM of a GPU machine family"
         return group, match.group(1) or N1_FAMILY, model
-    return None
+    return f"resource group {group}"
 
 
 def _part_price(sku: dict[str, Any], group: str, location: str, refusals: Refusals) -> Part | None:

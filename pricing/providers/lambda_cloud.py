@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from pricing.price_checks import UNIT, Refusals
+from pricing.price_checks import UNIT, UNKNOWN_FORM, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.http_api import Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
@@ -50,6 +51,7 @@ class LambdaReadStats:
     items_seen: int = 0
     skipped: int = 0  # CPU-only types
     without_capacity: int = 0
+    skipped_reasons: Counter = field(default_factory=Counter)  # each skip under its reason
     records: int = 0
     rejected: int = 0
     rejected_locations: list[str] = field(default_factory=list)
@@ -64,8 +66,12 @@ def lambda_price_records(
         spec = entry.get("instance_type") or {}
         name = str(spec.get("name") or key)
         match = _NAME.match(name)
-        if match is None:  # cpu_4x_general and the like: no GPU
-            stats.skipped += 1
+        if match is None:
+            if name.startswith("cpu_"):  # cpu_4x_general and the like: no GPU
+                stats.skipped += 1
+                stats.skipped_reasons["no GPU (cpu_ type)"] += 1
+            else:  # a name form no rule reads: shown, never taken for a CPU type
+                refusals.refuse(UNKNOWN_FORM, f"{location}: instance type name {name!r}")
             continue
         cents = spec.get("price_cents_per_hour")
         if isinstance(cents, bool) or not isinstance(cents, int | Decimal) or cents != int(cents):
@@ -76,6 +82,7 @@ def lambda_price_records(
         regions = [str(r.get("name") or "") for r in entry.get("regions_with_capacity_available") or []]
         if not regions:
             stats.without_capacity += 1
+            stats.skipped_reasons["no region with capacity"] += 1
             continue
         instance = _instance(name, match, spec)
         for region in regions:

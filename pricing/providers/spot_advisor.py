@@ -6,6 +6,11 @@ and operating system, each instance type's interruption band (``r``, an index in
 prices Linux/UNIX everywhere else too. The band labels come from the file, not from code, so a
 change on AWS's side shows up as a changed label rather than a silent mislabel.
 
+One instance type's entry with a value out of range (a band that is not one of ``ranges``, savings
+outside 0..100, a name too long to store) is refused under ``out_of_range`` with its location, and
+every other band of the file lands: one bad row never costs every GPU its interruption band. Only a
+file whose structure cannot be read (no ``ranges``, no ``spot_advisor`` object) fails as a whole.
+
 A saved file carries no date of its own: ``snapshot_time`` takes it from the file name
 (``spot-advisor-data-2022-07-23.json``, how the bundled snapshots are named), else from the day the
 file was written (a fresh download).
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
+from pricing.price_checks import OUT_OF_RANGE, Refusals
 from pricing.providers.records import SourceRowError, SpotAdvisoryRecord
 
 OPERATING_SYSTEM = "Linux"
@@ -54,8 +60,10 @@ def read_spot_advisor(
     *,
     observed_at: dt.datetime,
     instance_types: Collection[str] | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[SpotAdvisoryRecord]:
-    """Yield the Linux advisories of a saved advisor file, as of `observed_at` (the snapshot date)."""
+    """Yield the Linux advisories of a saved advisor file, as of `observed_at` (the snapshot date);
+    rows out of range are counted in `refusals`."""
     path = Path(path)
     data = load_json_file(path)
     yield from parse_spot_advisor(
@@ -63,6 +71,7 @@ def read_spot_advisor(
         observed_at=observed_at,
         source=f"spot-advisor:{path.name}",
         instance_types=instance_types,
+        refusals=refusals,
     )
 
 
@@ -93,8 +102,11 @@ def parse_spot_advisor(
     observed_at: dt.datetime,
     source: str,
     instance_types: Collection[str] | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[SpotAdvisoryRecord]:
-    """Yield advisories from the decoded JSON; `instance_types` keeps only those types."""
+    """Yield advisories from the decoded JSON; `instance_types` keeps only those types. A row out of
+    range is refused (counted in `refusals` under out_of_range, with its location) and skipped."""
+    refusals = refusals if refusals is not None else Refusals()
     labels = _band_labels(data, source)
     regions = _mapping(data.get("spot_advisor"), source, "spot_advisor")
     for region, systems in sorted(regions.items()):
@@ -103,10 +115,14 @@ def parse_spot_advisor(
             if instance_types is not None and instance_type not in instance_types:
                 continue
             field = f"spot_advisor.{region[:60]}.{OPERATING_SYSTEM}.{instance_type[:60]}"
-            _check_length(region, "region", source, field)
-            _check_length(instance_type, "instance_type", source, field)
-            band, savings_pct = _advice(advice, labels, source, field)
-            _check_length(labels[band], "label", source, "ranges")
+            try:
+                _check_length(region, "region", source, field)
+                _check_length(instance_type, "instance_type", source, field)
+                band, savings_pct = _advice(advice, labels, source, field)
+                _check_length(labels[band], "label", source, "ranges")
+            except SourceRowError as error:  # this row goes; the rest of the file lands
+                refusals.refuse(OUT_OF_RANGE, str(error))
+                continue
             yield SpotAdvisoryRecord(
                 region=region,
                 instance_type=instance_type,

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.http_api import HttpSourceError, Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
 from pricing.providers.retry import RetryPolicy
@@ -182,11 +183,14 @@ def _offer_records(offer: Any, observed_at: dt.datetime, where: str) -> Iterator
     where = f"{where} offer {offer['id']}"
     instance = _instance(offer, where)
     region = _text(offer, "geolocation", where)
+    # Vast answers float noise (0.16805555555555554): an hourly price keeps 6 decimals, as every source's
     price = _number(offer, "dph_total", where)
+    price = price.quantize(PRICE_QUANTUM) if price is not None else None
     if price is None or price <= 0:
         raise _Refused(where, "dph_total", f"{_shown(offer.get('dph_total'))} is not a price above zero")
     prices = [(ON_DEMAND, price)]
     bid = _number(offer, "min_bid", where)
+    bid = bid.quantize(PRICE_QUANTUM) if bid is not None else None
     if bid is not None and bid > 0:  # 0 or absent: no interruptible price, never a free one
         prices.append((SPOT, bid))
     for pricing_model, amount in prices:

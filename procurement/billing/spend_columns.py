@@ -28,7 +28,11 @@ import pandas as pd
 import pyarrow as pa
 from pyarrow import csv
 
-from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
+from procurement.billing.commitment_attribution import (
+    COMMITMENT_COLUMNS,
+    COMMITMENT_TEXT_COLUMNS,
+    with_commitment_columns,
+)
 from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, empty_frame, stored_amount_too_large
 
 # Each column of spend_table as the SQL that selects it, in the order snapshots store them
@@ -119,7 +123,7 @@ def engine_frame(
     the engine `columns` asked (which `table` must hold), in that order."""
     if table.num_rows == 0:
         empty = empty_frame()  # REVIEW_COLUMNS, as before the commitment columns
-        return empty if list(columns) == FRAME_COLUMNS else empty[list(columns)]
+        return empty if list(columns) == FRAME_COLUMNS else with_commitment_columns(empty)[list(columns)]
     table = table.unify_dictionaries()
     built = {name: _column(table.column(name), name) for name in columns if name != "gpu"}
     if "gpu" in columns:

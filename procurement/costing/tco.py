@@ -135,12 +135,28 @@ def rent_cash_flows(study: TcoStudy) -> list[Decimal]:
     ]
 
 
-def committed_rent_flows(study: TcoStudy, price_per_gpu_hour: Decimal) -> list[Decimal]:
-    gpu_hours = installed_gpus(study) * HOURS_PER_MONTH
-    return [Decimal(0)] + [
-        gpu_hours * price_per_gpu_hour * rent_price_factor(study, month)
-        for month in range(1, study.horizon_months + 1)
-    ]
+def committed_rent_flows(
+    study: TcoStudy,
+    price_per_gpu_hour: Decimal,
+    *,
+    upfront_per_gpu: Decimal | None = None,
+    term_months: int | None = None,
+) -> list[Decimal]:
+    """A commitment's cash month by month. With its upfront fee known, the fee is paid when each term is
+    signed (month 0, then at each renewal inside the horizon) and only the rest of the effective price
+    (price - upfront / the term's hours, never below 0) every month: an all-upfront reservation is cash
+    at signing, not an even spread (issue 27). Without it, the effective price every month."""
+    gpus = installed_gpus(study)
+    gpu_hours = gpus * HOURS_PER_MONTH
+    hourly = price_per_gpu_hour
+    flows = [Decimal(0)] * (study.horizon_months + 1)
+    if upfront_per_gpu and term_months:
+        hourly = max(Decimal(0), price_per_gpu_hour - upfront_per_gpu / (term_months * HOURS_PER_MONTH))
+        for start in range(1, study.horizon_months + 1, term_months):  # signed the month before it runs
+            flows[start - 1] += gpus * upfront_per_gpu * rent_price_factor(study, start)
+    for month in range(1, study.horizon_months + 1):
+        flows[month] += gpu_hours * hourly * rent_price_factor(study, month)
+    return flows
 
 
 def uncovered_failed_servers(buy: BuySpec) -> Decimal:
@@ -575,7 +591,12 @@ def _reserved_section(result: TcoResult) -> dict[str, Any]:
     study, currency = result.study, result.study.currency
     reserved = study.rent.reserved_alternative
     assert reserved is not None
-    flows = committed_rent_flows(study, reserved.price_per_gpu_hour)
+    flows = committed_rent_flows(
+        study,
+        reserved.price_per_gpu_hour,
+        upfront_per_gpu=reserved.upfront_per_gpu,
+        term_months=36 if reserved.pricing_model.endswith("3y") else 12,  # reserved_3y, savings_plan_1y, ...
+    )
     npv = present_value(flows, study.discount_rate_annual)
     options = {"buy": result.buy_npv, "rent": result.rent_npv, "reserved": npv}
     return {
@@ -586,8 +607,8 @@ def _reserved_section(result: TcoResult) -> dict[str, Any]:
         "total": str(round_money(sum(flows, Decimal(0)), currency)),
         "npv": str(round_money(npv, currency)),
         "cheapest_by_npv": min(options, key=lambda name: (options[name], name != "rent")),
-        # which stored commitment it is (None for a quoted rate); the upfront fee is inside the effective
-        # price, spread evenly over the term like the hourly part (a stated simplification of its timing)
+        # which stored commitment it is (None for a quoted rate); its upfront fee is paid at signing
+        # (month 0 and each renewal), the rest of the effective price every month
         "price_id": reserved.price_id,
         "payment_option": reserved.payment_option,
         "commitment_kind": reserved.commitment_kind,

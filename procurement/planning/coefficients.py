@@ -72,8 +72,9 @@ def commitment_monthly(option: CommitmentOption, horizon_months: int, months: in
     factors = market_price_factors(option.price_decline_per_year, months)
     for start in term_starts(option, horizon_months):
         paid[start : start + option.term_months] = (
-            float(option.price_per_gpu_hour) * factors[start] * HOURS_PER_MONTH
+            option.hourly_after_upfront * factors[start] * HOURS_PER_MONTH
         )
+        paid[start - 1] += float(option.upfront_per_gpu or 0) * factors[start]  # signed the month before
     return paid
 
 
@@ -82,7 +83,8 @@ def one_year_monthly(option: CommitmentOption, year: int, months: int) -> np.nda
     paid = np.zeros(months)
     start = 12 * year + 1
     factor = market_price_factors(option.price_decline_per_year, start + 1)[start]
-    paid[start : start + 12] = float(option.price_per_gpu_hour) * factor * HOURS_PER_MONTH
+    paid[start : start + 12] = option.hourly_after_upfront * factor * HOURS_PER_MONTH
+    paid[start - 1] += float(option.upfront_per_gpu or 0) * factor  # signed the month before it runs
     return paid
 
 

@@ -79,6 +79,12 @@ class UsageRows:
     covered_start_hour: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     covered_end_hour: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     provider: np.ndarray | None = None  # object (the bill's provider slug, "aws"); None: not read
+    # What each row ran on, for like-for-like planning (planning/fleets.py); None: not read
+    instance_type: np.ndarray | None = None  # object ("p5.48xlarge", "" unknown)
+    region: np.ndarray | None = None  # object
+    gpus_per_instance: np.ndarray | None = None  # float64, NaN unknown
+    commitment_id: np.ndarray | None = None  # object (the bill's CommitmentDiscountId, "" none)
+    commitment_end_hour: np.ndarray | None = None  # int64 hour index of the term's end, -1 unknown
 
     def __len__(self) -> int:
         return len(self.start_hour)
@@ -105,8 +111,13 @@ class UsageRows:
         for name in ("covered_start_hour", "covered_end_hour"):
             if name in columns:
                 built[name] = np.asarray(columns.pop(name), dtype=np.int64)
-        if columns.get("provider") is not None:
-            built["provider"] = np.asarray(columns.pop("provider"), dtype=object)
+        for name in ("provider", "instance_type", "region", "commitment_id"):
+            if columns.get(name) is not None:
+                built[name] = np.asarray(columns.pop(name), dtype=object)
+        if columns.get("gpus_per_instance") is not None:
+            built["gpus_per_instance"] = np.asarray(columns.pop("gpus_per_instance"), dtype=np.float64)
+        if columns.get("commitment_end_hour") is not None:
+            built["commitment_end_hour"] = np.asarray(columns.pop("commitment_end_hour"), dtype=np.int64)
         return cls(**built, **columns)
 
 

@@ -41,11 +41,11 @@ TEAM_LENGTH = 100  # SpendRecord.team
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
-# The review's columns a plan reads (usage_frame.py and review.scope_masks), of its 27
+# The review's columns a plan reads (usage_frame.py, review.scope_masks, and what ran: fleets.py)
 PLAN_COLUMNS = (
     "charge_period_start", "charge_period_end", "charge_category", "commitment_status", "provider",
     "resource_id", "gpu", "pricing_category", "team", "currency", "effective_micros", "gpu_hours_micros",
-    "interruptible",
+    "interruptible", "region", "instance_type", "gpus_per_instance", "commitment_discount_id", "commitment_end",
 )  # fmt: skip
 
 

@@ -84,6 +84,18 @@ class CommitmentOption:
     price_observed_at: str | None = None
     # A renewal signed at year k pays (1 - decline)^k of today's price: the rent rule of the study.
     price_decline_per_year: Decimal = Decimal(0)
+    # The fee per GPU paid when a term is signed (the month before it runs: month 0 for the first), the
+    # rest of the effective price monthly; None: the effective price every month (no fee known)
+    upfront_per_gpu: Decimal | None = None
+
+    @property
+    def hourly_after_upfront(self) -> float:
+        """The part of the effective price paid every month once the upfront fee is paid at signing."""
+        if not self.upfront_per_gpu:
+            return float(self.price_per_gpu_hour)
+        return max(
+            0.0, float(self.price_per_gpu_hour) - float(self.upfront_per_gpu) / (self.term_months * 730.0)
+        )
 
     @property
     def kind(self) -> str:
@@ -212,6 +224,7 @@ def commitment_option(
         pricing_model=pricing_model or f"reserved_{term_years}y",
         price_observed_at=price_observed_at,
         price_decline_per_year=price_decline_per_year,
+        upfront_per_gpu=None if upfront_per_gpu is None else Decimal(upfront_per_gpu),
     )
 
 

@@ -42,6 +42,18 @@ class StatusQuoMix:
 
 
 @dataclass(frozen=True)
+class CommitmentsInForce:
+    """Reservations and savings plans the bills show, bought before the plan: supply already paid for.
+    ``gpus_by_year`` is the GPUs they hold through each whole plan year (a commitment that ends inside a
+    year is not counted in it: the plan then buys for that year, the cautious side);
+    ``monthly_cost`` the cash still owed in months 0..H (what the bills charge for them, to their end)."""
+
+    gpus_by_year: np.ndarray  # float64 (Y,)
+    monthly_cost: np.ndarray  # float64 (H + 1,), month 0 = 0
+    source: str = "the bills"
+
+
+@dataclass(frozen=True)
 class PlanInputs:
     """Everything one plan is computed from; kept as given so a stored plan can be recomputed."""
 
@@ -56,11 +68,12 @@ class PlanInputs:
     status_quo: StatusQuoMix | None = None
     gpu_model: str = ""
     assumptions: tuple[Assumption, ...] = ()  # the caller's (demand series, growth, scope) to show
+    in_force: CommitmentsInForce | None = None  # commitments bought before the plan, below its stack
 
 
 @dataclass(frozen=True)
 class Layer:
-    kind: str  # owned | committed_3y | committed_1y | on_demand | spot
+    kind: str  # in_force | owned | committed_3y | committed_1y | on_demand | spot
     gpu_model: str
     gpus: int  # owned/3y: the level held; 1y: the largest year's level; on_demand/spot: their busiest hour
     gpus_by_year: tuple[int, ...]

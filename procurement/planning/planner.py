@@ -54,7 +54,11 @@ def plan_context(inputs: PlanInputs, *, headroom: float = 1.0) -> PlanContext:
     weights_pv = discount_weights(float(inputs.discount_rate_annual), months)
     return PlanContext(
         inputs=inputs,
-        curve=LoadCurve(inputs.firm_gpus, inputs.interruptible_gpus),
+        curve=LoadCurve(
+            inputs.firm_gpus,
+            inputs.interruptible_gpus,
+            None if inputs.in_force is None else inputs.in_force.gpus_by_year,
+        ),
         units=option_units(inputs.options),
         scale=inputs.growth_by_year,
         months=months,
@@ -78,6 +82,7 @@ class Bands:
     spot: np.ndarray
     on_demand: np.ndarray
     gpus: dict[str, tuple[int, ...]]
+    in_force: np.ndarray
 
 
 def bands(context: PlanContext, levels: Levels) -> Bands:
@@ -90,11 +95,12 @@ def bands(context: PlanContext, levels: Levels) -> Bands:
     spot_hours = np.where(spot_cheaper, above - firm_above, 0.0)
     years = range(scale.size)
     spot_gpus = tuple(
-        _peak(curve, top[y], scale[y], "interruptible") if spot_cheaper[y] else 0 for y in years
+        _peak(curve, top[y], scale[y], "interruptible", y) if spot_cheaper[y] else 0 for y in years
     )
     on_demand_gpus = tuple(
-        _peak(curve, top[y], scale[y], "firm" if spot_cheaper[y] else "total") for y in years
+        _peak(curve, top[y], scale[y], "firm" if spot_cheaper[y] else "total", y) for y in years
     )
+    in_force = context.inputs.in_force
     return Bands(
         committed_3y=curve.total_above(0.0, scale) - curve.total_above(base, scale),
         committed_1y=curve.total_above(base, scale) - curve.total_above(prepaid, scale),
@@ -107,13 +113,17 @@ def bands(context: PlanContext, levels: Levels) -> Bands:
             "owned": (levels.owned_servers * units.owned_gpus,) * scale.size,
             "spot": spot_gpus,
             "on_demand": on_demand_gpus,
+            "in_force": tuple(int(math.floor(g + 1e-9)) for g in np.broadcast_to(curve.base, scale.shape))
+            if in_force is not None
+            else (0,) * scale.size,
         },
+        in_force=curve.in_force_hours(scale),
     )
 
 
-def _peak(curve: LoadCurve, level: float, scale: float, part: str) -> int:
+def _peak(curve: LoadCurve, level: float, scale: float, part: str, year: int) -> int:
     """Whole GPUs a market layer needs at its busiest hour (float noise below a whole GPU ignored)."""
-    return math.ceil(curve.peak_above(level, scale, part) - 1e-9)
+    return math.ceil(curve.peak_above(level, scale, part, year) - 1e-9)
 
 
 def _spread_over_months(per_year: np.ndarray, context: PlanContext) -> np.ndarray:
@@ -130,6 +140,10 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
     inputs, months, units = context.inputs, context.months, context.units
     options, horizon = inputs.options, inputs.horizon_months
     flows: dict[str, np.ndarray] = {}
+    if inputs.in_force is not None:
+        owed = np.zeros(months)
+        owed[: horizon + 1] = inputs.in_force.monthly_cost[: horizon + 1]
+        flows["in_force"] = owed
     if options.owned is not None:
         owned = np.zeros(months)
         owned[: horizon + 1] = levels.owned_servers * options.owned.fixed_flows_per_server
@@ -156,8 +170,9 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
     return flows
 
 
-# The stack from its base: commitments (no running cost), owned servers, then the market.
-LAYER_ORDER = ("committed_3y", "committed_1y", "owned", "spot", "on_demand")
+# The stack from its base: commitments in force (bought before the plan), new commitments (no running
+# cost), owned servers, then the market.
+LAYER_ORDER = ("in_force", "committed_3y", "committed_1y", "owned", "spot", "on_demand")
 
 
 def _layers(
@@ -188,7 +203,7 @@ def _layers(
                 units=_units(kind, levels),
                 unit_gpus={"owned": units.owned_gpus, "committed_3y": units.committed_3y,
                            "committed_1y": units.committed_1y}.get(kind, 1),
-                price_source=_price_source(inputs.options, kind),
+                price_source=_price_source(inputs.options, kind, inputs),
             )
         )  # fmt: skip
     return tuple(layers)
@@ -210,7 +225,9 @@ def _layer_model(inputs: PlanInputs, kind: str) -> str:
     return inputs.gpu_model
 
 
-def _price_source(options: SupplyOptions, kind: str) -> str:
+def _price_source(options: SupplyOptions, kind: str, inputs: PlanInputs | None = None) -> str:
+    if kind == "in_force" and inputs is not None and inputs.in_force is not None:
+        return inputs.in_force.source
     option = getattr(options, kind, None)
     return getattr(option, "source", "") if option is not None else ""
 
@@ -309,6 +326,9 @@ def cost_plan(context: PlanContext, levels: Levels) -> CapacityPlan:
     if inputs.growth_trials is not None:
         cash = trial_costs(context.curve, context.coef_cash, context.units, levels, inputs.growth_trials)
         pv = trial_costs(context.curve, context.coef_pv, context.units, levels, inputs.growth_trials)
+        if "in_force" in flows:  # owed whatever the growth
+            cash = cash + float(flows["in_force"].sum())
+            pv = pv + float(np.sum(flows["in_force"] * context.weights_pv))
         (extras["p50_total_cost"], extras["p90_total_cost"]) = _percentiles(cash)
         (extras["p50_npv"], extras["p90_npv"]) = _percentiles(pv)
         extras["trials"] = int(inputs.growth_trials.shape[0])

@@ -71,7 +71,32 @@ def usage_rows_from_frame(
         covered_start_hour=bill_start,
         covered_end_hour=bill_end,
         provider=_text(rows("provider")) if "provider" in frame else None,
+        **_what_ran(frame, rows),
     )
+
+
+def _what_ran(frame: pd.DataFrame, rows) -> dict:
+    """The columns fleets.py plans like for like with, where the frame has them."""
+    found = {}
+    for column, name in (
+        ("instance_type", "instance_type"),
+        ("region", "region"),
+        ("commitment_discount_id", "commitment_id"),
+    ):
+        if column in frame:
+            found[name] = _text(rows(column).astype(object).fillna(""))
+    if "gpus_per_instance" in frame:
+        found["gpus_per_instance"] = pd.to_numeric(rows("gpus_per_instance"), errors="coerce").to_numpy(
+            np.float64
+        )
+    if "commitment_end" in frame:
+        ends = pd.to_datetime(rows("commitment_end"), utc=True)
+        known = ends.notna().to_numpy()
+        hours = np.full(len(ends), -1, dtype=np.int64)
+        if known.any():
+            hours[known] = hours_of(ends[known], round_up=True)
+        found["commitment_end_hour"] = hours
+    return found
 
 
 def hours_of(values: pd.Series, *, round_up: bool) -> np.ndarray:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-DECIMALS = {"money": 2, "price": 6, "number": 2, "integer": 0}
+from gpuledger.templatetags.formatting import hourly
+
+# A price per hour reads with at most 4 decimals on a page or PDF (|hourly, the pages' one filter set);
+# the XLSX and CSV exports keep all 6 (issue 30).
+DECIMALS = {"money": 2, "price": 4, "number": 2, "integer": 0}
 
 
 def as_decimal(value: Any) -> Decimal | None:
@@ -28,6 +32,8 @@ def display(value: Any, column_type: str, currency: str = "") -> str:
         return str(value)
     if column_type == "percent":
         return f"{number * 100:,.1f}%"
+    if column_type == "price":
+        return hourly(number)
     if column_type == "number":
         places = 0 if number == number.to_integral_value() else DECIMALS["number"]
         return f"{number:,.{places}f}"

@@ -33,7 +33,7 @@ def _price_source(price: PlanPrice) -> str:
     return f"{price.source}{where}{when} ({price.quality})"
 
 
-def supply_options(study, prices: list[PlanPrice], *, horizon_months: int):
+def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, include_owned: bool = True):
     by_kind = {price.kind: price for price in prices}
     commitments = {}
     for kind, years in (("committed_1y", 1), ("committed_3y", 3)):
@@ -48,7 +48,9 @@ def supply_options(study, prices: list[PlanPrice], *, horizon_months: int):
     if spot is not None:
         spot_choice = spot_option(spot.price_per_gpu_hour, source=_price_source(spot),
                                   interruption_band=spot_band(spot))  # fmt: skip
-    options = options_from_study(study, horizon_months=horizon_months, spot=spot_choice, **commitments)
+    options = options_from_study(
+        study, horizon_months=horizon_months, spot=spot_choice, include_owned=include_owned, **commitments
+    )
     on_demand = by_kind["on_demand"]
     return replace(
         options, on_demand=on_demand_option(on_demand.price_per_gpu_hour, source=_price_source(on_demand))
@@ -81,8 +83,18 @@ def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
                         source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories")  # fmt: skip
 
 
-def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: list[PlanPrice], status_quo: StatusQuo,
-             gpu: str, with_sensitivity: bool = True) -> dict[str, Any]:  # fmt: skip
+def lay_plan(
+    *,
+    request: PlanRequest,
+    history: DemandHistory,
+    study,
+    prices: list[PlanPrice],
+    status_quo: StatusQuo,
+    gpu: str,
+    with_sensitivity: bool = True,
+    in_force=None,
+    include_owned: bool = True,
+) -> dict[str, Any]:
     horizon = request.horizon_months
     covered = ~np.isnan(history.demand)
     growth = demand_engine.scenarios(request.growth, horizon_months=horizon)[request.scenario].yearly
@@ -91,7 +103,8 @@ def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: lis
     )
     inputs = PlanInputs(
         firm_gpus=history.demand_steady[covered], interruptible_gpus=history.demand_interruptible[covered],
-        growth_by_year=growth, options=supply_options(study, prices, horizon_months=horizon), horizon_months=horizon,
+        growth_by_year=growth, options=supply_options(study, prices, horizon_months=horizon, include_owned=include_owned),
+        horizon_months=horizon, in_force=in_force,
         currency=study.currency, discount_rate_annual=study.discount_rate_annual, growth_trials=trials,
         status_quo=status_quo_mix(status_quo) if status_quo.gpu_hours > 0 else None, gpu_model=gpu,
     )  # fmt: skip
@@ -117,6 +130,22 @@ def lay_plan(*, request: PlanRequest, history: DemandHistory, study, prices: lis
     report["status_quo_cost_per_gpu_hour"] = str(blended.quantize(MICRO)) if blended is not None else None
     report["owned_servers"] = plan.owned_servers
     report["gpus_per_server"] = study.buy.gpus_per_server
+    report["monthly_cost"] = [str(round_money(amount, plan.currency)) for amount in plan.monthly_cost]
+    report["status_quo_monthly_cost"] = [
+        str(round_money(amount, plan.currency)) for amount in plan.status_quo_monthly_cost
+    ]
+    options = inputs.options
+    report["options_evaluated"] = [
+        kind
+        for kind, option in (
+            ("owned", options.owned),
+            ("committed_3y", options.committed_3y),
+            ("committed_1y", options.committed_1y),
+            ("on_demand", options.on_demand),
+            ("spot", options.spot),
+        )
+        if option is not None
+    ]
     report["recommendation"] = recommendation_text(report, plan, gpu=gpu, horizon=horizon)
     report["assumptions"] = [_assumption(item) for item in report.get("assumptions", [])]
     return report
@@ -148,7 +177,21 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
     """The plan in one paragraph, the money first: what a CFO reads before anything else."""
     currency = plan.currency
     parts = []
-    if plan.owned_servers:
+    evaluated = report.get("options_evaluated") or [
+        "owned",
+        "committed_3y",
+        "committed_1y",
+        "on_demand",
+        "spot",
+    ]
+    in_force = _layer_gpus(report, "in_force")
+    if in_force:
+        parts.append(f"keep the {in_force} GPUs of commitments in force")
+    if "owned" not in evaluated:
+        parts.append(
+            "owned servers not evaluated (no server price, or no server that runs this fleet's work: see warnings)"
+        )
+    elif plan.owned_servers:
         parts.append(f"own {plan.owned_servers} server{'s' if plan.owned_servers != 1 else ''} "
                      f"({_layer_gpus(report, 'owned')} {gpu} GPUs)")  # fmt: skip
     else:
@@ -158,11 +201,15 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
         ("committed_1y", "1 year (the largest year's level, re-chosen yearly)"),
     ):
         gpus = _layer_gpus(report, kind)
-        if gpus:
+        if kind not in evaluated:
+            parts.append(
+                f"{kind.split('_')[1][0]}-year commitments not evaluated (no price: see missing_prices)"
+            )
+        elif gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
     rest = [f"{label} (peak {gpus} GPUs)" for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))
             if (gpus := _layer_gpus(report, kind))]  # fmt: skip
-    parts.append("leave the rest to " + (" and ".join(rest) if rest else "nothing else"))
+    parts.append("leave the rest to " + " and ".join(rest) if rest else "nothing left to rent")
     text = "; ".join(parts)
     text = text[0].upper() + text[1:] + "."
     text += f" Total {_money(report.get('total_cost'), currency)} over {horizon} months (NPV {_money(report.get('npv'), currency)}"

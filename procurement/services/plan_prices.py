@@ -54,13 +54,27 @@ class PlanPrice:
 
 
 def plan_prices(
-    *, gpu: str, currency: str, study: dict | None, providers: tuple[str, ...] = (), field: str = "currency"
+    *,
+    gpu: str,
+    currency: str,
+    study: dict | None,
+    providers: tuple[str, ...] = (),
+    field: str = "currency",
+    instance_type: str = "",
+    region: str = "",
+    frame=None,
 ) -> list[PlanPrice]:
-    """Every price the plan may use for ``gpu`` (from ``providers`` only, when given): catalog on-demand
-    and spot, then the commitments."""
+    """Every price the plan may use for ``gpu`` (from ``providers`` only, when given; of one instance
+    type and region, when given: a fleet's own offer): catalog on-demand and spot, then the commitments.
+    ``frame``: an offer frame already narrowed by the caller (the like-for-like offers of a move)."""
     rate = usd_conversion(currency, field=field).rate
     filters = {"offer__instance_type__provider__slug__in": providers} if providers else {}
-    frame = offer_frame(offer__instance_type__gpu__slug=gpu, **filters)
+    if instance_type:
+        filters["offer__instance_type__name"] = instance_type
+    if region:
+        filters["offer__region__code"] = region
+    if frame is None:
+        frame = offer_frame(offer__instance_type__gpu__slug=gpu, **filters)
     prices = [_catalog_price(row, kind, rate, currency) for kind, row in _cheapest_rent(frame, gpu).items()]
     typed = typed_commitment_prices(study or {}, currency)
     for kind, models_ in COMMITMENT_MODELS.items():

@@ -29,8 +29,12 @@ MAX_TEXT_LENGTH = 100  # a team or GPU slug
 MAX_SEED = 2**32 - 1
 REQUEST_FIELDS = {
     "name", "from", "to", "teams", "team", "gpu", "horizon_months", "growth", "scenario", "trials", "seed",
-    "currency", "study", "series", "save", "providers",
+    "currency", "study", "series", "save", "providers", "market", "migration", "lookback_days",
 }  # fmt: skip
+# The history as AWS Cost Explorer's and Azure Advisor's recommendations offer it: the last 7, 30 or 60
+# days of the stored bills, or all of them (at most the three years a period may span)
+LOOKBACKS = ("7", "30", "60", "all")
+MARKETS = ("bills", "move")  # the bills' own providers; move: add the move-provider scenario
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class PlanRequest:
     series: str = "auto"
     name: str = ""
     providers: tuple[str, ...] = ()  # catalog providers the prices may come from; empty: every one
+    market: str = "bills"  # bills: priced at the bills' own offers; move: the move scenario as well
+    migration: dict | None = None  # the move scenario's migration terms (plan_move.MIGRATION_DEFAULTS)
     stated: tuple[str, ...] = field(default=(), compare=False)  # the fields the caller gave
 
     def as_inputs(self) -> dict[str, Any]:
@@ -69,7 +75,7 @@ def plan_request_parse(data: object) -> PlanRequest:
     unknown = sorted(set(data) - REQUEST_FIELDS - {"stated"})
     if unknown:
         raise PlanInputError(unknown[0], f"unknown field; the fields are {', '.join(sorted(REQUEST_FIELDS))}")
-    start, end = _date(data.get("from"), "from"), _date(data.get("to"), "to")
+    start, end = _period(data)
     if (end - start).days * 24 < MIN_PERIOD_HOURS:
         raise PlanInputError("to", f"the period must be at least 7 days, got {(end - start).days} days")
     horizon = validate_horizon(data.get("horizon_months", DEFAULT_HORIZON_MONTHS))
@@ -87,8 +93,52 @@ def plan_request_parse(data: object) -> PlanRequest:
         trials=validate_trials(data.get("trials", DEFAULT_TRIALS)), seed=_seed(data.get("seed", DEFAULT_SEED)),
         currency=currency, study=study, series=_choice(data.get("series", "auto"), "series", SERIES),
         name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH), providers=_names(data, "providers"),
+        market=_choice(data.get("market", "bills"), "market", MARKETS), migration=_migration(data.get("migration")),
         stated=tuple(sorted(data.get("stated") or (set(data) - {"save", "stated"}))),
     )  # fmt: skip
+
+
+def _period(data: dict) -> tuple[dt.date, dt.date]:
+    """[from, to) as given, or from ``lookback_days``: the last N days before ``to`` (default the day
+    after the bills' last charge), or every stored day ("all", at most MAX_LOOKBACK_DAYS)."""
+    lookback = data.get("lookback_days")
+    if lookback is None:
+        return _date(data.get("from"), "from"), _date(data.get("to"), "to")
+    lookback = _choice(str(lookback), "lookback_days", LOOKBACKS)
+    if data.get("from"):
+        raise PlanInputError("lookback_days", "give from or lookback_days, not both")
+    first, last = stored_bill_days()
+    if last is None:
+        raise PlanInputError("from", "no bills stored: import some, or give from and to")
+    end = _date(data["to"], "to") if data.get("to") else last + dt.timedelta(days=1)
+    days = MAX_LOOKBACK_DAYS if lookback == "all" else int(lookback)
+    start = end - dt.timedelta(days=days)
+    if lookback == "all":
+        start = max(start, first)
+    return start, end
+
+
+MAX_LOOKBACK_DAYS = 3 * 365  # the longest period a plan reads (demand.MAX_PERIOD_HOURS: 3 x 366 days)
+
+
+def stored_bill_days() -> tuple[dt.date | None, dt.date | None]:
+    """The first and last UTC days any stored spend row is charged in."""
+    from django.db.models import Max, Min
+
+    from procurement.billing.models import SpendRecord
+
+    found = SpendRecord.objects.aggregate(first=Min("charge_period_start"), last=Max("charge_period_start"))
+    if found["last"] is None:
+        return None, None
+    return found["first"].astimezone(dt.UTC).date(), found["last"].astimezone(dt.UTC).date()
+
+
+def _migration(value: object) -> dict | None:
+    if value is None:
+        return None
+    from procurement.services.plan_move import migration_terms
+
+    return {key: str(number) for key, number in migration_terms(value).items()}
 
 
 def _date(value: object, name: str) -> dt.date:

@@ -22,14 +22,32 @@ def plan_table(result: dict) -> str:
         "",
         result["recommendation"],
         "",
-        f"{'layer':<14}{'GPUs':>8}{'GPU-hours':>16}{'share':>9}{'cost':>22}",
+        f"{'layer':<14}{'GPUs':>8}{'GPU-hours':>16}{'share':>9}{'cost':>22}  fleet (priced at)",
     ]
     for layer in result["layers"]:
         cost = sum((Decimal(v) for v in layer.get("cost_by_year") or []), Decimal(0))
         lines.append(
             f"{layer['kind']:<14}{layer['gpus']:>8,}{float(layer['hours_served']):>16,.0f}"
-            f"{float(layer['share_of_demand']) * 100:>8.1f}%{_money(cost, currency):>22}"
+            f"{float(layer['share_of_demand']) * 100:>8.1f}%{_money(cost, currency):>22}  {layer.get('fleet', '')}"
         )
+    if result.get("commitments_in_force"):
+        lines += ["", "commitments in force (supply already bought):"]
+        lines += [
+            f"  {item['commitment_id']}: {item['gpus']:g} GPUs at {item['rate_per_gpu_hour']} {currency}/GPU-h, "
+            f"ends {item['ends']} ({item['fleet']})"
+            for item in result["commitments_in_force"]
+        ]
+    if result.get("renewals"):
+        lines += ["", "renewals to decide:"]
+        lines += [
+            f"  {item['commitment_id']} ({item['fleet']}): {item['decide']}" for item in result["renewals"]
+        ]
+    if result.get("missing_prices"):
+        lines += ["", "missing prices:"]
+        lines += [
+            f"  {item['price']} of {item['fleet']}: {item['what']}; {item['how']}"
+            for item in result["missing_prices"]
+        ]
     lines += [
         "",
         f"total cost over {result['horizon_months']} months: {_money(result.get('total_cost'), currency)}",

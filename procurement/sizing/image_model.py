@@ -29,6 +29,9 @@ from procurement.sizing.image_shapes import (
 
 VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
 EAGER_SCORE_BYTES = 2.0  # softmax output in the compute dtype
+# Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
+# them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
+EAGER_SCORE_PASSES = 4.0
 
 
 def resolution(spec) -> int:
@@ -266,18 +269,27 @@ def inference_traffic_bytes_per_image(spec) -> float:
     """Bytes eager PyTorch moves outside the matmuls per image: every activation tensor a forward produces
     (the elements a training step would save, image_shapes.py) written once and read once by the
     normalization, activation, residual and concatenation kernels between the convolutions and linears.
-    Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes into the matmuls: 0."""
+    With `flash_attention: false` (eager attention, no SDPA) the attention scores add EAGER_SCORE_PASSES
+    passes over heads x N x M each (diffusers fast_diffusion tutorial: SDXL on an A100 takes 4.63 s without
+    SDPA and 3.31 s with it). Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes
+    into the matmuls: 0."""
     if spec.image.fused_kernels:
         return 0.0
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    elements = network_cost(slug, side).saved
+    cost = network_cost(slug, side)
+    elements, scores = cost.saved, cost.eager_scores_saved
     if image_preset(slug)["family"] == "diffusion":
-        elements *= steps(spec) * (2 if uses_cfg(spec) else 1)
+        passes = steps(spec) * (2 if uses_cfg(spec) else 1)
+        elements *= passes
+        scores *= passes
         elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
         autoencoder = vae(spec)
         if autoencoder:
-            elements += vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).saved
-    return 2.0 * elements * activation_bytes_per_element(spec)
+            decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
+            elements += decoder.saved
+            scores += decoder.eager_scores_saved
+    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * EAGER_SCORE_BYTES
+    return 2.0 * elements * activation_bytes_per_element(spec) + score_bytes
 
 
 def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes):

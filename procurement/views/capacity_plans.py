@@ -20,6 +20,7 @@ from procurement.services.capacity_plans import (
     plan_visible_or_404,
     plans_visible_to,
 )
+from procurement.services.plan_requests import LOOKBACKS
 from procurement.views.plan_charts import cost_by_year_svg, load_duration_svg, sensitivity_svg
 
 FORM_FIELDS = (
@@ -33,6 +34,9 @@ FORM_FIELDS = (
     "trials",
     "currency",
     "name",
+    "providers",
+    "market",
+    "lookback_days",
 )
 
 
@@ -40,8 +44,22 @@ def plan_display(result: dict) -> dict:
     """What the templates show of a plan result: the charts as SVG, the rest as stored."""
     sensitivity = result.get("sensitivity") or {}
     demand = result.get("demand") or {}
+    fleets = result.get("fleets") or []
     return {
         "result": result,
+        # one chart a fleet: each has its own curve and layers (GPU-hours of different fleets do not stack)
+        "fleet_charts": [
+            {
+                "fleet": fleet["fleet"],
+                "need": fleet.get("need", ""),
+                "svg": load_duration_svg(
+                    (fleet.get("demand") or {}).get("load_duration_curve") or [],
+                    [layer for layer in result.get("layers") or [] if layer.get("fleet") == fleet["fleet"]],
+                    title=fleet["fleet"],
+                ),
+            }
+            for fleet in fleets
+        ],
         "ldc_svg": load_duration_svg(demand.get("load_duration_curve") or [], result.get("layers") or []),
         "cost_by_year_svg": cost_by_year_svg(
             result.get("layers") or [],
@@ -62,12 +80,16 @@ def _form_defaults(today: dt.date) -> dict:
     end = today.replace(day=1)  # the six whole months before this one: the demo billing's period
     start = default_start(6, today)
     return {"from": start.isoformat(), "to": end.isoformat(), "horizon_months": 36, "growth": "0",
-            "scenario": "base", "trials": 1000, "teams": "", "gpu": "", "currency": "", "name": "", "study": ""}  # fmt: skip
+            "scenario": "base", "trials": 1000, "teams": "", "gpu": "", "currency": "", "name": "", "study": "", "providers": "", "market": "bills",
+            "lookback_days": ""}  # fmt: skip
 
 
 def _body(form: dict) -> dict:
     body = {key: form[key] for key in FORM_FIELDS if form.get(key) not in (None, "")}
     body["teams"] = [team.strip() for team in str(form.get("teams", "")).split(",") if team.strip()]
+    body["providers"] = [name.strip() for name in str(form.get("providers", "")).split(",") if name.strip()]
+    if body.get("lookback_days"):  # the lookback replaces the period's start
+        body.pop("from", None)
     for key in ("horizon_months", "trials"):
         if key in body:
             try:
@@ -101,7 +123,7 @@ def plan_list_page(request):
             error = error or f"No plan for the default period yet ({problem.field}: {problem.message})."
         except PermissionDenied as denied:
             error = f"teams: {denied}"
-    context = {"plans": plans, "form": form, "error": error}
+    context = {"plans": plans, "form": form, "error": error, "lookbacks": LOOKBACKS}
     if preview is not None:
         context |= plan_display(preview) | {"preview": True}
     return render(request, "procurement/plan_list.html", context)

@@ -12,6 +12,7 @@ from django.utils.functional import SimpleLazyObject
 from gpuledger.accounts.teams import can_see, get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
 from gpuledger.roles import ENGINEER, role_required
+from gpuledger.templatetags.formatting import hourly
 from procurement import models, services
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
@@ -242,7 +243,10 @@ def cost_segments(row: dict) -> list[dict]:
 
 
 def unit_cost_labels(row: dict) -> list[str]:
-    return [f"{value} {UNIT_LABELS.get(name, name)}" for name, value in row.get("unit_costs", {}).items()]
+    # per GPU-hour, per 1M tokens: prices, read with at most 4 decimals (the API keeps all 6)
+    return [
+        f"{hourly(value)} {UNIT_LABELS.get(name, name)}" for name, value in row.get("unit_costs", {}).items()
+    ]
 
 
 def stale_now(row: dict, now: dt.datetime) -> bool:

@@ -10,8 +10,9 @@ from gpuledger.charts import PALETTE, WIDTH, _axes, _legend, _nice_max, _svg, st
 
 # Base load at the bottom, in the order the plan engine stacks the options (procurement/planning/plan.py:
 # commitments, then owned servers, lowest running cost first; then spot and on-demand above them).
-LAYER_ORDER = ("committed_3y", "committed_1y", "owned", "spot", "on_demand")
+LAYER_ORDER = ("in_force", "committed_3y", "committed_1y", "owned", "spot", "on_demand")
 LAYER_LABELS = {
+    "in_force": "commitments in force",
     "owned": "owned servers",
     "committed_3y": "3-year commitment",
     "committed_1y": "1-year commitment",

@@ -11,7 +11,7 @@ from django.shortcuts import render
 
 from gpuledger.charts import stacked_bar_chart
 from gpuledger.roles import ENGINEER, role_required
-from procurement.api.sizing import size_spec_document
+from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.image_presets import image_architecture

@@ -1,7 +1,7 @@
 """`python -m tests.faults.driver ACTION ...`: app code run as its own process by the fault tests, with
 DATABASE_URL and REDIS_URL pointing at their private instances.
 
-- `refresh FILE [--pause-file P --go-file G]`: one refresh (scheduler.refresh.refresh_run, the code of the
+- `refresh FILE [--pause-file P --go-file G]`: one refresh (pricing.sources.refresh.refresh_run, the code of the
   beat task and of `refresh_prices`) of a generic price CSV. With the two files it stops half-way through
   the rows (inside the ingest transaction, holding the refresh lock), creates P and waits for G, so a
   test can fault a service or race a second run at a known point.
@@ -38,8 +38,8 @@ def _paused(records, pause_file: Path, go_file: Path):
 def refresh(args) -> dict:
     from pricing.providers.aws import AwsReadStats
     from pricing.providers.generic_csv import read_generic_csv
-    from scheduler.refresh import refresh_run
-    from scheduler.sources import Fetch, Source
+    from pricing.sources.refresh import refresh_run
+    from pricing.sources.registry import Fetch, Source
 
     def fetch(region, now):
         records = read_generic_csv(args.file)

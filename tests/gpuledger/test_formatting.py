@@ -138,3 +138,15 @@ def test_unique_keeps_first_occurrences_in_order(items):
     keys = [str(item).strip().rstrip(".").lower() for item in kept]
     assert len(keys) == len(set(keys))
     assert set(keys) == {str(item).strip().rstrip(".").lower() for item in items}
+
+
+def test_a_gpu_hour_price_reads_at_most_four_decimals_with_thousands_separators():
+    # The catalog keeps 6 decimals (p4d.24xlarge 21.957642 USD/h in us-east-1, SkyPilot's AWS catalog);
+    # a table shows 4 and the export/API keep them all (issue 30).
+    assert f.hourly(Decimal("21.957642")) == "21.9576"
+    assert f.hourly(Decimal("2.744705"), "USD") == "2.7447 USD/h"
+    assert f.hourly(Decimal("12345.678901")) == "12,345.6789"
+    html = Template("{% load formatting %}{{ p|hourly }} {{ m|money:'USD' }} {{ s|percent:1 }}").render(
+        Context({"p": Decimal("55.040000"), "m": Decimal("1112.50"), "s": 0.3123})
+    )
+    assert html == "55.04 1,112.50 USD 31.2%"

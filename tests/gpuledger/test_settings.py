@@ -9,10 +9,13 @@ from django.core.exceptions import ImproperlyConfigured
 from gpuledger.env import env_bool, env_int, env_list
 
 
-def _settings_in_subprocess(env: dict) -> subprocess.CompletedProcess:
+def _settings_in_subprocess(
+    env: dict, module: str = "gpuledger.settings.production"
+) -> subprocess.CompletedProcess:
     code = (
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='gpuledger.settings'; django.setup(); "
-        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
+        f"import django, os; os.environ['DJANGO_SETTINGS_MODULE']={module!r}; django.setup(); "
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, s.DEBUG)"
     )
     base = {
         "PATH": "/usr/bin:/bin",
@@ -30,10 +33,29 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
     assert "SECRET_KEY must be set" in result.stderr
 
 
-def test_it_runs_embedded_on_sqlite_with_eager_celery_when_nothing_is_set():
-    result = _settings_in_subprocess({"DEBUG": "1"})
+def test_the_local_settings_run_embedded_on_sqlite_with_eager_celery_and_debug_when_nothing_is_set():
+    result = _settings_in_subprocess({}, module="gpuledger.settings.local")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"]
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True", "True"]
+
+
+def test_manage_py_runs_on_the_local_settings_with_no_variable_set(tmp_path):
+    # A fresh checkout, nothing exported: the README's commands must not stop on the production rules.
+    from pathlib import Path
+
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    env = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(manage), "diffsettings", "--output", "unified"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "+ DEBUG = True" in done.stdout
+    assert "+ SETTINGS_MODULE = 'gpuledger.settings.local'" in done.stdout
+    assert "+ CELERY_TASK_ALWAYS_EAGER = True" in done.stdout
 
 
 def test_it_uses_postgres_and_a_real_broker_from_urls():
@@ -42,6 +64,7 @@ def test_it_uses_postgres_and_a_real_broker_from_urls():
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "gpuledger.db.postgresql",
+        "False",
         "False",
     ]  # Django's, with a cheaper health check
 
@@ -98,14 +121,14 @@ def test_env_helpers_read_typed_values(monkeypatch):
 
 def test_production_settings_pass_the_deploy_checks():
     # `manage.py check --deploy` with DEBUG off and a long random key: no security warning (HSTS, SSL
-    # redirect, secure session and CSRF cookies are set in gpuledger/settings.py).
+    # redirect, secure session and CSRF cookies are set in gpuledger/settings/production.py).
     import secrets
     from pathlib import Path
 
     manage = Path(__file__).resolve().parents[2] / "manage.py"
     env = {
         "PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test", "ALLOWED_HOSTS": "example.com",
-        "SECRET_KEY": secrets.token_urlsafe(60), "DATABASE_URL": "sqlite:////tmp/gpuledger-deploy-check.sqlite3",
+        "DJANGO_SETTINGS_MODULE": "gpuledger.settings.production", "SECRET_KEY": secrets.token_urlsafe(60), "DATABASE_URL": "sqlite:////tmp/gpuledger-deploy-check.sqlite3",
     }  # fmt: skip
     result = subprocess.run(
         [sys.executable, str(manage), "check", "--deploy"],
@@ -129,8 +152,7 @@ def test_a_bad_redis_url_is_named_without_its_password():
 
 
 def test_a_bare_makemigrations_check_answers_about_migrations():
-    # No environment at all (a fresh clone): every model change has its migration, and the command says so
-    # instead of stopping on the SECRET_KEY rule, which still applies to every other command.
+    # No environment at all (a fresh clone): every model change has its migration, and the command says so.
     from pathlib import Path
 
     manage = Path(__file__).resolve().parents[2] / "manage.py"
@@ -141,7 +163,39 @@ def test_a_bare_makemigrations_check_answers_about_migrations():
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
     assert "No changes detected" in check.stdout
-    other = subprocess.run(
-        [sys.executable, str(manage), "check"], env=env, capture_output=True, text=True, timeout=120
+
+
+def test_the_production_settings_are_named_not_defaulted_and_keep_their_rules():
+    # manage.py falls back to the local settings only; the WSGI/ASGI entry points gunicorn serves fall back
+    # to production, so a deployment that forgot DJANGO_SETTINGS_MODULE stops on SECRET_KEY rather than
+    # serving debug pages. infra/ names production explicitly.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test"}
+    served = subprocess.run(
+        [sys.executable, "-c", "import gpuledger.wsgi"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert other.returncode != 0 and "SECRET_KEY must be set" in other.stderr
+    assert served.returncode != 0 and "SECRET_KEY must be set" in served.stderr
+    named = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "check"],
+        env={**env, "DJANGO_SETTINGS_MODULE": "gpuledger.settings.production"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert named.returncode != 0 and "SECRET_KEY must be set" in named.stderr
+    assert (
+        "DJANGO_SETTINGS_MODULE=gpuledger.settings.production" in (root / "infra" / "Dockerfile").read_text()
+    )
+    import yaml
+
+    compose = yaml.safe_load((root / "infra" / "docker-compose.yml").read_text())
+    for service in ("migrate", "web", "worker", "beat"):
+        environment = compose["services"][service]["environment"]
+        assert environment["DJANGO_SETTINGS_MODULE"] == "gpuledger.settings.production", service

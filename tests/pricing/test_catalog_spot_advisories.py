@@ -71,14 +71,22 @@ def data_copy(tmp_path):
     return target
 
 
-def test_a_broken_snapshot_names_the_json_path_and_changes_nothing(db, data_copy):
+def test_a_bad_row_of_a_snapshot_is_refused_and_every_other_band_loads(db, data_copy):
     path = data_copy / "spot_advisor" / SNAPSHOT_NAME
     data = json.loads(path.read_text())
     data["spot_advisor"]["us-east-1"]["Linux"]["p4d.24xlarge"]["r"] = 9
     path.write_text(json.dumps(data))
-    with pytest.raises(CatalogError, match=r"spot_advisor\.us-east-1\.Linux\.p4d\.24xlarge\.r"):
-        catalog_load(data_dir=data_copy)
-    assert not SpotAdvisory.objects.exists()
+    report = catalog_load(data_dir=data_copy)
+    assert report.spot_advisory_refusals.counts == {"out_of_range": 1}
+    assert (
+        "spot_advisor.us-east-1.Linux.p4d.24xlarge.r"
+        in report.spot_advisory_refusals.examples["out_of_range"][0]
+    )
+    assert not SpotAdvisory.objects.filter(
+        region_code="us-east-1", instance_type_name="p4d.24xlarge"
+    ).exists()
+    assert SpotAdvisory.objects.filter(region_code="us-west-2", instance_type_name="p4d.24xlarge").exists()
+    assert SpotAdvisory.objects.filter(region_code="us-east-1", instance_type_name="p3.2xlarge").exists()
 
 
 def test_a_snapshot_without_a_date_in_its_name_is_refused(db, data_copy):

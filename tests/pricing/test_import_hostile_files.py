@@ -107,10 +107,14 @@ def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path):
     assert PriceRefresh.objects.get().status == "succeeded"
 
 
+def test_an_unreadable_ranges_list_is_an_error_naming_the_field(tmp_path):
+    path = advisor(tmp_path, json.dumps({"ranges": [{"index": 1e999, "label": "x"}], "spot_advisor": {}}))
+    assert_clean_failure(import_error(path), f"spot-advisor:{path.name}: column 'ranges'")
+
+
 @pytest.mark.parametrize(
     ("document", "field"),
     [
-        ({"ranges": [{"index": 1e999, "label": "x"}], "spot_advisor": {}}, "ranges"),
         ({"ranges": [{"index": 7, "label": "x"}], "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 7, "s": 5}}}}},
          "spot_advisor.us-east-1.Linux.p5.r"),
         ({"ranges": [{"index": 0, "label": "x" * 100}], "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 0, "s": 5}}}}},
@@ -119,9 +123,14 @@ def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path):
          f"spot_advisor.{'r' * 60}.Linux.p5"),
     ],
 )  # fmt: skip
-def test_hostile_advisor_values_are_errors_naming_the_field(tmp_path, document, field):
+def test_hostile_advisor_rows_are_refused_naming_the_field(tmp_path, document, field):
     path = advisor(tmp_path, json.dumps(document))
-    assert_clean_failure(import_error(path), f"spot-advisor:{path.name}: column {field!r}")
+    out = StringIO()
+    call_command("import_prices", str(path), stdout=out)
+    refresh = PriceRefresh.objects.get()
+    assert (refresh.status, refresh.rows_refused) == ("succeeded", 1)
+    assert f"column {field!r}" in refresh.refused_reasons["out_of_range"]["examples"][0]
+    assert "0 inserted, 0 unchanged, 1 rejected" in out.getvalue()
 
 
 def test_an_advisor_file_with_a_bad_byte_names_line_and_column(tmp_path):

@@ -140,18 +140,19 @@ def test_it_imports_a_spot_advisor_snapshot_dated_by_its_name_and_reruns_unchang
     )
 
 
-def test_it_stores_no_advisory_from_a_snapshot_with_a_bad_entry(tmp_path):
+def test_a_bad_entry_of_a_snapshot_is_refused_and_the_rest_lands(tmp_path):
     path = advisor_file(
         tmp_path,
         "advisor-2026-11-30.json",
         {"g5.xlarge": {"r": 0, "s": 70}, "p4d.24xlarge": {"r": 7, "s": 60}},
     )
-    with pytest.raises(
-        CommandError, match=r"spot_advisor\.us-east-1\.Linux\.p4d\.24xlarge\.r'.*\n.*Nothing from"
-    ):
-        run(path)
-    assert not SpotAdvisory.objects.exists()
-    assert PriceRefresh.objects.get().status == "failed"
+    out = run(path)
+    assert "1 inserted, 0 unchanged, 1 rejected" in out
+    assert "refused (out_of_range): 1" in out and "spot_advisor.us-east-1.Linux.p4d.24xlarge.r" in out
+    assert list(SpotAdvisory.objects.values_list("instance_type_name", flat=True)) == ["g5.xlarge"]
+    refresh = PriceRefresh.objects.get()
+    assert (refresh.status, refresh.rows_seen, refresh.rows_refused) == ("succeeded", 2, 1)
+    assert refresh.refused_reasons["out_of_range"]["count"] == 1
 
 
 def test_it_dates_an_unnamed_snapshot_by_observed_at_or_the_day_it_was_written(tmp_path):

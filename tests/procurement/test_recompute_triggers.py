@@ -14,11 +14,11 @@ from pricing.catalog import SKYPILOT_SNAPSHOT_AT
 from pricing.models import PriceObservation
 from pricing.providers.aws import AwsReadStats
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from procurement import tasks
 from procurement.models import Recommendation, Workload
 from procurement.services import recommendation_create
-from scheduler import sources
-from scheduler.refresh import refresh_run
 from scheduler.schedule import DAY, SCHEDULE
 
 WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}

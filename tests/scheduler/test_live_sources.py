@@ -17,11 +17,11 @@ from pricing.models import Offer, PriceObservation, UnmappedGpuName
 from pricing.providers.http_api import HttpAnswer
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
 from pricing.selectors import current_price_observations
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from pricing.spot_selectors import offer_spot_history
 from pricing.tasks import refresh_prices, refresh_source_region
-from scheduler import sources
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
 from tests.pricing.providers.fake_http import FakeHttp, ok, recorded
 
 pytestmark = pytest.mark.django_db
@@ -166,10 +166,10 @@ def test_a_source_is_off_until_its_setting_or_key_exists(settings, viewer_client
     assert not PriceRefresh.objects.exists()
     html = viewer_client.get("/status/").content.decode()
     states = html.split('id="source-states"', 1)[1].split("</table>", 1)[0]
-    # the three live sources and the Vast market (GPULEDGER_VAST_MARKET unset) are off; the four AWS ones are on
-    assert (
-        states.count('<span class="badge warn">off</span>') == 4 and states.count('badge good">on') == 4
-    )  # 4 AWS
+    # the three live sources, the Vast market (GPULEDGER_VAST_MARKET unset) and the 11 gpuhunt providers
+    # (GPULEDGER_GPUHUNT_PROVIDERS unset) are off; the four AWS ones are on
+    assert states.count('<span class="badge warn">off</span>') == 4 + 11
+    assert states.count('badge good">on') == 4  # 4 AWS
     assert "set LAMBDA_API_KEY" in html and "set GCP_BILLING_API_KEY" in html
 
 
@@ -206,7 +206,7 @@ def test_live_prices_land_on_the_bundled_instance_types_with_their_gpus(live, bu
 
 def test_a_reader_s_own_rejections_are_refusals_with_their_reason_for_every_source():
     from pricing.providers.aws import AwsReadStats
-    from scheduler.sources import Fetch, Source
+    from pricing.sources.registry import Fetch, Source
 
     stats = AwsReadStats(rejected=2, rejected_locations=["aws:us-east-1 page 1 item 3: SpotPrice '0.0'"] * 2)
     source = Source("aws-spot", lambda region, now: Fetch(iter([]), stats), lambda: ["us-east-1"])

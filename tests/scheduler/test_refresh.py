@@ -15,10 +15,10 @@ from django.core.management.base import CommandError
 from moto import mock_aws
 
 from pricing.models import PriceObservation, SpotAdvisory
-from scheduler import sources
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from scheduler.locks import refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
 from tests.pricing.providers.aws_responses import STUB_LIST_PRICES, fake_aws_factory
 
 NOW = dt.datetime(2026, 11, 30, 12, 30, tzinfo=dt.UTC)
@@ -85,7 +85,7 @@ def test_it_fills_spot_prices_per_zone_and_reruns_without_inserting(fake_aws):
 
 @pytest.mark.django_db
 def test_it_refreshes_every_aws_source_from_the_command(fake_aws, monkeypatch):
-    monkeypatch.setattr("scheduler.refresh.timezone.now", lambda: NOW)
+    monkeypatch.setattr("pricing.sources.refresh.timezone.now", lambda: NOW)
     out = StringIO()
     call_command("refresh_prices", "--source", "aws", "--regions", "us-east-1", "--no-progress", stdout=out)
     text = out.getvalue()

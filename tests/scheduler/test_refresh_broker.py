@@ -14,10 +14,10 @@ from moto import mock_aws
 
 from pricing.models import PriceObservation
 from pricing.selectors import current_price_observations
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from pricing.tasks import refresh_prices, refresh_source_region
-from scheduler import sources
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
 from tests.pricing.providers.aws_responses import STUB_SPOT_PRICES, fake_aws_factory
 
 NOW = dt.datetime.now(dt.UTC).replace(minute=0, second=0, microsecond=0)

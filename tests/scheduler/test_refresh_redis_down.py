@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from pricing.models import PriceObservation
+from pricing.sources.refresh import refresh_run
+from pricing.sources.registry import Fetch, Source
 from scheduler.locks import LockUnavailable
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
-from scheduler.sources import Fetch, Source
 
 CLOSED_PORT_URL = "redis://127.0.0.1:1/0"  # port 1: nothing listens, the connection is refused at once
 

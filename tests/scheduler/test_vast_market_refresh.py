@@ -14,10 +14,10 @@ from pricing.models import Offer, PriceObservation
 from pricing.offer_table import current_price_rows
 from pricing.providers.http_api import HttpAnswer
 from pricing.selectors import offer_frame
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from pricing.tasks import refresh_prices
-from scheduler import sources
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.refresh import refresh_run
 from tests.pricing.providers.vast_responses import (
     A100_SXM4_80_2,
     EMPTY,

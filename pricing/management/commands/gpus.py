@@ -7,6 +7,9 @@ from pricing.models import GpuModel, InstanceType
 
 class Command(BaseCommand):
     help = "List GPU model slugs and names, each with the providers whose loaded catalog offers it."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def handle(self, *args, **options):
         sellers = _providers_by_gpu()

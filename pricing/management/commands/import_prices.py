@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from pricing.ingest import FUTURE_ALLOWANCE, ingest_price_records, spot_advisories_upsert
 from pricing.models import FxRate
+from pricing.price_checks import Refusals
 from pricing.providers.generic_csv import GENERIC_HEADER, GenericReadStats, read_generic_csv
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import SkyPilotReadStats, read_skypilot_csv
@@ -105,12 +106,17 @@ class Command(BaseCommand):
             _finish(refresh, RefreshStatus.FAILED, error=f"--provider {provider!r} for a Spot Advisor file")
             raise CommandError(f"--provider {provider!r}: a Spot Advisor snapshot describes AWS only")
         snapshot = _snapshot_time(file, observed_at, default=snapshot_time(file))
-        count = spot_advisories_upsert(read_spot_advisor(file, observed_at=snapshot))
-        refresh.rows_seen = count.created + count.updated + count.unchanged
+        refusals = Refusals()
+        count = spot_advisories_upsert(read_spot_advisor(file, observed_at=snapshot, refusals=refusals))
+        refresh.rows_seen = count.created + count.updated + count.unchanged + refusals.total
         refresh.rows_inserted, refresh.rows_unchanged = count.changed, count.unchanged
+        refresh.rows_rejected = refresh.rows_refused = refusals.total
+        refresh.refused_reasons = refusals.as_json()
         _finish(refresh, RefreshStatus.SUCCEEDED)
+        for reason, entry in refusals.as_json().items():
+            self.stdout.write(f"  refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}")
         self.stdout.write(
-            f"{file}: {count.created} inserted, {count.unchanged} unchanged, 0 rejected"
+            f"{file}: {count.created} inserted, {count.unchanged} unchanged, {refusals.total} rejected"
             + (f", {count.updated} updated" if count.updated else "")
             + f" (spot advisories as of {snapshot:%Y-%m-%d})"
         )

@@ -31,6 +31,10 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Unmapped accelerator names (stored without a GPU model; map them in the admin): {names}"
             )
+        for reason, entry in report.spot_advisory_refusals.as_json().items():
+            self.stdout.write(
+                f"spot advisories refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}"
+            )
         total = report.total_changes + report.changes["model_architectures"].changed
         if total == 0:
             self.stdout.write(self.style.SUCCESS("Catalog already up to date: 0 changes."))

@@ -15,8 +15,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from scheduler.refresh import refresh_run
-from scheduler.sources import GLOBAL_REGION, Source, expand_sources, spot_advisor_file_source
+from pricing.sources.refresh import refresh_run
+from pricing.sources.registry import GLOBAL_REGION, Source, expand_sources, spot_advisor_file_source
 
 FILE_SOURCE = "aws-spot-advisor"
 

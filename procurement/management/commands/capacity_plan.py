@@ -13,7 +13,14 @@ from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError
 from procurement.services.capacity_plans import capacity_plan_create, capacity_plan_preview
-from procurement.services.plan_requests import DEFAULT_HORIZON_MONTHS, DEFAULT_SEED, SCENARIOS, SERIES
+from procurement.services.plan_requests import (
+    DEFAULT_HORIZON_MONTHS,
+    DEFAULT_SEED,
+    LOOKBACKS,
+    MARKETS,
+    SCENARIOS,
+    SERIES,
+)
 from procurement.services.plan_table import plan_table
 
 # Request field -> the flag a person typed, so an error names what they can fix.
@@ -21,17 +28,30 @@ FLAGS = {
     "from": "--from", "to": "--to", "teams": "--team", "team": "--team", "gpu": "--gpu",
     "horizon_months": "--horizon-months", "growth": "--growth", "scenario": "--scenario", "trials": "--trials",
     "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name", "providers": "--provider",
+    "market": "--market", "lookback_days": "--lookback-days",
 }  # fmt: skip
 
 
 class Command(BaseCommand):
     help = "Plan GPU capacity from the stored bills: owned servers, commitments, on-demand and spot."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--from", dest="start", required=True, help="first day of the history, YYYY-MM-DD"
+            "--from", dest="start", help="first day of the history, YYYY-MM-DD (or --lookback-days)"
         )
-        parser.add_argument("--to", dest="end", required=True, help="the day after the last (exclusive)")
+        parser.add_argument(
+            "--to",
+            dest="end",
+            help="the day after the last (exclusive); default with --lookback-days: the bills' end",
+        )
+        parser.add_argument(
+            "--lookback-days",
+            choices=LOOKBACKS,
+            help="the history: the last 7, 30 or 60 days of the bills, or all",
+        )
         parser.add_argument("--team", action="append", default=[], help="only this team's spend (repeatable)")
         parser.add_argument("--gpu", default="", help="GPU slug or family (h100); default the most used GPU")
         parser.add_argument("--horizon-months", type=int, default=DEFAULT_HORIZON_MONTHS, help="1 to 120")
@@ -49,7 +69,13 @@ class Command(BaseCommand):
             "--provider",
             action="append",
             default=[],
-            help="price from this catalog provider only (repeatable)",
+            help="plan only the bills of this provider (repeatable); each fleet is priced at its own provider",
+        )
+        parser.add_argument(
+            "--market",
+            choices=MARKETS,
+            default="bills",
+            help="bills: the bills' own providers (default); move: also the move-provider scenario",
         )
         parser.add_argument("--currency", default="", help="ISO 4217 code (default the study's, else USD)")
         parser.add_argument("--name", default="", help="a name for the stored plan")
@@ -75,16 +101,38 @@ class Command(BaseCommand):
 
     def _body(self, options) -> dict:
         body = {
-            "from": options["start"], "to": options["end"], "teams": options["team"], "gpu": options["gpu"],
-            "horizon_months": options["horizon_months"], "growth": options["growth"],
-            "scenario": options["scenario"], "seed": options["seed"], "series": options["series"],
-            "currency": options["currency"], "name": options["name"], "providers": options["provider"],
+            "from": options["start"],
+            "to": options["end"],
+            "teams": options["team"],
+            "gpu": options["gpu"],
+            "horizon_months": options["horizon_months"],
+            "growth": options["growth"],
+            "scenario": options["scenario"],
+            "seed": options["seed"],
+            "series": options["series"],
+            "currency": options["currency"],
+            "name": options["name"],
+            "providers": options["provider"],
+            "market": options["market"],
         }  # fmt: skip
+        if options["lookback_days"]:
+            body["lookback_days"] = options["lookback_days"]
         if options["trials"] is not None:
             body["trials"] = options["trials"]
         # what the person typed (a value left at its default is labelled a default in the assumptions)
-        defaults = {"teams": [], "gpu": "", "horizon_months": DEFAULT_HORIZON_MONTHS, "growth": "0", "scenario": "base",
-                    "seed": DEFAULT_SEED, "series": "auto", "currency": "", "name": "", "providers": []}  # fmt: skip
+        defaults = {
+            "teams": [],
+            "gpu": "",
+            "horizon_months": DEFAULT_HORIZON_MONTHS,
+            "growth": "0",
+            "scenario": "base",
+            "seed": DEFAULT_SEED,
+            "series": "auto",
+            "currency": "",
+            "name": "",
+            "providers": [],
+            "market": "bills",
+        }
         body["stated"] = sorted(key for key in body if key not in defaults or body[key] != defaults[key])
         if options["study"]:
             body["stated"].append("study")

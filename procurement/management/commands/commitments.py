@@ -41,6 +41,9 @@ FLAGS = {
 
 class Command(BaseCommand):
     help = "Price a commitment against a demand profile: break-even utilization and the cheapest mix."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument(

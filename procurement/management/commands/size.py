@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from procurement.api.sizing import size_spec_document
+from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text
 from procurement.sizing.mfu import CALIBRATION_LABELS
@@ -75,12 +75,13 @@ def render_table(report: dict) -> str:
     lines += [f"  {key:<24} {_number(value):>10}" for key, value in memory.items()]
     throughput = report["throughput"]
     lines += ["", f"Speed on {throughput.get('gpus', '-')} x {throughput.get('gpu', '-')}:"]
-    lines += [f"  {key:<38} {_number(throughput.get(key), 3):>14}" for key in _speed_keys(workload["task"])]
+    keys = _speed_keys(workload["task"], image="image" in workload)
+    lines += [f"  {key:<38} {_number(throughput.get(key), 3):>14}" for key in keys]
     lines += [
         "",
         f"{'gpu':<22} {'n':>3} {'verdict':<13} {'util':>6} {'GiB/GPU':>9} {'speed':>12}  remedy / warnings",
     ]
-    speed_key = _speed_keys(workload["task"])[0]
+    speed_key = keys[0]
     for candidate in report["candidates"]:
         calibration = candidate.get("calibration") or {}  # "speed calibrated from N runs (factor x.xx)"
         calibrated = [
@@ -102,7 +103,12 @@ def render_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _speed_keys(task: str) -> tuple[str, ...]:
+def _speed_keys(task: str, image: bool = False) -> tuple[str, ...]:
+    """An image workload's speed in images (its JSON keys, report.py IMAGE_*_ALIASES), not tokens."""
+    if image:
+        if task == "inference":
+            return ("images_per_second", "seconds_per_batch")
+        return ("training_images_per_second", "training_hours", "communication_share")
     if task == "inference":
         return (
             "decode_tokens_per_second_total",

@@ -11,6 +11,9 @@ from procurement.costing.values import CostInputError
 
 class Command(BaseCommand):
     help = "Compare buying servers with renting the same GPU-hours over a horizon (YAML or JSON study)."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="study file, YAML or JSON")

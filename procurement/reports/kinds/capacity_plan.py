@@ -14,7 +14,7 @@ from procurement.reports.dates import age_days
 from procurement.reports.model import Assumption, Column, Headline, PriceDate, Report, Section, Table
 from procurement.reports.registry import ReportInputError, ReportKind
 
-LAYER_LABELS = {"owned": "Owned servers", "committed_3y": "3-year commitment", "committed_1y": "1-year commitment",
+LAYER_LABELS = {"in_force": "Commitments in force", "owned": "Owned servers", "committed_3y": "3-year commitment", "committed_1y": "1-year commitment",
                 "on_demand": "On-demand", "spot": "Spot"}  # fmt: skip
 
 
@@ -43,6 +43,24 @@ def _share(result: dict, kind: str) -> str:
                     if layer["kind"] == kind), Decimal(0)))  # fmt: skip
 
 
+def _commit(result: dict, kind: str) -> str:
+    """GPUs committed, or "not evaluated" when no fleet had a price for it (never "0 GPUs" for an option
+    the plan could not weigh: docs/capacity-plan.md, "A missing price is said")."""
+    evaluated = result.get("options_evaluated")
+    if evaluated is not None and kind not in evaluated:
+        return "not evaluated: no price (see Missing prices)"
+    return f"{_gpus(result, kind)} GPUs"
+
+
+def _in_force(result: dict) -> str:
+    items = result.get("commitments_in_force") or []
+    if not items:
+        return "none in the bills"
+    return (
+        f"{sum(item['gpus'] for item in items):g} GPUs ({', '.join(item['commitment_id'] for item in items)})"
+    )
+
+
 def _summary(result: dict) -> list[Headline]:
     horizon, rate = result["horizon_months"], Decimal(str(result.get("discount_rate_annual") or "0.08"))
     servers, per_server = int(result.get("owned_servers") or 0), int(result.get("gpus_per_server") or 8)
@@ -50,8 +68,9 @@ def _summary(result: dict) -> list[Headline]:
     month = result.get("break_even_month")
     return [
         Headline("Servers to own", f"{servers} ({_gpus(result, 'owned')} GPUs)", "text", f"{per_server} GPUs per server"),
-        Headline("Commit for 3 years", f"{_gpus(result, 'committed_3y')} GPUs", "text", "paid every hour of the term"),
-        Headline("Commit for 1 year", f"{_gpus(result, 'committed_1y')} GPUs", "text", "the largest year's level; re-chosen each year"),
+        Headline("Commitments in force", _in_force(result), "text", "bought before the plan; renewals listed"),
+        Headline("Commit for 3 years", _commit(result, "committed_3y"), "text", "paid every hour of the term"),
+        Headline("Commit for 1 year", _commit(result, "committed_1y"), "text", "the largest year's level; re-chosen each year"),
         Headline("Left to on-demand", _share(result, "on_demand"), "percent", f"of demand, peak {_gpus(result, 'on_demand')} GPUs"),
         Headline("Left to spot", _share(result, "spot"), "percent", f"of demand, peak {_gpus(result, 'spot')} GPUs; interruptible work only"),
         Headline(f"Total cost over {horizon} months", result.get("total_cost"), "money", "cash, undiscounted"),
@@ -68,15 +87,90 @@ def _summary(result: dict) -> list[Headline]:
 
 def _layers_table(result: dict) -> Table:
     rows = [{"layer": LAYER_LABELS.get(layer["kind"], layer["kind"]), "gpu_model": layer.get("gpu_model", ""),
+             "priced_at": "/".join(part for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region")) if part),
              "gpus": layer.get("gpus"), "hours_served": str(layer.get("hours_served")),
              "share": str(layer.get("share_of_demand")),
              "cost": str(sum((Decimal(str(v)) for v in layer.get("cost_by_year") or []), Decimal(0)))}
             for layer in result.get("layers", [])]  # fmt: skip
     return Table("layers", "Layers", [
-        Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("gpus", "GPUs", "integer"),
+        Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("priced_at", "Priced at"),
+        Column("gpus", "GPUs", "integer"),
         Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of demand", "percent"),
         Column("cost", "Cost over the horizon", "money", total=True),
     ], rows)  # fmt: skip
+
+
+def _models_table(result: dict) -> Table:
+    rows = [
+        {
+            "gpu_model": item["gpu_model"],
+            "spend": item["spend"],
+            "plan": item["total_cost"],
+            "fleets": ", ".join(item.get("fleets") or []) or "not planned",
+        }
+        for item in result.get("models", [])
+    ]
+    return Table(
+        "models",
+        "GPU models by spend in the bills",
+        [
+            Column("gpu_model", "GPU model"),
+            Column("spend", "Spend in the bills", "money", total=True),
+            Column("plan", "Plan over the horizon", "money", total=True),
+            Column("fleets", "Fleets"),
+        ],
+        rows,
+    )
+
+
+def _missing_table(result: dict) -> Table:
+    rows = [
+        {"what": f"{item['price']} of {item['fleet']}", "how": item["how"]}
+        for item in result.get("missing_prices", [])
+    ]
+    renewals = [
+        {
+            "what": f"renewal: {item['commitment_id']} ({item['fleet']}), ends {item['ends']}",
+            "how": item["decide"],
+        }
+        for item in result.get("renewals", [])
+    ]
+    return Table(
+        "missing_prices",
+        "Missing prices and renewals to decide",
+        [Column("what", "What"), Column("how", "How to give it / what to decide")],
+        rows + renewals,
+    )
+
+
+def _scenario_tables(result: dict) -> list[Table]:
+    """The move-provider scenario, when asked for: its own totals, apart from the recommendation."""
+    move = (result.get("scenarios") or {}).get("move_provider")
+    if not move or not move.get("fleets_moved"):
+        return []
+    rows = [
+        {"item": f"{fleet['fleet']} at {', '.join(fleet['priced_at'])}", "amount": fleet["total_cost"]}
+        for fleet in move["fleets_moved"]
+    ]
+    rows += [
+        {"item": "migration (egress and engineering: assumptions below)", "amount": move["migration_cost"]},
+        {"item": "scenario total", "amount": move["total_cost"]},
+        {"item": "status quo of the fleets moved", "amount": move.get("status_quo_cost")},
+        {"item": "savings vs their status quo", "amount": move.get("savings_vs_status_quo")},
+    ]
+    rows += [
+        {"item": f"{item['name']} = {item['value']} ({item['source']})", "amount": None}
+        for item in move["assumptions"]
+    ]
+    rows += [{"item": f"not moved: {text}", "amount": None} for text in move.get("fleets_not_moved", [])]
+    return [
+        Table(
+            "move_provider",
+            "Scenario: move provider (like-for-like offers only; not the recommendation)",
+            [Column("item", "Item"), Column("amount", "Amount", "money")],
+            rows,
+        )
+    ]
 
 
 def _data_tables(result: dict) -> list[Table]:
@@ -154,7 +248,8 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
                f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."]
         + list(result.get("warnings", [])),
-        sections=[Section(heading="Layers", tables=[_layers_table(result), *_data_tables(result), _method_table(method)],
+        sections=[Section(heading="Layers", tables=[_layers_table(result), _models_table(result), _missing_table(result), *_scenario_tables(result),
+                                                    *_data_tables(result), _method_table(method)],
                           paragraphs=["The demand curve, the demand by month, every layer's cost by year, the "
                                       "sensitivity and the method notes are in the Excel and CSV files."])],
         assumptions=[Assumption(item["name"], str(item["value"]), item["source"]) for item in printed],

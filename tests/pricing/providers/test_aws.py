@@ -7,7 +7,9 @@ tested with Stubber and real-shaped responses instead.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from botocore.awsrequest import AWSResponse
@@ -15,6 +17,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from pricing.price_checks import UNREADABLE, Refusals
 from pricing.providers.aws import (
     AwsReadStats,
     AwsZone,
@@ -24,7 +27,7 @@ from pricing.providers.aws import (
     fetch_aws_spot,
     instance_type_record,
 )
-from pricing.providers.records import InstanceTypeRecord, SourceRowError
+from pricing.providers.records import InstanceTypeRecord
 from pricing.providers.retry import RetryPolicy, TransientSourceError
 from tests.pricing.providers.aws_responses import client, spot_item
 
@@ -60,7 +63,7 @@ def spot_params(next_token: str | None = None) -> dict:
     return params
 
 
-def read_spot(ec2, policy, stats=None):
+def read_spot(ec2, policy, stats=None, refusals=None):
     return list(
         aws_spot_prices(
             ec2,
@@ -70,6 +73,7 @@ def read_spot(ec2, policy, stats=None):
             end_time=NOW,
             policy=policy,
             stats=stats,
+            refusals=refusals,
         )
     )
 
@@ -190,8 +194,8 @@ def test_it_does_not_retry_an_error_that_is_not_transient(policy, sleeps):
     assert sleeps == []
 
 
-def test_it_names_page_item_and_field_of_a_malformed_spot_item(policy):
-    ec2 = client("ec2")
+def test_a_malformed_spot_item_is_refused_by_page_item_and_field_and_the_rest_lands(policy):
+    ec2, refusals = client("ec2"), Refusals()
     with Stubber(ec2) as stub:
         stub.add_response(
             "describe_spot_price_history",
@@ -208,10 +212,44 @@ def test_it_names_page_item_and_field_of_a_malformed_spot_item(policy):
             },
             spot_params("t2"),
         )
-        with pytest.raises(SourceRowError, match="'n/a' is not a number") as error:
-            read_spot(ec2, policy)
-    assert error.value.location == "aws:us-east-1:describe_spot_price_history page 2 item 2"
-    assert error.value.field == "SpotPrice"
+        records = read_spot(ec2, policy, refusals=refusals)
+    assert [r.price_per_hour for r in records] == [Decimal("0.400000"), Decimal("0.410000")]
+    (example,) = refusals.examples[UNREADABLE]
+    assert example.startswith("aws:us-east-1:describe_spot_price_history page 2 item 2")
+    assert "SpotPrice" in example and "'n/a' is not a number" in example
+
+
+def test_the_cli_documented_answer_is_read_and_its_vpc_product_skipped_by_reason(policy):
+    """The AWS CLI's verbatim DescribeSpotPriceHistory example (recorded/real/, PROVENANCE.md): two
+    m1.xlarge prices of product "Linux/UNIX (Amazon VPC)" (EC2-Classic era). Asked for m1.xlarge, the
+    reader skips both under their product, never takes them for Linux/UNIX prices, and refuses nothing."""
+    answer = json.loads(
+        (Path(__file__).parent / "recorded/real/aws_cli_describe_spot_price_history.json").read_text()
+    )
+    for item in answer["SpotPriceHistory"]:  # botocore hands the reader datetimes, not strings
+        item["Timestamp"] = dt.datetime.fromisoformat(item["Timestamp"].replace("Z", "+00:00"))
+    m1 = InstanceTypeRecord(provider="aws", name="m1.xlarge", gpu_name="", gpu_count=Decimal(0))
+    ec2, stats, refusals = client("ec2"), AwsReadStats(), Refusals()
+    params = {**spot_params(), "InstanceTypes": ["m1.xlarge"]}
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_spot_price_history", answer, params)
+        records = list(
+            aws_spot_prices(ec2, instance_types={"m1.xlarge": m1}, zones=ZONES, start_time=NOW - dt.timedelta(days=7),
+                            end_time=NOW, policy=policy, stats=stats, refusals=refusals)
+        )  # fmt: skip
+    assert records == [] and refusals.total == 0
+    assert stats.skipped_reasons == {"product Linux/UNIX (Amazon VPC)": 2}
+    # the same items as Linux/UNIX (today's product name for VPC instances) are read at 0.08 $/h per zone
+    for item in answer["SpotPriceHistory"]:
+        item["ProductDescription"] = "Linux/UNIX"
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_spot_price_history", answer, params)
+        records = list(
+            aws_spot_prices(ec2, instance_types={"m1.xlarge": m1}, zones=ZONES, start_time=NOW - dt.timedelta(days=7),
+                            end_time=NOW, policy=policy, refusals=refusals)
+        )  # fmt: skip
+    assert [(r.zone, r.price_per_hour) for r in records] == [
+        ("us-west-1a", Decimal("0.080000")), ("us-west-1c", Decimal("0.080000"))]  # fmt: skip
 
 
 def test_it_rejects_and_counts_a_zero_spot_price(policy):

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from botocore.stub import Stubber
 
+from pricing.price_checks import AMBIGUOUS, UNREADABLE, Refusals
 from pricing.providers.aws import AwsReadStats
 from pricing.providers.aws_pricing import aws_list_prices, fetch_aws_list_prices
-from pricing.providers.records import InstanceTypeRecord, SourceRowError
+from pricing.providers.records import InstanceTypeRecord
 from pricing.providers.retry import RetryPolicy
 from tests.pricing.providers.aws_responses import client, get_products_params, product
 
 NOW = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+REAL = Path(__file__).parent / "recorded" / "real"
 P5 = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
 G5 = InstanceTypeRecord(provider="aws", name="g5.xlarge", gpu_name="A10G", gpu_count=Decimal(1))
 
@@ -47,10 +51,16 @@ def p5_product() -> str:
     )
 
 
-def read(pricing, policy, instance=P5, stats=None):
+def read(pricing, policy, instance=P5, stats=None, refusals=None):
     return list(
         aws_list_prices(
-            pricing, region="us-east-1", instance=instance, observed_at=NOW, policy=policy, stats=stats
+            pricing,
+            region="us-east-1",
+            instance=instance,
+            observed_at=NOW,
+            policy=policy,
+            stats=stats,
+            refusals=refusals,
         )
     )
 
@@ -125,31 +135,31 @@ def test_it_follows_next_token_and_retries_throttling(policy, sleeps):
     assert sleeps == [0.5]  # 1 s ceiling × jitter 0.5
 
 
-def test_it_names_page_and_item_of_a_price_list_entry_that_is_not_json(policy):
-    pricing = client("pricing")
+def test_an_entry_that_is_not_json_is_refused_by_page_and_item_and_the_rest_lands(policy):
+    pricing, refusals = client("pricing"), Refusals()
     with Stubber(pricing) as stub:
         stub.add_response(
             "get_products",
             {"PriceList": [product("g5.xlarge", "us-east-1", "1.006"), '{"product": {'], "NextToken": ""},
             get_products_params("g5.xlarge", "us-east-1"),
         )
-        with pytest.raises(SourceRowError, match="not a JSON product") as error:
-            read(pricing, policy, instance=G5)
-    assert error.value.location == "aws-pricing:us-east-1:g5.xlarge page 1 item 2"
-    assert error.value.field == "PriceList"
+        records = read(pricing, policy, instance=G5, refusals=refusals)
+    assert [r.price_per_hour for r in records] == [Decimal("1.006000")]
+    assert refusals.counts == {UNREADABLE: 1}
+    assert refusals.examples[UNREADABLE][0].startswith("aws-pricing:us-east-1:g5.xlarge page 1 item 2")
 
 
-def test_it_names_a_non_numeric_price_dimension(policy):
-    pricing = client("pricing")
+def test_a_non_numeric_price_dimension_is_refused_naming_the_field(policy):
+    pricing, refusals = client("pricing"), Refusals()
     with Stubber(pricing) as stub:
         stub.add_response(
             "get_products",
             {"PriceList": [product("g5.xlarge", "us-east-1", "call us")]},
             get_products_params("g5.xlarge", "us-east-1"),
         )
-        with pytest.raises(SourceRowError, match="'call us' is not a number") as error:
-            read(pricing, policy, instance=G5)
-    assert error.value.field.endswith(".pricePerUnit.USD")
+        assert read(pricing, policy, instance=G5, refusals=refusals) == []
+    assert "'call us' is not a number" in refusals.examples[UNREADABLE][0]
+    assert ".pricePerUnit.USD" in refusals.examples[UNREADABLE][0]
 
 
 def test_it_rejects_and_counts_a_zero_on_demand_price(policy):
@@ -165,21 +175,56 @@ def test_it_rejects_and_counts_a_zero_on_demand_price(policy):
     assert (stats.items_seen, stats.rejected) == (1, 1)
 
 
-def test_it_refuses_two_products_that_disagree(policy):
-    pricing = client("pricing")
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_two_products_that_disagree_are_both_refused_whatever_their_order(policy, order):
+    entries = [product("g5.xlarge", "us-east-1", "1.006"), product("g5.xlarge", "us-east-1", "2.0")]
+    pricing, refusals = client("pricing"), Refusals()
     with Stubber(pricing) as stub:
         stub.add_response(
             "get_products",
-            {
-                "PriceList": [
-                    product("g5.xlarge", "us-east-1", "1.006"),
-                    product("g5.xlarge", "us-east-1", "2.0"),
-                ]
-            },
+            {"PriceList": [entries[i] for i in order]},
             get_products_params("g5.xlarge", "us-east-1"),
         )
-        with pytest.raises(SourceRowError, match="contradicts 1.006000"):
-            read(pricing, policy, instance=G5)
+        assert read(pricing, policy, instance=G5, refusals=refusals) == []
+    assert refusals.counts == {AMBIGUOUS: 1}
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_product_of_another_family_sharing_the_instance_type_is_never_the_linux_price(policy, first):
+    """A Windows product (operatingSystem) and a dedicated host (productFamily) of g5.xlarge in one answer
+    with the Linux product: only the Linux product's 1.006 $/h (AWS's us-east-1 list price) is taken,
+    wherever it stands, and each other entry is counted as skipped under its reason."""
+    linux = product("g5.xlarge", "us-east-1", "1.006")
+    windows = linux.replace('"operatingSystem": "Linux"', '"operatingSystem": "Windows"').replace(
+        "1.006", "1.19"
+    )
+    host = linux.replace('"productFamily": "Compute Instance"', '"productFamily": "Dedicated Host"').replace(
+        "1.006", "8.0"
+    )
+    listed = [linux, windows, host] if first else [host, windows, linux]
+    pricing, stats, refusals = client("pricing"), AwsReadStats(), Refusals()
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products", {"PriceList": listed}, get_products_params("g5.xlarge", "us-east-1")
+        )
+        records = read(pricing, policy, instance=G5, stats=stats, refusals=refusals)
+    assert [(r.pricing_model, r.price_per_hour) for r in records] == [("on_demand", Decimal("1.006000"))]
+    assert stats.skipped_reasons == {"operatingSystem Windows": 1, "product family Dedicated Host": 1}
+    assert refusals.total == 0
+
+
+def test_the_sdk_documented_get_products_answer_is_skipped_as_a_storage_product(policy):
+    """botocore's verbatim GetProducts example (recorded/real/aws_pricing_botocore_examples.json,
+    PROVENANCE.md) is an EBS storage product: skipped under its family, not priced, not refused."""
+    answer = json.loads((REAL / "aws_pricing_botocore_examples.json").read_text())
+    pricing, stats, refusals = client("pricing"), AwsReadStats(), Refusals()
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products", {"PriceList": answer["PriceList"]}, get_products_params("g5.xlarge", "us-east-1")
+        )
+        assert read(pricing, policy, instance=G5, stats=stats, refusals=refusals) == []
+    assert stats.skipped_reasons == {"product family Storage": 1}
+    assert refusals.total == 0
 
 
 def test_it_prices_every_instance_type_of_a_region(policy):

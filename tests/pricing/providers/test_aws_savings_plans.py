@@ -8,9 +8,10 @@ from decimal import Decimal
 import pytest
 from botocore.stub import Stubber
 
+from pricing.price_checks import UNIT, Refusals
 from pricing.providers.aws import AwsReadStats
 from pricing.providers.aws_savings_plans import aws_savings_plan_rates, rates_request
-from pricing.providers.records import InstanceTypeRecord, SourceRowError
+from pricing.providers.records import InstanceTypeRecord
 from pricing.providers.retry import RetryPolicy, TransientSourceError
 from tests.pricing.providers.aws_responses import client
 from tests.pricing.providers.savings_plans_responses import THREE_YEARS_S, rate_item
@@ -30,10 +31,16 @@ def policy(sleeps) -> RetryPolicy:
     return RetryPolicy(max_retries=2, base_delay_s=1, sleep=sleeps.append, random_fraction=lambda: 0.5)
 
 
-def read(savings, policy, stats=None, region="us-east-1"):
+def read(savings, policy, stats=None, region="us-east-1", refusals=None):
     return list(
         aws_savings_plan_rates(
-            savings, region=region, instance_types=TYPES, observed_at=NOW, policy=policy, stats=stats
+            savings,
+            region=region,
+            instance_types=TYPES,
+            observed_at=NOW,
+            policy=policy,
+            stats=stats,
+            refusals=refusals,
         )
     )
 
@@ -159,12 +166,13 @@ def test_it_reads_a_region_prefixed_usage_type(policy):
     assert [(r.region, r.price_per_hour) for r in records] == [("us-west-2", Decimal("34.1"))]
 
 
-def test_a_rate_in_another_unit_names_the_field(policy):
-    savings = client("savingsplans")
+def test_a_rate_in_another_unit_is_refused_naming_the_field_and_the_rest_lands(policy):
+    savings, refusals = client("savingsplans"), Refusals()
     with Stubber(savings) as stub:
         stub.add_response(
             "describe_savings_plans_offering_rates",
-            {"searchResults": [rate_item("p5.48xlarge", "1", unit="Request")]},
+            {"searchResults": [rate_item("p5.48xlarge", "1", unit="Request"), rate_item("p5.48xlarge", "2")]},
         )
-        with pytest.raises(SourceRowError, match="column 'unit'"):
-            read(savings, policy)
+        records = read(savings, policy, refusals=refusals)
+    assert [r.price_per_hour for r in records] == [Decimal("2.000000")]
+    assert refusals.counts == {UNIT: 1} and "column 'unit'" in refusals.examples[UNIT][0]

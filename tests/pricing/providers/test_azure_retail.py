@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import urllib.parse
 from decimal import Decimal
 
 import pytest
 
-from pricing.price_checks import UNIT, Refusals
-from pricing.providers.azure_retail import SIZE, AzureReadStats, fetch_azure_prices, first_page_url
+from pricing.price_checks import AMBIGUOUS, UNIT, Refusals
+from pricing.providers.azure_retail import (
+    SIZE,
+    AzureReadStats,
+    azure_price_records,
+    fetch_azure_prices,
+    first_page_url,
+)
 from pricing.providers.azure_sizes import AZURE_GPU_SIZES
 from pricing.providers.retry import TransientSourceError
-from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
+from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, recorded, throttled
 
 NOW = dt.datetime(2026, 12, 3, 14, 20, tzinfo=dt.UTC)
 DAY = dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
@@ -110,3 +117,50 @@ def test_a_throttled_page_is_fetched_again_after_its_retry_after():
 def test_an_error_page_that_persists_fails_the_run_as_transient():
     with pytest.raises(TransientSourceError, match="azure retail prices page 1"):
         read(*[error_page()] * 4)
+
+
+def _items(*items: dict) -> list[dict]:
+    return [{"Items": list(items), "NextPageLink": None}]
+
+
+def _h100(product: str, price: float, **extra) -> dict:
+    """The Linux pay-as-you-go item of azure_page1.json (ND96isr H100 v5, eastus, 98.32 $/h: Azure's
+    published price), with its product name and price set; Microsoft Learn's examples show the Linux
+    product named "Virtual Machines <series> Series" and its Windows sibling "... Series Windows"."""
+    item = {
+        k: v for k, v in json.loads(recorded("azure_page1.json"))["Items"][0].items() if k != "savingsPlan"
+    }
+    return {**item, "productName": product, "retailPrice": price, "unitPrice": price, **extra}
+
+
+LINUX = _h100("Virtual Machines NDisrH100v5 Series", 98.32)
+WINDOWS = _h100("Virtual Machines NDisrH100v5 Series Windows", 132.232)  # same size, same meterName
+OTHER = _h100("Virtual Machines NDisrH100v5 Series Dedicated Host", 120.0)
+
+
+@pytest.mark.parametrize("order", [(LINUX, WINDOWS, OTHER), (OTHER, WINDOWS, LINUX), (WINDOWS, LINUX, OTHER)])
+def test_the_linux_price_does_not_depend_on_the_items_order(order):
+    refusals, stats = Refusals(), AzureReadStats()
+    records = list(azure_price_records(iter(_items(*order)), observed_at=DAY, refusals=refusals, stats=stats))
+    assert [(r.pricing_model, r.price_per_hour) for r in records] == [("on_demand", Decimal("98.320000"))]
+    assert stats.skipped_reasons == {"Windows product": 1, "another product of the size": 1}
+    assert refusals.total == 0
+
+
+def test_two_linux_products_pricing_one_offer_differently_are_both_refused():
+    second = _h100("Virtual Machines NDisr H100 v5 Series", 101.0)
+    refusals, stats = Refusals(), AzureReadStats()
+    records = list(
+        azure_price_records(iter(_items(LINUX, second)), observed_at=DAY, refusals=refusals, stats=stats)
+    )
+    assert records == []
+    assert refusals.counts == {AMBIGUOUS: 1}
+    assert "98.320000" in refusals.examples[AMBIGUOUS][0] and "101.000000" in refusals.examples[AMBIGUOUS][0]
+
+
+def test_microsoft_learns_verbatim_examples_are_skipped_with_their_reasons():
+    """The three documented answers (recorded/real/azure_learn_examples.json, PROVENANCE.md) are F16s and
+    E64 v4 items: no GPU size, so nothing is priced and each skip is counted, none refused."""
+    prices, refusals, stats, _ = read(ok("real/azure_learn_examples.json"))
+    assert prices == {} and refusals.total == 0
+    assert stats.skipped_reasons == {"not an NC/ND/NV size": 3}

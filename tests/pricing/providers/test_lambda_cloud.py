@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
 
-from pricing.price_checks import UNIT, Refusals
+from pricing.price_checks import UNIT, UNKNOWN_FORM, Refusals
 from pricing.providers.http_api import HttpAnswer, HttpSourceError
 from pricing.providers.lambda_cloud import LambdaReadStats, fetch_lambda_prices
-from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, throttled
+from tests.pricing.providers.fake_http import FakeHttp, error_page, no_wait_policy, ok, recorded, throttled
 
 NOW = dt.datetime(2026, 12, 3, 14, 20, tzinfo=dt.UTC)
 
@@ -54,6 +55,7 @@ def test_it_prices_each_type_in_each_region_with_capacity():
     # the A10 has no capacity anywhere: no price this time; the CPU type is no GPU offer
     assert not any(name == "gpu_1x_a10" for name, _ in prices)
     assert (stats.without_capacity, stats.skipped, len(prices), refusals.total) == (1, 1, 4, 0)
+    assert stats.skipped_reasons == {"no GPU (cpu_ type)": 1, "no region with capacity": 1}
     assert all(r.observed_at == dt.datetime(2026, 12, 3, 14, tzinfo=dt.UTC) for r in prices.values())
 
 
@@ -80,3 +82,14 @@ def test_throttling_and_an_error_page_are_retried_and_a_bad_key_is_not():
             )
         )
     assert "lk-test" not in str(raised.value)
+
+
+def test_a_type_name_in_a_form_no_rule_reads_is_refused_not_taken_for_a_cpu_type():
+    document = json.loads(recorded("lambda_instance_types.json"))
+    entry = document["data"].pop("gpu_8x_b200_sxm6")
+    entry["instance_type"]["name"] = "b200_8x_sxm6"  # a new naming form: not gpu_<n>x_<model>, not cpu_
+    document["data"]["b200_8x_sxm6"] = entry
+    prices, refusals, stats, _ = read(HttpAnswer(200, json.dumps(document).encode()))
+    assert refusals.counts == {UNKNOWN_FORM: 1} and "'b200_8x_sxm6'" in refusals.examples[UNKNOWN_FORM][0]
+    assert stats.skipped_reasons == {"no GPU (cpu_ type)": 1, "no region with capacity": 1}
+    assert not any(name == "b200_8x_sxm6" for name, _ in prices)

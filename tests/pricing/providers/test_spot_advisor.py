@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 
+from pricing.price_checks import OUT_OF_RANGE, Refusals
 from pricing.providers.records import SourceRowError
 from pricing.providers.spot_advisor import parse_spot_advisor, read_spot_advisor
 
 SNAPSHOT = dt.datetime(2022, 7, 23, tzinfo=dt.UTC)
 BUNDLED = Path(__file__).resolve().parents[3] / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json"
+OLDER = Path(__file__).resolve().parent / "recorded/real/spot-advisor-data-2022-07-09.json.gz"
 RANGES = [
     {"dots": 0, "index": 0, "max": 5, "label": "<5%"},
     {"dots": 1, "index": 1, "max": 11, "label": "5-10%"},
@@ -61,10 +64,35 @@ def test_it_keeps_only_the_requested_instance_types():
         ("high", "spot_advisor.us-east-1.Linux.g5.xlarge"),
     ],
 )
-def test_it_names_the_json_path_of_a_bad_entry(advice, field):
-    with pytest.raises(SourceRowError) as error:
-        parse(advisor({"g5.xlarge": advice}))
-    assert error.value.field == field
+def test_a_bad_entry_is_refused_with_its_json_path_and_the_rest_lands(advice, field):
+    refusals = Refusals()
+    records = parse(advisor({"g5.xlarge": advice, "p3.2xlarge": {"r": 4, "s": 70}}), refusals=refusals)
+    assert [r.instance_type for r in records] == ["p3.2xlarge"]
+    assert refusals.counts == {OUT_OF_RANGE: 1}
+    assert field in refusals.examples[OUT_OF_RANGE][0]
+
+
+def test_one_out_of_range_row_in_the_real_snapshot_costs_only_that_row():
+    """The real 2022-07-23 advisor file (pricing/data/spot_advisor/PROVENANCE.md) with one entry's band
+    set out of range: the other 6,725 Linux bands of the file still load, the bad one is refused."""
+    data = json.loads(BUNDLED.read_text())
+    data["spot_advisor"]["us-east-1"]["Linux"]["p3.2xlarge"]["r"] = 9
+    refusals = Refusals()
+    records = parse(data, refusals=refusals)
+    assert len(records) == 6726 - 1
+    assert ("us-east-1", "p3.2xlarge") not in {(r.region, r.instance_type) for r in records}
+    assert refusals.counts == {OUT_OF_RANGE: 1}
+    assert "spot_advisor.us-east-1.Linux.p3.2xlarge.r" in refusals.examples[OUT_OF_RANGE][0]
+
+
+def test_the_older_real_snapshot_reads_whole():
+    """The 2022-07-09 advisor file (/work/shared data, same curation, PROVENANCE.md): every Linux row
+    is in range, so nothing is refused (a count a reader that refused real rows would miss)."""
+    raw = json.loads(gzip.open(OLDER).read())
+    refusals = Refusals()
+    records = parse(raw, refusals=refusals)
+    assert len(records) == sum(len(systems.get("Linux", {})) for systems in raw["spot_advisor"].values())
+    assert refusals.total == 0
 
 
 def test_it_refuses_a_file_without_ranges():

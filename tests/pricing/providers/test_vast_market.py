@@ -4,7 +4,10 @@ an empty answer. Recorded answers only (tests/pricing/providers/vast_responses.p
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -190,3 +193,22 @@ def test_an_answer_over_the_body_bound_fails_the_refresh(monkeypatch):
     transport = RecordedTransport(ok_json(answer(RTX_4090)))  # ~1.5 kB
     with pytest.raises(HttpSourceError, match="vast bundles page 1: the answer is over 100 bytes"):
         _fetch(transport)
+
+
+def test_a_real_captured_search_answer_reads_whole_with_prices_kept_to_6_decimals():
+    """1,396 offers of a real `vastai search offers --raw` answer (vast-ai/vast-python search.json,
+    recorded/real/PROVENANCE.md; captured 2024-11-05): every offer is read, none refused; each gives an
+    on-demand price (dph_total) and an interruptible one (min_bid, above zero in every row here).
+    Offer 13489095 is a 1x RTX 4090 in South Korea: dph_total 0.16805555555555554 keeps 6 decimals,
+    0.168056; min_bid 0.16; 12 effective vCPUs; cpu_ram 32,069 MiB = 31.32 GiB."""
+    offers = json.loads(gzip.open(Path(__file__).parent / "recorded/real/vast_python_search.json.gz").read())
+    stats = VastMarketStats()
+    records = list(parse_offers(offers, observed_at=dt.datetime(2024, 11, 5, tzinfo=dt.UTC), stats=stats))
+    assert (len(offers), stats.records, stats.rejected, len(stats.listed)) == (1396, 2792, 0, 1396)
+    mine = [r for r in records if r.location.endswith("offer 13489095")]
+    assert [(r.pricing_model, r.price_per_hour) for r in mine] == [
+        ("on_demand", Decimal("0.168056")), ("spot", Decimal("0.160000"))]  # fmt: skip
+    instance = mine[0].instance
+    assert (instance.gpu_name, instance.gpu_count, instance.vcpus, instance.memory_gib, mine[0].region) == (
+        "RTX 4090", 1, Decimal("12.00"), Decimal("31.32"), "South Korea, KR")  # fmt: skip
+    assert all(r.price_per_hour == r.price_per_hour.quantize(Decimal("0.000001")) for r in records)

@@ -49,3 +49,17 @@ def test_a_payment_option_picks_that_commitment():
     # the standard 1-year no-upfront reservation at 34.00 / 8 = 4.25 (the convertible one costs 38.00)
     assert (reserved["price_per_gpu_hour"], reserved["total"]) == ("4.250000", "893520.00")  # 210,240 x 4.25
     assert reserved["commitment_kind"] == "standard"
+
+
+def test_an_all_upfront_reservation_is_paid_at_signing_not_spread():
+    """Issue 27: the 3-year all-upfront p5 reservation (500,000 an instance, 62,500 a GPU) is cash in month
+    0, so its NPV is the fee itself (month 0 is not discounted); spread evenly over 36 months at the
+    worked example's 8% a year it would have been worth less: sum of 500,000 / 36 / 1.08^(m / 12)."""
+    store_p5_prices()
+    reserved = reserved_section({"pricing_model": "reserved_3y"})
+    assert (reserved["total"], reserved["npv"]) == ("500000.00", "500000.00")
+    spread = sum(500_000 / 36 / 1.08 ** (month / 12) for month in range(1, 37))
+    assert spread < 500_000 - 40_000  # 443,8xx: the even spreading understated the cost by some 56,000
+    # a no-upfront reservation has nothing to pay at signing: the same every month
+    no_upfront = reserved_section({"pricing_model": "reserved_1y", "payment_option": "no_upfront"})
+    assert no_upfront["total"] == "893520.00"

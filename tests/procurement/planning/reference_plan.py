@@ -31,14 +31,19 @@ def reference_cost(
     owned_servers: int,
     units_3y: int,
     units_1y: tuple[int, ...],
+    in_force=None,
 ) -> tuple[float, float]:
-    """(NPV, cash) of the levels."""
+    """(NPV, cash) of the levels. ``in_force`` (plan_model.CommitmentsInForce): GPUs bought before the
+    plan, at the very bottom of each year's dispatch, and their payments month by month."""
     hours_per_sample = 8760.0 / firm.size
     cash: dict[int, float] = {}
 
     def pay(month: int, amount: float) -> None:
         cash[month] = cash.get(month, 0.0) + amount
 
+    if in_force is not None:
+        for month, amount in enumerate(in_force.monthly_cost[: horizon + 1]):
+            pay(month, float(amount))
     gps = options.owned.gpus_per_server if options.owned else 0
     owned_gpus = owned_servers * gps
     if options.owned is not None:
@@ -59,7 +64,7 @@ def reference_cost(
             price = float(c1.price_per_gpu_hour) * _factor(c1.price_decline_per_year, start)
             for month in range(start, start + 12):
                 pay(month, gpus_1y * price * 730)
-        committed = gpus_3y + gpus_1y
+        committed = gpus_3y + gpus_1y + (float(in_force.gpus_by_year[year]) if in_force is not None else 0.0)
         f, i = firm * growth[year], interruptible * growth[year]
         firm_committed = np.minimum(f, committed)
         interruptible_committed = np.minimum(i, committed - firm_committed)
@@ -83,7 +88,9 @@ def reference_cost(
     return npv, sum(cash.values())
 
 
-def brute_force_minimum(options: SupplyOptions, *, firm, interruptible, growth, horizon, rate) -> float:
+def brute_force_minimum(
+    options: SupplyOptions, *, firm, interruptible, growth, horizon, rate, in_force=None
+) -> float:
     """The least NPV over every integer combination of levels up to one unit past the peak."""
     years = math.ceil(horizon / 12)
     peak = float((firm + interruptible).max() * growth.max())
@@ -99,7 +106,7 @@ def brute_force_minimum(options: SupplyOptions, *, firm, interruptible, growth, 
             for units_1y in itertools.product(counts(options.committed_1y, "unit_gpus"), repeat=years):
                 npv, _ = reference_cost(
                     options, firm=firm, interruptible=interruptible, growth=growth, horizon=horizon, rate=rate,
-                    owned_servers=servers, units_3y=units_3y, units_1y=units_1y,
+                    owned_servers=servers, units_3y=units_3y, units_1y=units_1y, in_force=in_force,
                 )  # fmt: skip
                 best = min(best, npv)
     return best

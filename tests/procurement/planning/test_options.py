@@ -152,3 +152,31 @@ def test_a_studys_rent_is_the_option_it_is_and_then_needs_an_on_demand_price():
     )
     assert options.spot.listed_price_per_gpu_hour == D("1.10")
     assert options.spot.effective_price_per_gpu_hour > D("1.10")  # the spot model's overhead
+
+
+def test_an_upfront_fee_is_paid_at_signing_and_weighs_more_in_present_value():
+    """Issue 27: a 1-year commitment of 1.00 an hour + 8,760 upfront (effective 2.00, commitments.
+    effective_hourly) pays the fee in month 0 and 1.00 x 730 each month after. With flat demand of 4 GPUs
+    and on-demand at 3.00 the plan commits 4 GPUs: month 0 = 4 x 8,760 = 35,040, months 1-12 = 4 x 730 =
+    2,920; the cash total is the effective price's (4 x 2.00 x 8,760 = 70,080), the NPV at 8% higher than
+    the even spread's because the fee is not discounted."""
+    from procurement.planning.options import SupplyOptions
+    from procurement.planning.plan import capacity_plan
+    from tests.procurement.planning.plan_fixtures import inputs, on_demand, tiled
+
+    fee = commitment_option(1, source="quote", recurring_per_gpu_hour=D("1"), upfront_per_gpu=D("8760"))
+    spread = replace(fee, upfront_per_gpu=None)
+    plans = [
+        capacity_plan(
+            inputs(
+                SupplyOptions(on_demand=on_demand("3"), committed_1y=option), firm=tiled([4]), rate="0.08"
+            ),
+            with_sensitivity=False,
+        )
+        for option in (fee, spread)
+    ]
+    paid, even = plans
+    assert paid.committed_1y_units_by_year == (4,)
+    assert [float(amount) for amount in paid.monthly_cost[:3]] == pytest.approx([35_040, 2_920, 2_920])
+    assert float(paid.total_cost) == pytest.approx(70_080) == float(even.total_cost)
+    assert paid.npv > even.npv

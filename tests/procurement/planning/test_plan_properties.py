@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from procurement.planning.options import SupplyOptions
 from procurement.planning.plan import capacity_plan
+from procurement.planning.plan_model import CommitmentsInForce
 from procurement.planning.planner import plan_without_sensitivity
 from tests.procurement.planning.plan_fixtures import (
     commitment,
@@ -221,3 +222,49 @@ def test_a_trial_costs_what_the_chosen_levels_cost_at_its_growth(case, multiplie
     )  # fmt: skip
     assert float(plan.p90_total_cost) == _approx(cash)
     assert float(plan.p90_npv) == _approx(npv)
+
+
+@st.composite
+def cases_with_commitments_in_force(draw):
+    """The cases above with commitments bought before the plan: some GPUs in force in each plan year
+    (0 once one has ended) and a payment every month."""
+    case = draw(cases())
+    years = case.growth_by_year.size
+    gpus = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5]), min_size=years, max_size=years)))
+    monthly = np.full(case.horizon_months + 1, float(draw(st.integers(0, 3000))))
+    monthly[0] = 0.0
+    return replace(case, in_force=CommitmentsInForce(gpus, monthly, "test"))
+
+
+@SETTINGS
+@given(cases_with_commitments_in_force())
+def test_commitments_in_force_sit_below_the_cheapest_integer_mix(case):
+    """Issue 27: the reservations in force are supply already bought. The plan with them is still the
+    cheapest integer mix, by the hour-by-hour reference with the commitments at the bottom of the stack."""
+    if not _valid(case):
+        return
+    plan = plan_without_sensitivity(case)
+    best = brute_force_minimum(
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        in_force=case.in_force,
+    )
+    assert float(plan.npv) <= best + 1e-6 * max(1.0, abs(best))
+    npv, cash = reference_cost(
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        owned_servers=plan.owned_servers,
+        units_3y=plan.committed_3y_units,
+        units_1y=plan.committed_1y_units_by_year,
+        in_force=case.in_force,
+    )
+    assert float(plan.npv) == _approx(npv) and float(plan.total_cost) == _approx(cash)
+    assert sum(layer.hours_served for layer in plan.layers) == _approx(plan.demand_gpu_hours)

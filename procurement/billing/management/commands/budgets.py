@@ -16,6 +16,9 @@ from procurement.billing.review import ReviewInputError
 
 class Command(BaseCommand):
     help = "List GPU budgets of a month with burn, forecast, overrun date and state."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("--month", default="", help="YYYY-MM (default: this month)")

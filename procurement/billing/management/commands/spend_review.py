@@ -22,6 +22,9 @@ def _date(text: str, option: str) -> dt.date:
 
 class Command(BaseCommand):
     help = "GPU spend review for a period: breakdowns, unused commitments, idle GPU-hours and savings."
+    # A query, not a deployment step: the system checks load every view (the URLconf), about half of a
+    # bare run; `manage.py check` and migrate/runserver still run them (issue 30, benchmarks/cli_bench.py).
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("--from", dest="start", required=True)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from scheduler import views
+from pricing.sources import views
 
 urlpatterns = [
     path("status/", views.status_page, name="status"),

@@ -21,10 +21,19 @@ from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
 from pricing.price_checks import NOT_POSITIVE, Refusals
+from pricing.refresh_changes import (
+    MAX_MOVES_KEPT,
+    MOVE_SHARE,
+    CoverageTap,
+    coverage_lost,
+    gpu_types_gone,
+    price_moves,
+)
+from pricing.sources.registry import SOURCES, Source
+from scheduler.failures import failures_before
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import LockUnavailable, refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.sources import SOURCES, Source
 
 Progress = Callable[[Iterable[Any]], Iterable[Any]]
 ERROR_MAX_CHARS = 4000
@@ -94,14 +103,24 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     records: Iterator[Any] = iter(progress(fetch.records))
     if source.kind == "spot_advisory":
         seen, inserted, unchanged = ingest_spot_advisories(records)
-        refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = seen, inserted, unchanged
+        refused = fetch.refusals  # rows out of range: refused one by one, the other bands land
+        refresh.rows_seen, refresh.rows_inserted, refresh.rows_unchanged = (
+            seen + refused.total,
+            inserted,
+            unchanged,
+        )
+        refresh.rows_rejected = refresh.rows_refused = refused.total
+        refresh.refused_reasons = refused.as_json()
         _finish(refresh, RefreshStatus.SUCCEEDED)
         return
     # The reader's refusals (units, sizes) are known once its records are read: the ingest reads
-    # them all before it writes anything.
+    # them all before it writes anything, so reading them first here costs no more memory.
+    tap = CoverageTap()
+    rows = list(tap.tap(records))
+    before = _current_prices(tap)
     refusals = Refusals()
     with transaction.atomic():  # the prices and what the source does after them land together
-        result = ingest_price_records(records, refresh=refresh, refusals=refusals)
+        result = ingest_price_records(rows, refresh=refresh, refusals=refusals)
         if source.after_ingest is not None:
             source.after_ingest(fetch, now)
     refusals.refuse_many(NOT_POSITIVE, fetch.stats.rejected, fetch.stats.rejected_locations)
@@ -114,18 +133,50 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     refresh.rows_suspect = result.suspect
     refresh.rows_added, refresh.rows_changed = result.prices_added, result.prices_changed
     refresh.rows_refused, refresh.refused_reasons = refusals.total, refusals.as_json()
+    refresh.skipped_reasons = dict(sorted(getattr(fetch.stats, "skipped_reasons", {}).items()))
+    last = _last_coverage(source.name, region, refresh.pk)
+    refresh.coverage = tap.as_json()
+    moves = price_moves(tap.prices, before)
+    refresh.changes = {"share": str(MOVE_SHARE), "count": len(moves), "moves": moves[:MAX_MOVES_KEPT],
+                       "gpu_types_gone": gpu_types_gone(last, refresh.coverage)}  # fmt: skip
+    lost = coverage_lost(last, refresh.coverage, gpu_types=not source.marketplace)
+    if lost:  # the prices landed; the run is failed so that /status/ shows what the source stopped producing
+        _finish(
+            refresh, RefreshStatus.FAILED, error="Coverage lost since the last refresh: " + "; ".join(lost)
+        )
+        return
     _finish(refresh, RefreshStatus.SUCCEEDED)
 
 
-def failures_before(source: str, region: str) -> int:
-    """How many runs of (source, region) failed in a row before now (skipped runs do not count)."""
-    last = (
-        PriceRefresh.objects.filter(source=source, region=region)
-        .exclude(status__in=[RefreshStatus.SKIPPED, RefreshStatus.RUNNING])
+def _current_prices(tap: CoverageTap) -> dict:
+    """The current published price of each offer series the run priced, before the run."""
+    from pricing.refresh_changes import offer_key_of_row
+    from pricing.selectors import current_price_observations
+
+    rows = current_price_observations(offer__instance_type__provider__slug__in=list(tap.offers)).values_list(
+        "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code",
+        "offer__zone", "pricing_model", "payment_option", "amount_per_hour", "currency",
+    )  # fmt: skip
+    wanted = tap.prices
+    current = {}
+    for *key_parts, amount, currency in rows:
+        key = offer_key_of_row(key_parts)
+        if key in wanted:
+            current[key] = (amount, currency)
+    return current
+
+
+def _last_coverage(source: str, region: str, exclude_pk: int) -> dict:
+    """What the last finished run of (source, region) that recorded its coverage produced."""
+    runs = (
+        PriceRefresh.objects.filter(
+            source=source, region=region, status__in=[RefreshStatus.SUCCEEDED, RefreshStatus.FAILED]
+        )
+        .exclude(pk=exclude_pk)
         .order_by("-started_at", "-pk")
-        .first()
+        .values_list("coverage", flat=True)[:20]
     )
-    return last.failures_in_a_row if last is not None and last.status == RefreshStatus.FAILED else 0
+    return next((coverage for coverage in runs if coverage), {})
 
 
 def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:

@@ -25,6 +25,7 @@ from pricing.providers import (
     aws_savings_plans,
     azure_retail,
     gcp_billing_catalog,
+    gpuhunt_offers,
     lambda_cloud,
     vast_market,
 )
@@ -78,6 +79,10 @@ class Source:
     off_reason: str = ""
     # Run in the ingest's transaction once the prices are stored (a marketplace marks its gone offers)
     after_ingest: Callable[[Fetch, dt.datetime], None] | None = None
+    # A source whose GPU types follow its capacity (a marketplace's hosts, Lambda's "regions with capacity",
+    # gpuhunt's current offers): a GPU type gone is flagged, never a failed refresh (a list-price source
+    # losing a GPU type, or any source losing a pricing model, fails: pricing.refresh_changes).
+    marketplace: bool = False
 
 
 def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
@@ -109,44 +114,51 @@ def _fetch_lambda(region: str, now: dt.datetime) -> Fetch:
 
 
 def _fetch_aws_spot(region: str, now: dt.datetime) -> Fetch:
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     look_back = dt.timedelta(hours=getattr(settings, "GPULEDGER_SPOT_LOOK_BACK_HOURS", 7 * 24))
     records = aws.fetch_aws_spot(
-        region, client_factory=aws_client_factory(), now=now, look_back=look_back, stats=stats
+        region,
+        client_factory=aws_client_factory(),
+        now=now,
+        look_back=look_back,
+        stats=stats,
+        refusals=refusals,
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_aws_on_demand(region: str, now: dt.datetime) -> Fetch:
     # List prices are stamped with the day they were read, so a second run on the same day has the
     # same natural key and inserts nothing; a run the next day records that the price still holds.
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     records = aws_pricing.fetch_aws_list_prices(
-        region, client_factory=aws_client_factory(), now=day, stats=stats
+        region, client_factory=aws_client_factory(), now=day, stats=stats, refusals=refusals
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_aws_savings_plans(region: str, now: dt.datetime) -> Fetch:
     # Rates are stamped with the day they were read, as list prices are (a rerun that day adds nothing).
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    stats = AwsReadStats()
+    stats, refusals = AwsReadStats(), Refusals()
     records = aws_savings_plans.fetch_aws_savings_plan_rates(
-        region, client_factory=aws_client_factory(), now=day, stats=stats
+        region, client_factory=aws_client_factory(), now=day, stats=stats, refusals=refusals
     )
-    return Fetch(records, stats)
+    return Fetch(records, stats, refusals)
 
 
 def _fetch_spot_advisor(region: str, now: dt.datetime) -> Fetch:
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    refusals = Refusals()
     records = parse_spot_advisor(
         spot_advisor_document(),
         observed_at=day,
         source="spot-advisor:" + SPOT_ADVISOR_URL,
         instance_types=_known_aws_instance_types(),
+        refusals=refusals,
     )
-    return Fetch(records, AwsReadStats())
+    return Fetch(records, AwsReadStats(), refusals)
 
 
 def _known_aws_instance_types() -> set[str]:
@@ -162,10 +174,14 @@ def spot_advisor_file_source(path: Path) -> Source:
     The bands are dated by the date in the file name, else by the day the file was written."""
 
     def fetch(region: str, now: dt.datetime) -> Fetch:
+        refusals = Refusals()
         records = read_spot_advisor(
-            path, observed_at=snapshot_time(path), instance_types=_known_aws_instance_types()
+            path,
+            observed_at=snapshot_time(path),
+            instance_types=_known_aws_instance_types(),
+            refusals=refusals,
         )
-        return Fetch(records, AwsReadStats())
+        return Fetch(records, AwsReadStats(), refusals)
 
     return Source("aws-spot-advisor", fetch, lambda: [GLOBAL_REGION], "spot_advisory")
 
@@ -235,6 +251,7 @@ SOURCES: dict[str, Source] = {
         enabled=vast_market_enabled,
         off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
         after_ingest=_vast_market_gone,
+        marketplace=True,
     ),  # fmt: skip
     # One listing covers every region of these providers (the region of each price is in the answer).
     "azure-retail": Source(
@@ -251,9 +268,47 @@ SOURCES: dict[str, Source] = {
         "lambda-cloud", _fetch_lambda, lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
+        marketplace=True,
     ),
 }  # fmt: skip
-SOURCE_GROUPS = {"aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"]}
+
+
+def gpuhunt_items(provider: str) -> list[Any]:
+    """gpuhunt's items of one provider (tests replace this function with recorded items)."""
+    return gpuhunt_offers.fetch_gpuhunt_items(provider)
+
+
+def gpuhunt_enabled(provider: str) -> bool:
+    """On when GPULEDGER_GPUHUNT_PROVIDERS (a list, or a comma-separated string) names the provider."""
+    names = getattr(settings, "GPULEDGER_GPUHUNT_PROVIDERS", "") or ""
+    if isinstance(names, str):
+        names = names.split(",")
+    return provider in {name.strip() for name in names}
+
+
+def _gpuhunt_source(provider: str) -> Source:
+    def fetch(region: str, now: dt.datetime) -> Fetch:
+        # The catalog is stamped with the day it was read: a rerun the same day inserts nothing.
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        refusals, stats = Refusals(), gpuhunt_offers.GpuhuntReadStats()
+        records = gpuhunt_offers.gpuhunt_price_records(
+            gpuhunt_items(provider), provider=provider, observed_at=day, refusals=refusals, stats=stats
+        )
+        return Fetch(records, stats, refusals)
+
+    return Source(
+        f"gpuhunt-{provider}", fetch, lambda: [GLOBAL_REGION], enabled=lambda: gpuhunt_enabled(provider),
+        off_reason=f"off: add {provider} to GPULEDGER_GPUHUNT_PROVIDERS (read through gpuhunt "
+        f"{gpuhunt_offers.GPUHUNT_VERSION}; see docs/provider-prices.md for the credentials it needs)",
+        marketplace=True,
+    )  # fmt: skip
+
+
+SOURCES.update({f"gpuhunt-{name}": _gpuhunt_source(name) for name in gpuhunt_offers.GPUHUNT_PROVIDERS})
+SOURCE_GROUPS = {
+    "aws": ["aws-spot", "aws-on-demand", "aws-savings-plans", "aws-spot-advisor"],
+    "gpuhunt": [f"gpuhunt-{name}" for name in gpuhunt_offers.GPUHUNT_PROVIDERS],
+}
 
 
 def expand_sources(name: str) -> list[Source]:

@@ -4,7 +4,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from gpuledger.roles import VIEWER, role_required
-from scheduler.status import status_overview
+from pricing.sources.status import status_overview
 
 
 @role_required(VIEWER)

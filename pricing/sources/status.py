@@ -10,8 +10,8 @@ from django_celery_beat.models import PeriodicTask
 from pricing.choices import PriceStatus
 from pricing.market_offers import market_offer_counts
 from pricing.models import PriceObservation
+from pricing.sources.registry import SOURCES
 from scheduler.models import PriceRefresh, RefreshStatus
-from scheduler.sources import SOURCES
 
 RECENT_RUNS = 50
 FAILING_AFTER = 3  # failed runs in a row after which a source (in a region) shows as failing
@@ -31,7 +31,9 @@ def source_states() -> list[dict]:
             for region in regions
         }
         enabled = source.enabled()
+        coverage = [_coverage_rows(source.name, region, run) for region, run in sorted(last_runs.items())]
         states.append({
+            "coverage": [row for rows in coverage for row in rows],
             "name": source.name, "enabled": enabled, "how_to_enable": source.off_reason.removeprefix("off: "),
             "regions": [
                 {"region": region, "last": run, "failing": run.failures_in_a_row >= FAILING_AFTER}
@@ -39,6 +41,48 @@ def source_states() -> list[dict]:
             ],
         })  # fmt: skip
     return states
+
+
+def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
+    """Per provider of the last run: offers, GPU types and pricing models the run before had and it has,
+    with what was lost and the prices that moved (pricing.refresh_changes)."""
+    before_run = (
+        PriceRefresh.objects.filter(source=source, region=region, started_at__lte=last.started_at)
+        .exclude(pk=last.pk)
+        .exclude(status__in=[RefreshStatus.RUNNING, RefreshStatus.SKIPPED])
+        .order_by("-started_at", "-pk")
+        .values_list("coverage", flat=True)
+        .first()
+    ) or {}
+    rows = []
+    for provider in sorted(set(before_run) | set(last.coverage or {})):
+        was, now = before_run.get(provider, {}), (last.coverage or {}).get(provider, {})
+        rows.append({
+            "source": source, "region": region, "provider": provider,
+            "offers_before": was.get("offers"), "offers_now": now.get("offers", 0),
+            "gpu_types_before": was.get("gpu_types", []), "gpu_types_now": now.get("gpu_types", []),
+            "models_before": was.get("pricing_models", []), "models_now": now.get("pricing_models", []),
+            "gpu_types_gone": sorted(set(was.get("gpu_types", [])) - set(now.get("gpu_types", []))),
+            "models_gone": sorted(set(was.get("pricing_models", [])) - set(now.get("pricing_models", []))),
+            "moves": (last.changes or {}).get("count", 0), "skipped": last.skipped_reasons or {},
+        })  # fmt: skip
+    return rows
+
+
+def providers_not_refreshed() -> list[dict]:
+    """The gpuhunt providers no refresh has priced yet (no bundled snapshot of theirs exists), each with
+    whether its source is on and, when off, how to turn it on: the landing page lists them."""
+    refreshed = set(
+        PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
+        .values_list("source", flat=True)
+        .distinct()
+    )
+    return [
+        {"source": source.name, "provider": source.name.removeprefix("gpuhunt-"), "enabled": source.enabled(),
+         "how_to_enable": source.off_reason.removeprefix("off: ")}
+        for source in SOURCES.values()
+        if source.name.startswith("gpuhunt-") and source.name not in refreshed
+    ]  # fmt: skip
 
 
 def status_overview(*, now: dt.datetime) -> dict:

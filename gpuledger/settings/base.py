@@ -1,8 +1,9 @@
-"""Settings for gpuledger, read from the environment.
+"""Settings every gpuledger process shares, read from the environment.
 
-With no environment at all the app runs on a SQLite file under var/ with Celery tasks executed
-in-process, so `make run` works on a bare machine. Production sets DATABASE_URL, REDIS_URL,
-SECRET_KEY and ALLOWED_HOSTS (see README "Production").
+Not a settings module by itself: `gpuledger.settings.local` (the default of manage.py: debug, a
+development key, SQLite under var/ and in-process Celery unless DATABASE_URL/REDIS_URL say otherwise)
+and `gpuledger.settings.production` (named in DJANGO_SETTINGS_MODULE by infra/ and anything served to
+others: SECRET_KEY and ALLOWED_HOSTS required, HTTPS only) build on it. See README "Production".
 """
 
 from __future__ import annotations
@@ -16,36 +17,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 from gpuledger.env import env_bool, env_int, env_list, env_positive_int, env_str
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("GPULEDGER_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", default=False)
-
-SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"  # noqa: S105 (DEBUG only)
-
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG else [])
-if not DEBUG and not ALLOWED_HOSTS:
-    raise ImproperlyConfigured("ALLOWED_HOSTS must name the host(s) this site is served on when DEBUG is off")
-
-# Production serves HTTPS only (`manage.py check --deploy` passes): redirect plain HTTP, secure cookies,
-# HSTS for a year. /healthz stays reachable over HTTP for the container's own health check. Behind a
-# proxy that terminates TLS, set GPULEDGER_BEHIND_TLS_PROXY=1 so its X-Forwarded-Proto header is trusted.
-if not DEBUG:
-    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
-    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    # Submitting the domain to browsers' HSTS preload list is the operator's decision (hard to undo):
-    # opt in with SECURE_HSTS_PRELOAD=1; the check that asks for it is silenced, not forgotten.
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
-    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
-    if env_bool("GPULEDGER_BEHIND_TLS_PROXY", default=False):
-        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+DEBUG = False  # local.py turns it on; production.py reads DEBUG from the environment
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -240,8 +215,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-if DEBUG:
-    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -268,8 +241,6 @@ REST_FRAMEWORK = {
     # Every API error as {"errors": [{"path", "message"}]} (gpuledger/api_errors.py)
     "EXCEPTION_HANDLER": "gpuledger.api_errors.api_exception_handler",
 }
-if DEBUG:
-    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "gpuledger API",
@@ -286,13 +257,8 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# Change-event notifications: printed to the console in development, SMTP in production.
-EMAIL_BACKEND = env_str(
-    "EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend"
-    if DEBUG
-    else "django.core.mail.backends.smtp.EmailBackend",
-)
+# Change-event notifications: SMTP (local.py prints them to the console instead).
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_positive_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
@@ -305,6 +271,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # a PDF's layout steps and font subsetting ("Step 5 - Creating layout", "GDEF pruned") are not news
+    "loggers": {name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "fontTools")},
 }
 
 # Price refreshes: AWS regions refreshed by the beat schedule (each region is its own task) and how
@@ -324,7 +292,10 @@ GCP_BILLING_API_KEY = env_str("GCP_BILLING_API_KEY", "")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY", "")
 # Vast's public offer search (pricing/providers/vast_market.py): no credentials, off unless set to 1.
 GPULEDGER_VAST_MARKET = env_bool("GPULEDGER_VAST_MARKET", default=False)
-# AWS Savings Plans rates (scheduler/sources.py): on when boto3 finds credentials in the environment or
+# Providers read through gpuhunt (pricing/providers/gpuhunt_offers.py), comma-separated (e.g. "runpod,vultr"):
+# each is off until named here.
+GPULEDGER_GPUHUNT_PROVIDERS = env_list("GPULEDGER_GPUHUNT_PROVIDERS", [])
+# AWS Savings Plans rates (pricing/sources/registry.py): on when boto3 finds credentials in the environment or
 # ~/.aws; an EC2 instance role is not looked for (that asks the network), so it is switched on by this.
 GPULEDGER_AWS_SAVINGS_PLANS = env_bool("GPULEDGER_AWS_SAVINGS_PLANS", default=False)
 # Prices from a snapshot (bundled catalog, imported file) have no refresh schedule; they count as

@@ -1,0 +1,136 @@
+"""GPU offers of the providers gpuledger has no module for, read through gpuhunt (dstack's maintained GPU
+offer catalog, pinned in requirements.txt: gpuhunt==0.1.34, no extras).
+
+gpuhunt answers ``CatalogItem`` objects (``provider, instance_name, location, price, cpu, memory,
+gpu_count, gpu_name, gpu_memory, spot, disk_size``): offline providers (OCI, RunPod, CloudRift) from the
+catalog dstack publishes, online ones (Crusoe, DigitalOcean, Hot Aisle, JarvisLabs, Seeweb, Vultr, Lium,
+Daytona) by calling the provider's API with the provider's credentials. This module turns those items
+into price records; it never imports gpuhunt itself (``fetch_gpuhunt_items`` does, only when a source is
+on), so its tests run on recorded items without the library or the network.
+
+- ``price`` is per instance-hour in USD (gpuhunt's catalogs are USD); ``spot`` true is ``spot``, else
+  ``on_demand``. gpuhunt has no commitment prices and no zones: a price is regional.
+- ``cpu`` and ``memory`` are kept as gpuhunt reports them (vCPUs, GB); ``gpu_memory`` is per GPU.
+- Interconnect and fabric are NOT known from gpuhunt and are left unknown (empty): gpuledger's rankings
+  then do not treat the offer as NVLink/InfiniBand capable (docs/provider-prices.md, "gpuhunt").
+- Items without a GPU (``gpu_count`` 0) are skipped, counted under their reason; an item with no
+  instance name, no location, a GPU count below zero or a price that is not a number is refused
+  (``unreadable``) and the rest lands.
+
+Providers with a module of ours (AWS, Azure, GCP, Lambda, Vast, Nebius, Verda) are never read through
+gpuhunt: ours keep zones, commitments and their tests on real answers (docs/provider-prices.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pricing.price_checks import UNREADABLE, Refusals
+from pricing.providers.cells import PRICE_QUANTUM
+from pricing.providers.records import InstanceTypeRecord, PriceRecord
+from pricing.providers.vocabulary import ON_DEMAND, SPOT
+
+GPUHUNT_VERSION = "0.1.34"
+# gpuhunt provider name -> gpuledger provider slug, for the providers without a module here.
+GPUHUNT_PROVIDERS = {
+    "oci": "oci", "runpod": "runpod", "cloudrift": "cloudrift", "crusoe": "crusoe",
+    "digitalocean": "digitalocean", "hotaisle": "hotaisle", "jarvislabs": "jarvislabs",
+    "seeweb": "seeweb", "vultr": "vultr", "lium": "lium", "daytona": "daytona",
+}  # fmt: skip
+# Read by a module of ours instead (gpuhunt's name -> ours)
+OURS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "vastai": "vast",
+        "nebius": "nebius", "verda": "verda", "datacrunch": "verda"}  # fmt: skip
+
+
+@dataclass
+class GpuhuntReadStats:
+    items_seen: int = 0
+    records: int = 0
+    skipped: int = 0
+    skipped_reasons: Counter = field(default_factory=Counter)
+    rejected: int = 0  # kept 0: the checks every refresh runs count bad prices
+    rejected_locations: list[str] = field(default_factory=list)
+
+
+def gpuhunt_price_records(
+    items: Iterable[Any],
+    *,
+    provider: str,
+    observed_at: dt.datetime,
+    refusals: Refusals,
+    stats: GpuhuntReadStats,
+) -> Iterator[PriceRecord]:
+    """One price per item of gpuhunt provider `provider`, as of `observed_at`."""
+    slug = GPUHUNT_PROVIDERS[provider]
+    for number, item in enumerate(items, start=1):
+        stats.items_seen += 1
+        location = f"gpuhunt:{provider} item {number}"
+        try:
+            record = _record(item, slug, provider, location, observed_at)
+        except ValueError as error:
+            refusals.refuse(UNREADABLE, f"{location}: {error}")
+            continue
+        if record is None:
+            stats.skipped += 1
+            stats.skipped_reasons["no GPU"] += 1
+            continue
+        stats.records += 1
+        yield record
+
+
+def _record(
+    item: Any, slug: str, provider: str, location: str, observed_at: dt.datetime
+) -> PriceRecord | None:
+    name, region = str(getattr(item, "instance_name", "") or ""), str(getattr(item, "location", "") or "")
+    if not name or not region:
+        raise ValueError("no instance_name or location")
+    count = _decimal(getattr(item, "gpu_count", None), "gpu_count")
+    if count is None or count < 0:
+        raise ValueError(f"gpu_count {getattr(item, 'gpu_count', None)!r}")
+    if count == 0 or not getattr(item, "gpu_name", None):
+        return None
+    price = _decimal(getattr(item, "price", None), "price")
+    if price is None:
+        raise ValueError(f"price {getattr(item, 'price', None)!r} is not a number")
+    instance = InstanceTypeRecord(
+        provider=slug, name=name, gpu_name=str(item.gpu_name), gpu_count=count,
+        vcpus=_positive(getattr(item, "cpu", None)), memory_gib=_positive(getattr(item, "memory", None)),
+        gpu_memory_gib=_positive(getattr(item, "gpu_memory", None)),
+        local_disk_gb=_positive(getattr(item, "disk_size", None)),
+    )  # fmt: skip
+    return PriceRecord(
+        instance=instance, region=region, zone="", pricing_model=SPOT if _truthy(item.spot) else ON_DEMAND,
+        price_per_hour=price.quantize(PRICE_QUANTUM), currency="USD", observed_at=observed_at,
+        source=f"gpuhunt:{provider}", location=location,
+    )  # fmt: skip
+
+
+def _decimal(value: Any, name: str) -> Decimal | None:
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
+def _positive(value: Any) -> Decimal | None:
+    number = _decimal(value, "")
+    return number if number is not None and number > 0 else None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() == "true"
+
+
+def fetch_gpuhunt_items(provider: str) -> list[Any]:
+    """gpuhunt's current items of `provider` (offline catalog download or the provider's API): network."""
+    import gpuhunt  # noqa: PLC0415 (the library is needed only when a gpuhunt source is on)
+
+    return list(gpuhunt.query(provider=[provider]))
