@@ -95,3 +95,18 @@ def test_the_plan_never_costs_more_than_on_demand_alone_when_on_demand_is_dearer
 def test_a_dear_spot_price_falls_back_to_on_demand_alone():
     plan = deadline_plan(replace(BASE, spot_price_per_hour=3.5))  # spot above on-demand saves nothing
     assert plan.reserve_fraction is None and plan.expected_cost == pytest.approx(60.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.0, 2.0), st.floats(0.0, 1.5), st.floats(0.0, 0.05))
+def test_the_safe_reserve_meets_every_deadline_on_demand_alone_meets(rate, slack, write):
+    # Tight deadlines included (slack under the job's checkpoint writes, where the run now moves to on
+    # demand at the last safe moment): with the reserve of a whole segment every trial still finishes by D,
+    # since a reclaim loses at most tau + C and a voluntary switch after segment k needs C + R + W_k.
+    spec = replace(BASE, rate_per_hour=rate, checkpoint_write_hours=write, deadline_hours=20.0 + 0.2 + slack)
+    runs = simulate_policy(
+        spec,
+        spec.interval_hours + write,
+    )
+    assert np.all(runs["finish"] <= spec.deadline_hours + 1e-9)
+    assert np.all(runs["spot_hours"] + runs["od_hours"] >= 20.0 - 1e-9)  # the work is done somewhere
