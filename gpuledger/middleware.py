@@ -1,22 +1,46 @@
-"""Refuse a NUL byte in a query parameter with a 400 naming it: PostgreSQL text cannot hold one, and
-the filter it reached raised ValueError deep in the database layer (a 500)."""
+"""Refuse a query parameter or form field no field can hold (a NUL byte, a lone surrogate, a date in
+year 1 or 9999: gpuledger.input_bounds) with a 400 naming it, before any view: PostgreSQL text cannot
+hold a NUL, and the others raised deep in the database layer or the period arithmetic (a 500). JSON
+bodies are checked by the API's parser (gpuledger.parsers), YAML and JSON documents pasted into a form
+by their loaders; all three use the same checks."""
 
 from __future__ import annotations
 
 from django.http import JsonResponse
 
 from gpuledger.api_errors import error_body
+from gpuledger.input_bounds import NAME_MAX_CHARS, text_problem
+
+# a urlencoded body is read into request.body, so the view can still read it; a multipart one (an
+# upload) would be consumed here: its few text fields are checked by the upload forms
+FORM_TYPES = ("application/x-www-form-urlencoded",)
+
+
+def _first_problem(query) -> tuple[str, str] | None:
+    for name, values in query.lists():
+        problem = text_problem(name) or next(filter(None, map(text_problem, values)), None)
+        if problem is None and name == "name" and any(len(value) > NAME_MAX_CHARS for value in values):
+            problem = f"at most {NAME_MAX_CHARS} characters"
+        if problem:
+            return name, problem
+    return None
 
 
 class RejectNulBytesMiddleware:
+    """(The name it had when NUL bytes were its one check.)"""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        for name, values in request.GET.lists():
-            if "\x00" in name or any("\x00" in value for value in values):
-                shown = name.replace("\x00", "\\x00")[:60]
-                message = f"query parameter {shown!r}: holds a NUL byte"
-                # The one error shape, which every documented 400 has (was detail/field only).
-                return JsonResponse(error_body(shown, message, detail=message, field=shown), status=400)
+        found = _first_problem(request.GET)
+        kind = "query parameter"
+        if found is None and request.method == "POST" and request.content_type in FORM_TYPES:
+            found, kind = _first_problem(request.POST), "form field"
+        if found is not None:
+            name, problem = found
+            shown = name.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode()[:60]
+            message = f"{kind} {shown!r}: {problem}"
+            # The one error shape, which every documented 400 has (was detail/field only).
+            return JsonResponse(error_body(shown, message, detail=message, field=shown), status=400)
         return self.get_response(request)

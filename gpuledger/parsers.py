@@ -1,16 +1,19 @@
 """The API's JSON parser, bounded: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 and JSON nested
 deeper than MAX_JSON_DEPTH a 400 naming line and column, before the decoder runs (it recurses, and
-100,000-deep JSON crashed it into a 500)."""
+100,000-deep JSON crashed it into a 500). A decoded body with a value no field can hold (a NUL, a lone
+surrogate, a date in year 1, a number like 1e-400: gpuledger.input_bounds) is a 400 naming the field."""
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 from django.conf import settings
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
+from gpuledger.input_bounds import first_document_problem, literal_problem
 from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
 
 
@@ -18,6 +21,15 @@ class RequestTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "request_too_large"
+
+
+class FieldValueError(ParseError):
+    """A value no field can hold: the API's one error shape naming the field as its path, with the
+    ``field`` and ``detail`` keys the views' own 400s have."""
+
+    def __init__(self, field: str, message: str):
+        text = f"{field}: {message}"
+        super().__init__({"field": field, "detail": text, "errors": [{"path": field, "message": message}]})
 
 
 class BoundedJSONParser(JSONParser):
@@ -38,10 +50,23 @@ class BoundedJSONParser(JSONParser):
                 f"JSON nested deeper than {MAX_JSON_DEPTH} levels (line {line}, column {column})"
             )
         try:
-            return json.loads(text, parse_constant=_refuse_constant) if text else {}
+            body = (
+                json.loads(text, parse_constant=_refuse_constant, parse_float=_checked_float) if text else {}
+            )
         except ValueError as error:
             raise ParseError(f"JSON parse error: {str(error)[:200]}") from None
+        problem = first_document_problem(body)
+        if problem is not None:
+            field, message = problem
+            raise FieldValueError(field, message)
+        return body
 
 
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _checked_float(literal: str) -> float | Decimal:
+    """A float; a literal out of range stays an exact Decimal (1e-400 would read as 0.0, 1e400 as inf),
+    which the check after decoding refuses naming its field."""
+    return Decimal(literal) if literal_problem(literal) else float(literal)

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from procurement.choices import ChangeKind, PeakMemoryDefinition, Precision, TaskKind
+from procurement.webhooks import validate_webhook_url
 
 
 class ModelArchitecture(models.Model):
@@ -77,7 +78,8 @@ class Workload(models.Model):
     )  # fmt: skip
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     notify_email = models.EmailField(blank=True)
-    notify_webhook = models.URLField(blank=True)
+    # https to a public address only (procurement.webhooks): checked here and again when sent
+    notify_webhook = models.URLField(blank=True, validators=[validate_webhook_url])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -100,7 +102,18 @@ class Workload(models.Model):
 
 
 class BenchmarkResult(models.Model):
-    """A measured run: throughput and peak memory that override and calibrate estimates."""
+    """A measured run: throughput and peak memory that override and calibrate estimates. A run belongs
+    to the team and person who uploaded it, as a workload does: engineers see their teams' runs (the
+    spec, the price paid, the uploader); the calibration pools every team's runs into per-GPU factors
+    and shows only those (docs/benchmark-format.md, "Who sees a run")."""
+
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="benchmarks",
+        help_text="Engineers see their team's runs only (empty: uploaded before teams, or by a command).",
+    )  # fmt: skip
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="benchmarks"
+    )
 
     workload = models.ForeignKey(
         Workload, on_delete=models.CASCADE, null=True, blank=True, related_name="benchmarks"
@@ -341,6 +354,15 @@ class CapacityPlan(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        constraints = [
+            # saving the same plan twice, even at once, is one save (services.capacity_plans); a
+            # recomputation (previous set) may come back to an earlier version's prices and result
+            models.UniqueConstraint(
+                fields=["fingerprint"],
+                condition=models.Q(previous__isnull=True),
+                name="capacity_plan_saved_once",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

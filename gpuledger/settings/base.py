@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "gpuledger.no_store.NoStoreMiddleware",  # after static files: every computed answer is no-store
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -187,6 +188,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
+CELERY_IMPORTS = ["procurement.billing.upload_tasks"]  # a task module besides the apps' tasks.py
+# Uploaded billing files wait here for the worker (procurement/billing/uploads.py): a folder the web
+# and worker processes share; empty means one in the system's temporary folder (one host).
+BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")
 
 # Sign-in (gpuledger/accounts): every page needs it; failed sign-ins are throttled by the backend.
 LOGIN_URL = "login"

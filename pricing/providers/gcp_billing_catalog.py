@@ -66,10 +66,16 @@ NANOS = Decimal(10) ** 9
 GPU_LABELS = {
     "Tesla T4": "T4", "Tesla V100": "V100", "Tesla P100": "P100", "Tesla P4": "P4", "L4": "L4",
     "Tesla A100": "A100", "A100 80GB": "A100-80GB", "H100 80GB": "H100", "H100 80GB Mega": "H100-MEGA",
-    "H200 141GB": "H200",
+    "H100 80GB Plus": "H100-MEGA", "H200 141GB": "H200",
 }  # fmt: skip
+# GCP bills the A3 Mega machine (a3-megagpu-8g) on SKUs of its own: "Nvidia H100 80GB Plus GPU ..." and
+# "A3Plus Instance Core/Ram ..." (a real Nov 2024 answer: tests/pricing/outside/data/PROVENANCE.md), not
+# on the a3-highgpu "A3" core and RAM SKUs, which cost about 5 % less.
+MACHINE_FAMILIES = {"a3-megagpu-": "A3Plus"}
 _GPU = re.compile(r"\bNvidia (.+?) GPU\b")
-_PART = re.compile(r"^(?:Spot Preemptible )?(A2|A3|G2|N1 Predefined) Instance (?:Core|Ram) running in ")
+_PART = re.compile(
+    r"^(?:Spot Preemptible )?(A2|A3Plus|A3|G2|N1 Predefined) Instance (?:Core|Ram) running in "
+)
 _COMMIT_PART = re.compile(r"^Commitment v1: (?:(A2|A3|G2) )?(?:Cpu|Ram) in ")
 N1_FAMILY = "N1 Predefined"
 
@@ -198,12 +204,19 @@ def gcp_machines() -> list[tuple[str, str, int, str, int, int]]:
     machines = []
     for name, (vcpus, memory) in MACHINE_SHAPES.items():
         accelerator, count = attached_gpus(name) or ("", 0)
-        machines.append((name, accelerator, count, name[:2].upper(), vcpus, memory))
+        machines.append((name, accelerator, count, machine_family(name), vcpus, memory))
     for host, (vcpus, memory) in N1_HOSTS.items():
         for accelerator, count in n1_attachments(host):
             name = n1_instance_name(host, accelerator, count)
             machines.append((name, accelerator, count, N1_FAMILY, vcpus, memory))
     return machines
+
+
+def machine_family(name: str) -> str:
+    """The family whose core and RAM SKUs bill a fixed-GPU machine type (A2, A3, A3Plus, G2)."""
+    return next(
+        (fam for prefix, fam in MACHINE_FAMILIES.items() if name.startswith(prefix)), name[:2].upper()
+    )
 
 
 def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime) -> Iterator[PriceRecord]:
@@ -249,6 +262,14 @@ def fetch_gcp_prices(
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     pages = gcp_pages(api_key=api_key, transport=transport, policy=policy or RetryPolicy())
     parts = gcp_parts(pages, refusals=refusals, stats=stats)
+    priced: set[tuple[str, str, str]] = set()
     for record in gcp_machine_records(parts, observed_at=day):
         stats.records += 1
+        priced.add((record.instance.gpu_name, record.pricing_model, record.region))
         yield record
+    # A GPU price that completes no machine (its family's core or RAM SKU missing there) prices nothing:
+    # counted, so that a family whose host SKUs changed form shows on /status/ instead of vanishing.
+    for group, accelerator, model, region in parts:
+        if group == "GPU" and (accelerator, model, region) not in priced:
+            stats.skipped += 1
+            stats.skipped_reasons["GPU SKU without its machine's core or RAM SKU in the region"] += 1

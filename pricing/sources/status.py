@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from django.db.models import Count, Max
 from django_celery_beat.models import PeriodicTask
@@ -13,6 +14,9 @@ from pricing.models import PriceObservation
 from pricing.sources.registry import SOURCES
 from scheduler.models import PriceRefresh, RefreshStatus
 
+# An absolute file path (two or more folders deep, or under the home folder) in an error or a source
+# name: the page shows its last part only, never where the server keeps its files (issue 31).
+_SERVER_PATH = re.compile(r"(?:~(?:/[\w.+@-]+)*|(?<![\w./])(?:/[\w.+@-]+)+)/([\w.+@-]+)")
 RECENT_RUNS = 50
 FAILING_AFTER = 3  # failed runs in a row after which a source (in a region) shows as failing
 
@@ -91,12 +95,18 @@ def status_overview(*, now: dt.datetime) -> dict:
         .annotate(newest=Max("observed_at"), prices=Count("id"))
         .order_by("source")
     )
+    runs = list(PriceRefresh.objects.all()[:RECENT_RUNS])
+    for run in runs:  # shown, not saved: the stored error keeps its full text for the admin
+        run.error = without_server_paths(run.error)
     return {
         "now": now,
-        "runs": list(PriceRefresh.objects.all()[:RECENT_RUNS]),
+        "runs": runs,
         "source_states": source_states(),
         "failing_after": FAILING_AFTER,
-        "sources": [{**row, "age": now - row["newest"]} for row in sources],
+        "sources": [
+            {**row, "source": without_server_paths(row["source"]), "age": now - row["newest"]}
+            for row in sources
+        ],
         "suspect_waiting": PriceObservation.objects.filter(status=PriceStatus.SUSPECT).count(),
         "schedule": list(PeriodicTask.objects.exclude(name__startswith="celery.").order_by("name")),
         "markets": [_market_status("vast-market", "vast")],
@@ -109,3 +119,8 @@ def _market_status(source_name: str, provider_slug: str) -> dict:
     enabled = source.enabled()
     return {"source": source_name, "enabled": enabled, "off_reason": "" if enabled else source.off_reason,
             **market_offer_counts(provider_slug)}  # fmt: skip
+
+
+def without_server_paths(text: str) -> str:
+    """``/srv/app/pricing/data/x.csv`` -> ``x.csv``; ``~/.aws/config`` -> ``config``."""
+    return _SERVER_PATH.sub(r"\1", text or "")

@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from gpuledger.accounts.teams import can_see, team_for_new_object, visible_to
 from gpuledger.roles import ADMIN, ENGINEER, role_permission
 from procurement import models
 from procurement.benchmarks.document import BenchmarkDocumentError
@@ -44,6 +45,8 @@ def benchmark_body(row: models.BenchmarkResult) -> dict:
         "unit_costs": row.unit_costs,
         "estimate": row.estimate,
         "diagnostics": row.diagnostics,
+        "team": row.team.slug if row.team_id else None,
+        "uploaded_by": row.owner.get_username() if row.owner_id else None,
     }
 
 
@@ -54,7 +57,9 @@ class BenchmarkListCreate(APIView):
         responses={200: OpenApiResponse(description="Stored benchmark runs, newest first (at most 200)")}
     )
     def get(self, request):
-        rows = models.BenchmarkResult.objects.select_related("gpu")[:200]
+        rows = visible_to(models.BenchmarkResult.objects, request.user).select_related(
+            "gpu", "team", "owner"
+        )[:200]
         return Response({"results": [benchmark_body(row) for row in rows]})
 
     @extend_schema(
@@ -63,17 +68,25 @@ class BenchmarkListCreate(APIView):
             201: OpenApiResponse(description="Stored (docs/benchmark-format.md)"),
             200: OpenApiResponse(description="Already stored: the same document was imported before"),
             400: BENCHMARK_ERRORS,
+            409: BENCHMARK_ERRORS,
         },
     )
     def post(self, request):
         try:
+            team = team_for_new_object(request.user)
             outcome = benchmark_import(
-                json.dumps(request.data).encode(), source=f"api upload by {request.user.get_username()}"
-            )
+                json.dumps(request.data).encode(), source=f"api upload by {request.user.get_username()}",
+                owner=request.user, team=team,
+            )  # fmt: skip
         except BenchmarkDocumentError as error:
             return Response(
                 {"errors": [{"path": path, "message": message} for path, message in error.errors]},
                 status=status.HTTP_400_BAD_REQUEST,
             )
+        if not outcome.created and not can_see(request.user, team_id=outcome.result.team_id,
+                                               owner_id=outcome.result.owner_id):  # fmt: skip
+            # another team uploaded this very document: say so, show nothing of theirs
+            return Response({"errors": [{"path": "", "message": "this document was uploaded by another team"}]},
+                            status=status.HTTP_409_CONFLICT)  # fmt: skip
         code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
         return Response(benchmark_body(outcome.result), status=code)

@@ -87,7 +87,10 @@ class CapacityPlanListCreate(APIView):
         operation_id="capacity_plans_create",
         request=PLAN_REQUEST,
         responses={
-            200: OpenApiResponse(description="The plan (not stored): layers, totals, NPV, P90, sensitivity"),
+            200: OpenApiResponse(
+                description="The plan (not stored): layers, totals, NPV, P90, sensitivity; or, with save, the "
+                "plan stored before with the same inputs, prices and result (saving twice is one save)"
+            ),
             201: OpenApiResponse(description="The plan, stored: the same body with its id"),
             400: OpenApiResponse(PLAN_ERROR, description="Bad input naming the field; nothing stored"),
             401: OpenApiResponse(description="not signed in"),
@@ -101,7 +104,8 @@ class CapacityPlanListCreate(APIView):
             save = _save_flag(data.pop("save", False) if isinstance(data, dict) else False)
             if save:
                 plan = capacity_plan_create(body=data, user=request.user)
-                return Response(stored_plan_body(plan), status=status.HTTP_201_CREATED)
+                created = getattr(plan, "created", True)
+                return Response(stored_plan_body(plan), status=status.HTTP_201_CREATED if created else 200)
             return Response(capacity_plan_preview(body=data, user=request.user))
         except (PlanInputError, CostInputError) as error:
             return plan_error_response(error)

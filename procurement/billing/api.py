@@ -13,10 +13,10 @@ from rest_framework.views import APIView
 from gpuledger.api_errors import ROOT, ApiErrorSerializer, error_body
 from gpuledger.roles import ADMIN, FINANCE, role_permission
 from procurement.billing.access import HasSpendAccess
-from procurement.billing.importer import import_files
 from procurement.billing.review import ReviewInputError
 from procurement.billing.service import build_review, make_request
-from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
+from procurement.billing.upload_jobs import import_upload
+from procurement.billing.uploads import UploadTooLarge
 
 IMPORT_RESULT = inline_serializer(
     "BillingImportResult",
@@ -26,6 +26,9 @@ IMPORT_RESULT = inline_serializer(
         "unmapped_instance_types": serializers.DictField(child=serializers.IntegerField()),
     },
 )  # fmt: skip
+IMPORT_QUEUED = inline_serializer(
+    "BillingImportQueued", {"status": serializers.CharField(), "detail": serializers.CharField()}
+)
 # Every 400 has the API's one shape (`errors`); the keys clients read before stay beside it. They are
 # optional in the schema: a 400 from the parser or a middleware (a NUL byte) has `errors` only.
 IMPORT_ERROR = inline_serializer(
@@ -60,7 +63,7 @@ class BillingImportCreate(APIView):
 
     @extend_schema(
         request={"multipart/form-data": BillingUploadSerializer},
-        responses={201: IMPORT_RESULT, 400: IMPORT_ERROR, 401: OpenApiResponse(description="not signed in"),
+        responses={201: IMPORT_RESULT, 202: IMPORT_QUEUED, 400: IMPORT_ERROR, 401: OpenApiResponse(description="not signed in"),
                    403: OpenApiResponse(description="needs the finance or admin role")},
     )  # fmt: skip
     def post(self, request):
@@ -68,14 +71,15 @@ class BillingImportCreate(APIView):
         if not body.is_valid():
             return import_error_response(str(body.errors), 0)
         data = body.validated_data
-        try:
-            with uploaded_path(data["file"]) as path:
-                result = import_files(
-                    [path], fmt=data.get("format"), provider=data.get("provider", ""), user=request.user
-                )
-                result.errors = without_folder(result.errors, path)
+        try:  # the import runs in the worker (upload_jobs.py); this process only hands the file over
+            result = import_upload(
+                data["file"], fmt=data.get("format"), provider=data.get("provider", ""), user=request.user
+            )
         except UploadTooLarge as error:
             return import_error_response(str(error), 0)
+        if result is None:
+            return Response({"status": "queued", "detail": "the import runs in the worker; GET the list "
+                             "of imports (admin) to see it"}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
         if result.errors:
             return import_error_response(result.errors[0], result.rejected)
         return Response(

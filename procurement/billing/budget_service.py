@@ -21,8 +21,10 @@ from django.db import transaction
 
 from procurement.billing import finance, finance_selectors
 from procurement.billing.budget_fields import check_currency, parse_amount, parse_month
+from procurement.billing.budgets import month_closed
 from procurement.billing.models import Budget, BudgetAlert, SpendCheck
-from procurement.billing.review import ReviewInputError, ReviewRequest
+from procurement.billing.review import ReviewInputError
+from procurement.billing.service import make_request
 from procurement.choices import ChangeKind
 from procurement.models import ChangeEvent
 from procurement.services.notifications import change_events_create
@@ -49,9 +51,18 @@ def _recipients(budget: Budget) -> list[str]:
     return sorted(set(users.values_list("email", flat=True)))
 
 
+def today() -> dt.date:
+    """The UTC date (one function, so that a test can set the clock)."""
+    return dt.datetime.now(dt.UTC).date()
+
+
 def budget_alerts_check(month: dt.date) -> list[BudgetAlert]:
-    """One alert (and one e-mail) per threshold each budget of `month` crossed and has not alerted yet."""
+    """One alert (and one e-mail) per threshold each budget of `month` crossed and has not alerted yet;
+    none for a month already closed (a late bill or a correction to it forecasts nothing: the review
+    still shows the month's burn against its budget)."""
     created = []
+    if month_closed(month, today()):
+        return created
     budgets = {budget.pk: budget for budget in finance_selectors.budgets_of([month])}
     for state in finance.budget_states([month]):
         budget = budgets[state["id"]]
@@ -93,7 +104,7 @@ def spend_check_import(import_id: int) -> list[dict]:
 
 
 def _check_month(month: dt.date) -> dict:
-    request = ReviewRequest(start=month, end=finance.next_month(month))
+    request = make_request(start=month, end=finance.next_month(month))  # with the month's FX rates
     found = finance.anomalies_between(request)
     alerts = budget_alerts_check(month)
     return {

@@ -56,6 +56,12 @@ def days_in_month(month: dt.date) -> int:
     return calendar.monthrange(month.year, month.month)[1]
 
 
+def month_closed(month: dt.date, today: dt.date) -> bool:
+    """Whether `month` has ended by `today` (its budget can no longer be acted on, only reported)."""
+    following = (month.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+    return following <= today
+
+
 def budget_status(
     *, amount: Decimal, month: dt.date, daily_spend: dict[dt.date, Decimal], data_through: dt.date
 ) -> BudgetStatus:

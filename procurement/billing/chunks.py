@@ -231,12 +231,17 @@ def _check_field_counts(path: Path, kind: str, expected: int) -> None:
     opener = gzip.open if kind == "gzip" else open
     with opener(path, "rt", newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
-        next(reader, None)
-        for row, fields in enumerate(reader, start=2):
-            if fields and len(fields) != expected:
-                raise BillingFileError(
-                    str(path), f"{len(fields)} fields where the header has {expected}", row=row
-                )
+        try:
+            next(reader, None)
+            for row, fields in enumerate(reader, start=2):
+                if fields and len(fields) != expected:
+                    raise BillingFileError(
+                        str(path), f"{len(fields)} fields where the header has {expected}", row=row
+                    )
+        except csv.Error as error:  # a field over csv.field_size_limit(), a stray quote: name the line
+            raise BillingFileError(
+                str(path), f"cannot be read as CSV: {error}", row=reader.line_num
+            ) from None
 
 
 def _frame(pieces: list, columns: list[str], file: str, first_row: int, categorical: bool) -> pd.DataFrame:

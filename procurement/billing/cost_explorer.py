@@ -75,6 +75,7 @@ def normalized_rows(page_list, *, tag: str = "", account: str = "") -> pd.DataFr
         frame[column] = pd.to_datetime(frame[column], utc=True)
     for column in ("commitment_type", "commitment_family"):  # Cost Explorer names no commitment
         frame[column] = frame[column].astype(object).fillna("")
+    frame["is_refund"] = False  # grouped by purchase type: no refund lines
     return frame
 
 

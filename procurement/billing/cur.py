@@ -188,6 +188,7 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     tags = cells.json_objects(raw, "resource_tags", **where)
     out["tags"] = tags.map(lambda t: {str(k).removeprefix("user_"): v for k, v in t.items()})
     _commitment_terms(raw, out, where)
+    out["is_refund"] = (line_type == "Refund").to_numpy(bool)  # a credit of its own on the invoice view
     return out[NORMALIZED_COLUMNS]
 
 

@@ -26,8 +26,9 @@ from procurement.billing.review import (
     hours,
     money,
     scope_masks,
+    with_attribution,
 )
-from procurement.billing.selectors import review_fx
+from procurement.billing.selectors import review_fx, review_fx_months
 from procurement.costing.values import round_money
 
 MAX_ANOMALIES = 100  # the largest by size; `found` says how many there were
@@ -38,7 +39,9 @@ RULE_TEXT = {
     "unallocated": "shared and idle GPU cost left unallocated, as its own line",
 }
 ANOMALY_METHOD = (
-    f"daily GPU spend per team and service against the median of the previous {anomalies.WINDOW_DAYS} days; "
+    "daily GPU spend not fixed by a commitment (its used and unused hours are left out; an unused commitment "
+    "is one finding) "
+    f"per team and service against the median of the previous {anomalies.WINDOW_DAYS} days; "
     f"an anomaly departs from it by more than {anomalies.K} × 1.4826 × MAD (MAD = 0: 1.253314 × the mean "
     f"absolute deviation) and by at least {anomalies.MIN_AMOUNT_MICROS // MICRO} in the review currency; a "
     f"series is judged after {anomalies.MIN_BASELINE_DAYS} days of history"
@@ -83,8 +86,17 @@ def allocation_section(frame: pd.DataFrame, request: ReviewRequest, utilization:
     }  # fmt: skip
 
 
+def under_commitment(rows: pd.DataFrame) -> np.ndarray:
+    """Rows whose cost a commitment fixes (its used and unused hours, committed pricing): a day of them
+    is not spend that swings, so no anomaly; an unused commitment is one finding (unused_commitments)."""
+    status = rows["commitment_status"].astype(object)
+    committed = (rows["pricing_category"].astype(object) == "committed").to_numpy(bool)
+    return status.isin(["used", "unused"]).to_numpy(bool) | committed
+
+
 def _anomaly_rows(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     rows = gpu_rows(_filtered(frame, request), request)
+    rows = rows[~under_commitment(rows)]
     starts = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None)
     team = rows["team"].astype(object)
     service = rows["service_category"].astype(object)
@@ -117,7 +129,39 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
         _anomaly(item, rows, request.currency, granted)
         for item in shown.sort_values(["day", "team"]).itertuples()
     ]
-    return {"method": ANOMALY_METHOD, "found": len(found), "items": items}
+    period_rows = _rows(request.start, request.end, request, read)
+    return {
+        "method": ANOMALY_METHOD,
+        "found": len(found),
+        "items": items,
+        "unused_commitments": unused_commitments(period_rows, request),
+    }
+
+
+def unused_commitments(frame: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+    """One finding per commitment with unused GPU cost in the period (issue 28: not one anomaly a day):
+    the days it went unused, the first and last of them and the unused cost, largest first."""
+    period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
+    rows = _converted(period[scope_masks(period)[1]], request)
+    if rows.empty:
+        return []
+    days = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None).floor("D")
+    ids = rows["commitment_discount_id"].astype(object).fillna("").to_numpy()
+    grouped = pd.DataFrame({"id": ids, "day": days, "micros": rows["effective_micros"].to_numpy(np.int64)})
+    summary = grouped.groupby("id").agg(
+        days=("day", "nunique"), first=("day", "min"), last=("day", "max"), micros=("micros", "sum")
+    )
+    summary = summary.sort_values("micros", ascending=False, kind="stable")
+    return [
+        {
+            "commitment_id": name or "(no commitment id in the bill)",
+            "days_unused": int(row["days"]),
+            "first_day": row["first"].date().isoformat(),
+            "last_day": row["last"].date().isoformat(),
+            "unused_cost": money(int(row["micros"]), request.currency),
+        }
+        for name, row in summary.iterrows()
+    ]
 
 
 def _anomaly(item, rows: pd.DataFrame, currency: str, granted: bool) -> dict:
@@ -175,7 +219,11 @@ def budget_states(
         of_month = [budget for budget in budgets if budget.month == month]
         for currency in sorted({budget.currency for budget in of_month}):
             request = ReviewRequest(
-                start=month, end=following, currency=currency, fx_to_currency=review_fx(currency)
+                start=month,
+                end=following,
+                currency=currency,
+                fx_to_currency=review_fx(currency),
+                fx_months=review_fx_months(currency, month, following),
             )
             daily = _daily_by_team(gpu_rows(frame, request))
             states += [

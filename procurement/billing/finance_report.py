@@ -69,6 +69,23 @@ def anomaly_table(anomalies: dict) -> dict:
     }  # fmt: skip
 
 
+def unused_commitment_table(anomalies: dict) -> dict:
+    found = anomalies.get("unused_commitments", [])
+    return {
+        "id": "unused_commitment_findings",
+        "title": f"Unused commitments ({len(found)} found, one line each)",
+        "columns": [
+            _column("commitment_id", "Commitment"),
+            _column("days_unused", "Days unused"),
+            _column("first_day", "First day"),
+            _column("last_day", "Last day"),
+            _column("unused_cost", "Unused cost", "money"),
+        ],
+        "rows": found,
+        "total_of": ["unused_cost"],
+    }
+
+
 def add_finance_sections(data: dict) -> dict:
     """`data` (review_report_data's object) with the allocation, budget and anomaly tables, figures and
     sections added, when the review carries them (finance.finance_review)."""
@@ -79,6 +96,7 @@ def add_finance_sections(data: dict) -> dict:
         allocation_table(review["allocation"]),
         budget_table(review["budgets"]),
         anomaly_table(review["anomalies"]),
+        unused_commitment_table(review["anomalies"]),
     ]
     figures = [
         {"id": "allocation", "title": "Showback by team", "kind": "stacked_bar", "table": "allocation",
@@ -92,7 +110,8 @@ def add_finance_sections(data: dict) -> dict:
         {"id": "allocation", "title": f"Allocation (rule: {review['allocation']['rule']})", "tables": ["allocation"],
          "figures": ["allocation"]},
         {"id": "budgets", "title": "Budgets", "tables": ["budgets"], "figures": ["budgets"]},
-        {"id": "anomalies", "title": "Anomalies", "tables": ["anomalies"], "figures": ["anomalies"]},
+        {"id": "anomalies", "title": "Anomalies", "tables": ["anomalies", "unused_commitment_findings"],
+         "figures": ["anomalies"]},
     ]  # fmt: skip
     return data | {
         "tables": [*data["tables"], *tables], "figures": [*data["figures"], *figures],
@@ -124,4 +143,9 @@ def finance_text(review: dict) -> list[str]:
         f"{a['baseline']} ({a['excess_pct'] or 'n/a'}%)"
         for a in review["anomalies"]["items"]
     ]  # fmt: skip
+    lines += [
+        f"  unused commitment {c['commitment_id']}: {c['days_unused']} day(s) {c['first_day']}..{c['last_day']}, "
+        f"{c['unused_cost']} {currency}"
+        for c in review["anomalies"].get("unused_commitments", [])
+    ]
     return lines

@@ -6,7 +6,9 @@ EffectiveCost and BillingCurrency; ProviderName unless --provider names it.
 
 The instance type of a row, in this order (docs/billing.md):
 1. `SkuPriceDetails.InstanceType` where present;
-2. the provider's own column: for AWS `x_UsageType` ("USE1-BoxUsage:p5.48xlarge", "SpotUsage:g6e.xlarge");
+2. the provider's own column: for Azure `ServiceType` in `x_SkuDetails` (or `AdditionalInfo`), the VM
+   size; for AWS `x_UsageType` ("USE1-BoxUsage:p5.48xlarge", "SpotUsage:g6e.xlarge"); for Google Cloud's
+   per-GPU SKUs the accelerator type their ChargeDescription names (gpu_identity.py);
 3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
 otherwise none (the row is not GPU instance usage).
 
@@ -26,6 +28,7 @@ from procurement.billing import cells
 from procurement.billing.chunks import header, read_chunks
 from procurement.billing.codes import coded, codes_and_values, tuple_codes
 from procurement.billing.column_maps import file_column_errors, focus_header_map, renamed
+from procurement.billing.gpu_identity import azure_vm_size, gcp_accelerator_type
 from procurement.billing.providers import aws_usage_instance_type, provider_slug
 from procurement.billing.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from procurement.billing.tag_formats import tag_objects
@@ -44,6 +47,7 @@ OPTIONAL = [
     "SubAccountId", "SubAccountName", "RegionId", "Region", "AvailabilityZone", "ResourceId", "ResourceType",
     "ServiceCategory", "SkuId", "SkuPriceDetails", "Tags", "x_UsageType",
     "CommitmentDiscountType", "ChargeFrequency", "x_InstanceTypeFamily", "x_CommitmentDiscountEndDate",
+    "x_SkuDetails", "AdditionalInfo", "ChargeDescription",
 ]  # fmt: skip
 # Extension columns the reader takes when present (docs/billing.md): no provider's FOCUS export
 # standardizes them. x_InstanceTypeFamily: the instance family a commitment is scoped to ("p5");
@@ -160,6 +164,7 @@ def _normalize(
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
     out["tags"] = tag_objects(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
+    out["is_refund"] = False  # FOCUS marks no refund: a refund is one of its credits
     return out[NORMALIZED_COLUMNS]
 
 
@@ -201,12 +206,25 @@ def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
 
 
 def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
-    """Per distinct (SkuPriceDetails, x_UsageType, SkuId): the first of the three that names a type."""
+    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId): the first
+    that names a type (module docstring)."""
     codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
     named = coded(codes, [str(obj.get("InstanceType") or obj.get("x_InstanceType") or "") for obj in details])
-    codes, triples = tuple_codes(named, raw["x_UsageType"], raw["SkuId"])
+    codes, triples = tuple_codes(
+        named,
+        raw["x_SkuDetails"],
+        raw["AdditionalInfo"],
+        raw["x_UsageType"],
+        raw["ChargeDescription"],
+        raw["SkuId"],
+    )
     types = [
-        from_details or aws_usage_instance_type(usage) or (sku_types.get(sku, "") if sku_types else "")
-        for from_details, usage, sku in triples
+        from_details
+        or azure_vm_size(sku_details)
+        or azure_vm_size(additional)
+        or aws_usage_instance_type(usage)
+        or gcp_accelerator_type(description)
+        or (sku_types.get(sku, "") if sku_types else "")
+        for from_details, sku_details, additional, usage, description, sku in triples
     ]
     return coded(codes, types, raw.index)

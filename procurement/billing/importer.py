@@ -13,6 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from procurement.billing import cur, focus, utilization
+from procurement.billing.bounds import FileOutOfBounds, check_bounds
 from procurement.billing.chunks import count_rows, header
 from procurement.billing.column_maps import looks_like_legacy_cur
 from procurement.billing.records import BillingFileError, WrongFormatError
@@ -46,6 +47,7 @@ def import_file(
     progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
 ) -> ImportResult:  # fmt: skip
     file = str(path)
+    check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)
     if fmt and detected and detected != fmt:
         name = FORMAT_NAMES[detected]
@@ -87,7 +89,8 @@ def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=No
         except BillingFileError as error:
             total.errors.append(str(error))
             try:
-                total.rejected += count_rows(path) if not isinstance(error, WrongFormatError) else 0
+                counted = not isinstance(error, WrongFormatError | FileOutOfBounds)  # never re-read a bomb
+                total.rejected += count_rows(path) if counted else 0
             except (OSError, BillingFileError):
                 pass  # an unreadable file: its rows cannot be counted either
     return total

@@ -18,9 +18,11 @@ from pandas.util import hash_array
 
 from procurement.billing.codes import object_array, text_values
 from procurement.billing.enrich import object_codes
-from procurement.billing.records import COMMITMENT_COLUMNS, NORMALIZED_COLUMNS
+from procurement.billing.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, NORMALIZED_COLUMNS
 
-KEY_COLUMNS = [c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags", *COMMITMENT_COLUMNS)]
+KEY_COLUMNS = [
+    c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags", *COMMITMENT_COLUMNS, *LABEL_COLUMNS)
+]
 LANE_KEYS = ("gpuledger-bill-1", "gpuledger-bill-2")  # SipHash keys: 16 bytes each, fixed forever
 # Odd 64-bit multipliers of the fold (from splitmix64 and MurmurHash3's finalizer)
 LANE_PRIMES = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC4CEB9FE1A85EC53))

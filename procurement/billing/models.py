@@ -89,6 +89,9 @@ class SpendRecord(models.Model):
     billing_period_start = models.DateTimeField(null=True, blank=True)
     charge_category = models.CharField(max_length=12, choices=ChargeCategory.choices)
     is_correction = models.BooleanField(default=False, help_text="FOCUS ChargeClass = Correction: a delta.")
+    is_refund = models.BooleanField(
+        default=False, help_text="A credit refunding a charge (CUR's Refund line)."
+    )
     provider = models.CharField(max_length=100)
     billing_account_id = models.CharField(max_length=200, blank=True)
     sub_account_id = models.CharField(max_length=200, blank=True)

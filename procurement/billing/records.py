@@ -15,13 +15,16 @@ NORMALIZED_COLUMNS = [
     "availability_zone", "resource_id", "resource_type", "service_category", "sku_id", "instance_type",
     "pricing_category", "commitment_discount_id", "commitment_status", "consumed_quantity", "consumed_unit",
     "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "tags",
-    "commitment_type", "commitment_family", "commitment_end",
+    "commitment_type", "commitment_family", "commitment_end", "is_refund",
 ]  # fmt: skip
 # What a row says of its commitment beyond its id and status (commitment_attribution.py): the kind
 # ("Reservation", "EC2 Instance Savings Plan"...), the instance family it is scoped to ("p5"; "" for a
 # flexible or spend-based one) and the end of its term (NaT where the export does not say). Not part
 # of a row's key (keys.py), so rows stored before these columns existed keep their keys.
 COMMITMENT_COLUMNS = ("commitment_type", "commitment_family", "commitment_end")
+# A credit that refunds a charge (CUR's Refund line; FOCUS has no such mark): the invoice view's own line
+# (invoice.py). Not part of a row's key either, for the same reason.
+LABEL_COLUMNS = ("is_refund",)
 
 MAX_ROWS_PER_FILE = 20_000_000  # a bound on what one import may hold in a transaction
 CHUNK_ROWS = 100_000

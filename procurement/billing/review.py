@@ -5,7 +5,8 @@ a million rows add up exactly and fast) plus the prices the savings need, built 
 the catalog. No ORM here. Definitions (docs/billing.md):
 - GPU spend: usage rows whose instance type maps to a GPU, plus unused commitments (Unused rows of a
   GPU instance type or of no instance type). Totals and cost per GPU-hour cover exactly these; every
-  other row (storage, network, tax, support, non-GPU compute, credits) is `non_gpu_cost`. Purchases of
+  other row (storage, network, tax, support, non-GPU compute, credits) is `non_gpu_cost`, except usage the
+  bill cannot tell GPU from non-GPU (gpu_scope.py), `undetermined_cost`, beside both. Purchases of
   upfront commitments have EffectiveCost 0 (the usage rows amortize them), so they are not counted twice.
 - effective cost per GPU-hour = GPU effective cost (unused commitments included) / GPU-hours used.
 - `--to` is exclusive; a row belongs to the period its ChargePeriodStart falls in. Corrections are deltas
@@ -27,6 +28,8 @@ from pricing.providers.currencies import currency_problem
 from procurement.billing.choices import AllocationRule
 from procurement.billing.commitment_attribution import TO_GPU, UNATTRIBUTED, attributed, period_codes_of
 from procurement.billing.commitment_coverage import commitments_section
+from procurement.billing.fx_months import groups_by_currency_month, missing_rates, rate_of
+from procurement.billing.gpu_scope import undetermined_mask
 from procurement.billing.input_errors import ReviewInputError  # noqa: F401 (raised here, imported from here)
 from procurement.billing.savings import PriceContext, savings_opportunities
 from procurement.costing.values import round_money
@@ -55,6 +58,8 @@ class ReviewRequest:
     provider: str = ""
     currency: str = "USD"
     fx_to_currency: dict[str, Decimal] = field(default_factory=dict)  # currency -> units of `currency`
+    # "YYYY-MM" -> fx_to_currency of that charge month (fx_months.py); empty: fx_to_currency every month
+    fx_months: dict[str, dict[str, Decimal]] = field(default_factory=dict)
     # set for an engineer's granted access (procurement/billing/access.py): only these teams' rows count
     allowed_teams: tuple[str, ...] = ()
     allocation: str = ""  # showback rule (allocation.py); "" for the default, proportional
@@ -113,12 +118,6 @@ def _filtered(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     return frame
 
 
-def _require_rates(currencies: pd.Series, request: ReviewRequest) -> None:
-    for currency in pd.unique(currencies[currencies != request.currency].astype(object)):
-        if currency not in request.fx_to_currency:
-            raise ReviewInputError("currency", f"no stored FX rate from {currency} to {request.currency}")
-
-
 # Sums are exact in int64 micro-units up to 9.2e18 (9.2 trillion in money, or in hours). A bill never
 # comes near it, but a hostile file can (the import allows 1e14 a row): refuse rather than wrap around.
 EXACT_SUM_LIMIT = 2.0**62
@@ -153,24 +152,41 @@ def _exact(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
-    """Money into the report currency through the stored rates; a missing rate names the currency."""
-    other = frame["currency"] != request.currency
+    """Money into the report currency at each row's charge-month rate (fx_months.py). Rows of a month
+    without a rate are left out (the review warns of them: fx_months.missing_rates), never converted 1:1."""
+    other = (frame["currency"] != request.currency).to_numpy(bool)
     if not other.any():
         return frame  # its rows are some of the review's, whose sums spend_review checked (_exact)
-    frame = frame.copy()
-    for currency in pd.unique(frame.loc[other, "currency"]):
-        rate = request.fx_to_currency.get(currency)
+    keep = np.ones(len(frame), dtype=bool)
+    money_columns = [c for c in ("billed_micros", "effective_micros", "list_micros") if c in frame]
+    converted = {column: frame[column].to_numpy(np.int64).copy() for column in money_columns}
+    for (currency, month), positions in groups_by_currency_month(frame, other).items():
+        rate = rate_of(request, currency, month)
         if rate is None:
-            raise ReviewInputError("currency", f"no stored FX rate from {currency} to {request.currency}")
-        rows = frame["currency"] == currency
-        for column in ("billed_micros", "effective_micros", "list_micros"):
-            values = [int((Decimal(int(v)) * rate).to_integral_value()) for v in frame.loc[rows, column]]
+            keep[positions] = False
+            continue
+        for column in money_columns:
+            values = [int((Decimal(int(v)) * rate).to_integral_value()) for v in converted[column][positions]]
             if values and max(map(abs, values)) >= EXACT_SUM_LIMIT:
                 raise ReviewInputError(column.removesuffix("_micros"), f"a {currency} amount is beyond "
                                        f"4.6 trillion {request.currency}, where exact sums stop")  # fmt: skip
-            frame.loc[rows, column] = values
-    frame["currency"] = request.currency
-    return _exact(frame)
+            converted[column][positions] = values
+    frame = frame.assign(**converted, currency=request.currency)
+    return _exact(frame[keep] if not keep.all() else frame)
+
+
+def fx_missing(frame: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+    """The review's `fx_missing`: each (currency, month) of `frame` with no stored rate, its rows and what
+    they billed in their own currency (left out of every sum; the service names the bills)."""
+    return [
+        {
+            "currency": entry["currency"],
+            "month": entry["month"],
+            "rows": entry["rows"],
+            "billed_cost": money(entry["billed_micros"], entry["currency"]),
+        }
+        for entry in missing_rates(frame, request)
+    ]
 
 
 def scope_masks(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -200,10 +216,18 @@ def with_attribution(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFram
     return attributed(frame, period_codes_of(starts, bounds))
 
 
+def undetermined_rows_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Usage the bill cannot tell GPU from non-GPU (gpu_scope.py); never an unused commitment (those are
+    attributed: commitment_attribution.py)."""
+    return undetermined_mask(frame) & (frame["commitment_status"] != "unused").to_numpy(bool)
+
+
 def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(GPU usage, unused commitments attributed to GPU, everything else but unattributed commitments)."""
+    """(GPU usage, unused commitments attributed to GPU, non-GPU spend: everything else but unattributed
+    commitments and undetermined usage)."""
     gpu_usage, unused_gpu = scope_masks(frame)
-    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~unattributed_mask(frame)]
+    beside = unattributed_mask(frame) | undetermined_rows_mask(frame)
+    return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~beside]
 
 
 def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: str) -> list[dict]:
@@ -357,16 +381,17 @@ def spend_review(
         _period_mask(starts, request.start, request.end),
         _period_mask(starts, *request.previous),
     )
-    for mask in (in_period, in_previous):  # a missing rate is an error even where no GPU row needs it
-        _require_rates(records.loc[mask, "currency"], request)
     gpu_usage, unused_gpu = scope_masks(records)
     unattributed = unattributed_mask(records)
-    spend = SUM_COLUMNS + ["currency"]
+    undetermined = undetermined_rows_mask(records)
+    spend = SUM_COLUMNS + ["currency", "charge_period_start"]  # the charge month picks the FX rate
     gpu = _converted(records.loc[in_period & gpu_usage, GPU_COLUMNS], request)
     unused = _converted(records.loc[in_period & unused_gpu, spend], request)
-    other = _converted(records.loc[in_period & ~gpu_usage & ~unused_gpu & ~unattributed, spend], request)
+    non_gpu = ~gpu_usage & ~unused_gpu & ~unattributed & ~undetermined
+    other = _converted(records.loc[in_period & non_gpu, spend], request)
+    undetermined_spend = _converted(records.loc[in_period & undetermined, spend + UNDETERMINED_KEYS], request)
     unattributed_rows = _converted(records.loc[in_period & unattributed, spend], request)
-    keyed_columns = KEY_COLUMNS + spend
+    keyed_columns = KEY_COLUMNS + [column for column in spend if column not in KEY_COLUMNS]
     current_rows = records.loc[in_period & (gpu_usage | unused_gpu), keyed_columns]
     gpu_and_unused = _cube(_with_keys(_converted(current_rows, request)))
     previous_rows = records.loc[in_previous & (gpu_usage | unused_gpu), keyed_columns]
@@ -383,6 +408,10 @@ def spend_review(
         "effective_cost_per_gpu_hour": _per_hour(effective, gpu_hours),
     }  # fmt: skip
     review = {"currency": currency, "totals": totals}
+    # rows of a month without an FX rate are left out of every sum above and below, and named here
+    review["fx_missing"] = fx_missing(
+        records.loc[in_period | in_previous, ["currency", "charge_period_start", "billed_micros"]], request
+    )
     for name, key in BREAKDOWNS.items():
         review[name] = _breakdown(gpu_and_unused, previous_keyed, key, currency)
     _split_months_by_category(review["by_month"], gpu_and_unused, currency)
@@ -392,11 +421,35 @@ def spend_review(
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
     review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
     review["unattributed_commitment_cost"] = money(_sum(unattributed_rows, "effective_micros"), currency)
+    review["undetermined_cost"] = money(_sum(undetermined_spend, "effective_micros"), currency)
+    review["undetermined"] = _undetermined_lines(undetermined_spend, currency)
     review["commitments"] = _commitments(records, in_period, gpu_usage, gpu_and_unused, request)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
     return review
+
+
+UNDETERMINED_KEYS = ["provider", "instance_type", "service_category"]
+
+
+def _undetermined_lines(rows: pd.DataFrame, currency: str) -> list[dict]:
+    """The undetermined spend by provider, instance type and service category, largest first."""
+    if rows.empty:
+        return []
+    keys = rows[UNDETERMINED_KEYS].astype(object).fillna("")
+    sums = rows[["effective_micros", "billed_micros"]].groupby([keys[c] for c in UNDETERMINED_KEYS]).sum()
+    sums = sums.sort_values("effective_micros", ascending=False, kind="stable")
+    return [
+        {
+            "provider": provider,
+            "instance_type": instance_type,
+            "service_category": service,
+            "effective_cost": money(row["effective_micros"], currency),
+            "billed_cost": money(row["billed_micros"], currency),
+        }
+        for (provider, instance_type, service), row in sums.iterrows()
+    ]
 
 
 COMMITMENT_READ = [

@@ -30,7 +30,7 @@ from pricing.price_version import price_version_key
 
 T = TypeVar("T")
 REVIEW_CACHE_SECONDS = 600
-KEY_SCHEME = "spend-review:v2"  # v2: commitment attribution and the commitments section (issue 22)
+KEY_SCHEME = "spend-review:v3"  # v3: FX by charge month, `fx_missing` and `warnings` (issue 28)
 
 
 def billing_data_key() -> str:

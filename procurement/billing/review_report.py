@@ -8,15 +8,17 @@ chart and carries its SVG, every saving its assumptions. Money stays a decimal s
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
 from django.template.loader import render_to_string
 
+from gpuledger.spreadsheet import csv_writer
 from procurement.billing.charts import review_charts
 from procurement.billing.commitment_report import commitment_figures, commitment_tables
 from procurement.billing.finance_report import add_finance_sections, finance_text
+from procurement.billing.fx_months import RATE_RULE
+from procurement.billing.gpu_scope import RULE as UNDETERMINED_RULE
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -64,6 +66,7 @@ def review_report_data(
             "measure": "Unattributed commitments (beside, not included)",
             "value": review["unattributed_commitment_cost"],
         },
+        {"measure": "Undetermined: GPU or not? (beside, not included)", "value": review["undetermined_cost"]},
     ]
     tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
                "rows": summary_rows}]  # fmt: skip
@@ -87,6 +90,21 @@ def review_report_data(
         "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
         "rows": non_gpu or [], "total_of": ["effective_cost"],
     })  # fmt: skip
+    tables.append(
+        {
+            "id": "undetermined",
+            "title": "Undetermined spend: the bill cannot tell GPU from non-GPU (beside, in neither)",
+            "columns": [
+                _column("provider", "Provider"),
+                _column("instance_type", "Instance type"),
+                _column("service_category", "Service category"),
+                _column("effective_cost", "Effective cost", "money"),
+                _column("billed_cost", "Billed cost", "money"),
+            ],
+            "rows": review["undetermined"],
+            "total_of": ["effective_cost"],
+        }
+    )
     savings_rows = [
         {"kind": s["kind"], "amount": s["amount"], "hours_affected": s["hours_affected"],
          "confidence": s.get("confidence", ""), "assumptions": "; ".join(s["assumptions"])}
@@ -126,7 +144,7 @@ def review_report_data(
         "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
         "filters": {k: v for k, v in (filters or {}).items() if v},
         "sections": [
-            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu"],
+            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu", "undetermined"],
              "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
             {"id": "commitments", "title": "Commitments: utilization, coverage, expiring",
              "tables": ["commitment_totals", "commitment_utilization", "commitment_by_month", "commitment_by_team",
@@ -134,8 +152,8 @@ def review_report_data(
              "figures": ["commitment_utilization", "commitment_coverage"]},
             {"id": "savings", "title": "Savings", "tables": ["savings", "prices"], "figures": ["savings_waterfall"]},
         ],
-        "tables": tables, "figures": figures, "assumptions": REVIEW_ASSUMPTIONS,
-        "review": review,
+        "tables": tables, "figures": figures, "assumptions": [*REVIEW_ASSUMPTIONS, UNDETERMINED_RULE, RATE_RULE],
+        "warnings": review.get("warnings", []), "review": review,
     })  # fmt: skip
 
 
@@ -147,9 +165,10 @@ def render_json(data: dict) -> str:
 
 
 def render_csv(data: dict) -> str:
-    """Every table, one after another: a line naming the table, its header, its rows, a blank line."""
+    """Every table, one after another: a line naming the table, its header, its rows, a blank line. Names
+    from billing tags reach a spreadsheet as text (the one writer, gpuledger.spreadsheet)."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(
         [
             "report",
@@ -217,9 +236,11 @@ def review_table_text(review: dict) -> str:
         f"unused commitments {review['unused_commitment_cost']} {currency}; idle GPU-hours "
         f"{review['idle_gpu_hours'] if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
         f"non-GPU spend {review['non_gpu_cost']} {currency}; unattributed commitments "
-        f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend)",
+        f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend); undetermined "
+        f"{review['undetermined_cost']} {currency} (the bill cannot tell GPU from non-GPU; beside, in neither)",
         _commitment_line(review),
     ]
+    lines[:0] = [f"warning: {warning}" for warning in review.get("warnings", [])]
     for key, field, title in BREAKDOWN_TABLES:
         lines.append("")
         lines.append(f"{title}:")

@@ -15,11 +15,13 @@ from django.db import connection
 
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
+from pricing.models import FxRate
 from pricing.price_cache import read_until_stale
 from pricing.price_quality import ILLUSTRATIVE, price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
-from procurement.billing.models import GpuUtilization, SpendGrant
+from procurement.billing.fx_months import month_bounds, months_between, rates_by_month
+from procurement.billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
 from procurement.billing.records import tag_mapping
 from procurement.billing.review import (
     MICRO,
@@ -309,6 +311,40 @@ def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu |
         return None
     target = f"{cheapest['provider']} {cheapest['instance_type']} x{cheapest.get('instances', 1)} ({cheapest['gpu']}, {cheapest['pricing_model']})"
     return CheaperGpu(cost_ratio=ratio, target=target)
+
+
+def fx_history() -> dict[str, list[tuple[dt.date, Decimal]]]:
+    """Every stored rate into USD, by currency, oldest first (cached per price version, as review_fx)."""
+
+    def build(now):
+        history: dict[str, list[tuple[dt.date, Decimal]]] = {}
+        for code, day, rate in (
+            FxRate.objects.filter(base="USD")
+            .order_by("currency", "as_of")
+            .values_list("currency", "as_of", "rate")
+        ):
+            history.setdefault(code, []).append((day, rate))
+        return history, None
+
+    return read_until_stale("usd-fx-history", build)
+
+
+def review_fx_months(currency: str, start: dt.date, end: dt.date) -> dict[str, dict[str, Decimal]]:
+    """fx_months.rates_by_month of every month [start, end) touches."""
+    return rates_by_month(fx_history(), currency, months_between(start, end))
+
+
+def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> list[str]:
+    """The file names of the imports with rows in `currency` charged in `month` ('YYYY-MM'), of the
+    granted teams only when given (a warning never names another team's bill)."""
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in month_bounds(month))
+    rows = SpendRecord.objects.filter(
+        currency=currency, charge_period_start__gte=first, charge_period_start__lt=following
+    )
+    if allowed_teams:
+        rows = rows.filter(team__in=allowed_teams)
+    names = BillingImport.objects.filter(pk__in=rows.values("billing_import_id").distinct())
+    return sorted(set(names.values_list("file_name", flat=True)))
 
 
 def review_fx(currency: str) -> dict[str, Decimal]:

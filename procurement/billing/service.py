@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from procurement.billing import selectors
+import datetime as dt
+
+from procurement.billing import anomalies, selectors
 from procurement.billing.finance import finance_review
+from procurement.billing.fx_months import missing_rate_warning
 from procurement.billing.review import ReviewRequest, non_gpu_breakdown, spend_review
 from procurement.billing.review_cache import cached_review
 from procurement.billing.review_report import review_report_data
@@ -24,7 +27,21 @@ def _build_review(request: ReviewRequest) -> dict:
         prices=selectors.price_context(period_rows, request.currency),
         utilization=utilization,
     )
-    return review | finance_review(frame, request, utilization)  # showback, budgets, anomalies
+    review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
+    return with_warnings(review, request)
+
+
+def with_warnings(review: dict, request: ReviewRequest) -> dict:
+    """The review's `warnings` (lines for people): each missing FX rate, naming its bills and month."""
+    warnings = [
+        missing_rate_warning(
+            entry,
+            request.currency,
+            selectors.bills_of(entry["currency"], entry["month"], request.allowed_teams),
+        )
+        for entry in review.get("fx_missing", [])
+    ]
+    return review | {"warnings": warnings}
 
 
 def make_request(
@@ -37,7 +54,16 @@ def make_request(
     return ReviewRequest(
         start=start, end=end, team=team, project=project, provider=provider, currency=currency,
         fx_to_currency=selectors.review_fx(currency), allowed_teams=allowed, allocation=allocation,
+        fx_months=fx_months_of(currency, start, end),
     )  # fmt: skip
+
+
+def fx_months_of(currency: str, start, end) -> dict:
+    """The charge-month rates a review of [start, end) converts with: its months, the period before (the
+    trends) and the anomaly baseline's window before that."""
+    length = end - start
+    earliest = start - length - dt.timedelta(days=anomalies.WINDOW_DAYS)
+    return selectors.review_fx_months(currency, earliest, end)
 
 
 def build_report(request: ReviewRequest) -> dict:
@@ -53,6 +79,7 @@ def _build_report(request: ReviewRequest) -> dict:
         frame, request, prices=selectors.price_context(frame, request.currency), utilization=utilization,
     )  # fmt: skip
     review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
+    review = with_warnings(review, request)
     filters = {"team": request.team, "project": request.project, "provider": request.provider}
     return review_report_data(
         review,

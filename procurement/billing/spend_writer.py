@@ -45,10 +45,10 @@ COLUMNS = [
     "commitment_discount_id", "commitment_status", "consumed_quantity", "consumed_unit", "instance_hours",
     "gpu_hours", "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "team",
     "project", "environment", "tags", "commitment_type", "commitment_family", "commitment_gpu_scope",
-    "commitment_end",
+    "commitment_end", "is_refund",
 ]  # fmt: skip
 TIMES = ("charge_period_start", "charge_period_end", "billing_period_start", "commitment_end")
-FLAGS = ("is_correction", "commitment_gpu_scope")
+FLAGS = ("is_correction", "commitment_gpu_scope", "is_refund")
 NUMERIC_SCALES = {
     "gpus_per_instance": 3, "consumed_quantity": 6, "instance_hours": 6, "gpu_hours": 6, "billed_cost": 6,
     "effective_cost": 6, "list_cost": 6, "contracted_cost": 6,

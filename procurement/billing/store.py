@@ -13,15 +13,17 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
 from django.db import transaction
 
 from pricing.fx import fx_rates
-from pricing.models import InstanceType
+from pricing.models import GpuAlias, InstanceType
 from procurement.billing.checks import check_stored_bounds
 from procurement.billing.enrich import CatalogEntry, enrich
+from procurement.billing.gpu_identity import gcp_accelerator_aliases
 from procurement.billing.keys import OccurrenceCounter, row_key_lanes, row_keys
 from procurement.billing.legacy_keys import LegacyRows
 from procurement.billing.models import BillingImport, SpendRecord
@@ -58,7 +60,23 @@ def catalog_entries() -> dict[tuple[str, str], CatalogEntry]:
     rows = InstanceType.objects.filter(gpu__isnull=False).values_list(
         "provider__slug", "name", "gpu_id", "gpu__slug", "gpu_count"
     )
-    return {(provider, name): (gpu_id, slug, count) for provider, name, gpu_id, slug, count in rows}
+    entries = {(provider, name): (gpu_id, slug, count) for provider, name, gpu_id, slug, count in rows}
+    return gcp_gpu_entries() | entries
+
+
+def gcp_gpu_entries() -> dict[tuple[str, str], CatalogEntry]:
+    """Google Cloud's per-GPU usage rows (gpu_identity.py): ("gcp", accelerator type) -> its GPU, one
+    per "instance", through the catalog's Google Cloud GPU aliases (provider-wide ones only)."""
+    aliases = gcp_accelerator_aliases()
+    found = GpuAlias.objects.filter(
+        provider__slug="gcp", alias__in=set(aliases.values()), instance_type_contains=""
+    ).values_list("alias", "gpu_id", "gpu__slug")
+    by_alias = {alias: (gpu_id, slug) for alias, gpu_id, slug in found}
+    return {
+        ("gcp", accelerator): (*by_alias[alias], Decimal(1))
+        for accelerator, alias in aliases.items()
+        if alias in by_alias
+    }
 
 
 def file_sha256(path: Path) -> str:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from procurement.billing import finance_views, views
+from procurement.billing import finance_views, invoice_views, views
 
 urlpatterns: list = [
     path("billing/", views.spend_review_page, name="billing-review"),
@@ -10,4 +10,5 @@ urlpatterns: list = [
     path("billing/upload/", views.upload_page, name="billing-upload"),
     path("billing/budgets/", finance_views.budgets_page, name="billing-budgets"),
     path("billing/spend-rows/", finance_views.spend_rows_page, name="billing-spend-rows"),
+    path("billing/invoice/", invoice_views.invoice_page, name="billing-invoice"),
 ]

@@ -10,13 +10,13 @@ from django.shortcuts import redirect, render
 from gpuledger.roles import ADMIN, FINANCE, role_required
 from procurement.billing.access import spend_page
 from procurement.billing.forms import ReviewFilterForm, UploadForm
-from procurement.billing.importer import import_files
 from procurement.billing.models import BillingImport
 from procurement.billing.review import ReviewInputError
 from procurement.billing.review_cache import cached_review
 from procurement.billing.review_report import render_body, render_csv, render_html, render_json
 from procurement.billing.service import build_report, make_request
-from procurement.billing.uploads import UploadTooLarge, uploaded_path, without_folder
+from procurement.billing.upload_jobs import import_upload
+from procurement.billing.uploads import UploadTooLarge
 
 EXPORTS = {
     "csv": ("text/csv", render_csv),
@@ -77,14 +77,15 @@ def upload_page(request):
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        try:
-            with uploaded_path(upload) as path:
-                result = import_files([path], fmt=form.cleaned_data["format"] or None,
-                                      provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
-                result.errors = without_folder(result.errors, path)
+        try:  # the import runs in the worker (upload_jobs.py); this process only hands the file over
+            result = import_upload(upload, fmt=form.cleaned_data["format"] or None,
+                                   provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
         except UploadTooLarge as exc:
             form.add_error("file", str(exc))
         else:
+            if result is None:
+                messages.info(request, f"{upload.name}: queued; it appears below when the worker is done")
+                return redirect("billing-upload")
             if result.errors:
                 for error in result.errors:
                     form.add_error("file", error)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import yaml
 
+from gpuledger.input_bounds import first_document_problem
 from gpuledger.json_depth import MAX_JSON_DEPTH, first_too_deep, line_column
+from gpuledger.yaml_bounded import BoundedYamlLoader
 from procurement.costing.values import CostInputError
 
 
@@ -24,8 +26,13 @@ def load_document_text(text: str, source: str = "<input>") -> object:
     if not text.strip():
         raise CostInputError(source, "empty file: give a study in YAML or JSON")
     if text.lstrip().startswith("{") or source.endswith(".json"):
-        return _load_json(text, source)
-    return _load_yaml(text, source)
+        document = _load_json(text, source)
+    else:
+        document = _load_yaml(text, source)
+    problem = first_document_problem(document)  # a NUL, a lone surrogate, 1e-400 (gpuledger.input_bounds)
+    if problem is not None:
+        raise CostInputError(problem[0], problem[1])
+    return document
 
 
 def load_document_file(path: str | Path) -> object:
@@ -50,22 +57,9 @@ def _load_json(text: str, source: str) -> object:
         raise DocumentSyntaxError(f"{source}, line {error.lineno}, column {error.colno}", error.msg) from None
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Safe YAML without aliases: a 595-byte file of nested aliases expands to megabytes (a "billion
-    laughs"); no study or workload needs them, so the first one is an error naming its place."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases (*name) are not accepted; write the value out", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-
 def _load_yaml(text: str, source: str) -> object:
     try:
-        return _check_depth(yaml.load(text, Loader=_NoAliasLoader), source)  # noqa: S506 (a SafeLoader)
+        return _check_depth(yaml.load(text, Loader=BoundedYamlLoader), source)  # noqa: S506 (a SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"{source}, line {mark.line + 1}, column {mark.column + 1}" if mark else source

@@ -137,7 +137,22 @@ def renewals(commitments: list[Commitment], *, history_end_hour: int, horizon_mo
                 "decide": "end not in the bills: assumed in force through the horizon; give its end (CUR "
                 "reservation/EndTime) to plan its renewal"
                 if item.end_hour is None
-                else "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)",
+                else _decide(item, history_end_hour, month),
             }
         )
     return found
+
+
+def _decide(item: Commitment, history_end_hour: int, end_month: int) -> str:
+    """What to decide about a commitment ending inside the horizon, and what the plan already did: it
+    counts a commitment only through the whole plan years it covers, so its GPUs are bought again from the
+    start of the year in which it ends, and paid twice from then to its end."""
+    whole_years = int((item.end_hour - history_end_hour) // (12 * HOURS_PER_MONTH_FLOAT))
+    replaced_from = 12 * whole_years + 1
+    if replaced_from >= end_month:
+        return "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)"
+    return (
+        f"renew, or let it end: the plan's layers already supply its {item.gpus:g} GPUs from month "
+        f"{replaced_from} (a plan year counts only the commitments that last through it), so months "
+        f"{replaced_from}-{end_month} pay for them twice; a purchase timed to its end is not planned"
+    )

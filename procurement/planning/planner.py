@@ -185,7 +185,9 @@ def _layers(
     years = year_of_month(inputs.horizon_months, context.months)
     layers = []
     for kind in LAYER_ORDER:
-        if kind not in flows or not (any(band.gpus[kind]) or getattr(band, kind).any()):
+        # a layer with money but no GPUs stays: a reservation ending inside year 1 is paid to its end
+        # while planned as absent, and a layers table without it would not add up to the total
+        if kind not in flows or not (any(band.gpus[kind]) or getattr(band, kind).any() or flows[kind].any()):
             continue
         hours_by_year = getattr(band, kind) * year_share
         cost_by_year = np.bincount(years, weights=flows[kind], minlength=year_share.size)

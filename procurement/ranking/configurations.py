@@ -13,6 +13,7 @@ from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOpti
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import WorkloadSpec
+from procurement.sizing.throughput import loader_bound_hours
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,11 @@ def configure(
     overhead = spot_overhead_by_band(columns["band"], timing.checkpoint_write_hours, timing.restart_hours)
     effective = np.where(is_spot, price * (1.0 + overhead), price)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
+    # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
+    # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
+    vcpus = columns["vcpus"][offer]
+    vcpus = np.where(np.isnan(vcpus), shapes.host_vcpus[shape], vcpus)
+    hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer]
     compute = effective_per_config * hours * instances

@@ -319,6 +319,7 @@ def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions,
         spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
         tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec), interconnect_gbps=grid.node_gbps,
         tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
+        vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs
     )  # fmt: skip
 
 

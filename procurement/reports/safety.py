@@ -1,20 +1,8 @@
-"""Spreadsheet formula injection: text a spreadsheet would run must reach it as text.
-
-A cell whose text starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is taken as a
-formula by Excel, LibreOffice and Google Sheets (OWASP, "CSV Injection"). A provider or team name
-like ``=HYPERLINK("http://evil","click")`` must be shown, never run. XLSX writes such text as a
-string cell with Excel's quote prefix; CSV prefixes it with a single quote, the OWASP remedy.
-Numbers are written by their column type and never pass through here.
-"""
+"""Spreadsheet formula injection: the report renderers use the product's one cell writer
+(``gpuledger.spreadsheet``), named here for the modules and tests that import it from the reports."""
 
 from __future__ import annotations
 
-FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+from gpuledger.spreadsheet import FORMULA_TRIGGERS, csv_text, is_formula_like, xlsx_text
 
-
-def is_formula_like(text: str) -> bool:
-    return text.startswith(FORMULA_TRIGGERS)
-
-
-def csv_text(text: str) -> str:
-    return "'" + text if is_formula_like(text) else text
+__all__ = ["FORMULA_TRIGGERS", "csv_text", "is_formula_like", "xlsx_text"]

@@ -178,7 +178,12 @@ def _oversized_suggestion(spec, gpu, document: BenchmarkDocument, estimate: dict
     return _cheaper_fit(spec, gpu)
 
 
-def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -> BenchmarkImport:
+def benchmark_import(
+    data: bytes, *, source: str, gpu_slug: str | None = None, owner=None, team=None
+) -> BenchmarkImport:
+    """Store a runner document once (by its content hash), owned by ``owner`` and ``team`` as a workload
+    is; the same document again returns the stored row, whoever uploaded it (the caller checks that it
+    may be shown)."""
     document = load_document(data, source)
     existing = models.BenchmarkResult.objects.filter(document_sha256=document.sha256).first()
     if existing:
@@ -202,6 +207,8 @@ def benchmark_import(data: bytes, *, source: str, gpu_slug: str | None = None) -
             else None,
         )
     row = models.BenchmarkResult(
+        owner=owner,
+        team=team,
         gpu=gpu,
         gpu_count=max(document.gpu_count, 1),
         instance_type=instance_type,

@@ -32,6 +32,17 @@ def calibration_fits() -> tuple[list[Fit], int]:
     return calibrate(calibration_observations()), skipped
 
 
+def calibration_pool() -> dict[str, int]:
+    """What the shared calibration pools: every team's GPU runs (the factors are shared; the runs are
+    not: each team sees its own), as counts the page states."""
+    runs = models.BenchmarkResult.objects.filter(cpu_only=False)
+    return {
+        "runs": runs.count(),
+        "teams": runs.exclude(team__isnull=True).values("team").distinct().count(),
+        "without_team": runs.filter(team__isnull=True).count(),
+    }
+
+
 def calibration_factors() -> Calibration:
     """The fitted factors the estimates apply, per (GPU slug, method): only groups with at least
     MIN_SAMPLES runs and a factor that moved (the fit already shrinks it toward 1)."""

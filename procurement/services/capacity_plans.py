@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.utils import timezone
 
@@ -104,11 +104,33 @@ def capacity_plan_preview(*, body: object, user=None) -> dict[str, Any]:
     return capacity_plan_compute(plan_request_parse(body), user=user).result
 
 
-@transaction.atomic
 def capacity_plan_create(*, body: object, user=None) -> models.CapacityPlan:
-    """Compute first, store only a valid plan: bad input raises before anything is written."""
+    """Compute first, store only a valid plan: bad input raises before anything is written. Saving the
+    same plan twice (the same inputs, prices and result: its fingerprint), one after the other or at
+    once, is one save: the second returns the stored plan (``plan.created`` says which)."""
     computed = capacity_plan_compute(plan_request_parse(body), user=user)
-    return _store(computed, owner=user if getattr(user, "is_authenticated", False) else None)
+    owner = user if getattr(user, "is_authenticated", False) else None
+    plan = _saved(computed.fingerprint)
+    if plan is not None:
+        return plan
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent save of the same plan loses the race here
+            plan = _store(computed, owner=owner)
+    except IntegrityError:  # the unique fingerprint of a first version (models.CapacityPlan.Meta)
+        plan = _saved(computed.fingerprint)
+        if plan is None:
+            raise
+        plan.created = False
+        return plan
+    plan.created = True
+    return plan
+
+
+def _saved(fingerprint: str) -> models.CapacityPlan | None:
+    plan = models.CapacityPlan.objects.filter(fingerprint=fingerprint, previous__isnull=True).first()
+    if plan is not None:
+        plan.created = False
+    return plan
 
 
 def _store(

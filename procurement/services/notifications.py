@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import logging
 import secrets
-import urllib.request
 from typing import Any
 
 from django.core.mail import send_mail
@@ -18,6 +17,7 @@ from procurement import models
 from procurement.choices import ChangeKind
 from procurement.models import NotificationState
 from procurement.signals import change_events_pending
+from procurement.webhooks import WebhookRefused, post_webhook
 
 logger = logging.getLogger(__name__)
 SWEEP_MAX_EVENTS = 5000  # per sweep run; the next run takes the rest
@@ -165,9 +165,12 @@ def _send(event: models.ChangeEvent) -> str:
     if email:
         send_mail(subject, body, None, [address.strip() for address in email.split(",")])
     if webhook:
-        _post_webhook(
-            webhook, {"subject": subject, "kind": event.kind, "before": event.before, "after": event.after}
-        )
+        payload = {"subject": subject, "kind": event.kind, "before": event.before, "after": event.after}
+        try:
+            _post_webhook(webhook, payload)
+        except WebhookRefused as refused:  # logged and skipped, never retried
+            logger.warning("webhook %s refused: %s", webhook[:200], refused)
+            webhook = ""
     return "sent" if email or webhook else "no target"
 
 
@@ -182,8 +185,6 @@ def _notification_targets(event: models.ChangeEvent) -> tuple[str, str]:
 
 
 def _post_webhook(url: str, payload: dict[str, Any]) -> None:
-    request = urllib.request.Request(  # noqa: S310  (an owner-configured http(s) URL, validated by URLField)
-        url, data=json.dumps(payload, default=str).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=10):  # noqa: S310
-        pass
+    """Raises WebhookRefused for a target that is not (or no longer resolves to) a public https address
+    (procurement.webhooks), OSError for a network failure (the event is retried)."""
+    post_webhook(url, payload)

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pricing.models import GpuModel
+from procurement.costing.gpu_catalog import GpuEconomics
 from procurement.costing.tco_spec import BUY_DEFAULTS, BUY_USD_DEFAULTS, parse_tco_study
 from procurement.costing.values import CostInputError
 from procurement.planning import demand as demand_engine
@@ -193,8 +195,10 @@ def plan_result(
         "gpu_model": gpu,
         "demand": demand_summary(history, start_hour=scope.start_hour) | {"gpu_models": gpu},
         "prices": prices_shown,
-        "assumptions": plan_assumptions(request, fleet_assumptions or [], history)
-        + first_plan.get("assumptions", []),
+        "assumptions": plan_assumptions(
+            request, _first_fleets(fleet_assumptions or [], planned[0][0].key, len(planned)), history
+        )
+        + _first_fleets(first_plan.get("assumptions", []), planned[0][0].key, len(planned)),
         "warnings": list(dict.fromkeys(warnings)),
         "fleets": [
             fleet_json(fleet) | {"plan": _fleet_plan(plan), "demand": _fleet_demand(fleet_history)}
@@ -213,6 +217,14 @@ def plan_result(
             "move_provider": _move(request, scope, usage, utilization, currency, planned, form_factors)
         }
     return result
+
+
+def _first_fleets(items: list[dict], fleet_key: str, fleets: int) -> list[dict]:
+    """The first fleet's own inputs (its study, prices, status quo), said to be its own when the plan has
+    more than one fleet: a CFO must not read the A100 server price as every model's."""
+    if fleets < 2:
+        return items
+    return [item | {"source": f"{item['source']} [fleet {fleet_key} only]"} for item in items]
 
 
 def _move(
@@ -263,6 +275,11 @@ def _move(
             include_owned=not owned_problem,
             with_sensitivity=False,
         )
+        if all(layer["kind"] in ("owned", "in_force") for layer in plan["layers"]):
+            # owned servers serve it all at any provider: moving rents nothing elsewhere, and charging the
+            # migration for it would show the move as a loss of a move that does not happen
+            kept.append(f"{fleet.key}: its plan owns servers for all of its demand; nothing to move")
+            continue
         plan["layers"] = with_fleet(plan["layers"], fleet, prices)
         plan["fleet"] = fleet.key
         moved.append((fleet, plan, [price.as_dict() for price in prices]))
@@ -536,12 +553,21 @@ def plan_study(
     try:
         study = parse_tco_study(document, gpu_lookup=gpu_economics_lookup, fx_rates=fx_pairs_into(currency))
     except CostInputError as error:
-        if error.field != "buy.server_price" or "server_price" in buy:
+        unpriceable = error.field == "buy.server_price" or (
+            error.field == "buy.gpu" and buy["gpu"] == gpu and gpu_in_catalog(gpu)
+        )
+        if not unpriceable or "server_price" in buy:
             raise CostInputError(f"study.{error.field}", error.message) from None
-        # no server price known for the GPU: the study still carries the finance terms; the caller
-        # leaves owned servers out (NO_SERVER_PRICE) and says so
+        # no server price known for the GPU (no list price, or, like AWS's A10G, a part sold only inside
+        # the cloud's own instances with no published TDP): the study still carries the finance terms;
+        # the caller leaves owned servers out (NO_SERVER_PRICE) and says so. The stand-in server price
+        # and TDP price nothing: no owned layer is laid for such a study.
         document["buy"] = buy | {"server_price": "1"}
-        study = parse_tco_study(document, gpu_lookup=gpu_economics_lookup, fx_rates=fx_pairs_into(currency))
+        study = parse_tco_study(
+            document, gpu_lookup=_with_stand_in_tdp(gpu_economics_lookup), fx_rates=fx_pairs_into(currency)
+        )
+        if warnings and warnings[-1].startswith(f"no study for {gpu}: owned servers are priced"):
+            warnings.pop()  # no owned server is priced at all: the next warning says so
         warnings.append(
             f"no server price of {gpu} (no list price known, none in the study): planned with "
             "commitments, on-demand and spot only; give study.buy.server_price to weigh owning"
@@ -551,6 +577,25 @@ def plan_study(
 
 
 NO_SERVER_PRICE = "(no server price)"
+
+
+def gpu_in_catalog(slug: str) -> bool:
+    return GpuModel.objects.filter(slug=slug).exists()
+
+
+def _with_stand_in_tdp(lookup):
+    """The lookup, with a catalog GPU that has no TDP given a stand-in one (only for a study whose owned
+    servers are left out: NO_SERVER_PRICE)."""
+
+    def find(slug: str) -> GpuEconomics | None:
+        found = lookup(slug)
+        if found is None and gpu_in_catalog(slug):
+            return GpuEconomics(slug=slug, tdp_w=Decimal(1), list_price=None)
+        return found
+
+    return find
+
+
 # A study's fields about its server (one GPU model's): not lent to a fleet of another model
 SERVER_FIELDS = ("gpu", "server_price", "gpu_list_price", "gpu_tdp_w", "gpus_per_server", "install_cost")
 

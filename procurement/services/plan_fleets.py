@@ -204,7 +204,8 @@ def with_fleet(layers: list[dict], fleet: Fleet, prices: list[PlanPrice]) -> lis
         price = by_kind.get(layer["kind"])
         offer = price.offer if price is not None and price.offer else ""
         provider, instance_type, region = (offer.split("/") + ["", "", ""])[:3] if offer else ("", "", "")
-        if layer["kind"] == "in_force":
+        if layer["kind"] == "in_force" or (not offer and layer["kind"] != "owned"):
+            # a commitment in force, or a price typed in the study for this fleet: the fleet's own type
             provider, instance_type, region = fleet.provider, fleet.instance_type, fleet.region
         elif layer["kind"] == "owned":  # bought, not rented: the server of the study (or its defaults)
             provider, instance_type, region = "owned", f"{layer['unit_gpus']}x {fleet.gpu_model} server", ""

@@ -1,8 +1,9 @@
 """Build a report from stored inputs and keep its data object; re-render a kept one.
 
 Thin Django shell around ``procurement.reports``: the kind's ``load`` reads the stored inputs, its
-``build`` (plain Python) makes the data object, and the JSON is stored in a ``ReportSnapshot`` once
-per distinct content (the same inputs viewed twice add no row).
+``build`` (plain Python) makes the data object. Viewing a report computes it (report_build) and stores
+nothing; keeping it (a POST, the command) stores its JSON in a ``ReportSnapshot`` once per distinct
+content (the same inputs kept twice add no row).
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ def _fingerprint(data: dict) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def report_snapshot_create(
+def report_build(
     *,
     kind: str,
     subject_id: int | None = None,
     period: ReportPeriod | None = None,
-    user=None,
     now: dt.datetime | None = None,
-) -> models.ReportSnapshot:
-    """Raises ReportInputError (naming ``kind``, ``id`` or ``from``) before anything is stored.
-    A kind ``by_period`` takes ``period``; every other kind takes ``subject_id``."""
+) -> tuple[Report, int | None]:
+    """(the report, its subject id), computed and stored nowhere: what a page shows on GET. Raises
+    ReportInputError (naming ``kind``, ``id`` or ``from``). A kind ``by_period`` takes ``period``; every
+    other kind takes ``subject_id``."""
     report_type = report_kind(kind)
     if report_type.by_period:
         if period is None:
@@ -41,7 +42,20 @@ def report_snapshot_create(
         inputs = report_type.load(period)
     else:
         inputs = report_type.load(subject_id)
-    report = report_type.build(inputs, now or timezone.now())
+    return report_type.build(inputs, now or timezone.now()), subject_id
+
+
+def report_snapshot_create(
+    *,
+    kind: str,
+    subject_id: int | None = None,
+    period: ReportPeriod | None = None,
+    user=None,
+    now: dt.datetime | None = None,
+) -> models.ReportSnapshot:
+    """The report kept, once per distinct content (an explicit action: a POST, the command). Raises
+    ReportInputError before anything is stored."""
+    report, subject_id = report_build(kind=kind, subject_id=subject_id, period=period, now=now)
     data = report.to_dict()
     fingerprint = _fingerprint(data)
     existing = models.ReportSnapshot.objects.filter(

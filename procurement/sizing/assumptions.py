@@ -220,6 +220,44 @@ PREFILL_CHUNK_TOKENS = Assumption(
     "tokens",
     "vLLM profiles activation memory with a max_num_batched_tokens forward (8192 by default with chunked prefill).",
 )
+IMAGE_PEAK_EFFICIENCY = Assumption(
+    "image_peak_efficiency",
+    0.57,
+    "fraction of dense peak",
+    "Image networks (UNet, DiT, ViT) at saturating work per kernel: efficiency = this x rows / (rows + "
+    "image_half_rows), rows = the images in a forward (CFG doubles them) x the network's MACs per weight "
+    "(latent positions or tokens each weight multiplies). Fitted to two measurements that are not the "
+    "outside review's: diffusers/benchmarks SDXL UNet forward batch 1 on an L40S (0.074 s: 36% of peak at "
+    "1,317 rows) and fal-ai/stable-diffusion-benchmarks SDXL 50 steps on an A100 (5.93 s: 44% at 2,635 rows).",
+)
+IMAGE_HALF_ROWS = Assumption(
+    "image_half_rows",
+    750.0,
+    "rows per weight GEMM",
+    "Rows at which an image network reaches half of image_peak_efficiency: a 512 px SD 1.5 UNet "
+    "(64 x 64 latents, 933 rows with CFG) keeps too few tiles per kernel to fill the GPU (same fit).",
+)
+LOADER_IMAGES_PER_VCPU = Assumption(
+    "loader_images_per_vcpu",
+    15.4,
+    "images/s per vCPU",
+    "Detector training decodes and augments (mosaic) every image on the CPU, one loader worker per vCPU: "
+    "ultralytics/yolov5 issue #4252, YOLOv5s on an A100 with 8 workers, 16 min per COCO epoch (118,287 "
+    "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
+    "V100: 17 min per epoch, 116 images/s) agrees.",
+)
+DETECTOR_TRAINING_MEMORY_FACTOR = Assumption(
+    "detector_training_memory_factor",
+    1.56,
+    "x counted activations",
+    "Detector training holds more than its layers' saved tensors: the loss's fp32 temporaries (DFL "
+    "logits, task-aligned assigner batch x boxes x anchors), cuDNN workspaces and the allocator's cache "
+    "all grow with batch x pixels. Fitted to two Ultralytics YOLOv8n logs (GPU_mem = memory_reserved): a "
+    "Colab T4 at 1280 px batch 16 (10.8 G; github.com/uzorcic/machinelearning yolov8_train_with_gpu.py) and "
+    "an RTX 2080 Ti at 640 px batch 16 (2.65 G; a quick-start's coco128 log, Ultralytics 8.1.47): "
+    "reserved = 1.56 x counted activations (before the allocator fragmentation every estimate adds), no "
+    "fixed part.",
+)
 VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
 VCPUS_PER_GPU_IMAGE = Assumption(
     "vcpus_per_gpu_image", 8.0, "vCPUs", "Guides: 8-16 vCPUs per GPU for heavy image/video decoding."
@@ -274,6 +312,10 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PREFILL_CHUNK_TOKENS,
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
+    IMAGE_PEAK_EFFICIENCY,
+    IMAGE_HALF_ROWS,
+    DETECTOR_TRAINING_MEMORY_FACTOR,
+    LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,
     DISK_RESERVE,

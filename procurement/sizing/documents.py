@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import yaml
 
+from gpuledger.input_bounds import first_document_problem
+from gpuledger.yaml_bounded import yaml_load_bounded
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.presets import image_tier, slugify
 from procurement.sizing.spec import FieldError, WorkloadSpecError
@@ -17,7 +19,7 @@ def load_spec_text(text: str, source: str = "spec") -> dict:
     if not text.strip():
         raise WorkloadSpecError([FieldError(source, "empty file: paste or upload a workload spec")])
     try:
-        data = yaml.safe_load(text)
+        data = yaml_load_bounded(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
@@ -26,6 +28,9 @@ def load_spec_text(text: str, source: str = "spec") -> dict:
         raise WorkloadSpecError([FieldError(source, str(error))]) from None
     if not isinstance(data, dict):
         raise WorkloadSpecError([FieldError(source, "the document must be a mapping of spec fields")])
+    problem = first_document_problem(data)
+    if problem is not None:
+        raise WorkloadSpecError([FieldError(problem[0], problem[1])])
     return data
 
 

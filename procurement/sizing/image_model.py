@@ -4,7 +4,7 @@ Memory is split like the language models' (weights, gradients, optimizer states,
 through the same `_finish` (CUDA context, allocator fragmentation, headroom). FLOPs per image feed the
 same efficiency model as language models: training through `training_throughput` (an image is the unit
 the engine calls a token: `seq_len` is 1 and `training_tokens` counts instance images), inference at
-the compute-bound prefill efficiency (PREFILL_MFU). Shape counting rules: image_shapes.py.
+an efficiency set by the work per kernel (kernel_efficiency). Shape counting rules: image_shapes.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, PREFILL_MFU
+from procurement.sizing.assumptions import (
+    ACHIEVED_BANDWIDTH,
+    DETECTOR_TRAINING_MEMORY_FACTOR,
+    IMAGE_HALF_ROWS,
+    IMAGE_PEAK_EFFICIENCY,
+)
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -54,20 +59,38 @@ def samples_per_image(spec) -> int:
     return 2 if spec.is_training and spec.image.prior_preservation else 1
 
 
+def text_tokens(spec) -> int | None:
+    """Text tokens a DiT attends to jointly: `image.text_tokens` where the run sets the encoder's length
+    (e.g. embeddings cached at 77 T5 tokens), else the preset's."""
+    return spec.image.text_tokens or image_preset(spec.model.image_arch.slug).get("text_tokens")
+
+
+def text_tokens_fixed(slug: str) -> bool:
+    """Presets whose network attends to no settable text sequence (UNets use CLIP's 77, detectors none)."""
+    return "text_tokens" not in image_preset(slug)
+
+
+def spec_network_cost(spec) -> Cost:
+    """The network of a workload spec: its preset at the spec's resolution and text length."""
+    return network_cost(spec.model.image_arch.slug, resolution(spec), spec.image.text_tokens)
+
+
 @lru_cache(maxsize=512)
-def network_cost(slug: str, side: int) -> Cost:
-    """The trained/denoising network at a pixel side: UNet or DiT on latents, detector or ViT on pixels."""
+def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
+    """The trained/denoising network at a pixel side: UNet or DiT on latents, detector or ViT on pixels
+    (`text_length`: the DiT's joint text tokens, None for the preset's)."""
     entry = image_preset(slug)
+    joint_text = text_length or entry.get("text_tokens")
     if entry["family"] == "diffusion":
         denoiser = entry["denoiser"]
         if denoiser["kind"] == "video_dit":
-            return video_dit_cost(denoiser, video_tokens(entry, side), entry["text_tokens"])
+            return video_dit_cost(denoiser, video_tokens(entry, side), joint_text)
         vae = component(entry["vae"])
         latent = side // vae["downsample"]
         if denoiser["kind"] == "unet":
             return unet_cost(denoiser, latent, component(entry["text_encoders"][-1])["tokens"])
         tokens = (latent // denoiser["patch"]) ** 2
-        return dit_cost(denoiser, tokens, entry["text_tokens"])
+        return dit_cost(denoiser, tokens, joint_text)
     if entry["family"] == "vision":
         encoder = entry["encoder"]
         return encoder_cost(encoder, (side // encoder["patch"]) ** 2 + 1)
@@ -173,7 +196,7 @@ def activation_bytes_per_element(spec) -> float:
 
 
 def training_activation_bytes(spec, flash: bool) -> float:
-    cost = network_cost(spec.model.image_arch.slug, resolution(spec))
+    cost = spec_network_cost(spec)
     samples = spec.micro_batch_size * samples_per_image(spec)
     per_sample = cost.saved
     if spec.gradient_checkpointing == "full" and cost.largest_block_saved:
@@ -185,15 +208,17 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
+    if image_preset(spec.model.image_arch.slug)["family"] == "detection":
+        per_sample *= DETECTOR_TRAINING_MEMORY_FACTOR.value  # loss, assigner and workspace temporaries
     return samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
 
 
 def inference_activation_bytes(spec, flash: bool) -> float:
     """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
     the VAE decode (one tile when tiling), or an encoder forward."""
-    slug, side = spec.model.image_arch.slug, resolution(spec)
+    side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    cost = network_cost(slug, side)
+    cost = spec_network_cost(spec)
     denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores * EAGER_SCORE_BYTES / 2)
     decode = 0.0
     autoencoder = vae(spec)
@@ -238,7 +263,7 @@ def _pass_factor(spec) -> float:
 def training_flops_per_image(spec) -> float:
     """FLOPs per instance image of a training step (class images of prior preservation included)."""
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    flops = 2.0 * network_cost(slug, side).macs * _pass_factor(spec)
+    flops = 2.0 * spec_network_cost(spec).macs * _pass_factor(spec)
     if spec.uses_adapters:
         flops += 6.0 * lora_params(spec)
     if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents:
@@ -254,7 +279,7 @@ def training_flops_per_image(spec) -> float:
 def inference_flops_per_image(spec) -> float:
     """Steps x denoiser forward (x2 with CFG) + text encoders + VAE decode; one forward for detectors."""
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    denoiser = 2.0 * network_cost(slug, side).macs
+    denoiser = 2.0 * spec_network_cost(spec).macs
     if image_preset(slug)["family"] != "diffusion":
         return denoiser
     flops = steps(spec) * denoiser * (2 if uses_cfg(spec) else 1)
@@ -276,7 +301,7 @@ def inference_traffic_bytes_per_image(spec) -> float:
     if spec.image.fused_kernels:
         return 0.0
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    cost = network_cost(slug, side)
+    cost = spec_network_cost(spec)
     elements, scores = cost.saved, cost.eager_scores_saved
     if image_preset(slug)["family"] == "diffusion":
         passes = steps(spec) * (2 if uses_cfg(spec) else 1)
@@ -292,11 +317,40 @@ def inference_traffic_bytes_per_image(spec) -> float:
     return 2.0 * elements * activation_bytes_per_element(spec) + score_bytes
 
 
+def weight_rows(spec, samples: float) -> float:
+    """The work per kernel of the network: rows each weight GEMM (or convolution) multiplies, i.e. the
+    samples in one forward x the tokens of a transformer (image + text: its adaLN modulation weights
+    see one vector, not the tokens), or the network's MACs per weight elsewhere (latent positions of a
+    UNet's convolutions). Small latents and small batches mean few output tiles per kernel."""
+    return samples * rows_per_sample(spec_network_cost(spec))
+
+
+def rows_per_sample(cost: Cost) -> float:
+    return cost.tokens or cost.macs / cost.params
+
+
+def kernel_efficiency(rows: float) -> float:
+    """Achieved fraction of dense peak at `rows` rows per weight GEMM: IMAGE_PEAK_EFFICIENCY x rows /
+    (rows + IMAGE_HALF_ROWS) (a saturating fit, sources in assumptions.py)."""
+    return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + IMAGE_HALF_ROWS.value)
+
+
+def inference_efficiency(spec) -> float:
+    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG)."""
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    return kernel_efficiency(weight_rows(spec, samples))
+
+
+def training_efficiency(spec) -> float:
+    """The compute efficiency of a training step of an image network: the rows of its micro-batch."""
+    return kernel_efficiency(weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)))
+
+
 def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes):
-    """Compute at the compute-bound efficiency (PREFILL_MFU, as language models' prefill) plus the
-    elementwise traffic at the achieved bandwidth (as language models' decode); eager kernels run one after
-    another, so the two add."""
-    compute = inference_flops_per_image(spec) / (peak_flops * PREFILL_MFU.value)
+    """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
+    the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
+    add."""
+    compute = inference_flops_per_image(spec) / (peak_flops * inference_efficiency(spec))
     return compute + inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
@@ -328,7 +382,7 @@ def inference_rows(
 
 def image_summary(spec) -> dict:
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    cost = network_cost(slug, side)
+    cost = spec_network_cost(spec)
     summary = {
         "preset": slug,
         "family": spec.model.image_arch.family,

@@ -33,6 +33,7 @@ class Cost:
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
     forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
     blocks: int = 0
+    tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
 
     def block(self, params, macs, saved, block_input, scores=0.0) -> None:
@@ -143,6 +144,7 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     cost = Cost()
     h, heads, ratio = config["hidden"], config["heads"], config["mlp_ratio"]
     tokens = image_tokens + text_tokens
+    cost.tokens = tokens
     per_stream = (4 + 2 * ratio) * h * h  # qkv + out + MLP
     for _ in range(config["joint_blocks"]):
         params = 2 * per_stream + 2 * 6 * h * h
@@ -166,6 +168,7 @@ def video_dit_cost(config: dict, tokens: float, text_tokens: int) -> Cost:
     cost = Cost()
     h, heads, ratio, caption = config["hidden"], config["heads"], config["mlp_ratio"], config["caption_dim"]
     per_token = (4 + 2 + 2 * ratio) * h * h
+    cost.tokens = tokens
     kv = 2 * caption * h
     for _ in range(config["layers"]):
         macs = per_token * tokens + kv * text_tokens + 2 * tokens * tokens * h + 2 * tokens * text_tokens * h

@@ -22,4 +22,5 @@ class ImageSpec:
     epochs: float | None = None
     dataset_images: int | None = None
     images: int | None = None  # images to generate (a batch job)
+    text_tokens: int | None = None  # the text encoder's sequence length the DiT attends to (None: preset's)
     fused_kernels: bool = False  # torch.compile / TensorRT: no separate elementwise passes over activations

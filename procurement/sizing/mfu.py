@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from procurement.sizing import image_model
 from procurement.sizing.assumptions import MFU_PRETRAIN_AMPERE
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
@@ -41,7 +42,12 @@ NO_CALIBRATION: Calibration = {}
 
 def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The uncalibrated MFU: the card's default, raised for dense pretraining on NVSwitch Ampere
-    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE)."""
+    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE).
+    Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
+    (image_model.training_efficiency), fitted on L40S (Ada) and A100 measurements alike."""
+    arch = spec.model.image_arch
+    if arch is not None and arch.family != "detection":
+        return image_model.training_efficiency(spec)
     if (
         spec.task == "pretrain"
         and not spec.model.is_moe

@@ -14,11 +14,11 @@ import numpy as np
 
 from procurement.sizing import image, image_model
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
-from procurement.sizing.assumptions import ALL_ASSUMPTIONS
+from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
-from procurement.sizing.host import host_requirements
+from procurement.sizing.host import host_requirements, vcpus_per_gpu
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
 from procurement.sizing.params import active_params
@@ -140,6 +140,8 @@ _EXTRA_COLUMNS = (
     ("flops_per_token", 0),
     ("images_per_second_per_gpu", 4),
     ("flops_per_image", 0),
+    ("loader_seconds", 4),
+    ("step_seconds", 4),
 )
 
 
@@ -160,6 +162,19 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     ]
 
 
+def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
+    """Say so when the host's image loader, not the GPU, sets the step time (an assumption deciding it)."""
+    loader, step = throughput.get("loader_seconds"), throughput.get("step_seconds")
+    if not loader or step is None or loader < step:
+        return None
+    per_gpu = vcpus_per_gpu(spec)
+    return (
+        f"the host's image loader sets the pace: {per_gpu:g} vCPUs per GPU x "
+        f"{LOADER_IMAGES_PER_VCPU.value:g} images/s each (loader_images_per_vcpu, ultralytics/yolov5 issue "
+        "4252); a host with more vCPUs per GPU trains faster"
+    )
+
+
 def _memory_dict(table: dict[str, np.ndarray], position: int) -> dict:
     return {key: _clean(table[key][position]) for key in MEMORY_KEYS}
 
@@ -178,6 +193,9 @@ def _candidate(
     share = throughput.get("communication_share")
     if share is not None and share > COMMUNICATION_WARNING_SHARE:
         warnings.append(f"communication is {share:.0%} of step time: adding GPUs stops scaling linearly")
+    loader_text = _loader_bound_text(spec, throughput)
+    if loader_text:
+        warnings.append(loader_text)
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)

@@ -630,6 +630,7 @@ _IMAGE_KEYS = {
     "epochs",
     "dataset_images",
     "images",
+    "text_tokens",
     *_IMAGE_BOOLS,
 }
 
@@ -650,6 +651,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         epochs=reader.number(data, "epochs", "image.epochs", None, minimum=0),
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
         images=reader.integer(data, "images", "image.images", None),
+        text_tokens=reader.integer(data, "text_tokens", "image.text_tokens", None, minimum=1),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -667,6 +669,10 @@ def _image_defaults(
     epochs: train_steps x micro_batch x accumulation x GPUs, or epochs x dataset_images."""
     if data.get("micro_batch_size") is None:
         fields["micro_batch_size"] = arch.default_batch
+    if data.get("precision") is None and arch.family == "detection":
+        # Ultralytics trains and exports detectors with fp16 AMP by default (docs/en/modes/train.md:
+        # `amp: True`, torch.cuda.amp autocast to float16), so T4 and V100 run them; bf16 is a choice
+        fields["precision"] = "fp16"
     fields["seq_len"] = 1
     if task not in TRAINING_TASKS:
         return
@@ -739,5 +745,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
         )
     if spec.image.images and spec.inference.demand_tokens_per_second is not None:
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
+    if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
+        reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -24,6 +24,7 @@ from procurement.sizing.assumptions import (
     GRADIENT_BUCKET_BYTES,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
+    LOADER_IMAGES_PER_VCPU,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
@@ -32,6 +33,8 @@ from procurement.sizing.assumptions import (
     TP_ALLREDUCE_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.host import decodes_images
+from procurement.sizing.host import vcpus_per_gpu as host_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
@@ -152,8 +155,13 @@ def training_throughput(
     pipeline_parallel=None,
     gpus_per_node=None,
     fabric_gbps=None,
+    vcpus_per_gpu=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
+
+    vcpus_per_gpu: the host's vCPUs per GPU, which bound a step that decodes images on the CPU
+    (loader_seconds_per_step); None: the host rule the size report recommends (host.vcpus_per_gpu), inf:
+    no host bound (the ranking applies each offer's own vCPUs).
 
     peak_tflops: dense peak for the precision. interconnect_gbps: per-GPU collective bandwidth (GB/s) of
     the node link; tensor_parallel_gbps: that of the tensor-parallel group (defaults to interconnect_gbps).
@@ -222,7 +230,9 @@ def training_throughput(
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
 
     exposed_dp = np.maximum(0.0, dp_comm_s - COMM_OVERLAP.value * compute_s)
-    step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
+    step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + tp_comm_s + pp_comm_s
     tokens_per_second = step_tokens / step_s
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -236,6 +246,7 @@ def training_throughput(
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
+        "loader_seconds": loader_s,
         "gradient_seconds_node": grad_node_s,
         "gradient_seconds_fabric": grad_fabric_s,
         "gather_seconds_node": gather_node_s,
@@ -255,6 +266,26 @@ def training_throughput(
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:
+    """Seconds the CPU data pipeline needs for one step's images: decoding and augmenting at
+    LOADER_IMAGES_PER_VCPU per vCPU (one loader worker each); 0 where no image is decoded on the CPU
+    (text, cached latents)."""
+    if not (spec.is_training and decodes_images(spec)):
+        return np.zeros_like(np.asarray(gpus, dtype=float))
+    per_gpu = _array(vcpus_per_gpu, host_vcpus_per_gpu(spec))
+    with np.errstate(divide="ignore"):
+        return step_images / (np.asarray(gpus, dtype=float) * per_gpu * LOADER_IMAGES_PER_VCPU.value)
+
+
+def loader_bound_hours(spec: WorkloadSpec, vcpus) -> np.ndarray:
+    """Hours the host's data pipeline alone needs for the run (vcpus: the instances' total vCPUs; NaN
+    where unknown stays NaN)."""
+    if not (spec.is_training and decodes_images(spec)) or not spec.training_tokens:
+        return np.zeros_like(np.asarray(vcpus, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return spec.training_tokens / (np.asarray(vcpus, dtype=float) * LOADER_IMAGES_PER_VCPU.value) / 3600.0
 
 
 def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
+from gpuledger.accounts.teams import get_visible_or_404, visible_to
 from gpuledger.charts import line_chart
 from gpuledger.roles import ADMIN, ENGINEER, role_required
 from procurement import models
 from procurement.benchmarks.calibration import MIN_SAMPLES, PRIOR_WEIGHT
-from procurement.services.calibration import calibration_fits
+from procurement.services.calibration import calibration_fits, calibration_pool
 
 
 @role_required(ENGINEER, ADMIN)
 def benchmark_list_page(request):
-    rows = models.BenchmarkResult.objects.select_related("gpu", "instance_type")[:200]
+    rows = visible_to(models.BenchmarkResult.objects, request.user).select_related("gpu", "instance_type")[
+        :200
+    ]
     return render(request, "procurement/benchmark_list.html", {"benchmarks": rows})
 
 
@@ -29,7 +32,9 @@ def _series(samples: list[dict], key: str) -> dict[str, list[tuple[float, float]
 
 @role_required(ENGINEER, ADMIN)
 def benchmark_detail_page(request, pk: int):
-    row = get_object_or_404(models.BenchmarkResult.objects.select_related("gpu", "instance_type"), pk=pk)
+    row = get_visible_or_404(
+        models.BenchmarkResult.objects.select_related("gpu", "instance_type"), request.user, pk=pk
+    )
     samples = row.document.get("samples", [])
     steps = [s for s in row.document.get("steps", []) if not s.get("warmup")]
     charts = {
@@ -71,5 +76,11 @@ def calibration_page(request):
     return render(
         request,
         "procurement/calibration.html",
-        {"fits": fits, "skipped": skipped, "min_samples": MIN_SAMPLES, "prior_weight": PRIOR_WEIGHT},
+        {
+            "fits": fits,
+            "skipped": skipped,
+            "min_samples": MIN_SAMPLES,
+            "prior_weight": PRIOR_WEIGHT,
+            "pooled": calibration_pool(),
+        },
     )

@@ -51,7 +51,8 @@ def _check(form: TcoStudyForm):
 
 
 def _study_form_page(request, *, study: models.TcoStudy | None, initial: dict, title: str):
-    form = TcoStudyForm(request.POST or None, initial=initial)
+    # bound on every POST, an empty one too (an empty QueryDict is falsy: an unbound form had no cleaned_data)
+    form = TcoStudyForm(request.POST if request.method == "POST" else None, initial=initial)
     preview = None
     if request.method == "POST":
         checked = _check(form)

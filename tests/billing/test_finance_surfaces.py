@@ -63,9 +63,13 @@ def import_text(tmp_path, name: str, text: str, capture):
     return result
 
 
+TODAY = dt.date(2026, 11, 13)  # the bill runs through 2026-11-12: November is open, October closed
+
+
 @pytest.fixture
-def billed(tmp_path, django_capture_on_commit_callbacks, settings):
+def billed(tmp_path, django_capture_on_commit_callbacks, settings, monkeypatch):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    monkeypatch.setattr("procurement.billing.budget_service.today", lambda: TODAY)
     make_catalog()
     FxRate.objects.create(
         currency="EUR", base="USD", rate=Decimal("1.25"), as_of=dt.date(2026, 11, 1), source="test"
@@ -106,8 +110,9 @@ def test_the_import_checks_each_month_once_and_e_mails_each_threshold_once(
     billed, tmp_path, django_capture_on_commit_callbacks
 ):
     # November, research: burn 11 × 100 + 400 = 1,500 by day 12 -> forecast 1,500 / 12 × 30 = 3,750 = 187.5%
-    # of 2,000: both thresholds. October, research: 31 × 100 = 3,100 of 3,150 = 98.4%: 80% only.
-    # platform: 600 by day 12 -> 1,500 = 15% of 10,000: none. So 3 e-mails.
+    # of 2,000: both thresholds. platform: 600 by day 12 -> 1,500 = 15% of 10,000: none. October, research:
+    # 31 × 100 = 3,100 of 3,150 = 98.4% would cross 80%, but October closed before TODAY: no e-mail
+    # (issue 28: budget e-mails are not sent for a month already closed). So 2 e-mails.
     first = billed.imports[0]
     assert sorted(SpendCheck.objects.filter(billing_import_id=first).values_list("month", flat=True)) == [
         dt.date(2026, 10, 1), dt.date(2026, 11, 1)]  # fmt: skip
@@ -116,12 +121,12 @@ def test_the_import_checks_each_month_once_and_e_mails_each_threshold_once(
         ["2026-11-10", "research", "Compute"]
     ]
     sent = sorted((a.budget.month.month, a.budget.team, a.threshold_pct) for a in BudgetAlert.objects.all())
-    assert sent == [(10, "research", 80), (11, "research", 80), (11, "research", 100)]
-    assert len(mail.outbox) == 3 and all(m.to == ["fin@example.com"] for m in mail.outbox)
+    assert sent == [(11, "research", 80), (11, "research", 100)]
+    assert len(mail.outbox) == 2 and all(m.to == ["fin@example.com"] for m in mail.outbox)
     assert json.loads(mail.outbox[0].body)["after"]["forecast_method"].startswith("linear run-rate")
 
-    # a file changing a past month (October): +60 for research on 2026-10-05 -> 3,160 >= 3,150: one re-check of
-    # October, one new e-mail (100%), no second 80% e-mail
+    # a file changing the closed month (October): +60 for research on 2026-10-05 -> 3,160 >= 3,150: one
+    # re-check of October, and still no e-mail: the month is closed
     correction = (
         "\n".join([HEADER, line(dt.date(2026, 10, 5), "60.00", 0, "research", "i-research-late")]) + "\n"
     )
@@ -132,15 +137,14 @@ def test_the_import_checks_each_month_once_and_e_mails_each_threshold_once(
     assert (
         SpendCheck.objects.filter(month=dt.date(2026, 10, 1)).count() == 2
     )  # the first import's and this one
-    assert len(mail.outbox) == 4 and BudgetAlert.objects.count() == 4
-    assert json.loads(mail.outbox[3].body)["after"]["threshold_pct"] == 100
+    assert len(mail.outbox) == 2 and BudgetAlert.objects.count() == 2
 
     # re-run the worker for that import (a redelivery), and import the same file again: nothing more
     with django_capture_on_commit_callbacks(execute=True):
         assert spend_check_import(second) == []
     import_text(tmp_path, "late-again.csv", correction, django_capture_on_commit_callbacks)
-    assert SpendCheck.objects.count() == 3 and len(mail.outbox) == 4
-    assert ChangeEvent.objects.filter(kind="budget_forecast").count() == 4
+    assert SpendCheck.objects.count() == 3 and len(mail.outbox) == 2
+    assert ChangeEvent.objects.filter(kind="budget_forecast").count() == 2
 
 
 def test_budget_state_by_hand(billed, clients):

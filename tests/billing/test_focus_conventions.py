@@ -22,7 +22,6 @@ import pytest
 from pricing.models import FxRate, GpuModel, InstanceType, Provider
 from procurement.billing.importer import import_file, import_files
 from procurement.billing.models import BillingImport, SpendRecord
-from procurement.billing.review import ReviewInputError
 from procurement.billing.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
@@ -43,8 +42,9 @@ def catalog():
     ):
         provider, _ = Provider.objects.get_or_create(slug=slug, defaults={"name": slug})
         InstanceType.objects.create(provider=provider, name=name, gpu=h100, gpu_name="h100", gpu_count=8)
-    FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of="2026-11-30", source="test")
-    FxRate.objects.create(currency="GBP", base="USD", rate="1.25", as_of="2026-11-30", source="test")
+    # dated in May, the bills' charge month: a review converts each month at its own rate (fx_months.py)
+    FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of="2026-05-29", source="test")
+    FxRate.objects.create(currency="GBP", base="USD", rate="1.25", as_of="2026-05-29", source="test")
 
 
 def reviewed(name: str, currency: str = "USD") -> dict:
@@ -71,12 +71,16 @@ def test_azure_focus_export_in_euros_converted_through_the_stored_rate(catalog):
     assert _build_review(make_request(**MAY, currency="EUR"))["totals"]["effective_cost"] == "90.00"
 
 
-def test_a_billing_currency_without_a_stored_rate_is_a_clear_error(catalog):
+def test_a_billing_currency_without_a_stored_rate_is_a_warning_naming_the_bill_and_month(catalog):
+    # issue 28: the review stands without the month's EUR rows (tests/billing/test_fx_by_charge_month.py)
     import_file(FIXTURES / "azure_focus_export.csv")
     FxRate.objects.filter(currency="EUR").delete()
-    with pytest.raises(ReviewInputError) as error:
-        _build_review(make_request(**MAY))
-    assert str(error.value) == "currency: no stored FX rate from EUR to USD"
+    body = _build_review(make_request(**MAY))
+    assert (body["totals"]["effective_cost"], body["non_gpu_cost"]) == ("0.00", "0.00")
+    assert body["fx_missing"] == [{"currency": "EUR", "month": "2026-05", "rows": 2, "billed_cost": "100.00"}]
+    assert body["warnings"][0].startswith(
+        "azure_focus_export.csv: no stored FX rate from EUR to USD for 2026-05"
+    )
 
 
 def test_google_cloud_focus_in_snake_case_with_label_records(catalog, settings):

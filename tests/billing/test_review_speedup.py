@@ -55,8 +55,11 @@ def frame(rows) -> pd.DataFrame:
 
 def _without_prices(review: dict) -> dict:
     """The review but the fields added since the reference: prices, and issue 22's commitment keys
-    (these frames' unused rows are all of a named instance type, whose attribution is unchanged)."""
-    review = {k: v for k, v in review.items() if k not in ("unattributed_commitment_cost", "commitments")}
+    (these frames' unused rows are all of a named instance type, whose attribution is unchanged), and
+    issue 28's `fx_missing` (empty here: every currency of these frames has its rate)."""
+    assert review["fx_missing"] == []
+    added = ("unattributed_commitment_cost", "commitments", "fx_missing", "undetermined_cost", "undetermined")
+    review = {k: v for k, v in review.items() if k not in added}
     return review | {"savings": [{k: v for k, v in s.items() if k != "prices"} for s in review["savings"]]}
 
 

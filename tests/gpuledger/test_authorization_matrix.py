@@ -89,9 +89,13 @@ RULES: dict[str, Rule] = {
     "tco-delete": Rule(TEAM_OBJECT_PAGE, kwargs=("study",)),  # GET: the confirmation page
     "benchmark-list": Rule(ENGINEER_PAGE),
     "benchmark-calibration": Rule(ENGINEER_PAGE),
-    "benchmark-detail": Rule(ENGINEER_PAGE, kwargs=("benchmark",)),  # measurements are shared, not a team's
+    # a run is its team's (issue 31); the calibration it feeds is shared
+    "benchmark-detail": Rule(TEAM_OBJECT_PAGE, kwargs=("benchmark",)),
     "report-spot": Rule(TEAM_OBJECT_PAGE, kwargs=("workload_subject",)),
     "report-spot-download": Rule(TEAM_OBJECT_PAGE, kwargs=("spot_snapshot",)),
+    "report-spot-live-download": Rule(TEAM_OBJECT_PAGE, kwargs=("workload_subject", "csv_format")),
+    "report-rent_or_buy-live-download": Rule(TEAM_OBJECT_PAGE, kwargs=("study_subject", "csv_format")),
+    "report-capacity_plan-live-download": Rule(FINANCE_PAGE, kwargs=("plan_subject", "csv_format")),
     "report-rent_or_buy": Rule(TEAM_OBJECT_PAGE, kwargs=("study_subject",)),
     "report-rent_or_buy-download": Rule(TEAM_OBJECT_PAGE, kwargs=("rent_snapshot",)),
     "report-spend_review": Rule(FINANCE_PAGE),
@@ -104,6 +108,7 @@ RULES: dict[str, Rule] = {
     "api-billing-imports": Rule(statuses(401, 403, 403, 415, 415, 403), method="post"),  # a file upload only
     "billing-budgets": Rule(FINANCE_PAGE),  # granted engineers too: tests/billing/test_finance_surfaces.py
     "billing-spend-rows": Rule(FINANCE_PAGE),
+    "billing-invoice": Rule(FINANCE_PAGE),  # issue 28: the whole account's invoices
     "api-billing-budgets": Rule(statuses(401, 403, 403, 200, 200, 403)),
     "api-billing-anomalies": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
     "api-billing-spend-rows": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no day given: 400
@@ -176,7 +181,7 @@ def world(bundled_catalog, user_with_role, team_named):
     rent = report_snapshot_create(kind="rent_or_buy", subject_id=study.pk, user=owner)
     benchmark = models.BenchmarkResult.objects.create(
         gpu=GpuModel.objects.get(slug="h100-sxm5-80gb"), precision="bf16", measured_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
-        source="matrix", task="inference", model_name="matrix run",
+        source="matrix", task="inference", model_name="matrix run", owner=owner, team=research,
     )  # fmt: skip
     spend = report_snapshot_create(
         kind="spend_review", period=ReportPeriod(dt.date(2026, 5, 1), dt.date(2026, 6, 1))

@@ -43,7 +43,9 @@ def test_a_stated_zero_1_on_8_gpus_never_becomes_zero_3_or_2_gpus():
     # K Psi / Nd with K = 12 for mixed-precision Adam). Against unsharded data parallel on the same 8 GPUs it
     # saves 12 x (1 - 1/8) = 10.5 bytes per parameter: 8.03e9 x 10.5 / 2^30 = 78.5 GiB of tensors per GPU,
     # 82.4 GiB with the 5% allocator fragmentation the sizing engine adds (procurement/sizing/assumptions.py).
-    row = next(r for r in rows if r["instance_type"] == "p5.48xlarge" and r["plan"]["name"] == "data_parallel")
+    row = next(
+        r for r in rows if r["instance_type"] == "p5.48xlarge" and r["plan"]["name"] == "data_parallel"
+    )
     unsharded = memory_breakdown_gib(spec, 8.0, zero_stage=0.0, tensor_parallel=1.0, pipeline_parallel=1.0)
     saved = float(unsharded["total_per_gpu_gib"]) - row["memory_per_gpu_gib"]
     assert spec.model.params * 10.5 / GIB == pytest.approx(78.5, abs=0.1)

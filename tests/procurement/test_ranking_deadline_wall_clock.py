@@ -92,7 +92,9 @@ def test_a_late_spot_row_is_ranked_as_spot_with_fallback_at_its_expected_cost():
     # plus setup and storage as for any row; the breakdown's compute is the plan's expected cost
     parts = row["cost_breakdown"]
     assert parts["compute"] == plan["expected_cost"]
-    rebuilt = Decimal(plan["expected_cost"]) * Decimal("1.2") + Decimal(parts["setup"]) + Decimal(parts["storage"])
+    rebuilt = (
+        Decimal(plan["expected_cost"]) * Decimal("1.2") + Decimal(parts["setup"]) + Decimal(parts["storage"])
+    )
     assert abs(Decimal(row["total_cost"]) - rebuilt) <= Decimal("0.02")
     assert row["spot"]["fallback"] == plan  # the spot report reads this object: the same plan
     assert any(reason.startswith("ranked as spot with on-demand fallback") for reason in row["reasons"])

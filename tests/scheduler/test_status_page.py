@@ -37,3 +37,20 @@ def test_it_shows_runs_sources_and_schedule(viewer_client):
     assert "aws:pricing.get_products" in html and "2026-01-01 00:00" in html
     assert "AuthFailure" in html and "us-east-1" in html
     assert "aws spot prices" in html and "pricing.refresh_prices" in html
+
+
+@pytest.mark.django_db
+def test_the_page_never_shows_where_the_server_keeps_its_files(client_as):
+    """Issue 31: a failed refresh's error and an imported file's source name held absolute paths; the page
+    shows their last part only (the admin keeps the stored text)."""
+    from django.conf import settings
+
+    from scheduler.models import PriceRefresh, RefreshStatus
+
+    path = f"{settings.BASE_DIR}/pricing/data/skypilot/aws/vms.gpu.csv"
+    PriceRefresh.objects.create(source="catalog", status=RefreshStatus.FAILED,
+                                error=f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'")  # fmt: skip
+    page = client_as("viewer").get("/status/").content.decode()
+    assert "No such file or directory: &#x27;vms.gpu.csv&#x27;" in page
+    assert str(settings.BASE_DIR) not in page and "/pricing/data/" not in page
+    assert PriceRefresh.objects.get().error.endswith(f"'{path}'")

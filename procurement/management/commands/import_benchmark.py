@@ -1,4 +1,5 @@
-"""Import benchmark runner documents: `manage.py import_benchmark FILE... [--gpu SLUG]`."""
+"""Import benchmark runner documents: `manage.py import_benchmark FILE... [--gpu SLUG] [--team SLUG]`.
+A run imported without --team has no team: admins see it, engineers do not (the calibration pools it)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--gpu", help="catalog GPU slug, when the driver's GPU name is not mapped")
+        parser.add_argument("--team", help="the team the runs belong to (its engineers see them)")
 
-    def handle(self, *args, files, gpu=None, **options):
+    def handle(self, *args, files, gpu=None, team=None, **options):
+        from gpuledger.accounts.models import Team
+
+        owner_team = Team.objects.filter(slug=team).first() if team else None
+        if team and owner_team is None:
+            raise CommandError(f"--team: no team {team!r}")
         inserted = unchanged = 0
         for path in files:
             try:
@@ -25,7 +32,7 @@ class Command(BaseCommand):
             except OSError as error:
                 raise CommandError(f"{path}: {error.strerror}") from None
             try:
-                outcome = benchmark_import(data, source=path.name, gpu_slug=gpu)
+                outcome = benchmark_import(data, source=path.name, gpu_slug=gpu, team=owner_team)
             except BenchmarkDocumentError as error:
                 raise CommandError(str(error)) from None
             inserted, unchanged = inserted + outcome.created, unchanged + (not outcome.created)

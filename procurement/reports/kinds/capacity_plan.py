@@ -39,8 +39,17 @@ def _gpus(result: dict, kind: str) -> int:
 
 
 def _share(result: dict, kind: str) -> str:
-    return str(sum((Decimal(str(layer.get("share_of_demand") or 0)) for layer in result.get("layers", [])
-                    if layer["kind"] == kind), Decimal(0)))  # fmt: skip
+    """The kind's share of the whole plan's GPU-hours. Each layer's share_of_demand is of its own fleet's
+    demand: summed over fleets it read "300% of demand" on the demo plan."""
+    layers = result.get("layers", [])
+    hours = sum((Decimal(str(layer.get("hours_served") or 0)) for layer in layers), Decimal(0))
+    if not hours:
+        return "0"
+    served = sum(
+        (Decimal(str(layer.get("hours_served") or 0)) for layer in layers if layer["kind"] == kind),
+        Decimal(0),
+    )
+    return str((served / hours).quantize(Decimal("0.000001")))
 
 
 def _commit(result: dict, kind: str) -> str:
@@ -85,17 +94,25 @@ def _summary(result: dict) -> list[Headline]:
     ]  # fmt: skip
 
 
+def _layer_cost(layer: dict) -> str:
+    """The layer's own total (the headline sums them to the cent); its years, each rounded apart, can
+    differ by a cent a year. Plans stored before layers carried a total fall back on the years."""
+    if layer.get("total_cost") is not None:
+        return str(layer["total_cost"])
+    return str(sum((Decimal(str(value)) for value in layer.get("cost_by_year") or []), Decimal(0)))
+
+
 def _layers_table(result: dict) -> Table:
     rows = [{"layer": LAYER_LABELS.get(layer["kind"], layer["kind"]), "gpu_model": layer.get("gpu_model", ""),
              "priced_at": "/".join(part for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region")) if part),
              "gpus": layer.get("gpus"), "hours_served": str(layer.get("hours_served")),
              "share": str(layer.get("share_of_demand")),
-             "cost": str(sum((Decimal(str(v)) for v in layer.get("cost_by_year") or []), Decimal(0)))}
+             "cost": _layer_cost(layer)}
             for layer in result.get("layers", [])]  # fmt: skip
     return Table("layers", "Layers", [
         Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("priced_at", "Priced at"),
         Column("gpus", "GPUs", "integer"),
-        Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of demand", "percent"),
+        Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of its fleet's demand", "percent"),
         Column("cost", "Cost over the horizon", "money", total=True),
     ], rows)  # fmt: skip
 

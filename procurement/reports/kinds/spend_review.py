@@ -182,7 +182,10 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         Section("Idle GPU-hours", [f"GPU-hours under 10% mean utilization: {display(idle, 'number')}." if idle is not None
                                    else "No utilization data for this period: idle time is not judged."]),
         Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: "
-                                    f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour."]),
+                                    f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour.",
+                                    f"Undetermined (the bill cannot tell GPU from non-GPU): "
+                                    f"{display(review.get('undetermined_cost', '0'), 'money', currency)}, beside both and in neither.",
+                                    *review.get("warnings", [])]),
         Section("Commitments: utilization, coverage, expiring", [
             f"Unused commitments not tied to GPU capacity: {display(review['unattributed_commitment_cost'], 'money', currency)} "
             "unattributed, beside GPU spend and never in it. Utilization = used / committed cost (AWS "

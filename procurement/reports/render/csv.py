@@ -1,28 +1,27 @@
 """The report as CSV: one table per file; several tables (plus the summary, assumptions and prices)
 as a zip of one CSV each. Numbers are plain decimals (no separators) so that they read back as
-numbers; formula-like text is prefixed with a quote (``procurement.reports.safety``)."""
+numbers; every cell goes through the product's one spreadsheet writer (``gpuledger.spreadsheet``),
+which prefixes formula-like text with a quote."""
 
 from __future__ import annotations
 
-import csv
 import io
 import zipfile
 from typing import Any
 
+from gpuledger.spreadsheet import csv_writer
 from procurement.reports.model import Report, Table
-from procurement.reports.safety import csv_text
 
 
 def _cell(value: Any, column_type: str) -> str:
-    if value is None:
-        return ""
-    return str(value) if column_type not in ("text", "date") else csv_text(str(value))
+    # text columns are text even when they look like numbers; the writer quotes what could run
+    return "" if value is None else str(value)
 
 
 def table_csv(table: Table) -> bytes:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([csv_text(column.label) for column in table.columns])
+    writer = csv_writer(buffer, lineterminator="\r\n")
+    writer.writerow([column.label for column in table.columns])
     for row in table.rows:
         writer.writerow([_cell(row.get(column.key), column.type) for column in table.columns])
     if table.has_totals and table.rows:
@@ -38,9 +37,9 @@ def table_csv(table: Table) -> bytes:
 
 def _rows_csv(header: list[str], rows: list[list[Any]]) -> bytes:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv_writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
-    writer.writerows([[csv_text("" if value is None else str(value)) for value in row] for row in rows])
+    writer.writerows([["" if value is None else str(value) for value in row] for row in rows])
     return buffer.getvalue().encode("utf-8")
 
 
@@ -55,10 +54,10 @@ def render_csv(report: Report, table_key: str | None = None) -> tuple[bytes, boo
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         summary = io.StringIO()
-        writer = csv.writer(summary, lineterminator="\r\n")
+        writer = csv_writer(summary, lineterminator="\r\n")
         writer.writerow(["figure", "value", "basis"])
         for item in report.summary:
-            writer.writerow([csv_text(item.label), _cell(item.value, item.type), csv_text(item.note)])
+            writer.writerow([item.label, _cell(item.value, item.type), item.note])
         archive.writestr("summary.csv", summary.getvalue().encode("utf-8"))
         for table in tables:
             archive.writestr(f"{table.key}.csv", table_csv(table))

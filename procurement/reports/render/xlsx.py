@@ -3,7 +3,8 @@
 Numbers are written as numbers with number formats (never as text), a table's totals row is a SUM
 formula over its cells, every figure gets its data on its own sheet and a native Excel chart beside
 it, and the assumptions and price dates have their own sheets. Text that Excel would run as a
-formula is written as a string cell with a quote prefix (``procurement.reports.safety``).
+formula is written as a string cell with a quote prefix by the product's one spreadsheet writer
+(``gpuledger.spreadsheet``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from gpuledger.spreadsheet import xlsx_text
 from procurement.reports.format import as_decimal
 from procurement.reports.model import Figure, Report, Series, Table, waterfall_bars
-from procurement.reports.safety import is_formula_like
 
 NUMBER_FORMATS = {
     "money": "#,##0.00",
@@ -33,13 +34,7 @@ NUMBER_FORMATS = {
 BOLD = Font(bold=True)
 
 
-def write_text(cell, text: Any) -> None:
-    """A text cell that stays text: formula-like strings are stored as strings with a quote prefix."""
-    value = "" if text is None else str(text)
-    cell.value = value
-    if is_formula_like(value):
-        cell.data_type = "s"
-        cell.quotePrefix = True
+write_text = xlsx_text  # the name the sheets below (and their tests) use
 
 
 def write_typed(cell, value: Any, column_type: str) -> None:

@@ -99,9 +99,9 @@ def test_anonymous_cannot_post(bundled_catalog, client):
     )
 
 
-def test_pages_show_the_run_and_calibration(bundled_catalog, client_as):
-    row = benchmark_import(_bytes(gpu_document()), source="run.json").result
-    client = client_as("engineer")
+def test_pages_show_the_run_and_calibration(bundled_catalog, client_as, team_named):
+    client = client_as("engineer", team="research")
+    row = benchmark_import(_bytes(gpu_document()), source="run.json", team=team_named("research")).result
     detail = client.get(f"/benchmarks/{row.pk}/").content.decode()
     assert "0.271267" in detail or "0.2713" in detail
     assert "<svg" in detail and "Diagnostics" in detail

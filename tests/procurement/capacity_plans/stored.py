@@ -3,6 +3,8 @@ numbers: those are computed from the demo bills in test_shells.py)."""
 
 from __future__ import annotations
 
+import itertools
+
 from procurement.models import CapacityPlan
 
 RESULT = {
@@ -35,10 +37,13 @@ RESULT = {
 }  # fmt: skip
 
 
+_STORED = itertools.count(1)  # each stored plan its own fingerprint: one save per fingerprint (issue 31)
+
+
 def stored_plan(
     *, scope_teams: list[str] | None = None, owner=None, name: str = "matrix plan"
 ) -> CapacityPlan:
     teams = list(scope_teams or [])
     result = RESULT | {"name": name, "scope": RESULT["scope"] | {"teams": teams}}
     return CapacityPlan.objects.create(name=name, owner=owner, scope_teams=teams, inputs={}, result=result,
-                                       prices_used=result["prices"], fingerprint="test")  # fmt: skip
+                                       prices_used=result["prices"], fingerprint=f"test-{next(_STORED)}")  # fmt: skip

@@ -191,16 +191,6 @@ def test_sdxl_batch_generation_is_ranked_by_cost_per_thousand_images(bundled_cat
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Host CPU does not bound detector training: the first row for YOLOv8s on COCO is a 4-vCPU g6.xlarge "
-        "(L4 spot) at 493 img/s (100 epochs in 6.7 h); it carries the warning 'too few vCPUs: 4 on the "
-        "instance, needs 8' but the hours ignore it. Ultralytics' loader (decode + mosaic) gave 123 img/s "
-        "with 8 workers on an A100 (ultralytics/yolov5 issue 4252, YOLOv5s batch 64: 16 min per COCO "
-        "epoch), so 4 vCPUs cannot feed 493 img/s; a practitioner would not pick this row."
-    ),
-)
 def test_yolo_training_ranking_does_not_lead_with_a_cpu_starved_host(bundled_catalog, tmp_path):
     (first,) = _recommend(tmp_path, YOLO_COCO, top=1)
     assert not any(w.startswith("too few vCPUs") for w in first["warnings"])

@@ -163,6 +163,11 @@ def test_the_finance_page_downloads_the_same_figures(demo, client_as):
     report_page = client.get(f"/reports/spend_review/?{QUERY}")
     assert report_page.status_code == 200
     assert display(body["totals"]["effective_cost"], "money") in report_page.content.decode()
+    # nothing changes on GET (issue 31): the page and its downloads compute the report, keeping is a POST
+    assert not ReportSnapshot.objects.exists() and b"keep-report" in report_page.content
+    for _ in range(2):
+        kept = client.post(f"/reports/spend_review/?{QUERY}")
+        assert kept.status_code == 200 and b"Snapshot #" in kept.content
     assert ReportSnapshot.objects.filter(kind="spend_review").count() == 1  # the same period, one snapshot
 
 

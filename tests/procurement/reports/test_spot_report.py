@@ -114,7 +114,9 @@ def test_the_page_offers_downloads_to_an_engineer(make_ranked_workload, client_a
     assert response.status_code == 200
     html = response.content.decode()
     assert "Use spot" in html and 'id="download-pdf"' in html and 'id="download-xlsx"' in html
-    snapshot = response.context["snapshot"]
+    live = client.get(f"/reports/spot/{workload.pk}/download/pdf/")  # computed, stored nowhere
+    assert live.content.startswith(b"%PDF") and response.context["snapshot"] is None
+    snapshot = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]  # "Keep this report"
     pdf = client.get(f"/reports/spot/snapshots/{snapshot.pk}/pdf/")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     assert pdf.content.startswith(b"%PDF")
@@ -133,7 +135,7 @@ def test_the_spot_report_is_for_engineers_and_admins(make_ranked_workload, clien
 def test_the_rent_or_buy_report_is_for_engineers_and_admins(stored_study, client_as):
     assert client_as("viewer").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
     assert client_as("finance").get(f"/reports/rent_or_buy/{stored_study.pk}/").status_code == 403
-    response = client_as("admin").get(f"/reports/rent_or_buy/{stored_study.pk}/")
+    response = client_as("admin").post(f"/reports/rent_or_buy/{stored_study.pk}/")
     assert response.status_code == 200 and "477,211.79" in response.content.decode()
     snapshot = response.context["snapshot"]
     assert client_as("viewer").get(f"/reports/rent_or_buy/snapshots/{snapshot.pk}/pdf/").status_code == 403
@@ -163,7 +165,7 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
     rows = created.json()["results"]
     ranking = client.get(f"/workloads/{workload_id}/recommendations/").content.decode()
     assert f'href="/reports/spot/{workload_id}/"' in ranking  # the ranking links to its spot report
-    page = client.get(f"/reports/spot/{workload_id}/")
+    page = client.post(f"/reports/spot/{workload_id}/")
     assert page.status_code == 200
     report = snapshot_report(page.context["snapshot"])
     options = {row["option"]: row for row in report.tables()[0].rows}
@@ -183,7 +185,7 @@ def test_it_reports_on_a_real_ranking_of_the_bundled_catalog(client_as, bundled_
 def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
     workload = make_ranked_workload()
     client = client_as("engineer", team="research")
-    snapshot = client.get(f"/reports/spot/{workload.pk}/").context["snapshot"]
+    snapshot = client.post(f"/reports/spot/{workload.pk}/").context["snapshot"]
     response = client.get(f"/reports/spot/snapshots/{snapshot.pk}/csv/?table=options")
     assert response["Content-Type"].startswith("text/csv")
     lines = response.content.decode().splitlines()
