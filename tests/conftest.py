@@ -230,8 +230,13 @@ def fresh_throttles():
 
 
 def throttles_clear() -> None:
-    """The in-memory caches are cleared; on Redis only those keys go (the same db may hold other state)."""
+    """The in-memory caches are cleared; on Redis only those keys go (the same db may hold other state).
+    The ranking contexts go too: tests that share the catalog start from the same price version."""
     from django.core.cache import cache, caches
+
+    from procurement import offer_cache
+
+    offer_cache.cache_clear()
 
     caches["local"].clear()  # each process's rendered fragments (settings.CACHES["local"])
 

@@ -12,6 +12,8 @@ class AccountsConfig(AppConfig):
 
         # The OpenAPI extension (accounts/schema.py) is imported with the URLconf (gpuledger/schema_view.py),
         # not here: drf-spectacular and DRF's fields cost a CLI command ~0.4 s it never uses (issue 30).
+        # The Celery app exists in every Django process before a task is sent (shared_task binds to it).
+        from gpuledger import celery  # noqa: F401
         from gpuledger.accounts import admin_site, roles_sync, signals
 
         signals.connect()  # cached user facts (user_facts.py) dropped when what they come from changes

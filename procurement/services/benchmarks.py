@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from pricing.catalog_table import gpu_catalog_rows
 from pricing.choices import PricingModel
 from pricing.models import GpuModel, InstanceType
+from pricing.price_version import price_version_bump
 from pricing.selectors import current_price_observations
 from procurement import models
 from procurement.benchmarks import diagnostics, unit_costs
@@ -238,6 +239,9 @@ def benchmark_import(
     try:
         with transaction.atomic():
             row.save()
+            # a new run changes the calibration factors every ranking applies: the ranking context cached
+            # per price version (procurement/offer_cache.py) is rebuilt, the one way caches go stale
+            price_version_bump()
     except IntegrityError:  # the same document imported concurrently: the other import stored it
         return BenchmarkImport(models.BenchmarkResult.objects.get(document_sha256=document.sha256), False)
     return BenchmarkImport(row, True)

@@ -75,14 +75,15 @@ def test_an_inference_run_decodes_every_stream(tmp_path):
 
 
 @pytest.mark.django_db
-def test_cpu_path_end_to_end(tmp_path, bundled_catalog, client_as):
+def test_cpu_path_end_to_end(tmp_path, bundled_catalog, client_as, team_named):
     from django.core.management import call_command
 
     from procurement import models
     from procurement.services.calibration import calibration_fits
 
     document, output = _run(tmp_path, TRAINING, "--price-per-hour", "0.5", "--instance-type", "g6e.xlarge")
-    call_command("import_benchmark", str(output))
+    team_named("research")
+    call_command("import_benchmark", str(output), "--team", "research")  # its engineers see it
     row = models.BenchmarkResult.objects.get()
     assert row.cpu_only and row.gpu is None and row.instance_type.name == "g6e.xlarge"
     # 0.50 USD/h / (tokens/s x 3600) x 1e6
@@ -91,7 +92,7 @@ def test_cpu_path_end_to_end(tmp_path, bundled_catalog, client_as):
     assert any(finding["rule"] == "step_variation" for finding in row.diagnostics)
     fits, skipped = calibration_fits()
     assert fits == [] and skipped == 1  # a tiny CPU model calibrates nothing, and says so
-    page = client_as("engineer").get(f"/benchmarks/{row.pk}/").content.decode()
+    page = client_as("engineer", team="research").get(f"/benchmarks/{row.pk}/").content.decode()
     assert "CPU path run with a tiny model" in page
 
 
