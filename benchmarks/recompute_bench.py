@@ -7,8 +7,8 @@ Redis, one worker against two (issue 26, "Speed": under 60 s on one worker; two 
 Needs PostgreSQL and Redis (SQLite cannot take two writing processes): DATABASE_URL and REDIS_URL, by
 default this worktree's own database and Redis db (postgres://postgres@127.0.0.1:5432/gpuledger_s26,
 redis://127.0.0.1:6379/9). The database's tables are flushed first: give it a database of its own. The
-tasks go to a queue of their own (QUEUE), so a worker of another checkout on the same Redis db never takes
-them; results are read back and forgotten.
+tasks, and the notifications they queue, go to a queue of their own (QUEUE), so a worker of another
+checkout on the same Redis db never takes them; results are read back and forgotten.
 
 A price refresh is modelled by what it leaves behind: every stored recommendation's fingerprint differs from
 what the current prices give, so each workload is re-ranked and a new row stored (the same seeding as
@@ -48,6 +48,9 @@ def _setup_django() -> None:
     from django.core.management import call_command
 
     django.setup()
+    from celery import current_app
+
+    current_app.conf.task_default_queue = QUEUE  # and every task this process queues
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
     from pricing.catalog import catalog_load
@@ -82,8 +85,12 @@ def _start_workers(count: int, logs: Path) -> list[subprocess.Popen]:
     workers = []
     for index in range(count):
         log = (logs / f"worker-{count}-{index}.log").open("w")
-        command = [sys.executable, "-m", "celery", "-A", "gpuledger", "worker", "--pool=solo", "-Q", QUEUE,
-                   "-n", f"bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle"]  # fmt: skip
+        arguments = ["worker", "--pool=solo", "-Q", QUEUE, "-n", f"bench{index}@%h", "--loglevel=WARNING",
+                     "--without-gossip", "--without-mingle"]  # fmt: skip
+        # every task a worker queues (the change-event notifications) goes to QUEUE too, never to a shared one
+        code = (f"from gpuledger.celery import app; app.conf.task_default_queue = {QUEUE!r}; "
+                f"app.worker_main({arguments!r})")  # fmt: skip
+        command = [sys.executable, "-c", code]
         workers.append(
             subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         )
