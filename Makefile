@@ -39,7 +39,7 @@ run: $(VENV)/.runtime-installed
 	  && $(PY) manage.py import_billing var/demo_billing.csv var/demo_billing_utilization.csv --no-progress; \
 	} >$(SETUP_LOG) 2>&1 || { tail -n 40 $(SETUP_LOG); exit 1; }
 	@$(PY) manage.py demo_users --url http://$(HOST)
-	@echo "Serving http://$(HOST)/ (Ctrl-C stops it). Try the examples: README "Try it", examples/README.md"
+	@echo "Serving http://$(HOST)/ (Ctrl-C stops it). Try the examples: README 'Try it', examples/README.md"
 	@$(PY) manage.py runserver $(HOST)
 
 # Two xdist workers, one test database and one Redis database each (tests/settings.py); the bundled catalog

@@ -208,9 +208,12 @@ def scatter_chart(
     body = _legend([g for g in groups if g], left, 16) + _axes(
         left, top, plot_w, plot_h, y_max, x_label, y_label
     )
-    body.append(
-        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{axis_number(x_max)}</text>'
-    )
+    for step in range(5):  # the same quarters as the y axis: a reader places a point on both axes
+        anchor = "end" if step == 4 else "middle"
+        body.append(
+            f'<text x="{left + plot_w * step / 4:.1f}" y="{top + plot_h + 14}" text-anchor="{anchor}">'
+            f"{axis_number(x_max * step / 4)}</text>"
+        )
     for point in points:
         x = left + point["x"] / x_max * plot_w
         y = top + plot_h - point["y"] / y_max * plot_h

@@ -42,6 +42,7 @@ MAX_EXAMPLES = 5  # examples kept per reason: enough to find the rows, never the
 
 NOT_POSITIVE, ABSURD, CURRENCY, REGION, UNIT = "not_positive", "absurd", "currency", "region", "unit"
 OUT_OF_RANGE, UNKNOWN_FORM, AMBIGUOUS, UNREADABLE = "out_of_range", "unknown_form", "ambiguous", "unreadable"
+AMBIGUOUS_GPU = "ambiguous_gpu"
 REASONS = {
     NOT_POSITIVE: "price zero or negative",
     ABSURD: f"price over {ABSURD_RATIO:g}x its family's median per GPU-hour",
@@ -52,6 +53,7 @@ REASONS = {
     UNKNOWN_FORM: "description or name no rule of the reader recognizes",
     AMBIGUOUS: "two products priced one offer differently",
     UNREADABLE: "row not readable (broken JSON, a price that is not a number)",
+    AMBIGUOUS_GPU: "GPU name several parts share, which the row does not settle",
 }
 
 Family = tuple[str, str, str, str]  # provider, GPU name, pricing model, currency

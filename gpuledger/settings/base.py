@@ -279,6 +279,10 @@ LOGGING = {
     # a PDF's layout steps and font subsetting ("Step 5 - Creating layout", "GDEF pruned") are not news
     "loggers": {name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "fontTools")},
 }
+if CELERY_TASK_ALWAYS_EAGER:
+    # tasks run in-process (no REDIS_URL): a command's output is its answer, not "Task ... succeeded in
+    # 0.005 s: {...}" or kombu's "No hostname was supplied" about the in-memory broker (issue 30)
+    LOGGING["loggers"] |= {"celery.app.trace": {"level": "WARNING"}, "kombu.connection": {"level": "ERROR"}}
 
 # Price refreshes: AWS regions refreshed by the beat schedule (each region is its own task) and how
 # far back the spot history look-back reaches on a refresh.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
@@ -188,6 +189,21 @@ def plain(value) -> str:
     if isinstance(value, list | tuple | set | frozenset):
         return ", ".join(plain(item) for item in value) or MISSING
     return str(value)
+
+
+NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?")
+
+
+@register.filter
+def grouped(value) -> str:
+    """A value shown as it is, except that a plain number gets thousands separators and keeps its decimals:
+    "300000" -> "300,000", "33800.00" -> "33,800.00", "0.10" -> "0.10"; other text is unchanged."""
+    text = str(value)
+    if not NUMBER_TEXT.fullmatch(text):
+        return text
+    whole, dot, fraction = text.partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    return f"{sign}{int(whole.lstrip('-')):,}{dot}{fraction}"
 
 
 @register.filter

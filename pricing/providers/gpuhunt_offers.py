@@ -11,8 +11,17 @@ on), so its tests run on recorded items without the library or the network.
 - ``price`` is per instance-hour in USD (gpuhunt's catalogs are USD); ``spot`` true is ``spot``, else
   ``on_demand``. gpuhunt has no commitment prices and no zones: a price is regional.
 - ``cpu`` and ``memory`` are kept as gpuhunt reports them (vCPUs, GB); ``gpu_memory`` is per GPU.
-- Interconnect and fabric are NOT known from gpuhunt and are left unknown (empty): gpuledger's rankings
-  then do not treat the offer as NVLink/InfiniBand capable (docs/provider-prices.md, "gpuhunt").
+- Host specs (``cpu``, ``memory``) are the provider's API figures as gpuhunt reports them (the record's
+  source is ``gpuhunt:<provider>``); an instance type whose rows disagree on them gets them unknown, as
+  the SkyPilot reader does (``with_contradicting_hosts_unknown``).
+- Interconnect and fabric come from the provider's documentation, not from gpuhunt: rules per instance
+  family in procurement/data/interconnects.csv (each with its source); a family no rule names stays
+  unknown (PCIe assumed, marked unstated).
+- A GPU name gpuhunt gives several parts (RunPod's ``H100`` is its H100 SXM and its H100 PCIe) is
+  settled by the instance name through pricing/data/gpuhunt_gpu_names.csv, each row with its reason, to
+  our GPU slug; a name the instance cannot settle is refused (``ambiguous_gpu``) with the row's reason.
+- RunPod's instance name is the GPU ID whatever the GPU count: ``<n>x `` is put before it for n > 1 so
+  that the 1- and 8-GPU pods, different hosts, are different instance types.
 - Items without a GPU (``gpu_count`` 0) are skipped, counted under their reason; an item with no
   instance name, no location, a GPU count below zero or a price that is not a number is refused
   (``unreadable``) and the rest lands.
@@ -23,16 +32,20 @@ gpuhunt: ours keep zones, commitments and their tests on real answers (docs/prov
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from pricing.price_checks import UNREADABLE, Refusals
+from pricing.price_checks import AMBIGUOUS_GPU, UNREADABLE, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
+from pricing.providers.skypilot_csv import with_contradicting_hosts_unknown
 from pricing.providers.vocabulary import ON_DEMAND, SPOT
 
 GPUHUNT_VERSION = "0.1.34"
@@ -45,6 +58,52 @@ GPUHUNT_PROVIDERS = {
 # Read by a module of ours instead (gpuhunt's name -> ours)
 OURS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "vastai": "vast",
         "nebius": "nebius", "verda": "verda", "datacrunch": "verda"}  # fmt: skip
+GPU_NAMES_CSV = Path(__file__).resolve().parents[1] / "data" / "gpuhunt_gpu_names.csv"
+# Providers whose gpuhunt instance name does not carry the GPU count (runpod.py: instance_name=pod["id"])
+NAME_WITHOUT_COUNT = {"runpod"}
+
+
+@dataclass(frozen=True)
+class GpuNameRule:
+    provider: str  # "*": every gpuhunt provider, tried after the provider's own rules
+    gpu_name: str
+    instance_name_contains: str  # "" matches every instance (the provider's fallback for the name)
+    gpu_slug: str  # "" refuses the row
+    reason: str
+
+
+@lru_cache(maxsize=1)
+def gpu_name_rules() -> tuple[GpuNameRule, ...]:
+    """pricing/data/gpuhunt_gpu_names.csv, most specific first: the provider's own rules before the "*"
+    ones, each by longest instance_name_contains."""
+    with GPU_NAMES_CSV.open(newline="", encoding="utf-8") as handle:
+        rules = [
+            GpuNameRule(
+                row["provider"],
+                row["gpu_name"],
+                row["instance_name_contains"],
+                row["gpu_slug"],
+                row["reason"],
+            )  # fmt: skip
+            for row in csv.DictReader(handle)
+        ]
+    return tuple(sorted(rules, key=lambda rule: (rule.provider == "*", -len(rule.instance_name_contains))))
+
+
+def settled_gpu_name(provider: str, gpu_name: str, instance_name: str) -> str:
+    """The GPU name to map: our slug where a rule settles an ambiguous name, else gpuhunt's own name.
+    Raises ValueError (with the rule's reason) for an ambiguous name the instance name cannot settle."""
+    name = instance_name.lower()
+    for rule in gpu_name_rules():
+        if (
+            rule.provider in (provider, "*")
+            and rule.gpu_name == gpu_name
+            and rule.instance_name_contains.lower() in name
+        ):
+            if not rule.gpu_slug:
+                raise ValueError(rule.reason)
+            return rule.gpu_slug
+    return gpu_name
 
 
 @dataclass
@@ -65,13 +124,32 @@ def gpuhunt_price_records(
     refusals: Refusals,
     stats: GpuhuntReadStats,
 ) -> Iterator[PriceRecord]:
-    """One price per item of gpuhunt provider `provider`, as of `observed_at`."""
+    """One price per item of gpuhunt provider `provider`, as of `observed_at`; host figures an instance
+    type's items contradict are made unknown (``with_contradicting_hosts_unknown``)."""
+    yield from with_contradicting_hosts_unknown(
+        list(
+            _price_records(items, provider=provider, observed_at=observed_at, refusals=refusals, stats=stats)
+        )
+    )
+
+
+def _price_records(
+    items: Iterable[Any],
+    *,
+    provider: str,
+    observed_at: dt.datetime,
+    refusals: Refusals,
+    stats: GpuhuntReadStats,
+) -> Iterator[PriceRecord]:
     slug = GPUHUNT_PROVIDERS[provider]
     for number, item in enumerate(items, start=1):
         stats.items_seen += 1
         location = f"gpuhunt:{provider} item {number}"
         try:
             record = _record(item, slug, provider, location, observed_at)
+        except AmbiguousGpu as error:
+            refusals.refuse(AMBIGUOUS_GPU, f"{location}: {error}")
+            continue
         except ValueError as error:
             refusals.refuse(UNREADABLE, f"{location}: {error}")
             continue
@@ -81,6 +159,10 @@ def gpuhunt_price_records(
             continue
         stats.records += 1
         yield record
+
+
+class AmbiguousGpu(ValueError):
+    """A GPU name several parts share that the row's instance name does not settle."""
 
 
 def _record(
@@ -97,8 +179,15 @@ def _record(
     price = _decimal(getattr(item, "price", None), "price")
     if price is None:
         raise ValueError(f"price {getattr(item, 'price', None)!r} is not a number")
+    count_text = f"{count.normalize():f}"
+    if provider in NAME_WITHOUT_COUNT and count > 1 and not name.startswith(f"{count_text}x "):
+        name = f"{count_text}x {name}"
+    try:
+        gpu_name = settled_gpu_name(provider, str(item.gpu_name), name)
+    except ValueError as error:
+        raise AmbiguousGpu(f"{item.gpu_name} on {name}: {error}") from None
     instance = InstanceTypeRecord(
-        provider=slug, name=name, gpu_name=str(item.gpu_name), gpu_count=count,
+        provider=slug, name=name, gpu_name=gpu_name, gpu_count=count,
         vcpus=_positive(getattr(item, "cpu", None)), memory_gib=_positive(getattr(item, "memory", None)),
         gpu_memory_gib=_positive(getattr(item, "gpu_memory", None)),
         local_disk_gb=_positive(getattr(item, "disk_size", None)),

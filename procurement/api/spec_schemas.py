@@ -61,6 +61,7 @@ class ZeroStageField(serializers.Field):
     """ZeRO stage 0-3, or "fsdp" (FULL_SHARD shards like ZeRO-3)."""
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["auto"]}]})
 class GpusField(serializers.Field):
     """GPUs the job runs on (a contract the ranking honours), or "auto" (the ranking explores every count)."""
 
@@ -152,6 +153,9 @@ class WorkloadImageSerializer(serializers.Serializer):
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
     fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
+    text_tokens = _count(
+        "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"
+    )
 
 
 class WorkloadSpecSerializer(serializers.Serializer):

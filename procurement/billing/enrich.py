@@ -23,6 +23,9 @@ from procurement.billing.codes import coded, first_rows, tuple_codes
 from procurement.billing.records import TagMapping
 
 HOUR_UNITS = frozenset({"hour", "hours", "hrs", "hr", "h"})
+# Google Cloud bills GPU and VM time in seconds (its export's usage.unit "seconds"): 3,600 make an hour.
+SECOND_UNITS = frozenset({"second", "seconds", "sec", "secs", "s"})
+UNITS_PER_HOUR = {**dict.fromkeys(HOUR_UNITS, 1), **dict.fromkeys(SECOND_UNITS, 3600)}
 
 CatalogEntry = tuple[int, str, Decimal]  # GPU model id, GPU slug, GPUs per instance
 
@@ -83,9 +86,11 @@ def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entrie
     )
     hours, gpu_hours = [], []
     for quantity, unit, category, type_code in uniques:
-        hourly = unit.strip().lower() in HOUR_UNITS and quantity != ""
-        is_instance = hourly and types[type_code][1] != "" and category == "usage"
-        h = Decimal(quantity) if is_instance else Decimal(0)
+        per_hour = UNITS_PER_HOUR.get(unit.strip().lower())
+        is_instance = (
+            per_hour is not None and quantity != "" and types[type_code][1] != "" and category == "usage"
+        )
+        h = Decimal(quantity) / per_hour if is_instance else Decimal(0)
         count = entries[type_code][2] if entries[type_code] else None
         hours.append(h)
         gpu_hours.append(h * count if count is not None else Decimal(0))

@@ -15,7 +15,7 @@ from django.conf import settings
 from procurement.billing import cur, focus, utilization
 from procurement.billing.bounds import FileOutOfBounds, check_bounds
 from procurement.billing.chunks import count_rows, header
-from procurement.billing.column_maps import looks_like_legacy_cur
+from procurement.billing.column_maps import looks_like_azure_cost_details, looks_like_legacy_cur
 from procurement.billing.records import BillingFileError, WrongFormatError
 from procurement.billing.store import ImportResult, file_sha256, store_chunks
 
@@ -49,6 +49,13 @@ def import_file(
     file = str(path)
     check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)
+    if detected == "focus" and looks_like_azure_cost_details(header(path)):
+        # it would otherwise read as a FOCUS file short of its charge columns, a message that misleads
+        raise WrongFormatError(
+            file,
+            "this is an Azure cost details export (actual or amortized cost: Date, MeterCategory, "
+            "AdditionalInfo), not FOCUS; export Cost Management's FOCUS cost and usage dataset instead",
+        )
     if fmt and detected and detected != fmt:
         name = FORMAT_NAMES[detected]
         if detected == "cur" and looks_like_legacy_cur(header(path)):

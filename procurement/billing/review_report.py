@@ -14,6 +14,7 @@ import json
 from django.template.loader import render_to_string
 
 from gpuledger.spreadsheet import csv_writer
+from gpuledger.templatetags.formatting import grouped
 from procurement.billing.charts import review_charts
 from procurement.billing.commitment_report import commitment_figures, commitment_tables
 from procurement.billing.finance_report import add_finance_sections, finance_text
@@ -51,22 +52,36 @@ def review_report_data(
     currency = review["currency"]
     totals = review["totals"]
     summary_rows = [
-        {"measure": "Effective cost", "value": totals["effective_cost"]},
-        {"measure": "Billed cost", "value": totals["billed_cost"]},
-        {"measure": "List cost", "value": totals["list_cost"]},
-        {"measure": "GPU-hours", "value": totals["gpu_hours"]},
-        {"measure": "Effective cost per GPU-hour", "value": totals["effective_cost_per_gpu_hour"] or "n/a"},
-        {"measure": "Unused commitments", "value": review["unused_commitment_cost"]},
+        {"measure": "Effective cost", "value_kind": "money", "value": totals["effective_cost"]},
+        {"measure": "Billed cost", "value_kind": "money", "value": totals["billed_cost"]},
+        {"measure": "List cost", "value_kind": "money", "value": totals["list_cost"]},
+        {"measure": "GPU-hours", "value_kind": "hours", "value": totals["gpu_hours"]},
+        {
+            "measure": "Effective cost per GPU-hour",
+            "value_kind": "rate",
+            "value": totals["effective_cost_per_gpu_hour"] or "n/a",
+        },
+        {"measure": "Unused commitments", "value_kind": "money", "value": review["unused_commitment_cost"]},
         {
             "measure": "Idle GPU-hours (<10% utilization)",
+            "value_kind": "hours",
             "value": review["idle_gpu_hours"] or "no utilization data",
         },
-        {"measure": "Non-GPU spend (beside, not included)", "value": review["non_gpu_cost"]},
+        {
+            "measure": "Non-GPU spend (beside, not included)",
+            "value_kind": "money",
+            "value": review["non_gpu_cost"],
+        },
         {
             "measure": "Unattributed commitments (beside, not included)",
+            "value_kind": "money",
             "value": review["unattributed_commitment_cost"],
         },
-        {"measure": "Undetermined: GPU or not? (beside, not included)", "value": review["undetermined_cost"]},
+        {
+            "measure": "Undetermined: GPU or not? (beside, not included)",
+            "value_kind": "money",
+            "value": review["undetermined_cost"],
+        },
     ]
     tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
                "rows": summary_rows}]  # fmt: skip
@@ -229,15 +244,17 @@ def _commitment_line(review: dict) -> str:
 
 
 def review_table_text(review: dict) -> str:
-    currency, totals = review["currency"], review["totals"]
+    """The review as the command prints it: amounts and GPU-hours with thousands separators (issue 30),
+    each keeping its own decimals (a price per GPU-hour its six)."""
+    currency, totals, g = review["currency"], review["totals"], grouped
     lines = [
-        f"GPU spend {totals['effective_cost']} {currency} effective ({totals['billed_cost']} billed), "
-        f"{totals['gpu_hours']} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
-        f"unused commitments {review['unused_commitment_cost']} {currency}; idle GPU-hours "
-        f"{review['idle_gpu_hours'] if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
-        f"non-GPU spend {review['non_gpu_cost']} {currency}; unattributed commitments "
-        f"{review['unattributed_commitment_cost']} {currency} (beside, not in GPU spend); undetermined "
-        f"{review['undetermined_cost']} {currency} (the bill cannot tell GPU from non-GPU; beside, in neither)",
+        f"GPU spend {g(totals['effective_cost'])} {currency} effective ({g(totals['billed_cost'])} billed), "
+        f"{g(totals['gpu_hours'])} GPU-hours, {totals['effective_cost_per_gpu_hour'] or 'n/a'} {currency}/GPU-hour",
+        f"unused commitments {g(review['unused_commitment_cost'])} {currency}; idle GPU-hours "
+        f"{g(review['idle_gpu_hours']) if review['idle_gpu_hours'] is not None else 'n/a (no utilization data)'}; "
+        f"non-GPU spend {g(review['non_gpu_cost'])} {currency}; unattributed commitments "
+        f"{g(review['unattributed_commitment_cost'])} {currency} (beside, not in GPU spend); undetermined "
+        f"{g(review['undetermined_cost'])} {currency} (the bill cannot tell GPU from non-GPU; beside, in neither)",
         _commitment_line(review),
     ]
     lines[:0] = [f"warning: {warning}" for warning in review.get("warnings", [])]
@@ -246,13 +263,13 @@ def review_table_text(review: dict) -> str:
         lines.append(f"{title}:")
         for row in review[key]:
             lines.append(
-                f"  {str(row[field]):<24} {row['effective_cost']:>16} {currency} {row['gpu_hours']:>14} GPU-h"
+                f"  {str(row[field]):<24} {g(row['effective_cost']):>16} {currency} {g(row['gpu_hours']):>14} GPU-h"
             )
     lines.append("")
     lines.append("Savings (applied in this order):")
     for saving in review["savings"] or []:
         lines.append(
-            f"  {saving['kind']:<12} {saving['amount']:>14} {currency} over {saving['hours_affected']} GPU-h"
+            f"  {saving['kind']:<12} {g(saving['amount']):>14} {currency} over {g(saving['hours_affected'])} GPU-h"
         )
     if not review["savings"]:
         lines.append("  none found")

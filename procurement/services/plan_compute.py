@@ -572,7 +572,13 @@ def plan_study(
             f"no server price of {gpu} (no list price known, none in the study): planned with "
             "commitments, on-demand and spot only; give study.buy.server_price to weigh owning"
         )
-        return replace(study, name=NO_SERVER_PRICE), study_assumptions(study, given)
+        # the stand-ins price nothing and are no assumption of the plan (x30: the page listed
+        # "buy.server_price 1" and "buy.gpu_tdp_w 1" for the README bill's A10G)
+        stand_ins = {"buy.server_price"} | (
+            {"buy.gpu_tdp_w"} if gpu_economics_lookup(gpu) is None and "gpu_tdp_w" not in buy else set()
+        )
+        items = [item for item in study_assumptions(study, given) if item["name"] not in stand_ins]
+        return replace(study, name=NO_SERVER_PRICE), items
     return study, study_assumptions(study, given)
 
 

@@ -86,12 +86,15 @@ MFU_DATACENTER = Assumption(
 # 38-43% on H100 (arXiv:2407.21783 Table 4).
 MFU_PRETRAIN_AMPERE = Assumption(
     "mfu_pretrain_a100",
-    0.485,
+    0.51,
     "fraction of dense peak",
-    "Dense pretraining on NVSwitch A100 clusters: mean of the MFU implied by LLaMA-1 Table 15 GPU-hours "
-    "with the attention FLOPs counted (6N + 6 L T d_attn per token at T = 2048: 7B 45.1%, 13B 53.1%, "
-    "33B 47.0%, 65B 48.7%; 6N alone gave 43.4/51.4/45.8/47.7%; arXiv:2302.13971); Megatron-LM PTD-P "
-    "45-55% (arXiv:2104.04473), which counts attention too. Applied to the FLOPs the engine counts.",
+    "Dense pretraining on NVSwitch A100 clusters: the compute efficiency at which the engine, pricing each "
+    "run's communication for its published plan (2048 A100s, tensor parallel 1/2/4/8 by size, sharded "
+    "optimizer, selective recomputation, 4M-token batches), reproduces LLaMA-1 Table 15's GPU-hours on "
+    "average (7B -11.5%, 13B +7.4%, 33B -1.3%, 65B +8.0%; arXiv:2302.13971), attention FLOPs counted. The "
+    "former 0.485 was the same mean fitted on one-GPU plans, so a stated cluster plan paid its tensor-"
+    "parallel traffic twice (issue 26: LLaMA-65B at 2048 GPUs +12.9%). Megatron-LM PTD-P reaches 45-55% "
+    "counting its communication (arXiv:2104.04473).",
 )
 MFU_WORKSTATION = Assumption(
     "mfu_workstation",
@@ -171,6 +174,22 @@ FABRIC_HOP_LATENCY = Assumption(
     "seconds per ring step between nodes",
     "NCCL tuning.cc hwLat, network (InfiniBand/EFA/RoCE) ring / Simple.",
 )
+# NCCL's tree all-reduce (same tuning.cc, tree / Simple): latency = 2 x ((ranks per node - 1) x intra-node
+# hop + log2(nodes) x network hop), baseLat 0. NCCL times every algorithm and runs the fastest, so across
+# many nodes an all-reduce pays the tree's log2 latency, not the ring's 2(N - 1) network steps (issue 26:
+# 256 nodes, 25 MiB buckets: 0.8 ms a call on the tree against 4.9 ms on the ring).
+TREE_NODE_HOP_LATENCY = Assumption(
+    "tree_node_hop_latency_s",
+    28e-6,
+    "seconds per tree level inside a node",
+    "NCCL tuning.cc hwLat, NVLink tree / Simple (the latency of a 256 kB chunk).",
+)
+TREE_FABRIC_HOP_LATENCY = Assumption(
+    "tree_fabric_hop_latency_s",
+    50e-6,
+    "seconds per tree level between nodes",
+    "NCCL tuning.cc hwLat, network tree / Simple (the latency of a 256 kB chunk over the network).",
+)
 GRADIENT_BUCKET_BYTES = Assumption(
     "gradient_bucket_bytes",
     25 * 2**20,
@@ -178,6 +197,18 @@ GRADIENT_BUCKET_BYTES = Assumption(
     "PyTorch DistributedDataParallel bucket_cap_mb default (25 MiB): DDP and ZeRO-1/2 all-reduce gradients "
     "in buckets of this size, one collective call each. ZeRO-3/FSDP issues one call per layer and pass "
     "(FSDP wraps each transformer block).",
+)
+# Pretraining frameworks grow the bucket with the data-parallel group so each NCCL chunk stays
+# bandwidth bound: Megatron-LM's DistributedDataParallel defaults to max(40M, 1M x dp) parameters per bucket
+# (NVIDIA/Megatron-LM megatron/core/distributed/distributed_data_parallel.py, "If using very large dp_sizes,
+# make buckets larger"). With 25 MiB buckets a 65B model's 16 GB of gradients per TP-8 rank took 621
+# calls, whose latency alone overpriced LLaMA-65B's 2048-GPU run (issue 26).
+PRETRAIN_BUCKET_PARAMS_PER_RANK = Assumption(
+    "pretrain_bucket_params_per_dp_rank",
+    1e6,
+    "parameters per bucket per data-parallel rank (at least 40M)",
+    "Megatron-LM DistributedDataParallel bucket_size default max(40,000,000, 1,000,000 x dp size); "
+    "fine-tunes keep PyTorch DDP's 25 MiB.",
 )
 NETWORK_BANDWIDTH = Assumption(
     "internode_bandwidth_gbps_per_gpu",
@@ -301,6 +332,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     RING_BASE_LATENCY,
     NODE_HOP_LATENCY,
     FABRIC_HOP_LATENCY,
+    TREE_NODE_HOP_LATENCY,
+    TREE_FABRIC_HOP_LATENCY,
+    PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
     GPUS_PER_NODE,

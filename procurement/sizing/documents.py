@@ -47,6 +47,8 @@ KNOB_PATHS = {
     "lora_rank": "lora.rank",
     "gpus": "parallelism.gpus",
     "zero_stage": "parallelism.zero_stage",
+    "tensor_parallel": "parallelism.tensor_parallel",
+    "pipeline_parallel": "parallelism.pipeline_parallel",
     "concurrency": "inference.concurrency",
     "context_len": "inference.context_len",
     "resolution_px": "image.resolution_px",

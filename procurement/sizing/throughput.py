@@ -28,9 +28,12 @@ from procurement.sizing.assumptions import (
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
+    PRETRAIN_BUCKET_PARAMS_PER_RANK,
     QLORA_DEQUANT_OVERHEAD,
     RING_BASE_LATENCY,
     TP_ALLREDUCE_LATENCY,
+    TREE_FABRIC_HOP_LATENCY,
+    TREE_NODE_HOP_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
 from procurement.sizing.host import decodes_images
@@ -130,13 +133,45 @@ def ring_latency_seconds(factor, calls, ranks, per_node) -> np.ndarray:
     return np.where((ranks > 1) & (np.asarray(calls) > 0), calls * per_call, 0.0)
 
 
-def data_parallel_calls(spec: WorkloadSpec, sharded, gradient_bytes, pp) -> tuple[np.ndarray, np.ndarray]:
+def tree_latency_seconds(calls, ranks, per_node) -> np.ndarray:
+    """Seconds of per-call latency of ``calls`` tree all-reduces (NCCL tuning.cc, tree / Simple): up and
+    down the tree, through the ranks of a node and log2(nodes) network levels."""
+    per_node = np.minimum(per_node, ranks)
+    nodes = ranks / per_node
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.floor(np.log2(np.maximum(nodes, 1.0)))
+    per_call = 2.0 * ((per_node - 1.0) * TREE_NODE_HOP_LATENCY.value + levels * TREE_FABRIC_HOP_LATENCY.value)
+    return np.where((ranks > 1) & (np.asarray(calls) > 0), calls * per_call, 0.0)
+
+
+def collective_latency_seconds(factor, calls, ranks, per_node) -> np.ndarray:
+    """Per-call latency as NCCL pays it: it runs the fastest algorithm it has, so an all-reduce (``factor``
+    2) costs the lesser of the ring's and the tree's latency (the tree wins across many nodes, the ring
+    inside one); reduce-scatters and all-gathers (``factor`` 1) have only the ring. The bandwidth term is
+    the same bus bandwidth either way (tuning.cc: both algorithms move half the bus bandwidth per byte)."""
+    ring = ring_latency_seconds(factor, calls, ranks, per_node)
+    tree = tree_latency_seconds(calls, ranks, per_node)
+    return np.where(np.asarray(factor) == 2.0, np.minimum(ring, tree), ring)
+
+
+def gradient_bucket_bytes(spec: WorkloadSpec, dp, grad_bytes_per_param: float) -> np.ndarray:
+    """Bytes per gradient all-reduce call: PyTorch DDP's 25 MiB for fine-tunes; for pretraining,
+    Megatron-LM's max(40M, 1M x dp) parameters, which keeps each call bandwidth bound at scale."""
+    if spec.task != "pretrain":
+        return np.asarray(GRADIENT_BUCKET_BYTES.value, dtype=float)
+    params = np.maximum(40e6, PRETRAIN_BUCKET_PARAMS_PER_RANK.value * np.asarray(dp, dtype=float))
+    return np.maximum(GRADIENT_BUCKET_BYTES.value, params * grad_bytes_per_param)
+
+
+def data_parallel_calls(
+    spec: WorkloadSpec, sharded, gradient_bytes, pp, dp=1.0, grad_bytes_per_param: float = 2.0
+) -> tuple[np.ndarray, np.ndarray]:
     """(gradient calls, parameter all-gather calls) per step. DDP / ZeRO-1/2: the gradients all-reduced
-    in GRADIENT_BUCKET_BYTES buckets, once per step. ZeRO-3/FSDP: per micro-batch and per layer of the
+    in buckets (gradient_bucket_bytes), once per step. ZeRO-3/FSDP: per micro-batch and per layer of the
     stage, one gradient reduce-scatter and two all-gathers (forward, backward)."""
     accumulation = float(spec.gradient_accumulation_steps)
     per_micro_batch = spec.model.num_layers / pp * accumulation
-    buckets = np.ceil(gradient_bytes / GRADIENT_BUCKET_BYTES.value)
+    buckets = np.ceil(gradient_bytes / gradient_bucket_bytes(spec, dp, grad_bytes_per_param))
     gradient_calls = np.where(sharded, per_micro_batch, buckets)
     gather_calls = np.where(sharded, 2.0 * per_micro_batch, 0.0)
     return gradient_calls, gather_calls
@@ -173,7 +208,8 @@ def training_throughput(
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
     pipeline activation/gradient sends (2 per micro-batch). Every data-parallel call also pays NCCL's
-    ring latency (ring_latency_seconds; calls from data_parallel_calls). Data-parallel traffic hides under
+    collective latency (collective_latency_seconds: ring, or tree for an all-reduce across many nodes;
+    calls from data_parallel_calls). Data-parallel traffic hides under
     up to COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
     """
     par = spec.parallelism
@@ -210,9 +246,11 @@ def training_throughput(
     gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
     gather_node_s, gather_fabric_s = ring_seconds(gather_factor, weight_bytes, dp, dp_per_node, link, fabric)
     # Per-call latency (the alpha of the alpha-beta model): matters when many small calls cross many nodes.
-    gradient_calls, gather_calls = data_parallel_calls(spec, sharded, gradient_bytes, pp)
-    grad_latency_s = ring_latency_seconds(np.where(sharded, 1.0, 2.0), gradient_calls, dp, dp_per_node)
-    gather_latency_s = ring_latency_seconds(1.0, gather_calls, dp, dp_per_node)
+    gradient_calls, gather_calls = data_parallel_calls(
+        spec, sharded, gradient_bytes, pp, dp, state.grad_bytes_per_param
+    )
+    grad_latency_s = collective_latency_seconds(np.where(sharded, 1.0, 2.0), gradient_calls, dp, dp_per_node)
+    gather_latency_s = collective_latency_seconds(1.0, gather_calls, dp, dp_per_node)
     dp_comm_s = (
         grad_node_s + grad_fabric_s + gather_node_s + gather_fabric_s + grad_latency_s + gather_latency_s
     )

@@ -40,13 +40,31 @@ FORM_FIELDS = (
 )
 
 
+def split_recommendation(result: dict) -> tuple[str, list[dict]]:
+    """The plan's headline (the money, the savings) apart from each fleet's own advice, which the stored
+    recommendation runs on after it: the page shows the headline and a list, not one paragraph."""
+    text = result.get("recommendation") or ""
+    advice = [
+        {"fleet": fleet["fleet"], "text": (fleet.get("plan") or {}).get("recommendation")}
+        for fleet in result.get("fleets") or []
+        if (fleet.get("plan") or {}).get("recommendation")
+    ]
+    starts = [text.find(f" {item['fleet']}: ") for item in advice]
+    if not advice or min(starts) <= 0:
+        return text, []
+    return text[: min(starts)], advice
+
+
 def plan_display(result: dict) -> dict:
     """What the templates show of a plan result: the charts as SVG, the rest as stored."""
     sensitivity = result.get("sensitivity") or {}
     demand = result.get("demand") or {}
     fleets = result.get("fleets") or []
+    headline, fleet_advice = split_recommendation(result)
     return {
         "result": result,
+        "headline": headline,
+        "fleet_advice": fleet_advice,
         # one chart a fleet: each has its own curve and layers (GPU-hours of different fleets do not stack)
         "fleet_charts": [
             {

@@ -12,7 +12,7 @@ from django.utils.functional import SimpleLazyObject
 from gpuledger.accounts.teams import can_see, get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
 from gpuledger.roles import ENGINEER, role_required
-from gpuledger.templatetags.formatting import hourly
+from gpuledger.templatetags.formatting import hourly, money
 from procurement import models, services
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
@@ -121,7 +121,7 @@ def sensitivity_chart(report: dict) -> str:
             for row in sensitivity["rows"]]  # fmt: skip
     return tornado_chart(
         rows,
-        base_label=f"NPV advantage of buying {sensitivity['base']}",
+        base_label=f"NPV advantage of buying {money(sensitivity['base'])}",
         unit=report["currency"],
         title="Sensitivity: each driver -20% / +20%",
     )

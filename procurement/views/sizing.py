@@ -43,6 +43,8 @@ KNOB_DEFAULTS = {
     "lora_rank": "16",
     "gpus": "1",
     "zero_stage": "0",
+    "tensor_parallel": "1",
+    "pipeline_parallel": "1",
     "concurrency": "8",
     "context_len": "4096",
     "resolution_px": "",
@@ -80,6 +82,9 @@ KNOB_LABELS = {
     "lora_rank": ("LoRA rank", "lora, qlora"),
     "gpus": ("GPUs", ""),
     "zero_stage": ("ZeRO stage / FSDP", "training"),
+    # GPUs split each model copy tensor x pipeline ways; the rest are data-parallel replicas
+    "tensor_parallel": ("Tensor parallel", "GPUs sharing each layer; divides GPUs"),
+    "pipeline_parallel": ("Pipeline parallel", "stages of layers; divides GPUs"),
     "concurrency": ("Concurrent requests", "inference"),
     "context_len": ("Context length (tokens)", "inference"),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),

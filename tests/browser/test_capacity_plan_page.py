@@ -24,3 +24,11 @@ def test_finance_opens_the_plan_of_the_demo_period(signed_in_page, bundled_catal
     assert " USD" in summary and "," in summary  # money with thousands separators and its currency
     assert_no_reprs(page)
     snap(page, "capacity-plan")
+    # on a phone each figure of the summary is on screen, under its label (x30: the sticky label column
+    # filled the 390 px and the figures were off to the right, to be scrolled to)
+    page.set_viewport_size({"width": 390, "height": 844})
+    edges = page.evaluate(
+        "Array.from(document.querySelectorAll('#plan-summary td.num')).map(e => e.getBoundingClientRect().right)"
+    )
+    assert edges and max(edges) <= 390, edges
+    page.set_viewport_size({"width": 1400, "height": 900})

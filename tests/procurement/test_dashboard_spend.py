@@ -81,3 +81,14 @@ def test_engineers_do_not_see_spend_and_viewers_not_the_page(demo, client_as):
     assert page.status_code == 200
     assert b'id="finance-spend"' not in page.content and b"GPU spend" not in page.content
     assert client_as("viewer").get("/dashboard/").status_code == 403
+
+
+def test_the_price_count_has_thousands_separators(demo, client_as, monkeypatch):
+    # x30: a new user read "Prices: 5457 current" beside "30,116 GPU-hours" (issue 30, item 5); the bundled
+    # catalog holds thousands of prices (6,655 rows after load_catalog), the demo here only three
+    import procurement.spend_summary
+
+    counted = {"prices": 5457, "stale": 1200, "newest": None}
+    monkeypatch.setattr(procurement.spend_summary, "price_freshness", lambda now=None: counted)
+    page = client_as("finance").get("/dashboard/").content.decode()
+    assert "Prices: 5,457 current, 1,200 stale" in page

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+import yaml
 
 from procurement.views.sizing_display import candidate_notes, memory_rows, shared_notes
 
@@ -95,3 +96,59 @@ def test_an_image_preset_shows_its_speed_in_images(bundled_catalog, client_as):
     html = client_as("engineer").post("/size/", form).content.decode()
     assert "Images per second" in html and "image.steps" not in html
     assert "Decode speed" not in html and "tier estimate: benchmark recommended" not in html
+
+
+# Llama-3-70B served on 4 GPUs: the form's tensor/pipeline fields split each model copy, as the API's
+# parallelism fields do. Hand computation (model card: 70.55e9 parameters, 80 layers, 8 KV heads of
+# 128 dims; https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json):
+#   weights bf16 = 70.55e9 x 2 B = 141.1 GB = 131.4 GiB; a quarter per GPU at TP 4 = 32.85 GiB
+#   KV cache = 2 (K,V) x 80 layers x 8 heads x 128 dims x 2 B = 327,680 B per token;
+#   x 4,096 tokens x 8 requests = 10.0 GiB, with 2 of the 8 KV heads on each of 4 ranks = 2.5 GiB per GPU
+SERVING_70B = FORM | {
+    "task": "inference", "preset": "llama-3-70b", "gpus": "4", "concurrency": "8", "context_len": "4096",
+}  # fmt: skip
+LLAMA3_70B_PARAMS = 70.55e9
+GIB = 2**30
+
+
+def _h100(report):
+    return next(c for c in report["candidates"] if c["gpu"] == "h100-sxm5-80gb" and c["gpus"] == 4)
+
+
+@pytest.mark.django_db
+def test_the_form_splits_a_70b_model_over_4_gpus_at_tensor_parallel_4(bundled_catalog, client_as):
+    client = client_as("engineer")
+    page = client.post("/size/", SERVING_70B | {"tensor_parallel": "4", "pipeline_parallel": "1"})
+    assert page.status_code == 200 and page.context["errors"] == []
+    built = yaml.safe_load(page.context["text"])
+    assert built["parallelism"] == {"gpus": 4, "tensor_parallel": 4, "pipeline_parallel": 1}
+    report = page.context["report"]
+    memory = _h100(report)["memory"]
+    assert memory["weights_gib"] == pytest.approx(LLAMA3_70B_PARAMS * 2 / 4 / GIB, rel=0.01)  # 32.85
+    assert memory["kv_cache_gib"] == pytest.approx(327_680 * 4096 * 8 / 4 / GIB, rel=0.01)  # 2.5
+    assert _h100(report)["plan"]["tensor_parallel"] == 4
+    # the same spec through the API gives the same numbers
+    api = client.post("/api/size/?gpu=h100-sxm5-80gb", built, content_type="application/json").json()
+    assert _h100(api)["memory"] == memory
+    assert "split tensor parallel 4 × pipeline parallel 1" in page.content.decode()
+    # without a split the 4 GPUs are replicas, each holding the whole 131 GiB: too big for an 80 GB card
+    whole = client.post("/size/", SERVING_70B | {"tensor_parallel": "1"}).context["report"]
+    assert _h100(whole)["memory"]["weights_gib"] == pytest.approx(LLAMA3_70B_PARAMS * 2 / GIB, rel=0.01)
+    assert _h100(whole)["verdict"] == "does_not_fit"
+
+
+@pytest.mark.django_db
+def test_the_form_splits_weights_over_pipeline_stages_and_names_a_bad_split(bundled_catalog, client_as):
+    client = client_as("engineer")
+    page = client.post("/size/", SERVING_70B | {"tensor_parallel": "2", "pipeline_parallel": "2"})
+    memory = _h100(page.context["report"])["memory"]
+    assert memory["weights_gib"] == pytest.approx(LLAMA3_70B_PARAMS * 2 / 4 / GIB, rel=0.01)
+    # 4 of 8 KV heads per tensor rank, half the 80 layers per stage: a quarter of the cache again
+    assert memory["kv_cache_gib"] == pytest.approx(327_680 * 4096 * 8 / 4 / GIB, rel=0.01)
+    bad = client.post("/size/", SERVING_70B | {"tensor_parallel": "3"})
+    marked = {field["name"]: field["error"] for field in bad.context["form_fields"] if field["error"]}
+    assert marked == {
+        "gpus": "must be a multiple of tensor_parallel x pipeline_parallel (3 x 1), got 4",
+        "tensor_parallel": "must divide model.num_attention_heads (64), got 3",
+    }
+    assert bad.context["report"] is None

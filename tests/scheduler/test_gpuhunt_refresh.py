@@ -38,15 +38,21 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     assert run.skipped_reasons == {"no GPU": 1}
     assert run.coverage["runpod"] == {
         "offers": 3,
-        "gpu_types": ["H100", "RTX4090"],
+        "gpu_types": ["RTX4090", "h100-sxm5-80gb"],
         "pricing_models": ["on_demand", "spot"],
     }
-    # "H100" names two parts (SXM, PCIe): listed for mapping, never guessed (docs: "Which GPU names map")
-    assert UnmappedGpuName.objects.filter(name="H100").exists()
-    # /api/offers/ lists offers mapped to a GPU model: the RTX 4090 (global alias RTX4090), not the H100s
+    # gpuhunt's "H100" names RunPod's SXM and PCIe parts; the GPU ID 'NVIDIA H100 80GB HBM3' settles it
+    # to the SXM5 part (pricing/data/gpuhunt_gpu_names.csv), so nothing is left unmapped
+    assert not UnmappedGpuName.objects.filter(name="H100").exists()
     rows = viewer_client.get("/api/offers/?provider=runpod").json()
-    assert [(row["instance_type"], row["gpu"], row["price_per_hour"], row["source"]) for row in rows] == [
-        ("NVIDIA GeForce RTX 4090", "rtx-4090", "0.690000", "gpuhunt:runpod")
+    # the recorded rows (recorded/gpuhunt_runpod.csv): all four priced offers, the H100s as the SXM5 part
+    assert sorted(
+        (row["instance_type"], row["gpu"], row["price_per_hour"], row["source"]) for row in rows
+    ) == [
+        ("8x NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "21.520000", "gpuhunt:runpod"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090", "0.690000", "gpuhunt:runpod"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "1.750000", "gpuhunt:runpod"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "2.690000", "gpuhunt:runpod"),
     ]
     html = viewer_client.get("/status/").content.decode()
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html

@@ -39,6 +39,17 @@ def test_it_shows_runs_sources_and_schedule(viewer_client):
     assert "aws spot prices" in html and "pricing.refresh_prices" in html
 
 
+def test_before_any_refresh_it_says_so_instead_of_the_last_0_runs(viewer_client):
+    # x30: a new user after `make run` read "the last 0 refresh runs" and an empty table under a header
+    html = viewer_client.get("/status/").content.decode()
+    assert "the last 0 refresh runs" not in html
+    assert "none yet: the prices are the bundled snapshot" in html
+    assert "No refresh has run yet." in html
+    PriceRefresh.objects.create(source="aws-spot", region="us-east-1", status=RefreshStatus.FAILED, error="x")
+    html = viewer_client.get("/status/").content.decode()
+    assert "the last 1 refresh run." in html and "No refresh has run yet." not in html
+
+
 @pytest.mark.django_db
 def test_the_page_never_shows_where_the_server_keeps_its_files(client_as):
     """Issue 31: a failed refresh's error and an imported file's source name held absolute paths; the page

@@ -156,13 +156,16 @@ class Command(BaseCommand):
 def render_table(report: dict) -> str:
     if not report["results"]:
         return render_empty(report)
-    header = f"{'#':>3} {'provider':10} {'instance':24} {'region':16} {'gpus':>22} {'model':13} {'hours':>10} {'total':>12}  basis"
+    # the zone and the parallelism plan tell apart two rows of one instance type (x30: two "aws g6e.2xlarge
+    # eu-south-2" rows at different prices were two zones; two "verda 2B200.60V" rows were DDP and FSDP)
+    header = f"{'#':>3} {'provider':10} {'instance':24} {'region/zone':24} {'gpus':>22} {'plan':18} {'model':13} {'hours':>10} {'total':>12}  basis"
     lines = [header]
     for rank, row in enumerate(report["results"], start=1):
         gpus = f"{row['instances']}x{row['gpus_per_instance']} {row['gpu']}"
+        where = "/".join(part for part in (row["region"], row.get("zone")) if part)
         marks = (" *" if row["pareto"] else "") + (" stale price" if row.get("stale") else "")
         lines.append(
-            f"{rank:>3} {row['provider']:10} {row['instance_type']:24} {row['region']:16} {gpus:>22} "
+            f"{rank:>3} {row['provider']:10} {row['instance_type']:24} {where:24} {gpus:>22} {plan_text(row.get('plan')):18} "
             f"{row['pricing_model']:13} {row['hours'] or 0:>10.2f} {row['total_cost'] or '-':>12}  "
             f"{row['basis']}{marks}"
         )
@@ -187,6 +190,18 @@ def render_table(report: dict) -> str:
         f"* on the cost-versus-time Pareto front; money in {currency}, observed dates in --format json"
     )
     return "\n".join(lines)
+
+
+def plan_text(plan: dict | None) -> str:
+    """The parallelism plan in a few characters: "data_parallel", "data_parallel zero3", "tensor tp4", "zero3_fsdp"."""
+    if not plan:
+        return "-"
+    text = str(plan.get("name", "-")).replace("tensor_parallel", "tensor")
+    if plan.get("zero_stage") and "zero" not in text:
+        text += f" zero{plan['zero_stage']}"
+    if (plan.get("tensor_parallel") or 1) > 1:
+        text += f" tp{plan['tensor_parallel']}"
+    return text
 
 
 def wall_clock_line(row: dict) -> str:

@@ -68,6 +68,11 @@ def _number(value, digits: int = 2) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _percent(value) -> str:
+    """A share as a percentage (issue 30: "shares as percentages"): 0.31 -> "31%", 1.72 -> "172%"."""
+    return "-" if value is None else f"{value:.0%}"
+
+
 def render_table(report: dict) -> str:
     workload, memory = report["workload"], report["memory"]
     lines = [f"{workload['name']}: {workload['task']} of {workload['model']} ({workload['estimate']})", ""]
@@ -76,10 +81,13 @@ def render_table(report: dict) -> str:
     throughput = report["throughput"]
     lines += ["", f"Speed on {throughput.get('gpus', '-')} x {throughput.get('gpu', '-')}:"]
     keys = _speed_keys(workload["task"], image="image" in workload)
-    lines += [f"  {key:<38} {_number(throughput.get(key), 3):>14}" for key in keys]
+    lines += [
+        f"  {key:<38} {_percent(throughput.get(key)) if key.endswith('_share') else _number(throughput.get(key), 3):>14}"
+        for key in keys
+    ]
     lines += [
         "",
-        f"{'gpu':<22} {'n':>3} {'verdict':<13} {'util':>6} {'GiB/GPU':>9} {'speed':>12}  remedy / warnings",
+        f"{'gpu':<22} {'n':>3} {'verdict':<13} {'memory':>6} {'GiB/GPU':>9} {'speed':>12}  remedy / warnings",
     ]
     speed_key = keys[0]
     for candidate in report["candidates"]:
@@ -90,7 +98,7 @@ def render_table(report: dict) -> str:
         note = candidate.get("remedy") or "; ".join(candidate["errors"] + candidate["warnings"] + calibrated)
         lines.append(
             f"{candidate['gpu']:<22} {candidate['gpus']:>3} {candidate['verdict']:<13} "
-            f"{_number(candidate['memory_utilization']):>6} {_number(candidate['total_per_gpu_gib']):>9} "
+            f"{_percent(candidate['memory_utilization']):>6} {_number(candidate['total_per_gpu_gib']):>9} "
             f"{_number(candidate['throughput'].get(speed_key), 1):>12}  {note}"
         )
     host = report["host"]

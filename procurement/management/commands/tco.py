@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from gpuledger.templatetags.formatting import grouped
 from procurement import services
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
@@ -38,10 +39,17 @@ class Command(BaseCommand):
             self.stdout.write(render_table(report))
 
 
+def _percent(value) -> str:
+    """A share as people read it (issue 30): "0.314364" -> "31.4%"; missing -> ""."""
+    return "" if value in (None, "") else f"{float(value) * 100:.1f}%"
+
+
 def render_table(report: dict) -> str:
+    """The study's answer: money with thousands separators (each amount keeps its decimals, a price per
+    GPU-hour its six), shares as percentages."""
     currency = report["currency"]
     lines = [
-        f"{report['name']}: {report['horizon_months']} months at {report['utilization']} utilization ({currency})"
+        f"{report['name']}: {report['horizon_months']} months at {_percent(report['utilization'])} utilization ({currency})"
     ]
     lines.append(f"{'':28}{'buy':>16}{'rent':>16}")
     for label, key in (
@@ -49,7 +57,7 @@ def render_table(report: dict) -> str:
         ("NPV", "npv"),
         ("cost per used GPU-hour", "cost_per_used_gpu_hour"),
     ):
-        lines.append(f"{label:28}{report['buy'][key]:>16}{report['rent'][key]:>16}")
+        lines.append(f"{label:28}{grouped(report['buy'][key]):>16}{grouped(report['rent'][key]):>16}")
     rent = report["rent"]
     price = f"rent price: {rent['price_per_gpu_hour']} {currency} per GPU-hour ({rent['pricing_model']}"
     if rent.get("price_observed_at"):
@@ -58,13 +66,14 @@ def render_table(report: dict) -> str:
         price + (", STALE: older than its refresh schedule allows)" if rent.get("price_stale") else ")")
     )
     lines.append(f"break-even month: {report['break_even_month'] or 'never'}")
-    lines.append(f"break-even utilization: {report['break_even_utilization'] or 'n/a'}")
+    lines.append(f"break-even utilization: {_percent(report['break_even_utilization']) or 'n/a'}")
     if "npv_break_even_utilization" in report:
         lines.append(f"break-even month (present value): {report['discounted_break_even_month'] or 'never'}")
         lines.append(
-            f"break-even utilization (present value): {report['npv_break_even_utilization'] or 'n/a'}"
+            f"break-even utilization (present value): {_percent(report['npv_break_even_utilization']) or 'n/a'}"
         )
-        lines.append(f"IRR of buying instead of renting: {report['irr'] or 'none'}")
+        irr = f"{_percent(report['irr'])} a year" if report["irr"] else "none"
+        lines.append(f"IRR of buying instead of renting: {irr}")
     for note in (report.get("break_even_month_note"), report.get("discounted_break_even_month_note")):
         if note:
             lines.append(f"note: {note}")
@@ -72,10 +81,14 @@ def render_table(report: dict) -> str:
         after_tax = report["after_tax"]
         lines.append(
             f"after {after_tax['tax_rate']} tax ({after_tax['depreciation_method']}): buy NPV "
-            f"{after_tax['buy']['npv']}, rent NPV {after_tax['rent']['npv']} -> {after_tax['recommendation'].upper()}"
+            f"{grouped(after_tax['buy']['npv'])}, rent NPV {grouped(after_tax['rent']['npv'])} -> {after_tax['recommendation'].upper()}"
         )
     lines.append(f"recommendation: {report['recommendation'].upper()} ({report['recommendation_reason']})")
-    lines.append(f"sensitivity of {report['sensitivity']['metric']} (base {report['sensitivity']['base']}):")
+    lines.append(
+        f"sensitivity of {report['sensitivity']['metric']} (base {grouped(report['sensitivity']['base'])}):"
+    )
     for row in report["sensitivity"]["rows"]:
-        lines.append(f"  {row['driver']:<16} -20%: {row['low']:>14}   +20%: {row['high']:>14}")
+        lines.append(
+            f"  {row['driver']:<16} -20%: {grouped(row['low']):>14}   +20%: {grouped(row['high']):>14}"
+        )
     return "\n".join(lines)

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from procurement.sizing import inference_throughput, training_throughput
 from procurement.sizing.throughput import (
+    collective_latency_seconds,
     data_parallel_calls,
     decode_read_bytes,
     ring_latency_seconds,
     ring_seconds,
+    tree_latency_seconds,
 )
 from tests.procurement.sizing.helpers import spec
 
@@ -113,8 +115,9 @@ def test_the_step_exposes_what_overlap_cannot_hide_and_the_share_counts_every_co
     rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=1.0)
     compute = (6 * P7 + 6 * 32 * 2048 * 4096) * 2048 * 4 * 16 / (16 * 989.5e12 * 0.4)  # + causal attention
     gradient = 2.0 * P7
-    # 13,476,831,232 gradient bytes in 25 MiB buckets: 515 calls, each 8.4 + 28 x 3.4 + 2 x 9.6 = 122.8 us
-    latency = 515 * 122.8e-6
+    # 13,476,831,232 gradient bytes in pretraining buckets of max(40M, 1M x 16) = 40M bf16 parameters
+    # (Megatron-LM's default, 80,000,000 bytes): 169 calls, each 8.4 + 28 x 3.4 + 2 x 9.6 = 122.8 us
+    latency = 169 * 122.8e-6
     comm = 2 * 7 / 8 * gradient / (NVLINK * 1e9) + 2 * 1 / 2 * gradient / 8 / 1e9 + latency
     assert rows["compute_seconds"] == pytest.approx(compute, rel=1e-12)
     assert rows["step_seconds"] == pytest.approx(compute + comm - 0.67 * compute, rel=1e-12)
@@ -227,12 +230,35 @@ def test_a_ring_call_costs_nccls_base_latency_plus_one_hop_latency_per_step():
     )
 
 
+def test_an_all_reduce_across_many_nodes_pays_the_trees_latency_as_nccl_picks_it():
+    # NCCL tuning.cc (commit 01afd20a) tree / Simple: baseLat 0, 28 us per NVLink level, 50 us per network
+    # level; latency = 2 x ((ranks per node - 1) x 28 + log2(nodes) x 50) us. NCCL runs the faster algorithm.
+    # 256 nodes, one data-parallel rank each (TP 8 fills the node): tree 2 x 8 x 50 = 800 us a call;
+    # ring 8.4 + 2 x 255 x 9.6 = 4,904.4 us. 621 buckets of 25 MiB: 0.4968 s on the tree, not 3.05 s.
+    assert float(tree_latency_seconds(1.0, 256.0, 1.0)) == pytest.approx(800e-6, rel=1e-12)
+    assert float(ring_latency_seconds(2.0, 1.0, 256.0, 1.0)) == pytest.approx(4904.4e-6, rel=1e-12)
+    assert float(collective_latency_seconds(2.0, 621.0, 256.0, 1.0)) == pytest.approx(0.4968, rel=1e-12)
+    # inside one node the ring is faster (56 us against the tree's 2 x 7 x 28 = 392 us) and is kept
+    assert float(collective_latency_seconds(2.0, 1.0, 8.0, 8.0)) == pytest.approx(56e-6, rel=1e-12)
+    # 16 ranks on 2 nodes: ring 122.8 us, tree 2 x (7 x 28 + 1 x 50) = 492 us: the ring
+    assert float(collective_latency_seconds(2.0, 1.0, 16.0, 8.0)) == pytest.approx(122.8e-6, rel=1e-12)
+    # reduce-scatters and all-gathers have only the ring (6,411.6 us over 1,536 ranks on 192 nodes)
+    assert float(collective_latency_seconds(1.0, 1.0, 1536.0, 8.0)) == pytest.approx(6411.6e-6, rel=1e-12)
+
+
 def test_it_counts_bucketed_all_reduces_and_per_layer_zero3_calls():
-    # DDP: 13,476,831,232 bf16 gradient bytes (Llama-2-7B) / 26,214,400 (25 MiB) = 514.1 -> 515 buckets
-    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=3)
-    ddp = _train(workload, gpu_counts=8, gpus_per_node=8, fabric_gbps=0.0)
+    # DDP fine-tune: 13,476,831,232 bf16 gradient bytes (Llama-2-7B) / 26,214,400 (PyTorch's 25 MiB) = 514.1
+    # -> 515 buckets
+    finetune = spec(task="full_finetune", training_tokens=1e9, gradient_accumulation_steps=3)
+    ddp = _train(finetune, gpu_counts=8, gpus_per_node=8, fabric_gbps=0.0)
     assert (ddp["gradient_calls_per_step"], ddp["gather_calls_per_step"]) == (515, 0)
     assert ddp["gradient_latency_seconds"] == pytest.approx(515 * 56e-6, rel=1e-12)
+    # Pretraining (Megatron-LM DistributedDataParallel): buckets of max(40M, 1M x dp) parameters. 8 ranks:
+    # 40M x 2 B = 80 MB, 13,476,831,232 / 8e7 = 168.5 -> 169; 2048 ranks: 2,048M x 2 B, 13.48 GB -> 4 calls
+    workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=3)
+    assert _train(workload, gpu_counts=8, gpus_per_node=8, fabric_gbps=0.0)["gradient_calls_per_step"] == 169
+    calls, _ = data_parallel_calls(workload, np.array(False), 2.0 * P7, 1.0, 2048.0, 2.0)
+    assert float(calls) == 4.0
     # ZeRO-3: per micro-batch per layer one reduce-scatter and two all-gathers: 32 x 3 = 96 and 192
     zero3 = _train(workload, gpu_counts=8, zero_stage=3, gpus_per_node=8, fabric_gbps=0.0)
     assert (zero3["gradient_calls_per_step"], zero3["gather_calls_per_step"]) == (96, 192)
