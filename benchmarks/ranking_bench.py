@@ -22,7 +22,7 @@ never touches a real database. Every figure is measured in the same run as its b
    cache warm, and cold (offer cache dropped: table rebuilt from the database) against SkyPilot's first
    call in a fresh process. Without that virtualenv it says why and prints our figures only.
 
-    python -m venv var/skypilot-venv && var/skypilot-venv/bin/pip install skypilot==0.14.1
+    python -m venv var/skypilot-venv && var/skypilot-venv/bin/pip install -r requirements-skypilot-bench.txt
 """
 
 from __future__ import annotations
