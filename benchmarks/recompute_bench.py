@@ -15,7 +15,9 @@ what the current prices give, so each workload is re-ranked and a new row stored
 ranking_bench.py's Celery section). Each run: the recommendations reset to that state, N workers started
 (``celery worker --pool=solo``: one process each) and pinged until they answer, one warm-up task per worker
 (its first offer-table read and imports are not the recompute's), then ``recompute_all``'s chunks
-(tasks.RECOMPUTE_CHUNK workloads each) queued as one group and timed until the last result. Bounded:
+(tasks.RECOMPUTE_CHUNK workloads each) queued as one group and timed until the last result. The
+change-event notifications those chunks queue share the workers (as in production) and count in the time
+only as far as a worker takes them before the last chunk; what is left is purged after each run. Bounded:
 every wait has a timeout, and the workers are stopped (by their own process ids) whatever happens.
 """
 
@@ -109,6 +111,15 @@ def _stop_workers(workers: list[subprocess.Popen]) -> None:
             worker.wait(timeout=10)
 
 
+def _purge() -> int:
+    """Drop what the stopped workers left in QUEUE (the change-event notifications queued by the last
+    chunks), so the next run starts from an empty queue and nothing lingers in Redis."""
+    from celery import current_app
+
+    with current_app.connection_for_write() as connection:
+        return connection.default_channel.queue_purge(QUEUE) or 0
+
+
 def _wait_ready(count: int, timeout_s: float = 120) -> None:
     from celery import current_app
 
@@ -140,6 +151,7 @@ def _run(ids: list[int], workers: int, logs: Path) -> tuple[float, int]:
         result.forget()
     finally:
         _stop_workers(started)
+        _purge()
     return elapsed, sum(outcome["created"] for outcome in outcomes)
 
 
