@@ -8,8 +8,12 @@ run loses a reserve r of work to a reclaim, an on-demand restart would still fin
 
 with t the wall-clock time, W the work left behind the last checkpoint, T(W) = W + C x (segments - 1)
 the time to finish it on spot (on-demand, never reclaimed, needs only W), R_spot the spot restart (0 at the start) and R the on-demand one (0 at the start:
-both are the first launch). With r = tau + C (a whole segment and its write, the most a reclaim can lose)
-the rule is safe: every trial meets the deadline whenever on-demand alone would. A smaller reserve keeps
+both are the first launch). When that fails, the run may still use spot up to the last safe moment
+(``spot_run_limits``): segment k of the run (from t + R_spot + k (tau + C), W - k tau left) starts only
+while t + R_spot + k (tau + C) + max(r, C) + R + W - k tau <= D, and after the last such segment the job
+moves to on-demand at its checkpoint without waiting for a reclaim. With r = tau + C (a whole segment and
+its write, the most a reclaim can lose) the rule is safe: every trial meets the deadline whenever
+on-demand alone would. A smaller reserve keeps
 more hours on spot at some risk; the plan takes the cheapest reserve of {0, 1/4, 1/2, 1} x (tau + C)
 whose simulated probability of meeting the deadline is at least the one asked for (default 95%), or
 on-demand alone when that is cheaper still (a reclaim-heavy spot run can cost more than it saves).
@@ -101,9 +105,7 @@ def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[
     ``default_rng(seed).exponential`` per reserve would (numpy draws a stream the same in one call or
     in pieces), so the results equal simulating each reserve alone.
     """
-    interval, write, restart, deadline = (
-        spec.interval_hours, spec.checkpoint_write_hours, spec.restart_hours, spec.deadline_hours
-    )  # fmt: skip
+    interval, write, restart = spec.interval_hours, spec.checkpoint_write_hours, spec.restart_hours
     trials, count = spec.trials, len(reserves)
     stream = _DrawStream(spec.seed, spec.rate_per_hour)
     reserve = np.repeat(np.asarray(reserves, dtype=float), trials)
@@ -119,25 +121,35 @@ def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[
         if active.size == 0:
             break
         needed = time_to_finish(work[active], interval, write)
-        stay = t[active] + spot_restart + reserve[active] + od_restart + needed <= deadline + EPSILON_HOURS
+        stay, limit, moved_work = spot_run_limits(
+            t[active] + spot_restart, reserve[active], work[active], needed, od_restart, restart, spec
+        )
         leave = active[~stay]
         od_hours[leave] = od_restart + work[leave]  # on-demand finishes without checkpoint writes
         finish[leave] = t[leave] + od_hours[leave]
         switched[leave] = True
         run = active[stay]
-        needed = needed[stay]
+        needed, limit, moved_work = needed[stay], limit[stay], moved_work[stay]
         start = t[run] + spot_restart
         spot_hours[run] += spot_restart
         taken = np.bincount(run // trials, minlength=count)  # ``run`` is sorted: reserve by reserve
         until = stream.take(cursors, taken)
         cursors += taken
-        done = until >= needed
+        done = (limit >= needed) & (until >= needed)
         spot_hours[run[done]] += needed[done]
         finish[run[done]] = start[done] + needed[done]
-        hit, elapsed = run[~done], until[~done]
+        volunteer = (limit < needed) & (until >= limit)  # the last safe moment came before any reclaim
+        moved = run[volunteer]
+        spot_hours[moved] += limit[volunteer]
+        work[moved] -= moved_work[volunteer]
+        od_hours[moved] = restart + work[moved]
+        finish[moved] = start[volunteer] + limit[volunteer] + od_hours[moved]
+        switched[moved] = True
+        reclaimed = ~(done | volunteer)
+        hit, elapsed = run[reclaimed], until[reclaimed]
         work[hit] -= np.floor(elapsed / (interval + write)) * interval
         spot_hours[hit] += elapsed
-        t[hit] = start[~done] + elapsed
+        t[hit] = start[reclaimed] + elapsed
         active = hit
         spot_restart, od_restart = restart, restart
     else:
@@ -147,6 +159,39 @@ def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[
         "finish": finish.reshape(shape), "spot_hours": spot_hours.reshape(shape),
         "od_hours": od_hours.reshape(shape), "switched": switched.reshape(shape),
     }  # fmt: skip
+
+
+def spot_run_limits(
+    start: np.ndarray, reserve: np.ndarray, work: np.ndarray, needed: np.ndarray, od_restart: float,
+    restart: float, spec: FallbackInput,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """For spot runs starting at ``start``: (go on spot at all, wall hours the run may last before it
+    switches to on-demand at the last safe moment, work those hours commit).
+
+    A run that can finish on spot under the reclaim-time rule of the module doc (start + reserve + R +
+    T(W) <= D) may last ``needed``. Otherwise it still starts on spot if segment 0 is safe, and segment k
+    (from start + k (tau + C), W - k tau left) begins only while a reclaim in it, losing at most
+    max(reserve, C), or the voluntary switch after it still finishes on demand: start + k (tau + C) +
+    max(reserve, C) + R + W - k tau <= D, i.e. k C <= D - start - max(reserve, C) - R - W. After the last
+    such segment the run moves to on-demand at its checkpoint (issue 26: "at the last safe moment"); without
+    this, a job whose slack is under its total checkpoint writes never used spot at all.
+    """
+    deadline, interval, write = (
+        spec.deadline_hours + EPSILON_HOURS,
+        spec.interval_hours,
+        spec.checkpoint_write_hours,
+    )
+    whole = start + reserve + od_restart + needed <= deadline
+    room = deadline - start - np.maximum(reserve, write) - restart - work
+    if write > 0:
+        segments = np.where(room >= 0, np.floor(room / write) + 1.0, 0.0)
+    else:
+        segments = np.where(room >= 0, np.inf, 0.0)
+    left = np.ceil(work / interval - 1e-12)
+    segments = np.where(whole, left, np.minimum(segments, left))
+    limit = np.where(segments >= left, needed, segments * (interval + write))
+    committed = np.where(segments >= left, work, segments * interval)
+    return whole | (segments >= 1), limit, committed
 
 
 class _DrawStream:

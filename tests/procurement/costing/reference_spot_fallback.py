@@ -13,6 +13,7 @@ from procurement.costing.spot_fallback import (
     FallbackInput,
     FallbackPlan,
     _validate,
+    spot_run_limits,
     time_to_finish,
 )
 from procurement.costing.values import CostInputError
@@ -20,9 +21,7 @@ from procurement.costing.values import CostInputError
 
 def reference_simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict[str, np.ndarray]:
     """Per trial: finish time, spot hours and on-demand hours under the rule with reserve ``reserve_hours``."""
-    interval, write, restart, deadline = (
-        spec.interval_hours, spec.checkpoint_write_hours, spec.restart_hours, spec.deadline_hours
-    )  # fmt: skip
+    interval, write, restart = spec.interval_hours, spec.checkpoint_write_hours, spec.restart_hours
     rng = np.random.default_rng(spec.seed)  # common random numbers: every reserve sees the same draws
     trials = spec.trials
     t = np.zeros(trials)
@@ -35,25 +34,36 @@ def reference_simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict
         if active.size == 0:
             break
         needed = time_to_finish(work[active], interval, write)
-        stay = t[active] + spot_restart + reserve_hours + od_restart + needed <= deadline + EPSILON_HOURS
+        stay, limit, moved_work = spot_run_limits(
+            t[active] + spot_restart, np.full(active.size, reserve_hours), work[active], needed, od_restart,
+            restart, spec,
+        )  # fmt: skip
         leave = active[~stay]
         od_hours[leave] = od_restart + work[leave]  # on-demand finishes without checkpoint writes
         finish[leave] = t[leave] + od_hours[leave]
         switched[leave] = True
         run = active[stay]
-        needed = needed[stay]
+        needed, limit, moved_work = needed[stay], limit[stay], moved_work[stay]
         start = t[run] + spot_restart
         spot_hours[run] += spot_restart
         until = rng.exponential(1.0 / spec.rate_per_hour, run.size) if spec.rate_per_hour > 0 else (
             np.full(run.size, np.inf)
         )  # fmt: skip
-        done = until >= needed
+        done = (limit >= needed) & (until >= needed)
         spot_hours[run[done]] += needed[done]
         finish[run[done]] = start[done] + needed[done]
-        hit, elapsed = run[~done], until[~done]
+        volunteer = (limit < needed) & (until >= limit)
+        moved = run[volunteer]
+        spot_hours[moved] += limit[volunteer]
+        work[moved] -= moved_work[volunteer]
+        od_hours[moved] = restart + work[moved]
+        finish[moved] = start[volunteer] + limit[volunteer] + od_hours[moved]
+        switched[moved] = True
+        reclaimed = ~(done | volunteer)
+        hit, elapsed = run[reclaimed], until[reclaimed]
         work[hit] -= np.floor(elapsed / (interval + write)) * interval
         spot_hours[hit] += elapsed
-        t[hit] = start[~done] + elapsed
+        t[hit] = start[reclaimed] + elapsed
         active = hit
         spot_restart, od_restart = restart, restart
     else:

@@ -1,0 +1,513 @@
+"""Issue 26, judged from outside: workloads taken from published runs, ranked against the bundled catalog.
+
+Each case (spec, options, published figures and their sources) is in ``cases.json`` next to this file;
+the specs are what a user reproducing that run would write, and they go through the same service as
+``manage.py recommend`` (``workload_spec_parse`` -> ``ranking_options_parse`` -> ``recommendation_compute``)
+or, for the per-accelerator speeds, as ``manage.py size`` (``size_spec_document``). Each test asserts
+one thing an outside GPU engineer expects of the top five rows, with the hand computation beside it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from procurement import services
+from procurement.api.sizing import size_spec_document
+
+CASES = json.loads((Path(__file__).parent / "cases.json").read_text(encoding="utf-8"))["cases"]
+TOP = 5
+WIDE = 200  # a measurement test reads the spec's own plan wherever it ranks, not only in the top five
+GIB = 2**30
+GEFORCE = {"rtx-3090", "rtx-4090", "rtx-5090"}  # consumer cards: no PCIe peer-to-peer since the 40 series
+FORTY_EIGHT_GB_CARDS = ("rtx-a6000", "l40s", "a40", "rtx-6000-ada", "l40")
+# Words by which a row says its GPUs talk through the host, or that it is split over consumer cards.
+LINK_FLAG_WORDS = ("peer", "p2p", "host-staged", "host staged", "consumer", "geforce")
+
+
+def ranked(case_id: str, top: int = TOP, spec_changes: dict | None = None, **options) -> list[dict]:
+    """The top rows of a case, ranked the way `manage.py recommend` ranks them."""
+    case = CASES[case_id]
+    spec = services.workload_spec_parse(copy.deepcopy(case["spec"]) | (spec_changes or {}))
+    parsed = services.ranking_options_parse({"top": top} | case["options"] | options)
+    return services.recommendation_compute(spec=spec, options=parsed).as_report()["results"]
+
+
+def sized(case_id: str, gpus: list[str]) -> dict:
+    """The case sized the way `manage.py size` sizes it, on the given GPU models."""
+    return size_spec_document(copy.deepcopy(CASES[case_id]["spec"]), gpus)
+
+
+def candidate(report: dict, gpu: str, count: int) -> dict:
+    return next(c for c in report["candidates"] if c["gpu"] == gpu and c["gpus"] == count)
+
+
+def describe(rows: list[dict]) -> str:
+    return "; ".join(
+        f"{r['instances']}x{r['gpus_per_instance']} {r['gpu']} {r['plan']['name']} "
+        f"(ZeRO-{r['plan']['zero_stage']}, TP {r['plan']['tensor_parallel']})"
+        for r in rows
+    )
+
+
+def flagged_for_links(row: dict) -> bool:
+    texts = [*row["warnings"], *row["reasons"], (row.get("interconnect") or {}).get("summary") or ""]
+    return any(word in text.lower() for text in texts for word in LINK_FLAG_WORDS)
+
+
+def p90_hours(row: dict) -> float | None:
+    """A row's wall-clock P90: the row's side-by-side wall-clock figures where it has them, else the
+    spot object's simulation."""
+    wall = row.get("wall_clock") or {}
+    if wall.get("p90_hours") is not None:
+        return wall["p90_hours"]
+    simulation = (row.get("spot") or {}).get("simulation") or {}
+    return simulation.get("p90_hours")
+
+
+def deadline_hours_of(row: dict) -> float | None:
+    """The wall-clock hours a row is judged on for a deadline: the quantile at the stated probability
+    (default 0.9, issue 26 class 1) where the row gives it, else its P90."""
+    wall = row.get("wall_clock") or {}
+    if wall.get("hours_at_probability") is not None:
+        assert wall.get("probability") == pytest.approx(0.9), wall
+        return wall["hours_at_probability"]
+    return p90_hours(row)
+
+
+def assert_meets_deadline(row: dict, deadline: float) -> None:
+    """A row meets a deadline on wall-clock time at the stated probability (issue 26, class 1): a spot
+    row by its simulated wall-clock quantile (checkpoint writes, reclaims, restarts) shown beside its
+    compute hours; where spot alone is late, the row is the spot-with-on-demand-fallback plan, which meets
+    the deadline at that probability and states its expected and worst-case cost."""
+    assert row["hours"] <= deadline, describe([row])
+    if row["pricing_model"] != "spot":
+        return
+    wall = deadline_hours_of(row)
+    assert wall is not None, f"spot row without a wall-clock P90: {describe([row])}"
+    if wall <= deadline:
+        return
+    plan = (row.get("spot") or {}).get("deadline_plan") or {}
+    assert plan.get("available") and plan.get("meets_target"), f"late at P90 ({wall} h): {describe([row])}"
+    assert plan.get("expected_cost") and plan.get("worst_case_cost"), plan
+
+
+# --- QLoRA of a 65B model on one 48 GB card (QLoRA paper / artidoro/qlora README) -------------------------
+
+
+@pytest.mark.django_db
+def test_qlora_65b_rows_keep_the_one_gpu_the_spec_states(bundled_catalog):
+    # The spec says parallelism.gpus: 1 (the paper's single 48 GB card); rows on 2 or 4 GPUs answer a
+    # question the user did not ask (issue 26, class 3).
+    rows = ranked("qlora_65b_one_48gb_card")
+    assert rows and all(row["gpus"] == 1 for row in rows), describe(rows)
+
+
+@pytest.mark.django_db
+def test_qlora_65b_peak_lies_between_the_nf4_weights_and_48_gb(bundled_catalog):
+    # NF4 + double quantization: 4.127 bits a parameter (QLoRA paper). The 65.3e9 parameters of LLaMA-65B
+    # (80 x (4 x 8192^2 + 3 x 8192 x 22016) + 2 x 32000 x 8192) hold 65.3e9 x 4.127 / 8 B = 31.4 GiB; the
+    # paper runs it on one 48 GB card (44.7 GiB), so the estimated peak lies between the two.
+    params = 80 * (4 * 8192**2 + 3 * 8192 * 22016) + 2 * 32000 * 8192
+    nf4_gib = params * 4.127 / 8 / GIB
+    assert 31.3 < nf4_gib < 31.5
+    rows = ranked("qlora_65b_one_48gb_card")
+    assert rows
+    assert nf4_gib <= rows[0]["memory_per_gpu_gib"] <= 48e9 / GIB
+
+
+@pytest.mark.django_db
+def test_qlora_65b_one_48gb_card_is_listed_with_its_margin(bundled_catalog):
+    # The published run used one 48 GB card. With the default 20% headroom the peak (about 43 GiB) does not
+    # leave the headroom on a 44.5 GiB card, so the one-card row is a tight fit that must be shown, with
+    # its margin, rather than lost behind two- and four-GPU rows (issue 26, class 6).
+    # In the top five a user reads, not somewhere below them: the one-card L40S row (g6e.xlarge) is the
+    # cheapest way to run it and must not fall behind a top-5 cut of 2- and 4-GPU rows.
+    rows = ranked("qlora_65b_one_48gb_card", gpus=list(FORTY_EIGHT_GB_CARDS))
+    one_card = [row for row in rows if row["gpus"] == 1 and row["fits"]]
+    assert one_card, describe(rows)
+    # a tight row says so, with its margin, in its reasons
+    assert all(any("tight" in reason for reason in row["reasons"]) for row in one_card if row["tight"])
+
+
+# --- MLPerf Training reference: Llama-2-70B LoRA on 8 x A100 80GB (mlcommons/training llama2_70b_lora) ---
+
+
+@pytest.mark.django_db
+def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
+    # configs/default_config.yaml: num_processes 8, zero_stage 3; the spec states both.
+    rows = ranked("mlperf_lora_llama2_70b_8xa100")
+    assert rows
+    assert all(row["gpus"] == 8 and row["plan"]["zero_stage"] == 3 for row in rows), describe(rows)
+    assert all(row["plan"]["tensor_parallel"] == 1 for row in rows), describe(rows)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine 3.67 h against the reference log's 2.40 h (440 x 19.65 s): the log implies 61% MFU on "
+    "A100 with attention and recomputation counted (4.57e11 FLOP a token x 3,335 tokens/s / 8 GPUs / 312 "
+    "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA (the 48.5% A100 figure is for pretraining "
+    "only). Either HF PEFT + DeepSpeed ZeRO-3 reached 61% at 8k, or the log ran on faster GPUs than its "
+    "README's 'A100 80GB'; refitting LoRA MFU on this one run is not a small fix",
+)
+@pytest.mark.django_db
+def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
+    # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
+    # GPU = 65,536 tokens a step): 440 x 19.65 s = 8,646 s = 2.40 h, i.e. 3,335 tokens/s. Within 20%.
+    published = CASES["mlperf_lora_llama2_70b_8xa100"]["published"]
+    hours = published["steps"] * published["seconds_per_step"] / 3600
+    assert hours == pytest.approx(2.4017, abs=1e-3)
+    rows = ranked(
+        "mlperf_lora_llama2_70b_8xa100", top=WIDE, gpus=["a100-sxm4-80gb"], pricing_models=["on_demand"]
+    )
+    rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
+    assert rows, "no 8 x A100 80GB ZeRO-3 row"
+    assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
+
+
+# --- Llama 2 7B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md; docs/workload-spec.md example) ----
+
+
+@pytest.mark.django_db
+def test_llama2_7b_pretrain_rows_keep_64_gpus_and_zero1(bundled_catalog):
+    # This is docs/workload-spec.md's own example ("Pre-training on 64 GPUs with ZeRO-1"): rows must keep the
+    # stated 64 GPUs and ZeRO-1. Tensor parallelism is not stated, so the engine may choose it: by hand,
+    # data parallel does not fit an 80 GB card at micro-batch 4 x 4096 (bf16 weights + grads 2 x 13.5 GB,
+    # ZeRO-1 fp32 state 6.74e9 x 12 B / 64 = 1.3 GB, selective-recompute activations 34 x s x b x h =
+    # 34 x 4096 x 4 x 4096 B = 2.3 GB a layer x 32 = 73 GB), so a TP row there is the sensible answer.
+    rows = ranked("llama2_7b_pretrain_64_gpus_zero1")
+    assert rows
+    assert all(row["gpus"] == 64 and row["plan"]["zero_stage"] == 1 for row in rows), describe(rows)
+
+
+@pytest.mark.django_db
+def test_llama2_7b_pretrain_gpu_hours_match_the_model_card(bundled_catalog):
+    # MODEL_CARD.md: Llama 2 7B, 184,320 A100-80GB GPU-hours for 2.0T tokens at 4k. GPU-hours of 64 GPUs
+    # data parallel with ZeRO-1 within 20%, at micro-batch 1 (where data parallel fits 80 GB: 28 GB of
+    # weights, grads and state + 34 x 4096 x 4096 B x 32 layers = 18 GB of activations). ZeRO-1 moves the
+    # same bytes as plain data parallelism (ZeRO paper, section 7.2.1), so a ZeRO-0 row measures the same
+    # speed where ZeRO-1 is not offered (that it is not is the contract test above).
+    rows = ranked(
+        "llama2_7b_pretrain_64_gpus_zero1",
+        top=WIDE,
+        spec_changes={"micro_batch_size": 1, "gradient_accumulation_steps": 16},  # still the 4M-token batch
+        instance_counts=[8],
+    )
+    rows = [row for row in rows if row["gpus"] == 64 and row["plan"]["zero_stage"] in (0, 1)]
+    rows = [row for row in rows if row["plan"]["tensor_parallel"] == 1]
+    assert rows, "no 64-GPU data-parallel row"
+    assert rows[0]["hours"] * 64 == pytest.approx(184_320, rel=0.20)
+
+
+@pytest.mark.django_db
+def test_llama2_7b_pretrain_with_a_three_month_deadline_keeps_the_plan_and_meets_it(bundled_catalog):
+    # The same run with --deadline-hours 2190 (91 days) on any card: A100s need about 2,880 h on 64 GPUs
+    # (184,320 / 64), so only faster cards qualify; the rows still run the spec's 64 GPUs with ZeRO-1, and a
+    # spot row meets the deadline on its wall-clock P90, not on compute hours.
+    rows = ranked("llama2_7b_pretrain_64_gpus_zero1", gpus=[], deadline_hours=2190)
+    assert rows
+    assert all(row["gpus"] == 64 and row["plan"]["zero_stage"] == 1 for row in rows), describe(rows)
+    for row in rows:
+        assert_meets_deadline(row, 2190)
+
+
+# --- Llama 2 70B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md) ---------------------------------
+
+
+@pytest.mark.django_db
+def test_llama2_70b_pretrain_with_tp8_and_zero1_is_feasible_as_stated(bundled_catalog):
+    # TP 8 inside each NVLink node, ZeRO-1 across 8 replicas: bf16 weights + grads 70e9 x 4 B / 8 = 32.6 GiB,
+    # fp32 master + Adam 70e9 x 12 B / 64 = 12.2 GiB, plus activations (selective recomputation, 1/8 of them
+    # per GPU under TP 8): under 80 GB. The ranking must find that plan (not an empty answer, not ZeRO-3).
+    rows = ranked("llama2_70b_pretrain_tp8_zero1", instance_counts=[8])
+    assert rows, "no feasible row for the stated TP 8 / ZeRO-1 plan"
+    assert all(
+        row["gpus"] == 64 and row["plan"]["tensor_parallel"] == 8 and row["plan"]["zero_stage"] == 1
+        for row in rows
+    ), describe(rows)
+
+
+@pytest.mark.django_db
+def test_llama2_70b_pretrain_gpu_hours_match_the_model_card(bundled_catalog):
+    # MODEL_CARD.md: Llama 2 70B, 1,720,320 A100-80GB GPU-hours for 2.0T tokens at a 4M-token batch. The
+    # Megatron-style plan (TP 8 in the node, ZeRO-1 across nodes, selective recomputation, 128 micro-batches
+    # a step) on 64 A100 80GB: GPU-hours within 20% (issue 26, class 7 found 65-70B runs 20-26% high).
+    rows = ranked("llama2_70b_pretrain_tp8_zero1", top=WIDE, instance_counts=[8])
+    rows = [row for row in rows if row["gpus"] == 64 and row["plan"]["tensor_parallel"] == 8]
+    rows = [row for row in rows if row["plan"]["zero_stage"] == 1]
+    assert rows, "no 64-GPU TP 8 / ZeRO-1 row"
+    assert rows[0]["hours"] * 64 == pytest.approx(1_720_320, rel=0.20)
+
+
+# --- TinyLlama 1.1B on 16 x A100-40G, 300B tokens, with a deadline (TinyLlama README and paper) -----------
+
+
+@pytest.mark.django_db
+def test_tinyllama_rows_keep_16_gpus_and_fsdp(bundled_catalog):
+    rows = ranked("tinyllama_pretrain_16xa100_deadline")
+    assert rows
+    assert all(row["gpus"] == 16 and row["plan"]["zero_stage"] == 3 for row in rows), describe(rows)
+
+
+@pytest.mark.django_db
+def test_tinyllama_gpu_hours_on_a100_40gb_match_the_paper(bundled_catalog):
+    # TinyLlama: 3,456 A100 GPU-hours for 300B tokens (24,000 tokens/s per A100-40G: 3e11 / 24,000 / 3600 =
+    # 3,472 GPU-hours). On the spec's 16 GPUs within 20%.
+    assert 3e11 / 24_000 / 3600 == pytest.approx(3_472.2, abs=0.1)
+    rows = ranked(
+        "tinyllama_pretrain_16xa100_deadline", top=WIDE, gpus=["a100-sxm4-40gb"], instance_counts=[2]
+    )
+    rows = [row for row in rows if row["gpus"] == 16 and row["plan"]["zero_stage"] == 3]
+    assert rows, "no 16-GPU A100 40GB row"
+    assert rows[0]["hours"] * 16 == pytest.approx(3_456, rel=0.20)
+
+
+@pytest.mark.django_db
+def test_tinyllama_deadline_is_met_on_wall_clock_p90_by_every_spot_row(bundled_catalog):
+    # --deadline-hours 300: a spot row meets it when its simulated wall-clock P90 (checkpoints, reclaims,
+    # restarts) is within 300 h, at the default 90% probability (issue 26, class 1); compute hours alone
+    # do not say it. Every spot row of the top five shows that P90 beside its compute hours.
+    rows = ranked("tinyllama_pretrain_16xa100_deadline")
+    assert rows
+    for row in rows:
+        assert_meets_deadline(row, 300)
+
+
+@pytest.mark.django_db
+def test_tinyllama_tight_deadline_ranks_spot_with_fallback_below_on_demand(bundled_catalog):
+    # 16 x A100 40GB: about 234 h of compute, and spot alone finishes at P90 about 8 h later (checkpoint writes
+    # and reclaims). A deadline halfway between the two leaves spot alone late, and the expert plan is spot
+    # with a switch to the same shape on demand at the last safe moment: it meets the deadline and costs less
+    # than on demand alone (the GCP a2-megagpu-16g spot row totals about 6,700 USD against about 10,200 on
+    # demand). The deadline is read from the rows, so the premise holds as the speed model moves. Failed after
+    # i26 (a run switched only at a reclaim, so with less slack than checkpoint writes no spot plan existed);
+    # fixed on x26 in costing/spot_fallback.py (spot_run_limits: a voluntary switch at the last safe
+    # checkpoint).
+    alone = ranked("tinyllama_pretrain_16xa100_deadline", gpus=["a100-sxm4-40gb"], pricing_models=["spot"])
+    assert alone
+    compute, late = alone[0]["hours"], alone[0]["wall_clock"]["hours_at_probability"]
+    assert late > compute + 1  # spot alone needs hours beyond the compute
+    deadline = round((compute + late) / 2, 3)
+    rows = ranked("tinyllama_pretrain_16xa100_deadline", gpus=["a100-sxm4-40gb"], deadline_hours=deadline)
+    fallback = [row for row in rows if row.get("ranked_as") == "spot_with_fallback"]
+    on_demand = ranked(
+        "tinyllama_pretrain_16xa100_deadline", gpus=["a100-sxm4-40gb"], pricing_models=["on_demand"]
+    )
+    assert fallback, describe(rows)
+    assert float(fallback[0]["total_cost"]) < min(float(row["total_cost"]) for row in on_demand)
+    for row in fallback:
+        assert_meets_deadline(row, deadline)
+
+
+@pytest.mark.django_db
+def test_training_rows_show_compute_hours_and_wall_clock_side_by_side(bundled_catalog):
+    # Issue 26, class 1: every training row carries its compute hours and its wall-clock P50/P90; a spot
+    # row's wall-clock is at least its compute hours (checkpoint writes and restarts only add time), an
+    # on-demand row's equals them.
+    for case_id in ("tinyllama_pretrain_16xa100_deadline", "alpaca_full_ft_spot_deadline"):
+        for row in ranked(case_id, pricing_models=["on_demand", "spot"]):
+            wall = row.get("wall_clock") or {}
+            assert wall.get("compute_hours") == pytest.approx(row["hours"], abs=1e-3), row.get("wall_clock")
+            assert wall["compute_hours"] <= wall["p50_hours"] <= wall["p90_hours"]
+            if row["pricing_model"] != "spot":
+                assert wall["p90_hours"] == pytest.approx(wall["compute_hours"], abs=1e-3)
+
+
+# --- Alpaca: full fine-tune of a 7B on 8 x A100 80GB, spot with a deadline (tatsu-lab/stanford_alpaca) ----
+
+
+@pytest.mark.django_db
+def test_alpaca_rows_keep_8_gpus_and_fsdp(bundled_catalog):
+    rows = ranked("alpaca_full_ft_spot_deadline")
+    assert rows
+    assert all(row["gpus"] == 8 and row["plan"]["zero_stage"] == 3 for row in rows), describe(rows)
+
+
+@pytest.mark.django_db
+def test_alpaca_spot_rows_meet_the_6_hour_deadline_at_p90(bundled_catalog):
+    rows = ranked("alpaca_full_ft_spot_deadline")
+    assert rows
+    for row in rows:
+        assert_meets_deadline(row, 6)
+
+
+@pytest.mark.django_db
+def test_alpaca_on_8_a100_is_not_slower_than_the_published_run(bundled_catalog):
+    # Published: 3 h on 8 x A100 80GB for 52,002 examples x 3 epochs at most 512 tokens (79.9M tokens, an
+    # upper bound); an estimate slower than the 2023 run for at most those tokens is wrong.
+    assert 52_002 * 3 * 512 == 79_875_072
+    rows = ranked(
+        "alpaca_full_ft_spot_deadline", top=WIDE, gpus=["a100-sxm4-80gb"], pricing_models=["on_demand"]
+    )
+    rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
+    assert rows, "no 8 x A100 80GB row"
+    assert rows[0]["hours"] <= 3.0
+
+
+# --- BERT-base on SQuAD v1.1, one V100 16GB, 24 min (huggingface/transformers legacy QA README) ------------
+
+
+@pytest.mark.django_db
+def test_bert_base_squad_is_one_cheap_card(bundled_catalog):
+    # 110M parameters at batch 12 x 384 ran on a 16 GB V100: one small card, a dollar or two.
+    rows = ranked("bert_base_squad_one_card")
+    assert rows and all(row["gpus"] == 1 for row in rows), describe(rows)
+    assert float(rows[0]["total_cost"]) <= 2.0
+    assert all(row["memory_per_gpu_gib"] < 16e9 / GIB for row in rows)
+
+
+@pytest.mark.django_db
+def test_bert_base_squad_hours_on_v100_within_the_published_run(bundled_catalog):
+    # 88,641 SQuAD features x 384 tokens x 2 epochs = 68,076,288 tokens in 24 min on one V100; those 24 min
+    # include feature conversion and the evaluation pass, so the training compute lies between half of it
+    # (0.2 h) and all of it (0.4 h).
+    assert 88_641 * 384 * 2 == 68_076_288
+    rows = ranked("bert_base_squad_one_card", gpus=["v100-sxm2-16gb"])
+    assert rows
+    assert 0.2 <= rows[0]["hours"] <= 0.4
+
+
+# --- Serving at MLPerf latency targets (mlcommons/inference loadgen/mlperf.conf) --------------------------
+
+
+@pytest.mark.django_db
+def test_mixtral_rows_meet_mlperf_latency_and_hold_the_weights(bundled_catalog):
+    # 46.7e9 bf16 parameters = 87.0 GiB of weights across each row's GPUs.
+    rows = ranked("mixtral_serving_mlperf_latency")
+    assert rows
+    for row in rows:
+        assert row["serving"]["time_to_first_token_ms"] <= 2000
+        assert row["serving"]["time_per_output_token_ms"] <= 200
+        assert row["memory_per_gpu_gib"] * row["gpus"] >= 46.7e9 * 2 / GIB
+
+
+@pytest.mark.django_db
+def test_mixtral_production_serving_split_over_geforce_cards_is_flagged(bundled_catalog):
+    rows = ranked("mixtral_serving_mlperf_latency")
+    split = [row for row in rows if row["gpu"] in GEFORCE and row["gpus"] > 1]
+    assert all(flagged_for_links(row) for row in split), describe(split)
+
+
+@pytest.mark.django_db
+def test_llama2_70b_int4_fits_one_48gb_card(bundled_catalog):
+    # AWQ int4: 68.7e9 block parameters x 0.5 B + 16-bit embeddings and head (2 x 32,000 x 8,192 x 2 B) = 35
+    # GiB; one 48 GB card holds it with the KV of one 4k stream (1.25 GiB). A one-card row is in the top five.
+    rows = ranked("llama2_70b_int4_one_48gb_card")
+    one_card = [row for row in rows if row["gpus"] == 1]
+    assert one_card, describe(rows)
+    assert all(34 <= row["memory_per_gpu_gib"] <= 48e9 / GIB for row in one_card)
+
+
+@pytest.mark.django_db
+def test_llama2_70b_int4_split_over_geforce_cards_is_flagged(bundled_catalog):
+    rows = ranked("llama2_70b_int4_one_48gb_card")
+    split = [row for row in rows if row["gpu"] in GEFORCE and row["gpus"] > 1]
+    assert all(flagged_for_links(row) for row in split), describe(split)
+
+
+@pytest.mark.django_db
+def test_llama2_70b_bf16_production_serving_not_split_silently_over_consumer_cards(bundled_catalog):
+    # The issue's first complaint: a new user got 16 x RTX 5090 split over PCIe for production 70B serving.
+    # Asked for GeForce cards only, every row that splits the 131 GiB of bf16 weights over them says so
+    # (PCIe without peer-to-peer), and none spreads one replica over instances without a cluster fabric.
+    rows = ranked("llama2_70b_bf16_serving_mlperf_latency", gpus=sorted(GEFORCE))
+    for row in rows:
+        assert row["gpus"] > 1  # 131 GiB of weights never fit one 24-32 GB card
+        assert flagged_for_links(row), describe([row])
+        assert row["serving"]["time_to_first_token_ms"] <= 2000
+        assert row["serving"]["time_per_output_token_ms"] <= 200
+    every = ranked("llama2_70b_bf16_serving_mlperf_latency")
+    split = [row for row in every if row["gpu"] in GEFORCE and row["gpus"] > 1]
+    assert every and all(flagged_for_links(row) for row in split), describe(split)
+
+
+# --- Compute counts attention (PaLM appendix B) ----------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_lora_8b_tokens_per_second_at_32k_pay_for_attention(bundled_catalog):
+    # 6N = 6 x 8.03e9 = 48.2 GFLOP a token; attention 12 x L x H x Q x T = 12 x 32 x 32 x 128 x T:
+    # 6.44 GFLOP at 4k (+13.4%), 51.5 GFLOP at 32k (+107%). The 32k/4k speed ratio on the same card lies
+    # between 54.62 / 99.72 = 0.548 (full count) and 51.40 / 73.95 = 0.695 (causal kernels do half).
+    per_token = 6 * 8.03e9
+    attention = {t: 12 * 32 * 32 * 128 * t for t in (4096, 32768)}
+    full = (per_token + attention[4096]) / (per_token + attention[32768])
+    causal = (per_token + attention[4096] / 2) / (per_token + attention[32768] / 2)
+    assert full == pytest.approx(0.548, abs=0.001) and causal == pytest.approx(0.695, abs=0.001)
+    at_32k = sized("lora_8b_32k_attention", ["h100-sxm5-80gb"])
+    short = copy.deepcopy(CASES["lora_8b_32k_attention"]["spec"]) | {"seq_len": 4096}
+    at_4k = size_spec_document(short, ["h100-sxm5-80gb"])
+    speed = {
+        name: candidate(report, "h100-sxm5-80gb", 1)["throughput"]["training_tokens_per_second"]
+        for name, report in (("32k", at_32k), ("4k", at_4k))
+    }
+    assert full - 0.01 <= speed["32k"] / speed["4k"] <= causal + 0.01, speed
+
+
+# --- Accelerators at their measured speed (MLPerf Inference v4.1) ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_mi300x_serves_llama2_70b_at_its_mlperf_speed_relative_to_h100(bundled_catalog):
+    # MLPerf Inference v4.1, Llama 2 70B offline: 8 x MI300X 23,514.8 tokens/s, within 3-4% of 8 x H100:
+    # a ratio of 0.96-0.97; the estimate within 15% of it (0.82-1.12), not the datasheet's 1.3x peak.
+    report = sized("llama2_70b_serving_mi300x_vs_h100", ["h100-sxm5-80gb", "mi300x"])
+    speed = {
+        gpu: candidate(report, gpu, 8)["throughput"]["decode_tokens_per_second_total"]
+        for gpu in ("h100-sxm5-80gb", "mi300x")
+    }
+    assert 0.82 <= speed["mi300x"] / speed["h100-sxm5-80gb"] <= 1.12, speed
+
+
+@pytest.mark.django_db
+def test_best_card_for_one_node_jobs_can_be_rented_alone(bundled_catalog):
+    # A GB200 comes as one of the 72 GPUs of an NVL72 rack (NVIDIA GB200 NVL72 product page): never "the
+    # best card" for one 8-GPU serving job or a one-GPU 8B LoRA (issue 26, class 5).
+    serving = sized("llama2_70b_serving_mi300x_vs_h100", ["h100-sxm5-80gb", "mi300x", "b200", "gb200"])
+    lora = size_spec_document(
+        {"task": "lora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 4096, "training_tokens": 1e8},
+        ["h100-sxm5-80gb", "b200", "gb200", "gaudi3", "mi300x"],
+    )
+    assert serving["throughput"]["gpu"] != "gb200"
+    assert lora["throughput"]["gpu"] != "gb200"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine 55,485 tokens/s, 19% under Intel's measured 68,464 (passed on main at 59,905, -12.5%): "
+    "with attention now counted (issue 26 class 2: 6N + 6 L T d = 43.7 GFLOP a token at 4k) Intel's figure "
+    "implies 43% MFU of Gaudi 2's 865 FP8 TFLOPS, while the engine keeps the generic 35% "
+    "(assumptions.MFU_WORKSTATION, 'benchmark recommended') for every non-SXM and non-NVIDIA part; a Gaudi "
+    "MFU of its own, or Intel's figure imported as a stored benchmark for calibration, is a calibration "
+    "decision, not a small fix",
+)
+@pytest.mark.django_db
+def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
+    # Intel, Gaudi 2 model performance (SynapseAI 1.18): Llama 2 7B, 8 HPU, seq 4096, FP8: 68,464 tokens/s.
+    report = sized("gaudi_measured_intel", ["gaudi2"])
+    speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
+    assert speed == pytest.approx(68_464, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="i26 serves Gaudi 3 at 0.85 x H100 for prefill and decode alike (measured_speed.csv: Signal65's "
+    "prefill-heavy low end); the same source puts decode-heavy serving at up to 1.30 x H100, and Intel's "
+    "same-software pages put Gaudi 3 at 1.51 x Gaudi 2 (the HBM bandwidth ratio 3.7 / 2.45 TB/s), while "
+    "Gaudi 2 keeps its datasheet bandwidth: Gaudi 3 / Gaudi 2 decode falls from 1.51 (main) to 1.16. The "
+    "fix is a measured ratio per serving phase (prefill, decode) with its own source, not a one-line change",
+)
+@pytest.mark.django_db
+def test_gaudi3_over_gaudi2_decode_matches_intels_measurements(bundled_catalog):
+    # Intel's pages, same software (1.18), Llama 2 7B fp8, 128 in / 128 out, one HPU at its best batch:
+    # Gaudi 3 19,810 tokens/s, Gaudi 2 13,137: a ratio of 1.508, within 15%.
+    serving = CASES["gaudi_measured_intel"]["serving_spec"]
+    report = size_spec_document(copy.deepcopy(serving), ["gaudi2", "gaudi3"])
+    speed = {
+        gpu: candidate(report, gpu, 1)["throughput"]["decode_tokens_per_second_total"]
+        for gpu in ("gaudi2", "gaudi3")
+    }
+    assert speed["gaudi3"] / speed["gaudi2"] == pytest.approx(19_810 / 13_137, rel=0.15), speed
