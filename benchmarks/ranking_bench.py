@@ -15,7 +15,14 @@ never touches a real database. Every figure is measured in the same run as its b
 3. 10,000 workloads against the bundled catalog (one prepared offer table shared, as a recompute chunk
    does);
 4. 10,000 stored workloads recomputed through the Celery task path (the chunk task run in-process,
-   as one worker would), then again with unchanged prices (which must add nothing).
+   as one worker would), then again with unchanged prices (which must add nothing);
+5. against SkyPilot's ``Optimizer.optimize`` on the same catalog rows (benchmarks/skypilot_optimize.py,
+   run with the Python of SkyPilot's own virtualenv, SKYPILOT_PYTHON or var/skypilot-venv; offline):
+   in process with the offer table in memory, per request (POST /api/recommendations/) with the offer
+   cache warm, and cold (offer cache dropped: table rebuilt from the database) against SkyPilot's first
+   call in a fresh process. Without that virtualenv it says why and prints our figures only.
+
+    python -m venv var/skypilot-venv && var/skypilot-venv/bin/pip install -r requirements-skypilot-bench.txt
 """
 
 from __future__ import annotations
@@ -231,10 +238,131 @@ def bench_recompute(count: int) -> list[str]:
     return lines
 
 
+SKYPILOT_VERSION = "0.14.1"  # pinned: the comparison is against this release
+SKYPILOT_CLOUDS = ("aws", "gcp", "lambda", "cudo", "vast", "nebius", "verda")  # skypilot_optimize.CLOUDS
+SKYPILOT_PYTHON = Path(os.environ.get("SKYPILOT_PYTHON", ROOT / "var" / "skypilot-venv" / "bin" / "python"))
+SKYPILOT_RUNNER = ROOT / "benchmarks" / "skypilot_optimize.py"
+SKYPILOT_CATALOG = ROOT / "pricing" / "data" / "skypilot"
+
+
+def _skypilot(*arguments: str, timeout: int = 900) -> str:
+    """The last stdout line of the SkyPilot runner (SkyPilot prints its own lines before it)."""
+    import subprocess
+
+    done = subprocess.run(
+        [str(SKYPILOT_PYTHON), str(SKYPILOT_RUNNER), "--catalog", str(SKYPILOT_CATALOG), *arguments],
+        capture_output=True, text=True, timeout=timeout, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
+def skypilot_figures(repeat: int) -> dict | None:
+    """SkyPilot's timings on the bundled SkyPilot catalogs, or None (with the reason printed) without it."""
+    import json
+
+    if not SKYPILOT_PYTHON.exists():
+        print(f"SkyPilot comparison skipped: no {SKYPILOT_PYTHON} (python -m venv var/skypilot-venv && "
+              f"var/skypilot-venv/bin/pip install skypilot=={SKYPILOT_VERSION}); our figures only")  # fmt: skip
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        handle.write(_skypilot("--list"))
+    try:
+        return json.loads(_skypilot("--pairs", handle.name, "--repeat", str(repeat)))
+    finally:
+        os.unlink(handle.name)
+
+
+def bench_against_skypilot(spec, repeat: int) -> list[str]:
+    """Ours and SkyPilot's, each the median of ``repeat`` calls in the same run, on the same catalog rows:
+    the offers of the clouds whose SkyPilot catalogs the project bundles (pricing/data/skypilot)."""
+    from procurement import offer_cache
+    from procurement.models import Workload
+    from procurement.ranking import rank_workload
+    from procurement.services import recommendation_compute, recommendation_preview
+    from procurement.services.benchmarks import ShapeMeasurements
+    from procurement.services.recommendations import RankingContext, ranking_options_parse
+
+    parameters = {"top": 20, "providers": list(SKYPILOT_CLOUDS)}
+    workload = Workload.objects.create(name="bench-skypilot", task=spec.task, spec=SPEC_DOCUMENT)
+    options = ranking_options_parse(parameters)
+    recommendation_preview(workload=workload, parameters=parameters)  # warms the offer cache
+    context = RankingContext.current()
+    rows = context.offers["provider"].isin(SKYPILOT_CLOUDS).sum()
+    measurements = ShapeMeasurements({}, {})
+
+    def in_process():
+        return recommendation_compute(spec=spec, options=options, context=context, measurements=measurements)
+
+    in_process_s, _ = _timed(in_process, repeat=repeat)
+    with_preparation_s, _ = _timed(
+        lambda: rank_workload(spec, context.offers, context.gpus, options), repeat=repeat
+    )
+    request_s = _api_post(workload, parameters, repeat)
+
+    def cold():
+        offer_cache.cache_clear()  # this process's offer table and prepared tables are gone
+        return recommendation_preview(workload=workload, parameters=parameters)
+
+    cold_s, _ = _timed(cold, repeat=max(3, repeat // 3))
+    ours = [
+        f"ours on the same rows ({rows:,} offers of {', '.join(SKYPILOT_CLOUDS)}; median of {repeat}): "
+        f"in process {in_process_s * 1000:.1f} ms (recommendation_compute, prepared table in memory), "
+        f"{with_preparation_s * 1000:.1f} ms preparing the table each call (rank_workload), "
+        f"per request {request_s * 1000:.1f} ms (POST /api/recommendations/, offer cache warm), "
+        f"cold {cold_s * 1000:.0f} ms (offer cache dropped: table rebuilt from the database)"
+    ]
+    sky = skypilot_figures(repeat)
+    if sky is None:
+        return ours
+    warm, first = sky["warm_s"], sky["cold_s"]
+    return ours + [
+        f"SkyPilot {sky['skypilot']} Optimizer.optimize ({sky['candidate_resources']} accelerator:count "
+        f"candidates placeable on {', '.join(sky['clouds'])}; best {sky['best']}): warm {warm * 1000:.0f} ms "
+        f"(median of {repeat}), cold {first * 1000:.0f} ms (first call in a fresh process; import "
+        f"{sky['import_s'] * 1000:.0f} ms not counted); {warm / sky['candidate_resources'] * 1000:.0f} ms per "
+        f"candidate. SkyPilot picks the cheapest launchable of the candidates; it checks neither memory fit "
+        f"nor time to finish, which our ranking does",
+        f"  ratio SkyPilot / ours: in process {warm / in_process_s:.0f}x ({warm / with_preparation_s:.0f}x "
+        f"preparing the table each call), per request {warm / request_s:.0f}x "
+        f"(target >= 20x), cold {first / cold_s:.1f}x (target >= 2x)",
+    ]
+
+
+def _api_post(workload, parameters: dict, repeat: int) -> float:
+    """POST /api/recommendations/ (a preview: nothing stored) through Django's test client as an admin."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.create_superuser("bench-admin", "bench@example.com", "x")
+    client = Client(HTTP_HOST="127.0.0.1")  # a host the development settings allow
+    client.force_login(user)
+
+    def post():
+        response = client.post(
+            "/api/recommendations/",
+            {"workload_id": workload.pk, **parameters},
+            content_type="application/json",
+        )
+        assert response.status_code == 200, response.content[:300]
+
+    post()
+    return _timed(post, repeat=repeat)[0]
+
+
+SPEC_DOCUMENT = {
+    "name": "bench",
+    "task": "qlora",
+    "model": {"preset": "llama-3.1-8b"},
+    "training_tokens": 1e9,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1/10 of the workload counts")
     parser.add_argument("--loop-sample", type=int, default=2000, help="offers the loop runs on for 100k")
+    parser.add_argument("--skypilot-only", action="store_true", help="only section 5 (ours against SkyPilot)")
+    parser.add_argument("--repeat", type=int, default=9, help="calls per median in section 5")
     arguments = parser.parse_args()
     workloads = 1_000 if arguments.quick else 10_000
     with tempfile.TemporaryDirectory() as folder:
@@ -243,14 +371,16 @@ def main() -> None:
         from procurement.sizing import parse_workload_spec
 
         frame, gpus = selectors.ranking_offer_frame(), selectors.ranking_gpus()
-        spec = parse_workload_spec(
-            {"name": "bench", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
-        )
+        spec = parse_workload_spec(SPEC_DOCUMENT)
+        if arguments.skypilot_only:
+            print("\n".join(bench_against_skypilot(spec, arguments.repeat)))
+            return
         lines = bench_one_workload(frame, gpus, spec)
         lines += bench_synthetic(frame, gpus, spec, 100_000, arguments.loop_sample)
         lines += bench_deadline(frame, gpus, spec, 100_000)
         lines += bench_many_workloads(frame, gpus, workloads)
         lines += bench_recompute(workloads)
+        lines += bench_against_skypilot(spec, arguments.repeat)
     print("\n".join(lines))
 
 

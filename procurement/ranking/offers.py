@@ -14,7 +14,7 @@ import pandas as pd
 
 from pricing.price_quality import ILLUSTRATIVE, OBSERVED, price_qualities
 from pricing.spot_sanity import spot_sanity
-from procurement.ranking.interconnects import Interconnect, resolve
+from procurement.ranking.interconnects import Interconnect, bundled_rules, resolve
 from procurement.ranking.options import UNKNOWN_SPOT_BAND, RankingOptions
 from procurement.ranking.shapes import ShapeGrid, shape_grid
 from procurement.sizing import GpuSpec
@@ -45,41 +45,54 @@ def _kinds(
 
 
 @lru_cache(maxsize=65536)
-def _resolved(provider: str, instance_type: str, gpu: GpuSpec, rules) -> Interconnect:
-    """``resolve`` memoized across prepared tables: the same (provider, instance type, GPU) recurs in every
-    catalog read, and matching it against the rule table's glob patterns was most of ``_interconnects``
-    (issue 26, "Speed"); the default table is ``rules=None``, so the key stays cheap to hash."""
-    return resolve(provider, instance_type, gpu, rules)
+def _rule_index(provider: str, instance_type: str, rules) -> int:
+    """The first interconnect rule matching (provider, instance type), -1 for none: the glob matching that was
+    most of the preparation (issue 26, "Speed"), memoized on plain strings across prepared tables."""
+    table = bundled_rules() if rules is None else rules
+    return next((i for i, rule in enumerate(table) if rule.matches(provider, instance_type)), -1)
 
 
 def _interconnects(
     text: dict[str, _Codes], keep: np.ndarray, gpus: Mapping[str, GpuSpec], options: RankingOptions
 ) -> tuple[np.ndarray, list[Interconnect]]:
-    """Each kept offer's index into the distinct interconnects, resolved once per (provider, instance
-    type, GPU) rather than once per offer (procurement/ranking/interconnects.py)."""
+    """Each kept offer's index into the distinct interconnects (procurement/ranking/interconnects.py). Column
+    operations throughout: offers are grouped by (provider, instance type, GPU) codes, each group takes its
+    matching rule, and ``resolve`` runs once per distinct (rule, GPU) pair, not per offer or per group."""
     fields = ("provider", "instance_type", "gpu")
     sizes = [np.int64(text[name].names.size + 1) for name in fields]
     key = np.zeros(keep.size, dtype=np.int64)
     for name, size in zip(fields, sizes, strict=True):
         key = key * size + (text[name].codes[keep] + 1)
-    codes, uniques = pd.factorize(key)
+    group_of_offer, groups = pd.factorize(key)
+    parts, value = [], np.asarray(groups, dtype=np.int64)
+    for size in reversed(sizes):
+        parts.append(value % size - 1)  # -1: missing, which indexes the trailing "" below
+        value = value // size
+    gpu_code, type_code, provider_code = parts
+    providers = np.append(text["provider"].names, "")[provider_code]
+    instance_types = np.append(text["instance_type"].names, "")[type_code]
+    rules = options.interconnect_rules
+    rule = np.fromiter(
+        (_rule_index(str(p), str(t), rules) for p, t in zip(providers, instance_types, strict=True)),
+        dtype=np.int64, count=groups.size,
+    )  # fmt: skip
+    _, first_group, pair_of_group = np.unique(
+        rule * sizes[2] + gpu_code, return_index=True, return_inverse=True
+    )
+    order = np.argsort(first_group, kind="stable")  # pairs in first-appearance order, as offers meet them
+    table = bundled_rules() if rules is None else rules
     links: list[Interconnect] = []
     ids: dict[Interconnect, int] = {}
-    per_unique = np.empty(uniques.size, dtype=np.int64)
-    for position, value in enumerate(uniques.tolist()):
-        parts = []
-        for size in reversed(sizes):
-            parts.append(int(value % size) - 1)
-            value //= size
-        gpu_code, type_code, provider_code = parts
-        provider = text["provider"].names[provider_code] if provider_code >= 0 else ""
-        instance_type = text["instance_type"].names[type_code] if type_code >= 0 else ""
-        link = _resolved(str(provider), str(instance_type), gpus[text["gpu"].names[gpu_code]],
-                         options.interconnect_rules)  # fmt: skip
-        per_unique[position] = ids.setdefault(link, len(ids))
-        if per_unique[position] == len(links):
+    link_of_pair = np.empty(first_group.size, dtype=np.int64)
+    for pair in order.tolist():
+        group = int(first_group[pair])
+        matched = (table[rule[group]],) if rule[group] >= 0 else ()
+        link = resolve(str(providers[group]), str(instance_types[group]), gpus[text["gpu"].names[gpu_code[group]]],
+                       matched)  # fmt: skip
+        link_of_pair[pair] = ids.setdefault(link, len(ids))
+        if link_of_pair[pair] == len(links):
             links.append(link)
-    return per_unique[codes], links
+    return link_of_pair[pair_of_group.reshape(-1)][group_of_offer], links
 
 
 def _floats(values: pd.Series) -> np.ndarray:
@@ -120,7 +133,7 @@ class PreparedOffers:
     offer_kind: np.ndarray  # each offer's index into kinds
     links: list[Interconnect]  # kinds["link"] indexes this
     columns: dict[str, np.ndarray]
-    text: dict[str, np.ndarray]  # TEXT_COLUMNS (+ optional ones) of the whole offer table (object arrays)
+    text: dict[str, TextColumn | np.ndarray]  # TEXT_COLUMNS (+ optional ones) of the whole offer table
     positions: np.ndarray  # each offer's row position in ``text``
     _grids: dict[tuple, ShapeGrid] = field(default_factory=dict, compare=False, repr=False)
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
@@ -154,12 +167,44 @@ class _Codes:
 
     @classmethod
     def of(cls, values: pd.Series) -> _Codes:
-        # object ndarray: pandas hashes it about twice as fast as its own string array
-        codes, names = pd.factorize(values.to_numpy(dtype=object))
-        return cls(codes, np.asarray(names, dtype=object))
+        # the column as stored: pandas factorizes its Arrow-backed str columns without building Python
+        # strings per offer (issue 26, "Speed"); names keep their first-appearance order either way
+        codes, names = pd.factorize(values)
+        return cls(np.asarray(codes, dtype=np.int64), np.asarray(names.to_numpy(dtype=object), dtype=object))
 
     def isin(self, allowed) -> np.ndarray:
         return np.append(np.isin(self.names, list(allowed)), False)[self.codes]
+
+
+class TextColumn:
+    """A text column read by position without converting every offer to a Python object: the distinct
+    values once, each offer's code into them. ``column[i]`` and ``column[positions]`` give what
+    ``series.to_numpy(dtype=object)`` would at those positions (a column with missing values keeps that
+    object array, so its missing markers stay exactly as pandas gives them)."""
+
+    __slots__ = ("_codes", "_values")
+
+    def __init__(self, codes: np.ndarray, values: np.ndarray):
+        self._codes, self._values = codes, values
+
+    @classmethod
+    def of(cls, values: pd.Series, codes: _Codes | None = None) -> TextColumn:
+        codes = codes or _Codes.of(values)
+        if (codes.codes < 0).any():
+            return cls(np.arange(len(values)), values.to_numpy(dtype=object))
+        return cls(codes.codes, codes.names)
+
+    def __getitem__(self, index):
+        return self._values[self._codes[index]]
+
+    def __eq__(self, value) -> np.ndarray:  # type: ignore[override]
+        """Per offer: equal to ``value``? (as an object array's ``==``: compared once per distinct value)"""
+        return np.asarray(self._values == value, dtype=bool)[self._codes]
+
+    __hash__ = None  # type: ignore[assignment]  # compares per offer, like an array
+
+    def __len__(self) -> int:
+        return self._codes.size
 
 
 def _rankable(
@@ -184,14 +229,25 @@ def _rankable(
 
 def _utc_datetimes(values: pd.Series) -> np.ndarray:
     """Timestamps as naive UTC datetime64[ns] (a no-op conversion when offer_frame() typed them already)."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):  # offer_frame()'s column: its UTC instants as they are
+        return values.array.tz_convert(None).to_numpy().astype("datetime64[ns]")
     stamps = pd.to_datetime(values, utc=True)
     return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
 
 
-def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> dict:
+CODED_COLUMNS = ("gpu", "pricing_model", "provider", "instance_type")
+
+
+def offer_columns(
+    offers: pd.DataFrame,
+    gpus: Mapping[str, GpuSpec],
+    options: RankingOptions,
+    text: dict[str, _Codes] | None = None,
+) -> dict:
     """The rankable offers as numpy columns, in catalog order: DESCRIBE_COLUMNS, the priced ones, the GPU
-    model as codes into ``gpu_names``, and ``position`` (the row in ``offers``)."""
-    text = {name: _Codes.of(offers[name]) for name in ("gpu", "pricing_model", "provider", "instance_type")}
+    model as codes into ``gpu_names``, and ``position`` (the row in ``offers``). ``text``: CODED_COLUMNS
+    already factorized (``prepare`` shares them with its text columns)."""
+    text = text or {name: _Codes.of(offers[name]) for name in CODED_COLUMNS}
     quality = offer_price_qualities(offers)
     keep = _rankable(offers, text, gpus, options, quality)
     columns: dict[str, Any] = {
@@ -202,7 +258,8 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     columns["observation_id"] = offers["observation_id"].to_numpy()[keep]
     columns["observed_at"] = _utc_datetimes(offers["observed_at"])[keep]
     columns["gpu_per_instance"] = _float_column(offers, "gpu_count")[keep].astype(np.int64)
-    columns |= _spot_sanity_columns(offers, keep, options)
+    is_spot = text["pricing_model"].isin(("spot",))[keep]
+    columns |= _spot_sanity_columns(offers, keep, options, is_spot)
     columns["price_quality"] = quality[keep]
     columns["link"], columns["link_table"] = _interconnects(text, keep, gpus, options)
     columns["vcpus"] = _float_column(offers, "vcpus")[keep]
@@ -214,7 +271,7 @@ def offer_columns(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: Ra
     )
     columns["band_known"] = ~np.isnan(band)
     columns["band"] = np.where(np.isnan(band), UNKNOWN_SPOT_BAND, band).astype(np.int64)
-    columns["is_spot"] = text["pricing_model"].isin(("spot",))[keep]
+    columns["is_spot"] = is_spot
     columns["gpu_only"] = (
         offers["host_priced_separately"].to_numpy(dtype=bool)[keep]
         if "host_priced_separately" in offers
@@ -252,7 +309,9 @@ def offer_price_qualities(offers: pd.DataFrame) -> np.ndarray:
     return np.full(len(offers), OBSERVED, dtype=object)
 
 
-def _spot_sanity_columns(offers: pd.DataFrame, keep: np.ndarray, options: RankingOptions) -> dict:
+def _spot_sanity_columns(
+    offers: pd.DataFrame, keep: np.ndarray, options: RankingOptions, is_spot: np.ndarray
+) -> dict:
     """The listed price, the spot sanity figures, and ``price_usd``: the price ranked, which is the robust
     price for a flagged outlier unless the request ranks outliers at their quote."""
     sanity = offers if "spot_outlier" in offers else spot_sanity(offers)
@@ -262,7 +321,7 @@ def _spot_sanity_columns(offers: pd.DataFrame, keep: np.ndarray, options: Rankin
         "on_demand_usd": sanity["on_demand_usd"].to_numpy(dtype=float)[keep],
         "sibling_median_usd": sanity["sibling_median_usd"].to_numpy(dtype=float)[keep],
         "spot_outlier": sanity["spot_outlier"].to_numpy(dtype=bool)[keep],
-        "spot_outlier_kind": sanity["spot_outlier_kind"].to_numpy(dtype=object)[keep],
+        "spot_outlier_kind": TextColumn.of(sanity["spot_outlier_kind"])[keep],
         "robust_price_usd": sanity["robust_price_usd"].to_numpy(dtype=float)[keep],
         "spot_no_saving": sanity["spot_no_saving"].to_numpy(dtype=bool)[keep],
         "local_zone": sanity["local_zone"].to_numpy(dtype=bool)[keep],
@@ -271,8 +330,7 @@ def _spot_sanity_columns(offers: pd.DataFrame, keep: np.ndarray, options: Rankin
     columns["price_usd"] = np.where(robust, columns["robust_price_usd"], listed)
     # spot that saves nothing at the price ranked (NaN on-demand compares False: not judged)
     columns["spot_no_saving"] = columns["spot_no_saving"] | (
-        (offers["pricing_model"].to_numpy(dtype=object)[keep] == "spot")
-        & (columns["price_usd"] >= columns["on_demand_usd"])
+        is_spot & (columns["price_usd"] >= columns["on_demand_usd"])
     )
     return columns
 
@@ -314,13 +372,18 @@ def _optional_text(offers: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions) -> PreparedOffers:
-    columns = offer_columns(offers, gpus, options)
+    codes = {name: _Codes.of(offers[name]) for name in TEXT_COLUMNS}
+    columns = offer_columns(offers, gpus, options, {name: codes[name] for name in CODED_COLUMNS})
     links = columns.pop("link_table")
     kinds, offer_kind = _kinds(
         columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"], columns["link"]
     )
-    text = {name: offers[name].to_numpy(dtype=object) for name in TEXT_COLUMNS}
-    text |= {name: _optional_text(offers, name) for name in OPTIONAL_TEXT_COLUMNS}
+    # text columns stay codes: only the returned rows' values are ever read (PreparedOffers.row)
+    text = {name: TextColumn.of(offers[name], codes[name]) for name in TEXT_COLUMNS}
+    text |= {
+        name: TextColumn.of(offers[name]) if name in offers else np.full(len(offers), None, dtype=object)
+        for name in OPTIONAL_TEXT_COLUMNS
+    }
     return PreparedOffers(
         kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), links=links, columns=columns,
         text=text, positions=columns["position"],

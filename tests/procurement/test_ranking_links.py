@@ -63,12 +63,26 @@ def test_nebius_b200_hosts_form_multi_node_plans_over_infiniband():
     assert any("InfiniBand 3200 Gb/s between instances" in " ".join(r["reasons"]) for r in rows)
 
 
-def test_the_memoized_link_lookup_is_the_rule_tables_answer():
-    # issue 26 "Speed": offer-table preparation resolves each (provider, instance type, GPU) once per process
-    from procurement.ranking.offers import _resolved
+def test_the_vectorized_link_lookup_is_the_rule_tables_answer_for_every_offer():
+    # issue 26 "Speed": offer-table preparation groups offers by (provider, instance type, GPU), matches each
+    # group's rule once and resolves each (rule, GPU) pair once; every offer must still get what ``resolve``
+    # gives it alone, including an offer without an instance type and a repeated group
+    from procurement.ranking import prepare
 
-    for provider, instance_type, gpu in (("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb", "b200"),
-                                         ("vast", "8x-RTX_5090", "rtx-5090"), ("aws", "p5.48xlarge", "h100-sxm5-80gb")):  # fmt: skip
-        first = _resolved(provider, instance_type, gpu_by_slug(gpu), None)
-        assert first == resolve(provider, instance_type, gpu_by_slug(gpu))
-        assert _resolved(provider, instance_type, gpu_by_slug(gpu), None) is first  # served from the memo
+    offers = pd.DataFrame(
+        [
+            _offer("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb", "b200", 8, "on_demand", 44.0),
+            _offer("vast", "8x-RTX_5090", "rtx-5090", 8, "on_demand", 3.2),
+            _offer("aws", "p5.48xlarge", "h100-sxm5-80gb", 8, "on_demand", 55.04),
+            _offer("vast", "8x-RTX_4090", "rtx-4090", 8, "on_demand", 2.6),
+            _offer("aws", "p5.48xlarge", "h100-sxm5-80gb", 8, "spot", 30.0, band=1),
+            _offer("vast", "", "rtx-3090", 2, "on_demand", 0.4),
+        ]
+    )
+    prepared = prepare(offers, GPUS, RankingOptions())
+    assert len(prepared.positions) == len(offers)
+    for index, position in enumerate(prepared.positions):
+        row = offers.iloc[int(position)]
+        link = prepared.links[int(prepared.kinds["link"][prepared.offer_kind[index]])]
+        assert link == resolve(row["provider"], row["instance_type"], GPUS[row["gpu"]])
+    assert len(set(prepared.links)) == len(prepared.links)  # each distinct link once

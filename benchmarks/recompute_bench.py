@@ -1,0 +1,182 @@
+"""Recompute benchmark: 10,000 stored workloads re-ranked after a price refresh by real Celery workers on
+Redis, one worker against two (issue 26, "Speed": under 60 s on one worker; two >= 1.7x faster).
+
+    .venv/bin/python benchmarks/recompute_bench.py                       # 10,000 workloads, 1 then 2 workers
+    .venv/bin/python benchmarks/recompute_bench.py --workloads 2000      # quicker
+
+Needs PostgreSQL and Redis (SQLite cannot take two writing processes): DATABASE_URL and REDIS_URL, by
+default this worktree's own database and Redis db (postgres://postgres@127.0.0.1:5432/gpuledger_s26,
+redis://127.0.0.1:6379/9). The database's tables are flushed first: give it a database of its own. The
+tasks, and the notifications they queue, go to a queue of their own (QUEUE), so a worker of another
+checkout on the same Redis db never takes them; results are read back and forgotten.
+
+A price refresh is modelled by what it leaves behind: every stored recommendation's fingerprint differs from
+what the current prices give, so each workload is re-ranked and a new row stored (the same seeding as
+ranking_bench.py's Celery section). Each run: the recommendations reset to that state, N workers started
+(``celery worker --pool=solo``: one process each) and pinged until they answer, one warm-up task per worker
+(its first offer-table read and imports are not the recompute's), then ``recompute_all``'s chunks
+(tasks.RECOMPUTE_CHUNK workloads each) queued as one group and timed until the last result. The
+change-event notifications those chunks queue share the workers (as in production) and count in the time
+only as far as a worker takes them before the last chunk; what is left is purged after each run. Bounded:
+every wait has a timeout, and the workers are stopped (by their own process ids) whatever happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+QUEUE = "gpuledger-recompute-bench"
+DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/gpuledger_s26"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/9"
+RUN_TIMEOUT_S = 600
+
+
+def _setup_django() -> None:
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE)
+    os.environ.setdefault("REDIS_URL", DEFAULT_REDIS)
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "gpuledger.settings.local")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    from celery import current_app
+
+    current_app.conf.task_default_queue = QUEUE  # and every task this process queues
+    call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)
+    from pricing.catalog import catalog_load
+
+    catalog_load()
+
+
+def _store_workloads(count: int) -> list[int]:
+    from benchmarks.ranking_bench import _workload_specs
+    from procurement.models import Recommendation, Workload
+
+    documents, _ = _workload_specs(count, seed=3)
+    workloads = Workload.objects.bulk_create(
+        Workload(name=document["name"], task=document["task"], spec=document) for document in documents
+    )
+    Recommendation.objects.bulk_create(
+        Recommendation(workload=workload, parameters={"top": 20}, results=[], fingerprint="seed")
+        for workload in workloads
+    )
+    return [workload.pk for workload in workloads]
+
+
+def _reset_recommendations() -> None:
+    """Back to "prices changed since the last run": only the seeded rows, whose fingerprint matches nothing."""
+    from procurement.models import ChangeEvent, Recommendation
+
+    ChangeEvent.objects.all().delete()
+    Recommendation.objects.exclude(fingerprint="seed").delete()
+
+
+def _start_workers(count: int, logs: Path) -> list[subprocess.Popen]:
+    workers = []
+    for index in range(count):
+        log = (logs / f"worker-{count}-{index}.log").open("w")
+        arguments = ["worker", "--pool=solo", "-Q", QUEUE, "-n", f"bench{index}@%h", "--loglevel=WARNING",
+                     "--without-gossip", "--without-mingle"]  # fmt: skip
+        # every task a worker queues (the change-event notifications) goes to QUEUE too, never to a shared one
+        code = (f"from gpuledger.celery import app; app.conf.task_default_queue = {QUEUE!r}; "
+                f"app.worker_main({arguments!r})")  # fmt: skip
+        command = [sys.executable, "-c", code]
+        workers.append(
+            subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        )
+    return workers
+
+
+def _stop_workers(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGTERM)
+    for worker in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+
+
+def _purge() -> int:
+    """Drop what the stopped workers left in QUEUE (the change-event notifications queued by the last
+    chunks), so the next run starts from an empty queue and nothing lingers in Redis."""
+    from celery import current_app
+
+    with current_app.connection_for_write() as connection:
+        return connection.default_channel.queue_purge(QUEUE) or 0
+
+
+def _wait_ready(count: int, timeout_s: float = 120) -> None:
+    from celery import current_app
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if len(current_app.control.ping(timeout=1.0) or []) >= count:
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"{count} Celery worker(s) did not answer a ping within {timeout_s:.0f} s")
+
+
+def _run(ids: list[int], workers: int, logs: Path) -> tuple[float, int]:
+    from celery import group
+
+    from procurement.tasks import RECOMPUTE_CHUNK, recompute_recommendations
+
+    _reset_recommendations()
+    started = _start_workers(workers, logs)
+    try:
+        _wait_ready(workers)
+        warm = group(recompute_recommendations.si([]) for _ in range(workers)).apply_async(queue=QUEUE)
+        warm.get(timeout=RUN_TIMEOUT_S)
+        warm.forget()
+        chunks = [ids[i : i + RECOMPUTE_CHUNK] for i in range(0, len(ids), RECOMPUTE_CHUNK)]
+        start = time.perf_counter()
+        result = group(recompute_recommendations.si(chunk) for chunk in chunks).apply_async(queue=QUEUE)
+        outcomes = result.get(timeout=RUN_TIMEOUT_S)
+        elapsed = time.perf_counter() - start
+        result.forget()
+    finally:
+        _stop_workers(started)
+        _purge()
+    return elapsed, sum(outcome["created"] for outcome in outcomes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", type=int, default=10_000)
+    arguments = parser.parse_args()
+    _setup_django()
+    ids = _store_workloads(arguments.workloads)
+    lines = []
+    with tempfile.TemporaryDirectory() as folder:
+        timings = {}
+        for workers in (1, 2):
+            elapsed, created = _run(ids, workers, Path(folder))
+            timings[workers] = elapsed
+            lines.append(
+                f"recompute {len(ids):,} stored workloads after a price refresh, {workers} Celery worker(s) "
+                f"on Redis: {elapsed:.1f} s, {len(ids) / elapsed:,.0f} workloads/s, {created:,} new rows"
+                + (" (target < 60 s)" if workers == 1 else "")
+            )
+    lines.append(
+        f"speed-up with two workers: {timings[1] / timings[2]:.2f}x (target >= 1.7x; {os.cpu_count()} CPUs)"
+    )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
