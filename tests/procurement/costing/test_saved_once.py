@@ -160,3 +160,37 @@ def test_the_fingerprint_is_the_normalized_document_the_owner_and_the_team(djang
     assert base == saved_once.input_fingerprint({"b": {"c": "x"}, "a": 1}, owner=owner, team=None)
     assert base != saved_once.input_fingerprint({"a": 1, "b": {"c": "x"}}, owner=None, team=None)
     assert len(base) == 64 and models.TcoStudy._meta.get_field("input_fingerprint").max_length == 64
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_study_saved_by_four_requests_at_once_is_one_row(require_postgres, client_as, h100):
+    """A real race on PostgreSQL: four threads, each its own connection, release together and POST the
+    same study as the same engineer; one row, one 201, and every answer names it."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    user = client_as("engineer", team="research").user
+    body = json.dumps(study_document(), default=str)
+    barrier, answers = threading.Barrier(4), []
+
+    def save() -> None:
+        client = Client()
+        client.force_login(user)
+        client.raise_request_exception = False
+        barrier.wait()
+        try:
+            answer = client.post("/api/tco/", body, content_type="application/json")
+            answers.append((answer.status_code, answer.json().get("id")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=save) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    connection.close()
+    assert sorted(status for status, _ in answers) == [200, 200, 200, 201], answers
+    assert len({study_id for _, study_id in answers}) == 1 and TcoStudy.objects.count() == 1
