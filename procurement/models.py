@@ -80,11 +80,22 @@ class Workload(models.Model):
     notify_email = models.EmailField(blank=True)
     # https to a public address only (procurement.webhooks): checked here and again when sent
     notify_webhook = models.URLField(blank=True, validators=[validate_webhook_url])
+    input_fingerprint = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Hash of the spec, owner and team it was saved from: saving them again returns this row "
+        "(procurement.services.saved_once). Cleared when the spec is edited; empty before issue 31.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["input_fingerprint"], name="workload_saved_once"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -245,10 +256,26 @@ class TcoStudy(models.Model):
         related_name="next_version",
         help_text="The dated result this recomputation replaced; both rows are kept.",
     )
+    input_fingerprint = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Hash of the document, owner and team it was first saved from: saving them again returns "
+        "this study's newest version (procurement.services.saved_once). Cleared when the study is edited.",
+    )
 
     class Meta:
         ordering = ["-computed_at"]
         verbose_name_plural = "TCO studies"
+        constraints = [
+            # first versions only: a recomputation is a new row of the same inputs, linked to the old one
+            models.UniqueConstraint(
+                fields=["input_fingerprint"],
+                condition=models.Q(previous__isnull=True),
+                name="tco_study_saved_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

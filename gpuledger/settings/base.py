@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "gpuledger.upload_size.RefuseOversizedBodyMiddleware",  # before anything reads the body (issue 31)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "gpuledger.no_store.NoStoreMiddleware",  # after static files: every computed answer is no-store
     "django.contrib.sessions.middleware.SessionMiddleware",

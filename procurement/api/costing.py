@@ -79,7 +79,11 @@ class TcoStudyCreate(APIView):
     @extend_schema(
         request=TcoStudySpecSerializer,
         responses={
-            201: OpenApiResponse(description="The TCO report (docs/tco-spec.md, Output)"),
+            201: OpenApiResponse(description="The TCO report (docs/tco-spec.md, Output), stored"),
+            200: OpenApiResponse(
+                description="The same body for the study already stored from this document, owner and team "
+                "(saving twice is one save: its id, nothing added)"
+            ),
             400: ERROR_SCHEMA,
         },
     )
@@ -90,7 +94,9 @@ class TcoStudyCreate(APIView):
             study = services.tco_study_create(document=request.data, owner=request.user, team=team)
         except CostInputError as error:
             return study_error_response(error, request.data)
-        return Response(stored_study_body(study), status=status.HTTP_201_CREATED)
+        # the same document saved again by the same owner for the same team: the stored study, nothing added
+        answer = status.HTTP_201_CREATED if study.created else status.HTTP_200_OK
+        return Response(stored_study_body(study), status=answer)
 
 
 class TcoStudyDetail(APIView):
@@ -233,7 +239,8 @@ class RecommendationCreate(APIView):
             ),
             200: OpenApiResponse(
                 description="The same body for a stored workload when nothing new was stored (a query "
-                "without save, or a saved answer unchanged since)"
+                "without save, a saved answer unchanged since, or the same workload spec saved again by the same owner "
+                "for the same team: its workload_id)"
             ),
             400: OpenApiResponse(
                 RECOMMENDATION_ERROR_SCHEMA,
@@ -283,7 +290,8 @@ class RecommendationCreate(APIView):
             "options": plain_json(options),
             "why_empty": why_empty,  # when nothing ranked: the top reasons with counts
         }
-        stored = created or data.get("workload_id") is None  # a new recommendation or a new workload
+        # a new recommendation or a new workload (the same spec saved again is the stored workload)
+        stored = created or getattr(workload, "created", False)
         return Response(body | {"results": results}, status=201 if stored else 200)
 
     def _workload(self, request, data: dict) -> models.Workload:

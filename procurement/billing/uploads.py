@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-MAX_UPLOAD_BYTES = 1024 * 1024 * 1024  # 1 GiB: a month of a large CUR export, gzipped
+from gpuledger.upload_size import MAX_UPLOAD_BYTES  # a larger request is refused before it is read
 
 
 class UploadTooLarge(ValueError):

@@ -35,6 +35,7 @@ from procurement.services.benchmarks import ShapeMeasurements, measurements_for_
 from procurement.services.calibration import calibration_factors
 from procurement.services.currency import UsdConversion, usd_conversion
 from procurement.services.documents import plain_json
+from procurement.services.saved_once import input_fingerprint, save_once
 from procurement.sizing import FieldError, WorkloadSpec, WorkloadSpecError, parse_workload_spec
 from procurement.sizing.host import host_requirements
 from procurement.sizing.mfu import Calibration
@@ -415,10 +416,24 @@ def recommendation_create(
 
 @transaction.atomic
 def workload_create_from_spec(*, document: dict[str, Any], owner=None, team=None) -> models.Workload:
+    """Validate, then store. The same spec saved again for the same owner and team (one after the other
+    or at once) is one save: it returns the stored workload (``workload.created`` says which), and
+    ``recommendation_create`` then adds no row while its ranking is unchanged."""
     spec = workload_spec_parse(document)
-    return models.Workload.objects.create(
-        name=spec.name, task=spec.task, spec=plain_json(document), owner=owner, team=team
+    saved_from = input_fingerprint(document, owner=owner, team=team)
+    workload, created = save_once(
+        lambda: models.Workload.objects.filter(input_fingerprint=saved_from).first(),
+        lambda: models.Workload.objects.create(
+            name=spec.name,
+            task=spec.task,
+            spec=plain_json(document),
+            owner=owner,
+            team=team,
+            input_fingerprint=saved_from,
+        ),
     )
+    workload.created = created
+    return workload
 
 
 @transaction.atomic
@@ -427,7 +442,8 @@ def workload_update_spec(workload: models.Workload, *, document: dict[str, Any])
     answers keep the spec they ranked; the page says when the workload changed since."""
     spec = workload_spec_parse(document)
     workload.name, workload.task, workload.spec = spec.name, spec.task, plain_json(document)
-    workload.save(update_fields=["name", "task", "spec", "updated_at"])
+    workload.input_fingerprint = None  # edited: no longer what it was saved from
+    workload.save(update_fields=["name", "task", "spec", "input_fingerprint", "updated_at"])
     return workload
 
 

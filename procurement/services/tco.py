@@ -31,6 +31,7 @@ from procurement.costing import (
 from procurement.costing.tco_spec import TcoStudy as TcoStudySpec
 from procurement.costing.values import CostInputError
 from procurement.services.documents import plain_json
+from procurement.services.saved_once import input_fingerprint, save_once
 
 
 def gpu_economics_lookup(slug: str) -> GpuEconomics | None:
@@ -199,17 +200,34 @@ def _step_past(document: dict, path: str) -> bool:
 
 @transaction.atomic
 def tco_study_create(*, document: dict[str, Any], owner=None, team=None) -> models.TcoStudy:
-    """Evaluate first, store only a valid study: bad input raises before anything is written."""
+    """Evaluate first, store only a valid study: bad input raises before anything is written. Saving the
+    same document for the same owner and team again (one after the other or at once) is one save: it
+    returns that study's newest version (``study.created`` says which)."""
     evaluated = tco_study_evaluate(document=document)
-    return models.TcoStudy.objects.create(
-        name=evaluated.spec.name,
-        spec=plain_json(document),
-        result=evaluated.report,
-        prices_used=evaluated.prices_used,
-        fingerprint=evaluated.fingerprint,
-        owner=owner,
-        team=team,
+    saved_from = input_fingerprint(document, owner=owner, team=team)
+    study, created = save_once(
+        lambda: _saved_study(saved_from),
+        lambda: models.TcoStudy.objects.create(
+            name=evaluated.spec.name,
+            spec=plain_json(document),
+            result=evaluated.report,
+            prices_used=evaluated.prices_used,
+            fingerprint=evaluated.fingerprint,
+            owner=owner,
+            team=team,
+            input_fingerprint=saved_from,
+        ),
     )
+    study.created = created
+    return study
+
+
+def _saved_study(saved_from: str) -> models.TcoStudy | None:
+    """The newest version of the study first saved from these inputs (a recompute adds linked rows)."""
+    study = models.TcoStudy.objects.filter(input_fingerprint=saved_from, previous__isnull=True).first()
+    while study is not None and models.TcoStudy.objects.filter(previous=study).exists():
+        study = models.TcoStudy.objects.get(previous=study)
+    return study
 
 
 @transaction.atomic
@@ -221,5 +239,6 @@ def tco_study_update(*, study: models.TcoStudy, document: dict[str, Any]) -> mod
     study.result = evaluated.report
     study.prices_used = evaluated.prices_used
     study.fingerprint = evaluated.fingerprint
+    study.input_fingerprint = None  # edited: no longer what it was first saved from
     study.save()
     return study
