@@ -190,9 +190,14 @@ def run(repeat: int) -> list[str]:
     from pricing.price_version import price_version_key
     from procurement import offer_cache, selectors
     from procurement.models import Workload
-    from procurement.services import recommendation_compute, recommendation_preview, workload_spec_parse
     from procurement.services.benchmarks import ShapeMeasurements
-    from procurement.services.recommendations import RankingContext, ranking_options_parse
+    from procurement.services.recommendations import (
+        RankingContext,
+        ranking_options_parse,
+        recommendation_compute,
+        recommendation_preview,
+        workload_spec_parse,
+    )
 
     workload = Workload.objects.create(name="bench", task="qlora", spec=SPEC)
     spec, options = workload_spec_parse(SPEC), ranking_options_parse({"top": 20})

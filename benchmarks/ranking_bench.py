@@ -278,9 +278,13 @@ def bench_against_skypilot(spec, repeat: int) -> list[str]:
     from procurement import offer_cache
     from procurement.models import Workload
     from procurement.ranking import rank_workload
-    from procurement.services import recommendation_compute, recommendation_preview
     from procurement.services.benchmarks import ShapeMeasurements
-    from procurement.services.recommendations import RankingContext, ranking_options_parse
+    from procurement.services.recommendations import (
+        RankingContext,
+        ranking_options_parse,
+        recommendation_compute,
+        recommendation_preview,
+    )
 
     parameters = {"top": 20, "providers": list(SKYPILOT_CLOUDS)}
     workload = Workload.objects.create(name="bench-skypilot", task=spec.task, spec=SPEC_DOCUMENT)

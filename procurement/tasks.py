@@ -47,8 +47,8 @@ def recompute_soon() -> bool:
 @shared_task(name="procurement.recompute_all", acks_late=True)
 def recompute_all() -> dict:
     """Queue one task per chunk of stored recommendations and TCO studies."""
-    from procurement.services import recompute_targets
     from procurement.services.capacity_plans import capacity_plan_targets
+    from procurement.services.recompute import recompute_targets
 
     cache.delete(RECOMPUTE_PENDING_KEY)  # a refresh finishing from now on needs another run
     workload_ids, study_ids = recompute_targets()
@@ -62,7 +62,8 @@ def recompute_all() -> dict:
 
 @shared_task(name="procurement.recompute_recommendations", acks_late=True)
 def recompute_recommendations(workload_ids: list[int]) -> dict:
-    from procurement.services import RankingContext, recommendations_recompute_chunk
+    from procurement.services.recommendations import RankingContext
+    from procurement.services.recompute import recommendations_recompute_chunk
 
     context = RankingContext.current()  # one read of the offer table for the whole chunk
     results = recommendations_recompute_chunk(workload_ids, context=context)
@@ -71,7 +72,7 @@ def recompute_recommendations(workload_ids: list[int]) -> dict:
 
 @shared_task(name="procurement.recompute_tco_studies", acks_late=True)
 def recompute_tco_studies(study_ids: list[int]) -> dict:
-    from procurement.services import tco_study_recompute
+    from procurement.services.recompute import tco_study_recompute
 
     results = [tco_study_recompute(study_id) for study_id in study_ids]
     return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}
@@ -107,7 +108,7 @@ def _change_events_pending(sender, event_ids: list[int], **kwargs) -> None:
 )
 def notify_change_events(event_ids: list[int]) -> dict:
     """Notify the owners of a chunk of events; a retry skips the ones already sent (conditional update)."""
-    from procurement.services import change_events_notify
+    from procurement.services.notifications import change_events_notify
 
     return change_events_notify(event_ids)
 
@@ -122,7 +123,7 @@ def notify_change_events(event_ids: list[int]) -> dict:
     max_retries=5,
 )
 def notify_change_event(event_id: int) -> str:
-    from procurement.services import change_event_notify
+    from procurement.services.notifications import change_event_notify
 
     return change_event_notify(event_id)
 

@@ -13,7 +13,7 @@ from gpuledger.accounts.teams import can_see, team_for_new_object, visible_to
 from gpuledger.roles import ADMIN, ENGINEER, role_permission
 from procurement import models
 from procurement.benchmarks.document import BenchmarkDocumentError
-from procurement.services import benchmark_import
+from procurement.services.benchmarks import benchmark_import
 
 BENCHMARK_ERRORS = inline_serializer(
     "BenchmarkErrors",

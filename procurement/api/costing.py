@@ -12,11 +12,18 @@ from rest_framework.views import APIView
 from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_for_new_object, visible_to
 from gpuledger.api_errors import ApiErrorSerializer, error_body, require_body
 from gpuledger.roles import ENGINEER, role_permission
-from procurement import models, services
+from procurement import models
 from procurement.api.spec_schemas import TcoStudySpecSerializer, WorkloadSpecSerializer
 from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
+from procurement.services.recommendations import (
+    WorkloadSpecInputError,
+    recommendation_create,
+    recommendation_preview,
+    workload_create_from_spec,
+)
+from procurement.services.tco import study_errors, tco_study_create
 
 # `errors` is in every 400; `field`/`error` only in the view's own (a body that is not JSON at all is
 # refused by the parser first, with `errors` alone), so the schema has them optional.
@@ -46,7 +53,7 @@ def input_error_response(error: CostInputError, *, prefix: str = "") -> Response
     """400 naming the field by its path; nothing was stored. A bad workload spec also lists every bad
     field under ``errors`` (paths under ``prefix``, e.g. ``workload.model.num_layers``)."""
     body: dict = {"field": prefix + error.field, "error": error.message}
-    if isinstance(error, services.WorkloadSpecInputError):
+    if isinstance(error, WorkloadSpecInputError):
         body["errors"] = [{"path": prefix + item.path, "message": item.message} for item in error.errors]
     else:  # the API's one error shape (gpuledger/api_errors.py), beside the keys clients already read
         body["errors"] = [{"path": body["field"], "message": body["error"]}]
@@ -54,10 +61,10 @@ def input_error_response(error: CostInputError, *, prefix: str = "") -> Response
 
 
 def study_error_response(error: CostInputError, document: object) -> Response:
-    """400 listing every error of a study document at once (services.study_errors); the first one also
+    """400 listing every error of a study document at once (study_errors); the first one also
     under ``field``/``error``, as before. Nothing was stored."""
     response = input_error_response(error)
-    found = services.study_errors(document) or [error]
+    found = study_errors(document) or [error]
     response.data["errors"] = [{"path": item.field, "message": item.message} for item in found]
     return response
 
@@ -91,7 +98,7 @@ class TcoStudyCreate(APIView):
         require_body(request)
         try:
             team = team_for_new_object(request.user)
-            study = services.tco_study_create(document=request.data, owner=request.user, team=team)
+            study = tco_study_create(document=request.data, owner=request.user, team=team)
         except CostInputError as error:
             return study_error_response(error, request.data)
         # the same document saved again by the same owner for the same team: the stored study, nothing added
@@ -262,13 +269,13 @@ class RecommendationCreate(APIView):
                     if key not in ("workload", "workload_id", "team")
                 }
                 if save:
-                    row, created = services.recommendation_create(
+                    row, created = recommendation_create(
                         workload=workload, parameters=options, saved_by=request.user
                     )
                     computed_at, results, recommendation_id = row.computed_at, row.results, row.pk
                     why_empty = getattr(row, "why_empty", [])
                 else:
-                    ranking = services.recommendation_preview(workload=workload, parameters=options)
+                    ranking = recommendation_preview(workload=workload, parameters=options)
                     computed_at, results, recommendation_id, created = (
                         timezone.now(),
                         ranking.results,
@@ -312,7 +319,7 @@ class RecommendationCreate(APIView):
         if not isinstance(data.get("workload"), dict):
             raise CostInputError("workload", "give a workload spec or a workload_id")
         team = team_for_new_object(request.user, data.get("team"))
-        return services.workload_create_from_spec(document=data["workload"], owner=request.user, team=team)
+        return workload_create_from_spec(document=data["workload"], owner=request.user, team=team)
 
 
 def _save_flag(value: object) -> bool:

@@ -13,9 +13,11 @@ from gpuledger.accounts.teams import can_see, get_visible_or_404, team_for_new_o
 from gpuledger.charts import line_chart, scatter_chart, tornado_chart
 from gpuledger.roles import ENGINEER, role_required
 from gpuledger.templatetags.formatting import hourly, money
-from procurement import models, services
+from procurement import models
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
+from procurement.services.recommendations import recommendation_create, recommendation_preview
+from procurement.services.tco import study_errors, tco_study_create
 from procurement.sizing.documents import spec_to_yaml
 from procurement.views import ranking_form
 from procurement.workload_heads import SavedAnswer, workload_head
@@ -43,12 +45,12 @@ def tco_list_page(request):
         document = None
         try:
             document = load_document_text(text, "study")
-            study = services.tco_study_create(
+            study = tco_study_create(
                 document=document, owner=request.user, team=team_for_new_object(request.user)
             )
         except CostInputError as problem:
             # shown above the form, every error at once; nothing was stored
-            errors = [str(found) for found in services.study_errors(document)] if document is not None else []
+            errors = [str(found) for found in study_errors(document)] if document is not None else []
             error = str(problem) if not errors else None
         else:
             return redirect("tco-detail", pk=study.pk)
@@ -152,9 +154,9 @@ def recommendation_page(request, workload_id: int):
                                  pk=workload_id)  # fmt: skip
         try:
             if request.POST.get("save"):
-                services.recommendation_create(workload=row, parameters=options, saved_by=request.user)
+                recommendation_create(workload=row, parameters=options, saved_by=request.user)
                 return redirect("recommendations", workload_id=row.pk)
-            shown = services.recommendation_preview(workload=row, parameters=options).results
+            shown = recommendation_preview(workload=row, parameters=options).results
             preview, computed_at = True, timezone.now()
         except CostInputError as problem:
             error = f"{problem.field}: {problem.message}"  # nothing was stored

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.shortcuts import render
 
 from gpuledger.roles import ENGINEER, FINANCE, role_required, user_has_role
-from procurement import selectors, services
+from procurement import selectors
 from procurement.billing.access import spend_scope
+from procurement.services.notifications import change_event_has_target
 from procurement.spend_summary import finance_summary
 
 
@@ -25,10 +26,7 @@ def dashboard_page(request):
             "events": [
                 # an unsent event says why: nothing configured to send it to, or not sent yet
                 item
-                | {
-                    "no_target": not item["event"].notified_at
-                    and not services.change_event_has_target(item["event"])
-                }
+                | {"no_target": not item["event"].notified_at and not change_event_has_target(item["event"])}
                 for item in selectors.recent_change_events(user=request.user)
             ],
             "workloads": selectors.workloads_with_latest_option(user=request.user),

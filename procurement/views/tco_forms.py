@@ -9,7 +9,8 @@ from django.views.decorators.http import require_http_methods
 
 from gpuledger.accounts.teams import get_visible_or_404, team_for_new_object
 from gpuledger.roles import role_required
-from procurement import models, services
+from procurement import models
+from procurement.services.tco import study_errors, tco_study_create, tco_study_evaluate, tco_study_update
 from procurement.tco_form import (
     GROUPS,
     TcoStudyForm,
@@ -39,7 +40,7 @@ def _check(form: TcoStudyForm):
     checks and the engine's, at once (fields the form already refused are not checked again)."""
     valid = form.is_valid()
     document = form.document()
-    for error in services.study_errors(document):
+    for error in study_errors(document):
         field = field_for_path(error.field)
         if field is not None and field in form.errors:
             continue
@@ -47,7 +48,7 @@ def _check(form: TcoStudyForm):
         valid = False
     if not valid:
         return None
-    return document, services.tco_study_evaluate(document=document)
+    return document, tco_study_evaluate(document=document)
 
 
 def _study_form_page(request, *, study: models.TcoStudy | None, initial: dict, title: str):
@@ -60,11 +61,11 @@ def _study_form_page(request, *, study: models.TcoStudy | None, initial: dict, t
             document, evaluated = checked
             if request.POST.get("action") == "save":
                 if study is None:
-                    saved = services.tco_study_create(
+                    saved = tco_study_create(
                         document=document, owner=request.user, team=team_for_new_object(request.user)
                     )
                 else:
-                    saved = services.tco_study_update(study=study, document=document)
+                    saved = tco_study_update(study=study, document=document)
                 return redirect("tco-detail", pk=saved.pk)
             preview = evaluated.report
     error_list = [

@@ -15,8 +15,15 @@ from django.views.decorators.http import require_POST
 from gpuledger.accounts.models import Team
 from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, sees_everything, team_for_new_object
 from gpuledger.roles import ENGINEER, role_required
-from procurement import models, selectors, services
+from procurement import models, selectors
 from procurement.costing.values import CostInputError
+from procurement.services.recommendations import (
+    WorkloadSpecInputError,
+    recommendation_create,
+    workload_create_from_spec,
+    workload_duplicate,
+    workload_update_spec,
+)
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.presets import known_preset_names
@@ -65,10 +72,10 @@ def workload_create_page(request):
         try:
             text, knobs, document = _posted_document(request)
             team = team_for_new_object(request.user, team_slug or None)
-            workload = services.workload_create_from_spec(document=document, owner=request.user, team=team)
+            workload = workload_create_from_spec(document=document, owner=request.user, team=team)
         except WorkloadSpecError as error:
             errors = [field.as_dict() for field in error.errors]
-        except services.WorkloadSpecInputError as error:
+        except WorkloadSpecInputError as error:
             errors = [{"path": item.path, "message": item.message} for item in error.errors]
         except TeamChoiceError as error:
             errors = [{"path": error.field, "message": error.message}]
@@ -97,7 +104,7 @@ def _find_offers(request, workload: models.Workload):
     """Rank a just-saved workload under default options and save that as its answer; a ranking error
     (e.g. training without training_tokens) is shown on the recommendations page, the workload stays."""
     try:
-        services.recommendation_create(workload=workload, parameters={}, saved_by=request.user)
+        recommendation_create(workload=workload, parameters={}, saved_by=request.user)
     except CostInputError as error:
         messages.error(request, f"Could not rank it: {error.field}: {error.message}")
     return redirect("recommendations", workload_id=workload.pk)
@@ -110,10 +117,10 @@ def workload_edit_page(request, workload_id: int):
     if request.method == "POST":
         text = request.POST.get("spec", "")
         try:
-            services.workload_update_spec(workload, document=load_spec_text(text, "spec"))
+            workload_update_spec(workload, document=load_spec_text(text, "spec"))
         except WorkloadSpecError as error:
             errors = [field.as_dict() for field in error.errors]
-        except services.WorkloadSpecInputError as error:
+        except WorkloadSpecInputError as error:
             errors = [{"path": item.path, "message": item.message} for item in error.errors]
         else:
             messages.success(request, f"Workload {workload.name!r} saved.")
@@ -129,7 +136,7 @@ def workload_edit_page(request, workload_id: int):
 @require_POST
 def workload_duplicate_view(request, workload_id: int):
     workload = _visible(request, workload_id)
-    copy = services.workload_duplicate(workload, owner=request.user, team=workload.team)
+    copy = workload_duplicate(workload, owner=request.user, team=workload.team)
     messages.success(request, f"Duplicated as {copy.name!r}.")
     return redirect("workload-edit", workload_id=copy.pk)
 

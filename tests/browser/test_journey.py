@@ -45,11 +45,11 @@ def a10g_offers(gpu_catalog):
 
 def _saved_workload(owner, team):
     """A workload stored as the engineer's "Find offers" would, without driving the browser there."""
-    from procurement import services
+    from procurement.services.recommendations import workload_create_from_spec
 
     document = {"name": WORKLOAD_NAME, "task": "qlora", "model": {"preset": "llama-3.1-8b"},
                 "training_tokens": 2e8}  # fmt: skip
-    return services.workload_create_from_spec(document=document, owner=owner, team=team)
+    return workload_create_from_spec(document=document, owner=owner, team=team)
 
 
 def _download(page, button: str):
@@ -178,12 +178,12 @@ def test_anonymous_gets_the_login_page_for_a_protected_url(page, snap):
 
 
 def test_an_admin_downloads_the_rent_or_buy_report_pdf(signed_in_page, gpu_catalog, team_named, snap):
-    from procurement import services
+    from procurement.services.tco import tco_study_create
     from procurement.views.costing import EXAMPLE_STUDY
 
     page = signed_in_page("admin", team="leadership")
     document = yaml.safe_load(EXAMPLE_STUDY) | {"name": "browser rent or buy"}
-    study = services.tco_study_create(document=document, owner=page.signed_in_user,
+    study = tco_study_create(document=document, owner=page.signed_in_user,
                                       team=team_named("leadership"))  # fmt: skip
     page.goto(f"/reports/rent_or_buy/{study.pk}/")
     assert "browser rent or buy" in page.locator("h1").inner_text()

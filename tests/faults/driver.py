@@ -54,7 +54,7 @@ def refresh(args) -> dict:
 def events(args) -> dict:
     from procurement.choices import ChangeKind
     from procurement.models import ChangeEvent, Workload
-    from procurement.services import change_events_create
+    from procurement.services.notifications import change_events_create
 
     spec = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
     workload = Workload.objects.create(name="q", task="qlora", spec=spec, notify_email="owner@example.com")
@@ -74,7 +74,7 @@ def stored(args) -> dict:
 
     from pricing.models import PriceObservation
     from procurement.models import Workload
-    from procurement.services import recommendation_create
+    from procurement.services.recommendations import recommendation_create
 
     spec = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
     recommendations = []

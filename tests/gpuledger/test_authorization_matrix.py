@@ -17,9 +17,11 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from procurement import models, services
+from procurement import models
 from procurement.reports.registry import ReportPeriod
+from procurement.services.recommendations import recommendation_create, workload_create_from_spec
 from procurement.services.reports import report_snapshot_create
+from procurement.services.tco import tco_study_create
 from procurement.views.costing import EXAMPLE_STUDY
 from tests.procurement.capacity_plans.stored import stored_plan
 
@@ -169,14 +171,14 @@ def world(bundled_catalog, user_with_role, team_named):
     }
     Group.objects.get(name="admin")  # created by the migration, not by the fixture
     owner = users["engineer"]
-    workload = services.workload_create_from_spec(
+    workload = workload_create_from_spec(
         document={"name": "matrix job", "task": "inference", "model": {"preset": "llama-3.1-8b"}},
         owner=owner, team=research,
     )  # fmt: skip
-    study = services.tco_study_create(document=load_document_text(EXAMPLE_STUDY, "study"), owner=owner,
+    study = tco_study_create(document=load_document_text(EXAMPLE_STUDY, "study"), owner=owner,
                                       team=research)  # fmt: skip
     token, _ = token_create(owner, "matrix")
-    services.recommendation_create(workload=workload, parameters={"top": 3}, saved_by=owner)
+    recommendation_create(workload=workload, parameters={"top": 3}, saved_by=owner)
     spot = report_snapshot_create(kind="spot", subject_id=workload.pk, user=owner)
     rent = report_snapshot_create(kind="rent_or_buy", subject_id=study.pk, user=owner)
     benchmark = models.BenchmarkResult.objects.create(

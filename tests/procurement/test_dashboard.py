@@ -7,7 +7,7 @@ from pricing.models import PriceObservation
 from procurement import selectors
 from procurement.choices import ChangeKind
 from procurement.models import ChangeEvent, Recommendation, TcoStudy, Workload
-from procurement.services import recommendation_recompute
+from procurement.services.recompute import recommendation_recompute
 from tests.procurement.costing.tco_fixtures import study_document
 
 WORKLOAD = {

@@ -12,8 +12,7 @@ from django.utils import timezone
 from gpuledger.celery import app
 from procurement.choices import ChangeKind
 from procurement.models import ChangeEvent, NotificationOutbox, Workload
-from procurement.services import change_events_create, change_events_notify
-from procurement.services.notifications import notifications_sweep
+from procurement.services.notifications import change_events_create, change_events_notify, notifications_sweep
 from procurement.tasks import sweep_notifications
 from scheduler.schedule import SCHEDULE
 

@@ -5,7 +5,8 @@ from django.core import mail
 
 from procurement.choices import ChangeKind
 from procurement.models import ChangeEvent, Workload
-from procurement.services import change_events_create, change_events_notify, notifications
+from procurement.services import notifications
+from procurement.services.notifications import change_events_create, change_events_notify
 from procurement.tasks import NOTIFY_CHUNK, enqueue_notifications
 
 SPEC = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}

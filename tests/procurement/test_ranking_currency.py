@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from procurement.models import Recommendation, Workload
 from procurement.ranking import RankingOptions, rank_workload
-from procurement.services import recommendation_recompute
+from procurement.services.recompute import recommendation_recompute
 from tests.procurement.test_ranking import GPUS, NOW, OFFERS, QLORA_8B
 
 WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}

@@ -3,7 +3,7 @@ plans other than the spec's parallelism."""
 
 from django.http import QueryDict
 
-from procurement.services import ranking_options_parse
+from procurement.services.recommendations import ranking_options_parse
 from procurement.views.ranking_form import form_values, options_from_form
 
 

@@ -10,7 +10,8 @@ from django.db import connection
 
 from pricing.models import PriceObservation
 from procurement.models import ChangeEvent, Recommendation, TcoStudy, Workload
-from procurement.services import recommendation_create, recompute
+from procurement.services import recompute
+from procurement.services.recommendations import recommendation_create
 from procurement.services.recompute import recommendations_recompute_chunk
 
 WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}

@@ -18,7 +18,7 @@ from pricing.sources import registry as sources
 from pricing.sources.refresh import refresh_run
 from procurement import tasks
 from procurement.models import Recommendation, Workload
-from procurement.services import recommendation_create
+from procurement.services.recommendations import recommendation_create
 from scheduler.schedule import DAY, SCHEDULE
 
 WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}

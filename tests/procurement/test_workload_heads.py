@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from gpuledger.accounts.teams import can_see, visible_to
 from procurement.models import Recommendation, Workload
-from procurement.services import recommendation_recompute
+from procurement.services.recompute import recommendation_recompute
 from procurement.workload_heads import workload_head
 from tests.procurement.costing.test_recommendations import WORKLOAD, _raise_price
 

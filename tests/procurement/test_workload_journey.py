@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from procurement import services
 from procurement.models import Recommendation, TcoStudy, Workload
-from procurement.services import recommendation_recompute
+from procurement.services.recompute import recommendation_recompute
+from procurement.services.tco import tco_study_create
 from procurement.views.costing import EXAMPLE_STUDY
 from tests.procurement.costing.test_recommendations import WORKLOAD, _raise_price
 
@@ -112,7 +112,7 @@ def test_an_engineer_of_another_team_neither_sees_nor_changes_the_teams_objects(
     owner_client, client_as, bundled_catalog
 ):
     created = _saved(owner_client)
-    study = services.tco_study_create(
+    study = tco_study_create(
         document=yaml.safe_load(EXAMPLE_STUDY) | {"name": "team study"}, owner=owner_client.user,
         team=Workload.objects.get().team,
     )  # fmt: skip

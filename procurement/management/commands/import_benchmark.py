@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from procurement.benchmarks.document import BenchmarkDocumentError
-from procurement.services import benchmark_import
+from procurement.services.benchmarks import benchmark_import
 
 
 class Command(BaseCommand):

@@ -5,9 +5,16 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from procurement import services
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
+from procurement.services.recommendations import (
+    WorkloadSpecInputError,
+    ranking_options_parse,
+    recommendation_compute,
+    recommendation_create,
+    workload_create_from_spec,
+    workload_spec_parse,
+)
 
 # Option field -> the flag a person typed, so an error names what they can fix.
 FLAGS = {
@@ -128,7 +135,7 @@ class Command(BaseCommand):
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])
-        except services.WorkloadSpecInputError as error:
+        except WorkloadSpecInputError as error:
             raise CommandError(
                 f"{options['file']}: invalid workload spec\n" + "\n".join(error.lines()), returncode=BAD_INPUT
             ) from None
@@ -142,14 +149,12 @@ class Command(BaseCommand):
     def _report(self, document, parameters, save: bool) -> dict:
         if save:
             with transaction.atomic():  # bad options store no workload either
-                workload = services.workload_create_from_spec(document=document)
-                row, _ = services.recommendation_create(workload=workload, parameters=parameters)
+                workload = workload_create_from_spec(document=document)
+                row, _ = recommendation_create(workload=workload, parameters=parameters)
             return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk,
                     "why_empty": row.why_empty}  # fmt: skip
-        spec = services.workload_spec_parse(document)
-        ranking = services.recommendation_compute(
-            spec=spec, options=services.ranking_options_parse(parameters)
-        )
+        spec = workload_spec_parse(document)
+        ranking = recommendation_compute(spec=spec, options=ranking_options_parse(parameters))
         return ranking.as_report()
 
 

@@ -3,8 +3,14 @@
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from procurement import services
+from procurement import models
 from procurement.services.capacity_plans import capacity_plan_recompute, capacity_plan_targets
+from procurement.services.recommendations import RankingContext
+from procurement.services.recompute import (
+    recommendations_recompute_chunk,
+    recompute_targets,
+    tco_study_recompute,
+)
 from procurement.tasks import RECOMPUTE_CHUNK
 
 
@@ -19,23 +25,23 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        workload_ids, study_ids = services.recompute_targets(workload_id=options["workload"])
+        workload_ids, study_ids = recompute_targets(workload_id=options["workload"])
         if (
             options["workload"] is not None
-            and not services.models.Workload.objects.filter(pk=options["workload"]).exists()
+            and not models.Workload.objects.filter(pk=options["workload"]).exists()
         ):
             raise CommandError(f"--workload: no workload {options['workload']}")
-        context = services.RankingContext.current()
+        context = RankingContext.current()
         created = events = 0
         with tqdm(total=len(workload_ids), desc="recommendations", disable=not workload_ids) as progress:
             for start in range(0, len(workload_ids), RECOMPUTE_CHUNK):
                 chunk = workload_ids[start : start + RECOMPUTE_CHUNK]
-                for result in services.recommendations_recompute_chunk(chunk, context=context):
+                for result in recommendations_recompute_chunk(chunk, context=context):
                     created += bool(result.get("created"))
                     events += len(result.get("events", []))
                 progress.update(len(chunk))
         for study_id in tqdm(study_ids, desc="tco studies", disable=not study_ids):
-            result = services.tco_study_recompute(study_id)
+            result = tco_study_recompute(study_id)
             created += bool(result.get("created"))
             events += len(result.get("events", []))
         self.stdout.write(

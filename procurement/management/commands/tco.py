@@ -5,9 +5,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from gpuledger.templatetags.formatting import grouped
-from procurement import services
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
+from procurement.services.tco import tco_study_create, tco_study_evaluate
 
 
 class Command(BaseCommand):
@@ -27,10 +27,10 @@ class Command(BaseCommand):
         try:
             document = load_document_file(options["file"])
             if options["save"]:
-                row = services.tco_study_create(document=document)
+                row = tco_study_create(document=document)
                 report = row.result | {"id": row.pk}
             else:
-                report = services.tco_study_evaluate(document=document).report
+                report = tco_study_evaluate(document=document).report
         except CostInputError as error:
             raise CommandError(str(error)) from None
         if options["format"] == "json":

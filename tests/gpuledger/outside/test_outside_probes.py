@@ -110,11 +110,11 @@ def _assert_text_only(cells: list[str], texts: list, name: str, url: str) -> Non
 def test_a_formula_name_is_text_in_every_report_export(name, make_ranked_workload, client_as, h100):  # noqa: F811
     """A study's and a workload's name (an engineer writes them; finance opens the exports) in the
     rent-or-buy and spot reports, live and kept, CSV and XLSX."""
-    from procurement import services
+    from procurement.services.tco import tco_study_create
     from tests.procurement.costing.tco_fixtures import study_document
 
     client = client_as("engineer", team="research")
-    study = services.tco_study_create(
+    study = tco_study_create(
         document=study_document(name=name, utilization="0.8"),
         owner=client.user,
         team=client.user.teams.first(),

@@ -77,7 +77,7 @@ def test_the_sizing_api_takes_calibrate_false_and_rejects_a_bad_value(bundled_ca
 
 
 def test_recommendations_apply_the_factor_unless_asked_not_to(bundled_catalog):
-    from procurement.services import ranking_options_parse, recommendation_compute
+    from procurement.services.recommendations import ranking_options_parse, recommendation_compute
     from procurement.sizing import parse_workload_spec
 
     _import(4096.0, 20.0, "a.json")

@@ -9,8 +9,12 @@ from django.core.management import CommandError, call_command
 
 from procurement import models
 from procurement.benchmarks.document import BenchmarkDocumentError
-from procurement.services import benchmark_import, recommendation_compute, workload_spec_parse
-from procurement.services.recommendations import ranking_options_parse
+from procurement.services.benchmarks import benchmark_import
+from procurement.services.recommendations import (
+    ranking_options_parse,
+    recommendation_compute,
+    workload_spec_parse,
+)
 from tests.procurement.benchmarks.helpers import QLORA_SPEC, gpu_document
 
 pytestmark = pytest.mark.django_db
@@ -129,7 +133,7 @@ def test_an_oversized_run_names_a_cheaper_card_that_fits(bundled_catalog):
 
 
 def test_a_recompute_uses_same_shape_measurements_of_other_workloads(bundled_catalog):
-    from procurement.services import recommendations_recompute_chunk
+    from procurement.services.recompute import recommendations_recompute_chunk
 
     document = gpu_document(environment__gpus_used=8, summary__tokens_per_second_median=32768.0)
     benchmark_import(_bytes(document), source="p5-run.json")  # measured for no workload in particular
@@ -149,6 +153,6 @@ def test_a_recompute_uses_same_shape_measurements_of_other_workloads(bundled_cat
 
 
 def services_workload(spec: dict):
-    from procurement.services import workload_create_from_spec
+    from procurement.services.recommendations import workload_create_from_spec
 
     return workload_create_from_spec(document=spec)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pricing.catalog import DATA_DIR, _load_gpu_models
 from procurement import models
 from procurement.benchmarks.document import BenchmarkDocumentError
-from procurement.services import benchmark_import
+from procurement.services.benchmarks import benchmark_import
 from tests.procurement.benchmarks.helpers import gpu_document
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from pricing.models import PriceObservation
 from procurement.choices import ChangeKind
 from procurement.models import ChangeEvent, Recommendation, TcoStudy, Workload
-from procurement.services import recommendation_recompute, recompute_targets, tco_study_recompute
+from procurement.services.recompute import recommendation_recompute, recompute_targets, tco_study_recompute
 from procurement.tasks import recompute_all
 from tests.procurement.costing.tco_fixtures import study_document
 
@@ -154,7 +154,7 @@ def test_the_command_names_every_bad_workload_field_and_exits_2(tmp_path, bundle
 def test_the_schema_documents_every_recommendation_field_and_the_400(engineer_client, db):
     from drf_spectacular.generators import SchemaGenerator
 
-    from procurement.services import RANKING_OPTION_FIELDS
+    from procurement.services.recommendations import RANKING_OPTION_FIELDS
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     request = schema["components"]["schemas"]["RecommendationRequest"]["properties"]

@@ -16,7 +16,9 @@ from django.db import IntegrityError, transaction
 
 from procurement import models
 from procurement.models import Recommendation, TcoStudy, Workload
-from procurement.services import saved_once, tco_study_recompute, workload_update_spec
+from procurement.services import saved_once
+from procurement.services.recommendations import workload_update_spec
+from procurement.services.recompute import tco_study_recompute
 from tests.procurement.costing.tco_fixtures import study_document
 from tests.procurement.costing.test_recommendations import WORKLOAD, _raise_price
 from tests.procurement.costing.test_tco_form_pages import FORM

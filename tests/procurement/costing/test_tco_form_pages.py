@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from procurement.models import TcoStudy
-from procurement.services import study_errors
+from procurement.services.tco import study_errors
 from procurement.tco_form import initial_from_document, parse_number, show_number
 from tests.procurement.costing.tco_fixtures import study_document
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from pricing.models import PriceObservation
 from procurement.models import TcoStudy
-from procurement.services import tco_study_recompute
+from procurement.services.recompute import tco_study_recompute
 from tests.procurement.costing.tco_fixtures import study_document
 
 P5 = {"provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1"}

@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from procurement import services
 from procurement.api.sizing import size_spec_document
+from procurement.services.recommendations import (
+    ranking_options_parse,
+    recommendation_compute,
+    workload_spec_parse,
+)
 
 CASES = json.loads((Path(__file__).parent / "cases.json").read_text(encoding="utf-8"))["cases"]
 TOP = 5
@@ -31,9 +35,9 @@ LINK_FLAG_WORDS = ("peer", "p2p", "host-staged", "host staged", "consumer", "gef
 def ranked(case_id: str, top: int = TOP, spec_changes: dict | None = None, **options) -> list[dict]:
     """The top rows of a case, ranked the way `manage.py recommend` ranks them."""
     case = CASES[case_id]
-    spec = services.workload_spec_parse(copy.deepcopy(case["spec"]) | (spec_changes or {}))
-    parsed = services.ranking_options_parse({"top": top} | case["options"] | options)
-    return services.recommendation_compute(spec=spec, options=parsed).as_report()["results"]
+    spec = workload_spec_parse(copy.deepcopy(case["spec"]) | (spec_changes or {}))
+    parsed = ranking_options_parse({"top": top} | case["options"] | options)
+    return recommendation_compute(spec=spec, options=parsed).as_report()["results"]
 
 
 def sized(case_id: str, gpus: list[str]) -> dict:

@@ -16,7 +16,6 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from procurement import services
 from procurement.planning.options import (
     SupplyOptions,
     commitment_option,
@@ -24,6 +23,7 @@ from procurement.planning.options import (
     options_from_study,
 )
 from procurement.planning.plan import capacity_plan
+from procurement.services.tco import tco_study_evaluate
 from tests.procurement.costing.tco_fixtures import study_document
 from tests.procurement.planning.plan_fixtures import inputs
 
@@ -84,7 +84,7 @@ def test_it_gives_the_tco_commands_verdict_npv_and_break_evens_on_a_flat_curve(
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(document))
     tco = _run("tco", str(path))
-    study = services.tco_study_evaluate(document=document).spec  # the study the command resolved
+    study = tco_study_evaluate(document=document).spec  # the study the command resolved
     horizon, utilization = study.horizon_months, study.utilization
     gpus = study.buy.servers * study.buy.gpus_per_server
     plan = capacity_plan(

@@ -13,9 +13,9 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 @pytest.fixture
 def stored_study(h100):  # noqa: F811
-    from procurement import services
+    from procurement.services.tco import tco_study_create
 
-    return services.tco_study_create(document=study_document(utilization="0.8"))
+    return tco_study_create(document=study_document(utilization="0.8"))
 
 
 def ranked_row(provider="aws", pricing_model="on_demand", total_cost="120.00", **extra):
