@@ -45,10 +45,18 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 TYPES = [  # (instance type, on-demand USD/h, us-east-1, bundled catalog)
-    ("p5.48xlarge", 55.04), ("p4d.24xlarge", 21.957642), ("p4de.24xlarge", 27.44705), ("g6e.xlarge", 1.861),
-    ("g6e.12xlarge", 10.49264), ("g6.xlarge", 0.8048), ("g6.12xlarge", 4.6016), ("g5.xlarge", 1.006),
-    ("g5.48xlarge", 16.288), ("p3.2xlarge", 3.06), ("m7i.large", 0.1008),
-]  # fmt: skip
+    ("p5.48xlarge", 55.04),
+    ("p4d.24xlarge", 21.957642),
+    ("p4de.24xlarge", 27.44705),
+    ("g6e.xlarge", 1.861),
+    ("g6e.12xlarge", 10.49264),
+    ("g6.xlarge", 0.8048),
+    ("g6.12xlarge", 4.6016),
+    ("g5.xlarge", 1.006),
+    ("g5.48xlarge", 16.288),
+    ("p3.2xlarge", 3.06),
+    ("m7i.large", 0.1008),
+]
 CATEGORIES = ["Standard", "Dynamic", "Committed", "Standard"]
 
 
@@ -64,15 +72,28 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
     cost = np.round(hours * rates * factor, 6)
     teams = np.array([json.dumps({"team": f"team-{i}", "project": f"p{i % 3}"}) for i in range(8)])
     iso = days.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return pd.DataFrame({
-        "BillingAccountId": "111122223333", "BillingCurrency": "USD", "ChargePeriodStart": iso,
-        "ChargePeriodEnd": (days + pd.Timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "ChargeCategory": "Usage", "ChargeClass": "", "BilledCost": cost, "EffectiveCost": cost,
-        "ListCost": np.round(hours * rates, 6), "PricingCategory": category, "ConsumedQuantity": hours,
-        "ConsumedUnit": "Hours", "ProviderName": "AWS", "RegionId": "us-east-1",
-        "ResourceId": np.char.add("i-", resource_ids.astype(str)), "ServiceCategory": "Compute",
-        "Tags": teams[resource_ids % 8], "x_UsageType": np.char.add("USE1-BoxUsage:", types),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "BillingAccountId": "111122223333",
+            "BillingCurrency": "USD",
+            "ChargePeriodStart": iso,
+            "ChargePeriodEnd": (days + pd.Timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ChargeCategory": "Usage",
+            "ChargeClass": "",
+            "BilledCost": cost,
+            "EffectiveCost": cost,
+            "ListCost": np.round(hours * rates, 6),
+            "PricingCategory": category,
+            "ConsumedQuantity": hours,
+            "ConsumedUnit": "Hours",
+            "ProviderName": "AWS",
+            "RegionId": "us-east-1",
+            "ResourceId": np.char.add("i-", resource_ids.astype(str)),
+            "ServiceCategory": "Compute",
+            "Tags": teams[resource_ids % 8],
+            "x_UsageType": np.char.add("USE1-BoxUsage:", types),
+        }
+    )
 
 
 def _setup_django(db_path: str) -> None:
@@ -111,8 +132,15 @@ def phase_import(path: str, db_path: str, queue) -> None:
     )  # the anomaly and budget re-check is not the import
     start = time.perf_counter()
     result = import_files([Path(path)], fmt="focus")
-    queue.put({"seconds": time.perf_counter() - start, "inserted": result.inserted, "unchanged": result.unchanged,
-               "errors": result.errors, "peak_mib": _peak_mib()})  # fmt: skip
+    queue.put(
+        {
+            "seconds": time.perf_counter() - start,
+            "inserted": result.inserted,
+            "unchanged": result.unchanged,
+            "errors": result.errors,
+            "peak_mib": _peak_mib(),
+        }
+    )
 
 
 def phase_database_floor(db_path: str, queue) -> None:
@@ -171,8 +199,12 @@ def phase_review(db_path: str, queue) -> None:
         prices = selectors.price_context(frame)
         started = time.perf_counter()
         review = spend_review(frame, request, prices=prices, utilization=None)
-        figures[label] = {"read_seconds": read_s, "engine_seconds": time.perf_counter() - started,
-                          "rows": len(frame), "effective_cost": review["totals"]["effective_cost"]}  # fmt: skip
+        figures[label] = {
+            "read_seconds": read_s,
+            "engine_seconds": time.perf_counter() - started,
+            "rows": len(frame),
+            "effective_cost": review["totals"]["effective_cost"],
+        }
     SpendSnapshot.objects.all().delete()  # as right after the import, then the worker's rebuild
     started = time.perf_counter()
     months = refresh_stale_snapshots()
@@ -218,41 +250,57 @@ def main() -> None:
         frame.to_csv(csv_path, index=False)
         frame.astype(str).to_parquet(parquet_path, index=False)
         del frame
-        print(f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
-              f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)")  # fmt: skip
+        print(
+            f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
+            f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)"
+        )
         run(lambda queue: (prepare_database(db_path), queue.put({})))
         for label, path in (("CSV", csv_path), ("Parquet", parquet_path)):
             plain = run(phase_pandas, path)
             imported = run(phase_import, path, db_path)
             again = run(phase_import, path, db_path)
             ratio = imported["seconds"] / plain["seconds"]
-            print(f"{label}: pandas read {plain['seconds']:.2f} s ({args.rows / plain['seconds']:,.0f} rows/s, "
-                  f"peak {plain['peak_mib']:.0f} MiB)")  # fmt: skip
-            print(f"{label}: import {imported['seconds']:.2f} s = {args.rows / imported['seconds']:,.0f} rows/s, "
-                  f"{ratio:.1f}x the pandas read, inserted {imported['inserted']:,}, peak {imported['peak_mib']:.0f} MiB"
-                  f"{' ERRORS ' + str(imported['errors']) if imported['errors'] else ''}")  # fmt: skip
+            print(
+                f"{label}: pandas read {plain['seconds']:.2f} s ({args.rows / plain['seconds']:,.0f} rows/s, "
+                f"peak {plain['peak_mib']:.0f} MiB)"
+            )
+            print(
+                f"{label}: import {imported['seconds']:.2f} s = {args.rows / imported['seconds']:,.0f} rows/s, "
+                f"{ratio:.1f}x the pandas read, inserted {imported['inserted']:,}, peak {imported['peak_mib']:.0f} MiB"
+                f"{' ERRORS ' + str(imported['errors']) if imported['errors'] else ''}"
+            )
             print(
                 f"{label}: re-import {again['seconds']:.2f} s, inserted {again['inserted']:,}, unchanged {again['unchanged']:,}"
             )
             floor = run(phase_database_floor, db_path)
             if floor:
-                print(f"{label}: database floor (table-to-table INSERT into SpendRecord's indexes) {floor['seconds']:.2f} s"
-                      f" = {floor['seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
-                print(f"{label}: COPY floor (prepared binary COPY into SpendRecord's indexes) {floor['copy_seconds']:.2f} s"
-                      f" = {floor['copy_seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
-                print(f"{label}: bare floor (table-to-table INSERT into an unlogged table, no index) {floor['bare_seconds']:.2f} s"
-                      f" = {floor['bare_seconds'] / plain['seconds']:.1f}x the pandas read")  # fmt: skip
+                print(
+                    f"{label}: database floor (table-to-table INSERT into SpendRecord's indexes) {floor['seconds']:.2f} s"
+                    f" = {floor['seconds'] / plain['seconds']:.1f}x the pandas read"
+                )
+                print(
+                    f"{label}: COPY floor (prepared binary COPY into SpendRecord's indexes) {floor['copy_seconds']:.2f} s"
+                    f" = {floor['copy_seconds'] / plain['seconds']:.1f}x the pandas read"
+                )
+                print(
+                    f"{label}: bare floor (table-to-table INSERT into an unlogged table, no index) {floor['bare_seconds']:.2f} s"
+                    f" = {floor['bare_seconds'] / plain['seconds']:.1f}x the pandas read"
+                )
             if label == "CSV":
                 review = run(phase_review, db_path)
                 for label in ("first", "later"):
                     one = review[label]
-                    print(f"review ({label}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
-                          f"{one['engine_seconds']:.2f} s, total {one['read_seconds'] + one['engine_seconds']:.2f} s "
-                          f"(effective {one['effective_cost']} USD)")  # fmt: skip
+                    print(
+                        f"review ({label}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
+                        f"{one['engine_seconds']:.2f} s, total {one['read_seconds'] + one['engine_seconds']:.2f} s "
+                        f"(effective {one['effective_cost']} USD)"
+                    )
                 worker, after = review["worker"], review["after_worker"]
-                print(f"worker rebuild after an import (snapshots deleted first): {worker['months']} months in "
-                      f"{worker['seconds']:.2f} s; then a review of a period not reviewed before: "
-                      f"{after['rows']:,} rows, {after['seconds']:.2f} s in all")  # fmt: skip
+                print(
+                    f"worker rebuild after an import (snapshots deleted first): {worker['months']} months in "
+                    f"{worker['seconds']:.2f} s; then a review of a period not reviewed before: "
+                    f"{after['rows']:,} rows, {after['seconds']:.2f} s in all"
+                )
                 print(f"review: peak {review['peak_mib']:.0f} MiB")
                 run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
 

@@ -38,11 +38,15 @@ def main() -> None:
     frame = categorized(frame)
     utilization = make_utilization()
     usage, unused = scope_masks(frame)
-    daily = pd.DataFrame({
-        "day": pd.DatetimeIndex(frame["charge_period_start"]).tz_localize(None).floor("D"),
-        "team": frame["team"].astype(object).to_numpy(), "provider": frame["provider"].astype(object).to_numpy(),
-        "service": frame["service_category"].astype(object).to_numpy(), "effective_micros": frame["effective_micros"].to_numpy(),
-    })[usage | unused]  # fmt: skip
+    daily = pd.DataFrame(
+        {
+            "day": pd.DatetimeIndex(frame["charge_period_start"]).tz_localize(None).floor("D"),
+            "team": frame["team"].astype(object).to_numpy(),
+            "provider": frame["provider"].astype(object).to_numpy(),
+            "service": frame["service_category"].astype(object).to_numpy(),
+            "effective_micros": frame["effective_micros"].to_numpy(),
+        }
+    )[usage | unused]
 
     def baseline():
         return daily.groupby(["team", "service", "day"])["effective_micros"].sum()
@@ -68,8 +72,10 @@ def main() -> None:
     print(
         f"anomaly check (daily series, 28-day rolling median and MAD): {anomaly_s:.3f} s = {anomaly_s / base_s:.1f}x"
     )
-    print(f"shared pool {result.shared_pool_micros / 1e6:,.2f} USD, idle pool {result.idle_pool_micros / 1e6:,.2f} USD; "
-          f"anomalies {len(found)}")  # fmt: skip
+    print(
+        f"shared pool {result.shared_pool_micros / 1e6:,.2f} USD, idle pool {result.idle_pool_micros / 1e6:,.2f} USD; "
+        f"anomalies {len(found)}"
+    )
 
 
 if __name__ == "__main__":

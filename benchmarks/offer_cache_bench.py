@@ -86,10 +86,18 @@ def store_synthetic_offers(total: int, seed: int = 5) -> int:
 
     base = list(
         current_price_observations().values_list(
-            "offer__instance_type_id", "offer__region__provider_id", "offer__region__code", "offer__zone",
-            "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at", "source",
+            "offer__instance_type_id",
+            "offer__region__provider_id",
+            "offer__region__code",
+            "offer__zone",
+            "pricing_model",
+            "payment_option",
+            "amount_per_hour",
+            "currency",
+            "observed_at",
+            "source",
         )
-    )  # fmt: skip
+    )
     copies = max(0, -(-(total - len(base)) // len(base)))
     rng = np.random.default_rng(seed)
     with transaction.atomic():
@@ -119,7 +127,7 @@ def store_synthetic_offers(total: int, seed: int = 5) -> int:
                     currency=row[7],
                     observed_at=row[8],
                     source=row[9],
-                )  # fmt: skip
+                )
                 for (k, row), j in zip(rows, jitter, strict=True)
             ),
             batch_size=5000,

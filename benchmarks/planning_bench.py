@@ -56,18 +56,34 @@ def make_frame(resources: int, seed: int = 1) -> pd.DataFrame:
     used = np.round(rng.uniform(0.5, 1.0, resource.size), 3)  # the share of the hour the instance ran
     category = resource % 3
     cost = np.round(used * P5_RATE * np.asarray(FACTORS)[category], 6)
-    tags = np.array([json.dumps({"team": f"team-{i % 8}"} | ({"interruptible": "true"} if i % 4 == 0 else {}))
-                     for i in range(resources)])  # fmt: skip
-    return pd.DataFrame({
-        "BillingAccountId": "111122223333", "BillingCurrency": "USD",
-        "ChargePeriodStart": starts.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "ChargePeriodEnd": (starts + pd.Timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "ChargeCategory": "Usage", "ChargeClass": "", "BilledCost": cost, "EffectiveCost": cost,
-        "ListCost": np.round(used * P5_RATE, 6), "PricingCategory": np.asarray(CATEGORIES)[category],
-        "ConsumedQuantity": used, "ConsumedUnit": "Hours", "ProviderName": "AWS", "RegionId": "us-east-1",
-        "ResourceId": np.char.add("i-plan", resource.astype(str)), "ServiceCategory": "Compute",
-        "Tags": tags[resource], "x_UsageType": "USE1-BoxUsage:p5.48xlarge",
-    })  # fmt: skip
+    tags = np.array(
+        [
+            json.dumps({"team": f"team-{i % 8}"} | ({"interruptible": "true"} if i % 4 == 0 else {}))
+            for i in range(resources)
+        ]
+    )
+    return pd.DataFrame(
+        {
+            "BillingAccountId": "111122223333",
+            "BillingCurrency": "USD",
+            "ChargePeriodStart": starts.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ChargePeriodEnd": (starts + pd.Timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ChargeCategory": "Usage",
+            "ChargeClass": "",
+            "BilledCost": cost,
+            "EffectiveCost": cost,
+            "ListCost": np.round(used * P5_RATE, 6),
+            "PricingCategory": np.asarray(CATEGORIES)[category],
+            "ConsumedQuantity": used,
+            "ConsumedUnit": "Hours",
+            "ProviderName": "AWS",
+            "RegionId": "us-east-1",
+            "ResourceId": np.char.add("i-plan", resource.astype(str)),
+            "ServiceCategory": "Compute",
+            "Tags": tags[resource],
+            "x_UsageType": "USE1-BoxUsage:p5.48xlarge",
+        }
+    )
 
 
 def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) -> None:
@@ -110,14 +126,25 @@ def phase_review(db_path: str, queue) -> None:
         started = time.perf_counter()
         frame = selectors.spend_frame(request)
         review = spend_review(frame, request, prices=selectors.price_context(frame), utilization=None)
-        figures[label] = {"seconds": time.perf_counter() - started, "rows": len(frame),
-                          "gpu_hours": review["totals"].get("gpu_hours")}  # fmt: skip
+        figures[label] = {
+            "seconds": time.perf_counter() - started,
+            "rows": len(frame),
+            "gpu_hours": review["totals"].get("gpu_hours"),
+        }
         del frame, review
     queue.put(figures | {"peak_mib": _peak_mib()})
 
 
-PLAN_BODY = {"from": "2026-01-01", "to": "2027-01-01", "gpu": "h100-sxm5-80gb", "providers": ["aws"],
-             "horizon_months": 36, "growth": 0.02, "trials": 1000, "seed": 20}  # fmt: skip
+PLAN_BODY = {
+    "from": "2026-01-01",
+    "to": "2027-01-01",
+    "gpu": "h100-sxm5-80gb",
+    "providers": ["aws"],
+    "horizon_months": 36,
+    "growth": 0.02,
+    "trials": 1000,
+    "seed": 20,
+}
 
 
 def phase_plan(db_path: str, traced: bool, queue) -> None:
@@ -130,10 +157,19 @@ def phase_plan(db_path: str, traced: bool, queue) -> None:
     result = capacity_plan_preview(body=PLAN_BODY)
     seconds = time.perf_counter() - started
     traced_peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else None
-    queue.put({"seconds": seconds, "traced_peak_mib": traced_peak, "peak_mib": _peak_mib(),
-               "covered_hours": result["demand"]["covered_hours"], "gpu_hours": result["demand"]["gpu_hours"],
-               "total_cost": result["total_cost"], "p90": result["p90_total_cost"], "trials": result["trials"],
-               "layers": [(layer["kind"], layer["gpus"]) for layer in result["layers"]]})  # fmt: skip
+    queue.put(
+        {
+            "seconds": seconds,
+            "traced_peak_mib": traced_peak,
+            "peak_mib": _peak_mib(),
+            "covered_hours": result["demand"]["covered_hours"],
+            "gpu_hours": result["demand"]["gpu_hours"],
+            "total_cost": result["total_cost"],
+            "p90": result["p90_total_cost"],
+            "trials": result["trials"],
+            "layers": [(layer["kind"], layer["gpus"]) for layer in result["layers"]],
+        }
+    )
 
 
 def phase_stages(db_path: str, queue) -> None:
@@ -148,8 +184,14 @@ def phase_stages(db_path: str, queue) -> None:
         PlanScope(start=dt.date(2026, 1, 1), end=dt.date(2027, 1, 1), gpu="h100-sxm5-80gb")
     )
     peaks["rows read"] = _peak_mib()
-    peaks["usage rows"] = sum(getattr(usage, name).nbytes for name in usage.__dataclass_fields__
-                              if isinstance(getattr(usage, name), np.ndarray)) / 2**20  # fmt: skip
+    peaks["usage rows"] = (
+        sum(
+            getattr(usage, name).nbytes
+            for name in usage.__dataclass_fields__
+            if isinstance(getattr(usage, name), np.ndarray)
+        )
+        / 2**20
+    )
     del usage
     capacity_plan_preview(body=PLAN_BODY)
     peaks["plan"] = _peak_mib()
@@ -173,8 +215,10 @@ def main() -> None:
         prepared = run(phase_prepare, path, db_path, args.keep, args.resources)
         if prepared["errors"]:
             raise SystemExit(f"import failed: {prepared['errors'][:3]}")
-        print(f"rows: {prepared['inserted']:,} ({args.resources} resources x {HOURS:,} hours), imported in "
-              f"{prepared['seconds']:.1f} s; database {os.environ.get('DATABASE_URL', 'SQLite').split('@')[-1]}")  # fmt: skip
+        print(
+            f"rows: {prepared['inserted']:,} ({args.resources} resources x {HOURS:,} hours), imported in "
+            f"{prepared['seconds']:.1f} s; database {os.environ.get('DATABASE_URL', 'SQLite').split('@')[-1]}"
+        )
         review = run(phase_review, db_path)
         plan = run(phase_plan, db_path, False)
         traced = run(phase_plan, db_path, True)
@@ -183,18 +227,24 @@ def main() -> None:
             one = review[label]
             print(f"spend review ({label} read): {one['rows']:,} rows in {one['seconds']:.2f} s")
         print(f"spend review: peak RSS {review['peak_mib']:.0f} MiB")
-        print(f"capacity plan: {plan['seconds']:.2f} s ({plan['covered_hours']:,} hours, {plan['gpu_hours']:,.0f} "
-              f"GPU-hours, {plan['trials']:,} growth trials, 36 months; layers {plan['layers']}; total "
-              f"{plan['total_cost']} USD, P90 {plan['p90']} USD)")  # fmt: skip
+        print(
+            f"capacity plan: {plan['seconds']:.2f} s ({plan['covered_hours']:,} hours, {plan['gpu_hours']:,.0f} "
+            f"GPU-hours, {plan['trials']:,} growth trials, 36 months; layers {plan['layers']}; total "
+            f"{plan['total_cost']} USD, P90 {plan['p90']} USD)"
+        )
         baseline = review["later"]["seconds"]
         ratio = plan["seconds"] / baseline
-        print(f"plan / review (both reading the month snapshots where there are some): {ratio:.2f}x "
-              f"(target <= 3x: {'PASS' if ratio <= 3 else 'MISS'}); against the first review "
-              f"{plan['seconds'] / review['first']['seconds']:.2f}x")  # fmt: skip
+        print(
+            f"plan / review (both reading the month snapshots where there are some): {ratio:.2f}x "
+            f"(target <= 3x: {'PASS' if ratio <= 3 else 'MISS'}); against the first review "
+            f"{plan['seconds'] / review['first']['seconds']:.2f}x"
+        )
         peak = max(plan["peak_mib"], traced["traced_peak_mib"])
-        print(f"capacity plan: peak RSS {plan['peak_mib']:.0f} MiB (the whole process, Django included), "
-              f"tracemalloc peak {traced['traced_peak_mib']:.0f} MiB (target < 512 MiB: "
-              f"{'PASS' if peak < 512 else 'MISS'})")  # fmt: skip
+        print(
+            f"capacity plan: peak RSS {plan['peak_mib']:.0f} MiB (the whole process, Django included), "
+            f"tracemalloc peak {traced['traced_peak_mib']:.0f} MiB (target < 512 MiB: "
+            f"{'PASS' if peak < 512 else 'MISS'})"
+        )
         print("capacity plan, peak RSS by stage: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in stages.items()))
         if not args.keep:
             run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))

@@ -73,7 +73,7 @@ def records(rows: int) -> list[PriceRecord]:
             currency="USD",
             observed_at=BASE,
             source="bench",
-        )  # fmt: skip
+        )
         for i in range(rows)
     ]
 
@@ -87,14 +87,18 @@ def main() -> None:
     reference, reference_at = np.full(SERIES, np.nan), [None] * SERIES
     statuses_s = timed(lambda: _statuses(columns, amount, reference))
     changes_s = timed(lambda: _changes(columns, amount, reference, reference_at))
-    print(f"{rows:,} rows: suspect rule {statuses_s:.3f} s, added/changed {changes_s:.3f} s, "
-          f"ratio {changes_s / statuses_s:.2f}x")  # fmt: skip
+    print(
+        f"{rows:,} rows: suspect rule {statuses_s:.3f} s, added/changed {changes_s:.3f} s, "
+        f"ratio {changes_s / statuses_s:.2f}x"
+    )
     built_s = timed(lambda: records(rows))
     batch = records(rows)
     context = CheckContext(currencies=frozenset({"USD"}))
     screen_s = timed(lambda: price_records_screen(batch, context, Refusals()))
-    print(f"{rows:,} rows: building the records {built_s:.3f} s, bad-data rules {screen_s:.3f} s, "
-          f"ratio {screen_s / built_s:.2f}x")  # fmt: skip
+    print(
+        f"{rows:,} rows: building the records {built_s:.3f} s, bad-data rules {screen_s:.3f} s, "
+        f"ratio {screen_s / built_s:.2f}x"
+    )
 
 
 if __name__ == "__main__":

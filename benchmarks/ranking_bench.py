@@ -251,8 +251,11 @@ def _skypilot(*arguments: str, timeout: int = 900) -> str:
 
     done = subprocess.run(
         [str(SKYPILOT_PYTHON), str(SKYPILOT_RUNNER), "--catalog", str(SKYPILOT_CATALOG), *arguments],
-        capture_output=True, text=True, timeout=timeout, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -261,8 +264,10 @@ def skypilot_figures(repeat: int) -> dict | None:
     import json
 
     if not SKYPILOT_PYTHON.exists():
-        print(f"SkyPilot comparison skipped: no {SKYPILOT_PYTHON} (python -m venv var/skypilot-venv && "
-              f"var/skypilot-venv/bin/pip install skypilot=={SKYPILOT_VERSION}); our figures only")  # fmt: skip
+        print(
+            f"SkyPilot comparison skipped: no {SKYPILOT_PYTHON} (python -m venv var/skypilot-venv && "
+            f"var/skypilot-venv/bin/pip install skypilot=={SKYPILOT_VERSION}); our figures only"
+        )
         return None
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         handle.write(_skypilot("--list"))

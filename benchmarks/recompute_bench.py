@@ -87,11 +87,22 @@ def _start_workers(count: int, logs: Path) -> list[subprocess.Popen]:
     workers = []
     for index in range(count):
         log = (logs / f"worker-{count}-{index}.log").open("w")
-        arguments = ["worker", "--pool=solo", "-Q", QUEUE, "-n", f"bench{index}@%h", "--loglevel=WARNING",
-                     "--without-gossip", "--without-mingle"]  # fmt: skip
+        arguments = [
+            "worker",
+            "--pool=solo",
+            "-Q",
+            QUEUE,
+            "-n",
+            f"bench{index}@%h",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         # every task a worker queues (the change-event notifications) goes to QUEUE too, never to a shared one
-        code = (f"from gpuledger.celery import app; app.conf.task_default_queue = {QUEUE!r}; "
-                f"app.worker_main({arguments!r})")  # fmt: skip
+        code = (
+            f"from gpuledger.celery import app; app.conf.task_default_queue = {QUEUE!r}; "
+            f"app.worker_main({arguments!r})"
+        )
         command = [sys.executable, "-c", code]
         workers.append(
             subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -68,10 +68,15 @@ def azure_bodies(regions: int) -> list[bytes]:
     pages = [expanded[i : i + 1000] for i in range(0, len(expanded), 1000)]
     link = "https://prices.azure.com/api/retail/prices?$skip="
     return [
-        json.dumps({"BillingCurrency": "USD", "Items": page,
-                    "NextPageLink": f"{link}{(n + 1) * 1000}" if n + 1 < len(pages) else None}).encode()
+        json.dumps(
+            {
+                "BillingCurrency": "USD",
+                "Items": page,
+                "NextPageLink": f"{link}{(n + 1) * 1000}" if n + 1 < len(pages) else None,
+            }
+        ).encode()
         for n, page in enumerate(pages)
-    ]  # fmt: skip
+    ]
 
 
 def gcp_bodies(regions: int) -> list[bytes]:
@@ -121,54 +126,94 @@ def main() -> None:
         return max(1, int(value * scale))
 
     results = []
-    advisor = [(ROOT / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json").read_bytes(),
-               gzip.open(RECORDED / "real/spot-advisor-data-2022-07-09.json.gz").read()]  # fmt: skip
-    results.append(run_source(
-        "aws-spot-advisor",
-        lambda: (r for body in advisor for r in parse_spot_advisor(json.loads(body), observed_at=NOW, source="bench")),
-        lambda: [json.loads(body) for body in advisor],
-    ))  # fmt: skip
+    advisor = [
+        (ROOT / "pricing/data/spot_advisor/spot-advisor-data-2022-07-23.json").read_bytes(),
+        gzip.open(RECORDED / "real/spot-advisor-data-2022-07-09.json.gz").read(),
+    ]
+    results.append(
+        run_source(
+            "aws-spot-advisor",
+            lambda: (
+                r
+                for body in advisor
+                for r in parse_spot_advisor(json.loads(body), observed_at=NOW, source="bench")
+            ),
+            lambda: [json.loads(body) for body in advisor],
+        )
+    )
     bodies = gcp_bodies(n(2000))
-    results.append(run_source(
-        "gcp-billing",
-        lambda: gcp_billing_catalog.fetch_gcp_prices(api_key="k", now=NOW, refusals=Refusals(),
-            stats=gcp_billing_catalog.GcpReadStats(), transport=transport_of(bodies)),
-        lambda: [json.loads(body) for body in bodies],
-    ))  # fmt: skip
+    results.append(
+        run_source(
+            "gcp-billing",
+            lambda: gcp_billing_catalog.fetch_gcp_prices(
+                api_key="k",
+                now=NOW,
+                refusals=Refusals(),
+                stats=gcp_billing_catalog.GcpReadStats(),
+                transport=transport_of(bodies),
+            ),
+            lambda: [json.loads(body) for body in bodies],
+        )
+    )
     azure = azure_bodies(n(1200))
-    results.append(run_source(
-        "azure-retail",
-        lambda: azure_retail.fetch_azure_prices(now=NOW, refusals=Refusals(), stats=azure_retail.AzureReadStats(),
-            transport=transport_of(azure), policy=RetryPolicy()),
-        lambda: [json.loads(body) for body in azure],
-    ))  # fmt: skip
+    results.append(
+        run_source(
+            "azure-retail",
+            lambda: azure_retail.fetch_azure_prices(
+                now=NOW,
+                refusals=Refusals(),
+                stats=azure_retail.AzureReadStats(),
+                transport=transport_of(azure),
+                policy=RetryPolicy(),
+            ),
+            lambda: [json.loads(body) for body in azure],
+        )
+    )
     lam = lambda_bodies(n(2000))
-    results.append(run_source(
-        "lambda-cloud",
-        lambda: lambda_cloud.fetch_lambda_prices(api_key="k", now=NOW, refusals=Refusals(),
-            stats=lambda_cloud.LambdaReadStats(), transport=transport_of(lam)),
-        lambda: [json.loads(body) for body in lam],
-    ))  # fmt: skip
+    results.append(
+        run_source(
+            "lambda-cloud",
+            lambda: lambda_cloud.fetch_lambda_prices(
+                api_key="k",
+                now=NOW,
+                refusals=Refusals(),
+                stats=lambda_cloud.LambdaReadStats(),
+                transport=transport_of(lam),
+            ),
+            lambda: [json.loads(body) for body in lam],
+        )
+    )
     vast, page_size = vast_bodies(n(8))
-    results.append(run_source(
-        "vast-market",
-        lambda: vast_market.fetch_vast_market(now=NOW, transport=transport_of(vast), page_size=page_size),
-        lambda: [json.loads(body) for body in vast],
-    ))  # fmt: skip
+    results.append(
+        run_source(
+            "vast-market",
+            lambda: vast_market.fetch_vast_market(now=NOW, transport=transport_of(vast), page_size=page_size),
+            lambda: [json.loads(body) for body in vast],
+        )
+    )
     text = (RECORDED / "gpuhunt_runpod.csv").read_text()
     header, rows = text.splitlines()[0], text.splitlines()[1:]
     big = "\n".join([header, *(rows * n(2000))]) + "\n"
 
     def gpuhunt_items():
-        return [SimpleNamespace(**{**row, "spot": row["spot"] == "True", "gpu_count": int(row["gpu_count"])})
-                for row in csv.DictReader(io.StringIO(big))]  # fmt: skip
+        return [
+            SimpleNamespace(**{**row, "spot": row["spot"] == "True", "gpu_count": int(row["gpu_count"])})
+            for row in csv.DictReader(io.StringIO(big))
+        ]
 
-    results.append(run_source(
-        "gpuhunt",
-        lambda: gpuhunt_offers.gpuhunt_price_records(gpuhunt_items(), provider="runpod", observed_at=NOW,
-            refusals=Refusals(), stats=gpuhunt_offers.GpuhuntReadStats()),
-        lambda: list(csv.DictReader(io.StringIO(big))),
-    ))  # fmt: skip
+    results.append(
+        run_source(
+            "gpuhunt",
+            lambda: gpuhunt_offers.gpuhunt_price_records(
+                gpuhunt_items(),
+                provider="runpod",
+                observed_at=NOW,
+                refusals=Refusals(),
+                stats=gpuhunt_offers.GpuhuntReadStats(),
+            ),
+            lambda: list(csv.DictReader(io.StringIO(big))),
+        )
+    )
 
     print(f"{'source':18} {'records':>9} {'reader s':>9} {'records/s':>11} {'json/csv s':>10} {'ratio':>7}")
     for name, count, reader_s, floor_s in results:

@@ -34,12 +34,18 @@ from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, categorize
 from procurement.billing.savings import CheaperGpu, PriceContext  # noqa: E402
 
 TYPES = [  # (instance type, GPU slug, GPUs per instance, on-demand USD/h)
-    ("p5.48xlarge", "h100-sxm5-80gb", 8, 55.04), ("p4d.24xlarge", "a100-sxm4-40gb", 8, 21.957642),
-    ("p4de.24xlarge", "a100-sxm4-80gb", 8, 27.44705), ("g6e.xlarge", "l40s", 1, 1.861),
-    ("g6e.12xlarge", "l40s", 4, 10.49264), ("g6.xlarge", "l4", 1, 0.8048), ("g6.12xlarge", "l4", 4, 4.6016),
-    ("g5.xlarge", "a10g", 1, 1.006), ("g5.48xlarge", "a10g", 8, 16.288), ("p3.2xlarge", "v100-16gb", 1, 3.06),
+    ("p5.48xlarge", "h100-sxm5-80gb", 8, 55.04),
+    ("p4d.24xlarge", "a100-sxm4-40gb", 8, 21.957642),
+    ("p4de.24xlarge", "a100-sxm4-80gb", 8, 27.44705),
+    ("g6e.xlarge", "l40s", 1, 1.861),
+    ("g6e.12xlarge", "l40s", 4, 10.49264),
+    ("g6.xlarge", "l4", 1, 0.8048),
+    ("g6.12xlarge", "l4", 4, 4.6016),
+    ("g5.xlarge", "a10g", 1, 1.006),
+    ("g5.48xlarge", "a10g", 8, 16.288),
+    ("p3.2xlarge", "v100-16gb", 1, 3.06),
     ("m7i.large", "", 0, 0.1008),
-]  # fmt: skip
+]
 CATEGORIES = np.array(["on_demand", "spot", "committed", "on_demand"])
 START, END = dt.date(2026, 4, 1), dt.date(2026, 7, 1)
 
@@ -56,19 +62,32 @@ def make_frame(rows: int, seed: int = 1, commitments: bool = False) -> pd.DataFr
     factor = np.select([category == "spot", category == "committed"], [0.35, 0.6], 1.0)
     cost = np.rint(hours * rates[kind].astype(float) * factor * 1e6).astype(np.int64)
     instance_hours = np.where(unused | (gpus[kind] == ""), 0, hours * 1_000_000)
-    frame = pd.DataFrame({
-        "charge_period_start": starts, "charge_period_end": starts + pd.Timedelta(days=1),
-        "charge_category": "usage", "provider": "aws", "region": "us-east-1",
-        "resource_id": np.char.add("i-", resources.astype(str)), "instance_type": names[kind], "gpu": gpus[kind],
-        "gpus_per_instance": per[kind].astype(float), "pricing_category": category,
-        "commitment_status": np.where(unused, "unused", np.where(category == "committed", "used", "")),
-        "team": np.char.add("team-", (resources % 8).astype(str)), "project": np.char.add("p", (resources % 3).astype(str)),
-        "currency": "USD", "billed_micros": cost, "effective_micros": cost,
-        "list_micros": np.rint(hours * rates[kind].astype(float) * 1e6).astype(np.int64),
-        "instance_hours_micros": instance_hours.astype(np.int64),
-        "gpu_hours_micros": (instance_hours * per[kind].astype(np.int64)).astype(np.int64),
-        "interruptible": (resources % 10 == 3), "workload": "", "service_category": "Compute",
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "charge_period_start": starts,
+            "charge_period_end": starts + pd.Timedelta(days=1),
+            "charge_category": "usage",
+            "provider": "aws",
+            "region": "us-east-1",
+            "resource_id": np.char.add("i-", resources.astype(str)),
+            "instance_type": names[kind],
+            "gpu": gpus[kind],
+            "gpus_per_instance": per[kind].astype(float),
+            "pricing_category": category,
+            "commitment_status": np.where(unused, "unused", np.where(category == "committed", "used", "")),
+            "team": np.char.add("team-", (resources % 8).astype(str)),
+            "project": np.char.add("p", (resources % 3).astype(str)),
+            "currency": "USD",
+            "billed_micros": cost,
+            "effective_micros": cost,
+            "list_micros": np.rint(hours * rates[kind].astype(float) * 1e6).astype(np.int64),
+            "instance_hours_micros": instance_hours.astype(np.int64),
+            "gpu_hours_micros": (instance_hours * per[kind].astype(np.int64)).astype(np.int64),
+            "interruptible": (resources % 10 == 3),
+            "workload": "",
+            "service_category": "Compute",
+        }
+    )
     if not commitments:
         return frame[REVIEW_COLUMNS]
     # issue 22: the committed rows belong to 20 commitments; half the unused rows are savings-plan
@@ -107,10 +126,14 @@ def make_utilization(seed: int = 2) -> pd.DataFrame:
         pd.Timestamp(START, tz="UTC"), pd.Timestamp(END, tz="UTC"), freq="h", inclusive="left"
     )
     resources = np.repeat([f"i-{r}" for r in range(1, 2000, 20)], len(hours))
-    return pd.DataFrame({
-        "resource_id": resources, "gpu_index": 0, "hour": np.tile(hours, len(resources) // len(hours)),
-        "utilization_pct": rng.uniform(0, 100, len(resources)),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "resource_id": resources,
+            "gpu_index": 0,
+            "hour": np.tile(hours, len(resources) // len(hours)),
+            "utilization_pct": rng.uniform(0, 100, len(resources)),
+        }
+    )
 
 
 def _median_seconds(action, repeat: int) -> float:
@@ -128,9 +151,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print the engine's cProfile top 25")
     parser.add_argument(
-        "--commitments", action="store_true",
+        "--commitments",
+        action="store_true",
         help="rows carry commitment ids and savings-plan fees without an instance type (issue 22's attribution)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     text_frame = make_frame(args.rows, commitments=args.commitments)
     prices, utilization = make_prices(), make_utilization()
@@ -163,7 +187,9 @@ def main() -> None:
         f"review engine: {engine_s:.3f} s = {engine_s / base_s:.1f}x the baseline "
         f"({'under' if engine_s < 2 else 'OVER'} the 2 s target; text columns as categories, as the selector builds them)"
     )
-    print(f"review engine on plain text columns (it categorizes them first): {text_s:.3f} s = {text_s / base_s:.1f}x")  # fmt: skip
+    print(
+        f"review engine on plain text columns (it categorizes them first): {text_s:.3f} s = {text_s / base_s:.1f}x"
+    )
     print(
         f"effective {review['totals']['effective_cost']} USD; savings "
         + ", ".join(f"{s['kind']} {s['amount']}" for s in review["savings"])

@@ -34,15 +34,29 @@ import time
 from pathlib import Path
 
 # clouds whose catalog the project bundles, by SkyPilot's registry name and catalog folder
-CLOUDS = {"aws": "aws", "gcp": "gcp", "lambda": "lambda", "cudo": "cudo", "vast": "vast", "nebius": "nebius",
-          "verda": "verda"}  # fmt: skip
+CLOUDS = {
+    "aws": "aws",
+    "gcp": "gcp",
+    "lambda": "lambda",
+    "cudo": "cudo",
+    "vast": "vast",
+    "nebius": "nebius",
+    "verda": "verda",
+}
 EMPTY_CATALOGS = {
     "aws/images.csv": "Tag,Region,OS,OSVersion,ImageId,CreationDate\n",
     "aws/instance_quota_mapping.csv": "InstanceType,QuotaCode\n",
     "common/metadata.csv": "GPU,MemoryGB,Manufacturer\n",  # read only to pick GPUs by memory: unused here
 }
-DISPLAY = {"aws": "AWS", "gcp": "GCP", "lambda": "Lambda", "cudo": "Cudo", "vast": "Vast", "nebius": "Nebius",
-           "verda": "Verda"}  # fmt: skip
+DISPLAY = {
+    "aws": "AWS",
+    "gcp": "GCP",
+    "lambda": "Lambda",
+    "cudo": "Cudo",
+    "vast": "Vast",
+    "nebius": "Nebius",
+    "verda": "Verda",
+}
 
 
 def _copy_catalogs(source: Path, home: Path) -> None:
@@ -100,8 +114,13 @@ def main() -> None:
     arguments = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="skypilot-home-"))
     _copy_catalogs(arguments.catalog, home)
-    os.environ.update(HOME=str(home), HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
-                      SKYPILOT_DISABLE_USAGE_COLLECTION="1", SKYPILOT_DEBUG="0")  # fmt: skip
+    os.environ.update(
+        HOME=str(home),
+        HTTP_PROXY="http://127.0.0.1:9",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        SKYPILOT_DISABLE_USAGE_COLLECTION="1",
+        SKYPILOT_DEBUG="0",
+    )
     start = time.perf_counter()
     import sky
     from sky import check as sky_check
@@ -139,12 +158,22 @@ def main() -> None:
         start = time.perf_counter()
         best = optimize(pairs)
         durations.append(time.perf_counter() - start)
-    print(json.dumps({
-        "skypilot": sky.__version__, "clouds": sorted(CLOUDS), "candidate_resources": len(pairs),
-        "import_s": import_s, "cold_s": durations[0], "warm_s": statistics.median(durations[1:]),
-        "warm_all_s": durations[1:], "best": str(best), "enabled": [str(c) for c in enabled],
-        "python": sys.version.split()[0],
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "skypilot": sky.__version__,
+                "clouds": sorted(CLOUDS),
+                "candidate_resources": len(pairs),
+                "import_s": import_s,
+                "cold_s": durations[0],
+                "warm_s": statistics.median(durations[1:]),
+                "warm_all_s": durations[1:],
+                "best": str(best),
+                "enabled": [str(c) for c in enabled],
+                "python": sys.version.split()[0],
+            }
+        )
+    )
     shutil.rmtree(home, ignore_errors=True)
 
 

@@ -21,8 +21,18 @@ from redis.exceptions import RedisError
 logger = logging.getLogger(__name__)
 WARN_EVERY_S = 60
 DEGRADED_OPERATIONS = (
-    "add", "get", "set", "touch", "delete", "get_many", "has_key", "incr", "set_many", "delete_many", "clear",
-)  # fmt: skip
+    "add",
+    "get",
+    "set",
+    "touch",
+    "delete",
+    "get_many",
+    "has_key",
+    "incr",
+    "set_many",
+    "delete_many",
+    "clear",
+)
 
 
 class ReusedClientRedisCacheClient(RedisCacheClient):

@@ -132,8 +132,14 @@ class FxRateAdmin(admin.ModelAdmin):
 @admin.register(models.StorageRate)
 class StorageRateAdmin(admin.ModelAdmin):
     list_display = [
-        "provider", "region", "storage_class", "price_per_gb_month", "currency", "observed_at", "edited_at",
-    ]  # fmt: skip
+        "provider",
+        "region",
+        "storage_class",
+        "price_per_gb_month",
+        "currency",
+        "observed_at",
+        "edited_at",
+    ]
     list_filter = ["provider", "storage_class"]
     readonly_fields = ["edited_at"]
 
@@ -155,9 +161,14 @@ class SuspectPricePublicationAdmin(admin.ModelAdmin):
     """The audit of published suspect prices: read-only, written by the publish action alone."""
 
     list_display = [
-        "published_at", "published_by", "observation", "previous_current_amount", "previous_current_currency",
-        "new_current_amount", "new_current_currency",
-    ]  # fmt: skip
+        "published_at",
+        "published_by",
+        "observation",
+        "previous_current_amount",
+        "previous_current_currency",
+        "new_current_amount",
+        "new_current_currency",
+    ]
     list_filter = ["published_by"]
     list_select_related = [
         "published_by",

@@ -130,18 +130,31 @@ def _load_providers(path: Path) -> ChangeCount:
 
 
 GPU_DECIMAL_COLUMNS = {
-    "fp32_tflops": "fp32_tflops", "tf32_tflops_dense": "tf32_tflops", "fp16_tflops_dense": "fp16_tflops",
-    "bf16_tflops_dense": "bf16_tflops", "fp8_tflops_dense": "fp8_tflops", "int8_tops_dense": "int8_tops",
-    "fp4_tflops_dense": "fp4_tflops", "nvlink_bandwidth_gbps": "nvlink_bandwidth_gbps",
+    "fp32_tflops": "fp32_tflops",
+    "tf32_tflops_dense": "tf32_tflops",
+    "fp16_tflops_dense": "fp16_tflops",
+    "bf16_tflops_dense": "bf16_tflops",
+    "fp8_tflops_dense": "fp8_tflops",
+    "int8_tops_dense": "int8_tops",
+    "fp4_tflops_dense": "fp4_tflops",
+    "nvlink_bandwidth_gbps": "nvlink_bandwidth_gbps",
     "approx_list_price_usd": "approx_list_price_usd",
-}  # fmt: skip
+}
 
 
 def _load_gpu_models(path: Path) -> ChangeCount:
     """Bundled datasheets. Two different rows for one slug are an error; a datasheet a person edited in
     the admin (``edited_at`` set) is kept as it is, counted unchanged."""
-    required = ["slug", "model", "vendor", "architecture", "memory_gb", "memory_bandwidth_gbps", "tdp_w",
-                *GPU_DECIMAL_COLUMNS]  # fmt: skip
+    required = [
+        "slug",
+        "model",
+        "vendor",
+        "architecture",
+        "memory_gb",
+        "memory_bandwidth_gbps",
+        "tdp_w",
+        *GPU_DECIMAL_COLUMNS,
+    ]
     rows = _consistent([(loc, _gpu_row(loc, row)) for loc, row in _rows(path, required)], ["slug"])
     return _upsert_unedited(GpuModel, ["slug"], rows)
 
@@ -177,21 +190,30 @@ def _upsert_unedited(model, key_fields: list[str], rows: list[dict]) -> ChangeCo
 
 def _gpu_row(loc: str, row: dict[str, str]) -> dict:
     gpu = {
-        "slug": row["slug"], "name": row["model"], "vendor": row["vendor"], "architecture": row["architecture"],
+        "slug": row["slug"],
+        "name": row["model"],
+        "vendor": row["vendor"],
+        "architecture": row["architecture"],
         "memory_gb": required_decimal(row["memory_gb"], location=loc, field="memory_gb"),
         "memory_type": row.get("memory_type", ""),
         "memory_capacity_mib": _int_or_none(row.get("memory_capacity_mib"), loc, "memory_capacity_mib"),
         "memory_capacity_source": row.get("memory_capacity_source", ""),
-        "memory_bandwidth_gbps": required_decimal(row["memory_bandwidth_gbps"], location=loc, field="memory_bandwidth_gbps"),
+        "memory_bandwidth_gbps": required_decimal(
+            row["memory_bandwidth_gbps"], location=loc, field="memory_bandwidth_gbps"
+        ),
         "tdp_w": _int_or_none(row["tdp_w"], loc, "tdp_w"),
-        "interconnect": row.get("interconnect", ""), "pcie_gen": _int_or_none(row.get("pcie_gen"), loc, "pcie_gen"),
+        "interconnect": row.get("interconnect", ""),
+        "pcie_gen": _int_or_none(row.get("pcie_gen"), loc, "pcie_gen"),
         "ecc": {"yes": True, "no": False}.get(row.get("ecc", "").strip().lower()),
         "mig_instances": _int_or_none(row.get("mig"), loc, "mig") or 0,
-        "form_factor": row.get("form_factor", ""), "launch_year": _int_or_none(row.get("launch_year"), loc, "launch_year"),
-        "price_note": row.get("price_note", ""), "price_source_url": row.get("price_source_url", ""),
-        "source_url": row.get("source_url", ""), "crosscheck_url": row.get("crosscheck_url", ""),
+        "form_factor": row.get("form_factor", ""),
+        "launch_year": _int_or_none(row.get("launch_year"), loc, "launch_year"),
+        "price_note": row.get("price_note", ""),
+        "price_source_url": row.get("price_source_url", ""),
+        "source_url": row.get("source_url", ""),
+        "crosscheck_url": row.get("crosscheck_url", ""),
         "notes": row.get("notes", ""),
-    }  # fmt: skip
+    }
     for column, field_name in GPU_DECIMAL_COLUMNS.items():
         gpu[field_name] = decimal_or_none(row[column], location=loc, field=column)
     for column in ("memory_gb", "memory_bandwidth_gbps", "tdp_w"):
@@ -216,10 +238,15 @@ def _load_aliases(path: Path) -> ChangeCount:
             raise CatalogError(f"{loc}: column 'provider': unknown provider {row['provider']!r}")
         if row["gpu_slug"] not in gpus:
             raise CatalogError(f"{loc}: column 'gpu_slug': unknown GPU model {row['gpu_slug']!r}")
-        rows.append({
-            "provider_id": providers.get(row["provider"]), "alias": row["alias"],
-            "instance_type_contains": row["instance_type_contains"], "gpu_id": gpus[row["gpu_slug"]], "note": row["note"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "provider_id": providers.get(row["provider"]),
+                "alias": row["alias"],
+                "instance_type_contains": row["instance_type_contains"],
+                "gpu_id": gpus[row["gpu_slug"]],
+                "note": row["note"],
+            }
+        )
     # alias first: the upsert finds stored rows by its first key field, and an `__in` lookup never
     # matches NULL, so keying on provider_id first would re-create every global alias (no provider).
     return upsert_by_natural_key(GpuAlias, ["alias", "instance_type_contains", "provider_id"], rows)[0]
@@ -233,10 +260,15 @@ def _load_fx_rates(path: Path) -> ChangeCount:
         rate = required_decimal(row["rate"], location=loc, field="rate")
         if rate <= 0:
             raise CatalogError(f"{loc}: column 'rate': must be above zero")
-        rows.append({
-            "currency": _choice(row["currency"], Currency, loc, "currency"), "base": _choice(row["base"], Currency, loc, "base"),
-            "as_of": _not_future(_date(row["as_of"], loc, "as_of"), loc, "as_of"), "rate": rate, "source": row["source"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "currency": _choice(row["currency"], Currency, loc, "currency"),
+                "base": _choice(row["base"], Currency, loc, "base"),
+                "as_of": _not_future(_date(row["as_of"], loc, "as_of"), loc, "as_of"),
+                "rate": rate,
+                "source": row["source"],
+            }
+        )
         key = (rows[-1]["currency"], rows[-1]["base"], rows[-1]["as_of"])
         if key in first_seen and first_seen[key][1] != rate:
             raise CatalogError(
@@ -270,12 +302,20 @@ def _load_storage_rates(path: Path) -> ChangeCount:
             raise CatalogError(f"{loc}: column 'price_per_gb_month': must be above zero")
         if row["provider"] not in providers:
             raise CatalogError(f"{loc}: column 'provider': unknown provider {row['provider']!r}")
-        located.append((loc, {
-            "provider_id": providers[row["provider"]], "region_id": None,
-            "storage_class": _choice(row["storage_class"], StorageClass, loc, "storage_class"),
-            "price_per_gb_month": price, "currency": _choice(row["currency"], Currency, loc, "currency"),
-            "observed_at": _datetime(row["observed_at"], loc, "observed_at"), "source": row["source"],
-        }))  # fmt: skip
+        located.append(
+            (
+                loc,
+                {
+                    "provider_id": providers[row["provider"]],
+                    "region_id": None,
+                    "storage_class": _choice(row["storage_class"], StorageClass, loc, "storage_class"),
+                    "price_per_gb_month": price,
+                    "currency": _choice(row["currency"], Currency, loc, "currency"),
+                    "observed_at": _datetime(row["observed_at"], loc, "observed_at"),
+                    "source": row["source"],
+                },
+            )
+        )
     key_fields = ["provider_id", "storage_class", "region_id"]
     return _upsert_unedited(StorageRate, key_fields, _consistent(located, key_fields))
 

@@ -22,11 +22,23 @@ from pricing.price_quality import ILLUSTRATIVE, price_quality
 from pricing.selectors import current_price_observations
 
 _FIELDS = (
-    "id", "offer_id", "offer__instance_type__provider__slug", "offer__instance_type__name",
-    "offer__region__code", "offer__zone", "offer__instance_type__gpu_count", "pricing_model", "commitment_kind",
-    "payment_option", "amount_per_hour", "upfront_amount", "recurring_per_hour", "currency", "observed_at",
+    "id",
+    "offer_id",
+    "offer__instance_type__provider__slug",
+    "offer__instance_type__name",
+    "offer__region__code",
+    "offer__zone",
+    "offer__instance_type__gpu_count",
+    "pricing_model",
+    "commitment_kind",
+    "payment_option",
+    "amount_per_hour",
+    "upfront_amount",
+    "recurring_per_hour",
+    "currency",
+    "observed_at",
     "source",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -65,30 +77,77 @@ class StoredPrice:
     @property
     def label(self) -> str:
         """e.g. 'aws p5.48xlarge us-east-1 reserved_1y partial_upfront standard'."""
-        parts = (self.provider, self.instance_type, self.region, self.zone, self.pricing_model,
-                 self.payment_option, self.commitment_kind)  # fmt: skip
+        parts = (
+            self.provider,
+            self.instance_type,
+            self.region,
+            self.zone,
+            self.pricing_model,
+            self.payment_option,
+            self.commitment_kind,
+        )
         return " ".join(part for part in parts if part)
 
     def describe(self) -> dict:
         """The JSON every report gives for a stored price it used."""
         return {
-            "price_id": self.price_id, "offer_id": self.offer_id, "provider": self.provider,
-            "instance_type": self.instance_type, "region": self.region, "pricing_model": self.pricing_model,
-            "commitment_kind": self.commitment_kind, "payment_option": self.payment_option,
-            "term_years": self.term_years, "gpu_count": str(self.gpu_count),
+            "price_id": self.price_id,
+            "offer_id": self.offer_id,
+            "provider": self.provider,
+            "instance_type": self.instance_type,
+            "region": self.region,
+            "pricing_model": self.pricing_model,
+            "commitment_kind": self.commitment_kind,
+            "payment_option": self.payment_option,
+            "term_years": self.term_years,
+            "gpu_count": str(self.gpu_count),
             "effective_per_hour": str(self.effective_per_hour),
             "upfront": None if self.upfront is None else str(self.upfront),
             "recurring_per_hour": None if self.recurring_per_hour is None else str(self.recurring_per_hour),
-            "currency": self.currency, "observed_at": self.observed_at.isoformat(), "source": self.source,
+            "currency": self.currency,
+            "observed_at": self.observed_at.isoformat(),
+            "source": self.source,
             "quality": self.quality,
-        }  # fmt: skip
+        }
 
 
 def _stored(row: tuple) -> StoredPrice:
-    (price_id, offer_id, provider, instance_type, region, zone, gpu_count, model, kind, payment, amount,
-     upfront, recurring, currency, observed_at, source) = row  # fmt: skip
-    return StoredPrice(price_id, offer_id, provider, instance_type, region, zone, gpu_count, model, kind,
-                       payment, amount, upfront, recurring, currency, observed_at, source)  # fmt: skip
+    (
+        price_id,
+        offer_id,
+        provider,
+        instance_type,
+        region,
+        zone,
+        gpu_count,
+        model,
+        kind,
+        payment,
+        amount,
+        upfront,
+        recurring,
+        currency,
+        observed_at,
+        source,
+    ) = row
+    return StoredPrice(
+        price_id,
+        offer_id,
+        provider,
+        instance_type,
+        region,
+        zone,
+        gpu_count,
+        model,
+        kind,
+        payment,
+        amount,
+        upfront,
+        recurring,
+        currency,
+        observed_at,
+        source,
+    )
 
 
 def current_commitment_prices(**filters) -> list[StoredPrice]:

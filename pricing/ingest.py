@@ -154,9 +154,13 @@ def _check_context(records: list[PriceRecord]) -> CheckContext:
     known: dict[Family, list[float]] = {}
     providers = {record.instance.provider for record in records}
     rows = current_price_observations(offer__instance_type__provider__slug__in=providers).values_list(
-        "offer__instance_type__provider__slug", "offer__instance_type__gpu_name",
-        "offer__instance_type__gpu_count", "pricing_model", "currency", "amount_per_hour",
-    )  # fmt: skip
+        "offer__instance_type__provider__slug",
+        "offer__instance_type__gpu_name",
+        "offer__instance_type__gpu_count",
+        "pricing_model",
+        "currency",
+        "amount_per_hour",
+    )
     for provider, gpu_name, gpu_count, model, currency, amount in rows:
         family = (provider, gpu_name, model, currency)
         known.setdefault(family, []).append(per_gpu_hour(float(amount), float(gpu_count)))
@@ -181,10 +185,11 @@ def _read_columns(records: Iterable[PriceRecord], result: IngestResult) -> _Colu
             )
         if record.observed_at > latest_allowed:
             raise SourceRowError(
-                record.location, "observed_at",
+                record.location,
+                "observed_at",
                 f"{record.observed_at.isoformat()} is more than {FUTURE_ALLOWANCE.days} day ahead of now"
                 " (a future price would stay current for good)",
-            )  # fmt: skip
+            )
         if record.source not in checked_sources:  # a batch names a few sources: check each once
             _check_text(record.location, "source", record.source)
             checked_sources.add(record.source)
@@ -231,9 +236,10 @@ def _commitment_parts(record: PriceRecord) -> tuple[Decimal | None, Decimal | No
         recurring = max(record.price_per_hour - spread, Decimal(0))
     if not 0 <= recurring <= record.price_per_hour:
         raise SourceRowError(
-            record.location, "recurring_per_hour",
+            record.location,
+            "recurring_per_hour",
             f"{str(recurring)[:30]} is not between 0 and the effective price {record.price_per_hour}",
-        )  # fmt: skip
+        )
     quantize = PRICE_QUANTUM
     return (None if upfront is None else upfront.quantize(quantize)), recurring.quantize(quantize)
 
@@ -242,13 +248,26 @@ HOURS_PER_YEAR = 8760  # AWS bills a term as 365-day years (pricing.providers.vo
 
 
 # Longest text each stored field holds (pricing.models); a longer value is a clean error, not a 500.
-TEXT_LIMITS = {"source": 200, "region": 100, "zone": 100, "instance_type": 150, "gpu_name": 100,
-               "provider": 50, "network": 100, "interconnect": 100}  # fmt: skip
+TEXT_LIMITS = {
+    "source": 200,
+    "region": 100,
+    "zone": 100,
+    "instance_type": 150,
+    "gpu_name": 100,
+    "provider": 50,
+    "network": 100,
+    "interconnect": 100,
+}
 
 
 # Largest magnitude each stored number holds (pricing.models.InstanceType, PriceObservation).
-NUMBER_LIMITS = {"gpu_count": 10**5, "vcpus": 10**6, "memory_gib": 10**8, "gpu_memory_gib": 10**8,
-                 "local_disk_gb": 10**9}  # fmt: skip
+NUMBER_LIMITS = {
+    "gpu_count": 10**5,
+    "vcpus": 10**6,
+    "memory_gib": 10**8,
+    "gpu_memory_gib": 10**8,
+    "local_disk_gb": 10**9,
+}
 MAX_PRICE = Decimal(10**12)
 
 
@@ -271,10 +290,14 @@ def _check_offer_text(record: PriceRecord) -> None:
             f"{instance.provider[:60]!r} is not a slug (letters, digits, '-' or '_')",
         )
     for field_name, value in (
-        ("provider", instance.provider), ("instance_type", instance.name), ("gpu_name", instance.gpu_name),
-        ("network", instance.network), ("interconnect", instance.interconnect),
-        ("region", record.region), ("zone", record.zone),
-    ):  # fmt: skip
+        ("provider", instance.provider),
+        ("instance_type", instance.name),
+        ("gpu_name", instance.gpu_name),
+        ("network", instance.network),
+        ("interconnect", instance.interconnect),
+        ("region", record.region),
+        ("zone", record.zone),
+    ):
         _check_text(record.location, field_name, value)
     for field_name, limit in NUMBER_LIMITS.items():
         value = getattr(instance, field_name)
@@ -342,13 +365,22 @@ def _ensure_instance_types(
             unmapped[(provider_id, inst.gpu_name)] += 1
         else:
             mapped.add((provider_id, inst.gpu_name))
-        rows.append({
-            "provider_id": provider_id, "name": inst.name, "gpu_id": gpu_id, "gpu_name": inst.gpu_name,
-            "gpu_count": inst.gpu_count, "vcpus": inst.vcpus, "memory_gib": inst.memory_gib,
-            "gpu_memory_gib": inst.gpu_memory_gib, "local_disk_gb": inst.local_disk_gb,
-            "network": inst.network, "interconnect": inst.interconnect,
-            "host_priced_separately": inst.host_priced_separately,
-        })  # fmt: skip
+        rows.append(
+            {
+                "provider_id": provider_id,
+                "name": inst.name,
+                "gpu_id": gpu_id,
+                "gpu_name": inst.gpu_name,
+                "gpu_count": inst.gpu_count,
+                "vcpus": inst.vcpus,
+                "memory_gib": inst.memory_gib,
+                "gpu_memory_gib": inst.gpu_memory_gib,
+                "local_disk_gb": inst.local_disk_gb,
+                "network": inst.network,
+                "interconnect": inst.interconnect,
+                "host_priced_separately": inst.host_priced_separately,
+            }
+        )
     _keep_stored_metadata(rows)
     count, by_key = upsert_by_natural_key(InstanceType, ["provider_id", "name"], rows, concurrent=True)
     result.catalog += count
@@ -503,11 +535,36 @@ def _insert_observations(batch: _Batch, refresh, result: IngestResult) -> None:
 
 # Binary COPY: every field travels typed, so no text (a file name holding a tab, a newline, a
 # backslash or "\\N") can split a row or forge a field, and nothing is formatted or escaped per row.
-COPY_COLUMNS = ("offer_id", "pricing_model", "payment_option", "commitment_kind", "amount_per_hour",
-                "upfront_amount", "recurring_per_hour", "currency", "observed_at", "source", "status", "refresh_id",
-                "recorded_at")  # fmt: skip
-COPY_TYPES = ("int8", "text", "text", "text", "numeric", "numeric", "numeric", "text", "timestamptz", "text",
-              "text", "int8", "timestamptz")  # fmt: skip
+COPY_COLUMNS = (
+    "offer_id",
+    "pricing_model",
+    "payment_option",
+    "commitment_kind",
+    "amount_per_hour",
+    "upfront_amount",
+    "recurring_per_hour",
+    "currency",
+    "observed_at",
+    "source",
+    "status",
+    "refresh_id",
+    "recorded_at",
+)
+COPY_TYPES = (
+    "int8",
+    "text",
+    "text",
+    "text",
+    "numeric",
+    "numeric",
+    "numeric",
+    "text",
+    "timestamptz",
+    "text",
+    "text",
+    "int8",
+    "timestamptz",
+)
 
 
 def _insert_with_copy(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
@@ -570,10 +627,21 @@ def _copy_rows(cursor, table: str, batch: _Batch, refresh_id: int | None, record
     with cursor.cursor.copy(copy_sql) as copy:
         copy.set_types(COPY_TYPES)
         rows = zip(
-            batch.offer_id.tolist(), c.pricing_model, c.payment_option, c.commitment_kind, c.amount, c.upfront,
-            c.recurring, c.currency, c.observed_at, c.source, batch.status.tolist(), repeat(refresh_id, count), repeat(recorded_at, count),
+            batch.offer_id.tolist(),
+            c.pricing_model,
+            c.payment_option,
+            c.commitment_kind,
+            c.amount,
+            c.upfront,
+            c.recurring,
+            c.currency,
+            c.observed_at,
+            c.source,
+            batch.status.tolist(),
+            repeat(refresh_id, count),
+            repeat(recorded_at, count),
             strict=True,
-        )  # fmt: skip
+        )
         write_row = copy.write_row
         for row in rows:
             write_row(row)
@@ -586,8 +654,14 @@ def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
     existing = set(PriceObservation.objects.filter(offer_id__in=set(offer_ids)).values_list(*key_columns))
     new, seen = [], set()
     for i, offer_id in enumerate(offer_ids):
-        key = (offer_id, c.pricing_model[i], c.payment_option[i], c.commitment_kind[i], c.observed_at[i],
-               c.source[i])  # fmt: skip
+        key = (
+            offer_id,
+            c.pricing_model[i],
+            c.payment_option[i],
+            c.commitment_kind[i],
+            c.observed_at[i],
+            c.source[i],
+        )
         if key in existing or key in seen:
             continue
         seen.add(key)
@@ -605,7 +679,7 @@ def _insert_with_orm(batch: _Batch, refresh_id: int | None) -> tuple[int, int]:
                 currency=c.currency[i],
                 status=batch.status[i],
                 refresh_id=refresh_id,
-            )  # fmt: skip
+            )
         )
     PriceObservation.objects.bulk_create(new, batch_size=2000)
     return len(new), sum(o.status == PriceStatus.SUSPECT for o in new)
@@ -636,7 +710,7 @@ def spot_advisories_upsert(
             "interruption_label": r.interruption_label,
             "savings_pct": r.savings_pct,
             "source": r.source,
-        }  # fmt: skip
+        }
         for r in records
     ]
     # observed_at first: the upsert reads the stored rows matching the first key field, and a batch is

@@ -94,9 +94,11 @@ class GpuModel(models.Model):
     crosscheck_url = models.URLField(max_length=500, blank=True)
     notes = models.TextField(blank=True)
     edited_at = models.DateTimeField(
-        null=True, blank=True, editable=False,
+        null=True,
+        blank=True,
+        editable=False,
         help_text="When a person last edited this datasheet in the admin; the bundled catalog never overrides it then.",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["vendor", "memory_gb", "slug"]
@@ -236,9 +238,10 @@ class Offer(models.Model):
         null=True, blank=True, help_text="Marketplace offers: when a market refresh last listed it."
     )
     gone_at = models.DateTimeField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Marketplace offers: the refresh that no longer listed it; its prices are then not current.",
-    )  # fmt: skip
+    )
 
     class Meta:
         constraints = [
@@ -339,9 +342,11 @@ class FxRate(models.Model):
     as_of = models.DateField()
     source = models.CharField(max_length=300)
     edited_at = models.DateTimeField(
-        null=True, blank=True, editable=False,
+        null=True,
+        blank=True,
+        editable=False,
         help_text="When a person last edited this rate in the admin; the bundled catalog never overrides it then.",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["currency", "-as_of"]
@@ -377,9 +382,11 @@ class StorageRate(models.Model):
     source = models.CharField(max_length=300)
     observed_at = models.DateTimeField()
     edited_at = models.DateTimeField(
-        null=True, blank=True, editable=False,
+        null=True,
+        blank=True,
+        editable=False,
         help_text="When a person last edited this row in the admin; the bundled catalog never overrides it then.",
-    )  # fmt: skip
+    )
 
     class Meta:
         constraints = [

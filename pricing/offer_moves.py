@@ -36,8 +36,17 @@ def offer_price_moves(offer: Offer) -> list[dict]:
         share = (after - before) / before
         if abs(share) > MOVE_SHARE:
             label = " ".join(part for part in (model, payment, kind) if part)
-            moves.append({"series": label, "before": before, "after": after, "currency": currency,
-                          "share": share, "before_at": before_at, "at": at})  # fmt: skip
+            moves.append(
+                {
+                    "series": label,
+                    "before": before,
+                    "after": after,
+                    "currency": currency,
+                    "share": share,
+                    "before_at": before_at,
+                    "at": at,
+                }
+            )
     return moves
 
 

@@ -18,8 +18,14 @@ from pricing.fx import fx_rates
 from pricing.models import Offer
 from pricing.selectors import current_price_observations
 
-MODEL_ORDER = [PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y, PricingModel.SAVINGS_PLAN_1Y,
-               PricingModel.RESERVED_3Y, PricingModel.SAVINGS_PLAN_3Y]  # fmt: skip
+MODEL_ORDER = [
+    PricingModel.ON_DEMAND,
+    PricingModel.SPOT,
+    PricingModel.RESERVED_1Y,
+    PricingModel.SAVINGS_PLAN_1Y,
+    PricingModel.RESERVED_3Y,
+    PricingModel.SAVINGS_PLAN_3Y,
+]
 KIND_ORDER = list(CommitmentKind.values)
 PAYMENT_ORDER = list(PaymentOption.values)
 
@@ -58,22 +64,63 @@ def _plain_prices(same_place: dict) -> list[StoredPrice]:
         pricing_model__in=[PricingModel.ON_DEMAND, PricingModel.SPOT], **same_place
     )
     return [
-        StoredPrice(pk, offer_id, provider, itype, region, zone, gpus, model, "", payment, amount, None, None,
-                    currency, observed_at, source)  # fmt: skip
-        for (pk, offer_id, provider, itype, region, zone, gpus, model, payment, amount, currency, observed_at,
-             source) in rows.values_list(
-            "id", "offer_id", "offer__instance_type__provider__slug", "offer__instance_type__name",
-            "offer__region__code", "offer__zone", "offer__instance_type__gpu_count", "pricing_model",
-            "payment_option", "amount_per_hour", "currency", "observed_at", "source",
+        StoredPrice(
+            pk,
+            offer_id,
+            provider,
+            itype,
+            region,
+            zone,
+            gpus,
+            model,
+            "",
+            payment,
+            amount,
+            None,
+            None,
+            currency,
+            observed_at,
+            source,
         )
-    ]  # fmt: skip
+        for (
+            pk,
+            offer_id,
+            provider,
+            itype,
+            region,
+            zone,
+            gpus,
+            model,
+            payment,
+            amount,
+            currency,
+            observed_at,
+            source,
+        ) in rows.values_list(
+            "id",
+            "offer_id",
+            "offer__instance_type__provider__slug",
+            "offer__instance_type__name",
+            "offer__region__code",
+            "offer__zone",
+            "offer__instance_type__gpu_count",
+            "pricing_model",
+            "payment_option",
+            "amount_per_hour",
+            "currency",
+            "observed_at",
+            "source",
+        )
+    ]
 
 
 def _order(price: StoredPrice) -> tuple:
-    return (MODEL_ORDER.index(price.pricing_model) if price.pricing_model in MODEL_ORDER else 99,
-            KIND_ORDER.index(price.commitment_kind) if price.commitment_kind in KIND_ORDER else 99,
-            PAYMENT_ORDER.index(price.payment_option) if price.payment_option in PAYMENT_ORDER else 99,
-            price.zone)  # fmt: skip
+    return (
+        MODEL_ORDER.index(price.pricing_model) if price.pricing_model in MODEL_ORDER else 99,
+        KIND_ORDER.index(price.commitment_kind) if price.commitment_kind in KIND_ORDER else 99,
+        PAYMENT_ORDER.index(price.payment_option) if price.payment_option in PAYMENT_ORDER else 99,
+        price.zone,
+    )
 
 
 def _label(price: StoredPrice) -> str:

@@ -72,9 +72,21 @@ JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
 WHERE o.gone_at IS NULL
 """
-_FIELDS = ("observation_id", "offer_id", "instance_type_id", "region_id", "zone", "pricing_model",
-           "payment_option", "amount", "currency", "observed", "source", "refresh_source",
-           "commitment_kind")  # fmt: skip
+_FIELDS = (
+    "observation_id",
+    "offer_id",
+    "instance_type_id",
+    "region_id",
+    "zone",
+    "pricing_model",
+    "payment_option",
+    "amount",
+    "currency",
+    "observed",
+    "source",
+    "refresh_source",
+    "commitment_kind",
+)
 TEXT = object  # text columns stay object arrays: the ranking factorizes them as such
 
 
@@ -112,21 +124,47 @@ def _postgresql_rows(query: str) -> dict[str, np.ndarray]:
 
     line = " || ',' || ".join(
         [f"c.{name}::text" for name in _FIELDS[:4]]
-        + [text("zone"), text("pricing_model"), text("payment_option"), "c.amount::text", text("currency"),
-           "c.observed::text", text("source"), text("refresh_source"), text("commitment_kind")]
-    )  # fmt: skip
+        + [
+            text("zone"),
+            text("pricing_model"),
+            text("payment_option"),
+            "c.amount::text",
+            text("currency"),
+            "c.observed::text",
+            text("source"),
+            text("refresh_source"),
+            text("commitment_kind"),
+        ]
+    )
     statement = f"SELECT string_agg({line}, E'\\n') FROM ({query}) c"  # noqa: S608 (our own query)
     with connection.cursor() as cursor:
         cursor.execute(statement, [PriceStatus.PUBLISHED])
         (csv_text,) = cursor.fetchone()
-    text_columns = ("zone", "pricing_model", "payment_option", "currency", "source", "refresh_source",
-                    "commitment_kind")  # fmt: skip
-    numbers = {"observation_id": np.int64, "offer_id": np.int64, "instance_type_id": np.int64,
-               "region_id": np.int64, "amount": np.int64, "observed": np.int64}  # fmt: skip
+    text_columns = (
+        "zone",
+        "pricing_model",
+        "payment_option",
+        "currency",
+        "source",
+        "refresh_source",
+        "commitment_kind",
+    )
+    numbers = {
+        "observation_id": np.int64,
+        "offer_id": np.int64,
+        "instance_type_id": np.int64,
+        "region_id": np.int64,
+        "amount": np.int64,
+        "observed": np.int64,
+    }
     frame = pd.read_csv(
-        io.StringIO(csv_text or ""), names=list(_FIELDS), header=None,
-        dtype={name: object for name in text_columns} | numbers, keep_default_na=False, na_filter=False,
-    )  # fmt: skip
+        io.StringIO(csv_text or ""),
+        names=list(_FIELDS),
+        header=None,
+        dtype={name: object for name in text_columns} | numbers,
+        keep_default_na=False,
+        na_filter=False,
+    )
     result = {name: frame[name].to_numpy(dtype=object) for name in text_columns}
     result |= {name: frame[name].to_numpy() for name in numbers}
     result["observed_at"] = result.pop("observed").astype("datetime64[us]")
@@ -148,11 +186,27 @@ def _observed(values) -> np.ndarray:
 def _instance_types() -> pd.DataFrame:
     """One row per instance type (few hundred), indexed by id: the text and sizes every price shares."""
     rows = InstanceType.objects.values_list(
-        "id", "provider__slug", "provider__name", "name", "gpu__slug", "gpu_count", "vcpus", "memory_gib",
+        "id",
+        "provider__slug",
+        "provider__name",
+        "name",
+        "gpu__slug",
+        "gpu_count",
+        "vcpus",
+        "memory_gib",
         "host_priced_separately",
-    )  # fmt: skip
-    names = ("id", "provider", "provider_name", "instance_type", "gpu", "gpu_count", "vcpus", "memory_gib",
-             "host_priced_separately")  # fmt: skip
+    )
+    names = (
+        "id",
+        "provider",
+        "provider_name",
+        "instance_type",
+        "gpu",
+        "gpu_count",
+        "vcpus",
+        "memory_gib",
+        "host_priced_separately",
+    )
     columns = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else {n: () for n in names}
     table = {name: np.array(columns[name], dtype=TEXT) for name in names[1:5]}
     for name in ("gpu_count", "vcpus", "memory_gib"):
@@ -198,16 +252,28 @@ def offer_table(*, gpu_mapped_only: bool = True) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         per_gpu = usd / catalog["gpu_count"]
     columns = {
-        "observation_id": prices["observation_id"], "offer_id": prices["offer_id"],
-        "provider": catalog["provider"], "provider_name": catalog["provider_name"], "region": region_code,
-        "zone": prices["zone"], "instance_type": catalog["instance_type"], "gpu": catalog["gpu"],
-        "gpu_count": catalog["gpu_count"], "vcpus": catalog["vcpus"], "memory_gib": catalog["memory_gib"],
-        "pricing_model": prices["pricing_model"], "payment_option": prices["payment_option"],
-        "price_per_hour": prices["amount"], "currency": prices["currency"], "price_per_hour_usd": usd,
-        "price_per_gpu_hour_usd": per_gpu, "observed_at": prices["observed_at"],
-        "source": prices["source"], "host_priced_separately": catalog["host_priced_separately"],
+        "observation_id": prices["observation_id"],
+        "offer_id": prices["offer_id"],
+        "provider": catalog["provider"],
+        "provider_name": catalog["provider_name"],
+        "region": region_code,
+        "zone": prices["zone"],
+        "instance_type": catalog["instance_type"],
+        "gpu": catalog["gpu"],
+        "gpu_count": catalog["gpu_count"],
+        "vcpus": catalog["vcpus"],
+        "memory_gib": catalog["memory_gib"],
+        "pricing_model": prices["pricing_model"],
+        "payment_option": prices["payment_option"],
+        "price_per_hour": prices["amount"],
+        "currency": prices["currency"],
+        "price_per_hour_usd": usd,
+        "price_per_gpu_hour_usd": per_gpu,
+        "observed_at": prices["observed_at"],
+        "source": prices["source"],
+        "host_priced_separately": catalog["host_priced_separately"],
         "commitment_kind": prices["commitment_kind"],
-    }  # fmt: skip
+    }
     frame = pd.DataFrame({name: _series(columns[name][keep]) for name in OFFER_FRAME_COLUMNS})
     frame["observed_at"] = frame["observed_at"].dt.tz_localize("UTC")
     for column in FLOAT_COLUMNS:

@@ -27,9 +27,18 @@ from gpuledger.request_memo import memoized
 # The models whose rows feed offer_frame(), the ranking context (GPU datasheets, storage rates, FX) or
 # its spot price histories. A change to any of them changes the price version.
 VERSIONED_MODELS = (
-    "Provider", "Region", "GpuModel", "GpuAlias", "InstanceType", "Offer", "PriceObservation", "FxRate",
-    "StorageRate", "SpotAdvisory", "SuspectPricePublication",
-)  # fmt: skip
+    "Provider",
+    "Region",
+    "GpuModel",
+    "GpuAlias",
+    "InstanceType",
+    "Offer",
+    "PriceObservation",
+    "FxRate",
+    "StorageRate",
+    "SpotAdvisory",
+    "SuspectPricePublication",
+)
 VERSION_ROW = 1
 
 

@@ -32,8 +32,14 @@ OfferKey = tuple[str, str, str, str, str, str]  # provider, instance type, regio
 
 
 def offer_key(record: PriceRecord) -> OfferKey:
-    return (record.instance.provider, record.instance.name, record.region, record.zone,
-            record.pricing_model, record.payment_option)  # fmt: skip
+    return (
+        record.instance.provider,
+        record.instance.name,
+        record.region,
+        record.zone,
+        record.pricing_model,
+        record.payment_option,
+    )
 
 
 def offer_key_of_row(parts: Iterable) -> OfferKey:
@@ -109,7 +115,14 @@ def price_moves(
         before = before_entry[0]
         share = (after - before) / before
         if abs(share) > MOVE_SHARE:
-            moves.append({"offer": " ".join(part for part in key if part), "before": str(before),
-                          "after": str(after), "currency": currency, "share": f"{share:+.1%}"})  # fmt: skip
+            moves.append(
+                {
+                    "offer": " ".join(part for part in key if part),
+                    "before": str(before),
+                    "after": str(after),
+                    "currency": currency,
+                    "share": f"{share:+.1%}",
+                }
+            )
     moves.sort(key=lambda move: -abs(Decimal(move["share"].rstrip("%"))))
     return moves

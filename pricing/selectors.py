@@ -27,11 +27,28 @@ from scheduler.freshness import stale_after_for
 from scheduler.schedule import SCHEDULE
 
 OFFER_FRAME_COLUMNS = [
-    "observation_id", "offer_id", "provider", "provider_name", "region", "zone", "instance_type",
-    "gpu", "gpu_count", "vcpus", "memory_gib", "pricing_model", "payment_option",
-    "price_per_hour", "currency", "price_per_hour_usd", "price_per_gpu_hour_usd", "observed_at", "source",
-    "host_priced_separately", "commitment_kind",
-]  # fmt: skip
+    "observation_id",
+    "offer_id",
+    "provider",
+    "provider_name",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "vcpus",
+    "memory_gib",
+    "pricing_model",
+    "payment_option",
+    "price_per_hour",
+    "currency",
+    "price_per_hour_usd",
+    "price_per_gpu_hour_usd",
+    "observed_at",
+    "source",
+    "host_priced_separately",
+    "commitment_kind",
+]
 # Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
 FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
 FRESHNESS_COLUMNS = ("refresh_source", "scheduled", "stale_after_hours", "stale")
@@ -74,20 +91,78 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
     if gpu_mapped_only:
         filters["offer__instance_type__gpu__isnull"] = False
     rows = current_price_observations(**filters).values_list(
-        "id", "offer_id", "offer__instance_type__provider__slug", "offer__instance_type__provider__name",
-        "offer__region__code", "offer__zone", "offer__instance_type__name", "offer__instance_type__gpu__slug",
-        "offer__instance_type__gpu_count", "offer__instance_type__vcpus", "offer__instance_type__memory_gib",
-        "pricing_model", "payment_option", "amount_per_hour", "currency", "observed_at", "source",
-        "offer__instance_type__host_priced_separately", "refresh__source", "commitment_kind",
-    )  # fmt: skip
+        "id",
+        "offer_id",
+        "offer__instance_type__provider__slug",
+        "offer__instance_type__provider__name",
+        "offer__region__code",
+        "offer__zone",
+        "offer__instance_type__name",
+        "offer__instance_type__gpu__slug",
+        "offer__instance_type__gpu_count",
+        "offer__instance_type__vcpus",
+        "offer__instance_type__memory_gib",
+        "pricing_model",
+        "payment_option",
+        "amount_per_hour",
+        "currency",
+        "observed_at",
+        "source",
+        "offer__instance_type__host_priced_separately",
+        "refresh__source",
+        "commitment_kind",
+    )
     rates = fx_rates(base="USD")
     records, refresh_sources = [], []
-    for (obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-         model, payment, amount, currency, observed_at, source, gpu_only, refresh_source, kind) in rows:  # fmt: skip
+    for (
+        obs_id,
+        offer_id,
+        prov,
+        prov_name,
+        region,
+        zone,
+        itype,
+        gpu,
+        count,
+        vcpus,
+        mem,
+        model,
+        payment,
+        amount,
+        currency,
+        observed_at,
+        source,
+        gpu_only,
+        refresh_source,
+        kind,
+    ) in rows:
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
-        records.append((obs_id, offer_id, prov, prov_name, region, zone, itype, gpu, count, vcpus, mem,
-                        model, payment, amount, currency, usd, per_gpu, observed_at, source, gpu_only, kind))  # fmt: skip
+        records.append(
+            (
+                obs_id,
+                offer_id,
+                prov,
+                prov_name,
+                region,
+                zone,
+                itype,
+                gpu,
+                count,
+                vcpus,
+                mem,
+                model,
+                payment,
+                amount,
+                currency,
+                usd,
+                per_gpu,
+                observed_at,
+                source,
+                gpu_only,
+                kind,
+            )
+        )
         refresh_sources.append(refresh_source or "")
     frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
     for column in FLOAT_COLUMNS:

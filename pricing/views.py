@@ -32,8 +32,13 @@ def catalog_page(request):
     # its rows are read only when that rendering is missing.
     rows = SimpleLazyObject(lambda: gpu_catalog_rows(gpus=page.object_list))
     table_key = f"{catalog_table_version()}:{query}:{page.number}"
-    context = {"rows": rows, "query": query, "page": page, "table_key": table_key,
-               "not_refreshed": SimpleLazyObject(providers_not_refreshed)}  # fmt: skip
+    context = {
+        "rows": rows,
+        "query": query,
+        "page": page,
+        "table_key": table_key,
+        "not_refreshed": SimpleLazyObject(providers_not_refreshed),
+    }
     return render(request, "pricing/catalog.html", context)
 
 
@@ -46,7 +51,14 @@ def offer_page(request, pk: int):
     )
     days = 30
     history = offer_spot_history(offer, window_days=days)
-    context = {"offer": offer, "history": history, "days": days, "chart": spot_history_chart(history),
-               "prices": offer_price_rows(offer), "moves": offer_price_moves(offer),
-               "gpu_type_gone": offer_gpu_type_gone(offer), "move_share": MOVE_SHARE}  # fmt: skip
+    context = {
+        "offer": offer,
+        "history": history,
+        "days": days,
+        "chart": spot_history_chart(history),
+        "prices": offer_price_rows(offer),
+        "moves": offer_price_moves(offer),
+        "gpu_type_gone": offer_gpu_type_gone(offer),
+        "move_share": MOVE_SHARE,
+    }
     return render(request, "pricing/offer.html", context)

@@ -9,8 +9,17 @@ from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from procurement.models import ModelArchitecture
 
 ARCHITECTURES_FILE = Path(__file__).resolve().parent / "data" / "model_architectures.json"
-REQUIRED = ["name", "params_computed", "num_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
-            "head_dim", "intermediate_size", "vocab_size"]  # fmt: skip
+REQUIRED = [
+    "name",
+    "params_computed",
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+]
 
 
 class ArchitectureFileError(ValueError):
@@ -37,11 +46,21 @@ def _architecture_row(path: Path, index: int, entry: dict) -> dict:
     moe = entry.get("moe") or {}
     experts = moe.get("num_local_experts") or moe.get("num_experts") or moe.get("n_routed_experts") or 1
     return {
-        "slug": architecture_slug(entry["name"]), "name": entry["name"], "hf_id": entry.get("hf_id") or "",
-        "params": entry["params_computed"], "num_layers": entry["num_layers"], "hidden_size": entry["hidden_size"],
-        "num_attention_heads": entry["num_attention_heads"], "num_key_value_heads": entry["num_key_value_heads"],
-        "head_dim": entry["head_dim"], "intermediate_size": entry["intermediate_size"], "vocab_size": entry["vocab_size"],
+        "slug": architecture_slug(entry["name"]),
+        "name": entry["name"],
+        "hf_id": entry.get("hf_id") or "",
+        "params": entry["params_computed"],
+        "num_layers": entry["num_layers"],
+        "hidden_size": entry["hidden_size"],
+        "num_attention_heads": entry["num_attention_heads"],
+        "num_key_value_heads": entry["num_key_value_heads"],
+        "head_dim": entry["head_dim"],
+        "intermediate_size": entry["intermediate_size"],
+        "vocab_size": entry["vocab_size"],
         "max_position_embeddings": entry.get("max_position_embeddings"),
-        "tie_word_embeddings": bool(entry.get("tie_word_embeddings")), "gated_mlp": True,
-        "num_experts": experts, "experts_per_token": moe.get("num_experts_per_tok") or 1, "source": entry.get("source") or "",
-    }  # fmt: skip
+        "tie_word_embeddings": bool(entry.get("tie_word_embeddings")),
+        "gated_mlp": True,
+        "num_experts": experts,
+        "experts_per_token": moe.get("num_experts_per_tok") or 1,
+        "source": entry.get("source") or "",
+    }

@@ -73,9 +73,13 @@ class Workload(models.Model):
         help_text="The workload spec: one schema for CLI files, API bodies and stored workloads."
     )
     team = models.ForeignKey(
-        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="workloads",
+        "accounts.Team",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="workloads",
         help_text="Engineers see and change their team's workloads only (empty: stored before teams).",
-    )  # fmt: skip
+    )
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     notify_email = models.EmailField(blank=True)
     # https to a public address only (procurement.webhooks): checked here and again when sent
@@ -119,9 +123,13 @@ class BenchmarkResult(models.Model):
     and shows only those (docs/benchmark-format.md, "Who sees a run")."""
 
     team = models.ForeignKey(
-        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="benchmarks",
+        "accounts.Team",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="benchmarks",
         help_text="Engineers see their team's runs only (empty: uploaded before teams, or by a command).",
-    )  # fmt: skip
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="benchmarks"
     )
@@ -222,9 +230,13 @@ class Recommendation(models.Model):
         max_length=64, help_text="Hash of the prices used; unchanged prices add no row."
     )
     saved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="Who saved these options as the workload's answer (a recompute keeps them).",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["-computed_at"]
@@ -244,9 +256,13 @@ class TcoStudy(models.Model):
     fingerprint = models.CharField(max_length=64, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     team = models.ForeignKey(
-        "accounts.Team", on_delete=models.PROTECT, null=True, blank=True, related_name="tco_studies",
+        "accounts.Team",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="tco_studies",
         help_text="Engineers see and change their team's studies only (empty: stored before teams).",
-    )  # fmt: skip
+    )
     computed_at = models.DateTimeField(auto_now_add=True)
     previous = models.OneToOneField(
         "self",

@@ -97,9 +97,10 @@ def assumed_storage_providers(rates: dict[str, tuple[float, str]] | None = None)
     block_storage_rates_with_sources(), read here when not given."""
     rates = block_storage_rates_with_sources() if rates is None else rates
     return frozenset(
-        provider for provider, (_usd, source) in rates.items()
+        provider
+        for provider, (_usd, source) in rates.items()
         if source.strip().lower().startswith(ASSUMED_RATE_PREFIX)
-    )  # fmt: skip
+    )
 
 
 # --- Dashboard ----------------------------------------------------------------------------------------

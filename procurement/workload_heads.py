@@ -106,15 +106,23 @@ def _read(workload_id: int) -> WorkloadHead | None:
     answer = None
     if saved is not None:
         answer = SavedAnswer(
-            pk=saved.pk, computed_at=saved.computed_at, parameters=saved.parameters, spec=saved.spec,
+            pk=saved.pk,
+            computed_at=saved.computed_at,
+            parameters=saved.parameters,
+            spec=saved.spec,
             saved_by=Person(saved.saved_by.get_username()) if saved.saved_by else None,
-        )  # fmt: skip
+        )
     return WorkloadHead(
-        pk=workload.pk, name=workload.name, spec=workload.spec, updated_at=workload.updated_at,
-        team_id=workload.team_id, team=TeamName(workload.team.pk, workload.team.name) if workload.team else None,
-        owner_id=workload.owner_id, owner=Person(workload.owner.get_username()) if workload.owner else None,
+        pk=workload.pk,
+        name=workload.name,
+        spec=workload.spec,
+        updated_at=workload.updated_at,
+        team_id=workload.team_id,
+        team=TeamName(workload.team.pk, workload.team.name) if workload.team else None,
+        owner_id=workload.owner_id,
+        owner=Person(workload.owner.get_username()) if workload.owner else None,
         answer=answer,
-    )  # fmt: skip
+    )
 
 
 def forget_workload_heads(workload_ids: Iterable[int | None]) -> None:

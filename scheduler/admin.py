@@ -8,9 +8,23 @@ from scheduler.models import PriceRefresh, SyncedScheduleJob
 
 @admin.register(PriceRefresh)
 class PriceRefreshAdmin(admin.ModelAdmin):
-    list_display = ["source", "region", "started_at", "finished_at", "status", "rows_seen", "rows_inserted",
-                    "rows_unchanged", "rows_rejected", "rows_suspect", "rows_added", "rows_changed", "rows_refused",
-                    "duration_s", "failures_in_a_row"]  # fmt: skip
+    list_display = [
+        "source",
+        "region",
+        "started_at",
+        "finished_at",
+        "status",
+        "rows_seen",
+        "rows_inserted",
+        "rows_unchanged",
+        "rows_rejected",
+        "rows_suspect",
+        "rows_added",
+        "rows_changed",
+        "rows_refused",
+        "duration_s",
+        "failures_in_a_row",
+    ]
     list_filter = ["status", "source"]
     search_fields = ["source", "region", "error"]
     readonly_fields = [f.name for f in PriceRefresh._meta.fields]

@@ -38,9 +38,11 @@ def orphaned_refreshes_close(*, now: dt.datetime | None = None) -> list[int]:
             "died (closed by the sweeper)."
         )
         updated = PriceRefresh.objects.filter(pk=refresh_id, status=RefreshStatus.RUNNING).update(
-            status=RefreshStatus.FAILED, finished_at=now, error=message,
+            status=RefreshStatus.FAILED,
+            finished_at=now,
+            error=message,
             failures_in_a_row=failures_before(source, region) + 1,  # an orphan is a failure too
-        )  # fmt: skip
+        )
         if updated:
             closed.append(refresh_id)
     return closed

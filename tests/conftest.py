@@ -218,9 +218,14 @@ def redis_worker(require_redis):
 # and the cached reads (a review, a price read, a page fragment), whose keys carry data versions that a
 # rolled-back test database can repeat (an empty one's, say)
 THROTTLE_KEY_PATTERNS = (
-    "*gpuledger:login-failures:*", "*throttle_*", "*spend-review:*", "*price-read:*", "*template.cache.*",
-    "*gpuledger:user-fact:*", "*gpuledger:workload-head:*",
-)  # fmt: skip
+    "*gpuledger:login-failures:*",
+    "*throttle_*",
+    "*spend-review:*",
+    "*price-read:*",
+    "*template.cache.*",
+    "*gpuledger:user-fact:*",
+    "*gpuledger:workload-head:*",
+)
 
 
 @pytest.fixture(autouse=True)

@@ -32,8 +32,11 @@ def _block_commands() -> list[str]:
 def _fresh_checkout(folder: Path) -> Path:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     copy = folder / "checkout"
     for name in filter(None, listed.stdout.split("\0")):
         source = ROOT / name

@@ -68,13 +68,17 @@ class LevelResult:
 
     def as_dict(self) -> dict:
         return {
-            "scenario": self.scenario, "kind": self.kind, "users": self.users,
-            "seconds": round(self.seconds, 2), "requests": self.requests,
-            "requests_per_s": round(self.rate_per_s, 1), "errors": self.errors,
+            "scenario": self.scenario,
+            "kind": self.kind,
+            "users": self.users,
+            "seconds": round(self.seconds, 2),
+            "requests": self.requests,
+            "requests_per_s": round(self.rate_per_s, 1),
+            "errors": self.errors,
             "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
             **{f"p{p}_ms": _rounded(self.percentile_ms(p)) for p in (50, 95, 99)},
             "error_samples": self.error_samples,
-        }  # fmt: skip
+        }
 
 
 def _rounded(value: float | None) -> float | None:

@@ -58,12 +58,15 @@ def main() -> int:
         "catalog page /": ("viewer", "get", "/", {}),
         "stored recommendation page": ("engineer", "get", f"/workloads/{workload.pk}/recommendations/", {}),
         "computed recommendation API": (
-            "engineer", "post", "/api/recommendations/", {"data": body, "content_type": "application/json"}
+            "engineer",
+            "post",
+            "/api/recommendations/",
+            {"data": body, "content_type": "application/json"},
         ),
         "dashboard (finance)": ("finance", "get", "/dashboard/", {}),
         "spend review API": ("finance", "get", f"/api/billing/spend-review/?{REVIEW_PERIOD}", {}),
         "spend review page": ("finance", "get", f"/billing/?{REVIEW_PAGE_PERIOD}", {}),
-    }  # fmt: skip
+    }
     print(f"{'request':<30} {'wall ms':>8} {'SQL ms':>8} {'queries':>8} {'SQL share':>9}")
     for name, (role, method, path, extra) in requests.items():
         walls, sqls, counts = [], [], []

@@ -167,9 +167,17 @@ def _free_port() -> int:
 
 def _start_gunicorn(env: dict, port: int, workers: int) -> subprocess.Popen:
     command = [
-        str(Path(PYTHON).parent / "gunicorn"), "gpuledger.wsgi", "--bind", f"127.0.0.1:{port}",
-        "--workers", str(workers), "--timeout", "60", "--log-level", "warning",
-    ]  # fmt: skip
+        str(Path(PYTHON).parent / "gunicorn"),
+        "gpuledger.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--timeout",
+        "60",
+        "--log-level",
+        "warning",
+    ]
     return subprocess.Popen(command, cwd=ROOT, env=env)
 
 
@@ -223,13 +231,13 @@ def _scenarios(base: str, tokens: dict, sessions: dict) -> list[Scenario]:
             "offer list API",
             "stored",
             lambda n: Request("GET", f"/api/offers/?limit=100&offset={(n % pages) * 100}", bearer("viewer")),
-        ),  # fmt: skip
+        ),
         Scenario("catalog page /", "stored", get("/", sessions["viewer"])),
         Scenario(
             "stored recommendation page",
             "stored",
             get(f"/workloads/{saved['workload_id']}/recommendations/", sessions["engineer"]),
-        ),  # fmt: skip
+        ),
         Scenario("computed recommendation API", "computed", lambda n: computed),
         Scenario("dashboard (finance)", "stored", get("/dashboard/", sessions["finance"])),
         Scenario(
@@ -309,7 +317,10 @@ def _targets(results: list[LevelResult]) -> list[str]:
 
 def markdown_table(results: list[LevelResult]) -> str:
     """The figures as the table in docs/performance.md."""
-    lines = ["| endpoint | users | req/s | p50 ms | p95 ms | p99 ms | requests | errors |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "| endpoint | users | req/s | p50 ms | p95 ms | p99 ms | requests | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
         p = [r.percentile_ms(q) for q in (50, 95, 99)]
         shown = ["-" if v is None else f"{v:,.0f}" for v in p]

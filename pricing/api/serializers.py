@@ -31,9 +31,10 @@ class OfferPriceSerializer(serializers.Serializer):
     pricing_model = serializers.CharField()
     payment_option = serializers.CharField(allow_blank=True)
     commitment_kind = serializers.CharField(
-        allow_blank=True, required=False,
+        allow_blank=True,
+        required=False,
         help_text="Commitments: standard, convertible, compute_sp or ec2_instance_sp; empty otherwise.",
-    )  # fmt: skip
+    )
     price_per_hour = serializers.DecimalField(max_digits=18, decimal_places=6)
     currency = serializers.CharField()
     observed_at = serializers.DateTimeField()

@@ -165,9 +165,14 @@ def _item_records(
         refusals.refuse(UNIT, f"{location}: unitOfMeasure {item.get('unitOfMeasure')!r}")
         return []
     instance = InstanceTypeRecord(
-        provider="azure", name=size_name, gpu_name=size.gpu_name, gpu_count=size.gpu_count,
-        vcpus=Decimal(size.vcpus), memory_gib=Decimal(size.memory_gib), interconnect=size.interconnect,
-    )  # fmt: skip
+        provider="azure",
+        name=size_name,
+        gpu_name=size.gpu_name,
+        gpu_count=size.gpu_count,
+        vcpus=Decimal(size.vcpus),
+        memory_gib=Decimal(size.memory_gib),
+        interconnect=size.interconnect,
+    )
     try:
         price = _price(item, "retailPrice", location)
         plans = [
@@ -180,11 +185,18 @@ def _item_records(
 
     def record(model: str, amount: Decimal, payment: str = "", upfront: Decimal | None = None) -> PriceRecord:
         return PriceRecord(
-            instance=instance, region=str(item.get("armRegionName") or ""), zone="", pricing_model=model,
-            price_per_hour=amount.quantize(PRICE_QUANTUM), currency=str(item.get("currencyCode") or currency),
-            observed_at=observed_at, source=SOURCE, location=location, payment_option=payment,
+            instance=instance,
+            region=str(item.get("armRegionName") or ""),
+            zone="",
+            pricing_model=model,
+            price_per_hour=amount.quantize(PRICE_QUANTUM),
+            currency=str(item.get("currencyCode") or currency),
+            observed_at=observed_at,
+            source=SOURCE,
+            location=location,
+            payment_option=payment,
             upfront_fee=upfront,
-        )  # fmt: skip
+        )
 
     if item.get("type") == "Reservation":
         model = RESERVATION_TERMS.get(str(item.get("reservationTerm") or ""))

@@ -38,18 +38,43 @@ def _series(page: str, gpu: str, rows: list[tuple[str, str, int, int]], intercon
 # (size without "Standard_", GPUs, vCPUs, memory GiB) per series, as each page's size table lists them.
 AZURE_GPU_SIZES: dict[str, AzureSize] = {
     # NCv3: Tesla V100 PCIe 16 GB
-    **_series("ncv3-series", "V100", [("NC6s_v3", "1", 6, 112), ("NC12s_v3", "2", 12, 224),
-                                      ("NC24s_v3", "4", 24, 448), ("NC24rs_v3", "4", 24, 448)]),
+    **_series(
+        "ncv3-series",
+        "V100",
+        [
+            ("NC6s_v3", "1", 6, 112),
+            ("NC12s_v3", "2", 12, 224),
+            ("NC24s_v3", "4", 24, 448),
+            ("NC24rs_v3", "4", 24, 448),
+        ],
+    ),
     # NCasT4_v3: NVIDIA T4 16 GB
-    **_series("ncast4v3-series", "T4", [("NC4as_T4_v3", "1", 4, 28), ("NC8as_T4_v3", "1", 8, 56),
-                                        ("NC16as_T4_v3", "1", 16, 110), ("NC64as_T4_v3", "4", 64, 440)]),
+    **_series(
+        "ncast4v3-series",
+        "T4",
+        [
+            ("NC4as_T4_v3", "1", 4, 28),
+            ("NC8as_T4_v3", "1", 8, 56),
+            ("NC16as_T4_v3", "1", 16, 110),
+            ("NC64as_T4_v3", "4", 64, 440),
+        ],
+    ),
     # NC A100 v4: A100 80 GB PCIe
-    **_series("nca100v4-series", "A100-80GB-PCIE", [("NC24ads_A100_v4", "1", 24, 220),
-                                                    ("NC48ads_A100_v4", "2", 48, 440),
-                                                    ("NC96ads_A100_v4", "4", 96, 880)]),
+    **_series(
+        "nca100v4-series",
+        "A100-80GB-PCIE",
+        [
+            ("NC24ads_A100_v4", "1", 24, 220),
+            ("NC48ads_A100_v4", "2", 48, 440),
+            ("NC96ads_A100_v4", "4", 96, 880),
+        ],
+    ),
     # NCads H100 v5: H100 NVL 94 GB (PCIe, NVLink bridge between pairs)
-    **_series("ncadsh100v5-series", "H100-NVL", [("NC40ads_H100_v5", "1", 40, 320),
-                                                 ("NC80adis_H100_v5", "2", 80, 640)]),
+    **_series(
+        "ncadsh100v5-series",
+        "H100-NVL",
+        [("NC40ads_H100_v5", "1", 40, 320), ("NC80adis_H100_v5", "2", 80, 640)],
+    ),
     # NDv2: 8 x V100 SXM2 32 GB with NVLink
     **_series("ndv2-series", "V100-32GB", [("ND40rs_v2", "8", 40, 672)], "NVLink 2"),
     # ND A100 v4: 8 x A100 40 GB SXM4, NVSwitch; NDm A100 v4: 8 x A100 80 GB SXM4
@@ -60,14 +85,25 @@ AZURE_GPU_SIZES: dict[str, AzureSize] = {
     **_series("ndh200v5-series", "H200", [("ND96isr_H200_v5", "8", 96, 1850)], "NVLink 4 (NVSwitch)"),
     **_series("ndmi300xv5-series", "MI300X", [("ND96isr_MI300X_v5", "8", 96, 1850)], "Infinity Fabric"),
     # NVadsA10 v5: a share of one A10 24 GB, up to two whole A10s
-    **_series("nvadsa10v5-series", "A10", [("NV6ads_A10_v5", "0.166667", 6, 55),
-                                           ("NV12ads_A10_v5", "0.333333", 12, 110),
-                                           ("NV18ads_A10_v5", "0.5", 18, 220), ("NV36ads_A10_v5", "1", 36, 440),
-                                           ("NV36adms_A10_v5", "1", 36, 880), ("NV72ads_A10_v5", "2", 72, 880)]),
+    **_series(
+        "nvadsa10v5-series",
+        "A10",
+        [
+            ("NV6ads_A10_v5", "0.166667", 6, 55),
+            ("NV12ads_A10_v5", "0.333333", 12, 110),
+            ("NV18ads_A10_v5", "0.5", 18, 220),
+            ("NV36ads_A10_v5", "1", 36, 440),
+            ("NV36adms_A10_v5", "1", 36, 880),
+            ("NV72ads_A10_v5", "2", 72, 880),
+        ],
+    ),
     # NVv3: Tesla M60 (no datasheet entry: stored unmapped)
-    **_series("nvv3-series", "M60", [("NV12s_v3", "1", 12, 112), ("NV24s_v3", "2", 24, 224),
-                                     ("NV48s_v3", "4", 48, 448)]),
-}  # fmt: skip
+    **_series(
+        "nvv3-series",
+        "M60",
+        [("NV12s_v3", "1", 12, 112), ("NV24s_v3", "2", 24, 224), ("NV48s_v3", "4", 48, 448)],
+    ),
+}
 
 GPU_FAMILY_PREFIXES = ("Standard_NC", "Standard_ND", "Standard_NV")
 

@@ -39,8 +39,14 @@ def read_commitment_file(path: Path, *, provider: str = "aws", source: str = "")
     if len(rows) > MAX_ROWS:
         raise SourceRowError(path.name, "prices", f"{len(rows)} rows (at most {MAX_ROWS})")
     for number, row in enumerate(rows, start=1):
-        yield _record(row, f"{path.name} prices[{number}]", provider, document.get("currency", "USD"),
-                      observed_at, source)  # fmt: skip
+        yield _record(
+            row,
+            f"{path.name} prices[{number}]",
+            provider,
+            document.get("currency", "USD"),
+            observed_at,
+            source,
+        )
 
 
 def _record(row: dict, location: str, provider: str, currency: str, observed_at, source: str) -> PriceRecord:
@@ -62,8 +68,17 @@ def _record(row: dict, location: str, provider: str, currency: str, observed_at,
         gpu_count=Decimal(row["gpu_count"]),
     )
     return PriceRecord(
-        instance=instance, region=row["region"], zone="", pricing_model=model,
-        price_per_hour=(hourly + upfront / TERM_HOURS[model]).quantize(PRICE_QUANTUM), currency=currency,
-        observed_at=observed_at, source=source, location=location, payment_option=row["payment_option"],
-        upfront_fee=upfront, commitment_kind=row.get("commitment_kind", ""), recurring_per_hour=hourly,
-    )  # fmt: skip
+        instance=instance,
+        region=row["region"],
+        zone="",
+        pricing_model=model,
+        price_per_hour=(hourly + upfront / TERM_HOURS[model]).quantize(PRICE_QUANTUM),
+        currency=currency,
+        observed_at=observed_at,
+        source=source,
+        location=location,
+        payment_option=row["payment_option"],
+        upfront_fee=upfront,
+        commitment_kind=row.get("commitment_kind", ""),
+        recurring_per_hour=hourly,
+    )

@@ -64,10 +64,18 @@ NANOS = Decimal(10) ** 9
 # GPU SKU label ("Nvidia <label> GPU running in ...") -> the accelerator name of gcp_hosts / gcp_n1 and
 # pricing/data/gpu_aliases.csv (provider gcp).
 GPU_LABELS = {
-    "Tesla T4": "T4", "Tesla V100": "V100", "Tesla P100": "P100", "Tesla P4": "P4", "L4": "L4",
-    "Tesla A100": "A100", "A100 80GB": "A100-80GB", "H100 80GB": "H100", "H100 80GB Mega": "H100-MEGA",
-    "H100 80GB Plus": "H100-MEGA", "H200 141GB": "H200",
-}  # fmt: skip
+    "Tesla T4": "T4",
+    "Tesla V100": "V100",
+    "Tesla P100": "P100",
+    "Tesla P4": "P4",
+    "L4": "L4",
+    "Tesla A100": "A100",
+    "A100 80GB": "A100-80GB",
+    "H100 80GB": "H100",
+    "H100 80GB Mega": "H100-MEGA",
+    "H100 80GB Plus": "H100-MEGA",
+    "H200 141GB": "H200",
+}
 # GCP bills the A3 Mega machine (a3-megagpu-8g) on SKUs of its own: "Nvidia H100 80GB Plus GPU ..." and
 # "A3Plus Instance Core/Ram ..." (a real Nov 2024 answer: tests/pricing/outside/data/PROVENANCE.md), not
 # on the a3-highgpu "A3" core and RAM SKUs, which cost about 5 % less.
@@ -83,15 +91,30 @@ N1_FAMILY = "N1 Predefined"
 # (GCP writes "GB" for these binary sizes; the RAM SKU is priced per GiB-hour). The same figures are
 # the vCPUs and MemoryGiB of the bundled catalog's host rows (a test compares them).
 MACHINE_SHAPES: dict[str, tuple[int, int]] = {
-    "a2-highgpu-1g": (12, 85), "a2-highgpu-2g": (24, 170), "a2-highgpu-4g": (48, 340),
-    "a2-highgpu-8g": (96, 680), "a2-megagpu-16g": (96, 1360), "a2-ultragpu-1g": (12, 170),
-    "a2-ultragpu-2g": (24, 340), "a2-ultragpu-4g": (48, 680), "a2-ultragpu-8g": (96, 1360),
-    "a3-highgpu-1g": (26, 234), "a3-highgpu-2g": (52, 468), "a3-highgpu-4g": (104, 936),
-    "a3-highgpu-8g": (208, 1872), "a3-megagpu-8g": (208, 1872), "a3-ultragpu-8g": (224, 2952),
-    "g2-standard-4": (4, 16), "g2-standard-8": (8, 32), "g2-standard-12": (12, 48),
-    "g2-standard-16": (16, 64), "g2-standard-24": (24, 96), "g2-standard-32": (32, 128),
-    "g2-standard-48": (48, 192), "g2-standard-96": (96, 384),
-}  # fmt: skip
+    "a2-highgpu-1g": (12, 85),
+    "a2-highgpu-2g": (24, 170),
+    "a2-highgpu-4g": (48, 340),
+    "a2-highgpu-8g": (96, 680),
+    "a2-megagpu-16g": (96, 1360),
+    "a2-ultragpu-1g": (12, 170),
+    "a2-ultragpu-2g": (24, 340),
+    "a2-ultragpu-4g": (48, 680),
+    "a2-ultragpu-8g": (96, 1360),
+    "a3-highgpu-1g": (26, 234),
+    "a3-highgpu-2g": (52, 468),
+    "a3-highgpu-4g": (104, 936),
+    "a3-highgpu-8g": (208, 1872),
+    "a3-megagpu-8g": (208, 1872),
+    "a3-ultragpu-8g": (224, 2952),
+    "g2-standard-4": (4, 16),
+    "g2-standard-8": (8, 32),
+    "g2-standard-12": (12, 48),
+    "g2-standard-16": (16, 64),
+    "g2-standard-24": (24, 96),
+    "g2-standard-32": (32, 128),
+    "g2-standard-48": (48, 192),
+    "g2-standard-96": (96, 384),
+}
 
 PartKey = tuple[
     str, str, str, str
@@ -122,8 +145,13 @@ def gcp_pages(*, api_key: str, transport: Transport, policy: RetryPolicy) -> Ite
     for page_number in range(1, MAX_PAGES + 1):
         query = {"pageSize": PAGE_SIZE, **({"pageToken": token} if token else {})}
         url = f"{API_URL}?{urllib.parse.urlencode(query)}"
-        page = get_json(url, transport=transport, policy=policy, what=f"gcp billing catalog page {page_number}",
-                        headers=headers)  # fmt: skip
+        page = get_json(
+            url,
+            transport=transport,
+            policy=policy,
+            what=f"gcp billing catalog page {page_number}",
+            headers=headers,
+        )
         yield page
         token = page.get("nextPageToken") or ""
         if not token:
@@ -224,9 +252,13 @@ def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime)
     regions = sorted({key[3] for key in parts})
     for name, accelerator, count, family, vcpus, memory in gcp_machines():
         instance = InstanceTypeRecord(
-            provider="gcp", name=name, gpu_name=accelerator, gpu_count=Decimal(count),
-            vcpus=Decimal(vcpus), memory_gib=Decimal(memory),
-        )  # fmt: skip
+            provider="gcp",
+            name=name,
+            gpu_name=accelerator,
+            gpu_count=Decimal(count),
+            vcpus=Decimal(vcpus),
+            memory_gib=Decimal(memory),
+        )
         for model in USAGE_TYPES.values():
             for region in regions:
                 gpu = parts.get(("GPU", accelerator, model, region))
@@ -242,11 +274,18 @@ def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime)
                 total = count * gpu.price + vcpus * core.price + memory * ram.price
                 committed = model in (RESERVED_1Y, RESERVED_3Y)
                 yield PriceRecord(
-                    instance=instance, region=region, zone="", pricing_model=model,
-                    price_per_hour=total.quantize(PRICE_QUANTUM), currency=gpu.currency, observed_at=observed_at,
-                    source=SOURCE, location=f"{gpu.location} + {core.location} + {ram.location}",
-                    payment_option=NO_UPFRONT if committed else "", upfront_fee=Decimal(0) if committed else None,
-                )  # fmt: skip
+                    instance=instance,
+                    region=region,
+                    zone="",
+                    pricing_model=model,
+                    price_per_hour=total.quantize(PRICE_QUANTUM),
+                    currency=gpu.currency,
+                    observed_at=observed_at,
+                    source=SOURCE,
+                    location=f"{gpu.location} + {core.location} + {ram.location}",
+                    payment_option=NO_UPFRONT if committed else "",
+                    upfront_fee=Decimal(0) if committed else None,
+                )
 
 
 def fetch_gcp_prices(

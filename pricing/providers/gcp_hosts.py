@@ -120,11 +120,14 @@ def _instance_prices(
     """On-demand (once per type and region, equal in every zone) and spot (per zone) for one instance."""
     zone = row["AvailabilityZone"].strip()
     instance = InstanceTypeRecord(
-        provider="gcp", name=name, gpu_name=accelerator, gpu_count=Decimal(count),
+        provider="gcp",
+        name=name,
+        gpu_name=accelerator,
+        gpu_count=Decimal(count),
         vcpus=decimal_or_none(row["vCPUs"], location=location, field="vCPUs"),
         memory_gib=decimal_or_none(row["MemoryGiB"], location=location, field="MemoryGiB"),
         gpu_memory_gib=_gpu_memory_gib(gpu_row.get("GpuInfo", ""), Decimal(count), "gcp", location),
-    )  # fmt: skip
+    )
     for model, column, price_zone in ((ON_DEMAND, "Price", ""), (SPOT, "SpotPrice", zone)):
         total = _sum(row, gpu_row, column, location)
         if total is None:
@@ -134,16 +137,23 @@ def _instance_prices(
             if key in seen_on_demand:
                 if seen_on_demand[key][0] != total:
                     raise SourceRowError(
-                        location, column,
+                        location,
+                        column,
                         f"{total} differs from {seen_on_demand[key][0]} in {seen_on_demand[key][1]}",
-                    )  # fmt: skip
+                    )
                 continue
             seen_on_demand[key] = (total, zone)
         yield PriceRecord(
-            instance=instance, region=row["Region"].strip(), zone=price_zone, pricing_model=model,
-            price_per_hour=total, currency="USD", observed_at=observed_at, source=SOURCE,
+            instance=instance,
+            region=row["Region"].strip(),
+            zone=price_zone,
+            pricing_model=model,
+            price_per_hour=total,
+            currency="USD",
+            observed_at=observed_at,
+            source=SOURCE,
             location=location,
-        )  # fmt: skip
+        )
 
 
 def _sum(host: dict[str, str], gpu: dict[str, str], column: str, location: str) -> Decimal | None:

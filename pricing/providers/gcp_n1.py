@@ -20,8 +20,12 @@ from __future__ import annotations
 
 # The bundled n1 hosts (vms.hosts.csv: vCPUs, MemoryGiB), smallest first within each line. The figures are
 # checked against every host row when the catalog is read (pricing/providers/gcp_hosts.py).
-N1_STANDARD = {"n1-standard-4": (4, 15), "n1-standard-8": (8, 30), "n1-standard-16": (16, 60),
-               "n1-standard-32": (32, 120)}  # fmt: skip
+N1_STANDARD = {
+    "n1-standard-4": (4, 15),
+    "n1-standard-8": (8, 30),
+    "n1-standard-16": (16, 60),
+    "n1-standard-32": (32, 120),
+}
 N1_HIGHMEM = {"n1-highmem-8": (8, 52), "n1-highmem-16": (16, 104)}
 N1_HOSTS = {**N1_STANDARD, **N1_HIGHMEM}
 # (accelerator, count) -> (max host vCPUs, max host memory GB), GCP's "N1 general-purpose machine series"
@@ -29,11 +33,20 @@ N1_HOSTS = {**N1_STANDARD, **N1_HIGHMEM}
 # 96 vCPUs "in some zones"), the lower ceiling is kept, so no combination GCP might refuse is built.
 # Taken from secondary copies of that page (the live page was not reachable here): re-check them there.
 N1_GPU_LIMITS: dict[tuple[str, int], tuple[int, int]] = {
-    ("T4", 1): (24, 156), ("T4", 2): (48, 312), ("T4", 4): (96, 624),
-    ("P4", 1): (24, 156), ("P4", 2): (48, 312), ("P4", 4): (96, 624),
-    ("V100", 1): (12, 78), ("V100", 2): (24, 156), ("V100", 4): (48, 312), ("V100", 8): (96, 624),
-    ("P100", 1): (16, 104), ("P100", 2): (32, 208), ("P100", 4): (64, 208),
-}  # fmt: skip
+    ("T4", 1): (24, 156),
+    ("T4", 2): (48, 312),
+    ("T4", 4): (96, 624),
+    ("P4", 1): (24, 156),
+    ("P4", 2): (48, 312),
+    ("P4", 4): (96, 624),
+    ("V100", 1): (12, 78),
+    ("V100", 2): (24, 156),
+    ("V100", 4): (48, 312),
+    ("V100", 8): (96, 624),
+    ("P100", 1): (16, 104),
+    ("P100", 2): (32, 208),
+    ("P100", 4): (64, 208),
+}
 MIN_VCPUS_PER_GPU = 4  # the guides' rule of thumb (docs/cost-model.md, "Host figures")
 
 

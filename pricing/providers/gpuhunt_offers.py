@@ -51,13 +51,29 @@ from pricing.providers.vocabulary import ON_DEMAND, SPOT
 GPUHUNT_VERSION = "0.1.34"
 # gpuhunt provider name -> gpuledger provider slug, for the providers without a module here.
 GPUHUNT_PROVIDERS = {
-    "oci": "oci", "runpod": "runpod", "cloudrift": "cloudrift", "crusoe": "crusoe",
-    "digitalocean": "digitalocean", "hotaisle": "hotaisle", "jarvislabs": "jarvislabs",
-    "seeweb": "seeweb", "vultr": "vultr", "lium": "lium", "daytona": "daytona",
-}  # fmt: skip
+    "oci": "oci",
+    "runpod": "runpod",
+    "cloudrift": "cloudrift",
+    "crusoe": "crusoe",
+    "digitalocean": "digitalocean",
+    "hotaisle": "hotaisle",
+    "jarvislabs": "jarvislabs",
+    "seeweb": "seeweb",
+    "vultr": "vultr",
+    "lium": "lium",
+    "daytona": "daytona",
+}
 # Read by a module of ours instead (gpuhunt's name -> ours)
-OURS = {"aws": "aws", "azure": "azure", "gcp": "gcp", "lambdalabs": "lambda", "vastai": "vast",
-        "nebius": "nebius", "verda": "verda", "datacrunch": "verda"}  # fmt: skip
+OURS = {
+    "aws": "aws",
+    "azure": "azure",
+    "gcp": "gcp",
+    "lambdalabs": "lambda",
+    "vastai": "vast",
+    "nebius": "nebius",
+    "verda": "verda",
+    "datacrunch": "verda",
+}
 GPU_NAMES_CSV = Path(__file__).resolve().parents[1] / "data" / "gpuhunt_gpu_names.csv"
 # Providers whose gpuhunt instance name does not carry the GPU count (runpod.py: instance_name=pod["id"])
 NAME_WITHOUT_COUNT = {"runpod"}
@@ -84,7 +100,7 @@ def gpu_name_rules() -> tuple[GpuNameRule, ...]:
                 row["instance_name_contains"],
                 row["gpu_slug"],
                 row["reason"],
-            )  # fmt: skip
+            )
             for row in csv.DictReader(handle)
         ]
     return tuple(sorted(rules, key=lambda rule: (rule.provider == "*", -len(rule.instance_name_contains))))
@@ -187,16 +203,26 @@ def _record(
     except ValueError as error:
         raise AmbiguousGpu(f"{item.gpu_name} on {name}: {error}") from None
     instance = InstanceTypeRecord(
-        provider=slug, name=name, gpu_name=gpu_name, gpu_count=count,
-        vcpus=_positive(getattr(item, "cpu", None)), memory_gib=_positive(getattr(item, "memory", None)),
+        provider=slug,
+        name=name,
+        gpu_name=gpu_name,
+        gpu_count=count,
+        vcpus=_positive(getattr(item, "cpu", None)),
+        memory_gib=_positive(getattr(item, "memory", None)),
         gpu_memory_gib=_positive(getattr(item, "gpu_memory", None)),
         local_disk_gb=_positive(getattr(item, "disk_size", None)),
-    )  # fmt: skip
+    )
     return PriceRecord(
-        instance=instance, region=region, zone="", pricing_model=SPOT if _truthy(item.spot) else ON_DEMAND,
-        price_per_hour=price.quantize(PRICE_QUANTUM), currency="USD", observed_at=observed_at,
-        source=f"gpuhunt:{provider}", location=location,
-    )  # fmt: skip
+        instance=instance,
+        region=region,
+        zone="",
+        pricing_model=SPOT if _truthy(item.spot) else ON_DEMAND,
+        price_per_hour=price.quantize(PRICE_QUANTUM),
+        currency="USD",
+        observed_at=observed_at,
+        source=f"gpuhunt:{provider}",
+        location=location,
+    )
 
 
 def _decimal(value: Any, name: str) -> Decimal | None:

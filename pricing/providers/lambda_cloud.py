@@ -40,10 +40,19 @@ CENTS = Decimal(100)
 _NAME = re.compile(r"^gpu_(\d+)x_(.+)$")
 # Model part of a Lambda type name -> the accelerator name the bundled Lambda catalog uses.
 MODEL_PARTS = {
-    "a10": "A10", "a100": "A100", "a100_sxm4": "A100", "a100_80gb_sxm4": "A100-80GB", "a6000": "A6000",
-    "b200_sxm6": "B200", "gh200": "GH200", "h100_pcie": "H100", "h100_sxm5": "H100", "rtx6000": "RTX6000",
-    "v100": "V100", "v100_n": "V100",
-}  # fmt: skip
+    "a10": "A10",
+    "a100": "A100",
+    "a100_sxm4": "A100",
+    "a100_80gb_sxm4": "A100-80GB",
+    "a6000": "A6000",
+    "b200_sxm6": "B200",
+    "gh200": "GH200",
+    "h100_pcie": "H100",
+    "h100_sxm5": "H100",
+    "rtx6000": "RTX6000",
+    "v100": "V100",
+    "v100_n": "V100",
+}
 
 
 @dataclass
@@ -88,10 +97,16 @@ def lambda_price_records(
         for region in regions:
             stats.records += 1
             yield PriceRecord(
-                instance=instance, region=region, zone="", pricing_model=ON_DEMAND,
-                price_per_hour=(Decimal(int(cents)) / CENTS).quantize(PRICE_QUANTUM), currency="USD",
-                observed_at=observed_at, source=SOURCE, location=location,
-            )  # fmt: skip
+                instance=instance,
+                region=region,
+                zone="",
+                pricing_model=ON_DEMAND,
+                price_per_hour=(Decimal(int(cents)) / CENTS).quantize(PRICE_QUANTUM),
+                currency="USD",
+                observed_at=observed_at,
+                source=SOURCE,
+                location=location,
+            )
 
 
 def _instance(name: str, match: re.Match, spec: dict[str, Any]) -> InstanceTypeRecord:
@@ -130,7 +145,10 @@ def fetch_lambda_prices(
     (capacity moves within a day; a rerun within the hour inserts nothing)."""
     hour = now.replace(minute=0, second=0, microsecond=0)
     document = get_json(
-        API_URL, transport=transport, policy=policy or RetryPolicy(), what="lambda instance-types",
+        API_URL,
+        transport=transport,
+        policy=policy or RetryPolicy(),
+        what="lambda instance-types",
         headers={"Authorization": f"Bearer {api_key}"},
-    )  # fmt: skip
+    )
     yield from lambda_price_records(document, observed_at=hour, refusals=refusals, stats=stats)

@@ -195,9 +195,16 @@ def _offer_records(offer: Any, observed_at: dt.datetime, where: str) -> Iterator
         prices.append((SPOT, bid))
     for pricing_model, amount in prices:
         yield PriceRecord(
-            instance=instance, region=region, zone="", pricing_model=pricing_model, price_per_hour=amount,
-            currency=CURRENCY, observed_at=observed_at, source=SOURCE, location=where,
-        )  # fmt: skip
+            instance=instance,
+            region=region,
+            zone="",
+            pricing_model=pricing_model,
+            price_per_hour=amount,
+            currency=CURRENCY,
+            observed_at=observed_at,
+            source=SOURCE,
+            location=where,
+        )
 
 
 def _instance(offer: dict, where: str) -> InstanceTypeRecord:

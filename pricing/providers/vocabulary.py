@@ -22,5 +22,9 @@ COMPUTE_SAVINGS_PLAN = "compute_sp"
 INSTANCE_SAVINGS_PLAN = "ec2_instance_sp"
 
 # Hours in a reservation term, as AWS bills them: 365 days a year, leap days not counted.
-TERM_HOURS = {RESERVED_1Y: 365 * 24, RESERVED_3Y: 3 * 365 * 24,
-              SAVINGS_PLAN_1Y: 365 * 24, SAVINGS_PLAN_3Y: 3 * 365 * 24}  # fmt: skip
+TERM_HOURS = {
+    RESERVED_1Y: 365 * 24,
+    RESERVED_3Y: 3 * 365 * 24,
+    SAVINGS_PLAN_1Y: 365 * 24,
+    SAVINGS_PLAN_3Y: 3 * 365 * 24,
+}

@@ -137,8 +137,12 @@ def _run(source: Source, region: str, refresh: PriceRefresh, now: dt.datetime, p
     last = _last_coverage(source.name, region, refresh.pk)
     refresh.coverage = tap.as_json()
     moves = price_moves(tap.prices, before)
-    refresh.changes = {"share": str(MOVE_SHARE), "count": len(moves), "moves": moves[:MAX_MOVES_KEPT],
-                       "gpu_types_gone": gpu_types_gone(last, refresh.coverage)}  # fmt: skip
+    refresh.changes = {
+        "share": str(MOVE_SHARE),
+        "count": len(moves),
+        "moves": moves[:MAX_MOVES_KEPT],
+        "gpu_types_gone": gpu_types_gone(last, refresh.coverage),
+    }
     lost = coverage_lost(last, refresh.coverage, gpu_types=not source.marketplace)
     if lost:  # the prices landed; the run is failed so that /status/ shows what the source stopped producing
         _finish(
@@ -154,9 +158,15 @@ def _current_prices(tap: CoverageTap) -> dict:
     from pricing.selectors import current_price_observations
 
     rows = current_price_observations(offer__instance_type__provider__slug__in=list(tap.offers)).values_list(
-        "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code",
-        "offer__zone", "pricing_model", "payment_option", "amount_per_hour", "currency",
-    )  # fmt: skip
+        "offer__instance_type__provider__slug",
+        "offer__instance_type__name",
+        "offer__region__code",
+        "offer__zone",
+        "pricing_model",
+        "payment_option",
+        "amount_per_hour",
+        "currency",
+    )
     wanted = tap.prices
     current = {}
     for *key_parts, amount, currency in rows:

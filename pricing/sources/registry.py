@@ -194,9 +194,12 @@ def vast_market_transport() -> Transport:
 # Where boto3 finds credentials without asking the network (its chain also asks the EC2 instance metadata
 # service, which a machine outside AWS would wait on, so that link is switched on by a setting instead).
 AWS_CREDENTIAL_VARIABLES = (
-    "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-)  # fmt: skip
+    "AWS_ACCESS_KEY_ID",
+    "AWS_PROFILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+)
 
 
 def aws_credentials_configured() -> bool:
@@ -206,8 +209,10 @@ def aws_credentials_configured() -> bool:
         return True
     if any(os.environ.get(name) for name in AWS_CREDENTIAL_VARIABLES):
         return True
-    shared = [os.environ.get("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
-              os.environ.get("AWS_CONFIG_FILE", "~/.aws/config")]  # fmt: skip
+    shared = [
+        os.environ.get("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+        os.environ.get("AWS_CONFIG_FILE", "~/.aws/config"),
+    ]
     return any(Path(path).expanduser().is_file() for path in shared)
 
 
@@ -252,25 +257,31 @@ SOURCES: dict[str, Source] = {
         off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
         after_ingest=_vast_market_gone,
         marketplace=True,
-    ),  # fmt: skip
+    ),
     # One listing covers every region of these providers (the region of each price is in the answer).
     "azure-retail": Source(
-        "azure-retail", _fetch_azure, lambda: [GLOBAL_REGION],
+        "azure-retail",
+        _fetch_azure,
+        lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GPULEDGER_AZURE_PRICES", False)),
         off_reason="off: set GPULEDGER_AZURE_PRICES=1 (the Retail Prices API needs no key)",
     ),
     "gcp-billing": Source(
-        "gcp-billing", _fetch_gcp, lambda: [GLOBAL_REGION],
+        "gcp-billing",
+        _fetch_gcp,
+        lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GCP_BILLING_API_KEY", "")),
         off_reason="off: set GCP_BILLING_API_KEY (an API key allowed to call the Cloud Billing API)",
     ),
     "lambda-cloud": Source(
-        "lambda-cloud", _fetch_lambda, lambda: [GLOBAL_REGION],
+        "lambda-cloud",
+        _fetch_lambda,
+        lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
         marketplace=True,
     ),
-}  # fmt: skip
+}
 
 
 def gpuhunt_items(provider: str) -> list[Any]:
@@ -297,11 +308,14 @@ def _gpuhunt_source(provider: str) -> Source:
         return Fetch(records, stats, refusals)
 
     return Source(
-        f"gpuhunt-{provider}", fetch, lambda: [GLOBAL_REGION], enabled=lambda: gpuhunt_enabled(provider),
+        f"gpuhunt-{provider}",
+        fetch,
+        lambda: [GLOBAL_REGION],
+        enabled=lambda: gpuhunt_enabled(provider),
         off_reason=f"off: add {provider} to GPULEDGER_GPUHUNT_PROVIDERS (read through gpuhunt "
         f"{gpuhunt_offers.GPUHUNT_VERSION}; see docs/provider-prices.md for the credentials it needs)",
         marketplace=True,
-    )  # fmt: skip
+    )
 
 
 SOURCES.update({f"gpuhunt-{name}": _gpuhunt_source(name) for name in gpuhunt_offers.GPUHUNT_PROVIDERS})

@@ -36,14 +36,18 @@ def source_states() -> list[dict]:
         }
         enabled = source.enabled()
         coverage = [_coverage_rows(source.name, region, run) for region, run in sorted(last_runs.items())]
-        states.append({
-            "coverage": [row for rows in coverage for row in rows],
-            "name": source.name, "enabled": enabled, "how_to_enable": source.off_reason.removeprefix("off: "),
-            "regions": [
-                {"region": region, "last": run, "failing": run.failures_in_a_row >= FAILING_AFTER}
-                for region, run in sorted(last_runs.items())
-            ],
-        })  # fmt: skip
+        states.append(
+            {
+                "coverage": [row for rows in coverage for row in rows],
+                "name": source.name,
+                "enabled": enabled,
+                "how_to_enable": source.off_reason.removeprefix("off: "),
+                "regions": [
+                    {"region": region, "last": run, "failing": run.failures_in_a_row >= FAILING_AFTER}
+                    for region, run in sorted(last_runs.items())
+                ],
+            }
+        )
     return states
 
 
@@ -61,15 +65,25 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
     rows = []
     for provider in sorted(set(before_run) | set(last.coverage or {})):
         was, now = before_run.get(provider, {}), (last.coverage or {}).get(provider, {})
-        rows.append({
-            "source": source, "region": region, "provider": provider,
-            "offers_before": was.get("offers"), "offers_now": now.get("offers", 0),
-            "gpu_types_before": was.get("gpu_types", []), "gpu_types_now": now.get("gpu_types", []),
-            "models_before": was.get("pricing_models", []), "models_now": now.get("pricing_models", []),
-            "gpu_types_gone": sorted(set(was.get("gpu_types", [])) - set(now.get("gpu_types", []))),
-            "models_gone": sorted(set(was.get("pricing_models", [])) - set(now.get("pricing_models", []))),
-            "moves": (last.changes or {}).get("count", 0), "skipped": last.skipped_reasons or {},
-        })  # fmt: skip
+        rows.append(
+            {
+                "source": source,
+                "region": region,
+                "provider": provider,
+                "offers_before": was.get("offers"),
+                "offers_now": now.get("offers", 0),
+                "gpu_types_before": was.get("gpu_types", []),
+                "gpu_types_now": now.get("gpu_types", []),
+                "models_before": was.get("pricing_models", []),
+                "models_now": now.get("pricing_models", []),
+                "gpu_types_gone": sorted(set(was.get("gpu_types", [])) - set(now.get("gpu_types", []))),
+                "models_gone": sorted(
+                    set(was.get("pricing_models", [])) - set(now.get("pricing_models", []))
+                ),
+                "moves": (last.changes or {}).get("count", 0),
+                "skipped": last.skipped_reasons or {},
+            }
+        )
     return rows
 
 
@@ -82,11 +96,15 @@ def providers_not_refreshed() -> list[dict]:
         .distinct()
     )
     return [
-        {"source": source.name, "provider": source.name.removeprefix("gpuhunt-"), "enabled": source.enabled(),
-         "how_to_enable": source.off_reason.removeprefix("off: ")}
+        {
+            "source": source.name,
+            "provider": source.name.removeprefix("gpuhunt-"),
+            "enabled": source.enabled(),
+            "how_to_enable": source.off_reason.removeprefix("off: "),
+        }
         for source in SOURCES.values()
         if source.name.startswith("gpuhunt-") and source.name not in refreshed
-    ]  # fmt: skip
+    ]
 
 
 def status_overview(*, now: dt.datetime) -> dict:
@@ -117,8 +135,12 @@ def _market_status(source_name: str, provider_slug: str) -> dict:
     """A marketplace source: on or off (and why), offers listed now, offers gone, the last seen and gone."""
     source = SOURCES[source_name]
     enabled = source.enabled()
-    return {"source": source_name, "enabled": enabled, "off_reason": "" if enabled else source.off_reason,
-            **market_offer_counts(provider_slug)}  # fmt: skip
+    return {
+        "source": source_name,
+        "enabled": enabled,
+        "off_reason": "" if enabled else source.off_reason,
+        **market_offer_counts(provider_slug),
+    }
 
 
 def without_server_paths(text: str) -> str:

@@ -75,18 +75,23 @@ class BenchmarkListCreate(APIView):
         try:
             team = team_for_new_object(request.user)
             outcome = benchmark_import(
-                json.dumps(request.data).encode(), source=f"api upload by {request.user.get_username()}",
-                owner=request.user, team=team,
-            )  # fmt: skip
+                json.dumps(request.data).encode(),
+                source=f"api upload by {request.user.get_username()}",
+                owner=request.user,
+                team=team,
+            )
         except BenchmarkDocumentError as error:
             return Response(
                 {"errors": [{"path": path, "message": message} for path, message in error.errors]},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        if not outcome.created and not can_see(request.user, team_id=outcome.result.team_id,
-                                               owner_id=outcome.result.owner_id):  # fmt: skip
+        if not outcome.created and not can_see(
+            request.user, team_id=outcome.result.team_id, owner_id=outcome.result.owner_id
+        ):
             # another team uploaded this very document: say so, show nothing of theirs
-            return Response({"errors": [{"path": "", "message": "this document was uploaded by another team"}]},
-                            status=status.HTTP_409_CONFLICT)  # fmt: skip
+            return Response(
+                {"errors": [{"path": "", "message": "this document was uploaded by another team"}]},
+                status=status.HTTP_409_CONFLICT,
+            )
         code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
         return Response(benchmark_body(outcome.result), status=code)

@@ -26,9 +26,13 @@ PLAN_REQUEST = inline_serializer(
     "CapacityPlanRequest",
     {
         "from": serializers.DateField(help_text="first day of the history, YYYY-MM-DD"),
-        "to": serializers.DateField(help_text="the day after the last, exclusive; at least 7 days after from"),
+        "to": serializers.DateField(
+            help_text="the day after the last, exclusive; at least 7 days after from"
+        ),
         "teams": serializers.ListField(
-            child=serializers.CharField(max_length=100), required=False, max_length=50,
+            child=serializers.CharField(max_length=100),
+            required=False,
+            max_length=50,
             help_text="the bills' team names; default every team you may see (an engineer: their granted teams)",
         ),
         "gpu": serializers.CharField(
@@ -40,14 +44,27 @@ PLAN_REQUEST = inline_serializer(
             help_text="monthly demand growth within -0.5..0.5 (0.02), or a list of yearly multipliers",
         ),
         "scenario": serializers.ChoiceField(choices=["low", "base", "high"], required=False, default="base"),
-        "trials": serializers.IntegerField(required=False, min_value=1, max_value=10000, default=1000,
-                                           help_text="seeded growth trials behind P50/P90"),
+        "trials": serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=10000,
+            default=1000,
+            help_text="seeded growth trials behind P50/P90",
+        ),
         "seed": serializers.IntegerField(required=False, min_value=0, default=20),
-        "series": serializers.ChoiceField(choices=["auto", "billed", "busy"], required=False, default="auto",
-                                          help_text="billed GPUs, or busy GPUs (x utilization) where measured"),
-        "currency": serializers.CharField(required=False, help_text="ISO 4217; default the study's, else USD"),
+        "series": serializers.ChoiceField(
+            choices=["auto", "billed", "busy"],
+            required=False,
+            default="auto",
+            help_text="billed GPUs, or busy GPUs (x utilization) where measured",
+        ),
+        "currency": serializers.CharField(
+            required=False, help_text="ISO 4217; default the study's, else USD"
+        ),
         "providers": serializers.ListField(
-            child=serializers.CharField(max_length=100), required=False, max_length=50,
+            child=serializers.CharField(max_length=100),
+            required=False,
+            max_length=50,
             help_text="catalog providers the prices may come from (e.g. the bills' own: aws); default every one",
         ),
         "study": serializers.DictField(
@@ -58,7 +75,7 @@ PLAN_REQUEST = inline_serializer(
         "name": serializers.CharField(required=False, max_length=200),
         "save": serializers.BooleanField(required=False, default=False, help_text="store the plan"),
     },
-)  # fmt: skip
+)
 PLAN_ERROR = inline_serializer(
     "CapacityPlanError",
     {"errors": ApiErrorSerializer(many=True, help_text="the bad field by its path; nothing was stored")},
@@ -128,9 +145,13 @@ class CapacityPlanDetail(APIView):
 
     @extend_schema(
         operation_id="capacity_plans_retrieve",
-        responses={200: OpenApiResponse(description="The stored plan"), 404: OpenApiResponse(description="No such plan"),
-                   401: OpenApiResponse(description="not signed in"), 403: FORBIDDEN}
-    )  # fmt: skip
+        responses={
+            200: OpenApiResponse(description="The stored plan"),
+            404: OpenApiResponse(description="No such plan"),
+            401: OpenApiResponse(description="not signed in"),
+            403: FORBIDDEN,
+        },
+    )
     def get(self, request, pk: int):
         return Response(stored_plan_body(plan_visible_or_404(request.user, pk)))
 

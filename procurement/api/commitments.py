@@ -39,9 +39,11 @@ def _money(help_text: str) -> serializers.DecimalField:
 
 class CommitmentRequestSerializer(serializers.Serializer):
     utilization_profile = serializers.ListField(
-        child=serializers.IntegerField(min_value=0, max_value=MAX_GPUS), min_length=1, max_length=MAX_PERIODS,
+        child=serializers.IntegerField(min_value=0, max_value=MAX_GPUS),
+        min_length=1,
+        max_length=MAX_PERIODS,
         help_text="GPUs in use in each period",
-    )  # fmt: skip
+    )
     period_hours = _money("hours in one period (default 730: a month)")
     on_demand = _money("on-demand price per GPU-hour (default with a stored price: the offer's own)")
     reserved_effective = _money("typed: the commitment's effective price per GPU-hour")

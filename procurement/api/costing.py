@@ -133,46 +133,60 @@ RECOMMENDATION_REQUEST = inline_serializer(
             required=False,
             help_text="a workload spec (docs/workload-spec.md); stored as a new workload. Give this or workload_id.",
         ),
-        "workload_id": serializers.IntegerField(required=False, help_text="a stored workload; or give workload"),
+        "workload_id": serializers.IntegerField(
+            required=False, help_text="a stored workload; or give workload"
+        ),
         "deadline_hours": serializers.DecimalField(
-            max_digits=20, decimal_places=6, required=False, min_value=0,
+            max_digits=20,
+            decimal_places=6,
+            required=False,
+            min_value=0,
             help_text="only configurations finishing within this many hours",
         ),
         "budget": serializers.DecimalField(
-            max_digits=20, decimal_places=6, required=False, min_value=0,
+            max_digits=20,
+            decimal_places=6,
+            required=False,
+            min_value=0,
             help_text="only configurations whose total job cost is at most this, in `currency`",
         ),
         "top": serializers.IntegerField(required=False, min_value=1, default=20, help_text="rows returned"),
         "pricing_models": serializers.ListField(
-            child=serializers.ChoiceField(choices=list(RANKED_PRICING_MODELS)), required=False,
+            child=serializers.ChoiceField(choices=list(RANKED_PRICING_MODELS)),
+            required=False,
             help_text="pricing models to rank; default all of them",
         ),
         "providers": _names("provider slugs the catalog knows, e.g. aws"),
         "regions": _names("region codes the catalog knows, e.g. us-east-1"),
         "gpus": _names("GPU model slugs, e.g. h100-sxm5-80gb"),
         "instance_counts": serializers.ListField(
-            child=serializers.IntegerField(min_value=1), required=False,
+            child=serializers.IntegerField(min_value=1),
+            required=False,
             help_text="instance counts to try; default 1, 2, 4, 8",
         ),
         "currency": serializers.CharField(
             required=False, default="USD", help_text="ISO 4217 code of the results, through stored FX rates"
         ),
         "explore_parallelism": serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="also rank GPU counts and plans other than the spec's stated parallelism (gpus, zero_stage, "
             "tensor_parallel, pipeline_parallel), each row saying what differs; 'gpus: auto' in the spec does "
             "the same for the GPU count",
         ),
         "include_infeasible": serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="also list the best configurations that do not fit, with fits: false and why",
         ),
         "include_illustrative": serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="also rank illustrative (made-up demo) prices, labelled in each row's warnings",
         ),
         "rank_outliers_at_quote": serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="rank a flagged spot outlier at its raw quote instead of its sibling zones' median",
         ),
         "calibrate": serializers.BooleanField(
@@ -181,28 +195,42 @@ RECOMMENDATION_REQUEST = inline_serializer(
             "false ranks on the uncalibrated estimate",
         ),
         "storage_retention_days": serializers.DecimalField(
-            max_digits=10, decimal_places=3, required=False, min_value=0, max_value=3650,
+            max_digits=10,
+            decimal_places=3,
+            required=False,
+            min_value=0,
+            max_value=3650,
             help_text="days the job's disk is kept after the run (default 7); storage is billed for the run "
             "plus this retention",
         ),
         "checkpoint_write_hours": serializers.FloatField(
-            required=False, min_value=0, max_value=24,
+            required=False,
+            min_value=0,
+            max_value=24,
             help_text="spot: hours one checkpoint takes to write; default from the checkpoint size / storage speed",
         ),
         "restart_hours": serializers.FloatField(
-            required=False, min_value=0, max_value=24,
+            required=False,
+            min_value=0,
+            max_value=24,
             help_text="spot: hours a restart takes; default provisioning + image pull + loads + restore",
         ),
         "storage_write_gb_per_s": serializers.FloatField(
-            required=False, min_value=0, max_value=100, help_text="spot: checkpoint write bandwidth, default 0.5"
+            required=False,
+            min_value=0,
+            max_value=100,
+            help_text="spot: checkpoint write bandwidth, default 0.5",
         ),
         "deadline_probability": serializers.FloatField(
-            required=False, min_value=0, max_value=1,
+            required=False,
+            min_value=0,
+            max_value=1,
             help_text="probability a row meets deadline_hours on wall-clock time (spot: reclaims, checkpoints and "
             "restarts included), default 0.9",
         ),
         "save": serializers.BooleanField(
-            required=False, default=False,
+            required=False,
+            default=False,
             help_text="store this answer, with these options, as the workload's saved one (recompute "
             "keeps the options); without it the answer is returned and nothing of the workload changes",
         ),
@@ -210,7 +238,7 @@ RECOMMENDATION_REQUEST = inline_serializer(
             required=False, help_text="slug of one of your teams for a new workload; default your first team"
         ),
     },
-)  # fmt: skip
+)
 
 
 class RecommendationCreate(APIView):

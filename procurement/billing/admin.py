@@ -32,8 +32,18 @@ class BillingImportAdmin(admin.ModelAdmin):
 
 @admin.register(SpendRecord)
 class SpendRecordAdmin(admin.ModelAdmin):
-    list_display = ["charge_period_start", "provider", "instance_type", "gpu", "pricing_category", "team", "project",
-                    "effective_cost", "currency", "gpu_hours"]  # fmt: skip
+    list_display = [
+        "charge_period_start",
+        "provider",
+        "instance_type",
+        "gpu",
+        "pricing_category",
+        "team",
+        "project",
+        "effective_cost",
+        "currency",
+        "gpu_hours",
+    ]
     list_filter = ["provider", "pricing_category", "charge_category", "is_correction"]
     search_fields = ["resource_id", "instance_type", "team", "project"]
     list_select_related = ["gpu"]

@@ -107,16 +107,22 @@ def team_usage(
     gpu_usage: pd.DataFrame, unused: pd.DataFrame, utilization: pd.DataFrame | None
 ) -> pd.DataFrame:
     """Per team label ("" for untagged): effective cost, idle cost and GPU-hours, in micro-units."""
-    usage = pd.DataFrame({
-        "team": gpu_usage["team"].astype(object).to_numpy(),
-        "effective_micros": gpu_usage["effective_micros"].to_numpy(np.int64),
-        "idle_micros": idle_micros_per_row(gpu_usage, utilization),
-        "gpu_hours_micros": gpu_usage["gpu_hours_micros"].to_numpy(np.int64),
-    })  # fmt: skip
-    commitments = pd.DataFrame({
-        "team": unused["team"].astype(object).to_numpy(), "effective_micros": unused["effective_micros"].to_numpy(np.int64),
-        "idle_micros": np.zeros(len(unused), np.int64), "gpu_hours_micros": np.zeros(len(unused), np.int64),
-    })  # fmt: skip
+    usage = pd.DataFrame(
+        {
+            "team": gpu_usage["team"].astype(object).to_numpy(),
+            "effective_micros": gpu_usage["effective_micros"].to_numpy(np.int64),
+            "idle_micros": idle_micros_per_row(gpu_usage, utilization),
+            "gpu_hours_micros": gpu_usage["gpu_hours_micros"].to_numpy(np.int64),
+        }
+    )
+    commitments = pd.DataFrame(
+        {
+            "team": unused["team"].astype(object).to_numpy(),
+            "effective_micros": unused["effective_micros"].to_numpy(np.int64),
+            "idle_micros": np.zeros(len(unused), np.int64),
+            "gpu_hours_micros": np.zeros(len(unused), np.int64),
+        }
+    )
     both = pd.concat([usage, commitments], ignore_index=True) if len(commitments) else usage
     return both.groupby("team", sort=True)[["effective_micros", "idle_micros", "gpu_hours_micros"]].sum()
 
@@ -152,11 +158,16 @@ def allocate(per_team: pd.DataFrame, rule: str, *, teams: tuple[str, ...] | None
     for name in names:
         row = tagged.loc[name] if name in tagged.index else None
         own_idle = int(row["idle_micros"]) if row is not None else 0
-        lines.append(TeamAllocation(
-            team=name, direct_micros=(int(row["effective_micros"]) - own_idle) if row is not None else 0,
-            own_idle_micros=own_idle, shared_micros=shared_parts.get(name, 0), idle_micros=idle_parts.get(name, 0),
-            gpu_hours_micros=int(row["gpu_hours_micros"]) if row is not None else 0,
-        ))  # fmt: skip
+        lines.append(
+            TeamAllocation(
+                team=name,
+                direct_micros=(int(row["effective_micros"]) - own_idle) if row is not None else 0,
+                own_idle_micros=own_idle,
+                shared_micros=shared_parts.get(name, 0),
+                idle_micros=idle_parts.get(name, 0),
+                gpu_hours_micros=int(row["gpu_hours_micros"]) if row is not None else 0,
+            )
+        )
     left = 0 if weights else shared + idle
     return Allocation(rule, shared, idle, tuple(lines), left)
 
@@ -164,9 +175,10 @@ def allocate(per_team: pd.DataFrame, rule: str, *, teams: tuple[str, ...] | None
 def _weights(rule: str, tagged: pd.DataFrame, scope: tuple[str, ...]) -> dict[str, int]:
     if not scope:
         raise AllocationError(
-            "allocation", f"rule {rule!r} names no team: no tagged team is in scope to allocate the shared "
+            "allocation",
+            f"rule {rule!r} names no team: no tagged team is in scope to allocate the shared "
             "and idle cost to; choose teams, or the rule 'unallocated'",
-        )  # fmt: skip
+        )
     if rule == "even":
         return dict.fromkeys(sorted(scope), 1)
     hours = {
@@ -175,7 +187,8 @@ def _weights(rule: str, tagged: pd.DataFrame, scope: tuple[str, ...]) -> dict[st
     }
     if not any(hours.values()):
         raise AllocationError(
-            "allocation", "rule 'proportional' names no team: no team in scope used GPU-hours in the period; "
+            "allocation",
+            "rule 'proportional' names no team: no team in scope used GPU-hours in the period; "
             "use 'even' or 'unallocated'",
-        )  # fmt: skip
+        )
     return {name: weight for name, weight in hours.items() if weight}

@@ -107,13 +107,26 @@ def detect(
         hit = _hits(values, baseline, k, min_amount)
         hit &= ((series["day"] >= begin) & (series["day"] < finish)).to_numpy()
         if hit.any():
-            found.append(series[hit].assign(
-                baseline_micros=baseline.median[hit], mad_micros=baseline.mad[hit], scale_micros=baseline.scale[hit],
-                excess_micros=deviation[hit],
-            ))  # fmt: skip
+            found.append(
+                series[hit].assign(
+                    baseline_micros=baseline.median[hit],
+                    mad_micros=baseline.mad[hit],
+                    scale_micros=baseline.scale[hit],
+                    excess_micros=deviation[hit],
+                )
+            )
     if not found:
-        return pd.DataFrame(columns=[*SERIES_KEYS, "day", "effective_micros", "baseline_micros", "mad_micros",
-                                     "scale_micros", "excess_micros"])  # fmt: skip
+        return pd.DataFrame(
+            columns=[
+                *SERIES_KEYS,
+                "day",
+                "effective_micros",
+                "baseline_micros",
+                "mad_micros",
+                "scale_micros",
+                "excess_micros",
+            ]
+        )
     return pd.concat(found, ignore_index=True).sort_values(["day", *SERIES_KEYS], ignore_index=True)
 
 

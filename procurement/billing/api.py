@@ -21,11 +21,13 @@ from procurement.billing.uploads import UploadTooLarge
 IMPORT_RESULT = inline_serializer(
     "BillingImportResult",
     {
-        "inserted": serializers.IntegerField(), "unchanged": serializers.IntegerField(),
-        "rejected": serializers.IntegerField(), "imports": serializers.ListField(child=serializers.IntegerField()),
+        "inserted": serializers.IntegerField(),
+        "unchanged": serializers.IntegerField(),
+        "rejected": serializers.IntegerField(),
+        "imports": serializers.ListField(child=serializers.IntegerField()),
         "unmapped_instance_types": serializers.DictField(child=serializers.IntegerField()),
     },
-)  # fmt: skip
+)
 IMPORT_QUEUED = inline_serializer(
     "BillingImportQueued", {"status": serializers.CharField(), "detail": serializers.CharField()}
 )
@@ -33,15 +35,22 @@ IMPORT_QUEUED = inline_serializer(
 # optional in the schema: a 400 from the parser or a middleware (a NUL byte) has `errors` only.
 IMPORT_ERROR = inline_serializer(
     "BillingImportError",
-    {"error": serializers.CharField(required=False, help_text="file:row:column: what is wrong; nothing was imported"),
-     "rejected": serializers.IntegerField(required=False),
-     "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape")},
-)  # fmt: skip
+    {
+        "error": serializers.CharField(
+            required=False, help_text="file:row:column: what is wrong; nothing was imported"
+        ),
+        "rejected": serializers.IntegerField(required=False),
+        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
+    },
+)
 REVIEW_ERROR = inline_serializer(
     "SpendReviewError",
-    {"field": serializers.CharField(required=False), "error": serializers.CharField(required=False),
-     "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape")},
-)  # fmt: skip
+    {
+        "field": serializers.CharField(required=False),
+        "error": serializers.CharField(required=False),
+        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
+    },
+)
 
 
 def import_error_response(message: str, rejected: int) -> Response:
@@ -63,9 +72,14 @@ class BillingImportCreate(APIView):
 
     @extend_schema(
         request={"multipart/form-data": BillingUploadSerializer},
-        responses={201: IMPORT_RESULT, 202: IMPORT_QUEUED, 400: IMPORT_ERROR, 401: OpenApiResponse(description="not signed in"),
-                   403: OpenApiResponse(description="needs the finance or admin role")},
-    )  # fmt: skip
+        responses={
+            201: IMPORT_RESULT,
+            202: IMPORT_QUEUED,
+            400: IMPORT_ERROR,
+            401: OpenApiResponse(description="not signed in"),
+            403: OpenApiResponse(description="needs the finance or admin role"),
+        },
+    )
     def post(self, request):
         body = BillingUploadSerializer(data=request.data)
         if not body.is_valid():
@@ -78,15 +92,25 @@ class BillingImportCreate(APIView):
         except UploadTooLarge as error:
             return import_error_response(str(error), 0)
         if result is None:
-            return Response({"status": "queued", "detail": "the import runs in the worker; GET the list "
-                             "of imports (admin) to see it"}, status=status.HTTP_202_ACCEPTED)  # fmt: skip
+            return Response(
+                {
+                    "status": "queued",
+                    "detail": "the import runs in the worker; GET the list of imports (admin) to see it",
+                },
+                status=status.HTTP_202_ACCEPTED,
+            )
         if result.errors:
             return import_error_response(result.errors[0], result.rejected)
         return Response(
-            {"inserted": result.inserted, "unchanged": result.unchanged, "rejected": result.rejected,
-             "imports": result.imports, "unmapped_instance_types": dict(result.unmapped)},
+            {
+                "inserted": result.inserted,
+                "unchanged": result.unchanged,
+                "rejected": result.rejected,
+                "imports": result.imports,
+                "unmapped_instance_types": dict(result.unmapped),
+            },
             status=status.HTTP_201_CREATED,
-        )  # fmt: skip
+        )
 
 
 def _date(value: str | None, field: str) -> dt.date:
@@ -108,26 +132,43 @@ class SpendReview(APIView):
         parameters=[
             OpenApiParameter("from", str, required=True, description="YYYY-MM-DD, inclusive"),
             OpenApiParameter("to", str, required=True, description="YYYY-MM-DD, exclusive"),
-            OpenApiParameter("team", str), OpenApiParameter("project", str), OpenApiParameter("provider", str),
+            OpenApiParameter("team", str),
+            OpenApiParameter("project", str),
+            OpenApiParameter("provider", str),
             OpenApiParameter("currency", str, description="report currency (default USD)"),
-            OpenApiParameter("allocation", str, enum=["proportional", "even", "unallocated"],
-                             description="showback rule for shared and idle GPU cost (default proportional)"),
+            OpenApiParameter(
+                "allocation",
+                str,
+                enum=["proportional", "even", "unallocated"],
+                description="showback rule for shared and idle GPU cost (default proportional)",
+            ),
         ],
-        responses={200: OpenApiResponse(description="the spend review JSON (docs/billing.md), with "
-                                        "unattributed_commitment_cost and the commitments section"), 400: REVIEW_ERROR,
-                   401: OpenApiResponse(description="not signed in"),
-                   403: OpenApiResponse(description="needs the finance or admin role, or a spend grant to your "
-                                        "team (then only your team)")},
-    )  # fmt: skip
+        responses={
+            200: OpenApiResponse(
+                description="the spend review JSON (docs/billing.md), with "
+                "unattributed_commitment_cost and the commitments section"
+            ),
+            400: REVIEW_ERROR,
+            401: OpenApiResponse(description="not signed in"),
+            403: OpenApiResponse(
+                description="needs the finance or admin role, or a spend grant to your "
+                "team (then only your team)"
+            ),
+        },
+    )
     def get(self, request):
         query = request.query_params
         try:
             review_request = make_request(
-                start=_date(query.get("from"), "from"), end=_date(query.get("to"), "to"),
-                team=query.get("team", "")[:100], project=query.get("project", "")[:100],
-                provider=query.get("provider", "")[:100], currency=query.get("currency", "USD")[:3],
-                scope=request.spend_scope, allocation=query.get("allocation", "")[:20],
-            )  # fmt: skip
+                start=_date(query.get("from"), "from"),
+                end=_date(query.get("to"), "to"),
+                team=query.get("team", "")[:100],
+                project=query.get("project", "")[:100],
+                provider=query.get("provider", "")[:100],
+                currency=query.get("currency", "USD")[:3],
+                scope=request.spend_scope,
+                allocation=query.get("allocation", "")[:20],
+            )
             review = build_review(review_request)
         except ReviewInputError as error:
             body = error_body(error.field, error.message, field=error.field, error=error.message)

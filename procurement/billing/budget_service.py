@@ -37,8 +37,12 @@ def budget_save(*, team: str, month, amount, currency: str, notify_email: str = 
         raise ReviewInputError(
             "team", "required, at most 100 characters (the team as the bills' tag spells it)"
         )
-    values = {"amount": parse_amount(amount), "currency": check_currency(currency),
-              "notify_email": (notify_email or "").strip()[:254], "updated_by": user if getattr(user, "pk", None) else None}  # fmt: skip
+    values = {
+        "amount": parse_amount(amount),
+        "currency": check_currency(currency),
+        "notify_email": (notify_email or "").strip()[:254],
+        "updated_by": user if getattr(user, "pk", None) else None,
+    }
     budget, _ = Budget.objects.update_or_create(team=team, month=parse_month(month), defaults=values)
     budget_alerts_check(budget.month)  # a lowered budget the forecast now crosses alerts at once
     return budget
@@ -80,8 +84,20 @@ def _alert_once(budget: Budget, threshold: int, state: dict) -> BudgetAlert | No
         )
         if not made:
             return None
-        after = {key: state[key] for key in ("team", "month", "amount", "currency", "burn", "forecast",
-                                               "forecast_pct", "overrun_date", "forecast_method")}  # fmt: skip
+        after = {
+            key: state[key]
+            for key in (
+                "team",
+                "month",
+                "amount",
+                "currency",
+                "burn",
+                "forecast",
+                "forecast_pct",
+                "overrun_date",
+                "forecast_method",
+            )
+        }
         after |= {"threshold_pct": threshold, "notify_email": _recipients(budget)}
         event = ChangeEvent(kind=ChangeKind.BUDGET_FORECAST, before={}, after=after)
         alert.event = change_events_create([event])[0]

@@ -73,7 +73,7 @@ def numbers(
     limit: float = MONEY_LIMIT,
 ) -> pd.Series:
     """The column's text, stripped, once every non-empty cell is checked to be a finite decimal number
-    of magnitude under `limit` (what the stored field holds)."""  # fmt: skip
+    of magnitude under `limit` (what the stored field holds)."""
     cells = Distinct(frame, column, file=file, first_row=first_row)
     text = cells.stripped()
     lengths = np.fromiter(map(len, text), dtype=np.int64, count=len(text))

@@ -19,22 +19,32 @@ def spend_by_month_chart(review: dict) -> str:
         for category in CATEGORY_ORDER
     }
     series = {name: values for name, values in series.items() if any(values)}
-    return stacked_bar_chart(months, series or {"spend": [0.0] * len(months)}, unit=review["currency"],
-                             title="GPU spend by month, stacked by pricing category")  # fmt: skip
+    return stacked_bar_chart(
+        months,
+        series or {"spend": [0.0] * len(months)},
+        unit=review["currency"],
+        title="GPU spend by month, stacked by pricing category",
+    )
 
 
 def spend_by_team_chart(review: dict) -> str:
     teams = [entry["team"] for entry in review["by_team"]]
-    return stacked_bar_chart(teams, {"effective cost": [float(e["effective_cost"]) for e in review["by_team"]]},
-                             unit=review["currency"], title="GPU spend by team")  # fmt: skip
+    return stacked_bar_chart(
+        teams,
+        {"effective cost": [float(e["effective_cost"]) for e in review["by_team"]]},
+        unit=review["currency"],
+        title="GPU spend by team",
+    )
 
 
 def cost_per_gpu_hour_chart(review: dict) -> str:
     rows = [e for e in review["by_gpu"] if e.get("effective_cost_per_gpu_hour")]
     return stacked_bar_chart(
-        [e["gpu"] for e in rows], {"per GPU-hour": [float(e["effective_cost_per_gpu_hour"]) for e in rows]},
-        unit=f"{review['currency']}/GPU-h", title="Effective cost per GPU-hour by GPU",
-    )  # fmt: skip
+        [e["gpu"] for e in rows],
+        {"per GPU-hour": [float(e["effective_cost_per_gpu_hour"]) for e in rows]},
+        unit=f"{review['currency']}/GPU-h",
+        title="Effective cost per GPU-hour by GPU",
+    )
 
 
 def savings_waterfall_chart(review: dict) -> str:

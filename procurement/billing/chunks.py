@@ -220,10 +220,12 @@ def _csv_batches(path: Path, kind: str, present: list[str], wanted: list[str], b
         read_options=pcsv.ReadOptions(column_names=present, skip_rows=1, block_size=block_bytes),
         parse_options=pcsv.ParseOptions(newlines_in_values=True),  # a quoted field may hold a line break
         convert_options=pcsv.ConvertOptions(
-            include_columns=wanted, column_types={name: text for name in wanted},
-            strings_can_be_null=False, quoted_strings_can_be_null=False,
+            include_columns=wanted,
+            column_types={name: text for name in wanted},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
         ),
-    )  # fmt: skip
+    )
 
 
 def _check_field_counts(path: Path, kind: str, expected: int) -> None:
@@ -256,9 +258,11 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
         out[name] = coded(codes, values) if categorical else pd.Series(values[codes], dtype="str")
     for name in columns:
         if name not in out:
-            out[name] = coded(np.zeros(rows, dtype=np.intp), [""]) if categorical else pd.Series(
-                [""] * rows, dtype="str"
-            )  # fmt: skip
+            out[name] = (
+                coded(np.zeros(rows, dtype=np.intp), [""])
+                if categorical
+                else pd.Series([""] * rows, dtype="str")
+            )
     return pd.DataFrame({name: out[name] for name in columns})
 
 

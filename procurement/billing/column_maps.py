@@ -67,7 +67,7 @@ LEGACY_CUR = {
     "savingsPlan/EndTime": "savings_plan_end_time",
     "savingsPlan/InstanceTypeFamily": "savings_plan_instance_type_family",
     "savingsPlan/OfferingType": "savings_plan_offering_type",
-}  # fmt: skip
+}
 LEGACY_TAG_PREFIX = "resourceTags/"
 LEGACY_SIGNATURE = {"lineItem/UsageType", "lineItem/UnblendedCost", "lineItem/LineItemType"}  # any one
 

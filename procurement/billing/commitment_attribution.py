@@ -27,7 +27,13 @@ import pandas as pd
 
 # The review frame's commitment columns beyond `commitment_status` (selectors, spend_columns and the
 # month snapshots carry them; a frame without them, as benchmarks build, gets the defaults)
-COMMITMENT_COLUMNS = ["commitment_discount_id", "commitment_type", "commitment_family", "commitment_gpu_scope", "commitment_end"]  # fmt: skip
+COMMITMENT_COLUMNS = [
+    "commitment_discount_id",
+    "commitment_type",
+    "commitment_family",
+    "commitment_gpu_scope",
+    "commitment_end",
+]
 COMMITMENT_TEXT_COLUMNS = ("commitment_discount_id", "commitment_type", "commitment_family")
 SPLIT_COLUMNS = ("billed_micros", "effective_micros", "list_micros")
 TO_GPU, UNATTRIBUTED = "commitment_to_gpu", "commitment_unattributed"

@@ -67,22 +67,28 @@ def commitments_section(
     def entry(sums) -> dict:
         committed = int(sums["used"] + sums["unused"])
         return {
-            "used_cost": money(sums["used"]), "unused_cost": money(sums["unused"]),
-            "committed_cost": money(committed), "utilization_pct": _pct(sums["used"], committed),
-            "gpu_hours": hours(sums["gpu_hours"]), "committed_gpu_hours": hours(sums["covered_gpu_hours"]),
+            "used_cost": money(sums["used"]),
+            "unused_cost": money(sums["unused"]),
+            "committed_cost": money(committed),
+            "utilization_pct": _pct(sums["used"], committed),
+            "gpu_hours": hours(sums["gpu_hours"]),
+            "committed_gpu_hours": hours(sums["covered_gpu_hours"]),
             "coverage_pct": _pct(sums["covered_gpu_hours"], sums["gpu_hours"]),
-        }  # fmt: skip
+        }
 
     total = commitments[SUMS[:5]].sum().add(coverage[SUMS[5:]].sum(), fill_value=0)
     by_month = [{"month": str(m)} | entry(s) for m, s in _joined(commitments, coverage, "month").iterrows()]
     by_team = [{"team": str(t)} | entry(s) for t, s in _joined(commitments, coverage, "team").iterrows()]
     listed = _by_commitment(commitment_rows, commitments, entry, money, int(total["gpu_hours"]))
     return {
-        "totals": entry(total) | {
+        "totals": entry(total)
+        | {
             "gpu_attributed_unused_cost": money(total["to_gpu"]),
             "unattributed_commitment_cost": money(total["unattributed"]),
         },
-        "by_commitment": listed[:MAX_LISTED], "by_month": by_month, "by_team": by_team[:MAX_LISTED],
+        "by_commitment": listed[:MAX_LISTED],
+        "by_month": by_month,
+        "by_team": by_team[:MAX_LISTED],
         "expiring": _expiring(listed, as_of),
         "definitions": {
             "utilization": "used commitment / (used + unused commitment), in effective cost (AWS "
@@ -91,7 +97,7 @@ def commitments_section(
             "attribution": "unused commitment is GPU spend when the commitment is scoped to GPU capacity, "
             "else in proportion to its used cost on GPU rows; the rest is unattributed_commitment_cost",
         },
-    }  # fmt: skip
+    }
 
 
 def _commitment_sums(rows: pd.DataFrame, gpu_flags: np.ndarray) -> pd.DataFrame:
@@ -102,23 +108,33 @@ def _commitment_sums(rows: pd.DataFrame, gpu_flags: np.ndarray) -> pd.DataFrame:
     used, unused, named = status == "used", status == "unused", ids != ""
     effective = rows["effective_micros"].to_numpy(np.int64)
     covered = np.where(gpu_flags & used, rows["gpu_hours_micros"].to_numpy(np.int64), 0)
-    return pd.DataFrame({
-        "id": ids, "month": _months(rows), "team": _teams(rows),
-        "used": np.where(used & named, effective, 0), "unused": np.where(unused & named, effective, 0),
-        "to_gpu": np.where(unused & rows[TO_GPU].to_numpy(bool), effective, 0),
-        "unattributed": np.where(unused & rows[UNATTRIBUTED].to_numpy(bool), effective, 0),
-        "used_gpu": np.where(used & gpu_flags, effective, 0), "own_gpu_hours": covered,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "month": _months(rows),
+            "team": _teams(rows),
+            "used": np.where(used & named, effective, 0),
+            "unused": np.where(unused & named, effective, 0),
+            "to_gpu": np.where(unused & rows[TO_GPU].to_numpy(bool), effective, 0),
+            "unattributed": np.where(unused & rows[UNATTRIBUTED].to_numpy(bool), effective, 0),
+            "used_gpu": np.where(used & gpu_flags, effective, 0),
+            "own_gpu_hours": covered,
+        }
+    )
 
 
 def _coverage_sums(cube: pd.DataFrame) -> pd.DataFrame:
     """GPU-hours by month and team (review._cube's combinations), and those priced under a commitment."""
     gpu_hours = cube["gpu_hours_micros"].to_numpy(np.int64)
     committed = (cube["pricing_category"] == "committed").to_numpy(bool)
-    return pd.DataFrame({
-        "month": cube["month"].array, "team": cube["team"].array, "gpu_hours": gpu_hours,
-        "covered_gpu_hours": np.where(committed, gpu_hours, 0),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "month": cube["month"].array,
+            "team": cube["team"].array,
+            "gpu_hours": gpu_hours,
+            "covered_gpu_hours": np.where(committed, gpu_hours, 0),
+        }
+    )
 
 
 def _joined(commitments: pd.DataFrame, coverage: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -162,8 +178,13 @@ def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu
     ends = (
         pd.Series(pd.DatetimeIndex(with_id["commitment_end"]).as_unit("ns").asi8).groupby(ids).max()
     )  # NaT lowest
-    facts = pd.DataFrame({"kind": _first_named(ids, with_id["commitment_type"]),
-                          "family": _first_named(ids, with_id["commitment_family"]), "end": ends}).fillna("")  # fmt: skip
+    facts = pd.DataFrame(
+        {
+            "kind": _first_named(ids, with_id["commitment_type"]),
+            "family": _first_named(ids, with_id["commitment_family"]),
+            "end": ends,
+        }
+    ).fillna("")
     per = sums[named].groupby("id", sort=True)[[*SUMS[:5], "own_gpu_hours"]].sum()
     listed = []
     for commitment, s in per.iterrows():
@@ -176,13 +197,20 @@ def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu
             attribution = "in proportion to its used cost on GPU rows"
         end = int(fact["end"])
         figures = s.to_dict() | {"gpu_hours": s["own_gpu_hours"], "covered_gpu_hours": s["own_gpu_hours"]}
-        listed.append({
-            "commitment_id": str(commitment), "type": str(fact["kind"]), "instance_family": str(fact["family"]),
-            "attribution": attribution, **entry(figures), "coverage_pct": _pct(s["own_gpu_hours"], all_gpu_hours),
-            "used_on_gpu_cost": money(s["used_gpu"]),
-            "gpu_attributed_unused_cost": money(s["to_gpu"]), "unattributed_cost": money(s["unattributed"]),
-            "end": None if end == NAT else pd.Timestamp(end, tz="UTC").isoformat(),
-        })  # fmt: skip
+        listed.append(
+            {
+                "commitment_id": str(commitment),
+                "type": str(fact["kind"]),
+                "instance_family": str(fact["family"]),
+                "attribution": attribution,
+                **entry(figures),
+                "coverage_pct": _pct(s["own_gpu_hours"], all_gpu_hours),
+                "used_on_gpu_cost": money(s["used_gpu"]),
+                "gpu_attributed_unused_cost": money(s["to_gpu"]),
+                "unattributed_cost": money(s["unattributed"]),
+                "end": None if end == NAT else pd.Timestamp(end, tz="UTC").isoformat(),
+            }
+        )
     return listed
 
 
@@ -202,16 +230,25 @@ def _expiring(listed: list[dict], as_of: dt.date) -> dict:
             continue
         ends = pd.Timestamp(item["end"]).date()
         if as_of <= ends < horizon:
-            soon.append({
-                "commitment_id": item["commitment_id"], "type": item["type"], "end": item["end"],
-                "days_left": (ends - as_of).days, "utilization_pct": item["utilization_pct"],
-                "committed_cost": item["committed_cost"],
-            })  # fmt: skip
+            soon.append(
+                {
+                    "commitment_id": item["commitment_id"],
+                    "type": item["type"],
+                    "end": item["end"],
+                    "days_left": (ends - as_of).days,
+                    "utilization_pct": item["utilization_pct"],
+                    "committed_cost": item["committed_cost"],
+                }
+            )
     soon.sort(key=lambda item: item["end"])
     return {
-        "as_of": as_of.isoformat(), "within_days": EXPIRING_DAYS, "commitments": soon,
-        "end_unknown": unknown, "note": (
+        "as_of": as_of.isoformat(),
+        "within_days": EXPIRING_DAYS,
+        "commitments": soon,
+        "end_unknown": unknown,
+        "note": (
             f"{len(unknown)} commitment(s) of the period carry no end date in the export; their expiry is unknown"
-            if unknown else ""
+            if unknown
+            else ""
         ),
-    }  # fmt: skip
+    }

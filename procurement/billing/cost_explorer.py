@@ -23,9 +23,13 @@ from procurement.billing.records import NORMALIZED_COLUMNS, BillingFileError
 EC2_COMPUTE = "Amazon Elastic Compute Cloud - Compute"
 METRICS = ["AmortizedCost", "UnblendedCost", "UsageQuantity"]
 PURCHASE_TYPES = {
-    "On Demand Instances": "on_demand", "Spot Instances": "spot", "Standard Reserved Instances": "committed",
-    "Convertible Reserved Instances": "committed", "Savings Plans": "committed", "Reserved Instances": "committed",
-}  # fmt: skip
+    "On Demand Instances": "on_demand",
+    "Spot Instances": "spot",
+    "Standard Reserved Instances": "committed",
+    "Convertible Reserved Instances": "committed",
+    "Savings Plans": "committed",
+    "Reserved Instances": "committed",
+}
 MAX_DAYS = 400  # Cost Explorer keeps about 13 months of daily data
 MAX_PAGES = 1000
 
@@ -96,14 +100,32 @@ def _row(group: dict, start: str, end: str, *, tag: str, account: str, source_ro
         pricing = PURCHASE_TYPES.get(keys[1], "other")
     hourly = usage.get("Unit", "") in ("Hrs", "Hours") and instance_type != ""
     return {
-        "source_row": source_row, "charge_period_start": start, "charge_period_end": end,
-        "billing_period_start": start[:8] + "01", "charge_category": "usage", "is_correction": False,
-        "provider": "aws", "billing_account_id": account, "sub_account_id": "", "sub_account_name": "",
-        "region": "", "availability_zone": "", "resource_id": "", "resource_type": "", "service_category": EC2_COMPUTE,
-        "sku_id": "", "instance_type": instance_type, "pricing_category": pricing, "commitment_discount_id": "",
+        "source_row": source_row,
+        "charge_period_start": start,
+        "charge_period_end": end,
+        "billing_period_start": start[:8] + "01",
+        "charge_category": "usage",
+        "is_correction": False,
+        "provider": "aws",
+        "billing_account_id": account,
+        "sub_account_id": "",
+        "sub_account_name": "",
+        "region": "",
+        "availability_zone": "",
+        "resource_id": "",
+        "resource_type": "",
+        "service_category": EC2_COMPUTE,
+        "sku_id": "",
+        "instance_type": instance_type,
+        "pricing_category": pricing,
+        "commitment_discount_id": "",
         "commitment_status": "used" if pricing == "committed" else "",
-        "consumed_quantity": str(usage.get("Amount", "")) if hourly else "", "consumed_unit": "Hours" if hourly else "",
+        "consumed_quantity": str(usage.get("Amount", "")) if hourly else "",
+        "consumed_unit": "Hours" if hourly else "",
         "billed_cost": str(unblended.get("Amount", amortized.get("Amount", "0"))),
-        "effective_cost": str(amortized.get("Amount", "0")), "list_cost": "", "contracted_cost": "",
-        "currency": currency, "tags": tags,
-    }  # fmt: skip
+        "effective_cost": str(amortized.get("Amount", "0")),
+        "list_cost": "",
+        "contracted_cost": "",
+        "currency": currency,
+        "tags": tags,
+    }

@@ -35,43 +35,83 @@ from procurement.billing.providers import aws_usage_instance_type
 from procurement.billing.records import NORMALIZED_COLUMNS
 
 REQUIRED = [
-    "line_item_usage_start_date", "line_item_usage_end_date", "line_item_line_item_type", "line_item_usage_type",
-    "line_item_unblended_cost", "line_item_currency_code",
-]  # fmt: skip
+    "line_item_usage_start_date",
+    "line_item_usage_end_date",
+    "line_item_line_item_type",
+    "line_item_usage_type",
+    "line_item_unblended_cost",
+    "line_item_currency_code",
+]
 OPTIONAL = [
-    "product_instance_type", "savings_plan_savings_plan_effective_cost", "reservation_effective_cost",
-    "line_item_usage_amount", "resource_tags", "line_item_resource_id", "product_region_code", "product_region",
-    "line_item_availability_zone", "line_item_usage_account_id", "bill_payer_account_id",
-    "line_item_usage_account_name", "pricing_public_on_demand_cost", "line_item_product_code",
-    "bill_billing_period_start_date", "reservation_reservation_a_r_n", "savings_plan_savings_plan_a_r_n",
-    "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
-    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment", "product_product_family",
-    "reservation_end_time", "savings_plan_end_time", "savings_plan_instance_type_family",
+    "product_instance_type",
+    "savings_plan_savings_plan_effective_cost",
+    "reservation_effective_cost",
+    "line_item_usage_amount",
+    "resource_tags",
+    "line_item_resource_id",
+    "product_region_code",
+    "product_region",
+    "line_item_availability_zone",
+    "line_item_usage_account_id",
+    "bill_payer_account_id",
+    "line_item_usage_account_name",
+    "pricing_public_on_demand_cost",
+    "line_item_product_code",
+    "bill_billing_period_start_date",
+    "reservation_reservation_a_r_n",
+    "savings_plan_savings_plan_a_r_n",
+    "reservation_unused_amortized_upfront_fee_for_billing_period",
+    "reservation_unused_recurring_fee",
+    "savings_plan_total_commitment_to_date",
+    "savings_plan_used_commitment",
+    "product_product_family",
+    "reservation_end_time",
+    "savings_plan_end_time",
+    "savings_plan_instance_type_family",
     "savings_plan_offering_type",
-]  # fmt: skip
+]
 # savings_plan_offering_type (CUR data dictionary) -> the commitment's kind as the review lists it
 SAVINGS_PLAN_KINDS = {
-    "ComputeSavingsPlans": "Compute Savings Plan", "EC2InstanceSavingsPlans": "EC2 Instance Savings Plan",
+    "ComputeSavingsPlans": "Compute Savings Plan",
+    "EC2InstanceSavingsPlans": "EC2 Instance Savings Plan",
     "SageMakerSavingsPlans": "SageMaker Savings Plan",
-}  # fmt: skip
+}
 LINE_TYPES = {
-    "Usage": "usage", "DiscountedUsage": "usage", "SavingsPlanCoveredUsage": "usage", "RIFee": "usage",
-    "SavingsPlanRecurringFee": "usage", "Fee": "purchase", "SavingsPlanUpfrontFee": "purchase",
-    "SavingsPlanNegation": "purchase", "Tax": "tax", "Credit": "credit", "Refund": "credit",
-    "BundledDiscount": "credit", "Discount": "credit", "EdpDiscount": "credit", "PrivateRateDiscount": "credit",
-}  # fmt: skip
+    "Usage": "usage",
+    "DiscountedUsage": "usage",
+    "SavingsPlanCoveredUsage": "usage",
+    "RIFee": "usage",
+    "SavingsPlanRecurringFee": "usage",
+    "Fee": "purchase",
+    "SavingsPlanUpfrontFee": "purchase",
+    "SavingsPlanNegation": "purchase",
+    "Tax": "tax",
+    "Credit": "credit",
+    "Refund": "credit",
+    "BundledDiscount": "credit",
+    "Discount": "credit",
+    "EdpDiscount": "credit",
+    "PrivateRateDiscount": "credit",
+}
 SIGNATURE = {"line_item_usage_type", "line_item_unblended_cost", "line_item_line_item_type"}  # any one
 # The file's column behind each normalized one, for errors found once rows are normalized (store.py)
 SOURCE_COLUMNS = {
-    "charge_period_start": "line_item_usage_start_date", "charge_period_end": "line_item_usage_end_date",
+    "charge_period_start": "line_item_usage_start_date",
+    "charge_period_end": "line_item_usage_end_date",
     "billing_account_id": "bill_payer_account_id",
-    "sub_account_id": "line_item_usage_account_id", "sub_account_name": "line_item_usage_account_name",
-    "region": "product_region_code", "availability_zone": "line_item_availability_zone",
-    "resource_id": "line_item_resource_id", "resource_type": "product_product_family",
-    "service_category": "line_item_product_code", "sku_id": "line_item_usage_type",
-    "instance_type": "product_instance_type", "commitment_discount_id": "reservation_reservation_a_r_n",
-    "consumed_quantity": "line_item_usage_amount", "currency": "line_item_currency_code",
-}  # fmt: skip
+    "sub_account_id": "line_item_usage_account_id",
+    "sub_account_name": "line_item_usage_account_name",
+    "region": "product_region_code",
+    "availability_zone": "line_item_availability_zone",
+    "resource_id": "line_item_resource_id",
+    "resource_type": "product_product_family",
+    "service_category": "line_item_product_code",
+    "sku_id": "line_item_usage_type",
+    "instance_type": "product_instance_type",
+    "commitment_discount_id": "reservation_reservation_a_r_n",
+    "consumed_quantity": "line_item_usage_amount",
+    "currency": "line_item_currency_code",
+}
 
 
 def looks_like_cur(columns: list[str]) -> bool:
@@ -215,9 +255,11 @@ def _unused_commitment_cost(raw: pd.DataFrame, unused: pd.Series, where: dict) -
     """RIFee: unused amortized upfront + unused recurring fee; SP recurring fee: commitment - used.
     Checked on the whole chunk so that a bad cell is named by its own row."""
     columns = [
-        "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
-        "savings_plan_total_commitment_to_date", "savings_plan_used_commitment",
-    ]  # fmt: skip
+        "reservation_unused_amortized_upfront_fee_for_billing_period",
+        "reservation_unused_recurring_fee",
+        "savings_plan_total_commitment_to_date",
+        "savings_plan_used_commitment",
+    ]
     upfront, recurring, total, used = (
         cells.numbers(raw, c, required=False, **where)[unused] for c in columns
     )

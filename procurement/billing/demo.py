@@ -30,13 +30,38 @@ from decimal import Decimal
 from pathlib import Path
 
 COLUMNS = [
-    "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd",
-    "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "ChargeClass", "ChargeDescription", "BilledCost",
-    "EffectiveCost", "ListCost", "ContractedCost", "PricingCategory", "CommitmentDiscountId",
-    "CommitmentDiscountStatus", "ConsumedQuantity", "ConsumedUnit", "ProviderName", "RegionId", "AvailabilityZone",
-    "ResourceId", "ResourceType", "ServiceCategory", "SkuId", "SkuPriceDetails", "SubAccountId", "SubAccountName",
-    "Tags", "x_UsageType",
-]  # fmt: skip
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingCurrency",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "BilledCost",
+    "EffectiveCost",
+    "ListCost",
+    "ContractedCost",
+    "PricingCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ProviderName",
+    "RegionId",
+    "AvailabilityZone",
+    "ResourceId",
+    "ResourceType",
+    "ServiceCategory",
+    "SkuId",
+    "SkuPriceDetails",
+    "SubAccountId",
+    "SubAccountName",
+    "Tags",
+    "x_UsageType",
+]
 CREDIT = "FinOps Open Cost and Usage Specification (FOCUS)"
 
 
@@ -58,31 +83,114 @@ class DemoResource:
 
 
 FLEET = [
-    DemoResource("i-0h100train0001", "AWS", "ml-research", "p5.48xlarge", Decimal("55.04"), Decimal("33.024"),
-                 "Committed", 24, {"team": "ml-research", "project": "llm-pretrain", "environment": "prod"},
-                 usage_prefix="USE1-DiscountedUsage", commitment="ri-p5-2026"),
-    DemoResource("i-0h100batch0002", "AWS", "ml-research", "p5.48xlarge", Decimal("55.04"), Decimal("55.04"),
-                 "Standard", 8, {"team": "ml-research", "project": "eval-batch", "interruptible": "true"},
-                 hourly_from=14),
-    DemoResource("i-0a100serve0001", "AWS", "platform", "p4d.24xlarge", Decimal("21.957642"), Decimal("13.174585"),
-                 "Committed", 24, {"team": "platform", "project": "inference", "environment": "prod"},
-                 usage_prefix="USE1-DiscountedUsage", commitment="ri-p4d-2026"),
-    DemoResource("i-0a100serve0002", "AWS", "platform", "p4d.24xlarge", Decimal("21.957642"), Decimal("21.957642"),
-                 "Standard", 24, {"team": "platform", "project": "inference", "environment": "prod"}),
-    DemoResource("i-0a100serve0003", "AWS", "platform", "p4d.24xlarge", Decimal("21.957642"), Decimal("21.957642"),
-                 "Standard", 24, {"team": "platform", "project": "inference", "environment": "prod"}),
-    DemoResource("i-0l40sdev00001", "AWS", "vision", "g6e.12xlarge", Decimal("10.49264"), Decimal("10.49264"),
-                 "Standard", 10, {"cost-center": "vision", "project": "detector", "environment": "dev"},
-                 weekdays_only=True),
-    DemoResource("i-0l40sspot0001", "AWS", "vision", "g6e.xlarge", Decimal("1.861"), Decimal("0.9154"),
-                 "Dynamic", 12, {"team": "vision", "project": "detector", "interruptible": "true"},
-                 usage_prefix="USE1-SpotUsage"),
-    DemoResource("i-0l4embed00001", "AWS", "platform", "g6.xlarge", Decimal("0.8048"), Decimal("0.8048"),
-                 "Standard", 24, {"team": "platform", "project": "embeddings", "environment": "prod"}),
-    DemoResource("lambda-h100-node-1", "Lambda", "lambda-main", "gpu_8x_h100_sxm5", Decimal("31.92"),
-                 Decimal("31.92"), "Standard", 12, {"team": "ml-research", "project": "llm-finetune",
-                                                      "workload": "llama-finetune"}, hourly_from=8),
-]  # fmt: skip
+    DemoResource(
+        "i-0h100train0001",
+        "AWS",
+        "ml-research",
+        "p5.48xlarge",
+        Decimal("55.04"),
+        Decimal("33.024"),
+        "Committed",
+        24,
+        {"team": "ml-research", "project": "llm-pretrain", "environment": "prod"},
+        usage_prefix="USE1-DiscountedUsage",
+        commitment="ri-p5-2026",
+    ),
+    DemoResource(
+        "i-0h100batch0002",
+        "AWS",
+        "ml-research",
+        "p5.48xlarge",
+        Decimal("55.04"),
+        Decimal("55.04"),
+        "Standard",
+        8,
+        {"team": "ml-research", "project": "eval-batch", "interruptible": "true"},
+        hourly_from=14,
+    ),
+    DemoResource(
+        "i-0a100serve0001",
+        "AWS",
+        "platform",
+        "p4d.24xlarge",
+        Decimal("21.957642"),
+        Decimal("13.174585"),
+        "Committed",
+        24,
+        {"team": "platform", "project": "inference", "environment": "prod"},
+        usage_prefix="USE1-DiscountedUsage",
+        commitment="ri-p4d-2026",
+    ),
+    DemoResource(
+        "i-0a100serve0002",
+        "AWS",
+        "platform",
+        "p4d.24xlarge",
+        Decimal("21.957642"),
+        Decimal("21.957642"),
+        "Standard",
+        24,
+        {"team": "platform", "project": "inference", "environment": "prod"},
+    ),
+    DemoResource(
+        "i-0a100serve0003",
+        "AWS",
+        "platform",
+        "p4d.24xlarge",
+        Decimal("21.957642"),
+        Decimal("21.957642"),
+        "Standard",
+        24,
+        {"team": "platform", "project": "inference", "environment": "prod"},
+    ),
+    DemoResource(
+        "i-0l40sdev00001",
+        "AWS",
+        "vision",
+        "g6e.12xlarge",
+        Decimal("10.49264"),
+        Decimal("10.49264"),
+        "Standard",
+        10,
+        {"cost-center": "vision", "project": "detector", "environment": "dev"},
+        weekdays_only=True,
+    ),
+    DemoResource(
+        "i-0l40sspot0001",
+        "AWS",
+        "vision",
+        "g6e.xlarge",
+        Decimal("1.861"),
+        Decimal("0.9154"),
+        "Dynamic",
+        12,
+        {"team": "vision", "project": "detector", "interruptible": "true"},
+        usage_prefix="USE1-SpotUsage",
+    ),
+    DemoResource(
+        "i-0l4embed00001",
+        "AWS",
+        "platform",
+        "g6.xlarge",
+        Decimal("0.8048"),
+        Decimal("0.8048"),
+        "Standard",
+        24,
+        {"team": "platform", "project": "embeddings", "environment": "prod"},
+    ),
+    DemoResource(
+        "lambda-h100-node-1",
+        "Lambda",
+        "lambda-main",
+        "gpu_8x_h100_sxm5",
+        Decimal("31.92"),
+        Decimal("31.92"),
+        "Standard",
+        12,
+        {"team": "ml-research", "project": "llm-finetune", "workload": "llama-finetune"},
+        hourly_from=8,
+    ),
+]
 UNUSED_COMMITMENT = DemoResource(
     "ri-p5-2026-slot2",
     "AWS",
@@ -141,21 +249,38 @@ def _row(
     usage_type = f"{resource.usage_prefix}:{resource.instance_type}" if aws else ""
     cost = (hours * resource.rate).quantize(Decimal("0.000001"))
     row = {
-        "BillingAccountId": "111122223333" if aws else "lambda-org-42", "BillingAccountName": "Example Corp",
-        "BillingCurrency": "USD", "BillingPeriodStart": _iso(month), "BillingPeriodEnd": _iso(next_month),
-        "ChargePeriodStart": _iso(day), "ChargePeriodEnd": _iso(day + dt.timedelta(days=1)),
-        "ChargeCategory": "Usage", "ChargeClass": "", "ChargeDescription": f"{resource.instance_type} usage",
+        "BillingAccountId": "111122223333" if aws else "lambda-org-42",
+        "BillingAccountName": "Example Corp",
+        "BillingCurrency": "USD",
+        "BillingPeriodStart": _iso(month),
+        "BillingPeriodEnd": _iso(next_month),
+        "ChargePeriodStart": _iso(day),
+        "ChargePeriodEnd": _iso(day + dt.timedelta(days=1)),
+        "ChargeCategory": "Usage",
+        "ChargeClass": "",
+        "ChargeDescription": f"{resource.instance_type} usage",
         "BilledCost": str(cost) if resource.category != "Committed" else "0",
-        "EffectiveCost": str(cost), "ListCost": str((hours * resource.list_rate).quantize(Decimal("0.000001"))),
-        "ContractedCost": str(cost), "PricingCategory": resource.category,
-        "CommitmentDiscountId": resource.commitment, "CommitmentDiscountStatus": "Used" if resource.commitment else "",
-        "ConsumedQuantity": str(hours), "ConsumedUnit": "Hours", "ProviderName": resource.provider,
-        "RegionId": region, "AvailabilityZone": "use1-az2" if aws else "", "ResourceId": resource.resource_id,
-        "ResourceType": "Virtual Machine", "ServiceCategory": "Compute", "SkuId": f"sku-{resource.instance_type}",
+        "EffectiveCost": str(cost),
+        "ListCost": str((hours * resource.list_rate).quantize(Decimal("0.000001"))),
+        "ContractedCost": str(cost),
+        "PricingCategory": resource.category,
+        "CommitmentDiscountId": resource.commitment,
+        "CommitmentDiscountStatus": "Used" if resource.commitment else "",
+        "ConsumedQuantity": str(hours),
+        "ConsumedUnit": "Hours",
+        "ProviderName": resource.provider,
+        "RegionId": region,
+        "AvailabilityZone": "use1-az2" if aws else "",
+        "ResourceId": resource.resource_id,
+        "ResourceType": "Virtual Machine",
+        "ServiceCategory": "Compute",
+        "SkuId": f"sku-{resource.instance_type}",
         "SkuPriceDetails": json.dumps({"InstanceType": resource.instance_type}) if not aws else "",
-        "SubAccountId": resource.account, "SubAccountName": resource.account, "Tags": json.dumps(resource.tags),
+        "SubAccountId": resource.account,
+        "SubAccountName": resource.account,
+        "Tags": json.dumps(resource.tags),
         "x_UsageType": usage_type,
-    }  # fmt: skip
+    }
     row.update(overrides)
     return row
 
@@ -168,10 +293,17 @@ def _usage_rows(resource: DemoResource, day: dt.date, month: dt.date, next_month
         return [_row(resource, day, month, next_month, hours)]
     midnight = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
     return [
-        _row(resource, day, month, next_month, Decimal(1), ChargePeriodStart=_iso(midnight + dt.timedelta(hours=h)),
-             ChargePeriodEnd=_iso(midnight + dt.timedelta(hours=h + 1)))
+        _row(
+            resource,
+            day,
+            month,
+            next_month,
+            Decimal(1),
+            ChargePeriodStart=_iso(midnight + dt.timedelta(hours=h)),
+            ChargePeriodEnd=_iso(midnight + dt.timedelta(hours=h + 1)),
+        )
         for h in range(resource.hourly_from, resource.hourly_from + int(hours))
-    ]  # fmt: skip
+    ]
 
 
 def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
@@ -191,13 +323,25 @@ def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
                         aws_billed += Decimal(row["BilledCost"])
             if last_month:
                 unused = Decimal(UNUSED_COMMITMENT.hours_per_day)
-                rows.append(_row(
-                    UNUSED_COMMITMENT, day, month, next_month, unused, BilledCost="0", ConsumedQuantity="",
-                    ConsumedUnit="", CommitmentDiscountStatus="Unused", ResourceId=UNUSED_COMMITMENT.commitment,
-                    SkuPriceDetails=json.dumps({"InstanceType": UNUSED_COMMITMENT.instance_type}),
-                    ChargeDescription="unused reserved instance hours", x_UsageType="",
-                    EffectiveCost=str((unused * UNUSED_COMMITMENT.rate).quantize(Decimal("0.000001"))), ListCost="",
-                ))  # fmt: skip
+                rows.append(
+                    _row(
+                        UNUSED_COMMITMENT,
+                        day,
+                        month,
+                        next_month,
+                        unused,
+                        BilledCost="0",
+                        ConsumedQuantity="",
+                        ConsumedUnit="",
+                        CommitmentDiscountStatus="Unused",
+                        ResourceId=UNUSED_COMMITMENT.commitment,
+                        SkuPriceDetails=json.dumps({"InstanceType": UNUSED_COMMITMENT.instance_type}),
+                        ChargeDescription="unused reserved instance hours",
+                        x_UsageType="",
+                        EffectiveCost=str((unused * UNUSED_COMMITMENT.rate).quantize(Decimal("0.000001"))),
+                        ListCost="",
+                    )
+                )
             storage = (STORAGE_GB * STORAGE_RATE_GB_MONTH / ((next_month - month).days)).quantize(
                 Decimal("0.000001")
             )
@@ -207,8 +351,20 @@ def demo_rows(*, seed: int, months: int, start: dt.date) -> list[dict]:
             aws_billed += storage
             day += dt.timedelta(days=1)
         if month == firsts[0]:
-            rows.append(_non_gpu(month, next_month, month, "Compute", "USE1-RI-Upfront:p5.48xlarge", UPFRONT_PURCHASE,
-                                 "", category="Purchase", effective=Decimal(0), span_to=next_month))  # fmt: skip
+            rows.append(
+                _non_gpu(
+                    month,
+                    next_month,
+                    month,
+                    "Compute",
+                    "USE1-RI-Upfront:p5.48xlarge",
+                    UPFRONT_PURCHASE,
+                    "",
+                    category="Purchase",
+                    effective=Decimal(0),
+                    span_to=next_month,
+                )
+            )
         tax = (aws_billed * TAX_RATE).quantize(Decimal("0.01"))
         rows.append(
             _non_gpu(month, next_month, month, "Other", "Tax", tax, "", category="Tax", span_to=next_month)
@@ -222,27 +378,57 @@ def _non_gpu(
 ):
     end = span_to or day + dt.timedelta(days=1)
     return {
-        "BillingAccountId": "111122223333", "BillingAccountName": "Example Corp", "BillingCurrency": "USD",
-        "BillingPeriodStart": _iso(month), "BillingPeriodEnd": _iso(next_month), "ChargePeriodStart": _iso(day),
-        "ChargePeriodEnd": _iso(end), "ChargeCategory": category, "ChargeClass": "",
-        "ChargeDescription": usage_type, "BilledCost": str(cost),
-        "EffectiveCost": str(cost if effective is None else effective), "ListCost": "", "ContractedCost": "",
-        "PricingCategory": "Standard" if category == "Usage" else "", "CommitmentDiscountId": "",
-        "CommitmentDiscountStatus": "", "ConsumedQuantity": "", "ConsumedUnit": unit, "ProviderName": "AWS",
-        "RegionId": "us-east-1", "AvailabilityZone": "", "ResourceId": "", "ResourceType": "",
-        "ServiceCategory": service, "SkuId": usage_type, "SkuPriceDetails": "", "SubAccountId": "platform",
-        "SubAccountName": "platform", "Tags": json.dumps({"team": "platform"}), "x_UsageType": usage_type,
-    }  # fmt: skip
+        "BillingAccountId": "111122223333",
+        "BillingAccountName": "Example Corp",
+        "BillingCurrency": "USD",
+        "BillingPeriodStart": _iso(month),
+        "BillingPeriodEnd": _iso(next_month),
+        "ChargePeriodStart": _iso(day),
+        "ChargePeriodEnd": _iso(end),
+        "ChargeCategory": category,
+        "ChargeClass": "",
+        "ChargeDescription": usage_type,
+        "BilledCost": str(cost),
+        "EffectiveCost": str(cost if effective is None else effective),
+        "ListCost": "",
+        "ContractedCost": "",
+        "PricingCategory": "Standard" if category == "Usage" else "",
+        "CommitmentDiscountId": "",
+        "CommitmentDiscountStatus": "",
+        "ConsumedQuantity": "",
+        "ConsumedUnit": unit,
+        "ProviderName": "AWS",
+        "RegionId": "us-east-1",
+        "AvailabilityZone": "",
+        "ResourceId": "",
+        "ResourceType": "",
+        "ServiceCategory": service,
+        "SkuId": usage_type,
+        "SkuPriceDetails": "",
+        "SubAccountId": "platform",
+        "SubAccountName": "platform",
+        "Tags": json.dumps({"team": "platform"}),
+        "x_UsageType": usage_type,
+    }
 
 
 def _correction(firsts: list[dt.date]) -> dict:
     """Billed in the last month, for the first day of the first month: a delta, 0 hours."""
     l4 = next(r for r in FLEET if r.instance_type == "g6.xlarge")
     return _row(
-        l4, firsts[0], firsts[-2], firsts[-1], Decimal(0), ChargeClass="Correction", BilledCost=str(CORRECTION),
-        EffectiveCost=str(CORRECTION), ListCost="0", ContractedCost=str(CORRECTION), ConsumedQuantity="0",
+        l4,
+        firsts[0],
+        firsts[-2],
+        firsts[-1],
+        Decimal(0),
+        ChargeClass="Correction",
+        BilledCost=str(CORRECTION),
+        EffectiveCost=str(CORRECTION),
+        ListCost="0",
+        ContractedCost=str(CORRECTION),
+        ConsumedQuantity="0",
         ChargeDescription="re-rated g6.xlarge usage",
-    )  # fmt: skip
+    )
 
 
 def utilization_rows(*, seed: int, months: int, start: dt.date, billing_rows: list[dict]) -> list[dict]:
@@ -261,10 +447,15 @@ def utilization_rows(*, seed: int, months: int, start: dt.date, billing_rows: li
             stamp = day + dt.timedelta(hours=hour)
             for gpu in range(gpus[rid]):
                 idle = (rid == "i-0l40sdev00001" and gpu >= 2) or (rid == "i-0l4embed00001" and hour < 6)
-                rows.append({
-                    "timestamp": _iso(stamp), "resource_id": rid, "gpu": gpu,
-                    "DCGM_FI_DEV_GPU_UTIL": IDLE_PCT if idle else BUSY_PCT, "DCGM_FI_DEV_FB_USED": 512 if idle else 30000,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "timestamp": _iso(stamp),
+                        "resource_id": rid,
+                        "gpu": gpu,
+                        "DCGM_FI_DEV_GPU_UTIL": IDLE_PCT if idle else BUSY_PCT,
+                        "DCGM_FI_DEV_FB_USED": 512 if idle else 30000,
+                    }
+                )
     return rows
 
 

@@ -72,18 +72,26 @@ def allocation_section(frame: pd.DataFrame, request: ReviewRequest, utilization:
         result, note = allocate(per_team, "unallocated"), f"{error.message}; left unallocated"
     currency = request.currency
     teams = [
-        {"team": line.team, "direct_cost": money(line.direct_micros, currency),
-         "own_idle_cost": money(line.own_idle_micros, currency),
-         "allocated_shared_cost": money(line.shared_micros, currency),
-         "allocated_idle_cost": money(line.idle_micros, currency),
-         "showback_cost": money(line.showback_micros, currency), "gpu_hours": hours(line.gpu_hours_micros)}
+        {
+            "team": line.team,
+            "direct_cost": money(line.direct_micros, currency),
+            "own_idle_cost": money(line.own_idle_micros, currency),
+            "allocated_shared_cost": money(line.shared_micros, currency),
+            "allocated_idle_cost": money(line.idle_micros, currency),
+            "showback_cost": money(line.showback_micros, currency),
+            "gpu_hours": hours(line.gpu_hours_micros),
+        }
         for line in result.teams
-    ]  # fmt: skip
+    ]
     return {
-        "rule": result.rule, "rule_description": RULE_TEXT[result.rule], "note": note,
-        "shared_cost": money(result.shared_pool_micros, currency), "idle_cost": money(result.idle_pool_micros, currency),
-        "unallocated_cost": money(result.unallocated_micros, currency), "teams": teams,
-    }  # fmt: skip
+        "rule": result.rule,
+        "rule_description": RULE_TEXT[result.rule],
+        "note": note,
+        "shared_cost": money(result.shared_pool_micros, currency),
+        "idle_cost": money(result.idle_pool_micros, currency),
+        "unallocated_cost": money(result.unallocated_micros, currency),
+        "teams": teams,
+    }
 
 
 def under_commitment(rows: pd.DataFrame) -> np.ndarray:
@@ -100,14 +108,20 @@ def _anomaly_rows(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
     starts = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None)
     team = rows["team"].astype(object)
     service = rows["service_category"].astype(object)
-    return pd.DataFrame({
-        "day": starts.floor("D"), "team": team.where(team != "", UNTAGGED).to_numpy(),
-        "provider": rows["provider"].astype(object).to_numpy(), "service": service.where(service != "", "other").to_numpy(),
-        "effective_micros": rows["effective_micros"].to_numpy(np.int64),
-        "resource_id": rows["resource_id"].astype(object).to_numpy(), "instance_type": rows["instance_type"].astype(object).to_numpy(),
-        "region": rows["region"].astype(object).to_numpy(), "pricing_category": rows["pricing_category"].astype(object).to_numpy(),
-        "gpu_hours_micros": rows["gpu_hours_micros"].to_numpy(np.int64),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "day": starts.floor("D"),
+            "team": team.where(team != "", UNTAGGED).to_numpy(),
+            "provider": rows["provider"].astype(object).to_numpy(),
+            "service": service.where(service != "", "other").to_numpy(),
+            "effective_micros": rows["effective_micros"].to_numpy(np.int64),
+            "resource_id": rows["resource_id"].astype(object).to_numpy(),
+            "instance_type": rows["instance_type"].astype(object).to_numpy(),
+            "region": rows["region"].astype(object).to_numpy(),
+            "pricing_category": rows["pricing_category"].astype(object).to_numpy(),
+            "gpu_hours_micros": rows["gpu_hours_micros"].to_numpy(np.int64),
+        }
+    )
 
 
 def _rows(start: dt.date, end: dt.date, request: ReviewRequest, read: pd.DataFrame | None) -> pd.DataFrame:
@@ -166,26 +180,48 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest) -> list[dict
 
 def _anomaly(item, rows: pd.DataFrame, currency: str, granted: bool) -> dict:
     baseline, excess = int(round(item.baseline_micros)), int(round(item.excess_micros))
-    drivers = anomalies.top_rows(rows, item, ["resource_id", "instance_type", "region", "pricing_category",
-                                              "effective_micros", "gpu_hours_micros"])  # fmt: skip
+    drivers = anomalies.top_rows(
+        rows,
+        item,
+        [
+            "resource_id",
+            "instance_type",
+            "region",
+            "pricing_category",
+            "effective_micros",
+            "gpu_hours_micros",
+        ],
+    )
     day = item.day.date()
     query = {"day": day.isoformat(), "team": item.team, "provider": item.provider, "service": item.service}
     return {
-        "day": day.isoformat(), "team": item.team, "provider": item.provider, "service": item.service,
-        "amount": money(item.effective_micros, currency), "baseline": money(baseline, currency),
-        "excess": money(excess, currency), "direction": "spike" if excess > 0 else "drop",
-        "excess_pct": str((Decimal(excess) / baseline * 100).quantize(Decimal("0.1"))) if baseline > 0 else None,
+        "day": day.isoformat(),
+        "team": item.team,
+        "provider": item.provider,
+        "service": item.service,
+        "amount": money(item.effective_micros, currency),
+        "baseline": money(baseline, currency),
+        "excess": money(excess, currency),
+        "direction": "spike" if excess > 0 else "drop",
+        "excess_pct": str((Decimal(excess) / baseline * 100).quantize(Decimal("0.1")))
+        if baseline > 0
+        else None,
         "mad": money(int(round(item.mad_micros)), currency),
         "score": f"{abs(excess) / item.scale_micros:.1f}" if item.scale_micros > 0 else None,
         "top_rows": [
-            {"resource_id": r.resource_id, "instance_type": r.instance_type, "region": r.region,
-             "pricing_category": r.pricing_category, "effective_cost": money(r.effective_micros, currency),
-             "gpu_hours": hours(r.gpu_hours_micros)}
+            {
+                "resource_id": r.resource_id,
+                "instance_type": r.instance_type,
+                "region": r.region,
+                "pricing_category": r.pricing_category,
+                "effective_cost": money(r.effective_micros, currency),
+                "gpu_hours": hours(r.gpu_hours_micros),
+            }
             for r in drivers.itertuples()
         ],
         # the rows page is finance and admin only: a granted engineer's review gets no link to it
         "rows_link": None if granted else f"{reverse('billing-spend-rows')}?{urlencode(query)}",
-    }  # fmt: skip
+    }
 
 
 def budget_months(start: dt.date, end: dt.date) -> list[dt.date]:
@@ -205,7 +241,7 @@ def budget_states(
 ) -> list[dict]:
     """Every budget of `months` (of `teams` only, when given) with its burn, forecast and overrun date.
     `review` and `read`: a review request of the same teams and the rows it read, used where they cover
-    a month."""  # fmt: skip
+    a month."""
     budgets = finance_selectors.budgets_of(months, teams)
     states = []
     for month in sorted({budget.month for budget in budgets}):
@@ -248,14 +284,24 @@ def _budget_state(budget, daily: dict[dt.date, Decimal], through: dt.date) -> di
     currency = budget.currency
     sent = sorted(BudgetAlert.objects.filter(budget=budget).values_list("threshold_pct", flat=True))
     return {
-        "id": budget.pk, "team": budget.team, "month": f"{budget.month:%Y-%m}", "currency": currency,
-        "amount": _decimal_money(budget.amount, currency), "burn": _decimal_money(status.burn, currency),
-        "burn_pct": _text(status.burn_pct), "forecast": _decimal_money(status.forecast, currency),
-        "forecast_pct": _text(status.forecast_pct), "forecast_method": FORECAST_METHOD,
-        "days_so_far": status.days_so_far, "days_in_month": status.days_in_month, "data_through": through.isoformat(),
-        "overrun_date": status.overrun_date.isoformat() if status.overrun_date else None, "state": status.state,
-        "thresholds_crossed": list(status.thresholds_crossed), "alerts_sent": sent,
-    }  # fmt: skip
+        "id": budget.pk,
+        "team": budget.team,
+        "month": f"{budget.month:%Y-%m}",
+        "currency": currency,
+        "amount": _decimal_money(budget.amount, currency),
+        "burn": _decimal_money(status.burn, currency),
+        "burn_pct": _text(status.burn_pct),
+        "forecast": _decimal_money(status.forecast, currency),
+        "forecast_pct": _text(status.forecast_pct),
+        "forecast_method": FORECAST_METHOD,
+        "days_so_far": status.days_so_far,
+        "days_in_month": status.days_in_month,
+        "data_through": through.isoformat(),
+        "overrun_date": status.overrun_date.isoformat() if status.overrun_date else None,
+        "state": status.state,
+        "thresholds_crossed": list(status.thresholds_crossed),
+        "alerts_sent": sent,
+    }
 
 
 def _decimal_money(value: Decimal, currency: str) -> str:
@@ -272,8 +318,9 @@ def finance_review(frame: pd.DataFrame, request: ReviewRequest, utilization: pd.
     return {
         "allocation": allocation_section(frame, request, utilization),
         "budgets": [
-            state for state in budget_states(months, request.allowed_teams, review=request, read=frame)
+            state
+            for state in budget_states(months, request.allowed_teams, review=request, read=frame)
             if not request.team or state["team"] == request.team
         ],
         "anomalies": anomalies_between(request, frame),
-    }  # fmt: skip
+    }

@@ -60,9 +60,13 @@ class Budgets(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("month", str, description="YYYY-MM (default: this month)")],
-        responses={200: OpenApiResponse(description="{month, budgets: [...]}"), 400: REVIEW_ERROR, 401: SIGNED_OUT,
-                   403: SPEND_ONLY},
-    )  # fmt: skip
+        responses={
+            200: OpenApiResponse(description="{month, budgets: [...]}"),
+            400: REVIEW_ERROR,
+            401: SIGNED_OUT,
+            403: SPEND_ONLY,
+        },
+    )
     def get(self, request):
         try:
             month = (
@@ -76,9 +80,13 @@ class Budgets(APIView):
 
     @extend_schema(
         request=BudgetBody,
-        responses={201: OpenApiResponse(description="the budget's state"), 400: REVIEW_ERROR, 401: SIGNED_OUT,
-                   403: FINANCE_ONLY},
-    )  # fmt: skip
+        responses={
+            201: OpenApiResponse(description="the budget's state"),
+            400: REVIEW_ERROR,
+            401: SIGNED_OUT,
+            403: FINANCE_ONLY,
+        },
+    )
     def post(self, request):
         body = BudgetBody(data=request.data)
         if not body.is_valid():
@@ -104,18 +112,29 @@ class Anomalies(APIView):
     permission_classes = [HasSpendAccess]
 
     @extend_schema(
-        parameters=[OpenApiParameter("from", str, required=True), OpenApiParameter("to", str, required=True),
-                    OpenApiParameter("team", str), OpenApiParameter("currency", str)],
-        responses={200: OpenApiResponse(description="{method, found, items}"), 400: REVIEW_ERROR,
-                   401: SIGNED_OUT, 403: SPEND_ONLY},
-    )  # fmt: skip
+        parameters=[
+            OpenApiParameter("from", str, required=True),
+            OpenApiParameter("to", str, required=True),
+            OpenApiParameter("team", str),
+            OpenApiParameter("currency", str),
+        ],
+        responses={
+            200: OpenApiResponse(description="{method, found, items}"),
+            400: REVIEW_ERROR,
+            401: SIGNED_OUT,
+            403: SPEND_ONLY,
+        },
+    )
     def get(self, request):
         query = request.query_params
         try:
             review_request = make_request(
-                start=_date(query.get("from"), "from"), end=_date(query.get("to"), "to"),
-                team=query.get("team", "")[:100], currency=query.get("currency", "USD")[:3], scope=request.spend_scope,
-            )  # fmt: skip
+                start=_date(query.get("from"), "from"),
+                end=_date(query.get("to"), "to"),
+                team=query.get("team", "")[:100],
+                currency=query.get("currency", "USD")[:3],
+                scope=request.spend_scope,
+            )
             return Response(anomalies_between(review_request))
         except ReviewInputError as error:
             return _bad_input(error)
@@ -127,12 +146,20 @@ class SpendRows(APIView):
     permission_classes = [role_permission(FINANCE, ADMIN)]
 
     @extend_schema(
-        parameters=[OpenApiParameter("day", str, required=True, description="YYYY-MM-DD"),
-                    OpenApiParameter("team", str), OpenApiParameter("provider", str), OpenApiParameter("service", str),
-                    OpenApiParameter("limit", int, description=f"at most {MAX_SPEND_ROWS} (default 100)")],
-        responses={200: OpenApiResponse(description="{rows: [...]}"), 400: REVIEW_ERROR, 401: SIGNED_OUT,
-                   403: FINANCE_ONLY},
-    )  # fmt: skip
+        parameters=[
+            OpenApiParameter("day", str, required=True, description="YYYY-MM-DD"),
+            OpenApiParameter("team", str),
+            OpenApiParameter("provider", str),
+            OpenApiParameter("service", str),
+            OpenApiParameter("limit", int, description=f"at most {MAX_SPEND_ROWS} (default 100)"),
+        ],
+        responses={
+            200: OpenApiResponse(description="{rows: [...]}"),
+            400: REVIEW_ERROR,
+            401: SIGNED_OUT,
+            403: FINANCE_ONLY,
+        },
+    )
     def get(self, request):
         query = request.query_params
         try:
@@ -140,8 +167,13 @@ class SpendRows(APIView):
             limit = _limit(query.get("limit"))
         except ReviewInputError as error:
             return _bad_input(error)
-        rows = spend_rows(day=day, team=query.get("team", "")[:100], provider=query.get("provider", "")[:100],
-                          service=query.get("service", "")[:100], limit=limit)  # fmt: skip
+        rows = spend_rows(
+            day=day,
+            team=query.get("team", "")[:100],
+            provider=query.get("provider", "")[:100],
+            service=query.get("service", "")[:100],
+            limit=limit,
+        )
         return Response(
             {"rows": [{k: str(v) if v is not None else None for k, v in r.items()} for r in rows]}
         )

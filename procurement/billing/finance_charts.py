@@ -24,17 +24,25 @@ def budget_chart(states: list[dict]) -> str:
     labels = [f"{s['team']} {s['month']} ({s['currency']})" for s in states]
     burn = [float(s["burn"]) for s in states]
     rest = [max(float(s["forecast"]) - float(s["burn"]), 0.0) for s in states]
-    return stacked_bar_chart(labels, {"burn": burn, "forecast to month end": rest}, unit="",
-                             title="Budgets: burn and forecast against the budget (tick)",
-                             reference_lines={"budget": [float(s["amount"]) for s in states]})  # fmt: skip
+    return stacked_bar_chart(
+        labels,
+        {"burn": burn, "forecast to month end": rest},
+        unit="",
+        title="Budgets: burn and forecast against the budget (tick)",
+        reference_lines={"budget": [float(s["amount"]) for s in states]},
+    )
 
 
 def anomaly_chart(anomalies: dict, currency: str) -> str:
     items = anomalies["items"][:20]
     labels = [f"{a['day']} {a['team']} {a['service']}" for a in items]
     return stacked_bar_chart(
-        labels, {"baseline (28-day median)": [float(a["baseline"]) for a in items],
-                 "above baseline": [max(float(a["excess"]), 0.0) for a in items]},
-        unit=currency, title="Anomalies: the day's spend against its baseline (tick: the day's spend)",
+        labels,
+        {
+            "baseline (28-day median)": [float(a["baseline"]) for a in items],
+            "above baseline": [max(float(a["excess"]), 0.0) for a in items],
+        },
+        unit=currency,
+        title="Anomalies: the day's spend against its baseline (tick: the day's spend)",
         reference_lines={"day's spend": [float(a["amount"]) for a in items]},
-    )  # fmt: skip
+    )

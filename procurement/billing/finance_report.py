@@ -32,41 +32,84 @@ def allocation_table(allocation: dict) -> dict:
     return {
         "id": "allocation",
         "title": f"Showback by team, rule: {allocation['rule']} ({allocation['rule_description']}{note})",
-        "columns": [_column("team", "Team"), _column("direct_cost", "Direct", "money"),
-                    _column("own_idle_cost", "Own idle", "money"), _column("allocated_shared_cost", "Shared allocated", "money"),
-                    _column("allocated_idle_cost", "Idle allocated", "money"),
-                    _column("showback_cost", "Showback", "money"), _column("gpu_hours", "GPU-hours", "hours")],
-        "rows": rows, "total_of": ["showback_cost", "gpu_hours"],
-    }  # fmt: skip
+        "columns": [
+            _column("team", "Team"),
+            _column("direct_cost", "Direct", "money"),
+            _column("own_idle_cost", "Own idle", "money"),
+            _column("allocated_shared_cost", "Shared allocated", "money"),
+            _column("allocated_idle_cost", "Idle allocated", "money"),
+            _column("showback_cost", "Showback", "money"),
+            _column("gpu_hours", "GPU-hours", "hours"),
+        ],
+        "rows": rows,
+        "total_of": ["showback_cost", "gpu_hours"],
+    }
 
 
 def budget_table(budgets: list[dict]) -> dict:
     return {
-        "id": "budgets", "title": "Budgets: burn, forecast to month end (linear run-rate) and overrun date",
-        "columns": [_column("team", "Team"), _column("month", "Month"), _column("currency", "Currency"),
-                    _column("amount", "Budget", "money"), _column("burn", "Burn", "money"), _column("burn_pct", "Burn %"),
-                    _column("forecast", "Forecast", "money"), _column("forecast_pct", "Forecast %"),
-                    _column("overrun_date", "Overrun date"), _column("state", "State")],
-        "rows": budgets, "total_of": [],
-    }  # fmt: skip
+        "id": "budgets",
+        "title": "Budgets: burn, forecast to month end (linear run-rate) and overrun date",
+        "columns": [
+            _column("team", "Team"),
+            _column("month", "Month"),
+            _column("currency", "Currency"),
+            _column("amount", "Budget", "money"),
+            _column("burn", "Burn", "money"),
+            _column("burn_pct", "Burn %"),
+            _column("forecast", "Forecast", "money"),
+            _column("forecast_pct", "Forecast %"),
+            _column("overrun_date", "Overrun date"),
+            _column("state", "State"),
+        ],
+        "rows": budgets,
+        "total_of": [],
+    }
 
 
 def anomaly_table(anomalies: dict) -> dict:
     rows = [
-        {**{k: a[k] for k in ("day", "team", "provider", "service", "amount", "baseline", "excess", "excess_pct", "direction")},
-         "drivers": "; ".join(f"{r['resource_id'] or '?'} {r['instance_type']} {r['effective_cost']}" for r in a["top_rows"]),
-         "rows_link": a["rows_link"]}
+        {
+            **{
+                k: a[k]
+                for k in (
+                    "day",
+                    "team",
+                    "provider",
+                    "service",
+                    "amount",
+                    "baseline",
+                    "excess",
+                    "excess_pct",
+                    "direction",
+                )
+            },
+            "drivers": "; ".join(
+                f"{r['resource_id'] or '?'} {r['instance_type']} {r['effective_cost']}" for r in a["top_rows"]
+            ),
+            "rows_link": a["rows_link"],
+        }
         for a in anomalies["items"]
-    ]  # fmt: skip
+    ]
     return {
-        "id": "anomalies", "title": f"Spend anomalies ({anomalies['found']} found)",
-        "columns": [_column("day", "Day"), _column("team", "Team"), _column("provider", "Provider"),
-                    _column("service", "Service"), _column("amount", "Spend", "money"),
-                    _column("baseline", "Baseline (median)", "money"), _column("excess", "Above baseline", "money"),
-                    _column("excess_pct", "Above baseline %"), _column("direction", "Direction"),
-                    _column("drivers", "Top rows"), _column("rows_link", "Rows")],
-        "rows": rows, "total_of": [],
-    }  # fmt: skip
+        "id": "anomalies",
+        "title": f"Spend anomalies ({anomalies['found']} found)",
+        "columns": [
+            _column("day", "Day"),
+            _column("team", "Team"),
+            _column("provider", "Provider"),
+            _column("service", "Service"),
+            _column("amount", "Spend", "money"),
+            _column("baseline", "Baseline (median)", "money"),
+            _column("excess", "Above baseline", "money"),
+            _column("excess_pct", "Above baseline %"),
+            _column("direction", "Direction"),
+            _column("drivers", "Top rows"),
+            _column("rows_link", "Rows"),
+        ],
+        "rows": rows,
+        "total_of": [],
+    }
 
 
 def unused_commitment_table(anomalies: dict) -> dict:
@@ -99,25 +142,49 @@ def add_finance_sections(data: dict) -> dict:
         unused_commitment_table(review["anomalies"]),
     ]
     figures = [
-        {"id": "allocation", "title": "Showback by team", "kind": "stacked_bar", "table": "allocation",
-         "svg": allocation_chart(review["allocation"], currency)},
-        {"id": "budgets", "title": "Budgets: burn and forecast", "kind": "stacked_bar", "table": "budgets",
-         "svg": budget_chart(review["budgets"])},
-        {"id": "anomalies", "title": "Anomalies against their baseline", "kind": "stacked_bar", "table": "anomalies",
-         "svg": anomaly_chart(review["anomalies"], currency)},
-    ]  # fmt: skip
+        {
+            "id": "allocation",
+            "title": "Showback by team",
+            "kind": "stacked_bar",
+            "table": "allocation",
+            "svg": allocation_chart(review["allocation"], currency),
+        },
+        {
+            "id": "budgets",
+            "title": "Budgets: burn and forecast",
+            "kind": "stacked_bar",
+            "table": "budgets",
+            "svg": budget_chart(review["budgets"]),
+        },
+        {
+            "id": "anomalies",
+            "title": "Anomalies against their baseline",
+            "kind": "stacked_bar",
+            "table": "anomalies",
+            "svg": anomaly_chart(review["anomalies"], currency),
+        },
+    ]
     sections = [
-        {"id": "allocation", "title": f"Allocation (rule: {review['allocation']['rule']})", "tables": ["allocation"],
-         "figures": ["allocation"]},
+        {
+            "id": "allocation",
+            "title": f"Allocation (rule: {review['allocation']['rule']})",
+            "tables": ["allocation"],
+            "figures": ["allocation"],
+        },
         {"id": "budgets", "title": "Budgets", "tables": ["budgets"], "figures": ["budgets"]},
-        {"id": "anomalies", "title": "Anomalies", "tables": ["anomalies", "unused_commitment_findings"],
-         "figures": ["anomalies"]},
-    ]  # fmt: skip
+        {
+            "id": "anomalies",
+            "title": "Anomalies",
+            "tables": ["anomalies", "unused_commitment_findings"],
+            "figures": ["anomalies"],
+        },
+    ]
     return data | {
-        "tables": [*data["tables"], *tables], "figures": [*data["figures"], *figures],
+        "tables": [*data["tables"], *tables],
+        "figures": [*data["figures"], *figures],
         "sections": [*data["sections"], *sections],
         "assumptions": [*data["assumptions"], *FINANCE_ASSUMPTIONS, review["anomalies"]["method"]],
-    }  # fmt: skip
+    }
 
 
 def finance_text(review: dict) -> list[str]:
@@ -126,23 +193,27 @@ def finance_text(review: dict) -> list[str]:
         return []
     currency, allocation = review["currency"], review["allocation"]
     lines = ["", f"Allocation (rule {allocation['rule']}: {allocation['rule_description']}):"]
-    lines.append(f"  shared {allocation['shared_cost']} {currency}, idle {allocation['idle_cost']} {currency}, "
-                 f"unallocated {allocation['unallocated_cost']} {currency}")  # fmt: skip
+    lines.append(
+        f"  shared {allocation['shared_cost']} {currency}, idle {allocation['idle_cost']} {currency}, "
+        f"unallocated {allocation['unallocated_cost']} {currency}"
+    )
     if allocation["note"]:
         lines.append(f"  note: {allocation['note']}")
     for team in allocation["teams"]:
-        lines.append(f"  {team['team']:<24} {team['showback_cost']:>16} {currency} (direct {team['direct_cost']}, "
-                     f"shared {team['allocated_shared_cost']}, idle {team['allocated_idle_cost']})")  # fmt: skip
+        lines.append(
+            f"  {team['team']:<24} {team['showback_cost']:>16} {currency} (direct {team['direct_cost']}, "
+            f"shared {team['allocated_shared_cost']}, idle {team['allocated_idle_cost']})"
+        )
     lines += ["", "Budgets:"] + [
         f"  {b['team']:<20} {b['month']} {b['amount']:>14} {b['currency']} burn {b['burn']} forecast {b['forecast']} "
         f"({b['forecast_pct'] or 'n/a'}%) overrun {b['overrun_date'] or '-'} {b['state']}"
         for b in review["budgets"]
-    ] or ["  none"]  # fmt: skip
+    ] or ["  none"]
     lines += ["", f"Anomalies ({review['anomalies']['found']} found):"] + [
         f"  {a['day']} {a['team']:<16} {a['provider']} {a['service']}: {a['amount']} {currency} vs baseline "
         f"{a['baseline']} ({a['excess_pct'] or 'n/a'}%)"
         for a in review["anomalies"]["items"]
-    ]  # fmt: skip
+    ]
     lines += [
         f"  unused commitment {c['commitment_id']}: {c['days_unused']} day(s) {c['first_day']}..{c['last_day']}, "
         f"{c['unused_cost']} {currency}"

@@ -69,10 +69,23 @@ def months_of_import(import_id: int) -> list[dt.date]:
 
 MAX_SPEND_ROWS = 500
 SPEND_ROW_FIELDS = [
-    "charge_period_start", "charge_period_end", "provider", "region", "resource_id", "instance_type",
-    "gpu__slug", "pricing_category", "commitment_status", "team", "project", "service_category", "currency",
-    "effective_cost", "billed_cost", "gpu_hours",
-]  # fmt: skip
+    "charge_period_start",
+    "charge_period_end",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu__slug",
+    "pricing_category",
+    "commitment_status",
+    "team",
+    "project",
+    "service_category",
+    "currency",
+    "effective_cost",
+    "billed_cost",
+    "gpu_hours",
+]
 
 
 def spend_rows(

@@ -46,8 +46,14 @@ def budgets_page(request):
         states = budget_states([month], scope.teams)
     except ReviewInputError as problem:
         month, states, error = dt.date.today().replace(day=1), [], str(problem)
-    context = {"form": form, "month": month, "states": states, "error": error, "chart": budget_chart(states),
-               "spend_teams": scope.teams}  # fmt: skip
+    context = {
+        "form": form,
+        "month": month,
+        "states": states,
+        "error": error,
+        "chart": budget_chart(states),
+        "spend_teams": scope.teams,
+    }
     bad = error or (form is not None and form.errors)
     return render(request, "billing/budgets.html", context, status=400 if bad else 200)
 
@@ -58,7 +64,13 @@ def spend_rows_page(request):
     rows = None
     if form.is_valid() and form.cleaned_data.get("day"):
         data = form.cleaned_data
-        rows = spend_rows(day=data["day"], team=data["team"], provider=data["provider"], service=data["service"],
-                          limit=data.get("limit") or 100)  # fmt: skip
-    return render(request, "billing/spend_rows.html", {"form": form, "rows": rows},
-                  status=400 if form.errors else 200)  # fmt: skip
+        rows = spend_rows(
+            day=data["day"],
+            team=data["team"],
+            provider=data["provider"],
+            service=data["service"],
+            limit=data.get("limit") or 100,
+        )
+    return render(
+        request, "billing/spend_rows.html", {"form": form, "rows": rows}, status=400 if form.errors else 200
+    )

@@ -42,13 +42,37 @@ REQUIRED = [
     "BillingCurrency",
 ]
 OPTIONAL = [
-    "BillingPeriodStart", "ChargeClass", "ListCost", "ContractedCost", "PricingCategory", "CommitmentDiscountId",
-    "CommitmentDiscountStatus", "ConsumedQuantity", "ConsumedUnit", "ProviderName", "BillingAccountId",
-    "SubAccountId", "SubAccountName", "RegionId", "Region", "AvailabilityZone", "ResourceId", "ResourceType",
-    "ServiceCategory", "SkuId", "SkuPriceDetails", "Tags", "x_UsageType",
-    "CommitmentDiscountType", "ChargeFrequency", "x_InstanceTypeFamily", "x_CommitmentDiscountEndDate",
-    "x_SkuDetails", "AdditionalInfo", "ChargeDescription",
-]  # fmt: skip
+    "BillingPeriodStart",
+    "ChargeClass",
+    "ListCost",
+    "ContractedCost",
+    "PricingCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ProviderName",
+    "BillingAccountId",
+    "SubAccountId",
+    "SubAccountName",
+    "RegionId",
+    "Region",
+    "AvailabilityZone",
+    "ResourceId",
+    "ResourceType",
+    "ServiceCategory",
+    "SkuId",
+    "SkuPriceDetails",
+    "Tags",
+    "x_UsageType",
+    "CommitmentDiscountType",
+    "ChargeFrequency",
+    "x_InstanceTypeFamily",
+    "x_CommitmentDiscountEndDate",
+    "x_SkuDetails",
+    "AdditionalInfo",
+    "ChargeDescription",
+]
 # Extension columns the reader takes when present (docs/billing.md): no provider's FOCUS export
 # standardizes them. x_InstanceTypeFamily: the instance family a commitment is scoped to ("p5");
 # x_CommitmentDiscountEndDate: the end of its term. Without the latter, a one-time Purchase row of a
@@ -66,13 +90,23 @@ COMMITMENT_STATUSES = {"Used": "used", "Unused": "unused"}
 SIGNATURE = {"ChargePeriodStart", "ChargeCategory", "BillingCurrency"}  # any one: FOCUS-only names
 # The file's column behind each normalized one, for errors found once rows are normalized (store.py)
 SOURCE_COLUMNS = {
-    "charge_period_start": "ChargePeriodStart", "charge_period_end": "ChargePeriodEnd", "provider": "ProviderName",
+    "charge_period_start": "ChargePeriodStart",
+    "charge_period_end": "ChargePeriodEnd",
+    "provider": "ProviderName",
     "billing_account_id": "BillingAccountId",
-    "sub_account_id": "SubAccountId", "sub_account_name": "SubAccountName", "region": "RegionId",
-    "availability_zone": "AvailabilityZone", "resource_id": "ResourceId", "resource_type": "ResourceType",
-    "service_category": "ServiceCategory", "sku_id": "SkuId", "commitment_discount_id": "CommitmentDiscountId",
-    "consumed_quantity": "ConsumedQuantity", "consumed_unit": "ConsumedUnit", "currency": "BillingCurrency",
-}  # fmt: skip
+    "sub_account_id": "SubAccountId",
+    "sub_account_name": "SubAccountName",
+    "region": "RegionId",
+    "availability_zone": "AvailabilityZone",
+    "resource_id": "ResourceId",
+    "resource_type": "ResourceType",
+    "service_category": "ServiceCategory",
+    "sku_id": "SkuId",
+    "commitment_discount_id": "CommitmentDiscountId",
+    "consumed_quantity": "ConsumedQuantity",
+    "consumed_unit": "ConsumedUnit",
+    "currency": "BillingCurrency",
+}
 
 
 def looks_like_focus(columns: list[str]) -> bool:
@@ -199,9 +233,11 @@ def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
     blank = np.array([name.strip() == "" for name in chosen] + [False], dtype=bool)[codes]
     if blank.any():
         raise BillingFileError(
-            where["file"], "a provider name is required here (or give --provider)",
-            row=where["first_row"] + int(blank.argmax()), column="ProviderName",
-        )  # fmt: skip
+            where["file"],
+            "a provider name is required here (or give --provider)",
+            row=where["first_row"] + int(blank.argmax()),
+            column="ProviderName",
+        )
     return coded(codes, [provider_slug(name) for name in chosen], raw.index)
 
 

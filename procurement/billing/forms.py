@@ -37,8 +37,9 @@ class ReviewFilterForm(forms.Form):
     provider = forms.CharField(max_length=100, required=False)
     allocation = forms.ChoiceField(
         choices=[("", "proportional (default)"), *AllocationRule.choices],
-        required=False, label="Shared and idle cost",
-    )  # fmt: skip
+        required=False,
+        label="Shared and idle cost",
+    )
 
     def period(self) -> tuple[dt.date, dt.date]:
         default_start, default_end = _default_period()

@@ -43,9 +43,13 @@ def detect_format(path: Path) -> str | None:
 
 
 def import_file(
-    path: Path, *, fmt: str | None = None, provider: str = "", user=None,
+    path: Path,
+    *,
+    fmt: str | None = None,
+    provider: str = "",
+    user=None,
     progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
-) -> ImportResult:  # fmt: skip
+) -> ImportResult:
     file = str(path)
     check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)
@@ -78,10 +82,18 @@ def import_file(
     with ThreadPoolExecutor(max_workers=1) as hashing:  # hashlib lets go of the GIL: hashed meanwhile
         checksum = hashing.submit(file_sha256, path)
         return store_chunks(
-            chunks, file_name=path.name, source_format=fmt, provider=provider, sha256=checksum.result, user=user,
-            progress=progress, location=file,
-            source_columns=focus.source_columns(header(path)) if fmt == "focus" else cur.source_columns(header(path)),
-        )  # fmt: skip
+            chunks,
+            file_name=path.name,
+            source_format=fmt,
+            provider=provider,
+            sha256=checksum.result,
+            user=user,
+            progress=progress,
+            location=file,
+            source_columns=focus.source_columns(header(path))
+            if fmt == "focus"
+            else cur.source_columns(header(path)),
+        )
 
 
 def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:

@@ -46,9 +46,11 @@ class OccurrenceCounter:
         uniques = ordered[starts]
         position = np.searchsorted(self.hashes, uniques)
         clipped = np.minimum(position, max(len(self.hashes) - 1, 0))
-        found = (position < len(self.hashes)) & (self.hashes[clipped] == uniques) if len(self.hashes) else (
-            np.zeros(len(uniques), dtype=bool)
-        )  # fmt: skip
+        found = (
+            (position < len(self.hashes)) & (self.hashes[clipped] == uniques)
+            if len(self.hashes)
+            else (np.zeros(len(uniques), dtype=bool))
+        )
         before = np.where(found, self.counts[clipped] if len(self.counts) else 0, 0)
         numbers = np.empty(len(content), dtype=np.int64)
         numbers[order] = np.arange(len(ordered)) - np.repeat(starts - before, sizes)

@@ -75,7 +75,7 @@ class LegacyRows:
                 "that import (admin: Billing imports)",
                 row=int(rows["source_row"].iloc[position]),
                 column=source_columns.get("charge_period_start", "charge_period_start"),
-            )  # fmt: skip
+            )
         return rows.iloc[rest], lanes[rest]
 
     def finish(self) -> None:
@@ -101,8 +101,11 @@ class LegacyRows:
         claimed = np.array([int(number) in stored for number in numbers], dtype=bool)
         new_keys = key_hex(lanes[claimed])
         taken = set(
-            key.hex for key in SpendRecord.objects.filter(row_key__in=new_keys.tolist()).values_list("row_key", flat=True)
-        )  # fmt: skip  # a current row already holds the key (stored twice before): leave the old row be
+            key.hex
+            for key in SpendRecord.objects.filter(row_key__in=new_keys.tolist()).values_list(
+                "row_key", flat=True
+            )
+        )  # a current row already holds the key (stored twice before): leave the old row be
         pairs = []
         for number, key in zip(numbers[claimed], new_keys, strict=True):
             pk, old = stored[int(number)]

@@ -45,9 +45,10 @@ class BillingImport(models.Model):
     )
     imported_at = models.DateTimeField(auto_now_add=True)
     row_key_scheme = models.PositiveSmallIntegerField(
-        choices=RowKeyScheme.choices, default=RowKeyScheme.COLUMN_HASH_128,
+        choices=RowKeyScheme.choices,
+        default=RowKeyScheme.COLUMN_HASH_128,
         help_text="How this import's row keys were made; older keys are matched through the file's checksum.",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["-imported_at"]
@@ -197,9 +198,10 @@ class SpendGrant(models.Model):
 
     team = models.OneToOneField("accounts.Team", on_delete=models.CASCADE, related_name="spend_grant")
     spend_team = models.CharField(
-        max_length=100, blank=True,
+        max_length=100,
+        blank=True,
         help_text="The team's name as the bills' tags spell it (SpendRecord.team); blank: the team's slug.",
-    )  # fmt: skip
+    )
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="spend_grants_given"
     )

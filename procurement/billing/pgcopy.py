@@ -131,10 +131,14 @@ def _fixed_matrix(constant: list[Field], fixed: list[Field], rows: int, *, field
     dtype, one field of it per column: numpy then copies each value whole, not byte by byte."""
     head = struct.pack(">h", field_count) + b"".join(field.table()[field.used()[0]] for field in constant)
     widths = [len(head)] + [field.width() for field in fixed]
-    layout = np.dtype({
-        "names": [f"f{i}" for i in range(len(widths))], "formats": [f"V{width}" for width in widths],
-        "offsets": np.cumsum([0, *widths[:-1]]).tolist(), "itemsize": sum(widths),
-    })  # fmt: skip
+    layout = np.dtype(
+        {
+            "names": [f"f{i}" for i in range(len(widths))],
+            "formats": [f"V{width}" for width in widths],
+            "offsets": np.cumsum([0, *widths[:-1]]).tolist(),
+            "itemsize": sum(widths),
+        }
+    )
     matrix = np.empty(rows, dtype=layout)
     matrix["f0"] = np.frombuffer(head, dtype=f"V{len(head)}")[0]
     for number, (field, width) in enumerate(zip(fixed, widths[1:], strict=True), start=1):
@@ -236,9 +240,16 @@ def _numeric_values(values: np.ndarray, scale: int) -> list[bytes]:
     negative, whole, units = _decimal_parts(values, scale)
     fraction8 = units * 10 ** (8 - scale)
     digits = np.stack(
-        [whole // 10**12, whole // 10**8 % 10**4, whole // 10**4 % 10**4, whole % 10**4,
-         fraction8 // 10**4, fraction8 % 10**4], axis=1,
-    )  # fmt: skip
+        [
+            whole // 10**12,
+            whole // 10**8 % 10**4,
+            whole // 10**4 % 10**4,
+            whole % 10**4,
+            fraction8 // 10**4,
+            fraction8 % 10**4,
+        ],
+        axis=1,
+    )
     head = np.empty((len(values), 4), dtype=np.int64)
     head[:, 0], head[:, 1], head[:, 3] = 6, 3, scale
     head[:, 2] = np.where(negative, NUMERIC_NEGATIVE, 0)
@@ -261,8 +272,11 @@ def _decimal_parts(values: np.ndarray, scale: int) -> tuple[np.ndarray, np.ndarr
     if plain.any():
         sign = parts.field("sign").to_numpy(zero_copy_only=False)
         whole_text = pc.if_else(pc.equal(parts.field("whole"), ""), "0", parts.field("whole"))
-        fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(pc.fill_null(parts.field("fraction"), ""), 0, scale + 1),
-                                width=scale + 1, padding="0")  # fmt: skip
+        fraction = pc.utf8_rpad(
+            pc.utf8_slice_codeunits(pc.fill_null(parts.field("fraction"), ""), 0, scale + 1),
+            width=scale + 1,
+            padding="0",
+        )
         whole_plain = pc.fill_null(pc.cast(whole_text, pa.int64()), 0).to_numpy(zero_copy_only=False)
         digits = pc.fill_null(pc.cast(fraction, pa.int64()), 0).to_numpy(zero_copy_only=False)
         rounded = digits // 10 + (digits % 10 >= 5)  # the first dropped digit decides, half away from 0

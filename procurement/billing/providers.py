@@ -9,12 +9,24 @@ from __future__ import annotations
 import re
 
 PROVIDER_SLUGS = {
-    "aws": "aws", "amazon web services": "aws", "amazon": "aws",
-    "google cloud": "gcp", "google cloud platform": "gcp", "google": "gcp", "gcp": "gcp",
-    "microsoft": "azure", "microsoft azure": "azure", "azure": "azure",
-    "lambda": "lambda", "lambda labs": "lambda", "lambda cloud": "lambda",
-    "cudo": "cudo", "cudo compute": "cudo", "vast": "vast", "vast.ai": "vast",
-}  # fmt: skip
+    "aws": "aws",
+    "amazon web services": "aws",
+    "amazon": "aws",
+    "google cloud": "gcp",
+    "google cloud platform": "gcp",
+    "google": "gcp",
+    "gcp": "gcp",
+    "microsoft": "azure",
+    "microsoft azure": "azure",
+    "azure": "azure",
+    "lambda": "lambda",
+    "lambda labs": "lambda",
+    "lambda cloud": "lambda",
+    "cudo": "cudo",
+    "cudo compute": "cudo",
+    "vast": "vast",
+    "vast.ai": "vast",
+}
 
 # AWS usage types that carry the instance type after the colon: "USE1-BoxUsage:p5.48xlarge",
 # "SpotUsage:g6e.xlarge", "APN1-DedicatedUsage:p4d.24xlarge". Other usage types (EBS, data transfer)

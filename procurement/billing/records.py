@@ -10,13 +10,39 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 NORMALIZED_COLUMNS = [
-    "source_row", "charge_period_start", "charge_period_end", "billing_period_start", "charge_category",
-    "is_correction", "provider", "billing_account_id", "sub_account_id", "sub_account_name", "region",
-    "availability_zone", "resource_id", "resource_type", "service_category", "sku_id", "instance_type",
-    "pricing_category", "commitment_discount_id", "commitment_status", "consumed_quantity", "consumed_unit",
-    "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "tags",
-    "commitment_type", "commitment_family", "commitment_end", "is_refund",
-]  # fmt: skip
+    "source_row",
+    "charge_period_start",
+    "charge_period_end",
+    "billing_period_start",
+    "charge_category",
+    "is_correction",
+    "provider",
+    "billing_account_id",
+    "sub_account_id",
+    "sub_account_name",
+    "region",
+    "availability_zone",
+    "resource_id",
+    "resource_type",
+    "service_category",
+    "sku_id",
+    "instance_type",
+    "pricing_category",
+    "commitment_discount_id",
+    "commitment_status",
+    "consumed_quantity",
+    "consumed_unit",
+    "billed_cost",
+    "effective_cost",
+    "list_cost",
+    "contracted_cost",
+    "currency",
+    "tags",
+    "commitment_type",
+    "commitment_family",
+    "commitment_end",
+    "is_refund",
+]
 # What a row says of its commitment beyond its id and status (commitment_attribution.py): the kind
 # ("Reservation", "EC2 Instance Savings Plan"...), the instance family it is scoped to ("p5"; "" for a
 # flexible or spend-based one) and the end of its term (NaT where the export does not say). Not part

@@ -36,15 +36,37 @@ from procurement.costing.values import round_money
 
 MICRO = 1_000_000
 REVIEW_COLUMNS = [
-    "charge_period_start", "charge_period_end", "charge_category", "provider", "region", "resource_id",
-    "instance_type", "gpu", "gpus_per_instance", "pricing_category", "commitment_status", "team", "project",
-    "currency", "billed_micros", "effective_micros", "list_micros", "instance_hours_micros", "gpu_hours_micros",
-    "interruptible", "workload", "service_category",
-]  # fmt: skip
+    "charge_period_start",
+    "charge_period_end",
+    "charge_category",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu",
+    "gpus_per_instance",
+    "pricing_category",
+    "commitment_status",
+    "team",
+    "project",
+    "currency",
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+    "interruptible",
+    "workload",
+    "service_category",
+]
 BREAKDOWNS = {
-    "by_month": "month", "by_team": "team", "by_project": "project", "by_provider": "provider", "by_gpu": "gpu",
+    "by_month": "month",
+    "by_team": "team",
+    "by_project": "project",
+    "by_provider": "provider",
+    "by_gpu": "gpu",
     "by_pricing_category": "pricing_category",
-}  # fmt: skip
+}
 UNTAGGED = "(untagged)"
 IDLE_UTILIZATION_PCT = 10
 
@@ -75,8 +97,10 @@ class ReviewRequest:
         if (self.end - self.start).days > 3 * 366:
             raise ReviewInputError("to", "a review covers at most three years")
         if self.allocation and self.allocation not in AllocationRule.values:
-            raise ReviewInputError("allocation", f"unknown rule {self.allocation!r}; use one of "
-                                   f"{', '.join(AllocationRule.values)}")  # fmt: skip
+            raise ReviewInputError(
+                "allocation",
+                f"unknown rule {self.allocation!r}; use one of {', '.join(AllocationRule.values)}",
+            )
 
     @property
     def previous(self) -> tuple[dt.date, dt.date]:
@@ -145,9 +169,10 @@ def _exact(frame: pd.DataFrame) -> pd.DataFrame:
         if column in frame and np.abs(frame[column].to_numpy(dtype=float)).sum() >= EXACT_SUM_LIMIT:
             name = column.removesuffix("_micros")
             raise ReviewInputError(
-                name, "the stored rows of this period add up beyond 4.6 trillion, where exact sums stop; "
+                name,
+                "the stored rows of this period add up beyond 4.6 trillion, where exact sums stop; "
                 "narrow the period or check the imported file for a wrong amount",
-            )  # fmt: skip
+            )
     return frame
 
 
@@ -168,8 +193,10 @@ def _converted(frame: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
         for column in money_columns:
             values = [int((Decimal(int(v)) * rate).to_integral_value()) for v in converted[column][positions]]
             if values and max(map(abs, values)) >= EXACT_SUM_LIMIT:
-                raise ReviewInputError(column.removesuffix("_micros"), f"a {currency} amount is beyond "
-                                       f"4.6 trillion {request.currency}, where exact sums stop")  # fmt: skip
+                raise ReviewInputError(
+                    column.removesuffix("_micros"),
+                    f"a {currency} amount is beyond 4.6 trillion {request.currency}, where exact sums stop",
+                )
             converted[column][positions] = values
     frame = frame.assign(**converted, currency=request.currency)
     return _exact(frame[keep] if not keep.all() else frame)
@@ -244,10 +271,12 @@ def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: st
     entries = []
     for name, row in current.iterrows():
         entry = {
-            key: str(name), "effective_cost": money(row["effective_micros"], currency), "gpu_hours": hours(row["gpu_hours_micros"]),
+            key: str(name),
+            "effective_cost": money(row["effective_micros"], currency),
+            "gpu_hours": hours(row["gpu_hours_micros"]),
             "billed_cost": money(row["billed_micros"], currency),
             "effective_cost_per_gpu_hour": _per_hour(row["effective_micros"], row["gpu_hours_micros"]),
-        }  # fmt: skip
+        }
         if before is not None:
             entry["previous_effective_cost"] = money(before.get(name, 0), currency)
         entries.append(entry)
@@ -275,9 +304,20 @@ def _per_hour(cost_micros: int, hour_micros: int) -> str | None:
 
 
 TEXT_COLUMNS = (
-    "charge_category", "provider", "region", "resource_id", "instance_type", "gpu", "pricing_category",
-    "commitment_status", "team", "project", "currency", "workload", "service_category",
-)  # fmt: skip
+    "charge_category",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu",
+    "pricing_category",
+    "commitment_status",
+    "team",
+    "project",
+    "currency",
+    "workload",
+    "service_category",
+)
 
 
 def text_category(values) -> pd.Categorical:
@@ -310,10 +350,22 @@ KEY_COLUMNS = ["charge_period_start", "team", "project", "provider", "gpu", "pri
 SUM_COLUMNS = ["billed_micros", "effective_micros", "list_micros", "gpu_hours_micros"]
 # what the totals, the idle join and the savings read of the GPU usage rows
 GPU_COLUMNS = [
-    "charge_period_start", "charge_period_end", "provider", "region", "resource_id", "instance_type",
-    "gpus_per_instance", "pricing_category", "currency", "billed_micros", "effective_micros", "list_micros",
-    "instance_hours_micros", "gpu_hours_micros", "interruptible",
-]  # fmt: skip
+    "charge_period_start",
+    "charge_period_end",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpus_per_instance",
+    "pricing_category",
+    "currency",
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+    "interruptible",
+]
 
 
 def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
@@ -322,13 +374,17 @@ def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
     starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8.astype("datetime64[ns]")
     months, names = pd.factorize(starts.astype("datetime64[M]").astype(np.int64), sort=True)
     labels = [f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in names]
-    return pd.DataFrame({
-        "month": pd.Categorical.from_codes(months, categories=labels),
-        "team": _relabel_empty(frame["team"], UNTAGGED), "project": _relabel_empty(frame["project"], UNTAGGED),
-        "gpu": _relabel_empty(frame["gpu"], "unknown"), "pricing_category": _relabel_empty(frame["pricing_category"], "other"),
-        "provider": _relabel_empty(frame["provider"], "unknown"),
-        **{column: frame[column] for column in SUM_COLUMNS},
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "month": pd.Categorical.from_codes(months, categories=labels),
+            "team": _relabel_empty(frame["team"], UNTAGGED),
+            "project": _relabel_empty(frame["project"], UNTAGGED),
+            "gpu": _relabel_empty(frame["gpu"], "unknown"),
+            "pricing_category": _relabel_empty(frame["pricing_category"], "other"),
+            "provider": _relabel_empty(frame["provider"], "unknown"),
+            **{column: frame[column] for column in SUM_COLUMNS},
+        }
+    )
 
 
 def _cube(keyed: pd.DataFrame) -> pd.DataFrame:
@@ -406,7 +462,7 @@ def spend_review(
         "list_cost": money(_sum(gpu, "list_micros") + _sum(unused, "list_micros"), currency),
         "gpu_hours": hours(gpu_hours),
         "effective_cost_per_gpu_hour": _per_hour(effective, gpu_hours),
-    }  # fmt: skip
+    }
     review = {"currency": currency, "totals": totals}
     # rows of a month without an FX rate are left out of every sum above and below, and named here
     review["fx_missing"] = fx_missing(
@@ -453,10 +509,22 @@ def _undetermined_lines(rows: pd.DataFrame, currency: str) -> list[dict]:
 
 
 COMMITMENT_READ = [
-    "charge_period_start", "commitment_status", "commitment_discount_id", "commitment_type", "commitment_family",
-    "commitment_gpu_scope", "commitment_end", "team", "gpu", "instance_type", TO_GPU, UNATTRIBUTED,
-    "gpu_hours_micros", *SUM_COLUMNS[:3], "currency",
-]  # fmt: skip
+    "charge_period_start",
+    "commitment_status",
+    "commitment_discount_id",
+    "commitment_type",
+    "commitment_family",
+    "commitment_gpu_scope",
+    "commitment_end",
+    "team",
+    "gpu",
+    "instance_type",
+    TO_GPU,
+    UNATTRIBUTED,
+    "gpu_hours_micros",
+    *SUM_COLUMNS[:3],
+    "currency",
+]
 
 
 def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd.DataFrame, request) -> dict:
@@ -468,9 +536,13 @@ def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd
     ).to_numpy(bool)
     mask = in_period & named
     return commitments_section(
-        _converted(records.loc[mask, COMMITMENT_READ], request), cube, gpu_flags=gpu_usage[mask],
-        as_of=request.end, money=lambda micros: money(micros, request.currency), hours=hours,
-    )  # fmt: skip
+        _converted(records.loc[mask, COMMITMENT_READ], request),
+        cube,
+        gpu_flags=gpu_usage[mask],
+        as_of=request.end,
+        money=lambda micros: money(micros, request.currency),
+        hours=hours,
+    )
 
 
 def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:

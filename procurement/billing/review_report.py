@@ -83,12 +83,22 @@ def review_report_data(
             "value": review["undetermined_cost"],
         },
     ]
-    tables = [{"id": "summary", "title": "Totals", "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
-               "rows": summary_rows}]  # fmt: skip
+    tables = [
+        {
+            "id": "summary",
+            "title": "Totals",
+            "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
+            "rows": summary_rows,
+        }
+    ]
     for key, field, title in BREAKDOWN_TABLES:
-        columns = [_column(field, field.replace("_", " ").title()), _column("effective_cost", "Effective cost", "money"),
-                   _column("billed_cost", "Billed cost", "money"), _column("gpu_hours", "GPU-hours", "hours"),
-                   _column("effective_cost_per_gpu_hour", "Per GPU-hour", "rate")]  # fmt: skip
+        columns = [
+            _column(field, field.replace("_", " ").title()),
+            _column("effective_cost", "Effective cost", "money"),
+            _column("billed_cost", "Billed cost", "money"),
+            _column("gpu_hours", "GPU-hours", "hours"),
+            _column("effective_cost_per_gpu_hour", "Per GPU-hour", "rate"),
+        ]
         if any("previous_effective_cost" in row for row in review[key]):
             columns.append(_column("previous_effective_cost", "Previous period", "money"))
         tables.append(
@@ -100,11 +110,15 @@ def review_report_data(
                 "total_of": ["effective_cost", "gpu_hours"],
             }
         )
-    tables.append({
-        "id": "non_gpu", "title": "Non-GPU spend (beside GPU spend, not in cost per GPU-hour)",
-        "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
-        "rows": non_gpu or [], "total_of": ["effective_cost"],
-    })  # fmt: skip
+    tables.append(
+        {
+            "id": "non_gpu",
+            "title": "Non-GPU spend (beside GPU spend, not in cost per GPU-hour)",
+            "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
+            "rows": non_gpu or [],
+            "total_of": ["effective_cost"],
+        }
+    )
     tables.append(
         {
             "id": "undetermined",
@@ -121,55 +135,131 @@ def review_report_data(
         }
     )
     savings_rows = [
-        {"kind": s["kind"], "amount": s["amount"], "hours_affected": s["hours_affected"],
-         "confidence": s.get("confidence", ""), "assumptions": "; ".join(s["assumptions"])}
+        {
+            "kind": s["kind"],
+            "amount": s["amount"],
+            "hours_affected": s["hours_affected"],
+            "confidence": s.get("confidence", ""),
+            "assumptions": "; ".join(s["assumptions"]),
+        }
         for s in review["savings"]
-    ]  # fmt: skip
-    tables.append({
-        "id": "savings", "title": "Savings opportunities (in the order applied)",
-        "columns": [_column("kind", "Kind"), _column("amount", "Amount", "money"),
-                    _column("hours_affected", "GPU-hours affected", "hours"), _column("confidence", "Confidence"),
-                    _column("assumptions", "Assumptions")],
-        "rows": savings_rows, "total_of": ["amount"],
-    })  # fmt: skip
+    ]
+    tables.append(
+        {
+            "id": "savings",
+            "title": "Savings opportunities (in the order applied)",
+            "columns": [
+                _column("kind", "Kind"),
+                _column("amount", "Amount", "money"),
+                _column("hours_affected", "GPU-hours affected", "hours"),
+                _column("confidence", "Confidence"),
+                _column("assumptions", "Assumptions"),
+            ],
+            "rows": savings_rows,
+            "total_of": ["amount"],
+        }
+    )
     prices = {}
     for saving in review["savings"]:
         for price in saving.get("prices", []):
-            prices.setdefault((price["label"], price["observed_at"], price["source"]), {
-                "saving": saving["kind"], "price": price["label"], "observed_at": price["observed_at"] or "",
-                "quality": price["quality"], "source": price["source"],
-            })  # fmt: skip
-    tables.append({
-        "id": "prices", "title": "Catalog prices the savings used (observation date and quality)",
-        "columns": [_column("saving", "Saving"), _column("price", "Price"), _column("observed_at", "Observed at"),
-                    _column("quality", "Quality"), _column("source", "Source")],
-        "rows": list(prices.values()), "total_of": [],
-    })  # fmt: skip
+            prices.setdefault(
+                (price["label"], price["observed_at"], price["source"]),
+                {
+                    "saving": saving["kind"],
+                    "price": price["label"],
+                    "observed_at": price["observed_at"] or "",
+                    "quality": price["quality"],
+                    "source": price["source"],
+                },
+            )
+    tables.append(
+        {
+            "id": "prices",
+            "title": "Catalog prices the savings used (observation date and quality)",
+            "columns": [
+                _column("saving", "Saving"),
+                _column("price", "Price"),
+                _column("observed_at", "Observed at"),
+                _column("quality", "Quality"),
+                _column("source", "Source"),
+            ],
+            "rows": list(prices.values()),
+            "total_of": [],
+        }
+    )
     tables += commitment_tables(review)
     charts = review_charts(review)
     figures = [
-        {"id": "spend_by_month", "title": "Spend by month, by pricing category", "kind": "stacked_bar", "table": "by_month", "svg": charts["spend_by_month"]},
-        {"id": "spend_by_team", "title": "Spend by team", "kind": "bar", "table": "by_team", "svg": charts["spend_by_team"]},
-        {"id": "cost_per_gpu_hour", "title": "Cost per GPU-hour by GPU", "kind": "bar", "table": "by_gpu", "svg": charts["cost_per_gpu_hour"]},
-        {"id": "savings_waterfall", "title": "Savings waterfall", "kind": "waterfall", "table": "savings", "svg": charts["savings_waterfall"]},
+        {
+            "id": "spend_by_month",
+            "title": "Spend by month, by pricing category",
+            "kind": "stacked_bar",
+            "table": "by_month",
+            "svg": charts["spend_by_month"],
+        },
+        {
+            "id": "spend_by_team",
+            "title": "Spend by team",
+            "kind": "bar",
+            "table": "by_team",
+            "svg": charts["spend_by_team"],
+        },
+        {
+            "id": "cost_per_gpu_hour",
+            "title": "Cost per GPU-hour by GPU",
+            "kind": "bar",
+            "table": "by_gpu",
+            "svg": charts["cost_per_gpu_hour"],
+        },
+        {
+            "id": "savings_waterfall",
+            "title": "Savings waterfall",
+            "kind": "waterfall",
+            "table": "savings",
+            "svg": charts["savings_waterfall"],
+        },
         *commitment_figures(review),
-    ]  # fmt: skip
-    return add_finance_sections({
-        "report": "spend_review", "title": "GPU spend review", "currency": currency,
-        "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
-        "filters": {k: v for k, v in (filters or {}).items() if v},
-        "sections": [
-            {"id": "spend", "title": "Spend", "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu", "undetermined"],
-             "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"]},
-            {"id": "commitments", "title": "Commitments: utilization, coverage, expiring",
-             "tables": ["commitment_totals", "commitment_utilization", "commitment_by_month", "commitment_by_team",
-                        "commitments_expiring"],
-             "figures": ["commitment_utilization", "commitment_coverage"]},
-            {"id": "savings", "title": "Savings", "tables": ["savings", "prices"], "figures": ["savings_waterfall"]},
-        ],
-        "tables": tables, "figures": figures, "assumptions": [*REVIEW_ASSUMPTIONS, UNDETERMINED_RULE, RATE_RULE],
-        "warnings": review.get("warnings", []), "review": review,
-    })  # fmt: skip
+    ]
+    return add_finance_sections(
+        {
+            "report": "spend_review",
+            "title": "GPU spend review",
+            "currency": currency,
+            "period": {"from": start.isoformat(), "to": end.isoformat(), "to_is_exclusive": True},
+            "filters": {k: v for k, v in (filters or {}).items() if v},
+            "sections": [
+                {
+                    "id": "spend",
+                    "title": "Spend",
+                    "tables": ["summary", *(t[0] for t in BREAKDOWN_TABLES), "non_gpu", "undetermined"],
+                    "figures": ["spend_by_month", "spend_by_team", "cost_per_gpu_hour"],
+                },
+                {
+                    "id": "commitments",
+                    "title": "Commitments: utilization, coverage, expiring",
+                    "tables": [
+                        "commitment_totals",
+                        "commitment_utilization",
+                        "commitment_by_month",
+                        "commitment_by_team",
+                        "commitments_expiring",
+                    ],
+                    "figures": ["commitment_utilization", "commitment_coverage"],
+                },
+                {
+                    "id": "savings",
+                    "title": "Savings",
+                    "tables": ["savings", "prices"],
+                    "figures": ["savings_waterfall"],
+                },
+            ],
+            "tables": tables,
+            "figures": figures,
+            "assumptions": [*REVIEW_ASSUMPTIONS, UNDETERMINED_RULE, RATE_RULE],
+            "warnings": review.get("warnings", []),
+            "review": review,
+        }
+    )
 
 
 def render_json(data: dict) -> str:

@@ -57,9 +57,15 @@ class PriceUsed:
     price_id: int | None = None  # the stored observation (PriceObservation id)
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "observed_at": self.observed_at, "quality": self.quality,
-                "source": self.source, "pricing_model": self.pricing_model,
-                "stale_after_hours": self.stale_after_hours, "price_id": self.price_id}  # fmt: skip
+        return {
+            "label": self.label,
+            "observed_at": self.observed_at,
+            "quality": self.quality,
+            "source": self.source,
+            "pricing_model": self.pricing_model,
+            "stale_after_hours": self.stale_after_hours,
+            "price_id": self.price_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -107,13 +113,16 @@ class _Rows:
     @classmethod
     def of(cls, gpu: pd.DataFrame) -> _Rows:
         return cls(
-            frame=gpu, on_demand=(gpu["pricing_category"] == "on_demand").to_numpy(bool),
+            frame=gpu,
+            on_demand=(gpu["pricing_category"] == "on_demand").to_numpy(bool),
             committed=(gpu["pricing_category"] == "committed").to_numpy(bool),
-            start_ns=_ns(gpu["charge_period_start"]), end_ns=_ns(gpu["charge_period_end"]),
+            start_ns=_ns(gpu["charge_period_start"]),
+            end_ns=_ns(gpu["charge_period_end"]),
             instance_hours=gpu["instance_hours_micros"].to_numpy(np.int64),
-            effective=gpu["effective_micros"].to_numpy(np.int64), gpu_hours=gpu["gpu_hours_micros"].to_numpy(np.int64),
+            effective=gpu["effective_micros"].to_numpy(np.int64),
+            gpu_hours=gpu["gpu_hours_micros"].to_numpy(np.int64),
             claimed=np.zeros(len(gpu)),
-        )  # fmt: skip
+        )
 
     def key_groups(self, mask: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         """(provider, instance type, region) of the masked rows: the distinct keys in sorted order and each
@@ -167,7 +176,9 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     positions = np.flatnonzero(mask)[priced[group_of]]
     rows.claimed[positions] = 1.0
     return {
-        "kind": "spot", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "spot",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "medium",
         "assumptions": [
             "on-demand rows tagged interruptible move to spot in the same provider, instance type and region",
@@ -178,7 +189,7 @@ def _spot(rows: _Rows, *, prices, currency, **_):
             "interruptions may lengthen jobs beyond the modelled overhead",
         ],
         "prices": _prices(used),
-    }  # fmt: skip
+    }
 
 
 def _group_sums(values: np.ndarray, group_of: np.ndarray, count: int) -> list[int]:
@@ -266,9 +277,11 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         if not demand or min(demand) == 0 or committed >= od_rate:
             continue
         mix = cheapest_commitment_mix(
-            demand_gpus=demand, period_hours=Decimal(HOURS_PER_DAY), committed_per_gpu_hour=committed,
+            demand_gpus=demand,
+            period_hours=Decimal(HOURS_PER_DAY),
+            committed_per_gpu_hour=committed,
             on_demand_per_gpu_hour=od_rate,
-        )  # fmt: skip
+        )
         saved = mix.all_burst_cost - mix.floor_total
         if saved <= 0:
             continue
@@ -285,7 +298,9 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
     if not groups:
         return None
     return {
-        "kind": "commitment", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "commitment",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "high" if sources == {STORED_COMMITMENT} else "medium",
         "assumptions": [
             "commit to the utilization floor: the fewest instances that ran all day on every day of the period",
@@ -295,7 +310,7 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         ],
         "prices": _prices(used),
         "commitment_prices": chosen,
-    }  # fmt: skip
+    }
 
 
 STORED_COMMITMENT = "catalog 1-year commitment price"
@@ -310,17 +325,25 @@ def _commitment_choice(key: tuple[str, str, str], rate: Decimal, source: str, pr
     price = stored[0] if stored and source == STORED_COMMITMENT else None
     rate_text = str(rate.quantize(Decimal("0.000001")))
     if price is not None:
-        note = (f"{provider} {itype} {region}: stored commitment price #{price.price_id} ({price.label}, "
-                f"{rate_text} an instance-hour, {price.quality}, observed {(price.observed_at or '')[:10]}, "
-                f"{price.source})")  # fmt: skip
+        note = (
+            f"{provider} {itype} {region}: stored commitment price #{price.price_id} ({price.label}, "
+            f"{rate_text} an instance-hour, {price.quality}, observed {(price.observed_at or '')[:10]}, "
+            f"{price.source})"
+        )
     else:
-        note = (f"{provider} {itype} {region}: no stored commitment price; the committed rate this bill already "
-                f"pays for {itype}, {rate_text} an instance-hour")  # fmt: skip
+        note = (
+            f"{provider} {itype} {region}: no stored commitment price; the committed rate this bill already "
+            f"pays for {itype}, {rate_text} an instance-hour"
+        )
     return {
-        "provider": provider, "instance_type": itype, "region": region,
-        "basis": "stored" if price is not None else "billed_rate", "rate_per_instance_hour": rate_text,
-        "price": price.as_dict() if price is not None else None, "note": note,
-    }  # fmt: skip
+        "provider": provider,
+        "instance_type": itype,
+        "region": region,
+        "basis": "stored" if price is not None else "billed_rate",
+        "rate_per_instance_hour": rate_text,
+        "price": price.as_dict() if price is not None else None,
+        "note": note,
+    }
 
 
 def _exact_groups(columns: dict[str, np.ndarray], sums: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -350,16 +373,21 @@ def _cheaper_gpu(rows: _Rows, *, prices, currency, **_):
     )
     amount, gpu_hours = Decimal(0), Decimal(0)
     for name, left, effective, hours in zip(
-        groups["resource"].tolist(), groups["left"].tolist(), groups["effective"].tolist(),
-        groups["gpu_hours"].tolist(), strict=True,
-    ):  # fmt: skip
+        groups["resource"].tolist(),
+        groups["left"].tolist(),
+        groups["effective"].tolist(),
+        groups["gpu_hours"].tolist(),
+        strict=True,
+    ):
         share = Decimal(str(left))
         amount += Decimal(effective) / MICRO * share * (1 - options[name].cost_ratio)
         gpu_hours += Decimal(hours) * share
     rows.claimed[positions] = 1.0
     targets = {options[name].target for name in pd.unique(groups["resource"])}
     return {
-        "kind": "cheaper_gpu", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "cheaper_gpu",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "low",
         "assumptions": [
             "resources tagged with a stored workload move to the cheapest configuration its latest ranking found: "
@@ -367,7 +395,7 @@ def _cheaper_gpu(rows: _Rows, *, prices, currency, **_):
             "cost scales by the ranking's job-cost ratio (speed and price of both configurations)",
         ],
         "prices": [],  # priced by the stored ranking (its own report lists its price dates)
-    }  # fmt: skip
+    }
 
 
 def _idle(rows: _Rows, *, idle_micros, currency, **_):
@@ -387,16 +415,21 @@ def _idle(rows: _Rows, *, idle_micros, currency, **_):
     )
     amount, gpu_hours = Decimal(0), Decimal(0)
     for effective, hours, left, idle_sum in zip(
-        groups["effective"].tolist(), groups["gpu_hours"].tolist(), groups["left"].tolist(),
-        groups["idle"].tolist(), strict=True,
-    ):  # fmt: skip
+        groups["effective"].tolist(),
+        groups["gpu_hours"].tolist(),
+        groups["left"].tolist(),
+        groups["idle"].tolist(),
+        strict=True,
+    ):
         idle = Decimal(idle_sum) * Decimal(str(left))
         amount += idle * (Decimal(effective) / Decimal(hours)) / MICRO
         gpu_hours += idle
     if gpu_hours == 0:
         return None
     return {
-        "kind": "idle", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "idle",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "medium",
         "assumptions": [
             "GPU-hours whose mean utilization was under 10% could be released (stopped or scaled in)",
@@ -404,4 +437,4 @@ def _idle(rows: _Rows, *, idle_micros, currency, **_):
             "only hours with utilization samples are judged; hours without samples are not counted idle",
         ],
         "prices": [],  # valued at the bill's own cost, no catalog price
-    }  # fmt: skip
+    }

@@ -174,9 +174,11 @@ def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
 
 def spot_overhead() -> tuple[Decimal, tuple[str, ...]]:
     economics = spot_economics(
-        spot_price_per_hour=Decimal(1), rate_per_hour=band_interruption_rate_per_hour(SPOT_BAND),
-        checkpoint_write_hours=SPOT_CHECKPOINT_WRITE_HOURS, restart_hours=SPOT_RESTART_HOURS,
-    )  # fmt: skip
+        spot_price_per_hour=Decimal(1),
+        rate_per_hour=band_interruption_rate_per_hour(SPOT_BAND),
+        checkpoint_write_hours=SPOT_CHECKPOINT_WRITE_HOURS,
+        restart_hours=SPOT_RESTART_HOURS,
+    )
     return economics.overhead, (
         "interruption rate of Spot Advisor band 10-15% a month; checkpoint write 1 minute every "
         f"{economics.interval_hours * 60:.0f} minutes, restart 6 minutes",
@@ -196,13 +198,24 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
     spot_prices: dict[tuple, list[Decimal]] = {}
     committed: dict[tuple, Decimal] = {}
     observations = current_price_observations(
-        offer__instance_type__provider__slug__in=providers, offer__instance_type__name__in=names,
+        offer__instance_type__provider__slug__in=providers,
+        offer__instance_type__name__in=names,
         pricing_model__in=[PricingModel.SPOT, *COMMITTED_MODELS],
     ).values_list(
-        "offer__instance_type__provider__slug", "offer__instance_type__name", "offer__region__code", "pricing_model",
-        "amount_per_hour", "currency", "offer__zone", "observed_at", "source", "refresh__source",
-        "id", "payment_option", "commitment_kind",
-    )  # fmt: skip
+        "offer__instance_type__provider__slug",
+        "offer__instance_type__name",
+        "offer__region__code",
+        "pricing_model",
+        "amount_per_hour",
+        "currency",
+        "offer__zone",
+        "observed_at",
+        "source",
+        "refresh__source",
+        "id",
+        "payment_option",
+        "commitment_kind",
+    )
     spot_sources: dict[tuple, list[PriceUsed]] = {}
     committed_sources: dict[tuple, PriceUsed] = {}
     for (
@@ -231,10 +244,15 @@ def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
         described = (provider, name, region, zone, str(model), payment, kind)
         used = PriceUsed(
             label=" ".join(part for part in described if part),
-            observed_at=observed_at.isoformat() if observed_at else None, quality=quality,
-            source=source, pricing_model=str(model), price_id=price_id,
-            stale_after_hours=price_staleness(model, refresh, observed_at, observed_at)[1] if observed_at else None,
-        )  # fmt: skip
+            observed_at=observed_at.isoformat() if observed_at else None,
+            quality=quality,
+            source=source,
+            pricing_model=str(model),
+            price_id=price_id,
+            stale_after_hours=price_staleness(model, refresh, observed_at, observed_at)[1]
+            if observed_at
+            else None,
+        )
         if model == PricingModel.SPOT:
             spot_prices.setdefault(key, []).append(value)
             spot_sources.setdefault(key, []).append(used)  # every zone's price goes into the median
@@ -301,9 +319,12 @@ def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu |
         return None
     cheapest = min(results, key=lambda r: Decimal(r["total_cost"]))
     current = [
-        r for r in results if r.get("provider") == provider and r.get("instance_type") == instance_type
+        r
+        for r in results
+        if r.get("provider") == provider
+        and r.get("instance_type") == instance_type
         and r.get("pricing_model") == "on_demand"
-    ]  # fmt: skip
+    ]
     if not current:
         return None
     ratio = Decimal(cheapest["total_cost"]) / min(Decimal(r["total_cost"]) for r in current)

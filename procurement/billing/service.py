@@ -52,10 +52,17 @@ def make_request(
     allowed = () if scope is None else scope.teams
     team = team if scope is None else scope.team_filter(team)
     return ReviewRequest(
-        start=start, end=end, team=team, project=project, provider=provider, currency=currency,
-        fx_to_currency=selectors.review_fx(currency), allowed_teams=allowed, allocation=allocation,
+        start=start,
+        end=end,
+        team=team,
+        project=project,
+        provider=provider,
+        currency=currency,
+        fx_to_currency=selectors.review_fx(currency),
+        allowed_teams=allowed,
+        allocation=allocation,
         fx_months=fx_months_of(currency, start, end),
-    )  # fmt: skip
+    )
 
 
 def fx_months_of(currency: str, start, end) -> dict:
@@ -76,8 +83,11 @@ def _build_report(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
     utilization = selectors.utilization_frame(request)
     review = spend_review(
-        frame, request, prices=selectors.price_context(frame, request.currency), utilization=utilization,
-    )  # fmt: skip
+        frame,
+        request,
+        prices=selectors.price_context(frame, request.currency),
+        utilization=utilization,
+    )
     review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
     review = with_warnings(review, request)
     filters = {"team": request.team, "project": request.project, "provider": request.provider}

@@ -39,19 +39,42 @@ from procurement.billing.review import REVIEW_COLUMNS, TEXT_COLUMNS, empty_frame
 COLUMN_SQL = {
     "charge_period_start": "r.charge_period_start AT TIME ZONE 'UTC' AS charge_period_start",
     "charge_period_end": "r.charge_period_end AT TIME ZONE 'UTC' AS charge_period_end",
-    **{name: f"r.{name}" for name in (
-        "charge_category", "provider", "region", "resource_id", "instance_type", "gpu_id", "gpus_per_instance",
-        "pricing_category", "commitment_status", "team", "project", "currency")},
-    "billed_micros": "r.billed_cost AS billed_micros", "effective_micros": "r.effective_cost AS effective_micros",
-    "list_micros": "r.list_cost AS list_micros", "instance_hours_micros": "r.instance_hours AS instance_hours_micros",
+    **{
+        name: f"r.{name}"
+        for name in (
+            "charge_category",
+            "provider",
+            "region",
+            "resource_id",
+            "instance_type",
+            "gpu_id",
+            "gpus_per_instance",
+            "pricing_category",
+            "commitment_status",
+            "team",
+            "project",
+            "currency",
+        )
+    },
+    "billed_micros": "r.billed_cost AS billed_micros",
+    "effective_micros": "r.effective_cost AS effective_micros",
+    "list_micros": "r.list_cost AS list_micros",
+    "instance_hours_micros": "r.instance_hours AS instance_hours_micros",
     "gpu_hours_micros": "r.gpu_hours AS gpu_hours_micros",
     "interruptible": "r.tags ->> %s AS interruptible",  # the one parameter: the interruptible tag's key
     "workload": "COALESCE(r.tags ->> 'workload', '') AS workload",
-    **{name: f"r.{name}" for name in (
-        "service_category", "commitment_discount_id", "commitment_type", "commitment_family",
-        "commitment_gpu_scope")},
+    **{
+        name: f"r.{name}"
+        for name in (
+            "service_category",
+            "commitment_discount_id",
+            "commitment_type",
+            "commitment_family",
+            "commitment_gpu_scope",
+        )
+    },
     "commitment_end": "r.commitment_end AT TIME ZONE 'UTC' AS commitment_end",
-}  # fmt: skip
+}
 GPU_SLUGS = "SELECT id, slug FROM pricing_gpumodel"
 TEXT = pa.dictionary(pa.int32(), pa.string())
 SIX_DECIMALS = pa.decimal128(20, 6)  # models.MONEY and HOURS: the unscaled integer is the micro-unit
@@ -60,10 +83,13 @@ TIME_COLUMNS = ["charge_period_start", "charge_period_end", "commitment_end"]
 FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
 ENGINE_TEXT = (*TEXT_COLUMNS, *COMMITMENT_TEXT_COLUMNS)
 COLUMN_TYPES = {
-    **dict.fromkeys(MICRO_COLUMNS, SIX_DECIMALS), **dict.fromkeys(TIME_COLUMNS, pa.timestamp("us")),
-    "gpus_per_instance": pa.float64(), "gpu_id": pa.int64(), "commitment_gpu_scope": pa.bool_(),
+    **dict.fromkeys(MICRO_COLUMNS, SIX_DECIMALS),
+    **dict.fromkeys(TIME_COLUMNS, pa.timestamp("us")),
+    "gpus_per_instance": pa.float64(),
+    "gpu_id": pa.int64(),
+    "commitment_gpu_scope": pa.bool_(),
     **dict.fromkeys((*(c for c in ENGINE_TEXT if c != "gpu"), "interruptible"), TEXT),
-}  # fmt: skip
+}
 # PostgreSQL's CSV writes booleans as t and f
 CONVERT = csv.ConvertOptions(
     column_types=COLUMN_TYPES, strings_can_be_null=False, true_values=["t"], false_values=["f"]

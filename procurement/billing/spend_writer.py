@@ -38,21 +38,61 @@ SAVEPOINT = "billing_spend_copy"
 # The stored columns; each comes from the enriched frame's column of the same name except the import
 # id and the row key.
 COLUMNS = [
-    "billing_import_id", "row_key", "source_row", "charge_period_start", "charge_period_end",
-    "billing_period_start", "charge_category", "is_correction", "provider", "billing_account_id",
-    "sub_account_id", "sub_account_name", "region", "availability_zone", "resource_id", "resource_type",
-    "service_category", "sku_id", "instance_type", "gpu_id", "gpus_per_instance", "pricing_category",
-    "commitment_discount_id", "commitment_status", "consumed_quantity", "consumed_unit", "instance_hours",
-    "gpu_hours", "billed_cost", "effective_cost", "list_cost", "contracted_cost", "currency", "team",
-    "project", "environment", "tags", "commitment_type", "commitment_family", "commitment_gpu_scope",
-    "commitment_end", "is_refund",
-]  # fmt: skip
+    "billing_import_id",
+    "row_key",
+    "source_row",
+    "charge_period_start",
+    "charge_period_end",
+    "billing_period_start",
+    "charge_category",
+    "is_correction",
+    "provider",
+    "billing_account_id",
+    "sub_account_id",
+    "sub_account_name",
+    "region",
+    "availability_zone",
+    "resource_id",
+    "resource_type",
+    "service_category",
+    "sku_id",
+    "instance_type",
+    "gpu_id",
+    "gpus_per_instance",
+    "pricing_category",
+    "commitment_discount_id",
+    "commitment_status",
+    "consumed_quantity",
+    "consumed_unit",
+    "instance_hours",
+    "gpu_hours",
+    "billed_cost",
+    "effective_cost",
+    "list_cost",
+    "contracted_cost",
+    "currency",
+    "team",
+    "project",
+    "environment",
+    "tags",
+    "commitment_type",
+    "commitment_family",
+    "commitment_gpu_scope",
+    "commitment_end",
+    "is_refund",
+]
 TIMES = ("charge_period_start", "charge_period_end", "billing_period_start", "commitment_end")
 FLAGS = ("is_correction", "commitment_gpu_scope", "is_refund")
 NUMERIC_SCALES = {
-    "gpus_per_instance": 3, "consumed_quantity": 6, "instance_hours": 6, "gpu_hours": 6, "billed_cost": 6,
-    "effective_cost": 6, "list_cost": 6, "contracted_cost": 6,
-}  # fmt: skip
+    "gpus_per_instance": 3,
+    "consumed_quantity": 6,
+    "instance_hours": 6,
+    "gpu_hours": 6,
+    "billed_cost": 6,
+    "effective_cost": 6,
+    "list_cost": 6,
+    "contracted_cost": 6,
+}
 NULLABLE_NUMBERS = ("consumed_quantity", "list_cost", "contracted_cost")  # "" is NULL, not 0
 
 

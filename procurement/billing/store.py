@@ -111,9 +111,11 @@ def store_chunks(
     checksum = sha256 if callable(sha256) else (lambda: sha256)
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
-            source_format=source_format, file_name=file_name[:500], provider=provider,
+            source_format=source_format,
+            file_name=file_name[:500],
+            provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
-        )  # fmt: skip
+        )
         legacy = LegacyRows.find(source_format=source_format, checksum=checksum)
         with SpendWriter(billing_import.pk) as writer:
             for chunk in chunks:

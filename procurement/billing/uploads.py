@@ -67,17 +67,27 @@ def import_spooled(path: Path, *, fmt: str | None, provider: str, user_id: int |
 
 
 def result_json(result) -> dict:
-    return {"inserted": result.inserted, "unchanged": result.unchanged, "rejected": result.rejected,
-            "imports": result.imports, "unmapped": dict(result.unmapped), "errors": result.errors}  # fmt: skip
+    return {
+        "inserted": result.inserted,
+        "unchanged": result.unchanged,
+        "rejected": result.rejected,
+        "imports": result.imports,
+        "unmapped": dict(result.unmapped),
+        "errors": result.errors,
+    }
 
 
 def result_from_json(answer: dict):
     from procurement.billing.store import ImportResult
 
     return ImportResult(
-        inserted=answer["inserted"], unchanged=answer["unchanged"], rejected=answer["rejected"],
-        imports=answer["imports"], unmapped=Counter(answer["unmapped"]), errors=answer["errors"],
-    )  # fmt: skip
+        inserted=answer["inserted"],
+        unchanged=answer["unchanged"],
+        rejected=answer["rejected"],
+        imports=answer["imports"],
+        unmapped=Counter(answer["unmapped"]),
+        errors=answer["errors"],
+    )
 
 
 def without_folder(errors: list[str], path: Path) -> list[str]:

@@ -147,9 +147,11 @@ def _gpu_indexes(text: pd.Series, *, file: str, first_row: int, column: str) -> 
     bad = ((numbers % 1 != 0) | (numbers < 0) | (numbers > MAX_GPU_INDEX)).to_numpy(dtype=bool)
     if bad.any():
         raise BillingFileError(
-            file, f"a GPU index is a whole number 0-{MAX_GPU_INDEX}, not {text[bad].iloc[0]!r}",
-            row=first_row + int(bad.argmax()), column=column,
-        )  # fmt: skip
+            file,
+            f"a GPU index is a whole number 0-{MAX_GPU_INDEX}, not {text[bad].iloc[0]!r}",
+            row=first_row + int(bad.argmax()),
+            column=column,
+        )
     return numbers.astype(int)
 
 
@@ -159,9 +161,11 @@ def import_utilization(path: Path, *, user=None) -> ImportResult:
     result = ImportResult(rows_seen=len(hourly))
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
-            source_format="utilization", file_name=path.name[:500], file_sha256=file_sha256(path),
+            source_format="utilization",
+            file_name=path.name[:500],
+            file_sha256=file_sha256(path),
             imported_by=user if getattr(user, "is_authenticated", False) else None,
-        )  # fmt: skip
+        )
         existing = set(
             GpuUtilization.objects.filter(resource_id__in=list(pd.unique(hourly["resource_id"]))).values_list(
                 "resource_id", "gpu_index", "hour"
@@ -184,7 +188,7 @@ def import_utilization(path: Path, *, user=None) -> ImportResult:
                     utilization_pct=Decimal(str(round(row.utilization_pct, 2))),
                     memory_used_mib=memory,
                     samples=int(row.samples),
-                )  # fmt: skip
+                )
             )
         GpuUtilization.objects.bulk_create(new, batch_size=2000)
         result.inserted = len(new)

@@ -48,8 +48,13 @@ def spend_review_page(request):
             )
         except ReviewInputError as exc:
             error = str(exc)
-    context = {"form": form, "body": body, "error": error, "query": request.GET.urlencode(),
-               "spend_teams": request.spend_scope.teams}  # fmt: skip
+    context = {
+        "form": form,
+        "body": body,
+        "error": error,
+        "query": request.GET.urlencode(),
+        "spend_teams": request.spend_scope.teams,
+    }
     return render(request, "billing/spend_review.html", context, status=400 if error or form.errors else 200)
 
 
@@ -78,8 +83,12 @@ def upload_page(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:  # the import runs in the worker (upload_jobs.py); this process only hands the file over
-            result = import_upload(upload, fmt=form.cleaned_data["format"] or None,
-                                   provider=form.cleaned_data["provider"], user=request.user)  # fmt: skip
+            result = import_upload(
+                upload,
+                fmt=form.cleaned_data["format"] or None,
+                provider=form.cleaned_data["provider"],
+                user=request.user,
+            )
         except UploadTooLarge as exc:
             form.add_error("file", str(exc))
         else:

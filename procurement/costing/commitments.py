@@ -135,9 +135,12 @@ def commitment_report(
     cheapest committed level, the floor, and the all-on-demand baseline; money rounded to the minor unit."""
     currency = currency_code(currency)
     mix = cheapest_commitment_mix(
-        demand_gpus=demand_gpus, period_hours=period_hours, committed_per_gpu_hour=committed_per_gpu_hour,
-        on_demand_per_gpu_hour=on_demand_per_gpu_hour, spot_per_gpu_hour=spot_per_gpu_hour,
-    )  # fmt: skip
+        demand_gpus=demand_gpus,
+        period_hours=period_hours,
+        committed_per_gpu_hour=committed_per_gpu_hour,
+        on_demand_per_gpu_hour=on_demand_per_gpu_hour,
+        spot_per_gpu_hour=spot_per_gpu_hour,
+    )
     demand = _demand_array(demand_gpus)
     burst = _burst_price(on_demand_per_gpu_hour, spot_per_gpu_hour)
 
@@ -150,25 +153,41 @@ def commitment_report(
         "currency": currency,
         "on_demand_per_gpu_hour": str(round_price(on_demand_per_gpu_hour)),
         "committed_per_gpu_hour": str(round_price(committed_per_gpu_hour)),
-        "discount": str(_ratio(discount_against(effective_per_hour=committed_per_gpu_hour,
-                                                on_demand_per_hour=on_demand_per_gpu_hour))),
-        "break_even_utilization": str(_ratio(break_even_utilization(
-            effective_per_hour=committed_per_gpu_hour, on_demand_per_hour=on_demand_per_gpu_hour))),
+        "discount": str(
+            _ratio(
+                discount_against(
+                    effective_per_hour=committed_per_gpu_hour, on_demand_per_hour=on_demand_per_gpu_hour
+                )
+            )
+        ),
+        "break_even_utilization": str(
+            _ratio(
+                break_even_utilization(
+                    effective_per_hour=committed_per_gpu_hour, on_demand_per_hour=on_demand_per_gpu_hour
+                )
+            )
+        ),
         "burst_price_per_gpu_hour": str(round_price(burst)),
         "burst_pricing": "spot" if burst < on_demand_per_gpu_hour else "on_demand",
         "profile": {
-            "periods": int(demand.size), "period_hours": str(period_hours), "floor_gpus": mix.floor_gpus,
-            "peak_gpus": int(demand.max()), "gpu_hours": str(int(demand.sum()) * period_hours),
+            "periods": int(demand.size),
+            "period_hours": str(period_hours),
+            "floor_gpus": mix.floor_gpus,
+            "peak_gpus": int(demand.max()),
+            "gpu_hours": str(int(demand.sum()) * period_hours),
         },
         "cheapest": {
-            "committed_gpus": mix.committed_gpus, "committed_cost": money(mix.committed_cost),
-            "burst_cost": money(mix.burst_cost), "total": money(mix.total), "savings": money(mix.savings),
+            "committed_gpus": mix.committed_gpus,
+            "committed_cost": money(mix.committed_cost),
+            "burst_cost": money(mix.burst_cost),
+            "total": money(mix.total),
+            "savings": money(mix.savings),
             "committed_utilization": str(_ratio(used / committed_hours)) if committed_hours else None,
         },
         "floor": {"committed_gpus": mix.floor_gpus, "total": money(mix.floor_total)},
         "all_on_demand": money(mix.all_burst_cost),
         "advice": _advice(mix, currency),
-    }  # fmt: skip
+    }
 
 
 def _ratio(value: Decimal) -> Decimal:

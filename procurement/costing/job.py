@@ -180,11 +180,24 @@ def _per_million(tokens: Decimal | None) -> Decimal | None:
 
 # Physically meaningful ranges: past these an input is a typo (or an attack), and the products of
 # price × hours × instances stay far inside Decimal's 28 digits.
-JOB_LIMITS = {"hours": 1_000_000, "setup_hours": 1_000_000, "price_per_hour": 1_000_000, "instances": 100_000,
-              "storage_gb": 10**9, "storage_months": 1200, "epochs": 10_000}  # fmt: skip
-JOB_LIMIT_REASONS = {"hours": "about 114 years", "setup_hours": "about 114 years", "price_per_hour": "per instance-hour",
-                     "instances": "a fleet", "storage_gb": "an exabyte", "storage_months": "a century",
-                     "epochs": "passes over the data"}  # fmt: skip
+JOB_LIMITS = {
+    "hours": 1_000_000,
+    "setup_hours": 1_000_000,
+    "price_per_hour": 1_000_000,
+    "instances": 100_000,
+    "storage_gb": 10**9,
+    "storage_months": 1200,
+    "epochs": 10_000,
+}
+JOB_LIMIT_REASONS = {
+    "hours": "about 114 years",
+    "setup_hours": "about 114 years",
+    "price_per_hour": "per instance-hour",
+    "instances": "a fleet",
+    "storage_gb": "an exabyte",
+    "storage_months": "a century",
+    "epochs": "passes over the data",
+}
 
 
 def _validate(job: JobCostInput) -> None:

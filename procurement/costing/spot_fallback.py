@@ -80,8 +80,13 @@ def _validate(spec: FallbackInput) -> None:
     for name in ("work_hours", "deadline_hours", "interval_hours"):
         if not getattr(spec, name) > 0:
             raise CostInputError(name, f"must be > 0, got {getattr(spec, name)!r}")
-    for name in ("rate_per_hour", "checkpoint_write_hours", "restart_hours", "spot_price_per_hour",
-                 "on_demand_price_per_hour"):  # fmt: skip
+    for name in (
+        "rate_per_hour",
+        "checkpoint_write_hours",
+        "restart_hours",
+        "spot_price_per_hour",
+        "on_demand_price_per_hour",
+    ):
         if not getattr(spec, name) >= 0:
             raise CostInputError(name, f"must not be negative, got {getattr(spec, name)!r}")
     if not 0 < spec.probability <= 1:
@@ -156,15 +161,22 @@ def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[
         raise CostInputError("interruption_rate_per_hour", "too many reclaims: the plan does not converge")
     shape = (count, trials)
     return {
-        "finish": finish.reshape(shape), "spot_hours": spot_hours.reshape(shape),
-        "od_hours": od_hours.reshape(shape), "switched": switched.reshape(shape),
-    }  # fmt: skip
+        "finish": finish.reshape(shape),
+        "spot_hours": spot_hours.reshape(shape),
+        "od_hours": od_hours.reshape(shape),
+        "switched": switched.reshape(shape),
+    }
 
 
 def spot_run_limits(
-    start: np.ndarray, reserve: np.ndarray, work: np.ndarray, needed: np.ndarray, od_restart: float,
-    restart: float, spec: FallbackInput,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    start: np.ndarray,
+    reserve: np.ndarray,
+    work: np.ndarray,
+    needed: np.ndarray,
+    od_restart: float,
+    restart: float,
+    spec: FallbackInput,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For spot runs starting at ``start``: (go on spot at all, wall hours the run may last before it
     switches to on-demand at the last safe moment, work those hours commit).
 
@@ -220,17 +232,30 @@ class _DrawStream:
 
 @lru_cache(maxsize=256)
 def _reserve_runs(
-    work: float, deadline: float, rate: float, interval: float, write: float, restart: float,
-    trials: int, seed: int,
-) -> tuple[tuple[np.ndarray, np.ndarray, float, float], ...]:  # fmt: skip
+    work: float,
+    deadline: float,
+    rate: float,
+    interval: float,
+    write: float,
+    restart: float,
+    trials: int,
+    seed: int,
+) -> tuple[tuple[np.ndarray, np.ndarray, float, float], ...]:
     """Per reserve of RESERVE_FRACTIONS: (spot hours, on-demand hours, share meeting the deadline,
     share switched). Prices do not enter the simulation, so the rows of one ranking that share the job's
     hours and interruption band (the same instance type in several regions, say) simulate it once."""
     spec = FallbackInput(
-        work_hours=work, deadline_hours=deadline, rate_per_hour=rate, interval_hours=interval,
-        checkpoint_write_hours=write, restart_hours=restart, spot_price_per_hour=0.0,
-        on_demand_price_per_hour=0.0, trials=trials, seed=seed,
-    )  # fmt: skip
+        work_hours=work,
+        deadline_hours=deadline,
+        rate_per_hour=rate,
+        interval_hours=interval,
+        checkpoint_write_hours=write,
+        restart_hours=restart,
+        spot_price_per_hour=0.0,
+        on_demand_price_per_hour=0.0,
+        trials=trials,
+        seed=seed,
+    )
     segment = interval + write
     runs = simulate_reserves(spec, tuple(fraction * segment for fraction in RESERVE_FRACTIONS))
     met = (runs["finish"] <= deadline + EPSILON_HOURS).mean(axis=1)
@@ -249,20 +274,31 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
     od_only_cost = od_only_hours * spec.on_demand_price_per_hour * spec.instances
     best: FallbackPlan | None = None
     runs = _reserve_runs(
-        float(spec.work_hours), float(spec.deadline_hours), float(spec.rate_per_hour),
-        float(spec.interval_hours), float(spec.checkpoint_write_hours), float(spec.restart_hours),
-        int(spec.trials), int(spec.seed),
-    )  # fmt: skip
+        float(spec.work_hours),
+        float(spec.deadline_hours),
+        float(spec.rate_per_hour),
+        float(spec.interval_hours),
+        float(spec.checkpoint_write_hours),
+        float(spec.restart_hours),
+        int(spec.trials),
+        int(spec.seed),
+    )
     for fraction, (spot_hours, od_hours, met, switched) in zip(RESERVE_FRACTIONS, runs, strict=True):
         cost = spot_hours * spec.spot_price_per_hour + od_hours * spec.on_demand_price_per_hour
         cost = cost * spec.instances
         plan = FallbackPlan(
-            meets_target=met >= spec.probability, reserve_fraction=fraction, expected_cost=float(cost.mean()),
-            p90_cost=float(np.percentile(cost, 90)), p_meets_deadline=met,
-            expected_spot_hours=float(spot_hours.mean()), expected_on_demand_hours=float(od_hours.mean()),
-            switched_share=switched, on_demand_only_cost=od_only_cost, on_demand_only_hours=od_only_hours,
+            meets_target=met >= spec.probability,
+            reserve_fraction=fraction,
+            expected_cost=float(cost.mean()),
+            p90_cost=float(np.percentile(cost, 90)),
+            p_meets_deadline=met,
+            expected_spot_hours=float(spot_hours.mean()),
+            expected_on_demand_hours=float(od_hours.mean()),
+            switched_share=switched,
+            on_demand_only_cost=od_only_cost,
+            on_demand_only_hours=od_only_hours,
             worst_cost=float(cost.max()),
-        )  # fmt: skip
+        )
         if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
             continue
         if plan.meets_target and (best is None or plan.expected_cost < best.expected_cost):
@@ -271,8 +307,15 @@ def deadline_plan(spec: FallbackInput) -> FallbackPlan:
     if best is not None and (best.expected_cost <= od_only_cost or met < spec.probability):
         return best
     return FallbackPlan(  # on-demand alone: cheaper than any spot mix that meets the target, or the only hope
-        meets_target=met >= spec.probability, reserve_fraction=None, expected_cost=od_only_cost,
-        p90_cost=od_only_cost, p_meets_deadline=met, expected_spot_hours=0.0,
-        expected_on_demand_hours=od_only_hours, switched_share=1.0, on_demand_only_cost=od_only_cost,
-        on_demand_only_hours=od_only_hours, worst_cost=od_only_cost,
-    )  # fmt: skip
+        meets_target=met >= spec.probability,
+        reserve_fraction=None,
+        expected_cost=od_only_cost,
+        p90_cost=od_only_cost,
+        p_meets_deadline=met,
+        expected_spot_hours=0.0,
+        expected_on_demand_hours=od_only_hours,
+        switched_share=1.0,
+        on_demand_only_cost=od_only_cost,
+        on_demand_only_hours=od_only_hours,
+        worst_cost=od_only_cost,
+    )

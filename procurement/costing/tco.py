@@ -182,8 +182,12 @@ class BuySchedule:
 
     @property
     def cash(self) -> list[Decimal]:
-        return [sum(parts, Decimal(0)) for parts in zip(self.capex, self.running, self.failure_cover,
-                                                      self.financing, self.residual, strict=True)]  # fmt: skip
+        return [
+            sum(parts, Decimal(0))
+            for parts in zip(
+                self.capex, self.running, self.failure_cover, self.financing, self.residual, strict=True
+            )
+        ]
 
 
 def annuity_payment(principal: Decimal, rate_annual: Decimal, term_months: int) -> Decimal:
@@ -525,8 +529,14 @@ def _depreciation_section(result: TcoResult) -> dict[str, Any]:
 
 
 # IRS Publication 946, Table A-1: 5-year property, half-year convention (six tax years).
-MACRS_5_YEAR = (Decimal("0.20"), Decimal("0.32"), Decimal("0.192"), Decimal("0.1152"), Decimal("0.1152"),
-                Decimal("0.0576"))  # fmt: skip
+MACRS_5_YEAR = (
+    Decimal("0.20"),
+    Decimal("0.32"),
+    Decimal("0.192"),
+    Decimal("0.1152"),
+    Decimal("0.1152"),
+    Decimal("0.0576"),
+)
 
 
 def tax_depreciation(study: TcoStudy) -> list[Decimal]:
@@ -559,10 +569,14 @@ def after_tax_flows(study: TcoStudy) -> tuple[list[Decimal], list[Decimal], Deci
     buy_flows = [
         cash - tax * (running + cover + financed + dep)
         for cash, running, cover, financed, dep in zip(
-            schedule.cash, schedule.running, schedule.failure_cover, deductible_financing,
-            depreciation_months, strict=True,
+            schedule.cash,
+            schedule.running,
+            schedule.failure_cover,
+            deductible_financing,
+            depreciation_months,
+            strict=True,
         )
-    ]  # fmt: skip
+    ]
     if not leased:
         book_value = buy_capex(study.buy) - sum(depreciation_months, Decimal(0))
         buy_flows[-1] += tax * (residual_value(study.buy) - book_value)
@@ -578,13 +592,17 @@ def after_tax_section(result: TcoResult) -> dict[str, Any]:
     return {
         "tax_rate": str(study.tax_rate),
         "depreciation_method": study.buy.depreciation_method or "straight_line",
-        "buy": {"total": str(round_money(sum(buy_flows, Decimal(0)), currency)),
-                "npv": str(round_money(buy_npv, currency))},
-        "rent": {"total": str(round_money(sum(rent_flows, Decimal(0)), currency)),
-                 "npv": str(round_money(rent_npv, currency))},
+        "buy": {
+            "total": str(round_money(sum(buy_flows, Decimal(0)), currency)),
+            "npv": str(round_money(buy_npv, currency)),
+        },
+        "rent": {
+            "total": str(round_money(sum(rent_flows, Decimal(0)), currency)),
+            "npv": str(round_money(rent_npv, currency)),
+        },
         "depreciation_tax_shield": str(round_money(shield, currency)),
         "recommendation": "buy" if buy_npv < rent_npv else "rent",
-    }  # fmt: skip
+    }
 
 
 def _reserved_section(result: TcoResult) -> dict[str, Any]:

@@ -214,8 +214,11 @@ class TcoStudy:
         inputs = _jsonable(asdict(self))
         for key in RENT_REPORT_ONLY_FIELDS:
             inputs["rent"].pop(key)
-        for section, keys in ((inputs, _OPTIONAL_STUDY), (inputs["buy"], _OPTIONAL_BUY),
-                              (inputs["rent"], _OPTIONAL_RENT)):  # fmt: skip
+        for section, keys in (
+            (inputs, _OPTIONAL_STUDY),
+            (inputs["buy"], _OPTIONAL_BUY),
+            (inputs["rent"], _OPTIONAL_RENT),
+        ):
             for key in keys:
                 if section.get(key) is None:
                     section.pop(key, None)
@@ -631,8 +634,16 @@ def _parse_reserved(
         else (lambda offer, name: offer_lookup(offer, name, payment_option=payment))
     )
     price = _offer_price(rent.offer, model, currency, lookup, rates, reserved.field("pricing_model"))
-    return ReservedAlternative(model, price.price_per_gpu_hour, price.source, price.observed_at, price.price_id,
-                               price.payment_option, price.commitment_kind, price.upfront_per_gpu)  # fmt: skip
+    return ReservedAlternative(
+        model,
+        price.price_per_gpu_hour,
+        price.source,
+        price.observed_at,
+        price.price_id,
+        price.payment_option,
+        price.commitment_kind,
+        price.upfront_per_gpu,
+    )
 
 
 def _pricing_model(value: object, field: str) -> str:
@@ -697,6 +708,14 @@ def _offer_price(
     if upfront is not None:
         upfront = _to_study_currency(upfront, found.currency, currency, rates, needed_for=field)
     return RentPrice(
-        converted, currency, found.observed_at, found.source, found.stale, found.stale_after_hours,
-        found.price_id, found.payment_option, found.commitment_kind, upfront,
-    )  # fmt: skip
+        converted,
+        currency,
+        found.observed_at,
+        found.source,
+        found.stale,
+        found.stale_after_hours,
+        found.price_id,
+        found.payment_option,
+        found.commitment_kind,
+        upfront,
+    )

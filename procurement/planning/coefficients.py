@@ -106,14 +106,30 @@ def coefficients(options: SupplyOptions, horizon_months: int, weights: np.ndarra
     count = plan_years(horizon_months)
     years = year_of_month(horizon_months, months)
     on_demand = _per_year(
-        market_monthly(float(options.on_demand.price_per_gpu_hour), options.on_demand.price_decline_per_year,
-                       horizon_months, months), weights, years, count)  # fmt: skip
+        market_monthly(
+            float(options.on_demand.price_per_gpu_hour),
+            options.on_demand.price_decline_per_year,
+            horizon_months,
+            months,
+        ),
+        weights,
+        years,
+        count,
+    )
     if options.spot is None:
         spot = np.full(count, np.inf)
     else:
         spot = _per_year(
-            market_monthly(float(options.spot.effective_price_per_gpu_hour), options.spot.price_decline_per_year,
-                           horizon_months, months), weights, years, count)  # fmt: skip
+            market_monthly(
+                float(options.spot.effective_price_per_gpu_hour),
+                options.spot.price_decline_per_year,
+                horizon_months,
+                months,
+            ),
+            weights,
+            years,
+            count,
+        )
     owned_fixed_per_gpu, owned_variable = 0.0, np.zeros(count)
     if options.owned is not None:
         fixed = np.zeros(months)

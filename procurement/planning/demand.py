@@ -364,9 +364,13 @@ def demand_history(
     busy_interruptible[~covered] = np.nan
     used, reason = _series_choice(series, coverage)
     return DemandHistory(
-        **history, series_used=used, series_reason=reason, utilization_coverage=coverage,
-        busy=busy, busy_interruptible=busy_interruptible,
-    )  # fmt: skip
+        **history,
+        series_used=used,
+        series_reason=reason,
+        utilization_coverage=coverage,
+        busy=busy,
+        busy_interruptible=busy_interruptible,
+    )
 
 
 def _series_choice(series: str, coverage: float) -> tuple[str, str]:

@@ -43,10 +43,25 @@ GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a fa
 MAX_RESOURCES_IN_QUERY = 500
 # The review's columns a plan reads (usage_frame.py, review.scope_masks, and what ran: fleets.py)
 PLAN_COLUMNS = (
-    "charge_period_start", "charge_period_end", "charge_category", "commitment_status", "provider",
-    "resource_id", "gpu", "pricing_category", "team", "currency", "effective_micros", "gpu_hours_micros",
-    "interruptible", "region", "instance_type", "gpus_per_instance", "commitment_discount_id", "commitment_end",
-)  # fmt: skip
+    "charge_period_start",
+    "charge_period_end",
+    "charge_category",
+    "commitment_status",
+    "provider",
+    "resource_id",
+    "gpu",
+    "pricing_category",
+    "team",
+    "currency",
+    "effective_micros",
+    "gpu_hours_micros",
+    "interruptible",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "commitment_discount_id",
+    "commitment_end",
+)
 
 
 @dataclass(frozen=True)
@@ -144,9 +159,12 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
     needs_rates = bool(len(frame)) and bool(frame["currency"].astype(object).ne(currency).any())
     try:
         return usage_rows_from_frame(
-            frame, gpu=scope.gpu, teams=scope.teams, currency=currency,
+            frame,
+            gpu=scope.gpu,
+            teams=scope.teams,
+            currency=currency,
             fx_to_currency=review_fx(currency) if needs_rates else {},
-        )  # fmt: skip
+        )
     except PlanInputError as error:
         if error.field == "currency":
             raise

@@ -298,9 +298,12 @@ def options_from_study(
         term = 3 if model.endswith("3y") else 1
         if quoted[f"committed_{term}y"] is None:
             quoted[f"committed_{term}y"] = commitment_option(
-                term, source=price_source or "study file", effective_per_gpu_hour=price,
-                pricing_model=model, price_observed_at=observed,
-            )  # fmt: skip
+                term,
+                source=price_source or "study file",
+                effective_per_gpu_hour=price,
+                pricing_model=model,
+                price_observed_at=observed,
+            )
     if rent.pricing_model == "spot" and spot is None:
         spot = spot_option(rent.price_per_gpu_hour, source=source, price_decline_per_year=decline)
     if on_demand is None:
@@ -328,6 +331,12 @@ def _study_commitments(study: TcoStudy) -> list[tuple[str, Decimal, str, str | N
         found.append((rent.pricing_model, rent.price_per_gpu_hour, rent.price_source, rent.price_observed_at))
     reserved = rent.reserved_alternative
     if reserved is not None:
-        found.append((reserved.pricing_model, reserved.price_per_gpu_hour, reserved.price_source,
-                      reserved.price_observed_at))  # fmt: skip
+        found.append(
+            (
+                reserved.pricing_model,
+                reserved.price_per_gpu_hour,
+                reserved.price_source,
+                reserved.price_observed_at,
+            )
+        )
     return found

@@ -155,9 +155,12 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
         flows["committed_3y"] = gpus * commitment_monthly(options.committed_3y, horizon, months)
     if options.committed_1y is not None:
         flows["committed_1y"] = sum(
-            (count * units.committed_1y * one_year_monthly(options.committed_1y, year, months)
-             for year, count in enumerate(levels.committed_1y_units)), np.zeros(months),
-        )  # fmt: skip
+            (
+                count * units.committed_1y * one_year_monthly(options.committed_1y, year, months)
+                for year, count in enumerate(levels.committed_1y_units)
+            ),
+            np.zeros(months),
+        )
     on_demand = options.on_demand
     flows["on_demand"] = market_monthly(
         float(on_demand.price_per_gpu_hour), on_demand.price_decline_per_year, horizon, months
@@ -203,11 +206,14 @@ def _layers(
                 npv=money(float(np.sum(flows[kind] * context.weights_pv))),
                 share_of_demand=float(hours_by_year.sum() / demand_total) if demand_total else 0.0,
                 units=_units(kind, levels),
-                unit_gpus={"owned": units.owned_gpus, "committed_3y": units.committed_3y,
-                           "committed_1y": units.committed_1y}.get(kind, 1),
+                unit_gpus={
+                    "owned": units.owned_gpus,
+                    "committed_3y": units.committed_3y,
+                    "committed_1y": units.committed_1y,
+                }.get(kind, 1),
                 price_source=_price_source(inputs.options, kind, inputs),
             )
-        )  # fmt: skip
+        )
     return tuple(layers)
 
 
@@ -239,8 +245,12 @@ def screening_lines(context: PlanContext) -> tuple[ScreeningLine, ...]:
     horizon = context.inputs.horizon_months
     options = context.inputs.options
     lines = []
-    for kind, present in (("owned", options.owned), ("committed_3y", options.committed_3y),
-                          ("committed_1y", options.committed_1y), ("spot", options.spot)):  # fmt: skip
+    for kind, present in (
+        ("owned", options.owned),
+        ("committed_3y", options.committed_3y),
+        ("committed_1y", options.committed_1y),
+        ("spot", options.spot),
+    ):
         if present is None:
             continue
         pv = _levelized(kind, context.coef_pv, context.weights_pv[1 : horizon + 1].sum() / 12.0)
@@ -261,8 +271,11 @@ def screening_lines(context: PlanContext) -> tuple[ScreeningLine, ...]:
 
 def _levelized(kind: str, coef: Coefficients, annuity_years: float) -> tuple[float, float, float]:
     """(fixed per GPU-year, variable per GPU-hour, on-demand per GPU-hour), levelized over the horizon."""
-    fixed = {"owned": coef.owned_fixed_per_gpu, "committed_3y": coef.committed_3y,
-             "committed_1y": float(coef.committed_1y.sum())}.get(kind, 0.0)  # fmt: skip
+    fixed = {
+        "owned": coef.owned_fixed_per_gpu,
+        "committed_3y": coef.committed_3y,
+        "committed_1y": float(coef.committed_1y.sum()),
+    }.get(kind, 0.0)
     variable = {"owned": float(coef.owned_variable.sum()), "spot": float(coef.spot.sum())}.get(kind, 0.0)
     return fixed / annuity_years, variable / annuity_years, float(coef.on_demand.sum()) / annuity_years
 
@@ -296,8 +309,9 @@ def _status_quo(context: PlanContext) -> np.ndarray | None:
         return None
     horizon = context.inputs.horizon_months
     on_demand = context.inputs.options.on_demand
-    rate = market_monthly(float(status_quo.blended_cost_per_gpu_hour()), on_demand.price_decline_per_year,
-                          horizon, horizon + 1)  # fmt: skip
+    rate = market_monthly(
+        float(status_quo.blended_cost_per_gpu_hour()), on_demand.price_decline_per_year, horizon, horizon + 1
+    )
     demand = context.curve.gpu_hours(context.scale)
     hours = demand[year_of_month(horizon, horizon + 1)] / 12.0
     return rate * hours

@@ -90,8 +90,11 @@ def owned_utilization_cost(context: PlanContext, levels: Levels, factor: float) 
     band = bands(context, levels)
     curve, scale = context.curve, context.scale
     owned_gpus = levels.owned_servers * context.units.owned_gpus
-    top = (levels.committed_3y_units * context.units.committed_3y
-           + np.asarray(levels.committed_1y_units, float) * context.units.committed_1y + owned_gpus)  # fmt: skip
+    top = (
+        levels.committed_3y_units * context.units.committed_3y
+        + np.asarray(levels.committed_1y_units, float) * context.units.committed_1y
+        + owned_gpus
+    )
     firm_above, above = curve.firm_above(top, scale), curve.total_above(top, scale)
     change = (factor - 1.0) * band.owned
     if factor > 1:
@@ -127,10 +130,16 @@ def plan_sensitivity(inputs: PlanInputs, *, spread: Decimal = DEFAULT_SPREAD) ->
         context = plan_context(base_inputs)
         low_pv, low_cash = owned_utilization_cost(context, _levels(base), float(1 - spread))
         high_pv, high_cash = owned_utilization_cost(context, _levels(base), float(1 + spread))
-        rows.append(SensitivityRow(
-            "owned_utilization", base.npv + money(low_pv), base.npv + money(high_pv),
-            base.total_cost + money(low_cash), base.total_cost + money(high_cash), _NOTES["owned_utilization"],
-        ))  # fmt: skip
+        rows.append(
+            SensitivityRow(
+                "owned_utilization",
+                base.npv + money(low_pv),
+                base.npv + money(high_pv),
+                base.total_cost + money(low_cash),
+                base.total_cost + money(high_cash),
+                _NOTES["owned_utilization"],
+            )
+        )
     return tuple(sorted(rows, key=lambda row: row.swing, reverse=True))
 
 

@@ -186,8 +186,11 @@ def cheapest_levels(curve: LoadCurve, coef: Coefficients, units: Units, scale: n
         grid_servers, grid_committed = (
             axis.ravel() for axis in np.meshgrid(servers, committed, indexing="ij")
         )
-        fresh = [(s, c) for s, c in zip(grid_servers.tolist(), grid_committed.tolist(), strict=True)
-                 if (s, c) not in seen]  # fmt: skip
+        fresh = [
+            (s, c)
+            for s, c in zip(grid_servers.tolist(), grid_committed.tolist(), strict=True)
+            if (s, c) not in seen
+        ]
         if not fresh:
             break
         seen.update(fresh)
@@ -198,9 +201,13 @@ def cheapest_levels(curve: LoadCurve, coef: Coefficients, units: Units, scale: n
             curve, coef, units, owned_gpus=owned_gpus, committed_3y_gpus=committed_gpus, scale=scale
         )
         costs = stack_cost(
-            curve, coef, owned_gpus=owned_gpus, committed_3y_gpus=committed_gpus,
-            committed_1y_gpus=one_year * units.committed_1y, scale=scale,
-        )  # fmt: skip
+            curve,
+            coef,
+            owned_gpus=owned_gpus,
+            committed_3y_gpus=committed_gpus,
+            committed_1y_gpus=one_year * units.committed_1y,
+            scale=scale,
+        )
         # ties: less capital first (fewer servers, then fewer 3-year units), as the TCO verdict's tie
         # (costs compared to 1e-9 of their size, so float noise does not break a tie)
         rounded = np.round(costs / max(1.0, float(np.abs(costs).max())), 9)
@@ -222,8 +229,10 @@ def trial_costs(
     """The cost of the chosen levels under each growth trial: scales (trials, Y) -> (trials,)."""
     one_year = np.asarray(levels.committed_1y_units, dtype=np.float64) * units.committed_1y
     return stack_cost(
-        curve, coef,
+        curve,
+        coef,
         owned_gpus=np.full(scales.shape[0], levels.owned_servers * units.owned_gpus),
         committed_3y_gpus=np.full(scales.shape[0], levels.committed_3y_units * units.committed_3y),
-        committed_1y_gpus=np.broadcast_to(one_year, scales.shape), scale=scales,
-    )  # fmt: skip
+        committed_1y_gpus=np.broadcast_to(one_year, scales.shape),
+        scale=scales,
+    )

@@ -114,6 +114,7 @@ def _validate_options(options: SupplyOptions, horizon: int) -> None:
             burst = min(burst, options.spot.effective_price_per_gpu_hour)
         if float(options.owned.variable_per_gpu_hour.max()) > float(burst):
             raise PlanInputError(
-                "study", "an owned server's running cost per used GPU-hour is above the spot or on-demand price: "
-                "the plan assumes owned servers serve any demand they hold"
-            )  # fmt: skip
+                "study",
+                "an owned server's running cost per used GPU-hour is above the spot or on-demand price: "
+                "the plan assumes owned servers serve any demand they hold",
+            )

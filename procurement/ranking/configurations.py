@@ -141,9 +141,20 @@ def configure(
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
     return Configurations(
-        offer, shape, price, effective, hours, total, fits, spot_refused, selected, considered,
-        columns["price_usd_listed"], host_short, shapes.tight[shape] & fits,
-    )  # fmt: skip
+        offer,
+        shape,
+        price,
+        effective,
+        hours,
+        total,
+        fits,
+        spot_refused,
+        selected,
+        considered,
+        columns["price_usd_listed"],
+        host_short,
+        shapes.tight[shape] & fits,
+    )
 
 
 def _filters(total: np.ndarray, hours: np.ndarray, options: RankingOptions) -> np.ndarray:

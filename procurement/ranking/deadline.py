@@ -61,24 +61,38 @@ def _exact(value: float) -> Decimal:
 
 @lru_cache(maxsize=4096)
 def wall_clock(
-    hours: float, band: int, known: bool, write: float, restart: float, trials: int, seed: int,
+    hours: float,
+    band: int,
+    known: bool,
+    write: float,
+    restart: float,
+    trials: int,
+    seed: int,
     probability: float,
-) -> WallClock:  # fmt: skip
+) -> WallClock:
     """Wall-clock quantiles of ``hours`` of work on spot at ``band`` (checkpoint every min(Young/Daly,
     15 min), the interval the row's economics use); an assumed band reads P90 and the deadline quantile
     at the worst band too, keeping the larger (procurement/ranking/spot_details.py does the same)."""
     rate = band_interruption_rate_per_hour(band)
     economics = spot_economics(
-        spot_price_per_hour=Decimal(0), rate_per_hour=rate, checkpoint_write_hours=_exact(write),
+        spot_price_per_hour=Decimal(0),
+        rate_per_hour=rate,
+        checkpoint_write_hours=_exact(write),
         restart_hours=_exact(restart),
-    )  # fmt: skip
+    )
     quantiles = _quantiles(hours, rate, economics.interval_hours, write, restart, trials, seed, probability)
     basis = f"simulated at the row's band ({BAND_LABELS[band]} a month)"
     if not known:
         worst = _quantiles(
-            hours, band_interruption_rate_per_hour(len(BAND_LABELS) - 1), economics.interval_hours, write,
-            restart, trials, seed, probability,
-        )  # fmt: skip
+            hours,
+            band_interruption_rate_per_hour(len(BAND_LABELS) - 1),
+            economics.interval_hours,
+            write,
+            restart,
+            trials,
+            seed,
+            probability,
+        )
         quantiles = (quantiles[0], max(quantiles[1], worst[1]), max(quantiles[2], worst[2]))
         basis = (
             f"assumed band: P90 and the deadline quantile read at the {BAND_LABELS[-1]} band (the worst case)"
@@ -90,11 +104,16 @@ def wall_clock(
 def _quantiles(hours, rate, interval, write, restart, trials, seed, probability) -> tuple[float, ...]:
     wall = simulate_wall_hours(
         SpotSimulationInput(
-            work_hours=_exact(hours), rate_per_hour=rate, interval_hours=interval,
-            checkpoint_write_hours=_exact(write), restart_hours=_exact(restart),
-            spot_price_per_hour=Decimal(0), trials=trials, seed=seed,
+            work_hours=_exact(hours),
+            rate_per_hour=rate,
+            interval_hours=interval,
+            checkpoint_write_hours=_exact(write),
+            restart_hours=_exact(restart),
+            spot_price_per_hour=Decimal(0),
+            trials=trials,
+            seed=seed,
         )
-    )  # fmt: skip
+    )
     return tuple(float(q) for q in np.percentile(wall, [50, 90, 100.0 * probability]))
 
 
@@ -104,11 +123,15 @@ def spot_wall_clock(
     offer = int(configs.offer[index])
     timing = job_spot_timing(spec, options)
     return wall_clock(
-        float(configs.hours[index]), int(prepared.columns["band"][offer]),
-        bool(prepared.columns["band_known"][offer]), float(timing.checkpoint_write_hours),
-        float(timing.restart_hours), int(options.spot_simulation_trials), int(options.spot_simulation_seed),
+        float(configs.hours[index]),
+        int(prepared.columns["band"][offer]),
+        bool(prepared.columns["band_known"][offer]),
+        float(timing.checkpoint_write_hours),
+        float(timing.restart_hours),
+        int(options.spot_simulation_trials),
+        int(options.spot_simulation_seed),
         float(options.deadline_probability),
-    )  # fmt: skip
+    )
 
 
 def cheapest_on_demand_same_shape(
@@ -185,16 +208,25 @@ def fallback_input(
     rate = band_interruption_rate_per_hour(band)
     write, restart = float(timing.checkpoint_write_hours), float(timing.restart_hours)
     economics = spot_economics(
-        spot_price_per_hour=_exact(spot_price), rate_per_hour=rate, checkpoint_write_hours=_exact(write),
+        spot_price_per_hour=_exact(spot_price),
+        rate_per_hour=rate,
+        checkpoint_write_hours=_exact(write),
         restart_hours=_exact(restart),
-    )  # fmt: skip
+    )
     return FallbackInput(
-        work_hours=hours, deadline_hours=float(options.deadline_hours), rate_per_hour=float(rate),
-        interval_hours=float(economics.interval_hours), checkpoint_write_hours=write, restart_hours=restart,
-        spot_price_per_hour=float(economics.spot_price_per_hour), on_demand_price_per_hour=od_price,
-        instances=instances, probability=options.deadline_probability, trials=options.spot_simulation_trials,
+        work_hours=hours,
+        deadline_hours=float(options.deadline_hours),
+        rate_per_hour=float(rate),
+        interval_hours=float(economics.interval_hours),
+        checkpoint_write_hours=write,
+        restart_hours=restart,
+        spot_price_per_hour=float(economics.spot_price_per_hour),
+        on_demand_price_per_hour=od_price,
+        instances=instances,
+        probability=options.deadline_probability,
+        trials=options.spot_simulation_trials,
         seed=options.spot_simulation_seed,
-    )  # fmt: skip
+    )
 
 
 def _plan(configs, prepared, index: int, instances: int, od_price: float, timing, options) -> FallbackPlan:

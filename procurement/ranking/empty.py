@@ -79,10 +79,14 @@ def _spot_reason(spec, options: RankingOptions) -> str:
 def _no_offers_reason(options: RankingOptions) -> str:
     filters = [
         f"{name} {', '.join(values)}"
-        for name, values in (("providers", options.providers), ("regions", options.regions),
-                             ("GPUs", options.gpus), ("pricing models", options.pricing_models))
+        for name, values in (
+            ("providers", options.providers),
+            ("regions", options.regions),
+            ("GPUs", options.gpus),
+            ("pricing models", options.pricing_models),
+        )
         if values
-    ]  # fmt: skip
+    ]
     illustrative = (
         "" if options.include_illustrative else "; illustrative prices are left out unless asked for"
     )

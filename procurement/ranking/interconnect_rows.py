@@ -14,9 +14,19 @@ from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.shapes import Shapes
 
 GB = 1e9
-TRAINING_KEYS = ("tensor_parallel_seconds", "tensor_parallel_bytes_per_step", "gradient_seconds_node",
-                 "gradient_seconds_fabric", "gradient_bytes_per_step", "gather_seconds_node", "gather_seconds_fabric",
-                 "gather_bytes_per_step", "pipeline_seconds", "pipeline_on_fabric", "pipeline_bytes_per_step")  # fmt: skip
+TRAINING_KEYS = (
+    "tensor_parallel_seconds",
+    "tensor_parallel_bytes_per_step",
+    "gradient_seconds_node",
+    "gradient_seconds_fabric",
+    "gradient_bytes_per_step",
+    "gather_seconds_node",
+    "gather_seconds_fabric",
+    "gather_bytes_per_step",
+    "pipeline_seconds",
+    "pipeline_on_fabric",
+    "pipeline_bytes_per_step",
+)
 
 
 def _links_label(link: Interconnect, node_s: float, fabric_s: float) -> str:
@@ -27,8 +37,12 @@ def _links_label(link: Interconnect, node_s: float, fabric_s: float) -> str:
 
 
 def _carried(name: str, gigabytes: float, seconds: float, over: str) -> dict[str, Any]:
-    return {"collective": name, "gb_per_step": round(gigabytes, 3), "seconds_per_step": round(seconds, 6),
-            "over": over}  # fmt: skip
+    return {
+        "collective": name,
+        "gb_per_step": round(gigabytes, 3),
+        "seconds_per_step": round(seconds, 6),
+        "over": over,
+    }
 
 
 def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: int) -> list[dict[str, Any]]:
@@ -84,8 +98,11 @@ def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> di
         "source": link.source_url,
     }
     if shapes.no_fabric[shape]:
-        return row | {"carried": [], "communication_share": None,
-                      "summary": f"no cluster interconnect for {instance_type}"}  # fmt: skip
+        return row | {
+            "carried": [],
+            "communication_share": None,
+            "summary": f"no cluster interconnect for {instance_type}",
+        }
     if spec.is_training:
         carried = _training_collectives(shapes, shape, link, int(shapes.zero[shape]))
         unit = "step"

@@ -20,8 +20,18 @@ from pathlib import Path
 from procurement.sizing import GpuSpec
 
 BUNDLED_INTERCONNECTS_CSV = Path(__file__).resolve().parents[1] / "data" / "interconnects.csv"
-COLUMNS = ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction",
-           "node_link_basis", "fabric", "fabric_gbits_per_instance", "source_url", "note")  # fmt: skip
+COLUMNS = (
+    "provider",
+    "instance_type_pattern",
+    "node_link",
+    "node_link_name",
+    "node_gbps_per_direction",
+    "node_link_basis",
+    "fabric",
+    "fabric_gbits_per_instance",
+    "source_url",
+    "note",
+)
 BASES = ("stated", "assumed")  # the source states the node link, or the rule assumes PCIe for lack of one
 NODE_LINKS = ("nvlink", "pcie")
 UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
@@ -122,10 +132,16 @@ def _rule(row: dict[str, str], location: str) -> InterconnectRule:
     if not row["source_url"].strip():
         raise InterconnectTableError(f"{location}: source_url: every rule needs its source")
     return InterconnectRule(
-        provider=row["provider"].strip() or "*", pattern=row["instance_type_pattern"].strip(),
-        node_link=node_link, node_link_name=row["node_link_name"].strip(), node_gbps_per_direction=node_gbps,
-        node_link_basis=basis, fabric=fabric, fabric_gbits_per_instance=fabric_gbits, source_url=row["source_url"].strip(),
-    )  # fmt: skip
+        provider=row["provider"].strip() or "*",
+        pattern=row["instance_type_pattern"].strip(),
+        node_link=node_link,
+        node_link_name=row["node_link_name"].strip(),
+        node_gbps_per_direction=node_gbps,
+        node_link_basis=basis,
+        fabric=fabric,
+        fabric_gbits_per_instance=fabric_gbits,
+        source_url=row["source_url"].strip(),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -170,6 +186,12 @@ def resolve(
     else:
         name, gbps = rule.node_link_name, rule.node_gbps_per_direction
     return Interconnect(
-        rule.node_link, name, gbps, rule.fabric, rule.fabric_gbits_per_instance or 0.0, rule.source_url,
-        stated=rule.node_link_basis == "stated", peer_to_peer=rule.node_link == "nvlink" or peer_to_peer(gpu),
-    )  # fmt: skip
+        rule.node_link,
+        name,
+        gbps,
+        rule.fabric,
+        rule.fabric_gbits_per_instance or 0.0,
+        rule.source_url,
+        stated=rule.node_link_basis == "stated",
+        peer_to_peer=rule.node_link == "nvlink" or peer_to_peer(gpu),
+    )

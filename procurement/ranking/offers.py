@@ -74,8 +74,9 @@ def _interconnects(
     rules = options.interconnect_rules
     rule = np.fromiter(
         (_rule_index(str(p), str(t), rules) for p, t in zip(providers, instance_types, strict=True)),
-        dtype=np.int64, count=groups.size,
-    )  # fmt: skip
+        dtype=np.int64,
+        count=groups.size,
+    )
     _, first_group, pair_of_group = np.unique(
         rule * sizes[2] + gpu_code, return_index=True, return_inverse=True
     )
@@ -87,8 +88,12 @@ def _interconnects(
     for pair in order.tolist():
         group = int(first_group[pair])
         matched = (table[rule[group]],) if rule[group] >= 0 else ()
-        link = resolve(str(providers[group]), str(instance_types[group]), gpus[text["gpu"].names[gpu_code[group]]],
-                       matched)  # fmt: skip
+        link = resolve(
+            str(providers[group]),
+            str(instance_types[group]),
+            gpus[text["gpu"].names[gpu_code[group]]],
+            matched,
+        )
         link_of_pair[pair] = ids.setdefault(link, len(ids))
         if link_of_pair[pair] == len(links):
             links.append(link)
@@ -109,12 +114,33 @@ def _float_column(offers: pd.DataFrame, name: str) -> np.ndarray:
     return offers[copy].to_numpy(dtype=float) if copy in offers else _floats(offers[name])
 
 
-DESCRIBE_COLUMNS = ("observed_at", "observation_id", "gpu_per_instance", "band", "band_known", "vcpus",
-                    "memory_gib", "stale", "scheduled", "stale_after_hours", "gpu_only")  # fmt: skip
+DESCRIBE_COLUMNS = (
+    "observed_at",
+    "observation_id",
+    "gpu_per_instance",
+    "band",
+    "band_known",
+    "vcpus",
+    "memory_gib",
+    "stale",
+    "scheduled",
+    "stale_after_hours",
+    "gpu_only",
+)
 # Spot sanity and price quality (pricing/spot_sanity.py, pricing/price_quality.py), read for returned rows.
-SANITY_DESCRIBE_COLUMNS = ("price_usd_listed", "on_demand_usd", "sibling_median_usd", "spot_outlier",
-                           "spot_outlier_kind", "robust_price_usd", "spot_no_saving", "local_zone",
-                           "price_quality", "storage_rate", "storage_rate_assumed")  # fmt: skip
+SANITY_DESCRIBE_COLUMNS = (
+    "price_usd_listed",
+    "on_demand_usd",
+    "sibling_median_usd",
+    "spot_outlier",
+    "spot_outlier_kind",
+    "robust_price_usd",
+    "spot_no_saving",
+    "local_zone",
+    "price_quality",
+    "storage_rate",
+    "storage_rate_assumed",
+)
 TEXT_COLUMNS = ("provider", "instance_type", "region", "zone", "gpu", "pricing_model", "payment_option")
 # Optional object columns, read only for returned rows; None where the table lacks them.
 # interruption_observed_at: the Spot Advisor snapshot's date of the band; offer_id: the stored offer, whose
@@ -385,6 +411,10 @@ def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingO
         for name in OPTIONAL_TEXT_COLUMNS
     }
     return PreparedOffers(
-        kinds=kinds, offer_kind=np.asarray(offer_kind, dtype=np.int64), links=links, columns=columns,
-        text=text, positions=columns["position"],
-    )  # fmt: skip
+        kinds=kinds,
+        offer_kind=np.asarray(offer_kind, dtype=np.int64),
+        links=links,
+        columns=columns,
+        text=text,
+        positions=columns["position"],
+    )

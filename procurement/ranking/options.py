@@ -56,9 +56,20 @@ PLAN_NAMES = tuple(PLANS)
 # copies ``<column>_float``, ``interruption_band`` and the freshness columns ``stale``, ``scheduled``,
 # ``stale_after_hours`` (a table without them, e.g. a synthetic one, is treated as fresh).
 OFFER_COLUMNS = (
-    "provider", "region", "zone", "instance_type", "gpu", "gpu_count", "vcpus", "memory_gib",
-    "pricing_model", "payment_option", "price_per_hour_usd", "observed_at", "observation_id",
-)  # fmt: skip
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "vcpus",
+    "memory_gib",
+    "pricing_model",
+    "payment_option",
+    "price_per_hour_usd",
+    "observed_at",
+    "observation_id",
+)
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,11 @@ class Ranking:
 
     def as_report(self) -> dict[str, Any]:
         return {
-            "results": self.results, "considered": self.considered, "feasible": self.feasible,
+            "results": self.results,
+            "considered": self.considered,
+            "feasible": self.feasible,
             "why_empty": self.why_empty,
-        }  # fmt: skip
+        }
 
 
 def rank_workload(
@@ -119,7 +121,7 @@ def rank_workload(
             on_demand_prices=on_demand,
             deadline_view=deadline_view,
             fallback_offers=fallback_offers,
-        )  # fmt: skip
+        )
         for i in order
     ]
     if collapse_rows:
@@ -128,9 +130,11 @@ def rank_workload(
     feasible = int(configs.fits.sum())
     reasons = []
     if not feasible or not any(row["fits"] for row in rows):
-        everything = configs if options.include_infeasible else configure(
-            prepared, shapes, replace(options, include_infeasible=True), spec
-        )  # fmt: skip
+        everything = (
+            configs
+            if options.include_infeasible
+            else configure(prepared, shapes, replace(options, include_infeasible=True), spec)
+        )
         reasons = why_empty(prepared, shapes, everything, options, spec, len(prepared.offer_kind))
     return Ranking(results=rows, considered=configs.considered, feasible=feasible, why_empty=reasons)
 
@@ -156,8 +160,10 @@ def on_demand_prices(
     # the offer table's, row for row. A table of another length cannot be that one: search its own columns.
     text = prepared.text
     if len(text["instance_type"]) != len(offers):
-        text = {name: offers[name].to_numpy(dtype=object) for name in ("instance_type", "pricing_model",
-                                                                       "provider", "region")}  # fmt: skip
+        text = {
+            name: offers[name].to_numpy(dtype=object)
+            for name in ("instance_type", "pricing_model", "provider", "region")
+        }
     prices: dict[tuple[str, str, str], float | None] = {}
     for index in rows:
         position = int(prepared.positions[int(configs.offer[index])])

@@ -116,17 +116,29 @@ def describe(
     if row["differs_from_spec"]:
         row["reasons"].append("differs from the spec: " + "; ".join(row["differs_from_spec"]))
     row |= explain_costs(
-        index, prepared, shapes, configs, spec, options, money,
+        index,
+        prepared,
+        shapes,
+        configs,
+        spec,
+        options,
+        money,
         fallback_plan.expected_cost if fallback_plan else None,
-    )  # fmt: skip
+    )
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
         row["spot"] = spot_details(
-            offer, price_per_hour_usd=configs.price_per_hour(index), hours=float(configs.hours[index]),
-            instances=row["instances"], spec=spec, options=options, simulate=simulate_spot and fits,
-            price_history_usd=(price_histories or {}).get(offer.get("offer_id")), now=now,
+            offer,
+            price_per_hour_usd=configs.price_per_hour(index),
+            hours=float(configs.hours[index]),
+            instances=row["instances"],
+            spec=spec,
+            options=options,
+            simulate=simulate_spot and fits,
+            price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
+            now=now,
             on_demand_price_usd=(on_demand_prices or {}).get(index),
-        )  # fmt: skip
+        )
         row["spot"] = spot_sanity_details(row["spot"], offer, options)
     if "spot" in row:
         row["warnings"] += row["spot"]["warnings"]
@@ -161,13 +173,21 @@ def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView |
     base = {"compute_hours": round(hours, 3), "probability": probability}
     if not prepared.columns["is_spot"][int(configs.offer[index])]:
         rounded = round(hours, 3)
-        return base | {"p50_hours": rounded, "p90_hours": rounded, "hours_at_probability": rounded,
-                       "basis": "not reclaimed: wall-clock equals compute hours"}  # fmt: skip
+        return base | {
+            "p50_hours": rounded,
+            "p90_hours": rounded,
+            "hours_at_probability": rounded,
+            "basis": "not reclaimed: wall-clock equals compute hours",
+        }
     wall = (view.wall.get(index) if view else None) or spot_wall_clock(
         index, configs, prepared, spec, options
     )
-    row = base | {"p50_hours": wall.p50_hours, "p90_hours": wall.p90_hours,
-                  "hours_at_probability": wall.at_probability_hours, "basis": wall.basis}  # fmt: skip
+    row = base | {
+        "p50_hours": wall.p50_hours,
+        "p90_hours": wall.p90_hours,
+        "hours_at_probability": wall.at_probability_hours,
+        "basis": wall.basis,
+    }
     if options.deadline_hours is not None:
         alone = wall.at_probability_hours <= float(options.deadline_hours) + 1e-9
         row["meets_deadline_alone"] = alone
@@ -181,8 +201,10 @@ def _fallback_offer(plan: dict[str, Any], offer: Mapping[str, Any] | None) -> No
     if offer is None:
         return
     plan["fallback_offer"] = {
-        "provider": offer["provider"], "instance_type": offer["instance_type"], "region": offer["region"],
-    }  # fmt: skip
+        "provider": offer["provider"],
+        "instance_type": offer["instance_type"],
+        "region": offer["region"],
+    }
     plan["text"] += (
         f"; falls back on {offer['provider']} {offer['instance_type']} {offer['region']} on demand"
     )
@@ -225,9 +247,12 @@ def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
     if not (math.isfinite(peak) and peak > 0):
         return None
     return {
-        "peak_gib": round(peak, 2), "capacity_gib": round(capacity, 2), "margin_gib": round(capacity - peak, 2),
-        "headroom_asked": spec.headroom, "headroom_that_fits": round(capacity / peak - 1.0, 3),
-    }  # fmt: skip
+        "peak_gib": round(peak, 2),
+        "capacity_gib": round(capacity, 2),
+        "margin_gib": round(capacity - peak, 2),
+        "headroom_asked": spec.headroom,
+        "headroom_that_fits": round(capacity / peak - 1.0, 3),
+    }
 
 
 def _optional_int(value) -> int | None:
@@ -363,8 +388,11 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
     if text and shapes.total_gpus[shape] > 1:
         link = shapes.links[int(shapes.link[shape])]
-        over = link.node_name + (f" within the instance, {link.fabric_name} between instances"
-                                 if shapes.instances[shape] > 1 else "")  # fmt: skip
+        over = link.node_name + (
+            f" within the instance, {link.fabric_name} between instances"
+            if shapes.instances[shape] > 1
+            else ""
+        )
         text += f" (over {over})"
     if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
         text += " (over 30%: adding GPUs stops scaling linearly)"

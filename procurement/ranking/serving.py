@@ -60,8 +60,9 @@ def serving_fit(
     return ServingFit(np.where(meets, needed, 1.0), tpot_ms, ttft_ms, meets)
 
 
-def serving_reason(spec: WorkloadSpec, instances: int, unit_tokens_per_second: float, tpot_ms: float,
-                   ttft_ms: float) -> str:  # fmt: skip
+def serving_reason(
+    spec: WorkloadSpec, instances: int, unit_tokens_per_second: float, tpot_ms: float, ttft_ms: float
+) -> str:
     """Why the row has this many instances, and how it stands against the latency targets, in words."""
     inference = spec.inference
     demand = inference.demand_tokens_per_second

@@ -127,17 +127,27 @@ def shape_grid(
         dtype=float,
     ).reshape(-1, 2)
     return ShapeGrid(
-        kind_gpus=kind_gpus, kind=kind, instances=instances, plan=plan, zero=zero,
-        tensor_parallel=tensor_parallel, total=total, valid=valid,
+        kind_gpus=kind_gpus,
+        kind=kind,
+        instances=instances,
+        plan=plan,
+        zero=zero,
+        tensor_parallel=tensor_parallel,
+        total=total,
+        valid=valid,
         flash_ok=np.array([gpu.supports_flash_attention() for gpu in kind_gpus], dtype=bool)[kind],
         capacity_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
         bandwidth_gbps=np.array([gpu.memory_bandwidth_gbps for gpu in kind_gpus], dtype=float)[kind],
-        uses_tp=uses_tp, per_instance=per_instance, link=kinds["link"].to_numpy(dtype=np.int64)[kind],
-        links=list(links), node_nvlink=np.array([link.nvlink for link in kind_links], dtype=bool)[kind],
-        node_gbps=rates[:, 0][kind], fabric_gbps=rates[:, 1][kind],
+        uses_tp=uses_tp,
+        per_instance=per_instance,
+        link=kinds["link"].to_numpy(dtype=np.int64)[kind],
+        links=list(links),
+        node_nvlink=np.array([link.nvlink for link in kind_links], dtype=bool)[kind],
+        node_gbps=rates[:, 0][kind],
+        fabric_gbps=rates[:, 1][kind],
         has_fabric=np.array([link.has_fabric for link in kind_links], dtype=bool)[kind],
         slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
-    )  # fmt: skip
+    )
 
 
 def _plan_arrays(plan, instances, per_instance) -> tuple[np.ndarray, ...]:
@@ -174,9 +184,14 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
         table[key] = memory_breakdown_gib(
-            spec, total, zero_stage=zero, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_degree(spec),
-            offload=use_offload, flash_attention=flash,
-        )  # fmt: skip
+            spec,
+            total,
+            zero_stage=zero,
+            tensor_parallel=tensor_parallel,
+            pipeline_parallel=pipeline_degree(spec),
+            offload=use_offload,
+            flash_attention=flash,
+        )
     keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
     return {
         key: np.where(keep_offload, table["offload"][key], table["plain"][key])
@@ -237,21 +252,42 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         fits &= fit.meets_targets
         instances, total_gpus = grid.instances * fit.instances, total * fit.instances
         serving = {
-            "unit_tokens_per_second": generated, "time_per_output_token_ms": fit.time_per_output_token_ms,
-            "time_to_first_token_ms": fit.time_to_first_token_ms, "meets_serving_targets": fit.meets_targets,
-        }  # fmt: skip
+            "unit_tokens_per_second": generated,
+            "time_per_output_token_ms": fit.time_per_output_token_ms,
+            "time_to_first_token_ms": fit.time_to_first_token_ms,
+            "meets_serving_targets": fit.meets_targets,
+        }
         generated = generated * fit.instances
     return Shapes(
-        kind=grid.kind, instances=instances, total_gpus=total_gpus, plan=grid.plan, zero=zero,
-        tensor_parallel=tensor_parallel, total_gib=total_gib, required_gib=required,
-        capacity_gib=grid.capacity_gib, hours=hours, communication_share=share, measured=~np.isnan(measured),
+        kind=grid.kind,
+        instances=instances,
+        total_gpus=total_gpus,
+        plan=grid.plan,
+        zero=zero,
+        tensor_parallel=tensor_parallel,
+        total_gib=total_gib,
+        required_gib=required,
+        capacity_gib=grid.capacity_gib,
+        hours=hours,
+        communication_share=share,
+        measured=~np.isnan(measured),
         measured_gpus=measured_gpus,
-        fits=fits, tight=tight & fits, valid=valid, incompatible=incompatible, offloaded_per_gpu_gib=offloaded,
-        host_ram_gib=host_ram, host_vcpus=host_vcpus, generated_tokens_per_second=generated,
+        fits=fits,
+        tight=tight & fits,
+        valid=valid,
+        incompatible=incompatible,
+        offloaded_per_gpu_gib=offloaded,
+        host_ram_gib=host_ram,
+        host_vcpus=host_vcpus,
+        generated_tokens_per_second=generated,
         estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
         speed_basis=[speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
-        link=grid.link, links=grid.links, no_fabric=no_fabric, communication=communication, **serving,
-    )  # fmt: skip
+        link=grid.link,
+        links=grid.links,
+        no_fabric=no_fabric,
+        communication=communication,
+        **serving,
+    )
 
 
 def _estimated_speed_text(gpu: GpuSpec) -> str:
@@ -281,10 +317,14 @@ def _hours(
         peak = np.array(kind_peak, dtype=float)[kind]
         bandwidth = np.array(kind_bandwidth, dtype=float)[kind]
         rows = inference_throughput(
-            spec, bandwidth_gbps=bandwidth, peak_tflops=peak, gpu_counts=total,
-            tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec),
+            spec,
+            bandwidth_gbps=bandwidth,
+            peak_tflops=peak,
+            gpu_counts=total,
+            tensor_parallel=grid.tensor_parallel,
+            pipeline_parallel=pipeline_degree(spec),
             tensor_parallel_gbps=grid.node_gbps,
-        )  # fmt: skip
+        )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)
         step = np.asarray(rows["decode_step_seconds"], dtype=float)
@@ -316,11 +356,19 @@ def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions,
     peak = np.array(kind_peak, dtype=float)[kind]
     mfu = np.array(kind_mfu, dtype=float)[kind]
     return training_throughput(
-        spec, peak_tflops=peak, gpu_counts=gpu_counts, mfu=mfu, zero_stage=grid.zero,
-        tensor_parallel=grid.tensor_parallel, pipeline_parallel=pipeline_degree(spec), interconnect_gbps=grid.node_gbps,
-        tensor_parallel_gbps=grid.node_gbps, gpus_per_node=grid.per_instance, fabric_gbps=grid.fabric_gbps,
+        spec,
+        peak_tflops=peak,
+        gpu_counts=gpu_counts,
+        mfu=mfu,
+        zero_stage=grid.zero,
+        tensor_parallel=grid.tensor_parallel,
+        pipeline_parallel=pipeline_degree(spec),
+        interconnect_gbps=grid.node_gbps,
+        tensor_parallel_gbps=grid.node_gbps,
+        gpus_per_node=grid.per_instance,
+        fabric_gbps=grid.fabric_gbps,
         vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs
-    )  # fmt: skip
+    )
 
 
 def _measured_hours(

@@ -115,21 +115,43 @@ def spot_details(
     timing = job_spot_timing(spec, options)
     write, restart = timing.checkpoint_write_hours, timing.restart_hours
     details, economics = _closed_form(
-        band, known, observed_at, float(price_per_hour_usd), write, restart, not spec.is_training,
-        options.can_checkpoint, instances,
-    )  # fmt: skip
+        band,
+        known,
+        observed_at,
+        float(price_per_hour_usd),
+        write,
+        restart,
+        not spec.is_training,
+        options.can_checkpoint,
+        instances,
+    )
     stale = advisor_stale(observed_at, now)
     details = details | {
-        "why": list(details["why"]), "simulation": None, "price_paths": None, "timing": timing.as_dict(),
-        "advisor_stale": stale, "warnings": _warnings(known, observed_at, stale), "deadline_plan": None,
-    }  # fmt: skip
+        "why": list(details["why"]),
+        "simulation": None,
+        "price_paths": None,
+        "timing": timing.as_dict(),
+        "advisor_stale": stale,
+        "warnings": _warnings(known, observed_at, stale),
+        "deadline_plan": None,
+    }
     if not (simulate and details["verdict"] == "suitable"):
         return details
     history = np.asarray(price_history_usd if price_history_usd is not None else (), dtype=float)
     details["simulation"] = dict(
-        _simulation(economics, float(hours), instances, write, restart, options.spot_simulation_trials,
-                    options.spot_simulation_seed, options.fx_rate_from_usd, options.currency, history.tobytes())
-    )  # fmt: skip
+        _simulation(
+            economics,
+            float(hours),
+            instances,
+            write,
+            restart,
+            options.spot_simulation_trials,
+            options.spot_simulation_seed,
+            options.fx_rate_from_usd,
+            options.currency,
+            history.tobytes(),
+        )
+    )
     if not known:  # no advisor data: the band is a guess, so the bad case is read at the worst band
         simulation, worst = (
             details["simulation"],
@@ -172,14 +194,24 @@ def _widened_p90(economics, hours, instances, write, restart, options, history_b
     worst = len(BAND_LABELS) - 1
     rate = band_interruption_rate_per_hour(worst)
     worst_economics = spot_economics(
-        spot_price_per_hour=economics.spot_price_per_hour, rate_per_hour=rate,
-        checkpoint_write_hours=_exact(write), restart_hours=_exact(restart),
+        spot_price_per_hour=economics.spot_price_per_hour,
+        rate_per_hour=rate,
+        checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
         checkpoint_interval_hours=economics.interval_hours,
-    )  # fmt: skip
+    )
     at_worst = _simulation(
-        worst_economics, hours, instances, write, restart, options.spot_simulation_trials,
-        options.spot_simulation_seed, options.fx_rate_from_usd, options.currency, history_bytes,
-    )  # fmt: skip
+        worst_economics,
+        hours,
+        instances,
+        write,
+        restart,
+        options.spot_simulation_trials,
+        options.spot_simulation_seed,
+        options.fx_rate_from_usd,
+        options.currency,
+        history_bytes,
+    )
     return {
         "p90_hours": at_worst["p90_hours"],
         "p90_cost": at_worst["p90_cost"],
@@ -188,9 +220,14 @@ def _widened_p90(economics, hours, instances, write, restart, options, history_b
 
 
 def deadline_plan_details(
-    economics: SpotEconomics, hours: float, instances: int, write: float, restart: float,
-    options: RankingOptions, on_demand_price_usd: float | None,
-) -> dict[str, Any]:  # fmt: skip
+    economics: SpotEconomics,
+    hours: float,
+    instances: int,
+    write: float,
+    restart: float,
+    options: RankingOptions,
+    on_demand_price_usd: float | None,
+) -> dict[str, Any]:
     """ "spot with on-demand fallback: expected cost, P(meets deadline)" (costing/spot_fallback.py)."""
     deadline = float(options.deadline_hours)
     if on_demand_price_usd is None or not math.isfinite(on_demand_price_usd):
@@ -200,14 +237,20 @@ def deadline_plan_details(
         }
     plan = deadline_plan(
         FallbackInput(
-            work_hours=hours, deadline_hours=deadline, rate_per_hour=float(economics.rate_per_hour),
-            interval_hours=float(economics.interval_hours), checkpoint_write_hours=write, restart_hours=restart,
+            work_hours=hours,
+            deadline_hours=deadline,
+            rate_per_hour=float(economics.rate_per_hour),
+            interval_hours=float(economics.interval_hours),
+            checkpoint_write_hours=write,
+            restart_hours=restart,
             spot_price_per_hour=float(economics.spot_price_per_hour),
-            on_demand_price_per_hour=float(on_demand_price_usd), instances=instances,
-            probability=options.deadline_probability, trials=options.spot_simulation_trials,
+            on_demand_price_per_hour=float(on_demand_price_usd),
+            instances=instances,
+            probability=options.deadline_probability,
+            trials=options.spot_simulation_trials,
             seed=options.spot_simulation_seed,
         )
-    )  # fmt: skip
+    )
     rate, currency = options.fx_rate_from_usd, options.currency
     expected = round_money(_exact(plan.expected_cost) * rate, currency)
     probability = round(plan.p_meets_deadline, 4)
@@ -233,17 +276,26 @@ def deadline_plan_details(
 
 @lru_cache(maxsize=4096)
 def _closed_form(
-    band: int, known: bool, observed_at: str | None, price_usd: float, write_hours: float,
-    restart_hours: float, online_inference: bool, can_checkpoint: bool, instances: int,
-) -> tuple[dict[str, Any], SpotEconomics]:  # fmt: skip
+    band: int,
+    known: bool,
+    observed_at: str | None,
+    price_usd: float,
+    write_hours: float,
+    restart_hours: float,
+    online_inference: bool,
+    can_checkpoint: bool,
+    instances: int,
+) -> tuple[dict[str, Any], SpotEconomics]:
     """Everything but the simulation; the same cheap offers top most rankings, so it is memoized (the
     returned dict is copied by the caller before it is changed)."""
     rate = band_interruption_rate_per_hour(band)
     write, restart = _exact(write_hours), _exact(restart_hours)
     economics = spot_economics(
-        spot_price_per_hour=_exact(price_usd), rate_per_hour=rate, checkpoint_write_hours=write,
+        spot_price_per_hour=_exact(price_usd),
+        rate_per_hour=rate,
+        checkpoint_write_hours=write,
         restart_hours=restart,
-    )  # fmt: skip
+    )
     traits = SpotJobTraits(
         online_inference=online_inference, can_checkpoint=can_checkpoint, instances=instances
     )
@@ -273,9 +325,17 @@ def _optional_float(value: Decimal | None, digits: int) -> float | None:
 
 @lru_cache(maxsize=4096)
 def _simulation(
-    economics: SpotEconomics, hours: float, instances: int, write_hours: float, restart_hours: float,
-    trials: int, seed: int, rate: Decimal, currency: str, history_bytes: bytes,
-) -> dict[str, Any]:  # fmt: skip
+    economics: SpotEconomics,
+    hours: float,
+    instances: int,
+    write_hours: float,
+    restart_hours: float,
+    trials: int,
+    seed: int,
+    rate: Decimal,
+    currency: str,
+    history_bytes: bytes,
+) -> dict[str, Any]:
     """P50/P90 of the spot compute: the job's hours with checkpoint writes, lost work and restarts, on
     resampled paths of the offer's price history (``history_bytes``: float64 USD per instance-hour) or,
     with under a day of it, at the current spot price; setup, reruns and storage are not in it. Keyed by

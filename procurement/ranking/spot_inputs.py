@@ -44,9 +44,14 @@ def job_spot_timing(spec: WorkloadSpec, options: RankingOptions) -> SpotTiming:
     """C and R for this spec under these options; memoized on the spec's identity (a ranking asks for it
     once per pass and once per returned spot row, and hashing a nested spec costs more than it saves)."""
     return _timing(
-        spec, options.checkpoint_write_hours, options.restart_hours, options.storage_write_gb_per_s,
-        options.storage_read_gb_per_s, options.provisioning_hours, options.image_pull_gb_per_s,
-    )  # fmt: skip
+        spec,
+        options.checkpoint_write_hours,
+        options.restart_hours,
+        options.storage_write_gb_per_s,
+        options.storage_read_gb_per_s,
+        options.provisioning_hours,
+        options.image_pull_gb_per_s,
+    )
 
 
 @identity_cache
@@ -54,9 +59,13 @@ def _timing(
     spec, write_hours, restart_hours, write_gbps, read_gbps, provisioning_hours, pull_gbps
 ) -> SpotTiming:
     options = RankingOptions(
-        checkpoint_write_hours=write_hours, restart_hours=restart_hours, storage_write_gb_per_s=write_gbps,
-        storage_read_gb_per_s=read_gbps, provisioning_hours=provisioning_hours, image_pull_gb_per_s=pull_gbps,
-    )  # fmt: skip
+        checkpoint_write_hours=write_hours,
+        restart_hours=restart_hours,
+        storage_write_gb_per_s=write_gbps,
+        storage_read_gb_per_s=read_gbps,
+        provisioning_hours=provisioning_hours,
+        image_pull_gb_per_s=pull_gbps,
+    )
     timing = spot_timing(
         SpotTimingInput(
             checkpoint_gb=resumable_checkpoint_gb(spec),

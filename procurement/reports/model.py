@@ -43,11 +43,15 @@ class Table:
     def totals(self) -> dict[str, str]:
         """The totals row as decimal strings (what the HTML, PDF and CSV print; XLSX writes formulas)."""
         return {
-            column.key: str(sum((Decimal(row[column.key]) for row in self.rows if row.get(column.key) is not None),
-                                Decimal(0)))
+            column.key: str(
+                sum(
+                    (Decimal(row[column.key]) for row in self.rows if row.get(column.key) is not None),
+                    Decimal(0),
+                )
+            )
             for column in self.columns
             if column.total
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)

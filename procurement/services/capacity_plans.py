@@ -138,10 +138,15 @@ def _store(
 ) -> models.CapacityPlan:
     result = computed.result
     return models.CapacityPlan.objects.create(
-        name=computed.request.name or result["name"], owner=owner, scope_teams=list(computed.request.teams),
-        inputs=computed.request.as_inputs(), prices_used=computed.prices_used, result=result,
-        fingerprint=computed.fingerprint, previous=previous,
-    )  # fmt: skip
+        name=computed.request.name or result["name"],
+        owner=owner,
+        scope_teams=list(computed.request.teams),
+        inputs=computed.request.as_inputs(),
+        prices_used=computed.prices_used,
+        result=result,
+        fingerprint=computed.fingerprint,
+        previous=previous,
+    )
 
 
 def capacity_plan_recompute(plan_id: int) -> dict[str, Any]:
@@ -163,8 +168,12 @@ def capacity_plan_recompute(plan_id: int) -> dict[str, Any]:
         new = _store(computed, owner=plan.owner, previous=plan)
         new.name = plan.name
         new.save(update_fields=["name"])
-    return {"plan_id": new.pk, "created": True, "previous_total": plan.result.get("total_cost"),
-            "total": new.result.get("total_cost")}  # fmt: skip
+    return {
+        "plan_id": new.pk,
+        "created": True,
+        "previous_total": plan.result.get("total_cost"),
+        "total": new.result.get("total_cost"),
+    }
 
 
 def capacity_plan_targets() -> list[int]:
@@ -202,10 +211,24 @@ def plan_visible_or_404(user, pk: int) -> models.CapacityPlan:
 
 def stored_plan_body(plan: models.CapacityPlan, *, summary: bool = False) -> dict[str, Any]:
     """The API's body of a stored plan (a list shows its headline figures only)."""
-    head = {"id": plan.pk, "name": plan.name, "created_at": plan.created_at.isoformat(),
-            "previous_id": plan.previous_id, "scope_teams": plan.scope_teams}  # fmt: skip
+    head = {
+        "id": plan.pk,
+        "name": plan.name,
+        "created_at": plan.created_at.isoformat(),
+        "previous_id": plan.previous_id,
+        "scope_teams": plan.scope_teams,
+    }
     if summary:
-        keys = ("currency", "scope", "recommendation", "total_cost", "npv", "p90_total_cost", "status_quo_cost",
-                "savings_vs_status_quo", "break_even_month")  # fmt: skip
+        keys = (
+            "currency",
+            "scope",
+            "recommendation",
+            "total_cost",
+            "npv",
+            "p90_total_cost",
+            "status_quo_cost",
+            "savings_vs_status_quo",
+            "break_even_month",
+        )
         return head | {key: plan.result.get(key) for key in keys}
     return plan.result | head | {"inputs": plan.inputs, "prices_used": plan.prices_used}

@@ -66,10 +66,13 @@ def commitment_analysis(inputs: CommitmentInputs) -> dict:
     spot = None if inputs.spot is None else non_negative(inputs.spot, "spot_per_gpu_hour")
     if not inputs.uses_stored_price:
         report = commitment_report(
-            on_demand_per_gpu_hour=_typed_on_demand(inputs), committed_per_gpu_hour=typed_committed(inputs),
-            demand_gpus=demand, period_hours=positive(inputs.period_hours, "period_hours"),
-            currency=inputs.currency or "USD", spot_per_gpu_hour=spot,
-        )  # fmt: skip
+            on_demand_per_gpu_hour=_typed_on_demand(inputs),
+            committed_per_gpu_hour=typed_committed(inputs),
+            demand_gpus=demand,
+            period_hours=positive(inputs.period_hours, "period_hours"),
+            currency=inputs.currency or "USD",
+            spot_per_gpu_hour=spot,
+        )
         return report | {"prices_used": {"commitment": "typed", "on_demand": "typed"}}
     _refuse_typed_commitment(inputs)
     commitment = _stored_commitment(inputs)
@@ -79,9 +82,13 @@ def commitment_analysis(inputs: CommitmentInputs) -> dict:
     )
     on_demand, on_demand_used = _on_demand(inputs, commitment, currency)
     report = commitment_report(
-        on_demand_per_gpu_hour=on_demand, committed_per_gpu_hour=committed, demand_gpus=demand,
-        period_hours=positive(inputs.period_hours, "period_hours"), currency=currency, spot_per_gpu_hour=spot,
-    )  # fmt: skip
+        on_demand_per_gpu_hour=on_demand,
+        committed_per_gpu_hour=committed,
+        demand_gpus=demand,
+        period_hours=positive(inputs.period_hours, "period_hours"),
+        currency=currency,
+        spot_per_gpu_hour=spot,
+    )
     used = {
         "commitment": commitment.describe(),
         "on_demand": on_demand_used,
@@ -150,9 +157,10 @@ def _refuse_typed_commitment(inputs: CommitmentInputs) -> None:
     typed = (inputs.reserved_effective, inputs.reserved_recurring, inputs.reserved_upfront)
     if any(value is not None for value in typed):
         raise CostInputError(
-            "committed_per_gpu_hour", "give either a stored price (offer, commitment price, instance type) "
+            "committed_per_gpu_hour",
+            "give either a stored price (offer, commitment price, instance type) "
             "or typed commitment prices, not both",
-        )  # fmt: skip
+        )
     for value, allowed, field in (
         (inputs.payment_option, PAYMENT_OPTIONS, "payment_option"),
         (inputs.commitment_kind, COMMITMENT_KINDS, "commitment_kind"),

@@ -431,15 +431,19 @@ def provider_notes(
         if asked:
             return []
         named = "; ".join(f"{kind} {offer}" for kind, offer in offers)
-        return [f"prices are the catalog's cheapest of any provider ({named}): part of the saving may be "
-                "moving provider; give providers (e.g. aws) to price the plan at the bills' own"]  # fmt: skip
+        return [
+            f"prices are the catalog's cheapest of any provider ({named}): part of the saving may be "
+            "moving provider; give providers (e.g. aws) to price the plan at the bills' own"
+        ]
     elsewhere = [(kind, offer) for kind, offer in offers if offer.split("/", 1)[0] not in bills]
     if not elsewhere:
         return []
     own, moved = ", ".join(bills), ", ".join(sorted({offer.split("/", 1)[0] for _, offer in elsewhere}))
     named = "; ".join(f"{kind} {offer}" for kind, offer in elsewhere)
-    note = (f"the bills are from {own}; the plan prices {moved} offers ({named}): part of the saving is "
-            f"moving provider (from {own} to {moved})")  # fmt: skip
+    note = (
+        f"the bills are from {own}; the plan prices {moved} offers ({named}): part of the saving is "
+        f"moving provider (from {own} to {moved})"
+    )
     return [note if asked else f"{note}; give providers ({own}) to price the plan at the bills' own"]
 
 
@@ -477,8 +481,12 @@ def planned_gpu(usage: UsageRows, asked: str, warnings: list[str]) -> tuple[Usag
 def rows_where(usage: UsageRows, mask: np.ndarray) -> UsageRows:
     """The rows where ``mask`` holds (the bill's other covered intervals kept)."""
     columns = {field.name: getattr(usage, field.name) for field in dataclasses.fields(usage)}
-    kept = {name: value[mask] if isinstance(value, np.ndarray) and name not in ("covered_start_hour", "covered_end_hour")
-            else value for name, value in columns.items()}  # fmt: skip
+    kept = {
+        name: value[mask]
+        if isinstance(value, np.ndarray) and name not in ("covered_start_hour", "covered_end_hour")
+        else value
+        for name, value in columns.items()
+    }
     return UsageRows(**kept)
 
 
@@ -609,19 +617,46 @@ SERVER_FIELDS = ("gpu", "server_price", "gpu_list_price", "gpu_tdp_w", "gpus_per
 def study_assumptions(study, given: dict) -> list[dict[str, str]]:
     """Each finance and purchase input of the owned-server option, and whether the study stated it."""
     stated_buy = given.get("buy") if isinstance(given.get("buy"), dict) else {}
-    items = [{"name": "discount_rate_annual", "value": str(study.discount_rate_annual),
-              "source": "stated in the study" if "discount_rate_annual" in given else DEFAULT_SOURCES["discount_rate_annual"]}]  # fmt: skip
-    for key in ("servers", "gpus_per_server", "gpu", "server_price", "install_cost", "server_overhead_kw", "average_load",
-                "pue", "electricity_per_kwh", "colocation_per_kw_month", "maintenance_pct_per_year", "ops_fte",
-                "fte_cost_per_year", "residual_pct", "gpu_tdp_w", "gpu_list_price"):  # fmt: skip
+    items = [
+        {
+            "name": "discount_rate_annual",
+            "value": str(study.discount_rate_annual),
+            "source": "stated in the study"
+            if "discount_rate_annual" in given
+            else DEFAULT_SOURCES["discount_rate_annual"],
+        }
+    ]
+    for key in (
+        "servers",
+        "gpus_per_server",
+        "gpu",
+        "server_price",
+        "install_cost",
+        "server_overhead_kw",
+        "average_load",
+        "pue",
+        "electricity_per_kwh",
+        "colocation_per_kw_month",
+        "maintenance_pct_per_year",
+        "ops_fte",
+        "fte_cost_per_year",
+        "residual_pct",
+        "gpu_tdp_w",
+        "gpu_list_price",
+    ):
         value = getattr(study.buy, key)
         if value is None:
             continue
         default = DEFAULT_SOURCES.get(
             key, "default" if key in BUY_DEFAULTS or key in BUY_USD_DEFAULTS else "the plan"
         )
-        items.append({"name": f"buy.{key}", "value": str(value),
-                      "source": "stated in the study" if key in stated_buy else default})  # fmt: skip
+        items.append(
+            {
+                "name": f"buy.{key}",
+                "value": str(value),
+                "source": "stated in the study" if key in stated_buy else default,
+            }
+        )
     return items
 
 
@@ -637,14 +672,24 @@ def plan_assumptions(
     return [
         {"name": "history", "value": f"{request.start} to {request.end} (exclusive)", "source": "asked"},
         {"name": "demand series", "value": history.series_used, "source": history.series_reason},
-        {"name": "horizon_months", "value": str(request.horizon_months), "source": source("horizon_months", "default 36: three years, as the TCO study")},
-        {"name": "growth", "value": str(list(growth) if isinstance(growth, tuple) else growth),
-         "source": source("growth", "default 0: the history's level held over the horizon")},
+        {
+            "name": "horizon_months",
+            "value": str(request.horizon_months),
+            "source": source("horizon_months", "default 36: three years, as the TCO study"),
+        },
+        {
+            "name": "growth",
+            "value": str(list(growth) if isinstance(growth, tuple) else growth),
+            "source": source("growth", "default 0: the history's level held over the horizon"),
+        },
         {"name": "scenario", "value": request.scenario, "source": source("scenario", "default base")},
-        {"name": "growth trials", "value": f"{request.trials} (seed {request.seed})",
-         "source": f"monthly rate ~ Normal(rate, {demand_engine.DEFAULT_GROWTH_SIGMA}): gpuledger assumption"},
+        {
+            "name": "growth trials",
+            "value": f"{request.trials} (seed {request.seed})",
+            "source": f"monthly rate ~ Normal(rate, {demand_engine.DEFAULT_GROWTH_SIGMA}): gpuledger assumption",
+        },
         *study_items,
-    ]  # fmt: skip
+    ]
 
 
 def money(value: Decimal | float) -> str:

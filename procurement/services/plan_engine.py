@@ -40,14 +40,18 @@ def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, inclu
         price = by_kind.get(kind)
         if price is not None:
             commitments[kind] = commitment_option(
-                years, source=_price_source(price), effective_per_gpu_hour=price.price_per_gpu_hour,
-                pricing_model=price.pricing_model, price_observed_at=price.observed_at,
-            )  # fmt: skip
+                years,
+                source=_price_source(price),
+                effective_per_gpu_hour=price.price_per_gpu_hour,
+                pricing_model=price.pricing_model,
+                price_observed_at=price.observed_at,
+            )
     spot = by_kind.get("spot")
     spot_choice = None
     if spot is not None:
-        spot_choice = spot_option(spot.price_per_gpu_hour, source=_price_source(spot),
-                                  interruption_band=spot_band(spot))  # fmt: skip
+        spot_choice = spot_option(
+            spot.price_per_gpu_hour, source=_price_source(spot), interruption_band=spot_band(spot)
+        )
     options = options_from_study(
         study, horizon_months=horizon_months, spot=spot_choice, include_owned=include_owned, **commitments
     )
@@ -74,13 +78,19 @@ def spot_band(price: PlanPrice) -> int:
 
 def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
     categories = tuple(
-        StatusQuoCategory(category, values["gpu_hours"],
-                          (Decimal(int(values["effective_cost_micros"])) * MICRO / Decimal(repr(values["gpu_hours"]))))
+        StatusQuoCategory(
+            category,
+            values["gpu_hours"],
+            (Decimal(int(values["effective_cost_micros"])) * MICRO / Decimal(repr(values["gpu_hours"]))),
+        )
         for category, values in quo.by_pricing_category.items()
         if values["gpu_hours"] > 0
-    )  # fmt: skip
-    return StatusQuoMix(categories, unused_commitment_cost=Decimal(quo.unused_commitment_micros) * MICRO,
-                        source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories")  # fmt: skip
+    )
+    return StatusQuoMix(
+        categories,
+        unused_commitment_cost=Decimal(quo.unused_commitment_micros) * MICRO,
+        source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories",
+    )
 
 
 def lay_plan(
@@ -102,12 +112,18 @@ def lay_plan(
         request.growth, horizon_months=horizon, trials=request.trials, seed=request.seed
     )
     inputs = PlanInputs(
-        firm_gpus=history.demand_steady[covered], interruptible_gpus=history.demand_interruptible[covered],
-        growth_by_year=growth, options=supply_options(study, prices, horizon_months=horizon, include_owned=include_owned),
-        horizon_months=horizon, in_force=in_force,
-        currency=study.currency, discount_rate_annual=study.discount_rate_annual, growth_trials=trials,
-        status_quo=status_quo_mix(status_quo) if status_quo.gpu_hours > 0 else None, gpu_model=gpu,
-    )  # fmt: skip
+        firm_gpus=history.demand_steady[covered],
+        interruptible_gpus=history.demand_interruptible[covered],
+        growth_by_year=growth,
+        options=supply_options(study, prices, horizon_months=horizon, include_owned=include_owned),
+        horizon_months=horizon,
+        in_force=in_force,
+        currency=study.currency,
+        discount_rate_annual=study.discount_rate_annual,
+        growth_trials=trials,
+        status_quo=status_quo_mix(status_quo) if status_quo.gpu_hours > 0 else None,
+        gpu_model=gpu,
+    )
     plan = capacity_plan(inputs, with_sensitivity=with_sensitivity)
     report = plan_report(plan)
     years = len(growth)
@@ -115,8 +131,9 @@ def lay_plan(
         str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.monthly_cost, years)
     ]
     report["status_quo_by_year"] = [
-        str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.status_quo_monthly_cost, years)
-    ]  # fmt: skip
+        str(round_money(sum(year, Decimal(0)), plan.currency))
+        for year in _by_year(plan.status_quo_monthly_cost, years)
+    ]
     quo_cost = Decimal(report["status_quo_cost"]) if report.get("status_quo_cost") not in (None, "") else None
     savings = (
         Decimal(report["savings_vs_status_quo"])
@@ -192,8 +209,10 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
             "owned servers not evaluated (no server price, or no server that runs this fleet's work: see warnings)"
         )
     elif plan.owned_servers:
-        parts.append(f"own {plan.owned_servers} server{'s' if plan.owned_servers != 1 else ''} "
-                     f"({_layer_gpus(report, 'owned')} {gpu} GPUs)")  # fmt: skip
+        parts.append(
+            f"own {plan.owned_servers} server{'s' if plan.owned_servers != 1 else ''} "
+            f"({_layer_gpus(report, 'owned')} {gpu} GPUs)"
+        )
     else:
         parts.append("own no servers")
     for kind, label in (
@@ -207,8 +226,11 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
             )
         elif gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
-    rest = [f"{label} (peak {gpus} GPUs)" for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))
-            if (gpus := _layer_gpus(report, kind))]  # fmt: skip
+    rest = [
+        f"{label} (peak {gpus} GPUs)"
+        for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))
+        if (gpus := _layer_gpus(report, kind))
+    ]
     parts.append("leave the rest to " + " and ".join(rest) if rest else "nothing left to rent")
     text = "; ".join(parts)
     text = text[0].upper() + text[1:] + "."

@@ -117,12 +117,18 @@ def _catalog_price(row, kind: str, rate: Decimal, currency: str) -> PlanPrice:
     usd = Decimal(row.price_per_gpu_hour_usd)
     zone = f"/{row.zone}" if row.zone else ""
     return PlanPrice(
-        kind=kind, pricing_model=row.pricing_model,
-        price_per_gpu_hour=(usd * rate).quantize(PRICE_QUANTUM), currency=currency, source=row.source,
-        offer=f"{row.provider}/{row.instance_type}/{row.region}{zone}", observed_at=row.observed_at.isoformat(),
-        quality=row.price_quality, stale=bool(row.stale), observation_id=int(row.observation_id),
+        kind=kind,
+        pricing_model=row.pricing_model,
+        price_per_gpu_hour=(usd * rate).quantize(PRICE_QUANTUM),
+        currency=currency,
+        source=row.source,
+        offer=f"{row.provider}/{row.instance_type}/{row.region}{zone}",
+        observed_at=row.observed_at.isoformat(),
+        quality=row.price_quality,
+        stale=bool(row.stale),
+        observation_id=int(row.observation_id),
         price_per_gpu_hour_usd=str(usd.quantize(PRICE_QUANTUM)),
-    )  # fmt: skip
+    )
 
 
 def typed_commitment_prices(study: dict, currency: str) -> dict[str, PlanPrice]:
@@ -138,8 +144,13 @@ def typed_commitment_prices(study: dict, currency: str) -> dict[str, PlanPrice]:
             continue
         price = _positive_price(entry["price_per_gpu_hour"], f"study.{path}.price_per_gpu_hour")
         kind = TERM_OF_MODEL[entry["pricing_model"]]
-        found[kind] = PlanPrice(kind=kind, pricing_model=entry["pricing_model"], price_per_gpu_hour=price,
-                                currency=currency, source=f"typed in the study ({path})")  # fmt: skip
+        found[kind] = PlanPrice(
+            kind=kind,
+            pricing_model=entry["pricing_model"],
+            price_per_gpu_hour=price,
+            currency=currency,
+            source=f"typed in the study ({path})",
+        )
     return found
 
 

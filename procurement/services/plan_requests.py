@@ -28,9 +28,26 @@ MAX_NAME_LENGTH = 200
 MAX_TEXT_LENGTH = 100  # a team or GPU slug
 MAX_SEED = 2**32 - 1
 REQUEST_FIELDS = {
-    "name", "from", "to", "teams", "team", "gpu", "horizon_months", "growth", "scenario", "trials", "seed",
-    "currency", "study", "series", "save", "providers", "market", "migration", "lookback_days",
-}  # fmt: skip
+    "name",
+    "from",
+    "to",
+    "teams",
+    "team",
+    "gpu",
+    "horizon_months",
+    "growth",
+    "scenario",
+    "trials",
+    "seed",
+    "currency",
+    "study",
+    "series",
+    "save",
+    "providers",
+    "market",
+    "migration",
+    "lookback_days",
+}
 # The history as AWS Cost Explorer's and Azure Advisor's recommendations offer it: the last 7, 30 or 60
 # days of the stored bills, or all of them (at most the three years a period may span)
 LOOKBACKS = ("7", "30", "60", "all")
@@ -87,15 +104,24 @@ def plan_request_parse(data: object) -> PlanRequest:
     if currency:
         currency = _currency(currency)
     return PlanRequest(
-        start=start, end=end, teams=_teams(data), gpu=_text(data.get("gpu") or "", "gpu"),
-        horizon_months=horizon, growth=tuple(growth) if isinstance(growth, list) else growth,
+        start=start,
+        end=end,
+        teams=_teams(data),
+        gpu=_text(data.get("gpu") or "", "gpu"),
+        horizon_months=horizon,
+        growth=tuple(growth) if isinstance(growth, list) else growth,
         scenario=_choice(data.get("scenario", "base"), "scenario", SCENARIOS),
-        trials=validate_trials(data.get("trials", DEFAULT_TRIALS)), seed=_seed(data.get("seed", DEFAULT_SEED)),
-        currency=currency, study=study, series=_choice(data.get("series", "auto"), "series", SERIES),
-        name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH), providers=_names(data, "providers"),
-        market=_choice(data.get("market", "bills"), "market", MARKETS), migration=_migration(data.get("migration")),
+        trials=validate_trials(data.get("trials", DEFAULT_TRIALS)),
+        seed=_seed(data.get("seed", DEFAULT_SEED)),
+        currency=currency,
+        study=study,
+        series=_choice(data.get("series", "auto"), "series", SERIES),
+        name=_text(data.get("name") or "", "name", MAX_NAME_LENGTH),
+        providers=_names(data, "providers"),
+        market=_choice(data.get("market", "bills"), "market", MARKETS),
+        migration=_migration(data.get("migration")),
         stated=tuple(sorted(data.get("stated") or (set(data) - {"save", "stated"}))),
-    )  # fmt: skip
+    )
 
 
 def _period(data: dict) -> tuple[dt.date, dt.date]:

@@ -63,8 +63,10 @@ def plan_table(result: dict) -> str:
     for price in result["prices"]:
         observed = f", observed {price['observed_at'][:10]}" if price.get("observed_at") else ""
         stale = ", STALE" if price.get("stale") else ""
-        lines.append(f"  {price['kind']:<13} {price['price_per_gpu_hour']:>12} {currency}/GPU-h  "
-                     f"{price['offer'] or price['source']}{observed} ({price['quality']}{stale})")  # fmt: skip
+        lines.append(
+            f"  {price['kind']:<13} {price['price_per_gpu_hour']:>12} {currency}/GPU-h  "
+            f"{price['offer'] or price['source']}{observed} ({price['quality']}{stale})"
+        )
     sensitivity = result.get("sensitivity") or {}
     if sensitivity.get("rows"):
         lines.append(

@@ -230,11 +230,18 @@ class RankingContext:
         """The offer table filtered for these options, prepared once per distinct set of what ``prepare``
         reads (filters, illustrative and outlier choices, storage rates, interconnect rules, datasheets)."""
         key = (
-            options.providers, options.regions, options.pricing_models, options.gpus,
-            options.include_illustrative, options.rank_outliers_at_quote, options.interconnect_rules,
-            tuple(sorted(options.storage_rate_per_gb_month.items())), options.storage_rate_assumed,
-            options.assumed_storage_rate_per_gb_month, tuple(sorted(self.gpus.items())),
-        )  # fmt: skip
+            options.providers,
+            options.regions,
+            options.pricing_models,
+            options.gpus,
+            options.include_illustrative,
+            options.rank_outliers_at_quote,
+            options.interconnect_rules,
+            tuple(sorted(options.storage_rate_per_gb_month.items())),
+            options.storage_rate_assumed,
+            options.assumed_storage_rate_per_gb_month,
+            tuple(sorted(self.gpus.items())),
+        )
         if key not in self._prepared:
             if len(self._prepared) >= MAX_PREPARED:
                 self._prepared.clear()
@@ -350,8 +357,19 @@ def recommendation_compute(
 
 
 def ranking_prices_used(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = ("observation_id", "provider", "instance_type", "region", "zone", "pricing_model", "price_per_hour",
-            "currency", "price_observed_at", "stale", "price_quality")  # fmt: skip
+    keys = (
+        "observation_id",
+        "provider",
+        "instance_type",
+        "region",
+        "zone",
+        "pricing_model",
+        "price_per_hour",
+        "currency",
+        "price_observed_at",
+        "stale",
+        "price_quality",
+    )
     seen, used = set(), []
     for row in results:
         if row["observation_id"] not in seen:
@@ -457,6 +475,11 @@ def workload_duplicate(workload: models.Workload, *, owner=None, team=None) -> m
     name = (COPY_PREFIX + workload.name)[: models.Workload._meta.get_field("name").max_length]
     document = dict(workload.spec) | {"name": name}
     return models.Workload.objects.create(
-        name=name, task=workload.task, spec=document, owner=owner, team=team if team else workload.team,
-        notify_email=workload.notify_email, notify_webhook=workload.notify_webhook,
-    )  # fmt: skip
+        name=name,
+        task=workload.task,
+        spec=document,
+        owner=owner,
+        team=team if team else workload.team,
+        notify_email=workload.notify_email,
+        notify_webhook=workload.notify_webhook,
+    )

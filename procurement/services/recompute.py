@@ -152,10 +152,14 @@ def _rerank(
     if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
         return None
     row = models.Recommendation(
-        workload=workload, parameters=parameters, spec=workload.spec, results=ranking.results,
-        prices_used=ranking_prices_used(ranking.results), fingerprint=fingerprint,
+        workload=workload,
+        parameters=parameters,
+        spec=workload.spec,
+        results=ranking.results,
+        prices_used=ranking_prices_used(ranking.results),
+        fingerprint=fingerprint,
         saved_by_id=previous.saved_by_id if previous else None,
-    )  # fmt: skip
+    )
     return _Recomputed(workload, previous, row)
 
 
@@ -224,9 +228,15 @@ def tco_study_recompute(study_id: int) -> dict[str, Any]:
         if locked is None or models.TcoStudy.objects.filter(previous_id=study_id).exists():
             return {"study_id": study_id, "skipped": "gone or superseded"}
         new = models.TcoStudy.objects.create(
-            name=study.name, spec=study.spec, result=evaluated.report, prices_used=evaluated.prices_used,
-            fingerprint=evaluated.fingerprint, owner=study.owner, team=study.team, previous=study,
-        )  # fmt: skip
+            name=study.name,
+            spec=study.spec,
+            result=evaluated.report,
+            prices_used=evaluated.prices_used,
+            fingerprint=evaluated.fingerprint,
+            owner=study.owner,
+            team=study.team,
+            previous=study,
+        )
         events = []
         if study.result.get("recommendation") != evaluated.report["recommendation"]:
             before = {"recommendation": study.result.get("recommendation"), "study_id": study.pk}

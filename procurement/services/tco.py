@@ -72,11 +72,17 @@ class OfferPriceRecorder:
         gpus = observation.offer.instance_type.gpu_count
         upfront = observation.upfront_amount
         return RentPrice(
-            observation.amount_per_hour / gpus, observation.currency, observation.observed_at.isoformat(),
-            observation.source, stale=stale, stale_after_hours=limit_hours, price_id=observation.pk,
-            payment_option=observation.payment_option, commitment_kind=observation.commitment_kind,
+            observation.amount_per_hour / gpus,
+            observation.currency,
+            observation.observed_at.isoformat(),
+            observation.source,
+            stale=stale,
+            stale_after_hours=limit_hours,
+            price_id=observation.pk,
+            payment_option=observation.payment_option,
+            commitment_kind=observation.commitment_kind,
             upfront_per_gpu=None if upfront is None else upfront / gpus,
-        )  # fmt: skip
+        )
 
 
 def check_offer_exists(offer: OfferRef) -> None:

@@ -94,9 +94,12 @@ def _throughput_rows(
     # non-NVIDIA and rack-scale parts at their measured speed relative to the H100 (sizing/accelerators.py)
     kind_mfu = [estimate_mfu(spec, gpu, calibration) for gpu in gpus] if spec.is_training else None
     kind_peak, kind_bandwidth, _ = effective_speed(
-        spec, gpus, [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
-        kind_mfu if kind_mfu is not None else [1.0] * len(gpus), [gpu.memory_bandwidth_gbps for gpu in gpus],
-    )  # fmt: skip
+        spec,
+        gpus,
+        [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
+        kind_mfu if kind_mfu is not None else [1.0] * len(gpus),
+        [gpu.memory_bandwidth_gbps for gpu in gpus],
+    )
     peak = np.repeat(kind_peak, len(plans)).astype(float)
     plan_rows = {
         "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),

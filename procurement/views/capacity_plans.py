@@ -83,23 +83,36 @@ def plan_display(result: dict) -> dict:
             result.get("layers") or [],
             result.get("status_quo_by_year") or [],
             currency=result.get("currency", ""),
-        ),  # fmt: skip
+        ),
         "tornado_svg": sensitivity_svg(
             sensitivity.get("rows") or [],
             base=float(sensitivity.get("base") or 0),
             currency=result.get("currency", ""),
         )
         if sensitivity.get("rows")
-        else "",  # fmt: skip
+        else "",
     }
 
 
 def _form_defaults(today: dt.date) -> dict:
     end = today.replace(day=1)  # the six whole months before this one: the demo billing's period
     start = default_start(6, today)
-    return {"from": start.isoformat(), "to": end.isoformat(), "horizon_months": 36, "growth": "0",
-            "scenario": "base", "trials": 1000, "teams": "", "gpu": "", "currency": "", "name": "", "study": "", "providers": "", "market": "bills",
-            "lookback_days": ""}  # fmt: skip
+    return {
+        "from": start.isoformat(),
+        "to": end.isoformat(),
+        "horizon_months": 36,
+        "growth": "0",
+        "scenario": "base",
+        "trials": 1000,
+        "teams": "",
+        "gpu": "",
+        "currency": "",
+        "name": "",
+        "study": "",
+        "providers": "",
+        "market": "bills",
+        "lookback_days": "",
+    }
 
 
 def _body(form: dict) -> dict:

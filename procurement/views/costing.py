@@ -65,10 +65,13 @@ def tco_detail_page(request, pk: int):
     report = study.result
     rent = report.get("rent", {})
     rent_price_stale = rent.get("price_stale") or stale_now(
-        {"price_stale_after_hours": rent.get("price_stale_after_hours"),
-         "price_observed_at": rent.get("price_observed_at"), "stale": rent.get("price_stale")},
+        {
+            "price_stale_after_hours": rent.get("price_stale_after_hours"),
+            "price_observed_at": rent.get("price_observed_at"),
+            "stale": rent.get("price_stale"),
+        },
         timezone.now(),
-    )  # fmt: skip
+    )
     return render(
         request,
         "procurement/tco_detail.html",
@@ -119,8 +122,10 @@ def cumulative_cost_chart(report: dict) -> str:
 def sensitivity_chart(report: dict) -> str:
     sensitivity = report["sensitivity"]
     base = float(sensitivity["base"])
-    rows = [(row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base)
-            for row in sensitivity["rows"]]  # fmt: skip
+    rows = [
+        (row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base)
+        for row in sensitivity["rows"]
+    ]
     return tornado_chart(
         rows,
         base_label=f"NPV advantage of buying {money(sensitivity['base'])}",
@@ -150,8 +155,9 @@ def recommendation_page(request, workload_id: int):
     if request.method == "POST":
         options = ranking_form.options_from_form(request.POST)
         # a re-run works on the stored row, read and checked again (not the cached copy)
-        row = get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
-                                 pk=workload_id)  # fmt: skip
+        row = get_visible_or_404(
+            models.Workload.objects.select_related("team", "owner"), request.user, pk=workload_id
+        )
         try:
             if request.POST.get("save"):
                 recommendation_create(workload=row, parameters=options, saved_by=request.user)
@@ -270,14 +276,19 @@ def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
         # Serving rows all price the same 730 h, so hours would be one vertical line: plot the month's
         # cost against the tokens/s the configuration serves instead.
         return _ranking_scatter(
-            fitting, lambda row: float(row["serving"]["tokens_per_second"] or 0.0),
-            x_label="generated tokens/s", y_label=f"cost per month of serving ({currency})",
+            fitting,
+            lambda row: float(row["serving"]["tokens_per_second"] or 0.0),
+            x_label="generated tokens/s",
+            y_label=f"cost per month of serving ({currency})",
             title="Cost per month versus throughput",
-        )  # fmt: skip
+        )
     return _ranking_scatter(
-        fitting, lambda row: row["hours"],
-        x_label="hours", y_label=f"total job cost ({currency})", title="Cost versus time",
-    )  # fmt: skip
+        fitting,
+        lambda row: row["hours"],
+        x_label="hours",
+        y_label=f"total job cost ({currency})",
+        title="Cost versus time",
+    )
 
 
 def _ranking_scatter(fitting: list[tuple[int, dict]], x_of, *, x_label: str, y_label: str, title: str) -> str:

@@ -99,8 +99,13 @@ def cost_by_year_svg(layers: Sequence[dict], status_quo_by_year: Sequence[float]
             )
         ]
     quo = [float(value) for value in status_quo_by_year] + [0.0] * (years - len(status_quo_by_year))
-    return stacked_bar_chart(categories, series, unit=currency, title="Cost by year: the plan against the status quo",
-                             reference_lines={"status quo": quo})  # fmt: skip
+    return stacked_bar_chart(
+        categories,
+        series,
+        unit=currency,
+        title="Cost by year: the plan against the status quo",
+        reference_lines={"status quo": quo},
+    )
 
 
 def sensitivity_svg(rows: Sequence[dict], *, base: float, currency: str) -> str:
@@ -108,5 +113,9 @@ def sensitivity_svg(rows: Sequence[dict], *, base: float, currency: str) -> str:
     bars = [
         (row["driver"].replace("_", " "), float(row["low"]) - base, float(row["high"]) - base) for row in rows
     ]
-    return tornado_chart(bars, base_label=f"total cost {base:,.0f}", unit=currency,
-                         title="Sensitivity of the plan's total cost")  # fmt: skip
+    return tornado_chart(
+        bars,
+        base_label=f"total cost {base:,.0f}",
+        unit=currency,
+        title="Sensitivity of the plan's total cost",
+    )

@@ -198,11 +198,17 @@ def _period_download(kind: ReportKind):
 def _period_urlpatterns(kind: ReportKind) -> list:
     return [
         path(f"reports/{kind.name}/", _period_page(kind), name=f"report-{kind.name}"),
-        path(f"reports/{kind.name}/download/<str:fmt>/", _period_download(kind),
-             name=f"report-{kind.name}-period-download"),
-        path(f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/", _download(kind),
-             name=f"report-{kind.name}-download"),
-    ]  # fmt: skip
+        path(
+            f"reports/{kind.name}/download/<str:fmt>/",
+            _period_download(kind),
+            name=f"report-{kind.name}-period-download",
+        ),
+        path(
+            f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/",
+            _download(kind),
+            name=f"report-{kind.name}-download",
+        ),
+    ]
 
 
 def report_urlpatterns() -> list:
@@ -213,9 +219,15 @@ def report_urlpatterns() -> list:
             continue
         patterns += [
             path(f"reports/{kind.name}/<int:subject_id>/", _page(kind), name=f"report-{kind.name}"),
-            path(f"reports/{kind.name}/<int:subject_id>/download/<str:fmt>/", _live_download(kind),
-                 name=f"report-{kind.name}-live-download"),
-            path(f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/", _download(kind),
-                 name=f"report-{kind.name}-download"),
-        ]  # fmt: skip
+            path(
+                f"reports/{kind.name}/<int:subject_id>/download/<str:fmt>/",
+                _live_download(kind),
+                name=f"report-{kind.name}-live-download",
+            ),
+            path(
+                f"reports/{kind.name}/snapshots/<int:pk>/<str:fmt>/",
+                _download(kind),
+                name=f"report-{kind.name}-download",
+            ),
+        ]
     return patterns

@@ -76,9 +76,15 @@ def _study_form_page(request, *, study: models.TcoStudy | None, initial: dict, t
     return render(
         request,
         "procurement/tco_form.html",
-        {"form": form, "groups": _grouped(form), "preview": preview, "title": title, "study": study,
-         "error_list": error_list},
-    )  # fmt: skip
+        {
+            "form": form,
+            "groups": _grouped(form),
+            "preview": preview,
+            "title": title,
+            "study": study,
+            "error_list": error_list,
+        },
+    )
 
 
 @role_required(*STUDY_EDITORS)
@@ -91,8 +97,9 @@ def tco_new_page(request):
 @require_http_methods(["GET", "POST"])
 def tco_edit_page(request, pk: int):
     study = get_visible_or_404(models.TcoStudy.objects, request.user, pk=pk)
-    return _study_form_page(request, study=study, initial=initial_from_document(study.spec),
-                            title=f"Edit {study.name}")  # fmt: skip
+    return _study_form_page(
+        request, study=study, initial=initial_from_document(study.spec), title=f"Edit {study.name}"
+    )
 
 
 @role_required(*STUDY_EDITORS)

@@ -31,8 +31,9 @@ from procurement.views.sizing import KNOB_DEFAULTS, form_fields, knob_defaults, 
 
 
 def _visible(request, workload_id: int) -> models.Workload:
-    return get_visible_or_404(models.Workload.objects.select_related("team", "owner"), request.user,
-                              pk=workload_id)  # fmt: skip
+    return get_visible_or_404(
+        models.Workload.objects.select_related("team", "owner"), request.user, pk=workload_id
+    )
 
 
 def _team_choices(user) -> list[Team]:

@@ -35,7 +35,7 @@ def make_catalog() -> None:
             architecture="x",
             memory_gb=Decimal(mem),
             memory_bandwidth_gbps=Decimal(bw),
-        )  # fmt: skip
+        )
         for slug, (name, mem, bw) in GPUS.items()
     }
     types = {}
@@ -47,9 +47,13 @@ def make_catalog() -> None:
     for zone, price in P5_SPOT_BY_ZONE.items():
         offer = Offer.objects.create(instance_type=types["p5.48xlarge"], region=region, zone=zone)
         PriceObservation.objects.create(
-            offer=offer, pricing_model="spot", amount_per_hour=price, currency="USD",
-            observed_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC), source="test",
-        )  # fmt: skip
+            offer=offer,
+            pricing_model="spot",
+            amount_per_hour=price,
+            currency="USD",
+            observed_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+            source="test",
+        )
 
 
 def import_demo_billing(tmp_path, *, months: int):

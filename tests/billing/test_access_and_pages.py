@@ -14,9 +14,13 @@ pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ConsumedQuantity,ConsumedUnit,x_UsageType,Tags"
 ROW = '2026-05-01T00:00:00Z,2026-05-02T00:00:00Z,Usage,19.3152,19.3152,USD,AWS,24,Hours,USE1-BoxUsage:g6.xlarge,"{""team"": ""platform""}"'
 GETS = [
-    "/billing/", "/billing/upload/", "/billing/review.csv", "/billing/review.json", "/billing/review.html",
+    "/billing/",
+    "/billing/upload/",
+    "/billing/review.csv",
+    "/billing/review.json",
+    "/billing/review.html",
     "/api/billing/spend-review/?from=2026-05-01&to=2026-06-01",
-]  # fmt: skip
+]
 
 
 def upload(name="bill.csv", text=f"{HEADER}\n{ROW}\n"):

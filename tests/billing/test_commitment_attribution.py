@@ -111,12 +111,22 @@ def _rows(*specs) -> pd.DataFrame:
     """Engine rows: (status, commitment id, gpu, instance type, effective micros, gpu-hours micros, scoped)."""
     start = pd.Timestamp("2026-02-01", tz="UTC")
     records = [
-        {"charge_period_start": start, "charge_period_end": start + pd.Timedelta(hours=1),
-         "charge_category": "usage", "commitment_status": status, "commitment_discount_id": cid, "gpu": gpu,
-         "instance_type": itype, "billed_micros": 0, "effective_micros": eff, "list_micros": 0,
-         "gpu_hours_micros": hours, "commitment_gpu_scope": scoped}
+        {
+            "charge_period_start": start,
+            "charge_period_end": start + pd.Timedelta(hours=1),
+            "charge_category": "usage",
+            "commitment_status": status,
+            "commitment_discount_id": cid,
+            "gpu": gpu,
+            "instance_type": itype,
+            "billed_micros": 0,
+            "effective_micros": eff,
+            "list_micros": 0,
+            "gpu_hours_micros": hours,
+            "commitment_gpu_scope": scoped,
+        }
         for status, cid, gpu, itype, eff, hours, scoped in specs
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(records)
 
 
@@ -134,16 +144,26 @@ def test_scope_rules_row_by_row():
         ("unused", "", "", "", 4_000_000, 0, False),
     )
     out = attributed(rows, pd.Series([0] * len(rows)).to_numpy())
-    flags = list(zip(out["commitment_discount_id"], out["effective_micros"], out["commitment_to_gpu"],
-                     out["commitment_unattributed"], strict=True))  # fmt: skip
+    flags = list(
+        zip(
+            out["commitment_discount_id"],
+            out["effective_micros"],
+            out["commitment_to_gpu"],
+            out["commitment_unattributed"],
+            strict=True,
+        )
+    )
     assert flags == [
-        ("ri-gpu", 5_000_000, True, False), ("ri-cpu", 7_000_000, False, False),
-        ("sp-p5", 1_000_000, False, False), ("sp-p5", 3_000_000, True, False),
-        ("sp-x", 1_000_000, False, False), ("sp-x", 2_000_000, False, False),
+        ("ri-gpu", 5_000_000, True, False),
+        ("ri-cpu", 7_000_000, False, False),
+        ("sp-p5", 1_000_000, False, False),
+        ("sp-p5", 3_000_000, True, False),
+        ("sp-x", 1_000_000, False, False),
+        ("sp-x", 2_000_000, False, False),
         ("sp-x", 333_333, True, False),  # 1.00 x 1/3, to the micro-unit
         ("", 4_000_000, False, True),  # no id: nothing to tie it to
         ("sp-x", 666_667, False, True),  # the rest: the two parts add up to the row
-    ]  # fmt: skip
+    ]
 
 
 def test_the_split_keeps_every_total():
@@ -160,10 +180,14 @@ def test_the_split_keeps_every_total():
 
 
 row = st.tuples(
-    st.sampled_from(["used", "unused", ""]), st.sampled_from(["sp-a", "sp-b", ""]), st.sampled_from(["h100", ""]),
-    st.sampled_from(["p5.48xlarge", ""]), st.integers(-5_000_000, 90_000_000), st.integers(0, 8_000_000),
+    st.sampled_from(["used", "unused", ""]),
+    st.sampled_from(["sp-a", "sp-b", ""]),
+    st.sampled_from(["h100", ""]),
+    st.sampled_from(["p5.48xlarge", ""]),
+    st.integers(-5_000_000, 90_000_000),
+    st.integers(0, 8_000_000),
     st.booleans(),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=80, deadline=None)

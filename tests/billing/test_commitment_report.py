@@ -62,8 +62,19 @@ def test_the_page_downloads_carry_the_commitment_tables(plan, client_as):
 def test_pdf_xlsx_and_csv_reports_show_the_commitments(plan, tmp_path):
     def report(fmt):
         output = tmp_path / f"r.{fmt}"
-        call_command("report", "spend_review", "--from", "2026-02-01", "--to", "2026-03-01", "--format", fmt,
-                     "--output", str(output), stderr=StringIO())  # fmt: skip
+        call_command(
+            "report",
+            "spend_review",
+            "--from",
+            "2026-02-01",
+            "--to",
+            "2026-03-01",
+            "--format",
+            fmt,
+            "--output",
+            str(output),
+            stderr=StringIO(),
+        )
         return output.read_bytes()
 
     text = "".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(report("pdf"))).pages)

@@ -36,18 +36,35 @@ def day(date, groups):
 
 
 PAGE_1 = {
-    "GroupDefinitions": [{"Type": "DIMENSION", "Key": "INSTANCE_TYPE"}, {"Type": "DIMENSION", "Key": "PURCHASE_TYPE"}],
-    "ResultsByTime": [day("2026-05-01", [group("p5.48xlarge", "On Demand Instances", "1320.96", "1320.96", "24"),
-                                         group("p4d.24xlarge", "Savings Plans", "316.19", "0", "24")])],
+    "GroupDefinitions": [
+        {"Type": "DIMENSION", "Key": "INSTANCE_TYPE"},
+        {"Type": "DIMENSION", "Key": "PURCHASE_TYPE"},
+    ],
+    "ResultsByTime": [
+        day(
+            "2026-05-01",
+            [
+                group("p5.48xlarge", "On Demand Instances", "1320.96", "1320.96", "24"),
+                group("p4d.24xlarge", "Savings Plans", "316.19", "0", "24"),
+            ],
+        )
+    ],
     "DimensionValueAttributes": [],
     "NextPageToken": "page-2",
-}  # fmt: skip
+}
 PAGE_2 = {
     "GroupDefinitions": PAGE_1["GroupDefinitions"],
-    "ResultsByTime": [day("2026-05-02", [group("g6e.xlarge", "Spot Instances", "10.98", "10.98", "12"),
-                                         group("NoInstanceType", "On Demand Instances", "3.10", "3.10", "12.5")])],
+    "ResultsByTime": [
+        day(
+            "2026-05-02",
+            [
+                group("g6e.xlarge", "Spot Instances", "10.98", "10.98", "12"),
+                group("NoInstanceType", "On Demand Instances", "3.10", "3.10", "12.5"),
+            ],
+        )
+    ],
     "DimensionValueAttributes": [],
-}  # fmt: skip
+}
 
 
 def stubbed(responses):
@@ -77,13 +94,27 @@ def test_pages_throttling_and_idempotent_storage():
     assert (result.inserted, result.unchanged) == (4, 0)
     p5 = SpendRecord.objects.get(instance_type="p5.48xlarge")
     assert (p5.pricing_category, p5.instance_hours, p5.gpu_hours, p5.effective_cost) == (
-        "on_demand", Decimal(24), Decimal(192), Decimal("1320.96"))  # fmt: skip
+        "on_demand",
+        Decimal(24),
+        Decimal(192),
+        Decimal("1320.96"),
+    )
     p4d = SpendRecord.objects.get(instance_type="p4d.24xlarge")
     assert (p4d.pricing_category, p4d.commitment_status, p4d.billed_cost) == ("committed", "used", Decimal(0))
     assert SpendRecord.objects.get(instance_type="g6e.xlarge").pricing_category == "spot"
     # a second pull of the same days, one day revised: the revised row replaces the old one
-    revised = dict(PAGE_2, ResultsByTime=[day("2026-05-02", [group("g6e.xlarge", "Spot Instances", "11.50", "11.50", "12"),
-                                                              group("NoInstanceType", "On Demand Instances", "3.10", "3.10", "12.5")])])  # fmt: skip
+    revised = dict(
+        PAGE_2,
+        ResultsByTime=[
+            day(
+                "2026-05-02",
+                [
+                    group("g6e.xlarge", "Spot Instances", "11.50", "11.50", "12"),
+                    group("NoInstanceType", "On Demand Instances", "3.10", "3.10", "12.5"),
+                ],
+            )
+        ],
+    )
     client, stubber, params = stubbed([PAGE_1, revised])
     again = pull_cost_explorer(pages(client, params, NO_SLEEP), start=START, end=END)
     assert (again.inserted, again.unchanged) == (1, 3)

@@ -58,13 +58,28 @@ def spot_overhead() -> Decimal:
 def test_json_keys_are_exactly_the_contract(demo):
     body = review()
     assert set(body) == {
-        "currency", "totals", "by_month", "by_team", "by_project", "by_provider", "by_gpu", "by_pricing_category",
-        "unused_commitment_cost", "idle_gpu_hours", "non_gpu_cost", "savings",
-        "allocation", "budgets", "anomalies",  # showback, budgets, anomalies (tests/billing/test_finance_surfaces.py)
-        "unattributed_commitment_cost", "commitments",  # issue 22
-        "fx_missing", "warnings",  # issue 28: months left out for want of an FX rate
-        "undetermined_cost", "undetermined",  # issue 28: usage the bill cannot tell GPU from non-GPU
-    }  # fmt: skip
+        "currency",
+        "totals",
+        "by_month",
+        "by_team",
+        "by_project",
+        "by_provider",
+        "by_gpu",
+        "by_pricing_category",
+        "unused_commitment_cost",
+        "idle_gpu_hours",
+        "non_gpu_cost",
+        "savings",
+        "allocation",
+        "budgets",
+        "anomalies",  # showback, budgets, anomalies (tests/billing/test_finance_surfaces.py)
+        "unattributed_commitment_cost",
+        "commitments",  # issue 22
+        "fx_missing",
+        "warnings",  # issue 28: months left out for want of an FX rate
+        "undetermined_cost",
+        "undetermined",  # issue 28: usage the bill cannot tell GPU from non-GPU
+    }
     assert set(body["totals"]) == {
         "billed_cost",
         "effective_cost",
@@ -118,10 +133,28 @@ def test_totals_by_team_and_category_match_hand_computation(demo):
 
 def test_each_savings_kind_matches_hand_computation(demo):
     workload = Workload.objects.create(name="llama-finetune", task="training", spec={})
-    Recommendation.objects.create(workload=workload, fingerprint="t", results=[
-        {"provider": "lambda", "instance_type": "gpu_8x_h100_sxm5", "pricing_model": "on_demand", "gpu": "h100-sxm5-80gb", "instances": 1, "total_cost": "1000.00"},
-        {"provider": "aws", "instance_type": "p4d.24xlarge", "pricing_model": "on_demand", "gpu": "a100-sxm4-40gb", "instances": 1, "total_cost": "600.00"},
-    ])  # fmt: skip
+    Recommendation.objects.create(
+        workload=workload,
+        fingerprint="t",
+        results=[
+            {
+                "provider": "lambda",
+                "instance_type": "gpu_8x_h100_sxm5",
+                "pricing_model": "on_demand",
+                "gpu": "h100-sxm5-80gb",
+                "instances": 1,
+                "total_cost": "1000.00",
+            },
+            {
+                "provider": "aws",
+                "instance_type": "p4d.24xlarge",
+                "pricing_model": "on_demand",
+                "gpu": "a100-sxm4-40gb",
+                "instances": 1,
+                "total_cost": "600.00",
+            },
+        ],
+    )
     body = review()
     savings = {s["kind"]: s for s in body["savings"]}
     assert [s["kind"] for s in body["savings"]] == ["spot", "commitment", "cheaper_gpu", "idle"]

@@ -61,14 +61,21 @@ def test_idle_cost_is_cost_times_one_minus_the_mean_utilization_of_the_rows_samp
     # a 24 h row at 48.00 whose resource averaged 25% over 2 samples (10% and 40%): idle 48 × 0.75 = 36;
     # a row of a resource with no samples is not judged (0)
     start = pd.Timestamp("2026-11-01", tz="UTC")
-    gpu = pd.DataFrame({
-        "resource_id": ["i-1", "i-2"], "charge_period_start": [start, start],
-        "charge_period_end": [start + pd.Timedelta(days=1)] * 2, "effective_micros": [48 * M, 10 * M],
-    })  # fmt: skip
-    samples = pd.DataFrame({
-        "resource_id": ["i-1", "i-1", "i-1"], "hour": [start, start + pd.Timedelta(hours=5), start + pd.Timedelta(days=1)],
-        "utilization_pct": [10.0, 40.0, 0.0],  # the third sample is past the row's end
-    })  # fmt: skip
+    gpu = pd.DataFrame(
+        {
+            "resource_id": ["i-1", "i-2"],
+            "charge_period_start": [start, start],
+            "charge_period_end": [start + pd.Timedelta(days=1)] * 2,
+            "effective_micros": [48 * M, 10 * M],
+        }
+    )
+    samples = pd.DataFrame(
+        {
+            "resource_id": ["i-1", "i-1", "i-1"],
+            "hour": [start, start + pd.Timedelta(hours=5), start + pd.Timedelta(days=1)],
+            "utilization_pct": [10.0, 40.0, 0.0],  # the third sample is past the row's end
+        }
+    )
     assert list(allocation.idle_micros_per_row(gpu, samples)) == [36 * M, 0]
 
 
@@ -115,8 +122,9 @@ def test_a_budget_of_10000_with_4000_burnt_by_day_12_forecasts_10000_and_crosses
     # reaches 10,000 on day 10,000 × 12 / 4,000 = 30: November 30
     daily = {NOVEMBER + dt.timedelta(days=d): Decimal("333.33") for d in range(11)}
     daily[dt.date(2026, 11, 12)] = Decimal("333.37")  # 11 × 333.33 + 333.37 = 4,000.00
-    status = budgets.budget_status(amount=Decimal(10000), month=NOVEMBER, daily_spend=daily,
-                                   data_through=dt.date(2026, 11, 13))  # fmt: skip
+    status = budgets.budget_status(
+        amount=Decimal(10000), month=NOVEMBER, daily_spend=daily, data_through=dt.date(2026, 11, 13)
+    )
     assert status.burn == Decimal("4000.00") and status.forecast == Decimal(10000)
     assert status.days_so_far == 12 and status.days_in_month == 30
     assert status.overrun_date == dt.date(2026, 11, 30)
@@ -125,16 +133,18 @@ def test_a_budget_of_10000_with_4000_burnt_by_day_12_forecasts_10000_and_crosses
 
 def test_a_budget_already_overrun_names_the_day_the_burn_reached_it():
     daily = {NOVEMBER: Decimal(600), NOVEMBER + dt.timedelta(days=1): Decimal(600)}  # 1,200 by day 2
-    status = budgets.budget_status(amount=Decimal(1000), month=NOVEMBER, daily_spend=daily,
-                                   data_through=dt.date(2026, 11, 3))  # fmt: skip
+    status = budgets.budget_status(
+        amount=Decimal(1000), month=NOVEMBER, daily_spend=daily, data_through=dt.date(2026, 11, 3)
+    )
     assert status.overrun_date == dt.date(2026, 11, 2) and status.state == "over_budget"
     assert status.forecast == Decimal(18000)  # 1,200 / 2 × 30
 
 
 def test_a_budget_on_track_has_no_overrun_date_and_crosses_no_threshold():
     daily = {NOVEMBER + dt.timedelta(days=d): Decimal(100) for d in range(10)}  # 1,000 by day 10 -> 3,000
-    status = budgets.budget_status(amount=Decimal(5000), month=NOVEMBER, daily_spend=daily,
-                                   data_through=dt.date(2026, 11, 11))  # fmt: skip
+    status = budgets.budget_status(
+        amount=Decimal(5000), month=NOVEMBER, daily_spend=daily, data_through=dt.date(2026, 11, 11)
+    )
     assert status.forecast == Decimal(3000) and status.forecast_pct == Decimal("60.0")
     assert status.overrun_date is None and status.thresholds_crossed == () and status.state == "on_track"
     at_80 = budgets.budget_status(
@@ -175,8 +185,15 @@ def test_detect_reports_the_series_day_and_size_and_not_a_new_series_first_days(
     rows = pd.DataFrame(
         {"team": "a", "provider": "aws", "service": "Compute", "day": days, "effective_micros": cost}
     )
-    young = pd.DataFrame({"team": "b", "provider": "aws", "service": "Compute", "day": days[-3:],
-                          "effective_micros": [1 * M, 1 * M, 900 * M]})  # fmt: skip
+    young = pd.DataFrame(
+        {
+            "team": "b",
+            "provider": "aws",
+            "service": "Compute",
+            "day": days[-3:],
+            "effective_micros": [1 * M, 1 * M, 900 * M],
+        }
+    )
     found = anomalies.detect(
         pd.concat([rows, young]), check_from=dt.date(2026, 10, 1), check_to=dt.date(2026, 11, 10)
     )

@@ -94,10 +94,12 @@ def post_json(client, body: dict):
 def clients(user_with_role, team_named):
     research, platform = team_named("research"), team_named("platform")
     users = {
-        "viewer": user_with_role("viewer", team=research), "engineer": user_with_role("engineer", team=research),
-        "other_team_engineer": user_with_role("engineer", team=platform), "finance": user_with_role("finance"),
+        "viewer": user_with_role("viewer", team=research),
+        "engineer": user_with_role("engineer", team=research),
+        "other_team_engineer": user_with_role("engineer", team=platform),
+        "finance": user_with_role("finance"),
         "admin": user_with_role("admin"),
-    }  # fmt: skip
+    }
     SpendGrant.objects.create(team=research, granted_by=users["admin"])  # research's engineers see research
     found = {}
     for name, user in users.items():
@@ -115,7 +117,9 @@ def test_the_import_checks_each_month_once_and_e_mails_each_threshold_once(
     # (issue 28: budget e-mails are not sent for a month already closed). So 2 e-mails.
     first = billed.imports[0]
     assert sorted(SpendCheck.objects.filter(billing_import_id=first).values_list("month", flat=True)) == [
-        dt.date(2026, 10, 1), dt.date(2026, 11, 1)]  # fmt: skip
+        dt.date(2026, 10, 1),
+        dt.date(2026, 11, 1),
+    ]
     november = SpendCheck.objects.get(billing_import_id=first, month=dt.date(2026, 11, 1))
     assert november.result["anomalies"] == 1 and november.result["anomaly_days"] == [
         ["2026-11-10", "research", "Compute"]
@@ -173,10 +177,18 @@ def test_a_budget_in_euros_converts_the_spend_through_the_stored_rate(billed, cl
 
 def test_a_lowered_budget_the_forecast_already_crosses_alerts_at_once(billed, clients):
     # platform's forecast is 1,500: a budget of 1,500 is reached (100%), so both thresholds alert, once
-    assert post_json(clients["finance"], {"team": "platform", "month": "2026-11", "amount": "1500",
-                                          "currency": "USD"}).status_code == 201  # fmt: skip
-    assert post_json(clients["finance"], {"team": "platform", "month": "2026-11", "amount": "1400",
-                                          "currency": "USD"}).status_code == 201  # fmt: skip
+    assert (
+        post_json(
+            clients["finance"], {"team": "platform", "month": "2026-11", "amount": "1500", "currency": "USD"}
+        ).status_code
+        == 201
+    )
+    assert (
+        post_json(
+            clients["finance"], {"team": "platform", "month": "2026-11", "amount": "1400", "currency": "USD"}
+        ).status_code
+        == 201
+    )
     alerts = BudgetAlert.objects.filter(budget__team="platform").values_list("threshold_pct", flat=True)
     assert sorted(alerts) == [80, 100]
 
@@ -198,8 +210,9 @@ def test_bad_budget_input_names_the_field_and_stores_nothing(billed, clients, bo
 
 
 def test_the_budgets_page_form_refuses_a_negative_amount(billed, clients):
-    response = clients["finance"].post("/billing/budgets/", {"team": "x", "month": "2026-11", "amount": "-5",
-                                                             "currency": "USD"})  # fmt: skip
+    response = clients["finance"].post(
+        "/billing/budgets/", {"team": "x", "month": "2026-11", "amount": "-5", "currency": "USD"}
+    )
     assert response.status_code == 400 and b"cannot be negative" in response.content
     assert not Budget.objects.filter(team="x").exists()
     response = clients["finance"].post(
@@ -291,8 +304,11 @@ def test_a_granted_engineer_sees_only_their_teams_budgets_and_anomalies(billed, 
     assert anomalies["items"][0]["rows_link"] is None  # the rows page is finance and admin only
     # the engineer's rows are read in the database, finance's from the month snapshots on PostgreSQL: same numbers
     finance = clients["finance"]
-    assert budgets[0] == next(b for b in finance.get("/api/billing/budgets/?month=2026-11").json()["budgets"]
-                              if b["team"] == "research")  # fmt: skip
+    assert budgets[0] == next(
+        b
+        for b in finance.get("/api/billing/budgets/?month=2026-11").json()["budgets"]
+        if b["team"] == "research"
+    )
     of_finance = finance.get(f"/api/billing/anomalies/?{NOVEMBER}&team=research").json()
     assert anomalies["items"][0] | {"rows_link": None} == of_finance["items"][0] | {"rows_link": None}
     page = engineer.get("/billing/budgets/?month=2026-11")
@@ -306,21 +322,32 @@ def test_a_granted_engineer_sees_only_their_teams_budgets_and_anomalies(billed, 
         ).status_code
         == 403
     )
-    assert engineer.post("/billing/budgets/", {"team": "research", "month": "2026-11", "amount": "1",
-                                               "currency": "USD"}).status_code == 403  # fmt: skip
+    assert (
+        engineer.post(
+            "/billing/budgets/", {"team": "research", "month": "2026-11", "amount": "1", "currency": "USD"}
+        ).status_code
+        == 403
+    )
     assert Budget.objects.get(team="research", month=dt.date(2026, 11, 1)).amount == Decimal(2000)
 
 
-FORBIDDEN = ["/billing/budgets/", "/billing/spend-rows/?day=2026-11-10", "/api/billing/budgets/",
-             f"/api/billing/anomalies/?{NOVEMBER}", "/api/billing/spend-rows/?day=2026-11-10"]  # fmt: skip
+FORBIDDEN = [
+    "/billing/budgets/",
+    "/billing/spend-rows/?day=2026-11-10",
+    "/api/billing/budgets/",
+    f"/api/billing/anomalies/?{NOVEMBER}",
+    "/api/billing/spend-rows/?day=2026-11-10",
+]
 
 
 def test_who_may_reach_the_budget_anomaly_and_row_routes(billed, clients):
     expected = {
-        "viewer": [403] * 5, "other_team_engineer": [403] * 5,
+        "viewer": [403] * 5,
+        "other_team_engineer": [403] * 5,
         "engineer": [200, 403, 200, 200, 403],  # granted: budgets and anomalies of research, never the rows
-        "finance": [200] * 5, "admin": [200] * 5,
-    }  # fmt: skip
+        "finance": [200] * 5,
+        "admin": [200] * 5,
+    }
     got = {name: [clients[name].get(url).status_code for url in FORBIDDEN] for name in expected}
     assert got == expected
 
@@ -339,15 +366,39 @@ def test_the_page_exports_and_report_show_the_rule_and_the_sections(billed, clie
         and "2026-11-10,research,aws,Compute,400.00,100.00,300.00,300.0,spike" in csv_text
     )
     output = tmp_path / "spend.xlsx"
-    call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "xlsx",
-                 "--output", str(output), stderr=StringIO())  # fmt: skip
+    call_command(
+        "report",
+        "spend_review",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-12-01",
+        "--format",
+        "xlsx",
+        "--output",
+        str(output),
+        stderr=StringIO(),
+    )
     workbook = openpyxl.load_workbook(io.BytesIO(output.read_bytes()))
     cells = [
         str(c.value) for sheet in workbook.worksheets for row in sheet.iter_rows() for c in row if c.value
     ]
     assert any("rule: proportional" in c for c in cells) and "2026-11-16" in cells
-    call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--allocation", "even",
-                 "--format", "xlsx", "--output", str(output), stderr=StringIO())  # fmt: skip
+    call_command(
+        "report",
+        "spend_review",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-12-01",
+        "--allocation",
+        "even",
+        "--format",
+        "xlsx",
+        "--output",
+        str(output),
+        stderr=StringIO(),
+    )
     workbook = openpyxl.load_workbook(io.BytesIO(output.read_bytes()))
     assert any(
         "rule: even" in str(c.value)
@@ -362,8 +413,19 @@ def test_the_page_exports_and_report_show_the_rule_and_the_sections(billed, clie
         == 400
     )
     pdf = tmp_path / "spend.pdf"
-    call_command("report", "spend_review", "--from", "2026-11-01", "--to", "2026-12-01", "--format", "pdf",
-                 "--output", str(pdf), stderr=StringIO())  # fmt: skip
+    call_command(
+        "report",
+        "spend_review",
+        "--from",
+        "2026-11-01",
+        "--to",
+        "2026-12-01",
+        "--format",
+        "pdf",
+        "--output",
+        str(pdf),
+        stderr=StringIO(),
+    )
     text = " ".join(page.extract_text() for page in pypdf.PdfReader(str(pdf)).pages)
     for words in ("Allocation (rule: proportional)", "Budgets", "Anomalies", "2026-11-16"):
         assert words in text
@@ -374,8 +436,10 @@ def test_the_admin_site_checks_a_budget_as_the_api_does(billed, clients):
         body = {"team": "ops", "month": "2026-11-01", "amount": "10", "currency": "USD", field: bad}
         response = clients["admin"].post("/admin/billing/budget/add/", body)
         assert response.status_code == 200 and not Budget.objects.filter(team="ops").exists(), field
-    response = clients["admin"].post("/admin/billing/budget/add/", {"team": "ops", "month": "2026-11-01",
-                                                                      "amount": "10", "currency": "USD"})  # fmt: skip
+    response = clients["admin"].post(
+        "/admin/billing/budget/add/",
+        {"team": "ops", "month": "2026-11-01", "amount": "10", "currency": "USD"},
+    )
     assert response.status_code == 302 and Budget.objects.get(team="ops").amount == 10
 
 
@@ -423,8 +487,18 @@ def test_showback_adds_up_to_the_reviews_gpu_spend_on_the_demo_bill(tmp_path):
     import_demo_billing(tmp_path, months=2)
     for rule in ("proportional", "even", "unallocated"):
         out = StringIO()
-        call_command("spend_review", "--from", "2026-05-01", "--to", "2026-07-01", "--allocation", rule,
-                     "--format", "json", stdout=out)  # fmt: skip
+        call_command(
+            "spend_review",
+            "--from",
+            "2026-05-01",
+            "--to",
+            "2026-07-01",
+            "--allocation",
+            rule,
+            "--format",
+            "json",
+            stdout=out,
+        )
         review = json.loads(out.getvalue())
         allocation = review["allocation"]
         lines = [Decimal(t["showback_cost"]) for t in allocation["teams"]] + [

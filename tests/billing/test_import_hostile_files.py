@@ -32,47 +32,99 @@ HYPOTHESIS = settings(
 )
 
 FOCUS_ROW = {
-    "ChargePeriodStart": "2026-05-01T00:00:00Z", "ChargePeriodEnd": "2026-05-02T00:00:00Z",
-    "ChargeCategory": "Usage", "BilledCost": "10.00", "EffectiveCost": "9.50", "BillingCurrency": "USD",
-    "ProviderName": "AWS", "ConsumedQuantity": "24", "ConsumedUnit": "Hours",
-    "x_UsageType": "USE1-BoxUsage:g6.xlarge", "BillingAccountId": "111122223333", "SubAccountId": "444455556666",
-    "SubAccountName": "research", "RegionId": "us-east-1", "AvailabilityZone": "us-east-1a",
-    "ResourceId": "i-0abc", "ResourceType": "Virtual Machine", "ServiceCategory": "Compute", "SkuId": "SKU1",
-    "CommitmentDiscountId": "", "Tags": '{"team": "ml", "project": "llm"}',
-}  # fmt: skip
+    "ChargePeriodStart": "2026-05-01T00:00:00Z",
+    "ChargePeriodEnd": "2026-05-02T00:00:00Z",
+    "ChargeCategory": "Usage",
+    "BilledCost": "10.00",
+    "EffectiveCost": "9.50",
+    "BillingCurrency": "USD",
+    "ProviderName": "AWS",
+    "ConsumedQuantity": "24",
+    "ConsumedUnit": "Hours",
+    "x_UsageType": "USE1-BoxUsage:g6.xlarge",
+    "BillingAccountId": "111122223333",
+    "SubAccountId": "444455556666",
+    "SubAccountName": "research",
+    "RegionId": "us-east-1",
+    "AvailabilityZone": "us-east-1a",
+    "ResourceId": "i-0abc",
+    "ResourceType": "Virtual Machine",
+    "ServiceCategory": "Compute",
+    "SkuId": "SKU1",
+    "CommitmentDiscountId": "",
+    "Tags": '{"team": "ml", "project": "llm"}',
+}
 # FOCUS text columns stored as written (SpendRecord field of each)
 FOCUS_TEXT = {
-    "BillingAccountId": "billing_account_id", "SubAccountId": "sub_account_id", "SubAccountName": "sub_account_name",
-    "RegionId": "region", "AvailabilityZone": "availability_zone", "ResourceId": "resource_id",
-    "ResourceType": "resource_type", "ServiceCategory": "service_category", "SkuId": "sku_id",
-    "CommitmentDiscountId": "commitment_discount_id", "ConsumedUnit": "consumed_unit",
-}  # fmt: skip
+    "BillingAccountId": "billing_account_id",
+    "SubAccountId": "sub_account_id",
+    "SubAccountName": "sub_account_name",
+    "RegionId": "region",
+    "AvailabilityZone": "availability_zone",
+    "ResourceId": "resource_id",
+    "ResourceType": "resource_type",
+    "ServiceCategory": "service_category",
+    "SkuId": "sku_id",
+    "CommitmentDiscountId": "commitment_discount_id",
+    "ConsumedUnit": "consumed_unit",
+}
 FOCUS_LIMITS = {"ResourceId": 500, "SubAccountName": 200, "RegionId": 100, "SkuId": 200, "ConsumedUnit": 50}
 CUR_ROW = {
-    "line_item_usage_start_date": "2026-05-01T00:00:00Z", "line_item_usage_end_date": "2026-05-01T01:00:00Z",
-    "line_item_line_item_type": "Usage", "line_item_usage_type": "USE1-BoxUsage:g6.xlarge",
-    "line_item_unblended_cost": "0.8048", "line_item_currency_code": "USD", "line_item_usage_amount": "1",
-    "product_instance_type": "g6.xlarge", "line_item_resource_id": "i-0abc", "product_region_code": "us-east-1",
-    "line_item_availability_zone": "us-east-1a", "line_item_usage_account_id": "444455556666",
-    "bill_payer_account_id": "111122223333", "line_item_usage_account_name": "research",
-    "line_item_product_code": "AmazonEC2", "product_product_family": "Compute Instance",
+    "line_item_usage_start_date": "2026-05-01T00:00:00Z",
+    "line_item_usage_end_date": "2026-05-01T01:00:00Z",
+    "line_item_line_item_type": "Usage",
+    "line_item_usage_type": "USE1-BoxUsage:g6.xlarge",
+    "line_item_unblended_cost": "0.8048",
+    "line_item_currency_code": "USD",
+    "line_item_usage_amount": "1",
+    "product_instance_type": "g6.xlarge",
+    "line_item_resource_id": "i-0abc",
+    "product_region_code": "us-east-1",
+    "line_item_availability_zone": "us-east-1a",
+    "line_item_usage_account_id": "444455556666",
+    "bill_payer_account_id": "111122223333",
+    "line_item_usage_account_name": "research",
+    "line_item_product_code": "AmazonEC2",
+    "product_product_family": "Compute Instance",
     "resource_tags": '{"user_team": "ml"}',
-}  # fmt: skip
+}
 CUR_TEXT = {
-    "line_item_resource_id": "resource_id", "line_item_availability_zone": "availability_zone",
-    "line_item_usage_account_id": "sub_account_id", "bill_payer_account_id": "billing_account_id",
-    "line_item_usage_account_name": "sub_account_name", "line_item_product_code": "service_category",
-    "product_product_family": "resource_type", "product_region_code": "region",
-}  # fmt: skip
+    "line_item_resource_id": "resource_id",
+    "line_item_availability_zone": "availability_zone",
+    "line_item_usage_account_id": "sub_account_id",
+    "bill_payer_account_id": "billing_account_id",
+    "line_item_usage_account_name": "sub_account_name",
+    "line_item_product_code": "service_category",
+    "product_product_family": "resource_type",
+    "product_region_code": "region",
+}
 DCGM_ROW = {
-    "timestamp": "2026-05-01T00:00:00Z", "resource_id": "i-0abc", "gpu": "0", "DCGM_FI_DEV_GPU_UTIL": "55.5",
+    "timestamp": "2026-05-01T00:00:00Z",
+    "resource_id": "i-0abc",
+    "gpu": "0",
+    "DCGM_FI_DEV_GPU_UTIL": "55.5",
     "DCGM_FI_DEV_FB_USED": "1000",
-}  # fmt: skip
+}
 INJECTIONS = [
-    "a\tb", "line\nbreak", "cr\rlf", "back\\slash", "\\N", "\\", "trailing\\", "=HYPERLINK(\"http://x\",\"y\")",
-    "+cmd|' /C calc'!A0", "@SUM(1+1)", "'; DROP TABLE billing_spendrecord; --", "1' OR '1'='1", '"quoted"',
-    "comma, inside", "\x1f\x1e\x1d separators", "ünïcödé ✓ 中文", "  padded  ", "",
-]  # fmt: skip
+    "a\tb",
+    "line\nbreak",
+    "cr\rlf",
+    "back\\slash",
+    "\\N",
+    "\\",
+    "trailing\\",
+    '=HYPERLINK("http://x","y")',
+    "+cmd|' /C calc'!A0",
+    "@SUM(1+1)",
+    "'; DROP TABLE billing_spendrecord; --",
+    "1' OR '1'='1",
+    '"quoted"',
+    "comma, inside",
+    "\x1f\x1e\x1d separators",
+    "ünïcödé ✓ 中文",
+    "  padded  ",
+    "",
+]
 MISSING_MARKERS = {"null", "NULL", "None"}  # read as empty cells by design (chunks.py)
 
 
@@ -197,9 +249,12 @@ def test_a_truncated_compressed_parquet_or_json_file_is_a_clean_error(tmp_path, 
 
 @pytest.mark.parametrize(
     ("fmt", "row", "column"),
-    [("focus", FOCUS_ROW, "SubAccountName"), ("cur", CUR_ROW, "line_item_usage_account_name"),
-     ("utilization", DCGM_ROW, "resource_id")],
-)  # fmt: skip
+    [
+        ("focus", FOCUS_ROW, "SubAccountName"),
+        ("cur", CUR_ROW, "line_item_usage_account_name"),
+        ("utilization", DCGM_ROW, "resource_id"),
+    ],
+)
 def test_latin1_and_utf16_files_name_the_line(tmp_path, fmt, row, column):
     text = write_csv(tmp_path / "good.csv", [row, row, dict(row, **{column: "Zürich"})]).read_text()
     latin = tmp_path / "latin1.csv"
@@ -212,9 +267,13 @@ def test_latin1_and_utf16_files_name_the_line(tmp_path, fmt, row, column):
 
 @pytest.mark.parametrize(
     ("fmt", "row", "column"),
-    [("focus", FOCUS_ROW, "ResourceId"), ("focus", FOCUS_ROW, "Tags"), ("cur", CUR_ROW, "line_item_resource_id"),
-     ("utilization", DCGM_ROW, "resource_id")],
-)  # fmt: skip
+    [
+        ("focus", FOCUS_ROW, "ResourceId"),
+        ("focus", FOCUS_ROW, "Tags"),
+        ("cur", CUR_ROW, "line_item_resource_id"),
+        ("utilization", DCGM_ROW, "resource_id"),
+    ],
+)
 def test_a_nul_byte_names_the_line(tmp_path, fmt, row, column):
     value = '{"team": "m\x00l"}' if column == "Tags" else "i-\x00abc"
     path = write_csv(tmp_path / "nul.csv", [row, row, dict(row, **{column: value})])
@@ -250,10 +309,15 @@ HOSTILE_NUMBERS = [
 @pytest.mark.parametrize("value", HOSTILE_NUMBERS)
 @pytest.mark.parametrize(
     ("fmt", "row", "column"),
-    [("focus", FOCUS_ROW, "BilledCost"), ("focus", FOCUS_ROW, "ConsumedQuantity"),
-     ("cur", CUR_ROW, "line_item_unblended_cost"), ("cur", CUR_ROW, "line_item_usage_amount"),
-     ("utilization", DCGM_ROW, "DCGM_FI_DEV_GPU_UTIL"), ("utilization", DCGM_ROW, "gpu")],
-)  # fmt: skip
+    [
+        ("focus", FOCUS_ROW, "BilledCost"),
+        ("focus", FOCUS_ROW, "ConsumedQuantity"),
+        ("cur", CUR_ROW, "line_item_unblended_cost"),
+        ("cur", CUR_ROW, "line_item_usage_amount"),
+        ("utilization", DCGM_ROW, "DCGM_FI_DEV_GPU_UTIL"),
+        ("utilization", DCGM_ROW, "gpu"),
+    ],
+)
 def test_a_huge_or_non_finite_number_names_row_and_column(tmp_path, fmt, row, column, value):
     path = write_csv(tmp_path / "numbers.csv", [row, dict(row, **{column: value})])
     assert_error_at(path, fmt, f"3:{column}:")
@@ -292,14 +356,24 @@ def test_non_finite_parquet_floats_name_row_and_column(tmp_path):
 
 @pytest.mark.parametrize(
     "body",
-    [prometheus([[1777593600, "NaN"]]), prometheus([[1777593600, "1e308"]]), prometheus([[1e308, "50"]]),
-     prometheus([["NaN", "50"]]), prometheus([[1777593600]]), prometheus("values"), prometheus([[1777593600, "50"]], {"gpu": "0"}),
-     prometheus([[1777593600, "50"]], {"instance_id": "i-1", "gpu": "x"}),
-     prometheus([[1777593600, "50"]], {"instance_id": "i-1", "gpu": "99999999"}),
-     prometheus([[1777593600, "50"]], {"instance_id": "i-\x00", "gpu": "0"}),
-     prometheus([[1777593600, "50"]], {"instance_id": "r" * 501, "gpu": "0"}),
-     {"data": {"result": "none"}}, {"data": []}, [], "text"],
-)  # fmt: skip
+    [
+        prometheus([[1777593600, "NaN"]]),
+        prometheus([[1777593600, "1e308"]]),
+        prometheus([[1e308, "50"]]),
+        prometheus([["NaN", "50"]]),
+        prometheus([[1777593600]]),
+        prometheus("values"),
+        prometheus([[1777593600, "50"]], {"gpu": "0"}),
+        prometheus([[1777593600, "50"]], {"instance_id": "i-1", "gpu": "x"}),
+        prometheus([[1777593600, "50"]], {"instance_id": "i-1", "gpu": "99999999"}),
+        prometheus([[1777593600, "50"]], {"instance_id": "i-\x00", "gpu": "0"}),
+        prometheus([[1777593600, "50"]], {"instance_id": "r" * 501, "gpu": "0"}),
+        {"data": {"result": "none"}},
+        {"data": []},
+        [],
+        "text",
+    ],
+)
 def test_a_hostile_prometheus_answer_is_a_clean_error(tmp_path, body):
     path = tmp_path / "prometheus.json"
     path.write_text(json.dumps(body))

@@ -41,59 +41,174 @@ RI = "arn:aws:ec2:us-east-1:123456789012:reserved-instances/11111111-ri-p4d"
 SP = "arn:aws:savingsplans::123456789012:savingsplan/sp-compute-0001"
 SP_G6 = "arn:aws:savingsplans::123456789012:savingsplan/sp-ec2-g6-0002"
 COLUMNS = [
-    "identity_line_item_id", "bill_payer_account_id", "line_item_usage_account_id", "line_item_line_item_type",
-    "line_item_usage_start_date", "line_item_usage_end_date", "line_item_product_code", "line_item_usage_type",
-    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_cost", "line_item_net_unblended_cost",
-    "line_item_resource_id", "product_instance_type", "product_region", "pricing_term",
-    "reservation_reservation_a_r_n", "reservation_effective_cost", "reservation_end_time",
-    "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
-    "savings_plan_savings_plan_a_r_n", "savings_plan_savings_plan_effective_cost",
-    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment", "savings_plan_end_time",
-    "savings_plan_instance_type_family", "savings_plan_offering_type",
-]  # fmt: skip
+    "identity_line_item_id",
+    "bill_payer_account_id",
+    "line_item_usage_account_id",
+    "line_item_line_item_type",
+    "line_item_usage_start_date",
+    "line_item_usage_end_date",
+    "line_item_product_code",
+    "line_item_usage_type",
+    "line_item_usage_amount",
+    "line_item_currency_code",
+    "line_item_unblended_cost",
+    "line_item_net_unblended_cost",
+    "line_item_resource_id",
+    "product_instance_type",
+    "product_region",
+    "pricing_term",
+    "reservation_reservation_a_r_n",
+    "reservation_effective_cost",
+    "reservation_end_time",
+    "reservation_unused_amortized_upfront_fee_for_billing_period",
+    "reservation_unused_recurring_fee",
+    "savings_plan_savings_plan_a_r_n",
+    "savings_plan_savings_plan_effective_cost",
+    "savings_plan_total_commitment_to_date",
+    "savings_plan_used_commitment",
+    "savings_plan_end_time",
+    "savings_plan_instance_type_family",
+    "savings_plan_offering_type",
+]
 H0, H1, H2 = "2026-05-01T00:00:00Z", "2026-05-01T01:00:00Z", "2026-05-01T02:00:00Z"
 MONTH_END = "2026-06-01T00:00:00Z"
 RI_TERMS = {"reservation_reservation_a_r_n": RI, "reservation_end_time": "2026-07-15T00:00:00Z"}
-SP_TERMS = {"savings_plan_savings_plan_a_r_n": SP, "savings_plan_end_time": "2027-05-01T00:00:00Z",
-            "savings_plan_offering_type": "ComputeSavingsPlans"}  # fmt: skip
-G6_TERMS = {"savings_plan_savings_plan_a_r_n": SP_G6, "savings_plan_end_time": "2026-08-01T00:00:00Z",
-            "savings_plan_offering_type": "EC2InstanceSavingsPlans", "savings_plan_instance_type_family": "g6"}  # fmt: skip
+SP_TERMS = {
+    "savings_plan_savings_plan_a_r_n": SP,
+    "savings_plan_end_time": "2027-05-01T00:00:00Z",
+    "savings_plan_offering_type": "ComputeSavingsPlans",
+}
+G6_TERMS = {
+    "savings_plan_savings_plan_a_r_n": SP_G6,
+    "savings_plan_end_time": "2026-08-01T00:00:00Z",
+    "savings_plan_offering_type": "EC2InstanceSavingsPlans",
+    "savings_plan_instance_type_family": "g6",
+}
 LINES = [
-    ({"line_item_line_item_type": "Usage", "line_item_usage_type": "USE1-BoxUsage:p5.48xlarge",
-      "product_instance_type": "p5.48xlarge", "line_item_usage_amount": "2", "line_item_unblended_cost": "110.08",
-      "line_item_resource_id": "i-0p5", "line_item_usage_end_date": H2, "pricing_term": "OnDemand"}, "ml"),
-    ({"line_item_line_item_type": "DiscountedUsage", "line_item_usage_type": "USE1-BoxUsage:p4d.24xlarge",
-      "product_instance_type": "p4d.24xlarge", "line_item_usage_amount": "1", "line_item_unblended_cost": "0",
-      "reservation_effective_cost": "13.50", "line_item_resource_id": "i-0p4d", "pricing_term": "Reserved",
-      **RI_TERMS}, "ml"),
-    ({"line_item_line_item_type": "RIFee", "line_item_usage_type": "USE1-HeavyUsage:p4d.24xlarge",
-      "product_instance_type": "p4d.24xlarge", "line_item_usage_amount": "720", "line_item_unblended_cost": "9720",
-      "reservation_unused_amortized_upfront_fee_for_billing_period": "20.25",
-      "reservation_unused_recurring_fee": "6.75", "line_item_usage_end_date": MONTH_END, **RI_TERMS}, ""),
-    ({"line_item_line_item_type": "SavingsPlanCoveredUsage", "line_item_usage_type": "USE1-BoxUsage:g6e.xlarge",
-      "product_instance_type": "g6e.xlarge", "line_item_usage_amount": "1", "line_item_unblended_cost": "1.861",
-      "savings_plan_savings_plan_effective_cost": "0.64", "line_item_resource_id": "i-0g6e", **SP_TERMS}, "research"),
-    ({"line_item_line_item_type": "SavingsPlanCoveredUsage", "line_item_usage_type": "USE1-BoxUsage:m7i.large",
-      "product_instance_type": "m7i.large", "line_item_usage_amount": "1", "line_item_unblended_cost": "0.1008",
-      "savings_plan_savings_plan_effective_cost": "0.06", "line_item_resource_id": "i-0m7i", **SP_TERMS}, "web"),
-    ({"line_item_line_item_type": "SavingsPlanRecurringFee", "line_item_usage_type": "ComputeSP:1yrNoUpfront",
-      "line_item_unblended_cost": "1.00", "savings_plan_total_commitment_to_date": "1.00",
-      "savings_plan_used_commitment": "0.70", **SP_TERMS}, ""),
-    ({"line_item_line_item_type": "SavingsPlanRecurringFee", "line_item_usage_type": "EC2SP:g6.1yrNoUpfront",
-      "line_item_unblended_cost": "2.00", "savings_plan_total_commitment_to_date": "2.00",
-      "savings_plan_used_commitment": "0", **G6_TERMS}, ""),
-    ({"line_item_line_item_type": "Usage", "line_item_usage_type": "USE1-EBS:VolumeUsage.gp3",
-      "line_item_product_code": "AmazonEC2", "line_item_usage_amount": "40", "line_item_unblended_cost": "3.20",
-      "line_item_resource_id": "vol-0abc", "line_item_usage_end_date": MONTH_END}, "ml"),
-    ({"line_item_line_item_type": "Tax", "line_item_usage_type": "", "line_item_unblended_cost": "7.50",
-      "line_item_product_code": "AmazonEC2", "line_item_usage_end_date": MONTH_END}, ""),
-]  # fmt: skip
+    (
+        {
+            "line_item_line_item_type": "Usage",
+            "line_item_usage_type": "USE1-BoxUsage:p5.48xlarge",
+            "product_instance_type": "p5.48xlarge",
+            "line_item_usage_amount": "2",
+            "line_item_unblended_cost": "110.08",
+            "line_item_resource_id": "i-0p5",
+            "line_item_usage_end_date": H2,
+            "pricing_term": "OnDemand",
+        },
+        "ml",
+    ),
+    (
+        {
+            "line_item_line_item_type": "DiscountedUsage",
+            "line_item_usage_type": "USE1-BoxUsage:p4d.24xlarge",
+            "product_instance_type": "p4d.24xlarge",
+            "line_item_usage_amount": "1",
+            "line_item_unblended_cost": "0",
+            "reservation_effective_cost": "13.50",
+            "line_item_resource_id": "i-0p4d",
+            "pricing_term": "Reserved",
+            **RI_TERMS,
+        },
+        "ml",
+    ),
+    (
+        {
+            "line_item_line_item_type": "RIFee",
+            "line_item_usage_type": "USE1-HeavyUsage:p4d.24xlarge",
+            "product_instance_type": "p4d.24xlarge",
+            "line_item_usage_amount": "720",
+            "line_item_unblended_cost": "9720",
+            "reservation_unused_amortized_upfront_fee_for_billing_period": "20.25",
+            "reservation_unused_recurring_fee": "6.75",
+            "line_item_usage_end_date": MONTH_END,
+            **RI_TERMS,
+        },
+        "",
+    ),
+    (
+        {
+            "line_item_line_item_type": "SavingsPlanCoveredUsage",
+            "line_item_usage_type": "USE1-BoxUsage:g6e.xlarge",
+            "product_instance_type": "g6e.xlarge",
+            "line_item_usage_amount": "1",
+            "line_item_unblended_cost": "1.861",
+            "savings_plan_savings_plan_effective_cost": "0.64",
+            "line_item_resource_id": "i-0g6e",
+            **SP_TERMS,
+        },
+        "research",
+    ),
+    (
+        {
+            "line_item_line_item_type": "SavingsPlanCoveredUsage",
+            "line_item_usage_type": "USE1-BoxUsage:m7i.large",
+            "product_instance_type": "m7i.large",
+            "line_item_usage_amount": "1",
+            "line_item_unblended_cost": "0.1008",
+            "savings_plan_savings_plan_effective_cost": "0.06",
+            "line_item_resource_id": "i-0m7i",
+            **SP_TERMS,
+        },
+        "web",
+    ),
+    (
+        {
+            "line_item_line_item_type": "SavingsPlanRecurringFee",
+            "line_item_usage_type": "ComputeSP:1yrNoUpfront",
+            "line_item_unblended_cost": "1.00",
+            "savings_plan_total_commitment_to_date": "1.00",
+            "savings_plan_used_commitment": "0.70",
+            **SP_TERMS,
+        },
+        "",
+    ),
+    (
+        {
+            "line_item_line_item_type": "SavingsPlanRecurringFee",
+            "line_item_usage_type": "EC2SP:g6.1yrNoUpfront",
+            "line_item_unblended_cost": "2.00",
+            "savings_plan_total_commitment_to_date": "2.00",
+            "savings_plan_used_commitment": "0",
+            **G6_TERMS,
+        },
+        "",
+    ),
+    (
+        {
+            "line_item_line_item_type": "Usage",
+            "line_item_usage_type": "USE1-EBS:VolumeUsage.gp3",
+            "line_item_product_code": "AmazonEC2",
+            "line_item_usage_amount": "40",
+            "line_item_unblended_cost": "3.20",
+            "line_item_resource_id": "vol-0abc",
+            "line_item_usage_end_date": MONTH_END,
+        },
+        "ml",
+    ),
+    (
+        {
+            "line_item_line_item_type": "Tax",
+            "line_item_usage_type": "",
+            "line_item_unblended_cost": "7.50",
+            "line_item_product_code": "AmazonEC2",
+            "line_item_usage_end_date": MONTH_END,
+        },
+        "",
+    ),
+]
 
 
 def _rows() -> list[tuple[dict, str]]:
-    common = {"bill_payer_account_id": "123456789012", "line_item_usage_account_id": "210987654321",
-              "line_item_usage_start_date": H0, "line_item_usage_end_date": H1, "line_item_currency_code": "USD",
-              "line_item_product_code": "AmazonEC2", "product_region": "us-east-1"}  # fmt: skip
+    common = {
+        "bill_payer_account_id": "123456789012",
+        "line_item_usage_account_id": "210987654321",
+        "line_item_usage_start_date": H0,
+        "line_item_usage_end_date": H1,
+        "line_item_currency_code": "USD",
+        "line_item_product_code": "AmazonEC2",
+        "product_region": "us-east-1",
+    }
     out = []
     for number, (line, team) in enumerate(LINES, start=1):
         row = dict.fromkeys(COLUMNS, "") | common | line | {"identity_line_item_id": f"li-{number:04d}"}
@@ -159,8 +274,10 @@ def test_a_legacy_cur_gives_its_cur2_twin_review_to_the_cent(tmp_path, kind):
     }  # 27.00 + 2.00 + 0.274286 unused; 110.08 + 13.50; 0.64
     plans = {c["commitment_id"]: c for c in twin["commitments"]["by_commitment"]}
     assert {k: (c["type"], c["utilization_pct"]) for k, c in plans.items()} == {
-        RI: ("Reservation", "33.3"), SP: ("Compute Savings Plan", "70.0"), SP_G6: ("EC2 Instance Savings Plan", "0.0"),
-    }  # fmt: skip
+        RI: ("Reservation", "33.3"),
+        SP: ("Compute Savings Plan", "70.0"),
+        SP_G6: ("EC2 Instance Savings Plan", "0.0"),
+    }
     assert plans[SP_G6]["attribution"] == "gpu capacity" and plans[SP_G6]["instance_family"] == "g6"
     assert twin["commitments"]["totals"]["coverage_pct"] == "36.0"
     expiring = twin["commitments"]["expiring"]["commitments"]

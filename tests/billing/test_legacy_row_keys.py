@@ -82,10 +82,18 @@ def test_the_migration_marks_imports_of_64_digit_keys_and_keeps_128_bits_of_each
     for name, key in (("old.csv", old_key), ("new.csv", new_key)):
         made = old.get_model("billing", "BillingImport").objects.create(source_format="focus", file_name=name)
         old.get_model("billing", "SpendRecord").objects.create(
-            billing_import=made, row_key=key, source_row=2, charge_period_start=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
-            charge_period_end=dt.datetime(2026, 5, 2, tzinfo=dt.UTC), charge_category="usage", provider="aws",
-            pricing_category="on_demand", billed_cost=1, effective_cost=1, currency="USD",
-        )  # fmt: skip
+            billing_import=made,
+            row_key=key,
+            source_row=2,
+            charge_period_start=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
+            charge_period_end=dt.datetime(2026, 5, 2, tzinfo=dt.UTC),
+            charge_category="usage",
+            provider="aws",
+            pricing_category="on_demand",
+            billed_cost=1,
+            effective_cost=1,
+            currency="USD",
+        )
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())  # to the latest schema, for the other tests too

@@ -31,17 +31,25 @@ def demo(tmp_path):
     import_demo_billing(tmp_path, months=6)
     az4 = Offer.objects.get(instance_type__name="p5.48xlarge", zone="use1-az4")
     PriceObservation.objects.create(
-        offer=az4, pricing_model="spot", amount_per_hour=Decimal("25.00"), currency="USD",
-        observed_at=dt.datetime(2026, 11, 20, tzinfo=dt.UTC), source="skypilot:aws/vms.csv",
-    )  # fmt: skip
+        offer=az4,
+        pricing_model="spot",
+        amount_per_hour=Decimal("25.00"),
+        currency="USD",
+        observed_at=dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
+        source="skypilot:aws/vms.csv",
+    )
     p4d = Offer.objects.create(
         instance_type=InstanceType.objects.get(name="p4d.24xlarge"),
         region=Region.objects.get(code="us-east-1"),
     )
     PriceObservation.objects.create(
-        offer=p4d, pricing_model="reserved_1y", amount_per_hour=Decimal("13.00"), currency="USD",
-        observed_at=dt.datetime(2026, 10, 15, tzinfo=dt.UTC), source="file:negotiated.csv",
-    )  # fmt: skip
+        offer=p4d,
+        pricing_model="reserved_1y",
+        amount_per_hour=Decimal("13.00"),
+        currency="USD",
+        observed_at=dt.datetime(2026, 10, 15, tzinfo=dt.UTC),
+        source="file:negotiated.csv",
+    )
 
 
 def review() -> dict:
@@ -96,7 +104,9 @@ def test_the_billing_page_data_has_a_table_of_the_prices_used(demo):
     data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
     table = {t["id"]: t for t in data["tables"]}["prices"]
     assert [(r["saving"], r["observed_at"], r["quality"]) for r in table["rows"]] == [
-        ("spot", NOV_1, "observed"), ("spot", NOV_1, "observed"), ("spot", NOV_20, "snapshot"),
+        ("spot", NOV_1, "observed"),
+        ("spot", NOV_1, "observed"),
+        ("spot", NOV_20, "snapshot"),
         ("commitment", OCT_15, "quoted"),
-    ]  # fmt: skip
+    ]
     assert "prices" in next(s for s in data["sections"] if s["id"] == "savings")["tables"]

@@ -16,12 +16,19 @@ from procurement.billing.savings import PriceContext
 START, END = dt.date(2026, 5, 1), dt.date(2026, 5, 8)
 TYPES = {"p5.48xlarge": ("h100", 8.0), "g6.xlarge": ("l4", 1.0)}
 
-row = st.fixed_dictionaries({
-    "day": st.integers(0, 6), "hours": st.integers(0, 24), "itype": st.sampled_from(sorted(TYPES)),
-    "pricing": st.sampled_from(["on_demand", "spot", "committed"]), "team": st.sampled_from(["a", "b", ""]),
-    "rate_cents": st.integers(50, 6000), "interruptible": st.booleans(), "unused": st.booleans(),
-    "resource": st.sampled_from(["r1", "r2", "r3"]),
-})  # fmt: skip
+row = st.fixed_dictionaries(
+    {
+        "day": st.integers(0, 6),
+        "hours": st.integers(0, 24),
+        "itype": st.sampled_from(sorted(TYPES)),
+        "pricing": st.sampled_from(["on_demand", "spot", "committed"]),
+        "team": st.sampled_from(["a", "b", ""]),
+        "rate_cents": st.integers(50, 6000),
+        "interruptible": st.booleans(),
+        "unused": st.booleans(),
+        "resource": st.sampled_from(["r1", "r2", "r3"]),
+    }
+)
 
 
 def frame(rows) -> pd.DataFrame:
@@ -31,10 +38,32 @@ def frame(rows) -> pd.DataFrame:
         gpu, per = TYPES[r["itype"]]
         hours = 0 if r["unused"] else r["hours"]
         cost = r["hours"] * r["rate_cents"] * 10_000  # micros
-        records.append((start, start + pd.Timedelta(days=1), "usage", "aws", "us-east-1", r["resource"], r["itype"],
-                        gpu, per, "committed" if r["unused"] else r["pricing"], "unused" if r["unused"] else "",
-                        r["team"], "", "USD", cost, cost, cost, hours * 1_000_000, int(hours * per) * 1_000_000,
-                        r["interruptible"], "", "Compute"))  # fmt: skip
+        records.append(
+            (
+                start,
+                start + pd.Timedelta(days=1),
+                "usage",
+                "aws",
+                "us-east-1",
+                r["resource"],
+                r["itype"],
+                gpu,
+                per,
+                "committed" if r["unused"] else r["pricing"],
+                "unused" if r["unused"] else "",
+                r["team"],
+                "",
+                "USD",
+                cost,
+                cost,
+                cost,
+                hours * 1_000_000,
+                int(hours * per) * 1_000_000,
+                r["interruptible"],
+                "",
+                "Compute",
+            )
+        )
     out = pd.DataFrame.from_records(records, columns=REVIEW_COLUMNS)
     for column in [c for c in REVIEW_COLUMNS if c.endswith("_micros")]:
         out[column] = out[column].astype(np.int64)
@@ -45,12 +74,19 @@ def frame(rows) -> pd.DataFrame:
 @given(st.lists(row, min_size=1, max_size=30), st.integers(0, 24))
 def test_breakdowns_add_up_and_savings_never_exceed_the_hours(rows, idle_hours):
     records = frame(rows)
-    util = pd.DataFrame({
-        "resource_id": "r1", "gpu_index": 0, "utilization_pct": 2.0,
-        "hour": pd.date_range(pd.Timestamp(START, tz="UTC"), periods=idle_hours, freq="h"),
-    })  # fmt: skip
-    prices = PriceContext(spot={("aws", "p5.48xlarge", "us-east-1"): Decimal("12.5")}, spot_overhead=Decimal("0.07"),
-                          committed={("aws", "g6.xlarge", "us-east-1"): Decimal("0.40")})  # fmt: skip
+    util = pd.DataFrame(
+        {
+            "resource_id": "r1",
+            "gpu_index": 0,
+            "utilization_pct": 2.0,
+            "hour": pd.date_range(pd.Timestamp(START, tz="UTC"), periods=idle_hours, freq="h"),
+        }
+    )
+    prices = PriceContext(
+        spot={("aws", "p5.48xlarge", "us-east-1"): Decimal("12.5")},
+        spot_overhead=Decimal("0.07"),
+        committed={("aws", "g6.xlarge", "us-east-1"): Decimal("0.40")},
+    )
     review = spend_review(records, ReviewRequest(start=START, end=END), prices=prices, utilization=util)
     total = Decimal(review["totals"]["effective_cost"])
     for key in ("by_team", "by_pricing_category", "by_gpu", "by_month"):
@@ -67,17 +103,38 @@ def test_breakdowns_add_up_and_savings_never_exceed_the_hours(rows, idle_hours):
 
 
 def test_previous_period_trend_and_bounds():
-    rows = [{"day": 0, "hours": 10, "itype": "g6.xlarge", "pricing": "on_demand", "team": "a", "rate_cents": 100,
-             "interruptible": False, "unused": False, "resource": "r1"}]  # fmt: skip
+    rows = [
+        {
+            "day": 0,
+            "hours": 10,
+            "itype": "g6.xlarge",
+            "pricing": "on_demand",
+            "team": "a",
+            "rate_cents": 100,
+            "interruptible": False,
+            "unused": False,
+            "resource": "r1",
+        }
+    ]
     records = frame(rows)
-    earlier = records.assign(charge_period_start=records["charge_period_start"] - pd.Timedelta(days=7),
-                             charge_period_end=records["charge_period_end"] - pd.Timedelta(days=7),
-                             effective_micros=5_000_000)  # fmt: skip
+    earlier = records.assign(
+        charge_period_start=records["charge_period_start"] - pd.Timedelta(days=7),
+        charge_period_end=records["charge_period_end"] - pd.Timedelta(days=7),
+        effective_micros=5_000_000,
+    )
     review = spend_review(
         pd.concat([records, earlier], ignore_index=True), ReviewRequest(start=START, end=END)
     )
-    assert review["by_team"] == [{"team": "a", "effective_cost": "10.00", "gpu_hours": "10.00", "billed_cost": "10.00",
-                                  "effective_cost_per_gpu_hour": "1.000000", "previous_effective_cost": "5.00"}]  # fmt: skip
+    assert review["by_team"] == [
+        {
+            "team": "a",
+            "effective_cost": "10.00",
+            "gpu_hours": "10.00",
+            "billed_cost": "10.00",
+            "effective_cost_per_gpu_hour": "1.000000",
+            "previous_effective_cost": "5.00",
+        }
+    ]
     import pytest
 
     from procurement.billing.review import ReviewInputError
@@ -98,8 +155,19 @@ def test_unknown_review_currency_is_refused():
 
 
 def test_review_converts_other_currencies_through_the_given_rates():
-    rows = [{"day": 0, "hours": 10, "itype": "g6.xlarge", "pricing": "on_demand", "team": "a", "rate_cents": 100,
-             "interruptible": False, "unused": False, "resource": "r1"}]  # fmt: skip
+    rows = [
+        {
+            "day": 0,
+            "hours": 10,
+            "itype": "g6.xlarge",
+            "pricing": "on_demand",
+            "team": "a",
+            "rate_cents": 100,
+            "interruptible": False,
+            "unused": False,
+            "resource": "r1",
+        }
+    ]
     records = frame(rows).assign(currency="EUR")
     # 10.00 EUR at 1.10 USD per EUR = 11.00 USD
     review = spend_review(

@@ -23,14 +23,22 @@ START, END = dt.date(2026, 5, 1), dt.date(2026, 5, 15)
 TYPES = {"p5.48xlarge": ("h100", 8.0), "g6.xlarge": ("l4", 1.0), "m7i.large": ("", 0.0)}
 RESOURCES = ["r1", "r2", "r3", "r4", "r5"]
 
-row = st.fixed_dictionaries({
-    "day": st.integers(-14, 13), "days": st.sampled_from([1, 1, 1, 2, 3]), "hours": st.integers(0, 72),
-    "itype": st.sampled_from(sorted(TYPES)), "pricing": st.sampled_from(["on_demand", "on_demand", "spot", "committed"]),
-    "team": st.sampled_from(["a", "b", ""]), "rate_micros": st.integers(400_000, 60_000_000),
-    "interruptible": st.booleans(), "unused": st.integers(0, 9).map(lambda n: n == 0),
-    "resource": st.sampled_from(RESOURCES), "currency": st.sampled_from(["USD", "USD", "USD", "EUR"]),
-    "category": st.sampled_from(["usage", "usage", "usage", "tax"]),
-})  # fmt: skip
+row = st.fixed_dictionaries(
+    {
+        "day": st.integers(-14, 13),
+        "days": st.sampled_from([1, 1, 1, 2, 3]),
+        "hours": st.integers(0, 72),
+        "itype": st.sampled_from(sorted(TYPES)),
+        "pricing": st.sampled_from(["on_demand", "on_demand", "spot", "committed"]),
+        "team": st.sampled_from(["a", "b", ""]),
+        "rate_micros": st.integers(400_000, 60_000_000),
+        "interruptible": st.booleans(),
+        "unused": st.integers(0, 9).map(lambda n: n == 0),
+        "resource": st.sampled_from(RESOURCES),
+        "currency": st.sampled_from(["USD", "USD", "USD", "EUR"]),
+        "category": st.sampled_from(["usage", "usage", "usage", "tax"]),
+    }
+)
 
 
 def frame(rows) -> pd.DataFrame:
@@ -42,11 +50,32 @@ def frame(rows) -> pd.DataFrame:
         gpu, per = TYPES[r["itype"]]
         hours = 0 if r["unused"] else r["hours"]
         cost = r["hours"] * r["rate_micros"]
-        records.append((start, start + pd.Timedelta(days=r["days"]), r["category"], "aws", "us-east-1", r["resource"],
-                        r["itype"], gpu, per, "committed" if r["unused"] else r["pricing"],
-                        "unused" if r["unused"] else "", r["team"], "p" if r["team"] else "", r["currency"], cost,
-                        cost, cost + 17, hours * 1_000_000, int(hours * per * 1_000_000), r["interruptible"], "",
-                        "Compute"))  # fmt: skip
+        records.append(
+            (
+                start,
+                start + pd.Timedelta(days=r["days"]),
+                r["category"],
+                "aws",
+                "us-east-1",
+                r["resource"],
+                r["itype"],
+                gpu,
+                per,
+                "committed" if r["unused"] else r["pricing"],
+                "unused" if r["unused"] else "",
+                r["team"],
+                "p" if r["team"] else "",
+                r["currency"],
+                cost,
+                cost,
+                cost + 17,
+                hours * 1_000_000,
+                int(hours * per * 1_000_000),
+                r["interruptible"],
+                "",
+                "Compute",
+            )
+        )
     out = pd.DataFrame.from_records(records, columns=REVIEW_COLUMNS)
     for column in [c for c in REVIEW_COLUMNS if c.endswith("_micros")]:
         out[column] = out[column].astype(np.int64)
@@ -75,15 +104,25 @@ def _without_prices(review: dict) -> dict:
 def test_fast_engine_prints_the_reference_review(rows, samples, ratio, with_committed_price):
     records = frame(rows)
     util = pd.DataFrame(
-        [(resource, 0, pd.Timestamp(START, tz="UTC") + pd.Timedelta(hours=h), pct) for resource, h, pct in samples],
+        [
+            (resource, 0, pd.Timestamp(START, tz="UTC") + pd.Timedelta(hours=h), pct)
+            for resource, h, pct in samples
+        ],
         columns=["resource_id", "gpu_index", "hour", "utilization_pct"],
-    )  # fmt: skip
+    )
     committed = {("aws", "g6.xlarge", "us-east-1"): Decimal("0.40")} if with_committed_price else {}
     prices = PriceContext(
-        spot={("aws", "p5.48xlarge", "us-east-1"): Decimal("12.5"), ("aws", "g6.xlarge", "us-east-1"): Decimal("0.3")},
-        spot_overhead=Decimal("0.0712"), committed=committed,
-        cheaper_gpu={"r2": CheaperGpu(ratio, "aws g6.xlarge x1 (l4)"), "r4": CheaperGpu(Decimal("0.9"), "aws x")},
-    )  # fmt: skip
+        spot={
+            ("aws", "p5.48xlarge", "us-east-1"): Decimal("12.5"),
+            ("aws", "g6.xlarge", "us-east-1"): Decimal("0.3"),
+        },
+        spot_overhead=Decimal("0.0712"),
+        committed=committed,
+        cheaper_gpu={
+            "r2": CheaperGpu(ratio, "aws g6.xlarge x1 (l4)"),
+            "r4": CheaperGpu(Decimal("0.9"), "aws x"),
+        },
+    )
     request = ReviewRequest(start=START, end=END, fx_to_currency={"EUR": Decimal("1.0837")})
     fast = spend_review(records, request, prices=prices, utilization=util if samples else None)
     slow = reference_review(records, request, prices=prices, utilization=util if samples else None)
@@ -92,9 +131,24 @@ def test_fast_engine_prints_the_reference_review(rows, samples, ratio, with_comm
 
 def test_the_comparison_sees_a_difference():
     """The property above can fail: a saving of the reference engine differs once a price changes."""
-    rows = [{"day": d, "days": 1, "hours": 24, "itype": "g6.xlarge", "pricing": "on_demand", "team": "a",
-             "rate_micros": 800_000, "interruptible": False, "unused": False, "resource": "r1", "currency": "USD",
-             "category": "usage", "offset": 0} for d in range(14)]  # fmt: skip
+    rows = [
+        {
+            "day": d,
+            "days": 1,
+            "hours": 24,
+            "itype": "g6.xlarge",
+            "pricing": "on_demand",
+            "team": "a",
+            "rate_micros": 800_000,
+            "interruptible": False,
+            "unused": False,
+            "resource": "r1",
+            "currency": "USD",
+            "category": "usage",
+            "offset": 0,
+        }
+        for d in range(14)
+    ]
     request = ReviewRequest(start=START, end=END)
     fast = spend_review(
         frame(rows),

@@ -41,10 +41,19 @@ def store_p4d_reservation(source: str = "aws:pricing.get_products") -> int:
     # a test input shaped as AWS quotes it: 60,000 upfront and 6.00 an hour for a year;
     # effective 6 + 60,000 / 8,760 = 6 + 6.849315 = 12.849315
     record = PriceRecord(
-        P4D, "us-east-1", "", "reserved_1y", Decimal("12.849315"), "USD", OBSERVED, source,
-        payment_option="partial_upfront", upfront_fee=Decimal(60000), commitment_kind="standard",
+        P4D,
+        "us-east-1",
+        "",
+        "reserved_1y",
+        Decimal("12.849315"),
+        "USD",
+        OBSERVED,
+        source,
+        payment_option="partial_upfront",
+        upfront_fee=Decimal(60000),
+        commitment_kind="standard",
         recurring_per_hour=Decimal(6),
-    )  # fmt: skip
+    )
     ingest_price_records([record])
     return PriceObservation.objects.get(
         pricing_model="reserved_1y", offer__instance_type__name="p4d.24xlarge"

@@ -11,15 +11,35 @@ from procurement.billing.keys import OccurrenceCounter, row_keys
 from procurement.billing.records import NORMALIZED_COLUMNS
 
 ROW = {
-    "source_row": 2, "charge_period_start": pd.Timestamp("2026-05-01", tz="UTC"),
-    "charge_period_end": pd.Timestamp("2026-05-02", tz="UTC"), "billing_period_start": pd.NaT,
-    "charge_category": "usage", "is_correction": False, "provider": "aws", "billing_account_id": "111",
-    "sub_account_id": "", "sub_account_name": "", "region": "us-east-1", "availability_zone": "",
-    "resource_id": "i-1", "resource_type": "", "service_category": "Compute", "sku_id": "",
-    "instance_type": "g6.xlarge", "pricing_category": "on_demand", "commitment_discount_id": "",
-    "commitment_status": "", "consumed_quantity": "24", "consumed_unit": "Hours", "billed_cost": "10.00",
-    "effective_cost": "9.50", "list_cost": "", "contracted_cost": "", "currency": "USD", "tags": {"team": "ml"},
-}  # fmt: skip
+    "source_row": 2,
+    "charge_period_start": pd.Timestamp("2026-05-01", tz="UTC"),
+    "charge_period_end": pd.Timestamp("2026-05-02", tz="UTC"),
+    "billing_period_start": pd.NaT,
+    "charge_category": "usage",
+    "is_correction": False,
+    "provider": "aws",
+    "billing_account_id": "111",
+    "sub_account_id": "",
+    "sub_account_name": "",
+    "region": "us-east-1",
+    "availability_zone": "",
+    "resource_id": "i-1",
+    "resource_type": "",
+    "service_category": "Compute",
+    "sku_id": "",
+    "instance_type": "g6.xlarge",
+    "pricing_category": "on_demand",
+    "commitment_discount_id": "",
+    "commitment_status": "",
+    "consumed_quantity": "24",
+    "consumed_unit": "Hours",
+    "billed_cost": "10.00",
+    "effective_cost": "9.50",
+    "list_cost": "",
+    "contracted_cost": "",
+    "currency": "USD",
+    "tags": {"team": "ml"},
+}
 
 
 def frame(*rows: dict) -> pd.DataFrame:
@@ -47,9 +67,13 @@ def test_it_ignores_the_row_number_but_not_any_value():
     base = row_keys(frame({})).tolist()[0]
     assert row_keys(frame({"source_row": 99})).tolist()[0] == base  # a re-export may reorder lines
     changes = [
-        {"billed_cost": "10.01"}, {"resource_id": "i-2"}, {"tags": {"team": "ai"}}, {"is_correction": True},
-        {"charge_period_start": pd.Timestamp("2026-05-01 00:00:01", tz="UTC")}, {"sub_account_id": "\t"},
-    ]  # fmt: skip
+        {"billed_cost": "10.01"},
+        {"resource_id": "i-2"},
+        {"tags": {"team": "ai"}},
+        {"is_correction": True},
+        {"charge_period_start": pd.Timestamp("2026-05-01 00:00:01", tz="UTC")},
+        {"sub_account_id": "\t"},
+    ]
     keys = {row_keys(frame(change)).tolist()[0] for change in changes}
     assert base not in keys and len(keys) == len(changes)
     assert all(len(key) == 32 and set(key) <= set("0123456789abcdef") for key in keys)

@@ -16,25 +16,131 @@ from procurement.billing.utilization import hourly_frame
 from tests.billing.catalog import make_catalog
 
 CUR_HEADER = [
-    "line_item_usage_start_date", "line_item_usage_end_date", "line_item_line_item_type", "line_item_usage_type",
-    "product_instance_type", "line_item_unblended_cost", "savings_plan_savings_plan_effective_cost",
-    "reservation_effective_cost", "line_item_usage_amount", "line_item_currency_code", "resource_tags",
-    "line_item_resource_id", "product_region_code", "reservation_unused_amortized_upfront_fee_for_billing_period",
+    "line_item_usage_start_date",
+    "line_item_usage_end_date",
+    "line_item_line_item_type",
+    "line_item_usage_type",
+    "product_instance_type",
+    "line_item_unblended_cost",
+    "savings_plan_savings_plan_effective_cost",
+    "reservation_effective_cost",
+    "line_item_usage_amount",
+    "line_item_currency_code",
+    "resource_tags",
+    "line_item_resource_id",
+    "product_region_code",
+    "reservation_unused_amortized_upfront_fee_for_billing_period",
     "reservation_unused_recurring_fee",
-]  # fmt: skip
+]
 CUR_ROWS = [
     # on-demand p5 for 2 h at 55.04
-    ["2026-05-01T00:00:00Z", "2026-05-01T02:00:00Z", "Usage", "USE1-BoxUsage:p5.48xlarge", "p5.48xlarge", "110.08", "", "", "2", "USD", '{"user_team": "ml"}', "i-1", "us-east-1", "", ""],
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-05-01T02:00:00Z",
+        "Usage",
+        "USE1-BoxUsage:p5.48xlarge",
+        "p5.48xlarge",
+        "110.08",
+        "",
+        "",
+        "2",
+        "USD",
+        '{"user_team": "ml"}',
+        "i-1",
+        "us-east-1",
+        "",
+        "",
+    ],
     # savings-plan covered p4d hour: billed 21.957642 on demand, effective 13.17
-    ["2026-05-01T00:00:00Z", "2026-05-01T01:00:00Z", "SavingsPlanCoveredUsage", "USE1-BoxUsage:p4d.24xlarge", "p4d.24xlarge", "21.957642", "13.17", "", "1", "USD", "{}", "i-2", "us-east-1", "", ""],
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-05-01T01:00:00Z",
+        "SavingsPlanCoveredUsage",
+        "USE1-BoxUsage:p4d.24xlarge",
+        "p4d.24xlarge",
+        "21.957642",
+        "13.17",
+        "",
+        "1",
+        "USD",
+        "{}",
+        "i-2",
+        "us-east-1",
+        "",
+        "",
+    ],
     # spot L40S hour
-    ["2026-05-01T00:00:00Z", "2026-05-01T01:00:00Z", "Usage", "USE1-SpotUsage:g6e.xlarge", "g6e.xlarge", "0.9154", "", "", "1", "USD", "{}", "i-3", "us-east-1", "", ""],
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-05-01T01:00:00Z",
+        "Usage",
+        "USE1-SpotUsage:g6e.xlarge",
+        "g6e.xlarge",
+        "0.9154",
+        "",
+        "",
+        "1",
+        "USD",
+        "{}",
+        "i-3",
+        "us-east-1",
+        "",
+        "",
+    ],
     # reserved instance fee: 4.00 of it unused
-    ["2026-05-01T00:00:00Z", "2026-06-01T00:00:00Z", "RIFee", "USE1-HeavyUsage:p4d.24xlarge", "p4d.24xlarge", "9000", "", "", "720", "USD", "{}", "", "us-east-1", "3.00", "1.00"],
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-06-01T00:00:00Z",
+        "RIFee",
+        "USE1-HeavyUsage:p4d.24xlarge",
+        "p4d.24xlarge",
+        "9000",
+        "",
+        "",
+        "720",
+        "USD",
+        "{}",
+        "",
+        "us-east-1",
+        "3.00",
+        "1.00",
+    ],
     # negation of the covered usage's on-demand amount: a purchase-side line with no effective cost
-    ["2026-05-01T00:00:00Z", "2026-05-01T01:00:00Z", "SavingsPlanNegation", "USE1-BoxUsage:p4d.24xlarge", "p4d.24xlarge", "-21.957642", "", "", "1", "USD", "{}", "i-2", "us-east-1", "", ""],
-    ["2026-05-01T00:00:00Z", "2026-06-01T00:00:00Z", "Tax", "Tax", "", "7.50", "", "", "", "USD", "{}", "", "", "", ""],
-]  # fmt: skip
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-05-01T01:00:00Z",
+        "SavingsPlanNegation",
+        "USE1-BoxUsage:p4d.24xlarge",
+        "p4d.24xlarge",
+        "-21.957642",
+        "",
+        "",
+        "1",
+        "USD",
+        "{}",
+        "i-2",
+        "us-east-1",
+        "",
+        "",
+    ],
+    [
+        "2026-05-01T00:00:00Z",
+        "2026-06-01T00:00:00Z",
+        "Tax",
+        "Tax",
+        "",
+        "7.50",
+        "",
+        "",
+        "",
+        "USD",
+        "{}",
+        "",
+        "",
+        "",
+        "",
+    ],
+]
 
 
 def test_cur_lines_map_to_categories_and_effective_costs(tmp_path):
@@ -92,10 +198,44 @@ FOCUS_HEADER = "ChargePeriodStart,ChargePeriodEnd,BillingPeriodStart,ChargeCateg
 def test_focus_parquet_correction_and_sku_price_details(tmp_path):
     make_catalog()
     rows = [
-        ["2026-05-01T00:00:00Z", "2026-05-02T00:00:00Z", "2026-05-01T00:00:00Z", "Usage", "", "766.08", "766.08", "USD", "Lambda", "Standard", "24", "Hours", "us-east-1", "node-1", '{"InstanceType": "gpu_8x_h100_sxm5"}', '{"cost-center": "ml"}'],
+        [
+            "2026-05-01T00:00:00Z",
+            "2026-05-02T00:00:00Z",
+            "2026-05-01T00:00:00Z",
+            "Usage",
+            "",
+            "766.08",
+            "766.08",
+            "USD",
+            "Lambda",
+            "Standard",
+            "24",
+            "Hours",
+            "us-east-1",
+            "node-1",
+            '{"InstanceType": "gpu_8x_h100_sxm5"}',
+            '{"cost-center": "ml"}',
+        ],
         # billed in June, correcting May 1st: a -100 delta that belongs to May
-        ["2026-05-01T00:00:00Z", "2026-05-02T00:00:00Z", "2026-06-01T00:00:00Z", "Usage", "Correction", "-100", "-100", "USD", "Lambda", "Standard", "0", "Hours", "us-east-1", "node-1", '{"InstanceType": "gpu_8x_h100_sxm5"}', '{"cost-center": "ml"}'],
-    ]  # fmt: skip
+        [
+            "2026-05-01T00:00:00Z",
+            "2026-05-02T00:00:00Z",
+            "2026-06-01T00:00:00Z",
+            "Usage",
+            "Correction",
+            "-100",
+            "-100",
+            "USD",
+            "Lambda",
+            "Standard",
+            "0",
+            "Hours",
+            "us-east-1",
+            "node-1",
+            '{"InstanceType": "gpu_8x_h100_sxm5"}',
+            '{"cost-center": "ml"}',
+        ],
+    ]
     path = tmp_path / "focus.parquet"
     pd.DataFrame(rows, columns=FOCUS_HEADER.split(",")).to_parquet(path, index=False)
     assert import_files([path]).inserted == 2
@@ -132,10 +272,18 @@ def test_focus_sample_derived_from_the_spec(tmp_path):
 
 @pytest.mark.django_db
 def test_prometheus_range_query_hourly_means(tmp_path):
-    body = {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "Hostname": "node-1"},
-         "values": [[1777593600, "4"], [1777595400, "8"], [1777597200, "90"]]},
-    ]}}  # fmt: skip
+    body = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [
+                {
+                    "metric": {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "Hostname": "node-1"},
+                    "values": [[1777593600, "4"], [1777595400, "8"], [1777597200, "90"]],
+                },
+            ],
+        },
+    }
     path = tmp_path / "util.json"
     path.write_text(json.dumps(body))
     hourly = hourly_frame(path)

@@ -27,9 +27,12 @@ BILL = f"""{HEADER}
 """
 PERIOD = "from=2026-05-01&to=2026-06-01"
 SPEND_GETS = [
-    "/billing/", "/billing/review.csv", "/billing/review.json", "/billing/review.html",
+    "/billing/",
+    "/billing/review.csv",
+    "/billing/review.json",
+    "/billing/review.html",
     f"/api/billing/spend-review/?{PERIOD}",
-]  # fmt: skip
+]
 CALLERS = ("viewer", "engineer", "other_team_engineer", "engineer_without_team", "finance", "admin")
 NO_GRANT = dict.fromkeys(CALLERS, 403) | {"finance": 200, "admin": 200}
 RESEARCH_GRANTED = NO_GRANT | {"engineer": 200}

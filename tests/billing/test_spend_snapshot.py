@@ -159,8 +159,10 @@ def test_two_reviews_building_the_same_month_keep_one_snapshot(tmp_path):
     spend_snapshot.build_months([dt.date(2026, 5, 1)], key, "interruptible")
     spend_snapshot.build_months([dt.date(2026, 5, 1)], key, "interruptible")  # as a second worker would
     assert SpendSnapshot.objects.count() == 1
-    may = SpendRecord.objects.filter(charge_period_start__gte=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
-                                     charge_period_start__lt=dt.datetime(2026, 6, 1, tzinfo=dt.UTC))  # fmt: skip
+    may = SpendRecord.objects.filter(
+        charge_period_start__gte=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
+        charge_period_start__lt=dt.datetime(2026, 6, 1, tzinfo=dt.UTC),
+    )
     assert (
         spend_snapshot.stored_months([dt.date(2026, 5, 1)], key)[dt.date(2026, 5, 1)].num_rows == may.count()
     )
@@ -170,11 +172,14 @@ def test_two_reviews_building_the_same_month_keep_one_snapshot(tmp_path):
 
 def test_months_of_a_period():
     assert spend_snapshot.month_starts(dt.date(2025, 12, 15), dt.date(2026, 2, 1)) == [
-        dt.date(2025, 12, 1), dt.date(2026, 1, 1),
-    ]  # fmt: skip
+        dt.date(2025, 12, 1),
+        dt.date(2026, 1, 1),
+    ]
     assert spend_snapshot.month_starts(dt.date(2026, 1, 31), dt.date(2026, 3, 2)) == [
-        dt.date(2026, 1, 1), dt.date(2026, 2, 1), dt.date(2026, 3, 1),
-    ]  # fmt: skip
+        dt.date(2026, 1, 1),
+        dt.date(2026, 2, 1),
+        dt.date(2026, 3, 1),
+    ]
     assert spend_snapshot.month_starts(dt.date(2026, 1, 1), dt.date(2026, 1, 1)) == []
 
 
@@ -187,8 +192,10 @@ def test_the_admin_cannot_edit_add_or_delete_single_spend_rows(tmp_path, client_
     response = admin.post(f"/admin/billing/spendrecord/{record.pk}/change/", {"team": "forged"})
     assert response.status_code == 403
     assert admin.post(f"/admin/billing/spendrecord/{record.pk}/delete/", {"post": "yes"}).status_code == 403
-    admin.post("/admin/billing/spendrecord/", {"action": "delete_selected", "_selected_action": [record.pk],
-                                               "post": "yes"})  # fmt: skip
+    admin.post(
+        "/admin/billing/spendrecord/",
+        {"action": "delete_selected", "_selected_action": [record.pk], "post": "yes"},
+    )
     record.refresh_from_db()  # still there: no bulk delete action either
     assert record.team != "forged"
     # a whole import is still deleted with its rows (the admin checks this model's delete permission)
@@ -221,8 +228,10 @@ def test_an_import_queues_the_rebuild_of_the_months_reviews_read(
     assert len(callbacks) == 1
     current = f"{spend_snapshot.SCHEME}:interruptible:{spend_snapshot.spend_rows_key()}"
     assert dict(SpendSnapshot.objects.values_list("month", "data_key")) == {
-        dt.date(2026, 3, 1): current, dt.date(2026, 4, 1): current, dt.date(2026, 5, 1): current,
-    }  # fmt: skip
+        dt.date(2026, 3, 1): current,
+        dt.date(2026, 4, 1): current,
+        dt.date(2026, 5, 1): current,
+    }
     refuse_row_reads(monkeypatch)  # the review reads the rebuilt snapshots, with the new row
     assert "i-new" in set(review_frame(dt.date(2026, 5, 1), dt.date(2026, 6, 1))["resource_id"].astype(str))
 
@@ -240,8 +249,9 @@ def test_the_rebuild_builds_the_months_of_new_rows_that_no_review_has_read(
     assert starts_with_rows("month") == [dt.date(2026, 5, 1), dt.date(2026, 8, 1)]
     current = spend_snapshot.current_data_key("interruptible")
     assert dict(SpendSnapshot.objects.values_list("month", "data_key")) == {
-        dt.date(2026, 5, 1): current, dt.date(2026, 8, 1): current,
-    }  # fmt: skip
+        dt.date(2026, 5, 1): current,
+        dt.date(2026, 8, 1): current,
+    }
     built, build = [], spend_snapshot.build_months
     monkeypatch.setattr(
         spend_snapshot, "build_months", lambda months, *a: built.extend(months) or build(months, *a)

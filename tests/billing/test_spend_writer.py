@@ -40,8 +40,11 @@ def test_it_stores_new_rows_of_a_stored_day_and_skips_the_stored_ones(tmp_path):
     )
     assert (first.inserted, second.inserted, second.unchanged) == (2, 2, 1)
     assert sorted(SpendRecord.objects.values_list("resource_id", "charge_period_start__day")) == [
-        ("i-1", 1), ("i-1", 3), ("i-2", 1), ("i-3", 1),
-    ]  # fmt: skip
+        ("i-1", 1),
+        ("i-1", 3),
+        ("i-2", 1),
+        ("i-3", 1),
+    ]
 
 
 def test_rows_that_are_equal_within_a_file_are_all_stored_whatever_the_chunk(tmp_path, monkeypatch):
@@ -54,10 +57,25 @@ def test_rows_that_are_equal_within_a_file_are_all_stored_whatever_the_chunk(tmp
 
 
 decimal_text = st.one_of(
-    st.decimals(min_value=-10**13, max_value=10**13, allow_nan=False, allow_infinity=False, places=9).map(str),
-    st.sampled_from(["0.0000005", "-0.0000005", "0.00000049", "99.9999995", "-0", "+3", "1E-7", "2.5e3", ".5",
-                     "000000000000000000000042.1", "12345678901234.123456"]),
-)  # fmt: skip
+    st.decimals(min_value=-(10**13), max_value=10**13, allow_nan=False, allow_infinity=False, places=9).map(
+        str
+    ),
+    st.sampled_from(
+        [
+            "0.0000005",
+            "-0.0000005",
+            "0.00000049",
+            "99.9999995",
+            "-0",
+            "+3",
+            "1E-7",
+            "2.5e3",
+            ".5",
+            "000000000000000000000042.1",
+            "12345678901234.123456",
+        ]
+    ),
+)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the binary COPY is PostgreSQL's")
@@ -102,8 +120,10 @@ def test_rows_of_many_distinct_values_are_stored_as_written(tmp_path):
         expected[f"resource-{n:05d}"] = (
             Decimal(cost).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP),
             {"Standard": "on_demand", "Dynamic": "spot", "Committed": "committed", "": "other"}[category],
-            Decimal(listed) if listed else None, region, f"t{n % 7}",
-        )  # fmt: skip
+            Decimal(listed) if listed else None,
+            region,
+            f"t{n % 7}",
+        )
     path = tmp_path / "many.csv"
     path.write_text("\n".join([header, *rows]) + "\n")
     result = import_files([path], fmt="focus")

@@ -36,19 +36,32 @@ def a10g_offers(gpu_catalog):
     now = timezone.now()
 
     def record(price: str, model: str, zone: str = "") -> PriceRecord:
-        return PriceRecord(instance=g5, region="us-east-1", zone=zone, pricing_model=model,
-                           price_per_hour=Decimal(price), currency="USD", observed_at=now, source="test")  # fmt: skip
+        return PriceRecord(
+            instance=g5,
+            region="us-east-1",
+            zone=zone,
+            pricing_model=model,
+            price_per_hour=Decimal(price),
+            currency="USD",
+            observed_at=now,
+            source="test",
+        )
 
-    ingest_price_records([record("1.006", "on_demand"), record("0.40", "spot", "use1-az1"),
-                          record("0.45", "spot", "use1-az2")])  # fmt: skip
+    ingest_price_records(
+        [record("1.006", "on_demand"), record("0.40", "spot", "use1-az1"), record("0.45", "spot", "use1-az2")]
+    )
 
 
 def _saved_workload(owner, team):
     """A workload stored as the engineer's "Find offers" would, without driving the browser there."""
     from procurement.services.recommendations import workload_create_from_spec
 
-    document = {"name": WORKLOAD_NAME, "task": "qlora", "model": {"preset": "llama-3.1-8b"},
-                "training_tokens": 2e8}  # fmt: skip
+    document = {
+        "name": WORKLOAD_NAME,
+        "task": "qlora",
+        "model": {"preset": "llama-3.1-8b"},
+        "training_tokens": 2e8,
+    }
     return workload_create_from_spec(document=document, owner=owner, team=team)
 
 
@@ -100,8 +113,12 @@ def test_an_engineer_sizes_finds_offers_and_downloads_the_spot_report(signed_in_
     assert {"on demand", "spot"} <= set(hourly), ranked
     assert hourly["on demand"] == ["1.006"]  # the typed-in on-demand price of one A10G, 4 decimals at most
     assert all(Decimal(price) < Decimal("1.006") for price in hourly["spot"]), hourly  # 0.40/0.45 + overhead
-    totals = [Decimal(t.replace(",", "")) for t in MONEY.findall(" ".join(
-        page.locator("#recommendations tbody td:nth-child(8)").all_inner_texts()))]  # fmt: skip
+    totals = [
+        Decimal(t.replace(",", ""))
+        for t in MONEY.findall(
+            " ".join(page.locator("#recommendations tbody td:nth-child(8)").all_inner_texts())
+        )
+    ]
     assert totals and totals[0] > 0
     # the first row links to its offer page (spot history, zones)
     assert re.fullmatch(r"/offers/\d+/", rows.first.locator("a").first.get_attribute("href"))
@@ -183,8 +200,7 @@ def test_an_admin_downloads_the_rent_or_buy_report_pdf(signed_in_page, gpu_catal
 
     page = signed_in_page("admin", team="leadership")
     document = yaml.safe_load(EXAMPLE_STUDY) | {"name": "browser rent or buy"}
-    study = tco_study_create(document=document, owner=page.signed_in_user,
-                                      team=team_named("leadership"))  # fmt: skip
+    study = tco_study_create(document=document, owner=page.signed_in_user, team=team_named("leadership"))
     page.goto(f"/reports/rent_or_buy/{study.pk}/")
     assert "browser rent or buy" in page.locator("h1").inner_text()
     verdict = page.locator("#report-verdict").inner_text()

@@ -38,9 +38,20 @@ def test_a_viewer_searches_the_catalog_and_sees_only_their_links(signed_in_page,
 
     # AWS p5.48xlarge on-demand: 98.32 USD/h for 8 H100s (the bundled SkyPilot row) = 12.29 per GPU-hour
     p5 = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
-    ingest_price_records([PriceRecord(instance=p5, region="us-east-1", zone="", pricing_model="on_demand",
-                                      price_per_hour=Decimal("98.32"), currency="USD",
-                                      observed_at=timezone.now(), source="test")])  # fmt: skip
+    ingest_price_records(
+        [
+            PriceRecord(
+                instance=p5,
+                region="us-east-1",
+                zone="",
+                pricing_model="on_demand",
+                price_per_hour=Decimal("98.32"),
+                currency="USD",
+                observed_at=timezone.now(),
+                source="test",
+            )
+        ]
+    )
     page = signed_in_page("viewer")
     page.goto("/")
     assert page.locator("h1").inner_text() == "GPU catalog"
@@ -111,12 +122,25 @@ def test_a_viewer_reads_an_offers_spot_history(signed_in_page, snap):
     now = timezone.now()
 
     def record(price, hours_ago, zone, model="spot"):
-        return PriceRecord(instance=g5, region="us-east-1", zone=zone, pricing_model=model,
-                           price_per_hour=Decimal(price), currency="USD",
-                           observed_at=now - dt.timedelta(hours=hours_ago), source="test")  # fmt: skip
+        return PriceRecord(
+            instance=g5,
+            region="us-east-1",
+            zone=zone,
+            pricing_model=model,
+            price_per_hour=Decimal(price),
+            currency="USD",
+            observed_at=now - dt.timedelta(hours=hours_ago),
+            source="test",
+        )
 
-    ingest_price_records([record("1.006", 1, "", "on_demand"), record("0.40", 72, "use1-az1"),
-                          record("0.50", 24, "use1-az1"), record("0.45", 48, "use1-az2")])  # fmt: skip
+    ingest_price_records(
+        [
+            record("1.006", 1, "", "on_demand"),
+            record("0.40", 72, "use1-az1"),
+            record("0.50", 24, "use1-az1"),
+            record("0.45", 48, "use1-az2"),
+        ]
+    )
     offer = Offer.objects.get(zone="use1-az1")
     page = signed_in_page("viewer")
     page.goto(f"/offers/{offer.pk}/")

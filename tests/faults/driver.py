@@ -85,10 +85,14 @@ def stored(args) -> dict:
         recommendations.append(recommendation_create(workload=workload, parameters={"top": 5})[0])
     cheapest = PriceObservation.objects.get(pk=recommendations[0].results[0]["observation_id"])
     PriceObservation.objects.create(
-        offer=cheapest.offer, pricing_model=cheapest.pricing_model, payment_option=cheapest.payment_option,
-        amount_per_hour=cheapest.amount_per_hour * 4, currency=cheapest.currency,
-        observed_at=cheapest.observed_at + dt.timedelta(seconds=1), source="faults: price rise",
-    )  # fmt: skip
+        offer=cheapest.offer,
+        pricing_model=cheapest.pricing_model,
+        payment_option=cheapest.payment_option,
+        amount_per_hour=cheapest.amount_per_hour * 4,
+        currency=cheapest.currency,
+        observed_at=cheapest.observed_at + dt.timedelta(seconds=1),
+        source="faults: price rise",
+    )
     return {"workloads": [r.workload_id for r in recommendations]}
 
 

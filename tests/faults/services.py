@@ -67,8 +67,19 @@ class PrivateRedis:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
     def start(self) -> None:
-        command = [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                   "--appendonly", "no", "--dir", str(self.folder)]  # fmt: skip
+        command = [
+            redis_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.folder),
+        ]
         log = (self.folder / "redis.log").open("a")
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         wait_for(lambda: _port_open(self.port), START_TIMEOUT_S, f"redis-server on port {self.port}")
@@ -106,14 +117,35 @@ class PrivatePostgres:
     def init(self) -> None:
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres", "postgres")
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
-                  "-E", "UTF8", "--no-sync")  # fmt: skip
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
 
     def start(self) -> None:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} -c fsync=off"
         options += " -c synchronous_commit=off -c full_page_writes=off"
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
-                  "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            str(START_TIMEOUT_S),
+            "start",
+        )
 
     def stop(self) -> None:
         # fast: active sessions are disconnected and their transactions rolled back, as in a failover
@@ -151,23 +183,52 @@ def app_env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
 
 
 def manage(env: dict[str, str], *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout_s)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 def driver(env: dict[str, str], *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tests.faults.driver", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout_s)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tests.faults.driver", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 def driver_popen(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.faults.driver", *args], cwd=ROOT, env=env,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.faults.driver", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def celery_worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "celery", "-A", "gpuledger", "worker", "--pool=solo", "-n", f"{name}@%h",
-               "--without-gossip", "--without-mingle", "--loglevel=INFO"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "gpuledger",
+        "worker",
+        "--pool=solo",
+        "-n",
+        f"{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel=INFO",
+    ]
     worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     wait_for(lambda: "ready." in log.read_text() or worker.poll() is not None, 120, f"worker {name} to start")
     if worker.poll() is not None:
@@ -178,8 +239,20 @@ def celery_worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen
 def gunicorn(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     """The web app as production runs it (one gunicorn worker); returns the process and its base URL."""
     port = free_port()
-    command = [sys.executable, "-m", "gunicorn", "gpuledger.wsgi", "--bind", f"127.0.0.1:{port}",
-               "--workers", "1", "--timeout", "60", "--control-socket", str(log.parent / "gunicorn.ctl")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "gpuledger.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--timeout",
+        "60",
+        "--control-socket",
+        str(log.parent / "gunicorn.ctl"),
+    ]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
 

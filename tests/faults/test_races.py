@@ -34,8 +34,13 @@ def test_of_two_racing_refreshes_of_one_region_one_runs_and_the_other_skips(depl
 
 
 def _recompute(env, log):
-    return subprocess.Popen([sys.executable, "manage.py", "recompute", "--all"], cwd=ROOT, env=env,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "recompute", "--all"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def test_two_racing_recompute_all_store_one_result_and_one_set_of_events_per_workload(deployment):

@@ -91,8 +91,10 @@ def test_the_api_token_command_creates_lists_and_revokes(client, user_with_role)
 
 def test_five_failed_sign_ins_block_even_the_right_password_for_that_user_and_address(client, user_with_role):
     user_with_role("viewer", username="alice")
-    answers = [client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code
-               for _ in range(5)]  # fmt: skip
+    answers = [
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code
+        for _ in range(5)
+    ]
     assert answers == [200, 200, 200, 200, 429]  # the fifth failure starts the block
     blocked = client.post("/accounts/login/", {"username": "alice", "password": "pw"})
     assert blocked.status_code == 429 and "try again in 15 minutes" in blocked.content.decode()
@@ -144,9 +146,12 @@ def test_demo_users_are_one_per_role_in_two_teams_with_passwords_kept_in_var(set
     assert stat.S_IMODE((tmp_path / "demo-users.json").stat().st_mode) == 0o600
     users = get_user_model().objects.filter(username__in=stored)
     assert {u.username: u.groups.get().name for u in users} == {
-        "viewer": "viewer", "engineer": "engineer", "engineer2": "engineer", "finance": "finance",
+        "viewer": "viewer",
+        "engineer": "engineer",
+        "engineer2": "engineer",
+        "finance": "finance",
         "admin": "admin",
-    }  # fmt: skip
+    }
     assert all(u.check_password(stored[u.username]) and stored[u.username] in out for u in users)
     assert set(Team.objects.values_list("slug", flat=True)) == {"research", "platform"}
     assert {t.slug for t in Team.objects.filter(members__username="engineer2")} == {"platform"}

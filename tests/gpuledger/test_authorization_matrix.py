@@ -146,9 +146,10 @@ def is_admin_site(name: str, route: str) -> bool:
 
 def test_every_route_has_a_rule():
     missing = [
-        f"{name}  ({route})" for name, route in all_routes()
+        f"{name}  ({route})"
+        for name, route in all_routes()
         if name not in RULES and not is_admin_site(name, route)
-    ]  # fmt: skip
+    ]
     assert not missing, "routes without an authorization rule in RULES:\n" + "\n".join(missing)
 
 
@@ -173,18 +174,24 @@ def world(bundled_catalog, user_with_role, team_named):
     owner = users["engineer"]
     workload = workload_create_from_spec(
         document={"name": "matrix job", "task": "inference", "model": {"preset": "llama-3.1-8b"}},
-        owner=owner, team=research,
-    )  # fmt: skip
-    study = tco_study_create(document=load_document_text(EXAMPLE_STUDY, "study"), owner=owner,
-                                      team=research)  # fmt: skip
+        owner=owner,
+        team=research,
+    )
+    study = tco_study_create(document=load_document_text(EXAMPLE_STUDY, "study"), owner=owner, team=research)
     token, _ = token_create(owner, "matrix")
     recommendation_create(workload=workload, parameters={"top": 3}, saved_by=owner)
     spot = report_snapshot_create(kind="spot", subject_id=workload.pk, user=owner)
     rent = report_snapshot_create(kind="rent_or_buy", subject_id=study.pk, user=owner)
     benchmark = models.BenchmarkResult.objects.create(
-        gpu=GpuModel.objects.get(slug="h100-sxm5-80gb"), precision="bf16", measured_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
-        source="matrix", task="inference", model_name="matrix run", owner=owner, team=research,
-    )  # fmt: skip
+        gpu=GpuModel.objects.get(slug="h100-sxm5-80gb"),
+        precision="bf16",
+        measured_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+        source="matrix",
+        task="inference",
+        model_name="matrix run",
+        owner=owner,
+        team=research,
+    )
     spend = report_snapshot_create(
         kind="spend_review", period=ReportPeriod(dt.date(2026, 5, 1), dt.date(2026, 6, 1))
     )  # no spend rows: an empty review is still a report

@@ -33,9 +33,13 @@ def _url(name: str) -> str:
 def _make(target: str, database: str, backup: Path) -> str:
     env = os.environ | {"DATABASE_URL": _url(database)}
     done = subprocess.run(
-        ["make", "--no-print-directory", target, f"BACKUP={backup}"], cwd=ROOT, env=env, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+        ["make", "--no-print-directory", target, f"BACKUP={backup}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -53,10 +57,19 @@ def _snapshot(name: str) -> tuple[dict[str, int], tuple]:
 def test_a_backup_restored_into_a_fresh_database_has_the_same_rows(require_postgres, tmp_path):
     instance = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
     ingest_price_records(
-        PriceRecord(instance, "us-east-1", f"use1-az{z}", "spot", Decimal("30.123456") + z, "USD",
-                    dt.datetime(2026, 11, 1, h, tzinfo=dt.UTC), "file:tab\there.csv")
-        for z in range(3) for h in range(24)
-    )  # fmt: skip
+        PriceRecord(
+            instance,
+            "us-east-1",
+            f"use1-az{z}",
+            "spot",
+            Decimal("30.123456") + z,
+            "USD",
+            dt.datetime(2026, 11, 1, h, tzinfo=dt.UTC),
+            "file:tab\there.csv",
+        )
+        for z in range(3)
+        for h in range(24)
+    )
     source, fresh = connection.settings_dict["NAME"], f"{connection.settings_dict['NAME']}_restore"
     backup = tmp_path / "gpuledger.dump"
     assert _make("backup", source, backup).strip().endswith(str(backup))

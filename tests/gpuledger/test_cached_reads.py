@@ -43,9 +43,14 @@ def test_an_offer_page_is_read_once_per_price_version(viewer_client, bundled_cat
     assert cached < built  # the rows and the count came from the cache
     row = first.json()[0]
     PriceObservation.objects.create(
-        offer=Offer.objects.get(pk=row["offer_id"]), pricing_model="on_demand", payment_option=row["payment_option"],
-        amount_per_hour=Decimal("0.123456"), currency="USD", observed_at=timezone.now(), source="file:test.csv",
-    )  # fmt: skip
+        offer=Offer.objects.get(pk=row["offer_id"]),
+        pricing_model="on_demand",
+        payment_option=row["payment_option"],
+        amount_per_hour=Decimal("0.123456"),
+        currency="USD",
+        observed_at=timezone.now(),
+        source="file:test.csv",
+    )
     changed = viewer_client.get(url).json()
     assert changed[0]["offer_id"] == row["offer_id"] and changed[0]["price_per_hour"] == "0.123456"
 
@@ -79,9 +84,13 @@ def test_the_catalog_table_shows_a_new_cheapest_price_at_once(viewer_client, bun
     assert cached < built and b"0.0101" not in page.content
     offer = Offer.objects.filter(instance_type__gpu__slug="l4", instance_type__gpu_count=1).first()
     PriceObservation.objects.create(
-        offer=offer, pricing_model="on_demand", amount_per_hour=Decimal("0.0101"), currency="USD",
-        observed_at=timezone.now(), source="file:test.csv",
-    )  # fmt: skip
+        offer=offer,
+        pricing_model="on_demand",
+        amount_per_hour=Decimal("0.0101"),
+        currency="USD",
+        observed_at=timezone.now(),
+        source="file:test.csv",
+    )
     assert b"0.0101" in viewer_client.get("/").content
 
 
@@ -152,13 +161,18 @@ def body_rows(page) -> int:
 def saved_answer_page(client, name: str) -> tuple[dict, str]:
     """A QLoRA workload saved with its top-3 answer: the API's answer and the page's URL."""
     workload = {
-        "name": name, "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 2048,
-        "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 2.0e8,
-    }  # fmt: skip
+        "name": name,
+        "task": "qlora",
+        "model": {"preset": "llama-3.1-8b"},
+        "seq_len": 2048,
+        "lora": {"rank": 16, "targets": "all-linear"},
+        "training_tokens": 2.0e8,
+    }
     saved = client.post(
-        "/api/recommendations/", json.dumps({"workload": workload, "save": True, "top": 3}),
+        "/api/recommendations/",
+        json.dumps({"workload": workload, "save": True, "top": 3}),
         content_type="application/json",
-    ).json()  # fmt: skip
+    ).json()
     return saved, f"/workloads/{saved['workload_id']}/recommendations/"
 
 
@@ -169,9 +183,10 @@ def test_a_recompute_replaces_the_cached_rows_of_a_recommendation_page(engineer_
     assert cached < built and body_rows(again) == body_rows(first) == 3
     assert first.content.count(b'<span class="badge good">front</span>') >= 1
     engineer_client.post(
-        "/api/recommendations/", json.dumps({"workload_id": saved["workload_id"], "save": True, "top": 1}),
+        "/api/recommendations/",
+        json.dumps({"workload_id": saved["workload_id"], "save": True, "top": 1}),
         content_type="application/json",
-    )  # fmt: skip
+    )
     after = engineer_client.get(url)
     assert body_rows(after) == 1 < body_rows(first)  # the new answer's one row, not the old answer's three
 

@@ -19,15 +19,23 @@ def test_stacked_bars_are_proportional_to_values_and_well_formed():
 
 
 def test_line_chart_draws_one_polyline_per_series_and_reference_lines():
-    svg = line_chart({"buy": [(0, 1.0), (1, 2.0)], "rent": [(0, 0.5), (1, 3.0)]}, x_label="month", y_label="USD",
-                     reference_lines={"on-demand": 2.5})  # fmt: skip
+    svg = line_chart(
+        {"buy": [(0, 1.0), (1, 2.0)], "rent": [(0, 0.5), (1, 3.0)]},
+        x_label="month",
+        y_label="USD",
+        reference_lines={"on-demand": 2.5},
+    )
     ET.fromstring(svg)
     assert svg.count("<polyline") == 2 and "on-demand" in svg
 
 
 def test_scatter_highlights_the_named_points_and_tornado_orders_by_swing():
-    svg = scatter_chart([{"x": 1, "y": 2, "label": "a"}, {"x": 2, "y": 1, "label": "b"}], x_label="h", y_label="$",
-                        highlight={"a"})  # fmt: skip
+    svg = scatter_chart(
+        [{"x": 1, "y": 2, "label": "a"}, {"x": 2, "y": 1, "label": "b"}],
+        x_label="h",
+        y_label="$",
+        highlight={"a"},
+    )
     ET.fromstring(svg)
     assert svg.count('r="6"') == 1
     tornado = tornado_chart([("small", -1.0, 1.0), ("big", -5.0, 4.0)], base_label="NPV", unit="USD")

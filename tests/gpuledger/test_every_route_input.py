@@ -21,14 +21,57 @@ from tests.procurement.costing.conftest import h100  # noqa: F401  (the GPU row 
 DEEP_JSON = "[" * 5000 + "]" * 5000
 DEEP_YAML = "a:\n" + "".join(" " * depth + "b:\n" for depth in range(1, 400))
 HOSTILE = [
-    "0001-01-01", "9999-12-31", "0001-01-01T00:00:00Z", "\ud800", "a\udfffb", "x\x00y", "n" * 20_000, "1e-400",
-    "1.0e-400", "1e400", "-1e400", "NaN", "", "-1", DEEP_JSON, DEEP_YAML, "{name: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-]  # fmt: skip
+    "0001-01-01",
+    "9999-12-31",
+    "0001-01-01T00:00:00Z",
+    "\ud800",
+    "a\udfffb",
+    "x\x00y",
+    "n" * 20_000,
+    "1e-400",
+    "1.0e-400",
+    "1e400",
+    "-1e400",
+    "NaN",
+    "",
+    "-1",
+    DEEP_JSON,
+    DEEP_YAML,
+    "{name: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+]
 FIELDS = [
-    "start", "end", "from", "to", "as_of", "month", "team", "project", "provider", "name", "spec", "document",
-    "text", "yaml", "study", "workload", "gpu", "currency", "hours", "utilization", "price", "quantity",
-    "limit", "offset", "table", "allocation", "webhook_url", "model", "task", "server_price", "horizon_months",
-]  # fmt: skip
+    "start",
+    "end",
+    "from",
+    "to",
+    "as_of",
+    "month",
+    "team",
+    "project",
+    "provider",
+    "name",
+    "spec",
+    "document",
+    "text",
+    "yaml",
+    "study",
+    "workload",
+    "gpu",
+    "currency",
+    "hours",
+    "utilization",
+    "price",
+    "quantity",
+    "limit",
+    "offset",
+    "table",
+    "allocation",
+    "webhook_url",
+    "model",
+    "task",
+    "server_price",
+    "horizon_months",
+]
 SKIPPED_PREFIXES = ("admin/", "api/schema/", "api/docs/", "accounts/logout/")
 
 
@@ -68,9 +111,10 @@ def admin_client(client_as):
 @given(
     route=st.sampled_from(ROUTES),
     how=st.sampled_from(["query", "form", "json", "empty"]),
-    data=st.dictionaries(st.sampled_from(FIELDS), st.sampled_from(HOSTILE) | st.text(max_size=30), min_size=1,
-                         max_size=4),
-)  # fmt: skip
+    data=st.dictionaries(
+        st.sampled_from(FIELDS), st.sampled_from(HOSTILE) | st.text(max_size=30), min_size=1, max_size=4
+    ),
+)
 def test_no_route_answers_hostile_input_with_a_5xx(admin_client, route, how, data):
     _assert_no_5xx(admin_client, route, how, data)
 
@@ -78,12 +122,17 @@ def test_no_route_answers_hostile_input_with_a_5xx(admin_client, route, how, dat
 # The finding's probes, each a 500 before (issue 31): a period at either end of the calendar on every
 # finance endpoint, deeply nested YAML in the sizing and workload forms, an empty POST to the TCO forms.
 FINANCE_PERIODS = [
-    ("/api/billing/spend-review/", "from", "to"), ("/api/billing/anomalies/", "from", "to"),
-    ("/api/billing/spend-rows/", "from", "to"), ("/billing/", "start", "end"), ("/billing/review.csv", "start", "end"),
-    ("/billing/review.json", "start", "end"), ("/billing/review.html", "start", "end"),
-    ("/billing/spend-rows/", "start", "end"), ("/reports/spend_review/", "start", "end"),
+    ("/api/billing/spend-review/", "from", "to"),
+    ("/api/billing/anomalies/", "from", "to"),
+    ("/api/billing/spend-rows/", "from", "to"),
+    ("/billing/", "start", "end"),
+    ("/billing/review.csv", "start", "end"),
+    ("/billing/review.json", "start", "end"),
+    ("/billing/review.html", "start", "end"),
+    ("/billing/spend-rows/", "start", "end"),
+    ("/reports/spend_review/", "start", "end"),
     ("/reports/spend_review/download/csv/", "start", "end"),
-]  # fmt: skip
+]
 EDGES = [("0001-01-01", "0001-02-01"), ("9999-12-01", "9999-12-31"), ("0001-01-01", "9999-12-31")]
 
 

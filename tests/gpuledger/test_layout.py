@@ -13,9 +13,13 @@ pytestmark = pytest.mark.django_db
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.I)
 INLINE_STYLE = re.compile(r"<style\b|\sstyle=|\son[a-z]+=", re.I)
 
-STUDY = {"name": "layout", "currency": "USD", "utilization": "0.8",
-         "buy": {"gpu": "h100-sxm5-80gb", "server_price": "300000", "install_cost": "5000"},
-         "rent": {"pricing_model": "on_demand", "price_per_gpu_hour": "2.99"}}  # fmt: skip
+STUDY = {
+    "name": "layout",
+    "currency": "USD",
+    "utilization": "0.8",
+    "buy": {"gpu": "h100-sxm5-80gb", "server_price": "300000", "install_cost": "5000"},
+    "rent": {"pricing_model": "on_demand", "price_per_gpu_hour": "2.99"},
+}
 
 
 def _labels(html: str) -> list[str]:
@@ -31,8 +35,15 @@ def test_each_role_sees_the_links_it_can_use(client_as):
     ]
     engineer = _labels(client_as("engineer").get("/status/").content.decode())
     assert engineer == [
-        "GPU catalog", "Sizing", "Workloads", "Dashboard", "Rent or buy", "Price status", "Benchmarks", "API",
-    ]  # fmt: skip
+        "GPU catalog",
+        "Sizing",
+        "Workloads",
+        "Dashboard",
+        "Rent or buy",
+        "Price status",
+        "Benchmarks",
+        "API",
+    ]
     finance = _labels(client_as("finance").get("/status/").content.decode())
     assert "Spend" in finance and "Sizing" not in finance and "Spend" not in engineer
     admin = _labels(client_as("admin").get("/status/").content.decode())
@@ -74,8 +85,16 @@ def test_pages_carry_a_strict_csp_and_have_no_inline_script_or_style(client_as, 
         "/size/ (sized)": sized,
         "recommendations": client.get(f"/workloads/{ranked.json()['workload_id']}/recommendations/"),
     }
-    for url in ("/", "/size/", "/tco/", f"/tco/{study['id']}/", "/dashboard/", "/status/",
-                f"/offers/{Offer.objects.first().pk}/", "/api/docs/"):  # fmt: skip
+    for url in (
+        "/",
+        "/size/",
+        "/tco/",
+        f"/tco/{study['id']}/",
+        "/dashboard/",
+        "/status/",
+        f"/offers/{Offer.objects.first().pk}/",
+        "/api/docs/",
+    ):
         pages[url] = client.get(url)
     for url, response in pages.items():
         assert response.status_code == 200, url

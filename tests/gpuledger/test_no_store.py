@@ -17,8 +17,12 @@ from tests.gpuledger.test_authorization_matrix import (  # noqa: F401  (world: t
 )
 
 pytestmark = pytest.mark.django_db
-EXPORTS = ["/billing/review.csv", "/billing/review.json", "/billing/review.html",
-           "/api/billing/spend-review/?from=2026-05-01&to=2026-06-01"]  # fmt: skip
+EXPORTS = [
+    "/billing/review.csv",
+    "/billing/review.json",
+    "/billing/review.html",
+    "/api/billing/spend-review/?from=2026-05-01&to=2026-06-01",
+]
 
 
 def _is_spend(name: str, rule) -> bool:

@@ -54,10 +54,18 @@ def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(viewer_cli
     assert viewer_client.get("/admin/pricing/priceobservation/").status_code == 200
     assert viewer_client.get(f"/admin/pricing/priceobservation/{observation.pk}/change/").status_code == 200
     assert viewer_client.post(f"/admin/pricing/priceobservation/{observation.pk}/delete/").status_code == 403
-    response = viewer_client.post("/admin/pricing/storagerate/add/", {
-        "provider": observation.offer.region.provider_id, "storage_class": "object", "price_per_gb_month": "-0.02",
-        "currency": "USD", "source": "typo", "observed_at_0": "2026-11-30", "observed_at_1": "00:00:00",
-    })  # fmt: skip
+    response = viewer_client.post(
+        "/admin/pricing/storagerate/add/",
+        {
+            "provider": observation.offer.region.provider_id,
+            "storage_class": "object",
+            "price_per_gb_month": "-0.02",
+            "currency": "USD",
+            "source": "typo",
+            "observed_at_0": "2026-11-30",
+            "observed_at_1": "00:00:00",
+        },
+    )
     assert response.status_code == 200
     assert "A storage price must be above zero per GB-month." in response.content.decode()
 
@@ -65,10 +73,19 @@ def test_the_admin_shows_prices_read_only_and_rejects_negative_prices(viewer_cli
 def test_the_admin_rejects_an_impossible_gpu_spec(viewer_client, db):
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     viewer_client.force_login(admin)
-    response = viewer_client.post("/admin/pricing/gpumodel/add/", {
-        "slug": "bad", "name": "Bad card", "vendor": "X", "architecture": "Y", "memory_gb": "80000",
-        "memory_bandwidth_gbps": "0", "tdp_w": "300", "mig_instances": "0",
-    })  # fmt: skip
+    response = viewer_client.post(
+        "/admin/pricing/gpumodel/add/",
+        {
+            "slug": "bad",
+            "name": "Bad card",
+            "vendor": "X",
+            "architecture": "Y",
+            "memory_gb": "80000",
+            "memory_bandwidth_gbps": "0",
+            "tdp_w": "300",
+            "mig_instances": "0",
+        },
+    )
     body = response.content.decode()
     assert "check the unit (GB, not MB)" in body
     assert "Memory bandwidth must be above zero GB/s." in body
@@ -85,14 +102,18 @@ def test_the_landing_page_prefers_a_whole_instance_price_to_a_cheaper_gpu_only_o
     # bundled catalog is GCP g2-standard-4 in us-east4: host 0.14631 (skypilot/gcp/vms.hosts.csv) + one L4
     # 0.55821 (vms.gpu.csv) = 0.70452 USD/h, below AWS g6.xlarge at 0.8048, so that is what the page shows.
     gpu_only = PriceObservation.objects.filter(
-        offer__instance_type__gpu__slug="l4", offer__instance_type__host_priced_separately=True,
+        offer__instance_type__gpu__slug="l4",
+        offer__instance_type__host_priced_separately=True,
         pricing_model="on_demand",
-    ).order_by("amount_per_hour")  # fmt: skip
+    ).order_by("amount_per_hour")
     assert gpu_only.exists() and gpu_only.first().amount_per_hour < Decimal("0.70452")
     cheapest = _l4_on_demand(viewer_client)
     assert (cheapest.provider, cheapest.instance_type, cheapest.region, cheapest.price_per_gpu_hour_usd) == (
-        "gcp", "g2-standard-4", "us-east4", Decimal("0.70452"),
-    )  # fmt: skip
+        "gcp",
+        "g2-standard-4",
+        "us-east4",
+        Decimal("0.70452"),
+    )
     assert not cheapest.host_priced_separately
 
 

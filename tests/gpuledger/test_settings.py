@@ -59,8 +59,13 @@ def test_manage_py_runs_on_the_local_settings_with_no_variable_set(tmp_path):
 
 
 def test_it_uses_postgres_and_a_real_broker_from_urls():
-    result = _settings_in_subprocess({"SECRET_KEY": "x", "DATABASE_URL": "postgres://u@127.0.0.1:5432/db",
-                                      "REDIS_URL": "redis://127.0.0.1:6379/0"})  # fmt: skip
+    result = _settings_in_subprocess(
+        {
+            "SECRET_KEY": "x",
+            "DATABASE_URL": "postgres://u@127.0.0.1:5432/db",
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+        }
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "gpuledger.db.postgresql",
@@ -127,9 +132,13 @@ def test_production_settings_pass_the_deploy_checks():
 
     manage = Path(__file__).resolve().parents[2] / "manage.py"
     env = {
-        "PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test", "ALLOWED_HOSTS": "example.com",
-        "DJANGO_SETTINGS_MODULE": "gpuledger.settings.production", "SECRET_KEY": secrets.token_urlsafe(60), "DATABASE_URL": "sqlite:////tmp/gpuledger-deploy-check.sqlite3",
-    }  # fmt: skip
+        "PATH": "/usr/bin:/bin",
+        "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test",
+        "ALLOWED_HOSTS": "example.com",
+        "DJANGO_SETTINGS_MODULE": "gpuledger.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(60),
+        "DATABASE_URL": "sqlite:////tmp/gpuledger-deploy-check.sqlite3",
+    }
     result = subprocess.run(
         [sys.executable, str(manage), "check", "--deploy"],
         env=env,
@@ -159,8 +168,11 @@ def test_a_bare_makemigrations_check_answers_about_migrations():
     env = {"PATH": "/usr/bin:/bin", "GPULEDGER_VAR_DIR": "/tmp/gpuledger-settings-test"}
     check = subprocess.run(
         [sys.executable, str(manage), "makemigrations", "--check", "--dry-run"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert "No changes detected" in check.stdout
 

@@ -33,8 +33,20 @@ def _worker(log: Path, name: str) -> subprocess.Popen:
         "CELERY_TASK_SOFT_TIME_LIMIT": str(TIME_LIMIT_S - 10),
         "CELERY_VISIBILITY_MARGIN_S": str(MARGIN_S),
     }
-    command = [sys.executable, "-m", "celery", "-A", "gpuledger", "worker", "--pool=solo", "-n", f"{name}@%h",
-               "--without-gossip", "--without-mingle", "--loglevel=INFO"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "gpuledger",
+        "worker",
+        "--pool=solo",
+        "-n",
+        f"{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel=INFO",
+    ]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 

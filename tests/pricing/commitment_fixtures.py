@@ -60,7 +60,7 @@ def p5_records(region: str = "us-east-1", observed_at: dt.datetime = OBSERVED) -
                 upfront_fee=Decimal(upfront),
                 commitment_kind=kind,
                 recurring_per_hour=Decimal(recurring),
-            )  # fmt: skip
+            )
         )
     return records
 

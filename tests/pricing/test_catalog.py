@@ -44,8 +44,14 @@ def test_it_maps_provider_names_and_reports_unmapped_ones(bundled_catalog):
     assert ("aws", "Trainium2") in unmapped
     assert ("cudo", "A100") not in unmapped
     # GH200, A800, A40 and the Cudo/Vast V100 rows are mapped (pricing/data/gpu_aliases.csv)
-    for provider, name in [("lambda", "GH200"), ("cudo", "A800"), ("cudo", "A40"), ("vast", "A40"),
-                           ("cudo", "V100"), ("vast", "V100")]:  # fmt: skip
+    for provider, name in [
+        ("lambda", "GH200"),
+        ("cudo", "A800"),
+        ("cudo", "A40"),
+        ("vast", "A40"),
+        ("cudo", "V100"),
+        ("vast", "V100"),
+    ]:
         assert (provider, name) not in unmapped
     assert InstanceType.objects.get(provider__slug="lambda", name="gpu_1x_gh200").gpu.slug == "gh200-96gb"
     assert InstanceType.objects.get(provider__slug="vast", name="8x-Tesla_V100-32-65536").gpu.slug == (

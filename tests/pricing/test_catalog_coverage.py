@@ -15,9 +15,12 @@ pytestmark = pytest.mark.django_db
 
 def _price(instance_type, region, model=PricingModel.ON_DEMAND, zone=""):
     return PriceObservation.objects.get(
-        offer__instance_type__provider__slug="gcp", offer__instance_type__name=instance_type,
-        offer__region__code=region, offer__zone=zone, pricing_model=model,
-    ).amount_per_hour  # fmt: skip
+        offer__instance_type__provider__slug="gcp",
+        offer__instance_type__name=instance_type,
+        offer__region__code=region,
+        offer__zone=zone,
+        pricing_model=model,
+    ).amount_per_hour
 
 
 def test_a_gcp_a2_highgpu_1g_costs_its_host_plus_its_gpu(bundled_catalog):
@@ -159,8 +162,12 @@ def test_serving_llama_70b_is_no_longer_pushed_to_b200_by_placeholder_hosts(bund
     import yaml
     from django.core.management import call_command
 
-    doc = {"name": "s70", "task": "inference", "model": {"preset": "llama-3-70b"},
-           "inference": {"concurrency": 16, "context_len": 4096}}  # fmt: skip
+    doc = {
+        "name": "s70",
+        "task": "inference",
+        "model": {"preset": "llama-3-70b"},
+        "inference": {"concurrency": 16, "context_len": 4096},
+    }
     path = tmp_path / "serve.yaml"
     path.write_text(yaml.safe_dump(doc))
     out = StringIO()

@@ -64,18 +64,32 @@ def test_two_different_bundled_rates_for_one_day_are_an_error(tmp_path):
 
 def _price(instance: InstanceTypeRecord, price="2.50", source="file:a.csv") -> PriceRecord:
     return PriceRecord(
-        instance=instance, region="eu-1", zone="", pricing_model="on_demand", price_per_hour=Decimal(price),
-        currency="USD", observed_at=T0, source=source, location="a.csv:2",
-    )  # fmt: skip
+        instance=instance,
+        region="eu-1",
+        zone="",
+        pricing_model="on_demand",
+        price_per_hour=Decimal(price),
+        currency="USD",
+        observed_at=T0,
+        source=source,
+        location="a.csv:2",
+    )
 
 
 @pytest.mark.django_db
 def test_an_import_naming_an_existing_instance_type_keeps_its_catalog_metadata():
     full = InstanceTypeRecord(
-        provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8), vcpus=Decimal(192),
-        memory_gib=Decimal(2048), gpu_memory_gib=Decimal(80), local_disk_gb=Decimal(30400),
-        network="3200 Gbps EFA", interconnect="NVLink",
-    )  # fmt: skip
+        provider="aws",
+        name="p5.48xlarge",
+        gpu_name="H100",
+        gpu_count=Decimal(8),
+        vcpus=Decimal(192),
+        memory_gib=Decimal(2048),
+        gpu_memory_gib=Decimal(80),
+        local_disk_gb=Decimal(30400),
+        network="3200 Gbps EFA",
+        interconnect="NVLink",
+    )
     ingest_price_records([_price(full)])
     bare = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu_count=Decimal(8))
     ingest_price_records([_price(bare, "2.60", source="file:b.csv")])

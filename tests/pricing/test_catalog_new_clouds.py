@@ -132,31 +132,80 @@ def test_host_figures_are_the_rows_own_and_a_contradiction_is_unknown(bundled_ca
     ("provider", "instance_type", "gpu", "node", "gbps", "fabric", "source"),
     [
         # Nebius GPU clusters: 8-GPU H100/H200 hosts on InfiniBand, 3.2 Tbit/s per host (docs.nebius.com)
-        ("nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "h100-sxm5-80gb", "nvlink", 450.0, "InfiniBand 3200 Gb/s",
-         "https://docs.nebius.com/compute/clusters/gpu"),
-        ("nebius", "gpu-h200-sxm_8gpu-128vcpu-1600gb", "h200-sxm-141gb", "nvlink", 450.0, "InfiniBand 3200 Gb/s",
-         "https://docs.nebius.com/compute/clusters/gpu"),
+        (
+            "nebius",
+            "gpu-h100-sxm_8gpu-128vcpu-1600gb",
+            "h100-sxm5-80gb",
+            "nvlink",
+            450.0,
+            "InfiniBand 3200 Gb/s",
+            "https://docs.nebius.com/compute/clusters/gpu",
+        ),
+        (
+            "nebius",
+            "gpu-h200-sxm_8gpu-128vcpu-1600gb",
+            "h200-sxm-141gb",
+            "nvlink",
+            450.0,
+            "InfiniBand 3200 Gb/s",
+            "https://docs.nebius.com/compute/clusters/gpu",
+        ),
         # B200: Nebius's own MLPerf Inference v6.0 system description states 8x ConnectX-7 IB NDR 400 Gb/s per
         # host (3.2 Tbit/s InfiniBand), so 8-GPU B200 hosts join multi-node plans too (issue 26)
-        ("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb", "b200", "nvlink", 900.0, "InfiniBand 3200 Gb/s",
-         "https://raw.githubusercontent.com/mlcommons/inference_results_v6.0/main/closed/Nebius/systems/nebius_b200_n1.json"),
-        ("nebius", "gpu-l40s-d_2gpu-64vcpu-384gb", "l40s", "pcie", 32.0, "", "https://www.nvidia.com/en-us/data-center/l40s/"),
-        ("hyperstack", "n3-H100-SXM5x8", "h100-sxm5-80gb", "nvlink", 450.0, "", "https://www.hyperstack.cloud/h100-sxm"),
+        (
+            "nebius",
+            "gpu-b200-sxm_8gpu-160vcpu-1792gb",
+            "b200",
+            "nvlink",
+            900.0,
+            "InfiniBand 3200 Gb/s",
+            "https://raw.githubusercontent.com/mlcommons/inference_results_v6.0/main/closed/Nebius/systems/nebius_b200_n1.json",
+        ),
+        (
+            "nebius",
+            "gpu-l40s-d_2gpu-64vcpu-384gb",
+            "l40s",
+            "pcie",
+            32.0,
+            "",
+            "https://www.nvidia.com/en-us/data-center/l40s/",
+        ),
+        (
+            "hyperstack",
+            "n3-H100-SXM5x8",
+            "h100-sxm5-80gb",
+            "nvlink",
+            450.0,
+            "",
+            "https://www.hyperstack.cloud/h100-sxm",
+        ),
         # NVLink bridges pair cards: an 8-GPU collective still crosses PCIe 5.0 x16 (64 GB/s)
-        ("hyperstack", "n3-H100x8-NVLink", "h100-pcie-80gb", "pcie", 64.0, "", "https://www.nvidia.com/en-us/data-center/a100/"),
+        (
+            "hyperstack",
+            "n3-H100x8-NVLink",
+            "h100-pcie-80gb",
+            "pcie",
+            64.0,
+            "",
+            "https://www.nvidia.com/en-us/data-center/a100/",
+        ),
         ("hyperstack", "n3-L40x8", "l40", "pcie", 32.0, "", "https://www.hyperstack.cloud/gpu-pricing"),
         ("verda", "8B200.240V", "b200", "nvlink", 900.0, "", "https://www.nvidia.com/en-us/data-center/hgx/"),
         ("verda", "2H200.141S.88V", "h200-sxm-141gb", "nvlink", 450.0, "", "https://verda.com/products"),
         ("verda", "4A100.88V", "a100-sxm4-80gb", "nvlink", 300.0, "", "https://verda.com/products"),
         ("verda", "2RTX6000ADA.20V", "rtx-6000-ada", "pcie", 32.0, "", "https://verda.com/products"),
     ],
-)  # fmt: skip
+)
 def test_each_new_family_has_its_node_link_and_fabric_with_a_source(
     provider, instance_type, gpu, node, gbps, fabric, source
 ):
     link = resolve(provider, instance_type, gpu_by_slug(gpu))
     assert (link.node_link, link.node_gbps_per_direction, link.fabric_name, link.source_url) == (
-        node, gbps, fabric, source)  # fmt: skip
+        node,
+        gbps,
+        fabric,
+        source,
+    )
     # only the Nebius 8-GPU H100/H200/B200 hosts can join a multi-node plan: every other has no fabric
     assert link.has_fabric == (fabric != "")
 

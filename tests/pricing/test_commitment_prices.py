@@ -25,10 +25,14 @@ pytestmark = pytest.mark.django_db
 def _stored_rows():
     return set(
         PriceObservation.objects.filter(pricing_model__startswith="reserved").values_list(
-            "pricing_model", "payment_option", "commitment_kind", "amount_per_hour", "upfront_amount",
+            "pricing_model",
+            "payment_option",
+            "commitment_kind",
+            "amount_per_hour",
+            "upfront_amount",
             "recurring_per_hour",
         )
-    )  # fmt: skip
+    )
 
 
 def _it_stores_commitments_idempotently():
@@ -76,11 +80,24 @@ def test_a_record_without_its_hourly_part_gets_effective_minus_the_spread_fee():
     the fee only: recurring = effective - fee / term hours. 3 years all upfront: 19.025875 - 500000/26280
     = 19.025875 - 19.025875 = 0."""
     record = PriceRecord(
-        P5, "eastus", "", "reserved_3y", Decimal("19.025875"), "USD", OBSERVED, "azure:retail-prices",
-        payment_option="all_upfront", upfront_fee=Decimal(500000),
-    )  # fmt: skip
-    partial = dataclasses.replace(record, pricing_model="reserved_1y", price_per_hour=Decimal("29.698630"),
-                                  payment_option="partial_upfront", upfront_fee=Decimal(120000))  # fmt: skip
+        P5,
+        "eastus",
+        "",
+        "reserved_3y",
+        Decimal("19.025875"),
+        "USD",
+        OBSERVED,
+        "azure:retail-prices",
+        payment_option="all_upfront",
+        upfront_fee=Decimal(500000),
+    )
+    partial = dataclasses.replace(
+        record,
+        pricing_model="reserved_1y",
+        price_per_hour=Decimal("29.698630"),
+        payment_option="partial_upfront",
+        upfront_fee=Decimal(120000),
+    )
     ingest_price_records([record, partial])
     stored = dict(PriceObservation.objects.values_list("pricing_model", "recurring_per_hour"))
     # 29.698630 - 120000 / 8760 = 29.698630 - 13.698630 = 16.000000
@@ -177,8 +194,18 @@ def test_the_derived_hourly_part_gives_back_the_effective_price(hourly, upfront,
     effective = (hourly + upfront / hours).quantize(Decimal("0.000001"))
     if effective <= 0:
         return
-    record = PriceRecord(P5, "us-east-1", "", model, effective, "USD", OBSERVED, "test", payment_option="all_upfront",
-                         upfront_fee=upfront)  # fmt: skip
+    record = PriceRecord(
+        P5,
+        "us-east-1",
+        "",
+        model,
+        effective,
+        "USD",
+        OBSERVED,
+        "test",
+        payment_option="all_upfront",
+        upfront_fee=upfront,
+    )
     stored_upfront, recurring = _commitment_parts(record)
     assert stored_upfront == upfront
     assert abs(recurring + upfront / hours - effective) <= Decimal("0.000001")

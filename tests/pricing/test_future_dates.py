@@ -20,9 +20,16 @@ P5 = InstanceTypeRecord(provider="aws", name="p5.48xlarge", gpu_name="H100", gpu
 
 def on_demand(price: str, at: dt.datetime, line: int = 2) -> PriceRecord:
     return PriceRecord(
-        instance=P5, region="us-east-1", zone="", pricing_model="on_demand", price_per_hour=Decimal(price),
-        currency="USD", observed_at=at, source="file:prices.csv", location=f"prices.csv:{line}",
-    )  # fmt: skip
+        instance=P5,
+        region="us-east-1",
+        zone="",
+        pricing_model="on_demand",
+        price_per_hour=Decimal(price),
+        currency="USD",
+        observed_at=at,
+        source="file:prices.csv",
+        location=f"prices.csv:{line}",
+    )
 
 
 def test_a_price_dated_9999_is_refused_naming_observed_at_and_nothing_is_stored():

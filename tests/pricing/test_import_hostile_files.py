@@ -115,14 +115,29 @@ def test_an_unreadable_ranges_list_is_an_error_naming_the_field(tmp_path):
 @pytest.mark.parametrize(
     ("document", "field"),
     [
-        ({"ranges": [{"index": 7, "label": "x"}], "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 7, "s": 5}}}}},
-         "spot_advisor.us-east-1.Linux.p5.r"),
-        ({"ranges": [{"index": 0, "label": "x" * 100}], "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 0, "s": 5}}}}},
-         "ranges"),
-        ({"ranges": [{"index": 0, "label": "x"}], "spot_advisor": {"r" * 500: {"Linux": {"p5": {"r": 0, "s": 5}}}}},
-         f"spot_advisor.{'r' * 60}.Linux.p5"),
+        (
+            {
+                "ranges": [{"index": 7, "label": "x"}],
+                "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 7, "s": 5}}}},
+            },
+            "spot_advisor.us-east-1.Linux.p5.r",
+        ),
+        (
+            {
+                "ranges": [{"index": 0, "label": "x" * 100}],
+                "spot_advisor": {"us-east-1": {"Linux": {"p5": {"r": 0, "s": 5}}}},
+            },
+            "ranges",
+        ),
+        (
+            {
+                "ranges": [{"index": 0, "label": "x"}],
+                "spot_advisor": {"r" * 500: {"Linux": {"p5": {"r": 0, "s": 5}}}},
+            },
+            f"spot_advisor.{'r' * 60}.Linux.p5",
+        ),
     ],
-)  # fmt: skip
+)
 def test_hostile_advisor_rows_are_refused_naming_the_field(tmp_path, document, field):
     path = advisor(tmp_path, json.dumps(document))
     out = StringIO()

@@ -24,9 +24,16 @@ H200 = InstanceTypeRecord(provider="aws", name="p5e.48xlarge", gpu_name="H200", 
 
 def on_demand(price: str, *, instance=P5, source="file:prices.csv", at=T0, location="prices.csv:2", **kw):
     fields = dict(
-        instance=instance, region="us-east-1", zone="", pricing_model="on_demand",
-        price_per_hour=Decimal(price), currency="USD", observed_at=at, source=source, location=location,
-    )  # fmt: skip
+        instance=instance,
+        region="us-east-1",
+        zone="",
+        pricing_model="on_demand",
+        price_per_hour=Decimal(price),
+        currency="USD",
+        observed_at=at,
+        source=source,
+        location=location,
+    )
     return PriceRecord(**(fields | kw))
 
 

@@ -30,10 +30,19 @@ def test_stored_aws_reservations_become_standard_and_the_price_version_moves():
     offer = old.get_model("pricing", "Offer").objects.create(instance_type=itype, region=region)
     at = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     prices = old.get_model("pricing", "PriceObservation").objects
-    for model, source in (("reserved_1y", "aws:pricing.get_products"), ("on_demand", "aws:pricing.get_products"),
-                          ("reserved_3y", "file:rates.csv")):  # fmt: skip
-        prices.create(offer=offer, pricing_model=model, amount_per_hour=Decimal(30), currency="USD",
-                      observed_at=at, source=source)  # fmt: skip
+    for model, source in (
+        ("reserved_1y", "aws:pricing.get_products"),
+        ("on_demand", "aws:pricing.get_products"),
+        ("reserved_3y", "file:rates.csv"),
+    ):
+        prices.create(
+            offer=offer,
+            pricing_model=model,
+            amount_per_hour=Decimal(30),
+            currency="USD",
+            observed_at=at,
+            source=source,
+        )
     # the row 0007 creates is gone after an earlier transactional test's flush: put one back
     versions = old.get_model("pricing", "PriceVersion").objects
     token = (versions.first() or versions.create(pk=1, number=0, token="before-0009")).token

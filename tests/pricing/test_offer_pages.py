@@ -109,7 +109,7 @@ def expensive_offers(count: int) -> int:
             currency="USD",
             observed_at=now,
             source="file:load-test.csv",
-        )  # fmt: skip
+        )
         for n, offer in enumerate(offers)
         for model in ("on_demand", "spot")
     )
@@ -166,6 +166,8 @@ def test_the_catalog_page_is_paged_and_searched_in_sql(viewer_client, bundled_ca
     assert "33 accelerators" in html and "Page 4 of 4" in html and 'rel="prev"' in html
     found = viewer_client.get("/", {"q": "H100"})
     assert sorted(row["gpu"].slug for row in found.context["rows"]) == [
-        "h100-nvl-94gb", "h100-pcie-80gb", "h100-sxm5-80gb",
-    ]  # fmt: skip
+        "h100-nvl-94gb",
+        "h100-pcie-80gb",
+        "h100-sxm5-80gb",
+    ]
     assert "Page 1" not in found.content.decode()  # one page: no pager

@@ -27,9 +27,16 @@ CONTEXT = CheckContext(currencies=frozenset({"USD", "CNY"}))
 def record(price, *, gpus=1, region="eastus", currency="USD", provider="azure", model="on_demand", name="NC"):
     instance = InstanceTypeRecord(provider=provider, name=name, gpu_name="A100", gpu_count=Decimal(gpus))
     return PriceRecord(
-        instance=instance, region=region, zone="", pricing_model=model, price_per_hour=Decimal(str(price)),
-        currency=currency, observed_at=NOW, source="test", location=f"row {price} {region}",
-    )  # fmt: skip
+        instance=instance,
+        region=region,
+        zone="",
+        pricing_model=model,
+        price_per_hour=Decimal(str(price)),
+        currency=currency,
+        observed_at=NOW,
+        source="test",
+        location=f"row {price} {region}",
+    )
 
 
 def screen(records, context=CONTEXT):

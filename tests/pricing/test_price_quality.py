@@ -50,9 +50,15 @@ G5 = InstanceTypeRecord(provider="aws", name="g5.xlarge", gpu_name="A10G", gpu_c
 
 def _record(price, at, zone, source, model="spot"):
     return PriceRecord(
-        instance=G5, region="us-east-1", zone=zone, pricing_model=model, price_per_hour=Decimal(price),
-        currency="USD", observed_at=at, source=source,
-    )  # fmt: skip
+        instance=G5,
+        region="us-east-1",
+        zone=zone,
+        pricing_model=model,
+        price_per_hour=Decimal(price),
+        currency="USD",
+        observed_at=at,
+        source=source,
+    )
 
 
 @pytest.mark.django_db
@@ -68,10 +74,12 @@ def test_the_offer_page_and_the_catalog_use_one_freshness_rule():
     catalog = dict(zip(frame["zone"], frame["stale"], strict=True))
     assert catalog == {"use1-az1": False, "use1-az2": True}
     assert dict(zip(frame["zone"], frame["price_quality"], strict=True)) == {
-        "use1-az1": SNAPSHOT, "use1-az2": OBSERVED,
-    }  # fmt: skip
+        "use1-az1": SNAPSHOT,
+        "use1-az2": OBSERVED,
+    }
     page = offer_spot_history(Offer.objects.get(zone="use1-az1"), now=now)
     assert {zone["zone"]: zone["stale"] for zone in page["zones"]} == catalog
     assert {zone["zone"]: zone["price_quality"] for zone in page["zones"]} == {
-        "use1-az1": SNAPSHOT, "use1-az2": OBSERVED,
-    }  # fmt: skip
+        "use1-az1": SNAPSHOT,
+        "use1-az2": OBSERVED,
+    }

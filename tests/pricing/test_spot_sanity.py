@@ -28,11 +28,13 @@ def test_the_atlanta_local_zone_p6_b200_quote_is_an_outlier_ranked_at_its_siblin
     # skypilot aws/vms.gpu.csv, p6-b200.48xlarge us-east-1: on-demand 113.9328; spot 13.0338 in the Atlanta
     # Local Zone use1-atl2-az1 (1 - 13.0338/113.9328 = 88.56% off) and 21.0148 in use1-az6. 13.0338 is under
     # 2/3 x 21.0148 = 14.0099 and over 80% off on-demand: an outlier, ranked at its sibling's 21.0148.
-    frame = pd.DataFrame([
-        _on_demand("p6-b200.48xlarge", 113.9328, gpu="b200", count=8),
-        _spot("p6-b200.48xlarge", "use1-atl2-az1", 13.0338, gpu="b200", count=8),
-        _spot("p6-b200.48xlarge", "use1-az6", 21.0148, gpu="b200", count=8),
-    ])  # fmt: skip
+    frame = pd.DataFrame(
+        [
+            _on_demand("p6-b200.48xlarge", 113.9328, gpu="b200", count=8),
+            _spot("p6-b200.48xlarge", "use1-atl2-az1", 13.0338, gpu="b200", count=8),
+            _spot("p6-b200.48xlarge", "use1-az6", 21.0148, gpu="b200", count=8),
+        ]
+    )
     sanity = spot_sanity(frame)
     atlanta, az6 = sanity.iloc[1], sanity.iloc[2]
     assert bool(atlanta["spot_outlier"]) and atlanta["spot_outlier_kind"] == "below_siblings"
@@ -45,15 +47,17 @@ def test_the_atlanta_local_zone_p6_b200_quote_is_an_outlier_ranked_at_its_siblin
 
 def test_a_quote_at_exactly_ten_percent_of_on_demand_is_a_placeholder():
     # g4dn.xlarge-like: on-demand 0.526, one zone at 0.0526 (= 10.00%), siblings 0.20 and 0.25
-    frame = pd.DataFrame([
-        _on_demand("g4dn.xlarge", 0.526, gpu="t4"),
-        _spot("g4dn.xlarge", "use1-az1", 0.0526, gpu="t4"),
-        _spot("g4dn.xlarge", "use1-az2", 0.20, gpu="t4"),
-        _spot("g4dn.xlarge", "use1-az3", 0.25, gpu="t4"),
-        # alone in its region, with nothing to check it against: ranked at on-demand (no saving assumed)
-        _on_demand("g4dn.xlarge", 0.60, region="eu-west-1", gpu="t4"),
-        _spot("g4dn.xlarge", "euw1-az1", 0.06, region="eu-west-1", gpu="t4"),
-    ])  # fmt: skip
+    frame = pd.DataFrame(
+        [
+            _on_demand("g4dn.xlarge", 0.526, gpu="t4"),
+            _spot("g4dn.xlarge", "use1-az1", 0.0526, gpu="t4"),
+            _spot("g4dn.xlarge", "use1-az2", 0.20, gpu="t4"),
+            _spot("g4dn.xlarge", "use1-az3", 0.25, gpu="t4"),
+            # alone in its region, with nothing to check it against: ranked at on-demand (no saving assumed)
+            _on_demand("g4dn.xlarge", 0.60, region="eu-west-1", gpu="t4"),
+            _spot("g4dn.xlarge", "euw1-az1", 0.06, region="eu-west-1", gpu="t4"),
+        ]
+    )
     sanity = spot_sanity(frame)
     placeholder = sanity.iloc[1]
     assert placeholder["spot_outlier_kind"] == "placeholder"
@@ -70,8 +74,13 @@ def test_spot_at_or_above_on_demand_saves_nothing_and_is_never_suitable():
     assert bool(spot_sanity(frame).iloc[1]["spot_no_saving"])
     options = RankingOptions(top=None, pricing_models=("spot",))
     assert rank_workload(QLORA_8B, frame, GPUS, options, now=NOW).results == []
-    shown = rank_workload(QLORA_8B, frame, GPUS, RankingOptions(
-        top=None, pricing_models=("spot",), include_infeasible=True), now=NOW).results  # fmt: skip
+    shown = rank_workload(
+        QLORA_8B,
+        frame,
+        GPUS,
+        RankingOptions(top=None, pricing_models=("spot",), include_infeasible=True),
+        now=NOW,
+    ).results
     assert shown and not any(row["fits"] for row in shown)
     assert all(row["spot"]["verdict"] == "unsuitable" for row in shown)
     assert any("saves nothing" in reason for reason in shown[0]["reasons"])
@@ -79,12 +88,14 @@ def test_spot_at_or_above_on_demand_saves_nothing_and_is_never_suitable():
 
 
 def test_a_ranked_outlier_row_says_so_and_can_be_ranked_at_its_quote_on_request():
-    frame = pd.DataFrame([
-        _on_demand("g6.2xlarge", 0.9776, vcpus=8, ram=32),
-        _spot("g6.2xlarge", "use1-az1", 0.09776),  # exactly 10% of on-demand
-        _spot("g6.2xlarge", "use1-az2", 0.40),
-        _spot("g6.2xlarge", "use1-az3", 0.44),
-    ])  # fmt: skip
+    frame = pd.DataFrame(
+        [
+            _on_demand("g6.2xlarge", 0.9776, vcpus=8, ram=32),
+            _spot("g6.2xlarge", "use1-az1", 0.09776),  # exactly 10% of on-demand
+            _spot("g6.2xlarge", "use1-az2", 0.40),
+            _spot("g6.2xlarge", "use1-az3", 0.44),
+        ]
+    )
     options = RankingOptions(top=None, pricing_models=("spot",), instance_counts=(1,))
     rows = rank_workload(QLORA_8B, frame, GPUS, options, now=NOW).results
     flagged = next(row for row in rows if row["zone"] == "use1-az1")
@@ -100,18 +111,25 @@ def test_a_ranked_outlier_row_says_so_and_can_be_ranked_at_its_quote_on_request(
         for w in flagged["warnings"]
     )
     assert all(row["spot"]["outlier"] is False for row in rows if row["zone"] != "use1-az1")
-    raw = rank_workload(QLORA_8B, frame, GPUS, RankingOptions(
-        top=None, pricing_models=("spot",), instance_counts=(1,), rank_outliers_at_quote=True), now=NOW).results  # fmt: skip
+    raw = rank_workload(
+        QLORA_8B,
+        frame,
+        GPUS,
+        RankingOptions(top=None, pricing_models=("spot",), instance_counts=(1,), rank_outliers_at_quote=True),
+        now=NOW,
+    ).results
     assert raw[0]["zone"] == "use1-az1"  # at its quote it is the cheapest
     assert any(w.endswith("ranked at the quote, as asked") for w in raw[0]["warnings"])
 
 
 def test_a_local_zone_row_says_it_needs_opt_in():
-    frame = pd.DataFrame([
-        _on_demand("g6.2xlarge", 0.9776, region="us-west-2", vcpus=8, ram=32),
-        _spot("g6.2xlarge", "usw2-lax1-az1", 0.35, region="us-west-2"),
-        _spot("g6.2xlarge", "usw2-az1", 0.36, region="us-west-2"),
-    ])  # fmt: skip
+    frame = pd.DataFrame(
+        [
+            _on_demand("g6.2xlarge", 0.9776, region="us-west-2", vcpus=8, ram=32),
+            _spot("g6.2xlarge", "usw2-lax1-az1", 0.35, region="us-west-2"),
+            _spot("g6.2xlarge", "usw2-az1", 0.36, region="us-west-2"),
+        ]
+    )
     rows = rank_workload(
         QLORA_8B, frame, GPUS, RankingOptions(top=None, pricing_models=("spot",)), now=NOW
     ).results

@@ -19,9 +19,15 @@ CHANGELIST = "/admin/pricing/priceobservation/"
 
 def on_demand(price: str, day: int) -> PriceRecord:
     return PriceRecord(
-        instance=G5, region="us-east-1", zone="", pricing_model="on_demand", price_per_hour=Decimal(price),
-        currency="USD", observed_at=dt.datetime(2026, 11, day, tzinfo=dt.UTC), source="test",
-    )  # fmt: skip
+        instance=G5,
+        region="us-east-1",
+        zone="",
+        pricing_model="on_demand",
+        price_per_hour=Decimal(price),
+        currency="USD",
+        observed_at=dt.datetime(2026, 11, day, tzinfo=dt.UTC),
+        source="test",
+    )
 
 
 @pytest.fixture

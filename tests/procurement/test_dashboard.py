@@ -21,10 +21,14 @@ WORKLOAD = {
 def _raise_price(observation_id: int, factor: int = 4) -> None:
     current = PriceObservation.objects.get(pk=observation_id)
     PriceObservation.objects.create(
-        offer=current.offer, pricing_model=current.pricing_model, payment_option=current.payment_option,
-        amount_per_hour=current.amount_per_hour * factor, currency=current.currency,
-        observed_at=current.observed_at + dt.timedelta(days=1), source="test: price rise",
-    )  # fmt: skip
+        offer=current.offer,
+        pricing_model=current.pricing_model,
+        payment_option=current.payment_option,
+        amount_per_hour=current.amount_per_hour * factor,
+        currency=current.currency,
+        observed_at=current.observed_at + dt.timedelta(days=1),
+        source="test: price rise",
+    )
 
 
 def test_it_shows_a_change_event_the_new_cheapest_option_and_a_study(
@@ -77,8 +81,14 @@ def test_it_lists_a_workload_by_its_newest_ranking_and_says_when_nothing_fits(db
 
 
 def test_it_describes_each_kind_of_change_in_words():
-    option = {"instances": 2, "provider": "aws", "instance_type": "p5.48xlarge", "region": "us-east-1",
-              "pricing_model": "on_demand", "total_cost": "1234.56"}  # fmt: skip
+    option = {
+        "instances": 2,
+        "provider": "aws",
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "pricing_model": "on_demand",
+        "total_cost": "1234.56",
+    }
     text = selectors.change_side_text
     assert text(ChangeKind.CHEAPEST_OPTION, option) == "2 x aws p5.48xlarge us-east-1 on_demand: 1234.56"
     assert text(ChangeKind.CHEAPEST_OPTION, {}) == "no feasible option"

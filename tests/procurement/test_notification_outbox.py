@@ -97,9 +97,15 @@ def test_the_broker_redelivers_an_unacked_task_soon_after_its_time_limit():
     ours = {name: task for name, task in app.tasks.items() if not name.startswith("celery.")}
     for name, task in ours.items():
         assert (task.time_limit or settings.CELERY_TASK_TIME_LIMIT) < visibility, name
-    late = {"pricing.load_bundled_catalog", "procurement.recompute_all", "procurement.notify_change_events",
-            "procurement.notify_change_event", "procurement.recompute_recommendations",
-            "procurement.recompute_tco_studies", "pricing.refresh_source_region"}  # fmt: skip
+    late = {
+        "pricing.load_bundled_catalog",
+        "procurement.recompute_all",
+        "procurement.notify_change_events",
+        "procurement.notify_change_event",
+        "procurement.recompute_recommendations",
+        "procurement.recompute_tco_studies",
+        "pricing.refresh_source_region",
+    }
     assert {name for name in late if not ours[name].acks_late} == set()
     assert settings.CELERY_TASK_REJECT_ON_WORKER_LOST is True
 

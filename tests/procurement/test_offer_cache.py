@@ -47,9 +47,15 @@ A10G_ONLY = {"gpus": ["a10g"], "providers": ["aws"], "instance_counts": [1], "to
 
 def g5_price(price: str, day: int, currency: str = "USD") -> PriceRecord:
     return PriceRecord(
-        instance=G5, region="us-east-1", zone="", pricing_model="on_demand", price_per_hour=Decimal(price),
-        currency=currency, observed_at=dt.datetime(2026, 11, day, tzinfo=dt.UTC), source="test",
-    )  # fmt: skip
+        instance=G5,
+        region="us-east-1",
+        zone="",
+        pricing_model="on_demand",
+        price_per_hour=Decimal(price),
+        currency=currency,
+        observed_at=dt.datetime(2026, 11, day, tzinfo=dt.UTC),
+        source="test",
+    )
 
 
 def cheapest(options=A10G_ONLY) -> dict:
@@ -60,8 +66,17 @@ def cheapest(options=A10G_ONLY) -> dict:
 # --- The fast table is offer_frame() on what the ranking reads ------------------------------------------
 
 
-FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour", "price_per_hour_usd",
-                 "price_per_hour_usd_float", "on_demand_usd", "sibling_median_usd", "robust_price_usd")  # fmt: skip
+FLOAT_COLUMNS = (
+    "gpu_count",
+    "vcpus",
+    "memory_gib",
+    "price_per_hour",
+    "price_per_hour_usd",
+    "price_per_hour_usd_float",
+    "on_demand_usd",
+    "sibling_median_usd",
+    "robust_price_usd",
+)
 
 
 def test_it_reads_the_same_table_as_offer_frame_without_decimals(bundled_catalog):
@@ -74,8 +89,19 @@ def test_it_reads_the_same_table_as_offer_frame_without_decimals(bundled_catalog
     for name in FLOAT_COLUMNS:  # float(Decimal) of the exact value, as the *_float copies always were
         expected = np.array([np.nan if v is None else float(v) for v in old[name]], dtype=float)
         np.testing.assert_array_equal(new[name].to_numpy(dtype=float), expected, err_msg=name)
-    for name in ("provider", "region", "zone", "instance_type", "gpu", "pricing_model", "payment_option",
-                 "source", "refresh_source", "price_quality", "spot_outlier_kind"):  # fmt: skip
+    for name in (
+        "provider",
+        "region",
+        "zone",
+        "instance_type",
+        "gpu",
+        "pricing_model",
+        "payment_option",
+        "source",
+        "refresh_source",
+        "price_quality",
+        "spot_outlier_kind",
+    ):
         assert new[name].tolist() == old[name].tolist(), name
     for name in ("observation_id", "offer_id", "host_priced_separately", "spot_outlier", "observed_at"):
         assert new[name].equals(old[name]), name
@@ -141,10 +167,12 @@ def test_it_changes_the_version_on_each_kind_of_write_and_not_on_a_rerun():
     assert price_version_key() in seen
     writes = [
         lambda: ingest_price_records([g5_price("1.2", 3)]),
-        lambda: FxRate.objects.create(currency="EUR", rate=Decimal("1.1"), as_of=dt.date(2026, 11, 1), source="t"),
+        lambda: FxRate.objects.create(
+            currency="EUR", rate=Decimal("1.1"), as_of=dt.date(2026, 11, 1), source="t"
+        ),
         lambda: Offer.objects.get().save(),
         lambda: GpuModel.objects.get(slug="a10g").save(),  # an admin correction of a datasheet
-    ]  # fmt: skip
+    ]
     for write in writes:
         write()
         key = price_version_key()

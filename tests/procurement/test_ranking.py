@@ -17,16 +17,35 @@ NOW = pd.Timestamp("2026-11-30T00:00:00Z")
 
 
 def _offer(
-    provider, instance_type, gpu, count, model, price, region="us-east-1", vcpus=96, ram=1152, band=None,
+    provider,
+    instance_type,
+    gpu,
+    count,
+    model,
+    price,
+    region="us-east-1",
+    vcpus=96,
+    ram=1152,
+    band=None,
     gpu_only=False,
-):  # fmt: skip
+):
     return {
         "observation_id": abs(hash((provider, instance_type, model, region))) % 10**6,
-        "provider": provider, "region": region, "zone": "", "instance_type": instance_type, "gpu": gpu,
-        "gpu_count": count, "vcpus": vcpus, "memory_gib": ram, "pricing_model": model, "payment_option": "",
-        "price_per_hour_usd": price, "observed_at": OBSERVED, "interruption_band": band,
+        "provider": provider,
+        "region": region,
+        "zone": "",
+        "instance_type": instance_type,
+        "gpu": gpu,
+        "gpu_count": count,
+        "vcpus": vcpus,
+        "memory_gib": ram,
+        "pricing_model": model,
+        "payment_option": "",
+        "price_per_hour_usd": price,
+        "observed_at": OBSERVED,
+        "interruption_band": band,
         "host_priced_separately": gpu_only,
-    }  # fmt: skip
+    }
 
 
 OFFERS = pd.DataFrame(
@@ -74,8 +93,22 @@ def test_it_ranks_feasible_rows_by_total_cost():
     costs = [float(row["total_cost"]) for row in rows]
     assert costs == sorted(costs)
     assert rows and all(row["fits"] for row in rows)
-    assert {"provider", "instance_type", "region", "gpu", "gpus", "instances", "pricing_model", "hours",
-            "total_cost", "currency", "price_observed_at", "basis", "fits", "reasons"} <= set(rows[0])  # fmt: skip
+    assert {
+        "provider",
+        "instance_type",
+        "region",
+        "gpu",
+        "gpus",
+        "instances",
+        "pricing_model",
+        "hours",
+        "total_cost",
+        "currency",
+        "price_observed_at",
+        "basis",
+        "fits",
+        "reasons",
+    } <= set(rows[0])
 
 
 def test_it_says_why_a_card_cannot_hold_the_job():

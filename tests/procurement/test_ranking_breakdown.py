@@ -25,21 +25,34 @@ def test_it_breaks_one_row_down_to_hand_computed_parts():
     # total = 14.7006849... -> 14.70 = 3.50 + 0.35 + 10.15 + 0.70.
     # per GPU-hour = 14.70 / (1 GPU x 10 h) = 1.47; per 1M training tokens = 14.70 / 36 = 0.4083333...
     (row,) = _rows(
-        providers=("vast",), instance_counts=(1,), setup_hours=1.0, rerun_fraction=0.2,
-        storage_tail_months=1.0, storage_gb=100.0, storage_rate_per_gb_month={"vast": 0.10},
+        providers=("vast",),
+        instance_counts=(1,),
+        setup_hours=1.0,
+        rerun_fraction=0.2,
+        storage_tail_months=1.0,
+        storage_gb=100.0,
+        storage_rate_per_gb_month={"vast": 0.10},
         measured_tokens_per_second={("rtx-4090", 1): 1000.0},
-    )  # fmt: skip
+    )
     assert row["hours"] == 10.0 and row["total_cost"] == "14.70"
     assert row["cost_breakdown"] == {
-        "compute": "3.50", "setup": "0.35", "storage": "10.15", "reruns": "0.70", "total": "14.70"
-    }  # fmt: skip
+        "compute": "3.50",
+        "setup": "0.35",
+        "storage": "10.15",
+        "reruns": "0.70",
+        "total": "14.70",
+    }
     assert row["unit_costs"] == {"per_gpu_hour": "1.470000", "per_million_training_tokens": "0.408333"}
 
 
 def test_it_makes_every_breakdown_add_up_to_the_total_in_any_currency():
     for currency, rate in (("USD", Decimal(1)), ("JPY", Decimal("151.37")), ("EUR", Decimal("0.9213"))):
-        rows = _rows(currency=currency, fx_rate_from_usd=rate, storage_gb=37.3,
-                     storage_rate_per_gb_month={"aws": 0.08, "lambda": 0.2})  # fmt: skip
+        rows = _rows(
+            currency=currency,
+            fx_rate_from_usd=rate,
+            storage_gb=37.3,
+            storage_rate_per_gb_month={"aws": 0.08, "lambda": 0.2},
+        )
         assert rows
         for row in rows:
             parts = row["cost_breakdown"]

@@ -16,21 +16,40 @@ from procurement.sizing.validation import RANKING_CASES_SECTION
 
 PROVIDERS = ("aws", "lambda")
 TINY_1B = {  # a 1.2B Llama-shaped model: 22 layers of 2048, GQA 32/4, SwiGLU 5632 (TinyLlama's shape, wider)
-    "name": "llama-1.2b", "num_layers": 24, "hidden_size": 2048, "num_attention_heads": 32,
-    "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000,
-}  # fmt: skip
+    "name": "llama-1.2b",
+    "num_layers": 24,
+    "hidden_size": 2048,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 4,
+    "intermediate_size": 5632,
+    "vocab_size": 32000,
+}
 CASES = {
     "qlora_8b": {"task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 2e8},
-    "lora_70b": {"task": "lora", "model": {"preset": "llama-3-70b"}, "training_tokens": 1e8,
-                 "lora": {"rank": 16, "targets": "all-linear"}},
-    "full_ft_mistral_7b_8_gpus": {"task": "full_finetune", "model": {"preset": "mistral-7b"},
-                                  "training_tokens": 1e9, "parallelism": {"gpus": 8, "zero_stage": 3}},
+    "lora_70b": {
+        "task": "lora",
+        "model": {"preset": "llama-3-70b"},
+        "training_tokens": 1e8,
+        "lora": {"rank": 16, "targets": "all-linear"},
+    },
+    "full_ft_mistral_7b_8_gpus": {
+        "task": "full_finetune",
+        "model": {"preset": "mistral-7b"},
+        "training_tokens": 1e9,
+        "parallelism": {"gpus": 8, "zero_stage": 3},
+    },
     "pretrain_1b": {"task": "pretrain", "model": TINY_1B, "training_tokens": 1e10},
-    "serve_8b_32x8k": {"task": "inference", "model": {"preset": "llama-3.1-8b"},
-                       "inference": {"concurrency": 32, "context_len": 8192}},
-    "serve_70b_16x4k": {"task": "inference", "model": {"preset": "llama-3-70b"},
-                        "inference": {"concurrency": 16, "context_len": 4096}},
-}  # fmt: skip
+    "serve_8b_32x8k": {
+        "task": "inference",
+        "model": {"preset": "llama-3.1-8b"},
+        "inference": {"concurrency": 32, "context_len": 8192},
+    },
+    "serve_70b_16x4k": {
+        "task": "inference",
+        "model": {"preset": "llama-3-70b"},
+        "inference": {"concurrency": 16, "context_len": 4096},
+    },
+}
 CASE_TITLES = {  # the first column of docs/validation.md's "Ranking cases" table
     "qlora_8b": "QLoRA Llama-3.1-8B on 200M tokens",
     "lora_70b": "LoRA Llama-3-70B r16 all-linear on 100M tokens",
@@ -98,31 +117,62 @@ TRAINING_RANK_1 = {
     # 5.0% at 2,048 tokens, issue 26); G = 83 GB.
     # 0.091406 x 57.56 x 1.2 = 6.3136; + 0.0914 setup; + 83 x 0.08 x (58.56 + 168) / 730 = 2.0607
     # total = 8.4657 -> 8.47
-    "qlora_8b": {"instance_type": "g6.xlarge", "region": "eu-south-2", "zone": "eus2-az3",
-                 "quote": "0.091300", "overhead": 0.001157, "gpus": 1, "disk_gb": 83, "total": "8.47"},
+    "qlora_8b": {
+        "instance_type": "g6.xlarge",
+        "region": "eu-south-2",
+        "zone": "eus2-az3",
+        "quote": "0.091300",
+        "overhead": 0.001157,
+        "gpus": 1,
+        "disk_gb": 83,
+        "total": "8.47",
+    },
     # vms.gpu.csv line 2230: p5en.48xlarge,H200,8.0,192.0,2048.0,...,67.72672,10.439200,eu-north-1,eun1-az3.
     # 8 x H200 on NVSwitch in one node, ZeRO-3 (the frozen 70B base all-gathered over NVLink, not EFA).
     # Overhead 0.5581%: P = 10.4392 x 1.005581 = 10.497461 (row 10.497465: the overhead is rounded); H = 2.557 h
     # (attention counted); G = 384 GB. 10.497465 x 2.557 x 1.2 = 32.2103; + 10.4975 setup;
     # + 384 x 0.08 x 171.557 / 730 = 7.2195; total = 49.9273 -> 49.93
-    "lora_70b": {"instance_type": "p5en.48xlarge", "region": "eu-north-1", "zone": "eun1-az3",
-                 "quote": "10.439200", "overhead": 0.005581, "gpus": 8, "disk_gb": 384, "total": "49.93"},
+    "lora_70b": {
+        "instance_type": "p5en.48xlarge",
+        "region": "eu-north-1",
+        "zone": "eun1-az3",
+        "quote": "10.439200",
+        "overhead": 0.005581,
+        "gpus": 8,
+        "disk_gb": 384,
+        "total": "49.93",
+    },
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
     # (weights + fp32 optimizer state, 101 GB) written every 15 min at 0.5 GB/s costs 22.54%:
     # P = 10.4392 x 1.225353 = 12.791708; H = 3.953 h (attention counted; 3 decimals in the row); G = 330 GB.
     # 12.791708 x 3.953 x 1.2 = 60.6790; + 12.7917 setup; + 330 x 0.08 x 172.953 / 730 = 6.2547
     # total = 79.7254 -> 79.73
-    "full_ft_mistral_7b_8_gpus": {"instance_type": "p5en.48xlarge", "region": "eu-north-1", "zone": "eun1-az3",
-                                  "quote": "10.439200", "overhead": 0.225353, "gpus": 8, "disk_gb": 330,
-                                  "total": "79.73"},
+    "full_ft_mistral_7b_8_gpus": {
+        "instance_type": "p5en.48xlarge",
+        "region": "eu-north-1",
+        "zone": "eun1-az3",
+        "quote": "10.439200",
+        "overhead": 0.225353,
+        "gpus": 8,
+        "disk_gb": 330,
+        "total": "79.73",
+    },
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;
     # H = 169.511 h (156.271 h before attention was counted: 6 L T d at 2,048 tokens is 8.5% of 6N for this
     # 1.2B model); G = 184 GB. 0.305297 x 169.511 x 1.2 = 62.1008; + 0.3053 setup;
     # + 184 x 0.08 x 338.511 / 730 = 6.8259; total = 69.2320 -> 69.23
-    "pretrain_1b": {"instance_type": "g6e.2xlarge", "region": "eu-south-2", "zone": "eus2-az3",
-                    "quote": "0.294400", "overhead": 0.037014, "gpus": 1, "disk_gb": 184, "total": "69.23"},
-}  # fmt: skip
+    "pretrain_1b": {
+        "instance_type": "g6e.2xlarge",
+        "region": "eu-south-2",
+        "zone": "eus2-az3",
+        "quote": "0.294400",
+        "overhead": 0.037014,
+        "gpus": 1,
+        "disk_gb": 184,
+        "total": "69.23",
+    },
+}
 STORAGE_RATE_AWS = 0.08  # USD per GB-month, pricing/data/storage_rates.csv (AWS EBS gp3 list price)
 RETENTION_HOURS = 7 * 24  # storage retention default (docs/cost-model.md, "Storage, for every provider")
 
@@ -139,7 +189,11 @@ def test_training_case_rank_1_is_one_node_and_adds_up_by_hand(context, case):
     spec, rows = _recommend(context, case)
     first, want = rows[0], TRAINING_RANK_1[case]
     assert (first["provider"], first["instance_type"], first["region"], first["zone"]) == (
-        "aws", want["instance_type"], want["region"], want["zone"])  # fmt: skip
+        "aws",
+        want["instance_type"],
+        want["region"],
+        want["zone"],
+    )
     assert first["pricing_model"] == "spot"
     # one node, or several only over a cluster fabric; here each rank 1 is one node
     assert first["instances"] == 1 or first["interconnect"]["fabric"] is not None
@@ -174,10 +228,12 @@ def test_validation_doc_lists_every_case_with_its_rank_1_and_total():
         line = lines[CASE_TITLES[case]]
         assert f"`{want['instance_type']}` spot, {want['region']} {want['zone']}" in line, case
         assert line.endswith(f"| {want['total']} |"), case
-    assert lines[CASE_TITLES["serve_8b_32x8k"]].endswith("`gpu_2x_a6000` on-demand, TP 2 in one node"
-                                                          " | 730 h x 2.18 $/h x 1 a month | 1,591.40 |")  # fmt: skip
-    assert lines[CASE_TITLES["serve_70b_16x4k"]].endswith("`gpu_2x_b200_sxm6` on-demand, TP 2 in one node"
-                                                           " | 730 h x 13.78 $/h x 1 a month | 10,059.40 |")  # fmt: skip
+    assert lines[CASE_TITLES["serve_8b_32x8k"]].endswith(
+        "`gpu_2x_a6000` on-demand, TP 2 in one node | 730 h x 2.18 $/h x 1 a month | 1,591.40 |"
+    )
+    assert lines[CASE_TITLES["serve_70b_16x4k"]].endswith(
+        "`gpu_2x_b200_sxm6` on-demand, TP 2 in one node | 730 h x 13.78 $/h x 1 a month | 10,059.40 |"
+    )
     assert len([line for line in lines if line in CASE_TITLES.values()]) == len(CASES)
 
 
@@ -188,19 +244,34 @@ NEW_CLOUD_SERVING_RANK_1 = {
     # nebius/vms.csv line 42: gpu-h100-sxm_1gpu-16vcpu-200gb,H100,1,16,200,2.95,eu-north1: one 80 GB H100
     # SXM at 2.95 $/h (the 8-GPU row, line 43, is 23.60 / 8 = 2.95 per GPU-hour too); 730 x 2.95 = 2,153.50.
     # No 48 GB L40S holds 47 GiB with its runtime reserve, and two (4.5688 $/h, line 54) cost more.
-    "nebius": {"instance_type": "gpu-h100-sxm_1gpu-16vcpu-200gb", "regions": {"eu-north1"}, "gpus": 1,
-               "price": "2.950000", "total": "2153.50"},
+    "nebius": {
+        "instance_type": "gpu-h100-sxm_1gpu-16vcpu-200gb",
+        "regions": {"eu-north1"},
+        "gpus": 1,
+        "price": "2.950000",
+        "total": "2153.50",
+    },
     # hyperstack/vms.csv line 24: n3-RTX-A6000x2,RTX-A6000,2,60,116.0,...,1.0,CANADA-1: two 48 GB RTX A6000
     # (0.50 per GPU-hour) with tensor parallelism 2 over PCIe (serving runs it there, costed);
     # 730 x 1.00 = 730.00, below one A100 80 GB at 1.35 $/h (line 2: 985.50).
-    "hyperstack": {"instance_type": "n3-RTX-A6000x2", "regions": {"CANADA-1"}, "gpus": 2,
-                   "price": "1.000000", "total": "730.00"},
+    "hyperstack": {
+        "instance_type": "n3-RTX-A6000x2",
+        "regions": {"CANADA-1"},
+        "gpus": 2,
+        "price": "1.000000",
+        "total": "730.00",
+    },
     # verda/vms.csv line 14: 1A100.22V,...,A100-80GB,1.0,...,FIN-01,1.29,0.4515: one A100 80 GB at 1.29 $/h;
     # 730 x 1.29 = 941.70. Line 15 prices it the same in FIN-03: the two tie, and which one the database
     # returns first is not ordered, so either region is rank 1.
-    "verda": {"instance_type": "1A100.22V", "regions": {"FIN-01", "FIN-03"}, "gpus": 1, "price": "1.290000",
-              "total": "941.70"},
-}  # fmt: skip
+    "verda": {
+        "instance_type": "1A100.22V",
+        "regions": {"FIN-01", "FIN-03"},
+        "gpus": 1,
+        "price": "1.290000",
+        "total": "941.70",
+    },
+}
 
 
 @pytest.mark.django_db

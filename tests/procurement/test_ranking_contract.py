@@ -13,9 +13,15 @@ GIB = 2**30
 
 def _spec(parallelism, task="full_finetune", preset="llama-3.1-8b", **extra):
     return parse_workload_spec(
-        {"name": "c", "task": task, "model": {"preset": preset}, "training_tokens": 1e8,
-         "parallelism": parallelism} | extra
-    )  # fmt: skip
+        {
+            "name": "c",
+            "task": task,
+            "model": {"preset": preset},
+            "training_tokens": 1e8,
+            "parallelism": parallelism,
+        }
+        | extra
+    )
 
 
 def _rank(spec, **options):
@@ -69,15 +75,18 @@ def test_exploring_ranks_other_plans_and_says_what_differs():
 
 def test_a_stated_tensor_parallel_degree_is_the_plans_degree():
     # 8 GPUs as TP 2 x DP 4 inside one 8-GPU NVLink instance (Megatron-LM's layout); never TP 8 or TP 1
-    rows = _rank(_spec({"gpus": 8, "tensor_parallel": 2}, preset="llama-3-70b", gradient_checkpointing="full"),
-                 include_infeasible=True)  # fmt: skip
+    rows = _rank(
+        _spec({"gpus": 8, "tensor_parallel": 2}, preset="llama-3-70b", gradient_checkpointing="full"),
+        include_infeasible=True,
+    )
     assert rows and {(row["gpus"], row["plan"]["tensor_parallel"]) for row in rows} == {(8, 2)}
 
 
 def test_gpus_auto_is_not_a_multiple_check_and_an_unstated_spec_is_unchanged():
     spec = _spec({"gpus": "auto", "tensor_parallel": 2})
     assert spec.parallelism.gpus_auto and spec.parallelism.stated == frozenset({"tensor_parallel"})
-    plain = parse_workload_spec({"name": "p", "task": "qlora", "model": {"preset": "llama-3.1-8b"},
-                                 "training_tokens": 1e8})  # fmt: skip
+    plain = parse_workload_spec(
+        {"name": "p", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8}
+    )
     assert plain.parallelism.stated == frozenset()
     assert all(row["differs_from_spec"] == [] for row in _rank(plain))

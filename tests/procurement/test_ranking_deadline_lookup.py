@@ -37,8 +37,12 @@ def test_it_takes_the_first_on_demand_price_of_the_same_type_and_region_in_table
     index = _spot_index(prepared, "g6.2xlarge")
     assert on_demand_prices(table, prepared, _Configs([index]), [0]) == {0: 0.9}
     # a spot row with no on-demand sibling gets none; no table, no prices
-    assert on_demand_prices(table.iloc[[0, 1]], prepare(table.iloc[[0, 1]], GPUS, RankingOptions()),
-                            _Configs([0]), [0]) == {}  # fmt: skip
+    assert (
+        on_demand_prices(
+            table.iloc[[0, 1]], prepare(table.iloc[[0, 1]], GPUS, RankingOptions()), _Configs([0]), [0]
+        )
+        == {}
+    )
     assert on_demand_prices(None, prepared, _Configs([index]), [0]) == {}
 
 

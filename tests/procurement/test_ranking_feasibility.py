@@ -74,10 +74,15 @@ def test_an_unknown_or_small_host_never_excludes_a_plan_that_offloads_nothing(ra
 def test_it_counts_offloaded_optimizer_state_in_the_host_ram():
     # llama-3.1-8b full fine-tuning, ZeRO-3 with the optimizer offloaded: 8,030,261,248 trainable params x
     # (12 B Adam state + 2 B gradients) = 104.7 GiB on the host, plus 8 x 80 GiB of GPU memory = 744.7 GiB
-    spec = parse_workload_spec({
-        "name": "o", "task": "full_finetune", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8,
-        "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer"},
-    })  # fmt: skip
+    spec = parse_workload_spec(
+        {
+            "name": "o",
+            "task": "full_finetune",
+            "model": {"preset": "llama-3.1-8b"},
+            "training_tokens": 1e8,
+            "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer"},
+        }
+    )
     small = pd.DataFrame([_offer("aws", "p4de.24xlarge", "a100-sxm4-80gb", 8, "on_demand", 40.0, ram=700)])
     # explore_parallelism: the spec states ZeRO-3, so the tensor-parallel plan below is ranked only on request
     rows = _rank(spec, small, include_infeasible=True, instance_counts=(1,), explore_parallelism=True)

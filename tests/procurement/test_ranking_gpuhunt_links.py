@@ -15,9 +15,14 @@ from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import GPUS, NOW, _offer
 
 PRETRAIN_16 = parse_workload_spec(
-    {"name": "p", "task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e10,
-     "parallelism": {"gpus": 16}}
-)  # fmt: skip
+    {
+        "name": "p",
+        "task": "pretrain",
+        "model": {"preset": "llama-3.1-8b"},
+        "training_tokens": 1e10,
+        "parallelism": {"gpus": 16},
+    }
+)
 
 
 @pytest.mark.parametrize(
@@ -53,8 +58,14 @@ def test_documented_gpuhunt_families_get_their_stated_link_and_fabric(
         fabric,
         True,
     )
-    assert link.source_url.startswith(("https://docs.crusoecloud.com", "https://support.crusoecloud.com",
-                                       "https://docs.runpod.io", "https://raw.githubusercontent.com/mlcommons/"))  # fmt: skip
+    assert link.source_url.startswith(
+        (
+            "https://docs.crusoecloud.com",
+            "https://support.crusoecloud.com",
+            "https://docs.runpod.io",
+            "https://raw.githubusercontent.com/mlcommons/",
+        )
+    )
 
 
 @pytest.mark.parametrize(
@@ -77,19 +88,62 @@ def test_undocumented_gpuhunt_families_stay_unknown(provider, instance_type, gpu
 
 
 def _rank(offers):
-    return rank_workload(PRETRAIN_16, pd.DataFrame(offers), GPUS, RankingOptions(top=None, include_infeasible=True),
-                         now=NOW).results  # fmt: skip
+    return rank_workload(
+        PRETRAIN_16, pd.DataFrame(offers), GPUS, RankingOptions(top=None, include_infeasible=True), now=NOW
+    ).results
 
 
 def test_crusoe_infiniband_hosts_form_multi_node_plans_but_runpod_oci_and_digitalocean_hosts_stay_single():
     # 16 GPUs of llama-3.1-8b pretraining: two 8-GPU hosts, which needs a cluster fabric. The prices are
     # illustrative (the links are under test); host figures as gpuhunt would report them.
-    rows = _rank([
-        _offer("crusoe", "h100-80gb-sxm-ib.8x", "h100-sxm5-80gb", 8, "on_demand", 31.20, region="us-east1", vcpus=176, ram=1440),
-        _offer("runpod", "8x NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", 8, "on_demand", 21.52, region="EU-RO-1", vcpus=128, ram=1000),
-        _offer("oci", "BM.GPU.H100.8", "h100-sxm5-80gb", 8, "on_demand", 80.0, region="us-ashburn-1", vcpus=224, ram=2048),
-        _offer("digitalocean", "gpu-h100x8-640gb", "h100-sxm5-80gb", 8, "on_demand", 23.92, region="nyc2", vcpus=160, ram=1920),
-    ])  # fmt: skip
+    rows = _rank(
+        [
+            _offer(
+                "crusoe",
+                "h100-80gb-sxm-ib.8x",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                31.20,
+                region="us-east1",
+                vcpus=176,
+                ram=1440,
+            ),
+            _offer(
+                "runpod",
+                "8x NVIDIA H100 80GB HBM3",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                21.52,
+                region="EU-RO-1",
+                vcpus=128,
+                ram=1000,
+            ),
+            _offer(
+                "oci",
+                "BM.GPU.H100.8",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                80.0,
+                region="us-ashburn-1",
+                vcpus=224,
+                ram=2048,
+            ),
+            _offer(
+                "digitalocean",
+                "gpu-h100x8-640gb",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                23.92,
+                region="nyc2",
+                vcpus=160,
+                ram=1920,
+            ),
+        ]
+    )
     crusoe = [
         r for r in rows if r["instance_type"] == "h100-80gb-sxm-ib.8x" and r["instances"] == 2 and r["fits"]
     ]

@@ -71,10 +71,14 @@ def _scheduled_spot_price(hours_before: float, now: dt.datetime) -> PriceObserva
         source="aws-spot", region="us-east-1", status=RefreshStatus.SUCCEEDED
     )
     return PriceObservation.objects.create(
-        offer=current.offer, pricing_model="spot", amount_per_hour=current.amount_per_hour,
-        currency="USD", observed_at=now - dt.timedelta(hours=hours_before),
-        source="aws:describe_spot_price_history", refresh=refresh,
-    )  # fmt: skip
+        offer=current.offer,
+        pricing_model="spot",
+        amount_per_hour=current.amount_per_hour,
+        currency="USD",
+        observed_at=now - dt.timedelta(hours=hours_before),
+        source="aws:describe_spot_price_history",
+        refresh=refresh,
+    )
 
 
 def test_it_flags_a_refreshed_spot_price_stale_after_twice_its_hourly_schedule(bundled_catalog):

@@ -30,7 +30,7 @@ SERVE_70B = parse_workload_spec(
         "task": "inference",
         "model": {"preset": "llama-3-70b"},
         "inference": {"concurrency": 16, "context_len": 4096},
-    }  # fmt: skip
+    }
 )
 OFFERS = pd.DataFrame(
     [
@@ -48,9 +48,12 @@ def _rank(spec=FULL_7B, offers=OFFERS, **options):
 
 def _rows(rows, instance_type, instances=None, plan=None):
     return [
-        row for row in rows if row["instance_type"] == instance_type
-        and (instances is None or row["instances"] == instances) and (plan is None or row["plan"]["name"] == plan)
-    ]  # fmt: skip
+        row
+        for row in rows
+        if row["instance_type"] == instance_type
+        and (instances is None or row["instances"] == instances)
+        and (plan is None or row["plan"]["name"] == plan)
+    ]
 
 
 def test_every_bundled_rule_parses_and_names_its_source():
@@ -107,9 +110,19 @@ def test_an_instance_type_nobody_states_is_pcie_and_says_so():
 def test_a_bad_table_row_names_file_line_and_column(tmp_path: Path):
     path = tmp_path / "links.csv"
     header = ",".join(
-        ("provider", "instance_type_pattern", "node_link", "node_link_name", "node_gbps_per_direction",
-         "node_link_basis", "fabric", "fabric_gbits_per_instance", "source_url", "note")
-    )  # fmt: skip
+        (
+            "provider",
+            "instance_type_pattern",
+            "node_link",
+            "node_link_name",
+            "node_gbps_per_direction",
+            "node_link_basis",
+            "fabric",
+            "fabric_gbits_per_instance",
+            "source_url",
+            "note",
+        )
+    )
     path.write_text(header + "\naws,p5*,nvlink,NVLink,450,stated,EFA,,https://x,\n")
     with pytest.raises(InterconnectTableError, match=r"links.csv:2: fabric_gbits_per_instance"):
         read_rules(path)
@@ -138,8 +151,10 @@ def test_multi_instance_rows_say_which_link_carried_what():
     row = _rows(_rank(), "p5.48xlarge", instances=2, plan="zero3_fsdp")[0]
     link = row["interconnect"]
     assert (link["node_link"], link["fabric"], link["node_link_type"]) == (
-        "NVLink 4 (NVSwitch) 900 GB/s", "EFA 3200 Gb/s", "nvlink"
-    )  # fmt: skip
+        "NVLink 4 (NVSwitch) 900 GB/s",
+        "EFA 3200 Gb/s",
+        "nvlink",
+    )
     names = [item["collective"] for item in link["carried"]]
     assert names == ["gradient reduce-scatter", "FSDP all-gather"]
     gather = link["carried"][1]
@@ -158,8 +173,12 @@ def test_training_tensor_parallelism_needs_nvlink_but_serving_runs_it_over_pcie(
     assert not _rows(
         _rank(include_infeasible=True), "epyc-genoa-l40s-graphics_2x48v96gb", plan="tensor_parallel"
     )
-    serving = _rows(_rank(SERVE_70B, include_infeasible=True), "epyc-genoa-l40s-graphics_2x48v96gb",
-                    plan="tensor_parallel", instances=1)  # fmt: skip
+    serving = _rows(
+        _rank(SERVE_70B, include_infeasible=True),
+        "epyc-genoa-l40s-graphics_2x48v96gb",
+        plan="tensor_parallel",
+        instances=1,
+    )
     assert serving
     link = serving[0]["interconnect"]
     assert link["node_link"] == "PCIe 4.0 x16 32 GB/s" and link["carried"][0]["collective"] == "TP all-reduce"
@@ -177,8 +196,12 @@ def test_pcie_tensor_parallel_serving_is_slower_than_the_same_cards_on_nvlink():
     cudo = "epyc-genoa-l40s-graphics_2x48v96gb"
     nvlink_rule = replace(bundled_rules()[0], provider="cudo", pattern=cudo)  # as if the pair were NVLinked
     pcie = _rows(_rank(SERVE_70B, include_infeasible=True), cudo, plan="tensor_parallel", instances=1)[0]
-    fast = _rows(_rank(SERVE_70B, include_infeasible=True, interconnect_rules=(nvlink_rule,)), cudo,
-                 plan="tensor_parallel", instances=1)[0]  # fmt: skip
+    fast = _rows(
+        _rank(SERVE_70B, include_infeasible=True, interconnect_rules=(nvlink_rule,)),
+        cudo,
+        plan="tensor_parallel",
+        instances=1,
+    )[0]
     assert pcie["interconnect"]["communication_share"] > fast["interconnect"]["communication_share"] > 0
 
 
@@ -202,8 +225,10 @@ def test_adding_a_fabric_never_makes_a_plan_slower_or_removes_one(gbits, count):
     vast = "1x-H100_SXM-32-65536"
     with_fabric = replace(bundled_rules()[0], provider="vast", pattern=vast, fabric_gbits_per_instance=gbits)
     before = {(r["instances"], r["plan"]["name"]): r["hours"] for r in _rows(_rank(QLORA_8B), vast)}
-    after = {(r["instances"], r["plan"]["name"]): r["hours"]
-             for r in _rows(_rank(QLORA_8B, interconnect_rules=(with_fabric,)), vast)}  # fmt: skip
+    after = {
+        (r["instances"], r["plan"]["name"]): r["hours"]
+        for r in _rows(_rank(QLORA_8B, interconnect_rules=(with_fabric,)), vast)
+    }
     assert before and set(before) < set(after)
     assert all(after[key] <= hours for key, hours in before.items())
     assert (count, "data_parallel") in after and (count, "zero3_fsdp") in after
@@ -227,11 +252,35 @@ def test_nebius_8_gpu_hosts_join_over_infiniband_but_hyperstack_and_verda_hosts_
     # nebius/vms.csv line 43 (8x H100, 23.60 $/h; InfiniBand 3.2 Tbit/s per host, docs.nebius.com GPU
     # clusters), hyperstack/vms.csv line 12 (n3-H100-SXM5x8, 19.2 $/h, no fabric in the catalog) and
     # verda/vms.csv line 8 (8B200.240V, spot only; Instant Clusters are not in the catalog)
-    offers = pd.DataFrame([
-        _offer("nebius", "gpu-h100-sxm_8gpu-128vcpu-1600gb", "h100-sxm5-80gb", 8, "on_demand", 23.60, region="eu-north1", vcpus=128, ram=1600),
-        _offer("hyperstack", "n3-H100-SXM5x8", "h100-sxm5-80gb", 8, "on_demand", 19.2, region="CANADA-1", vcpus=NAN, ram=NAN),
-        _offer("verda", "8B200.240V", "b200", 8, "on_demand", 13.69, region="FIN-03", vcpus=240, ram=1472),
-    ])  # fmt: skip
+    offers = pd.DataFrame(
+        [
+            _offer(
+                "nebius",
+                "gpu-h100-sxm_8gpu-128vcpu-1600gb",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                23.60,
+                region="eu-north1",
+                vcpus=128,
+                ram=1600,
+            ),
+            _offer(
+                "hyperstack",
+                "n3-H100-SXM5x8",
+                "h100-sxm5-80gb",
+                8,
+                "on_demand",
+                19.2,
+                region="CANADA-1",
+                vcpus=NAN,
+                ram=NAN,
+            ),
+            _offer(
+                "verda", "8B200.240V", "b200", 8, "on_demand", 13.69, region="FIN-03", vcpus=240, ram=1472
+            ),
+        ]
+    )
     rows = _rank(offers=offers, include_infeasible=True)
     nebius_two = _rows(rows, "gpu-h100-sxm_8gpu-128vcpu-1600gb", instances=2)
     assert nebius_two and any(row["fits"] for row in nebius_two)

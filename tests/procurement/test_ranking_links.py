@@ -29,16 +29,22 @@ def test_geforce_since_the_40_series_has_no_peer_to_peer(gpu, p2p, gbps):
 
 
 SERVE_70B = parse_workload_spec(
-    {"name": "s", "task": "inference", "model": {"preset": "llama-3.1-70b"},
-     "inference": {"concurrency": 8, "context_len": 4096, "output_tokens": 256}}
-)  # fmt: skip
+    {
+        "name": "s",
+        "task": "inference",
+        "model": {"preset": "llama-3.1-70b"},
+        "inference": {"concurrency": 8, "context_len": 4096, "output_tokens": 256},
+    }
+)
 
 
 def test_serving_split_over_consumer_cards_is_flagged_and_costed_host_staged():
-    offers = pd.DataFrame([
-        _offer("vast", "8x-RTX_5090", "rtx-5090", 8, "on_demand", 3.2, vcpus=64, ram=512),
-        _offer("vast", "8x-L40S", "l40s", 8, "on_demand", 6.0, vcpus=64, ram=512),
-    ])  # fmt: skip
+    offers = pd.DataFrame(
+        [
+            _offer("vast", "8x-RTX_5090", "rtx-5090", 8, "on_demand", 3.2, vcpus=64, ram=512),
+            _offer("vast", "8x-L40S", "l40s", 8, "on_demand", 6.0, vcpus=64, ram=512),
+        ]
+    )
     rows = rank_workload(SERVE_70B, offers, GPUS, RankingOptions(top=None), now=NOW).results
     geforce = next(r for r in rows if r["gpu"] == "rtx-5090" and r["plan"]["tensor_parallel"] == 8)
     assert any(
@@ -52,12 +58,28 @@ def test_serving_split_over_consumer_cards_is_flagged_and_costed_host_staged():
 
 def test_nebius_b200_hosts_form_multi_node_plans_over_infiniband():
     pretrain = parse_workload_spec(
-        {"name": "p", "task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e10,
-         "parallelism": {"gpus": 16}}
-    )  # fmt: skip
-    offers = pd.DataFrame([
-        _offer("nebius", "gpu-b200-sxm_8gpu-160vcpu-1792gb", "b200", 8, "on_demand", 44.0, vcpus=160, ram=1792),
-    ])  # fmt: skip
+        {
+            "name": "p",
+            "task": "pretrain",
+            "model": {"preset": "llama-3.1-8b"},
+            "training_tokens": 1e10,
+            "parallelism": {"gpus": 16},
+        }
+    )
+    offers = pd.DataFrame(
+        [
+            _offer(
+                "nebius",
+                "gpu-b200-sxm_8gpu-160vcpu-1792gb",
+                "b200",
+                8,
+                "on_demand",
+                44.0,
+                vcpus=160,
+                ram=1792,
+            ),
+        ]
+    )
     rows = rank_workload(pretrain, offers, GPUS, RankingOptions(top=None), now=NOW).results
     assert rows and all(r["instances"] == 2 and r["gpus"] == 16 and r["fits"] for r in rows)
     assert any("InfiniBand 3200 Gb/s between instances" in " ".join(r["reasons"]) for r in rows)

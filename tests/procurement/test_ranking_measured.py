@@ -42,8 +42,11 @@ def test_a_one_gpu_run_prices_an_eight_gpu_data_parallel_plan():
     # QLoRA 8B: the data-parallel all-reduce moves only the adapters' gradients, which hide under the backward
     # pass, so the modelled hours at 8 GPUs are exactly 1/8 of those at 1 (the same step per GPU, 8x the
     # tokens). 2e8 tokens at a measured 4,096 tokens/s on one H100 = 13.5634 h; at 8 GPUs 1.6954 h.
-    options = {"measured_tokens_per_second": {("h100-sxm5-80gb", 1): 4096.0},
-               "measured_dates": {("h100-sxm5-80gb", 1): "2026-11-20"}, "pricing_models": ("on_demand",)}  # fmt: skip
+    options = {
+        "measured_tokens_per_second": {("h100-sxm5-80gb", 1): 4096.0},
+        "measured_dates": {("h100-sxm5-80gb", 1): "2026-11-20"},
+        "pricing_models": ("on_demand",),
+    }
     rows = _rows(P5, **options)
     ddp = next(r for r in rows if r["gpus"] == 8 and r["plan"]["name"] == "data_parallel")
     assert ddp["basis"] == "measured"

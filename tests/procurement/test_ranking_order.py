@@ -17,7 +17,7 @@ TIED = pd.concat(
             [
                 _offer("aws", "g6.2xlarge", "l4", 1, "on_demand", 0.9776, region=r, vcpus=8, ram=32)
                 for r in ("us-west-2", "eu-west-1", "ap-south-1")
-            ]  # fmt: skip
+            ]
         ),
     ],
     ignore_index=True,
@@ -25,8 +25,16 @@ TIED = pd.concat(
 
 
 def _key(row):
-    return (row["provider"], row["instance_type"], row["region"], row["pricing_model"], row["instances"],
-            row["plan"]["name"], row["total_cost"], row["fits"])  # fmt: skip
+    return (
+        row["provider"],
+        row["instance_type"],
+        row["region"],
+        row["pricing_model"],
+        row["instances"],
+        row["plan"]["name"],
+        row["total_cost"],
+        row["fits"],
+    )
 
 
 def _rank(spec, offers=TIED, **options):

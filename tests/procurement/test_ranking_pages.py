@@ -2,8 +2,12 @@
 
 import pytest
 
-SERVING = {"name": "serve-8b", "task": "inference", "model": {"preset": "llama-3.1-8b"},
-           "inference": {"concurrency": 8, "context_len": 4096, "requests_per_second": 2}}  # fmt: skip
+SERVING = {
+    "name": "serve-8b",
+    "task": "inference",
+    "model": {"preset": "llama-3.1-8b"},
+    "inference": {"concurrency": 8, "context_len": 4096, "requests_per_second": 2},
+}
 
 
 @pytest.mark.django_db

@@ -14,8 +14,12 @@ from tests.reference.ranking_loop import rank_workload_loop
 
 
 def _serve(**inference):
-    document = {"name": "s", "task": "inference", "model": {"preset": "llama-3.1-8b"},
-                "inference": {"concurrency": 32, "context_len": 8192} | inference}  # fmt: skip
+    document = {
+        "name": "s",
+        "task": "inference",
+        "model": {"preset": "llama-3.1-8b"},
+        "inference": {"concurrency": 32, "context_len": 8192} | inference,
+    }
     return parse_workload_spec(document)
 
 
@@ -74,8 +78,20 @@ def test_the_loop_agrees_on_serving():
 
 
 def test_identical_rows_collapse_into_one_with_its_other_regions():
-    same = [_offer("lambda", "gpu_1x_h100_pcie", "h100-pcie-80gb", 1, "on_demand", 3.29, region=region,
-                   vcpus=26, ram=200) for region in ("us-east-1", "us-west-1", "europe-central-1")]  # fmt: skip
+    same = [
+        _offer(
+            "lambda",
+            "gpu_1x_h100_pcie",
+            "h100-pcie-80gb",
+            1,
+            "on_demand",
+            3.29,
+            region=region,
+            vcpus=26,
+            ram=200,
+        )
+        for region in ("us-east-1", "us-west-1", "europe-central-1")
+    ]
     offers = pd.DataFrame(same + [_offer("vast", "1x-RTX4090", "rtx-4090", 1, "on_demand", 0.35)])
     rows = _rank(_serve(concurrency=1, context_len=4096), offers)
     h100 = [row for row in rows if row["instance_type"] == "gpu_1x_h100_pcie"]
@@ -151,9 +167,13 @@ def test_serving_latency_and_throughput_are_the_sizing_engines_figures():
     row = next(r for r in _rank(spec) if r["instance_type"] == "gpu_1x_h100_pcie")
     gpu = GPUS["h100-pcie-80gb"]
     figures = inference_throughput(
-        spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops("bf16"), gpu_counts=1,
-        tensor_parallel=1, pipeline_parallel=1,
-    )  # fmt: skip
+        spec,
+        bandwidth_gbps=gpu.memory_bandwidth_gbps,
+        peak_tflops=gpu.dense_tflops("bf16"),
+        gpu_counts=1,
+        tensor_parallel=1,
+        pipeline_parallel=1,
+    )
     # time per output token = 1000 ms / a stream's tokens/s; time to first token = 1000 x the prefill seconds
     assert row["serving"]["time_per_output_token_ms"] == pytest.approx(
         1000.0 / float(figures["decode_tokens_per_second_per_stream"]), abs=0.01

@@ -172,9 +172,14 @@ def test_a_spot_row_without_an_on_demand_sibling_says_so():
 
 def test_a_checkpoint_slower_than_the_interval_refuses_spot():
     full = parse_workload_spec(
-        {"name": "f", "task": "full_finetune", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e8,
-         "parallelism": {"zero_stage": 3}}
-    )  # fmt: skip
+        {
+            "name": "f",
+            "task": "full_finetune",
+            "model": {"preset": "llama-3.1-8b"},
+            "training_tokens": 1e8,
+            "parallelism": {"zero_stage": 3},
+        }
+    )
     # 8.03e9 params x 14 B = 112.4 GB; at 0.1 GB/s a write takes 1,124 s = 18.7 min > 15 min
     rows = _spot_rows(spec=full, include_infeasible=True, storage_write_gb_per_s=0.1)
     assert rows and not any(row["fits"] for row in rows)

@@ -46,13 +46,32 @@ def test_the_command_line_takes_the_spot_flags_and_names_a_bad_one(tmp_path, bun
     from django.core.management import CommandError, call_command
 
     path = tmp_path / "qlora.json"
-    path.write_text(json.dumps({"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"},
-                                "training_tokens": 200_000_000}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "name": "q",
+                "task": "qlora",
+                "model": {"preset": "llama-3.1-8b"},
+                "training_tokens": 200_000_000,
+            }
+        )
+    )
     out = StringIO()
     call_command(
-        "recommend", str(path), "--format", "json", "--top", "40", "--provider", "aws",
-        "--checkpoint-write-hours", "0.05", "--restart-hours", "0.2", stdout=out,
-    )  # fmt: skip
+        "recommend",
+        str(path),
+        "--format",
+        "json",
+        "--top",
+        "40",
+        "--provider",
+        "aws",
+        "--checkpoint-write-hours",
+        "0.05",
+        "--restart-hours",
+        "0.2",
+        stdout=out,
+    )
     spot = [row["spot"] for row in json.loads(out.getvalue())["results"] if "spot" in row]
     assert spot and {(s["checkpoint_write_minutes"], s["restart_hours"]) for s in spot} == {(3.0, 0.2)}
     with pytest.raises(CommandError, match="--deadline-probability"):

@@ -30,16 +30,22 @@ def test_p90_never_falls_as_the_band_rises(work_hours, write_hours, restart_hour
     def p90(b):
         rate = band_interruption_rate_per_hour(b)
         economics = spot_economics(
-            spot_price_per_hour=Decimal(1), rate_per_hour=rate, checkpoint_write_hours=write_hours,
+            spot_price_per_hour=Decimal(1),
+            rate_per_hour=rate,
+            checkpoint_write_hours=write_hours,
             restart_hours=restart_hours,
-        )  # fmt: skip
+        )
         result = simulate_spot_job(
             SpotSimulationInput(
-                work_hours=work_hours, rate_per_hour=rate, interval_hours=economics.interval_hours,
-                checkpoint_write_hours=write_hours, restart_hours=restart_hours, spot_price_per_hour=Decimal(1),
+                work_hours=work_hours,
+                rate_per_hour=rate,
+                interval_hours=economics.interval_hours,
+                checkpoint_write_hours=write_hours,
+                restart_hours=restart_hours,
+                spot_price_per_hour=Decimal(1),
                 trials=2000,
             )
-        )  # fmt: skip
+        )
         return result.p90_hours, result.p90_cost
 
     lower, higher = p90(band), p90(band + 1)

@@ -12,15 +12,26 @@ from tests.reference.ranking_loop import rank_workload_loop
 
 # QLoRA paper (Dettmers et al. 2023, section 1): "finetune a 65B parameter model on a single 48GB GPU".
 QLORA_65B = parse_workload_spec(
-    {"name": "q65", "task": "qlora", "model": LLAMA1_65B, "training_tokens": 1e7, "seq_len": 512,
-     "lora": {"rank": 64, "targets": "all-linear"}, "optimizer": "paged_adamw_8bit",
-     "gradient_checkpointing": "full"}
-)  # fmt: skip
+    {
+        "name": "q65",
+        "task": "qlora",
+        "model": LLAMA1_65B,
+        "training_tokens": 1e7,
+        "seq_len": 512,
+        "lora": {"rank": 64, "targets": "all-linear"},
+        "optimizer": "paged_adamw_8bit",
+        "gradient_checkpointing": "full",
+    }
+)
 # Llama-3-70B bf16 weights (65.7 GiB) split over two 80 GB cards with TP=2, one stream of 4k context.
 SERVE_70B = parse_workload_spec(
-    {"name": "s70", "task": "inference", "model": {"preset": "llama-3-70b"},
-     "inference": {"concurrency": 1, "context_len": 4096}}
-)  # fmt: skip
+    {
+        "name": "s70",
+        "task": "inference",
+        "model": {"preset": "llama-3-70b"},
+        "inference": {"concurrency": 1, "context_len": 4096},
+    }
+)
 
 OFFERS = pd.DataFrame(
     [
@@ -99,12 +110,22 @@ def test_a_cheaper_one_card_row_is_never_cut_behind_many_multi_gpu_rows():
     # twelve regions of an 8 x H100 instance (roomy, dearer) and one tight 48 GB card (cheaper): a top 5 of
     # the multi-GPU rows alone would hide the one-card row; it is shown second, with its margin
     eights = [
-        _offer("lambda", "gpu_8x_h100_sxm5", "h100-sxm5-80gb", 8, "on_demand", 23.92, region=f"r{i}", vcpus=208,
-               ram=1800)
+        _offer(
+            "lambda",
+            "gpu_8x_h100_sxm5",
+            "h100-sxm5-80gb",
+            8,
+            "on_demand",
+            23.92,
+            region=f"r{i}",
+            vcpus=208,
+            ram=1800,
+        )
         for i in range(12)
-    ]  # fmt: skip
-    offers = pd.DataFrame([*eights, _offer("lambda", "gpu_1x_a6000", "rtx-a6000", 1, "on_demand", 0.40, vcpus=14,
-                                           ram=100)])  # fmt: skip
+    ]
+    offers = pd.DataFrame(
+        [*eights, _offer("lambda", "gpu_1x_a6000", "rtx-a6000", 1, "on_demand", 0.40, vcpus=14, ram=100)]
+    )
     rows = rank_workload(QLORA_65B, offers, GPUS, RankingOptions(top=5), now=NOW).results
     assert rows[0]["gpus"] > 1 and not rows[0]["tight"]
     assert rows[1]["instance_type"] == "gpu_1x_a6000" and rows[1]["tight"] and rows[1]["gpus"] == 1

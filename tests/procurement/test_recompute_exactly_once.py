@@ -22,10 +22,14 @@ def _stored_with_a_price_rise() -> Recommendation:
     stored, _ = recommendation_create(workload=workload, parameters={"top": 5})
     cheapest = PriceObservation.objects.get(pk=stored.results[0]["observation_id"])
     PriceObservation.objects.create(
-        offer=cheapest.offer, pricing_model=cheapest.pricing_model, payment_option=cheapest.payment_option,
-        amount_per_hour=cheapest.amount_per_hour * 4, currency=cheapest.currency,
-        observed_at=cheapest.observed_at + dt.timedelta(days=1), source="test: price rise",
-    )  # fmt: skip
+        offer=cheapest.offer,
+        pricing_model=cheapest.pricing_model,
+        payment_option=cheapest.payment_option,
+        amount_per_hour=cheapest.amount_per_hour * 4,
+        currency=cheapest.currency,
+        observed_at=cheapest.observed_at + dt.timedelta(days=1),
+        source="test: price rise",
+    )
     return stored
 
 

@@ -29,14 +29,21 @@ def _price_record(observation: PriceObservation, factor: int) -> PriceRecord:
     instance = observation.offer.instance_type
     return PriceRecord(
         instance=InstanceTypeRecord(
-            provider=instance.provider.slug, name=instance.name, gpu_name=instance.gpu_name,
-            gpu_count=instance.gpu_count, vcpus=instance.vcpus, memory_gib=instance.memory_gib,
+            provider=instance.provider.slug,
+            name=instance.name,
+            gpu_name=instance.gpu_name,
+            gpu_count=instance.gpu_count,
+            vcpus=instance.vcpus,
+            memory_gib=instance.memory_gib,
         ),
-        region=observation.offer.region.code, zone=observation.offer.zone,
-        pricing_model=observation.pricing_model, price_per_hour=observation.amount_per_hour * factor,
-        currency=observation.currency, observed_at=SKYPILOT_SNAPSHOT_AT + dt.timedelta(days=1),
+        region=observation.offer.region.code,
+        zone=observation.offer.zone,
+        pricing_model=observation.pricing_model,
+        price_per_hour=observation.amount_per_hour * factor,
+        currency=observation.currency,
+        observed_at=SKYPILOT_SNAPSHOT_AT + dt.timedelta(days=1),
         source="test: refreshed price",
-    )  # fmt: skip
+    )
 
 
 def _fake_spot_source(monkeypatch, records: list[PriceRecord]) -> None:
@@ -110,10 +117,14 @@ def test_it_recomputes_a_changed_price_through_the_real_broker(redis_worker, bun
     stored = _stored_recommendation()
     cheapest = PriceObservation.objects.get(pk=stored.results[0]["observation_id"])
     PriceObservation.objects.create(
-        offer=cheapest.offer, pricing_model=cheapest.pricing_model, payment_option=cheapest.payment_option,
-        amount_per_hour=cheapest.amount_per_hour * 4, currency=cheapest.currency,
-        observed_at=cheapest.observed_at + dt.timedelta(days=1), source="test: price rise",
-    )  # fmt: skip
+        offer=cheapest.offer,
+        pricing_model=cheapest.pricing_model,
+        payment_option=cheapest.payment_option,
+        amount_per_hour=cheapest.amount_per_hour * 4,
+        currency=cheapest.currency,
+        observed_at=cheapest.observed_at + dt.timedelta(days=1),
+        source="test: price rise",
+    )
     summary = tasks.recompute_all.delay().get(timeout=60)
     assert summary == {"workloads": 1, "tco_studies": 0, "tasks": 1}
     deadline = time.monotonic() + 60

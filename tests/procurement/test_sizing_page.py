@@ -10,11 +10,22 @@ from procurement.views.sizing_display import candidate_notes, memory_rows, share
 REPR = re.compile(r"\bNone\b|\{'|\['|_gib\b|does_not_fit")
 
 FORM = {
-    "source": "fields", "name": "page", "task": "qlora", "preset": "llama-3.1-8b", "precision": "bf16",
-    "micro_batch_size": "4", "seq_len": "2048", "gradient_checkpointing": "full", "training_tokens": "2.0e8",
-    "lora_rank": "16", "gpus": "1", "zero_stage": "0", "concurrency": "8", "context_len": "4096",
+    "source": "fields",
+    "name": "page",
+    "task": "qlora",
+    "preset": "llama-3.1-8b",
+    "precision": "bf16",
+    "micro_batch_size": "4",
+    "seq_len": "2048",
+    "gradient_checkpointing": "full",
+    "training_tokens": "2.0e8",
+    "lora_rank": "16",
+    "gpus": "1",
+    "zero_stage": "0",
+    "concurrency": "8",
+    "context_len": "4096",
     "resolution_px": "",
-}  # fmt: skip
+}
 
 
 def _candidate(remedy="", errors=(), warnings=()):
@@ -35,23 +46,43 @@ def test_a_remedy_and_the_error_giving_the_same_advice_show_once():
 
 
 def test_an_error_with_other_advice_is_kept_and_shared_warnings_are_left_to_the_table_note():
-    row = _candidate(remedy="micro_batch_size 1", errors=["needs 4 GPUs: use tensor parallel"],
-                     warnings=["tier estimate: benchmark recommended", "PCIe only"])  # fmt: skip
+    row = _candidate(
+        remedy="micro_batch_size 1",
+        errors=["needs 4 GPUs: use tensor parallel"],
+        warnings=["tier estimate: benchmark recommended", "PCIe only"],
+    )
     other = _candidate(warnings=["tier estimate: benchmark recommended"])
     shared = shared_notes([row | {"remedy": None}, other])
     assert shared == ["tier estimate: benchmark recommended"]
     kinds = [(n["kind"], n["text"]) for n in candidate_notes(row, shared)]
-    assert kinds == [("fix", "micro_batch_size 1"), ("why", "needs 4 GPUs: use tensor parallel"),
-                     ("warning", "PCIe only")]  # fmt: skip
+    assert kinds == [
+        ("fix", "micro_batch_size 1"),
+        ("why", "needs 4 GPUs: use tensor parallel"),
+        ("warning", "PCIe only"),
+    ]
 
 
 def test_memory_rows_leave_out_zero_parts_and_end_with_the_totals():
-    memory = {"weights_gib": 5.0, "gradients_gib": 0.0, "optimizer_states_gib": 0.1, "activations_gib": 2.0,
-              "kv_cache_gib": 0.0, "framework_overhead_gib": 1.0, "total_per_gpu_gib": 8.1,
-              "required_per_gpu_gib": 9.0, "host_ram_gib": 0.0}  # fmt: skip
+    memory = {
+        "weights_gib": 5.0,
+        "gradients_gib": 0.0,
+        "optimizer_states_gib": 0.1,
+        "activations_gib": 2.0,
+        "kv_cache_gib": 0.0,
+        "framework_overhead_gib": 1.0,
+        "total_per_gpu_gib": 8.1,
+        "required_per_gpu_gib": 9.0,
+        "host_ram_gib": 0.0,
+    }
     rows = memory_rows(memory)
-    assert [r["key"] for r in rows] == ["weights_gib", "optimizer_states_gib", "activations_gib",
-                                        "framework_overhead_gib", "total_per_gpu_gib", "required_per_gpu_gib"]  # fmt: skip
+    assert [r["key"] for r in rows] == [
+        "weights_gib",
+        "optimizer_states_gib",
+        "activations_gib",
+        "framework_overhead_gib",
+        "total_per_gpu_gib",
+        "required_per_gpu_gib",
+    ]
     assert [r["total"] for r in rows][-2:] == [True, True]
 
 
@@ -105,8 +136,12 @@ def test_an_image_preset_shows_its_speed_in_images(bundled_catalog, client_as):
 #   KV cache = 2 (K,V) x 80 layers x 8 heads x 128 dims x 2 B = 327,680 B per token;
 #   x 4,096 tokens x 8 requests = 10.0 GiB, with 2 of the 8 KV heads on each of 4 ranks = 2.5 GiB per GPU
 SERVING_70B = FORM | {
-    "task": "inference", "preset": "llama-3-70b", "gpus": "4", "concurrency": "8", "context_len": "4096",
-}  # fmt: skip
+    "task": "inference",
+    "preset": "llama-3-70b",
+    "gpus": "4",
+    "concurrency": "8",
+    "context_len": "4096",
+}
 LLAMA3_70B_PARAMS = 70.55e9
 GIB = 2**30
 

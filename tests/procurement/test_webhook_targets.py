@@ -64,8 +64,10 @@ def test_saving_a_workload_with_such_a_webhook_is_refused(url, client_as):
     assert "notify_webhook" in refused.value.message_dict
     # the admin's form runs the same validator
     admin = client_as("admin", is_staff=True, is_superuser=True)
-    response = admin.post("/admin/procurement/workload/add/", {"name": "w", "task": "qlora", "spec": "{}",
-                                                               "notify_webhook": url})  # fmt: skip
+    response = admin.post(
+        "/admin/procurement/workload/add/",
+        {"name": "w", "task": "qlora", "spec": "{}", "notify_webhook": url},
+    )
     assert response.status_code == 200 and b"Webhook" in response.content
     assert not Workload.objects.exists()
 
@@ -94,8 +96,9 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_at_send(monkeypatc
 @pytest.mark.django_db
 def test_a_refused_webhook_is_skipped_not_retried(monkeypatch):
     _resolving_to(monkeypatch, "169.254.169.254")
-    workload = Workload.objects.create(name="w", task="qlora", spec={"task": "qlora"},
-                                       notify_webhook="https://hooks.example.com/gpuledger")  # fmt: skip
+    workload = Workload.objects.create(
+        name="w", task="qlora", spec={"task": "qlora"}, notify_webhook="https://hooks.example.com/gpuledger"
+    )
     event = ChangeEvent.objects.create(workload=workload, kind="price_change", before={}, after={})
     assert change_events_notify([event.pk]) == {"no target": 1}
     assert change_events_notify([event.pk]) == {}  # claimed once: not sent again

@@ -22,9 +22,10 @@ pytestmark = pytest.mark.django_db
 
 def save_answer(client, **workload) -> int:
     response = client.post(
-        "/api/recommendations/", {"workload": WORKLOAD | workload, "top": 3, "save": True},
+        "/api/recommendations/",
+        {"workload": WORKLOAD | workload, "top": 3, "save": True},
         content_type="application/json",
-    )  # fmt: skip
+    )
     assert response.status_code == 201, response.content
     return response.json()["workload_id"]
 
@@ -98,9 +99,13 @@ def test_a_rerun_works_on_the_stored_workload(engineer_client, bundled_catalog):
 def test_can_see_is_visible_to_for_every_kind_of_user_and_workload(user_with_role, team_named):
     research, vision = team_named("research"), team_named("vision")
     users = [
-        user_with_role("admin"), user_with_role("engineer", team=research), user_with_role("engineer", team=vision),
-        user_with_role("engineer"), user_with_role("viewer", team=research), user_with_role("finance"),
-    ]  # fmt: skip
+        user_with_role("admin"),
+        user_with_role("engineer", team=research),
+        user_with_role("engineer", team=vision),
+        user_with_role("engineer"),
+        user_with_role("viewer", team=research),
+        user_with_role("finance"),
+    ]
     spec = {**WORKLOAD, "name": "w"}
     workloads = [
         Workload.objects.create(name="team", task="qlora", spec=spec, team=research, owner=users[2]),

@@ -49,8 +49,16 @@ def test_find_offers_from_the_sizing_page_saves_the_workload_and_opens_its_ranki
 def test_a_workload_is_created_from_the_form_listed_edited_duplicated_and_deleted(
     owner_client, bundled_catalog
 ):
-    form = {"source": "fields", "name": "from the form", "task": "inference", "preset": "llama-3.1-8b",
-            "precision": "bf16", "gpus": "1", "concurrency": "8", "context_len": "4096"}  # fmt: skip
+    form = {
+        "source": "fields",
+        "name": "from the form",
+        "task": "inference",
+        "preset": "llama-3.1-8b",
+        "precision": "bf16",
+        "gpus": "1",
+        "concurrency": "8",
+        "context_len": "4096",
+    }
     assert owner_client.post("/workloads/new/", form).status_code == 302
     workload = Workload.objects.get()
     assert (workload.name, workload.task, workload.spec["inference"]["concurrency"]) == (
@@ -113,21 +121,27 @@ def test_an_engineer_of_another_team_neither_sees_nor_changes_the_teams_objects(
 ):
     created = _saved(owner_client)
     study = tco_study_create(
-        document=yaml.safe_load(EXAMPLE_STUDY) | {"name": "team study"}, owner=owner_client.user,
+        document=yaml.safe_load(EXAMPLE_STUDY) | {"name": "team study"},
+        owner=owner_client.user,
         team=Workload.objects.get().team,
-    )  # fmt: skip
+    )
     other = client_as("engineer", team="platform")
     workload_id = created["workload_id"]
-    for url in (f"/workloads/{workload_id}/recommendations/", f"/workloads/{workload_id}/edit/",
-                f"/tco/{study.pk}/", f"/api/tco/{study.pk}/"):  # fmt: skip
+    for url in (
+        f"/workloads/{workload_id}/recommendations/",
+        f"/workloads/{workload_id}/edit/",
+        f"/tco/{study.pk}/",
+        f"/api/tco/{study.pk}/",
+    ):
         assert other.get(url).status_code == 404, url
     assert other.post(f"/workloads/{workload_id}/delete/").status_code == 404
     assert Workload.objects.filter(pk=workload_id).exists()
     for url in ("/workloads/", "/dashboard/", "/tco/"):
         html = other.get(url).content.decode()
         assert "llama-3.1-8b-qlora" not in html and "team study" not in html, url
-    refused = other.post("/api/recommendations/", {"workload_id": workload_id, "save": True},
-                         content_type="application/json")  # fmt: skip
+    refused = other.post(
+        "/api/recommendations/", {"workload_id": workload_id, "save": True}, content_type="application/json"
+    )
     assert refused.status_code == 400 and refused.json()["field"] == "workload_id"
     assert Recommendation.objects.count() == 1
     # a teammate sees them

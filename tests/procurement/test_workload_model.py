@@ -16,8 +16,17 @@ def test_it_accepts_a_valid_spec():
 
 
 def test_it_names_every_offending_field_by_path():
-    spec = {"task": "lora", "model": {"num_layers": 0, "hidden_size": 4096, "num_attention_heads": 30,
-                                      "intermediate_size": 11008, "vocab_size": 32000}, "precision": "fp12"}  # fmt: skip
+    spec = {
+        "task": "lora",
+        "model": {
+            "num_layers": 0,
+            "hidden_size": 4096,
+            "num_attention_heads": 30,
+            "intermediate_size": 11008,
+            "vocab_size": 32000,
+        },
+        "precision": "fp12",
+    }
     with pytest.raises(ValidationError) as caught:
         Workload(name="broken", task="lora", spec=spec).full_clean()
     messages = " ".join(caught.value.message_dict["spec"])
@@ -25,8 +34,16 @@ def test_it_names_every_offending_field_by_path():
 
 
 def test_it_refuses_heads_that_do_not_divide_the_hidden_size():
-    spec = {"task": "lora", "model": {"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 30,
-                                      "intermediate_size": 11008, "vocab_size": 32000}}  # fmt: skip
+    spec = {
+        "task": "lora",
+        "model": {
+            "num_layers": 32,
+            "hidden_size": 4096,
+            "num_attention_heads": 30,
+            "intermediate_size": 11008,
+            "vocab_size": 32000,
+        },
+    }
     with pytest.raises(ValidationError) as caught:
         Workload(name="broken", task="lora", spec=spec).full_clean()
     assert "model.num_attention_heads" in " ".join(

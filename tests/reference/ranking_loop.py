@@ -72,27 +72,44 @@ def _memory_gib(
 def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> float:
     """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target)."""
     rows = inference_throughput(
-        spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision) or np.nan,
-        gpu_counts=gpus, tensor_parallel=tp, pipeline_parallel=1,
-    )  # fmt: skip
+        spec,
+        bandwidth_gbps=gpu.memory_bandwidth_gbps,
+        peak_tflops=gpu.dense_tflops(spec.precision) or np.nan,
+        gpu_counts=gpus,
+        tensor_parallel=tp,
+        pipeline_parallel=1,
+    )
     fit = serving_fit(
-        spec, rows["decode_tokens_per_second_total"], rows["decode_tokens_per_second_per_stream"],
+        spec,
+        rows["decode_tokens_per_second_total"],
+        rows["decode_tokens_per_second_per_stream"],
         rows["time_to_first_token_seconds"],
-    )  # fmt: skip
+    )
     return float(fit.instances) if bool(fit.meets_targets) else math.nan
 
 
 def _hours(
-    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, options: RankingOptions,
-    link: Interconnect, per_instance: int,
-) -> float:  # fmt: skip
+    spec: WorkloadSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    zero: int,
+    tp: int,
+    options: RankingOptions,
+    link: Interconnect,
+    per_instance: int,
+) -> float:
     peak = gpu.dense_tflops(spec.precision) or np.nan
     node_gbps, fabric_gbps = link_rates(link, float(per_instance))
     if not spec.is_training:
         rows = inference_throughput(
-            spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=peak, gpu_counts=gpus,
-            tensor_parallel=tp, pipeline_parallel=1, tensor_parallel_gbps=node_gbps,
-        )  # fmt: skip
+            spec,
+            bandwidth_gbps=gpu.memory_bandwidth_gbps,
+            peak_tflops=peak,
+            gpu_counts=gpus,
+            tensor_parallel=tp,
+            pipeline_parallel=1,
+            tensor_parallel_gbps=node_gbps,
+        )
         return (
             options.serving_hours
             if math.isfinite(float(rows["decode_tokens_per_second_total"]))
@@ -101,10 +118,18 @@ def _hours(
 
     def modelled(count: int) -> float:
         rows = training_throughput(
-            spec, peak_tflops=peak, gpu_counts=count, mfu=estimate_mfu(spec, gpu, options.calibration),
-            zero_stage=zero, tensor_parallel=tp, pipeline_parallel=1, interconnect_gbps=node_gbps,
-            tensor_parallel_gbps=node_gbps, gpus_per_node=per_instance, fabric_gbps=fabric_gbps,
-        )  # fmt: skip
+            spec,
+            peak_tflops=peak,
+            gpu_counts=count,
+            mfu=estimate_mfu(spec, gpu, options.calibration),
+            zero_stage=zero,
+            tensor_parallel=tp,
+            pipeline_parallel=1,
+            interconnect_gbps=node_gbps,
+            tensor_parallel_gbps=node_gbps,
+            gpus_per_node=per_instance,
+            fabric_gbps=fabric_gbps,
+        )
         return float(rows["training_hours"])
 
     measured_count = nearest_measured_count(options.measured_tokens_per_second, gpu.slug, gpus)

@@ -96,13 +96,23 @@ def test_spot_history_statistics_work_on_azure_spot_prices(live):
 
 
 def test_bad_rows_are_refused_with_reasons_and_nothing_published_changes(live):
-    a100 = InstanceTypeRecord(provider="azure", name="Standard_NC24ads_A100_v4", gpu_name="A100-80GB-PCIE",
-                              gpu_count=Decimal(1))  # fmt: skip
-    ingest_price_records([
-        PriceRecord(instance=a100, region="westus2", zone="", pricing_model="on_demand",
-                    price_per_hour=Decimal("3.673"), currency="USD", observed_at=DAY1 - dt.timedelta(days=1),
-                    source="azure:retail-prices")
-    ])  # fmt: skip
+    a100 = InstanceTypeRecord(
+        provider="azure", name="Standard_NC24ads_A100_v4", gpu_name="A100-80GB-PCIE", gpu_count=Decimal(1)
+    )
+    ingest_price_records(
+        [
+            PriceRecord(
+                instance=a100,
+                region="westus2",
+                zone="",
+                pricing_model="on_demand",
+                price_per_hour=Decimal("3.673"),
+                currency="USD",
+                observed_at=DAY1 - dt.timedelta(days=1),
+                source="azure:retail-prices",
+            )
+        ]
+    )
     live(ok("azure_bad_data.json"))
     run = refresh_run("azure-retail", "", now=DAY1)
     counts = {reason: entry["count"] for reason, entry in run.refused_reasons.items()}

@@ -59,8 +59,11 @@ def test_the_page_never_shows_where_the_server_keeps_its_files(client_as):
     from scheduler.models import PriceRefresh, RefreshStatus
 
     path = f"{settings.BASE_DIR}/pricing/data/skypilot/aws/vms.gpu.csv"
-    PriceRefresh.objects.create(source="catalog", status=RefreshStatus.FAILED,
-                                error=f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'")  # fmt: skip
+    PriceRefresh.objects.create(
+        source="catalog",
+        status=RefreshStatus.FAILED,
+        error=f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'",
+    )
     page = client_as("viewer").get("/status/").content.decode()
     assert "No such file or directory: &#x27;vms.gpu.csv&#x27;" in page
     assert str(settings.BASE_DIR) not in page and "/pricing/data/" not in page

@@ -75,9 +75,10 @@ def test_an_offers_history_is_kept_and_one_that_disappears_is_gone(bundled_catal
     assert run.status == RefreshStatus.SUCCEEDED and run.rows_inserted == 4
     h100 = _offer(H100_NAME)
     history = list(
-        PriceObservation.objects.filter(offer=h100, pricing_model="on_demand").order_by("observed_at").values_list(
-            "observed_at", "amount_per_hour")
-    )  # fmt: skip
+        PriceObservation.objects.filter(offer=h100, pricing_model="on_demand")
+        .order_by("observed_at")
+        .values_list("observed_at", "amount_per_hour")
+    )
     assert history == [
         (first, Decimal("16.008000")),
         (second, Decimal("15.200000")),

@@ -25,11 +25,23 @@ from procurement.services.plan_table import plan_table
 
 # Request field -> the flag a person typed, so an error names what they can fix.
 FLAGS = {
-    "from": "--from", "to": "--to", "teams": "--team", "team": "--team", "gpu": "--gpu",
-    "horizon_months": "--horizon-months", "growth": "--growth", "scenario": "--scenario", "trials": "--trials",
-    "seed": "--seed", "currency": "--currency", "series": "--series", "name": "--name", "providers": "--provider",
-    "market": "--market", "lookback_days": "--lookback-days",
-}  # fmt: skip
+    "from": "--from",
+    "to": "--to",
+    "teams": "--team",
+    "team": "--team",
+    "gpu": "--gpu",
+    "horizon_months": "--horizon-months",
+    "growth": "--growth",
+    "scenario": "--scenario",
+    "trials": "--trials",
+    "seed": "--seed",
+    "currency": "--currency",
+    "series": "--series",
+    "name": "--name",
+    "providers": "--provider",
+    "market": "--market",
+    "lookback_days": "--lookback-days",
+}
 
 
 class Command(BaseCommand):
@@ -114,7 +126,7 @@ class Command(BaseCommand):
             "name": options["name"],
             "providers": options["provider"],
             "market": options["market"],
-        }  # fmt: skip
+        }
         if options["lookback_days"]:
             body["lookback_days"] = options["lookback_days"]
         if options["trials"] is not None:

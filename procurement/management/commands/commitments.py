@@ -80,14 +80,23 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         inputs = CommitmentInputs(
-            utilization_profile=options["utilization_profile"], period_hours=options["period_hours"],
-            on_demand=options["on_demand"], reserved_effective=options["reserved_effective"],
-            reserved_recurring=options["reserved_recurring"], reserved_upfront=options["reserved_upfront"],
-            term_years=options["term_years"], spot=options["spot"], currency=options["currency"],
-            offer=options["offer"], commitment_price=options["commitment_price"],
-            instance_type=options["instance_type"], region=options["region"], provider=options["provider"],
-            payment_option=options["payment_option"], commitment_kind=options["commitment_kind"],
-        )  # fmt: skip
+            utilization_profile=options["utilization_profile"],
+            period_hours=options["period_hours"],
+            on_demand=options["on_demand"],
+            reserved_effective=options["reserved_effective"],
+            reserved_recurring=options["reserved_recurring"],
+            reserved_upfront=options["reserved_upfront"],
+            term_years=options["term_years"],
+            spot=options["spot"],
+            currency=options["currency"],
+            offer=options["offer"],
+            commitment_price=options["commitment_price"],
+            instance_type=options["instance_type"],
+            region=options["region"],
+            provider=options["provider"],
+            payment_option=options["payment_option"],
+            commitment_kind=options["commitment_kind"],
+        )
         try:
             report = commitment_analysis(inputs)
         except CostInputError as error:
@@ -105,20 +114,22 @@ def _flag(field: str) -> str:
 
 def render_table(report: dict) -> str:
     currency, cheapest, profile = report["currency"], report["cheapest"], report["profile"]
-    return "\n".join([
-        f"commitment {report['committed_per_gpu_hour']} vs on-demand {report['on_demand_per_gpu_hour']} "
-        f"{currency} per GPU-hour: discount {float(report['discount']):.1%}, "
-        f"break-even utilization {float(report['break_even_utilization']):.1%}",
-        f"profile: {profile['periods']} periods of {profile['period_hours']} h, {profile['floor_gpus']} to "
-        f"{profile['peak_gpus']} GPUs, {profile['gpu_hours']} GPU-hours; bursts at {report['burst_pricing']} "
-        f"{report['burst_price_per_gpu_hour']}",
-        f"cheapest: commit to {cheapest['committed_gpus']} GPUs: committed {cheapest['committed_cost']} + "
-        f"burst {cheapest['burst_cost']} = {cheapest['total']} {currency}",
-        f"floor ({report['floor']['committed_gpus']} GPUs): {report['floor']['total']} {currency}; "
-        f"no commitment: {report['all_on_demand']} {currency}",
-        report["advice"],
-        *_prices_used_lines(report.get("prices_used") or {}),
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"commitment {report['committed_per_gpu_hour']} vs on-demand {report['on_demand_per_gpu_hour']} "
+            f"{currency} per GPU-hour: discount {float(report['discount']):.1%}, "
+            f"break-even utilization {float(report['break_even_utilization']):.1%}",
+            f"profile: {profile['periods']} periods of {profile['period_hours']} h, {profile['floor_gpus']} to "
+            f"{profile['peak_gpus']} GPUs, {profile['gpu_hours']} GPU-hours; bursts at {report['burst_pricing']} "
+            f"{report['burst_price_per_gpu_hour']}",
+            f"cheapest: commit to {cheapest['committed_gpus']} GPUs: committed {cheapest['committed_cost']} + "
+            f"burst {cheapest['burst_cost']} = {cheapest['total']} {currency}",
+            f"floor ({report['floor']['committed_gpus']} GPUs): {report['floor']['total']} {currency}; "
+            f"no commitment: {report['all_on_demand']} {currency}",
+            report["advice"],
+            *_prices_used_lines(report.get("prices_used") or {}),
+        ]
+    )
 
 
 def _prices_used_lines(used: dict) -> list[str]:

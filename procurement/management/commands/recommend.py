@@ -99,10 +99,12 @@ class Command(BaseCommand):
         for field, flag in SPOT_FLAGS.items():
             if field == "deadline_probability":
                 parser.add_argument(
-                    flag, dest=field, type=str,
+                    flag,
+                    dest=field,
+                    type=str,
                     help="meet --deadline-hours on wall-clock time with this probability (default 0.9): a spot "
                     "row's reclaims, checkpoint writes and restarts count",
-                )  # fmt: skip
+                )
                 continue
             parser.add_argument(flag, dest=field, type=str, help=f"spot: {field} (default derived; see docs)")
 
@@ -119,7 +121,7 @@ class Command(BaseCommand):
                 "currency",
                 "storage_retention_days",
                 *SPOT_FLAGS,
-            )  # fmt: skip
+            )
             if options[key] is not None
         }
         for flag in (
@@ -151,8 +153,12 @@ class Command(BaseCommand):
             with transaction.atomic():  # bad options store no workload either
                 workload = workload_create_from_spec(document=document)
                 row, _ = recommendation_create(workload=workload, parameters=parameters)
-            return {"results": row.results, "workload_id": workload.pk, "recommendation_id": row.pk,
-                    "why_empty": row.why_empty}  # fmt: skip
+            return {
+                "results": row.results,
+                "workload_id": workload.pk,
+                "recommendation_id": row.pk,
+                "why_empty": row.why_empty,
+            }
         spec = workload_spec_parse(document)
         ranking = recommendation_compute(spec=spec, options=ranking_options_parse(parameters))
         return ranking.as_report()
@@ -235,8 +241,16 @@ def render_empty(report: dict) -> str:
     return "\n".join(lines)
 
 
-BLOCKING_PREFIXES = ("does not fit", "incompatible", "speed not", "spot unsuitable", "price covers the GPUs",
-                     "host RAM too small", "not a valid plan", "no cluster interconnect")  # fmt: skip
+BLOCKING_PREFIXES = (
+    "does not fit",
+    "incompatible",
+    "speed not",
+    "spot unsuitable",
+    "price covers the GPUs",
+    "host RAM too small",
+    "not a valid plan",
+    "no cluster interconnect",
+)
 
 
 def _blocking_reasons(row: dict) -> list[str]:

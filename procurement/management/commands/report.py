@@ -35,8 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="end", help="a period kind: the day after the last (exclusive)")
         for name in ("team", "project", "provider"):
             parser.add_argument(f"--{name}", default="", help=f"a period kind: only this {name}")
-        parser.add_argument("--allocation", default="", metavar="RULE",
-                            help="spend_review: showback rule, proportional (default), even or unallocated")  # fmt: skip
+        parser.add_argument(
+            "--allocation",
+            default="",
+            metavar="RULE",
+            help="spend_review: showback rule, proportional (default), even or unallocated",
+        )
         parser.add_argument("--snapshot", type=int, help="re-render a stored report snapshot instead")
         parser.add_argument("--format", choices=sorted(FORMATS), default="pdf")
         parser.add_argument("--output", required=True, help="file to write")
@@ -78,7 +82,10 @@ def _date(text: str | None, field: str) -> dt.date:
 
 def _period(options: dict) -> ReportPeriod:
     return ReportPeriod(
-        start=_date(options["start"], "from"), end=_date(options["end"], "to"),
-        team=options["team"], project=options["project"], provider=options["provider"],
+        start=_date(options["start"], "from"),
+        end=_date(options["end"], "to"),
+        team=options["team"],
+        project=options["project"],
+        provider=options["provider"],
         allocation=options["allocation"],
-    )  # fmt: skip
+    )

@@ -14,8 +14,14 @@ from procurement.reports.dates import age_days
 from procurement.reports.model import Assumption, Column, Headline, PriceDate, Report, Section, Table
 from procurement.reports.registry import ReportInputError, ReportKind
 
-LAYER_LABELS = {"in_force": "Commitments in force", "owned": "Owned servers", "committed_3y": "3-year commitment", "committed_1y": "1-year commitment",
-                "on_demand": "On-demand", "spot": "Spot"}  # fmt: skip
+LAYER_LABELS = {
+    "in_force": "Commitments in force",
+    "owned": "Owned servers",
+    "committed_3y": "3-year commitment",
+    "committed_1y": "1-year commitment",
+    "on_demand": "On-demand",
+    "spot": "Spot",
+}
 
 
 def load_inputs(subject_id: int) -> dict[str, Any]:
@@ -76,22 +82,56 @@ def _summary(result: dict) -> list[Headline]:
     trials = f"{result.get('trials', 0):,} growth trials, seed {result.get('seed')}"
     month = result.get("break_even_month")
     return [
-        Headline("Servers to own", f"{servers} ({_gpus(result, 'owned')} GPUs)", "text", f"{per_server} GPUs per server"),
-        Headline("Commitments in force", _in_force(result), "text", "bought before the plan; renewals listed"),
-        Headline("Commit for 3 years", _commit(result, "committed_3y"), "text", "paid every hour of the term"),
-        Headline("Commit for 1 year", _commit(result, "committed_1y"), "text", "the largest year's level; re-chosen each year"),
-        Headline("Left to on-demand", _share(result, "on_demand"), "percent", f"of demand, peak {_gpus(result, 'on_demand')} GPUs"),
-        Headline("Left to spot", _share(result, "spot"), "percent", f"of demand, peak {_gpus(result, 'spot')} GPUs; interruptible work only"),
-        Headline(f"Total cost over {horizon} months", result.get("total_cost"), "money", "cash, undiscounted"),
+        Headline(
+            "Servers to own",
+            f"{servers} ({_gpus(result, 'owned')} GPUs)",
+            "text",
+            f"{per_server} GPUs per server",
+        ),
+        Headline(
+            "Commitments in force", _in_force(result), "text", "bought before the plan; renewals listed"
+        ),
+        Headline(
+            "Commit for 3 years", _commit(result, "committed_3y"), "text", "paid every hour of the term"
+        ),
+        Headline(
+            "Commit for 1 year",
+            _commit(result, "committed_1y"),
+            "text",
+            "the largest year's level; re-chosen each year",
+        ),
+        Headline(
+            "Left to on-demand",
+            _share(result, "on_demand"),
+            "percent",
+            f"of demand, peak {_gpus(result, 'on_demand')} GPUs",
+        ),
+        Headline(
+            "Left to spot",
+            _share(result, "spot"),
+            "percent",
+            f"of demand, peak {_gpus(result, 'spot')} GPUs; interruptible work only",
+        ),
+        Headline(
+            f"Total cost over {horizon} months", result.get("total_cost"), "money", "cash, undiscounted"
+        ),
         Headline("NPV", result.get("npv"), "money", f"present value at {rate * 100:.1f}% a year"),
         Headline("P50 total cost", result.get("p50_total_cost"), "money", trials),
         Headline("P90 total cost", result.get("p90_total_cost"), "money", "9 in 10 growth paths cost less"),
-        Headline("Status quo", result.get("status_quo_cost"), "money", "the same demand bought as the bills show"),
-        Headline("Savings vs status quo", result.get("savings_vs_status_quo"), "money", "status quo - plan, cash"),
+        Headline(
+            "Status quo", result.get("status_quo_cost"), "money", "the same demand bought as the bills show"
+        ),
+        Headline(
+            "Savings vs status quo", result.get("savings_vs_status_quo"), "money", "status quo - plan, cash"
+        ),
         Headline("Savings share", result.get("savings_share"), "percent", "of the status quo"),
-        Headline("Break-even month", "never" if not month else f"month {month}", "text",
-                 "first month the plan's cumulative cost is at or below the status quo's"),
-    ]  # fmt: skip
+        Headline(
+            "Break-even month",
+            "never" if not month else f"month {month}",
+            "text",
+            "first month the plan's cumulative cost is at or below the status quo's",
+        ),
+    ]
 
 
 def _layer_cost(layer: dict) -> str:
@@ -103,18 +143,36 @@ def _layer_cost(layer: dict) -> str:
 
 
 def _layers_table(result: dict) -> Table:
-    rows = [{"layer": LAYER_LABELS.get(layer["kind"], layer["kind"]), "gpu_model": layer.get("gpu_model", ""),
-             "priced_at": "/".join(part for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region")) if part),
-             "gpus": layer.get("gpus"), "hours_served": str(layer.get("hours_served")),
-             "share": str(layer.get("share_of_demand")),
-             "cost": _layer_cost(layer)}
-            for layer in result.get("layers", [])]  # fmt: skip
-    return Table("layers", "Layers", [
-        Column("layer", "Layer"), Column("gpu_model", "GPU model"), Column("priced_at", "Priced at"),
-        Column("gpus", "GPUs", "integer"),
-        Column("hours_served", "GPU-hours served", "number", total=True), Column("share", "Share of its fleet's demand", "percent"),
-        Column("cost", "Cost over the horizon", "money", total=True),
-    ], rows)  # fmt: skip
+    rows = [
+        {
+            "layer": LAYER_LABELS.get(layer["kind"], layer["kind"]),
+            "gpu_model": layer.get("gpu_model", ""),
+            "priced_at": "/".join(
+                part
+                for part in (layer.get("provider"), layer.get("instance_type"), layer.get("region"))
+                if part
+            ),
+            "gpus": layer.get("gpus"),
+            "hours_served": str(layer.get("hours_served")),
+            "share": str(layer.get("share_of_demand")),
+            "cost": _layer_cost(layer),
+        }
+        for layer in result.get("layers", [])
+    ]
+    return Table(
+        "layers",
+        "Layers",
+        [
+            Column("layer", "Layer"),
+            Column("gpu_model", "GPU model"),
+            Column("priced_at", "Priced at"),
+            Column("gpus", "GPUs", "integer"),
+            Column("hours_served", "GPU-hours served", "number", total=True),
+            Column("share", "Share of its fleet's demand", "percent"),
+            Column("cost", "Cost over the horizon", "money", total=True),
+        ],
+        rows,
+    )
 
 
 def _models_table(result: dict) -> Table:
@@ -212,22 +270,51 @@ def _data_tables(result: dict) -> list[Table]:
     kinds = [layer["kind"] for layer in result.get("layers", [])]
     sensitivity = (result.get("sensitivity") or {}).get("rows", [])
     return [
-        Table("demand_curve", "Load-duration curve: GPUs in use, hours sorted by demand",
-              [Column("rank", "Hour rank", "integer"), Column("gpus", "GPUs in use", "number")], curve, data_only=True,
-              note=f"{demand.get('series_used', '')} GPUs over the {demand.get('covered_hours', 0):,} covered hours"),
-        Table("demand_by_month", "Demand by month", [
-            Column("month", "Month"), Column("gpu_hours", "GPU-hours", "number", total=True),
-            Column("covered_hours", "Covered hours", "integer"), Column("hours", "Hours", "integer")],
-            [{key: str(value) if key == "gpu_hours" else value for key, value in row.items()} for row in demand.get("monthly_gpu_hours", [])],
-            data_only=True),
-        Table("cost_by_year", "Cost by year and layer, against the status quo",
-              [Column("year", "Year", "integer")] + [Column(kind, LAYER_LABELS.get(kind, kind), "money", total=True) for kind in kinds]
-              + [Column("status_quo", "Status quo", "money", total=True)], by_year, data_only=True),
-        Table("sensitivity", "Sensitivity (each driver -20% / +20%)", [
-            Column("driver", "Driver"), Column("low", "Low", "money"), Column("high", "High", "money"),
-            Column("swing", "Swing", "money")],
-            [{key: row.get(key) for key in ("driver", "low", "high", "swing")} for row in sensitivity], data_only=True),
-    ]  # fmt: skip
+        Table(
+            "demand_curve",
+            "Load-duration curve: GPUs in use, hours sorted by demand",
+            [Column("rank", "Hour rank", "integer"), Column("gpus", "GPUs in use", "number")],
+            curve,
+            data_only=True,
+            note=f"{demand.get('series_used', '')} GPUs over the {demand.get('covered_hours', 0):,} covered hours",
+        ),
+        Table(
+            "demand_by_month",
+            "Demand by month",
+            [
+                Column("month", "Month"),
+                Column("gpu_hours", "GPU-hours", "number", total=True),
+                Column("covered_hours", "Covered hours", "integer"),
+                Column("hours", "Hours", "integer"),
+            ],
+            [
+                {key: str(value) if key == "gpu_hours" else value for key, value in row.items()}
+                for row in demand.get("monthly_gpu_hours", [])
+            ],
+            data_only=True,
+        ),
+        Table(
+            "cost_by_year",
+            "Cost by year and layer, against the status quo",
+            [Column("year", "Year", "integer")]
+            + [Column(kind, LAYER_LABELS.get(kind, kind), "money", total=True) for kind in kinds]
+            + [Column("status_quo", "Status quo", "money", total=True)],
+            by_year,
+            data_only=True,
+        ),
+        Table(
+            "sensitivity",
+            "Sensitivity (each driver -20% / +20%)",
+            [
+                Column("driver", "Driver"),
+                Column("low", "Low", "money"),
+                Column("high", "High", "money"),
+                Column("swing", "Swing", "money"),
+            ],
+            [{key: row.get(key) for key in ("driver", "low", "high", "swing")} for row in sensitivity],
+            data_only=True,
+        ),
+    ]
 
 
 def _price_label(price: dict) -> str:
@@ -241,9 +328,13 @@ def _is_method(item: dict) -> bool:
 
 
 def _method_table(items: list[dict]) -> Table:
-    return Table("method", "Method notes (docs/capacity-plan.md)", [
-        Column("name", "Note"), Column("value", "What"), Column("source", "Source")],
-        [{key: str(item.get(key, "")) for key in ("name", "value", "source")} for item in items], data_only=True)  # fmt: skip
+    return Table(
+        "method",
+        "Method notes (docs/capacity-plan.md)",
+        [Column("name", "Note"), Column("value", "What"), Column("source", "Source")],
+        [{key: str(item.get(key, "")) for key in ("name", "value", "source")} for item in items],
+        data_only=True,
+    )
 
 
 def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
@@ -261,20 +352,42 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         generated_at=now.isoformat(),
         verdict=result.get("recommendation", ""),
         summary=_summary(result),
-        notes=[f"Demand: {demand.get('series_used', '')} GPUs, P50 {demand.get('percentiles', {}).get('p50', 0):,.1f}, "
-               f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
-               f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."]
+        notes=[
+            f"Demand: {demand.get('series_used', '')} GPUs, P50 {demand.get('percentiles', {}).get('p50', 0):,.1f}, "
+            f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
+            f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."
+        ]
         + list(result.get("warnings", [])),
-        sections=[Section(heading="Layers", tables=[_layers_table(result), _models_table(result), _missing_table(result), *_scenario_tables(result),
-                                                    *_data_tables(result), _method_table(method)],
-                          paragraphs=["The demand curve, the demand by month, every layer's cost by year, the "
-                                      "sensitivity and the method notes are in the Excel and CSV files."])],
+        sections=[
+            Section(
+                heading="Layers",
+                tables=[
+                    _layers_table(result),
+                    _models_table(result),
+                    _missing_table(result),
+                    *_scenario_tables(result),
+                    *_data_tables(result),
+                    _method_table(method),
+                ],
+                paragraphs=[
+                    "The demand curve, the demand by month, every layer's cost by year, the "
+                    "sensitivity and the method notes are in the Excel and CSV files."
+                ],
+            )
+        ],
         assumptions=[Assumption(item["name"], str(item["value"]), item["source"]) for item in printed],
-        price_dates=[PriceDate(label=_price_label(price),
-                               observed_at=(price.get("observed_at") or "")[:10] or None, source=price.get("offer") or price.get("source", ""),
-                               quality=price.get("quality", ""), stale=bool(price.get("stale")),
-                               age_days=age_days(price.get("observed_at"), now)) for price in result.get("prices", [])],
-    )  # fmt: skip
+        price_dates=[
+            PriceDate(
+                label=_price_label(price),
+                observed_at=(price.get("observed_at") or "")[:10] or None,
+                source=price.get("offer") or price.get("source", ""),
+                quality=price.get("quality", ""),
+                stale=bool(price.get("stale")),
+                age_days=age_days(price.get("observed_at"), now),
+            )
+            for price in result.get("prices", [])
+        ],
+    )
 
 
 KIND = ReportKind(

@@ -83,7 +83,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
             _breakdown(result),
             _tornado(result, currency),
             _accounting(result),
-        ],  # fmt: skip
+        ],
         assumptions=_assumptions(inputs),
         price_dates=_price_dates(inputs, now),
     )
@@ -95,33 +95,67 @@ def _summary(result: dict[str, Any], horizon: int, npv_basis: str) -> list[Headl
     items = [
         Headline("Recommendation", result["recommendation"], "text", f"decided on {npv_basis}"),
         Headline(f"Buy: total over {horizon} months", buy["total"], "money", "cash, undiscounted"),
-        Headline(f"Rent ({rent['pricing_model']}): total over {horizon} months", rent["total"], "money",
-                 "cash, undiscounted"),  # fmt: skip
+        Headline(
+            f"Rent ({rent['pricing_model']}): total over {horizon} months",
+            rent["total"],
+            "money",
+            "cash, undiscounted",
+        ),
         Headline("Buy: NPV", buy["npv"], "money", npv_basis),
         Headline("Rent: NPV", rent["npv"], "money", npv_basis),
         Headline("NPV advantage of buying", str(advantage), "money", "rent NPV - buy NPV; negative: renting"),
-        Headline("Break-even month (cash)", _month(result.get("break_even_month")), "text",
-                 result.get("break_even_month_note") or "first month cumulative rent >= cumulative buy"),
-        Headline("Break-even month (present value)", _month(result.get("discounted_break_even_month")), "text",
-                 result.get("discounted_break_even_month_note") or "discounted payback"),
-        Headline("Break-even utilization (cash)", result.get("break_even_utilization"), "percent",
-                 "utilization at which the cash totals are equal"),
-        Headline("Break-even utilization (present value)", result.get("npv_break_even_utilization"), "percent",
-                 "buy is recommended exactly above it"),
+        Headline(
+            "Break-even month (cash)",
+            _month(result.get("break_even_month")),
+            "text",
+            result.get("break_even_month_note") or "first month cumulative rent >= cumulative buy",
+        ),
+        Headline(
+            "Break-even month (present value)",
+            _month(result.get("discounted_break_even_month")),
+            "text",
+            result.get("discounted_break_even_month_note") or "discounted payback",
+        ),
+        Headline(
+            "Break-even utilization (cash)",
+            result.get("break_even_utilization"),
+            "percent",
+            "utilization at which the cash totals are equal",
+        ),
+        Headline(
+            "Break-even utilization (present value)",
+            result.get("npv_break_even_utilization"),
+            "percent",
+            "buy is recommended exactly above it",
+        ),
         Headline("Study utilization", result["utilization"], "percent", ""),
         Headline("Buy: cost per used GPU-hour (cash)", buy["cost_per_used_gpu_hour"], "price", ""),
         Headline("Rent: cost per used GPU-hour (cash)", rent["cost_per_used_gpu_hour"], "price", ""),
-    ]  # fmt: skip
+    ]
     if "npv_cost_per_used_gpu_hour" in buy:
         items += [
-            Headline("Buy: cost per used GPU-hour (present value)", buy["npv_cost_per_used_gpu_hour"], "price",
-                     "NPV / present value of GPU-hours"),
-            Headline("Rent: cost per used GPU-hour (present value)", rent.get("npv_cost_per_used_gpu_hour"),
-                     "price", "NPV / present value of GPU-hours"),
-        ]  # fmt: skip
+            Headline(
+                "Buy: cost per used GPU-hour (present value)",
+                buy["npv_cost_per_used_gpu_hour"],
+                "price",
+                "NPV / present value of GPU-hours",
+            ),
+            Headline(
+                "Rent: cost per used GPU-hour (present value)",
+                rent.get("npv_cost_per_used_gpu_hour"),
+                "price",
+                "NPV / present value of GPU-hours",
+            ),
+        ]
     if "irr" in result:
-        items.append(Headline("IRR of buying instead of renting", result["irr"], "percent",
-                              "a year; none when buying never pays back"))  # fmt: skip
+        items.append(
+            Headline(
+                "IRR of buying instead of renting",
+                result["irr"],
+                "percent",
+                "a year; none when buying never pays back",
+            )
+        )
     after_tax = result.get("after_tax")
     if after_tax:
         note = f"after {Decimal(after_tax['tax_rate']) * 100:.1f}% tax, {after_tax['depreciation_method']}"
@@ -133,11 +167,20 @@ def _summary(result: dict[str, Any], horizon: int, npv_basis: str) -> list[Headl
     reserved = result.get("reserved_alternative")
     if reserved:
         stored = reserved.get("price_id")
-        which = (f"; stored price #{stored} {reserved.get('payment_option', '')} {reserved.get('commitment_kind', '')}, "
-                 f"{reserved['price_source']}, observed {(reserved.get('price_observed_at') or '')[:10]}"
-                 if stored else f"; {reserved['price_source']}").replace("  ", " ")  # fmt: skip
-        items.append(Headline(f"Reserved alternative ({reserved['pricing_model']}): NPV", reserved["npv"], "money",
-                              f"cheapest by NPV: {reserved['cheapest_by_npv']}{which}"))  # fmt: skip
+        which = (
+            f"; stored price #{stored} {reserved.get('payment_option', '')} {reserved.get('commitment_kind', '')}, "
+            f"{reserved['price_source']}, observed {(reserved.get('price_observed_at') or '')[:10]}"
+            if stored
+            else f"; {reserved['price_source']}"
+        ).replace("  ", " ")
+        items.append(
+            Headline(
+                f"Reserved alternative ({reserved['pricing_model']}): NPV",
+                reserved["npv"],
+                "money",
+                f"cheapest by NPV: {reserved['cheapest_by_npv']}{which}",
+            )
+        )
     return items
 
 
@@ -156,9 +199,15 @@ def _curves(result: dict[str, Any], currency: str) -> Section:
     ]
     if "buy_npv_cumulative" in monthly:
         series += [
-            Series("buy (present value)", [(m, float(v)) for m, v in zip(months, monthly["buy_npv_cumulative"], strict=True)]),
-            Series("rent (present value)", [(m, float(v)) for m, v in zip(months, monthly["rent_npv_cumulative"], strict=True)]),
-        ]  # fmt: skip
+            Series(
+                "buy (present value)",
+                [(m, float(v)) for m, v in zip(months, monthly["buy_npv_cumulative"], strict=True)],
+            ),
+            Series(
+                "rent (present value)",
+                [(m, float(v)) for m, v in zip(months, monthly["rent_npv_cumulative"], strict=True)],
+            ),
+        ]
     return Section(
         heading="Cumulative cost",
         paragraphs=["Cash paid to date in each scenario; the present-value curves discount each month."],
@@ -171,7 +220,7 @@ def _curves(result: dict[str, Any], currency: str) -> Section:
                 f"cumulative cost ({currency})",
                 series,
             )
-        ],  # fmt: skip
+        ],
     )
 
 
@@ -183,20 +232,35 @@ def _breakdown(result: dict[str, Any]) -> Section:
         monthly["month"], monthly["buy_cumulative"], monthly["rent_cumulative"], strict=True
     ):
         buy_value, rent_value = Decimal(buy), Decimal(rent)
-        rows.append({"month": month, "buy": str(buy_value - previous_buy), "rent": str(rent_value - previous_rent),
-                     "buy_cumulative": buy, "rent_cumulative": rent})  # fmt: skip
+        rows.append(
+            {
+                "month": month,
+                "buy": str(buy_value - previous_buy),
+                "rent": str(rent_value - previous_rent),
+                "buy_cumulative": buy,
+                "rent_cumulative": rent,
+            }
+        )
         previous_buy, previous_rent = buy_value, rent_value
     return Section(
         heading="Cash flows by month",
         paragraphs=["Month 0 is the purchase; the residual value comes back in the last month."],
-        tables=[Table("cash_flows", "Cash flows by month", [
-            Column("month", "Month", "integer"),
-            Column("buy", "Buy cash", "money", total=True),
-            Column("rent", "Rent cash", "money", total=True),
-            Column("buy_cumulative", "Buy cumulative", "money"),
-            Column("rent_cumulative", "Rent cumulative", "money"),
-        ], rows, note="The totals are the study's buy and rent totals.")],
-    )  # fmt: skip
+        tables=[
+            Table(
+                "cash_flows",
+                "Cash flows by month",
+                [
+                    Column("month", "Month", "integer"),
+                    Column("buy", "Buy cash", "money", total=True),
+                    Column("rent", "Rent cash", "money", total=True),
+                    Column("buy_cumulative", "Buy cumulative", "money"),
+                    Column("rent_cumulative", "Rent cumulative", "money"),
+                ],
+                rows,
+                note="The totals are the study's buy and rent totals.",
+            )
+        ],
+    )
 
 
 def _tornado(result: dict[str, Any], currency: str) -> Section:
@@ -210,20 +274,43 @@ def _tornado(result: dict[str, Any], currency: str) -> Section:
     label = lambda row: row["driver"].replace("_", " ")  # noqa: E731
     return Section(
         heading="Sensitivity",
-        paragraphs=[f"Each driver moved -{spread:.0f}% and +{spread:.0f}% on its own; the outcome is buying's "
-                    f"NPV advantage (rent NPV - buy NPV, base {sensitivity['base']} {currency}): positive "
-                    "means buying is cheaper. Rent price and utilization share one row when they are the "
-                    "same lever."],
-        figures=[Figure("tornado", "tornado", "Sensitivity of buying's NPV advantage", "driver",
-                        f"NPV advantage ({currency})",
-                        [Series("low", [(label(row), float(row["low"])) for row in rows]),
-                         Series("high", [(label(row), float(row["high"])) for row in rows])],
-                        base=float(sensitivity["base"]))],
-        tables=[Table("sensitivity", "Sensitivity", [
-            Column("driver", "Driver"), Column("low", f"-{spread:.0f}%", "money"),
-            Column("high", f"+{spread:.0f}%", "money"), Column("swing", "Swing", "money"),
-        ], [{"driver": label(row), "low": row["low"], "high": row["high"], "swing": row["swing"]} for row in rows])],
-    )  # fmt: skip
+        paragraphs=[
+            f"Each driver moved -{spread:.0f}% and +{spread:.0f}% on its own; the outcome is buying's "
+            f"NPV advantage (rent NPV - buy NPV, base {sensitivity['base']} {currency}): positive "
+            "means buying is cheaper. Rent price and utilization share one row when they are the "
+            "same lever."
+        ],
+        figures=[
+            Figure(
+                "tornado",
+                "tornado",
+                "Sensitivity of buying's NPV advantage",
+                "driver",
+                f"NPV advantage ({currency})",
+                [
+                    Series("low", [(label(row), float(row["low"])) for row in rows]),
+                    Series("high", [(label(row), float(row["high"])) for row in rows]),
+                ],
+                base=float(sensitivity["base"]),
+            )
+        ],
+        tables=[
+            Table(
+                "sensitivity",
+                "Sensitivity",
+                [
+                    Column("driver", "Driver"),
+                    Column("low", f"-{spread:.0f}%", "money"),
+                    Column("high", f"+{spread:.0f}%", "money"),
+                    Column("swing", "Swing", "money"),
+                ],
+                [
+                    {"driver": label(row), "low": row["low"], "high": row["high"], "swing": row["swing"]}
+                    for row in rows
+                ],
+            )
+        ],
+    )
 
 
 def _accounting(result: dict[str, Any]) -> Section:
@@ -254,8 +341,13 @@ def _assumptions(inputs: dict[str, Any]) -> list[Assumption]:
     ):
         if key in resolved:
             stated = key in spec
-            items.append(Assumption(key, str(resolved[key]), "stated in the study" if stated else
-                                    DEFAULT_SOURCES.get(key, "default")))  # fmt: skip
+            items.append(
+                Assumption(
+                    key,
+                    str(resolved[key]),
+                    "stated in the study" if stated else DEFAULT_SOURCES.get(key, "default"),
+                )
+            )
     for section in ("buy", "rent"):
         given = spec.get(section) or {}
         for key, value in (resolved.get(section) or {}).items():
@@ -273,23 +365,33 @@ def _price_dates(inputs: dict[str, Any], now: dt.datetime) -> list[PriceDate]:
     for used in inputs.get("prices_used") or []:
         observed = used.get("observed_at")
         stale = bool(used.get("stale")) or stale_by_now(observed, rent.get("price_stale_after_hours"), now)
-        dates.append(PriceDate(
-            label=f"{used.get('offer', '')} {used.get('pricing_model', '')}".strip(),
-            observed_at=observed, source=str(used.get("source", "")),
-            quality=str(used.get("quality") or ("stale" if stale else "fresh")),
-            stale=stale, age_days=age_days(observed, now),
-        ))  # fmt: skip
+        dates.append(
+            PriceDate(
+                label=f"{used.get('offer', '')} {used.get('pricing_model', '')}".strip(),
+                observed_at=observed,
+                source=str(used.get("source", "")),
+                quality=str(used.get("quality") or ("stale" if stale else "fresh")),
+                stale=stale,
+                age_days=age_days(observed, now),
+            )
+        )
     if not dates:
         observed = rent.get("price_observed_at")
         stale = bool(rent.get("price_stale")) or stale_by_now(
             observed, rent.get("price_stale_after_hours"), now
         )
-        dates.append(PriceDate(
-            label=f"rent {rent['pricing_model']} {rent['price_per_gpu_hour']} per GPU-hour",
-            observed_at=rent.get("price_observed_at"), source=rent.get("price_source") or "study file",
-            quality="typed in the study" if rent.get("price_stale") is None else ("stale" if stale else "fresh"),
-            stale=stale, age_days=age_days(observed, now),
-        ))  # fmt: skip
+        dates.append(
+            PriceDate(
+                label=f"rent {rent['pricing_model']} {rent['price_per_gpu_hour']} per GPU-hour",
+                observed_at=rent.get("price_observed_at"),
+                source=rent.get("price_source") or "study file",
+                quality="typed in the study"
+                if rent.get("price_stale") is None
+                else ("stale" if stale else "fresh"),
+                stale=stale,
+                age_days=age_days(observed, now),
+            )
+        )
     return dates
 
 

@@ -33,10 +33,14 @@ from procurement.reports.registry import ReportInputError, ReportKind, ReportPer
 # review_report column kinds -> the framework's column types (hours are plain numbers, a rate is a price)
 COLUMN_TYPES = {"text": "text", "money": "money", "hours": "number", "rate": "price", "percent": "number"}
 SECTION_OF_TABLE = {
-    "summary": "Totals", "by_month": "Spend by month, by pricing category", "by_team": "Spend by team",
-    "by_project": "Spend by project", "by_provider": "Spend by provider",
-    "by_gpu": "Spend by GPU (cost per GPU-hour)", "by_pricing_category": "Spend by pricing category",
-}  # fmt: skip
+    "summary": "Totals",
+    "by_month": "Spend by month, by pricing category",
+    "by_team": "Spend by team",
+    "by_project": "Spend by project",
+    "by_provider": "Spend by provider",
+    "by_gpu": "Spend by GPU (cost per GPU-hour)",
+    "by_pricing_category": "Spend by pricing category",
+}
 
 
 def load_inputs(period: ReportPeriod) -> dict[str, Any]:
@@ -75,9 +79,13 @@ def _by_month_stacked(data: dict[str, Any]) -> Table:
     table = _table(data)
     columns = [Column(f"effective_cost_{c}", f"{c.replace('_', ' ')}", "money", True) for c in CATEGORY_ORDER]
     rows = [
-        row | {f"effective_cost_{c}": row.get("effective_cost_by_pricing_category", {}).get(c, "0") for c in CATEGORY_ORDER}
+        row
+        | {
+            f"effective_cost_{c}": row.get("effective_cost_by_pricing_category", {}).get(c, "0")
+            for c in CATEGORY_ORDER
+        }
         for row in table.rows
-    ]  # fmt: skip
+    ]
     for row in rows:
         row.pop("effective_cost_by_pricing_category", None)  # a dict: the columns above carry it
     return Table(table.key, table.title, [*table.columns, *columns], rows)
@@ -86,38 +94,93 @@ def _by_month_stacked(data: dict[str, Any]) -> Table:
 def _figures(review: dict[str, Any]) -> dict[str, Figure]:
     months = review["by_month"]
     by_category = [
-        Series(c, [(m["month"], float(m.get("effective_cost_by_pricing_category", {}).get(c, 0))) for m in months])
+        Series(
+            c,
+            [(m["month"], float(m.get("effective_cost_by_pricing_category", {}).get(c, 0))) for m in months],
+        )
         for c in CATEGORY_ORDER
         if any(m.get("effective_cost_by_pricing_category", {}).get(c) for m in months)
-    ]  # fmt: skip
+    ]
     currency = review["currency"]
     per_hour = [g for g in review["by_gpu"] if g.get("effective_cost_per_gpu_hour")]
     total = Decimal(review["totals"]["effective_cost"])
     steps = [(s["kind"], float(s["amount"])) for s in review["savings"]]
     after = total - sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
     return {
-        "month": Figure("spend_by_month", "stacked_bar", "GPU spend by month, stacked by pricing category",
-                        "month", currency, by_category),
-        "team": Figure("spend_by_team", "bar", "GPU spend by team", "team", currency,
-                       [Series("effective cost", [(t["team"], float(t["effective_cost"])) for t in review["by_team"]])]),
-        "gpu": Figure("cost_per_gpu_hour", "bar", "Effective cost per GPU-hour by GPU", "GPU",
-                      f"{currency}/GPU-hour",
-                      [Series("per GPU-hour", [(g["gpu"], float(g["effective_cost_per_gpu_hour"])) for g in per_hour])]),
-        "utilization": Figure("commitment_utilization", "stacked_bar", "Commitment utilization: used and unused by commitment",
-                              "commitment", currency, [
-                                  Series(part, [(short_label(c["commitment_id"]), float(c[f"{part}_cost"]))
-                                                for c in review["commitments"]["by_commitment"]])
-                                  for part in ("used", "unused")]),
-        "coverage": Figure("commitment_coverage", "stacked_bar", "GPU coverage by month (GPU-hours under a commitment)",
-                           "month", "GPU-hours", [
-                               Series("under commitment", [(m["month"], float(m["committed_gpu_hours"]))
-                                                           for m in review["commitments"]["by_month"]]),
-                               Series("not committed", [(m["month"], float(m["gpu_hours"]) - float(m["committed_gpu_hours"]))
-                                                        for m in review["commitments"]["by_month"]])]),
+        "month": Figure(
+            "spend_by_month",
+            "stacked_bar",
+            "GPU spend by month, stacked by pricing category",
+            "month",
+            currency,
+            by_category,
+        ),
+        "team": Figure(
+            "spend_by_team",
+            "bar",
+            "GPU spend by team",
+            "team",
+            currency,
+            [Series("effective cost", [(t["team"], float(t["effective_cost"])) for t in review["by_team"]])],
+        ),
+        "gpu": Figure(
+            "cost_per_gpu_hour",
+            "bar",
+            "Effective cost per GPU-hour by GPU",
+            "GPU",
+            f"{currency}/GPU-hour",
+            [Series("per GPU-hour", [(g["gpu"], float(g["effective_cost_per_gpu_hour"])) for g in per_hour])],
+        ),
+        "utilization": Figure(
+            "commitment_utilization",
+            "stacked_bar",
+            "Commitment utilization: used and unused by commitment",
+            "commitment",
+            currency,
+            [
+                Series(
+                    part,
+                    [
+                        (short_label(c["commitment_id"]), float(c[f"{part}_cost"]))
+                        for c in review["commitments"]["by_commitment"]
+                    ],
+                )
+                for part in ("used", "unused")
+            ],
+        ),
+        "coverage": Figure(
+            "commitment_coverage",
+            "stacked_bar",
+            "GPU coverage by month (GPU-hours under a commitment)",
+            "month",
+            "GPU-hours",
+            [
+                Series(
+                    "under commitment",
+                    [
+                        (m["month"], float(m["committed_gpu_hours"]))
+                        for m in review["commitments"]["by_month"]
+                    ],
+                ),
+                Series(
+                    "not committed",
+                    [
+                        (m["month"], float(m["gpu_hours"]) - float(m["committed_gpu_hours"]))
+                        for m in review["commitments"]["by_month"]
+                    ],
+                ),
+            ],
+        ),
         # waterfall points: the start total, each saving (taken off in the order applied), the end total
-        "savings": Figure("savings_waterfall", "waterfall", "Savings waterfall", "step", currency,
-                          [Series("spend", [("current spend", float(total)), *steps, ("after savings", float(after))])]),
-    }  # fmt: skip
+        "savings": Figure(
+            "savings_waterfall",
+            "waterfall",
+            "Savings waterfall",
+            "step",
+            currency,
+            [Series("spend", [("current spend", float(total)), *steps, ("after savings", float(after))])],
+        ),
+    }
 
 
 def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Section]:
@@ -127,30 +190,66 @@ def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Se
     currency, allocation = review["currency"], review["allocation"]
     showback = [
         Series(part, [(t["team"], float(t[key])) for t in allocation["teams"]])
-        for part, key in (("direct", "direct_cost"), ("shared allocated", "allocated_shared_cost"),
-                          ("idle allocated", "allocated_idle_cost"))
-    ]  # fmt: skip
+        for part, key in (
+            ("direct", "direct_cost"),
+            ("shared allocated", "allocated_shared_cost"),
+            ("idle allocated", "allocated_idle_cost"),
+        )
+    ]
     budgets = [
         Series("burn", [(f"{b['team']} {b['month']}", float(b["burn"])) for b in review["budgets"]]),
-        Series("forecast to month end", [(f"{b['team']} {b['month']}", max(float(b["forecast"]) - float(b["burn"]), 0))
-                                         for b in review["budgets"]]),
-    ]  # fmt: skip
+        Series(
+            "forecast to month end",
+            [
+                (f"{b['team']} {b['month']}", max(float(b["forecast"]) - float(b["burn"]), 0))
+                for b in review["budgets"]
+            ],
+        ),
+    ]
     items = review["anomalies"]["items"][:20]
     anomalies = [Series("above baseline", [(f"{a['day']} {a['team']}", float(a["excess"])) for a in items])]
     return [
-        Section(f"Allocation (rule: {allocation['rule']})", [f"{allocation['rule_description'].capitalize()}. "
+        Section(
+            f"Allocation (rule: {allocation['rule']})",
+            [
+                f"{allocation['rule_description'].capitalize()}. "
                 f"Shared {display(allocation['shared_cost'], 'money', currency)}, idle "
-                f"{display(allocation['idle_cost'], 'money', currency)}." + (f" {allocation['note']}." if allocation["note"] else "")],
-                [_table(tables["allocation"])],
-                [Figure("allocation", "stacked_bar", "Showback by team", "team", currency, showback)]),
-        Section("Budgets", ["Forecast: linear run-rate of the days so far; one e-mail at 80% and one at 100% per budget."],
-                [_table(tables["budgets"], {"burn_pct": "text", "forecast_pct": "text"})],
-                [Figure("budgets", "stacked_bar", "Budgets: burn and forecast", "budget", "budget currency", budgets)]
-                if review["budgets"] else []),
-        Section("Anomalies", [review["anomalies"]["method"] + "."], [_table(tables["anomalies"])],
-                [Figure("anomalies", "bar", "Anomalies: spend above the 28-day median", "day", currency, anomalies)]
-                if items else []),
-    ]  # fmt: skip
+                f"{display(allocation['idle_cost'], 'money', currency)}."
+                + (f" {allocation['note']}." if allocation["note"] else "")
+            ],
+            [_table(tables["allocation"])],
+            [Figure("allocation", "stacked_bar", "Showback by team", "team", currency, showback)],
+        ),
+        Section(
+            "Budgets",
+            ["Forecast: linear run-rate of the days so far; one e-mail at 80% and one at 100% per budget."],
+            [_table(tables["budgets"], {"burn_pct": "text", "forecast_pct": "text"})],
+            [
+                Figure(
+                    "budgets",
+                    "stacked_bar",
+                    "Budgets: burn and forecast",
+                    "budget",
+                    "budget currency",
+                    budgets,
+                )
+            ]
+            if review["budgets"]
+            else [],
+        ),
+        Section(
+            "Anomalies",
+            [review["anomalies"]["method"] + "."],
+            [_table(tables["anomalies"])],
+            [
+                Figure(
+                    "anomalies", "bar", "Anomalies: spend above the 28-day median", "day", currency, anomalies
+                )
+            ]
+            if items
+            else [],
+        ),
+    ]
 
 
 def _subject(inputs: dict[str, Any]) -> str:
@@ -168,36 +267,78 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
     savings_total = sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
     idle = review["idle_gpu_hours"]
     sections = [
-        Section(SECTION_OF_TABLE["summary"], [f"GPU spend covers GPU instance usage and unused commitments, in {currency}."],
-                # "totals", not "summary": the CSV zip's summary.csv is the headline figures
-                [_table(tables["summary"], {"value": "number"}, key="totals")]),  # words ("n/a") stay text
-        Section(SECTION_OF_TABLE["by_month"], [], [_by_month_stacked(tables["by_month"])], [figures["month"]]),
+        Section(
+            SECTION_OF_TABLE["summary"],
+            [f"GPU spend covers GPU instance usage and unused commitments, in {currency}."],
+            # "totals", not "summary": the CSV zip's summary.csv is the headline figures
+            [_table(tables["summary"], {"value": "number"}, key="totals")],
+        ),  # words ("n/a") stay text
+        Section(
+            SECTION_OF_TABLE["by_month"], [], [_by_month_stacked(tables["by_month"])], [figures["month"]]
+        ),
         Section(SECTION_OF_TABLE["by_team"], [], [_table(tables["by_team"])], [figures["team"]]),
         Section(SECTION_OF_TABLE["by_project"], [], [_table(tables["by_project"])]),
         Section(SECTION_OF_TABLE["by_provider"], [], [_table(tables["by_provider"])]),
         Section(SECTION_OF_TABLE["by_gpu"], [], [_table(tables["by_gpu"])], [figures["gpu"]]),
         Section(SECTION_OF_TABLE["by_pricing_category"], [], [_table(tables["by_pricing_category"])]),
-        Section("Unused commitments", [f"Commitments billed but not used (CommitmentDiscountStatus = Unused): "
-                                       f"{display(review['unused_commitment_cost'], 'money', currency)}, included in GPU spend."]),
-        Section("Idle GPU-hours", [f"GPU-hours under 10% mean utilization: {display(idle, 'number')}." if idle is not None
-                                   else "No utilization data for this period: idle time is not judged."]),
-        Section("Non-GPU charges", [f"Storage, network, tax, support and other compute: "
-                                    f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour.",
-                                    f"Undetermined (the bill cannot tell GPU from non-GPU): "
-                                    f"{display(review.get('undetermined_cost', '0'), 'money', currency)}, beside both and in neither.",
-                                    *review.get("warnings", [])]),
-        Section("Commitments: utilization, coverage, expiring", [
-            f"Unused commitments not tied to GPU capacity: {display(review['unattributed_commitment_cost'], 'money', currency)} "
-            "unattributed, beside GPU spend and never in it. Utilization = used / committed cost (AWS "
-            "SavingsPlansUtilization); coverage = GPU-hours under a commitment / all GPU-hours (AWS CoverageHours).",
-            *([review["commitments"]["expiring"]["note"]] if review["commitments"]["expiring"]["note"] else [])],
-            [_table(tables[key]) for key in ("commitment_utilization", "commitment_by_month", "commitment_by_team",
-                                             "commitments_expiring")],
-            [figures["utilization"], figures["coverage"]]),
-        Section("Savings opportunities", ["Applied in the order spot, commitment, cheaper GPU, idle, each to the "
-                                          "hours an earlier one did not claim, so no hour is counted twice."],
-                [_table(tables["savings"])], [figures["savings"]]),
-    ]  # fmt: skip
+        Section(
+            "Unused commitments",
+            [
+                f"Commitments billed but not used (CommitmentDiscountStatus = Unused): "
+                f"{display(review['unused_commitment_cost'], 'money', currency)}, included in GPU spend."
+            ],
+        ),
+        Section(
+            "Idle GPU-hours",
+            [
+                f"GPU-hours under 10% mean utilization: {display(idle, 'number')}."
+                if idle is not None
+                else "No utilization data for this period: idle time is not judged."
+            ],
+        ),
+        Section(
+            "Non-GPU charges",
+            [
+                f"Storage, network, tax, support and other compute: "
+                f"{display(review['non_gpu_cost'], 'money', currency)}, shown beside GPU spend and never in cost per GPU-hour.",
+                f"Undetermined (the bill cannot tell GPU from non-GPU): "
+                f"{display(review.get('undetermined_cost', '0'), 'money', currency)}, beside both and in neither.",
+                *review.get("warnings", []),
+            ],
+        ),
+        Section(
+            "Commitments: utilization, coverage, expiring",
+            [
+                f"Unused commitments not tied to GPU capacity: {display(review['unattributed_commitment_cost'], 'money', currency)} "
+                "unattributed, beside GPU spend and never in it. Utilization = used / committed cost (AWS "
+                "SavingsPlansUtilization); coverage = GPU-hours under a commitment / all GPU-hours (AWS CoverageHours).",
+                *(
+                    [review["commitments"]["expiring"]["note"]]
+                    if review["commitments"]["expiring"]["note"]
+                    else []
+                ),
+            ],
+            [
+                _table(tables[key])
+                for key in (
+                    "commitment_utilization",
+                    "commitment_by_month",
+                    "commitment_by_team",
+                    "commitments_expiring",
+                )
+            ],
+            [figures["utilization"], figures["coverage"]],
+        ),
+        Section(
+            "Savings opportunities",
+            [
+                "Applied in the order spot, commitment, cheaper GPU, idle, each to the "
+                "hours an earlier one did not claim, so no hour is counted twice."
+            ],
+            [_table(tables["savings"])],
+            [figures["savings"]],
+        ),
+    ]
     sections += _finance_sections(tables, review)
     assumptions = [
         Assumption(f"Review rule {n}", text, "docs/billing.md")
@@ -205,8 +346,9 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
     ]
     assumptions += [
         Assumption(f"{saving['kind']} saving", text, "procurement/billing/savings.py")
-        for saving in review["savings"] for text in saving["assumptions"]
-    ]  # fmt: skip
+        for saving in review["savings"]
+        for text in saving["assumptions"]
+    ]
     return Report(
         kind="spend_review",
         title="GPU spend review",
@@ -245,11 +387,16 @@ def price_dates(review: dict[str, Any], now: dt.datetime) -> list[PriceDate]:
                 continue
             seen.add(key)
             observed = price["observed_at"]
-            dates.append(PriceDate(
-                label=f"{saving['kind']} saving: {price['label']}", observed_at=observed, source=price["source"],
-                quality=price["quality"], stale=stale_by_now(observed, price.get("stale_after_hours"), now),
-                age_days=age_days(observed, now),
-            ))  # fmt: skip
+            dates.append(
+                PriceDate(
+                    label=f"{saving['kind']} saving: {price['label']}",
+                    observed_at=observed,
+                    source=price["source"],
+                    quality=price["quality"],
+                    stale=stale_by_now(observed, price.get("stale_after_hours"), now),
+                    age_days=age_days(observed, now),
+                )
+            )
     return dates
 
 

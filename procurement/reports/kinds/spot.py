@@ -55,9 +55,10 @@ def _first(rows: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
 def _best_spot(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The cheapest feasible spot row, preferring one the ranking simulated (it has P50/P90)."""
     spot_rows = [
-        row for row in rows
+        row
+        for row in rows
         if row.get("fits") and row.get("pricing_model") == "spot" and row.get("ranked_as") != RANKED_FALLBACK
-    ]  # fmt: skip
+    ]
     simulated = [row for row in spot_rows if (row.get("spot") or {}).get("simulation")]
     return (simulated or spot_rows or [None])[0]
 
@@ -112,14 +113,25 @@ def _fallback(rows: list[dict[str, Any]], row: dict[str, Any] | None) -> dict[st
     if own_row is None:
         return None
     simulation = (own_row.get("spot") or {}).get("simulation") or {}
-    return simulation | {"offer": _offer(own_row), "expected_cost": own_row.get("total_cost"),
-                         "effective_price_per_hour": own_row.get("effective_price_per_hour")}  # fmt: skip
+    return simulation | {
+        "offer": _offer(own_row),
+        "expected_cost": own_row.get("total_cost"),
+        "effective_price_per_hour": own_row.get("effective_price_per_hour"),
+    }
 
 
 def _option_row(name: str, row: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     if row is None and extra is None:
-        return {"option": name, "offer": "not available in this ranking", "price": None, "expected_cost": None,
-                "p50_hours": None, "p90_hours": None, "p50_cost": None, "p90_cost": None}  # fmt: skip
+        return {
+            "option": name,
+            "offer": "not available in this ranking",
+            "price": None,
+            "expected_cost": None,
+            "p50_hours": None,
+            "p90_hours": None,
+            "p50_cost": None,
+            "p90_cost": None,
+        }
     source = extra if extra is not None else {}
     simulation = ((row or {}).get("spot") or {}).get("simulation") or source.get("simulation") or {}
     hours = (row or {}).get("hours")
@@ -128,12 +140,18 @@ def _option_row(name: str, row: dict[str, Any] | None, extra: dict[str, Any] | N
         "option": name,
         "offer": _offer(row) if row else str(source.get("offer", "")),
         "price": source.get("effective_price_per_hour") or (row or {}).get("effective_price_per_hour"),
-        "expected_cost": source.get("expected_cost") or source.get("total_cost") or (row or {}).get("total_cost"),
-        "p50_hours": source.get("p50_hours") or simulation.get("p50_hours") or (hours if deterministic else None),
-        "p90_hours": source.get("p90_hours") or simulation.get("p90_hours") or (hours if deterministic else None),
+        "expected_cost": source.get("expected_cost")
+        or source.get("total_cost")
+        or (row or {}).get("total_cost"),
+        "p50_hours": source.get("p50_hours")
+        or simulation.get("p50_hours")
+        or (hours if deterministic else None),
+        "p90_hours": source.get("p90_hours")
+        or simulation.get("p90_hours")
+        or (hours if deterministic else None),
         "p50_cost": source.get("p50_cost") or simulation.get("p50_cost"),
         "p90_cost": source.get("p90_cost") or simulation.get("p90_cost"),
-    }  # fmt: skip
+    }
 
 
 def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
@@ -170,7 +188,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
             _price_date(name, row, now)
             for name, row in (("on demand", on_demand), ("spot", spot_row))
             if row is not None
-        ],  # fmt: skip
+        ],
     )
 
 
@@ -203,16 +221,35 @@ def _summary(options: list[dict[str, Any]], spot: dict[str, Any], currency: str)
     for option in options:
         if option["expected_cost"] is None:
             continue
-        items.append(Headline(f"{option['option']}: expected cost", option["expected_cost"], "money",
-                              option["offer"]))  # fmt: skip
+        items.append(
+            Headline(f"{option['option']}: expected cost", option["expected_cost"], "money", option["offer"])
+        )
         if option["p90_hours"] is not None:
-            items.append(Headline(f"{option['option']}: P50 / P90 hours",
-                                  f"{option['p50_hours']} / {option['p90_hours']}", "text", ""))  # fmt: skip
+            items.append(
+                Headline(
+                    f"{option['option']}: P50 / P90 hours",
+                    f"{option['p50_hours']} / {option['p90_hours']}",
+                    "text",
+                    "",
+                )
+            )
     if spot:
-        items.append(Headline("Interruption band", f"{spot.get('interruption_band')} a month", "text",
-                              spot.get("interruption_source_text") or spot.get("interruption_source", "")))  # fmt: skip
-        items.append(Headline("Checkpoint every", f"{spot.get('checkpoint_interval_minutes')} minutes", "text",
-                              "at most 15 minutes (the guides)"))  # fmt: skip
+        items.append(
+            Headline(
+                "Interruption band",
+                f"{spot.get('interruption_band')} a month",
+                "text",
+                spot.get("interruption_source_text") or spot.get("interruption_source", ""),
+            )
+        )
+        items.append(
+            Headline(
+                "Checkpoint every",
+                f"{spot.get('checkpoint_interval_minutes')} minutes",
+                "text",
+                "at most 15 minutes (the guides)",
+            )
+        )
     return items
 
 
@@ -220,23 +257,42 @@ def _options_section(options: list[dict[str, Any]], currency: str) -> Section:
     costed = [option for option in options if option["expected_cost"] is not None]
     figures = []
     if costed:
-        figures.append(Figure("expected_cost", "bar", "Expected cost by option", "option", currency,
-                              [Series("expected cost", [(o["option"], float(o["expected_cost"])) for o in costed])]))  # fmt: skip
+        figures.append(
+            Figure(
+                "expected_cost",
+                "bar",
+                "Expected cost by option",
+                "option",
+                currency,
+                [Series("expected cost", [(o["option"], float(o["expected_cost"])) for o in costed])],
+            )
+        )
     return Section(
         heading="Cost and time by option",
-        paragraphs=["Expected cost is the ranking's total (compute at the effective price, setup, storage, "
-                    "reruns). P50/P90 come from the seeded Monte Carlo of interruptions (spot compute only); "
-                    "on demand runs in its estimated hours."],
-        tables=[Table("options", f"Options (money in {currency})", [
-            Column("option", "Option"), Column("offer", "Offer"),
-            Column("price", "Price per hour", "price"),
-            Column("expected_cost", "Expected cost", "money"),
-            Column("p50_hours", "P50 hours", "number"), Column("p90_hours", "P90 hours", "number"),
-            Column("p50_cost", "P50 spot compute", "money"),
-            Column("p90_cost", "P90 spot compute", "money"),
-        ], options)],
+        paragraphs=[
+            "Expected cost is the ranking's total (compute at the effective price, setup, storage, "
+            "reruns). P50/P90 come from the seeded Monte Carlo of interruptions (spot compute only); "
+            "on demand runs in its estimated hours."
+        ],
+        tables=[
+            Table(
+                "options",
+                f"Options (money in {currency})",
+                [
+                    Column("option", "Option"),
+                    Column("offer", "Offer"),
+                    Column("price", "Price per hour", "price"),
+                    Column("expected_cost", "Expected cost", "money"),
+                    Column("p50_hours", "P50 hours", "number"),
+                    Column("p90_hours", "P90 hours", "number"),
+                    Column("p50_cost", "P50 spot compute", "money"),
+                    Column("p90_cost", "P90 spot compute", "money"),
+                ],
+                options,
+            )
+        ],
         figures=figures,
-    )  # fmt: skip
+    )
 
 
 COST_PARTS = ("compute", "setup", "storage", "reruns")
@@ -256,14 +312,23 @@ def _breakdown_section(on_demand, spot_row, currency: str) -> Section:
     ]
     return Section(
         heading="Cost breakdown",
-        paragraphs=["Compute at the effective hourly price, setup hours, storage and the rerun budget; "
-                    "the totals are the options' expected costs."],
-        tables=[Table("cost_breakdown", f"Cost breakdown ({currency})", [
-            Column("part", "Part"),
-            Column("on_demand", "On demand", "money", total=True),
-            Column("spot", "Spot", "money", total=True),
-        ], rows)],
-    )  # fmt: skip
+        paragraphs=[
+            "Compute at the effective hourly price, setup hours, storage and the rerun budget; "
+            "the totals are the options' expected costs."
+        ],
+        tables=[
+            Table(
+                "cost_breakdown",
+                f"Cost breakdown ({currency})",
+                [
+                    Column("part", "Part"),
+                    Column("on_demand", "On demand", "money", total=True),
+                    Column("spot", "Spot", "money", total=True),
+                ],
+                rows,
+            )
+        ],
+    )
 
 
 def _interruption_section(spot: dict[str, Any], now: dt.datetime) -> Section:
@@ -279,8 +344,14 @@ def _interruption_section(spot: dict[str, Any], now: dt.datetime) -> Section:
         {"item": "rate per hour", "value": spot.get("interruption_rate_per_hour")},
         {"item": "mean hours between interruptions", "value": spot.get("mean_hours_between_interruptions")},
     ]
-    return Section(heading="Interruptions", tables=[Table("interruptions", "Interruption rate",
-                   [Column("item", "Item"), Column("value", "Value")], rows)])  # fmt: skip
+    return Section(
+        heading="Interruptions",
+        tables=[
+            Table(
+                "interruptions", "Interruption rate", [Column("item", "Item"), Column("value", "Value")], rows
+            )
+        ],
+    )
 
 
 def _checkpoint_section(spot: dict[str, Any]) -> Section:
@@ -291,24 +362,37 @@ def _checkpoint_section(spot: dict[str, Any]) -> Section:
         f"Checkpoint every {spot.get('checkpoint_interval_minutes')} minutes (Young/Daly optimum "
         f"{spot.get('optimal_interval_hours')} h, capped at 15 minutes); with a {spot.get('checkpoint_write_minutes')}"
         f"-minute write and a {spot.get('restart_hours')} h restart the expected overhead is "
-        f"{Decimal(overhead) * 100:.2f}% of the spot price." if overhead else "No checkpoint figures in this ranking."
-    )  # fmt: skip
+        f"{Decimal(overhead) * 100:.2f}% of the spot price."
+        if overhead
+        else "No checkpoint figures in this ranking."
+    )
     return Section(heading="Checkpoint advice", paragraphs=[advice])
 
 
 def _assumptions(spot: dict[str, Any], parameters: dict[str, Any]) -> list[Assumption]:
     items = [
-        Assumption("interruption model", "constant hazard from the advisor band midpoint (>20%: 25%)",
-                   "docs/cost-model.md, Spot; AWS Spot Instance Advisor"),
-        Assumption("checkpoint interval", "min(Young/Daly optimum, 15 minutes)",
-                   "Young 1974 CACM 17(9); Daly 2006 FGCS 22(3); the guides' 15-minute rule"),
+        Assumption(
+            "interruption model",
+            "constant hazard from the advisor band midpoint (>20%: 25%)",
+            "docs/cost-model.md, Spot; AWS Spot Instance Advisor",
+        ),
+        Assumption(
+            "checkpoint interval",
+            "min(Young/Daly optimum, 15 minutes)",
+            "Young 1974 CACM 17(9); Daly 2006 FGCS 22(3); the guides' 15-minute rule",
+        ),
         Assumption("setup hours", "1.0", "gpuledger assumption (docs/cost-model.md, Job cost)"),
         Assumption("rerun budget", "20% of compute", "gpuledger assumption (docs/cost-model.md, Job cost)"),
-    ]  # fmt: skip
+    ]
     simulation = spot.get("simulation") or {}
     if simulation:
-        items.append(Assumption("Monte Carlo", f"{simulation.get('trials')} trials, seed {simulation.get('seed')}",
-                                str(simulation.get("priced_at", ""))))  # fmt: skip
+        items.append(
+            Assumption(
+                "Monte Carlo",
+                f"{simulation.get('trials')} trials, seed {simulation.get('seed')}",
+                str(simulation.get("priced_at", "")),
+            )
+        )
     for key in ("deadline_hours", "budget", "providers", "regions", "gpus", "currency"):
         if parameters.get(key) not in (None, "", []):
             items.append(

@@ -32,8 +32,9 @@ def figure_svg(figure: Figure, currency: str) -> str:
         xs = sorted({x for points in series.values() for x, _ in points})
         step = max(1, len(xs) // 6)
         ticks = {x: f"{x:g}" for x in xs[::step]} | ({xs[-1]: f"{xs[-1]:g}"} if xs else {})
-        return line_chart(series, x_label=figure.x_label, y_label=figure.y_label, title=figure.title,
-                          x_tick_labels=ticks)  # fmt: skip
+        return line_chart(
+            series, x_label=figure.x_label, y_label=figure.y_label, title=figure.title, x_tick_labels=ticks
+        )
     if figure.kind == "waterfall":
         return waterfall_svg(figure)
     if figure.kind == "tornado":

@@ -13,18 +13,25 @@ from procurement.reports.render.figures import figure_svg
 
 def _table_context(table: Table) -> dict[str, Any]:
     rows = [
-        [{"text": display(row.get(column.key), column.type), "numeric": column.type not in ("text", "date")}
-         for column in table.columns]
+        [
+            {
+                "text": display(row.get(column.key), column.type),
+                "numeric": column.type not in ("text", "date"),
+            }
+            for column in table.columns
+        ]
         for row in table.rows
-    ]  # fmt: skip
+    ]
     totals = None
     if table.has_totals and table.rows:
         sums = table.totals()
         totals = [
-            {"text": display(sums[column.key], column.type) if column.key in sums else "",
-             "numeric": column.key in sums}
+            {
+                "text": display(sums[column.key], column.type) if column.key in sums else "",
+                "numeric": column.key in sums,
+            }
             for column in table.columns
-        ]  # fmt: skip
+        ]
         totals[0] = totals[0] if totals[0]["text"] else {"text": "Total", "numeric": False}
     return {"table": table, "rows": rows, "totals": totals}
 

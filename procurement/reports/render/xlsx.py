@@ -85,10 +85,15 @@ def _summary_sheet(sheet: Worksheet, report: Report) -> None:
     write_text(sheet["A1"], report.title)
     sheet["A1"].font = Font(bold=True, size=14)
     for row, (label, value) in enumerate(
-        (("Subject", report.subject), ("Currency", report.currency), ("Built (UTC)", report.generated_at),
-         ("Verdict", report.verdict), ("Stale prices", "yes" if report.stale else "no")),
+        (
+            ("Subject", report.subject),
+            ("Currency", report.currency),
+            ("Built (UTC)", report.generated_at),
+            ("Verdict", report.verdict),
+            ("Stale prices", "yes" if report.stale else "no"),
+        ),
         start=2,
-    ):  # fmt: skip
+    ):
         write_text(sheet.cell(row, 1), label)
         write_text(sheet.cell(row, 2), value)
     start = 8
@@ -133,9 +138,17 @@ def _table_sheet(sheet: Worksheet, table: Table) -> None:
 def _as_stacked_waterfall(figure: Figure) -> Figure:
     """A waterfall as Excel draws one: a stacked bar of an invisible base and the visible step."""
     bars = waterfall_bars(figure)
-    return Figure(figure.key, "waterfall", figure.title, figure.x_label, figure.y_label,
-                  [Series("base", [(label, base) for label, base, _ in bars]),
-                   Series(figure.series[0].name, [(label, height) for label, _, height in bars])])  # fmt: skip
+    return Figure(
+        figure.key,
+        "waterfall",
+        figure.title,
+        figure.x_label,
+        figure.y_label,
+        [
+            Series("base", [(label, base) for label, base, _ in bars]),
+            Series(figure.series[0].name, [(label, height) for label, _, height in bars]),
+        ],
+    )
 
 
 def _figure_sheet(sheet: Worksheet, figure: Figure) -> None:
@@ -169,8 +182,10 @@ def _figure_sheet(sheet: Worksheet, figure: Figure) -> None:
     chart.y_axis.title = figure.y_label
     chart.height, chart.width = 9, 18
     last_row = len(xs) + 1
-    chart.add_data(Reference(sheet, min_col=2, max_col=len(figure.series) + 1, min_row=1, max_row=last_row),
-                   titles_from_data=True)  # fmt: skip
+    chart.add_data(
+        Reference(sheet, min_col=2, max_col=len(figure.series) + 1, min_row=1, max_row=last_row),
+        titles_from_data=True,
+    )
     chart.set_categories(Reference(sheet, min_col=1, min_row=2, max_row=last_row))
     if figure.kind == "waterfall":
         chart.series[0].graphicalProperties.noFill = True  # the base only lifts each step to its level

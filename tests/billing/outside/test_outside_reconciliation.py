@@ -238,9 +238,22 @@ HEADER = (
 
 
 def line(
-    start, cost, provider, service="Compute", quantity="1", unit="Hours", description="", size="",
-    currency="USD", effective=None, commitment="", status="", pricing="Standard", family="", instance="",
-):  # fmt: skip
+    start,
+    cost,
+    provider,
+    service="Compute",
+    quantity="1",
+    unit="Hours",
+    description="",
+    size="",
+    currency="USD",
+    effective=None,
+    commitment="",
+    status="",
+    pricing="Standard",
+    family="",
+    instance="",
+):
     day = dt.datetime.fromisoformat(start)
     end = (day + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     period = day.replace(day=1).strftime("%Y-%m-%dT00:00:00Z")
@@ -275,29 +288,38 @@ def test_azure_n_series_sizes_gpu_undetermined_non_gpu(clouds, tmp_path):
     # ND96isr H100 v5 (in the catalog: 8 H100) 2 h at 98.32 = 196.64 GPU, 16 GPU-hours; NC24ads A100 v4 and
     # NV36ads A10 v5 are GPU sizes the catalog lacks: undetermined 3.67 + 3.20 = 6.87; D4s v5: non-GPU 0.19.
     path = write(
-        tmp_path, "azure_focus.csv",
+        tmp_path,
+        "azure_focus.csv",
         line("2026-05-01T00:00:00", "196.64", "Microsoft", quantity="2", size="Standard_ND96isr_H100_v5"),
         line("2026-05-01T00:00:00", "3.67", "Microsoft", size="Standard_NC24ads_A100_v4"),
         line("2026-05-01T00:00:00", "3.20", "Microsoft", size="Standard_NV36ads_A10_v5"),
         line("2026-05-01T00:00:00", "0.19", "Microsoft", size="Standard_D4s_v5"),
-    )  # fmt: skip
+    )
     import_file(path, provider="azure")
     review = review_json("2026-05-01", "2026-06-01")
     assert (review["totals"]["effective_cost"], review["totals"]["gpu_hours"]) == ("196.64", "16.00")
     assert (review["undetermined_cost"], review["non_gpu_cost"]) == ("6.87", "0.19")
     assert sorted(u["instance_type"] for u in review["undetermined"]) == [
-        "Standard_NC24ads_A100_v4", "Standard_NV36ads_A10_v5",
-    ]  # fmt: skip
+        "Standard_NC24ads_A100_v4",
+        "Standard_NV36ads_A10_v5",
+    ]
 
 
 def test_gcp_per_gpu_sku_in_seconds_is_gpu_hours(clouds, tmp_path):
     # Google Cloud's export counts GPU time in seconds: 4 L4 GPUs for an hour = 14,400 s at 0.7 USD/GPU-hour
     # (illustrative) = 2.80 USD, 4.00 GPU-hours, 0.70 per GPU-hour. Before the fix: 0 GPU-hours.
     path = write(
-        tmp_path, "gcp_focus.csv",
-        line("2026-05-02T00:00:00", "2.80", "Google Cloud", quantity="14400", unit="seconds",
-             description="Nvidia L4 GPU running in Americas"),
-    )  # fmt: skip
+        tmp_path,
+        "gcp_focus.csv",
+        line(
+            "2026-05-02T00:00:00",
+            "2.80",
+            "Google Cloud",
+            quantity="14400",
+            unit="seconds",
+            description="Nvidia L4 GPU running in Americas",
+        ),
+    )
     import_file(path, provider="gcp")
     review = review_json("2026-05-01", "2026-06-01")
     assert (review["totals"]["effective_cost"], review["totals"]["gpu_hours"]) == ("2.80", "4.00")
@@ -310,15 +332,17 @@ def test_eur_bill_beside_usd_rate_present_and_missing(clouds, tmp_path, client_a
     # dated in May... so May converts at April's 1.10 (newest on or before May 31), which is the rule.
     # Then with the April rate moved to 2026-05-15, April has none: April's EUR row is left out and named.
     azure = write(
-        tmp_path, "azure_eur.csv",
+        tmp_path,
+        "azure_eur.csv",
         line("2026-04-10T00:00:00", "90.00", "Microsoft", size="Standard_ND96isr_H100_v5", currency="EUR"),
         line("2026-05-10T00:00:00", "90.00", "Microsoft", size="Standard_ND96isr_H100_v5", currency="EUR"),
-    )  # fmt: skip
+    )
     aws = write(
-        tmp_path, "aws_usd.csv",
+        tmp_path,
+        "aws_usd.csv",
         line("2026-04-10T00:00:00", "55.04", "AWS", instance="p5.48xlarge"),
         line("2026-05-10T00:00:00", "55.04", "AWS", instance="p5.48xlarge"),
-    )  # fmt: skip
+    )
     import_file(azure, provider="azure")
     import_file(aws, provider="aws")
     FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of="2026-04-30", source="test")
@@ -345,9 +369,11 @@ def test_eur_bill_beside_usd_rate_present_and_missing(clouds, tmp_path, client_a
         for i in invoices(client_as("finance"), "from=2026-04&to=2026-06")
     }
     assert lines == {
-        ("aws", "2026-04", "USD"): "55.04", ("aws", "2026-05", "USD"): "55.04",
-        ("azure", "2026-04", "EUR"): "90.00", ("azure", "2026-05", "EUR"): "90.00",
-    }  # fmt: skip
+        ("aws", "2026-04", "USD"): "55.04",
+        ("aws", "2026-05", "USD"): "55.04",
+        ("azure", "2026-04", "EUR"): "90.00",
+        ("azure", "2026-05", "EUR"): "90.00",
+    }
 
 
 def test_an_unused_gpu_reservation_is_one_finding_not_seven_anomalies(clouds, tmp_path):
@@ -359,8 +385,20 @@ def test_an_unused_gpu_reservation_is_one_finding_not_seven_anomalies(clouds, tm
     for day in range(7):
         for hour in range(24):
             start = (dt.datetime(2026, 5, 1) + dt.timedelta(days=day, hours=hour)).isoformat()
-            rows.append(line(start, "0", "AWS", effective="31.46", quantity="", unit="", commitment="ri-p5-1",
-                             status="Unused", pricing="Committed", family="p5"))  # fmt: skip
+            rows.append(
+                line(
+                    start,
+                    "0",
+                    "AWS",
+                    effective="31.46",
+                    quantity="",
+                    unit="",
+                    commitment="ri-p5-1",
+                    status="Unused",
+                    pricing="Committed",
+                    family="p5",
+                )
+            )
     for day in range(35):
         start = (dt.datetime(2026, 4, 3) + dt.timedelta(days=day)).isoformat()
         rows.append(line(start, "0.8048", "AWS", instance="g6.xlarge"))
@@ -368,9 +406,14 @@ def test_an_unused_gpu_reservation_is_one_finding_not_seven_anomalies(clouds, tm
     review = review_json("2026-05-01", "2026-06-01")
     assert review["anomalies"]["found"] == 0 and review["anomalies"]["items"] == []
     assert review["anomalies"]["unused_commitments"] == [
-        {"commitment_id": "ri-p5-1", "days_unused": 7, "first_day": "2026-05-01", "last_day": "2026-05-07",
-         "unused_cost": "5285.28"}
-    ]  # fmt: skip
+        {
+            "commitment_id": "ri-p5-1",
+            "days_unused": 7,
+            "first_day": "2026-05-01",
+            "last_day": "2026-05-07",
+            "unused_cost": "5285.28",
+        }
+    ]
 
 
 def test_additional_info_cells_as_microsoft_writes_them_pick_the_vm_size(clouds, tmp_path):
@@ -432,10 +475,15 @@ def test_a_budget_e_mail_stops_when_the_month_has_ended(
     make_catalog()
     budget_save(team="ml", month="2026-11", amount="2000", currency="USD", notify_email="fin@example.com")
     rows = [
-        line((dt.datetime(2026, 11, 1) + dt.timedelta(days=d)).isoformat(), "100.00", "AWS", quantity="24",
-             instance="g6.xlarge")
+        line(
+            (dt.datetime(2026, 11, 1) + dt.timedelta(days=d)).isoformat(),
+            "100.00",
+            "AWS",
+            quantity="24",
+            instance="g6.xlarge",
+        )
         for d in range(29)
-    ]  # fmt: skip
+    ]
     with django_capture_on_commit_callbacks(execute=True):
         result = import_files([write(tmp_path, "november.csv", *rows)], fmt="focus")
     assert not result.errors

@@ -17,15 +17,37 @@ from tests.billing.reference.savings_v1 import savings_opportunities
 
 MICRO = 1_000_000
 REVIEW_COLUMNS = [
-    "charge_period_start", "charge_period_end", "charge_category", "provider", "region", "resource_id",
-    "instance_type", "gpu", "gpus_per_instance", "pricing_category", "commitment_status", "team", "project",
-    "currency", "billed_micros", "effective_micros", "list_micros", "instance_hours_micros", "gpu_hours_micros",
-    "interruptible", "workload", "service_category",
-]  # fmt: skip
+    "charge_period_start",
+    "charge_period_end",
+    "charge_category",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu",
+    "gpus_per_instance",
+    "pricing_category",
+    "commitment_status",
+    "team",
+    "project",
+    "currency",
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+    "interruptible",
+    "workload",
+    "service_category",
+]
 BREAKDOWNS = {
-    "by_month": "month", "by_team": "team", "by_project": "project", "by_provider": "provider", "by_gpu": "gpu",
+    "by_month": "month",
+    "by_team": "team",
+    "by_project": "project",
+    "by_provider": "provider",
+    "by_gpu": "gpu",
     "by_pricing_category": "pricing_category",
-}  # fmt: skip
+}
 UNTAGGED = "(untagged)"
 IDLE_UTILIZATION_PCT = 10
 
@@ -137,10 +159,12 @@ def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: st
     entries = []
     for name, row in current.iterrows():
         entry = {
-            key: str(name), "effective_cost": money(row["effective_micros"], currency), "gpu_hours": hours(row["gpu_hours_micros"]),
+            key: str(name),
+            "effective_cost": money(row["effective_micros"], currency),
+            "gpu_hours": hours(row["gpu_hours_micros"]),
             "billed_cost": money(row["billed_micros"], currency),
             "effective_cost_per_gpu_hour": _per_hour(row["effective_micros"], row["gpu_hours_micros"]),
-        }  # fmt: skip
+        }
         if before is not None:
             entry["previous_effective_cost"] = money(before.get(name, 0), currency)
         entries.append(entry)
@@ -168,9 +192,20 @@ def _per_hour(cost_micros: int, hour_micros: int) -> str | None:
 
 
 TEXT_COLUMNS = (
-    "charge_category", "provider", "region", "resource_id", "instance_type", "gpu", "pricing_category",
-    "commitment_status", "team", "project", "currency", "workload", "service_category",
-)  # fmt: skip
+    "charge_category",
+    "provider",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu",
+    "pricing_category",
+    "commitment_status",
+    "team",
+    "project",
+    "currency",
+    "workload",
+    "service_category",
+)
 
 
 def categorized(frame: pd.DataFrame) -> pd.DataFrame:

@@ -63,7 +63,9 @@ def _spot(gpu, claimed, *, prices, currency, **_):
     if not priced:
         return None
     return {
-        "kind": "spot", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "spot",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "medium",
         "assumptions": [
             "on-demand rows tagged interruptible move to spot in the same provider, instance type and region",
@@ -73,7 +75,7 @@ def _spot(gpu, claimed, *, prices, currency, **_):
             *prices.spot_assumptions,
             "interruptions may lengthen jobs beyond the modelled overhead",
         ],
-    }  # fmt: skip
+    }
 
 
 def _daily_instances(rows: pd.DataFrame, start, end) -> np.ndarray:
@@ -125,9 +127,11 @@ def _commitment(gpu, claimed, *, request, prices, currency, **_):
         if not demand or min(demand) == 0 or committed >= od_rate:
             continue
         mix = cheapest_commitment_mix(
-            demand_gpus=demand, period_hours=Decimal(HOURS_PER_DAY), committed_per_gpu_hour=committed,
+            demand_gpus=demand,
+            period_hours=Decimal(HOURS_PER_DAY),
+            committed_per_gpu_hour=committed,
             on_demand_per_gpu_hour=od_rate,
-        )  # fmt: skip
+        )
         saved = mix.all_burst_cost - mix.floor_total
         if saved <= 0:
             continue
@@ -142,14 +146,16 @@ def _commitment(gpu, claimed, *, request, prices, currency, **_):
     if not groups:
         return None
     return {
-        "kind": "commitment", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "commitment",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "high" if sources == {"catalog 1-year commitment price"} else "medium",
         "assumptions": [
             "commit to the utilization floor: the fewest instances that ran all day on every day of the period",
             f"commitment price: {' / '.join(sorted(sources))}",
             "the hours above the floor stay on demand; the usage continues for the commitment's term",
         ],
-    }  # fmt: skip
+    }
 
 
 def _cheaper_gpu(gpu, claimed, *, prices, currency, **_):
@@ -167,14 +173,16 @@ def _cheaper_gpu(gpu, claimed, *, prices, currency, **_):
     if not targets:
         return None
     return {
-        "kind": "cheaper_gpu", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "cheaper_gpu",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "low",
         "assumptions": [
             "resources tagged with a stored workload move to the cheapest configuration its latest ranking found: "
             + ", ".join(sorted(targets)),
             "cost scales by the ranking's job-cost ratio (speed and price of both configurations)",
         ],
-    }  # fmt: skip
+    }
 
 
 def _idle(gpu, claimed, *, idle_micros, currency, **_):
@@ -193,11 +201,13 @@ def _idle(gpu, claimed, *, idle_micros, currency, **_):
     if gpu_hours == 0:
         return None
     return {
-        "kind": "idle", "amount": _amount(amount, currency), "hours_affected": _gpu_hours(gpu_hours),
+        "kind": "idle",
+        "amount": _amount(amount, currency),
+        "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "medium",
         "assumptions": [
             "GPU-hours whose mean utilization was under 10% could be released (stopped or scaled in)",
             "valued at the row's own effective cost per GPU-hour; hours claimed by earlier savings are left out",
             "only hours with utilization samples are judged; hours without samples are not counted idle",
         ],
-    }  # fmt: skip
+    }

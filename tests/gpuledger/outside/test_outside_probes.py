@@ -314,8 +314,13 @@ def test_hostile_multipart_text_fields_are_never_a_5xx_on_any_route(role, client
     client.raise_request_exception = False
     failures = []
     for route in ROUTES:
-        for fields in (HOSTILE_FIELDS, {"name": HOSTILE_FIELDS["name"]}, {"hours": HOSTILE_FIELDS["hours"]},
-                       {"name": b"x\x00y"}, {"name": b"x\x00y", "action": b"save"}):  # fmt: skip
+        for fields in (
+            HOSTILE_FIELDS,
+            {"name": HOSTILE_FIELDS["name"]},
+            {"hours": HOSTILE_FIELDS["hours"]},
+            {"name": b"x\x00y"},
+            {"name": b"x\x00y", "action": b"save"},
+        ):
             answer = client.generic(
                 "POST", route, _multipart(fields), content_type=f"multipart/form-data; boundary={BOUNDARY}"
             )
@@ -351,8 +356,18 @@ def test_a_hostile_json_body_is_a_4xx(route, body, client_as, bundled_catalog):
 
 # ---- 4. GET changes nothing, even when the query asks for a save ---------------------------------------------
 
-SAVE_QUERY = {"save": "1", "action": "save", "keep": "1", "from": "2026-05-01", "to": "2026-11-01",
-              "start": "2026-05-01", "end": "2026-06-01", "gpu": "h100-sxm5-80gb", "trials": "50", "name": "x"}  # fmt: skip
+SAVE_QUERY = {
+    "save": "1",
+    "action": "save",
+    "keep": "1",
+    "from": "2026-05-01",
+    "to": "2026-11-01",
+    "start": "2026-05-01",
+    "end": "2026-06-01",
+    "gpu": "h100-sxm5-80gb",
+    "trials": "50",
+    "name": "x",
+}
 
 
 @pytest.mark.django_db
@@ -461,12 +476,25 @@ def test_another_teams_engineer_reads_nothing_of_research_on_any_route(world):  
 # (inet_aton), a sit tunnel the IPv4-compatible one, a NAT64 gateway (RFC 6052; AWS's NAT gateway does
 # NAT64) the 64:ff9b:: ones, 6to4 relays the 2002:: one
 NUMERIC_FORMS = [
-    "https://2130706433/", "https://0x7f000001/", "https://0x7f.0.0.1/", "https://017700000001/",
-    "https://0177.0.0.1/", "https://127.1/", "https://0/", "https://2852039166/latest/meta-data/",
-    "https://[::127.0.0.1]/", "https://[64:ff9b::7f00:1]/", "https://[64:ff9b::a9fe:a9fe]/",
-    "https://[64:ff9b::a00:1]/", "https://[2002:a9fe:a9fe::]/", "https://[::ffff:7f00:1]/",
-    "https://[fe80::1%25eth0]/", "http://93.184.215.14/", "gopher://93.184.215.14/", "https://localhost./",
-]  # fmt: skip
+    "https://2130706433/",
+    "https://0x7f000001/",
+    "https://0x7f.0.0.1/",
+    "https://017700000001/",
+    "https://0177.0.0.1/",
+    "https://127.1/",
+    "https://0/",
+    "https://2852039166/latest/meta-data/",
+    "https://[::127.0.0.1]/",
+    "https://[64:ff9b::7f00:1]/",
+    "https://[64:ff9b::a9fe:a9fe]/",
+    "https://[64:ff9b::a00:1]/",
+    "https://[2002:a9fe:a9fe::]/",
+    "https://[::ffff:7f00:1]/",
+    "https://[fe80::1%25eth0]/",
+    "http://93.184.215.14/",
+    "gopher://93.184.215.14/",
+    "https://localhost./",
+]
 
 
 @pytest.mark.parametrize("url", NUMERIC_FORMS)
@@ -489,8 +517,10 @@ def test_a_name_resolving_to_an_internal_address_is_refused_at_send(resolved, mo
     from procurement import webhooks
 
     family = socket.AF_INET6 if ":" in resolved else socket.AF_INET
-    answers = [(family, socket.SOCK_STREAM, 6, "", (resolved, 443)), (socket.AF_INET, socket.SOCK_STREAM, 6, "",
-               ("93.184.215.14", 443))]  # fmt: skip
+    answers = [
+        (family, socket.SOCK_STREAM, 6, "", (resolved, 443)),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", 443)),
+    ]
     monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: answers)
     connected = []
     monkeypatch.setattr(socket, "create_connection", lambda *args, **kwargs: connected.append(args))
@@ -500,8 +530,15 @@ def test_a_name_resolving_to_an_internal_address_is_refused_at_send(resolved, mo
     assert connected == []
 
 
-@pytest.mark.parametrize("url", ["https://hooks.example.com/x", "https://1.1.1.1/", "https://[2606:4700::1111]/",
-                                 "https://[64:ff9b::101:101]/"])  # fmt: skip
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hooks.example.com/x",
+        "https://1.1.1.1/",
+        "https://[2606:4700::1111]/",
+        "https://[64:ff9b::101:101]/",
+    ],
+)
 def test_a_public_https_target_is_still_accepted(url):
     assert check_webhook_url(url)
 
@@ -513,8 +550,10 @@ def test_the_admin_form_refuses_a_numeric_internal_webhook(url, client_as):
     from procurement.models import Workload
 
     admin = client_as("admin", is_staff=True, is_superuser=True)
-    answer = admin.post("/admin/procurement/workload/add/", {"name": "w", "task": "qlora", "spec": "{}",
-                                                             "notify_webhook": url})  # fmt: skip
+    answer = admin.post(
+        "/admin/procurement/workload/add/",
+        {"name": "w", "task": "qlora", "spec": "{}", "notify_webhook": url},
+    )
     # refused by the URL field (a bare number is no valid host) or by the webhook validator, never saved
     assert answer.status_code == 200 and b"errornote" in answer.content and not Workload.objects.exists()
 
@@ -531,8 +570,14 @@ def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres
     from procurement.models import CapacityPlan
 
     users = [client_as("finance").user for _ in range(4)]
-    body = {"from": "2026-05-01", "to": "2026-11-01", "gpu": "h100-sxm5-80gb", "providers": ["aws"],
-            "trials": 100, "save": True}  # fmt: skip
+    body = {
+        "from": "2026-05-01",
+        "to": "2026-11-01",
+        "gpu": "h100-sxm5-80gb",
+        "providers": ["aws"],
+        "trials": 100,
+        "save": True,
+    }
     barrier, answers = threading.Barrier(len(users)), []
 
     def save(user) -> None:
@@ -604,8 +649,12 @@ def test_a_nul_in_a_multipart_page_field_is_a_400_naming_it_and_stores_nothing(c
     from gpuledger.accounts.models import ApiToken
 
     client = client_as("engineer", team="research")
-    answer = client.generic("POST", "/accounts/me/tokens/", _multipart({"name": b"x\x00y"}),
-                            content_type=f"multipart/form-data; boundary={BOUNDARY}")  # fmt: skip
+    answer = client.generic(
+        "POST",
+        "/accounts/me/tokens/",
+        _multipart({"name": b"x\x00y"}),
+        content_type=f"multipart/form-data; boundary={BOUNDARY}",
+    )
     assert answer.status_code == 400 and answer.json()["field"] == "name"
     assert not ApiToken.objects.exists()
     # an upload's own text fields too, and the file still reaches the upload form when they are fine
@@ -626,9 +675,12 @@ def test_status_and_error_answers_show_no_server_path(client_as, bundled_catalog
     base = str(Path(settings.BASE_DIR).resolve()).encode()
     client = client_as("admin")
     client.raise_request_exception = False
-    answers = [client.get("/status/"), client.get("/status/", HTTP_ACCEPT="application/json"),
-               client.post("/billing/upload/", {"file": SimpleUploadedFile("x.csv", b"\xff\xfe")}),
-               client.post("/api/billing/imports/", {"file": SimpleUploadedFile("x.csv.gz", b"\x1f\x8bjunk")})]  # fmt: skip
+    answers = [
+        client.get("/status/"),
+        client.get("/status/", HTTP_ACCEPT="application/json"),
+        client.post("/billing/upload/", {"file": SimpleUploadedFile("x.csv", b"\xff\xfe")}),
+        client.post("/api/billing/imports/", {"file": SimpleUploadedFile("x.csv.gz", b"\x1f\x8bjunk")}),
+    ]
     for answer in answers:
         assert (
             base not in answer.content and b"/tmp/" not in answer.content and b"spool" not in answer.content
@@ -643,9 +695,14 @@ def test_another_teams_engineer_changes_nothing_of_research_by_post(world):  # n
     from tests.gpuledger.test_nothing_changes_on_get import table_counts
 
     users, objects = world
-    research_ids = {"workload": objects["workload"]["workload_id"], "workload_id": objects["workload"]["workload_id"],
-                    "study": objects["study"]["pk"], "study_id": objects["study"]["pk"], "subject_id":
-                    objects["workload"]["workload_id"], "benchmark": objects["benchmark"]["pk"]}  # fmt: skip
+    research_ids = {
+        "workload": objects["workload"]["workload_id"],
+        "workload_id": objects["workload"]["workload_id"],
+        "study": objects["study"]["pk"],
+        "study_id": objects["study"]["pk"],
+        "subject_id": objects["workload"]["workload_id"],
+        "benchmark": objects["benchmark"]["pk"],
+    }
     before = table_counts()
     kept_before = {w.pk: (w.name, w.spec) for w in Workload.objects.all()}
     studies_before = {s.pk: s.name for s in TcoStudy.objects.all()}

@@ -234,9 +234,17 @@ def test_the_cli_documented_answer_is_read_and_its_vpc_product_skipped_by_reason
     with Stubber(ec2) as stub:
         stub.add_response("describe_spot_price_history", answer, params)
         records = list(
-            aws_spot_prices(ec2, instance_types={"m1.xlarge": m1}, zones=ZONES, start_time=NOW - dt.timedelta(days=7),
-                            end_time=NOW, policy=policy, stats=stats, refusals=refusals)
-        )  # fmt: skip
+            aws_spot_prices(
+                ec2,
+                instance_types={"m1.xlarge": m1},
+                zones=ZONES,
+                start_time=NOW - dt.timedelta(days=7),
+                end_time=NOW,
+                policy=policy,
+                stats=stats,
+                refusals=refusals,
+            )
+        )
     assert records == [] and refusals.total == 0
     assert stats.skipped_reasons == {"product Linux/UNIX (Amazon VPC)": 2}
     # the same items as Linux/UNIX (today's product name for VPC instances) are read at 0.08 $/h per zone
@@ -245,11 +253,20 @@ def test_the_cli_documented_answer_is_read_and_its_vpc_product_skipped_by_reason
     with Stubber(ec2) as stub:
         stub.add_response("describe_spot_price_history", answer, params)
         records = list(
-            aws_spot_prices(ec2, instance_types={"m1.xlarge": m1}, zones=ZONES, start_time=NOW - dt.timedelta(days=7),
-                            end_time=NOW, policy=policy, refusals=refusals)
-        )  # fmt: skip
+            aws_spot_prices(
+                ec2,
+                instance_types={"m1.xlarge": m1},
+                zones=ZONES,
+                start_time=NOW - dt.timedelta(days=7),
+                end_time=NOW,
+                policy=policy,
+                refusals=refusals,
+            )
+        )
     assert [(r.zone, r.price_per_hour) for r in records] == [
-        ("us-west-1a", Decimal("0.080000")), ("us-west-1c", Decimal("0.080000"))]  # fmt: skip
+        ("us-west-1a", Decimal("0.080000")),
+        ("us-west-1c", Decimal("0.080000")),
+    ]
 
 
 def test_it_rejects_and_counts_a_zero_spot_price(policy):

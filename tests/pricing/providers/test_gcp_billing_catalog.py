@@ -22,10 +22,14 @@ def read(*answers, sleeps=None):
     refusals, stats, http = Refusals(), GcpReadStats(), FakeHttp(*answers)
     records = list(
         fetch_gcp_prices(
-            api_key="test-key", now=NOW, refusals=refusals, stats=stats, transport=http,
+            api_key="test-key",
+            now=NOW,
+            refusals=refusals,
+            stats=stats,
+            transport=http,
             policy=no_wait_policy(sleeps),
         )
-    )  # fmt: skip
+    )
     prices = {(r.instance.name, r.region, r.pricing_model): r for r in records}
     return prices, refusals, stats, http
 
@@ -130,8 +134,10 @@ def test_a2_highgpu_1g_agrees_with_the_bundled_catalog_to_its_five_decimals():
             if (r["InstanceType"], r["AvailabilityZone"]) == ("a2-highgpu-1g", "us-central1-a")
         )
         gpu = next(
-            r for r in csv.DictReader(gpus)
-            if (r["AcceleratorName"], r["AcceleratorCount"], r["AvailabilityZone"]) == ("A100", "1", "us-central1-a")
-        )  # fmt: skip
+            r
+            for r in csv.DictReader(gpus)
+            if (r["AcceleratorName"], r["AcceleratorCount"], r["AvailabilityZone"])
+            == ("A100", "1", "us-central1-a")
+        )
     bundled = Decimal(host["Price"]) + Decimal(gpu["Price"])  # 0.73948 + 2.93391 = 3.67339
     assert abs(price(prices, "a2-highgpu-1g", "on_demand") - bundled) <= Decimal("0.00001")

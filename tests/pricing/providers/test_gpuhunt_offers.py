@@ -54,7 +54,12 @@ def test_it_reads_on_demand_and_spot_prices_with_host_specs():
     ]
     eight = records[2].instance
     assert (eight.provider, eight.gpu_name, eight.gpu_count, eight.vcpus, eight.memory_gib) == (
-        "runpod", "h100-sxm5-80gb", Decimal(8), Decimal(128), Decimal(1000))  # fmt: skip
+        "runpod",
+        "h100-sxm5-80gb",
+        Decimal(8),
+        Decimal(128),
+        Decimal(1000),
+    )
     # RunPod's GPU ID 'NVIDIA H100 80GB HBM3' settles gpuhunt's 'H100' to the SXM5 part (gpuhunt_gpu_names.csv)
     assert eight.interconnect == ""  # the link comes from procurement/data/interconnects.csv, not gpuhunt
     assert {r.source for r in records} == {"gpuhunt:runpod"} and {r.zone for r in records} == {""}
@@ -163,7 +168,11 @@ def test_every_settling_row_names_a_gpu_model_of_ours_and_every_rule_a_reason():
     fallback = {rule.gpu_name for rule in rules if rule.provider == "*" and not rule.gpu_slug}
     assert fallback == {"H100", "A100", "V100", "H200"}
     for provider, name in {(rule.provider, rule.gpu_name) for rule in rules if rule.gpu_name != "H100NVL"}:
-        assert any(not r.instance_name_contains and not r.gpu_slug for r in rules if (r.provider, r.gpu_name) == (provider, name)), (provider, name)  # fmt: skip
+        assert any(
+            not r.instance_name_contains and not r.gpu_slug
+            for r in rules
+            if (r.provider, r.gpu_name) == (provider, name)
+        ), (provider, name)
 
 
 def test_a_runpod_multi_gpu_pod_is_its_own_instance_type_and_contradicting_hosts_are_unknown():
@@ -173,9 +182,16 @@ def test_a_runpod_multi_gpu_pod_is_its_own_instance_type_and_contradicting_hosts
     eight = _item(gpu_count=8, cpu="128", memory="1000", price="21.52")
     other_region = _item(location="US-TX-3", cpu="24", memory="250")  # the 1x pod with another host there
     records, _ = _read_as("runpod", [one, eight, other_region])
-    assert [r.instance.name for r in records] == ["NVIDIA H100 80GB HBM3", "8x NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]  # fmt: skip
+    assert [r.instance.name for r in records] == [
+        "NVIDIA H100 80GB HBM3",
+        "8x NVIDIA H100 80GB HBM3",
+        "NVIDIA H100 80GB HBM3",
+    ]
     # the 1x pod: 16 vCPU/125 GB in CA-MTL-1 but 24/250 in US-TX-3: unknown, as the SkyPilot reader does
     assert [(r.instance.vcpus, r.instance.memory_gib) for r in records] == [
-        (None, None), (Decimal(128), Decimal(1000)), (None, None)]  # fmt: skip
+        (None, None),
+        (Decimal(128), Decimal(1000)),
+        (None, None),
+    ]
     records, _ = _read_as("crusoe", [_item(instance_name="h100-80gb-sxm-ib.8x", gpu_count=8)])
     assert records[0].instance.name == "h100-80gb-sxm-ib.8x"

@@ -295,10 +295,14 @@ def test_it_reads_verdas_column_order_json_gpu_info_and_spot_only_rows(tmp_path)
     info = '"{""Gpus"": [{""Name"": ""B300"", ""Count"": 1, ""MemoryInfo"": {""SizeInMiB"": 268288}}], ""TotalGpuMemoryInMiB"": 268288}"'
     path = write_catalog(
         tmp_path,
-        [header, f"1B300.30V,1B300.30V,30.0,275.0,B300,1.0,{info},FIN-03,6.99,2.447",
-         f"2B300.60V,2B300.60V,60.0,550.0,B300,2.0,{info},FIN-03,,4.893"],
-        folder="verda", newline="\r\n",
-    )  # fmt: skip
+        [
+            header,
+            f"1B300.30V,1B300.30V,30.0,275.0,B300,1.0,{info},FIN-03,6.99,2.447",
+            f"2B300.60V,2B300.60V,60.0,550.0,B300,2.0,{info},FIN-03,,4.893",
+        ],
+        folder="verda",
+        newline="\r\n",
+    )
     records = read(path, provider="verda")
     assert [(r.instance.name, r.pricing_model, r.price_per_hour) for r in records] == [
         ("1B300.30V", "on_demand", Decimal("6.99")),
@@ -332,4 +336,8 @@ def test_the_bundled_new_cloud_files_read_whole(cloud, rows, records, cpu_only, 
     stats = SkyPilotReadStats()
     read(BUNDLED / cloud / "vms.csv", provider=cloud, stats=stats)
     assert (stats.rows, stats.records, stats.cpu_only_skipped, stats.prices_missing) == (
-        rows, records, cpu_only, missing)  # fmt: skip
+        rows,
+        records,
+        cpu_only,
+        missing,
+    )

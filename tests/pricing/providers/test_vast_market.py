@@ -40,12 +40,18 @@ def test_it_reads_an_offer_into_on_demand_and_interruptible_prices_with_its_host
     (on_demand, spot) = parse_offers([RTX_4090], observed_at=NOW)
     # dph_total 0.35 $/h for the whole offer; min_bid 0.18 $/h as an interruptible rental
     assert [(r.pricing_model, r.price_per_hour, r.currency) for r in (on_demand, spot)] == [
-        ("on_demand", Decimal("0.35"), "USD"), ("spot", Decimal("0.18"), "USD")]  # fmt: skip
+        ("on_demand", Decimal("0.35"), "USD"),
+        ("spot", Decimal("0.18"), "USD"),
+    ]
     instance = on_demand.instance
     # gpu_ram 24564 MB / 1024 = 23.99 GiB; cpu_ram 64414 MB / 1024 = 62.90 GiB; 16 effective vCPUs; 512.3 GB disk
     assert instance.name == "1x-RTX_4090-24g-offer21501" and instance.gpu_name == "RTX 4090"
     assert (instance.gpu_count, instance.gpu_memory_gib, instance.vcpus, instance.memory_gib) == (
-        1, Decimal("23.99"), Decimal("16.00"), Decimal("62.90"))  # fmt: skip
+        1,
+        Decimal("23.99"),
+        Decimal("16.00"),
+        Decimal("62.90"),
+    )
     assert instance.local_disk_gb == Decimal("512.3") and instance.network == "internet down 912.5 Mb/s"
     assert (on_demand.region, on_demand.zone, on_demand.source) == ("Texas, US", "", "vast:bundles")
     assert on_demand.observed_at == NOW
@@ -96,7 +102,9 @@ def test_the_fetched_answers_decimals_are_read_and_refused_as_written():
     transport = RecordedTransport(ok_json(answer(broken, RTX_4090)))
     records = _fetch(transport, stats)
     assert [(r.pricing_model, r.price_per_hour) for r in records] == [
-        ("on_demand", Decimal("0.35")), ("spot", Decimal("0.18"))]  # fmt: skip
+        ("on_demand", Decimal("0.35")),
+        ("spot", Decimal("0.18")),
+    ]
     assert stats.rejected_locations == [
         "vast:bundles page 1 row 1 offer 30001: dph_total: 0.0 is not a price above zero"
     ]
@@ -107,9 +115,10 @@ def test_the_fetched_answers_decimals_are_read_and_refused_as_written():
 
 def test_it_pages_by_offer_id_until_a_page_comes_back_short():
     transport = RecordedTransport(
-        ok_json(answer(RTX_4090, H100_SXM_8)), ok_json(answer(A100_SXM4_80_2, offer(21_900, "L40S", 1, 0.6, 0.3))),
+        ok_json(answer(RTX_4090, H100_SXM_8)),
+        ok_json(answer(A100_SXM4_80_2, offer(21_900, "L40S", 1, 0.6, 0.3))),
         ok_json(answer(offer(22_001, "RTX 3090", 1, 0.2, 0.1))),
-    )  # fmt: skip
+    )
     stats = VastMarketStats()
     records = _fetch(transport, stats, page_size=2)
     # each page asks for the ids after the last one seen, in id order, the CLI's default filter kept
@@ -138,9 +147,11 @@ def test_a_refresh_that_reaches_its_page_bound_is_not_complete():
 
 def test_a_throttled_page_is_retried_on_its_own_waiting_what_retry_after_asks():
     transport = RecordedTransport(
-        ok_json(answer(RTX_4090, H100_SXM_8)), throttled("2"), HttpAnswer(429, b""),
+        ok_json(answer(RTX_4090, H100_SXM_8)),
+        throttled("2"),
+        HttpAnswer(429, b""),
         ok_json(answer(A100_SXM4_80_2)),
-    )  # fmt: skip
+    )
     stats, sleeps = VastMarketStats(), []
     records = list(
         fetch_vast_market(
@@ -207,8 +218,15 @@ def test_a_real_captured_search_answer_reads_whole_with_prices_kept_to_6_decimal
     assert (len(offers), stats.records, stats.rejected, len(stats.listed)) == (1396, 2792, 0, 1396)
     mine = [r for r in records if r.location.endswith("offer 13489095")]
     assert [(r.pricing_model, r.price_per_hour) for r in mine] == [
-        ("on_demand", Decimal("0.168056")), ("spot", Decimal("0.160000"))]  # fmt: skip
+        ("on_demand", Decimal("0.168056")),
+        ("spot", Decimal("0.160000")),
+    ]
     instance = mine[0].instance
     assert (instance.gpu_name, instance.gpu_count, instance.vcpus, instance.memory_gib, mine[0].region) == (
-        "RTX 4090", 1, Decimal("12.00"), Decimal("31.32"), "South Korea, KR")  # fmt: skip
+        "RTX 4090",
+        1,
+        Decimal("12.00"),
+        Decimal("31.32"),
+        "South Korea, KR",
+    )
     assert all(r.price_per_hour == r.price_per_hour.quantize(Decimal("0.000001")) for r in records)

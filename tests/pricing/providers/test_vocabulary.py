@@ -20,8 +20,12 @@ def test_it_uses_the_payment_option_values_of_the_models():
 def test_it_uses_the_commitment_kinds_and_terms_of_the_models():
     from pricing.choices import COMMITMENT_TERM_YEARS, CommitmentKind
 
-    kinds = {vocabulary.STANDARD_RESERVATION, vocabulary.CONVERTIBLE_RESERVATION,
-             vocabulary.COMPUTE_SAVINGS_PLAN, vocabulary.INSTANCE_SAVINGS_PLAN}  # fmt: skip
+    kinds = {
+        vocabulary.STANDARD_RESERVATION,
+        vocabulary.CONVERTIBLE_RESERVATION,
+        vocabulary.COMPUTE_SAVINGS_PLAN,
+        vocabulary.INSTANCE_SAVINGS_PLAN,
+    }
     assert kinds == set(CommitmentKind.values) - {""}
     # AWS bills a term as 365-day years: 8760 and 26280 hours
     assert {model: vocabulary.TERM_HOURS[model] for model in COMMITMENT_TERM_YEARS} == {

@@ -26,22 +26,48 @@ HYPOTHESIS = settings(
 )
 
 NUMBER_FIELDS = (
-    "summary.step_seconds_median", "summary.tokens_per_second_median", "summary.peak_memory_allocated_gib",
-    "summary.measured_steps", "run.flops_per_token", "run.micro_batch_size", "run.layers_run",
-    "run.layers_in_spec", "environment.gpus_used", "environment.price_per_hour", "steps.3.seconds",
-    "samples.2.gpu_util_pct", "samples.2.cpu_util_pct", "samples.2.memory_used_gib",
-    "samples.2.memory_total_gib", "samples.2.gpu",
-)  # fmt: skip
+    "summary.step_seconds_median",
+    "summary.tokens_per_second_median",
+    "summary.peak_memory_allocated_gib",
+    "summary.measured_steps",
+    "run.flops_per_token",
+    "run.micro_batch_size",
+    "run.layers_run",
+    "run.layers_in_spec",
+    "environment.gpus_used",
+    "environment.price_per_hour",
+    "steps.3.seconds",
+    "samples.2.gpu_util_pct",
+    "samples.2.cpu_util_pct",
+    "samples.2.memory_used_gib",
+    "samples.2.memory_total_gib",
+    "samples.2.gpu",
+)
 TEXT_FIELDS = (
-    "measured_at", "workload.name", "workload.task", "run.precision", "environment.gpu_name",
-    "environment.currency", "environment.instance_type",
-)  # fmt: skip
+    "measured_at",
+    "workload.name",
+    "workload.task",
+    "run.precision",
+    "environment.gpu_name",
+    "environment.currency",
+    "environment.instance_type",
+)
 HUGE = ("1e308", "-1e308", "1e400", "NaN", "Infinity", "-Infinity", "9" * 5000, '"12"', "true", "[]", "{}")
 INJECTIONS = (
-    "'; DROP TABLE procurement_benchmarkresult; --", "\" OR 1=1 --", "<script>alert(1)</script>",
-    "{{ 7*7 }}", "${jndi:ldap://x/a}", "../../../../etc/passwd", "\x00", "a\x00b", "\ud800", "x" * 5000,
-    "=cmd|' /C calc'!A0", "\t\n\\N", "\u202eevil",
-)  # fmt: skip
+    "'; DROP TABLE procurement_benchmarkresult; --",
+    '" OR 1=1 --',
+    "<script>alert(1)</script>",
+    "{{ 7*7 }}",
+    "${jndi:ldap://x/a}",
+    "../../../../etc/passwd",
+    "\x00",
+    "a\x00b",
+    "\ud800",
+    "x" * 5000,
+    "=cmd|' /C calc'!A0",
+    "\t\n\\N",
+    "\u202eevil",
+)
 
 
 @pytest.fixture

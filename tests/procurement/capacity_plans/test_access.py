@@ -27,10 +27,11 @@ def plans(team_named, grant):
 def _urls(plan) -> dict[str, str]:
     snapshot = report_snapshot_create(kind="capacity_plan", subject_id=plan.pk)
     return {
-        "api": f"/api/capacity-plans/{plan.pk}/", "page": f"/plans/{plan.pk}/",
+        "api": f"/api/capacity-plans/{plan.pk}/",
+        "page": f"/plans/{plan.pk}/",
         "report": f"/reports/capacity_plan/{plan.pk}/",
         "download": f"/reports/capacity_plan/snapshots/{snapshot.pk}/pdf/",
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize("role", ["finance", "admin"])

@@ -14,24 +14,49 @@ from tests.procurement.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db
 EUR_STUDY = {
-    "name": "EUR quote", "currency": "EUR",
-    "buy": {"server_price": 280000, "electricity_per_kwh": 0.2, "colocation_per_kw_month": 170, "fte_cost_per_year": 120000},
-}  # fmt: skip
+    "name": "EUR quote",
+    "currency": "EUR",
+    "buy": {
+        "server_price": 280000,
+        "electricity_per_kwh": 0.2,
+        "colocation_per_kw_month": 170,
+        "fte_cost_per_year": 120000,
+    },
+}
 # (API body change, the field the 400 names, the command's arguments, the flag its error names)
 CASES = {
     "period under 7 days": ({"to": "2026-05-07"}, "to", ["--to", "2026-05-07"], "--to"),
     "growth over +50% a month": ({"growth": 0.51}, "growth", ["--growth", "0.51"], "--growth"),
     "growth under -50% a month": ({"growth": -0.6}, "growth", ["--growth", "-0.6"], "--growth"),
-    "horizon over 120 months": ({"horizon_months": 121}, "horizon_months", ["--horizon-months", "121"], "--horizon-months"),
-    "study in a currency without an FX rate": ({"study": EUR_STUDY}, "study.currency", None, "study.currency"),
+    "horizon over 120 months": (
+        {"horizon_months": 121},
+        "horizon_months",
+        ["--horizon-months", "121"],
+        "--horizon-months",
+    ),
+    "study in a currency without an FX rate": (
+        {"study": EUR_STUDY},
+        "study.currency",
+        None,
+        "study.currency",
+    ),
     "team without GPU rows": ({"teams": ["nobody"]}, "team", ["--team", "nobody"], "--team"),
     "GPU model without rows": ({"gpu": "b200"}, "gpu", ["--gpu", "b200"], "--gpu"),
-}  # fmt: skip
+}
 
 
 def _command(args: list[str]) -> None:
-    call_command("capacity_plan", "--from", PERIOD["from"], "--to", PERIOD["to"], *args, "--save",
-                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    call_command(
+        "capacity_plan",
+        "--from",
+        PERIOD["from"],
+        "--to",
+        PERIOD["to"],
+        *args,
+        "--save",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -72,8 +97,9 @@ def test_a_scope_with_no_gpu_rows_at_all_is_refused(bundled_catalog, client_as):
 
 def test_with_the_fx_rate_stored_the_eur_study_is_planned_in_eur(demo_bills, client_as):
     FxRate.objects.create(currency="EUR", base="USD", rate="1.08", as_of="2026-11-30", source="test rate")
-    response = client_as("finance").post("/api/capacity-plans/", PERIOD | {"study": EUR_STUDY},
-                                         content_type="application/json")  # fmt: skip
+    response = client_as("finance").post(
+        "/api/capacity-plans/", PERIOD | {"study": EUR_STUDY}, content_type="application/json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["currency"] == "EUR"

@@ -11,16 +11,22 @@ from procurement.services.plan_requests import plan_request_parse
 from procurement.views.plan_charts import load_duration_svg, stacked_layers
 
 LAYERS = [
-    {"kind": "owned", "gpus": 16}, {"kind": "on_demand", "gpus": 3}, {"kind": "spot", "gpus": 4},
-    {"kind": "committed_3y", "gpus": 2}, {"kind": "committed_1y", "gpus": 0},
-]  # fmt: skip
+    {"kind": "owned", "gpus": 16},
+    {"kind": "on_demand", "gpus": 3},
+    {"kind": "spot", "gpus": 4},
+    {"kind": "committed_3y", "gpus": 2},
+    {"kind": "committed_1y", "gpus": 0},
+]
 
 
 def test_the_bands_stack_in_the_engines_order_from_zero():
     # the engine stacks commitments first (no running cost), then owned, spot, on-demand (plan.layer_kinds)
     assert stacked_layers(LAYERS) == [
-        ("3-year commitment", 0.0, 2.0), ("owned servers", 2.0, 18.0), ("spot", 18.0, 22.0), ("on-demand", 22.0, 25.0),
-    ]  # fmt: skip
+        ("3-year commitment", 0.0, 2.0),
+        ("owned servers", 2.0, 18.0),
+        ("spot", 18.0, 22.0),
+        ("on-demand", 22.0, 25.0),
+    ]
 
 
 def test_the_curve_is_drawn_with_one_shaded_band_per_layer_and_is_thinned():
@@ -44,11 +50,21 @@ def test_growth_reads_a_rate_or_yearly_multipliers():
 
 @pytest.mark.parametrize(
     ("change", "field"),
-    [({"to": "2026-05-07"}, "to"), ({"from": "May"}, "from"), ({"growth": "fast"}, "growth"),
-     ({"growth": [1.1]}, "growth"), ({"horizon_months": 0}, "horizon_months"), ({"trials": 10_001}, "trials"),
-     ({"seed": -1}, "seed"), ({"scenario": "worst"}, "scenario"), ({"teams": ["x"] * 51}, "teams"),
-     ({"currency": "EURO"}, "currency"), ({"study": [1]}, "study"), ({"budget": 1}, "budget")],
-)  # fmt: skip
+    [
+        ({"to": "2026-05-07"}, "to"),
+        ({"from": "May"}, "from"),
+        ({"growth": "fast"}, "growth"),
+        ({"growth": [1.1]}, "growth"),
+        ({"horizon_months": 0}, "horizon_months"),
+        ({"trials": 10_001}, "trials"),
+        ({"seed": -1}, "seed"),
+        ({"scenario": "worst"}, "scenario"),
+        ({"teams": ["x"] * 51}, "teams"),
+        ({"currency": "EURO"}, "currency"),
+        ({"study": [1]}, "study"),
+        ({"budget": 1}, "budget"),
+    ],
+)
 def test_a_bad_field_is_named(change, field):
     with pytest.raises(PlanInputError) as raised:
         plan_request_parse({"from": "2026-05-01", "to": "2026-11-01"} | change)

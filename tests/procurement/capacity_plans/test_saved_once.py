@@ -33,8 +33,15 @@ def test_the_api_saves_the_same_plan_once(demo_bills, client_as):
 
 
 def test_the_page_and_the_command_save_the_same_plan_once(demo_bills, client_as):
-    form = {"from": PERIOD["from"], "to": PERIOD["to"], "gpu": H100, "trials": "100", "horizon_months": "36",
-            "growth": "0.01", "save": "1"}  # fmt: skip
+    form = {
+        "from": PERIOD["from"],
+        "to": PERIOD["to"],
+        "gpu": H100,
+        "trials": "100",
+        "horizon_months": "36",
+        "growth": "0.01",
+        "save": "1",
+    }
     client = client_as("finance")
     first, second = client.post("/plans/", form), client.post("/plans/", form)
     assert first.status_code == second.status_code == 302 and first["Location"] == second["Location"]

@@ -32,8 +32,18 @@ AWS_H100 = PERIOD | {"gpu": H100, "providers": ["aws"], "trials": 200}
 
 def _plan_json(*args: str) -> dict:
     out = StringIO()
-    call_command("capacity_plan", "--from", PERIOD["from"], "--to", PERIOD["to"], *args, "--format", "json",
-                 stdout=out, stderr=StringIO())  # fmt: skip
+    call_command(
+        "capacity_plan",
+        "--from",
+        PERIOD["from"],
+        "--to",
+        PERIOD["to"],
+        *args,
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
     return json.loads(out.getvalue())
 
 
@@ -49,8 +59,12 @@ def test_the_command_plans_the_bills_h100_demand_at_the_catalog_prices(demo_bill
     assert curve == sorted(curve, reverse=True) and curve[0] == demand["percentiles"]["peak"]
     assert sum(curve) == pytest.approx(demand["gpu_hours"], abs=0.01 * len(curve))
     # the status quo's rate: effective cost of the H100 rows (unused commitments included) / GPU-hours used
-    rows = SpendRecord.objects.filter(gpu__slug=H100, provider="aws", charge_period_start__gte=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
-                                      charge_period_start__lt=dt.datetime(2026, 11, 1, tzinfo=dt.UTC))  # fmt: skip
+    rows = SpendRecord.objects.filter(
+        gpu__slug=H100,
+        provider="aws",
+        charge_period_start__gte=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
+        charge_period_start__lt=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
+    )
     cost = rows.aggregate(total=Sum("effective_cost"))["total"]
     assert float(result["status_quo_cost_per_gpu_hour"]) == pytest.approx(
         float(cost) / demand["gpu_hours"], rel=1e-4
@@ -79,8 +93,19 @@ def test_the_command_plans_the_bills_h100_demand_at_the_catalog_prices(demo_bill
 
 def test_the_table_format_states_the_recommendation_and_the_prices(demo_bills):
     out, err = StringIO(), StringIO()
-    call_command("capacity_plan", "--from", PERIOD["from"], "--to", PERIOD["to"], "--gpu", H100, "--trials", "50",
-                 stdout=out, stderr=err)  # fmt: skip
+    call_command(
+        "capacity_plan",
+        "--from",
+        PERIOD["from"],
+        "--to",
+        PERIOD["to"],
+        "--gpu",
+        H100,
+        "--trials",
+        "50",
+        stdout=out,
+        stderr=err,
+    )
     text = out.getvalue()
     assert "total cost over 36 months:" in text and "aws/" in text or "cudo/" in text
     assert "no study for h100-sxm5-80gb" in err.getvalue()  # the defaults are stated, with their sources
@@ -93,8 +118,11 @@ def test_the_api_saves_lists_and_reads_back_a_plan(demo_bills, client_as):
     client = client_as("finance")
     preview = client.post("/api/capacity-plans/", AWS_H100, content_type="application/json")
     assert preview.status_code == 200 and CapacityPlan.objects.count() == 0  # a query stores nothing
-    saved = client.post("/api/capacity-plans/", AWS_H100 | {"save": True, "name": "H100 fleet"},
-                        content_type="application/json")  # fmt: skip
+    saved = client.post(
+        "/api/capacity-plans/",
+        AWS_H100 | {"save": True, "name": "H100 fleet"},
+        content_type="application/json",
+    )
     assert saved.status_code == 201, saved.content
     body = saved.json()
     assert body["total_cost"] == preview.json()["total_cost"]  # same inputs, same prices: same plan
@@ -107,8 +135,18 @@ def test_the_api_saves_lists_and_reads_back_a_plan(demo_bills, client_as):
 
 def test_the_page_shows_the_charts_and_the_layers(demo_bills, client_as):
     client = client_as("finance")
-    response = client.post("/plans/", {"from": PERIOD["from"], "to": PERIOD["to"], "gpu": H100, "trials": "100",
-                                       "horizon_months": "36", "growth": "0.01", "save": "1"})  # fmt: skip
+    response = client.post(
+        "/plans/",
+        {
+            "from": PERIOD["from"],
+            "to": PERIOD["to"],
+            "gpu": H100,
+            "trials": "100",
+            "horizon_months": "36",
+            "growth": "0.01",
+            "save": "1",
+        },
+    )
     assert response.status_code == 302
     plan = CapacityPlan.objects.get()
     page = client.get(f"/plans/{plan.pk}/").content.decode()
@@ -137,8 +175,17 @@ def test_the_report_is_a_two_page_pdf_and_an_xlsx_with_the_curve(demo_bills, tmp
     ).json()
     pdf, xlsx = tmp_path / "plan.pdf", tmp_path / "plan.xlsx"
     for path, fmt in ((pdf, "pdf"), (xlsx, "xlsx")):
-        call_command("report", "capacity_plan", "--id", str(plan["id"]), "--format", fmt, "--output", str(path),
-                     stderr=StringIO())  # fmt: skip
+        call_command(
+            "report",
+            "capacity_plan",
+            "--id",
+            str(plan["id"]),
+            "--format",
+            fmt,
+            "--output",
+            str(path),
+            stderr=StringIO(),
+        )
     reader = PdfReader(io.BytesIO(pdf.read_bytes()))
     # page 1 the recommendation and its money; then the layers, the models by spend, the missing prices
     # and renewals, the assumptions and the prices (a plan of several fleets needs a third page)
@@ -165,8 +212,17 @@ def test_the_report_is_a_two_page_pdf_and_an_xlsx_with_the_curve(demo_bills, tmp
     assert gpus == [layer["gpus"] for layer in plan["layers"]]
     assert {"cost_by_year", "demand_by_month", "sensitivity", "method"} <= set(book.sheetnames)
     archive = tmp_path / "plan.zip"  # several tables: the CSV download is a zip of one file per table
-    call_command("report", "capacity_plan", "--id", str(plan["id"]), "--format", "csv", "--output", str(archive),
-                 stderr=StringIO())  # fmt: skip
+    call_command(
+        "report",
+        "capacity_plan",
+        "--id",
+        str(plan["id"]),
+        "--format",
+        "csv",
+        "--output",
+        str(archive),
+        stderr=StringIO(),
+    )
     import zipfile
 
     with zipfile.ZipFile(archive) as files:
@@ -181,10 +237,20 @@ def test_a_price_change_recomputes_the_plan_and_the_page_shows_the_change(demo_b
     ).json()
     call_command("recompute", "--all", stdout=StringIO(), stderr=StringIO())
     assert CapacityPlan.objects.count() == 1  # unchanged prices add nothing
-    offer = Offer.objects.get(instance_type__provider__slug="aws", instance_type__name="p5.48xlarge",
-                              region__code="us-east-1", zone="")  # fmt: skip
-    PriceObservation.objects.create(offer=offer, pricing_model="on_demand", amount_per_hour=Decimal("44.032"),
-                                    currency="USD", observed_at=dt.datetime.now(dt.UTC), source="aws:test")  # fmt: skip
+    offer = Offer.objects.get(
+        instance_type__provider__slug="aws",
+        instance_type__name="p5.48xlarge",
+        region__code="us-east-1",
+        zone="",
+    )
+    PriceObservation.objects.create(
+        offer=offer,
+        pricing_model="on_demand",
+        amount_per_hour=Decimal("44.032"),
+        currency="USD",
+        observed_at=dt.datetime.now(dt.UTC),
+        source="aws:test",
+    )
     out = StringIO()
     call_command("recompute", "--all", stdout=out, stderr=StringIO())
     latest = CapacityPlan.objects.get(next_version__isnull=True)
@@ -217,14 +283,27 @@ def test_the_page_opens_with_a_plan_of_the_demo_period(bundled_catalog, tmp_path
 def test_the_recompute_task_after_a_price_refresh_recomputes_stored_plans(demo_bills, client_as):
     from procurement import tasks
 
-    first = client_as("finance").post("/api/capacity-plans/", AWS_H100 | {"save": True},
-                                      content_type="application/json").json()  # fmt: skip
+    first = (
+        client_as("finance")
+        .post("/api/capacity-plans/", AWS_H100 | {"save": True}, content_type="application/json")
+        .json()
+    )
     tasks.recompute_all()  # eager Celery: the chunks run in-process
     assert CapacityPlan.objects.count() == 1
-    offer = Offer.objects.get(instance_type__provider__slug="aws", instance_type__name="p5.48xlarge",
-                              region__code="us-east-1", zone="")  # fmt: skip
-    PriceObservation.objects.create(offer=offer, pricing_model="on_demand", amount_per_hour=Decimal("49.536"),
-                                    currency="USD", observed_at=dt.datetime.now(dt.UTC), source="aws:test")  # fmt: skip
+    offer = Offer.objects.get(
+        instance_type__provider__slug="aws",
+        instance_type__name="p5.48xlarge",
+        region__code="us-east-1",
+        zone="",
+    )
+    PriceObservation.objects.create(
+        offer=offer,
+        pricing_model="on_demand",
+        amount_per_hour=Decimal("49.536"),
+        currency="USD",
+        observed_at=dt.datetime.now(dt.UTC),
+        source="aws:test",
+    )
     tasks.recompute_all()
     latest = CapacityPlan.objects.get(next_version__isnull=True)
     assert latest.previous_id == first["id"]

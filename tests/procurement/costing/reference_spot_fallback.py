@@ -35,9 +35,14 @@ def reference_simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict
             break
         needed = time_to_finish(work[active], interval, write)
         stay, limit, moved_work = spot_run_limits(
-            t[active] + spot_restart, np.full(active.size, reserve_hours), work[active], needed, od_restart,
-            restart, spec,
-        )  # fmt: skip
+            t[active] + spot_restart,
+            np.full(active.size, reserve_hours),
+            work[active],
+            needed,
+            od_restart,
+            restart,
+            spec,
+        )
         leave = active[~stay]
         od_hours[leave] = od_restart + work[leave]  # on-demand finishes without checkpoint writes
         finish[leave] = t[leave] + od_hours[leave]
@@ -46,9 +51,11 @@ def reference_simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict
         needed, limit, moved_work = needed[stay], limit[stay], moved_work[stay]
         start = t[run] + spot_restart
         spot_hours[run] += spot_restart
-        until = rng.exponential(1.0 / spec.rate_per_hour, run.size) if spec.rate_per_hour > 0 else (
-            np.full(run.size, np.inf)
-        )  # fmt: skip
+        until = (
+            rng.exponential(1.0 / spec.rate_per_hour, run.size)
+            if spec.rate_per_hour > 0
+            else (np.full(run.size, np.inf))
+        )
         done = (limit >= needed) & (until >= needed)
         spot_hours[run[done]] += needed[done]
         finish[run[done]] = start[done] + needed[done]
@@ -86,13 +93,18 @@ def reference_deadline_plan(spec: FallbackInput) -> FallbackPlan:
         cost = cost * spec.instances
         met = float(np.mean(runs["finish"] <= spec.deadline_hours + EPSILON_HOURS))
         plan = FallbackPlan(
-            meets_target=met >= spec.probability, reserve_fraction=fraction, expected_cost=float(cost.mean()),
-            p90_cost=float(np.percentile(cost, 90)), p_meets_deadline=met,
+            meets_target=met >= spec.probability,
+            reserve_fraction=fraction,
+            expected_cost=float(cost.mean()),
+            p90_cost=float(np.percentile(cost, 90)),
+            p_meets_deadline=met,
             expected_spot_hours=float(runs["spot_hours"].mean()),
             expected_on_demand_hours=float(runs["od_hours"].mean()),
-            switched_share=float(runs["switched"].mean()), on_demand_only_cost=od_only_cost,
-            on_demand_only_hours=od_only_hours, worst_cost=float(cost.max()),
-        )  # fmt: skip
+            switched_share=float(runs["switched"].mean()),
+            on_demand_only_cost=od_only_cost,
+            on_demand_only_hours=od_only_hours,
+            worst_cost=float(cost.max()),
+        )
         if plan.expected_spot_hours == 0.0:  # every trial starts on on-demand: that is on-demand alone
             continue
         if plan.meets_target and (best is None or plan.expected_cost < best.expected_cost):
@@ -101,8 +113,15 @@ def reference_deadline_plan(spec: FallbackInput) -> FallbackPlan:
     if best is not None and (best.expected_cost <= od_only_cost or met < spec.probability):
         return best
     return FallbackPlan(  # on-demand alone: cheaper than any spot mix that meets the target, or the only hope
-        meets_target=met >= spec.probability, reserve_fraction=None, expected_cost=od_only_cost,
-        p90_cost=od_only_cost, p_meets_deadline=met, expected_spot_hours=0.0,
-        expected_on_demand_hours=od_only_hours, switched_share=1.0, on_demand_only_cost=od_only_cost,
-        on_demand_only_hours=od_only_hours, worst_cost=od_only_cost,
-    )  # fmt: skip
+        meets_target=met >= spec.probability,
+        reserve_fraction=None,
+        expected_cost=od_only_cost,
+        p90_cost=od_only_cost,
+        p_meets_deadline=met,
+        expected_spot_hours=0.0,
+        expected_on_demand_hours=od_only_hours,
+        switched_share=1.0,
+        on_demand_only_cost=od_only_cost,
+        on_demand_only_hours=od_only_hours,
+        worst_cost=od_only_cost,
+    )

@@ -159,9 +159,10 @@ def _rent_from(offer):
 def test_it_names_an_unknown_offer_on_the_command_line(tmp_path, bundled_catalog):
     unknown_type = _rent_from(P5 | {"instance_type": "p9.48xlarge"})
     _tco_cli_error(
-        tmp_path, unknown_type,
+        tmp_path,
+        unknown_type,
         r"rent\.offer\.instance_type: unknown offer aws/p9\.48xlarge/us-east-1: aws has no instance type 'p9\.48xlarge'",
-    )  # fmt: skip
+    )
     _tco_cli_error(tmp_path, _rent_from(P5 | {"provider": "awz"}), r"rent\.offer\.provider: unknown offer")
     _tco_cli_error(tmp_path, _rent_from(P5 | {"region": "mars-1"}), "aws has no region 'mars-1'")
     # A real offer without a price of the asked model is a different error, and says so

@@ -20,10 +20,28 @@ def _run(*args) -> str:
 def test_it_prints_the_job_cost_contract_as_decimal_strings():
     # compute = 2.5 x 4 x 2 = 20; setup = 2.5 x 0.5 x 2 = 2.5; reruns = 0.1 x 20 = 2; storage = 100 x 0.08 x 1.5 = 12
     output = _run(
-        "job_cost", "--price-per-hour", "2.5", "--hours", "4", "--instances", "2", "--setup-hours", "0.5",
-        "--storage-gb", "100", "--storage-rate", "0.08", "--storage-months", "1.5", "--rerun-fraction", "0.1",
-        "--currency", "USD", "--format", "json",
-    )  # fmt: skip
+        "job_cost",
+        "--price-per-hour",
+        "2.5",
+        "--hours",
+        "4",
+        "--instances",
+        "2",
+        "--setup-hours",
+        "0.5",
+        "--storage-gb",
+        "100",
+        "--storage-rate",
+        "0.08",
+        "--storage-months",
+        "1.5",
+        "--rerun-fraction",
+        "0.1",
+        "--currency",
+        "USD",
+        "--format",
+        "json",
+    )
     assert json.loads(output) == {
         "compute": "20.00",
         "setup": "2.50",

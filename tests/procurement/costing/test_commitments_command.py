@@ -27,17 +27,22 @@ def test_it_reproduces_the_documented_mix():
     report = _report("--on-demand", "1.0", "--reserved-effective", "0.6")
     assert (report["discount"], report["break_even_utilization"]) == ("0.400000", "0.600000")
     assert report["cheapest"] == {
-        "committed_gpus": 2, "committed_cost": "9.60", "burst_cost": "10.00", "total": "19.60",
-        "savings": "6.40", "committed_utilization": "1.000000",
-    }  # fmt: skip
+        "committed_gpus": 2,
+        "committed_cost": "9.60",
+        "burst_cost": "10.00",
+        "total": "19.60",
+        "savings": "6.40",
+        "committed_utilization": "1.000000",
+    }
     assert (report["floor"], report["all_on_demand"]) == ({"committed_gpus": 2, "total": "19.60"}, "26.00")
     assert report["advice"].startswith("commit to 2 GPUs (the profile's floor)")
 
 
 def test_it_computes_the_effective_rate_from_recurring_and_upfront():
     # 0.5/h recurring + 876 upfront over 1 year (8760 h) = 0.5 + 0.1 = 0.6 per GPU-hour: the same mix
-    report = _report("--on-demand", "1.0", "--reserved-recurring", "0.5", "--reserved-upfront", "876",
-                     "--term-years", "1")  # fmt: skip
+    report = _report(
+        "--on-demand", "1.0", "--reserved-recurring", "0.5", "--reserved-upfront", "876", "--term-years", "1"
+    )
     assert report["committed_per_gpu_hour"] == "0.600000" and report["cheapest"]["total"] == "19.60"
 
 
@@ -57,25 +62,61 @@ def test_it_bursts_on_spot_and_advises_against_a_commitment_dearer_than_spot():
 
 
 def test_it_prints_a_table_by_default():
-    output = _run("--on-demand", "1.0", "--reserved-effective", "0.6", "--utilization-profile", PROFILE,
-                  "--period-hours", "1")  # fmt: skip
+    output = _run(
+        "--on-demand",
+        "1.0",
+        "--reserved-effective",
+        "0.6",
+        "--utilization-profile",
+        PROFILE,
+        "--period-hours",
+        "1",
+    )
     assert "break-even utilization 60.0%" in output and "= 19.60 USD" in output
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--on-demand", "1", "--reserved-effective", "0.6", "--utilization-profile", "2,-1"),
-         r"--utilization-profile \(entry 2\): must be a whole number of GPUs >= 0"),
+        (
+            ("--on-demand", "1", "--reserved-effective", "0.6", "--utilization-profile", "2,-1"),
+            r"--utilization-profile \(entry 2\): must be a whole number of GPUs >= 0",
+        ),
         (("--on-demand", "1", "--utilization-profile", "2"), "--reserved-effective: is required"),
-        (("--on-demand", "1", "--reserved-effective", "-0.6", "--utilization-profile", "2"),
-         "--reserved-effective: must not be negative"),
-        (("--on-demand", "1", "--reserved-recurring", "0.5", "--reserved-upfront", "1", "--term-years", "2",
-          "--utilization-profile", "2"), "--term-years: must be 1 or 3"),
-        (("--on-demand", "1", "--reserved-effective", "0.6", "--utilization-profile", "2", "--currency", "XYZ"),
-         "--currency: unknown currency 'XYZ'"),
+        (
+            ("--on-demand", "1", "--reserved-effective", "-0.6", "--utilization-profile", "2"),
+            "--reserved-effective: must not be negative",
+        ),
+        (
+            (
+                "--on-demand",
+                "1",
+                "--reserved-recurring",
+                "0.5",
+                "--reserved-upfront",
+                "1",
+                "--term-years",
+                "2",
+                "--utilization-profile",
+                "2",
+            ),
+            "--term-years: must be 1 or 3",
+        ),
+        (
+            (
+                "--on-demand",
+                "1",
+                "--reserved-effective",
+                "0.6",
+                "--utilization-profile",
+                "2",
+                "--currency",
+                "XYZ",
+            ),
+            "--currency: unknown currency 'XYZ'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_it_names_the_flag_of_a_bad_value(args, message):
     with pytest.raises(CommandError, match=message):
         _run(*args)

@@ -62,8 +62,16 @@ def test_without_filters_the_offer_gives_its_cheapest_commitment():
 
 def test_instance_type_and_region_pick_the_cheapest_and_a_price_id_pins_one():
     store_p5_prices()
-    cheapest = run("--instance-type", "p5.48xlarge", "--region", "us-east-1", "--term-years", "1",
-                   "--payment-option", "no_upfront")  # fmt: skip
+    cheapest = run(
+        "--instance-type",
+        "p5.48xlarge",
+        "--region",
+        "us-east-1",
+        "--term-years",
+        "1",
+        "--payment-option",
+        "no_upfront",
+    )
     # no upfront, 1 year: the EC2 Instance Savings Plan at 33.50 beats the standard reservation at 34
     assert cheapest["prices_used"]["commitment"]["commitment_kind"] == "ec2_instance_sp"
     assert cheapest["committed_per_gpu_hour"] == "4.187500"  # 33.5 / 8
@@ -76,8 +84,16 @@ def test_instance_type_and_region_pick_the_cheapest_and_a_price_id_pins_one():
 def test_the_table_says_which_prices_were_used():
     offer = store_p5_prices()
     out = StringIO()
-    call_command("commitments", "--offer", str(offer.pk), "--term-years", "3", "--utilization-profile", PROFILE,
-                 stdout=out)  # fmt: skip
+    call_command(
+        "commitments",
+        "--offer",
+        str(offer.pk),
+        "--term-years",
+        "3",
+        "--utilization-profile",
+        PROFILE,
+        stdout=out,
+    )
     text = out.getvalue()
     assert "commitment price used: #" in text and "reserved_3y all_upfront standard 19.025875 USD/h" in text
     assert "observed 2026-12-01 from aws:pricing.get_products" in text
@@ -88,12 +104,14 @@ def test_the_table_says_which_prices_were_used():
     [
         (("--offer", "999999"), "--offer: no current commitment price stored for offer 999999"),
         (("--instance-type", "p5.48xlarge"), "--region: is required with instance_type"),
-        (("--instance-type", "p5.48xlarge", "--region", "us-east-1", "--payment-option", "monthly"),
-         "--payment-option: must be one of no_upfront, partial_upfront, all_upfront"),
+        (
+            ("--instance-type", "p5.48xlarge", "--region", "us-east-1", "--payment-option", "monthly"),
+            "--payment-option: must be one of no_upfront, partial_upfront, all_upfront",
+        ),
         (("--offer", "1", "--reserved-effective", "3"), "--reserved-effective: give either a stored price"),
         (("--commitment-price", "999999"), "--commitment-price: no stored commitment price 999999"),
     ],
-)  # fmt: skip
+)
 def test_it_names_the_flag_of_a_bad_stored_price_request(args, message):
     store_p5_prices()
     with pytest.raises(CommandError, match=message):
@@ -102,8 +120,12 @@ def test_it_names_the_flag_of_a_bad_stored_price_request(args, message):
 
 def test_the_api_reads_the_same_stored_price(engineer_client):
     offer = store_p5_prices()
-    body = {"offer": offer.pk, "term_years": 1, "payment_option": "partial_upfront",
-            "utilization_profile": [8, 8, 16, 16, 16, 24, 8, 8]}  # fmt: skip
+    body = {
+        "offer": offer.pk,
+        "term_years": 1,
+        "payment_option": "partial_upfront",
+        "utilization_profile": [8, 8, 16, 16, 16, 24, 8, 8],
+    }
     response = engineer_client.post("/api/commitments/", body, content_type="application/json")
     assert response.status_code == 200, response.content
     assert without_prices(response.json()) == without_prices(

@@ -55,8 +55,15 @@ def test_lora_70b_ranks_one_nvlink_node_first_and_counts_the_frozen_base_gathers
     from procurement.ranking import RankingOptions, rank_workload
     from procurement.sizing import parse_workload_spec
 
-    spec = parse_workload_spec({"name": "l70", "task": "lora", "model": {"preset": "llama-3-70b"},
-                                "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 1e8})  # fmt: skip
+    spec = parse_workload_spec(
+        {
+            "name": "l70",
+            "task": "lora",
+            "model": {"preset": "llama-3-70b"},
+            "lora": {"rank": 16, "targets": "all-linear"},
+            "training_tokens": 1e8,
+        }
+    )
     rows = rank_workload(
         spec, selectors.ranking_offer_frame(), selectors.ranking_gpus(), RankingOptions(top=20)
     )

@@ -33,10 +33,14 @@ def _raise_price(row: dict, factor: int = 10) -> None:
     """A newer observation of the same offer at a higher price: the offer is no longer cheap."""
     current = PriceObservation.objects.get(pk=row["observation_id"])
     PriceObservation.objects.create(
-        offer=current.offer, pricing_model=current.pricing_model, payment_option=current.payment_option,
-        amount_per_hour=current.amount_per_hour * factor, currency=current.currency,
-        observed_at=current.observed_at + dt.timedelta(days=1), source="test: price rise",
-    )  # fmt: skip
+        offer=current.offer,
+        pricing_model=current.pricing_model,
+        payment_option=current.payment_option,
+        amount_per_hour=current.amount_per_hour * factor,
+        currency=current.currency,
+        observed_at=current.observed_at + dt.timedelta(days=1),
+        source="test: price rise",
+    )
 
 
 def test_it_ranks_the_bundled_catalog_from_the_command_line(tmp_path, bundled_catalog):
@@ -171,8 +175,20 @@ def test_the_deadline_probability_and_explore_options_reach_the_ranking_through_
     spec = WORKLOAD | {"parallelism": {"gpus": 1}}
     path = tmp_path / "workload.yaml"
     path.write_text(yaml.safe_dump(spec))
-    report = json.loads(_run("recommend", str(path), "--format", "json", "--top", "5", "--deadline-hours", "48",
-                             "--deadline-probability", "0.8"))  # fmt: skip
+    report = json.loads(
+        _run(
+            "recommend",
+            str(path),
+            "--format",
+            "json",
+            "--top",
+            "5",
+            "--deadline-hours",
+            "48",
+            "--deadline-probability",
+            "0.8",
+        )
+    )
     for row in report["results"]:
         assert row["gpus"] == 1 and row["differs_from_spec"] == []  # the stated GPU count is a contract
         assert row["wall_clock"]["probability"] == 0.8 and row["wall_clock"]["hours_at_probability"] <= 48

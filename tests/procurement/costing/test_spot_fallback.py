@@ -11,9 +11,16 @@ from procurement.costing.spot_fallback import FallbackInput, deadline_plan, simu
 from procurement.costing.values import CostInputError
 
 BASE = FallbackInput(
-    work_hours=20.0, deadline_hours=24.0, rate_per_hour=0.0, interval_hours=0.25, checkpoint_write_hours=0.01,
-    restart_hours=0.2, spot_price_per_hour=1.0, on_demand_price_per_hour=3.0, trials=500,
-)  # fmt: skip
+    work_hours=20.0,
+    deadline_hours=24.0,
+    rate_per_hour=0.0,
+    interval_hours=0.25,
+    checkpoint_write_hours=0.01,
+    restart_hours=0.2,
+    spot_price_per_hour=1.0,
+    on_demand_price_per_hour=3.0,
+    trials=500,
+)
 
 
 def test_time_to_finish_adds_a_write_between_segments():

@@ -13,9 +13,16 @@ from tests.procurement.costing.reference_spot_fallback import (
 )
 
 BASE = FallbackInput(
-    work_hours=20.0, deadline_hours=24.0, rate_per_hour=0.5, interval_hours=0.25, checkpoint_write_hours=0.01,
-    restart_hours=0.2, spot_price_per_hour=1.0, on_demand_price_per_hour=3.0, trials=300,
-)  # fmt: skip
+    work_hours=20.0,
+    deadline_hours=24.0,
+    rate_per_hour=0.5,
+    interval_hours=0.25,
+    checkpoint_write_hours=0.01,
+    restart_hours=0.2,
+    spot_price_per_hour=1.0,
+    on_demand_price_per_hour=3.0,
+    trials=300,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -37,10 +44,19 @@ def test_the_plan_equals_the_reference_exactly(
     work, slack, rate, interval, write, restart, spot, on_demand, instances, probability, trials, seed
 ):
     spec = FallbackInput(
-        work_hours=work, deadline_hours=work * (1.0 + slack) + 0.01, rate_per_hour=rate, interval_hours=interval,
-        checkpoint_write_hours=write, restart_hours=restart, spot_price_per_hour=spot,
-        on_demand_price_per_hour=on_demand, instances=instances, probability=probability, trials=trials, seed=seed,
-    )  # fmt: skip
+        work_hours=work,
+        deadline_hours=work * (1.0 + slack) + 0.01,
+        rate_per_hour=rate,
+        interval_hours=interval,
+        checkpoint_write_hours=write,
+        restart_hours=restart,
+        spot_price_per_hour=spot,
+        on_demand_price_per_hour=on_demand,
+        instances=instances,
+        probability=probability,
+        trials=trials,
+        seed=seed,
+    )
     assert deadline_plan(spec) == reference_deadline_plan(spec)  # every field, bit for bit
 
 
@@ -53,8 +69,10 @@ def test_each_reserve_simulated_together_equals_it_simulated_alone(rate, reserve
         alone = reference_simulate_policy(spec, hours)
         for key in ("finish", "spot_hours", "od_hours", "switched"):
             assert np.array_equal(together[key][k], alone[key]), key
-    assert all(np.array_equal(simulate_policy(spec, reserve)[k], reference_simulate_policy(spec, reserve)[k])
-               for k in ("finish", "spot_hours", "od_hours", "switched"))  # fmt: skip
+    assert all(
+        np.array_equal(simulate_policy(spec, reserve)[k], reference_simulate_policy(spec, reserve)[k])
+        for k in ("finish", "spot_hours", "od_hours", "switched")
+    )
 
 
 def test_rows_that_share_hours_and_band_reuse_one_simulation():
@@ -66,5 +84,6 @@ def test_rows_that_share_hours_and_band_reuse_one_simulation():
     info = _reserve_runs.cache_info()
     assert (info.misses, info.hits) == (1, 1)  # prices differ, the simulation is shared
     assert cheaper_elsewhere.expected_cost < first.expected_cost
-    assert cheaper_elsewhere == reference_deadline_plan(replace(BASE, spot_price_per_hour=0.8,
-                                                                on_demand_price_per_hour=2.5))  # fmt: skip
+    assert cheaper_elsewhere == reference_deadline_plan(
+        replace(BASE, spot_price_per_hour=0.8, on_demand_price_per_hour=2.5)
+    )

@@ -32,9 +32,13 @@ def test_it_reads_an_hourly_step_function_in_one_query(db, bundled_catalog, djan
     now = current.observed_at  # the catalog price is the newest: the series is the 48 hours before it
     for hours_ago, factor in ((48, Decimal(2)), (24, Decimal(3))):
         PriceObservation.objects.create(
-            offer=current.offer, pricing_model="spot", amount_per_hour=current.amount_per_hour * factor,
-            currency=current.currency, observed_at=now - dt.timedelta(hours=hours_ago), source="test: history",
-        )  # fmt: skip
+            offer=current.offer,
+            pricing_model="spot",
+            amount_per_hour=current.amount_per_hour * factor,
+            currency=current.currency,
+            observed_at=now - dt.timedelta(hours=hours_ago),
+            source="test: history",
+        )
     with django_assert_num_queries(2):  # the observations, and the FX rates
         histories = spot_price_histories_usd([current.offer_id], now=now)
     # 48 hours: 2x the catalog price for the first 24, 3x for the last 24 (USD catalog price)
@@ -59,9 +63,13 @@ def test_it_reports_resampled_price_paths_for_a_recommendation_with_spot_history
     PriceObservation.objects.filter(pk=current.pk).update(observed_at=now - dt.timedelta(hours=48))
     for hours_ago, factor in ((72, Decimal("0.9")), (36, Decimal("1.1")), (1, Decimal(1))):
         PriceObservation.objects.create(
-            offer=current.offer, pricing_model="spot", amount_per_hour=current.amount_per_hour * factor,
-            currency=current.currency, observed_at=now - dt.timedelta(hours=hours_ago), source="test: history",
-        )  # fmt: skip
+            offer=current.offer,
+            pricing_model="spot",
+            amount_per_hour=current.amount_per_hour * factor,
+            currency=current.currency,
+            observed_at=now - dt.timedelta(hours=hours_ago),
+            source="test: history",
+        )
     again = engineer_client.post(
         "/api/recommendations/",
         {"workload_id": first["workload_id"], "top": 5, "pricing_models": ["spot"], "save": True},

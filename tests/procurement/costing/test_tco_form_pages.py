@@ -62,8 +62,14 @@ def test_it_previews_without_saving_then_saves(client_as, h100):
 
 
 def test_it_lists_every_error_at_once_beside_its_field(client_as, h100):
-    bad = FORM | {"utilization": "150", "pue": "0.9", "horizon_months": "0", "price_per_gpu_hour": "0",
-                  "average_load": "abc", "action": "preview"}  # fmt: skip
+    bad = FORM | {
+        "utilization": "150",
+        "pue": "0.9",
+        "horizon_months": "0",
+        "price_per_gpu_hour": "0",
+        "average_load": "abc",
+        "action": "preview",
+    }
     response = client_as("engineer").post("/tco/new/", bad)
     errors = response.context["form"].errors
     assert set(errors) == {"utilization", "pue", "horizon_months", "price_per_gpu_hour", "average_load"}
@@ -152,8 +158,11 @@ def test_the_form_has_a_field_for_every_study_field():
         ("rent.", tco_spec._RENT_FIELDS),
     ):
         leaves |= {prefix + name for name in fields if name not in ("buy", "rent")}
-    nested = {"rent.offer": tco_spec._OFFER_FIELDS, "buy.financing": tco_spec._FINANCING_FIELDS,
-              "rent.reserved_alternative": tco_spec._RESERVED_FIELDS}  # fmt: skip
+    nested = {
+        "rent.offer": tco_spec._OFFER_FIELDS,
+        "buy.financing": tco_spec._FINANCING_FIELDS,
+        "rent.reserved_alternative": tco_spec._RESERVED_FIELDS,
+    }
     for parent, fields in nested.items():
         leaves.discard(parent)
         leaves |= {f"{parent}.{name}" for name in fields}
@@ -162,8 +171,15 @@ def test_the_form_has_a_field_for_every_study_field():
 
 def test_the_study_page_shows_the_optional_cfo_figures(client_as, h100):
     client = client_as("engineer")
-    form = FORM | {"tax_rate": "25", "financing_kind": "loan", "financing_rate": "6", "financing_term": "36",
-                   "reserved_model": "reserved_3y", "reserved_price": "1.90", "action": "save"}  # fmt: skip
+    form = FORM | {
+        "tax_rate": "25",
+        "financing_kind": "loan",
+        "financing_rate": "6",
+        "financing_term": "36",
+        "reserved_model": "reserved_3y",
+        "reserved_price": "1.90",
+        "action": "save",
+    }
     response = client.post("/tco/new/", form)
     html = client.get(response.url).content.decode()
     assert "After tax" in html and "25.0%" in html and "straight_line" in html

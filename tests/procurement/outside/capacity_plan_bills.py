@@ -17,12 +17,33 @@ from decimal import Decimal
 from io import StringIO
 
 COLUMNS = [
-    "BillingAccountId", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart",
-    "ChargePeriodEnd", "ChargeCategory", "ChargeClass", "BilledCost", "EffectiveCost", "ListCost",
-    "ContractedCost", "PricingCategory", "CommitmentDiscountId", "CommitmentDiscountStatus",
-    "x_CommitmentDiscountEndDate", "ConsumedQuantity", "ConsumedUnit", "ProviderName", "RegionId",
-    "ResourceId", "ResourceType", "ServiceCategory", "SkuId", "Tags", "x_UsageType",
-]  # fmt: skip
+    "BillingAccountId",
+    "BillingCurrency",
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ChargeCategory",
+    "ChargeClass",
+    "BilledCost",
+    "EffectiveCost",
+    "ListCost",
+    "ContractedCost",
+    "PricingCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "x_CommitmentDiscountEndDate",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ProviderName",
+    "RegionId",
+    "ResourceId",
+    "ResourceType",
+    "ServiceCategory",
+    "SkuId",
+    "Tags",
+    "x_UsageType",
+]
 START = dt.date(2026, 9, 1)
 DAYS = 28
 PERIOD = {"from": "2026-09-01", "to": "2026-09-29"}
@@ -53,22 +74,36 @@ def focus_rows(machines: list[Machine], *, start: dt.date = START, days: int = D
             prefix = "USE1-DiscountedUsage" if machine.commitment else "USE1-BoxUsage"
             prefix = "USE1-SpotUsage" if machine.interruptible else prefix
             tags = {"team": "ml"} | ({"interruptible": "true"} if machine.interruptible else {})
-            rows.append({
-                "BillingAccountId": "444455556666", "BillingCurrency": "USD",
-                "BillingPeriodStart": _iso(day.replace(day=1)), "BillingPeriodEnd": _iso(dt.date(2026, 10, 1)),
-                "ChargePeriodStart": _iso(day), "ChargePeriodEnd": _iso(day + dt.timedelta(days=1)),
-                "ChargeCategory": "Usage", "ChargeClass": "",
-                "BilledCost": "0" if machine.commitment else str(cost), "EffectiveCost": str(cost),
-                "ListCost": str((Decimal(24) * machine.list_rate).quantize(Decimal("0.000001"))),
-                "ContractedCost": str(cost), "PricingCategory": machine.category,
-                "CommitmentDiscountId": machine.commitment,
-                "CommitmentDiscountStatus": "Used" if machine.commitment else "",
-                "x_CommitmentDiscountEndDate": machine.commitment_end, "ConsumedQuantity": "24",
-                "ConsumedUnit": "Hours", "ProviderName": "AWS", "RegionId": "us-east-1",
-                "ResourceId": machine.resource_id, "ResourceType": "Virtual Machine", "ServiceCategory": "Compute",
-                "SkuId": f"sku-{machine.instance_type}", "Tags": json.dumps(tags),
-                "x_UsageType": f"{prefix}:{machine.instance_type}",
-            })  # fmt: skip
+            rows.append(
+                {
+                    "BillingAccountId": "444455556666",
+                    "BillingCurrency": "USD",
+                    "BillingPeriodStart": _iso(day.replace(day=1)),
+                    "BillingPeriodEnd": _iso(dt.date(2026, 10, 1)),
+                    "ChargePeriodStart": _iso(day),
+                    "ChargePeriodEnd": _iso(day + dt.timedelta(days=1)),
+                    "ChargeCategory": "Usage",
+                    "ChargeClass": "",
+                    "BilledCost": "0" if machine.commitment else str(cost),
+                    "EffectiveCost": str(cost),
+                    "ListCost": str((Decimal(24) * machine.list_rate).quantize(Decimal("0.000001"))),
+                    "ContractedCost": str(cost),
+                    "PricingCategory": machine.category,
+                    "CommitmentDiscountId": machine.commitment,
+                    "CommitmentDiscountStatus": "Used" if machine.commitment else "",
+                    "x_CommitmentDiscountEndDate": machine.commitment_end,
+                    "ConsumedQuantity": "24",
+                    "ConsumedUnit": "Hours",
+                    "ProviderName": "AWS",
+                    "RegionId": "us-east-1",
+                    "ResourceId": machine.resource_id,
+                    "ResourceType": "Virtual Machine",
+                    "ServiceCategory": "Compute",
+                    "SkuId": f"sku-{machine.instance_type}",
+                    "Tags": json.dumps(tags),
+                    "x_UsageType": f"{prefix}:{machine.instance_type}",
+                }
+            )
     return rows
 
 

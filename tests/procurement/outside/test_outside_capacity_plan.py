@@ -208,8 +208,15 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     its end are in the plan (8 x 3.75 x 4,392 = 131,760). Under the plan's own rule (new commitments
     start at month 1) the brute force over 0-16 committed GPUs agrees: 16 GPUs, 1,435,248.00."""
     _ri_bill(tmp_path)
-    study = {"name": "quoted 3y", "buy": NO_OWNING, "rent": {"pricing_model": "on_demand",
-             "price_per_gpu_hour": "6.88", "reserved_alternative": QUOTED_3Y}}  # fmt: skip
+    study = {
+        "name": "quoted 3y",
+        "buy": NO_OWNING,
+        "rent": {
+            "pricing_model": "on_demand",
+            "price_per_gpu_hour": "6.88",
+            "reserved_alternative": QUOTED_3Y,
+        },
+    }
     plan = _plan(client_as("finance"), study=study)
     (in_force,) = plan["commitments_in_force"]
     assert (in_force["commitment_id"], in_force["gpus"], in_force["rate_per_gpu_hour"], in_force["ends"]) == (
@@ -253,8 +260,15 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
 )
 def test_c_no_gpu_is_paid_twice_while_a_reservation_runs(bundled_catalog, tmp_path, client_as):
     _ri_bill(tmp_path)
-    study = {"name": "quoted 3y", "buy": NO_OWNING, "rent": {"pricing_model": "on_demand",
-             "price_per_gpu_hour": "6.88", "reserved_alternative": QUOTED_3Y}}  # fmt: skip
+    study = {
+        "name": "quoted 3y",
+        "buy": NO_OWNING,
+        "rent": {
+            "pricing_model": "on_demand",
+            "price_per_gpu_hour": "6.88",
+            "reserved_alternative": QUOTED_3Y,
+        },
+    }
     plan = _plan(client_as("finance"), study=study)
     first_year = sum(
         layer["gpus_by_year"][0]
@@ -364,8 +378,17 @@ def _pdf_text(plan_id: int, tmp_path) -> str:
     import pypdf
 
     path = tmp_path / "plan.pdf"
-    call_command("report", "capacity_plan", "--id", str(plan_id), "--format", "pdf", "--output", str(path),
-                 stdout=StringIO())  # fmt: skip
+    call_command(
+        "report",
+        "capacity_plan",
+        "--id",
+        str(plan_id),
+        "--format",
+        "pdf",
+        "--output",
+        str(path),
+        stdout=StringIO(),
+    )
     return "\n".join(page.extract_text() for page in pypdf.PdfReader(path).pages)
 
 
@@ -384,8 +407,19 @@ def test_the_demo_plans_pdf_reads_right_to_a_cfo(demo_bills, tmp_path):
     on-demand 2.744705, status quo 2.378745) read as the whole plan's assumptions; and the L40S and L4
     fleets said both "owned servers priced with the TCO defaults" and "no server price"."""
     out = StringIO()
-    call_command("capacity_plan", "--from", "2026-05-01", "--to", "2026-11-01", "--save", "--format", "json",
-                 "--trials", "50", stdout=out)  # fmt: skip
+    call_command(
+        "capacity_plan",
+        "--from",
+        "2026-05-01",
+        "--to",
+        "2026-11-01",
+        "--save",
+        "--format",
+        "json",
+        "--trials",
+        "50",
+        stdout=out,
+    )
     result = json.loads(out.getvalue())
     from procurement.models import CapacityPlan
 
@@ -415,8 +449,18 @@ def test_the_command_and_the_api_give_the_same_plan(bundled_catalog, tmp_path, c
     bills.import_bill(tmp_path, bills.p5(2) + bills.g5(4))
     api = _plan(client_as("finance"))
     out = StringIO()
-    call_command("capacity_plan", "--from", "2026-09-01", "--to", "2026-09-29", "--trials", "20", "--format", "json",
-                 stdout=out)  # fmt: skip
+    call_command(
+        "capacity_plan",
+        "--from",
+        "2026-09-01",
+        "--to",
+        "2026-09-29",
+        "--trials",
+        "20",
+        "--format",
+        "json",
+        stdout=out,
+    )
     command = json.loads(out.getvalue())
     for key in (
         "total_cost",

@@ -80,8 +80,11 @@ def reference_cost(
             )
             burst = od
             if options.spot is not None:
-                burst = min(od, float(options.spot.effective_price_per_gpu_hour) * _factor(
-                    options.spot.price_decline_per_year, month))  # fmt: skip
+                burst = min(
+                    od,
+                    float(options.spot.effective_price_per_gpu_hour)
+                    * _factor(options.spot.price_decline_per_year, month),
+                )
             variable = float(options.owned.variable_per_gpu_hour[month]) if options.owned else 0.0
             pay(month, owned_hours * variable + on_demand_hours * od + burst_hours * burst)
     npv = sum(amount / (1 + rate) ** (month / 12) for month, amount in cash.items())
@@ -105,8 +108,16 @@ def brute_force_minimum(
         for units_3y in counts(options.committed_3y, "unit_gpus"):
             for units_1y in itertools.product(counts(options.committed_1y, "unit_gpus"), repeat=years):
                 npv, _ = reference_cost(
-                    options, firm=firm, interruptible=interruptible, growth=growth, horizon=horizon, rate=rate,
-                    owned_servers=servers, units_3y=units_3y, units_1y=units_1y, in_force=in_force,
-                )  # fmt: skip
+                    options,
+                    firm=firm,
+                    interruptible=interruptible,
+                    growth=growth,
+                    horizon=horizon,
+                    rate=rate,
+                    owned_servers=servers,
+                    units_3y=units_3y,
+                    units_1y=units_1y,
+                    in_force=in_force,
+                )
                 best = min(best, npv)
     return best

@@ -130,9 +130,13 @@ def test_utilization_of_resources_outside_the_rows_or_the_period_is_ignored():
 
 def test_unused_commitments_are_cost_not_demand():
     usage = UsageRows.of(
-        start_hour=[0, 0], end_hour=[24, 24], gpu_hours=[24, 48], unused_commitment=[False, True],
-        effective_cost_micros=[10_000_000, 6_000_000], pricing_category=["on_demand", "committed"],
-    )  # fmt: skip
+        start_hour=[0, 0],
+        end_hour=[24, 24],
+        gpu_hours=[24, 48],
+        unused_commitment=[False, True],
+        effective_cost_micros=[10_000_000, 6_000_000],
+        pricing_category=["on_demand", "committed"],
+    )
     history = demand_history(usage, start_hour=0, end_hour=WEEK)
     assert history.billed[:24].tolist() == [1.0] * 24
     quo = status_quo(usage, start_hour=0, end_hour=WEEK)
@@ -200,9 +204,14 @@ def test_the_busy_series_cannot_be_forced_without_utilization():
 def test_the_worked_example_of_docs_capacity_plan_md():
     """docs/capacity-plan.md, "Demand from history", worked example: every figure stated there."""
     usage = UsageRows.of(
-        start_hour=[0, 12], end_hour=[24, 36], gpu_hours=[48, 24], interruptible=[False, True],
-        resource_id=["i-a", "i-b"], covered_start_hour=[0], covered_end_hour=[WEEK],
-    )  # fmt: skip
+        start_hour=[0, 12],
+        end_hour=[24, 36],
+        gpu_hours=[48, 24],
+        interruptible=[False, True],
+        resource_id=["i-a", "i-b"],
+        covered_start_hour=[0],
+        covered_end_hour=[WEEK],
+    )
     utilization = UtilizationRows.of(resource_id=["i-a"] * 24, hour=range(24), utilization=[0.5] * 24)
     history = demand_history(usage, start_hour=0, end_hour=WEEK, utilization=utilization)
     assert history.billed.tolist() == [2.0] * 12 + [3.0] * 12 + [1.0] * 12 + [0.0] * 132

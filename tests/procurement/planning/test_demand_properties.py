@@ -27,9 +27,12 @@ def rows(draw):
     flags = draw(st.lists(st.booleans(), min_size=count, max_size=count))
     resources = draw(st.lists(st.sampled_from(["a", "b", "c", ""]), min_size=count, max_size=count))
     return UsageRows.of(
-        start_hour=starts, end_hour=np.add(starts, lengths), gpu_hours=gpu_hours, interruptible=flags,
+        start_hour=starts,
+        end_hour=np.add(starts, lengths),
+        gpu_hours=gpu_hours,
+        interruptible=flags,
         resource_id=resources,
-    )  # fmt: skip
+    )
 
 
 def inside(usage: UsageRows) -> np.ndarray:
@@ -44,9 +47,10 @@ def test_spreading_preserves_the_gpu_hours_of_rows_inside_the_period(usage):
         return
     # rows wholly inside the period keep every GPU-hour; rows crossing its edges only the part inside
     only_inside = UsageRows.of(
-        start_hour=usage.start_hour[inside(usage)], end_hour=usage.end_hour[inside(usage)],
+        start_hour=usage.start_hour[inside(usage)],
+        end_hour=usage.end_hour[inside(usage)],
         gpu_hours=usage.gpu_hours[inside(usage)],
-    )  # fmt: skip
+    )
     history = demand_history(only_inside, start_hour=0, end_hour=PERIOD)
     assert np.isclose(np.nansum(history.billed), only_inside.gpu_hours.sum(), rtol=1e-9)
     assert np.all(np.nan_to_num(history.billed_interruptible) <= np.nan_to_num(history.billed) + 1e-9)

@@ -46,26 +46,107 @@ def row(
     start, end, cost, currency, resource, category, quantity, service, usage_type, status="", **tag_values
 ):
     commitment = "ri-1" if status else ""
-    return ",".join([
-        start, end, "Usage", "", cost, cost, "", currency, "AWS", "us-east-1", resource, category, commitment,
-        status, quantity, "Hours" if quantity else "", service, usage_type, tags(**tag_values),
-    ])  # fmt: skip
+    return ",".join(
+        [
+            start,
+            end,
+            "Usage",
+            "",
+            cost,
+            cost,
+            "",
+            currency,
+            "AWS",
+            "us-east-1",
+            resource,
+            category,
+            commitment,
+            status,
+            quantity,
+            "Hours" if quantity else "",
+            service,
+            usage_type,
+            tags(**tag_values),
+        ]
+    )
 
 
 ROWS = [
-    row("2026-05-01T00:00:00Z", "2026-05-02T00:00:00Z", "330.24", "USD", "i-p5", "Standard", "6", "Compute",
-        "USE1-BoxUsage:p5.48xlarge", team="ml", interruptible="true"),
-    row("2026-05-02T00:00:00Z", "2026-05-03T00:00:00Z", "20", "EUR", "i-l4", "Standard", "24", "Compute",
-        "USE1-BoxUsage:g6.xlarge", team="web"),
-    row("2026-05-03T00:00:00Z", "2026-05-03T12:00:00Z", "11", "USD", "i-l40s", "Dynamic", "12", "Compute",
-        "USE1-SpotUsage:g6e.xlarge", team="ml"),
-    row("2026-05-01T00:00:00Z", "2026-05-08T00:00:00Z", "7", "USD", "vol-1", "Standard", "", "Storage",
-        "USE1-EBS:VolumeUsage.gp3", team="ml"),
-    row("2026-05-04T00:00:00Z", "2026-05-05T00:00:00Z", "100", "USD", "ri-1", "Committed", "", "Compute",
-        "USE1-BoxUsage:p5.48xlarge", status="Unused", team="ml"),
-    row("2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z", "55.04", "USD", "i-p5", "Standard", "1", "Compute",
-        "USE1-BoxUsage:p5.48xlarge", team="ml"),
-]  # fmt: skip
+    row(
+        "2026-05-01T00:00:00Z",
+        "2026-05-02T00:00:00Z",
+        "330.24",
+        "USD",
+        "i-p5",
+        "Standard",
+        "6",
+        "Compute",
+        "USE1-BoxUsage:p5.48xlarge",
+        team="ml",
+        interruptible="true",
+    ),
+    row(
+        "2026-05-02T00:00:00Z",
+        "2026-05-03T00:00:00Z",
+        "20",
+        "EUR",
+        "i-l4",
+        "Standard",
+        "24",
+        "Compute",
+        "USE1-BoxUsage:g6.xlarge",
+        team="web",
+    ),
+    row(
+        "2026-05-03T00:00:00Z",
+        "2026-05-03T12:00:00Z",
+        "11",
+        "USD",
+        "i-l40s",
+        "Dynamic",
+        "12",
+        "Compute",
+        "USE1-SpotUsage:g6e.xlarge",
+        team="ml",
+    ),
+    row(
+        "2026-05-01T00:00:00Z",
+        "2026-05-08T00:00:00Z",
+        "7",
+        "USD",
+        "vol-1",
+        "Standard",
+        "",
+        "Storage",
+        "USE1-EBS:VolumeUsage.gp3",
+        team="ml",
+    ),
+    row(
+        "2026-05-04T00:00:00Z",
+        "2026-05-05T00:00:00Z",
+        "100",
+        "USD",
+        "ri-1",
+        "Committed",
+        "",
+        "Compute",
+        "USE1-BoxUsage:p5.48xlarge",
+        status="Unused",
+        team="ml",
+    ),
+    row(
+        "2026-06-01T00:00:00Z",
+        "2026-06-02T00:00:00Z",
+        "55.04",
+        "USD",
+        "i-p5",
+        "Standard",
+        "1",
+        "Compute",
+        "USE1-BoxUsage:p5.48xlarge",
+        team="ml",
+    ),
+]
 
 
 @pytest.fixture
@@ -172,13 +253,19 @@ def test_utilization_of_the_scopes_resources_gives_the_busy_series(bill):
     for hour in range(24):  # the p5's hours: two GPUs at 25% and 75%, mean 50%
         for gpu, percent in ((0, 25), (1, 75)):
             GpuUtilization.objects.create(
-                billing_import=source, resource_id="i-p5", gpu_index=gpu, utilization_pct=percent,
+                billing_import=source,
+                resource_id="i-p5",
+                gpu_index=gpu,
+                utilization_pct=percent,
                 hour=dt.datetime(2026, 5, 1, hour, tzinfo=dt.UTC),
-            )  # fmt: skip
+            )
     GpuUtilization.objects.create(  # another team's machine: never read into a web scope
-        billing_import=source, resource_id="i-other", gpu_index=0, utilization_pct=0,
+        billing_import=source,
+        resource_id="i-other",
+        gpu_index=0,
+        utilization_pct=0,
         hour=dt.datetime(2026, 5, 2, 3, tzinfo=dt.UTC),
-    )  # fmt: skip
+    )
     history, _ = scope_demand(week())
     assert history.busy[:24] == pytest.approx([1.0] * 24)  # 2 GPUs x 50%
     assert history.busy[24:60].tolist() == [1.0] * 36  # no samples: counted busy
@@ -242,8 +329,11 @@ def test_postgresql_reads_the_same_rows_by_snapshot_and_by_copy(bill, require_po
 
 def usage_records(usage) -> list[tuple]:
     """Every row of `usage` as a tuple of all its columns, in one order (reads may order rows apart)."""
-    names = [f.name for f in dataclasses.fields(usage) if f.name not in ("currency", "covered_start_hour",
-                                                                      "covered_end_hour")]  # fmt: skip
+    names = [
+        f.name
+        for f in dataclasses.fields(usage)
+        if f.name not in ("currency", "covered_start_hour", "covered_end_hour")
+    ]
     columns = [getattr(usage, name).tolist() for name in names]
     return sorted(zip(*columns, strict=True))
 

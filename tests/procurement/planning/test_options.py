@@ -35,12 +35,19 @@ def test_market_price_factors_are_the_tco_rent_rule_month_by_month():
     [
         {},
         {"buy__energy_follows_utilization": True},
-        {"buy__energy_follows_utilization": True, "buy__idle_load": "0.2", "buy__annual_failure_rate": "0.3",
-         "buy__repair_days": "20", "buy__servers": 3, "buy__ops_fte": "0.2", "buy__spare_servers": 1},
+        {
+            "buy__energy_follows_utilization": True,
+            "buy__idle_load": "0.2",
+            "buy__annual_failure_rate": "0.3",
+            "buy__repair_days": "20",
+            "buy__servers": 3,
+            "buy__ops_fte": "0.2",
+            "buy__spare_servers": 1,
+        },
         {"buy__financing": {"kind": "loan", "rate_annual": "0.07", "term_months": 48}},
         {"buy__financing": {"kind": "lease", "rate_annual": "0.09"}},
     ],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("utilization", ["0.3", "0.8"])
 def test_owned_fixed_plus_variable_reproduces_the_tco_buy_flows_at_any_utilization(changes, utilization):
     # Every buy flow is affine in utilization, so fixed + variable x GPU-hours used gives the engine's
@@ -89,12 +96,15 @@ def test_commitments_take_the_effective_price_of_the_commitments_engine():
 
 def test_spot_is_priced_with_the_spot_models_overhead():
     # Band 0 (<5% a month): lambda = -ln(0.975) / 730; C = 1 minute, R = 0.1 h.
-    option = spot_option(D("1.2"), source="test", interruption_band=0, checkpoint_write_hours=D(1) / 60,
-                         restart_hours=D("0.1"))  # fmt: skip
+    option = spot_option(
+        D("1.2"), source="test", interruption_band=0, checkpoint_write_hours=D(1) / 60, restart_hours=D("0.1")
+    )
     economics = spot_economics(
-        spot_price_per_hour=D("1.2"), rate_per_hour=band_interruption_rate_per_hour(0),
-        checkpoint_write_hours=D(1) / 60, restart_hours=D("0.1"),
-    )  # fmt: skip
+        spot_price_per_hour=D("1.2"),
+        rate_per_hour=band_interruption_rate_per_hour(0),
+        checkpoint_write_hours=D(1) / 60,
+        restart_hours=D("0.1"),
+    )
     assert option.effective_price_per_gpu_hour == economics.effective_price_per_hour
     assert option.checkpoint_interval_hours == D("0.25")  # Young/Daly's optimum is over the guides' 15 min
     # Default: the ">20%" band (25% a month), C = 0.0563 h, R = 0.173 h; overhead = C/tau + (tau/2 + R) lambda
@@ -120,14 +130,20 @@ def test_a_study_gives_owned_on_demand_and_its_reserved_alternative():
     ("build", "field"),
     [
         (lambda: commitment_option(2, source="x", effective_per_gpu_hour=D(1)), "term_years"),
-        (lambda: commitment_option(1, source="x", effective_per_gpu_hour=D(1), unit_gpus=0), "committed_1y.unit_gpus"),
-        (lambda: commitment_option(3, source="x", effective_per_gpu_hour=D(-1)), "committed_3y.price_per_gpu_hour"),
+        (
+            lambda: commitment_option(1, source="x", effective_per_gpu_hour=D(1), unit_gpus=0),
+            "committed_1y.unit_gpus",
+        ),
+        (
+            lambda: commitment_option(3, source="x", effective_per_gpu_hour=D(-1)),
+            "committed_3y.price_per_gpu_hour",
+        ),
         (lambda: commitment_option(1, source="x", recurring_per_gpu_hour=D(1)), "committed_1y"),
         (lambda: on_demand_option(D(0), source="x"), "on_demand.price_per_gpu_hour"),
         (lambda: spot_option(D(1), source="x", interruption_band=7), "spot.interruption_band"),
         (lambda: spot_option(D(1), source="x", checkpoint_write_hours=D(0)), "spot.checkpoint_write_hours"),
     ],
-)  # fmt: skip
+)
 def test_bad_option_inputs_name_the_field(build, field):
     with pytest.raises(PlanInputError) as raised:
         build()

@@ -77,12 +77,17 @@ def test_it_charges_a_term_that_runs_past_the_horizon_in_full():
     # With 3-year at 0.70: 0.7 x 730 x 36 = 18,396 < 19,272, booked 6,132 in year 1 and 12,264 in year 2.
     cheaper = capacity_plan(
         inputs(
-            SupplyOptions(on_demand=on_demand("2"), committed_1y=commitment(12, "1.2"),
-                          committed_3y=commitment(36, "0.7")),
-            firm=tiled([1]), horizon=18, growth=[1, 1],
+            SupplyOptions(
+                on_demand=on_demand("2"),
+                committed_1y=commitment(12, "1.2"),
+                committed_3y=commitment(36, "0.7"),
+            ),
+            firm=tiled([1]),
+            horizon=18,
+            growth=[1, 1],
         ),
         with_sensitivity=False,
-    )  # fmt: skip
+    )
     assert cheaper.committed_3y_units == 1
     assert [cents(cost) for cost in _layer(cheaper, "committed_3y").cost_by_year] == [
         D("6132.00"),
@@ -134,8 +139,10 @@ def test_it_discounts_month_by_month_like_the_tco_engine():
 def test_it_costs_the_status_quo_at_the_bills_blended_rate_and_finds_the_break_even_month():
     # Bills: 600 GPU-h on demand at 2.99 and 400 reserved at 1.90 plus 100 of unused commitment:
     # (1,794 + 760 + 100) / 1,000 = 2.654 per GPU-hour used.
-    mix = StatusQuoMix((StatusQuoCategory("on_demand", 600.0, D("2.99")), StatusQuoCategory("reserved", 400.0,
-                        D("1.90"))), unused_commitment_cost=D("100"))  # fmt: skip
+    mix = StatusQuoMix(
+        (StatusQuoCategory("on_demand", 600.0, D("2.99")), StatusQuoCategory("reserved", 400.0, D("1.90"))),
+        unused_commitment_cost=D("100"),
+    )
     assert mix.blended_cost_per_gpu_hour() == D("2.654")
     # One owned 8-GPU server (the TCO worked example), 8 GPUs busy every hour for 36 months.
     # Status quo a month: 8 x 730 x 2.654 = 15,499.36. The server: capex at month 0, then its running cost
@@ -184,8 +191,18 @@ def test_it_prices_trials_of_the_same_growth_at_the_plans_cost_and_orders_p50_be
 def test_it_reports_the_contract_keys_as_decimal_strings():
     options = SupplyOptions(on_demand=on_demand("2"), committed_1y=commitment(12, "1.2"))
     report = plan_report(capacity_plan(inputs(options, firm=tiled([2, 3])), with_sensitivity=True))
-    for key in ("layers", "total_cost", "npv", "p90_total_cost", "status_quo_cost", "savings_vs_status_quo",
-                "break_even_month", "sensitivity", "assumptions", "currency"):  # fmt: skip
+    for key in (
+        "layers",
+        "total_cost",
+        "npv",
+        "p90_total_cost",
+        "status_quo_cost",
+        "savings_vs_status_quo",
+        "break_even_month",
+        "sensitivity",
+        "assumptions",
+        "currency",
+    ):
         assert key in report
     layer = report["layers"][0]
     assert set(layer) >= {"kind", "gpu_model", "gpus", "hours_served", "cost_by_year", "share_of_demand"}
@@ -212,11 +229,12 @@ def test_the_worked_example_of_docs_capacity_plan_md():
     interruptible[:42] = 4
     study = worked_study()
     options = options_from_study(
-        study, horizon_months=36,
+        study,
+        horizon_months=36,
         committed_3y=commitment_option(3, source="quote", effective_per_gpu_hour=D("2.40")),
         committed_1y=commitment_option(1, source="quote", effective_per_gpu_hour=D("2.60")),
         spot=spot_option(D("0.90"), source="catalog"),
-    )  # fmt: skip
+    )
     mix = StatusQuoMix((StatusQuoCategory("on_demand", 1000.0, D("2.99")),))
     plan = capacity_plan(
         inputs(options, firm=firm, interruptible=interruptible, horizon=36, growth=[1, 1, 1], status_quo=mix)

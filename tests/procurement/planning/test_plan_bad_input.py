@@ -18,7 +18,10 @@ GOOD = inputs(SupplyOptions(on_demand=on_demand("2")), firm=tiled([1, 2]), horiz
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"firm_gpus": tiled([1], 100), "interruptible_gpus": tiled([0], 100)}, "firm_gpus"),  # under 168 samples
+        (
+            {"firm_gpus": tiled([1], 100), "interruptible_gpus": tiled([0], 100)},
+            "firm_gpus",
+        ),  # under 168 samples
         ({"firm_gpus": tiled([1, np.nan])}, "firm_gpus"),
         ({"firm_gpus": tiled([1, -1])}, "firm_gpus"),
         ({"firm_gpus": [1.0] * 168}, "firm_gpus"),  # a list, not an array
@@ -40,7 +43,7 @@ GOOD = inputs(SupplyOptions(on_demand=on_demand("2")), firm=tiled([1, 2]), horiz
         ({"discount_rate_annual": 0.08}, "discount_rate_annual"),
         ({"status_quo": StatusQuoMix((StatusQuoCategory("on_demand", 0.0, D(2)),))}, "status_quo"),
     ],
-)  # fmt: skip
+)
 def test_it_names_the_field_of_a_bad_input(changes, field):
     with pytest.raises(PlanInputError) as raised:
         capacity_plan(replace(GOOD, **changes))
@@ -68,8 +71,13 @@ def test_no_demand_at_all_is_a_plan_of_nothing():
 
 def test_a_plan_near_the_gpu_bound_keeps_its_growth_sensitivity():
     # 900,000 GPUs is within the bound; the +20% growth row re-plans 1,080,000 GPUs without refusing it
-    near = replace(GOOD, firm_gpus=tiled([900_000]), interruptible_gpus=np.zeros(168), horizon_months=12,
-                   growth_by_year=np.array([1.0]))  # fmt: skip
+    near = replace(
+        GOOD,
+        firm_gpus=tiled([900_000]),
+        interruptible_gpus=np.zeros(168),
+        horizon_months=12,
+        growth_by_year=np.array([1.0]),
+    )
     plan = capacity_plan(near)
     growth = next(row for row in plan.sensitivity if row.driver == "growth")
     # all on demand at 2.00: 900,000 x 8760 x 2 x 1.2

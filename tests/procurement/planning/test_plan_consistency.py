@@ -37,9 +37,15 @@ def h100(db):
     from pricing.models import GpuModel
 
     return GpuModel.objects.create(
-        slug="h100-sxm5-80gb", name="NVIDIA H100 SXM5 80GB", vendor="NVIDIA", architecture="Hopper",
-        memory_gb=D(80), memory_bandwidth_gbps=D(3350), tdp_w=700, approx_list_price_usd=D(33800),
-    )  # fmt: skip
+        slug="h100-sxm5-80gb",
+        name="NVIDIA H100 SXM5 80GB",
+        vendor="NVIDIA",
+        architecture="Hopper",
+        memory_gb=D(80),
+        memory_bandwidth_gbps=D(3350),
+        tdp_w=700,
+        approx_list_price_usd=D(33800),
+    )
 
 
 def _run(*args) -> dict:
@@ -68,12 +74,27 @@ STUDIES = [
     ("worked example, u = 0.9", {"utilization": "0.9"}),
     ("worked example, u = 1", {"utilization": "1"}),
     # energy that follows utilization and failure cover make the owned cost depend on use (variable > 0)
-    ("energy follows use, failures, u = 0.9", {"utilization": "0.9", "buy__energy_follows_utilization": True,
-                                               "buy__annual_failure_rate": "0.2", "buy__repair_days": "30"}),
+    (
+        "energy follows use, failures, u = 0.9",
+        {
+            "utilization": "0.9",
+            "buy__energy_follows_utilization": True,
+            "buy__annual_failure_rate": "0.2",
+            "buy__repair_days": "30",
+        },
+    ),
     # four servers (staff given for the fleet), a 5-year horizon and a rent price falling 10% a year
-    ("4 servers, 60 months, decline, u = 0.8", {"utilization": "0.8", "horizon_months": 60, "buy__servers": 4,
-                                                "buy__ops_fte": "0.3", "rent__price_decline_per_year": "0.1"}),
-]  # fmt: skip
+    (
+        "4 servers, 60 months, decline, u = 0.8",
+        {
+            "utilization": "0.8",
+            "horizon_months": 60,
+            "buy__servers": 4,
+            "buy__ops_fte": "0.3",
+            "rent__price_decline_per_year": "0.1",
+        },
+    ),
+]
 
 
 @pytest.mark.parametrize(("label", "changes"), STUDIES, ids=[label for label, _ in STUDIES])
@@ -129,17 +150,27 @@ PROFILES = [
 def test_it_commits_the_level_the_commitments_command_finds_for_the_same_profile(profile, committed):
     on_demand, term_hours = "2.99", 730
     command = _run(
-        "commitments", "--on-demand", on_demand, "--reserved-effective", committed,
-        "--utilization-profile", profile, "--period-hours", str(term_hours),
-    )  # fmt: skip
+        "commitments",
+        "--on-demand",
+        on_demand,
+        "--reserved-effective",
+        committed,
+        "--utilization-profile",
+        profile,
+        "--period-hours",
+        str(term_hours),
+    )
     # The profile's 12 months of 730 h as 8,760 hourly samples: each period's GPUs for its 730 hours.
     demand = np.repeat(np.array([int(part) for part in profile.split(",")], dtype=np.float64), term_hours)
     for term_years, horizon in ((1, 12), (3, 36)):
         options = SupplyOptions(
             on_demand=on_demand_option(D(on_demand), source="test"),
-            **{f"committed_{term_years}y": commitment_option(term_years, source="test",
-                                                             effective_per_gpu_hour=D(committed))},
-        )  # fmt: skip
+            **{
+                f"committed_{term_years}y": commitment_option(
+                    term_years, source="test", effective_per_gpu_hour=D(committed)
+                )
+            },
+        )
         plan = capacity_plan(
             inputs(options, firm=demand, horizon=horizon, growth=np.ones(horizon // 12), rate="0.08"),
             with_sensitivity=False,

@@ -44,10 +44,13 @@ def cases(draw, *, max_years: int = 2):
         gps = draw(st.sampled_from([1, 2, 4]))
         capex = draw(st.integers(0, 20_000))
         owned = synthetic_owned(
-            gpus_per_server=gps, capex=capex, monthly=draw(st.integers(0, 1_500)) * gps / 4,
+            gpus_per_server=gps,
+            capex=capex,
+            monthly=draw(st.integers(0, 1_500)) * gps / 4,
             residual=capex * draw(st.sampled_from([0.0, 0.2, 0.5])),  # a server resells for less than it cost
-            variable=draw(st.sampled_from([0.0, 0.05, 0.15])), horizon=horizon,
-        )  # fmt: skip
+            variable=draw(st.sampled_from([0.0, 0.05, 0.15])),
+            horizon=horizon,
+        )
     c3 = (
         commitment(36, str(draw(prices) * D("0.7")), draw(st.sampled_from([1, 2])))
         if draw(st.booleans())
@@ -72,10 +75,16 @@ def cases(draw, *, max_years: int = 2):
 
 def _reference(case, plan) -> float:
     npv, _ = reference_cost(
-        case.options, firm=case.firm_gpus, interruptible=case.interruptible_gpus, growth=case.growth_by_year,
-        horizon=case.horizon_months, rate=float(case.discount_rate_annual), owned_servers=plan.owned_servers,
-        units_3y=plan.committed_3y_units, units_1y=plan.committed_1y_units_by_year,
-    )  # fmt: skip
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        owned_servers=plan.owned_servers,
+        units_3y=plan.committed_3y_units,
+        units_1y=plan.committed_1y_units_by_year,
+    )
     return npv
 
 
@@ -97,9 +106,13 @@ def test_the_rounded_plan_is_the_cheapest_integer_mix(case):
         return
     plan = plan_without_sensitivity(case)
     best = brute_force_minimum(
-        case.options, firm=case.firm_gpus, interruptible=case.interruptible_gpus, growth=case.growth_by_year,
-        horizon=case.horizon_months, rate=float(case.discount_rate_annual),
-    )  # fmt: skip
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+    )
     assert float(plan.npv) <= best + 1e-6 * max(1.0, abs(best))
     # and the engine's vectorized cost of its levels is the reference's hour-by-hour cost of them
     assert float(plan.npv) == _approx(_reference(case, plan))
@@ -181,19 +194,24 @@ def competing_cases(draw):
     gps = draw(st.sampled_from([1, 2, 4]))
     per_gpu_month = draw(st.integers(400, 1300))
     owned = synthetic_owned(
-        gpus_per_server=gps, capex=draw(st.integers(0, 6)) * per_gpu_month * gps, monthly=per_gpu_month * gps / 2,
-        residual=0, variable=draw(st.sampled_from([0.0, 0.3, 0.5])), horizon=horizon,
-    )  # fmt: skip
+        gpus_per_server=gps,
+        capex=draw(st.integers(0, 6)) * per_gpu_month * gps,
+        monthly=per_gpu_month * gps / 2,
+        residual=0,
+        variable=draw(st.sampled_from([0.0, 0.3, 0.5])),
+        horizon=horizon,
+    )
 
     def price(low: int, high: int) -> str:
         return str(D(draw(st.integers(low, high))) / 100)
 
     options = SupplyOptions(
-        on_demand=on_demand("2"), owned=owned,
+        on_demand=on_demand("2"),
+        owned=owned,
         committed_3y=commitment(36, price(60, 150), draw(st.sampled_from([1, 2, 3]))),
         committed_1y=commitment(12, price(100, 190), draw(st.sampled_from([1, 2]))),
         spot=spot(price(60, 190)) if draw(st.booleans()) else None,
-    )  # fmt: skip
+    )
     return inputs(
         options, firm=firm, interruptible=interruptible, horizon=horizon, growth=growth, rate="0.08"
     )
@@ -216,10 +234,16 @@ def test_a_trial_costs_what_the_chosen_levels_cost_at_its_growth(case, multiplie
     trial = np.array(multipliers[:years])
     plan = plan_without_sensitivity(replace(case, growth_trials=np.vstack([trial, trial])))
     npv, cash = reference_cost(
-        case.options, firm=case.firm_gpus, interruptible=case.interruptible_gpus, growth=trial,
-        horizon=case.horizon_months, rate=float(case.discount_rate_annual), owned_servers=plan.owned_servers,
-        units_3y=plan.committed_3y_units, units_1y=plan.committed_1y_units_by_year,
-    )  # fmt: skip
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=trial,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        owned_servers=plan.owned_servers,
+        units_3y=plan.committed_3y_units,
+        units_1y=plan.committed_1y_units_by_year,
+    )
     assert float(plan.p90_total_cost) == _approx(cash)
     assert float(plan.p90_npv) == _approx(npv)
 

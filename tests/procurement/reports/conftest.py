@@ -58,9 +58,16 @@ SPOT = {
     "overhead": "0.066698",
     "verdict": "suitable",
     "why": ["checkpoints every 15 minutes bound the lost work", "a training job can resume"],
-    "simulation": {"p50_hours": 21.4, "p90_hours": 23.1, "p50_cost": "40.10", "p90_cost": "44.90",
-                   "trials": 2000, "seed": 0, "priced_at": "current spot price 1.830000 USD/h"},
-}  # fmt: skip
+    "simulation": {
+        "p50_hours": 21.4,
+        "p90_hours": 23.1,
+        "p50_cost": "40.10",
+        "p90_cost": "44.90",
+        "trials": 2000,
+        "seed": 0,
+        "priced_at": "current spot price 1.830000 USD/h",
+    },
+}
 
 
 @pytest.fixture
@@ -92,8 +99,9 @@ def make_ranked_workload(db, team_named):
                 ),
                 ranked_row(pricing_model="on_demand", total_cost="120.00", cost_breakdown=on_demand_parts),
             ]
-        Recommendation.objects.create(workload=workload, results=rows, parameters={"deadline_hours": 48},
-                                      fingerprint="x")  # fmt: skip
+        Recommendation.objects.create(
+            workload=workload, results=rows, parameters={"deadline_hours": 48}, fingerprint="x"
+        )
         return workload
 
     return make

@@ -157,9 +157,17 @@ def test_a_kind_from_another_module_is_one_registration_away(db, tmp_path):
     from procurement.reports.registry import ReportKind, register
 
     def build(inputs, now: dt.datetime) -> Report:
-        return Report(kind="demo", title="Demo", subject=f"period {inputs['id']}", currency="EUR",
-                      generated_at=now.isoformat(), summary=[Headline("spend", "1234.5", "money")], sections=[],
-                      assumptions=[], price_dates=[])  # fmt: skip
+        return Report(
+            kind="demo",
+            title="Demo",
+            subject=f"period {inputs['id']}",
+            currency="EUR",
+            generated_at=now.isoformat(),
+            summary=[Headline("spend", "1234.5", "money")],
+            sections=[],
+            assumptions=[],
+            price_dates=[],
+        )
 
     register(ReportKind("demo", "Demo", ("finance", "admin"), "period", lambda pk: {"id": pk}, build))
     try:

@@ -15,8 +15,9 @@ from procurement.reports.render.csv import table_csv
 from procurement.reports.render.xlsx import render_xlsx, write_text
 from procurement.reports.safety import csv_text
 
-texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\r"),
-                max_size=40)  # fmt: skip
+texts = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\t\r"), max_size=40
+)
 money = st.decimals(min_value=-(10**9), max_value=10**9, places=2, allow_nan=False, allow_infinity=False)
 
 
@@ -25,9 +26,17 @@ def _report(names: list[str], amounts: list[Decimal]) -> Report:
     table = Table(
         "items", "Items", [Column("name", "Name"), Column("amount", "Amount", "money", total=True)], rows
     )
-    return Report(kind="test", title="t", subject="s", currency="USD", generated_at="2026-12-01T00:00:00+00:00",
-                  summary=[Headline("n", "1", "integer")], sections=[Section("s", tables=[table])],
-                  assumptions=[], price_dates=[])  # fmt: skip
+    return Report(
+        kind="test",
+        title="t",
+        subject="s",
+        currency="USD",
+        generated_at="2026-12-01T00:00:00+00:00",
+        summary=[Headline("n", "1", "integer")],
+        sections=[Section("s", tables=[table])],
+        assumptions=[],
+        price_dates=[],
+    )
 
 
 @settings(max_examples=60)

@@ -58,8 +58,10 @@ def test_it_shows_a_fallback_option_when_the_spot_model_gives_one(make_ranked_wo
         "p90_hours": 22.0,
         "offer": "spot, then on demand",
     }
-    rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT | {"fallback": fallback}),
-            ranked_row(total_cost="120.00")]  # fmt: skip
+    rows = [
+        ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT | {"fallback": fallback}),
+        ranked_row(total_cost="120.00"),
+    ]
     options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
     assert options["spot with on-demand fallback"]["expected_cost"] == "61.20"
     assert options["spot with on-demand fallback"]["p90_hours"] == 22.0
@@ -194,8 +196,11 @@ def test_one_table_downloads_as_a_plain_csv(make_ranked_workload, client_as):
 
 
 def test_it_reads_a_fallback_ranked_as_a_row_of_its_own(make_ranked_workload):
-    fallback_row = ranked_row(pricing_model="spot_with_fallback", total_cost="58.00",
-                              spot={"simulation": {"p50_hours": 20.5, "p90_hours": 21.0}})  # fmt: skip
+    fallback_row = ranked_row(
+        pricing_model="spot_with_fallback",
+        total_cost="58.00",
+        spot={"simulation": {"p50_hours": 20.5, "p90_hours": 21.0}},
+    )
     rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT), fallback_row, ranked_row()]
     options = {row["option"]: row for row in _report(make_ranked_workload(rows)).tables()[0].rows}
     assert options["spot with on-demand fallback"]["expected_cost"] == "58.00"

@@ -17,11 +17,22 @@ from procurement.sizing.throughput import attention_forward_flops_per_token, tra
 def _model(layers, heads, head_dim, hidden=None):
     hidden = hidden or heads * head_dim
     return parse_workload_spec(
-        {"name": "m", "task": "pretrain", "training_tokens": 1e9,
-         "model": {"params": 1e9, "num_layers": layers, "hidden_size": hidden, "num_attention_heads": heads,
-                   "num_key_value_heads": heads, "intermediate_size": 4 * hidden, "vocab_size": 32000,
-                   "head_dim": head_dim}}
-    ).model  # fmt: skip
+        {
+            "name": "m",
+            "task": "pretrain",
+            "training_tokens": 1e9,
+            "model": {
+                "params": 1e9,
+                "num_layers": layers,
+                "hidden_size": hidden,
+                "num_attention_heads": heads,
+                "num_key_value_heads": heads,
+                "intermediate_size": 4 * hidden,
+                "vocab_size": 32000,
+                "head_dim": head_dim,
+            },
+        }
+    ).model
 
 
 def test_it_is_palms_appendix_b_term_halved_by_the_causal_mask():
@@ -49,19 +60,38 @@ def test_at_long_context_attention_is_a_large_share_of_6n(seq_len, share):
     # (the "about 7% at 4k"; 61.5% at 32k against the 6.98e9 non-embedding parameters of the
     # Kaplan et al. convention). LoRA, QLoRA and full fine-tunes carry the same term.
     for task in ("pretrain", "full_finetune", "lora", "qlora"):
-        spec = parse_workload_spec({"name": "l", "task": task, "model": {"preset": "llama-3.1-8b"},
-                                    "seq_len": seq_len, "training_tokens": 1e9})  # fmt: skip
+        spec = parse_workload_spec(
+            {
+                "name": "l",
+                "task": task,
+                "model": {"preset": "llama-3.1-8b"},
+                "seq_len": seq_len,
+                "training_tokens": 1e9,
+            }
+        )
         attention = 6 * 32 * seq_len * 4096
         assert attention / (6 * LLAMA3_8B_PARAMS) == pytest.approx(share, abs=5e-4)
-        without = parse_workload_spec({"name": "l", "task": task, "model": {"preset": "llama-3.1-8b"},
-                                       "seq_len": 128, "training_tokens": 1e9})  # fmt: skip
+        without = parse_workload_spec(
+            {
+                "name": "l",
+                "task": task,
+                "model": {"preset": "llama-3.1-8b"},
+                "seq_len": 128,
+                "training_tokens": 1e9,
+            }
+        )
         grown = training_flops_per_token(spec) - training_flops_per_token(without)
         assert grown == pytest.approx(6 * 32 * (seq_len - 128) * 4096)
 
 
 def test_full_recomputation_replays_the_attention_forward():
-    base = {"name": "l", "task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "seq_len": 8192,
-            "training_tokens": 1e9}  # fmt: skip
+    base = {
+        "name": "l",
+        "task": "pretrain",
+        "model": {"preset": "llama-3.1-8b"},
+        "seq_len": 8192,
+        "training_tokens": 1e9,
+    }
     plain = training_flops_per_token(parse_workload_spec(base))
     full = training_flops_per_token(parse_workload_spec(base | {"gradient_checkpointing": "full"}))
     # 8N + 8 L T d versus 6N + 6 L T d: the difference is one more forward of everything

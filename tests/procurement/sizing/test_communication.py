@@ -83,8 +83,13 @@ def test_fsdp_gathers_the_frozen_base_weights_of_lora():
 def test_it_counts_tensor_parallel_all_reduces_per_layer(checkpointing, per_layer):
     # TP=4 in a node: per micro-batch per layer 4 all-reduces (6 with full recomputation) of
     # s x b x h x 2 bytes = 2048 x 2 x 4096 x 2, each moving 2(t-1)/t of it, plus 20 us latency
-    workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=2, gradient_accumulation_steps=2,
-                    gradient_checkpointing=checkpointing)  # fmt: skip
+    workload = spec(
+        task="pretrain",
+        training_tokens=1e9,
+        micro_batch_size=2,
+        gradient_accumulation_steps=2,
+        gradient_checkpointing=checkpointing,
+    )
     rows = _train(workload, gpu_counts=4, tensor_parallel=4, gpus_per_node=8, fabric_gbps=0.0)
     calls = per_layer * LAYERS * 2
     volume = calls * 2 * 3 / 4 * 2048 * 2 * HIDDEN * 2
@@ -98,8 +103,14 @@ def test_pipeline_sends_cross_the_fabric_when_the_stages_outgrow_a_node():
     # TP 8 x PP 2 on 16 GPUs, 8 per node: each micro-batch sends activations forward and gradients back,
     # s x b x h x 2 = 2048 x 1 x 4096 x 2 bytes each, 4 micro-batches, over EFA
     workload = spec(task="pretrain", training_tokens=1e9, gradient_accumulation_steps=4)
-    rows = _train(workload, gpu_counts=16, tensor_parallel=8, pipeline_parallel=2, gpus_per_node=8,
-                  fabric_gbps=EFA_PER_GPU)  # fmt: skip
+    rows = _train(
+        workload,
+        gpu_counts=16,
+        tensor_parallel=8,
+        pipeline_parallel=2,
+        gpus_per_node=8,
+        fabric_gbps=EFA_PER_GPU,
+    )
     volume = 2 * 4 * 2048 * HIDDEN * 2
     assert rows["pipeline_bytes_per_step"] == volume
     assert rows["pipeline_seconds"] == pytest.approx(volume / (EFA_PER_GPU * 1e9), rel=1e-12)
@@ -137,8 +148,12 @@ SERVE_8B = {"preset": "llama-3.1-8b"}  # 32 layers, hidden 4096
 def test_serving_tensor_parallelism_pays_its_decode_all_reduces_over_pcie():
     # TP=2 on PCIe 4.0: each decode step does 2 x 32 all-reduces of concurrency x 4096 x 2 bytes, moving
     # 2 x 1/2 of it at 25.6 GB/s, plus 20 us each; prefill the same with the prompt's tokens
-    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
-                    inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    workload = spec(
+        task="inference",
+        model=SERVE_8B,
+        precision="bf16",
+        inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512},
+    )
     kw = {"bandwidth_gbps": 864.0, "peak_tflops": 362.05, "gpu_counts": 4, "tensor_parallel": 2}
     pcie = inference_throughput(workload, tensor_parallel_gbps=PCIE4, **kw)
     fast = inference_throughput(workload, **kw)  # no link given: latency only
@@ -152,8 +167,12 @@ def test_serving_tensor_parallelism_pays_its_decode_all_reduces_over_pcie():
 
 
 def test_decode_totals_are_concurrency_over_the_step_times_replicas():
-    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
-                    inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    workload = spec(
+        task="inference",
+        model=SERVE_8B,
+        precision="bf16",
+        inference={"concurrency": 16, "context_len": 2048, "output_tokens": 512},
+    )
     weight_read, kv_read = decode_read_bytes(workload, 16.0)
     rows = inference_throughput(
         workload, bandwidth_gbps=864.0, peak_tflops=362.05, gpu_counts=4, tensor_parallel=2
@@ -169,8 +188,12 @@ def test_decode_totals_are_concurrency_over_the_step_times_replicas():
 
 def test_prefill_compute_divides_by_the_tensor_parallel_gpus():
     # (2 x 8,030,261,248 + attention) x 1536 prompt tokens over 2 GPUs x 362.05 TFLOPS x 0.5 (compute bound)
-    workload = spec(task="inference", model=SERVE_8B, precision="bf16",
-                    inference={"concurrency": 1, "context_len": 2048, "output_tokens": 512})  # fmt: skip
+    workload = spec(
+        task="inference",
+        model=SERVE_8B,
+        precision="bf16",
+        inference={"concurrency": 1, "context_len": 2048, "output_tokens": 512},
+    )
     rows = inference_throughput(
         workload, bandwidth_gbps=864.0, peak_tflops=362.05, gpu_counts=2, tensor_parallel=2
     )
@@ -182,8 +205,12 @@ def test_prefill_compute_divides_by_the_tensor_parallel_gpus():
 def test_moe_decode_reads_only_the_experts_some_stream_picks():
     # Mixtral 8x7B: routed experts 32 layers x 8 x 3 x 4096 x 14336 = 45,097,156,608 params; with 4 streams
     # each expert is untouched with probability (6/8)^4, so that share of them is not read
-    workload = spec(task="inference", model={"preset": "mixtral-8x7b"}, precision="bf16",
-                    inference={"concurrency": 4, "context_len": 512})  # fmt: skip
+    workload = spec(
+        task="inference",
+        model={"preset": "mixtral-8x7b"},
+        precision="bf16",
+        inference={"concurrency": 4, "context_len": 512},
+    )
     weight_read, _ = decode_read_bytes(workload, 4.0)
     routed = 32 * 8 * 3 * 4096 * 14336
     untouched = routed * (6 / 8) ** 4
@@ -276,8 +303,10 @@ def test_the_size_report_uses_the_hierarchical_links():
 
     # 16 H100s: 8 per node on NVLink 4 (900 GB/s both ways: 450 x 0.8), 200 Gb/s per GPU between nodes (25 x 0.8)
     assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 16) == {
-        "gpus_per_node": 8.0, "interconnect_gbps": 360.0, "fabric_gbps": 20.0,
-    }  # fmt: skip
+        "gpus_per_node": 8.0,
+        "interconnect_gbps": 360.0,
+        "fabric_gbps": 20.0,
+    }
     assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 4)["gpus_per_node"] == 4.0
 
 

@@ -14,13 +14,24 @@ from procurement.sizing.accelerators import measured_speeds, rentable_alone_slug
 
 GPUS = load_bundled_gpus()
 LORA_8B = parse_workload_spec(
-    {"name": "l", "task": "lora", "model": {"preset": "llama-3.1-8b"}, "seq_len": 4096,
-     "lora": {"rank": 16, "targets": "all-linear"}, "training_tokens": 5e7}
-)  # fmt: skip
+    {
+        "name": "l",
+        "task": "lora",
+        "model": {"preset": "llama-3.1-8b"},
+        "seq_len": 4096,
+        "lora": {"rank": 16, "targets": "all-linear"},
+        "training_tokens": 5e7,
+    }
+)
 SERVE_70B_INT4 = parse_workload_spec(
-    {"name": "s", "task": "inference", "model": {"preset": "llama-3.1-70b"}, "weight_quantization": "int4",
-     "inference": {"concurrency": 32, "context_len": 4096, "output_tokens": 256}}
-)  # fmt: skip
+    {
+        "name": "s",
+        "task": "inference",
+        "model": {"preset": "llama-3.1-70b"},
+        "weight_quantization": "int4",
+        "inference": {"concurrency": 32, "context_len": 4096, "output_tokens": 256},
+    }
+)
 
 
 def _speeds(spec, key):

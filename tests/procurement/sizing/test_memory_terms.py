@@ -50,9 +50,13 @@ def test_the_busiest_pipeline_stage_holds_the_in_flight_micro_batches():
 
 def _serve(concurrency, context, output=256, preset="llama-3.1-8b"):
     return parse_workload_spec(
-        {"name": "s", "task": "inference", "model": {"preset": preset},
-         "inference": {"concurrency": concurrency, "context_len": context, "output_tokens": output}}
-    )  # fmt: skip
+        {
+            "name": "s",
+            "task": "inference",
+            "model": {"preset": preset},
+            "inference": {"concurrency": concurrency, "context_len": context, "output_tokens": output},
+        }
+    )
 
 
 def test_prefill_activations_are_one_chunk_plus_decode_logits():
@@ -117,18 +121,40 @@ def test_fp32_training_keeps_four_byte_activations():
     # = 9 x 16 x 512 = 73,728 -> 141,312. x 24 layers + fp32 logits 4 x 30,522 = 3,513,576 bytes per token,
     # x 2,048 tokens = 7,195,803,648 bytes.
     bert = {
-        "params": 335141888, "num_layers": 24, "hidden_size": 1024, "num_attention_heads": 16,
-        "intermediate_size": 4096, "vocab_size": 30522, "gated_mlp": False, "dropout": True,
-    }  # fmt: skip
+        "params": 335141888,
+        "num_layers": 24,
+        "hidden_size": 1024,
+        "num_attention_heads": 16,
+        "intermediate_size": 4096,
+        "vocab_size": 30522,
+        "gated_mlp": False,
+        "dropout": True,
+    }
     spec = parse_workload_spec(
-        {"name": "b", "task": "full_finetune", "model": bert, "precision": "fp32", "micro_batch_size": 4,
-         "seq_len": 512, "flash_attention": False, "training_tokens": 1e6}
-    )  # fmt: skip
+        {
+            "name": "b",
+            "task": "full_finetune",
+            "model": bert,
+            "precision": "fp32",
+            "micro_batch_size": 4,
+            "seq_len": 512,
+            "flash_attention": False,
+            "training_tokens": 1e6,
+        }
+    )
     assert memory_breakdown_scalar(spec, 1)["activations_gib"] * GIB == pytest.approx(7_195_803_648)
     bf16 = parse_workload_spec(
-        {"name": "b", "task": "full_finetune", "model": bert, "precision": "bf16", "micro_batch_size": 4,
-         "seq_len": 512, "flash_attention": False, "training_tokens": 1e6}
-    )  # fmt: skip
+        {
+            "name": "b",
+            "task": "full_finetune",
+            "model": bert,
+            "precision": "bf16",
+            "micro_batch_size": 4,
+            "seq_len": 512,
+            "flash_attention": False,
+            "training_tokens": 1e6,
+        }
+    )
     # In 16 bits the same layer is Korthikanti's sbh(34 + 5as/h) with I = 4h: attention 10h + h, MLP 2h + 4I + h,
     # norms 4h = 18h + 4I = 34,816 (= 34h); scores 5 x 16 x 512 = 40,960.
     per_token = (34_816 + 40_960) * 24 + 4 * 30_522

@@ -19,8 +19,10 @@ def test_dense_pretraining_on_a100_uses_the_mfu_fitted_to_llama1_at_its_plans():
     # (2048 A100s, docs/validation.md), reproduces LLaMA-1 Table 15's GPU-hours on average (arXiv:2302.13971);
     # tests/procurement/sizing/test_validation.py checks that mean. Above the one-GPU fit (0.485, the mean of
     # 45.1/53.1/47.0/48.7% from 6N + 6 L T d_attn at T = 2048), which priced no communication.
-    shares = [6 * L * 2048 * d / (6 * n) for L, d, n in
-              ((32, 4096, 6.74e9), (40, 5120, 13.0e9), (60, 6656, 32.5e9), (80, 8192, 65.2e9))]  # fmt: skip
+    shares = [
+        6 * L * 2048 * d / (6 * n)
+        for L, d, n in ((32, 4096, 6.74e9), (40, 5120, 13.0e9), (60, 6656, 32.5e9), (80, 8192, 65.2e9))
+    ]
     mfus = [m * (1 + s) for m, s in zip((0.434, 0.514, 0.458, 0.477), shares, strict=True)]
     assert sum(mfus) / 4 == pytest.approx(0.485, abs=0.001)
     assert default_mfu(_spec(), A100) == 0.51

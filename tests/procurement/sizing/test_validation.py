@@ -79,8 +79,14 @@ def test_a100_pretraining_gpu_hours_at_their_published_plans_are_within_15_perce
     # Published: LLaMA-1 Table 15 (arXiv:2302.13971) 82,432 / 135,168 / 530,432 / 1,022,362 GPU-hours;
     # Llama 2 MODEL_CARD.md 1,720,320 (70B, 2T tokens); BLOOM 1,082,990 (arXiv:2211.05100).
     by_id = {row.reference_id: row for row in rows}
-    cases = ["llama1-7b-gpuhours", "llama1-13b-gpuhours", "llama1-33b-gpuhours", "llama1-65b-gpuhours",
-             "llama2-70b-gpuhours", "bloom-176b-gpuhours"]  # fmt: skip
+    cases = [
+        "llama1-7b-gpuhours",
+        "llama1-13b-gpuhours",
+        "llama1-33b-gpuhours",
+        "llama1-65b-gpuhours",
+        "llama2-70b-gpuhours",
+        "bloom-176b-gpuhours",
+    ]
     assert all(abs(by_id[case].error) < 0.15 for case in cases), {c: by_id[c].error for c in cases}
     # OPT-175B (arXiv:2205.01068 §2.4): up to 147 TFLOP/s per GPU on 992 A100s, FSDP x TP 8
     assert abs(by_id["opt-175b-fsdp-tp8-992"].error) < 0.10

@@ -35,17 +35,23 @@ class Command(BaseCommand):
         parser.add_argument("--currency", default="USD")
         parser.add_argument("--format", choices=["json", "table"], default="table")
         parser.add_argument(
-            "--allocation", default="", metavar="RULE",
+            "--allocation",
+            default="",
+            metavar="RULE",
             help="showback of shared and idle GPU cost: proportional (default), even or unallocated",
-        )  # fmt: skip
+        )
 
     def handle(self, *args, **options):
         try:
             request = make_request(
-                start=_date(options["start"], "--from"), end=_date(options["end"], "--to"), team=options["team"],
-                project=options["project"], provider=options["provider"], currency=options["currency"],
+                start=_date(options["start"], "--from"),
+                end=_date(options["end"], "--to"),
+                team=options["team"],
+                project=options["project"],
+                provider=options["provider"],
+                currency=options["currency"],
                 allocation=options["allocation"],
-            )  # fmt: skip
+            )
             review = build_review(request)
         except ReviewInputError as error:
             raise CommandError(str(error)) from None
