@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from django import template
 
@@ -196,11 +196,15 @@ NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?")
 
 @register.filter
 def grouped(value) -> str:
-    """A value shown as it is, except that a plain number gets thousands separators and keeps its decimals:
-    "300000" -> "300,000", "33800.00" -> "33,800.00", "0.10" -> "0.10"; other text is unchanged."""
+    """A value shown as it is, except that a plain number gets thousands separators and keeps its decimals,
+    at most 4 (an hourly price kept to 6 in the data reads to 4 in a table, issue 30):
+    "300000" -> "300,000", "33800.00" -> "33,800.00", "0.10" -> "0.10", "6.880000" -> "6.8800";
+    other text is unchanged."""
     text = str(value)
     if not NUMBER_TEXT.fullmatch(text):
         return text
+    if len(text.partition(".")[2]) > 4:
+        text = str(Decimal(text).quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN))
     whole, dot, fraction = text.partition(".")
     sign = "-" if whole.startswith("-") else ""
     return f"{sign}{int(whole.lstrip('-')):,}{dot}{fraction}"

@@ -45,6 +45,8 @@ def test_the_example_studys_page_groups_thousands(bundled_catalog, client_as):
         ("300000", "300,000"),
         ("33800.00", "33,800.00"),
         ("0.10", "0.10"),
+        ("6.880000", "6.8800"),  # an hourly price kept to 6 decimals reads to 4 in a table
+        ("1234.567891", "1,234.5679"),
         ("-62000.5", "-62,000.5"),
         ("on_demand", "on_demand"),
         ("2026-11-30T00:00:00+00:00", "2026-11-30T00:00:00+00:00"),
