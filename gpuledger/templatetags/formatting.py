@@ -210,6 +210,19 @@ def grouped(value) -> str:
     return f"{sign}{int(whole.lstrip('-')):,}{dot}{fraction}"
 
 
+LONG_DECIMAL_IN_TEXT = re.compile(r"(?<![\d.])(\d+)\.(\d{5,})(?![\d.])")
+
+
+@register.filter
+def short_decimals(value) -> str:
+    """Numbers inside a sentence shown to at most 4 decimals ("6.880000 per GPU-hour" -> "6.8800 per
+    GPU-hour"): tables read to 4 decimals while the JSON, exports and reports keep the full figure."""
+    return LONG_DECIMAL_IN_TEXT.sub(
+        lambda found: str(Decimal(found.group(0)).quantize(Decimal("0.0001"), rounding=ROUND_HALF_EVEN)),
+        str(value),
+    )
+
+
 @register.filter
 def unique(items) -> list:
     """The items once each, in their first order (a remedy repeated as a warning shows once)."""

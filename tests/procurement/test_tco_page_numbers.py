@@ -55,3 +55,18 @@ def test_the_example_studys_page_groups_thousands(bundled_catalog, client_as):
 )
 def test_grouped_adds_separators_to_a_plain_number_only(value, text):
     assert grouped(value) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("6.880000 per GPU-hour", "6.8800 per GPU-hour"),
+        ("2.203612 listed x (1 + 0.225317 overhead)", "2.2036 listed x (1 + 0.2253 overhead)"),
+        ("on_demand 80 GPU-h at 6.88", "on_demand 80 GPU-h at 6.88"),
+        ("2026-11-30 and 10.5.3", "2026-11-30 and 10.5.3"),
+    ],
+)
+def test_short_decimals_shortens_the_numbers_of_a_sentence_only(text, shown):
+    from gpuledger.templatetags.formatting import short_decimals
+
+    assert short_decimals(text) == shown
