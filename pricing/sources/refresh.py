@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from pricing.ingest import ingest_price_records, ingest_spot_advisories
@@ -84,6 +84,10 @@ def _locked_run(source: Source, region: str, now: dt.datetime | None, progress: 
         try:
             _run(source, region, refresh, now or timezone.now(), progress)
         except BaseException as error:  # SoftTimeLimitExceeded included: record it, then let Celery see it
+            if not connection.in_atomic_block:
+                # a session cut outside the ingest's transaction (a database restart while the records were
+                # read) leaves a dead connection: the failure is recorded on a new one
+                connection.close_if_unusable_or_obsolete()
             _finish(refresh, RefreshStatus.FAILED, error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS])
             raise
     return refresh
