@@ -112,42 +112,8 @@ class StoredPrice:
 
 
 def _stored(row: tuple) -> StoredPrice:
-    (
-        price_id,
-        offer_id,
-        provider,
-        instance_type,
-        region,
-        zone,
-        gpu_count,
-        model,
-        kind,
-        payment,
-        amount,
-        upfront,
-        recurring,
-        currency,
-        observed_at,
-        source,
-    ) = row
-    return StoredPrice(
-        price_id,
-        offer_id,
-        provider,
-        instance_type,
-        region,
-        zone,
-        gpu_count,
-        model,
-        kind,
-        payment,
-        amount,
-        upfront,
-        recurring,
-        currency,
-        observed_at,
-        source,
-    )
+    """A `values_list(*_FIELDS)` row, whose columns are StoredPrice's fields in order."""
+    return StoredPrice(*row)
 
 
 def current_commitment_prices(**filters) -> list[StoredPrice]:
