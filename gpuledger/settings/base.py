@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "procurement",
     "scheduler",
     "procurement.billing",
+    "planning",
     "gpuledger.accounts",
 ]
 
