@@ -27,7 +27,7 @@ urlpatterns = [
     path("", include("procurement.urls")),
     path("", include("planning.urls")),
     path("", include("pricing.sources.urls")),
-    path("api/", include("procurement.billing.api_urls")),
-    path("", include("procurement.billing.urls")),
+    path("api/", include("billing.api_urls")),
+    path("", include("billing.urls")),
     path("", include("gpuledger.accounts.urls")),
 ]

@@ -10,9 +10,9 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
+from billing.review.engine import scope_masks
 from planning.engine.demand import UsageRows
 from planning.engine.errors import PlanInputError
-from procurement.billing.review import scope_masks
 
 HOUR_NS = 3600 * 10**9
 MICRO = 1_000_000

@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from billing.access import HasSpendAccess
 from gpuledger.api_errors import ApiErrorSerializer, error_body, require_body
 from planning.engine.errors import PlanInputError
 from planning.services.capacity_plans import (
@@ -19,7 +20,6 @@ from planning.services.capacity_plans import (
     plans_visible_to,
     stored_plan_body,
 )
-from procurement.billing.access import HasSpendAccess
 from procurement.costing.values import CostInputError
 
 PLAN_REQUEST = inline_serializer(

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.utils import timezone
 
+from billing.access import spend_scope
 from planning import models
 from planning.engine.errors import PlanInputError
 from planning.history import (
@@ -29,7 +30,6 @@ from planning.history import (
 )
 from planning.services.plan_compute import plan_result
 from planning.services.plan_requests import PlanRequest, plan_request_parse
-from procurement.billing.access import spend_scope
 from procurement.costing.values import CostInputError
 from procurement.services.currency import usd_conversion
 

@@ -21,12 +21,12 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
+from billing.imports.importer import import_files
+from billing.models import GpuUtilization, SpendGrant
 from planning.engine.demand import demand_percentiles, status_quo
 from planning.engine.errors import PlanInputError
 from planning.history import PlanScope, plan_scope_for_user, plan_usage_rows, scope_demand
 from pricing.models import FxRate
-from procurement.billing.importer import import_files
-from procurement.billing.models import GpuUtilization, SpendGrant
 from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -247,7 +247,7 @@ def test_bad_scopes_name_the_field(fields, field):
 
 
 def test_utilization_of_the_scopes_resources_gives_the_busy_series(bill):
-    from procurement.billing.models import BillingImport
+    from billing.models import BillingImport
 
     source = BillingImport.objects.create(source_format="utilization", file_name="u.csv")
     for hour in range(24):  # the p5's hours: two GPUs at 25% and 75%, mean 50%
@@ -343,8 +343,8 @@ def test_postgresql_reads_the_same_usage_rows_by_snapshot_copy_and_fetch(bill, r
     """The plan reads only its columns (history.PLAN_COLUMNS): by the month snapshots (built, then
     stored), by the COPY stream and by fetched rows (SQLite's path, run here on the same rows) it gets
     the same UsageRows, every column and the bill's coverage."""
+    from billing.review import selectors
     from planning import history as history_module
-    from procurement.billing import selectors
 
     built = plan_usage_rows(week())
     stored = plan_usage_rows(week())  # from the snapshot the first read stored
