@@ -31,14 +31,16 @@ class Cost:
     largest_block_saved: float = 0.0  # recompute peak with checkpointing
     eager_scores_saved: float = 0.0  # softmax elements kept by eager attention (all layers)
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
+    attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
     forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
     blocks: int = 0
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
 
-    def block(self, params, macs, saved, block_input, scores=0.0) -> None:
+    def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0) -> None:
         self.params += params
         self.macs += macs
+        self.attention_macs += attention_macs
         self.saved += saved
         self.checkpoint_inputs += block_input
         self.largest_block_saved = max(self.largest_block_saved, saved)
@@ -63,10 +65,10 @@ def _unet_transformer(
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
     for _ in range(depth):
-        macs = (18 * c * c) * tokens + 2 * context_dim * c * context + 2 * tokens * tokens * c
-        macs += 2 * tokens * context * c  # cross-attention scores and values
+        attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
+        macs = (18 * c * c) * tokens + 2 * context_dim * c * context + attention
         scores = heads * tokens * (tokens + context)
-        cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores)
+        cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
 
 
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
@@ -148,12 +150,14 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     per_stream = (4 + 2 * ratio) * h * h  # qkv + out + MLP
     for _ in range(config["joint_blocks"]):
         params = 2 * per_stream + 2 * 6 * h * h
-        macs = per_stream * tokens + 2 * tokens * tokens * h
-        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+        attention = 2 * tokens * tokens * h
+        macs = per_stream * tokens + attention
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
     for _ in range(config["single_blocks"]):
         params = per_stream + 3 * h * h  # linear1 (h -> 3h + 4h) and linear2 (5h -> h), modulation 3h^2
-        macs = per_stream * tokens + 2 * tokens * tokens * h
-        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+        attention = 2 * tokens * tokens * h
+        macs = per_stream * tokens + attention
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
     patch_in = config["in_channels"] * config["patch"] ** 2
     cost.params += 2 * patch_in * h + 4096 * h + 768 * h + 2 * h * h  # patch embed/out, context/pooled proj
     cost.macs += 2 * patch_in * h * image_tokens + 4096 * h * text_tokens
@@ -171,10 +175,10 @@ def video_dit_cost(config: dict, tokens: float, text_tokens: int) -> Cost:
     cost.tokens = tokens
     kv = 2 * caption * h
     for _ in range(config["layers"]):
-        macs = per_token * tokens + kv * text_tokens + 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
-        cost.block(
-            per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, heads * tokens * (tokens + text_tokens)
-        )
+        attention = 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
+        macs = per_token * tokens + kv * text_tokens + attention
+        scores = heads * tokens * (tokens + text_tokens)
+        cost.block(per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, scores, attention)
     cost.params += 2 * config["in_channels"] * h + 2 * caption * h + 7 * h * h  # patchify, caption, timestep
     cost.macs += 2 * config["in_channels"] * h * tokens + 2 * caption * h * text_tokens
     cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h
@@ -189,9 +193,10 @@ def encoder_cost(config: dict, tokens: float) -> Cost:
     mlp = (3 if config.get("gated") else 2) * h * ffn
     attn = 4 * h * q_width
     for _ in range(config["layers"]):
-        macs = (attn + mlp) * tokens + 2 * tokens * tokens * q_width
+        attention = 2 * tokens * tokens * q_width
+        macs = (attn + mlp) * tokens + attention
         saved = (4 * h + 5 * q_width + (3 if config.get("gated") else 2) * ffn) * tokens
-        cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens)
+        cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens, attention)
     cost.params += (
         config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
     )
@@ -215,6 +220,7 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
         6 * c * positions,
         c * positions,
         positions * positions,
+        2 * positions * positions * c,
     )
     _resnet(cost, c, c, positions, 0)
     peak = 0.0

@@ -87,7 +87,7 @@ def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     parsed = parse_workload_spec(spec)
     gpu = gpu_by_slug(gpu_slug)
     peak, bandwidth = gpu.dense_tflops(parsed.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
-    return image_model.inference_seconds_per_image(parsed, peak, bandwidth)
+    return image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation)
 
 
 def _mlperf_samples_per_second() -> float:
@@ -106,8 +106,9 @@ def _mlperf_samples_per_second() -> float:
 def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
     cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
-    efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost))  # batch 1
-    compute = 2.0 * cost.macs / (gpu.dense_tflops("bf16") * 1e12 * efficiency)
+    peak = gpu.dense_tflops("bf16") * 1e12
+    efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost), peak)  # batch 1
+    compute = 2.0 * cost.macs / (peak * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
     return compute + traffic
 

@@ -101,15 +101,24 @@ def test_inference_speed_is_compute_plus_elementwise_traffic():
     spec = _spec(task="inference", model={"preset": "flux.1-dev"}, micro_batch_size=2)
     report = size_workload(spec, [gpu_by_slug("h100-sxm5-80gb")])
     flops = im.inference_flops_per_image(spec)
-    # H100 SXM: dense bf16 989.4 TFLOPS; 3,350 GB/s x achieved 0.7 (gpu_specs.csv, assumptions). FLUX.1-dev
-    # guidance-distilled, batch 2: rows = 2 x (4,096 image + 512 text tokens) = 9,216; efficiency
-    # 0.57 x 9,216 / (9,216 + 750) = 0.5271 (image_peak_efficiency, image_half_rows)
-    assert im.inference_efficiency(spec) == pytest.approx(0.57 * 9216 / 9966, rel=1e-9)
+    # H100 SXM: dense bf16 989.5 TFLOPS; 3,350 GB/s x achieved 0.7 (gpu_specs.csv, assumptions). FLUX.1-dev
+    # guidance-distilled, batch 2: rows = 2 x (4,096 image + 512 text tokens) = 9,216; half-efficiency rows
+    # 549 x 989.5 / 312 = 1,741 on an H100; efficiency 0.534 x 9,216 / (9,216 + 1,741) = 0.4492
+    # (image_peak_efficiency, image_half_rows, image_half_rows_reference_tflops)
+    half = 549 * 989.5 / 312
+    assert im.inference_efficiency(spec, 989.5e12) == pytest.approx(0.534 * 9216 / (9216 + half), rel=1e-9)
+    assert 0.534 * 9216 / (9216 + half) == pytest.approx(0.4492, abs=1e-4)
+    # Attention under SDPA on Hopper runs at FlashAttention-2's 35% of peak: 57 blocks x 2 x 4,608^2 x 3,072
+    # MACs per forward x 28 steps (the encoders' and the VAE's attention are under 1% of it)
+    attention = 28 * 57 * 2 * 2 * 4608**2 * 3072
+    assert im.attention_flops_per_image(spec) == pytest.approx(attention, rel=0.01)
+    attention = im.attention_flops_per_image(spec)
     transformer = im.network_cost("flux.1-dev", 1024)
     t5, clip = (encoder_cost(e, e["tokens"]) for e in im.text_encoders(spec)[::-1])
     decoder_saved = vae_decoder_cost(im.vae(spec), 128).saved
     traffic = 2 * 2 * (28 * transformer.saved + t5.saved + clip.saved + decoder_saved)  # bf16, write + read
-    seconds = flops / (989.4e12 * 0.5271) + traffic / (3350e9 * 0.7)
+    seconds = (flops - attention) / (989.5e12 * 0.4492) + attention / (989.5e12 * 0.35)
+    seconds += traffic / (3350e9 * 0.7)
     assert report["throughput"]["images_per_second_per_gpu"] == pytest.approx(1 / seconds, rel=1e-3)
     assert report["throughput"]["seconds_per_batch"] == pytest.approx(2 * seconds, rel=1e-3)
     fused = _spec(task="inference", model={"preset": "flux.1-dev"}, image={"fused_kernels": True})
@@ -243,13 +252,13 @@ def test_report_names_image_speeds_in_images():
         _spec(task="inference", model={"preset": "yolov8x"}, precision="fp16"), [gpu_by_slug("t4")]
     )
     # YOLOv8x at 640: 257.8 GFLOPs per image at T4 fp16 65 TFLOPS x the work-per-kernel efficiency (batch 16
-    # x MACs per weight = 16 x 1,890 rows: 0.57 x 30,240 / (30,240 + 750) = 0.556), plus its activations
-    # written and read once at 300 GB/s x 0.7
+    # x MACs per weight = 16 x 1,890 rows; half-efficiency rows 549 x 65 / 312 = 114: 0.534 x 30,240 /
+    # (30,240 + 114) = 0.532), plus its activations written and read once at 300 GB/s x 0.7
     cost = im.network_cost("yolov8x", 640)
     rows = 16 * cost.macs / cost.params
     assert rows == pytest.approx(16 * 1890, rel=0.01)
     traffic = 2 * 2 * cost.saved
-    seconds = 257.8e9 / (65e12 * 0.57 * rows / (rows + 750)) + traffic / (300e9 * 0.7)
+    seconds = 257.8e9 / (65e12 * 0.534 * rows / (rows + 549 * 65 / 312)) + traffic / (300e9 * 0.7)
     assert serving["throughput"]["images_per_second"] == pytest.approx(1 / seconds, rel=1e-3)
     assert serving["workload"]["image"]["network_gflops_per_forward"] == pytest.approx(257.8)
 
