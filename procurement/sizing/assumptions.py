@@ -289,6 +289,25 @@ HOPPER_SDPA_ATTENTION_EFFICIENCY = Assumption(
     "image_peak_efficiency, so only Hopper's SDPA attention is capped. cuDNN attention (PyTorch >= 2.5 "
     "on H100) is faster: the cap is conservative there.",
 )
+DETECTOR_EFFICIENCY = Assumption(
+    "detector_efficiency",
+    0.314,
+    "fraction of dense peak",
+    "Convolutional detectors (YOLO, RT-DETR) reach about a third of the tensor peak: their 3x3 convolutions "
+    "over 16-256 channels and depthwise/1x1 layers keep the tensor cores part-fed. Fitted to the slope of "
+    "Ultralytics' YOLOv8 A100 TensorRT fp16 batch-1 latencies (docs/en/models/yolov8.md: n 0.99 ms at 8.7 "
+    "GFLOPs, x 3.53 ms at 257.8: 249.1 GFLOPs in 2.54 ms = 98 TFLOPS of 312); YOLO11 on a T4 (TensorRT10, "
+    "docs/en/macros/yolo-det-perf.md) gives the same 30% from its own slope (n 1.5 ms, x 11.3 ms).",
+)
+DETECTOR_FORWARD_OVERHEAD = Assumption(
+    "detector_forward_overhead_s",
+    0.90e-3,
+    "s per forward",
+    "A batch-1 detector forward is latency-bound: the host enqueues every layer's kernel (~150-250 for a "
+    "YOLO engine, a few microseconds each) and waits for the result, ~0.9 ms whatever the model's size. "
+    "Intercept of the same A100 fit (YOLOv8n: 0.99 ms - 8.7 GFLOPs / (312 TFLOPS x detector_efficiency)); "
+    "spread over the images of a batch.",
+)
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",
     15.4,
@@ -372,6 +391,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_EFFICIENCY,
+    DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,

@@ -15,6 +15,8 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
+    DETECTOR_EFFICIENCY,
+    DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_TRAINING_MEMORY_FACTOR,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
@@ -31,6 +33,7 @@ from procurement.sizing.image_shapes import (
     vae_decoder_cost,
     vae_encoder_macs,
     video_dit_cost,
+    yolo11_cost,
     yolov8_cost,
 )
 
@@ -99,6 +102,8 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
     detector = entry["detector"]
     if detector["kind"] == "yolov8":
         return yolov8_cost(detector, side)
+    if detector["kind"] == "yolo11":
+        return yolo11_cost(detector, side)
     return table_cost(detector, side, entry["resolution_px"])
 
 
@@ -349,9 +354,23 @@ def kernel_efficiency(rows, peak_flops=None):
 
 
 def inference_efficiency(spec, peak_flops=None):
-    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG)."""
+    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG);
+    detectors at most DETECTOR_EFFICIENCY (their convolutions keep the tensor cores part-fed)."""
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    return kernel_efficiency(weight_rows(spec, samples), peak_flops)
+    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops)
+    if is_detector(spec):
+        return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
+    return efficiency
+
+
+def is_detector(spec) -> bool:
+    return image_preset(spec.model.image_arch.slug)["family"] == "detection"
+
+
+def forward_overhead_seconds_per_image(spec) -> float:
+    """A detector forward's fixed host latency (DETECTOR_FORWARD_OVERHEAD) over the images of its batch;
+    0 for diffusion and ViTs, whose forwards run long enough to hide it."""
+    return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
 
 
 def training_efficiency(spec, peak_flops=None):
@@ -379,14 +398,15 @@ def attention_ceiling(spec, generation):
 def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
-    add. Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
+    add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
     (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling)."""
     efficiency = inference_efficiency(spec, peak_flops)
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
-    return compute + inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    return compute + traffic + forward_overhead_seconds_per_image(spec)
 
 
 def inference_rows(

@@ -290,6 +290,52 @@ def yolov8_cost(config: dict, side: int) -> Cost:
     return cost
 
 
+def yolo11_cost(config: dict, side: int) -> Cost:
+    """Ultralytics YOLO11 (yolo11.yaml) at a square input: published parameters and FLOPs at 640 px scaled
+    by pixel count, saved activations walked from the yaml like yolov8_cost (every Conv keeps 3 x its
+    output channels per position). C3k2 (a C2f of hidden width e x out) runs `n` Bottlenecks (half-width
+    3x3 pair and the residual: 4.5 x hidden) or, in the m/l/x scales, C3k blocks (two 1x1 halves, two
+    bottlenecks, concat and 1x1 out: 14 x hidden); C2PSA adds a position-sensitive attention block
+    (~25 x its half width, plus heads x N^2 scores over the stride-32 grid); the Detect head's class
+    branch uses depthwise Convs (DWConv x, Conv c3, DWConv c3, Conv c3)."""
+    cost = Cost()
+    d, w, cap = config["depth"], config["width"], config["max_channels"]
+    c3k = config["c3k"]  # parse_model forces C3k blocks into every C3k2 of the m/l/x scales
+
+    def ch(c):
+        return _divisible(min(c, cap) * w)
+
+    n = max(round(2 * d), 1)
+    pixels = float(side * side)
+
+    def conv(c, stride):
+        return 3 * c * pixels / stride**2
+
+    def c3k2(c, stride, deep=c3k, e=0.5):
+        hidden = c * e
+        inner = 14 * hidden if deep else 4.5 * hidden
+        return (6 * hidden + n * inner + (2 + n) * hidden + 3 * c) * pixels / stride**2
+
+    c1, c2, c3, c4, c5 = ch(64), ch(128), ch(256), ch(512), ch(1024)
+    saved = conv(c1, 2) + conv(c2, 4) + c3k2(c3, 4, e=0.25) + conv(c3, 8) + c3k2(c4, 8, e=0.25)
+    saved += conv(c4, 16) + c3k2(c4, 16, deep=True) + conv(c5, 32) + c3k2(c5, 32, deep=True)
+    saved += (3 * c5 / 2 + 3 * c5 / 2 + 2 * c5 + 3 * c5) * pixels / 32**2  # SPPF
+    half, grid = c5 / 2, pixels / 32**2
+    saved += (6 * half + n * 25 * half + 2 * half + 3 * c5) * grid + n * (half // 64) * grid * grid  # C2PSA
+    saved += (c5 + c4) * pixels / 16**2 + c3k2(c4, 16)  # head: upsample + concat, C3k2
+    saved += (c4 + c3) * pixels / 8**2 + c3k2(c3, 8)
+    saved += conv(c3, 16) + c3k2(c4, 16) + conv(c4, 32) + c3k2(c5, 32, deep=True)
+    box, cls = max(16, c3 // 4, 64), max(c3, 80)
+    for stride, x in ((8, c3), (16, c4), (32, c5)):
+        saved += (6 * box + 64 + 3 * x + 9 * cls + 80) * pixels / stride**2
+    cost.params = config["params_published"]
+    cost.macs = config["gflops_at_reference"] * 1e9 / 2 * pixels / 640**2
+    cost.saved = saved
+    cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
+    cost.forward_peak = 4 * c1 * pixels / 4  # first stride-2 feature map and its copies
+    return cost
+
+
 def table_cost(config: dict, side: int, reference_side: int) -> Cost:
     """A network known only by its published parameters and FLOPs at a reference size."""
     cost = Cost(params=config["params_published"])
