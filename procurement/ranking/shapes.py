@@ -324,6 +324,7 @@ def _hours(
             tensor_parallel=grid.tensor_parallel,
             pipeline_parallel=pipeline_degree(spec),
             tensor_parallel_gbps=grid.node_gbps,
+            generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

@@ -127,7 +127,10 @@ def _throughput_rows(
         rows["mfu"] = mfu
         return rows
     bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
-    return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
+    generation = np.repeat([gpu.generation or 0 for gpu in gpus], len(plans))
+    return inference_throughput(
+        spec, bandwidth_gbps=bandwidth, peak_tflops=peak, generation=generation, **plan_rows
+    )
 
 
 def _rounded(values: np.ndarray, digits: int) -> list:
