@@ -87,6 +87,7 @@ class CommitmentOption:
     # The fee per GPU paid when a term is signed (the month before it runs: month 0 for the first), the
     # rest of the effective price monthly; None: the effective price every month (no fee known)
     upfront_per_gpu: Decimal | None = None
+    payment_option: str = ""  # no_upfront, partial_upfront, all_upfront as the price was quoted
 
     @property
     def hourly_after_upfront(self) -> float:
@@ -196,6 +197,7 @@ def commitment_option(
     pricing_model: str = "",
     price_observed_at: str | None = None,
     price_decline_per_year: Decimal = Decimal(0),
+    payment_option: str = "",
 ) -> CommitmentOption:
     """A 1- or 3-year commitment from its effective price, or from recurring + upfront through
     ``commitments.effective_hourly`` (upfront spread over 8760 h a year of the term)."""
@@ -225,6 +227,7 @@ def commitment_option(
         price_observed_at=price_observed_at,
         price_decline_per_year=price_decline_per_year,
         upfront_per_gpu=None if upfront_per_gpu is None else Decimal(upfront_per_gpu),
+        payment_option=payment_option,
     )
 
 

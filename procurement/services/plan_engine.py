@@ -20,11 +20,14 @@ from procurement.planning.options import (
     options_from_study,
     spot_option,
 )
+from procurement.planning.payment_options import cheapest_payment_option
 from procurement.planning.plan import PlanInputs, StatusQuoCategory, StatusQuoMix, capacity_plan, plan_report
+from procurement.planning.plan_finance import plan_finance
 from procurement.services.plan_prices import PlanPrice
 from procurement.services.plan_requests import PlanRequest
 
 MICRO = Decimal("0.000001")
+MAX_TERM_MONTHS = 36  # a term signed in the horizon's last month runs at most this far past it
 
 
 def _price_source(price: PlanPrice) -> str:
@@ -33,19 +36,40 @@ def _price_source(price: PlanPrice) -> str:
     return f"{price.source}{where}{when} ({price.quality})"
 
 
+def commitment_candidates(prices: list[PlanPrice]) -> dict[str, list]:
+    """Each commitment term's options: the price the plan found and its offer's other payment options,
+    each with its upfront fee (paid at signing) where the stored price gives it."""
+    candidates: dict[str, list] = {}
+    for price in prices:
+        years = {"committed_1y": 1, "committed_3y": 3}.get(price.kind)
+        if years is None:
+            continue
+        candidates[price.kind] = [
+            commitment_option(
+                years,
+                source=_price_source(quoted),
+                effective_per_gpu_hour=quoted.price_per_gpu_hour,
+                upfront_per_gpu=quoted.upfront_per_gpu,
+                pricing_model=quoted.pricing_model,
+                price_observed_at=quoted.observed_at,
+                payment_option=quoted.payment_option,
+            )
+            for quoted in (price, *price.alternatives)
+        ]
+    return candidates
+
+
 def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, include_owned: bool = True):
     by_kind = {price.kind: price for price in prices}
-    commitments = {}
-    for kind, years in (("committed_1y", 1), ("committed_3y", 3)):
-        price = by_kind.get(kind)
-        if price is not None:
-            commitments[kind] = commitment_option(
-                years,
-                source=_price_source(price),
-                effective_per_gpu_hour=price.price_per_gpu_hour,
-                pricing_model=price.pricing_model,
-                price_observed_at=price.observed_at,
-            )
+    commitments = {
+        kind: cheapest_payment_option(
+            options,
+            horizon_months=horizon_months,
+            months=horizon_months + MAX_TERM_MONTHS + 1,
+            discount_rate_annual=study.discount_rate_annual,
+        )
+        for kind, options in commitment_candidates(prices).items()
+    }
     spot = by_kind.get("spot")
     spot_choice = None
     if spot is not None:
@@ -126,6 +150,12 @@ def lay_plan(
     )
     plan = capacity_plan(inputs, with_sensitivity=with_sensitivity)
     report = plan_report(plan)
+    report |= plan_finance(
+        plan,
+        payment_alternatives=commitment_candidates(prices),
+        lead_time_months=request.lead_time_months,
+        tax_rate=study.tax_rate,
+    )
     years = len(growth)
     report["cost_by_year"] = [
         str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.monthly_cost, years)
