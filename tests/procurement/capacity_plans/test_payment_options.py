@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 
@@ -122,3 +123,39 @@ def test_a_lead_time_out_of_range_is_refused_naming_the_field(client_as):
     )
     assert response.status_code == 400
     assert "lead_time_months" in response.content.decode()
+
+
+def test_the_page_and_the_pdf_show_the_options_the_tranches_and_the_tax(bundled_catalog, tmp_path, client_as):
+    """The stored plan's page and PDF carry the same figures as its JSON (to the cent)."""
+    import pypdf
+    from django.core.management import call_command
+
+    _store_reservations()
+    bills.import_bill(tmp_path, bills.p5(2))
+    client = client_as("finance")
+    response = client.post(
+        "/api/capacity-plans/",
+        bills.PERIOD | {"trials": 20, "study": STUDY, "save": True},
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    plan = response.json()
+    page = client.get(f"/plans/{plan['id']}/").content.decode()
+    assert 'id="plan-payment-options"' in page and "630,720.00 USD" in page
+    after = plan["after_tax"]
+    assert f"{D(after['npv']):,.2f} USD" in page
+    path = tmp_path / "plan.pdf"
+    call_command(
+        "report",
+        "capacity_plan",
+        "--id",
+        str(plan["id"]),
+        "--format",
+        "pdf",
+        "--output",
+        str(path),
+        stdout=StringIO(),
+    )
+    text = "\n".join(page.extract_text() for page in pypdf.PdfReader(path).pages)
+    assert "Commitment payment options" in text and "partial_upfront (chosen)" in text
+    assert "630,720.00" in text and f"{D(after['npv']):,.2f}" in text
