@@ -59,7 +59,14 @@ def commitment_candidates(prices: list[PlanPrice]) -> dict[str, list]:
     return candidates
 
 
-def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, include_owned: bool = True):
+def supply_options(
+    study,
+    prices: list[PlanPrice],
+    *,
+    horizon_months: int,
+    include_owned: bool = True,
+    billed_on_spot_share: Decimal = Decimal(0),
+):
     by_kind = {price.kind: price for price in prices}
     commitments = {
         kind: cheapest_payment_option(
@@ -74,7 +81,10 @@ def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, inclu
     spot_choice = None
     if spot is not None:
         spot_choice = spot_option(
-            spot.price_per_gpu_hour, source=_price_source(spot), interruption_band=spot_band(spot)
+            spot.price_per_gpu_hour,
+            source=_price_source(spot),
+            interruption_band=spot_band(spot),
+            billed_on_spot_share=billed_on_spot_share,
         )
     options = options_from_study(
         study, horizon_months=horizon_months, spot=spot_choice, include_owned=include_owned, **commitments
@@ -98,6 +108,15 @@ def spot_band(price: PlanPrice) -> int:
         .first()
     )
     return DEFAULT_SPOT_INTERRUPTION_BAND if band is None else int(band)
+
+
+def spot_billed_share(history: DemandHistory, quo: StatusQuo) -> Decimal:
+    """The share of the interruptible GPU-hours the bills already bought on spot (at most 1)."""
+    interruptible = float(np.nansum(history.demand_interruptible))
+    spot_hours = float(quo.by_pricing_category.get("spot", {}).get("gpu_hours", 0.0))
+    if interruptible <= 0 or spot_hours <= 0:
+        return Decimal(0)
+    return min(Decimal(1), Decimal(repr(spot_hours / interruptible))).quantize(MICRO)
 
 
 def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
@@ -139,7 +158,13 @@ def lay_plan(
         firm_gpus=history.demand_steady[covered],
         interruptible_gpus=history.demand_interruptible[covered],
         growth_by_year=growth,
-        options=supply_options(study, prices, horizon_months=horizon, include_owned=include_owned),
+        options=supply_options(
+            study,
+            prices,
+            horizon_months=horizon,
+            include_owned=include_owned,
+            billed_on_spot_share=spot_billed_share(history, status_quo),
+        ),
         horizon_months=horizon,
         in_force=in_force,
         currency=study.currency,
