@@ -20,7 +20,7 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from procurement.planning.errors import PlanInputError
@@ -262,3 +262,26 @@ def test_the_plans_tranches_follow_its_growing_demand():
     hand[36] -= 3 * RESIDUAL
     hand_npv = sum(flow / 1.08 ** (month / 12) for month, flow in enumerate(hand))
     assert float(section["in_tranches"]["npv"]) == pytest.approx(hand_npv, abs=0.01)
+
+
+@settings(max_examples=40)  # each example runs the TCO buy side per tranche (~50 ms)
+@given(
+    increments=st.lists(st.integers(min_value=0, max_value=2), min_size=3, max_size=3),
+    lead=st.integers(min_value=0, max_value=24),
+    rate=st.decimals(min_value=D("0"), max_value=D("0.3"), places=2),
+)
+def test_buying_in_tranches_never_costs_more_than_all_in_month_0(increments, lead, rate):
+    """Property: a server bought later pays its purchase no earlier and runs fewer months, and returns
+    the same residual at the horizon, so the staged cash and NPV are at most buying the final level in
+    month 0 (the worked study's costs are all positive)."""
+    from procurement.costing.tco import present_value
+
+    increments[0] = max(increments[0], 1)
+    servers_by_year = list(np.cumsum(increments))
+    staged = tranche_fixed_flows(
+        worked_study(), tranche_schedule(servers_by_year, lead_time_months=lead), horizon_months=36
+    )
+    at_once = servers_by_year[-1] * owned_option(worked_study(), horizon_months=36).fixed_flows_per_server
+    assert staged.sum() <= at_once.sum() + 1e-6
+    pv = [present_value([D(repr(float(x))) for x in flows], rate) for flows in (staged, at_once)]
+    assert pv[0] <= pv[1] + D("0.000001")
