@@ -159,3 +159,18 @@ def test_the_page_and_the_pdf_show_the_options_the_tranches_and_the_tax(bundled_
     text = "\n".join(page.extract_text() for page in pypdf.PdfReader(path).pages)
     assert "Commitment payment options" in text and "partial_upfront (chosen)" in text
     assert "630,720.00" in text and f"{D(after['npv']):,.2f}" in text
+
+
+def test_the_command_takes_a_lead_time_and_names_its_flag_when_bad(bundled_catalog, tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    bills.import_bill(tmp_path, bills.p5(2))
+    args = ["capacity_plan", "--from", "2026-09-01", "--to", "2026-09-29", "--trials", "20"]
+    with pytest.raises(CommandError, match="--lead-time-months"):
+        call_command(*args, "--lead-time-months", "25", stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command(*args, "--lead-time-months", "6", "--format", "json", stdout=out, stderr=StringIO())
+    plan = json.loads(out.getvalue())
+    assert {"name": "lead_time_months", "value": "6", "source": "asked"} in plan["assumptions"]
