@@ -91,4 +91,4 @@ load-short: $(VENV)/.runtime-installed
 	$(PY) benchmarks/load/run.py --short
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache staticfiles
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache staticfiles
