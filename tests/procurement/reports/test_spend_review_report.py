@@ -20,7 +20,7 @@ import pypdf
 import pytest
 from django.core.management import CommandError, call_command
 
-from procurement.billing.service import build_report, make_request
+from billing.review.service import build_report, make_request
 from procurement.models import ReportSnapshot
 from procurement.reports.format import display
 from procurement.reports.model import Table
