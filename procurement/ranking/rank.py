@@ -170,8 +170,9 @@ def on_demand_prices(
         key = tuple(prepared.text[name][position] for name in ("provider", "instance_type", "region"))
         if key not in prices:
             prices[key] = _first_on_demand_price(offers, text, *key)
-        if prices[key] is not None:
-            found[int(index)] = prices[key]
+        price = prices[key]
+        if price is not None:
+            found[int(index)] = price
     return found
 
 

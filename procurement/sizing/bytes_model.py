@@ -12,6 +12,7 @@ from functools import lru_cache
 from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import INT4_BITS, INT8_BITS, LOGITS_BYTES, NF4_BITS
+from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.spec import ModelSpec, WorkloadSpec
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
@@ -131,10 +132,10 @@ def layer_activation_bytes_per_token(
     return total
 
 
-def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
+def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateBytes:
     """An image preset: the network's weights (quantizable), the frozen text encoders and VAE in 16 bits,
     adapters in their own dtype; the per-token activation fields are unused (image_model.py sizes them)."""
-    slug = spec.model.image_arch.slug
+    slug = arch.slug
     network = image_model.network_params(slug)
     dense = compute_bytes(spec)
     if spec.weight_quantization == "none":
@@ -165,7 +166,7 @@ def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
 def state_bytes(spec: WorkloadSpec) -> StateBytes:
     model = spec.model
     if model.image_arch is not None:
-        return _image_state_bytes(spec)
+        return _image_state_bytes(spec, model.image_arch)
     weight_bytes = weights_bytes(spec)
     bytes_per_weight = weight_bytes / model.params if model.params else 0.0
     return StateBytes(

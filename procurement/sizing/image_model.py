@@ -85,9 +85,9 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
     """The trained/denoising network at a pixel side: UNet or DiT on latents, detector or ViT on pixels
     (`text_length`: the DiT's joint text tokens, None for the preset's)."""
     entry = image_preset(slug)
-    joint_text = text_length or entry.get("text_tokens")
     if entry["family"] == "diffusion":
         denoiser = entry["denoiser"]
+        joint_text = text_length or entry.get("text_tokens") or 0  # every DiT preset states its tokens
         if denoiser["kind"] == "video_dit":
             return video_dit_cost(denoiser, video_tokens(entry, side), joint_text)
         vae = component(entry["vae"])
@@ -120,7 +120,7 @@ def video_tokens(entry: dict, side: int) -> float:
 def network_params(slug: str) -> float:
     """The published parameter count where the source states one (our shape count otherwise)."""
     entry = image_preset(slug)
-    part = entry.get("denoiser") or entry.get("detector") or entry.get("encoder")
+    part = entry.get("denoiser") or entry.get("detector") or entry["encoder"]
     return float(part.get("params_published") or network_cost(slug, entry["resolution_px"]).params)
 
 

@@ -106,10 +106,18 @@ class ImageCase:
         return MEMORY_TARGET if self.kind == "memory" else SPEED_TARGET
 
 
+def _peak_tflops(gpu: GpuSpec, precision: str) -> float:
+    """The card's dense peak; every measured case here ran a precision its card supports."""
+    tflops = gpu.dense_tflops(precision)
+    if tflops is None:
+        raise ValueError(f"{gpu.slug} has no dense {precision} peak")
+    return tflops
+
+
 def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     parsed = parse_workload_spec(spec)
     gpu = gpu_by_slug(gpu_slug)
-    peak, bandwidth = gpu.dense_tflops(parsed.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
+    peak, bandwidth = _peak_tflops(gpu, parsed.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
     return image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation)
 
 
@@ -129,7 +137,7 @@ def _mlperf_samples_per_second() -> float:
 def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
     cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
-    peak = gpu.dense_tflops("bf16") * 1e12
+    peak = _peak_tflops(gpu, "bf16") * 1e12
     efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost), peak)  # batch 1
     compute = 2.0 * cost.macs / (peak * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
