@@ -347,7 +347,7 @@ def kernel_efficiency(rows, peak_flops=None):
     (IMAGE_HALF_ROWS at IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch,
     prologue, the last wave's tail), which a faster card hides only behind proportionally more work.
     `peak_flops` None: the reference card."""
-    half = IMAGE_HALF_ROWS.value
+    half: float | np.ndarray = IMAGE_HALF_ROWS.value
     if peak_flops is not None:
         half = half * np.asarray(peak_flops, dtype=float) / (IMAGE_HALF_ROWS_REFERENCE_TFLOPS.value * 1e12)
     return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + half)
