@@ -234,7 +234,20 @@ def inference_activation_bytes(spec, flash: bool) -> float:
         decode = vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak
         decode *= 1 if spec.image.vae_tiling else spec.micro_batch_size
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
-    return max(denoise * batch, decode, encode) * activation_bytes_per_element(spec)
+    element = activation_bytes_per_element(spec)
+    return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+
+
+def vae_decode_bytes_per_element(spec) -> float:
+    """diffusers' SDXL pipelines upcast the VAE to fp32 for the decode when the pipeline runs in fp16
+    (`needs_upcasting = vae.dtype == float16 and vae.config.force_upcast`; SDXL's vae/config.json sets
+    force_upcast, the fp16 VAE overflows): the decode's activations are then 4-byte elements. Outside
+    review x29: HF blog simple_sdxl_optimizations, fp16 + SDPA, 4 images at 1024 px on an A100 40GB, 21.72
+    GiB allocated of which ~15 GiB is the fp32 decode."""
+    preset = image_preset(spec.model.image_arch.slug)
+    if spec.precision == "fp16" and preset.get("vae_fp32_under_fp16"):
+        return 4.0
+    return activation_bytes_per_element(spec)
 
 
 def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
