@@ -317,17 +317,28 @@ LOADER_IMAGES_PER_VCPU = Assumption(
     "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
     "V100: 17 min per epoch, 116 images/s) agrees.",
 )
-DETECTOR_TRAINING_MEMORY_FACTOR = Assumption(
-    "detector_training_memory_factor",
-    1.56,
-    "x counted activations",
-    "Detector training holds more than its layers' saved tensors: the loss's fp32 temporaries (DFL "
-    "logits, task-aligned assigner batch x boxes x anchors), cuDNN workspaces and the allocator's cache "
-    "all grow with batch x pixels. Fitted to two Ultralytics YOLOv8n logs (GPU_mem = memory_reserved): a "
-    "Colab T4 at 1280 px batch 16 (10.8 G; github.com/uzorcic/machinelearning yolov8_train_with_gpu.py) and "
-    "an RTX 2080 Ti at 640 px batch 16 (2.65 G; a quick-start's coco128 log, Ultralytics 8.1.47): "
-    "reserved = 1.56 x counted activations (before the allocator fragmentation every estimate adds), no "
-    "fixed part.",
+DETECTOR_ASSIGNER_BYTES = Assumption(
+    "detector_assigner_bytes",
+    72.0,
+    "bytes per (image, object slot, anchor)",
+    "Detector training's loss temporaries, additive to the layers' activations and independent of the "
+    "network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics ultralytics/utils/tal.py, "
+    "select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x anchors) tensors, n_max_boxes "
+    "being the most labelled objects in one image of the batch (targets are zero-padded to it). Counted "
+    "from the source: at select_candidates_in_gts two 2-wide fp32 differences, their 4-wide concatenation "
+    "and the min are live together, 36 B per element. GPU_mem is torch.cuda.memory_reserved: each batch "
+    "has its own n_max_boxes, so the caching allocator keeps earlier batches' differently sized blocks "
+    "beside the current ones (about 2x the counted peak). Fitted on two Ultralytics YOLOv8n coco128 logs "
+    "at detector_max_objects_per_image (a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/"
+    "machinelearning; an RTX 2080 Ti at 640 px batch 16, 2.65 G): 72 B, 2.0x the counted 36 B.",
+)
+DETECTOR_MAX_OBJECTS = Assumption(
+    "detector_max_objects_per_image",
+    93.0,
+    "labelled objects",
+    "Default for image.max_objects_per_image: COCO train2017's densest image carries 93 boxes "
+    "(000000157105.jpg; fchollet/deep-learning-with-python-notebooks issue #299), and CenterNet pads COCO "
+    "targets to max_objs = 128 because no COCO image has more (xingyizhou/CenterNet issue #529).",
 )
 VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
 VCPUS_PER_GPU_IMAGE = Assumption(
@@ -390,7 +401,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
-    DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,

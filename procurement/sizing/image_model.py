@@ -15,9 +15,10 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
+    DETECTOR_ASSIGNER_BYTES,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
-    DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_MAX_OBJECTS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -215,9 +216,24 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
-    if image_preset(spec.model.image_arch.slug)["family"] == "detection":
-        per_sample *= DETECTOR_TRAINING_MEMORY_FACTOR.value  # loss, assigner and workspace temporaries
-    return samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    layers = samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    return layers + detector_loss_bytes(spec)
+
+
+def detector_anchors(side: int) -> float:
+    """Anchor points of a YOLO head: one per cell of the stride-8, 16 and 32 grids (8,400 at 640 px)."""
+    return sum((side // stride) ** 2 for stride in (8, 16, 32))
+
+
+def detector_loss_bytes(spec) -> float:
+    """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
+    training step, added to the layers' activations (alive together: the loss runs before the backward);
+    they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
+    if not is_detector(spec) or not spec.is_training:
+        return 0.0
+    objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
+    anchors = detector_anchors(resolution(spec))
+    return spec.micro_batch_size * objects * anchors * DETECTOR_ASSIGNER_BYTES.value
 
 
 def inference_activation_bytes(spec, flash: bool) -> float:

@@ -67,7 +67,7 @@ QUICKSTART_YOLO = (
     "a Chinese YOLOv8 quick-start's saved training log in the public GitHub index (find_string id "
     "30072561993: Ultralytics 8.1.47, torch 1.10.1, RTX 2080 Ti 11 GB, yolov8n.pt, coco128, batch 16, imgsz 640, "
     "AMP, 8 workers): GPU_mem 2.64 / 2.65 / 2.82 G over 3 epochs, median 2.65 G (measured; with the Colab "
-    "T4 run, the fit of assumptions.DETECTOR_TRAINING_MEMORY_FACTOR)"
+    "T4 run, the fit of assumptions.DETECTOR_ASSIGNER_BYTES)"
 )
 DIFFUSERS_FAST = (
     "huggingface/diffusers docs/source/en/tutorials/fast_diffusion.md (commit 1850ad61; huggingface.co/docs/diffusers/tutorials/"
@@ -604,10 +604,11 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch; detector "
         "training is bounded by the host's image loader (loader_images_per_vcpu) and its memory carries the "
-        "loss and workspace temporaries (detector_training_memory_factor). Targets: memory within 15%, speed "
+        "task-aligned assigner's batch x objects x anchors temporaries as an additive term "
+        "(detector_assigner_bytes, at image.max_objects_per_image). Targets: memory within 15%, speed "
         "within 25%; cases outside carry an explanation. Not validated: the GPU side of detector training speed "
         "(the card's MFU; at the host rule's 8 vCPUs the loader bound decides), ViT training memory, YOLO11 "
-        "training memory (walked from yolo11.yaml, no published log checked).",
+        "training memory beyond the outside review's YOLO11x A100 log.",
         "",
         f"- Median absolute error, memory: **{median_error(cases, 'memory'):.1%}** over "
         f"{sum(c.kind == 'memory' for c in cases)} cases",
