@@ -486,3 +486,14 @@ def image_summary(spec) -> dict:
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary
+
+
+def conv_flops_share(spec) -> float:
+    """The convolutions' share of the FLOPs a workload runs: of a generation (denoiser steps, encoders and
+    VAE decode) for inference, of the trained network for training (its text encoders and LoRA matmuls
+    are linear layers)."""
+    if spec.is_training:
+        cost = spec_network_cost(spec)
+        return cost.conv_macs / cost.macs if cost.macs else 0.0
+    total = inference_flops_per_image(spec)
+    return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0

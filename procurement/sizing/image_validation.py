@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, CUDA_CONTEXT_GIB, GIB
+from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, gpu_by_slug
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import parse_workload_spec
@@ -106,18 +107,19 @@ class ImageCase:
         return MEMORY_TARGET if self.kind == "memory" else SPEED_TARGET
 
 
-def _peak_tflops(gpu: GpuSpec, precision: str) -> float:
-    """The card's dense peak; every measured case here ran a precision its card supports."""
-    tflops = gpu.dense_tflops(precision)
+def _peak_tflops(gpu: GpuSpec, spec) -> float:
+    """The card's dense peak for the spec (compute_peak.py); every measured case here ran a precision its
+    card supports."""
+    tflops = spec_peak_tflops(spec, gpu)
     if tflops is None:
-        raise ValueError(f"{gpu.slug} has no dense {precision} peak")
+        raise ValueError(f"{gpu.slug} has no dense {spec.precision} peak")
     return tflops
 
 
 def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     parsed = parse_workload_spec(spec)
     gpu = gpu_by_slug(gpu_slug)
-    peak, bandwidth = _peak_tflops(gpu, parsed.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
+    peak, bandwidth = _peak_tflops(gpu, parsed) * 1e12, gpu.memory_bandwidth_gbps * 1e9
     return image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation)
 
 
@@ -137,7 +139,7 @@ def _mlperf_samples_per_second() -> float:
 def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
     cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
-    peak = _peak_tflops(gpu, "bf16") * 1e12
+    peak = (gpu.bf16_tflops_dense or float("nan")) * 1e12
     efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost), peak)  # batch 1
     compute = 2.0 * cost.macs / (peak * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
