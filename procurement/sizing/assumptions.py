@@ -308,6 +308,33 @@ DETECTOR_FORWARD_OVERHEAD = Assumption(
     "Intercept of the same A100 fit (YOLOv8n: 0.99 ms - 8.7 GFLOPs / (312 TFLOPS x detector_efficiency)); "
     "spread over the images of a batch.",
 )
+DETECTOR_TRAINING_EFFICIENCY = Assumption(
+    "detector_training_efficiency",
+    0.243,
+    "fraction of dense peak",
+    "YOLO training (forward + backward = 3 x the published forward FLOPs per image) at 205.7 GFLOPs per "
+    "forward on a 125-TFLOPS card; scaled as (GFLOPs x 125 / card TFLOPS / 205.7) ^ "
+    "detector_training_efficiency_exponent, at most detector_efficiency. Fitted on the COCO training times "
+    "in the ultralytics/yolov5 README ('Training times for YOLOv5s/m/l/x are 2/4/6/8 days on a V100', 300 "
+    "epochs of 118,287 images, batch 64/40/24/16; forward 16.5/49.0/109.1/205.7 GFLOPs): 8.1%, 12.1%, 17.9% "
+    "and 25.3% of the V100's 125 TFLOPS, fit within 6% (the README's days are rounded). YOLOv5n (1 day) is "
+    "left out (an outside case's source) and lands within 2% anyway. Small networks and fast cards keep "
+    "the tensor cores part-fed: each kernel's fixed latency needs work proportional to the card's peak to "
+    "hide, as image_half_rows.",
+)
+DETECTOR_TRAINING_EFFICIENCY_EXPONENT = Assumption(
+    "detector_training_efficiency_exponent",
+    0.449,
+    "power of work per kernel",
+    "Slope of detector_training_efficiency's log-log fit (same YOLOv5 V100 times).",
+)
+DETECTOR_TRAINING_REFERENCE = Assumption(
+    "detector_training_reference_tflops",
+    125.0,
+    "dense TFLOPS",
+    "The card detector_training_efficiency is stated for: a V100 SXM2's fp16 tensor peak (NVIDIA V100 "
+    "datasheet), the GPU of the YOLOv5 README's training times.",
+)
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",
     15.4,
@@ -404,6 +431,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
+    DETECTOR_TRAINING_REFERENCE,
     DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,

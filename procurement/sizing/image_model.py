@@ -19,6 +19,9 @@ from procurement.sizing.assumptions import (
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_MAX_OBJECTS,
+    DETECTOR_TRAINING_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
+    DETECTOR_TRAINING_REFERENCE,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -497,3 +500,14 @@ def conv_flops_share(spec) -> float:
         return cost.conv_macs / cost.macs if cost.macs else 0.0
     total = inference_flops_per_image(spec)
     return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
+
+
+def detector_training_efficiency(spec, peak_flops) -> float:
+    """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
+    GFLOPs per image x reference peak / the card's peak / 205.7) ^ exponent, at most DETECTOR_EFFICIENCY
+    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py."""
+    gflops = 2.0 * spec_network_cost(spec).macs / 1e9
+    reference = DETECTOR_TRAINING_REFERENCE.value * 1e12
+    work = gflops * reference / (peak_flops or reference) / 205.7
+    efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
+    return min(efficiency, DETECTOR_EFFICIENCY.value)
