@@ -73,6 +73,9 @@ def _unet_transformer(
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
 
 
+GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer's feed-forward (unet_cost)
+
+
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     cost = Cost()
     channels = config["block_out_channels"]
@@ -134,11 +137,13 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 c * positions[level],
                 conv=True,
             )
-    # A no-grad forward holds every skip connection plus the working set of the busiest level:
-    # a ResNet's input, normed and convolved copies, or a transformer's 8C GEGLU projection per token.
+    # A no-grad forward holds every skip connection plus the working set of the busiest level: a ResNet's
+    # input, normed and convolved copies (4C), or a transformer block's feed-forward (diffusers
+    # BasicTransformerBlock + GEGLU), 18C per token: the residual and norm3's output (C each), GEGLU's 8C
+    # projection (its two halves are views), gelu(gate) (4C) and the product (4C) before the 8C is freed.
     working = max(
         max(
-            8 * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
+            GEGLU_WORKING * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
             for i in range(len(channels))
         ),
         4 * channels[0] * positions[0],
