@@ -13,6 +13,8 @@ from pricing.catalog import DATA_DIR
 from pricing.choices import PricingModel
 from pricing.models import InstanceType, PriceObservation, UnmappedGpuName
 from pricing.sources.status import providers_not_refreshed
+from procurement.ranking.interconnects import resolve
+from procurement.sizing import gpu_by_slug
 
 pytestmark = pytest.mark.django_db
 
@@ -70,13 +72,16 @@ def test_names_are_mapped_by_a_stated_alias_or_reported_never_guessed(bundled_ca
         return model.slug if model else None
 
     assert slug("jarvislabs", "1x_L4_28V_124G") == "l4"
+    # JarvisLabs' pricing page names its H100 and H200 "SXM" (gpu_aliases.csv cites it)
+    assert slug("jarvislabs", "8x_H100_192V_1600G") == "h100-sxm5-80gb"
+    assert slug("jarvislabs", "8x_H200_224V_2400G") == "h200-sxm-141gb"
     assert slug("lium", "H100-SXM_8x") == "h100-sxm5-80gb"  # the generic H100-SXM alias
     assert slug("lium", "B200_8x") == "b200"
     assert slug("daytona", "8x-RTX4090") == "rtx-4090"
-    # "H100" and "H200" without a form factor (SXM or PCIe/NVL: different parts) stay unmapped, reported
-    assert slug("jarvislabs", "8x_H100_192V_1600G") is None and slug("daytona", "8x-H200") is None
+    # "H100" and "H200" without a stated form factor (SXM or PCIe/NVL: different parts) stay unmapped, reported
+    assert slug("lium", "H100_1x") is None and slug("daytona", "8x-H200") is None
     reported = set(UnmappedGpuName.objects.filter(provider__slug__in=CLOUDS).values_list("name", flat=True))
-    assert {"H100", "H200", "B300", "RTXPRO6000", "MI355X"} <= reported
+    assert {"H100", "H200", "B300", "RTXPRO6000", "MI355X"} <= reported  # from Lium and Daytona
 
 
 def test_lium_hosts_that_differ_by_region_are_unknown(bundled_catalog):
@@ -93,3 +98,24 @@ def test_providers_with_a_snapshot_are_no_longer_listed_as_not_refreshed(bundled
     assert listed.isdisjoint(CLOUDS)
     # no public snapshot is bundled for these (docs/provider-prices.md says which were searched)
     assert {"oci", "runpod", "cloudrift", "crusoe", "digitalocean", "hotaisle", "seeweb", "vultr"} <= listed
+
+
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "gpu", "link", "source"),
+    [
+        # JarvisLabs' pricing page: "NVIDIA H100 SXM": SXM modules ship only on NVLink baseboards
+        ("jarvislabs", "8x_H100_192V_1600G", "h100-sxm5-80gb", "nvlink", "https://jarvislabs.ai/pricing"),
+        ("lium", "H100-SXM_8x", "h100-sxm5-80gb", "nvlink", "https://www.nvidia.com/en-us/data-center/hgx/"),
+        ("lium", "B200_8x", "b200", "nvlink", "https://www.nvidia.com/en-us/data-center/hgx/"),
+    ],
+)
+def test_stated_links_carry_their_source(provider, instance_type, gpu, link, source):
+    resolved = resolve(provider, instance_type, gpu_by_slug(gpu))
+    assert (resolved.node_link, resolved.source_url, resolved.stated) == (link, source, True)
+    assert resolved.fabric == ""  # none of the three states an inter-host fabric: single hosts
+
+
+def test_links_nobody_states_stay_unknown_and_say_so():
+    # Daytona states neither NVLink nor a form factor for its 8x H100 sandboxes: PCIe assumed, not stated
+    resolved = resolve("daytona", "8x-H100", gpu_by_slug("h100-sxm5-80gb"))
+    assert (resolved.node_link, resolved.stated, resolved.fabric) == ("pcie", False, "")
