@@ -43,6 +43,10 @@ SKYPILOT_FILES = {
     "nebius": "skypilot/nebius/vms.csv",
     "hyperstack": "skypilot/hyperstack/vms.csv",
     "verda": "skypilot/verda/vms.csv",
+    # added 2026-12-04: three providers gpuhunt covers, whole files (data/skypilot/PROVENANCE.md)
+    "jarvislabs": "skypilot/jarvislabs/vms.csv",
+    "lium": "skypilot/lium/vms.csv",
+    "daytona": "skypilot/daytona/vms.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
 # prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).
