@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 QUEUE = "gpuledger-recompute-bench"
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/gpuledger_s26"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/9"
-RUN_TIMEOUT_S = 600
+RUN_TIMEOUT_S = 1200  # a loaded shared machine took ~530 s for one worker
 
 
 def _setup_django() -> None:

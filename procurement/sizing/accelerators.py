@@ -74,18 +74,18 @@ def task_class(spec) -> str:
 SERVING_PHASES = ("prefill", "decode")
 
 
-def _measured_phases(spec, gpu) -> dict[str, tuple[MeasuredSpeed, str]]:
+def _measured_phases(kind: str, slug: str) -> dict[str, tuple[MeasuredSpeed, str]]:
     """The measured ratio per phase ("compute" and "bandwidth") with the row's task class, {} when none:
     training uses its one row for both; serving the phase rows, each falling back on the ``inference`` row."""
-    speeds, kind = measured_speeds(), task_class(spec)
+    speeds = measured_speeds()
     if kind == "training":
-        row = speeds.get((gpu.slug, kind))
+        row = speeds.get((slug, kind))
         return {} if row is None else {"compute": (row, kind), "bandwidth": (row, kind)}
     found = {}
     for phase, name in zip(SERVING_PHASES, ("compute", "bandwidth"), strict=True):
         for key in (phase, "inference"):
-            if (gpu.slug, key) in speeds:
-                found[name] = (speeds[(gpu.slug, key)], key)
+            if (slug, key) in speeds:
+                found[name] = (speeds[(slug, key)], key)
                 break
     return found
 
@@ -94,25 +94,26 @@ def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
     """(compute ratio, bandwidth ratio, measured, why) to the H100 for a part ranked at a measured speed,
     None for a part that keeps the datasheet model. A non-NVIDIA part without a measurement gets 1.0, a
     cap, applied only where its datasheet would claim more than the H100 (``measured`` False)."""
-    phases = _measured_phases(spec, gpu)
+    return _phase_ratios(task_class(spec), gpu.slug, gpu.is_nvidia)
+
+
+@lru_cache(maxsize=1024)
+def _phase_ratios(kind: str, slug: str, is_nvidia: bool) -> tuple[float, float, bool, str] | None:
+    """Memoized: a ranking asks about 400 times per workload, once per GPU kind and use."""
+    phases = _measured_phases(kind, slug)
     if phases:
         (compute, compute_kind), (bandwidth, bandwidth_kind) = phases["compute"], phases["bandwidth"]
-        why = compute.text(gpu.slug, compute_kind)
+        why = compute.text(slug, compute_kind)
         if bandwidth is not compute:
-            why += "; " + bandwidth.text(gpu.slug, bandwidth_kind)
+            why += "; " + bandwidth.text(slug, bandwidth_kind)
         return compute.ratio, bandwidth.ratio, True, why
-    if gpu.is_nvidia:
+    if is_nvidia:
         return None
-    kind = task_class(spec)
-    return (
-        1.0,
-        1.0,
-        False,
-        (
-            f"speed: no published measured {kind} throughput for {gpu.slug}; capped at the H100's modelled speed "
-            "(a datasheet peak above it is not assumed)"
-        ),
+    why = (
+        f"speed: no published measured {kind} throughput for {slug}; capped at the H100's modelled speed "
+        "(a datasheet peak above it is not assumed)"
     )
+    return 1.0, 1.0, False, why
 
 
 def speed_ratio(spec, gpu) -> tuple[float | None, str]:
