@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
     its own parameter (procurement/json_fields.py), and PostgreSQL compresses them with lz4."""
 
     dependencies = [
-        ('procurement', '0012_tco_study_and_workload_saved_once'),
+        ('procurement', '0013_capacity_plan_moved_to_planning'),
     ]
 
     operations = [
