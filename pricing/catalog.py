@@ -16,6 +16,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from gpuledger.errors import LocatedInputError
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import Currency, ProviderKind, StorageClass
 from pricing.ingest import FUTURE_ALLOWANCE, IngestResult, ingest_price_records, spot_advisories_upsert
@@ -51,7 +52,7 @@ GCP_HOSTS_FILE = "skypilot/gcp/vms.hosts.csv"
 SPOT_ADVISOR_GLOB = "spot_advisor/spot-advisor-data-*.json"
 
 
-class CatalogError(ValueError):
+class CatalogError(LocatedInputError):
     """A bundled file cannot be read; the message names file, line and column."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpuledger.errors import InputError
 from procurement.billing.choices import AllocationRule
 from procurement.billing.review import text_category
 
@@ -28,10 +29,8 @@ DEFAULT_RULE = "proportional"
 UNALLOCATED = "(unallocated)"
 
 
-class AllocationError(ValueError):
-    def __init__(self, field: str, message: str):
-        self.field, self.message = field, message
-        super().__init__(f"{field}: {message}")
+class AllocationError(InputError):
+    """A bad showback rule or split, naming its field."""
 
 
 @dataclass(frozen=True)

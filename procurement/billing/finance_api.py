@@ -11,7 +11,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from gpuledger.api_errors import error_body
+from gpuledger.api_errors import input_error_response
 from gpuledger.roles import ADMIN, FINANCE, role_permission, user_has_role
 from procurement.billing.access import HasSpendAccess
 from procurement.billing.api import REVIEW_ERROR, _date
@@ -29,8 +29,7 @@ FINANCE_ONLY = OpenApiResponse(description="needs the finance or admin role")
 
 
 def _bad_input(error: ReviewInputError) -> Response:
-    body = error_body(error.field, error.message, field=error.field, error=error.message)
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    return input_error_response(error)
 
 
 class BudgetBody(serializers.Serializer):
