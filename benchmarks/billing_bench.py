@@ -121,8 +121,8 @@ def phase_pandas(path: str, queue) -> None:
 
 def phase_import(path: str, db_path: str, queue) -> None:
     _setup_django(db_path)
-    from procurement.billing import store
-    from procurement.billing.importer import import_files
+    from billing.imports.importer import import_files
+    from billing.storage import store
 
     # The review's snapshots are rebuilt after the import by a worker (timed in phase_review), not in it:
     # with no broker here, Celery would run that task eagerly inside the import.
@@ -180,15 +180,15 @@ def phase_database_floor(db_path: str, queue) -> None:
 
 def phase_review(db_path: str, queue) -> None:
     """The first review after the import reads the rows (and, on PostgreSQL, stores each month's
-    snapshot: procurement/billing/spend_snapshot.py); a second review of the same data, another period
+    snapshot: billing/storage/spend_snapshot.py); a second review of the same data, another period
     (the review cache is not involved: the frame is read and the engine run each time), reads the
     snapshots."""
     _setup_django(db_path)
-    from procurement.billing import selectors
-    from procurement.billing.models import SpendSnapshot
-    from procurement.billing.review import spend_review
-    from procurement.billing.service import make_request
-    from procurement.billing.spend_snapshot import refresh_stale_snapshots
+    from billing.models import SpendSnapshot
+    from billing.review import selectors
+    from billing.review.engine import spend_review
+    from billing.review.service import make_request
+    from billing.storage.spend_snapshot import refresh_stale_snapshots
 
     figures = {}
     for label, start in (("first", dt.date(2026, 1, 1)), ("later", dt.date(2026, 1, 2))):
@@ -310,7 +310,7 @@ def _clear() -> None:
     index entries stay until VACUUM, and the next import of the same keys would wade through them)."""
     from django.db import connection
 
-    from procurement.billing.models import BillingImport, SpendSnapshot
+    from billing.models import BillingImport, SpendSnapshot
 
     BillingImport.objects.all().delete()
     # nor review snapshots: an import would queue their rebuild, which eager Celery (no REDIS_URL here)

@@ -59,8 +59,8 @@ def _load(folder: str) -> tuple:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from billing.demo import write_demo
     from pricing.catalog import catalog_load
-    from procurement.billing.demo import write_demo
     from procurement.services.recommendations import recommendation_create, workload_create_from_spec
 
     call_command("flush", interactive=False, verbosity=0)
@@ -79,6 +79,9 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from billing.models import SpendRecord
+    from billing.review.selectors import fx_history, review_fx
+    from billing.review.service import _build_review, build_review, make_request
     from gpuledger.roles import _role_groups, user_roles
     from pricing.api.views import offer_count
     from pricing.catalog_cheapest import cheapest_gpu_prices
@@ -88,9 +91,6 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
     from pricing.offer_pages import current_price_count, current_price_freshness, offer_frame_page
     from pricing.price_cache import read_until_stale
     from pricing.selectors import with_staleness
-    from procurement.billing.models import SpendRecord
-    from procurement.billing.selectors import fx_history, review_fx
-    from procurement.billing.service import _build_review, build_review, make_request
     from procurement.selectors import ranking_offer_table
     from procurement.services.recommendations import RankingContext
     from procurement.spend_summary import price_freshness
@@ -143,19 +143,19 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
         ),
         (
             "review FX rates",
-            "procurement/billing/selectors.py review_fx",
+            "billing/review/selectors.py review_fx",
             lambda: fx_rates(base="USD"),
             lambda: review_fx("USD"),
         ),
         (
             "review FX history",
-            "procurement/billing/selectors.py fx_history",
+            "billing/review/selectors.py fx_history",
             lambda: list(FxRate.objects.filter(base="USD").order_by("currency", "as_of").values_list()),
             fx_history,
         ),
         (
             "spend review (one month)",
-            "procurement/billing/review_cache.py",
+            "billing/review/cache.py",
             lambda: _build_review(review),
             lambda: build_review(review),
         ),

@@ -35,7 +35,7 @@ from review_bench import (  # noqa: E402
     make_utilization,
 )
 
-from procurement.billing.review import ReviewRequest, spend_review  # noqa: E402
+from billing.review.engine import ReviewRequest, spend_review  # noqa: E402
 from procurement.planning import demand  # noqa: E402
 from procurement.planning.usage_frame import usage_rows_from_frame  # noqa: E402
 

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from review_bench import START, _median_seconds, make_frame, make_utilization  # noqa: E402
 
-from procurement.billing import allocation, anomalies  # noqa: E402
-from procurement.billing.review import categorized, scope_masks  # noqa: E402
+from billing.finance import allocation, anomalies  # noqa: E402
+from billing.review.engine import categorized, scope_masks  # noqa: E402
 
 
 def main() -> None:

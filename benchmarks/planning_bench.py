@@ -90,10 +90,10 @@ def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) ->
     _setup_django(db_path)
     from django.core.management import call_command
 
+    from billing.imports.importer import import_files
+    from billing.models import SpendRecord, SpendSnapshot
+    from billing.storage import store
     from pricing.models import InstanceType
-    from procurement.billing import store
-    from procurement.billing.importer import import_files
-    from procurement.billing.models import SpendRecord, SpendSnapshot
 
     call_command("migrate", verbosity=0)
     if not InstanceType.objects.exists():
@@ -116,9 +116,9 @@ def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) ->
 def phase_review(db_path: str, queue) -> None:
     """The review of the year, twice: read the rows into the engine frame, price them, run the engine."""
     _setup_django(db_path)
-    from procurement.billing import selectors
-    from procurement.billing.review import spend_review
-    from procurement.billing.service import make_request
+    from billing.review import selectors
+    from billing.review.engine import spend_review
+    from billing.review.service import make_request
 
     figures = {}
     for label in ("first", "later"):
@@ -251,7 +251,7 @@ def main() -> None:
 
 
 def _clear() -> None:
-    from procurement.billing.models import SpendRecord, SpendSnapshot
+    from billing.models import SpendRecord, SpendSnapshot
 
     SpendSnapshot.objects.all().delete()
     SpendRecord.objects.all().delete()

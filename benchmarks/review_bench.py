@@ -1,4 +1,4 @@
-"""Benchmark: the spend review engine (review.py + savings.py) on N synthetic engine rows, no database.
+"""Benchmark: the spend review engine (review/engine.py + savings.py) on N synthetic engine rows, no database.
 
     .venv/bin/python benchmarks/review_bench.py [--rows 1000000] [--repeat 3]
 
@@ -29,9 +29,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from procurement.billing.commitment_attribution import COMMITMENT_COLUMNS  # noqa: E402
-from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, categorized, spend_review  # noqa: E402
-from procurement.billing.savings import CheaperGpu, PriceContext  # noqa: E402
+from billing.review.commitment_attribution import COMMITMENT_COLUMNS  # noqa: E402
+from billing.review.engine import REVIEW_COLUMNS, ReviewRequest, categorized, spend_review  # noqa: E402
+from billing.review.savings import CheaperGpu, PriceContext  # noqa: E402
 
 TYPES = [  # (instance type, GPU slug, GPUs per instance, on-demand USD/h)
     ("p5.48xlarge", "h100-sxm5-80gb", 8, 55.04),

@@ -25,7 +25,7 @@ urlpatterns = [
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
     path("", include("pricing.sources.urls")),
-    path("api/", include("procurement.billing.api_urls")),
-    path("", include("procurement.billing.urls")),
+    path("api/", include("billing.api_urls")),
+    path("", include("billing.urls")),
     path("", include("gpuledger.accounts.urls")),
 ]

@@ -372,7 +372,7 @@ class CapacityPlan(models.Model):
     """A capacity plan (docs/capacity-plan.md): the scope of spend it read, the inputs it was asked with,
     the prices it was computed with (source and observed date each) and its result. Spend data: finance
     and admin see every plan; an engineer only plans whose spend teams an admin granted them
-    (procurement.billing.access). A recomputation after a price change adds a new row linked to the one
+    (billing.access). A recomputation after a price change adds a new row linked to the one
     it replaces, as TCO studies do, so the page shows the previous total beside the current one."""
 
     name = models.CharField(max_length=200)

@@ -1,6 +1,6 @@
 """Reads for the dashboard's finance panel: one month's GPU spend, its top savings, and how fresh the prices are.
 
-Thin Django shell over the billing review (``procurement.billing.service``): the month is this one
+Thin Django shell over the billing review (``billing.review.service``): the month is this one
 when it has spend rows, else the latest month that does (a bill lands days after a month closes, so
 "this month" is often still empty). Only finance and admin are shown it (the view decides).
 """
@@ -21,7 +21,7 @@ def _month_bounds(day: dt.date) -> tuple[dt.date, dt.date]:
 def spend_month(today: dt.date, teams: tuple[str, ...] = ()) -> tuple[dt.date, dt.date] | None:
     """This month when it has spend rows, else the latest month that has; None without any spend.
     `teams`: only these teams' rows count (an engineer's granted access)."""
-    from procurement.billing.models import SpendRecord
+    from billing.models import SpendRecord
 
     rows = SpendRecord.objects.filter(team__in=teams) if teams else SpendRecord.objects.all()
     start, end = _month_bounds(today)
@@ -45,11 +45,11 @@ def price_freshness(now: dt.datetime | None = None) -> dict:
 
 
 def finance_summary(now: dt.datetime | None = None, scope=None) -> dict:
-    """`scope` (procurement.billing.access.SpendScope): an engineer's granted teams; None: all spend.
+    """`scope` (billing.access.SpendScope): an engineer's granted teams; None: all spend.
     Without `now`, as of this minute's start, cached per price version, billing data and minute (the
-    dashboard's read: pricing/price_cache.py, procurement/billing/review_cache.py)."""
+    dashboard's read: pricing/price_cache.py, billing/review/cache.py)."""
+    from billing.review.cache import billing_data_key
     from pricing.price_cache import cached_price_read
-    from procurement.billing.review_cache import billing_data_key
 
     if now is None:
         teams = scope.teams if scope is not None else ()
@@ -60,7 +60,7 @@ def finance_summary(now: dt.datetime | None = None, scope=None) -> dict:
 
 
 def _finance_summary(now: dt.datetime, scope) -> dict:
-    from procurement.billing.service import build_review, make_request
+    from billing.review.service import build_review, make_request
 
     freshness = price_freshness(now)
     teams = scope.teams if scope is not None else ()

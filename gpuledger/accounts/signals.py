@@ -1,6 +1,6 @@
 """Drop a user's cached facts (user_facts.py) whenever what they are computed from changes: the user,
 their groups (the roles), their teams, a group or a team itself. AccountsConfig.ready connects these;
-apps with facts of their own connect theirs (procurement/billing/apps.py, the spend grants)."""
+apps with facts of their own connect theirs (billing/apps.py, the spend grants)."""
 
 from __future__ import annotations
 

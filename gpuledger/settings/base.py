@@ -38,7 +38,7 @@ INSTALLED_APPS = [
     "pricing",
     "procurement",
     "scheduler",
-    "procurement.billing",
+    "billing",
     "gpuledger.accounts",
 ]
 
@@ -189,8 +189,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
-CELERY_IMPORTS = ["procurement.billing.upload_tasks"]  # a task module besides the apps' tasks.py
-# Uploaded billing files wait here for the worker (procurement/billing/uploads.py): a folder the web
+CELERY_IMPORTS = ["billing.imports.upload_tasks"]  # a task module besides the apps' tasks.py
+# Uploaded billing files wait here for the worker (billing/imports/uploads.py): a folder the web
 # and worker processes share; empty means one in the system's temporary folder (one host).
 BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")
 

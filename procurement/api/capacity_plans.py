@@ -10,8 +10,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from billing.access import HasSpendAccess
 from gpuledger.api_errors import ApiErrorSerializer, error_body, input_error_response, require_body
-from procurement.billing.access import HasSpendAccess
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError
 from procurement.services.capacity_plans import (

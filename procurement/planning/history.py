@@ -1,7 +1,7 @@
 """The capacity plan's reads: a scope's stored spend and utilization rows as demand.py's inputs, and
 who may plan which scope. The only ORM code of the demand side; demand.py gets plain arrays.
 
-Spend rows are read by the spend review's own fastest path (procurement/billing/selectors.py): on
+Spend rows are read by the spend review's own fastest path (billing/review/selectors.py): on
 PostgreSQL each month's columnar snapshot for every team's rows, the COPY stream for a granted
 engineer's teams (other teams' rows never leave the database); on SQLite the fetched rows. Unlike the
 review, only [from, to) is read, not the period before it too. A plan's rows are the review's GPU
@@ -19,12 +19,12 @@ import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
+from billing.access import spend_scope
+from billing.imports.records import tag_mapping
+from billing.models import GpuUtilization
+from billing.review.selectors import copied_spend_frame, fetched_spend_frame, review_fx
+from billing.storage.spend_snapshot import snapshot_spend_frame
 from pricing.providers.currencies import currency_problem
-from procurement.billing.access import spend_scope
-from procurement.billing.models import GpuUtilization
-from procurement.billing.records import tag_mapping
-from procurement.billing.selectors import copied_spend_frame, fetched_spend_frame, review_fx
-from procurement.billing.spend_snapshot import snapshot_spend_frame
 from procurement.planning.demand import (
     DemandHistory,
     UsageRows,

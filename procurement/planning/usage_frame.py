@@ -10,7 +10,7 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
-from procurement.billing.review import scope_masks
+from billing.review.engine import scope_masks
 from procurement.planning.demand import UsageRows
 from procurement.planning.errors import PlanInputError
 

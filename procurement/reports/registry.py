@@ -26,7 +26,7 @@ class ReportPeriod:
     team: str = ""
     project: str = ""
     provider: str = ""
-    allocation: str = ""  # the spend review's showback rule (procurement/billing/allocation.py); "": default
+    allocation: str = ""  # the spend review's showback rule (billing/finance/allocation.py); "": default
 
     def __post_init__(self):
         if self.end <= self.start:

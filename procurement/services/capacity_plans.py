@@ -19,8 +19,8 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.utils import timezone
 
+from billing.access import spend_scope
 from procurement import models
-from procurement.billing.access import spend_scope
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError
 from procurement.planning.history import (

@@ -151,7 +151,7 @@ def stored_bill_days() -> tuple[dt.date | None, dt.date | None]:
     """The first and last UTC days any stored spend row is charged in."""
     from django.db.models import Max, Min
 
-    from procurement.billing.models import SpendRecord
+    from billing.models import SpendRecord
 
     found = SpendRecord.objects.aggregate(first=Min("charge_period_start"), last=Max("charge_period_start"))
     if found["last"] is None:

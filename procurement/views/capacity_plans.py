@@ -1,6 +1,6 @@
 """Capacity plan pages: the stored plans and a form (pre-filled with the last six months, the demo
 billing's period), and one plan with its charts. Spend data: finance, admin and granted engineers
-(procurement.billing.access.spend_page); thin shells over procurement.services.capacity_plans."""
+(billing.access.spend_page); thin shells over procurement.services.capacity_plans."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import datetime as dt
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 
-from procurement.billing.access import spend_page
-from procurement.billing.demo import default_start
+from billing.access import spend_page
+from billing.demo import default_start
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError

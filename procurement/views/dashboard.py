@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
+from billing.access import spend_scope
 from gpuledger.roles import ENGINEER, FINANCE, role_required, user_has_role
 from procurement import selectors
-from procurement.billing.access import spend_scope
 from procurement.services.notifications import change_event_has_target
 from procurement.spend_summary import finance_summary
 
@@ -15,7 +15,7 @@ from procurement.spend_summary import finance_summary
 def dashboard_page(request):
     """What the signed-in engineer's teams rely on (an admin sees every team's). Finance and admin also
     see the spend panel; an engineer only when an admin granted their team its spend, and then only
-    that team's (procurement/billing/access.py)."""
+    that team's (billing/access.py)."""
     scope = spend_scope(request.user)
     spend = finance_summary(scope=scope) if scope is not None else None
     context = {"events": [], "workloads": [], "studies": [], "spend": spend}

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from procurement.billing.models import SpendRecord
+from billing.models import SpendRecord
 
 pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ConsumedQuantity,ConsumedUnit,x_UsageType,Tags"

@@ -8,9 +8,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from billing.imports.importer import import_files
+from billing.models import BillingImport, SpendRecord
 from pricing.models import FxRate
-from procurement.billing.importer import import_files
-from procurement.billing.models import BillingImport, SpendRecord
 
 pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ConsumedQuantity,ConsumedUnit,x_UsageType"
@@ -60,12 +60,12 @@ def test_bad_cost_in_a_later_chunk_stores_nothing(tmp_path):
 
 
 def test_bad_cost_across_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr("procurement.billing.records.CHUNK_ROWS", 2)
-    import procurement.billing.chunks as chunks
+    monkeypatch.setattr("billing.imports.records.CHUNK_ROWS", 2)
+    import billing.imports.chunks as chunks
 
     monkeypatch.setattr(chunks, "CHUNK_ROWS", 2)
     path = write(tmp_path, "c2.csv", HEADER, *[GOOD] * 5, GOOD.replace("10.00,10.00", "x,10.00"))
-    from procurement.billing import focus
+    from billing.imports import focus
 
     original = focus.read_focus
     monkeypatch.setattr(focus, "read_focus", lambda p, **kw: original(p, **(kw | {"chunk_rows": 2})))

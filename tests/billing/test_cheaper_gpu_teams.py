@@ -8,8 +8,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from procurement.billing.models import SpendGrant
-from procurement.billing.selectors import cheaper_gpu_options
+from billing.models import SpendGrant
+from billing.review.selectors import cheaper_gpu_options
 from procurement.models import Recommendation, Workload
 
 pytestmark = pytest.mark.django_db

@@ -36,9 +36,9 @@ from django.core.management import call_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procurement.billing.commitment_attribution import attributed
-from procurement.billing.importer import import_file
-from procurement.billing.review import ReviewRequest, spend_review
+from billing.imports.importer import import_file
+from billing.review.commitment_attribution import attributed
+from billing.review.engine import ReviewRequest, spend_review
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +171,7 @@ def test_the_split_keeps_every_total():
     variant's hand sum, 1,965.20, from the engine directly)."""
     make_catalog()
     import_file(FIXTURES / "focus12_savings_plan_50pct_partly_gpu.csv")
-    from procurement.billing import selectors
+    from billing.review import selectors
 
     request = ReviewRequest(start=dt.date(2026, 2, 1), end=dt.date(2026, 3, 1))
     body = spend_review(selectors.spend_frame(request), request)

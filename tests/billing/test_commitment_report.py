@@ -16,7 +16,7 @@ import pypdf
 import pytest
 from django.core.management import call_command
 
-from procurement.billing.importer import import_file
+from billing.imports.importer import import_file
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from billing.imports.cost_explorer import pages, request_params
+from billing.models import SpendRecord
+from billing.storage.store import pull_cost_explorer
 from pricing.providers.retry import RetryPolicy, TransientSourceError
-from procurement.billing.cost_explorer import pages, request_params
-from procurement.billing.models import SpendRecord
-from procurement.billing.store import pull_cost_explorer
 from tests.billing.catalog import make_catalog
 
 START, END = dt.date(2026, 5, 1), dt.date(2026, 5, 3)

@@ -1,6 +1,6 @@
 """The spend review over the demo FOCUS file equals totals computed by hand from the demo's design.
 
-The demo (procurement/billing/demo.py) runs May-October 2026: 184 days = 4416 hours. Rates are the
+The demo (billing/demo.py) runs May-October 2026: 184 days = 4416 hours. Rates are the
 catalog's us-east-1 on-demand prices (p5.48xlarge 55.04, p4d.24xlarge 21.957642, g6.xlarge 0.8048,
 g6e.12xlarge 10.49264, Lambda gpu_8x_h100_sxm5 31.92 USD/h) and the demo's committed/spot rates.
 """
@@ -16,7 +16,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from procurement.billing.models import SpendRecord
+from billing.models import SpendRecord
 from procurement.models import Recommendation, Workload
 from tests.billing.catalog import import_demo_billing, make_catalog
 
@@ -206,8 +206,8 @@ def test_without_utilization_idle_is_null(tmp_path):
 def test_report_data_breaks_down_non_gpu_spend(demo):
     import datetime as dt
 
-    from procurement.billing.review_report import render_csv
-    from procurement.billing.service import build_report, make_request
+    from billing.review.report import render_csv
+    from billing.review.service import build_report, make_request
 
     data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
     non_gpu = {

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procurement.billing import allocation, anomalies, budgets
+from billing.finance import allocation, anomalies, budgets
 
 M = 1_000_000
 

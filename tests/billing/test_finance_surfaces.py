@@ -23,10 +23,10 @@ from django.core import mail
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from billing.finance.budget_service import budget_save, spend_check_import
+from billing.imports.importer import import_files
+from billing.models import Budget, BudgetAlert, SpendCheck, SpendGrant
 from pricing.models import FxRate
-from procurement.billing.budget_service import budget_save, spend_check_import
-from procurement.billing.importer import import_files
-from procurement.billing.models import Budget, BudgetAlert, SpendCheck, SpendGrant
 from procurement.models import ChangeEvent
 from tests.billing.catalog import import_demo_billing, make_catalog
 
@@ -69,7 +69,7 @@ TODAY = dt.date(2026, 11, 13)  # the bill runs through 2026-11-12: November is o
 @pytest.fixture
 def billed(tmp_path, django_capture_on_commit_callbacks, settings, monkeypatch):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    monkeypatch.setattr("procurement.billing.budget_service.today", lambda: TODAY)
+    monkeypatch.setattr("billing.finance.budget_service.today", lambda: TODAY)
     make_catalog()
     FxRate.objects.create(
         currency="EUR", base="USD", rate=Decimal("1.25"), as_of=dt.date(2026, 11, 1), source="test"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from billing.imports.importer import import_file, import_files
+from billing.models import BillingImport, SpendRecord
+from billing.review.service import _build_review, make_request
 from pricing.models import FxRate, GpuModel, InstanceType, Provider
-from procurement.billing.importer import import_file, import_files
-from procurement.billing.models import BillingImport, SpendRecord
-from procurement.billing.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -25,11 +25,11 @@ from django.core.management import call_command
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from billing.imports.importer import import_file
+from billing.review.engine import ReviewRequest, _converted
+from billing.review.fx_months import rates_by_month
+from billing.review.service import _build_review, make_request
 from pricing.models import FxRate, GpuModel, InstanceType, Provider
-from procurement.billing.fx_months import rates_by_month
-from procurement.billing.importer import import_file
-from procurement.billing.review import ReviewRequest, _converted
-from procurement.billing.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -131,7 +131,7 @@ def test_a_rate_stored_only_after_the_month_does_not_convert_it(catalog, tmp_pat
 
 
 def test_a_granted_engineer_hears_only_of_their_teams_bills(catalog, client_as, team_named, user_with_role):
-    from procurement.billing.models import SpendGrant
+    from billing.models import SpendGrant
 
     import_file(FIXTURES / "azure_focus_export.csv")  # team vision
     research = team_named("research")

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
+from billing.imports.importer import import_file
+from billing.models import SpendRecord
+from billing.review.engine import REVIEW_COLUMNS, ReviewRequest, spend_review
+from billing.review.service import _build_review, make_request
 from pricing.models import FxRate, GpuAlias, GpuModel, InstanceType, Provider
-from procurement.billing.gpu_identity import azure_vm_size, gcp_accelerator_type
-from procurement.billing.importer import import_file
-from procurement.billing.models import SpendRecord
-from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, spend_review
-from procurement.billing.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

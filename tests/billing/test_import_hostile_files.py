@@ -22,8 +22,8 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from procurement.billing.importer import import_files
-from procurement.billing.models import BillingImport, GpuUtilization, SpendRecord
+from billing.imports.importer import import_files
+from billing.models import BillingImport, GpuUtilization, SpendRecord
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -463,7 +463,7 @@ def test_hostile_text_in_a_utilization_resource_is_stored_exactly(tmp_path, reso
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the COPY path is PostgreSQL's")
 def test_rows_stored_by_a_concurrent_import_are_merged_not_duplicated(tmp_path, monkeypatch):
-    from procurement.billing.spend_writer import SpendWriter
+    from billing.storage.spend_writer import SpendWriter
 
     rows = [dict(FOCUS_ROW, ResourceId=f"i-{n}", SkuId=text) for n, text in enumerate(INJECTIONS)]
     path = write_csv(tmp_path / "focus.csv", rows)

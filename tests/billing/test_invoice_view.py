@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from procurement.billing.importer import import_file
-from procurement.billing.models import SpendGrant
-from procurement.billing.service import _build_review, make_request
+from billing.imports.importer import import_file
+from billing.models import SpendGrant
+from billing.review.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

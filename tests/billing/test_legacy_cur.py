@@ -28,12 +28,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from procurement.billing.column_maps import LEGACY_CUR, legacy_cur_name
-from procurement.billing.importer import import_file, import_files
-from procurement.billing.models import BillingImport
-from procurement.billing.records import BillingFileError
-from procurement.billing.review import ReviewRequest
-from procurement.billing.service import _build_review
+from billing.imports.column_maps import LEGACY_CUR, legacy_cur_name
+from billing.imports.importer import import_file, import_files
+from billing.imports.records import BillingFileError
+from billing.models import BillingImport
+from billing.review.engine import ReviewRequest
+from billing.review.service import _build_review
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -11,10 +11,10 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from procurement.billing.choices import RowKeyScheme
-from procurement.billing.focus import read_focus
-from procurement.billing.importer import import_files
-from procurement.billing.models import BillingImport, SpendRecord
+from billing.choices import RowKeyScheme
+from billing.imports.focus import read_focus
+from billing.imports.importer import import_files
+from billing.models import BillingImport, SpendRecord
 from tests.billing.reference.row_keys_v1 import row_keys as row_keys_v1
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from billing.review.selectors import spot_overhead
 from pricing.models import InstanceType, Offer, PriceObservation, Region
-from procurement.billing.selectors import spot_overhead
 from procurement.reports.kinds import spend_review as kind
 from procurement.reports.registry import ReportPeriod
 from tests.billing.catalog import import_demo_billing
@@ -99,7 +99,7 @@ def test_the_report_lists_the_price_dates_and_says_when_they_are_stale(demo):
 
 
 def test_the_billing_page_data_has_a_table_of_the_prices_used(demo):
-    from procurement.billing.service import build_report, make_request
+    from billing.review.service import build_report, make_request
 
     data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
     table = {t["id"]: t for t in data["tables"]}["prices"]

@@ -10,8 +10,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, spend_review
-from procurement.billing.savings import PriceContext
+from billing.review.engine import REVIEW_COLUMNS, ReviewRequest, spend_review
+from billing.review.savings import PriceContext
 
 START, END = dt.date(2026, 5, 1), dt.date(2026, 5, 8)
 TYPES = {"p5.48xlarge": ("h100", 8.0), "g6.xlarge": ("l4", 1.0)}
@@ -137,7 +137,7 @@ def test_previous_period_trend_and_bounds():
     ]
     import pytest
 
-    from procurement.billing.review import ReviewInputError
+    from billing.review.engine import ReviewInputError
 
     with pytest.raises(ReviewInputError, match="to: must be after from"):
         ReviewRequest(start=END, end=START)
@@ -148,7 +148,7 @@ def test_previous_period_trend_and_bounds():
 def test_unknown_review_currency_is_refused():
     import pytest
 
-    from procurement.billing.review import ReviewInputError
+    from billing.review.engine import ReviewInputError
 
     with pytest.raises(ReviewInputError, match="currency: unknown currency 'XYZ'"):
         ReviewRequest(start=START, end=END, currency="XYZ")

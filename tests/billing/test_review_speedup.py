@@ -15,8 +15,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procurement.billing.review import REVIEW_COLUMNS, ReviewRequest, spend_review
-from procurement.billing.savings import CheaperGpu, PriceContext
+from billing.review.engine import REVIEW_COLUMNS, ReviewRequest, spend_review
+from billing.review.savings import CheaperGpu, PriceContext
 from tests.billing.reference.review_v1 import spend_review as reference_review
 
 START, END = dt.date(2026, 5, 1), dt.date(2026, 5, 15)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from procurement.billing.templatetags.billing_extras import text_cell
+from billing.templatetags.billing_extras import text_cell
 
 pytestmark = pytest.mark.django_db
 BILL = Path(__file__).resolve().parents[2] / "examples" / "bill-focus.csv"

@@ -7,8 +7,8 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procurement.billing.keys import OccurrenceCounter, row_keys
-from procurement.billing.records import NORMALIZED_COLUMNS
+from billing.imports.records import NORMALIZED_COLUMNS
+from billing.storage.keys import OccurrenceCounter, row_keys
 
 ROW = {
     "source_row": 2,

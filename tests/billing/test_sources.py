@@ -8,11 +8,11 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from procurement.billing.cur import read_cur
-from procurement.billing.focus import read_focus
-from procurement.billing.importer import import_files
-from procurement.billing.models import GpuUtilization, SpendRecord
-from procurement.billing.utilization import hourly_frame
+from billing.imports.cur import read_cur
+from billing.imports.focus import read_focus
+from billing.imports.importer import import_files
+from billing.imports.utilization import hourly_frame
+from billing.models import GpuUtilization, SpendRecord
 from tests.billing.catalog import make_catalog
 
 CUR_HEADER = [
@@ -245,7 +245,7 @@ def test_focus_parquet_correction_and_sku_price_details(tmp_path):
     assert records[0].gpu.slug == "h100-sxm5-80gb" and records[0].gpu_hours == 24 * 8
     import datetime as dt
 
-    from procurement.billing.service import build_review, make_request
+    from billing.review.service import build_review, make_request
 
     may = build_review(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 6, 1)))
     assert may["totals"]["effective_cost"] == "666.08"  # 766.08 - 100, in the charge period corrected

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from django.db import connection
 
-from procurement.billing import selectors
-from procurement.billing.importer import import_files
-from procurement.billing.service import make_request
+from billing.imports.importer import import_files
+from billing.review import selectors
+from billing.review.service import make_request
 from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = [

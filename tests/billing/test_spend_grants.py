@@ -14,7 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from procurement.billing.models import SpendGrant
+from billing.models import SpendGrant
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from django.db import connection
 
-from procurement.billing import selectors, spend_snapshot
-from procurement.billing.charge_periods import starts_with_rows
-from procurement.billing.importer import import_files
-from procurement.billing.models import BillingImport, SpendRecord, SpendSnapshot
-from procurement.billing.records import tag_mapping
-from procurement.billing.service import make_request
+from billing.imports.importer import import_files
+from billing.imports.records import tag_mapping
+from billing.models import BillingImport, SpendRecord, SpendSnapshot
+from billing.review import selectors
+from billing.review.service import make_request
+from billing.storage import spend_snapshot
+from billing.storage.charge_periods import starts_with_rows
 from tests.billing.catalog import import_demo_billing
 from tests.billing.test_spend_columns import assert_same_rows
 
@@ -206,13 +207,13 @@ def test_the_admin_cannot_edit_add_or_delete_single_spend_rows(tmp_path, client_
 
 def run_the_rebuild_here(monkeypatch) -> None:
     """The rebuild task runs where the import queues it (apply), as a worker would run it."""
-    from procurement.billing import tasks
+    from billing import tasks
 
     task = tasks.refresh_spend_snapshots
     monkeypatch.setattr(task, "delay", lambda: task.apply().get())
     # the anomaly and budget re-check after an import reads (and builds) months of its own: not this test's
     # subject (tests/billing/test_finance_surfaces.py)
-    from procurement.billing import store
+    from billing.storage import store
 
     monkeypatch.setattr(store, "check_spend_after_commit", lambda import_id: None)
 
@@ -265,7 +266,7 @@ def test_the_rebuild_builds_the_months_of_new_rows_that_no_review_has_read(
 def test_an_unreachable_broker_leaves_the_import_standing(
     tmp_path, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from procurement.billing import tasks
+    from billing import tasks
 
     def unreachable():
         raise ConnectionRefusedError("broker down")

@@ -12,9 +12,9 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from procurement.billing import pgcopy
-from procurement.billing.importer import import_files
-from procurement.billing.models import SpendRecord
+from billing.imports.importer import import_files
+from billing.models import SpendRecord
+from billing.storage import pgcopy
 
 pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ResourceId"
@@ -48,7 +48,7 @@ def test_it_stores_new_rows_of_a_stored_day_and_skips_the_stored_ones(tmp_path):
 
 
 def test_rows_that_are_equal_within_a_file_are_all_stored_whatever_the_chunk(tmp_path, monkeypatch):
-    from procurement.billing import focus
+    from billing.imports import focus
 
     original = focus.read_focus
     monkeypatch.setattr(focus, "read_focus", lambda p, **kw: original(p, **(kw | {"chunk_rows": 2})))

@@ -3,7 +3,7 @@
 Every test bill this module can bring in (the provider fixtures of tests/billing/fixtures/, the FOCUS 1.2
 Savings Plan scenario and its partly-GPU twin, the demo bill) is imported, its review rows written to a
 ParquetSpendStore month by month, and storage.duckdb_review.review_sums compared with today's review
-(review.py) of the same period:
+(review/engine.py) of the same period:
 - GPU-hours = the review's `totals.gpu_hours`;
 - GPU usage effective cost = `totals.effective_cost` - `unused_commitment_cost` (the attribution of
   unused commitments is not in the SQL yet);
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from billing.imports.importer import import_file
+from billing.review import selectors
+from billing.review.engine import BREAKDOWNS, hours, money
+from billing.review.service import _build_review, make_request
+from billing.storage import ParquetSpendStore
+from billing.storage.duckdb_review import review_sums
 from pricing.models import GpuModel, InstanceType, Provider
-from procurement.billing import selectors
-from procurement.billing.importer import import_file
-from procurement.billing.review import BREAKDOWNS, hours, money
-from procurement.billing.service import _build_review, make_request
-from procurement.billing.storage import ParquetSpendStore
-from procurement.billing.storage.duckdb_review import review_sums
 from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db

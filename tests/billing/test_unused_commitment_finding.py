@@ -20,8 +20,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from procurement.billing.importer import import_files
-from procurement.billing.service import _build_review, make_request
+from billing.imports.importer import import_files
+from billing.review.service import _build_review, make_request
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -86,9 +86,7 @@ def test_an_unused_reservation_is_one_finding_not_seven_anomalies(bill):
 
 def test_without_the_rule_the_same_bill_gives_seven_daily_drops(bill, monkeypatch):
     """The comparison can fail: counting the reservation's days as daily spend flags each of them."""
-    monkeypatch.setattr(
-        "procurement.billing.finance.under_commitment", lambda rows: np.zeros(len(rows), bool)
-    )
+    monkeypatch.setattr("billing.finance.sections.under_commitment", lambda rows: np.zeros(len(rows), bool))
     found = _build_review(make_request(**NOVEMBER))["anomalies"]
     drops = [a["day"] for a in found["items"] if a["team"] == "platform" and a["direction"] == "drop"]
     assert drops == [f"2026-11-{day:02d}" for day in range(6, 13)]

@@ -14,8 +14,8 @@ import pytest
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from procurement.billing.bounds import MAX_LINE_BYTES, FileOutOfBounds, check_bounds
-from procurement.billing.models import SpendRecord
+from billing.imports.bounds import MAX_LINE_BYTES, FileOutOfBounds, check_bounds
+from billing.models import SpendRecord
 
 pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ConsumedQuantity,ConsumedUnit,x_UsageType,Tags"
@@ -93,8 +93,8 @@ class _Running:
 
 
 def test_the_import_runs_in_the_worker_not_the_web_process(client_as, monkeypatch):
-    import procurement.billing.importer as importer
-    from procurement.billing.upload_tasks import import_upload_task
+    import billing.imports.importer as importer
+    from billing.imports.upload_tasks import import_upload_task
 
     queued = []
     monkeypatch.setattr(importer, "import_files", lambda *a, **k: pytest.fail("parsed in the web process"))

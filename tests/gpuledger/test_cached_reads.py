@@ -1,4 +1,4 @@
-"""Cached reads and page fragments (issue 9, load: pricing/price_cache.py, procurement/billing/review_cache.py,
+"""Cached reads and page fragments (issue 9, load: pricing/price_cache.py, billing/review/cache.py,
 the recommendation page's fragments). A repeated request is answered from the cache with fewer queries,
 and a change to what the answer depends on (a price, a billing import, a recompute, the clock) shows on
 the next request: a cache that served a stale price or another team's spend would be worse than none."""
@@ -19,10 +19,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from billing.models import SpendGrant
 from pricing import price_cache
 from pricing.models import Offer, PriceObservation
 from pricing.price_version import price_version_bump
-from procurement.billing.models import SpendGrant
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db

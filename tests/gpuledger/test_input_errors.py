@@ -2,6 +2,9 @@
 
 import pytest
 
+from billing.finance.allocation import AllocationError
+from billing.imports.records import BillingFileError, WrongFormatError
+from billing.input_errors import ReviewInputError
 from gpuledger.accounts.teams import TeamChoiceError
 from gpuledger.accounts.tokens import TokenError
 from gpuledger.api_errors import api_exception_handler
@@ -10,9 +13,6 @@ from pricing.catalog import CatalogError
 from pricing.providers.records import SourceRowError
 from procurement.architectures import ArchitectureFileError
 from procurement.benchmarks.document import BenchmarkDocumentError
-from procurement.billing.allocation import AllocationError
-from procurement.billing.input_errors import ReviewInputError
-from procurement.billing.records import BillingFileError, WrongFormatError
 from procurement.costing.documents import DocumentSyntaxError
 from procurement.costing.values import CostInputError
 from procurement.planning.errors import PlanInputError

@@ -1,6 +1,6 @@
 """An oversized upload is refused from its Content-Length before its body is read (issue 31): Django
 used to receive a multipart upload whole (to temp disk) before the upload view saw it was over 1 GiB.
-The limit is the upload's (procurement.billing.uploads: 1 GiB) plus a 1 MiB multipart envelope; the
+The limit is the upload's (billing.imports.uploads: 1 GiB) plus a 1 MiB multipart envelope; the
 answer is a 413 in the API's one error shape, on every route, signed in or not."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from django.http import HttpResponse
 from django.http.multipartparser import MultiPartParser
 from django.test import RequestFactory
 
+from billing.imports.uploads import MAX_UPLOAD_BYTES
+from billing.models import BillingImport, SpendRecord
 from gpuledger.upload_size import MAX_REQUEST_BYTES, RefuseOversizedBodyMiddleware
-from procurement.billing.models import BillingImport, SpendRecord
-from procurement.billing.uploads import MAX_UPLOAD_BYTES
 from tests.billing.test_upload_bounds import HEADER, ROW
 
 OVER = str(MAX_REQUEST_BYTES + 1)  # 1 GiB + 1 MiB + 1 byte declared

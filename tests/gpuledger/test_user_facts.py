@@ -9,7 +9,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from procurement.billing.models import SpendGrant
+from billing.models import SpendGrant
 from procurement.models import Workload
 
 pytestmark = pytest.mark.django_db
@@ -105,10 +105,10 @@ def test_a_users_facts_come_in_one_round_trip_and_a_forget_is_not_outrun(client_
     MGET; a fact dropped since (forget, in this process) is read again, not taken from that prefetch."""
     from django.contrib.auth import get_user_model
 
+    from billing.access import granted_teams
     from gpuledger.accounts import user_facts
     from gpuledger.accounts.teams import user_team_ids
     from gpuledger.roles import user_roles
-    from procurement.billing.access import granted_teams
 
     engineer = client_as("engineer")
     assert engineer.get("/workloads/").status_code == 200  # every fact of the engineer now cached

@@ -1,7 +1,7 @@
 """GPU spend review for a period (issue 8, section 3): the billing engine's review as a report.
 
-The numbers come from ``procurement.billing.review`` (the arithmetic) and the tables from
-``procurement.billing.review_report`` (labels, order, totals columns); this module only maps them
+The numbers come from ``billing.review.engine`` (the arithmetic) and the tables from
+``billing.review.report`` (labels, order, totals columns); this module only maps them
 onto the report framework's typed tables and figures, so the page, PDF, XLSX and CSV show exactly
 what ``manage.py spend_review --format json`` prints.
 """
@@ -12,9 +12,9 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from procurement.billing.charts import CATEGORY_ORDER
-from procurement.billing.commitment_report import short_label
-from procurement.billing.review_report import REVIEW_ASSUMPTIONS, review_report_data
+from billing.review.charts import CATEGORY_ORDER
+from billing.review.commitment_report import short_label
+from billing.review.report import REVIEW_ASSUMPTIONS, review_report_data
 from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.format import display
 from procurement.reports.model import (
@@ -45,8 +45,8 @@ SECTION_OF_TABLE = {
 
 def load_inputs(period: ReportPeriod) -> dict[str, Any]:
     """Django side: the stored spend rows reviewed by the billing service (prices, FX, utilization)."""
-    from procurement.billing.review import ReviewInputError
-    from procurement.billing.service import build_review, make_request
+    from billing.review.engine import ReviewInputError
+    from billing.review.service import build_review, make_request
 
     filters = {"team": period.team, "project": period.project, "provider": period.provider}
     try:
@@ -184,7 +184,7 @@ def _figures(review: dict[str, Any]) -> dict[str, Figure]:
 
 
 def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Section]:
-    """Allocation, budgets and anomalies (procurement/billing/finance_report.py), when the review has them."""
+    """Allocation, budgets and anomalies (billing/finance/report.py), when the review has them."""
     if "allocation" not in tables:
         return []
     currency, allocation = review["currency"], review["allocation"]
@@ -345,7 +345,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         for n, text in enumerate(REVIEW_ASSUMPTIONS, 1)
     ]
     assumptions += [
-        Assumption(f"{saving['kind']} saving", text, "procurement/billing/savings.py")
+        Assumption(f"{saving['kind']} saving", text, "billing/review/savings.py")
         for saving in review["savings"]
         for text in saving["assumptions"]
     ]

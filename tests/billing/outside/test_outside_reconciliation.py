@@ -34,10 +34,10 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
+from billing.imports.importer import import_file
+from billing.imports.records import BillingFileError, WrongFormatError
+from billing.models import SpendRecord
 from pricing.models import FxRate, GpuAlias, GpuModel, InstanceType, Provider
-from procurement.billing.importer import import_file
-from procurement.billing.models import SpendRecord
-from procurement.billing.records import BillingFileError, WrongFormatError
 from tests.billing.catalog import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -467,11 +467,11 @@ def test_a_budget_e_mail_stops_when_the_month_has_ended(
     # the provider's invoice finalisation (AWS finalises in the first days of the next month).
     from django.core import mail
 
-    from procurement.billing.budget_service import budget_save
-    from procurement.billing.importer import import_files
+    from billing.finance.budget_service import budget_save
+    from billing.imports.importer import import_files
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    monkeypatch.setattr("procurement.billing.budget_service.today", lambda: today)
+    monkeypatch.setattr("billing.finance.budget_service.today", lambda: today)
     make_catalog()
     budget_save(team="ml", month="2026-11", amount="2000", currency="USD", notify_email="fin@example.com")
     rows = [

@@ -1,5 +1,5 @@
 """Reference copy of the review engine before the vectorization of issue 8 (commit c074555 of
-procurement/billing/review.py): kept to prove the fast engine gives identical output. Not app code."""
+billing/review/engine.py): kept to prove the fast engine gives identical output. Not app code."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
+from billing.review.savings import PriceContext
 from pricing.providers.currencies import currency_problem
-from procurement.billing.savings import PriceContext
 from procurement.costing.values import round_money
 from tests.billing.reference.savings_v1 import savings_opportunities
 

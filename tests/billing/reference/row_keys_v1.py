@@ -1,4 +1,4 @@
-"""Reference copy of the row keys before the 128-bit scheme (procurement/billing/enrich.py at commit
+"""Reference copy of the row keys before the 128-bit scheme (billing/imports/enrich.py at commit
 c9271c5): SHA-256 of the row's normalized text, 64 hex digits. Kept to store rows the way that code
 did, for the tests of their re-import (migration 0003, legacy_keys.py). Not app code."""
 
@@ -8,7 +8,7 @@ import hashlib
 
 import pandas as pd
 
-from procurement.billing.records import COMMITMENT_COLUMNS, NORMALIZED_COLUMNS
+from billing.imports.records import COMMITMENT_COLUMNS, NORMALIZED_COLUMNS
 
 
 def row_keys(frame: pd.DataFrame, seen: dict[int, int]) -> list[str]:

@@ -1,5 +1,5 @@
 """Reference copy of the savings before the vectorization of issue 8 (commit c074555 of
-procurement/billing/savings.py): row-by-row, kept only to compare the fast engine against. Not app code."""
+billing/review/savings.py): row-by-row, kept only to compare the fast engine against. Not app code."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
-from procurement.billing.savings import CheaperGpu, PriceContext  # noqa: F401 (the same inputs)
+from billing.review.savings import CheaperGpu, PriceContext  # noqa: F401 (the same inputs)
 from procurement.costing.commitments import cheapest_commitment_mix
 from procurement.costing.values import round_money
 

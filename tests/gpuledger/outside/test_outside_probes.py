@@ -743,7 +743,7 @@ def test_another_teams_engineer_changes_nothing_of_research_by_post(world):  # n
 def test_the_line_scan_names_the_first_over_long_line(tmp_path, lengths, block, gzipped):
     from django.test import override_settings
 
-    from procurement.billing import bounds
+    from billing.imports import bounds
 
     text = b"\n".join(b"a" * length for length in lengths)
     path = tmp_path / ("f.gz" if gzipped else "f.csv")

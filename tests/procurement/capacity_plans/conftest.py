@@ -22,7 +22,7 @@ def grant():
     """grant(team, spend_team): an admin lets `team`'s engineers see the spend tagged `spend_team`."""
     from django.contrib.auth import get_user_model
 
-    from procurement.billing.models import SpendGrant
+    from billing.models import SpendGrant
 
     def make(team, spend_team: str):
         admin = get_user_model().objects.create_user("granting-admin", is_superuser=True)

@@ -1,4 +1,4 @@
-"""Who may reach capacity plans (spend data, procurement/billing/access.py): finance and admin any
+"""Who may reach capacity plans (spend data, billing/access.py): finance and admin any
 scope; an engineer only plans of the teams an admin granted them; viewers and engineers without a
 grant none. Each role through the API, the page and the report."""
 

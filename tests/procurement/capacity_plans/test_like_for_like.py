@@ -1,4 +1,4 @@
-"""The issue 27 plan over the demo bills (May-October 2026, procurement/billing/demo.py FLEET) and the
+"""The issue 27 plan over the demo bills (May-October 2026, billing/demo.py FLEET) and the
 bundled catalog: every GPU model, each fleet at its own prices, the reservations in force, the missing
 prices said, the study's rent price shown, the move-provider scenario apart from the headline.
 
@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from procurement.billing.models import SpendRecord
+from billing.models import SpendRecord
 from tests.procurement.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ report (a two-page PDF, the XLSX with the demand curve) and the recompute after 
 
 Hand checks (sources in comments): the on-demand price is the bundled SkyPilot catalog's p5.48xlarge
 us-east-1 on-demand price, 55.04 USD per instance-hour / 8 GPUs = 6.88 USD per GPU-hour
-(pricing/data/skypilot/aws/vms.gpu.csv; the demo bills charge the same list rate, procurement/billing/demo.py);
+(pricing/data/skypilot/aws/vms.gpu.csv; the demo bills charge the same list rate, billing/demo.py);
 the status quo's rate is the bills' effective cost of the H100 rows over their GPU-hours used."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from django.core.management import call_command
 from django.db.models import Sum
 
+from billing.models import SpendRecord
 from pricing.models import Offer, PriceObservation
-from procurement.billing.models import SpendRecord
 from procurement.models import CapacityPlan
 from tests.billing.catalog import import_demo_files
 from tests.procurement.capacity_plans.conftest import PERIOD
@@ -83,7 +83,7 @@ def test_the_command_plans_the_bills_h100_demand_at_the_catalog_prices(demo_bill
     assert result["owned_servers"] * 8 == sum(layer["gpus"] for layer in owned)
     assert Decimal(result["p90_total_cost"]) >= Decimal(result["p50_total_cost"])
     # the demo's reservation in force (ri-p5-2026: one p5 used every hour, a second slot's 6 unused hours a
-    # day in the last month, procurement/billing/demo.py) is the base layer: supply already bought
+    # day in the last month, billing/demo.py) is the base layer: supply already bought
     base = result["layers"][0]
     assert base["kind"] == "in_force" and "ri-p5-2026" in base["price_source"]
     assert (
@@ -316,7 +316,7 @@ def test_the_recompute_task_after_a_price_refresh_recomputes_stored_plans(demo_b
 
 def test_the_default_plan_prices_every_fleet_at_the_bills_own_offers(demo_bills):
     """The demo bills' H100 rows are AWS's p5.48xlarge and Lambda's gpu_8x_h100_sxm5 in us-east-1
-    (procurement/billing/demo.py FLEET). The catalog has cheaper H100 offers elsewhere (the issue's
+    (billing/demo.py FLEET). The catalog has cheaper H100 offers elsewhere (the issue's
     "single-GPU VM in Norway", marketplace listings); the default plan prices neither: each fleet is
     priced at its own provider, region and instance type, and each layer says which."""
     result = _plan_json("--gpu", H100, "--trials", "50")

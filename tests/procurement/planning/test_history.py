@@ -21,9 +21,9 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
+from billing.imports.importer import import_files
+from billing.models import GpuUtilization, SpendGrant
 from pricing.models import FxRate
-from procurement.billing.importer import import_files
-from procurement.billing.models import GpuUtilization, SpendGrant
 from procurement.planning.demand import demand_percentiles, status_quo
 from procurement.planning.errors import PlanInputError
 from procurement.planning.history import PlanScope, plan_scope_for_user, plan_usage_rows, scope_demand
@@ -247,7 +247,7 @@ def test_bad_scopes_name_the_field(fields, field):
 
 
 def test_utilization_of_the_scopes_resources_gives_the_busy_series(bill):
-    from procurement.billing.models import BillingImport
+    from billing.models import BillingImport
 
     source = BillingImport.objects.create(source_format="utilization", file_name="u.csv")
     for hour in range(24):  # the p5's hours: two GPUs at 25% and 75%, mean 50%
@@ -343,7 +343,7 @@ def test_postgresql_reads_the_same_usage_rows_by_snapshot_copy_and_fetch(bill, r
     """The plan reads only its columns (history.PLAN_COLUMNS): by the month snapshots (built, then
     stored), by the COPY stream and by fetched rows (SQLite's path, run here on the same rows) it gets
     the same UsageRows, every column and the bill's coverage."""
-    from procurement.billing import selectors
+    from billing.review import selectors
     from procurement.planning import history as history_module
 
     built = plan_usage_rows(week())

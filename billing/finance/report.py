@@ -1,0 +1,222 @@
+"""The showback, budget and anomaly sections of the spend review's report data object (review/report.py)
+and of its text form: tables with typed columns, figures with their SVG, the rule and methods stated."""
+
+from __future__ import annotations
+
+from billing.finance.allocation import UNALLOCATED
+from billing.finance.charts import allocation_chart, anomaly_chart, budget_chart
+
+FINANCE_ASSUMPTIONS = [
+    "Showback: shared cost is GPU spend with no team tag; idle cost is a tagged GPU row's effective cost × "
+    "(1 − its resource's mean utilization over the row's period), rows without utilization samples having none.",
+    "Budget forecast: linear run-rate of the days so far (burn ÷ days so far × days in the month); the days so far "
+    "reach the newest charge day stored for the month. The overrun date is the day the cumulative spend reaches "
+    "the budget, or would at that run-rate within the month.",
+]
+
+
+def _column(key: str, label: str, kind: str = "text") -> dict:
+    return {"key": key, "label": label, "kind": kind}
+
+
+def allocation_table(allocation: dict) -> dict:
+    rows = [dict(team) for team in allocation["teams"]]
+    if float(allocation["unallocated_cost"]):
+        zero = dict.fromkeys(
+            ("direct_cost", "own_idle_cost", "allocated_shared_cost", "allocated_idle_cost"), "0"
+        )
+        rows.append(
+            zero | {"team": UNALLOCATED, "showback_cost": allocation["unallocated_cost"], "gpu_hours": "0"}
+        )
+    note = f"; {allocation['note']}" if allocation["note"] else ""
+    return {
+        "id": "allocation",
+        "title": f"Showback by team, rule: {allocation['rule']} ({allocation['rule_description']}{note})",
+        "columns": [
+            _column("team", "Team"),
+            _column("direct_cost", "Direct", "money"),
+            _column("own_idle_cost", "Own idle", "money"),
+            _column("allocated_shared_cost", "Shared allocated", "money"),
+            _column("allocated_idle_cost", "Idle allocated", "money"),
+            _column("showback_cost", "Showback", "money"),
+            _column("gpu_hours", "GPU-hours", "hours"),
+        ],
+        "rows": rows,
+        "total_of": ["showback_cost", "gpu_hours"],
+    }
+
+
+def budget_table(budgets: list[dict]) -> dict:
+    return {
+        "id": "budgets",
+        "title": "Budgets: burn, forecast to month end (linear run-rate) and overrun date",
+        "columns": [
+            _column("team", "Team"),
+            _column("month", "Month"),
+            _column("currency", "Currency"),
+            _column("amount", "Budget", "money"),
+            _column("burn", "Burn", "money"),
+            _column("burn_pct", "Burn %"),
+            _column("forecast", "Forecast", "money"),
+            _column("forecast_pct", "Forecast %"),
+            _column("overrun_date", "Overrun date"),
+            _column("state", "State"),
+        ],
+        "rows": budgets,
+        "total_of": [],
+    }
+
+
+def anomaly_table(anomalies: dict) -> dict:
+    rows = [
+        {
+            **{
+                k: a[k]
+                for k in (
+                    "day",
+                    "team",
+                    "provider",
+                    "service",
+                    "amount",
+                    "baseline",
+                    "excess",
+                    "excess_pct",
+                    "direction",
+                )
+            },
+            "drivers": "; ".join(
+                f"{r['resource_id'] or '?'} {r['instance_type']} {r['effective_cost']}" for r in a["top_rows"]
+            ),
+            "rows_link": a["rows_link"],
+        }
+        for a in anomalies["items"]
+    ]
+    return {
+        "id": "anomalies",
+        "title": f"Spend anomalies ({anomalies['found']} found)",
+        "columns": [
+            _column("day", "Day"),
+            _column("team", "Team"),
+            _column("provider", "Provider"),
+            _column("service", "Service"),
+            _column("amount", "Spend", "money"),
+            _column("baseline", "Baseline (median)", "money"),
+            _column("excess", "Above baseline", "money"),
+            _column("excess_pct", "Above baseline %"),
+            _column("direction", "Direction"),
+            _column("drivers", "Top rows"),
+            _column("rows_link", "Rows"),
+        ],
+        "rows": rows,
+        "total_of": [],
+    }
+
+
+def unused_commitment_table(anomalies: dict) -> dict:
+    found = anomalies.get("unused_commitments", [])
+    return {
+        "id": "unused_commitment_findings",
+        "title": f"Unused commitments ({len(found)} found, one line each)",
+        "columns": [
+            _column("commitment_id", "Commitment"),
+            _column("days_unused", "Days unused"),
+            _column("first_day", "First day"),
+            _column("last_day", "Last day"),
+            _column("unused_cost", "Unused cost", "money"),
+        ],
+        "rows": found,
+        "total_of": ["unused_cost"],
+    }
+
+
+def add_finance_sections(data: dict) -> dict:
+    """`data` (review_report_data's object) with the allocation, budget and anomaly tables, figures and
+    sections added, when the review carries them (finance.finance_review)."""
+    review, currency = data["review"], data["currency"]
+    if "allocation" not in review:
+        return data
+    tables = [
+        allocation_table(review["allocation"]),
+        budget_table(review["budgets"]),
+        anomaly_table(review["anomalies"]),
+        unused_commitment_table(review["anomalies"]),
+    ]
+    figures = [
+        {
+            "id": "allocation",
+            "title": "Showback by team",
+            "kind": "stacked_bar",
+            "table": "allocation",
+            "svg": allocation_chart(review["allocation"], currency),
+        },
+        {
+            "id": "budgets",
+            "title": "Budgets: burn and forecast",
+            "kind": "stacked_bar",
+            "table": "budgets",
+            "svg": budget_chart(review["budgets"]),
+        },
+        {
+            "id": "anomalies",
+            "title": "Anomalies against their baseline",
+            "kind": "stacked_bar",
+            "table": "anomalies",
+            "svg": anomaly_chart(review["anomalies"], currency),
+        },
+    ]
+    sections = [
+        {
+            "id": "allocation",
+            "title": f"Allocation (rule: {review['allocation']['rule']})",
+            "tables": ["allocation"],
+            "figures": ["allocation"],
+        },
+        {"id": "budgets", "title": "Budgets", "tables": ["budgets"], "figures": ["budgets"]},
+        {
+            "id": "anomalies",
+            "title": "Anomalies",
+            "tables": ["anomalies", "unused_commitment_findings"],
+            "figures": ["anomalies"],
+        },
+    ]
+    return data | {
+        "tables": [*data["tables"], *tables],
+        "figures": [*data["figures"], *figures],
+        "sections": [*data["sections"], *sections],
+        "assumptions": [*data["assumptions"], *FINANCE_ASSUMPTIONS, review["anomalies"]["method"]],
+    }
+
+
+def finance_text(review: dict) -> list[str]:
+    """The command's table form of the three sections."""
+    if "allocation" not in review:
+        return []
+    currency, allocation = review["currency"], review["allocation"]
+    lines = ["", f"Allocation (rule {allocation['rule']}: {allocation['rule_description']}):"]
+    lines.append(
+        f"  shared {allocation['shared_cost']} {currency}, idle {allocation['idle_cost']} {currency}, "
+        f"unallocated {allocation['unallocated_cost']} {currency}"
+    )
+    if allocation["note"]:
+        lines.append(f"  note: {allocation['note']}")
+    for team in allocation["teams"]:
+        lines.append(
+            f"  {team['team']:<24} {team['showback_cost']:>16} {currency} (direct {team['direct_cost']}, "
+            f"shared {team['allocated_shared_cost']}, idle {team['allocated_idle_cost']})"
+        )
+    lines += ["", "Budgets:"] + [
+        f"  {b['team']:<20} {b['month']} {b['amount']:>14} {b['currency']} burn {b['burn']} forecast {b['forecast']} "
+        f"({b['forecast_pct'] or 'n/a'}%) overrun {b['overrun_date'] or '-'} {b['state']}"
+        for b in review["budgets"]
+    ] or ["  none"]
+    lines += ["", f"Anomalies ({review['anomalies']['found']} found):"] + [
+        f"  {a['day']} {a['team']:<16} {a['provider']} {a['service']}: {a['amount']} {currency} vs baseline "
+        f"{a['baseline']} ({a['excess_pct'] or 'n/a'}%)"
+        for a in review["anomalies"]["items"]
+    ]
+    lines += [
+        f"  unused commitment {c['commitment_id']}: {c['days_unused']} day(s) {c['first_day']}..{c['last_day']}, "
+        f"{c['unused_cost']} {currency}"
+        for c in review["anomalies"].get("unused_commitments", [])
+    ]
+    return lines

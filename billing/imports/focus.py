@@ -1,0 +1,266 @@
+"""FOCUS 1.0-1.2 billing exports (CSV, gzip CSV, Parquet) to normalized spend rows.
+
+Columns as the FinOps FOCUS specification names them (FOCUS 1.2 column list, CC-BY-4.0, "FinOps Open
+Cost and Usage Specification (FOCUS)"). Mandatory here: the charge period, ChargeCategory, BilledCost,
+EffectiveCost and BillingCurrency; ProviderName unless --provider names it.
+
+The instance type of a row, in this order (docs/billing.md):
+1. `SkuPriceDetails.InstanceType` where present;
+2. the provider's own column: for Azure `ServiceType` in `x_SkuDetails` (or `AdditionalInfo`), the VM
+   size; for AWS `x_UsageType` ("USE1-BoxUsage:p5.48xlarge", "SpotUsage:g6e.xlarge"); for Google Cloud's
+   per-GPU SKUs the accelerator type their ChargeDescription names (gpu_identity.py);
+3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
+otherwise none (the row is not GPU instance usage).
+
+Corrections (ChargeClass = Correction) carry the difference FOCUS defines them to be, in the charge
+period they correct, and are stored as such: summing a period includes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from billing.imports import cells
+from billing.imports.chunks import header, read_chunks
+from billing.imports.codes import coded, codes_and_values, tuple_codes
+from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
+from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
+from billing.imports.providers import aws_usage_instance_type, provider_slug
+from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
+from billing.imports.tag_formats import tag_objects
+
+REQUIRED = [
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+    "ChargeCategory",
+    "BilledCost",
+    "EffectiveCost",
+    "BillingCurrency",
+]
+OPTIONAL = [
+    "BillingPeriodStart",
+    "ChargeClass",
+    "ListCost",
+    "ContractedCost",
+    "PricingCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountStatus",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ProviderName",
+    "BillingAccountId",
+    "SubAccountId",
+    "SubAccountName",
+    "RegionId",
+    "Region",
+    "AvailabilityZone",
+    "ResourceId",
+    "ResourceType",
+    "ServiceCategory",
+    "SkuId",
+    "SkuPriceDetails",
+    "Tags",
+    "x_UsageType",
+    "CommitmentDiscountType",
+    "ChargeFrequency",
+    "x_InstanceTypeFamily",
+    "x_CommitmentDiscountEndDate",
+    "x_SkuDetails",
+    "AdditionalInfo",
+    "ChargeDescription",
+]
+# Extension columns the reader takes when present (docs/billing.md): no provider's FOCUS export
+# standardizes them. x_InstanceTypeFamily: the instance family a commitment is scoped to ("p5");
+# x_CommitmentDiscountEndDate: the end of its term. Without the latter, a one-time Purchase row of a
+# commitment gives its term's end: FOCUS charges an upfront purchase over the whole term
+# (ChargePeriodEnd 2027-02-01 for a one-year plan bought 2026-02-01 in the spec's examples).
+CHARGE_CATEGORIES = {
+    "Usage": "usage",
+    "Purchase": "purchase",
+    "Tax": "tax",
+    "Credit": "credit",
+    "Adjustment": "adjustment",
+}
+PRICING_CATEGORIES = {"Standard": "on_demand", "Dynamic": "spot", "Committed": "committed", "Other": "other"}
+COMMITMENT_STATUSES = {"Used": "used", "Unused": "unused"}
+SIGNATURE = {"ChargePeriodStart", "ChargeCategory", "BillingCurrency"}  # any one: FOCUS-only names
+# The file's column behind each normalized one, for errors found once rows are normalized (store.py)
+SOURCE_COLUMNS = {
+    "charge_period_start": "ChargePeriodStart",
+    "charge_period_end": "ChargePeriodEnd",
+    "provider": "ProviderName",
+    "billing_account_id": "BillingAccountId",
+    "sub_account_id": "SubAccountId",
+    "sub_account_name": "SubAccountName",
+    "region": "RegionId",
+    "availability_zone": "AvailabilityZone",
+    "resource_id": "ResourceId",
+    "resource_type": "ResourceType",
+    "service_category": "ServiceCategory",
+    "sku_id": "SkuId",
+    "commitment_discount_id": "CommitmentDiscountId",
+    "consumed_quantity": "ConsumedQuantity",
+    "consumed_unit": "ConsumedUnit",
+    "currency": "BillingCurrency",
+}
+
+
+def looks_like_focus(columns: list[str]) -> bool:
+    return bool(focus_header_map(columns, sorted(SIGNATURE)))
+
+
+def source_columns(columns: list[str]) -> dict[str, str]:
+    """SOURCE_COLUMNS as this file spells them (billed_cost, billedcost...)."""
+    file_of = focus_header_map(columns, REQUIRED + OPTIONAL)
+    return {column: file_of.get(name, name) for column, name in SOURCE_COLUMNS.items()}
+
+
+def read_focus(
+    path: Path,
+    *,
+    provider: str = "",
+    instance_types: Mapping[str, str] | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Iterator[pd.DataFrame]:
+    """Normalized chunks (records.NORMALIZED_COLUMNS); raises BillingFileError on the first bad cell."""
+    file = str(path)
+    present = header(path)
+    file_of = focus_header_map(present, REQUIRED + OPTIONAL)  # a column under any case or snake case
+    cells.require_columns(list(file_of), REQUIRED, file=file)
+    if "ProviderName" not in file_of and not provider:
+        raise BillingFileError(
+            file, "missing column ProviderName (or give --provider)", row=1, column="ProviderName"
+        )
+    mapping = dict(instance_types or {})
+    wanted = [file_of.get(name, name) for name in REQUIRED + OPTIONAL]
+    for first_row, raw in read_chunks(path, wanted, chunk_rows=chunk_rows, categorical=True):
+        with file_column_errors(file_of):
+            normalized = _normalize(
+                renamed(raw, file_of), first_row=first_row, file=file, provider=provider, sku_types=mapping
+            )
+        yield normalized
+
+
+def _normalize(
+    raw: pd.DataFrame, *, first_row: int, file: str, provider: str, sku_types: dict
+) -> pd.DataFrame:
+    """The chunk's normalized columns, each computed once per distinct value (or tuple of values)."""
+    where = {"file": file, "first_row": first_row}
+    out = pd.DataFrame(index=raw.index)
+    out["source_row"] = np.arange(first_row, first_row + len(raw))
+    out["charge_period_start"] = cells.timestamps(raw, "ChargePeriodStart", **where)
+    out["charge_period_end"] = cells.timestamps(raw, "ChargePeriodEnd", **where)
+    backwards = (out["charge_period_end"] < out["charge_period_start"]).to_numpy()
+    if backwards.any():
+        row = first_row + int(backwards.argmax())
+        raise BillingFileError(
+            file, "ChargePeriodEnd is before ChargePeriodStart", row=row, column="ChargePeriodEnd"
+        )
+    out["billing_period_start"] = cells.timestamps(raw, "BillingPeriodStart", required=False, **where)
+    out["charge_category"] = cells.choice(raw, "ChargeCategory", CHARGE_CATEGORIES, **where)
+    codes, classes = codes_and_values(raw["ChargeClass"])
+    out["is_correction"] = np.array([value.strip().lower() == "correction" for value in classes], dtype=bool)[
+        codes
+    ]
+    out["provider"] = _providers(raw, provider, where)
+    out["billing_account_id"] = raw["BillingAccountId"]
+    out["sub_account_id"] = raw["SubAccountId"]
+    out["sub_account_name"] = raw["SubAccountName"]
+    codes, pairs = tuple_codes(raw["RegionId"], raw["Region"])
+    out["region"] = coded(
+        codes, [region_id if region_id != "" else region for region_id, region in pairs], raw.index
+    )
+    out["availability_zone"] = raw["AvailabilityZone"]
+    out["resource_id"] = raw["ResourceId"]
+    out["resource_type"] = raw["ResourceType"]
+    out["service_category"] = raw["ServiceCategory"]
+    out["sku_id"] = raw["SkuId"]
+    out["instance_type"] = _instance_types(raw, where, sku_types)
+    out["pricing_category"] = cells.choice(
+        raw, "PricingCategory", PRICING_CATEGORIES, default="other", **where
+    )
+    out["commitment_discount_id"] = raw["CommitmentDiscountId"]
+    out["commitment_status"] = cells.choice(
+        raw, "CommitmentDiscountStatus", COMMITMENT_STATUSES, default="", **where
+    )
+    out["consumed_quantity"] = cells.numbers(
+        raw, "ConsumedQuantity", required=False, limit=cells.QUANTITY_LIMIT, **where
+    )
+    out["consumed_unit"] = raw["ConsumedUnit"]
+    out["billed_cost"] = cells.numbers(raw, "BilledCost", **where)
+    out["effective_cost"] = cells.numbers(raw, "EffectiveCost", **where)
+    out["list_cost"] = cells.numbers(raw, "ListCost", required=False, **where)
+    out["contracted_cost"] = cells.numbers(raw, "ContractedCost", required=False, **where)
+    out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
+    out["tags"] = tag_objects(raw, "Tags", **where)
+    _commitment_terms(raw, out, where)
+    out["is_refund"] = False  # FOCUS marks no refund: a refund is one of its credits
+    return out[NORMALIZED_COLUMNS]
+
+
+def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
+    """CommitmentDiscountType, the family the commitment is scoped to (x_InstanceTypeFamily, else
+    SkuPriceDetails' InstanceFamily) and its end (x_CommitmentDiscountEndDate, else a one-time
+    purchase's ChargePeriodEnd), on the rows of a commitment."""
+    has_commitment = (raw["CommitmentDiscountId"].astype(str) != "").to_numpy()
+    out["commitment_type"] = raw["CommitmentDiscountType"].astype(str).where(has_commitment, "")
+    codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
+    from_details = np.array(
+        [str(obj.get("InstanceFamily") or obj.get("x_InstanceFamily") or "") for obj in details] + [""],
+        dtype=object,
+    )[codes]
+    family = raw["x_InstanceTypeFamily"].astype(str).str.strip().to_numpy(dtype=object)
+    family = np.where(family != "", family, from_details)
+    out["commitment_family"] = pd.Series(np.where(has_commitment, family, ""), index=raw.index, dtype=object)
+    end = cells.timestamps(raw, "x_CommitmentDiscountEndDate", required=False, **where)
+    one_time = (
+        (out["charge_category"].astype(str) == "purchase").to_numpy()
+        & (raw["ChargeFrequency"].astype(str).str.strip().str.lower() == "one-time").to_numpy()
+        & has_commitment
+    )
+    end = end.where(end.notna() | ~one_time, out["charge_period_end"])
+    out["commitment_end"] = end.where(has_commitment)
+
+
+def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
+    """Provider slugs: ProviderName, else --provider; a row with neither is an error."""
+    codes, names = codes_and_values(raw["ProviderName"])
+    chosen = [name if name.strip() != "" else provider for name in names]
+    blank = np.array([name.strip() == "" for name in chosen] + [False], dtype=bool)[codes]
+    if blank.any():
+        raise BillingFileError(
+            where["file"],
+            "a provider name is required here (or give --provider)",
+            row=where["first_row"] + int(blank.argmax()),
+            column="ProviderName",
+        )
+    return coded(codes, [provider_slug(name) for name in chosen], raw.index)
+
+
+def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
+    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId): the first
+    that names a type (module docstring)."""
+    codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
+    named = coded(codes, [str(obj.get("InstanceType") or obj.get("x_InstanceType") or "") for obj in details])
+    codes, triples = tuple_codes(
+        named,
+        raw["x_SkuDetails"],
+        raw["AdditionalInfo"],
+        raw["x_UsageType"],
+        raw["ChargeDescription"],
+        raw["SkuId"],
+    )
+    types = [
+        from_details
+        or azure_vm_size(sku_details)
+        or azure_vm_size(additional)
+        or aws_usage_instance_type(usage)
+        or gcp_accelerator_type(description)
+        or (sku_types.get(sku, "") if sku_types else "")
+        for from_details, sku_details, additional, usage, description, sku in triples
+    ]
+    return coded(codes, types, raw.index)

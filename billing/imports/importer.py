@@ -1,0 +1,115 @@
+"""Import one billing file: pick its reader, say in one line when it is another format, store it.
+
+Each file is all or nothing: on the first bad cell the file's transaction rolls back, every row of
+it counts as rejected and the error (file:row:column) is kept for the caller to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from django.conf import settings
+
+from billing.imports import cur, focus, utilization
+from billing.imports.bounds import FileOutOfBounds, check_bounds
+from billing.imports.chunks import count_rows, header
+from billing.imports.column_maps import looks_like_azure_cost_details, looks_like_legacy_cur
+from billing.imports.records import BillingFileError, WrongFormatError
+from billing.storage.store import ImportResult, file_sha256, store_chunks
+
+FORMAT_NAMES = {
+    "focus": "a FOCUS export",
+    "cur": "an AWS CUR 2.0 export",
+    "utilization": "a GPU utilization file",
+}
+
+
+def detect_format(path: Path) -> str | None:
+    if path.suffix.lower() == ".json":
+        return "utilization"
+    try:
+        columns = header(path)
+    except (OSError, BillingFileError):
+        return None
+    if focus.looks_like_focus(columns):
+        return "focus"
+    if cur.looks_like_cur(columns):
+        return "cur"
+    if utilization.looks_like_dcgm(columns):
+        return "utilization"
+    return None
+
+
+def import_file(
+    path: Path,
+    *,
+    fmt: str | None = None,
+    provider: str = "",
+    user=None,
+    progress_factory: Callable[[int, str], Callable[[int], None]] | None = None,
+) -> ImportResult:
+    file = str(path)
+    check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
+    detected = detect_format(path)
+    if detected == "focus" and looks_like_azure_cost_details(header(path)):
+        # it would otherwise read as a FOCUS file short of its charge columns, a message that misleads
+        raise WrongFormatError(
+            file,
+            "this is an Azure cost details export (actual or amortized cost: Date, MeterCategory, "
+            "AdditionalInfo), not FOCUS; export Cost Management's FOCUS cost and usage dataset instead",
+        )
+    if fmt and detected and detected != fmt:
+        name = FORMAT_NAMES[detected]
+        if detected == "cur" and looks_like_legacy_cur(header(path)):
+            name = "an AWS legacy CUR export"
+        raise WrongFormatError(file, f"this is {name}, not {FORMAT_NAMES[fmt]} (--format {fmt})")
+    fmt = fmt or detected
+    if fmt is None:
+        raise WrongFormatError(
+            file, "not a FOCUS, CUR (2.0 or legacy) or utilization file (no known header); give --format"
+        )
+    if fmt == "utilization":
+        return utilization.import_utilization(path, user=user)
+    progress = progress_factory(count_rows(path), path.name) if progress_factory else None
+    if fmt == "focus":
+        chunks = focus.read_focus(
+            path, provider=provider, instance_types=getattr(settings, "BILLING_INSTANCE_TYPES", {})
+        )
+    else:
+        chunks = cur.read_cur(path, provider=provider or "aws")
+    with ThreadPoolExecutor(max_workers=1) as hashing:  # hashlib lets go of the GIL: hashed meanwhile
+        checksum = hashing.submit(file_sha256, path)
+        return store_chunks(
+            chunks,
+            file_name=path.name,
+            source_format=fmt,
+            provider=provider,
+            sha256=checksum.result,
+            user=user,
+            progress=progress,
+            location=file,
+            source_columns=focus.source_columns(header(path))
+            if fmt == "focus"
+            else cur.source_columns(header(path)),
+        )
+
+
+def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:
+    """Every file on its own (one bad file does not stop the others); errors collected in the result."""
+    total = ImportResult()
+    for path in paths:
+        path = Path(path)
+        try:
+            total.add(
+                import_file(path, fmt=fmt, provider=provider, user=user, progress_factory=progress_factory)
+            )
+        except BillingFileError as error:
+            total.errors.append(str(error))
+            try:
+                counted = not isinstance(error, WrongFormatError | FileOutOfBounds)  # never re-read a bomb
+                total.rejected += count_rows(path) if counted else 0
+            except (OSError, BillingFileError):
+                pass  # an unreadable file: its rows cannot be counted either
+    return total

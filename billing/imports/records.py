@@ -1,0 +1,107 @@
+"""The normalized spend rows every billing source yields, and the errors a bad file raises.
+
+Readers (focus.py, cur.py, cost_explorer.py) turn one source into pandas chunks with exactly
+NORMALIZED_COLUMNS; `store.py` is the only code that writes them. Money stays text here (validated
+as decimal numbers) so that no cost is ever rounded through a float on its way to the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuledger.errors import InputError
+
+NORMALIZED_COLUMNS = [
+    "source_row",
+    "charge_period_start",
+    "charge_period_end",
+    "billing_period_start",
+    "charge_category",
+    "is_correction",
+    "provider",
+    "billing_account_id",
+    "sub_account_id",
+    "sub_account_name",
+    "region",
+    "availability_zone",
+    "resource_id",
+    "resource_type",
+    "service_category",
+    "sku_id",
+    "instance_type",
+    "pricing_category",
+    "commitment_discount_id",
+    "commitment_status",
+    "consumed_quantity",
+    "consumed_unit",
+    "billed_cost",
+    "effective_cost",
+    "list_cost",
+    "contracted_cost",
+    "currency",
+    "tags",
+    "commitment_type",
+    "commitment_family",
+    "commitment_end",
+    "is_refund",
+]
+# What a row says of its commitment beyond its id and status (commitment_attribution.py): the kind
+# ("Reservation", "EC2 Instance Savings Plan"...), the instance family it is scoped to ("p5"; "" for a
+# flexible or spend-based one) and the end of its term (NaT where the export does not say). Not part
+# of a row's key (keys.py), so rows stored before these columns existed keep their keys.
+COMMITMENT_COLUMNS = ("commitment_type", "commitment_family", "commitment_end")
+# A credit that refunds a charge (CUR's Refund line; FOCUS has no such mark): the invoice view's own line
+# (invoice/lines.py). Not part of a row's key either, for the same reason.
+LABEL_COLUMNS = ("is_refund",)
+
+MAX_ROWS_PER_FILE = 20_000_000  # a bound on what one import may hold in a transaction
+CHUNK_ROWS = 100_000
+
+
+class BillingFileError(InputError):
+    """A file that cannot be imported; names the file, the row (CSV line, 1 = header) and the column."""
+
+    def __init__(self, file: str, message: str, *, row: int | None = None, column: str | None = None):
+        self.row = row
+        text = ":".join([file] + ([str(row)] if row is not None else []) + ([column] if column else []))
+        super().__init__(message=message, file=file, line=row, column=column, text=f"{text}: {message}")
+
+
+class WrongFormatError(BillingFileError):
+    """The file is another format than the one asked for (said in one line)."""
+
+
+@dataclass(frozen=True)
+class TagMapping:
+    """Which tags give team, project and environment (first present wins), and mark interruptible work."""
+
+    team: tuple[str, ...] = ("team", "cost-center")
+    project: tuple[str, ...] = ("project",)
+    environment: tuple[str, ...] = ("environment", "env")
+    interruptible: str = "interruptible"
+
+    @classmethod
+    def from_settings(cls, value: dict | None) -> TagMapping:
+        if not value:
+            return cls()
+        return cls(
+            team=tuple(value.get("team", cls.team)),
+            project=tuple(value.get("project", cls.project)),
+            environment=tuple(value.get("environment", cls.environment)),
+            interruptible=value.get("interruptible", cls.interruptible),
+        )
+
+    def pick(self, tags: dict, keys: tuple[str, ...]) -> str:
+        lowered = {str(k).lower(): v for k, v in tags.items()}
+        for key in keys:
+            value = lowered.get(key.lower())
+            if value not in (None, ""):
+                return str(value)[:100]
+        return ""
+
+
+def tag_mapping() -> TagMapping:
+    """The deployment's tag mapping (settings.BILLING_TAG_MAPPING; the defaults where unset)."""
+    from django.conf import settings
+
+    return TagMapping.from_settings(getattr(settings, "BILLING_TAG_MAPPING", None))

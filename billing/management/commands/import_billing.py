@@ -1,0 +1,47 @@
+"""`manage.py import_billing FILE... [--format focus|cur|utilization] [--provider NAME]`."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from billing.imports.importer import import_files
+
+
+class Command(BaseCommand):
+    help = "Import billing exports (FOCUS, AWS CUR 2.0) or GPU utilization; each file all or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+")
+        parser.add_argument(
+            "--format", choices=["focus", "cur", "utilization"], default=None, help="default: detected"
+        )
+        parser.add_argument(
+            "--provider", default="", help="provider name where the file has none (FOCUS ProviderName)"
+        )
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, **options):
+        bars = []
+
+        def progress_factory(total: int, name: str):
+            bar = tqdm(total=total, desc=name, unit="rows", file=self.stderr._out)
+            bars.append(bar)
+            return bar.update
+
+        result = import_files(
+            options["files"],
+            fmt=options["format"],
+            provider=options["provider"],
+            # a bar needs the file's rows counted first: a pass over the file only when it is shown
+            progress_factory=None if options["no_progress"] else progress_factory,
+        )
+        for bar in bars:
+            bar.close()
+        for name, rows in result.unmapped.most_common():
+            self.stderr.write(
+                f"unmapped instance type {name} ({rows} rows): kept without a GPU; map it in the catalog"
+            )
+        self.stdout.write(result.line())
+        if result.errors:
+            raise CommandError("\n".join(result.errors))

@@ -1,0 +1,302 @@
+"""Billing imports and the spend records they brought in.
+
+A SpendRecord is one billing line normalized across sources (FOCUS, AWS CUR 2.0, Cost Explorer).
+`row_key` (the primary key) is a 128-bit hash of the normalized row and its occurrence number within
+the file (keys.py), so re-importing a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
+defines them to be, in the charge period they correct; sums over a charge period include them.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from billing.choices import (
+    BillingFormat,
+    ChargeCategory,
+    CommitmentStatus,
+    PricingCategory,
+    RowKeyScheme,
+)
+
+MONEY = {"max_digits": 20, "decimal_places": 6}
+HOURS = {"max_digits": 18, "decimal_places": 6}
+
+
+class BillingImport(models.Model):
+    """One file (or one Cost Explorer pull) brought in; its rows are all stored or none."""
+
+    source_format = models.CharField(max_length=20, choices=BillingFormat.choices)
+    file_name = models.CharField(max_length=500)
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    provider = models.CharField(max_length=50, blank=True, help_text="--provider, when the file names none.")
+    rows_seen = models.PositiveIntegerField(default=0)
+    inserted = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    unmapped_instance_types = models.JSONField(
+        default=dict,
+        help_text="Instance type -> rows: names the GPU catalog does not know (kept, never guessed).",
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+    row_key_scheme = models.PositiveSmallIntegerField(
+        choices=RowKeyScheme.choices,
+        default=RowKeyScheme.COLUMN_HASH_128,
+        help_text="How this import's row keys were made; older keys are matched through the file's checksum.",
+    )
+
+    class Meta:
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_source_format_display()} {self.file_name} ({self.imported_at:%Y-%m-%d})"
+
+
+class BrinOnPostgres(models.Index):
+    """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
+    and largest value: a few pages for a table, nearly free to keep up, and enough for a column that
+    grows with the table as an import's id does (its rows are appended together)."""
+
+    def create_sql(self, model, schema_editor, using="", **kwargs):
+        if schema_editor.connection.vendor == "postgresql":
+            using = " USING brin"
+        return super().create_sql(model, schema_editor, using=using, **kwargs)
+
+
+class SpendRecord(models.Model):
+    """Indexes and constraints are kept to what queries and imports use, since every imported row pays for
+    each of them (docs/performance.md, "Billing import"): the row key is the primary key (one 16-byte
+    index serves identity and idempotency; a separate id would be a second index), the import is
+    found through a BRIN index (deleting an import; its rows lie together), and neither foreign key is
+    a database constraint. PostgreSQL checks a foreign key with a trigger per inserted row, which
+    costs an import of a million rows more than its COPY; here the import row is created in the same
+    transaction just before its rows, and the GPU is looked up in the catalog in Python (store.py), so
+    both references are valid by construction. Django still applies CASCADE and PROTECT on delete."""
+
+    row_key = models.UUIDField(
+        primary_key=True, editable=False, help_text="Hash of the normalized row: re-imports add nothing."
+    )
+    billing_import = models.ForeignKey(  # indexed by Meta's BRIN index
+        BillingImport, on_delete=models.CASCADE, related_name="records", db_constraint=False, db_index=False
+    )
+    source_row = models.PositiveIntegerField(help_text="Line (CSV, 1 = header) or row number in the file.")
+    charge_period_start = models.DateTimeField()
+    charge_period_end = models.DateTimeField()
+    billing_period_start = models.DateTimeField(null=True, blank=True)
+    charge_category = models.CharField(max_length=12, choices=ChargeCategory.choices)
+    is_correction = models.BooleanField(default=False, help_text="FOCUS ChargeClass = Correction: a delta.")
+    is_refund = models.BooleanField(
+        default=False, help_text="A credit refunding a charge (CUR's Refund line)."
+    )
+    provider = models.CharField(max_length=100)
+    billing_account_id = models.CharField(max_length=200, blank=True)
+    sub_account_id = models.CharField(max_length=200, blank=True)
+    sub_account_name = models.CharField(max_length=200, blank=True)
+    region = models.CharField(max_length=100, blank=True)
+    availability_zone = models.CharField(max_length=100, blank=True)
+    resource_id = models.CharField(max_length=500, blank=True)
+    resource_type = models.CharField(max_length=200, blank=True)
+    service_category = models.CharField(max_length=100, blank=True)
+    sku_id = models.CharField(max_length=200, blank=True)
+    instance_type = models.CharField(max_length=150, blank=True)
+    gpu = models.ForeignKey(  # no index: no query looks rows up by GPU (a GPU's deletion scans, rarely)
+        "pricing.GpuModel",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        db_constraint=False,
+        db_index=False,
+    )
+    gpus_per_instance = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
+    pricing_category = models.CharField(max_length=12, choices=PricingCategory.choices)
+    commitment_discount_id = models.CharField(max_length=500, blank=True)
+    commitment_status = models.CharField(max_length=8, choices=CommitmentStatus.choices, blank=True)
+    consumed_quantity = models.DecimalField(**HOURS, null=True, blank=True)
+    consumed_unit = models.CharField(max_length=50, blank=True)
+    instance_hours = models.DecimalField(**HOURS, default=0)
+    gpu_hours = models.DecimalField(**HOURS, default=0)
+    billed_cost = models.DecimalField(**MONEY)
+    effective_cost = models.DecimalField(**MONEY)
+    list_cost = models.DecimalField(**MONEY, null=True, blank=True)
+    contracted_cost = models.DecimalField(**MONEY, null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    team = models.CharField(max_length=100, blank=True)
+    project = models.CharField(max_length=100, blank=True)
+    environment = models.CharField(max_length=100, blank=True)
+    tags = models.JSONField(default=dict, blank=True)
+    # What the export says of the row's commitment (docs/billing.md, "Commitments attributed honestly")
+    commitment_type = models.CharField(max_length=100, blank=True, help_text="Reservation, Savings Plan...")
+    commitment_family = models.CharField(
+        max_length=50,
+        blank=True,
+        help_text="Instance family the commitment is scoped to (p5); blank if none.",
+    )
+    commitment_gpu_scope = models.BooleanField(
+        default=False, help_text="The commitment's family has GPU instance types in the catalog."
+    )
+    commitment_end = models.DateTimeField(null=True, blank=True, help_text="End of the commitment's term.")
+
+    class Meta:
+        ordering = ["charge_period_start", "row_key"]
+        indexes = [
+            models.Index(fields=["charge_period_start"], name="spend_charge_start"),
+            BrinOnPostgres(fields=["billing_import"], name="spend_import"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(instance_hours__gte=0) | Q(is_correction=True), name="spend_hours_sign"
+            ),
+            models.CheckConstraint(
+                condition=Q(charge_period_end__gte=models.F("charge_period_start")), name="spend_period_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.instance_type or self.service_category} {self.charge_period_start:%Y-%m-%d}"
+
+
+class GpuUtilization(models.Model):
+    """Mean utilization of one GPU of one resource over one clock hour (DCGM or Prometheus samples)."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="utilization")
+    resource_id = models.CharField(
+        max_length=500, help_text="Matches SpendRecord.resource_id (or the hostname)."
+    )
+    gpu_index = models.PositiveSmallIntegerField()
+    hour = models.DateTimeField(help_text="Start of the clock hour (UTC).")
+    utilization_pct = models.DecimalField(max_digits=6, decimal_places=2)
+    memory_used_mib = models.DecimalField(max_digits=12, decimal_places=1, null=True, blank=True)
+    samples = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["resource_id", "hour", "gpu_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["resource_id", "gpu_index", "hour"], name="gpu_utilization_unique_hour"
+            ),
+            models.CheckConstraint(
+                condition=Q(utilization_pct__gte=0, utilization_pct__lte=100),
+                name="gpu_utilization_pct_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.resource_id} gpu{self.gpu_index} {self.hour:%Y-%m-%d %H}h {self.utilization_pct}%"
+
+
+class SpendGrant(models.Model):
+    """An admin's grant that lets the engineers of one team see that team's spend (and no other team's).
+
+    Spend data is finance and admin only by default (docs/billing.md, "Who sees spend"); a grant is the
+    one explicit exception. It is edited on the admin site only (admin role); deleting it revokes the
+    access, and the admin site's history keeps who granted and who revoked it when."""
+
+    team = models.OneToOneField("accounts.Team", on_delete=models.CASCADE, related_name="spend_grant")
+    spend_team = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The team's name as the bills' tags spell it (SpendRecord.team); blank: the team's slug.",
+    )
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="spend_grants_given"
+    )
+    granted_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["team__name"]
+
+    def __str__(self) -> str:
+        return f"{self.team} sees the spend of team {self.spend_label!r}"
+
+    @property
+    def spend_label(self) -> str:
+        return self.spend_team or self.team.slug
+
+
+class SpendSnapshot(models.Model):
+    """One month's spend rows in the review's columnar form (Arrow IPC, LZ4), built by the first
+    review that reads the month after an import and valid while `data_key` matches the stored rows
+    (spend_snapshot.py). Derived data: deleting one only makes the next review read the month again."""
+
+    month = models.DateField(unique=True, help_text="First day of the month of ChargePeriodStart (UTC).")
+    data_key = models.CharField(max_length=300, help_text="The stored spend rows it was built from.")
+    rows = models.PositiveIntegerField()
+    data = models.BinaryField()
+    built_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"spend snapshot {self.month:%Y-%m} ({self.rows} rows)"
+
+
+class Budget(models.Model):
+    """A team's GPU budget for one month (docs/billing.md, "Budgets"), edited by finance and admin.
+
+    `team` is the team as the bills' tags spell it (SpendRecord.team, as spend grants spell it), so a
+    granted engineer reads the budgets of their own spend teams. The amount is in its own currency; the
+    spend is converted into it through stored FX rates, so a currency without one is refused."""
+
+    team = models.CharField(max_length=100, help_text="The team as the bills' team tag spells it.")
+    month = models.DateField(help_text="First day of the month.")
+    amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    notify_email = models.EmailField(
+        blank=True, help_text="Who gets the 80% and 100% forecast e-mails; blank: every finance user."
+    )
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["month", "team"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "month"], name="budget_team_month"),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="budget_amount_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} {self.month:%Y-%m}: {self.amount} {self.currency}"
+
+
+class BudgetAlert(models.Model):
+    """One forecast threshold (80 or 100%) crossed by one budget: the unique row is what makes its e-mail
+    go exactly once, however often the month is re-checked (budget_checks.py)."""
+
+    budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="alerts")
+    threshold_pct = models.PositiveSmallIntegerField()
+    forecast = models.DecimalField(**MONEY)
+    event = models.ForeignKey(
+        "procurement.ChangeEvent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["budget", "threshold_pct"]
+        constraints = [
+            models.UniqueConstraint(fields=["budget", "threshold_pct"], name="budget_alert_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.budget}: forecast crossed {self.threshold_pct}%"
+
+
+class SpendCheck(models.Model):
+    """One import's re-check of one month's anomalies and budgets (tasks.check_spend_after_import). Unique
+    per import and month, so a redelivered or repeated task checks nothing twice."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="spend_checks")
+    month = models.DateField()
+    result = models.JSONField(default=dict, help_text="Anomalies found and budget states at the check.")
+    checked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-checked_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["billing_import", "month"], name="spend_check_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"check of {self.month:%Y-%m} after import {self.billing_import_id}"

@@ -1,0 +1,374 @@
+"""Reads for the spend review: stored spend rows and utilization as engine frames, and the prices
+the savings need from the catalog. The only ORM code of the review; the engine gets plain frames."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from decimal import Decimal
+from statistics import median
+
+import numpy as np
+import pandas as pd
+from django.db import connection
+
+from billing.imports.records import tag_mapping
+from billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
+from billing.review.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
+from billing.review.engine import (
+    MICRO,
+    REVIEW_COLUMNS,
+    ReviewRequest,
+    categorized,
+    empty_frame,
+    stored_amount_too_large,
+    text_category,
+)
+from billing.review.fx_months import month_bounds, months_between, rates_by_month
+from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
+from billing.storage.spend_columns import FRAME_COLUMNS, spend_columns
+from billing.storage.spend_snapshot import snapshot_spend_frame
+from pricing.choices import PricingModel
+from pricing.fx import fx_rates
+from pricing.models import FxRate
+from pricing.price_quality import ILLUSTRATIVE, price_quality
+from pricing.selectors import current_price_observations, price_staleness
+from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
+
+# The cost engine's spot defaults (procurement/ranking/options.py): a one-minute checkpoint write and a
+# six-minute restart; the interruption rate of Spot Advisor band 2 (10-15% a month) where the review
+# does not know the instance's own band.
+SPOT_CHECKPOINT_WRITE_HOURS = Decimal(1) / 60
+SPOT_RESTART_HOURS = Decimal("0.1")
+SPOT_BAND = 2
+COMMITTED_MODELS = (PricingModel.RESERVED_1Y, PricingModel.SAVINGS_PLAN_1Y)
+
+
+def _micros(value) -> int:
+    return 0 if value is None else int((value * MICRO).to_integral_value())
+
+
+SPEND_SQL = """
+SELECT r.charge_period_start, r.charge_period_end, r.charge_category, r.provider, r.region, r.resource_id,
+       r.instance_type, COALESCE(g.slug, ''), r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team,
+       r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags,
+       r.service_category, r.commitment_discount_id, r.commitment_type, r.commitment_family,
+       r.commitment_gpu_scope, r.commitment_end
+FROM billing_spendrecord r LEFT JOIN pricing_gpumodel g ON g.id = r.gpu_id
+"""  # SQLite: one read of exactly the engine's columns; values_list's per-value converters cost 50 us a row
+MONEY_AND_HOURS = [
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+]
+
+
+def _micro_column(values: list, name: str) -> np.ndarray:
+    """Exact micro-units from Decimal (PostgreSQL) or from SQLite's stored numbers (already floats there,
+    which is what the ORM would read too), None as 0."""
+    if any(isinstance(v, Decimal) for v in values):
+        micros = [_micros(v) for v in values]
+        largest = max(map(abs, micros), default=0)
+    else:
+        floats = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        micros = np.nan_to_num(np.rint(floats * MICRO))
+        largest = np.abs(micros).max() if len(micros) else 0
+    if largest >= 2**63:
+        raise stored_amount_too_large(name)
+    return np.asarray(micros).astype(np.int64)
+
+
+def spend_frame(request: ReviewRequest) -> pd.DataFrame:
+    """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
+    start, _ = request.previous
+    if connection.vendor == "postgresql" and not request.allowed_teams:
+        # every team's rows (finance, admin, commands): each month from its stored columnar snapshot
+        return snapshot_spend_frame(start, request.end, interruptible_tag=tag_mapping().interruptible)
+    params = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (start, request.end)
+    ]
+    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+    if request.allowed_teams:  # an engineer's granted access: other teams' rows never leave the database
+        where += " AND r.team IN (" + ", ".join(["%s"] * len(request.allowed_teams)) + ")"
+        params += list(request.allowed_teams)
+    if connection.vendor == "postgresql":
+        return copied_spend_frame(where, params)
+    return fetched_spend_frame(where, params)
+
+
+def copied_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
+    """PostgreSQL: the columns straight from the server as one CSV stream (spend_columns.py); only the
+    engine `columns` asked, when given."""
+    with connection.cursor() as cursor:
+        return spend_columns(cursor.cursor, where, params, tag_mapping().interruptible, columns)
+
+
+def _tag_text(value) -> str:
+    """A tag's value as PostgreSQL's `tags ->> key` writes it (NULL and absent as "")."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def fetched_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
+    """Any database: fetched rows packed into columns (a million rows take 20-30 s this way); the engine
+    `columns` asked, when given, picked from the whole frame (SQLite: the embedded default's bills)."""
+    frame = _fetched_frame(where, params)
+    return frame if list(columns) == FRAME_COLUMNS or frame.empty else frame[list(columns)]
+
+
+def _fetched_frame(where: str, params: list) -> pd.DataFrame:
+    with connection.cursor() as cursor:
+        cursor.execute(SPEND_SQL + where, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return empty_frame()
+    columns = list(zip(*rows, strict=True))
+    del rows
+    frame = pd.DataFrame(
+        {name: pd.Series(columns[i], dtype=object) for i, name in enumerate(REVIEW_COLUMNS[:14])}
+    )
+    for column in ("charge_period_start", "charge_period_end"):
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").dt.as_unit("ns")
+    frame["gpus_per_instance"] = [0.0 if v is None else float(v) for v in columns[8]]
+    for offset, name in enumerate(MONEY_AND_HOURS):
+        frame[name] = _micro_column(columns[14 + offset], name)
+    marker, flags = tag_mapping().interruptible, {}
+    # SQLite gives the JSON text, PostgreSQL may give it parsed: key on the text, parse each distinct one once
+    keys = [t if isinstance(t, str) else json.dumps(t or {}, sort_keys=True) for t in columns[19]]
+    for key in set(keys):
+        tags = json.loads(key) or {}
+        flags[key] = (_tag_text(tags.get(marker)).lower() == "true", _tag_text(tags.get("workload")))
+    frame["interruptible"] = [flags[k][0] for k in keys]
+    frame["workload"] = [flags[k][1] for k in keys]
+    frame["service_category"] = pd.Series(columns[20], dtype=object)
+    for offset, name in enumerate(COMMITMENT_TEXT_COLUMNS):
+        frame[name] = text_category(pd.Series(columns[21 + offset], dtype=object).fillna(""))
+    frame["commitment_gpu_scope"] = np.array([bool(v) for v in columns[24]], dtype=bool)
+    frame["commitment_end"] = pd.to_datetime(
+        pd.Series(columns[25], dtype=object), utc=True, format="ISO8601"
+    ).dt.as_unit("ns")
+    # text as categories here, once per read: the engine filters and groups on their integer codes
+    return categorized(frame[REVIEW_COLUMNS + COMMITMENT_COLUMNS])
+
+
+def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
+    rows = GpuUtilization.objects.filter(
+        hour__gte=dt.datetime.combine(request.start, dt.time(), tzinfo=dt.UTC),
+        hour__lt=dt.datetime.combine(request.end, dt.time(), tzinfo=dt.UTC),
+    ).values_list("resource_id", "gpu_index", "hour", "utilization_pct")
+    frame = pd.DataFrame.from_records(
+        list(rows), columns=["resource_id", "gpu_index", "hour", "utilization_pct"]
+    )
+    if frame.empty:
+        return frame
+    frame["hour"] = pd.to_datetime(frame["hour"], utc=True)
+    frame["utilization_pct"] = frame["utilization_pct"].astype(float)
+    return frame
+
+
+def spot_overhead() -> tuple[Decimal, tuple[str, ...]]:
+    economics = spot_economics(
+        spot_price_per_hour=Decimal(1),
+        rate_per_hour=band_interruption_rate_per_hour(SPOT_BAND),
+        checkpoint_write_hours=SPOT_CHECKPOINT_WRITE_HOURS,
+        restart_hours=SPOT_RESTART_HOURS,
+    )
+    return economics.overhead, (
+        "interruption rate of Spot Advisor band 10-15% a month; checkpoint write 1 minute every "
+        f"{economics.interval_hours * 60:.0f} minutes, restart 6 minutes",
+    )
+
+
+def price_context(frame: pd.DataFrame, currency: str = "USD") -> PriceContext:
+    """Catalog prices for the (provider, instance type, region) triples the review rows use."""
+    triples = frame[["provider", "instance_type", "region"]].drop_duplicates()  # a few, of up to millions
+    keys = (
+        set(zip(*(triples[c].astype(object) for c in triples.columns), strict=True)) if len(frame) else set()
+    )
+    keys = {key for key in keys if key[1]}
+    providers = {k[0] for k in keys}
+    names = {k[1] for k in keys}
+    rates = fx_rates(base="USD")
+    spot_prices: dict[tuple, list[Decimal]] = {}
+    committed: dict[tuple, Decimal] = {}
+    observations = current_price_observations(
+        offer__instance_type__provider__slug__in=providers,
+        offer__instance_type__name__in=names,
+        pricing_model__in=[PricingModel.SPOT, *COMMITTED_MODELS],
+    ).values_list(
+        "offer__instance_type__provider__slug",
+        "offer__instance_type__name",
+        "offer__region__code",
+        "pricing_model",
+        "amount_per_hour",
+        "currency",
+        "offer__zone",
+        "observed_at",
+        "source",
+        "refresh__source",
+        "id",
+        "payment_option",
+        "commitment_kind",
+    )
+    spot_sources: dict[tuple, list[PriceUsed]] = {}
+    committed_sources: dict[tuple, PriceUsed] = {}
+    for (
+        provider,
+        name,
+        region,
+        model,
+        amount,
+        price_currency,
+        zone,
+        observed_at,
+        source,
+        refresh,
+        price_id,
+        payment,
+        kind,
+    ) in observations:
+        key = (provider, name, region)
+        if key not in keys or price_currency not in rates:
+            continue
+        quality = price_quality(source)
+        if model != PricingModel.SPOT and quality == ILLUSTRATIVE:
+            continue  # a made-up commitment price never decides a finance figure
+        usd = amount * rates[price_currency]
+        value = usd if currency == "USD" else usd / rates.get(currency, Decimal(1))
+        described = (provider, name, region, zone, str(model), payment, kind)
+        used = PriceUsed(
+            label=" ".join(part for part in described if part),
+            observed_at=observed_at.isoformat() if observed_at else None,
+            quality=quality,
+            source=source,
+            pricing_model=str(model),
+            price_id=price_id,
+            stale_after_hours=price_staleness(model, refresh, observed_at, observed_at)[1]
+            if observed_at
+            else None,
+        )
+        if model == PricingModel.SPOT:
+            spot_prices.setdefault(key, []).append(value)
+            spot_sources.setdefault(key, []).append(used)  # every zone's price goes into the median
+        elif key not in committed or value < committed[key]:
+            committed[key], committed_sources[key] = value, used  # the cheapest commitment is the one used
+    overhead, assumptions = spot_overhead()
+    return PriceContext(
+        spot={key: Decimal(median(values)) for key, values in spot_prices.items()},
+        committed=committed,
+        spot_overhead=overhead,
+        spot_assumptions=assumptions,
+        cheaper_gpu=cheaper_gpu_options(frame),
+        spot_sources={key: tuple(values) for key, values in spot_sources.items()},
+        committed_sources={key: (used,) for key, used in committed_sources.items()},
+    )
+
+
+def cheaper_gpu_options(frame: pd.DataFrame) -> dict[str, CheaperGpu]:
+    """Resources tagged `workload=<stored workload name>`: the latest stored ranking's cheapest row against
+    the row of the resource's own instance type (same provider), as a job-cost ratio. The workload is the
+    one of that name of the row's own team (the team whose spend the bills tag with the row's team, as
+    grants spell it: SpendGrant.spend_label), else one stored without a team; never another team's,
+    since two teams may well name their workloads alike. A resource tagged with different teams or
+    workloads gets no option (which one it runs is unknown)."""
+    if frame.empty:
+        return {}
+    linked = frame[frame["workload"] != ""][
+        ["resource_id", "workload", "team", "provider", "instance_type"]
+    ].drop_duplicates()
+    links = linked[["resource_id", "workload", "team"]].drop_duplicates()["resource_id"].value_counts()
+    linked = linked[linked["resource_id"].isin(set(links[links == 1].index))]
+    workloads = _workloads_by_team(set(linked["workload"].astype(object)))
+    options = {}
+    for row in linked.itertuples(index=False):
+        workload = workloads.get((row.workload, row.team)) or workloads.get((row.workload, None))
+        option = _cheaper_option(workload, row.provider, row.instance_type)
+        if option is not None:
+            options[row.resource_id] = option
+    return options
+
+
+def _workloads_by_team(names: set[str]) -> dict[tuple[str, str | None], object]:
+    """(workload name, spend team label or None for no team) -> the latest updated such workload."""
+    from procurement.models import Workload
+
+    found = {}
+    for workload in Workload.objects.filter(name__in=names).select_related("team").order_by("updated_at"):
+        found[(workload.name, _spend_label(workload.team))] = workload
+    return found
+
+
+def _spend_label(team) -> str | None:
+    """The team's name as bills tag it: its grant's spend team, else its slug (None: no team)."""
+    if team is None:
+        return None
+    grant = SpendGrant.objects.filter(team=team).first()
+    return grant.spend_label if grant else team.slug
+
+
+def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu | None:
+    latest = workload.recommendations.first() if workload else None
+    results = [r for r in (latest.results if latest else []) if r.get("total_cost")]
+    if not results:
+        return None
+    cheapest = min(results, key=lambda r: Decimal(r["total_cost"]))
+    current = [
+        r
+        for r in results
+        if r.get("provider") == provider
+        and r.get("instance_type") == instance_type
+        and r.get("pricing_model") == "on_demand"
+    ]
+    if not current:
+        return None
+    ratio = Decimal(cheapest["total_cost"]) / min(Decimal(r["total_cost"]) for r in current)
+    if ratio >= 1:
+        return None
+    target = f"{cheapest['provider']} {cheapest['instance_type']} x{cheapest.get('instances', 1)} ({cheapest['gpu']}, {cheapest['pricing_model']})"
+    return CheaperGpu(cost_ratio=ratio, target=target)
+
+
+def fx_history() -> dict[str, list[tuple[dt.date, Decimal]]]:
+    """Every stored rate into USD, by currency, oldest first. Read per call, not cached: a few dozen rows,
+    no slower than a cached read with its price-version check (benchmarks/cache_bench.py, 1.3x)."""
+    history: dict[str, list[tuple[dt.date, Decimal]]] = {}
+    for code, day, rate in (
+        FxRate.objects.filter(base="USD")
+        .order_by("currency", "as_of")
+        .values_list("currency", "as_of", "rate")
+    ):
+        history.setdefault(code, []).append((day, rate))
+    return history
+
+
+def review_fx_months(currency: str, start: dt.date, end: dt.date) -> dict[str, dict[str, Decimal]]:
+    """fx_months.rates_by_month of every month [start, end) touches."""
+    return rates_by_month(fx_history(), currency, months_between(start, end))
+
+
+def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> list[str]:
+    """The file names of the imports with rows in `currency` charged in `month` ('YYYY-MM'), of the
+    granted teams only when given (a warning never names another team's bill)."""
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in month_bounds(month))
+    rows = SpendRecord.objects.filter(
+        currency=currency, charge_period_start__gte=first, charge_period_start__lt=following
+    )
+    if allowed_teams:
+        rows = rows.filter(team__in=allowed_teams)
+    names = BillingImport.objects.filter(pk__in=rows.values("billing_import_id").distinct())
+    return sorted(set(names.values_list("file_name", flat=True)))
+
+
+def review_fx(currency: str) -> dict[str, Decimal]:
+    """Units of `currency` one unit of each stored currency buys, through USD. Every review request
+    reads them, cached ones included (they are part of its key); one small query, which a cache did not
+    beat (benchmarks/cache_bench.py: the cached read 0.3-1.2x the query's speed)."""
+    rates = fx_rates(base="USD")
+    if currency not in rates:
+        return {}
+    return {code: rate / rates[currency] for code, rate in rates.items()}

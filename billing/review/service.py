@@ -1,0 +1,101 @@
+"""The spend review end to end for the shells (command, page, API): read, price, review."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from billing.finance import anomalies
+from billing.finance.sections import finance_review
+from billing.review import selectors
+from billing.review.cache import cached_review
+from billing.review.engine import ReviewRequest, non_gpu_breakdown, spend_review
+from billing.review.fx_months import missing_rate_warning
+from billing.review.report import review_report_data
+
+
+def build_review(request: ReviewRequest) -> dict:
+    """The review's JSON (cached per request and data version: review/cache.py)."""
+    return cached_review("review", request, lambda: _build_review(request))
+
+
+def _build_review(request: ReviewRequest) -> dict:
+    frame = selectors.spend_frame(request)
+    period_rows = frame  # prices for every triple seen (the previous period's are harmless)
+    utilization = selectors.utilization_frame(request)
+    review = spend_review(
+        frame,
+        request,
+        prices=selectors.price_context(period_rows, request.currency),
+        utilization=utilization,
+    )
+    review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
+    return with_warnings(review, request)
+
+
+def with_warnings(review: dict, request: ReviewRequest) -> dict:
+    """The review's `warnings` (lines for people): each missing FX rate, naming its bills and month."""
+    warnings = [
+        missing_rate_warning(
+            entry,
+            request.currency,
+            selectors.bills_of(entry["currency"], entry["month"], request.allowed_teams),
+        )
+        for entry in review.get("fx_missing", [])
+    ]
+    return review | {"warnings": warnings}
+
+
+def make_request(
+    *, start, end, team="", project="", provider="", currency="USD", scope=None, allocation=""
+) -> ReviewRequest:
+    """`scope` (access.SpendScope) limits the teams for an engineer's granted access; None: every team
+    (the caller has already checked finance or admin, or runs as a command)."""
+    allowed = () if scope is None else scope.teams
+    team = team if scope is None else scope.team_filter(team)
+    return ReviewRequest(
+        start=start,
+        end=end,
+        team=team,
+        project=project,
+        provider=provider,
+        currency=currency,
+        fx_to_currency=selectors.review_fx(currency),
+        allowed_teams=allowed,
+        allocation=allocation,
+        fx_months=fx_months_of(currency, start, end),
+    )
+
+
+def fx_months_of(currency: str, start, end) -> dict:
+    """The charge-month rates a review of [start, end) converts with: its months, the period before (the
+    trends) and the anomaly baseline's window before that."""
+    length = end - start
+    earliest = start - length - dt.timedelta(days=anomalies.WINDOW_DAYS)
+    return selectors.review_fx_months(currency, earliest, end)
+
+
+def build_report(request: ReviewRequest) -> dict:
+    """The review as the report data object (review/report.py), with the non-GPU spend broken down
+    (cached as build_review is)."""
+    return cached_review("report", request, lambda: _build_report(request))
+
+
+def _build_report(request: ReviewRequest) -> dict:
+    frame = selectors.spend_frame(request)
+    utilization = selectors.utilization_frame(request)
+    review = spend_review(
+        frame,
+        request,
+        prices=selectors.price_context(frame, request.currency),
+        utilization=utilization,
+    )
+    review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
+    review = with_warnings(review, request)
+    filters = {"team": request.team, "project": request.project, "provider": request.provider}
+    return review_report_data(
+        review,
+        start=request.start,
+        end=request.end,
+        filters=filters,
+        non_gpu=non_gpu_breakdown(frame, request),
+    )

@@ -1,0 +1,13 @@
+"""Where the spend review's aggregates can be computed from (issue 28, item 1: the start of it).
+
+One small interface: a store keeps spend rows as columnar files partitioned by charge month
+(`ParquetSpendStore`: `write` a frame of review rows, `files` of the months a period touches), and
+`duckdb_review.review_sums` computes the review's GPU aggregates over them in DuckDB SQL, reading only
+those months and columns, the team scope applied in the query. Today's pandas engine (review/engine.py) is
+still what every page and command reads; tests/billing/test_storage_duckdb.py proves the DuckDB sums
+equal its totals to the cent on every test bill, the first step of moving the review onto this store.
+"""
+
+from billing.storage.parquet import ParquetSpendStore
+
+__all__ = ["ParquetSpendStore"]
