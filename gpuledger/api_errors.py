@@ -43,15 +43,14 @@ def error_body(path: str, message: str) -> dict:
     return {"errors": [{"path": path, "message": message}]}
 
 
-def input_error_body(error: InputError, *, prefix: str = "") -> dict:
-    """The one shape for an InputError: every problem it carries, each path under `prefix` (a field
-    nested in the request, e.g. ``workload.``)."""
-    return {"errors": [{"path": prefix + path, "message": message} for path, message in error.problems]}
+def input_error_body(error: InputError) -> dict:
+    """The one shape for an InputError: every problem it carries, each by its path."""
+    return {"errors": [{"path": path, "message": message} for path, message in error.problems]}
 
 
-def input_error_response(error: InputError, *, prefix: str = "", status_code: int = 400) -> Response:
-    """400 (or `status_code`) naming every bad field; nothing was stored."""
-    return Response(input_error_body(error, prefix=prefix), status=status_code)
+def input_error_response(error: InputError) -> Response:
+    """400 naming every bad field; nothing was stored."""
+    return Response(input_error_body(error), status=status.HTTP_400_BAD_REQUEST)
 
 
 def error_entries(detail, path: str = "") -> list[dict]:
