@@ -10,9 +10,11 @@ SQLite file; the cache is Redis with REDIS_URL, as with several workers, else pr
 
 "warm" is what a request pays with the entry present, the price version read included (one query: a
 request reads it once and every cached part of a page shares it, so this overstates a warm page part).
-A cache is worth keeping (docs/performance.md, "What is cached") when a warm read is at least
-KEEP_RATIO times faster than the build and saves at least KEEP_MS: a page has about 5 ms of CPU to
-meet its load target on two cores, so a cache that saves less than a millisecond buys nothing there.
+A cache is worth keeping (docs/performance.md, "What is cached") when a warm read saves at least KEEP_MS
+and is at least KEEP_RATIO times faster than the build: a page has about 5 ms of CPU to meet its load
+target on two cores, so a cache that saves less than a millisecond buys nothing there. The FX caches
+the audit dropped are measured as they were (a price-version read around the query), so a rerun shows
+whether dropping them still holds.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-KEEP_RATIO = 3.0
+KEEP_RATIO = 2.0
 KEEP_MS = 1.0
 REPEAT = 15
 SPEC = {"name": "bench", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
@@ -80,14 +82,13 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
     from django.utils import timezone
 
     from billing.models import SpendRecord
-    from billing.review.selectors import fx_history, review_fx
+    from billing.review.selectors import fx_history
     from billing.review.service import _build_review, build_review, make_request
     from gpuledger.roles import _role_groups, user_roles
     from pricing.api.views import offer_count
     from pricing.catalog_cheapest import cheapest_gpu_prices
     from pricing.catalog_table import CHEAPEST_READ, _cheapest_until_stale
     from pricing.fx import fx_rates
-    from pricing.models import FxRate
     from pricing.offer_pages import current_price_count, current_price_freshness, offer_frame_page
     from pricing.price_cache import read_until_stale
     from pricing.selectors import with_staleness
@@ -142,16 +143,16 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
             price_freshness,
         ),
         (
-            "review FX rates",
+            "review FX rates (dropped)",
             "billing/review/selectors.py review_fx",
             lambda: fx_rates(base="USD"),
-            lambda: review_fx("USD"),
+            lambda: read_until_stale("bench-usd-fx-rates", lambda now: (fx_rates(base="USD"), None)),
         ),
         (
-            "review FX history",
+            "review FX history (dropped)",
             "billing/review/selectors.py fx_history",
-            lambda: list(FxRate.objects.filter(base="USD").order_by("currency", "as_of").values_list()),
             fx_history,
+            lambda: read_until_stale("bench-usd-fx-history", lambda now: (fx_history(), None)),
         ),
         (
             "spend review (one month)",
