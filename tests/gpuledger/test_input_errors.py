@@ -9,13 +9,13 @@ from gpuledger.accounts.teams import TeamChoiceError
 from gpuledger.accounts.tokens import TokenError
 from gpuledger.api_errors import api_exception_handler
 from gpuledger.errors import InputError
+from planning.engine.errors import PlanInputError
 from pricing.catalog import CatalogError
 from pricing.providers.records import SourceRowError
 from procurement.architectures import ArchitectureFileError
 from procurement.benchmarks.document import BenchmarkDocumentError
 from procurement.costing.documents import DocumentSyntaxError
 from procurement.costing.values import CostInputError
-from procurement.planning.errors import PlanInputError
 from procurement.ranking.interconnects import InterconnectTableError
 from procurement.reports.registry import ReportInputError
 from procurement.services.recommendations import WorkloadSpecInputError
