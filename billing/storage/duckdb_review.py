@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import duckdb
 
 from billing.review.engine import BREAKDOWNS
+from billing.storage.import_datasets import ImportDatasets
 from billing.storage.parquet import ParquetSpendStore
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
@@ -45,7 +46,7 @@ SUMS = "sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hou
 
 
 def review_sums(
-    store: ParquetSpendStore, start: dt.date, end: dt.date, allowed_teams: Sequence[str] = ()
+    store: ParquetSpendStore | ImportDatasets, start: dt.date, end: dt.date, allowed_teams: Sequence[str] = ()
 ) -> dict:
     """{"gpu": (billed, effective, list, gpu-hours) micro-units of GPU usage, "all_effective": the
     effective micro-units of every row, and each review breakdown name -> {label: (effective,
@@ -61,9 +62,10 @@ def review_sums(
         if allowed_teams:
             where += f" AND team IN ({', '.join('?' * len(allowed_teams))})"
             params += list(allowed_teams)
-        # only the columns the aggregates read, of the months asked (one file each)
+        # only the columns the aggregates read, of the months asked; rows stored by two imports once
+        unique = "DISTINCT ON (row_key_hi, row_key_lo) " if getattr(store, "keyed", False) else ""
         connection.execute(
-            f"CREATE TEMP TABLE spend AS SELECT {', '.join(READ)} FROM read_parquet(?) WHERE {where}",  # noqa: S608 (fixed SQL; values are parameters)
+            f"CREATE TEMP TABLE spend AS SELECT {unique}{', '.join(READ)} FROM read_parquet(?) WHERE {where}",  # noqa: S608 (fixed SQL; values are parameters)
             [files, *params],
         )
         gpu = connection.execute(f"SELECT {SUMS} FROM spend WHERE {GPU_USAGE}").fetchone()  # noqa: S608 (fixed SQL)
