@@ -131,10 +131,17 @@ def _micros(values: pd.Series) -> pa.Array:
     return pa.array(np.asarray(table, dtype=object)[codes], type=pa.int64())
 
 
+class MicrosOutOfRange(ValueError):
+    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion)."""
+
+
 def _micro(value) -> int | None:
     if value is None or value is pd.NA or value == "" or (isinstance(value, float) and np.isnan(value)):
         return None
-    return int((Decimal(str(value)) * MICRO).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    micros = int((Decimal(str(value)) * MICRO).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    if not -(2**63) <= micros < 2**63:
+        raise MicrosOutOfRange(value)
+    return micros
 
 
 class DatasetWriter:
@@ -146,9 +153,15 @@ class DatasetWriter:
         self.incoming = self.root / f".incoming-{uuid.uuid4().hex}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._rows: dict[str, int] = {}
+        self.given_up = False
+
+    def give_up(self) -> None:
+        """No dataset for this import (its rows stay readable from the database only)."""
+        self.abandon()
+        self.given_up = True
 
     def write(self, table: pa.Table) -> None:
-        if table.num_rows == 0:
+        if table.num_rows == 0 or self.given_up:
             return
         months = pc.strftime(table["charge_period_start"], format="%Y-%m").to_numpy(zero_copy_only=False)
         for month in np.unique(months):
@@ -167,7 +180,7 @@ class DatasetWriter:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
-        if not self._rows:
+        if not self._rows or self.given_up:
             self.abandon()
             return []
         target = self.root / name

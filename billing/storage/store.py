@@ -28,7 +28,7 @@ from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from billing.models import BillingImport, BillingImportFile, SpendRecord
-from billing.storage.datasets import DatasetWriter, dataset_frame
+from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
 from billing.storage.keys import OccurrenceCounter, row_key_lanes, row_keys
 from billing.storage.legacy_keys import LegacyRows
 from billing.storage.spend_writer import SpendWriter
@@ -129,7 +129,7 @@ def store_chunks(
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
                 lanes = row_key_lanes(rows, seen)
-                dataset.write(dataset_frame(rows, lanes))  # every row of the file, as read
+                _write_dataset(dataset, rows, lanes)
                 result.rows_seen += len(rows)
                 if legacy:
                     writer.settle()  # the database is the legacy lookup's now
@@ -153,6 +153,18 @@ def store_chunks(
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
+
+
+def _write_dataset(dataset: DatasetWriter, rows: pd.DataFrame, lanes) -> None:
+    """Every row of the file, as read, into the import's dataset. An amount beyond int64 micro-units
+    leaves the import without one: readers then read every row from the database, where the review
+    refuses that amount naming its column (review.stored_amount_too_large)."""
+    if dataset.given_up:
+        return
+    try:
+        dataset.write(dataset_frame(rows, lanes))
+    except MicrosOutOfRange:
+        dataset.give_up()
 
 
 @contextmanager

@@ -19,6 +19,8 @@ import pytest
 from billing.imports.importer import import_file
 from billing.imports.records import BillingFileError
 from billing.models import BillingImport, BillingImportFile
+from billing.review import selectors
+from billing.review.service import _build_review, make_request
 from billing.storage.duckdb_review import review_sums
 from billing.storage.import_datasets import ImportDatasets
 from tests.billing.catalog import import_demo_billing, make_catalog
@@ -104,3 +106,20 @@ def test_a_bill_of_two_months_is_partitioned_by_charge_month(tmp_path, settings)
             f"SELECT DISTINCT strftime(charge_period_start AT TIME ZONE 'UTC', '%Y-%m') FROM '{root / f.path}'"
         ).fetchall()
         assert months == [(f"{f.month:%Y-%m}",)]
+
+
+@pytest.mark.parametrize("teams, expected", [((), "111.00"), (("ml",), "110.08")])
+def test_the_review_reads_the_imports_datasets_not_the_rows(monkeypatch, teams, expected):
+    """GPU usage of the fixture: p5.48xlarge 110.08 (team ml) + g6e.xlarge 0.92 (team research), as
+    tests/billing/test_storage_duckdb.py states; a granted engineer of team ml sees 110.08 only."""
+    make_catalog()
+    import_file(AWS)
+
+    def rows_read(*args, **kwargs):
+        raise AssertionError("the review read the database rows")
+
+    for name in ("copied_spend_frame", "fetched_spend_frame", "snapshot_spend_frame"):
+        monkeypatch.setattr(selectors, name, rows_read)
+    request = make_request(start=MAY[0], end=MAY[1])
+    request = type(request)(**{**request.__dict__, "allowed_teams": teams})
+    assert _build_review(request)["totals"]["effective_cost"] == expected
