@@ -36,8 +36,8 @@ from review_bench import (  # noqa: E402
 )
 
 from billing.review.engine import ReviewRequest, spend_review  # noqa: E402
-from procurement.planning import demand  # noqa: E402
-from procurement.planning.usage_frame import usage_rows_from_frame  # noqa: E402
+from planning.engine import demand  # noqa: E402
+from planning.usage_frame import usage_rows_from_frame  # noqa: E402
 
 
 def utilization_rows(frame: pd.DataFrame) -> demand.UtilizationRows:

@@ -14,7 +14,7 @@ interruptible, 8 teams. Each phase runs in its own process, so its peak memory i
   baseline, run twice (the first read builds the month snapshots on PostgreSQL; the second reads them,
   as the plan then does);
 - the capacity plan of the same year and rows: read, demand, prices, the plan engine with its
-  sensitivity and 1,000 growth trials over 36 months (procurement.services.capacity_plans);
+  sensitivity and 1,000 growth trials over 36 months (planning.services.capacity_plans);
 - the same plan again under tracemalloc: its peak Python/numpy allocation.
 
 Printed: each time, the plan / review ratio (target: at most 3x) and the peaks (target: under 512 MiB).
@@ -149,7 +149,7 @@ PLAN_BODY = {
 
 def phase_plan(db_path: str, traced: bool, queue) -> None:
     _setup_django(db_path)
-    from procurement.services.capacity_plans import capacity_plan_preview
+    from planning.services.capacity_plans import capacity_plan_preview
 
     if traced:
         tracemalloc.start()
@@ -174,10 +174,10 @@ def phase_plan(db_path: str, traced: bool, queue) -> None:
 
 def phase_stages(db_path: str, queue) -> None:
     """Where the plan's peak RSS comes from: the process's peak after Django, after reading the scope's
-    rows (the review's read path, procurement/planning/history.py), and after the whole plan."""
+    rows (the review's read path, planning/history.py), and after the whole plan."""
     _setup_django(db_path)
-    from procurement.planning.history import PlanScope, plan_usage_rows
-    from procurement.services.capacity_plans import capacity_plan_preview
+    from planning.history import PlanScope, plan_usage_rows
+    from planning.services.capacity_plans import capacity_plan_preview
 
     peaks = {"django": _peak_mib()}
     usage = plan_usage_rows(

@@ -19,11 +19,13 @@ urlpatterns = [
     path("api/", ApiRoot.as_view(), name="api-root"),
     path("api/", include("pricing.api.urls")),
     path("api/", include("procurement.api.urls")),
+    path("api/", include("planning.api.urls")),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up code as a script file, so the page needs no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("pricing.urls")),
     path("", include("procurement.urls")),
+    path("", include("planning.urls")),
     path("", include("pricing.sources.urls")),
     path("api/", include("billing.api_urls")),
     path("", include("billing.urls")),

@@ -47,7 +47,7 @@ def recompute_soon() -> bool:
 @shared_task(name="procurement.recompute_all", acks_late=True)
 def recompute_all() -> dict:
     """Queue one task per chunk of stored recommendations and TCO studies."""
-    from procurement.services.capacity_plans import capacity_plan_targets
+    from planning.services.capacity_plans import capacity_plan_targets
     from procurement.services.recompute import recompute_targets
 
     cache.delete(RECOMPUTE_PENDING_KEY)  # a refresh finishing from now on needs another run
@@ -80,7 +80,7 @@ def recompute_tco_studies(study_ids: list[int]) -> dict:
 
 @shared_task(name="procurement.recompute_capacity_plans", acks_late=True)
 def recompute_capacity_plans(plan_ids: list[int]) -> dict:
-    from procurement.services.capacity_plans import capacity_plan_recompute
+    from planning.services.capacity_plans import capacity_plan_recompute
 
     results = [capacity_plan_recompute(plan_id) for plan_id in plan_ids]
     return {"recomputed": len(results), "created": sum(1 for r in results if r.get("created"))}

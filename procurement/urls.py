@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from procurement.views import benchmarks, capacity_plans, costing, dashboard, sizing, tco_forms, workloads
+from procurement.views import benchmarks, costing, dashboard, sizing, tco_forms, workloads
 from procurement.views.reports import report_urlpatterns
 
 urlpatterns: list = [
@@ -25,7 +25,5 @@ urlpatterns: list = [
     path("benchmarks/", benchmarks.benchmark_list_page, name="benchmark-list"),
     path("benchmarks/calibration/", benchmarks.calibration_page, name="benchmark-calibration"),
     path("benchmarks/<int:pk>/", benchmarks.benchmark_detail_page, name="benchmark-detail"),
-    path("plans/", capacity_plans.plan_list_page, name="plans"),
-    path("plans/<int:pk>/", capacity_plans.plan_detail_page, name="plan-detail"),
 ]
 urlpatterns += report_urlpatterns()  # /reports/<kind>/<id>/ and its downloads, one pair per report kind

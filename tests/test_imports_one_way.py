@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("billing", "pricing", "procurement", "scheduler", "gpuledger")
+PACKAGES = ("billing", "planning", "pricing", "procurement", "scheduler", "gpuledger")
 
 
 def modules() -> dict[str, Path]:

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "procurement",
     "scheduler",
     "billing",
+    "planning",
     "gpuledger.accounts",
 ]
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from procurement.api import benchmarks, capacity_plans, commitments, costing, sizing
+from procurement.api import benchmarks, commitments, costing, sizing
 
 urlpatterns: list = [
     path("tco/", costing.TcoStudyCreate.as_view(), name="api-tco-create"),
@@ -11,10 +11,4 @@ urlpatterns: list = [
     path("size/", sizing.SizeWorkload.as_view(), name="api-size"),
     path("commitments/", commitments.CommitmentAnalysis.as_view(), name="api-commitments"),
     path("benchmarks/", benchmarks.BenchmarkListCreate.as_view(), name="api-benchmarks"),
-    path("capacity-plans/", capacity_plans.CapacityPlanListCreate.as_view(), name="api-capacity-plans"),
-    path(
-        "capacity-plans/<int:pk>/",
-        capacity_plans.CapacityPlanDetail.as_view(),
-        name="api-capacity-plan-detail",
-    ),
 ]

@@ -1,6 +1,6 @@
 """Saving twice is one save (issue 31): a TCO study or a workload is stored once per fingerprint of
 what it was saved from (the normalized document, the owner and the team), as capacity plans are
-(procurement.services.capacity_plans). A unique constraint on first versions makes it hold when two
+(planning.services.capacity_plans). A unique constraint on first versions makes it hold when two
 requests save at once; the loser of the race reads the winner's row."""
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ TEAM_OWNED_SUBJECTS = {"spot": models.Workload, "rent_or_buy": models.TcoStudy}
 
 def _check_subject_visible(kind: str, subject_id: int, user) -> None:
     if kind == "capacity_plan":  # spend data: the plan's teams must be within the reader's spend access
-        from procurement.services.capacity_plans import plan_visible_or_404
+        from planning.services.capacity_plans import plan_visible_or_404
 
         plan_visible_or_404(user, subject_id)
         return

@@ -70,7 +70,7 @@ LONG_PRICE = r"\\b\\d+\\.\\d{5,}\\s*(?:[A-Z]{3}\\s*)?(?:/h\\b|/GPU-hour|per GPU-
 
 
 # Pages whose long prices are engine-written sentences, not table figures: the capacity plan's assumptions
-# ("at a blended 2.744688 per GPU-hour used", procurement/planning/assumptions.py round_price). Left to the
+# ("at a blended 2.744688 per GPU-hour used", planning/engine/assumptions.py round_price). Left to the
 # plan's own issue; the page is still checked for fit.
 LONG_PRICES_KNOWN: set[str] = set()
 

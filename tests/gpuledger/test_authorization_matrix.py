@@ -23,7 +23,7 @@ from procurement.services.recommendations import recommendation_create, workload
 from procurement.services.reports import report_snapshot_create
 from procurement.services.tco import tco_study_create
 from procurement.views.costing import EXAMPLE_STUDY
-from tests.procurement.capacity_plans.stored import stored_plan
+from tests.planning.capacity_plans.stored import stored_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -114,7 +114,7 @@ RULES: dict[str, Rule] = {
     "api-billing-budgets": Rule(statuses(401, 403, 403, 200, 200, 403)),
     "api-billing-anomalies": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no period given: 400
     "api-billing-spend-rows": Rule(statuses(401, 403, 403, 400, 400, 403)),  # no day given: 400
-    # capacity plans read spend: finance and admin; an engineer only with a grant (tests/procurement/capacity_plans)
+    # capacity plans read spend: finance and admin; an engineer only with a grant (tests/planning/capacity_plans)
     "plans": Rule(FINANCE_PAGE),
     "plan-detail": Rule(FINANCE_PAGE, kwargs=("plan",)),
     "api-capacity-plans": Rule(statuses(401, 403, 403, 200, 200, 403)),  # GET: the stored plans

@@ -4,7 +4,6 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from procurement import models
-from procurement.services.capacity_plans import capacity_plan_recompute, capacity_plan_targets
 from procurement.services.recommendations import RankingContext
 from procurement.services.recompute import (
     recommendations_recompute_chunk,
@@ -48,6 +47,8 @@ class Command(BaseCommand):
             f"recomputed {len(workload_ids)} recommendations and {len(study_ids)} TCO studies: "
             f"{created} new dated results, {events} change events"
         )
+        from planning.services.capacity_plans import capacity_plan_recompute, capacity_plan_targets
+
         plan_ids = capacity_plan_targets() if options["all"] else []
         changed = 0
         for plan_id in tqdm(plan_ids, desc="capacity plans", disable=not plan_ids):

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 from procurement.webhooks import check_webhook_url
 from tests.gpuledger.test_authorization_matrix import RULES, all_routes, is_admin_site, world  # noqa: F401
 from tests.gpuledger.test_every_route_input import ROUTES
-from tests.procurement.capacity_plans.conftest import demo_bills  # noqa: F401  (fixtures)
+from tests.planning.capacity_plans.conftest import demo_bills  # noqa: F401  (fixtures)
 from tests.procurement.costing.conftest import h100  # noqa: F401
 from tests.procurement.reports.conftest import make_ranked_workload  # noqa: F401
 
@@ -567,7 +567,7 @@ def test_the_same_plan_saved_by_two_requests_at_once_is_one_row(require_postgres
     client, release together and POST the same plan with save; one row, every answer names it."""
     from django.db import connection as main_connection
 
-    from procurement.models import CapacityPlan
+    from planning.models import CapacityPlan
 
     users = [client_as("finance").user for _ in range(4)]
     body = {

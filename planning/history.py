@@ -1,0 +1,224 @@
+"""The capacity plan's reads: a scope's stored spend and utilization rows as demand.py's inputs, and
+who may plan which scope. The only ORM code of the demand side; demand.py gets plain arrays.
+
+Spend rows are read by the spend review's own fastest path (billing/review/selectors.py): on
+PostgreSQL each month's columnar snapshot for every team's rows, the COPY stream for a granted
+engineer's teams (other teams' rows never leave the database); on SQLite the fetched rows. Unlike the
+review, only [from, to) is read, not the period before it too. A plan's rows are the review's GPU
+usage rows and unused commitments (billing/review.py scope_masks), charged in [from, to) as the
+review counts them (by ChargePeriodStart)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+
+from billing.access import spend_scope
+from billing.imports.records import tag_mapping
+from billing.models import GpuUtilization
+from billing.review.selectors import copied_spend_frame, dataset_rows, fetched_spend_frame, review_fx
+from billing.storage.spend_snapshot import snapshot_spend_frame
+from planning.engine.demand import (
+    DemandHistory,
+    UsageRows,
+    UtilizationRows,
+    demand_history,
+    hour_index,
+    validate_period,
+)
+from planning.engine.errors import PlanInputError
+from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frame
+from pricing.providers.currencies import currency_problem
+
+MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
+TEAM_LENGTH = 100  # SpendRecord.team
+GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
+# Up to this many resources are named in the utilization query; more are filtered after the read
+MAX_RESOURCES_IN_QUERY = 500
+# The review's columns a plan reads (usage_frame.py, review.scope_masks, and what ran: fleets.py)
+PLAN_COLUMNS = (
+    "charge_period_start",
+    "charge_period_end",
+    "charge_category",
+    "commitment_status",
+    "provider",
+    "resource_id",
+    "gpu",
+    "pricing_category",
+    "team",
+    "currency",
+    "effective_micros",
+    "gpu_hours_micros",
+    "interruptible",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "commitment_discount_id",
+    "commitment_end",
+)
+
+
+@dataclass(frozen=True)
+class PlanScope:
+    """The spend a plan reads: rows charged in [start, end) (dates, UTC), of `teams` (the bills' team
+    names, SpendRecord.team; empty: every team the user may see) and of `gpu`: a GPU slug
+    ("h100-sxm5-80gb"), or a family that prefixes slugs at a dash ("h100" is h100-sxm5-80gb,
+    h100-pcie-80gb, h100-nvl-94gb; not h200). Empty: every GPU. Bad values raise PlanInputError
+    naming from, to, team or gpu."""
+
+    start: dt.date
+    end: dt.date  # exclusive
+    teams: tuple[str, ...] = ()
+    gpu: str = ""
+
+    def __post_init__(self):
+        for name, value in (("from", self.start), ("to", self.end)):
+            if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
+                raise PlanInputError(name, f"must be a date (YYYY-MM-DD), got {value!r}")
+        if self.end <= self.start:
+            raise PlanInputError("to", f"must be after from ({self.start}), got {self.end}")
+        validate_period(self.start_hour, self.end_hour)
+        teams = self.teams
+        if isinstance(teams, str) or not all(isinstance(t, str) and 0 < len(t) <= TEAM_LENGTH for t in teams):
+            raise PlanInputError("team", f"a list of team names of 1-{TEAM_LENGTH} characters")
+        if len(teams) > MAX_SCOPE_TEAMS:
+            raise PlanInputError("team", f"at most {MAX_SCOPE_TEAMS} teams, got {len(teams)}")
+        object.__setattr__(self, "teams", tuple(sorted(set(teams))))
+        if not isinstance(self.gpu, str) or (self.gpu and not GPU_PATTERN.fullmatch(self.gpu)):
+            raise PlanInputError("gpu", f"a GPU slug or family (e.g. h100-sxm5-80gb, h100), got {self.gpu!r}")
+
+    @property
+    def start_hour(self) -> int:
+        """The period's first hour as demand.py's hour index."""
+        return hour_index(self.start)
+
+    @property
+    def end_hour(self) -> int:
+        return hour_index(self.end)
+
+    def matches_gpu(self, slugs: np.ndarray) -> np.ndarray:
+        """Which of `slugs` the scope's GPU (slug or family) selects."""
+        return gpu_matches(slugs, self.gpu)
+
+
+def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
+    """`scope` as `user` may read it: finance and admin any scope (unchanged); an engineer only the
+    teams their spend grants cover (billing/access.py): no teams asked means all of theirs, a team
+    outside them is PermissionDenied; viewers and engineers without a grant: PermissionDenied."""
+    allowed = spend_scope(user)
+    if allowed is None:
+        raise PermissionDenied(
+            "Capacity plans read spend data: finance or admin role, or an admin's spend grant to your team."
+        )
+    if allowed.everything:
+        return scope
+    if not scope.teams:
+        return replace(scope, teams=allowed.teams)
+    outside = [team for team in scope.teams if team not in allowed.teams]
+    if outside:
+        raise PermissionDenied(
+            f"team {outside[0]!r}: your spend access covers team {', '.join(allowed.teams)} only"
+        )
+    return scope
+
+
+def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
+    """Every stored row charged in the scope's period, of its teams, as the review's columns the plan
+    reads (PLAN_COLUMNS: a million rows' whole review frame would cost some 500 MiB)."""
+    found = dataset_rows(
+        scope.start, scope.end, scope.teams, PLAN_COLUMNS
+    )  # DuckDB over the imports' Parquet
+    if found is not None:
+        return found
+    if connection.vendor == "postgresql" and not scope.teams:
+        tag = tag_mapping().interruptible
+        return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag, columns=PLAN_COLUMNS)
+    params = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (scope.start, scope.end)
+    ]
+    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
+    if scope.teams:
+        where += " AND r.team IN (" + ", ".join(["%s"] * len(scope.teams)) + ")"
+        params += list(scope.teams)
+    if connection.vendor == "postgresql":
+        return copied_spend_frame(where, params, PLAN_COLUMNS)
+    return fetched_spend_frame(where, params, PLAN_COLUMNS)
+
+
+def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
+    """The scope's GPU usage and unused-commitment rows, effective cost converted into `currency` through
+    the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
+    every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
+    when the scope holds no GPU usage rows. Call plan_scope_for_user first: this reads what it is given."""
+    problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
+    if problem:
+        raise PlanInputError("currency", problem)
+    frame = scope_spend_frame(scope)
+    needs_rates = bool(len(frame)) and bool(frame["currency"].astype(object).ne(currency).any())
+    try:
+        return usage_rows_from_frame(
+            frame,
+            gpu=scope.gpu,
+            teams=scope.teams,
+            currency=currency,
+            fx_to_currency=review_fx(currency) if needs_rates else {},
+        )
+    except PlanInputError as error:
+        if error.field == "currency":
+            raise
+        raise PlanInputError(error.field, f"{error.message}: charged {scope.start} to {scope.end}") from None
+
+
+UTILIZATION_SQL = """
+SELECT resource_id, hour, AVG(utilization_pct) FROM {table}
+WHERE hour >= %s AND hour < %s{resources} GROUP BY resource_id, hour
+"""
+
+
+def plan_utilization_rows(scope: PlanScope, usage: UsageRows) -> UtilizationRows:
+    """Stored hourly utilization in the scope's period, of the resources `usage` holds (so a scope
+    never reaches another team's machines), averaged over each resource's GPUs per hour, as 0..1."""
+    resources = sorted(set(usage.resource_id.tolist()) - {""})
+    if not resources:
+        return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
+    params = [
+        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
+        for day in (scope.start, scope.end)
+    ]
+    named = len(resources) <= MAX_RESOURCES_IN_QUERY
+    clause = " AND resource_id IN (" + ", ".join(["%s"] * len(resources)) + ")" if named else ""
+    table = connection.ops.quote_name(GpuUtilization._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            UTILIZATION_SQL.format(table=table, resources=clause), params + (resources if named else [])
+        )
+        found = cursor.fetchall()
+    if not found:
+        return UtilizationRows.of(resource_id=[], hour=[], utilization=[])
+    ids, hours, percents = (list(column) for column in zip(*found, strict=True))
+    keep = pd.Series(ids, dtype=object).isin(resources).to_numpy()  # by hashing, not sorting strings
+    stamps = pd.to_datetime(pd.Series(hours, dtype=object), utc=True, format="ISO8601")
+    return UtilizationRows(
+        resource_id=np.asarray(ids, dtype=object)[keep],
+        hour=hours_of(stamps, round_up=False)[keep],
+        utilization=np.asarray([float(p) for p in percents], dtype=np.float64)[keep] / 100,
+    )
+
+
+def scope_demand(
+    scope: PlanScope, *, currency: str = "USD", series: str = "auto"
+) -> tuple[DemandHistory, UsageRows]:
+    """One call for a plan: the scope's rows, its utilization, and their DemandHistory."""
+    usage = plan_usage_rows(scope, currency=currency)
+    utilization = plan_utilization_rows(scope, usage)
+    history = demand_history(
+        usage, start_hour=scope.start_hour, end_hour=scope.end_hour, utilization=utilization, series=series
+    )
+    return history, usage

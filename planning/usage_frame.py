@@ -1,0 +1,153 @@
+"""The spend review's engine frame (billing/review.py REVIEW_COLUMNS) as demand.py's UsageRows: the
+scope's GPU usage rows and unused commitments, with the charge periods of every row of the bill as
+covered intervals. No ORM: history.py reads the frame, benchmarks build one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+
+from billing.review.engine import scope_masks
+from planning.engine.demand import UsageRows
+from planning.engine.errors import PlanInputError
+
+HOUR_NS = 3600 * 10**9
+MICRO = 1_000_000
+
+
+def gpu_matches(slugs: np.ndarray, gpu: str) -> np.ndarray:
+    """Which of `slugs` a GPU slug or family selects: the slug itself, or slugs it prefixes at a dash
+    ("h100" selects h100-sxm5-80gb and h100-pcie-80gb, not h200-sxm-141gb; "l40" is not "l40s")."""
+    slugs = np.asarray(slugs, dtype=object).astype(str)
+    if not gpu:
+        return np.ones(len(slugs), dtype=bool)
+    return (slugs == gpu) | np.char.startswith(slugs, gpu + "-")
+
+
+def usage_rows_from_frame(
+    frame: pd.DataFrame,
+    *,
+    gpu: str = "",
+    teams: tuple[str, ...] = (),
+    currency: str = "USD",
+    fx_to_currency: Mapping[str, Decimal] | None = None,
+) -> UsageRows:
+    """`frame`'s rows of `gpu` (slug or family; "" every GPU) as UsageRows, effective cost in
+    `currency` (`fx_to_currency`: units of `currency` per unit of each other currency; a missing one
+    is PlanInputError("currency")). No GPU usage row: PlanInputError naming gpu (when the GPU filter
+    emptied it), team (when `teams` scoped the frame) or from. `frame` holds only rows the caller may
+    see (teams are filtered in the read)."""
+    gpu_usage, unused = scope_masks(frame)
+    selected = _gpu_selected(frame["gpu"], gpu)
+    if not (gpu_usage & selected).any():
+        raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=bool(gpu_usage.any()))
+    chosen = (gpu_usage | unused) & selected
+    everything = bool(chosen.all())
+
+    def rows(name: str) -> pd.Series:  # one column of the chosen rows at a time: no copy of the frame
+        return frame[name] if everything else frame[name][chosen]
+
+    bill_start, bill_end = _distinct_periods(
+        hours_of(frame["charge_period_start"], round_up=False),
+        hours_of(frame["charge_period_end"], round_up=True),
+    )
+    return UsageRows(
+        start_hour=hours_of(rows("charge_period_start"), round_up=False),
+        end_hour=hours_of(rows("charge_period_end"), round_up=True),
+        gpu_hours=rows("gpu_hours_micros").to_numpy(np.int64) / MICRO,
+        interruptible=rows("interruptible").to_numpy(bool),
+        resource_id=_text(rows("resource_id")),
+        gpu_model=_text(rows("gpu")),
+        team=_text(rows("team")),
+        pricing_category=_text(rows("pricing_category")),
+        effective_cost_micros=_converted_micros(
+            rows("effective_micros"), rows("currency"), currency, fx_to_currency or {}
+        ),
+        unused_commitment=unused[chosen],
+        currency=currency,
+        covered_start_hour=bill_start,
+        covered_end_hour=bill_end,
+        provider=_text(rows("provider")) if "provider" in frame else None,
+        **_what_ran(frame, rows),
+    )
+
+
+def _what_ran(frame: pd.DataFrame, rows) -> dict:
+    """The columns fleets.py plans like for like with, where the frame has them."""
+    found = {}
+    for column, name in (
+        ("instance_type", "instance_type"),
+        ("region", "region"),
+        ("commitment_discount_id", "commitment_id"),
+    ):
+        if column in frame:
+            found[name] = _text(rows(column).astype(object).fillna(""))
+    if "gpus_per_instance" in frame:
+        found["gpus_per_instance"] = pd.to_numeric(rows("gpus_per_instance"), errors="coerce").to_numpy(
+            np.float64
+        )
+    if "commitment_end" in frame:
+        ends = pd.to_datetime(rows("commitment_end"), utc=True)
+        known = ends.notna().to_numpy()
+        hours = np.full(len(ends), -1, dtype=np.int64)
+        if known.any():
+            hours[known] = hours_of(ends[known], round_up=True)
+        found["commitment_end_hour"] = hours
+    return found
+
+
+def hours_of(values: pd.Series, *, round_up: bool) -> np.ndarray:
+    """UTC hour indexes: the start floored to its hour, the end rounded up."""
+    ns = pd.DatetimeIndex(values).as_unit("ns").asi8
+    return -(-ns // HOUR_NS) if round_up else ns // HOUR_NS
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    return np.asarray(values.astype(object), dtype=object)
+
+
+def _gpu_selected(column: pd.Series, gpu: str) -> np.ndarray:
+    """The rows of `gpu`, matched once per distinct slug where the column is a category."""
+    if not gpu:
+        return np.ones(len(column), dtype=bool)
+    if column.dtype != "category":
+        return gpu_matches(column.to_numpy(dtype=object), gpu)
+    codes = column.cat.codes.to_numpy()
+    chosen = gpu_matches(np.asarray(column.cat.categories, dtype=object), gpu)
+    return (codes >= 0) & chosen[np.maximum(codes, 0)]
+
+
+def _distinct_periods(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct charge periods (a few a day, of up to millions of rows), as one int64 key each:
+    start hour x 2^24 + length in hours (under 2^24: three years are 26,352 hours)."""
+    lengths = np.clip(ends - starts, 1, 2**24 - 1)
+    keys = np.unique(starts * 2**24 + lengths)
+    return keys >> 24, (keys >> 24) + (keys & (2**24 - 1))
+
+
+def _converted_micros(
+    effective_micros: pd.Series, currencies: pd.Series, currency: str, fx_to_currency: Mapping[str, Decimal]
+) -> np.ndarray:
+    """Effective cost in micro-units of `currency`, rounded to the micro-unit once per row in float64: a
+    plan's money is an estimate, not a ledger (the review converts row by row in Decimal for its exact
+    totals)."""
+    micros = effective_micros.to_numpy(np.int64).copy()
+    currencies = currencies.astype(object).to_numpy()
+    for code in sorted(set(currencies.tolist()) - {currency}):
+        rate = fx_to_currency.get(code)
+        if rate is None:
+            raise PlanInputError("currency", f"no stored FX rate from {code} to {currency}")
+        chosen = currencies == code
+        micros[chosen] = np.rint(micros[chosen] * float(Decimal(rate))).astype(np.int64)
+    return micros
+
+
+def _no_rows(*, gpu: str, teams: tuple[str, ...], any_gpu_rows: bool) -> PlanInputError:
+    if gpu and any_gpu_rows:
+        return PlanInputError("gpu", f"no GPU usage rows of {gpu!r} in the period")
+    if teams:
+        return PlanInputError("team", f"no GPU usage rows of team {', '.join(teams)} in the period")
+    return PlanInputError("from", "no GPU usage rows in the period")
