@@ -27,6 +27,8 @@ from billing.review.engine import (
 )
 from billing.review.fx_months import month_bounds, months_between, rates_by_month
 from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
+from billing.storage.duckdb_review import engine_rows
+from billing.storage.import_datasets import ImportDatasets, covers_stored_rows
 from billing.storage.spend_columns import FRAME_COLUMNS, spend_columns
 from billing.storage.spend_snapshot import snapshot_spend_frame
 from pricing.choices import PricingModel
@@ -81,9 +83,24 @@ def _micro_column(values: list, name: str) -> np.ndarray:
     return np.asarray(micros).astype(np.int64)
 
 
+def dataset_rows(
+    start: dt.date, end: dt.date, teams: Sequence[str] = (), columns: Sequence[str] = FRAME_COLUMNS
+) -> pd.DataFrame | None:
+    """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
+    from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
+    every stored row (import_datasets.covers_stored_rows), and the rows are read from the database."""
+    if not covers_stored_rows():
+        return None
+    interruptible = tag_mapping().interruptible
+    return engine_rows(ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns)
+
+
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
+    found = dataset_rows(start, request.end, request.allowed_teams)
+    if found is not None:
+        return found
     if connection.vendor == "postgresql" and not request.allowed_teams:
         # every team's rows (finance, admin, commands): each month from its stored columnar snapshot
         return snapshot_spend_frame(start, request.end, interruptible_tag=tag_mapping().interruptible)
