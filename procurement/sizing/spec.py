@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gpuledger.errors import InputError
 from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
 from procurement.sizing.image_spec import GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
@@ -67,12 +68,15 @@ class FieldError:
         return {"path": self.path, "message": self.message}
 
 
-class WorkloadSpecError(ValueError):
+class WorkloadSpecError(InputError):
     """Every problem found in a workload spec, each with its field path."""
 
     def __init__(self, errors: list[FieldError]):
         self.errors = errors
-        super().__init__("; ".join(f"{error.path}: {error.message}" for error in errors))
+        problems = [(error.path, error.message) for error in errors]
+        first = errors[0] if errors else FieldError("", "")
+        text = "; ".join(f"{path}: {message}" for path, message in problems)
+        super().__init__(first.path, first.message, problems=problems, text=text)
 
 
 @dataclass(frozen=True)
