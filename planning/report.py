@@ -426,10 +426,10 @@ def _cost_by_year_figure(result: dict) -> Figure:
             if layer["kind"] == kind:
                 for year, cost in enumerate(layer.get("cost_by_year") or []):
                     by_year[year] += Decimal(str(cost))
-        values = [value for amount in by_year for value in (float(amount), 0.0)]
+        values = [value for amount in by_year for value in (float(amount) / 1000, 0.0)]
         series.append(Series(LAYER_LABELS.get(kind, kind), list(zip(bars, values, strict=True))))
     quo_values = [
-        value for year in range(years) for value in (0.0, float(quo[year]) if year < len(quo) else 0.0)
+        value for year in range(years) for value in (0.0, float(quo[year]) / 1000 if year < len(quo) else 0.0)
     ]
     series.append(Series("Status quo", list(zip(bars, quo_values, strict=True))))
     return Figure(
@@ -437,7 +437,7 @@ def _cost_by_year_figure(result: dict) -> Figure:
         "stacked_bar",
         "Cost by year: the plan's layers against the status quo",
         "",
-        result["currency"],
+        f"thousand {result['currency']}",  # the bars' labels are rounded: the cents are in the tables
         series,
     )
 
