@@ -183,3 +183,23 @@ def test_a_bad_manifest_names_its_key_and_what_is_wrong(text, says):
     with pytest.raises(ExportManifestError, match=says) as raised:
         parse_manifest("p/metadata/BILLING_PERIOD=2026-05/x-Manifest.json", text, "b", WHEN)
     assert str(raised.value).startswith("p/metadata/")
+
+
+def test_status_and_the_import_list_show_the_source_and_the_restated_month(
+    s3, source, viewer_client, client_as
+):
+    deliver(s3, "2026-05", "exec-1", cur_csv(CUR_ROWS))
+    export_sources_sync(s3=s3)
+    deliver(s3, "2026-05", "exec-2", cur_csv(CUR_ROWS[:3]))
+    export_sources_sync(s3=s3)
+    html = viewer_client.get("/status/").content.decode()
+    section = html[html.index('id="billing-exports"') :]
+    assert "gpu-cur" in section and "restated" in section and "replaced" in section
+    assert "135.6654" not in html  # no money on a page every role reads
+    listing = client_as("finance").get("/billing/upload/").content.decode()
+    assert "gpu-cur 2026-05" in listing and "restated" in listing
+
+
+def test_status_says_the_scheduled_import_is_off_without_a_source(viewer_client):
+    html = viewer_client.get("/status/").content.decode()
+    assert "No billing export source (off)" in html
