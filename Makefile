@@ -59,6 +59,7 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
@@ -91,4 +92,4 @@ load-short: $(VENV)/.runtime-installed
 	$(PY) benchmarks/load/run.py --short
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .ruff_cache staticfiles
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .mypy_cache staticfiles

@@ -1,6 +1,28 @@
-"""Small server-side SVG charts for the pages: no JavaScript library, no network, printable.
+"""Small server-side SVG charts for the pages and reports: no JavaScript library, no network, printable.
 
-Each function returns an SVG string safe to insert with `|safe` (every label is escaped here).
+This module is the ONE chart API: every page, report and export draws through the public names below
+(``__all__``); nothing outside imports a name starting with ``_`` (tests/gpuledger/test_chart_api.py).
+
+Whole charts (each returns an SVG string safe to insert with ``|safe``: every label is escaped here):
+
+- ``line_chart(series, x_label=, y_label=, title=, reference_lines=, x_tick_labels=)``: lines through
+  (x, y) points, one per series; dashed horizontal reference lines by label.
+- ``stacked_bar_chart(categories, series, unit=, title=, reference_lines=)``: one horizontal bar per
+  category, the series stacked (one series: plain bars); reference marks per category by label.
+- ``scatter_chart(points, x_label=, y_label=, title=, highlight=)``: points {x, y, label, group}.
+- ``tornado_chart(rows, base_label=, unit=, title=)``: (label, low change, high change) around a base.
+- ``waterfall_chart(bars, title=)``: (label, base, height) bars, the first and last (totals) in blue,
+  the steps between in green, each hanging from its base (``waterfall_bars`` in the report model).
+
+Building blocks for a chart of a new shape (the capacity plan's load-duration curve uses them):
+
+- ``svg_document(width, height, body, title)``: wraps SVG elements into the accessible ``<svg>``.
+- ``nice_max(value)``: the axis maximum a person reads (1, 2, 2.5 or 5 times a power of ten).
+- ``legend(names, x, y, width=WIDTH)``: swatches in ``PALETTE`` order, wrapping into rows.
+- ``axes(left, top, plot_w, plot_h, y_max, x_label, y_label)``: the two axes, the y grid and labels.
+- ``axis_number(value)``, ``text_width(text)``: tick text and an upper estimate of a label's width.
+- ``PALETTE`` (series colours, in order) and ``WIDTH`` (the default picture width, px).
+
 Values are plain floats: charts are pictures of numbers already rounded at the report edge.
 """
 
@@ -8,6 +30,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+
+__all__ = [
+    "PALETTE",
+    "WIDTH",
+    "axes",
+    "axis_number",
+    "legend",
+    "line_chart",
+    "nice_max",
+    "scatter_chart",
+    "stacked_bar_chart",
+    "svg_document",
+    "text_width",
+    "tornado_chart",
+    "waterfall_chart",
+]
 
 PALETTE = ["#2f6fed", "#f79009", "#12b76a", "#9e77ed", "#f04438", "#0ba5ec", "#667085", "#ee46bc"]
 WIDTH = 720
@@ -30,14 +68,16 @@ def axis_number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> str:
+def svg_document(width: int, height: int, body: list[str], title: str) -> str:
+    """The accessible picture around `body` (SVG elements): its title is the aria label and tooltip."""
     return (
         f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} {height}" '
         f'width="100%" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{"".join(body)}</svg>'
     )
 
 
-def _nice_max(value: float) -> float:
+def nice_max(value: float) -> float:
+    """The axis maximum at or above `value` that reads well: 1, 2, 2.5, 5 or 10 times a power of ten."""
     if value <= 0:
         return 1.0
     magnitude = 10 ** len(str(int(value))) / 10
@@ -47,7 +87,7 @@ def _nice_max(value: float) -> float:
     return value
 
 
-def _legend(names: Sequence[str], x: int, y: int, width: float = WIDTH) -> list[str]:
+def legend(names: Sequence[str], x: int, y: int, width: float = WIDTH) -> list[str]:
     """Swatches and names from (x, y), wrapping onto a new row of LEGEND_ROW px before `width`."""
     parts, offset = [], x
     for index, name in enumerate(names):
@@ -62,7 +102,7 @@ def _legend(names: Sequence[str], x: int, y: int, width: float = WIDTH) -> list[
 
 
 def _legend_rows(names: Sequence[str], x: int, width: float = WIDTH) -> int:
-    """How many rows `_legend` takes for `names` (the plot starts below them)."""
+    """How many rows `legend` takes for `names` (the plot starts below them)."""
     rows, offset = 1, x
     for name in names:
         step = 24 + text_width(name)
@@ -102,8 +142,8 @@ def stacked_bar_chart(
     height = top + row_height * len(categories) + 40
     references = reference_lines or {}
     peak = max([*totals, *(v for values in references.values() for v in values), 0.0])
-    scale = (chart_w - left - right) / _nice_max(peak)
-    body = _legend(names, left, 16, chart_w)
+    scale = (chart_w - left - right) / nice_max(peak)
+    body = legend(names, left, 16, chart_w)
     for row, category in enumerate(categories):
         y = top + row * row_height
         body.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(category)}</text>')
@@ -120,7 +160,7 @@ def stacked_bar_chart(
             body.append(
                 f'<line x1="{rx:.1f}" x2="{rx:.1f}" y1="{y + 1}" y2="{y + 23}" stroke="#101828" stroke-width="2"/>'
             )
-    return _svg(chart_w, height, body, title or f"stacked bars ({unit})")
+    return svg_document(chart_w, height, body, title or f"stacked bars ({unit})")
 
 
 def line_chart(
@@ -139,10 +179,10 @@ def line_chart(
     points = [p for values in series.values() for p in values]
     references = reference_lines or {}
     if not points:
-        return _svg(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "line chart")
+        return svg_document(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "line chart")
     xs = [p[0] for p in points]
     x_min, x_max = min(xs), max(xs)
-    y_max = _nice_max(max([p[1] for p in points] + list(references.values())))
+    y_max = nice_max(max([p[1] for p in points] + list(references.values())))
     plot_w, plot_h = WIDTH - left - right, height - top - bottom
 
     def sx(x: float) -> float:
@@ -151,7 +191,7 @@ def line_chart(
     def sy(y: float) -> float:
         return top + plot_h - y / y_max * plot_h
 
-    body = _legend(list(series), left, 16) + _axes(left, top, plot_w, plot_h, y_max, x_label, y_label)
+    body = legend(list(series), left, 16) + axes(left, top, plot_w, plot_h, y_max, x_label, y_label)
     for value, label in (x_tick_labels or {}).items():
         half = text_width(label) / 2  # a tick at either end keeps its whole label inside the picture
         x = min(max(sx(value), half + 2), WIDTH - half - 2)
@@ -171,10 +211,13 @@ def line_chart(
             f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#101828" stroke-dasharray="5 4"/>'
         )
         body.append(f'<text x="{left + plot_w - 4}" y="{y - 4:.1f}" text-anchor="end">{escape(label)}</text>')
-    return _svg(WIDTH, height, body, title or y_label)
+    return svg_document(WIDTH, height, body, title or y_label)
 
 
-def _axes(left, top, plot_w, plot_h, y_max, x_label, y_label) -> list[str]:
+def axes(
+    left: float, top: float, plot_w: float, plot_h: float, y_max: float, x_label: str, y_label: str
+) -> list[str]:
+    """The x and y axes of a plot area, its y grid in quarters of `y_max` and both axis labels."""
     parts = [
         f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#98a2b3"/>',
         f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#98a2b3"/>',
@@ -200,12 +243,12 @@ def scatter_chart(
     """Points {x, y, label, group}; labels in `highlight` (e.g. the Pareto front) are drawn larger."""
     left, right, top, bottom, height = 70, 20, 30, 40, 340
     if not points:
-        return _svg(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "scatter")
-    x_max = _nice_max(max(p["x"] for p in points))
-    y_max = _nice_max(max(p["y"] for p in points))
+        return svg_document(WIDTH, 60, ['<text x="10" y="30">No data</text>'], title or "scatter")
+    x_max = nice_max(max(p["x"] for p in points))
+    y_max = nice_max(max(p["y"] for p in points))
     plot_w, plot_h = WIDTH - left - right, height - top - bottom
     groups = list(dict.fromkeys(p.get("group", "") for p in points))
-    body = _legend([g for g in groups if g], left, 16) + _axes(
+    body = legend([g for g in groups if g], left, 16) + axes(
         left, top, plot_w, plot_h, y_max, x_label, y_label
     )
     for step in range(5):  # the same quarters as the y axis: a reader places a point on both axes
@@ -225,7 +268,7 @@ def scatter_chart(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if big else 3.5}" fill="{color}" '
             f'fill-opacity="{0.95 if big else 0.55}"{outline}><title>{label}</title></circle>'
         )
-    return _svg(WIDTH, height, body, title or f"{y_label} vs {x_label}")
+    return svg_document(WIDTH, height, body, title or f"{y_label} vs {x_label}")
 
 
 def tornado_chart(
@@ -237,11 +280,11 @@ def tornado_chart(
     base_text = f"{base_label} (change in {unit})"
     chart_w = max(WIDTH, left + 300, int(text_width(base_text)) + 20)
     height = top + row_height * len(rows) + 30
-    reach = _nice_max(max([abs(v) for _, low, high in rows for v in (low, high)] + [0.0]))
+    reach = nice_max(max([abs(v) for _, low, high in rows for v in (low, high)] + [0.0]))
     center = left + (chart_w - left - 20) / 2
     scale = (chart_w - left - 20) / 2 / reach
     ordered = sorted(rows, key=lambda row: -max(abs(row[1]), abs(row[2])))
-    body = _legend(["low value", "high value"], left, 16)
+    body = legend(["low value", "high value"], left, 16)
     for index, (label, low, high) in enumerate(ordered):
         y = top + index * row_height
         body.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">{escape(label)}</text>')
@@ -255,4 +298,22 @@ def tornado_chart(
     half = text_width(base_text) / 2
     label_x = min(max(center, half + 4), chart_w - half - 4)
     body.append(f'<text x="{label_x:.1f}" y="{height - 8}" text-anchor="middle">{escape(base_text)}</text>')
-    return _svg(chart_w, height, body, title or "sensitivity")
+    return svg_document(chart_w, height, body, title or "sensitivity")
+
+
+def waterfall_chart(bars: Sequence[tuple[str, float, float]], *, title: str) -> str:
+    """Vertical bars (label, base, height): the totals (first and last) in blue, each step between in
+    green, hanging from the level before it, each labelled with its height."""
+    left, top, bar_w, gap, plot_h = 60, 20, 90, 30, 220
+    scale = plot_h / nice_max(max([base + height for _, base, height in bars] + [0.0]))
+    body = []
+    for index, (label, base, height) in enumerate(bars):
+        x, y = left + index * (bar_w + gap), top + plot_h - (base + height) * scale
+        color = PALETTE[2] if 0 < index < len(bars) - 1 else PALETTE[0]
+        body += [
+            f'<rect x="{x}" y="{y:.1f}" width="{bar_w}" height="{max(height * scale, 0.5):.1f}" fill="{color}"/>',
+            f'<text x="{x + bar_w / 2}" y="{top + plot_h + 16}" text-anchor="middle">{escape(label)}</text>',
+            f'<text x="{x + bar_w / 2}" y="{y - 4:.1f}" text-anchor="middle">{height:,.0f}</text>',
+        ]
+    width = max(WIDTH, left + len(bars) * (bar_w + gap))
+    return svg_document(width, top + plot_h + 30, body, title)

@@ -218,6 +218,78 @@ def _missing_table(result: dict) -> Table:
     )
 
 
+def _finance_tables(result: dict) -> list[Table]:
+    """Issue 27 item 6: each commitment layer's payment options, the owned tranches, the plan after tax."""
+    tables = []
+    options = [
+        {
+            "option": f"{section['fleet']} {section['kind']}: {option['payment_option'] or 'as quoted'}"
+            + (" (chosen)" if option["payment_option"] == section["chosen"] else ""),
+            "upfront": option["upfront_cash_month_0"],
+            "total": option["total"],
+            "npv": option["npv"],
+            "implied": option["implied_rate_vs_no_upfront"],
+        }
+        for section in result.get("payment_options") or []
+        for option in section["options"]
+    ]
+    if options:
+        tables.append(
+            Table(
+                "payment_options",
+                "Commitment payment options (the lowest NPV is chosen; a fee is paid at signing, month 0)",
+                [
+                    Column("option", "Layer and payment option"),
+                    Column("upfront", "Paid in month 0", "money"),
+                    Column("total", "Total", "money"),
+                    Column("npv", "NPV", "money"),
+                    Column("implied", "Rate implied by paying upfront"),
+                ],
+                options,
+            )
+        )
+    rows = []
+    for section in result.get("owned_tranches") or []:
+        bought = "; ".join(
+            f"{tranche['servers']} in month {tranche['paid_month']} for year {tranche['year']}"
+            for tranche in section["tranches"]
+        )
+        rows.append(
+            {
+                "item": f"{section['fleet']}: tranches {section['lead_time_months']} months ahead: {bought}",
+                "amount": None,
+            }
+        )
+        for year, (staged, at_once) in enumerate(
+            zip(
+                section["in_tranches"]["cash_by_year"], section["all_at_month_0"]["cash_by_year"], strict=True
+            ),
+            start=1,
+        ):
+            rows.append(
+                {"item": f"year {year} owned cash in tranches (all in month 0: {at_once})", "amount": staged}
+            )
+        rows.append({"item": "owned NPV in tranches", "amount": section["in_tranches"]["npv"]})
+        rows.append({"item": "owned NPV all in month 0", "amount": section["all_at_month_0"]["npv"]})
+    after = result.get("after_tax") or {}
+    if after.get("tax_rate") is not None:
+        rows.append({"item": f"after tax at {after['tax_rate']}: total", "amount": after["total_cost"]})
+        rows.append({"item": f"after tax at {after['tax_rate']}: NPV", "amount": after["npv"]})
+        rows.append({"item": "depreciation tax shield", "amount": after["depreciation_tax_shield"]})
+    elif after:
+        rows.append({"item": f"after tax: {after.get('note', '')}", "amount": None})
+    if rows:
+        tables.append(
+            Table(
+                "purchases_and_tax",
+                "Owned servers in tranches and the plan after tax",
+                [Column("item", "Item"), Column("amount", "Amount", "money")],
+                rows,
+            )
+        )
+    return tables
+
+
 def _scenario_tables(result: dict) -> list[Table]:
     """The move-provider scenario, when asked for: its own totals, apart from the recommendation."""
     move = (result.get("scenarios") or {}).get("move_provider")
@@ -365,6 +437,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                     _layers_table(result),
                     _models_table(result),
                     _missing_table(result),
+                    *_finance_tables(result),
                     *_scenario_tables(result),
                     *_data_tables(result),
                     _method_table(method),

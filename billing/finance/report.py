@@ -1,10 +1,11 @@
-"""The showback, budget and anomaly sections of the spend review's report data object (review/report.py)
-and of its text form: tables with typed columns, figures with their SVG, the rule and methods stated."""
+"""The showback, budget and anomaly sections of the spend review (review/report.py) and of its text
+form: tables (the report model's ``Table``), figures with their SVG, the rule and methods stated."""
 
 from __future__ import annotations
 
 from billing.finance.allocation import UNALLOCATED
 from billing.finance.charts import allocation_chart, anomaly_chart, budget_chart
+from procurement.reports.model import Column, Table
 
 FINANCE_ASSUMPTIONS = [
     "Showback: shared cost is GPU spend with no team tag; idle cost is a tagged GPU row's effective cost × "
@@ -15,11 +16,7 @@ FINANCE_ASSUMPTIONS = [
 ]
 
 
-def _column(key: str, label: str, kind: str = "text") -> dict:
-    return {"key": key, "label": label, "kind": kind}
-
-
-def allocation_table(allocation: dict) -> dict:
+def allocation_table(allocation: dict) -> Table:
     rows = [dict(team) for team in allocation["teams"]]
     if float(allocation["unallocated_cost"]):
         zero = dict.fromkeys(
@@ -29,45 +26,43 @@ def allocation_table(allocation: dict) -> dict:
             zero | {"team": UNALLOCATED, "showback_cost": allocation["unallocated_cost"], "gpu_hours": "0"}
         )
     note = f"; {allocation['note']}" if allocation["note"] else ""
-    return {
-        "id": "allocation",
-        "title": f"Showback by team, rule: {allocation['rule']} ({allocation['rule_description']}{note})",
-        "columns": [
-            _column("team", "Team"),
-            _column("direct_cost", "Direct", "money"),
-            _column("own_idle_cost", "Own idle", "money"),
-            _column("allocated_shared_cost", "Shared allocated", "money"),
-            _column("allocated_idle_cost", "Idle allocated", "money"),
-            _column("showback_cost", "Showback", "money"),
-            _column("gpu_hours", "GPU-hours", "hours"),
+    return Table(
+        "allocation",
+        f"Showback by team, rule: {allocation['rule']} ({allocation['rule_description']}{note})",
+        [
+            Column("team", "Team"),
+            Column("direct_cost", "Direct", "money"),
+            Column("own_idle_cost", "Own idle", "money"),
+            Column("allocated_shared_cost", "Shared allocated", "money"),
+            Column("allocated_idle_cost", "Idle allocated", "money"),
+            Column("showback_cost", "Showback", "money", total=True),
+            Column("gpu_hours", "GPU-hours", "number", total=True),
         ],
-        "rows": rows,
-        "total_of": ["showback_cost", "gpu_hours"],
-    }
+        rows,
+    )
 
 
-def budget_table(budgets: list[dict]) -> dict:
-    return {
-        "id": "budgets",
-        "title": "Budgets: burn, forecast to month end (linear run-rate) and overrun date",
-        "columns": [
-            _column("team", "Team"),
-            _column("month", "Month"),
-            _column("currency", "Currency"),
-            _column("amount", "Budget", "money"),
-            _column("burn", "Burn", "money"),
-            _column("burn_pct", "Burn %"),
-            _column("forecast", "Forecast", "money"),
-            _column("forecast_pct", "Forecast %"),
-            _column("overrun_date", "Overrun date"),
-            _column("state", "State"),
+def budget_table(budgets: list[dict]) -> Table:
+    return Table(
+        "budgets",
+        "Budgets: burn, forecast to month end (linear run-rate) and overrun date",
+        [
+            Column("team", "Team"),
+            Column("month", "Month"),
+            Column("currency", "Currency"),
+            Column("amount", "Budget", "money"),
+            Column("burn", "Burn", "money"),
+            Column("burn_pct", "Burn %"),
+            Column("forecast", "Forecast", "money"),
+            Column("forecast_pct", "Forecast %"),
+            Column("overrun_date", "Overrun date"),
+            Column("state", "State"),
         ],
-        "rows": budgets,
-        "total_of": [],
-    }
+        budgets,
+    )
 
 
-def anomaly_table(anomalies: dict) -> dict:
+def anomaly_table(anomalies: dict) -> Table:
     rows = [
         {
             **{
@@ -91,56 +86,60 @@ def anomaly_table(anomalies: dict) -> dict:
         }
         for a in anomalies["items"]
     ]
-    return {
-        "id": "anomalies",
-        "title": f"Spend anomalies ({anomalies['found']} found)",
-        "columns": [
-            _column("day", "Day"),
-            _column("team", "Team"),
-            _column("provider", "Provider"),
-            _column("service", "Service"),
-            _column("amount", "Spend", "money"),
-            _column("baseline", "Baseline (median)", "money"),
-            _column("excess", "Above baseline", "money"),
-            _column("excess_pct", "Above baseline %"),
-            _column("direction", "Direction"),
-            _column("drivers", "Top rows"),
-            _column("rows_link", "Rows"),
+    return Table(
+        "anomalies",
+        f"Spend anomalies ({anomalies['found']} found)",
+        [
+            Column("day", "Day"),
+            Column("team", "Team"),
+            Column("provider", "Provider"),
+            Column("service", "Service"),
+            Column("amount", "Spend", "money"),
+            Column("baseline", "Baseline (median)", "money"),
+            Column("excess", "Above baseline", "money"),
+            Column("excess_pct", "Above baseline %"),
+            Column("direction", "Direction"),
+            Column("drivers", "Top rows"),
+            Column("rows_link", "Rows"),
         ],
-        "rows": rows,
-        "total_of": [],
-    }
+        rows,
+    )
 
 
-def unused_commitment_table(anomalies: dict) -> dict:
+def unused_commitment_table(anomalies: dict) -> Table:
     found = anomalies.get("unused_commitments", [])
-    return {
-        "id": "unused_commitment_findings",
-        "title": f"Unused commitments ({len(found)} found, one line each)",
-        "columns": [
-            _column("commitment_id", "Commitment"),
-            _column("days_unused", "Days unused"),
-            _column("first_day", "First day"),
-            _column("last_day", "Last day"),
-            _column("unused_cost", "Unused cost", "money"),
+    return Table(
+        "unused_commitment_findings",
+        f"Unused commitments ({len(found)} found, one line each)",
+        [
+            Column("commitment_id", "Commitment"),
+            Column("days_unused", "Days unused"),
+            Column("first_day", "First day"),
+            Column("last_day", "Last day"),
+            Column("unused_cost", "Unused cost", "money", total=True),
         ],
-        "rows": found,
-        "total_of": ["unused_cost"],
-    }
+        found,
+    )
 
 
-def add_finance_sections(data: dict) -> dict:
-    """`data` (review_report_data's object) with the allocation, budget and anomaly tables, figures and
-    sections added, when the review carries them (finance.finance_review)."""
-    review, currency = data["review"], data["currency"]
+def finance_tables(review: dict) -> list[Table]:
+    """The allocation, budget and anomaly tables, when the review carries them (finance.finance_review)."""
     if "allocation" not in review:
-        return data
-    tables = [
+        return []
+    return [
         allocation_table(review["allocation"]),
         budget_table(review["budgets"]),
         anomaly_table(review["anomalies"]),
         unused_commitment_table(review["anomalies"]),
     ]
+
+
+def add_finance_sections(data: dict) -> dict:
+    """`data` (review_report_data's page) with the allocation, budget and anomaly figures and sections
+    added, when the review carries them (its tables are review_tables')."""
+    review, currency = data["review"], data["currency"]
+    if "allocation" not in review:
+        return data
     figures = [
         {
             "id": "allocation",
@@ -180,7 +179,6 @@ def add_finance_sections(data: dict) -> dict:
         },
     ]
     return data | {
-        "tables": [*data["tables"], *tables],
         "figures": [*data["figures"], *figures],
         "sections": [*data["sections"], *sections],
         "assumptions": [*data["assumptions"], *FINANCE_ASSUMPTIONS, review["anomalies"]["method"]],

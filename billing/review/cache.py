@@ -30,7 +30,7 @@ from pricing.price_version import price_version_key
 
 T = TypeVar("T")
 REVIEW_CACHE_SECONDS = 600
-KEY_SCHEME = "spend-review:v3"  # v3: FX by charge month, `fx_missing` and `warnings` (issue 28)
+KEY_SCHEME = "spend-review:v4"  # v4: the report's tables are the report model's Table objects (issue 25)
 
 
 def billing_data_key() -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
-from gpuledger.charts import PALETTE, WIDTH, _nice_max, _svg, stacked_bar_chart
+from gpuledger.charts import stacked_bar_chart, waterfall_chart
 
 CATEGORY_ORDER = ("on_demand", "spot", "committed", "other")
 
@@ -53,22 +51,7 @@ def savings_waterfall_chart(review: dict) -> str:
     steps = [(s["kind"], float(s["amount"])) for s in review["savings"]]
     after = total - sum(amount for _, amount in steps)
     bars = [("current spend", 0.0, total), *_falling(total, steps), ("after savings", 0.0, after)]
-    left, top, bar_w, gap, plot_h = 60, 20, 90, 30, 220
-    scale = plot_h / _nice_max(total)
-    body = []
-    for index, (label, base, height) in enumerate(bars):
-        x = left + index * (bar_w + gap)
-        y = top + plot_h - (base + height) * scale
-        color = PALETTE[2] if 0 < index < len(bars) - 1 else PALETTE[0]
-        body.append(
-            f'<rect x="{x}" y="{y:.1f}" width="{bar_w}" height="{max(height * scale, 0.5):.1f}" fill="{color}"/>'
-        )
-        body.append(
-            f'<text x="{x + bar_w / 2}" y="{top + plot_h + 16}" text-anchor="middle">{escape(label)}</text>'
-        )
-        body.append(f'<text x="{x + bar_w / 2}" y="{y - 4:.1f}" text-anchor="middle">{height:,.0f}</text>')
-    width = max(WIDTH, left + len(bars) * (bar_w + gap))
-    return _svg(width, top + plot_h + 30, body, f"Savings waterfall ({review['currency']})")
+    return waterfall_chart(bars, title=f"Savings waterfall ({review['currency']})")
 
 
 def _falling(total: float, steps: list[tuple[str, float]]) -> list[tuple[str, float, float]]:

@@ -1,38 +1,36 @@
-"""The review's `commitments` section as report tables and charts (review/report.py's data object:
-columns of key, label and kind; rows of strings; figures with their SVG)."""
+"""The review's `commitments` section as report tables (the report model's ``Table``) and charts."""
 
 from __future__ import annotations
 
 from gpuledger.charts import stacked_bar_chart
+from procurement.reports.model import Column, Table
 
-PERCENT = "percent"  # a percentage as the review writes it ("50.0"): the report framework maps it
-
-
-def _column(key: str, label: str, kind: str = "text") -> dict:
-    return {"key": key, "label": label, "kind": kind}
+# Percentages as the review writes them, in points ("50.0" is 50%): numbers in the report model (whose
+# "percent" type is a fraction); the spend review page prints them as written (review/report.py).
+PERCENT_POINTS = ("utilization_pct", "coverage_pct")
 
 
 MEASURES = [
-    _column("used_cost", "Used", "money"),
-    _column("unused_cost", "Unused", "money"),
-    _column("committed_cost", "Committed", "money"),
-    _column("utilization_pct", "Utilization (%)", PERCENT),
-    _column("gpu_hours", "GPU-hours", "hours"),
-    _column("committed_gpu_hours", "Committed GPU-hours", "hours"),
-    _column("coverage_pct", "Coverage (%)", PERCENT),
+    Column("used_cost", "Used", "money", total=True),
+    Column("unused_cost", "Unused", "money", total=True),
+    Column("committed_cost", "Committed", "money", total=True),
+    Column("utilization_pct", "Utilization (%)", "number"),
+    Column("gpu_hours", "GPU-hours", "number"),
+    Column("committed_gpu_hours", "Committed GPU-hours", "number"),
+    Column("coverage_pct", "Coverage (%)", "number"),
 ]
 
 
-def commitment_tables(review: dict) -> list[dict]:
+def commitment_tables(review: dict) -> list[Table]:
     section = review["commitments"]
     totals = section["totals"]
     expiring = section["expiring"]
     return [
-        {
-            "id": "commitment_totals",
-            "title": "Commitment utilization and GPU coverage, whole period",
-            "columns": [_column("measure", "Measure"), _column("value", "Value")],
-            "rows": [
+        Table(
+            "commitment_totals",
+            "Commitment utilization and GPU coverage, whole period",
+            [Column("measure", "Measure"), Column("value", "Value")],
+            [
                 {
                     "measure": "Utilization (used / committed, %)",
                     "value_kind": "percent",
@@ -55,51 +53,46 @@ def commitment_tables(review: dict) -> list[dict]:
                     "value": totals["unattributed_commitment_cost"],
                 },
             ],
-            "total_of": [],
-        },
-        {
-            "id": "commitment_utilization",
-            "title": "Utilization and coverage by commitment",
-            "columns": [
-                _column("commitment_id", "Commitment"),
-                _column("type", "Type"),
-                _column("attribution", "Counted as GPU spend"),
+        ),
+        Table(
+            "commitment_utilization",
+            "Utilization and coverage by commitment",
+            [
+                Column("commitment_id", "Commitment"),
+                Column("type", "Type"),
+                Column("attribution", "Counted as GPU spend"),
                 *MEASURES,
-                _column("unattributed_cost", "Unattributed", "money"),
-                _column("end", "Ends"),
+                Column("unattributed_cost", "Unattributed", "money"),
+                Column("end", "Ends"),
             ],
-            "rows": section["by_commitment"],
-            "total_of": ["used_cost", "unused_cost", "committed_cost"],
-        },
-        {
-            "id": "commitment_by_month",
-            "title": "Utilization and coverage by month",
-            "columns": [_column("month", "Month"), *MEASURES],
-            "rows": section["by_month"],
-            "total_of": ["used_cost", "unused_cost", "committed_cost"],
-        },
-        {
-            "id": "commitment_by_team",
-            "title": "Utilization and coverage by team",
-            "columns": [_column("team", "Team"), *MEASURES],
-            "rows": section["by_team"],
-            "total_of": ["used_cost", "unused_cost", "committed_cost"],
-        },
-        {
-            "id": "commitments_expiring",
-            "title": f"Commitments ending within {expiring['within_days']} days of {expiring['as_of']}"
+            section["by_commitment"],
+        ),
+        Table(
+            "commitment_by_month",
+            "Utilization and coverage by month",
+            [Column("month", "Month"), *MEASURES],
+            section["by_month"],
+        ),
+        Table(
+            "commitment_by_team",
+            "Utilization and coverage by team",
+            [Column("team", "Team"), *MEASURES],
+            section["by_team"],
+        ),
+        Table(
+            "commitments_expiring",
+            f"Commitments ending within {expiring['within_days']} days of {expiring['as_of']}"
             + (f" ({expiring['note']})" if expiring["note"] else ""),
-            "columns": [
-                _column("commitment_id", "Commitment"),
-                _column("type", "Type"),
-                _column("end", "Ends"),
-                _column("days_left", "Days left", "hours"),
-                _column("utilization_pct", "Utilization (%)", PERCENT),
-                _column("committed_cost", "Committed in the period", "money"),
+            [
+                Column("commitment_id", "Commitment"),
+                Column("type", "Type"),
+                Column("end", "Ends"),
+                Column("days_left", "Days left", "number"),
+                Column("utilization_pct", "Utilization (%)", "number"),
+                Column("committed_cost", "Committed in the period", "money"),
             ],
-            "rows": expiring["commitments"],
-            "total_of": [],
-        },
+            expiring["commitments"],
+        ),
     ]
 
 

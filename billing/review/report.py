@@ -1,9 +1,10 @@
-"""The GPU spend review as one plain data object (sections, tables, figures, assumptions), and its
-HTML, JSON, CSV and text renderings.
+"""The GPU spend review's tables, built once as the report model's ``Table`` (procurement.reports.model),
+and the spend review page's layout of them with its HTML, JSON, CSV and text renderings.
 
-The data object is what a generic report renderer takes (PDF, XLSX later): every table is a list of
-columns (key, label, kind: text | money | hours | rate) and rows of strings, every figure names its
-chart and carries its SVG, every saving its assumptions. Money stays a decimal string to the end.
+``review_tables`` is what both the page and the report framework's ``spend_review`` kind
+(PDF, XLSX, CSV) read: typed columns (text, money, number for GPU-hours and percentages in points,
+price for a rate per GPU-hour, a ``total`` flag per summed column) and rows of strings. The page adds
+its sections, the figures' SVG and the assumptions around them. Money stays a decimal string to the end.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import json
 
 from django.template.loader import render_to_string
 
-from billing.finance.report import add_finance_sections, finance_text
+from billing.finance.report import add_finance_sections, finance_tables, finance_text
 from billing.review.charts import review_charts
-from billing.review.commitment_report import commitment_figures, commitment_tables
+from billing.review.commitment_report import PERCENT_POINTS, commitment_figures, commitment_tables
 from billing.review.fx_months import RATE_RULE
 from billing.review.gpu_scope import RULE as UNDETERMINED_RULE
 from gpuledger.spreadsheet import csv_writer
 from gpuledger.templatetags.formatting import grouped
+from procurement.reports.model import Column, Table
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -42,13 +44,9 @@ REVIEW_ASSUMPTIONS = [
 ]
 
 
-def _column(key: str, label: str, kind: str = "text") -> dict:
-    return {"key": key, "label": label, "kind": kind}
-
-
-def review_report_data(
-    review: dict, *, start, end, filters: dict | None = None, non_gpu: list | None = None
-) -> dict:
+def review_tables(review: dict, non_gpu: list | None = None) -> list[Table]:
+    """Every table of the review, in the page's order: totals, the breakdowns, non-GPU and undetermined
+    spend, savings and the prices they used, commitments, then showback, budgets and anomalies."""
     currency = review["currency"]
     totals = review["totals"]
     summary_rows = [
@@ -84,55 +82,45 @@ def review_report_data(
         },
     ]
     tables = [
-        {
-            "id": "summary",
-            "title": "Totals",
-            "columns": [_column("measure", "Measure"), _column("value", f"Value ({currency})")],
-            "rows": summary_rows,
-        }
+        Table(
+            "summary",
+            "Totals",
+            [Column("measure", "Measure"), Column("value", f"Value ({currency})")],
+            summary_rows,
+        )
     ]
     for key, field, title in BREAKDOWN_TABLES:
         columns = [
-            _column(field, field.replace("_", " ").title()),
-            _column("effective_cost", "Effective cost", "money"),
-            _column("billed_cost", "Billed cost", "money"),
-            _column("gpu_hours", "GPU-hours", "hours"),
-            _column("effective_cost_per_gpu_hour", "Per GPU-hour", "rate"),
+            Column(field, field.replace("_", " ").title()),
+            Column("effective_cost", "Effective cost", "money", total=True),
+            Column("billed_cost", "Billed cost", "money"),
+            Column("gpu_hours", "GPU-hours", "number", total=True),
+            Column("effective_cost_per_gpu_hour", "Per GPU-hour", "price"),
         ]
         if any("previous_effective_cost" in row for row in review[key]):
-            columns.append(_column("previous_effective_cost", "Previous period", "money"))
-        tables.append(
-            {
-                "id": key,
-                "title": title,
-                "columns": columns,
-                "rows": review[key],
-                "total_of": ["effective_cost", "gpu_hours"],
-            }
-        )
+            columns.append(Column("previous_effective_cost", "Previous period", "money"))
+        tables.append(Table(key, title, columns, review[key]))
     tables.append(
-        {
-            "id": "non_gpu",
-            "title": "Non-GPU spend (beside GPU spend, not in cost per GPU-hour)",
-            "columns": [_column("charge", "Charge"), _column("effective_cost", "Effective cost", "money")],
-            "rows": non_gpu or [],
-            "total_of": ["effective_cost"],
-        }
+        Table(
+            "non_gpu",
+            "Non-GPU spend (beside GPU spend, not in cost per GPU-hour)",
+            [Column("charge", "Charge"), Column("effective_cost", "Effective cost", "money", total=True)],
+            non_gpu or [],
+        )
     )
     tables.append(
-        {
-            "id": "undetermined",
-            "title": "Undetermined spend: the bill cannot tell GPU from non-GPU (beside, in neither)",
-            "columns": [
-                _column("provider", "Provider"),
-                _column("instance_type", "Instance type"),
-                _column("service_category", "Service category"),
-                _column("effective_cost", "Effective cost", "money"),
-                _column("billed_cost", "Billed cost", "money"),
+        Table(
+            "undetermined",
+            "Undetermined spend: the bill cannot tell GPU from non-GPU (beside, in neither)",
+            [
+                Column("provider", "Provider"),
+                Column("instance_type", "Instance type"),
+                Column("service_category", "Service category"),
+                Column("effective_cost", "Effective cost", "money", total=True),
+                Column("billed_cost", "Billed cost", "money"),
             ],
-            "rows": review["undetermined"],
-            "total_of": ["effective_cost"],
-        }
+            review["undetermined"],
+        )
     )
     savings_rows = [
         {
@@ -145,19 +133,18 @@ def review_report_data(
         for s in review["savings"]
     ]
     tables.append(
-        {
-            "id": "savings",
-            "title": "Savings opportunities (in the order applied)",
-            "columns": [
-                _column("kind", "Kind"),
-                _column("amount", "Amount", "money"),
-                _column("hours_affected", "GPU-hours affected", "hours"),
-                _column("confidence", "Confidence"),
-                _column("assumptions", "Assumptions"),
+        Table(
+            "savings",
+            "Savings opportunities (in the order applied)",
+            [
+                Column("kind", "Kind"),
+                Column("amount", "Amount", "money", total=True),
+                Column("hours_affected", "GPU-hours affected", "number"),
+                Column("confidence", "Confidence"),
+                Column("assumptions", "Assumptions"),
             ],
-            "rows": savings_rows,
-            "total_of": ["amount"],
-        }
+            savings_rows,
+        )
     )
     prices = {}
     for saving in review["savings"]:
@@ -173,21 +160,28 @@ def review_report_data(
                 },
             )
     tables.append(
-        {
-            "id": "prices",
-            "title": "Catalog prices the savings used (observation date and quality)",
-            "columns": [
-                _column("saving", "Saving"),
-                _column("price", "Price"),
-                _column("observed_at", "Observed at"),
-                _column("quality", "Quality"),
-                _column("source", "Source"),
+        Table(
+            "prices",
+            "Catalog prices the savings used (observation date and quality)",
+            [
+                Column("saving", "Saving"),
+                Column("price", "Price"),
+                Column("observed_at", "Observed at"),
+                Column("quality", "Quality"),
+                Column("source", "Source"),
             ],
-            "rows": list(prices.values()),
-            "total_of": [],
-        }
+            list(prices.values()),
+        )
     )
-    tables += commitment_tables(review)
+    return [*tables, *commitment_tables(review), *finance_tables(review)]
+
+
+def review_report_data(
+    review: dict, *, start, end, filters: dict | None = None, non_gpu: list | None = None
+) -> dict:
+    """The spend review page: its sections (table and figure ids), ``review_tables``, the figures with
+    their SVG, the assumptions and warnings, and the review itself (the JSON export carries it)."""
+    currency = review["currency"]
     charts = review_charts(review)
     figures = [
         {
@@ -253,7 +247,7 @@ def review_report_data(
                     "figures": ["savings_waterfall"],
                 },
             ],
-            "tables": tables,
+            "tables": review_tables(review, non_gpu),
             "figures": figures,
             "assumptions": [*REVIEW_ASSUMPTIONS, UNDETERMINED_RULE, RATE_RULE],
             "warnings": review.get("warnings", []),
@@ -262,9 +256,31 @@ def review_report_data(
     )
 
 
+# The JSON export's column kinds (its documented shape): the report model's types in the page's words
+JSON_KINDS = {"text": "text", "money": "money", "number": "hours", "price": "rate"}
+
+
+def _table_json(table: Table) -> dict:
+    return {
+        "id": table.key,
+        "title": table.title,
+        "columns": [
+            {
+                "key": c.key,
+                "label": c.label,
+                "kind": "percent" if c.key in PERCENT_POINTS else JSON_KINDS[c.type],
+            }
+            for c in table.columns
+        ],
+        "rows": table.rows,
+        "total_of": [c.key for c in table.columns if c.total],
+    }
+
+
 def render_json(data: dict) -> str:
     body = {k: v for k, v in data.items() if k != "figures"} | {
-        "figures": [{k: v for k, v in f.items() if k != "svg"} for f in data["figures"]]
+        "tables": [_table_json(table) for table in data["tables"]],
+        "figures": [{k: v for k, v in f.items() if k != "svg"} for f in data["figures"]],
     }
     return json.dumps(body, indent=2)
 
@@ -288,12 +304,10 @@ def render_csv(data: dict) -> str:
     )
     for table in data["tables"]:
         writer.writerow([])
-        writer.writerow(["table", table["id"], table["title"]])
-        writer.writerow([c["label"] for c in table["columns"]])
-        for row in table["rows"]:
-            writer.writerow(
-                ["" if row.get(c["key"]) is None else row.get(c["key"]) for c in table["columns"]]
-            )
+        writer.writerow(["table", table.key, table.title])
+        writer.writerow([c.label for c in table.columns])
+        for row in table.rows:
+            writer.writerow(["" if row.get(c.key) is None else row.get(c.key) for c in table.columns])
     writer.writerow([])
     writer.writerow(["assumptions"])
     for line in data["assumptions"]:
@@ -313,8 +327,9 @@ def render_body(data: dict) -> str:
 def _template_context(data: dict) -> dict:
     return {
         "data": data,
-        "tables": {t["id"]: t for t in data["tables"]},
+        "tables": {t.key: t for t in data["tables"]},
         "figures": {f["id"]: f for f in data["figures"]},
+        "percent_points": PERCENT_POINTS,
     }
 
 

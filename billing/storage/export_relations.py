@@ -1,6 +1,7 @@
-"""The review's `spend` relation over a billing export where it lands (issue 28, item 2): a DuckDB-dialect
-`WITH … spend AS (…)` prefix that review_sql.py puts before each review statement, so the same
-statements run on Athena over the CUR 2.0 or FOCUS table a Data Export feeds.
+"""The review's rows over a billing export where it lands (issue 28, item 2): DuckDB-dialect CTEs ending in
+`export_rows`, with the review's columns, that translated_review.py puts before each review statement
+(`rows="export_rows"`), so the same statements run on Athena over the CUR 2.0 or FOCUS table a Data
+Export feeds.
 
 The mapping is the importer's (imports/cur.py, imports/focus.py, imports/enrich.py), restated in SQL:
 - CUR 2.0: `line_item_line_item_type` gives the charge category and commitment status; effective cost is
@@ -90,7 +91,7 @@ def cur2_relation(
     )
     team, project = (exp.Literal.string(f"user_{tag}").sql() for tag in (team_tag, project_tag))
     return (
-        f"WITH {gpu_types(instance_gpus)}, spend AS (SELECT "  # noqa: S608 (literals and identifiers built by sqlglot)
+        f"{gpu_types(instance_gpus)}, export_rows AS (SELECT "  # noqa: S608 (literals and identifiers built by sqlglot)
         f"line_item_usage_start_date AS charge_period_start, {category} AS charge_category, "
         f"coalesce(g.gpu, '') AS gpu, "
         f"CASE WHEN {line} IN ('DiscountedUsage', 'SavingsPlanCoveredUsage') THEN 'used' "
@@ -115,7 +116,7 @@ def focus_relation(
     )
     team, project = (exp.Literal.string(f"user:{tag}").sql() for tag in (team_tag, project_tag))
     return (
-        f"WITH {gpu_types(instance_gpus)}, spend AS (SELECT "  # noqa: S608 (literals and identifiers built by sqlglot)
+        f"{gpu_types(instance_gpus)}, export_rows AS (SELECT "  # noqa: S608 (literals and identifiers built by sqlglot)
         f"ChargePeriodStart AS charge_period_start, lower(ChargeCategory) AS charge_category, "
         f"coalesce(g.gpu, '') AS gpu, lower(coalesce(CommitmentDiscountStatus, '')) AS commitment_status, "
         f"coalesce(Tags[{team}], '') AS team, coalesce(Tags[{project}], '') AS project, "

@@ -18,7 +18,7 @@ from billing.models import BillingExportSource
 from billing.storage.athena import AthenaRunner
 from billing.storage.duckdb_review import review_sums
 from billing.storage.export_relations import cur2_relation, focus_relation
-from billing.storage.review_sql import review_sums_with
+from billing.storage.translated_review import review_sums_with
 from pricing.models import InstanceType
 
 
@@ -63,7 +63,10 @@ def source_review_sums(
             workgroup=source.athena_workgroup or "primary",
             output_location=source.athena_output_location,
         )
-        return review_sums_with(runner, "athena", start, end, allowed_teams, relation=export_relation(source))
+        relation = export_relation(source)
+        return review_sums_with(
+            runner, "athena", start, end, allowed_teams, rows="export_rows", ctes=relation
+        )
     if store is None:
         raise SourceNotQueryable(
             f"billing export source {source.name}: DuckDB needs the imports' Parquet store"

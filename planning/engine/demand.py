@@ -27,6 +27,8 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -47,7 +49,7 @@ DEFAULT_TRIALS = 1_000
 DEFAULT_SCENARIO_SPREAD = 0.01
 DEFAULT_GROWTH_SIGMA = 0.01
 BUSY_COVERAGE_MIN = 0.95  # the busy series decides only when samples cover 95% of the billed GPU-hours
-PERCENTILE_METHOD = "linear"  # numpy's default (Hyndman and Fan type 7), over the covered hours
+PERCENTILE_METHOD: Final = "linear"  # numpy's default (Hyndman and Fan type 7), over the covered hours
 SERIES = ("auto", "billed", "busy")
 
 
@@ -90,12 +92,12 @@ class UsageRows:
         return len(self.start_hour)
 
     @classmethod
-    def of(cls, **columns) -> UsageRows:
+    def of(cls, **columns: Any) -> UsageRows:
         """Rows from lists or arrays (tests, callers): types as the fields say; missing optional columns
         take their defaults (interruptible False, text "", cost 0, unused_commitment False)."""
         count = len(columns["start_hour"])
         text = {"resource_id": "", "gpu_model": "", "team": "", "pricing_category": "on_demand"}
-        built = {
+        built: dict[str, np.ndarray] = {
             "start_hour": np.asarray(columns.pop("start_hour"), dtype=np.int64),
             "end_hour": np.asarray(columns.pop("end_hour"), dtype=np.int64),
             "gpu_hours": np.asarray(columns.pop("gpu_hours"), dtype=np.float64),
@@ -118,7 +120,7 @@ class UsageRows:
             built["gpus_per_instance"] = np.asarray(columns.pop("gpus_per_instance"), dtype=np.float64)
         if columns.get("commitment_end_hour") is not None:
             built["commitment_end_hour"] = np.asarray(columns.pop("commitment_end_hour"), dtype=np.int64)
-        return cls(**built, **columns)
+        return cls(**built, currency=columns.pop("currency", "USD"), **columns)
 
 
 @dataclass(frozen=True)
@@ -173,12 +175,20 @@ class DemandHistory:
     @property
     def demand(self) -> np.ndarray:
         """GPUs per hour of the series used (NaN where uncovered)."""
-        return self.busy if self.series_used == "busy" else self.billed
+        return self._busy_part(self.busy) if self.series_used == "busy" else self.billed
 
     @property
     def demand_interruptible(self) -> np.ndarray:
         """The interruptible part of `demand`: what spot may serve."""
-        return self.busy_interruptible if self.series_used == "busy" else self.billed_interruptible
+        if self.series_used == "busy":
+            return self._busy_part(self.busy_interruptible)
+        return self.billed_interruptible
+
+    @staticmethod
+    def _busy_part(series: np.ndarray | None) -> np.ndarray:
+        if series is None:  # demand_history sets series_used "busy" only with utilization rows
+            raise ValueError("series_used is 'busy' but the history has no busy series")
+        return series
 
     @property
     def demand_steady(self) -> np.ndarray:
@@ -350,21 +360,26 @@ def demand_history(
         raise PlanInputError("from", "the scope holds no GPU usage rows in the period")
     billed[~covered] = np.nan
     billed_interruptible[~covered] = np.nan
-    history = {"start_hour": start_hour, "end_hour": end_hour, "billed": billed, "covered": covered}
-    history["billed_interruptible"] = billed_interruptible
+    history = partial(
+        DemandHistory,
+        start_hour=start_hour,
+        end_hour=end_hour,
+        billed=billed,
+        covered=covered,
+        billed_interruptible=billed_interruptible,
+    )
     if utilization is None or len(utilization) == 0:
         if series == "busy":
             raise PlanInputError(
                 "series", "the busy series needs utilization rows; none are stored for the scope"
             )
         reason = "no utilization rows for the scope's resources: GPUs as billed"
-        return DemandHistory(**history, series_used="billed", series_reason=reason)
+        return history(series_used="billed", series_reason=reason)
     busy, busy_interruptible, coverage = _busy(usage, demand_rows, rates, utilization, start_hour, end_hour)
     busy[~covered] = np.nan
     busy_interruptible[~covered] = np.nan
     used, reason = _series_choice(series, coverage)
-    return DemandHistory(
-        **history,
+    return history(
         series_used=used,
         series_reason=reason,
         utilization_coverage=coverage,

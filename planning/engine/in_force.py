@@ -122,11 +122,15 @@ def renewals(commitments: list[Commitment], *, history_end_hour: int, horizon_mo
     for item in commitments:
         if item.end_hour is not None and item.end_hour > horizon_end:
             continue
-        month = (
-            None
-            if item.end_hour is None
-            else max(1, int(-(-(item.end_hour - history_end_hour) // HOURS_PER_MONTH_FLOAT)))
-        )
+        month: int | None = None
+        if item.end_hour is None:
+            decide = (
+                "end not in the bills: assumed in force through the horizon; give its end (CUR "
+                "reservation/EndTime) to plan its renewal"
+            )
+        else:
+            month = max(1, int(-(-(item.end_hour - history_end_hour) // HOURS_PER_MONTH_FLOAT)))
+            decide = _decide(item, item.end_hour, history_end_hour, month)
         found.append(
             {
                 "commitment_id": item.commitment_id,
@@ -134,20 +138,17 @@ def renewals(commitments: list[Commitment], *, history_end_hour: int, horizon_mo
                 "ends": item.end_text(),
                 "plan_month": month,
                 "rate_per_gpu_hour": f"{item.rate_per_gpu_hour:.6f}",
-                "decide": "end not in the bills: assumed in force through the horizon; give its end (CUR "
-                "reservation/EndTime) to plan its renewal"
-                if item.end_hour is None
-                else _decide(item, history_end_hour, month),
+                "decide": decide,
             }
         )
     return found
 
 
-def _decide(item: Commitment, history_end_hour: int, end_month: int) -> str:
+def _decide(item: Commitment, end_hour: int, history_end_hour: int, end_month: int) -> str:
     """What to decide about a commitment ending inside the horizon, and what the plan already did: it
     counts a commitment only through the whole plan years it covers, so its GPUs are bought again from the
     start of the year in which it ends, and paid twice from then to its end."""
-    whole_years = int((item.end_hour - history_end_hour) // (12 * HOURS_PER_MONTH_FLOAT))
+    whole_years = int((end_hour - history_end_hour) // (12 * HOURS_PER_MONTH_FLOAT))
     replaced_from = 12 * whole_years + 1
     if replaced_from >= end_month:
         return "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)"

@@ -87,6 +87,7 @@ class CommitmentOption:
     # The fee per GPU paid when a term is signed (the month before it runs: month 0 for the first), the
     # rest of the effective price monthly; None: the effective price every month (no fee known)
     upfront_per_gpu: Decimal | None = None
+    payment_option: str = ""  # no_upfront, partial_upfront, all_upfront as the price was quoted
 
     @property
     def hourly_after_upfront(self) -> float:
@@ -196,6 +197,7 @@ def commitment_option(
     pricing_model: str = "",
     price_observed_at: str | None = None,
     price_decline_per_year: Decimal = Decimal(0),
+    payment_option: str = "",
 ) -> CommitmentOption:
     """A 1- or 3-year commitment from its effective price, or from recurring + upfront through
     ``commitments.effective_hourly`` (upfront spread over 8760 h a year of the term)."""
@@ -225,6 +227,7 @@ def commitment_option(
         price_observed_at=price_observed_at,
         price_decline_per_year=price_decline_per_year,
         upfront_per_gpu=None if upfront_per_gpu is None else Decimal(upfront_per_gpu),
+        payment_option=payment_option,
     )
 
 
@@ -247,9 +250,13 @@ def spot_option(
     checkpoint_write_hours: Decimal = DEFAULT_CHECKPOINT_WRITE_HOURS,
     restart_hours: Decimal = DEFAULT_RESTART_HOURS,
     price_decline_per_year: Decimal = Decimal(0),
+    billed_on_spot_share: Decimal = Decimal(0),
 ) -> SpotOption:
     """Spot priced with the spot model's overhead: the interruption rate from an advisor band (default
-    the ">20%" band) or given, the checkpoint interval chosen by ``spot.spot_economics``."""
+    the ">20%" band) or given, the checkpoint interval chosen by ``spot.spot_economics``.
+    ``billed_on_spot_share``: the share of the interruptible demand that already ran on spot, whose
+    billed hours hold the restarts and lost work: the overhead is added to the rest only (counting it
+    again would price today's spot work above what the bills show)."""
     try:
         if interruption_rate_per_hour is None:
             band = DEFAULT_SPOT_INTERRUPTION_BAND if interruption_band is None else interruption_band
@@ -262,10 +269,12 @@ def spot_option(
         )
     except CostInputError as error:
         raise PlanInputError(f"spot.{error.field}", error.message) from None
+    share = min(max(Decimal(billed_on_spot_share), Decimal(0)), Decimal(1))
+    overhead = economics.overhead * (1 - share)
     return SpotOption(
         listed_price_per_gpu_hour=Decimal(listed_price_per_gpu_hour),
-        effective_price_per_gpu_hour=economics.effective_price_per_hour,
-        overhead=economics.overhead,
+        effective_price_per_gpu_hour=round_price(Decimal(listed_price_per_gpu_hour) * (1 + overhead)),
+        overhead=overhead,
         interruption_rate_per_hour=economics.rate_per_hour,
         checkpoint_interval_hours=economics.interval_hours,
         checkpoint_write_hours=economics.checkpoint_write_hours,

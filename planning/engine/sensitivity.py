@@ -48,23 +48,22 @@ def _purchase_price(inputs: PlanInputs, factor: Decimal) -> PlanInputs:
 
 def _rent_price(inputs: PlanInputs, factor: Decimal) -> PlanInputs:
     options: SupplyOptions = inputs.options
-    scaled = {
-        "on_demand": replace(
-            options.on_demand, price_per_gpu_hour=options.on_demand.price_per_gpu_hour * factor
-        )
-    }
-    for name in ("committed_1y", "committed_3y"):
-        option = getattr(options, name)
-        if option is not None:
-            scaled[name] = replace(option, price_per_gpu_hour=option.price_per_gpu_hour * factor)
-    if options.spot is not None:
-        spot = options.spot
-        scaled["spot"] = replace(
+    on_demand = replace(options.on_demand, price_per_gpu_hour=options.on_demand.price_per_gpu_hour * factor)
+    committed_1y, committed_3y = (
+        None if option is None else replace(option, price_per_gpu_hour=option.price_per_gpu_hour * factor)
+        for option in (options.committed_1y, options.committed_3y)
+    )
+    spot = options.spot
+    if spot is not None:
+        spot = replace(
             spot,
             listed_price_per_gpu_hour=spot.listed_price_per_gpu_hour * factor,
             effective_price_per_gpu_hour=spot.effective_price_per_gpu_hour * factor,
         )
-    return replace(inputs, options=replace(options, **scaled))
+    scaled = replace(
+        options, on_demand=on_demand, committed_1y=committed_1y, committed_3y=committed_3y, spot=spot
+    )
+    return replace(inputs, options=scaled)
 
 
 def _discount_rate(inputs: PlanInputs, factor: Decimal) -> PlanInputs:

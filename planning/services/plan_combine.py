@@ -72,6 +72,7 @@ def combine(plans: list[dict[str, Any]], *, horizon: int) -> dict[str, Any]:
     head["demand_gpu_hours_by_year"] = _sum_lists([plan["demand_gpu_hours_by_year"] for plan in plans])
     head["screening"] = [line | {"fleet": plan["fleet"]} for plan in plans for line in plan["screening"]]
     head["sensitivity"] = _sensitivity(plans)
+    head |= _finance(plans)
     quo_cost, savings = head["status_quo_cost"], head["savings_vs_status_quo"]
     head["savings_share"] = (
         str((Decimal(savings) / Decimal(quo_cost)).quantize(Decimal("0.000001")))
@@ -79,6 +80,37 @@ def combine(plans: list[dict[str, Any]], *, horizon: int) -> dict[str, Any]:
         else None
     )
     return head
+
+
+def _finance(plans: list[dict]) -> dict[str, Any]:
+    """Issue 27 item 6 over the fleets: each commitment layer's payment options and each owned fleet's
+    tranches, named by fleet; the after-tax figures summed when every fleet has them."""
+    after = [plan.get("after_tax") or {} for plan in plans]
+    summed = None
+    if after and all(section.get("tax_rate") is not None for section in after):
+        summed = {
+            "tax_rate": after[0]["tax_rate"] if len({s["tax_rate"] for s in after}) == 1 else "per fleet",
+            "cost_by_year": _sum_lists([section["cost_by_year"] for section in after]),
+            "total_cost": _sum(section["total_cost"] for section in after),
+            "npv": _sum(section["npv"] for section in after),
+            "depreciation_tax_shield": _sum(section["depreciation_tax_shield"] for section in after),
+        }
+    else:
+        summed = {
+            "tax_rate": None,
+            "note": "give study.tax_rate (and buy.depreciation_method) for the after-tax NPV",
+        }
+    return {
+        "payment_options": [
+            section | {"fleet": plan["fleet"], "kind": kind}
+            for plan in plans
+            for kind, section in (plan.get("payment_options") or {}).items()
+        ],
+        "owned_tranches": [
+            plan["owned_tranches"] | {"fleet": plan["fleet"]} for plan in plans if plan.get("owned_tranches")
+        ],
+        "after_tax": summed,
+    }
 
 
 def _cumulative(monthly: list[str], quo: list[str]) -> dict[str, list]:

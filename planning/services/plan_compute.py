@@ -306,6 +306,9 @@ FLEET_PLAN_KEYS = (
     "cost_by_year",
     "status_quo_by_year",
     "levels",
+    "payment_options",
+    "owned_tranches",
+    "after_tax",
     "recommendation",
     "status_quo_cost_per_gpu_hour",
     "options_evaluated",
@@ -688,8 +691,44 @@ def plan_assumptions(
             "value": f"{request.trials} (seed {request.seed})",
             "source": f"monthly rate ~ Normal(rate, {demand_engine.DEFAULT_GROWTH_SIGMA}): gpuledger assumption",
         },
+        *FINANCE_ASSUMPTIONS,
+        {
+            "name": "lead_time_months",
+            "value": str(request.lead_time_months),
+            "source": source(
+                "lead_time_months",
+                "default 3: gpuledger assumption, order to racked servers; each owned tranche is paid this "
+                "long before the month its demand arrives (the first in month 0)",
+            ),
+        },
         *study_items,
     ]
+
+
+# How item 6's figures are reckoned (issue 27), said once on every plan.
+FINANCE_ASSUMPTIONS = (
+    {
+        "name": "commitment payment options",
+        "value": "the one of lowest NPV at the study's discount rate; every option shown (payment_options)",
+        "source": "an upfront fee is paid when a term is signed (month 0, then each renewal), the hourly "
+        "part every month of the term (AWS RI and Savings Plans: no, partial, all upfront; Azure: upfront "
+        "or monthly at the same total)",
+    },
+    {
+        "name": "owned tranches",
+        "value": "servers bought as the stack's demand reaches them (owned_tranches); the headline buys "
+        "all in month 0",
+        "source": "each tranche's cash is the TCO study's buy side over the months it is held, its residual "
+        "at the study's share at the horizon (a younger server's higher resale is not counted)",
+    },
+    {
+        "name": "after-tax NPV",
+        "value": "study.tax_rate over every layer (after_tax)",
+        "source": "the TCO engine's rules: running costs, interest and rent deducted when paid (an upfront "
+        "fee in the month it is paid), owned servers' tax depreciation (buy.depreciation_method), the "
+        "sale at the residual taxed on its gain over book value",
+    },
+)
 
 
 def money(value: Decimal | float) -> str:

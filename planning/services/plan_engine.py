@@ -18,13 +18,16 @@ from planning.engine.options import (
     options_from_study,
     spot_option,
 )
+from planning.engine.payment_options import cheapest_payment_option
 from planning.engine.plan import PlanInputs, StatusQuoCategory, StatusQuoMix, capacity_plan, plan_report
+from planning.engine.plan_finance import plan_finance
 from planning.services.plan_prices import PlanPrice
 from planning.services.plan_requests import PlanRequest
 from pricing.models import SpotAdvisory
 from procurement.costing.values import round_money
 
 MICRO = Decimal("0.000001")
+MAX_TERM_MONTHS = 36  # a term signed in the horizon's last month runs at most this far past it
 
 
 def _price_source(price: PlanPrice) -> str:
@@ -33,24 +36,55 @@ def _price_source(price: PlanPrice) -> str:
     return f"{price.source}{where}{when} ({price.quality})"
 
 
-def supply_options(study, prices: list[PlanPrice], *, horizon_months: int, include_owned: bool = True):
-    by_kind = {price.kind: price for price in prices}
-    commitments = {}
-    for kind, years in (("committed_1y", 1), ("committed_3y", 3)):
-        price = by_kind.get(kind)
-        if price is not None:
-            commitments[kind] = commitment_option(
+def commitment_candidates(prices: list[PlanPrice]) -> dict[str, list]:
+    """Each commitment term's options: the price the plan found and its offer's other payment options,
+    each with its upfront fee (paid at signing) where the stored price gives it."""
+    candidates: dict[str, list] = {}
+    for price in prices:
+        years = {"committed_1y": 1, "committed_3y": 3}.get(price.kind)
+        if years is None:
+            continue
+        candidates[price.kind] = [
+            commitment_option(
                 years,
-                source=_price_source(price),
-                effective_per_gpu_hour=price.price_per_gpu_hour,
-                pricing_model=price.pricing_model,
-                price_observed_at=price.observed_at,
+                source=_price_source(quoted),
+                effective_per_gpu_hour=quoted.price_per_gpu_hour,
+                upfront_per_gpu=quoted.upfront_per_gpu,
+                pricing_model=quoted.pricing_model,
+                price_observed_at=quoted.observed_at,
+                payment_option=quoted.payment_option,
             )
+            for quoted in (price, *price.alternatives)
+        ]
+    return candidates
+
+
+def supply_options(
+    study,
+    prices: list[PlanPrice],
+    *,
+    horizon_months: int,
+    include_owned: bool = True,
+    billed_on_spot_share: Decimal = Decimal(0),
+):
+    by_kind = {price.kind: price for price in prices}
+    commitments = {
+        kind: cheapest_payment_option(
+            options,
+            horizon_months=horizon_months,
+            months=horizon_months + MAX_TERM_MONTHS + 1,
+            discount_rate_annual=study.discount_rate_annual,
+        )
+        for kind, options in commitment_candidates(prices).items()
+    }
     spot = by_kind.get("spot")
     spot_choice = None
     if spot is not None:
         spot_choice = spot_option(
-            spot.price_per_gpu_hour, source=_price_source(spot), interruption_band=spot_band(spot)
+            spot.price_per_gpu_hour,
+            source=_price_source(spot),
+            interruption_band=spot_band(spot),
+            billed_on_spot_share=billed_on_spot_share,
         )
     options = options_from_study(
         study, horizon_months=horizon_months, spot=spot_choice, include_owned=include_owned, **commitments
@@ -74,6 +108,15 @@ def spot_band(price: PlanPrice) -> int:
         .first()
     )
     return DEFAULT_SPOT_INTERRUPTION_BAND if band is None else int(band)
+
+
+def spot_billed_share(history: DemandHistory, quo: StatusQuo) -> Decimal:
+    """The share of the interruptible GPU-hours the bills already bought on spot (at most 1)."""
+    interruptible = float(np.nansum(history.demand_interruptible))
+    spot_hours = float(quo.by_pricing_category.get("spot", {}).get("gpu_hours", 0.0))
+    if interruptible <= 0 or spot_hours <= 0:
+        return Decimal(0)
+    return min(Decimal(1), Decimal(repr(spot_hours / interruptible))).quantize(MICRO)
 
 
 def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
@@ -115,7 +158,13 @@ def lay_plan(
         firm_gpus=history.demand_steady[covered],
         interruptible_gpus=history.demand_interruptible[covered],
         growth_by_year=growth,
-        options=supply_options(study, prices, horizon_months=horizon, include_owned=include_owned),
+        options=supply_options(
+            study,
+            prices,
+            horizon_months=horizon,
+            include_owned=include_owned,
+            billed_on_spot_share=spot_billed_share(history, status_quo),
+        ),
         horizon_months=horizon,
         in_force=in_force,
         currency=study.currency,
@@ -126,6 +175,12 @@ def lay_plan(
     )
     plan = capacity_plan(inputs, with_sensitivity=with_sensitivity)
     report = plan_report(plan)
+    report |= plan_finance(
+        plan,
+        payment_alternatives=commitment_candidates(prices),
+        lead_time_months=request.lead_time_months,
+        tax_rate=study.tax_rate,
+    )
     years = len(growth)
     report["cost_by_year"] = [
         str(round_money(sum(year, Decimal(0)), plan.currency)) for year in _by_year(plan.monthly_cost, years)

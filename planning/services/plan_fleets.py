@@ -88,6 +88,30 @@ def bills_on_demand_price(fleet: Fleet, usage, currency: str) -> PlanPrice | Non
     )
 
 
+# The bills' rate prices a fleet only when at least 1% below the catalog's (gpuledger assumption): less is
+# the rounding of billed lines to the cent (examples/bill-focus.csv bills g5.xlarge at 1.005833 for 1.006).
+DISCOUNT_SHOWN_MIN = Decimal("0.01")
+
+
+def _bills_rate_if_lower(prices: list[PlanPrice], own: PlanPrice | None) -> list[PlanPrice]:
+    """The fleet's on-demand price: the catalog's list price, or the bills' own rate where the bills show
+    the customer pays less for the same instance type (a negotiated discount such as an AWS EDP, or
+    credits): keeping today's terms is always open to a CFO, so the plan never prices them away."""
+    if own is None:
+        return prices
+    catalog = next((price for price in prices if price.kind == "on_demand"), None)
+    if catalog is None:
+        return [*prices, own]
+    if own.price_per_gpu_hour >= catalog.price_per_gpu_hour * (1 - DISCOUNT_SHOWN_MIN):
+        return prices
+    own = replace(
+        own,
+        source=f"{own.source}, below the catalog's {catalog.price_per_gpu_hour} ({catalog.source}): "
+        "a discount the bills show (used when 1% or more below the list price)",
+    )
+    return [price for price in prices if price.kind != "on_demand"] + [own]
+
+
 def fleet_prices(
     fleet: Fleet, usage, *, currency: str, study: dict | None, study_for_fleet: bool, horizon_months: int
 ) -> tuple[list[PlanPrice], list[dict[str, str]]]:
@@ -111,10 +135,8 @@ def fleet_prices(
     rent = study_rent_price(typed_study, currency) if typed_study else None
     if rent is not None:
         prices = [price for price in prices if price.kind != "on_demand"] + [rent]
-    if not any(price.kind == "on_demand" for price in prices):
-        own = bills_on_demand_price(fleet, usage, currency)
-        if own is not None:
-            prices.append(own)
+    else:
+        prices = _bills_rate_if_lower(prices, bills_on_demand_price(fleet, usage, currency))
     missing = []
     kinds = {price.kind for price in prices}
     if "on_demand" not in kinds:

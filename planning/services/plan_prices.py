@@ -13,11 +13,12 @@ CostInputError naming the field, raised before anything is stored.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from pricing.choices import PricingModel
+from pricing.commitment_prices import stored_price
 from pricing.price_quality import ILLUSTRATIVE
 from pricing.selectors import cheapest_in_frame, offer_frame
 from procurement.costing.values import CostInputError
@@ -46,11 +47,18 @@ class PlanPrice:
     stale: bool = False
     observation_id: int | None = None
     price_per_gpu_hour_usd: str | None = None
+    payment_option: str = ""  # commitments: no_upfront, partial_upfront, all_upfront
+    upfront_per_gpu: Decimal | None = None  # commitments: the fee per GPU paid at signing, plan currency
+    # commitments: the same offer, term and kind under its other payment options (the plan picks one)
+    alternatives: tuple[PlanPrice, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            key: str(value) if isinstance(value, Decimal) else value for key, value in asdict(self).items()
+        shown = {
+            key: str(value) if isinstance(value, Decimal) else value
+            for key, value in asdict(self).items()
+            if key != "alternatives"
         }
+        return shown | {"alternatives": [price.as_dict() for price in self.alternatives]}
 
 
 def plan_prices(
@@ -83,8 +91,35 @@ def plan_prices(
             continue
         row = stored_commitment_price(frame, models_)
         if row is not None:
-            prices.append(_catalog_price(row, kind, rate, currency))
+            prices.append(_commitment_price(frame, row, kind, rate, currency))
     return prices
+
+
+def _commitment_price(frame, row, kind: str, rate: Decimal, currency: str) -> PlanPrice:
+    """The stored commitment price with its upfront fee, and its offer's other payment options."""
+    same = frame[
+        (frame["offer_id"] == row.offer_id)
+        & (frame["pricing_model"] == row.pricing_model)
+        & (frame["commitment_kind"] == row.commitment_kind)
+        & (frame["observation_id"] != row.observation_id)
+        & frame["price_per_gpu_hour_usd"].notna()
+    ]
+    others = tuple(_with_upfront(other, kind, rate, currency) for other in same.itertuples())
+    return replace(_with_upfront(row, kind, rate, currency), alternatives=others)
+
+
+def _with_upfront(row, kind: str, rate: Decimal, currency: str) -> PlanPrice:
+    """A stored commitment price with its fee per GPU (stored per instance, in the price's currency)."""
+    price = _catalog_price(row, kind, rate, currency)
+    stored = stored_price(int(row.observation_id))
+    upfront = None
+    if stored is not None and stored.upfront is not None:
+        usd_rate = (
+            Decimal(row.price_per_hour_usd) / stored.effective_per_hour if stored.effective_per_hour else None
+        )
+        if usd_rate is not None:
+            upfront = stored.upfront * usd_rate * rate / stored.gpu_count
+    return replace(price, payment_option=row.payment_option or "", upfront_per_gpu=upfront)
 
 
 def _cheapest_rent(frame, gpu: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from planning.engine.demand import (
     validate_trials,
 )
 from planning.engine.errors import PlanInputError
+from planning.engine.tranches import DEFAULT_LEAD_TIME_MONTHS, MAX_LEAD_TIME_MONTHS
 from procurement.costing.values import currency_code
 
 DEFAULT_HORIZON_MONTHS = 36  # the issue's three years, as the TCO study's default
@@ -47,6 +48,7 @@ REQUEST_FIELDS = {
     "market",
     "migration",
     "lookback_days",
+    "lead_time_months",
 }
 # The history as AWS Cost Explorer's and Azure Advisor's recommendations offer it: the last 7, 30 or 60
 # days of the stored bills, or all of them (at most the three years a period may span)
@@ -72,6 +74,8 @@ class PlanRequest:
     providers: tuple[str, ...] = ()  # catalog providers the prices may come from; empty: every one
     market: str = "bills"  # bills: priced at the bills' own offers; move: the move scenario as well
     migration: dict | None = None  # the move scenario's migration terms (plan_move.MIGRATION_DEFAULTS)
+    # owned servers are paid this many months before the demand they serve arrives (planning/engine/tranches.py)
+    lead_time_months: int = DEFAULT_LEAD_TIME_MONTHS
     stated: tuple[str, ...] = field(default=(), compare=False)  # the fields the caller gave
 
     def as_inputs(self) -> dict[str, Any]:
@@ -120,6 +124,7 @@ def plan_request_parse(data: object) -> PlanRequest:
         providers=_names(data, "providers"),
         market=_choice(data.get("market", "bills"), "market", MARKETS),
         migration=_migration(data.get("migration")),
+        lead_time_months=_lead_time(data.get("lead_time_months", DEFAULT_LEAD_TIME_MONTHS)),
         stated=tuple(sorted(data.get("stated") or (set(data) - {"save", "stated"}))),
     )
 
@@ -157,6 +162,15 @@ def stored_bill_days() -> tuple[dt.date | None, dt.date | None]:
     if found["last"] is None:
         return None, None
     return found["first"].astimezone(dt.UTC).date(), found["last"].astimezone(dt.UTC).date()
+
+
+def _lead_time(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LEAD_TIME_MONTHS:
+        raise PlanInputError(
+            "lead_time_months",
+            f"must be a whole number of months from 0 to {MAX_LEAD_TIME_MONTHS}, got {value!r}",
+        )
+    return value
 
 
 def _migration(value: object) -> dict | None:

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from gpuledger.charts import PALETTE, WIDTH, _axes, _legend, _nice_max, _svg, stacked_bar_chart, tornado_chart
+from gpuledger.charts import (
+    PALETTE,
+    WIDTH,
+    axes,
+    legend,
+    nice_max,
+    stacked_bar_chart,
+    svg_document,
+    tornado_chart,
+)
 
 # Base load at the bottom, in the order the plan engine stacks the options (planning/engine/plan.py:
 # commitments, then owned servers, lowest running cost first; then spot and on-demand above them).
@@ -51,9 +60,11 @@ def load_duration_svg(curve: Sequence[float], layers: Sequence[dict], *, title: 
     left, right, top, bottom, height = 80, 20, 30, 40, 320
     points = _thin(curve)
     if not points:
-        return _svg(WIDTH, 60, ['<text x="10" y="30">No demand</text>'], title or "load-duration curve")
+        return svg_document(
+            WIDTH, 60, ['<text x="10" y="30">No demand</text>'], title or "load-duration curve"
+        )
     bands = stacked_layers(layers)
-    y_max = _nice_max(max([y for _, y in points] + [upper for _, _, upper in bands]))
+    y_max = nice_max(max([y for _, y in points] + [upper for _, _, upper in bands]))
     x_max = max(points[-1][0], 1.0)
     plot_w, plot_h = WIDTH - left - right, height - top - bottom
 
@@ -63,8 +74,8 @@ def load_duration_svg(curve: Sequence[float], layers: Sequence[dict], *, title: 
     def sy(y: float) -> float:
         return top + plot_h - y / y_max * plot_h
 
-    body = _legend([label for label, _, _ in bands] + ["demand"], left, 16)
-    body += _axes(left, top, plot_w, plot_h, y_max, "hours of the period, sorted by demand", "GPUs in use")
+    body = legend([label for label, _, _ in bands] + ["demand"], left, 16)
+    body += axes(left, top, plot_w, plot_h, y_max, "hours of the period, sorted by demand", "GPUs in use")
     for index, (label, lower, upper) in enumerate(bands):
         inside = [(x, min(max(y, lower), upper)) for x, y in points]
         outline = [f"{sx(x):.1f},{sy(y):.1f}" for x, y in inside]
@@ -79,7 +90,7 @@ def load_duration_svg(curve: Sequence[float], layers: Sequence[dict], *, title: 
     body.append(
         f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{x_max + 1:,.0f} h</text>'
     )
-    return _svg(WIDTH, height, body, title or "Load-duration curve with the layers that serve it")
+    return svg_document(WIDTH, height, body, title or "Load-duration curve with the layers that serve it")
 
 
 def cost_by_year_svg(layers: Sequence[dict], status_quo_by_year: Sequence[float], *, currency: str) -> str:

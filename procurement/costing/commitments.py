@@ -90,9 +90,9 @@ def cheapest_commitment_mix(
         committed_gpus=best,
         committed_cost=totals[best][0],
         burst_cost=totals[best][1],
-        all_burst_cost=sum(totals[0]),
+        all_burst_cost=sum(totals[0], Decimal(0)),
         floor_gpus=floor,
-        floor_total=sum(totals[floor]),
+        floor_total=sum(totals[floor], Decimal(0)),
     )
 
 

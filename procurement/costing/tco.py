@@ -431,7 +431,9 @@ def _residual_note(study, month, buy_cumulative, rent_cumulative, basis: str) ->
     if month != study.horizon_months:
         return None
     residual = (
-        residual_value(study.buy) if study.buy.financing is None or study.buy.financing.kind == "loan" else 0
+        residual_value(study.buy)
+        if study.buy.financing is None or study.buy.financing.kind == "loan"
+        else Decimal(0)
     )
     if not residual:
         return None

@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from procurement.costing.gpu_catalog import GpuEconomics
 from procurement.costing.values import (
@@ -113,7 +113,13 @@ class UnknownOffer(LookupError):
         super().__init__(message)
 
 
-OfferLookup = Callable[[OfferRef, str], RentPrice | None]
+class OfferLookup(Protocol):
+    """The current price of an offer in a pricing model (None: no such price), narrowed to a payment
+    option (all upfront, partial, none) when one is given."""
+
+    def __call__(
+        self, offer: OfferRef, pricing_model: str, *, payment_option: str = ""
+    ) -> RentPrice | None: ...
 
 
 @dataclass(frozen=True)
@@ -628,12 +634,9 @@ def _parse_reserved(
     payment = (
         reserved.get("payment_option", _choice(_PAYMENT_OPTIONS)) if reserved.has("payment_option") else ""
     )
-    lookup = (
-        offer_lookup
-        if not payment
-        else (lambda offer, name: offer_lookup(offer, name, payment_option=payment))
+    price = _offer_price(
+        rent.offer, model, currency, offer_lookup, rates, reserved.field("pricing_model"), payment
     )
-    price = _offer_price(rent.offer, model, currency, lookup, rates, reserved.field("pricing_model"))
     return ReservedAlternative(
         model,
         price.price_per_gpu_hour,
@@ -690,9 +693,15 @@ def _offer_price(
     offer_lookup: OfferLookup,
     rates: Mapping[tuple[str, str], Decimal],
     field: str,
+    payment_option: str = "",
 ) -> RentPrice:
     try:
-        found = offer_lookup(offer, model)
+        # a lookup is asked for a payment option only when the study names one (tests pass plain lambdas)
+        found = (
+            offer_lookup(offer, model, payment_option=payment_option)
+            if payment_option
+            else offer_lookup(offer, model)
+        )
     except UnknownOffer as unknown:
         raise CostInputError(
             f"{field}.{unknown.part}", f"unknown offer {offer.label()}: {unknown.message}"

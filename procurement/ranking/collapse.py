@@ -50,12 +50,15 @@ def collapsed_order(
 ) -> tuple[np.ndarray, dict]:
     """The feasible order with identical rows collapsed, ``top`` groups long: reads four times as many rows
     as asked for, and more only when duplicates filled them."""
-    wide = None if top is None else top * 4
-    while True:
-        order = ranked_order(configs, wide)
-        kept, also = collapse(order, prepared, configs)
-        if wide is None or len(kept) >= top or order.size < wide:
-            break
-        wide *= 4
-    kept = kept if top is None else kept[:top]
+    if top is None:
+        kept, also = collapse(ranked_order(configs, None), prepared, configs)
+    else:
+        wide = top * 4
+        while True:
+            order = ranked_order(configs, wide)
+            kept, also = collapse(order, prepared, configs)
+            if len(kept) >= top or order.size < wide:
+                break
+            wide *= 4
+        kept = kept[:top]
     return np.array(kept, dtype=np.int64), {index: also[index] for index in kept}

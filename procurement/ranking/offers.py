@@ -405,7 +405,9 @@ def prepare(offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingO
         columns["gpu_code"], columns["gpu_names"], columns["gpu_per_instance"], columns["link"]
     )
     # text columns stay codes: only the returned rows' values are ever read (PreparedOffers.row)
-    text = {name: TextColumn.of(offers[name], codes[name]) for name in TEXT_COLUMNS}
+    text: dict[str, TextColumn | np.ndarray] = {
+        name: TextColumn.of(offers[name], codes[name]) for name in TEXT_COLUMNS
+    }
     text |= {
         name: TextColumn.of(offers[name]) if name in offers else np.full(len(offers), None, dtype=object)
         for name in OPTIONAL_TEXT_COLUMNS

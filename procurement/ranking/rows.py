@@ -26,7 +26,7 @@ from procurement.ranking.options import (
 )
 from procurement.ranking.serving import latency_misses, serving_reason
 from procurement.ranking.shapes import Shapes
-from procurement.ranking.spot_details import spot_details
+from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 
 PLAN_LABELS = {
@@ -127,6 +127,7 @@ def describe(
     )
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     if offer["pricing_model"] == "spot":
+        offer_id = offer.get("offer_id")
         row["spot"] = spot_details(
             offer,
             price_per_hour_usd=configs.price_per_hour(index),
@@ -135,7 +136,9 @@ def describe(
             spec=spec,
             options=options,
             simulate=simulate_spot and fits,
-            price_history_usd=(price_histories or {}).get(offer.get("offer_id")),
+            price_history_usd=(price_histories or {}).get(int(offer_id))
+            if known_offer_id(offer_id)
+            else None,
             now=now,
             on_demand_price_usd=(on_demand_prices or {}).get(index),
         )
@@ -213,8 +216,7 @@ def _fallback_offer(plan: dict[str, Any], offer: Mapping[str, Any] | None) -> No
 def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None) -> dict[str, Any]:
     """A serving row's month: instances for the demand, throughput and latency, cost per month."""
     instances = int(shapes.instances[shape])
-    unit = float(shapes.unit_tokens_per_second[shape])
-    tpot, ttft = float(shapes.time_per_output_token_ms[shape]), float(shapes.time_to_first_token_ms[shape])
+    unit, tpot, ttft = shapes.serving_at(shape)
     demand = spec.inference.demand_tokens_per_second
     return {
         "hours_per_month": options.serving_hours,
@@ -363,11 +365,7 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     label = PLAN_LABELS[plan]
     if not spec.is_training:
-        unit = float(shapes.unit_tokens_per_second[shape])
-        tpot, ttft = (
-            float(shapes.time_per_output_token_ms[shape]),
-            float(shapes.time_to_first_token_ms[shape]),
-        )
+        unit, tpot, ttft = shapes.serving_at(shape)
         text = f"{options.serving_hours:g} h of serving priced ({label}): cost per month, no reruns, no setup"
         if not math.isfinite(unit):
             return text

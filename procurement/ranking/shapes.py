@@ -71,6 +71,17 @@ class Shapes:
     # per kind: why its speed is a measured ratio to the H100 (or capped at it); "" for the datasheet model
     speed_basis: list[str] = field(default_factory=list)
 
+    def serving_at(self, shape: int) -> tuple[float, float, float]:
+        """(decode tokens/s of one instance, time per output token ms, time to first token ms)."""
+        unit, tpot, ttft = (
+            self.unit_tokens_per_second,
+            self.time_per_output_token_ms,
+            self.time_to_first_token_ms,
+        )
+        if unit is None or tpot is None or ttft is None:
+            raise ValueError("training shapes have no serving figures")
+        return float(unit[shape]), float(tpot[shape]), float(ttft[shape])
+
 
 @dataclass(frozen=True)
 class ShapeGrid:
@@ -247,7 +258,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     offloaded = offloaded_per_gpu_gib(host, total)
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
     instances, total_gpus, serving = grid.instances, total, {}
-    if not spec.is_training:  # replicas from demand: instances of one-instance configurations
+    if serving_rows is not None:  # serving: replicas from demand, instances of one-instance configurations
         fit = serving_fit(spec, generated, serving_rows["per_stream"], serving_rows["ttft_s"])
         fits &= fit.meets_targets
         instances, total_gpus = grid.instances * fit.instances, total * fit.instances
@@ -324,6 +335,7 @@ def _hours(
             tensor_parallel=grid.tensor_parallel,
             pipeline_parallel=pipeline_degree(spec),
             tensor_parallel_gbps=grid.node_gbps,
+            generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

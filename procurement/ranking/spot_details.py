@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -70,10 +70,12 @@ def _date_text(value: object) -> str | None:
     return str(value)[:10]
 
 
-def price_histories(offer_ids: Sequence[object], options: RankingOptions) -> Mapping[int, np.ndarray]:
+def price_histories(
+    offer_ids: Sequence[int | float | None], options: RankingOptions
+) -> Mapping[int, np.ndarray]:
     """Hourly USD spot price histories of the simulated rows' offers, in one call of the reader (none
     without a reader, or for rows whose offer table has no ``offer_id``)."""
-    wanted = sorted({int(offer_id) for offer_id in offer_ids if _known_id(offer_id)})
+    wanted = sorted({int(offer_id) for offer_id in offer_ids if known_offer_id(offer_id)})
     if options.spot_price_history is None or not wanted:
         return {}
     return {
@@ -81,8 +83,9 @@ def price_histories(offer_ids: Sequence[object], options: RankingOptions) -> Map
     }
 
 
-def _known_id(value: object) -> bool:
-    return value is not None and value == value  # not None, not NaN
+def known_offer_id(value: int | float | None) -> TypeGuard[int | float]:
+    """An offer id the table holds: not None, not NaN (pandas reads a column with gaps as floats)."""
+    return value is not None and value == value
 
 
 def price_paths_text(history_hours: int) -> str:
@@ -163,7 +166,14 @@ def spot_details(
     details["price_paths"] = price_paths_text(details["simulation"]["history_hours"] or history.size)
     if spec.is_training and options.deadline_hours is not None:
         details["deadline_plan"] = deadline_plan_details(
-            economics, float(hours), instances, write, restart, options, on_demand_price_usd
+            economics,
+            float(hours),
+            instances,
+            write,
+            restart,
+            options,
+            on_demand_price_usd,
+            deadline_hours=options.deadline_hours,
         )
     return details
 
@@ -227,9 +237,11 @@ def deadline_plan_details(
     restart: float,
     options: RankingOptions,
     on_demand_price_usd: float | None,
+    *,
+    deadline_hours: float,
 ) -> dict[str, Any]:
     """ "spot with on-demand fallback: expected cost, P(meets deadline)" (costing/spot_fallback.py)."""
-    deadline = float(options.deadline_hours)
+    deadline = float(deadline_hours)
     if on_demand_price_usd is None or not math.isfinite(on_demand_price_usd):
         return {
             "available": False,

@@ -253,20 +253,60 @@ PREFILL_CHUNK_TOKENS = Assumption(
 )
 IMAGE_PEAK_EFFICIENCY = Assumption(
     "image_peak_efficiency",
-    0.57,
+    0.534,
     "fraction of dense peak",
     "Image networks (UNet, DiT, ViT) at saturating work per kernel: efficiency = this x rows / (rows + "
-    "image_half_rows), rows = the images in a forward (CFG doubles them) x the network's MACs per weight "
-    "(latent positions or tokens each weight multiplies). Fitted to two measurements that are not the "
-    "outside review's: diffusers/benchmarks SDXL UNet forward batch 1 on an L40S (0.074 s: 36% of peak at "
-    "1,317 rows) and fal-ai/stable-diffusion-benchmarks SDXL 50 steps on an A100 (5.93 s: 44% at 2,635 rows).",
+    "half), rows = the images in a forward (CFG doubles them) x the network's MACs per weight (latent "
+    "positions or tokens each weight multiplies), half = image_half_rows x the card's dense peak / "
+    "image_half_rows_reference_tflops. Fitted to two measurements that are not the outside review's: "
+    "diffusers/benchmarks SDXL UNet forward batch 1 on an L40S (0.074 s: 36% of peak at 1,317 rows) and "
+    "fal-ai/stable-diffusion-benchmarks SDXL 50 steps on an A100 (5.933 s: 44% at 2,635 rows).",
 )
 IMAGE_HALF_ROWS = Assumption(
     "image_half_rows",
-    750.0,
-    "rows per weight GEMM",
-    "Rows at which an image network reaches half of image_peak_efficiency: a 512 px SD 1.5 UNet "
-    "(64 x 64 latents, 933 rows with CFG) keeps too few tiles per kernel to fill the GPU (same fit).",
+    549.0,
+    "rows per weight GEMM at image_half_rows_reference_tflops",
+    "Rows at which an image network reaches half of image_peak_efficiency on a card of the reference peak "
+    "(same fit): a 512 px SD 1.5 UNet (64 x 64 latents, 933 rows with CFG) keeps too few tiles per kernel "
+    "to fill the GPU. Scaled by the card's dense peak: each kernel carries a fixed latency (launch, "
+    "prologue, the last wave's tail) that a faster card hides only behind proportionally more work "
+    "(Little's law), so an H100 (989 TFLOPS) needs 3.2x the rows of an A100 for the same efficiency.",
+)
+IMAGE_HALF_ROWS_REFERENCE_TFLOPS = Assumption(
+    "image_half_rows_reference_tflops",
+    312.0,
+    "dense TFLOPS",
+    "The card image_half_rows is stated for: an A100's dense fp16/bf16 peak (NVIDIA A100 datasheet).",
+)
+HOPPER_SDPA_ATTENTION_EFFICIENCY = Assumption(
+    "hopper_sdpa_attention_efficiency",
+    0.35,
+    "fraction of dense peak",
+    "PyTorch's SDPA (2.2-2.4; flash backend) runs FlashAttention-2 on Hopper, which uses none of its "
+    "asynchronous features (TMA, warp-specialized wgmma) and reaches about 35% of H100 peak: Shah et al. "
+    "2024, 'FlashAttention-3' (arXiv:2407.08608), abstract and section 4.1 (FlashAttention-3 reaches "
+    "75%). On Ampere FlashAttention-2 reaches 50-73% of A100 peak (Dao 2023, arXiv:2307.08691), above "
+    "image_peak_efficiency, so only Hopper's SDPA attention is capped. cuDNN attention (PyTorch >= 2.5 "
+    "on H100) is faster: the cap is conservative there.",
+)
+DETECTOR_EFFICIENCY = Assumption(
+    "detector_efficiency",
+    0.314,
+    "fraction of dense peak",
+    "Convolutional detectors (YOLO, RT-DETR) reach about a third of the tensor peak: their 3x3 convolutions "
+    "over 16-256 channels and depthwise/1x1 layers keep the tensor cores part-fed. Fitted to the slope of "
+    "Ultralytics' YOLOv8 A100 TensorRT fp16 batch-1 latencies (docs/en/models/yolov8.md: n 0.99 ms at 8.7 "
+    "GFLOPs, x 3.53 ms at 257.8: 249.1 GFLOPs in 2.54 ms = 98 TFLOPS of 312); YOLO11 on a T4 (TensorRT10, "
+    "docs/en/macros/yolo-det-perf.md) gives the same 30% from its own slope (n 1.5 ms, x 11.3 ms).",
+)
+DETECTOR_FORWARD_OVERHEAD = Assumption(
+    "detector_forward_overhead_s",
+    0.90e-3,
+    "s per forward",
+    "A batch-1 detector forward is latency-bound: the host enqueues every layer's kernel (~150-250 for a "
+    "YOLO engine, a few microseconds each) and waits for the result, ~0.9 ms whatever the model's size. "
+    "Intercept of the same A100 fit (YOLOv8n: 0.99 ms - 8.7 GFLOPs / (312 TFLOPS x detector_efficiency)); "
+    "spread over the images of a batch.",
 )
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",
@@ -348,7 +388,11 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
     IMAGE_HALF_ROWS,
+    IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
+    HOPPER_SDPA_ATTENTION_EFFICIENCY,
     DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_EFFICIENCY,
+    DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,

@@ -12,6 +12,7 @@ from functools import lru_cache
 from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import INT4_BITS, INT8_BITS, LOGITS_BYTES, NF4_BITS
+from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.spec import ModelSpec, WorkloadSpec
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
@@ -131,10 +132,10 @@ def layer_activation_bytes_per_token(
     return total
 
 
-def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
+def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateBytes:
     """An image preset: the network's weights (quantizable), the frozen text encoders and VAE in 16 bits,
     adapters in their own dtype; the per-token activation fields are unused (image_model.py sizes them)."""
-    slug = spec.model.image_arch.slug
+    slug = arch.slug
     network = image_model.network_params(slug)
     dense = compute_bytes(spec)
     if spec.weight_quantization == "none":
@@ -146,6 +147,11 @@ def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
     if spec.is_training and not spec.uses_adapters and spec.image.train_text_encoder:
         weight_bytes += (image_model.trainable_params(spec) - network) * dense
     weight_bytes += adapters * adapter_bytes(spec)
+    autoencoder = image_model.vae(spec)
+    if not spec.is_training and autoencoder and image_model.vae_decode_bytes_per_element(spec) > dense:
+        weight_bytes += autoencoder["params_published"] * (
+            4.0 - min(dense, 2.0)
+        )  # the upcast VAE (SDXL, fp16)
     cost = image_model.network_cost(slug, image_model.resolution(spec))
     largest = network_bytes / max(cost.blocks, 1)
     return StateBytes(
@@ -165,7 +171,7 @@ def _image_state_bytes(spec: WorkloadSpec) -> StateBytes:
 def state_bytes(spec: WorkloadSpec) -> StateBytes:
     model = spec.model
     if model.image_arch is not None:
-        return _image_state_bytes(spec)
+        return _image_state_bytes(spec, model.image_arch)
     weight_bytes = weights_bytes(spec)
     bytes_per_weight = weight_bytes / model.params if model.params else 0.0
     return StateBytes(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from procurement.sizing.assumptions import CUDA_CONTEXT_GIB, FRAGMENTATION_FRACTION, GB, GIB
+from procurement.sizing.presets import ImageTier
 from procurement.sizing.spec import WorkloadSpec
 
 TIER_WARNING = "tier estimate: benchmark recommended"
@@ -28,14 +29,21 @@ def state_bytes_per_param(spec: WorkloadSpec) -> tuple[float, float, float]:
     return 2.0, 0.0, 0.0  # LoRA adapters and inference: frozen 16-bit weights dominate
 
 
+def _tier(spec: WorkloadSpec) -> ImageTier:
+    """The tier table row the spec is sized from (these functions serve image-tier models only)."""
+    if spec.model.image_tier is None:
+        raise ValueError(f"{spec.model.name} is not sized from an image tier")
+    return spec.model.image_tier
+
+
 def activation_scale(spec: WorkloadSpec) -> float:
-    tier = spec.model.image_tier
+    tier = _tier(spec)
     resolution = spec.image_resolution_px or tier.reference_resolution_px
     return (resolution / tier.reference_resolution_px) ** 2 * (spec.micro_batch_size / tier.reference_batch)
 
 
 def tier_memory_bytes(spec: WorkloadSpec, dp: np.ndarray) -> dict[str, np.ndarray]:
-    tier = spec.model.image_tier
+    tier = _tier(spec)
     weight_b, grad_b, opt_b = state_bytes_per_param(spec)
     params = spec.model.params
     tensors_at_reference = (tier.tier_high_gb * GB - CUDA_CONTEXT_GIB * GIB) / (1 + FRAGMENTATION_FRACTION)
@@ -53,7 +61,7 @@ def tier_memory_bytes(spec: WorkloadSpec, dp: np.ndarray) -> dict[str, np.ndarra
 
 
 def tier_summary(spec: WorkloadSpec) -> dict:
-    tier = spec.model.image_tier
+    tier = _tier(spec)
     return {
         "tier": tier.slug,
         "label": tier.label,

@@ -15,8 +15,12 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
+    DETECTOR_EFFICIENCY,
+    DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_TRAINING_MEMORY_FACTOR,
+    HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
+    IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
 )
 from procurement.sizing.image_presets import component, image_preset
@@ -29,6 +33,7 @@ from procurement.sizing.image_shapes import (
     vae_decoder_cost,
     vae_encoder_macs,
     video_dit_cost,
+    yolo11_cost,
     yolov8_cost,
 )
 
@@ -80,9 +85,9 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
     """The trained/denoising network at a pixel side: UNet or DiT on latents, detector or ViT on pixels
     (`text_length`: the DiT's joint text tokens, None for the preset's)."""
     entry = image_preset(slug)
-    joint_text = text_length or entry.get("text_tokens")
     if entry["family"] == "diffusion":
         denoiser = entry["denoiser"]
+        joint_text = text_length or entry.get("text_tokens") or 0  # every DiT preset states its tokens
         if denoiser["kind"] == "video_dit":
             return video_dit_cost(denoiser, video_tokens(entry, side), joint_text)
         vae = component(entry["vae"])
@@ -97,6 +102,8 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
     detector = entry["detector"]
     if detector["kind"] == "yolov8":
         return yolov8_cost(detector, side)
+    if detector["kind"] == "yolo11":
+        return yolo11_cost(detector, side)
     return table_cost(detector, side, entry["resolution_px"])
 
 
@@ -113,7 +120,7 @@ def video_tokens(entry: dict, side: int) -> float:
 def network_params(slug: str) -> float:
     """The published parameter count where the source states one (our shape count otherwise)."""
     entry = image_preset(slug)
-    part = entry.get("denoiser") or entry.get("detector") or entry.get("encoder")
+    part = entry.get("denoiser") or entry.get("detector") or entry["encoder"]
     return float(part.get("params_published") or network_cost(slug, entry["resolution_px"]).params)
 
 
@@ -227,7 +234,20 @@ def inference_activation_bytes(spec, flash: bool) -> float:
         decode = vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak
         decode *= 1 if spec.image.vae_tiling else spec.micro_batch_size
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
-    return max(denoise * batch, decode, encode) * activation_bytes_per_element(spec)
+    element = activation_bytes_per_element(spec)
+    return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+
+
+def vae_decode_bytes_per_element(spec) -> float:
+    """diffusers' SDXL pipelines upcast the VAE to fp32 for the decode when the pipeline runs in fp16
+    (`needs_upcasting = vae.dtype == float16 and vae.config.force_upcast`; SDXL's vae/config.json sets
+    force_upcast, the fp16 VAE overflows): the decode's activations are then 4-byte elements. Outside
+    review x29: HF blog simple_sdxl_optimizations, fp16 + SDPA, 4 images at 1024 px on an A100 40GB, 21.72
+    GiB allocated of which ~15 GiB is the fp32 decode."""
+    preset = image_preset(spec.model.image_arch.slug)
+    if spec.precision == "fp16" and preset.get("vae_fp32_under_fp16"):
+        return 4.0
+    return activation_bytes_per_element(spec)
 
 
 def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
@@ -278,16 +298,21 @@ def training_flops_per_image(spec) -> float:
 
 def inference_flops_per_image(spec) -> float:
     """Steps x denoiser forward (x2 with CFG) + text encoders + VAE decode; one forward for detectors."""
+    return _inference_flops(spec, lambda cost: cost.macs)
+
+
+def _inference_flops(spec, macs_of) -> float:
+    """Inference FLOPs per image counting `macs_of(cost)` of every network a generation runs."""
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    denoiser = 2.0 * spec_network_cost(spec).macs
+    denoiser = 2.0 * macs_of(spec_network_cost(spec))
     if image_preset(slug)["family"] != "diffusion":
         return denoiser
     flops = steps(spec) * denoiser * (2 if uses_cfg(spec) else 1)
-    flops += sum(2.0 * encoder_cost(e, e["tokens"]).macs for e in text_encoders(spec))
+    flops += sum(2.0 * macs_of(encoder_cost(e, e["tokens"])) for e in text_encoders(spec))
     autoencoder = vae(spec)
     if autoencoder is None:  # video presets: the decode is not sized (preset source says so)
         return flops
-    return flops + 2.0 * vae_decoder_cost(autoencoder, side // autoencoder["downsample"]).macs
+    return flops + 2.0 * macs_of(vae_decoder_cost(autoencoder, side // autoencoder["downsample"]))
 
 
 def inference_traffic_bytes_per_image(spec) -> float:
@@ -329,33 +354,76 @@ def rows_per_sample(cost: Cost) -> float:
     return cost.tokens or cost.macs / cost.params
 
 
-def kernel_efficiency(rows: float) -> float:
+def kernel_efficiency(rows, peak_flops=None):
     """Achieved fraction of dense peak at `rows` rows per weight GEMM: IMAGE_PEAK_EFFICIENCY x rows /
-    (rows + IMAGE_HALF_ROWS) (a saturating fit, sources in assumptions.py)."""
-    return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + IMAGE_HALF_ROWS.value)
+    (rows + half), a saturating fit (sources in assumptions.py). `half` scales with the card's dense peak
+    (IMAGE_HALF_ROWS at IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch,
+    prologue, the last wave's tail), which a faster card hides only behind proportionally more work.
+    `peak_flops` None: the reference card."""
+    half: float | np.ndarray = IMAGE_HALF_ROWS.value
+    if peak_flops is not None:
+        half = half * np.asarray(peak_flops, dtype=float) / (IMAGE_HALF_ROWS_REFERENCE_TFLOPS.value * 1e12)
+    return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + half)
 
 
-def inference_efficiency(spec) -> float:
-    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG)."""
+def inference_efficiency(spec, peak_flops=None):
+    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG);
+    detectors at most DETECTOR_EFFICIENCY (their convolutions keep the tensor cores part-fed)."""
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    return kernel_efficiency(weight_rows(spec, samples))
+    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops)
+    if is_detector(spec):
+        return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
+    return efficiency
 
 
-def training_efficiency(spec) -> float:
+def is_detector(spec) -> bool:
+    return image_preset(spec.model.image_arch.slug)["family"] == "detection"
+
+
+def forward_overhead_seconds_per_image(spec) -> float:
+    """A detector forward's fixed host latency (DETECTOR_FORWARD_OVERHEAD) over the images of its batch;
+    0 for diffusion and ViTs, whose forwards run long enough to hide it."""
+    return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
+
+
+def training_efficiency(spec, peak_flops=None):
     """The compute efficiency of a training step of an image network: the rows of its micro-batch."""
-    return kernel_efficiency(weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)))
+    return kernel_efficiency(weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops)
 
 
-def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes):
+def attention_flops_per_image(spec) -> float:
+    """The QK^T and AV FLOPs inside inference_flops_per_image (what an SDPA kernel computes)."""
+    return _inference_flops(spec, lambda cost: cost.attention_macs)
+
+
+def attention_ceiling(spec, generation):
+    """The fraction of dense peak the attention kernel reaches at best on a card of NVIDIA `generation`
+    (an array; None: no ceiling). Hopper (90) under PyTorch SDPA runs FlashAttention-2, which was written
+    for Ampere and reaches HOPPER_SDPA_ATTENTION_EFFICIENCY of H100 peak; Ampere and Ada reach 50-73%
+    with it (FlashAttention-2 paper), above image_peak_efficiency, so no ceiling there. Eager attention
+    (`flash_attention: false`) runs as batched GEMMs, and fused stacks (`image.fused_kernels`: TensorRT,
+    MLPerf engines) bring their own Hopper attention kernels: no ceiling either."""
+    if generation is None or not spec.flash_attention or spec.image.fused_kernels:
+        return np.inf
+    return np.where(np.asarray(generation) == 90, HOPPER_SDPA_ATTENTION_EFFICIENCY.value, np.inf)
+
+
+def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
-    add."""
-    compute = inference_flops_per_image(spec) / (peak_flops * inference_efficiency(spec))
-    return compute + inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
+    (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling)."""
+    efficiency = inference_efficiency(spec, peak_flops)
+    attention = attention_flops_per_image(spec)
+    attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
+    compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
+    compute = compute + attention / (peak_flops * attention_efficiency)
+    traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    return compute + traffic + forward_overhead_seconds_per_image(spec)
 
 
 def inference_rows(
-    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel
+    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel, generation=None
 ) -> dict:
     """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
     image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
@@ -364,7 +432,8 @@ def inference_rows(
     replicas = np.floor(gpus / (np.asarray(tensor_parallel, dtype=float) * np.asarray(pipeline_parallel)))
     flops = inference_flops_per_image(spec)
     batch = float(spec.micro_batch_size)
-    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, np.asarray(bandwidth_gbps, dtype=float) * 1e9)
+    bandwidth = np.asarray(bandwidth_gbps, dtype=float) * 1e9
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation)
     batch_seconds = batch / per_gpu
     zeros = np.zeros_like(per_gpu * gpus)
     return {

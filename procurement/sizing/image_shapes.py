@@ -31,14 +31,16 @@ class Cost:
     largest_block_saved: float = 0.0  # recompute peak with checkpointing
     eager_scores_saved: float = 0.0  # softmax elements kept by eager attention (all layers)
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
+    attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
     forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
     blocks: int = 0
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
 
-    def block(self, params, macs, saved, block_input, scores=0.0) -> None:
+    def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0) -> None:
         self.params += params
         self.macs += macs
+        self.attention_macs += attention_macs
         self.saved += saved
         self.checkpoint_inputs += block_input
         self.largest_block_saved = max(self.largest_block_saved, saved)
@@ -63,10 +65,10 @@ def _unet_transformer(
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
     for _ in range(depth):
-        macs = (18 * c * c) * tokens + 2 * context_dim * c * context + 2 * tokens * tokens * c
-        macs += 2 * tokens * context * c  # cross-attention scores and values
+        attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
+        macs = (18 * c * c) * tokens + 2 * context_dim * c * context + attention
         scores = heads * tokens * (tokens + context)
-        cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores)
+        cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
 
 
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
@@ -148,12 +150,14 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     per_stream = (4 + 2 * ratio) * h * h  # qkv + out + MLP
     for _ in range(config["joint_blocks"]):
         params = 2 * per_stream + 2 * 6 * h * h
-        macs = per_stream * tokens + 2 * tokens * tokens * h
-        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+        attention = 2 * tokens * tokens * h
+        macs = per_stream * tokens + attention
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
     for _ in range(config["single_blocks"]):
         params = per_stream + 3 * h * h  # linear1 (h -> 3h + 4h) and linear2 (5h -> h), modulation 3h^2
-        macs = per_stream * tokens + 2 * tokens * tokens * h
-        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens)
+        attention = 2 * tokens * tokens * h
+        macs = per_stream * tokens + attention
+        cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
     patch_in = config["in_channels"] * config["patch"] ** 2
     cost.params += 2 * patch_in * h + 4096 * h + 768 * h + 2 * h * h  # patch embed/out, context/pooled proj
     cost.macs += 2 * patch_in * h * image_tokens + 4096 * h * text_tokens
@@ -171,10 +175,10 @@ def video_dit_cost(config: dict, tokens: float, text_tokens: int) -> Cost:
     cost.tokens = tokens
     kv = 2 * caption * h
     for _ in range(config["layers"]):
-        macs = per_token * tokens + kv * text_tokens + 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
-        cost.block(
-            per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, heads * tokens * (tokens + text_tokens)
-        )
+        attention = 2 * tokens * tokens * h + 2 * tokens * text_tokens * h
+        macs = per_token * tokens + kv * text_tokens + attention
+        scores = heads * tokens * (tokens + text_tokens)
+        cost.block(per_token + kv + 6 * h, macs, 20 * h * tokens, h * tokens, scores, attention)
     cost.params += 2 * config["in_channels"] * h + 2 * caption * h + 7 * h * h  # patchify, caption, timestep
     cost.macs += 2 * config["in_channels"] * h * tokens + 2 * caption * h * text_tokens
     cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h
@@ -189,9 +193,10 @@ def encoder_cost(config: dict, tokens: float) -> Cost:
     mlp = (3 if config.get("gated") else 2) * h * ffn
     attn = 4 * h * q_width
     for _ in range(config["layers"]):
-        macs = (attn + mlp) * tokens + 2 * tokens * tokens * q_width
+        attention = 2 * tokens * tokens * q_width
+        macs = (attn + mlp) * tokens + attention
         saved = (4 * h + 5 * q_width + (3 if config.get("gated") else 2) * ffn) * tokens
-        cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens)
+        cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens, attention)
     cost.params += (
         config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
     )
@@ -215,6 +220,7 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
         6 * c * positions,
         c * positions,
         positions * positions,
+        2 * positions * positions * c,
     )
     _resnet(cost, c, c, positions, 0)
     peak = 0.0
@@ -280,6 +286,52 @@ def yolov8_cost(config: dict, side: int) -> Cost:
     cost.saved = saved
     cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
     cost.largest_block_saved = 0.0
+    cost.forward_peak = 4 * c1 * pixels / 4  # first stride-2 feature map and its copies
+    return cost
+
+
+def yolo11_cost(config: dict, side: int) -> Cost:
+    """Ultralytics YOLO11 (yolo11.yaml) at a square input: published parameters and FLOPs at 640 px scaled
+    by pixel count, saved activations walked from the yaml like yolov8_cost (every Conv keeps 3 x its
+    output channels per position). C3k2 (a C2f of hidden width e x out) runs `n` Bottlenecks (half-width
+    3x3 pair and the residual: 4.5 x hidden) or, in the m/l/x scales, C3k blocks (two 1x1 halves, two
+    bottlenecks, concat and 1x1 out: 14 x hidden); C2PSA adds a position-sensitive attention block
+    (~25 x its half width, plus heads x N^2 scores over the stride-32 grid); the Detect head's class
+    branch uses depthwise Convs (DWConv x, Conv c3, DWConv c3, Conv c3)."""
+    cost = Cost()
+    d, w, cap = config["depth"], config["width"], config["max_channels"]
+    c3k = config["c3k"]  # parse_model forces C3k blocks into every C3k2 of the m/l/x scales
+
+    def ch(c):
+        return _divisible(min(c, cap) * w)
+
+    n = max(round(2 * d), 1)
+    pixels = float(side * side)
+
+    def conv(c, stride):
+        return 3 * c * pixels / stride**2
+
+    def c3k2(c, stride, deep=c3k, e=0.5):
+        hidden = c * e
+        inner = 14 * hidden if deep else 4.5 * hidden
+        return (6 * hidden + n * inner + (2 + n) * hidden + 3 * c) * pixels / stride**2
+
+    c1, c2, c3, c4, c5 = ch(64), ch(128), ch(256), ch(512), ch(1024)
+    saved = conv(c1, 2) + conv(c2, 4) + c3k2(c3, 4, e=0.25) + conv(c3, 8) + c3k2(c4, 8, e=0.25)
+    saved += conv(c4, 16) + c3k2(c4, 16, deep=True) + conv(c5, 32) + c3k2(c5, 32, deep=True)
+    saved += (3 * c5 / 2 + 3 * c5 / 2 + 2 * c5 + 3 * c5) * pixels / 32**2  # SPPF
+    half, grid = c5 / 2, pixels / 32**2
+    saved += (6 * half + n * 25 * half + 2 * half + 3 * c5) * grid + n * (half // 64) * grid * grid  # C2PSA
+    saved += (c5 + c4) * pixels / 16**2 + c3k2(c4, 16)  # head: upsample + concat, C3k2
+    saved += (c4 + c3) * pixels / 8**2 + c3k2(c3, 8)
+    saved += conv(c3, 16) + c3k2(c4, 16) + conv(c4, 32) + c3k2(c5, 32, deep=True)
+    box, cls = max(16, c3 // 4, 64), max(c3, 80)
+    for stride, x in ((8, c3), (16, c4), (32, c5)):
+        saved += (6 * box + 64 + 3 * x + 9 * cls + 80) * pixels / stride**2
+    cost.params = config["params_published"]
+    cost.macs = config["gflops_at_reference"] * 1e9 / 2 * pixels / 640**2
+    cost.saved = saved
+    cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
     cost.forward_peak = 4 * c1 * pixels / 4  # first stride-2 feature map and its copies
     return cost
 

@@ -44,10 +44,11 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The uncalibrated MFU: the card's default, raised for dense pretraining on NVSwitch Ampere
     datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE).
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
-    (image_model.training_efficiency), fitted on L40S (Ada) and A100 measurements alike."""
+    (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements."""
     arch = spec.model.image_arch
     if arch is not None and arch.family != "detection":
-        return image_model.training_efficiency(spec)
+        peak = gpu.dense_tflops(spec.precision)
+        return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None))
     if (
         spec.task == "pretrain"
         and not spec.model.is_moe

@@ -101,12 +101,10 @@ def _throughput_rows(
         [gpu.memory_bandwidth_gbps for gpu in gpus],
     )
     peak = np.repeat(kind_peak, len(plans)).astype(float)
-    plan_rows = {
-        "gpu_counts": np.tile([plan.gpus for plan in plans], len(gpus)).astype(float),
-        "tensor_parallel": np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float),
-        "pipeline_parallel": np.tile([plan.pipeline_parallel for plan in plans], len(gpus)).astype(float),
-    }
-    if spec.is_training:
+    gpu_counts = np.tile([plan.gpus for plan in plans], len(gpus)).astype(float)
+    tensor_parallel = np.tile([plan.tensor_parallel for plan in plans], len(gpus)).astype(float)
+    pipeline_parallel = np.tile([plan.pipeline_parallel for plan in plans], len(gpus)).astype(float)
+    if kind_mfu is not None:  # training
         links = [hierarchical_links(gpu, plan.gpus) for gpu in gpus for plan in plans]
         tp_link = np.array(
             [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
@@ -122,12 +120,23 @@ def _throughput_rows(
             tensor_parallel_gbps=tp_link,
             mfu=mfu,
             zero_stage=zero,
-            **plan_rows,
+            gpu_counts=gpu_counts,
+            tensor_parallel=tensor_parallel,
+            pipeline_parallel=pipeline_parallel,
         )
         rows["mfu"] = mfu
         return rows
     bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
-    return inference_throughput(spec, bandwidth_gbps=bandwidth, peak_tflops=peak, **plan_rows)
+    generation = np.repeat([gpu.generation or 0 for gpu in gpus], len(plans))
+    return inference_throughput(
+        spec,
+        bandwidth_gbps=bandwidth,
+        peak_tflops=peak,
+        generation=generation,
+        gpu_counts=gpu_counts,
+        tensor_parallel=tensor_parallel,
+        pipeline_parallel=pipeline_parallel,
+    )
 
 
 def _rounded(values: np.ndarray, digits: int) -> list:
@@ -240,7 +249,10 @@ def _candidate(
 def _precision_remedies(spec: WorkloadSpec, gpu: GpuSpec, count: int, flash: bool, catalog) -> dict:
     """The precision fix first (no memory remedy helps a card that lacks the precision); if the fixed
     spec still does not fit this card and count, the fixed spec's memory remedies follow."""
-    precision, fix_text = precision_fix(spec, gpu)
+    fix = precision_fix(spec, gpu)
+    if fix is None:  # called only for a card blocked by precision, which always has a fix
+        raise ValueError(f"{gpu.slug} runs {spec.precision}: no precision remedy to give")
+    precision, fix_text = fix
     fixed = _with_precision(spec, precision)  # one object per spec and precision, so the ladders cache
     total = float(peak_by_count(fixed, count, flash))
     if not math.isfinite(total):
@@ -301,11 +313,12 @@ def _remedies(spec, gpu: GpuSpec, count: int, flash: bool, total, catalog) -> di
 def _calibration_notes(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None) -> dict:
     """What a fitted factor changed for this GPU: 'calibrated from N runs (factor x.xx)' per figure."""
     factor = calibration_factor(spec, gpu, calibration)
-    speed = factor is not None and spec.is_training and not spec.mfu and factor.throughput_factor != 1.0
-    memory = factor is not None and factor.memory_factor != 1.0
+    if factor is None:
+        return {"throughput": None, "memory": None}
+    speed = spec.is_training and not spec.mfu and factor.throughput_factor != 1.0
     return {
         "throughput": factor.text("throughput") if speed else None,
-        "memory": factor.text("memory") if memory else None,
+        "memory": factor.text("memory") if factor.memory_factor != 1.0 else None,
     }
 
 
@@ -376,7 +389,7 @@ def _headline(spec: WorkloadSpec, candidates: list[dict]) -> dict | None:
         best = max(range(len(feasible)), key=lambda i: (speeds[i] is not None, speeds[i] or 0.0, -i))
         return feasible[best]
     compatible = [c for c in own if c["blocked_by"] != "precision"]
-    return (compatible or own or [None])[0]
+    return (compatible or own)[0] if compatible or own else None
 
 
 def _workload_summary(spec: WorkloadSpec) -> dict:

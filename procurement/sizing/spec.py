@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from gpuledger.errors import InputError
 from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
 from procurement.sizing.image_spec import GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
 from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
+
+_Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
 
 TASKS = ("pretrain", "full_finetune", "lora", "qlora", "inference")
 TRAINING_TASKS = ("pretrain", "full_finetune", "lora", "qlora")
@@ -64,12 +68,15 @@ class FieldError:
         return {"path": self.path, "message": self.message}
 
 
-class WorkloadSpecError(ValueError):
+class WorkloadSpecError(InputError):
     """Every problem found in a workload spec, each with its field path."""
 
     def __init__(self, errors: list[FieldError]):
         self.errors = errors
-        super().__init__("; ".join(f"{error.path}: {error.message}" for error in errors))
+        problems = [(error.path, error.message) for error in errors]
+        first = errors[0] if errors else FieldError("", "")
+        text = "; ".join(f"{path}: {message}" for path, message in problems)
+        super().__init__(first.path, first.message, problems=problems, text=text)
 
 
 @dataclass(frozen=True)
@@ -318,7 +325,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     image_resolution = _parse_image(reader, image_section, strict)
     image_fields = _parse_image_fields(reader, image_section, lora)
     name = str(data.get("name") or (model.name if model else "workload"))
-    if model is not None and model.is_image_tier and data.get("micro_batch_size") is None:
+    if model is not None and model.image_tier is not None and data.get("micro_batch_size") is None:
         spec_fields["micro_batch_size"] = model.image_tier.reference_batch  # the tier's measured batch
     if arch is not None:
         _image_defaults(reader, data, arch, spec_fields, image_fields, parallelism, task)
@@ -394,7 +401,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
         return None
     if strict:
         reader.unknown_keys(data, _MODEL_KEYS, "model.")
-    merged, tier = ({}, None)
+    merged: dict[str, Any] = {}
+    tier: ImageTier | ImageArchitecture | None = None
     if data.get("preset") is not None:
         merged, tier = _lookup_preset(reader, data["preset"])
         if not merged:
@@ -498,10 +506,11 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
     return model
 
 
-def _replace(model: ModelSpec, **changes) -> ModelSpec:
+def _replace(item: _Frozen, **changes: Any) -> _Frozen:
+    """A copy of a frozen spec dataclass (a model or the inference section) with `changes`."""
     from dataclasses import replace
 
-    return replace(model, **changes)
+    return replace(item, **changes)
 
 
 def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: bool = False) -> LoraSpec | None:
@@ -717,9 +726,9 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     if not model_known:
         return
     if model.image_arch is not None:
-        _check_image(reader, spec)
+        _check_image(reader, spec, model.image_arch)
         return
-    if model.is_image_tier:
+    if model.image_tier is not None:
         if spec.task not in model.image_tier.tasks:
             allowed = ", ".join(model.image_tier.tasks)
             reader.error("task", f"the {model.preset} tier covers {allowed}, not {spec.task}")
@@ -733,8 +742,8 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
 
 
-def _check_image(reader: _Reader, spec: WorkloadSpec) -> None:
-    arch, par = spec.model.image_arch, spec.parallelism
+def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -> None:
+    par = spec.parallelism
     if arch.inference_only and spec.is_training:
         reader.error("task", f"{arch.slug} is sized for inference only (no activation model for training)")
     if spec.uses_adapters and arch.family == "detection":

@@ -376,6 +376,7 @@ def inference_throughput(
     pipeline_parallel=None,
     achieved_bandwidth: float = ACHIEVED_BANDWIDTH_FRACTION,
     tensor_parallel_gbps=None,
+    generation=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -383,6 +384,7 @@ def inference_throughput(
     activations each) and to the prefill (prompt x hidden), each moving 2(t-1)/t of the message over
     the node link (tensor_parallel_gbps: per-GPU collective GB/s; None: only the per-call latency, an
     NVLink-class link) plus TP_ALLREDUCE_LATENCY; PCIe cards pay it in full (vLLM on PCIe does).
+    `generation`: each row's NVIDIA generation (image presets: the attention kernel's ceiling on Hopper).
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -396,6 +398,7 @@ def inference_throughput(
             gpu_counts=gpus,
             tensor_parallel=tp,
             pipeline_parallel=pp,
+            generation=generation,
         )
     bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
     peak = _array(peak_tflops, np.nan) * 1e12

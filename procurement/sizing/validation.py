@@ -675,10 +675,10 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
     if case.metric == "max_context":
         return _max_context(spec, case)
     if case.metric == "decode":
-        rows = inference_throughput(
+        decode = inference_throughput(
             spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision)
         )
-        return float(rows["decode_tokens_per_second_per_stream"])
+        return float(decode["decode_tokens_per_second_per_stream"])
     if case.metric == "mfu_percent":
         return default_mfu(spec, gpu) * 100
     rows = _training_rows(spec, case)

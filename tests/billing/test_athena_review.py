@@ -16,8 +16,8 @@ from botocore.stub import Stubber
 
 from billing.models import BillingExportSource
 from billing.storage.athena import AthenaQueryError, AthenaQueryTimeout, AthenaRunner
-from billing.storage.review_sql import review_statements, translate
 from billing.storage.source_review import SourceNotQueryable, export_relation, source_review_sums
+from billing.storage.translated_review import scoped_statements, translate
 
 QUERY_ID = "c1d2e3f4-0a1b-4c5d-8e9f-0123456789ab"
 SUBMITTED = dt.datetime(2026, 6, 2, 8, 0, tzinfo=dt.UTC)
@@ -137,7 +137,7 @@ def test_an_athena_source_runs_the_translated_review_and_reads_its_sums(athena):
         athena_database="cur", athena_table="gpu_cur",
     )  # fmt: skip
     relation = export_relation(source)
-    statements = review_statements(*MAY, allowed_teams=["ml"])
+    statements = scoped_statements(*MAY, ["ml"], rows="export_rows", ctes=relation)
     numbers = [("a", "bigint"), ("b", "bigint"), ("c", "bigint"), ("d", "bigint")]
     answers = {
         "gpu": [["110080000", "110080000", None, "16000000"]],
@@ -147,7 +147,7 @@ def test_an_athena_source_runs_the_translated_review_and_reads_its_sums(athena):
         rows = answers.get(name, [["ml" if name == "by_team" else "x", "110080000", "16000000"]])
         stub_query(
             stub,
-            translate(f"{relation} {sql}", "athena"),
+            translate(sql, "athena"),
             ["SUCCEEDED"],
             [results(rows, numbers[: len(rows[0])], header=True)],
         )
@@ -155,7 +155,7 @@ def test_an_athena_source_runs_the_translated_review_and_reads_its_sums(athena):
     assert sums["gpu"] == (110_080_000, 110_080_000, 0, 16_000_000)
     assert sums["all_effective"] == 117_580_000
     assert sums["by_team"] == {"ml": (110_080_000, 16_000_000)}
-    sent = translate(f"{relation} {statements['gpu']}", "athena")
+    sent = translate(statements["gpu"], "athena")
     assert (
         '"cur"."gpu_cur"' in sent
         and "team IN ('ml')" in sent

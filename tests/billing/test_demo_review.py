@@ -212,7 +212,7 @@ def test_report_data_breaks_down_non_gpu_spend(demo):
     data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
     non_gpu = {
         row["charge"]: Decimal(row["effective_cost"])
-        for row in next(t for t in data["tables"] if t["id"] == "non_gpu")["rows"]
+        for row in next(t for t in data["tables"] if t.key == "non_gpu").rows
     }
     # storage: 20000 GB x 0.08 USD per GB-month, billed per day as 1600 / days-in-month rounded to 6 places
     month_days = [31, 30, 31, 31, 30, 31]

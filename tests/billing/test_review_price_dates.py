@@ -102,8 +102,8 @@ def test_the_billing_page_data_has_a_table_of_the_prices_used(demo):
     from billing.review.service import build_report, make_request
 
     data = build_report(make_request(start=dt.date(2026, 5, 1), end=dt.date(2026, 11, 1)))
-    table = {t["id"]: t for t in data["tables"]}["prices"]
-    assert [(r["saving"], r["observed_at"], r["quality"]) for r in table["rows"]] == [
+    table = {t.key: t for t in data["tables"]}["prices"]
+    assert [(r["saving"], r["observed_at"], r["quality"]) for r in table.rows] == [
         ("spot", NOV_1, "observed"),
         ("spot", NOV_1, "observed"),
         ("spot", NOV_20, "snapshot"),

@@ -23,6 +23,8 @@ from moto import mock_aws
 from billing.imports.s3_exports import ExportManifestError, parse_manifest
 from billing.imports.scheduled import export_sources_sync
 from billing.models import BillingExportDelivery, BillingExportSource, BillingImport, SpendRecord
+from billing.storage.duckdb_review import review_sums
+from billing.storage.import_datasets import ImportDatasets
 from billing.tasks import import_s3_exports
 from scheduler.schedule import SCHEDULE
 from tests.billing.catalog import make_catalog
@@ -123,6 +125,9 @@ def test_a_restated_month_replaces_the_earlier_delivery_and_is_flagged(s3, sourc
     run = export_sources_sync(s3=s3)["sources"][0]
     assert run["restated"] == ["2026-05 exec-2"]
     assert may_effective() == Decimal("80.6254")
+    # the review's read path (the imports' Parquet through DuckDB) sees only the restated delivery
+    may = (dt.date(2026, 5, 1), dt.date(2026, 6, 1))
+    assert review_sums(ImportDatasets(), *may)["all_effective"] == 80_625_400
     old, new = BillingExportDelivery.objects.order_by("imported_at")
     assert (old.replaced, new.restated, new.replaced) == (True, True, False)
     assert not old.imports.exists()  # its import and rows are gone

@@ -20,7 +20,7 @@ from billing.review import selectors
 from billing.review.service import make_request
 from billing.storage import ParquetSpendStore
 from billing.storage.duckdb_review import review_sums
-from billing.storage.review_sql import review_sums_with
+from billing.storage.translated_review import review_sums_with
 from tests.billing.catalog import import_demo_billing
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db]
@@ -63,7 +63,7 @@ def spark():
 
 
 def spark_sums(spark, store, start, end, teams=()):
-    spark.read.parquet(*[str(path) for path in store.files(start, end)]).createOrReplaceTempView("spend")
+    spark.read.parquet(*[str(path) for path in store.files(start, end)]).createOrReplaceTempView("spend_rows")
     return review_sums_with(
         lambda sql: [tuple(row) for row in spark.sql(sql).collect()], "spark", start, end, teams
     )

@@ -38,11 +38,14 @@ def _rows(spec, **options):
 def test_training_hours_come_from_flops_per_image():
     (row,) = _rows(SDXL_LORA, providers=("vast",), instance_counts=(1,))
     # 2,000 steps x batch 1 = 2,000 images; RTX 4090 dense bf16 165.2 TFLOPS (gpu_specs.csv) x the
-    # work-per-kernel efficiency of one 1024 px SDXL sample (1,317 rows: 0.57 x 1,317 / 2,067 = 0.363);
-    # one GPU, nothing to communicate; the 4090 host's vCPUs decode far more than 2 images/s.
+    # work-per-kernel efficiency of one 1024 px SDXL sample (1,317 rows, half-efficiency rows 549 x 165.2 /
+    # 312 = 291: 0.534 x 1,317 / 1,608 = 0.437); one GPU, nothing to communicate; the 4090 host's vCPUs
+    # decode far more than 2 images/s.
     images, flops = 2000, im.training_flops_per_image(SDXL_LORA)
-    assert im.training_efficiency(SDXL_LORA) == pytest.approx(0.57 * 1317 / 2067, rel=1e-3)
-    hours = images * flops / (165.2e12 * im.training_efficiency(SDXL_LORA)) / 3600
+    efficiency = im.training_efficiency(SDXL_LORA, 165.2e12)
+    assert efficiency == pytest.approx(0.534 * 1317 / (1317 + 549 * 165.2 / 312), rel=1e-3)
+    assert efficiency == pytest.approx(0.437, abs=1e-3)
+    hours = images * flops / (165.2e12 * efficiency) / 3600
     assert row["hours"] == pytest.approx(hours, abs=6e-4)  # hours: 3 places
     total = Decimal(row["total_cost"])
     assert Decimal(row["unit_costs"]["per_training_run"]) == total
@@ -56,15 +59,20 @@ def test_generation_job_prices_its_images():
     assert rows
     flops = im.inference_flops_per_image(FLUX_BATCH)  # 4 steps, no CFG, + T5/CLIP + VAE decode
     traffic = im.inference_traffic_bytes_per_image(FLUX_BATCH)
-    # batch 1, no CFG: 4,096 image + 256 text tokens = 4,352 rows; 0.57 x 4,352 / 5,102 = 0.486
-    efficiency = 0.57 * 4352 / (4352 + 750)
-    assert im.inference_efficiency(FLUX_BATCH) == pytest.approx(efficiency, rel=1e-9)
+    attention = im.attention_flops_per_image(FLUX_BATCH)
+    # batch 1, no CFG: 4,096 image + 256 text tokens = 4,352 rows; on an A100 (312 TFLOPS, the reference
+    # card: 549 half-efficiency rows) 0.534 x 4,352 / 4,901 = 0.474
+    assert im.inference_efficiency(FLUX_BATCH, 312e12) == pytest.approx(0.534 * 4352 / 4901, rel=1e-9)
     for row in rows[:5]:
-        # seconds per image per GPU = FLOPs / (dense bf16 peak x efficiency) + activation traffic /
-        # (bandwidth x 0.7); every GPU a replica
+        # seconds per image per GPU = FLOPs / (dense bf16 peak x efficiency at that peak) + activation
+        # traffic / (bandwidth x 0.7), the attention FLOPs at 35% of peak on Hopper; every GPU a replica
         gpu = GPUS[row["gpu"]]
+        peak = gpu.dense_tflops("bf16") * 1e12
+        efficiency = 0.534 * 4352 / (4352 + 549 * peak / 312e12)
+        ceiling = min(efficiency, 0.35) if gpu.generation == 90 else efficiency
         per_gpu = 1 / (
-            flops / (gpu.dense_tflops("bf16") * 1e12 * efficiency)
+            (flops - attention) / (peak * efficiency)
+            + attention / (peak * ceiling)
             + traffic / (gpu.memory_bandwidth_gbps * 1e9 * 0.7)
         )
         assert row["hours"] == pytest.approx(

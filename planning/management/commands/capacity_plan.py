@@ -41,6 +41,7 @@ FLAGS = {
     "providers": "--provider",
     "market": "--market",
     "lookback_days": "--lookback-days",
+    "lead_time_months": "--lead-time-months",
 }
 
 
@@ -69,6 +70,11 @@ class Command(BaseCommand):
         parser.add_argument("--horizon-months", type=int, default=DEFAULT_HORIZON_MONTHS, help="1 to 120")
         parser.add_argument(
             "--growth", default="0", help="monthly demand growth (0.02), or yearly multipliers (1.2,1.4,1.6)"
+        )
+        parser.add_argument(
+            "--lead-time-months",
+            type=int,
+            help="months an owned server is paid before the demand it serves arrives (default 3; 0-24)",
         )
         parser.add_argument("--scenario", choices=SCENARIOS, default="base")
         parser.add_argument("--trials", type=int, help="growth trials for P50/P90 (default 1000)")
@@ -131,6 +137,8 @@ class Command(BaseCommand):
             body["lookback_days"] = options["lookback_days"]
         if options["trials"] is not None:
             body["trials"] = options["trials"]
+        if options["lead_time_months"] is not None:
+            body["lead_time_months"] = options["lead_time_months"]
         # what the person typed (a value left at its default is labelled a default in the assumptions)
         defaults = {
             "teams": [],

@@ -1,20 +1,21 @@
 """GPU spend review for a period (issue 8, section 3): the billing engine's review as a report.
 
 The numbers come from ``billing.review.engine`` (the arithmetic) and the tables from
-``billing.review.report`` (labels, order, totals columns); this module only maps them
-onto the report framework's typed tables and figures, so the page, PDF, XLSX and CSV show exactly
-what ``manage.py spend_review --format json`` prints.
+``billing.review.report.review_tables``, already in the report model (the spend review page shows
+the same ``Table`` objects); this module arranges them into sections with their figures and words,
+so the page, PDF, XLSX and CSV show exactly what ``manage.py spend_review --format json`` prints.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from billing.review.charts import CATEGORY_ORDER
 from billing.review.commitment_report import short_label
-from billing.review.report import REVIEW_ASSUMPTIONS, review_report_data
+from billing.review.report import REVIEW_ASSUMPTIONS, review_tables
 from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.format import display
 from procurement.reports.model import (
@@ -30,8 +31,6 @@ from procurement.reports.model import (
 )
 from procurement.reports.registry import ReportInputError, ReportKind, ReportPeriod
 
-# review_report column kinds -> the framework's column types (hours are plain numbers, a rate is a price)
-COLUMN_TYPES = {"text": "text", "money": "money", "hours": "number", "rate": "price", "percent": "number"}
 SECTION_OF_TABLE = {
     "summary": "Totals",
     "by_month": "Spend by month, by pricing category",
@@ -63,32 +62,25 @@ def load_inputs(period: ReportPeriod) -> dict[str, Any]:
     }
 
 
-def _table(data: dict[str, Any], types: dict[str, str] | None = None, key: str = "") -> Table:
-    totals, types = set(data.get("total_of", ())), types or {}
-    columns = [
-        Column(c["key"], c["label"], types.get(c["key"], COLUMN_TYPES[c["kind"]]), c["key"] in totals)
-        for c in data["columns"]
-    ]
-    return Table(
-        key=key or data["id"], title=data["title"], columns=columns, rows=[dict(r) for r in data["rows"]]
-    )
+def _totals(summary: Table) -> Table:
+    """The page's Totals table, keyed "totals" (the CSV zip's summary.csv is the headline figures), its
+    values read as numbers (words such as "n/a" stay text)."""
+    measure, value = summary.columns
+    return replace(summary, key="totals", columns=[measure, replace(value, type="number")])
 
 
-def _by_month_stacked(data: dict[str, Any]) -> Table:
+def _by_month_stacked(table: Table) -> Table:
     """The month table with one column per pricing category (the stacked chart's numbers, with totals)."""
-    table = _table(data)
     columns = [Column(f"effective_cost_{c}", f"{c.replace('_', ' ')}", "money", True) for c in CATEGORY_ORDER]
     rows = [
-        row
+        {key: value for key, value in row.items() if key != "effective_cost_by_pricing_category"}
         | {
             f"effective_cost_{c}": row.get("effective_cost_by_pricing_category", {}).get(c, "0")
             for c in CATEGORY_ORDER
         }
         for row in table.rows
-    ]
-    for row in rows:
-        row.pop("effective_cost_by_pricing_category", None)  # a dict: the columns above carry it
-    return Table(table.key, table.title, [*table.columns, *columns], rows)
+    ]  # the category dict itself is dropped: the columns above carry it
+    return replace(table, columns=[*table.columns, *columns], rows=rows)
 
 
 def _figures(review: dict[str, Any]) -> dict[str, Figure]:
@@ -217,13 +209,13 @@ def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Se
                 f"{display(allocation['idle_cost'], 'money', currency)}."
                 + (f" {allocation['note']}." if allocation["note"] else "")
             ],
-            [_table(tables["allocation"])],
+            [tables["allocation"]],
             [Figure("allocation", "stacked_bar", "Showback by team", "team", currency, showback)],
         ),
         Section(
             "Budgets",
             ["Forecast: linear run-rate of the days so far; one e-mail at 80% and one at 100% per budget."],
-            [_table(tables["budgets"], {"burn_pct": "text", "forecast_pct": "text"})],
+            [tables["budgets"]],
             [
                 Figure(
                     "budgets",
@@ -240,7 +232,7 @@ def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Se
         Section(
             "Anomalies",
             [review["anomalies"]["method"] + "."],
-            [_table(tables["anomalies"])],
+            [tables["anomalies"]],
             [
                 Figure(
                     "anomalies", "bar", "Anomalies: spend above the 28-day median", "day", currency, anomalies
@@ -260,9 +252,7 @@ def _subject(inputs: dict[str, Any]) -> str:
 def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
     review = inputs["review"]
     currency, totals = review["currency"], review["totals"]
-    start, end = dt.date.fromisoformat(inputs["start"]), dt.date.fromisoformat(inputs["end"])
-    data = review_report_data(review, start=start, end=end, filters=inputs["filters"])
-    tables = {t["id"]: t for t in data["tables"]}
+    tables = {table.key: table for table in review_tables(review)}
     figures = _figures(review)
     savings_total = sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
     idle = review["idle_gpu_hours"]
@@ -270,17 +260,16 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         Section(
             SECTION_OF_TABLE["summary"],
             [f"GPU spend covers GPU instance usage and unused commitments, in {currency}."],
-            # "totals", not "summary": the CSV zip's summary.csv is the headline figures
-            [_table(tables["summary"], {"value": "number"}, key="totals")],
-        ),  # words ("n/a") stay text
+            [_totals(tables["summary"])],
+        ),
         Section(
             SECTION_OF_TABLE["by_month"], [], [_by_month_stacked(tables["by_month"])], [figures["month"]]
         ),
-        Section(SECTION_OF_TABLE["by_team"], [], [_table(tables["by_team"])], [figures["team"]]),
-        Section(SECTION_OF_TABLE["by_project"], [], [_table(tables["by_project"])]),
-        Section(SECTION_OF_TABLE["by_provider"], [], [_table(tables["by_provider"])]),
-        Section(SECTION_OF_TABLE["by_gpu"], [], [_table(tables["by_gpu"])], [figures["gpu"]]),
-        Section(SECTION_OF_TABLE["by_pricing_category"], [], [_table(tables["by_pricing_category"])]),
+        Section(SECTION_OF_TABLE["by_team"], [], [tables["by_team"]], [figures["team"]]),
+        Section(SECTION_OF_TABLE["by_project"], [], [tables["by_project"]]),
+        Section(SECTION_OF_TABLE["by_provider"], [], [tables["by_provider"]]),
+        Section(SECTION_OF_TABLE["by_gpu"], [], [tables["by_gpu"]], [figures["gpu"]]),
+        Section(SECTION_OF_TABLE["by_pricing_category"], [], [tables["by_pricing_category"]]),
         Section(
             "Unused commitments",
             [
@@ -319,7 +308,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                 ),
             ],
             [
-                _table(tables[key])
+                tables[key]
                 for key in (
                     "commitment_utilization",
                     "commitment_by_month",
@@ -335,7 +324,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                 "Applied in the order spot, commitment, cheaper GPU, idle, each to the "
                 "hours an earlier one did not claim, so no hour is counted twice."
             ],
-            [_table(tables["savings"])],
+            [tables["savings"]],
             [figures["savings"]],
         ),
     ]

@@ -333,13 +333,6 @@ def test_e_no_commitment_price_is_named_never_zero_gpus(bundled_catalog, tmp_pat
     assert "not evaluated: no price" in text and "Commit for 3 years 0 GPUs" not in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plan prices on-demand at the catalog's list price (1.006) even when the bills show the "
-    "customer pays less for the same instance type (an EDP discount, 0.9054): the plan then costs "
-    "more than keeping things as they are (the demo plan's l4 fleet, whose bills carry a re-rating "
-    "credit: 'Saves -142.83 USD'). Keeping the status quo is always an option a CFO has",
-)
 def test_f_the_plan_never_costs_more_than_the_status_quo_of_the_same_fleet(
     bundled_catalog, tmp_path, client_as
 ):
@@ -347,16 +340,12 @@ def test_f_the_plan_never_costs_more_than_the_status_quo_of_the_same_fleet(
     bills.import_bill(tmp_path, discounted)
     plan = _plan(client_as("finance"))
     assert Decimal(plan["total_cost"]) <= Decimal(plan["status_quo_cost"])  # 4 x 0.9054 x 26,280 = 95,175.65
+    # fixed at the root: the fleet is priced at the bills' own rate, said to be below the catalog's
+    (on_demand,) = [price for price in plan["prices"] if price["kind"] == "on_demand"]
+    assert on_demand["price_per_gpu_hour"] == "0.905400"
+    assert "below the catalog's 1.006000" in on_demand["source"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="interruptible work the bills already run on spot is planned on spot at the listed price plus "
-    "the spot model's checkpoint/restart overhead, while the status quo is the same hours at the billed "
-    "spot price: the billed hours already hold whatever the interruptions cost, so the overhead is "
-    "counted once more and the plan reports a loss for recommending what is done today (the demo "
-    "plan's g6e.xlarge fleet: 'leave the rest to spot ... Saves -2,710.20 USD')",
-)
 def test_f_spot_work_kept_on_spot_costs_what_the_bills_show(bundled_catalog, tmp_path, client_as):
     """Four g5.xlarge tagged interruptible, billed as spot at 0.4246 (vms.gpu.csv line 904, us-east-1
     use1-az2, the zone the plan itself picks): keeping them on spot costs 4 x 0.4246 x 26,280 =

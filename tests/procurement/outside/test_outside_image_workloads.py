@@ -94,7 +94,7 @@ def test_the_engine_gives_what_the_command_prints(case):
     if case["kind"] == "speed" and not spec.is_training:
         gpu = gpu_by_slug(case["gpu"])
         seconds = im.inference_seconds_per_image(
-            spec, gpu.dense_tflops(spec.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
+            spec, gpu.dense_tflops(spec.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9, gpu.generation
         )
         assert row["throughput"]["images_per_second_per_gpu"] == pytest.approx(1.0 / seconds, rel=1e-3)
 

@@ -8,6 +8,7 @@ download must agree with it (the figures come from the same engine, only drawn d
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import json
 import zipfile
@@ -19,8 +20,11 @@ import pypdf
 import pytest
 from django.core.management import CommandError, call_command
 
+from billing.review.service import build_report, make_request
 from procurement.models import ReportSnapshot
 from procurement.reports.format import display
+from procurement.reports.model import Table
+from procurement.reports.registry import ReportPeriod, report_kind
 from tests.billing.catalog import import_demo_billing, make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -251,3 +255,20 @@ def test_a_period_without_spend_still_renders(db, tmp_path, fmt):
     assert content.startswith({"pdf": b"%PDF", "xlsx": b"PK", "csv": b"PK", "html": b"<!"}[fmt])
     if fmt == "html":
         assert "0.00 USD of GPU spend" in content.decode()
+
+
+def test_the_page_and_the_report_show_the_same_table_objects(demo):
+    """One report model (issue 25): the spend review page's tables and the report's are the same
+    ``Table`` values built once by review_tables, not one translated into the other."""
+    start, end = dt.date(2026, 5, 1), dt.date(2026, 7, 1)
+    page = {table.key: table for table in build_report(make_request(start=start, end=end))["tables"]}
+    kind = report_kind("spend_review")
+    report = kind.build(kind.load(ReportPeriod(start, end)), dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    shown = {table.key: table for table in report.tables()}
+    assert all(isinstance(table, Table) for table in page.values())
+    shared = ["by_team", "by_gpu", "savings", "commitment_utilization", "allocation", "budgets", "anomalies"]
+    assert [shown[key] == page[key] for key in shared] == [True] * len(shared)
+    # the report's own arrangements: the totals read as numbers; the months split by pricing category
+    assert [c.type for c in shown["totals"].columns] == ["text", "number"]
+    assert shown["totals"].rows == page["summary"].rows
+    assert shown["by_month"].columns[: len(page["by_month"].columns)] == page["by_month"].columns

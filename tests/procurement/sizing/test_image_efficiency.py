@@ -6,7 +6,12 @@ import pytest
 
 from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
 from procurement.sizing import image_model as im
-from procurement.sizing.assumptions import IMAGE_HALF_ROWS, IMAGE_PEAK_EFFICIENCY, LOADER_IMAGES_PER_VCPU
+from procurement.sizing.assumptions import (
+    IMAGE_HALF_ROWS,
+    IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
+    IMAGE_PEAK_EFFICIENCY,
+    LOADER_IMAGES_PER_VCPU,
+)
 from procurement.sizing.compatibility import check_gpu
 from procurement.sizing.spec import WorkloadSpecError
 from procurement.sizing.throughput import loader_bound_hours, training_throughput
@@ -20,7 +25,8 @@ def test_the_efficiency_curve_is_the_fit_of_its_two_sources():
     """Two measurements outside the review (assumptions.IMAGE_PEAK_EFFICIENCY): the SDXL UNet forward at
     batch 1 on an L40S (diffusers/benchmarks: 0.074 s; 362.05 TFLOPS, 864 GB/s) and fal's SDXL, 50 steps
     with CFG, fp16 on an A100 (5.933 s; 312 TFLOPS, 2,039 GB/s). Each gives the compute efficiency after
-    the eager elementwise traffic; E x r / (r + h) through both points gives E = 0.566, h = 753."""
+    the eager elementwise traffic; E x r / (r + h x peak / 312 TFLOPS) through both points gives E = 0.534,
+    h = 549 (the half-efficiency rows scale with the card's peak: assumptions.IMAGE_HALF_ROWS)."""
     unet = im.network_cost("sdxl-base-1.0", 1024)
     rows_one = unet.macs / unet.params  # 1,317: latent positions each conv/linear weight multiplies
     assert rows_one == pytest.approx(1317, rel=0.001)
@@ -34,22 +40,61 @@ def test_the_efficiency_curve_is_the_fit_of_its_two_sources():
         312e12,
     )
     r1, r2 = rows_one, 2 * rows_one  # CFG doubles the batch of every kernel
-    half = (e1 * r2 * r1 - e2 * r1 * r2) / (e2 * r1 - e1 * r2)  # solve E r/(r+h) through both points
-    peak = e2 * (r2 + half) / r2
+    p1, p2 = 362.05 / 312, 1.0  # each card's peak over the reference A100's
+    # E r / e - h p = r at both points: two linear equations in E and h
+    peak, half = np.linalg.solve([[r1 / e1, -p1], [r2 / e2, -p2]], [r1, r2])
     assert (e1, e2) == pytest.approx((0.36, 0.44), abs=0.01)
-    assert half == pytest.approx(IMAGE_HALF_ROWS.value, rel=0.05)
-    assert peak == pytest.approx(IMAGE_PEAK_EFFICIENCY.value, abs=0.01)
+    assert half == pytest.approx(IMAGE_HALF_ROWS.value, rel=0.01)
+    assert peak == pytest.approx(IMAGE_PEAK_EFFICIENCY.value, abs=0.002)
+    assert IMAGE_HALF_ROWS_REFERENCE_TFLOPS.value == 312.0
 
 
 def test_small_latents_reach_less_of_the_peak_than_large_ones():
-    """SD 1.5 at 512 px (64 x 64 latents, CFG): 933 rows, 31% of peak; SDXL at 1024 px: 2,635 rows, 44%."""
+    """SD 1.5 at 512 px (64 x 64 latents, CFG): 933 rows, 34% of an A100's peak; SDXL at 1024 px: 2,635
+    rows, 44%."""
     sd15 = parse_workload_spec({"task": "inference", "model": {"preset": "sd-1.5"}})
     sdxl = parse_workload_spec({"task": "inference", "model": {"preset": "sdxl"}})
-    assert im.inference_efficiency(sd15) == pytest.approx(0.57 * 933 / (933 + 750), abs=0.002)
-    assert im.inference_efficiency(sdxl) == pytest.approx(0.57 * 2635 / (2635 + 750), abs=0.002)
+    a100 = 312e12
+    assert im.inference_efficiency(sd15, a100) == pytest.approx(0.534 * 933 / (933 + 549), abs=0.002)
+    assert im.inference_efficiency(sdxl, a100) == pytest.approx(0.534 * 2635 / (2635 + 549), abs=0.002)
     batched = parse_workload_spec({"task": "inference", "model": {"preset": "sd-1.5"}, "micro_batch_size": 8})
-    # 8 x 933 rows (CFG included): 0.518, near the 0.57 ceiling
-    assert im.inference_efficiency(batched) == pytest.approx(0.57 * 8 * 933 / (8 * 933 + 750), abs=0.002)
+    # 8 x 933 rows (CFG included): 0.497, near the 0.534 ceiling
+    assert im.inference_efficiency(batched, a100) == pytest.approx(
+        0.534 * 8 * 933 / (8 * 933 + 549), abs=0.002
+    )
+
+
+def test_a_faster_card_needs_more_rows_for_the_same_efficiency():
+    """Little's law: the half-efficiency rows scale with the dense peak, so the same SDXL forward reaches
+    less of an H100's 989.5 TFLOPS (half at 549 x 989.5 / 312 = 1,741 rows) than of an A100's (549)."""
+    sdxl = parse_workload_spec({"task": "inference", "model": {"preset": "sdxl"}})
+    h100 = im.inference_efficiency(sdxl, 989.5e12)
+    assert h100 == pytest.approx(0.534 * 2635 / (2635 + 549 * 989.5 / 312), rel=1e-4)
+    assert h100 < im.inference_efficiency(sdxl, 312e12) < im.inference_efficiency(sdxl, 165.2e12)
+
+
+def test_sdpa_attention_on_hopper_runs_at_flashattention2s_ceiling():
+    """SD3 Medium at 1024 px with CFG: 2 x (4,096 + 333) = 8,858 rows; attention is 2 x 4,429^2 x 1,536
+    MACs per block x 24 blocks x 2 (CFG) x 28 steps = 162 TFLOPs (31% of the pipeline's 515). On an H100
+    (generation 90) those FLOPs run at 35% of peak (FlashAttention-2 on Hopper, FlashAttention-3 paper);
+    on an A100 (80) and with fused kernels or eager attention, at the GEMMs' efficiency."""
+    spec = parse_workload_spec({"task": "inference", "model": {"preset": "sd3-medium"}, "precision": "fp16"})
+    attention = im.attention_flops_per_image(spec)
+    assert attention == pytest.approx(2 * 2 * 4429**2 * 1536 * 24 * 2 * 28, rel=0.01)
+    assert attention / im.inference_flops_per_image(spec) == pytest.approx(0.31, abs=0.01)
+    peak, bandwidth = 989.5e12, 3350e9
+    efficiency = im.inference_efficiency(spec, peak)
+    assert efficiency == pytest.approx(0.534 * 8858 / (8858 + 549 * 989.5 / 312), rel=0.001)
+    hopper = im.inference_seconds_per_image(spec, peak, bandwidth, 90)
+    ampere_kernels = im.inference_seconds_per_image(spec, peak, bandwidth, 80)
+    assert hopper - ampere_kernels == pytest.approx(attention / peak * (1 / 0.35 - 1 / efficiency), rel=1e-4)
+    for variant in ({"flash_attention": False}, {"image": {"fused_kernels": True}}):
+        other = parse_workload_spec(
+            {"task": "inference", "model": {"preset": "sd3-medium"}, "precision": "fp16"} | variant
+        )
+        assert im.inference_seconds_per_image(other, peak, bandwidth, 90) == pytest.approx(
+            im.inference_seconds_per_image(other, peak, bandwidth, 80), rel=1e-12
+        )
 
 
 def test_a_dits_text_length_is_a_spec_field():

@@ -9,7 +9,9 @@ from procurement.sizing import parse_workload_spec
 from procurement.sizing.memory import memory_breakdown_scalar
 
 DIFFUSION = st.sampled_from(["sd-1.5", "sdxl", "sdxl-refiner-1.0", "sd3-medium", "flux.1-schnell"])
-TRAINABLE = st.sampled_from(["sd-1.5", "sdxl", "sd3-medium", "flux.1-dev", "yolov8n", "yolov8m", "vit-b-16"])
+TRAINABLE = st.sampled_from(
+    ["sd-1.5", "sdxl", "sd3-medium", "flux.1-dev", "yolov8n", "yolov8m", "yolo11n", "yolo11l", "vit-b-16"]
+)
 SIDES = st.sampled_from([256, 384, 512, 768, 1024])
 
 
@@ -68,3 +70,35 @@ def test_flops_are_linear_in_steps(preset, steps, guidance):
 def test_zero_sharding_never_adds_memory(preset, gpus, stage):
     base = _training(preset, parallelism={"gpus": gpus})
     assert _total(base | {"parallelism": {"gpus": gpus, "zero_stage": stage}}) <= _total(base)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1.0, 1e6), st.floats(1.0, 1e6), st.floats(10.0, 5000.0), st.floats(10.0, 5000.0))
+def test_work_per_kernel_efficiency_rises_with_rows_and_falls_with_the_cards_peak(rows_a, rows_b, tf_a, tf_b):
+    """More rows per kernel never lower the efficiency, a faster card never raises it (its fixed per-kernel
+    latency needs more work to hide), and it stays under image_peak_efficiency."""
+    few, many = sorted((rows_a, rows_b))
+    slow, fast = sorted((tf_a * 1e12, tf_b * 1e12))
+    assert im.kernel_efficiency(few, slow) <= im.kernel_efficiency(many, slow) + 1e-12
+    assert im.kernel_efficiency(few, fast) <= im.kernel_efficiency(few, slow) + 1e-12
+    assert 0 < im.kernel_efficiency(many, slow) < 0.534 + 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(DIFFUSION, st.integers(1, 4), st.booleans(), st.booleans())
+def test_hopper_attention_ceiling_never_speeds_a_pipeline_up(preset, batch, flash, fused):
+    spec = parse_workload_spec(
+        {
+            "task": "inference",
+            "model": {"preset": preset},
+            "micro_batch_size": batch,
+            "flash_attention": flash,
+            "image": {"fused_kernels": fused},
+        }
+    )
+    peak, bandwidth = 989.5e12, 3350e9
+    hopper = im.inference_seconds_per_image(spec, peak, bandwidth, 90)
+    other = im.inference_seconds_per_image(spec, peak, bandwidth, 80)
+    assert hopper >= other
+    if fused or not flash:
+        assert hopper == other

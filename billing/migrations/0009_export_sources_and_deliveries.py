@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('billing', '0007_spendrecord_is_refund'),
+        ('billing', '0008_billingimportfile'),
     ]
 
     operations = [

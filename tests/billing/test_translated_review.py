@@ -1,6 +1,6 @@
 """The review's SQL written once (DuckDB) and translated with sqlglot (issue 28, item 2).
 
-- The statements over the imports' Parquet equal duckdb_review.review_sums, the sums already proven
+- review_sql.py's statements, scoped here, over the imports' Parquet equal duckdb_review.review_sums, the sums already proven
   equal to the review to the cent (test_storage_duckdb.py).
 - The Athena relation over a CUR 2.0 table, run by DuckDB over a Parquet CUR 2.0 file typed as AWS's
   Athena table types it (timestamps, doubles, a map of tags), gives the same integers as importing that
@@ -28,8 +28,8 @@ from billing.review.service import make_request
 from billing.storage import ParquetSpendStore
 from billing.storage.duckdb_review import review_sums
 from billing.storage.export_relations import cur2_relation, focus_relation
-from billing.storage.review_sql import DIALECTS, review_statements, review_sums_with, translate
 from billing.storage.source_review import instance_gpus
+from billing.storage.translated_review import DIALECTS, review_sums_with, scoped_statements, translate
 from tests.billing.catalog import make_catalog
 from tests.billing.test_sources import CUR_HEADER, CUR_ROWS
 
@@ -89,7 +89,7 @@ def test_the_statements_equal_duckdb_review_on_the_imports_parquet(imported_may)
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
     connection.execute(
-        "CREATE TABLE spend AS SELECT * FROM read_parquet(?)", [[str(p) for p in store.files(*MAY)]]
+        "CREATE TABLE spend_rows AS SELECT * FROM read_parquet(?)", [[str(p) for p in store.files(*MAY)]]
     )
     assert review_sums_with(duckdb_run(connection), "duckdb", *MAY) == expected
     assert expected["gpu"][3] == 25_000_000  # GPU-hours in micro-units, hand-computed above
@@ -103,12 +103,12 @@ def test_the_athena_relation_over_cur2_gives_the_imports_integers(imported_may):
     connection.execute("CREATE SCHEMA cur")
     connection.execute(f"CREATE VIEW cur.gpu_cur AS SELECT * FROM read_parquet('{path}')")
     relation = cur2_relation("cur.gpu_cur", instance_gpus("aws"))
-    found = review_sums_with(duckdb_run(connection), "duckdb", *MAY, relation=relation)
+    found = review_sums_with(duckdb_run(connection), "duckdb", *MAY, rows="export_rows", ctes=relation)
     assert found == review_sums(store, *MAY)
 
 
 def test_a_team_scope_is_a_literal_that_cannot_change_the_statement():
-    statements = review_statements(*MAY, allowed_teams=["ml", "x') OR (1=1"])
+    statements = scoped_statements(*MAY, allowed_teams=["ml", "x') OR (1=1"])
     tree = sqlglot.parse_one(statements["gpu"], read="duckdb")
     teams = [literal.this for literal in tree.find(sqlglot.exp.In).expressions]
     assert teams == ["ml", "x') OR (1=1"]
@@ -116,21 +116,26 @@ def test_a_team_scope_is_a_literal_that_cannot_change_the_statement():
 
 @pytest.mark.parametrize("engine", ["athena", "spark", "bigquery"])
 def test_every_statement_translates_and_parses_back_in_its_dialect(engine):
-    relation = cur2_relation("cur.gpu_cur", GPUS)
-    for name, sql in review_statements(*MAY, allowed_teams=["ml"]).items():
-        relations = [relation, focus_relation("focus.gpu_focus", GPUS)] if engine != "bigquery" else []
-        for prefix in ("", *relations):  # BigQuery's own export is not CUR or FOCUS (docs/billing.md)
-            translated = translate(f"{prefix} {sql}".strip(), engine)
+    exports = [cur2_relation("cur.gpu_cur", GPUS), focus_relation("focus.gpu_focus", GPUS)]
+    for ctes in (
+        "",
+        *(exports if engine != "bigquery" else []),
+    ):  # BigQuery's export is neither (docs/billing.md)
+        rows = "export_rows" if ctes else "spend_rows"
+        for name, sql in scoped_statements(*MAY, ["ml"], rows=rows, ctes=ctes).items():
+            translated = translate(sql, engine)
             assert sqlglot.parse_one(translated, read=DIALECTS[engine]) is not None, name
-    month = translate(review_statements(*MAY)["by_month"], engine)
+    month = translate(scoped_statements(*MAY)["by_month"], engine)
     assert {"athena": "DATE_FORMAT(charge_period_start, '%Y-%m')", "spark": "DATE_FORMAT(charge_period_start, 'yyyy-MM')",
             "bigquery": "FORMAT_DATE('%Y-%m', charge_period_start)"}[engine] in month  # fmt: skip
 
 
 def test_a_missing_tag_is_null_on_athena_not_an_error():
     # Trino's map[key] fails on a missing key; DuckDB's is NULL: the translation keeps DuckDB's meaning
-    translated = translate(cur2_relation("cur.gpu_cur", GPUS) + " SELECT team FROM spend", "athena")
+    translated = translate(
+        "WITH " + cur2_relation("cur.gpu_cur", GPUS) + " SELECT team FROM export_rows", "athena"
+    )
     assert "ELEMENT_AT(resource_tags, 'user_team')" in translated
     assert "TRY_ELEMENT_AT(resource_tags, 'user_team')" in translate(
-        cur2_relation("t", GPUS) + " SELECT 1", "spark"
+        "WITH " + cur2_relation("t", GPUS) + " SELECT team FROM export_rows", "spark"
     )
