@@ -31,6 +31,8 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Unmapped accelerator names (stored without a GPU model; map them in the admin): {names}"
             )
+        for reason, entry in report.price_refusals.as_json().items():
+            self.stdout.write(f"prices refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}")
         for reason, entry in report.spot_advisory_refusals.as_json().items():
             self.stdout.write(
                 f"spot advisories refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}"
