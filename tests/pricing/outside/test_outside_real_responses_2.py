@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
+from dataclasses import replace
 from decimal import Decimal
 from io import StringIO
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.core.management import call_command
@@ -20,8 +23,11 @@ from pricing.catalog import DATA_DIR, SKYPILOT_FILES
 from pricing.choices import PricingModel
 from pricing.models import PriceObservation, UnmappedGpuName
 from pricing.price_checks import AMBIGUOUS, UNREADABLE, Refusals
+from pricing.providers import gpuhunt_offers
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import SkyPilotReadStats, read_skypilot_csv
+from pricing.sources import registry as sources
+from pricing.sources.refresh import refresh_run
 from pricing.sources.status import providers_not_refreshed
 from scheduler.models import PriceRefresh, RefreshStatus
 
@@ -32,6 +38,8 @@ SHA256 = {
     "hyperbolic_vms.csv": "5997cc2b8505d5d0c120b44f58bd253bbfdaad6b838f5728466b653826faa4a9",
     "mithril_vms.csv": "9dcd5e475605432a4c772beecbeaa2d30569185bc256833d4650dfab69ea23ad",
     "yotta_vms.csv": "1deed84b1b846a3cd125a2842186e7d73da21f64159d46d3cb18f44382b0b781",
+    "gpuhunt_vultr_plans.json": "911b3b691b66adb794d5540f259641ab3f64866666db2c0447e4837cd4ebbe6d",
+    "gpuhunt_digitalocean_sizes.json": "c0f384f3f23146ff8bb9cd974f87ca31d9aa99fe98c5d934203c2562fefb0b64",
 }
 
 
@@ -196,3 +204,187 @@ def test_import_prices_lands_seeweb_and_shows_each_refusal_reason_on_status(
     assert run.rows_seen == run.rows_inserted + run.rows_unchanged + run.rows_rejected
     html = client_as("viewer").get("/status/").content.decode()
     assert "unreadable 15" in html
+
+
+# ---------------------------------------------------------------------------------------------------
+# Vultr through gpuhunt: Vultr's /v2/plans and /v2/plans-metal entries as gpuhunt's authors recorded them
+# (dstackai/gpuhunt src/tests/providers/test_vultr.py @3b38957), run through gpuhunt's own Vultr parser and
+# Catalog.query offline, then gpuledger's gpuhunt-vultr refresh
+# ---------------------------------------------------------------------------------------------------
+
+
+def vultr_items() -> list:
+    import gpuhunt._internal.catalog as internal_catalog
+    from gpuhunt import Catalog
+    from gpuhunt.providers import vultr
+
+    plans = json.loads((DATA / "gpuhunt_vultr_plans.json").read_text())
+
+    class Answer:
+        def __init__(self, body):
+            self.body = body
+
+        def json(self):
+            return self.body
+
+    def answer(method, path, *args, **kwargs):
+        key = "plans_metal" if "plans-metal" in path else "plans"
+        return Answer({key: plans[key]})
+
+    with (
+        mock.patch.object(vultr, "_make_request", answer),
+        mock.patch.object(internal_catalog, "ONLINE_PROVIDERS", ["vultr"]),
+        mock.patch.object(internal_catalog, "OFFLINE_PROVIDERS", []),
+    ):
+        catalog = Catalog(balance_resources=False, auto_reload=False)
+        catalog.add_provider(vultr.VultrProvider())
+        return list(catalog.query(provider=["vultr"]))
+
+
+def test_vultr_refresh_through_gpuhunt_lands_and_covers_vultr(
+    bundled_catalog, settings, monkeypatch, client_as
+):
+    items = vultr_items()
+    # gpuhunt's parser gives 5 GPU items: 3 A100 VMs in ewr, 8x MI300X in ord, 8x H100 in sea
+    assert len(items) == 5
+    settings.GPULEDGER_GPUHUNT_PROVIDERS = "vultr"
+    monkeypatch.setattr(sources, "gpuhunt_items", lambda provider: items)
+    run = refresh_run("gpuhunt-vultr", "", now=dt.datetime(2026, 12, 5, 9, tzinfo=dt.UTC))
+    assert run.status == "succeeded"
+    client = client_as("viewer")
+    rows = client.get("/api/offers/", {"provider": "vultr", "limit": 1000}).json()
+    by_type = {row["instance_type"]: row for row in rows}
+    # "vbm-256c-2048gb-8-mi300x-gpu" ... "hourly_cost": 17.52, "locations": ["ord"]: 8x MI300X at 17.52 $/h
+    # (2.19 $/GPU-h), the one item that lands
+    assert Decimal(by_type["vbm-256c-2048gb-8-mi300x-gpu"]["price_per_hour"]) == Decimal("17.52")
+    assert by_type["vbm-256c-2048gb-8-mi300x-gpu"]["region"] == "ord" and len(rows) == 1
+    # the 3 A100 VMs and the 8x H100 bare metal (23.92 $/h in sea) are refused, each with its reason: gpuhunt's
+    # "A100" / "H100" name several parts and no rule settles Vultr's. Conservative, and counted, not skipped.
+    assert run.refused_reasons["ambiguous_gpu"]["count"] == 4
+    assert "ambiguous_gpu 4" in client.get("/status/").content.decode()
+    landing = client.get("/").content.decode()
+    listed = (
+        landing.split('id="not-refreshed"', 1)[1].split("</p>", 1)[0]
+        if 'id="not-refreshed"' in landing
+        else ""
+    )
+    assert "<strong>vultr</strong>" not in listed
+
+
+def test_a_4_gb_slice_of_an_a100_is_never_served_as_an_a100():
+    """Vultr's "vcg-a100-1c-6g-4vram" is a 4 GB vGPU slice of an A100 ("gpu_vram_gb": 4, 1 vCPU, 0.123 $/h):
+    gpuhunt reports it as gpu_count 1, gpu_name "A100", gpu_memory 4. Taken as a whole A100 it would be the
+    cheapest A100 hour in the catalog by far (0.123 against 1.397 $/h for the 40 GB slice on the same host
+    family, and 2.397 for the whole 80 GB card)."""
+    items = vultr_items()
+    refusals = Refusals()
+    records = list(
+        gpuhunt_offers.gpuhunt_price_records(
+            items,
+            provider="vultr",
+            observed_at=dt.datetime(2026, 12, 5, tzinfo=dt.UTC),
+            refusals=refusals,
+            stats=gpuhunt_offers.GpuhuntReadStats(),
+        )
+    )
+    slice_ = [r for r in records if r.instance.name == "vcg-a100-1c-6g-4vram"]
+    # acceptable answers: refused, or kept with a GPU name that cannot map to a whole A100
+    assert not slice_ or slice_[0].instance.gpu_memory_gib == Decimal(4)
+
+
+# ---------------------------------------------------------------------------------------------------
+# DigitalOcean through gpuhunt: DigitalOcean's /v2/sizes answer as gpuhunt's authors recorded it
+# (dstackai/gpuhunt src/tests/providers/test_digitalocean.py @10755df), gpuhunt's parser, then gpuhunt-digitalocean
+# ---------------------------------------------------------------------------------------------------
+
+
+def digitalocean_items() -> list:
+    import gpuhunt._internal.catalog as internal_catalog
+    from gpuhunt import Catalog
+    from gpuhunt.providers import digitalocean
+
+    body = json.loads((DATA / "gpuhunt_digitalocean_sizes.json").read_text())
+
+    class Answer:
+        def json(self):
+            return body
+
+    with (
+        mock.patch.object(
+            digitalocean.DigitalOceanProvider, "_make_request", lambda self, method, url: Answer()
+        ),
+        mock.patch.object(internal_catalog, "ONLINE_PROVIDERS", ["digitalocean"]),
+        mock.patch.object(internal_catalog, "OFFLINE_PROVIDERS", []),
+    ):
+        catalog = Catalog(balance_resources=False, auto_reload=False)
+        catalog.add_provider(digitalocean.DigitalOceanProvider(api_key="recorded"))
+        return list(catalog.query(provider=["digitalocean"]))
+
+
+def test_digitalocean_gpu_memory_is_per_gpu_not_the_droplets_total():
+    """gpuhunt 0.1.34 reads "gpu_info": {"count": 8, "vram": {"amount": 1536, "unit": "gib"}, "model":
+    "amd_mi300x"} as gpu_memory 1536 (the droplet's total). Per GPU it is 1536 / 8 = 192 GiB, the MI300X's
+    192 GB. Before the fix the record said 1536 GiB per GPU."""
+    items = digitalocean_items()
+    refusals, stats = Refusals(), gpuhunt_offers.GpuhuntReadStats()
+    records = list(
+        gpuhunt_offers.gpuhunt_price_records(
+            items, provider="digitalocean", observed_at=AT, refusals=refusals, stats=stats
+        )
+    )
+    (mi300x,) = records
+    assert (mi300x.instance.name, mi300x.region, mi300x.price_per_hour) == (
+        "gpu-mi300x8-1536gb",
+        "nyc1",
+        Decimal("15.92"),  # "price_hourly": 15.92 ("price_monthly": 11844.48 = 15.92 x 744 h)
+    )
+    assert (mi300x.instance.gpu_count, mi300x.instance.gpu_memory_gib) == (8, Decimal(192))
+    # the 8 CPU-only Basic droplet rows (one per region) are skipped and counted by reason; the H100 droplet is
+    # refused with its reason (gpuhunt's "H100" names several parts)
+    assert stats.skipped_reasons == {"no GPU": 8} and refusals.counts == {"ambiguous_gpu": 1}
+
+
+def test_digitalocean_refresh_shows_skips_and_refusals_and_covers_the_provider(
+    bundled_catalog, settings, monkeypatch, client_as
+):
+    settings.GPULEDGER_GPUHUNT_PROVIDERS = "digitalocean"
+    monkeypatch.setattr(sources, "gpuhunt_items", lambda provider: digitalocean_items())
+    run = refresh_run("gpuhunt-digitalocean", "", now=dt.datetime(2026, 12, 5, 9, tzinfo=dt.UTC))
+    assert run.status == "succeeded" and run.skipped_reasons == {"no GPU": 8}
+    assert run.refused_reasons["ambiguous_gpu"]["count"] == 1
+    client = client_as("viewer")
+    (row,) = client.get("/api/offers/", {"provider": "digitalocean", "limit": 1000}).json()
+    assert (row["instance_type"], row["gpu"], Decimal(row["price_per_hour"])) == (
+        "gpu-mi300x8-1536gb",
+        "mi300x",
+        Decimal("15.92"),
+    )
+    assert "digitalocean" not in {r["provider"] for r in providers_not_refreshed()}
+
+
+def test_a_moved_price_and_a_gpu_type_gone_are_flagged(bundled_catalog, settings, monkeypatch, client_as):
+    """Day 1 the recorded answer as it is; day 2 the same answer with the MI300X droplet's price_hourly
+    15.92 -> 11.92 (the only edit: -25.1 %, over the stated 25 %); day 3 the answer without that droplet."""
+    settings.GPULEDGER_GPUHUNT_PROVIDERS = "digitalocean"
+    day = dt.datetime(2026, 12, 5, 9, tzinfo=dt.UTC)
+    items = digitalocean_items()
+    moved = [
+        replace(item, price=11.92) if item.instance_name == "gpu-mi300x8-1536gb" else item for item in items
+    ]
+    gone = [item for item in items if item.instance_name != "gpu-mi300x8-1536gb"]
+    runs = []
+    for offset, answer in enumerate((items, moved, gone)):
+        monkeypatch.setattr(sources, "gpuhunt_items", lambda provider, answer=answer: answer)
+        try:
+            runs.append(refresh_run("gpuhunt-digitalocean", "", now=day + dt.timedelta(days=offset)))
+        except Exception:  # noqa: BLE001 - a failed run is recorded, then raised
+            runs.append(PriceRefresh.objects.filter(source="gpuhunt-digitalocean").order_by("-pk").first())
+    first, second, third = runs
+    assert first.changes["count"] == 0
+    # (11.92 - 15.92) / 15.92 = -0.2513: flagged
+    assert second.changes["count"] == 1 and "gpu-mi300x8-1536gb" in json.dumps(second.changes["moves"])
+    assert (
+        third.status == RefreshStatus.FAILED and "mi300x" in (third.error + json.dumps(third.changes)).lower()
+    )
+    html = client_as("viewer").get("/status/").content.decode()
+    assert "Coverage lost" in html or "GPU mi300x" in html
