@@ -388,3 +388,12 @@ def test_a_moved_price_and_a_gpu_type_gone_are_flagged(bundled_catalog, settings
     )
     html = client_as("viewer").get("/status/").content.decode()
     assert "Coverage lost" in html or "GPU mi300x" in html
+
+
+def test_load_catalog_shows_the_snapshot_rows_it_refused_on_status(db, client_as):
+    out = StringIO()
+    call_command("load_catalog", stdout=out, stderr=StringIO())
+    assert "prices refused (unreadable): 15" in out.getvalue()  # Seeweb's 15 GPU rows without a Region
+    run = PriceRefresh.objects.get(source="catalog")
+    assert run.refused_reasons["unreadable"]["count"] == 15
+    assert "unreadable 15" in client_as("viewer").get("/status/").content.decode()
