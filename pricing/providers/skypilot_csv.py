@@ -240,6 +240,8 @@ def _gpu_memory_gib(cell: str, gpu_count: Decimal, provider: str, location: str)
         size_mib = Decimal(str(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]))
     except (ValueError, SyntaxError, KeyError, IndexError, TypeError) as error:
         raise SourceRowError(location, "GpuInfo", f"unreadable GpuInfo ({error})") from None
+    if size_mib <= 0:  # Seeweb writes 'SizeInMiB': 0 for a GPU its fetcher does not know (RTX PRO 6000 96GB)
+        return None
     if provider in PROVIDERS_WITH_TOTAL_GPU_MEMORY:
         size_mib /= gpu_count
     return (size_mib / MIB_PER_GIB).quantize(Decimal("0.01"))

@@ -4,8 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from pricing.catalog import CatalogError, CatalogLoadReport, catalog_load
+from pricing.catalog import DATA_DIR, CatalogError, CatalogLoadReport, catalog_load
 from pricing.price_checks import Refusals
+from pricing.sources.status import without_server_paths
 from procurement.architectures import ArchitectureFileError, architectures_load
 from scheduler.models import PriceRefresh, RefreshStatus
 
@@ -54,7 +55,11 @@ def _record_refusals(report: CatalogLoadReport) -> None:
     refused = Refusals()
     for refusals in (report.price_refusals, report.spot_advisory_refusals):
         for reason, count in refusals.counts.items():
-            refused.refuse_many(reason, count, refusals.examples.get(reason, []))
+            examples = [
+                without_server_paths(example.replace(f"{DATA_DIR}/", ""))  # skypilot/seeweb/vms.csv:50: ...
+                for example in refusals.examples.get(reason, [])
+            ]
+            refused.refuse_many(reason, count, examples)
     if not refused.total:
         return
     PriceRefresh.objects.create(

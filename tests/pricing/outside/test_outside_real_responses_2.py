@@ -396,4 +396,19 @@ def test_load_catalog_shows_the_snapshot_rows_it_refused_on_status(db, client_as
     assert "prices refused (unreadable): 15" in out.getvalue()  # Seeweb's 15 GPU rows without a Region
     run = PriceRefresh.objects.get(source="catalog")
     assert run.refused_reasons["unreadable"]["count"] == 15
-    assert "unreadable 15" in client_as("viewer").get("/status/").content.decode()
+    html = client_as("viewer").get("/status/").content.decode()
+    assert "unreadable 15" in html and "seeweb/vms.csv:50: column" in html
+    assert str(Path(__file__).resolve().parents[3]) not in html  # no server path shown
+
+
+def test_a_gpu_memory_of_zero_is_unknown_not_zero(tmp_path):
+    """Seeweb's "ECS1GPU12,RTX PRO 6000 96GB,1,16,120.0,1.25,,{... 'SizeInMiB': 0 ...}" (the row has no Region;
+    given one here, the only edit): SkyPilot's fetcher writes 0 for a GPU it does not know. 0 GiB is not the
+    card's memory (96 GB); unknown is. Before the fix the reader stored 0.00 GiB."""
+    lines = (DATA / "seeweb_vms.csv").read_bytes().split(b"\r\n")
+    row = next(line for line in lines if line.startswith(b"ECS1GPU12,"))
+    path = tmp_path / "seeweb" / "vms.csv"
+    path.parent.mkdir()
+    path.write_bytes(b"\r\n".join([lines[0], row.replace(b",1.25,,", b",1.25,it-fr2,"), b""]))
+    (record,) = read("", "seeweb", path)[0]
+    assert (record.price_per_hour, record.instance.gpu_memory_gib) == (Decimal("1.25"), None)
