@@ -50,6 +50,9 @@ SKYPILOT_FILES = {
     "jarvislabs": "skypilot/jarvislabs/vms.csv",
     "lium": "skypilot/lium/vms.csv",
     "daytona": "skypilot/daytona/vms.csv",
+    # added 2026-12-05 by the outside review of issue 32: its 15 GPU rows without a Region are refused
+    # (unreadable, each named) and the other 12 GPU rows load (data/skypilot/PROVENANCE.md)
+    "seeweb": "skypilot/seeweb/vms.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
 # prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).
@@ -68,6 +71,9 @@ class CatalogLoadReport:
     prices: IngestResult | None = None
     # Spot Advisor rows refused (out of range) while the rest of their snapshot loaded
     spot_advisory_refusals: Refusals = field(default_factory=Refusals)
+    # SkyPilot snapshot rows refused (unreadable cell, empty Region, contradicting prices) while the rest
+    # of their file loaded
+    price_refusals: Refusals = field(default_factory=Refusals)
 
     @property
     def total_changes(self) -> int:
@@ -89,7 +95,9 @@ def catalog_load(
         report.changes["storage_rates"] = _load_storage_rates(data_dir / "storage_rates.csv")
         progress("prices")
         aws_instance_types: set[str] = set()
-        report.prices = ingest_price_records(_bundled_price_records(data_dir, progress, aws_instance_types))
+        report.prices = ingest_price_records(
+            _bundled_price_records(data_dir, progress, aws_instance_types, report.price_refusals)
+        )
         progress("spot advisories")
         report.changes["spot_advisories"] = _load_spot_advisories(
             data_dir, aws_instance_types, report.spot_advisory_refusals
@@ -370,11 +378,15 @@ def _datetime(text: str, loc: str, column: str) -> dt.datetime:
     return value
 
 
-def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str]):
-    """Every bundled price record; fills `aws_instance_types` with the AWS types they name."""
+def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str], refusals: Refusals):
+    """Every bundled price record; fills `aws_instance_types` with the AWS types they name. A bad row of a
+    SkyPilot snapshot is refused into `refusals` (with its file, line, column and reason) and the rest of
+    the snapshot loads."""
     for provider, relative in SKYPILOT_FILES.items():
         progress(f"prices: {relative}")
-        records = read_skypilot_csv(data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT)
+        records = read_skypilot_csv(
+            data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT, refusals=refusals
+        )
         for record in with_contradicting_hosts_unknown(list(records)):
             if provider == "aws":
                 aws_instance_types.add(record.instance.name)

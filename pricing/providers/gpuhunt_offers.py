@@ -10,7 +10,8 @@ on), so its tests run on recorded items without the library or the network.
 
 - ``price`` is per instance-hour in USD (gpuhunt's catalogs are USD); ``spot`` true is ``spot``, else
   ``on_demand``. gpuhunt has no commitment prices and no zones: a price is regional.
-- ``cpu`` and ``memory`` are kept as gpuhunt reports them (vCPUs, GB); ``gpu_memory`` is per GPU.
+- ``cpu`` and ``memory`` are kept as gpuhunt reports them (vCPUs, GB); ``gpu_memory`` is per GPU (DigitalOcean's, a
+  droplet total in gpuhunt 0.1.34, is divided by the count; a figure above any GPU's is unknown).
 - Host specs (``cpu``, ``memory``) are the provider's API figures as gpuhunt reports them (the record's
   source is ``gpuhunt:<provider>``); an instance type whose rows disagree on them gets them unknown, as
   the SkyPilot reader does (``with_contradicting_hosts_unknown``).
@@ -77,6 +78,14 @@ OURS = {
 GPU_NAMES_CSV = Path(__file__).resolve().parents[1] / "data" / "gpuhunt_gpu_names.csv"
 # Providers whose gpuhunt instance name does not carry the GPU count (runpod.py: instance_name=pod["id"])
 NAME_WITHOUT_COUNT = {"runpod"}
+# Providers whose gpuhunt ``gpu_memory`` is the memory of all the instance's GPUs, not of one: gpuhunt 0.1.34
+# digitalocean.py sets ``gpu_memory = float(gpu_info["vram"]["amount"])``, the droplet's total (DigitalOcean's
+# /v2/sizes "gpu-h100x8-640gb": count 8, vram 640 GiB; "gpu-mi300x8-1536gb": 8 x 192). Divided by the count
+# (found by the outside review of issue 32 on gpuhunt's recorded /v2/sizes answer).
+PROVIDERS_WITH_TOTAL_GPU_MEMORY = {"digitalocean"}
+# No GPU sold has more memory than this (B300 and MI355X: 288 GB): a larger per-GPU figure is a total or a
+# unit slip, read as unknown rather than trusted.
+MAX_GPU_MEMORY_GIB = Decimal(300)
 
 
 @dataclass(frozen=True)
@@ -209,7 +218,7 @@ def _record(
         gpu_count=count,
         vcpus=_positive(getattr(item, "cpu", None)),
         memory_gib=_positive(getattr(item, "memory", None)),
-        gpu_memory_gib=_positive(getattr(item, "gpu_memory", None)),
+        gpu_memory_gib=_gpu_memory_gib(item, provider, count),
         local_disk_gb=_positive(getattr(item, "disk_size", None)),
     )
     return PriceRecord(
@@ -223,6 +232,17 @@ def _record(
         source=f"gpuhunt:{provider}",
         location=location,
     )
+
+
+def _gpu_memory_gib(item: Any, provider: str, count: Decimal) -> Decimal | None:
+    """Memory of one GPU: gpuhunt's figure, divided by the count where the provider's is a total, and
+    unknown (None) where it is above any GPU's."""
+    memory = _positive(getattr(item, "gpu_memory", None))
+    if memory is None:
+        return None
+    if provider in PROVIDERS_WITH_TOTAL_GPU_MEMORY:
+        memory = memory / count
+    return memory if memory <= MAX_GPU_MEMORY_GIB else None
 
 
 def _decimal(value: Any, name: str) -> Decimal | None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
+from pricing.price_checks import AMBIGUOUS, UNREADABLE, Refusals
 from pricing.providers.cells import decimal_or_none, format_count, price_or_none, required_decimal
 from pricing.providers.csv_source import CsvSource
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
@@ -65,6 +66,7 @@ class SkyPilotReadStats:
     tpu_skipped: int = 0
     prices_missing: int = 0  # empty or 0.00 price cells
     duplicates_skipped: int = 0  # the same price repeated on a second row
+    rows_refused: int = 0  # rows refused with their reason (read with ``refusals`` only)
     records: int = 0
 
 
@@ -74,10 +76,58 @@ def read_skypilot_csv(
     provider: str,
     observed_at: dt.datetime,
     stats: SkyPilotReadStats | None = None,
+    refusals: Refusals | None = None,
 ) -> Iterator[PriceRecord]:
-    """Yield the on-demand and spot prices of the accelerator rows of one catalog file."""
-    path = Path(path)
-    stats = stats if stats is not None else SkyPilotReadStats()
+    """Yield the on-demand and spot prices of the accelerator rows of one catalog file.
+
+    Without ``refusals`` the first bad row raises ``SourceRowError`` (a file checked by hand). With it,
+    a bad row (an empty Region, a price that is not a number, an unreadable GpuInfo, ...) is refused
+    (``unreadable``, with its file, line, column and reason) and the rest of the file lands; two rows
+    giving one offer different prices are both refused (``ambiguous``), so the price never depends on
+    the rows' order. A file whose header lacks a required column still fails whole.
+    """
+    if refusals is None:
+        yield from _read_strict(Path(path), provider, observed_at, stats or SkyPilotReadStats())
+        return
+    yield from _read_refusing(Path(path), provider, observed_at, stats or SkyPilotReadStats(), refusals)
+
+
+def _read_refusing(
+    path: Path, provider: str, observed_at: dt.datetime, stats: SkyPilotReadStats, refusals: Refusals
+) -> Iterator[PriceRecord]:
+    context = _FileContext(path=path, provider=provider, observed_at=observed_at)
+    by_key: dict[tuple, list[PriceRecord]] = {}
+    with CsvSource(path) as reader:
+        header = _read_header(reader, path)
+        for cells in reader:
+            if not any(cell.strip() for cell in cells):
+                continue
+            stats.rows += 1
+            try:
+                row = _row_dict(header, cells, f"{path}:{reader.line_num}")
+                records = list(_row_records(row, reader.line_num, context, stats))
+            except SourceRowError as error:  # this row goes; the rest of the file lands
+                stats.rows_refused += 1
+                refusals.refuse(UNREADABLE, str(error))
+                continue
+            for record in records:
+                key = (record.instance.name, record.region, record.zone, record.pricing_model)
+                by_key.setdefault(key, []).append(record)
+    for key, records in by_key.items():
+        prices = {record.price_per_hour for record in records}
+        if len(prices) > 1:
+            where = "; ".join(f"{record.location} {record.price_per_hour}" for record in records)
+            refusals.refuse(AMBIGUOUS, f"{' '.join(k for k in key if k)}: {where}")
+            stats.rows_refused += len(records)
+            continue
+        stats.duplicates_skipped += len(records) - 1
+        stats.records += 1
+        yield records[0]
+
+
+def _read_strict(
+    path: Path, provider: str, observed_at: dt.datetime, stats: SkyPilotReadStats
+) -> Iterator[PriceRecord]:
     context = _FileContext(path=path, provider=provider, observed_at=observed_at)
     seen: dict[tuple, tuple[Decimal, int]] = {}
     with CsvSource(path) as reader:
@@ -190,6 +240,8 @@ def _gpu_memory_gib(cell: str, gpu_count: Decimal, provider: str, location: str)
         size_mib = Decimal(str(info["Gpus"][0]["MemoryInfo"]["SizeInMiB"]))
     except (ValueError, SyntaxError, KeyError, IndexError, TypeError) as error:
         raise SourceRowError(location, "GpuInfo", f"unreadable GpuInfo ({error})") from None
+    if size_mib <= 0:  # Seeweb writes 'SizeInMiB': 0 for a GPU its fetcher does not know (RTX PRO 6000 96GB)
+        return None
     if provider in PROVIDERS_WITH_TOTAL_GPU_MEMORY:
         size_mib /= gpu_count
     return (size_mib / MIB_PER_GIB).quantize(Decimal("0.01"))

@@ -117,14 +117,19 @@ def _break_line(path, line_number, transform):
     path.write_text("".join(lines))
 
 
-def test_a_non_numeric_price_names_file_line_and_column_and_changes_nothing(bundled_catalog, broken_data_dir):
+def test_a_non_numeric_price_is_refused_naming_file_line_and_column_and_the_rest_loads(
+    bundled_catalog, broken_data_dir
+):
+    """Issue 32, class 1 (outside review): one bad cell of a snapshot refuses its row, never the catalog."""
     lambda_csv = broken_data_dir / "skypilot" / "lambda" / "vms.csv"
     _break_line(lambda_csv, 75, lambda line: line.replace(",4.36,", ",abc,"))
-    before = PriceObservation.objects.count()
     assert ",abc," in lambda_csv.read_text().splitlines()[74]  # the fixture really broke a price cell
-    with pytest.raises(CatalogError, match=r"lambda/vms.csv:75: column 'Price'"):
-        catalog_load(data_dir=broken_data_dir)
-    assert PriceObservation.objects.count() == before
+    report = catalog_load(data_dir=broken_data_dir)
+    # 1 broken Lambda cell + the 15 GPU rows of the bundled Seeweb snapshot that have no Region
+    assert report.price_refusals.counts["unreadable"] == 16
+    example = report.price_refusals.examples["unreadable"][0]  # Lambda is read before Seeweb
+    assert "lambda/vms.csv:75" in example and "'Price'" in example
+    assert report.prices.seen > 0  # the other rows of the Lambda file and every other file landed
 
 
 def test_a_short_row_and_a_bad_currency_are_reported(db, broken_data_dir):

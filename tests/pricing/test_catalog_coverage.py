@@ -117,6 +117,7 @@ def test_storage_is_priced_for_every_provider(bundled_catalog):
         "lium",
         "daytona",
         "azure",
+        "seeweb",  # bundled by the outside review of issue 32; no Seeweb storage rate is bundled
     }
     assert rates["aws"] == 0.08  # EBS gp3 us-east-1 list price (storage_rates.csv)
     assert all(StorageRate.objects.filter(provider__slug=slug).exists() for slug in rates)

@@ -29,7 +29,8 @@ from scheduler.run_log import refresh_logged
 class Command(BaseCommand):
     help = (
         "Import a provider price file (SkyPilot vms.csv, gpuledger's generic CSV) or an AWS Spot Advisor "
-        "JSON snapshot, all or nothing."
+        "JSON snapshot. A SkyPilot or Spot Advisor row that cannot be read is refused with its reason and "
+        "the rest lands; a generic CSV is all or nothing."
     )
 
     def add_arguments(self, parser):
@@ -83,10 +84,16 @@ class Command(BaseCommand):
         if file_format == "spot-advisor":
             self._import_spot_advisor(file, provider, observed_at, refresh)
             return
-        records, rejected = self._records(file, file_format, provider, observed_at)
+        refusals = Refusals()
+        records, rejected = self._records(file, file_format, provider, observed_at, refusals)
         tap = CoverageTap()  # the providers the file priced, for the log line
         result = ingest_price_records(tap.tap(records), refresh=refresh)
         rejected_total = result.rejected + rejected()
+        if refusals.total:  # SkyPilot rows refused with their reason while the rest of the file landed
+            refresh.rows_refused = (refresh.rows_refused or 0) + refusals.total
+            refresh.refused_reasons = {**(refresh.refused_reasons or {}), **refusals.as_json()}
+            for reason, entry in refusals.as_json().items():
+                self.stdout.write(f"  refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}")
         refresh.rows_seen, refresh.rows_inserted = result.seen + rejected(), result.inserted
         refresh.rows_unchanged, refresh.rows_rejected, refresh.rows_suspect = (
             result.unchanged,
@@ -124,7 +131,9 @@ class Command(BaseCommand):
             + f" (spot advisories as of {snapshot:%Y-%m-%d})"
         )
 
-    def _records(self, file: Path, file_format: str, provider: str | None, observed_at: str | None):
+    def _records(
+        self, file: Path, file_format: str, provider: str | None, observed_at: str | None, refusals: Refusals
+    ):
         if file_format == "generic":
             stats = GenericReadStats()
             accepted = frozenset(FxRate.objects.values_list("currency", flat=True)) | {"USD"}
@@ -132,9 +141,10 @@ class Command(BaseCommand):
         stats = SkyPilotReadStats()
         snapshot = _snapshot_time(file, observed_at)
         records = read_skypilot_csv(
-            file, provider=provider or file.parent.name, observed_at=snapshot, stats=stats
+            file, provider=provider or file.parent.name, observed_at=snapshot, stats=stats, refusals=refusals
         )
-        return records, lambda: 0  # SkyPilot's empty prices are "no price", not rejections
+        # SkyPilot's empty prices are "no price", not rejections; a bad row is refused (counted there)
+        return records, lambda: stats.rows_refused
 
 
 def _guess_format(file: Path) -> str:
