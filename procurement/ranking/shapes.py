@@ -255,7 +255,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
     hours = np.where(np.isnan(measured), hours, measured)
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
-    incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
+    incompatible, estimated_speed, speed_basis = _kind_texts(grid, spec)
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
     valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)
     if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
@@ -302,14 +302,29 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         host_ram_gib=host_ram,
         host_vcpus=host_vcpus,
         generated_tokens_per_second=generated,
-        estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
-        speed_basis=[speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
+        estimated_speed=estimated_speed,
+        speed_basis=speed_basis,
         link=grid.link,
         links=grid.links,
         no_fabric=no_fabric,
         communication=communication,
         **serving,
     )
+
+
+def _kind_texts(grid: ShapeGrid, spec: WorkloadSpec) -> tuple[list[str], list[str], list[str]]:
+    """Per kind: (why the GPU cannot run the spec, why its peak figures are derived, why its speed is a
+    measured ratio), once per distinct spec shape; each caller gets its own lists."""
+    texts = memoized(
+        grid.memo,
+        ("kind texts", spec_key(spec)),
+        lambda: (
+            [incompatibility(spec, gpu) for gpu in grid.kind_gpus],
+            [_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
+            [speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
+        ),
+    )
+    return list(texts[0]), list(texts[1]), list(texts[2])
 
 
 def _estimated_speed_text(gpu: GpuSpec) -> str:
