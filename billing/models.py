@@ -57,6 +57,27 @@ class BillingImport(models.Model):
         return f"{self.get_source_format_display()} {self.file_name} ({self.imported_at:%Y-%m-%d})"
 
 
+class BillingImportFile(models.Model):
+    """One Parquet file of an import's dataset (storage/datasets.py): the rows of one charge month. The
+    files are immutable; a re-import of the same file records the first import's files again."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=500, help_text="Relative to settings.BILLING_DATASET_DIR.")
+    month = models.DateField(help_text="First day of the charge month its rows belong to (UTC).")
+    rows = models.PositiveIntegerField()
+    size_bytes = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["month", "path"]
+        indexes = [models.Index(fields=["month"], name="billing_file_month")]
+        constraints = [
+            models.UniqueConstraint(fields=["billing_import", "path"], name="billing_file_once_per_import"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.rows} rows)"
+
+
 class BrinOnPostgres(models.Index):
     """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
     and largest value: a few pages for a table, nearly free to keep up, and enough for a column that

@@ -22,7 +22,7 @@ from django.db import connection
 from billing.access import spend_scope
 from billing.imports.records import tag_mapping
 from billing.models import GpuUtilization
-from billing.review.selectors import copied_spend_frame, fetched_spend_frame, review_fx
+from billing.review.selectors import copied_spend_frame, dataset_rows, fetched_spend_frame, review_fx
 from billing.storage.spend_snapshot import snapshot_spend_frame
 from planning.engine.demand import (
     DemandHistory,
@@ -131,6 +131,11 @@ def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
 def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
     """Every stored row charged in the scope's period, of its teams, as the review's columns the plan
     reads (PLAN_COLUMNS: a million rows' whole review frame would cost some 500 MiB)."""
+    found = dataset_rows(
+        scope.start, scope.end, scope.teams, PLAN_COLUMNS
+    )  # DuckDB over the imports' Parquet
+    if found is not None:
+        return found
     if connection.vendor == "postgresql" and not scope.teams:
         tag = tag_mapping().interruptible
         return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag, columns=PLAN_COLUMNS)
