@@ -305,8 +305,9 @@ class ChangeEvent(models.Model):
     kind = models.CharField(max_length=20, choices=ChangeKind.choices)
     workload = models.ForeignKey(Workload, on_delete=models.CASCADE, null=True, blank=True)
     tco_study = models.ForeignKey(TcoStudy, on_delete=models.CASCADE, null=True, blank=True)
-    before = models.JSONField(default=dict)
-    after = models.JSONField(default=dict)
+    # a recompute chunk stores up to one event per workload in one bulk insert (json_fields.py says why)
+    before = BulkInsertedJSONField(default=dict)
+    after = BulkInsertedJSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     notified_at = models.DateTimeField(null=True, blank=True)
 

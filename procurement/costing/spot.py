@@ -16,7 +16,7 @@ Formulas (docs/cost-model.md, "Spot"), with lambda = interruptions per hour and 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, getcontext
 
 import numpy as np
 
@@ -43,10 +43,19 @@ def monthly_to_hourly_rate(monthly_interruption_share: Decimal) -> Decimal:
     return -((1 - monthly_interruption_share).ln()) / HOURS_PER_MONTH
 
 
+# (band, precision, rounding) -> rate: a Decimal ln costs ~70 us and a recompute asks ~20 times a workload
+_band_rates: dict[tuple[int, int, str], Decimal] = {}
+
+
 def band_interruption_rate_per_hour(band: int) -> Decimal:
     if not isinstance(band, int) or isinstance(band, bool) or not 0 <= band < len(BAND_MONTHLY_INTERRUPTION):
         raise CostInputError("interruption_band", f"must be an advisor band index 0..4, got {band!r}")
-    return monthly_to_hourly_rate(BAND_MONTHLY_INTERRUPTION[band])
+    context = getcontext()  # the ln's digits depend on the context: memoized per precision and rounding
+    key = (band, context.prec, context.rounding)
+    rate = _band_rates.get(key)
+    if rate is None:
+        rate = _band_rates[key] = monthly_to_hourly_rate(BAND_MONTHLY_INTERRUPTION[band])
+    return rate
 
 
 def young_daly_interval_hours(checkpoint_write_hours: Decimal, rate_per_hour: Decimal) -> Decimal | None:

@@ -117,7 +117,7 @@ def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list
     owner = np.repeat(np.arange(len(specs)), trials)  # trials laid out input after input, in trial order
 
     def per_trial(name: str) -> np.ndarray:
-        return np.array([float(getattr(spec, name)) for spec in specs])[owner]
+        return np.repeat(np.array([float(getattr(spec, name)) for spec in specs]), trials)  # = [owner]
 
     interval, write, restart = (
         per_trial("interval_hours"),

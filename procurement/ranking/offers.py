@@ -163,6 +163,7 @@ class PreparedOffers:
     positions: np.ndarray  # each offer's row position in ``text``
     _grids: dict[tuple, ShapeGrid] = field(default_factory=dict, compare=False, repr=False)
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
+    _rows: dict[int, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def observed_at(self, index: int) -> dt.datetime:
         """The offer's price timestamp (aware, UTC); memoized, as the same cheap offers top most rankings."""
@@ -179,9 +180,14 @@ class PreparedOffers:
         return self._grids[key]
 
     def row(self, index: int) -> dict[str, Any]:
-        row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS + SANITY_DESCRIBE_COLUMNS}
-        position = int(self.positions[index])
-        return row | {name: self.text[name][position] for name in TEXT_COLUMNS + OPTIONAL_TEXT_COLUMNS}
+        """The offer's columns as a new dict (callers add to it); read once per offer, as the same cheap
+        offers top most rankings of a recompute."""
+        if index not in self._rows:
+            row = {name: self.columns[name][index] for name in DESCRIBE_COLUMNS + SANITY_DESCRIBE_COLUMNS}
+            position = int(self.positions[index])
+            texts = {name: self.text[name][position] for name in TEXT_COLUMNS + OPTIONAL_TEXT_COLUMNS}
+            self._rows[index] = row | texts
+        return dict(self._rows[index])
 
 
 @dataclass(frozen=True)

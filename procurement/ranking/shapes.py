@@ -13,6 +13,7 @@ from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
 from procurement.ranking.serving import serving_fit
+from procurement.ranking.sizing_memo import arrays_key, calibration_key, memoized, spec_key
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -109,6 +110,9 @@ class ShapeGrid:
     fabric_gbps: np.ndarray  # per-GPU collective GB/s of the fabric (instance rate / GPUs x efficiency)
     has_fabric: np.ndarray
     slugs: np.ndarray
+    # the sizing of the workloads ranked on this grid, per distinct spec shape (ranking/sizing_memo.py);
+    # shared with the contract grids replaced from this one
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def link_rates(link: Interconnect, per_instance: float) -> tuple[float, float]:
@@ -191,6 +195,13 @@ def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.
     return (instances > 1) & (spec.is_training | (zero >= 3)) & ~has_fabric
 
 
+def _memory_on(grid: ShapeGrid, spec: WorkloadSpec, flash: bool) -> dict[str, np.ndarray]:
+    """``_memory`` on the (contract) grid's plan arrays, once per distinct spec shape."""
+    arrays = (grid.total, grid.zero, grid.tensor_parallel)
+    key = ("memory", spec_key(spec), arrays_key(*arrays), flash)
+    return memoized(grid.memo, key, lambda: _memory(spec, *arrays, flash))
+
+
 def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str, np.ndarray]:
     offload = spec.parallelism.offload
     table = {}
@@ -230,8 +241,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     grid = contract_grid(spec, grid, options)
     total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
     flash = spec.flash_attention
-    memory_flash = _memory(spec, total, zero, tensor_parallel, flash)
-    memory_eager = _memory(spec, total, zero, tensor_parallel, False) if flash else memory_flash
+    memory_flash = _memory_on(grid, spec, flash)
+    memory_eager = _memory_on(grid, spec, False) if flash else memory_flash
     flash_ok = grid.flash_ok
     total_gib = np.where(flash_ok, memory_flash["total_per_gpu_gib"], memory_eager["total_per_gpu_gib"])
     required = np.where(flash_ok, memory_flash["required_per_gpu_gib"], memory_eager["required_per_gpu_gib"])
@@ -245,7 +256,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     no_fabric = needs_missing_fabric(spec, grid.instances, zero, grid.has_fabric)
     hours = np.where(np.isnan(measured), hours, measured)
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
-    incompatible = [incompatibility(spec, gpu) for gpu in grid.kind_gpus]
+    incompatible, estimated_speed, speed_basis = _kind_texts(grid, spec)
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
     valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)
     if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
@@ -292,14 +303,29 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         host_ram_gib=host_ram,
         host_vcpus=host_vcpus,
         generated_tokens_per_second=generated,
-        estimated_speed=[_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
-        speed_basis=[speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
+        estimated_speed=estimated_speed,
+        speed_basis=speed_basis,
         link=grid.link,
         links=grid.links,
         no_fabric=no_fabric,
         communication=communication,
         **serving,
     )
+
+
+def _kind_texts(grid: ShapeGrid, spec: WorkloadSpec) -> tuple[list[str], list[str], list[str]]:
+    """Per kind: (why the GPU cannot run the spec, why its peak figures are derived, why its speed is a
+    measured ratio), once per distinct spec shape; each caller gets its own lists."""
+    texts = memoized(
+        grid.memo,
+        ("kind texts", spec_key(spec)),
+        lambda: (
+            [incompatibility(spec, gpu) for gpu in grid.kind_gpus],
+            [_estimated_speed_text(gpu) for gpu in grid.kind_gpus],
+            [speed_ratio(spec, gpu)[1] for gpu in grid.kind_gpus],
+        ),
+    )
+    return list(texts[0]), list(texts[1]), list(texts[2])
 
 
 def _estimated_speed_text(gpu: GpuSpec) -> str:
@@ -359,7 +385,19 @@ def _hours(
 
 
 def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
-    """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs."""
+    """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs: memoized per
+    distinct spec shape without its token count, whose hours are derived here exactly as
+    ``training_throughput`` derives them."""
+    counts = np.asarray(gpu_counts)
+    arrays = (counts, grid.kind, grid.zero, grid.tensor_parallel, grid.per_instance)
+    key = ("training", spec_key(spec), arrays_key(*arrays), calibration_key(options.calibration))
+    rows = memoized(grid.memo, key, lambda: _training_rows_computed(spec, grid, options, counts))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hours = (spec.training_tokens or np.nan) / rows["training_tokens_per_second"] / 3600.0
+    return rows | {"training_hours": hours}
+
+
+def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
     kind_gpus, kind = grid.kind_gpus, grid.kind
     kind_peak = [spec_peak_tflops(spec, gpu) or np.nan for gpu in kind_gpus]
     kind_mfu = [estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus]

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from procurement.models import Recommendation, Workload
+from procurement.models import ChangeEvent, Recommendation, Workload
 
 SPEC = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
 RESULTS = [{"provider": "aws", "reasons": ['quoted "text" and a \\ backslash', "é"], "total_cost": "12.34"}]
@@ -23,6 +23,21 @@ def test_rankings_are_bulk_inserted_without_unnest_and_read_back_unchanged():
     inserts = [query["sql"] for query in queries if query["sql"].startswith("INSERT")]
     assert len(inserts) == 1 and "UNNEST" not in inserts[0].upper()
     assert [row.results for row in Recommendation.objects.order_by("pk")] == [RESULTS] * 3
+
+
+@pytest.mark.django_db
+def test_change_events_are_bulk_inserted_without_unnest_and_read_back_unchanged():
+    """A recompute chunk stores up to one change event per workload in one insert: same form as its rankings."""
+    workload = Workload.objects.create(name="w", task="qlora", spec=SPEC)
+    before, after = {"provider": 'a "quoted" \\ name', "total_cost": "1.00"}, {"spot_usable": False}
+    events = [ChangeEvent(kind="cheapest_option", workload=workload, before=before, after=after)]
+    events += [ChangeEvent(kind="spot_verdict", workload=workload, before=after, after=before)]
+    with CaptureQueriesContext(connection) as queries:
+        ChangeEvent.objects.bulk_create(events)
+    inserts = [query["sql"] for query in queries if query["sql"].startswith("INSERT")]
+    assert len(inserts) == 1 and "UNNEST" not in inserts[0].upper()
+    stored = ChangeEvent.objects.order_by("pk").values_list("before", "after")
+    assert list(stored) == [(before, after), (after, before)]
 
 
 @pytest.mark.django_db
