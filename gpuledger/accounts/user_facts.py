@@ -39,7 +39,7 @@ def user_fact(user, name: str, compute: Callable[[Any], Any]) -> Any:
     version = versions_key(DEPENDS_ON)
     key = _key(name, user.pk, version)
     value = _prefetched(user, name, version)
-    if value is None:
+    if value is _UNREAD:
         value = cache.get(key)
     if value is None:
         value = compute(user)
@@ -47,9 +47,13 @@ def user_fact(user, name: str, compute: Callable[[Any], Any]) -> Any:
     return value
 
 
+_UNREAD = object()  # not in this user's prefetch: ask the cache
+
+
 def _prefetched(user, name: str, version: str) -> Any:
     """The fact as read with all of the user's facts in one round trip (MGET) when the first of them was
-    asked for on this user object (one request: Django loads the user anew for each), or None. Each
+    asked for on this user object (one request: Django loads the user anew for each): None when that
+    read just found it missing, _UNREAD when the prefetch cannot tell (made earlier). Each
     prefetched value serves one call, and only at the access version it was read at (a view that
     changed a role, or a test, reads the fact again)."""
     state = getattr(user, "_gpuledger_fact_prefetch", None)
@@ -58,4 +62,5 @@ def _prefetched(user, name: str, version: str) -> Any:
         found = cache.get_many(list(keys.values()))
         state = (version, {fact: found[key] for fact, key in keys.items() if key in found})
         user._gpuledger_fact_prefetch = state
-    return state[1].pop(name, None)
+        return state[1].pop(name, None)
+    return state[1].pop(name, _UNREAD)
