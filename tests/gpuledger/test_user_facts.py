@@ -104,13 +104,12 @@ def test_a_users_facts_come_in_one_round_trip_and_a_version_bump_is_not_outrun(c
     """The first fact asked for on a user object (one request) reads all of that user's facts with one
     MGET; after an access write since (the version bumped), the facts are read again at the new version,
     not taken from that prefetch."""
-    from gpuledger.data_versions import bump_version
-
     from django.contrib.auth import get_user_model
 
     from billing.access import granted_teams
     from gpuledger.accounts import user_facts
     from gpuledger.accounts.teams import user_team_ids
+    from gpuledger.data_versions import bump_version
     from gpuledger.roles import user_roles
 
     engineer = client_as("engineer")
