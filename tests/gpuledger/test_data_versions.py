@@ -150,3 +150,18 @@ def test_the_spend_review_is_built_anew_after_billing_workload_or_price_writes_o
         write()
         assert built() == n, write
         assert built() == n
+
+
+def test_an_answer_deleted_in_the_admin_shows_on_the_next_read(rf, user_with_role):
+    """Answers have no delete receiver (a workload's cascade would load them all): the admin bumps."""
+    from django.contrib import admin
+
+    workload = new_workload()
+    answer = Recommendation.objects.create(
+        workload=workload, parameters={}, spec=SPEC, results=[], fingerprint="f"
+    )
+    assert workload_head(workload.pk).answer.pk == answer.pk  # cached now
+    request = rf.post("/admin/")
+    request.user = user_with_role("admin")
+    admin.site._registry[Recommendation].delete_model(request, answer)
+    assert workload_head(workload.pk).answer is None
