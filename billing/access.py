@@ -12,10 +12,10 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models.signals import post_delete, post_save
 from rest_framework.permissions import BasePermission
 
-from gpuledger.accounts.user_facts import forget, register_fact, user_fact
+from gpuledger.accounts.user_facts import register_fact, user_fact
+from gpuledger.data_versions import bump_on_write
 from gpuledger.roles import ADMIN, ENGINEER, FINANCE, user_has_role
 
 
@@ -52,19 +52,12 @@ def _granted_teams(user) -> tuple[str, ...]:
 
 
 def connect_user_facts() -> None:
-    """A grant made, changed or revoked changes what its team's members see at once (BillingConfig.ready)."""
+    """A grant made, changed or revoked changes what its team's members see at once (BillingConfig.ready):
+    it bumps the access version, which every user fact is keyed by (user_facts.py)."""
     from billing.models import SpendGrant
 
     register_fact("spend_teams")
-    for signal in (post_save, post_delete):
-        signal.connect(_grant_changed, sender=SpendGrant, dispatch_uid=f"user-facts-spend-grant-{signal}")
-
-
-def _grant_changed(sender, instance, **kwargs) -> None:
-    from gpuledger.accounts.models import Team
-
-    # by the team's id: when a team is deleted, its grant goes with it and the team may be gone already
-    forget(Team.members.through.objects.filter(team_id=instance.team_id).values_list("user_id", flat=True))
+    bump_on_write("access", SpendGrant)
 
 
 def spend_scope(user) -> SpendScope | None:

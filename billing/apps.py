@@ -9,5 +9,10 @@ class BillingConfig(AppConfig):
 
     def ready(self):
         from billing import access
+        from billing.models import BillingImport, Budget, BudgetAlert
+        from gpuledger.data_versions import bump_on_write
 
         access.connect_user_facts()
+        # Every write of spend or utilization rows creates, saves or deletes (cascading) an import in the
+        # same transaction, so the rows themselves, millions of them, need no receiver.
+        bump_on_write("billing", BillingImport, Budget, BudgetAlert)

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from gpuledger.data_versions import bump_version
 from procurement import models
 
 
@@ -45,6 +46,16 @@ class BenchmarkResultAdmin(admin.ModelAdmin):
 class RecommendationAdmin(admin.ModelAdmin):
     list_display = ["workload", "computed_at", "fingerprint"]
     readonly_fields = ["workload", "computed_at", "parameters", "results", "prices_used", "fingerprint"]
+
+    # An answer's deletion has no signal receiver (a workload's deletion would then load every answer it
+    # cascades to, rows and all): the admin, the one place that deletes single answers, bumps itself.
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        bump_version("workloads")
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        bump_version("workloads")
 
 
 @admin.register(models.TcoStudy)

@@ -11,4 +11,4 @@ class ProcurementConfig(AppConfig):
         from procurement import tasks  # noqa: F401
         from procurement.workload_heads import connect
 
-        connect()  # the recommendation page's cached workloads are dropped on every write to them
+        connect()  # writes to workloads and answers bump the workloads version (cached workload heads)

@@ -6,30 +6,24 @@ The entry holds plain values, never model instances: a pickled user would carry 
 into the cache. The saved rows themselves (`results`, the bulk of an answer) are not in it: the page
 renders them from its cached fragments and reads them only when those are missing.
 
-Every write through the app drops the entry at once and again when its transaction commits (so a
-request that read the old rows meanwhile cannot keep them): a workload saved or deleted and an answer
-stored (signals, connected by ProcurementConfig.ready), the recompute's `bulk_create` (it calls
-`forget_workload_heads` itself, since bulk_create sends no signal), a team renamed. A user renamed, a
-single answer deleted (the admin) or a write around the ORM shows within HEAD_TTL_S. Who may see the workload is decided on
-every request from the entry's team and owner (`gpuledger.accounts.teams.can_see`, the rule of
-`visible_to`) and the user's own cached facts, never cached per user.
+The key names the data versions the entry shows (gpuledger/data_versions.py), so it goes stale the
+one way every cache does: ``workloads`` (a workload saved or deleted, an answer stored, the
+recompute's `bulk_create` and an answer deleted in the admin, which bump it themselves) and
+``access`` (a team or a user renamed: the entry shows their names). Who may see the workload is
+decided on every request from the entry's team and owner (`gpuledger.accounts.teams.can_see`, the rule
+of `visible_to`) and the user's own cached facts, never cached per user.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from django.core.cache import cache
-from django.db import transaction
-from django.db.models.signals import post_delete, post_save
-
-from gpuledger.accounts.models import Team
+from gpuledger.data_versions import bump_on_write
+from gpuledger.versioned_cache import cached
 from procurement import models
 
-HEAD_TTL_S = 60
+DEPENDS_ON = ("workloads", "access")
 
 
 @dataclass(frozen=True)
@@ -76,20 +70,10 @@ class WorkloadHead:
     answer: SavedAnswer | None
 
 
-def _key(workload_id: int) -> str:
-    return f"gpuledger:workload-head:{workload_id}"
-
-
 def workload_head(workload_id: int) -> WorkloadHead | None:
-    """The workload and its latest saved answer (None: no such workload), from the cache when no write
-    dropped it since it was read."""
-    key = _key(workload_id)
-    head = cache.get(key)
-    if head is None:
-        head = _read(workload_id)
-        if head is not None:
-            cache.set(key, head, HEAD_TTL_S)
-    return head
+    """The workload and its latest saved answer (None: no such workload), from the cache when neither
+    the workloads nor the names it shows changed since it was read."""
+    return cached("workload-head", workload_id, DEPENDS_ON, lambda: _read(workload_id))
 
 
 def _read(workload_id: int) -> WorkloadHead | None:
@@ -125,31 +109,9 @@ def _read(workload_id: int) -> WorkloadHead | None:
     )
 
 
-def forget_workload_heads(workload_ids: Iterable[int | None]) -> None:
-    """Drop these workloads' entries, now and when the current transaction commits."""
-    keys = [_key(int(pk)) for pk in set(workload_ids) if pk is not None]
-    if keys:
-        cache.delete_many(keys)
-        transaction.on_commit(lambda: cache.delete_many(keys))
-
-
-def _workload_changed(sender, instance: models.Workload, **kwargs: Any) -> None:
-    forget_workload_heads([instance.pk])
-
-
-def _answer_stored(sender, instance: models.Recommendation, **kwargs: Any) -> None:
-    forget_workload_heads([instance.workload_id])
-
-
-def _team_changed(sender, instance: Team, **kwargs: Any) -> None:
-    if instance.pk is not None:
-        forget_workload_heads(models.Workload.objects.filter(team=instance).values_list("pk", flat=True))
-
-
 def connect() -> None:
-    for signal in (post_save, post_delete):
-        signal.connect(_workload_changed, sender=models.Workload, dispatch_uid=f"workload-head-w-{signal}")
-    # Stored answers only: a receiver of their deletion would make Django load every answer (its rows
-    # included) of a workload it deletes; that deletion drops the workload's own entry anyway.
-    post_save.connect(_answer_stored, sender=models.Recommendation, dispatch_uid="workload-head-answer")
-    post_save.connect(_team_changed, sender=Team, dispatch_uid="workload-head-team")
+    """ProcurementConfig.ready: single-row writes bump the workloads version. Answers only when stored:
+    a delete receiver would make Django load every answer (its rows included) of a workload it deletes,
+    whose own deletion bumps the version anyway."""
+    bump_on_write("workloads", models.Workload)
+    bump_on_write("workloads", models.Recommendation, deletes=False)

@@ -1,8 +1,7 @@
-"""The review's `commitments` section as report tables (the report model's ``Table``) and charts."""
+"""The review's `commitments` section as report tables (the report model's ``Table``); its figures are in figures.py."""
 
 from __future__ import annotations
 
-from gpuledger.charts import stacked_bar_chart
 from procurement.reports.model import Column, Table
 
 # Percentages as the review writes them, in points ("50.0" is 50%): numbers in the report model (whose
@@ -99,46 +98,3 @@ def commitment_tables(review: dict) -> list[Table]:
 def short_label(commitment_id: str) -> str:
     """An ARN's last part (sp-0abc..., ri-...), so a chart's labels stay readable."""
     return commitment_id.rsplit("/", 1)[-1][-28:] or "(no id)"
-
-
-def utilization_chart(review: dict) -> str:
-    rows = review["commitments"]["by_commitment"]
-    return stacked_bar_chart(
-        [short_label(r["commitment_id"]) for r in rows],
-        {"used": [float(r["used_cost"]) for r in rows], "unused": [float(r["unused_cost"]) for r in rows]},
-        unit=review["currency"],
-        title="Commitment utilization: used and unused cost by commitment",
-    )
-
-
-def coverage_chart(review: dict) -> str:
-    months = review["commitments"]["by_month"]
-    committed = [float(m["committed_gpu_hours"]) for m in months]
-    return stacked_bar_chart(
-        [m["month"] for m in months],
-        {
-            "under commitment": committed,
-            "not committed": [float(m["gpu_hours"]) - c for m, c in zip(months, committed, strict=True)],
-        },
-        unit="GPU-h",
-        title="GPU coverage by month: GPU-hours under a commitment and not",
-    )
-
-
-def commitment_figures(review: dict) -> list[dict]:
-    return [
-        {
-            "id": "commitment_utilization",
-            "title": "Commitment utilization (used and unused, by commitment)",
-            "kind": "stacked_bar",
-            "table": "commitment_utilization",
-            "svg": utilization_chart(review),
-        },
-        {
-            "id": "commitment_coverage",
-            "title": "GPU coverage by month (GPU-hours under a commitment)",
-            "kind": "stacked_bar",
-            "table": "commitment_by_month",
-            "svg": coverage_chart(review),
-        },
-    ]

@@ -15,13 +15,24 @@ import json
 from django.template.loader import render_to_string
 
 from billing.finance.report import add_finance_sections, finance_tables, finance_text
-from billing.review.charts import review_charts
-from billing.review.commitment_report import PERCENT_POINTS, commitment_figures, commitment_tables
+from billing.review.commitment_report import PERCENT_POINTS, commitment_tables
+from billing.review.figures import review_figures
 from billing.review.fx_months import RATE_RULE
 from billing.review.gpu_scope import RULE as UNDETERMINED_RULE
 from gpuledger.spreadsheet import csv_writer
 from gpuledger.templatetags.formatting import grouped
 from procurement.reports.model import Column, Table
+from procurement.reports.render.figures import figure_svg
+
+# figure id -> the table holding its numbers (the JSON export's "table" of each figure)
+FIGURE_TABLES = {
+    "spend_by_month": "by_month",
+    "spend_by_team": "by_team",
+    "cost_per_gpu_hour": "by_gpu",
+    "commitment_utilization": "commitment_utilization",
+    "commitment_coverage": "commitment_by_month",
+    "savings_waterfall": "savings",
+}
 
 BREAKDOWN_TABLES = [
     ("by_month", "month", "Spend by month"),
@@ -182,37 +193,16 @@ def review_report_data(
     """The spend review page: its sections (table and figure ids), ``review_tables``, the figures with
     their SVG, the assumptions and warnings, and the review itself (the JSON export carries it)."""
     currency = review["currency"]
-    charts = review_charts(review)
+    # the report kind's own Figure objects (billing/review/figures.py), drawn as the report draws them
     figures = [
         {
-            "id": "spend_by_month",
-            "title": "Spend by month, by pricing category",
-            "kind": "stacked_bar",
-            "table": "by_month",
-            "svg": charts["spend_by_month"],
-        },
-        {
-            "id": "spend_by_team",
-            "title": "Spend by team",
-            "kind": "bar",
-            "table": "by_team",
-            "svg": charts["spend_by_team"],
-        },
-        {
-            "id": "cost_per_gpu_hour",
-            "title": "Cost per GPU-hour by GPU",
-            "kind": "bar",
-            "table": "by_gpu",
-            "svg": charts["cost_per_gpu_hour"],
-        },
-        {
-            "id": "savings_waterfall",
-            "title": "Savings waterfall",
-            "kind": "waterfall",
-            "table": "savings",
-            "svg": charts["savings_waterfall"],
-        },
-        *commitment_figures(review),
+            "id": figure.key,
+            "title": figure.title,
+            "kind": figure.kind,
+            "table": FIGURE_TABLES[figure.key],
+            "svg": figure_svg(figure, currency),
+        }
+        for figure in review_figures(review).values()
     ]
     return add_finance_sections(
         {

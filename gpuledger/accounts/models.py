@@ -40,3 +40,19 @@ class ApiToken(models.Model):
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+class DataVersion(models.Model):
+    """One row per kind of data that cached reads depend on (gpuledger/data_versions.py): its number and
+    token change with every write to that data, in the writer's transaction, and every cache key names
+    the versions it depends on. The token is random on every bump, so a version rolled back with its
+    transaction and bumped again by another never repeats a key whose entry held the rolled-back data.
+    (The price version keeps its own row, pricing.PriceVersion, read the same way.)"""
+
+    name = models.CharField(max_length=32, primary_key=True)
+    number = models.BigIntegerField(default=0)
+    token = models.CharField(max_length=32)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} version {self.number} ({self.token})"

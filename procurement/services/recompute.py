@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 
+from gpuledger.data_versions import bump_version
 from procurement import models
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
@@ -26,7 +27,6 @@ from procurement.services.recommendations import (
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
-from procurement.workload_heads import forget_workload_heads
 
 DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
 
@@ -192,7 +192,8 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
         kept.append((summary, recomputed))
     changed = kept
     models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
-    forget_workload_heads(recomputed.workload.pk for _, recomputed in changed)  # bulk_create sends no signal
+    if changed:
+        bump_version("workloads")  # bulk_create sends no signal (gpuledger/data_versions.py)
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
     before_results = dict(
         models.Recommendation.objects.filter(pk__in=previous_ids).values_list("pk", "results")

@@ -13,8 +13,7 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
-from billing.review.charts import CATEGORY_ORDER
-from billing.review.commitment_report import short_label
+from billing.review.figures import CATEGORY_ORDER, review_figures
 from billing.review.report import REVIEW_ASSUMPTIONS, review_tables
 from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.format import display
@@ -84,95 +83,20 @@ def _by_month_stacked(table: Table) -> Table:
 
 
 def _figures(review: dict[str, Any]) -> dict[str, Figure]:
-    months = review["by_month"]
-    by_category = [
-        Series(
-            c,
-            [(m["month"], float(m.get("effective_cost_by_pricing_category", {}).get(c, 0))) for m in months],
-        )
-        for c in CATEGORY_ORDER
-        if any(m.get("effective_cost_by_pricing_category", {}).get(c) for m in months)
-    ]
-    currency = review["currency"]
-    per_hour = [g for g in review["by_gpu"] if g.get("effective_cost_per_gpu_hour")]
-    total = Decimal(review["totals"]["effective_cost"])
-    steps = [(s["kind"], float(s["amount"])) for s in review["savings"]]
-    after = total - sum((Decimal(s["amount"]) for s in review["savings"]), Decimal(0))
-    return {
-        "month": Figure(
-            "spend_by_month",
-            "stacked_bar",
-            "GPU spend by month, stacked by pricing category",
-            "month",
-            currency,
-            by_category,
-        ),
-        "team": Figure(
-            "spend_by_team",
-            "bar",
-            "GPU spend by team",
-            "team",
-            currency,
-            [Series("effective cost", [(t["team"], float(t["effective_cost"])) for t in review["by_team"]])],
-        ),
-        "gpu": Figure(
-            "cost_per_gpu_hour",
-            "bar",
-            "Effective cost per GPU-hour by GPU",
-            "GPU",
-            f"{currency}/GPU-hour",
-            [Series("per GPU-hour", [(g["gpu"], float(g["effective_cost_per_gpu_hour"])) for g in per_hour])],
-        ),
-        "utilization": Figure(
-            "commitment_utilization",
-            "stacked_bar",
-            "Commitment utilization: used and unused by commitment",
-            "commitment",
-            currency,
-            [
-                Series(
-                    part,
-                    [
-                        (short_label(c["commitment_id"]), float(c[f"{part}_cost"]))
-                        for c in review["commitments"]["by_commitment"]
-                    ],
-                )
-                for part in ("used", "unused")
-            ],
-        ),
-        "coverage": Figure(
-            "commitment_coverage",
-            "stacked_bar",
-            "GPU coverage by month (GPU-hours under a commitment)",
-            "month",
-            "GPU-hours",
-            [
-                Series(
-                    "under commitment",
-                    [
-                        (m["month"], float(m["committed_gpu_hours"]))
-                        for m in review["commitments"]["by_month"]
-                    ],
-                ),
-                Series(
-                    "not committed",
-                    [
-                        (m["month"], float(m["gpu_hours"]) - float(m["committed_gpu_hours"]))
-                        for m in review["commitments"]["by_month"]
-                    ],
-                ),
-            ],
-        ),
-        # waterfall points: the start total, each saving (taken off in the order applied), the end total
-        "savings": Figure(
-            "savings_waterfall",
-            "waterfall",
-            "Savings waterfall",
-            "step",
-            currency,
-            [Series("spend", [("current spend", float(total)), *steps, ("after savings", float(after))])],
-        ),
-    }
+    """The review's figures (billing/review/figures.py: the same objects the spend review page draws),
+    under this module's short names."""
+    figures = review_figures(review)
+    return {short: figures[key] for short, key in FIGURE_KEYS.items()}
+
+
+FIGURE_KEYS = {
+    "month": "spend_by_month",
+    "team": "spend_by_team",
+    "gpu": "cost_per_gpu_hour",
+    "utilization": "commitment_utilization",
+    "coverage": "commitment_coverage",
+    "savings": "savings_waterfall",
+}
 
 
 def _finance_sections(tables: dict[str, Any], review: dict[str, Any]) -> list[Section]:
