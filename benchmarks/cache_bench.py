@@ -58,6 +58,7 @@ def _median_ms(function) -> float:
 
 def _load(folder: str) -> tuple:
     """The bundled catalog, the demo bill and a saved recommendation; returns (user, workload, period)."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
@@ -66,6 +67,8 @@ def _load(folder: str) -> tuple:
     from procurement.services.recommendations import recommendation_create, workload_create_from_spec
 
     call_command("flush", interactive=False, verbosity=0)
+    # The flush forgets the imports but not their Parquet files: each run writes its datasets in its own folder.
+    settings.BILLING_DATASET_DIR = Path(folder) / "billing"
     catalog_load()
     bill = Path(folder) / "demo_focus.csv"
     write_demo(bill, months=6)
