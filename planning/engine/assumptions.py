@@ -135,6 +135,9 @@ def _owned(options: SupplyOptions, horizon_months: int) -> list[Assumption]:
     ]
 
 
+ONE_OFF_CORRECTIONS = "status quo: one-off corrections left out"
+
+
 def status_quo_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
     status_quo = inputs.status_quo
     if status_quo is None:
@@ -144,10 +147,21 @@ def status_quo_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
         f"{c.category} {c.gpu_hours:,.0f} GPU-h at {round_price(c.cost_per_gpu_hour)}"
         for c in status_quo.categories
     )
-    return (
+    found = [
         Assumption(
             "status quo",
             f"the history's mix ({parts}) at a blended {rate} per GPU-hour used, on the plan's demand",
             status_quo.source,
-        ),
-    )
+        )
+    ]
+    if status_quo.one_off_corrections:
+        found.append(
+            Assumption(
+                ONE_OFF_CORRECTIONS,
+                f"{status_quo.one_off_corrections:.2f} of corrections with no GPU-hours (credits, "
+                "re-ratings of past charges) are not projected over the horizon: they do not recur with "
+                "the demand; neither the status quo's rate nor the fleet's own on-demand rate counts them",
+                "gpuledger rule (docs/capacity-plan.md, Status quo)",
+            )
+        )
+    return tuple(found)

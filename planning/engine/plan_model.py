@@ -29,6 +29,9 @@ class StatusQuoMix:
     categories: tuple[StatusQuoCategory, ...]
     unused_commitment_cost: Decimal = Decimal(0)
     source: str = "bills"
+    # One-off corrections of the history (cost without GPU-hours), left out of the blended rate: a
+    # credit re-rating a past day does not recur over the plan's horizon (demand.status_quo)
+    one_off_corrections: Decimal = Decimal(0)
 
     @property
     def gpu_hours(self) -> float:

@@ -133,6 +133,7 @@ def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
         categories,
         unused_commitment_cost=Decimal(quo.unused_commitment_micros) * MICRO,
         source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories",
+        one_off_corrections=Decimal(quo.one_off_correction_micros) * MICRO,
     )
 
 
