@@ -17,7 +17,13 @@ from planning.engine.coefficients import plan_years, year_of_month
 from planning.engine.options import CommitmentOption
 from planning.engine.payment_options import compare_payment_options
 from planning.engine.plan_model import CapacityPlan
-from planning.engine.planner import _spread_over_months, bands, layer_monthly_costs, plan_context
+from planning.engine.planner import (
+    _spread_over_months,
+    bands,
+    layer_monthly_costs,
+    plan_context,
+    stack_levels,
+)
 from planning.engine.solver import Levels
 from planning.engine.tranches import servers_needed_by_year, tranche_fixed_flows, tranche_schedule
 from procurement.costing.tco import present_value
@@ -42,7 +48,9 @@ def plan_finance(
 ) -> dict[str, Any]:
     """The report's ``payment_options``, ``owned_tranches`` and ``after_tax`` sections."""
     context = plan_context(plan.inputs)
-    levels = Levels(plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year)
+    levels = Levels(
+        plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year, plan.renewal_units
+    )
     band = bands(context, levels)
     flows = layer_monthly_costs(context, levels, band)
     money = _money(plan.currency)
@@ -109,15 +117,13 @@ def _tranches(plan, context, levels, lead_time_months: int, money) -> dict[str, 
     if owned is None or plan.owned_servers == 0:
         return None
     horizon = plan.inputs.horizon_months
-    units, curve = context.units, context.curve
-    prepaid = (
-        levels.committed_3y_units * units.committed_3y
-        + np.asarray(levels.committed_1y_units, dtype=np.float64) * units.committed_1y
-    )
-    peaks = [
-        curve.peak_above(float(prepaid[y]), float(context.scale[y]), "total", y)
-        for y in range(context.scale.size)
-    ]
+    curve, periods = context.curve, context.periods
+    _, prepaid, _ = stack_levels(context, levels)
+    scale = context.period_scale
+    peaks = [0.0] * context.scale.size
+    for period, year in enumerate(periods.year):  # a year's busiest hour: the most of its periods'
+        peak = curve.peak_above(float(prepaid[period]), float(scale[period]), "total", period)
+        peaks[int(year)] = max(peaks[int(year)], peak)
     needed = servers_needed_by_year(peaks, gpus_per_server=owned.gpus_per_server, level=plan.owned_servers)
     tranches = tranche_schedule(needed, lead_time_months=lead_time_months)
     staged = tranche_fixed_flows(owned.study, tranches, horizon_months=horizon)

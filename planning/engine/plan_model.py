@@ -54,6 +54,17 @@ class CommitmentsInForce:
     gpus_by_year: np.ndarray  # float64 (Y,)
     monthly_cost: np.ndarray  # float64 (H + 1,), month 0 = 0
     source: str = "the bills"
+    # GPUs in force through each whole month 0..H (None: each month takes its year's gpus_by_year). The
+    # engine plans month by month on it: a commitment ending inside a year is replaced from the month
+    # it ends (a renewal), not from the year's start
+    gpus_by_month: np.ndarray | None = None
+
+    def by_month(self, horizon_months: int) -> np.ndarray:
+        if self.gpus_by_month is not None:
+            return np.asarray(self.gpus_by_month, dtype=np.float64)[: horizon_months + 1]
+        month = np.arange(horizon_months + 1)
+        year = np.clip((month - 1) // 12, 0, len(self.gpus_by_year) - 1)
+        return np.asarray(self.gpus_by_year, dtype=np.float64)[year]
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,7 @@ class PlanInputs:
 
 @dataclass(frozen=True)
 class Layer:
-    kind: str  # in_force | owned | committed_3y | committed_1y | on_demand | spot
+    kind: str  # in_force | renewal | owned | committed_3y | committed_1y | on_demand | spot
     gpu_model: str
     gpus: int  # owned/3y: the level held; 1y: the largest year's level; on_demand/spot: their busiest hour
     gpus_by_year: tuple[int, ...]
@@ -143,6 +154,8 @@ class CapacityPlan:
     savings_vs_status_quo: Decimal | None = None
     break_even_month: int | None = None
     sensitivity: tuple[SensitivityRow, ...] = field(default=())
+    renewal_units: tuple[int, ...] = ()  # per renewal start month (the months a commitment in force ends)
+    renewal_start_months: tuple[int, ...] = ()
 
     @property
     def currency(self) -> str:

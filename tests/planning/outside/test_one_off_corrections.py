@@ -8,7 +8,6 @@ without usage; it does not recur with demand."""
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 
 import pytest
