@@ -41,10 +41,11 @@ def last_paid_month(options: SupplyOptions, horizon_months: int, renewal_starts:
         if option is not None:
             starts = term_starts(option, horizon_months)
             last = max(last, starts[-1] + option.term_months - 1)
-    option = renewal_option(options)
-    for first in renewal_starts if option is not None else ():
-        starts = term_starts(option, horizon_months, first)
-        last = max(last, starts[-1] + option.term_months - 1)
+    renewing = renewal_option(options)
+    if renewing is not None:
+        for first in renewal_starts:
+            starts = term_starts(renewing, horizon_months, first)
+            last = max(last, starts[-1] + renewing.term_months - 1)
     return last
 
 

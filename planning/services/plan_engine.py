@@ -242,6 +242,12 @@ def _assumption(item) -> dict[str, str]:
     return {"name": item.name, "value": item.value, "source": item.source}
 
 
+def _layer_unit(report: dict, kind: str) -> int:
+    return next(
+        (int(layer.get("unit_gpus") or 1) for layer in report.get("layers", []) if layer["kind"] == kind), 1
+    )
+
+
 def _layer_gpus(report: dict, kind: str) -> int:
     return sum(int(layer.get("gpus") or 0) for layer in report.get("layers", []) if layer["kind"] == kind)
 
@@ -282,6 +288,15 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
             )
         elif gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
+    for gpus, month in zip(
+        (units * _layer_unit(report, "renewal") for units in plan.renewal_units),
+        plan.renewal_start_months,
+        strict=True,
+    ):
+        if gpus:
+            parts.append(
+                f"renew {gpus} GPU{'s' if gpus != 1 else ''} from month {month}, when a commitment in force ends"
+            )
     rest = [
         f"{label} (peak {gpus} GPUs)"
         for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))

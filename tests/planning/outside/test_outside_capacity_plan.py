@@ -290,6 +290,7 @@ def test_c_no_gpu_is_paid_twice_while_a_reservation_runs(bundled_catalog, tmp_pa
     # = 108,624.00 for GPUs the reservation already supplies; its NPV is higher by the six months' delay
     assert costs[(16, 0)][1] == pytest.approx(costs[(8, 8)][1], abs=0.005)
     assert costs[(16, 0)][0] - float(plan["npv"]) > 10_000
+    assert "renew 8 GPUs from month 7, when a commitment in force ends" in plan["recommendation"]
     # no on-demand hour is bought: nothing is left uncovered after the RI ends
     assert "on_demand" not in {layer["kind"] for layer in plan["layers"]}
 
