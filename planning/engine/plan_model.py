@@ -83,6 +83,9 @@ class PlanInputs:
     gpu_model: str = ""
     assumptions: tuple[Assumption, ...] = ()  # the caller's (demand series, growth, scope) to show
     in_force: CommitmentsInForce | None = None  # commitments bought before the plan, below its stack
+    # Owned servers bought in tranches as demand grows, each this many months before its year (tranches.py):
+    # the plan's cash and NPV then pay them so. None: the chosen level all at month 0 (the TCO study's model)
+    owned_lead_time_months: int | None = None
 
 
 @dataclass(frozen=True)

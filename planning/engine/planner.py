@@ -42,6 +42,7 @@ from planning.engine.solver import (
     trial_costs,
 )
 from planning.engine.stack import HOURS_PER_YEAR, LoadCurve
+from planning.engine.tranches import Tranche, servers_needed_by_year, tranche_fixed_flows, tranche_schedule
 from planning.engine.validation import validate_inputs
 
 
@@ -176,6 +177,35 @@ def by_year_hours(context: PlanContext, by_period: np.ndarray) -> np.ndarray:
     return np.bincount(periods.year, weights=by_period * periods.months / 12.0, minlength=context.scale.size)
 
 
+def owned_schedule(context: PlanContext, levels: Levels) -> list[Tranche] | None:
+    """The owned servers' tranches (tranches.py): each plan year's servers are those whose slice of the
+    stack sees demand that year (its busiest hour above the commitments, in whole servers); None when the
+    plan buys all at month 0 (no lead time given, or no server)."""
+    owned, lead = context.inputs.options.owned, context.inputs.owned_lead_time_months
+    if owned is None or lead is None or levels.owned_servers == 0:
+        return None
+    _, prepaid, _ = stack_levels(context, levels)
+    scale = context.period_scale
+    peaks = [0.0] * context.scale.size
+    for period, year in enumerate(context.periods.year):  # a year's busiest hour: the most of its periods'
+        peak = context.curve.peak_above(float(prepaid[period]), float(scale[period]), "total", period)
+        peaks[int(year)] = max(peaks[int(year)], peak)
+    needed = servers_needed_by_year(peaks, gpus_per_server=owned.gpus_per_server, level=levels.owned_servers)
+    return tranche_schedule(needed, lead_time_months=lead)
+
+
+def owned_fixed_flows(context: PlanContext, levels: Levels) -> np.ndarray:
+    """The owned servers' fixed cash in months 0..H: by their tranches where the plan buys so, else the
+    chosen level at month 0. The hours they serve are the same either way: a server not yet bought in a
+    year is one whose slice of the stack sees no demand that year."""
+    owned = context.inputs.options.owned
+    assert owned is not None
+    schedule = owned_schedule(context, levels)
+    if schedule is None:
+        return levels.owned_servers * owned.fixed_flows_per_server
+    return tranche_fixed_flows(owned.study, schedule, horizon_months=context.inputs.horizon_months)
+
+
 def _spread_over_months(per_period: np.ndarray, context: PlanContext) -> np.ndarray:
     """A period's GPU-hours (at the full-year rate) as GPU-hours in each month 1..H of that period."""
     hours = per_period[context.periods.of_month] / 12.0
@@ -195,7 +225,7 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
         flows["in_force"] = owed
     if options.owned is not None:
         owned = np.zeros(months)
-        owned[: horizon + 1] = levels.owned_servers * options.owned.fixed_flows_per_server
+        owned[: horizon + 1] = owned_fixed_flows(context, levels)
         variable = np.zeros(months)
         variable[: horizon + 1] = options.owned.variable_per_gpu_hour
         flows["owned"] = owned + variable * _spread_over_months(band.owned, context)
@@ -416,6 +446,13 @@ def cost_plan(context: PlanContext, levels: Levels) -> CapacityPlan:
         if "in_force" in flows:  # owed whatever the growth
             cash = cash + float(flows["in_force"].sum())
             pv = pv + float(np.sum(flows["in_force"] * context.weights_pv))
+        if inputs.options.owned is not None and levels.owned_servers:  # tranches: the base growth's schedule
+            staged = np.zeros(context.months)
+            staged[: horizon + 1] = owned_fixed_flows(context, levels) - (
+                levels.owned_servers * inputs.options.owned.fixed_flows_per_server
+            )
+            cash = cash + float(staged.sum())
+            pv = pv + float(np.sum(staged * context.weights_pv))
         (extras["p50_total_cost"], extras["p90_total_cost"]) = _percentiles(cash)
         (extras["p50_npv"], extras["p90_npv"]) = _percentiles(pv)
         extras["trials"] = int(inputs.growth_trials.shape[0])

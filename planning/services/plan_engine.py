@@ -168,6 +168,7 @@ def lay_plan(
         ),
         horizon_months=horizon,
         in_force=in_force,
+        owned_lead_time_months=request.lead_time_months,
         currency=study.currency,
         discount_rate_annual=study.discount_rate_annual,
         growth_trials=trials,
