@@ -23,7 +23,15 @@ for 8 teams. Printed, each phase in its own process so that its peak memory is i
   snapshot) and a later one over the same data (another period, read from the snapshots); then, the
   snapshots deleted as an import leaves them stale, the worker's rebuild (the task an import queues;
   not run inside the import here) and a review of a period not reviewed before, after it;
-- peak RSS of each phase.
+- the baseline (issue 28): DuckDB computing the review's aggregates (totals and the six breakdowns by
+  month, team, project, provider, instance type and pricing category, one GROUPING SETS query) straight
+  from the same input file, CSV against CSV and Parquet against Parquet, in a process of its own with
+  its start-up excluded, as the import and review are timed; printed as the ratio of import plus first
+  review to it (target: at most 2x);
+- peak RSS of each phase (target: import and review under 512 MiB each, flat from 1M to 5M rows).
+
+Each import also writes its Parquet dataset (billing/storage/datasets.py) under a temporary
+BILLING_DATASET_DIR; the review reads it through DuckDB (billing/storage/duckdb_review.py).
 """
 
 from __future__ import annotations
@@ -117,6 +125,44 @@ def phase_pandas(path: str, queue) -> None:
         else pd.read_csv(path, dtype=str, keep_default_na=False)
     )
     queue.put({"seconds": time.perf_counter() - start, "rows": len(frame), "peak_mib": _peak_mib()})
+
+
+BASELINE_SQL = """
+SELECT strftime(CAST(ChargePeriodStart AS TIMESTAMPTZ), '%Y-%m') AS month,
+       coalesce(json_extract_string(Tags, '$.team'), '') AS team,
+       coalesce(json_extract_string(Tags, '$.project'), '') AS project,
+       ProviderName AS provider, x_UsageType AS usage_type, PricingCategory AS pricing_category,
+       sum(CAST(BilledCost AS DECIMAL(20, 6))) AS billed, sum(CAST(EffectiveCost AS DECIMAL(20, 6))) AS effective,
+       sum(CAST(ListCost AS DECIMAL(20, 6))) AS list, sum(CAST(ConsumedQuantity AS DECIMAL(18, 6))) AS hours,
+       count(*) AS rows
+FROM {source}
+GROUP BY GROUPING SETS ((), (month), (team), (project), (provider), (usage_type), (pricing_category))
+"""
+
+
+def phase_duckdb_baseline(path: str, queue) -> None:
+    """DuckDB alone: the review's sums and breakdowns straight from the input file (all text read as
+    text, as the import reads it, and cast where summed)."""
+    import duckdb
+
+    source = (
+        f"read_parquet('{path}')"
+        if path.endswith(".parquet")
+        else f"read_csv('{path}', header = true, all_varchar = true)"
+    )
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    start = time.perf_counter()
+    groups = connection.execute(BASELINE_SQL.format(source=source)).fetchall()
+    total = next(row for row in groups if all(v is None for v in row[:6]))
+    queue.put(
+        {
+            "seconds": time.perf_counter() - start,
+            "groups": len(groups),
+            "effective": str(total[7]),
+            "peak_mib": _peak_mib(),
+        }
+    )
 
 
 def phase_import(path: str, db_path: str, queue) -> None:
@@ -241,9 +287,11 @@ def prepare_database(db_path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--formats", default="csv,parquet", help="csv, parquet or both (comma-separated)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="billing-bench-") as folder:
         db_path = os.path.join(folder, "bench.sqlite3")
+        os.environ["BILLING_DATASET_DIR"] = os.path.join(folder, "datasets")
         started = time.perf_counter()
         frame = make_frame(args.rows)
         csv_path, parquet_path = os.path.join(folder, "focus.csv"), os.path.join(folder, "focus.parquet")
@@ -255,8 +303,17 @@ def main() -> None:
             f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)"
         )
         run(lambda queue: (prepare_database(db_path), queue.put({})))
+        formats = args.formats.split(",")
         for label, path in (("CSV", csv_path), ("Parquet", parquet_path)):
+            if label.lower() not in formats:
+                continue
             plain = run(phase_pandas, path)
+            baseline = run(phase_duckdb_baseline, path)
+            print(
+                f"{label}: DuckDB baseline (the review's sums and breakdowns straight from the file) "
+                f"{baseline['seconds']:.2f} s, {baseline['groups']} groups, effective {baseline['effective']} USD, "
+                f"peak {baseline['peak_mib']:.0f} MiB"
+            )
             imported = run(phase_import, path, db_path)
             again = run(phase_import, path, db_path)
             ratio = imported["seconds"] / plain["seconds"]
@@ -288,10 +345,10 @@ def main() -> None:
                 )
             if label == "CSV":
                 review = run(phase_review, db_path)
-                for label in ("first", "later"):
-                    one = review[label]
+                for which in ("first", "later"):
+                    one = review[which]
                     print(
-                        f"review ({label}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
+                        f"review ({which}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
                         f"{one['engine_seconds']:.2f} s, total {one['read_seconds'] + one['engine_seconds']:.2f} s "
                         f"(effective {one['effective_cost']} USD)"
                     )
@@ -302,17 +359,28 @@ def main() -> None:
                     f"{after['rows']:,} rows, {after['seconds']:.2f} s in all"
                 )
                 print(f"review: peak {review['peak_mib']:.0f} MiB")
+                first = (
+                    imported["seconds"] + review["first"]["read_seconds"] + review["first"]["engine_seconds"]
+                )
+                print(
+                    f"{label}: import + first review {first:.2f} s = {first / baseline['seconds']:.1f}x the DuckDB "
+                    f"baseline (target: at most 2x)"
+                )
                 run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
 
 
 def _clear() -> None:
     """No spend rows, dead ones included, and no review snapshots: each import starts on the same clean table (a deleted row's
     index entries stay until VACUUM, and the next import of the same keys would wade through them)."""
+    import shutil
+
+    from django.conf import settings
     from django.db import connection
 
     from billing.models import BillingImport, SpendSnapshot
 
     BillingImport.objects.all().delete()
+    shutil.rmtree(settings.BILLING_DATASET_DIR, ignore_errors=True)  # unrecorded files are never read
     # nor review snapshots: an import would queue their rebuild, which eager Celery (no REDIS_URL here)
     # runs inside the import; on a deployment a worker does it after the import (spend_snapshot.py)
     SpendSnapshot.objects.all().delete()

@@ -1,11 +1,11 @@
-"""One error shape across the API: ``{"errors": [{"path": ..., "message": ...}]}``.
+"""One error shape across the API: ``{"errors": [{"path": ..., "message": ...}]}``, and nothing else.
 
 `/api/size/` answered this way first; every other error now does too, through `api_exception_handler`
 (settings REST_FRAMEWORK["EXCEPTION_HANDLER"]): a DRF ValidationError becomes one entry per bad field
-(nested fields joined by dots, list items by index), and any other API exception (401, 403, 404, 405,
-415, 429, a parse error) one entry at path "(root)". Keys an error body had before stay beside
-``errors`` (``detail``, a field's own key such as ``days``; the cost views' ``field``/``error``), so
-clients reading them keep working.
+(nested fields joined by dots, list items by index), an `InputError` (gpuledger/errors.py, the base of
+every bad-input error) one entry per problem it carries, and any other API exception (401, 403, 404,
+405, 415, 429, a parse error) one entry at path "(root)". The keys error bodies carried before beside
+``errors`` (``detail``, ``field``/``error``, a field's own key) were dropped (docs/CHANGELOG.md).
 
 `document_error_responses` is a drf-spectacular postprocessing hook: it adds the ``ApiErrors``
 component to the schema and documents it as the body of every error response an operation can give
@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rest_framework import exceptions, serializers
-from rest_framework.views import exception_handler
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler, set_rollback
 
-ROOT = "(root)"
+from gpuledger.errors import ROOT, InputError
+
 EMPTY_BODY_MESSAGE = "empty file: the request body is empty; send a JSON object"
 
 
@@ -36,10 +38,19 @@ def require_body(request) -> None:
         raise EmptyBody()
 
 
-def error_body(path: str, message: str, **kept) -> dict:
-    """An error body for a view or middleware that answers without raising: the one shape, with the keys
-    its clients read (`kept`, e.g. ``field``/``error``) beside it."""
-    return kept | {"errors": [{"path": path, "message": message}]}
+def error_body(path: str, message: str) -> dict:
+    """An error body for a view or middleware that answers without raising: the one shape."""
+    return {"errors": [{"path": path, "message": message}]}
+
+
+def input_error_body(error: InputError) -> dict:
+    """The one shape for an InputError: every problem it carries, each by its path."""
+    return {"errors": [{"path": path, "message": message} for path, message in error.problems]}
+
+
+def input_error_response(error: InputError) -> Response:
+    """400 naming every bad field; nothing was stored."""
+    return Response(input_error_body(error), status=status.HTTP_400_BAD_REQUEST)
 
 
 def error_entries(detail, path: str = "") -> list[dict]:
@@ -61,18 +72,20 @@ def error_entries(detail, path: str = "") -> list[dict]:
 
 
 def api_exception_handler(exc, context):
+    if isinstance(exc, InputError):  # bad input a view let through: the one place it becomes a 400
+        set_rollback()  # nothing the request wrote is kept
+        return Response(input_error_body(exc), status=status.HTTP_400_BAD_REQUEST)
     response = exception_handler(exc, context)
     if response is None:
         return None  # not an API exception: Django's 500 handling
     data = response.data
-    if isinstance(data, Mapping) and "errors" in data:
+    if isinstance(data, Mapping) and set(data) == {"errors"}:
         return response  # already in the shape
     if isinstance(exc, exceptions.ValidationError):
         errors = error_entries(data)
     else:
         errors = error_entries({"detail": data.get("detail", data) if isinstance(data, Mapping) else data})
-    # The keys the body had (a field's name, "detail") stay beside the list: clients read them.
-    response.data = (dict(data) if isinstance(data, Mapping) else {}) | {"errors": errors}
+    response.data = {"errors": errors}
     return response
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import JsonResponse
 from django.views import defaults
 
-from gpuledger.api_errors import ROOT
+from gpuledger.api_errors import ROOT, error_body
 
 API_PREFIX = "/api/"
 MESSAGE = "Not found: no API resource has this address."
@@ -15,5 +15,5 @@ MESSAGE = "Not found: no API resource has this address."
 
 def not_found(request, exception):
     if request.path.startswith(API_PREFIX):
-        return JsonResponse({"detail": MESSAGE, "errors": [{"path": ROOT, "message": MESSAGE}]}, status=404)
+        return JsonResponse(error_body(ROOT, MESSAGE), status=404)
     return defaults.page_not_found(request, exception)

@@ -49,5 +49,5 @@ class RejectNulBytesMiddleware:
             shown = name.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode()[:60]
             message = f"{kind} {shown!r}: {problem}"
             # The one error shape, which every documented 400 has (was detail/field only).
-            return JsonResponse(error_body(shown, message, detail=message, field=shown), status=400)
+            return JsonResponse(error_body(shown, message), status=400)
         return self.get_response(request)

@@ -24,12 +24,11 @@ class RequestTooLarge(APIException):
 
 
 class FieldValueError(ParseError):
-    """A value no field can hold: the API's one error shape naming the field as its path, with the
-    ``field`` and ``detail`` keys the views' own 400s have."""
+    """A value no field can hold: the API's one error shape naming the field as its path."""
 
     def __init__(self, field: str, message: str):
-        text = f"{field}: {message}"
-        super().__init__({"field": field, "detail": text, "errors": [{"path": field, "message": message}]})
+        # the shape of gpuledger.api_errors.error_body (not imported: DRF's views import this module)
+        super().__init__({"errors": [{"path": field, "message": message}]})
 
 
 class BoundedJSONParser(JSONParser):

@@ -14,7 +14,7 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
-from gpuledger.api_errors import ROOT
+from gpuledger.api_errors import ROOT, error_body
 from gpuledger.context_processors import ROLE_ORDER
 from gpuledger.roles import ADMIN, user_roles
 
@@ -26,7 +26,7 @@ ADMINS_NAMED = 5
 def permission_denied(request, exception):
     reason = _reason(request, exception)
     if request.path.startswith(API_PREFIX):
-        return JsonResponse({"detail": reason, "errors": [{"path": ROOT, "message": reason}]}, status=403)
+        return JsonResponse(error_body(ROOT, reason), status=403)
     roles = sorted(user_roles(request.user), key=ROLE_ORDER.index)  # the widest first, as the menu bar
     context = {
         "reason": reason,

@@ -36,7 +36,7 @@ class RefuseOversizedBodyMiddleware:
                 f"request body of {length} bytes is over the {MAX_UPLOAD_BYTES // 2**20} MiB upload limit; "
                 "import a larger bill with manage.py import_billing"
             )
-            response = JsonResponse(error_body(ROOT, message, detail=message), status=413)
+            response = JsonResponse(error_body(ROOT, message), status=413)
             # the body is not read: the connection cannot carry another request after it
             response["Connection"] = "close"
             return response

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from gpuledger.errors import LocatedInputError
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from pricing.choices import Currency, ProviderKind, StorageClass
 from pricing.ingest import FUTURE_ALLOWANCE, IngestResult, ingest_price_records, spot_advisories_upsert
@@ -28,6 +30,7 @@ from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import read_skypilot_csv, with_contradicting_hosts_unknown
 from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time_from_name
 
+log = logging.getLogger(__name__)
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # SkyPilot catalog snapshots bundled under data/skypilot. The data date is not verifiable (see
@@ -43,6 +46,10 @@ SKYPILOT_FILES = {
     "nebius": "skypilot/nebius/vms.csv",
     "hyperstack": "skypilot/hyperstack/vms.csv",
     "verda": "skypilot/verda/vms.csv",
+    # added 2026-12-04: three providers gpuhunt covers, whole files (data/skypilot/PROVENANCE.md)
+    "jarvislabs": "skypilot/jarvislabs/vms.csv",
+    "lium": "skypilot/lium/vms.csv",
+    "daytona": "skypilot/daytona/vms.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
 # prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).
@@ -51,7 +58,7 @@ GCP_HOSTS_FILE = "skypilot/gcp/vms.hosts.csv"
 SPOT_ADVISOR_GLOB = "spot_advisor/spot-advisor-data-*.json"
 
 
-class CatalogError(ValueError):
+class CatalogError(LocatedInputError):
     """A bundled file cannot be read; the message names file, line and column."""
 
 
@@ -89,7 +96,25 @@ def catalog_load(
         )
     except SourceRowError as exc:
         raise CatalogError(str(exc)) from exc
+    _log_load(data_dir, report)
     return report
+
+
+def _log_load(data_dir: Path, report: CatalogLoadReport) -> None:
+    """One line: the price rows read from the bundled files, refused and stored, and the catalog changes."""
+    prices = report.prices or IngestResult()
+    changed = ", ".join(f"{name} {count.changed}" for name, count in report.changes.items() if count.changed)
+    log.info(
+        "bundled catalog loaded: source=%s fetched=%d refused=%d stored=%d unchanged=%d "
+        "spot_advisories_refused=%d catalog_changes=(%s)",
+        data_dir,
+        prices.seen,
+        prices.rejected,
+        prices.inserted,
+        prices.unchanged,
+        report.spot_advisory_refusals.total,
+        changed or "none",
+    )
 
 
 def _rows(path: Path, required: list[str]) -> Iterator[tuple[str, dict[str, str]]]:

@@ -116,10 +116,14 @@ def _stored(row: tuple) -> StoredPrice:
     return StoredPrice(*row)
 
 
+def current_stored_prices(**filters) -> list[StoredPrice]:
+    """The current prices (pricing.selectors.current_price_observations) matching `filters`, as StoredPrice."""
+    return [_stored(row) for row in current_price_observations(**filters).values_list(*_FIELDS)]
+
+
 def current_commitment_prices(**filters) -> list[StoredPrice]:
     """The current published commitment prices matching `filters` (ORM lookups on PriceObservation)."""
-    rows = current_price_observations(pricing_model__in=list(COMMITMENT_TERM_YEARS), **filters)
-    return [_stored(row) for row in rows.values_list(*_FIELDS)]
+    return current_stored_prices(pricing_model__in=list(COMMITMENT_TERM_YEARS), **filters)
 
 
 def stored_price(price_id: int) -> StoredPrice | None:

@@ -18,9 +18,11 @@ from operator import or_
 import pandas as pd
 from django.db.models import Count, Max, Q
 
-from pricing.choices import PriceStatus, PricingModel
+from pricing import selectors
+from pricing.choices import PricingModel
 from pricing.models import Offer, PriceObservation
 from pricing.selectors import (
+    CURRENT_KEY,
     OFFER_FRAME_COLUMNS,
     SCHEDULED_PRICE_SOURCES,
     current_price_observations,
@@ -29,8 +31,6 @@ from pricing.selectors import (
 )
 from scheduler.freshness import stale_after
 
-CURRENT_KEY = ("offer_id", "pricing_model", "payment_option", "commitment_kind")
-
 
 def _mapped(filters: dict) -> dict:
     # offer_frame() lists GPU-mapped offers only; pages and counts agree with it
@@ -38,10 +38,8 @@ def _mapped(filters: dict) -> dict:
 
 
 def current_price_count(**filters) -> int:
-    """How many current prices match (one per offer × pricing model × payment option with a published
-    price): a COUNT of distinct keys in SQL, the same number offer_frame(**filters) has rows."""
-    published = PriceObservation.objects.filter(status=PriceStatus.PUBLISHED, **_mapped(filters))
-    return published.values(*CURRENT_KEY).distinct().count()
+    """How many current prices match, as offer_frame(**filters) lists them (GPU-mapped offers)."""
+    return selectors.current_price_count(**_mapped(filters))
 
 
 def offer_frame_page(*, limit: int, offset: int, now: dt.datetime | None = None, **filters) -> pd.DataFrame:

@@ -13,10 +13,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pricing.choices import CommitmentKind, PaymentOption, PricingModel
-from pricing.commitment_prices import StoredPrice, current_commitment_prices, usd_per_hour
+from pricing.commitment_prices import (
+    StoredPrice,
+    current_commitment_prices,
+    current_stored_prices,
+    usd_per_hour,
+)
 from pricing.fx import fx_rates
 from pricing.models import Offer
-from pricing.selectors import current_price_observations
 
 MODEL_ORDER = [
     PricingModel.ON_DEMAND,
@@ -60,58 +64,7 @@ def offer_price_rows(offer: Offer) -> list[PriceRow]:
 
 def _plain_prices(same_place: dict) -> list[StoredPrice]:
     """Current on-demand and spot prices (no upfront or hourly split) in the commitment reads' shape."""
-    rows = current_price_observations(
-        pricing_model__in=[PricingModel.ON_DEMAND, PricingModel.SPOT], **same_place
-    )
-    return [
-        StoredPrice(
-            pk,
-            offer_id,
-            provider,
-            itype,
-            region,
-            zone,
-            gpus,
-            model,
-            "",
-            payment,
-            amount,
-            None,
-            None,
-            currency,
-            observed_at,
-            source,
-        )
-        for (
-            pk,
-            offer_id,
-            provider,
-            itype,
-            region,
-            zone,
-            gpus,
-            model,
-            payment,
-            amount,
-            currency,
-            observed_at,
-            source,
-        ) in rows.values_list(
-            "id",
-            "offer_id",
-            "offer__instance_type__provider__slug",
-            "offer__instance_type__name",
-            "offer__region__code",
-            "offer__zone",
-            "offer__instance_type__gpu_count",
-            "pricing_model",
-            "payment_option",
-            "amount_per_hour",
-            "currency",
-            "observed_at",
-            "source",
-        )
-    ]
+    return current_stored_prices(pricing_model__in=[PricingModel.ON_DEMAND, PricingModel.SPOT], **same_place)
 
 
 def _order(price: StoredPrice) -> tuple:

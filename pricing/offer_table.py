@@ -35,7 +35,7 @@ from django.db import connection
 from pricing.choices import PriceStatus
 from pricing.fx import fx_rates
 from pricing.models import InstanceType, Offer, PriceObservation, Region
-from pricing.selectors import FLOAT_COLUMNS, OFFER_FRAME_COLUMNS, with_quality
+from pricing.selectors import CURRENT_KEY, FLOAT_COLUMNS, OFFER_FRAME_COLUMNS, with_quality
 from scheduler.models import PriceRefresh
 
 # Epoch microseconds: exact integers on both backends, turned into datetime64 without a parser.
@@ -44,14 +44,13 @@ SELECT c.id AS observation_id, c.offer_id, o.instance_type_id, o.region_id, o.zo
        c.payment_option, c.amount, c.currency, c.observed_us AS observed, c.source,
        COALESCE(r.source, '') AS refresh_source, c.commitment_kind
 FROM (
-    SELECT DISTINCT ON (p.offer_id, p.pricing_model, p.payment_option, p.commitment_kind)
+    SELECT DISTINCT ON ({key})
            p.id, p.offer_id, p.pricing_model, p.payment_option, (p.amount_per_hour * 1000000)::int8 AS amount,
            p.currency, (EXTRACT(EPOCH FROM p.observed_at) * 1000000)::int8 AS observed_us, p.source,
            p.refresh_id, p.commitment_kind
     FROM {prices} p
     WHERE p.status = %s
-    ORDER BY p.offer_id DESC, p.pricing_model DESC, p.payment_option DESC, p.commitment_kind DESC,
-             p.observed_at DESC
+    ORDER BY {key_descending}, p.observed_at DESC
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
@@ -66,7 +65,7 @@ FROM (
            MAX(p.observed_at)
     FROM {prices} p
     WHERE p.status = %s
-    GROUP BY p.offer_id, p.pricing_model, p.payment_option, p.commitment_kind
+    GROUP BY {key}
 ) c
 JOIN {offers} o ON o.id = c.offer_id
 LEFT JOIN {refreshes} r ON r.id = c.refresh_id
@@ -91,13 +90,17 @@ TEXT = object  # text columns stay object arrays: the ranking factorizes them as
 
 
 def current_price_rows() -> dict[str, np.ndarray]:
-    """The newest published price of every offer × pricing model × payment option × commitment kind."""
+    """pricing.selectors.current_price_observations() in SQL of its own, for speed: the newest published
+    price per CURRENT_KEY of every listed offer."""
     tables = {
         "prices": PriceObservation._meta.db_table,
         "offers": Offer._meta.db_table,
         "refreshes": PriceRefresh._meta.db_table,
     }
     names = {k: connection.ops.quote_name(v) for k, v in tables.items()}
+    # the key of pricing.selectors.current_price_observations (its model fields are their columns)
+    names["key"] = ", ".join(f"p.{name}" for name in CURRENT_KEY)
+    names["key_descending"] = ", ".join(f"p.{name} DESC" for name in CURRENT_KEY)
     if connection.vendor == "postgresql":
         return _postgresql_rows(_CURRENT_POSTGRESQL.format(**names))
     with connection.cursor() as cursor:

@@ -65,19 +65,34 @@ SCHEDULED_PRICE_SOURCES = frozenset(
 DEFAULT_SNAPSHOT_STALE_DAYS = 90
 
 
+# What "the current price of an offer" means, said once for every reader: the newest published observation
+# per CURRENT_KEY, of an offer still listed (a marketplace offer its source no longer lists, ``gone_at``
+# set, has no current price). current_price_observations() is the selector; current_price_count() counts
+# its rows without the window; pricing/offer_table.py is its fast SQL form for the ranking, built from
+# the same key (tests/pricing/test_current_price.py holds all three to the same answer).
+CURRENT_KEY = ("offer_id", "pricing_model", "payment_option", "commitment_kind")
+
+
+def listed_published_prices(**filters):
+    """Every published observation of an offer still listed: what the current price is chosen from."""
+    return PriceObservation.objects.filter(
+        status=PriceStatus.PUBLISHED, offer__gone_at__isnull=True, **filters
+    )
+
+
 def current_price_observations(**filters):
-    """Newest published observation per offer × pricing model × payment option × commitment kind, of offers
-    still listed (a marketplace offer its source no longer lists, ``gone_at`` set, has no current price)."""
+    """The current price of every offer × pricing model × payment option × commitment kind (CURRENT_KEY)
+    matching ``filters``: the newest of listed_published_prices()."""
     newest_first = Window(
-        RowNumber(),
-        partition_by=[F("offer_id"), F("pricing_model"), F("payment_option"), F("commitment_kind")],
-        order_by=F("observed_at").desc(),
+        RowNumber(), partition_by=[F(name) for name in CURRENT_KEY], order_by=F("observed_at").desc()
     )
-    return (
-        PriceObservation.objects.filter(status=PriceStatus.PUBLISHED, offer__gone_at__isnull=True, **filters)
-        .annotate(recency=newest_first)
-        .filter(recency=1)
-    )
+    return listed_published_prices(**filters).annotate(recency=newest_first).filter(recency=1)
+
+
+def current_price_count(**filters) -> int:
+    """How many current prices match: a COUNT of distinct CURRENT_KEYs in SQL, the number of rows
+    current_price_observations(**filters) has (one per key), without ranking every observation."""
+    return listed_published_prices(**filters).values(*CURRENT_KEY).distinct().count()
 
 
 def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None, **filters) -> pd.DataFrame:
@@ -114,56 +129,12 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
     )
     rates = fx_rates(base="USD")
     records, refresh_sources = [], []
-    for (
-        obs_id,
-        offer_id,
-        prov,
-        prov_name,
-        region,
-        zone,
-        itype,
-        gpu,
-        count,
-        vcpus,
-        mem,
-        model,
-        payment,
-        amount,
-        currency,
-        observed_at,
-        source,
-        gpu_only,
-        refresh_source,
-        kind,
-    ) in rows:
+    for row in rows:  # the selected fields in OFFER_FRAME_COLUMNS order, with USD inserted after currency
+        amount, currency, count = row[13], row[14], row[8]
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
-        records.append(
-            (
-                obs_id,
-                offer_id,
-                prov,
-                prov_name,
-                region,
-                zone,
-                itype,
-                gpu,
-                count,
-                vcpus,
-                mem,
-                model,
-                payment,
-                amount,
-                currency,
-                usd,
-                per_gpu,
-                observed_at,
-                source,
-                gpu_only,
-                kind,
-            )
-        )
-        refresh_sources.append(refresh_source or "")
+        records.append((*row[:15], usd, per_gpu, *row[15:18], row[19]))
+        refresh_sources.append(row[18] or "")
     frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
     for column in FLOAT_COLUMNS:
         frame[f"{column}_float"] = decimals_to_floats(frame[column])
@@ -263,7 +234,9 @@ def _cheapest_per_gpu(prices: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
+    "CURRENT_KEY",
     "MissingFxRate",
+    "current_price_count",
     "current_price_observations",
     "offer_frame",
     "price_staleness",

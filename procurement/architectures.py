@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpuledger.errors import LocatedInputError
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from procurement.models import ModelArchitecture
 
@@ -22,8 +23,8 @@ REQUIRED = [
 ]
 
 
-class ArchitectureFileError(ValueError):
-    pass
+class ArchitectureFileError(LocatedInputError):
+    """A bad entry of the bundled architectures file, named by file and entry."""
 
 
 def architecture_slug(name: str) -> str:

@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from procurement.choices import ChangeKind, PeakMemoryDefinition, Precision, TaskKind
+from procurement.json_fields import BulkInsertedJSONField
 from procurement.webhooks import validate_webhook_url
 
 
@@ -222,7 +223,8 @@ class Recommendation(models.Model):
     spec = models.JSONField(
         default=dict, blank=True, help_text="The workload spec it ranked (the workload may change later)."
     )
-    results = models.JSONField(default=list)
+    # ~76 KB of JSON per 20-row ranking, inserted 500 at a time by a recompute chunk (json_fields.py)
+    results = BulkInsertedJSONField(default=list)
     prices_used = models.JSONField(
         default=list, help_text="Price observations (id, amount, currency, observed_at)."
     )

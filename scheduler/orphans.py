@@ -9,6 +9,7 @@ run (`import_prices`, no time limit) gets the same allowance; no real import com
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from django.conf import settings
 from django.utils import timezone
@@ -17,6 +18,8 @@ from scheduler.failures import failures_before
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import refresh_lock_held
 from scheduler.models import PriceRefresh, RefreshStatus
+
+log = logging.getLogger(__name__)
 
 
 def orphan_after() -> dt.timedelta:
@@ -45,4 +48,7 @@ def orphaned_refreshes_close(*, now: dt.datetime | None = None) -> list[int]:
         )
         if updated:
             closed.append(refresh_id)
+            log.warning(
+                "price run %d closed as orphaned: source=%s region=%s", refresh_id, source, region or "-"
+            )
     return closed

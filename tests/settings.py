@@ -38,3 +38,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The test client and the browser tests' live server speak plain HTTP.
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
+
+# Each worker's billing datasets in a folder of its own (billing/storage/datasets.py), never under var/.
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+BILLING_DATASET_DIR = Path(
+    tempfile.mkdtemp(prefix=f"gpuledger-billing-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-")
+)

@@ -22,16 +22,15 @@ import pandas as pd
 
 from billing.choices import AllocationRule
 from billing.review.engine import text_category
+from gpuledger.errors import InputError
 
 RULES = tuple(AllocationRule.values)  # proportional, even, unallocated
 DEFAULT_RULE = "proportional"
 UNALLOCATED = "(unallocated)"
 
 
-class AllocationError(ValueError):
-    def __init__(self, field: str, message: str):
-        self.field, self.message = field, message
-        super().__init__(f"{field}: {message}")
+class AllocationError(InputError):
+    """A bad showback rule or split, naming its field."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from billing.finance.selectors import MAX_SPEND_ROWS, spend_rows
 from billing.review.api import REVIEW_ERROR, _date
 from billing.review.engine import ReviewInputError
 from billing.review.service import make_request
-from gpuledger.api_errors import error_body
+from gpuledger.api_errors import input_error_response
 from gpuledger.roles import ADMIN, FINANCE, role_permission, user_has_role
 
 SIGNED_OUT = OpenApiResponse(description="not signed in")
@@ -29,8 +29,7 @@ FINANCE_ONLY = OpenApiResponse(description="needs the finance or admin role")
 
 
 def _bad_input(error: ReviewInputError) -> Response:
-    body = error_body(error.field, error.message, field=error.field, error=error.message)
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+    return input_error_response(error)
 
 
 class BudgetBody(serializers.Serializer):

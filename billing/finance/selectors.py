@@ -24,6 +24,9 @@ def _utc(day: dt.date) -> dt.datetime:
 
 def rows_frame(start: dt.date, end: dt.date, allowed_teams: tuple[str, ...] = ()) -> pd.DataFrame:
     """REVIEW_COLUMNS of the rows charged in [start, end) (of `allowed_teams` only, when given)."""
+    found = selectors.dataset_rows(start, end, allowed_teams)
+    if found is not None:
+        return found
     if connection.vendor == "postgresql" and not allowed_teams:
         frame = snapshot_spend_frame(start, end, interruptible_tag=tag_mapping().interruptible)
         return categorized(frame)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuledger.errors import InputError
+
 NORMALIZED_COLUMNS = [
     "source_row",
     "charge_period_start",
@@ -56,17 +58,13 @@ MAX_ROWS_PER_FILE = 20_000_000  # a bound on what one import may hold in a trans
 CHUNK_ROWS = 100_000
 
 
-class BillingFileError(ValueError):
+class BillingFileError(InputError):
     """A file that cannot be imported; names the file, the row (CSV line, 1 = header) and the column."""
 
     def __init__(self, file: str, message: str, *, row: int | None = None, column: str | None = None):
-        self.file, self.row, self.column, self.message = file, row, column, message
-        where = file
-        if row is not None:
-            where += f":{row}"
-        if column:
-            where += f":{column}"
-        super().__init__(f"{where}: {message}")
+        self.row = row
+        text = ":".join([file] + ([str(row)] if row is not None else []) + ([column] if column else []))
+        super().__init__(message=message, file=file, line=row, column=column, text=f"{text}: {message}")
 
 
 class WrongFormatError(BillingFileError):

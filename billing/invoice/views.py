@@ -13,6 +13,7 @@ from billing.finance.budget_fields import parse_month
 from billing.invoice.lines import invoice_view
 from billing.invoice.selectors import invoice_groups
 from billing.review.engine import ReviewInputError
+from gpuledger.api_errors import input_error_body
 from gpuledger.roles import ADMIN, FINANCE, role_required
 
 MAX_MONTHS = 37
@@ -49,7 +50,7 @@ def invoice_page(request):
         start, end = _period(request.GET)
     except ReviewInputError as error:
         if as_json:
-            return JsonResponse({"field": error.field, "message": error.message}, status=400)
+            return JsonResponse(input_error_body(error), status=400)
         return render(request, "billing/invoice.html", {"error": str(error)}, status=400)
     view = invoice_view(invoice_groups(start, end)) | {"from": f"{start:%Y-%m}", "to": f"{end:%Y-%m}"}
     if as_json:

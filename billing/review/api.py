@@ -15,7 +15,7 @@ from billing.imports.upload_jobs import import_upload
 from billing.imports.uploads import UploadTooLarge
 from billing.review.engine import ReviewInputError
 from billing.review.service import build_review, make_request
-from gpuledger.api_errors import ROOT, ApiErrorSerializer, error_body
+from gpuledger.api_errors import ROOT, ApiErrorsSerializer, error_body, error_entries, input_error_response
 from gpuledger.roles import ADMIN, FINANCE, role_permission
 
 IMPORT_RESULT = inline_serializer(
@@ -31,31 +31,13 @@ IMPORT_RESULT = inline_serializer(
 IMPORT_QUEUED = inline_serializer(
     "BillingImportQueued", {"status": serializers.CharField(), "detail": serializers.CharField()}
 )
-# Every 400 has the API's one shape (`errors`); the keys clients read before stay beside it. They are
-# optional in the schema: a 400 from the parser or a middleware (a NUL byte) has `errors` only.
-IMPORT_ERROR = inline_serializer(
-    "BillingImportError",
-    {
-        "error": serializers.CharField(
-            required=False, help_text="file:row:column: what is wrong; nothing was imported"
-        ),
-        "rejected": serializers.IntegerField(required=False),
-        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
-    },
-)
-REVIEW_ERROR = inline_serializer(
-    "SpendReviewError",
-    {
-        "field": serializers.CharField(required=False),
-        "error": serializers.CharField(required=False),
-        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
-    },
-)
+# Every 400 has the API's one error shape and nothing else; an import's message names file:row:column.
+IMPORT_ERROR = ApiErrorsSerializer
+REVIEW_ERROR = ApiErrorsSerializer
 
 
-def import_error_response(message: str, rejected: int) -> Response:
-    body = error_body(ROOT, message, error=message, rejected=rejected)
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+def import_error_response(message: str) -> Response:
+    return Response(error_body(ROOT, message), status=status.HTTP_400_BAD_REQUEST)
 
 
 class BillingUploadSerializer(serializers.Serializer):
@@ -83,14 +65,14 @@ class BillingImportCreate(APIView):
     def post(self, request):
         body = BillingUploadSerializer(data=request.data)
         if not body.is_valid():
-            return import_error_response(str(body.errors), 0)
+            return Response({"errors": error_entries(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
         data = body.validated_data
         try:  # the import runs in the worker (upload_jobs.py); this process only hands the file over
             result = import_upload(
                 data["file"], fmt=data.get("format"), provider=data.get("provider", ""), user=request.user
             )
         except UploadTooLarge as error:
-            return import_error_response(str(error), 0)
+            return import_error_response(str(error))
         if result is None:
             return Response(
                 {
@@ -100,7 +82,7 @@ class BillingImportCreate(APIView):
                 status=status.HTTP_202_ACCEPTED,
             )
         if result.errors:
-            return import_error_response(result.errors[0], result.rejected)
+            return import_error_response(result.errors[0])
         return Response(
             {
                 "inserted": result.inserted,
@@ -171,6 +153,5 @@ class SpendReview(APIView):
             )
             review = build_review(review_request)
         except ReviewInputError as error:
-            body = error_body(error.field, error.message, field=error.field, error=error.message)
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+            return input_error_response(error)
         return Response(review)

@@ -27,12 +27,13 @@ from billing.review.engine import (
 )
 from billing.review.fx_months import month_bounds, months_between, rates_by_month
 from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
+from billing.storage.duckdb_review import engine_rows
+from billing.storage.import_datasets import ImportDatasets, covers_stored_rows
 from billing.storage.spend_columns import FRAME_COLUMNS, spend_columns
 from billing.storage.spend_snapshot import snapshot_spend_frame
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
 from pricing.models import FxRate
-from pricing.price_cache import read_until_stale
 from pricing.price_quality import ILLUSTRATIVE, price_quality
 from pricing.selectors import current_price_observations, price_staleness
 from procurement.costing.spot import band_interruption_rate_per_hour, spot_economics
@@ -82,9 +83,24 @@ def _micro_column(values: list, name: str) -> np.ndarray:
     return np.asarray(micros).astype(np.int64)
 
 
+def dataset_rows(
+    start: dt.date, end: dt.date, teams: Sequence[str] = (), columns: Sequence[str] = FRAME_COLUMNS
+) -> pd.DataFrame | None:
+    """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
+    from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
+    every stored row (import_datasets.covers_stored_rows), and the rows are read from the database."""
+    if not covers_stored_rows():
+        return None
+    interruptible = tag_mapping().interruptible
+    return engine_rows(ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns)
+
+
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
+    found = dataset_rows(start, request.end, request.allowed_teams)
+    if found is not None:
+        return found
     if connection.vendor == "postgresql" and not request.allowed_teams:
         # every team's rows (finance, admin, commands): each month from its stored columnar snapshot
         return snapshot_spend_frame(start, request.end, interruptible_tag=tag_mapping().interruptible)
@@ -335,19 +351,16 @@ def _cheaper_option(workload, provider: str, instance_type: str) -> CheaperGpu |
 
 
 def fx_history() -> dict[str, list[tuple[dt.date, Decimal]]]:
-    """Every stored rate into USD, by currency, oldest first (cached per price version, as review_fx)."""
-
-    def build(now):
-        history: dict[str, list[tuple[dt.date, Decimal]]] = {}
-        for code, day, rate in (
-            FxRate.objects.filter(base="USD")
-            .order_by("currency", "as_of")
-            .values_list("currency", "as_of", "rate")
-        ):
-            history.setdefault(code, []).append((day, rate))
-        return history, None
-
-    return read_until_stale("usd-fx-history", build)
+    """Every stored rate into USD, by currency, oldest first. Read per call, not cached: a few dozen rows,
+    no slower than a cached read with its price-version check (benchmarks/cache_bench.py, 1.3x)."""
+    history: dict[str, list[tuple[dt.date, Decimal]]] = {}
+    for code, day, rate in (
+        FxRate.objects.filter(base="USD")
+        .order_by("currency", "as_of")
+        .values_list("currency", "as_of", "rate")
+    ):
+        history.setdefault(code, []).append((day, rate))
+    return history
 
 
 def review_fx_months(currency: str, start: dt.date, end: dt.date) -> dict[str, dict[str, Decimal]]:
@@ -370,9 +383,9 @@ def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> li
 
 def review_fx(currency: str) -> dict[str, Decimal]:
     """Units of `currency` one unit of each stored currency buys, through USD. Every review request
-    reads them, cached ones included (they are part of its key): one read per price version, which
-    every FX write changes (pricing/price_version.py)."""
-    rates = read_until_stale("usd-fx-rates", lambda now: (fx_rates(base="USD"), None))
+    reads them, cached ones included (they are part of its key); one small query, which a cache did not
+    beat (benchmarks/cache_bench.py: the cached read 0.3-1.2x the query's speed)."""
+    rates = fx_rates(base="USD")
     if currency not in rates:
         return {}
     return {code: rate / rates[currency] for code, rate in rates.items()}

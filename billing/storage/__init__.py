@@ -1,4 +1,8 @@
-"""Where the spend review's aggregates can be computed from (issue 28, item 1: the start of it).
+"""Where spend rows are kept and where the spend review's aggregates can be computed from (issue 28,
+item 1).
+
+Every import writes its rows as an immutable Parquet dataset by charge month (datasets.py), its files
+recorded in PostgreSQL; `ImportDatasets` lists them for a reader (import_datasets.py).
 
 One small interface: a store keeps spend rows as columnar files partitioned by charge month
 (`ParquetSpendStore`: `write` a frame of review rows, `files` of the months a period touches), and
@@ -10,4 +14,4 @@ equal its totals to the cent on every test bill, the first step of moving the re
 
 from billing.storage.parquet import ParquetSpendStore
 
-__all__ = ["ParquetSpendStore"]
+__all__ = ["ParquetSpendStore"]  # ImportDatasets reads the ORM: imported from its module by Django code

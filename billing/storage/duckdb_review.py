@@ -1,11 +1,9 @@
-"""The spend review's GPU aggregates as DuckDB SQL over a ParquetSpendStore (issue 28, item 1: a start).
-
-The SQL lives here, once: GPU usage is what review.scope_masks calls it (usage rows with a GPU model,
-not an unused commitment); sums are of exact int64 micro-units (DuckDB sums BIGINT into HUGEINT, so no
-sum wraps or rounds); the breakdown labels are the review's (`(untagged)`, `unknown`, `other`). The
-team scope of an engineer's granted access is part of the WHERE clause, so other teams' rows are never
-aggregated. Not yet here: the attribution of unused commitments, the undetermined rule, FX and savings
-(review/engine.py still computes the review; this module is compared with it to the cent).
+"""The spend review's reads and GPU aggregates run in DuckDB over Parquet (issue 28, item 1), the SQL
+taken from review_sql.py. A store is anything with `files(start, end)` (the Parquet files of the charge
+months a period touches) and `may_repeat_rows(files)` (whether the same rows may be in two of them, so
+each row key is counted once):
+ImportDatasets, the imports' own datasets, or a ParquetSpendStore. The team scope of an engineer's
+granted access is part of the WHERE clause, so other teams' rows are never read into Python.
 """
 
 from __future__ import annotations
@@ -14,38 +12,22 @@ import datetime as dt
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 
-from billing.review.engine import BREAKDOWNS
+from billing.review.commitment_attribution import COMMITMENT_COLUMNS, with_commitment_columns
+from billing.review.engine import BREAKDOWNS, REVIEW_COLUMNS, empty_frame
+from billing.storage import review_sql
+from billing.storage.import_datasets import ImportDatasets
 from billing.storage.parquet import ParquetSpendStore
 
-GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
-LABELS = {
-    "month": "strftime(charge_period_start, '%Y-%m')",
-    "team": "CASE WHEN team = '' THEN '(untagged)' ELSE team END",
-    "project": "CASE WHEN project = '' THEN '(untagged)' ELSE project END",
-    "provider": "CASE WHEN provider = '' THEN 'unknown' ELSE provider END",
-    "gpu": "gpu",
-    "pricing_category": "CASE WHEN pricing_category = '' THEN 'other' ELSE pricing_category END",
-}
-READ = [
-    "charge_period_start",
-    "charge_category",
-    "gpu",
-    "commitment_status",
-    "team",
-    "project",
-    "provider",
-    "pricing_category",
-    "billed_micros",
-    "effective_micros",
-    "list_micros",
-    "gpu_hours_micros",
-]
-SUMS = "sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hours_micros)"
+FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
+TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
 
 
 def review_sums(
-    store: ParquetSpendStore, start: dt.date, end: dt.date, allowed_teams: Sequence[str] = ()
+    store: ParquetSpendStore | ImportDatasets, start: dt.date, end: dt.date, allowed_teams: Sequence[str] = ()
 ) -> dict:
     """{"gpu": (billed, effective, list, gpu-hours) micro-units of GPU usage, "all_effective": the
     effective micro-units of every row, and each review breakdown name -> {label: (effective,
@@ -54,30 +36,86 @@ def review_sums(
     empty = {"gpu": (0, 0, 0, 0), "all_effective": 0, **{name: {} for name in BREAKDOWNS}}
     if not files:
         return empty
-    connection = duckdb.connect()
+    connection = _connection()
     try:
-        connection.execute("SET TimeZone = 'UTC'")
-        where, params = "charge_period_start >= ? AND charge_period_start < ?", [_utc(start), _utc(end)]
-        if allowed_teams:
-            where += f" AND team IN ({', '.join('?' * len(allowed_teams))})"
-            params += list(allowed_teams)
-        # only the columns the aggregates read, of the months asked (one file each)
-        connection.execute(
-            f"CREATE TEMP TABLE spend AS SELECT {', '.join(READ)} FROM read_parquet(?) WHERE {where}",  # noqa: S608 (fixed SQL; values are parameters)
-            [files, *params],
+        params = [_utc(start), _utc(end), *allowed_teams]
+        scope = (
+            review_sql.TEAM_SCOPE.format(marks=", ".join("?" * len(allowed_teams))) if allowed_teams else ""
         )
-        gpu = connection.execute(f"SELECT {SUMS} FROM spend WHERE {GPU_USAGE}").fetchone()  # noqa: S608 (fixed SQL)
-        everything = connection.execute("SELECT sum(effective_micros) FROM spend").fetchone()[0]
+        unique = review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else ""
+        spend = review_sql.SPEND.format(unique=unique, columns=", ".join(review_sql.SUMS_READ), scope=scope)
+        connection.execute(spend, [files, *params])
+        gpu = connection.execute(review_sql.GPU_SUMS).fetchone()
+        everything = connection.execute(review_sql.ALL_EFFECTIVE).fetchone()[0]
         found = {"gpu": tuple(int(v or 0) for v in gpu), "all_effective": int(everything or 0)}
         for name, key in BREAKDOWNS.items():
-            rows = connection.execute(
-                f"SELECT {LABELS[key]} AS label, sum(effective_micros), sum(gpu_hours_micros) FROM spend "  # noqa: S608 (fixed SQL)
-                f"WHERE {GPU_USAGE} GROUP BY label ORDER BY label"
-            ).fetchall()
+            rows = connection.execute(review_sql.BREAKDOWN.format(label=review_sql.LABELS[key])).fetchall()
             found[name] = {label: (int(effective), int(hours)) for label, effective, hours in rows}
         return found
     finally:
         connection.close()
+
+
+def engine_rows(
+    store: ImportDatasets | ParquetSpendStore,
+    start: dt.date,
+    end: dt.date,
+    allowed_teams: Sequence[str] = (),
+    *,
+    interruptible_tag: str,
+    columns: Sequence[str] = FRAME_COLUMNS,
+) -> pd.DataFrame:
+    """The review engine's frame (FRAME_COLUMNS, or the engine `columns` asked, in that order) of the rows
+    charged in [start, end), of `allowed_teams` only when given; text as sorted categories."""
+    files = [str(path) for path in store.files(start, end)]
+    if not files:
+        frame = empty_frame()
+        return frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
+    sql = review_sql.ENGINE_ROWS.format(
+        unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
+        columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
+        scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
+    )
+    params = {"files": files, "start": _utc(start), "end": _utc(end)}
+    if allowed_teams:
+        params["teams"] = list(allowed_teams)
+    if "interruptible" in columns:
+        params["interruptible_path"] = '$."' + interruptible_tag.replace('"', '\\"') + '"'
+    connection = _connection()
+    try:
+        table = connection.sql(sql, params=params).to_arrow_table()
+    finally:
+        connection.close()
+    if table.num_rows == 0:
+        frame = empty_frame()
+        return frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
+    return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
+
+
+def _column(values: pa.ChunkedArray, name: str):
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        return _sorted_category(values)
+    if name in TIMES:
+        return pd.to_datetime(values.to_numpy(), utc=True).as_unit("ns")
+    return values.to_numpy()
+
+
+def _sorted_category(values: pa.ChunkedArray) -> pd.Categorical:
+    """Text as a category with sorted categories (review.text_category's form), through Arrow's
+    dictionary: the distinct values only are sorted."""
+    encoded = values.combine_chunks().dictionary_encode()
+    names = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    order = np.argsort(names, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
+    return pd.Categorical.from_codes(codes, categories=names[order])
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    return connection
 
 
 def _utc(day: dt.date) -> dt.datetime:

@@ -49,6 +49,10 @@ class ParquetSpendStore:
             written.append(month)
         return written
 
+    @staticmethod
+    def may_repeat_rows(files: list[Path]) -> bool:
+        return False  # one file per month, each row once
+
     def files(self, start: dt.date, end: dt.date) -> list[Path]:
         """The stored months [start, end) touches."""
         return [path for path in map(self.path, months_between(start, end)) if path.exists()]

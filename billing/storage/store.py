@@ -3,27 +3,32 @@
 Each chunk is enriched (catalog, tags, hours), checked against the stored fields' bounds (checks.py),
 keyed (keys.py) and written (spend_writer.py: binary COPY on PostgreSQL, sent while the next chunk
 is prepared); the whole file runs in one transaction, so a bad cell in the last chunk leaves nothing
-of the file behind. Mixed billing currencies need a stored FX rate for every currency but the base,
+of the file behind. Every chunk is also written to the import's immutable Parquet dataset
+(datasets.py), moved into place and recorded (BillingImportFile) when the whole file is read. Mixed billing currencies need a stored FX rate for every currency but the base,
 since a review can only add them up converted.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
+from django.conf import settings
 from django.db import transaction
 
 from billing.imports.checks import check_stored_bounds
 from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
-from billing.models import BillingImport, SpendRecord
+from billing.models import BillingImport, BillingImportFile, SpendRecord
+from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
 from billing.storage.keys import OccurrenceCounter, row_key_lanes, row_keys
 from billing.storage.legacy_keys import LegacyRows
 from billing.storage.spend_writer import SpendWriter
@@ -117,12 +122,14 @@ def store_chunks(
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )
         legacy = LegacyRows.find(source_format=source_format, checksum=checksum)
-        with SpendWriter(billing_import.pk) as writer:
+        dataset = DatasetWriter(settings.BILLING_DATASET_DIR)
+        with _abandoned_on_error(dataset), SpendWriter(billing_import.pk) as writer:
             for chunk in chunks:
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
                 lanes = row_key_lanes(rows, seen)
+                _write_dataset(dataset, rows, lanes)
                 result.rows_seen += len(rows)
                 if legacy:
                     writer.settle()  # the database is the legacy lookup's now
@@ -141,10 +148,71 @@ def store_chunks(
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
+        _record_dataset(billing_import, dataset)
         refresh_snapshots_after_commit()
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
+
+
+def _write_dataset(dataset: DatasetWriter, rows: pd.DataFrame, lanes) -> None:
+    """Every row of the file, as read, into the import's dataset. An amount beyond int64 micro-units
+    leaves the import without one: readers then read every row from the database, where the review
+    refuses that amount naming its column (review.stored_amount_too_large)."""
+    if dataset.given_up:
+        return
+    try:
+        dataset.write(dataset_frame(rows, lanes))
+    except MicrosOutOfRange:
+        dataset.give_up()
+
+
+@contextmanager
+def _abandoned_on_error(dataset: DatasetWriter):
+    try:
+        yield dataset
+    except BaseException:
+        dataset.abandon()
+        raise
+
+
+def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> None:
+    """The import's Parquet files in PostgreSQL. A file imported before (same checksum and format, its
+    dataset recorded) keeps its first dataset: what was just written is dropped, nothing is added."""
+    earlier = (
+        BillingImport.objects.filter(
+            file_sha256=billing_import.file_sha256, source_format=billing_import.source_format
+        )
+        .exclude(file_sha256="")
+        .exclude(pk=billing_import.pk)
+        .filter(files__isnull=False)
+        .order_by("pk")
+        .first()
+    )
+    if earlier is not None:
+        dataset.abandon()
+        files = [
+            BillingImportFile(
+                billing_import=billing_import,
+                path=f.path,
+                month=f.month,
+                rows=f.rows,
+                size_bytes=f.size_bytes,
+            )
+            for f in earlier.files.all()
+        ]
+    else:
+        files = [
+            BillingImportFile(
+                billing_import=billing_import,
+                path=f.path,
+                month=dt.date.fromisoformat(f.month + "-01"),
+                rows=f.rows,
+                size_bytes=f.size_bytes,
+            )
+            for f in dataset.finish(f"import={billing_import.pk}")
+        ]
+    BillingImportFile.objects.bulk_create(files)
 
 
 def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: set[str], file: str) -> None:
@@ -166,8 +234,6 @@ def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: 
 def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
     """Store a Cost Explorer pull, replacing the earlier pulls' rows of the same days (Cost Explorer
     revises estimated days); an unchanged row is kept and counted as unchanged."""
-    import datetime as dt
-
     from billing.imports.cost_explorer import normalized_rows
 
     frame = normalized_rows(list(page_iter), tag=tag)

@@ -11,6 +11,7 @@ from django.http import Http404
 
 from gpuledger.accounts.models import Team
 from gpuledger.accounts.user_facts import user_fact
+from gpuledger.errors import InputError
 from gpuledger.roles import ADMIN, ENGINEER, user_has_role
 
 
@@ -58,10 +59,11 @@ def get_visible_or_404(queryset: QuerySet, user, **lookup):
         raise Http404("No such object.") from None
 
 
-class TeamChoiceError(ValueError):
+class TeamChoiceError(InputError):
+    """A team the user may not choose; always about the ``team`` field."""
+
     def __init__(self, message: str):
-        super().__init__(message)
-        self.field, self.message = "team", message
+        super().__init__("team", message, text=message)
 
 
 def team_for_new_object(user, requested: str | None = None) -> Team | None:

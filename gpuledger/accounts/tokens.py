@@ -13,6 +13,7 @@ import secrets
 from django.utils import timezone
 
 from gpuledger.accounts.models import ApiToken
+from gpuledger.errors import InputError
 
 TOKEN_PREFIX = "glt_"  # noqa: S105 (a file name / a public prefix, not a secret)
 MAX_NAME_LENGTH = 100
@@ -20,12 +21,8 @@ MAX_NAME_LENGTH = 100
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
 
 
-class TokenError(ValueError):
+class TokenError(InputError):
     """A token request that cannot be honoured, with the field it concerns."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
 
 
 def token_hash(secret: str) -> str:

@@ -194,6 +194,9 @@ CELERY_IMPORTS = ["billing.imports.upload_tasks"]  # a task module besides the a
 # Uploaded billing files wait here for the worker (billing/imports/uploads.py): a folder the web
 # and worker processes share; empty means one in the system's temporary folder (one host).
 BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")
+# Each billing import is kept here as an immutable Parquet dataset by charge month
+# (billing/storage/datasets.py); PostgreSQL records its files. Shared by the web and worker processes.
+BILLING_DATASET_DIR = Path(env_str("BILLING_DATASET_DIR", str(VAR_DIR / "billing")))
 
 # Sign-in (gpuledger/accounts): every page needs it; failed sign-ins are throttled by the backend.
 LOGIN_URL = "login"

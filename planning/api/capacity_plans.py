@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.access import HasSpendAccess
-from gpuledger.api_errors import ApiErrorSerializer, error_body, require_body
+from gpuledger.api_errors import ApiErrorSerializer, error_body, input_error_response, require_body
 from planning.engine.errors import PlanInputError
 from planning.services.capacity_plans import (
     capacity_plan_create,
@@ -89,10 +89,6 @@ FORBIDDEN = OpenApiResponse(
 )
 
 
-def plan_error_response(error: PlanInputError | CostInputError) -> Response:
-    return Response(error_body(error.field, error.message), status=status.HTTP_400_BAD_REQUEST)
-
-
 class CapacityPlanListCreate(APIView):
     """POST: the capacity plan for a scope of the stored bills (docs/capacity-plan.md); with
     ``save: true`` it is stored (201, with its id), else returned only (200). GET: the stored plans
@@ -125,7 +121,7 @@ class CapacityPlanListCreate(APIView):
                 return Response(stored_plan_body(plan), status=status.HTTP_201_CREATED if created else 200)
             return Response(capacity_plan_preview(body=data, user=request.user))
         except (PlanInputError, CostInputError) as error:
-            return plan_error_response(error)
+            return input_error_response(error)
         except PermissionDenied as denied:  # a team outside the caller's spend grant
             return Response(error_body("teams", str(denied)), status=status.HTTP_403_FORBIDDEN)
 

@@ -17,8 +17,9 @@ Prices overview", learn.microsoft.com/rest/api/cost-management/retail-prices/azu
 - ``savingsPlan`` (2023-01-01-preview only) on a pay-as-you-go item: ``[{unitPrice, retailPrice,
   term}]``, an hourly price for a 1- or 3-year hourly commitment: savings_plan_1y/3y, no_upfront.
 - ``type`` DevTestConsumption (dev/test subscriptions only) is skipped.
-- Only the Linux VM product of a size is priced: ``productName`` exactly "Virtual Machines <series> Series".
-  Other products share the size (``armSkuName``) and the meter name ("... Series Windows", "... Series
+- Only the Linux VM product of a size is priced. Its ``productName`` takes two forms in live answers:
+  "Virtual Machines <series> Series" (Microsoft Learn's examples; NCasT4 v3) and "<series> Series Linux"
+  (NCads A100 v4, recorded/real/azure_tide_gpu_eastus.json), both accepted. Other products share the size (``armSkuName``) and the meter name ("... Series Windows", "... Series
   Basic", "Cloud Services", dedicated hosts): they are skipped by the product's own name, never by where
   they stand in the listing. Two items left for one size, region, pricing model and payment option at
   different prices are both refused (``ambiguous``): the price never depends on the items' order.
@@ -73,9 +74,11 @@ HOURLY_UNIT = "1 Hour"
 RESERVATION_TERMS = {"1 Year": RESERVED_1Y, "3 Years": RESERVED_3Y}
 SAVINGS_PLAN_TERMS = {"1 Year": SAVINGS_PLAN_1Y, "3 Years": SAVINGS_PLAN_3Y}
 MAX_PAGES = 2000  # the GPU listing is a few dozen pages of 1,000 items; a loop beyond this is a bug
-# The Linux product of a VM series (Microsoft Learn's Retail Prices examples: "Virtual Machines Ev4 Series";
-# its Windows sibling is "Virtual Machines FS Series Windows").
-LINUX_PRODUCT = re.compile(r"^Virtual Machines .+ Series$")
+# The Linux product of a VM series, in both forms live answers use: "Virtual Machines Ev4 Series" (Microsoft
+# Learn's Retail Prices examples, whose Windows sibling is "Virtual Machines FS Series Windows") and
+# "NCads A100 v4 Series Linux" (a recorded eastus answer, tests/.../real/PROVENANCE.md, whose Windows
+# sibling is "NCads A100 v4 Series Windows"). Accepting only the first left newer GPU series unpriced.
+LINUX_PRODUCT = re.compile(r"^(Virtual Machines .+ Series|.+ Series Linux)$")
 
 
 @dataclass

@@ -11,6 +11,8 @@ import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpuledger.errors import InputError
+
 
 @dataclass(frozen=True)
 class InstanceTypeRecord:
@@ -67,10 +69,11 @@ class SpotAdvisoryRecord:
     source: str
 
 
-class SourceRowError(ValueError):
+class SourceRowError(InputError):
     """A source row that cannot be read; names the file (or page), line and field."""
 
     def __init__(self, location: str, field: str, message: str):
         self.location = location
-        self.field = field
-        super().__init__(f"{location}: column {field!r}: {message}")
+        text = f"{location}: column {field!r}: {message}"
+        problems = [(f"{location}, column {field}", message)]
+        super().__init__(field, message, file=location, column=field, problems=problems, text=text)

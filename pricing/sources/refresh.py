@@ -34,6 +34,7 @@ from scheduler.failures import failures_before
 from scheduler.limits import REFRESH_TIME_LIMIT_S
 from scheduler.locks import LockUnavailable, refresh_lock
 from scheduler.models import PriceRefresh, RefreshStatus
+from scheduler.run_log import refresh_logged
 
 Progress = Callable[[Iterable[Any]], Iterable[Any]]
 ERROR_MAX_CHARS = 4000
@@ -57,7 +58,7 @@ def refresh_run(
     try:
         refresh = _locked_run(source, region, now, progress)
     except LockUnavailable as error:  # Redis down: the run did not start, and /status/ says so
-        PriceRefresh.objects.create(
+        failed = PriceRefresh.objects.create(
             source=source.name,
             region=region,
             status=RefreshStatus.FAILED,
@@ -65,6 +66,7 @@ def refresh_run(
             error=f"{type(error).__name__}: {error}"[:ERROR_MAX_CHARS],
             failures_in_a_row=failures_before(source.name, region) + 1,
         )
+        refresh_logged(failed)
         raise
     _recompute_decisions(refresh)
     return refresh
@@ -73,13 +75,15 @@ def refresh_run(
 def _locked_run(source: Source, region: str, now: dt.datetime | None, progress: Progress) -> PriceRefresh:
     with refresh_lock(source.name, region, ttl_s=refresh_lock_ttl_s()) as acquired:
         if not acquired:
-            return PriceRefresh.objects.create(
+            skipped = PriceRefresh.objects.create(
                 source=source.name,
                 region=region,
                 status=RefreshStatus.SKIPPED,
                 finished_at=timezone.now(),
                 error="Another refresh of this source and region holds the lock; this one did nothing.",
             )
+            refresh_logged(skipped)
+            return skipped
         refresh = PriceRefresh.objects.create(source=source.name, region=region)
         try:
             _run(source, region, refresh, now or timezone.now(), progress)
@@ -199,3 +203,4 @@ def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
     if status == RefreshStatus.FAILED:
         refresh.failures_in_a_row = failures_before(refresh.source, refresh.region) + 1
     refresh.save()
+    refresh_logged(refresh)

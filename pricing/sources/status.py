@@ -8,6 +8,7 @@ import re
 from django.db.models import Count, Max
 from django_celery_beat.models import PeriodicTask
 
+from pricing.catalog import SKYPILOT_FILES
 from pricing.choices import PriceStatus
 from pricing.market_offers import market_offer_counts
 from pricing.models import PriceObservation
@@ -88,8 +89,9 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
 
 
 def providers_not_refreshed() -> list[dict]:
-    """The gpuhunt providers no refresh has priced yet (no bundled snapshot of theirs exists), each with
-    whether its source is on and, when off, how to turn it on: the landing page lists them."""
+    """The gpuhunt providers no refresh has priced yet and no bundled snapshot covers (a provider with a
+    SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
+    is on and, when off, how to turn it on: the landing page lists them."""
     refreshed = set(
         PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
         .values_list("source", flat=True)
@@ -103,7 +105,9 @@ def providers_not_refreshed() -> list[dict]:
             "how_to_enable": source.off_reason.removeprefix("off: "),
         }
         for source in SOURCES.values()
-        if source.name.startswith("gpuhunt-") and source.name not in refreshed
+        if source.name.startswith("gpuhunt-")
+        and source.name not in refreshed
+        and source.name.removeprefix("gpuhunt-") not in SKYPILOT_FILES
     ]
 
 

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.accounts.teams import can_see, team_for_new_object, visible_to
+from gpuledger.api_errors import input_error_response
 from gpuledger.roles import ADMIN, ENGINEER, role_permission
 from procurement import models
 from procurement.benchmarks.document import BenchmarkDocumentError
@@ -81,10 +82,7 @@ class BenchmarkListCreate(APIView):
                 team=team,
             )
         except BenchmarkDocumentError as error:
-            return Response(
-                {"errors": [{"path": path, "message": message} for path, message in error.errors]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+            return input_error_response(error)
         if not outcome.created and not can_see(
             request.user, team_id=outcome.result.team_id, owner_id=outcome.result.owner_id
         ):

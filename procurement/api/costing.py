@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from gpuledger.accounts.teams import TeamChoiceError, get_visible_or_404, team_for_new_object, visible_to
-from gpuledger.api_errors import ApiErrorSerializer, error_body, require_body
+from gpuledger.api_errors import ApiErrorsSerializer, input_error_response, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from procurement import models
 from procurement.api.spec_schemas import TcoStudySpecSerializer, WorkloadSpecSerializer
@@ -18,55 +18,22 @@ from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
 from procurement.services.recommendations import (
-    WorkloadSpecInputError,
     recommendation_create,
     recommendation_preview,
     workload_create_from_spec,
 )
 from procurement.services.tco import study_errors, tco_study_create
 
-# `errors` is in every 400; `field`/`error` only in the view's own (a body that is not JSON at all is
-# refused by the parser first, with `errors` alone), so the schema has them optional.
-ERROR_SCHEMA = inline_serializer(
-    "CostInputError",
-    {
-        "field": serializers.CharField(required=False, help_text="path of the bad field"),
-        "error": serializers.CharField(required=False),
-        "errors": ApiErrorSerializer(many=True, help_text="the same, in the API's one error shape"),
-    },
-)
-RECOMMENDATION_ERROR_SCHEMA = inline_serializer(
-    "RecommendationInputError",
-    {
-        "field": serializers.CharField(
-            required=False, help_text="path of the first bad field, e.g. workload.model.num_layers"
-        ),
-        "error": serializers.CharField(required=False),
-        "errors": ApiErrorSerializer(
-            many=True, help_text="every bad field, each by its path (a bad workload spec lists them all)"
-        ),
-    },
-)
-
-
-def input_error_response(error: CostInputError, *, prefix: str = "") -> Response:
-    """400 naming the field by its path; nothing was stored. A bad workload spec also lists every bad
-    field under ``errors`` (paths under ``prefix``, e.g. ``workload.model.num_layers``)."""
-    body: dict = {"field": prefix + error.field, "error": error.message}
-    if isinstance(error, WorkloadSpecInputError):
-        body["errors"] = [{"path": prefix + item.path, "message": item.message} for item in error.errors]
-    else:  # the API's one error shape (gpuledger/api_errors.py), beside the keys clients already read
-        body["errors"] = [{"path": body["field"], "message": body["error"]}]
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+# Every 400 has the API's one error shape (gpuledger/api_errors.py) and nothing else.
+ERROR_SCHEMA = ApiErrorsSerializer
+RECOMMENDATION_ERROR_SCHEMA = ApiErrorsSerializer
 
 
 def study_error_response(error: CostInputError, document: object) -> Response:
-    """400 listing every error of a study document at once (study_errors); the first one also
-    under ``field``/``error``, as before. Nothing was stored."""
-    response = input_error_response(error)
+    """400 listing every error of a study document at once (study_errors). Nothing was stored."""
     found = study_errors(document) or [error]
-    response.data["errors"] = [{"path": item.field, "message": item.message} for item in found]
-    return response
+    problems = [(item.field, item.message) for item in found]
+    return input_error_response(CostInputError(error.field, error.message, problems=problems))
 
 
 def stored_study_body(study: models.TcoStudy) -> dict:
@@ -311,11 +278,8 @@ class RecommendationCreate(APIView):
                         False,
                     )
                     why_empty = ranking.why_empty
-        except CostInputError as error:  # a bad workload spec: every bad field under "errors"
+        except (CostInputError, TeamChoiceError) as error:  # a bad workload spec: every bad field
             return input_error_response(error)
-        except TeamChoiceError as error:
-            body = error_body(error.field, error.message, field=error.field, error=error.message)
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)  # the one shape (was field/error only)
         body = {
             "id": recommendation_id,
             "workload_id": workload.pk,

@@ -8,11 +8,10 @@ same numbers. Nothing of the sizing flow is stored.
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from gpuledger.api_errors import ApiErrorsSerializer, require_body
+from gpuledger.api_errors import ApiErrorsSerializer, input_error_response, require_body
 from gpuledger.roles import ENGINEER, role_permission
 from procurement.api.spec_schemas import WorkloadSpecSerializer
 from procurement.services.sizing import catalog_gpus, size_spec_document  # noqa: F401 (importers of the API module)
@@ -22,10 +21,6 @@ ERRORS_SCHEMA = ApiErrorsSerializer  # the API's one error shape (gpuledger/api_
 
 
 CALIBRATE_VALUES = {"true": True, "1": True, "false": False, "0": False}
-
-
-def errors_body(error: WorkloadSpecError) -> dict:
-    return {"errors": [field.as_dict() for field in error.errors]}
 
 
 class SizeWorkload(APIView):
@@ -71,5 +66,5 @@ class SizeWorkload(APIView):
                 dict(request.data), request.query_params.getlist("gpu"), counts, calibrate=calibrate
             )
         except WorkloadSpecError as error:
-            return Response(errors_body(error), status=status.HTTP_400_BAD_REQUEST)
+            return input_error_response(error)
         return Response(report)

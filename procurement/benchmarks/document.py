@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from gpuledger.errors import ROOT, InputError
+
 SUPPORTED_SCHEMA_VERSIONS = (1,)
 MAX_DOCUMENT_BYTES = 20 * 2**20
 MAX_STEPS = 10_000
@@ -33,10 +35,15 @@ MAX_COUNT = 1e6  # micro-batch size, concurrency, layer counts
 FUTURE_ALLOWANCE = timedelta(days=1)  # clock skew between the measuring machine and this one
 
 
-class BenchmarkDocumentError(ValueError):
+class BenchmarkDocumentError(InputError):
+    """Every problem of a benchmark document, each (path or "line L, column C", message)."""
+
     def __init__(self, errors: list[tuple[str, str]], source: str = "benchmark"):
         self.errors, self.source = errors, source
-        super().__init__("; ".join(f"{source}: {path}: {message}" for path, message in errors))
+        path, message = errors[0] if errors else ("", "")
+        text = "; ".join(f"{source}: {path}: {message}" for path, message in errors)
+        problems = [(path or ROOT, message) for path, message in errors]
+        super().__init__(path, message, file=source, problems=problems, text=text)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ run loses a reserve r of work to a reclaim, an on-demand restart would still fin
     stay on spot  iff  t + R_spot + r + R + T(W) <= D      (else restart on on-demand and finish there)
 
 with t the wall-clock time, W the work left behind the last checkpoint, T(W) = W + C x (segments - 1)
-the time to finish it on spot (on-demand, never reclaimed, needs only W), R_spot the spot restart (0 at the start) and R the on-demand one (0 at the start:
-both are the first launch). When that fails, the run may still use spot up to the last safe moment
+the time to finish it on spot (on-demand, never reclaimed, needs only W), R_spot the spot restart (0 at the
+start: the first launch) and R the on-demand restart. R counts at the first decision too: the on-demand
+start this rule guards is the one after a reclaim of the spot run, never the first launch (going to
+on-demand at the very start takes no restart, as the leave case charges). When that fails, the run may still use spot up to the last safe moment
 (``spot_run_limits``): segment k of the run (from t + R_spot + k (tau + C), W - k tau left) starts only
 while t + R_spot + k (tau + C) + max(r, C) + R + W - k tau <= D, and after the last such segment the job
 moves to on-demand at its checkpoint without waiting for a reclaim. With r = tau + C (a whole segment and
@@ -127,7 +129,7 @@ def simulate_reserves(spec: FallbackInput, reserves: tuple[float, ...]) -> dict[
             break
         needed = time_to_finish(work[active], interval, write)
         stay, limit, moved_work = spot_run_limits(
-            t[active] + spot_restart, reserve[active], work[active], needed, od_restart, restart, spec
+            t[active] + spot_restart, reserve[active], work[active], needed, restart, spec
         )
         leave = active[~stay]
         od_hours[leave] = od_restart + work[leave]  # on-demand finishes without checkpoint writes
@@ -173,7 +175,6 @@ def spot_run_limits(
     reserve: np.ndarray,
     work: np.ndarray,
     needed: np.ndarray,
-    od_restart: float,
     restart: float,
     spec: FallbackInput,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -193,7 +194,7 @@ def spot_run_limits(
         spec.interval_hours,
         spec.checkpoint_write_hours,
     )
-    whole = start + reserve + od_restart + needed <= deadline
+    whole = start + reserve + restart + needed <= deadline  # R: the on-demand start after a reclaim
     room = deadline - start - np.maximum(reserve, write) - restart - work
     if write > 0:
         segments = np.where(room >= 0, np.floor(room / write) + 1.0, 0.0)

@@ -96,7 +96,89 @@ def simulate_wall_hours(spec: SpotSimulationInput) -> np.ndarray:
     return wall_hours
 
 
-def _time_to_finish(remaining: np.ndarray, interval: float, write: float) -> np.ndarray:
+def simulate_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[np.ndarray]:
+    """``simulate_wall_hours`` of each input, all in one vectorized run per seed, each result identical to
+    its own run. Why it can be shared: a run's draws are ``rng.exponential(1 / rate, n)``, which is
+    ``1 / rate`` times the next ``n`` standard exponentials of its seed's stream, so every input reads
+    the one stream of its seed at its own position, round after round; the arithmetic per trial is the
+    same. A ranking simulates a dozen rows of one seed: one pass of numpy per round instead of twelve."""
+    for spec in specs:
+        _validate(spec)
+    walls: list[np.ndarray] = [np.empty(0)] * len(specs)
+    for seed in {spec.seed for spec in specs}:
+        members = [i for i, spec in enumerate(specs) if spec.seed == seed]
+        for i, wall in zip(members, _wall_hours_of_one_seed([specs[i] for i in members], seed), strict=True):
+            walls[i] = wall
+    return walls
+
+
+def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list[np.ndarray]:
+    trials = np.array([spec.trials for spec in specs], dtype=np.int64)
+    owner = np.repeat(np.arange(len(specs)), trials)  # trials laid out input after input, in trial order
+
+    def per_trial(name: str) -> np.ndarray:
+        return np.array([float(getattr(spec, name)) for spec in specs])[owner]
+
+    interval, write, restart = (
+        per_trial("interval_hours"),
+        per_trial("checkpoint_write_hours"),
+        per_trial("restart_hours"),
+    )
+    rates = np.array([float(spec.rate_per_hour) for spec in specs])
+    draws = rates > 0
+    scale = np.divide(1.0, rates, out=np.full(len(specs), np.inf), where=draws)
+    remaining, wall = per_trial("work_hours"), np.zeros(owner.size)
+    consumed = np.zeros(len(specs), dtype=np.int64)  # standard exponentials each input has read
+    active = np.arange(owner.size)
+    for _ in range(MAX_INTERRUPTION_ROUNDS):
+        own = owner[active]
+        needed = _time_to_finish(remaining[active], interval[active], write[active])
+        counts = np.bincount(own, minlength=len(specs))
+        position = consumed[own] + np.arange(active.size) - (np.cumsum(counts) - counts)[own]
+        until = np.full(active.size, np.inf)
+        drawing = draws[own]
+        if drawing.any():
+            stream = standard_exponentials(seed, int(position[drawing].max()) + 1)
+            until[drawing] = stream[position[drawing]] * scale[own[drawing]]
+        consumed += np.where(draws, counts, 0)
+        done = until >= needed
+        wall[active[done]] += needed[done]
+        hit = active[~done]
+        elapsed = until[~done]
+        saved = np.floor(elapsed / (interval[hit] + write[hit])) * interval[hit]
+        remaining[hit] -= saved
+        wall[hit] += elapsed + restart[hit]
+        active = hit
+        if active.size == 0:
+            return np.split(wall, np.cumsum(trials)[:-1])
+    raise CostInputError(
+        "interruption_rate_per_hour",
+        f"some trials needed over {MAX_INTERRUPTION_ROUNDS} restarts: checkpoint more often or avoid spot",
+    )
+
+
+STREAM_KEPT = 1 << 21  # standard exponentials kept per seed (16 MiB); a longer need is drawn afresh
+_streams: dict[int, tuple[np.random.Generator, np.ndarray]] = {}
+
+
+def standard_exponentials(seed: int, count: int) -> np.ndarray:
+    """The first ``count`` standard exponentials of ``default_rng(seed)``, drawn once per process (a
+    stream drawn in several calls is the stream drawn at once: each value takes its own bits in turn)."""
+    generator, drawn = _streams.get(seed) or (np.random.default_rng(seed), np.empty(0))
+    if drawn.size >= count:
+        return drawn
+    more = generator.standard_exponential(max(count - drawn.size, 4096, drawn.size))
+    drawn = np.concatenate([drawn, more])
+    if drawn.size <= STREAM_KEPT:
+        if len(_streams) >= 8:  # a few seeds in use at a time (the option's default is 0)
+            _streams.clear()
+        _streams[seed] = (generator, drawn)
+    else:
+        _streams.pop(seed, None)
+    return drawn
+
+
+def _time_to_finish(remaining: np.ndarray, interval, write) -> np.ndarray:
     """Wall time to finish ``remaining`` work from a fresh start: work plus a checkpoint between segments."""
     segments = np.ceil(remaining / interval - 1e-12)
     return remaining + write * np.maximum(segments - 1, 0)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from gpuledger.errors import InputError
 from pricing.providers.currencies import currency_problem
 
 HOURS_PER_MONTH = Decimal(730)  # 8760 / 12, the convention cloud price sheets use for "per month"
@@ -29,13 +30,8 @@ _CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
 MAX_INPUT_NUMBER = Decimal("1e15")
 
 
-class CostInputError(ValueError):
+class CostInputError(InputError):
     """A cost-engine input that cannot be used; ``field`` is its path in the input document."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
-        super().__init__(f"{field}: {message}")
 
 
 def to_decimal(value: object, field: str) -> Decimal:

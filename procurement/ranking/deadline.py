@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from functools import lru_cache
 
 import numpy as np
 
 from procurement.costing.spot import BAND_LABELS, band_interruption_rate_per_hour, spot_economics
 from procurement.costing.spot_fallback import FallbackInput, FallbackPlan, deadline_plan
-from procurement.costing.spot_simulation import SpotSimulationInput, simulate_wall_hours
+from procurement.costing.spot_simulation import SpotSimulationInput, simulate_wall_hours_many
 from procurement.ranking.configurations import Configurations, ranked_order
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.spot_inputs import job_spot_timing
@@ -59,7 +58,11 @@ def _exact(value: float) -> Decimal:
     return Decimal(repr(float(value)))
 
 
-@lru_cache(maxsize=4096)
+WallClockKey = tuple[float, int, bool, float, float, int, int, float]
+WALL_CLOCKS_KEPT = 4096  # memo entries (a few hundred bytes each); full: start over
+_wall_clocks: dict[WallClockKey, WallClock] = {}
+
+
 def wall_clock(
     hours: float,
     band: int,
@@ -73,56 +76,85 @@ def wall_clock(
     """Wall-clock quantiles of ``hours`` of work on spot at ``band`` (checkpoint every min(Young/Daly,
     15 min), the interval the row's economics use); an assumed band reads P90 and the deadline quantile
     at the worst band too, keeping the larger (procurement/ranking/spot_details.py does the same)."""
-    rate = band_interruption_rate_per_hour(band)
-    economics = spot_economics(
-        spot_price_per_hour=Decimal(0),
-        rate_per_hour=rate,
-        checkpoint_write_hours=_exact(write),
-        restart_hours=_exact(restart),
-    )
-    quantiles = _quantiles(hours, rate, economics.interval_hours, write, restart, trials, seed, probability)
-    basis = f"simulated at the row's band ({BAND_LABELS[band]} a month)"
-    if not known:
-        worst = _quantiles(
-            hours,
-            band_interruption_rate_per_hour(len(BAND_LABELS) - 1),
-            economics.interval_hours,
-            write,
-            restart,
-            trials,
-            seed,
-            probability,
-        )
-        quantiles = (quantiles[0], max(quantiles[1], worst[1]), max(quantiles[2], worst[2]))
-        basis = (
-            f"assumed band: P90 and the deadline quantile read at the {BAND_LABELS[-1]} band (the worst case)"
-        )
-    p50, p90, at = quantiles
-    return WallClock(round(p50, 3), round(p90, 3), round(at, 3), basis)
+    return wall_clocks([(hours, band, known, write, restart, trials, seed, probability)])[0]
 
 
-def _quantiles(hours, rate, interval, write, restart, trials, seed, probability) -> tuple[float, ...]:
-    wall = simulate_wall_hours(
-        SpotSimulationInput(
-            work_hours=_exact(hours),
+def wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
+    """``wall_clock`` of each key; the ones not memoized yet are simulated together (one vectorized run,
+    ``simulate_wall_hours_many``), each exactly as its own simulation would be. Memoized per process:
+    rows of one shape in several regions, and workloads of one size, share a simulation."""
+    missing = list(dict.fromkeys(key for key in keys if key not in _wall_clocks))
+    if missing:
+        if len(_wall_clocks) + len(missing) > WALL_CLOCKS_KEPT:
+            _wall_clocks.clear()
+        _wall_clocks.update(zip(missing, _simulated_wall_clocks(missing), strict=True))
+    return [_wall_clocks[key] for key in keys]
+
+
+def _simulated_wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
+    inputs, worst_band = [], len(BAND_LABELS) - 1
+    for hours, band, known, write, restart, trials, seed, _ in keys:
+        rate = band_interruption_rate_per_hour(band)
+        economics = spot_economics(
+            spot_price_per_hour=Decimal(0),
             rate_per_hour=rate,
-            interval_hours=interval,
             checkpoint_write_hours=_exact(write),
             restart_hours=_exact(restart),
-            spot_price_per_hour=Decimal(0),
-            trials=trials,
-            seed=seed,
         )
+        rates = [rate] if known else [rate, band_interruption_rate_per_hour(worst_band)]
+        inputs += [
+            _simulation_input(hours, r, economics.interval_hours, write, restart, trials, seed) for r in rates
+        ]
+    quantiles = iter(_quantiles_many(inputs, [key[7] for key in keys for _ in range(1 if key[2] else 2)]))
+    clocks = []
+    for key in keys:
+        p50, p90, at = next(quantiles)
+        basis = f"simulated at the row's band ({BAND_LABELS[key[1]]} a month)"
+        if not key[2]:
+            worst = next(quantiles)
+            p90, at = max(p90, worst[1]), max(at, worst[2])
+            basis = (
+                f"assumed band: P90 and the deadline quantile read at the {BAND_LABELS[-1]} band (the worst "
+                "case)"
+            )
+        clocks.append(WallClock(round(p50, 3), round(p90, 3), round(at, 3), basis))
+    return clocks
+
+
+def _simulation_input(hours, rate, interval, write, restart, trials, seed) -> SpotSimulationInput:
+    return SpotSimulationInput(
+        work_hours=_exact(hours),
+        rate_per_hour=rate,
+        interval_hours=interval,
+        checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
+        spot_price_per_hour=Decimal(0),
+        trials=trials,
+        seed=seed,
     )
-    return tuple(float(q) for q in np.percentile(wall, [50, 90, 100.0 * probability]))
 
 
-def spot_wall_clock(
+def _quantiles_many(inputs: list[SpotSimulationInput], probabilities: list[float]) -> list[tuple[float, ...]]:
+    """P50, P90 and the quantile at the probability of each input's wall-clock hours; inputs of one trial
+    count and probability are read in one ``np.percentile`` over their rows (the same figures per row)."""
+    walls = simulate_wall_hours_many(inputs)
+    found: list[tuple[float, ...]] = [()] * len(inputs)
+    groups: dict[tuple[int, float], list[int]] = {}
+    for i, (spec, probability) in enumerate(zip(inputs, probabilities, strict=True)):
+        groups.setdefault((spec.trials, probability), []).append(i)
+    for (_, probability), members in groups.items():
+        table = np.percentile(np.stack([walls[i] for i in members]), [50, 90, 100.0 * probability], axis=1)
+        for i, row in zip(members, table.T, strict=True):
+            found[i] = tuple(float(q) for q in row)
+    return found
+
+
+def wall_clock_key(
     index: int, configs: Configurations, prepared: PreparedOffers, spec, options
-) -> WallClock:
+) -> WallClockKey:
     offer = int(configs.offer[index])
     timing = job_spot_timing(spec, options)
-    return wall_clock(
+    return (
         float(configs.hours[index]),
         int(prepared.columns["band"][offer]),
         bool(prepared.columns["band_known"][offer]),
@@ -132,6 +164,20 @@ def spot_wall_clock(
         int(options.spot_simulation_seed),
         float(options.deadline_probability),
     )
+
+
+def spot_wall_clock(
+    index: int, configs: Configurations, prepared: PreparedOffers, spec, options
+) -> WallClock:
+    return wall_clock(*wall_clock_key(index, configs, prepared, spec, options))
+
+
+def spot_wall_clocks(
+    indices: list[int], configs: Configurations, prepared: PreparedOffers, spec, options
+) -> dict[int, WallClock]:
+    """``spot_wall_clock`` of each configuration index, simulated together."""
+    keys = [wall_clock_key(index, configs, prepared, spec, options) for index in indices]
+    return dict(zip(indices, wall_clocks(keys), strict=True))
 
 
 def cheapest_on_demand_same_shape(
@@ -166,8 +212,8 @@ def apply_deadline(
     is_spot = prepared.columns["is_spot"][configs.offer]
     spot = np.flatnonzero(configs.selected & configs.fits & is_spot)
     late = []
+    view.wall.update(spot_wall_clocks(spot.tolist(), configs, prepared, spec, options))
     for index in spot.tolist():
-        view.wall[index] = spot_wall_clock(index, configs, prepared, spec, options)
         if view.wall[index].at_probability_hours > deadline + EPSILON_HOURS:
             late.append(index)
     if not late:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from gpuledger.errors import LocatedInputError
 from procurement.sizing import GpuSpec
 
 BUNDLED_INTERCONNECTS_CSV = Path(__file__).resolve().parents[1] / "data" / "interconnects.csv"
@@ -37,7 +38,7 @@ NODE_LINKS = ("nvlink", "pcie")
 UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
 
 
-class InterconnectTableError(ValueError):
+class InterconnectTableError(LocatedInputError):
     """A bad row of the interconnect table, named by file:line and column."""
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from procurement.ranking.collapse import collapsed_order
 from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
 from procurement.ranking.contract import instance_counts_for
-from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same_shape
+from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same_shape, spot_wall_clocks
 from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
@@ -112,6 +112,8 @@ def rank_workload(
         fallback_offers |= {index: prepared.row(int(configs.offer[od])) for index, od in same_shape.items()}
     else:
         fallback_offers = {}
+    if spec.is_training:  # every spot row's wall-clock quantiles in one vectorized simulation
+        spot_wall_clocks(_spot_rows_to_time(order, prepared, configs), configs, prepared, spec, options)
     rows = [
         describe(
             int(i),
@@ -137,6 +139,12 @@ def rank_workload(
         )
         reasons = why_empty(prepared, shapes, everything, options, spec, len(prepared.offer_kind))
     return Ranking(results=rows, considered=configs.considered, feasible=feasible, why_empty=reasons)
+
+
+def _spot_rows_to_time(order, prepared: PreparedOffers, configs) -> list[int]:
+    """The ranked rows whose wall clock is simulated (feasible spot rows with finite hours)."""
+    rows = order[configs.fits[order] & prepared.columns["is_spot"][configs.offer[order]]]
+    return [int(i) for i in rows if np.isfinite(configs.hours[i])]
 
 
 def _simulated_spot_rows(order, prepared: PreparedOffers, configs, options: RankingOptions) -> set[int]:

@@ -9,16 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuledger.errors import InputError
 from procurement.reports.model import Report
 
 
-class ReportInputError(LookupError):
+class ReportInputError(InputError):
     """The subject of a report does not exist or has nothing to report yet; ``field`` names the input."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
-        super().__init__(f"{field}: {message}")
 
 
 @dataclass(frozen=True)

@@ -68,15 +68,28 @@ def change_events_notify(event_ids: list[int]) -> dict[str, int]:
     _ensure_outbox(event_ids)
     token, events = _claim(event_ids)
     outcomes: dict[str, int] = {}
+    no_target: list[int] = []  # nothing was sent for these: marked together, one update for the chunk
     for position, event in enumerate(events):
         try:
             outcome = _send(event)
         except Exception as error:
+            _mark_no_target(no_target, token)
             _release([e.pk for e in events[position:]], token, error)
             raise
-        _mark_done(event.pk, token, outcome)
+        if outcome == "sent":  # marked at once: a crash before its mark is the one send that can repeat
+            _mark_done(event.pk, token, outcome)
+        else:
+            no_target.append(event.pk)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    _mark_no_target(no_target, token)
     return outcomes
+
+
+def _mark_no_target(event_ids: list[int], token: str) -> None:
+    if event_ids:
+        models.NotificationOutbox.objects.filter(event_id__in=event_ids, claim_token=token).update(
+            state=NotificationState.NO_TARGET, sent_at=None
+        )
 
 
 def _ensure_outbox(event_ids: list[int]) -> None:

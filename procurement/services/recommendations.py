@@ -159,7 +159,8 @@ class WorkloadSpecInputError(CostInputError):
 
     def __init__(self, errors: list[FieldError]):
         self.errors = errors
-        super().__init__(errors[0].path, errors[0].message)
+        problems = [(error.path, error.message) for error in errors]
+        super().__init__(errors[0].path, errors[0].message, problems=problems)
 
     def lines(self) -> list[str]:
         return [f"{error.path}: {error.message}" for error in self.errors]

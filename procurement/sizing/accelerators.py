@@ -4,7 +4,9 @@ A non-NVIDIA accelerator (MI300X, Gaudi 3) or a rack-scale part (GB200 in an NVL
 its datasheet peak: its speed is the H100 SXM's modelled speed for the same shape times a published,
 measured ratio for the task class (procurement/data/measured_speed.csv: MLPerf and independent
 benchmarks, each with its source). Training: the H100's peak and MFU times the ratio; serving: the H100's
-peak and memory bandwidth times the ratio (prefill and decode alike). A non-NVIDIA part with no measured
+peak times the prefill ratio (prefill is compute-bound) and its memory bandwidth times the decode ratio
+(decode is bandwidth-bound); a part measured per phase has a ``prefill`` and a ``decode`` row, a part
+measured on serving as a whole one ``inference`` row for both phases. A non-NVIDIA part with no measured
 ratio for the task is capped at the H100's speed (its software stack reaches less of its peak than
 CUDA does; a datasheet advantage is never assumed) and says so. Memory, links and prices stay the part's
 own. NVIDIA parts that are not rack-scale keep the datasheet model, which docs/validation.md checks.
@@ -69,20 +71,56 @@ def task_class(spec) -> str:
     return "training" if spec.is_training else "inference"
 
 
-def speed_ratio(spec, gpu) -> tuple[float | None, str]:
-    """(ratio to the H100, why) for a part ranked at a measured speed; (None, "") for a part that keeps
-    the datasheet model. A non-NVIDIA part without a measurement gets ratio 1.0 only where its datasheet
-    would claim more than the H100 (the cap); below that its datasheet model stands."""
-    kind = task_class(spec)
-    measured = measured_speeds().get((gpu.slug, kind))
-    if measured is not None:
-        return measured.ratio, measured.text(gpu.slug, kind)
-    if gpu.is_nvidia:
-        return None, ""
-    return 1.0, (
-        f"speed: no published measured {kind} throughput for {gpu.slug}; capped at the H100's modelled speed "
+SERVING_PHASES = ("prefill", "decode")
+
+
+def _measured_phases(kind: str, slug: str) -> dict[str, tuple[MeasuredSpeed, str]]:
+    """The measured ratio per phase ("compute" and "bandwidth") with the row's task class, {} when none:
+    training uses its one row for both; serving the phase rows, each falling back on the ``inference`` row."""
+    speeds = measured_speeds()
+    if kind == "training":
+        row = speeds.get((slug, kind))
+        return {} if row is None else {"compute": (row, kind), "bandwidth": (row, kind)}
+    found = {}
+    for phase, name in zip(SERVING_PHASES, ("compute", "bandwidth"), strict=True):
+        for key in (phase, "inference"):
+            if (slug, key) in speeds:
+                found[name] = (speeds[(slug, key)], key)
+                break
+    return found
+
+
+def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
+    """(compute ratio, bandwidth ratio, measured, why) to the H100 for a part ranked at a measured speed,
+    None for a part that keeps the datasheet model. A non-NVIDIA part without a measurement gets 1.0, a
+    cap, applied only where its datasheet would claim more than the H100 (``measured`` False)."""
+    return _phase_ratios(task_class(spec), gpu.slug, gpu.is_nvidia)
+
+
+@lru_cache(maxsize=1024)
+def _phase_ratios(kind: str, slug: str, is_nvidia: bool) -> tuple[float, float, bool, str] | None:
+    """Memoized: a ranking asks about 400 times per workload, once per GPU kind and use."""
+    phases = _measured_phases(kind, slug)
+    if phases:
+        (compute, compute_kind), (bandwidth, bandwidth_kind) = phases["compute"], phases["bandwidth"]
+        why = compute.text(slug, compute_kind)
+        if bandwidth is not compute:
+            why += "; " + bandwidth.text(slug, bandwidth_kind)
+        return compute.ratio, bandwidth.ratio, True, why
+    if is_nvidia:
+        return None
+    why = (
+        f"speed: no published measured {kind} throughput for {slug}; capped at the H100's modelled speed "
         "(a datasheet peak above it is not assumed)"
     )
+    return 1.0, 1.0, False, why
+
+
+def speed_ratio(spec, gpu) -> tuple[float | None, str]:
+    """(ratio to the H100, why) for a part ranked at a measured speed, the compute one for serving (the
+    why names both phases); (None, "") for a part that keeps the datasheet model."""
+    ratios = phase_ratios(spec, gpu)
+    return (None, "") if ratios is None else (ratios[0], ratios[3])
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
@@ -96,11 +134,11 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     ref_mfu = _reference_mfu(spec, reference)
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
-        ratio, text = speed_ratio(spec, gpu)
-        why.append(text)
-        if ratio is None:
+        ratios = phase_ratios(spec, gpu)
+        why.append(ratios[3] if ratios else "")
+        if ratios is None:
             continue
-        measured = (gpu.slug, task_class(spec)) in measured_speeds()
+        ratio, bandwidth_ratio, measured, _ = ratios
         if spec.is_training:
             target = ref_peak * ref_mfu * ratio
             own = peak[index] * mfu[index]
@@ -108,7 +146,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
             peak[index] = product / mfu[index] if mfu[index] else peak[index]
         else:
             peak[index] = ref_peak * ratio if measured else min(peak[index], ref_peak * ratio)
-            ref_bandwidth = reference.memory_bandwidth_gbps * ratio
+            ref_bandwidth = reference.memory_bandwidth_gbps * bandwidth_ratio
             bandwidth[index] = ref_bandwidth if measured else min(bandwidth[index], ref_bandwidth)
     return peak, bandwidth, why
 

@@ -147,6 +147,11 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     if spec.is_training and not spec.uses_adapters and spec.image.train_text_encoder:
         weight_bytes += (image_model.trainable_params(spec) - network) * dense
     weight_bytes += adapters * adapter_bytes(spec)
+    autoencoder = image_model.vae(spec)
+    if not spec.is_training and autoencoder and image_model.vae_decode_bytes_per_element(spec) > dense:
+        weight_bytes += autoencoder["params_published"] * (
+            4.0 - min(dense, 2.0)
+        )  # the upcast VAE (SDXL, fp16)
     cost = image_model.network_cost(slug, image_model.resolution(spec))
     largest = network_bytes / max(cost.blocks, 1)
     return StateBytes(

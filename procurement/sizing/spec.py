@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gpuledger.errors import InputError
 from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
 from procurement.sizing.image_spec import GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
@@ -67,12 +68,15 @@ class FieldError:
         return {"path": self.path, "message": self.message}
 
 
-class WorkloadSpecError(ValueError):
+class WorkloadSpecError(InputError):
     """Every problem found in a workload spec, each with its field path."""
 
     def __init__(self, errors: list[FieldError]):
         self.errors = errors
-        super().__init__("; ".join(f"{error.path}: {error.message}" for error in errors))
+        problems = [(error.path, error.message) for error in errors]
+        first = errors[0] if errors else FieldError("", "")
+        text = "; ".join(f"{path}: {message}" for path, message in problems)
+        super().__init__(first.path, first.message, problems=problems, text=text)
 
 
 @dataclass(frozen=True)
@@ -636,6 +640,7 @@ _IMAGE_KEYS = {
     "dataset_images",
     "images",
     "text_tokens",
+    "max_objects_per_image",
     *_IMAGE_BOOLS,
 }
 
@@ -657,6 +662,9 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
         images=reader.integer(data, "images", "image.images", None),
         text_tokens=reader.integer(data, "text_tokens", "image.text_tokens", None, minimum=1),
+        max_objects_per_image=reader.integer(
+            data, "max_objects_per_image", "image.max_objects_per_image", None, minimum=1
+        ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -752,5 +760,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
         reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
+    if arch.family != "detection" and spec.image.max_objects_per_image is not None:
+        reader.error("image.max_objects_per_image", f"{arch.slug} is not a detector (YOLO presets have one)")
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

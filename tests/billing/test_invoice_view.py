@@ -132,9 +132,9 @@ def test_a_correction_to_a_closed_billing_period_is_flagged(client_as, tmp_path)
 def test_bad_months_name_the_field(client_as):
     client = client_as("finance")
     response = client.get("/billing/invoice/?from=2026-13&format=json")
-    assert response.status_code == 400 and response.json()["field"] == "from"
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "from"
     response = client.get("/billing/invoice/?from=2026-03&to=2026-01&format=json")
-    assert response.status_code == 400 and response.json()["field"] == "to"
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "to"
 
 
 @pytest.mark.parametrize("role", ["viewer", "engineer"])

@@ -26,6 +26,7 @@ from billing.review.engine import BREAKDOWNS, hours, money
 from billing.review.service import _build_review, make_request
 from billing.storage import ParquetSpendStore
 from billing.storage.duckdb_review import review_sums
+from billing.storage.import_datasets import ImportDatasets
 from pricing.models import GpuModel, InstanceType, Provider
 from tests.billing.catalog import import_demo_billing, make_catalog
 
@@ -43,6 +44,9 @@ def compare(tmp_path, start, end, allowed_teams=()):
     store.write(selectors.spend_frame(request))
     review = _build_review(request)
     sums = review_sums(store, start, end, allowed_teams)
+    # the imports' own Parquet datasets (written by the import, read through PostgreSQL's records of
+    # their files) give the same sums as the rows read back from the database
+    assert review_sums(ImportDatasets(), start, end, allowed_teams) == sums
     billed, effective, _, gpu_hours = sums["gpu"]
     totals = review["totals"]
     assert hours(gpu_hours) == totals["gpu_hours"]

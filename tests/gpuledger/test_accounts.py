@@ -61,7 +61,7 @@ def test_a_token_made_on_the_users_page_works_once_shown_and_stops_when_revoked(
     client.post(f"/accounts/me/tokens/{token.pk}/revoke/")
     client.logout()
     refused = client.get("/api/gpus/", HTTP_AUTHORIZATION=f"Bearer {secret}")
-    assert refused.status_code == 401 and "revoked" in refused.json()["detail"]
+    assert refused.status_code == 401 and "revoked" in refused.json()["errors"][0]["message"]
 
 
 def test_nobody_revokes_another_users_token(client_as, user_with_role):
@@ -125,7 +125,7 @@ def test_the_api_answers_429_with_retry_after_past_the_rate(client_as, monkeypat
     assert [signed_in.get("/api/gpus/").status_code for _ in range(3)] == [200, 200, 200]
     throttled = signed_in.get("/api/gpus/")
     assert throttled.status_code == 429 and int(throttled["Retry-After"]) > 0
-    assert "throttled" in throttled.json()["detail"]
+    assert "throttled" in throttled.json()["errors"][0]["message"]
 
 
 def test_sync_roles_makes_four_groups_and_is_idempotent():

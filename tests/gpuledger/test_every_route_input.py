@@ -224,7 +224,9 @@ def test_a_bad_name_in_a_study_or_workload_body_is_a_400_naming_it(admin_client,
         body = body | {"name": name}
     response = admin_client.post(route, json.dumps(body, default=str), content_type="application/json")
     assert response.status_code == 400, response.content[:300]
-    assert response.json()["field"] == field and message in response.json()["detail"]
+    assert (
+        response.json()["errors"][0]["path"] == field and message in response.json()["errors"][0]["message"]
+    )
 
 
 @pytest.mark.django_db
@@ -234,7 +236,9 @@ def test_a_number_out_of_range_in_a_body_is_a_400_naming_it(admin_client, litera
     body, _ = _bodies()["/api/tco/"]
     text = json.dumps(body | {"utilization": "PLACEHOLDER"}, default=str).replace('"PLACEHOLDER"', literal)
     response = admin_client.post("/api/tco/", text, content_type="application/json")
-    assert response.status_code == 400 and response.json()["field"] == "utilization", response.content[:300]
+    assert response.status_code == 400 and response.json()["errors"][0]["path"] == "utilization", (
+        response.content[:300]
+    )
 
 
 @pytest.mark.django_db

@@ -39,7 +39,10 @@ def test_an_upload_declared_over_the_limit_is_a_413_before_its_body_is_read(url,
     answer = client.post(url, {"file": SimpleUploadedFile("big.csv", b"x")}, CONTENT_LENGTH=OVER)
     body = answer.json()
     assert answer.status_code == 413 and answer["Connection"] == "close"
-    assert body["errors"][0]["path"] == "(root)" and "over the 1024 MiB upload limit" in body["detail"]
+    assert (
+        body["errors"][0]["path"] == "(root)"
+        and "over the 1024 MiB upload limit" in body["errors"][0]["message"]
+    )
     assert str(MAX_REQUEST_BYTES + 1) in body["errors"][0]["message"]
     assert not BillingImport.objects.exists() and not SpendRecord.objects.exists()
 

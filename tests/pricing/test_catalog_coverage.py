@@ -103,10 +103,21 @@ def test_vast_placeholder_hosts_are_unknown(bundled_catalog):
 def test_storage_is_priced_for_every_provider(bundled_catalog):
     rates = block_storage_rates_usd()
     assert set(rates) == set(Provider.objects.values_list("slug", flat=True))
-    # no published storage rate is bundled for the marketplaces, AutoDL and the three clouds added from
-    # the SkyPilot catalogs (Nebius, Hyperstack, Verda): the stated 0.10 USD/GB-month default; Azure (live prices
-    # only) an assumed figure near its Premium SSD v2 price
-    assert assumed_storage_providers() == {"vast", "cudo", "autodl", "nebius", "hyperstack", "verda", "azure"}
+    # no published storage rate is bundled for the marketplaces, AutoDL and five clouds added from the
+    # SkyPilot catalogs (Nebius, Hyperstack, Verda, Lium, Daytona): the stated 0.10 USD/GB-month default;
+    # Azure (live prices only) an assumed figure near its Premium SSD v2 price. JarvisLabs publishes its
+    # 0.10 USD/GB-month (storage_rates.csv names the page), so it is not assumed
+    assert assumed_storage_providers() == {
+        "vast",
+        "cudo",
+        "autodl",
+        "nebius",
+        "hyperstack",
+        "verda",
+        "lium",
+        "daytona",
+        "azure",
+    }
     assert rates["aws"] == 0.08  # EBS gp3 us-east-1 list price (storage_rates.csv)
     assert all(StorageRate.objects.filter(provider__slug=slug).exists() for slug in rates)
 

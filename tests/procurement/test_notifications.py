@@ -76,3 +76,18 @@ def test_it_stamps_only_events_actually_sent(client_as):
     assert list(stamped) == [told[0].pk] and len(mail.outbox) == 1
     html = client_as("admin").get("/dashboard/").content.decode()  # the events' workloads have no team
     assert html.count("no target configured") == 2 and "not yet" not in html
+
+
+@pytest.mark.django_db
+def test_events_without_a_target_are_marked_in_one_update_for_the_chunk(django_assert_max_num_queries):
+    """A recompute records a change event per changed workload; most have no e-mail or webhook. Marking
+    them is one update per chunk (issue 26, "Speed"), not one transaction per event."""
+    from procurement.models import NotificationOutbox, NotificationState
+
+    events = _events(40)
+    NotificationOutbox.objects.bulk_create(NotificationOutbox(event=event) for event in events)
+    with django_assert_max_num_queries(8):  # outbox check, claim, read, one mark: not 40 more
+        assert change_events_notify([event.pk for event in events]) == {"no target": 40}
+    states = set(NotificationOutbox.objects.values_list("state", flat=True))
+    assert states == {NotificationState.NO_TARGET}
+    assert not ChangeEvent.objects.filter(notified_at__isnull=False).exists()  # nothing was sent

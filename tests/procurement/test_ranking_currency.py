@@ -81,12 +81,15 @@ def test_it_stores_nothing_through_the_api_for_a_currency_without_a_rate(enginee
     body = {"workload": WORKLOAD, "currency": "EUR"}
     response = engineer_client.post("/api/recommendations/", body, content_type="application/json")
     assert response.status_code == 400
-    assert response.json()["field"] == "currency" and "EUR" in response.json()["error"]
+    assert (
+        response.json()["errors"][0]["path"] == "currency"
+        and "EUR" in response.json()["errors"][0]["message"]
+    )
     assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
     bad = engineer_client.post(
         "/api/recommendations/", body | {"currency": "euro"}, content_type="application/json"
     )
-    assert bad.json()["field"] == "currency"
+    assert bad.json()["errors"][0]["path"] == "currency"
 
 
 def test_it_keeps_the_currency_when_recomputing(engineer_client, bundled_catalog):

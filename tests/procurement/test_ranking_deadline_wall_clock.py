@@ -91,7 +91,9 @@ def test_a_late_spot_row_is_ranked_as_spot_with_fallback_at_its_expected_cost():
     # the row's total: the plan's expected compute with the rerun budget (F = 0.2, procurement/costing/job.py),
     # plus setup and storage as for any row; the breakdown's compute is the plan's expected cost
     parts = row["cost_breakdown"]
-    assert parts["compute"] == plan["expected_cost"]
+    # cost_breakdown rounds each part and puts the remainder against the rounded total in compute (at most
+    # a cent for each of setup, storage and reruns): the plan's expected cost to within that remainder
+    assert abs(Decimal(parts["compute"]) - Decimal(plan["expected_cost"])) <= Decimal("0.03")
     rebuilt = (
         Decimal(plan["expected_cost"]) * Decimal("1.2") + Decimal(parts["setup"]) + Decimal(parts["storage"])
     )

@@ -142,7 +142,7 @@ def test_an_engineer_of_another_team_neither_sees_nor_changes_the_teams_objects(
     refused = other.post(
         "/api/recommendations/", {"workload_id": workload_id, "save": True}, content_type="application/json"
     )
-    assert refused.status_code == 400 and refused.json()["field"] == "workload_id"
+    assert refused.status_code == 400 and refused.json()["errors"][0]["path"] == "workload_id"
     assert Recommendation.objects.count() == 1
     # a teammate sees them
     teammate = client_as("engineer", team="research")

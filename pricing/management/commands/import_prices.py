@@ -21,7 +21,9 @@ from pricing.providers.generic_csv import GENERIC_HEADER, GenericReadStats, read
 from pricing.providers.records import SourceRowError
 from pricing.providers.skypilot_csv import SkyPilotReadStats, read_skypilot_csv
 from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time
+from pricing.refresh_changes import CoverageTap
 from scheduler.models import PriceRefresh, RefreshStatus
+from scheduler.run_log import refresh_logged
 
 
 class Command(BaseCommand):
@@ -82,7 +84,8 @@ class Command(BaseCommand):
             self._import_spot_advisor(file, provider, observed_at, refresh)
             return
         records, rejected = self._records(file, file_format, provider, observed_at)
-        result = ingest_price_records(records, refresh=refresh)
+        tap = CoverageTap()  # the providers the file priced, for the log line
+        result = ingest_price_records(tap.tap(records), refresh=refresh)
         rejected_total = result.rejected + rejected()
         refresh.rows_seen, refresh.rows_inserted = result.seen + rejected(), result.inserted
         refresh.rows_unchanged, refresh.rows_rejected, refresh.rows_suspect = (
@@ -90,7 +93,7 @@ class Command(BaseCommand):
             rejected_total,
             result.suspect,
         )
-        _finish(refresh, RefreshStatus.SUCCEEDED)
+        _finish(refresh, RefreshStatus.SUCCEEDED, providers=tap.offers)
         self.stdout.write(
             f"{file}: {result.inserted} inserted, {result.unchanged} unchanged, {rejected_total} rejected"
             + (f", {result.suspect} held back as suspect" if result.suspect else "")
@@ -112,7 +115,7 @@ class Command(BaseCommand):
         refresh.rows_inserted, refresh.rows_unchanged = count.changed, count.unchanged
         refresh.rows_rejected = refresh.rows_refused = refusals.total
         refresh.refused_reasons = refusals.as_json()
-        _finish(refresh, RefreshStatus.SUCCEEDED)
+        _finish(refresh, RefreshStatus.SUCCEEDED, providers=["aws"])
         for reason, entry in refusals.as_json().items():
             self.stdout.write(f"  refused ({reason}): {entry['count']}, e.g. {entry['examples'][0]}")
         self.stdout.write(
@@ -163,6 +166,7 @@ def _snapshot_time(file: Path, observed_at: str | None, *, default: dt.datetime 
     return value
 
 
-def _finish(refresh: PriceRefresh, status: str, *, error: str = "") -> None:
+def _finish(refresh: PriceRefresh, status: str, *, error: str = "", providers=()) -> None:
     refresh.status, refresh.error, refresh.finished_at = status, error, timezone.now()
     refresh.save()
+    refresh_logged(refresh, providers=providers)

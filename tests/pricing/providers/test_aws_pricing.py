@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -260,3 +261,38 @@ def test_it_prices_every_instance_type_of_a_region(policy):
         ("g5.xlarge", "eu-west-1", Decimal("1.123")),
         ("p5.48xlarge", "eu-west-1", Decimal("60.1")),
     ]
+
+
+def dedicated_host_products() -> list[dict]:
+    """recorded/real/aws_price_list_dedicated_hosts_20190920.jsonl.gz (PROVENANCE.md): 380 real price-list
+    products of publication 20190920043334, one JSON object after another as `aws pricing get-products`
+    piped through jq prints them; the recording's author emptied their terms (``"Reserved": {}``)."""
+    text = gzip.decompress((REAL / "aws_price_list_dedicated_hosts_20190920.jsonl.gz").read_bytes()).decode()
+    decoder, products, at = json.JSONDecoder(), [], 0
+    while at < len(text.rstrip()):
+        item, at = decoder.raw_decode(text, at)
+        products.append(item)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return products
+
+
+def test_real_gpu_dedicated_host_products_are_skipped_by_family_never_priced(policy):
+    """The 45 GPU products of the real listing (p2, p3, p3dn, g2, g3 hosts, e.g. "p3" in EU (London):
+    8 GPUs, 64 vCPUs, 488 GiB) are Dedicated Host products that share the instance family with the VM
+    products: asked for p3.16xlarge, each is skipped under its family, none is taken for its price."""
+    products = dedicated_host_products()
+    assert len(products) == 380 and {p["version"] for p in products} == {"20190920043334"}
+    gpu = [p for p in products if p["product"]["attributes"].get("instanceFamily") == "GPU instance"]
+    assert len(gpu) == 45
+    p3 = InstanceTypeRecord(provider="aws", name="p3.16xlarge", gpu_name="V100", gpu_count=Decimal(8))
+    pricing, stats, refusals = client("pricing"), AwsReadStats(), Refusals()
+    with Stubber(pricing) as stub:
+        stub.add_response(
+            "get_products",
+            {"PriceList": [json.dumps(p) for p in gpu]},
+            get_products_params("p3.16xlarge", "us-east-1"),
+        )
+        assert read(pricing, policy, instance=p3, stats=stats, refusals=refusals) == []
+    assert stats.skipped_reasons == {"product family Dedicated Host": 45}
+    assert refusals.total == 0

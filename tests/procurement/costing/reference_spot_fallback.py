@@ -39,7 +39,6 @@ def reference_simulate_policy(spec: FallbackInput, reserve_hours: float) -> dict
             np.full(active.size, reserve_hours),
             work[active],
             needed,
-            od_restart,
             restart,
             spec,
         )

@@ -42,11 +42,10 @@ def _tco_cli_error(tmp_path, document, match: str) -> None:
 
 
 def _one_shape(body: dict) -> dict:
-    """Every API error also lists itself as {"errors": [{"path", "message"}]} (gpuledger/api_errors.py);
-    the body without that list, for the checks of field and error below."""
-    errors = body.pop("errors")
-    assert {"path": body["field"], "message": body["error"]} in errors
-    return body
+    """Every API error is {"errors": [{"path", "message"}]} and nothing else (gpuledger/api_errors.py);
+    the first entry, for the checks of path and message below."""
+    assert set(body) == {"errors"}, body
+    return body["errors"][0]
 
 
 def _tco_api_error(engineer_client, document) -> dict:
@@ -79,8 +78,8 @@ def test_it_refuses_negative_hours_on_the_command_line(tmp_path, db):
 
 def test_it_refuses_negative_hours_through_the_api(engineer_client, db):
     assert _recommend_api_error(engineer_client, deadline_hours=-5) == {
-        "field": "deadline_hours",
-        "error": "must not be negative, got -5",
+        "path": "deadline_hours",
+        "message": "must not be negative, got -5",
     }
 
 
@@ -99,9 +98,9 @@ def test_it_refuses_negative_prices_on_the_command_line(tmp_path, h100):
 
 def test_it_refuses_negative_prices_through_the_api(engineer_client, h100):
     body = _tco_api_error(engineer_client, study_document(rent__price_per_gpu_hour="-1"))
-    assert body == {"field": "rent.price_per_gpu_hour", "error": "must be greater than 0, got -1"}
+    assert body == {"path": "rent.price_per_gpu_hour", "message": "must be greater than 0, got -1"}
     assert (
-        _tco_api_error(engineer_client, study_document(buy__server_price="-1"))["field"] == "buy.server_price"
+        _tco_api_error(engineer_client, study_document(buy__server_price="-1"))["path"] == "buy.server_price"
     )
 
 
@@ -118,7 +117,7 @@ def test_it_refuses_a_utilization_outside_0_to_1_on_the_command_line(tmp_path, h
 
 @pytest.mark.parametrize("utilization", ["1.2", "0", "-0.1"])
 def test_it_refuses_a_utilization_outside_0_to_1_through_the_api(engineer_client, h100, utilization):
-    assert _tco_api_error(engineer_client, study_document(utilization=utilization))["field"] == "utilization"
+    assert _tco_api_error(engineer_client, study_document(utilization=utilization))["path"] == "utilization"
 
 
 def test_it_refuses_shares_outside_0_to_1_in_the_job_audit():
@@ -144,8 +143,8 @@ def test_it_refuses_a_horizon_of_0_on_the_command_line_and_through_the_api(tmp_p
     match = "horizon_months: must be a whole number of at least 1, got 0"
     _tco_cli_error(tmp_path, study_document(horizon_months=0), match)
     assert _tco_api_error(engineer_client, study_document(horizon_months=0)) == {
-        "field": "horizon_months",
-        "error": "must be a whole number of at least 1, got 0",
+        "path": "horizon_months",
+        "message": "must be a whole number of at least 1, got 0",
     }
 
 
@@ -174,7 +173,7 @@ def test_it_names_an_unknown_offer_on_the_command_line(tmp_path, bundled_catalog
 
 def test_it_names_an_unknown_offer_through_the_api(engineer_client, bundled_catalog):
     body = _tco_api_error(engineer_client, _rent_from(P5 | {"instance_type": "p9.48xlarge"}))
-    assert body["field"] == "rent.offer.instance_type" and body["error"].startswith("unknown offer")
+    assert body["path"] == "rent.offer.instance_type" and body["message"].startswith("unknown offer")
 
 
 def test_it_names_an_unknown_gpu_model_on_the_command_line(tmp_path, bundled_catalog):
@@ -183,11 +182,11 @@ def test_it_names_an_unknown_gpu_model_on_the_command_line(tmp_path, bundled_cat
 
 
 def test_it_names_an_unknown_gpu_model_through_the_api(engineer_client, bundled_catalog):
-    assert _tco_api_error(engineer_client, study_document(buy__gpu="h999"))["field"] == "buy.gpu"
+    assert _tco_api_error(engineer_client, study_document(buy__gpu="h999"))["path"] == "buy.gpu"
     body = _recommend_api_error(engineer_client, gpus=["h100-sxm-80gb"])
     assert body == {
-        "field": "gpus",
-        "error": "unknown GPU model 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)",
+        "path": "gpus",
+        "message": "unknown GPU model 'h100-sxm-80gb' (did you mean 'h100-sxm5-80gb'?)",
     }
 
 
@@ -199,12 +198,12 @@ def test_it_names_unknown_provider_and_region_filters_on_the_command_line(tmp_pa
 def test_it_names_unknown_provider_and_region_filters_through_the_api(engineer_client, bundled_catalog):
     # before: 201 and an empty Recommendation stored; now a 400 naming the field, nothing stored
     assert _recommend_api_error(engineer_client, providers=["awz"]) == {
-        "field": "providers",
-        "error": "unknown provider 'awz' (did you mean 'aws'?)",
+        "path": "providers",
+        "message": "unknown provider 'awz' (did you mean 'aws'?)",
     }
-    assert _recommend_api_error(engineer_client, regions=["us-east-9"])["field"] == "regions"
+    assert _recommend_api_error(engineer_client, regions=["us-east-9"])["path"] == "regions"
     body = _recommend_api_error(engineer_client, providers=["lambda"], regions=["eu-central-1"])
-    assert body["field"] == "regions" and "not to the providers asked for" in body["error"]
+    assert body["path"] == "regions" and "not to the providers asked for" in body["message"]
     ok = engineer_client.post(
         "/api/recommendations/",
         {"workload": WORKLOAD, "providers": ["aws"], "regions": ["us-east-1"], "top": 2},
@@ -225,19 +224,19 @@ def test_it_names_a_currency_without_an_fx_rate_on_the_command_line(tmp_path, bu
 
 
 def test_it_names_a_currency_without_an_fx_rate_through_the_api(engineer_client, bundled_catalog):
-    assert _recommend_api_error(engineer_client, currency="EUR")["field"] == "currency"
+    assert _recommend_api_error(engineer_client, currency="EUR")["path"] == "currency"
     assert _recommend_api_error(engineer_client, currency="XYZ") == {
-        "field": "currency",
-        "error": "unknown currency 'XYZ': not an ISO 4217 code",
+        "path": "currency",
+        "message": "unknown currency 'XYZ': not an ISO 4217 code",
     }
     body = _tco_api_error(engineer_client, _rent_from(P5) | {"currency": "EUR"})
-    assert body == {"field": "currency", "error": "no FX rate from USD to EUR (needed for rent.offer)"}
+    assert body == {"path": "currency", "message": "no FX rate from USD to EUR (needed for rent.offer)"}
 
 
 def test_it_refuses_an_include_infeasible_that_is_not_a_boolean(engineer_client, db):
     assert _recommend_api_error(engineer_client, include_infeasible="yes") == {
-        "field": "include_infeasible",
-        "error": "must be true or false, got 'yes'",
+        "path": "include_infeasible",
+        "message": "must be true or false, got 'yes'",
     }
 
 
@@ -251,8 +250,8 @@ def _yen_study_priced_from_the_gpu_list_price() -> dict:
 def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, engineer_client, h100):
     expected = "no FX rate from USD to JPY (needed for buy.gpu)"
     assert _tco_api_error(engineer_client, _yen_study_priced_from_the_gpu_list_price()) == {
-        "field": "currency",
-        "error": expected,
+        "path": "currency",
+        "message": expected,
     }
     _tco_cli_error(
         tmp_path, _yen_study_priced_from_the_gpu_list_price(), rf"^currency: {re.escape(expected)}$"
@@ -260,10 +259,10 @@ def test_it_names_the_currency_not_the_gpu_when_no_fx_rate_is_stored(tmp_path, e
 
 
 def test_the_tco_api_lists_every_error_of_a_study_at_once(engineer_client, h100):
-    # three bad fields: each named in "errors", the first also under field/error (nothing stored)
+    # three bad fields: each named in "errors" (nothing stored)
     document = study_document(horizon_months=0, utilization="1.5", buy__server_price="-1")
     response = engineer_client.post("/api/tco/", document, content_type="application/json")
     assert response.status_code == 400
     paths = {item["path"] for item in response.json()["errors"]}
     assert {"horizon_months", "utilization", "buy.server_price"} <= paths
-    assert response.json()["field"] in paths
+    assert set(response.json()) == {"errors"}

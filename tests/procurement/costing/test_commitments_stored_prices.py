@@ -142,10 +142,10 @@ def test_the_api_takes_typed_prices_and_names_a_bad_field(engineer_client):
     bad = engineer_client.post(
         "/api/commitments/", typed | {"utilization_profile": [8] * 2000}, content_type="application/json"
     )
-    assert bad.status_code == 400 and bad.json()["field"] == "utilization_profile"
+    assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "utilization_profile"
     missing = engineer_client.post(
         "/api/commitments/",
         {"on_demand": "6.88", "utilization_profile": [8]},
         content_type="application/json",
     )
-    assert missing.status_code == 400 and missing.json()["field"] == "reserved_effective"
+    assert missing.status_code == 400 and missing.json()["errors"][0]["path"] == "reserved_effective"

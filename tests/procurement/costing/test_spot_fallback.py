@@ -36,10 +36,20 @@ def test_without_reclaims_the_whole_job_runs_on_spot():
 
 
 def test_a_deadline_too_close_for_spot_alone_moves_to_on_demand_at_the_last_safe_moment():
-    # 20.79 h on spot + a whole reserved segment (0.26 h) > 20.9 h deadline, for every reserve above 0.11 h;
-    # reserve 0: 0 + 0 + 0 + 20.79 <= 20.9 stays on spot and (no reclaims) finishes at 20.79 h.
+    # 20.9 h: the whole run on spot needs t + r + R + T(W) <= D, where R = 0.2 h is the on-demand start after
+    # a reclaim (counted from the first decision on: issue 26's safety gap, where it was 0 there). Even
+    # reserve 0 gives 0 + 0 + 0.2 + 20.79 = 20.99 > 20.9, so every reserve moves to on-demand at the last
+    # safe moment: segment k starts while k x 0.26 + max(r, 0.01) + 0.2 + (20 - k x 0.25) <= 20.9, i.e.
+    # k x 0.01 <= 0.69 at reserve 0: k = 0..69, 70 segments = 18.2 h of spot (17.5 h of work), then
+    # 0.2 + 2.5 = 2.7 h on demand, finishing at 18.2 + 2.7 = 20.9 h; 18.2 x 1.00 + 2.7 x 3.00 = 26.30, the
+    # cheapest reserve (a larger one leaves fewer segments). Before the fix it stayed on spot for 20.79.
     plan = deadline_plan(replace(BASE, deadline_hours=20.9))
-    assert plan.reserve_fraction == 0.0 and plan.expected_cost == pytest.approx(20.79)
+    assert plan.reserve_fraction == 0.0 and plan.expected_cost == pytest.approx(26.3)
+    assert plan.expected_spot_hours == pytest.approx(18.2) and plan.expected_on_demand_hours == pytest.approx(
+        2.7
+    )
+    # 21.0 h: 0 + 0 + 0.2 + 20.79 = 20.99 <= 21.0, so reserve 0 stays on spot and (no reclaims) pays 20.79
+    assert deadline_plan(replace(BASE, deadline_hours=21.0)).expected_cost == pytest.approx(20.79)
     # 20.5 h: 20.79 h on spot alone misses, so the run moves to on-demand at the last safe moment (issue 26):
     # segment k starts while k x 0.26 + max(reserve, 0.01) + 0.2 restart + (20 - k x 0.25) <= 20.5, i.e.
     # k x 0.01 <= 0.29 at reserve 0: 30 segments (7.8 h of spot, 7.5 h of work), then 0.2 + 12.5 = 12.7 h on
@@ -117,15 +127,6 @@ def test_the_last_safe_moment_meets_every_deadline_on_demand_alone_meets(rate, s
     assert np.all(runs["spot_hours"] + runs["od_hours"] >= 20.0 - 1e-9)  # the work is done somewhere
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reclaim-time rule at the first decision counts the on-demand restart as 0 (t + R_spot + r + "
-    "0 + T(W) <= D), but an on-demand start after a reclaim in that first spot run takes R: a trial reclaimed "
-    "late in it finishes up to R past the rule's bound. Here (no checkpoint writes, T(W) = W = 20 h, reserve "
-    "0.25 h, R = 0.2 h, D = 20.325 h) the job stays on spot and finishes at up to 20.45 h. Counting R there "
-    "is one token, but it moves three hand-checked figures of i26's ranking deadline tests (left to its "
-    "author)",
-)
 def test_the_safe_reserve_is_safe_when_the_first_spot_run_is_reclaimed_late():
     spec = replace(BASE, rate_per_hour=1.0, checkpoint_write_hours=0.0, deadline_hours=20.325)
     runs = simulate_policy(spec, spec.interval_hours)

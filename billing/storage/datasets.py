@@ -1,0 +1,198 @@
+"""Each import's rows as an immutable Parquet dataset, partitioned by charge month (issue 28, item 1).
+
+An import writes `import=<id>/month=YYYY-MM/part-NNNNN.parquet` under the dataset folder
+(settings.BILLING_DATASET_DIR): first into a hidden `.incoming-*` folder, chunk by chunk, then renamed
+into place when the file is whole, so a reader never sees half an import and a bad file leaves
+nothing behind. PostgreSQL records the files (models.BillingImportFile) beside the import and its
+checksum; a reader lists the files of the months it needs from those records, never from the folder.
+
+Re-importing a file with the same checksum and format records the first import's files again and
+writes nothing. Rows stored twice (the same rows in two files, as SpendRecord's row key finds them)
+carry the same key in both datasets (`row_key_hi`, `row_key_lo`), and a reader counts each key once.
+
+The columns are the review's (money and hours as exact int64 micro-units, rounded half away from zero
+at 6 decimals as PostgreSQL's NUMERIC(20, 6) stores them; text as plain strings, "" for none) plus what
+the invoice, planning and finance views read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from billing.imports.codes import codes_and_values
+from billing.imports.enrich import object_codes
+
+MICRO = Decimal(1_000_000)
+TEXT_COLUMNS = [
+    "charge_category",
+    "provider",
+    "billing_account_id",
+    "sub_account_id",
+    "region",
+    "resource_id",
+    "instance_type",
+    "gpu",
+    "pricing_category",
+    "commitment_status",
+    "commitment_discount_id",
+    "commitment_type",
+    "commitment_family",
+    "service_category",
+    "currency",
+    "team",
+    "project",
+    "environment",
+    "tags",
+]
+TIME_COLUMNS = ["charge_period_start", "charge_period_end", "billing_period_start", "commitment_end"]
+FLAG_COLUMNS = ["is_correction", "is_refund", "commitment_gpu_scope"]
+# stored column -> dataset column of exact micro-units (a missing amount is NULL, as in the database)
+MICRO_COLUMNS = {
+    "billed_cost": "billed_micros",
+    "effective_cost": "effective_micros",
+    "list_cost": "list_micros",
+    "contracted_cost": "contracted_micros",
+    "instance_hours": "instance_hours_micros",
+    "gpu_hours": "gpu_hours_micros",
+    "gpus_per_instance": "gpus_per_instance_micros",
+}
+SCHEMA = pa.schema(
+    [
+        ("row_key_hi", pa.uint64()),
+        ("row_key_lo", pa.uint64()),
+        ("source_row", pa.int64()),
+        *((name, pa.timestamp("us", tz="UTC")) for name in TIME_COLUMNS),
+        *((name, pa.string()) for name in TEXT_COLUMNS),
+        *((name, pa.bool_()) for name in FLAG_COLUMNS),
+        *((name, pa.int64()) for name in MICRO_COLUMNS.values()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    path: str  # relative to the dataset folder
+    month: str  # YYYY-MM of ChargePeriodStart (UTC)
+    rows: int
+    size_bytes: int
+
+
+def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
+    """Enriched, keyed rows of one chunk (store.py) as a table of SCHEMA."""
+    columns = {"row_key_hi": lanes[:, 0], "row_key_lo": lanes[:, 1], "source_row": rows["source_row"]}
+    for name in TIME_COLUMNS:
+        columns[name] = pd.to_datetime(rows[name], utc=True).dt.as_unit("us") if name in rows else None
+    for name in TEXT_COLUMNS:
+        columns[name] = _text(rows["gpu_slug"] if name == "gpu" else rows.get(name), len(rows), name)
+    for name in FLAG_COLUMNS:
+        columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
+    for stored, name in MICRO_COLUMNS.items():
+        columns[name] = _micros(rows[stored]) if stored in rows else pa.nulls(len(rows), pa.int64())
+    arrays = [
+        pa.nulls(len(rows), field.type) if columns[field.name] is None else _array(columns[field.name], field)
+        for field in SCHEMA
+    ]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def _array(values, field: pa.Field) -> pa.Array:
+    if isinstance(values, pa.Array):
+        return values
+    return pa.array(values, type=field.type, from_pandas=True)
+
+
+def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
+    if values is None:
+        return pa.array([""] * count, type=pa.string())
+    if name == "tags":  # parsed dicts, shared between rows: one JSON text per distinct object
+        codes, uniques = object_codes(values)
+        table = [v if isinstance(v, str) else json.dumps(v or {}, sort_keys=True) for v in uniques]
+    else:
+        codes, uniques = codes_and_values(values)
+        table = ["" if v is None or v is pd.NA else str(v) for v in uniques]
+    return pa.array(np.asarray(table + [""], dtype=object)[codes], type=pa.string())
+
+
+def _micros(values: pd.Series) -> pa.Array:
+    """Exact micro-units of each distinct value, computed once (a bill repeats its amounts)."""
+    codes, uniques = codes_and_values(values)
+    table = [_micro(v) for v in uniques] + [None]
+    return pa.array(np.asarray(table, dtype=object)[codes], type=pa.int64())
+
+
+class MicrosOutOfRange(ValueError):
+    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion)."""
+
+
+def _micro(value) -> int | None:
+    if value is None or value is pd.NA or value == "" or (isinstance(value, float) and np.isnan(value)):
+        return None
+    micros = int((Decimal(str(value)) * MICRO).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    if not -(2**63) <= micros < 2**63:
+        raise MicrosOutOfRange(value)
+    return micros
+
+
+class DatasetWriter:
+    """One per imported file: `write` each chunk's table, then `finish` (renames the whole dataset into
+    place and names its files) or `abandon` (removes what was written)."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.incoming = self.root / f".incoming-{uuid.uuid4().hex}"
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._rows: dict[str, int] = {}
+        self.given_up = False
+
+    def give_up(self) -> None:
+        """No dataset for this import (its rows stay readable from the database only)."""
+        self.abandon()
+        self.given_up = True
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0 or self.given_up:
+            return
+        months = pc.strftime(table["charge_period_start"], format="%Y-%m").to_numpy(zero_copy_only=False)
+        for month in np.unique(months):
+            writer = self._writers.get(month) or self._open(month)
+            writer.write_table(table.filter(pa.array(months == month)))
+            self._rows[month] = self._rows.get(month, 0) + int((months == month).sum())
+
+    def _open(self, month: str) -> pq.ParquetWriter:
+        folder = self.incoming / f"month={month}"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._writers[month] = pq.ParquetWriter(folder / "part-00000.parquet", SCHEMA, compression="zstd")
+        return self._writers[month]
+
+    def finish(self, name: str) -> list[DatasetFile]:
+        """Close the files and move the dataset to `name` under the root (an import's own folder)."""
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        if not self._rows or self.given_up:
+            self.abandon()
+            return []
+        target = self.root / name
+        self.incoming.rename(target)  # one rename: the whole dataset appears at once
+        files = []
+        for month, rows in sorted(self._rows.items()):
+            path = target / f"month={month}" / "part-00000.parquet"
+            files.append(DatasetFile(str(path.relative_to(self.root)), month, rows, path.stat().st_size))
+        return files
+
+    def abandon(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        shutil.rmtree(self.incoming, ignore_errors=True)

@@ -1,0 +1,87 @@
+"""The spend review's SQL, in one place and one dialect (DuckDB), over the columns of an import's
+Parquet dataset (datasets.py) or a ParquetSpendStore. The executors (duckdb_review.py) only fill in
+the file list, the period and the team scope as parameters; another engine (Athena, Spark) would
+translate these strings rather than keep its own copy.
+
+GPU usage is what review.scope_masks calls it (usage rows with a GPU model, not an unused commitment);
+sums are of exact int64 micro-units (DuckDB sums BIGINT into HUGEINT, so no sum wraps or rounds); the
+breakdown labels are the review's (`(untagged)`, `unknown`, `other`).
+"""
+
+from __future__ import annotations
+
+# rows charged in [start, end), of the granted teams when a scope is given ({scope}: "" or "AND team IN
+# (?, ...)"); {unique}: "DISTINCT ON (row_key_hi, row_key_lo)" where the same rows may come from two
+# imports' datasets, each key counted once as SpendRecord stores it once
+PERIOD = "charge_period_start >= ? AND charge_period_start < ? {scope}"
+TEAM_SCOPE = "AND team IN ({marks})"
+UNIQUE_ROWS = "DISTINCT ON (row_key_hi, row_key_lo)"
+
+GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
+LABELS = {
+    "month": "strftime(charge_period_start, '%Y-%m')",
+    "team": "CASE WHEN team = '' THEN '(untagged)' ELSE team END",
+    "project": "CASE WHEN project = '' THEN '(untagged)' ELSE project END",
+    "provider": "CASE WHEN provider = '' THEN 'unknown' ELSE provider END",
+    "gpu": "gpu",
+    "pricing_category": "CASE WHEN pricing_category = '' THEN 'other' ELSE pricing_category END",
+}
+SUMS_READ = [
+    "charge_period_start",
+    "charge_category",
+    "gpu",
+    "commitment_status",
+    "team",
+    "project",
+    "provider",
+    "pricing_category",
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "gpu_hours_micros",
+]
+SPEND = "CREATE TEMP TABLE spend AS SELECT {unique} {columns} FROM read_parquet(?) WHERE " + PERIOD  # noqa: S608 (fixed SQL; values are parameters)
+GPU_SUMS = (
+    "SELECT sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hours_micros) "
+    "FROM spend WHERE " + GPU_USAGE
+)
+ALL_EFFECTIVE = "SELECT sum(effective_micros) FROM spend"
+BREAKDOWN = f"SELECT {{label}} AS label, sum(effective_micros), sum(gpu_hours_micros) FROM spend WHERE {GPU_USAGE} GROUP BY label ORDER BY label"  # noqa: S608 (fixed SQL)
+
+# The review engine's row columns (review.REVIEW_COLUMNS + COMMITMENT_COLUMNS) from a dataset's: NULL
+# amounts and GPU counts as 0, the interruptible flag and the workload from the tags (the tag named by
+# the first ? as a JSON path) as review/selectors.py reads them from the database.
+ENGINE_COLUMNS = {
+    "charge_period_start": "charge_period_start",
+    "charge_period_end": "charge_period_end",
+    "charge_category": "charge_category",
+    "provider": "provider",
+    "region": "region",
+    "resource_id": "resource_id",
+    "instance_type": "instance_type",
+    "gpu": "gpu",
+    "gpus_per_instance": "coalesce(gpus_per_instance_micros, 0) / 1000000.0",
+    "pricing_category": "pricing_category",
+    "commitment_status": "commitment_status",
+    "team": "team",
+    "project": "project",
+    "currency": "currency",
+    "billed_micros": "coalesce(billed_micros, 0)",
+    "effective_micros": "coalesce(effective_micros, 0)",
+    "list_micros": "coalesce(list_micros, 0)",
+    "instance_hours_micros": "coalesce(instance_hours_micros, 0)",
+    "gpu_hours_micros": "coalesce(gpu_hours_micros, 0)",
+    "interruptible": "lower(coalesce(json_extract_string(tags, $interruptible_path), '')) = 'true'",
+    "workload": "coalesce(json_extract_string(tags, '$.workload'), '')",
+    "service_category": "service_category",
+    "commitment_discount_id": "commitment_discount_id",
+    "commitment_type": "commitment_type",
+    "commitment_family": "commitment_family",
+    "commitment_gpu_scope": "coalesce(commitment_gpu_scope, false)",
+    "commitment_end": "commitment_end",
+}
+ENGINE_ROWS = (
+    "SELECT {unique} {columns} FROM read_parquet($files) "
+    "WHERE charge_period_start >= $start AND charge_period_start < $end {scope}"
+)
+ENGINE_TEAM_SCOPE = "AND list_contains($teams, team)"

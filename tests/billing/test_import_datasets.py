@@ -1,0 +1,125 @@
+"""Each import kept as an immutable Parquet dataset by charge month, its files recorded in PostgreSQL
+(issue 28, item 1; billing/storage/datasets.py).
+
+Expected values are recomputed from the fixture itself with the csv module (an independent reading):
+tests/billing/fixtures/aws_focus_export.csv holds 4 rows, all charged in May 2026, whose EffectiveCost
+column sums to 110.08 + 0.92 + 4.00 + 1.20 (tax) = 116.20 USD.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from billing.imports.importer import import_file
+from billing.imports.records import BillingFileError
+from billing.models import BillingImport, BillingImportFile
+from billing.review import selectors
+from billing.review.service import _build_review, make_request
+from billing.storage.duckdb_review import review_sums
+from billing.storage.import_datasets import ImportDatasets
+from tests.billing.catalog import import_demo_billing, make_catalog
+
+pytestmark = pytest.mark.django_db
+AWS = Path(__file__).parent / "fixtures" / "aws_focus_export.csv"
+MAY = (dt.date(2026, 5, 1), dt.date(2026, 6, 1))
+
+
+def file_effective_cost(path: Path) -> Decimal:
+    with open(path, newline="") as handle:
+        return sum((Decimal(row["EffectiveCost"]) for row in csv.DictReader(handle)), Decimal(0))
+
+
+def dataset_effective_cost(paths) -> Decimal:
+    total = duckdb.sql(
+        f"SELECT sum(effective_micros) FROM read_parquet({[str(p) for p in paths]!r})"
+    ).fetchall()[0]
+    return Decimal(total[0]) / 1_000_000
+
+
+def test_it_writes_the_import_as_one_file_per_charge_month_and_records_it(settings):
+    make_catalog()
+    import_file(AWS)
+    (record,) = BillingImportFile.objects.all()
+    assert record.month == dt.date(2026, 5, 1)
+    assert record.path == f"import={record.billing_import_id}/month=2026-05/part-00000.parquet"
+    assert record.rows == 4
+    assert record.billing_import.file_sha256  # the checksum beside its files
+    path = Path(settings.BILLING_DATASET_DIR) / record.path
+    assert record.size_bytes == path.stat().st_size
+    assert dataset_effective_cost([path]) == file_effective_cost(AWS) == Decimal("116.20")
+
+
+def test_it_re_imports_the_same_file_without_writing_or_counting_it_twice(settings):
+    make_catalog()
+    import_file(AWS)
+    folders = sorted(p.name for p in Path(settings.BILLING_DATASET_DIR).iterdir())
+    before = review_sums(ImportDatasets(), *MAY)
+    import_file(AWS)
+    assert BillingImport.objects.count() == 2
+    first, second = (
+        list(i.files.values_list("path", flat=True)) for i in BillingImport.objects.order_by("pk")
+    )
+    assert second == first  # the second import records the first one's files
+    assert sorted(p.name for p in Path(settings.BILLING_DATASET_DIR).iterdir()) == folders  # nothing new
+    assert review_sums(ImportDatasets(), *MAY) == before
+
+
+def test_the_same_rows_in_two_files_are_counted_once(tmp_path):
+    make_catalog()
+    import_file(AWS)
+    copy = tmp_path / "aws_again.csv"
+    copy.write_text(AWS.read_text() + "\n")  # another checksum, the same rows
+    import_file(copy)
+    assert BillingImportFile.objects.values("path").distinct().count() == 2
+    assert Decimal(review_sums(ImportDatasets(), *MAY)["all_effective"]) / 1_000_000 == Decimal("116.20")
+
+
+def test_a_bad_file_leaves_no_dataset_and_no_record(settings, tmp_path):
+    make_catalog()
+    rows = AWS.read_text().splitlines()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(rows[:-1] + [rows[-1].replace(",1.20,1.20,", ",one,1.20,", 1)]) + "\n")
+    assert ",one," in bad.read_text()
+    with pytest.raises(BillingFileError, match="bad.csv"):
+        import_file(bad)
+    assert not BillingImportFile.objects.exists()
+    root = Path(settings.BILLING_DATASET_DIR)
+    assert not [p for p in root.iterdir() if p.name.startswith(".incoming-")] if root.exists() else True
+
+
+def test_a_bill_of_two_months_is_partitioned_by_charge_month(tmp_path, settings):
+    bill = import_demo_billing(tmp_path, months=2)
+    files = BillingImportFile.objects.order_by("month")
+    assert [f.month for f in files] == [dt.date(2026, 5, 1), dt.date(2026, 6, 1)]
+    with open(bill, newline="") as handle:
+        starts = [row["ChargePeriodStart"][:7] for row in csv.DictReader(handle)]
+    assert [f.rows for f in files] == [starts.count("2026-05"), starts.count("2026-06")]
+    root = Path(settings.BILLING_DATASET_DIR)
+    for f in files:
+        months = duckdb.sql(
+            f"SELECT DISTINCT strftime(charge_period_start AT TIME ZONE 'UTC', '%Y-%m') FROM '{root / f.path}'"
+        ).fetchall()
+        assert months == [(f"{f.month:%Y-%m}",)]
+
+
+@pytest.mark.parametrize("teams, expected", [((), "111.00"), (("ml",), "110.08")])
+def test_the_review_reads_the_imports_datasets_not_the_rows(monkeypatch, teams, expected):
+    """GPU usage of the fixture: p5.48xlarge 110.08 (team ml) + g6e.xlarge 0.92 (team research), as
+    tests/billing/test_storage_duckdb.py states; a granted engineer of team ml sees 110.08 only."""
+    make_catalog()
+    import_file(AWS)
+
+    def rows_read(*args, **kwargs):
+        raise AssertionError("the review read the database rows")
+
+    for name in ("copied_spend_frame", "fetched_spend_frame", "snapshot_spend_frame"):
+        monkeypatch.setattr(selectors, name, rows_read)
+    request = make_request(start=MAY[0], end=MAY[1])
+    request = type(request)(**{**request.__dict__, "allowed_teams": teams})
+    assert _build_review(request)["totals"]["effective_cost"] == expected

@@ -1,0 +1,108 @@
+"""The batched spot wall-clock simulation (issue 26, "Speed") gives exactly the figures of one run per
+input: the same seeded draws per trial, the same arithmetic, the same quantiles (bit for bit, not
+approximately)."""
+
+from decimal import Decimal
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.costing.spot_simulation import (
+    SpotSimulationInput,
+    simulate_wall_hours,
+    simulate_wall_hours_many,
+    standard_exponentials,
+)
+from procurement.ranking import deadline
+from tests.reference.spot_wall_hours import quantiles_one_by_one, wall_hours_one_by_one
+
+
+def _decimal(value: float) -> Decimal:
+    return Decimal(repr(value))
+
+
+inputs = st.builds(
+    lambda work, rate, interval, write, restart, trials, seed: SpotSimulationInput(
+        work_hours=_decimal(work),
+        rate_per_hour=_decimal(rate),
+        interval_hours=_decimal(interval),
+        checkpoint_write_hours=_decimal(write),
+        restart_hours=_decimal(restart),
+        spot_price_per_hour=Decimal(1),
+        trials=trials,
+        seed=seed,
+    ),
+    work=st.floats(min_value=0.01, max_value=400.0),
+    rate=st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=0.3)),
+    interval=st.floats(min_value=0.05, max_value=2.0),
+    write=st.floats(min_value=0.0, max_value=0.05),
+    restart=st.floats(min_value=0.0, max_value=0.5),
+    trials=st.sampled_from([1, 7, 300]),
+    seed=st.sampled_from([0, 0, 3, 2**31]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(specs=st.lists(inputs, min_size=1, max_size=12))
+def test_it_gives_each_input_exactly_its_own_runs_hours(specs):
+    batched = simulate_wall_hours_many(specs)
+    for one, many in zip(wall_hours_one_by_one(specs), batched, strict=True):
+        assert np.array_equal(one, many)
+
+
+def test_the_seed_stream_drawn_in_pieces_is_the_stream_drawn_at_once():
+    at_once = np.random.default_rng(11).standard_exponential(50_000)
+    assert np.array_equal(standard_exponentials(11, 10)[:10], at_once[:10])
+    assert np.array_equal(standard_exponentials(11, 50_000)[:50_000], at_once)
+    # and rng.exponential(scale, n) is scale times those values, the identity the batch rests on
+    assert np.array_equal(
+        np.random.default_rng(11).exponential(1 / 0.003, 2000), at_once[:2000] * (1 / 0.003)
+    )
+
+
+def test_a_deadline_wall_clock_is_the_quantiles_of_its_own_simulation():
+    """Rows of a ranking simulated together, against each simulated alone (an assumed band also reads
+    the worst band: the larger P90 and deadline quantile)."""
+    keys = [
+        (hours, band, known, 1 / 3600, 0.126056, 2000, 0, 0.9)
+        for hours, band, known in [(3.5, 0, True), (41.25, 2, True), (41.25, 1, False), (120.0, 4, True)]
+    ]
+    deadline._wall_clocks.clear()
+    clocks = deadline.wall_clocks(keys)
+    worst = deadline.band_interruption_rate_per_hour(len(deadline.BAND_LABELS) - 1)
+    for (hours, band, known, write, restart, trials, seed, probability), clock in zip(
+        keys, clocks, strict=True
+    ):
+        rate = deadline.band_interruption_rate_per_hour(band)
+        interval = deadline.spot_economics(
+            spot_price_per_hour=Decimal(0),
+            rate_per_hour=rate,
+            checkpoint_write_hours=_decimal(write),
+            restart_hours=_decimal(restart),
+        ).interval_hours
+        alone = [
+            simulate_wall_hours(
+                SpotSimulationInput(
+                    work_hours=_decimal(hours),
+                    rate_per_hour=r,
+                    interval_hours=interval,
+                    checkpoint_write_hours=_decimal(write),
+                    restart_hours=_decimal(restart),
+                    spot_price_per_hour=Decimal(0),
+                    trials=trials,
+                    seed=seed,
+                )
+            )
+            for r in ([rate] if known else [rate, worst])
+        ]
+        quantiles = quantiles_one_by_one(alone, probability)
+        p50, p90, at = quantiles[0]
+        if not known:
+            p90, at = max(p90, quantiles[1][1]), max(at, quantiles[1][2])
+        assert (clock.p50_hours, clock.p90_hours, clock.at_probability_hours) == (
+            round(p50, 3),
+            round(p90, 3),
+            round(at, 3),
+        )
+    assert deadline.wall_clocks(keys) == clocks  # and the memo answers the same

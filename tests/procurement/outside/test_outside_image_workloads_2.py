@@ -1,0 +1,370 @@
+"""A second outside practitioner's image cases for issue 29 (review x29, round 2). None of them is used by
+the first outside file (test_outside_image_workloads.py / image_workload_cases.json) or by docs/validation.md.
+
+Each case is the spec a user would write, run the way a user runs it (`manage.py size --format json` on the
+bundled catalog; for a card the catalog does not sell, the same engine call `size` makes, size_workload, with
+the card's datasheet figures), compared with a published measurement. Targets from the issue: memory within
+15%, speed within 25%. A case the engine misses is a strict xfail whose reason carries the measured gap.
+
+Units. diffusers' notebooks print torch.cuda.max_memory_allocated() / 1024**3 ("GB" in the blog, GiB in
+fact): compared with the estimate less framework_overhead_gib (no CUDA context, no allocator slack).
+Ultralytics' GPU_mem is torch.cuda.memory_reserved() / 1e9: compared with (total - cuda_context_gib) in GB.
+
+Sources (figures quoted in each case):
+  [SDXL-OPT] huggingface/blog simple_sdxl_optimizations.md (commit 11e799d7c87eef3c77efedfe2050f91c8351e181;
+      https://huggingface.co/blog/simple_sdxl_optimizations), table 'Memory (GB) | Inference latency (ms)';
+      run settings from its notebook huggingface/notebooks 'diffusers/exploring_simple optimizations_for_sdxl.ipynb'
+      (commit 77458f176fb064e023812c5e01a26eb6fdd696eb): Colab A100 40GB, SDXL base 1.0, 1024 px,
+      num_inference_steps = 25, num_images_per_prompt = 4 (CFG: 8 UNet samples per step), timed 3rd of 3 runs,
+      memory = torch.cuda.max_memory_allocated() / 1024**3.
+  [FLUX-README] huggingface/diffusers examples/dreambooth/README_flux.md (commit 12ea4470d8cc168cfb3bf0c29a849d1ff768169b):
+      'a LoRA with a rank of 16 (w/ all components trained) can exceed 40GB of VRAM for training'; its LoRA
+      command: bf16, --resolution=512, --train_batch_size=1, --gradient_accumulation_steps=4, prodigy, no
+      gradient checkpointing, latents not cached; --train_text_encoder trains CLIP.
+  [PERFCAM] AstraZeneca/PerfCam-Dataset experiments/az_kul_small_line/object_and_event_detection/trained/model/README.md
+      (commit a4dd36111d6fcb9f536523b7a93e082ea7e88f4d): Ultralytics 8.3.55, torch 2.5.1, 'CUDA:0 (NVIDIA
+      A100-SXM4-40GB, 40514MiB)', yolo11x.pt, batch=16, imgsz=640, amp=True, workers=8, nc=1, 440 train images:
+      epochs 132/133 'GPU_mem 16.4G ... 28/28 [00:06<00:00, 4.07it/s]'.
+  [FABIO] fabiodemo/Yolov8 Aula_3/main_1.md (commit a8d044dfe663f2ca0e6d2f1e64c3346811bbf6bb): Ultralytics 8.0.170,
+      torch 2.0.1, 'NVIDIA GeForce RTX 3060, 12037MiB', yolov8m.pt, batch=16, imgsz=640, amp=True, nc=7:
+      GPU_mem 6.61-6.66G over epochs 2-38 (median 6.65G).
+  [VRU] Faryalaurooj/Vulnerable-Road-Users-Detection-Tracking README.md (commit 543bb117a3b51ad3838c622eb3d291c7e76a27ba):
+      Ultralytics 8.0.176, torch 1.13.1, 'NVIDIA GeForce RTX 2080 SUPER, 7982MiB', yolov8x.pt, batch=4,
+      imgsz=640, 4 dataloader workers, 6,471 images: '176/300 5.64G ... 1618/1618 [05:16<00:00, 5.11it/s]'.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing import parse_workload_spec
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+from procurement.sizing.gpus import GpuSpec
+from procurement.sizing.memory import memory_breakdown_scalar
+from procurement.sizing.report import size_workload
+
+GIB = 2.0**30
+MEMORY, SPEED = 0.15, 0.25
+
+# NVIDIA Turing whitepaper / RTX 2080 SUPER datasheet: 3,072 CUDA cores at 1,815 MHz boost = 11.15 TFLOPS fp32,
+# tensor FP16 with FP32 accumulate 44.6 TFLOPS dense (GeForce Turing runs it at half the FP16-accumulate
+# 89.2), 8 GB GDDR6 at 496 GB/s. Not in the catalog.
+RTX_2080_SUPER = GpuSpec(
+    slug="rtx-2080-super",
+    name="NVIDIA GeForce RTX 2080 SUPER",
+    architecture="Turing",
+    memory_gb=8,
+    memory_bandwidth_gbps=496,
+    fp32_tflops=11.15,
+    fp16_tflops_dense=44.6,
+    pcie_gen=3,
+    ecc=False,
+    vendor="NVIDIA",
+)
+
+SDXL_B4 = {"task": "inference", "model": {"preset": "sdxl"}, "micro_batch_size": 4, "image": {"steps": 25}}
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _allocated_gib(memory: dict) -> float:
+    return memory["total_per_gpu_gib"] - memory["framework_overhead_gib"]
+
+
+def _reserved_gb(total_gib: float) -> float:
+    return (total_gib - CUDA_CONTEXT_GIB) * GIB / 1e9
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.3f} vs {published} ({error:+.1%})"
+
+
+# ---------------------------------------------------------------- diffusion: speed
+
+
+@pytest.mark.django_db
+def test_sdxl_fp16_sdpa_batch_of_4_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'fp16 + SDPA (default) | 21.72 | 11413.0': 11.41 s for 4 images x 25 steps.
+    Hand: SDXL UNet forward at a 128x128 latent ~6.7 TFLOP; 4 images x 2 (CFG) x 25 steps = 200 forwards =
+    1,340 TFLOP, plus 4 VAE decodes at 1024 px (~2.5 TFLOP each); at ~40% of the A100's 312 TFLOPS dense fp16
+    (what SDXL's eager UNet reaches at batch 1, fal's 5.93 s for 50 steps) = 10.8 s. Product: 11.35 s (-0.6%)."""
+    row = _size(tmp_path, SDXL_B4 | {"precision": "fp16"}, "a100-sxm4-40gb")
+    _within(row["throughput"]["seconds_per_batch"], 11.413, SPEED)
+
+
+@pytest.mark.django_db
+def test_sdxl_fp16_eager_attention_batch_of_4_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'fp16 | 21.72 | 14800.9' (pipeline.unet.set_default_attn_processor(): eager softmax).
+    Hand: SDPA's 11.41 s plus the eager score passes: 4 x 2 bytes x (10 x 10 x 4096 x 4173 + 60 x 20 x 1024 x
+    1101) elements per sample x 8 samples x 25 steps ~ 0.56 TB of traffic at ~1.1 TB/s achieved = ~0.5-1 s,
+    plus the unfused softmax kernels: 12-15 s. Product: 15.86 s (+7.1%)."""
+    row = _size(tmp_path, SDXL_B4 | {"precision": "fp16", "flash_attention": False}, "a100-sxm4-40gb")
+    _within(row["throughput"]["seconds_per_batch"], 14.8009, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fp32 SDXL on an A100: 113.4 s estimated vs 72.2 s measured (+57%; +99%, 144.0 s, before image2 "
+    "priced the convolutions at the TF32 peak, compute_peak.py). The conv share is counted from the shapes: "
+    "24% of the UNet's MACs (811 of 3,381 G) and ~94% of the VAE decode's, 26% of the generation; the other "
+    "74% (the transformer blocks' linears and eager attention's bmm) stay fp32 at 19.5 TFLOPS. 72.2 s "
+    "implies ~18.7 TFLOPS over the whole run, i.e. those fp32 matmuls near 90% of the SIMT peak, while the "
+    "engine caps every kernel at image_peak_efficiency (53%), a ceiling fitted on tensor-core runs. A "
+    "separate efficiency for CUDA-core fp32 GEMMs (needs a published SGEMM measurement) would close it.",
+)
+@pytest.mark.django_db
+def test_sdxl_fp32_eager_batch_of_4_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'unoptimized pipeline | 28.09 | 72200.5' (fp32, default attention processor)."""
+    row = _size(tmp_path, SDXL_B4 | {"precision": "fp32", "flash_attention": False}, "a100-sxm4-40gb")
+    _within(row["throughput"]["seconds_per_batch"], 72.2005, SPEED)
+
+
+# ---------------------------------------------------------------- diffusion: memory
+
+
+@pytest.mark.django_db
+def test_sdxl_fp16_batch_of_4_peaks_in_the_fp32_vae_decode(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'fp16 + SDPA (default) | 21.72' GiB allocated. diffusers' SDXL pipeline upcasts the VAE to
+    fp32 for the decode under fp16 (vae/config.json force_upcast): fixed in this review (the product had
+    12.46 GiB, -43%, decoding in 2-byte elements).
+    Hand: weights UNet 2.567e9 x 2 B = 4.78 GiB + CLIP-L 0.123e9 x 2 = 0.23 + OpenCLIP-bigG 0.695e9 x 2 = 1.29
+    + VAE 83.65e6 x 4 (fp32) = 0.31 -> 6.62 GiB; decode peak per image at the last upsample: 3 tensors x 256
+    ch x 1024^2 x 4 B = 3 GiB, x 4 images = 12 GiB -> 18.6 GiB. The published 21.72 implies ~3.8 GiB per
+    image (cuDNN workspaces and GroupNorm temporaries in fp32). Product: 18.62 GiB (-14.3%, at the edge)."""
+    row = _size(tmp_path, SDXL_B4 | {"precision": "fp16"}, "a100-sxm4-40gb")
+    _within(_allocated_gib(row["memory"]), 21.72, MEMORY)
+
+
+@pytest.mark.django_db
+def test_sdxl_bf16_keeps_its_vae_in_16_bits(bundled_catalog, tmp_path):
+    """The upcast is fp16-only (needs_upcasting = vae.dtype == float16 and force_upcast): a bf16 pipeline
+    decodes in bf16, so its batch-4 decode is half the fp16 run's (6 vs 12 GiB)."""
+    fp16 = _size(tmp_path, SDXL_B4 | {"precision": "fp16"}, "a100-sxm4-40gb")["memory"]
+    bf16 = _size(tmp_path, SDXL_B4 | {"precision": "bf16"}, "a100-sxm4-40gb")["memory"]
+    assert fp16["activations_gib"] == pytest.approx(2 * bf16["activations_gib"], rel=0.01)
+    assert fp16["weights_gib"] - bf16["weights_gib"] == pytest.approx(83.65e6 * 2 / GIB, rel=0.01)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="fp32 SDXL batch 4: 23.24 GiB allocated estimated vs 28.09 GiB measured (-17.3%). Weights are "
+    "right (3.45e9 x 4 B = 12.9 GiB); the fp32 VAE decode of 4 images is 12 GiB in the engine (3 live "
+    "256-channel 1024^2 tensors per image) vs ~15.2 GiB measured (~3.8 GiB per image: cuDNN workspace and "
+    "GroupNorm temporaries). The same shortfall leaves the fp16 case at -14.3%.",
+)
+@pytest.mark.django_db
+def test_sdxl_fp32_batch_of_4_memory(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'unoptimized pipeline | 28.09' GiB."""
+    row = _size(tmp_path, SDXL_B4 | {"precision": "fp32", "flash_attention": False}, "a100-sxm4-40gb")
+    _within(_allocated_gib(row["memory"]), 28.09, MEMORY)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SDXL fp16 batch 4 with the decode out of the way: 7.70 GiB allocated estimated (7.37 before "
+    "image2 counted the UNet feed-forward's 18C working set: 0.136 GiB per sample, not 0.087; vae_tiling, the "
+    "closest field to enable_vae_slicing) vs 15.40 GiB measured (-50%; -52% before). The blog's Tiny-Autoencoder row (15.48 "
+    "GiB) confirms a ~8.8 GiB non-decode transient above the 6.6 GiB of weights: the UNet forward at CFG batch "
+    "8. The engine's UNet inference transient is now 0.136 GiB per sample (1.09 GiB at 8), counted from "
+    "diffusers' blocks (skips + GEGLU feed-forward); diffusers' own batch-1 benchmark (5.05 GiB allocated "
+    "on 4.78 GiB of weights, 0.27 GiB) is 2x that, and this run's 1.1 GiB per sample is 8x: more than a "
+    "flash-attention forward holds (SDPA's math path would keep 10 x 4096^2 scores per sample at level 1). "
+    "No architecture count found explains it; at large serving batches the denoiser sets the peak.",
+)
+@pytest.mark.django_db
+def test_sdxl_fp16_batch_of_4_with_the_decode_sliced(bundled_catalog, tmp_path):
+    """[SDXL-OPT] 'default + VAE slicing | 15.40' GiB (and 'default + Tiny Autoencoder | 15.48')."""
+    spec = SDXL_B4 | {"precision": "fp16", "image": {"steps": 25, "vae_tiling": True}}
+    row = _size(tmp_path, spec, "a100-sxm4-40gb")
+    _within(_allocated_gib(row["memory"]), 15.40, MEMORY)
+
+
+@pytest.mark.django_db
+def test_flux_dreambooth_lora_rank_16_with_the_text_encoder_exceeds_40_gb(bundled_catalog, tmp_path):
+    """[FLUX-README] 'a LoRA with a rank of 16 (w/ all components trained) can exceed 40GB'. A lower bound.
+    Hand: bf16 weights FLUX transformer 11.9e9 x 2 = 22.2 GiB + T5-XXL 4.76e9 x 2 = 8.9 + CLIP-L 0.23 + VAE
+    0.16 = 31.5 GiB before any activation: 512 px, no checkpointing (1,024 image + 77 text tokens through 57
+    blocks) adds ~10 GiB. Product: 46.4 GiB = 49.8 GB > 40 GB."""
+    spec = {
+        "task": "lora",
+        "model": {"preset": "flux.1-dev"},
+        "lora": {"rank": 16, "targets": "attention"},
+        "micro_batch_size": 1,
+        "gradient_accumulation_steps": 4,
+        "image": {"resolution_px": 512, "train_text_encoder": True, "text_tokens": 77, "train_steps": 500},
+    }
+    row = _size(tmp_path, spec, "h100-sxm5-80gb")
+    assert row["memory"]["total_per_gpu_gib"] * GIB / 1e9 > 40.0
+    assert row["memory"]["weights_gib"] > 31.0
+
+
+# ---------------------------------------------------------------- detection: memory
+
+
+def _detector(preset: str, batch: int, epochs: int = 100, images: int = 1000) -> dict:
+    return {
+        "task": "full_finetune",
+        "model": {"preset": preset},
+        "micro_batch_size": batch,
+        "image": {"epochs": epochs, "dataset_images": images},
+    }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="YOLOv8x batch 4 on a dense dataset: 4.25 GB reserved estimated vs 5.64 GB measured (-24.7%; "
+    "5.62 GB, -0.4%, under the old x1.56 activation factor, which the m and 11x cases showed 44-54% high). "
+    "The engine's loss term is batch x image.max_objects_per_image x anchors x 72 B at COCO's 93 objects; "
+    "this dataset carries 30.7 instances per image (4.2x COCO's 7.3), and its densest image is not "
+    "published, so the case keeps the default. The ~1.4 GiB left matches ~270 objects in the densest "
+    "mosaic at 72 B; a user who states image.max_objects_per_image gets it.",
+)
+def test_yolov8x_batch_4_memory_on_a_2080_super():
+    """[VRU] GPU_mem 5.64G (memory_reserved), dense dataset (16,833 instances in 548 val images).
+    Hand: weights, gradients fp32 68.2e6 x 4 x 2 = 0.51 GB, Adam/SGD state ~0.27-0.55 GB; activations of a
+    258 GFLOP network at 640 px, batch 4, ~1.1 GiB per image with the loss temporaries. Product before
+    image2's additive loss term: 5.62 GB (-0.4%); after: 4.25 GB (-24.7%)."""
+    memory = memory_breakdown_scalar(parse_workload_spec(_detector("yolov8x", 4, 176, 6471)), 1)
+    _within(_reserved_gb(memory["total_per_gpu_gib"]), 5.64, MEMORY)
+
+
+def test_yolov8m_batch_16_memory_on_an_rtx_3060():
+    """[FABIO] GPU_mem 6.65G, 647 val images with 3,074 instances (4.8 per image), nc=7.
+    Before (x1.56 activation factor): 9.55 GB (+43.6%). After (image2: layers' activations as counted plus
+    the assigner's batch x 93 objects x 8,400 anchors x 72 B = 0.84 GiB): 7.22 GB (+8.6%)."""
+    memory = memory_breakdown_scalar(parse_workload_spec(_detector("yolov8m", 16, 90, 2000)), 1)
+    _within(_reserved_gb(memory["total_per_gpu_gib"]), 6.65, MEMORY)
+
+
+@pytest.mark.django_db
+def test_yolo11x_batch_16_memory_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[PERFCAM] GPU_mem 16.4G (16.4-16.7G over the run). Before: 25.23 GB (+53.8%); after (image2's
+    additive assigner term, no activation factor): 17.46 GB (+6.5%)."""
+    row = _size(tmp_path, _detector("yolo11x", 16, 133, 440), "a100-sxm4-40gb")
+    _within(_reserved_gb(row["memory"]["total_per_gpu_gib"]), 16.4, MEMORY)
+
+
+# ---------------------------------------------------------------- detection: speed
+
+
+def test_yolov8x_batch_4_training_speed_on_a_2080_super():
+    """[VRU] 5.11 it/s x 4 images = 20.4 images/s (4 loader workers; the GPU is the bound at batch 4).
+    Hand: YOLOv8x 257.8 GFLOP forward at 640 -> x3 for training = 773 GFLOP per image; at 35% of the
+    2080 SUPER's 44.6 TFLOPS (fp16 with fp32 accumulate) = 15.6 TFLOPS -> 20.2 images/s. Product: 20.18
+    (-1.3%) at the card's MFU; 18.11 (-11.4%) after image2's detector_training_efficiency (capped here at
+    detector_efficiency, 31.4%)."""
+    (row,) = size_workload(parse_workload_spec(_detector("yolov8x", 4, 176, 6471)), [RTX_2080_SUPER])[
+        "candidates"
+    ]
+    _within(row["throughput"]["training_images_per_second"], 5.11 * 4, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="YOLO11x batch 16 training on an A100 40GB: 83.9 images/s estimated vs 65.1 measured (+28.9%; "
+    "+89%, 123.2, before image2). The GPU side is now detector_training_efficiency (fitted on the YOLOv5 "
+    "README's V100 COCO times: 15.7% of the A100's peak for this network, not the card's 40% MFU), under "
+    "the loader's 123 images/s at 8 vCPUs. The rest is either a slower loader (8.1 images/s per worker on "
+    "this host's CPUs with mosaic; the 15.4 of loader_images_per_vcpu is a CPU property the catalog does "
+    "not carry) or batch 16 vs the V100 runs' 16-64: no published per-image mosaic cost was found to "
+    "size it.",
+)
+@pytest.mark.django_db
+def test_yolo11x_batch_16_training_speed_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[PERFCAM] 4.07 it/s x 16 images = 65.1 images/s (epochs 132-133, steady)."""
+    row = _size(tmp_path, _detector("yolo11x", 16, 133, 440), "a100-sxm4-40gb")
+    _within(row["throughput"]["training_images_per_second"], 4.07 * 16, SPEED)
+
+
+# ---------------------------------------------------------------- ranking judgements
+
+
+def _recommend(tmp_path, spec: dict, top: int = 5) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+@pytest.mark.django_db
+def test_flux_dev_batch_generation_top_row_is_one_i_would_buy(bundled_catalog, tmp_path):
+    """50,000 FLUX.1-dev images (1024 px, 28 steps, bf16, batch 1). Judgement: the job needs ~35 GiB (22.2
+    GiB transformer + 8.9 GiB T5 + activations), so 24/32 GB consumer cards are out and a 48 GB Ada card
+    (L40S / RTX 6000 Ada) is the value choice. Hand speed: diffusers' benchmark measures one FLUX.1-dev
+    forward at 1024 px on an L40S in 0.535 s (huggingface.co/datasets/diffusers/benchmarks, in
+    docs/validation.md); the RTX 6000 Ada is the same AD102 at 182 vs 183 TFLOPS, so 28 x 0.535 + ~0.3 s
+    of VAE = 15.3 s per image. At the top row's marketplace price (~0.39 USD/h) that is 15.3 x 1000 / 3600
+    x 0.39 = 1.66 USD per 1,000 images. The product's top row: RTX 6000 Ada, 208.5 h (15.0 s per image),
+    1.64 USD per 1,000 images. I would buy it."""
+    rows = _recommend(
+        tmp_path, {"task": "inference", "model": {"preset": "flux.1-dev"}, "image": {"images": 50000}}
+    )
+    first = rows[0]
+    assert first["gpu"] in {"rtx-6000-ada", "l40s", "l40", "a40", "rtx-a6000"}  # a 48 GB card
+    seconds_per_image = float(first["hours"]) * 3600 / 50000
+    _within(seconds_per_image, 28 * 0.535 + 0.3, SPEED)
+    per_thousand = float(first["unit_costs"]["per_thousand_images"])
+    assert per_thousand == pytest.approx(float(first["total_cost"]) / 50, abs=0.01)
+    assert per_thousand < 2.5  # well under the H100 rows (~3.3 USD per 1,000)
+
+
+@pytest.mark.django_db
+def test_yolo11l_training_top_row_hours_are_credible(bundled_catalog, tmp_path):
+    """Judgement on `recommend` for a real detector job; hand estimate as in the reason."""
+    (first,) = _recommend(tmp_path, _detector("yolo11l", 16, 100, 20000), top=1)
+    assert first["gpu"] in {"l4", "rtx-4090", "rtx-3090", "a10", "a10g", "t4", "rtx-a6000", "l40s"}  # a buy
+    hand_hours = 100 * 20000 / 65.1 / 3600  # at the PerfCam run's 65.1 images/s: 8.5 h
+    assert float(first["hours"]) >= hand_hours * (1 - SPEED), (first["gpu"], first["hours"], hand_hours)
+
+
+# ---------------------------------------------------------------- the web form
+
+
+@pytest.mark.django_db
+def test_the_sizing_form_gives_the_fp16_sdxl_batch_what_the_command_gives(
+    bundled_catalog, client_as, tmp_path
+):
+    """The /size/ form with the [SDXL-OPT] batch (fp16, batch 4, 25 steps): the A100 40GB row carries the
+    same memory and time as `manage.py size`, and the page speaks in images."""
+    form = {
+        "source": "fields",
+        "name": "sdxl-b4",
+        "task": "inference",
+        "preset": "sdxl",
+        "precision": "fp16",
+        "micro_batch_size": "4",
+        "seq_len": "2048",
+        "gradient_checkpointing": "none",
+        "training_tokens": "",
+        "lora_rank": "8",
+        "gpus": "1",
+        "zero_stage": "0",
+        "concurrency": "1",
+        "context_len": "4096",
+        "resolution_px": "",
+        "steps": "25",
+    }
+    page = client_as("engineer").post("/size/", form)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Images per second" in html
+    report = page.context["report"]
+    (row,) = [c for c in report["candidates"] if c["gpu"] == "a100-sxm4-40gb" and c["gpus"] == 1]
+    cli = _size(tmp_path, SDXL_B4 | {"precision": "fp16"}, "a100-sxm4-40gb")
+    assert row["memory"]["total_per_gpu_gib"] == pytest.approx(cli["memory"]["total_per_gpu_gib"], abs=0.01)
+    assert row["throughput"]["seconds_per_batch"] == pytest.approx(
+        cli["throughput"]["seconds_per_batch"], rel=1e-3
+    )
