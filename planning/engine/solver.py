@@ -205,13 +205,25 @@ def _width(unit: int, others: tuple[int, int]) -> int:
     return max([1, *(math.ceil(size / unit) for size in others if size)])
 
 
-def renewal_ranges(coef: Coefficients, units: Units, ending_gpus: np.ndarray) -> list[range]:
-    """Each renewal's candidate units: 0 up to the GPUs that end then, in whole units. More is never
-    needed there: demand is the same before and after the end inside a year, so GPUs beyond those that
-    end would have been as useful from month 1."""
+def renewal_ranges(coef: Coefficients, units: Units, ending_gpus: np.ndarray) -> list[list[int]]:
+    """Each renewal's candidate units: 0 up to the GPUs that end then, in whole units (the renewal
+    replaces what ends; more would be a purchase for growth timed inside a year, which the plan does not
+    make). Past MAX_RENEWAL_COMBINATIONS in all, an even grid of each range, both ends kept (a limit of
+    the search: docs/capacity-plan.md)."""
     if units.renewal == 0:
-        return [range(1) for _ in range(coef.renewal.size)]
-    return [range(math.ceil(float(gpus) / units.renewal - 1e-9) + 1) for gpus in ending_gpus]
+        return [[0] for _ in range(coef.renewal.size)]
+    ranges = [list(range(math.ceil(float(gpus) / units.renewal - 1e-9) + 1)) for gpus in ending_gpus]
+    if math.prod(len(levels) for levels in ranges) <= MAX_RENEWAL_COMBINATIONS:
+        return ranges
+    per_range = max(2, int(MAX_RENEWAL_COMBINATIONS ** (1 / len(ranges))))
+    grids = []
+    for levels in ranges:
+        step = max(1, math.ceil((len(levels) - 1) / (per_range - 1)))
+        grids.append(sorted({*range(0, len(levels), step), len(levels) - 1}))
+    return grids
+
+
+MAX_RENEWAL_COMBINATIONS = 4096
 
 
 def cheapest_levels(
