@@ -26,6 +26,7 @@ from procurement.reports.registry import ReportInputError, ReportKind
 
 LAYER_LABELS = {
     "in_force": "Commitments in force",
+    "renewal": "Renewal of commitments ending",
     "owned": "Owned servers",
     "committed_3y": "3-year commitment",
     "committed_1y": "1-year commitment",

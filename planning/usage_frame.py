@@ -156,7 +156,7 @@ def collapsed(usage: UsageRows) -> UsageRows:
     """`usage` with the rows that share every COLLAPSE_KEYS column summed (GPU-hours and cost), the
     resource dropped (""). The plan gives the same result: demand spreads each row's GPU-hours evenly
     over its charge period, the fleets' peaks and the commitments' GPUs do the same, and cost is summed,
-    all linear in rows of one period. Only a plan without utilization samples may collapse: the busy
+    all linear in rows of one period; rows of cost without GPU-hours are summed apart. Only a plan without utilization samples may collapse: the busy
     series reads each resource's rows (demand.py _busy)."""
     if not len(usage):
         return usage
@@ -168,8 +168,13 @@ def collapsed(usage: UsageRows) -> UsageRows:
             frame[name], texts[name] = pd.factorize(values)
         else:
             frame[name] = values
-    frame = pd.DataFrame(frame | {"gpu_hours": usage.gpu_hours, "cost": usage.effective_cost_micros})
-    summed = frame.groupby(list(keys), sort=False, dropna=False).sum()
+    # a row of cost without GPU-hours (a one-off correction: demand.status_quo leaves it out of the
+    # projected rate) is never summed into a usage row, or the status quo would count it again
+    cost_only = (usage.gpu_hours == 0) & (usage.effective_cost_micros != 0)
+    frame = pd.DataFrame(
+        frame | {"cost_only": cost_only, "gpu_hours": usage.gpu_hours, "cost": usage.effective_cost_micros}
+    )
+    summed = frame.groupby([*keys, "cost_only"], sort=False, dropna=False).sum()
     del frame
     level = summed.index.get_level_values
     built = {

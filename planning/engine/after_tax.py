@@ -11,12 +11,14 @@ accrual book would spread a prepayment over the term).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
 
-from planning.engine.options import OwnedOption
+from planning.engine.options import OwnedOption, owned_option
+from planning.engine.tranches import Tranche
 from procurement.costing.tco import after_tax_flows, present_value, tax_depreciation
 from procurement.costing.values import HOURS_PER_MONTH
 
@@ -52,6 +54,31 @@ def owned_after_tax_flows(
     return servers * fixed + variable * used_gpu_hours, shield
 
 
+def tranche_after_tax_flows(
+    owned: OwnedOption, tranches: Sequence[Tranche], *, used_gpu_hours: np.ndarray, tax_rate: Decimal
+) -> tuple[np.ndarray, Decimal]:
+    """As owned_after_tax_flows for servers bought in tranches (tranches.py): each tranche's after-tax
+    buy flows over the months it is held, its purchase in the month it is paid; the cost that follows
+    use as the plan's."""
+    horizon = owned.horizon_months
+    flows, _ = owned_after_tax_flows(owned, servers=0, used_gpu_hours=used_gpu_hours, tax_rate=tax_rate)
+    shield = Decimal(0)
+    for tranche in tranches:
+        held = horizon - tranche.in_service_month + 1
+        if held < 1:
+            continue
+        fixed, tranche_shield = owned_after_tax_flows(
+            owned_option(owned.study, horizon_months=held),
+            servers=tranche.servers,
+            used_gpu_hours=np.zeros(held + 1),
+            tax_rate=tax_rate,
+        )
+        flows[tranche.paid_month] += fixed[0]
+        flows[tranche.in_service_month : tranche.in_service_month + held] += fixed[1:]
+        shield += tranche_shield
+    return flows, shield
+
+
 def plan_after_tax(
     *,
     layer_flows: dict[str, np.ndarray],
@@ -60,19 +87,24 @@ def plan_after_tax(
     owned_gpu_hours: np.ndarray,
     tax_rate: Decimal,
     discount_rate_annual: Decimal,
+    tranches: Sequence[Tranche] | None = None,
 ) -> AfterTax:
-    """The plan's cash by layer (planner.layer_monthly_costs) after tax; NPV at the plan's rate."""
+    """The plan's cash by layer (planner.layer_monthly_costs) after tax; NPV at the plan's rate. With
+    ``tranches`` the owned servers are bought in them, as the plan's cash buys them."""
     months = next(iter(layer_flows.values())).size
     flows = np.zeros(months)
     shield = Decimal(0)
     for kind, cash in layer_flows.items():
         if kind == "owned" and owned is not None:
-            owned_flows, shield = owned_after_tax_flows(
-                owned,
-                servers=owned_servers,
-                used_gpu_hours=owned_gpu_hours[: owned.horizon_months + 1],
-                tax_rate=tax_rate,
-            )
+            used = owned_gpu_hours[: owned.horizon_months + 1]
+            if tranches is not None:
+                owned_flows, shield = tranche_after_tax_flows(
+                    owned, tranches, used_gpu_hours=used, tax_rate=tax_rate
+                )
+            else:
+                owned_flows, shield = owned_after_tax_flows(
+                    owned, servers=owned_servers, used_gpu_hours=used, tax_rate=tax_rate
+                )
             flows[: owned_flows.size] += owned_flows
         else:
             flows += cash * (1 - float(tax_rate))

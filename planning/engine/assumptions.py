@@ -13,6 +13,24 @@ from procurement.costing.values import round_price
 METHOD = "gpuledger method, docs/capacity-plan.md"
 
 
+OWNED_TIMING = "owned purchase timing (the headline)"
+
+
+def owned_timing_assumption(lead_time_months: int | None) -> Assumption:
+    """Which owned cash the headline is: the tranches a CFO would fund, or all at month 0."""
+    if lead_time_months is None:
+        return Assumption(OWNED_TIMING, "all servers bought at month 0", "the TCO study's model")
+    return Assumption(
+        OWNED_TIMING,
+        f"in tranches: each plan year's servers bought {lead_time_months} months before the year (the first "
+        "in month 0), only those whose slice of demand that year needs; the total, NPV, cost by year, "
+        "break-even, P50/P90 and after-tax NPV pay them so. Never more than buying all at month 0 (the same "
+        "hours served, servers held for less); the level is chosen as if bought at month 0; the growth "
+        "trials keep the base growth's tranches",
+        "lead_time_months (docs/capacity-plan.md, owned tranches)",
+    )
+
+
 def engine_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
     samples = inputs.firm_gpus.size
     found = [
@@ -41,6 +59,18 @@ def engine_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
             METHOD,
         ),
     ]
+    if inputs.options.owned is not None:
+        found.append(owned_timing_assumption(inputs.owned_lead_time_months))
+    if inputs.in_force is not None:
+        found.append(
+            Assumption(
+                "commitments in force and renewals",
+                "counted through the whole months they cover; from the month one ends its GPUs are a renewal "
+                "(a commitment signed that month, at most the GPUs that end) or the 1-year level or the "
+                "market, whichever is cheaper: none bought twice while it runs, none left uncovered after",
+                METHOD,
+            )
+        )
     return (
         tuple(found)
         + option_assumptions(inputs.options, inputs.horizon_months)
@@ -135,6 +165,9 @@ def _owned(options: SupplyOptions, horizon_months: int) -> list[Assumption]:
     ]
 
 
+ONE_OFF_CORRECTIONS = "status quo: one-off corrections left out"
+
+
 def status_quo_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
     status_quo = inputs.status_quo
     if status_quo is None:
@@ -144,10 +177,21 @@ def status_quo_assumptions(inputs: PlanInputs) -> tuple[Assumption, ...]:
         f"{c.category} {c.gpu_hours:,.0f} GPU-h at {round_price(c.cost_per_gpu_hour)}"
         for c in status_quo.categories
     )
-    return (
+    found = [
         Assumption(
             "status quo",
             f"the history's mix ({parts}) at a blended {rate} per GPU-hour used, on the plan's demand",
             status_quo.source,
-        ),
-    )
+        )
+    ]
+    if status_quo.one_off_corrections:
+        found.append(
+            Assumption(
+                ONE_OFF_CORRECTIONS,
+                f"{status_quo.one_off_corrections:.2f} of corrections with no GPU-hours (credits, "
+                "re-ratings of past charges) are not projected over the horizon: they do not recur with "
+                "the demand; neither the status quo's rate nor the fleet's own on-demand rate counts them",
+                "gpuledger rule (docs/capacity-plan.md, Status quo)",
+            )
+        )
+    return tuple(found)

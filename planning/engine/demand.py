@@ -255,6 +255,9 @@ class StatusQuo:
     effective_cost_micros: int
     unused_commitment_micros: int
     by_pricing_category: dict[str, dict[str, float]]  # category -> {"gpu_hours", "effective_cost_micros"}
+    # One-off corrections left out of the cost above (status_quo's docstring): their sum and count
+    one_off_correction_micros: int = 0
+    one_off_corrections: int = 0
 
     @property
     def cost_per_gpu_hour(self) -> float | None:
@@ -657,10 +660,18 @@ def growth_trials(
 
 def status_quo(usage: UsageRows, *, start_hour: int, end_hour: int) -> StatusQuo:
     """What the rows charged in [start_hour, end_hour) cost as billed, with their GPU-hours. A row
-    belongs to the period its charge period starts in (the spend review's rule)."""
+    belongs to the period its charge period starts in (the spend review's rule).
+
+    A used row with cost and no GPU-hours is a one-off correction (FOCUS ChargeClass=Correction
+    re-rating a past charge, as the demo's -24.00 L4 credit; CUR's credits and refunds alike): money
+    without usage. The status quo is a rate per GPU-hour used that the plan projects over its horizon,
+    and a one-off does not recur with the demand, so it is left out of the cost (and of every rate) and
+    reported apart (`one_off_correction_micros`). Unused commitments also carry cost without hours; they
+    recur while the commitment runs and stay in."""
     inside = (usage.start_hour >= int(start_hour)) & (usage.start_hour < int(end_hour))
     unused = inside & usage.unused_commitment
-    used = inside & ~usage.unused_commitment
+    one_off = inside & ~usage.unused_commitment & (usage.gpu_hours == 0) & (usage.effective_cost_micros != 0)
+    used = inside & ~usage.unused_commitment & ~one_off
     codes, names = pd.factorize(usage.pricing_category)
     gpu_hours = np.bincount(codes[used], weights=usage.gpu_hours[used], minlength=len(names))
     costs = [int(usage.effective_cost_micros[used & (codes == code)].sum()) for code in range(len(names))]
@@ -673,9 +684,11 @@ def status_quo(usage: UsageRows, *, start_hour: int, end_hour: int) -> StatusQuo
     return StatusQuo(
         currency=usage.currency,
         gpu_hours=float(usage.gpu_hours[used].sum()),
-        effective_cost_micros=int(usage.effective_cost_micros[inside].sum()),
+        effective_cost_micros=int(usage.effective_cost_micros[used | unused].sum()),
         unused_commitment_micros=int(usage.effective_cost_micros[unused].sum()),
         by_pricing_category=categories,
+        one_off_correction_micros=int(usage.effective_cost_micros[one_off].sum()),
+        one_off_corrections=int(one_off.sum()),
     )
 
 

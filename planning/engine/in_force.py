@@ -11,8 +11,9 @@ For each commitment id of a fleet's rows:
 - end: the export's end of term (CUR reservation/EndTime, savings plan end) where given. Without one the
   plan assumes it runs through the horizon and says so, as a renewal to decide ("end not in the bills").
 
-The plan counts its GPUs through each whole plan year it covers (PlanInputs.in_force) and its payments
-(GPUs x rate x 730 h a month) until it ends; one that ends inside the horizon is listed as a renewal.
+The plan counts its GPUs through each whole month it covers (PlanInputs.in_force.gpus_by_month) and its
+payments (GPUs x rate x 730 h a month) until it ends; one that ends inside the horizon is listed as a
+renewal, and the plan may renew it from the month it ends (coefficients.Periods, the renewal layer).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def in_force_inputs(
     years = -(-horizon_months // 12)
     year_end_month = np.minimum(12 * (np.arange(years) + 1), horizon_months)
     gpus_by_year = np.zeros(years)
+    gpus_by_month = np.zeros(horizon_months + 1)
     monthly = np.zeros(horizon_months + 1)
     month_start = history_end_hour + (np.arange(horizon_months + 1) - 1) * HOURS_PER_MONTH_FLOAT
     for item in commitments:
@@ -103,13 +105,20 @@ def in_force_inputs(
             paid = month_start < item.end_hour
         paid[0] = False
         gpus_by_year += np.where(through_year, item.gpus, 0.0)
+        # in force through the whole month: the month it ends is planned without it (a renewal starts then)
+        through_month = (
+            paid if item.end_hour is None else month_start + HOURS_PER_MONTH_FLOAT <= item.end_hour
+        )
+        gpus_by_month += np.where(through_month & paid, item.gpus, 0.0)
         # a month cut by the end pays its share of the month
         share = np.clip((item.end_hour - month_start) / HOURS_PER_MONTH_FLOAT, 0, 1) if item.end_hour else 1.0
         monthly += np.where(paid, item.gpus * item.rate_per_gpu_hour * HOURS_PER_MONTH_FLOAT * share, 0.0)
     names = ", ".join(
         f"{item.commitment_id} ({item.gpus:g} GPUs, ends {item.end_text()})" for item in commitments
     )
-    return CommitmentsInForce(gpus_by_year, monthly, source=f"in force in the bills: {names}")
+    return CommitmentsInForce(
+        gpus_by_year, monthly, source=f"in force in the bills: {names}", gpus_by_month=gpus_by_month
+    )
 
 
 HOURS_PER_MONTH_FLOAT = float(HOURS_PER_MONTH)
@@ -146,14 +155,10 @@ def renewals(commitments: list[Commitment], *, history_end_hour: int, horizon_mo
 
 def _decide(item: Commitment, end_hour: int, history_end_hour: int, end_month: int) -> str:
     """What to decide about a commitment ending inside the horizon, and what the plan already did: it
-    counts a commitment only through the whole plan years it covers, so its GPUs are bought again from the
-    start of the year in which it ends, and paid twice from then to its end."""
-    whole_years = int((end_hour - history_end_hour) // (12 * HOURS_PER_MONTH_FLOAT))
-    replaced_from = 12 * whole_years + 1
-    if replaced_from >= end_month:
-        return "renew, or let the plan's layers take its GPUs from that month (the plan assumes the latter)"
+    counts a commitment through the whole months it covers, and from the month it ends its GPUs are
+    the plan's renewal layer (a commitment signed that month) or the market's, whichever is cheaper."""
     return (
-        f"renew, or let it end: the plan's layers already supply its {item.gpus:g} GPUs from month "
-        f"{replaced_from} (a plan year counts only the commitments that last through it), so months "
-        f"{replaced_from}-{end_month} pay for them twice; a purchase timed to its end is not planned"
+        f"renew, or let it end: the plan counts its {item.gpus:g} GPUs through month {end_month - 1} and "
+        f"takes them from month {end_month}, the month it ends (the plan's renewal layer, a commitment "
+        "signed that month, where cheaper than the market); no GPU is bought twice while it runs"
     )

@@ -102,6 +102,9 @@ def plan_report(plan: CapacityPlan) -> dict[str, Any]:
             "owned_servers": plan.owned_servers,
             "committed_3y_units": plan.committed_3y_units,
             "committed_1y_units_by_year": list(plan.committed_1y_units_by_year),
+            # the renewal layer: units committed from each month a commitment in force ends
+            "renewal_units": list(plan.renewal_units),
+            "renewal_start_months": list(plan.renewal_start_months),
         },
         "demand_gpu_hours": _hours(plan.demand_gpu_hours),
         "demand_gpu_hours_by_year": [_hours(hours) for hours in plan.demand_gpu_hours_by_year],

@@ -7,6 +7,7 @@ layers, levels and months; this module only gathers them into the report's JSON.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -17,9 +18,15 @@ from planning.engine.coefficients import plan_years, year_of_month
 from planning.engine.options import CommitmentOption
 from planning.engine.payment_options import compare_payment_options
 from planning.engine.plan_model import CapacityPlan
-from planning.engine.planner import _spread_over_months, bands, layer_monthly_costs, plan_context
+from planning.engine.planner import (
+    _spread_over_months,
+    bands,
+    layer_monthly_costs,
+    owned_schedule,
+    plan_context,
+)
 from planning.engine.solver import Levels
-from planning.engine.tranches import servers_needed_by_year, tranche_fixed_flows, tranche_schedule
+from planning.engine.tranches import tranche_fixed_flows
 from procurement.costing.tco import present_value
 from procurement.costing.values import round_money, round_price
 
@@ -42,7 +49,9 @@ def plan_finance(
 ) -> dict[str, Any]:
     """The report's ``payment_options``, ``owned_tranches`` and ``after_tax`` sections."""
     context = plan_context(plan.inputs)
-    levels = Levels(plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year)
+    levels = Levels(
+        plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year, plan.renewal_units
+    )
     band = bands(context, levels)
     flows = layer_monthly_costs(context, levels, band)
     money = _money(plan.currency)
@@ -109,20 +118,20 @@ def _tranches(plan, context, levels, lead_time_months: int, money) -> dict[str, 
     if owned is None or plan.owned_servers == 0:
         return None
     horizon = plan.inputs.horizon_months
-    units, curve = context.units, context.curve
-    prepaid = (
-        levels.committed_3y_units * units.committed_3y
-        + np.asarray(levels.committed_1y_units, dtype=np.float64) * units.committed_1y
+    tranches = (
+        owned_schedule(
+            replace(context, inputs=replace(context.inputs, owned_lead_time_months=lead_time_months)), levels
+        )
+        or []
     )
-    peaks = [
-        curve.peak_above(float(prepaid[y]), float(context.scale[y]), "total", y)
-        for y in range(context.scale.size)
-    ]
-    needed = servers_needed_by_year(peaks, gpus_per_server=owned.gpus_per_server, level=plan.owned_servers)
-    tranches = tranche_schedule(needed, lead_time_months=lead_time_months)
     staged = tranche_fixed_flows(owned.study, tranches, horizon_months=horizon)
     at_once = plan.owned_servers * owned.fixed_flows_per_server
     rate = plan.inputs.discount_rate_annual
+    needed, held = [], 0
+    for year in range(context.scale.size):
+        held += sum(tranche.servers for tranche in tranches if tranche.year == year)
+        needed.append(held)
+    in_headline = plan.inputs.owned_lead_time_months is not None
     return {
         "lead_time_months": lead_time_months,
         "servers_by_year": needed,
@@ -137,9 +146,20 @@ def _tranches(plan, context, levels, lead_time_months: int, money) -> dict[str, 
         ],
         "in_tranches": _cash_section(staged, horizon, rate, money),
         "all_at_month_0": _cash_section(at_once, horizon, rate, money),
+        "headline": "in_tranches" if in_headline else "all_at_month_0",
+        "headline_reason": HEADLINE_REASON if in_headline else "no lead time given: the TCO study's model",
         "basis": "fixed owned cash: purchase, colocation, maintenance, staff and energy at idle, the "
         "residual returned at the horizon; the cost that follows use is the plan's",
     }
+
+
+HEADLINE_REASON = (
+    "the plan's total, NPV, cost by year, break-even and P50/P90 pay the owned servers in these tranches: "
+    "a server is bought (its lead time before) only in the year its slice of demand arrives, which is how "
+    "a CFO would fund it and never costs more than buying all at month 0 (the same hours are served); the "
+    "level itself is chosen as if bought at month 0, the cautious side; the growth trials keep the base "
+    "growth's schedule"
+)
 
 
 def _cash_section(flows: np.ndarray, horizon: int, rate: Decimal, money) -> dict[str, Any]:
@@ -152,6 +172,9 @@ def _cash_section(flows: np.ndarray, horizon: int, rate: Decimal, money) -> dict
 
 
 def _after_tax(plan, context, band, flows, tax_rate, money) -> dict[str, Any]:
+    levels = Levels(
+        plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year, plan.renewal_units
+    )
     if tax_rate is None:
         return {
             "tax_rate": None,
@@ -165,6 +188,7 @@ def _after_tax(plan, context, band, flows, tax_rate, money) -> dict[str, Any]:
         owned_gpu_hours=owned_hours,
         tax_rate=tax_rate,
         discount_rate_annual=plan.inputs.discount_rate_annual,
+        tranches=owned_schedule(context, levels),
     )
     owned = plan.inputs.options.owned
     method = owned.study.buy.depreciation_method if owned is not None else None

@@ -29,6 +29,9 @@ class StatusQuoMix:
     categories: tuple[StatusQuoCategory, ...]
     unused_commitment_cost: Decimal = Decimal(0)
     source: str = "bills"
+    # One-off corrections of the history (cost without GPU-hours), left out of the blended rate: a
+    # credit re-rating a past day does not recur over the plan's horizon (demand.status_quo)
+    one_off_corrections: Decimal = Decimal(0)
 
     @property
     def gpu_hours(self) -> float:
@@ -51,6 +54,17 @@ class CommitmentsInForce:
     gpus_by_year: np.ndarray  # float64 (Y,)
     monthly_cost: np.ndarray  # float64 (H + 1,), month 0 = 0
     source: str = "the bills"
+    # GPUs in force through each whole month 0..H (None: each month takes its year's gpus_by_year). The
+    # engine plans month by month on it: a commitment ending inside a year is replaced from the month
+    # it ends (a renewal), not from the year's start
+    gpus_by_month: np.ndarray | None = None
+
+    def by_month(self, horizon_months: int) -> np.ndarray:
+        if self.gpus_by_month is not None:
+            return np.asarray(self.gpus_by_month, dtype=np.float64)[: horizon_months + 1]
+        month = np.arange(horizon_months + 1)
+        year = np.clip((month - 1) // 12, 0, len(self.gpus_by_year) - 1)
+        return np.asarray(self.gpus_by_year, dtype=np.float64)[year]
 
 
 @dataclass(frozen=True)
@@ -69,11 +83,14 @@ class PlanInputs:
     gpu_model: str = ""
     assumptions: tuple[Assumption, ...] = ()  # the caller's (demand series, growth, scope) to show
     in_force: CommitmentsInForce | None = None  # commitments bought before the plan, below its stack
+    # Owned servers bought in tranches as demand grows, each this many months before its year (tranches.py):
+    # the plan's cash and NPV then pay them so. None: the chosen level all at month 0 (the TCO study's model)
+    owned_lead_time_months: int | None = None
 
 
 @dataclass(frozen=True)
 class Layer:
-    kind: str  # in_force | owned | committed_3y | committed_1y | on_demand | spot
+    kind: str  # in_force | renewal | owned | committed_3y | committed_1y | on_demand | spot
     gpu_model: str
     gpus: int  # owned/3y: the level held; 1y: the largest year's level; on_demand/spot: their busiest hour
     gpus_by_year: tuple[int, ...]
@@ -140,6 +157,8 @@ class CapacityPlan:
     savings_vs_status_quo: Decimal | None = None
     break_even_month: int | None = None
     sensitivity: tuple[SensitivityRow, ...] = field(default=())
+    renewal_units: tuple[int, ...] = ()  # per renewal start month (the months a commitment in force ends)
+    renewal_start_months: tuple[int, ...] = ()
 
     @property
     def currency(self) -> str:

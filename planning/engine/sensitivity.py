@@ -22,7 +22,14 @@ import numpy as np
 
 from planning.engine.options import SupplyOptions, owned_option
 from planning.engine.plan_model import CapacityPlan, PlanInputs, SensitivityRow
-from planning.engine.planner import PlanContext, bands, money, plan_context, plan_without_sensitivity
+from planning.engine.planner import (
+    PlanContext,
+    bands,
+    money,
+    plan_context,
+    plan_without_sensitivity,
+    stack_levels,
+)
 from planning.engine.solver import Levels
 from procurement.costing.values import round_money
 
@@ -79,7 +86,9 @@ REPLANNED = {
 
 
 def _levels(plan: CapacityPlan) -> Levels:
-    return Levels(plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year)
+    return Levels(
+        plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year, plan.renewal_units
+    )
 
 
 def owned_utilization_cost(context: PlanContext, levels: Levels, factor: float) -> tuple[float, float]:
@@ -87,13 +96,9 @@ def owned_utilization_cost(context: PlanContext, levels: Levels, factor: float) 
     shortfall is bought on demand; extra hours (up to the servers' idle hours and the demand above
     them) displace on-demand firm GPU-hours first, then the interruptible burst."""
     band = bands(context, levels)
-    curve, scale = context.curve, context.scale
+    curve, scale = context.curve, context.period_scale
     owned_gpus = levels.owned_servers * context.units.owned_gpus
-    top = (
-        levels.committed_3y_units * context.units.committed_3y
-        + np.asarray(levels.committed_1y_units, float) * context.units.committed_1y
-        + owned_gpus
-    )
+    _, _, top = stack_levels(context, levels)
     firm_above, above = curve.firm_above(top, scale), curve.total_above(top, scale)
     change = (factor - 1.0) * band.owned
     if factor > 1:

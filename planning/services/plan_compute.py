@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from planning.engine import demand as demand_engine
+from planning.engine.assumptions import ONE_OFF_CORRECTIONS
 from planning.engine.demand import DemandHistory, UsageRows, UtilizationRows
 from planning.engine.errors import PlanInputError
 from planning.engine.fleets import fleets_of, usage_of
@@ -199,7 +200,8 @@ def plan_result(
         "assumptions": plan_assumptions(
             request, _first_fleets(fleet_assumptions or [], planned[0][0].key, len(planned)), history
         )
-        + _first_fleets(first_plan.get("assumptions", []), planned[0][0].key, len(planned)),
+        + _first_fleets(first_plan.get("assumptions", []), planned[0][0].key, len(planned))
+        + _other_fleets_one_offs(planned),
         "warnings": list(dict.fromkeys(warnings)),
         "fleets": [
             fleet_json(fleet) | {"plan": _fleet_plan(plan), "demand": _fleet_demand(fleet_history)}
@@ -220,6 +222,17 @@ def plan_result(
             "move_provider": _move(request, scope, usage, utilization, currency, planned, form_factors)
         }
     return result
+
+
+def _other_fleets_one_offs(planned) -> list[dict]:
+    """The one-off corrections each further fleet's status quo left out: the headline's status quo sums
+    every fleet's, so a CFO sees all of them, not only the first fleet's."""
+    return [
+        item | {"source": f"{item['source']} [fleet {fleet.key}]"}
+        for fleet, plan, _ in planned[1:]
+        for item in plan.get("assumptions", [])
+        if item["name"] == ONE_OFF_CORRECTIONS
+    ]
 
 
 def _first_fleets(items: list[dict], fleet_key: str, fleets: int) -> list[dict]:

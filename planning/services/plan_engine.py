@@ -133,6 +133,7 @@ def status_quo_mix(quo: StatusQuo) -> StatusQuoMix:
         categories,
         unused_commitment_cost=Decimal(quo.unused_commitment_micros) * MICRO,
         source=f"the bills: {quo.gpu_hours:,.0f} GPU-hours in {len(categories)} pricing categories",
+        one_off_corrections=Decimal(quo.one_off_correction_micros) * MICRO,
     )
 
 
@@ -167,6 +168,7 @@ def lay_plan(
         ),
         horizon_months=horizon,
         in_force=in_force,
+        owned_lead_time_months=request.lead_time_months,
         currency=study.currency,
         discount_rate_annual=study.discount_rate_annual,
         growth_trials=trials,
@@ -241,6 +243,12 @@ def _assumption(item) -> dict[str, str]:
     return {"name": item.name, "value": item.value, "source": item.source}
 
 
+def _layer_unit(report: dict, kind: str) -> int:
+    return next(
+        (int(layer.get("unit_gpus") or 1) for layer in report.get("layers", []) if layer["kind"] == kind), 1
+    )
+
+
 def _layer_gpus(report: dict, kind: str) -> int:
     return sum(int(layer.get("gpus") or 0) for layer in report.get("layers", []) if layer["kind"] == kind)
 
@@ -281,6 +289,15 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
             )
         elif gpus:
             parts.append(f"commit {gpus} GPU{'s' if gpus != 1 else ''} for {label}")
+    for gpus, month in zip(
+        (units * _layer_unit(report, "renewal") for units in plan.renewal_units),
+        plan.renewal_start_months,
+        strict=True,
+    ):
+        if gpus:
+            parts.append(
+                f"renew {gpus} GPU{'s' if gpus != 1 else ''} from month {month}, when a commitment in force ends"
+            )
     rest = [
         f"{label} (peak {gpus} GPUs)"
         for kind, label in (("on_demand", "on-demand"), ("spot", "spot"))

@@ -19,9 +19,10 @@ from gpuledger.charts import (
 
 # Base load at the bottom, in the order the plan engine stacks the options (planning/engine/plan.py:
 # commitments, then owned servers, lowest running cost first; then spot and on-demand above them).
-LAYER_ORDER = ("in_force", "committed_3y", "committed_1y", "owned", "spot", "on_demand")
+LAYER_ORDER = ("in_force", "committed_3y", "renewal", "committed_1y", "owned", "spot", "on_demand")
 LAYER_LABELS = {
     "in_force": "commitments in force",
+    "renewal": "renewal of commitments ending",
     "owned": "owned servers",
     "committed_3y": "3-year commitment",
     "committed_1y": "1-year commitment",

@@ -163,21 +163,31 @@ def brute_force_years(
     server_cost: float,
     years: int,
     gpus_per_server: int = 8,
+    renewal_from_year: int | None = None,
+    renewal_max: int = 0,
 ) -> tuple[float, tuple]:
     """As brute_force, over whole plan years: owned servers and the 3-year level are held for the plan
     (a 3-year term paid in full: 36 months), the 1-year level is chosen per year; the commitments in
-    force hold ``in_force_by_year[y]`` GPUs in year y. Given (owned, 3-year), the years' costs are
-    independent, so each year's 1-year level is the cheapest of every level for that year."""
+    force hold ``in_force_by_year[y]`` GPUs in year y. Given (owned, 3-year, renewed), the years' costs
+    are independent, so each year's 1-year level is the cheapest of every level for that year. A renewal
+    of 0..``renewal_max`` GPUs may start with year ``renewal_from_year`` (a commitment in force ending at a
+    year's start): a 3-year term from then, paid in full. The result's levels: (owned, 3-year, 1-year by
+    year, renewed)."""
     demand = firm + interruptible
     peak = int(np.ceil(demand.max()))
     scale = 8760.0 / HOURS
     best = (np.inf, ())
-    for owned, c3 in itertools.product(range(peak // gpus_per_server + 2), range(peak + 2)):
-        total, chosen = in_force_cost + owned * server_cost + c3 * committed_3y * 8760 * 3, []
+    renewals = range(renewal_max + 1) if renewal_from_year is not None else [0]
+    for owned, c3, renewed in itertools.product(
+        range(peak // gpus_per_server + 2), range(peak + 2), renewals
+    ):
+        total = in_force_cost + owned * server_cost + (c3 + renewed) * committed_3y * 8760 * 3
+        chosen = []
         for year in range(years):
             year_best = (np.inf, 0)
+            renewing = renewed if renewal_from_year is not None and year >= renewal_from_year else 0
             for c1 in range(peak + 2):
-                stack = in_force_by_year[year] + c3 + c1 + owned * gpus_per_server
+                stack = in_force_by_year[year] + c3 + renewing + c1 + owned * gpus_per_server
                 all_above = np.maximum(demand - stack, 0.0)  # no spot here: every GPU-hour above on demand
                 cost = (on_demand * all_above).sum() * scale + c1 * committed_1y * 8760
                 if cost < year_best[0] - 1e-6:
@@ -185,5 +195,5 @@ def brute_force_years(
             total += year_best[0]
             chosen.append(year_best[1])
         if total < best[0] - 1e-6:
-            best = (total, (owned, c3, tuple(chosen)))
+            best = (total, (owned, c3, tuple(chosen), renewed))
     return best

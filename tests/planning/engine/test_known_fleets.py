@@ -219,7 +219,7 @@ def test_a_reservation_ending_in_year_two_leaves_its_gpus_to_the_plan_from_then(
         inputs(options, firm=firm, interruptible=interruptible, horizon=24, in_force=in_force),
         with_sensitivity=False,
     )
-    cost, (servers, three, one) = brute_force_years(
+    cost, (servers, three, one, renewed) = brute_force_years(
         firm,
         interruptible,
         in_force_by_year=[8.0, 0.0],
@@ -229,16 +229,20 @@ def test_a_reservation_ending_in_year_two_leaves_its_gpus_to_the_plan_from_then(
         committed_3y=3.00,
         server_cost=SERVER_CAPEX + 24 * SERVER_MONTHLY,
         years=2,
+        renewal_from_year=1,  # in force through month 12 (8,760 h <= 9,432 h), not month 13: renewed from 13
+        renewal_max=8,
     )
     assert float(plan.total_cost) == pytest.approx(cost, rel=1e-9, abs=0.01)
-    assert (plan.owned_servers, plan.committed_3y_units, plan.committed_1y_units_by_year) == (
-        servers,
-        three,
-        one,
-    )
+    assert (
+        plan.owned_servers,
+        plan.committed_3y_units,
+        plan.committed_1y_units_by_year,
+        plan.renewal_units,
+    ) == (servers, three, one, (renewed,))
     # year 2 needs the reservation's 8 GPUs again: a second server (274,000 over the 24 months) beats a
-    # year-2 1-year commitment of 8 GPUs (8 x 4.50 x 8,760 = 315,360); in year 1 it serves the half-day 8
-    assert (servers, three, one) == (2, 0, (0, 0))
+    # year-2 1-year commitment of 8 GPUs (8 x 4.50 x 8,760 = 315,360) and a 3-year renewal from month 13
+    # (8 x 3.00 x 26,280 = 630,720, paid in full); in year 1 it serves the half-day 8
+    assert (servers, three, one, renewed) == (2, 0, (0, 0), 0)
 
 
 def test_an_unused_commitment_row_joins_the_fleet_of_its_commitment():

@@ -192,14 +192,19 @@ def test_a_lead_time_out_of_range_is_refused_naming_the_field():
     assert raised.value.field == "lead_time_months"
 
 
-def _owned_plan(*, horizon: int = 36, rate: str = "0.08", growth=None, on_demand: str = "2.99"):
+def _owned_plan(
+    *, horizon: int = 36, rate: str = "0.08", growth=None, on_demand: str = "2.99", lead: int | None = None
+):
     study = worked_study()
     options = SupplyOptions(
         on_demand=on_demand_option(D(on_demand), source="test"),
         owned=owned_option(study, horizon_months=horizon),
     )
     return capacity_plan(
-        inputs(options, firm=tiled([8.0]), horizon=horizon, rate=rate, growth=growth), with_sensitivity=False
+        inputs(
+            options, firm=tiled([8.0]), horizon=horizon, rate=rate, growth=growth, owned_lead_time_months=lead
+        ),
+        with_sensitivity=False,
     )
 
 
@@ -285,3 +290,41 @@ def test_buying_in_tranches_never_costs_more_than_all_in_month_0(increments, lea
     assert staged.sum() <= at_once.sum() + 1e-6
     pv = [present_value([D(repr(float(x))) for x in flows], rate) for flows in (staged, at_once)]
     assert pv[0] <= pv[1] + D("0.000001")
+
+
+def test_the_headline_pays_the_owned_servers_in_tranches_when_demand_grows():
+    """Issue 27: the same 8 / 16 / 24 GPUs with a lead time of 3 months given (as the service always
+    gives it): the plan's own total, NPV and owned cost by year are the tranches', by hand:
+    3 x 305,000 + (36 + 24 + 12) x 6,450.3276 - 3 x 60,000 = 1,199,423.59 against 1,431,635.38 all at
+    month 0 (108 server-months); year 1 pays the first server (month 0) and the second (month 10) and
+    12 server-months, year 2 the third (month 22) and 24, year 3 36 server-months less the 3 residuals."""
+    at_once = _owned_plan(growth=[1.0, 2.0, 3.0], on_demand="9.00")
+    plan = _owned_plan(growth=[1.0, 2.0, 3.0], on_demand="9.00", lead=3)
+    assert plan.owned_servers == at_once.owned_servers == 3
+    staged = 3 * CAPEX + 72 * MONTHLY - 3 * RESIDUAL
+    assert float(plan.total_cost) == pytest.approx(staged, abs=0.005)
+    assert float(at_once.total_cost) == pytest.approx(3 * CAPEX + 108 * MONTHLY - 3 * RESIDUAL, abs=0.005)
+    (owned,) = plan.layers
+    assert [float(cost) for cost in owned.cost_by_year] == pytest.approx(
+        [2 * CAPEX + 12 * MONTHLY, CAPEX + 24 * MONTHLY, 36 * MONTHLY - 3 * RESIDUAL], abs=0.005
+    )
+    hand = np.zeros(37)
+    hand[[0, 10, 22]] += CAPEX
+    hand[1:] += MONTHLY
+    hand[13:] += MONTHLY
+    hand[25:] += MONTHLY
+    hand[36] -= 3 * RESIDUAL
+    assert float(plan.npv) == pytest.approx(sum(f / 1.08 ** (m / 12) for m, f in enumerate(hand)), abs=0.01)
+    finance = plan_finance(plan, payment_alternatives={}, lead_time_months=3, tax_rate=D(0))
+    section = finance["owned_tranches"]
+    assert section["headline"] == "in_tranches" and "never costs more" in section["headline_reason"]
+    assert D(section["in_tranches"]["total"]) == plan.total_cost.quantize(CENT)
+    assert D(section["in_tranches"]["npv"]) == plan.npv.quantize(CENT)
+    # the after-tax view buys the same tranches: at a zero tax rate it is the plan's cash and NPV
+    assert abs(D(finance["after_tax"]["total_cost"]) - plan.total_cost) <= CENT
+    assert abs(D(finance["after_tax"]["npv"]) - plan.npv) <= CENT
+
+
+def test_flat_demand_buys_every_server_in_month_0_with_or_without_a_lead_time():
+    at_once, staged = _owned_plan(), _owned_plan(lead=3)
+    assert staged.total_cost == at_once.total_cost and staged.npv == at_once.npv

@@ -289,6 +289,61 @@ def test_commitments_in_force_sit_below_the_cheapest_integer_mix(case):
         units_3y=plan.committed_3y_units,
         units_1y=plan.committed_1y_units_by_year,
         in_force=case.in_force,
+        renewal_units=plan.renewal_units,
+    )
+    assert float(plan.npv) == _approx(npv) and float(plan.total_cost) == _approx(cash)
+    assert sum(layer.hours_served for layer in plan.layers) == _approx(plan.demand_gpu_hours)
+
+
+@st.composite
+def cases_with_a_commitment_ending_mid_year(draw):
+    """The cases above with a commitment in force of 1-3.5 GPUs that ends in a month 2..H (inside a plan
+    year or at a year's start), paid every month it runs; sometimes a second one ends later."""
+    case = draw(cases())
+    horizon = case.horizon_months
+    held = np.zeros(horizon + 1)
+    for _ in range(draw(st.integers(1, 2))):
+        gpus = draw(st.sampled_from([1.0, 2.0, 3.5]))
+        end = draw(st.integers(2, horizon))
+        held[1:end] += gpus
+    monthly = held * float(draw(st.integers(0, 1500)))
+    years = case.growth_by_year.size
+    by_year = np.array([held[12 * year + 1 : 12 * year + 13].min() for year in range(years)])
+    return replace(case, in_force=CommitmentsInForce(by_year, monthly, "test", gpus_by_month=held))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases_with_a_commitment_ending_mid_year())
+def test_a_commitment_ending_mid_year_is_renewed_at_the_cheapest_integer_mix(case):
+    """Issue 27: a commitment in force that ends inside a year is counted through the months it covers,
+    and the plan may renew its GPUs from the month it ends. Every integer mix of servers, 3-year units,
+    each year's 1-year units and each renewal's units (0 up to the GPUs that end) priced month by month
+    by the independent reference: none is cheaper than the plan, and the plan's cost is the reference's."""
+    if not _valid(case):
+        return
+    plan = plan_without_sensitivity(case)
+    best = brute_force_minimum(
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        in_force=case.in_force,
+    )
+    assert float(plan.npv) <= best + 1e-6 * max(1.0, abs(best))
+    npv, cash = reference_cost(
+        case.options,
+        firm=case.firm_gpus,
+        interruptible=case.interruptible_gpus,
+        growth=case.growth_by_year,
+        horizon=case.horizon_months,
+        rate=float(case.discount_rate_annual),
+        owned_servers=plan.owned_servers,
+        units_3y=plan.committed_3y_units,
+        units_1y=plan.committed_1y_units_by_year,
+        in_force=case.in_force,
+        renewal_units=plan.renewal_units,
     )
     assert float(plan.npv) == _approx(npv) and float(plan.total_cost) == _approx(cash)
     assert sum(layer.hours_served for layer in plan.layers) == _approx(plan.demand_gpu_hours)

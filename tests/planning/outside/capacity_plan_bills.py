@@ -107,14 +107,28 @@ def focus_rows(machines: list[Machine], *, start: dt.date = START, days: int = D
     return rows
 
 
-def import_bill(tmp_path, machines: list[Machine], name: str = "bill.csv") -> None:
+def correction_row(machine: Machine, day: dt.date, amount: Decimal) -> dict:
+    """A FOCUS correction (ChargeClass=Correction) of ``machine``'s usage on ``day``: money, no hours,
+    as the demo's -24.00 credit re-rating one L4 day (billing/demo.py CORRECTION)."""
+    (row,) = focus_rows([machine], start=day, days=1)
+    return row | {
+        "ChargeClass": "Correction",
+        "BilledCost": str(amount),
+        "EffectiveCost": str(amount),
+        "ListCost": "0",
+        "ContractedCost": str(amount),
+        "ConsumedQuantity": "0",
+    }
+
+
+def import_bill(tmp_path, machines: list[Machine], name: str = "bill.csv", extra_rows: tuple = ()) -> None:
     from django.core.management import call_command
 
     path = tmp_path / name
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, COLUMNS)
         writer.writeheader()
-        writer.writerows(focus_rows(machines))
+        writer.writerows(focus_rows(machines) + list(extra_rows))
     out = StringIO()
     call_command("import_billing", str(path), "--no-progress", stdout=out)
     assert "rejected 0" in out.getvalue(), out.getvalue()

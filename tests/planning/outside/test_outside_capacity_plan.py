@@ -186,17 +186,33 @@ def _ri_bill(tmp_path) -> None:
     bills.import_bill(tmp_path, bills.p5(1) + [reserved])
 
 
-def _commitment_costs(ri_hours: int) -> dict[int, Decimal]:
-    """The brute force over 3-year GPUs bought at month 1 (the plan's rule: no purchase mid-year), the
-    reservation paid to its end, the rest on demand: 16 GPUs of demand, 8 covered by the RI for
-    `ri_hours`."""
+RI_STUDY = {
+    "name": "quoted 3y",
+    "buy": NO_OWNING,
+    "rent": {"pricing_model": "on_demand", "price_per_gpu_hour": "6.88", "reserved_alternative": QUOTED_3Y},
+}
+
+
+def _ri_plan_costs(rate: float = 0.08) -> dict[tuple[int, int], tuple[float, float]]:
+    """(NPV, cash) of every (3-year GPUs from month 1, 3-year GPUs renewed from month 7) in 0-16 x 0-8,
+    month by month, written apart from the engine: 16 GPUs in use every hour; ri-x27's 8 GPUs in force
+    through month 6 (months of 730 h: month 7 starts 4,380 h after the history, the RI ends at 4,392 h),
+    paid 8 x 3.75 x 730 a month and its last 12 hours in month 7; 3-year terms at 3.10 paid in full (the
+    renewal's runs to month 42); the rest on demand at 6.88; month m discounted by 1.08^(m / 12).
+    Servers are left out: the study's 5,000,000 server never pays."""
     costs = {}
-    for committed in range(0, 17):
-        before_end = max(16 - 8 - committed, 0) * Decimal("6.88") * ri_hours
-        after_end = max(16 - committed, 0) * Decimal("6.88") * (HOURS_36 - ri_hours)
-        costs[committed] = (
-            committed * Decimal("3.10") * HOURS_36 + 8 * Decimal("3.75") * ri_hours + before_end + after_end
-        )
+    for committed in range(17):
+        for renewed in range(9):
+            flows = {}
+            for month in range(1, 43):
+                held = committed * (month <= 36) + renewed * (month >= 7) + 8 * (month <= 6)
+                flows[month] = (
+                    (8 * 3.75 * 730 if month <= 6 else 8 * 3.75 * 12 if month == 7 else 0.0)
+                    + 3.10 * 730 * (committed * (month <= 36) + renewed * (month >= 7))
+                    + max(16 - held, 0) * 6.88 * 730 * (month <= 36)
+                )
+            npv = sum(amount / (1 + rate) ** (month / 12) for month, amount in flows.items())
+            costs[(committed, renewed)] = (npv, sum(flows.values()))
     return costs
 
 
@@ -205,19 +221,11 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     2027-03-31, i.e. 183 days (4,392 h) after the history's end; a quoted 3-year rate of 3.10.
 
     The reservation is found, at its own rate, with its end, and listed as a renewal; its payments to
-    its end are in the plan (8 x 3.75 x 4,392 = 131,760). Under the plan's own rule (new commitments
-    start at month 1) the brute force over 0-16 committed GPUs agrees: 16 GPUs, 1,435,248.00."""
+    its end are in the plan (8 x 3.75 x 4,392 = 131,760). The brute force over 3-year GPUs from month 1
+    (0-16) and renewed from month 7 (0-8) agrees: 8 and 8, whose cash is 131,760 + 8 x 3.10 x 26,280 +
+    8 x 3.10 x 26,280 (the renewal's 36 months, six of them past the horizon) = 1,435,248.00."""
     _ri_bill(tmp_path)
-    study = {
-        "name": "quoted 3y",
-        "buy": NO_OWNING,
-        "rent": {
-            "pricing_model": "on_demand",
-            "price_per_gpu_hour": "6.88",
-            "reserved_alternative": QUOTED_3Y,
-        },
-    }
-    plan = _plan(client_as("finance"), study=study)
+    plan = _plan(client_as("finance"), study=RI_STUDY)
     (in_force,) = plan["commitments_in_force"]
     assert (in_force["commitment_id"], in_force["gpus"], in_force["rate_per_gpu_hour"], in_force["ends"]) == (
         "ri-x27",
@@ -227,21 +235,24 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     )
     (renewal,) = plan["renewals"]
     assert (renewal["commitment_id"], renewal["plan_month"]) == ("ri-x27", 7)
-    # said as it is: the 3-year layer holds the reserved GPUs from month 1 (before this review: "let the
-    # plan's layers take its GPUs from that month (the plan assumes the latter)", which they did not)
-    assert "already supply its 8 GPUs from month 1" in renewal["decide"]
-    assert "months 1-7 pay for them twice" in renewal["decide"]
-    costs = _commitment_costs(ri_hours=183 * 24)
-    best = min(costs, key=costs.get)
-    assert (best, costs[best]) == (16, Decimal("1435248.00"))
-    assert Decimal(plan["total_cost"]) == costs[best]
+    # said as it is: counted through month 6, taken over in month 7 (before: "the plan's layers already
+    # supply its 8 GPUs from month 1 ... months 1-7 pay for them twice")
+    assert "counts its 8 GPUs through month 6 and takes them from month 7" in renewal["decide"]
+    costs = _ri_plan_costs()
+    best = min(costs, key=lambda levels: costs[levels][0])
+    assert best == (8, 8) and costs[best][1] == pytest.approx(1435248.00, abs=0.005)
+    assert Decimal(plan["total_cost"]) == Decimal("1435248.00")
+    assert abs(float(plan["npv"]) - costs[best][0]) <= 0.01
     layers = {layer["kind"]: layer for layer in plan["layers"]}
     # the reservation's payments are a layer of their own, so the layers add up to the total (before this
     # review the layer was dropped for holding no GPU through a whole plan year, and the layers table
     # showed 1,303,488.00 under a headline of 1,435,248.00)
     assert Decimal(layers["in_force"]["total_cost"]) == Decimal("131760.00")
     assert sum(Decimal(layer["total_cost"]) for layer in plan["layers"]) == Decimal(plan["total_cost"])
-    assert layers["committed_3y"]["gpus"] == 16
+    assert layers["committed_3y"]["gpus"] == 8 and layers["renewal"]["gpus"] == 8
+    # the renewal's cash by year: months 7-12 (6 x 18,104 = 108,624), 13-24, then 25-36 and the six months
+    # past the horizon, paid in full in the last year (18 x 18,104 = 325,872); 18,104 = 8 x 3.10 x 730
+    assert layers["renewal"]["cost_by_year"] == ["108624.00", "217248.00", "325872.00"]
     # the quoted rate prices the fleet's own type, and the layer says so (it named nothing before)
     assert (layers["committed_3y"]["provider"], layers["committed_3y"]["instance_type"]) == (
         "aws",
@@ -251,31 +262,37 @@ def test_c_a_reservation_in_force_ending_inside_the_horizon(bundled_catalog, tmp
     assert Decimal(plan["status_quo_cost"]) == Decimal("85.04") * HOURS_36
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reservation ending inside year 1 is planned as if absent for the whole year, so the plan buys "
-    "16 new 3-year GPUs at month 1 beside the 8 reserved ones: 24 GPUs paid for 16 used for 6 months "
-    "(131,760 USD). Buying 8 now and 8 when the RI ends (month 7) costs 1,326,326.40, 108,921.60 less; "
-    "the engine has no mid-year purchase (issue 27 item 6, staged purchases); the renewal now says so",
-)
 def test_c_no_gpu_is_paid_twice_while_a_reservation_runs(bundled_catalog, tmp_path, client_as):
+    """Before this review the year in which ri-x27 ends was planned as if it were absent all year: 16 new
+    3-year GPUs from month 1 beside the 8 reserved ones, 24 GPUs paid for 16 used in months 1-6. Now the
+    plan buys 8 from month 1 and renews 8 from month 7, the month the RI ends (the renewal layer): in
+    every month the GPUs paid for (in force + 3-year + renewed) are the 16 in use, never more while the
+    RI runs, never fewer after. Cash is the same 1,435,248.00 (the same 36 months of 3.10 for 8 GPUs, six
+    of them now past the horizon), the NPV lower: the brute force's (16, 0) against its (8, 8)."""
     _ri_bill(tmp_path)
-    study = {
-        "name": "quoted 3y",
-        "buy": NO_OWNING,
-        "rent": {
-            "pricing_model": "on_demand",
-            "price_per_gpu_hour": "6.88",
-            "reserved_alternative": QUOTED_3Y,
-        },
-    }
-    plan = _plan(client_as("finance"), study=study)
+    plan = _plan(client_as("finance"), study=RI_STUDY)
+    levels = _fleet(plan, P5_FLEET)["plan"]["levels"]
+    assert (levels["committed_3y_units"], levels["renewal_units"], levels["renewal_start_months"]) == (
+        8,
+        [8],
+        [7],
+    )
+    held = [8 * (m <= 6) + levels["committed_3y_units"] + 8 * (m >= 7) for m in range(1, 37)]
+    assert held == [16] * 36
     first_year = sum(
         layer["gpus_by_year"][0]
         for layer in plan["layers"]
         if layer["kind"] in ("committed_3y", "committed_1y")
     )
-    assert first_year + 8 <= 16  # the reservation's 8 GPUs plus the new ones, against 16 in use
+    assert first_year + 8 <= 16  # the reservation's 8 GPUs plus the new ones bought at month 1
+    costs = _ri_plan_costs()
+    # buying all 16 at month 1 costs as much cash but pays 8 of them twice in months 1-6: 8 x 3.10 x 4,380
+    # = 108,624.00 for GPUs the reservation already supplies; its NPV is higher by the six months' delay
+    assert costs[(16, 0)][1] == pytest.approx(costs[(8, 8)][1], abs=0.005)
+    assert costs[(16, 0)][0] - float(plan["npv"]) > 10_000
+    assert "renew 8 GPUs from month 7, when a commitment in force ends" in plan["recommendation"]
+    # no on-demand hour is bought: nothing is left uncovered after the RI ends
+    assert "on_demand" not in {layer["kind"] for layer in plan["layers"]}
 
 
 def test_d_a_marketplace_offer_cheaper_than_everything_never_prices_a_36_month_layer(
