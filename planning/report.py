@@ -278,7 +278,10 @@ def _finance_tables(result: dict) -> list[Table]:
             start=1,
         ):
             rows.append(
-                {"item": f"year {year} owned cash in tranches (all in month 0: {at_once})", "amount": staged}
+                {
+                    "item": f"year {year} owned cash in tranches (all in month 0: {Decimal(str(at_once)):,.2f})",
+                    "amount": staged,
+                }
             )
         rows.append({"item": "owned NPV in tranches", "amount": section["in_tranches"]["npv"]})
         rows.append({"item": "owned NPV all in month 0", "amount": section["all_at_month_0"]["npv"]})
@@ -473,7 +476,12 @@ def _load_duration_figure(result: dict) -> Figure:
         if gpus:
             level += gpus
             series.append(
-                Series(f"{LAYER_LABELS[kind]}: up to {level:,.4g} GPUs", [(0, level), (100, level)])
+                # the layer's own GPUs, then the stacked line it draws (a CFO read "owned: up to 42" as 42
+                # GPUs owned when 24 were: the outside review)
+                Series(
+                    f"{LAYER_LABELS[kind]}: {gpus:,.4g} GPUs (line at {level:,.4g})",
+                    [(0, level), (100, level)],
+                )
             )
     return Figure(
         "load_duration",

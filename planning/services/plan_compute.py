@@ -21,7 +21,7 @@ from planning.engine.fleets import fleets_of, usage_of
 from planning.engine.in_force import commitments_of, in_force_inputs, renewals
 from planning.history import PlanScope
 from planning.services.plan_combine import combine
-from planning.services.plan_engine import lay_plan
+from planning.services.plan_engine import lay_plan, savings_sentence
 from planning.services.plan_fleets import (
     HOW_TO_GIVE_ON_DEMAND,
     fleet_json,
@@ -421,10 +421,7 @@ def recommendation(result: dict, planned) -> str:
         text += f", P90 {money(result['p90_total_cost'])}"
     text += ")."
     if result.get("savings_vs_status_quo") not in (None, ""):
-        month = result.get("break_even_month")
-        text += f" Saves {money(result['savings_vs_status_quo'])} against buying it as the bills show" + (
-            f"; break-even in month {month}." if month else "; never breaks even."
-        )
+        text += savings_sentence(result["savings_vs_status_quo"], result.get("break_even_month"), currency)
     for fleet, plan, _ in planned:
         text += f" {fleet.key}: {plan['recommendation']}"
     return text

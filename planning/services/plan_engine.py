@@ -53,6 +53,7 @@ def commitment_candidates(prices: list[PlanPrice]) -> dict[str, list]:
                 pricing_model=quoted.pricing_model,
                 price_observed_at=quoted.observed_at,
                 payment_option=quoted.payment_option,
+                unit_gpus=quoted.unit_gpus,
             )
             for quoted in (price, *price.alternatives)
         ]
@@ -311,12 +312,21 @@ def recommendation_text(report: dict, plan, *, gpu: str, horizon: int) -> str:
         text += f", P90 {_money(report['p90_total_cost'], currency)}"
     text += ")."
     if report.get("savings_vs_status_quo") not in (None, ""):
-        text += (
-            f" Saves {_money(report['savings_vs_status_quo'], currency)} against buying it as the bills show"
-        )
-        month = report.get("break_even_month")
-        text += f"; break-even in month {month}." if month else "; never breaks even."
+        text += savings_sentence(report["savings_vs_status_quo"], report.get("break_even_month"), currency)
     return text
+
+
+def savings_sentence(savings, month, currency: str) -> str:
+    """The saving against the status quo in words a CFO reads right: a plan that buys nothing new costs
+    what the bills show ("saves 0.00; never breaks even" read as a loss: the outside review), and a
+    negative saving is a cost."""
+    amount = Decimal(str(savings))
+    if amount == 0:
+        return " Costs the same as buying it as the bills show."
+    if amount < 0:
+        return f" Costs {_money(-amount, currency)} more than buying it as the bills show."
+    text = f" Saves {_money(amount, currency)} against buying it as the bills show"
+    return text + (f"; break-even in month {month}." if month else "; never breaks even.")
 
 
 def _money(value, currency: str) -> str:

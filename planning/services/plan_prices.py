@@ -51,6 +51,9 @@ class PlanPrice:
     upfront_per_gpu: Decimal | None = None  # commitments: the fee per GPU paid at signing, plan currency
     # commitments: the same offer, term and kind under its other payment options (the plan picks one)
     alternatives: tuple[PlanPrice, ...] = ()
+    # commitments: the GPUs one unit of it buys. A reserved instance is sold per instance (its offer's
+    # GPUs); a savings plan is a spend per hour, so any number of GPU-hours (1)
+    unit_gpus: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         shown = {
@@ -119,7 +122,10 @@ def _with_upfront(row, kind: str, rate: Decimal, currency: str) -> PlanPrice:
         )
         if usd_rate is not None:
             upfront = stored.upfront * usd_rate * rate / stored.gpu_count
-    return replace(price, payment_option=row.payment_option or "", upfront_per_gpu=upfront)
+    unit = 1
+    if stored is not None and str(row.pricing_model).startswith("reserved_") and stored.gpu_count:
+        unit = max(1, int(stored.gpu_count))  # a reserved instance covers a whole instance, no fraction
+    return replace(price, payment_option=row.payment_option or "", upfront_per_gpu=upfront, unit_gpus=unit)
 
 
 def _cheapest_rent(frame, gpu: str) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def test_page_one_shows_the_money_and_both_charts(demo_bills, client_as, tmp_pat
     first = reader.pages[0].extract_text()
     # the charts' own words (an SVG's title is not printed): the layers' levels, the years' bars
     assert "At a glance" in first and "share of covered hours" in first
-    assert "Commitments in force: up to 18 GPUs" in first and "Owned servers: up to 34 GPUs" in first
+    # each layer's own GPUs, then where its stacked line sits (outside review: "up to 34" read as 34 owned)
+    assert "Commitments in force: 18 GPUs (line at 18)" in first
+    assert "Owned servers: 16 GPUs (line at 34)" in first
     assert "Year 1: plan" in first and "Year 3: status quo" in first
     # one line points to the warnings, which follow the charts: the money and the charts keep page 1
     assert "6 warnings" in first and "no study for" not in first
