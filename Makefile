@@ -19,9 +19,10 @@ $(VENV)/.runtime-installed: requirements.txt | $(VENV)/bin/python
 	@$(PIP) install --quiet -r requirements.txt >>var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
 	@touch $@
 
-$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+# The dev set includes pyspark (requirements-spark.txt): `make test` runs the review's SQL on Spark too.
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt requirements-spark.txt | $(VENV)/bin/python
 	@mkdir -p var
-	@$(PIP) install --quiet -r requirements-dev.txt >>var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
+	@$(PIP) install --quiet -r requirements-dev.txt -r requirements-spark.txt >>var/pip.log 2>&1 || { tail -n 30 var/pip.log; exit 1; }
 	@touch $(VENV)/.runtime-installed $@
 
 # Embedded mode (gpuledger.settings.local, manage.py's default): SQLite under var/, Celery tasks run

@@ -2,6 +2,7 @@
 the same rows in the same run.
 
     DATABASE_URL=postgres://.../scratch .venv/bin/python benchmarks/planning_bench.py [--resources 115]
+    (--resources 571: 5,001,960 rows, the issue's 5M)
 
 Uses DATABASE_URL when set (give it a throwaway database: it is migrated, the bundled catalog loaded,
 and its spend rows deleted), else a temporary SQLite file. The rows: a year (2026, 8,760 hours) of
@@ -174,15 +175,15 @@ def phase_plan(db_path: str, traced: bool, queue) -> None:
 
 def phase_stages(db_path: str, queue) -> None:
     """Where the plan's peak RSS comes from: the process's peak after Django, after reading the scope's
-    rows (the review's read path, planning/history.py), and after the whole plan."""
+    rows as the plan does (a month at a time, summed where no utilization sample needs the resource:
+    planning/history.py), and after the whole plan."""
     _setup_django(db_path)
-    from planning.history import PlanScope, plan_usage_rows
+    from planning.history import PlanScope, plan_usage_rows, utilization_stored
     from planning.services.capacity_plans import capacity_plan_preview
 
     peaks = {"django": _peak_mib()}
-    usage = plan_usage_rows(
-        PlanScope(start=dt.date(2026, 1, 1), end=dt.date(2027, 1, 1), gpu="h100-sxm5-80gb")
-    )
+    scope = PlanScope(start=dt.date(2026, 1, 1), end=dt.date(2027, 1, 1), gpu="h100-sxm5-80gb")
+    usage = plan_usage_rows(scope, by_resource=utilization_stored(scope))
     peaks["rows read"] = _peak_mib()
     peaks["usage rows"] = (
         sum(

@@ -6,6 +6,8 @@ from django.utils import timezone
 from billing.finance.budget_fields import check_currency, parse_amount, parse_month
 from billing.input_errors import ReviewInputError
 from billing.models import (
+    BillingExportDelivery,
+    BillingExportSource,
     BillingImport,
     Budget,
     BudgetAlert,
@@ -134,3 +136,26 @@ class BudgetAdmin(admin.ModelAdmin):
 class BudgetAlertAdmin(admin.ModelAdmin):
     list_display = ["budget", "threshold_pct", "forecast", "created_at"]
     readonly_fields = ["budget", "threshold_pct", "forecast", "event", "created_at"]
+
+
+@admin.register(BillingExportSource)
+class BillingExportSourceAdmin(admin.ModelAdmin):
+    """Where billing exports land; the scheduled import (billing.import_s3_exports) reads enabled ones."""
+
+    list_display = ["name", "export_format", "bucket", "prefix", "enabled", "query_engine", "last_checked_at"]
+    list_filter = ["enabled", "export_format", "query_engine"]
+    readonly_fields = ["last_checked_at", "last_error"]
+
+
+@admin.register(BillingExportDelivery)
+class BillingExportDeliveryAdmin(admin.ModelAdmin):
+    """What the scheduled import brought in, month by month; written only by the import."""
+
+    list_display = ["source", "billing_month", "delivery_id", "rows", "restated", "replaced", "imported_at"]
+    list_filter = ["source", "restated", "replaced"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

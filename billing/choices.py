@@ -45,3 +45,17 @@ class AllocationRule(models.TextChoices):
     PROPORTIONAL = "proportional", "In proportion to GPU-hours"
     EVEN = "even", "Evenly across the teams in scope"
     UNALLOCATED = "unallocated", "Left unallocated, as its own line"
+
+
+class ExportFormat(models.TextChoices):
+    """What an S3 export source delivers (imports/s3_exports.py reads both layouts' manifests)."""
+
+    CUR2 = "cur", "AWS CUR 2.0 (Data Exports)"
+    FOCUS = "focus", "FOCUS (Data Exports or a FOCUS export)"
+
+
+class QueryEngine(models.TextChoices):
+    """Where a source's review SQL runs (storage/review_sql.py translates it with sqlglot)."""
+
+    DUCKDB = "duckdb", "DuckDB over the imported Parquet (embedded)"
+    ATHENA = "athena", "Amazon Athena over the export in S3"

@@ -17,7 +17,9 @@ from billing.choices import (
     BillingFormat,
     ChargeCategory,
     CommitmentStatus,
+    ExportFormat,
     PricingCategory,
+    QueryEngine,
     RowKeyScheme,
 )
 
@@ -321,3 +323,52 @@ class SpendCheck(models.Model):
 
     def __str__(self) -> str:
         return f"check of {self.month:%Y-%m} after import {self.billing_import_id}"
+
+
+class BillingExportSource(models.Model):
+    """Where a provider's billing exports land (an S3 bucket and prefix), read by the scheduled import
+    (imports/scheduled.py) and, for Athena, queried where they land (storage/athena.py). Off until enabled."""
+
+    name = models.SlugField(max_length=80, unique=True)
+    export_format = models.CharField(max_length=10, choices=ExportFormat.choices)
+    provider = models.CharField(max_length=50, default="aws", help_text="Given to the import (--provider).")
+    bucket = models.CharField(max_length=63)
+    prefix = models.CharField(max_length=500, blank=True, help_text="Up to and including the export's name.")
+    enabled = models.BooleanField(default=False, help_text="The scheduled import reads only enabled sources.")
+    query_engine = models.CharField(max_length=10, choices=QueryEngine.choices, default=QueryEngine.DUCKDB)
+    athena_database = models.CharField(max_length=255, blank=True)
+    athena_table = models.CharField(max_length=255, blank=True)
+    athena_workgroup = models.CharField(max_length=128, blank=True, default="primary")
+    athena_output_location = models.CharField(max_length=500, blank=True, help_text="s3://… for results.")
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, help_text="The last run's error, empty when it succeeded.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (s3://{self.bucket}/{self.prefix})"
+
+
+class BillingExportDelivery(models.Model):
+    """One delivery of one billing month (a manifest's executionId or assemblyId), imported exactly once.
+    A later delivery of the same month replaces the earlier one's imports and is flagged restated."""
+
+    source = models.ForeignKey(BillingExportSource, on_delete=models.CASCADE, related_name="deliveries")
+    delivery_id = models.CharField(max_length=200, help_text="Manifest executionId / assemblyId.")
+    billing_month = models.DateField(help_text="First day of the billing period delivered.")
+    manifest_key = models.CharField(max_length=1024)
+    imports = models.ManyToManyField(BillingImport, related_name="export_deliveries", blank=True)
+    rows = models.PositiveIntegerField(default=0)
+    restated = models.BooleanField(default=False, help_text="It replaced an earlier delivery of its month.")
+    replaced = models.BooleanField(default=False, help_text="A later delivery of its month replaced it.")
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-billing_month", "-imported_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "delivery_id"], name="export_delivery_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source.name} {self.billing_month:%Y-%m} {self.delivery_id}"

@@ -11,7 +11,9 @@ review counts them (by ChargePeriodStart)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,7 +35,7 @@ from planning.engine.demand import (
     validate_period,
 )
 from planning.engine.errors import PlanInputError
-from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frame
+from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames
 from pricing.providers.currencies import currency_problem
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
@@ -131,49 +133,73 @@ def plan_scope_for_user(user, scope: PlanScope) -> PlanScope:
 def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
     """Every stored row charged in the scope's period, of its teams, as the review's columns the plan
     reads (PLAN_COLUMNS: a million rows' whole review frame would cost some 500 MiB)."""
-    found = dataset_rows(
-        scope.start, scope.end, scope.teams, PLAN_COLUMNS
-    )  # DuckDB over the imports' Parquet
+    return spend_frame_between(scope.start, scope.end, scope.teams)
+
+
+def spend_frame_between(start: dt.date, end: dt.date, teams: tuple[str, ...]) -> pd.DataFrame:
+    """The plan's one reader of spend rows: those charged in [start, end) of `teams` (empty: every
+    team), as PLAN_COLUMNS of the review's engine frame, by the review's fastest path: DuckDB over the
+    imports' Parquet when it holds every stored row, else the database."""
+    found = dataset_rows(start, end, teams, PLAN_COLUMNS)
     if found is not None:
         return found
-    if connection.vendor == "postgresql" and not scope.teams:
+    if connection.vendor == "postgresql" and not teams:
         tag = tag_mapping().interruptible
-        return snapshot_spend_frame(scope.start, scope.end, interruptible_tag=tag, columns=PLAN_COLUMNS)
+        return snapshot_spend_frame(start, end, interruptible_tag=tag, columns=PLAN_COLUMNS)
     params = [
         connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
-        for day in (scope.start, scope.end)
+        for day in (start, end)
     ]
     where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
-    if scope.teams:
-        where += " AND r.team IN (" + ", ".join(["%s"] * len(scope.teams)) + ")"
-        params += list(scope.teams)
+    if teams:
+        where += " AND r.team IN (" + ", ".join(["%s"] * len(teams)) + ")"
+        params += list(teams)
     if connection.vendor == "postgresql":
         return copied_spend_frame(where, params, PLAN_COLUMNS)
     return fetched_spend_frame(where, params, PLAN_COLUMNS)
 
 
-def plan_usage_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
+def monthly_spend_frames(scope: PlanScope) -> Iterator[pd.DataFrame]:
+    """The scope's spend frame a calendar month at a time (the snapshots' unit), so a year of millions
+    of rows is never in memory at once."""
+    start = scope.start
+    while start < scope.end:
+        following = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+        end = min(following, scope.end)
+        yield spend_frame_between(start, end, scope.teams)
+        start = end
+
+
+def plan_usage_rows(scope: PlanScope, *, currency: str = "USD", by_resource: bool = True) -> UsageRows:
     """The scope's GPU usage and unused-commitment rows, effective cost converted into `currency` through
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
     every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
-    when the scope holds no GPU usage rows. Call plan_scope_for_user first: this reads what it is given."""
+    when the scope holds no GPU usage rows. Read a month at a time; `by_resource` False sums the rows
+    the plan does not tell apart (usage_frame.collapsed: a plan without utilization samples).
+    Call plan_scope_for_user first: this reads what it is given."""
     problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
     if problem:
         raise PlanInputError("currency", problem)
-    frame = scope_spend_frame(scope)
-    needs_rates = bool(len(frame)) and bool(frame["currency"].astype(object).ne(currency).any())
     try:
-        return usage_rows_from_frame(
-            frame,
+        return usage_rows_from_frames(
+            monthly_spend_frames(scope),
             gpu=scope.gpu,
             teams=scope.teams,
             currency=currency,
-            fx_to_currency=review_fx(currency) if needs_rates else {},
+            fx_rates=functools.cache(lambda: review_fx(currency)),
+            by_resource=by_resource,
         )
     except PlanInputError as error:
         if error.field == "currency":
             raise
         raise PlanInputError(error.field, f"{error.message}: charged {scope.start} to {scope.end}") from None
+
+
+def utilization_stored(scope: PlanScope) -> bool:
+    """Whether any utilization sample lies in the scope's period (of any resource): without one the plan
+    needs no resource of its rows and reads them collapsed."""
+    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (scope.start, scope.end))
+    return GpuUtilization.objects.filter(hour__gte=start, hour__lt=end).exists()
 
 
 UTILIZATION_SQL = """
@@ -216,7 +242,7 @@ def scope_demand(
     scope: PlanScope, *, currency: str = "USD", series: str = "auto"
 ) -> tuple[DemandHistory, UsageRows]:
     """One call for a plan: the scope's rows, its utilization, and their DemandHistory."""
-    usage = plan_usage_rows(scope, currency=currency)
+    usage = plan_usage_rows(scope, currency=currency, by_resource=utilization_stored(scope))
     utilization = plan_utilization_rows(scope, usage)
     history = demand_history(
         usage, start_hour=scope.start_hour, end_hour=scope.end_hour, utilization=utilization, series=series

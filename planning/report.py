@@ -11,7 +11,17 @@ from decimal import Decimal
 from typing import Any
 
 from procurement.reports.dates import age_days
-from procurement.reports.model import Assumption, Column, Headline, PriceDate, Report, Section, Table
+from procurement.reports.model import (
+    Assumption,
+    Column,
+    Figure,
+    Headline,
+    PriceDate,
+    Report,
+    Section,
+    Series,
+    Table,
+)
 from procurement.reports.registry import ReportInputError, ReportKind
 
 LAYER_LABELS = {
@@ -389,6 +399,121 @@ def _data_tables(result: dict) -> list[Table]:
     ]
 
 
+def _verdict_parts(result: dict) -> tuple[str, list[str]]:
+    """The recommendation's headline (the whole plan's money) and each fleet's own part, in the order the
+    recommendation gives them: page 1 opens with the headline, the fleets' parts follow the charts."""
+    text = result.get("recommendation", "")
+    starts = []
+    for fleet in result.get("fleets", []):
+        found = text.find(f" {fleet['fleet']}: ", starts[-1] + 1 if starts else 0)
+        if found < 0:
+            return text, []
+        starts.append(found)
+    if not starts:
+        return text, []
+    parts = [text[start:end].strip() for start, end in zip(starts, [*starts[1:], len(text)], strict=True)]
+    return text[: starts[0]].strip(), parts
+
+
+def _warnings_pointer(result: dict) -> list[str]:
+    count = len(result.get("warnings", []))
+    return (
+        [f"{count} warning{'s' if count != 1 else ''} on what this plan could not weigh: see Warnings."]
+        if count
+        else []
+    )
+
+
+def _warnings(result: dict) -> list[Section]:
+    """The plan's warnings, after the charts: page 1 holds the money and the two charts."""
+    warnings = list(result.get("warnings", []))
+    return [Section(heading="Warnings", paragraphs=warnings)] if warnings else []
+
+
+def _per_fleet(result: dict) -> list[Section]:
+    parts = _verdict_parts(result)[1]
+    return [Section(heading="The recommendation, fleet by fleet", paragraphs=parts)] if parts else []
+
+
+# the layers that hold a level of GPUs, bottom up (on-demand and spot serve what is left above them)
+LEVEL_KINDS = ("in_force", "owned", "committed_3y", "committed_1y")
+CURVE_POINTS = 100  # the load-duration curve drawn at every 1% of the covered hours
+
+
+def _at_a_glance(result: dict) -> Section:
+    """Page 1's two charts (the PDF keeps this section on the first page): the load-duration curve with
+    the GPU level each layer reaches, and each year's cost by layer against the status quo."""
+    return Section(
+        heading="At a glance",
+        figures=[_load_duration_figure(result), _cost_by_year_figure(result)],
+    )
+
+
+def _load_duration_figure(result: dict) -> Figure:
+    curve = [float(value) for value in result.get("demand", {}).get("load_duration_curve", [])]
+    points = (
+        [
+            (round(100 * step / CURVE_POINTS), curve[min(len(curve) - 1, len(curve) * step // CURVE_POINTS)])
+            for step in range(CURVE_POINTS + 1)
+        ]
+        if curve
+        else []
+    )
+    series = [Series("GPUs in use", points)]
+    level = 0.0
+    for kind in LEVEL_KINDS:
+        gpus = float(
+            sum(
+                Decimal(str(layer.get("gpus") or 0))
+                for layer in result.get("layers", [])
+                if layer["kind"] == kind
+            )
+        )
+        if gpus:
+            level += gpus
+            series.append(
+                Series(f"{LAYER_LABELS[kind]}: up to {level:,.4g} GPUs", [(0, level), (100, level)])
+            )
+    return Figure(
+        "load_duration",
+        "line",
+        "Load-duration curve (all fleets) and the GPUs each layer holds; on-demand and spot serve the rest",
+        "share of covered hours (%)",
+        "GPUs in use",
+        series,
+    )
+
+
+def _cost_by_year_figure(result: dict) -> Figure:
+    layers = result.get("layers", [])
+    quo = [Decimal(str(value)) for value in result.get("status_quo_by_year") or []]
+    years = max([len(layer.get("cost_by_year") or []) for layer in layers] + [len(quo)])
+    bars = [
+        label for year in range(1, years + 1) for label in (f"Year {year}: plan", f"Year {year}: status quo")
+    ]
+    series = []
+    for kind in dict.fromkeys(layer["kind"] for layer in layers):
+        by_year = [Decimal(0)] * years
+        for layer in layers:
+            if layer["kind"] == kind:
+                for year, cost in enumerate(layer.get("cost_by_year") or []):
+                    by_year[year] += Decimal(str(cost))
+        values = [value for amount in by_year for value in (float(amount) / 1000, 0.0)]
+        series.append(Series(LAYER_LABELS.get(kind, kind), list(zip(bars, values, strict=True))))
+    quo_values = [
+        value for year in range(years) for value in (0.0, float(quo[year]) / 1000 if year < len(quo) else 0.0)
+    ]
+    series.append(Series("Status quo", list(zip(bars, quo_values, strict=True))))
+    return Figure(
+        "cost_by_year_chart",
+        "stacked_bar",
+        "Cost by year: the plan's layers against the status quo",
+        "",
+        f"thousand {result['currency']}",  # the bars' labels are rounded: the cents are in the tables
+        series,
+    )
+
+
 def _price_label(price: dict) -> str:
     model = "" if price["pricing_model"] == price["kind"] else f" ({price['pricing_model']})"
     return f"{price['kind']}{model}: {Decimal(price['price_per_gpu_hour']):.4f} / GPU-h"
@@ -422,15 +547,18 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
         f"(computed {inputs['created_at'][:10]})",
         currency=result["currency"],
         generated_at=now.isoformat(),
-        verdict=result.get("recommendation", ""),
+        verdict=_verdict_parts(result)[0],
         summary=_summary(result),
         notes=[
             f"Demand: {demand.get('series_used', '')} GPUs, P50 {demand.get('percentiles', {}).get('p50', 0):,.1f}, "
             f"P90 {demand.get('percentiles', {}).get('p90', 0):,.1f}, peak {demand.get('percentiles', {}).get('peak', 0):,.1f}; "
             f"{demand.get('covered_hours', 0):,} of {demand.get('total_hours', 0):,} hours covered by the bills."
         ]
-        + list(result.get("warnings", [])),
+        + _warnings_pointer(result),
         sections=[
+            _at_a_glance(result),
+            *_per_fleet(result),
+            *_warnings(result),
             Section(
                 heading="Layers",
                 tables=[
@@ -446,7 +574,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
                     "The demand curve, the demand by month, every layer's cost by year, the "
                     "sensitivity and the method notes are in the Excel and CSV files."
                 ],
-            )
+            ),
         ],
         assumptions=[Assumption(item["name"], str(item["value"]), item["source"]) for item in printed],
         price_dates=[

@@ -4,7 +4,8 @@ covered intervals. No ORM: history.py reads the frame, benchmarks build one."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields, replace
 from decimal import Decimal
 
 import numpy as np
@@ -40,11 +41,50 @@ def usage_rows_from_frame(
     is PlanInputError("currency")). No GPU usage row: PlanInputError naming gpu (when the GPU filter
     emptied it), team (when `teams` scoped the frame) or from. `frame` holds only rows the caller may
     see (teams are filtered in the read)."""
-    gpu_usage, unused = scope_masks(frame)
-    selected = _gpu_selected(frame["gpu"], gpu)
-    if not (gpu_usage & selected).any():
-        raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=bool(gpu_usage.any()))
-    chosen = (gpu_usage | unused) & selected
+    return usage_rows_from_frames(
+        [frame], gpu=gpu, teams=teams, currency=currency, fx_rates=lambda: fx_to_currency or {}
+    )
+
+
+def usage_rows_from_frames(
+    frames: Iterable[pd.DataFrame],
+    *,
+    gpu: str = "",
+    teams: tuple[str, ...] = (),
+    currency: str = "USD",
+    fx_rates: Callable[[], Mapping[str, Decimal]] = dict,
+    by_resource: bool = True,
+) -> UsageRows:
+    """usage_rows_from_frame over a scope read in parts (a month each), so only one part's frame is in
+    memory at a time; `fx_rates` is called only when a row is in another currency. `by_resource`
+    False sums each part's rows the plan does not tell apart (collapsed): a year of a large fleet's
+    hourly rows becomes a few rows an hour."""
+    parts, any_gpu_rows, any_chosen = [], False, False
+    for frame in frames:
+        if not len(frame):
+            continue
+        gpu_usage, unused = scope_masks(frame)
+        selected = _gpu_selected(frame["gpu"], gpu)
+        any_gpu_rows |= bool(gpu_usage.any())
+        any_chosen |= bool((gpu_usage & selected).any())
+        needs_rates = bool(frame["currency"].astype(object).ne(currency).any())
+        part = _part_rows(
+            frame, (gpu_usage | unused) & selected, unused, currency, fx_rates() if needs_rates else {}
+        )
+        parts.append(part if by_resource else collapsed(part))
+        del frame, gpu_usage, unused, selected
+    if not any_chosen:
+        raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=any_gpu_rows)
+    return concatenated(parts)
+
+
+def _part_rows(
+    frame: pd.DataFrame,
+    chosen: np.ndarray,
+    unused: np.ndarray,
+    currency: str,
+    fx_to_currency: Mapping[str, Decimal],
+) -> UsageRows:
     everything = bool(chosen.all())
 
     def rows(name: str) -> pd.Series:  # one column of the chosen rows at a time: no copy of the frame
@@ -64,7 +104,7 @@ def usage_rows_from_frame(
         team=_text(rows("team")),
         pricing_category=_text(rows("pricing_category")),
         effective_cost_micros=_converted_micros(
-            rows("effective_micros"), rows("currency"), currency, fx_to_currency or {}
+            rows("effective_micros"), rows("currency"), currency, fx_to_currency
         ),
         unused_commitment=unused[chosen],
         currency=currency,
@@ -72,6 +112,79 @@ def usage_rows_from_frame(
         covered_end_hour=bill_end,
         provider=_text(rows("provider")) if "provider" in frame else None,
         **_what_ran(frame, rows),
+    )
+
+
+def concatenated(parts: list[UsageRows]) -> UsageRows:
+    """The parts' rows in order, one UsageRows; the bill's covered intervals once each."""
+    if len(parts) == 1:
+        return parts[0]
+    joined = {}
+    for field in fields(UsageRows):
+        values = [getattr(part, field.name) for part in parts]
+        if field.name == "currency":
+            joined[field.name] = values[0]
+        elif any(value is None for value in values):
+            joined[field.name] = None
+        else:
+            joined[field.name] = np.concatenate(values)
+    joined["covered_start_hour"], joined["covered_end_hour"] = _distinct_periods(
+        joined["covered_start_hour"], joined["covered_end_hour"]
+    )
+    return UsageRows(**joined)
+
+
+# What the plan tells rows apart by (demand.py, fleets.py, in_force.py): everything else it sums
+COLLAPSE_KEYS = (
+    "start_hour",
+    "end_hour",
+    "interruptible",
+    "unused_commitment",
+    "gpu_model",
+    "team",  # not planned by, but kept: a team's scope is seen to hold its teams' rows only
+    "pricing_category",
+    "provider",
+    "instance_type",
+    "region",
+    "gpus_per_instance",
+    "commitment_id",
+    "commitment_end_hour",
+)
+
+
+def collapsed(usage: UsageRows) -> UsageRows:
+    """`usage` with the rows that share every COLLAPSE_KEYS column summed (GPU-hours and cost), the
+    resource dropped (""). The plan gives the same result: demand spreads each row's GPU-hours evenly
+    over its charge period, the fleets' peaks and the commitments' GPUs do the same, and cost is summed,
+    all linear in rows of one period. Only a plan without utilization samples may collapse: the busy
+    series reads each resource's rows (demand.py _busy)."""
+    if not len(usage):
+        return usage
+    keys = {name: getattr(usage, name) for name in COLLAPSE_KEYS if getattr(usage, name) is not None}
+    texts = {}
+    frame = {}
+    for name, values in keys.items():
+        if values.dtype == object:
+            frame[name], texts[name] = pd.factorize(values)
+        else:
+            frame[name] = values
+    frame = pd.DataFrame(frame | {"gpu_hours": usage.gpu_hours, "cost": usage.effective_cost_micros})
+    summed = frame.groupby(list(keys), sort=False, dropna=False).sum()
+    del frame
+    level = summed.index.get_level_values
+    built = {
+        name: np.asarray(texts[name], dtype=object)[level(name).to_numpy()]
+        if name in texts
+        else level(name).to_numpy()
+        for name in keys
+    }
+    count = len(summed)
+    return replace(
+        usage,
+        **built,
+        gpu_hours=summed["gpu_hours"].to_numpy(np.float64),
+        effective_cost_micros=summed["cost"].to_numpy(np.int64),
+        resource_id=np.full(count, "", dtype=object),
     )
 
 

@@ -86,6 +86,14 @@ SCHEDULE: tuple[ScheduledJob, ...] = (
         "each is off (queues nothing) until GPULEDGER_GPUHUNT_PROVIDERS names it.",
     ),
     ScheduledJob(
+        "billing exports from s3",
+        "billing.import_s3_exports",
+        6 * HOUR,
+        {},
+        "CUR 2.0 and FOCUS exports where they land in S3 (billing export sources): each month's newest "
+        "delivery imported once, a restated month replaced and flagged. Off until a source is enabled.",
+    ),
+    ScheduledJob(
         "recompute stored decisions",
         "procurement.recompute_all",
         DAY,

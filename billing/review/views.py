@@ -101,7 +101,7 @@ def upload_page(request):
             else:
                 messages.success(request, f"{upload.name}: {result.line()}")
                 return redirect("billing-upload")
-    imports = BillingImport.objects.all()[:20]
+    imports = BillingImport.objects.prefetch_related("export_deliveries__source")[:20]
     return render(
         request, "billing/upload.html", {"form": form, "imports": imports}, status=400 if form.errors else 200
     )

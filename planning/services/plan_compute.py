@@ -175,6 +175,7 @@ def plan_result(
     evaluated = sorted(
         {layer_kind for _, plan, _ in planned for layer_kind in plan.get("options_evaluated", [])}
     )
+    models = models_by_spend(planned, left_out)
     result = {
         "name": request.name or f"capacity plan, {request.start:%Y-%m} to {request.end:%Y-%m}",
         "currency": currency,
@@ -204,7 +205,9 @@ def plan_result(
             fleet_json(fleet) | {"plan": _fleet_plan(plan), "demand": _fleet_demand(fleet_history)}
             for fleet, plan, fleet_history in planned
         ],
-        "models": models_by_spend(planned, left_out),
+        "models": models,
+        # the models table's total (report and PDF): every printed figure is one of the JSON's
+        "spend_in_bills": str(sum((Decimal(model["spend"]) for model in models), Decimal(0))),
         "fleets_not_planned": left_out,
         "missing_prices": missing,
         "commitments_in_force": commitments_found,

@@ -153,6 +153,9 @@ class WorkloadImageSerializer(serializers.Serializer):
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
     fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
+    max_objects_per_image = _count(
+        "Detectors: most labelled objects in one training image (sizes the loss's assigner); default: COCO's 93"
+    )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"
     )

@@ -26,6 +26,7 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
 )
+from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
@@ -322,7 +323,7 @@ def _hours(
     serving rows (per-stream tokens/s and time to first token) are None for training."""
     kind_gpus, kind, total = grid.kind_gpus, grid.kind, grid.total
     if not spec.is_training:
-        kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+        kind_peak = [spec_peak_tflops(spec, gpu) or np.nan for gpu in kind_gpus]
         kind_bandwidth = [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
         kind_peak, kind_bandwidth, _ = effective_speed(spec, kind_gpus, kind_peak, kind_peak, kind_bandwidth)
         peak = np.array(kind_peak, dtype=float)[kind]
@@ -360,7 +361,7 @@ def _hours(
 def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions, gpu_counts) -> dict:
     """The training model for every shape's GPU model and plan at ``gpu_counts`` GPUs."""
     kind_gpus, kind = grid.kind_gpus, grid.kind
-    kind_peak = [gpu.dense_tflops(spec.precision) or np.nan for gpu in kind_gpus]
+    kind_peak = [spec_peak_tflops(spec, gpu) or np.nan for gpu in kind_gpus]
     kind_mfu = [estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus]
     kind_peak, _, _ = effective_speed(
         spec, kind_gpus, kind_peak, kind_mfu, [gpu.memory_bandwidth_gbps for gpu in kind_gpus]

@@ -308,6 +308,33 @@ DETECTOR_FORWARD_OVERHEAD = Assumption(
     "Intercept of the same A100 fit (YOLOv8n: 0.99 ms - 8.7 GFLOPs / (312 TFLOPS x detector_efficiency)); "
     "spread over the images of a batch.",
 )
+DETECTOR_TRAINING_EFFICIENCY = Assumption(
+    "detector_training_efficiency",
+    0.243,
+    "fraction of dense peak",
+    "YOLO training (forward + backward = 3 x the published forward FLOPs per image) at 205.7 GFLOPs per "
+    "forward on a 125-TFLOPS card; scaled as (GFLOPs x 125 / card TFLOPS / 205.7) ^ "
+    "detector_training_efficiency_exponent, at most detector_efficiency. Fitted on the COCO training times "
+    "in the ultralytics/yolov5 README ('Training times for YOLOv5s/m/l/x are 2/4/6/8 days on a V100', 300 "
+    "epochs of 118,287 images, batch 64/40/24/16; forward 16.5/49.0/109.1/205.7 GFLOPs): 8.1%, 12.1%, 17.9% "
+    "and 25.3% of the V100's 125 TFLOPS, fit within 6% (the README's days are rounded). YOLOv5n (1 day) is "
+    "left out (an outside case's source) and lands within 2% anyway. Small networks and fast cards keep "
+    "the tensor cores part-fed: each kernel's fixed latency needs work proportional to the card's peak to "
+    "hide, as image_half_rows.",
+)
+DETECTOR_TRAINING_EFFICIENCY_EXPONENT = Assumption(
+    "detector_training_efficiency_exponent",
+    0.449,
+    "power of work per kernel",
+    "Slope of detector_training_efficiency's log-log fit (same YOLOv5 V100 times).",
+)
+DETECTOR_TRAINING_REFERENCE = Assumption(
+    "detector_training_reference_tflops",
+    125.0,
+    "dense TFLOPS",
+    "The card detector_training_efficiency is stated for: a V100 SXM2's fp16 tensor peak (NVIDIA V100 "
+    "datasheet), the GPU of the YOLOv5 README's training times.",
+)
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",
     15.4,
@@ -317,17 +344,28 @@ LOADER_IMAGES_PER_VCPU = Assumption(
     "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
     "V100: 17 min per epoch, 116 images/s) agrees.",
 )
-DETECTOR_TRAINING_MEMORY_FACTOR = Assumption(
-    "detector_training_memory_factor",
-    1.56,
-    "x counted activations",
-    "Detector training holds more than its layers' saved tensors: the loss's fp32 temporaries (DFL "
-    "logits, task-aligned assigner batch x boxes x anchors), cuDNN workspaces and the allocator's cache "
-    "all grow with batch x pixels. Fitted to two Ultralytics YOLOv8n logs (GPU_mem = memory_reserved): a "
-    "Colab T4 at 1280 px batch 16 (10.8 G; github.com/uzorcic/machinelearning yolov8_train_with_gpu.py) and "
-    "an RTX 2080 Ti at 640 px batch 16 (2.65 G; a quick-start's coco128 log, Ultralytics 8.1.47): "
-    "reserved = 1.56 x counted activations (before the allocator fragmentation every estimate adds), no "
-    "fixed part.",
+DETECTOR_ASSIGNER_BYTES = Assumption(
+    "detector_assigner_bytes",
+    72.0,
+    "bytes per (image, object slot, anchor)",
+    "Detector training's loss temporaries, additive to the layers' activations and independent of the "
+    "network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics ultralytics/utils/tal.py, "
+    "select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x anchors) tensors, n_max_boxes "
+    "being the most labelled objects in one image of the batch (targets are zero-padded to it). Counted "
+    "from the source: at select_candidates_in_gts two 2-wide fp32 differences, their 4-wide concatenation "
+    "and the min are live together, 36 B per element. GPU_mem is torch.cuda.memory_reserved: each batch "
+    "has its own n_max_boxes, so the caching allocator keeps earlier batches' differently sized blocks "
+    "beside the current ones (about 2x the counted peak). Fitted on two Ultralytics YOLOv8n coco128 logs "
+    "at detector_max_objects_per_image (a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/"
+    "machinelearning; an RTX 2080 Ti at 640 px batch 16, 2.65 G): 72 B, 2.0x the counted 36 B.",
+)
+DETECTOR_MAX_OBJECTS = Assumption(
+    "detector_max_objects_per_image",
+    93.0,
+    "labelled objects",
+    "Default for image.max_objects_per_image: COCO train2017's densest image carries 93 boxes "
+    "(000000157105.jpg; fchollet/deep-learning-with-python-notebooks issue #299), and CenterNet pads COCO "
+    "targets to max_objs = 128 because no COCO image has more (xingyizhou/CenterNet issue #529).",
 )
 VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
 VCPUS_PER_GPU_IMAGE = Assumption(
@@ -390,8 +428,12 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
-    DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
+    DETECTOR_TRAINING_REFERENCE,
     DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,

@@ -15,9 +15,13 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
+    DETECTOR_ASSIGNER_BYTES,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
-    DETECTOR_TRAINING_MEMORY_FACTOR,
+    DETECTOR_MAX_OBJECTS,
+    DETECTOR_TRAINING_EFFICIENCY,
+    DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
+    DETECTOR_TRAINING_REFERENCE,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -215,9 +219,24 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
-    if image_preset(spec.model.image_arch.slug)["family"] == "detection":
-        per_sample *= DETECTOR_TRAINING_MEMORY_FACTOR.value  # loss, assigner and workspace temporaries
-    return samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    layers = samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    return layers + detector_loss_bytes(spec)
+
+
+def detector_anchors(side: int) -> float:
+    """Anchor points of a YOLO head: one per cell of the stride-8, 16 and 32 grids (8,400 at 640 px)."""
+    return sum((side // stride) ** 2 for stride in (8, 16, 32))
+
+
+def detector_loss_bytes(spec) -> float:
+    """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
+    training step, added to the layers' activations (alive together: the loss runs before the backward);
+    they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
+    if not is_detector(spec) or not spec.is_training:
+        return 0.0
+    objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
+    anchors = detector_anchors(resolution(spec))
+    return spec.micro_batch_size * objects * anchors * DETECTOR_ASSIGNER_BYTES.value
 
 
 def inference_activation_bytes(spec, flash: bool) -> float:
@@ -470,3 +489,25 @@ def image_summary(spec) -> dict:
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary
+
+
+def conv_flops_share(spec) -> float:
+    """The convolutions' share of the FLOPs a workload runs: of a generation (denoiser steps, encoders and
+    VAE decode) for inference, of the trained network for training (its text encoders and LoRA matmuls
+    are linear layers)."""
+    if spec.is_training:
+        cost = spec_network_cost(spec)
+        return cost.conv_macs / cost.macs if cost.macs else 0.0
+    total = inference_flops_per_image(spec)
+    return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
+
+
+def detector_training_efficiency(spec, peak_flops) -> float:
+    """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
+    GFLOPs per image x reference peak / the card's peak / 205.7) ^ exponent, at most DETECTOR_EFFICIENCY
+    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py."""
+    gflops = 2.0 * spec_network_cost(spec).macs / 1e9
+    reference = DETECTOR_TRAINING_REFERENCE.value * 1e12
+    work = gflops * reference / (peak_flops or reference) / 205.7
+    efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
+    return min(efficiency, DETECTOR_EFFICIENCY.value)

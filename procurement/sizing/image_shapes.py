@@ -32,14 +32,16 @@ class Cost:
     eager_scores_saved: float = 0.0  # softmax elements kept by eager attention (all layers)
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
     attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
+    conv_macs: float = 0.0  # the convolutions' share of `macs` (cuDNN: TF32 under fp32 by default)
     forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
     blocks: int = 0
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
 
-    def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0) -> None:
+    def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0, conv=False) -> None:
         self.params += params
         self.macs += macs
+        self.conv_macs += macs if conv else 0.0
         self.attention_macs += attention_macs
         self.saved += saved
         self.checkpoint_inputs += block_input
@@ -53,7 +55,7 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     shortcut = c_in * c_out if c_in != c_out else 0
     conv = 9 * c_in * c_out + 9 * c_out * c_out + shortcut
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
-    cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions)
+    cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
 
 
 def _unet_transformer(
@@ -71,6 +73,9 @@ def _unet_transformer(
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
 
 
+GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer's feed-forward (unet_cost)
+
+
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     cost = Cost()
     channels = config["block_out_channels"]
@@ -86,6 +91,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     cost.params += time_dim * time_dim
     cost.params += 9 * in_ch * channels[0] + 9 * channels[0] * in_ch
     cost.macs += (9 * in_ch * channels[0] * 2) * positions[0]
+    cost.conv_macs += (9 * in_ch * channels[0] * 2) * positions[0]  # conv_in and conv_out
     skips = [channels[0]]
     skip_elements = channels[0] * positions[0]
     c_prev = channels[0]
@@ -101,7 +107,11 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             skip_elements += c * positions[level]
         if level < len(channels) - 1:
             cost.block(
-                9 * c * c + c, 9 * c * c * positions[level + 1], c * positions[level], c * positions[level]
+                9 * c * c + c,
+                9 * c * c * positions[level + 1],
+                c * positions[level],
+                c * positions[level],
+                conv=True,
             )
             skips.append(c)
             skip_elements += c * positions[level + 1]
@@ -125,12 +135,15 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 9 * c * c * positions[level - 1],
                 c * positions[level - 1],
                 c * positions[level],
+                conv=True,
             )
-    # A no-grad forward holds every skip connection plus the working set of the busiest level:
-    # a ResNet's input, normed and convolved copies, or a transformer's 8C GEGLU projection per token.
+    # A no-grad forward holds every skip connection plus the working set of the busiest level: a ResNet's
+    # input, normed and convolved copies (4C), or a transformer block's feed-forward (diffusers
+    # BasicTransformerBlock + GEGLU), 18C per token: the residual and norm3's output (C each), GEGLU's 8C
+    # projection (its two halves are views), gelu(gate) (4C) and the product (4C) before the 8C is freed.
     working = max(
         max(
-            8 * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
+            GEGLU_WORKING * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
             for i in range(len(channels))
         ),
         4 * channels[0] * positions[0],
@@ -212,7 +225,9 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
     channels = list(reversed(config["block_out_channels"]))
     positions = float(latent_side * latent_side)
     c = channels[0]
-    cost.block(9 * config["latent_channels"] * c, 9 * config["latent_channels"] * c * positions, 0, 0)
+    cost.block(
+        9 * config["latent_channels"] * c, 9 * config["latent_channels"] * c * positions, 0, 0, conv=True
+    )
     _resnet(cost, c, c, positions, 0)
     cost.block(
         4 * c * c,
@@ -231,9 +246,9 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
             c = out
         if index < len(channels) - 1:
             positions *= 4
-            cost.block(9 * c * c, 9 * c * c * positions, c * positions, c * positions)
+            cost.block(9 * c * c, 9 * c * c * positions, c * positions, c * positions, conv=True)
             peak = max(peak, 3 * c * positions)  # upsampled input, conv output, next block's norm
-    cost.block(9 * c * 3, 9 * c * 3 * positions, 0, 0)
+    cost.block(9 * c * 3, 9 * c * 3 * positions, 0, 0, conv=True)
     cost.forward_peak = peak
     return cost
 
@@ -283,6 +298,7 @@ def yolov8_cost(config: dict, side: int) -> Cost:
         saved += (6 * box + 64 + 6 * cls + 80) * pixels / stride**2
     cost.params = config["params_published"]
     cost.macs = config["gflops_at_reference"] * 1e9 / 2 * pixels / 640**2
+    cost.conv_macs = cost.macs  # every layer a Conv (C2PSA's q/k/v too); its attention matmuls are ~1%
     cost.saved = saved
     cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
     cost.largest_block_saved = 0.0
@@ -330,6 +346,7 @@ def yolo11_cost(config: dict, side: int) -> Cost:
         saved += (6 * box + 64 + 3 * x + 9 * cls + 80) * pixels / stride**2
     cost.params = config["params_published"]
     cost.macs = config["gflops_at_reference"] * 1e9 / 2 * pixels / 640**2
+    cost.conv_macs = cost.macs  # every layer a Conv (C2PSA's q/k/v too); its attention matmuls are ~1%
     cost.saved = saved
     cost.checkpoint_inputs = saved  # Ultralytics has no activation checkpointing
     cost.forward_peak = 4 * c1 * pixels / 4  # first stride-2 feature map and its copies

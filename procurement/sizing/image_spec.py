@@ -23,4 +23,5 @@ class ImageSpec:
     dataset_images: int | None = None
     images: int | None = None  # images to generate (a batch job)
     text_tokens: int | None = None  # the text encoder's sequence length the DiT attends to (None: preset's)
+    max_objects_per_image: int | None = None  # detectors: most labelled objects in one image (None: COCO's)
     fused_kernels: bool = False  # torch.compile / TensorRT: no separate elementwise passes over activations

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, CUDA_CONTEXT_GIB, GIB
+from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, gpu_by_slug
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import parse_workload_spec
@@ -67,7 +68,7 @@ QUICKSTART_YOLO = (
     "a Chinese YOLOv8 quick-start's saved training log in the public GitHub index (find_string id "
     "30072561993: Ultralytics 8.1.47, torch 1.10.1, RTX 2080 Ti 11 GB, yolov8n.pt, coco128, batch 16, imgsz 640, "
     "AMP, 8 workers): GPU_mem 2.64 / 2.65 / 2.82 G over 3 epochs, median 2.65 G (measured; with the Colab "
-    "T4 run, the fit of assumptions.DETECTOR_TRAINING_MEMORY_FACTOR)"
+    "T4 run, the fit of assumptions.DETECTOR_ASSIGNER_BYTES)"
 )
 DIFFUSERS_FAST = (
     "huggingface/diffusers docs/source/en/tutorials/fast_diffusion.md (commit 1850ad61; huggingface.co/docs/diffusers/tutorials/"
@@ -106,18 +107,19 @@ class ImageCase:
         return MEMORY_TARGET if self.kind == "memory" else SPEED_TARGET
 
 
-def _peak_tflops(gpu: GpuSpec, precision: str) -> float:
-    """The card's dense peak; every measured case here ran a precision its card supports."""
-    tflops = gpu.dense_tflops(precision)
+def _peak_tflops(gpu: GpuSpec, spec) -> float:
+    """The card's dense peak for the spec (compute_peak.py); every measured case here ran a precision its
+    card supports."""
+    tflops = spec_peak_tflops(spec, gpu)
     if tflops is None:
-        raise ValueError(f"{gpu.slug} has no dense {precision} peak")
+        raise ValueError(f"{gpu.slug} has no dense {spec.precision} peak")
     return tflops
 
 
 def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     parsed = parse_workload_spec(spec)
     gpu = gpu_by_slug(gpu_slug)
-    peak, bandwidth = _peak_tflops(gpu, parsed.precision) * 1e12, gpu.memory_bandwidth_gbps * 1e9
+    peak, bandwidth = _peak_tflops(gpu, parsed) * 1e12, gpu.memory_bandwidth_gbps * 1e9
     return image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation)
 
 
@@ -137,7 +139,7 @@ def _mlperf_samples_per_second() -> float:
 def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     """One eager bf16 forward of the network alone: compute plus its activations written and read once."""
     cost, gpu = image_model.network_cost(slug, side), gpu_by_slug(gpu_slug)
-    peak = _peak_tflops(gpu, "bf16") * 1e12
+    peak = (gpu.bf16_tflops_dense or float("nan")) * 1e12
     efficiency = image_model.kernel_efficiency(image_model.rows_per_sample(cost), peak)  # batch 1
     compute = 2.0 * cost.macs / (peak * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
@@ -604,10 +606,11 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch; detector "
         "training is bounded by the host's image loader (loader_images_per_vcpu) and its memory carries the "
-        "loss and workspace temporaries (detector_training_memory_factor). Targets: memory within 15%, speed "
+        "task-aligned assigner's batch x objects x anchors temporaries as an additive term "
+        "(detector_assigner_bytes, at image.max_objects_per_image). Targets: memory within 15%, speed "
         "within 25%; cases outside carry an explanation. Not validated: the GPU side of detector training speed "
         "(the card's MFU; at the host rule's 8 vCPUs the loader bound decides), ViT training memory, YOLO11 "
-        "training memory (walked from yolo11.yaml, no published log checked).",
+        "training memory beyond the outside review's YOLO11x A100 log.",
         "",
         f"- Median absolute error, memory: **{median_error(cases, 'memory'):.1%}** over "
         f"{sum(c.kind == 'memory' for c in cases)} cases",

@@ -44,9 +44,13 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The uncalibrated MFU: the card's default, raised for dense pretraining on NVSwitch Ampere
     datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE).
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
-    (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements."""
+    (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements;
+    detectors: image_model.detector_training_efficiency (YOLOv5 V100 training times)."""
     arch = spec.model.image_arch
-    if arch is not None and arch.family != "detection":
+    if arch is not None and arch.family == "detection":
+        peak = gpu.dense_tflops(spec.precision)
+        return image_model.detector_training_efficiency(spec, peak * 1e12 if peak else None)
+    if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None))
     if (

@@ -17,6 +17,7 @@ from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
+from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
 from procurement.sizing.host import host_requirements, vcpus_per_gpu
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
@@ -96,7 +97,7 @@ def _throughput_rows(
     kind_peak, kind_bandwidth, _ = effective_speed(
         spec,
         gpus,
-        [gpu.dense_tflops(spec.precision) or np.nan for gpu in gpus],
+        [spec_peak_tflops(spec, gpu) or np.nan for gpu in gpus],
         kind_mfu if kind_mfu is not None else [1.0] * len(gpus),
         [gpu.memory_bandwidth_gbps for gpu in gpus],
     )

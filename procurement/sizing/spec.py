@@ -640,6 +640,7 @@ _IMAGE_KEYS = {
     "dataset_images",
     "images",
     "text_tokens",
+    "max_objects_per_image",
     *_IMAGE_BOOLS,
 }
 
@@ -661,6 +662,9 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
         images=reader.integer(data, "images", "image.images", None),
         text_tokens=reader.integer(data, "text_tokens", "image.text_tokens", None, minimum=1),
+        max_objects_per_image=reader.integer(
+            data, "max_objects_per_image", "image.max_objects_per_image", None, minimum=1
+        ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -756,5 +760,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
         reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
+    if arch.family != "detection" and spec.image.max_objects_per_image is not None:
+        reader.error("image.max_objects_per_image", f"{arch.slug} is not a detector (YOLO presets have one)")
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -1,0 +1,84 @@
+"""Spark SQL in local mode runs the review's SQL translated by sqlglot (issue 28, item 2): over the same
+Parquet, its integers equal DuckDB's (duckdb_review.review_sums, itself equal to the review to the cent,
+test_storage_duckdb.py), so the totals agree to the micro-unit, a fortiori to the cent.
+
+One local[2] session for the module (the JVM start is most of the cost: about 10-20 s), the UI off, the
+driver bound to 127.0.0.1, the session's time zone UTC (the review's periods are UTC days).
+Without pyspark or Java this module skips, and fails under REQUIRE_SERVICES=1 (CI installs both).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import shutil
+
+import pytest
+
+from billing.review import selectors
+from billing.review.service import make_request
+from billing.storage import ParquetSpendStore
+from billing.storage.duckdb_review import review_sums
+from billing.storage.translated_review import review_sums_with
+from tests.billing.catalog import import_demo_billing
+
+pytestmark = [pytest.mark.spark, pytest.mark.django_db]
+MAY_JUNE = (dt.date(2026, 5, 1), dt.date(2026, 7, 1))
+
+
+def _missing() -> str:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install -r requirements-spark.txt)"
+    return "" if shutil.which("java") else "no Java runtime (apt-get install openjdk-17-jre-headless)"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    missing = _missing()
+    if missing:
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("gpuledger-review-sql")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+    logging.getLogger("py4j").setLevel(
+        logging.WARNING
+    )  # its connection closing logs after pytest's capture ends
+
+
+def spark_sums(spark, store, start, end, teams=()):
+    spark.read.parquet(*[str(path) for path in store.files(start, end)]).createOrReplaceTempView("spend_rows")
+    return review_sums_with(
+        lambda sql: [tuple(row) for row in spark.sql(sql).collect()], "spark", start, end, teams
+    )
+
+
+def test_spark_gives_duckdbs_review_sums_on_the_demo_bill_whole_and_in_one_teams_scope(spark, tmp_path):
+    import_demo_billing(tmp_path, months=2)
+    store = ParquetSpendStore(tmp_path / "store")
+    store.write(selectors.spend_frame(make_request(start=MAY_JUNE[0], end=MAY_JUNE[1])))
+    expected = review_sums(store, *MAY_JUNE)
+    assert expected["gpu"][1] > 0 and len(expected["by_month"]) == 2  # two months of GPU spend, not empty
+    assert spark_sums(spark, store, *MAY_JUNE) == expected
+    # June only, one team's scope: the period and the scope are in Spark's WHERE clause too
+    teams = sorted(expected["by_team"])[:1]
+    june = (dt.date(2026, 6, 1), dt.date(2026, 7, 1))
+    scoped = review_sums(store, *june, teams)
+    assert set(scoped["by_team"]) == set(teams) and list(scoped["by_month"]) == ["2026-06"]
+    assert spark_sums(spark, store, *june, teams) == scoped

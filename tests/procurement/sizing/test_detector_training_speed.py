@@ -1,0 +1,49 @@
+"""YOLO training speed on the GPU side: an efficiency that grows with the work per image relative to the
+card's peak, fitted on the ultralytics/yolov5 README's V100 COCO training times (assumptions
+detector_training_efficiency, _exponent, _reference_tflops), capped at detector_efficiency."""
+
+import pytest
+
+from procurement.sizing import gpu_by_slug, parse_workload_spec
+from procurement.sizing import image_model as im
+from procurement.sizing.mfu import default_mfu
+
+
+def _spec(preset: str, batch: int = 16) -> object:
+    return parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": preset},
+            "micro_batch_size": batch,
+            "image": {"epochs": 1, "dataset_images": 1000},
+        }
+    )
+
+
+def test_the_fit_reproduces_the_yolov5_readme_v100_times():
+    """README: YOLOv5x 300 COCO epochs (118,287 images) in 8 days on a V100 = 51.3 images/s; x 3 x 205.7
+    GFLOPs = 31.7 TFLOPS = 25.3% of 125. The fit's value at 205.7 GFLOPs on 125 TFLOPS is its constant,
+    0.243 (-4%: the README's days are rounded). YOLOv5l (6 days, 109.1 GFLOPs): 68.5 images/s = 17.9%;
+    the fit: 0.243 x (109.1 / 205.7) ^ 0.449 = 0.183 (+2%)."""
+    reference = 300 * 118287 / (8 * 86400) * 3 * 205.7e9 / 125e12
+    assert reference == pytest.approx(0.2535, abs=0.001)
+    assert 0.243 * (109.1 / 205.7) ** 0.449 == pytest.approx(0.183, abs=0.001)
+
+
+def test_a_fast_card_needs_more_work_per_image():
+    """YOLO11x (194.9 GFLOPs) on an A100 (312 TFLOPS): work = 194.9 x 125 / 312 / 205.7 = 0.3796;
+    0.243 x 0.3796 ^ 0.449 = 0.1573."""
+    spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
+    assert im.detector_training_efficiency(spec, 312e12) == pytest.approx(0.1573, abs=0.0005)
+    assert default_mfu(spec, a100) == pytest.approx(0.1573, abs=0.0005)
+
+
+def test_a_small_network_keeps_the_tensor_cores_part_fed():
+    """YOLOv8n (8.7 GFLOPs) on a V100: 0.243 x (8.7 / 205.7) ^ 0.449 = 0.0587."""
+    assert im.detector_training_efficiency(_spec("yolov8n"), 125e12) == pytest.approx(0.0587, abs=0.0005)
+
+
+def test_it_never_beats_the_inference_engines_efficiency():
+    """YOLOv8x on a 44.6-TFLOPS card: 0.243 x (257.8 x 125 / 44.6 / 205.7) ^ 0.449 = 0.427 > 0.314, the
+    TensorRT inference slope (detector_efficiency): capped."""
+    assert im.detector_training_efficiency(_spec("yolov8x", 4), 44.6e12) == pytest.approx(0.314)
