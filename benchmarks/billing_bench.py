@@ -263,6 +263,32 @@ def phase_review(db_path: str, queue) -> None:
     queue.put({**figures, "peak_mib": _peak_mib()})
 
 
+def phase_review_per_line(db_path: str, queue) -> None:
+    """The review as it was before issue 28 item 1's pre-aggregation: one engine row per bill line read
+    from the same datasets (duckdb_review.engine_rows, grouped=False), for the before/after of one run."""
+    _setup_django(db_path)
+    from billing.review import selectors
+    from billing.review.engine import spend_review
+    from billing.review.service import make_request
+
+    request = make_request(start=dt.date(2026, 1, 1), end=dt.date(2026, 7, 1))
+    started = time.perf_counter()
+    frame = selectors.dataset_rows(request.previous[0], request.end, grouped=False)
+    read_s = time.perf_counter() - started
+    prices = selectors.price_context(frame)
+    started = time.perf_counter()
+    review = spend_review(frame, request, prices=prices, utilization=None)
+    queue.put(
+        {
+            "read_seconds": read_s,
+            "engine_seconds": time.perf_counter() - started,
+            "rows": len(frame),
+            "effective_cost": review["totals"]["effective_cost"],
+            "peak_mib": _peak_mib(),
+        }
+    )
+
+
 def run(target, *args) -> dict:
     queue = mp.get_context("fork").Queue()
     process = mp.get_context("fork").Process(target=target, args=(*args, queue))
@@ -344,7 +370,15 @@ def main() -> None:
                     f" = {floor['bare_seconds'] / plain['seconds']:.1f}x the pandas read"
                 )
             if label == "CSV":
+                per_line = run(phase_review_per_line, db_path)
                 review = run(phase_review, db_path)
+                print(
+                    f"review per bill line (before): read {per_line['rows']:,} rows in {per_line['read_seconds']:.2f} s, "
+                    f"engine {per_line['engine_seconds']:.2f} s, peak {per_line['peak_mib']:.0f} MiB "
+                    f"(effective {per_line['effective_cost']} USD); import + it "
+                    f"{(imported['seconds'] + per_line['read_seconds'] + per_line['engine_seconds']) / baseline['seconds']:.1f}x "
+                    "the DuckDB baseline"
+                )
                 for which in ("first", "later"):
                     one = review[which]
                     print(

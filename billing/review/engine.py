@@ -465,9 +465,10 @@ def spend_review(
     }
     review = {"currency": currency, "totals": totals}
     # rows of a month without an FX rate are left out of every sum above and below, and named here
-    review["fx_missing"] = fx_missing(
-        records.loc[in_period | in_previous, ["currency", "charge_period_start", "billed_micros"]], request
-    )
+    counted = ["currency", "charge_period_start", "billed_micros"] + [
+        c for c in ["row_count"] if c in records
+    ]
+    review["fx_missing"] = fx_missing(records.loc[in_period | in_previous, counted], request)
     for name, key in BREAKDOWNS.items():
         review[name] = _breakdown(gpu_and_unused, previous_keyed, key, currency)
     _split_months_by_category(review["by_month"], gpu_and_unused, currency)

@@ -102,11 +102,19 @@ def missing_rates(frame: pd.DataFrame, request) -> list[dict]:
                 {
                     "currency": currency,
                     "month": month,
-                    "rows": len(positions),
+                    "rows": _row_count(frame, positions),
                     "billed_micros": int(frame["billed_micros"].to_numpy(np.int64)[positions].sum()),
                 }
             )
     return missing
+
+
+def _row_count(frame: pd.DataFrame, positions: np.ndarray) -> int:
+    """The bill lines at `positions`: a pre-aggregated frame (storage/duckdb_review.py, `grouped`) says
+    how many each of its rows stands for in `row_count`."""
+    if "row_count" in frame:
+        return int(frame["row_count"].to_numpy(np.int64)[positions].sum())
+    return len(positions)
 
 
 def missing_rate_warning(entry: dict, review_currency: str, bills: list[str]) -> str:

@@ -84,7 +84,12 @@ def _micro_column(values: list, name: str) -> np.ndarray:
 
 
 def dataset_rows(
-    start: dt.date, end: dt.date, teams: Sequence[str] = (), columns: Sequence[str] = FRAME_COLUMNS
+    start: dt.date,
+    end: dt.date,
+    teams: Sequence[str] = (),
+    columns: Sequence[str] = FRAME_COLUMNS,
+    *,
+    grouped: bool = False,
 ) -> pd.DataFrame | None:
     """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
     from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
@@ -92,13 +97,18 @@ def dataset_rows(
     if not covers_stored_rows():
         return None
     interruptible = tag_mapping().interruptible
-    return engine_rows(ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns)
+    return engine_rows(
+        ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
+    )
 
 
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
-    found = dataset_rows(start, request.end, request.allowed_teams)
+    # pre-aggregated in DuckDB (a few rows per resource and charge period, however many lines the bill
+    # has), except where utilization samples exist: idle hours are capped per bill line (engine.py)
+    grouped = not has_utilization(start, request.end)
+    found = dataset_rows(start, request.end, request.allowed_teams, grouped=grouped)
     if found is not None:
         return found
     if connection.vendor == "postgresql" and not request.allowed_teams:
@@ -171,6 +181,14 @@ def _fetched_frame(where: str, params: list) -> pd.DataFrame:
     ).dt.as_unit("ns")
     # text as categories here, once per read: the engine filters and groups on their integer codes
     return categorized(frame[REVIEW_COLUMNS + COMMITMENT_COLUMNS])
+
+
+def has_utilization(start: dt.date, end: dt.date) -> bool:
+    """Whether any GPU utilization sample lies in [start, end)."""
+    return GpuUtilization.objects.filter(
+        hour__gte=dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC),
+        hour__lt=dt.datetime.combine(end, dt.time(), tzinfo=dt.UTC),
+    ).exists()
 
 
 def utilization_frame(request: ReviewRequest) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from billing.storage.import_datasets import ImportDatasets
 from billing.storage.parquet import ParquetSpendStore
 
 FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
+MEMORY_LIMIT = "256MB"
 TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
 
 
@@ -64,18 +65,33 @@ def engine_rows(
     *,
     interruptible_tag: str,
     columns: Sequence[str] = FRAME_COLUMNS,
+    grouped: bool = False,
 ) -> pd.DataFrame:
     """The review engine's frame (FRAME_COLUMNS, or the engine `columns` asked, in that order) of the rows
-    charged in [start, end), of `allowed_teams` only when given; text as sorted categories."""
+    charged in [start, end), of `allowed_teams` only when given; text as sorted categories. `grouped`:
+    pre-aggregated in DuckDB (review_sql.GROUPED_ROWS), one row per distinct combination of the other
+    columns with the amounts summed and a `row_count` column after `columns`."""
     files = [str(path) for path in store.files(start, end)]
     if not files:
         frame = empty_frame()
-        return frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
+        frame = frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
+        return frame.assign(row_count=np.zeros(0, dtype=np.int64)) if grouped else frame
     sql = review_sql.ENGINE_ROWS.format(
         unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
         columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
         scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
     )
+    if grouped:
+        sql = review_sql.GROUPED_ROWS.format(
+            keys=", ".join(name for name in columns if name not in review_sql.SUMMED_COLUMNS),
+            sums=", ".join(
+                review_sql.GROUPED_SUM.format(name=name)
+                for name in columns
+                if name in review_sql.SUMMED_COLUMNS
+            ),
+            rows=sql,
+        )
+        columns = [*columns, review_sql.ROW_COUNT]
     params = {"files": files, "start": _utc(start), "end": _utc(end)}
     if allowed_teams:
         params["teams"] = list(allowed_teams)
@@ -87,8 +103,10 @@ def engine_rows(
     finally:
         connection.close()
     if table.num_rows == 0:
-        frame = empty_frame()
-        return frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
+        frame = with_commitment_columns(empty_frame())
+        if grouped:
+            frame = frame.assign(row_count=np.zeros(0, dtype=np.int64))
+        return frame[list(columns)]
     return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
 
 
@@ -115,6 +133,8 @@ def _sorted_category(values: pa.ChunkedArray) -> pd.Categorical:
 def _connection() -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
+    # a GROUP BY over millions of rows stays within this, spilling to a temporary folder past it
+    connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     return connection
 
 

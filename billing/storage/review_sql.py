@@ -85,3 +85,19 @@ ENGINE_ROWS = (
     "WHERE charge_period_start >= $start AND charge_period_start < $end {scope}"
 )
 ENGINE_TEAM_SCOPE = "AND list_contains($teams, team)"
+
+# The review engine's frame pre-aggregated (issue 28, item 1): the rows that agree on every column the
+# engine reads but the amounts are one row, their amounts summed exactly (HUGEINT, then BIGINT: an
+# overflow is an error, never a wrap) and `row_count` the rows it stands for. Every review sum is a sum
+# of these sums, so the frame the engine holds grows with the distinct combinations (resources x
+# charge periods x tags), not with the bill's lines. {rows} is ENGINE_ROWS with the engine's columns.
+SUMMED_COLUMNS = [
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "instance_hours_micros",
+    "gpu_hours_micros",
+]
+ROW_COUNT = "row_count"
+GROUPED_ROWS = "SELECT {keys}, {sums}, count(*) AS row_count FROM ({rows}) AS spend_rows GROUP BY ALL"  # noqa: S608 (fixed SQL)
+GROUPED_SUM = "CAST(sum({name}) AS BIGINT) AS {name}"
