@@ -97,7 +97,7 @@ def test_providers_with_a_snapshot_are_no_longer_listed_as_not_refreshed(bundled
     listed = {row["provider"] for row in providers_not_refreshed()}
     assert listed.isdisjoint(CLOUDS)
     # no public snapshot is bundled for these (docs/provider-prices.md says which were searched)
-    assert {"oci", "runpod", "cloudrift", "crusoe", "digitalocean", "hotaisle", "vultr"} <= listed
+    assert {"cloudrift", "crusoe", "digitalocean", "hotaisle", "vultr"} <= listed
     # Seeweb's SkyPilot snapshot is bundled since the outside review of issue 32 (its rows without a
     # Region are refused, the rest loads): it is covered, no longer "not refreshed yet"
     assert "seeweb" not in listed

@@ -45,9 +45,15 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     # to the SXM5 part (pricing/data/gpuhunt_gpu_names.csv), so nothing is left unmapped
     assert not UnmappedGpuName.objects.filter(provider__slug="runpod", name="H100").exists()
     rows = viewer_client.get("/api/offers/?provider=runpod").json()
+    # beside the bundled SkyPilot excerpt's 1x_A100-80GB_SECURE (runpod/vms.excerpt.csv: 14 on-demand prices,
+    # one per country, and 48 spot, one per zone, all 1.39 $/h), which the refresh leaves as it was
+    snapshot = [row for row in rows if row["source"] == "skypilot:runpod/vms.excerpt.csv"]
+    assert len(snapshot) == 62 and {row["price_per_hour"] for row in snapshot} == {"1.390000"}
     # the recorded rows (recorded/gpuhunt_runpod.csv): all four priced offers, the H100s as the SXM5 part
     assert sorted(
-        (row["instance_type"], row["gpu"], row["price_per_hour"], row["source"]) for row in rows
+        (row["instance_type"], row["gpu"], row["price_per_hour"], row["source"])
+        for row in rows
+        if row["source"] == "gpuhunt:runpod"
     ) == [
         ("8x NVIDIA H100 80GB HBM3", "h100-sxm5-80gb", "21.520000", "gpuhunt:runpod"),
         ("NVIDIA GeForce RTX 4090", "rtx-4090", "0.690000", "gpuhunt:runpod"),
@@ -58,12 +64,13 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html
     # the landing page lists the gpuhunt providers no refresh has priced yet, RunPod no longer among them,
     # nor JarvisLabs, Lium, Daytona and (since the outside review of issue 32) Seeweb, whose bundled SkyPilot
-    # snapshots give them offers: 11 - 1 - 4 = 6
+    # snapshots give them offers, nor OCI (its SkyPilot excerpt, issue 32): 11 - 1 - 4 - 1 = 5
     landing = viewer_client.get("/").content.decode()
     listed = landing.split('id="not-refreshed"', 1)[1].split("</p>", 1)[0]
     assert "<strong>vultr</strong> (add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in listed
     assert "<strong>runpod</strong>" not in listed and "<strong>lium</strong>" not in listed
-    assert listed.count("<strong>") == 6
+    assert "<strong>oci</strong>" not in listed
+    assert listed.count("<strong>") == 5
 
 
 def test_the_daily_gpuhunt_job_queues_only_the_providers_turned_on_and_their_prices_go_stale_after_2_days(
