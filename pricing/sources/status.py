@@ -89,26 +89,33 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
 
 
 def providers_not_refreshed() -> list[dict]:
-    """The gpuhunt providers no refresh has priced yet and no bundled snapshot covers (a provider with a
-    SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
-    is on and, when off, how to turn it on: the landing page lists them."""
+    """The gpuhunt providers no refresh has priced yet and no whole bundled snapshot covers (a provider with
+    a SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
+    is on and, when off, how to turn it on: the landing page lists them. A provider bundled only as an
+    excerpt of its snapshot (`*.excerpt.csv`: a few rows, not its offers) stays listed, marked `excerpt`,
+    so partial coverage never reads as covered."""
     refreshed = set(
         PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
         .values_list("source", flat=True)
         .distinct()
     )
-    return [
-        {
-            "source": source.name,
-            "provider": source.name.removeprefix("gpuhunt-"),
-            "enabled": source.enabled(),
-            "how_to_enable": source.off_reason.removeprefix("off: "),
-        }
-        for source in SOURCES.values()
-        if source.name.startswith("gpuhunt-")
-        and source.name not in refreshed
-        and source.name.removeprefix("gpuhunt-") not in SKYPILOT_FILES
-    ]
+    listed = []
+    for source in SOURCES.values():
+        provider = source.name.removeprefix("gpuhunt-")
+        bundled = SKYPILOT_FILES.get(provider, "")
+        excerpt = ".excerpt." in bundled
+        if not source.name.startswith("gpuhunt-") or source.name in refreshed or (bundled and not excerpt):
+            continue
+        listed.append(
+            {
+                "source": source.name,
+                "provider": provider,
+                "enabled": source.enabled(),
+                "how_to_enable": source.off_reason.removeprefix("off: "),
+                "excerpt": excerpt,
+            }
+        )
+    return listed
 
 
 def status_overview(*, now: dt.datetime) -> dict:
