@@ -55,13 +55,3 @@ def _queue_check(import_id: int) -> None:
         check_spend_after_import.delay(import_id)
     except Exception:  # broker unreachable: the import stands; the review computes the same live
         logger.exception("could not queue the anomaly and budget check of import %s", import_id)
-
-
-@shared_task(name="billing.import_s3_exports", acks_late=True)
-def import_s3_exports() -> dict:
-    """The beat's scheduled import from S3 (imports/scheduled.py). Off (reads nothing) until a billing
-    export source is enabled. Idempotent: a delivery is imported once (unique per source), so a
-    redelivered or repeated run imports nothing new."""
-    from billing.imports.scheduled import export_sources_sync
-
-    return export_sources_sync()

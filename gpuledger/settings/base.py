@@ -190,7 +190,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
-CELERY_IMPORTS = ["billing.imports.upload_tasks"]  # a task module besides the apps' tasks.py
+CELERY_IMPORTS = [  # task modules besides the apps' tasks.py
+    "billing.imports.upload_tasks",
+    "billing.imports.scheduled_tasks",
+]
 # Uploaded billing files wait here for the worker (billing/imports/uploads.py): a folder the web
 # and worker processes share; empty means one in the system's temporary folder (one host).
 BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")

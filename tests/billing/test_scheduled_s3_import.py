@@ -22,10 +22,10 @@ from moto import mock_aws
 
 from billing.imports.s3_exports import ExportManifestError, parse_manifest
 from billing.imports.scheduled import export_sources_sync
+from billing.imports.scheduled_tasks import import_s3_exports
 from billing.models import BillingExportDelivery, BillingExportSource, BillingImport, SpendRecord
 from billing.storage.duckdb_review import review_sums
 from billing.storage.import_datasets import ImportDatasets
-from billing.tasks import import_s3_exports
 from scheduler.schedule import SCHEDULE
 from tests.billing.catalog import make_catalog
 from tests.billing.test_sources import CUR_HEADER, CUR_ROWS
