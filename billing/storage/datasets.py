@@ -176,7 +176,12 @@ class DatasetWriter:
         return self._writers[month]
 
     def finish(self, name: str) -> list[DatasetFile]:
-        """Close the files and move the dataset to `name` under the root (an import's own folder)."""
+        """Close the files and move the dataset to `name` under the root (an import's own folder).
+
+        The callers name the folder after an import whose files no committed record names yet (a new
+        import, in its own transaction; a backfill, under a row lock, of an import without files). A
+        folder already there is therefore an orphan: left by an import whose transaction rolled back after
+        its rename, or by a database flushed or restored since (ids then come back). It is replaced."""
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
@@ -184,6 +189,8 @@ class DatasetWriter:
             self.abandon()
             return []
         target = self.root / name
+        if target.exists():
+            shutil.rmtree(target)
         self.incoming.rename(target)  # one rename: the whole dataset appears at once
         files = []
         for month, rows in sorted(self._rows.items()):
