@@ -738,7 +738,8 @@ FINANCE_ASSUMPTIONS = (
         "name": "after-tax NPV",
         "value": "study.tax_rate over every layer (after_tax)",
         "source": "the TCO engine's rules: running costs, interest and rent deducted when paid (an upfront "
-        "fee in the month it is paid), owned servers' tax depreciation (buy.depreciation_method), the "
+        "fee for a term over 12 months deducted in equal monthly parts over its term, US Treas. Reg. "
+        "1.263(a)-4(f), the 12-month rule; a 1-year term's fee when paid), owned servers' tax depreciation (buy.depreciation_method), the "
         "sale at the residual taxed on its gain over book value",
     },
 )

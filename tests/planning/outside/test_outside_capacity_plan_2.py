@@ -170,15 +170,8 @@ def test_g_a_dearer_reservation_flips_to_owning_exactly_where_the_brute_force_do
     assert float(_fleet(plan, P4D_FLEET)["plan"]["npv"]) == pytest.approx(npv, abs=1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a 3-year upfront fee is deducted for tax in the month it is paid; US tax law capitalises a "
-        "prepayment whose benefit runs past 12 months (Treas. Reg. 1.263(a)-4(f)) and amortises it over "
-        "the term, as IFRS/GAAP books expense it: 24 A100 All Upfront, 912,178.80, after-tax NPV "
-        "720,621.25 shown against 741,674.86 by ratable deduction (after-tax cost understated 21,053.61, 2.8%)"
-    ),
-)
+# Found by this review: a 3-year upfront fee was deducted for tax when paid (after-tax NPV 720,621.25).
+# Fixed: deducted 1/36 a month over its term (Treas. Reg. 1.263(a)-4(f), the 12-month rule).
 def test_h_after_tax_a_3_year_prepayment_is_deducted_over_its_term(bundled_catalog, tmp_path, client_as):
     _store_all_upfront_reservation()
     _bill(tmp_path)
