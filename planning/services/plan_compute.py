@@ -139,7 +139,12 @@ def plan_result(
         plan = lay_plan(**laid, include_owned=not owned_problem)
         plan["saving_on_default_prices"] = None
         if plan.get("owned_servers") and not server_price_quoted(request.study, for_fleet):
-            without_owned = lay_plan(**laid, include_owned=False, with_sensitivity=False)
+            # only its base total is read: one growth trial, no sensitivity, to keep the second plan cheap
+            without_owned = lay_plan(
+                **(laid | {"request": replace(request, trials=1)}),
+                include_owned=False,
+                with_sensitivity=False,
+            )
             plan["saving_on_default_prices"] = str(saving_on_default_price(plan, without_owned))
         plan["layers"] = with_fleet(plan["layers"], fleet, prices)
         plan["fleet"] = fleet.key
