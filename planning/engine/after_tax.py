@@ -5,8 +5,10 @@ depreciation's shield, the sale at the residual taxed on its gain over book valu
 1. They are affine in utilization, so per server and per used GPU-hour they scale to the plan's level
 and hours exactly as ``options.owned_option`` scales the cash. Every other layer (commitments in force
 and new, on-demand, spot) is rent: deducted when paid, as the TCO engine deducts rent, so it costs
-(1 - tax) of its cash; an upfront fee is deducted in the month it is paid (the engine's cash basis; an
-accrual book would spread a prepayment over the term).
+(1 - tax) of its cash, except an upfront fee for a term over 12 months: US tax capitalises a prepayment
+whose benefit runs past 12 months (Treas. Reg. 1.263(a)-4(f), the 12-month rule) and deducts it over the
+term, so ``deductions`` gives the months in which each layer's cash is deducted (a 1-year term's fee,
+within the rule, is deducted when paid).
 """
 
 from __future__ import annotations
@@ -88,9 +90,11 @@ def plan_after_tax(
     tax_rate: Decimal,
     discount_rate_annual: Decimal,
     tranches: Sequence[Tranche] | None = None,
+    deductions: dict[str, np.ndarray] | None = None,
 ) -> AfterTax:
     """The plan's cash by layer (planner.layer_monthly_costs) after tax; NPV at the plan's rate. With
-    ``tranches`` the owned servers are bought in them, as the plan's cash buys them."""
+    ``tranches`` the owned servers are bought in them, as the plan's cash buys them. A rented layer's
+    cash is deducted as ``deductions`` (planner.layer_tax_deductions) says, else when paid."""
     months = next(iter(layer_flows.values())).size
     flows = np.zeros(months)
     shield = Decimal(0)
@@ -107,6 +111,7 @@ def plan_after_tax(
                 )
             flows[: owned_flows.size] += owned_flows
         else:
-            flows += cash * (1 - float(tax_rate))
+            deducted = cash if deductions is None else deductions.get(kind, cash)
+            flows += cash - deducted * float(tax_rate)
     monthly = [Decimal(repr(float(flow))) for flow in flows]
     return AfterTax(tax_rate, tuple(monthly), present_value(monthly, discount_rate_annual), shield)

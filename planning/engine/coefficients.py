@@ -21,6 +21,7 @@ so coefficient x (GPU-hours a year above a level) is the period's cost.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,6 +165,30 @@ def commitment_monthly(
         )
         paid[start - 1] += float(option.upfront_per_gpu or 0) * factors[start]  # signed the month before
     return paid
+
+
+# US tax (Treas. Reg. 1.263(a)-4(f), the 12-month rule): a prepayment whose benefit runs 12 months or
+# less may be deducted when paid; a longer one is capitalised and deducted over its term.
+PREPAYMENT_DEDUCTIBLE_MONTHS = 12
+
+
+def deductions_of_cash(option: CommitmentOption, cash: np.ndarray, starts: Sequence[int]) -> np.ndarray:
+    """When the tax deducts ``cash`` (one GPU's, from commitment_monthly or one_year_monthly for terms
+    starting in ``starts``): a term over 12 months has its upfront fee (paid the month before it runs)
+    deducted in equal parts over the term's months instead; a term's months past the array's last month
+    are deducted in that month."""
+    deducted = np.array(cash, dtype=np.float64)
+    if not option.upfront_per_gpu or option.term_months <= PREPAYMENT_DEDUCTIBLE_MONTHS:
+        return deducted
+    factors = market_price_factors(option.price_decline_per_year, deducted.size)
+    for start in starts:
+        fee = float(option.upfront_per_gpu) * factors[start]
+        deducted[start - 1] -= fee
+        share = fee / option.term_months
+        within = max(0, min(option.term_months, deducted.size - start))
+        deducted[start : start + within] += share
+        deducted[-1] += share * (option.term_months - within)
+    return deducted
 
 
 def one_year_monthly(option: CommitmentOption, year: int, months: int) -> np.ndarray:

@@ -22,6 +22,7 @@ from planning.engine.planner import (
     _spread_over_months,
     bands,
     layer_monthly_costs,
+    layer_tax_deductions,
     owned_schedule,
     plan_context,
 )
@@ -189,6 +190,7 @@ def _after_tax(plan, context, band, flows, tax_rate, money) -> dict[str, Any]:
         tax_rate=tax_rate,
         discount_rate_annual=plan.inputs.discount_rate_annual,
         tranches=owned_schedule(context, levels),
+        deductions=layer_tax_deductions(context, levels, flows),
     )
     owned = plan.inputs.options.owned
     method = owned.study.buy.depreciation_method if owned is not None else None
@@ -199,4 +201,12 @@ def _after_tax(plan, context, band, flows, tax_rate, money) -> dict[str, Any]:
         "total_cost": money(result.total),
         "npv": money(result.npv),
         "depreciation_tax_shield": money(result.depreciation_tax_shield),
+        "prepayment_rule": PREPAYMENT_RULE,
     }
+
+
+PREPAYMENT_RULE = (
+    "an upfront commitment fee for a term over 12 months is capitalised and deducted in equal monthly "
+    "parts over its term (US Treas. Reg. 1.263(a)-4(f), the 12-month rule); a 1-year term's fee, within "
+    "the rule, is deducted when paid"
+)

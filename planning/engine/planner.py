@@ -17,6 +17,7 @@ from planning.engine.coefficients import (
     Periods,
     coefficients,
     commitment_monthly,
+    deductions_of_cash,
     discount_weights,
     last_paid_month,
     market_monthly,
@@ -24,6 +25,7 @@ from planning.engine.coefficients import (
     plan_periods,
     renewal_option,
     renewal_starts_of,
+    term_starts,
     year_of_month,
 )
 from planning.engine.options import Assumption, SupplyOptions
@@ -261,6 +263,40 @@ def layer_monthly_costs(context: PlanContext, levels: Levels, band: Bands) -> di
             float(spot.effective_price_per_gpu_hour), spot.price_decline_per_year, horizon, months
         ) * _spread_over_months(band.spot, context)
     return flows
+
+
+def layer_tax_deductions(
+    context: PlanContext, levels: Levels, flows: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """When the tax deducts each layer's cash (layer_monthly_costs): as paid, except a new commitment's
+    upfront fee for a term over 12 months, deducted over the term (coefficients.deductions_of_cash)."""
+    inputs, months, units = context.inputs, context.months, context.units
+    options, horizon = inputs.options, inputs.horizon_months
+    deducted = dict(flows)
+    if options.committed_3y is not None:
+        option = options.committed_3y
+        gpus = levels.committed_3y_units * units.committed_3y
+        starts = term_starts(option, horizon)
+        deducted["committed_3y"] = gpus * deductions_of_cash(
+            option, commitment_monthly(option, horizon, months), starts
+        )
+    renewing = renewal_option(options)
+    if renewing is not None and context.periods.renewal_starts:
+        deducted["renewal"] = sum(
+            (
+                gpus
+                * deductions_of_cash(
+                    renewing,
+                    commitment_monthly(renewing, horizon, months, first),
+                    term_starts(renewing, horizon, first),
+                )
+                for gpus, first in zip(
+                    renewal_gpus(context, levels), context.periods.renewal_starts, strict=True
+                )
+            ),
+            np.zeros(months),
+        )
+    return deducted
 
 
 # The stack from its base: commitments in force (bought before the plan), new commitments (no running

@@ -94,6 +94,7 @@ def _finance(plans: list[dict]) -> dict[str, Any]:
             "total_cost": _sum(section["total_cost"] for section in after),
             "npv": _sum(section["npv"] for section in after),
             "depreciation_tax_shield": _sum(section["depreciation_tax_shield"] for section in after),
+            "prepayment_rule": after[0].get("prepayment_rule"),
         }
     else:
         summed = {

@@ -21,6 +21,13 @@ from planning.engine.fleets import fleets_of, usage_of
 from planning.engine.in_force import commitments_of, in_force_inputs, renewals
 from planning.history import PlanScope
 from planning.services.plan_combine import combine
+from planning.services.plan_default_prices import ASSUMPTION as DEFAULT_PRICE_ASSUMPTION
+from planning.services.plan_default_prices import (
+    default_price_sentence,
+    headline_fields,
+    saving_on_default_price,
+    server_price_quoted,
+)
 from planning.services.plan_engine import lay_plan, savings_sentence
 from planning.services.plan_fleets import (
     HOW_TO_GIVE_ON_DEMAND,
@@ -120,16 +127,25 @@ def plan_result(
             commitments, history_end_hour=scope.end_hour, horizon_months=request.horizon_months
         )
         quo = demand_engine.status_quo(fleet_usage, start_hour=scope.start_hour, end_hour=scope.end_hour)
-        plan = lay_plan(
-            request=request,
-            history=history,
-            study=study,
-            prices=prices,
-            status_quo=quo,
-            gpu=fleet.gpu_model,
-            in_force=in_force,
-            include_owned=not owned_problem,
-        )
+        laid = {
+            "request": request,
+            "history": history,
+            "study": study,
+            "prices": prices,
+            "status_quo": quo,
+            "gpu": fleet.gpu_model,
+            "in_force": in_force,
+        }
+        plan = lay_plan(**laid, include_owned=not owned_problem)
+        plan["saving_on_default_prices"] = None
+        if plan.get("owned_servers") and not server_price_quoted(request.study, for_fleet):
+            # only its base total is read: one growth trial, no sensitivity, to keep the second plan cheap
+            without_owned = lay_plan(
+                **(laid | {"request": replace(request, trials=1)}),
+                include_owned=False,
+                with_sensitivity=False,
+            )
+            plan["saving_on_default_prices"] = str(saving_on_default_price(plan, without_owned))
         plan["layers"] = with_fleet(plan["layers"], fleet, prices)
         plan["fleet"] = fleet.key
         planned.append((fleet, plan, history))
@@ -148,6 +164,9 @@ def plan_result(
         first = missing[0] if missing else {"what": "no fleet could be priced", "how": HOW_TO_GIVE_ON_DEMAND}
         raise PlanInputError("gpu", f"{first['what']}; {first['how']}")
     head = combine([plan for _, plan, _ in planned], horizon=request.horizon_months)
+    head |= headline_fields(
+        [plan | {"fleet": fleet.key} for fleet, plan, _ in planned], head.get("savings_vs_status_quo")
+    )
     all_rows = np.zeros(len(usage), dtype=bool)
     for fleet, _, _ in planned:
         all_rows |= fleet.rows
@@ -201,7 +220,8 @@ def plan_result(
             request, _first_fleets(fleet_assumptions or [], planned[0][0].key, len(planned)), history
         )
         + _first_fleets(first_plan.get("assumptions", []), planned[0][0].key, len(planned))
-        + _other_fleets_one_offs(planned),
+        + _other_fleets_one_offs(planned)
+        + [DEFAULT_PRICE_ASSUMPTION],
         "warnings": list(dict.fromkeys(warnings)),
         "fleets": [
             fleet_json(fleet) | {"plan": _fleet_plan(plan), "demand": _fleet_demand(fleet_history)}
@@ -311,6 +331,7 @@ def _move(
 
 FLEET_PLAN_KEYS = (
     "total_cost",
+    "saving_on_default_prices",
     "npv",
     "p50_total_cost",
     "p90_total_cost",
@@ -422,6 +443,7 @@ def recommendation(result: dict, planned) -> str:
     text += ")."
     if result.get("savings_vs_status_quo") not in (None, ""):
         text += savings_sentence(result["savings_vs_status_quo"], result.get("break_even_month"), currency)
+        text += default_price_sentence(result)
     for fleet, plan, _ in planned:
         text += f" {fleet.key}: {plan['recommendation']}"
     return text
@@ -738,7 +760,8 @@ FINANCE_ASSUMPTIONS = (
         "name": "after-tax NPV",
         "value": "study.tax_rate over every layer (after_tax)",
         "source": "the TCO engine's rules: running costs, interest and rent deducted when paid (an upfront "
-        "fee in the month it is paid), owned servers' tax depreciation (buy.depreciation_method), the "
+        "fee for a term over 12 months deducted in equal monthly parts over its term, US Treas. Reg. "
+        "1.263(a)-4(f), the 12-month rule; a 1-year term's fee when paid), owned servers' tax depreciation (buy.depreciation_method), the "
         "sale at the residual taxed on its gain over book value",
     },
 )

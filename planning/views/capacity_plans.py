@@ -18,6 +18,7 @@ from planning.services.capacity_plans import (
     plan_visible_or_404,
     plans_visible_to,
 )
+from planning.services.plan_default_prices import default_price_sentence
 from planning.services.plan_requests import LOOKBACKS
 from planning.views.plan_charts import cost_by_year_svg, load_duration_svg, sensitivity_svg
 from procurement.costing.documents import load_document_text
@@ -65,6 +66,8 @@ def plan_display(result: dict) -> dict:
         "result": result,
         "headline": headline,
         "fleet_advice": fleet_advice,
+        # beside the saving: the part that rests on owned servers priced by default (plan_default_prices)
+        "default_price_rests": bool(default_price_sentence(result)),
         # one chart a fleet: each has its own curve and layers (GPU-hours of different fleets do not stack)
         "fleet_charts": [
             {

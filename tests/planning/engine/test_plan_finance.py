@@ -328,3 +328,46 @@ def test_the_headline_pays_the_owned_servers_in_tranches_when_demand_grows():
 def test_flat_demand_buys_every_server_in_month_0_with_or_without_a_lead_time():
     at_once, staged = _owned_plan(), _owned_plan(lead=3)
     assert staged.total_cost == at_once.total_cost and staged.npv == at_once.npv
+
+
+def _committed_plan(option, *, horizon: int):
+    options = SupplyOptions(on_demand=on_demand_option(D("3.00"), source="test"), **{option.kind: option})
+    return capacity_plan(
+        inputs(options, firm=tiled([4.0]), horizon=horizon, rate="0.08"), with_sensitivity=False
+    )
+
+
+THREE_YEAR_ALL = commitment_option(
+    3,
+    source="test",
+    effective_per_gpu_hour=D("1.50"),
+    upfront_per_gpu=D("39420"),
+    payment_option="all_upfront",
+)
+
+
+def test_a_3_year_prepayment_is_deducted_over_its_term():
+    """4 GPUs flat, 3-year All Upfront at 1.50/h (39,420 a GPU = 1.50 x 26,280 h) against on-demand at
+    3.00: all 4 committed, 157,680 paid in month 0. US tax capitalises a prepayment whose benefit runs past
+    12 months (Treas. Reg. 1.263(a)-4(f)) and deducts it over the term: 157,680 / 36 = 4,380 a month in
+    months 1..36, a shield of 0.25 x 4,380 = 1,095 a month. After tax: 157,680 - 36 x 1,095 = 118,260;
+    NPV 157,680 - 1,095 x annuity(36 months at 8%) (deducted when paid it would be 0.75 x 157,680 =
+    118,260 in month 0, a lower NPV)."""
+    plan = _committed_plan(THREE_YEAR_ALL, horizon=36)
+    assert [(layer.kind, layer.gpus) for layer in plan.layers if layer.gpus] == [("committed_3y", 4)]
+    section = plan_finance(plan, payment_alternatives={}, lead_time_months=3, tax_rate=D("0.25"))["after_tax"]
+    assert section["total_cost"] == "118260.00"
+    assert float(section["npv"]) == pytest.approx(157680 - annuity(1095, 0.08, 36), abs=0.01)
+    assert float(section["npv"]) > 118260 + 1000  # not deducted when paid
+    assert "1.263(a)-4(f)" in section["prepayment_rule"]
+    zero = plan_finance(plan, payment_alternatives={}, lead_time_months=3, tax_rate=D(0))["after_tax"]
+    assert abs(D(zero["npv"]) - plan.npv) <= CENT and zero["npv"] == "157680.00"
+
+
+def test_a_1_year_prepayment_within_the_12_month_rule_is_deducted_when_paid():
+    """1 year All Upfront (15,768 a GPU, 1.80/h) for 4 GPUs: 63,072 paid in month 0 for 12 months of
+    benefit, within the 12-month rule: deducted when paid, 0.75 x 63,072 = 47,304 in month 0, the NPV."""
+    plan = _committed_plan(ALL, horizon=12)
+    assert [(layer.kind, layer.gpus) for layer in plan.layers if layer.gpus] == [("committed_1y", 4)]
+    section = plan_finance(plan, payment_alternatives={}, lead_time_months=3, tax_rate=D("0.25"))["after_tax"]
+    assert section["npv"] == "47304.00" and section["total_cost"] == "47304.00"

@@ -170,15 +170,8 @@ def test_g_a_dearer_reservation_flips_to_owning_exactly_where_the_brute_force_do
     assert float(_fleet(plan, P4D_FLEET)["plan"]["npv"]) == pytest.approx(npv, abs=1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a 3-year upfront fee is deducted for tax in the month it is paid; US tax law capitalises a "
-        "prepayment whose benefit runs past 12 months (Treas. Reg. 1.263(a)-4(f)) and amortises it over "
-        "the term, as IFRS/GAAP books expense it: 24 A100 All Upfront, 912,178.80, after-tax NPV "
-        "720,621.25 shown against 741,674.86 by ratable deduction (after-tax cost understated 21,053.61, 2.8%)"
-    ),
-)
+# Found by this review: a 3-year upfront fee was deducted for tax when paid (after-tax NPV 720,621.25).
+# Fixed: deducted 1/36 a month over its term (Treas. Reg. 1.263(a)-4(f), the 12-month rule).
 def test_h_after_tax_a_3_year_prepayment_is_deducted_over_its_term(bundled_catalog, tmp_path, client_as):
     _store_all_upfront_reservation()
     _bill(tmp_path)
@@ -275,3 +268,57 @@ def test_j_the_demo_pdf_read_as_a_cfo_second_pass(bundled_catalog, tmp_path):
     for section in result.get("owned_tranches") or []:
         for at_once in section["all_at_month_0"]["cash_by_year"]:
             assert f"(all in month 0: {Decimal(at_once):,.2f})" in text
+
+
+def test_k_a_quoted_server_price_adds_no_default_price_sentence(bundled_catalog, tmp_path, client_as):
+    """The dearer reservation of case g: the plan owns 3 DGX A100 at the quoted 199,000: nothing rests
+    on a default price."""
+    _store_all_upfront_reservation()
+    _bill(tmp_path)
+    plan = _plan(client_as("finance"), study=STUDY | {"rent": STUDY["rent"]})
+    assert plan["saving_on_default_prices"] == "0.00"
+    assert plan["default_priced_fleets"] == []
+    assert "rests on owned servers priced by default" not in plan["recommendation"]
+
+
+# Found by this review: the demo's headline saving rested mostly on owned A100 servers priced by the TCO
+# default (GPUs x list price x 1.30, no quote), flagged only on page 2. Fixed: the headline (JSON, page
+# card, PDF page 1) says how much of the saving rests on default server prices and that a quote is needed.
+def test_k_the_demo_headline_says_what_rests_on_a_default_server_price(bundled_catalog, tmp_path, client_as):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from planning.models import CapacityPlan
+    from tests.billing.catalog import import_demo_files
+    from tests.planning.outside.test_outside_capacity_plan import _pdf_text
+
+    import_demo_files(tmp_path, months=6)
+    out = StringIO()
+    call_command(
+        "capacity_plan", "--from", "2026-05-01", "--to", "2026-11-01", "--save", "--format", "json",
+        "--trials", "50", stdout=out,
+    )  # fmt: skip
+    result = json.loads(out.getvalue())
+    rests = D(result["saving_on_default_prices"])
+    savings = D(result["savings_vs_status_quo"])
+    defaulted = [fleet for fleet in result["fleets"] if fleet["plan"]["saving_on_default_prices"] is not None]
+
+    assert defaulted and rests > 0
+    assert rests == sum(D(fleet["plan"]["saving_on_default_prices"]) for fleet in defaulted)
+    assert D(result["saving_without_default_prices"]) == savings - rests
+    assert result["default_priced_fleets"] == [fleet["fleet"] for fleet in defaulted]
+    sentence = (
+        f"Of this, {rests:,.2f} USD rests on owned servers priced by default (GPUs x list price x 1.30, no "
+        "quote)"
+    )
+    headline = result["recommendation"].split(f" {result['fleets'][0]['fleet']}: ")[0]
+    assert sentence in headline and f"the plan saves {savings - rests:,.2f} USD" in headline
+    text = " ".join(_pdf_text(CapacityPlan.objects.latest("id").pk, tmp_path).split())
+    assert sentence in text
+    assert any(item["name"] == "default server prices in the headline" for item in result["assumptions"])
+    page = client_as("finance").get(f"/plans/{CapacityPlan.objects.latest('id').pk}/")
+    assert page.status_code == 200
+    card = page.content.decode()
+    assert 'id="plan-default-price-saving"' in card and f"{rests:,.2f}" in card
