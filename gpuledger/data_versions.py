@@ -65,7 +65,7 @@ def versions_key(names: Iterable[str]) -> str:
     databases may share one Redis). The stored versions are read in one query, once per read request
     (gpuledger/request_memo.py): every part of a page is keyed to the same versions."""
     stored = memoized("data_versions", _read_stored_versions)
-    parts = [connection.settings_dict.get("NAME") or ""]
+    parts = [str(connection.settings_dict.get("NAME") or "")]  # SQLite names its database by a Path
     for name in sorted(set(names)):
         if name in _readers:
             parts.append(f"{name}={_readers[name]()}")

@@ -165,3 +165,12 @@ def test_an_answer_deleted_in_the_admin_shows_on_the_next_read(rf, user_with_rol
     request.user = user_with_role("admin")
     admin.site._registry[Recommendation].delete_model(request, answer)
     assert workload_head(workload.pk).answer is None
+
+
+def test_the_key_names_a_database_that_sqlite_names_by_a_path(monkeypatch):
+    # the embedded default (gpuledger.settings.local) names its SQLite file by a Path: the README's
+    # `spend_review` command failed with "expected str instance, PosixPath found" (found at integration)
+    from pathlib import Path
+
+    monkeypatch.setitem(connection.settings_dict, "NAME", Path("/tmp/gpuledger.sqlite3"))
+    assert versions_key(["billing"]).startswith("/tmp/gpuledger.sqlite3:billing=")
