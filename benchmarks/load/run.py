@@ -4,8 +4,8 @@ closed-loop client (benchmarks/load/client.py) over the pages and API calls issu
     make load                                   # long form: 10, 50 and 100 users, 20 s per level
     .venv/bin/python benchmarks/load/run.py --short   # CI: 2 and 5 users, 3 s per level
 
-Needs DATABASE_URL (PostgreSQL) and REDIS_URL; the database is seeded as `make run` does (bundled
-catalog, demo users, demo billing), which is idempotent. gunicorn runs with DEBUG off, HTTPS redirect
+Needs DATABASE_URL (PostgreSQL) and REDIS_URL; the run makes its own empty database beside it (the name +
+"_load", dropped after) and seeds it as `make run` does (bundled catalog, demo users, demo billing). gunicorn runs with DEBUG off, HTTPS redirect
 off (plain loopback HTTP), and the API rate limit raised so that the limiter (still consulted on
 every request) does not turn load into 429s. Any response outside 2xx, a timeout or a refused
 connection is an error: the run exits 1. Latency targets (issue 9: p99 under 250 ms at 50 users for
@@ -27,8 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,8 +61,8 @@ def main() -> int:
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         print("load test: set DATABASE_URL (postgres://...) and REDIS_URL (redis://...)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="gpuledger-load-") as folder:
-        env = _server_env(Path(folder))
+    with tempfile.TemporaryDirectory(prefix="gpuledger-load-") as folder, _fresh_database() as database_url:
+        env = {**_server_env(Path(folder)), "DATABASE_URL": database_url}
         _seed(env, Path(folder))
         _collect_static(env)
         tokens = {role: _token(env, role) for role in ("viewer", "engineer", "finance")}
@@ -100,6 +102,29 @@ def _arguments() -> argparse.Namespace:
     if not 0 < args.seconds <= 600 or not 1 <= args.max_requests <= 1_000_000:
         parser.error("--seconds must be in (0, 600] and --max-requests in [1, 1,000,000]")
     return args
+
+
+@contextmanager
+def _fresh_database() -> Iterator[str]:
+    """A database of the run's own beside DATABASE_URL's (its name + "_load"), made empty and dropped after:
+    the run seeds a fresh catalog and bill into a fresh dataset folder, and a database an earlier run or a
+    developer left behind (its imports pointing at another folder's files) never decides what it measures."""
+    import psycopg
+
+    url = urllib.parse.urlsplit(os.environ["DATABASE_URL"])
+    name = f"{url.path.lstrip('/') or 'gpuledger'}_load"
+    admin = url._replace(path="/postgres").geturl()
+
+    def _admin(statement: str) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(statement)
+
+    _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield url._replace(path=f"/{name}").geturl()
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _server_env(folder: Path) -> dict[str, str]:

@@ -93,12 +93,14 @@ def dataset_rows(
 ) -> pd.DataFrame | None:
     """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
     from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
-    every stored row (import_datasets.covers_stored_rows), and the rows are read from the database."""
-    if not covers_stored_rows():
+    every stored row (import_datasets.covers_stored_rows) or a recorded file is gone from disk, and the rows
+    are read from the database."""
+    datasets = ImportDatasets()
+    if not covers_stored_rows() or datasets.missing(start, end):
         return None
     interruptible = tag_mapping().interruptible
     return engine_rows(
-        ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
+        datasets, start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
     )
 
 

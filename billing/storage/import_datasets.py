@@ -9,12 +9,15 @@ once (duckdb_review.py), as SpendRecord stores it once.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from billing.models import BillingImport, BillingImportFile, SpendRecord
+
+logger = logging.getLogger(__name__)
 
 
 class ImportDatasets:
@@ -31,6 +34,20 @@ class ImportDatasets:
             .distinct()
         )
         return [self.root / path for path in paths]
+
+    def missing(self, start: dt.date, end: dt.date) -> list[Path]:
+        """The recorded files of [start, end) that are not on disk: a dataset folder moved, cleaned or
+        never shared (another machine's BILLING_DATASET_DIR). Readers then read the stored rows instead,
+        and the log says which files are gone; a page never fails on it."""
+        gone = [path for path in self.files(start, end) if not path.is_file()]
+        if gone:
+            logger.warning(
+                "billing datasets: %d recorded file(s) missing under %s (first: %s); reading the stored rows",
+                len(gone),
+                self.root,
+                gone[0],
+            )
+        return gone
 
     @staticmethod
     def may_repeat_rows(files: list[Path]) -> bool:

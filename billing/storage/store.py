@@ -178,7 +178,10 @@ def _abandoned_on_error(dataset: DatasetWriter):
 
 def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> None:
     """The import's Parquet files in PostgreSQL. A file imported before (same checksum and format, its
-    dataset recorded) keeps its first dataset: what was just written is dropped, nothing is added."""
+    dataset recorded and still on disk) keeps its first dataset: what was just written is dropped, nothing is
+    added. Where the first dataset's files are gone (another BILLING_DATASET_DIR, a cleaned folder), the
+    new one is kept (CI x35: a database reused with a fresh dataset folder pointed every review at missing
+    files)."""
     earlier = (
         BillingImport.objects.filter(
             file_sha256=billing_import.file_sha256, source_format=billing_import.source_format
@@ -189,7 +192,7 @@ def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> No
         .order_by("pk")
         .first()
     )
-    if earlier is not None:
+    if earlier is not None and all((dataset.root / f.path).is_file() for f in earlier.files.all()):
         dataset.abandon()
         files = [
             BillingImportFile(

@@ -70,6 +70,36 @@ def test_it_re_imports_the_same_file_without_writing_or_counting_it_twice(settin
     assert review_sums(ImportDatasets(), *MAY) == before
 
 
+def test_a_re_import_into_another_dataset_folder_writes_its_own_files(settings, tmp_path):
+    """CI x35: a database kept from an earlier run (its import's files in a folder since deleted) and a fresh
+    BILLING_DATASET_DIR. The same file imported again must not record the first import's paths, which are
+    not on this disk: every spend review then failed with DuckDB's "No files found"."""
+    make_catalog()
+    settings.BILLING_DATASET_DIR = tmp_path / "first"
+    import_file(AWS)
+    settings.BILLING_DATASET_DIR = tmp_path / "second"
+    import_file(AWS)
+    first, second = BillingImport.objects.order_by("pk")
+    assert list(second.files.values_list("path", flat=True)) == [
+        f"import={second.pk}/month=2026-05/part-00000.parquet"
+    ]
+    assert (tmp_path / "second" / second.files.get().path).is_file()
+    assert first.files.exists()  # the first import keeps its record (its files are elsewhere)
+
+
+def test_a_review_over_missing_dataset_files_reads_the_stored_rows(settings, caplog):
+    """A recorded file gone from disk: the review reads the database's rows (the same 111.00 USD GPU spend
+    as test_the_review_reads_the_imports_datasets_not_the_rows) and the log names what is missing."""
+    make_catalog()
+    import_file(AWS)
+    record = BillingImportFile.objects.get()
+    (Path(settings.BILLING_DATASET_DIR) / record.path).unlink()
+    with caplog.at_level("WARNING", logger="billing.storage.import_datasets"):
+        review = _build_review(make_request(start=MAY[0], end=MAY[1]))
+    assert review["totals"]["effective_cost"] == "111.00"
+    assert "1 recorded file(s) missing" in caplog.text and record.path in caplog.text
+
+
 def test_the_same_rows_in_two_files_are_counted_once(tmp_path):
     make_catalog()
     import_file(AWS)
