@@ -23,12 +23,17 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 
+from gpuledger.errors import InputError
+
 LOCAL_NAMES = ("localhost", ".localhost", ".local", ".internal", ".home.arpa")
 SEND_TIMEOUT_S = 10
 
 
-class WebhookRefused(ValueError):
-    pass
+class WebhookRefused(InputError):
+    """A webhook URL that may not be called (not https, not a public address), named by its `url` field."""
+
+    def __init__(self, message: str):
+        super().__init__("url", message, text=message)
 
 
 NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: a NAT64 gateway forwards to the IPv4 inside

@@ -20,14 +20,18 @@ import json
 import re
 from dataclasses import dataclass
 
+from gpuledger.errors import InputError
+
 MANIFEST_SUFFIX = "Manifest.json"
 PARTITION = re.compile(r"BILLING_PERIOD=(\d{4})-(\d{2})")
 LEGACY_RANGE = re.compile(r"/(\d{4})(\d{2})01-\d{8}/")
 
 
-class ExportManifestError(ValueError):
+class ExportManifestError(InputError):
+    """A manifest that cannot be read, named by its S3 key (the file of the one input-error base)."""
+
     def __init__(self, key: str, message: str):
-        super().__init__(f"{key}: {message}")
+        super().__init__(message=message, file=key, text=f"{key}: {message}")
         self.key = key
 
 

@@ -19,11 +19,15 @@ from pathlib import Path
 
 from django.conf import settings
 
+from gpuledger.errors import InputError
 from gpuledger.upload_size import MAX_UPLOAD_BYTES  # a larger request is refused before it is read
 
 
-class UploadTooLarge(ValueError):
-    pass
+class UploadTooLarge(InputError):
+    """An upload over MAX_UPLOAD_BYTES, named by the form's `file` field."""
+
+    def __init__(self, message: str):
+        super().__init__("file", message, text=message)
 
 
 def spool_dir() -> Path:

@@ -25,9 +25,18 @@ MAY = (dt.date(2026, 5, 1), dt.date(2026, 6, 1))
 
 
 def column(name: str, kind: str) -> dict:
-    return {"CatalogName": "hive", "SchemaName": "", "TableName": "", "Name": name, "Label": name, "Type": kind,
-            "Precision": 19 if kind == "bigint" else 2147483647, "Scale": 0, "Nullable": "UNKNOWN",
-            "CaseSensitive": kind == "varchar"}  # fmt: skip
+    return {
+        "CatalogName": "hive",
+        "SchemaName": "",
+        "TableName": "",
+        "Name": name,
+        "Label": name,
+        "Type": kind,
+        "Precision": 19 if kind == "bigint" else 2147483647,
+        "Scale": 0,
+        "Nullable": "UNKNOWN",
+        "CaseSensitive": kind == "varchar",
+    }
 
 
 def results(
@@ -38,9 +47,11 @@ def results(
         cells.insert(0, [{"VarCharValue": name} for name, _ in columns])
     answer = {
         "UpdateCount": 0,
-        "ResultSet": {"Rows": [{"Data": row} for row in cells],
-                      "ResultSetMetadata": {"ColumnInfo": [column(n, k) for n, k in columns]}},
-    }  # fmt: skip
+        "ResultSet": {
+            "Rows": [{"Data": row} for row in cells],
+            "ResultSetMetadata": {"ColumnInfo": [column(n, k) for n, k in columns]},
+        },
+    }
     return answer | ({"NextToken": token} if token else {})
 
 
@@ -133,9 +144,13 @@ def test_an_athena_source_runs_the_translated_review_and_reads_its_sums(athena):
     make_catalog()
     client, stub = athena
     source = BillingExportSource.objects.create(
-        name="cur-athena", export_format="cur", bucket="b", query_engine="athena",
-        athena_database="cur", athena_table="gpu_cur",
-    )  # fmt: skip
+        name="cur-athena",
+        export_format="cur",
+        bucket="b",
+        query_engine="athena",
+        athena_database="cur",
+        athena_table="gpu_cur",
+    )
     relation = export_relation(source)
     statements = scoped_statements(*MAY, ["ml"], rows="export_rows", ctes=relation)
     numbers = [("a", "bigint"), ("b", "bigint"), ("c", "bigint"), ("d", "bigint")]

@@ -35,8 +35,14 @@ from tests.billing.test_sources import CUR_HEADER, CUR_ROWS
 
 MAY = (dt.date(2026, 5, 1), dt.date(2026, 6, 1))
 TIMES = {"line_item_usage_start_date", "line_item_usage_end_date"}
-TEXT = {"line_item_line_item_type", "line_item_usage_type", "product_instance_type", "line_item_currency_code",
-        "line_item_resource_id", "product_region_code"}  # fmt: skip
+TEXT = {
+    "line_item_line_item_type",
+    "line_item_usage_type",
+    "product_instance_type",
+    "line_item_currency_code",
+    "line_item_resource_id",
+    "product_region_code",
+}
 EXTRA_NUMBERS = [
     "pricing_public_on_demand_cost",
     "savings_plan_total_commitment_to_date",
@@ -126,8 +132,11 @@ def test_every_statement_translates_and_parses_back_in_its_dialect(engine):
             translated = translate(sql, engine)
             assert sqlglot.parse_one(translated, read=DIALECTS[engine]) is not None, name
     month = translate(scoped_statements(*MAY)["by_month"], engine)
-    assert {"athena": "DATE_FORMAT(charge_period_start, '%Y-%m')", "spark": "DATE_FORMAT(charge_period_start, 'yyyy-MM')",
-            "bigquery": "FORMAT_DATE('%Y-%m', charge_period_start)"}[engine] in month  # fmt: skip
+    assert {
+        "athena": "DATE_FORMAT(charge_period_start, '%Y-%m')",
+        "spark": "DATE_FORMAT(charge_period_start, 'yyyy-MM')",
+        "bigquery": "FORMAT_DATE('%Y-%m', charge_period_start)",
+    }[engine] in month
 
 
 def test_a_missing_tag_is_null_on_athena_not_an_error():

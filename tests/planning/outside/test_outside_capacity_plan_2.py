@@ -249,9 +249,18 @@ def test_j_the_demo_pdf_read_as_a_cfo_second_pass(bundled_catalog, tmp_path):
     import_demo_files(tmp_path, months=6)
     out = StringIO()
     call_command(
-        "capacity_plan", "--from", "2026-05-01", "--to", "2026-11-01", "--save", "--format", "json",
-        "--trials", "50", stdout=out,
-    )  # fmt: skip
+        "capacity_plan",
+        "--from",
+        "2026-05-01",
+        "--to",
+        "2026-11-01",
+        "--save",
+        "--format",
+        "json",
+        "--trials",
+        "50",
+        stdout=out,
+    )
     result = json.loads(out.getvalue())
     text = _pdf_text(CapacityPlan.objects.latest("id").pk, tmp_path)
     owned = sum(layer["gpus"] for layer in result["layers"] if layer["kind"] == "owned")
@@ -297,9 +306,18 @@ def test_k_the_demo_headline_says_what_rests_on_a_default_server_price(bundled_c
     import_demo_files(tmp_path, months=6)
     out = StringIO()
     call_command(
-        "capacity_plan", "--from", "2026-05-01", "--to", "2026-11-01", "--save", "--format", "json",
-        "--trials", "50", stdout=out,
-    )  # fmt: skip
+        "capacity_plan",
+        "--from",
+        "2026-05-01",
+        "--to",
+        "2026-11-01",
+        "--save",
+        "--format",
+        "json",
+        "--trials",
+        "50",
+        stdout=out,
+    )
     result = json.loads(out.getvalue())
     rests = D(result["saving_on_default_prices"])
     savings = D(result["savings_vs_status_quo"])
