@@ -58,6 +58,8 @@ faults: $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@# issue 25: no `# fmt: skip` / `# fmt: off` (the formatter's output is the house layout)
+	@! git grep -nE '#[[:space:]]*fmt:[[:space:]]*(skip|off)' -- '*.py'
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
 	$(PY) manage.py makemigrations --check --dry-run
