@@ -153,9 +153,12 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     strict=True,
     reason="engine 3.67 h against the reference log's 2.40 h (440 x 19.65 s): the log implies 61% MFU on "
     "A100 with attention and recomputation counted (4.57e11 FLOP a token x 3,335 tokens/s / 8 GPUs / 312 "
-    "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA (the 48.5% A100 figure is for pretraining "
-    "only). Either HF PEFT + DeepSpeed ZeRO-3 reached 61% at 8k, or the log ran on faster GPUs than its "
-    "README's 'A100 80GB'; refitting LoRA MFU on this one run is not a small fix",
+    "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA. Checked against NVIDIA's own LoRA "
+    "measurements (NeMo performance summary 24.12, 8 x H100, Llama 2 7B/13B/70B LoRA: 34-38% of the FP8 "
+    "peak, which the 40% reproduces within 13%, see test_nemo_lora_throughput_*): Megatron-optimized "
+    "LoRA does not reach 61%, so the HF PEFT + DeepSpeed ZeRO-3 reference log most likely ran on faster "
+    "GPUs than its README's 'A100 80GB' (on H100 it implies 19%). Left open: refitting LoRA to 61% would "
+    "put every NeMo case about 50% fast",
 )
 @pytest.mark.django_db
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
@@ -170,6 +173,42 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
+
+
+# --- LoRA at NVIDIA's measured speed (NeMo performance summary, 8 x H100, FP8) ----------------------------
+# docs.nvidia.com/nemo-framework/user-guide/24.12/nemotoolkit/performance/performance_summary.html,
+# "Finetuning": SQuAD packed to 4,096 tokens, global batch 32, micro-batch 1, FP8 on 8 x H100:
+# Llama 2 7B LoRA (TP 1, PP 1) 24,824 tokens/s/GPU; 13B LoRA (TP 1, PP 1) 14,629; 70B LoRA (TP 2, PP 4)
+# 2,621. The engine's 40% datacenter MFU (assumptions.MFU_DATACENTER) was fitted on pretraining runs
+# (LLaMA-65B, Llama 3 405B, Llama 2 7B), so these LoRA runs check it: by hand, 70B LoRA FLOPs a token
+# 4N + attention = 4 x 68.98e9 + 3 x 2 x 80 x 4096 x 8192 = 2.92e11; 2,621 x 2.92e11 / 1,979e12 = 38.7% of
+# FP8 peak (NeMo reports 722 model TFLOP/s/GPU, 36.5%, counting 4N without the attention term).
+NEMO_LORA_H100 = {
+    "llama-2-7b": ((1, 1), 24_824),
+    "llama-2-13b": ((1, 1), 14_629),
+    "llama-2-70b": ((2, 4), 2_621),
+}
+
+
+@pytest.mark.parametrize("preset", sorted(NEMO_LORA_H100))
+@pytest.mark.django_db
+def test_nemo_lora_throughput_on_8_h100_within_15_percent(preset, bundled_catalog):
+    (tp, pp), per_gpu = NEMO_LORA_H100[preset]
+    spec = {
+        "task": "lora",
+        "model": {"preset": preset},
+        "precision": "fp8",
+        "seq_len": 4096,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "none",
+        "lora": {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]},
+        "parallelism": {"gpus": 8, "zero_stage": 0, "tensor_parallel": tp, "pipeline_parallel": pp},
+        "gradient_accumulation_steps": 32 // (8 // (tp * pp)),
+        "training_tokens": 1e7,
+    }
+    report = size_spec_document(spec, ["h100-sxm5-80gb"], calibrate=False)
+    speed = candidate(report, "h100-sxm5-80gb", 8)["throughput"]["training_tokens_per_second"]
+    assert speed / 8 == pytest.approx(per_gpu, rel=0.15)
 
 
 # --- Llama 2 7B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md; docs/workload-spec.md example) ----
@@ -479,25 +518,66 @@ def test_best_card_for_one_node_jobs_can_be_rented_alone(bundled_catalog):
     assert lora["throughput"]["gpu"] != "gb200"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine 55,485 tokens/s, 19% under Intel's measured 68,464 (passed on main at 59,905, -12.5%): "
-    "with attention now counted (issue 26 class 2: 6N + 6 L T d = 43.7 GFLOP a token at 4k) Intel's figure "
-    "implies 43% MFU of Gaudi 2's 865 FP8 TFLOPS, while the engine keeps the generic 35% "
-    "(assumptions.MFU_WORKSTATION, 'benchmark recommended') for every non-SXM and non-NVIDIA part; a Gaudi "
-    "MFU of its own, or Intel's figure imported as a stored benchmark for calibration, is a calibration "
-    "decision, not a small fix. Follow-up (branch recs): Intel's five Gaudi 2 pretraining figures on the same "
-    "page (SynapseAI 1.18, FP8, 865 TFLOPS; FLOPs 6N + 6 L T d a token) imply 43.2% (Llama 2 7B, 8 HPU), "
-    "35.0% (13B, 16), 42.2% (70B, 64), 28.7% (Llama 3.1 8B at 8k, 8) and 35.9% (3.1 70B at 8k, 64): median "
-    "35.9%, at the engine's 35%. This case is the high end; fitting 43% to it would put the 3.1 8B row 50% "
-    "fast, so the MFU stays and this case stays open",
-)
 @pytest.mark.django_db
 def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # Intel, Gaudi 2 model performance (SynapseAI 1.18): Llama 2 7B, 8 HPU, seq 4096, FP8: 68,464 tokens/s.
+    # Was a strict xfail at 55,485 (-19%) under the generic 35% (MFU_WORKSTATION). Gaudi 2 FP8 pretraining
+    # now runs at 0.42 of its 865 TFLOPS (procurement/data/measured_efficiency.csv), the median of the
+    # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
+    # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
     report = sized("gaudi_measured_intel", ["gaudi2"])
+    row = candidate(report, "gaudi2", 8)
+    assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
+    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 42%"), row["speed_basis"]
+    assert "intel.com" in row["speed_basis"]
+
+
+def gaudi2_intel_plan(preset: str, gpus: int, tp: int, pp: int, seq: int, micro: int, batch: int) -> dict:
+    """One of Intel's Gaudi 2 FP8 pretraining runs as a spec, on the plan HabanaAI/Megatron-DeepSpeed's
+    README publishes for it (ZeRO-1, HL_CKP_ACT=2: selective recomputation), at the page's global batch."""
+    data_parallel = gpus // (tp * pp)
+    return copy.deepcopy(CASES["gaudi_measured_intel"]["spec"]) | {
+        "model": {"preset": preset},
+        "seq_len": seq,
+        "micro_batch_size": micro,
+        "parallelism": {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp},
+        "gradient_accumulation_steps": batch // (data_parallel * micro),
+    }
+
+
+# Intel Gaudi 2 training page (SynapseAI 1.18, FP8), with the plans of HabanaAI/Megatron-DeepSpeed README:
+# Llama 2 13B on 16 HPU (TP 2, PP 2, DP 4, micro-batch 2, batch 256): 58,282 tokens/s;
+# Llama 3.1 70B on 64 HPU at 8k (TP 8, DP 8, batch 128): 43,677 tokens/s. Both are in the fit of the Gaudi 2
+# efficiency (its median), so they guard against a change that moves one run and not the others.
+GAUDI2_INTEL_RUNS = {
+    "llama2_13b_16_hpu": (("llama-2-13b", 16, 2, 2, 4096, 2, 256), 58_282),
+    "llama31_70b_64_hpu_8k": (("llama-3.1-70b", 64, 8, 1, 8192, 1, 128), 43_677),
+}
+
+
+@pytest.mark.parametrize("run", sorted(GAUDI2_INTEL_RUNS))
+@pytest.mark.django_db
+def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_catalog):
+    plan, published = GAUDI2_INTEL_RUNS[run]
+    spec = gaudi2_intel_plan(*plan)
+    report = size_spec_document(spec, ["gaudi2"], calibrate=False)
+    speed = candidate(report, "gaudi2", plan[1])["throughput"]["training_tokens_per_second"]
+    assert speed == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine 44,989 tokens/s against Intel's 36,309 (+24%) for Llama 3.1 8B at 8k on 8 HPU (TP 4, DP 2, "
+    "batch 128, the README's plan): the run implies 0.327 of the FP8 peak where Intel's other four imply "
+    "0.38-0.60. Its 128k-vocabulary output layer (1.05e9 of 8.0e9 parameters) and 8k attention are counted "
+    "at the same efficiency as the blocks; a per-layer efficiency is a larger change than this fit",
+)
+@pytest.mark.django_db
+def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
+    spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
+    report = size_spec_document(spec, ["gaudi2"], calibrate=False)
     speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
-    assert speed == pytest.approx(68_464, rel=0.15)
+    assert speed == pytest.approx(36_309, rel=0.15)
 
 
 @pytest.mark.django_db
