@@ -155,7 +155,8 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     "A100 with attention and recomputation counted (4.57e11 FLOP a token x 3,335 tokens/s / 8 GPUs / 312 "
     "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA. Checked against NVIDIA's own LoRA "
     "measurements (NeMo performance summary 24.12, 8 x H100, Llama 2 7B/13B/70B LoRA: 34-38% of the FP8 "
-    "peak, which the 40% reproduces within 13%, see test_nemo_lora_throughput_*): Megatron-optimized "
+    "peak, which the 40% reproduces within 13%, see test_nemo_lora_throughput_*; and NVIDIA's MLPerf v4.0 "
+    "LoRA of this very model at 8k on 8 x H100, 27.1 min against the engine's 25.2): Megatron-optimized "
     "LoRA does not reach 61%, so the HF PEFT + DeepSpeed ZeRO-3 reference log most likely ran on faster "
     "GPUs than its README's 'A100 80GB' (on H100 it implies 19%). Left open: refitting LoRA to 61% would "
     "put every NeMo case about 50% fast",
@@ -209,6 +210,91 @@ def test_nemo_lora_throughput_on_8_h100_within_15_percent(preset, bundled_catalo
     report = size_spec_document(spec, ["h100-sxm5-80gb"], calibrate=False)
     speed = candidate(report, "h100-sxm5-80gb", 8)["throughput"]["training_tokens_per_second"]
     assert speed / 8 == pytest.approx(per_gpu, rel=0.15)
+
+
+# --- H200 against H100 on the same task (MLPerf Training v4.0, NVIDIA's closed submissions) ---------------
+# mlcommons/training_results_v4.0 @6fe95437, NVIDIA/results/{eos,h200}_ngc24.04_nemo (one node of 8 x H100-SXM5-80GB
+# and 8 x H200-SXM5-141GB, same NeMo 24.04 container). run_start..run_stop of the runs that stopped at the
+# same sample count: Llama 2 70B LoRA, 3,072 samples of 8,192 tokens: H100 median 27.15 min (27.08-27.39),
+# H200 23.55 min (23.43-23.58): 1.153x. The plans differ, and that is the gain: H100 runs TP 4 (DP 2),
+# H200 TP 2 (DP 4), which its 141 GB allow (NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo/
+# config_DGXH100_1x8x4xtp4pp1cp1.sh, config_DGXH200_1x8x2xtp2pp1cp1.sh; FP8, micro-batch 1, batch 8).
+# Stable Diffusion v2 on the SAME plan (config_DGXH{1,2}00_01x08x64.sh, 64 images a GPU): H100 42.27 min,
+# H200 41.34 min (runs at the same evaluation): 1.02x. So the H200 trains at the H100's speed on a given
+# plan (same 989 TFLOPS, same NVLink) and is faster where its memory buys a cheaper plan; a blanket H200
+# training ratio would be wrong for the compute-bound half.
+MLPERF_V40_LORA_H200_OVER_H100 = 27.145 / 23.55
+MLPERF_V40_SD_H200_OVER_H100 = 42.27 / 41.34
+
+
+def mlperf_v40_lora_spec(tensor_parallel: int) -> dict:
+    """NVIDIA's MLPerf v4.0 Llama 2 70B LoRA run: FP8, 8k, micro-batch 1, global batch 8 on 8 GPUs."""
+    return {
+        "task": "lora",
+        "model": {"preset": "llama-2-70b"},
+        "precision": "fp8",
+        "seq_len": 8192,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "none",
+        "lora": {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]},
+        "parallelism": {"gpus": 8, "zero_stage": 0, "tensor_parallel": tensor_parallel},
+        "gradient_accumulation_steps": tensor_parallel,  # 8 sequences over 8 / TP data-parallel ranks
+        "training_tokens": 3072 * 8192,
+    }
+
+
+def lora_tokens_per_second(gpu: str, tensor_parallel: int) -> float:
+    report = size_spec_document(mlperf_v40_lora_spec(tensor_parallel), [gpu], calibrate=False)
+    return candidate(report, gpu, 8)["throughput"]["training_tokens_per_second"]
+
+
+@pytest.mark.django_db
+def test_h200_over_h100_lora_at_nvidias_mlperf_plans(bundled_catalog):
+    # Each card on its submitted plan: the engine's ratio (1.142) within 5% of the measured 1.153.
+    ratio = lora_tokens_per_second("h200-sxm-141gb", 2) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(MLPERF_V40_LORA_H200_OVER_H100, rel=0.05)
+
+
+@pytest.mark.django_db
+def test_h200_trains_at_h100_speed_on_the_same_plan(bundled_catalog):
+    # Same plan, compute bound: MLPerf's SD v2 pair measured 1.02x; the engine's same-plan ratio within 5%.
+    ratio = lora_tokens_per_second("h200-sxm-141gb", 4) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(MLPERF_V40_SD_H200_OVER_H100, rel=0.05)
+
+
+@pytest.mark.django_db
+def test_mlperf_v40_lora_on_8_h100_at_nvidias_measured_time(bundled_catalog):
+    # The same H100 run in time: 3,072 samples of 8,192 tokens in 27.15 min (median), which includes the
+    # run's evaluations (every 384 samples after the first 3), so the training alone is a little faster.
+    # The engine at the 40% datacenter MFU on NVIDIA's plan (TP 4, FP8, no recomputation): 25.2 min, -7%.
+    # (The engine puts this plan at 88 GiB a GPU without recomputation; NVIDIA's FP8 activations fit it.)
+    minutes = 3072 * 8192 / lora_tokens_per_second("h100-sxm5-80gb", 4) / 60
+    assert minutes == pytest.approx(27.145, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the ranking's tensor parallelism is all or nothing per instance (shapes._plan_arrays: TP = GPUs "
+    "per instance, or 1): both cards' best 8-GPU row is TP 8 at 31.4 min, so the H200 ranks at the H100's "
+    "speed. The sizing engine gives the measured ratio when each card runs its own plan (test above: 1.142 "
+    "vs 1.153); the ranking needs TP 2 and TP 4 plans within an 8-GPU instance (a grid change in "
+    "procurement/ranking/shapes.py, left to the ranking's owner)",
+)
+@pytest.mark.django_db
+def test_ranking_puts_h200_ahead_of_h100_for_mlperf_lora(bundled_catalog):
+    spec = mlperf_v40_lora_spec(1)
+    spec["parallelism"] = {"gpus": 8}  # the user states the GPUs, not the plan
+    parsed = ranking_options_parse(
+        {"top": WIDE, "gpus": ["h100-sxm5-80gb", "h200-sxm-141gb"], "pricing_models": ["on_demand"]}
+    )
+    rows = recommendation_compute(spec=workload_spec_parse(spec), options=parsed).as_report()["results"]
+    fastest = {
+        gpu: min(row["hours"] for row in rows if row["gpu"] == gpu)
+        for gpu in ("h100-sxm5-80gb", "h200-sxm-141gb")
+    }
+    assert fastest["h100-sxm5-80gb"] / fastest["h200-sxm-141gb"] == pytest.approx(
+        MLPERF_V40_LORA_H200_OVER_H100, rel=0.05
+    ), fastest
 
 
 # --- Llama 2 7B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md; docs/workload-spec.md example) ----
