@@ -47,7 +47,7 @@ def measured_efficiencies() -> dict[tuple[str, str, str], MeasuredEfficiency]:
 def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     """The published-measurement efficiency for this part, task and precision; None for a language-model
     task without one (the generic figure applies), and always None for image models."""
-    if spec.model.image_arch is not None or not spec.is_training:
+    if spec.model.is_image or not spec.is_training:
         return None
     return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
 

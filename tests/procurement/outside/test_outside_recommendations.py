@@ -149,22 +149,14 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     assert all(row["plan"]["tensor_parallel"] == 1 for row in rows), describe(rows)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine 3.67 h against the reference log's 2.40 h (440 x 19.65 s): the log implies 61% MFU on "
-    "A100 with attention and recomputation counted (4.57e11 FLOP a token x 3,335 tokens/s / 8 GPUs / 312 "
-    "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA. Checked against NVIDIA's own LoRA "
-    "measurements (NeMo performance summary 24.12, 8 x H100, Llama 2 7B/13B/70B LoRA: 34-38% of the FP8 "
-    "peak, which the 40% reproduces within 13%, see test_nemo_lora_throughput_*; and NVIDIA's MLPerf v4.0 "
-    "LoRA of this very model at 8k on 8 x H100, 27.1 min against the engine's 25.2): Megatron-optimized "
-    "LoRA does not reach 61%, so the HF PEFT + DeepSpeed ZeRO-3 reference log most likely ran on faster "
-    "GPUs than its README's 'A100 80GB' (on H100 it implies 19%). Left open: refitting LoRA to 61% would "
-    "put every NeMo case about 50% fast",
-)
 @pytest.mark.django_db
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
     # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
     # GPU = 65,536 tokens a step): 440 x 19.65 s = 8,646 s = 2.40 h, i.e. 3,335 tokens/s. Within 20%.
+    # Was a strict xfail at 3.67 h under the 40% datacenter MFU. LoRA on the A100 80GB in bf16 now runs at
+    # 0.52 (procurement/data/measured_efficiency.csv), fitted on Qwen-7B LoRA on one A100 (QwenLM/Qwen
+    # README), not on this run: 2.82 h, +17%. This run alone implies 0.61 (torchtune's 8 x A100 Llama 3.1
+    # 70B LoRA, 3,497 tokens/s, likewise), so the fit is on the cautious side of it.
     published = CASES["mlperf_lora_llama2_70b_8xa100"]["published"]
     hours = published["steps"] * published["seconds_per_step"] / 3600
     assert hours == pytest.approx(2.4017, abs=1e-3)
@@ -174,6 +166,82 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
+
+
+# --- LoRA on the A100 at Qwen's measured speed (QwenLM/Qwen README @03cd81f5, "Profiling of Memory and Speed")
+# One A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, FlashAttention 2, HF PEFT on all linear layers, gradient
+# checkpointing (finetune/finetune_lora_single_gpu.sh), batch 1 x 8 accumulation a GPU, seconds an
+# optimizer step. The 0.52 A100 LoRA efficiency is the median of the four Qwen-7B lengths; Qwen-14B and
+# Qwen-72B (ZeRO-3 on 4 GPUs) check it. Shapes: Qwen-14B is Llama-2-13B's 40 x 5120 with intermediate 13,696
+# and a 152,064-token vocabulary; Qwen-72B is 80 x 8192, 64 KV heads (no GQA), intermediate 24,576.
+QWEN_SHAPES = {
+    "14b": {"preset": "llama-2-13b", "intermediate_size": 13696, "vocab_size": 152064, "name": "Qwen-14B"},
+    "72b": {
+        "preset": "llama-2-70b",
+        "num_key_value_heads": 64,
+        "intermediate_size": 24576,
+        "vocab_size": 152064,
+        "name": "Qwen-72B",
+    },
+}
+QWEN_SECONDS_PER_STEP = {
+    ("14b", 1024): 4.4,
+    ("14b", 2048): 8.4,
+    ("14b", 4096): 17.0,
+    ("14b", 8192): 36.0,
+    ("72b", 1024): 29.4,
+    ("72b", 2048): 45.7,
+    ("72b", 4096): 83.4,
+    ("72b", 8192): 161.5,
+}
+ZERO3_SHORT = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,461 tokens/s against 1,115 (+31%). At short "
+    "sequences the step is the parameter all-gathers (25% of it in the engine), which the engine models as "
+    "bandwidth-bound rings hidden under compute; DeepSpeed's per-layer gathers of 64-head layers are likely "
+    "latency- and launch-bound there. The ZeRO-3 model (ring only, COMM_OVERLAP) is the open item",
+)
+ZERO3_LONG = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,347 tokens/s against 1,623 (-17%): the run "
+    "implies 0.63 of peak where the 7B implies 0.55 at 8k; the engine's efficiency does not grow with the "
+    "matrix sizes of a 72B model",
+)
+
+
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        ("14b", 1024),
+        ("14b", 2048),
+        ("14b", 4096),
+        ("14b", 8192),
+        pytest.param("72b", 1024, marks=ZERO3_SHORT),
+        ("72b", 2048),
+        ("72b", 4096),
+        pytest.param("72b", 8192, marks=ZERO3_LONG),
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_lora_on_a100_at_the_readmes_speed(size, seq, bundled_catalog):
+    gpus = 1 if size == "14b" else 4  # the README's 72B LoRA runs DeepSpeed ZeRO-3 on 4 GPUs
+    spec = {
+        "task": "lora",
+        "model": QWEN_SHAPES[size],
+        "precision": "bf16",
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 64, "targets": "all-linear"},
+        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
+        "gradient_accumulation_steps": 8,
+        "training_tokens": 1e7,
+    }
+    published = 8 * gpus * seq / QWEN_SECONDS_PER_STEP[(size, seq)]  # tokens/s of all the GPUs
+    report = size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False)
+    row = candidate(report, "a100-sxm4-80gb", gpus)
+    assert row["throughput"]["training_tokens_per_second"] == pytest.approx(published, rel=0.15)
+    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
 
 
 # --- LoRA at NVIDIA's measured speed (NeMo performance summary, 8 x H100, FP8) ----------------------------

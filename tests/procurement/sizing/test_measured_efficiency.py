@@ -4,7 +4,9 @@ procurement/data/measured_efficiency.csv replaces the generic MFU (assumptions.M
 part, task and precision where the part's own throughput is published. Gaudi 2 FP8 pretraining: 0.42 of its
 865 dense FP8 TFLOPS, the median of the efficiencies at which the engine reproduces four of Intel's five
 published Gaudi 2 runs (SynapseAI 1.18); the fifth (Llama 2 7B, 68,464 tokens/s) checks it, in
-tests/procurement/outside/test_outside_recommendations.py.
+tests/procurement/outside/test_outside_recommendations.py. A100 80GB LoRA in bf16: 0.52, the median over
+Qwen-7B LoRA's four sequence lengths on one A100 (QwenLM/Qwen README); Qwen-14B and the MLPerf reference
+LoRA log check it there.
 """
 
 import pytest
@@ -49,12 +51,24 @@ def test_it_fits_gaudi2_fp8_pretraining_on_the_median_of_intels_other_runs():
     )
 
 
+def test_it_fits_a100_lora_on_the_median_of_qwen_7b_lengths():
+    # Engine-implied efficiencies of Qwen-7B LoRA on one A100 at 1k/2k/4k/8k: 0.453, 0.499, 0.536, 0.551.
+    assert measured_efficiencies()[("a100-sxm4-80gb", "lora", "bf16")].efficiency == pytest.approx(
+        (0.499 + 0.536) / 2, abs=0.005
+    )
+
+
 def test_it_sets_the_mfu_only_for_the_measured_task_and_precision():
     gaudi2 = gpu_by_slug("gaudi2")
     assert default_mfu(_spec(), gaudi2) == 0.42
     assert default_mfu(_spec(precision="bf16"), gaudi2) == 0.35  # no BF16 figure: the generic one
     assert default_mfu(_spec(task="full_finetune"), gaudi2) == 0.35
     assert default_mfu(_spec(), gpu_by_slug("h100-sxm5-80gb")) == 0.40
+    # A100 80GB LoRA in bf16: Qwen's measurements; the 40GB card and full fine-tuning keep their defaults
+    a100 = gpu_by_slug("a100-sxm4-80gb")
+    assert default_mfu(_spec(task="lora", precision="bf16"), a100) == 0.52
+    assert default_mfu(_spec(task="lora", precision="bf16"), gpu_by_slug("a100-sxm4-40gb")) == 0.40
+    assert default_mfu(_spec(task="full_finetune", precision="bf16"), a100) == 0.40
 
 
 def test_it_shows_where_the_speed_comes_from():
