@@ -330,6 +330,23 @@ def test_h200_trains_at_h100_speed_on_the_same_plan(bundled_catalog):
     assert ratio == pytest.approx(MLPERF_V40_SD_H200_OVER_H100, rel=0.05)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="B200 over H100 on Llama 2 70B LoRA, each on NVIDIA's submitted plan (B200 TP 1, config_DGXB200_"
+    "1x8x1xtp1pp1cp1.sh; H100 TP 4): engine 2.80x against the measured 2.38x (+18%). MLPerf Training v5.0 "
+    "@0fdc28f0, one node of 8 B200: 281.0 samples a minute (Lenovo; Oracle 279.9, Dell 280.8) against the same "
+    "round's 8 x H200 136.1, times the H200's 1.153x over the H100 (v4.0). On one plan (TP 4) the engine gives "
+    "2.20x; the B200 reaches less of its 4.5 PFLOPS FP8 peak than the 40% datacenter MFU at TP 1. One "
+    "published B200 measurement is not enough to fit and check a Blackwell efficiency",
+)
+@pytest.mark.django_db
+def test_b200_over_h100_lora_at_nvidias_mlperf_plans(bundled_catalog):
+    measured = 281.0 / 136.1 * MLPERF_V40_LORA_H200_OVER_H100
+    assert measured == pytest.approx(2.38, abs=0.01)
+    ratio = lora_tokens_per_second("b200", 1) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(measured, rel=0.15)
+
+
 @pytest.mark.django_db
 def test_mlperf_v40_lora_on_8_h100_at_nvidias_measured_time(bundled_catalog):
     # The same H100 run in time: 3,072 samples of 8,192 tokens in 27.15 min (median), which includes the
