@@ -166,6 +166,8 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
+    # the row names where its speed comes from (issue 26, class 5)
+    assert any(reason.startswith("speed from: a100-sxm4-80gb lora") for reason in rows[0]["reasons"])
 
 
 # --- LoRA on the A100 at Qwen's measured speed (QwenLM/Qwen README @03cd81f5, "Profiling of Memory and Speed")
