@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from procurement.sizing.efficiency import efficiency_text, measured_efficiency
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_speed.csv"
 REFERENCE_GPU = "h100-sxm5-80gb"
 
@@ -93,8 +95,14 @@ def _measured_phases(kind: str, slug: str) -> dict[str, tuple[MeasuredSpeed, str
 def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
     """(compute ratio, bandwidth ratio, measured, why) to the H100 for a part ranked at a measured speed,
     None for a part that keeps the datasheet model. A non-NVIDIA part without a measurement gets 1.0, a
-    cap, applied only where its datasheet would claim more than the H100 (``measured`` False)."""
-    return _phase_ratios(task_class(spec), gpu.slug, gpu.is_nvidia)
+    cap, applied only where its datasheet would claim more than the H100 (``measured`` False). A part
+    with an efficiency fitted on its own published measurements for the task (sizing/efficiency.py) runs
+    at its datasheet peak times that efficiency instead of the cap: the measurement already says how
+    much of its peak its software reaches."""
+    ratios = _phase_ratios(task_class(spec), gpu.slug, gpu.is_nvidia)
+    if ratios is not None and not ratios[2] and measured_efficiency(spec, gpu) is not None:
+        return None
+    return ratios
 
 
 @lru_cache(maxsize=1024)
@@ -118,9 +126,10 @@ def _phase_ratios(kind: str, slug: str, is_nvidia: bool) -> tuple[float, float, 
 
 def speed_ratio(spec, gpu) -> tuple[float | None, str]:
     """(ratio to the H100, why) for a part ranked at a measured speed, the compute one for serving (the
-    why names both phases); (None, "") for a part that keeps the datasheet model."""
+    why names both phases); (None, why) for a part that keeps the datasheet model, the why naming the
+    published measurements its efficiency was fitted on, or "" for the generic efficiency."""
     ratios = phase_ratios(spec, gpu)
-    return (None, "") if ratios is None else (ratios[0], ratios[3])
+    return (None, efficiency_text(spec, gpu)) if ratios is None else (ratios[0], ratios[3])
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
@@ -135,7 +144,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
         ratios = phase_ratios(spec, gpu)
-        why.append(ratios[3] if ratios else "")
+        why.append(ratios[3] if ratios else efficiency_text(spec, gpu))
         if ratios is None:
             continue
         ratio, bandwidth_ratio, measured, _ = ratios

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import MFU_PRETRAIN_AMPERE
+from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 
@@ -41,7 +42,9 @@ NO_CALIBRATION: Calibration = {}
 
 
 def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
-    """The uncalibrated MFU: the card's default, raised for dense pretraining on NVSwitch Ampere
+    """The uncalibrated MFU: the part's efficiency fitted on published measurements for this task and
+    precision where there is one (sizing/efficiency.py, e.g. Gaudi 2 FP8 pretraining on Intel's figures),
+    else the card's default, raised for dense pretraining on NVSwitch Ampere
     datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE).
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
     (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements;
@@ -53,6 +56,9 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None))
+    measured = measured_efficiency(spec, gpu)
+    if measured is not None:
+        return measured.efficiency
     if (
         spec.task == "pretrain"
         and not spec.model.is_moe

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from procurement.sizing import image, image_model
-from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
+from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
@@ -363,6 +363,7 @@ def size_candidates(
                 throughput = {key: None for key in throughput} | {"estimate": throughput["estimate"]}
             candidate = _candidate(spec, gpu, plan, compat, memory, throughput, gpus)
             candidate["calibration"] = _calibration_notes(spec, gpu, calibration)
+            candidate["speed_basis"] = speed_ratio(spec, gpu)[1] or None
             candidates.append(candidate)
     return candidates
 

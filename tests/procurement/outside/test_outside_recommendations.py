@@ -149,18 +149,14 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     assert all(row["plan"]["tensor_parallel"] == 1 for row in rows), describe(rows)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine 3.67 h against the reference log's 2.40 h (440 x 19.65 s): the log implies 61% MFU on "
-    "A100 with attention and recomputation counted (4.57e11 FLOP a token x 3,335 tokens/s / 8 GPUs / 312 "
-    "TFLOPS); the engine keeps the 40% datacenter MFU for LoRA (the 48.5% A100 figure is for pretraining "
-    "only). Either HF PEFT + DeepSpeed ZeRO-3 reached 61% at 8k, or the log ran on faster GPUs than its "
-    "README's 'A100 80GB'; refitting LoRA MFU on this one run is not a small fix",
-)
 @pytest.mark.django_db
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
     # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
     # GPU = 65,536 tokens a step): 440 x 19.65 s = 8,646 s = 2.40 h, i.e. 3,335 tokens/s. Within 20%.
+    # Was a strict xfail at 3.67 h under the 40% datacenter MFU. LoRA on the A100 80GB in bf16 now runs at
+    # 0.52 (procurement/data/measured_efficiency.csv), fitted on Qwen-7B LoRA on one A100 (QwenLM/Qwen
+    # README), not on this run: 2.82 h, +17%. This run alone implies 0.61 (torchtune's 8 x A100 Llama 3.1
+    # 70B LoRA, 3,497 tokens/s, likewise), so the fit is on the cautious side of it.
     published = CASES["mlperf_lora_llama2_70b_8xa100"]["published"]
     hours = published["steps"] * published["seconds_per_step"] / 3600
     assert hours == pytest.approx(2.4017, abs=1e-3)
@@ -170,6 +166,222 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
+    # the row names where its speed comes from (issue 26, class 5)
+    assert any(reason.startswith("speed from: a100-sxm4-80gb lora") for reason in rows[0]["reasons"])
+
+
+# --- LoRA on the A100 at Qwen's measured speed (QwenLM/Qwen README @03cd81f5, "Profiling of Memory and Speed")
+# One A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, FlashAttention 2, HF PEFT on all linear layers, gradient
+# checkpointing (finetune/finetune_lora_single_gpu.sh), batch 1 x 8 accumulation a GPU, seconds an
+# optimizer step. The 0.52 A100 LoRA efficiency is the median of the four Qwen-7B lengths; Qwen-14B and
+# Qwen-72B (ZeRO-3 on 4 GPUs) check it. Shapes: Qwen-14B is Llama-2-13B's 40 x 5120 with intermediate 13,696
+# and a 152,064-token vocabulary; Qwen-72B is 80 x 8192, 64 KV heads (no GQA), intermediate 24,576.
+QWEN_SHAPES = {
+    "14b": {"preset": "llama-2-13b", "intermediate_size": 13696, "vocab_size": 152064, "name": "Qwen-14B"},
+    "72b": {
+        "preset": "llama-2-70b",
+        "num_key_value_heads": 64,
+        "intermediate_size": 24576,
+        "vocab_size": 152064,
+        "name": "Qwen-72B",
+    },
+}
+QWEN_SECONDS_PER_STEP = {
+    ("14b", 1024): 4.4,
+    ("14b", 2048): 8.4,
+    ("14b", 4096): 17.0,
+    ("14b", 8192): 36.0,
+    ("72b", 1024): 29.4,
+    ("72b", 2048): 45.7,
+    ("72b", 4096): 83.4,
+    ("72b", 8192): 161.5,
+}
+ZERO3_SHORT = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,461 tokens/s against 1,115 (+31%). At short "
+    "sequences the step is the parameter all-gathers (25% of it in the engine), which the engine models as "
+    "bandwidth-bound rings hidden under compute; DeepSpeed's per-layer gathers of 64-head layers are likely "
+    "latency- and launch-bound there. The ZeRO-3 model (ring only, COMM_OVERLAP) is the open item",
+)
+ZERO3_LONG = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,347 tokens/s against 1,623 (-17%): the run "
+    "implies 0.63 of peak where the 7B implies 0.55 at 8k; the engine's efficiency does not grow with the "
+    "matrix sizes of a 72B model",
+)
+
+
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        ("14b", 1024),
+        ("14b", 2048),
+        ("14b", 4096),
+        ("14b", 8192),
+        pytest.param("72b", 1024, marks=ZERO3_SHORT),
+        ("72b", 2048),
+        ("72b", 4096),
+        pytest.param("72b", 8192, marks=ZERO3_LONG),
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_lora_on_a100_at_the_readmes_speed(size, seq, bundled_catalog):
+    gpus = 1 if size == "14b" else 4  # the README's 72B LoRA runs DeepSpeed ZeRO-3 on 4 GPUs
+    spec = {
+        "task": "lora",
+        "model": QWEN_SHAPES[size],
+        "precision": "bf16",
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 64, "targets": "all-linear"},
+        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
+        "gradient_accumulation_steps": 8,
+        "training_tokens": 1e7,
+    }
+    published = 8 * gpus * seq / QWEN_SECONDS_PER_STEP[(size, seq)]  # tokens/s of all the GPUs
+    report = size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False)
+    row = candidate(report, "a100-sxm4-80gb", gpus)
+    assert row["throughput"]["training_tokens_per_second"] == pytest.approx(published, rel=0.15)
+    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
+
+
+# --- LoRA at NVIDIA's measured speed (NeMo performance summary, 8 x H100, FP8) ----------------------------
+# docs.nvidia.com/nemo-framework/user-guide/24.12/nemotoolkit/performance/performance_summary.html,
+# "Finetuning": SQuAD packed to 4,096 tokens, global batch 32, micro-batch 1, FP8 on 8 x H100:
+# Llama 2 7B LoRA (TP 1, PP 1) 24,824 tokens/s/GPU; 13B LoRA (TP 1, PP 1) 14,629; 70B LoRA (TP 2, PP 4)
+# 2,621. The engine's 40% datacenter MFU (assumptions.MFU_DATACENTER) was fitted on pretraining runs
+# (LLaMA-65B, Llama 3 405B, Llama 2 7B), so these LoRA runs check it: by hand, 70B LoRA FLOPs a token
+# 4N + attention = 4 x 68.98e9 + 3 x 2 x 80 x 4096 x 8192 = 2.92e11; 2,621 x 2.92e11 / 1,979e12 = 38.7% of
+# FP8 peak (NeMo reports 722 model TFLOP/s/GPU, 36.5%, counting 4N without the attention term).
+NEMO_LORA_H100 = {
+    "llama-2-7b": ((1, 1), 24_824),
+    "llama-2-13b": ((1, 1), 14_629),
+    "llama-2-70b": ((2, 4), 2_621),
+}
+
+
+@pytest.mark.parametrize("preset", sorted(NEMO_LORA_H100))
+@pytest.mark.django_db
+def test_nemo_lora_throughput_on_8_h100_within_15_percent(preset, bundled_catalog):
+    (tp, pp), per_gpu = NEMO_LORA_H100[preset]
+    spec = {
+        "task": "lora",
+        "model": {"preset": preset},
+        "precision": "fp8",
+        "seq_len": 4096,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "none",
+        "lora": {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]},
+        "parallelism": {"gpus": 8, "zero_stage": 0, "tensor_parallel": tp, "pipeline_parallel": pp},
+        "gradient_accumulation_steps": 32 // (8 // (tp * pp)),
+        "training_tokens": 1e7,
+    }
+    report = size_spec_document(spec, ["h100-sxm5-80gb"], calibrate=False)
+    speed = candidate(report, "h100-sxm5-80gb", 8)["throughput"]["training_tokens_per_second"]
+    assert speed / 8 == pytest.approx(per_gpu, rel=0.15)
+
+
+# --- H200 against H100 on the same task (MLPerf Training v4.0, NVIDIA's closed submissions) ---------------
+# mlcommons/training_results_v4.0 @6fe95437, NVIDIA/results/{eos,h200}_ngc24.04_nemo (one node of 8 x H100-SXM5-80GB
+# and 8 x H200-SXM5-141GB, same NeMo 24.04 container). run_start..run_stop of the runs that stopped at the
+# same sample count: Llama 2 70B LoRA, 3,072 samples of 8,192 tokens: H100 median 27.15 min (27.08-27.39),
+# H200 23.55 min (23.43-23.58): 1.153x. The plans differ, and that is the gain: H100 runs TP 4 (DP 2),
+# H200 TP 2 (DP 4), which its 141 GB allow (NVIDIA/benchmarks/llama2_70b_lora/implementations/nemo/
+# config_DGXH100_1x8x4xtp4pp1cp1.sh, config_DGXH200_1x8x2xtp2pp1cp1.sh; FP8, micro-batch 1, batch 8).
+# Stable Diffusion v2 on the SAME plan (config_DGXH{1,2}00_01x08x64.sh, 64 images a GPU): H100 42.27 min,
+# H200 41.34 min (runs at the same evaluation): 1.02x. So the H200 trains at the H100's speed on a given
+# plan (same 989 TFLOPS, same NVLink) and is faster where its memory buys a cheaper plan; a blanket H200
+# training ratio would be wrong for the compute-bound half.
+MLPERF_V40_LORA_H200_OVER_H100 = 27.145 / 23.55
+MLPERF_V40_SD_H200_OVER_H100 = 42.27 / 41.34
+
+
+def mlperf_v40_lora_spec(tensor_parallel: int) -> dict:
+    """NVIDIA's MLPerf v4.0 Llama 2 70B LoRA run: FP8, 8k, micro-batch 1, global batch 8 on 8 GPUs."""
+    return {
+        "task": "lora",
+        "model": {"preset": "llama-2-70b"},
+        "precision": "fp8",
+        "seq_len": 8192,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "none",
+        "lora": {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]},
+        "parallelism": {"gpus": 8, "zero_stage": 0, "tensor_parallel": tensor_parallel},
+        "gradient_accumulation_steps": tensor_parallel,  # 8 sequences over 8 / TP data-parallel ranks
+        "training_tokens": 3072 * 8192,
+    }
+
+
+def lora_tokens_per_second(gpu: str, tensor_parallel: int) -> float:
+    report = size_spec_document(mlperf_v40_lora_spec(tensor_parallel), [gpu], calibrate=False)
+    return candidate(report, gpu, 8)["throughput"]["training_tokens_per_second"]
+
+
+@pytest.mark.django_db
+def test_h200_over_h100_lora_at_nvidias_mlperf_plans(bundled_catalog):
+    # Each card on its submitted plan: the engine's ratio (1.142) within 5% of the measured 1.153.
+    ratio = lora_tokens_per_second("h200-sxm-141gb", 2) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(MLPERF_V40_LORA_H200_OVER_H100, rel=0.05)
+
+
+@pytest.mark.django_db
+def test_h200_trains_at_h100_speed_on_the_same_plan(bundled_catalog):
+    # Same plan, compute bound: MLPerf's SD v2 pair measured 1.02x; the engine's same-plan ratio within 5%.
+    ratio = lora_tokens_per_second("h200-sxm-141gb", 4) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(MLPERF_V40_SD_H200_OVER_H100, rel=0.05)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="B200 over H100 on Llama 2 70B LoRA, each on NVIDIA's submitted plan (B200 TP 1, config_DGXB200_"
+    "1x8x1xtp1pp1cp1.sh; H100 TP 4): engine 2.80x against the measured 2.38x (+18%). MLPerf Training v5.0 "
+    "@0fdc28f0, one node of 8 B200: 281.0 samples a minute (Lenovo; Oracle 279.9, Dell 280.8) against the same "
+    "round's 8 x H200 136.1, times the H200's 1.153x over the H100 (v4.0). On one plan (TP 4) the engine gives "
+    "2.20x; the B200 reaches less of its 4.5 PFLOPS FP8 peak than the 40% datacenter MFU at TP 1. One "
+    "published B200 measurement is not enough to fit and check a Blackwell efficiency",
+)
+@pytest.mark.django_db
+def test_b200_over_h100_lora_at_nvidias_mlperf_plans(bundled_catalog):
+    measured = 281.0 / 136.1 * MLPERF_V40_LORA_H200_OVER_H100
+    assert measured == pytest.approx(2.38, abs=0.01)
+    ratio = lora_tokens_per_second("b200", 1) / lora_tokens_per_second("h100-sxm5-80gb", 4)
+    assert ratio == pytest.approx(measured, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_mlperf_v40_lora_on_8_h100_at_nvidias_measured_time(bundled_catalog):
+    # The same H100 run in time: 3,072 samples of 8,192 tokens in 27.15 min (median), which includes the
+    # run's evaluations (every 384 samples after the first 3), so the training alone is a little faster.
+    # The engine at the 40% datacenter MFU on NVIDIA's plan (TP 4, FP8, no recomputation): 25.2 min, -7%.
+    # (The engine puts this plan at 88 GiB a GPU without recomputation; NVIDIA's FP8 activations fit it.)
+    minutes = 3072 * 8192 / lora_tokens_per_second("h100-sxm5-80gb", 4) / 60
+    assert minutes == pytest.approx(27.145, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the ranking's tensor parallelism is all or nothing per instance (shapes._plan_arrays: TP = GPUs "
+    "per instance, or 1): both cards' best 8-GPU row is TP 8 at 31.4 min, so the H200 ranks at the H100's "
+    "speed. The sizing engine gives the measured ratio when each card runs its own plan (test above: 1.142 "
+    "vs 1.153); the ranking needs TP 2 and TP 4 plans within an 8-GPU instance (a grid change in "
+    "procurement/ranking/shapes.py, left to the ranking's owner)",
+)
+@pytest.mark.django_db
+def test_ranking_puts_h200_ahead_of_h100_for_mlperf_lora(bundled_catalog):
+    spec = mlperf_v40_lora_spec(1)
+    spec["parallelism"] = {"gpus": 8}  # the user states the GPUs, not the plan
+    parsed = ranking_options_parse(
+        {"top": WIDE, "gpus": ["h100-sxm5-80gb", "h200-sxm-141gb"], "pricing_models": ["on_demand"]}
+    )
+    rows = recommendation_compute(spec=workload_spec_parse(spec), options=parsed).as_report()["results"]
+    fastest = {
+        gpu: min(row["hours"] for row in rows if row["gpu"] == gpu)
+        for gpu in ("h100-sxm5-80gb", "h200-sxm-141gb")
+    }
+    assert fastest["h100-sxm5-80gb"] / fastest["h200-sxm-141gb"] == pytest.approx(
+        MLPERF_V40_LORA_H200_OVER_H100, rel=0.05
+    ), fastest
 
 
 # --- Llama 2 7B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md; docs/workload-spec.md example) ----
@@ -479,25 +691,66 @@ def test_best_card_for_one_node_jobs_can_be_rented_alone(bundled_catalog):
     assert lora["throughput"]["gpu"] != "gb200"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine 55,485 tokens/s, 19% under Intel's measured 68,464 (passed on main at 59,905, -12.5%): "
-    "with attention now counted (issue 26 class 2: 6N + 6 L T d = 43.7 GFLOP a token at 4k) Intel's figure "
-    "implies 43% MFU of Gaudi 2's 865 FP8 TFLOPS, while the engine keeps the generic 35% "
-    "(assumptions.MFU_WORKSTATION, 'benchmark recommended') for every non-SXM and non-NVIDIA part; a Gaudi "
-    "MFU of its own, or Intel's figure imported as a stored benchmark for calibration, is a calibration "
-    "decision, not a small fix. Follow-up (branch recs): Intel's five Gaudi 2 pretraining figures on the same "
-    "page (SynapseAI 1.18, FP8, 865 TFLOPS; FLOPs 6N + 6 L T d a token) imply 43.2% (Llama 2 7B, 8 HPU), "
-    "35.0% (13B, 16), 42.2% (70B, 64), 28.7% (Llama 3.1 8B at 8k, 8) and 35.9% (3.1 70B at 8k, 64): median "
-    "35.9%, at the engine's 35%. This case is the high end; fitting 43% to it would put the 3.1 8B row 50% "
-    "fast, so the MFU stays and this case stays open",
-)
 @pytest.mark.django_db
 def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # Intel, Gaudi 2 model performance (SynapseAI 1.18): Llama 2 7B, 8 HPU, seq 4096, FP8: 68,464 tokens/s.
+    # Was a strict xfail at 55,485 (-19%) under the generic 35% (MFU_WORKSTATION). Gaudi 2 FP8 pretraining
+    # now runs at 0.42 of its 865 TFLOPS (procurement/data/measured_efficiency.csv), the median of the
+    # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
+    # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
     report = sized("gaudi_measured_intel", ["gaudi2"])
+    row = candidate(report, "gaudi2", 8)
+    assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
+    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 42%"), row["speed_basis"]
+    assert "intel.com" in row["speed_basis"]
+
+
+def gaudi2_intel_plan(preset: str, gpus: int, tp: int, pp: int, seq: int, micro: int, batch: int) -> dict:
+    """One of Intel's Gaudi 2 FP8 pretraining runs as a spec, on the plan HabanaAI/Megatron-DeepSpeed's
+    README publishes for it (ZeRO-1, HL_CKP_ACT=2: selective recomputation), at the page's global batch."""
+    data_parallel = gpus // (tp * pp)
+    return copy.deepcopy(CASES["gaudi_measured_intel"]["spec"]) | {
+        "model": {"preset": preset},
+        "seq_len": seq,
+        "micro_batch_size": micro,
+        "parallelism": {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp},
+        "gradient_accumulation_steps": batch // (data_parallel * micro),
+    }
+
+
+# Intel Gaudi 2 training page (SynapseAI 1.18, FP8), with the plans of HabanaAI/Megatron-DeepSpeed README:
+# Llama 2 13B on 16 HPU (TP 2, PP 2, DP 4, micro-batch 2, batch 256): 58,282 tokens/s;
+# Llama 3.1 70B on 64 HPU at 8k (TP 8, DP 8, batch 128): 43,677 tokens/s. Both are in the fit of the Gaudi 2
+# efficiency (its median), so they guard against a change that moves one run and not the others.
+GAUDI2_INTEL_RUNS = {
+    "llama2_13b_16_hpu": (("llama-2-13b", 16, 2, 2, 4096, 2, 256), 58_282),
+    "llama31_70b_64_hpu_8k": (("llama-3.1-70b", 64, 8, 1, 8192, 1, 128), 43_677),
+}
+
+
+@pytest.mark.parametrize("run", sorted(GAUDI2_INTEL_RUNS))
+@pytest.mark.django_db
+def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_catalog):
+    plan, published = GAUDI2_INTEL_RUNS[run]
+    spec = gaudi2_intel_plan(*plan)
+    report = size_spec_document(spec, ["gaudi2"], calibrate=False)
+    speed = candidate(report, "gaudi2", plan[1])["throughput"]["training_tokens_per_second"]
+    assert speed == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine 44,989 tokens/s against Intel's 36,309 (+24%) for Llama 3.1 8B at 8k on 8 HPU (TP 4, DP 2, "
+    "batch 128, the README's plan): the run implies 0.327 of the FP8 peak where Intel's other four imply "
+    "0.38-0.60. Its 128k-vocabulary output layer (1.05e9 of 8.0e9 parameters) and 8k attention are counted "
+    "at the same efficiency as the blocks; a per-layer efficiency is a larger change than this fit",
+)
+@pytest.mark.django_db
+def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
+    spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
+    report = size_spec_document(spec, ["gaudi2"], calibrate=False)
     speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
-    assert speed == pytest.approx(68_464, rel=0.15)
+    assert speed == pytest.approx(36_309, rel=0.15)
 
 
 @pytest.mark.django_db

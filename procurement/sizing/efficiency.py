@@ -1,0 +1,58 @@
+"""Per-part, per-task compute efficiencies fitted on published measurements (issue 26, class 5).
+
+The generic efficiencies of ``assumptions`` (MFU_DATACENTER, MFU_WORKSTATION) stand in for any part and
+task. Where a vendor or an independent benchmark publishes measured training throughput for a part, the
+efficiency at which the engine reproduces it replaces the generic figure for that part, task and precision
+(procurement/data/measured_efficiency.csv). Each row names the measurements it was fitted on and a
+different measurement it was checked on, so that no figure is fitted on the case that tests it; the row's
+sentence is shown with every estimate it sets ("speed from: ...").
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "measured_efficiency.csv"
+
+
+@dataclass(frozen=True)
+class MeasuredEfficiency:
+    efficiency: float  # fraction of the part's dense peak at the task's precision
+    fitted_on: str
+    checked_on: str
+    source_url: str
+    note: str
+
+    def text(self, slug: str, task: str, precision: str) -> str:
+        return (
+            f"speed from: {slug} {task} in {precision} at {self.efficiency:.0%} of its dense peak, fitted on "
+            f"published measurements ({self.source_url})"
+        )
+
+
+@lru_cache(maxsize=1)
+def measured_efficiencies() -> dict[tuple[str, str, str], MeasuredEfficiency]:
+    with DATA.open(newline="", encoding="utf-8") as handle:
+        return {
+            (row["gpu"], row["task"], row["precision"]): MeasuredEfficiency(
+                float(row["efficiency"]), row["fitted_on"], row["checked_on"], row["source_url"], row["note"]
+            )
+            for row in csv.DictReader(handle)
+        }
+
+
+def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
+    """The published-measurement efficiency for this part, task and precision; None for a language-model
+    task without one (the generic figure applies), and always None for image models."""
+    if spec.model.is_image or not spec.is_training:
+        return None
+    return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
+
+
+def efficiency_text(spec, gpu) -> str:
+    """The "speed from: ..." sentence of a measured efficiency; "" where the generic figure applies."""
+    row = measured_efficiency(spec, gpu)
+    return "" if row is None else row.text(gpu.slug, spec.task, spec.precision)

@@ -1,0 +1,102 @@
+"""Per-part, per-task efficiencies fitted on published measurements (issue 26, class 5).
+
+procurement/data/measured_efficiency.csv replaces the generic MFU (assumptions.MFU_WORKSTATION, 35%) for a
+part, task and precision where the part's own throughput is published. Gaudi 2 FP8 pretraining: 0.42 of its
+865 dense FP8 TFLOPS, the median of the efficiencies at which the engine reproduces four of Intel's five
+published Gaudi 2 runs (SynapseAI 1.18); the fifth (Llama 2 7B, 68,464 tokens/s) checks it, in
+tests/procurement/outside/test_outside_recommendations.py. A100 80GB LoRA in bf16: 0.52, the median over
+Qwen-7B LoRA's four sequence lengths on one A100 (QwenLM/Qwen README); Qwen-14B and the MLPerf reference
+LoRA log check it there.
+"""
+
+import pytest
+
+from procurement.sizing import parse_workload_spec, size_workload
+from procurement.sizing.accelerators import speed_ratio
+from procurement.sizing.efficiency import measured_efficiencies
+from procurement.sizing.gpus import gpu_by_slug
+from procurement.sizing.mfu import default_mfu
+
+
+def _spec(task="pretrain", precision="fp8"):
+    return parse_workload_spec(
+        {
+            "name": "g",
+            "task": task,
+            "model": {"preset": "llama-2-7b"},
+            "precision": precision,
+            "seq_len": 4096,
+            "training_tokens": 1e9,
+        }
+    )
+
+
+def test_it_names_what_each_row_was_fitted_on_and_checked_on():
+    rows = measured_efficiencies()
+    assert rows
+    for (slug, task, precision), row in rows.items():
+        gpu_by_slug(slug)  # a known part
+        assert task in ("pretrain", "full_finetune", "lora", "qlora")
+        assert precision in ("fp32", "fp16", "bf16", "fp8", "fp4")
+        assert 0.1 < row.efficiency < 0.8
+        assert row.fitted_on and row.checked_on and row.source_url.startswith("https://")
+        assert row.checked_on not in row.fitted_on  # the check is not one of the fitted measurements
+
+
+def test_it_fits_gaudi2_fp8_pretraining_on_the_median_of_intels_other_runs():
+    # Engine-implied efficiencies of Intel's 13B, 3.1 70B, 3.1 8B and 2 70B runs (see the CSV row):
+    # 0.382, 0.457, 0.327 and about 0.60; the median of four is the mean of the middle two.
+    assert measured_efficiencies()[("gaudi2", "pretrain", "fp8")].efficiency == pytest.approx(
+        (0.382 + 0.457) / 2, abs=0.005
+    )
+
+
+def test_it_fits_a100_lora_on_the_median_of_qwen_7b_lengths():
+    # Engine-implied efficiencies of Qwen-7B LoRA on one A100 at 1k/2k/4k/8k: 0.453, 0.499, 0.536, 0.551.
+    assert measured_efficiencies()[("a100-sxm4-80gb", "lora", "bf16")].efficiency == pytest.approx(
+        (0.499 + 0.536) / 2, abs=0.005
+    )
+
+
+def test_it_sets_the_mfu_only_for_the_measured_task_and_precision():
+    gaudi2 = gpu_by_slug("gaudi2")
+    assert default_mfu(_spec(), gaudi2) == 0.42
+    assert default_mfu(_spec(precision="bf16"), gaudi2) == 0.35  # no BF16 figure: the generic one
+    assert default_mfu(_spec(task="full_finetune"), gaudi2) == 0.35
+    assert default_mfu(_spec(), gpu_by_slug("h100-sxm5-80gb")) == 0.40
+    # A100 80GB LoRA in bf16: Qwen's measurements; the 40GB card and full fine-tuning keep their defaults
+    a100 = gpu_by_slug("a100-sxm4-80gb")
+    assert default_mfu(_spec(task="lora", precision="bf16"), a100) == 0.52
+    assert default_mfu(_spec(task="lora", precision="bf16"), gpu_by_slug("a100-sxm4-40gb")) == 0.40
+    assert default_mfu(_spec(task="full_finetune", precision="bf16"), a100) == 0.40
+
+
+def test_it_shows_where_the_speed_comes_from():
+    gaudi2 = gpu_by_slug("gaudi2")
+    ratio, why = speed_ratio(_spec(), gaudi2)
+    assert ratio is None and why.startswith("speed from: gaudi2 pretrain in fp8 at 42%")
+    # without a measured efficiency a non-NVIDIA part keeps the H100 cap and says so
+    ratio, why = speed_ratio(_spec(precision="bf16"), gaudi2)
+    assert ratio == 1.0 and "capped at the H100" in why
+
+
+def test_it_scales_gaudi2_fp8_pretraining_by_the_fitted_efficiency():
+    # Llama 2 7B on 8 HPU, compute bound (communication 0.1% of the step): tokens/s scale with the MFU,
+    # 55,485 at the generic 0.35 -> 55,485 x 0.42 / 0.35 = 66,582.
+    spec = parse_workload_spec(
+        {
+            "name": "g",
+            "task": "pretrain",
+            "model": {"preset": "llama-2-7b"},
+            "precision": "fp8",
+            "seq_len": 4096,
+            "micro_batch_size": 2,
+            "gradient_accumulation_steps": 64,
+            "gradient_checkpointing": "selective",
+            "parallelism": {"gpus": 8, "zero_stage": 1},
+            "training_tokens": 1e9,
+        }
+    )
+    row = size_workload(spec, [gpu_by_slug("gaudi2")])["candidates"][0]
+    assert row["throughput"]["training_tokens_per_second"] == pytest.approx(55_485 * 0.42 / 0.35, rel=0.002)
+    assert row["speed_basis"].startswith("speed from: gaudi2")
