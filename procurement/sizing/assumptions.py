@@ -289,6 +289,20 @@ HOPPER_SDPA_ATTENTION_EFFICIENCY = Assumption(
     "image_peak_efficiency, so only Hopper's SDPA attention is capped. cuDNN attention (PyTorch >= 2.5 "
     "on H100) is faster: the cap is conservative there.",
 )
+FP32_SIMT_GEMM_EFFICIENCY = Assumption(
+    "fp32_simt_gemm_efficiency",
+    0.969,
+    "fraction of fp32 (CUDA-core) peak",
+    "An fp32 image network's matmuls (linears, eager attention's bmm) run on the CUDA cores: PyTorch keeps "
+    "matmuls out of TF32 by default (torch.backends.cuda.matmul.allow_tf32 = False since 1.12, docs "
+    "notes/cuda.html). At fp32 the CUDA cores are 16x slower than the tensor cores, so every GEMM of the "
+    "network is compute-bound (A100: ridge ~13 FLOP/byte) and runs near cuBLAS SGEMM's large-matrix rate, "
+    "not at image_peak_efficiency (a tensor-core figure, where memory and per-kernel latency weigh as much "
+    "as the math). Measured: cuBLAS SGEMM 18.88 of 19.49 TFLOPS on an A100 80GB PCIe, M=5120 N=4096 "
+    "K=4096 (github.com/Yinghan-Li/YHs_Sample issue #4); cuBLAS f32 on a V100 14.0 TFLOPS, 89% of the SXM2's 15.7 "
+    "(github.com/lablup/mlxcel issue #1654). Convolutions of fp32 networks are not covered: on Ampere and "
+    "later cuDNN runs them in TF32 (compute_peak.py); on older cards they stay at image_peak_efficiency.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -428,6 +442,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
+    FP32_SIMT_GEMM_EFFICIENCY,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,

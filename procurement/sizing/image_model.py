@@ -42,7 +42,6 @@ from procurement.sizing.image_shapes import (
 )
 
 VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
-EAGER_SCORE_BYTES = 2.0  # softmax output in the compute dtype
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
@@ -219,7 +218,7 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
-    layers = samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    layers = samples * (per_sample * element + scores * element + encoder * element)
     return layers + detector_loss_bytes(spec)
 
 
@@ -245,7 +244,7 @@ def inference_activation_bytes(spec, flash: bool) -> float:
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
-    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores * EAGER_SCORE_BYTES / 2)
+    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores)
     decode = 0.0
     autoencoder = vae(spec)
     if autoencoder:
@@ -357,8 +356,9 @@ def inference_traffic_bytes_per_image(spec) -> float:
             decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
             elements += decoder.saved
             scores += decoder.eager_scores_saved
-    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * EAGER_SCORE_BYTES
-    return 2.0 * elements * activation_bytes_per_element(spec) + score_bytes
+    element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
+    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
+    return 2.0 * elements * element + score_bytes
 
 
 def weight_rows(spec, samples: float) -> float:

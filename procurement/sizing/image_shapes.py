@@ -242,15 +242,42 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
     for index, out in enumerate(channels):
         for _ in range(config["layers_per_block"] + 1):
             _resnet(cost, c, out, positions, 0)
-            peak = max(peak, (c + 2 * out) * positions)
+            peak = max(peak, resnet_working(c, out) * positions)
             c = out
         if index < len(channels) - 1:
+            # Upsample2D: the caller keeps the low-resolution input (c / 4 per new position) while the
+            # nearest-neighbour copy (c) goes through a tensor-core conv: its NHWC copy, the NHWC output
+            # and the output (CONV_NHWC_COPIES)
+            peak = max(peak, (c / 4 + c + CONV_NHWC_COPIES * c + (1 + CONV_NHWC_COPIES) * c) * positions * 4)
             positions *= 4
             cost.block(9 * c * c, 9 * c * c * positions, c * positions, c * positions, conv=True)
-            peak = max(peak, 3 * c * positions)  # upsampled input, conv output, next block's norm
     cost.block(9 * c * 3, 9 * c * 3 * positions, 0, 0, conv=True)
     cost.forward_peak = peak
     return cost
+
+
+# A convolution on tensor cores over NCHW tensors (PyTorch's default layout) keeps an NHWC copy of its
+# input and writes an NHWC output that is transposed back: cuDNN 'may use padding, folding, and
+# NCHW-to-NHWC transformations to call the Tensor Core operations' (NVIDIA cuDNN docs, Legacy API,
+# 'Convolution Functions: Data and Filter Formats'); the NCHW input 'must be transposed to NHWC before the
+# convolution and transposed back to NCHW after' (NVIDIA's diagram in MosaicML Composer's channels_last
+# method card). Two extra copies per conv (one of its input, one of its output) while it runs; cards and
+# precisions without tensor-core convolutions (fp32 before Ampere) do not make them, so a no-grad peak
+# counted with them is an upper bound there.
+CONV_NHWC_COPIES = 1.0  # per tensor (input and output each)
+
+
+def resnet_working(c_in: float, c_out: float) -> float:
+    """Live elements per position of a no-grad diffusers ResnetBlock2D (GroupNorm, SiLU, conv twice,
+    1x1 shortcut when c_in != c_out; the block input stays alive for the residual): the most of
+    - conv1: input c_in, SiLU output c_in, its NHWC copy c_in, NHWC output c_out, output c_out;
+    - conv2: input c_in, SiLU output c_out, its NHWC copy c_out, NHWC output and output 2 c_out;
+    - shortcut: input c_in, its NHWC copy c_in, conv2's result c_out, NHWC output and output 2 c_out."""
+    nhwc = CONV_NHWC_COPIES
+    conv1 = 2 * c_in + nhwc * c_in + (1 + nhwc) * c_out
+    conv2 = c_in + (1 + nhwc) * c_out + (1 + nhwc) * c_out
+    shortcut = (c_in + nhwc * c_in + c_out + (1 + nhwc) * c_out) if c_in != c_out else 0.0
+    return max(conv1, conv2, shortcut)
 
 
 def vae_encoder_macs(config: dict, pixel_side: int) -> float:
