@@ -180,7 +180,13 @@ def test_sdxl_fp32_batch_of_4_memory(bundled_catalog, tmp_path):
     "diffusers' blocks (skips + GEGLU feed-forward); diffusers' own batch-1 benchmark (5.05 GiB allocated "
     "on 4.78 GiB of weights, 0.27 GiB) is 2x that, and this run's 1.1 GiB per sample is 8x: more than a "
     "flash-attention forward holds (SDPA's math path would keep 10 x 4096^2 scores per sample at level 1). "
-    "No architecture count found explains it; at large serving batches the denoiser sets the peak.",
+    "No architecture count found explains it; at large serving batches the denoiser sets the peak. "
+    "Checked after the decode's tensor-core NHWC copies were counted (image_shapes.CONV_NHWC_COPIES): "
+    "the sliced fp32 decode of one image is then 4.25 GiB, under the measured 8.8 GiB, and the same "
+    "copies in the UNet's level-0 ResNets (up to 3,520 elements per position at the first up block's "
+    "960-channel concat, 57.7M per sample) would add 0.02 GiB per sample: not counted in the UNet yet, "
+    "and not the gap. A math-path SDPA (2 x 10 x 4096^2 scores per sample, 0.63 GiB) would explain "
+    "two thirds of it, but nothing in the notebook's settings selects that path.",
 )
 @pytest.mark.django_db
 def test_sdxl_fp16_batch_of_4_with_the_decode_sliced(bundled_catalog, tmp_path):
