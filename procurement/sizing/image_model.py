@@ -502,12 +502,47 @@ def conv_flops_share(spec) -> float:
     return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
 
 
-def detector_training_efficiency(spec, peak_flops) -> float:
+def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None) -> float:
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
     GFLOPs per image x reference peak / the card's peak / 205.7) ^ exponent, at most DETECTOR_EFFICIENCY
-    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py."""
+    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py.
+    That fit is on YOLOv5 runs, which filled no memory; with `bandwidth_bytes` (the card's datasheet
+    bytes/s) an Ultralytics run under its default deterministic mode adds its fill time
+    (deterministic_fill_seconds_per_image), stated as the lower efficiency of the whole step."""
     gflops = 2.0 * spec_network_cost(spec).macs / 1e9
     reference = DETECTOR_TRAINING_REFERENCE.value * 1e12
     work = gflops * reference / (peak_flops or reference) / 205.7
     efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
-    return min(efficiency, DETECTOR_EFFICIENCY.value)
+    efficiency = min(efficiency, DETECTOR_EFFICIENCY.value)
+    fill = deterministic_fill_seconds_per_image(spec, bandwidth_bytes)
+    if not fill or not peak_flops:
+        return efficiency
+    compute = training_flops_per_image(spec) / (peak_flops * efficiency)
+    return efficiency * compute / (compute + fill)
+
+
+def deterministic_fill_bytes_per_image(spec) -> float:
+    """Bytes a detector training step writes per image only to fill fresh allocations: Ultralytics trains
+    with deterministic=True by default (ultralytics/cfg/default.yaml), and its init_seeds calls
+    torch.use_deterministic_algorithms(True), which on PyTorch >= 2.1 also turns on
+    torch.utils.deterministic.fill_uninitialized_memory (PyTorch docs: 'fill uninitialized memory with a
+    known value', default True): every tensor an op allocates is written once before the op writes it.
+    A step allocates each forward output (the activations the step keeps, training_activation_bytes,
+    the assigner's temporaries included) and, in the backward, a gradient of the same size: 2x those
+    bytes. Cross-check (not a fit): ultralytics/ultralytics issue #26181 profiled YOLO26x at batch 64 on a
+    B200 (8 TB/s) with the default: ~17 ms of fill kernels per step, and 25 ms less per step without the
+    fill (0.206 -> 0.181 s); this count for YOLO11x, the same x scale, at batch 64 is 2 x 4 x 15.7 GB =
+    126 GB, 22 ms at 0.7 x 8 TB/s. 0 with image.deterministic false (deterministic=False, or PyTorch < 2.1, where
+    Ultralytics' init_seeds does not apply it or the fill does not exist)."""
+    if not (is_detector(spec) and spec.is_training and spec.image.deterministic):
+        return 0.0
+    return 2.0 * training_activation_bytes(spec, True) / spec.micro_batch_size
+
+
+def deterministic_fill_seconds_per_image(spec, bandwidth_bytes) -> float:
+    """deterministic_fill_bytes_per_image at the achieved fraction of the card's bandwidth (0 without
+    a bandwidth)."""
+    fill = deterministic_fill_bytes_per_image(spec)
+    if not fill or not bandwidth_bytes:
+        return 0.0
+    return fill / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
