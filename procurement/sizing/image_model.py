@@ -486,6 +486,9 @@ def image_summary(spec) -> dict:
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)
+        if is_detector(spec):  # the step's fill under Ultralytics' deterministic mode (0 when off)
+            summary["deterministic"] = spec.image.deterministic
+            summary["deterministic_fill_bytes_per_image"] = deterministic_fill_bytes_per_image(spec)
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary

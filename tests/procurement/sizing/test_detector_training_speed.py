@@ -80,3 +80,13 @@ def test_the_deterministic_field_is_for_detectors():
         parse_workload_spec(
             {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"deterministic": "no"}}
         )
+
+
+def test_the_size_summary_states_the_fill():
+    """The answer shows the assumption: `workload.image` carries the deterministic flag and its bytes."""
+    from procurement.sizing import size_workload
+
+    report = size_workload(_spec("yolo11x"), [gpu_by_slug("a100-sxm4-40gb")])
+    image = report["workload"]["image"]
+    assert image["deterministic"] is True
+    assert image["deterministic_fill_bytes_per_image"] == pytest.approx(1.965e9, rel=0.01)
