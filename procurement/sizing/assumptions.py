@@ -303,6 +303,18 @@ FP32_SIMT_GEMM_EFFICIENCY = Assumption(
     "(github.com/lablup/mlxcel issue #1654). Convolutions of fp32 networks are not covered: on Ampere and "
     "later cuDNN runs them in TF32 (compute_peak.py); on older cards they stay at image_peak_efficiency.",
 )
+EAGER_KERNEL_HOST_SECONDS = Assumption(
+    "eager_kernel_host_s",
+    9e-6,
+    "s per kernel",
+    "Host time to issue one small op in eager PyTorch, which bounds an elementwise kernel whose own GPU time "
+    "is shorter (the GPU waits for the next launch): ~5 us of PyTorch dispatch for a no-grad op "
+    "(pytorch/pytorch issue #41383: 5 us per op with requires_grad=False, 6.8 us with autograd) plus ~4 us "
+    "of the CUDA launch (CUDA.jl docs 'Graphs': a small MLP's 8 kernels take 50 us launched one by one and "
+    "16 us as one CUDA graph, (50 - 16) / 8). Applied per block of an eager UNet forward: its elementwise "
+    "kernels take the longer of their traffic and kernels x this (image_model.eager_launch_seconds_per_image);"
+    " fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do not pay it.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -443,6 +455,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY,
+    EAGER_KERNEL_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,

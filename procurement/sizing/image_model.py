@@ -22,6 +22,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
+    EAGER_KERNEL_HOST_SECONDS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -361,6 +362,35 @@ def inference_traffic_bytes_per_image(spec) -> float:
     return 2.0 * elements * element + score_bytes
 
 
+# Per denoising step outside the UNet: classifier-free guidance's chunk/sub/mul/add and the scheduler's step
+# (diffusers EulerDiscrete/DDIM/PNDM: ~10 elementwise ops on the latents), on tensors too small to matter.
+PIPELINE_STEP_KERNELS = 13.0
+
+
+def eager_launch_seconds_per_image(spec, bandwidth_bytes) -> float:
+    """Time an eager UNet generation loses to kernel launches, per image: in each block of a forward
+    (image_shapes.Cost.launches) the elementwise kernels take the longer of their traffic (the elements
+    they write and read, at the achieved bandwidth: what inference_traffic_bytes_per_image already counts)
+    and kernels x EAGER_KERNEL_HOST_SECONDS; this is the excess over the traffic, plus the fixed per-forward
+    and per-step kernels, x steps, over the images of the batch. Small latents and batches make blocks
+    launch-bound (SD 1.5 at 512 px); SDXL's 1024 px blocks mostly are not. 0 for fused stacks and
+    networks without a launch count (DiTs, detectors, ViTs: their tokens or the forward overhead cover it)."""
+    if spec.image.fused_kernels or bandwidth_bytes is None:
+        return 0.0
+    cost = spec_network_cost(spec)
+    if not cost.launches:
+        return 0.0
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
+    seconds_per_element = 2.0 * activation_bytes_per_element(spec) * samples / bandwidth
+    host = EAGER_KERNEL_HOST_SECONDS.value
+    kernels, elements = np.array(cost.launches, dtype=float).T
+    traffic = np.multiply.outer(seconds_per_element, elements)  # per card (if an array) x per block
+    excess = np.maximum(0.0, kernels * host - traffic).sum(axis=-1)
+    forward = excess + (cost.launches_fixed + PIPELINE_STEP_KERNELS) * host
+    return forward * steps(spec) / spec.micro_batch_size
+
+
 def weight_rows(spec, samples: float) -> float:
     """The work per kernel of the network: rows each weight GEMM (or convolution) multiplies, i.e. the
     samples in one forward x the tokens of a transformer (image + text: its adaLN modulation weights
@@ -438,7 +468,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
-    return compute + traffic + forward_overhead_seconds_per_image(spec)
+    launches = eager_launch_seconds_per_image(spec, bandwidth_bytes)
+    return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
 
 
 def inference_rows(
