@@ -153,6 +153,10 @@ class WorkloadImageSerializer(serializers.Serializer):
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
     fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
+    deterministic = _flag(
+        "Detector training under Ultralytics' deterministic=True (its default) on PyTorch >= 2.1: every new "
+        "tensor is filled first (default true); false for deterministic=False or older PyTorch"
+    )
     max_objects_per_image = _count(
         "Detectors: most labelled objects in one training image (sizes the loss's assigner); default: COCO's 93"
     )

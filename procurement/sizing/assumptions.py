@@ -289,6 +289,32 @@ HOPPER_SDPA_ATTENTION_EFFICIENCY = Assumption(
     "image_peak_efficiency, so only Hopper's SDPA attention is capped. cuDNN attention (PyTorch >= 2.5 "
     "on H100) is faster: the cap is conservative there.",
 )
+FP32_SIMT_GEMM_EFFICIENCY = Assumption(
+    "fp32_simt_gemm_efficiency",
+    0.969,
+    "fraction of fp32 (CUDA-core) peak",
+    "An fp32 image network's matmuls (linears, eager attention's bmm) run on the CUDA cores: PyTorch keeps "
+    "matmuls out of TF32 by default (torch.backends.cuda.matmul.allow_tf32 = False since 1.12, docs "
+    "notes/cuda.html). At fp32 the CUDA cores are 16x slower than the tensor cores, so every GEMM of the "
+    "network is compute-bound (A100: ridge ~13 FLOP/byte) and runs near cuBLAS SGEMM's large-matrix rate, "
+    "not at image_peak_efficiency (a tensor-core figure, where memory and per-kernel latency weigh as much "
+    "as the math). Measured: cuBLAS SGEMM 18.88 of 19.49 TFLOPS on an A100 80GB PCIe, M=5120 N=4096 "
+    "K=4096 (github.com/Yinghan-Li/YHs_Sample issue #4); cuBLAS f32 on a V100 14.0 TFLOPS, 89% of the SXM2's 15.7 "
+    "(github.com/lablup/mlxcel issue #1654). Convolutions of fp32 networks are not covered: on Ampere and "
+    "later cuDNN runs them in TF32 (compute_peak.py); on older cards they stay at image_peak_efficiency.",
+)
+EAGER_KERNEL_HOST_SECONDS = Assumption(
+    "eager_kernel_host_s",
+    9e-6,
+    "s per kernel",
+    "Host time to issue one small op in eager PyTorch, which bounds an elementwise kernel whose own GPU time "
+    "is shorter (the GPU waits for the next launch): ~5 us of PyTorch dispatch for a no-grad op "
+    "(pytorch/pytorch issue #41383: 5 us per op with requires_grad=False, 6.8 us with autograd) plus ~4 us "
+    "of the CUDA launch (CUDA.jl docs 'Graphs': a small MLP's 8 kernels take 50 us launched one by one and "
+    "16 us as one CUDA graph, (50 - 16) / 8). Applied per block of an eager UNet forward: its elementwise "
+    "kernels take the longer of their traffic and kernels x this (image_model.eager_launch_seconds_per_image);"
+    " fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do not pay it.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -428,6 +454,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
+    FP32_SIMT_GEMM_EFFICIENCY,
+    EAGER_KERNEL_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,

@@ -143,15 +143,16 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     else:
         network_bytes = network * QUANT_BITS[spec.weight_quantization] / 8
     adapters = image_model.lora_params(spec)
-    weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * min(dense, 2.0)
+    # Training scripts keep the frozen parts in the 16-bit weight_dtype of mixed precision; a pipeline
+    # (inference) loads every component in its one torch_dtype, fp32 included (diffusers from_pretrained).
+    frozen_bytes = dense if not spec.is_training else min(dense, 2.0)
+    weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * frozen_bytes
     if spec.is_training and not spec.uses_adapters and spec.image.train_text_encoder:
         weight_bytes += (image_model.trainable_params(spec) - network) * dense
     weight_bytes += adapters * adapter_bytes(spec)
     autoencoder = image_model.vae(spec)
     if not spec.is_training and autoencoder and image_model.vae_decode_bytes_per_element(spec) > dense:
-        weight_bytes += autoencoder["params_published"] * (
-            4.0 - min(dense, 2.0)
-        )  # the upcast VAE (SDXL, fp16)
+        weight_bytes += autoencoder["params_published"] * (4.0 - frozen_bytes)  # the upcast VAE (SDXL, fp16)
     cost = image_model.network_cost(slug, image_model.resolution(spec))
     largest = network_bytes / max(cost.blocks, 1)
     return StateBytes(

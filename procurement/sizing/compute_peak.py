@@ -1,24 +1,35 @@
 """The dense peak a workload's FLOPs run at on a card: its precision's datasheet figure, with PyTorch's
-TF32 default for the convolutions of fp32 image networks."""
+TF32 default for the convolutions of fp32 image networks and the CUDA cores' SGEMM rate for their
+matmuls."""
 
 from __future__ import annotations
 
 from procurement.sizing import image_model
+from procurement.sizing.assumptions import FP32_SIMT_GEMM_EFFICIENCY, IMAGE_PEAK_EFFICIENCY
 from procurement.sizing.gpus import GpuSpec
 
 
 def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
-    """`gpu.dense_tflops(spec.precision)`, except for an fp32 image preset on a card with TF32 tensor cores
-    (Ampere and later). PyTorch runs convolutions in TF32 by default (torch.backends.cudnn.allow_tf32 =
-    True) and matmuls in full fp32 (torch.backends.cuda.matmul.allow_tf32 = False since 1.12): PyTorch docs,
-    notes/cuda.html 'TensorFloat-32 (TF32) on Ampere (and later) devices'. The conv share of the FLOPs
-    (image_model.conv_flops_share) runs at the TF32 peak, the rest at the fp32 one: the time-weighted
-    (harmonic) mean of the two. Language models in fp32 are all matmuls: their fp32 peak stands."""
+    """`gpu.dense_tflops(spec.precision)`, except for an fp32 image preset, whose FLOPs split in two:
+
+    - Convolutions: on a card with TF32 tensor cores (Ampere and later) PyTorch runs them in TF32 by
+      default (torch.backends.cudnn.allow_tf32 = True), at the TF32 peak; on older cards at the fp32 one.
+    - Everything else (linears, attention's bmm): PyTorch keeps matmuls in full fp32
+      (torch.backends.cuda.matmul.allow_tf32 = False since 1.12): PyTorch docs, notes/cuda.html
+      'TensorFloat-32 (TF32) on Ampere (and later) devices'. They run on the CUDA cores, compute-bound, at
+      FP32_SIMT_GEMM_EFFICIENCY of the fp32 peak (cuBLAS SGEMM measurements, assumptions.py).
+
+    The engine later applies the image efficiency (image_model.kernel_efficiency, IMAGE_PEAK_EFFICIENCY
+    when saturated) to the whole: the matmuls' fp32 peak is stated in those units, fp32 x
+    FP32_SIMT_GEMM_EFFICIENCY / IMAGE_PEAK_EFFICIENCY, so their time comes out at the SGEMM rate. The
+    returned peak is the time-weighted (harmonic) mean over the conv share (image_model.conv_flops_share).
+    Language models in fp32 are all matmuls at the fp32 peak and their own MFU: unchanged."""
     peak = gpu.dense_tflops(spec.precision)
-    tf32 = gpu.tf32_tflops_dense
-    if spec.precision != "fp32" or peak is None or not tf32 or spec.model.image_arch is None:
+    if spec.precision != "fp32" or peak is None or spec.model.image_arch is None:
         return peak
     if spec.model.is_image_tier:
         return peak
+    conv_peak = gpu.tf32_tflops_dense or peak
+    matmul_peak = peak * FP32_SIMT_GEMM_EFFICIENCY.value / IMAGE_PEAK_EFFICIENCY.value
     share = image_model.conv_flops_share(spec)
-    return 1.0 / (share / tf32 + (1.0 - share) / peak)
+    return 1.0 / (share / conv_peak + (1.0 - share) / matmul_peak)

@@ -22,6 +22,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
+    EAGER_KERNEL_HOST_SECONDS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -42,7 +43,6 @@ from procurement.sizing.image_shapes import (
 )
 
 VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
-EAGER_SCORE_BYTES = 2.0  # softmax output in the compute dtype
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
@@ -219,7 +219,7 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
-    layers = samples * (per_sample * element + scores * EAGER_SCORE_BYTES + encoder * element)
+    layers = samples * (per_sample * element + scores * element + encoder * element)
     return layers + detector_loss_bytes(spec)
 
 
@@ -245,7 +245,7 @@ def inference_activation_bytes(spec, flash: bool) -> float:
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
-    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores * EAGER_SCORE_BYTES / 2)
+    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores)
     decode = 0.0
     autoencoder = vae(spec)
     if autoencoder:
@@ -357,8 +357,38 @@ def inference_traffic_bytes_per_image(spec) -> float:
             decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
             elements += decoder.saved
             scores += decoder.eager_scores_saved
-    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * EAGER_SCORE_BYTES
-    return 2.0 * elements * activation_bytes_per_element(spec) + score_bytes
+    element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
+    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
+    return 2.0 * elements * element + score_bytes
+
+
+# Per denoising step outside the UNet: classifier-free guidance's chunk/sub/mul/add and the scheduler's step
+# (diffusers EulerDiscrete/DDIM/PNDM: ~10 elementwise ops on the latents), on tensors too small to matter.
+PIPELINE_STEP_KERNELS = 13.0
+
+
+def eager_launch_seconds_per_image(spec, bandwidth_bytes) -> float:
+    """Time an eager UNet generation loses to kernel launches, per image: in each block of a forward
+    (image_shapes.Cost.launches) the elementwise kernels take the longer of their traffic (the elements
+    they write and read, at the achieved bandwidth: what inference_traffic_bytes_per_image already counts)
+    and kernels x EAGER_KERNEL_HOST_SECONDS; this is the excess over the traffic, plus the fixed per-forward
+    and per-step kernels, x steps, over the images of the batch. Small latents and batches make blocks
+    launch-bound (SD 1.5 at 512 px); SDXL's 1024 px blocks mostly are not. 0 for fused stacks and
+    networks without a launch count (DiTs, detectors, ViTs: their tokens or the forward overhead cover it)."""
+    if spec.image.fused_kernels or bandwidth_bytes is None:
+        return 0.0
+    cost = spec_network_cost(spec)
+    if not cost.launches:
+        return 0.0
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
+    seconds_per_element = 2.0 * activation_bytes_per_element(spec) * samples / bandwidth
+    host = EAGER_KERNEL_HOST_SECONDS.value
+    kernels, elements = np.array(cost.launches, dtype=float).T
+    traffic = np.multiply.outer(seconds_per_element, elements)  # per card (if an array) x per block
+    excess = np.maximum(0.0, kernels * host - traffic).sum(axis=-1)
+    forward = excess + (cost.launches_fixed + PIPELINE_STEP_KERNELS) * host
+    return forward * steps(spec) / spec.micro_batch_size
 
 
 def weight_rows(spec, samples: float) -> float:
@@ -438,7 +468,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
-    return compute + traffic + forward_overhead_seconds_per_image(spec)
+    launches = eager_launch_seconds_per_image(spec, bandwidth_bytes)
+    return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
 
 
 def inference_rows(
@@ -486,6 +517,9 @@ def image_summary(spec) -> dict:
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)
+        if is_detector(spec):  # the step's fill under Ultralytics' deterministic mode (0 when off)
+            summary["deterministic"] = spec.image.deterministic
+            summary["deterministic_fill_bytes_per_image"] = deterministic_fill_bytes_per_image(spec)
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary
@@ -502,12 +536,47 @@ def conv_flops_share(spec) -> float:
     return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
 
 
-def detector_training_efficiency(spec, peak_flops) -> float:
+def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None) -> float:
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
     GFLOPs per image x reference peak / the card's peak / 205.7) ^ exponent, at most DETECTOR_EFFICIENCY
-    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py."""
+    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py.
+    That fit is on YOLOv5 runs, which filled no memory; with `bandwidth_bytes` (the card's datasheet
+    bytes/s) an Ultralytics run under its default deterministic mode adds its fill time
+    (deterministic_fill_seconds_per_image), stated as the lower efficiency of the whole step."""
     gflops = 2.0 * spec_network_cost(spec).macs / 1e9
     reference = DETECTOR_TRAINING_REFERENCE.value * 1e12
     work = gflops * reference / (peak_flops or reference) / 205.7
     efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
-    return min(efficiency, DETECTOR_EFFICIENCY.value)
+    efficiency = min(efficiency, DETECTOR_EFFICIENCY.value)
+    fill = deterministic_fill_seconds_per_image(spec, bandwidth_bytes)
+    if not fill or not peak_flops:
+        return efficiency
+    compute = training_flops_per_image(spec) / (peak_flops * efficiency)
+    return efficiency * compute / (compute + fill)
+
+
+def deterministic_fill_bytes_per_image(spec) -> float:
+    """Bytes a detector training step writes per image only to fill fresh allocations: Ultralytics trains
+    with deterministic=True by default (ultralytics/cfg/default.yaml), and its init_seeds calls
+    torch.use_deterministic_algorithms(True), which on PyTorch >= 2.1 also turns on
+    torch.utils.deterministic.fill_uninitialized_memory (PyTorch docs: 'fill uninitialized memory with a
+    known value', default True): every tensor an op allocates is written once before the op writes it.
+    A step allocates each forward output (the activations the step keeps, training_activation_bytes,
+    the assigner's temporaries included) and, in the backward, a gradient of the same size: 2x those
+    bytes. Cross-check (not a fit): ultralytics/ultralytics issue #26181 profiled YOLO26x at batch 64 on a
+    B200 (8 TB/s) with the default: ~17 ms of fill kernels per step, and 25 ms less per step without the
+    fill (0.206 -> 0.181 s); this count for YOLO11x, the same x scale, at batch 64 is 2 x 4 x 15.7 GB =
+    126 GB, 22 ms at 0.7 x 8 TB/s. 0 with image.deterministic false (deterministic=False, or PyTorch < 2.1, where
+    Ultralytics' init_seeds does not apply it or the fill does not exist)."""
+    if not (is_detector(spec) and spec.is_training and spec.image.deterministic):
+        return 0.0
+    return 2.0 * training_activation_bytes(spec, True) / spec.micro_batch_size
+
+
+def deterministic_fill_seconds_per_image(spec, bandwidth_bytes) -> float:
+    """deterministic_fill_bytes_per_image at the achieved fraction of the card's bandwidth (0 without
+    a bandwidth)."""
+    fill = deterministic_fill_bytes_per_image(spec)
+    if not fill or not bandwidth_bytes:
+        return 0.0
+    return fill / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)

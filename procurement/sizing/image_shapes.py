@@ -37,6 +37,13 @@ class Cost:
     blocks: int = 0
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
+    # eager no-grad forward, per block: (elementwise/normalization kernels, elements they write and read
+    # per sample); UNet denoisers only (image_model.eager_launch_seconds_per_image)
+    launches: list[tuple[float, float]] = field(default_factory=list)
+    launches_fixed: float = 0.0  # kernels per forward on tiny tensors (time embedding, stem, output head)
+
+    def launch(self, kernels: float, elements: float) -> None:
+        self.launches.append((kernels, elements))
 
     def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0, conv=False) -> None:
         self.params += params
@@ -56,6 +63,7 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     conv = 9 * c_in * c_out + 9 * c_out * c_out + shortcut
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
+    cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
 
 
 def _unet_transformer(
@@ -66,14 +74,33 @@ def _unet_transformer(
     # proj_in / proj_out and the GroupNorm around the stack, counted once per Transformer2D
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
+    cost.launch(TRANSFORMER2D_KERNELS, 6 * c * tokens)  # GroupNorm in/out, layout copies, residual
     for _ in range(depth):
         attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
         macs = (18 * c * c) * tokens + 2 * context_dim * c * context + attention
         scores = heads * tokens * (tokens + context)
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
+        cost.launch(TRANSFORMER_BLOCK_KERNELS, 28 * c * tokens)
 
 
 GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer's feed-forward (unet_cost)
+
+# Elementwise and normalization kernels an eager no-grad diffusers UNet forward launches per block (the
+# convolutions, linears and the SDPA kernel are the FLOP model's; bias adds fused into addmm are not
+# kernels). Counted from diffusers' code: ResnetBlock2D: two GroupNorms (PyTorch's CUDA group_norm runs 3
+# kernels: moments, fused parameters, apply), three SiLUs (norm1, time embedding, norm2), two conv bias
+# adds, the time-embedding add, the residual add and the output_scale_factor division = 14 (+1: the 1x1
+# shortcut's bias). BasicTransformerBlock: three LayerNorms, per attention (self, cross) the heads-to-
+# sequence copy after SDPA, the rescale_output_factor division and the residual add (2 x 3), GEGLU's gelu
+# and product and the feed-forward residual = 12. Transformer2DModel around them: GroupNorm (3), proj_in's
+# bias, the NCHW -> tokens copy, proj_out's bias, the copy back and the residual = 8. Downsample2D: its
+# conv's bias; Upsample2D: the interpolation and the bias; up blocks: one torch.cat per ResNet.
+RESNET_KERNELS = 14
+TRANSFORMER_BLOCK_KERNELS = 12
+TRANSFORMER2D_KERNELS = 8
+# Time embedding (sinusoid: arange, exp, mul, sin, cos, cat; linear-SiLU-linear), conv_in's bias and the
+# output head (GroupNorm 3, SiLU, conv_out's bias): ~16 per forward on tensors too small to matter.
+UNET_FIXED_KERNELS = 16
 
 
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
@@ -113,6 +140,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 c * positions[level],
                 conv=True,
             )
+            cost.launch(1, c * positions[level + 1])  # the conv's bias
             skips.append(c)
             skip_elements += c * positions[level + 1]
     last = len(channels) - 1
@@ -123,6 +151,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
         c = channels[level]
         for _ in range(per_level + 1):
             skip = skips.pop()
+            cost.launch(1, (c_prev + skip) * positions[level])  # torch.cat of the skip connection
             _resnet(cost, c_prev + skip, c, positions[level], time_dim)
             c_prev = c
             if attention[level]:
@@ -137,6 +166,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 c * positions[level],
                 conv=True,
             )
+            cost.launch(2, 2 * c * positions[level - 1])  # the interpolation and the conv's bias
     # A no-grad forward holds every skip connection plus the working set of the busiest level: a ResNet's
     # input, normed and convolved copies (4C), or a transformer block's feed-forward (diffusers
     # BasicTransformerBlock + GEGLU), 18C per token: the residual and norm3's output (C each), GEGLU's 8C
@@ -149,6 +179,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
         4 * channels[0] * positions[0],
     )
     cost.forward_peak = skip_elements + working
+    cost.launches_fixed = UNET_FIXED_KERNELS
     return cost
 
 
@@ -242,15 +273,42 @@ def vae_decoder_cost(config: dict, latent_side: int) -> Cost:
     for index, out in enumerate(channels):
         for _ in range(config["layers_per_block"] + 1):
             _resnet(cost, c, out, positions, 0)
-            peak = max(peak, (c + 2 * out) * positions)
+            peak = max(peak, resnet_working(c, out) * positions)
             c = out
         if index < len(channels) - 1:
+            # Upsample2D: the caller keeps the low-resolution input (c / 4 per new position) while the
+            # nearest-neighbour copy (c) goes through a tensor-core conv: its NHWC copy, the NHWC output
+            # and the output (CONV_NHWC_COPIES)
+            peak = max(peak, (c / 4 + c + CONV_NHWC_COPIES * c + (1 + CONV_NHWC_COPIES) * c) * positions * 4)
             positions *= 4
             cost.block(9 * c * c, 9 * c * c * positions, c * positions, c * positions, conv=True)
-            peak = max(peak, 3 * c * positions)  # upsampled input, conv output, next block's norm
     cost.block(9 * c * 3, 9 * c * 3 * positions, 0, 0, conv=True)
     cost.forward_peak = peak
     return cost
+
+
+# A convolution on tensor cores over NCHW tensors (PyTorch's default layout) keeps an NHWC copy of its
+# input and writes an NHWC output that is transposed back: cuDNN 'may use padding, folding, and
+# NCHW-to-NHWC transformations to call the Tensor Core operations' (NVIDIA cuDNN docs, Legacy API,
+# 'Convolution Functions: Data and Filter Formats'); the NCHW input 'must be transposed to NHWC before the
+# convolution and transposed back to NCHW after' (NVIDIA's diagram in MosaicML Composer's channels_last
+# method card). Two extra copies per conv (one of its input, one of its output) while it runs; cards and
+# precisions without tensor-core convolutions (fp32 before Ampere) do not make them, so a no-grad peak
+# counted with them is an upper bound there.
+CONV_NHWC_COPIES = 1.0  # per tensor (input and output each)
+
+
+def resnet_working(c_in: float, c_out: float) -> float:
+    """Live elements per position of a no-grad diffusers ResnetBlock2D (GroupNorm, SiLU, conv twice,
+    1x1 shortcut when c_in != c_out; the block input stays alive for the residual): the most of
+    - conv1: input c_in, SiLU output c_in, its NHWC copy c_in, NHWC output c_out, output c_out;
+    - conv2: input c_in, SiLU output c_out, its NHWC copy c_out, NHWC output and output 2 c_out;
+    - shortcut: input c_in, its NHWC copy c_in, conv2's result c_out, NHWC output and output 2 c_out."""
+    nhwc = CONV_NHWC_COPIES
+    conv1 = 2 * c_in + nhwc * c_in + (1 + nhwc) * c_out
+    conv2 = c_in + (1 + nhwc) * c_out + (1 + nhwc) * c_out
+    shortcut = (c_in + nhwc * c_in + c_out + (1 + nhwc) * c_out) if c_in != c_out else 0.0
+    return max(conv1, conv2, shortcut)
 
 
 def vae_encoder_macs(config: dict, pixel_side: int) -> float:

@@ -25,3 +25,6 @@ class ImageSpec:
     text_tokens: int | None = None  # the text encoder's sequence length the DiT attends to (None: preset's)
     max_objects_per_image: int | None = None  # detectors: most labelled objects in one image (None: COCO's)
     fused_kernels: bool = False  # torch.compile / TensorRT: no separate elementwise passes over activations
+    # detectors (training): Ultralytics' deterministic=True, its default, on PyTorch >= 2.1: every freshly
+    # allocated tensor is filled before use (image_model.deterministic_fill_seconds_per_image)
+    deterministic: bool = True

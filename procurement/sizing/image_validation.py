@@ -247,10 +247,12 @@ EAGER_LAUNCH_BOUND_TRAINING = (
 )
 SPEED_UNDER_FILLED = (
     "The engine's work-per-kernel efficiency gives a 512 px SD 1.5 UNet (933 rows with CFG) 31% of peak, which "
-    "the compiled, CUDA-graphed run of the outside review confirms (0.49 s for 30 steps, estimate within 5%); "
-    "this eager run takes 1.6x longer because each of the UNet's ~1,000 kernels per step is launched from "
-    "Python (31 it/s = 32 ms per step), a per-launch host latency the engine does not model. Eager SD 1.5 at "
-    "512 px: benchmark, or compile it."
+    "the compiled, CUDA-graphed run of the outside review confirms (0.49 s for 30 steps, estimate within 5%). "
+    "Eager, each of the forward's 679 elementwise kernels (counted from diffusers' blocks) takes at least "
+    "eager_kernel_host_s (9 us of dispatch and launch): 0.913 s before that floor, 1.11 s with it. The rest "
+    "(31 it/s = 32 ms per step measured, ~20 ms estimated) is host time the per-kernel floor does not hold: "
+    "32 ms over the step's ~1,000 kernels is ~30 us each, diffusers' Python per module call (attention "
+    "processors, hooks) above PyTorch's per-op dispatch. Eager SD 1.5 at 512 px: benchmark, or compile it."
 )
 DETECTOR_FIT = (
     "Fit point of detector_efficiency (the n-to-x slope: 31% of peak) and detector_forward_overhead_s (the "
@@ -601,15 +603,20 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "half = image_half_rows x the card's dense peak / 312 TFLOPS; fitted to the SDXL L40S forward and the "
         "fal SDXL run below), attention under PyTorch SDPA on Hopper at FlashAttention-2's 35% of peak "
         "(hopper_sdpa_attention_efficiency), plus, for eager PyTorch, every activation written and read once at "
-        "the achieved bandwidth; fused stacks (torch.compile, TensorRT, MLPerf engines) set image.fused_kernels. "
+        "the achieved bandwidth, each block's elementwise kernels taking at least eager_kernel_host_s apiece "
+        "(UNets: kernels counted from diffusers' blocks); fused stacks (torch.compile, TensorRT, MLPerf "
+        "engines) set image.fused_kernels. fp32 networks run their convolutions at the TF32 peak on Ampere "
+        "and later and their matmuls on the CUDA cores at fp32_simt_gemm_efficiency. "
         "Detectors run at most detector_efficiency and each forward carries detector_forward_overhead_s (both "
         "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch; detector "
         "training is bounded by the host's image loader (loader_images_per_vcpu) and its memory carries the "
         "task-aligned assigner's batch x objects x anchors temporaries as an additive term "
-        "(detector_assigner_bytes, at image.max_objects_per_image). Targets: memory within 15%, speed "
-        "within 25%; cases outside carry an explanation. Not validated: the GPU side of detector training speed "
-        "(the card's MFU; at the host rule's 8 vCPUs the loader bound decides), ViT training memory, YOLO11 "
+        "(detector_assigner_bytes, at image.max_objects_per_image); its GPU side runs at "
+        "detector_training_efficiency (YOLOv5 README V100 times) plus, under Ultralytics' default deterministic "
+        "mode (image.deterministic), the fill of every fresh allocation. Targets: memory within 15%, speed "
+        "within 25%; cases outside carry an explanation. Not validated here: detector training speed (the "
+        "outside review's YOLO11x A100 and YOLOv8x 2080 SUPER logs check it), ViT training memory, YOLO11 "
         "training memory beyond the outside review's YOLO11x A100 log.",
         "",
         f"- Median absolute error, memory: **{median_error(cases, 'memory'):.1%}** over "

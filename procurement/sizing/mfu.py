@@ -52,7 +52,8 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     arch = spec.model.image_arch
     if arch is not None and arch.family == "detection":
         peak = gpu.dense_tflops(spec.precision)
-        return image_model.detector_training_efficiency(spec, peak * 1e12 if peak else None)
+        bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
+        return image_model.detector_training_efficiency(spec, peak * 1e12 if peak else None, bandwidth)
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None))

@@ -641,6 +641,7 @@ _IMAGE_KEYS = {
     "images",
     "text_tokens",
     "max_objects_per_image",
+    "deterministic",
     *_IMAGE_BOOLS,
 }
 
@@ -665,6 +666,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         max_objects_per_image=reader.integer(
             data, "max_objects_per_image", "image.max_objects_per_image", None, minimum=1
         ),
+        deterministic=reader.boolean(data, "deterministic", "image.deterministic", True),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -760,6 +762,10 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
         reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
+    if arch.family != "detection" and not spec.image.deterministic:
+        reader.error(
+            "image.deterministic", f"{arch.slug} is not a detector (Ultralytics' deterministic fill)"
+        )
     if arch.family != "detection" and spec.image.max_objects_per_image is not None:
         reader.error("image.max_objects_per_image", f"{arch.slug} is not a detector (YOLO presets have one)")
     if not arch.is_diffusion and spec.image.steps is not None:

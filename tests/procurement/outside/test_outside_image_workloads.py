@@ -186,8 +186,14 @@ def test_sdxl_batch_generation_is_ranked_by_cost_per_thousand_images(bundled_cat
     for row, unit in zip(rows, per_thousand, strict=True):
         assert unit == pytest.approx(float(row["total_cost"]) / 100, abs=0.01)  # 100,000 images
     assert per_thousand == sorted(per_thousand)  # cheapest job first
-    # a 24 GB consumer card holds SDXL at batch 4 (13.7 GiB estimated: 6.5 GiB weights + CFG batch 8)
-    assert rows[0]["memory_per_gpu_gib"] < 16
+    # A 24 GB consumer card holds SDXL at batch 4. The bound was the engine's own 13.7 GiB (< 16) until the
+    # VAE decode counted its tensor-core convolutions' NHWC copies (image_shapes.CONV_NHWC_COPIES); it is now
+    # the published peak: HF blog simple_sdxl_optimizations measured 21.72 GiB allocated for fp16 batch 4
+    # with an fp32 decode, i.e. 6.62 GiB of weights + 15.10 GiB of decode; this run is bf16, whose decode
+    # stays in 16 bits (half: 7.55) on 6.46 GiB of weights = 14.0 GiB, + 0.6 GiB CUDA context and 5%
+    # allocator slack = 15.3 GiB, held to the memory target (15%) both ways.
+    assert 15.3 * 0.85 <= rows[0]["memory_per_gpu_gib"] <= 15.3 * 1.15
+    assert rows[0]["memory_per_gpu_gib"] < 24 * 0.93  # 24 GB = 22.35 GiB of card
 
 
 @pytest.mark.django_db

@@ -35,7 +35,27 @@ def test_a_fast_card_needs_more_work_per_image():
     0.243 x 0.3796 ^ 0.449 = 0.1573."""
     spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
     assert im.detector_training_efficiency(spec, 312e12) == pytest.approx(0.1573, abs=0.0005)
-    assert default_mfu(spec, a100) == pytest.approx(0.1573, abs=0.0005)
+    off = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolo11x"},
+            "micro_batch_size": 16,
+            "image": {"epochs": 1, "dataset_images": 1000, "deterministic": False},
+        }
+    )
+    assert default_mfu(off, a100) == pytest.approx(0.1573, abs=0.0005)
+
+
+def test_ultralytics_deterministic_mode_adds_its_fill_of_fresh_allocations():
+    """Ultralytics' default deterministic=True on PyTorch >= 2.1 fills every new tensor once: 2 x the
+    step's activation bytes (forward outputs and their gradients). YOLO11x batch 16 at 640 px keeps
+    15.72 GB (the layers' 14.82 GB + the assigner's 16 x 93 x 8,400 x 72 B = 0.90 GB): 1.965 GB per image,
+    at 0.7 x 1,555 GB/s (A100 40GB) = 1.81 ms per image, on 11.92 ms of compute (3 x 194.9 GFLOPs /
+    (312 TFLOPS x 0.1573)): the step's efficiency becomes 0.1573 x 11.92 / (11.92 + 1.81) = 0.1366."""
+    spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
+    assert im.deterministic_fill_bytes_per_image(spec) == pytest.approx(1.965e9, rel=0.01)
+    assert im.deterministic_fill_seconds_per_image(spec, 1555e9) == pytest.approx(1.805e-3, rel=0.01)
+    assert default_mfu(spec, a100) == pytest.approx(0.1366, abs=0.0005)
 
 
 def test_a_small_network_keeps_the_tensor_cores_part_fed():
@@ -47,3 +67,26 @@ def test_it_never_beats_the_inference_engines_efficiency():
     """YOLOv8x on a 44.6-TFLOPS card: 0.243 x (257.8 x 125 / 44.6 / 205.7) ^ 0.449 = 0.427 > 0.314, the
     TensorRT inference slope (detector_efficiency): capped."""
     assert im.detector_training_efficiency(_spec("yolov8x", 4), 44.6e12) == pytest.approx(0.314)
+
+
+def test_the_deterministic_field_is_for_detectors():
+    from gpuledger.errors import InputError
+
+    with pytest.raises(InputError, match="image.deterministic"):
+        parse_workload_spec(
+            {"task": "inference", "model": {"preset": "sdxl"}, "image": {"deterministic": False}}
+        )
+    with pytest.raises(InputError, match="image.deterministic"):
+        parse_workload_spec(
+            {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"deterministic": "no"}}
+        )
+
+
+def test_the_size_summary_states_the_fill():
+    """The answer shows the assumption: `workload.image` carries the deterministic flag and its bytes."""
+    from procurement.sizing import size_workload
+
+    report = size_workload(_spec("yolo11x"), [gpu_by_slug("a100-sxm4-40gb")])
+    image = report["workload"]["image"]
+    assert image["deterministic"] is True
+    assert image["deterministic_fill_bytes_per_image"] == pytest.approx(1.965e9, rel=0.01)
