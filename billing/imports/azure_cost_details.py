@@ -45,6 +45,7 @@ from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
+from billing.imports.enrich import UNITS_PER_HOUR
 from billing.imports.gpu_identity import azure_vm_size
 from billing.imports.providers import provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
@@ -245,10 +246,10 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     out["charge_period_start"] = _days(raw, "Date", required=True, **where)
     out["charge_period_end"] = out["charge_period_start"] + pd.Timedelta(days=1)
     out["billing_period_start"] = _days(raw, "BillingPeriodStartDate", required=False, **where)
-    kinds = _charge_types(raw, where)
-    out["charge_category"] = coded(kinds.codes, [k[0] for k in kinds.values], raw.index)
+    codes, kinds = _charge_types(raw, where)
+    out["charge_category"] = coded(codes, [kind[0] for kind in kinds], raw.index)
     out["commitment_status"] = _commitment_status(raw)
-    out["is_refund"] = np.array([k[2] for k in kinds.values] + [False], dtype=bool)[kinds.codes]
+    out["is_refund"] = np.array([kind[2] for kind in kinds], dtype=bool)[codes]
     out["is_correction"] = False
     out["provider"] = provider
     out["billing_account_id"] = _billing_accounts(raw)
@@ -273,14 +274,8 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     return out[NORMALIZED_COLUMNS]
 
 
-class _Kinds:
-    """ChargeType per distinct value: (category, commitment status, refund)."""
-
-    def __init__(self, codes: np.ndarray, values: list[tuple]):
-        self.codes, self.values = codes, values
-
-
-def _charge_types(raw: pd.DataFrame, where: dict) -> _Kinds:
+def _charge_types(raw: pd.DataFrame, where: dict) -> tuple[np.ndarray, list[tuple[str, str, bool]]]:
+    """(code per row, (category, commitment status, refund) of each distinct ChargeType)."""
     check = cells.Distinct(raw, "ChargeType", **where)
     lowered = {name.lower(): kind for name, kind in CHARGE_TYPES.items()}
     kinds = [lowered.get(value.strip().lower()) for value in check.values]
@@ -293,7 +288,7 @@ def _charge_types(raw: pd.DataFrame, where: dict) -> _Kinds:
             else "a charge type is required here"
         ),
     )
-    return _Kinds(check.codes, kinds)
+    return check.codes, [kind for kind in kinds if kind is not None]
 
 
 def _is_commitment_model(value: str) -> bool:
@@ -336,23 +331,29 @@ def _costs(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
 
 def _quantities(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
     """VM hours on Usage rows of the Virtual Machines meters (Quantity x the unit's block of hours); other
-    Usage rows' Quantity and UnitOfMeasure as written; none on other charge types (purchases, unused
-    commitments), as Microsoft's FOCUS conversion gives them none."""
+    Usage rows' Quantity and UnitOfMeasure as written, but an hour unit the review would read as
+    instance-hours ("Hours", MCA's spelling) in Azure's block form ("1 Hour"), so that a licence row of a VM
+    never adds hours of its own; none on other charge types (purchases, unused commitments), as Microsoft's
+    FOCUS conversion gives them none."""
     quantity = cells.numbers(raw, "Quantity", required=False, limit=cells.QUANTITY_LIMIT, **where)
     codes, tuples = tuple_codes(quantity, raw["UnitOfMeasure"], raw["MeterCategory"], raw["ChargeType"])
     quantities, units, too_large = [], [], []
     for value, unit, category, charge_type in tuples:
+        usage = charge_type.strip().lower() == "usage"  # Microsoft: a consumed quantity on Usage rows only
         block = _hour_block(unit)
         is_vm_hours = (
-            block is not None
-            and value != ""
-            and category.strip().lower() == VM_METER_CATEGORY
-            and charge_type.strip().lower() == "usage"
+            usage and block is not None and value != "" and category.strip().lower() == VM_METER_CATEGORY
         )
-        scaled = Decimal(value) * block if is_vm_hours else None
-        usage = charge_type.strip().lower() == "usage"  # Microsoft: a consumed quantity on Usage rows only
-        quantities.append(format(scaled, "f") if scaled is not None else value if usage else "")
-        units.append("Hours" if is_vm_hours else unit if usage else "")
+        scaled = Decimal(value) * block if is_vm_hours and block is not None else None
+        if scaled is not None:
+            quantities.append(format(scaled, "f"))
+            units.append("Hours")
+        elif usage:
+            quantities.append(value)
+            units.append(_block_form(unit, block) if _read_as_hours(unit) else unit)
+        else:
+            quantities.append("")
+            units.append("")
         too_large.append(scaled is not None and abs(scaled) >= Decimal(str(cells.QUANTITY_LIMIT)))
     bad = np.array(too_large + [False], dtype=bool)[codes]
     if bad.any():
@@ -362,6 +363,18 @@ def _quantities(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
         )
     out["consumed_quantity"] = coded(codes, quantities, raw.index)
     out["consumed_unit"] = coded(codes, units, raw.index)
+
+
+def _read_as_hours(unit: str) -> bool:
+    """Whether enrich.py would count the unit as hours or seconds of an instance."""
+    return unit.strip().lower() in UNITS_PER_HOUR
+
+
+def _block_form(unit: str, block: int | None) -> str:
+    """The unit as Azure writes a block of it ("Hours" -> "1 Hour"), which enrich.py does not count."""
+    if block is None:
+        return f"1 {unit.strip()}"
+    return f"{block} Hour" if block == 1 else f"{block} Hours"
 
 
 def _hour_block(unit: str) -> int | None:

@@ -189,8 +189,9 @@ def test_the_amortized_samples_commitment_rows_as_read():
 
 def test_gpu_vm_rows_hours_in_blocks_undetermined_and_non_gpu(azure_catalog, tmp_path):
     # ND96isr H100 v5 (catalog: 8 H100), Quantity 0.3 at "10 Hours" = 3 hours (not 0.3): 24 GPU-hours,
-    # 3 x 98.32 = 294.96; its Windows licence row (Virtual Machines Licenses, same size) 1.20 is GPU spend with
-    # no hours of its own: GPU 296.16 over 24 GPU-hours. NC24ads A100 v4 named only by its meter (no
+    # 3 x 98.32 = 294.96; its Windows licence row (Virtual Machines Licenses, same size, 3 "Hours" as MCA
+    # spells the unit) 1.20 is GPU spend with no hours of its own: GPU 296.16 over 24 GPU-hours (48 if the
+    # licence's hours were counted too). NC24ads A100 v4 named only by its meter (no
     # AdditionalInfo), a GPU size the catalog lacks: undetermined 24 x 3.67 = 88.08; a VM meter naming no size:
     # undetermined 5.00; D4s v5 24 x 0.192 = 4.608 and a disk 4.10: non-GPU 8.708 = 8.71.
     rows = [
@@ -206,8 +207,8 @@ def test_gpu_vm_rows_hours_in_blocks_undetermined_and_non_gpu(azure_catalog, tmp
             MeterCategory="Virtual Machines Licenses",
             MeterName="ND96isr H100 v5 Windows",
             AdditionalInfo=size_info("Standard_ND96isr_H100_v5"),
-            Quantity="0.3",
-            UnitOfMeasure="10 Hours",
+            Quantity="3",
+            UnitOfMeasure="Hours",
             Cost="1.20",
         ),
         vm_row(MeterName="NC24ads A100 v4", Quantity="24", Cost="88.08"),
@@ -400,3 +401,12 @@ def test_the_format_asked_for_and_the_files_are_named_when_they_differ(tmp_path)
         "(--format focus)"
     )
     assert import_file(ACTUAL, fmt="azure").inserted == 11
+
+
+def test_the_upload_form_takes_the_azure_format(client_as):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    make_catalog()
+    upload = SimpleUploadedFile(ACTUAL.name, ACTUAL.read_bytes(), content_type="text/csv")
+    response = client_as("finance").post("/billing/upload/", {"file": upload, "format": "azure"}, follow=True)
+    assert b"inserted 11, unchanged 0, rejected 0" in response.content
