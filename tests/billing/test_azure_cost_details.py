@@ -20,6 +20,7 @@ Sources:
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 from io import StringIO
 from pathlib import Path
@@ -121,6 +122,16 @@ def azure_catalog():
 
 def test_it_detects_both_sample_files_as_azure_cost_details():
     assert detect_format(ACTUAL) == detect_format(AMORTIZED) == "azure"
+
+
+def test_a_gzipped_export_reads_as_the_csv_does(tmp_path):
+    # Cost Management exports may be gzip-compressed: the same rows, cell for cell
+    packed = tmp_path / "actual.csv.gz"
+    packed.write_bytes(gzip.compress(ACTUAL.read_bytes()))
+    assert detect_format(packed) == "azure"
+    (plain,) = read_azure_cost_details(ACTUAL)
+    (unpacked,) = read_azure_cost_details(packed)
+    assert plain.astype(str).equals(unpacked.astype(str))
 
 
 def test_the_actual_cost_sample_ties_to_its_invoice(client_as):
