@@ -6,6 +6,7 @@ from django.db import models
 class BillingFormat(models.TextChoices):
     FOCUS = "focus", "FOCUS 1.0-1.2"
     CUR = "cur", "AWS CUR 2.0"
+    AZURE = "azure", "Azure cost details (actual or amortized)"
     COST_EXPLORER = "cost_explorer", "AWS Cost Explorer"
     UTILIZATION = "utilization", "GPU utilization"
 

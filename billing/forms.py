@@ -10,6 +10,7 @@ FORMATS = [
     ("", "detect"),
     ("focus", "FOCUS 1.0-1.2"),
     ("cur", "AWS CUR 2.0"),
+    ("azure", "Azure cost details (actual or amortized)"),
     ("utilization", "GPU utilization"),
 ]
 

@@ -84,18 +84,6 @@ def looks_like_legacy_cur(columns: list[str]) -> bool:
     return bool(LEGACY_SIGNATURE & set(columns))
 
 
-# Microsoft Cost Management's cost details files (actual or amortized cost, EA and MCA) share
-# BillingCurrency and BillingAccountId with FOCUS but have none of its charge columns: a day in `Date`,
-# the meter in `MeterCategory`, the cost in `Cost` (EA) or `CostInBillingCurrency` (MCA).
-# https://learn.microsoft.com/azure/cost-management-billing/automate/understand-usage-details-fields
-AZURE_COST_DETAILS_SIGNATURE = {"Date", "MeterCategory", "AdditionalInfo"}
-
-
-def looks_like_azure_cost_details(columns: list[str]) -> bool:
-    names = {column.lstrip("\ufeff") for column in columns}
-    return AZURE_COST_DETAILS_SIGNATURE <= names and "ChargePeriodStart" not in names
-
-
 def legacy_tag_key(header: str) -> str:
     """`resourceTags/user:team` -> `user_team`, the key CUR 2.0's resource_tags map gives the tag."""
     return header.removeprefix(LEGACY_TAG_PREFIX).replace(":", "_", 1)

@@ -12,16 +12,17 @@ from pathlib import Path
 
 from django.conf import settings
 
-from billing.imports import cur, focus, utilization
+from billing.imports import azure_cost_details, cur, focus, utilization
 from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import count_rows, header
-from billing.imports.column_maps import looks_like_azure_cost_details, looks_like_legacy_cur
+from billing.imports.column_maps import looks_like_legacy_cur
 from billing.imports.records import BillingFileError, WrongFormatError
 from billing.storage.store import ImportResult, file_sha256, store_chunks
 
 FORMAT_NAMES = {
     "focus": "a FOCUS export",
     "cur": "an AWS CUR 2.0 export",
+    "azure": "an Azure cost details export (actual or amortized cost)",
     "utilization": "a GPU utilization file",
 }
 
@@ -33,6 +34,8 @@ def detect_format(path: Path) -> str | None:
         columns = header(path)
     except (OSError, BillingFileError):
         return None
+    if azure_cost_details.looks_like_azure_cost_details(columns):
+        return "azure"  # before FOCUS: it shares BillingCurrency and BillingAccountId with FOCUS
     if focus.looks_like_focus(columns):
         return "focus"
     if cur.looks_like_cur(columns):
@@ -53,13 +56,6 @@ def import_file(
     file = str(path)
     check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)
-    if detected == "focus" and looks_like_azure_cost_details(header(path)):
-        # it would otherwise read as a FOCUS file short of its charge columns, a message that misleads
-        raise WrongFormatError(
-            file,
-            "this is an Azure cost details export (actual or amortized cost: Date, MeterCategory, "
-            "AdditionalInfo), not FOCUS; export Cost Management's FOCUS cost and usage dataset instead",
-        )
     if fmt and detected and detected != fmt:
         name = FORMAT_NAMES[detected]
         if detected == "cur" and looks_like_legacy_cur(header(path)):
@@ -68,17 +64,25 @@ def import_file(
     fmt = fmt or detected
     if fmt is None:
         raise WrongFormatError(
-            file, "not a FOCUS, CUR (2.0 or legacy) or utilization file (no known header); give --format"
+            file,
+            "not a FOCUS, CUR (2.0 or legacy), Azure cost details or utilization file (no known header); "
+            "give --format",
         )
     if fmt == "utilization":
         return utilization.import_utilization(path, user=user)
     progress = progress_factory(count_rows(path), path.name) if progress_factory else None
+    columns = header(path)
     if fmt == "focus":
         chunks = focus.read_focus(
             path, provider=provider, instance_types=getattr(settings, "BILLING_INSTANCE_TYPES", {})
         )
+        source_columns = focus.source_columns(columns)
+    elif fmt == "azure":
+        chunks = azure_cost_details.read_azure_cost_details(path, provider=provider or "azure")
+        source_columns = azure_cost_details.source_columns(columns)
     else:
         chunks = cur.read_cur(path, provider=provider or "aws")
+        source_columns = cur.source_columns(columns)
     with ThreadPoolExecutor(max_workers=1) as hashing:  # hashlib lets go of the GIL: hashed meanwhile
         checksum = hashing.submit(file_sha256, path)
         return store_chunks(
@@ -90,9 +94,7 @@ def import_file(
             user=user,
             progress=progress,
             location=file,
-            source_columns=focus.source_columns(header(path))
-            if fmt == "focus"
-            else cur.source_columns(header(path)),
+            source_columns=source_columns,
         )
 
 

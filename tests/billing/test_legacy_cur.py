@@ -320,5 +320,6 @@ def test_an_unrecognised_file_says_so(tmp_path):
     path = tmp_path / "other.csv"
     path.write_text("date,amount\n2026-05-01,3.00\n")
     assert import_files([path]).errors == [
-        f"{path}: not a FOCUS, CUR (2.0 or legacy) or utilization file (no known header); give --format"
+        f"{path}: not a FOCUS, CUR (2.0 or legacy), Azure cost details or utilization file (no known header); "
+        "give --format"
     ]

@@ -1,4 +1,4 @@
-"""`manage.py import_billing FILE... [--format focus|cur|utilization] [--provider NAME]`."""
+"""`manage.py import_billing FILE... [--format focus|cur|azure|utilization] [--provider NAME]`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,18 @@ from billing.imports.importer import import_files
 
 
 class Command(BaseCommand):
-    help = "Import billing exports (FOCUS, AWS CUR 2.0) or GPU utilization; each file all or nothing."
+    help = (
+        "Import billing exports (FOCUS, AWS CUR 2.0, Azure cost details) or GPU utilization; each file all "
+        "or nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+")
         parser.add_argument(
-            "--format", choices=["focus", "cur", "utilization"], default=None, help="default: detected"
+            "--format",
+            choices=["focus", "cur", "azure", "utilization"],
+            default=None,
+            help="default: detected",
         )
         parser.add_argument(
             "--provider", default="", help="provider name where the file has none (FOCUS ProviderName)"
