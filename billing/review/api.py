@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.access import HasSpendAccess
+from billing.imports.importer import FORMAT_NAMES
 from billing.imports.upload_jobs import import_upload
 from billing.imports.uploads import UploadTooLarge
 from billing.review.engine import ReviewInputError
@@ -42,7 +43,7 @@ def import_error_response(message: str) -> Response:
 
 class BillingUploadSerializer(serializers.Serializer):
     file = serializers.FileField()
-    format = serializers.ChoiceField(choices=["focus", "cur", "utilization"], required=False)
+    format = serializers.ChoiceField(choices=list(FORMAT_NAMES), required=False)  # the importer's formats
     provider = serializers.CharField(max_length=100, required=False, allow_blank=True)
 
 

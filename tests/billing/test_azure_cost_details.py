@@ -421,3 +421,14 @@ def test_the_upload_form_takes_the_azure_format(client_as):
     upload = SimpleUploadedFile(ACTUAL.name, ACTUAL.read_bytes(), content_type="text/csv")
     response = client_as("finance").post("/billing/upload/", {"file": upload, "format": "azure"}, follow=True)
     assert b"inserted 11, unchanged 0, rejected 0" in response.content
+
+
+def test_the_api_takes_the_azure_format(client_as):
+    """The API's format choices are the importer's (FORMAT_NAMES): `azure` was missing there at first."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    make_catalog()
+    upload = SimpleUploadedFile(ACTUAL.name, ACTUAL.read_bytes(), content_type="text/csv")
+    response = client_as("finance").post("/api/billing/imports/", {"file": upload, "format": "azure"})
+    assert response.status_code == 201, response.content
+    assert response.json()["inserted"] == 11  # the sample's 11 rows

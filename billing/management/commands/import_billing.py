@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from billing.imports.importer import import_files
+from billing.imports.importer import FORMAT_NAMES, import_files
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+")
         parser.add_argument(
             "--format",
-            choices=["focus", "cur", "azure", "utilization"],
+            choices=list(FORMAT_NAMES),
             default=None,
             help="default: detected",
         )
