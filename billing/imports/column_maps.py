@@ -84,6 +84,16 @@ def looks_like_legacy_cur(columns: list[str]) -> bool:
     return bool(LEGACY_SIGNATURE & set(columns))
 
 
+# Oracle Cloud's own cost reports (not its FOCUS reports): `lineItem/referenceNo`, `product/service`,
+# `cost/myCost` (https://docs.oracle.com/iaas/Content/Billing/Concepts/costusagereportsoverview.htm). Read
+# as nothing here; said so by name, as an Azure cost details file is.
+OCI_COST_REPORT_SIGNATURE = {"lineItem/referenceNo", "product/service", "cost/myCost"}
+
+
+def looks_like_oci_cost_report(columns: list[str]) -> bool:
+    return OCI_COST_REPORT_SIGNATURE <= {column.lstrip("\ufeff") for column in columns}
+
+
 def legacy_tag_key(header: str) -> str:
     """`resourceTags/user:team` -> `user_team`, the key CUR 2.0's resource_tags map gives the tag."""
     return header.removeprefix(LEGACY_TAG_PREFIX).replace(":", "_", 1)

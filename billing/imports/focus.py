@@ -8,7 +8,9 @@ The instance type of a row, in this order (docs/billing.md):
 1. `SkuPriceDetails.InstanceType` where present;
 2. the provider's own column: for Azure `ServiceType` in `x_SkuDetails` (or `AdditionalInfo`), the VM
    size; for AWS `x_UsageType` ("USE1-BoxUsage:p5.48xlarge", "SpotUsage:g6e.xlarge"); for Google Cloud's
-   per-GPU SKUs the accelerator type their ChargeDescription names (gpu_identity.py);
+   per-GPU SKUs the accelerator type their ChargeDescription names (gpu_identity.py); for AWS rows
+   without x_UsageType, the instance type its EC2 usage ChargeDescription names ("$1.624 per On Demand
+   Linux g5.4xlarge Instance Hour");
 3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
 otherwise none (the row is not GPU instance usage).
 
@@ -29,7 +31,7 @@ from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, codes_and_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
 from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
-from billing.imports.providers import aws_usage_instance_type, provider_slug
+from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from billing.imports.tag_formats import tag_objects
 
@@ -260,6 +262,7 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         or azure_vm_size(additional)
         or aws_usage_instance_type(usage)
         or gcp_accelerator_type(description)
+        or (aws_description_instance_type(description) if not usage else "")
         or (sku_types.get(sku, "") if sku_types else "")
         for from_details, sku_details, additional, usage, description, sku in triples
     ]

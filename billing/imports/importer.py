@@ -15,7 +15,7 @@ from django.conf import settings
 from billing.imports import azure_cost_details, cur, focus, utilization
 from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import count_rows, header
-from billing.imports.column_maps import looks_like_legacy_cur
+from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
 from billing.imports.records import BillingFileError, WrongFormatError
 from billing.storage.store import ImportResult, file_sha256, store_chunks
 
@@ -45,6 +45,13 @@ def detect_format(path: Path) -> str | None:
     return None
 
 
+def _is_oci_cost_report(path: Path) -> bool:
+    try:
+        return looks_like_oci_cost_report(header(path))
+    except (OSError, BillingFileError):
+        return False  # the reader names what is wrong with such a file
+
+
 def import_file(
     path: Path,
     *,
@@ -56,6 +63,13 @@ def import_file(
     file = str(path)
     check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)
+    if detected is None and fmt != "utilization" and _is_oci_cost_report(path):
+        # "no known header; give --format" sent the user to a --format that cannot read it either
+        raise WrongFormatError(
+            file,
+            "this is an OCI cost report (lineItem/referenceNo, product/service, cost/myCost), not FOCUS; "
+            "import the tenancy's FOCUS report instead",
+        )
     if fmt and detected and detected != fmt:
         name = FORMAT_NAMES[detected]
         if detected == "cur" and looks_like_legacy_cur(header(path)):

@@ -37,6 +37,17 @@ _AWS_INSTANCE_USAGE = re.compile(
 )
 
 
+# AWS's line item description of EC2 instance usage, which its FOCUS export writes as ChargeDescription:
+# "$1.624 per On Demand Linux g5.4xlarge Instance Hour" (On Demand and Savings Plan covered usage alike),
+# "USD 0.0 per Linux/UNIX (Amazon VPC), p4d.24xlarge reserved instance applied". Read only where the file
+# has no x_UsageType: an anonymized or trimmed FOCUS file (FOCUS-Sample-Data, FinOps Foundation) keeps
+# the description alone, and its GPU hours were otherwise counted as non-GPU spend.
+_AWS_INSTANCE_DESCRIPTION = re.compile(
+    r"\bper (?:On Demand|Dedicated Usage|Dedicated) .*?\b(?P<type>[a-z][a-z0-9-]*\.[a-z0-9-]+) Instance Hour$"
+    r"|, (?P<reserved>[a-z][a-z0-9-]*\.[a-z0-9-]+) reserved instance applied$"
+)
+
+
 def provider_slug(name: str) -> str:
     cleaned = name.strip()
     return PROVIDER_SLUGS.get(cleaned.lower(), cleaned.lower()[:100])
@@ -46,3 +57,9 @@ def aws_usage_instance_type(usage_type: str) -> str:
     """The instance type in an AWS usage type, or "" when it names none."""
     match = _AWS_INSTANCE_USAGE.search(usage_type.strip())
     return match.group("type") if match else ""
+
+
+def aws_description_instance_type(description: str) -> str:
+    """The instance type an AWS EC2 usage description names, or "" for any other description."""
+    match = _AWS_INSTANCE_DESCRIPTION.search(description.strip())
+    return (match.group("type") or match.group("reserved")) if match else ""
