@@ -53,9 +53,11 @@ SKYPILOT_FILES = {
     # added 2026-12-05 by the outside review of issue 32: its 15 GPU rows without a Region are refused
     # (unreadable, each named) and the other 12 GPU rows load (data/skypilot/PROVENANCE.md)
     "seeweb": "skypilot/seeweb/vms.csv",
-    # added 2026-12-05 (issue 32): EXCERPTS, one complete block of rows each, as the index page showed
-    # them (OCI: the GPU shapes of af-casablanca-1; RunPod: every 1x_A100-80GB_SECURE row), see PROVENANCE.md
-    "oci": "skypilot/oci/vms.excerpt.csv",
+    # OCI (issue 32): every GPU row of every region, CPU-only VM.Standard rows left out as for AWS and GCP
+    # (1,134 rows, 44 regions, 54 availability domains; data/skypilot/PROVENANCE.md)
+    "oci": "skypilot/oci/vms.gpu.csv",
+    # added 2026-12-05 (issue 32): an EXCERPT, one complete block of rows as the index page showed it (every
+    # 1x_A100-80GB_SECURE row), see PROVENANCE.md
     "runpod": "skypilot/runpod/vms.excerpt.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance

@@ -92,8 +92,9 @@ def providers_not_refreshed() -> list[dict]:
     """The gpuhunt providers no refresh has priced yet and no whole bundled snapshot covers (a provider with
     a SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
     is on and, when off, how to turn it on: the landing page lists them. A provider bundled only as an
-    excerpt of its snapshot (`*.excerpt.csv`: a few rows, not its offers) stays listed, marked `excerpt`,
-    so partial coverage never reads as covered."""
+    excerpt of its snapshot (`*.excerpt.csv`: a few rows, not its offers; RunPod) stays listed, marked
+    `excerpt`, so partial coverage never reads as covered. A file of every GPU row of every region (AWS, GCP,
+    OCI `vms.gpu.csv`) is the provider's offers, not an excerpt."""
     refreshed = set(
         PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
         .values_list("source", flat=True)

@@ -248,7 +248,7 @@ def test_the_landing_page_and_the_offer_api_show_the_new_providers(client_as, bu
     lines = {line.split()[0]: line for line in out.getvalue().splitlines()}
     # H100 SXM5 is sold by AWS (p5), GCP (a3), Lambda, Cudo, Vast, Nebius, Hyperstack, Verda, JarvisLabs
     # (its pricing page: "H100 SXM"), Lium (lium/vms.csv: H100-SXM_8x, the generic H100-SXM alias) and OCI
-    # (oci/vms.excerpt.csv: BM.GPU.H100.8, SXM5 in Oracle's MLPerf system description)
+    # (oci/vms.gpu.csv: BM.GPU.H100.8, SXM5 in Oracle's MLPerf system description)
     assert lines["h100-sxm5-80gb"].endswith(
         "[aws, cudo, gcp, hyperstack, jarvislabs, lambda, lium, nebius, oci, vast, verda]"
     )

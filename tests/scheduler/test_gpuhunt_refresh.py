@@ -63,14 +63,14 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     html = viewer_client.get("/status/").content.decode()
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html
     # the landing page lists the gpuhunt providers no refresh has priced yet, RunPod no longer among them,
-    # nor JarvisLabs, Lium, Daytona and (since the outside review of issue 32) Seeweb, whose bundled SkyPilot
-    # snapshots give them offers: 11 - 1 - 4 = 6. OCI stays, marked as bundled only as an excerpt (one region)
+    # nor JarvisLabs, Lium, Daytona, (since the outside review of issue 32) Seeweb and (since OCI's GPU rows of
+    # every region are bundled, issue 32) OCI, whose bundled SkyPilot snapshots give them offers: 11 - 1 - 5 = 5
     landing = viewer_client.get("/").content.decode()
     listed = landing.split('id="not-refreshed"', 1)[1].split("</p>", 1)[0]
     assert "<strong>vultr</strong> (add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in listed
     assert "<strong>runpod</strong>" not in listed and "<strong>lium</strong>" not in listed
-    assert "<strong>oci</strong> (only an excerpt of its public snapshot is bundled;" in listed
-    assert listed.count("<strong>") == 6
+    assert "<strong>oci</strong>" not in listed
+    assert listed.count("<strong>") == 5
 
 
 def test_the_daily_gpuhunt_job_queues_only_the_providers_turned_on_and_their_prices_go_stale_after_2_days(
