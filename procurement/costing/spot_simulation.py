@@ -67,11 +67,12 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
     rng = np.random.default_rng(spec.seed)
     # Interruptions are drawn first, prices after: the same seed gives the same run lengths whether or
     # not a history is given, so history and current-price results are comparable trial by trial.
-    wall_hours, interruptions = _simulate_wall_hours(spec, rng)
     resampled = history.size >= MIN_HISTORY_HOURS
-    if resampled:
+    if resampled:  # the price draws continue this generator's stream: draw the interruptions on it
+        wall_hours, interruptions = _simulate_wall_hours(spec, rng)
         per_instance = bootstrap_path_cost(history, wall_hours, rng)
-    else:
+    else:  # the same draws read from the seed's shared stream (``simulate_wall_hours_many``)
+        (wall_hours,), (interruptions,) = _wall_hours_and_interruptions([spec], spec.seed)
         per_instance = wall_hours * float(spec.spot_price_per_hour)
     cost = per_instance * spec.instances
     (p50_hours, p90_hours), (p50_cost, p90_cost) = np.percentile([wall_hours, cost], [50, 90], axis=1).T
@@ -113,26 +114,63 @@ def simulate_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[np.nd
 
 
 def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list[np.ndarray]:
+    return _wall_hours_and_interruptions(specs, seed)[0]
+
+
+def _wall_hours_and_interruptions(
+    specs: list[SpotSimulationInput], seed: int
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per input: each trial's wall-clock hours and interruptions, from the seed's one stream.
+
+    The first round, where every trial is active, is read off the stream's first ``trials`` values in
+    sorted order instead of trial by trial: trial j of input i is interrupted in round one exactly when
+    ``stream[j] * scale_i < needed_i`` (a product with a positive scale never decreases as the stream
+    value grows), so the interrupted trials are a prefix of that order, found by a binary search that is
+    then checked with the very products the round would compute. Every other trial finishes in round one
+    at ``needed_i``. Only the interrupted few go through the rounds that follow, with the arithmetic of
+    the trial-by-trial loop, so the figures are bit for bit the same."""
     trials = np.array([spec.trials for spec in specs], dtype=np.int64)
     owner = np.repeat(np.arange(len(specs)), trials)  # trials laid out input after input, in trial order
+    starts = np.cumsum(trials) - trials
 
-    def per_trial(name: str) -> np.ndarray:
-        return np.repeat(np.array([float(getattr(spec, name)) for spec in specs]), trials)  # = [owner]
+    def per_input(name: str) -> np.ndarray:
+        return np.array([float(getattr(spec, name)) for spec in specs])
 
     interval, write, restart = (
-        per_trial("interval_hours"),
-        per_trial("checkpoint_write_hours"),
-        per_trial("restart_hours"),
+        per_input("interval_hours"),
+        per_input("checkpoint_write_hours"),
+        per_input("restart_hours"),
     )
+    work = per_input("work_hours")
     rates = np.array([float(spec.rate_per_hour) for spec in specs])
     draws = rates > 0
     scale = np.divide(1.0, rates, out=np.full(len(specs), np.inf), where=draws)
-    remaining, wall = per_trial("work_hours"), np.zeros(owner.size)
-    consumed = np.zeros(len(specs), dtype=np.int64)  # standard exponentials each input has read
-    active = np.arange(owner.size)
-    for _ in range(MAX_INTERRUPTION_ROUNDS):
+    needed = _time_to_finish(work, interval, write)  # round one: every trial has the whole job left
+    wall = np.repeat(needed, trials)
+    remaining = np.repeat(work, trials)
+    interruptions = np.zeros(owner.size)
+    hits = [
+        starts[i] + _interrupted_at_first(seed, int(trials[i]), float(scale[i]), float(needed[i]))
+        if draws[i]
+        else np.zeros(0, dtype=np.int64)
+        for i in range(len(specs))
+    ]
+    active = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    if active.size:
         own = owner[active]
-        needed = _time_to_finish(remaining[active], interval[active], write[active])
+        stream = standard_exponentials(seed, int(trials.max()))
+        elapsed = stream[active - starts[own]] * scale[own]
+        saved = np.floor(elapsed / (interval[own] + write[own])) * interval[own]
+        remaining[active] -= saved
+        wall[active] = elapsed + restart[own]
+        interruptions[active] += 1
+    consumed = np.where(draws, trials, 0)  # standard exponentials each input has read
+    for _ in range(MAX_INTERRUPTION_ROUNDS - 1):
+        if active.size == 0:
+            split = np.cumsum(trials)[:-1]
+            return np.split(wall, split), np.split(interruptions, split)
+        own = owner[active]
+        needed_now = _time_to_finish(remaining[active], interval[own], write[own])
         counts = np.bincount(own, minlength=len(specs))
         position = consumed[own] + np.arange(active.size) - (np.cumsum(counts) - counts)[own]
         until = np.full(active.size, np.inf)
@@ -141,20 +179,51 @@ def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list
             stream = standard_exponentials(seed, int(position[drawing].max()) + 1)
             until[drawing] = stream[position[drawing]] * scale[own[drawing]]
         consumed += np.where(draws, counts, 0)
-        done = until >= needed
-        wall[active[done]] += needed[done]
+        done = until >= needed_now
+        wall[active[done]] += needed_now[done]
         hit = active[~done]
         elapsed = until[~done]
-        saved = np.floor(elapsed / (interval[hit] + write[hit])) * interval[hit]
+        saved = np.floor(elapsed / (interval[own[~done]] + write[own[~done]])) * interval[own[~done]]
         remaining[hit] -= saved
-        wall[hit] += elapsed + restart[hit]
+        wall[hit] += elapsed + restart[own[~done]]
+        interruptions[hit] += 1
         active = hit
-        if active.size == 0:
-            return np.split(wall, np.cumsum(trials)[:-1])
     raise CostInputError(
         "interruption_rate_per_hour",
         f"some trials needed over {MAX_INTERRUPTION_ROUNDS} restarts: checkpoint more often or avoid spot",
     )
+
+
+_SORTED_KEPT = 8
+_sorted_prefixes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _sorted_prefix(seed: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seed's first ``trials`` standard exponentials in ascending order, and their trial indices."""
+    key = (seed, trials)
+    found = _sorted_prefixes.get(key)
+    if found is None:
+        prefix = standard_exponentials(seed, trials)[:trials]
+        order = np.argsort(prefix, kind="stable")
+        if len(_sorted_prefixes) >= _SORTED_KEPT:
+            _sorted_prefixes.clear()
+        found = _sorted_prefixes[key] = (prefix[order], order)
+    return found
+
+
+def _interrupted_at_first(seed: int, trials: int, scale: float, needed: float) -> np.ndarray:
+    """The trials (ascending) whose first draw, ``stream[j] * scale``, comes before ``needed``."""
+    values, order = _sorted_prefix(seed, trials)
+    guess = int(np.searchsorted(values, needed / scale))
+    low, high = max(guess - 4, 0), min(guess + 4, trials)
+    window = values[low:high] * scale < needed
+    if (low == 0 or values[low - 1] * scale < needed) and (
+        high == trials or not values[high] * scale < needed
+    ):
+        count = low + int(np.count_nonzero(window))
+    else:  # the quotient was off by more than a few values: count them all
+        count = int(np.count_nonzero(values * scale < needed))
+    return np.sort(order[:count])
 
 
 STREAM_KEPT = 1 << 21  # standard exponentials kept per seed (16 MiB); a longer need is drawn afresh
