@@ -20,6 +20,7 @@ likelier; the bootstrap does not model that).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -64,17 +65,13 @@ class SpotSimulationResult:
 def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
     history = _validated_history(spec)
     _validate(spec)
-    rng = np.random.default_rng(spec.seed)
     # Interruptions are drawn first, prices after: the same seed gives the same run lengths whether or
     # not a history is given, so history and current-price results are comparable trial by trial.
-    resampled = history.size >= MIN_HISTORY_HOURS
-    if resampled:  # the price draws continue this generator's stream: draw the interruptions on it
-        wall_hours, interruptions = _simulate_wall_hours(spec, rng)
-        per_instance = bootstrap_path_cost(history, wall_hours, rng)
-    else:  # the same draws read from the seed's shared stream (``simulate_wall_hours_many``)
-        (wall_hours,), (interruptions,) = _wall_hours_and_interruptions([spec], spec.seed)
-        per_instance = wall_hours * float(spec.spot_price_per_hour)
-    cost = per_instance * spec.instances
+    if history.size < MIN_HISTORY_HOURS:
+        return _at_current_price(spec)
+    rng = np.random.default_rng(spec.seed)  # the price draws continue this generator's stream
+    wall_hours, interruptions = _simulate_wall_hours(spec, rng)
+    cost = bootstrap_path_cost(history, wall_hours, rng) * spec.instances
     (p50_hours, p90_hours), (p50_cost, p90_cost) = np.percentile([wall_hours, cost], [50, 90], axis=1).T
     return SpotSimulationResult(
         p50_hours=_decimal(p50_hours),
@@ -84,8 +81,114 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
         mean_interruptions=_decimal(interruptions.mean()),
         trials=spec.trials,
         seed=spec.seed,
-        history_hours=int(history.size) if resampled else 0,
+        history_hours=int(history.size),
     )
+
+
+def _at_current_price(spec: SpotSimulationInput) -> SpotSimulationResult:
+    """Every hour at the current spot price: a trial's cost is its hours x price x instances, which
+    never decreases as its hours grow, so the cost quantiles are read at the hours' order statistics
+    (the figures ``np.percentile`` gives on the per-trial costs, bit for bit)."""
+    walls = sorted_wall_hours_many([spec])[0]
+    price, instances = float(spec.spot_price_per_hour), spec.instances
+    hours, costs = [], []
+    for q in (50, 90):
+        low, high, gamma = percentile_position(walls.hours.size, q)
+        hours.append(lerp(float(walls.hours[low]), float(walls.hours[high]), gamma))
+        costs.append(
+            lerp(
+                float(walls.hours[low]) * price * instances,
+                float(walls.hours[high]) * price * instances,
+                gamma,
+            )
+        )
+    return SpotSimulationResult(
+        p50_hours=_decimal(hours[0]),
+        p90_hours=_decimal(hours[1]),
+        p50_cost=_decimal(costs[0]),
+        p90_cost=_decimal(costs[1]),
+        mean_interruptions=_decimal(walls.mean_interruptions),
+        trials=spec.trials,
+        seed=spec.seed,
+        history_hours=0,
+    )
+
+
+def percentile_position(count: int, q: float) -> tuple[int, int, float]:
+    """Where ``np.percentile(values, q)`` (method "linear") reads a sorted array of ``count`` values: the
+    two neighbouring indices and the interpolation weight, computed as numpy computes them."""
+    virtual = (count - 1) * (q / 100)
+    if virtual >= count - 1:  # numpy reads the last value twice, at index -1
+        return count - 1, count - 1, virtual + 1
+    if virtual < 0:
+        return 0, 0, virtual
+    low = math.floor(virtual)
+    return low, low + 1, virtual - low
+
+
+def lerp(low: float, high: float, gamma: float) -> float:
+    """numpy's ``_lerp``: from the low end below one half, from the high end from one half on."""
+    difference = high - low
+    if gamma >= 0.5:
+        return high - difference * (1 - gamma)
+    return low + difference * gamma
+
+
+def sorted_percentiles(values: np.ndarray, percents: Sequence[float]) -> tuple[float, ...]:
+    """``np.percentile(values, percents)`` of an ascending array, without sorting it again."""
+    found = []
+    for q in percents:
+        low, high, gamma = percentile_position(values.size, q)
+        found.append(lerp(float(values[low]), float(values[high]), gamma))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class SortedWallHours:
+    """One simulation's per-trial wall-clock hours in ascending order, and its mean interruptions."""
+
+    hours: np.ndarray
+    mean_interruptions: float
+
+
+WallKey = tuple[float, float, float, float, float, int, int]
+SORTED_WALLS_KEPT = 1 << 22  # trial values memoized (32 MiB); full: start over
+_sorted_walls: dict[WallKey, SortedWallHours] = {}
+
+
+def _wall_key(spec: SpotSimulationInput) -> WallKey:
+    """What the wall-clock draws depend on (each read as a float, as the simulation reads it)."""
+    return (
+        float(spec.work_hours),
+        float(spec.rate_per_hour),
+        float(spec.interval_hours),
+        float(spec.checkpoint_write_hours),
+        float(spec.restart_hours),
+        spec.trials,
+        spec.seed,
+    )
+
+
+def sorted_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[SortedWallHours]:
+    """Each input's wall-clock hours, sorted, with its mean interruptions: the draws of
+    ``simulate_wall_hours_many``, memoized per process, so the rows of one ranking that need the same
+    simulation (a row's wall clock for the deadline, its P50/P90 in the spot object, the worst band of
+    an assumed one) draw it once."""
+    for spec in specs:
+        _validate(spec)
+    keys = [_wall_key(spec) for spec in specs]
+    missing = {key: spec for key, spec in zip(keys, specs, strict=True) if key not in _sorted_walls}
+    found: dict[WallKey, SortedWallHours] = {}
+    for seed in {key[6] for key in missing}:
+        members = [key for key in missing if key[6] == seed]
+        walls, interruptions = _wall_hours_and_interruptions([missing[key] for key in members], seed)
+        for key, wall, counts in zip(members, walls, interruptions, strict=True):
+            found[key] = SortedWallHours(np.sort(wall), float(counts.mean()))
+    if found:
+        if sum(walls.hours.size for walls in _sorted_walls.values()) > SORTED_WALLS_KEPT:
+            _sorted_walls.clear()
+        _sorted_walls.update(found)
+    return [found.get(key) or _sorted_walls[key] for key in keys]
 
 
 def simulate_wall_hours(spec: SpotSimulationInput) -> np.ndarray:

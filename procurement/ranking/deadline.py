@@ -26,7 +26,11 @@ import numpy as np
 
 from procurement.costing.spot import BAND_LABELS, band_interruption_rate_per_hour, spot_economics
 from procurement.costing.spot_fallback import FallbackInput, FallbackPlan, deadline_plan
-from procurement.costing.spot_simulation import SpotSimulationInput, simulate_wall_hours_many
+from procurement.costing.spot_simulation import (
+    SpotSimulationInput,
+    sorted_percentiles,
+    sorted_wall_hours_many,
+)
 from procurement.ranking.configurations import Configurations, ranked_order
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.spot_inputs import job_spot_timing
@@ -135,18 +139,13 @@ def _simulation_input(hours, rate, interval, write, restart, trials, seed) -> Sp
 
 
 def _quantiles_many(inputs: list[SpotSimulationInput], probabilities: list[float]) -> list[tuple[float, ...]]:
-    """P50, P90 and the quantile at the probability of each input's wall-clock hours; inputs of one trial
-    count and probability are read in one ``np.percentile`` over their rows (the same figures per row)."""
-    walls = simulate_wall_hours_many(inputs)
-    found: list[tuple[float, ...]] = [()] * len(inputs)
-    groups: dict[tuple[int, float], list[int]] = {}
-    for i, (spec, probability) in enumerate(zip(inputs, probabilities, strict=True)):
-        groups.setdefault((spec.trials, probability), []).append(i)
-    for (_, probability), members in groups.items():
-        table = np.percentile(np.stack([walls[i] for i in members]), [50, 90, 100.0 * probability], axis=1)
-        for i, row in zip(members, table.T, strict=True):
-            found[i] = tuple(float(q) for q in row)
-    return found
+    """P50, P90 and the quantile at the probability of each input's wall-clock hours (``np.percentile``'s
+    figures, read off the memoized sorted hours: costing/spot_simulation.py)."""
+    walls = sorted_wall_hours_many(inputs)
+    return [
+        sorted_percentiles(wall.hours, (50, 90, 100.0 * probability))
+        for wall, probability in zip(walls, probabilities, strict=True)
+    ]
 
 
 def wall_clock_key(

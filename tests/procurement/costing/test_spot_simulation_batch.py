@@ -15,6 +15,8 @@ from procurement.costing.spot_simulation import (
     simulate_spot_job,
     simulate_wall_hours,
     simulate_wall_hours_many,
+    sorted_percentiles,
+    sorted_wall_hours_many,
     standard_exponentials,
 )
 from procurement.ranking import deadline
@@ -98,6 +100,35 @@ def test_round_one_finds_the_interrupted_trials_at_the_edge_of_a_draw():
     (shared_wall,), (shared_interruptions,) = _wall_hours_and_interruptions([spec], 5)
     assert np.array_equal(shared_wall, wall) and np.array_equal(shared_interruptions, interruptions)
     assert int((interruptions > 0).sum()) >= 40  # the 40 smaller draws at least were interrupted
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(min_value=0.0, max_value=1e6), st.sampled_from([0.0, 1.5, 7.25])),
+        min_size=1,
+        max_size=2500,
+    ),
+    percents=st.lists(
+        st.one_of(st.sampled_from([0, 50, 90, 100]), st.floats(min_value=0.0, max_value=100.0)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_percentiles_read_off_sorted_values_are_numpys(values, percents):
+    """The wall clocks' and the spot object's quantiles are read off memoized sorted hours: the same
+    floats ``np.percentile`` (method "linear") gives on the unsorted trials, ties and ends included."""
+    array = np.array(values)
+    assert sorted_percentiles(np.sort(array), percents) == tuple(
+        float(q) for q in np.percentile(array, percents)
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(specs=st.lists(inputs, min_size=1, max_size=6))
+def test_the_memoized_sorted_hours_are_each_inputs_own_runs(specs):
+    for walls, one in zip(sorted_wall_hours_many(specs), wall_hours_one_by_one(specs), strict=True):
+        assert np.array_equal(walls.hours, np.sort(one))
 
 
 def test_the_seed_stream_drawn_in_pieces_is_the_stream_drawn_at_once():
