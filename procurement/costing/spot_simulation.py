@@ -174,19 +174,26 @@ def sorted_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[SortedW
     ``simulate_wall_hours_many``, memoized per process, so the rows of one ranking that need the same
     simulation (a row's wall clock for the deadline, its P50/P90 in the spot object, the worst band of
     an assumed one) draw it once."""
-    for spec in specs:
-        _validate(spec)
     keys = [_wall_key(spec) for spec in specs]
-    missing = {key: spec for key, spec in zip(keys, specs, strict=True) if key not in _sorted_walls}
+    for key, spec in zip(keys, specs, strict=True):
+        if key not in _sorted_walls:  # a memoized key's inputs passed this when it was drawn
+            _validate(spec)
+    return sorted_wall_hours_of_keys(keys)
+
+
+def sorted_wall_hours_of_keys(keys: Sequence[WallKey]) -> list[SortedWallHours]:
+    """``sorted_wall_hours_many`` of inputs given by their keys (work, rate, interval, checkpoint write
+    and restart hours as floats, trials, seed), already valid (``valid_wall_key``)."""
+    missing = list(dict.fromkeys(key for key in keys if key not in _sorted_walls))
     found: dict[WallKey, SortedWallHours] = {}
     for seed in {key[6] for key in missing}:
         members = [key for key in missing if key[6] == seed]
-        walls, interruptions = _wall_hours_and_interruptions([missing[key] for key in members], seed)
+        walls, interruptions = _wall_hours_and_interruptions(members, seed)
         for key, wall, counts in zip(members, walls, interruptions, strict=True):
             found[key] = SortedWallHours(np.sort(wall), float(counts.mean()))
     if found:
-        if sum(walls.hours.size for walls in _sorted_walls.values()) > SORTED_WALLS_KEPT:
-            _sorted_walls.clear()
+        if len(_sorted_walls) * max(key[5] for key in found) > SORTED_WALLS_KEPT:
+            _sorted_walls.clear()  # bounded by entries x trials (the trials of one run are alike)
         _sorted_walls.update(found)
     return [found.get(key) or _sorted_walls[key] for key in keys]
 
@@ -216,12 +223,28 @@ def simulate_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[np.nd
     return walls
 
 
+def valid_wall_key(key: WallKey) -> bool:
+    """The checks of ``_validate`` on a key's floats (a key that fails them goes through
+    ``sorted_wall_hours_many``, which names the field)."""
+    work, rate, interval, write, restart, trials, _ = key
+    return (
+        work > 0
+        and rate >= 0
+        and interval > 0
+        and write >= 0
+        and restart >= 0
+        and all(math.isfinite(value) for value in (work, rate, interval, write, restart))
+        and isinstance(trials, int)
+        and trials > 0
+    )
+
+
 def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list[np.ndarray]:
-    return _wall_hours_and_interruptions(specs, seed)[0]
+    return _wall_hours_and_interruptions([_wall_key(spec) for spec in specs], seed)[0]
 
 
 def _wall_hours_and_interruptions(
-    specs: list[SpotSimulationInput], seed: int
+    keys: Sequence[WallKey], seed: int
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per input: each trial's wall-clock hours and interruptions, from the seed's one stream.
 
@@ -232,22 +255,14 @@ def _wall_hours_and_interruptions(
     then checked with the very products the round would compute. Every other trial finishes in round one
     at ``needed_i``. Only the interrupted few go through the rounds that follow, with the arithmetic of
     the trial-by-trial loop, so the figures are bit for bit the same."""
-    trials = np.array([spec.trials for spec in specs], dtype=np.int64)
-    owner = np.repeat(np.arange(len(specs)), trials)  # trials laid out input after input, in trial order
+    count = len(keys)
+    columns = np.array([key[:5] for key in keys], dtype=np.float64).reshape(count, 5)
+    work, rates, interval, write, restart = columns.T
+    trials = np.array([key[5] for key in keys], dtype=np.int64)
+    owner = np.repeat(np.arange(count), trials)  # trials laid out input after input, in trial order
     starts = np.cumsum(trials) - trials
-
-    def per_input(name: str) -> np.ndarray:
-        return np.array([float(getattr(spec, name)) for spec in specs])
-
-    interval, write, restart = (
-        per_input("interval_hours"),
-        per_input("checkpoint_write_hours"),
-        per_input("restart_hours"),
-    )
-    work = per_input("work_hours")
-    rates = np.array([float(spec.rate_per_hour) for spec in specs])
     draws = rates > 0
-    scale = np.divide(1.0, rates, out=np.full(len(specs), np.inf), where=draws)
+    scale = np.divide(1.0, rates, out=np.full(count, np.inf), where=draws)
     needed = _time_to_finish(work, interval, write)  # round one: every trial has the whole job left
     wall = np.repeat(needed, trials)
     remaining = np.repeat(work, trials)
@@ -256,7 +271,7 @@ def _wall_hours_and_interruptions(
         starts[i] + _interrupted_at_first(seed, int(trials[i]), float(scale[i]), float(needed[i]))
         if draws[i]
         else np.zeros(0, dtype=np.int64)
-        for i in range(len(specs))
+        for i in range(count)
     ]
     active = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
     if active.size:
@@ -274,7 +289,7 @@ def _wall_hours_and_interruptions(
             return np.split(wall, split), np.split(interruptions, split)
         own = owner[active]
         needed_now = _time_to_finish(remaining[active], interval[own], write[own])
-        counts = np.bincount(own, minlength=len(specs))
+        counts = np.bincount(own, minlength=count)
         position = consumed[own] + np.arange(active.size) - (np.cumsum(counts) - counts)[own]
         until = np.full(active.size, np.inf)
         drawing = draws[own]

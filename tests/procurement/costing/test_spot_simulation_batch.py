@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from procurement.costing.spot_simulation import (
     SpotSimulationInput,
     _wall_hours_and_interruptions,
+    _wall_key,
     simulate_spot_job,
     simulate_wall_hours,
     simulate_wall_hours_many,
@@ -68,7 +69,7 @@ def test_a_spot_job_without_history_reads_exactly_its_own_generators_draws(spec,
     round loop on its own generator, so P50/P90 hours and cost and the mean interruptions are too."""
     spec = replace(spec, spot_price_per_hour=_decimal(price), instances=instances)
     wall, interruptions = spot_job_on_its_own_generator(spec)
-    (shared_wall,), (shared_interruptions,) = _wall_hours_and_interruptions([spec], spec.seed)
+    (shared_wall,), (shared_interruptions,) = _wall_hours_and_interruptions([_wall_key(spec)], spec.seed)
     assert np.array_equal(shared_wall, wall)
     assert np.array_equal(shared_interruptions, interruptions)
     result = simulate_spot_job(spec)
@@ -97,7 +98,7 @@ def test_round_one_finds_the_interrupted_trials_at_the_edge_of_a_draw():
         seed=5,
     )
     wall, interruptions = spot_job_on_its_own_generator(spec)
-    (shared_wall,), (shared_interruptions,) = _wall_hours_and_interruptions([spec], 5)
+    (shared_wall,), (shared_interruptions,) = _wall_hours_and_interruptions([_wall_key(spec)], 5)
     assert np.array_equal(shared_wall, wall) and np.array_equal(shared_interruptions, interruptions)
     assert int((interruptions > 0).sum()) >= 40  # the 40 smaller draws at least were interrupted
 
