@@ -190,7 +190,8 @@ def sorted_wall_hours_of_keys(keys: Sequence[WallKey]) -> list[SortedWallHours]:
         members = [key for key in missing if key[6] == seed]
         walls, interruptions = _wall_hours_and_interruptions(members, seed)
         for key, wall, counts in zip(members, walls, interruptions, strict=True):
-            found[key] = SortedWallHours(np.sort(wall), float(counts.mean()))
+            # the mean of whole counts: their sum is exact in any order, as np.mean's is
+            found[key] = SortedWallHours(np.sort(wall), float(counts.sum()) / counts.size)
     if found:
         if len(_sorted_walls) * max(key[5] for key in found) > SORTED_WALLS_KEPT:
             _sorted_walls.clear()  # bounded by entries x trials (the trials of one run are alike)
@@ -267,13 +268,7 @@ def _wall_hours_and_interruptions(
     wall = np.repeat(needed, trials)
     remaining = np.repeat(work, trials)
     interruptions = np.zeros(owner.size)
-    hits = [
-        starts[i] + _interrupted_at_first(seed, int(trials[i]), float(scale[i]), float(needed[i]))
-        if draws[i]
-        else np.zeros(0, dtype=np.int64)
-        for i in range(count)
-    ]
-    active = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    active = _interrupted_in_round_one(seed, trials, starts, scale, needed, draws)
     if active.size:
         own = owner[active]
         stream = standard_exponentials(seed, int(trials.max()))
@@ -313,35 +308,71 @@ def _wall_hours_and_interruptions(
 
 
 _SORTED_KEPT = 8
-_sorted_prefixes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+_sorted_prefixes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
-def _sorted_prefix(seed: int, trials: int) -> tuple[np.ndarray, np.ndarray]:
-    """The seed's first ``trials`` standard exponentials in ascending order, and their trial indices."""
+def _sorted_prefix(seed: int, trials: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The seed's first ``trials`` standard exponentials in ascending order, their trial indices, and each
+    trial's place in that order."""
     key = (seed, trials)
     found = _sorted_prefixes.get(key)
     if found is None:
         prefix = standard_exponentials(seed, trials)[:trials]
         order = np.argsort(prefix, kind="stable")
+        place = np.empty(trials, dtype=np.int64)
+        place[order] = np.arange(trials)
         if len(_sorted_prefixes) >= _SORTED_KEPT:
             _sorted_prefixes.clear()
-        found = _sorted_prefixes[key] = (prefix[order], order)
+        found = _sorted_prefixes[key] = (prefix[order], order, place)
     return found
 
 
-def _interrupted_at_first(seed: int, trials: int, scale: float, needed: float) -> np.ndarray:
-    """The trials (ascending) whose first draw, ``stream[j] * scale``, comes before ``needed``."""
-    values, order = _sorted_prefix(seed, trials)
-    guess = int(np.searchsorted(values, needed / scale))
-    low, high = max(guess - 4, 0), min(guess + 4, trials)
-    window = values[low:high] * scale < needed
-    if (low == 0 or values[low - 1] * scale < needed) and (
-        high == trials or not values[high] * scale < needed
-    ):
-        count = low + int(np.count_nonzero(window))
-    else:  # the quotient was off by more than a few values: count them all
-        count = int(np.count_nonzero(values * scale < needed))
-    return np.sort(order[:count])
+def _interrupted_in_round_one(
+    seed: int,
+    trials: np.ndarray,
+    starts: np.ndarray,
+    scale: np.ndarray,
+    needed: np.ndarray,
+    draws: np.ndarray,
+) -> np.ndarray:
+    """The trials (global indices, ascending) whose first draw, ``stream[j] * scale_i``, comes before
+    ``needed_i``: the first ``k_i`` of the sorted prefix. Inputs of one trial count (a ranking's) are read
+    together, as a mask of places below each input's count."""
+    if trials.size and np.all(trials == trials[0]):
+        values, _, place = _sorted_prefix(seed, int(trials[0]))
+        counts = _counts_below(values, scale, needed, draws)
+        return np.flatnonzero(place[None, :] < counts[:, None])  # input i's trial j is i x trials + j
+    hits = []
+    for i in range(trials.size):
+        values, order, _ = _sorted_prefix(seed, int(trials[i]))
+        count = int(_counts_below(values, scale[i : i + 1], needed[i : i + 1], draws[i : i + 1])[0])
+        hits.append(starts[i] + np.sort(order[:count]))
+    return np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+
+
+WINDOW = 4  # values checked on each side of the binary search's answer
+
+
+def _counts_below(values: np.ndarray, scale: np.ndarray, needed: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Per input: how many sorted ``values`` have ``value * scale < needed`` (0 where nothing is drawn).
+    The product never decreases as the value grows, so those values are a prefix; a binary search on the
+    quotient finds its end to within rounding, and the products around it (those the round itself
+    computes) settle it. Where they do not (never seen), every value is compared."""
+    counts = np.zeros(scale.size, dtype=np.int64)
+    rows = np.flatnonzero(draws)
+    if not rows.size:
+        return counts
+    size, row_scale, row_needed = values.size, scale[rows][:, None], needed[rows][:, None]
+    guess = np.searchsorted(values, needed[rows] / scale[rows])
+    window = guess[:, None] + np.arange(-WINDOW, WINDOW + 1)
+    below = values[np.clip(window, 0, size - 1)] * row_scale < row_needed
+    inside = (window >= 0) & (window < size)
+    settled = ((window[:, 0] <= 0) | below[:, 0]) & ((window[:, -1] >= size) | ~below[:, -1])
+    found = np.maximum(window[:, 0], 0) + (below & inside)[:, :-1].sum(axis=1)
+    for k in np.flatnonzero(~settled):
+        found[k] = np.count_nonzero(values * row_scale[k] < row_needed[k])
+    counts[rows] = found
+    return counts
 
 
 STREAM_KEPT = 1 << 21  # standard exponentials kept per seed (16 MiB); a longer need is drawn afresh

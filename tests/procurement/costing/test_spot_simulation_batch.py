@@ -6,9 +6,11 @@ from dataclasses import replace
 from decimal import Decimal
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from procurement.costing import spot_simulation
 from procurement.costing.spot_simulation import (
     SpotSimulationInput,
     _wall_hours_and_interruptions,
@@ -26,6 +28,14 @@ from tests.reference.spot_wall_hours import (
     spot_job_on_its_own_generator,
     wall_hours_one_by_one,
 )
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_window():
+    """WINDOW = 0 for one test (a module-scoped fixture: hypothesis runs the test many times)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spot_simulation, "WINDOW", 0)
+        yield
 
 
 def _decimal(value: float) -> Decimal:
@@ -130,6 +140,15 @@ def test_percentiles_read_off_sorted_values_are_numpys(values, percents):
 def test_the_memoized_sorted_hours_are_each_inputs_own_runs(specs):
     for walls, one in zip(sorted_wall_hours_many(specs), wall_hours_one_by_one(specs), strict=True):
         assert np.array_equal(walls.hours, np.sort(one))
+
+
+@settings(max_examples=15, deadline=None)
+@given(specs=st.lists(inputs, min_size=1, max_size=6))
+def test_round_one_counts_every_value_where_the_window_does_not_settle_it(specs, monkeypatch_window):
+    """With no values checked around the binary search's answer, round one falls back on comparing every
+    value (the path a quotient far off its products would take): the same hours."""
+    for one, many in zip(wall_hours_one_by_one(specs), simulate_wall_hours_many(specs), strict=True):
+        assert np.array_equal(one, many)
 
 
 def test_the_seed_stream_drawn_in_pieces_is_the_stream_drawn_at_once():
