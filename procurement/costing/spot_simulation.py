@@ -93,15 +93,9 @@ def _at_current_price(spec: SpotSimulationInput) -> SpotSimulationResult:
     price, instances = float(spec.spot_price_per_hour), spec.instances
     hours, costs = [], []
     for q in (50, 90):
-        low, high, gamma = percentile_position(walls.hours.size, q)
-        hours.append(lerp(float(walls.hours[low]), float(walls.hours[high]), gamma))
-        costs.append(
-            lerp(
-                float(walls.hours[low]) * price * instances,
-                float(walls.hours[high]) * price * instances,
-                gamma,
-            )
-        )
+        low, high, gamma = percentile_position(walls.size, q)
+        hours.append(lerp(walls.at(low), walls.at(high), gamma))
+        costs.append(lerp(walls.at(low) * price * instances, walls.at(high) * price * instances, gamma))
     return SpotSimulationResult(
         p50_hours=_decimal(hours[0]),
         p90_hours=_decimal(hours[1]),
@@ -134,25 +128,50 @@ def lerp(low: float, high: float, gamma: float) -> float:
     return low + difference * gamma
 
 
-def sorted_percentiles(values: np.ndarray, percents: Sequence[float]) -> tuple[float, ...]:
-    """``np.percentile(values, percents)`` of an ascending array, without sorting it again."""
+def sorted_percentiles(values: np.ndarray | SortedWallHours, percents: Sequence[float]) -> tuple[float, ...]:
+    """``np.percentile(values, percents)`` of an ascending array (or of a simulation's sorted hours),
+    without sorting again."""
+    at = values.at if isinstance(values, SortedWallHours) else (lambda index: float(values[index]))
     found = []
     for q in percents:
         low, high, gamma = percentile_position(values.size, q)
-        found.append(lerp(float(values[low]), float(values[high]), gamma))
+        found.append(lerp(at(low), at(high), gamma))
     return tuple(found)
 
 
 @dataclass(frozen=True)
 class SortedWallHours:
-    """One simulation's per-trial wall-clock hours in ascending order, and its mean interruptions."""
+    """One simulation's per-trial wall-clock hours in ascending order, and its mean interruptions, kept
+    compact: the trials never interrupted all take ``base`` hours (the uninterrupted run); only the
+    others are stored, split at ``base`` (``below`` it, which rounding could allow, and ``above``)."""
 
-    hours: np.ndarray
+    base: float
+    base_count: int
+    below: np.ndarray
+    above: np.ndarray
     mean_interruptions: float
+
+    @property
+    def size(self) -> int:
+        return self.below.size + self.base_count + self.above.size
+
+    def at(self, index: int) -> float:
+        """The ``index``-th smallest trial's hours."""
+        if index < self.below.size:
+            return float(self.below[index])
+        index -= self.below.size
+        if index < self.base_count:
+            return self.base
+        return float(self.above[index - self.base_count])
+
+    @property
+    def hours(self) -> np.ndarray:
+        """Every trial's hours, ascending."""
+        return np.concatenate([self.below, np.full(self.base_count, self.base), self.above])
 
 
 WallKey = tuple[float, float, float, float, float, int, int]
-SORTED_WALLS_KEPT = 1 << 22  # trial values memoized (32 MiB); full: start over
+SORTED_WALLS_KEPT = 65_536  # simulations memoized (the interrupted trials of each); full: start over
 _sorted_walls: dict[WallKey, SortedWallHours] = {}
 
 
@@ -188,13 +207,10 @@ def sorted_wall_hours_of_keys(keys: Sequence[WallKey]) -> list[SortedWallHours]:
     found: dict[WallKey, SortedWallHours] = {}
     for seed in {key[6] for key in missing}:
         members = [key for key in missing if key[6] == seed]
-        walls, interruptions = _wall_hours_and_interruptions(members, seed)
-        for key, wall, counts in zip(members, walls, interruptions, strict=True):
-            # the mean of whole counts: their sum is exact in any order, as np.mean's is
-            found[key] = SortedWallHours(np.sort(wall), float(counts.sum()) / counts.size)
+        found.update(zip(members, _interrupted_runs(members, seed).sorted_walls(), strict=True))
     if found:
-        if len(_sorted_walls) * max(key[5] for key in found) > SORTED_WALLS_KEPT:
-            _sorted_walls.clear()  # bounded by entries x trials (the trials of one run are alike)
+        if len(_sorted_walls) + len(found) > SORTED_WALLS_KEPT:
+            _sorted_walls.clear()
         _sorted_walls.update(found)
     return [found.get(key) or _sorted_walls[key] for key in keys]
 
@@ -247,7 +263,51 @@ def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list
 def _wall_hours_and_interruptions(
     keys: Sequence[WallKey], seed: int
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per input: each trial's wall-clock hours and interruptions, from the seed's one stream.
+    """Per input: each trial's wall-clock hours and interruptions (see ``_interrupted_runs``)."""
+    runs = _interrupted_runs(keys, seed)
+    wall = np.repeat(runs.needed, runs.trials)
+    interruptions = np.zeros(wall.size)
+    wall[runs.hit] = runs.hit_wall
+    interruptions[runs.hit] = runs.hit_interruptions
+    split = np.cumsum(runs.trials)[:-1]
+    return np.split(wall, split), np.split(interruptions, split)
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """A batch of simulations: every trial of input i not in ``hit`` takes ``needed[i]`` hours with no
+    interruption; ``hit`` (global trial indices, input after input) holds the others."""
+
+    trials: np.ndarray
+    needed: np.ndarray
+    hit: np.ndarray
+    hit_owner: np.ndarray
+    hit_wall: np.ndarray
+    hit_interruptions: np.ndarray
+
+    def sorted_walls(self) -> list[SortedWallHours]:
+        found = []
+        # interruptions are whole counts: their sum is exact in any order, as np.mean's is
+        totals = np.bincount(self.hit_owner, weights=self.hit_interruptions, minlength=self.trials.size)
+        bounds = np.searchsorted(self.hit_owner, np.arange(self.trials.size + 1))
+        for i in range(self.trials.size):
+            walls = np.sort(self.hit_wall[bounds[i] : bounds[i + 1]])
+            base = float(self.needed[i])
+            split = int(np.searchsorted(walls, base))  # below: under base; above: base and more
+            found.append(
+                SortedWallHours(
+                    base=base,
+                    base_count=int(self.trials[i]) - walls.size,
+                    below=walls[:split],
+                    above=walls[split:],
+                    mean_interruptions=float(totals[i]) / int(self.trials[i]),
+                )
+            )
+        return found
+
+
+def _interrupted_runs(keys: Sequence[WallKey], seed: int) -> _Runs:
+    """Each trial's wall-clock hours and interruptions, from the seed's one stream.
 
     The first round, where every trial is active, is read off the stream's first ``trials`` values in
     sorted order instead of trial by trial: trial j of input i is interrupted in round one exactly when
@@ -260,28 +320,23 @@ def _wall_hours_and_interruptions(
     columns = np.array([key[:5] for key in keys], dtype=np.float64).reshape(count, 5)
     work, rates, interval, write, restart = columns.T
     trials = np.array([key[5] for key in keys], dtype=np.int64)
-    owner = np.repeat(np.arange(count), trials)  # trials laid out input after input, in trial order
     starts = np.cumsum(trials) - trials
     draws = rates > 0
     scale = np.divide(1.0, rates, out=np.full(count, np.inf), where=draws)
     needed = _time_to_finish(work, interval, write)  # round one: every trial has the whole job left
-    wall = np.repeat(needed, trials)
-    remaining = np.repeat(work, trials)
-    interruptions = np.zeros(owner.size)
-    active = _interrupted_in_round_one(seed, trials, starts, scale, needed, draws)
-    if active.size:
-        own = owner[active]
-        stream = standard_exponentials(seed, int(trials.max()))
-        elapsed = stream[active - starts[own]] * scale[own]
-        saved = np.floor(elapsed / (interval[own] + write[own])) * interval[own]
-        remaining[active] -= saved
-        wall[active] = elapsed + restart[own]
-        interruptions[active] += 1
+    hit = _interrupted_in_round_one(seed, trials, starts, scale, needed, draws)
+    owner = np.searchsorted(starts, hit, side="right") - 1  # the input each interrupted trial belongs to
+    stream = standard_exponentials(seed, int(trials.max()) if count else 0)
+    elapsed = stream[hit - starts[owner]] * scale[owner]
+    saved = np.floor(elapsed / (interval[owner] + write[owner])) * interval[owner]
+    remaining = work[owner] - saved
+    wall = 0.0 + (elapsed + restart[owner])  # the loop adds to a wall clock that starts at 0
+    interruptions = np.ones(hit.size)
     consumed = np.where(draws, trials, 0)  # standard exponentials each input has read
+    active = np.arange(hit.size)  # positions in ``hit``, in trial order
     for _ in range(MAX_INTERRUPTION_ROUNDS - 1):
         if active.size == 0:
-            split = np.cumsum(trials)[:-1]
-            return np.split(wall, split), np.split(interruptions, split)
+            return _Runs(trials, needed, hit, owner, wall, interruptions)
         own = owner[active]
         needed_now = _time_to_finish(remaining[active], interval[own], write[own])
         counts = np.bincount(own, minlength=count)
@@ -294,13 +349,13 @@ def _wall_hours_and_interruptions(
         consumed += np.where(draws, counts, 0)
         done = until >= needed_now
         wall[active[done]] += needed_now[done]
-        hit = active[~done]
+        again = active[~done]
         elapsed = until[~done]
         saved = np.floor(elapsed / (interval[own[~done]] + write[own[~done]])) * interval[own[~done]]
-        remaining[hit] -= saved
-        wall[hit] += elapsed + restart[own[~done]]
-        interruptions[hit] += 1
-        active = hit
+        remaining[again] -= saved
+        wall[again] += elapsed + restart[own[~done]]
+        interruptions[again] += 1
+        active = again
     raise CostInputError(
         "interruption_rate_per_hour",
         f"some trials needed over {MAX_INTERRUPTION_ROUNDS} restarts: checkpoint more often or avoid spot",
