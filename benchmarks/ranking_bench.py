@@ -155,10 +155,12 @@ def bench_synthetic(frame, gpus, spec, size: int, loop_sample: int) -> list[str]
 def _clear_spot_caches() -> None:
     """Forget the memoized spot simulations, so a timed ranking pays for every one it needs."""
     from procurement.costing.spot_fallback import _reserve_runs
-    from procurement.ranking.spot_details import _closed_form, _simulation
+    from procurement.costing.spot_simulation import _sorted_walls
+    from procurement.ranking.spot_details import _at_band, _closed_form, _simulation
 
-    for cache in (_reserve_runs, _simulation, _closed_form):
+    for cache in (_reserve_runs, _simulation, _closed_form, _at_band):
         cache.cache_clear()
+    _sorted_walls.clear()
 
 
 def bench_deadline(frame, gpus, spec, size: int) -> list[str]:

@@ -20,6 +20,7 @@ likelier; the bootstrap does not model that).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -64,16 +65,13 @@ class SpotSimulationResult:
 def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
     history = _validated_history(spec)
     _validate(spec)
-    rng = np.random.default_rng(spec.seed)
     # Interruptions are drawn first, prices after: the same seed gives the same run lengths whether or
     # not a history is given, so history and current-price results are comparable trial by trial.
+    if history.size < MIN_HISTORY_HOURS:
+        return _at_current_price(spec)
+    rng = np.random.default_rng(spec.seed)  # the price draws continue this generator's stream
     wall_hours, interruptions = _simulate_wall_hours(spec, rng)
-    resampled = history.size >= MIN_HISTORY_HOURS
-    if resampled:
-        per_instance = bootstrap_path_cost(history, wall_hours, rng)
-    else:
-        per_instance = wall_hours * float(spec.spot_price_per_hour)
-    cost = per_instance * spec.instances
+    cost = bootstrap_path_cost(history, wall_hours, rng) * spec.instances
     (p50_hours, p90_hours), (p50_cost, p90_cost) = np.percentile([wall_hours, cost], [50, 90], axis=1).T
     return SpotSimulationResult(
         p50_hours=_decimal(p50_hours),
@@ -83,8 +81,138 @@ def simulate_spot_job(spec: SpotSimulationInput) -> SpotSimulationResult:
         mean_interruptions=_decimal(interruptions.mean()),
         trials=spec.trials,
         seed=spec.seed,
-        history_hours=int(history.size) if resampled else 0,
+        history_hours=int(history.size),
     )
+
+
+def _at_current_price(spec: SpotSimulationInput) -> SpotSimulationResult:
+    """Every hour at the current spot price: a trial's cost is its hours x price x instances, which
+    never decreases as its hours grow, so the cost quantiles are read at the hours' order statistics
+    (the figures ``np.percentile`` gives on the per-trial costs, bit for bit)."""
+    walls = sorted_wall_hours_many([spec])[0]
+    price, instances = float(spec.spot_price_per_hour), spec.instances
+    hours, costs = [], []
+    for q in (50, 90):
+        low, high, gamma = percentile_position(walls.size, q)
+        hours.append(lerp(walls.at(low), walls.at(high), gamma))
+        costs.append(lerp(walls.at(low) * price * instances, walls.at(high) * price * instances, gamma))
+    return SpotSimulationResult(
+        p50_hours=_decimal(hours[0]),
+        p90_hours=_decimal(hours[1]),
+        p50_cost=_decimal(costs[0]),
+        p90_cost=_decimal(costs[1]),
+        mean_interruptions=_decimal(walls.mean_interruptions),
+        trials=spec.trials,
+        seed=spec.seed,
+        history_hours=0,
+    )
+
+
+def percentile_position(count: int, q: float) -> tuple[int, int, float]:
+    """Where ``np.percentile(values, q)`` (method "linear") reads a sorted array of ``count`` values: the
+    two neighbouring indices and the interpolation weight, computed as numpy computes them."""
+    virtual = (count - 1) * (q / 100)
+    if virtual >= count - 1:  # numpy reads the last value twice, at index -1
+        return count - 1, count - 1, virtual + 1
+    if virtual < 0:
+        return 0, 0, virtual
+    low = math.floor(virtual)
+    return low, low + 1, virtual - low
+
+
+def lerp(low: float, high: float, gamma: float) -> float:
+    """numpy's ``_lerp``: from the low end below one half, from the high end from one half on."""
+    difference = high - low
+    if gamma >= 0.5:
+        return high - difference * (1 - gamma)
+    return low + difference * gamma
+
+
+def sorted_percentiles(values: np.ndarray | SortedWallHours, percents: Sequence[float]) -> tuple[float, ...]:
+    """``np.percentile(values, percents)`` of an ascending array (or of a simulation's sorted hours),
+    without sorting again."""
+    at = values.at if isinstance(values, SortedWallHours) else (lambda index: float(values[index]))
+    found = []
+    for q in percents:
+        low, high, gamma = percentile_position(values.size, q)
+        found.append(lerp(at(low), at(high), gamma))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class SortedWallHours:
+    """One simulation's per-trial wall-clock hours in ascending order, and its mean interruptions, kept
+    compact: the trials never interrupted all take ``base`` hours (the uninterrupted run); only the
+    others are stored, split at ``base`` (``below`` it, which rounding could allow, and ``above``)."""
+
+    base: float
+    base_count: int
+    below: np.ndarray
+    above: np.ndarray
+    mean_interruptions: float
+
+    @property
+    def size(self) -> int:
+        return self.below.size + self.base_count + self.above.size
+
+    def at(self, index: int) -> float:
+        """The ``index``-th smallest trial's hours."""
+        if index < self.below.size:
+            return float(self.below[index])
+        index -= self.below.size
+        if index < self.base_count:
+            return self.base
+        return float(self.above[index - self.base_count])
+
+    @property
+    def hours(self) -> np.ndarray:
+        """Every trial's hours, ascending."""
+        return np.concatenate([self.below, np.full(self.base_count, self.base), self.above])
+
+
+WallKey = tuple[float, float, float, float, float, int, int]
+SORTED_WALLS_KEPT = 65_536  # simulations memoized (the interrupted trials of each); full: start over
+_sorted_walls: dict[WallKey, SortedWallHours] = {}
+
+
+def _wall_key(spec: SpotSimulationInput) -> WallKey:
+    """What the wall-clock draws depend on (each read as a float, as the simulation reads it)."""
+    return (
+        float(spec.work_hours),
+        float(spec.rate_per_hour),
+        float(spec.interval_hours),
+        float(spec.checkpoint_write_hours),
+        float(spec.restart_hours),
+        spec.trials,
+        spec.seed,
+    )
+
+
+def sorted_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[SortedWallHours]:
+    """Each input's wall-clock hours, sorted, with its mean interruptions: the draws of
+    ``simulate_wall_hours_many``, memoized per process, so the rows of one ranking that need the same
+    simulation (a row's wall clock for the deadline, its P50/P90 in the spot object, the worst band of
+    an assumed one) draw it once."""
+    keys = [_wall_key(spec) for spec in specs]
+    for key, spec in zip(keys, specs, strict=True):
+        if key not in _sorted_walls:  # a memoized key's inputs passed this when it was drawn
+            _validate(spec)
+    return sorted_wall_hours_of_keys(keys)
+
+
+def sorted_wall_hours_of_keys(keys: Sequence[WallKey]) -> list[SortedWallHours]:
+    """``sorted_wall_hours_many`` of inputs given by their keys (work, rate, interval, checkpoint write
+    and restart hours as floats, trials, seed), already valid (``valid_wall_key``)."""
+    missing = list(dict.fromkeys(key for key in keys if key not in _sorted_walls))
+    found: dict[WallKey, SortedWallHours] = {}
+    for seed in {key[6] for key in missing}:
+        members = [key for key in missing if key[6] == seed]
+        found.update(zip(members, _interrupted_runs(members, seed).sorted_walls(), strict=True))
+    if found:
+        if len(_sorted_walls) + len(found) > SORTED_WALLS_KEPT:
+            _sorted_walls.clear()
+        _sorted_walls.update(found)
+    return [found.get(key) or _sorted_walls[key] for key in keys]
 
 
 def simulate_wall_hours(spec: SpotSimulationInput) -> np.ndarray:
@@ -112,28 +240,106 @@ def simulate_wall_hours_many(specs: Sequence[SpotSimulationInput]) -> list[np.nd
     return walls
 
 
-def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list[np.ndarray]:
-    trials = np.array([spec.trials for spec in specs], dtype=np.int64)
-    owner = np.repeat(np.arange(len(specs)), trials)  # trials laid out input after input, in trial order
-
-    def per_trial(name: str) -> np.ndarray:
-        return np.repeat(np.array([float(getattr(spec, name)) for spec in specs]), trials)  # = [owner]
-
-    interval, write, restart = (
-        per_trial("interval_hours"),
-        per_trial("checkpoint_write_hours"),
-        per_trial("restart_hours"),
+def valid_wall_key(key: WallKey) -> bool:
+    """The checks of ``_validate`` on a key's floats (a key that fails them goes through
+    ``sorted_wall_hours_many``, which names the field)."""
+    work, rate, interval, write, restart, trials, _ = key
+    return (
+        work > 0
+        and rate >= 0
+        and interval > 0
+        and write >= 0
+        and restart >= 0
+        and all(math.isfinite(value) for value in (work, rate, interval, write, restart))
+        and isinstance(trials, int)
+        and trials > 0
     )
-    rates = np.array([float(spec.rate_per_hour) for spec in specs])
+
+
+def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list[np.ndarray]:
+    return _wall_hours_and_interruptions([_wall_key(spec) for spec in specs], seed)[0]
+
+
+def _wall_hours_and_interruptions(
+    keys: Sequence[WallKey], seed: int
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per input: each trial's wall-clock hours and interruptions (see ``_interrupted_runs``)."""
+    runs = _interrupted_runs(keys, seed)
+    wall = np.repeat(runs.needed, runs.trials)
+    interruptions = np.zeros(wall.size)
+    wall[runs.hit] = runs.hit_wall
+    interruptions[runs.hit] = runs.hit_interruptions
+    split = np.cumsum(runs.trials)[:-1]
+    return np.split(wall, split), np.split(interruptions, split)
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """A batch of simulations: every trial of input i not in ``hit`` takes ``needed[i]`` hours with no
+    interruption; ``hit`` (global trial indices, input after input) holds the others."""
+
+    trials: np.ndarray
+    needed: np.ndarray
+    hit: np.ndarray
+    hit_owner: np.ndarray
+    hit_wall: np.ndarray
+    hit_interruptions: np.ndarray
+
+    def sorted_walls(self) -> list[SortedWallHours]:
+        found = []
+        # interruptions are whole counts: their sum is exact in any order, as np.mean's is
+        totals = np.bincount(self.hit_owner, weights=self.hit_interruptions, minlength=self.trials.size)
+        bounds = np.searchsorted(self.hit_owner, np.arange(self.trials.size + 1))
+        for i in range(self.trials.size):
+            walls = np.sort(self.hit_wall[bounds[i] : bounds[i + 1]])
+            base = float(self.needed[i])
+            split = int(np.searchsorted(walls, base))  # below: under base; above: base and more
+            found.append(
+                SortedWallHours(
+                    base=base,
+                    base_count=int(self.trials[i]) - walls.size,
+                    below=walls[:split],
+                    above=walls[split:],
+                    mean_interruptions=float(totals[i]) / int(self.trials[i]),
+                )
+            )
+        return found
+
+
+def _interrupted_runs(keys: Sequence[WallKey], seed: int) -> _Runs:
+    """Each trial's wall-clock hours and interruptions, from the seed's one stream.
+
+    The first round, where every trial is active, is read off the stream's first ``trials`` values in
+    sorted order instead of trial by trial: trial j of input i is interrupted in round one exactly when
+    ``stream[j] * scale_i < needed_i`` (a product with a positive scale never decreases as the stream
+    value grows), so the interrupted trials are a prefix of that order, found by a binary search that is
+    then checked with the very products the round would compute. Every other trial finishes in round one
+    at ``needed_i``. Only the interrupted few go through the rounds that follow, with the arithmetic of
+    the trial-by-trial loop, so the figures are bit for bit the same."""
+    count = len(keys)
+    columns = np.array([key[:5] for key in keys], dtype=np.float64).reshape(count, 5)
+    work, rates, interval, write, restart = columns.T
+    trials = np.array([key[5] for key in keys], dtype=np.int64)
+    starts = np.cumsum(trials) - trials
     draws = rates > 0
-    scale = np.divide(1.0, rates, out=np.full(len(specs), np.inf), where=draws)
-    remaining, wall = per_trial("work_hours"), np.zeros(owner.size)
-    consumed = np.zeros(len(specs), dtype=np.int64)  # standard exponentials each input has read
-    active = np.arange(owner.size)
-    for _ in range(MAX_INTERRUPTION_ROUNDS):
+    scale = np.divide(1.0, rates, out=np.full(count, np.inf), where=draws)
+    needed = _time_to_finish(work, interval, write)  # round one: every trial has the whole job left
+    hit = _interrupted_in_round_one(seed, trials, starts, scale, needed, draws)
+    owner = np.searchsorted(starts, hit, side="right") - 1  # the input each interrupted trial belongs to
+    stream = standard_exponentials(seed, int(trials.max()) if count else 0)
+    elapsed = stream[hit - starts[owner]] * scale[owner]
+    saved = np.floor(elapsed / (interval[owner] + write[owner])) * interval[owner]
+    remaining = work[owner] - saved
+    wall = 0.0 + (elapsed + restart[owner])  # the loop adds to a wall clock that starts at 0
+    interruptions = np.ones(hit.size)
+    consumed = np.where(draws, trials, 0)  # standard exponentials each input has read
+    active = np.arange(hit.size)  # positions in ``hit``, in trial order
+    for _ in range(MAX_INTERRUPTION_ROUNDS - 1):
+        if active.size == 0:
+            return _Runs(trials, needed, hit, owner, wall, interruptions)
         own = owner[active]
-        needed = _time_to_finish(remaining[active], interval[active], write[active])
-        counts = np.bincount(own, minlength=len(specs))
+        needed_now = _time_to_finish(remaining[active], interval[own], write[own])
+        counts = np.bincount(own, minlength=count)
         position = consumed[own] + np.arange(active.size) - (np.cumsum(counts) - counts)[own]
         until = np.full(active.size, np.inf)
         drawing = draws[own]
@@ -141,20 +347,87 @@ def _wall_hours_of_one_seed(specs: list[SpotSimulationInput], seed: int) -> list
             stream = standard_exponentials(seed, int(position[drawing].max()) + 1)
             until[drawing] = stream[position[drawing]] * scale[own[drawing]]
         consumed += np.where(draws, counts, 0)
-        done = until >= needed
-        wall[active[done]] += needed[done]
-        hit = active[~done]
+        done = until >= needed_now
+        wall[active[done]] += needed_now[done]
+        again = active[~done]
         elapsed = until[~done]
-        saved = np.floor(elapsed / (interval[hit] + write[hit])) * interval[hit]
-        remaining[hit] -= saved
-        wall[hit] += elapsed + restart[hit]
-        active = hit
-        if active.size == 0:
-            return np.split(wall, np.cumsum(trials)[:-1])
+        saved = np.floor(elapsed / (interval[own[~done]] + write[own[~done]])) * interval[own[~done]]
+        remaining[again] -= saved
+        wall[again] += elapsed + restart[own[~done]]
+        interruptions[again] += 1
+        active = again
     raise CostInputError(
         "interruption_rate_per_hour",
         f"some trials needed over {MAX_INTERRUPTION_ROUNDS} restarts: checkpoint more often or avoid spot",
     )
+
+
+_SORTED_KEPT = 8
+_sorted_prefixes: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _sorted_prefix(seed: int, trials: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The seed's first ``trials`` standard exponentials in ascending order, their trial indices, and each
+    trial's place in that order."""
+    key = (seed, trials)
+    found = _sorted_prefixes.get(key)
+    if found is None:
+        prefix = standard_exponentials(seed, trials)[:trials]
+        order = np.argsort(prefix, kind="stable")
+        place = np.empty(trials, dtype=np.int64)
+        place[order] = np.arange(trials)
+        if len(_sorted_prefixes) >= _SORTED_KEPT:
+            _sorted_prefixes.clear()
+        found = _sorted_prefixes[key] = (prefix[order], order, place)
+    return found
+
+
+def _interrupted_in_round_one(
+    seed: int,
+    trials: np.ndarray,
+    starts: np.ndarray,
+    scale: np.ndarray,
+    needed: np.ndarray,
+    draws: np.ndarray,
+) -> np.ndarray:
+    """The trials (global indices, ascending) whose first draw, ``stream[j] * scale_i``, comes before
+    ``needed_i``: the first ``k_i`` of the sorted prefix. Inputs of one trial count (a ranking's) are read
+    together, as a mask of places below each input's count."""
+    if trials.size and np.all(trials == trials[0]):
+        values, _, place = _sorted_prefix(seed, int(trials[0]))
+        counts = _counts_below(values, scale, needed, draws)
+        return np.flatnonzero(place[None, :] < counts[:, None])  # input i's trial j is i x trials + j
+    hits = []
+    for i in range(trials.size):
+        values, order, _ = _sorted_prefix(seed, int(trials[i]))
+        count = int(_counts_below(values, scale[i : i + 1], needed[i : i + 1], draws[i : i + 1])[0])
+        hits.append(starts[i] + np.sort(order[:count]))
+    return np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+
+
+WINDOW = 4  # values checked on each side of the binary search's answer
+
+
+def _counts_below(values: np.ndarray, scale: np.ndarray, needed: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Per input: how many sorted ``values`` have ``value * scale < needed`` (0 where nothing is drawn).
+    The product never decreases as the value grows, so those values are a prefix; a binary search on the
+    quotient finds its end to within rounding, and the products around it (those the round itself
+    computes) settle it. Where they do not (never seen), every value is compared."""
+    counts = np.zeros(scale.size, dtype=np.int64)
+    rows = np.flatnonzero(draws)
+    if not rows.size:
+        return counts
+    size, row_scale, row_needed = values.size, scale[rows][:, None], needed[rows][:, None]
+    guess = np.searchsorted(values, needed[rows] / scale[rows])
+    window = guess[:, None] + np.arange(-WINDOW, WINDOW + 1)
+    below = values[np.clip(window, 0, size - 1)] * row_scale < row_needed
+    inside = (window >= 0) & (window < size)
+    settled = ((window[:, 0] <= 0) | below[:, 0]) & ((window[:, -1] >= size) | ~below[:, -1])
+    found = np.maximum(window[:, 0], 0) + (below & inside)[:, :-1].sum(axis=1)
+    for k in np.flatnonzero(~settled):
+        found[k] = np.count_nonzero(values * row_scale[k] < row_needed[k])
+    counts[rows] = found
+    return counts
 
 
 STREAM_KEPT = 1 << 21  # standard exponentials kept per seed (16 MiB); a longer need is drawn afresh

@@ -14,6 +14,7 @@ Each default below has its source (docs/cost-model.md, "Spot timing"); every one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from procurement.costing.values import CostInputError
 
@@ -56,6 +57,12 @@ class SpotTiming:
     derived: bool = True  # False when the user gave C and R directly
 
     def as_dict(self) -> dict:
+        """A new dict each call (a ranking puts one in every spot row); rounded once per timing."""
+        rounded = self._rounded
+        return rounded | {"restart_parts_minutes": dict(rounded["restart_parts_minutes"])}
+
+    @cached_property
+    def _rounded(self) -> dict:
         return {
             "checkpoint_gb": round(self.checkpoint_gb, 6),
             "checkpoint_write_minutes": round(self.checkpoint_write_hours * 60.0, 3),

@@ -57,6 +57,26 @@ def spot_overhead_by_band(band: np.ndarray, write_hours: float, restart_hours: f
     return write_hours / interval + (interval / 2.0 + restart_hours) * rate
 
 
+EFFECTIVE_PRICES_KEPT = 64  # per prepared table: one per checkpoint timing in use
+
+
+def _effective_prices(prepared: PreparedOffers, timing) -> np.ndarray:
+    """Per offer: the price with the spot overhead at the job's checkpoint write and restart times,
+    memoized on the prepared table (workloads of one size share a timing). The overhead is worked out
+    per band (five values) and read per offer: the same figures as per offer."""
+    key = (timing.checkpoint_write_hours, timing.restart_hours)
+    memo = prepared._effective
+    if key not in memo:
+        columns = prepared.columns
+        bands = np.arange(len(BAND_MONTHLY_INTERRUPTION))
+        overhead = spot_overhead_by_band(bands, *key)[columns["band"]]
+        price = columns["price_usd"]
+        if len(memo) >= EFFECTIVE_PRICES_KEPT:
+            memo.clear()
+        memo[key] = np.where(columns["is_spot"], price * (1.0 + overhead), price)
+    return memo[key]
+
+
 def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOptions) -> np.ndarray:
     """Per shape: would a spot offer be refused (several instances, serving, or no checkpoints)?"""
     if not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options):
@@ -109,21 +129,23 @@ def configure(
     no_saving = is_spot & columns["spot_no_saving"]
     # A row that cannot fit is never returned without include_infeasible: skip pricing it.
     offers = np.arange(count) if options.include_infeasible else np.flatnonzero(~gpu_only)
-    offer = np.repeat(offers, per_kind)
-    shape = prepared.offer_kind[offer] * per_kind + np.tile(np.arange(per_kind), offers.size)
+    # offers x (instance count, plan) as a boolean table, its kept cells read in row order: the
+    # configurations in the order of the per-offer loop (offer, then shape), without expanding every one
+    kinds = prepared.offer_kind[offers]
     if options.include_infeasible:
-        keep = shapes.valid[shape]
+        keep = shapes.valid.reshape(-1, per_kind)[kinds]
     else:
-        keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape]) & ~no_saving[offer]
-    offer, shape = offer[keep], shape[keep]
+        keep = shapes.fits.reshape(-1, per_kind)[kinds]
+        keep &= ~(is_spot[offers][:, None] & refused_shape.reshape(-1, per_kind)[kinds])
+        keep &= ~no_saving[offers][:, None]
+    rows, cells = np.nonzero(keep)
+    offer, shape = offers[rows], kinds[rows] * per_kind + cells
     host_short = host_ram_blocking(columns, offer, shapes, shape)
     if not options.include_infeasible and host_short.any():
         offer, shape = offer[~host_short], shape[~host_short]
         host_short = np.zeros(offer.shape, dtype=bool)
     price = columns["price_usd"]
-    timing = job_spot_timing(spec, options)
-    overhead = spot_overhead_by_band(columns["band"], timing.checkpoint_write_hours, timing.restart_hours)
-    effective = np.where(is_spot, price * (1.0 + overhead), price)
+    effective = _effective_prices(prepared, job_spot_timing(spec, options))
     hours, instances = shapes.hours[shape], shapes.instances[shape]
     # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
     # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded

@@ -20,13 +20,21 @@ and re-priced, until the top N holds no unsimulated late row. The reserve runs a
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from decimal import Decimal, getcontext
+from functools import lru_cache
 
 import numpy as np
 
 from procurement.costing.spot import BAND_LABELS, band_interruption_rate_per_hour, spot_economics
 from procurement.costing.spot_fallback import FallbackInput, FallbackPlan, deadline_plan
-from procurement.costing.spot_simulation import SpotSimulationInput, simulate_wall_hours_many
+from procurement.costing.spot_simulation import (
+    SortedWallHours,
+    SpotSimulationInput,
+    sorted_percentiles,
+    sorted_wall_hours_many,
+    sorted_wall_hours_of_keys,
+    valid_wall_key,
+)
 from procurement.ranking.configurations import Configurations, ranked_order
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.spot_inputs import job_spot_timing
@@ -94,18 +102,19 @@ def wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
 def _simulated_wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
     inputs, worst_band = [], len(BAND_LABELS) - 1
     for hours, band, known, write, restart, trials, seed, _ in keys:
-        rate = band_interruption_rate_per_hour(band)
-        economics = spot_economics(
-            spot_price_per_hour=Decimal(0),
-            rate_per_hour=rate,
-            checkpoint_write_hours=_exact(write),
-            restart_hours=_exact(restart),
-        )
-        rates = [rate] if known else [rate, band_interruption_rate_per_hour(worst_band)]
+        interval = _interval_hours(band, write, restart)
         inputs += [
-            _simulation_input(hours, r, economics.interval_hours, write, restart, trials, seed) for r in rates
+            (hours, rate, interval, write, restart, trials, seed)
+            for rate in ([band] if known else [band, worst_band])
         ]
-    quantiles = iter(_quantiles_many(inputs, [key[7] for key in keys for _ in range(1 if key[2] else 2)]))
+    walls = _sorted_walls(inputs)
+    probabilities = [key[7] for key in keys for _ in range(1 if key[2] else 2)]
+    quantiles = iter(
+        [
+            sorted_percentiles(wall.hours, (50, 90, 100.0 * probability))
+            for wall, probability in zip(walls, probabilities, strict=True)
+        ]
+    )
     clocks = []
     for key in keys:
         p50, p90, at = next(quantiles)
@@ -121,6 +130,42 @@ def _simulated_wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
     return clocks
 
 
+def _interval_hours(band: int, write: float, restart: float) -> Decimal:
+    """The checkpoint interval of a job at ``band`` (min(Young/Daly, 15 min)), as the row's economics
+    choose it; memoized per Decimal context, as the band's rate is."""
+    context = getcontext()
+    return _interval_in_context(band, write, restart, context.prec, context.rounding)
+
+
+@lru_cache(maxsize=4096)
+def _interval_in_context(band: int, write: float, restart: float, prec: int, rounding: str) -> Decimal:
+    return spot_economics(
+        spot_price_per_hour=Decimal(0),
+        rate_per_hour=band_interruption_rate_per_hour(band),
+        checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
+    ).interval_hours
+
+
+def _sorted_walls(inputs: list[tuple[float, int, Decimal, float, float, int, int]]) -> list[SortedWallHours]:
+    """The simulations' sorted hours, by key (work, rate, interval, write, restart, trials, seed); inputs
+    that fail the simulation's checks go through its validated entry, which names the field."""
+    keys = [
+        (hours, float(band_interruption_rate_per_hour(band)), float(interval), write, restart, trials, seed)
+        for hours, band, interval, write, restart, trials, seed in inputs
+    ]
+    if all(valid_wall_key(key) for key in keys):
+        return sorted_wall_hours_of_keys(keys)
+    return sorted_wall_hours_many(
+        [
+            _simulation_input(
+                hours, band_interruption_rate_per_hour(band), interval, write, restart, trials, seed
+            )
+            for hours, band, interval, write, restart, trials, seed in inputs
+        ]
+    )
+
+
 def _simulation_input(hours, rate, interval, write, restart, trials, seed) -> SpotSimulationInput:
     return SpotSimulationInput(
         work_hours=_exact(hours),
@@ -132,21 +177,6 @@ def _simulation_input(hours, rate, interval, write, restart, trials, seed) -> Sp
         trials=trials,
         seed=seed,
     )
-
-
-def _quantiles_many(inputs: list[SpotSimulationInput], probabilities: list[float]) -> list[tuple[float, ...]]:
-    """P50, P90 and the quantile at the probability of each input's wall-clock hours; inputs of one trial
-    count and probability are read in one ``np.percentile`` over their rows (the same figures per row)."""
-    walls = simulate_wall_hours_many(inputs)
-    found: list[tuple[float, ...]] = [()] * len(inputs)
-    groups: dict[tuple[int, float], list[int]] = {}
-    for i, (spec, probability) in enumerate(zip(inputs, probabilities, strict=True)):
-        groups.setdefault((spec.trials, probability), []).append(i)
-    for (_, probability), members in groups.items():
-        table = np.percentile(np.stack([walls[i] for i in members]), [50, 90, 100.0 * probability], axis=1)
-        for i, row in zip(members, table.T, strict=True):
-            found[i] = tuple(float(q) for q in row)
-    return found
 
 
 def wall_clock_key(

@@ -6,9 +6,10 @@ import datetime as dt
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
-from pricing.price_quality import SNAPSHOT, quality_text
+from pricing.price_quality import ILLUSTRATIVE, QUOTED, SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations, checkpoint_too_slow
@@ -61,6 +62,8 @@ def describe(
     observed_at = offer["observed_at"] = prepared.observed_at(int(configs.offer[index]))
     plan = PLAN_NAMES[int(shapes.plan[shape])]
     money = _money(total, options) if fits and math.isfinite(total) else None
+    # the reasons and the warnings both read the host texts (an offer priced per GPU has none)
+    host = None if offer["gpu_only"] else host_texts(offer, shapes, shape)
     row = {
         "provider": offer["provider"],
         "instance_type": offer["instance_type"],
@@ -98,10 +101,10 @@ def describe(
         "memory_per_gpu_gib": _rounded(shapes.total_gib[shape], 2),
         "required_per_gpu_gib": _rounded(shapes.required_gib[shape], 2),
         "memory_margin": memory_margin(shapes, shape, spec) if fits else None,
-        "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at),
+        "reasons": reasons_for(index, offer, shapes, configs, spec, options, plan, now - observed_at, host),
         "price_quality": str(offer["price_quality"]),
-        "price_quality_text": quality_text(str(offer["price_quality"]), observed_at, now),
-        "warnings": row_warnings(index, offer, shapes, configs, options),
+        "price_quality_text": _quality_text(str(offer["price_quality"]), observed_at, now),
+        "warnings": row_warnings(index, offer, shapes, configs, options, host=host),
         "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
     }
     fallback_plan = (
@@ -295,7 +298,7 @@ def _calibration_text(slug: str, spec, options, *, measured: bool = False) -> st
     return "; ".join(parts)
 
 
-def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age) -> list[str]:
+def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age, host=None) -> list[str]:
     shape = int(configs.shape[index])
     reasons = [_memory_reason(shapes, shape, spec)]
     if shapes.incompatible[int(shapes.kind[shape])]:
@@ -316,14 +319,14 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age)
     if calibrated:
         reasons.append(calibrated)
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
-    reasons.extend(_offer_reasons(offer, shapes, shape))
+    reasons.extend(_offer_reasons(offer, shapes, shape, host))
     link = shapes.links[int(shapes.link[shape])]
     if not link.stated and int(offer["gpu_per_instance"]) > 1:
         reasons.append(
             f"GPU link within {offer['instance_type']} not stated by the catalog: {link.node_name} assumed"
         )
     if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
-        reasons.append(quality_text(SNAPSHOT, offer["observed_at"]))
+        reasons.append(_dated_quality_text(SNAPSHOT, offer["observed_at"]))
     else:
         reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
     reasons.append(stale_reason(offer, age))
@@ -422,10 +425,24 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
     return [f"spot: +{overhead:.2%} checkpoint/interruption overhead at {source} {band}"]
 
 
-def _offer_reasons(offer, shapes: Shapes, shape: int) -> list[str]:
+def _offer_reasons(offer, shapes: Shapes, shape: int, host=None) -> list[str]:
     """What the offer itself allows: a whole instance, and a host for what the plan offloads; the host
     rules of thumb (procurement/sizing/host.py) are stated too, as warnings (ranking/warnings.py)."""
     if offer["gpu_only"]:
         return [GPU_ONLY_REASON]
-    blocking, warnings = host_texts(offer, shapes, shape)
+    blocking, warnings = host or host_texts(offer, shapes, shape)
     return blocking + warnings
+
+
+def _quality_text(quality: str, observed_at: dt.datetime, now: dt.datetime) -> str:
+    """``quality_text``; only an observed price's text reads ``now`` (its age): a snapshot's, a quote's
+    and an illustrative price's are memoized per date (the same offers top most rankings of a
+    recompute)."""
+    if quality in (SNAPSHOT, QUOTED, ILLUSTRATIVE):
+        return _dated_quality_text(quality, observed_at)
+    return quality_text(quality, observed_at, now)
+
+
+@lru_cache(maxsize=4096)
+def _dated_quality_text(quality: str, observed_at: dt.datetime) -> str:
+    return quality_text(quality, observed_at)

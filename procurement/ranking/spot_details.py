@@ -202,16 +202,8 @@ def _warnings(known: bool, observed_at: str | None, stale: bool) -> list[str]:
 def _widened_p90(economics, hours, instances, write, restart, options, history_bytes) -> dict[str, Any]:
     """P90 hours and cost simulated at the worst band (>20%) for a row whose band is assumed."""
     worst = len(BAND_LABELS) - 1
-    rate = band_interruption_rate_per_hour(worst)
-    worst_economics = spot_economics(
-        spot_price_per_hour=economics.spot_price_per_hour,
-        rate_per_hour=rate,
-        checkpoint_write_hours=_exact(write),
-        restart_hours=_exact(restart),
-        checkpoint_interval_hours=economics.interval_hours,
-    )
     at_worst = _simulation(
-        worst_economics,
+        _at_band(economics, worst, write, restart),
         hours,
         instances,
         write,
@@ -227,6 +219,18 @@ def _widened_p90(economics, hours, instances, write, restart, options, history_b
         "p90_cost": at_worst["p90_cost"],
         "p90_basis": f"assumed band: P90 simulated at the {BAND_LABELS[worst]} band (the worst case)",
     }
+
+
+@lru_cache(maxsize=4096)
+def _at_band(economics: SpotEconomics, band: int, write: float, restart: float) -> SpotEconomics:
+    """The row's economics (its price and checkpoint interval) at another band's interruption rate."""
+    return spot_economics(
+        spot_price_per_hour=economics.spot_price_per_hour,
+        rate_per_hour=band_interruption_rate_per_hour(band),
+        checkpoint_write_hours=_exact(write),
+        restart_hours=_exact(restart),
+        checkpoint_interval_hours=economics.interval_hours,
+    )
 
 
 def deadline_plan_details(

@@ -95,14 +95,21 @@ def _consumer(slug: str) -> bool:
 
 
 def row_warnings(
-    index: int, offer: dict[str, Any], shapes: Shapes, configs, options: RankingOptions
+    index: int,
+    offer: dict[str, Any],
+    shapes: Shapes,
+    configs,
+    options: RankingOptions,
+    *,
+    host: tuple[list[str], list[str]] | None = None,
 ) -> list[str]:
+    """``host``: ``host_texts`` of the row when the caller has it already."""
     shape = int(configs.shape[index])
     warnings: list[str] = []
     if offer["price_quality"] == ILLUSTRATIVE:
         warnings.append(ILLUSTRATIVE_LABEL.replace("not ranked unless asked for", "ranked because asked for"))
     if not offer["gpu_only"]:
-        warnings.extend(host_texts(offer, shapes, shape)[1])
+        warnings.extend((host or host_texts(offer, shapes, shape))[1])
     if offer["pricing_model"] == "spot" and offer["spot_outlier"]:
         text = outlier_warning(offer, float(options.fx_rate_from_usd), options.currency)
         if options.rank_outliers_at_quote:
