@@ -5,6 +5,7 @@ teams, exactly as the review reads them: selectors.spend_frame), budgets, and th
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from types import SimpleNamespace
 
 import pandas as pd
@@ -12,9 +13,12 @@ from django.db import connection
 from django.db.models import Max
 
 from billing.imports.records import tag_mapping
-from billing.models import Budget, SpendRecord
+from billing.models import BillingImportFile, Budget, SpendRecord
 from billing.review import selectors
 from billing.review.engine import UNTAGGED, categorized
+from billing.storage import review_sql
+from billing.storage.duckdb_review import dataset_query
+from billing.storage.import_datasets import ImportDatasets, readable_files
 from billing.storage.spend_snapshot import snapshot_spend_frame
 
 
@@ -47,9 +51,15 @@ def utilization_between(start: dt.date, end: dt.date) -> pd.DataFrame:
 def data_through(month: dt.date, next_month: dt.date) -> dt.date:
     """The day after the newest charge day stored for the month (any team: it says how far the bill
     reaches, not what a team spent), or the month's first day when it has no rows."""
-    newest = SpendRecord.objects.filter(
-        charge_period_start__gte=_utc(month), charge_period_start__lt=_utc(next_month)
-    ).aggregate(newest=Max("charge_period_start"))["newest"]
+    files = readable_files(month, next_month)
+    if files is not None:
+        params = {"start": _utc(month), "end": _utc(next_month)}
+        newest = dataset_query(files, review_sql.NEWEST_CHARGE, params=params)[:1]
+        newest = newest[0][0] if newest else None
+    else:
+        newest = SpendRecord.objects.filter(
+            charge_period_start__gte=_utc(month), charge_period_start__lt=_utc(next_month)
+        ).aggregate(newest=Max("charge_period_start"))["newest"]
     return newest.astimezone(dt.UTC).date() + dt.timedelta(days=1) if newest else month
 
 
@@ -61,7 +71,13 @@ def budgets_of(months: list[dt.date], teams: tuple[str, ...] = ()) -> list[Budge
 
 
 def months_of_import(import_id: int) -> list[dt.date]:
-    """The months an import brought rows into (the ones it may have changed)."""
+    """The months an import brought rows into (the ones it may have changed): its own dataset's months
+    (none where it re-imported a file and recorded the first import's dataset), or its stored rows'
+    while it has no dataset."""
+    files = BillingImportFile.objects.filter(billing_import_id=import_id)
+    if files.exists():
+        own = files.filter(path__startswith=f"import={import_id}/").values_list("month", flat=True)
+        return sorted(set(own))
     starts = (
         SpendRecord.objects.filter(billing_import_id=import_id)
         .datetimes("charge_period_start", "month", tzinfo=dt.UTC)
@@ -96,6 +112,11 @@ def spend_rows(
 ) -> list[dict]:
     """The spend rows charged on `day` (an anomaly's "rows that drove it"), largest effective cost first.
     `team` "(untagged)" and `service` "other" are the anomaly labels of blank values."""
+    limit = max(1, min(int(limit), MAX_SPEND_ROWS))
+    following = day + dt.timedelta(days=1)
+    files = readable_files(day, following)
+    if files is not None:
+        return _dataset_spend_rows(files, day, team=team, provider=provider, service=service, limit=limit)
     rows = SpendRecord.objects.filter(
         charge_period_start__gte=_utc(day), charge_period_start__lt=_utc(day + dt.timedelta(days=1))
     )
@@ -105,5 +126,26 @@ def spend_rows(
         rows = rows.filter(provider=provider)
     if service:
         rows = rows.filter(service_category="" if service == "other" else service)
-    limit = max(1, min(int(limit), MAX_SPEND_ROWS))
     return list(rows.order_by("-effective_cost", "row_key").values(*SPEND_ROW_FIELDS)[:limit])
+
+
+def _dataset_spend_rows(files: list[str], day: dt.date, *, limit: int, **asked: str) -> list[dict]:
+    """spend_rows from the imports' datasets (review_sql.SPEND_ROWS), each value as the database gives it:
+    amounts as NUMERIC(20, 6) Decimals, no GPU as None."""
+    blank = {"team": UNTAGGED, "service": "other"}
+    values = {name: ("" if value == blank.get(name) else value) for name, value in asked.items() if value}
+    found = dataset_query(
+        files,
+        review_sql.SPEND_ROWS,
+        may_repeat_rows=ImportDatasets.may_repeat_rows(files),
+        params={"start": _utc(day), "end": _utc(day + dt.timedelta(days=1)), "limit": limit, **values},
+        filters=" ".join(review_sql.SPEND_ROW_FILTERS[name] for name in values),
+    )
+    rows = []
+    for row in found:
+        record = dict(zip(SPEND_ROW_FIELDS, row[: len(SPEND_ROW_FIELDS)], strict=True))
+        record["gpu__slug"] = record["gpu__slug"] or None
+        for name in ("effective_cost", "billed_cost", "gpu_hours"):
+            record[name] = None if record[name] is None else Decimal(int(record[name])).scaleb(-6)
+        rows.append(record)
+    return rows

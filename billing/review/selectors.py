@@ -7,14 +7,16 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 from statistics import median
 
 import numpy as np
 import pandas as pd
 from django.db import connection
+from django.db.models import Max, Min
 
 from billing.imports.records import tag_mapping
-from billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
+from billing.models import BillingImport, BillingImportFile, GpuUtilization, SpendGrant, SpendRecord
 from billing.review.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
 from billing.review.engine import (
     MICRO,
@@ -27,8 +29,9 @@ from billing.review.engine import (
 )
 from billing.review.fx_months import month_bounds, months_between, rates_by_month
 from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
-from billing.storage.duckdb_review import engine_rows
-from billing.storage.import_datasets import ImportDatasets, covers_stored_rows
+from billing.storage import review_sql
+from billing.storage.duckdb_review import dataset_query, engine_rows
+from billing.storage.import_datasets import ImportDatasets, readable_files
 from billing.storage.spend_columns import FRAME_COLUMNS, spend_columns
 from billing.storage.spend_snapshot import snapshot_spend_frame
 from pricing.choices import PricingModel
@@ -95,12 +98,11 @@ def dataset_rows(
     from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
     every stored row (import_datasets.covers_stored_rows) or a recorded file is gone from disk, and the rows
     are read from the database."""
-    datasets = ImportDatasets()
-    if not covers_stored_rows() or datasets.missing(start, end):
+    if readable_files(start, end) is None:
         return None
     interruptible = tag_mapping().interruptible
     return engine_rows(
-        datasets, start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
+        ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
     )
 
 
@@ -391,7 +393,20 @@ def review_fx_months(currency: str, start: dt.date, end: dt.date) -> dict[str, d
 def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> list[str]:
     """The file names of the imports with rows in `currency` charged in `month` ('YYYY-MM'), of the
     granted teams only when given (a warning never names another team's bill)."""
-    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in month_bounds(month))
+    start, end = month_bounds(month)
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end))
+    files = readable_files(start, end)
+    if files is not None:
+        found = dataset_query(
+            files,
+            review_sql.FILES_WITH_CURRENCY,
+            allowed_teams=allowed_teams,
+            params={"currency": currency, "start": first, "end": following},
+        )
+        root = ImportDatasets().root
+        paths = [str(Path(name).relative_to(root)) for (name,) in found]
+        recorded = BillingImportFile.objects.filter(path__in=paths)
+        return sorted(set(recorded.values_list("billing_import__file_name", flat=True)))
     rows = SpendRecord.objects.filter(
         currency=currency, charge_period_start__gte=first, charge_period_start__lt=following
     )
@@ -399,6 +414,36 @@ def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> li
         rows = rows.filter(team__in=allowed_teams)
     names = BillingImport.objects.filter(pk__in=rows.values("billing_import_id").distinct())
     return sorted(set(names.values_list("file_name", flat=True)))
+
+
+def charge_range(teams: Sequence[str] = ()) -> tuple[dt.datetime, dt.datetime] | None:
+    """The first and last charge start stored (of `teams` only, when given); None without rows."""
+    files = readable_files()
+    if files is not None:
+        found = dataset_query(files, review_sql.CHARGE_RANGE, allowed_teams=teams)
+        first, last = found[0] if found else (None, None)
+    else:
+        rows = SpendRecord.objects.filter(team__in=teams) if teams else SpendRecord.objects.all()
+        span = rows.aggregate(first=Min("charge_period_start"), last=Max("charge_period_start"))
+        first, last = span["first"], span["last"]
+    return None if last is None else (first, last)
+
+
+def month_with_rows(
+    start: dt.date, end: dt.date, teams: Sequence[str] = ()
+) -> tuple[bool, dt.datetime | None]:
+    """Whether any row (of `teams` only, when given) is charged in [start, end), and the newest charge
+    start stored (None without rows)."""
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end))
+    files = readable_files()
+    if files is not None:
+        params = {"start": first, "end": following}
+        found = dataset_query(files, review_sql.MONTH_HAS_ROWS, allowed_teams=teams, params=params)
+        newest, in_month = found[0] if found else (None, False)
+        return bool(in_month), newest
+    rows = SpendRecord.objects.filter(team__in=teams) if teams else SpendRecord.objects.all()
+    in_month = rows.filter(charge_period_start__gte=first, charge_period_start__lt=following).exists()
+    return in_month, rows.aggregate(newest=Max("charge_period_start"))["newest"]
 
 
 def review_fx(currency: str) -> dict[str, Decimal]:

@@ -110,6 +110,36 @@ def engine_rows(
     return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
 
 
+def dataset_query(
+    files: Sequence[str],
+    sql: str,
+    *,
+    may_repeat_rows: bool = False,
+    allowed_teams: Sequence[str] = (),
+    params: dict | None = None,
+    **parts: str,
+) -> list[tuple]:
+    """The rows of one of review_sql's reader queries over `files` (none: no rows): {unique} filled in
+    where the same rows may be in two files, {scope} where `allowed_teams` are given (then a parameter,
+    as every value is), other {parts} as given; times come back as UTC datetimes."""
+    if not files:
+        return []
+    sql = sql.format(
+        unique=review_sql.UNIQUE_ROWS if may_repeat_rows else "",
+        scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
+        **parts,
+    )
+    values = {"files": list(files), **(params or {})}
+    if allowed_teams:
+        values["teams"] = list(allowed_teams)
+    connection = _connection()
+    try:
+        table = connection.sql(sql, params=values).to_arrow_table()  # Arrow: UTC times without pytz
+    finally:
+        connection.close()
+    return [tuple(row.values()) for row in table.to_pylist()]
+
+
 def _column(values: pa.ChunkedArray, name: str):
     if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
         return _sorted_category(values)

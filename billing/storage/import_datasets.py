@@ -57,6 +57,16 @@ class ImportDatasets:
         return len({Path(path).parent.parent for path in files}) > 1
 
 
+def readable_files(start: dt.date = dt.date.min, end: dt.date = dt.date.max) -> list[str] | None:
+    """The recorded files of the charge months [start, end) touches (every file by default), as DuckDB
+    reads them; None while a reader must read the stored rows instead: the datasets do not hold every
+    stored row (covers_stored_rows), or a recorded file is gone from disk (ImportDatasets.missing)."""
+    datasets = ImportDatasets()
+    if not covers_stored_rows() or datasets.missing(start, end):
+        return None
+    return [str(path) for path in datasets.files(start, end)]
+
+
 def covers_stored_rows() -> bool:
     """Whether the datasets hold every stored spend row, so a reader may read them instead of the rows:
     no import with stored rows lacks a dataset (imports made before datasets existed), and no Cost

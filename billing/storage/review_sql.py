@@ -101,3 +101,49 @@ SUMMED_COLUMNS = [
 ROW_COUNT = "row_count"
 GROUPED_ROWS = "SELECT {keys}, {sums}, count(*) AS row_count FROM ({rows}) AS spend_rows GROUP BY ALL"  # noqa: S608 (fixed SQL)
 GROUPED_SUM = "CAST(sum({name}) AS BIGINT) AS {name}"
+
+# The readers beyond the review (issue 28, item 1), over every recorded file ($files) or a period's:
+# {unique} as above, {scope} ENGINE_TEAM_SCOPE or "". Each returns a few rows, never the bill's lines.
+
+# The invoice view (invoice/selectors.py): sums by provider, billing period (BillingPeriodStart, else the
+# charge month: a Cost Explorer pull has none), charge month, currency, category and correction/refund flags
+INVOICE_GROUPS = (
+    "SELECT provider, strftime(period, '%Y-%m') AS billing_period, strftime(charge_period_start, '%Y-%m') "
+    "AS charge_month, currency, charge_category, is_correction, is_refund, sum(billed_micros), "
+    "sum(effective_micros), count(*) FROM (SELECT {unique} *, date_trunc('month', coalesce("
+    "billing_period_start, charge_period_start)) AS period FROM read_parquet($files)) AS spend_rows "
+    "WHERE period >= $start AND period < $end GROUP BY ALL ORDER BY ALL"
+)
+# the newest charge start of [start, end), any team's (how far the bill reaches)
+NEWEST_CHARGE = (
+    "SELECT max(charge_period_start) FROM read_parquet($files) "
+    "WHERE charge_period_start >= $start AND charge_period_start < $end"
+)
+# the first and last charge start stored, of the granted teams when scoped
+CHARGE_RANGE = (
+    "SELECT min(charge_period_start), max(charge_period_start) FROM read_parquet($files) WHERE true {scope}"
+)
+# the dashboard's month: the newest charge start, and whether any row is charged in [start, end)
+MONTH_HAS_ROWS = (
+    "SELECT max(charge_period_start), count(*) FILTER (WHERE charge_period_start >= $start AND "
+    "charge_period_start < $end) > 0 FROM read_parquet($files) WHERE true {scope}"
+)
+# the files (one per import and month) with rows in `currency` charged in [start, end)
+FILES_WITH_CURRENCY = (
+    "SELECT DISTINCT filename FROM read_parquet($files, filename = true) WHERE currency = $currency "
+    "AND charge_period_start >= $start AND charge_period_start < $end {scope}"
+)
+# an anomaly's rows (finance/selectors.py spend_rows): largest effective cost first (NULL first, as
+# PostgreSQL orders a descending NULL), then by row key; {filters}: SPEND_ROW_FILTERS of those asked
+SPEND_ROWS = (
+    "SELECT * FROM (SELECT {unique} charge_period_start, charge_period_end, provider, region, resource_id, "
+    "instance_type, gpu, pricing_category, commitment_status, team, project, service_category, currency, "
+    "effective_micros, billed_micros, gpu_hours_micros, row_key_hi, row_key_lo FROM read_parquet($files) "
+    "WHERE charge_period_start >= $start AND charge_period_start < $end {filters}) AS spend_rows "
+    "ORDER BY effective_micros DESC NULLS FIRST, row_key_hi, row_key_lo LIMIT $limit"
+)
+SPEND_ROW_FILTERS = {
+    "team": "AND team = $team",
+    "provider": "AND provider = $provider",
+    "service": "AND service_category = $service",
+}

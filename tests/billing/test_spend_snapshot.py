@@ -14,7 +14,7 @@ from billing.imports.records import tag_mapping
 from billing.models import BillingImport, SpendRecord, SpendSnapshot
 from billing.review import selectors
 from billing.review.service import make_request
-from billing.storage import spend_snapshot
+from billing.storage import import_datasets, spend_snapshot
 from billing.storage.charge_periods import starts_with_rows
 from tests.billing.catalog import import_demo_billing
 from tests.billing.test_spend_columns import assert_same_rows
@@ -33,7 +33,7 @@ HEADER = (
 def rows_without_datasets(monkeypatch):
     """Month snapshots are how the review reads imports that have no Parquet dataset (made before
     datasets existed, billing/storage/import_datasets.covers_stored_rows): these tests read that way."""
-    monkeypatch.setattr(selectors, "covers_stored_rows", lambda: False)
+    monkeypatch.setattr(import_datasets, "covers_stored_rows", lambda: False)
 
 
 def row_frame(start: dt.date, end: dt.date) -> pd.DataFrame:
