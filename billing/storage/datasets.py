@@ -7,12 +7,13 @@ nothing behind. PostgreSQL records the files (models.BillingImportFile) beside t
 checksum; a reader lists the files of the months it needs from those records, never from the folder.
 
 Re-importing a file with the same checksum and format records the first import's files again and
-writes nothing. Rows stored twice (the same rows in two files, as SpendRecord's row key finds them)
-carry the same key in both datasets (`row_key_hi`, `row_key_lo`), and a reader counts each key once.
+writes nothing. The same rows in two files carry the same key in both datasets (`row_key_hi`,
+`row_key_lo`), and a reader counts each key once.
 
 The columns are the review's (money and hours as exact int64 micro-units, rounded half away from zero
 at 6 decimals as PostgreSQL's NUMERIC(20, 6) stores them; text as plain strings, "" for none) plus what
-the invoice, planning and finance views read.
+the invoice, planning and finance views read, and every other column the import normalizes (the
+dataset is where a bill's lines are kept: nothing of them is a PostgreSQL row).
 """
 
 from __future__ import annotations
@@ -39,8 +40,12 @@ TEXT_COLUMNS = [
     "provider",
     "billing_account_id",
     "sub_account_id",
+    "sub_account_name",
     "region",
+    "availability_zone",
     "resource_id",
+    "resource_type",
+    "sku_id",
     "instance_type",
     "gpu",
     "pricing_category",
@@ -49,6 +54,7 @@ TEXT_COLUMNS = [
     "commitment_type",
     "commitment_family",
     "service_category",
+    "consumed_unit",
     "currency",
     "team",
     "project",
@@ -63,6 +69,7 @@ MICRO_COLUMNS = {
     "effective_cost": "effective_micros",
     "list_cost": "list_micros",
     "contracted_cost": "contracted_micros",
+    "consumed_quantity": "consumed_quantity_micros",
     "instance_hours": "instance_hours_micros",
     "gpu_hours": "gpu_hours_micros",
     "gpus_per_instance": "gpus_per_instance_micros",
@@ -98,7 +105,7 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
     for name in FLAG_COLUMNS:
         columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
     for stored, name in MICRO_COLUMNS.items():
-        columns[name] = _micros(rows[stored]) if stored in rows else pa.nulls(len(rows), pa.int64())
+        columns[name] = _micros(rows[stored], stored) if stored in rows else pa.nulls(len(rows), pa.int64())
     arrays = [
         pa.nulls(len(rows), field.type) if columns[field.name] is None else _array(columns[field.name], field)
         for field in SCHEMA
@@ -124,15 +131,25 @@ def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
     return pa.array(np.asarray(table + [""], dtype=object)[codes], type=pa.string())
 
 
-def _micros(values: pd.Series) -> pa.Array:
+def _micros(values: pd.Series, column: str) -> pa.Array:
     """Exact micro-units of each distinct value, computed once (a bill repeats its amounts)."""
     codes, uniques = codes_and_values(values)
-    table = [_micro(v) for v in uniques] + [None]
-    return pa.array(np.asarray(table, dtype=object)[codes], type=pa.int64())
+    table = []
+    for number, value in enumerate(uniques):
+        try:
+            table.append(_micro(value))
+        except MicrosOutOfRange:
+            raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
+    return pa.array(np.asarray(table + [None], dtype=object)[codes], type=pa.int64())
 
 
 class MicrosOutOfRange(ValueError):
-    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion)."""
+    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion): its value,
+    its column and its position in the chunk."""
+
+    def __init__(self, value, column: str = "", position: int = 0):
+        super().__init__(value)
+        self.value, self.column, self.position = value, column, position
 
 
 def _micro(value) -> int | None:
@@ -153,15 +170,9 @@ class DatasetWriter:
         self.incoming = self.root / f".incoming-{uuid.uuid4().hex}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._rows: dict[str, int] = {}
-        self.given_up = False
-
-    def give_up(self) -> None:
-        """No dataset for this import (its rows stay readable from the database only)."""
-        self.abandon()
-        self.given_up = True
 
     def write(self, table: pa.Table) -> None:
-        if table.num_rows == 0 or self.given_up:
+        if table.num_rows == 0:
             return
         months = pc.strftime(table["charge_period_start"], format="%Y-%m").to_numpy(zero_copy_only=False)
         for month in np.unique(months):
@@ -185,7 +196,7 @@ class DatasetWriter:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
-        if not self._rows or self.given_up:
+        if not self._rows:
             self.abandon()
             return []
         target = self.root / name
