@@ -95,6 +95,12 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
     )
 
 
+def write_files(rows: int, csv_path: str, parquet_path: str) -> None:
+    frame = make_frame(rows)
+    frame.to_csv(csv_path, index=False)
+    frame.astype(str).to_parquet(parquet_path, index=False)
+
+
 def _setup_django(db_path: str) -> None:
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{db_path}")
     os.environ.setdefault("DEBUG", "1")
@@ -259,11 +265,9 @@ def main() -> None:
         db_path = os.path.join(folder, "bench.sqlite3")
         os.environ["BILLING_DATASET_DIR"] = os.path.join(folder, "datasets")
         started = time.perf_counter()
-        frame = make_frame(args.rows)
         csv_path, parquet_path = os.path.join(folder, "focus.csv"), os.path.join(folder, "focus.parquet")
-        frame.to_csv(csv_path, index=False)
-        frame.astype(str).to_parquet(parquet_path, index=False)
-        del frame
+        # in a process of its own: each phase is forked from this one, whose memory it would inherit
+        run(lambda queue: (write_files(args.rows, csv_path, parquet_path), queue.put({})))
         print(
             f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
             f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)"

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from billing.imports.codes import codes_and_values
@@ -128,7 +127,14 @@ def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
     else:
         codes, uniques = codes_and_values(values)
         table = ["" if v is None or v is pd.NA else str(v) for v in uniques]
-    return pa.array(np.asarray(table + [""], dtype=object)[codes], type=pa.string())
+    return _spread(pa.array(table + [""], type=pa.string()), codes)
+
+
+def _spread(distinct: pa.Array, codes: np.ndarray) -> pa.Array:
+    """Each row's value of `distinct` by its code, a missing one (-1) as `distinct`'s last value: taken
+    in Arrow, never as one Python object a row."""
+    indices = np.where(codes < 0, len(distinct) - 1, codes)
+    return distinct.take(pa.array(indices, type=pa.int64()))
 
 
 def _micros(values: pd.Series, column: str) -> pa.Array:
@@ -140,7 +146,7 @@ def _micros(values: pd.Series, column: str) -> pa.Array:
             table.append(_micro(value))
         except MicrosOutOfRange:
             raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
-    return pa.array(np.asarray(table + [None], dtype=object)[codes], type=pa.int64())
+    return _spread(pa.array(table + [None], type=pa.int64()), codes)
 
 
 class MicrosOutOfRange(ValueError):
@@ -174,11 +180,14 @@ class DatasetWriter:
     def write(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
-        months = pc.strftime(table["charge_period_start"], format="%Y-%m").to_numpy(zero_copy_only=False)
-        for month in np.unique(months):
+        # the charge month of each row by numpy's calendar months (UTC), named once per distinct month
+        starts = table["charge_period_start"].to_numpy()
+        months = starts.astype("datetime64[us]").astype("datetime64[M]")
+        for first in np.unique(months):
+            month, rows = str(np.datetime_as_string(first, unit="M")), months == first
             writer = self._writers.get(month) or self._open(month)
-            writer.write_table(table.filter(pa.array(months == month)))
-            self._rows[month] = self._rows.get(month, 0) + int((months == month).sum())
+            writer.write_table(table.filter(pa.array(rows)))
+            self._rows[month] = self._rows.get(month, 0) + int(rows.sum())
 
     def _open(self, month: str) -> pq.ParquetWriter:
         folder = self.incoming / f"month={month}"
