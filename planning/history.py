@@ -36,7 +36,7 @@ from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames
 from pricing.providers.currencies import currency_problem
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
-TEAM_LENGTH = 100  # SpendRecord.team
+TEAM_LENGTH = 100  # a bill line's team (imports/checks.py TEXT_LIMITS)
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
@@ -66,7 +66,7 @@ PLAN_COLUMNS = (
 @dataclass(frozen=True)
 class PlanScope:
     """The spend a plan reads: rows charged in [start, end) (dates, UTC), of `teams` (the bills' team
-    names, SpendRecord.team; empty: every team the user may see) and of `gpu`: a GPU slug
+    names as the bills tag them; empty: every team the user may see) and of `gpu`: a GPU slug
     ("h100-sxm5-80gb"), or a family that prefixes slugs at a dash ("h100" is h100-sxm5-80gb,
     h100-pcie-80gb, h100-nvl-94gb; not h200). Empty: every GPU. Bad values raise PlanInputError
     naming from, to, team or gpu."""
