@@ -2,27 +2,17 @@
 
     .venv/bin/python benchmarks/billing_bench.py [--rows 1000000]
 
-Uses DATABASE_URL when set (give it a throwaway PostgreSQL database: it is migrated and its spend rows
-deleted), else a temporary SQLite file. The rows are realistic FOCUS 1.2 usage lines: 2,000 resources
+Uses DATABASE_URL when set (give it a throwaway PostgreSQL database: it is migrated and its billing
+imports deleted), else a temporary SQLite file. The rows are realistic FOCUS 1.2 usage lines: 2,000 resources
 over 11 instance types of the bundled catalog, daily charge periods, four pricing categories, JSON tags
 for 8 teams. Printed, each phase in its own process so that its peak memory is its own:
 
 - pandas alone reading the file (`read_csv(dtype=str)` / `read_parquet`): the floor;
-- the import (readers, validation, catalog mapping, row keys, idempotency check, INSERT): rows/s and
-  the ratio against the pandas read (target: within 3x);
+- the import (readers, validation, catalog mapping, row keys, the Parquet dataset, the count of rows
+  new by key): rows/s and the ratio against the pandas read;
 - the re-import (0 inserted);
-- on PostgreSQL, the database floor: the same rows copied table to table into a table with
-  SpendRecord's indexes (no Python at all), what any import of them must at least spend; and the COPY
-  floor: the same rows as binary COPY data prepared beforehand, loaded into a (WAL-logged) table with
-  SpendRecord's indexes, what any import through COPY must at least spend (the table-to-table copy
-  neither parses its input nor, into a temporary table, writes WAL); and the bare floor: the rows
-  copied table to table into an unlogged table with no index at all, the least any storage of them as
-  PostgreSQL rows spends (it keeps neither idempotency nor crash safety);
-- the review: reading the rows into the engine frame, and the engine itself (target: under 2 s), twice:
-  the first review after the import (it reads the rows and, on PostgreSQL, stores each month's
-  snapshot) and a later one over the same data (another period, read from the snapshots); then, the
-  snapshots deleted as an import leaves them stale, the worker's rebuild (the task an import queues;
-  not run inside the import here) and a review of a period not reviewed before, after it;
+- the review: reading the rows into the engine frame (DuckDB over the import's dataset, pre-aggregated)
+  and the engine itself, twice: the first review after the import and a later one over another period;
 - the baseline (issue 28): DuckDB computing the review's aggregates (totals and the six breakdowns by
   month, team, project, provider, instance type and pricing category, one GROUPING SETS query) straight
   from the same input file, CSV against CSV and Parquet against Parquet, in a process of its own with
@@ -30,8 +20,9 @@ for 8 teams. Printed, each phase in its own process so that its peak memory is i
   review to it (target: at most 2x);
 - peak RSS of each phase (target: import and review under 512 MiB each, flat from 1M to 5M rows).
 
-Each import also writes its Parquet dataset (billing/storage/datasets.py) under a temporary
-BILLING_DATASET_DIR; the review reads it through DuckDB (billing/storage/duckdb_review.py).
+Each import writes its Parquet dataset (billing/storage/datasets.py) under a temporary
+BILLING_DATASET_DIR, its only copy of the bill's lines (issue 28: no PostgreSQL row per line); the
+review reads it through DuckDB (billing/storage/duckdb_review.py).
 """
 
 from __future__ import annotations
@@ -104,6 +95,12 @@ def make_frame(rows: int, seed: int = 1) -> pd.DataFrame:
     )
 
 
+def write_files(rows: int, csv_path: str, parquet_path: str) -> None:
+    frame = make_frame(rows)
+    frame.to_csv(csv_path, index=False)
+    frame.astype(str).to_parquet(parquet_path, index=False)
+
+
 def _setup_django(db_path: str) -> None:
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{db_path}")
     os.environ.setdefault("DEBUG", "1")
@@ -170,9 +167,6 @@ def phase_import(path: str, db_path: str, queue) -> None:
     from billing.imports.importer import import_files
     from billing.storage import store
 
-    # The review's snapshots are rebuilt after the import by a worker (timed in phase_review), not in it:
-    # with no broker here, Celery would run that task eagerly inside the import.
-    store.refresh_snapshots_after_commit = lambda: None
     store.check_spend_after_commit = lambda import_id: (
         None
     )  # the anomaly and budget re-check is not the import
@@ -189,52 +183,13 @@ def phase_import(path: str, db_path: str, queue) -> None:
     )
 
 
-def phase_database_floor(db_path: str, queue) -> None:
-    """INSERT ... SELECT of the stored rows into a scratch table with the same columns and indexes."""
-    _setup_django(db_path)
-    from django.db import connection, transaction
-
-    if connection.vendor != "postgresql":
-        queue.put({})
-        return
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TEMPORARY TABLE spend_floor (LIKE billing_spendrecord INCLUDING ALL) ON COMMIT DROP"
-        )
-        start = time.perf_counter()
-        cursor.execute("INSERT INTO spend_floor SELECT * FROM billing_spendrecord")
-        floor = {"seconds": time.perf_counter() - start, "rows": cursor.rowcount}
-        # The bare floor: the same table-to-table copy into an UNLOGGED table with no index and no
-        # constraint, the least work that stores these rows as PostgreSQL rows at all (no parsing, no
-        # WAL, no key index, so no idempotency and no crash safety: no import could run this way).
-        cursor.execute("CREATE UNLOGGED TABLE spend_bare_floor (LIKE billing_spendrecord INCLUDING DEFAULTS)")
-        start = time.perf_counter()
-        cursor.execute("INSERT INTO spend_bare_floor SELECT * FROM billing_spendrecord")
-        floor["bare_seconds"] = time.perf_counter() - start
-        data = bytearray()
-        with cursor.cursor.copy("COPY billing_spendrecord TO STDOUT (FORMAT BINARY)") as copy:
-            for block in copy:
-                data += block
-        cursor.execute("CREATE TABLE spend_copy_floor (LIKE billing_spendrecord INCLUDING ALL)")
-        start = time.perf_counter()
-        with cursor.cursor.copy("COPY spend_copy_floor FROM STDIN (FORMAT BINARY)") as copy:
-            copy.write(data)
-        floor["copy_seconds"] = time.perf_counter() - start
-        transaction.set_rollback(True)  # the scratch table goes
-        queue.put(floor)
-
-
 def phase_review(db_path: str, queue) -> None:
-    """The first review after the import reads the rows (and, on PostgreSQL, stores each month's
-    snapshot: billing/storage/spend_snapshot.py); a second review of the same data, another period
-    (the review cache is not involved: the frame is read and the engine run each time), reads the
-    snapshots."""
+    """The first review after the import, and a second review of the same data, another period (the
+    review cache is not involved: the frame is read and the engine run each time)."""
     _setup_django(db_path)
-    from billing.models import SpendSnapshot
     from billing.review import selectors
     from billing.review.engine import spend_review
     from billing.review.service import make_request
-    from billing.storage.spend_snapshot import refresh_stale_snapshots
 
     figures = {}
     for label, start in (("first", dt.date(2026, 1, 1)), ("later", dt.date(2026, 1, 2))):
@@ -251,15 +206,6 @@ def phase_review(db_path: str, queue) -> None:
             "rows": len(frame),
             "effective_cost": review["totals"]["effective_cost"],
         }
-    SpendSnapshot.objects.all().delete()  # as right after the import, then the worker's rebuild
-    started = time.perf_counter()
-    months = refresh_stale_snapshots()
-    figures["worker"] = {"seconds": time.perf_counter() - started, "months": len(months)}
-    request = make_request(start=dt.date(2026, 2, 1), end=dt.date(2026, 8, 1))  # not reviewed before
-    started = time.perf_counter()
-    frame = selectors.spend_frame(request)
-    spend_review(frame, request, prices=selectors.price_context(frame), utilization=None)
-    figures["after_worker"] = {"seconds": time.perf_counter() - started, "rows": len(frame)}
     queue.put({**figures, "peak_mib": _peak_mib()})
 
 
@@ -319,11 +265,9 @@ def main() -> None:
         db_path = os.path.join(folder, "bench.sqlite3")
         os.environ["BILLING_DATASET_DIR"] = os.path.join(folder, "datasets")
         started = time.perf_counter()
-        frame = make_frame(args.rows)
         csv_path, parquet_path = os.path.join(folder, "focus.csv"), os.path.join(folder, "focus.parquet")
-        frame.to_csv(csv_path, index=False)
-        frame.astype(str).to_parquet(parquet_path, index=False)
-        del frame
+        # in a process of its own: each phase is forked from this one, whose memory it would inherit
+        run(lambda queue: (write_files(args.rows, csv_path, parquet_path), queue.put({})))
         print(
             f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
             f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)"
@@ -355,23 +299,8 @@ def main() -> None:
             print(
                 f"{label}: re-import {again['seconds']:.2f} s, inserted {again['inserted']:,}, unchanged {again['unchanged']:,}"
             )
-            floor = run(phase_database_floor, db_path)
-            if floor:
-                print(
-                    f"{label}: database floor (table-to-table INSERT into SpendRecord's indexes) {floor['seconds']:.2f} s"
-                    f" = {floor['seconds'] / plain['seconds']:.1f}x the pandas read"
-                )
-                print(
-                    f"{label}: COPY floor (prepared binary COPY into SpendRecord's indexes) {floor['copy_seconds']:.2f} s"
-                    f" = {floor['copy_seconds'] / plain['seconds']:.1f}x the pandas read"
-                )
-                print(
-                    f"{label}: bare floor (table-to-table INSERT into an unlogged table, no index) {floor['bare_seconds']:.2f} s"
-                    f" = {floor['bare_seconds'] / plain['seconds']:.1f}x the pandas read"
-                )
             if label == "CSV":
                 per_line = run(phase_review_per_line, db_path)
-                review = run(phase_review, db_path)
                 print(
                     f"review per bill line (before): read {per_line['rows']:,} rows in {per_line['read_seconds']:.2f} s, "
                     f"engine {per_line['engine_seconds']:.2f} s, peak {per_line['peak_mib']:.0f} MiB "
@@ -379,48 +308,33 @@ def main() -> None:
                     f"{(imported['seconds'] + per_line['read_seconds'] + per_line['engine_seconds']) / baseline['seconds']:.1f}x "
                     "the DuckDB baseline"
                 )
-                for which in ("first", "later"):
-                    one = review[which]
-                    print(
-                        f"review ({which}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
-                        f"{one['engine_seconds']:.2f} s, total {one['read_seconds'] + one['engine_seconds']:.2f} s "
-                        f"(effective {one['effective_cost']} USD)"
-                    )
-                worker, after = review["worker"], review["after_worker"]
+            review = run(phase_review, db_path)
+            for which in ("first", "later"):
+                one = review[which]
                 print(
-                    f"worker rebuild after an import (snapshots deleted first): {worker['months']} months in "
-                    f"{worker['seconds']:.2f} s; then a review of a period not reviewed before: "
-                    f"{after['rows']:,} rows, {after['seconds']:.2f} s in all"
+                    f"review ({which}): read {one['rows']:,} rows in {one['read_seconds']:.2f} s, engine "
+                    f"{one['engine_seconds']:.2f} s, total {one['read_seconds'] + one['engine_seconds']:.2f} s "
+                    f"(effective {one['effective_cost']} USD)"
                 )
-                print(f"review: peak {review['peak_mib']:.0f} MiB")
-                first = (
-                    imported["seconds"] + review["first"]["read_seconds"] + review["first"]["engine_seconds"]
-                )
-                print(
-                    f"{label}: import + first review {first:.2f} s = {first / baseline['seconds']:.1f}x the DuckDB "
-                    f"baseline (target: at most 2x)"
-                )
-                run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
+            print(f"review: peak {review['peak_mib']:.0f} MiB")
+            first = imported["seconds"] + review["first"]["read_seconds"] + review["first"]["engine_seconds"]
+            print(
+                f"{label}: import + first review {first:.2f} s = {first / baseline['seconds']:.1f}x the DuckDB "
+                f"baseline (target: at most 2x)"
+            )
+            run(lambda queue: (_setup_django(db_path), _clear(), queue.put({})))
 
 
 def _clear() -> None:
-    """No spend rows, dead ones included, and no review snapshots: each import starts on the same clean table (a deleted row's
-    index entries stay until VACUUM, and the next import of the same keys would wade through them)."""
+    """No billing import and no dataset: each import starts on the same empty store."""
     import shutil
 
     from django.conf import settings
-    from django.db import connection
 
-    from billing.models import BillingImport, SpendSnapshot
+    from billing.models import BillingImport
 
     BillingImport.objects.all().delete()
     shutil.rmtree(settings.BILLING_DATASET_DIR, ignore_errors=True)  # unrecorded files are never read
-    # nor review snapshots: an import would queue their rebuild, which eager Celery (no REDIS_URL here)
-    # runs inside the import; on a deployment a worker does it after the import (spend_snapshot.py)
-    SpendSnapshot.objects.all().delete()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM billing_spendrecord")
 
 
 if __name__ == "__main__":

@@ -84,8 +84,7 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from billing.models import SpendRecord
-    from billing.review.selectors import fx_history
+    from billing.review.selectors import charge_range, fx_history
     from billing.review.service import _build_review, build_review, make_request
     from gpuledger.roles import _role_groups, user_roles
     from pricing.api.views import offer_count
@@ -100,9 +99,7 @@ def _cases(user, workload) -> list[tuple[str, str, object, object]]:
     from procurement.spend_summary import price_freshness
     from procurement.workload_heads import _read, workload_head
 
-    latest = SpendRecord.objects.order_by("-charge_period_start").values_list(
-        "charge_period_start", flat=True
-    )[0]
+    latest = charge_range()[1]
     month = latest.date().replace(day=1)
     review = make_request(
         start=month, end=(month.replace(day=28) + timezone.timedelta(days=4)).replace(day=1)

@@ -92,21 +92,17 @@ def phase_prepare(path: str, db_path: str, keep: bool, resources: int, queue) ->
     from django.core.management import call_command
 
     from billing.imports.importer import import_files
-    from billing.models import SpendRecord, SpendSnapshot
-    from billing.storage import store
+    from billing.models import BillingImport
     from pricing.models import InstanceType
 
     call_command("migrate", verbosity=0)
     if not InstanceType.objects.exists():
         call_command("load_catalog", verbosity=0)
-    if keep and SpendRecord.objects.count() == HOURS * resources:
-        queue.put(
-            {"seconds": 0.0, "inserted": SpendRecord.objects.count(), "errors": []}
-        )  # a kept run's rows
+    stored = sum(BillingImport.objects.values_list("inserted", flat=True))
+    if keep and stored == HOURS * resources:
+        queue.put({"seconds": 0.0, "inserted": stored, "errors": []})  # a kept run's rows
         return
-    SpendSnapshot.objects.all().delete()
-    SpendRecord.objects.all().delete()
-    store.refresh_snapshots_after_commit = lambda: None  # the review builds the snapshots it reads
+    BillingImport.objects.all().delete()
     started = time.perf_counter()
     result = import_files([Path(path)], fmt="focus")
     queue.put(
@@ -252,10 +248,9 @@ def main() -> None:
 
 
 def _clear() -> None:
-    from billing.models import SpendRecord, SpendSnapshot
+    from billing.models import BillingImport
 
-    SpendSnapshot.objects.all().delete()
-    SpendRecord.objects.all().delete()
+    BillingImport.objects.all().delete()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,5 @@
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from billing.finance.budget_fields import check_currency, parse_amount, parse_month
@@ -13,7 +12,6 @@ from billing.models import (
     BudgetAlert,
     GpuUtilization,
     SpendGrant,
-    SpendRecord,
 )
 
 
@@ -30,45 +28,6 @@ class BillingImportAdmin(admin.ModelAdmin):
     ]
     list_filter = ["source_format"]
     readonly_fields = [f.name for f in BillingImport._meta.fields]
-
-
-@admin.register(SpendRecord)
-class SpendRecordAdmin(admin.ModelAdmin):
-    list_display = [
-        "charge_period_start",
-        "provider",
-        "instance_type",
-        "gpu",
-        "pricing_category",
-        "team",
-        "project",
-        "effective_cost",
-        "currency",
-        "gpu_hours",
-    ]
-    list_filter = ["provider", "pricing_category", "charge_category", "is_correction"]
-    search_fields = ["resource_id", "instance_type", "team", "project"]
-    list_select_related = ["gpu"]
-    raw_id_fields = ["billing_import"]
-
-    # A bill's rows are evidence, read only: a wrong bill is deleted as a whole (its import) and imported
-    # again, and a provider's own fix comes as correction rows. Every write of spend rows is an import,
-    # which the review's caches and month snapshots key on (spend_snapshot.py).
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    # Deleting an import deletes its rows, which the admin checks against this model's delete
-    # permission: the permission stays, and only the ways to delete single rows are gone.
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)
-        return actions
-
-    def delete_view(self, request, object_id, extra_context=None):
-        raise PermissionDenied("Spend rows are deleted with their import.")
 
 
 @admin.register(GpuUtilization)

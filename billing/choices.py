@@ -33,8 +33,8 @@ class CommitmentStatus(models.TextChoices):
 
 
 class RowKeyScheme(models.IntegerChoices):
-    """How an import's row keys were made (keys.py). Only the current scheme is computed now; rows of
-    an older one are matched on re-import through their file (store.LegacyRows)."""
+    """How an import's row keys were made (keys.py). Only the current scheme is computed now; a file of
+    an older one imported again is matched through its checksum (store._record_dataset)."""
 
     SHA256_TEXT = 1, "SHA-256 of the row's text (before December 2026)"
     COLUMN_HASH_128 = 2, "128-bit column hash"

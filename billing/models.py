@@ -1,6 +1,10 @@
-"""Billing imports and the spend records they brought in.
+"""Billing imports, their Parquet datasets' files, grants, budgets and checks.
 
-A SpendRecord is one billing line normalized across sources (FOCUS, AWS CUR 2.0, Cost Explorer).
+Bill lines are not PostgreSQL rows (issue 28, item 1): each import's lines are its Parquet dataset
+(storage/datasets.py), recorded here as BillingImportFile rows. SpendRecord is the table they were
+kept in until then: no longer written nor read, kept until a later migration drops it (migration 0010
+wrote its rows into datasets). A SpendRecord was one billing line normalized across sources (FOCUS,
+AWS CUR 2.0, Cost Explorer).
 `row_key` (the primary key) is a 128-bit hash of the normalized row and its occurrence number within
 the file (keys.py), so re-importing a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
 defines them to be, in the charge period they correct; sums over a charge period include them.
@@ -239,21 +243,6 @@ class SpendGrant(models.Model):
     @property
     def spend_label(self) -> str:
         return self.spend_team or self.team.slug
-
-
-class SpendSnapshot(models.Model):
-    """One month's spend rows in the review's columnar form (Arrow IPC, LZ4), built by the first
-    review that reads the month after an import and valid while `data_key` matches the stored rows
-    (spend_snapshot.py). Derived data: deleting one only makes the next review read the month again."""
-
-    month = models.DateField(unique=True, help_text="First day of the month of ChargePeriodStart (UTC).")
-    data_key = models.CharField(max_length=300, help_text="The stored spend rows it was built from.")
-    rows = models.PositiveIntegerField()
-    data = models.BinaryField()
-    built_at = models.DateTimeField()
-
-    def __str__(self) -> str:
-        return f"spend snapshot {self.month:%Y-%m} ({self.rows} rows)"
 
 
 class Budget(models.Model):

@@ -1,10 +1,9 @@
 """The capacity plan's reads: a scope's stored spend and utilization rows as demand.py's inputs, and
 who may plan which scope. The only ORM code of the demand side; demand.py gets plain arrays.
 
-Spend rows are read by the spend review's own fastest path (billing/review/selectors.py): on
-PostgreSQL each month's columnar snapshot for every team's rows, the COPY stream for a granted
-engineer's teams (other teams' rows never leave the database); on SQLite the fetched rows. Unlike the
-review, only [from, to) is read, not the period before it too. A plan's rows are the review's GPU
+Spend rows are read as the spend review reads them (billing/review/selectors.py): DuckDB over the
+imports' Parquet datasets, a granted engineer's teams in the query's WHERE clause (other teams' rows
+are never read into Python). Unlike the review, only [from, to) is read, not the period before it too. A plan's rows are the review's GPU
 usage rows and unused commitments (billing/review.py scope_masks), charged in [from, to) as the
 review counts them (by ChargePeriodStart)."""
 
@@ -22,10 +21,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import connection
 
 from billing.access import spend_scope
-from billing.imports.records import tag_mapping
 from billing.models import GpuUtilization
-from billing.review.selectors import copied_spend_frame, dataset_rows, fetched_spend_frame, review_fx
-from billing.storage.spend_snapshot import snapshot_spend_frame
+from billing.review.selectors import dataset_rows, review_fx
 from planning.engine.demand import (
     DemandHistory,
     UsageRows,
@@ -39,7 +36,7 @@ from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames
 from pricing.providers.currencies import currency_problem
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
-TEAM_LENGTH = 100  # SpendRecord.team
+TEAM_LENGTH = 100  # a bill line's team (imports/checks.py TEXT_LIMITS)
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500
@@ -69,7 +66,7 @@ PLAN_COLUMNS = (
 @dataclass(frozen=True)
 class PlanScope:
     """The spend a plan reads: rows charged in [start, end) (dates, UTC), of `teams` (the bills' team
-    names, SpendRecord.team; empty: every team the user may see) and of `gpu`: a GPU slug
+    names as the bills tag them; empty: every team the user may see) and of `gpu`: a GPU slug
     ("h100-sxm5-80gb"), or a family that prefixes slugs at a dash ("h100" is h100-sxm5-80gb,
     h100-pcie-80gb, h100-nvl-94gb; not h200). Empty: every GPU. Bad values raise PlanInputError
     naming from, to, team or gpu."""
@@ -138,29 +135,13 @@ def scope_spend_frame(scope: PlanScope) -> pd.DataFrame:
 
 def spend_frame_between(start: dt.date, end: dt.date, teams: tuple[str, ...]) -> pd.DataFrame:
     """The plan's one reader of spend rows: those charged in [start, end) of `teams` (empty: every
-    team), as PLAN_COLUMNS of the review's engine frame, by the review's fastest path: DuckDB over the
-    imports' Parquet when it holds every stored row, else the database."""
-    found = dataset_rows(start, end, teams, PLAN_COLUMNS)
-    if found is not None:
-        return found
-    if connection.vendor == "postgresql" and not teams:
-        tag = tag_mapping().interruptible
-        return snapshot_spend_frame(start, end, interruptible_tag=tag, columns=PLAN_COLUMNS)
-    params = [
-        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
-        for day in (start, end)
-    ]
-    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
-    if teams:
-        where += " AND r.team IN (" + ", ".join(["%s"] * len(teams)) + ")"
-        params += list(teams)
-    if connection.vendor == "postgresql":
-        return copied_spend_frame(where, params, PLAN_COLUMNS)
-    return fetched_spend_frame(where, params, PLAN_COLUMNS)
+    team), as PLAN_COLUMNS of the review's engine frame, as the review reads them: DuckDB over the
+    imports' Parquet datasets, the team scope in the SQL."""
+    return dataset_rows(start, end, teams, PLAN_COLUMNS)
 
 
 def monthly_spend_frames(scope: PlanScope) -> Iterator[pd.DataFrame]:
-    """The scope's spend frame a calendar month at a time (the snapshots' unit), so a year of millions
+    """The scope's spend frame a calendar month at a time (the datasets' partition), so a year of millions
     of rows is never in memory at once."""
     start = scope.start
     while start < scope.end:

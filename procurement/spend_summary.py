@@ -21,15 +21,13 @@ def _month_bounds(day: dt.date) -> tuple[dt.date, dt.date]:
 def spend_month(today: dt.date, teams: tuple[str, ...] = ()) -> tuple[dt.date, dt.date] | None:
     """This month when it has spend rows, else the latest month that has; None without any spend.
     `teams`: only these teams' rows count (an engineer's granted access)."""
-    from billing.models import SpendRecord
+    from billing.review.selectors import month_with_rows
 
-    rows = SpendRecord.objects.filter(team__in=teams) if teams else SpendRecord.objects.all()
     start, end = _month_bounds(today)
-    in_month = rows.filter(charge_period_start__date__gte=start, charge_period_start__date__lt=end)
-    if in_month.exists():
+    in_month, newest = month_with_rows(start, end, teams)
+    if in_month:
         return start, end
-    latest = rows.order_by("-charge_period_start").values_list("charge_period_start", flat=True).first()
-    return _month_bounds(latest.date()) if latest is not None else None
+    return _month_bounds(newest.astimezone(dt.UTC).date()) if newest is not None else None
 
 
 def price_freshness(now: dt.datetime | None = None) -> dict:

@@ -111,6 +111,7 @@ SOURCE_COLUMNS = {
     "commitment_discount_id": "reservation_reservation_a_r_n",
     "consumed_quantity": "line_item_usage_amount",
     "currency": "line_item_currency_code",
+    "billed_cost": "line_item_unblended_cost",
 }
 
 

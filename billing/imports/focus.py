@@ -108,6 +108,10 @@ SOURCE_COLUMNS = {
     "consumed_quantity": "ConsumedQuantity",
     "consumed_unit": "ConsumedUnit",
     "currency": "BillingCurrency",
+    "billed_cost": "BilledCost",
+    "effective_cost": "EffectiveCost",
+    "list_cost": "ListCost",
+    "contracted_cost": "ContractedCost",
 }
 
 

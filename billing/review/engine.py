@@ -154,14 +154,6 @@ EXACT_COLUMNS = (
 )
 
 
-def stored_amount_too_large(column: str) -> ReviewInputError:
-    """The error of both reads (selectors.py, spend_columns.py) for a stored amount beyond int64's
-    micro-units, where no sum of it can be exact."""
-    return ReviewInputError(
-        column.removesuffix("_micros"), "a stored amount is beyond 9.2 trillion, where exact sums stop"
-    )
-
-
 def _exact(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame`, once the absolute values of each summed column add up to less than EXACT_SUM_LIMIT (so
     every sum of its rows is exact); else a ReviewInputError naming the column."""

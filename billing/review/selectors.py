@@ -1,36 +1,25 @@
-"""Reads for the spend review: stored spend rows and utilization as engine frames, and the prices
-the savings need from the catalog. The only ORM code of the review; the engine gets plain frames."""
+"""Reads for the spend review: the bill lines (DuckDB over the imports' Parquet datasets) and utilization
+as engine frames, and the prices the savings need from the catalog. The only ORM code of the review;
+the engine gets plain frames."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 from statistics import median
 
-import numpy as np
 import pandas as pd
-from django.db import connection
 
 from billing.imports.records import tag_mapping
-from billing.models import BillingImport, GpuUtilization, SpendGrant, SpendRecord
-from billing.review.commitment_attribution import COMMITMENT_COLUMNS, COMMITMENT_TEXT_COLUMNS
-from billing.review.engine import (
-    MICRO,
-    REVIEW_COLUMNS,
-    ReviewRequest,
-    categorized,
-    empty_frame,
-    stored_amount_too_large,
-    text_category,
-)
+from billing.models import BillingImportFile, GpuUtilization, SpendGrant
+from billing.review.engine import ReviewRequest
 from billing.review.fx_months import month_bounds, months_between, rates_by_month
 from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
-from billing.storage.duckdb_review import engine_rows
-from billing.storage.import_datasets import ImportDatasets, covers_stored_rows
-from billing.storage.spend_columns import FRAME_COLUMNS, spend_columns
-from billing.storage.spend_snapshot import snapshot_spend_frame
+from billing.storage import review_sql
+from billing.storage.duckdb_review import FRAME_COLUMNS, dataset_query, engine_rows
+from billing.storage.import_datasets import ImportDatasets, readable_files
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
 from pricing.models import FxRate
@@ -47,42 +36,6 @@ SPOT_BAND = 2
 COMMITTED_MODELS = (PricingModel.RESERVED_1Y, PricingModel.SAVINGS_PLAN_1Y)
 
 
-def _micros(value) -> int:
-    return 0 if value is None else int((value * MICRO).to_integral_value())
-
-
-SPEND_SQL = """
-SELECT r.charge_period_start, r.charge_period_end, r.charge_category, r.provider, r.region, r.resource_id,
-       r.instance_type, COALESCE(g.slug, ''), r.gpus_per_instance, r.pricing_category, r.commitment_status, r.team,
-       r.project, r.currency, r.billed_cost, r.effective_cost, r.list_cost, r.instance_hours, r.gpu_hours, r.tags,
-       r.service_category, r.commitment_discount_id, r.commitment_type, r.commitment_family,
-       r.commitment_gpu_scope, r.commitment_end
-FROM billing_spendrecord r LEFT JOIN pricing_gpumodel g ON g.id = r.gpu_id
-"""  # SQLite: one read of exactly the engine's columns; values_list's per-value converters cost 50 us a row
-MONEY_AND_HOURS = [
-    "billed_micros",
-    "effective_micros",
-    "list_micros",
-    "instance_hours_micros",
-    "gpu_hours_micros",
-]
-
-
-def _micro_column(values: list, name: str) -> np.ndarray:
-    """Exact micro-units from Decimal (PostgreSQL) or from SQLite's stored numbers (already floats there,
-    which is what the ORM would read too), None as 0."""
-    if any(isinstance(v, Decimal) for v in values):
-        micros = [_micros(v) for v in values]
-        largest = max(map(abs, micros), default=0)
-    else:
-        floats = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
-        micros = np.nan_to_num(np.rint(floats * MICRO))
-        largest = np.abs(micros).max() if len(micros) else 0
-    if largest >= 2**63:
-        raise stored_amount_too_large(name)
-    return np.asarray(micros).astype(np.int64)
-
-
 def dataset_rows(
     start: dt.date,
     end: dt.date,
@@ -90,17 +43,12 @@ def dataset_rows(
     columns: Sequence[str] = FRAME_COLUMNS,
     *,
     grouped: bool = False,
-) -> pd.DataFrame | None:
+) -> pd.DataFrame:
     """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
-    from the imports' Parquet datasets, the team scope in the SQL; None while the datasets do not hold
-    every stored row (import_datasets.covers_stored_rows) or a recorded file is gone from disk, and the rows
-    are read from the database."""
-    datasets = ImportDatasets()
-    if not covers_stored_rows() or datasets.missing(start, end):
-        return None
+    from the imports' Parquet datasets, the team scope in the SQL."""
     interruptible = tag_mapping().interruptible
     return engine_rows(
-        datasets, start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
+        ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
     )
 
 
@@ -110,79 +58,7 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     # pre-aggregated in DuckDB (a few rows per resource and charge period, however many lines the bill
     # has), except where utilization samples exist: idle hours are capped per bill line (engine.py)
     grouped = not has_utilization(start, request.end)
-    found = dataset_rows(start, request.end, request.allowed_teams, grouped=grouped)
-    if found is not None:
-        return found
-    if connection.vendor == "postgresql" and not request.allowed_teams:
-        # every team's rows (finance, admin, commands): each month from its stored columnar snapshot
-        return snapshot_spend_frame(start, request.end, interruptible_tag=tag_mapping().interruptible)
-    params = [
-        connection.ops.adapt_datetimefield_value(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC))
-        for day in (start, request.end)
-    ]
-    where = "WHERE r.charge_period_start >= %s AND r.charge_period_start < %s"
-    if request.allowed_teams:  # an engineer's granted access: other teams' rows never leave the database
-        where += " AND r.team IN (" + ", ".join(["%s"] * len(request.allowed_teams)) + ")"
-        params += list(request.allowed_teams)
-    if connection.vendor == "postgresql":
-        return copied_spend_frame(where, params)
-    return fetched_spend_frame(where, params)
-
-
-def copied_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
-    """PostgreSQL: the columns straight from the server as one CSV stream (spend_columns.py); only the
-    engine `columns` asked, when given."""
-    with connection.cursor() as cursor:
-        return spend_columns(cursor.cursor, where, params, tag_mapping().interruptible, columns)
-
-
-def _tag_text(value) -> str:
-    """A tag's value as PostgreSQL's `tags ->> key` writes it (NULL and absent as "")."""
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def fetched_spend_frame(where: str, params: list, columns: Sequence[str] = FRAME_COLUMNS) -> pd.DataFrame:
-    """Any database: fetched rows packed into columns (a million rows take 20-30 s this way); the engine
-    `columns` asked, when given, picked from the whole frame (SQLite: the embedded default's bills)."""
-    frame = _fetched_frame(where, params)
-    return frame if list(columns) == FRAME_COLUMNS or frame.empty else frame[list(columns)]
-
-
-def _fetched_frame(where: str, params: list) -> pd.DataFrame:
-    with connection.cursor() as cursor:
-        cursor.execute(SPEND_SQL + where, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return empty_frame()
-    columns = list(zip(*rows, strict=True))
-    del rows
-    frame = pd.DataFrame(
-        {name: pd.Series(columns[i], dtype=object) for i, name in enumerate(REVIEW_COLUMNS[:14])}
-    )
-    for column in ("charge_period_start", "charge_period_end"):
-        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").dt.as_unit("ns")
-    frame["gpus_per_instance"] = [0.0 if v is None else float(v) for v in columns[8]]
-    for offset, name in enumerate(MONEY_AND_HOURS):
-        frame[name] = _micro_column(columns[14 + offset], name)
-    marker, flags = tag_mapping().interruptible, {}
-    # SQLite gives the JSON text, PostgreSQL may give it parsed: key on the text, parse each distinct one once
-    keys = [t if isinstance(t, str) else json.dumps(t or {}, sort_keys=True) for t in columns[19]]
-    for key in set(keys):
-        tags = json.loads(key) or {}
-        flags[key] = (_tag_text(tags.get(marker)).lower() == "true", _tag_text(tags.get("workload")))
-    frame["interruptible"] = [flags[k][0] for k in keys]
-    frame["workload"] = [flags[k][1] for k in keys]
-    frame["service_category"] = pd.Series(columns[20], dtype=object)
-    for offset, name in enumerate(COMMITMENT_TEXT_COLUMNS):
-        frame[name] = text_category(pd.Series(columns[21 + offset], dtype=object).fillna(""))
-    frame["commitment_gpu_scope"] = np.array([bool(v) for v in columns[24]], dtype=bool)
-    frame["commitment_end"] = pd.to_datetime(
-        pd.Series(columns[25], dtype=object), utc=True, format="ISO8601"
-    ).dt.as_unit("ns")
-    # text as categories here, once per read: the engine filters and groups on their integer codes
-    return categorized(frame[REVIEW_COLUMNS + COMMITMENT_COLUMNS])
+    return dataset_rows(start, request.end, request.allowed_teams, grouped=grouped)
 
 
 def has_utilization(start: dt.date, end: dt.date) -> bool:
@@ -391,14 +267,43 @@ def review_fx_months(currency: str, start: dt.date, end: dt.date) -> dict[str, d
 def bills_of(currency: str, month: str, allowed_teams: Sequence[str] = ()) -> list[str]:
     """The file names of the imports with rows in `currency` charged in `month` ('YYYY-MM'), of the
     granted teams only when given (a warning never names another team's bill)."""
-    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in month_bounds(month))
-    rows = SpendRecord.objects.filter(
-        currency=currency, charge_period_start__gte=first, charge_period_start__lt=following
+    start, end = month_bounds(month)
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end))
+    datasets = ImportDatasets()
+    found = dataset_query(
+        datasets,
+        readable_files(start, end),
+        review_sql.FILES_WITH_CURRENCY,
+        allowed_teams=allowed_teams,
+        params={"currency": currency, "start": first, "end": following},
     )
-    if allowed_teams:
-        rows = rows.filter(team__in=allowed_teams)
-    names = BillingImport.objects.filter(pk__in=rows.values("billing_import_id").distinct())
-    return sorted(set(names.values_list("file_name", flat=True)))
+    paths = [str(Path(name).relative_to(datasets.root)) for (name,) in found]
+    recorded = BillingImportFile.objects.filter(path__in=paths)
+    return sorted(set(recorded.values_list("billing_import__file_name", flat=True)))
+
+
+def charge_range(teams: Sequence[str] = ()) -> tuple[dt.datetime, dt.datetime] | None:
+    """The first and last charge start stored (of `teams` only, when given); None without rows."""
+    found = dataset_query(ImportDatasets(), readable_files(), review_sql.CHARGE_RANGE, allowed_teams=teams)
+    first, last = found[0] if found else (None, None)
+    return None if last is None else (first, last)
+
+
+def month_with_rows(
+    start: dt.date, end: dt.date, teams: Sequence[str] = ()
+) -> tuple[bool, dt.datetime | None]:
+    """Whether any row (of `teams` only, when given) is charged in [start, end), and the newest charge
+    start stored (None without rows)."""
+    first, following = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (start, end))
+    found = dataset_query(
+        ImportDatasets(),
+        readable_files(),
+        review_sql.MONTH_HAS_ROWS,
+        allowed_teams=teams,
+        params={"start": first, "end": following},
+    )
+    newest, in_month = found[0] if found else (None, False)
+    return bool(in_month), newest
 
 
 def review_fx(currency: str) -> dict[str, Decimal]:

@@ -1,8 +1,13 @@
-"""Datasets for the imports stored before datasets existed (issue 28, item 1): each such import's
-SpendRecord rows written as its Parquet dataset (datasets.py), so readers need not fall back to the
-rows. Idempotent: an import that has files is never written again. Cost Explorer pulls are left out: a
-later pull deletes the rows an earlier one stored (store.pull_cost_explorer), which an immutable
-dataset would keep (import_datasets.covers_stored_rows reads them from the database).
+"""Datasets for the imports stored as SpendRecord rows before bill lines stopped being PostgreSQL rows
+(issue 28, item 1): each such import's rows written as its Parquet dataset (datasets.py), so no bill
+line is lost when the readers stop reading the rows. Run by migration 0010 (with its historical
+models) and by `manage.py backfill_billing_datasets`; idempotent: an import that has files is never
+written again.
+
+Cost Explorer pulls: a later pull deleted the earlier pulls' rows of the days it revised and kept the
+unchanged ones under the earlier pull, so the stored rows of every pull together are the bill. They
+are written as one dataset recorded for the newest pull, which the readers' latest-pull rule
+(review_sql.LATEST_PULLS) then reads whole for those days.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from billing.models import BillingImport, BillingImportFile, SpendRecord
 from billing.storage.datasets import MICRO_COLUMNS, TEXT_COLUMNS, TIME_COLUMNS, DatasetWriter, dataset_frame
 
 CHUNK_ROWS = 100_000
@@ -32,36 +36,45 @@ READ = [
 ]
 
 
-def imports_without_dataset():
-    """The imports with stored rows and no dataset, oldest first (Cost Explorer pulls excepted)."""
-    return (
-        BillingImport.objects.filter(files__isnull=True)
-        .exclude(source_format="cost_explorer")
-        .filter(Exists(SpendRecord.objects.filter(billing_import=OuterRef("pk"))))
-        .order_by("pk")
+def imports_without_dataset(import_model, record_model):
+    """The imports with stored rows and no dataset, oldest first; of Cost Explorer pulls, only the
+    newest (it gets every pull's rows)."""
+    stored = import_model.objects.filter(files__isnull=True).filter(
+        Exists(record_model.objects.filter(billing_import=OuterRef("pk")))
     )
+    found = list(stored.exclude(source_format="cost_explorer").order_by("pk"))
+    pulls = import_model.objects.filter(source_format="cost_explorer")
+    newest = pulls.order_by("-pk").first()
+    if newest is not None and not pulls.filter(files__isnull=False).exists():
+        if record_model.objects.filter(billing_import__source_format="cost_explorer").exists():
+            found.append(newest)
+    return found
 
 
-def backfill_import(billing_import: BillingImport, chunk_rows: int = CHUNK_ROWS) -> int:
-    """Write `billing_import`'s stored rows as its dataset and record its files; the rows written."""
+def backfill_import(billing_import, record_model, file_model, chunk_rows: int = CHUNK_ROWS) -> int:
+    """Write `billing_import`'s stored rows (every pull's, for a Cost Explorer pull) as its dataset and
+    record its files; the rows written."""
     dataset = DatasetWriter(settings.BILLING_DATASET_DIR)
     written = 0
+    if billing_import.source_format == "cost_explorer":
+        records = record_model.objects.filter(billing_import__source_format="cost_explorer")
+    else:
+        records = record_model.objects.filter(billing_import=billing_import)
     try:
-        rows = SpendRecord.objects.filter(billing_import=billing_import).order_by("row_key").values(*READ)
         chunk = []
-        for row in rows.iterator(chunk_size=chunk_rows):
+        for row in records.order_by("row_key").values(*READ).iterator(chunk_size=chunk_rows):
             chunk.append(row)
             if len(chunk) == chunk_rows:
                 written += _write(dataset, chunk)
                 chunk = []
         written += _write(dataset, chunk)
         with transaction.atomic():
-            if BillingImportFile.objects.select_for_update().filter(billing_import=billing_import).exists():
+            if file_model.objects.select_for_update().filter(billing_import=billing_import).exists():
                 dataset.abandon()  # another run backfilled it meanwhile
                 return 0
             files = dataset.finish(f"import={billing_import.pk}")
-            BillingImportFile.objects.bulk_create(
-                BillingImportFile(
+            file_model.objects.bulk_create(
+                file_model(
                     billing_import=billing_import,
                     path=f.path,
                     month=dt.date.fromisoformat(f.month + "-01"),

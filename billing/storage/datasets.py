@@ -7,12 +7,13 @@ nothing behind. PostgreSQL records the files (models.BillingImportFile) beside t
 checksum; a reader lists the files of the months it needs from those records, never from the folder.
 
 Re-importing a file with the same checksum and format records the first import's files again and
-writes nothing. Rows stored twice (the same rows in two files, as SpendRecord's row key finds them)
-carry the same key in both datasets (`row_key_hi`, `row_key_lo`), and a reader counts each key once.
+writes nothing. The same rows in two files carry the same key in both datasets (`row_key_hi`,
+`row_key_lo`), and a reader counts each key once.
 
 The columns are the review's (money and hours as exact int64 micro-units, rounded half away from zero
 at 6 decimals as PostgreSQL's NUMERIC(20, 6) stores them; text as plain strings, "" for none) plus what
-the invoice, planning and finance views read.
+the invoice, planning and finance views read, and every other column the import normalizes (the
+dataset is where a bill's lines are kept: nothing of them is a PostgreSQL row).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from billing.imports.codes import codes_and_values
@@ -39,8 +39,12 @@ TEXT_COLUMNS = [
     "provider",
     "billing_account_id",
     "sub_account_id",
+    "sub_account_name",
     "region",
+    "availability_zone",
     "resource_id",
+    "resource_type",
+    "sku_id",
     "instance_type",
     "gpu",
     "pricing_category",
@@ -49,6 +53,7 @@ TEXT_COLUMNS = [
     "commitment_type",
     "commitment_family",
     "service_category",
+    "consumed_unit",
     "currency",
     "team",
     "project",
@@ -63,6 +68,7 @@ MICRO_COLUMNS = {
     "effective_cost": "effective_micros",
     "list_cost": "list_micros",
     "contracted_cost": "contracted_micros",
+    "consumed_quantity": "consumed_quantity_micros",
     "instance_hours": "instance_hours_micros",
     "gpu_hours": "gpu_hours_micros",
     "gpus_per_instance": "gpus_per_instance_micros",
@@ -98,7 +104,7 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
     for name in FLAG_COLUMNS:
         columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
     for stored, name in MICRO_COLUMNS.items():
-        columns[name] = _micros(rows[stored]) if stored in rows else pa.nulls(len(rows), pa.int64())
+        columns[name] = _micros(rows[stored], stored) if stored in rows else pa.nulls(len(rows), pa.int64())
     arrays = [
         pa.nulls(len(rows), field.type) if columns[field.name] is None else _array(columns[field.name], field)
         for field in SCHEMA
@@ -121,18 +127,35 @@ def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
     else:
         codes, uniques = codes_and_values(values)
         table = ["" if v is None or v is pd.NA else str(v) for v in uniques]
-    return pa.array(np.asarray(table + [""], dtype=object)[codes], type=pa.string())
+    return _spread(pa.array(table + [""], type=pa.string()), codes)
 
 
-def _micros(values: pd.Series) -> pa.Array:
+def _spread(distinct: pa.Array, codes: np.ndarray) -> pa.Array:
+    """Each row's value of `distinct` by its code, a missing one (-1) as `distinct`'s last value: taken
+    in Arrow, never as one Python object a row."""
+    indices = np.where(codes < 0, len(distinct) - 1, codes)
+    return distinct.take(pa.array(indices, type=pa.int64()))
+
+
+def _micros(values: pd.Series, column: str) -> pa.Array:
     """Exact micro-units of each distinct value, computed once (a bill repeats its amounts)."""
     codes, uniques = codes_and_values(values)
-    table = [_micro(v) for v in uniques] + [None]
-    return pa.array(np.asarray(table, dtype=object)[codes], type=pa.int64())
+    table = []
+    for number, value in enumerate(uniques):
+        try:
+            table.append(_micro(value))
+        except MicrosOutOfRange:
+            raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
+    return _spread(pa.array(table + [None], type=pa.int64()), codes)
 
 
 class MicrosOutOfRange(ValueError):
-    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion)."""
+    """An amount NUMERIC(20, 6) holds but int64 micro-units do not (over about 9.2 trillion): its value,
+    its column and its position in the chunk."""
+
+    def __init__(self, value, column: str = "", position: int = 0):
+        super().__init__(value)
+        self.value, self.column, self.position = value, column, position
 
 
 def _micro(value) -> int | None:
@@ -153,21 +176,18 @@ class DatasetWriter:
         self.incoming = self.root / f".incoming-{uuid.uuid4().hex}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._rows: dict[str, int] = {}
-        self.given_up = False
-
-    def give_up(self) -> None:
-        """No dataset for this import (its rows stay readable from the database only)."""
-        self.abandon()
-        self.given_up = True
 
     def write(self, table: pa.Table) -> None:
-        if table.num_rows == 0 or self.given_up:
+        if table.num_rows == 0:
             return
-        months = pc.strftime(table["charge_period_start"], format="%Y-%m").to_numpy(zero_copy_only=False)
-        for month in np.unique(months):
+        # the charge month of each row by numpy's calendar months (UTC), named once per distinct month
+        starts = table["charge_period_start"].to_numpy()
+        months = starts.astype("datetime64[us]").astype("datetime64[M]")
+        for first in np.unique(months):
+            month, rows = str(np.datetime_as_string(first, unit="M")), months == first
             writer = self._writers.get(month) or self._open(month)
-            writer.write_table(table.filter(pa.array(months == month)))
-            self._rows[month] = self._rows.get(month, 0) + int((months == month).sum())
+            writer.write_table(table.filter(pa.array(rows)))
+            self._rows[month] = self._rows.get(month, 0) + int(rows.sum())
 
     def _open(self, month: str) -> pq.ParquetWriter:
         folder = self.incoming / f"month={month}"
@@ -185,7 +205,7 @@ class DatasetWriter:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
-        if not self._rows or self.given_up:
+        if not self._rows:
             self.abandon()
             return []
         target = self.root / name

@@ -39,13 +39,16 @@ def review_sums(
         return empty
     connection = _connection()
     try:
-        params = [_utc(start), _utc(end), *allowed_teams]
-        scope = (
-            review_sql.TEAM_SCOPE.format(marks=", ".join("?" * len(allowed_teams))) if allowed_teams else ""
+        params = {"files": files, "start": _utc(start), "end": _utc(end), **_pulls(store, files)}
+        if allowed_teams:
+            params["teams"] = list(allowed_teams)
+        spend = review_sql.SPEND.format(
+            unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
+            columns=", ".join(review_sql.SUMS_READ),
+            bill=_bill(params),
+            scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
         )
-        unique = review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else ""
-        spend = review_sql.SPEND.format(unique=unique, columns=", ".join(review_sql.SUMS_READ), scope=scope)
-        connection.execute(spend, [files, *params])
+        connection.execute(spend, params)
         gpu = connection.execute(review_sql.GPU_SUMS).fetchone()
         everything = connection.execute(review_sql.ALL_EFFECTIVE).fetchone()[0]
         found = {"gpu": tuple(int(v or 0) for v in gpu), "all_effective": int(everything or 0)}
@@ -76,8 +79,10 @@ def engine_rows(
         frame = empty_frame()
         frame = frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
         return frame.assign(row_count=np.zeros(0, dtype=np.int64)) if grouped else frame
+    params = {"files": files, "start": _utc(start), "end": _utc(end), **_pulls(store, files)}
     sql = review_sql.ENGINE_ROWS.format(
         unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
+        bill=_bill(params),
         columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
         scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
     )
@@ -92,7 +97,6 @@ def engine_rows(
             rows=sql,
         )
         columns = [*columns, review_sql.ROW_COUNT]
-    params = {"files": files, "start": _utc(start), "end": _utc(end)}
     if allowed_teams:
         params["teams"] = list(allowed_teams)
     if "interruptible" in columns:
@@ -108,6 +112,62 @@ def engine_rows(
             frame = frame.assign(row_count=np.zeros(0, dtype=np.int64))
         return frame[list(columns)]
     return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
+
+
+def dataset_query(
+    store: ImportDatasets,
+    files: Sequence[str],
+    sql: str,
+    *,
+    allowed_teams: Sequence[str] = (),
+    params: dict | None = None,
+    **parts: str,
+) -> list[tuple]:
+    """The rows of one of review_sql's reader queries over `files` (none: no rows): {bill} the rows
+    read (the latest Cost Explorer pull's of each day), {unique} filled in where the same rows may be in
+    two files, {scope} where `allowed_teams` are given (then a parameter, as every value is), other
+    {parts} as given; times come back as UTC datetimes."""
+    if not files:
+        return []
+    values = {"files": list(files), **_pulls(store, files), **(params or {})}
+    sql = sql.format(
+        bill=_bill(values),
+        unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
+        scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
+        **parts,
+    )
+    if allowed_teams:
+        values["teams"] = list(allowed_teams)
+    connection = _connection()
+    try:
+        table = connection.sql(sql, params=values).to_arrow_table()  # Arrow: UTC times without pytz
+    finally:
+        connection.close()
+    return [tuple(row.values()) for row in table.to_pylist()]
+
+
+def count_new_rows(files: Sequence[str], others: Sequence[str]) -> int:
+    """The rows of `files` whose row key none of `others` holds (review_sql.NEW_ROWS)."""
+    if not files:
+        return 0
+    connection = _connection()
+    try:
+        if not others:
+            return int(connection.execute(review_sql.ROWS, {"files": list(files)}).fetchone()[0])
+        found = connection.execute(review_sql.NEW_ROWS, {"files": list(files), "others": list(others)})
+        return int(found.fetchone()[0])
+    finally:
+        connection.close()
+
+
+def _pulls(store, files: Sequence[str]) -> dict:
+    """{"pulls": the Cost Explorer pulls' files among `files`, oldest pull first}, or {} without any."""
+    pulls = store.pulls(files) if hasattr(store, "pulls") else []
+    return {"pulls": pulls} if pulls else {}
+
+
+def _bill(params: dict) -> str:
+    return review_sql.LATEST_PULLS if "pulls" in params else review_sql.BILL
 
 
 def _column(values: pa.ChunkedArray, name: str):

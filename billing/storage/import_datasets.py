@@ -3,7 +3,8 @@
 A reader asks for the files of the months a period touches; they are listed from PostgreSQL's records
 of the imports still stored (a deleted import's files are never read), each path once. The same rows
 brought in by two files carry the same row key, and `may_repeat_rows` tells the SQL to count each key
-once (duckdb_review.py), as SpendRecord stores it once.
+once (duckdb_review.py). Cost Explorer pulls revise earlier days: of those, each day's rows are read
+from the latest pull only (`pulls`, review_sql.LATEST_PULLS).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import logging
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef
+from django.db.models import Max
 
-from billing.models import BillingImport, BillingImportFile, SpendRecord
+from billing.models import BillingImportFile
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ class ImportDatasets:
     def __init__(self, root: Path | None = None):
         self.root = Path(root or settings.BILLING_DATASET_DIR)
 
-    def files(self, start: dt.date, end: dt.date) -> list[Path]:
+    def recorded(self, start: dt.date, end: dt.date) -> list[Path]:
         """The recorded files of the charge months [start, end) touches."""
         first = start.replace(day=1)
         paths = (
@@ -35,19 +36,34 @@ class ImportDatasets:
         )
         return [self.root / path for path in paths]
 
-    def missing(self, start: dt.date, end: dt.date) -> list[Path]:
-        """The recorded files of [start, end) that are not on disk: a dataset folder moved, cleaned or
-        never shared (another machine's BILLING_DATASET_DIR). Readers then read the stored rows instead,
-        and the log says which files are gone; a page never fails on it."""
-        gone = [path for path in self.files(start, end) if not path.is_file()]
+    def files(self, start: dt.date, end: dt.date) -> list[Path]:
+        """The recorded files of [start, end) that are on disk. One not there (a dataset folder moved,
+        cleaned or never shared: another machine's BILLING_DATASET_DIR) is left out and the log says
+        which; a page never fails on it."""
+        found, gone = [], []
+        for path in self.recorded(start, end):
+            (found if path.is_file() else gone).append(path)
         if gone:
             logger.warning(
-                "billing datasets: %d recorded file(s) missing under %s (first: %s); reading the stored rows",
+                "billing datasets: %d recorded file(s) missing under %s (first: %s); read without them",
                 len(gone),
                 self.root,
                 gone[0],
             )
-        return gone
+        return found
+
+    def pulls(self, files: list[str]) -> list[str]:
+        """The Cost Explorer pulls' files among `files`, oldest pull first (a file two pulls recorded, the
+        same pull made twice, ranks as the later one): review_sql.LATEST_PULLS reads only the latest
+        pull's rows of each charge day."""
+        by_path = {str(Path(name).relative_to(self.root)): name for name in files}
+        ranked = (
+            BillingImportFile.objects.filter(path__in=by_path, billing_import__source_format="cost_explorer")
+            .values("path")
+            .annotate(latest=Max("billing_import_id"))
+            .order_by("latest", "path")
+        )
+        return [by_path[row["path"]] for row in ranked]
 
     @staticmethod
     def may_repeat_rows(files: list[Path]) -> bool:
@@ -57,14 +73,7 @@ class ImportDatasets:
         return len({Path(path).parent.parent for path in files}) > 1
 
 
-def covers_stored_rows() -> bool:
-    """Whether the datasets hold every stored spend row, so a reader may read them instead of the rows:
-    no import with stored rows lacks a dataset (imports made before datasets existed), and no Cost
-    Explorer pull is stored (a pull that revises earlier days deletes the earlier pulls' rows, which
-    their datasets still hold)."""
-    without_dataset = BillingImport.objects.filter(files__isnull=True).filter(
-        Exists(SpendRecord.objects.filter(billing_import=OuterRef("pk")))
-    )
-    return not (
-        without_dataset.exists() or BillingImport.objects.filter(source_format="cost_explorer").exists()
-    )
+def readable_files(start: dt.date = dt.date.min, end: dt.date = dt.date.max) -> list[str]:
+    """The files on disk of the charge months [start, end) touches (every file by default), as DuckDB
+    reads them."""
+    return [str(path) for path in ImportDatasets().files(start, end)]

@@ -1,7 +1,8 @@
 """The spend review's SQL, in one place and one dialect (DuckDB), over the columns of an import's
-Parquet dataset (datasets.py) or a ParquetSpendStore. The executors (duckdb_review.py) only fill in
-the file list, the period and the team scope as parameters; another engine (Athena, Spark) would
-translate these strings rather than keep its own copy.
+Parquet dataset (datasets.py) or a ParquetSpendStore, and every other read of the bill lines (the
+invoice, an anomaly's rows, the newest charge day...: bill lines are not PostgreSQL rows, issue 28).
+The executors (duckdb_review.py) only fill in the file list, the period and the team scope as
+parameters; another engine (Athena, Spark) translates these strings rather than keep its own copy.
 
 GPU usage is what review.scope_masks calls it (usage rows with a GPU model, not an unused commitment);
 sums are of exact int64 micro-units (DuckDB sums BIGINT into HUGEINT, so no sum wraps or rounds); the
@@ -10,11 +11,20 @@ breakdown labels are the review's (`(untagged)`, `unknown`, `other`).
 
 from __future__ import annotations
 
-# rows charged in [start, end), of the granted teams when a scope is given ({scope}: "" or "AND team IN
-# (?, ...)"); {unique}: "DISTINCT ON (row_key_hi, row_key_lo)" where the same rows may come from two
-# imports' datasets, each key counted once as SpendRecord stores it once
-PERIOD = "charge_period_start >= ? AND charge_period_start < ? {scope}"
-TEAM_SCOPE = "AND team IN ({marks})"
+# {bill}: the rows read, BILL or LATEST_PULLS; {scope}: "" or ENGINE_TEAM_SCOPE (the granted teams);
+# {unique}: "DISTINCT ON (row_key_hi, row_key_lo)" where the same rows may come from two imports'
+# datasets, each key counted once. Files whose columns differ (a dataset written before a column was
+# added) are read by name, the missing column as NULL.
+BILL = "read_parquet($files, union_by_name = true)"
+# Cost Explorer pulls (store.pull_cost_explorer): each pull is its own dataset and Cost Explorer revises
+# the days it estimated, so for each charge day (UTC) only the rows of the latest pull with rows that day
+# are read; $pulls lists the pulls' files, oldest pull first. Rows of other imports are all read.
+LATEST_PULLS = (
+    "(SELECT * EXCLUDE (filename, pull) FROM (SELECT *, coalesce(list_position($pulls, filename), 0) AS pull "
+    "FROM read_parquet($files, union_by_name = true, filename = true)) AS pulled QUALIFY pull = 0 "
+    "OR pull = max(pull) OVER (PARTITION BY date_trunc('day', charge_period_start)))"
+)
+PERIOD = "charge_period_start >= $start AND charge_period_start < $end {scope}"
 UNIQUE_ROWS = "DISTINCT ON (row_key_hi, row_key_lo)"
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
@@ -40,7 +50,7 @@ SUMS_READ = [
     "list_micros",
     "gpu_hours_micros",
 ]
-SPEND = "CREATE TEMP TABLE spend AS SELECT {unique} {columns} FROM read_parquet(?) WHERE " + PERIOD  # noqa: S608 (fixed SQL; values are parameters)
+SPEND = "CREATE TEMP TABLE spend AS SELECT {unique} {columns} FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL; values are parameters)
 GPU_SUMS = (
     "SELECT sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hours_micros) "
     "FROM spend WHERE " + GPU_USAGE
@@ -80,10 +90,7 @@ ENGINE_COLUMNS = {
     "commitment_gpu_scope": "coalesce(commitment_gpu_scope, false)",
     "commitment_end": "commitment_end",
 }
-ENGINE_ROWS = (
-    "SELECT {unique} {columns} FROM read_parquet($files) "
-    "WHERE charge_period_start >= $start AND charge_period_start < $end {scope}"
-)
+ENGINE_ROWS = "SELECT {unique} {columns} FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL)
 ENGINE_TEAM_SCOPE = "AND list_contains($teams, team)"
 
 # The review engine's frame pre-aggregated (issue 28, item 1): the rows that agree on every column the
@@ -101,3 +108,53 @@ SUMMED_COLUMNS = [
 ROW_COUNT = "row_count"
 GROUPED_ROWS = "SELECT {keys}, {sums}, count(*) AS row_count FROM ({rows}) AS spend_rows GROUP BY ALL"  # noqa: S608 (fixed SQL)
 GROUPED_SUM = "CAST(sum({name}) AS BIGINT) AS {name}"
+
+# The readers beyond the review (issue 28, item 1), over every recorded file ($files) or a period's:
+# {unique} as above, {scope} ENGINE_TEAM_SCOPE or "". Each returns a few rows, never the bill's lines.
+
+# The invoice view (invoice/selectors.py): sums by provider, billing period (BillingPeriodStart, else the
+# charge month: a Cost Explorer pull has none), charge month, currency, category and correction/refund flags
+INVOICE_GROUPS = (
+    "SELECT provider, strftime(period, '%Y-%m') AS billing_period, strftime(charge_period_start, '%Y-%m') "
+    "AS charge_month, currency, charge_category, is_correction, is_refund, sum(billed_micros), "
+    "sum(effective_micros), count(*) FROM (SELECT {unique} *, date_trunc('month', coalesce("
+    "billing_period_start, charge_period_start)) AS period FROM {bill}) AS spend_rows "
+    "WHERE period >= $start AND period < $end GROUP BY ALL ORDER BY ALL"
+)
+# the newest charge start of [start, end), any team's (how far the bill reaches)
+NEWEST_CHARGE = (
+    "SELECT max(charge_period_start) FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL)
+)
+# the first and last charge start stored, of the granted teams when scoped
+CHARGE_RANGE = "SELECT min(charge_period_start), max(charge_period_start) FROM {bill} WHERE true {scope}"
+# the dashboard's month: the newest charge start, and whether any row is charged in [start, end)
+MONTH_HAS_ROWS = (
+    "SELECT max(charge_period_start), count(*) FILTER (WHERE charge_period_start >= $start AND "
+    "charge_period_start < $end) > 0 FROM {bill} WHERE true {scope}"
+)
+# the files (one per import and month) with rows in `currency` charged in [start, end), an earlier
+# Cost Explorer pull's too (a warning may name a bill a later pull revised)
+FILES_WITH_CURRENCY = (
+    "SELECT DISTINCT filename FROM read_parquet($files, union_by_name = true, filename = true) "
+    "WHERE currency = $currency AND charge_period_start >= $start AND charge_period_start < $end {scope}"
+)
+# an anomaly's rows (finance/selectors.py spend_rows): largest effective cost first (NULL first, as
+# PostgreSQL orders a descending NULL), then by row key; {filters}: SPEND_ROW_FILTERS of those asked
+SPEND_ROWS = (
+    "SELECT * FROM (SELECT {unique} charge_period_start, charge_period_end, provider, region, resource_id, "
+    "instance_type, gpu, pricing_category, commitment_status, team, project, service_category, currency, "
+    "effective_micros, billed_micros, gpu_hours_micros, row_key_hi, row_key_lo FROM {bill} "
+    "WHERE charge_period_start >= $start AND charge_period_start < $end {filters}) AS spend_rows "
+    "ORDER BY effective_micros DESC NULLS FIRST, row_key_hi, row_key_lo LIMIT $limit"
+)
+SPEND_ROW_FILTERS = {
+    "team": "AND team = $team",
+    "provider": "AND provider = $provider",
+    "service": "AND service_category = $service",
+}
+ROWS = "SELECT count(*) FROM read_parquet($files, union_by_name = true)"
+# an import's rows no other recorded file holds (store.py: the rows it brought in, `inserted`)
+NEW_ROWS = (
+    "SELECT count(*) FROM read_parquet($files, union_by_name = true) AS own "
+    "ANTI JOIN read_parquet($others, union_by_name = true) AS other USING (row_key_hi, row_key_lo)"
+)

@@ -1,11 +1,13 @@
-"""Write one billing file's normalized rows as SpendRecords: idempotent, all or nothing, in chunks.
+"""Store one billing file's normalized rows as the import's Parquet dataset: all or nothing, in chunks.
 
 Each chunk is enriched (catalog, tags, hours), checked against the stored fields' bounds (checks.py),
-keyed (keys.py) and written (spend_writer.py: binary COPY on PostgreSQL, sent while the next chunk
-is prepared); the whole file runs in one transaction, so a bad cell in the last chunk leaves nothing
-of the file behind. Every chunk is also written to the import's immutable Parquet dataset
-(datasets.py), moved into place and recorded (BillingImportFile) when the whole file is read. Mixed billing currencies need a stored FX rate for every currency but the base,
-since a review can only add them up converted.
+keyed (keys.py) and written to the import's immutable dataset (datasets.py), which is moved into place
+and recorded (BillingImportFile) when the whole file is read; a bad cell in the last chunk leaves
+nothing of the file behind. Bill lines are not PostgreSQL rows (issue 28, item 1): PostgreSQL keeps
+the import and its files. The rows another
+import already brought in are counted `unchanged` (by row key; readers count each key once) and the
+rest `inserted`. Mixed billing currencies need a stored FX rate for every currency but the base, since
+a review can only add them up converted.
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ from billing.imports.checks import check_stored_bounds
 from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
-from billing.models import BillingImport, BillingImportFile, SpendRecord
+from billing.models import BillingImport, BillingImportFile
 from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
-from billing.storage.keys import OccurrenceCounter, row_key_lanes, row_keys
-from billing.storage.legacy_keys import LegacyRows
-from billing.storage.spend_writer import SpendWriter
-from billing.tasks import check_spend_after_commit, refresh_snapshots_after_commit
+from billing.storage.duckdb_review import count_new_rows
+from billing.storage.import_datasets import ImportDatasets
+from billing.storage.keys import OccurrenceCounter, row_key_lanes
+from billing.tasks import check_spend_after_commit
 from pricing.fx import fx_rates
 from pricing.models import GpuAlias, InstanceType
 
@@ -121,50 +123,47 @@ def store_chunks(
             provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        legacy = LegacyRows.find(source_format=source_format, checksum=checksum)
         dataset = DatasetWriter(settings.BILLING_DATASET_DIR)
-        with _abandoned_on_error(dataset), SpendWriter(billing_import.pk) as writer:
+        with _abandoned_on_error(dataset):
             for chunk in chunks:
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
-                lanes = row_key_lanes(rows, seen)
-                _write_dataset(dataset, rows, lanes)
+                _write_dataset(dataset, rows, row_key_lanes(rows, seen), file, source_columns)
                 result.rows_seen += len(rows)
-                if legacy:
-                    writer.settle()  # the database is the legacy lookup's now
-                    rows, lanes = legacy.claim(rows, lanes, file=file, source_columns=source_columns)
-                writer.write(rows, lanes)
                 if result.rows_seen > MAX_ROWS_PER_FILE:
                     raise BillingFileError(
                         file, f"over {MAX_ROWS_PER_FILE:,} rows in one file; split the export"
                     )
                 if progress:
                     progress(len(chunk))
-        if legacy:
-            legacy.finish()
-        result.inserted, result.unchanged = writer.inserted, result.rows_seen - writer.inserted
-        billing_import.rows_seen, billing_import.file_sha256 = result.rows_seen, checksum()
+        billing_import.file_sha256 = checksum()
+        _record_dataset(billing_import, dataset)
+        result.inserted = new_rows(billing_import.pk)
+        result.unchanged = result.rows_seen - result.inserted
+        billing_import.rows_seen = result.rows_seen
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
-        _record_dataset(billing_import, dataset)
-        refresh_snapshots_after_commit()
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
 
 
-def _write_dataset(dataset: DatasetWriter, rows: pd.DataFrame, lanes) -> None:
-    """Every row of the file, as read, into the import's dataset. An amount beyond int64 micro-units
-    leaves the import without one: readers then read every row from the database, where the review
-    refuses that amount naming its column (review.stored_amount_too_large)."""
-    if dataset.given_up:
-        return
+def _write_dataset(
+    dataset: DatasetWriter, rows: pd.DataFrame, lanes, file: str, source_columns: Mapping[str, str]
+) -> None:
+    """Every row of the chunk, as read, into the import's dataset. An amount beyond int64 micro-units
+    (about 9.2 trillion) is refused naming its row and column: no exact sum could hold it."""
     try:
         dataset.write(dataset_frame(rows, lanes))
-    except MicrosOutOfRange:
-        dataset.give_up()
+    except MicrosOutOfRange as error:
+        raise BillingFileError(
+            file,
+            f"{error.value} is beyond 9.2 trillion, where exact sums stop",
+            row=int(rows["source_row"].iloc[error.position]),
+            column=source_columns.get(error.column, error.column),
+        ) from None
 
 
 @contextmanager
@@ -218,6 +217,26 @@ def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> No
     BillingImportFile.objects.bulk_create(files)
 
 
+def new_rows(import_id: int) -> int:
+    """The rows of the import's own dataset that no other recorded file of its months holds (by row key):
+    the rows it brought in. None where it recorded an earlier import's dataset (the same file again)."""
+    own = BillingImportFile.objects.filter(
+        billing_import_id=import_id, path__startswith=f"import={import_id}/"
+    )
+    months = set(own.values_list("month", flat=True))
+    others = (
+        BillingImportFile.objects.filter(month__in=months)
+        .exclude(path__startswith=f"import={import_id}/")
+        .values_list("path", flat=True)
+        .distinct()
+    )
+    root = ImportDatasets().root
+    return count_new_rows(
+        [str(root / path) for path in own.values_list("path", flat=True)],
+        [str(root / path) for path in others if (root / path).is_file()],
+    )
+
+
 def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: set[str], file: str) -> None:
     for currency in pd.unique(chunk["currency"]):
         if currency not in seen:
@@ -235,20 +254,14 @@ def _check_currency_mix(chunk: pd.DataFrame, seen: dict[str, int], convertible: 
 
 
 def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
-    """Store a Cost Explorer pull, replacing the earlier pulls' rows of the same days (Cost Explorer
-    revises estimated days); an unchanged row is kept and counted as unchanged."""
+    """Store a Cost Explorer pull as its own dataset. Cost Explorer revises estimated days: the readers
+    keep, for each charge day, only the latest pull's rows (review_sql.LATEST_PULLS), so a pull's days
+    replace the earlier pulls' rows of the same days; its rows already stored by an earlier pull are
+    counted unchanged."""
     from billing.imports.cost_explorer import normalized_rows
 
     frame = normalized_rows(list(page_iter), tag=tag)
     name = f"cost-explorer {start}..{end}" + (f" by tag {tag}" if tag else "")
-    with transaction.atomic():
-        keys = set(row_keys(frame).tolist()) if len(frame) else set()
-        stale = SpendRecord.objects.filter(
-            billing_import__source_format="cost_explorer",
-            charge_period_start__gte=dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC),
-            charge_period_start__lt=dt.datetime.combine(end, dt.time(), tzinfo=dt.UTC),
-        ).exclude(row_key__in=keys)
-        stale.delete()
-        return store_chunks(
-            [frame] if len(frame) else [], file_name=name, source_format="cost_explorer", provider="aws"
-        )
+    return store_chunks(
+        [frame] if len(frame) else [], file_name=name, source_format="cost_explorer", provider="aws"
+    )

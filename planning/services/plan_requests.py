@@ -154,14 +154,12 @@ MAX_LOOKBACK_DAYS = 3 * 365  # the longest period a plan reads (demand.MAX_PERIO
 
 def stored_bill_days() -> tuple[dt.date | None, dt.date | None]:
     """The first and last UTC days any stored spend row is charged in."""
-    from django.db.models import Max, Min
+    from billing.review.selectors import charge_range
 
-    from billing.models import SpendRecord
-
-    found = SpendRecord.objects.aggregate(first=Min("charge_period_start"), last=Max("charge_period_start"))
-    if found["last"] is None:
+    found = charge_range()
+    if found is None:
         return None, None
-    return found["first"].astimezone(dt.UTC).date(), found["last"].astimezone(dt.UTC).date()
+    return found[0].astimezone(dt.UTC).date(), found[1].astimezone(dt.UTC).date()
 
 
 def _lead_time(value: object) -> int:

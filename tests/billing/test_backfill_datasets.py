@@ -1,5 +1,6 @@
-"""`backfill_billing_datasets` (issue 28, item 1): an import stored before datasets existed gets its
-dataset from its stored rows, equal to the one the import itself wrote, and a second run writes nothing.
+"""`backfill_billing_datasets` and migration 0010 (issue 28, item 1): an import stored as SpendRecord rows
+gets its dataset from its stored rows, equal to the one an import writes, and a second run writes
+nothing; Cost Explorer pulls get one dataset of every pull's stored rows.
 
 The fixture's hand total (tests/billing/test_import_datasets.py, recomputed there with the csv module):
 tests/billing/fixtures/aws_focus_export.csv, 4 rows charged in May 2026, EffectiveCost 116.20 USD.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import shutil
+import uuid
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,12 +20,14 @@ import pytest
 from django.core.management import call_command
 
 from billing.imports.importer import import_file
-from billing.models import BillingImportFile
+from billing.models import BillingImport, BillingImportFile, SpendRecord
 from billing.review.service import _build_review, make_request
 from billing.storage import review_sql
 from billing.storage.datasets import SCHEMA
-from billing.storage.import_datasets import covers_stored_rows
+from billing.storage.import_datasets import readable_files
+from pricing.models import GpuModel
 from tests.billing.catalog import make_catalog
+from tests.billing.stored import stored_rows
 
 pytestmark = pytest.mark.django_db
 AWS = Path(__file__).parent / "fixtures" / "aws_focus_export.csv"
@@ -36,10 +40,28 @@ def _rows(paths):
     return duckdb.sql(sql).to_arrow_table()
 
 
+def _store_as_rows(billing_import):
+    """The import's dataset as the SpendRecord rows an import stored before bill lines left PostgreSQL."""
+    gpus = dict(GpuModel.objects.values_list("slug", "id"))
+    names = {field.attname for field in SpendRecord._meta.fields} - {"row_key", "billing_import_id", "gpu_id"}
+    SpendRecord.objects.bulk_create(
+        SpendRecord(
+            row_key=uuid.UUID(int=(row.row_key_hi << 64) | row.row_key_lo),
+            billing_import=billing_import,
+            gpu_id=gpus.get(row.gpu),
+            **{name: getattr(row, name) for name in names},
+        )
+        for row in stored_rows(imports=[billing_import.pk])
+    )
+
+
 def _forget_dataset(root: Path):
-    """As before datasets existed: no file recorded, none on disk; the rows the import had written."""
+    """As before datasets existed: the rows stored, no file recorded, none on disk; the rows the import
+    had written."""
     paths = [root / f.path for f in BillingImportFile.objects.all()]
     written = _rows(paths)
+    for billing_import in BillingImport.objects.all():
+        _store_as_rows(billing_import)
     BillingImportFile.objects.all().delete()
     for folder in root.glob("import=*"):
         shutil.rmtree(folder)
@@ -53,14 +75,13 @@ def test_an_old_import_gets_the_dataset_its_import_would_have_written(settings):
     review = _build_review(request)
     root = Path(settings.BILLING_DATASET_DIR)
     written = _forget_dataset(root)
-    assert not covers_stored_rows()  # readers fall back to the rows
+    assert readable_files() == []  # the rows are not read
     out = io.StringIO()
     call_command("backfill_billing_datasets", stdout=out)
     assert out.getvalue().splitlines()[-1] == "backfilled 1 import(s), 4 rows"
     (record,) = BillingImportFile.objects.all()
     assert (record.month, record.rows) == (dt.date(2026, 5, 1), 4)
     assert _rows([root / record.path]).equals(written)  # every column, the row keys included
-    assert covers_stored_rows()
     assert _build_review(request)["totals"] == review["totals"]
     assert Decimal(review["totals"]["effective_cost"]) <= Decimal("116.20")  # GPU part of the file's total
     again = io.StringIO()

@@ -9,8 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from billing.imports.importer import import_files
-from billing.models import BillingImport, SpendRecord
+from billing.models import BillingImport
 from pricing.models import FxRate
+from tests.billing.stored import stored_row, stored_rows
 
 pytestmark = pytest.mark.django_db
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName,ConsumedQuantity,ConsumedUnit,x_UsageType"
@@ -31,7 +32,7 @@ def run(path, *options):
 
 
 def assert_nothing_stored():
-    assert SpendRecord.objects.count() == 0
+    assert len(stored_rows()) == 0
     assert BillingImport.objects.count() == 0
 
 
@@ -117,7 +118,7 @@ def test_one_bad_file_does_not_stop_a_good_one(tmp_path):
     with pytest.raises(CommandError, match=r"bad.csv:2:ChargeCategory: unknown value 'Usagex'"):
         call_command("import_billing", str(good), str(bad), "--no-progress", stdout=out)
     assert out.getvalue().strip() == "inserted 1, unchanged 0, rejected 1"
-    assert SpendRecord.objects.count() == 1
+    assert len(stored_rows()) == 1
 
 
 def test_gzip_and_duplicate_rows(tmp_path):
@@ -132,8 +133,8 @@ def test_gzip_and_duplicate_rows(tmp_path):
 def test_unmapped_instance_type_is_kept_and_listed(tmp_path):
     path = write(tmp_path, "h.csv", HEADER, GOOD)
     result = import_files([path])
-    record = SpendRecord.objects.get()
-    assert (record.instance_type, record.gpu_id, record.gpu_hours) == ("g6.xlarge", None, 0)
+    record = stored_row()
+    assert (record.instance_type, record.gpu, record.gpu_hours) == ("g6.xlarge", "", 0)
     assert record.instance_hours == 24
     assert dict(result.unmapped) == {"aws:g6.xlarge": 1}
     assert BillingImport.objects.get().unmapped_instance_types == {"aws:g6.xlarge": 1}
@@ -163,7 +164,11 @@ def test_amounts_whose_sum_would_wrap_around_are_refused_by_the_review_not_added
     assert error.startswith("billed: the stored rows of this period add up beyond 4.6 trillion"), error
 
 
-def test_a_stored_amount_beyond_the_exact_range_is_refused_by_the_review(tmp_path):
+def test_an_amount_beyond_the_exact_range_is_refused_by_the_import_naming_row_and_column(tmp_path):
+    """90 trillion is 9e19 micro-units, beyond int64's 9.2e18: no exact sum could hold it."""
     path = write(tmp_path, "huge.csv", HEADER, GOOD.replace("10.00,10.00", "90000000000000,1"))
-    assert import_files([path]).inserted == 1
-    assert review_error() == "billed: a stored amount is beyond 9.2 trillion, where exact sums stop"
+    result = import_files([path])
+    assert result.errors == [
+        f"{path}:2:BilledCost: 90000000000000 is beyond 9.2 trillion, where exact sums stop"
+    ]
+    assert_nothing_stored()

@@ -16,9 +16,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from billing.models import SpendRecord
 from procurement.models import Recommendation, Workload
 from tests.billing.catalog import import_demo_billing, make_catalog
+from tests.billing.stored import stored_rows
 
 pytestmark = pytest.mark.django_db
 DAYS, HOURS = 184, 4416
@@ -181,11 +181,11 @@ def test_each_savings_kind_matches_hand_computation(demo):
 
 
 def test_team_filter_and_reimport_adds_nothing(demo, tmp_path):
-    count = SpendRecord.objects.count()
+    count = len(stored_rows())
     out = StringIO()
     call_command("import_billing", str(tmp_path / "demo.csv"), "--no-progress", stdout=out)
     assert out.getvalue().strip() == f"inserted 0, unchanged {len(demo['rows'])}, rejected 0"
-    assert SpendRecord.objects.count() == count
+    assert len(stored_rows()) == count
     body = review("--team", "vision")
     assert [t["team"] for t in body["by_team"]] == ["vision"]
     assert body["unused_commitment_cost"] == "0.00"

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from billing.imports.importer import import_file, import_files
-from billing.models import BillingImport, SpendRecord
+from billing.models import BillingImport
 from billing.review.service import _build_review, make_request
 from pricing.models import FxRate, GpuModel, InstanceType, Provider
 from tests.billing.catalog import make_catalog
+from tests.billing.stored import stored_row, stored_rows
 
 pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,7 +60,7 @@ def test_aws_focus_export(catalog):
     assert body["non_gpu_cost"] == "5.20"
     assert {t["team"]: t["effective_cost"] for t in body["by_team"]} == {"ml": "110.08", "research": "0.92"}
     assert {p["pricing_category"] for p in body["by_pricing_category"]} == {"on_demand", "spot"}
-    stored = SpendRecord.objects.get(resource_id="i-0awsp5")
+    stored = stored_row(resource_id="i-0awsp5")
     assert stored.tags == {"team": "ml", "aws:createdBy": "AssumedRole:trainer"}  # user: dropped
 
 
@@ -89,14 +90,14 @@ def test_google_cloud_focus_in_snake_case_with_label_records(catalog, settings):
     assert (body["totals"]["effective_cost"], body["totals"]["gpu_hours"]) == ("176.98", "16.00")
     assert body["non_gpu_cost"] == "2.50"
     assert body["by_team"] == [body["by_team"][0]] and body["by_team"][0]["team"] == "ml"
-    assert SpendRecord.objects.get(sku_id="NETWORK-EGRESS-INTERNET").consumed_quantity is None  # "" is null
+    assert stored_row(sku_id="NETWORK-EGRESS-INTERNET").consumed_quantity is None  # "" is null
 
 
 def test_oci_focus_export_with_key_value_tags_in_pounds(catalog):
     body = reviewed("oci_focus_export.csv")
     assert (body["totals"]["effective_cost"], body["totals"]["gpu_hours"]) == ("100.00", "8.00")
     assert body["non_gpu_cost"] == "5.00"
-    assert SpendRecord.objects.get(sku_id="B98415").tags == {"team": "ml", "Oracle-Tags.CreatedBy": "trainer"}
+    assert stored_row(sku_id="B98415").tags == {"team": "ml", "Oracle-Tags.CreatedBy": "trainer"}
 
 
 @pytest.mark.parametrize("spell", [str.lower, str.upper, lambda name: name])
@@ -141,4 +142,4 @@ def test_a_focus_file_missing_a_required_column_names_it(tmp_path):
     path.write_text("\n".join(lines[:1]) + "\n")
     result = import_files([path])
     assert result.errors == [f"{path}:1:BilledCost: missing required column(s): BilledCost"]
-    assert Decimal(0) == sum(Decimal(r.effective_cost) for r in SpendRecord.objects.all())
+    assert Decimal(0) == sum(Decimal(r.effective_cost) for r in stored_rows())

@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
 from billing.imports.importer import import_file
-from billing.models import SpendRecord
 from billing.review.engine import REVIEW_COLUMNS, ReviewRequest, spend_review
 from billing.review.service import _build_review, make_request
 from pricing.models import FxRate, GpuAlias, GpuModel, InstanceType, Provider
 from tests.billing.catalog import make_catalog
+from tests.billing.stored import stored_row
 
 pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -118,7 +118,7 @@ def test_google_clouds_per_gpu_skus_are_gpu_hours(catalog, tmp_path):
             "billed_cost": "30.00",
         }
     ]
-    assert SpendRecord.objects.get(effective_cost=176).instance_type == "nvidia-h100-80gb"
+    assert stored_row(effective_cost=176).instance_type == "nvidia-h100-80gb"
 
 
 def test_rows_the_bill_cannot_tell_are_undetermined_never_non_gpu(catalog, tmp_path):

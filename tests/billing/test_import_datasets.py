@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from billing.imports.importer import import_file
+from billing.imports.importer import import_file, import_files
 from billing.imports.records import BillingFileError
 from billing.models import BillingImport, BillingImportFile
 from billing.review import selectors
@@ -87,12 +87,16 @@ def test_a_re_import_into_another_dataset_folder_writes_its_own_files(settings, 
     assert first.files.exists()  # the first import keeps its record (its files are elsewhere)
 
 
-def test_a_review_over_missing_dataset_files_reads_the_stored_rows(settings, caplog):
-    """A recorded file gone from disk: the review reads the database's rows (the same 111.00 USD GPU spend
-    as test_the_review_reads_the_imports_datasets_not_the_rows) and the log names what is missing."""
+def test_a_review_over_missing_dataset_files_reads_the_files_still_there(settings, caplog, tmp_path):
+    """A recorded file gone from disk: the review reads the other files (here the fixture's first import,
+    111.00 USD of GPU spend as test_the_review_reads_the_imports_datasets states; the deleted file held
+    the same rows), never fails, and the log names what is missing."""
     make_catalog()
     import_file(AWS)
-    record = BillingImportFile.objects.get()
+    copy = tmp_path / "aws_again.csv"
+    copy.write_text(AWS.read_text() + "\n")  # another checksum, the same rows
+    import_file(copy)
+    record = BillingImportFile.objects.get(billing_import__file_name=copy.name)
     (Path(settings.BILLING_DATASET_DIR) / record.path).unlink()
     with caplog.at_level("WARNING", logger="billing.storage.import_datasets"):
         review = _build_review(make_request(start=MAY[0], end=MAY[1]))
@@ -139,17 +143,47 @@ def test_a_bill_of_two_months_is_partitioned_by_charge_month(tmp_path, settings)
 
 
 @pytest.mark.parametrize("teams, expected", [((), "111.00"), (("ml",), "110.08")])
-def test_the_review_reads_the_imports_datasets_not_the_rows(monkeypatch, teams, expected):
+def test_the_review_reads_the_imports_datasets(teams, expected):
     """GPU usage of the fixture: p5.48xlarge 110.08 (team ml) + g6e.xlarge 0.92 (team research), as
     tests/billing/test_storage_duckdb.py states; a granted engineer of team ml sees 110.08 only."""
     make_catalog()
     import_file(AWS)
-
-    def rows_read(*args, **kwargs):
-        raise AssertionError("the review read the database rows")
-
-    for name in ("copied_spend_frame", "fetched_spend_frame", "snapshot_spend_frame"):
-        monkeypatch.setattr(selectors, name, rows_read)
     request = make_request(start=MAY[0], end=MAY[1])
     request = type(request)(**{**request.__dict__, "allowed_teams": teams})
     assert _build_review(request)["totals"]["effective_cost"] == expected
+
+
+ONE_ROW_HEADER = (
+    "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,"
+    "ProviderName,RegionId,ResourceId,PricingCategory,ConsumedQuantity,ConsumedUnit,ServiceCategory,"
+    "x_UsageType,Tags"
+)
+
+
+def one_row_file(tmp_path, name: str, day: str, cost: str, resource: str = "i-new"):
+    path = tmp_path / name
+    path.write_text(
+        ONE_ROW_HEADER
+        + f"\n{day}T00:00:00Z,{day}T01:00:00Z,Usage,{cost},{cost},USD,AWS,us-east-1,{resource},Standard,"
+        '1,Hours,Compute,USE1-BoxUsage:g6.xlarge,"{""team"": ""ml""}"\n'
+    )
+    return path
+
+
+def test_an_import_adds_its_rows_to_the_next_review(tmp_path):
+    import_demo_billing(tmp_path, months=3)
+    before = selectors.dataset_rows(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
+    import_files([one_row_file(tmp_path, "late.csv", "2026-05-20", "7.250000")], fmt="focus")
+    after = selectors.dataset_rows(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
+    assert len(after) == len(before) + 1
+    assert after["effective_micros"].sum() == before["effective_micros"].sum() + 7_250_000
+
+
+def test_deleting_an_import_takes_its_rows_out_of_the_next_review(tmp_path):
+    import_demo_billing(tmp_path, months=3)
+    extra = import_files([one_row_file(tmp_path, "extra.csv", "2026-06-02", "3.000000")], fmt="focus")
+    with_extra = selectors.dataset_rows(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
+    BillingImport.objects.filter(pk__in=extra.imports).delete()
+    without = selectors.dataset_rows(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
+    assert len(without) == len(with_extra) - 1
+    assert "i-new" not in set(without["resource_id"].astype(str))

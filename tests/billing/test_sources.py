@@ -12,8 +12,9 @@ from billing.imports.cur import read_cur
 from billing.imports.focus import read_focus
 from billing.imports.importer import import_files
 from billing.imports.utilization import hourly_frame
-from billing.models import GpuUtilization, SpendRecord
+from billing.models import GpuUtilization
 from tests.billing.catalog import make_catalog
+from tests.billing.stored import stored_row, stored_rows
 
 CUR_HEADER = [
     "line_item_usage_start_date",
@@ -187,7 +188,7 @@ def test_cur_parquet_with_map_tags_imports_like_csv(tmp_path):
     pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
     result = import_files([path], fmt="cur")
     assert (result.inserted, result.errors) == (6, [])
-    p5 = SpendRecord.objects.get(resource_id="i-1")
+    p5 = stored_row(resource_id="i-1")
     assert (p5.team, p5.gpu_hours, p5.effective_cost) == ("ml", Decimal(16), Decimal("110.08"))
 
 
@@ -239,10 +240,10 @@ def test_focus_parquet_correction_and_sku_price_details(tmp_path):
     path = tmp_path / "focus.parquet"
     pd.DataFrame(rows, columns=FOCUS_HEADER.split(",")).to_parquet(path, index=False)
     assert import_files([path]).inserted == 2
-    records = SpendRecord.objects.order_by("source_row")
+    records = stored_rows()
     assert [r.is_correction for r in records] == [False, True]
     assert {r.team for r in records} == {"ml"}  # team falls back to cost-center
-    assert records[0].gpu.slug == "h100-sxm5-80gb" and records[0].gpu_hours == 24 * 8
+    assert records[0].gpu == "h100-sxm5-80gb" and records[0].gpu_hours == 24 * 8
     import datetime as dt
 
     from billing.review.service import build_review, make_request

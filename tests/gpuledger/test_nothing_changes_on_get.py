@@ -1,7 +1,6 @@
 """Nothing changes on GET (issue 31, finding 4): every GET route of the URL conf, opened by every role
 that may open it, leaves every table as it was. A report page or download computes its report; only
-"Keep this report" (a POST) stores a snapshot. The one store a GET may fill is a cache: the spend
-review's month snapshots (billing.SpendSnapshot, PostgreSQL only), one row per month at most."""
+"Keep this report" (a POST) stores a snapshot. The one store a GET may fill is a sign-in's session."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from tests.gpuledger.test_authorization_matrix import (  # noqa: F401  (world: t
 )
 
 pytestmark = pytest.mark.django_db
-CACHES = {"billing.SpendSnapshot", "sessions.Session"}  # a month cache; a sign-in touches its session
+CACHES = {"sessions.Session"}  # a sign-in touches its session
 
 
 def table_counts() -> dict[str, int]:

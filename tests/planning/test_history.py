@@ -19,7 +19,6 @@ import json
 import numpy as np
 import pytest
 from django.core.exceptions import PermissionDenied
-from django.db import connection
 
 from billing.imports.importer import import_files
 from billing.models import GpuUtilization, SpendGrant
@@ -315,13 +314,11 @@ def test_the_demo_bill_gives_a_plan_worth_looking_at(tmp_path):
     assert set(usage.pricing_category) == {"committed", "on_demand", "spot"}
 
 
-@pytest.mark.services
-def test_postgresql_reads_the_same_rows_by_snapshot_and_by_copy(bill, require_postgres):
-    """Every team's rows come from the month snapshots, a team scope's through the COPY stream; both
-    give the hand series above (the SQLite run of the same tests reads fetched rows)."""
-    assert connection.vendor == "postgresql"
+def test_every_teams_rows_and_a_team_scope_give_the_hand_series(bill):
+    """Every team's rows and a team scope's (the teams in DuckDB's WHERE clause) give the hand series
+    above, read after read."""
     everyone, _ = scope_demand(week())
-    again, _ = scope_demand(week())  # the second read is from the stored snapshot
+    again, _ = scope_demand(week())
     ml, _ = scope_demand(week(teams=("ml", "web")))
     assert everyone.billed.tolist() == again.billed.tolist() == ml.billed.tolist()
     assert everyone.billed[:60].tolist() == [2.0] * 24 + [1.0] * 36
@@ -338,25 +335,15 @@ def usage_records(usage) -> list[tuple]:
     return sorted(zip(*columns, strict=True))
 
 
-@pytest.mark.services
-def test_postgresql_reads_the_same_usage_rows_by_snapshot_copy_and_fetch(bill, require_postgres, monkeypatch):
-    """The plan reads only its columns (history.PLAN_COLUMNS): by the month snapshots (built, then
-    stored), by the COPY stream and by fetched rows (SQLite's path, run here on the same rows) it gets
-    the same UsageRows, every column and the bill's coverage."""
-    from billing.review import selectors
-    from planning import history as history_module
-
-    built = plan_usage_rows(week())
-    stored = plan_usage_rows(week())  # from the snapshot the first read stored
-    copied = plan_usage_rows(week(teams=("ml", "web")))
-    monkeypatch.setattr(history_module.connection, "vendor", "sqlite")  # the fetched rows' path
-    fetched = plan_usage_rows(week(teams=("ml", "web")))
-    monkeypatch.undo()
-    expected = usage_records(built)
+def test_every_teams_read_and_a_team_scope_give_the_same_usage_rows(bill):
+    """The plan reads only its columns (history.PLAN_COLUMNS) by DuckDB over the imports' datasets: every
+    team's rows and the scope of the teams that hold them (the team in the query) give the same
+    UsageRows, every column and the bill's coverage."""
+    everyone = plan_usage_rows(week())
+    scoped = plan_usage_rows(week(teams=("ml", "web")))
+    expected = usage_records(everyone)
     assert len(expected) == 4  # the p5, L4 and L40S rows and the unused commitment; June's p5 is outside
-    assert usage_records(stored) == usage_records(copied) == usage_records(fetched) == expected
-    for other in (stored, copied, fetched):
-        assert other.covered_start_hour.tolist() == built.covered_start_hour.tolist()
-        assert other.covered_end_hour.tolist() == built.covered_end_hour.tolist()
-    assert set(built.provider) == {"aws"}
-    assert selectors.fetched_spend_frame("WHERE 1 = 0", [], history_module.PLAN_COLUMNS).empty
+    assert usage_records(scoped) == expected
+    assert scoped.covered_start_hour.tolist() == everyone.covered_start_hour.tolist()
+    assert scoped.covered_end_hour.tolist() == everyone.covered_end_hour.tolist()
+    assert set(everyone.provider) == {"aws"}

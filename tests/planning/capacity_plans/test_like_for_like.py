@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from billing.models import SpendRecord
+from tests.billing.stored import stored_rows
 from tests.planning.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db
@@ -30,8 +30,9 @@ def test_the_default_plan_covers_every_gpu_model_at_the_bills_own_prices(demo_bi
     plan = _post(client, BODY)
     # every GPU model of the bills, listed by spend (the bills' effective cost of each model's rows)
     spend = {}
-    for gpu, cost in SpendRecord.objects.filter(gpu__isnull=False).values_list("gpu__slug", "effective_cost"):
-        spend[gpu] = spend.get(gpu, Decimal(0)) + cost
+    for row in stored_rows():
+        if row.gpu:
+            spend[row.gpu] = spend.get(row.gpu, Decimal(0)) + row.effective_cost
     assert [model["gpu_model"] for model in plan["models"]] == sorted(spend, key=lambda gpu: -spend[gpu])
     assert [model["gpu_model"] for model in plan["models"]][
         0

@@ -17,12 +17,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db.models import Sum
 
-from billing.models import SpendRecord
 from planning.models import CapacityPlan
 from pricing.models import Offer, PriceObservation
 from tests.billing.catalog import import_demo_files
+from tests.billing.stored import stored_rows
 from tests.planning.capacity_plans.conftest import PERIOD
 
 pytestmark = pytest.mark.django_db
@@ -59,13 +58,14 @@ def test_the_command_plans_the_bills_h100_demand_at_the_catalog_prices(demo_bill
     assert curve == sorted(curve, reverse=True) and curve[0] == demand["percentiles"]["peak"]
     assert sum(curve) == pytest.approx(demand["gpu_hours"], abs=0.01 * len(curve))
     # the status quo's rate: effective cost of the H100 rows (unused commitments included) / GPU-hours used
-    rows = SpendRecord.objects.filter(
-        gpu__slug=H100,
-        provider="aws",
-        charge_period_start__gte=dt.datetime(2026, 5, 1, tzinfo=dt.UTC),
-        charge_period_start__lt=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
-    )
-    cost = rows.aggregate(total=Sum("effective_cost"))["total"]
+    rows = [
+        row
+        for row in stored_rows(gpu=H100, provider="aws")
+        if dt.datetime(2026, 5, 1, tzinfo=dt.UTC)
+        <= row.charge_period_start
+        < dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    ]
+    cost = sum(row.effective_cost for row in rows)
     assert float(result["status_quo_cost_per_gpu_hour"]) == pytest.approx(
         float(cost) / demand["gpu_hours"], rel=1e-4
     )
