@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('billing', '0009_export_sources_and_deliveries'),
+        ('billing', '0011_spend_snapshot_retired'),
     ]
 
     operations = [
