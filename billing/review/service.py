@@ -11,6 +11,7 @@ from billing.review.cache import cached_review
 from billing.review.engine import ReviewRequest, non_gpu_breakdown, spend_review
 from billing.review.fx_months import missing_rate_warning
 from billing.review.report import review_report_data
+from billing.storage.import_datasets import ImportDatasets
 
 
 def build_review(request: ReviewRequest) -> dict:
@@ -33,7 +34,8 @@ def _build_review(request: ReviewRequest) -> dict:
 
 
 def with_warnings(review: dict, request: ReviewRequest) -> dict:
-    """The review's `warnings` (lines for people): each missing FX rate, naming its bills and month."""
+    """The review's `warnings` (lines for people): each missing FX rate, naming its bills and month; each
+    bill whose stored dataset file is gone from disk (the review is read without its rows)."""
     warnings = [
         missing_rate_warning(
             entry,
@@ -41,6 +43,12 @@ def with_warnings(review: dict, request: ReviewRequest) -> dict:
             selectors.bills_of(entry["currency"], entry["month"], request.allowed_teams),
         )
         for entry in review.get("fx_missing", [])
+    ]
+    start, _ = request.previous
+    warnings += [
+        f"{name}, {month:%Y-%m}: its stored data file is missing on this server, so this review leaves its "
+        "rows out; import the bill again to restore them"
+        for name, month in ImportDatasets().missing_bills(start, request.end)
     ]
     return review | {"warnings": warnings}
 

@@ -52,6 +52,21 @@ class ImportDatasets:
             )
         return found
 
+    def missing_bills(self, start: dt.date, end: dt.date) -> list[tuple[str, dt.date]]:
+        """(bill file name, charge month) of each recorded dataset file of [start, end) not on disk, for
+        the review's warnings: a review read without them must say so, not just log it."""
+        first = start.replace(day=1)
+        records = (
+            BillingImportFile.objects.filter(month__gte=first, month__lt=end)
+            .order_by("month", "billing_import__file_name")
+            .values_list("path", "billing_import__file_name", "month")
+        )
+        seen: dict[str, tuple[str, dt.date]] = {}
+        for path, name, month in records:
+            if path not in seen and not (self.root / path).is_file():
+                seen[path] = (name, month)
+        return list(dict.fromkeys(seen.values()))
+
     def pulls(self, files: list[str]) -> list[str]:
         """The Cost Explorer pulls' files among `files`, oldest pull first (a file two pulls recorded, the
         same pull made twice, ranks as the later one): review_sql.LATEST_PULLS reads only the latest

@@ -102,6 +102,11 @@ def test_a_review_over_missing_dataset_files_reads_the_files_still_there(setting
         review = _build_review(make_request(start=MAY[0], end=MAY[1]))
     assert review["totals"]["effective_cost"] == "111.00"
     assert "1 recorded file(s) missing" in caplog.text and record.path in caplog.text
+    # and the review says so to its reader, naming the bill and the month (not only the server's log)
+    assert review["warnings"] == [
+        "aws_again.csv, 2026-05: its stored data file is missing on this server, so this review leaves its "
+        "rows out; import the bill again to restore them"
+    ]
 
 
 def test_the_same_rows_in_two_files_are_counted_once(tmp_path):
