@@ -248,23 +248,9 @@ def test_a_trial_costs_what_the_chosen_levels_cost_at_its_growth(case, multiplie
     assert float(plan.p90_npv) == _approx(npv)
 
 
-@st.composite
-def cases_with_commitments_in_force(draw):
-    """The cases above with commitments bought before the plan: some GPUs in force in each plan year
-    (0 once one has ended) and a payment every month."""
-    case = draw(cases())
-    years = case.growth_by_year.size
-    gpus = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5]), min_size=years, max_size=years)))
-    monthly = np.full(case.horizon_months + 1, float(draw(st.integers(0, 3000))))
-    monthly[0] = 0.0
-    return replace(case, in_force=CommitmentsInForce(gpus, monthly, "test"))
-
-
-@SETTINGS
-@given(cases_with_commitments_in_force())
-def test_commitments_in_force_sit_below_the_cheapest_integer_mix(case):
-    """Issue 27: the reservations in force are supply already bought. The plan with them is still the
-    cheapest integer mix, by the hour-by-hour reference with the commitments at the bottom of the stack."""
+def _assert_cheapest_mix_with_commitments_in_force(case) -> None:
+    """No integer mix priced by the independent brute force is cheaper than the plan (commitments in force
+    at the bottom of the stack), and the plan's cost is the hour-by-hour reference's."""
     if not _valid(case):
         return
     plan = plan_without_sensitivity(case)
@@ -293,6 +279,26 @@ def test_commitments_in_force_sit_below_the_cheapest_integer_mix(case):
     )
     assert float(plan.npv) == _approx(npv) and float(plan.total_cost) == _approx(cash)
     assert sum(layer.hours_served for layer in plan.layers) == _approx(plan.demand_gpu_hours)
+
+
+@st.composite
+def cases_with_commitments_in_force(draw):
+    """The cases above with commitments bought before the plan: some GPUs in force in each plan year
+    (0 once one has ended) and a payment every month."""
+    case = draw(cases())
+    years = case.growth_by_year.size
+    gpus = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5]), min_size=years, max_size=years)))
+    monthly = np.full(case.horizon_months + 1, float(draw(st.integers(0, 3000))))
+    monthly[0] = 0.0
+    return replace(case, in_force=CommitmentsInForce(gpus, monthly, "test"))
+
+
+@SETTINGS
+@given(cases_with_commitments_in_force())
+def test_commitments_in_force_sit_below_the_cheapest_integer_mix(case):
+    """Issue 27: the reservations in force are supply already bought. The plan with them is still the
+    cheapest integer mix, by the hour-by-hour reference with the commitments at the bottom of the stack."""
+    _assert_cheapest_mix_with_commitments_in_force(case)
 
 
 @st.composite
@@ -319,31 +325,4 @@ def test_a_commitment_ending_mid_year_is_renewed_at_the_cheapest_integer_mix(cas
     and the plan may renew its GPUs from the month it ends. Every integer mix of servers, 3-year units,
     each year's 1-year units and each renewal's units (0 up to the GPUs that end) priced month by month
     by the independent reference: none is cheaper than the plan, and the plan's cost is the reference's."""
-    if not _valid(case):
-        return
-    plan = plan_without_sensitivity(case)
-    best = brute_force_minimum(
-        case.options,
-        firm=case.firm_gpus,
-        interruptible=case.interruptible_gpus,
-        growth=case.growth_by_year,
-        horizon=case.horizon_months,
-        rate=float(case.discount_rate_annual),
-        in_force=case.in_force,
-    )
-    assert float(plan.npv) <= best + 1e-6 * max(1.0, abs(best))
-    npv, cash = reference_cost(
-        case.options,
-        firm=case.firm_gpus,
-        interruptible=case.interruptible_gpus,
-        growth=case.growth_by_year,
-        horizon=case.horizon_months,
-        rate=float(case.discount_rate_annual),
-        owned_servers=plan.owned_servers,
-        units_3y=plan.committed_3y_units,
-        units_1y=plan.committed_1y_units_by_year,
-        in_force=case.in_force,
-        renewal_units=plan.renewal_units,
-    )
-    assert float(plan.npv) == _approx(npv) and float(plan.total_cost) == _approx(cash)
-    assert sum(layer.hours_served for layer in plan.layers) == _approx(plan.demand_gpu_hours)
+    _assert_cheapest_mix_with_commitments_in_force(case)
