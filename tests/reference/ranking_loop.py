@@ -16,6 +16,7 @@ import pandas as pd
 
 from procurement.ranking import (
     HOURS_PER_MONTH,
+    PARTIAL_TENSOR_PARALLEL,
     PLAN_NAMES,
     PLANS,
     RankingOptions,
@@ -184,13 +185,16 @@ def rank_workload_loop(
                 total_gpus = per_instance * instances
                 if uses_tp and not per_instance > 1:
                     continue
+                group = PARTIAL_TENSOR_PARALLEL.get(plan)  # TP 2/4/8 groups inside a larger instance
+                if group and not (spec.is_training and per_instance > group and per_instance % group == 0):
+                    continue
                 if not plan_validity(spec, True, uses_tp, offer.interconnect.nvlink):
                     continue  # training tensor parallelism needs NVLink within the instance
                 if zero >= 3 and total_gpus == 1:
                     continue
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
-                tp = per_instance if uses_tp else 1
+                tp = (group or per_instance) if uses_tp else 1
                 required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp, options.calibration)
                 if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
