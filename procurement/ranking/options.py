@@ -58,7 +58,11 @@ PLAN_NAMES = tuple(PLANS)
 # Partial tensor parallelism: the plan's TP group, a power of two that divides the GPUs of a larger
 # instance (TP never crosses an instance; a group of all of them is the "tensor_parallel" plan). Training
 # only: e.g. MLPerf Training v4.0's Llama 2 70B LoRA ran 8 x H100 at TP 4 and 8 x H200 at TP 2.
-PARTIAL_TENSOR_PARALLEL: dict[str, int] = {"tensor_parallel_2": 2, "tensor_parallel_4": 4, "tensor_parallel_8": 8}
+PARTIAL_TENSOR_PARALLEL: dict[str, int] = {
+    "tensor_parallel_2": 2,
+    "tensor_parallel_4": 4,
+    "tensor_parallel_8": 8,
+}
 
 
 def plan_label(plan: str, *, tensor_parallel: int, gpus: int, zero: int) -> str:

@@ -30,6 +30,7 @@ from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 
+
 def describe(
     index: int,
     prepared: PreparedOffers,
@@ -357,7 +358,9 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
 
 
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
-    tensor_parallel, gpus, zero = (int(a[shape]) for a in (shapes.tensor_parallel, shapes.total_gpus, shapes.zero))
+    tensor_parallel, gpus, zero = (
+        int(a[shape]) for a in (shapes.tensor_parallel, shapes.total_gpus, shapes.zero)
+    )
     label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
     if not spec.is_training:
         unit, tpot, ttft = shapes.serving_at(shape)

@@ -102,7 +102,9 @@ class ShapeGrid:
     capacity_gib: np.ndarray
     bandwidth_gbps: np.ndarray
     uses_tp: np.ndarray
-    partial_tp: np.ndarray  # a partial tensor-parallel plan's group (options.PARTIAL_TENSOR_PARALLEL); 0: none
+    partial_tp: (
+        np.ndarray
+    )  # a partial tensor-parallel plan's group (options.PARTIAL_TENSOR_PARALLEL); 0: none
     per_instance: np.ndarray
     link: np.ndarray  # index into links
     links: list[Interconnect]
