@@ -200,6 +200,25 @@ def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink, partial_tp=0)
     return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp & ~partial
 
 
+def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
+    """Per shape: a partial tensor-parallel plan that loses to another plan of the same GPU kind and
+    instance count (same offers, same price per hour, so the faster plan is the cheaper row): it is not
+    ranked. A partial plan is kept only where it is the fastest partial plan there and faster than every
+    fitting data-parallel, ZeRO-3 and whole-instance TP plan that offloads nothing (a plan that offloads
+    may be refused by an offer's host RAM). So rankings where no partial plan wins are unchanged, and the
+    extra plans add rows (and priced configurations) only where they win."""
+    plans = len(PLAN_NAMES)
+    partial = np.asarray(partial_tp).reshape(-1, plans) > 0
+    time = np.where(np.asarray(fits).reshape(-1, plans), np.asarray(hours).reshape(-1, plans), np.inf)
+    base = np.where(~partial & (np.asarray(offloaded).reshape(-1, plans) <= 0), time, np.inf).min(axis=1)
+    best_partial = np.where(partial, time, np.inf)
+    first = np.argmin(best_partial, axis=1)  # the fastest partial plan (the smallest group on a tie)
+    keep = np.zeros(partial.shape, dtype=bool)
+    rows = np.arange(len(first))
+    keep[rows, first] = best_partial[rows, first] < base
+    return (partial & ~keep).reshape(-1)
+
+
 def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:
     """Several instances of a training plan (or sharded serving) on an instance type without a fabric.
     Independent serving replicas on separate instances exchange nothing and need none."""
@@ -279,6 +298,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     fits = valid & compatible & runnable & np.isfinite(hours) & ~no_fabric
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
+    slower = slower_partial_plans(grid.partial_tp, hours, fits, offloaded)
+    valid, fits = valid & ~slower, fits & ~slower
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
     instances, total_gpus, serving = grid.instances, total, {}
     if serving_rows is not None:  # serving: replicas from demand, instances of one-instance configurations
