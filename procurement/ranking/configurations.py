@@ -91,6 +91,20 @@ def host_ram_blocking(
     return offloads & (columns["memory_gib"][offer] < shapes.host_ram_gib[shape])
 
 
+def offer_shape_pairs(offers, offer_kind, usable, per_kind: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offer, shape) for every offer and each ``usable`` shape of its GPU kind, offer by offer and
+    shapes in grid order (the order of the offer x all-shapes product, filtered), without building that
+    product: most shapes (partial TP plans on small instances, plans that do not fit) are not usable."""
+    candidates = np.flatnonzero(usable)  # ascending, so grouped by kind
+    per_kind_count = np.bincount(candidates // per_kind, minlength=len(usable) // per_kind)
+    first = np.concatenate(([0], np.cumsum(per_kind_count)[:-1]))
+    kinds = offer_kind[offers]
+    repeats = per_kind_count[kinds]
+    offer = np.repeat(offers, repeats)
+    within = np.arange(offer.size) - np.repeat(np.cumsum(repeats) - repeats, repeats)
+    return offer, candidates[np.repeat(first[kinds], repeats) + within]
+
+
 def configure(
     prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, spec: WorkloadSpec
 ) -> Configurations:
@@ -109,13 +123,11 @@ def configure(
     no_saving = is_spot & columns["spot_no_saving"]
     # A row that cannot fit is never returned without include_infeasible: skip pricing it.
     offers = np.arange(count) if options.include_infeasible else np.flatnonzero(~gpu_only)
-    offer = np.repeat(offers, per_kind)
-    shape = prepared.offer_kind[offer] * per_kind + np.tile(np.arange(per_kind), offers.size)
-    if options.include_infeasible:
-        keep = shapes.valid[shape]
-    else:
-        keep = shapes.fits[shape] & ~(is_spot[offer] & refused_shape[shape]) & ~no_saving[offer]
-    offer, shape = offer[keep], shape[keep]
+    usable = shapes.valid if options.include_infeasible else shapes.fits
+    offer, shape = offer_shape_pairs(offers, prepared.offer_kind, usable, per_kind)
+    if not options.include_infeasible:
+        keep = ~(is_spot[offer] & refused_shape[shape]) & ~no_saving[offer]
+        offer, shape = offer[keep], shape[keep]
     host_short = host_ram_blocking(columns, offer, shapes, shape)
     if not options.include_infeasible and host_short.any():
         offer, shape = offer[~host_short], shape[~host_short]
