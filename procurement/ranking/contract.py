@@ -7,7 +7,9 @@ valid. The plans themselves take the stated figures: a stated ZeRO-1 or ZeRO-2 r
 data-parallel plans' stage 0 (the ranking's own plans are 0, 3 and tensor parallel), a stated tensor-parallel
 degree is the degree of the tensor-parallel plan (TP groups of that size inside an instance whose GPU count
 it divides), a stated pipeline degree is passed to the memory and speed models. When exploring, every shape
-is ranked and each row says what differs from the spec (``differences``).
+is ranked and each row says what differs from the spec (``differences``): the partial tensor-parallel plans
+(TP 2, 4 or 8 groups inside a larger instance) are such rows where they differ from a stated degree, and
+the engine's own choice where the spec leaves the degree open.
 
 Serving states GPUs per replica (the tensor-parallel group); a stated ZeRO stage or pipeline degree is a
 training contract.
@@ -41,8 +43,10 @@ def contract_grid(spec, grid, options: RankingOptions):
     if spec.is_training and "zero_stage" in stated and par.zero_stage in (1, 2):
         zero = np.where(grid.zero == 0, float(par.zero_stage), grid.zero)
     if "tensor_parallel" in stated and par.tensor_parallel > 1:
-        tensor_parallel = np.where(grid.uses_tp, float(par.tensor_parallel), 1.0)
-        valid = valid & (~grid.uses_tp | (grid.per_instance % par.tensor_parallel == 0))
+        whole = grid.uses_tp & (grid.partial_tp == 0)  # the plan that takes the stated degree
+        tensor_parallel = np.where(whole, float(par.tensor_parallel), grid.tensor_parallel)
+        valid = valid & (~whole | (grid.per_instance % par.tensor_parallel == 0))
+        valid = valid & (grid.partial_tp != par.tensor_parallel)  # the same groups as the plan above
     pipeline = pipeline_degree(spec)
     if pipeline > 1:
         valid = valid & (grid.total % (tensor_parallel * pipeline) == 0)

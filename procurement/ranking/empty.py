@@ -11,6 +11,7 @@ from collections import Counter
 
 import numpy as np
 
+from procurement.ranking.contract import enforced
 from procurement.ranking.options import RankingOptions
 
 TOP_REASONS = 5
@@ -22,6 +23,8 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     if not len(prepared.offer_kind):
         return [{"reason": _no_offers_reason(options), "count": offers_seen}]
     shape, offer = configs.shape, configs.offer
+    if not shape.size and spec.parallelism.stated and enforced(spec, options):
+        return [{"reason": _stated_plan_reason(spec), "count": len(prepared.offer_kind)}]
     columns = prepared.columns
     kind = shapes.kind[shape]
     incompatible = np.array([bool(text) for text in shapes.incompatible], dtype=bool)[kind]
@@ -66,6 +69,22 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
             counts[reason] += int(first.sum())
         assigned |= mask
     return [{"reason": reason, "count": count} for reason, count in counts.most_common(TOP_REASONS)]
+
+
+def _stated_plan_reason(spec) -> str:
+    """No offer can run the plan the spec states (the contract, ranking/contract.py): say which fields."""
+    par = spec.parallelism
+    fields = [
+        f"{name} {getattr(par, name)}"
+        for name in ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+        if name in par.stated and (spec.is_training or name in ("gpus", "tensor_parallel"))
+    ]
+    text = f"no offer can run the stated parallelism ({', '.join(fields)})"
+    if "tensor_parallel" in par.stated and par.tensor_parallel > 1:
+        text += f": tensor parallel {par.tensor_parallel} needs an instance whose GPU count it divides" + (
+            " with NVLink between them" if spec.is_training else ""
+        )
+    return text + "; gpus: auto or explore_parallelism ranks other plans, saying what differs"
 
 
 def _spot_reason(spec, options: RankingOptions) -> str:

@@ -44,13 +44,41 @@ DEFAULT_SPOT_SIMULATION_TRIALS = 2_000
 NO_FABRIC_REASON = "no cluster interconnect for {instance_type}"
 GPU_ONLY_REASON = "price covers the GPUs only; the host VM is billed separately and is not in the catalog"
 
-# Plan name -> (ZeRO stage, tensor parallel across the instance's GPUs?)
+# Plan name -> (ZeRO stage, tensor parallel within the instance?). "tensor_parallel" groups all of the
+# instance's GPUs; the partial plans (issue 26) group fewer of them, data parallel across the groups.
 PLANS: dict[str, tuple[int, bool]] = {
     "data_parallel": (0, False),
     "zero3_fsdp": (3, False),
     "tensor_parallel": (0, True),
+    "tensor_parallel_2": (0, True),
+    "tensor_parallel_4": (0, True),
+    "tensor_parallel_8": (0, True),
 }
 PLAN_NAMES = tuple(PLANS)
+# Partial tensor parallelism: the plan's TP group, a power of two that divides the GPUs of a larger
+# instance (TP never crosses an instance; a group of all of them is the "tensor_parallel" plan). Training
+# only: e.g. MLPerf Training v4.0's Llama 2 70B LoRA ran 8 x H100 at TP 4 and 8 x H200 at TP 2.
+PARTIAL_TENSOR_PARALLEL: dict[str, int] = {
+    "tensor_parallel_2": 2,
+    "tensor_parallel_4": 4,
+    "tensor_parallel_8": 8,
+}
+
+
+def plan_label(plan: str, *, tensor_parallel: int, gpus: int, zero: int) -> str:
+    """The plan in words, as row texts name it: "data parallel", "ZeRO-3/FSDP", "tensor parallel within
+    the instance", or a partial plan's "TP 2 x DP 4 within each instance" (with its ZeRO stage if any)."""
+    if plan not in PARTIAL_TENSOR_PARALLEL:
+        return PLAN_LABELS[plan]
+    text = f"TP {tensor_parallel} x DP {gpus // max(tensor_parallel, 1)} (TP groups within each instance)"
+    return text + (f", ZeRO-{zero}" if zero else "")
+
+
+PLAN_LABELS = {
+    "data_parallel": "data parallel",
+    "zero3_fsdp": "ZeRO-3/FSDP",
+    "tensor_parallel": "tensor parallel within the instance",
+}
 
 # The columns ranking reads from pricing.selectors.offer_frame(). Optional, used when present: the float
 # copies ``<column>_float``, ``interruption_band`` and the freshness columns ``stale``, ``scheduled``,

@@ -24,17 +24,12 @@ from procurement.ranking.options import (
     NO_FABRIC_REASON,
     PLAN_NAMES,
     RankingOptions,
+    plan_label,
 )
 from procurement.ranking.serving import latency_misses, serving_reason
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
-
-PLAN_LABELS = {
-    "data_parallel": "data parallel",
-    "zero3_fsdp": "ZeRO-3/FSDP",
-    "tensor_parallel": "tensor parallel within the instance",
-}
 
 
 def describe(
@@ -366,7 +361,10 @@ def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
 
 
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
-    label = PLAN_LABELS[plan]
+    tensor_parallel, gpus, zero = (
+        int(a[shape]) for a in (shapes.tensor_parallel, shapes.total_gpus, shapes.zero)
+    )
+    label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
     if not spec.is_training:
         unit, tpot, ttft = shapes.serving_at(shape)
         text = f"{options.serving_hours:g} h of serving priced ({label}): cost per month, no reruns, no setup"

@@ -11,7 +11,7 @@ import pandas as pd
 from procurement.ranking.contract import contract_grid, pipeline_degree
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
-from procurement.ranking.options import PLAN_NAMES, PLANS, RankingOptions
+from procurement.ranking.options import PARTIAL_TENSOR_PARALLEL, PLAN_NAMES, PLANS, RankingOptions
 from procurement.ranking.serving import serving_fit
 from procurement.ranking.sizing_memo import arrays_key, calibration_key, memoized, spec_key
 from procurement.sizing import (
@@ -102,6 +102,9 @@ class ShapeGrid:
     capacity_gib: np.ndarray
     bandwidth_gbps: np.ndarray
     uses_tp: np.ndarray
+    partial_tp: (
+        np.ndarray
+    )  # a partial tensor-parallel plan's group (options.PARTIAL_TENSOR_PARALLEL); 0: none
     per_instance: np.ndarray
     link: np.ndarray  # index into links
     links: list[Interconnect]
@@ -136,7 +139,7 @@ def shape_grid(
     plan = np.tile(np.tile(plans, len(counts)), len(kinds))
     per_instance = kinds["gpus_per_instance"].to_numpy(dtype=float)[kind]
     kind_gpus = [gpus[slug] for slug in kinds["gpu"]]
-    zero, uses_tp, tensor_parallel, total, valid = _plan_arrays(plan, instances, per_instance)
+    zero, uses_tp, partial_tp, tensor_parallel, total, valid = _plan_arrays(plan, instances, per_instance)
     kind_links = [links[int(i)] for i in kinds["link"]]
     rates = np.array(
         [link_rates(link, float(n)) for link, n in zip(kind_links, kinds["gpus_per_instance"], strict=True)],
@@ -155,6 +158,7 @@ def shape_grid(
         capacity_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
         bandwidth_gbps=np.array([gpu.memory_bandwidth_gbps for gpu in kind_gpus], dtype=float)[kind],
         uses_tp=uses_tp,
+        partial_tp=partial_tp,
         per_instance=per_instance,
         link=kinds["link"].to_numpy(dtype=np.int64)[kind],
         links=list(links),
@@ -167,13 +171,18 @@ def shape_grid(
 
 
 def _plan_arrays(plan, instances, per_instance) -> tuple[np.ndarray, ...]:
+    """(ZeRO stage, uses TP, partial TP group, TP degree, GPUs, valid) per shape. A partial plan's group
+    divides a larger instance's GPUs (TP 2 or 4 of 8, data parallel across the groups); TP never crosses
+    an instance, and a group of all of its GPUs is the "tensor_parallel" plan."""
     zero = np.array([PLANS[name][0] for name in PLAN_NAMES], dtype=float)[plan]
     uses_tp = np.array([PLANS[name][1] for name in PLAN_NAMES])[plan]
+    partial = np.array([PARTIAL_TENSOR_PARALLEL.get(name, 0) for name in PLAN_NAMES], dtype=float)[plan]
     total = per_instance * instances
-    tensor_parallel = np.where(uses_tp, per_instance, 1.0)
+    tensor_parallel = np.where(partial > 0, partial, np.where(uses_tp, per_instance, 1.0))
     valid = np.where(uses_tp, per_instance > 1, True)
+    valid &= (partial == 0) | ((per_instance > partial) & (per_instance % np.maximum(partial, 1) == 0))
     valid &= (zero == 0) | (total > 1)  # ZeRO-3 over one GPU is plain data parallel
-    return zero, uses_tp, tensor_parallel, total, valid
+    return zero, uses_tp, partial, tensor_parallel, total, valid
 
 
 def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
@@ -182,11 +191,32 @@ def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
     return gpu.has_nvlink_switch or (gpu.bridge_gpus >= gpus_per_instance > 1)
 
 
-def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink) -> np.ndarray:
+def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink, partial_tp=0) -> np.ndarray:
     """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
-    path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does)."""
+    path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does). The
+    partial tensor-parallel plans are training plans (a serving replica is the stated TP group)."""
     image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
-    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp
+    partial = (np.asarray(partial_tp) > 0) & (not spec.is_training)
+    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp & ~partial
+
+
+def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
+    """Per shape: a partial tensor-parallel plan that loses to another plan of the same GPU kind and
+    instance count (same offers, same price per hour, so the faster plan is the cheaper row): it is not
+    ranked. A partial plan is kept only where it is the fastest partial plan there and faster than every
+    fitting data-parallel, ZeRO-3 and whole-instance TP plan that offloads nothing (a plan that offloads
+    may be refused by an offer's host RAM). So rankings where no partial plan wins are unchanged, and the
+    extra plans add rows (and priced configurations) only where they win."""
+    plans = len(PLAN_NAMES)
+    partial = np.asarray(partial_tp).reshape(-1, plans) > 0
+    time = np.where(np.asarray(fits).reshape(-1, plans), np.asarray(hours).reshape(-1, plans), np.inf)
+    base = np.where(~partial & (np.asarray(offloaded).reshape(-1, plans) <= 0), time, np.inf).min(axis=1)
+    best_partial = np.where(partial, time, np.inf)
+    first = np.argmin(best_partial, axis=1)  # the fastest partial plan (the smallest group on a tie)
+    keep = np.zeros(partial.shape, dtype=bool)
+    rows = np.arange(len(first))
+    keep[rows, first] = best_partial[rows, first] < base
+    return (partial & ~keep).reshape(-1)
 
 
 def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.ndarray:
@@ -258,7 +288,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
     incompatible, estimated_speed, speed_basis = _kind_texts(grid, spec)
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
-    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink)
+    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink, grid.partial_tp)
     if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
         valid = valid & (zero < 3)
     runnable = total_gib <= grid.capacity_gib
@@ -268,6 +298,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     fits = valid & compatible & runnable & np.isfinite(hours) & ~no_fabric
     host = np.where(flash_ok, memory_flash["host_ram_gib"], memory_eager["host_ram_gib"])
     offloaded = offloaded_per_gpu_gib(host, total)
+    slower = slower_partial_plans(grid.partial_tp, hours, fits, offloaded)
+    valid, fits = valid & ~slower, fits & ~slower
     host_ram, host_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
     instances, total_gpus, serving = grid.instances, total, {}
     if serving_rows is not None:  # serving: replicas from demand, instances of one-instance configurations

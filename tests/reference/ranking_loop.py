@@ -16,6 +16,7 @@ import pandas as pd
 
 from procurement.ranking import (
     HOURS_PER_MONTH,
+    PARTIAL_TENSOR_PARALLEL,
     PLAN_NAMES,
     PLANS,
     RankingOptions,
@@ -179,10 +180,14 @@ def rank_workload_loop(
                 or checkpoint_too_slow(spec, options)
             ):
                 continue
+            candidates = []  # the plans that fit this GPU kind and instance count, before the offer's host
             for plan in PLAN_NAMES:
                 zero, uses_tp = PLANS[plan]
                 total_gpus = per_instance * instances
                 if uses_tp and not per_instance > 1:
+                    continue
+                group = PARTIAL_TENSOR_PARALLEL.get(plan)  # TP 2/4/8 groups inside a larger instance
+                if group and not (spec.is_training and per_instance > group and per_instance % group == 0):
                     continue
                 if not plan_validity(spec, True, uses_tp, offer.interconnect.nvlink):
                     continue  # training tensor parallelism needs NVLink within the instance
@@ -190,19 +195,27 @@ def rank_workload_loop(
                     continue
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
-                tp = per_instance if uses_tp else 1
+                tp = (group or per_instance) if uses_tp else 1
                 required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp, options.calibration)
                 if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
                 tight = required > gpu.capacity_gib or peak > TIGHT_UTILIZATION.value * gpu.capacity_gib
-                ram_needed, _vcpus = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
-                # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
-                if offloaded > 0 and offer.memory_gib < ram_needed:
-                    continue
                 hours = _hours(spec, gpu, total_gpus, zero, tp, options, offer.interconnect, per_instance)
                 if not math.isfinite(hours):
                     continue
                 if not spec.is_training and zero >= 3:  # no ZeRO for serving
+                    continue
+                candidates.append((plan, group, hours, offloaded, tight, tp, total_gpus))
+            # a partial TP plan is ranked only where it is the fastest partial plan and faster than every
+            # other plan that fits and offloads nothing (shapes.slower_partial_plans)
+            base = min((c[2] for c in candidates if not c[1] and not c[3] > 0), default=math.inf)
+            partial = [c for c in candidates if c[1]]
+            fastest = min(partial, key=lambda c: c[2]) if partial else None
+            candidates = [c for c in candidates if not c[1] or (c is fastest and c[2] < base)]
+            for plan, _group, hours, offloaded, tight, tp, total_gpus in candidates:
+                ram_needed, _vcpus = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
+                # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
+                if offloaded > 0 and offer.memory_gib < ram_needed:
                     continue
                 paid_instances = instances
                 if not spec.is_training:  # instances from the demand

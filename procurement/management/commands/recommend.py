@@ -207,7 +207,8 @@ def plan_text(plan: dict | None) -> str:
     """The parallelism plan in a few characters: "data_parallel", "data_parallel zero3", "tensor tp4", "zero3_fsdp"."""
     if not plan:
         return "-"
-    text = str(plan.get("name", "-")).replace("tensor_parallel", "tensor")
+    name = str(plan.get("name", "-"))
+    text = "tensor" if name.startswith("tensor_parallel") else name  # "tensor_parallel_2": "tensor tp2"
     if plan.get("zero_stage") and "zero" not in text:
         text += f" zero{plan['zero_stage']}"
     if (plan.get("tensor_parallel") or 1) > 1:
