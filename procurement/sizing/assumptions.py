@@ -294,7 +294,7 @@ FP32_SIMT_GEMM_EFFICIENCY = Assumption(
     0.969,
     "fraction of fp32 (CUDA-core) peak",
     "An fp32 image network's matmuls (linears, eager attention's bmm) run on the CUDA cores: PyTorch keeps "
-    "matmuls out of TF32 by default (torch.backends.cuda.matmul.allow_tf32 = False since 1.12, docs "
+    "matmuls out of TF32 by default (torch.backends.cuda.matmul.allow_tf32 off by default since 1.12, docs "
     "notes/cuda.html). At fp32 the CUDA cores are 16x slower than the tensor cores, so every GEMM of the "
     "network is compute-bound (A100: ridge ~13 FLOP/byte) and runs near cuBLAS SGEMM's large-matrix rate, "
     "not at image_peak_efficiency (a tensor-core figure, where memory and per-kernel latency weigh as much "
@@ -309,7 +309,7 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
     "s per kernel",
     "Host time to issue one small op in eager PyTorch, which bounds an elementwise kernel whose own GPU time "
     "is shorter (the GPU waits for the next launch): ~5 us of PyTorch dispatch for a no-grad op "
-    "(pytorch/pytorch issue #41383: 5 us per op with requires_grad=False, 6.8 us with autograd) plus ~4 us "
+    "(pytorch/pytorch issue #41383: 5 us per op without autograd, 6.8 us with it) plus ~4 us "
     "of the CUDA launch (CUDA.jl docs 'Graphs': a small MLP's 8 kernels take 50 us launched one by one and "
     "16 us as one CUDA graph, (50 - 16) / 8). Applied per block of an eager UNet forward: its elementwise "
     "kernels take the longer of their traffic and kernels x this (image_model.eager_launch_seconds_per_image);"
