@@ -7,7 +7,6 @@ it counts as rejected and the error (file:row:column) is kept for the caller to 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from django.conf import settings
@@ -97,19 +96,18 @@ def import_file(
     else:
         chunks = cur.read_cur(path, provider=provider or "aws")
         source_columns = cur.source_columns(columns)
-    with ThreadPoolExecutor(max_workers=1) as hashing:  # hashlib lets go of the GIL: hashed meanwhile
-        checksum = hashing.submit(file_sha256, path)
-        return store_chunks(
-            chunks,
-            file_name=path.name,
-            source_format=fmt,
-            provider=provider,
-            sha256=checksum.result,
-            user=user,
-            progress=progress,
-            location=file,
-            source_columns=source_columns,
-        )
+    # the checksum first: a file imported before is recognized before a line of it is read (store_chunks)
+    return store_chunks(
+        chunks,
+        file_name=path.name,
+        source_format=fmt,
+        provider=provider,
+        sha256=file_sha256(path),
+        user=user,
+        progress=progress,
+        location=file,
+        source_columns=source_columns,
+    )
 
 
 def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:

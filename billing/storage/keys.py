@@ -30,12 +30,15 @@ _HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
 
 
 class OccurrenceCounter:
-    """How many rows with each content hash a file has shown so far (across its chunks): the hashes seen,
-    sorted, and their counts, so that a chunk is numbered by binary search, not by a table of the file."""
+    """How many rows with each content hash a file has shown so far (across its chunks), in 8 bytes per
+    distinct row: the hashes seen, as a few sorted runs merged as they grow (each hash in one run, added
+    once: no copy of the whole table per chunk), and, apart, the counts of only the hashes seen twice or
+    more (few: a bill's identical lines). A hash in a run and not among the repeats was seen once."""
 
     def __init__(self) -> None:
-        self.hashes = np.empty(0, dtype=np.uint64)
-        self.counts = np.empty(0, dtype=np.int64)
+        self.runs: list[np.ndarray] = []
+        self.repeat_hashes = np.empty(0, dtype=np.uint64)
+        self.repeat_counts = np.empty(0, dtype=np.int64)
 
     def number(self, content: np.ndarray) -> np.ndarray:
         """Occurrence number of each row of a chunk, given the rows' content hashes."""
@@ -44,20 +47,54 @@ class OccurrenceCounter:
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
         sizes = np.diff(np.r_[starts, len(ordered)])
         uniques = ordered[starts]
-        position = np.searchsorted(self.hashes, uniques)
-        clipped = np.minimum(position, max(len(self.hashes) - 1, 0))
-        found = (
-            (position < len(self.hashes)) & (self.hashes[clipped] == uniques)
-            if len(self.hashes)
-            else (np.zeros(len(uniques), dtype=bool))
-        )
-        before = np.where(found, self.counts[clipped] if len(self.counts) else 0, 0)
+        found = np.zeros(len(uniques), dtype=bool)
+        for run in self.runs:
+            found |= _members(run, uniques)
+        before = found.astype(np.int64)
+        position, repeated = _positions(self.repeat_hashes, uniques)
+        before[repeated] = self.repeat_counts[position[repeated]]
         numbers = np.empty(len(content), dtype=np.int64)
         numbers[order] = np.arange(len(ordered)) - np.repeat(starts - before, sizes)
-        self.counts[position[found]] += sizes[found]
-        self.hashes = np.insert(self.hashes, position[~found], uniques[~found])
-        self.counts = np.insert(self.counts, position[~found], sizes[~found])
+        self._count(uniques, before + sizes, position, repeated)
+        if (~found).any():
+            self._add_run(uniques[~found])
         return numbers
+
+    def _count(
+        self, uniques: np.ndarray, totals: np.ndarray, position: np.ndarray, repeated: np.ndarray
+    ) -> None:
+        """Counts of the hashes now seen twice or more: updated in place where kept, else added."""
+        self.repeat_counts[position[repeated]] = totals[repeated]
+        added = (totals > 1) & ~repeated
+        if added.any():
+            hashes = np.concatenate([self.repeat_hashes, uniques[added]])
+            keep = np.argsort(hashes, kind="stable")
+            self.repeat_hashes = hashes[keep]
+            self.repeat_counts = np.concatenate([self.repeat_counts, totals[added]])[keep]
+
+    def _add_run(self, hashes: np.ndarray) -> None:
+        """A run of new (sorted) hashes; the last runs merged while the one before is not twice as long,
+        so that a file of n distinct rows keeps about log2(n / chunk) runs."""
+        self.runs.append(hashes)
+        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
+            last = self.runs.pop()
+            merged = np.concatenate([self.runs.pop(), last])
+            del last
+            merged.sort(kind="stable")  # two sorted runs: a merge (timsort)
+            self.runs.append(merged)
+
+
+def _positions(sorted_hashes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each value is in `sorted_hashes` and whether it is there."""
+    position = np.searchsorted(sorted_hashes, values)
+    if not len(sorted_hashes):
+        return position, np.zeros(len(values), dtype=bool)
+    clipped = np.minimum(position, len(sorted_hashes) - 1)
+    return clipped, (position < len(sorted_hashes)) & (sorted_hashes[clipped] == values)
+
+
+def _members(sorted_hashes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return _positions(sorted_hashes, values)[1]
 
 
 def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None) -> np.ndarray:

@@ -70,6 +70,26 @@ def test_it_re_imports_the_same_file_without_writing_or_counting_it_twice(settin
     assert review_sums(ImportDatasets(), *MAY) == before
 
 
+def test_a_re_import_is_known_by_its_checksum_before_a_line_is_read(monkeypatch):
+    """Issue 28: at 5M rows the re-import read and rewrote the whole file (46 s) before its checksum
+    matched. Now no reader opens it, and it reports what a full read did: inserted 0, unchanged 4 (the
+    file's 4 lines), the same rows and unmapped types as the first import."""
+    from billing.imports import focus
+
+    make_catalog()
+    first = import_file(AWS)
+    monkeypatch.setattr(focus, "read_chunks", lambda *a, **k: pytest.fail("the file was read again"))
+    again = import_file(AWS)
+    assert (again.inserted, again.unchanged, again.rows_seen) == (0, 4, 4) == (0, first.inserted, 4)
+    assert again.unmapped == first.unmapped
+    earlier, latest = BillingImport.objects.order_by("pk")
+    assert (latest.inserted, latest.unchanged, latest.rows_seen) == (0, 4, 4)
+    assert latest.file_sha256 == earlier.file_sha256
+    assert list(latest.files.values_list("path", flat=True)) == list(
+        earlier.files.values_list("path", flat=True)
+    )
+
+
 def test_a_re_import_into_another_dataset_folder_writes_its_own_files(settings, tmp_path):
     """CI x35: a database kept from an earlier run (its import's files in a folder since deleted) and a fresh
     BILLING_DATASET_DIR. The same file imported again must not record the first import's paths, which are

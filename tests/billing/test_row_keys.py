@@ -98,3 +98,19 @@ def test_it_numbers_occurrences_like_a_running_count(chunks):
             expected.append(counts.get(value, 0))
             counts[value] = counts.get(value, 0) + 1
         assert numbers == expected
+
+
+@given(st.lists(st.lists(st.integers(0, 60), max_size=25), min_size=1, max_size=40))
+def test_it_numbers_occurrences_across_many_chunks_as_its_runs_merge(chunks):
+    """Many chunks of new and repeated hashes: the sorted runs of hashes seen merge as they grow
+    (keys.OccurrenceCounter), and the numbering stays a running count of each hash."""
+    counter, counts = OccurrenceCounter(), {}
+    for chunk in chunks:
+        numbers = counter.number(np.array(chunk, dtype=np.uint64)).tolist()
+        expected = []
+        for value in chunk:
+            expected.append(counts.get(value, 0))
+            counts[value] = counts.get(value, 0) + 1
+        assert numbers == expected
+    assert sum(len(run) for run in counter.runs) == len(counts)  # each hash kept once
+    assert len(counter.runs) <= max(1, len(counts)).bit_length() + 1
