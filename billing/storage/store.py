@@ -192,16 +192,7 @@ def _store_known(
             unchanged=result.unchanged,
             unmapped_instance_types=dict(result.unmapped.most_common()),
         )
-        BillingImportFile.objects.bulk_create(
-            BillingImportFile(
-                billing_import=billing_import,
-                path=f.path,
-                month=f.month,
-                rows=f.rows,
-                size_bytes=f.size_bytes,
-            )
-            for f in earlier.files.all()
-        )
+        BillingImportFile.objects.bulk_create(_earlier_files(earlier, billing_import))
         check_spend_after_commit(billing_import.pk)
     if progress:
         progress(result.rows_seen)
@@ -252,16 +243,7 @@ def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> No
     )
     if earlier is not None and all((dataset.root / f.path).is_file() for f in earlier.files.all()):
         dataset.abandon()
-        files = [
-            BillingImportFile(
-                billing_import=billing_import,
-                path=f.path,
-                month=f.month,
-                rows=f.rows,
-                size_bytes=f.size_bytes,
-            )
-            for f in earlier.files.all()
-        ]
+        files = _earlier_files(earlier, billing_import)
     else:
         files = [
             BillingImportFile(
@@ -324,3 +306,14 @@ def pull_cost_explorer(page_iter, *, start, end, tag: str = "") -> ImportResult:
     return store_chunks(
         [frame] if len(frame) else [], file_name=name, source_format="cost_explorer", provider="aws"
     )
+
+
+def _earlier_files(earlier: BillingImport, billing_import: BillingImport) -> list[BillingImportFile]:
+    """The earlier import's dataset files, recorded again for `billing_import` (the same file imported twice
+    shares one dataset: nothing is written again)."""
+    return [
+        BillingImportFile(
+            billing_import=billing_import, path=f.path, month=f.month, rows=f.rows, size_bytes=f.size_bytes
+        )
+        for f in earlier.files.all()
+    ]
