@@ -127,6 +127,13 @@ def test_a_review_over_missing_dataset_files_reads_the_files_still_there(setting
         "aws_again.csv, 2026-05: its stored data file is missing on this server, so this review leaves its "
         "rows out; import the bill again to restore them"
     ]
+    # an engineer granted one team sees the month, not the bill's name (the bill holds other teams' lines)
+    scoped = make_request(start=MAY[0], end=MAY[1])
+    scoped = type(scoped)(**{**scoped.__dict__, "allowed_teams": ("ml",)})
+    assert _build_review(scoped)["warnings"] == [
+        "a bill, 2026-05: its stored data file is missing on this server, so this review leaves its "
+        "rows out; import the bill again to restore them"
+    ]
 
 
 def test_the_same_rows_in_two_files_are_counted_once(tmp_path):
