@@ -1,0 +1,517 @@
+"""A third outside practitioner's image cases for issue 29 (review x29, round 3). None of these measurements is
+used by test_outside_image_workloads.py, _2.py, image_workload_cases.json or docs/validation.md.
+
+Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
+(`manage.py size --gpu SLUG --format json` on the bundled catalog, `manage.py recommend`, `POST /api/size/`),
+and compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case
+the product misses is a strict xfail whose reason carries the measured gap and my reading of the cause.
+
+What each source measures (units matter):
+  [HF-QUANT] huggingface/blog diffusers-quantization.md (commit 0b53cb19406564a21da2bff693a71a08e73538ee;
+      https://huggingface.co/blog/diffusers-quantization), bitsandbytes table, 1x H100 80GB: FLUX.1-dev,
+      1024x1024, 50 steps, guidance 3.5 (distilled: one transformer pass per step), max_sequence_length 512,
+      batch 1. "Memory after loading" and "Peak memory" are torch.cuda.max_memory_reserved() / 1024**3 (the
+      snippet prints it; "GB" is GiB, allocator reserve, no CUDA context). "Inference time" is the pipeline call,
+      whole seconds. BF16: 31.447 / 36.166 GB, 12 s. 4-bit (nf4 on the transformer AND the T5 encoder):
+      12.584 / 17.281 GB, 12 s.
+  [TIMM-INF] huggingface/pytorch-image-models results/benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv
+      (commit 5c33776aa59f0f05bfb8008ff546ed4c09083f1a): timm benchmark.py, AMP (fp16 autocast), NCHW, eager
+      (the -dynamo file is the compiled one), PyTorch 2.4, RTX 4090, synthetic input on the GPU, after warm-up:
+      vit_base_patch16_224, 224 px, batch 1024: infer_samples_per_sec 2787.15.
+  [TIMM-TRAIN] huggingface/pytorch-image-models results/benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv
+      (commit 5e7d47ca105a59a39778102d3276291d6db5dd32): same tool, training step (forward, backward, SGD),
+      AMP, PyTorch 1.12, RTX 3090, synthetic input (no data loader): vit_base_patch16_224 batch 192:
+      390.86 samples/s; vit_large_patch16_224 batch 64: 117.08 samples/s.
+  [DEIT] Touvron et al. 2021, "Training data-efficient image transformers" (arXiv:2012.12877; text in the public
+      index, find_string ids 10166917415 / 70716938363): Table 1 / Table 10, DeiT-B (= ViT-B/16) at 224 px:
+      291.05 images/s "on one 16GB V100 GPU" at the largest batch that fits (no AMP stated; 292 x 35.1 GFLOP =
+      10.3 TFLOPS is 65% of the V100's fp32 peak and 8% of its fp16 tensor peak, so fp32). Section 6: "A typical
+      training of 300 epochs takes ... 53 hours on a single node for the DeiT-B" (8 V100s; ImageNet-1k
+      1,281,167 images; batch 1024 = 128 per GPU; AMP in the DeiT repo's main.py).
+  [KOHYA] kohya-ss/sd-scripts README.md 'Tips for SDXL training' (commit fb4eb3b9bcc8ca14e8c7cd0e821a463478693c58):
+      "The fine-tuning can be done with 24GB GPU memory with the batch size of 1" (U-Net only, gradient
+      checkpointing, cached text-encoder outputs and latents, Adafactor); "The LoRA training can be done with
+      8GB GPU memory (10GB recommended)" (U-Net only, checkpointing, cached outputs and latents, an 8-bit
+      optimizer, dim 4 to 8). Same README at commit 0005867ba509d2e1a5674b267e8286b561c0ed71, PR #1259 note
+      (fused optimizer, `--fused_backward_pass`, Adafactor only): "バッチサイズ 1、fp32 で 17GB 程度で学習可能"
+      (batch 1, fp32: trainable in about 17 GB). Upper bounds / an approximate device figure, not a profile.
+  [DETR] facebookresearch/detr README.md (commit 007893f393815ebe947b846d5495b772d13c2060): DETR R50 "inf_time"
+      0.036 s per image "over the first 100 val5k COCO images, with torchscript transformer" (batch 1, fp32,
+      min side 800 / max 1333; the paper's Table 1 gives 28 FPS on a V100); "A single epoch takes 28 minutes, so
+      300 epoch training takes around 6 days on a single machine with 8 V100 cards" (batch 2 per GPU).
+  [MMDET-DETR] open-mmlab/mmdetection configs/detr/README.md (commit da7301baea34c2f94dc263d986567bbb2aa9b7cb):
+      DETR R-50, 150e, 8 GPUs x 2 images, "Mem (GB)" 7.9 (mmdet logs torch.cuda.max_memory_allocated / 2**20 MB).
+  [COLAB-Y11N] a Colab notebook's saved training log in the public index (find_string id 38022387384):
+      Ultralytics 8.3.179, torch 2.6.0, 'Tesla T4, 15095MiB', 'Setup complete (2 CPUs, 12.7 GB RAM)',
+      yolo11n.pt, imgsz 640, default batch 16, 2 dataloader workers, ASL letters dataset (one hand sign per image;
+      63 iterations per epoch = 1,008 train images, 141 val images with 141 instances). GPU_mem
+      (torch.cuda.memory_reserved / 1e9) 2.59-2.70G over epochs 2-10 (median 2.64G; it creeps to 4.2G by epoch
+      450 as the allocator caches more); "455 epochs completed in 2.401 hours" (validation included, ~1 s of
+      each ~19 s epoch).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+
+GIB = 2.0**30
+MEMORY, SPEED = 0.15, 0.25
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _recommend(tmp_path, spec: dict, top: int = 5) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+def _reserved_gib(memory: dict) -> float:
+    """torch.cuda.memory_reserved in GiB: everything the engine counts but the CUDA context."""
+    return memory["total_per_gpu_gib"] - CUDA_CONTEXT_GIB
+
+
+def _allocated_gib(memory: dict) -> float:
+    """torch.cuda.max_memory_allocated: tensors only (no CUDA context, no allocator slack)."""
+    return memory["total_per_gpu_gib"] - memory["framework_overhead_gib"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published} ({error:+.1%})"
+
+
+FLUX_H100 = {
+    "task": "inference",
+    "model": {"preset": "flux.1-dev"},
+    "precision": "bf16",
+    "micro_batch_size": 1,
+    "image": {"steps": 50, "text_tokens": 512},
+}
+
+
+# ---------------------------------------------------------------- diffusion inference (FLUX.1-dev, H100)
+
+
+@pytest.mark.django_db
+def test_flux_dev_bf16_peak_reserved_on_an_h100(bundled_catalog, tmp_path):
+    """[HF-QUANT] BF16 peak 36.166 GiB reserved. Hand: transformer 11.9e9 x 2 B = 22.2 GiB + T5-XXL 4.76e9 x 2
+    = 8.87 + CLIP-L 0.23 + VAE 0.16 = 31.4 GiB (the post's 'after loading' 31.447) + the 1024 px decode and the
+    transformer's 4,096 + 512 token activations ~4.7 GiB. Product: 35.83 - 0.6 = 35.23 GiB (-2.6%)."""
+    row = _size(tmp_path, FLUX_H100, "h100-sxm5-80gb")
+    _within(_reserved_gib(row["memory"]), 36.166, MEMORY)
+    _within(row["memory"]["weights_gib"], 31.447, MEMORY)  # 'Memory after loading'
+
+
+@pytest.mark.django_db
+def test_flux_dev_bf16_50_steps_on_an_h100(bundled_catalog, tmp_path):
+    """[HF-QUANT] BF16, 50 steps: 12 s. Hand: 3.73 PFLOP per image (the product's count: 50 x 2 x ~12B x
+    4,608 tokens + attention) at ~33% of the H100's 989 TFLOPS = 11.4 s. Product: 11.33 s (-5.6%)."""
+    row = _size(tmp_path, FLUX_H100, "h100-sxm5-80gb")
+    _within(row["throughput"]["seconds_per_batch"], 12.0, SPEED)
+
+
+@pytest.mark.django_db
+def test_flux_dev_nf4_peak_reserved_on_an_h100_lands_by_compensation(bundled_catalog, tmp_path):
+    """[HF-QUANT] 4-bit row: 17.281 GiB peak reserved, 12 s. The run quantizes the transformer AND T5 to nf4; the
+    spec's weight_quantization covers the denoiser only (docs/workload-spec.md), so T5 stays at 8.87 GiB bf16 in
+    the estimate. The peak still lands (18.55 - 0.6 = 17.95 GiB, +3.9%) because the ~4.7 GiB transient the run
+    adds on top of its weights (17.281 - 12.584, same as the bf16 row's 36.166 - 31.447) is counted as ~2.7
+    GiB: two errors of opposite sign. The weights-after-loading check below shows the first one."""
+    spec = FLUX_H100 | {"weight_quantization": "nf4"}
+    row = _size(tmp_path, spec, "h100-sxm5-80gb")
+    _within(_reserved_gib(row["memory"]), 17.281, MEMORY)
+    _within(row["throughput"]["seconds_per_batch"], 12.0, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="FLUX.1-dev nf4 'memory after loading': 14.97 GiB estimated vs 12.584 GiB measured (+19%). The "
+    "blog quantizes text_encoder_2 (T5-XXL, 4.76B) to nf4 as well (PipelineQuantizationConfig quant_mapping); "
+    "the spec has no field for text-encoder weight quantization (weight_quantization is the denoiser's), so "
+    "T5 is counted at 8.87 GiB bf16 instead of ~2.5 GiB nf4. A text_encoder_quantization field (or "
+    "weight_quantization applying to every component, as diffusers' pipeline-level config does) fixes it.",
+)
+@pytest.mark.django_db
+def test_flux_dev_nf4_weights_after_loading_on_an_h100(bundled_catalog, tmp_path):
+    row = _size(tmp_path, FLUX_H100 | {"weight_quantization": "nf4"}, "h100-sxm5-80gb")
+    _within(row["memory"]["weights_gib"], 12.584, MEMORY)
+
+
+# ---------------------------------------------------------------- ViT inference and training (timm, DeiT)
+
+VIT_B_INFER_4090 = {
+    "task": "inference",
+    "model": {"preset": "vit-b-16"},
+    "precision": "fp16",
+    "micro_batch_size": 1024,
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ViT-B/16 eager AMP inference, batch 1024, RTX 4090: 1,743 images/s estimated vs 2,787 measured "
+    "(-37.5%). 2,787 x 35.1 GFLOP = 98 TFLOPS = 59% of the 4090's 165 TFLOPS (fp16, fp32 accumulate); the "
+    "engine gives 37%. Even with image.fused_kernels (no eager activation traffic) it reaches 2,508 (-10%), "
+    "so the gap is the eager-traffic term: at batch 1024 x 197 tokens the engine writes and reads every "
+    "activation once at 70% of 1,008 GB/s on top of the FLOP time, where PyTorch 2.4's SDPA (flash) and cuBLAS "
+    "epilogues already fuse much of it and what is left overlaps with the GEMMs. The term was fitted on "
+    "diffusion UNets at batch 1-8; at ViT batch sizes the matmuls are long enough to hide the memory passes.",
+)
+@pytest.mark.django_db
+def test_vit_b16_amp_inference_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[TIMM-INF] vit_base_patch16_224, batch 1024, AMP, eager: 2787.15 images/s."""
+    row = _size(tmp_path, VIT_B_INFER_4090, "rtx-4090")
+    _within(row["throughput"]["images_per_second"], 2787.15, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DeiT-B (ViT-B/16) fp32 inference on a V100 16GB, batch 256: 370 images/s estimated vs 291 measured "
+    "(+27.1%, just outside). The engine runs fp32 matmuls at cuBLAS SGEMM's 96.9% of the fp32 peak "
+    "(fp32_simt_gemm_efficiency, from one large square SGEMM on an A100); a 197-token ViT's projections "
+    "(N = 768-3072) and its eager softmax / LayerNorm / GELU in fp32 reach 65% of the V100's 15.7 TFLOPS "
+    "overall. A size-dependent SGEMM efficiency (or the eager traffic counted at fp32's 4 bytes) would close it.",
+)
+@pytest.mark.django_db
+def test_deit_b_fp32_inference_on_a_v100(bundled_catalog, tmp_path):
+    """[DEIT] Table 1: DeiT-B 292 images/s (Table 10: 291.05 at 224 px) on one 16GB V100."""
+    spec = {
+        "task": "inference",
+        "model": {"preset": "vit-b-16"},
+        "precision": "fp32",
+        "micro_batch_size": 256,
+    }
+    row = _size(tmp_path, spec, "v100-sxm2-16gb")
+    _within(row["throughput"]["images_per_second"], 291.05, SPEED)
+
+
+def _vit_train(preset: str, batch: int, gpus: int = 1, epochs: int = 1, images: int = 100_000) -> dict:
+    return {
+        "task": "full_finetune",
+        "model": {"preset": preset},
+        "precision": "fp16",
+        "micro_batch_size": batch,
+        "parallelism": {"gpus": gpus},
+        "image": {"epochs": epochs, "dataset_images": images},
+    }
+
+
+@pytest.mark.django_db
+def test_vit_b16_training_step_gpu_side_on_an_rtx_3090(bundled_catalog, tmp_path):
+    """[TIMM-TRAIN] vit_base_patch16_224 batch 192: 390.86 images/s with synthetic input. The product's GPU-side
+    rate (its stated efficiency x the card's fp16 peak / its FLOPs per image: 0.532 x 71 TFLOPS / 105.4 GFLOP)
+    is 358 images/s (-8.3%). Its headline images/s is the loader bound (next test)."""
+    row = _size(tmp_path, _vit_train("vit-b-16", 192), "rtx-3090")
+    throughput = row["throughput"]
+    peak = gpu_by_slug("rtx-3090").dense_tflops("fp16") * 1e12
+    gpu_side = throughput["mfu"] * peak / throughput["flops_per_token"]
+    _within(gpu_side, 390.86, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ViT-B/16 training, batch 192, RTX 3090: 123.2 images/s estimated vs 390.86 measured (-68%). The "
+    "measurement feeds synthetic tensors; the engine caps every non-cached image training at the host loader, "
+    "8 vCPUs x loader_images_per_vcpu (15.4 images/s, from a YOLOv5 mosaic pipeline at 640 px, issue 4252), and "
+    "the spec cannot say the data is already on the GPU (image.cache_latents is accepted for a ViT but changes "
+    "nothing). Two defects: the loader rate is a detector-augmentation figure applied to 224 px classification "
+    "crops (DeiT's 8-V100 node sustained 252 images/s per GPU, >= 25 per vCPU, with RandAugment, mixup and "
+    "repeated augmentation), and there is no way to state a GPU-side or pre-decoded pipeline (DALI, FFCV, "
+    "synthetic benchmarks). The GPU side alone is within 8% (previous test).",
+)
+@pytest.mark.django_db
+def test_vit_b16_training_throughput_on_an_rtx_3090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _vit_train("vit-b-16", 192), "rtx-3090")
+    _within(row["throughput"]["training_images_per_second"], 390.86, SPEED)
+
+
+@pytest.mark.django_db
+def test_vit_l16_training_throughput_on_an_rtx_3090(bundled_catalog, tmp_path):
+    """[TIMM-TRAIN] vit_large_patch16_224 batch 64: 117.08 images/s. GPU-bound here even at the loader's 123
+    images/s. Hand: 3 x 123.1 GFLOP per image = 369 GFLOP at ~55% of 71 TFLOPS = 106 images/s. Product:
+    101.7 (-13.2%)."""
+    row = _size(tmp_path, _vit_train("vit-l-16", 64), "rtx-3090")
+    _within(row["throughput"]["training_images_per_second"], 117.08, SPEED)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DeiT-B 300 epochs on one 8-V100 node: 108.3 h estimated vs 53 h measured (+104%). The estimate is "
+    "the loader bound (8 vCPUs per GPU x 15.4 images/s = 123 images/s per GPU, a YOLO mosaic figure), where "
+    "DeiT's node sustained 1,281,167 x 300 / (53 h x 8) = 252 images/s per GPU. Without the loader the "
+    "engine's GPU side is 0.53 x 125 TFLOPS / 105.4 GFLOP = 629 images/s per GPU (21 h, -60%): on a V100 the "
+    "eager AMP ViT reaches ~21% of the tensor peak, not the 53% the work-per-kernel curve gives at 128 x 197 "
+    "rows (fitted on Ampere/Ada). Both errors need fixing: a loader rate per workload kind (classification "
+    "crops are ~2x a detector mosaic per vCPU) and a Volta factor in the image efficiency.",
+)
+@pytest.mark.django_db
+def test_deit_b_300_epochs_on_an_8_v100_node(bundled_catalog, tmp_path):
+    spec = _vit_train("vit-b-16", 128, gpus=8, epochs=300, images=1_281_167)
+    row = _size(tmp_path, spec, "v100-sxm2-32gb")
+    _within(row["throughput"]["training_hours"], 53.0, SPEED)
+
+
+# ---------------------------------------------------------------- SDXL training memory (kohya sd-scripts)
+
+SDXL_UNET_ONLY = {
+    "model": {"preset": "sdxl"},
+    "micro_batch_size": 1,
+    "gradient_checkpointing": "full",
+    "image": {"cache_latents": True, "resolution_px": 1024, "train_steps": 1000},
+}
+
+
+@pytest.mark.django_db
+def test_sdxl_lora_fits_the_8_gb_kohya_says_it_needs(bundled_catalog, tmp_path):
+    """[KOHYA] 'LoRA training can be done with 8GB GPU memory (10GB recommended)': U-Net only, checkpointing,
+    cached latents and text-encoder outputs, 8-bit optimizer, dim 8. Hand floor: fp16 UNet 2.567e9 x 2 B = 4.78
+    GiB + CUDA context 0.6 + a checkpointed 128x128-latent step ~0.5 = 5.9 GiB; ceiling 8 GB = 7.45 GiB.
+    Product: 6.26 GiB (6.72 GB)."""
+    spec = SDXL_UNET_ONLY | {
+        "task": "lora",
+        "precision": "fp16",
+        "lora": {"rank": 8},
+        "optimizer": "adamw_8bit",
+    }
+    row = _size(tmp_path, spec, "rtx-4090")
+    total_gb = row["memory"]["total_per_gpu_gib"] * GIB / 1e9
+    assert 5.9 * GIB / 1e9 <= total_gb <= 8.0, total_gb
+
+
+@pytest.mark.django_db
+def test_sdxl_full_finetune_fits_the_24_gb_kohya_says_it_needs(bundled_catalog, tmp_path):
+    """[KOHYA] 'fine-tuning can be done with 24GB GPU memory with the batch size of 1' (U-Net only,
+    checkpointing, cached outputs and latents, Adafactor, fp16 mixed precision). Hand: fp32 master/weights
+    2.567e9 x 4 = 9.56 GiB + fp16 weights 4.78 + fp16 gradients 4.78 (or fp32 9.56 with plain AMP) + Adafactor's
+    factored moments ~0.02 + context and activations ~2 = 19-22 GiB, i.e. under 24 GB but not by much.
+    Product: 21.23 GiB = 22.8 GB, verdict 'tight' on a 24 GB card (not ruled out)."""
+    spec = SDXL_UNET_ONLY | {"task": "full_finetune", "precision": "fp16", "optimizer": "adafactor"}
+    row = _size(tmp_path, spec, "rtx-4090")
+    total_gb = row["memory"]["total_per_gpu_gib"] * GIB / 1e9
+    assert 19.0 * GIB / 1e9 <= total_gb <= 24.0, total_gb
+    assert row["verdict"] != "does_not_fit"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SDXL full fine-tune, fp32, Adafactor fused into backward (kohya --fused_backward_pass), batch 1, "
+    "checkpointing: 21.76 GiB = 23.4 GB estimated vs 'about 17 GB' (+37%). optimizer_in_backward is ignored "
+    "for image presets: the breakdown is identical with and without it and still holds 9.56 GiB of fp32 "
+    "gradients for the whole UNet, where a fused step frees each parameter's gradient as soon as it is "
+    "accumulated (Tensor.register_post_accumulate_grad_hook). With one block's gradients instead the estimate "
+    "is ~12.3 GiB = 13.2 GB (-22%); kohya's 'about 17 GB' is approximate, so the fix should land near it.",
+)
+@pytest.mark.django_db
+def test_sdxl_fp32_fused_backward_full_finetune_memory(bundled_catalog, tmp_path):
+    """[KOHYA] PR #1259 note: fused optimizer (Adafactor), batch 1, fp32: about 17 GB."""
+    spec = SDXL_UNET_ONLY | {
+        "task": "full_finetune",
+        "precision": "fp32",
+        "optimizer": "adafactor",
+        "optimizer_in_backward": True,
+    }
+    row = _size(tmp_path, spec, "rtx-4090")
+    _within(row["memory"]["total_per_gpu_gib"] * GIB / 1e9, 17.0, MEMORY)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="optimizer_in_backward is ignored for image presets: 9.56 GiB of fp32 "
+    "gradients with and without it (SDXL UNet, fp32, Adafactor).",
+)
+def test_optimizer_in_backward_changes_an_image_presets_memory():
+    """The root cause of the case above, stated on the engine: the flag must drop the full gradient set."""
+    base = SDXL_UNET_ONLY | {"task": "full_finetune", "precision": "fp32", "optimizer": "adafactor"}
+    gpu = [gpu_by_slug("rtx-4090")]
+    (plain,) = size_workload(parse_workload_spec(base), gpu)["candidates"]
+    (fused,) = size_workload(parse_workload_spec(base | {"optimizer_in_backward": True}), gpu)["candidates"]
+    assert plain["memory"]["gradients_gib"] > 9.0
+    assert fused["memory"]["gradients_gib"] < 0.5 * plain["memory"]["gradients_gib"]
+
+
+# ---------------------------------------------------------------- detection (DETR, YOLO11n)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DETR-R50 inference, batch 1, fp32, V100: 10.5 ms estimated vs 36 ms measured (-71%). The detector "
+    "model is fitted on TensorRT YOLO (detector_efficiency 31%, 0.9 ms per forward) and applies it to an "
+    "eager PyTorch DETR: 86 GFLOP at 52% of the V100's fp32 15.7 TFLOPS. The measured run (torchscript "
+    "transformer, ResNet-50 in eager fp32 at ~800x1200, 6+6 transformer layers over ~1,000 tokens, "
+    "per-image postprocessing) reaches 15%. image.fused_kernels is false here but detectors get no eager "
+    "term; an eager detector path (per-layer launch and activation traffic, as the UNets have) is missing.",
+)
+@pytest.mark.django_db
+def test_detr_r50_inference_on_a_v100(bundled_catalog, tmp_path):
+    """[DETR] inf_time 0.036 s (paper: 28 FPS) for DETR R50."""
+    spec = {"task": "inference", "model": {"preset": "detr-r50"}, "precision": "fp32", "micro_batch_size": 1}
+    row = _size(tmp_path, spec, "v100-sxm2-16gb")
+    _within(row["throughput"]["seconds_per_batch"], 0.036, SPEED)
+
+
+DETR_TRAIN = {
+    "task": "full_finetune",
+    "model": {"preset": "detr-r50"},
+    "precision": "fp32",
+    "optimizer": "adamw",
+    "micro_batch_size": 2,
+    "parallelism": {"gpus": 8},
+    "image": {"epochs": 300, "dataset_images": 118_287},
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DETR training is refused ('detr-r50 is sized for inference only (no activation model for "
+    "training)'). The issue lists DETR/RT-DETR among the presets and training among the tasks; mmdetection "
+    "publishes 7.9 GB per GPU (max allocated) at 2 images per GPU and the authors 28 min per COCO epoch on 8 "
+    "V100s, so a user training a DETR gets an error instead of an estimate.",
+)
+@pytest.mark.django_db
+def test_detr_r50_training_memory_per_gpu(bundled_catalog, tmp_path):
+    """[MMDET-DETR] Mem (GB) 7.9 at 8 GPUs x 2 images (mmdet reports max_memory_allocated in MB / 1024)."""
+    row = _size(tmp_path, DETR_TRAIN, "v100-sxm2-32gb")
+    _within(_allocated_gib(row["memory"]), 7.9, MEMORY)
+
+
+@pytest.mark.xfail(strict=True, reason="DETR training is refused (see the memory case): no hours to compare.")
+@pytest.mark.django_db
+def test_detr_r50_300_epochs_on_8_v100s(bundled_catalog, tmp_path):
+    """[DETR] 28 min per epoch on 8 V100s: 300 epochs = 140 h ('around 6 days')."""
+    row = _size(tmp_path, DETR_TRAIN, "v100-sxm2-32gb")
+    _within(row["throughput"]["training_hours"], 300 * 28 / 60, SPEED)
+
+
+YOLO11N_ASL = {
+    "task": "full_finetune",
+    "model": {"preset": "yolo11n"},
+    "micro_batch_size": 16,
+    # one hand sign per image; a mosaic tile of four images carries at most four
+    "image": {"epochs": 455, "dataset_images": 1008, "max_objects_per_image": 4},
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="YOLO11n batch 16 at 640 px on a T4, one object per image: 2.01 GB reserved estimated (with "
+    "image.max_objects_per_image: 4, as the docs ask a user to state) vs 2.64 GB measured (-24%). Left at "
+    "the COCO default of 93 objects the estimate is 2.91 GB (+10%), i.e. it lands only when the assigner term "
+    "(batch x objects x 8,400 anchors x 72 B, fitted on two COCO-like logs) is inflated. At a sparse dataset "
+    "the ~0.6 GiB it then drops is memory that does not scale with objects (loss and assigner temporaries "
+    "over batch x anchors x classes, cuDNN workspaces): the 72 B per object-anchor fit absorbed it. The "
+    "assigner term needs a per-anchor part independent of the object count.",
+)
+@pytest.mark.django_db
+def test_yolo11n_training_memory_on_a_t4_sparse_dataset(bundled_catalog, tmp_path):
+    """[COLAB-Y11N] GPU_mem 2.64G median over epochs 2-10 (torch.cuda.memory_reserved / 1e9)."""
+    row = _size(tmp_path, YOLO11N_ASL, "t4")
+    _within(_reserved_gib(row["memory"]) * GIB / 1e9, 2.64, MEMORY)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="YOLO11n 455 epochs x 1,008 images on a Colab T4 with 2 vCPUs: 1.03 h estimated vs 2.401 h "
+    "measured (-57%). `size` has no host field and assumes 8 vCPUs per GPU (123 images/s from the loader); "
+    "the Colab host had 2. At 2 vCPUs the same constant gives 30.8 images/s = 4.14 h (+72%), because the run "
+    "sustained 1,008 x 455 / 8,644 s = 53 images/s, 26.5 per vCPU, on ~30 KB JPEGs where the 15.4 per vCPU "
+    "constant (loader_images_per_vcpu) comes from COCO-sized images. Two fixes: let the spec state the host's "
+    "vCPUs for `size` (recommend already uses each offer's), and scale the loader rate with the image bytes "
+    "or resolution decoded.",
+)
+@pytest.mark.django_db
+def test_yolo11n_training_run_hours_on_a_colab_t4(bundled_catalog, tmp_path):
+    """[COLAB-Y11N] '455 epochs completed in 2.401 hours'."""
+    row = _size(tmp_path, YOLO11N_ASL, "t4")
+    _within(row["throughput"]["training_hours"], 2.401, SPEED)
+
+
+# ---------------------------------------------------------------- the API accepts the same case
+
+
+@pytest.mark.django_db
+def test_the_api_sizes_flux_on_an_h100_as_the_command_does(bundled_catalog, client_as, tmp_path):
+    response = client_as("engineer").post(
+        "/api/size/?gpu=h100-sxm5-80gb", FLUX_H100, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content[:500]
+    (api_row,) = [c for c in response.json()["candidates"] if c["gpu"] == "h100-sxm5-80gb" and c["gpus"] == 1]
+    cli = _size(tmp_path, FLUX_H100, "h100-sxm5-80gb")
+    assert api_row["memory"]["total_per_gpu_gib"] == pytest.approx(
+        cli["memory"]["total_per_gpu_gib"], abs=0.01
+    )
+    assert api_row["throughput"]["seconds_per_batch"] == pytest.approx(
+        cli["throughput"]["seconds_per_batch"], rel=1e-3
+    )
+
+
+# ---------------------------------------------------------------- ranking judgements
+
+
+@pytest.mark.django_db
+def test_flux_schnell_100k_images_top_row_and_cost_per_thousand_by_hand(bundled_catalog, tmp_path):
+    """100,000 FLUX.1-schnell images (1024 px, 4 steps, bf16, batch 1). Judgement: bf16 schnell needs ~36 GiB
+    (22.2 transformer + 8.9 T5 + activations), so the top row must be a 48 GB-class card. Hand speed: one
+    FLUX transformer forward at 1024 px takes 0.535 s on an L40S (diffusers benchmark dataset, in
+    docs/validation.md); an RTX 6000 Ada is the same AD102 at 364 vs 362 TFLOPS: 4 x 0.535 + ~0.3 s VAE =
+    2.44 s per image. At the top row's catalog price (vast 1x RTX 6000 Ada, 0.37 USD/h on-demand, no reruns or
+    setup for a generation job): 2.44 x 1000 / 3600 x 0.37 = 0.251 USD per 1,000 images of compute. Product:
+    59.18 h = 2.13 s per image (-12.7%), compute 21.89 USD = 0.219 per 1,000 (-12.7%), 0.2485 per 1,000 with
+    storage. I would buy it."""
+    spec = {"task": "inference", "model": {"preset": "flux.1-schnell"}, "image": {"images": 100_000}}
+    rows = _recommend(tmp_path, spec)
+    first = rows[0]
+    assert first["gpu"] in {"rtx-6000-ada", "l40s", "l40", "a40", "rtx-a6000"}  # a 48 GB card
+    assert first["memory_per_gpu_gib"] > 24 * 0.93  # a 24 GB card could not hold it
+    seconds_per_image = float(first["hours"]) * first["gpus"] * 3600 / 100_000
+    _within(seconds_per_image, 4 * 0.535 + 0.3, SPEED)
+    price, hours = float(first["price_per_hour"]), float(first["hours"])
+    compute = float(first["cost_breakdown"]["compute"])
+    assert compute == pytest.approx(price * hours, rel=0.01)  # the catalog price x the job's hours
+    hand_per_thousand = (4 * 0.535 + 0.3) * 1000 / 3600 * price
+    _within(compute / 100, hand_per_thousand, SPEED)
+    assert float(first["unit_costs"]["per_thousand_images"]) == pytest.approx(
+        float(first["total_cost"]) / 100, abs=0.01
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ViT-B/16 on ImageNet-1k for 300 epochs (DeiT-B recipe, AMP, batch 128): the top row is one T4 (AWS "
+    "g5g.4xlarge spot, 16 vCPUs, 0.1033 USD/h) at 433.3 h, i.e. 246 images/s = 16 vCPUs x 15.4, the loader "
+    "bound, and 56.46 USD per run. That puts a T4 at a V100's speed: DeiT's 8-V100 node did 252 images/s per "
+    "V100 (53 h), and scaling that by the dense fp16 peak (65 vs 125 TFLOPS; the T4's 320 GB/s and 70 W cap "
+    "make this an upper bound) gives at most 131 images/s, so >= 815 h and ~101 USD at the same price with the "
+    "20% rerun budget: the product is -47% on hours and understates the run's cost by about 45%. Causes: the "
+    "figure shown is the loader's, not the GPU's, and the image training efficiency has no Turing/Volta or "
+    "bandwidth/power term, so a 70 W T4 gets the work-per-kernel efficiency of an L40S. The ranking is still "
+    "cheapest-first, but it leads with a card that would take twice the quoted time.",
+)
+@pytest.mark.django_db
+def test_vit_b16_imagenet_300_epochs_top_row_hours_are_credible(bundled_catalog, tmp_path):
+    spec = _vit_train("vit-b-16", 128, gpus=1, epochs=300, images=1_281_167)
+    (first,) = _recommend(tmp_path, spec, top=1)
+    images = 300 * 1_281_167
+    v100_rate = images / (53.0 * 3600 * 8)  # DeiT: 53 h on one 8-V100 node = 252 images/s per V100
+    peak_ratio = gpu_by_slug(first["gpu"]).dense_tflops("fp16") / gpu_by_slug("v100-sxm2-32gb").dense_tflops(
+        "fp16"
+    )
+    hand_gpu_hours = images / (v100_rate * min(peak_ratio, 1.0)) / 3600  # no faster than a V100 per peak FLOP
+    gpu_hours = float(first["hours"]) * first["gpus"]
+    assert gpu_hours >= hand_gpu_hours * (1 - SPEED), (first["gpu"], first["instance_type"], gpu_hours)
