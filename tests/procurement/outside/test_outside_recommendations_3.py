@@ -1,0 +1,601 @@
+"""Issue 26, judged from outside (third round, branch x26): published runs no earlier test used.
+
+Each test is one case an outside GPU engineer chose from a published run, with its source and the hand
+computation beside it. The specs go through the service `manage.py recommend` uses
+(``workload_spec_parse`` -> ``ranking_options_parse`` -> ``recommendation_compute``), through
+``size_spec_document`` as `manage.py size` does, or through the sizing page's form. Tolerances: 15% for
+throughput, 10% for memory, unless the source's own spread is larger (said where so). Disagreements are
+strict xfails with the measured gap and the likely cause.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.services.recommendations import (
+    ranking_options_parse,
+    recommendation_compute,
+    workload_spec_parse,
+)
+
+TOP = 5
+GIB = 2**30
+GEFORCE = {"rtx-3090", "rtx-4090", "rtx-5090"}
+TWENTY_FOUR_GB = ("rtx-4090", "rtx-3090", "a10g", "l4", "a10")
+
+
+def ranked(spec: dict, top: int = TOP, **options) -> list[dict]:
+    """The top rows, ranked the way `manage.py recommend` ranks them."""
+    parsed = ranking_options_parse({"top": top} | options)
+    return recommendation_compute(spec=workload_spec_parse(copy.deepcopy(spec)), options=parsed).as_report()[
+        "results"
+    ]
+
+
+def candidate(spec: dict, gpu: str, count: int, calibrate: bool = False) -> dict:
+    report = size_spec_document(copy.deepcopy(spec), [gpu], calibrate=calibrate)
+    return next(c for c in report["candidates"] if c["gpu"] == gpu and c["gpus"] == count)
+
+
+def describe(rows: list[dict]) -> str:
+    return "; ".join(
+        f"{r['provider']} {r['instance_type']} {r['pricing_model']} {r['instances']}x{r['gpus_per_instance']} "
+        f"{r['gpu']} ZeRO-{r['plan']['zero_stage']} TP {r['plan']['tensor_parallel']} "
+        f"PP {r['plan']['pipeline_parallel']} {r['hours']:.2f} h {r['total_cost']}"
+        for r in rows
+    )
+
+
+# --- 1. Guanaco 33B: QLoRA on one 24 GB card (QLoRA paper) -------------------------------------------------
+# Dettmers et al. 2023, arXiv:2305.14314 (QLoRA) trains Guanaco 33B on a single 24 GB consumer GPU (the
+# paper's Guanaco section, paraphrased). Corroborated by axolotl-ai-cloud/axolotl
+# examples/archived/yi-34B-chat/README.md @1377ccc3e46bdc1c8b01a9c23da57446b85aa1d5 ("possible to finetune a
+# 34B model on a GPU with 24GB of VRAM", QLoRA on an RTX 4090 "using 97% of available memory"). Recipe: artidoro/qlora scripts/finetune_guanaco_33b.sh @0b46ca80a0bb57b255e59bd0e19b190e51751d82
+# (r 64 on all linear layers, NF4 + double quantization, bf16, gradient checkpointing, paged AdamW 8-bit,
+# target 512 + source 16 tokens; qlora.py casts the LoRA layers to bf16 under --bf16, hence
+# master_weights_fp32: false). LLaMA-33B: 60 layers x 6656, 52 heads, intermediate 17,920, vocab 32,000.
+# By hand: NF4 weights 32.5e9 x 4.127 bits = 15.6 GiB + 16-bit embeddings/head 2 x 32,000 x 6,656 x 2 B =
+# 0.8 GiB; adapters 64 x (4 x 13,312 + 3 x 24,576) x 60 = 488M, bf16 weights + grads + 8-bit states 2.7 GiB;
+# the peak lies between 16.4 GiB and the 24 GB card (22.35 GiB). At batch 1 x 528 tokens.
+GUANACO_33B = {
+    "name": "guanaco-33b-qlora",
+    "task": "qlora",
+    "model": {
+        "name": "llama-33b",
+        "num_layers": 60,
+        "hidden_size": 6656,
+        "num_attention_heads": 52,
+        "intermediate_size": 17920,
+        "vocab_size": 32000,
+    },
+    "lora": {"rank": 64, "targets": "all-linear"},
+    "micro_batch_size": 1,
+    "seq_len": 528,
+    "gradient_checkpointing": "full",
+    "optimizer": "paged_adamw_8bit",
+    "master_weights_fp32": False,
+    "parallelism": {"gpus": 1},
+    "training_tokens": 1875 * 16 * 528,
+}
+
+
+@pytest.mark.django_db
+def test_guanaco_33b_qlora_fits_one_24gb_card_shown_tight_with_its_margin(bundled_catalog):
+    # Classes 3 (one GPU as stated), 6 (tight fits shown with their margin) and 7 (memory).
+    params = 60 * (4 * 6656**2 + 3 * 6656 * 17920) + 2 * 32000 * 6656
+    floor = (params - 2 * 32000 * 6656) * 4.127 / 8 / GIB + 2 * 32000 * 6656 * 2 / GIB
+    assert 16.2 < floor < 16.6
+    rows = ranked(GUANACO_33B)
+    assert rows and all(row["gpus"] == 1 for row in rows), describe(rows)
+    # a 24 GB one-card row is in the default top five (product: L4 g6.xlarge spot at #2, 7.42 USD)
+    small = [row for row in rows if row["gpu"] in TWENTY_FOUR_GB]
+    assert small, describe(rows)
+    for row in small:
+        assert floor <= row["memory_per_gpu_gib"] <= 24e9 / GIB  # product 21.1 GiB
+        assert row["tight"] and row["memory_margin"]["margin_gib"] > 0
+        assert any("tight" in w for w in row["warnings"] + row["reasons"])
+    # rank 1 by hand: compute = effective price x hours (product: g6e.2xlarge spot, 0.295691 x 9.018 h = 2.67)
+    first = rows[0]
+    compute = float(first["effective_price_per_hour"]) * first["instances"] * first["hours"]
+    assert float(first["cost_breakdown"]["compute"]) == pytest.approx(compute, abs=0.01)
+
+
+# --- 2. Answer.AI FSDP + QLoRA: Llama 2 70B on two 24 GB gaming cards ----------------------------------------
+# https://www.answer.ai/posts/2024-03-06-fsdp-qlora ("an open source system, based on FSDP and QLoRA, that can
+# train a 70b model on two 24GB GPUs", RTX 3090 or 4090). Spec: 2 GPUs, FSDP, NF4, checkpointing, 512 tokens.
+# Expected: rows keep 2 GPUs and FSDP (class 3); a 24 GB GeForce pair fits (peak under 22.35 GiB a card:
+# NF4 weights 68.7e9 x 4.127 / 8 / 2 = 16.5 GiB + half the 16-bit embeddings/head 0.5 GiB); and every
+# GeForce pair says its FSDP gathers go through host memory (no peer-to-peer since the 40 series, class 4).
+ANSWERAI_70B = {
+    "name": "answerai-70b-fsdp-qlora",
+    "task": "qlora",
+    "model": {"preset": "llama-2-70b"},
+    "lora": {"rank": 64, "targets": "all-linear"},
+    "micro_batch_size": 1,
+    "seq_len": 512,
+    "gradient_checkpointing": "full",
+    "master_weights_fp32": False,
+    "parallelism": {"gpus": 2, "zero_stage": "fsdp"},
+    "training_tokens": 1e7,
+}
+
+
+@pytest.mark.django_db
+def test_answerai_70b_fsdp_qlora_keeps_two_gpus_and_flags_geforce_pcie(bundled_catalog):
+    rows = ranked(ANSWERAI_70B)
+    assert rows and all(r["gpus"] == 2 and r["plan"]["zero_stage"] == 3 for r in rows), describe(rows)
+    geforce = ranked(ANSWERAI_70B, gpus=sorted(GEFORCE))
+    assert geforce, "no GeForce pair"
+    for row in geforce:
+        # a 24 GB GeForce card holds 24 GiB (24,576 MiB); product 22.97 GiB, tight
+        assert row["gpus"] == 2 and row["memory_per_gpu_gib"] <= 24.0
+        text = " ".join(row["warnings"] + [row["interconnect"]["summary"]]).lower()
+        if row["gpu"] in {"rtx-4090", "rtx-5090"}:
+            assert "without peer-to-peer" in text and "host" in text, describe([row])
+
+
+# --- 3. nanoGPT: GPT-2 124M on one 8 x A100 40GB node, about 4 days (karpathy/nanoGPT README) ---------------
+# karpathy/nanoGPT README.md ("reproduces GPT-2 (124M) on OpenWebText, running on a single 8XA100 40GB node
+# in about 4 days of training"); config/train_gpt2.py: batch 12 x 1024 tokens x 5 accumulation x 8 GPUs =
+# 491,520 tokens an iteration, 600,000 iterations = 294.9e9 tokens. 4 days = 96 h, i.e. 853k tokens/s,
+# 27% of the A100's 312 TFLOPS at the engine's own 7.98e8 FLOPs a token. "About 4 days" is +-half a day, so
+# 20%. Product: 51.4 h (MFU 0.51), -46%.
+NANOGPT = {
+    "name": "nanogpt-gpt2-124m",
+    "task": "pretrain",
+    "model": {
+        "name": "gpt2-124m",
+        "num_layers": 12,
+        "hidden_size": 768,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "vocab_size": 50304,
+        "gated_mlp": False,
+        "tie_word_embeddings": True,
+    },
+    "micro_batch_size": 12,
+    "seq_len": 1024,
+    "gradient_accumulation_steps": 5,
+    "parallelism": {"gpus": 8},
+    "training_tokens": 600_000 * 491_520,
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="nanoGPT GPT-2 124M on 8 x A100 40GB: engine 51.4 h (MFU 0.51) against about 96 h (-46%). The "
+    "run implies 27% of peak: a 124M model's step is dominated by what the 6N count leaves out or runs slowly "
+    "(layernorms, GELU, softmax, the 50k-vocabulary head and cross-entropy at 768 wide). The engine applies "
+    "MFU_PRETRAIN_AMPERE (0.51, procurement/sizing/assumptions.py), fitted on LLaMA-1 7B-65B on 2,048 "
+    "A100s, to a 124M model: the efficiency does not fall with model width",
+)
+@pytest.mark.django_db
+def test_nanogpt_gpt2_124m_hours_on_8_a100_40gb(bundled_catalog):
+    rows = ranked(NANOGPT, top=20, gpus=["a100-sxm4-40gb"], pricing_models=["on_demand"], instance_counts=[1])
+    rows = [r for r in rows if r["gpus"] == 8 and r["plan"]["zero_stage"] == 0]
+    assert rows
+    assert rows[0]["hours"] == pytest.approx(96, rel=0.20)
+
+
+# --- 4. NeMo pretraining throughput on H100, FP8 (NVIDIA NeMo 24.12 performance summary) ---------------------
+# docs.nvidia.com/nemo-framework/user-guide/24.12/nemotoolkit/performance/performance_summary.html,
+# "Pretraining" (FP8, H100), micro-batch 1, tokens/s/GPU:
+#   LLAMA2-7B   8 GPUs, GBS 128, 4096, TP 1 PP 1:                 16,934
+#   LLAMA2-13B 16 GPUs, GBS 128, 4096, TP 1 PP 4 (VP 10):          8,715
+#   LLAMA2-70B 64 GPUs, GBS 128, 4096, TP 4 PP 4 (VP 20):          1,728
+#   LLAMA3-8B   8 GPUs, GBS 128, 8192, TP 1 PP 1 CP 2:            12,273
+#   LLAMA3-70B 64 GPUs, GBS 128, 8192, TP 4 PP 4 CP 2 (VP 5):      1,524
+# The spec has no context-parallel field, so the CP 2 runs are stated without it (same FLOPs; the engine
+# keeps the whole sequence's activations on each GPU). Selective recomputation, ZeRO-1 (Megatron's
+# distributed optimizer). Product (calibrate off) in the comments of NEMO_PRETRAIN.
+def nemo_spec(preset: str, gpus: int, seq: int, tp: int, pp: int, tokens: float = 1e10) -> dict:
+    data_parallel = gpus // (tp * pp)
+    return {
+        "task": "pretrain",
+        "model": {"preset": preset},
+        "precision": "fp8",
+        "micro_batch_size": 1,
+        "seq_len": seq,
+        "gradient_checkpointing": "selective",
+        "parallelism": {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp},
+        "gradient_accumulation_steps": 128 // data_parallel,
+        "training_tokens": tokens,
+    }
+
+
+NEMO_PRETRAIN = {
+    # name: ((preset, gpus, seq, tp, pp), published tokens/s/GPU)      product, error
+    "llama2_7b": (("llama-2-7b", 8, 4096, 1, 1), 16_934),  # 18,134, +7.1%
+    "llama2_13b": (("llama-2-13b", 16, 4096, 1, 4), 8_715),  # 8,689, -0.3%
+    "llama2_70b": (("llama-2-70b", 64, 4096, 4, 4), 1_728),  # 1,401, -18.9%
+    "llama3_8b": (("llama-3.1-8b", 8, 8192, 1, 1), 12_273),  # 14,492, +18.1%
+    "llama3_70b": (("llama-3-70b", 64, 8192, 4, 4), 1_524),  # 1,340, -12.1%
+}
+NEMO_70B_SLOW = pytest.mark.xfail(
+    strict=True,
+    reason="Llama 2 70B FP8 on 64 H100 (TP 4, PP 4, VP 20): engine 1,401 tokens/s/GPU against NeMo's 1,728 "
+    "(-18.9%), i.e. GPU-hours 23% high, the issue's 65-70B finding (class 7) still there on Hopper FP8. The "
+    "engine charges a 1F1B bubble of (PP-1)/m without the interleaving (VP 20) that cuts it 20-fold, and 16% "
+    "communication; the stated plan has no virtual-pipeline field",
+)
+NEMO_8B_8K_FAST = pytest.mark.xfail(
+    strict=True,
+    reason="Llama 3 8B FP8 at 8k on 8 H100: engine 14,492 tokens/s/GPU against NeMo's 12,273 (+18.1%) while "
+    "Llama 2 7B at 4k is +7.1%: the 128k-vocabulary head and the 8k attention run at the same efficiency as "
+    "the block GEMMs in the engine (NeMo reports 711 model TFLOP/s here against 780 at 4k); and CP 2's "
+    "exchange is not costed because the spec cannot state context parallelism",
+)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "llama2_7b",
+        "llama2_13b",
+        pytest.param("llama2_70b", marks=NEMO_70B_SLOW),
+        pytest.param("llama3_8b", marks=NEMO_8B_8K_FAST),
+        "llama3_70b",
+    ],
+)
+@pytest.mark.django_db
+def test_nemo_fp8_pretraining_on_h100_within_15_percent(run, bundled_catalog):
+    (preset, gpus, seq, tp, pp), published = NEMO_PRETRAIN[run]
+    row = candidate(nemo_spec(preset, gpus, seq, tp, pp), "h100-sxm5-80gb", gpus)
+    assert row["plan"]["tensor_parallel"] == tp and row["plan"]["pipeline_parallel"] == pp
+    assert row["throughput"]["training_tokens_per_second"] / gpus == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_nemo_8k_over_4k_speed_ratio_pays_for_attention(bundled_catalog):
+    # Class 2, from one published table and one software version: Llama 3 8B at 8k over Llama 2 7B at 4k on
+    # 8 H100 FP8, 12,273 / 16,934 = 0.725 (bigger vocabulary and 8k attention). Engine: 14,492 / 18,134 =
+    # 0.799 (+10%), within 15%. Without the attention term the ratio would be about 6 x 6.74e9 / (6 x 8.03e9)
+    # = 0.84 from the parameters alone.
+    speed = {}
+    for run in ("llama2_7b", "llama3_8b"):
+        (preset, gpus, seq, tp, pp), _ = NEMO_PRETRAIN[run]
+        row = candidate(nemo_spec(preset, gpus, seq, tp, pp), "h100-sxm5-80gb", gpus)
+        speed[run] = row["throughput"]["training_tokens_per_second"]
+    assert speed["llama3_8b"] / speed["llama2_7b"] == pytest.approx(12_273 / 16_934, rel=0.15), speed
+
+
+# --- 5. NeMo's Llama 3 70B plan ranked: 64 GPUs, TP 4, PP 4, across nodes on InfiniBand -----------------------
+@pytest.mark.django_db
+def test_llama3_70b_nemo_plan_ranks_as_stated_across_nodes_on_a_cluster_fabric(bundled_catalog):
+    # Classes 3 and 4: the stated 64 GPUs, TP 4, PP 4, ZeRO-1 are kept, every row spans 8 nodes over a
+    # cluster fabric (InfiniBand / GPUDirect RDMA), and the first row's compute cost is price x nodes x hours.
+    rows = ranked(nemo_spec("llama-3-70b", 64, 8192, 4, 4))
+    assert rows
+    for row in rows:
+        plan = row["plan"]
+        assert (row["gpus"], plan["tensor_parallel"], plan["pipeline_parallel"], plan["zero_stage"]) == (
+            64,
+            4,
+            4,
+            1,
+        ), describe([row])
+        assert row["instances"] == 8 and row["interconnect"]["fabric"], describe([row])
+        assert any(w in row["interconnect"]["summary"] for w in ("InfiniBand", "RDMA")), row["interconnect"]
+    first = rows[0]  # product: nebius 8 x gpu-b200-sxm_8gpu on demand, 14.6 h, 6,596.90 USD
+    compute = float(first["effective_price_per_hour"]) * first["instances"] * first["hours"]
+    assert float(first["cost_breakdown"]["compute"]) == pytest.approx(compute, rel=0.01)
+
+
+@pytest.mark.django_db
+def test_llama2_70b_nemo_plan_on_h100_spans_nodes_over_documented_fabrics(bundled_catalog):
+    # Class 4 on the card NeMo used: the Llama 2 70B plan (64 H100, TP 4 in the node, PP 4 and data parallel
+    # across 8 nodes) ranks only hosts with a cluster fabric, each citing the provider's documentation, and a
+    # faster fabric shows a smaller communication share and fewer hours (product: Nebius InfiniBand
+    # 3,200 Gb/s, 20% of the step, 30.4 h, 7,156 USD first; GCP A3 GPUDirect-TCPX 800 Gb/s, 34%, 32.1 h).
+    rows = ranked(nemo_spec("llama-2-70b", 64, 4096, 4, 4), gpus=["h100-sxm5-80gb"])
+    assert rows
+    for row in rows:
+        link = row["interconnect"]
+        assert row["instances"] == 8 and link["fabric"] and link["source"].startswith("https://"), link
+        assert row["plan"]["tensor_parallel"] == 4 and row["plan"]["pipeline_parallel"] == 4
+    first = rows[0]
+    assert "InfiniBand" in first["interconnect"]["fabric"], describe(rows)
+    slower = [row for row in rows if "InfiniBand" not in row["interconnect"]["fabric"]]
+    assert all(
+        row["interconnect"]["communication_share"] > first["interconnect"]["communication_share"]
+        for row in slower
+    )
+    assert all(row["hours"] > first["hours"] for row in slower)
+    compute = float(first["effective_price_per_hour"]) * first["instances"] * first["hours"]
+    assert float(first["cost_breakdown"]["compute"]) == pytest.approx(compute, rel=0.01)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="NeMo ran Llama 3 70B at 8k on 64 x H100 80GB (TP 4, PP 4, CP 2); the engine puts the plan at "
+    "83.9 GiB a GPU and ranks no H100 row: without a context_parallel field (docs/workload-spec.md) each GPU "
+    "holds the whole 8k sequence's activations, twice what CP 2 leaves. Class 3 (the published plan cannot "
+    "be stated) and procurement/sizing/memory.py",
+)
+@pytest.mark.django_db
+def test_llama3_70b_nemo_plan_has_an_h100_row(bundled_catalog):
+    rows = ranked(nemo_spec("llama-3-70b", 64, 8192, 4, 4), gpus=["h100-sxm5-80gb"])
+    assert rows
+
+
+# --- 6. DeepSeek-V3: 180K H800 GPU-hours per trillion tokens (DeepSeek-V3 technical report) ------------------
+# arXiv:2412.19437, section 1 and 3.1: "each trillion tokens requires only 180K H800 GPU hours" on a cluster
+# of 2,048 H800 (8 a node, NVLink in the node, InfiniBand across); FP8 mixed precision; 16-way pipeline
+# (DualPipe), 64-way expert parallelism over 8 nodes, ZeRO-1; 14.8T tokens in 2.664M GPU-hours. 1e12 tokens /
+# (180,000 h x 3,600) = 1,543 tokens/s per GPU. The H800 is the H100 with NVLink cut to 400 GB/s (same FP8
+# TFLOPS, same 80 GB), so the H100 stands in for it. Sequence 4,096; batch 15,360 sequences.
+DEEPSEEK_V3 = {
+    "task": "pretrain",
+    "model": {"preset": "deepseek-v3"},
+    "precision": "fp8",
+    "micro_batch_size": 1,
+    "seq_len": 4096,
+    "gradient_checkpointing": "selective",
+    "parallelism": {"gpus": 2048, "zero_stage": 1, "pipeline_parallel": 16},
+    "gradient_accumulation_steps": 15360 // 128,
+    "training_tokens": 1e12,
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DeepSeek-V3 on 2,048 H100-class GPUs: engine 2,357 tokens/s/GPU against the report's 1,543 "
+    "(+53%): 37B active parameters at the dense 40% efficiency, with no cost for the MoE all-to-all over "
+    "InfiniBand (DeepSeek overlaps it with DualPipe but still reports about 20% MFU of FP8 peak). Class 7",
+)
+@pytest.mark.django_db
+def test_deepseek_v3_tokens_per_gpu_match_the_report(bundled_catalog):
+    row = candidate(DEEPSEEK_V3, "h100-sxm5-80gb", 2048)
+    assert row["throughput"]["training_tokens_per_second"] / 2048 == pytest.approx(
+        1e12 / 180_000 / 3600, rel=0.15
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DeepSeek-V3's own plan (PP 16, EP 64, ZeRO-1) ran on 80 GB cards; the engine has no expert "
+    "parallelism field, so each GPU holds every expert of its 4 layers: 266.6 GiB a GPU, does_not_fit. "
+    "Class 3 (the published plan cannot be stated; docs/workload-spec.md parallelism)",
+)
+@pytest.mark.django_db
+def test_deepseek_v3_plan_fits_80gb_cards(bundled_catalog):
+    row = candidate(DEEPSEEK_V3, "h100-sxm5-80gb", 2048)
+    assert row["verdict"] != "does_not_fit", row["memory"]
+
+
+# --- 7. TensorRT-LLM's published Llama 2 70B latency and throughput (NVIDIA/TensorRT-LLM docs) ---------------
+# NVIDIA/TensorRT-LLM docs/source/performance.md @77d24b5fa178f11ed7fafdd9833b7245e075f721.
+# "Low Latency" (TensorRT-LLM v0.5, batch 1, first-token latency at 2,048 input tokens), LLaMA 70B at TP 4:
+# A100 FP16 377 ms, H100 FP8 109 ms. "Peak Throughput" (v0.6.1, static batching, out tokens/s per GPU):
+# H100 FP8 LLaMA 70B TP 4, batch 480, 128 in / 2,048 out: 1,486; H100 FP8 LLaMA 7B TP 1, batch 768,
+# 128 / 128: 19,694; A100 FP16 LLaMA 70B TP 4, batch 240, 128 / 2,048: 525. The 70B is Llama 2 70B.
+SIZING_FORM = {
+    "source": "fields",
+    "name": "trtllm-llama2-70b-tp4",
+    "task": "inference",
+    "preset": "llama-2-70b",
+    "micro_batch_size": "1",
+    "seq_len": "2048",
+    "gradient_checkpointing": "none",
+    "training_tokens": "",
+    "lora_rank": "16",
+    "zero_stage": "0",
+    "gpus": "4",
+    "tensor_parallel": "4",
+    "pipeline_parallel": "1",
+    "concurrency": "1",
+    # prompt + output; the form keeps the default 256 output tokens, so the prompt is TensorRT-LLM's 2,048
+    "context_len": "2304",
+    "resolution_px": "",
+    "steps": "",
+    "train_steps": "",
+}
+TRTLLM_TTFT = {("fp16", "a100-sxm4-80gb"): 0.377, ("fp8", "h100-sxm5-80gb"): 0.109}
+
+
+def sized_on_the_page(client, precision: str, gpu: str) -> dict:
+    page = client.post("/size/", SIZING_FORM | {"precision": precision})
+    assert page.status_code == 200 and page.context["errors"] == []
+    return next(c for c in page.context["report"]["candidates"] if c["gpu"] == gpu and c["gpus"] == 4)
+
+
+@pytest.mark.django_db
+def test_sizing_page_splits_llama2_70b_over_four_gpus_at_tp4(bundled_catalog, client_as):
+    # Class 8: the page's tensor-parallel field shards the 68.98e9 parameters four ways: 2 B x 68.98e9 / 4 =
+    # 32.1 GiB a GPU in fp16 and half that in fp8; each card can run it (TensorRT-LLM ran both).
+    client = client_as("engineer")
+    for (precision, gpu), bytes_per_param in zip(TRTLLM_TTFT, (2, 1), strict=True):
+        row = sized_on_the_page(client, precision, gpu)
+        assert row["plan"]["tensor_parallel"] == 4
+        assert row["memory"]["weights_gib"] == pytest.approx(68.98e9 * bytes_per_param / 4 / GIB, rel=0.02)
+        assert row["verdict"] != "does_not_fit"
+
+
+@pytest.mark.parametrize(
+    ("precision", "gpu"),
+    [
+        pytest.param(
+            "fp16",
+            "a100-sxm4-80gb",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="A100 FP16 TP 4, 2,048-token prefill: engine 465 ms against TensorRT-LLM's 377 (+23%)",
+            ),
+        ),
+        pytest.param(
+            "fp8",
+            "h100-sxm5-80gb",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="H100 FP8 TP 4, 2,048-token prefill: engine 76 ms against TensorRT-LLM's 109 (-30%). "
+                "Published H100-FP8/A100-FP16 = 3.5x; engine 6.1x: prefill runs at the FP8 dense peak "
+                "(2x BF16) at one efficiency, where the early FP8 path gained far less; with the A100 "
+                "+23% the prefill efficiency is not one number across cards and precisions",
+            ),
+        ),
+    ],
+)
+@pytest.mark.django_db
+def test_sizing_page_ttft_of_llama2_70b_at_tp4_matches_tensorrt_llm(
+    precision, gpu, bundled_catalog, client_as
+):
+    row = sized_on_the_page(client_as("engineer"), precision, gpu)
+    ttft = row["throughput"]["time_to_first_token_seconds"]
+    assert ttft == pytest.approx(TRTLLM_TTFT[(precision, gpu)], rel=0.15)
+
+
+TRTLLM_PEAK = {
+    # name: (preset, precision, gpu, tp, batch, input, output, published out tok/s/GPU)   product, error
+    "h100_fp8_70b_tp4": ("llama-2-70b", "fp8", "h100-sxm5-80gb", 4, 480, 128, 2048, 1486),  # 5,912, +298%
+    "h100_fp8_7b": ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 768, 128, 128, 19_694),  # 39,790, +102%
+    "a100_fp16_70b_tp4": ("llama-2-70b", "fp16", "a100-sxm4-80gb", 4, 240, 128, 2048, 525),  # 1,045, +99%
+}
+PEAK_XFAIL = pytest.mark.xfail(
+    strict=True,
+    reason="Large-batch decode far above TensorRT-LLM's published peak throughput (70B TP 4 on H100 FP8: 5,912 "
+    "tokens/s/GPU against 1,486, 4.0x; 7B on one H100: 39,790 against 19,694, 2.0x; 70B TP 4 on A100 FP16: 1,045 against 525, 2.0x). The source is v0.6.1 with "
+    "static batching, so its own spread against newer engines is wide; but MLPerf Inference v4.1's 8 x H100 "
+    "Llama 2 70B offline (about 3,000 tokens/s/GPU) is also half the engine's. At hundreds of streams the "
+    "engine's decode step is compute-bound at its dense efficiency, with the attention over each stream's "
+    "KV cache and the batch's scheduling costed as free; procurement/sizing (serving throughput)",
+)
+
+
+@pytest.mark.parametrize("run", [pytest.param(run, marks=PEAK_XFAIL) for run in TRTLLM_PEAK])
+@pytest.mark.django_db
+def test_large_batch_serving_throughput_matches_tensorrt_llm(run, bundled_catalog):
+    preset, precision, gpu, tp, batch, prompt, output, published = TRTLLM_PEAK[run]
+    spec = {
+        "task": "inference",
+        "model": {"preset": preset},
+        "precision": precision,
+        "parallelism": {"gpus": tp, "tensor_parallel": tp},
+        "inference": {
+            "concurrency": batch,
+            "context_len": prompt + output,
+            "output_tokens": output,
+            "kv_cache_dtype": "fp8" if precision == "fp8" else "fp16",
+        },
+    }
+    row = candidate(spec, gpu, tp)
+    assert row["throughput"]["decode_tokens_per_second_total"] / tp == pytest.approx(published, rel=0.15)
+
+
+# --- 8. A deadline met on wall clock: Llama 3 8B at NeMo's speed, 50B tokens on 8 GPUs, spot ----------------
+# The workload of case 4 (NeMo's Llama 3 8B FP8 run, here with full recomputation so that it fits 80 GB
+# without context parallelism) for 50B tokens on the stated 8 GPUs. The deadline is set halfway between the
+# cheapest spot row's compute hours and its wall-clock P90 (read from the rows, so the premise survives speed
+# changes): spot alone is late there at P90. Class 1: every top-five row meets the deadline on wall clock at
+# the default 0.9 probability, a spot row as spot-with-fallback with its expected and worst-case cost, and
+# each row shows compute hours and wall-clock P50/P90 side by side.
+LLAMA3_8B_50B = nemo_spec("llama-3.1-8b", 8, 8192, 1, 1, tokens=5e10) | {"gradient_checkpointing": "full"}
+
+
+@pytest.mark.django_db
+def test_llama3_8b_deadline_between_compute_and_spot_p90_is_met_on_wall_clock(bundled_catalog):
+    alone = ranked(LLAMA3_8B_50B, pricing_models=["spot"])
+    assert alone
+    compute, late = alone[0]["hours"], alone[0]["wall_clock"]["hours_at_probability"]
+    assert late > compute * 1.02, alone[0]["wall_clock"]  # product: 70.2 h compute, 87.7 h at P90 (B200)
+    deadline = round((compute + late) / 2, 2)
+    rows = ranked(LLAMA3_8B_50B, deadline_hours=deadline)
+    assert rows, f"nothing meets {deadline} h"
+    for row in rows:
+        wall = row["wall_clock"]
+        assert wall["compute_hours"] == pytest.approx(row["hours"], abs=1e-3)
+        assert wall["compute_hours"] <= wall["p50_hours"] <= wall["p90_hours"]
+        assert row["hours"] <= deadline and row["gpus"] == 8, describe([row])
+        if row["pricing_model"] == "spot" and wall["hours_at_probability"] > deadline:
+            plan = row["spot"]["deadline_plan"]
+            assert plan["available"] and plan["meets_target"], plan
+            assert plan["expected_cost"] and plan["worst_case_cost"], plan
+
+
+# --- 9. Accelerators at measured speed for one 8-GPU job ---------------------------------------------------
+@pytest.mark.django_db
+def test_llama3_8b_best_card_is_rentable_and_other_accelerators_say_where_their_speed_comes_from(
+    bundled_catalog,
+):
+    # Class 5: for one 8-GPU pretraining job the best card is one a user can rent as an 8-GPU host (not a
+    # GB200, which comes as part of an NVL72 rack); a non-NVIDIA accelerator's speed names its measured
+    # source, and one without a published training measurement (Gaudi 3) is not ranked above the H100.
+    gpus = ["h100-sxm5-80gb", "mi300x", "gaudi3", "gb200", "b200"]
+    report = size_spec_document(copy.deepcopy(LLAMA3_8B_50B), gpus, calibrate=False)
+    assert report["throughput"]["gpu"] != "gb200"
+    speed = {c["gpu"]: c for c in report["candidates"] if c["gpus"] == 8}
+    h100 = speed["h100-sxm5-80gb"]["throughput"]["training_tokens_per_second"]
+    assert speed["gaudi3"]["throughput"]["training_tokens_per_second"] <= h100
+    assert "measured" in speed["mi300x"]["speed_basis"] and "MLPerf" in speed["mi300x"]["speed_basis"]
+    rows = ranked(LLAMA3_8B_50B, top=8, gpus=gpus)
+    assert rows and rows[0]["gpu"] != "gb200", describe(rows)
+
+
+# --- 10. torchtune's Llama 2 7B LoRA memory on RTX 4090s (pytorch/torchtune README, pre-release table) ---------
+# pytorch/torchtune README.md (file id 35991333487 of the search index; the pre-release "Finetuning resource
+# requirements" table): LoRA Llama-7B, peak torch.cuda.max_memory_reserved() per GPU: 1 x RTX 4090
+# (7B_lora_single_device.yaml) 17.18 GB; 2 x RTX 4090 (7B_lora.yaml, FSDP) 14.17 GB. Config
+# recipes/configs/llama2/7B_lora_single_device.yaml @04dc3801de964fa585e7fe41801f030b656d0caa: r 8 on q/v,
+# batch 2, bf16 throughout (adapters too: master_weights_fp32 false), AdamW, activation checkpointing,
+# alpaca-cleaned unpacked (the longest batch sets the peak: 2,048 tokens stated, as docs/validation.md's
+# torchtune rows do). "GB" is read as either GiB or 1e9 B, so the published figure spans 16.0-17.18 GiB
+# (1 GPU) and 13.2-14.17 GiB (2 GPUs); 10% either side of that span.
+TORCHTUNE_LORA_4090 = {1: 17.18, 2: 14.17}
+
+
+@pytest.mark.parametrize(
+    "gpus",
+    [
+        1,  # product 15.99 GiB: inside the span's 10%
+        pytest.param(
+            2,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="Llama 2 7B LoRA under FSDP on 2 x RTX 4090: engine 9.78 GiB a GPU against torchtune's "
+                "14.17 GB (13.2-14.17 GiB): -26% to -31%. The engine counts half the bf16 weights (6.66 GiB) "
+                "and one layer's gathered parameters; the measured peak keeps about 4.5 GiB more: the frozen "
+                "base under FSDP (its flat parameters, the gathered layers FSDP prefetches and the allocator's "
+                "cache of them). Class 7 memory, LoRA on consumer cards (procurement/sizing/memory.py, ZeRO-3 "
+                "of frozen weights)",
+            ),
+        ),
+    ],
+)
+@pytest.mark.django_db
+def test_torchtune_llama2_7b_lora_memory_on_rtx_4090(gpus, bundled_catalog):
+    spec = {
+        "task": "lora",
+        "model": {"preset": "llama-2-7b"},
+        "precision": "bf16",
+        "master_weights_fp32": False,
+        "lora": {"rank": 8, "targets": ["q_proj", "v_proj"]},
+        "micro_batch_size": 2,
+        "seq_len": 2048,
+        "gradient_checkpointing": "full",
+        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
+        "training_tokens": 1e7,
+    }
+    peak = candidate(spec, "rtx-4090", gpus)["memory"]["total_per_gpu_gib"]
+    published = TORCHTUNE_LORA_4090[gpus]
+    assert published * 1e9 / GIB * 0.9 <= peak <= published * 1.1, peak
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="The cheapest spot rows of the same run (8 x B200) pay 25.0% of compute in checkpoint writes "
+    "(P50 = P90 = 87.7 h for 70.2 h of compute): a 3.75-minute write every 15 minutes, the guides' ceiling "
+    "(procurement/costing/spot.py GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS, docs/cost-model.md). Young/Daly's "
+    "optimum for that write at a >20%/month reclaim band is many hours (overhead under 1%), and sharded or "
+    "asynchronous checkpoints block for seconds; so at a deadline 9 h past the compute every spot plan is "
+    "late or dearer than on demand and the top five are all on demand (3,780 USD) while spot alone is "
+    "1,487. Class 1: the ceiling should give way (or async writes be modelled) when it costs more than a "
+    "few percent",
+)
+@pytest.mark.django_db
+def test_llama3_8b_spot_checkpoint_overhead_stays_small(bundled_catalog):
+    rows = ranked(LLAMA3_8B_50B, pricing_models=["spot"])
+    assert rows
+    wall = rows[0]["wall_clock"]
+    assert wall["p50_hours"] <= wall["compute_hours"] * 1.10, (wall, rows[0]["spot"]["interval_rule"])
