@@ -435,9 +435,81 @@ def forward_overhead_seconds_per_image(spec) -> float:
     return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
 
 
-def training_efficiency(spec, peak_flops=None):
-    """The compute efficiency of a training step of an image network: the rows of its micro-batch."""
-    return kernel_efficiency(weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops)
+def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
+    """The compute efficiency of a training step of an image network: the rows of its micro-batch. With
+    `bandwidth_bytes` (the card's datasheet bytes/s) and a peak, an eager step's elementwise passes and
+    launches (training_eager_seconds_per_image) are stated as the lower efficiency of the whole step, as
+    a detector's deterministic fill is (detector_training_efficiency)."""
+    efficiency = kernel_efficiency(
+        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
+    )
+    eager = training_eager_seconds_per_image(spec, bandwidth_bytes)
+    if not eager or not peak_flops:
+        return efficiency
+    compute = training_flops_per_image(spec) / (peak_flops * efficiency)
+    return efficiency * compute / (compute + eager)
+
+
+# Kernels (and elementwise passes) of an eager training step per forward kernel: each elementwise or
+# normalization op of the forward has a backward op, and most backward ops of norms, activations and
+# residuals run one or two kernels (the input gradient; GroupNorm/LayerNorm also their parameter
+# gradients), so forward + backward is 2-3x the forward's count. Assumed 3 (forward 1 + backward 2),
+# the upper end: autograd's gradient accumulation at every residual fork and the LoRA branches add more.
+# Full recomputation replays the forward once more.
+TRAINING_KERNEL_PASSES = 3.0
+# Eager attention in a training step, bytes moved per score element (heads x N x M). Training scripts run
+# 16-bit training under autocast (accelerate --mixed_precision), which runs softmax in fp32 (PyTorch autocast
+# op reference: softmax is in the 'autocast to float32' list) and diffusers' get_attention_scores casts the
+# probabilities back to the query's dtype. Forward: baddbmm writes fp16 scores (2), the cast to fp32 reads and
+# writes (2 + 4), softmax reads and writes fp32 (4 + 4), the cast back (4 + 2), bmm reads (2) = 24. Backward:
+# bmm backward writes the probabilities' gradient (2) and reads the probabilities for v's (2), the cast's
+# backward (2 + 4), softmax backward reads output and gradient and writes the scores' gradient in fp32
+# (4 + 4 + 4), the cast back (4 + 2), baddbmm backward reads it for q and for k (2 + 2) = 32.
+EAGER_SCORE_TRAINING_FORWARD_BYTES = 24.0
+EAGER_SCORE_TRAINING_BACKWARD_BYTES = 32.0
+# fp32 training: the same 4 forward (EAGER_SCORE_PASSES) and 7 backward passes, no casts, 4 bytes each.
+EAGER_SCORE_BACKWARD_PASSES = 7.0
+
+
+def eager_score_training_bytes(spec) -> float:
+    """Bytes per score element of an eager-attention training step (forward + backward; full recomputation
+    replays the forward)."""
+    replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    if spec.precision == "fp32":
+        return 4.0 * (EAGER_SCORE_PASSES * replays + EAGER_SCORE_BACKWARD_PASSES)
+    return EAGER_SCORE_TRAINING_FORWARD_BYTES * replays + EAGER_SCORE_TRAINING_BACKWARD_BYTES
+
+
+def training_eager_seconds_per_image(spec, bandwidth_bytes) -> float:
+    """Time an eager training step spends outside the matmuls, per instance image, counted the way
+    inference's is (inference_traffic_bytes_per_image + eager_launch_seconds_per_image) over the trained
+    network's forward and backward (TRAINING_KERNEL_PASSES): in each block the elementwise kernels take the
+    longer of their traffic (elements written and read at the achieved bandwidth) and kernels x
+    EAGER_KERNEL_HOST_SECONDS (UNets, whose kernels are counted; other networks: traffic only), plus the
+    forward's fixed kernels; with `flash_attention: false` the scores' forward and backward passes
+    (eager_score_training_bytes). Left out: the frozen VAE encoder's and text
+    encoders' forwards (FLOPs only) and the optimizer step. 0 for fused stacks, detectors (their step
+    efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
+    if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
+        return 0.0
+    cost = spec_network_cost(spec)
+    recompute = 1.0 if spec.gradient_checkpointing == "full" else 0.0
+    passes = TRAINING_KERNEL_PASSES + recompute
+    samples = spec.micro_batch_size * samples_per_image(spec)
+    element = activation_bytes_per_element(spec)
+    bandwidth = float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value
+    seconds_per_element = 2.0 * element * samples / bandwidth  # written once, read once, over the micro-batch
+    host = EAGER_KERNEL_HOST_SECONDS.value
+    if cost.launches:
+        kernels, elements = np.array(cost.launches, dtype=float).T
+        forward = float(np.maximum(kernels * host, elements * seconds_per_element).sum())
+        forward += cost.launches_fixed * host
+    else:
+        forward = cost.saved * seconds_per_element
+    scores = 0.0
+    if not spec.flash_attention:
+        scores = eager_score_training_bytes(spec) * cost.eager_scores_saved * samples / bandwidth
+    return (forward * passes + scores) / spec.micro_batch_size
 
 
 def attention_flops_per_image(spec) -> float:

@@ -201,6 +201,10 @@ def _sd15_lora_hours() -> float:
             "task": "lora",
             "model": {"preset": "sd-1.5"},
             "precision": "fp16",
+            # the run's attention: diffusers' first LoRA script (January 2023, before PyTorch 2.0's SDPA)
+            # trained through LoRACrossAttnProcessor, which calls attn.get_attention_scores (baddbmm,
+            # softmax, bmm); the command passes no --enable_xformers_memory_efficient_attention
+            "flash_attention": False,
             "gradient_accumulation_steps": 4,
             "lora": {"rank": 4, "targets": "attention"},
             "image": {"resolution_px": 512, "train_steps": 15000},
@@ -239,11 +243,13 @@ def _flux_lora_gib(quantization: str) -> float:
 
 
 EAGER_LAUNCH_BOUND_TRAINING = (
-    "A 512 px SD 1.5 step at batch 1 is launch-bound, like the eager fal SD 1.5 run above: the forward, "
-    "backward and LoRA update launch roughly 3 x the UNet's ~1,000 kernels from Python, plus the VAE encoder "
-    "and CLIP forward of every image, each kernel too small to fill the card; the engine counts FLOPs at the "
-    "work-per-kernel efficiency (44% of peak at 466 rows on a 54-TFLOPS card) and no per-launch host "
-    "latency, so it runs fast. Eager SD 1.5 training at 512 px: benchmark it."
+    "Eager attention, as the run had it (diffusers' January 2023 LoRACrossAttnProcessor: baddbmm, softmax, "
+    "bmm; no SDPA before PyTorch 2.0). Was -54% with no eager term in training. Now per image: 3.30 TFLOP at "
+    "44.4% of 53.8 TFLOPS = 0.138 s; the UNet's elementwise kernels, each block the longer of its traffic "
+    "and kernels x 9 us, 7.7 ms per forward x 3 (forward + backward) = 0.023 s; the scores' 732M elements "
+    "x 56 bytes (fp32 softmax under autocast, forward and backward) at 0.7 x 616 GB/s = 0.095 s: 0.256 s "
+    "x 60,000 images = 4.27 h. Left out: the frozen VAE encoder's and CLIP's elementwise passes, the "
+    "optimizer and GradScaler steps, periodic validation."
 )
 SPEED_UNDER_FILLED = (
     "The engine's work-per-kernel efficiency gives a 512 px SD 1.5 UNet (933 rows with CFG) 31% of peak, which "
@@ -306,7 +312,7 @@ def image_cases() -> list[ImageCase]:
             "diffusers-lora-sd15-2080ti-run",
             "speed",
             "training, SD 1.5 LoRA (rank 4, attention), fp16, 512 px, batch 1 x 4 accumulation, 15,000 steps, "
-            "latents not cached, 1 x rtx-2080-ti",
+            "latents not cached, eager attention (flash_attention: false), 1 x rtx-2080-ti",
             5.0,
             "hours per run",
             _sd15_lora_hours(),
