@@ -367,28 +367,52 @@ def inference_traffic_bytes_per_image(spec) -> float:
 PIPELINE_STEP_KERNELS = 13.0
 
 
-def eager_launch_seconds_per_image(spec, bandwidth_bytes) -> float:
-    """Time an eager UNet generation loses to kernel launches, per image: in each block of a forward
-    (image_shapes.Cost.launches) the elementwise kernels take the longer of their traffic (the elements
-    they write and read, at the achieved bandwidth: what inference_traffic_bytes_per_image already counts)
-    and kernels x EAGER_KERNEL_HOST_SECONDS; this is the excess over the traffic, plus the fixed per-forward
-    and per-step kernels, x steps, over the images of the batch. Small latents and batches make blocks
-    launch-bound (SD 1.5 at 512 px); SDXL's 1024 px blocks mostly are not. 0 for fused stacks and
-    networks without a launch count (DiTs, detectors, ViTs: their tokens or the forward overhead cover it)."""
-    if spec.image.fused_kernels or bandwidth_bytes is None:
-        return 0.0
-    cost = spec_network_cost(spec)
+def forward_kernels(cost: Cost) -> float:
+    """Kernels an eager forward launches (UNets: counted from diffusers' blocks, image_shapes.py): its
+    elementwise and normalization kernels, the fixed ones on tiny tensors, and its convolutions, linears
+    and attention kernels; 0 for networks without a count."""
     if not cost.launches:
         return 0.0
+    return sum(kernels for kernels, _ in cost.launches) + cost.launches_fixed + cost.gemm_kernels
+
+
+def host_excess_seconds(kernels: float, gpu_seconds):
+    """The time the GPU waits on the host in one eager pass: launches are asynchronous, so the host runs
+    ahead while kernels are long and the queue hides its time; the pass takes the longer of the GPU's
+    work and the host's kernels x EAGER_KERNEL_HOST_SECONDS, i.e. this excess on top of the GPU's."""
+    return np.maximum(0.0, kernels * EAGER_KERNEL_HOST_SECONDS.value - gpu_seconds)
+
+
+def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
+    """Time an eager UNet generation loses to the host, per image: each denoising step's forward (its
+    kernels, forward_kernels) plus the pipeline's per-step kernels (PIPELINE_STEP_KERNELS) take
+    EAGER_KERNEL_HOST_SECONDS apiece on the host; where that is longer than the step's GPU work
+    (`gpu_seconds_per_step`: the denoiser's compute and traffic at the batch) the difference is added,
+    x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
+    512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
+    and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
+    cover it)."""
+    if spec.image.fused_kernels:
+        return 0.0
+    kernels = forward_kernels(spec_network_cost(spec))
+    if not kernels:
+        return 0.0
+    excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
+    return excess * steps(spec) / spec.micro_batch_size
+
+
+def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency):
+    """GPU time of one denoising step's forward at the batch (twice the samples with CFG): its FLOPs at
+    the generation's efficiencies and its activations written and read once (plus eager scores)."""
+    cost = spec_network_cost(spec)
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
-    seconds_per_element = 2.0 * activation_bytes_per_element(spec) * samples / bandwidth
-    host = EAGER_KERNEL_HOST_SECONDS.value
-    kernels, elements = np.array(cost.launches, dtype=float).T
-    traffic = np.multiply.outer(seconds_per_element, elements)  # per card (if an array) x per block
-    excess = np.maximum(0.0, kernels * host - traffic).sum(axis=-1)
-    forward = excess + (cost.launches_fixed + PIPELINE_STEP_KERNELS) * host
-    return forward * steps(spec) / spec.micro_batch_size
+    attention = 2.0 * cost.attention_macs * samples
+    compute = (2.0 * cost.macs * samples - attention) / (peak_flops * efficiency)
+    compute = compute + attention / (peak_flops * attention_efficiency)
+    element = activation_bytes_per_element(spec)
+    scores = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * cost.eager_scores_saved * element
+    traffic = (2.0 * cost.saved * element + scores) * samples
+    return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
 def weight_rows(spec, samples: float) -> float:
@@ -443,10 +467,10 @@ def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
     efficiency = kernel_efficiency(
         weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
     )
-    eager = training_eager_seconds_per_image(spec, bandwidth_bytes)
-    if not eager or not peak_flops:
+    if not peak_flops:
         return efficiency
     compute = training_flops_per_image(spec) / (peak_flops * efficiency)
+    eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute)
     return efficiency * compute / (compute + eager)
 
 
@@ -480,36 +504,29 @@ def eager_score_training_bytes(spec) -> float:
     return EAGER_SCORE_TRAINING_FORWARD_BYTES * replays + EAGER_SCORE_TRAINING_BACKWARD_BYTES
 
 
-def training_eager_seconds_per_image(spec, bandwidth_bytes) -> float:
+def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_image=0.0) -> float:
     """Time an eager training step spends outside the matmuls, per instance image, counted the way
-    inference's is (inference_traffic_bytes_per_image + eager_launch_seconds_per_image) over the trained
-    network's forward and backward (TRAINING_KERNEL_PASSES): in each block the elementwise kernels take the
-    longer of their traffic (elements written and read at the achieved bandwidth) and kernels x
-    EAGER_KERNEL_HOST_SECONDS (UNets, whose kernels are counted; other networks: traffic only), plus the
-    forward's fixed kernels; with `flash_attention: false` the scores' forward and backward passes
-    (eager_score_training_bytes). Left out: the frozen VAE encoder's and text
-    encoders' forwards (FLOPs only) and the optimizer step. 0 for fused stacks, detectors (their step
+    inference's is (inference_traffic_bytes_per_image, eager_launch_seconds_per_image) over the trained
+    network's forward and backward (TRAINING_KERNEL_PASSES): every activation written and read once per
+    pass at the achieved bandwidth; with `flash_attention: false` the scores' forward and backward bytes
+    (eager_score_training_bytes); and where the host's kernels (forward_kernels x the passes, at
+    EAGER_KERNEL_HOST_SECONDS) outlast the micro-batch's GPU work (`compute_seconds_per_image` x its
+    images + this traffic), the difference. Left out: the frozen VAE encoder's and text encoders'
+    elementwise passes and kernels, and the optimizer step. 0 for fused stacks, detectors (their step
     efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
     if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
         return 0.0
     cost = spec_network_cost(spec)
-    recompute = 1.0 if spec.gradient_checkpointing == "full" else 0.0
-    passes = TRAINING_KERNEL_PASSES + recompute
+    passes = TRAINING_KERNEL_PASSES + (1.0 if spec.gradient_checkpointing == "full" else 0.0)
     samples = spec.micro_batch_size * samples_per_image(spec)
-    element = activation_bytes_per_element(spec)
     bandwidth = float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value
-    seconds_per_element = 2.0 * element * samples / bandwidth  # written once, read once, over the micro-batch
-    host = EAGER_KERNEL_HOST_SECONDS.value
-    if cost.launches:
-        kernels, elements = np.array(cost.launches, dtype=float).T
-        forward = float(np.maximum(kernels * host, elements * seconds_per_element).sum())
-        forward += cost.launches_fixed * host
-    else:
-        forward = cost.saved * seconds_per_element
-    scores = 0.0
+    traffic = 2.0 * cost.saved * activation_bytes_per_element(spec) * passes
     if not spec.flash_attention:
-        scores = eager_score_training_bytes(spec) * cost.eager_scores_saved * samples / bandwidth
-    return (forward * passes + scores) / spec.micro_batch_size
+        traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
+    traffic_seconds = traffic * samples / bandwidth
+    gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
+    host = float(host_excess_seconds(forward_kernels(cost) * passes, gpu))
+    return (traffic_seconds + host) / spec.micro_batch_size
 
 
 def attention_flops_per_image(spec) -> float:
@@ -540,7 +557,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
-    launches = eager_launch_seconds_per_image(spec, bandwidth_bytes)
+    step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    launches = eager_launch_seconds_per_image(spec, step)
     return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
 
 
