@@ -467,7 +467,7 @@ def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
     efficiency = kernel_efficiency(
         weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
     )
-    if not peak_flops:
+    if peak_flops is None or not bandwidth_bytes:  # no card: the kernel efficiency alone
         return efficiency
     compute = training_flops_per_image(spec) / (peak_flops * efficiency)
     eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute)

@@ -75,6 +75,12 @@ DIFFUSERS_FAST = (
     "fast_diffusion): SDXL base, bf16, 1024 px, 30 steps, batch 1, A100 80GB 400W at max clocks; default "
     "attention processor 4.63 s, SDPA 3.31 s (measured; outside review x29)"
 )
+DIFFUSERS_TORCH2 = (
+    "huggingface/diffusers docs/source/en/optimization/torch2.0.md 'Benchmark' (diffusers 0.17.0.dev0, "
+    "runwayml/stable-diffusion-v1-5 fp16, channels_last UNet, default 50 steps and CFG): SD - txt2img, "
+    "'torch 2.0 - no compile', iterations/s of the denoising loop: A100 21.66 at batch 1 and 11.6 at batch "
+    "4; V100 18.99 and 5.96 (measured; checks eager_kernel_host_s)"
+)
 FLUX_QLORA = (
     "huggingface/blog flux-qlora.md (commit 2ece681f; huggingface.co/blog/flux-qlora): RTX 4090, nf4 FLUX.1-dev, "
     "LoRA rank 4 on to_q/k/v/out, 8-bit AdamW, gradient checkpointing, cached latents and 77-token text "
@@ -212,6 +218,26 @@ def _sd15_lora_hours() -> float:
     )
     (row,) = size_workload(spec, [RTX_2080_TI])["candidates"]
     return row["throughput"]["training_hours"]
+
+
+def _sd15_step_seconds(gpu_slug: str, batch: int) -> float:
+    """One eager SD 1.5 denoising step at 512 px with CFG: the UNet's GPU work and the host's excess."""
+    spec = parse_workload_spec(
+        {"task": "inference", "model": {"preset": "sd-1.5"}, "precision": "fp16", "micro_batch_size": batch}
+    )
+    gpu = gpu_by_slug(gpu_slug)
+    peak = _peak_tflops(gpu, spec) * 1e12
+    efficiency = image_model.inference_efficiency(spec, peak)
+    attention = min(efficiency, image_model.attention_ceiling(spec, gpu.generation))
+    step = image_model.denoiser_step_gpu_seconds(
+        spec, peak, gpu.memory_bandwidth_gbps * 1e9, efficiency, attention
+    )
+    kernels = image_model.forward_kernels(image_model.spec_network_cost(spec))
+    return float(step + image_model.host_excess_seconds(kernels + image_model.PIPELINE_STEP_KERNELS, step))
+
+
+def _sd15_batch_ratio(gpu_slug: str) -> float:
+    return _sd15_step_seconds(gpu_slug, 4) / _sd15_step_seconds(gpu_slug, 1)
 
 
 def _yolo_training_reserved_gb(side: int = 1280) -> float:
@@ -354,6 +380,28 @@ def image_cases() -> list[ImageCase]:
                 {"task": "inference", "model": {"preset": "sdxl"}, "precision": "fp16"}, "a100-sxm4-80gb"
             ),
             FAL,
+        ),
+        ImageCase(
+            "diffusers-torch2-sd15-a100-batch-4-over-1",
+            "speed",
+            "inference, SD 1.5, fp16, 512 px, CFG, eager (torch 2.0, no compile): step time at batch 4 over "
+            "batch 1, 1 x a100",
+            21.66 / 11.6,
+            "step-time ratio",
+            _sd15_batch_ratio("a100-sxm4-80gb"),
+            DIFFUSERS_TORCH2,
+            "Check of eager_kernel_host_s (not fitted): batch 1 waits on the host, batch 4 does not. The doc's "
+            "absolute rates run slower than fal's on the same card model (21.66 vs 31.4 it/s at batch 1: an "
+            "eager channels_last UNet, another host), so the ratio is compared.",
+        ),
+        ImageCase(
+            "diffusers-torch2-sd15-v100-batch-4-over-1",
+            "speed",
+            "same, 1 x v100-sxm2-16gb (GPU-bound at both batches)",
+            18.99 / 5.96,
+            "step-time ratio",
+            _sd15_batch_ratio("v100-sxm2-16gb"),
+            DIFFUSERS_TORCH2,
         ),
         ImageCase(
             "mlperf-v5.1-sdxl-offline-8xh100",
