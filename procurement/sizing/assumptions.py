@@ -305,15 +305,21 @@ FP32_SIMT_GEMM_EFFICIENCY = Assumption(
 )
 EAGER_KERNEL_HOST_SECONDS = Assumption(
     "eager_kernel_host_s",
-    9e-6,
+    31e-6,
     "s per kernel",
-    "Host time to issue one small op in eager PyTorch, which bounds an elementwise kernel whose own GPU time "
-    "is shorter (the GPU waits for the next launch): ~5 us of PyTorch dispatch for a no-grad op "
-    "(pytorch/pytorch issue #41383: 5 us per op without autograd, 6.8 us with it) plus ~4 us "
-    "of the CUDA launch (CUDA.jl docs 'Graphs': a small MLP's 8 kernels take 50 us launched one by one and "
-    "16 us as one CUDA graph, (50 - 16) / 8). Applied per block of an eager UNet forward: its elementwise "
-    "kernels take the longer of their traffic and kernels x this (image_model.eager_launch_seconds_per_image);"
-    " fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do not pay it.",
+    "Host time per kernel of an eager diffusers UNet: PyTorch's dispatch (~5 us per op without autograd, "
+    "pytorch/pytorch issue #41383) plus the CUDA launch plus diffusers' Python per module (attention "
+    "processors, nn.Module calls, hooks). An eager pass takes the longer of its GPU work and kernels x this "
+    "(launches are asynchronous: image_model.host_excess_seconds). Calibrated on one case: fal's SD 1.5 "
+    "at 512 px, 50 steps, fp16 + SDPA, torch 2.1 on an A100 80GB SXM, 1.591 s (31.4 it/s; github.com/"
+    "fal-ai/stable-diffusion-benchmarks), 1,004 kernels a step (991 counted from diffusers' blocks + 13 "
+    "of the pipeline) against 17.7 ms of GPU work. Checked: the diffusers PyTorch 2.0 doc's A100 runs SD "
+    "1.5 at 21.66 it/s at batch 1 and 11.6 at batch 4 (docs/source/en/optimization/torch2.0.md): batch 4 "
+    "takes 1.87x batch 1's step, this model 1.73x (batch 1 host-bound, batch 4 not); that host is slower "
+    "(~46 us a kernel at batch 1), as is SAM2's eager profile (facebookresearch/sam2 issue #768: 1,185 "
+    "kernels in 53.7 ms with 7.3 ms of GPU busy on an A6000, ~45 us each): the published range is 31-46 us, "
+    "this is its fast end. Fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do "
+    "not pay it.",
 )
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",

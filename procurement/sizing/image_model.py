@@ -367,28 +367,52 @@ def inference_traffic_bytes_per_image(spec) -> float:
 PIPELINE_STEP_KERNELS = 13.0
 
 
-def eager_launch_seconds_per_image(spec, bandwidth_bytes) -> float:
-    """Time an eager UNet generation loses to kernel launches, per image: in each block of a forward
-    (image_shapes.Cost.launches) the elementwise kernels take the longer of their traffic (the elements
-    they write and read, at the achieved bandwidth: what inference_traffic_bytes_per_image already counts)
-    and kernels x EAGER_KERNEL_HOST_SECONDS; this is the excess over the traffic, plus the fixed per-forward
-    and per-step kernels, x steps, over the images of the batch. Small latents and batches make blocks
-    launch-bound (SD 1.5 at 512 px); SDXL's 1024 px blocks mostly are not. 0 for fused stacks and
-    networks without a launch count (DiTs, detectors, ViTs: their tokens or the forward overhead cover it)."""
-    if spec.image.fused_kernels or bandwidth_bytes is None:
-        return 0.0
-    cost = spec_network_cost(spec)
+def forward_kernels(cost: Cost) -> float:
+    """Kernels an eager forward launches (UNets: counted from diffusers' blocks, image_shapes.py): its
+    elementwise and normalization kernels, the fixed ones on tiny tensors, and its convolutions, linears
+    and attention kernels; 0 for networks without a count."""
     if not cost.launches:
         return 0.0
+    return sum(kernels for kernels, _ in cost.launches) + cost.launches_fixed + cost.gemm_kernels
+
+
+def host_excess_seconds(kernels: float, gpu_seconds):
+    """The time the GPU waits on the host in one eager pass: launches are asynchronous, so the host runs
+    ahead while kernels are long and the queue hides its time; the pass takes the longer of the GPU's
+    work and the host's kernels x EAGER_KERNEL_HOST_SECONDS, i.e. this excess on top of the GPU's."""
+    return np.maximum(0.0, kernels * EAGER_KERNEL_HOST_SECONDS.value - gpu_seconds)
+
+
+def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
+    """Time an eager UNet generation loses to the host, per image: each denoising step's forward (its
+    kernels, forward_kernels) plus the pipeline's per-step kernels (PIPELINE_STEP_KERNELS) take
+    EAGER_KERNEL_HOST_SECONDS apiece on the host; where that is longer than the step's GPU work
+    (`gpu_seconds_per_step`: the denoiser's compute and traffic at the batch) the difference is added,
+    x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
+    512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
+    and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
+    cover it)."""
+    if spec.image.fused_kernels:
+        return 0.0
+    kernels = forward_kernels(spec_network_cost(spec))
+    if not kernels:
+        return 0.0
+    excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
+    return excess * steps(spec) / spec.micro_batch_size
+
+
+def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency):
+    """GPU time of one denoising step's forward at the batch (twice the samples with CFG): its FLOPs at
+    the generation's efficiencies and its activations written and read once (plus eager scores)."""
+    cost = spec_network_cost(spec)
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
-    seconds_per_element = 2.0 * activation_bytes_per_element(spec) * samples / bandwidth
-    host = EAGER_KERNEL_HOST_SECONDS.value
-    kernels, elements = np.array(cost.launches, dtype=float).T
-    traffic = np.multiply.outer(seconds_per_element, elements)  # per card (if an array) x per block
-    excess = np.maximum(0.0, kernels * host - traffic).sum(axis=-1)
-    forward = excess + (cost.launches_fixed + PIPELINE_STEP_KERNELS) * host
-    return forward * steps(spec) / spec.micro_batch_size
+    attention = 2.0 * cost.attention_macs * samples
+    compute = (2.0 * cost.macs * samples - attention) / (peak_flops * efficiency)
+    compute = compute + attention / (peak_flops * attention_efficiency)
+    element = activation_bytes_per_element(spec)
+    scores = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * cost.eager_scores_saved * element
+    traffic = (2.0 * cost.saved * element + scores) * samples
+    return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
 def weight_rows(spec, samples: float) -> float:
@@ -435,9 +459,74 @@ def forward_overhead_seconds_per_image(spec) -> float:
     return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
 
 
-def training_efficiency(spec, peak_flops=None):
-    """The compute efficiency of a training step of an image network: the rows of its micro-batch."""
-    return kernel_efficiency(weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops)
+def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
+    """The compute efficiency of a training step of an image network: the rows of its micro-batch. With
+    `bandwidth_bytes` (the card's datasheet bytes/s) and a peak, an eager step's elementwise passes and
+    launches (training_eager_seconds_per_image) are stated as the lower efficiency of the whole step, as
+    a detector's deterministic fill is (detector_training_efficiency)."""
+    efficiency = kernel_efficiency(
+        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
+    )
+    if peak_flops is None or not bandwidth_bytes:  # no card: the kernel efficiency alone
+        return efficiency
+    compute = training_flops_per_image(spec) / (peak_flops * efficiency)
+    eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute)
+    return efficiency * compute / (compute + eager)
+
+
+# Kernels (and elementwise passes) of an eager training step per forward kernel: each elementwise or
+# normalization op of the forward has a backward op, and most backward ops of norms, activations and
+# residuals run one or two kernels (the input gradient; GroupNorm/LayerNorm also their parameter
+# gradients), so forward + backward is 2-3x the forward's count. Assumed 3 (forward 1 + backward 2),
+# the upper end: autograd's gradient accumulation at every residual fork and the LoRA branches add more.
+# Full recomputation replays the forward once more.
+TRAINING_KERNEL_PASSES = 3.0
+# Eager attention in a training step, bytes moved per score element (heads x N x M). Training scripts run
+# 16-bit training under autocast (accelerate --mixed_precision), which runs softmax in fp32 (PyTorch autocast
+# op reference: softmax is in the 'autocast to float32' list) and diffusers' get_attention_scores casts the
+# probabilities back to the query's dtype. Forward: baddbmm writes fp16 scores (2), the cast to fp32 reads and
+# writes (2 + 4), softmax reads and writes fp32 (4 + 4), the cast back (4 + 2), bmm reads (2) = 24. Backward:
+# bmm backward writes the probabilities' gradient (2) and reads the probabilities for v's (2), the cast's
+# backward (2 + 4), softmax backward reads output and gradient and writes the scores' gradient in fp32
+# (4 + 4 + 4), the cast back (4 + 2), baddbmm backward reads it for q and for k (2 + 2) = 32.
+EAGER_SCORE_TRAINING_FORWARD_BYTES = 24.0
+EAGER_SCORE_TRAINING_BACKWARD_BYTES = 32.0
+# fp32 training: the same 4 forward (EAGER_SCORE_PASSES) and 7 backward passes, no casts, 4 bytes each.
+EAGER_SCORE_BACKWARD_PASSES = 7.0
+
+
+def eager_score_training_bytes(spec) -> float:
+    """Bytes per score element of an eager-attention training step (forward + backward; full recomputation
+    replays the forward)."""
+    replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    if spec.precision == "fp32":
+        return 4.0 * (EAGER_SCORE_PASSES * replays + EAGER_SCORE_BACKWARD_PASSES)
+    return EAGER_SCORE_TRAINING_FORWARD_BYTES * replays + EAGER_SCORE_TRAINING_BACKWARD_BYTES
+
+
+def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_image=0.0) -> float:
+    """Time an eager training step spends outside the matmuls, per instance image, counted the way
+    inference's is (inference_traffic_bytes_per_image, eager_launch_seconds_per_image) over the trained
+    network's forward and backward (TRAINING_KERNEL_PASSES): every activation written and read once per
+    pass at the achieved bandwidth; with `flash_attention: false` the scores' forward and backward bytes
+    (eager_score_training_bytes); and where the host's kernels (forward_kernels x the passes, at
+    EAGER_KERNEL_HOST_SECONDS) outlast the micro-batch's GPU work (`compute_seconds_per_image` x its
+    images + this traffic), the difference. Left out: the frozen VAE encoder's and text encoders'
+    elementwise passes and kernels, and the optimizer step. 0 for fused stacks, detectors (their step
+    efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
+    if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
+        return 0.0
+    cost = spec_network_cost(spec)
+    passes = TRAINING_KERNEL_PASSES + (1.0 if spec.gradient_checkpointing == "full" else 0.0)
+    samples = spec.micro_batch_size * samples_per_image(spec)
+    bandwidth = float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value
+    traffic = 2.0 * cost.saved * activation_bytes_per_element(spec) * passes
+    if not spec.flash_attention:
+        traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
+    traffic_seconds = traffic * samples / bandwidth
+    gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
+    host = float(host_excess_seconds(forward_kernels(cost) * passes, gpu))
+    return (traffic_seconds + host) / spec.micro_batch_size
 
 
 def attention_flops_per_image(spec) -> float:
@@ -468,7 +557,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
-    launches = eager_launch_seconds_per_image(spec, bandwidth_bytes)
+    step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    launches = eager_launch_seconds_per_image(spec, step)
     return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
 
 

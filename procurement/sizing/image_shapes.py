@@ -41,6 +41,8 @@ class Cost:
     # per sample); UNet denoisers only (image_model.eager_launch_seconds_per_image)
     launches: list[tuple[float, float]] = field(default_factory=list)
     launches_fixed: float = 0.0  # kernels per forward on tiny tensors (time embedding, stem, output head)
+    # convolution, linear and attention kernels of the same forward (the FLOP model's; UNets only)
+    gemm_kernels: float = 0.0
 
     def launch(self, kernels: float, elements: float) -> None:
         self.launches.append((kernels, elements))
@@ -64,6 +66,9 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
     cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
+    cost.gemm_kernels += 3 + (
+        1 if shortcut else 0
+    )  # conv1, conv2, the time-embedding linear (+ 1x1 shortcut)
 
 
 def _unet_transformer(
@@ -75,12 +80,14 @@ def _unet_transformer(
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
     cost.launch(TRANSFORMER2D_KERNELS, 6 * c * tokens)  # GroupNorm in/out, layout copies, residual
+    cost.gemm_kernels += 2  # proj_in, proj_out
     for _ in range(depth):
         attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
         macs = (18 * c * c) * tokens + 2 * context_dim * c * context + attention
         scores = heads * tokens * (tokens + context)
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
         cost.launch(TRANSFORMER_BLOCK_KERNELS, 28 * c * tokens)
+        cost.gemm_kernels += TRANSFORMER_BLOCK_GEMMS
 
 
 GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer's feed-forward (unet_cost)
@@ -96,6 +103,9 @@ GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer'
 # bias, the NCHW -> tokens copy, proj_out's bias, the copy back and the residual = 8. Downsample2D: its
 # conv's bias; Upsample2D: the interpolation and the bias; up blocks: one torch.cat per ResNet.
 RESNET_KERNELS = 14
+# Its matmul kernels: per attention q, k, v, out and the SDPA kernel (x 2: self and cross), GEGLU's proj and
+# the feed-forward's output linear = 12.
+TRANSFORMER_BLOCK_GEMMS = 12
 TRANSFORMER_BLOCK_KERNELS = 12
 TRANSFORMER2D_KERNELS = 8
 # Time embedding (sinusoid: arange, exp, mul, sin, cos, cat; linear-SiLU-linear), conv_in's bias and the
@@ -141,6 +151,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 conv=True,
             )
             cost.launch(1, c * positions[level + 1])  # the conv's bias
+            cost.gemm_kernels += 1
             skips.append(c)
             skip_elements += c * positions[level + 1]
     last = len(channels) - 1
@@ -167,6 +178,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 conv=True,
             )
             cost.launch(2, 2 * c * positions[level - 1])  # the interpolation and the conv's bias
+            cost.gemm_kernels += 1
     # A no-grad forward holds every skip connection plus the working set of the busiest level: a ResNet's
     # input, normed and convolved copies (4C), or a transformer block's feed-forward (diffusers
     # BasicTransformerBlock + GEGLU), 18C per token: the residual and norm3's output (C each), GEGLU's 8C
@@ -180,6 +192,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     )
     cost.forward_peak = skip_elements + working
     cost.launches_fixed = UNET_FIXED_KERNELS
+    cost.gemm_kernels += 2  # conv_in, conv_out
     return cost
 
 

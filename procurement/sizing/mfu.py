@@ -56,7 +56,8 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         return image_model.detector_training_efficiency(spec, peak * 1e12 if peak else None, bandwidth)
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
-        return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None))
+        bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
+        return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth))
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
         return measured.efficiency
