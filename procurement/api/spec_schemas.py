@@ -182,6 +182,10 @@ class WorkloadSpecSerializer(serializers.Serializer):
     headroom = _number("Memory kept free, as a share of the card", maximum=1)
     gradient_accumulation_steps = _count("Micro-batches per optimizer step")
     optimizer_in_backward = _flag("Optimizer step fused into backward (no full gradient buffer)")
+    fp8_weights = _flag(
+        "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "
+        "Engine fp8_model_init); default false: bf16 weights with transient fp8 copies"
+    )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)
     parallelism = WorkloadParallelismSerializer(required=False)

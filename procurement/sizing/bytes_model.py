@@ -35,23 +35,35 @@ class StateBytes:
 
 
 def compute_bytes(spec: WorkloadSpec) -> float:
-    """Bytes of a 16/32-bit working weight; fp8 training keeps bf16 weights (fp8 copies are transient)."""
+    """Bytes of a 16/32-bit working weight. fp8 training keeps bf16 weights with transient fp8 copies
+    (Transformer Engine without fp8_model_init, torchao float8) unless `fp8_weights` says the recipe
+    stores them in fp8 (see `weights_bytes`)."""
     if spec.is_training and spec.precision in ("fp8", "fp4"):
         return 2.0
     return DTYPE_BYTES[spec.precision]
 
 
+def block_linear_bytes(spec: WorkloadSpec) -> float:
+    """Bytes per weight of the block linears: a quantized format, fp8 storage, or the compute dtype."""
+    if spec.weight_quantization != "none":
+        return QUANT_BITS[spec.weight_quantization] / 8
+    if spec.fp8_weights:
+        # NeMo/Megatron `fp8_params` (Transformer Engine's fp8_model_init) keeps Linear and
+        # LayerNormLinear weights as 1-byte Float8Tensors; the fp32 master copy is the optimizer's.
+        return DTYPE_BYTES["fp8"]
+    return compute_bytes(spec)
+
+
 def weights_bytes(spec: WorkloadSpec) -> float:
-    """All resident weights. Quantization applies to block linears; embeddings, head and norms stay 16-bit."""
+    """All resident weights. Quantization and fp8 storage apply to block linears; embeddings, head and
+    norms stay 16-bit (Transformer Engine converts only its Linear/LayerNormLinear modules)."""
     model = spec.model
     dense = compute_bytes(spec)
-    if spec.weight_quantization == "none":
+    if spec.weight_quantization == "none" and not spec.fp8_weights:
         base = model.params * dense
     else:
-        quantized = counts.quantizable_params(model)
-        base = quantized * QUANT_BITS[spec.weight_quantization] / 8 + (model.params - quantized) * min(
-            dense, 2.0
-        )
+        linears = counts.quantizable_params(model)
+        base = linears * block_linear_bytes(spec) + (model.params - linears) * min(dense, 2.0)
     return base + adapter_params(spec) * adapter_bytes(spec)
 
 
@@ -107,22 +119,82 @@ def activation_scale(spec) -> float:
     return 2.0 if spec.precision == "fp32" else 1.0
 
 
+QKV_LINEARS = frozenset({"q_proj", "k_proj", "v_proj", "qkv_fused"})
+GATE_UP_LINEARS = frozenset({"gate_proj", "up_proj"})
+
+
+def trained_linears(spec: WorkloadSpec) -> frozenset[str] | None:
+    """Block linears whose input backward needs for a weight gradient; None means every one (full training).
+
+    Under LoRA/QLoRA the base weights are frozen and only the adapted linears' inputs feed a weight
+    gradient (the adapter's A matrix reads the same input)."""
+    if not spec.uses_adapters:
+        return None
+    return frozenset(spec.lora.targets) if spec.lora is not None else frozenset()
+
+
+def memory_assumptions(spec: WorkloadSpec) -> list[str]:
+    """The weight-storage and saved-activation choices behind a language model's breakdown, in words."""
+    if spec.model.image_arch is not None or spec.model.is_image_tier or not spec.is_training:
+        return []
+    notes = []
+    if spec.fp8_weights:
+        notes.append("block-linear weights stored in fp8 (1 byte); embeddings, LM head and norms 16-bit")
+    elif spec.precision == "fp8":
+        notes.append(
+            "fp8 compute on bf16 weights (fp8 copies transient; fp8_weights: true stores them in fp8)"
+        )
+    trained = trained_linears(spec)
+    if trained is not None:
+        dropped = [
+            words
+            for words, frozen in (
+                ("the q/k/v input", not trained & QKV_LINEARS),
+                ("the MLP input", not trained & GATE_UP_LINEARS),
+                ("the down_proj input", "down_proj" not in trained),
+            )
+            if frozen
+        ]
+        if dropped:
+            notes.append(f"frozen linears without adapters keep no input for backward: {', '.join(dropped)}")
+    return notes
+
+
 def layer_activation_bytes_per_token(
-    model: ModelSpec, seq_len: int, attention_scores: bool, scale: float = 1.0
+    model: ModelSpec,
+    seq_len: int,
+    attention_scores: bool,
+    scale: float = 1.0,
+    trained: frozenset[str] | None = None,
 ) -> float:
     """Bytes one layer keeps for backward, per token (Korthikanti et al. 2022), for 16-bit activations
     times `scale` (2 for fp32); 1-byte dropout masks are not scaled.
 
     With dropout, MHA and a 4h GeLU MLP this is exactly 34h + 5as in 16 bits. SwiGLU keeps gate, up, SiLU
     output and their product (8I); GQA shrinks the saved K and V to the KV width.
+
+    `trained` (see `trained_linears`) drops the inputs that only a frozen linear's weight gradient reads:
+    backward through a frozen linear needs dY·W alone. Transformer Engine's `_Linear.forward` saves its
+    input only `if weight.requires_grad` (transformer_engine/pytorch/module/linear.py, TE 1.x);
+    bitsandbytes' MatMul4Bit keeps no input at all (`ctx.tensors = (None, B)`); PyTorch's generated
+    MmBackward saves the input only `if (grad_fn->should_compute_output(1))`, the weight's gradient. What
+    other ops read stays: the norms' inputs, Q/K/V and the attention output (flash attention's backward
+    reads Q, K, V and O), SwiGLU's gate, up and SiLU output (the eager `silu(g) * u` saves all three). An
+    adapter's A matrix reads its linear's input, so an adapted linear keeps it.
     """
     h = float(model.hidden_size)
     q_out = float(model.num_attention_heads * model.head_dim)
     kv_out = float(model.num_key_value_heads * model.head_dim)
     inter = _mlp_intermediate(model)
     mask = 1.0 if model.dropout else 0.0
-    attention = scale * (2 * h + 2 * q_out + 4 * kv_out + 2 * q_out) + mask * h
-    mlp = scale * (2 * h + (8 * inter if model.gated_mlp else 4 * inter)) + mask * h
+    qkv_input = 2 * h if trained is None or trained & QKV_LINEARS else 0.0
+    mlp_input = 2 * h if trained is None or trained & GATE_UP_LINEARS else 0.0
+    down_input = 2 * inter if trained is None or "down_proj" in trained else 0.0
+    attention = scale * (qkv_input + 2 * q_out + 4 * kv_out + 2 * q_out) + mask * h
+    # gated: gate and up (4I), SiLU output (2I), and their product (the down projection's input)
+    # plain: the GeLU input (2I) and its output (the down projection's input)
+    activation = 6 * inter if model.gated_mlp else 2 * inter
+    mlp = scale * (mlp_input + activation + down_input) + mask * h
     norms = scale * 4 * h
     total = attention + mlp + norms
     if attention_scores:
@@ -182,10 +254,10 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
         largest_layer_bytes=counts.largest_layer_params(model) * bytes_per_weight,
         layer_bytes_per_token=layer_activation_bytes_per_token(
-            model, spec.seq_len, True, activation_scale(spec)
+            model, spec.seq_len, True, activation_scale(spec), trained_linears(spec)
         ),
         layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(
-            model, spec.seq_len, False, activation_scale(spec)
+            model, spec.seq_len, False, activation_scale(spec), trained_linears(spec)
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=LOGITS_BYTES.value * model.vocab_size,

@@ -15,7 +15,7 @@ import numpy as np
 from procurement.sizing import image, image_model
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
-from procurement.sizing.bytes_model import state_bytes
+from procurement.sizing.bytes_model import memory_assumptions, state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
@@ -406,6 +406,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "trainable_params": state.trainable_params,
         "precision": spec.precision,
         "weight_quantization": spec.weight_quantization,
+        "fp8_weights": spec.fp8_weights,
+        "memory_assumptions": memory_assumptions(spec),
         "parallelism": {
             "gpus": spec.parallelism.gpus,
             "zero_stage": spec.parallelism.zero_stage,

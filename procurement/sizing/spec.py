@@ -149,6 +149,7 @@ class WorkloadSpec:
     headroom: float = 0.2
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
+    fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -183,6 +184,7 @@ _TOP_KEYS = {
     "headroom",
     "gradient_accumulation_steps",
     "optimizer_in_backward",
+    "fp8_weights",
     "mfu",
     "image",
     "host",
@@ -375,6 +377,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "optimizer_in_backward": reader.boolean(
             data, "optimizer_in_backward", "optimizer_in_backward", False
         ),
+        "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 
@@ -712,6 +715,14 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     if spec.task in ("pretrain", "full_finetune") and spec.weight_quantization != "none":
         reader.error(
             "weight_quantization", f"{spec.task} trains every weight: quantized weights need lora/qlora"
+        )
+    if spec.fp8_weights and spec.precision != "fp8":
+        reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")
+    if spec.fp8_weights and spec.weight_quantization != "none":
+        reader.error(
+            "fp8_weights",
+            f"the base weights are either fp8 or {spec.weight_quantization}: set one of fp8_weights and "
+            "weight_quantization",
         )
     if spec.is_training and spec.precision == "fp4":
         reader.error("precision", "fp4 is an inference precision; train in bf16, fp16, fp32 or fp8")

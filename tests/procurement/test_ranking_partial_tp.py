@@ -62,11 +62,12 @@ def test_it_plans_tp_groups_that_divide_a_larger_instance_and_never_cross_it():
 def test_it_picks_tp_2_x_dp_4_over_tp_8_where_the_weights_need_two_gpus():
     # Llama 3 70B LoRA, bf16, 1k context, micro-batch 1, 16 micro-batches a step, selective recomputation,
     # on one 8 x H200 instance. Memory: the frozen weights are 70.6e9 x 2 B = 131.5 GiB, so data parallel
-    # (TP 1) peaks at 165.9 GiB on a 140.4 GiB card; TP 2 halves them (peak 83.3 GiB); TP 8 needs 21.3 GiB.
+    # (TP 1) peaks at 160.0 GiB on a 140.4 GiB card; TP 2 halves them (peak 80.3 GiB); TP 8 needs 20.5 GiB
+    # (activations: LoRA on q and v keeps no input for the frozen MLP linears, bytes_model.py).
     rows = _rank(_lora_70b(), P5E, include_infeasible=True).results
     by_tp = _by_tp(rows)
     assert 70.6e9 * 2 / 2**30 == pytest.approx(131.5, abs=0.1)
-    assert not by_tp[1]["fits"] and by_tp[1]["memory_per_gpu_gib"] == pytest.approx(165.9, abs=0.1)
+    assert not by_tp[1]["fits"] and by_tp[1]["memory_per_gpu_gib"] == pytest.approx(160.0, abs=0.1)
     assert by_tp[2]["fits"] and by_tp[8]["fits"]
     # TP all-reduce per step (Megatron: 4 per layer per micro-batch, forward and backward): 4 x 80 layers
     # x 16 micro-batches = 5,120 calls of one micro-batch's activations, 1,024 tokens x 8,192 x 2 B = 16.8 MB;
