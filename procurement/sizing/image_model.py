@@ -28,6 +28,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
 )
+from procurement.sizing.detr_shapes import detr_cost
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -108,6 +109,8 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
         return yolov8_cost(detector, side)
     if detector["kind"] == "yolo11":
         return yolo11_cost(detector, side)
+    if detector["kind"] == "detr":  # `side`: the short side; the long side at the preset's aspect
+        return detr_cost(detector, side, side * detector["aspect"])
     return table_cost(detector, side, entry["resolution_px"])
 
 
@@ -260,7 +263,7 @@ def detector_loss_bytes(spec) -> float:
     """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
     training step, added to the layers' activations (alive together: the loss runs before the backward);
     they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
-    if not is_detector(spec) or not spec.is_training:
+    if not is_yolo(spec) or not spec.is_training:
         return 0.0
     objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
     anchors = detector_anchors(resolution(spec))
@@ -472,6 +475,12 @@ def is_detector(spec) -> bool:
     return image_preset(spec.model.image_arch.slug)["family"] == "detection"
 
 
+def is_yolo(spec) -> bool:
+    """Ultralytics/YOLO detectors: their task-aligned assigner and deterministic fill apply (not DETR's
+    Hungarian matching, which runs on the CPU over batch x 100 queries x targets)."""
+    return is_detector(spec) and image_preset(spec.model.image_arch.slug)["detector"]["kind"] != "detr"
+
+
 def forward_overhead_seconds_per_image(spec) -> float:
     """A detector forward's fixed host latency (DETECTOR_FORWARD_OVERHEAD) over the images of its batch;
     0 for diffusion and ViTs, whose forwards run long enough to hide it."""
@@ -611,7 +620,7 @@ def deterministic_fill_bytes_per_image(spec) -> float:
     fill (0.206 -> 0.181 s); this count for YOLO11x, the same x scale, at batch 64 is 2 x 4 x 15.7 GB =
     126 GB, 22 ms at 0.7 x 8 TB/s. 0 with image.deterministic false (deterministic=False, or PyTorch < 2.1, where
     Ultralytics' init_seeds does not apply it or the fill does not exist)."""
-    if not (is_detector(spec) and spec.is_training and spec.image.deterministic):
+    if not (is_yolo(spec) and spec.is_training and spec.image.deterministic):
         return 0.0
     return 2.0 * training_activation_bytes(spec, True) / spec.micro_batch_size
 

@@ -775,11 +775,14 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
         reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
-    if arch.family != "detection" and not spec.image.deterministic:
+    yolo = arch.family == "detection" and image_model.is_yolo(spec)
+    if not yolo and not spec.image.deterministic:
         reader.error(
-            "image.deterministic", f"{arch.slug} is not a detector (Ultralytics' deterministic fill)"
+            "image.deterministic", f"{arch.slug} is not a YOLO detector (Ultralytics' deterministic fill)"
         )
-    if arch.family != "detection" and spec.image.max_objects_per_image is not None:
-        reader.error("image.max_objects_per_image", f"{arch.slug} is not a detector (YOLO presets have one)")
+    if not yolo and spec.image.max_objects_per_image is not None:
+        reader.error(
+            "image.max_objects_per_image", f"{arch.slug} is not a YOLO detector (YOLO presets have one)"
+        )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")
