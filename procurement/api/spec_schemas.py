@@ -22,7 +22,7 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
-from procurement.sizing.image_spec import GUIDANCE
+from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE
 from procurement.sizing.spec import (
     CHECKPOINTING,
     DEMAND_LIMITS,
@@ -133,6 +133,9 @@ class WorkloadInferenceSerializer(serializers.Serializer):
 class WorkloadHostSerializer(serializers.Serializer):
     dataset_gb = _number("Dataset size on local disk, GB")
     checkpoints_kept = _count("Checkpoints kept on disk", minimum=0)
+    vcpus_per_gpu = _number(
+        "The host's vCPUs per GPU, feeding an image loader (default: the guides' rule, 8 for image decoding)"
+    )
 
 
 class WorkloadImageSerializer(serializers.Serializer):
@@ -159,6 +162,14 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     max_objects_per_image = _count(
         "Detectors: most labelled objects in one training image (sizes the loss's assigner); default: COCO's 93"
+    )
+    data_pipeline = _choice(
+        DATA_PIPELINES,
+        "Training data path: mosaic (detector augmentation), crop (classification crops), predecoded (cached "
+        "latents, pre-decoded/GPU-side or synthetic data: no CPU decode); preset: by the preset's family",
+    )
+    quantize_text_encoders = _flag(
+        "Inference: weight_quantization also quantizes the text encoders (diffusers PipelineQuantizationConfig)"
     )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"

@@ -303,6 +303,16 @@ FP32_SIMT_GEMM_EFFICIENCY = Assumption(
     "(github.com/lablup/mlxcel issue #1654). Convolutions of fp32 networks are not covered: on Ampere and "
     "later cuDNN runs them in TF32 (compute_peak.py); on older cards they stay at image_peak_efficiency.",
 )
+FP32_SIMT_GEMM_EFFICIENCY_VOLTA = Assumption(
+    "fp32_simt_gemm_efficiency_volta",
+    0.89,
+    "fraction of fp32 (CUDA-core) peak",
+    "fp32_simt_gemm_efficiency on Volta and Turing cards: cuBLAS f32 GEMM on a V100 reaches 14.0 of the "
+    "SXM2's 15.7 TFLOPS (github.com/lablup/mlxcel issue #1654), not the A100's 96.9%. Checked (not fitted) "
+    "on NVIDIA DeepLearningExamples ResNet-50 v1.5 fp32 inference on a V100 16GB at batch 256, 1,261 "
+    "images/s x 8.2 GFLOP = 10.3 TFLOPS = 66% of the peak overall, and DeiT-B fp32 inference on a V100, "
+    "291 images/s x 35.1 GFLOP = 65% (arXiv:2012.12877 Table 10): the engine gives DeiT-B 77% (+18%).",
+)
 EAGER_KERNEL_HOST_SECONDS = Assumption(
     "eager_kernel_host_s",
     31e-6,
@@ -375,6 +385,18 @@ LOADER_IMAGES_PER_VCPU = Assumption(
     "ultralytics/yolov5 issue #4252, YOLOv5s on an A100 with 8 workers, 16 min per COCO epoch (118,287 "
     "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
     "V100: 17 min per epoch, 116 images/s) agrees.",
+)
+LOADER_CROP_IMAGES_PER_VCPU = Assumption(
+    "loader_crop_images_per_vcpu",
+    25.2,
+    "images/s per vCPU",
+    "Classification training (ViT/DeiT, timm) decodes one ImageNet JPEG per sample (~400 x 350 px, 110 KB) "
+    "and augments a 224 px random-resized crop, one loader worker per vCPU: no mosaic of four images warped "
+    "onto a 1,280 px canvas as detectors do. Fitted on DeiT (Touvron et al. 2021, arXiv:2012.12877, section "
+    "6: DeiT-B, 300 epochs of ImageNet-1k on one 8-V100 node in 53 h = 252 images/s per GPU, with "
+    "RandAugment, mixup/cutmix and repeated augmentation) at the DeiT repo's --num_workers default of 10 "
+    "per GPU (facebookresearch/deit main.py): 25.2 images/s per worker, a lower bound (the node may have been "
+    "GPU-bound). Outside review x29 round 3: ~25-26.5 per vCPU in the DeiT and a Colab YOLO11n case.",
 )
 DETECTOR_ASSIGNER_BYTES = Assumption(
     "detector_assigner_bytes",
@@ -461,6 +483,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY,
+    FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_MAX_OBJECTS,
@@ -470,6 +493,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     DETECTOR_TRAINING_REFERENCE,
     DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
+    LOADER_CROP_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,
     DISK_RESERVE,

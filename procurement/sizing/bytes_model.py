@@ -219,6 +219,11 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     # (inference) loads every component in its one torch_dtype, fp32 included (diffusers from_pretrained).
     frozen_bytes = dense if not spec.is_training else min(dense, 2.0)
     weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * frozen_bytes
+    if spec.weight_quantization != "none":
+        quantized_bytes = QUANT_BITS[spec.weight_quantization] / 8
+        weight_bytes -= image_model.text_encoder_quantization_saving_bytes(
+            spec, frozen_bytes, quantized_bytes
+        )
     if spec.is_training and not spec.uses_adapters and spec.image.train_text_encoder:
         weight_bytes += (image_model.trainable_params(spec) - network) * dense
     weight_bytes += adapters * adapter_bytes(spec)

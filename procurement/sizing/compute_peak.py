@@ -5,8 +5,15 @@ matmuls."""
 from __future__ import annotations
 
 from procurement.sizing import image_model
-from procurement.sizing.assumptions import FP32_SIMT_GEMM_EFFICIENCY, IMAGE_PEAK_EFFICIENCY
+from procurement.sizing.assumptions import (
+    FP32_SIMT_GEMM_EFFICIENCY,
+    FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
+    IMAGE_PEAK_EFFICIENCY,
+)
+from procurement.sizing.efficiency import image_saturation
 from procurement.sizing.gpus import GpuSpec
+
+AMPERE = 80
 
 
 def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
@@ -25,11 +32,32 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     returned peak is the time-weighted (harmonic) mean over the conv share (image_model.conv_flops_share).
     Language models in fp32 are all matmuls at the fp32 peak and their own MFU: unchanged."""
     peak = gpu.dense_tflops(spec.precision)
-    if spec.precision != "fp32" or peak is None or spec.model.image_arch is None:
+    if peak is None or spec.model.image_arch is None or spec.model.is_image_tier:
         return peak
-    if spec.model.is_image_tier:
+    peak *= card_image_factor(spec, gpu)
+    if spec.precision != "fp32":
         return peak
-    conv_peak = gpu.tf32_tflops_dense or peak
-    matmul_peak = peak * FP32_SIMT_GEMM_EFFICIENCY.value / IMAGE_PEAK_EFFICIENCY.value
+    conv_peak = (gpu.tf32_tflops_dense or peak) * card_image_factor(spec, gpu)
+    matmul_peak = peak * fp32_simt_gemm_efficiency(gpu) / IMAGE_PEAK_EFFICIENCY.value
     share = image_model.conv_flops_share(spec)
     return 1.0 / (share / conv_peak + (1.0 - share) / matmul_peak)
+
+
+def fp32_simt_gemm_efficiency(gpu: GpuSpec) -> float:
+    """cuBLAS SGEMM's fraction of the fp32 peak on the card's generation: measured on an A100 (Ampere and
+    later) and on a V100 (Volta and Turing, whose fp32 units sit beside first-generation tensor cores;
+    no Turing measurement was found, the V100's is used)."""
+    if gpu.generation is not None and gpu.generation < AMPERE:
+        return FP32_SIMT_GEMM_EFFICIENCY_VOLTA.value
+    return FP32_SIMT_GEMM_EFFICIENCY.value
+
+
+def card_image_factor(spec, gpu: GpuSpec) -> float:
+    """A diffusion/ViT network's rate on this card relative to the efficiency model's reference cards:
+    the card's measured saturated efficiency (efficiency.image_saturation) over image_peak_efficiency,
+    1 where none is published. Detectors keep their own fits (detector_efficiency includes T4 TensorRT
+    figures)."""
+    if spec.model.image_arch.family == "detection":
+        return 1.0
+    row = image_saturation(gpu, spec.precision)
+    return row.efficiency / IMAGE_PEAK_EFFICIENCY.value if row else 1.0

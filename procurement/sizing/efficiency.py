@@ -52,6 +52,18 @@ def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
 
 
+IMAGE_TASK = "image"  # rows for image networks (diffusion, ViT): the card's saturated efficiency
+
+
+def image_saturation(gpu, precision: str) -> MeasuredEfficiency | None:
+    """The fraction of dense peak an image network (UNet, DiT, ViT) reaches on this card at saturating
+    work per kernel, where it was measured to differ from the cards assumptions.IMAGE_PEAK_EFFICIENCY was
+    fitted on (A100, L40S): e.g. the T4, held to 70 W, runs the same network and container at ~2/3 of a
+    V100's rate per peak FLOP. None: image_peak_efficiency applies. fp16 rows serve bf16 specs too."""
+    rows = measured_efficiencies()
+    return rows.get((gpu.slug, IMAGE_TASK, precision)) or rows.get((gpu.slug, IMAGE_TASK, "fp16"))
+
+
 def efficiency_text(spec, gpu) -> str:
     """The "speed from: ..." sentence of a measured efficiency; "" where the generic figure applies."""
     row = measured_efficiency(spec, gpu)

@@ -15,6 +15,8 @@ from procurement.sizing.assumptions import (
     ENVIRONMENT_DISK,
     GB,
     GPUS_PER_NODE,
+    LOADER_CROP_IMAGES_PER_VCPU,
+    LOADER_IMAGES_PER_VCPU,
     LOGS_DISK,
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
@@ -44,23 +46,55 @@ def checkpoint_gb(spec: WorkloadSpec) -> float:
     return (state.weight_bytes + state.trainable_params * optimizer_bytes_per_param(spec)) / GB
 
 
+def data_pipeline(spec: WorkloadSpec) -> str:
+    """What the CPU loader does per training image (image_spec.DATA_PIPELINES), the preset's family
+    deciding where the spec says "preset": detectors train on mosaics (Ultralytics, YOLOv5: four images
+    decoded and warped per sample), ViT classifiers on random-resized crops (timm, DeiT), diffusion on
+    cached latents where image.cache_latents, else on decoded photos (counted at the detector's decode
+    rate, the closest published figure for full-size photos)."""
+    chosen = spec.image.data_pipeline
+    if chosen != "preset":
+        return chosen
+    arch = spec.model.image_arch
+    if arch is None or arch.family == "detection":
+        return "mosaic"  # a tier: the guides' rule as quoted
+    if arch.is_diffusion:
+        return "predecoded" if spec.image.cache_latents else "mosaic"
+    return "crop"
+
+
 def decodes_images(spec: WorkloadSpec) -> bool:
-    """Whether the workload's data pipeline decodes and augments images on the CPU: image training without
-    cached latents, and detection/vision inference; text-to-image generation and training on cached
-    latents read prompts or precomputed tensors only."""
+    """Whether the workload's data pipeline decodes and augments images on the CPU: image training unless
+    its data is pre-decoded (data_pipeline), and detection/vision inference; text-to-image generation reads
+    prompts only."""
     if not spec.model.is_image:
         return False
     arch = spec.model.image_arch
-    if arch is None:
-        return True  # a tier: the guides' rule as quoted
     if spec.is_training:
-        return not (arch.is_diffusion and spec.image.cache_latents)
-    return not arch.is_diffusion
+        return data_pipeline(spec) != "predecoded"
+    return arch is None or not arch.is_diffusion
+
+
+def loader_images_per_vcpu(spec: WorkloadSpec) -> float:
+    """Training images one vCPU (one loader worker) decodes and augments per second for the workload's
+    data pipeline: LOADER_IMAGES_PER_VCPU for detector mosaics (and decoded photos), LOADER_CROP_IMAGES_PER_VCPU
+    for classification crops; inf where nothing is decoded."""
+    pipeline = data_pipeline(spec)
+    if pipeline == "predecoded":
+        return float("inf")
+    return LOADER_CROP_IMAGES_PER_VCPU.value if pipeline == "crop" else LOADER_IMAGES_PER_VCPU.value
 
 
 def vcpus_per_gpu(spec: WorkloadSpec) -> float:
     """The guides' rule: 4 vCPUs per GPU, 8 where the data pipeline decodes images."""
     return VCPUS_PER_GPU_IMAGE.value if decodes_images(spec) else VCPUS_PER_GPU.value
+
+
+def loader_vcpus_per_gpu(spec: WorkloadSpec) -> float:
+    """The vCPUs per GPU feeding the loader: the host the spec states (host.vcpus_per_gpu, or `size
+    --vcpus-per-gpu`), else the guides' rule (vcpus_per_gpu)."""
+    stated = spec.host.vcpus_per_gpu
+    return vcpus_per_gpu(spec) if stated is None else stated
 
 
 def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram_gib: float) -> dict:

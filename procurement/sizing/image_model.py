@@ -28,6 +28,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
 )
+from procurement.sizing.detr_shapes import detr_cost
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -108,6 +109,8 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
         return yolov8_cost(detector, side)
     if detector["kind"] == "yolo11":
         return yolo11_cost(detector, side)
+    if detector["kind"] == "detr":  # `side`: the short side; the long side at the preset's aspect
+        return detr_cost(detector, side, side * detector["aspect"])
     return table_cost(detector, side, entry["resolution_px"])
 
 
@@ -202,6 +205,34 @@ def frozen_parts_params(spec) -> float:
     return encoders + (autoencoder["params_published"] if autoencoder else 0.0)
 
 
+def quantizes_text_encoders(spec) -> bool:
+    """Whether weight_quantization reaches the text encoders: in inference where
+    image.quantize_text_encoders says so. diffusers' pipeline-level PipelineQuantizationConfig quantizes the
+    components it is given, and the HF quantization guide (huggingface/blog diffusers-quantization.md)
+    quantizes FLUX's transformer AND its T5 text_encoder_2. Training scripts load the encoders in the 16-bit
+    weight_dtype (or cache their outputs): never quantized there."""
+    return not spec.is_training and spec.weight_quantization != "none" and spec.image.quantize_text_encoders
+
+
+def text_encoder_quantization_saving_bytes(spec, frozen_bytes: float, quantized_bytes: float) -> float:
+    """Bytes a quantized load saves on the resident text encoders (0 when quantizes_text_encoders is
+    false): bitsandbytes/torchao replace nn.Linear weights only, so each encoder's token embedding
+    (vocab x hidden) keeps `frozen_bytes`, and transformers keeps a T5's feed-forward output projections
+    (`wo`) in fp32 under a quantized load (T5PreTrainedModel._keep_in_fp32_modules; the component's
+    fp32_under_quantization_params), 4 bytes instead of `frozen_bytes`; the rest takes `quantized_bytes`
+    per parameter (bytes_model.QUANT_BITS / 8). FLUX.1-dev nf4: T5-XXL 4.76B =
+    3.62B quantized (1.87 GB) + 1.01B fp32 (4.03 GB) + 0.13B embedding (0.26 GB) = 5.74 GiB, not 8.87 bf16."""
+    if not quantizes_text_encoders(spec) or spec.image.text_encoder_offload:
+        return 0.0
+    saved = 0.0
+    for encoder in text_encoders(spec):
+        fp32_kept = encoder.get("fp32_under_quantization_params", 0.0)
+        quantized = encoder["params_published"] - encoder["vocab"] * encoder["hidden"] - fp32_kept
+        saved += quantized * (frozen_bytes - quantized_bytes)
+        saved -= fp32_kept * (4.0 - frozen_bytes)
+    return saved
+
+
 def activation_bytes_per_element(spec) -> float:
     return 4.0 if spec.precision == "fp32" else 2.0
 
@@ -232,7 +263,7 @@ def detector_loss_bytes(spec) -> float:
     """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
     training step, added to the layers' activations (alive together: the loss runs before the backward);
     they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
-    if not is_detector(spec) or not spec.is_training:
+    if not is_yolo(spec) or not spec.is_training:
         return 0.0
     objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
     anchors = detector_anchors(resolution(spec))
@@ -283,12 +314,27 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
     return {
         # ZeRO-3/FSDP gathers one block at a time, as for language models
         "weights": state.weight_bytes / shard_weights + np.where(zero >= 3, state.largest_layer_bytes, 0.0),
-        "gradients": trainable * state.grad_bytes_per_param / shard_gradients,
+        "gradients": training_gradient_bytes(spec, state) / shard_gradients,
         "optimizer_states": trainable * state.optimizer_bytes_per_param / shard_optimizer,
         "activations": activations + zero_plan,
         "kv_cache": zero_plan,
         "host_offload": zero_plan,
     }
+
+
+def training_gradient_bytes(spec, state) -> float:
+    """Gradient bytes resident during a training step: every trainable parameter's, or, with
+    `optimizer_in_backward`, one block's. A step fused into the backward (PyTorch's
+    Tensor.register_post_accumulate_grad_hook, the 'optimizer step in backward' tutorial; kohya-ss/sd-scripts
+    --fused_backward_pass, PR #1259) updates each parameter as soon as its gradient is accumulated and frees
+    that gradient, so at most the block being back-propagated holds gradients: the language models' rule
+    (memory._one_layer_grads), with the network's average block (weights / blocks, as the ZeRO-3 gather
+    buffer of _image_state_bytes)."""
+    full = state.trainable_params * state.grad_bytes_per_param
+    if not spec.optimizer_in_backward:
+        return full
+    blocks = max(spec_network_cost(spec).blocks, 1)
+    return full / blocks
 
 
 def _pass_factor(spec) -> float:
@@ -451,6 +497,12 @@ def inference_efficiency(spec, peak_flops=None):
 
 def is_detector(spec) -> bool:
     return image_preset(spec.model.image_arch.slug)["family"] == "detection"
+
+
+def is_yolo(spec) -> bool:
+    """Ultralytics/YOLO detectors: their task-aligned assigner and deterministic fill apply (not DETR's
+    Hungarian matching, which runs on the CPU over batch x 100 queries x targets)."""
+    return is_detector(spec) and image_preset(spec.model.image_arch.slug)["detector"]["kind"] != "detr"
 
 
 def forward_overhead_seconds_per_image(spec) -> float:
@@ -658,7 +710,7 @@ def deterministic_fill_bytes_per_image(spec) -> float:
     fill (0.206 -> 0.181 s); this count for YOLO11x, the same x scale, at batch 64 is 2 x 4 x 15.7 GB =
     126 GB, 22 ms at 0.7 x 8 TB/s. 0 with image.deterministic false (deterministic=False, or PyTorch < 2.1, where
     Ultralytics' init_seeds does not apply it or the fill does not exist)."""
-    if not (is_detector(spec) and spec.is_training and spec.image.deterministic):
+    if not (is_yolo(spec) and spec.is_training and spec.image.deterministic):
         return 0.0
     return 2.0 * training_activation_bytes(spec, True) / spec.micro_batch_size
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 GUIDANCE = ("preset", "cfg", "distilled", "none")
+# How a training step's images reach the GPU (host.loader_images_per_vcpu): "preset" = the preset's family
+# (detection: mosaic; vision: crop; diffusion: cached latents if image.cache_latents, else decoded photos);
+# "predecoded" = no CPU decode at all (cached latents, pre-decoded tensors, GPU-side DALI/FFCV, synthetic input)
+DATA_PIPELINES = ("preset", "mosaic", "crop", "predecoded")
 IMAGE_LORA_TARGETS = ("attention", "all-linear")
 
 
@@ -28,3 +32,7 @@ class ImageSpec:
     # detectors (training): Ultralytics' deterministic=True, its default, on PyTorch >= 2.1: every freshly
     # allocated tensor is filled before use (image_model.deterministic_fill_seconds_per_image)
     deterministic: bool = True
+    # inference: weight_quantization also quantizes the text encoders (diffusers PipelineQuantizationConfig
+    # with them in components_to_quantize); off: the denoiser only (a quantized transformer loaded alone)
+    quantize_text_encoders: bool = False
+    data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image

@@ -14,12 +14,17 @@ import numpy as np
 
 from procurement.sizing import image, image_model
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
-from procurement.sizing.assumptions import ALL_ASSUMPTIONS, LOADER_IMAGES_PER_VCPU
+from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
-from procurement.sizing.host import host_requirements, vcpus_per_gpu
+from procurement.sizing.host import (
+    data_pipeline,
+    host_requirements,
+    loader_images_per_vcpu,
+    loader_vcpus_per_gpu,
+)
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
 from procurement.sizing.params import active_params
@@ -180,11 +185,12 @@ def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
     loader, step = throughput.get("loader_seconds"), throughput.get("step_seconds")
     if not loader or step is None or loader < step:
         return None
-    per_gpu = vcpus_per_gpu(spec)
+    per_gpu = loader_vcpus_per_gpu(spec)
+    key = "loader_crop_images_per_vcpu" if data_pipeline(spec) == "crop" else "loader_images_per_vcpu"
     return (
         f"the host's image loader sets the pace: {per_gpu:g} vCPUs per GPU x "
-        f"{LOADER_IMAGES_PER_VCPU.value:g} images/s each (loader_images_per_vcpu, ultralytics/yolov5 issue "
-        "4252); a host with more vCPUs per GPU trains faster"
+        f"{loader_images_per_vcpu(spec):g} images/s each ({key}, {data_pipeline(spec)} pipeline); a host "
+        "with more vCPUs per GPU trains faster (host.vcpus_per_gpu states yours)"
     )
 
 

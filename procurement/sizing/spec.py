@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from gpuledger.errors import InputError
 from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
-from procurement.sizing.image_spec import GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
+from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
 from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
@@ -127,6 +127,7 @@ class InferenceSpec:
 class HostSpec:
     dataset_gb: float | None = None
     checkpoints_kept: int = 2
+    vcpus_per_gpu: float | None = None  # the host the run has (None: the guides' rule, host.vcpus_per_gpu)
 
 
 @dataclass(frozen=True)
@@ -617,12 +618,18 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
     )
 
 
+_HOST_KEYS = {"dataset_gb", "checkpoints_kept", "vcpus_per_gpu"}
+
+
 def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
     if strict:
-        reader.unknown_keys(data, {"dataset_gb", "checkpoints_kept"}, "host.")
+        reader.unknown_keys(data, _HOST_KEYS, "host.")
     return HostSpec(
         dataset_gb=reader.number(data, "dataset_gb", "host.dataset_gb", None, minimum=0, exclusive=False),
         checkpoints_kept=reader.integer(data, "checkpoints_kept", "host.checkpoints_kept", 2, minimum=0),
+        vcpus_per_gpu=reader.number(
+            data, "vcpus_per_gpu", "host.vcpus_per_gpu", None, minimum=0, maximum=512
+        ),
     )
 
 
@@ -645,6 +652,8 @@ _IMAGE_KEYS = {
     "text_tokens",
     "max_objects_per_image",
     "deterministic",
+    "data_pipeline",
+    "quantize_text_encoders",
     *_IMAGE_BOOLS,
 }
 
@@ -670,6 +679,10 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
             data, "max_objects_per_image", "image.max_objects_per_image", None, minimum=1
         ),
         deterministic=reader.boolean(data, "deterministic", "image.deterministic", True),
+        quantize_text_encoders=reader.boolean(
+            data, "quantize_text_encoders", "image.quantize_text_encoders", False
+        ),
+        data_pipeline=reader.choice(data, "data_pipeline", "image.data_pipeline", "preset", DATA_PIPELINES),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -773,11 +786,14 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):
         reader.error("image.text_tokens", f"{arch.slug} has no joint text tokens to set (a DiT preset has)")
-    if arch.family != "detection" and not spec.image.deterministic:
+    yolo = arch.family == "detection" and image_model.is_yolo(spec)
+    if not yolo and not spec.image.deterministic:
         reader.error(
-            "image.deterministic", f"{arch.slug} is not a detector (Ultralytics' deterministic fill)"
+            "image.deterministic", f"{arch.slug} is not a YOLO detector (Ultralytics' deterministic fill)"
         )
-    if arch.family != "detection" and spec.image.max_objects_per_image is not None:
-        reader.error("image.max_objects_per_image", f"{arch.slug} is not a detector (YOLO presets have one)")
+    if not yolo and spec.image.max_objects_per_image is not None:
+        reader.error(
+            "image.max_objects_per_image", f"{arch.slug} is not a YOLO detector (YOLO presets have one)"
+        )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")

@@ -24,7 +24,6 @@ from procurement.sizing.assumptions import (
     GRADIENT_BUCKET_BYTES,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
-    LOADER_IMAGES_PER_VCPU,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_MFU,
@@ -36,8 +35,7 @@ from procurement.sizing.assumptions import (
     TREE_NODE_HOP_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
-from procurement.sizing.host import decodes_images
-from procurement.sizing.host import vcpus_per_gpu as host_vcpus_per_gpu
+from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.spec import WorkloadSpec
 
@@ -308,13 +306,14 @@ def training_throughput(
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:
     """Seconds the CPU data pipeline needs for one step's images: decoding and augmenting at
-    LOADER_IMAGES_PER_VCPU per vCPU (one loader worker each); 0 where no image is decoded on the CPU
-    (text, cached latents)."""
+    the data pipeline's rate per vCPU (host.loader_images_per_vcpu, one loader worker each) on the host's
+    vCPUs (vcpus_per_gpu None: the spec's host, else the guides' rule); 0 where no image is decoded on the
+    CPU (text, cached latents, pre-decoded data)."""
     if not (spec.is_training and decodes_images(spec)):
         return np.zeros_like(np.asarray(gpus, dtype=float))
-    per_gpu = _array(vcpus_per_gpu, host_vcpus_per_gpu(spec))
+    per_gpu = _array(vcpus_per_gpu, loader_vcpus_per_gpu(spec))
     with np.errstate(divide="ignore"):
-        return step_images / (np.asarray(gpus, dtype=float) * per_gpu * LOADER_IMAGES_PER_VCPU.value)
+        return step_images / (np.asarray(gpus, dtype=float) * per_gpu * loader_images_per_vcpu(spec))
 
 
 def loader_bound_hours(spec: WorkloadSpec, vcpus) -> np.ndarray:
@@ -323,7 +322,7 @@ def loader_bound_hours(spec: WorkloadSpec, vcpus) -> np.ndarray:
     if not (spec.is_training and decodes_images(spec)) or not spec.training_tokens:
         return np.zeros_like(np.asarray(vcpus, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return spec.training_tokens / (np.asarray(vcpus, dtype=float) * LOADER_IMAGES_PER_VCPU.value) / 3600.0
+        return spec.training_tokens / (np.asarray(vcpus, dtype=float) * loader_images_per_vcpu(spec)) / 3600.0
 
 
 def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:

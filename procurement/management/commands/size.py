@@ -35,6 +35,12 @@ class Command(BaseCommand):
             "--gpus", action="append", type=int, default=[], help="GPU count to size (repeatable)"
         )
         parser.add_argument(
+            "--vcpus-per-gpu",
+            type=float,
+            default=None,
+            help="the host's vCPUs per GPU (sets host.vcpus_per_gpu: they feed an image loader)",
+        )
+        parser.add_argument(
             "--no-calibration",
             action="store_true",
             help="ignore the factors fitted from stored benchmarks (the uncalibrated estimate)",
@@ -47,8 +53,12 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"{path}: {error.strerror}", returncode=BAD_INPUT) from None
         try:
+            document = load_spec_text(text, str(path))
+            if options["vcpus_per_gpu"] is not None and isinstance(document, dict):
+                host = document.get("host") if isinstance(document.get("host"), dict) else {}
+                document = document | {"host": host | {"vcpus_per_gpu": options["vcpus_per_gpu"]}}
             report = size_spec_document(
-                load_spec_text(text, str(path)),
+                document,
                 options["gpu"],
                 options["gpus"] or None,
                 calibrate=not options["no_calibration"],

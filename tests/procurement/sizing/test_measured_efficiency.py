@@ -36,7 +36,7 @@ def test_it_names_what_each_row_was_fitted_on_and_checked_on():
     assert rows
     for (slug, task, precision), row in rows.items():
         gpu_by_slug(slug)  # a known part
-        assert task in ("pretrain", "full_finetune", "lora", "qlora")
+        assert task in ("pretrain", "full_finetune", "lora", "qlora", "image")
         assert precision in ("fp32", "fp16", "bf16", "fp8", "fp4")
         assert 0.1 < row.efficiency < 0.8
         assert row.fitted_on and row.checked_on and row.source_url.startswith("https://")

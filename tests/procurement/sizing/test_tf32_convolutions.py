@@ -53,10 +53,11 @@ def test_sdxl_fp32_mixes_the_two_peaks_by_time():
 
 
 def test_sdxl_fp32_on_a_volta_card_keeps_its_convolutions_at_the_fp32_peak():
-    """No TF32 on a V100: convolutions at 15.7 x image efficiency, matmuls at the SGEMM rate."""
+    """No TF32 on a V100: convolutions at 15.7 x image efficiency, matmuls at the V100's own SGEMM rate
+    (89% of 15.7: lablup/mlxcel issue #1654; the A100's 96.9% is an Ampere figure)."""
     spec = _spec("sdxl", micro_batch_size=4, image={"steps": 25})
     share = im.conv_flops_share(spec)
-    expected = 1.0 / (share / 15.7 + (1.0 - share) / (15.7 * 0.969 / 0.534))
+    expected = 1.0 / (share / 15.7 + (1.0 - share) / (15.7 * 0.89 / 0.534))
     assert spec_peak_tflops(spec, gpu_by_slug("v100-sxm2-16gb")) == pytest.approx(expected, rel=1e-9)
 
 

@@ -1,0 +1,84 @@
+"""DETR (Carion et al. 2020, arXiv:2005.12872) counted from its architecture: a ResNet-50 backbone, a 1x1
+input projection to d_model, a post-norm transformer encoder over the stride-32 feature map and a decoder
+over the object queries (facebookresearch/detr models/backbone.py, transformer.py, detr.py; mmdetection's
+configs/detr use the same shapes).
+
+Counting rules (elements per image, image_shapes.Cost):
+- MACs: every conv and linear, attention's QK^T and AV. The paper's '86 GFLOPs' (Table 1) is detectron2's
+  flop_count_operators, which counts one 'flop' per multiply-add: this walk gives ~81 G multiply-adds at
+  800 x 1067 (COCO's 4:3 images at the 800 px short side), i.e. ~162 GFLOP, twice the table-row count.
+- Saved for the backward (training): the stem and layer1 are frozen (`train_backbone` leaves only layer2-4
+  trainable; mmdetection frozen_stages=1), so they keep nothing; in layer2-4 each conv's BatchNorm (frozen
+  statistics, in eval mode) keeps its input and each ReLU its output (mmdetection's BN with
+  requires_grad=False, norm_eval=True); the transformer keeps the Korthikanti-style tensors of a post-norm
+  layer with dropout 0.1 (its masks at one byte, a quarter of an fp32 element) and nn.MultiheadAttention's
+  explicit softmax (no fused attention), its dropout mask and output: heads x tokens x keys each.
+"""
+
+from __future__ import annotations
+
+from procurement.sizing.image_shapes import Cost
+
+# ResNet-50 stages: (bottlenecks, width, output channels, stride of the stage's feature map)
+RESNET50_STAGES = ((3, 64, 256, 4), (4, 128, 512, 8), (6, 256, 1024, 16), (3, 512, 2048, 32))
+DROPOUT_MASK = 0.25  # a bool mask (1 B) in units of a 4-byte element
+
+
+def detr_cost(config: dict, height: float, width: float) -> Cost:
+    """A DETR forward (and what its training step keeps) at an input of height x width pixels."""
+    cost = Cost()
+    pixels = height * width
+    stem = 49 * 3 * 64
+    cost.block(stem, stem * pixels / 4, 0.0, 0.0, conv=True)  # 7x7 stride-2 conv (frozen)
+    c_in = 64
+    for index, (blocks, w, c_out, stride) in enumerate(RESNET50_STAGES):
+        positions = pixels / stride**2
+        trainable = index > 0
+        for block in range(blocks):
+            first = block == 0
+            # torchvision/mmdetection 'pytorch' style: the 3x3 conv strides, so conv1 runs at the previous
+            # stage's resolution in a stage's first block
+            conv1_positions = positions * (4 if first and index > 0 else 1)
+            shortcut = c_in * c_out if first else 0
+            params = c_in * w + 9 * w * w + w * c_out + shortcut
+            macs = c_in * w * conv1_positions + (9 * w * w + w * c_out + shortcut) * positions
+            saved = 0.0
+            if trainable:
+                block_input = c_in * conv1_positions if first else 0.0  # later inputs: the last ReLU's output
+                saved = block_input + 2 * w * conv1_positions + (2 * w + 2 * c_out) * positions
+                saved += c_out * positions if first else 0.0  # the shortcut's BatchNorm input
+            cost.block(params, macs, saved, c_out * positions, conv=True)
+            c_in = c_out
+    tokens = pixels / 32**2
+    h, heads, ffn = config["d_model"], config["heads"], config["ffn"]
+    cost.block(2048 * h, 2048 * h * tokens, h * tokens, 2048 * tokens, conv=True)  # input projection
+    for _ in range(config["encoder_layers"]):
+        _attention_layer(cost, h, heads, ffn, tokens, tokens, cross=False)
+    queries = config["queries"]
+    for _ in range(config["decoder_layers"]):
+        _attention_layer(cost, h, heads, ffn, queries, tokens, cross=True)
+    heads_params = queries * h + h * (config["classes"] + 1) + 2 * h * h + h * 4
+    cost.params += heads_params
+    cost.macs += (heads_params - queries * h) * queries * config["decoder_layers"]  # auxiliary losses
+    cost.tokens = 0.0  # rows per weight: MACs per parameter (image_model.rows_per_sample)
+    cost.forward_peak = 2 * 2048 * tokens + 3 * 256 * pixels / 16  # layer1's widest working set
+    return cost
+
+
+def _attention_layer(cost: Cost, h: int, heads: int, ffn: int, tokens: float, keys: float, cross: bool):
+    """A post-norm encoder layer (self-attention + FFN) or decoder layer (self-attention over the queries,
+    cross-attention over the encoder's `keys` tokens, FFN): parameters, MACs and saved elements."""
+    attention_params = 4 * h * h
+    params = attention_params * (2 if cross else 1) + 2 * h * ffn + (6 if cross else 4) * h
+    scores = heads * tokens * (tokens + (keys if cross else 0))
+    linear = (attention_params + 2 * h * ffn) * tokens
+    if cross:  # queries project like tokens; keys and values project the encoder memory
+        linear += 2 * h * h * tokens + 2 * h * h * keys
+    attention_macs = 2 * h * tokens * (tokens + (keys if cross else 0))
+    per_attention = 2 * h + 3 * h + h + (1 + DROPOUT_MASK) * h + h  # inputs, q/k/v, output, dropout, norm
+    saved = per_attention * tokens * (2 if cross else 1) + (2 + DROPOUT_MASK) * scores
+    saved += (h + (2 + DROPOUT_MASK) * ffn + (1 + DROPOUT_MASK) * h + h) * tokens  # FFN and its norm
+    if cross:
+        saved += 2 * h * keys  # the memory's key and value projections
+    # the explicit softmax is in `saved` whatever flash_attention says: DETR's attention is never fused
+    cost.block(params, linear + attention_macs, saved, h * tokens, 0.0, attention_macs)
