@@ -56,9 +56,10 @@ SKYPILOT_FILES = {
     # OCI (issue 32): every GPU row of every region, CPU-only VM.Standard rows left out as for AWS and GCP
     # (1,134 rows, 44 regions, 54 availability domains; data/skypilot/PROVENANCE.md)
     "oci": "skypilot/oci/vms.gpu.csv",
-    # added 2026-12-05 (issue 32): an EXCERPT, one complete block of rows as the index page showed it (every
-    # 1x_A100-80GB_SECURE row), see PROVENANCE.md
-    "runpod": "skypilot/runpod/vms.excerpt.csv",
+    # RunPod (issue 32): the whole public snapshot of schema v7 (commit 0727c2bd, 2,750 rows, CPU-only rows
+    # skipped by the reader); v8's file (2.1M characters) could not be read whole. Older prices than the v8
+    # catalogs': the file name keeps the version on every offer's source (data/skypilot/PROVENANCE.md)
+    "runpod": "skypilot/runpod/vms.v7.csv",
 }
 # GCP host-VM rows of the fixed-GPU machine types (a2, a3, g2), added to their GPUs' rows for whole-instance
 # prices (pricing/providers/gcp_hosts.py; provenance in data/skypilot/PROVENANCE.md).

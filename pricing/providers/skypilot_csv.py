@@ -1,4 +1,4 @@
-"""Read a SkyPilot catalog ``vms.csv`` (schema v8) into price records.
+"""Read a SkyPilot catalog ``vms.csv`` (schema v8; v7 for RunPod) into price records.
 
 One reader for every cloud SkyPilot publishes (AWS, GCP, Lambda, Vast, Cudo, RunPod, ...). The
 format has quirks this module absorbs, so the rest of gpuledger sees clean records:
@@ -10,7 +10,7 @@ format has quirks this module absorbs, so the rest of gpuledger sees clean recor
 - an empty price, or 0.00 (Vast spot), means "no price", never free;
 - ``GpuInfo`` is a Python-repr dict (single quotes), read with ``ast.literal_eval``; Verda writes it as
   JSON (double quotes, also a Python literal) and Hyperstack as a Python repr with JSON's ``null``
-  (``'Manufacturer': null``), read as ``None``;
+  (``'Manufacturer': null``), read as ``None``; schema v7 writes only the accelerator's name there;
 - CPU-only rows (no accelerator) and TPU rows are skipped and counted.
 
 On-demand prices are regional, but the catalog repeats them on every zone row: they are yielded once
@@ -225,15 +225,21 @@ def _instance_record(
         gpu_count=gpu_count,
         vcpus=vcpus,
         memory_gib=memory_gib,
-        gpu_memory_gib=_gpu_memory_gib(row.get("GpuInfo", ""), gpu_count, provider, location),
+        gpu_memory_gib=_gpu_memory_gib(
+            row.get("GpuInfo", ""), gpu_count, provider, location, accelerator=accelerator
+        ),
         host_priced_separately=gpu_only,
     )
 
 
-def _gpu_memory_gib(cell: str, gpu_count: Decimal, provider: str, location: str) -> Decimal | None:
-    """Memory of one GPU from the GpuInfo dict; None when the cell is empty (FPGA rows)."""
+def _gpu_memory_gib(
+    cell: str, gpu_count: Decimal, provider: str, location: str, *, accelerator: str = ""
+) -> Decimal | None:
+    """Memory of one GPU from the GpuInfo dict; None when the cell is empty (FPGA rows) or, as in schema v7
+    catalogs (RunPod's), holds only the accelerator's name: no memory is stated there, and the GPU model's
+    datasheet gives it. Any other text that is not a dict is refused."""
     text = cell.strip()
-    if not text:
+    if not text or (accelerator and text == accelerator):
         return None
     try:
         info = _gpu_info_literal(text)

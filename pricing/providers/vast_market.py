@@ -8,7 +8,8 @@ GET ``/bundles`` with the query as the ``q`` parameter, rows under ``offers``; s
 - ``id`` (int): the offer; ``gpu_name`` ("RTX 4090", "H100 SXM", "A100 SXM4"); ``num_gpus`` (int);
 - ``dph_total``: the whole offer's price in USD per hour (GPUs, the host's share and the searched disk);
   ``min_bid``: the current lowest bid in USD per hour for the same machine as an interruptible (spot) rental;
-- ``cpu_cores_effective`` (vCPUs this offer gets), ``cpu_ram`` (MB), ``gpu_ram`` (MB per GPU),
+- ``cpu_cores_effective`` (vCPUs this offer gets), ``cpu_ram`` (MB, the whole machine's: scaled by
+  ``gpu_frac``, the offer's share of the machine's GPUs), ``gpu_ram`` (MB per GPU),
   ``disk_space`` (GB), ``inet_down`` (Mb/s), ``geolocation`` ("Texas, US"), ``reliability2`` (0..1; not
   stored).
 
@@ -216,7 +217,7 @@ def _instance(offer: dict, where: str) -> InstanceTypeRecord:
         )
     gpu_mib = _positive(offer, "gpu_ram", where)
     gpu_gib = None if gpu_mib is None else (gpu_mib / MB_PER_GIB).quantize(Decimal("0.01"))
-    memory_mib = _positive(offer, "cpu_ram", where)
+    memory_mib = _offer_share_of_ram(offer, where)
     disk_gb = _positive(offer, "disk_space", where)
     inet_down = _positive(offer, "inet_down", where)
     memory_tag = f"{gpu_gib.to_integral_value()}g" if gpu_gib is not None else "unknown-g"
@@ -266,6 +267,19 @@ def _number(offer: dict, key: str, where: str) -> Decimal | None:
 def _shown(value: Any) -> str:
     """A value as a refusal names it: a Decimal as its digits (0.0, not Decimal('0.0'))."""
     return str(value) if isinstance(value, Decimal) else repr(value)
+
+
+def _offer_share_of_ram(offer: dict, where: str) -> Decimal | None:
+    """The system RAM this offer gets, in MiB. ``cpu_ram`` is the whole machine's ("system RAM", vast.py
+    ``search offers`` help) and an offer may rent part of the machine: ``gpu_frac`` is the "Ratio of GPUs in
+    the offer to gpus in the system" (same help), and Vast scales the cores by it (``cpu_cores_effective``
+    = ``cpu_cores`` x ``gpu_frac`` in all 1,396 offers of the recorded real answer, 806 of them below 1).
+    The RAM is scaled the same way. Without a ``gpu_frac`` in (0, 1] the share is not known: unknown."""
+    machine_mib = _positive(offer, "cpu_ram", where)
+    share = _number(offer, "gpu_frac", where)
+    if machine_mib is None or share is None or not 0 < share <= 1:
+        return None
+    return machine_mib * share
 
 
 def _positive(offer: dict, key: str, where: str, quantum: str | None = None) -> Decimal | None:

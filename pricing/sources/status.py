@@ -91,10 +91,9 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
 def providers_not_refreshed() -> list[dict]:
     """The gpuhunt providers no refresh has priced yet and no whole bundled snapshot covers (a provider with
     a SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
-    is on and, when off, how to turn it on: the landing page lists them. A provider bundled only as an
-    excerpt of its snapshot (`*.excerpt.csv`: a few rows, not its offers; RunPod) stays listed, marked
-    `excerpt`, so partial coverage never reads as covered. A file of every GPU row of every region (AWS, GCP,
-    OCI `vms.gpu.csv`) is the provider's offers, not an excerpt."""
+    is on and, when off, how to turn it on: the landing page lists them. Every bundled snapshot is the
+    provider's whole offer list as published (a `vms.gpu.csv` keeps every GPU row of every region), so a
+    bundled provider is covered."""
     refreshed = set(
         PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
         .values_list("source", flat=True)
@@ -103,9 +102,7 @@ def providers_not_refreshed() -> list[dict]:
     listed = []
     for source in SOURCES.values():
         provider = source.name.removeprefix("gpuhunt-")
-        bundled = SKYPILOT_FILES.get(provider, "")
-        excerpt = ".excerpt." in bundled
-        if not source.name.startswith("gpuhunt-") or source.name in refreshed or (bundled and not excerpt):
+        if not source.name.startswith("gpuhunt-") or source.name in refreshed or provider in SKYPILOT_FILES:
             continue
         listed.append(
             {
@@ -113,7 +110,6 @@ def providers_not_refreshed() -> list[dict]:
                 "provider": provider,
                 "enabled": source.enabled(),
                 "how_to_enable": source.off_reason.removeprefix("off: "),
-                "excerpt": excerpt,
             }
         )
     return listed

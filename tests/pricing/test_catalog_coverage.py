@@ -118,7 +118,7 @@ def test_storage_is_priced_for_every_provider(bundled_catalog):
         "daytona",
         "azure",
         "seeweb",  # bundled by the outside review of issue 32; no Seeweb storage rate is bundled
-        "oci",  # OCI (GPU rows) and the RunPod excerpt, SkyPilot (issue 32): no storage rate of theirs bundled
+        "oci",  # OCI (GPU rows) and RunPod, SkyPilot (issue 32): no storage rate of theirs bundled
         "runpod",
     }
     assert rates["aws"] == 0.08  # EBS gp3 us-east-1 list price (storage_rates.csv)

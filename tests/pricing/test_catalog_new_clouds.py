@@ -247,10 +247,12 @@ def test_the_landing_page_and_the_offer_api_show_the_new_providers(client_as, bu
     call_command("gpus", stdout=out)
     lines = {line.split()[0]: line for line in out.getvalue().splitlines()}
     # H100 SXM5 is sold by AWS (p5), GCP (a3), Lambda, Cudo, Vast, Nebius, Hyperstack, Verda, JarvisLabs
-    # (its pricing page: "H100 SXM"), Lium (lium/vms.csv: H100-SXM_8x, the generic H100-SXM alias) and OCI
-    # (oci/vms.gpu.csv: BM.GPU.H100.8, SXM5 in Oracle's MLPerf system description)
+    # (its pricing page: "H100 SXM"), Lium (lium/vms.csv: H100-SXM_8x, the generic H100-SXM alias), OCI
+    # (oci/vms.gpu.csv: BM.GPU.H100.8, SXM5 in Oracle's MLPerf system description) and RunPod
+    # (runpod/vms.v7.csv: 1x..8x_H100-SXM_SECURE, the generic alias)
     assert lines["h100-sxm5-80gb"].endswith(
-        "[aws, cudo, gcp, hyperstack, jarvislabs, lambda, lium, nebius, oci, vast, verda]"
+        "[aws, cudo, gcp, hyperstack, jarvislabs, lambda, lium, nebius, oci, runpod, vast, verda]"
     )
-    # L40: Hyperstack's n3-L40x1 and, since the Lium snapshot, Lium's L40_4x (1.32 $/h for 4 GPUs)
-    assert lines["l40"].endswith("[hyperstack, lium]")
+    # L40: Hyperstack's n3-L40x1, since the Lium snapshot Lium's L40_4x (1.32 $/h for 4 GPUs) and RunPod's
+    # 1x..8x_L40_SECURE (1.14 $/h a GPU, above Hyperstack's 1.0: Hyperstack stays the cheapest above)
+    assert lines["l40"].endswith("[hyperstack, lium, runpod]")

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from pricing.models import UnmappedGpuName
+from pricing.models import PriceObservation, UnmappedGpuName
 from pricing.sources import registry as sources
 from pricing.sources.refresh import refresh_run
 from tests.pricing.providers.test_gpuhunt_offers import recorded_items
@@ -44,11 +44,14 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     # gpuhunt's "H100" names RunPod's SXM and PCIe parts; the GPU ID 'NVIDIA H100 80GB HBM3' settles it
     # to the SXM5 part (pricing/data/gpuhunt_gpu_names.csv), so nothing is left unmapped
     assert not UnmappedGpuName.objects.filter(provider__slug="runpod", name="H100").exists()
-    rows = viewer_client.get("/api/offers/?provider=runpod").json()
-    # beside the bundled SkyPilot excerpt's 1x_A100-80GB_SECURE (runpod/vms.excerpt.csv: 14 on-demand prices,
-    # one per country, and 48 spot, one per zone, all 1.39 $/h), which the refresh leaves as it was
-    snapshot = [row for row in rows if row["source"] == "skypilot:runpod/vms.excerpt.csv"]
-    assert len(snapshot) == 62 and {row["price_per_hour"] for row in snapshot} == {"1.390000"}
+    # every page (1,000 rows each, the most the API gives at once): the bundled snapshot lists over 1,000
+    rows = viewer_client.get("/api/offers/?provider=runpod&limit=1000").json()
+    rows += viewer_client.get("/api/offers/?provider=runpod&limit=1000&offset=1000").json()
+    # beside the bundled SkyPilot snapshot (runpod/vms.v7.csv: 639 on-demand prices, one per type and country,
+    # and 786 spot, one per zone; tests/pricing/test_catalog_oci_runpod.py), which the refresh leaves as it was
+    snapshot = [row for row in rows if row["source"] == "skypilot:runpod/vms.v7.csv"]
+    assert snapshot and len(rows) == len(snapshot) + 4
+    assert PriceObservation.objects.filter(source="skypilot:runpod/vms.v7.csv").count() == 639 + 786
     # the recorded rows (recorded/gpuhunt_runpod.csv): all four priced offers, the H100s as the SXM5 part
     assert sorted(
         (row["instance_type"], row["gpu"], row["price_per_hour"], row["source"])

@@ -400,20 +400,17 @@ def test_vast_gpuhunt_drops_offers_with_under_one_effective_core_ours_keeps_them
     assert all((offer_id, "on_demand") in ours for offer_id in small)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Vast's cpu_ram is the machine's system RAM (vast.py search help: 'system RAM'); 806 of the 1,396 "
-        "real offers rent a fraction of the machine (cpu_cores_effective / cpu_cores = gpu_frac < 1). "
-        "vast_market keeps the offer's vCPU share but the whole machine's RAM (offer 13489095: 12 of 24 "
-        "cores, 31.32 GiB); gpuhunt gives the cores' share of the RAM (16.03 GB). Which one Vast allots "
-        "is not stated in a source found here, so the product is left as is."
-    ),
-)
 def test_vast_a_fractional_offer_reports_its_share_of_the_machine_ram():
+    # Vast's cpu_ram is the machine's system RAM (vast.py search help: 'system RAM'); 806 of the 1,396 real
+    # offers rent a fraction of the machine (gpu_frac, "Ratio of GPUs in the offer to gpus in the system",
+    # below 1; cpu_cores_effective = cpu_cores x gpu_frac in every offer). The reader scales the RAM by
+    # gpu_frac as Vast scales the cores; gpuhunt gives the same share (16.03 GB for this offer).
     offers = vast_offers()
     offer = next(o for o in offers if o["id"] == 13489095)
-    # 32,069 MiB x 12 / 24 cores = 16,034.5 MiB = 15.66 GiB
+    assert (offer["gpu_frac"], offer["cpu_cores"], offer["cpu_cores_effective"]) == (0.5, 24, 12.0)
+    assert sum(1 for o in offers if o["gpu_frac"] < 1) == 806
+    assert all(o["cpu_cores_effective"] == pytest.approx(o["cpu_cores"] * o["gpu_frac"]) for o in offers)
+    # 32,069 MiB x 0.5 (12 / 24 cores) = 16,034.5 MiB = 15.66 GiB
     share = (Decimal(offer["cpu_ram"]) * 12 / 24 / 1024).quantize(Decimal("0.01"))
     assert share == Decimal("15.66")
     assert ours_vast(offers)[(13489095, "on_demand")].instance.memory_gib == share

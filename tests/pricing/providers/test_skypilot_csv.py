@@ -233,6 +233,27 @@ def test_it_names_an_unreadable_gpu_info(tmp_path):
     assert error.value.field == "GpuInfo"
 
 
+RUNPOD_V7_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Region,SpotPrice,Price,AvailabilityZone"
+
+
+def test_a_v7_gpu_info_naming_the_accelerator_states_no_memory_and_other_text_is_refused(tmp_path):
+    # schema v7 (catalogs/v7/runpod/vms.csv line 2) writes only the accelerator's name in GpuInfo
+    line = "1x_A100-80GB_SECURE,A100-80GB,1.0,8.0,80.0,{info},CA,1.19,1.64,CA-MTL-1"
+    path = write_catalog(tmp_path, [RUNPOD_V7_HEADER, line.format(info="A100-80GB")], folder="runpod")
+    records = read(path, provider="runpod")
+    assert [(r.pricing_model, r.price_per_hour, r.zone) for r in records] == [
+        ("on_demand", Decimal("1.64"), ""),
+        ("spot", Decimal("1.19"), "CA-MTL-1"),
+    ]
+    assert records[0].instance.gpu_memory_gib is None  # not stated: the GPU model's datasheet gives it
+    assert (records[0].instance.vcpus, records[0].instance.memory_gib) == (Decimal(8), Decimal(80))
+    # a name that is not the row's accelerator is not a v7 GpuInfo: refused, never read as "no memory"
+    path = write_catalog(tmp_path, [RUNPOD_V7_HEADER, line.format(info="A100-40GB")], folder="runpod")
+    with pytest.raises(SourceRowError) as error:
+        read(path, provider="runpod")
+    assert error.value.field == "GpuInfo"
+
+
 @given(cents=st.integers(min_value=1, max_value=10**9))
 def test_it_round_trips_any_positive_six_place_price(tmp_path_factory, cents):
     price = Decimal(cents).scaleb(-6)

@@ -226,7 +226,7 @@ def test_a_real_captured_search_answer_reads_whole_with_prices_kept_to_6_decimal
         "RTX 4090",
         1,
         Decimal("12.00"),
-        Decimal("31.32"),
+        Decimal("15.66"),  # its share of the machine's 31.32 GiB: gpu_frac 0.5 (12 of 24 cores)
         "South Korea, KR",
     )
     assert all(r.price_per_hour == r.price_per_hour.quantize(Decimal("0.000001")) for r in records)
