@@ -24,6 +24,7 @@ from procurement.costing.tco_spec import (
 )
 from procurement.sizing.image_spec import GUIDANCE
 from procurement.sizing.spec import (
+    CHECKPOINT_MODES,
     CHECKPOINTING,
     DEMAND_LIMITS,
     KV_DTYPES,
@@ -133,6 +134,11 @@ class WorkloadInferenceSerializer(serializers.Serializer):
 class WorkloadHostSerializer(serializers.Serializer):
     dataset_gb = _number("Dataset size on local disk, GB")
     checkpoints_kept = _count("Checkpoints kept on disk", minimum=0)
+    checkpoint = _choice(
+        CHECKPOINT_MODES,
+        "How the trainer saves: sync waits for the write, async only for the copy to host memory; auto: "
+        "async for full training on several GPUs, else sync (docs/cost-model.md, Spot timing)",
+    )
 
 
 class WorkloadImageSerializer(serializers.Serializer):

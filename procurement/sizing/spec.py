@@ -30,6 +30,7 @@ OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
 CHECKPOINTING = ("none", "selective", "full")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
+CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -127,6 +128,9 @@ class InferenceSpec:
 class HostSpec:
     dataset_gb: float | None = None
     checkpoints_kept: int = 2
+    # How the trainer saves (costing/spot_timing.py): "sync" waits for the write, "async" only for the copy
+    # to host memory; "auto" is async for full training on several GPUs (ranking/spot_inputs.py).
+    checkpoint: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -616,10 +620,11 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
 
 def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
     if strict:
-        reader.unknown_keys(data, {"dataset_gb", "checkpoints_kept"}, "host.")
+        reader.unknown_keys(data, {"dataset_gb", "checkpoints_kept", "checkpoint"}, "host.")
     return HostSpec(
         dataset_gb=reader.number(data, "dataset_gb", "host.dataset_gb", None, minimum=0, exclusive=False),
         checkpoints_kept=reader.integer(data, "checkpoints_kept", "host.checkpoints_kept", 2, minimum=0),
+        checkpoint=reader.choice(data, "checkpoint", "host.checkpoint", "auto", CHECKPOINT_MODES),
     )
 
 

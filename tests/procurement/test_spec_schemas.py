@@ -21,7 +21,7 @@ CASES = [
         docs.WorkloadInferenceSerializer,
         {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *spec.DEMAND_LIMITS},
     ),
-    (docs.WorkloadHostSerializer, {"dataset_gb", "checkpoints_kept"}),
+    (docs.WorkloadHostSerializer, {"dataset_gb", "checkpoints_kept", "checkpoint"}),
     (docs.WorkloadImageSerializer, spec._IMAGE_KEYS),
     (docs.TcoStudySpecSerializer, tco_spec._STUDY_FIELDS),
     (docs.TcoBuySerializer, tco_spec._BUY_FIELDS),
