@@ -24,6 +24,7 @@ from procurement.costing.tco_spec import (
 )
 from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE
 from procurement.sizing.spec import (
+    CHECKPOINT_MODES,
     CHECKPOINTING,
     DEMAND_LIMITS,
     KV_DTYPES,
@@ -135,6 +136,11 @@ class WorkloadHostSerializer(serializers.Serializer):
     checkpoints_kept = _count("Checkpoints kept on disk", minimum=0)
     vcpus_per_gpu = _number(
         "The host's vCPUs per GPU, feeding an image loader (default: the guides' rule, 8 for image decoding)"
+    )
+    checkpoint = _choice(
+        CHECKPOINT_MODES,
+        "How the trainer saves: sync waits for the write, async only for the copy to host memory; auto: "
+        "async for full training on several GPUs, else sync (docs/cost-model.md, Spot timing)",
     )
 
 

@@ -6,6 +6,10 @@ turns a Spot Advisor band (or a user's own rate) into an hourly interruption rat
 checkpoint interval with the Young/Daly first-order optimum, prices the overhead into an
 effective spot price, and says in words whether spot suits the job at all.
 
+C is the time the training loop blocks for a checkpoint: the whole write of a synchronous save, only the
+copy to host memory of an asynchronous one (``spot_timing.py``; an asynchronous save's write to storage
+overlaps training and its in-flight checkpoint is counted with R).
+
 Formulas (docs/cost-model.md, "Spot"), with lambda = interruptions per hour and M = 1/lambda:
     tau*     = sqrt(2 C M)                      Young (1974), Daly (2006)
     lost     = tau / 2 + R                      expected work lost per interruption, hours
@@ -125,12 +129,17 @@ def interval_rule(optimal_interval_hours: Decimal | None, interval_hours: Decima
     return optimum + ", under the guides' 15-minute ceiling"
 
 
-def chosen_interval_hours(optimal_interval_hours: Decimal | None) -> Decimal:
+def chosen_interval_hours(
+    optimal_interval_hours: Decimal | None, background_write_hours: Decimal = Decimal(0)
+) -> Decimal:
     """Young/Daly's optimum, but never longer than the guides' 15 minutes: the advisor band is a monthly
-    average and reclaims cluster, so an interval tuned to the average loses too much in a bad week."""
-    if optimal_interval_hours is None:
-        return GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS
-    return min(optimal_interval_hours, GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS)
+    average and reclaims cluster, so an interval tuned to the average loses too much in a bad week. With an
+    asynchronous save never shorter than its background write W either: the next save waits for the last
+    one (costing/spot_timing.py). Over 15 minutes that breaks the guides' rule, and the verdict says so."""
+    interval = GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS
+    if optimal_interval_hours is not None:
+        interval = min(optimal_interval_hours, interval)
+    return max(interval, background_write_hours)
 
 
 def spot_economics(
@@ -140,15 +149,20 @@ def spot_economics(
     checkpoint_write_hours: Decimal,
     restart_hours: Decimal,
     checkpoint_interval_hours: Decimal | None = None,
+    background_write_hours: Decimal = Decimal(0),
 ) -> SpotEconomics:
-    """Effective spot price for a job that checkpoints; pass the job's own interval if it has one."""
+    """Effective spot price for a job that checkpoints; pass the job's own interval if it has one.
+    ``checkpoint_write_hours`` is C, what the loop blocks for (the whole write when synchronous, the copy
+    to host memory when asynchronous); ``background_write_hours`` the asynchronous write to storage."""
     non_negative(spot_price_per_hour, "spot_price_per_hour")
     non_negative(rate_per_hour, "interruption_rate_per_hour")
     positive(checkpoint_write_hours, "checkpoint_write_hours")
     non_negative(restart_hours, "restart_hours")
     optimal = young_daly_interval_hours(checkpoint_write_hours, rate_per_hour)
     if checkpoint_interval_hours is None:
-        interval = chosen_interval_hours(optimal)
+        interval = chosen_interval_hours(
+            optimal, non_negative(background_write_hours, "background_write_hours")
+        )
     else:
         interval = positive(checkpoint_interval_hours, "checkpoint_interval_hours")
     return SpotEconomics(

@@ -5,8 +5,21 @@ restart after a reclaim. Both grow with the job: a 7B full fine-tune writes weig
 state (about 100 GB), a QLoRA run a few hundred MB of adapters. So they are derived here, never a
 fixed minute for every job:
 
-    C = checkpoint GB / storage write GB/s
+    W = checkpoint GB / storage write GB/s                    the write to storage
+    C = W                                   synchronous save: the training loop waits for the whole write
+    C = checkpoint GB / GPUs / host copy GB/s               asynchronous save (below): the loop waits only
+                                                             for each GPU's shard to reach host memory
     R = provisioning + image GB / image pull GB/s + (model GB + dataset GB + checkpoint GB) / storage read GB/s
+        (+ W with an asynchronous save: the checkpoint in flight when a reclaim comes is lost too)
+
+Asynchronous save: PyTorch Distributed Checkpoint ``async_save`` (since PyTorch 2.3; recipe
+"Asynchronous Saving with Distributed Checkpoint (DCP)", docs.pytorch.org/tutorials/recipes/
+distributed_async_checkpoint_recipe.html: the state is first copied into CPU buffers, then written by a
+background process while training goes on), Megatron-LM ``--async-save`` and NeMo's asynchronous
+distributed checkpoint (NVIDIA/NeMo PR 9028, May 2024; the NVIDIA Resiliency Extension's async_ckpt, which
+"preloads tensors to CPU with pinned memcpy"). Each rank saves its own shard (ZeRO/FSDP/Megatron
+distributed checkpoints), so the copies run in parallel over every GPU's own host link. The storage write W
+still bounds how often one can save: the next save waits for the previous one (interval >= W, spot.py).
 
 Each default below has its source (docs/cost-model.md, "Spot timing"); every one is overridable.
 """
@@ -30,6 +43,10 @@ DEFAULT_PROVISIONING_HOURS = 5.0 / 60.0
 # Container image pull and layer extraction from a registry in the same region: about 250 MB/s (ECR
 # pulls are bounded by decompression, AWS Containers blog "Reducing container startup time").
 DEFAULT_IMAGE_PULL_GB_PER_S = 0.25
+# Device-to-host copy of a GPU's checkpoint shard, GB/s per GPU. PCIe 4.0 x16 carries 32 GB/s a direction
+# (PCI-SIG; 5.0: 64 GB/s) and pinned copies reach about 25 GB/s of it; DCP's default stager copies into
+# pageable CPU memory, which is slower. 10 GB/s is a gpuledger assumption on the low side.
+DEFAULT_HOST_COPY_GB_PER_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -44,17 +61,33 @@ class SpotTimingInput:
     storage_read_gb_per_s: float = DEFAULT_STORAGE_READ_GB_PER_S
     provisioning_hours: float = DEFAULT_PROVISIONING_HOURS
     image_pull_gb_per_s: float = DEFAULT_IMAGE_PULL_GB_PER_S
+    asynchronous: bool = False  # the save only blocks for the device-to-host copy (module doc)
+    gpus: int = 1  # ranks saving their shards in parallel
+    host_copy_gb_per_s: float = DEFAULT_HOST_COPY_GB_PER_S
 
 
 @dataclass(frozen=True)
 class SpotTiming:
-    checkpoint_write_hours: float
+    checkpoint_write_hours: float  # C: what the training loop blocks for at each checkpoint
     restart_hours: float
     restart_parts_hours: dict[
         str, float
-    ]  # provisioning, image_pull, model_load, data_load, checkpoint_restore
+    ]  # provisioning, image_pull, model_load, data_load, checkpoint_restore (+ checkpoint_in_flight: async)
     checkpoint_gb: float
     derived: bool = True  # False when the user gave C and R directly
+    background_write_hours: float = 0.0  # W of an asynchronous save (overlaps training); 0 when synchronous
+    mode: str = "sync"  # "sync" or "async"
+
+    def mode_text(self) -> str:
+        """How a checkpoint blocks the loop, in words (shown with the row's interval rule)."""
+        blocking = f"{self.checkpoint_write_hours * 3600.0:.3g} s"
+        if self.mode != "async":
+            return f"synchronous checkpoint: the loop waits {blocking} for the whole write"
+        return (
+            f"asynchronous checkpoint: the loop waits {blocking} for each GPU's shard to reach host memory; "
+            f"the {self.background_write_hours * 60.0:.3g}-min write to storage overlaps training (the next "
+            "checkpoint waits for it), and a reclaim during it loses that checkpoint too"
+        )
 
     def as_dict(self) -> dict:
         """A new dict each call (a ranking puts one in every spot row); rounded once per timing."""
@@ -69,6 +102,8 @@ class SpotTiming:
             "restart_minutes": round(self.restart_hours * 60.0, 3),
             "restart_parts_minutes": {k: round(v * 60.0, 3) for k, v in self.restart_parts_hours.items()},
             "basis": "derived from sizes and bandwidths" if self.derived else "given",
+            "checkpoint_mode": self.mode,
+            "background_write_minutes": round(self.background_write_hours * 60.0, 3),
         }
 
 
@@ -89,6 +124,9 @@ def spot_timing(spec: SpotTimingInput) -> SpotTiming:
     write = _positive(spec.storage_write_gb_per_s, "storage_write_gb_per_s")
     read = _positive(spec.storage_read_gb_per_s, "storage_read_gb_per_s")
     pull = _positive(spec.image_pull_gb_per_s, "image_pull_gb_per_s")
+    host_copy = _positive(spec.host_copy_gb_per_s, "host_copy_gb_per_s")
+    if not (isinstance(spec.gpus, int) and spec.gpus >= 1):
+        raise CostInputError("gpus", f"must be a whole number >= 1, got {spec.gpus!r}")
     for name in ("checkpoint_gb", "image_gb", "model_load_gb", "dataset_gb", "provisioning_hours"):
         _not_negative(getattr(spec, name), name)
     parts = {
@@ -98,9 +136,22 @@ def spot_timing(spec: SpotTimingInput) -> SpotTiming:
         "data_load": spec.dataset_gb / read / SECONDS_PER_HOUR,
         "checkpoint_restore": spec.checkpoint_gb / read / SECONDS_PER_HOUR,
     }
+    storage_write = spec.checkpoint_gb / write / SECONDS_PER_HOUR
+    if not spec.asynchronous:
+        return SpotTiming(
+            checkpoint_write_hours=storage_write,
+            restart_hours=sum(parts.values()),
+            restart_parts_hours=parts,
+            checkpoint_gb=spec.checkpoint_gb,
+        )
+    # A reclaim while the background write runs loses that checkpoint: the last durable one is a write
+    # older, so the lost work is (time since the last save) + W, on average tau / 2 + W, counted with R.
+    parts["checkpoint_in_flight"] = storage_write
     return SpotTiming(
-        checkpoint_write_hours=spec.checkpoint_gb / write / SECONDS_PER_HOUR,
+        checkpoint_write_hours=spec.checkpoint_gb / spec.gpus / host_copy / SECONDS_PER_HOUR,
         restart_hours=sum(parts.values()),
         restart_parts_hours=parts,
         checkpoint_gb=spec.checkpoint_gb,
+        background_write_hours=storage_write,
+        mode="async",
     )

@@ -48,12 +48,16 @@ class Configurations:
         return float(self.offer_effective_price_per_hour[self.offer[index]])
 
 
-def spot_overhead_by_band(band: np.ndarray, write_hours: float, restart_hours: float) -> np.ndarray:
-    """C/tau + (tau/2 + R) lambda with tau = min(Young/Daly, 15 min), per offer (docs/cost-model.md); C and
-    R are the job's own (ranking/spot_inputs.py)."""
+def spot_overhead_by_band(
+    band: np.ndarray, write_hours: float, restart_hours: float, background_write_hours: float = 0.0
+) -> np.ndarray:
+    """C/tau + (tau/2 + R) lambda with tau = max(min(Young/Daly, 15 min), W), per offer (docs/cost-model.md);
+    C (blocking), R and an asynchronous save's background write W are the job's own (ranking/spot_inputs.py,
+    costing.spot.chosen_interval_hours)."""
     monthly = np.array([float(p) for p in BAND_MONTHLY_INTERRUPTION])[band]
     rate = -np.log1p(-monthly) / HOURS_PER_MONTH
     interval = np.minimum(np.sqrt(2.0 * write_hours / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
+    interval = np.maximum(interval, background_write_hours)
     return write_hours / interval + (interval / 2.0 + restart_hours) * rate
 
 
@@ -64,7 +68,7 @@ def _effective_prices(prepared: PreparedOffers, timing) -> np.ndarray:
     """Per offer: the price with the spot overhead at the job's checkpoint write and restart times,
     memoized on the prepared table (workloads of one size share a timing). The overhead is worked out
     per band (five values) and read per offer: the same figures as per offer."""
-    key = (timing.checkpoint_write_hours, timing.restart_hours)
+    key = (timing.checkpoint_write_hours, timing.restart_hours, timing.background_write_hours)
     memo = prepared._effective
     if key not in memo:
         columns = prepared.columns
@@ -85,8 +89,11 @@ def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOpt
 
 
 def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
-    """A checkpoint write of 15 minutes or more leaves no work between the guides' 15-minute checkpoints."""
-    return job_spot_timing(spec, options).checkpoint_write_hours >= float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS)
+    """A checkpoint write of 15 minutes or more leaves no work between the guides' 15-minute checkpoints
+    (synchronous), or cannot finish before the next one is due (asynchronous: the next save waits for it)."""
+    timing = job_spot_timing(spec, options)
+    slowest = max(timing.checkpoint_write_hours, timing.background_write_hours)
+    return slowest >= float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS)
 
 
 def host_shortfall(

@@ -7,9 +7,14 @@ same inputs, so the figures agree); with an assumed band (no advisor data) it is
 as the row's P90 is. A spot row whose quantile is past the deadline does not pass the deadline filter
 alone. It is ranked instead as the spot-with-on-demand-fallback plan (``costing.spot_fallback``): run on
 spot, switch at the last safe moment to the cheapest on-demand offer of the same shape (same GPU model,
-GPUs per instance, instances and plan: the same hours, so it still finishes) from the same provider
-(the checkpoint stays in that provider's storage), priced at the plan's expected cost; a plan that does
-not reach the probability, or that is on-demand alone, is not ranked (the on-demand row is).
+GPUs per instance, instances and plan: the same hours, so it still finishes) from any provider, priced at
+the plan's expected cost; a plan that does not reach the probability, or whose expected cost is above
+that cheapest on-demand offer alone (``deadline_plan`` keeps on-demand alone then), is not ranked (the
+on-demand row is). Any provider, not only the spot offer's own: a provider that sells the shape only on
+spot (Verda's 8 x B200) would otherwise have no plan, and one whose own on-demand price is far above the
+market's (AWS's) would rank a plan dearer than the cheapest on-demand row. Assumed: the switch restarts
+from the checkpoint read at the storage read bandwidth (the restart R, as after a reclaim), over the
+internet when the providers differ; the egress of that one read (the checkpoint's GB) is not priced.
 
 The plans are simulated lazily: a late spot row first ranks at its spot-alone total, a lower bound
 (the plan pays on-demand prices for some hours), and only the rows that reach the top N are simulated
@@ -211,20 +216,32 @@ def spot_wall_clocks(
 
 
 def cheapest_on_demand_same_shape(
-    configs: Configurations, prepared: PreparedOffers, rows: np.ndarray
+    configs: Configurations, prepared: PreparedOffers, rows: np.ndarray, shapes_count: int
 ) -> dict[int, int]:
-    """Per spot configuration in ``rows``: the cheapest feasible on-demand configuration of the same shape
-    (same hours) and provider, by its hourly price; absent when there is none."""
+    """Per spot configuration in ``rows``: the cheapest (hourly price x its hours) feasible on-demand
+    configuration of the same shape from any provider (module doc), absent when there is none. Same shape:
+    the same GPU model, GPUs per instance, instances and plan (a shape also carries the host's link, so
+    providers' rows of one GPU shape are matched on those four), finishing in no more hours than the spot
+    row's (the plan charges the spot row's hours on demand: never less than the fallback needs).
+    ``shapes_count``: the number of shapes (kinds x instance counts x plans, laid out kind by kind)."""
     pricing = prepared.text["pricing_model"][prepared.positions[configs.offer]]
-    provider = prepared.text["provider"][prepared.positions[configs.offer]]
     on_demand = np.flatnonzero(configs.fits & (pricing == "on_demand"))
-    best: dict[tuple[int, str], int] = {}
-    price = configs.offer_price_per_hour[configs.offer]
-    for index in on_demand[np.argsort(price[on_demand], kind="stable")]:
-        best.setdefault((int(configs.shape[index]), str(provider[index])), int(index))
+    per_kind = max(1, shapes_count // max(1, len(prepared.kinds)))
+    kind = prepared.offer_kind[configs.offer]
+    gpu = prepared.kinds["gpu"].to_numpy(dtype=object)
+    per_instance = prepared.kinds["gpus_per_instance"].to_numpy()
+
+    def group(index: int) -> tuple[str, int, int]:
+        return str(gpu[kind[index]]), int(per_instance[kind[index]]), int(configs.shape[index]) % per_kind
+
+    groups: dict[tuple[str, int, int], list[int]] = {}
+    cost = configs.offer_price_per_hour[configs.offer[on_demand]] * configs.hours[on_demand]
+    for index in on_demand[np.argsort(cost, kind="stable")]:
+        groups.setdefault(group(int(index)), []).append(int(index))
     found = {}
     for index in rows:
-        match = best.get((int(configs.shape[index]), str(provider[index])))
+        hours = float(configs.hours[index]) + EPSILON_HOURS
+        match = next((od for od in groups.get(group(int(index)), ()) if configs.hours[od] <= hours), None)
         if match is not None:
             found[int(index)] = match
     return found
@@ -249,7 +266,9 @@ def apply_deadline(
     if not late:
         return configs, view
     selected, total = configs.selected.copy(), configs.total_cost.copy()
-    fallback = cheapest_on_demand_same_shape(configs, prepared, np.array(late, dtype=np.int64))
+    fallback = cheapest_on_demand_same_shape(
+        configs, prepared, np.array(late, dtype=np.int64), len(instances_of)
+    )
     for index in late:
         if index not in fallback:
             selected[index] = False  # late alone, nothing of the same shape to fall back on: not ranked

@@ -165,7 +165,9 @@ class PreparedOffers:
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
     _rows: dict[int, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
     # per (checkpoint write, restart hours): each offer's spot-effective price (ranking/configurations.py)
-    _effective: dict[tuple[float, float], np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    _effective: dict[tuple[float, float, float], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def observed_at(self, index: int) -> dt.datetime:
         """The offer's price timestamp (aware, UTC); memoized, as the same cheap offers top most rankings."""

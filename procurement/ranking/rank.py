@@ -102,7 +102,7 @@ def rank_workload(
     )
     if options.deadline_hours is not None and simulated:  # fall back on the cheapest of the same shape
         same_shape = cheapest_on_demand_same_shape(
-            configs, prepared, np.array(sorted(simulated), dtype=np.int64)
+            configs, prepared, np.array(sorted(simulated), dtype=np.int64), len(shapes.instances)
         )
         for index, od_index in same_shape.items():
             on_demand[index] = float(configs.offer_price_per_hour[configs.offer[od_index]])

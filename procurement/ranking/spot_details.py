@@ -137,6 +137,7 @@ def spot_details(
         "advisor_stale": stale,
         "warnings": _warnings(known, observed_at, stale),
         "deadline_plan": None,
+        "interval_rule": f"{details['interval_rule']}; {timing.mode_text()}",  # sync or async save
     }
     if not (simulate and details["verdict"] == "suitable"):
         return details

@@ -4,6 +4,14 @@ C = the resumable checkpoint (weights + optimizer state for full training, ``siz
 the adapters and their optimizer state for LoRA/QLoRA) over the storage write bandwidth; R = provisioning + image pull + the
 frozen base weights, the dataset and the checkpoint read back (``costing.spot_timing``). The options
 ``checkpoint_write_hours`` / ``restart_hours`` replace either figure when a person knows better.
+
+How the trainer saves (``host.checkpoint`` of the spec): "sync" waits for the whole write; "async" waits
+only for each GPU's shard to reach host memory while the write to storage overlaps training (PyTorch DCP
+``async_save``, Megatron-LM ``--async-save``, NeMo's async distributed checkpoint; costing/spot_timing.py).
+"auto" (the default) is async for full training on several GPUs, the distributed trainers that save
+sharded checkpoints and offer async saving, and sync otherwise: one-GPU and adapter runs mostly save with
+``torch.save``/``save_pretrained`` (Hugging Face Trainer, PEFT), which block for the write (an adapter's is
+a second or less anyway).
 """
 
 from __future__ import annotations
@@ -38,6 +46,14 @@ def frozen_weights_gb(spec: WorkloadSpec) -> float:
     """Weights a restart loads besides the checkpoint: the 16-bit base model of an adapter run (a full
     training checkpoint holds the weights itself, so nothing is loaded twice)."""
     return spec.model.params * 2.0 / GB if spec.uses_adapters else 0.0
+
+
+def saves_asynchronously(spec: WorkloadSpec) -> bool:
+    """The checkpoint mode of the spec, "auto" resolved (module doc)."""
+    mode = spec.host.checkpoint
+    if mode != "auto":
+        return mode == "async"
+    return spec.is_training and not spec.uses_adapters and spec.parallelism.gpus > 1
 
 
 def job_spot_timing(spec: WorkloadSpec, options: RankingOptions) -> SpotTiming:
@@ -76,6 +92,10 @@ def _timing(
             storage_read_gb_per_s=options.storage_read_gb_per_s,
             provisioning_hours=options.provisioning_hours,
             image_pull_gb_per_s=options.image_pull_gb_per_s,
+            asynchronous=saves_asynchronously(spec),
+            # each rank copies its shard: the spec's GPU count (the rows of a stated count have it; with
+            # ``gpus: auto`` the spec's count is 1, the slowest copy)
+            gpus=max(1, int(spec.parallelism.gpus)),
         )
     )
     timing = replace(

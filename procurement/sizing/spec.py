@@ -30,6 +30,7 @@ OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
 CHECKPOINTING = ("none", "selective", "full")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
+CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -128,6 +129,9 @@ class HostSpec:
     dataset_gb: float | None = None
     checkpoints_kept: int = 2
     vcpus_per_gpu: float | None = None  # the host the run has (None: the guides' rule, host.vcpus_per_gpu)
+    # How the trainer saves (costing/spot_timing.py): "sync" waits for the write, "async" only for the copy
+    # to host memory; "auto" is async for full training on several GPUs (ranking/spot_inputs.py).
+    checkpoint: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -618,7 +622,7 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
     )
 
 
-_HOST_KEYS = {"dataset_gb", "checkpoints_kept", "vcpus_per_gpu"}
+_HOST_KEYS = {"dataset_gb", "checkpoints_kept", "vcpus_per_gpu", "checkpoint"}
 
 
 def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
@@ -630,6 +634,7 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
         vcpus_per_gpu=reader.number(
             data, "vcpus_per_gpu", "host.vcpus_per_gpu", None, minimum=0, maximum=512
         ),
+        checkpoint=reader.choice(data, "checkpoint", "host.checkpoint", "auto", CHECKPOINT_MODES),
     )
 
 

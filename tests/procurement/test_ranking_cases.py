@@ -143,19 +143,24 @@ TRAINING_RANK_1 = {
         "total": "49.93",
     },
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
-    # (weights + fp32 optimizer state, 101 GB) written every 15 min at 0.5 GB/s costs 22.54%:
-    # P = 10.4392 x 1.225353 = 12.791708; H = 3.953 h (attention counted; 3 decimals in the row); G = 330 GB.
-    # 12.791708 x 3.953 x 1.2 = 60.6790; + 12.7917 setup; + 330 x 0.08 x 172.953 / 730 = 6.2547
-    # total = 79.7254 -> 79.73
+    # (weights + fp32 optimizer state, 7.242e9 x 14 B = 101.38 GB) every 15 min, saved asynchronously (full
+    # training on 8 GPUs: host.checkpoint auto; docs/cost-model.md "Spot timing"): the loop blocks for each
+    # GPU's 12.67 GB shard at 10 GB/s, C = 1.2673 s; the 202.77 s write to storage overlaps training and
+    # counts in R when a reclaim catches it: R = 300 + 120 + 8 (4 GB dataset) + 202.77 (restore) + 202.77
+    # (in flight) = 833.54 s. Band 2 (lambda = 1.8292e-4 /h): overhead = 1.2673/900 + (0.125 + 0.231538) x
+    # 1.8292e-4 = 0.0014081 + 0.0000652 = 0.1473% (synchronous it was 22.54%, P = 12.791708, total 79.73).
+    # P = 10.4392 x 1.001473 = 10.454577; H = 3.953 h (attention counted; 3 decimals in the row); G = 330 GB.
+    # 10.454577 x 3.953 x 1.2 = 49.5923; + 10.4546 setup; + 330 x 0.08 x 172.953 / 730 = 6.2547
+    # total = 66.3016 -> 66.30
     "full_ft_mistral_7b_8_gpus": {
         "instance_type": "p5en.48xlarge",
         "region": "eu-north-1",
         "zone": "eun1-az3",
         "quote": "10.439200",
-        "overhead": 0.225353,
+        "overhead": 0.001473,
         "gpus": 8,
         "disk_gb": 330,
-        "total": "79.73",
+        "total": "66.30",
     },
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;

@@ -9,12 +9,13 @@ docs/cost-model.md "Spot Monte Carlo"); on-demand it takes its 57.56 compute hou
 import math
 from decimal import Decimal
 
+import pandas as pd
 import pytest
 
 from procurement.costing.spot import band_interruption_rate_per_hour
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.sizing import parse_workload_spec
-from tests.procurement.test_ranking import GPUS, NOW, OFFERS, QLORA_8B
+from tests.procurement.test_ranking import GPUS, NOW, OFFERS, QLORA_8B, _offer
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -100,3 +101,31 @@ def test_a_late_spot_row_is_ranked_as_spot_with_fallback_at_its_expected_cost():
     assert abs(Decimal(row["total_cost"]) - rebuilt) <= Decimal("0.02")
     assert row["spot"]["fallback"] == plan  # the spot report reads this object: the same plan
     assert any(reason.startswith("ranked as spot with on-demand fallback") for reason in row["reasons"])
+
+
+def test_the_fallback_is_the_cheapest_on_demand_offer_of_the_shape_from_any_provider():
+    # Issue 26: Verda sold 8 x B200 on spot only, so its late spot row had no plan at all, and AWS's spot rows
+    # fell back on AWS's own on-demand price, far above the market's. Here a provider that sells one L4 only
+    # on spot ("spotonly") and one whose own on-demand L4 is dear ("dear", 2.00/h) both fall back on the
+    # cheapest on-demand one-L4 offer of any provider: aws g6.xlarge at 0.8048/h (the GPU-only GCP price
+    # cannot carry the job). Same job, band and deadline as above.
+    extra = [
+        _offer("spotonly", "1x-L4", "l4", 1, "spot", 0.2, vcpus=8, ram=32, band=4),
+        _offer("dear", "l4-dear", "l4", 1, "on_demand", 2.0, vcpus=8, ram=32),
+        _offer("dear", "l4-dear", "l4", 1, "spot", 0.25, vcpus=8, ram=32, band=4),
+    ]
+    offers = pd.concat([BAND4, pd.DataFrame(extra)], ignore_index=True)
+    [spot] = _l4(_rows(BAND4, LONG), "spot")
+    deadline = spot["hours"] + (math.ceil(spot["hours"] / 0.25) - 1) / 3600 + 0.1
+    rows = _rows(offers, LONG, deadline_hours=deadline)
+    for provider in ("spotonly", "dear"):
+        [row] = [r for r in rows if r["provider"] == provider and r["pricing_model"] == "spot"]
+        assert row["ranked_as"] == "spot_with_fallback", row["wall_clock"]
+        plan = row["spot"]["deadline_plan"]
+        assert plan["fallback_offer"] == {
+            "provider": "aws",
+            "instance_type": "g6.xlarge",
+            "region": "us-east-1",
+        }
+        assert plan["on_demand_price_per_hour"] == "0.804800"
+        assert Decimal(plan["expected_cost"]) < Decimal(plan["on_demand_only_cost"])

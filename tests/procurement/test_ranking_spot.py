@@ -40,8 +40,12 @@ def test_it_states_the_rate_its_source_the_interval_and_the_overhead():
     )  # Young/Daly sqrt(2 x (1/3600) / lambda) = 4.0 h, capped
     assert spot["optimal_interval_hours"] == pytest.approx(math.sqrt(2 * (1 / 3600) / BAND0_RATE), abs=1e-3)
     assert spot["interval_rule"].endswith(
-        "capped by the guides' 15-minute ceiling (reclaims cluster in bad weeks)"
+        "capped by the guides' 15-minute ceiling (reclaims cluster in bad weeks); "
+        # a one-GPU QLoRA run saves its adapters synchronously (host.checkpoint auto: async only for full
+        # training on several GPUs); its 0.08 s write is floored at 1 s (docs/cost-model.md "Spot timing")
+        "synchronous checkpoint: the loop waits 1 s for the whole write"
     )
+    assert spot["timing"]["checkpoint_mode"] == "sync" and spot["timing"]["background_write_minutes"] == 0
     assert spot["overhead"] == f"{BAND0_OVERHEAD:.6f}" == "0.001120"
     assert spot["checkpoint_write_minutes"] == pytest.approx(1 / 60, abs=1e-3)
     assert spot["restart_hours"] == pytest.approx(RESTART_HOURS, abs=1e-4)
