@@ -46,10 +46,17 @@ def measured_efficiencies() -> dict[tuple[str, str, str], MeasuredEfficiency]:
 
 def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     """The published-measurement efficiency for this part, task and precision; None for a language-model
-    task without one (the generic figure applies), and always None for image models."""
-    if spec.model.is_image or not spec.is_training:
+    task without one (the generic figure applies), and always None for image models. For serving (task
+    ``inference``) it is the prefill and batched-decode GEMM efficiency (throughput.prefill_efficiency)."""
+    if spec.model.is_image:
         return None
     return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
+
+
+def serving_efficiency(spec, gpu) -> float:
+    """The measured serving efficiency of this part for the spec, NaN where the engine's own applies."""
+    row = measured_efficiency(spec, gpu) if not spec.is_training else None
+    return float("nan") if row is None else row.efficiency
 
 
 def efficiency_text(spec, gpu) -> str:
