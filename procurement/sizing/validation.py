@@ -21,6 +21,7 @@ from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import collective_bandwidth_gbps, gpu_by_slug, hierarchical_links
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.mfu import default_mfu
+from procurement.sizing.serving_validation import earlier_rows, render_serving_section
 from procurement.sizing.spec import WorkloadSpec, parse_workload_spec
 from procurement.sizing.throughput import inference_throughput, training_throughput
 
@@ -900,11 +901,13 @@ def render_markdown(rows: list[ValidationRow] | None = None) -> str:
         )
     from procurement.sizing.image_validation import render_section  # image cases (issue 29)
 
+    earlier = earlier_rows(rows)  # the historical sections compare medians on their own reference set
     return (
         "\n".join(lines)
         + "\n"
-        + _before_after_section(rows)
-        + _issue_26_section(rows)
+        + _before_after_section(earlier)
+        + _issue_26_section(earlier)
+        + render_serving_section(rows)
         + RANKING_CASES_SECTION
         + "\n"
         + render_section()
