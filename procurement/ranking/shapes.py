@@ -28,6 +28,7 @@ from procurement.sizing.assumptions import (
     TIGHT_UTILIZATION,
 )
 from procurement.sizing.compute_peak import spec_peak_tflops
+from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
@@ -395,6 +396,7 @@ def _hours(
             pipeline_parallel=pipeline_degree(spec),
             tensor_parallel_gbps=grid.node_gbps,
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
+            compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

@@ -127,11 +127,38 @@ INT4_DECODE_EFFICIENCY = Assumption(
     "gpt-fast README: Llama-2-7B int4 (group 32) reaches 862.69 GB/s against 1397.31 GB/s in bf16; "
     "used for NF4 too (bitsandbytes' NF4 kernels are no faster), an assumption.",
 )
-PREFILL_MFU = Assumption(
-    "prefill_mfu",
-    0.50,
-    "fraction of dense peak",
-    "Prefill is compute bound large-matmul work; vLLM/TensorRT-LLM prefill commonly reaches about half of peak.",
+# Prefill and the batched decode GEMMs run at a fraction of the dense peak fitted on TensorRT-LLM's
+# published first-token latencies, "Low Latency" table of docs/source/performance.md at release v0.9.0
+# (batch 1, 2,048-token prompt, TP 1; raw.githubusercontent.com/NVIDIA/TensorRT-LLM/v0.9.0/docs/source/
+# performance.md). Llama 2 7B prefill of 2,048 tokens = 2,048 x (2 x 6.738e9 + causal attention
+# 4 x 32 x 1,024 x 4,096) = 2.870e13 FLOPs. Checked on other rows (tests/procurement/sizing/
+# test_serving_published.py): v0.5's 70B TP 4 first tokens (A100 FP16 377 ms, H100 FP8 109 ms) and the
+# peak-throughput tables.
+PREFILL_EFFICIENCY_AMPERE = Assumption(
+    "prefill_efficiency_16bit_ampere",
+    0.69,
+    "fraction of the 16-bit dense peak",
+    "Fitted on TensorRT-LLM v0.9.0's A100 FP16 Llama 2 7B first token at 2,048 tokens, 132.4 ms (2.870e13 "
+    "FLOPs / (0.1324 s x 312 TFLOPS) = 0.69; v0.5 measured 133 ms). 16-bit prefill and large-batch "
+    "decode GEMMs on Ampere and older NVIDIA parts (Ada included).",
+)
+PREFILL_EFFICIENCY_FP8 = Assumption(
+    "prefill_efficiency_fp8",
+    0.47,
+    "fraction of the FP8 dense peak",
+    "Fitted on TensorRT-LLM v0.9.0's H100 FP8 Llama 2 7B first token at 2,048 tokens, 30.8 ms (2.870e13 "
+    "FLOPs / (0.0308 s x 1,979 TFLOPS) = 0.47; v0.5 measured 36 ms, 0.40): FP8 prefill runs at 0.94 of "
+    "the BF16 peak, far from the 2x of the datasheet.",
+)
+FP8_PREFILL_SPEEDUP = Assumption(
+    "fp8_over_bf16_prefill_speedup",
+    1.68,
+    "ratio of prefill rates on one card",
+    "TensorRT-LLM docs/source/performance/fp8-quantization.md @8cc5c0b2 (Llama-3.3-70B, TP 4 on H100 "
+    "SXM, both engines tuned): average time to first token 147.57 ms in FP16 against 88.02 ms in FP8, "
+    "1.68x, not the 2x of the datasheet peaks. With prefill_efficiency_fp8 it sets the 16-bit prefill "
+    "efficiency of Hopper and later parts: 0.47 x 2 / 1.68 = 0.56 of the BF16 peak (Hopper's larger peak "
+    "is reached less fully than Ampere's, as in training: mfu_pretrain_a100 against mfu_datacenter).",
 )
 COMM_EFFICIENCY = Assumption(
     "collective_bandwidth_fraction",
@@ -457,7 +484,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
-    PREFILL_MFU,
+    PREFILL_EFFICIENCY_AMPERE,
+    PREFILL_EFFICIENCY_FP8,
+    FP8_PREFILL_SPEEDUP,
     COMM_EFFICIENCY,
     COMM_OVERLAP,
     TP_ALLREDUCE_LATENCY,

@@ -46,8 +46,9 @@ def measured_efficiencies() -> dict[tuple[str, str, str], MeasuredEfficiency]:
 
 def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     """The published-measurement efficiency for this part, task and precision; None for a language-model
-    task without one (the generic figure applies), and always None for image models."""
-    if spec.model.is_image or not spec.is_training:
+    task without one (the generic figure applies), and always None for image models. For serving (task
+    ``inference``) it is the prefill and batched-decode GEMM efficiency (throughput.prefill_efficiency)."""
+    if spec.model.is_image:
         return None
     return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
 
@@ -62,6 +63,12 @@ def image_saturation(gpu, precision: str) -> MeasuredEfficiency | None:
     V100's rate per peak FLOP. None: image_peak_efficiency applies. fp16 rows serve bf16 specs too."""
     rows = measured_efficiencies()
     return rows.get((gpu.slug, IMAGE_TASK, precision)) or rows.get((gpu.slug, IMAGE_TASK, "fp16"))
+
+
+def serving_efficiency(spec, gpu) -> float:
+    """The measured serving efficiency of this part for the spec, NaN where the engine's own applies."""
+    row = measured_efficiency(spec, gpu) if not spec.is_training else None
+    return float("nan") if row is None else row.efficiency
 
 
 def efficiency_text(spec, gpu) -> str:

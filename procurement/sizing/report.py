@@ -18,6 +18,7 @@ from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import spec_peak_tflops
+from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
 from procurement.sizing.host import (
     data_pipeline,
@@ -134,6 +135,10 @@ def _throughput_rows(
         return rows
     bandwidth = np.repeat(kind_bandwidth, len(plans)).astype(float)
     generation = np.repeat([gpu.generation or 0 for gpu in gpus], len(plans))
+    # the tensor-parallel group's all-reduces over its link, as the ranking prices them per instance
+    tp_link = np.array(
+        [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
+    )
     return inference_throughput(
         spec,
         bandwidth_gbps=bandwidth,
@@ -142,6 +147,8 @@ def _throughput_rows(
         gpu_counts=gpu_counts,
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,
+        tensor_parallel_gbps=tp_link,
+        compute_efficiency=np.repeat([serving_efficiency(spec, gpu) for gpu in gpus], len(plans)),
     )
 
 

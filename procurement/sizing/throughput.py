@@ -7,9 +7,12 @@ the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeR
 under the backward pass; hierarchical: node link inside a node, fabric between nodes; plus NCCL's
 per-call ring latency) and tensor-parallel activation all-reduces (not hidden).
 
-Inference: one decode step reads the weights once and each stream's KV cache, so a stream's
-tokens/s <= achieved bandwidth / bytes read; the step is compute bound once concurrency x 2N FLOPs
-outweighs the reads. Time to first token is the compute-bound prefill of the prompt.
+Inference: one decode step runs the linear layers (the weights read once for the batch, or
+concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
+context length), then the tensor-parallel all-reduces: the three add. Total tokens/s also pays for each
+request's prompt, prefilled once every output_tokens steps. Time to first token is the compute-bound
+prefill of the prompt. Prefill and the batched GEMMs run at prefill_efficiency, fitted per precision on
+TensorRT-LLM's published first-token latencies (assumptions.py).
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
     FABRIC_HOP_LATENCY,
+    FP8_PREFILL_SPEEDUP,
     GRADIENT_BUCKET_BYTES,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
-    PREFILL_MFU,
+    PREFILL_EFFICIENCY_AMPERE,
+    PREFILL_EFFICIENCY_FP8,
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     QLORA_DEQUANT_OVERHEAD,
     RING_BASE_LATENCY,
@@ -365,6 +370,20 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     return weight_read, kv_read
 
 
+def prefill_efficiency(precision: str, generation=None) -> np.ndarray:
+    """Fraction of the precision's dense peak that prefill (and the batched decode GEMMs) reach, per row.
+
+    8-bit and narrower precisions: prefill_efficiency_fp8 (fitted on H100 FP8). 16-bit: Ampere and older
+    NVIDIA parts (generation 70-89) prefill_efficiency_16bit_ampere (fitted on A100 FP16); Hopper and later,
+    and parts ranked on the H100's model at a measured ratio (generation None or 0: accelerators.py), the
+    FP8 figure x 2 / the published FP8-over-BF16 prefill speedup, i.e. 0.56 of the BF16 peak."""
+    if DTYPE_BYTES.get(precision, 2.0) <= 1.0:
+        return np.asarray(PREFILL_EFFICIENCY_FP8.value)
+    hopper = PREFILL_EFFICIENCY_FP8.value * 2.0 / FP8_PREFILL_SPEEDUP.value
+    gen = _array(generation, 0.0)
+    return np.where((gen > 0) & (gen < 90), PREFILL_EFFICIENCY_AMPERE.value, hopper)
+
+
 def inference_throughput(
     spec: WorkloadSpec,
     *,
@@ -376,14 +395,31 @@ def inference_throughput(
     achieved_bandwidth: float = ACHIEVED_BANDWIDTH_FRACTION,
     tensor_parallel_gbps=None,
     generation=None,
+    compute_efficiency=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
+
+    One decode step of ``concurrency`` streams runs two kinds of kernel one after the other (their times
+    add; TensorRT-LLM and vLLM do not overlap them):
+
+    - the linear layers (GEMMs): the weights read once for the whole batch, 2 N FLOPs per stream; the
+      slower of reading the weights at the achieved bandwidth and the FLOPs at prefill_efficiency;
+    - attention: every stream reads its own KV cache at its context length (prompt + half the output on
+      average), once per KV head group (GQA kernels share it across the group's query heads: TensorRT-LLM's
+      XQA, FlashInfer); the slower of those reads and the score/value FLOPs.
 
     Tensor parallelism adds 2 all-reduces per layer to every decode step (concurrency x hidden 16-bit
     activations each) and to the prefill (prompt x hidden), each moving 2(t-1)/t of the message over
     the node link (tensor_parallel_gbps: per-GPU collective GB/s; None: only the per-call latency, an
     NVLink-class link) plus TP_ALLREDUCE_LATENCY; PCIe cards pay it in full (vLLM on PCIe does).
-    `generation`: each row's NVIDIA generation (image presets: the attention kernel's ceiling on Hopper).
+
+    Total tokens/s also pays for each request's prefill: every output_tokens steps each stream's prompt is
+    prefilled once (in-flight batching interleaves it; static batching runs it first), so a step carries
+    concurrency x prompt / output_tokens prompt tokens of compute-bound prefill. The per-stream rate (the
+    time per output token) is the decode step alone.
+    `generation`: each row's NVIDIA generation (prefill efficiency; image presets: the attention kernel's
+    ceiling on Hopper). `compute_efficiency`: per row, a part's own measured serving efficiency
+    (efficiency.serving_efficiency; NaN: prefill_efficiency applies).
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -399,44 +435,58 @@ def inference_throughput(
             pipeline_parallel=pp,
             generation=generation,
         )
-    bandwidth = _array(bandwidth_gbps, np.nan) * 1e9
-    peak = _array(peak_tflops, np.nan) * 1e12
-    concurrency = float(spec.inference.concurrency)
+    inference = spec.inference
+    concurrency = float(inference.concurrency)
+    prompt = float(inference.prompt_tokens)
     weight_read, kv_read = decode_read_bytes(spec, concurrency)
     n_active = counts.active_params(spec.model)
-    # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth.
-    memory_s = (weight_read + concurrency * kv_read) / (tp * bandwidth * achieved_bandwidth)
-    inference = spec.inference
-    prompt = float(inference.prompt_tokens)
+    # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth or FLOPs.
+    read_rate = tp * _array(bandwidth_gbps, np.nan) * 1e9 * achieved_bandwidth
+    measured = _array(compute_efficiency, np.nan)
+    efficiency = np.where(np.isnan(measured), prefill_efficiency(spec.precision, generation), measured)
+    flop_rate = tp * _array(peak_tflops, np.nan) * 1e12 * efficiency
     # a decode token attends to its whole context (no mask to halve); a prompt token to half the prompt
-    decode_flops = 2.0 * n_active + attention_forward_flops_per_token(
+    decode_attention = attention_forward_flops_per_token(
         spec.model, prompt + inference.output_tokens / 2.0, causal=False
     )
-    prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
-    compute_s = concurrency * decode_flops / (tp * peak * PREFILL_MFU.value)
+    gemm_s = np.maximum(weight_read / read_rate, concurrency * 2.0 * n_active / flop_rate)
+    attention_s = np.maximum(concurrency * kv_read / read_rate, concurrency * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link)
-    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
-    step_s = np.maximum(memory_s, compute_s) + decode_comm_s
+    step_s = gemm_s + attention_s + decode_comm_s
     replicas = np.floor(gpus / (tp * pp))
-    prefill_s = np.maximum(prefill_flops * prompt / (tp * peak * PREFILL_MFU.value), memory_s / concurrency)
-    single_stream_bound = (weight_read + kv_read) / (tp * bandwidth)
+    prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
+    prefill_compute_s = prefill_flops * prompt / flop_rate
+    prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate)
+    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
+    # a request's prompt in a batched prefill: its FLOPs and its all-reduce bytes (the per-call latency is
+    # shared by the batch)
+    batched_prefill_s = prefill_compute_s + serving_allreduce_seconds(spec, tp, prompt, link, latency=False)
+    prefill_per_step_s = concurrency * batched_prefill_s / max(float(inference.output_tokens), 1.0)
+    single_stream_bound = (weight_read + kv_read) / (tp * _array(bandwidth_gbps, np.nan) * 1e9)
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,
-        "decode_tokens_per_second_total": concurrency / step_s * replicas,
+        "decode_tokens_per_second_total": concurrency / (step_s + prefill_per_step_s) * replicas,
         "time_to_first_token_seconds": prefill_s + prefill_comm_s,
         "decode_step_seconds": step_s,
         "decode_communication_seconds": decode_comm_s,
-        "decode_bound": np.where(compute_s > memory_s, "compute", "memory"),
+        "decode_attention_seconds": attention_s,
+        "prefill_seconds_per_step": prefill_per_step_s,
+        "decode_bound": np.where(
+            concurrency * 2.0 * n_active / flop_rate > weight_read / read_rate, "compute", "memory"
+        ),
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
 
 
-def serving_allreduce_seconds(spec: WorkloadSpec, tp, tokens: float, link) -> np.ndarray:
+def serving_allreduce_seconds(
+    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True
+) -> np.ndarray:
     """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer, each moving
-    2(t-1)/t x tokens x hidden x 2 bytes over ``link`` (bytes/s) plus the per-call latency."""
+    2(t-1)/t x tokens x hidden x 2 bytes over ``link`` (bytes/s) plus, with ``latency``, the per-call
+    latency."""
     calls = 2.0 * spec.model.num_layers
     message = tokens * spec.model.hidden_size * 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_call = 2.0 * (tp - 1.0) / tp * message / link + TP_ALLREDUCE_LATENCY.value
+        per_call = 2.0 * (tp - 1.0) / tp * message / link + (TP_ALLREDUCE_LATENCY.value if latency else 0.0)
     return np.where(tp > 1, calls * per_call, 0.0)

@@ -44,6 +44,7 @@ from procurement.sizing import (
     training_throughput,
 )
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
+from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
@@ -79,6 +80,8 @@ def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> 
         gpu_counts=gpus,
         tensor_parallel=tp,
         pipeline_parallel=1,
+        generation=gpu.generation or 0,
+        compute_efficiency=serving_efficiency(spec, gpu),
     )
     fit = serving_fit(
         spec,
@@ -110,6 +113,8 @@ def _hours(
             tensor_parallel=tp,
             pipeline_parallel=1,
             tensor_parallel_gbps=node_gbps,
+            generation=gpu.generation or 0,
+            compute_efficiency=serving_efficiency(spec, gpu),
         )
         return (
             options.serving_hours

@@ -36,7 +36,7 @@ def test_it_names_what_each_row_was_fitted_on_and_checked_on():
     assert rows
     for (slug, task, precision), row in rows.items():
         gpu_by_slug(slug)  # a known part
-        assert task in ("pretrain", "full_finetune", "lora", "qlora", "image")
+        assert task in ("pretrain", "full_finetune", "lora", "qlora", "image", "inference")
         assert precision in ("fp32", "fp16", "bf16", "fp8", "fp4")
         assert 0.1 < row.efficiency < 0.8
         assert row.fitted_on and row.checked_on and row.source_url.startswith("https://")
@@ -100,3 +100,11 @@ def test_it_scales_gaudi2_fp8_pretraining_by_the_fitted_efficiency():
     row = size_workload(spec, [gpu_by_slug("gaudi2")])["candidates"][0]
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(55_485 * 0.42 / 0.35, rel=0.002)
     assert row["speed_basis"].startswith("speed from: gaudi2")
+
+
+def test_gaudi2_fp8_serving_runs_at_its_own_measured_efficiency():
+    # Intel's Gaudi 2 page: Llama 2 7B FP8 first token at 2,048 tokens in 56.31 ms on one HPU:
+    # 2,048 x (2 x 6,738,415,616 + 4 x 32 x 1,024 x 4,096) FLOPs / (0.05631 s x 865 TFLOPS) = 0.589
+    flops = 2048 * (2 * 6_738_415_616 + 4 * 32 * 1024 * 4096)
+    row = measured_efficiencies()[("gaudi2", "inference", "fp8")]
+    assert row.efficiency == pytest.approx(flops / (0.05631 * 865e12), abs=0.005)

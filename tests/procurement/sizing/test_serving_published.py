@@ -1,0 +1,201 @@
+"""Serving speed against published measurements (issue 26, class 7; branch serve26).
+
+The serving model (procurement/sizing/throughput.py, inference_throughput): a decode step adds the linear
+layers (weights read once or 2N FLOPs per stream, whichever is slower), attention (each stream's KV cache
+read at its context length) and the tensor-parallel all-reduces; total tokens/s also pays for each request's
+prompt, prefilled once per output_tokens steps. Prefill and the batched GEMMs run at a fraction of the
+precision's dense peak fitted on ONE published point each (assumptions.py): 16-bit Ampere 0.69 (TensorRT-LLM
+v0.9.0, A100 FP16 Llama 2 7B, first token at 2,048 tokens in 132.4 ms), FP8 0.47 (same table, H100 FP8,
+30.8 ms), 16-bit Hopper from TensorRT-LLM's published FP8-over-FP16 prefill speedup (1.68); Gaudi 2 FP8 0.59
+(Intel, 56.31 ms, procurement/data/measured_efficiency.csv). Everything else here is a check, not a fit.
+
+Sources:
+- TRT9: NVIDIA/TensorRT-LLM docs/source/performance.md at release v0.9.0 ("All data was generated using
+  version 0.9.0"; raw.githubusercontent.com/NVIDIA/TensorRT-LLM/v0.9.0/docs/source/performance.md),
+  "Peak Throughput" (static batching, output tokens/s per GPU) and "Low Latency" (batch 1, first token).
+- TRT5: the same file @77d24b5fa178f11ed7fafdd9833b7245e075f721 (v0.5 first tokens, v0.6.1 throughput).
+- INTEL: intel.com/content/www/us/en/developer/platform/gaudi/model-performance-gaudi2-inference.html
+  (SynapseAI 1.18, Llama 2 7B FP8 on one HPU).
+"""
+
+import pytest
+
+from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_workload
+from procurement.sizing.assumptions import FP8_PREFILL_SPEEDUP
+from procurement.sizing.throughput import prefill_efficiency
+
+GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
+# Llama 2 7B, one prompt of 2,048 tokens: 2,048 x (2 x 6,738,415,616 + causal attention 4 x 32 x 1,024 x 4,096)
+PREFILL_7B_2K = 2048 * (2 * 6_738_415_616 + 4 * 32 * 1024 * 4096)
+
+
+def serving(preset, precision, gpu, tp, batch, prompt, output):
+    spec = parse_workload_spec(
+        {
+            "name": "s",
+            "task": "inference",
+            "model": {"preset": preset},
+            "precision": precision,
+            "parallelism": {"gpus": tp, "tensor_parallel": tp},
+            "inference": {
+                "concurrency": batch,
+                "context_len": prompt + output,
+                "output_tokens": output,
+                "kv_cache_dtype": "fp8" if precision == "fp8" else "fp16",
+            },
+        }
+    )
+    report = size_workload(spec, [GPUS[gpu]])
+    return next(c for c in report["candidates"] if c["gpus"] == tp)["throughput"]
+
+
+def test_fit_points_by_hand():
+    # 2.870e13 FLOPs / (0.1324 s x 312 TFLOPS) = 0.695; / (0.0308 s x 1,979 TFLOPS) = 0.471; the Hopper
+    # 16-bit figure is the FP8 one x 2 / 1.68
+    assert PREFILL_7B_2K == pytest.approx(2.870e13, rel=1e-3)
+    assert PREFILL_7B_2K / (0.1324 * 312e12) == pytest.approx(0.69, abs=0.01)
+    assert PREFILL_7B_2K / (0.0308 * 1979e12) == pytest.approx(0.47, abs=0.01)
+    assert float(prefill_efficiency("bf16", 80)) == 0.69
+    assert float(prefill_efficiency("fp8", 90)) == 0.47
+    assert float(prefill_efficiency("bf16", 90)) == pytest.approx(0.47 * 2 / 1.68)
+
+
+def test_fp8_prefill_is_the_published_speedup_over_bf16_not_the_datasheets_2x():
+    # TensorRT-LLM fp8-quantization.md: tuned FP16 147.57 ms against tuned FP8 88.02 ms, 1.68x, on one card
+    bf16 = serving("llama-2-7b", "bf16", "h100-sxm5-80gb", 1, 1, 2048, 1)["time_to_first_token_seconds"]
+    fp8 = serving("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 1, 2048, 1)["time_to_first_token_seconds"]
+    assert bf16 / fp8 == pytest.approx(FP8_PREFILL_SPEEDUP.value, rel=0.01)
+    assert 147.57 / 88.02 == pytest.approx(1.68, abs=0.005)
+
+
+FIRST_TOKEN = {
+    # (preset, precision, gpu, tp, prompt): published ms               engine ms, error
+    ("llama-2-7b", "fp16", "a100-sxm4-80gb", 1, 2048): 133,  # TRT5 v0.5      133.3, +0.2%
+    ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 2048): 36,  # TRT5 v0.5        30.9, -14.2%
+    ("llama-2-7b", "fp8", "h200-sxm-141gb", 1, 2048): 30.2,  # TRT9           30.9, +2.3%
+    ("llama-2-7b", "fp8", "l40s", 1, 2048): 80.1,  # TRT9 (Ada FP8)           83.3, +4.0%
+    ("llama-2-70b", "fp8", "h200-sxm-141gb", 4, 2048): 103.0,  # TRT9        103.0, +0.0%
+    ("llama-2-70b", "fp8", "gaudi2", 8, 2048): 116,  # INTEL                 112.9, -2.7%
+}
+
+
+@pytest.mark.parametrize(
+    "case", list(FIRST_TOKEN), ids=lambda case: f"{case[0]}-{case[1]}-{case[2]}-tp{case[3]}"
+)
+def test_first_token_latency_within_15_percent(case):
+    preset, precision, gpu, tp, prompt = case
+    seconds = serving(preset, precision, gpu, tp, 1, prompt, 1)["time_to_first_token_seconds"]
+    assert seconds * 1000 == pytest.approx(FIRST_TOKEN[case], rel=0.15)
+
+
+TP8_FIRST_TOKEN = pytest.mark.xfail(
+    strict=True,
+    reason="Llama 2 70B first token at TP 8 (TRT9): A100 FP16 249.2 ms, engine 209.6 (-15.9%); H100 FP8 "
+    "85.1 ms, engine 68.0 (-20.1%), while TP 4 on the H200 is exact (103.0): the TP 8 all-reduces of the "
+    "2,048-token prompt cost more than 2(t-1)/t x bytes over the NVSwitch share plus 20 us a call",
+)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "published"),
+    [
+        pytest.param("a100-sxm4-80gb", "fp16", 249.2, marks=TP8_FIRST_TOKEN),
+        pytest.param("h100-sxm5-80gb", "fp8", 85.1, marks=TP8_FIRST_TOKEN),
+    ],
+)
+def test_first_token_at_tp8_within_15_percent(gpu, precision, published):
+    seconds = serving("llama-2-70b", precision, gpu, 8, 1, 2048, 1)["time_to_first_token_seconds"]
+    assert seconds * 1000 == pytest.approx(published, rel=0.15)
+
+
+PEAK = {
+    # (preset, precision, gpu, tp, batch, input, output): published out tok/s/GPU      engine, error
+    ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 896, 128, 128): 19_854,  # TRT9        19,811, -0.2%
+    ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 120, 128, 2048): 6_944,  # TRT9         6,529, -6.0%
+    ("llama-2-70b", "fp8", "h100-sxm5-80gb", 2, 1024, 128, 128): 3_214,  # TRT9        2,893, -10.0%
+    ("llama-2-70b", "fp8", "h100-sxm5-80gb", 2, 96, 2048, 128): 346,  # TRT9           314, -9.3%
+    ("llama-2-70b", "fp8", "h100-sxm5-80gb", 2, 64, 2048, 2048): 1_011,  # TRT9        1,050, +3.8%
+    ("llama-2-70b", "fp8", "h200-sxm-141gb", 2, 512, 128, 2048): 3_963,  # TRT9        4,137, +4.4%
+    ("llama-2-70b", "fp8", "h200-sxm-141gb", 1, 64, 2048, 2048): 1_458,  # TRT9        1,611, +10.5%
+    ("llama-2-70b", "fp16", "a100-sxm4-80gb", 4, 1024, 128, 128): 686,  # TRT9          680, -0.8%
+    ("llama-2-70b", "fp16", "a100-sxm4-80gb", 4, 64, 2048, 2048): 289,  # TRT9          313, +8.3%
+    ("llama-2-7b", "fp16", "a100-sxm4-80gb", 1, 384, 128, 128): 5_586,  # TRT5 v0.6.1   5,105, -8.6%
+    ("llama-2-7b", "fp8", "gaudi2", 1, 1230, 128, 128): 13_137,  # INTEL             12,161, -7.4%
+    ("llama-2-7b", "fp8", "gaudi2", 1, 163, 128, 2048): 4_791,  # INTEL               4,898, +2.2%
+    ("llama-2-7b", "fp8", "gaudi2", 1, 81, 2048, 2048): 1_953,  # INTEL               1,836, -6.0%
+    ("llama-2-7b", "fp8", "gaudi2", 1, 94, 2048, 128): 1_449,  # INTEL                1,245, -14.1%
+}
+PEAK_MISSES = {
+    ("llama-2-70b", "fp8", "h100-sxm5-80gb", 4, 512, 128, 2048): (
+        2_725,
+        "TRT9 H100 FP8 70B TP 4 at batch 512, 128/2,048: engine 3,231 (+18.6%)",
+    ),
+    ("llama-2-70b", "fp16", "a100-sxm4-80gb", 8, 512, 128, 2048): (
+        684,
+        "TRT9 A100 FP16 70B TP 8 at batch 512, 128/2,048: engine 864 (+26.3%)",
+    ),
+    ("llama-2-70b", "fp8", "h200-sxm-141gb", 1, 1024, 128, 128): (
+        3_989,
+        "TRT9 H200 FP8 70B on one GPU at batch 1,024, 128/128: engine 3,266 (-18.1%); the TP 2 H100 row of "
+        "the same shape is -10%: the FP8 GEMMs of this all-compute shape reach more than the 0.47 fitted on "
+        "a batch-1 prefill",
+    ),
+}
+
+
+def _peak_id(case):
+    preset, precision, gpu, tp, batch, prompt, output = case
+    return f"{preset}-{precision}-{gpu}-tp{tp}-b{batch}-{prompt}-{output}"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [*PEAK]
+    + [
+        pytest.param(
+            case,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=why + ". Decode-heavy TP 4-8 rows at 2,048 outputs run slower than the sum of the "
+                "GEMMs, the KV reads and the all-reduces; the missing cost is not established",
+            ),
+        )
+        if "TP 4" in why or "TP 8" in why
+        else pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=why))
+        for case, (_, why) in PEAK_MISSES.items()
+    ],
+    ids=_peak_id,
+)
+def test_peak_throughput_within_15_percent(case):
+    published = PEAK[case] if case in PEAK else PEAK_MISSES[case][0]
+    preset, precision, gpu, tp, batch, prompt, output = case
+    rows = serving(preset, precision, gpu, tp, batch, prompt, output)
+    assert rows["decode_tokens_per_second_total"] / tp == pytest.approx(published, rel=0.15)
+
+
+def test_the_decode_step_pays_every_streams_kv_reads_on_top_of_the_gemms():
+    # Llama 2 7B FP8 on one H100, 768 streams: the GEMMs are compute-bound (768 x 2N = 10.35 TFLOP at 0.47 x
+    # 1,979 TFLOPS = 11.1 ms), so the old max(reads, FLOPs) hid the KV reads; now attention adds them: 768
+    # streams x 192 tokens (128 + 128/2) x 262,144 fp8 bytes at 0.7 x 3,350 GB/s = 16.5 ms.
+    short = serving("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 768, 128, 128)
+    kv_seconds = 768 * 192 * 2 * 32 * 4096 / (0.7 * 3350e9)
+    assert kv_seconds == pytest.approx(0.0165, rel=0.01)
+    gemm_seconds = 768 * 2 * 6_738_415_616 / (0.47 * 1979e12)
+    assert 1 / short["decode_tokens_per_second_per_stream"] == pytest.approx(
+        gemm_seconds + kv_seconds, rel=0.01
+    )
+
+
+def test_each_requests_prompt_is_prefilled_once_per_output_tokens_steps():
+    # Same batch, 128 outputs each, prompt 128 -> 2,048 tokens: the decode step grows by the longer KV reads
+    # only, while the total pays 768 x 2,048 / 128 prompt tokens of prefill per step (2N + attention FLOPs
+    # at 0.47 of the FP8 peak): 12,288 x 14.0 GFLOP ~ 172,000 GFLOP, about 185 ms a step.
+    short = serving("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 768, 128, 128)
+    long = serving("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 768, 2048, 128)
+    step_short = 1 / short["decode_tokens_per_second_per_stream"]
+    step_long = 1 / long["decode_tokens_per_second_per_stream"]
+    prompt_flops = 2 * 6_738_415_616 + 4 * 32 * 1024 * 4096
+    prefill = 768 * 2048 / 128 * prompt_flops / (0.47 * 1979e12)
+    assert 768 / long["decode_tokens_per_second_total"] == pytest.approx(step_long + prefill, rel=0.01)
+    assert long["decode_tokens_per_second_total"] < short["decode_tokens_per_second_total"] / 5
+    assert step_long > step_short
