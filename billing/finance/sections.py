@@ -140,8 +140,15 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
     found = anomalies.detect(rows, check_from=request.start, check_to=request.end)
     shown = found.reindex(found["excess_micros"].abs().sort_values(ascending=False).index)[:MAX_ANOMALIES]
     granted = bool(request.allowed_teams)
+    days = sorted({day.date() for day in shown["day"]})
+    # the frame read sums teams' days (no resource): the top rows of each anomaly's day are read apart
+    drivers = (
+        _anomaly_rows(finance_selectors.anomaly_driver_rows(days, request.allowed_teams), request)
+        if days
+        else rows
+    )
     items = [
-        _anomaly(item, rows, request.currency, granted)
+        _anomaly(item, drivers, request.currency, granted)
         for item in shown.sort_values(["day", "team"]).itertuples()
     ]
     period_rows = _rows(request.start, request.end, request, read)

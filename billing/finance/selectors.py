@@ -23,8 +23,18 @@ def _utc(day: dt.date) -> dt.datetime:
 
 
 def rows_frame(start: dt.date, end: dt.date, allowed_teams: tuple[str, ...] = ()) -> pd.DataFrame:
-    """REVIEW_COLUMNS of the rows charged in [start, end) (of `allowed_teams` only, when given)."""
-    return selectors.dataset_rows(start, end, allowed_teams)
+    """REVIEW_COLUMNS of the rows charged in [start, end) (of `allowed_teams` only, when given), grouped
+    as the review's own frame is (selectors.spend_frame): budgets and anomalies sum teams' days."""
+    return selectors.dataset_rows(start, end, allowed_teams, grouped=True, per_resource=False)
+
+
+def anomaly_driver_rows(days: list[dt.date], allowed_teams: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The rows of `days` per resource (what drove an anomaly: its top rows), each day read on its own
+    so that a review's few anomaly days are read, not its whole period at the resource grain."""
+    frames = [
+        selectors.dataset_rows(day, day + dt.timedelta(days=1), allowed_teams, grouped=True) for day in days
+    ]
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
 def utilization_between(start: dt.date, end: dt.date) -> pd.DataFrame:

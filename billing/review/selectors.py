@@ -43,30 +43,49 @@ def dataset_rows(
     columns: Sequence[str] = FRAME_COLUMNS,
     *,
     grouped: bool = False,
+    per_resource: bool = True,
+    sampled: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The engine frame of the rows charged in [start, end) (of `teams` only, when given) read by DuckDB
-    from the imports' Parquet datasets, the team scope in the SQL."""
+    from the imports' Parquet datasets, the team scope in the SQL (`grouped`, `per_resource`:
+    duckdb_review.engine_rows)."""
     interruptible = tag_mapping().interruptible
     return engine_rows(
-        ImportDatasets(), start, end, teams, interruptible_tag=interruptible, columns=columns, grouped=grouped
+        ImportDatasets(),
+        start,
+        end,
+        teams,
+        interruptible_tag=interruptible,
+        columns=columns,
+        grouped=grouped,
+        per_resource=per_resource,
+        sampled=sampled,
     )
 
 
 def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
-    # pre-aggregated in DuckDB (a few rows per resource and charge period, however many lines the bill
-    # has), except where utilization samples exist: idle hours are capped per bill line (engine.py)
-    grouped = not has_utilization(start, request.end)
-    return dataset_rows(start, request.end, request.allowed_teams, grouped=grouped)
+    # pre-aggregated in DuckDB to a row per team x GPU x category x day... (the resource id only where
+    # the review reads one: review_sql.REVIEW_GROUPED_ROWS), however many lines and resources the bill
+    # has, except the lines of resources with utilization samples in the period: idle hours are capped
+    # per bill line (engine.py); idle is judged in the review period only (utilization_frame)
+    sampled = sampled_resources(request.start, request.end)
+    if "" in sampled:  # samples without a resource id match every line without one: per line only
+        return dataset_rows(start, request.end, request.allowed_teams)
+    return dataset_rows(
+        start, request.end, request.allowed_teams, grouped=True, per_resource=False, sampled=sampled
+    )
 
 
-def has_utilization(start: dt.date, end: dt.date) -> bool:
-    """Whether any GPU utilization sample lies in [start, end)."""
-    return GpuUtilization.objects.filter(
+def sampled_resources(start: dt.date, end: dt.date) -> list[str]:
+    """The resource ids with a GPU utilization sample in [start, end) (a fleet's GPU resources, not its
+    bill lines)."""
+    found = GpuUtilization.objects.filter(
         hour__gte=dt.datetime.combine(start, dt.time(), tzinfo=dt.UTC),
         hour__lt=dt.datetime.combine(end, dt.time(), tzinfo=dt.UTC),
-    ).exists()
+    )
+    return list(found.values_list("resource_id", flat=True).distinct())
 
 
 def utilization_frame(request: ReviewRequest) -> pd.DataFrame:
@@ -191,7 +210,8 @@ def cheaper_gpu_options(frame: pd.DataFrame) -> dict[str, CheaperGpu]:
     workloads gets no option (which one it runs is unknown)."""
     if frame.empty:
         return {}
-    linked = frame[frame["workload"] != ""][
+    # a line without a resource id is no resource (and the review's frame blanks the ids it does not read)
+    linked = frame[(frame["workload"] != "") & (frame["resource_id"] != "")][
         ["resource_id", "workload", "team", "provider", "instance_type"]
     ].drop_duplicates()
     links = linked[["resource_id", "workload", "team"]].drop_duplicates()["resource_id"].value_counts()

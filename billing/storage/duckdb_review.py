@@ -9,7 +9,10 @@ granted access is part of the WHERE clause, so other teams' rows are never read 
 from __future__ import annotations
 
 import datetime as dt
+import os
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -23,7 +26,9 @@ from billing.storage.import_datasets import ImportDatasets
 from billing.storage.parquet import ParquetSpendStore
 
 FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
-MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = "128MB"
+THREADS = max(1, min(4, os.cpu_count() or 1))
+SPILL_FOLDER = Path(tempfile.gettempdir()) / "gpuledger-duckdb-spill"
 TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
 
 
@@ -69,11 +74,16 @@ def engine_rows(
     interruptible_tag: str,
     columns: Sequence[str] = FRAME_COLUMNS,
     grouped: bool = False,
+    per_resource: bool = True,
+    sampled: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The review engine's frame (FRAME_COLUMNS, or the engine `columns` asked, in that order) of the rows
     charged in [start, end), of `allowed_teams` only when given; text as sorted categories. `grouped`:
     pre-aggregated in DuckDB (review_sql.GROUPED_ROWS), one row per distinct combination of the other
-    columns with the amounts summed and a `row_count` column after `columns`."""
+    columns with the amounts summed and a `row_count` column after `columns`; without `per_resource`,
+    the resource id only where the review reads one (review_sql.REVIEW_GROUPED_ROWS: the frame grows
+    with teams x GPUs x categories x days, not with resources), and then the lines of the `sampled`
+    resources (with utilization samples) kept as they are (review_sql.REVIEW_SAMPLED_ROWS)."""
     files = [str(path) for path in store.files(start, end)]
     if not files:
         frame = empty_frame()
@@ -87,16 +97,10 @@ def engine_rows(
         scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
     )
     if grouped:
-        sql = review_sql.GROUPED_ROWS.format(
-            keys=", ".join(name for name in columns if name not in review_sql.SUMMED_COLUMNS),
-            sums=", ".join(
-                review_sql.GROUPED_SUM.format(name=name)
-                for name in columns
-                if name in review_sql.SUMMED_COLUMNS
-            ),
-            rows=sql,
-        )
+        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=bool(sampled) and not per_resource)
         columns = [*columns, review_sql.ROW_COUNT]
+        if sampled and not per_resource:
+            params["sampled"] = sorted(set(sampled))
     if allowed_teams:
         params["teams"] = list(allowed_teams)
     if "interruptible" in columns:
@@ -112,6 +116,28 @@ def engine_rows(
             frame = frame.assign(row_count=np.zeros(0, dtype=np.int64))
         return frame[list(columns)]
     return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
+
+
+def grouped_sql(
+    rows: str, columns: Sequence[str], *, per_resource: bool = True, sampled: bool = False
+) -> str:
+    """`rows` (a query of the engine `columns`) summed by review_sql.GROUPED_ROWS, or without
+    `per_resource` by REVIEW_GROUPED_ROWS (the resource id only where the review reads one), or with
+    `sampled` too by REVIEW_SAMPLED_ROWS (the lines of the $sampled resources as they are)."""
+    key_names = [name for name in columns if name not in review_sql.SUMMED_COLUMNS]
+    summed = [name for name in columns if name in review_sql.SUMMED_COLUMNS]
+    keys = ", ".join(key_names)
+    sums = ", ".join(review_sql.GROUPED_SUM.format(name=name) for name in summed)
+    if per_resource:
+        return review_sql.GROUPED_ROWS.format(keys=keys, sums=sums, rows=rows)
+    resource = review_sql.REVIEW_RESOURCE.format(rows=rows)
+    named = ", ".join(resource if name == "resource_id" else name for name in columns)
+    if sampled:
+        names = ", ".join(key_names + summed)
+        return review_sql.REVIEW_SAMPLED_ROWS.format(
+            rows=rows, names=names, columns=named, keys=keys, sums=sums
+        )
+    return review_sql.REVIEW_GROUPED_ROWS.format(rows=rows, columns=named, keys=keys, sums=sums)
 
 
 def dataset_query(
@@ -193,8 +219,11 @@ def _sorted_category(values: pa.ChunkedArray) -> pd.Categorical:
 def _connection() -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
     connection.execute("SET TimeZone = 'UTC'")
-    # a GROUP BY over millions of rows stays within this, spilling to a temporary folder past it
+    # a GROUP BY over millions of rows stays within this, spilling to SPILL_FOLDER past it; each thread
+    # holds its own hash tables, so the threads are bounded too
     connection.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    connection.execute(f"SET threads = {THREADS}")
+    connection.execute("SET temp_directory = $folder", {"folder": str(SPILL_FOLDER)})
     return connection
 
 

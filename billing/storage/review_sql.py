@@ -108,6 +108,35 @@ SUMMED_COLUMNS = [
 ROW_COUNT = "row_count"
 GROUPED_ROWS = "SELECT {keys}, {sums}, count(*) AS row_count FROM ({rows}) AS spend_rows GROUP BY ALL"  # noqa: S608 (fixed SQL)
 GROUPED_SUM = "CAST(sum({name}) AS BIGINT) AS {name}"
+# The review's own frame (selectors.spend_frame without utilization samples) grouped coarser still: the
+# resource id is kept only where a step of the review reads a row per resource, elsewhere it is '' and
+# the rows of every resource of the same team x GPU x category x day... are one row, so the frame grows
+# with those combinations, not with resources x days (issue 28). Kept: an unused commitment's rows (an
+# unused row split by commitment_attribution.py is rounded per row) and every row of a resource with a
+# workload tag (the cheaper-GPU saving, savings.py, is per resource). An anomaly's driving resources
+# are read apart, for its day only (finance/selectors.py anomaly_driver_rows).
+# {rows} twice, not a CTE: DuckDB materializes a CTE read twice (every row of the period, spilled),
+# where two scans of the files stream.
+REVIEW_RESOURCE = (
+    "CASE WHEN commitment_status = 'unused' OR resource_id IN (SELECT resource_id FROM ({rows}) AS tagged "
+    "WHERE workload <> '') THEN resource_id ELSE '' END AS resource_id"
+)
+# {columns}: the engine's columns by name, resource_id as REVIEW_RESOURCE
+REVIEW_GROUPED_ROWS = (
+    "SELECT {keys}, {sums}, count(*) AS row_count FROM (SELECT {columns} FROM ({rows}) AS spend_rows) "  # noqa: S608 (fixed SQL)
+    "AS review_rows GROUP BY ALL"
+)
+# With GPU utilization samples ($sampled: the resources with samples in the review period), their rows
+# stay bill lines (idle hours are capped per line, engine.py, and idle cost rounded per line,
+# allocation.py); every other row is grouped as REVIEW_GROUPED_ROWS (its idle is 0 either way).
+# {names}: the keys then the summed columns, by name, in REVIEW_GROUPED_ROWS' order.
+SAMPLED = "coalesce(resource_id, '') IN (SELECT unnest($sampled))"
+REVIEW_SAMPLED_ROWS = (
+    "SELECT {names}, CAST(1 AS BIGINT) AS row_count FROM ({rows}) AS spend_rows WHERE "  # noqa: S608 (fixed SQL)
+    + SAMPLED
+    + " UNION ALL SELECT {keys}, {sums}, count(*) AS row_count FROM (SELECT {columns} FROM ({rows}) AS "
+    "spend_rows WHERE NOT " + SAMPLED + ") AS review_rows GROUP BY ALL"
+)
 
 # The readers beyond the review (issue 28, item 1), over every recorded file ($files) or a period's:
 # {unique} as above, {scope} ENGINE_TEAM_SCOPE or "". Each returns a few rows, never the bill's lines.

@@ -26,7 +26,7 @@ from billing.imports.importer import import_file
 from billing.review import selectors
 from billing.review.service import make_request
 from billing.storage import ParquetSpendStore
-from billing.storage.duckdb_review import review_sums
+from billing.storage.duckdb_review import FRAME_COLUMNS, grouped_sql, review_sums
 from billing.storage.export_relations import cur2_relation, focus_relation
 from billing.storage.source_review import instance_gpus
 from billing.storage.translated_review import DIALECTS, review_sums_with, scoped_statements, translate
@@ -148,3 +148,12 @@ def test_a_missing_tag_is_null_on_athena_not_an_error():
     assert "TRY_ELEMENT_AT(resource_tags, 'user_team')" in translate(
         "WITH " + cur2_relation("t", GPUS) + " SELECT team FROM export_rows", "spark"
     )
+
+
+@pytest.mark.parametrize("engine", ["athena", "spark"])
+def test_the_review_frame_grouping_translates_and_parses_back(engine):
+    # the review's frame summed past the resource (review_sql.REVIEW_GROUPED_ROWS) is review SQL too
+    sql = grouped_sql("SELECT * FROM spend_rows_table", FRAME_COLUMNS, per_resource=False)
+    translated = translate(sql, engine)
+    tree = sqlglot.parse_one(translated, read=DIALECTS[engine])
+    assert tree.find(sqlglot.exp.Case) is not None and tree.find(sqlglot.exp.In) is not None

@@ -1,0 +1,90 @@
+"""The review's frame is summed in DuckDB past the resource (issue 28: what comes back to Python grows
+with teams x GPUs x categories x days, not with resources x days), and the review over it is the
+review over the bill's lines, every figure the same string.
+
+The demo bill (make_demo_billing, seed 3: resources of several teams a day, unused commitments, a
+workload-tagged resource) read three ways: a row per bill line, the grouped frame per resource and
+charge period, and the review's frame (review_sql.REVIEW_GROUPED_ROWS), which keeps a resource id only
+on unused commitment rows and on the rows of a resource with a workload tag.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from billing.finance.sections import finance_review
+from billing.models import GpuUtilization
+from billing.review import selectors
+from billing.review.engine import spend_review
+from billing.review.service import make_request
+from tests.billing.catalog import import_demo_billing
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(tmp_path):
+    import_demo_billing(tmp_path, months=2)
+    request = make_request(start=dt.date(2026, 6, 1), end=dt.date(2026, 7, 1))
+    start = request.previous[0]
+    frames = {
+        "line": selectors.dataset_rows(start, request.end),
+        "resource": selectors.dataset_rows(start, request.end, grouped=True),
+        "review": selectors.dataset_rows(start, request.end, grouped=True, per_resource=False),
+    }
+    return request, frames
+
+
+def test_the_review_frame_keeps_a_resource_id_only_where_the_review_reads_one(demo):
+    _, frames = demo
+    line, review = frames["line"], frames["review"]
+    assert len(review) < len(frames["resource"]) <= len(line)
+    tagged = set(line.loc[line["workload"] != "", "resource_id"].astype(object))
+    unused = set(line.loc[line["commitment_status"] == "unused", "resource_id"].astype(object))
+    assert tagged, "the demo bill tags a resource with a workload"
+    kept = set(review["resource_id"].astype(object)) - {""}
+    assert kept == (tagged | unused) - {""}
+    # every line is counted once: the row counts add up to the lines
+    assert int(review["row_count"].sum()) == len(line)
+    assert int(review["effective_micros"].sum()) == int(line["effective_micros"].sum())
+
+
+def test_the_review_over_the_summed_frame_is_the_review_over_the_lines(demo):
+    request, frames = demo
+    reviews = {
+        name: spend_review(frame, request, prices=selectors.price_context(frame, request.currency))
+        for name, frame in frames.items()
+    }
+    assert reviews["review"]["savings"], "the demo bill has savings to compare"
+    assert reviews["review"] == reviews["line"] == reviews["resource"]
+    finance = {name: finance_review(frame, request, None) for name, frame in frames.items()}
+    assert finance["review"] == finance["line"]
+
+
+def test_with_utilization_samples_the_sampled_resources_stay_bill_lines(demo):
+    # idle GPU-hours are capped per bill line and idle cost rounded per line: the lines of the resources
+    # with samples in the period come back as they are, every other row summed as before
+    request, frames = demo
+    samples = selectors.utilization_frame(request)
+    idle = samples[samples["utilization_pct"] < 10]["resource_id"].value_counts()
+    assert len(idle), "the demo imports idle utilization samples"
+    # the samples of one resource kept: the other resources' rows are summed
+    GpuUtilization.objects.exclude(resource_id=idle.index[0]).delete()
+    utilization = selectors.utilization_frame(request)
+    frame = selectors.spend_frame(request)
+    line = frames["line"]
+    assert len(frames["review"]) <= len(frame) < len(line)
+    sampled = set(utilization["resource_id"])
+    assert sampled <= set(frame["resource_id"].astype(object))
+    assert (frame.loc[frame["resource_id"].isin(sampled), "row_count"] == 1).all()
+    reviews = [
+        spend_review(
+            rows, request, prices=selectors.price_context(rows, request.currency), utilization=utilization
+        )
+        for rows in (frame, line)
+    ]
+    assert reviews[0]["idle_gpu_hours"] not in (None, "0.00")
+    assert reviews[0] == reviews[1]
+    assert finance_review(frame, request, utilization) == finance_review(line, request, utilization)
