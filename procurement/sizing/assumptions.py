@@ -400,18 +400,52 @@ LOADER_CROP_IMAGES_PER_VCPU = Assumption(
 )
 DETECTOR_ASSIGNER_BYTES = Assumption(
     "detector_assigner_bytes",
-    72.0,
+    48.4,
     "bytes per (image, object slot, anchor)",
-    "Detector training's loss temporaries, additive to the layers' activations and independent of the "
-    "network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics ultralytics/utils/tal.py, "
-    "select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x anchors) tensors, n_max_boxes "
-    "being the most labelled objects in one image of the batch (targets are zero-padded to it). Counted "
-    "from the source: at select_candidates_in_gts two 2-wide fp32 differences, their 4-wide concatenation "
-    "and the min are live together, 36 B per element. GPU_mem is torch.cuda.memory_reserved: each batch "
-    "has its own n_max_boxes, so the caching allocator keeps earlier batches' differently sized blocks "
-    "beside the current ones (about 2x the counted peak). Fitted on two Ultralytics YOLOv8n coco128 logs "
-    "at detector_max_objects_per_image (a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/"
-    "machinelearning; an RTX 2080 Ti at 640 px batch 16, 2.65 G): 72 B, 2.0x the counted 36 B.",
+    "Detector training's loss temporaries that grow with the objects, additive to the layers' activations "
+    "and independent of the network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics "
+    "ultralytics/utils/tal.py, select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x "
+    "anchors) tensors, n_max_boxes being the most labelled objects in one image of the batch (targets are "
+    "zero-padded to it). Counted from the source: at select_candidates_in_gts two 2-wide fp32 differences, "
+    "their 4-wide concatenation and the min are live together, 36 B per element; GPU_mem is "
+    "torch.cuda.memory_reserved and each batch has its own n_max_boxes, so the caching allocator keeps "
+    "earlier batches' differently sized blocks beside the current ones. Refitted (issue 29, round 4) with "
+    "the object-independent part counted apart (detector_score_bytes_per_class, "
+    "detector_box_distribution_bytes): two Ultralytics YOLOv8n coco128 logs at detector_max_objects_per_image "
+    "(a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/machinelearning; an RTX 2080 Ti at 640 px "
+    "batch 16, 2.65 G) held 72 B x 93 objects = 6,696 B per (image, anchor) in all; less the counted "
+    "80 x 21 + 512 = 2,192 B that do not depend on the objects, 4,504 / 93 = 48.4 B, 1.35x the counted 36 B "
+    "(was 72 B, 2.0x, when the per-anchor part was folded in).",
+)
+DETECTOR_SCORE_BYTES_PER_CLASS = Assumption(
+    "detector_score_bytes_per_class",
+    21.0,
+    "bytes per (image, anchor, class)",
+    "The classification loss's (batch x anchors x classes) tensors, whatever the object count, counted "
+    "from ultralytics/utils/tal.py get_targets and ultralytics/utils/loss.py v8DetectionLoss under AMP: "
+    "the head's pred_scores made contiguous (fp16, 2 B, kept for the backward) and its detached sigmoid "
+    "for the assigner (fp16, 2 B); get_targets' int64 zeros scattered with the one-hot labels (8 B), "
+    "fg_mask repeated over the classes (bool, 1 B) and the int64 torch.where result (8 B), live together: "
+    "21 B. The BCE that follows (target cast to fp16, autocast's fp32 copies of both inputs and the fp32 "
+    "output beside the fp32 target_scores) holds 20 B, not more. Same-sized blocks every batch (fixed "
+    "image size and classes), so the allocator reuses them: no reserve factor.",
+)
+DETECTOR_BOX_DISTRIBUTION_BYTES = Assumption(
+    "detector_box_distribution_bytes",
+    512.0,
+    "bytes per (image, anchor)",
+    "The box branch's per-anchor loss tensors, whatever the object count: v8DetectionLoss.bbox_decode "
+    "views pred_distri (4 sides x reg_max 16 = 64 channels, fp16 contiguous, 128 B) into a softmax that "
+    "autocast runs in fp32 and keeps its output for the backward (256 B), then a matmul with the "
+    "projection that keeps its fp16 input (128 B): 512 B live while the assigner runs (the fp32 cast of "
+    "the softmax input, 256 B, is freed before it).",
+)
+DETECTOR_CLASSES = Assumption(
+    "detector_classes",
+    80.0,
+    "classes",
+    "Classes of a YOLO head when the spec states none: COCO's 80, the pretrained checkpoints' (Ultralytics "
+    "yolov8*.pt / yolo11*.pt; ultralytics/cfg/datasets/coco.yaml). A custom dataset's head has its own nc.",
 )
 DETECTOR_MAX_OBJECTS = Assumption(
     "detector_max_objects_per_image",
@@ -486,6 +520,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_SCORE_BYTES_PER_CLASS,
+    DETECTOR_BOX_DISTRIBUTION_BYTES,
+    DETECTOR_CLASSES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY,

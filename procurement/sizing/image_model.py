@@ -16,9 +16,12 @@ import numpy as np
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
     DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_BOX_DISTRIBUTION_BYTES,
+    DETECTOR_CLASSES,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_MAX_OBJECTS,
+    DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
@@ -260,14 +263,20 @@ def detector_anchors(side: int) -> float:
 
 
 def detector_loss_bytes(spec) -> float:
-    """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
-    training step, added to the layers' activations (alive together: the loss runs before the backward);
-    they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
+    """A YOLO training step's loss temporaries, added to the layers' activations (alive together: the loss
+    runs before the backward); they grow with the anchors, not with the network's width. Per image and
+    anchor: a part every anchor carries whatever the labels (the classification targets and scores over
+    the head's classes, detector_score_bytes_per_class, and the box distribution's softmax,
+    detector_box_distribution_bytes) and the task-aligned assigner's part per object slot of the batch's
+    densest image (detector_assigner_bytes x image.max_objects_per_image). A sparse dataset (one object
+    per image) keeps the first. 0 for other networks."""
     if not is_yolo(spec) or not spec.is_training:
         return 0.0
     objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
     anchors = detector_anchors(resolution(spec))
-    return spec.micro_batch_size * objects * anchors * DETECTOR_ASSIGNER_BYTES.value
+    per_anchor = DETECTOR_SCORE_BYTES_PER_CLASS.value * DETECTOR_CLASSES.value
+    per_anchor += DETECTOR_BOX_DISTRIBUTION_BYTES.value + objects * DETECTOR_ASSIGNER_BYTES.value
+    return spec.micro_batch_size * anchors * per_anchor
 
 
 def inference_activation_bytes(spec, flash: bool) -> float:
