@@ -262,6 +262,35 @@ IMAGE_PEAK_EFFICIENCY = Assumption(
     "diffusers/benchmarks SDXL UNet forward batch 1 on an L40S (0.074 s: 36% of peak at 1,317 rows) and "
     "fal-ai/stable-diffusion-benchmarks SDXL 50 steps on an A100 (5.933 s: 44% at 2,635 rows).",
 )
+VISION_PEAK_EFFICIENCY = Assumption(
+    "vision_peak_efficiency",
+    0.745,
+    "fraction of dense peak",
+    "ViT classifiers' ceiling in place of image_peak_efficiency (same saturating form, same half rows). A "
+    "ViT's FLOPs are ~96% dense linear layers (K = 768-4,096) over batch x 197 tokens = 12k-200k rows, run "
+    "by cuBLAS at its large-GEMM rate, far beyond the 1,317-2,635 rows of the two UNet points "
+    "image_peak_efficiency was fitted on (whose convolutions, GroupNorm layouts and 77-token cross-attention "
+    "keep the saturated rate lower; a single curve with a higher ceiling does not fit both UNet points). "
+    "Calibrated on one case: timm's benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (huggingface/"
+    "pytorch-image-models commit 5e7d47ca), vit_base_patch16_224 batch 192, AMP, synthetic input: 390.86 "
+    "images/s = 2.558 ms per image, of which the eager step's activation passes take 0.565 ms "
+    "(image_model.training_eager_seconds_per_image), leaving 1.993 ms for 105.4 GFLOP = 0.745 of the "
+    "3090's 71 TFLOPS. Checked on others: vit_large_patch16_224 batch 64 in the same CSV needs 0.740; "
+    "timm's benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv, vit_base_patch16_224 batch 1024 (2,787 "
+    "images/s) comes out at -22% (the eager inference traffic as counted, 68 bytes per hidden unit per "
+    "token and layer under autocast's fp32 residual stream and LayerNorm, serial with the GEMMs).",
+)
+SLOT_POWERED_CARD_W = Assumption(
+    "slot_powered_card_w",
+    75.0,
+    "W board power",
+    "Cards at or under the PCIe slot's 75 W (no auxiliary power: the T4 at 70 W, the L4 at 72 W) cannot "
+    "hold their datasheet boost clocks under sustained tensor-core load. Where such a card has no measured "
+    "image row of its own (procurement/data/measured_efficiency.csv), its image networks run at the T4's "
+    "measured fraction of the reference cards' rate per datasheet FLOP (0.681: NVIDIA DeepLearningExamples "
+    "ResNet-50 v1.5 fp16 inference, T4 vs V100), the same mechanism. Stated for the L4 (72 W), for which no "
+    "published PyTorch image-network throughput was found; a measurement replaces it.",
+)
 IMAGE_HALF_ROWS = Assumption(
     "image_half_rows",
     549.0,
@@ -513,6 +542,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
+    VISION_PEAK_EFFICIENCY,
+    SLOT_POWERED_CARD_W,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,

@@ -30,6 +30,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
+    VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.detr_shapes import detr_cost
 from procurement.sizing.image_presets import component, image_preset
@@ -482,23 +483,34 @@ def rows_per_sample(cost: Cost) -> float:
     return cost.tokens or cost.macs / cost.params
 
 
-def kernel_efficiency(rows, peak_flops=None):
-    """Achieved fraction of dense peak at `rows` rows per weight GEMM: IMAGE_PEAK_EFFICIENCY x rows /
-    (rows + half), a saturating fit (sources in assumptions.py). `half` scales with the card's dense peak
-    (IMAGE_HALF_ROWS at IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch,
-    prologue, the last wave's tail), which a faster card hides only behind proportionally more work.
-    `peak_flops` None: the reference card."""
+def peak_efficiency(spec) -> float:
+    """The saturated fraction of dense peak of the spec's network: ViT classifiers (all dense linears over
+    batch x tokens rows) at VISION_PEAK_EFFICIENCY, the others at IMAGE_PEAK_EFFICIENCY (fitted on UNets;
+    detectors are capped lower by DETECTOR_EFFICIENCY)."""
+    if spec.model.image_arch.family == "vision":
+        return VISION_PEAK_EFFICIENCY.value
+    return IMAGE_PEAK_EFFICIENCY.value
+
+
+def kernel_efficiency(rows, peak_flops=None, ceiling: float | None = None):
+    """Achieved fraction of dense peak at `rows` rows per weight GEMM: `ceiling` (IMAGE_PEAK_EFFICIENCY
+    when None; peak_efficiency gives a spec's) x rows / (rows + half), a saturating fit (sources in
+    assumptions.py). `half` scales with the card's dense peak (IMAGE_HALF_ROWS at
+    IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch, prologue, the last
+    wave's tail), which a faster card hides only behind proportionally more work. `peak_flops` None: the
+    reference card."""
     half: float | np.ndarray = IMAGE_HALF_ROWS.value
     if peak_flops is not None:
         half = half * np.asarray(peak_flops, dtype=float) / (IMAGE_HALF_ROWS_REFERENCE_TFLOPS.value * 1e12)
-    return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + half)
+    top = IMAGE_PEAK_EFFICIENCY.value if ceiling is None else ceiling
+    return top * rows / (rows + half)
 
 
 def inference_efficiency(spec, peak_flops=None):
     """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG);
     detectors at most DETECTOR_EFFICIENCY (their convolutions keep the tensor cores part-fed)."""
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops)
+    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops, peak_efficiency(spec))
     if is_detector(spec):
         return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
     return efficiency
@@ -526,7 +538,7 @@ def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
     launches (training_eager_seconds_per_image) are stated as the lower efficiency of the whole step, as
     a detector's deterministic fill is (detector_training_efficiency)."""
     efficiency = kernel_efficiency(
-        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
+        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops, peak_efficiency(spec)
     )
     if peak_flops is None or not bandwidth_bytes:  # no card: the kernel efficiency alone
         return efficiency
