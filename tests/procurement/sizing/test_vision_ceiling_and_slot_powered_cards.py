@@ -50,3 +50,15 @@ def test_the_l4_takes_the_t4_measured_image_rate_and_other_cards_keep_theirs():
     assert card_image_factor(vit, gpu_by_slug("t4")) == pytest.approx(0.364 / 0.534)
     assert card_image_factor(vit, gpu_by_slug("rtx-4090")) == 1.0
     assert card_image_factor(_spec("yolov8n", batch=1), gpu_by_slug("l4")) == 1.0
+
+
+def test_a_vit_eager_forward_moves_what_timm_under_autocast_moves():
+    """Why the ViT fix is in the GEMM ceiling and not in the eager traffic: timm's ViT under fp16 autocast
+    keeps an fp32 residual stream (fp16 patch embedding + fp32 pos_embed) and runs LayerNorm in fp32
+    (autocast's fp32 list), so per token and layer its elementwise kernels move, in bytes per hidden unit:
+    LayerNorm 1 (read 4, write 4) 8, the cast into the qkv GEMM (4 + 2) 6, the attention output copy
+    (2 + 2) 4, the residual add (4 + 2 + 4) 10, LayerNorm 2 8, the cast into fc1 6, GELU over the 4h
+    fc1 output in fp16 (2 + 2) x 4 = 16, the second residual add 10: 68. The engine's count, every saved
+    element (17 per hidden unit) written and read once at 2 B, is the same 68: 12 x 197 x 68 x 768 B.
+    Eager kernels on one stream run one after another, so this time adds to the GEMMs'."""
+    assert im.inference_traffic_bytes_per_image(_spec("vit-b-16")) == 12 * 197 * 68 * 768
