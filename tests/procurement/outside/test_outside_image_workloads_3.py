@@ -515,6 +515,9 @@ def test_flux_schnell_100k_images_top_row_and_cost_per_thousand_by_hand(bundled_
 
 # Round 3 (stop 36): the T4 now runs image networks at its measured 0.364 of peak and the loader at the
 # crop rate; with the eager training overhead the top row is an L4 at 363.9 h, above the V100-per-peak bound.
+# Round 4: ViTs' GEMMs at vision_peak_efficiency (0.745) put the L4 at 314 h, under the bound; the L4 (72 W,
+# no measured image row) now takes the T4's measured rate per FLOP (slot_powered_card_w): GPU side 287
+# images/s, so the top row is an L4 g6.2xlarge bound by its 8 vCPUs' crop loader, 529.6 h.
 @pytest.mark.django_db
 def test_vit_b16_imagenet_300_epochs_top_row_hours_are_credible(bundled_catalog, tmp_path):
     spec = _vit_train("vit-b-16", 128, gpus=1, epochs=300, images=1_281_167)
