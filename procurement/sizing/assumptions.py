@@ -289,6 +289,35 @@ IMAGE_PEAK_EFFICIENCY = Assumption(
     "diffusers/benchmarks SDXL UNet forward batch 1 on an L40S (0.074 s: 36% of peak at 1,317 rows) and "
     "fal-ai/stable-diffusion-benchmarks SDXL 50 steps on an A100 (5.933 s: 44% at 2,635 rows).",
 )
+VISION_PEAK_EFFICIENCY = Assumption(
+    "vision_peak_efficiency",
+    0.745,
+    "fraction of dense peak",
+    "ViT classifiers' ceiling in place of image_peak_efficiency (same saturating form, same half rows). A "
+    "ViT's FLOPs are ~96% dense linear layers (K = 768-4,096) over batch x 197 tokens = 12k-200k rows, run "
+    "by cuBLAS at its large-GEMM rate, far beyond the 1,317-2,635 rows of the two UNet points "
+    "image_peak_efficiency was fitted on (whose convolutions, GroupNorm layouts and 77-token cross-attention "
+    "keep the saturated rate lower; a single curve with a higher ceiling does not fit both UNet points). "
+    "Calibrated on one case: timm's benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (huggingface/"
+    "pytorch-image-models commit 5e7d47ca), vit_base_patch16_224 batch 192, AMP, synthetic input: 390.86 "
+    "images/s = 2.558 ms per image, of which the eager step's activation passes take 0.565 ms "
+    "(image_model.training_eager_seconds_per_image), leaving 1.993 ms for 105.4 GFLOP = 0.745 of the "
+    "3090's 71 TFLOPS. Checked on others: vit_large_patch16_224 batch 64 in the same CSV needs 0.740; "
+    "timm's benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv, vit_base_patch16_224 batch 1024 (2,787 "
+    "images/s) comes out at -22% (the eager inference traffic as counted, 68 bytes per hidden unit per "
+    "token and layer under autocast's fp32 residual stream and LayerNorm, serial with the GEMMs).",
+)
+SLOT_POWERED_CARD_W = Assumption(
+    "slot_powered_card_w",
+    75.0,
+    "W board power",
+    "Cards at or under the PCIe slot's 75 W (no auxiliary power: the T4 at 70 W, the L4 at 72 W) cannot "
+    "hold their datasheet boost clocks under sustained tensor-core load. Where such a card has no measured "
+    "image row of its own (procurement/data/measured_efficiency.csv), its image networks run at the T4's "
+    "measured fraction of the reference cards' rate per datasheet FLOP (0.681: NVIDIA DeepLearningExamples "
+    "ResNet-50 v1.5 fp16 inference, T4 vs V100), the same mechanism. Stated for the L4 (72 W), for which no "
+    "published PyTorch image-network throughput was found; a measurement replaces it.",
+)
 IMAGE_HALF_ROWS = Assumption(
     "image_half_rows",
     549.0,
@@ -427,18 +456,52 @@ LOADER_CROP_IMAGES_PER_VCPU = Assumption(
 )
 DETECTOR_ASSIGNER_BYTES = Assumption(
     "detector_assigner_bytes",
-    72.0,
+    48.4,
     "bytes per (image, object slot, anchor)",
-    "Detector training's loss temporaries, additive to the layers' activations and independent of the "
-    "network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics ultralytics/utils/tal.py, "
-    "select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x anchors) tensors, n_max_boxes "
-    "being the most labelled objects in one image of the batch (targets are zero-padded to it). Counted "
-    "from the source: at select_candidates_in_gts two 2-wide fp32 differences, their 4-wide concatenation "
-    "and the min are live together, 36 B per element. GPU_mem is torch.cuda.memory_reserved: each batch "
-    "has its own n_max_boxes, so the caching allocator keeps earlier batches' differently sized blocks "
-    "beside the current ones (about 2x the counted peak). Fitted on two Ultralytics YOLOv8n coco128 logs "
-    "at detector_max_objects_per_image (a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/"
-    "machinelearning; an RTX 2080 Ti at 640 px batch 16, 2.65 G): 72 B, 2.0x the counted 36 B.",
+    "Detector training's loss temporaries that grow with the objects, additive to the layers' activations "
+    "and independent of the network's width: Ultralytics' TaskAlignedAssigner (ultralytics/ultralytics "
+    "ultralytics/utils/tal.py, select_candidates_in_gts and get_box_metrics) builds (batch x n_max_boxes x "
+    "anchors) tensors, n_max_boxes being the most labelled objects in one image of the batch (targets are "
+    "zero-padded to it). Counted from the source: at select_candidates_in_gts two 2-wide fp32 differences, "
+    "their 4-wide concatenation and the min are live together, 36 B per element; GPU_mem is "
+    "torch.cuda.memory_reserved and each batch has its own n_max_boxes, so the caching allocator keeps "
+    "earlier batches' differently sized blocks beside the current ones. Refitted (issue 29, round 4) with "
+    "the object-independent part counted apart (detector_score_bytes_per_class, "
+    "detector_box_distribution_bytes): two Ultralytics YOLOv8n coco128 logs at detector_max_objects_per_image "
+    "(a Colab T4 at 1280 px batch 16, 10.8 G, github.com/uzorcic/machinelearning; an RTX 2080 Ti at 640 px "
+    "batch 16, 2.65 G) held 72 B x 93 objects = 6,696 B per (image, anchor) in all; less the counted "
+    "80 x 21 + 512 = 2,192 B that do not depend on the objects, 4,504 / 93 = 48.4 B, 1.35x the counted 36 B "
+    "(was 72 B, 2.0x, when the per-anchor part was folded in).",
+)
+DETECTOR_SCORE_BYTES_PER_CLASS = Assumption(
+    "detector_score_bytes_per_class",
+    21.0,
+    "bytes per (image, anchor, class)",
+    "The classification loss's (batch x anchors x classes) tensors, whatever the object count, counted "
+    "from ultralytics/utils/tal.py get_targets and ultralytics/utils/loss.py v8DetectionLoss under AMP: "
+    "the head's pred_scores made contiguous (fp16, 2 B, kept for the backward) and its detached sigmoid "
+    "for the assigner (fp16, 2 B); get_targets' int64 zeros scattered with the one-hot labels (8 B), "
+    "fg_mask repeated over the classes (bool, 1 B) and the int64 torch.where result (8 B), live together: "
+    "21 B. The BCE that follows (target cast to fp16, autocast's fp32 copies of both inputs and the fp32 "
+    "output beside the fp32 target_scores) holds 20 B, not more. Same-sized blocks every batch (fixed "
+    "image size and classes), so the allocator reuses them: no reserve factor.",
+)
+DETECTOR_BOX_DISTRIBUTION_BYTES = Assumption(
+    "detector_box_distribution_bytes",
+    512.0,
+    "bytes per (image, anchor)",
+    "The box branch's per-anchor loss tensors, whatever the object count: v8DetectionLoss.bbox_decode "
+    "views pred_distri (4 sides x reg_max 16 = 64 channels, fp16 contiguous, 128 B) into a softmax that "
+    "autocast runs in fp32 and keeps its output for the backward (256 B), then a matmul with the "
+    "projection that keeps its fp16 input (128 B): 512 B live while the assigner runs (the fp32 cast of "
+    "the softmax input, 256 B, is freed before it).",
+)
+DETECTOR_CLASSES = Assumption(
+    "detector_classes",
+    80.0,
+    "classes",
+    "Classes of a YOLO head when the spec states none: COCO's 80, the pretrained checkpoints' (Ultralytics "
+    "yolov8*.pt / yolo11*.pt; ultralytics/cfg/datasets/coco.yaml). A custom dataset's head has its own nc.",
 )
 DETECTOR_MAX_OBJECTS = Assumption(
     "detector_max_objects_per_image",
@@ -508,6 +571,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
+    VISION_PEAK_EFFICIENCY,
+    SLOT_POWERED_CARD_W,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
@@ -515,6 +580,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_SCORE_BYTES_PER_CLASS,
+    DETECTOR_BOX_DISTRIBUTION_BYTES,
+    DETECTOR_CLASSES,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY,

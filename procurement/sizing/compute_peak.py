@@ -9,8 +9,9 @@ from procurement.sizing.assumptions import (
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     IMAGE_PEAK_EFFICIENCY,
+    SLOT_POWERED_CARD_W,
 )
-from procurement.sizing.efficiency import image_saturation
+from procurement.sizing.efficiency import image_saturation, image_saturation_of
 from procurement.sizing.gpus import GpuSpec
 
 AMPERE = 80
@@ -26,9 +27,9 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
       'TensorFloat-32 (TF32) on Ampere (and later) devices'. They run on the CUDA cores, compute-bound, at
       FP32_SIMT_GEMM_EFFICIENCY of the fp32 peak (cuBLAS SGEMM measurements, assumptions.py).
 
-    The engine later applies the image efficiency (image_model.kernel_efficiency, IMAGE_PEAK_EFFICIENCY
-    when saturated) to the whole: the matmuls' fp32 peak is stated in those units, fp32 x
-    FP32_SIMT_GEMM_EFFICIENCY / IMAGE_PEAK_EFFICIENCY, so their time comes out at the SGEMM rate. The
+    The engine later applies the image efficiency (image_model.kernel_efficiency, the network's
+    image_model.peak_efficiency when saturated) to the whole: the matmuls' fp32 peak is stated in those
+    units, fp32 x FP32_SIMT_GEMM_EFFICIENCY / that ceiling, so their time comes out at the SGEMM rate. The
     returned peak is the time-weighted (harmonic) mean over the conv share (image_model.conv_flops_share).
     Language models in fp32 are all matmuls at the fp32 peak and their own MFU: unchanged."""
     peak = gpu.dense_tflops(spec.precision)
@@ -38,7 +39,7 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     if spec.precision != "fp32":
         return peak
     conv_peak = (gpu.tf32_tflops_dense or peak) * card_image_factor(spec, gpu)
-    matmul_peak = peak * fp32_simt_gemm_efficiency(gpu) / IMAGE_PEAK_EFFICIENCY.value
+    matmul_peak = peak * fp32_simt_gemm_efficiency(gpu) / image_model.peak_efficiency(spec)
     share = image_model.conv_flops_share(spec)
     return 1.0 / (share / conv_peak + (1.0 - share) / matmul_peak)
 
@@ -55,9 +56,12 @@ def fp32_simt_gemm_efficiency(gpu: GpuSpec) -> float:
 def card_image_factor(spec, gpu: GpuSpec) -> float:
     """A diffusion/ViT network's rate on this card relative to the efficiency model's reference cards:
     the card's measured saturated efficiency (efficiency.image_saturation) over image_peak_efficiency,
-    1 where none is published. Detectors keep their own fits (detector_efficiency includes T4 TensorRT
-    figures)."""
+    1 where none is published, except on a slot-powered card (board power at most SLOT_POWERED_CARD_W:
+    the L4), which takes the T4's measured row (same 75 W cap on its clocks). Detectors keep their own
+    fits (detector_efficiency includes T4 TensorRT figures)."""
     if spec.model.image_arch.family == "detection":
         return 1.0
     row = image_saturation(gpu, spec.precision)
+    if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:
+        row = image_saturation_of("t4", spec.precision)
     return row.efficiency / IMAGE_PEAK_EFFICIENCY.value if row else 1.0

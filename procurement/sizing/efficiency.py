@@ -61,8 +61,13 @@ def image_saturation(gpu, precision: str) -> MeasuredEfficiency | None:
     work per kernel, where it was measured to differ from the cards assumptions.IMAGE_PEAK_EFFICIENCY was
     fitted on (A100, L40S): e.g. the T4, held to 70 W, runs the same network and container at ~2/3 of a
     V100's rate per peak FLOP. None: image_peak_efficiency applies. fp16 rows serve bf16 specs too."""
+    return image_saturation_of(gpu.slug, precision)
+
+
+def image_saturation_of(slug: str, precision: str) -> MeasuredEfficiency | None:
+    """image_saturation by the card's slug."""
     rows = measured_efficiencies()
-    return rows.get((gpu.slug, IMAGE_TASK, precision)) or rows.get((gpu.slug, IMAGE_TASK, "fp16"))
+    return rows.get((slug, IMAGE_TASK, precision)) or rows.get((slug, IMAGE_TASK, "fp16"))
 
 
 def serving_efficiency(spec, gpu) -> float:

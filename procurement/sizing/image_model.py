@@ -16,9 +16,12 @@ import numpy as np
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
     DETECTOR_ASSIGNER_BYTES,
+    DETECTOR_BOX_DISTRIBUTION_BYTES,
+    DETECTOR_CLASSES,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_MAX_OBJECTS,
+    DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
@@ -27,6 +30,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
+    VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.detr_shapes import detr_cost
 from procurement.sizing.image_presets import component, image_preset
@@ -260,14 +264,20 @@ def detector_anchors(side: int) -> float:
 
 
 def detector_loss_bytes(spec) -> float:
-    """The task-aligned assigner's (batch x most objects per image x anchors) temporaries of a YOLO
-    training step, added to the layers' activations (alive together: the loss runs before the backward);
-    they grow with the dataset's densest image, not with the network's width. 0 for other networks."""
+    """A YOLO training step's loss temporaries, added to the layers' activations (alive together: the loss
+    runs before the backward); they grow with the anchors, not with the network's width. Per image and
+    anchor: a part every anchor carries whatever the labels (the classification targets and scores over
+    the head's classes, detector_score_bytes_per_class, and the box distribution's softmax,
+    detector_box_distribution_bytes) and the task-aligned assigner's part per object slot of the batch's
+    densest image (detector_assigner_bytes x image.max_objects_per_image). A sparse dataset (one object
+    per image) keeps the first. 0 for other networks."""
     if not is_yolo(spec) or not spec.is_training:
         return 0.0
     objects = spec.image.max_objects_per_image or DETECTOR_MAX_OBJECTS.value
     anchors = detector_anchors(resolution(spec))
-    return spec.micro_batch_size * objects * anchors * DETECTOR_ASSIGNER_BYTES.value
+    per_anchor = DETECTOR_SCORE_BYTES_PER_CLASS.value * DETECTOR_CLASSES.value
+    per_anchor += DETECTOR_BOX_DISTRIBUTION_BYTES.value + objects * DETECTOR_ASSIGNER_BYTES.value
+    return spec.micro_batch_size * anchors * per_anchor
 
 
 def inference_activation_bytes(spec, flash: bool) -> float:
@@ -473,23 +483,34 @@ def rows_per_sample(cost: Cost) -> float:
     return cost.tokens or cost.macs / cost.params
 
 
-def kernel_efficiency(rows, peak_flops=None):
-    """Achieved fraction of dense peak at `rows` rows per weight GEMM: IMAGE_PEAK_EFFICIENCY x rows /
-    (rows + half), a saturating fit (sources in assumptions.py). `half` scales with the card's dense peak
-    (IMAGE_HALF_ROWS at IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch,
-    prologue, the last wave's tail), which a faster card hides only behind proportionally more work.
-    `peak_flops` None: the reference card."""
+def peak_efficiency(spec) -> float:
+    """The saturated fraction of dense peak of the spec's network: ViT classifiers (all dense linears over
+    batch x tokens rows) at VISION_PEAK_EFFICIENCY, the others at IMAGE_PEAK_EFFICIENCY (fitted on UNets;
+    detectors are capped lower by DETECTOR_EFFICIENCY)."""
+    if spec.model.image_arch.family == "vision":
+        return VISION_PEAK_EFFICIENCY.value
+    return IMAGE_PEAK_EFFICIENCY.value
+
+
+def kernel_efficiency(rows, peak_flops=None, ceiling: float | None = None):
+    """Achieved fraction of dense peak at `rows` rows per weight GEMM: `ceiling` (IMAGE_PEAK_EFFICIENCY
+    when None; peak_efficiency gives a spec's) x rows / (rows + half), a saturating fit (sources in
+    assumptions.py). `half` scales with the card's dense peak (IMAGE_HALF_ROWS at
+    IMAGE_HALF_ROWS_REFERENCE_TFLOPS): each kernel carries a fixed latency (launch, prologue, the last
+    wave's tail), which a faster card hides only behind proportionally more work. `peak_flops` None: the
+    reference card."""
     half: float | np.ndarray = IMAGE_HALF_ROWS.value
     if peak_flops is not None:
         half = half * np.asarray(peak_flops, dtype=float) / (IMAGE_HALF_ROWS_REFERENCE_TFLOPS.value * 1e12)
-    return IMAGE_PEAK_EFFICIENCY.value * rows / (rows + half)
+    top = IMAGE_PEAK_EFFICIENCY.value if ceiling is None else ceiling
+    return top * rows / (rows + half)
 
 
 def inference_efficiency(spec, peak_flops=None):
     """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG);
     detectors at most DETECTOR_EFFICIENCY (their convolutions keep the tensor cores part-fed)."""
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
-    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops)
+    efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops, peak_efficiency(spec))
     if is_detector(spec):
         return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
     return efficiency
@@ -517,7 +538,7 @@ def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
     launches (training_eager_seconds_per_image) are stated as the lower efficiency of the whole step, as
     a detector's deterministic fill is (detector_training_efficiency)."""
     efficiency = kernel_efficiency(
-        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops
+        weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops, peak_efficiency(spec)
     )
     if peak_flops is None or not bandwidth_bytes:  # no card: the kernel efficiency alone
         return efficiency

@@ -1,6 +1,8 @@
-"""YOLO training memory: the layers' saved activations as counted, plus the task-aligned assigner's
-(batch x most objects per image x anchors) temporaries as an additive term (assumptions
-detector_assigner_bytes and detector_max_objects_per_image; ultralytics/utils/tal.py)."""
+"""YOLO training memory: the layers' saved activations as counted, plus the loss temporaries as an additive
+term: per image and anchor, the classification targets over the head's classes and the box distribution
+(detector_score_bytes_per_class x detector_classes + detector_box_distribution_bytes, whatever the labels)
+and the task-aligned assigner's part per object slot (detector_assigner_bytes x
+detector_max_objects_per_image; ultralytics/utils/tal.py and loss.py)."""
 
 import pytest
 
@@ -26,13 +28,17 @@ def test_it_counts_one_anchor_per_cell_of_the_three_grids():
 
 
 def test_it_adds_the_assigner_term_to_the_counted_activations_without_a_factor():
-    """YOLOv8m, batch 16, 640 px, fp16 AMP. Hand: layers 16 x saved x 2 B; assigner 16 images x 93 objects
-    (COCO train2017's densest image) x 8,400 anchors x 72 B = 899,942,400 B = 0.838 GiB."""
+    """YOLOv8m, batch 16, 640 px, fp16 AMP. Hand: layers 16 x saved x 2 B; loss 16 images x 8,400 anchors x
+    (80 classes x 21 B + 512 B + 93 objects (COCO train2017's densest image) x 48.4 B) = 899,566,080 B =
+    0.838 GiB, within 0.05% of the 72 B-per-object-slot term it replaced at COCO's 93 objects (its fit)."""
     spec = _spec()
     saved = im.network_cost("yolov8m", 640).saved
-    assert im.detector_loss_bytes(spec) == 16 * 93 * 8400 * 72 == 899_942_400
+    loss = 16 * 8400 * (80 * 21 + 512 + 93 * 48.4)
+    assert im.detector_loss_bytes(spec) == pytest.approx(loss, rel=1e-12)
+    assert loss == pytest.approx(899_566_080, rel=1e-12)
+    assert loss == pytest.approx(16 * 93 * 8400 * 72, rel=5e-4)
     activations = memory_breakdown_scalar(spec, 1)["activations_gib"]
-    assert activations == pytest.approx((16 * saved * 2 + 899_942_400) / GIB, rel=1e-9)
+    assert activations == pytest.approx((16 * saved * 2 + loss) / GIB, rel=1e-9)
 
 
 def test_the_assigner_term_does_not_grow_with_the_network_width():
@@ -50,8 +56,18 @@ def test_the_assigner_term_does_not_grow_with_the_network_width():
 
 def test_a_denser_dataset_states_its_objects_per_image():
     dense = _spec(max_objects_per_image=300)
-    assert im.detector_loss_bytes(dense) == 16 * 300 * 8400 * 72
+    assert im.detector_loss_bytes(dense) == pytest.approx(16 * 8400 * (2192 + 300 * 48.4), rel=1e-12)
     assert im.detector_loss_bytes(dense) > im.detector_loss_bytes(_spec())
+
+
+def test_a_sparse_dataset_keeps_the_loss_memory_that_does_not_scale_with_objects():
+    """One object per image: the assigner's part shrinks to one slot, the classification targets and the
+    box distribution stay (16 x 8,400 x (80 x 21 + 512) = 294.6 MB of 301.1 MB). With the old single term
+    the same batch held 16 x 1 x 8,400 x 72 B = 9.7 MB."""
+    sparse = im.detector_loss_bytes(_spec(max_objects_per_image=1))
+    assert sparse == pytest.approx(16 * 8400 * (2192 + 48.4), rel=1e-12)
+    assert sparse == pytest.approx(301_109_760, rel=1e-12)
+    assert sparse > 0.3 * im.detector_loss_bytes(_spec())
 
 
 def test_detector_inference_carries_no_loss_term():

@@ -49,7 +49,7 @@ def test_a_fast_card_needs_more_work_per_image():
 def test_ultralytics_deterministic_mode_adds_its_fill_of_fresh_allocations():
     """Ultralytics' default deterministic=True on PyTorch >= 2.1 fills every new tensor once: 2 x the
     step's activation bytes (forward outputs and their gradients). YOLO11x batch 16 at 640 px keeps
-    15.72 GB (the layers' 14.82 GB + the assigner's 16 x 93 x 8,400 x 72 B = 0.90 GB): 1.965 GB per image,
+    15.72 GB (the layers' 14.82 GB + the loss terms' 16 x 8,400 x (80 x 21 + 512 + 93 x 48.4) B = 0.90 GB): 1.965 GB per image,
     at 0.7 x 1,555 GB/s (A100 40GB) = 1.81 ms per image, on 11.92 ms of compute (3 x 194.9 GFLOPs /
     (312 TFLOPS x 0.1573)): the step's efficiency becomes 0.1573 x 11.92 / (11.92 + 1.81) = 0.1366."""
     spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
