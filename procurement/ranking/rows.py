@@ -265,7 +265,13 @@ def _money(value: float, options: RankingOptions) -> str:
 
 
 def _price(value: float, options: RankingOptions) -> str:
-    return str(round_price(Decimal(repr(value)) * options.fx_rate_from_usd))
+    return _price_text(float(value), options.fx_rate_from_usd)
+
+
+@lru_cache(maxsize=16384)
+def _price_text(value: float, rate: Decimal) -> str:
+    """An hourly USD price in the row's currency (the same offers' prices recur across a recompute)."""
+    return str(round_price(Decimal(repr(value)) * rate))
 
 
 def _rounded(value: float, digits: int) -> float | None:
@@ -323,11 +329,16 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
     if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
         reasons.append(_dated_quality_text(SNAPSHOT, offer["observed_at"]))
     else:
-        reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
+        reasons.append(_observed_text(age.days, offer["observed_at"]))
     reasons.append(stale_reason(offer, age))
     if options.currency != "USD":
         reasons.append(f"money converted from USD at {options.fx_rate_from_usd} {options.currency} per USD")
     return [reason for reason in reasons if reason]
+
+
+@lru_cache(maxsize=16384)
+def _observed_text(days: int, observed_at: dt.datetime) -> str:
+    return f"price observed {days} days ago ({observed_at:%Y-%m-%d})"
 
 
 def stale_reason(offer: Mapping[str, Any], age: dt.timedelta) -> str:
@@ -343,20 +354,29 @@ def stale_reason(offer: Mapping[str, Any], age: dt.timedelta) -> str:
 
 
 def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
-    required, capacity = shapes.required_gib[shape], shapes.capacity_gib[shape]
+    return _memory_text(
+        float(shapes.required_gib[shape]),
+        float(shapes.capacity_gib[shape]),
+        float(shapes.total_gib[shape]),
+        spec.headroom,
+    )
+
+
+@lru_cache(maxsize=16384)
+def _memory_text(required: float, capacity: float, peak: float, headroom: float) -> str:
+    """The memory reason from its figures alone (a shape's figures recur for every workload of its size)."""
     if not math.isfinite(required):
         return "not a valid plan for this GPU count"
-    peak = shapes.total_gib[shape]
     if required > capacity and peak <= capacity:
         return (
             f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
-            f"{spec.headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
+            f"{headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
             f"{capacity / peak - 1.0:.0%} headroom fits"
         )
     verb = "fits" if required <= capacity else "does not fit"
     return (
-        f"{verb}: needs {required:.1f} GiB per GPU with {spec.headroom:.0%} headroom "
-        f"(peak {shapes.total_gib[shape]:.1f}) on a {capacity:.1f} GiB card"
+        f"{verb}: needs {required:.1f} GiB per GPU with {headroom:.0%} headroom "
+        f"(peak {peak:.1f}) on a {capacity:.1f} GiB card"
     )
 
 
@@ -383,14 +403,19 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
             f"measured: hours from a benchmark of this GPU at {measured_gpus} GPUs, scaled to {total} with "
             f"the communication model ({label})"
         )
-    share = shapes.communication_share[shape]
+    link = shapes.links[int(shapes.link[shape])] if shapes.total_gpus[shape] > 1 else None
+    return _estimated_text(
+        label, float(shapes.communication_share[shape]), link, bool(shapes.instances[shape] > 1)
+    )
+
+
+@lru_cache(maxsize=16384)
+def _estimated_text(label: str, share: float, link, several_instances: bool) -> str:
+    """An estimated row's hours reason (``link``: None for one GPU)."""
     text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
-    if text and shapes.total_gpus[shape] > 1:
-        link = shapes.links[int(shapes.link[shape])]
+    if text and link is not None:
         over = link.node_name + (
-            f" within the instance, {link.fabric_name} between instances"
-            if shapes.instances[shape] > 1
-            else ""
+            f" within the instance, {link.fabric_name} between instances" if several_instances else ""
         )
         text += f" (over {over})"
     if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
