@@ -47,10 +47,11 @@ def describe(
     on_demand_prices: Mapping[int, float] | None = None,
     deadline_view: DeadlineView | None = None,
     fallback_offers: Mapping[int, Mapping[str, Any]] | None = None,
+    spot_walls: Mapping[int, Any] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
-    there is one)."""
+    there is one); ``spot_walls``: the spot rows' wall clocks simulated for the ranking (``spot_wall_clocks``)."""
     offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
     fits = bool(configs.fits[index])
     total = configs.total_cost[index]
@@ -148,7 +149,9 @@ def describe(
             _fallback_offer(plan, (fallback_offers or {}).get(index))
             row["reasons"].append(plan["text"])
     if spec.is_training:
-        row["wall_clock"] = wall_clock_row(index, prepared, configs, spec, options, deadline_view, fits)
+        row["wall_clock"] = wall_clock_row(
+            index, prepared, configs, spec, options, deadline_view, fits, (spot_walls or {}).get(index)
+        )
         if row["wall_clock"] and row["wall_clock"].get("ranked_as") == "spot_with_fallback":
             row["ranked_as"] = "spot_with_fallback"
             row["spot"]["fallback"] = row["spot"]["deadline_plan"]  # the spot report reads this one
@@ -163,10 +166,13 @@ def describe(
     return row
 
 
-def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool):
+def wall_clock_row(
+    index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool, simulated=None
+):
     """Compute hours and wall-clock P50/P90 side by side (and the quantile at the deadline probability):
-    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts), any other row's
-    wall-clock is its compute hours (nothing reclaims it)."""
+    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts; ``simulated``: its
+    ``spot_wall_clock`` when the ranking has it already), any other row's wall-clock is its compute hours
+    (nothing reclaims it)."""
     hours = float(configs.hours[index])
     if not fits or not math.isfinite(hours):
         return None
@@ -180,8 +186,10 @@ def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView |
             "hours_at_probability": rounded,
             "basis": "not reclaimed: wall-clock equals compute hours",
         }
-    wall = (view.wall.get(index) if view else None) or spot_wall_clock(
-        index, configs, prepared, spec, options
+    wall = (
+        (view.wall.get(index) if view else None)
+        or simulated
+        or spot_wall_clock(index, configs, prepared, spec, options)
     )
     row = base | {
         "p50_hours": wall.p50_hours,
@@ -243,14 +251,19 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
 def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
     """The room left on the card at the estimated peak: GiB free, and the headroom that still fits (a
     tight row's "lower the headroom to this, knowingly")."""
-    peak, capacity = float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape])
+    margin = _margin(float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape]), spec.headroom)
+    return None if margin is None else dict(margin)  # a copy: a row's dict is its own
+
+
+@lru_cache(maxsize=16384, typed=True)  # typed: the asked headroom is stored as given
+def _margin(peak: float, capacity: float, headroom: float) -> dict[str, Any] | None:
     if not (math.isfinite(peak) and peak > 0):
         return None
     return {
         "peak_gib": round(peak, 2),
         "capacity_gib": round(capacity, 2),
         "margin_gib": round(capacity - peak, 2),
-        "headroom_asked": spec.headroom,
+        "headroom_asked": headroom,
         "headroom_that_fits": round(capacity / peak - 1.0, 3),
     }
 
