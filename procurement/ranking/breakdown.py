@@ -50,7 +50,10 @@ def cost_parts_usd(
 
 def cost_breakdown(parts_usd: dict[str, float], total_cost: str, options: RankingOptions) -> dict[str, str]:
     """The parts as decimal strings in ``options.currency`` that sum exactly to ``total_cost``."""
-    rounded = {name: _converted(value, options) for name, value in parts_usd.items()}
+    rate, currency = options.fx_rate_from_usd, options.currency  # read once for the four parts
+    rounded = {
+        name: round_money(Decimal(repr(float(value))) * rate, currency) for name, value in parts_usd.items()
+    }
     total = Decimal(total_cost)
     rounded["compute"] += total - sum(rounded.values(), Decimal(0))  # the rounding remainder
     return {name: str(amount) for name, amount in rounded.items()} | {"total": total_cost}
@@ -90,10 +93,6 @@ def _image_units(spec: WorkloadSpec, generated_images: float) -> dict[str, float
     if spec.image.epochs:
         units["per_epoch"] = float(spec.image.epochs)
     return units
-
-
-def _converted(value_usd: float, options: RankingOptions) -> Decimal:
-    return round_money(Decimal(repr(float(value_usd))) * options.fx_rate_from_usd, options.currency)
 
 
 def explain_costs(

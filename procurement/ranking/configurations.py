@@ -11,6 +11,7 @@ from procurement.costing.spot import BAND_MONTHLY_INTERRUPTION, GUIDE_MAX_CHECKP
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOptions
 from procurement.ranking.shapes import Shapes
+from procurement.ranking.sizing_memo import arrays_key, memoized
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import WorkloadSpec
 from procurement.sizing.throughput import loader_bound_hours
@@ -129,10 +130,69 @@ def configure(
     instance (not a GPU-only price), host RAM for what the plan offloads, and spot only where spot is
     allowed and saves something (a quote at or above on-demand does not). The host rules of thumb
     (RAM >= GPU memory, vCPUs per GPU) only warn, on the returned rows."""
+    columns = prepared.columns
+    refused_shape = _spot_refused_shapes(shapes, spec, options)
+    cells = _priced_cells(prepared, shapes, options, refused_shape)
+    offer, shape, host_short, spot_refused, fits, considered = cells
+    price = columns["price_usd"]
+    effective = _effective_prices(prepared, job_spot_timing(spec, options))
+    hours, instances = shapes.hours[shape], shapes.instances[shape]
+    # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
+    # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
+    vcpus = columns["vcpus"][offer]
+    vcpus = np.where(np.isnan(vcpus), shapes.host_vcpus[shape], vcpus)
+    hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
+    storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
+    effective_per_config = effective[offer]
+    compute = effective_per_config * hours * instances
+    total = compute * (1.0 + options.rerun_fraction) + (effective * options.setup_hours)[offer] * instances
+    if options.storage_gb:
+        total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
+    selected = (fits | options.include_infeasible) & _filters(total, hours, options)
+    return Configurations(
+        offer,
+        shape,
+        price,
+        effective,
+        hours,
+        total,
+        fits,
+        spot_refused,
+        selected,
+        considered,
+        columns["price_usd_listed"],
+        host_short,
+        shapes.tight[shape] & fits,
+    )
+
+
+def _priced_cells(prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, refused_shape) -> tuple:
+    """(offer, shape, host RAM blocking, spot refused, fits) per configuration worth pricing, and how many
+    were considered. They depend on the shapes' fit and plan validity, the spot refusals, the host RAM a
+    plan offloads to, never on hours or prices: memoized on the prepared table by exactly those arrays
+    (workloads of one size differ only in their token count, so they share one entry; bounded as the
+    sizing memo). Read-only."""
+    offloads = shapes.offloaded_per_gpu_gib > 0
+    key = (
+        len(options.instance_counts),
+        len(shapes.fits),
+        options.include_infeasible,
+        arrays_key(
+            np.packbits(shapes.fits),
+            np.packbits(shapes.valid),
+            np.packbits(refused_shape),
+            np.where(offloads, shapes.host_ram_gib, np.nan),
+        ),
+    )
+    return memoized(prepared._cells, key, lambda: _cells(prepared, shapes, options, refused_shape, offloads))
+
+
+def _cells(
+    prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, refused_shape, offloads
+) -> tuple:
     per_kind = len(options.instance_counts) * len(PLAN_NAMES)
     columns, count = prepared.columns, len(prepared.offer_kind)
-    is_spot, refused_shape = columns["is_spot"], _spot_refused_shapes(shapes, spec, options)
-    gpu_only = columns["gpu_only"]
+    is_spot, gpu_only = columns["is_spot"], columns["gpu_only"]
     no_saving = is_spot & columns["spot_no_saving"]
     # A row that cannot fit is never returned without include_infeasible: skip pricing it.
     offers = np.arange(count) if options.include_infeasible else np.flatnonzero(~gpu_only)
@@ -151,39 +211,12 @@ def configure(
     if not options.include_infeasible and host_short.any():
         offer, shape = offer[~host_short], shape[~host_short]
         host_short = np.zeros(offer.shape, dtype=bool)
-    price = columns["price_usd"]
-    effective = _effective_prices(prepared, job_spot_timing(spec, options))
-    hours, instances = shapes.hours[shape], shapes.instances[shape]
-    # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
-    # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
-    vcpus = columns["vcpus"][offer]
-    vcpus = np.where(np.isnan(vcpus), shapes.host_vcpus[shape], vcpus)
-    hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
-    storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
-    effective_per_config = effective[offer]
-    compute = effective_per_config * hours * instances
-    total = compute * (1.0 + options.rerun_fraction) + (effective * options.setup_hours)[offer] * instances
-    if options.storage_gb:
-        total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
     spot_refused = is_spot[offer] & (refused_shape[shape] | no_saving[offer])
     fits = shapes.fits[shape] & ~spot_refused & ~host_short & ~gpu_only[offer]
-    selected = (fits | options.include_infeasible) & _filters(total, hours, options)
     considered = int(shapes.valid.reshape(-1, per_kind).sum(axis=1)[prepared.offer_kind].sum())
-    return Configurations(
-        offer,
-        shape,
-        price,
-        effective,
-        hours,
-        total,
-        fits,
-        spot_refused,
-        selected,
-        considered,
-        columns["price_usd_listed"],
-        host_short,
-        shapes.tight[shape] & fits,
-    )
+    for array in (offer, shape, host_short, spot_refused, fits):
+        array.flags.writeable = False
+    return offer, shape, host_short, spot_refused, fits, considered
 
 
 def _filters(total: np.ndarray, hours: np.ndarray, options: RankingOptions) -> np.ndarray:

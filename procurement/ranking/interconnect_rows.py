@@ -86,8 +86,36 @@ def _gigabytes(value: float) -> str:
     return f"{value:.3g} GB" if value < 100 else f"{value:,.0f} GB"
 
 
+# Built rows by everything they read (the link, the shape's collectives, its share): the same links and
+# plans top most rankings of a recompute, so most rows are a lookup and a copy. Bounded: full, start over.
+_ROWS: dict[tuple, dict[str, Any]] = {}
+ROWS_KEPT = 8192
+
+
 def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> dict[str, Any]:
-    """The ``interconnect`` object of one ranked row."""
+    """The ``interconnect`` object of one ranked row (a fresh copy of a memoized one: callers may change it)."""
+    link: Interconnect = shapes.links[int(shapes.link[shape])]
+    share = float(shapes.communication_share[shape])
+    if shapes.no_fabric[shape]:
+        key: tuple = (link, instance_type)
+    elif spec.is_training:
+        key = (
+            link,
+            share,
+            int(shapes.zero[shape]),
+            *(float(shapes.communication[k][shape]) for k in TRAINING_KEYS),
+        )
+    else:
+        key = (link, share, None, float(shapes.communication["tensor_parallel_seconds"][shape]))
+    row = _ROWS.get(key)
+    if row is None:
+        if len(_ROWS) >= ROWS_KEPT:
+            _ROWS.clear()
+        row = _ROWS[key] = _interconnect_row(shapes, shape, spec, instance_type)
+    return row | {"carried": [dict(item) for item in row["carried"]]}
+
+
+def _interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> dict[str, Any]:
     link: Interconnect = shapes.links[int(shapes.link[shape])]
     share = float(shapes.communication_share[shape])
     row: dict[str, Any] = {

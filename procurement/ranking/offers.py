@@ -168,6 +168,9 @@ class PreparedOffers:
     _effective: dict[tuple[float, float, float], np.ndarray] = field(
         default_factory=dict, compare=False, repr=False
     )
+    # per distinct set of what decides which configurations are priced: those configurations
+    # (ranking/configurations.py, ``_priced_cells``)
+    _cells: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def observed_at(self, index: int) -> dt.datetime:
         """The offer's price timestamp (aware, UTC); memoized, as the same cheap offers top most rankings."""

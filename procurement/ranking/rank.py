@@ -112,8 +112,11 @@ def rank_workload(
         fallback_offers |= {index: prepared.row(int(configs.offer[od])) for index, od in same_shape.items()}
     else:
         fallback_offers = {}
-    if spec.is_training:  # every spot row's wall-clock quantiles in one vectorized simulation
+    walls = (  # every spot row's wall-clock quantiles in one vectorized simulation, handed to its row
         spot_wall_clocks(_spot_rows_to_time(order, prepared, configs), configs, prepared, spec, options)
+        if spec.is_training
+        else {}
+    )
     rows = [
         describe(
             int(i),
@@ -123,6 +126,7 @@ def rank_workload(
             on_demand_prices=on_demand,
             deadline_view=deadline_view,
             fallback_offers=fallback_offers,
+            spot_walls=walls,
         )
         for i in order
     ]

@@ -47,10 +47,11 @@ def describe(
     on_demand_prices: Mapping[int, float] | None = None,
     deadline_view: DeadlineView | None = None,
     fallback_offers: Mapping[int, Mapping[str, Any]] | None = None,
+    spot_walls: Mapping[int, Any] | None = None,
 ) -> dict[str, Any]:
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
-    there is one)."""
+    there is one); ``spot_walls``: the spot rows' wall clocks simulated for the ranking (``spot_wall_clocks``)."""
     offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
     fits = bool(configs.fits[index])
     total = configs.total_cost[index]
@@ -148,7 +149,9 @@ def describe(
             _fallback_offer(plan, (fallback_offers or {}).get(index))
             row["reasons"].append(plan["text"])
     if spec.is_training:
-        row["wall_clock"] = wall_clock_row(index, prepared, configs, spec, options, deadline_view, fits)
+        row["wall_clock"] = wall_clock_row(
+            index, prepared, configs, spec, options, deadline_view, fits, (spot_walls or {}).get(index)
+        )
         if row["wall_clock"] and row["wall_clock"].get("ranked_as") == "spot_with_fallback":
             row["ranked_as"] = "spot_with_fallback"
             row["spot"]["fallback"] = row["spot"]["deadline_plan"]  # the spot report reads this one
@@ -163,10 +166,13 @@ def describe(
     return row
 
 
-def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool):
+def wall_clock_row(
+    index, prepared, configs, spec, options, view: DeadlineView | None, fits: bool, simulated=None
+):
     """Compute hours and wall-clock P50/P90 side by side (and the quantile at the deadline probability):
-    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts), any other row's
-    wall-clock is its compute hours (nothing reclaims it)."""
+    a spot row's from the seeded simulation (reclaims, checkpoint writes, restarts; ``simulated``: its
+    ``spot_wall_clock`` when the ranking has it already), any other row's wall-clock is its compute hours
+    (nothing reclaims it)."""
     hours = float(configs.hours[index])
     if not fits or not math.isfinite(hours):
         return None
@@ -180,8 +186,10 @@ def wall_clock_row(index, prepared, configs, spec, options, view: DeadlineView |
             "hours_at_probability": rounded,
             "basis": "not reclaimed: wall-clock equals compute hours",
         }
-    wall = (view.wall.get(index) if view else None) or spot_wall_clock(
-        index, configs, prepared, spec, options
+    wall = (
+        (view.wall.get(index) if view else None)
+        or simulated
+        or spot_wall_clock(index, configs, prepared, spec, options)
     )
     row = base | {
         "p50_hours": wall.p50_hours,
@@ -243,14 +251,19 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
 def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
     """The room left on the card at the estimated peak: GiB free, and the headroom that still fits (a
     tight row's "lower the headroom to this, knowingly")."""
-    peak, capacity = float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape])
+    margin = _margin(float(shapes.total_gib[shape]), float(shapes.capacity_gib[shape]), spec.headroom)
+    return None if margin is None else dict(margin)  # a copy: a row's dict is its own
+
+
+@lru_cache(maxsize=16384, typed=True)  # typed: the asked headroom is stored as given
+def _margin(peak: float, capacity: float, headroom: float) -> dict[str, Any] | None:
     if not (math.isfinite(peak) and peak > 0):
         return None
     return {
         "peak_gib": round(peak, 2),
         "capacity_gib": round(capacity, 2),
         "margin_gib": round(capacity - peak, 2),
-        "headroom_asked": spec.headroom,
+        "headroom_asked": headroom,
         "headroom_that_fits": round(capacity / peak - 1.0, 3),
     }
 
@@ -265,7 +278,13 @@ def _money(value: float, options: RankingOptions) -> str:
 
 
 def _price(value: float, options: RankingOptions) -> str:
-    return str(round_price(Decimal(repr(value)) * options.fx_rate_from_usd))
+    return _price_text(float(value), options.fx_rate_from_usd)
+
+
+@lru_cache(maxsize=16384)
+def _price_text(value: float, rate: Decimal) -> str:
+    """An hourly USD price in the row's currency (the same offers' prices recur across a recompute)."""
+    return str(round_price(Decimal(repr(value)) * rate))
 
 
 def _rounded(value: float, digits: int) -> float | None:
@@ -323,11 +342,16 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
     if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
         reasons.append(_dated_quality_text(SNAPSHOT, offer["observed_at"]))
     else:
-        reasons.append(f"price observed {age.days} days ago ({offer['observed_at']:%Y-%m-%d})")
+        reasons.append(_observed_text(age.days, offer["observed_at"]))
     reasons.append(stale_reason(offer, age))
     if options.currency != "USD":
         reasons.append(f"money converted from USD at {options.fx_rate_from_usd} {options.currency} per USD")
     return [reason for reason in reasons if reason]
+
+
+@lru_cache(maxsize=16384)
+def _observed_text(days: int, observed_at: dt.datetime) -> str:
+    return f"price observed {days} days ago ({observed_at:%Y-%m-%d})"
 
 
 def stale_reason(offer: Mapping[str, Any], age: dt.timedelta) -> str:
@@ -343,20 +367,29 @@ def stale_reason(offer: Mapping[str, Any], age: dt.timedelta) -> str:
 
 
 def _memory_reason(shapes: Shapes, shape: int, spec) -> str:
-    required, capacity = shapes.required_gib[shape], shapes.capacity_gib[shape]
+    return _memory_text(
+        float(shapes.required_gib[shape]),
+        float(shapes.capacity_gib[shape]),
+        float(shapes.total_gib[shape]),
+        spec.headroom,
+    )
+
+
+@lru_cache(maxsize=16384)
+def _memory_text(required: float, capacity: float, peak: float, headroom: float) -> str:
+    """The memory reason from its figures alone (a shape's figures recur for every workload of its size)."""
     if not math.isfinite(required):
         return "not a valid plan for this GPU count"
-    peak = shapes.total_gib[shape]
     if required > capacity and peak <= capacity:
         return (
             f"tight: peak {peak:.1f} GiB per GPU fits a {capacity:.1f} GiB card, but not with "
-            f"{spec.headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
+            f"{headroom:.0%} headroom ({required:.1f} GiB); margin {capacity - peak:.1f} GiB, "
             f"{capacity / peak - 1.0:.0%} headroom fits"
         )
     verb = "fits" if required <= capacity else "does not fit"
     return (
-        f"{verb}: needs {required:.1f} GiB per GPU with {spec.headroom:.0%} headroom "
-        f"(peak {shapes.total_gib[shape]:.1f}) on a {capacity:.1f} GiB card"
+        f"{verb}: needs {required:.1f} GiB per GPU with {headroom:.0%} headroom "
+        f"(peak {peak:.1f}) on a {capacity:.1f} GiB card"
     )
 
 
@@ -383,14 +416,19 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
             f"measured: hours from a benchmark of this GPU at {measured_gpus} GPUs, scaled to {total} with "
             f"the communication model ({label})"
         )
-    share = shapes.communication_share[shape]
+    link = shapes.links[int(shapes.link[shape])] if shapes.total_gpus[shape] > 1 else None
+    return _estimated_text(
+        label, float(shapes.communication_share[shape]), link, bool(shapes.instances[shape] > 1)
+    )
+
+
+@lru_cache(maxsize=16384)
+def _estimated_text(label: str, share: float, link, several_instances: bool) -> str:
+    """An estimated row's hours reason (``link``: None for one GPU)."""
     text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
-    if text and shapes.total_gpus[shape] > 1:
-        link = shapes.links[int(shapes.link[shape])]
+    if text and link is not None:
         over = link.node_name + (
-            f" within the instance, {link.fabric_name} between instances"
-            if shapes.instances[shape] > 1
-            else ""
+            f" within the instance, {link.fabric_name} between instances" if several_instances else ""
         )
         text += f" (over {over})"
     if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:

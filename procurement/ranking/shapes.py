@@ -13,7 +13,7 @@ from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PARTIAL_TENSOR_PARALLEL, PLAN_NAMES, PLANS, RankingOptions
 from procurement.ranking.serving import serving_fit
-from procurement.ranking.sizing_memo import arrays_key, calibration_key, memoized, spec_key
+from procurement.ranking.sizing_memo import arrays_key, calibration_key, freeze, memoized, spec_key
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -146,7 +146,7 @@ def shape_grid(
         [link_rates(link, float(n)) for link, n in zip(kind_links, kinds["gpus_per_instance"], strict=True)],
         dtype=float,
     ).reshape(-1, 2)
-    return ShapeGrid(
+    grid = ShapeGrid(
         kind_gpus=kind_gpus,
         kind=kind,
         instances=instances,
@@ -169,6 +169,9 @@ def shape_grid(
         has_fabric=np.array([link.has_fabric for link in kind_links], dtype=bool)[kind],
         slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
     )
+    # shared by every workload ranked on the grid: read-only, so the sizing memo keys them once
+    freeze(*(value for value in vars(grid).values() if isinstance(value, np.ndarray)))
+    return grid
 
 
 def _plan_arrays(plan, instances, per_instance) -> tuple[np.ndarray, ...]:

@@ -183,11 +183,17 @@ def advisor_stale(observed_at: str | None, now: dt.datetime | None) -> bool:
     """An advisor band observed more than ADVISOR_STALE_DAYS before ``now`` is flagged."""
     if observed_at is None or now is None:
         return False
+    return _stale_on(observed_at, now.date())
+
+
+@lru_cache(maxsize=1024)
+def _stale_on(observed_at: str, today: dt.date) -> bool:
+    """Per (snapshot date, day): every spot row of a recompute asks with one of a few snapshot dates."""
     try:
         observed = dt.date.fromisoformat(observed_at[:10])
     except ValueError:
         return False
-    return (now.date() - observed).days > ADVISOR_STALE_DAYS
+    return (today - observed).days > ADVISOR_STALE_DAYS
 
 
 def _warnings(known: bool, observed_at: str | None, stale: bool) -> list[str]:

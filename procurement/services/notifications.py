@@ -170,12 +170,14 @@ def change_event_has_target(event: models.ChangeEvent) -> bool:
 
 
 def _send(event: models.ChangeEvent) -> str:
-    subject = f"gpuledger: {event.get_kind_display()}"
-    body = json.dumps(
-        {"kind": event.kind, "before": event.before, "after": event.after}, indent=2, default=str
-    )
     email, webhook = _notification_targets(event)
+    if not (email or webhook):  # most recomputed workloads have no target: no message is built for them
+        return "no target"
+    subject = f"gpuledger: {event.get_kind_display()}"
     if email:
+        body = json.dumps(
+            {"kind": event.kind, "before": event.before, "after": event.after}, indent=2, default=str
+        )
         send_mail(subject, body, None, [address.strip() for address in email.split(",")])
     if webhook:
         payload = {"subject": subject, "kind": event.kind, "before": event.before, "after": event.after}

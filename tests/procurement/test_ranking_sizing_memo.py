@@ -41,6 +41,9 @@ OPTION_SETS = [
     RankingOptions(top=15, deadline_hours=30.0),
     # a calibration factor is part of the memo key: the same shape under another factor is sized anew
     RankingOptions(top=15, calibration={("h100-sxm5-80gb", "qlora"): CalibrationFactor(3, 1.25, 1.1)}),
+    # the priced configurations are memoized on the table too (configurations._priced_cells): with
+    # infeasible rows every valid one is priced, without them only those that fit
+    RankingOptions(top=10, include_infeasible=True),
 ]
 
 
@@ -62,3 +65,18 @@ def test_rankings_on_a_warm_shared_table_equal_those_on_a_fresh_table_each():
                 shared[key] = prepare(OFFERS, GPUS, prepared_for)
             fresh = prepare(OFFERS, GPUS, prepared_for)
             assert _ranked(spec, options, shared[key]) == _ranked(spec, options, fresh), (spec.name, options)
+
+
+def test_a_writable_array_is_keyed_by_its_contents_each_time_a_frozen_one_once():
+    import numpy as np
+
+    from procurement.ranking.sizing_memo import arrays_key, freeze
+
+    writable = np.array([1.0, 2.0])
+    before = arrays_key(writable)
+    writable[0] = 5.0  # changed in place: the key follows the contents
+    assert arrays_key(writable) != before
+    frozen = np.array([1.0, 2.0])
+    freeze(frozen)
+    assert arrays_key(frozen) is arrays_key(frozen)  # built once, for the same array object
+    assert arrays_key(frozen).value == before  # the same contents as the writable one had
