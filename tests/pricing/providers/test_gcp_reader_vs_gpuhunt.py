@@ -128,13 +128,14 @@ def test_a3_mega_spot_ours_omits_the_bundled_local_ssd_that_gpuhunt_requires():
     """The one difference on a machine price. Google: "Google Cloud bills accelerator-optimized machine
     types for their attached GPUs, predefined vCPU, memory, and bundled Local SSD (if applicable)"
     (cloud.google.com/compute/docs/accelerator-optimized-machines, "Pricing"), and every A3 machine type
-    comes with Local SSD (compute/docs/disks/add-local-ssd: a3-megagpu-8g has 16 x 375 GiB). gpuhunt adds
-    that SSD (``local_ssd_sizes_gib``, the "SSD backed Local Storage" SKU / 730 h): it is right in
-    principle. cromwell-monitor's answer has no Local Storage SKU, so gpuhunt cannot price the machine
-    (KeyError on the missing SSD price, captured) while ours prices GPUs + cores + RAM only: 38.595088,
-    about 1 % under the machine's bill (6,000 GiB of Spot Local SSD). Ours is kept for the GPU, core and
-    RAM parts, which agree; adding the bundled Local SSD to a2-ultragpu and a3 machines is left open
-    (docs/provider-prices.md)."""
+    comes with Local SSD (compute/docs/disks/add-local-ssd). gpuhunt adds that SSD (its
+    ``local_ssd_sizes_gib``: 16 x 375 GiB for a3-megagpu-8g, at the "SSD backed Local Storage" SKU
+    / 730 h): it is right in principle. cromwell-monitor's answer has no Local Storage SKU, so gpuhunt
+    cannot price the machine (KeyError on the missing SSD price, captured), while ours prices GPUs +
+    cores + RAM only: 38.595088, under the machine's bill by its 6,000 GiB of Spot Local SSD (a price
+    neither answer carries). Ours is kept for the GPU, core and RAM parts, which agree; adding the
+    bundled Local SSD to the a2-ultragpu and a3 machines is open until a real answer with Local Storage
+    SKUs is recorded (docs/provider-prices.md)."""
     parts = ours_parts(with_documented_units(skus_of(CROMWELL)))
     ours = {
         (r.instance.name, r.region, r.pricing_model): r.price_per_hour
