@@ -170,3 +170,80 @@ def test_crusoe_infiniband_hosts_form_multi_node_plans_but_runpod_oci_and_digita
         in r["reasons"]
         for r in do
     )
+
+
+# Issue 32 item 3, second pass: the bundled RunPod snapshot's SkyPilot names (8x_H100-SXM_SECURE ...) and the
+# PCIe-only cards of RunPod, Lium, JarvisLabs, OCI, Seeweb and Daytona. Expected rates by hand: NVLink 4 900 GB/s
+# per GPU = 450 each way, NVLink 3 600 GB/s = 300, NVLink 5 1800 GB/s = 900 (NVIDIA HGX page); PCIe 4.0 x16 =
+# 32 GB/s, PCIe 5.0 x16 = 64 GB/s per direction (the GPU's datasheet generation, gpu_specs.csv pcie_gen); GeForce
+# 40 series and later: host-staged at half the PCIe rate (4090: 32 / 2 = 16; 5090: 64 / 2 = 32).
+DOCUMENTED_PAGES = ("https://docs.runpod.io", "https://www.nvidia.com/", "https://images.nvidia.com/")
+
+
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "gpu", "node", "gbps"),
+    [
+        ("runpod", "8x_H100-SXM_SECURE", "h100-sxm5-80gb", "nvlink", 450.0),  # GPU ID 'NVIDIA H100 80GB HBM3'
+        ("runpod", "8x_H200-SXM_SECURE", "h200-sxm-141gb", "nvlink", 450.0),
+        ("runpod", "8x_A100-80GB-SXM_SECURE", "a100-sxm4-80gb", "nvlink", 300.0),
+        ("runpod", "8x_B200_SECURE", "b200", "nvlink", 900.0),
+        ("runpod", "2x_H100_SECURE", "h100-pcie-80gb", "pcie", 64.0),  # SkyPilot 'H100' = 'NVIDIA H100 PCIe'
+        ("runpod", "2x_H100-NVL_SECURE", "h100-nvl-94gb", "pcie", 64.0),  # pairwise bridges: PCIe
+        ("runpod", "2x_A100-80GB_SECURE", "a100-pcie-80gb", "pcie", 32.0),
+        ("runpod", "4x_L40S_SECURE", "l40s", "pcie", 32.0),
+        ("runpod", "4x NVIDIA L40S", "l40s", "pcie", 32.0),  # the gpuhunt GPU ID form
+        ("runpod", "8x_L4_SECURE", "l4", "pcie", 32.0),
+        ("runpod", "8x_RTX4090_SECURE", "rtx-4090", "pcie", 16.0),
+        ("runpod", "2x_RTXA6000_SECURE", "rtx-a6000", "pcie", 32.0),
+        ("lium", "L40S_4x", "l40s", "pcie", 32.0),
+        ("lium", "RTX5090_8x", "rtx-5090", "pcie", 32.0),
+        ("lium", "RTX6000-Ada_8x", "rtx-6000-ada", "pcie", 32.0),
+        ("jarvislabs", "8x_L4_224V_992G", "l4", "pcie", 32.0),
+        ("oci", "BM.GPU.A10.4", "a10", "pcie", 32.0),
+        ("oci", "VM.GPU.A10.2", "a10", "pcie", 32.0),
+        ("oci", "BM.GPU.L40S.4", "l40s", "pcie", 32.0),
+        ("seeweb", "ECS4GPU7", "l40s", "pcie", 32.0),  # ECS<n>GPU7 carries L40S in seeweb/vms.csv
+        ("seeweb", "ECS4GPU6", "l4", "pcie", 32.0),
+        ("seeweb", "ECS3GPU2", "rtx-a6000", "pcie", 32.0),
+        ("daytona", "4x-RTX4090", "rtx-4090", "pcie", 16.0),
+    ],
+)
+def test_bundled_names_and_pcie_cards_get_their_stated_link(provider, instance_type, gpu, node, gbps):
+    link = resolve(provider, instance_type, GPUS[gpu])
+    assert (link.node_link, link.node_gbps_per_direction, link.stated, link.has_fabric) == (
+        node,
+        gbps,
+        True,
+        False,
+    )
+    assert link.source_url.startswith(DOCUMENTED_PAGES)
+
+
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "gpu"),
+    [
+        ("runpod", "8x_MI300X_SECURE", "mi300x"),  # no RunPod page on the MI300X hosts' GPU link was found
+        ("seeweb", "ECS8GPU10", "h200-sxm-141gb"),  # Seeweb's H200: SXM or NVL not stated
+        ("seeweb", "ECS1GPU12", "rtx-5090"),  # a type no rule names (the RTX PRO 6000 row; any GPU stands in)
+        ("lium", "H100_1x", "h100-sxm5-80gb"),  # bare 'H100': the form is not stated
+        ("daytona", "8x-H100", "h100-sxm5-80gb"),
+    ],
+)
+def test_unstated_bundled_types_stay_unknown(provider, instance_type, gpu):
+    link = resolve(provider, instance_type, GPUS[gpu])
+    assert (link.stated, link.has_fabric, link.source_url) == (False, False, UNSTATED_SOURCE)
+
+
+def test_runpod_bundled_sxm_pods_rank_on_nvlink_but_form_no_multi_node_plan():
+    # 16 GPUs of llama-3.1-8b pretraining against RunPod's bundled 8x H100 SXM pod (runpod/vms.v7.csv line 477:
+    # 160 vCPUs, 640 GiB, 23.92 USD/h on demand): NVLink within the pod is now stated, but RunPod states no
+    # inter-pod rate (Instant Clusters: docs.runpod.io/instant-clusters/configuration), so two pods do not fit
+    rows = _rank(
+        [_offer("runpod", "8x_H100-SXM_SECURE", "h100-sxm5-80gb", 8, "on_demand", 23.92, "CA", 160, 640)]
+    )
+    assert rows and {(r["interconnect"]["node_link_type"], r["interconnect"]["stated"]) for r in rows} == {
+        ("nvlink", True)
+    }
+    two = [r for r in rows if r["instances"] == 2]
+    assert two and not any(r["fits"] for r in two)
+    assert all("no cluster interconnect for 8x_H100-SXM_SECURE" in r["reasons"] for r in two)
