@@ -32,7 +32,7 @@ from billing.imports.column_maps import (
     renamed,
 )
 from billing.imports.providers import aws_usage_instance_type
-from billing.imports.records import NORMALIZED_COLUMNS
+from billing.imports.records import LINE_ID, NORMALIZED_COLUMNS
 
 REQUIRED = [
     "line_item_usage_start_date",
@@ -69,6 +69,7 @@ OPTIONAL = [
     "savings_plan_end_time",
     "savings_plan_instance_type_family",
     "savings_plan_offering_type",
+    "identity_line_item_id",
 ]
 # savings_plan_offering_type (CUR data dictionary) -> the commitment's kind as the review lists it
 SAVINGS_PLAN_KINDS = {
@@ -230,7 +231,8 @@ def _normalize(raw: pd.DataFrame, *, first_row: int, file: str, provider: str) -
     out["tags"] = tags.map(lambda t: {str(k).removeprefix("user_"): v for k, v in t.items()})
     _commitment_terms(raw, out, where)
     out["is_refund"] = (line_type == "Refund").to_numpy(bool)  # a credit of its own on the invoice view
-    return out[NORMALIZED_COLUMNS]
+    out[LINE_ID] = raw["identity_line_item_id"].str.strip()  # in the row key only (keys.py)
+    return out[[*NORMALIZED_COLUMNS, LINE_ID]]
 
 
 def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:

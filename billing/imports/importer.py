@@ -16,6 +16,7 @@ from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import count_rows, header
 from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
 from billing.imports.records import BillingFileError, WrongFormatError
+from billing.storage.keys import export_part
 from billing.storage.store import ImportResult, file_sha256, store_chunks
 
 FORMAT_NAMES = {
@@ -107,6 +108,7 @@ def import_file(
         progress=progress,
         location=file,
         source_columns=source_columns,
+        part=export_part(path.name),  # identical lines of two parts of one export are two charges
     )
 
 

@@ -54,6 +54,10 @@ COMMITMENT_COLUMNS = ("commitment_type", "commitment_family", "commitment_end")
 # (invoice/lines.py). Not part of a row's key either, for the same reason.
 LABEL_COLUMNS = ("is_refund",)
 
+# The export's own id of a line where it has one (CUR 2.0's identity_line_item_id): part of the row key
+# (keys.py), so identical lines under two ids stay two charges. Not stored; "" where the line has none.
+LINE_ID = "line_id"
+
 MAX_ROWS_PER_FILE = 20_000_000  # a bound on what one import may hold in a transaction
 CHUNK_ROWS = 100_000
 

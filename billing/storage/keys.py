@@ -1,8 +1,11 @@
 """Row keys for idempotent imports, computed column by column (no per-row Python).
 
-A row's key is a 128-bit hash of its normalized values and its occurrence number among identical
-rows of the file (the n-th identical row gets n), so a file with two equal lines keeps both and a
-re-import matches each to itself. Each column is hashed with pandas' `hash_array` (SipHash-2-4 of
+A row's key is a 128-bit hash of its normalized values, the part of a multi-file export it came from
+(the part number in the file's name, where there is one: identical lines of two parts are two charges),
+the export's own id of the line where it has one (CUR 2.0's identity_line_item_id) and its occurrence
+number among identical rows of the file (the n-th identical row gets n), so a file with two equal lines
+keeps both and a re-import matches each to itself. A row of a file without a part number and without a
+line id keeps the key it had before either was part of the key. Each column is hashed with pandas' `hash_array` (SipHash-2-4 of
 the UTF-8 text under a fixed 16-byte key; a fixed integer mix for datetimes and flags), and the
 columns are folded into two independent 64-bit lanes; 128 bits make a collision across even a
 billion stored rows about 1e-21 likely.
@@ -12,13 +15,15 @@ as categoricals are hashed once per distinct value: the same hash as hashing eac
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from pandas.util import hash_array
 
 from billing.imports.codes import object_array, text_values
 from billing.imports.enrich import object_codes
-from billing.imports.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, NORMALIZED_COLUMNS
+from billing.imports.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, LINE_ID, NORMALIZED_COLUMNS
 
 KEY_COLUMNS = [
     c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags", *COMMITMENT_COLUMNS, *LABEL_COLUMNS)
@@ -27,6 +32,11 @@ LANE_KEYS = ("gpuledger-bill-1", "gpuledger-bill-2")  # SipHash keys: 16 bytes e
 # Odd 64-bit multipliers of the fold (from splitmix64 and MurmurHash3's finalizer)
 LANE_PRIMES = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC4CEB9FE1A85EC53))
 _HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
+# The part counter of a file of a multi-file export: "part1", "part_0_0002" (Azure), or 5 digits (AWS Data
+# Exports: "export-00002.csv.gz") or 12 (BigQuery's shards) just before the extensions; a date
+# ("costs-20260501.csv", 8 digits) is none. Only the last one counts: the scheduled import's download
+# name starts with its own listing number ("00003-export-00002.csv.gz").
+PART_NUMBER = re.compile(r"part[-_]?(\d+(?:_\d+)*)|[-_](\d{5}|\d{12})(?=(?:\.[a-z0-9]+)+$)")
 
 
 class OccurrenceCounter:
@@ -97,19 +107,40 @@ def _members(sorted_hashes: np.ndarray, values: np.ndarray) -> np.ndarray:
     return _positions(sorted_hashes, values)[1]
 
 
-def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None) -> np.ndarray:
-    """Each row's key as two uint64 lanes (n x 2; big-endian, lane 0 first, they are the key's bytes)."""
+def export_part(file_name: str) -> str:
+    """The part of a multi-file export a file is, from its name ("" for none): what tells identical lines
+    of two parts apart, while a re-export of the same part (or a whole bill under another name) keeps its
+    keys. The last part number of the name is the export's own (a listing number before it is not)."""
+    found = list(PART_NUMBER.finditer(file_name.lower()))
+    if not found:
+        return ""
+    numbers = found[-1].group(1) or found[-1].group(2)
+    return "part " + "_".join(str(int(n)) for n in numbers.split("_"))
+
+
+def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, part: str = "") -> np.ndarray:
+    """Each row's key as two uint64 lanes (n x 2; big-endian, lane 0 first, they are the key's bytes).
+    `part` (export_part) and a line's own id (column LINE_ID, "" for none) are folded in only where given,
+    before identical rows are numbered: a file's rows all share its part, so the numbering is unchanged."""
     seen = seen if seen is not None else OccurrenceCounter()
     lanes = []
     for hash_key, prime in zip(LANE_KEYS, LANE_PRIMES, strict=True):
         folded = np.full(len(frame), np.uint64(len(KEY_COLUMNS) + 1), dtype=np.uint64)
+        hashes = [
+            *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
+            _tag_hash(frame["tags"], hash_key),
+        ]
+        if part:
+            hashes.append(hash_array(object_array([part]), hash_key=hash_key, categorize=False)[0])
         with np.errstate(over="ignore"):  # in place: no temporary array per column
-            for hashed in [
-                *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
-                _tag_hash(frame["tags"], hash_key),
-            ]:
+            for hashed in hashes:
                 np.bitwise_xor(folded, hashed, out=folded)
                 np.multiply(folded, prime, out=folded)
+            if LINE_ID in frame:  # only a line that has an id: the others keep their keys
+                has_id = (frame[LINE_ID] != "").to_numpy(dtype=bool)
+                if has_id.any():
+                    mixed = (folded ^ _column_hash(frame[LINE_ID], hash_key)) * prime
+                    folded = np.where(has_id, mixed, folded)
         lanes.append(folded)
     occurrence = seen.number(lanes[0] ^ (lanes[1] >> np.uint64(1)))
     with np.errstate(over="ignore"):
@@ -120,9 +151,9 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None) ->
     return np.stack(mixed, axis=1) if len(frame) else np.empty((0, 2), dtype=np.uint64)
 
 
-def row_keys(frame: pd.DataFrame, seen: OccurrenceCounter | None = None) -> np.ndarray:
+def row_keys(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, part: str = "") -> np.ndarray:
     """The key of each row (numpy array of str), numbering identical rows through `seen`."""
-    return key_hex(row_key_lanes(frame, seen))
+    return key_hex(row_key_lanes(frame, seen, part))
 
 
 def key_bytes(lanes: np.ndarray) -> np.ndarray:

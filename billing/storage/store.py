@@ -33,7 +33,7 @@ from billing.models import BillingImport, BillingImportFile
 from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
-from billing.storage.keys import OccurrenceCounter, row_key_lanes
+from billing.storage.keys import OccurrenceCounter, export_part, row_key_lanes
 from billing.tasks import check_spend_after_commit
 from pricing.fx import fx_rates
 from pricing.models import GpuAlias, InstanceType
@@ -105,12 +105,15 @@ def store_chunks(
     progress: Callable[[int], None] | None = None,
     location: str = "",
     source_columns: Mapping[str, str] | None = None,
+    part: str = "",
 ) -> ImportResult:
     """Store every chunk or none (raises BillingFileError, nothing written). `source_columns` names
     the file's column of each normalized one, for errors found after normalizing; `sha256` may be a
-    function that gives the checksum (computed meanwhile, elsewhere). Given as a string, a file imported
-    before (same checksum, format and provider, its dataset on disk) is not read at all (_known_file)."""
-    known = _known_file(sha256, source_format, provider) if isinstance(sha256, str) else None
+    function that gives the checksum (computed meanwhile, elsewhere). `part` is the export part the rows
+    come from (keys.export_part of the file's name), part of each row key. Given as a string, a file
+    imported before (same checksum, format, provider and part, its dataset on disk) is not read at all
+    (_known_file)."""
+    known = _known_file(sha256, source_format, provider, part) if isinstance(sha256, str) else None
     if known is not None:
         return _store_known(known, file_name=file_name, user=user, progress=progress)
     result = ImportResult()
@@ -133,7 +136,7 @@ def store_chunks(
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
-                _write_dataset(dataset, rows, row_key_lanes(rows, seen), file, source_columns)
+                _write_dataset(dataset, rows, row_key_lanes(rows, seen, part), file, source_columns)
                 result.rows_seen += len(rows)
                 if result.rows_seen > MAX_ROWS_PER_FILE:
                     raise BillingFileError(
@@ -142,7 +145,7 @@ def store_chunks(
                 if progress:
                     progress(len(chunk))
         billing_import.file_sha256 = checksum()
-        _record_dataset(billing_import, dataset)
+        _record_dataset(billing_import, dataset, part)
         result.inserted = new_rows(billing_import.pk)
         result.unchanged = result.rows_seen - result.inserted
         billing_import.rows_seen = result.rows_seen
@@ -154,23 +157,30 @@ def store_chunks(
     return result
 
 
-def _known_file(sha256: str, source_format: str, provider: str) -> BillingImport | None:
-    """The earliest import of the same file (checksum, format and provider given) whose dataset is recorded
-    and every file of it still on disk: a re-import records that dataset without reading the file again
-    (issue 28: at 5M rows reading and rewriting it only to find the checksum took 46 s)."""
+def _known_file(sha256: str, source_format: str, provider: str, part: str = "") -> BillingImport | None:
+    """The earliest import of the same file (checksum, format and provider given) as the same export part
+    (its rows' keys hold the part: the same bytes as another part are other charges) whose dataset is
+    recorded and every file of it still on disk: a re-import records that dataset without reading the
+    file again (issue 28: at 5M rows reading and rewriting it only to find the checksum took 46 s)."""
     if not sha256:
         return None
-    earlier = (
+    candidates = (
         BillingImport.objects.filter(file_sha256=sha256, source_format=source_format, provider=provider)
         .filter(files__isnull=False)
         .distinct()
         .order_by("pk")
-        .first()
     )
+    earlier = _of_part(candidates, part)
     if earlier is None:
         return None
     root = ImportDatasets().root
     return earlier if all((root / f.path).is_file() for f in earlier.files.all()) else None
+
+
+def _of_part(imports, part: str) -> BillingImport | None:
+    """The first of `imports` (ordered) read from a file of the same export part: its rows' keys hold the
+    part, so the same bytes as another part are other charges, not the same file again."""
+    return next((i for i in imports.iterator() if export_part(i.file_name) == part), None)
 
 
 def _store_known(
@@ -225,22 +235,23 @@ def _abandoned_on_error(dataset: DatasetWriter):
         raise
 
 
-def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter) -> None:
-    """The import's Parquet files in PostgreSQL. A file imported before (same checksum and format, its
-    dataset recorded and still on disk) keeps its first dataset: what was just written is dropped, nothing is
-    added. Where the first dataset's files are gone (another BILLING_DATASET_DIR, a cleaned folder), the
-    new one is kept (CI x35: a database reused with a fresh dataset folder pointed every review at missing
-    files)."""
-    earlier = (
+def _record_dataset(billing_import: BillingImport, dataset: DatasetWriter, part: str = "") -> None:
+    """The import's Parquet files in PostgreSQL. A file imported before (same checksum, format and export
+    part, its dataset recorded and still on disk) keeps its first dataset: what was just written is
+    dropped, nothing is added. Where the first dataset's files are gone (another BILLING_DATASET_DIR, a
+    cleaned folder), the new one is kept (CI x35: a database reused with a fresh dataset folder pointed
+    every review at missing files)."""
+    candidates = (
         BillingImport.objects.filter(
             file_sha256=billing_import.file_sha256, source_format=billing_import.source_format
         )
         .exclude(file_sha256="")
         .exclude(pk=billing_import.pk)
         .filter(files__isnull=False)
+        .distinct()
         .order_by("pk")
-        .first()
     )
+    earlier = _of_part(candidates, part)
     if earlier is not None and all((dataset.root / f.path).is_file() for f in earlier.files.all()):
         dataset.abandon()
         files = _earlier_files(earlier, billing_import)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from billing.imports.importer import import_file, import_files
@@ -219,3 +220,36 @@ def test_deleting_an_import_takes_its_rows_out_of_the_next_review(tmp_path):
     without = selectors.dataset_rows(dt.date(2026, 5, 1), dt.date(2026, 8, 1))
     assert len(without) == len(with_extra) - 1
     assert "i-new" not in set(without["resource_id"].astype(str))
+
+
+def test_identical_lines_of_two_parts_of_one_export_are_two_charges(tmp_path):
+    # issue 28: the three parts of a 50M-line month stored 32.3M lines (identical lines across parts
+    # shared a key). Two parts holding the fixture's 4 rows each: 2 x 116.20 USD, 8 rows inserted.
+    make_catalog()
+    one, two = tmp_path / "may-part1.csv", tmp_path / "may-part2.csv"
+    one.write_text(AWS.read_text())
+    two.write_text(AWS.read_text())  # the same bytes: still another part (store._known_file)
+    first, second = import_file(one), import_file(two)
+    assert (first.inserted, second.inserted, second.unchanged) == (4, 4, 0)
+    assert Decimal(review_sums(ImportDatasets(), *MAY)["all_effective"]) / 1_000_000 == Decimal("232.40")
+    again = tmp_path / "renamed-part2.csv"  # the same part again under another name: nothing new
+    again.write_text(AWS.read_text() + "\n")  # (another checksum: read, not recognized)
+    assert (import_file(again).inserted, import_file(again).unchanged) == (0, 4)
+    assert Decimal(review_sums(ImportDatasets(), *MAY)["all_effective"]) / 1_000_000 == Decimal("232.40")
+
+
+def test_cur_lines_with_their_own_ids_are_told_apart_by_them(tmp_path):
+    # CUR 2.0 names each line (identity_line_item_id): two files of the same lines under other ids
+    # are other charges, under the same ids the same ones (a re-export), whatever the files' names
+    from tests.billing.test_sources import CUR_HEADER, CUR_ROWS
+
+    make_catalog()
+    header = [*CUR_HEADER, "identity_line_item_id"]
+    rows = [[*row, f"li-{number}"] for number, row in enumerate(CUR_ROWS)]
+    paths = [tmp_path / name for name in ("cur.csv", "cur-renamed.csv", "cur-other-ids.csv")]
+    pd.DataFrame(rows, columns=header).to_csv(paths[0], index=False)
+    pd.DataFrame(rows, columns=header).to_csv(paths[1], index=False, lineterminator="\r\n")
+    other = [[*row[:-1], row[-1] + "-b"] for row in rows]
+    pd.DataFrame(other, columns=header).to_csv(paths[2], index=False)
+    results = [import_file(path) for path in paths]
+    assert [(r.inserted, r.unchanged) for r in results] == [(6, 0), (0, 6), (6, 0)]

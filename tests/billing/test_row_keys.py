@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.imports.records import NORMALIZED_COLUMNS
-from billing.storage.keys import OccurrenceCounter, row_keys
+from billing.storage.keys import OccurrenceCounter, export_part, row_keys
 
 ROW = {
     "source_row": 2,
@@ -61,6 +62,58 @@ def test_it_numbers_identical_rows_across_chunks_so_each_keeps_its_own_key():
     assert len(set(first + later)) == 3
     again = OccurrenceCounter()
     assert row_keys(frame({}, {}), again).tolist() + row_keys(frame({}), again).tolist() == first + later
+
+
+def test_it_keys_identical_lines_of_two_parts_apart_and_keeps_the_key_without_a_part():
+    # issue 28: three parts of a 50M-line month stored 32.3M lines (identical lines across parts shared
+    # keys); the export part is now in the key, a row without one keeps its pinned key
+    plain = row_keys(frame({})).tolist()
+    one, two = row_keys(frame({}), part="part 1").tolist(), row_keys(frame({}), part="part 2").tolist()
+    assert plain == ["21ff87bcff7cae27bf6ed6901bd2d2df"]
+    assert len({plain[0], one[0], two[0]}) == 3
+    assert row_keys(frame({}), part="part 1").tolist() == one  # a re-export of the same part: same key
+
+
+def test_a_part_keeps_the_numbering_of_identical_lines_within_a_file():
+    seen = OccurrenceCounter()
+    keys = (
+        row_keys(frame({}, {}), seen, part="part 2").tolist() + row_keys(frame({}), seen, "part 2").tolist()
+    )
+    again = OccurrenceCounter()
+    redone = row_keys(frame({}), again, "part 2").tolist() + row_keys(frame({}, {}), again, "part 2").tolist()
+    assert len(set(keys)) == 3 and redone == keys
+
+
+def test_a_line_id_is_part_of_the_key_and_a_line_without_one_keeps_its_key():
+    with_ids = frame({}, {}, {}).assign(line_id=["", "li-1", "li-2"])
+    keys = row_keys(with_ids).tolist()
+    assert keys[0] == "21ff87bcff7cae27bf6ed6901bd2d2df"
+    assert len(set(keys)) == 3
+    assert row_keys(frame({}).assign(line_id=["li-1"])).tolist() == keys[1:2]  # the same id, the same key
+    assert row_keys(frame({}).assign(line_id=[""])).tolist() == keys[:1]
+
+
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [
+        ("month-part1.parquet", "part 1"),  # billing_month_bench.py's parts
+        ("month-part2.parquet", "part 2"),
+        ("export-00002.csv.gz", "part 2"),  # AWS Data Exports (CUR 2.0, FOCUS): <name>-00001.csv.gz
+        ("part_0_0002.csv", "part 0_2"),  # Azure cost exports split into parts
+        ("000000000003.csv", ""),  # no separator before the digits: no part
+        ("bq-000000000003.csv", "part 3"),  # BigQuery's 12-digit shards
+        # scheduled.py downloads as <listing number:05d>-<key's name>: only the export's own number counts
+        ("00003-export-00002.csv.gz", "part 2"),
+        ("00000-part_0_0002.csv", "part 0_2"),
+        ("00001-month-part2.parquet", "part 2"),
+        ("00003-aws_focus_export.csv", ""),
+        ("aws_again.csv", ""),  # a bill under another name: the same rows, the same keys
+        ("focus-2026-05.csv", ""),  # a month in the name is no part number
+        ("costs-20260501.csv", ""),  # nor a date
+    ],
+)
+def test_it_reads_the_part_number_of_an_export_file_from_its_name(name, part):
+    assert export_part(name) == part
 
 
 def test_it_ignores_the_row_number_but_not_any_value():

@@ -19,6 +19,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from billing.imports.importer import import_file
 from billing.imports.s3_exports import ExportManifestError, parse_manifest
 from billing.imports.scheduled import export_sources_sync
 from billing.imports.scheduled_tasks import import_s3_exports
@@ -43,16 +44,20 @@ def cur_csv(rows) -> bytes:
     return out.getvalue().encode()
 
 
-def deliver(s3, month: str, execution_id: str, body: bytes) -> None:
-    """One Data Exports refresh of `month`: its data file, then its manifest rewritten in place."""
-    data_key = f"{PREFIX}/{EXPORT}/data/BILLING_PERIOD={month}/{execution_id}/{EXPORT}-00001.csv"
-    s3.put_object(Bucket=BUCKET, Key=data_key, Body=body)
+def deliver(s3, month: str, execution_id: str, *bodies: bytes, order=None) -> None:
+    """One Data Exports refresh of `month`: its data files (parts 00001, 00002, …, listed in the manifest
+    in `order` of the parts, given), then its manifest rewritten in place."""
+    folder = f"{PREFIX}/{EXPORT}/data/BILLING_PERIOD={month}/{execution_id}"
+    keys = [f"{folder}/{EXPORT}-{number:05d}.csv" for number in range(1, len(bodies) + 1)]
+    for data_key, body in zip(keys, bodies, strict=True):
+        s3.put_object(Bucket=BUCKET, Key=data_key, Body=body)
+    listed = [keys[number - 1] for number in order] if order else keys
     manifest = {
         "executionId": execution_id,
         "exportArn": f"arn:aws:bcm-data-exports:us-east-1:123456789012:export/{EXPORT}-0a1b",
         "exportName": EXPORT,
         "billingPeriod": {"start": f"{month}-01T00:00:00.000Z"},
-        "dataFiles": [f"s3://{BUCKET}/{data_key}"],
+        "dataFiles": [f"s3://{BUCKET}/{data_key}" for data_key in listed],
     }
     s3.put_object(
         Bucket=BUCKET,
@@ -117,6 +122,25 @@ def test_it_imports_a_month_once_and_a_second_run_imports_nothing(s3, source):
     assert may_effective() == Decimal("135.6654")
     delivery = BillingExportDelivery.objects.get()
     assert (delivery.billing_month, delivery.rows, delivery.restated) == (dt.date(2026, 5, 1), 6, False)
+
+
+def test_identical_lines_of_two_parts_of_a_delivery_are_two_charges_keyed_by_the_parts_own_number(
+    s3, source, tmp_path
+):
+    # issue 28: parts 00001 and 00002 of one run hold the same lines: 2 x 135.6654 = 271.3308. Listed
+    # part 2 first, they download as 00000-gpu-cur-00002.csv and 00001-gpu-cur-00001.csv: the key holds
+    # the export's own part number, not the listing number before it
+    deliver(s3, "2026-05", "exec-1", cur_csv(CUR_ROWS), cur_csv(CUR_ROWS), order=[2, 1])
+    export_sources_sync(s3=s3)
+    assert sorted(BillingImport.objects.values_list("file_name", "inserted")) == [
+        ("00000-gpu-cur-00002.csv", 6),
+        ("00001-gpu-cur-00001.csv", 6),
+    ]
+    assert may_effective() == Decimal("271.3308")
+    for name, new_rows in (("gpu-cur-00002.csv", 0), ("gpu-cur-00001.csv", 0), ("gpu-cur-00003.csv", 6)):
+        path = tmp_path / name  # the same lines, other bytes (a checksum of its own): read again
+        path.write_bytes(cur_csv(CUR_ROWS).replace(b"\r\n", b"\n"))
+        assert import_file(path, fmt="cur").inserted == new_rows, name
 
 
 def test_a_restated_month_replaces_the_earlier_delivery_and_is_flagged(s3, source):
