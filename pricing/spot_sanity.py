@@ -12,7 +12,10 @@ can count on (docs/cost-model.md, "Spot sanity"):
 Such a quote is flagged ``outlier`` and ranked at a robust price: the median of its sibling zones'
 quotes (placeholders left out), or the on-demand price when it has no sibling to check against
 (no saving is assumed rather than guessed). A spot quote at or above on-demand saves nothing
-(``no_saving``). AWS Local Zones (zone ids like ``use1-atl2-az1``) must be opted into before use
+(``no_saving``); one strictly above its own on-demand price is also an outlier (``above_on_demand``):
+a spot market is never dearer than the same offer on demand, so the pair is suspect (RunPod's v7
+snapshot prices 1x L40S at 0.86 spot and 0.43 on demand, likely swapped columns) and is flagged, not
+trusted. AWS Local Zones (zone ids like ``use1-atl2-az1``) must be opted into before use
 (``local_zone``).
 
 Every step is a vectorized pandas/numpy expression over the whole table: no Python loop over offers.
@@ -39,7 +42,7 @@ SANITY_COLUMNS = (
     "on_demand_usd",  # the regional on-demand price of the same instance type (NaN if none)
     "sibling_median_usd",  # median spot quote of the other zones (placeholders left out; NaN if none)
     "spot_outlier",  # bool
-    "spot_outlier_kind",  # "placeholder" | "below_siblings" | ""
+    "spot_outlier_kind",  # "placeholder" | "below_siblings" | "above_on_demand" | ""
     "robust_price_usd",  # what an outlier is ranked at; the quote itself otherwise
     "spot_no_saving",  # spot at or above on-demand
     "local_zone",  # an opt-in AWS Local Zone
@@ -69,10 +72,13 @@ def spot_sanity(frame: pd.DataFrame) -> pd.DataFrame:
     market_median = _group_median(price, group, market)
     siblings = np.where(placeholder, market_median, siblings)
     below = market & (price < SIBLING_FRACTION * siblings) & (ratio <= 1.0 - DEEP_DISCOUNT)
-    outlier = placeholder | below
+    above = market & (ratio > 1.0)  # NaN ratio (no on-demand) compares False
     fallback = np.where(np.isfinite(siblings), siblings, reference)
-    robust = np.where(outlier & np.isfinite(fallback), fallback, price)
-    kind = np.where(placeholder, "placeholder", np.where(below, "below_siblings", ""))
+    robust = np.where((placeholder | below) & np.isfinite(fallback), fallback, price)
+    outlier = placeholder | below | above  # an above-on-demand quote keeps its own (dear) price
+    kind = np.where(
+        placeholder, "placeholder", np.where(below, "below_siblings", np.where(above, "above_on_demand", ""))
+    )
     local = _local_zones(frame)
     return pd.DataFrame(
         {
@@ -167,6 +173,12 @@ def outlier_warning(row: dict, currency_rate: float = 1.0, currency: str = "USD"
     robust = float(row["robust_price_usd"]) * currency_rate
     on_demand = float(row["on_demand_usd"])
     off = f" ({1 - float(row['price_usd_listed']) / on_demand:.1%} below on-demand)" if on_demand > 0 else ""
+    if row["spot_outlier_kind"] == "above_on_demand":
+        return (
+            f"outlier: spot quote {listed:.4f} {currency}/h is above this offer's on-demand price "
+            f"{on_demand * currency_rate:.4f} {currency}/h; a spot market is never dearer, so the source's "
+            "two prices are suspect (possibly swapped)"
+        )
     if row["spot_outlier_kind"] == "placeholder":
         what = f"spot quote {listed:.4f} {currency}/h is exactly 10% of on-demand, a catalog placeholder"
     else:
