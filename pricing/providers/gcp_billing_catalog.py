@@ -10,13 +10,16 @@ GCP prices a GPU machine by its parts, so the reader rebuilds each machine as gc
 bundled catalog (cloud.google.com/compute/gpus-pricing, "GPU machine types" and "N1"):
 
     machine price = GPUs x GPU SKU + vCPUs x core SKU of its family + GiB x RAM SKU of its family
+                    + bundled Local SSD GiB x Local SSD SKU per GiB-month / 730 h (A3, A2 Ultra)
 
 per region and usage type: OnDemand (on_demand), Preemptible (spot: GCP's Spot VMs are billed on the
 "Spot Preemptible" SKUs), Commit1Yr / Commit3Yr (reserved_1y / reserved_3y, payment no_upfront: a
 committed-use discount is billed monthly, nothing up front). a2, a3 and g2 machine types come with
 their GPUs (gcp_hosts.attached_gpus) and the vCPUs and memory in MACHINE_SHAPES; an n1 host carries the
 GPU pairings gcp_n1.py allows, priced with the N1 core and RAM SKUs. A machine missing any part in a
-region (no Spot SKU for that GPU there, say) is not priced there.
+region (no Spot SKU for that GPU there, say) is not priced there. A machine that comes with Local SSD
+(gcp_local_ssd.BUNDLED_LOCAL_SSD_GIB) whose Local SSD SKU the answer lacks for that region and pricing
+model is refused, counted under "bundled Local SSD unpriced", never priced without its disks.
 
 Example (us-central1, on-demand): a2-highgpu-1g = 1 x 2.933908 (A100) + 12 x 0.031611 (A2 core)
 + 85 x 0.004237 (A2 RAM GiB) = 3.673385 $/h, GCP's list price for a2-highgpu-1g.
@@ -28,8 +31,9 @@ Nvidia L4 GPU in Americas for 1 Year"). A GPU SKU whose accelerator GPU_LABELS d
 under ``unknown_form`` with its description, never counted as an ordinary skip: a new GPU family shows
 on /status/. Every other skip is counted under its reason (``GcpReadStats.skipped_reasons``).
 
-Refused (pricing.price_checks): a GPU, core or RAM SKU in a unit other than "h" / "GiBy.h", or with
-several price tiers (``unit``); bad prices, currencies and regions by the checks every refresh runs.
+Refused (pricing.price_checks): a GPU, core or RAM SKU in a unit other than "h" / "GiBy.h", a Local
+SSD SKU in a unit other than "GiBy.mo" / "GiBy.h", or any of them with several price tiers (``unit``);
+bad prices, currencies and regions by the checks every refresh runs.
 """
 
 from __future__ import annotations
@@ -46,6 +50,15 @@ from typing import Any
 from pricing.price_checks import UNIT, UNKNOWN_FORM, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.gcp_hosts import attached_gpus
+from pricing.providers.gcp_local_ssd import (
+    BUNDLED_LOCAL_SSD_GIB,
+    GENERIC,
+    SSD_UNIT_HOURS,
+    SSD_UNPRICED,
+    local_ssd_family,
+    mentions_local_ssd,
+    says_spot,
+)
 from pricing.providers.gcp_n1 import N1_HOSTS, n1_attachments, n1_instance_name
 from pricing.providers.http_api import Transport, get_json, urllib_transport
 from pricing.providers.records import InstanceTypeRecord, PriceRecord, SourceRowError
@@ -118,7 +131,7 @@ MACHINE_SHAPES: dict[str, tuple[int, int]] = {
 
 PartKey = tuple[
     str, str, str, str
-]  # (resource group "GPU"|"CPU"|"RAM", family or accelerator, model, region)
+]  # (resource group "GPU"|"CPU"|"RAM"|"SSD", family or accelerator, model, region)
 
 
 @dataclass
@@ -130,6 +143,8 @@ class GcpReadStats:
     records: int = 0
     rejected: int = 0
     rejected_locations: list[str] = field(default_factory=list)
+    # (accelerator, model, region) of machines refused for their bundled Local SSD's missing price
+    ssd_unpriced: set[tuple[str, str, str]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -190,6 +205,10 @@ def _part_key(sku: dict[str, Any]) -> tuple[str, str, str] | str:
     category = sku.get("category") or {}
     group, model = category.get("resourceGroup"), USAGE_TYPES.get(category.get("usageType", ""))
     description = str(sku.get("description") or "")
+    if group == "LocalSSD":
+        return _local_ssd_key(description, model, category.get("usageType"))
+    if category.get("resourceFamily") == "Storage" and mentions_local_ssd(description):
+        return "Local SSD description outside resource group LocalSSD"
     if category.get("resourceFamily") != "Compute":
         return f"resource family {category.get('resourceFamily')}"
     if model is None:
@@ -206,14 +225,27 @@ def _part_key(sku: dict[str, Any]) -> tuple[str, str, str] | str:
     return f"resource group {group}"
 
 
+def _local_ssd_key(description: str, model: str | None, usage_type: Any) -> tuple[str, str, str] | str:
+    """("SSD", family or GENERIC, pricing model) of a Local SSD SKU. A "Spot Preemptible" description is
+    Spot whatever usageType says (Google files the generic Spot SKU under OnDemand: gcp_local_ssd.py)."""
+    if model is None:
+        return f"usage type {usage_type}"
+    if says_spot(description):
+        if model not in (ON_DEMAND, SPOT):
+            return "Local SSD SKU says Spot but is a commitment"
+        model = SPOT
+    return "SSD", local_ssd_family(description), model
+
+
 def _part_price(sku: dict[str, Any], group: str, location: str, refusals: Refusals) -> Part | None:
-    """The SKU's price per unit of its resource group, or None (refused, with the reason) when its
-    unit or tiers cannot be read as one hourly price."""
+    """The SKU's price per unit-hour of its resource group (a Local SSD GiB-month / 730), or None
+    (refused, with the reason) when its unit or tiers cannot be read as one price."""
     infos = sku.get("pricingInfo") or []
     expression = (infos[-1].get("pricingExpression") if infos else None) or {}
     unit, tiers = expression.get("usageUnit"), expression.get("tieredRates") or []
-    if unit != UNITS[group]:
-        refusals.refuse(UNIT, f"{location}: usageUnit {unit!r} for a {group} SKU (expected {UNITS[group]!r})")
+    expected = sorted(SSD_UNIT_HOURS) if group == "SSD" else [UNITS[group]]
+    if unit not in expected:
+        refusals.refuse(UNIT, f"{location}: usageUnit {unit!r} for a {group} SKU (expected {expected})")
         return None
     if len(tiers) != 1:
         refusals.refuse(UNIT, f"{location}: {len(tiers)} price tiers (one hourly price expected)")
@@ -224,7 +256,8 @@ def _part_price(sku: dict[str, Any], group: str, location: str, refusals: Refusa
     except (ArithmeticError, ValueError, TypeError):
         refusals.refuse(UNIT, f"{location}: unitPrice {money!r} is not a price")
         return None
-    return Part(price, str(money.get("currencyCode") or ""), location)
+    hours = SSD_UNIT_HOURS[unit] if group == "SSD" else 1
+    return Part(price / hours, str(money.get("currencyCode") or ""), location)
 
 
 def gcp_machines() -> list[tuple[str, str, int, str, int, int]]:
@@ -247,8 +280,13 @@ def machine_family(name: str) -> str:
     )
 
 
-def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime) -> Iterator[PriceRecord]:
-    """One price per machine, region and pricing model whose GPU, core and RAM SKUs are all there."""
+def gcp_machine_records(
+    parts: dict[PartKey, Part], *, observed_at: dt.datetime, stats: GcpReadStats | None = None
+) -> Iterator[PriceRecord]:
+    """One price per machine, region and pricing model whose GPU, core and RAM SKUs (and Local SSD SKU,
+    for a machine that bundles Local SSD) are all there; a machine refused for its Local SSD alone is
+    counted in ``stats`` under SSD_UNPRICED."""
+    stats = stats if stats is not None else GcpReadStats()
     regions = sorted({key[3] for key in parts})
     for name, accelerator, count, family, vcpus, memory in gcp_machines():
         instance = InstanceTypeRecord(
@@ -272,6 +310,17 @@ def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime)
                 ):
                     continue
                 total = count * gpu.price + vcpus * core.price + memory * ram.price
+                ssd_gib = BUNDLED_LOCAL_SSD_GIB.get(name, 0)
+                ssd = _local_ssd(parts, family, model, region) if ssd_gib else None
+                if ssd_gib and (ssd is None or ssd.currency != gpu.currency):
+                    stats.skipped += 1
+                    stats.skipped_reasons[SSD_UNPRICED] += 1
+                    stats.ssd_unpriced.add((accelerator, model, region))
+                    continue
+                location = f"{gpu.location} + {core.location} + {ram.location}"
+                if ssd is not None:
+                    total += ssd_gib * ssd.price
+                    location += f" + {ssd.location}"
                 committed = model in (RESERVED_1Y, RESERVED_3Y)
                 yield PriceRecord(
                     instance=instance,
@@ -282,10 +331,15 @@ def gcp_machine_records(parts: dict[PartKey, Part], *, observed_at: dt.datetime)
                     currency=gpu.currency,
                     observed_at=observed_at,
                     source=SOURCE,
-                    location=f"{gpu.location} + {core.location} + {ram.location}",
+                    location=location,
                     payment_option=NO_UPFRONT if committed else "",
                     upfront_fee=Decimal(0) if committed else None,
                 )
+
+
+def _local_ssd(parts: dict[PartKey, Part], family: str, model: str, region: str) -> Part | None:
+    """The family's own Local SSD SKU there, else the generic "SSD backed Local Storage" one."""
+    return parts.get(("SSD", family, model, region)) or parts.get(("SSD", GENERIC, model, region))
 
 
 def fetch_gcp_prices(
@@ -302,13 +356,15 @@ def fetch_gcp_prices(
     pages = gcp_pages(api_key=api_key, transport=transport, policy=policy or RetryPolicy())
     parts = gcp_parts(pages, refusals=refusals, stats=stats)
     priced: set[tuple[str, str, str]] = set()
-    for record in gcp_machine_records(parts, observed_at=day):
+    for record in gcp_machine_records(parts, observed_at=day, stats=stats):
         stats.records += 1
         priced.add((record.instance.gpu_name, record.pricing_model, record.region))
         yield record
     # A GPU price that completes no machine (its family's core or RAM SKU missing there) prices nothing:
     # counted, so that a family whose host SKUs changed form shows on /status/ instead of vanishing.
+    # A GPU whose machine was refused for its Local SSD is counted under that reason already.
+    accounted = priced | stats.ssd_unpriced
     for group, accelerator, model, region in parts:
-        if group == "GPU" and (accelerator, model, region) not in priced:
+        if group == "GPU" and (accelerator, model, region) not in accounted:
             stats.skipped += 1
             stats.skipped_reasons["GPU SKU without its machine's core or RAM SKU in the region"] += 1

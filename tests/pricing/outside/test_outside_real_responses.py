@@ -39,6 +39,23 @@ GCP_MEGA = "gcp_cromwell_monitor_h100_mega_pricelist.json"
 # services.skus/list: "h" per GPU or vCPU hour, "GiBy.h" per GiB-hour of memory)
 DOCUMENTED_UNITS = {"GPU": "h", "CPU": "h", "RAM": "GiBy.h"}
 NO_HOST_PARTS = "GPU SKU without its machine's core or RAM SKU in the region"
+# HAND-WRITTEN, not in cromwell-monitor's answer (which has no Local Storage SKU): a Spot Local SSD SKU in
+# the documented form (pricing/providers/gcp_local_ssd.py), at a round 0.073 USD per GiB-month chosen for
+# hand computation (6,000 GiB x 0.073 / 730 h = 0.6 $/h), not Google's price.
+HAND_WRITTEN_SPOT_LOCAL_SSD = {
+    "skuId": "HAND-SSD-SPOT",
+    "description": "SSD backed Local Storage attached to Spot Preemptible VMs",
+    "category": {"resourceFamily": "Storage", "resourceGroup": "LocalSSD", "usageType": "Preemptible"},
+    "serviceRegions": ["us-central1", "us-west1"],
+    "pricingInfo": [
+        {
+            "pricingExpression": {
+                "usageUnit": "GiBy.mo",
+                "tieredRates": [{"unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 73000000}}],
+            }
+        }
+    ],
+}
 
 
 def load(name: str) -> Any:
@@ -78,6 +95,11 @@ def with_documented_units(skus: list[dict]) -> list[dict]:
     return restored
 
 
+def with_spot_local_ssd(skus: list[dict]) -> list[dict]:
+    """The real SKUs (documented units restored) plus the hand-written Spot Local SSD SKU above."""
+    return [*with_documented_units(skus), copy.deepcopy(HAND_WRITTEN_SPOT_LOCAL_SSD)]
+
+
 def test_gcp_skus_without_a_unit_are_refused_with_their_reason_not_guessed_or_dropped():
     records, stats, refusals = gcp_read(load(GCP_MEGA))
     assert records == []
@@ -91,8 +113,18 @@ def test_gcp_skus_without_a_unit_are_refused_with_their_reason_not_guessed_or_dr
     }
 
 
-def test_a3_mega_spot_is_its_h100_plus_gpus_plus_its_own_a3plus_cores_and_ram():
+def test_a3_mega_spot_without_its_local_ssd_sku_is_refused_and_counted_not_under_priced():
+    # a3-megagpu-8g bundles 16 x 375 GiB of Local SSD (cloud.google.com/compute/docs/disks/add-local-ssd);
+    # the real answer has no Local Storage SKU, so the 38.595088 of GPUs + cores + RAM (below) is not its
+    # bill: both Spot prices are refused under one counted reason (before issue 32's fix they landed)
     records, stats, refusals = gcp_read(with_documented_units(load(GCP_MEGA)))
+    assert records == [] and refusals.counts == {}
+    assert stats.skipped_reasons["bundled Local SSD unpriced"] == 2  # us-central1, us-west1
+    assert stats.skipped_reasons[NO_HOST_PARTS] == 5  # as below: the H100 Plus is not counted twice
+
+
+def test_a3_mega_spot_is_its_h100_plus_gpus_plus_its_own_a3plus_cores_and_ram_plus_its_ssd():
+    records, stats, refusals = gcp_read(with_spot_local_ssd(load(GCP_MEGA)))
     prices = {(r.instance.name, r.region, r.pricing_model): r.price_per_hour for r in records}
     # "Nvidia H100 80GB Plus GPU attached to Spot Preemptible VMs running in Americas" 4.1377 /GPU-h,
     # "Spot Preemptible A3Plus Instance Core" 0.01481 /vCPU-h, "... A3Plus Instance Ram" 0.001289 /GiB-h;
@@ -100,9 +132,11 @@ def test_a3_mega_spot_is_its_h100_plus_gpus_plus_its_own_a3plus_cores_and_ram():
     # machines): 8 x 4.1377 + 208 x 0.01481 + 1872 x 0.001289 = 33.1016 + 3.08048 + 2.413008 = 38.595088.
     # cromwell-monitor's own test (test_get_machine_hour_h100_mega) sums the same three SKUs.
     # With the a3-highgpu "A3" SKUs (0.01402, 0.001221) it would read 38.303472: not this machine's price.
+    # Plus its bundled 6,000 GiB of Local SSD at the hand-written Spot SKU: 6,000 x 0.073 / 730 = 0.6,
+    # so 38.595088 + 0.6 = 39.195088.
     assert prices == {
-        ("a3-megagpu-8g", "us-central1", "spot"): Decimal("38.595088"),
-        ("a3-megagpu-8g", "us-west1", "spot"): Decimal("38.595088"),
+        ("a3-megagpu-8g", "us-central1", "spot"): Decimal("39.195088"),
+        ("a3-megagpu-8g", "us-west1", "spot"): Decimal("39.195088"),
     }
     mega = records[0].instance
     assert (mega.gpu_name, mega.gpu_count, mega.vcpus, mega.memory_gib) == ("H100-MEGA", 8, 208, 1872)
@@ -115,14 +149,14 @@ def test_a3_mega_spot_is_its_h100_plus_gpus_plus_its_own_a3plus_cores_and_ram():
 
 
 def test_the_spot_gpu_is_never_taken_for_on_demand_or_a_commitment():
-    records, _, _ = gcp_read(with_documented_units(load(GCP_MEGA)))
+    records, _, _ = gcp_read(with_spot_local_ssd(load(GCP_MEGA)))
     # the 3-year commitment SKU (4.498983869) and the spot SKU (4.1377) share the GPU; only Spot prices
     assert {r.pricing_model for r in records} == {"spot"}
     assert {(r.payment_option, r.upfront_fee) for r in records} == {("", None)}
 
 
 def test_one_unreadable_gcp_sku_is_refused_and_the_rest_of_the_answer_lands():
-    skus = with_documented_units(load(GCP_MEGA))
+    skus = with_spot_local_ssd(load(GCP_MEGA))
     l4 = next(sku for sku in skus if sku["skuId"] == "0008-F633-76AA")
     l4["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"]["nanos"] = "n/a"
     records, _, refusals = gcp_read(skus)
@@ -161,7 +195,7 @@ def test_a_refresh_that_loses_the_spot_model_and_the_a3_mega_family_fails_on_sta
     gcp_answers, viewer_client
 ):
     opencost = json.loads(recorded("real/gcp_opencost_skus.json"))["skus"]
-    mega = with_documented_units(load(GCP_MEGA))
+    mega = with_spot_local_ssd(load(GCP_MEGA))
     day1 = dt.datetime(2026, 11, 20, 9, 30, tzinfo=dt.UTC)
     gcp_answers(opencost + mega)
     first = refresh_run("gcp-billing", "", now=day1)
@@ -179,6 +213,17 @@ def test_a_refresh_that_loses_the_spot_model_and_the_a3_mega_family_fails_on_sta
     assert second.changes["moves"] == []
     html = viewer_client.get("/status/").content.decode()
     assert "H100-MEGA" in html
+
+
+@pytest.mark.django_db
+def test_a_refresh_without_the_local_ssd_sku_lands_the_rest_and_counts_the_refused_machines(gcp_answers):
+    opencost = json.loads(recorded("real/gcp_opencost_skus.json"))["skus"]
+    gcp_answers(opencost + with_documented_units(load(GCP_MEGA)))  # the real answers: no Local SSD SKU
+    run = refresh_run("gcp-billing", "", now=dt.datetime(2026, 11, 20, 9, 30, tzinfo=dt.UTC))
+    assert run.status == "succeeded"
+    # the 15 A2 machines land; the two a3-megagpu-8g Spot prices are refused and shown in the skip counts
+    assert run.coverage["gcp"]["offers"] == 15
+    assert run.skipped_reasons["bundled Local SSD unpriced"] == 2
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -124,27 +124,22 @@ def test_a2_machine_prices_agree_on_opencosts_answer():
     assert captured(OPENCOST)["offers_failed"] == []
 
 
-def test_a3_mega_spot_ours_omits_the_bundled_local_ssd_that_gpuhunt_requires():
-    """The one difference on a machine price. Google: "Google Cloud bills accelerator-optimized machine
-    types for their attached GPUs, predefined vCPU, memory, and bundled Local SSD (if applicable)"
-    (cloud.google.com/compute/docs/accelerator-optimized-machines, "Pricing"), and every A3 machine type
-    comes with Local SSD (compute/docs/disks/add-local-ssd). gpuhunt adds that SSD (its
-    ``local_ssd_sizes_gib``: 16 x 375 GiB for a3-megagpu-8g, at the "SSD backed Local Storage" SKU
-    / 730 h): it is right in principle. cromwell-monitor's answer has no Local Storage SKU, so gpuhunt
-    cannot price the machine (KeyError on the missing SSD price, captured), while ours prices GPUs +
-    cores + RAM only: 38.595088, under the machine's bill by its 6,000 GiB of Spot Local SSD (a price
-    neither answer carries). Ours is kept for the GPU, core and RAM parts, which agree; adding the
-    bundled Local SSD to the a2-ultragpu and a3 machines is open until a real answer with Local Storage
-    SKUs is recorded (docs/provider-prices.md)."""
+def test_a3_mega_spot_neither_reader_prices_it_without_its_bundled_local_ssd():
+    """The one difference on a machine price found by this comparison, fixed in ours (issue 32). Google:
+    "Google Cloud bills accelerator-optimized machine types for their attached GPUs, predefined vCPU,
+    memory, and bundled Local SSD (if applicable)" (cloud.google.com/compute/docs/accelerator-optimized-
+    machines, "Pricing"), and every A3 machine type comes with Local SSD (compute/docs/disks/
+    add-local-ssd). gpuhunt adds that SSD (its ``local_ssd_sizes_gib``: 16 x 375 GiB for a3-megagpu-8g, at
+    the "SSD backed Local Storage" SKU / 730 h); cromwell-monitor's answer has no Local Storage SKU, so
+    gpuhunt cannot price the machine (KeyError on the missing SSD price, captured). Ours used to price
+    GPUs + cores + RAM only, 38.595088, under the machine's bill by its 6,000 GiB of Spot Local SSD; now it
+    adds the bundled SSD too (pricing/providers/gcp_local_ssd.py) and, with no SSD SKU in the answer,
+    refuses the machine under a counted reason, so the rest of the source lands where gpuhunt raises."""
+    stats = GcpReadStats()
     parts = ours_parts(with_documented_units(skus_of(CROMWELL)))
-    ours = {
-        (r.instance.name, r.region, r.pricing_model): r.price_per_hour
-        for r in gcp_machine_records(parts, observed_at=NOW)
-    }
-    assert ours == {
-        ("a3-megagpu-8g", "us-central1", "spot"): Decimal("38.595088"),
-        ("a3-megagpu-8g", "us-west1", "spot"): Decimal("38.595088"),
-    }
+    assert list(gcp_machine_records(parts, observed_at=NOW, stats=stats)) == []
+    # before the fix: {("a3-megagpu-8g", "us-central1" | "us-west1", "spot"): 38.595088}
+    assert stats.skipped_reasons["bundled Local SSD unpriced"] == 2
     capture = captured(CROMWELL)
     assert capture["offers"] == []
     assert [(f["instance_name"], f["error"]) for f in capture["offers_failed"]] == [
