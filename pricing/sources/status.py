@@ -88,21 +88,45 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
     return rows
 
 
+# Our own live sources and the provider each prices (the gpuhunt ones are named "gpuhunt-<provider>").
+OWN_SOURCE_PROVIDERS = {
+    "aws-on-demand": "aws",
+    "azure-retail": "azure",
+    "gcp-billing": "gcp",
+    "lambda-cloud": "lambda",
+    "vast-market": "vast",
+}
+
+
 def providers_not_refreshed() -> list[dict]:
-    """The gpuhunt providers no refresh has priced yet and no whole bundled snapshot covers (a provider with
-    a SkyPilot catalog in pricing/data/skypilot has offers without a refresh), each with whether its source
-    is on and, when off, how to turn it on: the landing page lists them. Every bundled snapshot is the
-    provider's whole offer list as published (a `vms.gpu.csv` keeps every GPU row of every region), so a
-    bundled provider is covered."""
+    """The providers no refresh has priced yet and no whole bundled snapshot covers, each with whether its
+    source is on and, when off, how to turn it on: the landing page lists them. A gpuhunt provider is
+    covered once its gpuhunt source succeeded or a SkyPilot catalog of it is bundled (every bundled
+    snapshot is the provider's whole offer list as published: a `vms.gpu.csv` keeps every GPU row of every
+    region). A provider read by a source of our own (Azure's Retail Prices API, ...) is covered once any of
+    its prices is stored, bundled or fetched; until then it is listed like the gpuhunt ones (outside review
+    of issue 32, round 3: Azure, with no bundled snapshot, was named nowhere on the landing page)."""
     refreshed = set(
         PriceRefresh.objects.filter(status=RefreshStatus.SUCCEEDED, source__startswith="gpuhunt-")
         .values_list("source", flat=True)
         .distinct()
     )
+    priced = set(
+        PriceObservation.objects.filter(offer__region__provider__slug__in=OWN_SOURCE_PROVIDERS.values())
+        .values_list("offer__region__provider__slug", flat=True)
+        .distinct()
+    )
     listed = []
     for source in SOURCES.values():
-        provider = source.name.removeprefix("gpuhunt-")
-        if not source.name.startswith("gpuhunt-") or source.name in refreshed or provider in SKYPILOT_FILES:
+        if source.name.startswith("gpuhunt-"):
+            provider = source.name.removeprefix("gpuhunt-")
+            covered = source.name in refreshed or provider in SKYPILOT_FILES
+        elif source.name in OWN_SOURCE_PROVIDERS:
+            provider = OWN_SOURCE_PROVIDERS[source.name]
+            covered = provider in priced or provider in SKYPILOT_FILES
+        else:
+            continue
+        if covered:
             continue
         listed.append(
             {

@@ -130,13 +130,7 @@ def test_runpod_l40s_spot_above_on_demand_is_not_the_cheapest_spot_on_the_landin
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="RunPod 1x_L40S_SECURE spot 0.86 $/h is 2.0x its own on-demand 0.43 $/h (same zone, same file), "
-    "yet /api/offers/ marks it spot_outlier=False; the spot sanity check (pricing/spot_sanity.py) only knows "
-    "'placeholder' and 'below_siblings', not 'above its own on-demand'. Likely the source swapped the two "
-    "columns for L40S (its L40 on-demand is 1.14 $/GPU-h, so 0.43 for the faster L40S is implausible).",
-)
+# Fixed in stop 36 (pricing/spot_sanity.py: "above_on_demand").
 # RunPod's own pricing page (https://docs.runpod.io/pods/pricing): "Spot: Access spare compute capacity at the
 # lowest prices" -- a spot price above the same pod's on-demand price contradicts it. Third-party price notes
 # (deploybase.ai/articles/l40s-runpod, 2025: "$0.79/hour on-demand") put RunPod's L40S on demand near 0.8 $/h,
@@ -218,20 +212,10 @@ def test_the_installed_gpuhunt_covers_the_list_above():
     assert names == GPUHUNT_COVERS
 
 
-AZURE_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="Azure (gpuhunt covers it: gpuhunt/providers/azure.py) has no offer in /api/offers/ after the bundled "
-    "catalog load (0 rows; no Azure snapshot bundled: PROVENANCE.md left out the v6 azure vms.csv) and is NOT "
-    "in the landing page's 'not refreshed yet' list: providers_not_refreshed() lists only gpuhunt-* sources, "
-    "and Azure's own source azure-retail (off: 'set GPULEDGER_AZURE_PRICES=1') is shown on /status/ only. "
-    "The landing page never names Azure.",
-)
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "gpuhunt_name",
-    [pytest.param(n, marks=AZURE_GAP) if n == "azure" else n for n in GPUHUNT_COVERS],
+    GPUHUNT_COVERS,  # Azure was AZURE_GAP until stop 36 listed providers of our own sources too
 )
 def test_every_gpuhunt_provider_is_priced_or_listed_as_not_refreshed(
     viewer_client, bundled_catalog, gpuhunt_name
