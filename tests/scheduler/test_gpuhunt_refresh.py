@@ -67,13 +67,15 @@ def test_a_refresh_lands_the_recorded_items_and_the_status_page_lists_the_others
     assert "gpuhunt-vultr" in html and "add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in html
     # the landing page lists the gpuhunt providers no refresh has priced yet, RunPod no longer among them,
     # nor JarvisLabs, Lium, Daytona, (since the outside review of issue 32) Seeweb and (since OCI's GPU rows of
-    # every region are bundled, issue 32) OCI, whose bundled SkyPilot snapshots give them offers: 11 - 1 - 5 = 5
+    # every region are bundled, issue 32) OCI, whose bundled SkyPilot snapshots give them offers: 11 - 1 - 5 = 5;
+    # and (stop 36) Azure, read by a source of our own, with no bundled snapshot and no price stored: 5 + 1 = 6
     landing = viewer_client.get("/").content.decode()
     listed = landing.split('id="not-refreshed"', 1)[1].split("</p>", 1)[0]
     assert "<strong>vultr</strong> (add vultr to GPULEDGER_GPUHUNT_PROVIDERS" in listed
     assert "<strong>runpod</strong>" not in listed and "<strong>lium</strong>" not in listed
     assert "<strong>oci</strong>" not in listed
-    assert listed.count("<strong>") == 5
+    assert "<strong>azure</strong> (set GPULEDGER_AZURE_PRICES=1" in listed
+    assert listed.count("<strong>") == 6
 
 
 def test_the_daily_gpuhunt_job_queues_only_the_providers_turned_on_and_their_prices_go_stale_after_2_days(
