@@ -82,7 +82,7 @@ def _stated_plan_reason(spec) -> str:
     text = f"no offer can run the stated parallelism ({', '.join(fields)})"
     if "tensor_parallel" in par.stated and par.tensor_parallel > 1:
         text += f": tensor parallel {par.tensor_parallel} needs an instance whose GPU count it divides" + (
-            " with NVLink between them" if spec.is_training else ""
+            " with NVLink or Infinity Fabric between them" if spec.is_training else ""
         )
     return text + "; gpus: auto or explore_parallelism ranks other plans, saying what differs"
 

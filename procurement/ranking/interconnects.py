@@ -1,4 +1,5 @@
-"""Which links an instance type's GPUs talk over: the node link (NVLink or PCIe) and the cluster fabric.
+"""Which links an instance type's GPUs talk over: the node link (NVLink, AMD Infinity Fabric or PCIe) and
+the cluster fabric.
 
 The facts are data, one row per instance-family pattern with its source (procurement/data/interconnects.csv,
 docs/cost-model.md "Interconnects"); this module only reads and matches them. Rules are tried in file
@@ -34,7 +35,10 @@ COLUMNS = (
     "note",
 )
 BASES = ("stated", "assumed")  # the source states the node link, or the rule assumes PCIe for lack of one
-NODE_LINKS = ("nvlink", "pcie")
+NODE_LINKS = ("nvlink", "infinity_fabric", "pcie")
+# links joining every GPU of the host at their stated rate (NVSwitch; Infinity Fabric's fully connected mesh of
+# an 8-GPU MI300X/MI325X platform): training tensor parallelism runs over them, as over NVLink
+SCALE_UP_LINKS = ("nvlink", "infinity_fabric")
 UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
 
 
@@ -46,7 +50,7 @@ class InterconnectTableError(LocatedInputError):
 class InterconnectRule:
     provider: str  # "*" matches every provider
     pattern: str  # glob over the instance type name
-    node_link: str  # nvlink | pcie
+    node_link: str  # nvlink | infinity_fabric | pcie
     node_link_name: str
     node_gbps_per_direction: float | None  # None: from the GPU's PCIe generation
     node_link_basis: str  # stated | assumed
@@ -62,8 +66,10 @@ class InterconnectRule:
 class Interconnect:
     """The links one instance type's GPUs use, resolved for one GPU model."""
 
-    node_link: str  # nvlink | pcie
-    node_name: str  # "NVLink 4 (NVSwitch) 900 GB/s", "PCIe 4.0 x16 32 GB/s"
+    node_link: str  # nvlink | infinity_fabric | pcie
+    node_name: (
+        str  # "NVLink 4 (NVSwitch) 900 GB/s", "Infinity Fabric, 7 x 64 GB/s each way", "PCIe 4.0 x16 32 GB/s"
+    )
     node_gbps_per_direction: float  # raw link rate per GPU per direction (before collective efficiency)
     fabric: str  # "EFA", "GPUDirect-TCPX" ...; "" for a single host
     fabric_gbits_per_instance: float  # 0.0 without a fabric
@@ -76,6 +82,18 @@ class Interconnect:
     @property
     def nvlink(self) -> bool:
         return self.node_link == "nvlink"
+
+    @property
+    def mesh(self) -> bool:
+        """Point-to-point links to every other GPU, no switch (Infinity Fabric): a group of k of the host's n
+        GPUs drives k - 1 of each GPU's n - 1 links (``shapes.mesh_share``), where NVSwitch gives any group
+        the whole rate."""
+        return self.node_link == "infinity_fabric"
+
+    @property
+    def scale_up(self) -> bool:
+        """The GPUs share a scale-up link (NVLink or Infinity Fabric): training tensor parallelism runs on it."""
+        return self.node_link in SCALE_UP_LINKS
 
     @property
     def has_fabric(self) -> bool:
@@ -119,8 +137,10 @@ def _rule(row: dict[str, str], location: str) -> InterconnectRule:
     if node_link not in NODE_LINKS:
         raise InterconnectTableError(f"{location}: node_link: must be one of {NODE_LINKS}, got {node_link!r}")
     node_gbps = _number(row["node_gbps_per_direction"], location, "node_gbps_per_direction")
-    if node_link == "nvlink" and node_gbps is None:
-        raise InterconnectTableError(f"{location}: node_gbps_per_direction: required for an NVLink row")
+    if node_link in SCALE_UP_LINKS and node_gbps is None:
+        raise InterconnectTableError(
+            f"{location}: node_gbps_per_direction: required for an {node_link} row (its stated rate)"
+        )
     basis = row["node_link_basis"].strip()
     if basis not in BASES:
         raise InterconnectTableError(f"{location}: node_link_basis: must be one of {BASES}, got {basis!r}")
@@ -194,5 +214,5 @@ def resolve(
         rule.fabric_gbits_per_instance or 0.0,
         rule.source_url,
         stated=rule.node_link_basis == "stated",
-        peer_to_peer=rule.node_link == "nvlink" or peer_to_peer(gpu),
+        peer_to_peer=rule.node_link in SCALE_UP_LINKS or peer_to_peer(gpu),
     )

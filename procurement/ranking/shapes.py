@@ -109,8 +109,11 @@ class ShapeGrid:
     per_instance: np.ndarray
     link: np.ndarray  # index into links
     links: list[Interconnect]
-    node_nvlink: np.ndarray  # the instance's GPUs share NVLink (training tensor parallelism needs it)
+    node_scale_up: (
+        np.ndarray
+    )  # the GPUs share NVLink or Infinity Fabric (training tensor parallelism needs it)
     node_gbps: np.ndarray  # per-GPU collective GB/s of the node link (rate x COMM_EFFICIENCY)
+    node_mesh: np.ndarray  # the node link is a switchless full mesh (Infinity Fabric): see mesh_share
     fabric_gbps: np.ndarray  # per-GPU collective GB/s of the fabric (instance rate / GPUs x efficiency)
     has_fabric: np.ndarray
     slugs: np.ndarray
@@ -125,6 +128,18 @@ def link_rates(link: Interconnect, per_instance: float) -> tuple[float, float]:
     node = link.node_gbps_per_direction * COMM_EFFICIENCY.value
     fabric = link.fabric_gbytes_per_instance / per_instance * COMM_EFFICIENCY.value
     return node, fabric
+
+
+def mesh_share(group, per_instance, mesh) -> np.ndarray:
+    """Share of the node link's stated per-GPU rate a collective over ``group`` GPUs of an instance drives.
+    A full mesh (AMD's 8-GPU MI300X/MI325X platform: 7 Infinity Fabric links per GPU, one to each peer)
+    gives a group of k GPUs k - 1 of the n - 1 links (ROCm's MI300X tuning guide: collectives over fewer
+    than 8 GPUs "can only use a fraction of the potential bandwidth on the node"); a switched link (NVSwitch)
+    or PCIe gives every group the whole rate. A group of one moves nothing (one link keeps the division finite)."""
+    links = np.maximum(np.asarray(group, dtype=float), 2.0) - 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.minimum(links / (np.asarray(per_instance, dtype=float) - 1.0), 1.0)
+    return np.where(np.asarray(mesh) & (np.asarray(per_instance) > 1), share, 1.0)
 
 
 def shape_grid(
@@ -163,8 +178,9 @@ def shape_grid(
         per_instance=per_instance,
         link=kinds["link"].to_numpy(dtype=np.int64)[kind],
         links=list(links),
-        node_nvlink=np.array([link.nvlink for link in kind_links], dtype=bool)[kind],
+        node_scale_up=np.array([link.scale_up for link in kind_links], dtype=bool)[kind],
         node_gbps=rates[:, 0][kind],
+        node_mesh=np.array([link.mesh for link in kind_links], dtype=bool)[kind],
         fabric_gbps=rates[:, 1][kind],
         has_fabric=np.array([link.has_fabric for link in kind_links], dtype=bool)[kind],
         slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
@@ -195,13 +211,13 @@ def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
     return gpu.has_nvlink_switch or (gpu.bridge_gpus >= gpus_per_instance > 1)
 
 
-def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_nvlink, partial_tp=0) -> np.ndarray:
-    """Training tensor parallelism needs NVLink within the instance (per-layer all-reduces on the critical
+def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_scale_up, partial_tp=0) -> np.ndarray:
+    """Training tensor parallelism needs NVLink or Infinity Fabric within the instance (per-layer all-reduces on the critical
     path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does). The
     partial tensor-parallel plans are training plans (a serving replica is the stated TP group)."""
     image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
     partial = (np.asarray(partial_tp) > 0) & (not spec.is_training)
-    return valid & ~(uses_tp & ~node_nvlink & spec.is_training) & ~image_tp & ~partial
+    return valid & ~(uses_tp & ~node_scale_up & spec.is_training) & ~image_tp & ~partial
 
 
 def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
@@ -292,7 +308,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
     incompatible, estimated_speed, speed_basis = _kind_texts(grid, spec)
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
-    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_nvlink, grid.partial_tp)
+    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_scale_up, grid.partial_tp)
     if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
         valid = valid & (zero < 3)
     runnable = total_gib <= grid.capacity_gib
@@ -397,7 +413,8 @@ def _hours(
             gpu_counts=total,
             tensor_parallel=grid.tensor_parallel,
             pipeline_parallel=pipeline_degree(spec),
-            tensor_parallel_gbps=grid.node_gbps,
+            tensor_parallel_gbps=grid.node_gbps
+            * mesh_share(grid.tensor_parallel, grid.per_instance, grid.node_mesh),
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
         )
@@ -443,6 +460,8 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
     )
     peak = np.array(kind_peak, dtype=float)[kind]
     mfu = np.array(kind_mfu, dtype=float)[kind]
+    # data-parallel ranks sharing an instance, as the throughput model counts them (its dp_per_node)
+    dp_per_instance = np.maximum(1.0, grid.per_instance / (grid.tensor_parallel * pipeline_degree(spec)))
     return training_throughput(
         spec,
         peak_tflops=peak,
@@ -451,8 +470,9 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
         zero_stage=grid.zero,
         tensor_parallel=grid.tensor_parallel,
         pipeline_parallel=pipeline_degree(spec),
-        interconnect_gbps=grid.node_gbps,
-        tensor_parallel_gbps=grid.node_gbps,
+        interconnect_gbps=grid.node_gbps * mesh_share(dp_per_instance, grid.per_instance, grid.node_mesh),
+        tensor_parallel_gbps=grid.node_gbps
+        * mesh_share(grid.tensor_parallel, grid.per_instance, grid.node_mesh),
         gpus_per_node=grid.per_instance,
         fabric_gbps=grid.fabric_gbps,
         vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs

@@ -123,7 +123,7 @@ def test_a_stated_degree_no_offer_can_run_is_said():
     assert ranking.results == []
     assert ranking.why_empty[0]["reason"].startswith(
         "no offer can run the stated parallelism (gpus 8, tensor_parallel 8): tensor parallel 8 needs an instance "
-        "whose GPU count it divides with NVLink between them"
+        "whose GPU count it divides with NVLink or Infinity Fabric between them"
     )
 
 

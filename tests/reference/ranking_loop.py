@@ -31,6 +31,7 @@ from procurement.ranking.serving import serving_fit, serving_options
 from procurement.ranking.shapes import (
     host_needs,
     link_rates,
+    mesh_share,
     needs_missing_fabric,
     offloaded_per_gpu_gib,
     plan_validity,
@@ -104,6 +105,8 @@ def _hours(
 ) -> float:
     peak = gpu.dense_tflops(spec.precision) or np.nan
     node_gbps, fabric_gbps = link_rates(link, float(per_instance))
+    tp_gbps = node_gbps * float(mesh_share(tp, per_instance, link.mesh))
+    dp_gbps = node_gbps * float(mesh_share(max(1.0, per_instance / tp), per_instance, link.mesh))
     if not spec.is_training:
         rows = inference_throughput(
             spec,
@@ -112,7 +115,7 @@ def _hours(
             gpu_counts=gpus,
             tensor_parallel=tp,
             pipeline_parallel=1,
-            tensor_parallel_gbps=node_gbps,
+            tensor_parallel_gbps=tp_gbps,
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
         )
@@ -131,8 +134,8 @@ def _hours(
             zero_stage=zero,
             tensor_parallel=tp,
             pipeline_parallel=1,
-            interconnect_gbps=node_gbps,
-            tensor_parallel_gbps=node_gbps,
+            interconnect_gbps=dp_gbps,
+            tensor_parallel_gbps=tp_gbps,
             gpus_per_node=per_instance,
             fabric_gbps=fabric_gbps,
         )
@@ -194,8 +197,8 @@ def rank_workload_loop(
                 group = PARTIAL_TENSOR_PARALLEL.get(plan)  # TP 2/4/8 groups inside a larger instance
                 if group and not (spec.is_training and per_instance > group and per_instance % group == 0):
                     continue
-                if not plan_validity(spec, True, uses_tp, offer.interconnect.nvlink):
-                    continue  # training tensor parallelism needs NVLink within the instance
+                if not plan_validity(spec, True, uses_tp, offer.interconnect.scale_up):
+                    continue  # training tensor parallelism needs NVLink or Infinity Fabric within the instance
                 if zero >= 3 and total_gpus == 1:
                     continue
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
