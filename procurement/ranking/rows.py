@@ -288,7 +288,8 @@ def _price_text(value: float, rate: Decimal) -> str:
 
 
 def _rounded(value: float, digits: int) -> float | None:
-    return round(float(value), digits) if math.isfinite(value) else None
+    value = float(value)  # once: the figures are numpy scalars, and a float's checks are cheaper
+    return round(value, digits) if math.isfinite(value) else None
 
 
 def _measured_gpus(shapes: Shapes, shape: int) -> int | None:
@@ -395,7 +396,9 @@ def _memory_text(required: float, capacity: float, peak: float, headroom: float)
 
 def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     tensor_parallel, gpus, zero = (
-        int(a[shape]) for a in (shapes.tensor_parallel, shapes.total_gpus, shapes.zero)
+        int(shapes.tensor_parallel[shape]),
+        int(shapes.total_gpus[shape]),
+        int(shapes.zero[shape]),
     )
     label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
     if not spec.is_training:
