@@ -219,24 +219,30 @@ def _gpt_fast(preset: str, quantization: str) -> Case:
     )
 
 
+def trtllm_spec(preset: str, precision: str, tp: int, batch: int, prompt: int, output: int) -> dict:
+    """The workload spec of a TensorRT-LLM performance-table row: static batching of `batch` requests,
+    `prompt` tokens in and `output` out, TP `tp`; FP8 engines keep an FP8 KV cache (the tables'
+    --fp8_kv_cache / kv_cache_quant_algo)."""
+    return {
+        "task": "inference",
+        "model": {"preset": preset},
+        "precision": precision,
+        "parallelism": {"gpus": tp, "tensor_parallel": tp},
+        "inference": {
+            "concurrency": batch,
+            "context_len": prompt + output,
+            "output_tokens": output,
+            "kv_cache_dtype": "fp8" if precision == "fp8" else "fp16",
+        },
+    }
+
+
 def _trtllm(
     preset: str, precision: str, gpu: str, tp: int, batch: int, prompt: int, output: int, metric: str, **kw
 ) -> Case:
-    """A TensorRT-LLM performance-table row: static batching of `batch` requests, `prompt` tokens in and
-    `output` out, TP `tp`; FP8 engines keep an FP8 KV cache (the tables' --fp8_kv_cache / kv_cache_quant_algo)."""
+    """A TensorRT-LLM performance-table row as a validation case (trtllm_spec)."""
     return Case(
-        {
-            "task": "inference",
-            "model": {"preset": preset},
-            "precision": precision,
-            "parallelism": {"gpus": tp, "tensor_parallel": tp},
-            "inference": {
-                "concurrency": batch,
-                "context_len": prompt + output,
-                "output_tokens": output,
-                "kv_cache_dtype": "fp8" if precision == "fp8" else "fp16",
-            },
-        },
+        trtllm_spec(preset, precision, tp, batch, prompt, output),
         metric,
         gpu,
         **kw,

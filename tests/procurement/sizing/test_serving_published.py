@@ -23,6 +23,7 @@ import pytest
 from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_workload
 from procurement.sizing.assumptions import FP8_PREFILL_SPEEDUP
 from procurement.sizing.throughput import prefill_efficiency
+from procurement.sizing.validation import trtllm_spec
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
 # Llama 2 7B, one prompt of 2,048 tokens: 2,048 x (2 x 6,738,415,616 + causal attention 4 x 32 x 1,024 x 4,096)
@@ -30,21 +31,7 @@ PREFILL_7B_2K = 2048 * (2 * 6_738_415_616 + 4 * 32 * 1024 * 4096)
 
 
 def serving(preset, precision, gpu, tp, batch, prompt, output):
-    spec = parse_workload_spec(
-        {
-            "name": "s",
-            "task": "inference",
-            "model": {"preset": preset},
-            "precision": precision,
-            "parallelism": {"gpus": tp, "tensor_parallel": tp},
-            "inference": {
-                "concurrency": batch,
-                "context_len": prompt + output,
-                "output_tokens": output,
-                "kv_cache_dtype": "fp8" if precision == "fp8" else "fp16",
-            },
-        }
-    )
+    spec = parse_workload_spec({"name": "s", **trtllm_spec(preset, precision, tp, batch, prompt, output)})
     report = size_workload(spec, [GPUS[gpu]])
     return next(c for c in report["candidates"] if c["gpus"] == tp)["throughput"]
 
