@@ -201,9 +201,25 @@ def test_vast_quarter_machine_offer_ram_and_vcpus_by_hand():
 
 GPUHUNT_TO_OURS = {"lambdalabs": "lambda", "vastai": "vast"}
 GPUHUNT_COVERS = [
-    "aws", "azure", "cloudrift", "crusoe", "daytona", "digitalocean", "gcp", "hotaisle", "jarvislabs",
-    "lambdalabs", "lium", "nebius", "oci", "runpod", "seeweb", "vastai", "verda", "vultr",
-]  # fmt: skip
+    "aws",
+    "azure",
+    "cloudrift",
+    "crusoe",
+    "daytona",
+    "digitalocean",
+    "gcp",
+    "hotaisle",
+    "jarvislabs",
+    "lambdalabs",
+    "lium",
+    "nebius",
+    "oci",
+    "runpod",
+    "seeweb",
+    "vastai",
+    "verda",
+    "vultr",
+]
 
 
 def test_the_installed_gpuhunt_covers_the_list_above():
