@@ -83,6 +83,8 @@ class Source:
     # gpuhunt's current offers): a GPU type gone is flagged, never a failed refresh (a list-price source
     # losing a GPU type, or any source losing a pricing model, fails: pricing.refresh_changes).
     marketplace: bool = False
+    # The provider whose offers it prices (the landing page's "not refreshed yet" list reads it)
+    provider: str = ""
 
 
 def _fetch_azure(region: str, now: dt.datetime) -> Fetch:
@@ -236,8 +238,8 @@ def _vast_market_gone(fetch: Fetch, now: dt.datetime) -> None:
 
 
 SOURCES: dict[str, Source] = {
-    "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions),
-    "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions),
+    "aws-spot": Source("aws-spot", _fetch_aws_spot, aws_regions, provider="aws"),
+    "aws-on-demand": Source("aws-on-demand", _fetch_aws_on_demand, aws_regions, provider="aws"),
     "aws-savings-plans": Source(
         "aws-savings-plans",
         _fetch_aws_savings_plans,
@@ -257,6 +259,7 @@ SOURCES: dict[str, Source] = {
         off_reason="off: set GPULEDGER_VAST_MARKET=1 to read Vast's public offer search (no credentials)",
         after_ingest=_vast_market_gone,
         marketplace=True,
+        provider="vast",
     ),
     # One listing covers every region of these providers (the region of each price is in the answer).
     "azure-retail": Source(
@@ -265,6 +268,7 @@ SOURCES: dict[str, Source] = {
         lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GPULEDGER_AZURE_PRICES", False)),
         off_reason="off: set GPULEDGER_AZURE_PRICES=1 (the Retail Prices API needs no key)",
+        provider="azure",
     ),
     "gcp-billing": Source(
         "gcp-billing",
@@ -272,6 +276,7 @@ SOURCES: dict[str, Source] = {
         lambda: [GLOBAL_REGION],
         enabled=lambda: bool(getattr(settings, "GCP_BILLING_API_KEY", "")),
         off_reason="off: set GCP_BILLING_API_KEY (an API key allowed to call the Cloud Billing API)",
+        provider="gcp",
     ),
     "lambda-cloud": Source(
         "lambda-cloud",
@@ -280,6 +285,7 @@ SOURCES: dict[str, Source] = {
         enabled=lambda: bool(getattr(settings, "LAMBDA_API_KEY", "")),
         off_reason="off: set LAMBDA_API_KEY (a Lambda Cloud API key)",
         marketplace=True,
+        provider="lambda",
     ),
 }
 
@@ -315,6 +321,7 @@ def _gpuhunt_source(provider: str) -> Source:
         off_reason=f"off: add {provider} to GPULEDGER_GPUHUNT_PROVIDERS (read through gpuhunt "
         f"{gpuhunt_offers.GPUHUNT_VERSION}; see docs/provider-prices.md for the credentials it needs)",
         marketplace=True,
+        provider=provider,
     )
 
 

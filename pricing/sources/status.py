@@ -88,16 +88,6 @@ def _coverage_rows(source: str, region: str, last: PriceRefresh) -> list[dict]:
     return rows
 
 
-# Our own live sources and the provider each prices (the gpuhunt ones are named "gpuhunt-<provider>").
-OWN_SOURCE_PROVIDERS = {
-    "aws-on-demand": "aws",
-    "azure-retail": "azure",
-    "gcp-billing": "gcp",
-    "lambda-cloud": "lambda",
-    "vast-market": "vast",
-}
-
-
 def providers_not_refreshed() -> list[dict]:
     """The providers no refresh has priced yet and no whole bundled snapshot covers, each with whether its
     source is on and, when off, how to turn it on: the landing page lists them. A gpuhunt provider is
@@ -111,23 +101,22 @@ def providers_not_refreshed() -> list[dict]:
         .values_list("source", flat=True)
         .distinct()
     )
+    own = {source.provider for source in SOURCES.values() if not source.name.startswith("gpuhunt-")}
     priced = set(
-        PriceObservation.objects.filter(offer__region__provider__slug__in=OWN_SOURCE_PROVIDERS.values())
+        PriceObservation.objects.filter(offer__region__provider__slug__in=own)
         .values_list("offer__region__provider__slug", flat=True)
         .distinct()
     )
-    listed = []
+    listed, named = [], set()
     for source in SOURCES.values():
+        provider = source.provider
         if source.name.startswith("gpuhunt-"):
-            provider = source.name.removeprefix("gpuhunt-")
             covered = source.name in refreshed or provider in SKYPILOT_FILES
-        elif source.name in OWN_SOURCE_PROVIDERS:
-            provider = OWN_SOURCE_PROVIDERS[source.name]
-            covered = provider in priced or provider in SKYPILOT_FILES
         else:
+            covered = provider in priced or provider in SKYPILOT_FILES
+        if not provider or covered or provider in named:
             continue
-        if covered:
-            continue
+        named.add(provider)
         listed.append(
             {
                 "source": source.name,
