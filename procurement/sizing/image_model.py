@@ -360,8 +360,9 @@ def factored_conv_state_bytes(spec) -> float:
     exp_avg_sq_col = zeros(shape[:-2] + shape[-1:]) (huggingface/transformers@ad1fc963
     src/transformers/optimization.py; kohya's fused step reuses it: kohya-ss/sd-scripts@6517b2b8
     library/adafactor_fused.py, adafactor_step_param). For a 4-D conv weight [out, in, k, k] that is
-    out x in x k elements twice: 2/3 of a 3x3 kernel's size and twice a 1x1 kernel's, in the gradient's
-    dtype (fp32 whenever the trained weights are). Full fine-tuning of a UNet only: adapters are matrices."""
+    out x in x k elements twice: 2/3 of a 3x3 kernel's size and twice a 1x1 kernel's, in fp32 whatever the
+    weights (both cast a 16-bit gradient with grad.float() before creating the state). Full fine-tuning of
+    a UNet only: adapters are matrices."""
     if spec.optimizer != "adafactor" or not spec.is_training or spec.uses_adapters:
         return 0.0
     cost = spec_network_cost(spec)

@@ -332,7 +332,12 @@ def test_sdxl_full_finetune_fits_the_24_gb_kohya_says_it_needs(bundled_catalog, 
     "29.5M-parameter conv = 0.22 GiB) and the caching allocator's reserve as the lazily created state "
     "interleaves with the backward's activation gradients (the engine's 5% fragmentation); kohya's "
     "'about 17 GB' is a rounded device reading (driver-level, CUDA context and reserve included), not a "
-    "profile, and no second fp32 fused-Adafactor SDXL figure was found to calibrate a reserve on.",
+    "profile. The PR itself (kohya-ss/sd-scripts #1259, 2kpr: 'lowers SDXL VRAM used to BF16(10GB)/"
+    "FP32(16.4GB)') gives two readings of the same run: they differ by 6.4 GB where the engine's "
+    "dtype-scaled tensors differ by 6.0 GB (13.71 vs 7.69 GB for precision bf16 without fp32 master "
+    "weights), so the tensors are counted and both readings sit ~2.5 GB above the engine by a part that "
+    "does not scale with the dtype (display and CUDA/cuDNN context on a desktop card, allocator reserve); "
+    "no published figure splits it, so none is fitted.",
 )
 @pytest.mark.django_db
 def test_sdxl_fp32_fused_backward_full_finetune_memory(bundled_catalog, tmp_path):
@@ -456,12 +461,17 @@ def test_yolo11n_training_memory_on_a_t4_sparse_dataset(bundled_catalog, tmp_pat
     " rest augmentations at the output canvas size) bounds what scaling decode with the JPEG's bytes could"
     " give: removing decode entirely is +19%, not the +72% from 15.4 to 26.5 per vCPU. So the gap is not"
     " the decode size (host CPU speed, Ultralytics version and the OS page cache of a 1,008-image set are"
-    " candidates none of which is published for both runs); the rate is left unscaled.",
+    " candidates none of which is published for both runs); the rate is left unscaled."
+    " Round 5: the spec now states the host the log prints ('Setup complete (2 CPUs, 12.7 GB RAM)'), as"
+    " the ViT case states its synthetic input: host.vcpus_per_gpu 2, so Ultralytics runs min(2 CPUs, 8)"
+    " = 2 loader workers (build_dataloader: nw = min(os.cpu_count() // max(nd, 1), workers)): 4.14 h"
+    " (+72%), the loader at 2 x 15.4 = 30.8 images/s against the run's 53. The miss is the mosaic rate"
+    " per worker on this dataset's small images, as above; the spec is now the published run's.",
 )
 @pytest.mark.django_db
 def test_yolo11n_training_run_hours_on_a_colab_t4(bundled_catalog, tmp_path):
-    """[COLAB-Y11N] '455 epochs completed in 2.401 hours'."""
-    row = _size(tmp_path, YOLO11N_ASL, "t4")
+    """[COLAB-Y11N] '455 epochs completed in 2.401 hours' on a Colab host with 2 CPUs."""
+    row = _size(tmp_path, YOLO11N_ASL | {"host": {"vcpus_per_gpu": 2}}, "t4")
     _within(row["throughput"]["training_hours"], 2.401, SPEED)
 
 

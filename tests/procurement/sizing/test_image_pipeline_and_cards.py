@@ -274,7 +274,12 @@ def test_detr_trains_without_the_yolo_only_terms():
     " +4.50), i.e. a fixed reserve of the run (allocator segments per tensor size across the decode's"
     " resolution stages, cuDNN workspaces), where the engine's reserve is 5% of the tensors (1.6 GiB at"
     " bf16, which is why that row lands, 0.6 at nf4). Left until a per-phase reserve is measured on"
-    " a second pipeline (calibrating it on these rows would test it on its own fit).",
+    " a second pipeline (calibrating it on these rows would test it on its own fit). One candidate"
+    " without a constant, not adopted: the caching allocator never merges segments, so when each decode"
+    " stage's tensors are twice the last one's the reserve holds every stage's peak (0.08 + 0.27 + 1.06 +"
+    " 2.13 = 3.54 GiB instead of the last 2.13): nf4 16.0 GiB (-7%), bf16 36.7 (+1.6%). It also moves every"
+    " batched decode (SDXL bf16 batch 4: about +6 GiB of reserve) and no reserved-memory figure of a"
+    " batched decode was found to check it against, so it stays a reading.",
 )
 def test_flux_nf4_peak_reserved_with_its_text_encoders_quantized():
     """[HF-QUANT] 4-bit row: 17.281 GiB peak (torch.cuda.max_memory_reserved)."""
