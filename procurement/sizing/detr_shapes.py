@@ -91,11 +91,10 @@ def padded_canvas(config: dict, short_side: float, reference_side: float, batch:
     mask; mmdetection's DetDataPreprocessor pads the same way), and training resizes each image to a
     random short side of at most `short_side` with its long side capped at max_size_px (datasets/coco.py:
     T.RandomResize(scales, max_size=1333)). One image alone is at most short_side x max_size; two meet at
-    max_size x max_size when a portrait and a landscape image, each elongated enough to hit the cap, share
-    a batch (COCO holds both: its 640 x 360 frames at 800 px short side reach 1,422 > 1,333 on the long
-    side). Sized at that bound: the step that OOMs is the worst one, and over an epoch of COCO at two
-    images per GPU the pairing occurs. The cap scales with the short side when a spec changes it from the
-    preset's `reference_side` (800)."""
+    max_size x max_size when a portrait and a landscape image, each elongated enough to hit the cap
+    (5:3 or flatter at the largest short side), share a batch. Sized at that bound: the step that OOMs is
+    the worst one the resize rule allows, whether or not a given epoch draws it. The cap scales with the
+    short side when a spec changes it from the preset's `reference_side` (800)."""
     long_side = config["max_size_px"] * short_side / reference_side
     if batch <= 1:
         return short_side, long_side
