@@ -511,6 +511,24 @@ DETECTOR_MAX_OBJECTS = Assumption(
     "(000000157105.jpg; fchollet/deep-learning-with-python-notebooks issue #299), and CenterNet pads COCO "
     "targets to max_objs = 128 because no COCO image has more (xingyizhou/CenterNet issue #529).",
 )
+ADAFACTOR_CONV3X3_STATE = Assumption(
+    "adafactor_conv3x3_state_per_param",
+    2.0 / 3.0,
+    "fp32 elements per 3x3 conv weight",
+    "Adafactor factors every tensor of 2+ dims (transformers Adafactor._get_options: factored = "
+    "len(param_shape) >= 2) into exp_avg_sq_row = zeros(shape[:-1]) and exp_avg_sq_col = "
+    "zeros(shape[:-2] + shape[-1:]) (huggingface/transformers@ad1fc963 src/transformers/optimization.py; "
+    "kohya-ss/sd-scripts@6517b2b8 library/adafactor_fused.py keeps the same state): a conv weight "
+    "[out, in, 3, 3] gets out x in x 3 elements twice, 6/9 of its size. Counted, not fitted.",
+)
+ADAFACTOR_CONV1X1_STATE = Assumption(
+    "adafactor_conv1x1_state_per_param",
+    2.0,
+    "fp32 elements per 1x1 conv weight",
+    "As adafactor_conv3x3_state_per_param for a [out, in, 1, 1] weight (a ResNet's channel-changing "
+    "shortcut): rows shape[:-1] = out x in x 1 and columns shape[:-2] + shape[-1:] = out x in x 1, twice "
+    "the weight's size. Counted, not fitted.",
+)
 VCPUS_PER_GPU = Assumption("vcpus_per_gpu", 4.0, "vCPUs", "Guides: at least 4 vCPUs per GPU.")
 VCPUS_PER_GPU_IMAGE = Assumption(
     "vcpus_per_gpu_image", 8.0, "vCPUs", "Guides: 8-16 vCPUs per GPU for heavy image/video decoding."
@@ -584,6 +602,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     DETECTOR_BOX_DISTRIBUTION_BYTES,
     DETECTOR_CLASSES,
     DETECTOR_MAX_OBJECTS,
+    ADAFACTOR_CONV3X3_STATE,
+    ADAFACTOR_CONV1X1_STATE,
     DETECTOR_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,

@@ -82,3 +82,20 @@ def _attention_layer(cost: Cost, h: int, heads: int, ffn: int, tokens: float, ke
         saved += 2 * h * keys  # the memory's key and value projections
     # the explicit softmax is in `saved` whatever flash_attention says: DETR's attention is never fused
     cost.block(params, linear + attention_macs, saved, h * tokens, 0.0, attention_macs)
+
+
+def padded_canvas(config: dict, short_side: float, reference_side: float, batch: int) -> tuple[float, float]:
+    """Height x width a training batch is padded to at its worst, for peak memory. DETR's collate pads
+    every image of a batch to the batch's largest height and largest width (facebookresearch/detr
+    util/misc.py nested_tensor_from_tensor_list: `max_size = _max_by_axis(...)`, zero-filled with a
+    mask; mmdetection's DetDataPreprocessor pads the same way), and training resizes each image to a
+    random short side of at most `short_side` with its long side capped at max_size_px (datasets/coco.py:
+    T.RandomResize(scales, max_size=1333)). One image alone is at most short_side x max_size; two meet at
+    max_size x max_size when a portrait and a landscape image, each elongated enough to hit the cap
+    (5:3 or flatter at the largest short side), share a batch. Sized at that bound: the step that OOMs is
+    the worst one the resize rule allows, whether or not a given epoch draws it. The cap scales with the
+    short side when a spec changes it from the preset's `reference_side` (800)."""
+    long_side = config["max_size_px"] * short_side / reference_side
+    if batch <= 1:
+        return short_side, long_side
+    return long_side, long_side

@@ -15,6 +15,8 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
+    ADAFACTOR_CONV1X1_STATE,
+    ADAFACTOR_CONV3X3_STATE,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_BOX_DISTRIBUTION_BYTES,
     DETECTOR_CLASSES,
@@ -32,7 +34,7 @@ from procurement.sizing.assumptions import (
     IMAGE_PEAK_EFFICIENCY,
     VISION_PEAK_EFFICIENCY,
 )
-from procurement.sizing.detr_shapes import detr_cost
+from procurement.sizing.detr_shapes import detr_cost, padded_canvas
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -241,8 +243,26 @@ def activation_bytes_per_element(spec) -> float:
     return 4.0 if spec.precision == "fp32" else 2.0
 
 
+def training_memory_cost(spec) -> Cost:
+    """The network as a training step's peak memory sees it: the spec's network, except a DETR, whose
+    batch is padded to its largest image (detr_shapes.padded_canvas); its FLOPs stay at the average
+    image (spec_network_cost)."""
+    slug = spec.model.image_arch.slug
+    entry = image_preset(slug)
+    detector = entry.get("detector") or {}
+    if detector.get("kind") != "detr":
+        return spec_network_cost(spec)
+    height, width = padded_canvas(detector, resolution(spec), entry["resolution_px"], spec.micro_batch_size)
+    return _detr_cost_at(slug, height, width)
+
+
+@lru_cache(maxsize=64)
+def _detr_cost_at(slug: str, height: float, width: float) -> Cost:
+    return detr_cost(image_preset(slug)["detector"], height, width)
+
+
 def training_activation_bytes(spec, flash: bool) -> float:
-    cost = spec_network_cost(spec)
+    cost = training_memory_cost(spec)
     samples = spec.micro_batch_size * samples_per_image(spec)
     per_sample = cost.saved
     if spec.gradient_checkpointing == "full" and cost.largest_block_saved:
@@ -325,11 +345,31 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
         # ZeRO-3/FSDP gathers one block at a time, as for language models
         "weights": state.weight_bytes / shard_weights + np.where(zero >= 3, state.largest_layer_bytes, 0.0),
         "gradients": training_gradient_bytes(spec, state) / shard_gradients,
-        "optimizer_states": trainable * state.optimizer_bytes_per_param / shard_optimizer,
+        "optimizer_states": (trainable * state.optimizer_bytes_per_param + factored_conv_state_bytes(spec))
+        / shard_optimizer,
         "activations": activations + zero_plan,
         "kv_cache": zero_plan,
         "host_offload": zero_plan,
     }
+
+
+def factored_conv_state_bytes(spec) -> float:
+    """Adafactor's second moment on convolution weights, beyond the rows + columns of a matrix that
+    bytes_model counts per parameter. transformers' Adafactor factors every tensor of 2 or more dims
+    (_get_options: `factored = len(param_shape) >= 2`) into exp_avg_sq_row = zeros(shape[:-1]) and
+    exp_avg_sq_col = zeros(shape[:-2] + shape[-1:]) (huggingface/transformers@ad1fc963
+    src/transformers/optimization.py; kohya's fused step reuses it: kohya-ss/sd-scripts@6517b2b8
+    library/adafactor_fused.py, adafactor_step_param). For a 4-D conv weight [out, in, k, k] that is
+    out x in x k elements twice: 2/3 of a 3x3 kernel's size and twice a 1x1 kernel's, in fp32 whatever the
+    weights (both cast a 16-bit gradient with grad.float() before creating the state). Full fine-tuning of
+    a UNet only: adapters are matrices."""
+    if spec.optimizer != "adafactor" or not spec.is_training or spec.uses_adapters:
+        return 0.0
+    cost = spec_network_cost(spec)
+    elements = ADAFACTOR_CONV3X3_STATE.value * cost.conv3x3_params + ADAFACTOR_CONV1X1_STATE.value * (
+        cost.conv1x1_params
+    )
+    return elements * 4.0
 
 
 def training_gradient_bytes(spec, state) -> float:

@@ -33,6 +33,10 @@ class Cost:
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
     attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
     conv_macs: float = 0.0  # the convolutions' share of `macs` (cuDNN: TF32 under fp32 by default)
+    # convolution weights by kernel (4-D tensors: an optimizer that factors by shape, Adafactor, keeps
+    # state in proportion to them; image_model.factored_conv_state_bytes); UNet denoisers only
+    conv3x3_params: float = 0.0
+    conv1x1_params: float = 0.0
     forward_peak: float = 0.0  # live elements of a no-grad forward (skips + largest working set)
     blocks: int = 0
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
@@ -63,6 +67,8 @@ class Cost:
 def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) -> None:
     shortcut = c_in * c_out if c_in != c_out else 0
     conv = 9 * c_in * c_out + 9 * c_out * c_out + shortcut
+    cost.conv3x3_params += 9 * c_in * c_out + 9 * c_out * c_out
+    cost.conv1x1_params += shortcut
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
     cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
@@ -127,6 +133,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     )
     cost.params += time_dim * time_dim
     cost.params += 9 * in_ch * channels[0] + 9 * channels[0] * in_ch
+    cost.conv3x3_params += 9 * in_ch * channels[0] * 2  # conv_in and conv_out
     cost.macs += (9 * in_ch * channels[0] * 2) * positions[0]
     cost.conv_macs += (9 * in_ch * channels[0] * 2) * positions[0]  # conv_in and conv_out
     skips = [channels[0]]
@@ -143,6 +150,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             skips.append(c)
             skip_elements += c * positions[level]
         if level < len(channels) - 1:
+            cost.conv3x3_params += 9 * c * c
             cost.block(
                 9 * c * c + c,
                 9 * c * c * positions[level + 1],
@@ -170,6 +178,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                     cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
                 )
         if level > 0:
+            cost.conv3x3_params += 9 * c * c
             cost.block(
                 9 * c * c + c,
                 9 * c * c * positions[level - 1],
