@@ -99,6 +99,21 @@ def width_ceiling(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     return peak / (1.0 + k / float(spec.model.hidden_size))
 
 
+def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The "speed: ..." sentence of a training estimate the width ceiling sets; "" where it does not bind
+    (or the spec states its own MFU)."""
+    if spec.mfu or not spec.is_training or spec.model.is_image:
+        return ""
+    ceiling = width_ceiling(spec, gpu)
+    if ceiling >= _fitted_mfu(spec, gpu):
+        return ""
+    return (
+        f"speed: a {spec.model.hidden_size}-wide model trains at no more than {ceiling:.0%} of the {gpu.slug}'s "
+        "dense peak (its norms, activations and residual adds weigh more against narrow matmuls; width "
+        "ceiling fitted on MosaicML's MPT sweeps of 125M-7B models)"
+    )
+
+
 def calibration_factor(
     spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None
 ) -> CalibrationFactor | None:

@@ -6,7 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procurement.sizing import gpu_by_slug, parse_workload_spec
-from procurement.sizing.mfu import CalibrationFactor, default_mfu, estimate_mfu, memory_factor, width_ceiling
+from procurement.sizing.accelerators import speed_ratio
+from procurement.sizing.mfu import (
+    CalibrationFactor,
+    default_mfu,
+    estimate_mfu,
+    memory_factor,
+    width_ceiling,
+    width_text,
+)
 
 A100, H100, L4090 = gpu_by_slug("a100-sxm4-80gb"), gpu_by_slug("h100-sxm5-80gb"), gpu_by_slug("rtx-4090")
 
@@ -112,3 +120,16 @@ def test_the_ceiling_never_falls_with_width_and_stays_under_its_peak(narrow, wid
         low, high = width_ceiling(_gpt(narrow, 2), gpu), width_ceiling(_gpt(wide, 2), gpu)
         assert 0 < low <= high < 0.73
         assert default_mfu(_gpt(narrow, 2), gpu) <= default_mfu(_gpt(wide, 2), gpu)
+
+
+def test_an_estimate_the_width_ceiling_sets_says_so_and_others_do_not():
+    narrow = _gpt(768, 12)
+    text = width_text(narrow, A100)
+    assert text.startswith("speed: a 768-wide model trains at no more than 40% of the a100-sxm4-80gb's")
+    assert "MPT" in text
+    assert speed_ratio(narrow, A100) == (None, text)  # the size report's speed_basis, the ranking's reason
+    assert width_text(_spec(), A100) == ""  # 4,096 wide: the LLaMA-1 fit applies
+    assert width_text(_gpt(768, 12, mfu=0.3), A100) == ""  # a stated MFU
+    assert width_text(_gpt(768, 12), L4090) == ""  # the card default (0.35) is under the ceiling
+    # a measured efficiency keeps its sentence first; the ceiling does not bind on a 7B LoRA
+    assert speed_ratio(_spec("lora"), A100)[1].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
