@@ -129,7 +129,15 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
     why names both phases); (None, why) for a part that keeps the datasheet model, the why naming the
     published measurements its efficiency was fitted on, or "" for the generic efficiency."""
     ratios = phase_ratios(spec, gpu)
-    return (None, efficiency_text(spec, gpu)) if ratios is None else (ratios[0], ratios[3])
+    return (None, _datasheet_why(spec, gpu)) if ratios is None else (ratios[0], ratios[3])
+
+
+def _datasheet_why(spec, gpu) -> str:
+    """Why a part on the datasheet model runs at its efficiency: the published measurements it was fitted
+    on, and the width ceiling where that binds (mfu.width_text); "" for the generic efficiency."""
+    from procurement.sizing.mfu import width_text
+
+    return "; ".join(text for text in (efficiency_text(spec, gpu), width_text(spec, gpu)) if text)
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
@@ -144,7 +152,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
         ratios = phase_ratios(spec, gpu)
-        why.append(ratios[3] if ratios else efficiency_text(spec, gpu))
+        why.append(ratios[3] if ratios else _datasheet_why(spec, gpu))
         if ratios is None:
             continue
         ratio, bandwidth_ratio, measured, _ = ratios

@@ -96,6 +96,47 @@ MFU_PRETRAIN_AMPERE = Assumption(
     "parallel traffic twice (issue 26: LLaMA-65B at 2048 GPUs +12.9%). Megatron-LM PTD-P reaches 45-55% "
     "counting its communication (arXiv:2104.04473).",
 )
+# Narrow models run below the efficiency fitted on 7B-70B ones: per token and layer the matmuls grow with
+# d_model^2 but the memory-bound work (layernorms, activations, residual adds, softmax, bias and dropout
+# passes) only with d_model, so a training step reaches at most peak / (1 + k / d_model) of the dense peak.
+# Fitted on one software stack across widths: MosaicML llm-foundry's MPT sweep
+# (scripts/train/benchmarking/README.md @c90b9b31, 8 GPUs, seq 2048, no recomputation), each MFU restated in
+# the engine's FLOP count (its attention term 12 L d s a token halved for the causal mask). A ceiling, not a
+# factor: fused stacks reach more at small widths (TinyLlama 1.1B, d 2,048, ~0.55 of an A100 40GB in the
+# engine's count; karpathy/llm.c GPT-2 124M "up to ~60%"), and the 7B-70B fits stay where they are lower.
+TRAINING_WIDTH_PEAK_AMPERE = Assumption(
+    "training_width_peak_ampere",
+    0.726,
+    "fraction of the 16-bit dense peak",
+    "e in the width ceiling e / (1 + k / d_model) of 16-bit language-model training on Ampere and older "
+    "NVIDIA cards. Fitted with training_width_k_ampere on MPT's A100 80GB sweep (llm-foundry "
+    "scripts/train/benchmarking/README.md @c90b9b31, seq 2048): 125M (d 768) 0.396, 350M (1,024) 0.459, "
+    "760M (1,536) 0.521, 1B (2,048) 0.559, 3B (2,560) 0.586, 7B (4,096) 0.618, each within 2%. The same "
+    "README's A100 40GB sweep (bf16 PURE, 125M-3B) sits 6-7% lower (0.378 at d 768). The ceiling binds below "
+    "d ~1,470 against mfu_pretrain_a100 and never against the 7B-70B fits.",
+)
+TRAINING_WIDTH_K_AMPERE = Assumption(
+    "training_width_k_ampere",
+    621.0,
+    "d_model",
+    "k of training_width_peak_ampere: the width at which a layer's memory-bound work takes as long as its "
+    "matmuls on an A100 (same fit; the 40GB sweep alone gives 590).",
+)
+TRAINING_WIDTH_PEAK_HOPPER = Assumption(
+    "training_width_peak_hopper",
+    0.535,
+    "fraction of the 16-bit dense peak",
+    "e of the width ceiling on Hopper and later cards, whose matmuls outgrow their memory bandwidth (989 "
+    "TFLOPS over 3.35 TB/s against the A100's 312 over 2.0). Fitted on MPT's H100 80GB BF16 sweep (same "
+    "README, seq 2048: 760M 0.345, 1B 0.388, 3B 0.394, 7B 0.447 in the engine's count): binds below d "
+    "~2,480 against mfu_datacenter.",
+)
+TRAINING_WIDTH_K_HOPPER = Assumption(
+    "training_width_k_hopper",
+    838.0,
+    "d_model",
+    "k of training_width_peak_hopper (same fit; 756-886 at seq 512-1,024).",
+)
 MFU_WORKSTATION = Assumption(
     "mfu_workstation",
     0.35,
@@ -562,6 +603,10 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     MFU_DATACENTER,
     MFU_WORKSTATION,
     MFU_PRETRAIN_AMPERE,
+    TRAINING_WIDTH_PEAK_AMPERE,
+    TRAINING_WIDTH_K_AMPERE,
+    TRAINING_WIDTH_PEAK_HOPPER,
+    TRAINING_WIDTH_K_HOPPER,
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,

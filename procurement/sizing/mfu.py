@@ -12,12 +12,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from procurement.sizing import image_model
-from procurement.sizing.assumptions import MFU_PRETRAIN_AMPERE
+from procurement.sizing.assumptions import (
+    MFU_PRETRAIN_AMPERE,
+    TRAINING_WIDTH_K_AMPERE,
+    TRAINING_WIDTH_K_HOPPER,
+    TRAINING_WIDTH_PEAK_AMPERE,
+    TRAINING_WIDTH_PEAK_HOPPER,
+)
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 
 AMPERE = 80
+HOPPER = 90
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,8 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The uncalibrated MFU: the part's efficiency fitted on published measurements for this task and
     precision where there is one (sizing/efficiency.py, e.g. Gaudi 2 FP8 pretraining on Intel's figures),
     else the card's default, raised for dense pretraining on NVSwitch Ampere
-    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE).
+    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE); a
+    model narrower than the fits' 7B-70B ones reaches at most width_ceiling.
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
     (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements;
     detectors: image_model.detector_training_efficiency (YOLOv5 V100 training times)."""
@@ -58,6 +66,11 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth))
+    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+
+
+def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The language-model efficiency for this part, task and precision, before the width ceiling."""
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
         return measured.efficiency
@@ -70,6 +83,35 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     ):
         return MFU_PRETRAIN_AMPERE.value
     return gpu.default_mfu
+
+
+def width_ceiling(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The most of the 16-bit dense peak a language model of this width reaches in training: e / (1 + k /
+    d_model), a layer's memory-bound work taking k / d_model of its matmul time (assumptions.
+    training_width_*, fitted on MosaicML's MPT sweeps, Ampere and Hopper). 1 (no ceiling) for image models,
+    8-bit compute and parts without an NVIDIA generation (no sweep to fit)."""
+    generation = gpu.generation
+    if spec.model.is_image or generation is None or spec.precision not in ("bf16", "fp16"):
+        return 1.0
+    hopper = generation >= HOPPER
+    peak = (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
+    k = (TRAINING_WIDTH_K_HOPPER if hopper else TRAINING_WIDTH_K_AMPERE).value
+    return peak / (1.0 + k / float(spec.model.hidden_size))
+
+
+def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The "speed: ..." sentence of a training estimate the width ceiling sets; "" where it does not bind
+    (or the spec states its own MFU)."""
+    if spec.mfu or not spec.is_training or spec.model.is_image:
+        return ""
+    ceiling = width_ceiling(spec, gpu)
+    if ceiling >= _fitted_mfu(spec, gpu):
+        return ""
+    return (
+        f"speed: a {spec.model.hidden_size}-wide model trains at no more than {ceiling:.0%} of the {gpu.slug}'s "
+        "dense peak (its norms, activations and residual adds weigh more against narrow matmuls; width "
+        "ceiling fitted on MosaicML's MPT sweeps of 125M-7B models)"
+    )
 
 
 def calibration_factor(

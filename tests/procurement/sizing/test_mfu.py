@@ -1,9 +1,20 @@
-"""The MFU an estimate uses: the A100 pretraining figure, the card defaults, and fitted calibration."""
+"""The MFU an estimate uses: the A100 pretraining figure, the card defaults, the width ceiling of narrow
+models, and fitted calibration."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procurement.sizing import gpu_by_slug, parse_workload_spec
-from procurement.sizing.mfu import CalibrationFactor, default_mfu, estimate_mfu, memory_factor
+from procurement.sizing.accelerators import speed_ratio
+from procurement.sizing.mfu import (
+    CalibrationFactor,
+    default_mfu,
+    estimate_mfu,
+    memory_factor,
+    width_ceiling,
+    width_text,
+)
 
 A100, H100, L4090 = gpu_by_slug("a100-sxm4-80gb"), gpu_by_slug("h100-sxm5-80gb"), gpu_by_slug("rtx-4090")
 
@@ -46,3 +57,79 @@ def test_a_fitted_factor_multiplies_the_default_and_a_stated_mfu_wins():
     assert memory_factor(lora, A100, None) == 1.0
     assert calibration[("a100-sxm4-80gb", "lora")].text() == "calibrated from 4 runs (factor 1.25)"
     assert calibration[("a100-sxm4-80gb", "lora")].text("memory") == "calibrated from 4 runs (factor 0.90)"
+
+
+# MosaicML llm-foundry scripts/train/benchmarking/README.md @c90b9b31, "A100 80GB" table, 8 GPUs, seq 2048,
+# no activation checkpointing: (d_model, layers, parameters, MFU %) of MPT 125M, 350M, 760M, 1B, 3B, 7B. MPT
+# counts attention as 12 L d s FLOPs a token (3 passes of 4 L d s, no causal mask); the engine counts half.
+MPT_A100_80GB_SEQ_2048 = (
+    (768, 12, 125.3e6, 44.79),
+    (1024, 24, 356.0e6, 51.62),
+    (1536, 24, 760.5e6, 56.85),
+    (2048, 24, 1316e6, 59.86),
+    (2560, 32, 2652e6, 62.11),
+    (4096, 32, 6659e6, 64.23),
+)
+
+
+def _gpt(width: int, layers: int, task: str = "pretrain", **extra):
+    model = {
+        "name": f"gpt-{width}",
+        "num_layers": layers,
+        "hidden_size": width,
+        "num_attention_heads": width // 64,
+        "intermediate_size": 4 * width,
+        "vocab_size": 50304,
+        "gated_mlp": False,
+    }
+    return parse_workload_spec({"task": task, "model": model, "training_tokens": 1e9} | extra)
+
+
+@pytest.mark.parametrize(("width", "layers", "params", "mfu"), MPT_A100_80GB_SEQ_2048)
+def test_the_width_ceiling_reproduces_mpts_a100_sweep_in_the_engines_flop_count(width, layers, params, mfu):
+    seq = 2048
+    engine_terms = (
+        mfu / 100 * (6 * params + 6 * layers * width * seq) / (6 * params + 12 * layers * width * seq)
+    )
+    assert width_ceiling(_gpt(width, layers), A100) == pytest.approx(engine_terms, rel=0.02)
+
+
+def test_a_narrow_model_trains_below_the_7b_fits_and_wide_ones_keep_them():
+    # 0.726 / (1 + 621 / 768) = 0.401: a GPT-2 124M on an A100 gets the MPT sweep's 125M efficiency, not the
+    # 0.51 fitted on LLaMA-1 7B-65B; from d ~1,470 up the fit is lower and stays (TinyLlama's d 2,048, Llama).
+    assert default_mfu(_gpt(768, 12), A100) == pytest.approx(0.726 / (1 + 621 / 768), abs=1e-9)
+    assert default_mfu(_gpt(768, 12), A100) == pytest.approx(0.401, abs=0.001)
+    assert default_mfu(_gpt(2048, 22), A100) == 0.51
+    assert default_mfu(_spec(), A100) == 0.51
+    # Hopper: 0.535 / (1 + 838 / 2048) = 0.380 under the 0.40 datacenter default; 4,096 wide keeps 0.40
+    assert default_mfu(_gpt(2048, 24), H100) == pytest.approx(0.535 / (1 + 838 / 2048), abs=1e-9)
+    assert default_mfu(_spec(), H100) == 0.40
+    # below the card default the ceiling does not bind (a 4090's 0.35 at d 768: ceiling 0.40), nor in fp8
+    assert default_mfu(_gpt(768, 12), L4090) == 0.35
+    assert default_mfu(_gpt(768, 12, precision="fp8"), H100) == 0.40
+    # a stated MFU is the user's: no ceiling
+    assert estimate_mfu(_gpt(768, 12, mfu=0.6), A100) == 0.6
+
+
+@settings(max_examples=60, deadline=None)
+@given(narrow=st.integers(64, 16384), wide=st.integers(64, 16384))
+def test_the_ceiling_never_falls_with_width_and_stays_under_its_peak(narrow, wide):
+    narrow, wide = sorted((narrow - narrow % 64, wide - wide % 64))
+    narrow, wide = max(narrow, 64), max(wide, 64)
+    for gpu in (A100, H100):
+        low, high = width_ceiling(_gpt(narrow, 2), gpu), width_ceiling(_gpt(wide, 2), gpu)
+        assert 0 < low <= high < 0.73
+        assert default_mfu(_gpt(narrow, 2), gpu) <= default_mfu(_gpt(wide, 2), gpu)
+
+
+def test_an_estimate_the_width_ceiling_sets_says_so_and_others_do_not():
+    narrow = _gpt(768, 12)
+    text = width_text(narrow, A100)
+    assert text.startswith("speed: a 768-wide model trains at no more than 40% of the a100-sxm4-80gb's")
+    assert "MPT" in text
+    assert speed_ratio(narrow, A100) == (None, text)  # the size report's speed_basis, the ranking's reason
+    assert width_text(_spec(), A100) == ""  # 4,096 wide: the LLaMA-1 fit applies
+    assert width_text(_gpt(768, 12, mfu=0.3), A100) == ""  # a stated MFU
+    assert width_text(_gpt(768, 12), L4090) == ""  # the card default (0.35) is under the ceiling
+    # a measured efficiency keeps its sentence first; the ceiling does not bind on a 7B LoRA
+    assert speed_ratio(_spec("lora"), A100)[1].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
