@@ -355,7 +355,9 @@ def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node,
     layers = spec.model.num_layers / pp * float(spec.gradient_accumulation_steps)
     volume = passes * (cp - 1.0) * chunk * layers
     over = np.where(tp * cp > per_node, fabric, link)
-    return volume, volume / over
+    with np.errstate(divide="ignore", invalid="ignore"):  # no fabric between instances: never finishes
+        seconds = volume / over
+    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
 
 
 def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
@@ -380,7 +382,7 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
         seconds = np.maximum(
             volume * node_share / link, np.where(node_share < 1.0, volume * (1 - node_share) / fabric, 0.0)
         )
-    return volume + 0 * seconds, seconds
+    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:
