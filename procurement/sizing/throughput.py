@@ -224,6 +224,7 @@ def training_throughput(
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
     cp, vp = float(par.context_parallel), float(par.virtual_pipeline)
+    ep = float(par.expert_parallel) if spec.model.is_moe else 1.0
     peak = _array(peak_tflops, np.nan) * 1e12
     link = _array(interconnect_gbps, np.inf) * 1e9
     tp_link = _array(tensor_parallel_gbps, np.nan) * 1e9
@@ -294,10 +295,10 @@ def training_throughput(
     # Megatron overlaps the pipeline sends with the next chunk's compute only under the interleaved
     # schedule (arguments.py: "Overlap P2P communication is disabled if not using the interleaved
     # schedule"): there they hide with the data-parallel traffic under COMM_OVERLAP of the compute.
-    hidden_pp_s = pp_comm_s if vp > 1 else 0.0 * pp_comm_s
+    hidden_pp_s, exposed_pp_s = (pp_comm_s, 0.0) if vp > 1 else (0.0, pp_comm_s)
     exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
     model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
-    gpu_step_s = compute_s + exposed_dp + model_comm_s - hidden_pp_s
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + ep_comm_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
@@ -326,6 +327,9 @@ def training_throughput(
         "pipeline_seconds": pp_comm_s,
         "pipeline_on_fabric": (pp > 1) & (tp * cp * pp > per_node),
         "context_parallel_seconds": cp_comm_s,
+        "context_parallel_on_fabric": (cp > 1) & (tp * cp > per_node),
+        "expert_parallel_on_node": (ep > 1) & (per_node / (tp * cp) >= 2.0),
+        "expert_parallel_on_fabric": (ep > 1) & (tp * cp * ep > per_node),
         "expert_parallel_seconds": ep_comm_s,
         "pipeline_bubble": bubble - 1.0,
         # bytes each GPU sends per step, for the row's sentence

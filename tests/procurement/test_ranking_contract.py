@@ -106,6 +106,10 @@ def test_context_and_expert_parallel_degrees_are_every_rows_and_tile_its_gpus():
     mixtral = _spec({"gpus": 8, "expert_parallel": 8}, task="pretrain", preset="mixtral-8x7b")
     rows = _rank(mixtral, include_infeasible=True)
     assert rows and {(row["gpus"], row["plan"]["expert_parallel"]) for row in rows} == {(8, 8)}
+    assert any(row["instances"] == 1 for row in rows)
+    for row in [row for row in rows if row["instances"] == 1]:  # an 8-GPU instance: all-to-alls on its link
+        carried = {item["collective"]: item["over"] for item in row["interconnect"]["carried"]}
+        assert carried["EP all-to-all"] == row["interconnect"]["node_link"], carried
     # EP shrinks each GPU's share of the experts: its rows need less memory than the same plan without EP
     alone = _rank(_spec({"gpus": 8}, task="pretrain", preset="mixtral-8x7b"), include_infeasible=True)
 

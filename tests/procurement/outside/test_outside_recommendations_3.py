@@ -339,6 +339,10 @@ def test_llama3_70b_nemo_plan_has_an_h100_row(bundled_catalog):
         assert (plan["tensor_parallel"], plan["pipeline_parallel"]) == (4, 4), describe([row])
         assert (plan["context_parallel"], plan["virtual_pipeline"], plan["expert_parallel"]) == (2, 5, 1)
         assert row["gpus"] == 64 and row["memory_per_gpu_gib"] <= 80e9 / GIB, describe([row])
+        # TP 4 x CP 2 fills an 8-GPU node: the K/V ring stays on its NVLink; the stages cross the fabric
+        carried = {item["collective"]: item["over"] for item in row["interconnect"]["carried"]}
+        assert carried["CP K/V ring"] == row["interconnect"]["node_link"], carried
+        assert carried["pipeline send"] == row["interconnect"]["fabric"], carried
 
 
 # --- 6. DeepSeek-V3: 180K H800 GPU-hours per trillion tokens (DeepSeek-V3 technical report) ------------------

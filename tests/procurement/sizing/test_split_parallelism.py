@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procurement.sizing import WorkloadSpecError, training_throughput
+from procurement.sizing.bytes_model import split_notes
 from tests.procurement.sizing.helpers import memory, spec
 
 NVLINK = 450 * 0.8
@@ -201,3 +202,25 @@ def test_more_chunks_never_slow_the_compute_and_cp_keeps_the_flops(pp, vp, accum
     # the replicas (gpus / (pp x cp) = 1) see accumulation x 4,096 tokens a step, whatever cp
     tokens = plain["training_tokens_per_second"] * plain["step_seconds"]
     assert tokens == pytest.approx(accumulation * 4096)
+
+
+def test_the_breakdown_says_what_each_split_does():
+    # PP 4 x VP 2: the first stage keeps 1 + 3 / 8 = 1.375x; CP 2 of 8,192 tokens; EP 4 of Mixtral's 8
+    workload = _pretrain(
+        {
+            "gpus": 32,
+            "pipeline_parallel": 4,
+            "virtual_pipeline": 2,
+            "context_parallel": 2,
+            "expert_parallel": 4,
+        },
+        model=MIXTRAL,
+        seq_len=8192,
+    )
+    assert split_notes(workload) == [
+        "interleaved pipeline, 2 chunks a stage: bubble (p - 1) / (2 m); the first stage keeps 1.375x the "
+        "activations",
+        "context parallel 2: each GPU keeps 4,096 of the 8,192 tokens",
+        "expert parallel 4: each GPU keeps 2 of the 8 routed experts a layer",
+    ]
+    assert split_notes(_pretrain({"gpus": 8})) == []
