@@ -5,7 +5,10 @@ Training: time = FLOPs per token x tokens / (GPUs x dense peak x MFU), with 6N F
 recomputation), a pipeline bubble, ZeRO-3 / offload / QLoRA step overheads, and communication:
 the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeRO-3, partly hidden
 under the backward pass; hierarchical: node link inside a node, fabric between nodes; plus NCCL's
-per-call ring latency) and tensor-parallel activation all-reduces (not hidden).
+per-call ring latency) and tensor-parallel activation all-reduces (not hidden). A stated virtual pipeline
+divides the bubble by its chunks and sends v times as often (hidden under compute, as Megatron overlaps them
+only then); context parallelism adds the K/V ring of its attention, expert parallelism the token
+all-to-alls of each MoE layer (both on the critical path; assumptions.py).
 
 Inference: one decode step runs the linear layers (the weights read once for the batch, or
 concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
@@ -213,10 +216,12 @@ def training_throughput(
     (2 x gradient bytes), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
-    pipeline activation/gradient sends (2 per micro-batch). Every data-parallel call also pays NCCL's
+    pipeline activation/gradient sends (2 per micro-batch, x virtual_pipeline; 1 / tp of the message each
+    under sequence parallelism); context parallelism's K/V ring (context_parallel_exchange) and the expert
+    all-to-alls (expert_alltoall). Every data-parallel call also pays NCCL's
     collective latency (collective_latency_seconds: ring, or tree for an all-reduce across many nodes;
-    calls from data_parallel_calls). Data-parallel traffic hides under
-    up to COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
+    calls from data_parallel_calls). Data-parallel traffic (and the interleaved schedule's pipeline sends)
+    hides under up to COMM_OVERLAP of the compute; tensor-parallel, plain pipeline, CP and EP traffic does not.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
