@@ -33,6 +33,7 @@ from procurement.sizing.spec import (
     OPTIMIZERS,
     PRECISIONS,
     QUANTIZATIONS,
+    SPLIT_LIMITS,
     TASKS,
 )
 
@@ -115,6 +116,21 @@ class WorkloadParallelismSerializer(serializers.Serializer):
     zero_stage = ZeroStageField(required=False, help_text="0, 1, 2, 3 or 'fsdp' (sharding like ZeRO-3)")
     tensor_parallel = _count("Tensor-parallel degree")
     pipeline_parallel = _count("Pipeline-parallel degree")
+    virtual_pipeline = _count(
+        "Training: model chunks per pipeline stage (Megatron's interleaved 1F1B, bubble (p - 1) / (v m)); "
+        "needs pipeline_parallel > 1 and pipeline_parallel x virtual_pipeline dividing model.num_layers",
+        maximum=SPLIT_LIMITS["virtual_pipeline"],
+    )
+    context_parallel = _count(
+        "Training: GPUs splitting each sequence (Megatron context parallelism; GPUs = tp x pp x cp x dp); "
+        "2 x context_parallel divides seq_len",
+        maximum=SPLIT_LIMITS["context_parallel"],
+    )
+    expert_parallel = _count(
+        "Training, mixture-of-experts: GPUs sharing the routed experts (each holds num_experts / ep); divides "
+        "model.num_experts and gpus / (tensor_parallel x pipeline_parallel)",
+        maximum=SPLIT_LIMITS["expert_parallel"],
+    )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
 
 

@@ -6,7 +6,9 @@ The parallelism a spec states (``parallelism.gpus``, ``zero_stage``, ``tensor_pa
 valid. The plans themselves take the stated figures: a stated ZeRO-1 or ZeRO-2 replaces the unsharded
 data-parallel plans' stage 0 (the ranking's own plans are 0, 3 and tensor parallel), a stated tensor-parallel
 degree is the degree of the tensor-parallel plan (TP groups of that size inside an instance whose GPU count
-it divides), a stated pipeline degree is passed to the memory and speed models. When exploring, every shape
+it divides), a stated pipeline degree is passed to the memory and speed models. The virtual-pipeline, context- and expert-parallel
+degrees (1 unless stated) are every row's, exploring or not: a shape ranks only when its GPUs hold whole
+tensor x pipeline x context groups and each stage's ranks whole expert-parallel groups. When exploring, every shape
 is ranked and each row says what differs from the spec (``differences``): the partial tensor-parallel plans
 (TP 2, 4 or 8 groups inside a larger instance) are such rows where they differ from a stated degree, and
 the engine's own choice where the spec leaves the degree open.
@@ -34,6 +36,16 @@ def pipeline_degree(spec) -> float:
     return float(par.pipeline_parallel) if spec.is_training and "pipeline_parallel" in par.stated else 1.0
 
 
+def split_degrees(spec) -> dict[str, int]:
+    """The virtual-pipeline, context- and expert-parallel degrees every row of the spec runs (a row's plan)."""
+    par = spec.parallelism
+    return {
+        "virtual_pipeline": par.virtual_pipeline,
+        "context_parallel": par.context_parallel,
+        "expert_parallel": par.expert_parallel,
+    }
+
+
 def contract_grid(spec, grid, options: RankingOptions):
     """The grid with the spec's stated plan figures and, when enforced, only the matching shapes valid."""
     par, stated = spec.parallelism, spec.parallelism.stated
@@ -50,9 +62,24 @@ def contract_grid(spec, grid, options: RankingOptions):
     pipeline = pipeline_degree(spec)
     if pipeline > 1:
         valid = valid & (grid.total % (tensor_parallel * pipeline) == 0)
+    valid = valid & split_tiles(spec, grid.total, tensor_parallel * pipeline)
     if enforced(spec, options):
         valid = valid & matches(spec, grid.total, zero, tensor_parallel)
     return replace(grid, zero=zero, tensor_parallel=tensor_parallel, valid=valid)
+
+
+def split_tiles(spec, total, model_parallel) -> np.ndarray:
+    """Per shape: the GPUs hold whole tp x pp x cp groups and each stage's tp x pp-strided ranks whole EP
+    groups (all true without context or expert parallelism)."""
+    par = spec.parallelism
+    keep = np.ones(np.shape(total), dtype=bool)
+    if not spec.is_training:
+        return keep
+    if par.context_parallel > 1:
+        keep &= np.mod(total, model_parallel * par.context_parallel) == 0
+    if par.expert_parallel > 1:
+        keep &= np.mod(total / model_parallel, par.expert_parallel) == 0
+    return keep
 
 
 def matches(spec, total, zero, tensor_parallel) -> np.ndarray:

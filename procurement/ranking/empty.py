@@ -76,7 +76,15 @@ def _stated_plan_reason(spec) -> str:
     par = spec.parallelism
     fields = [
         f"{name} {getattr(par, name)}"
-        for name in ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+        for name in (
+            "gpus",
+            "zero_stage",
+            "tensor_parallel",
+            "pipeline_parallel",
+            "virtual_pipeline",
+            "context_parallel",
+            "expert_parallel",
+        )
         if name in par.stated and (spec.is_training or name in ("gpus", "tensor_parallel"))
     ]
     text = f"no offer can run the stated parallelism ({', '.join(fields)})"

@@ -26,6 +26,13 @@ TRAINING_KEYS = (
     "pipeline_seconds",
     "pipeline_on_fabric",
     "pipeline_bytes_per_step",
+    "context_parallel_seconds",
+    "context_parallel_bytes_per_step",
+    "context_parallel_on_fabric",
+    "expert_parallel_seconds",
+    "expert_parallel_bytes_per_step",
+    "expert_parallel_on_node",
+    "expert_parallel_on_fabric",
 )
 
 
@@ -68,6 +75,21 @@ def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: 
         carried.append(
             _carried("pipeline send", comm["pipeline_bytes_per_step"] / GB, comm["pipeline_seconds"], over)
         )
+    if comm["context_parallel_seconds"] > 0:
+        over = link.fabric_name if comm["context_parallel_on_fabric"] else link.node_name
+        seconds = comm["context_parallel_seconds"]
+        carried.append(_carried("CP K/V ring", comm["context_parallel_bytes_per_step"] / GB, seconds, over))
+    if comm["expert_parallel_seconds"] > 0:
+        over = " and ".join(
+            name
+            for name, used in (
+                (link.node_name, comm["expert_parallel_on_node"]),
+                (link.fabric_name, comm["expert_parallel_on_fabric"]),
+            )
+            if used
+        )
+        seconds = comm["expert_parallel_seconds"]
+        carried.append(_carried("EP all-to-all", comm["expert_parallel_bytes_per_step"] / GB, seconds, over))
     return carried
 
 

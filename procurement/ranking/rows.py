@@ -13,7 +13,7 @@ from pricing.price_quality import ILLUSTRATIVE, QUOTED, SNAPSHOT, quality_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations, checkpoint_too_slow
-from procurement.ranking.contract import differences, pipeline_degree
+from procurement.ranking.contract import differences, pipeline_degree, split_degrees
 from procurement.ranking.deadline import DeadlineView, spot_wall_clock
 from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
@@ -74,6 +74,7 @@ def describe(
             "zero_stage": int(shapes.zero[shape]),
             "tensor_parallel": int(shapes.tensor_parallel[shape]),
             "pipeline_parallel": int(pipeline_degree(spec)),
+            **split_degrees(spec),
         },
         "pricing_model": offer["pricing_model"],
         "payment_option": offer["payment_option"],

@@ -286,6 +286,36 @@ NETWORK_BANDWIDTH = Assumption(
     "(p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s per GPU higher). Ranking uses each instance "
     "family's own fabric instead (procurement/data/interconnects.csv).",
 )
+# Megatron-style splits a spec can state (parallelism.virtual_pipeline, context_parallel, expert_parallel).
+# Each is the published schedule's own arithmetic, not a fitted figure.
+INTERLEAVED_PIPELINE = Assumption(
+    "interleaved_pipeline_chunks",
+    1.0,
+    "bubble (p - 1) / (v x m); p2p sends x v; first-stage activations x (1 + (p - 1) / (p v))",
+    "Narayanan et al. 2021 (arXiv:2104.04473) sec. 2.2.2: with v model chunks per stage the 1F1B bubble "
+    "shrinks from (p - 1) / m to (p - 1) / (v m) at v times the pipeline point-to-point traffic; Korthikanti "
+    "et al. 2022 (arXiv:2205.05198) sec. 4.2.3: the first stage then holds (1 + (p - 1) / (p v)) x the "
+    "activations of the non-interleaved schedule.",
+)
+CONTEXT_PARALLEL_KV_PASSES = Assumption(
+    "context_parallel_kv_passes",
+    3.0,
+    "K/V chunk passes around the ring per layer per micro-batch (+1 with full recomputation)",
+    "Megatron-Core context parallelism (NVIDIA Megatron-LM docs, 'context_parallel'; Transformer Engine "
+    "attention with cp_comm_type p2p): each of cp ranks keeps seq / cp tokens of every activation, and "
+    "attention passes its K and V chunk to the next rank cp - 1 times in forward; backward passes K/V again "
+    "and their gradients (3 passes in all). Counted over the link, not hidden under attention.",
+)
+EXPERT_ALLTOALLS = Assumption(
+    "expert_parallel_alltoalls_per_moe_layer",
+    4.0,
+    "all-to-alls per MoE layer per micro-batch (+2 with full recomputation)",
+    "Megatron-Core MoE, alltoall token dispatcher (NVIDIA Megatron-LM megatron/core/transformer/moe): a "
+    "dispatch and a combine per MoE layer in forward and again in backward, each moving tokens x top-k x "
+    "hidden 16-bit activations, (ep - 1) / ep of them to other ranks; on the critical path (the "
+    "dispatcher's overlap with computation is an opt-in, off by default), the off-node share over the "
+    "fabric. DeepSeek-V3's DualPipe hides it under computation (arXiv:2412.19437 sec. 3.2.1): not modelled.",
+)
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
 )
@@ -624,6 +654,9 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
+    INTERLEAVED_PIPELINE,
+    CONTEXT_PARALLEL_KV_PASSES,
+    EXPERT_ALLTOALLS,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,
     QLORA_DEQUANT_OVERHEAD,

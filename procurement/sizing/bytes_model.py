@@ -119,6 +119,28 @@ def activation_scale(spec) -> float:
     return 2.0 if spec.precision == "fp32" else 1.0
 
 
+def split_notes(spec: WorkloadSpec) -> list[str]:
+    """The stated virtual-pipeline, context- and expert-parallel degrees, in words (memory.py's terms)."""
+    par, notes = spec.parallelism, []
+    if par.virtual_pipeline > 1:
+        p, v = par.pipeline_parallel, par.virtual_pipeline
+        notes.append(
+            f"interleaved pipeline, {v} chunks a stage: bubble (p - 1) / ({v} m); the first stage keeps "
+            f"{1 + (p - 1) / (p * v):.3f}x the activations"
+        )
+    if par.context_parallel > 1:
+        cp = par.context_parallel
+        notes.append(
+            f"context parallel {cp}: each GPU keeps {spec.seq_len // cp:,} of the {spec.seq_len:,} tokens"
+        )
+    if par.expert_parallel > 1 and spec.model.is_moe:
+        experts, ep = spec.model.num_experts, par.expert_parallel
+        notes.append(
+            f"expert parallel {ep}: each GPU keeps {experts // ep} of the {experts} routed experts a layer"
+        )
+    return notes
+
+
 QKV_LINEARS = frozenset({"q_proj", "k_proj", "v_proj", "qkv_fused"})
 GATE_UP_LINEARS = frozenset({"gate_proj", "up_proj"})
 
@@ -144,6 +166,7 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
         notes.append(
             "fp8 compute on bf16 weights (fp8 copies transient; fp8_weights: true stores them in fp8)"
         )
+    notes.extend(split_notes(spec))
     trained = trained_linears(spec)
     if trained is not None:
         dropped = [

@@ -49,6 +49,9 @@ KNOB_PATHS = {
     "zero_stage": "parallelism.zero_stage",
     "tensor_parallel": "parallelism.tensor_parallel",
     "pipeline_parallel": "parallelism.pipeline_parallel",
+    "virtual_pipeline": "parallelism.virtual_pipeline",
+    "context_parallel": "parallelism.context_parallel",
+    "expert_parallel": "parallelism.expert_parallel",
     "concurrency": "inference.concurrency",
     "context_len": "inference.context_len",
     "resolution_px": "image.resolution_px",
@@ -56,7 +59,16 @@ KNOB_PATHS = {
     "train_steps": "image.train_steps",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
-_TRAINING_ONLY = {"micro_batch_size", "seq_len", "gradient_checkpointing", "training_tokens", "zero_stage"}
+_TRAINING_ONLY = {
+    "micro_batch_size",
+    "seq_len",
+    "gradient_checkpointing",
+    "training_tokens",
+    "zero_stage",
+    "virtual_pipeline",
+    "context_parallel",
+    "expert_parallel",
+}
 _ADAPTER_ONLY = {"lora_rank"}
 _INFERENCE_ONLY = {"concurrency", "context_len"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).

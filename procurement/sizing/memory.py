@@ -8,8 +8,11 @@ not a valid plan and yields NaN.
 Sharding model: ZeRO-1 partitions optimizer state over the data-parallel group, ZeRO-2 adds the
 gradients, ZeRO-3/FSDP adds the weights but gathers the largest layer whole; tensor and pipeline
 parallelism divide the weights (activations follow Korthikanti et al. 2022 with sequence
-parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` micro-batches);
-offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
+parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` micro-batches, times
+1 + (p - 1) / (p v) under the interleaved schedule of v chunks a stage); context parallelism divides the
+activations by cp; expert parallelism divides the routed experts' weights, gradients and unsharded optimizer
+state by ep (under ZeRO the expert state is sharded over dp x cp / ep ranks, so a GPU holds 1 / (dp x cp) of
+it either way); offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
 host RAM, reported per node as `host_ram_gib`.
 """
 
@@ -26,7 +29,7 @@ from procurement.sizing.assumptions import (
     PREFILL_CHUNK_TOKENS,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
-from procurement.sizing.params import kv_elems_per_token
+from procurement.sizing.params import kv_elems_per_token, routed_expert_fraction
 from procurement.sizing.spec import WorkloadSpec
 
 MEMORY_KEYS = (
@@ -66,7 +69,7 @@ def memory_breakdown_gib(
     flash = spec.flash_attention if flash_attention is None else flash_attention
     model_parallel = tp * pp
     with np.errstate(invalid="ignore", divide="ignore"):
-        dp = np.where(np.mod(gpus, model_parallel) == 0, gpus / model_parallel, np.nan)
+        dp = np.where(_tiles(par, gpus, model_parallel), gpus / model_parallel, np.nan)
     if spec.model.image_arch is not None:
         parts = image_model.memory_bytes(spec, state_bytes(spec), dp, zero, flash)
     elif spec.model.is_image_tier:
@@ -76,6 +79,14 @@ def memory_breakdown_gib(
     else:
         parts = _inference_bytes(spec, state_bytes(spec), dp, tp, pp)
     return _finish(spec, parts, gpus)
+
+
+def _tiles(par, gpus, model_parallel) -> np.ndarray:
+    """Whether each GPU count holds whole tp x pp x cp groups, and each stage's ranks whole EP groups."""
+    stage_ranks = gpus / model_parallel
+    return (np.mod(gpus, model_parallel * par.context_parallel) == 0) & (
+        np.mod(stage_ranks, par.expert_parallel) == 0
+    )
 
 
 def memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> np.ndarray:
@@ -90,9 +101,12 @@ def required_memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> 
 
 def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -> dict[str, np.ndarray]:
     model_parallel = tp * pp
-    shard_optimizer = np.where(zero >= 1, dp, 1.0)
-    shard_gradients = np.where(zero >= 2, dp, 1.0)
-    shard_weights = np.where(zero >= 3, dp, 1.0)
+    # dp: the ranks holding the same stage shard (data x context parallel), over which ZeRO shards. Each
+    # holds 1 / ep of the routed experts, and ZeRO shards those over dp / ep ranks: 1 / dp of them too.
+    unsharded = expert_share(spec)
+    shard_optimizer = np.where(zero >= 1, dp, 1.0 / unsharded)
+    shard_gradients = np.where(zero >= 2, dp, 1.0 / unsharded)
+    shard_weights = np.where(zero >= 3, dp, 1.0 / unsharded)
     gather_buffer = np.where(zero >= 3, state.largest_layer_bytes / tp, 0.0)
 
     weights = state.weight_bytes / model_parallel / shard_weights
@@ -120,13 +134,23 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     }
 
 
+def expert_share(spec) -> float:
+    """Share of the model state one GPU of a stage keeps unsharded: the dense part whole and 1 / ep of the
+    routed experts (1 without expert parallelism)."""
+    routed = routed_expert_fraction(spec.model) if spec.model.is_moe else 0.0
+    return 1.0 - routed + routed / spec.parallelism.expert_parallel
+
+
 def _one_layer_grads(state: StateBytes) -> float:
     share = state.largest_layer_bytes / state.weight_bytes if state.weight_bytes else 0.0
     return state.trainable_params * min(1.0, share) * state.grad_bytes_per_param
 
 
 def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> np.ndarray:
-    """Activations of the busiest pipeline stage, with sequence parallelism dividing by tp."""
+    """Activations of the busiest pipeline stage, with sequence parallelism dividing by tp and context
+    parallelism by cp (each rank keeps seq / cp tokens); interleaving v chunks a stage keeps
+    1 + (p - 1) / (p v) times the first stage's in-flight layers (Korthikanti et al. 2022, sec. 4.2.3)."""
+    par = spec.parallelism
     layers = float(spec.model.num_layers)
     tokens = float(spec.seq_len * spec.micro_batch_size)
     full_layer = state.layer_bytes_per_token
@@ -137,12 +161,14 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
     else:
         kept_per_layer, recompute_peak = full_layer, 0.0
     in_flight = np.minimum(pp, float(spec.gradient_accumulation_steps))
+    if par.virtual_pipeline > 1:
+        in_flight = in_flight * (1.0 + (pp - 1.0) / (pp * par.virtual_pipeline))
     first_stage = (layers / pp) * in_flight * kept_per_layer + recompute_peak
     last_stage = (layers / pp) * kept_per_layer + recompute_peak + state.logits_bytes_per_token
     per_token = np.where(
         pp > 1, np.maximum(first_stage, last_stage), first_stage + state.logits_bytes_per_token
     )
-    return per_token * tokens / tp
+    return per_token * tokens / (tp * par.context_parallel)
 
 
 def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarray]:

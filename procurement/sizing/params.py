@@ -65,6 +65,18 @@ def active_params(model: ModelSpec) -> float:
     return model.params * count_params(model, active_only=True) / count_params(model)
 
 
+def routed_expert_fraction(model: ModelSpec) -> float:
+    """Share of the parameters in routed experts (what expert parallelism shards): the experts' count from
+    the shape (plain MLPs, exact) over the model's total, a preset's published one where the formula differs
+    (DeepSeek-V3: 58 x 256 x 3 x 7,168 x 2,048 = 653.9e9 of 671e9, 97.5%; its MLA attention is not the
+    formula's)."""
+    _, moe_layers = layer_counts(model)
+    if not moe_layers:
+        return 0.0
+    routed = moe_layers * model.num_experts * dense_mlp_params(model, model.moe_intermediate_size)
+    return routed / max(float(model.params or count_params(model)), float(routed))
+
+
 def quantizable_params(model: ModelSpec) -> float:
     """Linear weights inside the blocks; embeddings, LM head and norms stay 16-bit under quantization."""
     return max(0.0, model.params - embedding_params(model) - norm_params(model))

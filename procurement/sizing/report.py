@@ -167,6 +167,12 @@ _EXTRA_COLUMNS = (
     ("flops_per_image", 0),
     ("loader_seconds", 4),
     ("step_seconds", 4),
+    # the split the plan pays for: the pipeline bubble (a fraction of compute, (p - 1) / (v m)) and the
+    # seconds per step of pipeline sends, context parallelism's K/V ring and the experts' all-to-alls
+    ("pipeline_bubble", 6),
+    ("pipeline_seconds", 4),
+    ("context_parallel_seconds", 4),
+    ("expert_parallel_seconds", 4),
 )
 
 
@@ -235,6 +241,9 @@ def _candidate(
             "zero_stage": plan.zero_stage,
             "tensor_parallel": plan.tensor_parallel,
             "pipeline_parallel": plan.pipeline_parallel,
+            "virtual_pipeline": plan.virtual_pipeline,
+            "context_parallel": plan.context_parallel,
+            "expert_parallel": plan.expert_parallel,
             "offload": plan.offload,
         },
         "verdict": verdict,
@@ -297,10 +306,15 @@ def _plan_spec(spec: WorkloadSpec, plan: ParallelismSpec) -> WorkloadSpec:
 def _remedies(spec, gpu: GpuSpec, count: int, flash: bool, total, catalog) -> dict:
     if total is None:
         par = spec.parallelism
-        return {
-            "remedy": f"use a multiple of tensor_parallel x pipeline_parallel ({par.tensor_parallel * par.pipeline_parallel}) GPUs",
-            "remedies": [],
-        }
+        group = par.tensor_parallel * par.pipeline_parallel
+        text = f"use a multiple of tensor_parallel x pipeline_parallel ({group}) GPUs"
+        if par.context_parallel > 1 or par.expert_parallel > 1:
+            text = (
+                f"use a multiple of tensor_parallel x pipeline_parallel x context_parallel "
+                f"({group * par.context_parallel}) GPUs whose count / {group} expert_parallel "
+                f"({par.expert_parallel}) divides"
+            )
+        return {"remedy": text, "remedies": []}
     remedy = cheapest_remedy(spec, gpu, count, flash)
     more = scale_out(spec, gpu, flash)
     bigger = larger_card(spec, total, gpu, catalog)
@@ -426,6 +440,9 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "zero_stage": spec.parallelism.zero_stage,
             "tensor_parallel": spec.parallelism.tensor_parallel,
             "pipeline_parallel": spec.parallelism.pipeline_parallel,
+            "virtual_pipeline": spec.parallelism.virtual_pipeline,
+            "context_parallel": spec.parallelism.context_parallel,
+            "expert_parallel": spec.parallelism.expert_parallel,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",

@@ -87,6 +87,12 @@ class ParallelismSpec:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     offload: str = "none"
+    # Megatron-style model chunks per pipeline stage (interleaved 1F1B), sequence split over GPUs (context
+    # parallelism: GPUs = tp x pp x cp x dp) and routed experts sharded over GPUs (expert parallelism,
+    # inside the data- and context-parallel ranks of a stage). Training only; docs/workload-spec.md.
+    virtual_pipeline: int = 1
+    context_parallel: int = 1
+    expert_parallel: int = 1
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -94,7 +100,8 @@ class ParallelismSpec:
 
     @property
     def data_parallel(self) -> int:
-        return max(1, self.gpus // (self.tensor_parallel * self.pipeline_parallel))
+        model_parallel = self.tensor_parallel * self.pipeline_parallel * self.context_parallel
+        return max(1, self.gpus // model_parallel)
 
 
 @dataclass(frozen=True)
@@ -561,12 +568,18 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
 
 
 CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
+# Degrees the ranking never varies: the spec's value (default 1) is every row's, stated or not.
+SPLIT_FIELDS = ("virtual_pipeline", "context_parallel", "expert_parallel")
+# Upper bounds that keep a typo from sizing nonsense (no published run comes near them).
+SPLIT_LIMITS = {"virtual_pipeline": 128, "context_parallel": 1024, "expert_parallel": 4096}
 
 
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
         reader.unknown_keys(
-            data, {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload"}, "parallelism."
+            data,
+            {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *SPLIT_FIELDS},
+            "parallelism.",
         )
     zero_raw = data.get("zero_stage")
     if isinstance(zero_raw, str) and zero_raw.strip().lower() == "fsdp":
@@ -579,7 +592,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
     gpus_auto = isinstance(data.get("gpus"), str) and data["gpus"].strip().lower() == "auto"
     if gpus_auto:
         data = {key: value for key, value in data.items() if key != "gpus"}
-    stated = frozenset(key for key in CONTRACT_FIELDS if data.get(key) is not None)
+    stated = frozenset(key for key in CONTRACT_FIELDS + SPLIT_FIELDS if data.get(key) is not None)
     return ParallelismSpec(
         stated=stated,
         gpus_auto=gpus_auto,
@@ -588,7 +601,16 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
         pipeline_parallel=reader.integer(data, "pipeline_parallel", "parallelism.pipeline_parallel", 1),
         offload=reader.choice(data, "offload", "parallelism.offload", "none", OFFLOADS),
+        **{key: _split_degree(reader, data, key) for key in SPLIT_FIELDS},
     )
+
+
+def _split_degree(reader: _Reader, data: dict, key: str) -> int:
+    value = reader.integer(data, key, f"parallelism.{key}", 1)
+    if value > SPLIT_LIMITS[key]:
+        reader.error(f"parallelism.{key}", f"must be <= {SPLIT_LIMITS[key]}, got {value}")
+        return 1
+    return value
 
 
 # Bounds of the serving demand and latency fields: each size a request can set is bounded.
@@ -750,6 +772,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"must be a multiple of tensor_parallel x pipeline_parallel "
             f"({par.tensor_parallel} x {par.pipeline_parallel}), got {par.gpus}",
         )
+    _check_splits(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
         reader.error("parallelism.offload", "offload needs ZeRO: set parallelism.zero_stage to 1, 2 or 3")
     if par.offload == "optimizer_and_params" and spec.is_training and par.zero_stage != 3:
@@ -775,6 +798,61 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if par.pipeline_parallel > model.num_layers:
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
+    _check_split_model(reader, spec)
+
+
+def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Virtual pipeline, context and expert parallelism: training degrees that must tile the plan."""
+    par = spec.parallelism
+    for key in SPLIT_FIELDS:
+        if getattr(par, key) > 1 and not spec.is_training:
+            reader.error(f"parallelism.{key}", f"is a training degree; {spec.task} runs with 1")
+    if par.virtual_pipeline > 1 and par.pipeline_parallel < 2:
+        reader.error(
+            "parallelism.virtual_pipeline",
+            "interleaves pipeline stages: needs parallelism.pipeline_parallel > 1",
+        )
+    cp = par.context_parallel
+    if cp > 1 and spec.seq_len % (2 * cp):
+        # Megatron/Transformer Engine split a causal sequence into 2 x cp chunks (load balancing)
+        reader.error(
+            "parallelism.context_parallel",
+            f"2 x context_parallel ({2 * cp}) must divide seq_len ({spec.seq_len})",
+        )
+    model_parallel = par.tensor_parallel * par.pipeline_parallel * cp
+    if not par.gpus_auto and cp > 1 and par.gpus % model_parallel:
+        reader.error(
+            "parallelism.gpus",
+            f"must be a multiple of tensor_parallel x pipeline_parallel x context_parallel "
+            f"({par.tensor_parallel} x {par.pipeline_parallel} x {cp}), got {par.gpus}",
+        )
+    stage_ranks = par.gpus // (par.tensor_parallel * par.pipeline_parallel)
+    if not par.gpus_auto and par.expert_parallel > 1 and stage_ranks % par.expert_parallel:
+        reader.error(
+            "parallelism.expert_parallel",
+            f"must divide the data x context parallel ranks of a stage, parallelism.gpus / (tensor_parallel x "
+            f"pipeline_parallel) = {stage_ranks}, got {par.expert_parallel}",
+        )
+
+
+def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
+    par, model = spec.parallelism, spec.model
+    chunks = par.pipeline_parallel * par.virtual_pipeline
+    if par.virtual_pipeline > 1 and model.num_layers % chunks:
+        reader.error(
+            "parallelism.virtual_pipeline",
+            f"pipeline_parallel x virtual_pipeline ({par.pipeline_parallel} x {par.virtual_pipeline}) must divide "
+            f"model.num_layers ({model.num_layers})",
+        )
+    if par.expert_parallel > 1 and not model.is_moe:
+        reader.error(
+            "parallelism.expert_parallel", f"needs a mixture-of-experts model; {model.name} is dense"
+        )
+    elif par.expert_parallel > 1 and model.num_experts % par.expert_parallel:
+        reader.error(
+            "parallelism.expert_parallel",
+            f"must divide model.num_experts ({model.num_experts}), got {par.expert_parallel}",
+        )
 
 
 def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -> None:
@@ -787,6 +865,9 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error(
             "parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)"
         )
+    for key in SPLIT_FIELDS:
+        if getattr(par, key) > 1:
+            reader.error(f"parallelism.{key}", "image presets run data parallel only (1)")
     if spec.image.images and spec.inference.demand_tokens_per_second is not None:
         reader.error("image.images", "a generation job (image.images) or a serving demand, not both")
     if spec.image.text_tokens is not None and image_model.text_tokens_fixed(arch.slug):

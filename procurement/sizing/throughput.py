@@ -5,7 +5,10 @@ Training: time = FLOPs per token x tokens / (GPUs x dense peak x MFU), with 6N F
 recomputation), a pipeline bubble, ZeRO-3 / offload / QLoRA step overheads, and communication:
 the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeRO-3, partly hidden
 under the backward pass; hierarchical: node link inside a node, fabric between nodes; plus NCCL's
-per-call ring latency) and tensor-parallel activation all-reduces (not hidden).
+per-call ring latency) and tensor-parallel activation all-reduces (not hidden). A stated virtual pipeline
+divides the bubble by its chunks and sends v times as often (hidden under compute, as Megatron overlaps them
+only then); context parallelism adds the K/V ring of its attention, expert parallelism the token
+all-to-alls of each MoE layer (both on the critical path; assumptions.py).
 
 Inference: one decode step runs the linear layers (the weights read once for the batch, or
 concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
@@ -23,6 +26,8 @@ from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
+    CONTEXT_PARALLEL_KV_PASSES,
+    EXPERT_ALLTOALLS,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
     GRADIENT_BUCKET_BYTES,
@@ -42,6 +47,7 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
+from procurement.sizing.memory import expert_share
 from procurement.sizing.spec import WorkloadSpec
 
 
@@ -210,16 +216,20 @@ def training_throughput(
     (2 x gradient bytes), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
-    pipeline activation/gradient sends (2 per micro-batch). Every data-parallel call also pays NCCL's
+    pipeline activation/gradient sends (2 per micro-batch, x virtual_pipeline; 1 / tp of the message each
+    under sequence parallelism); context parallelism's K/V ring (context_parallel_exchange) and the expert
+    all-to-alls (expert_alltoall). Every data-parallel call also pays NCCL's
     collective latency (collective_latency_seconds: ring, or tree for an all-reduce across many nodes;
-    calls from data_parallel_calls). Data-parallel traffic hides under
-    up to COMM_OVERLAP of the compute; tensor-parallel and pipeline traffic does not.
+    calls from data_parallel_calls). Data-parallel traffic (and the interleaved schedule's pipeline sends)
+    hides under up to COMM_OVERLAP of the compute; tensor-parallel, plain pipeline, CP and EP traffic does not.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
     zero = _array(zero_stage, par.zero_stage)
     tp = _array(tensor_parallel, par.tensor_parallel)
     pp = _array(pipeline_parallel, par.pipeline_parallel)
+    cp, vp = float(par.context_parallel), float(par.virtual_pipeline)
+    ep = float(par.expert_parallel) if spec.model.is_moe else 1.0
     peak = _array(peak_tflops, np.nan) * 1e12
     link = _array(interconnect_gbps, np.inf) * 1e9
     tp_link = _array(tensor_parallel_gbps, np.nan) * 1e9
@@ -228,58 +238,80 @@ def training_throughput(
     hierarchical = ~np.isnan(per_node)
     per_node = np.where(hierarchical, per_node, gpus)
     fabric = np.where(hierarchical, _array(fabric_gbps, np.nan) * 1e9, link)
-    dp = gpus / (tp * pp)
+    # dp: model replicas (each sees its own micro-batches); the gradient all-reduce and ZeRO run over the
+    # dp x cp ranks that hold the same weights (Megatron's data-parallel group with context parallelism).
+    dp = gpus / (tp * pp * cp)
+    grad_ranks = dp * cp
     accumulation = float(spec.gradient_accumulation_steps)
     micro_tokens = float(spec.seq_len * spec.micro_batch_size)
     step_tokens = micro_tokens * accumulation * dp
 
-    bubble = 1.0 + (pp - 1.0) / accumulation
+    bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
     compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
     compute_s = compute_s * bubble * _step_overhead(spec)
 
     state = state_bytes(spec)
     sharded = zero >= 3
-    gradient_bytes = state.trainable_params * state.grad_bytes_per_param / (tp * pp)
-    weight_bytes = state.weight_bytes / (tp * pp)
+    # each rank's gradients: its stage shard, 1 / ep of the routed experts (all-reduced over dp x cp / ep
+    # ranks; the ring factor of dp x cp is kept for them, within (n - 1) / n of the smaller group's)
+    gradient_bytes = state.trainable_params * state.grad_bytes_per_param * expert_share(spec) / (tp * pp)
+    weight_bytes = state.weight_bytes * expert_share(spec) / (tp * pp)
     dp_per_node = np.maximum(1.0, per_node / (tp * pp))  # data-parallel ranks sharing a node
     # DDP / ZeRO-1/2: one gradient all-reduce per step. ZeRO-3/FSDP: per micro-batch, a gradient
     # reduce-scatter and two parameter all-gathers (forward, backward).
     grad_factor = np.where(sharded, accumulation, 2.0)
-    grad_node_s, grad_fabric_s = ring_seconds(grad_factor, gradient_bytes, dp, dp_per_node, link, fabric)
+    grad_node_s, grad_fabric_s = ring_seconds(
+        grad_factor, gradient_bytes, grad_ranks, dp_per_node, link, fabric
+    )
     gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
-    gather_node_s, gather_fabric_s = ring_seconds(gather_factor, weight_bytes, dp, dp_per_node, link, fabric)
+    gather_node_s, gather_fabric_s = ring_seconds(
+        gather_factor, weight_bytes, grad_ranks, dp_per_node, link, fabric
+    )
     # Per-call latency (the alpha of the alpha-beta model): matters when many small calls cross many nodes.
     gradient_calls, gather_calls = data_parallel_calls(
-        spec, sharded, gradient_bytes, pp, dp, state.grad_bytes_per_param
+        spec, sharded, gradient_bytes, pp, grad_ranks, state.grad_bytes_per_param
     )
-    grad_latency_s = collective_latency_seconds(np.where(sharded, 1.0, 2.0), gradient_calls, dp, dp_per_node)
-    gather_latency_s = collective_latency_seconds(1.0, gather_calls, dp, dp_per_node)
+    grad_latency_s = collective_latency_seconds(
+        np.where(sharded, 1.0, 2.0), gradient_calls, grad_ranks, dp_per_node
+    )
+    gather_latency_s = collective_latency_seconds(1.0, gather_calls, grad_ranks, dp_per_node)
     dp_comm_s = (
         grad_node_s + grad_fabric_s + gather_node_s + gather_fabric_s + grad_latency_s + gather_latency_s
     )
 
-    tp_message = micro_tokens * spec.model.hidden_size * 2.0  # 16-bit activations of one micro-batch
+    rank_tokens = micro_tokens / cp  # a context-parallel rank's share of the sequence
+    tp_message = rank_tokens * spec.model.hidden_size * 2.0  # 16-bit activations of one micro-batch
     tp_calls = tp_allreduces_per_layer(spec) * spec.model.num_layers / pp * accumulation
     tp_volume = np.where(tp > 1, tp_calls * 2.0 * (tp - 1.0) / tp * tp_message, 0.0)
     tp_comm_s = np.where(tp > 1, tp_volume / tp_link + tp_calls * TP_ALLREDUCE_LATENCY.value, 0.0)
 
-    # Pipeline stages hand one micro-batch's activations forward and its gradients back; stages spill
-    # onto the fabric once tensor x pipeline ranks outgrow a node.
-    pp_volume = np.where(pp > 1, 2.0 * accumulation * tp_message, 0.0)
-    pp_link = np.where(tp * pp > per_node, fabric, link)
+    # Pipeline stages hand one micro-batch's activations forward and its gradients back (v times over
+    # under the interleaved schedule); stages spill onto the fabric once tensor x context x pipeline ranks
+    # outgrow a node.
+    # Under sequence parallelism a stage's output is split over its tp ranks, so each sends 1 / tp of it
+    # (Megatron's scatter/gather of stage outputs, Narayanan et al. 2021 sec. 4.1).
+    pp_volume = np.where(pp > 1, 2.0 * accumulation * vp * tp_message / tp, 0.0)
+    pp_link = np.where(tp * cp * pp > per_node, fabric, link)
     with np.errstate(divide="ignore", invalid="ignore"):
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
+    cp_volume, cp_comm_s = context_parallel_exchange(spec, tp, pp, rank_tokens, per_node, link, fabric)
+    ep_volume, ep_comm_s = expert_alltoall(spec, tp, pp, rank_tokens, per_node, link, fabric)
 
-    exposed_dp = np.maximum(0.0, dp_comm_s - COMM_OVERLAP.value * compute_s)
-    gpu_step_s = compute_s + exposed_dp + tp_comm_s + pp_comm_s
+    # Megatron overlaps the pipeline sends with the next chunk's compute only under the interleaved
+    # schedule (arguments.py: "Overlap P2P communication is disabled if not using the interleaved
+    # schedule"): there they hide with the data-parallel traffic under COMM_OVERLAP of the compute.
+    hidden_pp_s, exposed_pp_s = (pp_comm_s, 0.0) if vp > 1 else (0.0, pp_comm_s)
+    exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
+    model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + ep_comm_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
-    communication_s = dp_comm_s + tp_comm_s + pp_comm_s
+    communication_s = dp_comm_s + model_comm_s
     tokens_per_second = step_tokens / step_s
     with np.errstate(invalid="ignore", divide="ignore"):
         hours = (spec.training_tokens or np.nan) / tokens_per_second / 3600.0
         share = communication_s / (compute_s + communication_s)
-    ranks_volume = 2.0 * (dp - 1.0) / dp
+    ranks_volume = 2.0 * (grad_ranks - 1.0) / grad_ranks
     rows = {
         "training_tokens_per_second": tokens_per_second,
         "training_hours": hours,
@@ -298,15 +330,68 @@ def training_throughput(
         "gather_calls_per_step": gather_calls,
         "tensor_parallel_seconds": tp_comm_s,
         "pipeline_seconds": pp_comm_s,
-        "pipeline_on_fabric": (pp > 1) & (tp * pp > per_node),
+        "pipeline_on_fabric": (pp > 1) & (tp * cp * pp > per_node),
+        "context_parallel_seconds": cp_comm_s,
+        "context_parallel_on_fabric": (cp > 1) & (tp * cp > per_node),
+        "expert_parallel_on_node": (ep > 1) & (per_node / (tp * cp) >= 2.0),
+        "expert_parallel_on_fabric": (ep > 1) & (tp * cp * ep > per_node),
+        "expert_parallel_seconds": ep_comm_s,
+        "pipeline_bubble": bubble - 1.0,
         # bytes each GPU sends per step, for the row's sentence
         "gradient_bytes_per_step": grad_factor / 2.0 * ranks_volume * gradient_bytes,
         "gather_bytes_per_step": gather_factor / 2.0 * ranks_volume * weight_bytes,
         "tensor_parallel_bytes_per_step": tp_volume,
         "pipeline_bytes_per_step": pp_volume,
+        "context_parallel_bytes_per_step": cp_volume,
+        "expert_parallel_bytes_per_step": ep_volume,
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
+    """(bytes each GPU sends, seconds) per step of context parallelism's K/V ring: per layer of the stage
+    and micro-batch, CONTEXT_PARALLEL_KV_PASSES (+1 under full recomputation) passes of the rank's K and V
+    chunk (its KV heads / tp, 16-bit) to the next of cp ranks, cp - 1 times. The cp ranks sit next to the
+    tensor-parallel ones (Megatron's tp-cp-dp-pp order): on the node link while tp x cp fits a node."""
+    cp = float(spec.parallelism.context_parallel)
+    if cp <= 1:
+        zero = np.zeros_like(np.asarray(tp * pp * per_node, dtype=float))
+        return zero, zero
+    passes = CONTEXT_PARALLEL_KV_PASSES.value + (1.0 if spec.gradient_checkpointing == "full" else 0.0)
+    kv_width = counts.kv_elems_per_token(spec.model) / spec.model.num_layers  # K and V of one layer
+    chunk = rank_tokens * kv_width * 2.0 / tp
+    layers = spec.model.num_layers / pp * float(spec.gradient_accumulation_steps)
+    volume = passes * (cp - 1.0) * chunk * layers
+    over = np.where(tp * cp > per_node, fabric, link)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no fabric between instances: never finishes
+        seconds = volume / over
+    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
+
+
+def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
+    """(bytes each GPU sends, seconds) per step of expert parallelism's token all-to-alls: per MoE layer of
+    the stage and micro-batch, EXPERT_ALLTOALLS (+2 under full recomputation) all-to-alls of the rank's
+    tokens x top-k x hidden 16-bit values (its sequence shard: tokens / tp under sequence parallelism),
+    (ep - 1) / ep of them leaving the GPU. The EP group strides over tp x cp ranks: the peers in the same
+    node go over the node link and the rest over the fabric, both at once (the slower sets the time)."""
+    par, model = spec.parallelism, spec.model
+    ep = float(par.expert_parallel)
+    if ep <= 1 or not model.is_moe:
+        zero = np.zeros_like(np.asarray(tp * pp * per_node, dtype=float))
+        return zero, zero
+    calls = EXPERT_ALLTOALLS.value + (2.0 if spec.gradient_checkpointing == "full" else 0.0)
+    _, moe_layers = counts.layer_counts(model)
+    layers = moe_layers / pp * float(spec.gradient_accumulation_steps)
+    message = rank_tokens / tp * model.experts_per_token * model.hidden_size * 2.0
+    volume = calls * layers * message * (ep - 1.0) / ep
+    in_node = np.clip(per_node / (tp * par.context_parallel), 1.0, ep)  # EP peers in one node, itself too
+    node_share = (in_node - 1.0) / (ep - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seconds = np.maximum(
+            volume * node_share / link, np.where(node_share < 1.0, volume * (1 - node_share) / fabric, 0.0)
+        )
+    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:

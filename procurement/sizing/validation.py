@@ -568,7 +568,8 @@ CASES: dict[str, Case] = {
         explanation="As for the 530B row: the engine applies the A100 pretraining MFU (0.51) to the 8N "
         "recompute FLOPs, then adds the non-interleaved pipeline bubble ((12 - 1) / 96 micro-batches = "
         "11.5%) and un-overlapped tensor-parallel all-reduces; Megatron's interleaved 1F1B schedule shrinks "
-        "that bubble by the number of model chunks per stage.",
+        "that bubble by the number of model chunks per stage (parallelism.virtual_pipeline), which this "
+        "case does not state: the paper's table gives no chunk count.",
     ),
     "megatron-530b-ptd-560": Case(
         {
@@ -665,7 +666,7 @@ CASES: dict[str, Case] = {
         explanation="The engine prices the non-interleaved 1F1B bubble, (64 - 1) / 512 micro-batches = 12.3%, "
         "and 6 un-overlapped tensor-parallel all-reduces per layer per micro-batch at the A100 pretraining "
         "MFU (0.51); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
-        "§2.2.2) and its overlap of part of that traffic are not modelled.",
+        "§2.2.2, parallelism.virtual_pipeline) is not stated: the paper's table gives no chunk count.",
     ),
     "tt-llama31-8b-lora-4090-tps": Case(
         {

@@ -45,6 +45,9 @@ KNOB_DEFAULTS = {
     "zero_stage": "0",
     "tensor_parallel": "1",
     "pipeline_parallel": "1",
+    "virtual_pipeline": "",  # blank: 1 (the spec's default), so the starting document stays short
+    "context_parallel": "",
+    "expert_parallel": "",
     "concurrency": "8",
     "context_len": "4096",
     "resolution_px": "",
@@ -85,6 +88,9 @@ KNOB_LABELS = {
     # GPUs split each model copy tensor x pipeline ways; the rest are data-parallel replicas
     "tensor_parallel": ("Tensor parallel", "GPUs sharing each layer; divides GPUs"),
     "pipeline_parallel": ("Pipeline parallel", "stages of layers; divides GPUs"),
+    "virtual_pipeline": ("Virtual pipeline", "training: model chunks per stage (interleaved 1F1B); blank: 1"),
+    "context_parallel": ("Context parallel", "training: GPUs sharing each sequence; blank: 1"),
+    "expert_parallel": ("Expert parallel", "training, MoE: GPUs sharing the experts; blank: 1"),
     "concurrency": ("Concurrent requests", "inference"),
     "context_len": ("Context length (tokens)", "inference"),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),

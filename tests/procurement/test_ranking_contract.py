@@ -90,3 +90,42 @@ def test_gpus_auto_is_not_a_multiple_check_and_an_unstated_spec_is_unchanged():
     )
     assert plain.parallelism.stated == frozenset()
     assert all(row["differs_from_spec"] == [] for row in _rank(plain))
+
+
+def test_context_and_expert_parallel_degrees_are_every_rows_and_tile_its_gpus():
+    # par26: the degrees a spec states (or 1) are never varied. Llama 3 8B pretraining at 8k with CP 4 and
+    # gpus auto: every row keeps CP 4 and a GPU count holding whole TP x CP 4 groups (no 1-GPU rows)
+    spec = _spec({"gpus": "auto", "context_parallel": 4}, task="pretrain", seq_len=8192)
+    rows = _rank(spec, include_infeasible=True)
+    assert rows and all(row["plan"]["context_parallel"] == 4 for row in rows)
+    assert all(row["gpus"] % (4 * row["plan"]["tensor_parallel"]) == 0 for row in rows)
+    # the same job with CP 1 ranks 1-GPU cards too, so the filter is CP's
+    plain = _rank(_spec({"gpus": "auto"}, task="pretrain", seq_len=8192), include_infeasible=True)
+    assert any(row["gpus"] == 1 for row in plain)
+    # Mixtral with EP 8 stated on 8 GPUs: rows keep 8 GPUs and EP 8 (each GPU holds one expert of 8)
+    mixtral = _spec({"gpus": 8, "expert_parallel": 8}, task="pretrain", preset="mixtral-8x7b")
+    rows = _rank(mixtral, include_infeasible=True)
+    assert rows and {(row["gpus"], row["plan"]["expert_parallel"]) for row in rows} == {(8, 8)}
+    assert any(row["instances"] == 1 for row in rows)
+    for row in [row for row in rows if row["instances"] == 1]:  # an 8-GPU instance: all-to-alls on its link
+        carried = {item["collective"]: item["over"] for item in row["interconnect"]["carried"]}
+        assert carried["EP all-to-all"] == row["interconnect"]["node_link"], carried
+    # EP shrinks each GPU's share of the experts: its rows need less memory than the same plan without EP
+    alone = _rank(_spec({"gpus": 8}, task="pretrain", preset="mixtral-8x7b"), include_infeasible=True)
+
+    def plan_of(row):
+        return (
+            row["instance_type"],
+            row["pricing_model"],
+            row["plan"]["zero_stage"],
+            row["plan"]["tensor_parallel"],
+        )
+
+    by_plan = {plan_of(row): row["memory_per_gpu_gib"] for row in alone}
+    compared = [row for row in rows if plan_of(row) in by_plan]
+    assert compared
+    # unsharded (ZeRO-0) each GPU keeps 1 / 8 of the experts instead of all; under ZeRO-3 each already held
+    # 1 / 8 of the whole state, so EP changes nothing there
+    assert all(row["memory_per_gpu_gib"] <= by_plan[plan_of(row)] for row in compared)
+    unsharded = [row for row in compared if row["plan"]["zero_stage"] == 0]
+    assert unsharded and all(row["memory_per_gpu_gib"] < by_plan[plan_of(row)] for row in unsharded)

@@ -187,3 +187,32 @@ def test_the_form_splits_weights_over_pipeline_stages_and_names_a_bad_split(bund
         "tensor_parallel": "must divide model.num_attention_heads (64), got 3",
     }
     assert bad.context["report"] is None
+
+
+@pytest.mark.django_db
+def test_the_form_states_context_parallelism_and_names_a_bad_degree(bundled_catalog, client_as):
+    # par26: Llama 3 70B pretraining at 8k on 4 GPUs, TP 2 x CP 2: each GPU keeps half the sequence's
+    # activations (the page's breakdown halves against CP 1) and the sentence says the sequence is split
+    client = client_as("engineer")
+    training = SERVING_70B | {
+        "task": "pretrain",
+        "seq_len": "8192",
+        "micro_batch_size": "1",
+        "gradient_checkpointing": "selective",
+        "training_tokens": "1e9",
+        "tensor_parallel": "2",
+        "pipeline_parallel": "1",
+    }
+    page = client.post("/size/", training | {"context_parallel": "2"})
+    assert page.status_code == 200 and page.context["errors"] == []
+    assert yaml.safe_load(page.context["text"])["parallelism"]["context_parallel"] == 2
+    assert _h100(page.context["report"])["plan"]["context_parallel"] == 2
+    whole = client.post("/size/", training).context["report"]
+    split = _h100(page.context["report"])["memory"]["activations_gib"]
+    assert split == pytest.approx(_h100(whole)["memory"]["activations_gib"] / 2, rel=0.01)
+    assert "each sequence split over 2 GPUs (context parallel)" in page.content.decode()
+    # 2 x CP 3 does not divide 8,192 tokens, and 4 GPUs are no multiple of TP 2 x CP 3: both fields marked
+    bad = client.post("/size/", training | {"context_parallel": "3"})
+    marked = {field["name"]: field["error"] for field in bad.context["form_fields"] if field["error"]}
+    assert marked["context_parallel"] == "2 x context_parallel (6) must divide seq_len (8192)"
+    assert "context_parallel (2 x 1 x 3)" in marked["gpus"]

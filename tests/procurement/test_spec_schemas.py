@@ -15,7 +15,7 @@ CASES = [
     (docs.WorkloadLoraSerializer, {"rank", "targets", "alpha", "dropout"}),
     (
         docs.WorkloadParallelismSerializer,
-        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload"},
+        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS},
     ),
     (
         docs.WorkloadInferenceSerializer,
