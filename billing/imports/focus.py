@@ -21,6 +21,7 @@ period they correct, and are stored as such: summing a period includes them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -204,8 +205,25 @@ def _normalize(
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
     out["tags"] = tag_objects(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
-    out["is_refund"] = False  # FOCUS marks no refund: a refund is one of its credits
+    out["is_refund"] = _refunds(out)
     return out[NORMALIZED_COLUMNS]
+
+
+# FOCUS 1.0-1.2 ChargeCategory: Usage, Purchase and Tax are "positive or negative charges ... including
+# refunds"; Credit is what the provider grants (promotional credits), Adjustment anything else
+# (FOCUS_Spec specification/columns/chargecategory.md). A refund of a closed billing period also carries
+# ChargeClass "Correction" (chargeclass.md: "e.g., refunds and credit modifications").
+REFUNDED_CATEGORIES = ("usage", "purchase", "tax")
+
+
+def _refunds(out: pd.DataFrame) -> np.ndarray:
+    """FOCUS has no refund column: a refund is a negative BilledCost in a category that refunds."""
+    codes, values = codes_and_values(out["billed_cost"])
+    negative = np.array(
+        [str(v).startswith("-") and Decimal(str(v)) < 0 for v in values] + [False], dtype=bool
+    )
+    refunded = out["charge_category"].astype(str).isin(REFUNDED_CATEGORIES).to_numpy()
+    return negative[codes] & refunded
 
 
 def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
