@@ -12,6 +12,7 @@ The instance type of a row, in this order (docs/billing.md):
    without x_UsageType, the instance type its EC2 usage ChargeDescription names ("$1.624 per On Demand
    Linux g5.4xlarge Instance Hour");
 3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
+4. an OCI GPU shape in ResourceType ("BM.GPU.H100.8", gpu_identity.oci_gpu_shape);
 otherwise none (the row is not GPU instance usage).
 
 Corrections (ChargeClass = Correction) carry the difference FOCUS defines them to be, in the charge
@@ -31,7 +32,7 @@ from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, codes_and_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
-from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
+from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type, oci_gpu_shape
 from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from billing.imports.tag_formats import tag_objects
@@ -266,8 +267,8 @@ def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
 
 
 def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
-    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId): the first
-    that names a type (module docstring)."""
+    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId,
+    ResourceType): the first that names a type (module docstring)."""
     codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
     named = coded(codes, [str(obj.get("InstanceType") or obj.get("x_InstanceType") or "") for obj in details])
     codes, triples = tuple_codes(
@@ -277,6 +278,7 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         raw["x_UsageType"],
         raw["ChargeDescription"],
         raw["SkuId"],
+        raw["ResourceType"],
     )
     types = [
         from_details
@@ -286,6 +288,7 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         or gcp_accelerator_type(description)
         or (aws_description_instance_type(description) if not usage else "")
         or (sku_types.get(sku, "") if sku_types else "")
-        for from_details, sku_details, additional, usage, description, sku in triples
+        or oci_gpu_shape(resource_type)
+        for from_details, sku_details, additional, usage, description, sku, resource_type in triples
     ]
     return coded(codes, types, raw.index)
