@@ -70,13 +70,15 @@ def test_without_restate_a_second_file_of_the_month_is_kept_beside_the_first(tmp
     assert spend() == 22_500_000  # 10.00 + 12.50, in micro-units
 
 
-def test_restate_replaces_the_month_of_the_same_billing_source_and_flags_the_import(tmp_path):
+def test_restate_replaces_the_month_of_the_same_billing_source_and_flags_the_import(tmp_path, client_as):
     import_billing(bill(tmp_path, "may.csv", ("111", "2026-05-03", "10.000000")))
     out = import_billing(bill(tmp_path, "may-restated.csv", ("111", "2026-05-03", "12.500000")), "--restate")
     (kept,) = BillingImport.objects.all()
     assert (kept.file_name, kept.restated, kept.inserted) == ("may-restated.csv", True, 1)
     assert "restated: may-restated.csv" in out
     assert spend() == 12_500_000  # the restated line only
+    page = client_as("admin").get("/billing/upload/")
+    assert page.status_code == 200 and b'<span class="badge warn">restated</span>' in page.content
 
 
 def test_restate_replaces_only_the_months_the_file_holds_and_only_its_billing_accounts(tmp_path):
