@@ -16,3 +16,20 @@ class BillingConfig(AppConfig):
         # Every write of spend or utilization rows creates, saves or deletes (cascading) an import in the
         # same transaction, so the rows themselves, millions of them, need no receiver.
         bump_on_write("billing", BillingImport, Budget, BudgetAlert)
+        _remove_deleted_files()
+
+
+def _remove_deleted_files():
+    """A deleted import's dataset files (folder or S3 objects) go once the deletion commits, unless another
+    import still records them (storage/location.py): PostgreSQL's records say what exists."""
+    from django.db import transaction
+    from django.db.models.signals import post_delete
+
+    from billing.models import BillingImportFile
+    from billing.storage.location import remove_unrecorded
+
+    def removed(sender, instance, **kwargs):
+        path = instance.path
+        transaction.on_commit(lambda: remove_unrecorded([path]))
+
+    post_delete.connect(removed, sender=BillingImportFile, dispatch_uid="billing:dataset-files", weak=False)

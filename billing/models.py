@@ -50,6 +50,10 @@ class BillingImport(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     imported_at = models.DateTimeField(auto_now_add=True)
+    restated = models.BooleanField(
+        default=False,
+        help_text="It replaced the stored charge months of an earlier import of the same billing source.",
+    )
     row_key_scheme = models.PositiveSmallIntegerField(
         choices=RowKeyScheme.choices,
         default=RowKeyScheme.COLUMN_HASH_128,

@@ -106,11 +106,11 @@ def anomaly_table(anomalies: dict) -> Table:
     )
 
 
-def unused_commitment_table(anomalies: dict) -> Table:
-    found = anomalies.get("unused_commitments", [])
+def unused_commitment_table(anomalies: dict, *, gpu: bool = True) -> Table:
+    found = anomalies.get("unused_commitments" if gpu else "unused_non_gpu_commitments", [])
     return Table(
-        "unused_commitment_findings",
-        f"Unused commitments ({len(found)} found, one line each)",
+        "unused_commitment_findings" if gpu else "unused_non_gpu_commitment_findings",
+        f"Unused {'' if gpu else 'non-GPU '}commitments ({len(found)} found, one line each)",
         [
             Column("commitment_id", "Commitment"),
             Column("days_unused", "Days unused"),
@@ -131,6 +131,7 @@ def finance_tables(review: dict) -> list[Table]:
         budget_table(review["budgets"]),
         anomaly_table(review["anomalies"]),
         unused_commitment_table(review["anomalies"]),
+        unused_commitment_table(review["anomalies"], gpu=False),
     ]
 
 
@@ -174,7 +175,7 @@ def add_finance_sections(data: dict) -> dict:
         {
             "id": "anomalies",
             "title": "Anomalies",
-            "tables": ["anomalies", "unused_commitment_findings"],
+            "tables": ["anomalies", "unused_commitment_findings", "unused_non_gpu_commitment_findings"],
             "figures": ["anomalies"],
         },
     ]
@@ -216,5 +217,10 @@ def finance_text(review: dict) -> list[str]:
         f"  unused commitment {c['commitment_id']}: {c['days_unused']} day(s) {c['first_day']}..{c['last_day']}, "
         f"{c['unused_cost']} {currency}"
         for c in review["anomalies"].get("unused_commitments", [])
+    ]
+    lines += [
+        f"  unused non-GPU commitment {c['commitment_id']}: {c['days_unused']} day(s) "
+        f"{c['first_day']}..{c['last_day']}, {c['unused_cost']} {currency}"
+        for c in review["anomalies"].get("unused_non_gpu_commitments", [])
     ]
     return lines

@@ -27,6 +27,7 @@ from billing.review.engine import (
     hours,
     money,
     scope_masks,
+    unattributed_mask,
     with_attribution,
 )
 from billing.review.selectors import review_fx, review_fx_months
@@ -157,14 +158,21 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
         "found": len(found),
         "items": items,
         "unused_commitments": unused_commitments(period_rows, request),
+        "unused_non_gpu_commitments": unused_commitments(period_rows, request, gpu=False),
     }
 
 
-def unused_commitments(frame: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, gpu: bool = True) -> list[dict]:
     """One finding per commitment with unused GPU cost in the period (issue 28: not one anomaly a day):
-    the days it went unused, the first and last of them and the unused cost, largest first."""
+    the days it went unused, the first and last of them and the unused cost, largest first. Without `gpu`:
+    the same of the unused cost that is non-GPU spend (a commitment of instance types without a GPU,
+    commitment_attribution.py's rule 2), never a daily anomaly either (anomalies read GPU spend only)."""
     period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
-    rows = _converted(period[scope_masks(period)[1]], request)
+    picked = scope_masks(period)[1]
+    if not gpu:
+        unused = (period["commitment_status"] == "unused").to_numpy(bool)
+        picked = unused & ~picked & ~unattributed_mask(period)
+    rows = _converted(period[picked], request)
     if rows.empty:
         return []
     days = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None).floor("D")

@@ -26,6 +26,13 @@ HOUR_UNITS = frozenset({"hour", "hours", "hrs", "hr", "h"})
 # Google Cloud bills GPU and VM time in seconds (its export's usage.unit "seconds"): 3,600 make an hour.
 SECOND_UNITS = frozenset({"second", "seconds", "sec", "secs", "s"})
 UNITS_PER_HOUR = {**dict.fromkeys(HOUR_UNITS, 1), **dict.fromkeys(SECOND_UNITS, 3600)}
+# OCI prices its GPU shapes per GPU per hour (its price list's unit "GPU Per Hour"; its FOCUS reports
+# count compute as "OCPU Hours" / "OCPU Per Hour" alike): such a row's quantity is GPU-hours already, 16
+# for BM.GPU.H100.8 over 2 hours, and its instance-hours are that over the shape's GPUs.
+GPU_HOUR_UNITS = frozenset({"gpu hours", "gpu hour", "gpu per hour", "gpu-hours", "gpu hrs"})
+# The bill's provider slug -> the catalog's, where they differ: OCI's FOCUS reports name the provider
+# "Oracle" (providers.provider_slug: "oracle"), the catalog loads OCI's shapes as "oci" (pricing/catalog.py).
+CATALOG_PROVIDERS = {"oracle": "oci"}
 
 CatalogEntry = tuple[int, str, Decimal]  # GPU model id, GPU slug, GPUs per instance
 
@@ -47,7 +54,9 @@ def enrich(
 ) -> pd.DataFrame:
     out = frame.copy(deep=False)  # copy-on-write: the new columns do not reach `frame`
     codes, uniques = tuple_codes(out["provider"], out["instance_type"])
-    entries = [catalog.get(key) for key in uniques]
+    entries = [
+        catalog.get(key) or catalog.get((CATALOG_PROVIDERS.get(key[0], ""), key[1])) for key in uniques
+    ]
     counts = np.bincount(codes, minlength=len(uniques)) if len(codes) else []
     for (provider, itype), entry, count in zip(uniques, entries, counts, strict=True):
         if itype and entry is None:
@@ -76,8 +85,8 @@ def _gpu_scoped(out: pd.DataFrame, catalog: Mapping[tuple[str, str], CatalogEntr
 
 
 def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entries: list) -> None:
-    """Instance-hours (usage rows in hours with an instance type) and GPU-hours (x GPUs per instance),
-    exact Decimals computed once per distinct (quantity, unit, category, instance type)."""
+    """Instance-hours (usage rows in hours with an instance type) and GPU-hours (x GPUs per instance; a
+    row in GPU-hours, OCI's, the other way round), exact Decimals computed once per distinct (quantity, unit, category, instance type)."""
     codes, uniques = tuple_codes(
         out["consumed_quantity"],
         out["consumed_unit"],
@@ -87,11 +96,13 @@ def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entrie
     hours, gpu_hours = [], []
     for quantity, unit, category, type_code in uniques:
         per_hour = UNITS_PER_HOUR.get(unit.strip().lower())
-        is_instance = (
-            per_hour is not None and quantity != "" and types[type_code][1] != "" and category == "usage"
-        )
-        h = Decimal(quantity) / per_hour if is_instance else Decimal(0)
+        is_usage = quantity != "" and types[type_code][1] != "" and category == "usage"
         count = entries[type_code][2] if entries[type_code] else None
+        if is_usage and count and unit.strip().lower() in GPU_HOUR_UNITS:  # GPU-hours given (OCI)
+            hours.append(Decimal(quantity) / count)
+            gpu_hours.append(Decimal(quantity))
+            continue
+        h = Decimal(quantity) / per_hour if is_usage and per_hour is not None else Decimal(0)
         hours.append(h)
         gpu_hours.append(h * count if count is not None else Decimal(0))
     out["instance_hours"] = coded(codes, hours, out.index)

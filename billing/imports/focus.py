@@ -12,6 +12,7 @@ The instance type of a row, in this order (docs/billing.md):
    without x_UsageType, the instance type its EC2 usage ChargeDescription names ("$1.624 per On Demand
    Linux g5.4xlarge Instance Hour");
 3. the user's mapping of SkuId to instance type (settings BILLING_INSTANCE_TYPES);
+4. an OCI GPU shape in ResourceType ("BM.GPU.H100.8", gpu_identity.oci_gpu_shape);
 otherwise none (the row is not GPU instance usage).
 
 Corrections (ChargeClass = Correction) carry the difference FOCUS defines them to be, in the charge
@@ -21,6 +22,7 @@ period they correct, and are stored as such: summing a period includes them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,7 @@ from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, codes_and_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
-from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type
+from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type, oci_gpu_shape
 from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from billing.imports.tag_formats import tag_objects
@@ -204,8 +206,25 @@ def _normalize(
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
     out["tags"] = tag_objects(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
-    out["is_refund"] = False  # FOCUS marks no refund: a refund is one of its credits
+    out["is_refund"] = _refunds(out)
     return out[NORMALIZED_COLUMNS]
+
+
+# FOCUS 1.0-1.2 ChargeCategory: Usage, Purchase and Tax are "positive or negative charges ... including
+# refunds"; Credit is what the provider grants (promotional credits), Adjustment anything else
+# (FOCUS_Spec specification/columns/chargecategory.md). A refund of a closed billing period also carries
+# ChargeClass "Correction" (chargeclass.md: "e.g., refunds and credit modifications").
+REFUNDED_CATEGORIES = ("usage", "purchase", "tax")
+
+
+def _refunds(out: pd.DataFrame) -> np.ndarray:
+    """FOCUS has no refund column: a refund is a negative BilledCost in a category that refunds."""
+    codes, values = codes_and_values(out["billed_cost"])
+    negative = np.array(
+        [str(v).startswith("-") and Decimal(str(v)) < 0 for v in values] + [False], dtype=bool
+    )
+    refunded = out["charge_category"].astype(str).isin(REFUNDED_CATEGORIES).to_numpy()
+    return negative[codes] & refunded
 
 
 def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
@@ -248,8 +267,8 @@ def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:
 
 
 def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Series:
-    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId): the first
-    that names a type (module docstring)."""
+    """Per distinct (SkuPriceDetails, Azure details, x_UsageType, ChargeDescription, SkuId,
+    ResourceType): the first that names a type (module docstring)."""
     codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
     named = coded(codes, [str(obj.get("InstanceType") or obj.get("x_InstanceType") or "") for obj in details])
     codes, triples = tuple_codes(
@@ -259,6 +278,7 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         raw["x_UsageType"],
         raw["ChargeDescription"],
         raw["SkuId"],
+        raw["ResourceType"],
     )
     types = [
         from_details
@@ -268,6 +288,7 @@ def _instance_types(raw: pd.DataFrame, where: dict, sku_types: dict) -> pd.Serie
         or gcp_accelerator_type(description)
         or (aws_description_instance_type(description) if not usage else "")
         or (sku_types.get(sku, "") if sku_types else "")
-        for from_details, sku_details, additional, usage, description, sku in triples
+        or oci_gpu_shape(resource_type)
+        for from_details, sku_details, additional, usage, description, sku, resource_type in triples
     ]
     return coded(codes, types, raw.index)

@@ -61,6 +61,17 @@ def gcp_accelerator_aliases() -> dict[str, str]:
     return {accelerator: alias for accelerator, alias in GCP_GPU_SKUS.values()}
 
 
+# OCI's GPU shapes: BM.GPU.H100.8, BM.GPU.A100-v2.8, VM.GPU.A10.1, BM.GPU4.8, VM.GPU3.2 (OCI's "Compute
+# Shapes" page; the catalog's skypilot/oci/vms.gpu.csv): bare metal or VM, "GPU", then the GPU count last
+_OCI_GPU_SHAPE = re.compile(r"^(?:BM|VM)\.GPU[A-Za-z0-9.-]*\.\d+$")
+
+
+def oci_gpu_shape(value: str) -> str:
+    """The OCI GPU shape a cell holds (OCI's FOCUS report's ResourceType, where it names the shape), or ""."""
+    text = value.strip()
+    return text if _OCI_GPU_SHAPE.match(text) else ""
+
+
 def azure_vm_size(details: str) -> str:
     """`ServiceType` of an Azure additional-information JSON object, or ""."""
     text = details.strip()

@@ -112,14 +112,18 @@ def import_file(
     )
 
 
-def import_files(paths, *, fmt=None, provider="", user=None, progress_factory=None) -> ImportResult:
-    """Every file on its own (one bad file does not stop the others); errors collected in the result."""
+def import_files(
+    paths, *, fmt=None, provider="", user=None, progress_factory=None, import_one=None
+) -> ImportResult:
+    """Every file on its own (one bad file does not stop the others); errors collected in the result.
+    `import_one` imports one file (import_file by default; restate.import_restating for --restate)."""
     total = ImportResult()
+    import_one = import_one or import_file
     for path in paths:
         path = Path(path)
         try:
             total.add(
-                import_file(path, fmt=fmt, provider=provider, user=user, progress_factory=progress_factory)
+                import_one(path, fmt=fmt, provider=provider, user=user, progress_factory=progress_factory)
             )
         except BillingFileError as error:
             total.errors.append(str(error))

@@ -50,7 +50,7 @@ NORMALIZED_COLUMNS = [
 # flexible or spend-based one) and the end of its term (NaT where the export does not say). Not part
 # of a row's key (keys.py), so rows stored before these columns existed keep their keys.
 COMMITMENT_COLUMNS = ("commitment_type", "commitment_family", "commitment_end")
-# A credit that refunds a charge (CUR's Refund line; FOCUS has no such mark): the invoice view's own line
+# A refund of a charge (CUR's Refund line; Azure's Refund; FOCUS's negative Usage, Purchase or Tax): the invoice view's own line
 # (invoice/lines.py). Not part of a row's key either, for the same reason.
 LABEL_COLUMNS = ("is_refund",)
 

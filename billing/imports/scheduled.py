@@ -22,7 +22,7 @@ from django.utils import timezone
 from billing.imports.importer import import_file
 from billing.imports.records import BillingFileError
 from billing.imports.s3_exports import Delivery, ExportManifestError, latest_deliveries
-from billing.models import BillingExportDelivery, BillingExportSource
+from billing.models import BillingExportDelivery, BillingExportSource, BillingImport, BillingImportFile
 
 logger = logging.getLogger(__name__)
 
@@ -91,12 +91,15 @@ def _import_delivery(source: BillingExportSource, delivery: Delivery, s3) -> boo
             if source.deliveries.filter(delivery_id=delivery.delivery_id).exists():
                 return False  # another run imported it meanwhile
             earlier = list(source.deliveries.filter(billing_month=delivery.month, replaced=False))
-            for old in earlier:
-                old.imports.all().delete()  # their spend rows go with them (CASCADE)
+            replace_imports(BillingImport.objects.filter(export_deliveries__in=earlier))
             BillingExportDelivery.objects.filter(pk__in=[old.pk for old in earlier]).update(replaced=True)
             results = [
                 import_file(path, fmt=source.export_format, provider=source.provider) for path in paths
             ]
+            if earlier:
+                BillingImport.objects.filter(pk__in=[pk for r in results for pk in r.imports]).update(
+                    restated=True
+                )
             record = BillingExportDelivery.objects.create(
                 source=source,
                 delivery_id=delivery.delivery_id,
@@ -108,6 +111,23 @@ def _import_delivery(source: BillingExportSource, delivery: Delivery, s3) -> boo
             record.imports.set([pk for result in results for pk in result.imports])
     logger.info("imported %s %s of %s", source.name, delivery.month, delivery.delivery_id)
     return bool(earlier)
+
+
+def replace_imports(imports, months=None) -> set[int]:
+    """Take out what a restatement replaces, in the caller's transaction (a scheduled delivery's month,
+    `import_billing --restate`'s months): the `imports`' dataset files of `months` (all: None) are no
+    longer recorded, and an import left without files is deleted; their files go once the transaction
+    commits (apps.py). The ids of the imports touched."""
+    files = BillingImportFile.objects.filter(billing_import__in=imports)
+    if months is None:
+        touched = set(imports.values_list("pk", flat=True))
+        BillingImport.objects.filter(pk__in=touched).delete()  # their files' records go with them (CASCADE)
+        return touched
+    files = files.filter(month__in=months)
+    touched = set(files.values_list("billing_import_id", flat=True))
+    files.delete()
+    BillingImport.objects.filter(pk__in=touched, files__isnull=True).delete()
+    return touched
 
 
 def _record_check(source: BillingExportSource, error: str) -> None:

@@ -4,8 +4,8 @@ spend review ties to the invoice. Plain Python over grouped sums (invoice/select
 Per provider, billing period and billing currency (an invoice is in its own currency: nothing is
 converted here), the lines are the FOCUS charge categories, each its own line: usage, purchases (upfront
 and recurring commitment fees: billed when bought, EffectiveCost 0 because the usage lines amortize
-them), taxes, credits and discounts, refunds (CUR's Refund lines; FOCUS marks none: its refunds are
-credits), adjustments; and
+them), taxes, credits and discounts, refunds (CUR's Refund lines, Azure's Refund charge type, and
+FOCUS's negative Usage, Purchase or Tax charges: FOCUS has no refund column, imports/focus.py), adjustments; and
 corrections (FOCUS ChargeClass = Correction) as their own line whatever their category. Billed total =
 the invoice; effective total = what the spend review counts for the same rows (amortized).
 

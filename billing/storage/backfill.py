@@ -16,11 +16,11 @@ import datetime as dt
 
 import numpy as np
 import pandas as pd
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from billing.storage.datasets import MICRO_COLUMNS, TEXT_COLUMNS, TIME_COLUMNS, DatasetWriter, dataset_frame
+from billing.storage.location import dataset_root
 
 CHUNK_ROWS = 100_000
 READ = [
@@ -54,7 +54,7 @@ def imports_without_dataset(import_model, record_model):
 def backfill_import(billing_import, record_model, file_model, chunk_rows: int = CHUNK_ROWS) -> int:
     """Write `billing_import`'s stored rows (every pull's, for a Cost Explorer pull) as its dataset and
     record its files; the rows written."""
-    dataset = DatasetWriter(settings.BILLING_DATASET_DIR)
+    dataset = DatasetWriter(dataset_root())
     written = 0
     if billing_import.source_format == "cost_explorer":
         records = record_model.objects.filter(billing_import__source_format="cost_explorer")

@@ -1,8 +1,8 @@
 """Each import's rows as an immutable Parquet dataset, partitioned by charge month (issue 28, item 1).
 
 An import writes `import=<id>/month=YYYY-MM/part-NNNNN.parquet` under the dataset folder
-(settings.BILLING_DATASET_DIR): first into a hidden `.incoming-*` folder, chunk by chunk, then renamed
-into place when the file is whole, so a reader never sees half an import and a bad file leaves
+(settings.BILLING_DATASET_DIR) or S3 prefix (BILLING_DATASET_URL, location.py): first into a hidden
+`.incoming-*` folder, chunk by chunk, then renamed into place (uploaded, for S3) when the file is whole, so a reader never sees half an import and a bad file leaves
 nothing behind. PostgreSQL records the files (models.BillingImportFile) beside the import and its
 checksum; a reader lists the files of the months it needs from those records, never from the folder.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -32,6 +33,7 @@ import pyarrow.parquet as pq
 
 from billing.imports.codes import codes_and_values
 from billing.imports.enrich import object_codes
+from billing.storage.location import S3Root
 
 MICRO = Decimal(1_000_000)
 TEXT_COLUMNS = [
@@ -171,9 +173,11 @@ class DatasetWriter:
     """One per imported file: `write` each chunk's table, then `finish` (renames the whole dataset into
     place and names its files) or `abandon` (removes what was written)."""
 
-    def __init__(self, root: Path):
-        self.root = Path(root)
-        self.incoming = self.root / f".incoming-{uuid.uuid4().hex}"
+    def __init__(self, root: Path | S3Root):
+        self.root = root if isinstance(root, S3Root) else Path(root)
+        # an S3 root's files are written whole here first, then uploaded at `finish` (location.py)
+        spool = Path(tempfile.gettempdir()) if isinstance(root, S3Root) else self.root
+        self.incoming = spool / f".incoming-{uuid.uuid4().hex}"
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._rows: dict[str, int] = {}
 
@@ -208,6 +212,8 @@ class DatasetWriter:
         if not self._rows:
             self.abandon()
             return []
+        if isinstance(self.root, S3Root):
+            return self._upload(name)
         target = self.root / name
         if target.exists():
             shutil.rmtree(target)
@@ -216,6 +222,18 @@ class DatasetWriter:
         for month, rows in sorted(self._rows.items()):
             path = target / f"month={month}" / "part-00000.parquet"
             files.append(DatasetFile(str(path.relative_to(self.root)), month, rows, path.stat().st_size))
+        return files
+
+    def _upload(self, name: str) -> list[DatasetFile]:
+        """The whole dataset to `name` under the S3 root: no reader lists it before its records commit."""
+        files = []
+        for month, rows in sorted(self._rows.items()):
+            part = f"month={month}/part-00000.parquet"
+            files.append(DatasetFile(f"{name}/{part}", month, rows, (self.incoming / part).stat().st_size))
+        try:
+            self.root.upload(self.incoming, name)
+        finally:
+            shutil.rmtree(self.incoming, ignore_errors=True)
         return files
 
     def abandon(self) -> None:

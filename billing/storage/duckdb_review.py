@@ -23,6 +23,7 @@ from billing.review.commitment_attribution import COMMITMENT_COLUMNS, with_commi
 from billing.review.engine import BREAKDOWNS, REVIEW_COLUMNS, empty_frame
 from billing.storage import review_sql
 from billing.storage.import_datasets import ImportDatasets
+from billing.storage.location import register_datasets
 from billing.storage.parquet import ParquetSpendStore
 
 FRAME_COLUMNS = REVIEW_COLUMNS + COMMITMENT_COLUMNS
@@ -186,6 +187,26 @@ def count_new_rows(files: Sequence[str], others: Sequence[str]) -> int:
         connection.close()
 
 
+def billing_sources(files: Sequence[str]) -> dict[str, set[tuple[str, str]]]:
+    """Each of `files` -> the (provider, billing account) pairs its rows were billed to: the billing
+    sources a file holds, for `import_billing --restate` (imports/restate.py)."""
+    found: dict[str, set[tuple[str, str]]] = {str(name): set() for name in files}
+    if not files:
+        return found
+    connection = _connection()
+    try:
+        rows = connection.execute(
+            "SELECT DISTINCT filename, provider, billing_account_id "
+            "FROM read_parquet($files, filename = true)",
+            {"files": list(found)},
+        ).fetchall()
+    finally:
+        connection.close()
+    for name, provider, account in rows:
+        found[name].add((provider, account))
+    return found
+
+
 def _pulls(store, files: Sequence[str]) -> dict:
     """{"pulls": the Cost Explorer pulls' files among `files`, oldest pull first}, or {} without any."""
     pulls = store.pulls(files) if hasattr(store, "pulls") else []
@@ -218,6 +239,7 @@ def _sorted_category(values: pa.ChunkedArray) -> pd.Categorical:
 
 def _connection() -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
+    register_datasets(connection)  # the datasets' S3 prefix, when they live under one (location.py)
     connection.execute("SET TimeZone = 'UTC'")
     # a GROUP BY over millions of rows stays within this, spilling to SPILL_FOLDER past it; each thread
     # holds its own hash tables, so the threads are bounded too

@@ -13,19 +13,19 @@ import datetime as dt
 import logging
 from pathlib import Path
 
-from django.conf import settings
 from django.db.models import Max
 
 from billing.models import BillingImportFile
+from billing.storage.location import S3Object, S3Root, dataset_root, relative_to_root
 
 logger = logging.getLogger(__name__)
 
 
 class ImportDatasets:
-    def __init__(self, root: Path | None = None):
-        self.root = Path(root or settings.BILLING_DATASET_DIR)
+    def __init__(self, root: Path | S3Root | None = None):
+        self.root = root or dataset_root()  # a folder, or an S3 prefix (location.py)
 
-    def recorded(self, start: dt.date, end: dt.date) -> list[Path]:
+    def recorded(self, start: dt.date, end: dt.date) -> list[Path | S3Object]:
         """The recorded files of the charge months [start, end) touches."""
         first = start.replace(day=1)
         paths = (
@@ -36,7 +36,7 @@ class ImportDatasets:
         )
         return [self.root / path for path in paths]
 
-    def files(self, start: dt.date, end: dt.date) -> list[Path]:
+    def files(self, start: dt.date, end: dt.date) -> list[Path | S3Object]:
         """The recorded files of [start, end) that are on disk. One not there (a dataset folder moved,
         cleaned or never shared: another machine's BILLING_DATASET_DIR) is left out and the log says
         which; a page never fails on it."""
@@ -71,7 +71,7 @@ class ImportDatasets:
         """The Cost Explorer pulls' files among `files`, oldest pull first (a file two pulls recorded, the
         same pull made twice, ranks as the later one): review_sql.LATEST_PULLS reads only the latest
         pull's rows of each charge day."""
-        by_path = {str(Path(name).relative_to(self.root)): name for name in files}
+        by_path = {relative_to_root(self.root, name): name for name in files}
         ranked = (
             BillingImportFile.objects.filter(path__in=by_path, billing_import__source_format="cost_explorer")
             .values("path")

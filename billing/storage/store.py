@@ -22,7 +22,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
-from django.conf import settings
 from django.db import transaction
 
 from billing.imports.checks import check_stored_bounds
@@ -34,6 +33,7 @@ from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_fr
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
 from billing.storage.keys import OccurrenceCounter, export_part, row_key_lanes
+from billing.storage.location import dataset_root
 from billing.tasks import check_spend_after_commit
 from pricing.fx import fx_rates
 from pricing.models import GpuAlias, InstanceType
@@ -130,7 +130,7 @@ def store_chunks(
             provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )
-        dataset = DatasetWriter(settings.BILLING_DATASET_DIR)
+        dataset = DatasetWriter(dataset_root())
         with _abandoned_on_error(dataset):
             for chunk in chunks:
                 _check_currency_mix(chunk, currencies_seen, convertible, file)

@@ -15,7 +15,15 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from gpuledger.env import env_bool, env_int, env_list, env_positive_int, env_str
+from gpuledger.env import (
+    env_bool,
+    env_http_url,
+    env_int,
+    env_list,
+    env_positive_int,
+    env_s3_prefix,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("GPULEDGER_VAR_DIR", str(BASE_DIR / "var")))
@@ -200,6 +208,13 @@ BILLING_SPOOL_DIR = env_str("BILLING_SPOOL_DIR", "")
 # Each billing import is kept here as an immutable Parquet dataset by charge month
 # (billing/storage/datasets.py); PostgreSQL records its files. Shared by the web and worker processes.
 BILLING_DATASET_DIR = Path(env_str("BILLING_DATASET_DIR", str(VAR_DIR / "billing")))
+# Or under an S3 prefix (s3://bucket/prefix) when BILLING_DATASET_URL is set (it wins over the folder);
+# BILLING_DATASET_S3_ENDPOINT points at an S3-compatible store (MinIO, Ceph: http(s)://host:port) and
+# BILLING_DATASET_S3_REGION names the bucket's region. Credentials come from AWS's usual chain
+# (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws, an instance role): never a setting of ours.
+BILLING_DATASET_URL = env_s3_prefix("BILLING_DATASET_URL")
+BILLING_DATASET_S3_ENDPOINT = env_http_url("BILLING_DATASET_S3_ENDPOINT")
+BILLING_DATASET_S3_REGION = env_str("BILLING_DATASET_S3_REGION", "").strip()
 
 # Sign-in (gpuledger/accounts): every page needs it; failed sign-ins are throttled by the backend.
 LOGIN_URL = "login"

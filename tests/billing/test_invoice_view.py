@@ -187,3 +187,43 @@ def test_a_cur_refund_is_its_own_line_and_a_reimport_adds_nothing(client_as, tmp
         ("refund", "-45.00"),
     ]
     assert march["billed_total"] == "273.00"  # 300 + 30 - 12 - 45
+
+
+def test_a_focus_refund_is_its_own_line_and_a_promotional_credit_is_not_one(client_as, tmp_path):
+    # FOCUS 1.0-1.2 have no refund column: ChargeCategory Usage, Purchase and Tax are "positive or negative
+    # charges ... including refunds", Credit is what the provider grants (FOCUS_Spec
+    # specification/columns/chargecategory.md); a refund of an already invoiced period also carries
+    # ChargeClass "Correction" (chargeclass.md), the invoice's correction line, flagged with its period.
+    # March 2026, by hand: usage 300.00, tax 30.00, a promotional credit -12.00, a refund of a one-time
+    # reservation purchase -1,200.00 (billed; effective 0, as the purchase's own effective cost was: its
+    # usage lines amortize it), a tax refund -3.00 and a correction of a February usage charge -20.00.
+    make_catalog()
+    header = (
+        "BillingAccountId,BillingPeriodStart,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,ChargeClass,"
+        "ChargeFrequency,ChargeDescription,CommitmentDiscountId,CommitmentDiscountType,BilledCost,"
+        "EffectiveCost,BillingCurrency,ProviderName,ServiceCategory,x_UsageType"
+    )
+    march, day = "2026-03-01T00:00:00Z", "2026-03-10T00:00:00Z,2026-03-11T00:00:00Z"
+    reservation = "/providers/Microsoft.Capacity/reservationOrders/ro-1/reservations/r-1"
+    rows = [
+        f"acct-1,{march},{day},Usage,,Usage-Based,Storage,,,300.00,300.00,USD,AWS,Storage,",
+        f"acct-1,{march},{day},Tax,,Recurring,Sales tax,,,30.00,30.00,USD,AWS,,",
+        f"acct-1,{march},{day},Credit,,One-Time,Promotional credit,,,-12.00,-12.00,USD,AWS,,",
+        f"acct-1,{march},{day},Purchase,,One-Time,Reservation refund,{reservation},Reservation,-1200.00,0,"
+        "USD,AWS,Compute,",
+        f"acct-1,{march},{day},Tax,,Recurring,Sales tax refund,,,-3.00,-3.00,USD,AWS,,",
+        f"acct-1,{march},2026-02-15T00:00:00Z,2026-02-16T00:00:00Z,Usage,Correction,Usage-Based,Re-rated,,,"
+        "-20.00,-20.00,USD,AWS,Storage,",
+    ]
+    path = tmp_path / "focus_refunds.csv"
+    path.write_text("\n".join([header, *rows]) + "\n")
+    assert import_file(path).rejected == 0
+    (bill,) = invoice(client_as("finance"), "from=2026-03&to=2026-04")["invoices"]
+    assert [(line["line"], line["billed_cost"], line["effective_cost"]) for line in bill["lines"]] == [
+        ("usage", "300.00", "300.00"),
+        ("tax", "30.00", "30.00"),
+        ("credit", "-12.00", "-12.00"),
+        ("refund", "-1203.00", "-3.00"),  # the reservation's -1,200.00 and the tax's -3.00
+        ("correction", "-20.00", "-20.00"),
+    ]
+    assert bill["billed_total"] == "-905.00"  # 300 + 30 - 12 - 1200 - 3 - 20

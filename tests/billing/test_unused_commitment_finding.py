@@ -102,3 +102,36 @@ def test_the_finding_shows_in_the_command_and_the_report(bill, client_as):
     assert "unused commitment ri-0001: 7 day(s) 2026-11-06..2026-11-12, 350.00 USD" in out.getvalue()
     page = client_as("finance").get("/billing/?start=2026-11-01&end=2026-12-01")
     assert b"Unused commitments (1 found, one line each)" in page.content
+
+
+def test_an_unused_non_gpu_reservation_is_one_finding_of_its_own(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    """An m7i.large reservation (no GPU: not in tests/billing/catalog.py, AWS's naming rules it out) used
+    2026-11-01..11-03 at 3.00 a day, then unused 2026-11-04..11-08 (5 days × 3.00 = 15.00): one non-GPU
+    finding, none among the GPU ones, and no daily anomaly (anomalies read GPU spend only)."""
+    make_catalog()
+    lines, day = [HEADER], dt.date(2026, 10, 1)
+    while day <= dt.date(2026, 11, 8):
+        lines.append(line(day, "100.00", "USE1-BoxUsage:g6.xlarge", "Standard", "research"))
+        if day >= dt.date(2026, 11, 1):
+            used = day <= dt.date(2026, 11, 3)
+            usage = "USE1-DiscountedUsage:m7i.large" if used else "USE1-UnusedBox:m7i.large"
+            team, status = ("web", "Used") if used else ("", "Unused")
+            lines.append(line(day, "3.00", usage, "Committed", team, "ri-m7i", status))
+        day += dt.timedelta(days=1)
+    path = tmp_path / "bill.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert not import_files([path], fmt="focus").errors
+    found = _build_review(make_request(**NOVEMBER))["anomalies"]
+    assert found["items"] == [] and found["unused_commitments"] == []
+    assert found["unused_non_gpu_commitments"] == [
+        {
+            "commitment_id": "ri-m7i",
+            "days_unused": 5,
+            "first_day": "2026-11-04",
+            "last_day": "2026-11-08",
+            "unused_cost": "15.00",  # 5 × 3.00
+        }
+    ]

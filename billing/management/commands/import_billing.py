@@ -1,4 +1,4 @@
-"""`manage.py import_billing FILE... [--format focus|cur|azure|utilization] [--provider NAME]`."""
+"""`manage.py import_billing FILE... [--format focus|cur|azure|utilization] [--provider NAME] [--restate]`."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from billing.imports.importer import FORMAT_NAMES, import_files
+from billing.imports.restate import import_restating
+from billing.models import BillingImport
 
 
 class Command(BaseCommand):
@@ -26,6 +28,12 @@ class Command(BaseCommand):
             "--provider", default="", help="provider name where the file has none (FOCUS ProviderName)"
         )
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--restate",
+            action="store_true",
+            help="replace the charge months each file holds where an earlier import of the same billing "
+            "source (provider and billing account) has them (default: both kept)",
+        )
 
     def handle(self, *args, **options):
         bars = []
@@ -41,6 +49,7 @@ class Command(BaseCommand):
             provider=options["provider"],
             # a bar needs the file's rows counted first: a pass over the file only when it is shown
             progress_factory=None if options["no_progress"] else progress_factory,
+            import_one=import_restating if options["restate"] else None,
         )
         for bar in bars:
             bar.close()
@@ -49,5 +58,7 @@ class Command(BaseCommand):
                 f"unmapped instance type {name} ({rows} rows): kept without a GPU; map it in the catalog"
             )
         self.stdout.write(result.line())
+        for restated in BillingImport.objects.filter(pk__in=result.imports, restated=True):
+            self.stdout.write(f"restated: {restated.file_name} replaced the earlier import of its months")
         if result.errors:
             raise CommandError("\n".join(result.errors))

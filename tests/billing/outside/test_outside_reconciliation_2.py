@@ -121,10 +121,15 @@ def catalog():
 
 
 def expected_invoices(frame: pd.DataFrame) -> dict:
-    """Billed and effective by provider, billing period (BillingPeriodStart's month) and charge category."""
+    """Billed and effective by provider, billing period (BillingPeriodStart's month) and charge category, a
+    negative BilledCost in Usage, Purchase or Tax on its own "refund" line (FOCUS 1.0 ChargeCategory: those
+    are "positive or negative charges ... including refunds"; the file holds no ChargeClass Correction)."""
     out: dict = {}
-    for (provider, period, currency, category), group in frame.groupby(
-        ["ProviderName", "BillingPeriodStart", "BillingCurrency", "ChargeCategory"]
+    billed = pd.to_numeric(frame["BilledCost"], errors="coerce")
+    refund = (billed < 0) & frame["ChargeCategory"].isin(["Usage", "Purchase", "Tax"])
+    line = frame["ChargeCategory"].where(~refund, "Refund")
+    for (provider, period, currency, category), group in frame.assign(line=line).groupby(
+        ["ProviderName", "BillingPeriodStart", "BillingCurrency", "line"]
     ):
         key = (SLUG[provider], period[:7], currency)
         out.setdefault(key, {})[category.lower()] = (
@@ -138,7 +143,9 @@ def test_focus10_sample_invoice_ties_to_the_file_by_provider_period_and_category
     # By hand from the raw file (pandas, below):
     #   aws 2024-09   usage 941 lines billed 20.6203386184 -> 20.62, effective 16.00; credit (AWS Open
     #                 Source Promotional Credits) billed -2.6137 -> -2.61, effective -3.00
-    #   azure 2024-09 usage 51 lines 1.97651418586 -> 1.98 / 1.98
+    #   azure 2024-09 usage 51 lines 1.97651418586 -> 1.98 / 1.98, of which 12 negative lines (usage
+    #                 reversals, negative ConsumedQuantity: -0.149 of a D11 v2 hour, -0.0129 of a P6 disk, ...)
+    #                 -0.1619713001 -> refund -0.16 / -0.16, the other 39 usage 2.13848548596 -> 2.14 / 2.14
     #   oracle 2024-09 usage 0.02507392473 -> 0.03 / 0.00; adjustment 0.192 + 0.080 = 0.27 / 0.00
     #   oracle 2024-10 usage 0.24 / 0.00 (an E5 hour of 2024-09-30 22:00 billed in October's period)
     frame = raw(FOCUS10)
