@@ -449,7 +449,9 @@ SDB_SD15 = [
         ),
         id="compiled-h100-sxm5-80gb",
     ),
-    pytest.param("rtx-4090", True, 1.17, id="compiled-rtx-4090"),  # product 1.23 s (+5.3%)
+    # product 1.23 s (+5.3%): agrees by compensation, the compiled gain over-counted (-42 to -46% on the other
+    # cards) against the GeForce under-rating (+44% to +58% above); fixing one alone turns this red
+    pytest.param("rtx-4090", True, 1.17, id="compiled-rtx-4090"),
     pytest.param(
         "l40",
         True,
