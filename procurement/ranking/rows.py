@@ -402,6 +402,8 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         int(shapes.zero[shape]),
     )
     label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
+    if not spec.is_training and _is_image_job(spec):
+        return _image_job_reason(spec, shapes.serving_at(shape)[0], label)
     if not spec.is_training:
         unit, tpot, ttft = shapes.serving_at(shape)
         text = f"{options.serving_hours:g} h of serving priced ({label}): cost per month, no reruns, no setup"
@@ -423,6 +425,23 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
     link = shapes.links[int(shapes.link[shape])] if shapes.total_gpus[shape] > 1 else None
     return _estimated_text(
         label, float(shapes.communication_share[shape]), link, bool(shapes.instances[shape] > 1)
+    )
+
+
+def _is_image_job(spec) -> bool:
+    """A generation job (`image.images` stated): priced for its images' hours, not as a month of serving
+    (shapes.py: hours = images / images per second)."""
+    return spec.model.image_arch is not None and bool(spec.image.images)
+
+
+def _image_job_reason(spec, images_per_second: float, label: str) -> str:
+    """An image job row's hours reason: the images and the rate its hours come from."""
+    images = spec.image.images
+    if not math.isfinite(images_per_second) or images_per_second <= 0:
+        return f"{images:,} images priced as a job ({label}): no rate for this plan"
+    return (
+        f"{images:,} images priced as a job ({label}): hours = the images at {images_per_second:,.2f} "
+        f"images/s an instance, no reruns, no setup"
     )
 
 

@@ -387,7 +387,9 @@ SLOT_POWERED_CARD_W = Assumption(
     "image row of its own (procurement/data/measured_efficiency.csv), its image networks run at the T4's "
     "measured fraction of the reference cards' rate per datasheet FLOP (0.681: NVIDIA DeepLearningExamples "
     "ResNet-50 v1.5 fp16 inference, T4 vs V100), the same mechanism. Stated for the L4 (72 W), for which no "
-    "published PyTorch image-network throughput was found; a measurement replaces it.",
+    "published PyTorch image-network throughput was found; a measurement replaces it. Diffusion "
+    "generations take the T4's diffusion row instead (0.322 of peak: diffusers' torch2.0.md SD 1.5 T4/A100 "
+    "ratio), as the T4 does.",
 )
 IMAGE_HALF_ROWS = Assumption(
     "image_half_rows",

@@ -11,7 +11,7 @@ from procurement.sizing.assumptions import (
     IMAGE_PEAK_EFFICIENCY,
     SLOT_POWERED_CARD_W,
 )
-from procurement.sizing.efficiency import image_saturation, image_saturation_of
+from procurement.sizing.efficiency import diffusion_saturation_of, image_saturation, image_saturation_of
 from procurement.sizing.gpus import GpuSpec
 
 AMPERE = 80
@@ -35,6 +35,8 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     peak = gpu.dense_tflops(spec.precision)
     if peak is None or spec.model.image_arch is None or spec.model.is_image_tier:
         return peak
+    if spec.precision in LOW_BIT_PRECISIONS:
+        peak = low_bit_image_peak(spec, gpu, peak)
     peak *= card_image_factor(spec, gpu)
     if spec.precision != "fp32":
         return peak
@@ -42,6 +44,24 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     matmul_peak = peak * fp32_simt_gemm_efficiency(gpu) / image_model.peak_efficiency(spec)
     share = image_model.conv_flops_share(spec)
     return 1.0 / (share / conv_peak + (1.0 - share) / matmul_peak)
+
+
+LOW_BIT_PRECISIONS = ("fp8", "fp4")
+
+
+def low_bit_image_peak(spec, gpu: GpuSpec, low_bit_peak: float) -> float:
+    """The peak of an 8-bit (or 4-bit) diffusion generation: quantizers (NVIDIA ModelOpt for TensorRT,
+    torchao) replace the denoiser's convolutions and linears only; its attention matmuls and softmax, the
+    norms, the VAE decode and the text encoders stay in 16-bit. Those FLOPs run at the card's 16-bit peak:
+    the time-weighted (harmonic) mean over the quantized share (image_model.quantized_flops_share). The
+    MLPerf Inference SDXL configs quantize the UNet only (mlcommons/inference_results_v4.1, closed/NVIDIA/
+    configs/stable-diffusion-xl: precision fp8 for the UNet, the VAE and CLIP engines in fp16/fp32). Other
+    image networks and training: the low-bit peak for every FLOP, as before."""
+    half = gpu.dense_tflops("bf16") or gpu.dense_tflops("fp16")
+    if spec.is_training or not spec.model.image_arch.is_diffusion or not half:
+        return low_bit_peak
+    share = image_model.quantized_flops_share(spec)
+    return 1.0 / (share / low_bit_peak + (1.0 - share) / half)
 
 
 def fp32_simt_gemm_efficiency(gpu: GpuSpec) -> float:
@@ -61,7 +81,16 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     fits (detector_efficiency includes T4 TensorRT figures)."""
     if spec.model.image_arch.family == "detection":
         return 1.0
-    row = image_saturation(gpu, spec.precision)
+    row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
     if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:
-        row = image_saturation_of("t4", spec.precision)
+        row = _diffusion_row(spec, "t4") or image_saturation_of("t4", spec.precision)
     return row.efficiency / IMAGE_PEAK_EFFICIENCY.value if row else 1.0
+
+
+def _diffusion_row(spec, slug: str):
+    """The card's diffusion row (efficiency.diffusion_saturation_of) for a diffusion generation; None for
+    ViTs, for cards without one, and for training: the rows are fitted on inference pipelines, and a
+    training step's backward, optimizer and (QLoRA) dequantization kernels were not measured beside them."""
+    if spec.is_training or not spec.model.image_arch.is_diffusion:
+        return None
+    return diffusion_saturation_of(slug, spec.precision)

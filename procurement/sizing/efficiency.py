@@ -70,6 +70,22 @@ def image_saturation_of(slug: str, precision: str) -> MeasuredEfficiency | None:
     return rows.get((slug, IMAGE_TASK, precision)) or rows.get((slug, IMAGE_TASK, "fp16"))
 
 
+DIFFUSION_TASK = (
+    "diffusion"  # rows for diffusion networks only (UNet, DiT), ahead of the card's IMAGE_TASK row
+)
+
+
+def diffusion_saturation_of(slug: str, precision: str) -> MeasuredEfficiency | None:
+    """The fraction of dense peak a diffusion network (UNet, DiT) reaches on this card at saturating work
+    per kernel, where diffusion pipelines were measured on it beside a reference card (the A100 of
+    image_peak_efficiency's fit) in the same benchmark: GeForce cards, whose catalogued fp16 figure is the
+    half-rate fp32-accumulate one and whose clocks boost above the rated one, run a UNet above that
+    figure; 300 W workstation Ada cards run it far below theirs. None: the card's image row (or
+    image_peak_efficiency) applies. fp16 rows serve bf16 specs too."""
+    rows = measured_efficiencies()
+    return rows.get((slug, DIFFUSION_TASK, precision)) or rows.get((slug, DIFFUSION_TASK, "fp16"))
+
+
 def serving_efficiency(spec, gpu) -> float:
     """The measured serving efficiency of this part for the spec, NaN where the engine's own applies."""
     row = measured_efficiency(spec, gpu) if not spec.is_training else None

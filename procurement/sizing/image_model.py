@@ -53,6 +53,16 @@ VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px mod
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
+# Score-sized tensors alive at once in a diffusion network's eager attention at inference: diffusers'
+# AttnProcessor (Attention.get_attention_scores, src/diffusers/models/attention_processor.py at v0.15.1,
+# commit ac95aa21c8f48daa58379b669c364280732b917d) allocates the baddbmm input with torch.empty (beta = 0),
+# writes the scores and then the softmax probabilities while both are still referenced: three heads x N x M
+# tensors at the softmax. diffusers >= 0.17 frees the first (PR #3463, commit bd78f63a54: `del
+# baddbmm_input`, `del attention_scores`), two at the peak: the count is the older processor's, one score
+# tensor high (conservative) on newer ones. Counted from the code, not fitted; checked by diffusers' ToMe
+# benchmark (docs/source/en/optimization/tome.md, diffusers 0.15.1): SD 1.5 on a V100 16GB ran 512 px at
+# batch 4 and ran out of memory at batch 8 and at 1024 px (tests/procurement/outside, round 4).
+EAGER_INFERENCE_SCORE_TENSORS = 3.0
 
 
 def resolution(spec) -> int:
@@ -306,7 +316,8 @@ def inference_activation_bytes(spec, flash: bool) -> float:
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
-    denoise = cost.forward_peak + (0.0 if flash else cost.largest_scores)
+    scores = 0.0 if flash else eager_inference_score_tensors(spec) * cost.largest_scores
+    denoise = cost.forward_peak + scores
     decode = 0.0
     autoencoder = vae(spec)
     if autoencoder:
@@ -316,6 +327,12 @@ def inference_activation_bytes(spec, flash: bool) -> float:
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
     element = activation_bytes_per_element(spec)
     return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+
+
+def eager_inference_score_tensors(spec) -> float:
+    """Score-sized tensors an eager attention holds at its peak in inference: diffusers' AttnProcessor
+    for diffusion networks (EAGER_INFERENCE_SCORE_TENSORS); one for the others (their own counts)."""
+    return EAGER_INFERENCE_SCORE_TENSORS if spec.model.image_arch.is_diffusion else 1.0
 
 
 def vae_decode_bytes_per_element(spec) -> float:
@@ -437,9 +454,10 @@ def inference_traffic_bytes_per_image(spec) -> float:
     With `flash_attention: false` (eager attention, no SDPA) the attention scores add EAGER_SCORE_PASSES
     passes over heads x N x M each (diffusers fast_diffusion tutorial: SDXL on an A100 takes 4.63 s without
     SDPA and 3.31 s with it). Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes
-    into the matmuls: 0."""
+    into the matmuls; a diffusion pipeline keeps the eager traffic of the parts its compiled denoiser
+    leaves behind (uncompiled_parts_traffic_bytes_per_image)."""
     if spec.image.fused_kernels:
-        return 0.0
+        return uncompiled_parts_traffic_bytes_per_image(spec)
     slug, side = spec.model.image_arch.slug, resolution(spec)
     cost = spec_network_cost(spec)
     elements, scores = cost.saved, cost.eager_scores_saved
@@ -454,6 +472,26 @@ def inference_traffic_bytes_per_image(spec) -> float:
             elements += decoder.saved
             scores += decoder.eager_scores_saved
     element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
+    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
+    return 2.0 * elements * element + score_bytes
+
+
+def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
+    """The eager traffic of a fused (`image.fused_kernels`) diffusion pipeline: diffusers' compile recipe
+    compiles the denoiser only (pipe.unet = torch.compile(pipe.unet, ...): docs/source/en/optimization/
+    torch2.0.md, alexeigor/sd-benchmarks PyTorch/test_pt.py), so the text encoders and the VAE decode still
+    run eager, their activations written and read once as in inference_traffic_bytes_per_image. A TensorRT
+    pipeline that builds engines for them too moves less (a few ms an image). 0 for other networks."""
+    if not is_diffusion(spec):
+        return 0.0
+    side, element = resolution(spec), activation_bytes_per_element(spec)
+    elements = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+    scores = 0.0
+    autoencoder = vae(spec)
+    if autoencoder:
+        decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
+        elements += decoder.saved
+        scores += decoder.eager_scores_saved
     score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
     return 2.0 * elements * element + score_bytes
 
@@ -487,14 +525,24 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
     x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
     512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
     and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
-    cover it)."""
+    cover it), except that a fused diffusion pipeline still launches its compiled denoiser (one graph,
+    CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels)."""
     if spec.image.fused_kernels:
-        return 0.0
+        kernels = fused_pipeline_step_kernels(spec)
+        excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
+        return excess * steps(spec) / spec.micro_batch_size
     kernels = forward_kernels(spec_network_cost(spec))
     if not kernels:
         return 0.0
     excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
     return excess * steps(spec) / spec.micro_batch_size
+
+
+def fused_pipeline_step_kernels(spec) -> float:
+    """Host launches of one step of a fused diffusion pipeline: the compiled denoiser's graph replay (1)
+    plus the scheduler and guidance kernels the compile leaves eager (PIPELINE_STEP_KERNELS); 0 for other
+    networks (one fused forward, no steps)."""
+    return PIPELINE_STEP_KERNELS + 1.0 if is_diffusion(spec) else 0.0
 
 
 def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency):
@@ -726,6 +774,22 @@ def image_summary(spec) -> dict:
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary
+
+
+def quantized_flops_share(spec) -> float:
+    """The share of a generation's FLOPs an 8-bit quantizer runs in 8 bits: the denoiser's convolutions
+    and linears over every step (its attention matmuls, the text encoders and the VAE decode stay 16-bit;
+    compute_peak.low_bit_image_peak)."""
+    total = inference_flops_per_image(spec)
+    if not total:
+        return 0.0
+    cost = spec_network_cost(spec)
+    forwards = steps(spec) * (2 if uses_cfg(spec) else 1) if is_diffusion(spec) else 1
+    return 2.0 * (cost.macs - cost.attention_macs) * forwards / total
+
+
+def is_diffusion(spec) -> bool:
+    return image_preset(spec.model.image_arch.slug)["family"] == "diffusion"
 
 
 def conv_flops_share(spec) -> float:

@@ -517,7 +517,8 @@ def test_flux_schnell_100k_images_top_row_and_cost_per_thousand_by_hand(bundled_
     price, hours = float(first["price_per_hour"]), float(first["hours"])
     compute = float(first["cost_breakdown"]["compute"])
     assert compute == pytest.approx(price * hours, rel=0.01)  # the catalog price x the job's hours
-    hand_per_thousand = (4 * 0.535 + 0.3) * 1000 / 3600 * price
+    # the hand rate is per GPU: a multi-GPU row (round 4: an L40S offer) prices each GPU at price / gpus
+    hand_per_thousand = (4 * 0.535 + 0.3) * 1000 / 3600 * price / first["gpus"]
     _within(compute / 100, hand_per_thousand, SPEED)
     assert float(first["unit_costs"]["per_thousand_images"]) == pytest.approx(
         float(first["total_cost"]) / 100, abs=0.01

@@ -1,0 +1,585 @@
+"""A fourth outside practitioner's image cases for issue 29 (review x29, round 4). None of these measurements is
+used by test_outside_image_workloads.py, _2.py, _3.py, image_workload_cases.json or docs/validation.md.
+
+Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
+(`manage.py size --gpu SLUG --format json` and `manage.py recommend --format json` on the bundled catalog), and
+compared with the published figure. Targets from the issue: memory within 15%, speed within 25% (speed is
+compared as time per image or per step, the unit each source publishes). A case the product misses is a strict
+xfail whose reason carries the measured gap and my reading of the cause.
+
+Sources (figures quoted in each case):
+  [LCM] huggingface/blog lcm_lora.md (commit 062647cf135331f92028ace3a8ada12f0b76cec9;
+      https://huggingface.co/blog/lcm_lora), section 'Benchmarks': SDXL base 1.0, 1024 px, fp16
+      (variant="fp16", torch_dtype=torch.float16 in the post's code), batch 1, diffusers (PyTorch 2 SDPA, eager).
+      Column 'SDXL standard (25 steps)' (default guidance 5.0: CFG, two UNet samples a step): T4 (Colab free)
+      26.5 s, 3090 7 s, 4090 3.4 s, A100 (80 GB) 3.8 s. Column 'SDXL LoRA LCM (4 steps)' (LCMScheduler,
+      guidance_scale=1.0: no CFG; the LCM-LoRA loaded with load_lora_weights, not fused): 4090 0.7 s,
+      A100 (80 GB) 1.2 s.
+  [SD3] huggingface/blog sd3.md (commit 04fdd03d5565a696b9fcfa5da34f302750adeceb; https://huggingface.co/blog/sd3),
+      'Summary of Memory Optimizations': SD3 Medium (2B), A100 80GB, fp16, PyTorch 2.3, the pipeline's default
+      arguments (1024 px, 28 steps, guidance 7.0: CFG, T5 max_sequence_length 256), batch 1, mean of 10 calls
+      after 3 warm-up calls: 'Default | 4.762 | 18.765' (seconds, GB).
+  [MLPERF41] mlcommons/inference_results_v4.1 (commit a2f5d66d17e8f75c02fd74dfe810ecca6a046696), closed division,
+      stable-diffusion-xl Offline (20 steps, guidance 8, 1024 px: the MLPerf SDXL rules), TensorRT:
+      closed/NVIDIA/results/H200-SXM-141GBx8_TRT/.../Offline/performance/run_1/mlperf_log_summary.txt
+      'Samples per second: 17.4186' VALID, 8 x H200, config closed/NVIDIA/configs/stable-diffusion-xl/Offline/
+      __init__.py: precision = "fp8" (the UNet quantized with ModelOpt), gpu_batch_size unet 32 * 2 (32 images,
+      CFG), vae 8;
+      closed/Cisco/results/C240M7_L40Sx2_TRT/.../Offline/performance/run_1/mlperf_log_summary.txt
+      'Samples per second: 1.36759' VALID, 2 x L40S, config closed/Cisco/configs/stable-diffusion-xl/Offline/
+      __init__.py class C240M7_L40Sx2: precision = "int8", gpu_batch_size unet 1 * 2.
+  [Y10DOC] ultralytics/ultralytics docs/en/models/yolov10.md (commit 00772cfc98c17444f710e6dec92b45145730eba7),
+      'Comparisons' table (from the YOLOv10 paper, Table 1), column 'Latency-forward (ms)': TensorRT FP16 on a T4,
+      batch 1, 640 px, the forward pass without post-processing: YOLOv8n 1.77, YOLOv8m 5.09, YOLOv8l 8.06,
+      YOLOv8x 12.83.
+  [Y11X] a YOLO11x training script's saved log in the public index (find_string id 44833733781; project path
+      /home/zhangkaifeng/projects/YONGONCHICKENFISH/src/detection-yolov11): Ultralytics 8.3.47, torch 2.5.1+cu124,
+      'CUDA:0 (NVIDIA GeForce RTX 4090, 24177MiB)', yolo11x.pt, imgsz=608, default batch 16 (520 iterations an
+      epoch: ~8,320 train images; the val loader's 29 batches of 32 hold 924 images with 321 instances, a sparse
+      set), epoch 207: 'GPU_mem 14.9G ... 520/520 [01:43<00:00, 5.05it/s]'; '207 epochs completed in 6.199 hours.'
+  [SDB] alexeigor/sd-benchmarks README.md (commit 858318038b3c451ac0b72788c355008bf20366c5), with its script
+      PyTorch/test_pt.py (same commit): diffusers DiffusionPipeline, fp16, batch 1, guidance 7.5 (CFG), 50 steps,
+      5 warm-up calls, mean of 10 timed calls; 'compile' = torch.compile(pipe.unet, mode="reduce-overhead",
+      fullgraph=True) (fused kernels and CUDA graphs for the UNet only). SDXL 1024 px, 'PT2.0,fp16 + compile':
+      A100-SXM 40GB 5.35 s, RTX 4090 6.02 s, RTX 6000 Ada 9.07 s. SD 1.5 512 px: 'PT2.0,fp16' (eager, SDPA)
+      A100-SXM 40GB 1.96 s, H100-PCIe 80GB 1.44 s; 'PT2.0,fp16,xformers' V100 16gb 2.96 s, T4 16gb 7.83 s;
+      'PT2.0,fp16,compile' H100-SXM 0.83 s, RTX 4090 1.17 s, L40 2.09 s.
+  [TOME] huggingface/diffusers docs/source/en/optimization/tome.md (commit 3e385a6f30ae90cbce29cdf74fde1f0daec1b3cd),
+      'Benchmarks': SD 1.5 fp16, diffusers 0.15.1, PyTorch 1.13.1 (no SDPA: diffusers' eager AttnProcessor),
+      column 'Vanilla' on a V100: 512 px batch 4 ran (5.7 s), batch 8 'OOM'; 1024 px batch 1 'OOM'.
+
+Units. GPU_mem is torch.cuda.memory_reserved() / 1e9 (Ultralytics): compared with (total - cuda_context_gib)
+in GB. [SD3]'s 'Memory (GB)' comes from the author's benchmark gist (torch.cuda.max_memory_allocated / 1024**3 in
+his other diffusers benchmarks): compared with the estimate less framework_overhead_gib.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+
+GIB = 2.0**30
+MEMORY, SPEED = 0.15, 0.25
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _recommend(tmp_path, spec: dict, top: int) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+def _seconds_per_image(row: dict) -> float:
+    return 1.0 / row["throughput"]["images_per_second_per_gpu"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published} ({error:+.1%})"
+
+
+def _cents(value) -> Decimal:
+    return Decimal(str(value)).quantize(Decimal("0.01"))
+
+
+# ---------------------------------------------------------------- SDXL 25 steps, batch 1, four cards [LCM]
+
+SDXL_25 = {"task": "inference", "model": {"preset": "sdxl"}, "precision": "fp16", "image": {"steps": 25}}
+
+# Hand: the product's own count is 348.6 TFLOP an image (50 UNet samples of ~6.76 TFLOP at a 128 x 128 latent,
+# plus ~10.6 TFLOP of VAE decode and text encoders). The published time gives the achieved rate:
+#   T4    348.6 / 26.5 = 13.2 TFLOPS = 20% of its 65 dense fp16      (product 18.46 s: 18.9 TFLOPS, 29%)
+#   3090  348.6 / 7.0  = 49.8 TFLOPS = 70% of its 71 (fp32 accumulate) (product 10.69 s: 32.6 TFLOPS, 46%)
+#   4090  348.6 / 3.4  = 102.5 TFLOPS = 62% of its 165.2               (product 5.37 s: 65 TFLOPS, 39%)
+#   A100  348.6 / 3.8  = 91.7 TFLOPS = 29% of its 312                  (product 3.01 s: 116 TFLOPS, 37%)
+# The two GeForce cards reach twice the fraction of peak the product gives them: the work-per-kernel curve
+# (image_peak_efficiency 0.534 x rows / (rows + 549 x peak / 312), fitted on an L40S and an A100) caps them near
+# 40-46%, while a 4090/3090 at batch 1 runs SDXL's convolutions near their (half-rate-accumulate) peak and boosts
+# above its rated clock. The T4 goes the other way (a 70 W card that throttles under sustained fp16 load; the
+# Colab free tier also shares a slow host).
+SDXL_25_CASES = [
+    # Was a strict xfail: product 18.46 s (-30.3%). Now 20.39 s (-23.1%): the T4's diffusion row (0.322 of
+    # its peak, fitted on diffusers' torch2.0.md SD 1.5 batch-16 T4/A100 ratio) replaces the ResNet-50 one.
+    pytest.param("t4", 26.5, id="t4"),
+    # Was a strict xfail: product 10.69 s (+52.7%). Now 5.72 s (-18.3%): the 3090's diffusion row (1.161 of
+    # its fp32-accumulate figure, fitted on torch2.0.md's compiled batch-16 3090/A100 ratio).
+    pytest.param("rtx-3090", 7.0, id="rtx-3090"),
+    # Was a strict xfail: product 5.37 s (+57.9%). Now 3.50 s (+3.0%): the 4090's diffusion row (1.011,
+    # fitted on torch2.0.md's compiled batch-16 4090/A100 ratio, not on this source).
+    pytest.param("rtx-4090", 3.4, id="rtx-4090"),
+    pytest.param("a100-sxm4-80gb", 3.8, id="a100-sxm4-80gb"),  # product 3.01 s (-20.7%): agree
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gpu", "published_s"), SDXL_25_CASES)
+def test_sdxl_25_steps_batch_1_per_card(bundled_catalog, tmp_path, gpu, published_s):
+    row = _size(tmp_path, SDXL_25, gpu)
+    assert row["verdict"] != "does_not_fit"  # SDXL fp16 (12 GiB peak with the fp32 VAE decode) fits 16-80 GB
+    _within(_seconds_per_image(row), published_s, SPEED)
+
+
+# ---------------------------------------------------------------- SDXL + LCM-LoRA, 4 steps, no CFG [LCM]
+
+SDXL_LCM = {
+    "task": "inference",
+    "model": {"preset": "sdxl"},
+    "precision": "fp16",
+    "image": {"steps": 4, "guidance": "none"},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[LCM] SDXL + LCM-LoRA 4 steps on an RTX 4090 (img7, round-4 fix): was 0.628 s (-10.2%), agreeing "
+    "by compensation; with the 4090 at its measured diffusion rate (the 25-step case now +3.0%) the product "
+    "says 0.427 s (-39.0%): what is left is the A100 case's cause below, no inference adapter term for the "
+    "unfused PEFT LoRA layers (their extra down/up matmuls, scale and add on every adapted layer) and the "
+    "pipeline's fixed per-call work, ~0.27 s here",
+)
+def test_sdxl_lcm_4_steps_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[LCM] 'SDXL LoRA LCM (4 steps)' on a 4090: 0.7 s. The spec cannot name an unfused LoRA adapter at
+    inference, so it is SDXL at 4 steps without CFG (guidance_scale=1.0 skips the unconditional pass).
+    Hand: 4 x 6.76 TFLOP + 10.6 TFLOP (VAE decode at 1024 px, fp32 upcast, and text encoders) = 37.6 TFLOP; at
+    the 102 TFLOPS the 4090 reached on the 25-step column = 0.37 s, plus the unfused adapters' extra kernels.
+    Product 0.628 s (-10.2%): agree, though by compensation (its per-step 4090 time is 58% slow, see above, and
+    it has no adapter overhead)."""
+    row = _size(tmp_path, SDXL_LCM, "rtx-4090")
+    _within(_seconds_per_image(row), 0.7, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[LCM] SDXL + LCM-LoRA 4 steps on an A100 80GB: product 0.373 s vs published 1.2 s (-68.9%); 37.6 "
+    "TFLOP in 1.2 s is 10% of the A100's peak and slower than the 4090 (0.7 s): most of the time is host-side "
+    "(my reading): the unfused PEFT LoRA layers add a down and an up matmul, a scale and an add to every adapted "
+    "linear and conv, launched from a cloud VM's slower cores, plus the pipeline's fixed per-call work; the product has no inference "
+    "adapter term and counts only the base UNet's kernels at eager_kernel_host_s",
+)
+def test_sdxl_lcm_4_steps_on_an_a100(bundled_catalog, tmp_path):
+    row = _size(tmp_path, SDXL_LCM, "a100-sxm4-80gb")
+    _within(_seconds_per_image(row), 1.2, SPEED)
+
+
+# ---------------------------------------------------------------- SD3 Medium on an A100 80GB [SD3]
+
+SD3_DEFAULT = {
+    "task": "inference",
+    "model": {"preset": "sd3-medium"},
+    "precision": "fp16",
+    "image": {"steps": 28},
+}
+
+
+@pytest.mark.django_db
+def test_sd3_medium_default_pipeline_time_on_an_a100(bundled_catalog, tmp_path):
+    """[SD3] 'Default | 4.762' s. Hand: the product counts 514.8 TFLOP an image (28 steps x 2 CFG samples of the
+    2B MMDiT over 4,096 image + 333 text tokens, VAE decode, CLIP-L, CLIP-G and T5-XXL); at the ~29-37% of the
+    A100's 312 TFLOPS that SDXL's eager pipeline reaches on the same card (above) = 4.5-5.7 s. Product 3.81 s
+    (-20.0%): agree, at the fast edge."""
+    row = _size(tmp_path, SD3_DEFAULT, "a100-sxm4-80gb")
+    _within(_seconds_per_image(row), 4.762, SPEED)
+
+
+@pytest.mark.django_db
+def test_sd3_medium_default_pipeline_memory_on_an_a100(bundled_catalog, tmp_path):
+    """[SD3] 'Default | ... | 18.765' GB. Hand (fp16, every component on the GPU): MMDiT 2.03e9 x 2 B = 3.78 GiB,
+    CLIP-L 0.123e9 x 2 = 0.23, OpenCLIP-bigG 0.695e9 x 2 = 1.29, T5-XXL encoder 4.76e9 x 2 = 8.86, VAE 0.084e9 x
+    2 = 0.16 -> 14.33 GiB of weights, plus the VAE decode's activations at 1024 px (~2 GiB) = 16.4 GiB.
+    Product 16.45 GiB allocated (-12.3%; 17.27 GiB if the blog's figure was the allocator's reserve, -8.0%):
+    agree either way."""
+    row = _size(tmp_path, SD3_DEFAULT, "a100-sxm4-80gb")
+    memory = row["memory"]
+    _within(memory["total_per_gpu_gib"] - memory["framework_overhead_gib"], 18.765, MEMORY)
+
+
+# ---------------------------------------------------------------- MLPerf Inference v4.1 SDXL Offline [MLPERF41]
+
+MLPERF_SDXL = {
+    "task": "inference",
+    "model": {"preset": "sdxl"},
+    "precision": "fp8",  # the product's 8-bit tensor-core precision; see each case
+    "image": {"steps": 20, "fused_kernels": True},  # TensorRT engines
+}
+
+
+# img7 (round-4 fix): now 0.323 s (-29.6%) with only the UNet's convolutions and linears at the fp8 peak; the
+# rest of the gap is the fp8 convolutions themselves (NVIDIA's fp8 H100 no faster than fp16 H100 runs).
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[MLPERF41] NVIDIA 8 x H200 SDXL Offline fp8, 32 images a batch: product 0.277 s an image a GPU "
+    "(3.61 images/s) vs published 8 / 17.4186 = 0.459 s (-39.7%); the run reached 2.18 images/s x 281 TFLOP = "
+    "612 TFLOPS, 62% of the dense fp16 peak but 31% of fp8's; the product puts every FLOP at the fp8 peak, while "
+    "ModelOpt quantizes the UNet's convolutions and linears only (attention BMMs/softmax, GroupNorm, the VAE and "
+    "CLIP stay 16-bit); NVIDIA's fp8 H100 result in the same round (16.35 samples/s on 8 GPUs) is no faster "
+    "than The_Stage's fp16 H100 run that docs/validation.md uses (18.10)",
+)
+def test_mlperf_v41_sdxl_offline_fp8_on_an_h200(bundled_catalog, tmp_path):
+    row = _size(tmp_path, MLPERF_SDXL | {"micro_batch_size": 32}, "h200-sxm-141gb")
+    assert row["verdict"] != "does_not_fit"  # NVIDIA ran it: 32 images (64 UNet samples) a batch
+    _within(_seconds_per_image(row), 8 / 17.4186, SPEED)
+
+
+# Was a strict xfail: product 1.069 s (-26.9%), every FLOP at the 8-bit peak. Now 1.216 s (-16.8%): only the
+# UNet's convolutions and linears at the 8-bit peak, attention, VAE and CLIP at the 16-bit one
+# (compute_peak.low_bit_image_peak).
+@pytest.mark.django_db
+def test_mlperf_v41_sdxl_offline_int8_on_an_l40s(bundled_catalog, tmp_path):
+    row = _size(tmp_path, MLPERF_SDXL | {"micro_batch_size": 1}, "l40s")
+    _within(_seconds_per_image(row), 2 / 1.36759, SPEED)
+
+
+# ---------------------------------------------------------------- YOLOv8 TensorRT FP16 on a T4 [Y10DOC]
+
+YOLOV8_T4 = [
+    pytest.param(
+        "yolov8n",
+        1.77,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[Y10DOC] YOLOv8n forward, TensorRT FP16 on a T4: product 1.33 ms vs published 1.77 ms "
+            "(-25.1%); 8.7 GFLOPs is ~0.4 ms of T4 compute, the rest is the per-forward floor: the product "
+            "carries the A100 TensorRT intercept (detector_forward_overhead_s 0.9 ms) to the T4, where the floor "
+            "is ~1.4 ms (YOLO11n 1.5 ms in docs/validation.md is -18.8% for the same reason)",
+        ),
+        id="yolov8n",
+    ),
+    pytest.param("yolov8m", 5.09, id="yolov8m"),  # product 4.77 ms (-6.4%)
+    pytest.param("yolov8l", 8.06, id="yolov8l"),  # product 8.99 ms (+11.6%)
+    pytest.param("yolov8x", 12.83, id="yolov8x"),  # product 13.53 ms (+5.5%)
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("preset", "published_ms"), YOLOV8_T4)
+def test_yolov8_tensorrt_fp16_forward_on_a_t4(bundled_catalog, tmp_path, preset, published_ms):
+    """Hand for YOLOv8x: 257.8 GFLOPs (the table's fused count, 640 px) / 12.83 ms = 20.1 TFLOPS = 31% of the T4's
+    65 dense fp16: the product's detector_efficiency (0.314, fitted on the A100 table) carries to the T4 for
+    the large models; the small ones are set by the per-forward floor."""
+    spec = {
+        "task": "inference",
+        "model": {"preset": preset},
+        "precision": "fp16",
+        "micro_batch_size": 1,
+        "image": {"fused_kernels": True},
+    }
+    row = _size(tmp_path, spec, "t4")
+    _within(_seconds_per_image(row) * 1000.0, published_ms, SPEED)
+
+
+# ---------------------------------------------------------------- YOLO11x training on an RTX 4090 [Y11X]
+
+YOLO11X_4090 = {
+    "task": "full_finetune",
+    "model": {"preset": "yolo11x"},
+    "precision": "fp16",
+    "micro_batch_size": 16,
+    # 207 epochs of 520 x 16 = 8,320 images; a sparse set (321 instances in 924 val images): at most a few
+    # objects an image, stated as 8 (the default 93 adds 0.5 GiB)
+    "image": {"resolution_px": 608, "epochs": 207, "dataset_images": 8320, "max_objects_per_image": 8},
+}
+
+
+@pytest.mark.django_db
+def test_yolo11x_training_memory_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[Y11X] GPU_mem 14.9G at epoch 207. Hand: 56.9M parameters (fp32 weights, gradients, SGD/AdamW states:
+    ~0.85 GiB) plus the activations of 16 images at 608 px (~12.7 GiB for YOLO11x's C3k2/C2PSA blocks kept for
+    backward under AMP) = ~13.6 GiB allocated, ~14-15 GB reserved. Product 14.87 GiB total -> (14.87 - 0.6
+    CUDA context) x 1.0737 = 15.32 GB reserved (+2.8%): agree."""
+    row = _size(tmp_path, YOLO11X_4090, "rtx-4090")
+    reserved_gb = (row["memory"]["total_per_gpu_gib"] - CUDA_CONTEXT_GIB) * GIB / 1e9
+    _within(reserved_gb, 14.9, MEMORY)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[Y11X] YOLO11x training step (batch 16, 608 px) on an RTX 4090: product 0.2945 s vs published "
+    "1 / 5.05 it/s = 0.198 s (+48.7%); measured 80.8 images/s x 527.7 GFLOP (the product's own count: 3 x "
+    "175.9 GFLOP forward) = 42.6 TFLOPS = 25.8% of the 165.2 dense fp16 peak, the product allows 17.4% "
+    "(detector_training_efficiency fitted on V100 YOLOv5 times, plus the deterministic fill); as for SDXL "
+    "above, the GeForce 4090 is under-rated",
+)
+def test_yolo11x_training_step_on_an_rtx_4090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, YOLO11X_4090, "rtx-4090")
+    _within(16 / row["throughput"]["training_images_per_second"], 1 / 5.05, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[Y11X] 207 epochs of YOLO11x on an RTX 4090: product 8.81 h vs published 6.199 h (+42.1%; the "
+    "published run includes ~0.21 h of per-epoch validation, 29 batches at 7.84 it/s, so training alone is "
+    "~5.99 h and the gap +47%); same cause as the step time",
+)
+def test_yolo11x_training_run_hours_on_an_rtx_4090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, YOLO11X_4090, "rtx-4090")
+    _within(row["throughput"]["training_hours"], 6.199, SPEED)
+
+
+# ---------------------------------------------------------------- SDXL / SD 1.5 on seven cards [SDB]
+
+# Hand, SDXL compiled: 50 steps x 2 CFG samples x 6.76 TFLOP + 10.6 TFLOP = 686.7 TFLOP an image (the product's
+# own count). A100 40GB: 686.7 / 5.35 = 128 TFLOPS = 41% of 312 (product 4.98 s, -6.9%). RTX 4090: 686.7 / 6.02 =
+# 114 TFLOPS = 69% of its 165.2 (product 8.64 s: 79 TFLOPS, 48%). RTX 6000 Ada: 686.7 / 9.07 = 76 TFLOPS = 21% of
+# its 364 (product 4.39 s: 156 TFLOPS, 43%): the 300 W workstation card runs SDXL slower than the 450 W 4090 of the
+# same AD102 die, while the product ranks it 2x faster from its datasheet peak.
+SDB_SDXL = [
+    pytest.param("a100-sxm4-40gb", 5.35, id="a100-sxm4-40gb"),
+    # Was a strict xfail: product 8.64 s (+43.6%). Now 5.00 s (-16.9%): the 4090's diffusion row.
+    pytest.param("rtx-4090", 6.02, id="rtx-4090"),
+    # img7 (round-4 fix): now 6.42 s (-29.2%) with the RTX 6000 Ada's diffusion row (0.341 of 364.2, fitted on
+    # the same README's TensorRT SD 1.5 rows: 0.90 s vs the 4090's 0.74); this README's SDXL row puts the card
+    # 1.5x behind the 4090, its SD 1.5 and SD 2.1 rows 1.1-1.5x: the SDXL row is the slow end.
+    pytest.param(
+        "rtx-6000-ada",
+        9.07,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SDXL 50 steps, UNet compiled, on an RTX 6000 Ada: product 4.39 s vs published 9.07 s "
+            "(-51.6%); measured 76 TFLOPS = 21% of the 364 datasheet peak, slower than the 4090 (6.02 s) on the "
+            "same AD102 die; the product scales by the datasheet peak and has no power-limit term (300 W vs "
+            "450 W), so it ranks this card 2x ahead of a 4090 for diffusion",
+        ),
+        id="rtx-6000-ada",
+    ),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gpu", "published_s"), SDB_SDXL)
+def test_sdxl_50_steps_compiled_unet_per_card(bundled_catalog, tmp_path, gpu, published_s):
+    spec = {
+        "task": "inference",
+        "model": {"preset": "sdxl"},
+        "precision": "fp16",
+        "image": {"steps": 50, "fused_kernels": True},
+    }
+    _within(_seconds_per_image(_size(tmp_path, spec, gpu)), published_s, SPEED)
+
+
+# Hand, SD 1.5 at 512 px: the product counts 82.8 TFLOP an image (100 UNet samples of ~0.8 TFLOP at a 64 x 64
+# latent, plus the VAE decode and CLIP). Eager A100 40GB: 82.8 / 1.96 = 42 TFLOPS = 14% of peak, a latency-bound
+# batch of 2 (the product, fitted on fal's 1.59 s on an A100 80GB, says 1.59 s: -19.1%). The V100 and the T4 reach
+# 82.8 / 2.96 = 28 TFLOPS (22% of 125) and 82.8 / 7.83 = 10.6 TFLOPS (16% of 65); the product makes both ~40% too
+# fast. Compiled, published times are 0.69-0.83 of eager (A100 1.36 / 1.96 in the same README), the product's
+# fused_kernels halve them: only the 4090 lands.
+SDB_SD15 = [
+    pytest.param("a100-sxm4-40gb", False, 1.96, id="eager-a100-sxm4-40gb"),
+    pytest.param("h100-pcie-80gb", False, 1.44, id="eager-h100-pcie-80gb"),
+    pytest.param(
+        "v100-sxm2-16gb",
+        False,
+        2.96,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SD 1.5, 512 px, 50 steps, xformers, on a V100 16GB: product 1.81 s vs published 2.96 s "
+            "(-38.7%; -33.9% as a V100 PCIe); the run reached 22% of the V100's fp16 peak, the product assumes "
+            "the A100's per-kernel fill (fitted on fal's A100 run) carries to Volta, whose tensor cores fill worse "
+            "on SD 1.5's small batch-2 GEMMs and convolutions",
+        ),
+        id="xformers-v100-sxm2-16gb",
+    ),
+    pytest.param(
+        "t4",
+        False,
+        7.83,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SD 1.5, 512 px, 50 steps, xformers, on a T4: product 4.63 s vs published 7.83 s "
+            "(-40.8%); 16% of the T4's fp16 peak measured; the same T4 shortfall as [LCM]'s SDXL (-30%)",
+        ),
+        id="xformers-t4",
+    ),
+    pytest.param(
+        "h100-sxm5-80gb",
+        True,
+        0.83,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled (reduce-overhead), on an H100 SXM: product "
+            "0.449 s vs published 0.83 s (-45.9%); fused_kernels removes all elementwise traffic and host time, "
+            "but compiling the UNet only leaves the pipeline's per-step scheduler, CFG split and guidance math, "
+            "the text encoder and the eager VAE decode: compile gains 1.44x on the A100 in the same README, the "
+            "product's fused_kernels 2x",
+        ),
+        id="compiled-h100-sxm5-80gb",
+    ),
+    # was product 1.23 s (+5.3%): agreed by compensation, the compiled gain over-counted (-42 to -46% on the
+    # other cards) against the GeForce under-rating (+44% to +58% above)
+    pytest.param(
+        "rtx-4090",
+        True,
+        1.17,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SD 1.5 compiled on an RTX 4090 (img7, round-4 fix): was 1.23 s (+5.3%) by "
+            "compensation; with the 4090 at its measured diffusion rate the product says 0.797 s (-31.9%), the "
+            "compiled-UNet gap of the H100 and L40 cases: the engine's GPU time of a batch-2 SD 1.5 step is "
+            "~1.4x under compiled measurements on every card (A100: ~15 ms counted vs 22.7 ms compiled in "
+            "diffusers' torch2.0.md), a split confounded with eager_kernel_host_s in the fal fit",
+        ),
+        id="compiled-rtx-4090",
+    ),
+    pytest.param(
+        "l40",
+        True,
+        2.09,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40: product 1.15 s vs published 2.09 s "
+            "(-45.0%); the compiled-UNet-only gain over-counted (see the H100 case) and, as for the RTX 6000 Ada, "
+            "an AD102 card under a 300 W limit reaching far less than its datasheet peak",
+        ),
+        id="compiled-l40",
+    ),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gpu", "compiled", "published_s"), SDB_SD15)
+def test_sd15_50_steps_per_card(bundled_catalog, tmp_path, gpu, compiled, published_s):
+    image = {"steps": 50} | ({"fused_kernels": True} if compiled else {})
+    spec = {"task": "inference", "model": {"preset": "sd-1.5"}, "precision": "fp16", "image": image}
+    _within(_seconds_per_image(_size(tmp_path, spec, gpu)), published_s, SPEED)
+
+
+# ---------------------------------------------------------------- SD 1.5 eager attention out of memory [TOME]
+
+# Hand: diffusers' eager AttnProcessor (get_attention_scores) holds three score-sized fp16 tensors at once: the
+# torch.empty baddbmm input (beta = 0), the scores and the softmax probabilities. One score tensor is
+# 8 heads x tokens^2 x samples (2 a prompt under CFG) x 2 B:
+#   512 px (4,096 tokens), batch 8:  8 x 4096^2 x 16 x 2 B = 4.3 GB, x 3 = 12.9 GB + 2.1 GB weights + the
+#     decode of 8 images at once                                             -> over 16 GB: OOM, as published
+#   512 px, batch 4:                 x 3 = 6.4 GB + 2.1 GB + decode          -> fits, as published (5.7 s)
+#   1024 px (16,384 tokens), batch 1: 8 x 16384^2 x 2 x 2 B = 8.6 GB, x 3 = 25.8 GB -> OOM, as published
+# (the same rule puts every OOM/ran boundary of the table's A100 40GB column where it is). The product keeps one
+# score tensor: 7.91 GiB at batch 8 and 11.60 GiB at 1024 px, both 'fits' on a V100 16GB.
+TOME_V100 = [
+    pytest.param(512, 4, True, id="512px-batch-4-ran"),
+    # Both were strict xfails: 7.91 and 11.60 GiB 'fits'. Now diffusers' AttnProcessor's three score-sized
+    # tensors (image_model.EAGER_INFERENCE_SCORE_TENSORS): does_not_fit at 512 px batch 8 and at 1024 px.
+    pytest.param(512, 8, False, id="512px-batch-8-oom"),
+    pytest.param(1024, 1, False, id="1024px-batch-1-oom"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("side", "batch", "ran"), TOME_V100)
+def test_sd15_eager_attention_memory_on_a_v100(bundled_catalog, tmp_path, side, batch, ran):
+    spec = {
+        "task": "inference",
+        "model": {"preset": "sd-1.5"},
+        "precision": "fp16",
+        "flash_attention": False,
+        "micro_batch_size": batch,
+        "image": {"resolution_px": side},
+    }
+    row = _size(tmp_path, spec, "v100-sxm2-16gb")
+    assert (row["verdict"] != "does_not_fit") is ran, (row["verdict"], row["memory"]["total_per_gpu_gib"])
+
+
+# ---------------------------------------------------------------- ranking judgements by hand
+
+SDXL_100K = {
+    "task": "inference",
+    "model": {"preset": "sdxl"},
+    "precision": "fp16",
+    "image": {"steps": 25, "images": 100_000},
+}
+
+
+def _cheapest_4090_per_gpu_hour(client_as) -> Decimal:
+    """The bundled catalog's cheapest on-demand RTX 4090 GPU-hour, read through GET /api/offers/ (illustrative
+    demo prices left out, as the ranking leaves them out)."""
+    response = client_as("viewer").get("/api/offers/?gpu=rtx-4090&pricing_model=on_demand&limit=500")
+    assert response.status_code == 200
+    rows = [r for r in response.json() if r["price_quality"] != "illustrative" and r["currency"] == "USD"]
+    return min(Decimal(r["price_per_hour"]) / Decimal(r["gpu_count"]) for r in rows)
+
+
+@pytest.mark.django_db
+def test_sdxl_100k_images_top_row_cost_per_thousand_by_hand(bundled_catalog, client_as, tmp_path):
+    """Which offer makes 1,000 SDXL images (1024 px, 25 steps, fp16) cheapest? Asked for 100,000 images so the
+    compute, not the fixed 7-day storage tail (1.15 USD of a 1,000-image job's 1.37 on the top row), decides.
+    Today's top row: vast 8x-Tesla_V100-32-65536 (8 x V100 16GB; 32 is its vCPU count) at 0.85 USD/h
+    (pricing/data/skypilot/vast/vms.csv: 'Price' 0.85), 25.566 h. By hand: compute 0.85 x 25.566 = 21.7311 ->
+    21.73 USD; + storage 1.33 = 23.06 USD; per 1,000 images 23.06 / 100 = 0.2306 USD. The product's own time:
+    25.566 h x 8 GPUs x 3600 / 100,000 = 7.36 s an image a V100, which is what `size` says for the card.
+    Judgement: a 16 GB V100 holds SDXL fp16 (12.0 GiB peak with the fp32 VAE decode) and at 0.106 USD a GPU-hour
+    it is the cheapest GPU-hour in the catalog that does; the row is credible. Its one exposure is the product's
+    4090 error (+58% above): repriced at the published 3.4 s, the cheapest 4090 still costs more (lium
+    RTX4090_1x, 0.28 USD/h: 100,000 x 3.4 / 3600 = 94.4 h = 26.44 USD of compute > 21.73)."""
+    rows = _recommend(tmp_path, SDXL_100K, top=5)
+    first = rows[0]
+    assert first["fits"] and first["memory_per_gpu_gib"] <= first["memory_margin"]["capacity_gib"]
+    price, hours = Decimal(first["price_per_hour"]), Decimal(str(first["hours"]))
+    breakdown = first["cost_breakdown"]
+    assert abs(Decimal(breakdown["compute"]) - _cents(price * hours)) <= Decimal(
+        "0.01"
+    )  # hours printed to 3 dp
+    assert Decimal(breakdown["total"]) == Decimal(first["total_cost"])
+    assert _cents(Decimal(first["total_cost"]) / 100) == _cents(first["unit_costs"]["per_thousand_images"])
+    # the product's own time per image on that card, from the job's hours and from `size`
+    per_image = float(hours) * first["gpus"] * 3600 / 100_000
+    sized = _size(tmp_path, SDXL_25, first["gpu"])
+    assert per_image == pytest.approx(_seconds_per_image(sized), rel=0.01)
+    # the judgement's robustness: the cheapest 4090 GPU-hour at the published 4090 time [LCM]
+    at_published = _cheapest_4090_per_gpu_hour(client_as) * Decimal(100_000 * 3.4 / 3600)
+    assert Decimal(breakdown["compute"]) < at_published
+
+
+# Was a strict xfail (the row said '730 h of serving priced ... cost per month'); now '100,000 images priced
+# as a job (...): hours = the images at N images/s an instance, no reruns, no setup' (ranking/rows.py).
+@pytest.mark.django_db
+def test_an_image_job_row_explains_itself_as_a_job(bundled_catalog, tmp_path):
+    (first,) = _recommend(tmp_path, SDXL_100K, top=1)
+    assert not any("730 h of serving" in reason for reason in first["reasons"]), first["reasons"]
+
+
+@pytest.mark.django_db
+def test_yolo11x_training_run_top_row_by_hand(bundled_catalog, client_as, tmp_path):
+    """The [Y11X] run (207 epochs, 8,320 images, 608 px, batch 16) ranked over the catalog. Today's top row: AWS
+    g6.xlarge (1 x L4, 4 vCPUs, 16 GiB) spot at 0.0913 USD/h (pricing/data/skypilot/aws/vms.gpu.csv, eu-south-2
+    eus2-az3: SpotPrice 0.091300), 12.973 h. By hand: compute 0.0913 x 12.973 = 1.1844 -> 1.18; setup 1 h x
+    0.0913 = 0.09; reruns 20% of compute = 0.2369 -> 0.24; storage 0.90; total 2.41 USD.
+    Judgement: 1,722,240 images in 12.97 h = 36.9 images/s on a 72 W L4 (the 4090 did 80.8 at 450 W); 4 vCPUs
+    feed 4 x 15.4 = 61.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' and
+    'too few vCPUs' rules of thumb, which Ultralytics (workers = min(8, CPUs), no RAM cache by default) lives
+    with. Credible. Robust to the product's 4090 error (+42% above): the cheapest on-demand 4090 GPU-hour (lium,
+    0.28 USD) for the published 6.199 h, with the same 1 h setup and 20% reruns, is 0.28 x (6.199 x 1.2 + 1) =
+    2.36 USD before storage, above the top row's 1.51."""
+    rows = _recommend(tmp_path, YOLO11X_4090, top=5)
+    first = rows[0]
+    assert first["fits"]
+    price, hours = Decimal(first["price_per_hour"]), Decimal(str(first["hours"]))
+    breakdown = {k: Decimal(v) for k, v in first["cost_breakdown"].items()}
+    assert abs(breakdown["compute"] - _cents(price * hours)) <= Decimal("0.01")
+    assert abs(breakdown["reruns"] - _cents(breakdown["compute"] * Decimal("0.2"))) <= Decimal("0.01")
+    parts = breakdown["compute"] + breakdown["setup"] + breakdown["storage"] + breakdown["reruns"]
+    assert parts == breakdown["total"] == Decimal(first["total_cost"])
+    assert Decimal(first["unit_costs"]["per_training_run"]) == breakdown["total"]
+    # the top row's card is no faster than the published 4090 run (80.8 images/s)
+    images = 207 * 8320
+    assert images / (float(hours) * first["gpus"] * 3600) <= 80.8
+    best = _cheapest_4090_per_gpu_hour(client_as)
+    assert breakdown["total"] - breakdown["storage"] <= best * (Decimal("6.199") * Decimal("1.2") + 1)
