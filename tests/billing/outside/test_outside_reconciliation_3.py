@@ -222,6 +222,31 @@ def test_azure_cad_upload_through_the_api_is_the_same_import(catalog, client_as)
     assert "inserted 0, unchanged 27, rejected 0" in import_billing(AZURE_CAD)
 
 
+OPENCOST_MCA = DATA / "opencost_azure_mca_test_billing.csv"
+
+
+def test_mca_camel_case_cost_details_opencost_sample_ties_to_the_cent(catalog, client_as):
+    # opencost/opencost@62b5ccb26726b26843d4c0cfed5ef9494d762075, pkg/cloud/azure/resources/billingexports/
+    # values/test_azure_billing.csv (Apache-2.0): an MCA-shaped cost details file (camelCase header,
+    # costInBillingCurrency, billingCurrency), 5 Usage lines of October 2024, USD. docs/billing.md says no
+    # public MCA export was found; this is one (a test sample, its billingPeriod* cells empty, so the invoice
+    # period is the charge month). By hand: 2.304 + 1.84 + 0.12 + 2.412 + 36.0 = 42.676 -> 42.68 billed and
+    # effective; VMs D2s v3 and E4 v3 (no GPU) -> GPU 0, undetermined 0, non-GPU 42.68.
+    frame = raw(OPENCOST_MCA)
+    assert len(frame) == 5 and set(frame.billingPeriodStartDate) == {""}
+    out = import_billing(OPENCOST_MCA)
+    assert "inserted 5, unchanged 0, rejected 0" in out
+    billed = cents(total(frame, "costInBillingCurrency"))
+    assert billed == "42.68"
+    assert invoice_lines(invoice_view(client_as("finance"))) == {
+        ("azure", "2024-10", "USD"): {"usage": (billed, billed)}
+    }
+    review = review_json("2024-10-01", "2024-11-01")
+    assert (review["totals"]["effective_cost"], review["undetermined_cost"]) == ("0.00", "0.00")
+    assert review["non_gpu_cost"] == billed and review["warnings"] == []
+    assert "inserted 0, unchanged 5" in import_billing(OPENCOST_MCA)
+
+
 # 2. FOCUS spec: AWS partial-upfront Reserved Instance, 100% used -----------------------------------------
 
 
@@ -626,6 +651,7 @@ def test_spend_endpoints_are_403_for_non_finance_users(catalog, client_as, role)
     [
         (AZURE_CAD, "973efb5fa30c3c99f2e4055cf9051ba0e064aea8fec37877d43b2aea9ddd03d0"),
         (AWS_RI, "95dae1159a6ba6f146094d6c5f47b8c7d6e6cc8af0c4ecbf48d1c04ca513834a"),
+        (OPENCOST_MCA, "ff098de3f171b0963b1b10b14966fe582f2ad1c27c596d2dba532b296acdf043"),
         (
             DATA / "focus_spec_correction_partial_reallocation_ledger.csv",
             "cb7276d1f296e11373dbbddcab6539f0a1b8b87bdc92c648a988ab7dea45305d",
