@@ -317,6 +317,11 @@ def test_a_granted_engineer_sees_only_their_teams_lines(catalog, client_as, sett
         engineer.get("/api/billing/spend-review/?from=2026-02-01&to=2026-03-01&team=other").status_code == 403
     )
     assert engineer.get("/billing/invoice/?from=2023-08&to=2026-04&format=json").status_code == 403
+    # a grant reads, never writes: uploads and the spend-rows page stay finance and admin only (docs)
+    assert engineer.get("/api/billing/spend-rows/?day=2023-09-02").status_code == 403
+    upload = io.BytesIO(AZURE_CAD.read_bytes())
+    upload.name = "again.csv"
+    assert engineer.post("/api/billing/imports/", {"file": upload}).status_code == 403
 
 
 # 4. Attacker: hostile variants of the Azure export ----------------------------------------------------
