@@ -410,15 +410,6 @@ def test_non_utf8_byte_with_format_names_file_line_and_byte(stored, tmp_path):
     assert message.startswith(f"{path}:7: not UTF-8 text: byte 0xe9"), message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "without --format (the documented default: detected from the header) a bad byte on line 7 of a valid "
-        "Azure (or FOCUS) export is reported as 'not a FOCUS, CUR ... file (no known header); give --format': "
-        "the header is fine and the message names no line or byte; likely the format sniffer decodes its "
-        "whole sample strictly and takes a decode error for an unknown header"
-    ),
-)
 def test_non_utf8_byte_without_format_names_file_and_line(stored, tmp_path):
     path = latin1_bill(tmp_path)
     message = refused(path)
@@ -445,14 +436,6 @@ def test_far_future_date_leaves_stored_data_as_it_was(stored, tmp_path):
         import_billing(write_rows(tmp_path / "far_date.csv", header, rows))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Date 9/2/9999 (a real calendar date, data row 1) ends import_billing in an uncaught pandas "
-        "OutOfBoundsDatetime / OverflowError traceback (azure_cost_details.py, nanosecond timestamps end in "
-        "2262) instead of 'far_date.csv:2:Date: ...'; nothing is stored"
-    ),
-)
 def test_far_future_date_is_a_clear_error_naming_file_line_and_column(stored, tmp_path):
     header, rows = azure_rows()
     rows[0][header.index("Date")] = "9/2/9999"
@@ -460,13 +443,6 @@ def test_far_future_date_is_a_clear_error_naming_file_line_and_column(stored, tm
     assert "far_date.csv:2:Date" in message, message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the same 9/2/9999 file posted to POST /api/billing/imports/ by finance raises OutOfBoundsDatetime "
-        "out of the view (a 500 in production) instead of a 400 naming line and column"
-    ),
-)
 def test_far_future_date_through_the_api_is_a_400(catalog, client_as):
     header, rows = azure_rows()
     rows[0][header.index("Date")] = "9/2/9999"
@@ -501,16 +477,6 @@ def test_gzip_of_empty_lines_expanding_over_250_times_is_refused_fast(stored, tm
 HOUR_5 = "2026-02-01T05:00:00Z,2026-02-01T06:00:00Z"  # the RI file's 6th covered hour: data row 8, line 9
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a FOCUS ChargePeriodStart in 2300 or 1600 (billing period 2026-02) is accepted and stored, although "
-        "the product's own date parameters 'run from 1900 to 2199'; the row is then in the invoice (Feb 2026 "
-        "effective 1,225.34) but in no review (Feb review 1,175.11: 50.23 short, no warning; a review of its "
-        "month is a 400 in the API and an OutOfBoundsDatetime in spend_review); only the 1600 row is flagged "
-        "as a closed-period correction. Likely cause: no bound on charge dates at import"
-    ),
-)
 @pytest.mark.parametrize("year", ["2300", "1600"])
 def test_a_charge_period_centuries_off_is_refused_naming_line_and_column(catalog, tmp_path, year):
     text = AWS_RI.read_text()
@@ -521,13 +487,6 @@ def test_a_charge_period_centuries_off_is_refused_naming_line_and_column(catalog
     assert f"{path}:9:ChargePeriodStart" in message, message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "spend_review --from 2300-02-01 ends in an uncaught pandas OutOfBoundsDatetime where the API answers "
-        "400 'dates run from 1900 to 2199'"
-    ),
-)
 def test_spend_review_command_refuses_a_date_past_2199_in_one_line(catalog):
     import_billing(AWS_RI)
     with pytest.raises(CommandError, match="2199"):
