@@ -33,9 +33,15 @@ def text_problem(text: str) -> str | None:
     if _SURROGATE.search(text):
         return "holds a lone UTF-16 surrogate (not a character)"
     date = _DATE_START.match(text)
-    if date and not YEAR_RANGE[0] <= int(date.group(1)) <= YEAR_RANGE[1]:
-        return f"a date in year {int(date.group(1))}; dates run from {YEAR_RANGE[0]} to {YEAR_RANGE[1]}"
-    return None
+    return year_problem(int(date.group(1))) if date else None
+
+
+def year_problem(year: int) -> str | None:
+    """The one bound on a date's year, for request fields, command options and billing files alike: a
+    bill dated 2300 or 9999 is a typo or a sentinel, and pandas' nanosecond timestamps end in 2262."""
+    if YEAR_RANGE[0] <= year <= YEAR_RANGE[1]:
+        return None
+    return f"a date in year {year}; dates run from {YEAR_RANGE[0]} to {YEAR_RANGE[1]}"
 
 
 def number_problem(number: float | Decimal | int) -> str | None:

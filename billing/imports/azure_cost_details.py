@@ -479,6 +479,9 @@ def _days(frame: pd.DataFrame, column: str, *, file: str, first_row: int, requir
     )
     if required:
         check.fail_if(empty, "a date is required here")
+    cells.refuse_far_years(
+        check, np.array([np.nan if day is None else day.year for day in parsed], dtype=float)
+    )
     days = pd.DatetimeIndex(
         [day if day is not None else pd.NaT for day in parsed], dtype="datetime64[ns, UTC]"
     )

@@ -14,6 +14,7 @@ import pandas as pd
 
 from billing.imports.codes import coded, first_flagged_row, object_array, text_values
 from billing.imports.records import BillingFileError
+from gpuledger.input_bounds import YEAR_RANGE, year_problem
 from gpuledger.json_depth import loads_bounded
 from pricing.providers.currencies import currency_problem
 
@@ -55,7 +56,18 @@ def timestamps(
     cells.fail_if(parsed.isna().to_numpy() & ~empty, lambda at: f"unparseable date {text[at]!r}")
     if required:
         cells.fail_if(empty, "a date is required here")
+    refuse_far_years(cells, parsed.dt.year.to_numpy(dtype=float, na_value=np.nan))
     return pd.Series(parsed.array.take(cells.codes), index=frame.index)
+
+
+def refuse_far_years(cells: Distinct, years: np.ndarray) -> None:
+    """Raise for the first row whose date (year per distinct value, NaN for none) is outside the years
+    every date of the product lies in (gpuledger.input_bounds): a charge in 2300 was stored, then summed
+    in its invoice but in no review, and one in 9999 overflowed pandas' nanosecond timestamps (issue 28)."""
+    with np.errstate(invalid="ignore"):
+        far = (years < YEAR_RANGE[0]) | (years > YEAR_RANGE[1])
+    text = cells.stripped()
+    cells.fail_if(far, lambda at: f"{text[at]!r} is {year_problem(int(years[at]))}")
 
 
 MONEY_LIMIT = 1e14  # numeric(20, 6): 14 digits before the point

@@ -32,7 +32,13 @@ def detect_format(path: Path) -> str | None:
         return "utilization"
     try:
         columns = header(path)
-    except (OSError, BillingFileError):
+    except BillingFileError as error:
+        if error.row is not None and error.row > 1:
+            # the header line read well, a later one did not (header() decodes ahead of it: a byte that
+            # is not UTF-8, a NUL): that line is the file's problem, not an unknown format (issue 28)
+            raise
+        return None
+    except OSError:
         return None
     if azure_cost_details.looks_like_azure_cost_details(columns):
         return "azure"  # before FOCUS: it shares BillingCurrency and BillingAccountId with FOCUS

@@ -11,13 +11,18 @@ from django.core.management.base import BaseCommand, CommandError
 from billing.review.engine import ReviewInputError
 from billing.review.report import review_table_text
 from billing.review.service import build_review, make_request
+from gpuledger.input_bounds import year_problem
 
 
 def _date(text: str, option: str) -> dt.date:
     try:
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise CommandError(f"{option} must be YYYY-MM-DD, got {text!r}") from None
+    problem = year_problem(day.year)  # the API's bound: 2300 overflowed the review's timestamps
+    if problem:
+        raise CommandError(f"{option}: {problem}")
+    return day
 
 
 class Command(BaseCommand):

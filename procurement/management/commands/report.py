@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from gpuledger.input_bounds import year_problem
 from procurement import models
 from procurement.reports.registry import ReportInputError, ReportPeriod, report_kind, report_kind_names
 from procurement.reports.render import FORMATS, render
@@ -75,9 +76,13 @@ def _date(text: str | None, field: str) -> dt.date:
     if not text:
         raise ReportInputError(field, "is required for a report on a period (YYYY-MM-DD)")
     try:
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise ReportInputError(field, f"must be YYYY-MM-DD, got {text!r}") from None
+    problem = year_problem(day.year)  # the API's bound (gpuledger.input_bounds)
+    if problem:
+        raise ReportInputError(field, problem)
+    return day
 
 
 def _period(options: dict) -> ReportPeriod:
