@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import (
+    EIGHT_BIT_DIFFUSION_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     IMAGE_PEAK_EFFICIENCY,
@@ -55,11 +56,15 @@ def low_bit_image_peak(spec, gpu: GpuSpec, low_bit_peak: float) -> float:
     norms, the VAE decode and the text encoders stay in 16-bit. Those FLOPs run at the card's 16-bit peak:
     the time-weighted (harmonic) mean over the quantized share (image_model.quantized_flops_share). The
     MLPerf Inference SDXL configs quantize the UNet only (mlcommons/inference_results_v4.1, closed/NVIDIA/
-    configs/stable-diffusion-xl: precision fp8 for the UNet, the VAE and CLIP engines in fp16/fp32). Other
-    image networks and training: the low-bit peak for every FLOP, as before."""
+    configs/stable-diffusion-xl: precision fp8 for the UNet, the VAE and CLIP engines in fp16/fp32). The
+    8-bit layers run at EIGHT_BIT_DIFFUSION_RATE of the 8-bit peak (1.16x the 16-bit rate, fitted on NVIDIA's
+    MLPerf v4.1 H100 fp8 SDXL run); 4-bit ones at their peak (no run to fit). Other image networks and
+    training: the low-bit peak for every FLOP, as before."""
     half = gpu.dense_tflops("bf16") or gpu.dense_tflops("fp16")
     if spec.is_training or not spec.model.image_arch.is_diffusion or not half:
         return low_bit_peak
+    if spec.precision == "fp8":
+        low_bit_peak *= EIGHT_BIT_DIFFUSION_RATE.value
     share = image_model.quantized_flops_share(spec)
     return 1.0 / (share / low_bit_peak + (1.0 - share) / half)
 

@@ -221,18 +221,14 @@ MLPERF_SDXL = {
 }
 
 
-# img7 (round-4 fix): now 0.323 s (-29.6%) with only the UNet's convolutions and linears at the fp8 peak; the
-# rest of the gap is the fp8 convolutions themselves (NVIDIA's fp8 H100 no faster than fp16 H100 runs).
+# Was a strict xfail: product 0.277 s (-39.7%) with every FLOP at the fp8 peak; img7 (round 4): 0.323 s (-29.6%)
+# with only the UNet's convolutions and linears at the fp8 peak ("[MLPERF41] ... the run reached 2.18 images/s x
+# 281 TFLOP = 612 TFLOPS, 62% of the dense fp16 peak but 31% of fp8's; NVIDIA's fp8 H100 result in the same round
+# (16.35 samples/s on 8 GPUs) is no faster than The_Stage's fp16 H100 run that docs/validation.md uses (18.10)").
+# img8 (round 5): now 0.487 s (+5.9%): the quantized layers at eight_bit_diffusion_rate (0.581 of the fp8 peak,
+# 1.16x the bf16 rate), calibrated on that H100 fp8 run (16.3484 samples/s, DGX-H100_H100-SXM-80GBx8_TRT), not
+# on this one.
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="[MLPERF41] NVIDIA 8 x H200 SDXL Offline fp8, 32 images a batch: product 0.277 s an image a GPU "
-    "(3.61 images/s) vs published 8 / 17.4186 = 0.459 s (-39.7%); the run reached 2.18 images/s x 281 TFLOP = "
-    "612 TFLOPS, 62% of the dense fp16 peak but 31% of fp8's; the product puts every FLOP at the fp8 peak, while "
-    "ModelOpt quantizes the UNet's convolutions and linears only (attention BMMs/softmax, GroupNorm, the VAE and "
-    "CLIP stay 16-bit); NVIDIA's fp8 H100 result in the same round (16.35 samples/s on 8 GPUs) is no faster "
-    "than The_Stage's fp16 H100 run that docs/validation.md uses (18.10)",
-)
 def test_mlperf_v41_sdxl_offline_fp8_on_an_h200(bundled_catalog, tmp_path):
     row = _size(tmp_path, MLPERF_SDXL | {"micro_batch_size": 32}, "h200-sxm-141gb")
     assert row["verdict"] != "does_not_fit"  # NVIDIA ran it: 32 images (64 UNet samples) a batch
@@ -241,7 +237,8 @@ def test_mlperf_v41_sdxl_offline_fp8_on_an_h200(bundled_catalog, tmp_path):
 
 # Was a strict xfail: product 1.069 s (-26.9%), every FLOP at the 8-bit peak. Now 1.216 s (-16.8%): only the
 # UNet's convolutions and linears at the 8-bit peak, attention, VAE and CLIP at the 16-bit one
-# (compute_peak.low_bit_image_peak).
+# (compute_peak.low_bit_image_peak). img8 (round 5): 1.657 s (+13.3%) with the 8-bit layers at
+# eight_bit_diffusion_rate (0.581 of the 8-bit peak, fitted on NVIDIA's H100 fp8 run of the same round).
 @pytest.mark.django_db
 def test_mlperf_v41_sdxl_offline_int8_on_an_l40s(bundled_catalog, tmp_path):
     row = _size(tmp_path, MLPERF_SDXL | {"micro_batch_size": 1}, "l40s")
@@ -383,6 +380,28 @@ def test_sdxl_50_steps_compiled_unet_per_card(bundled_catalog, tmp_path, gpu, pu
 # 82.8 / 2.96 = 28 TFLOPS (22% of 125) and 82.8 / 7.83 = 10.6 TFLOPS (16% of 65); the product makes both ~40% too
 # fast. Compiled, published times are 0.69-0.83 of eager (A100 1.36 / 1.96 in the same README), the product's
 # fused_kernels halve them: only the 4090 lands.
+# img8 (round 5), the joint refit of a small-batch fill and eager_kernel_host_s asked for on the SD 1.5 [SDB]
+# misses: the published rows do not support a batch-dependent term. diffusers' torch2.0.md @2c529b75 (PyTorch 2.0,
+# diffusers 0.17) has host-free compiled rows (mode reduce-overhead: CUDA graphs) at batch 1, 4 and 16: on the A100
+# 22.7, 68.4 and 261.1 ms a step against the engine's 15.3, 44.2 and 159.9 (-33%, -35%, -39%), and GPU-bound eager
+# rows at batch 4 and 16 at -34% and -36%; the T4 (-32% to -40%), 3090 (-30% to -40%) and 4090 compiled (-32% to
+# -39%) rows the same. The miss does not shrink with the batch: it is SD 1.5's rate on that stack, not the fill of
+# small GEMMs, and a batch-1 eager step's GPU work (~27 ms at that rate) stays under fal's 31.8 ms, so the 31 us a
+# kernel fitted there is not confounded. One ceiling for UNets with heads under 64 wide (SD 1.5's 40; 0.327 of peak
+# in place of 0.534, fitted on the batch-16 compiled row) puts every torch2.0.md row on the A100, T4, 3090 and 4090
+# within -6%..+12% (V100 +2%..+23%) and passes all five SD 1.5 xfails below (V100 -6%, T4 -1%, H100 -11%, 4090
+# +11%, L40 -24%), but moves sayakpaul's 2024 SD 1.5 compiled A100 run (image_workload_cases.json diffusers-fast-sd15-a100-
+# bf16-compiled: bf16, fused QKV, max-autotune, 0.493 s for 30 steps, ~15 ms a step) from -1% to +61%. No single
+# ceiling passes both (that case needs >= 0.43, the H100 compiled one <= 0.38): on the same A100, PyTorch 2.0's
+# SD 1.5 step is 1.5x the 2024 stack's. The 2023 README's other fused stacks agree with the newer one
+# (alexeigor/sd-benchmarks README @021a7dbb, A100-SXM4-40GB: AITemplate 1.01 s, OneFlow 0.98 s for 50 steps, vs
+# PT2.0 compile 1.36 s). The engine keeps the current stack's rate; these cases measure PyTorch 2.0's, which the
+# spec cannot state. The V100 rows of torch2.0.md do not agree with the engine either (eager batch 1 -33%).
+SD15_PT20_NOTE = (
+    " img8 (round 5): not a small-batch fill nor the host split: torch2.0.md's host-free compiled A100 rows miss by "
+    "-33%/-35%/-39% at batch 1/4/16 (PyTorch 2.0 SD 1.5 step 1.5x the 2024 stack's on the same card); a ceiling "
+    "that passes this case fails the 2024 diffusers-fast-sd15-a100-bf16-compiled case (+61%); see the note above"
+)
 SDB_SD15 = [
     pytest.param("a100-sxm4-40gb", False, 1.96, id="eager-a100-sxm4-40gb"),
     pytest.param("h100-pcie-80gb", False, 1.44, id="eager-h100-pcie-80gb"),
@@ -395,7 +414,7 @@ SDB_SD15 = [
             reason="[SDB] SD 1.5, 512 px, 50 steps, xformers, on a V100 16GB: product 1.81 s vs published 2.96 s "
             "(-38.7%; -33.9% as a V100 PCIe); the run reached 22% of the V100's fp16 peak, the product assumes "
             "the A100's per-kernel fill (fitted on fal's A100 run) carries to Volta, whose tensor cores fill worse "
-            "on SD 1.5's small batch-2 GEMMs and convolutions",
+            "on SD 1.5's small batch-2 GEMMs and convolutions" + SD15_PT20_NOTE,
         ),
         id="xformers-v100-sxm2-16gb",
     ),
@@ -406,7 +425,8 @@ SDB_SD15 = [
         marks=pytest.mark.xfail(
             strict=True,
             reason="[SDB] SD 1.5, 512 px, 50 steps, xformers, on a T4: product 4.63 s vs published 7.83 s "
-            "(-40.8%); 16% of the T4's fp16 peak measured; the same T4 shortfall as [LCM]'s SDXL (-30%)",
+            "(-40.8%); 16% of the T4's fp16 peak measured; the same T4 shortfall as [LCM]'s SDXL (-30%)"
+            + SD15_PT20_NOTE,
         ),
         id="xformers-t4",
     ),
@@ -420,7 +440,7 @@ SDB_SD15 = [
             "0.449 s vs published 0.83 s (-45.9%); fused_kernels removes all elementwise traffic and host time, "
             "but compiling the UNet only leaves the pipeline's per-step scheduler, CFG split and guidance math, "
             "the text encoder and the eager VAE decode: compile gains 1.44x on the A100 in the same README, the "
-            "product's fused_kernels 2x",
+            "product's fused_kernels 2x" + SD15_PT20_NOTE,
         ),
         id="compiled-h100-sxm5-80gb",
     ),
@@ -436,7 +456,8 @@ SDB_SD15 = [
             "compensation; with the 4090 at its measured diffusion rate the product says 0.797 s (-31.9%), the "
             "compiled-UNet gap of the H100 and L40 cases: the engine's GPU time of a batch-2 SD 1.5 step is "
             "~1.4x under compiled measurements on every card (A100: ~15 ms counted vs 22.7 ms compiled in "
-            "diffusers' torch2.0.md), a split confounded with eager_kernel_host_s in the fal fit",
+            "diffusers' torch2.0.md), a split confounded with eager_kernel_host_s in the fal fit"
+            + SD15_PT20_NOTE,
         ),
         id="compiled-rtx-4090",
     ),
@@ -448,7 +469,7 @@ SDB_SD15 = [
             strict=True,
             reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40: product 1.15 s vs published 2.09 s "
             "(-45.0%); the compiled-UNet-only gain over-counted (see the H100 case) and, as for the RTX 6000 Ada, "
-            "an AD102 card under a 300 W limit reaching far less than its datasheet peak",
+            "an AD102 card under a 300 W limit reaching far less than its datasheet peak" + SD15_PT20_NOTE,
         ),
         id="compiled-l40",
     ),
