@@ -134,10 +134,12 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
 
 def _datasheet_why(spec, gpu) -> str:
     """Why a part on the datasheet model runs at its efficiency: the published measurements it was fitted
-    on, and the width ceiling where that binds (mfu.width_text); "" for the generic efficiency."""
-    from procurement.sizing.mfu import width_text
+    on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
+    the generic efficiency."""
+    from procurement.sizing.mfu import moe_text, width_text
 
-    return "; ".join(text for text in (efficiency_text(spec, gpu), width_text(spec, gpu)) if text)
+    parts = (efficiency_text(spec, gpu), width_text(spec, gpu), moe_text(spec, gpu))
+    return "; ".join(text for text in parts if text)
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:

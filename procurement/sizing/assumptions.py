@@ -316,6 +316,44 @@ EXPERT_ALLTOALLS = Assumption(
     "dispatcher's overlap with computation is an opt-in, off by default), the off-node share over the "
     "fabric. DeepSeek-V3's DualPipe hides it under computation (arXiv:2412.19437 sec. 3.2.1): not modelled.",
 )
+MOE_ROUTED_BYTES = Assumption(
+    "moe_routed_bytes_per_element",
+    380.0,
+    "bytes per routed element (token x top-k x hidden, each MoE layer) per training step, at the card's "
+    "datasheet memory bandwidth",
+    "The work of an MoE layer that is not its FLOPs (mfu.moe_efficiency_factor): the router, the token "
+    "permutation and unpermutation, the activation, the probability-weighted combine and the grouped GEMMs "
+    "of a few hundred to a few thousand rows a local expert, which run below the dense GEMMs' rate; a cost "
+    "per routed element beside the token's FLOPs at the dense efficiency, so its weight against the FLOPs "
+    "follows 1 / moe_intermediate (18 x moe_intermediate FLOPs a routed element), doubled by 8-bit GEMMs. "
+    "Fitted as the median of the values that reproduce each of five published MoE runs that are not the "
+    "outside tests' cases (engine with each run's plan, calibration off): DeepSeek-V2 on H800, BF16, "
+    "172.8K GPU-hours per trillion tokens (arXiv:2405.04434 sec. 3.2.3; plan in sec. 3.1.3: 16-way "
+    "zero-bubble pipeline, EP 8, ZeRO-1; PP 15 stands in over 60 layers, and the 9.7% 1F1B bubble the "
+    "engine adds is taken out): about 380; "
+    "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @00b7660be0254ac6f95f44164ddd0c3e9cc798ed "
+    "(25.11): GPT-OSS 120B on 64 H100 BF16, PP 4 EP 8, 5,630 tokens/s/GPU: about 300; Qwen3-235B-A22B on 64 "
+    "B200 FP8, EP 8 (PP 2 stands in for PP 8 x VP 2: 94 layers), 3,269: about 460; GPT-OSS 120B on 64 "
+    "B200 BF16, EP 8, 8,213: over 1,000 (+97% at 380); NVIDIA/Megatron-LM megatron/core/transformer/moe/"
+    "README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8, Mixtral 8x7B BF16 on 64 H100 (TP 1 EP 8 PP 4 "
+    "VP 8), 468 TFLOPS: 0 (the engine is already 19% slow there at the dense 40%; -29% at 380). Checked "
+    "on the outside cases (tests/procurement/outside): Qwen3-30B-A3B on 16 H100 +305% -> +39%, on 8 B200 "
+    "+400% -> +83%, DeepSeek-V3 on 256 B200 +114% -> +19%.",
+)
+FP8_SAVED_LINEAR_INPUT = Assumption(
+    "fp8_saved_linear_input_bytes",
+    1.0,
+    "bytes per element of a linear layer's input kept for backward in fp8 training",
+    "Transformer Engine keeps the fp8 cast of a linear's input for the weight-gradient GEMM: "
+    "NVIDIA/TransformerEngine transformer_engine/pytorch/module/linear.py "
+    "@0004dbd0231cb02d7b47d45344900a494fa13f46, _Linear.forward: 'if fp8 and not "
+    'fp8_meta["recipe"].override_linear_precision.wgrad: ... saved_inputmat = inputmat\' (the fp8 tensor; '
+    "the 16-bit inputmat_no_fp8 only without fp8), and backward runs wgrad as fp8_gemm on its transpose; the "
+    "per-tensor scales are one float each. Megatron-Core builds q/k/v (TELayerNormColumnParallelLinear), the "
+    "MLP's gate/up and down projections from these modules, so under fp8 those three saved inputs are 1 "
+    "byte; norms, Q/K/V and the attention output (flash attention's backward), and the SwiGLU inputs stay "
+    "16-bit. Not for adapters: LoRA's A and B run 16-bit on the frozen linear's input.",
+)
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
 )
@@ -676,6 +714,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INTERLEAVED_PIPELINE,
     CONTEXT_PARALLEL_KV_PASSES,
     EXPERT_ALLTOALLS,
+    MOE_ROUTED_BYTES,
+    FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,
     QLORA_DEQUANT_OVERHEAD,

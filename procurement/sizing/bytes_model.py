@@ -11,7 +11,13 @@ from functools import lru_cache
 
 from procurement.sizing import image_model
 from procurement.sizing import params as counts
-from procurement.sizing.assumptions import INT4_BITS, INT8_BITS, LOGITS_BYTES, NF4_BITS
+from procurement.sizing.assumptions import (
+    FP8_SAVED_LINEAR_INPUT,
+    INT4_BITS,
+    INT8_BITS,
+    LOGITS_BYTES,
+    NF4_BITS,
+)
 from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.spec import ModelSpec, WorkloadSpec
 
@@ -115,8 +121,18 @@ def _mlp_intermediate(model: ModelSpec) -> float:
 
 def activation_scale(spec) -> float:
     """Saved activations are in the compute dtype: fp32 training keeps 4-byte tensors where Korthikanti's
-    counts assume 2 (fp8 recipes keep bf16 activations). Dropout masks stay 1 byte either way."""
+    counts assume 2 (fp8 recipes keep bf16 activations, except the linears' saved inputs:
+    fp8_linear_input_scale). Dropout masks stay 1 byte either way."""
     return 2.0 if spec.precision == "fp32" else 1.0
+
+
+def fp8_linear_input_scale(spec) -> float:
+    """The saved input of a trained linear layer against a 16-bit one: under fp8 training Transformer
+    Engine keeps the fp8 cast it fed the GEMM, 1 byte an element (assumptions.FP8_SAVED_LINEAR_INPUT);
+    adapters (LoRA/QLoRA) run their own 16-bit matmuls on the frozen linears' inputs, so they keep 16 bits."""
+    if spec.precision != "fp8" or not spec.is_training or spec.uses_adapters:
+        return 1.0
+    return FP8_SAVED_LINEAR_INPUT.value / 2.0
 
 
 def split_notes(spec: WorkloadSpec) -> list[str]:
@@ -166,6 +182,11 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
         notes.append(
             "fp8 compute on bf16 weights (fp8 copies transient; fp8_weights: true stores them in fp8)"
         )
+    if fp8_linear_input_scale(spec) < 1.0:
+        notes.append(
+            "fp8 training: the q/k/v, MLP and down-projection inputs kept for backward are 1-byte fp8 casts "
+            "(Transformer Engine); norms, attention and the MLP activation keep 16 bits"
+        )
     notes.extend(split_notes(spec))
     trained = trained_linears(spec)
     if trained is not None:
@@ -189,6 +210,7 @@ def layer_activation_bytes_per_token(
     attention_scores: bool,
     scale: float = 1.0,
     trained: frozenset[str] | None = None,
+    linear_input_scale: float = 1.0,
 ) -> float:
     """Bytes one layer keeps for backward, per token (Korthikanti et al. 2022), for 16-bit activations
     times `scale` (2 for fp32); 1-byte dropout masks are not scaled.
@@ -204,15 +226,19 @@ def layer_activation_bytes_per_token(
     other ops read stays: the norms' inputs, Q/K/V and the attention output (flash attention's backward
     reads Q, K, V and O), SwiGLU's gate, up and SiLU output (the eager `silu(g) * u` saves all three). An
     adapter's A matrix reads its linear's input, so an adapted linear keeps it.
+
+    `linear_input_scale` (fp8_linear_input_scale) scales the inputs the q/k/v, gate/up and down
+    projections keep for their weight gradients: fp8 training keeps them as 1-byte casts.
     """
     h = float(model.hidden_size)
     q_out = float(model.num_attention_heads * model.head_dim)
     kv_out = float(model.num_key_value_heads * model.head_dim)
     inter = _mlp_intermediate(model)
     mask = 1.0 if model.dropout else 0.0
-    qkv_input = 2 * h if trained is None or trained & QKV_LINEARS else 0.0
-    mlp_input = 2 * h if trained is None or trained & GATE_UP_LINEARS else 0.0
-    down_input = 2 * inter if trained is None or "down_proj" in trained else 0.0
+    linear = 2 * linear_input_scale  # bytes per element of a linear's saved input, before `scale`
+    qkv_input = linear * h if trained is None or trained & QKV_LINEARS else 0.0
+    mlp_input = linear * h if trained is None or trained & GATE_UP_LINEARS else 0.0
+    down_input = linear * inter if trained is None or "down_proj" in trained else 0.0
     attention = scale * (qkv_input + 2 * q_out + 4 * kv_out + 2 * q_out) + mask * h
     # gated: gate and up (4I), SiLU output (2I), and their product (the down projection's input)
     # plain: the GeLU input (2I) and its output (the down projection's input)
@@ -282,10 +308,20 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
         largest_layer_bytes=counts.largest_layer_params(model) * bytes_per_weight,
         layer_bytes_per_token=layer_activation_bytes_per_token(
-            model, spec.seq_len, True, activation_scale(spec), trained_linears(spec)
+            model,
+            spec.seq_len,
+            True,
+            activation_scale(spec),
+            trained_linears(spec),
+            fp8_linear_input_scale(spec),
         ),
         layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(
-            model, spec.seq_len, False, activation_scale(spec), trained_linears(spec)
+            model,
+            spec.seq_len,
+            False,
+            activation_scale(spec),
+            trained_linears(spec),
+            fp8_linear_input_scale(spec),
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=LOGITS_BYTES.value * model.vocab_size,

@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from procurement.sizing import image_model
+from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     MFU_PRETRAIN_AMPERE,
+    MOE_ROUTED_BYTES,
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
     TRAINING_WIDTH_PEAK_AMPERE,
@@ -22,6 +24,7 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
+from procurement.sizing.throughput import training_flops_per_token
 
 AMPERE = 80
 HOPPER = 90
@@ -66,7 +69,29 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth))
-    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    return dense * moe_efficiency_factor(spec, gpu, dense)
+
+
+def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) -> float:
+    """The share of a training step an MoE model spends on its FLOPs: each token's top-k copies of the
+    hidden state go through routing, permutation, the activation and unpermutation, and the grouped
+    GEMMs of a few hundred rows run below peak; that memory- and launch-bound work costs
+    MOE_ROUTED_BYTES a routed element (moe_layers x top-k x hidden per token) at the card's bandwidth,
+    beside the token's FLOPs at the dense efficiency. Its weight against the FLOPs follows the expert
+    GEMM size: a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and backward),
+    so Mixtral's 14,336-wide experts barely notice it and Qwen3-30B-A3B's 768-wide ones run at a fifth
+    of the dense rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not).
+    1 for dense models, inference and parts without a bandwidth or peak figure."""
+    model = spec.model
+    peak = gpu.dense_tflops(spec.precision)
+    if not model.is_moe or not spec.is_training or not peak or not gpu.memory_bandwidth_gbps:
+        return 1.0
+    _, moe_layers = counts.layer_counts(model)
+    routed_elements = float(moe_layers * model.experts_per_token * model.hidden_size)
+    overhead_s = routed_elements * MOE_ROUTED_BYTES.value / (gpu.memory_bandwidth_gbps * 1e9)
+    flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
+    return flop_s / (flop_s + overhead_s)
 
 
 def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -111,6 +136,22 @@ def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         f"speed: a {spec.model.hidden_size}-wide model trains at no more than {ceiling:.0%} of the {gpu.slug}'s "
         "dense peak (its norms, activations and residual adds weigh more against narrow matmuls; width "
         "ceiling fitted on MosaicML's MPT sweeps of 125M-7B models)"
+    )
+
+
+def moe_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The "speed: ..." sentence of an MoE training estimate (moe_efficiency_factor); "" where it does not
+    apply (dense models, inference, a stated MFU)."""
+    if spec.mfu or not spec.is_training or not spec.model.is_moe:
+        return ""
+    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    factor = moe_efficiency_factor(spec, gpu, dense)
+    if factor >= 1.0:
+        return ""
+    return (
+        f"speed: MoE routing, permutation and small grouped GEMMs ({spec.model.moe_intermediate_size}-wide "
+        f"experts, top-{spec.model.experts_per_token}) leave {factor:.0%} of the dense efficiency, "
+        f"{dense * factor:.1%} of the {gpu.slug}'s peak (fitted on published Megatron and DeepSeek MoE runs)"
     )
 
 

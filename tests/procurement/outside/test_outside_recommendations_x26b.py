@@ -173,13 +173,13 @@ def test_llama3_70b_megatron_bridge_pp8_vp5_speed_within_15_percent(bundled_cata
     assert tokens_per_gpu(row) == pytest.approx(1602, rel=0.15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Llama 3 70B FP8, TP 4 PP 8 VP 5 on 64 H100 (Megatron-Bridge 25.11, 1,602 tokens/s/GPU) ran on 80 GB "
-    "cards; the engine puts the peak at 84.6 GiB (activations 59.5 GiB) and rules the plan out (does_not_fit). "
-    "Likely cause: under FP8 (Transformer Engine) the linear layers save their inputs as FP8 casts, 1 byte "
-    "instead of 2, while the activation model keeps Korthikanti et al.'s 16-bit tensors. Class 7 memory",
-)
+# Was a strict xfail (outside round 4): "Llama 3 70B FP8, TP 4 PP 8 VP 5 on 64 H100 (Megatron-Bridge 25.11,
+# 1,602 tokens/s/GPU) ran on 80 GB cards; the engine puts the peak at 84.6 GiB (activations 59.5 GiB) and rules
+# the plan out (does_not_fit). Likely cause: under FP8 (Transformer Engine) the linear layers save their inputs
+# as FP8 casts, 1 byte instead of 2, while the activation model keeps Korthikanti et al.'s 16-bit tensors.
+# Class 7 memory". Before (moe26): 84.6 GiB, does_not_fit. After: the q/k/v, MLP and down-projection inputs
+# are kept at 1 byte (assumptions.FP8_SAVED_LINEAR_INPUT; 331,776 -> 286,720 B a token and layer):
+# activations 51.4 GiB, peak 76.1 GiB, "tight" on the 79.6 GiB card.
 @pytest.mark.django_db
 def test_llama3_70b_megatron_bridge_pp8_vp5_fits_the_h100(bundled_catalog):
     row = candidate(LLAMA3_70B_MB, H100)
@@ -216,6 +216,8 @@ def test_qwen3_moe_flop_count_matches_nvidia_model_tflops(bundled_catalog):
     "engine's 6.1 s step) are not compute. Fix: an MoE efficiency by expert GEMM size (or a measured MoE row in "
     "measured_efficiency.csv). Class 7",
 )
+# moe26: with the MoE cost per routed element (assumptions.MOE_ROUTED_BYTES, fitted on five other published
+# MoE runs) the engine gives 7,344 tokens/s/GPU (+39%, was +305%): still outside 15%.
 @pytest.mark.django_db
 def test_qwen3_moe_on_16_h100_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(QWEN3_MOE_H100, H100)) == pytest.approx(5275, rel=0.15)
@@ -226,6 +228,7 @@ def test_qwen3_moe_on_16_h100_within_15_percent(bundled_catalog):
     reason="Qwen3-30B-A3B FP8 on 8 B200 (EP 8; Megatron-Bridge 25.11): engine 46,496 tokens/s/GPU against "
     "NVIDIA's 9,299 (+400%); same cause as on the H100 (dense MFU applied to a fine-grained MoE). Class 7",
 )
+# moe26: 16,989 tokens/s/GPU with the MoE cost (+83%, was +400%): still outside 15%.
 @pytest.mark.django_db
 def test_qwen3_moe_on_8_b200_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(QWEN3_MOE_B200, "b200")) == pytest.approx(9299, rel=0.15)
@@ -238,6 +241,7 @@ def test_qwen3_moe_on_8_b200_within_15_percent(bundled_catalog):
     "/ 3,600 = 32.9 h: every row's hours and cost are about 4x too low (first row nebius B200 2 x 44.00 USD/h x "
     "3.737 h = 328.86 USD compute). Follows from the MoE speed above. Class 7 through the ranking",
 )
+# moe26: follows the H100 speed above (+39% with the MoE cost, was +305%): hours still about 28% low.
 @pytest.mark.django_db
 def test_qwen3_moe_ranking_hours_follow_the_measured_speed(bundled_catalog):
     rows = ranked(QWEN3_MOE_H100)
@@ -426,6 +430,7 @@ def test_deepseek_v3_b200_plan_fits_and_counts_nvidias_flops(bundled_catalog):
     "speed); NVIDIA reaches about 12% of the B200's dense FP8 peak where the engine applies 40%. Same cause as "
     "Qwen3-30B-A3B: no MoE efficiency. Class 7",
 )
+# moe26: 2,535 tokens/s/GPU with the MoE cost (+18.5%, was +114%): just outside 15%.
 @pytest.mark.django_db
 def test_deepseek_v3_b200_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(DEEPSEEK_V3_B200, "b200")) == pytest.approx(2139, rel=0.15)

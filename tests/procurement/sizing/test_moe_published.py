@@ -1,0 +1,247 @@
+"""MoE training speed against published runs, and fp8 saved activations (issue 26, class 7; branch moe26).
+
+MoE layers spend time beside their FLOPs: routing, permutation, the activation, the combine, and grouped
+GEMMs of a few hundred rows a local expert (mfu.moe_efficiency_factor). The engine charges
+assumptions.MOE_ROUTED_BYTES per routed element (token x top-k x hidden) at the card's bandwidth, fitted as
+the median of the values that reproduce five published runs that are NOT the outside tests' cases. Those
+five are checked here; tests/procurement/outside checks the others.
+
+Sources:
+- [MB2511] NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @00b7660be0254ac6f95f44164ddd0c3e9cc798ed
+  ("25.11 NeMo Container", DGX-H100 and DGX-B200 tables; forced-balanced routing, dropless).
+- [MCORE] NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8
+  ("468 TFLOPS for Mixtral 8X7B bf16 training", MCore v0.9; reference mapping for Mixtral 8x7B: 64 H100,
+  BF16, seq 4,096, TP 1, EP 8, PP 4, VP 8, MBS 1, GBS 256).
+- [DSV2] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434: sec. 3.2.3, 172.8K H800 GPU-hours per trillion
+  tokens; sec. 3.1.3, 16-way zero-bubble pipeline, 8-way expert parallelism, ZeRO-1; 60 layers, hidden
+  5,120, 160 routed experts of 1,536 + 2 shared, top-6, first layer dense; batch 9,216 x 4,096.
+"""
+
+import dataclasses
+import statistics
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_workload
+from procurement.sizing.assumptions import FP8_SAVED_LINEAR_INPUT, MOE_ROUTED_BYTES
+from procurement.sizing.bytes_model import state_bytes
+from procurement.sizing.mfu import default_mfu, moe_efficiency_factor
+from procurement.sizing.throughput import training_flops_per_token
+
+GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
+H100, B200 = GPUS["h100-sxm5-80gb"], GPUS["b200"]
+
+# GPT-OSS 120B (openai/gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads of 64, 8 KV heads,
+# 128 experts of 2,880, top-4, vocabulary 201,088; 116.8B parameters, 5.1B active).
+GPT_OSS_120B = {
+    "name": "gpt-oss-120b",
+    "params": 116.8e9,
+    "params_active": 5.1e9,
+    "num_layers": 36,
+    "hidden_size": 2880,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "intermediate_size": 2880,
+    "moe_intermediate_size": 2880,
+    "num_experts": 128,
+    "experts_per_token": 4,
+    "vocab_size": 201088,
+}
+# Qwen3-235B-A22B (Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden 4,096, 64 heads of 128, 4 KV heads,
+# 128 experts of 1,536, top-8, vocabulary 151,936).
+QWEN3_235B = {
+    "name": "qwen3-235b-a22b",
+    "params": 235.1e9,
+    "params_active": 22.2e9,
+    "num_layers": 94,
+    "hidden_size": 4096,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 4,
+    "head_dim": 128,
+    "intermediate_size": 12288,
+    "moe_intermediate_size": 1536,
+    "num_experts": 128,
+    "experts_per_token": 8,
+    "vocab_size": 151936,
+}
+DEEPSEEK_V2 = {
+    "name": "deepseek-v2",
+    "params": 236e9,
+    "params_active": 21e9,
+    "num_layers": 60,
+    "hidden_size": 5120,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "head_dim": 128,
+    "intermediate_size": 12288,
+    "moe_intermediate_size": 1536,
+    "num_experts": 160,
+    "experts_per_token": 6,
+    "shared_experts": 2,
+    "dense_layers": 1,
+    "vocab_size": 102400,
+}
+
+
+def megatron(model, gpus, tp, pp, *, global_batch, ep, vp=1, micro_batch=1, precision="bf16", seq=4096):
+    """A Megatron run as published: ZeRO-1, no recomputation ("selective": flash attention)."""
+    dp = gpus // (tp * pp)
+    parallelism = {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp}
+    parallelism |= {"expert_parallel": ep} | ({"virtual_pipeline": vp} if vp > 1 else {})
+    return parse_workload_spec(
+        {
+            "name": "moe",
+            "task": "pretrain",
+            "model": {"preset": model} if isinstance(model, str) else dict(model),
+            "precision": precision,
+            "micro_batch_size": micro_batch,
+            "seq_len": seq,
+            "gradient_checkpointing": "selective",
+            "parallelism": parallelism,
+            "gradient_accumulation_steps": global_batch // (dp * micro_batch),
+            "training_tokens": 1e10,
+        }
+    )
+
+
+def candidate(spec, gpu):
+    report = size_workload(spec, [gpu])
+    return next(c for c in report["candidates"] if c["gpus"] == spec.parallelism.gpus)
+
+
+def tokens_per_gpu(spec, gpu) -> float:
+    row = candidate(spec, gpu)
+    return row["throughput"]["training_tokens_per_second"] / row["gpus"]
+
+
+# [DSV2]: 1e12 / (172,800 h x 3,600) = 1,607.5 tokens/s per H800 (H100 compute). 60 layers cannot split 16
+# ways evenly in the spec: PP 15 on 960 GPUs (DP 64, 144 micro-batches) stands in; its 1F1B bubble
+# 14 / 144 = 9.7% is not in DeepSeek's zero-bubble schedule, so the check takes it out.
+DSV2 = megatron(DEEPSEEK_V2, 960, 1, 15, ep=8, global_batch=9216)
+# [MB2511] DGX-H100 "GPT OSS 120B | 64 | BF16 | 512 | 4 | 4096 | 0 | 1 | 4 | 1 | 1 | 8 | ... | 5630 | 153".
+GPT_OSS_H100 = megatron(GPT_OSS_120B, 64, 1, 4, ep=8, micro_batch=4, global_batch=512)
+# [MB2511] DGX-B200 "GPT OSS 120B | 64 | BF16 | 512 | 4 | 4096 | 0 | 1 | 1 | 1 | 1 | 8 | 2 | 8213 | 223".
+GPT_OSS_B200 = megatron(GPT_OSS_120B, 64, 1, 1, ep=8, micro_batch=4, global_batch=512)
+# [MB2511] DGX-B200 "Qwen3_235B_a22B | 64 | FP8-MX | 1024 | 1 | 4096 | 0 | 1 | 8 | 1 | 2 | 8 | 128 | 3269 |
+# 484". 94 layers do not split 8 x 2 evenly in the spec: PP 2 (bubble 1 / 32 = 3.1%) stands in for PP 8 x
+# VP 2 (7 / 256 = 2.7%).
+QWEN3_235B_B200 = megatron(QWEN3_235B, 64, 1, 2, ep=8, global_batch=1024, precision="fp8")
+# [MCORE] Mixtral 8x7B, 468 TFLOPS a GPU (Megatron's FLOP count; compared in the engine's own FLOPs).
+MIXTRAL_H100 = megatron("mixtral-8x7b", 64, 1, 4, vp=8, ep=8, global_batch=256)
+
+
+def _gaps() -> dict[str, float]:
+    dsv2 = tokens_per_gpu(DSV2, H100) * (1 + 14 / 144) / (1e12 / 172_800 / 3600) - 1
+    mixtral = candidate(MIXTRAL_H100, H100)["throughput"]
+    mixtral_tflops = mixtral["training_tokens_per_second"] / 64 * mixtral["flops_per_token"]
+    return {
+        "deepseek-v2 h800": dsv2,
+        "gpt-oss h100": tokens_per_gpu(GPT_OSS_H100, H100) / 5630 - 1,
+        "qwen3-235b b200": tokens_per_gpu(QWEN3_235B_B200, B200) / 3269 - 1,
+        "gpt-oss b200": tokens_per_gpu(GPT_OSS_B200, B200) / 8213 - 1,
+        "mixtral h100": mixtral_tflops / 468e12 - 1,
+    }
+
+
+def test_fine_grained_fit_points_are_within_15_percent():
+    gaps = _gaps()
+    for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200"):
+        assert abs(gaps[name]) <= 0.15, gaps
+    # the fit is the median of the five points' own values: the median error over them is small
+    assert statistics.median(abs(g) for g in gaps.values()) <= 0.15, gaps
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GPT-OSS 120B BF16 on 64 B200 (EP 8, MBS 4; Megatron-Bridge 25.11): engine about +97% over NVIDIA's "
+    "8,213 tokens/s/GPU. The same model on 64 H100 runs at 5,630 (the engine -7%): the B200 row reaches 1.46x "
+    "the H100's speed per GPU for 2.3x the peak and 2.4x the bandwidth. A per-element MoE cost at the card's "
+    "bandwidth cannot give the B200 that little; no second B200 BF16 MoE point says why",
+)
+def test_gpt_oss_on_b200_within_15_percent():
+    assert abs(_gaps()["gpt-oss b200"]) <= 0.15
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Mixtral 8x7B BF16 on 64 H100 (MCore v0.9): 468 TFLOPS a GPU, 47% of the BF16 peak; the engine "
+    "gives -19% before any MoE cost (the dense 40% Hopper default is below Megatron's tuned runs) and -29% "
+    "with it (routed work costs its 14,336-wide experts 13%)",
+)
+def test_mixtral_megatron_tflops_within_15_percent():
+    assert abs(_gaps()["mixtral h100"]) <= 0.15
+
+
+def test_qwen3_30b_factor_by_hand():
+    # Qwen3-30B-A3B FP8 on an H100: 48 MoE layers x top-8 x 2,048 = 786,432 routed elements a token;
+    # x 380 B / 3,350 GB/s = 89.2 us. FLOPs a token (6N + causal attention at 4,096) at 40% of 1,979 TFLOPS.
+    spec = megatron("qwen3-30b-a3b", 16, 1, 2, vp=24, ep=8, micro_batch=2, global_batch=512, precision="fp8")
+    overhead = 48 * 8 * 2048 * MOE_ROUTED_BYTES.value / (H100.memory_bandwidth_gbps * 1e9)
+    flops = training_flops_per_token(spec) / (1979e12 * 0.40)
+    assert overhead == pytest.approx(89.2e-6, rel=0.01)
+    assert moe_efficiency_factor(spec, H100, 0.40) == pytest.approx(flops / (flops + overhead), rel=1e-6)
+    assert default_mfu(spec, H100) == pytest.approx(0.40 * flops / (flops + overhead), rel=1e-6)
+
+
+def test_dense_models_keep_their_efficiency():
+    dense = megatron("llama-3-70b", 64, 4, 8, vp=5, ep=1, global_batch=128, precision="fp8", seq=8192)
+    assert moe_efficiency_factor(dense, H100, 0.40) == 1.0
+
+
+def test_inference_keeps_its_efficiency():
+    spec = parse_workload_spec({"name": "i", "task": "inference", "model": {"preset": "mixtral-8x7b"}})
+    assert moe_efficiency_factor(spec, H100, 0.40) == 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    narrow=st.integers(min_value=256, max_value=8192),
+    extra=st.integers(min_value=1, max_value=8192),
+    precision=st.sampled_from(["bf16", "fp8"]),
+)
+def test_wider_experts_lose_less_and_fp8_loses_more(narrow, extra, precision):
+    # parameters counted from the shape (no published totals), so the experts' width moves the FLOPs
+    shape = {k: v for k, v in QWEN3_235B.items() if k not in ("params", "params_active")}
+
+    def factor(width, dtype=precision):
+        spec = megatron(
+            shape | {"moe_intermediate_size": width}, 8, 1, 1, ep=8, global_batch=64, precision=dtype
+        )
+        return moe_efficiency_factor(spec, H100, 0.40)
+
+    assert 0.0 < factor(narrow) < factor(narrow + extra) < 1.0
+    assert factor(narrow, "fp8") < factor(narrow, "bf16")
+
+
+# --- fp8 training keeps the linears' saved inputs as 1-byte casts (Transformer Engine) ------------------------
+def test_fp8_linear_inputs_are_one_byte_by_hand():
+    # Llama 3 70B (h 8,192, I 28,672, 64 heads of 128, 8 KV heads), no scores kept, per token and layer:
+    # bf16 = q/k/v input 2h + Q 2q + K,V 4kv + O 2q + MLP input 2h + gate/up/SiLU 6I + down input 2I + norms 4h
+    #      = 16,384 + 16,384 + 4,096 + 16,384 + 16,384 + 172,032 + 57,344 + 32,768 = 331,776 B;
+    # fp8 keeps the three linear inputs at 1 byte: - (h + h + I) = -45,056 -> 286,720 B.
+    bf16 = megatron("llama-3-70b", 64, 4, 8, vp=5, ep=1, global_batch=128, seq=8192)
+    fp8 = dataclasses.replace(bf16, precision="fp8")
+    assert FP8_SAVED_LINEAR_INPUT.value == 1.0
+    assert state_bytes(bf16).layer_bytes_per_token_no_scores == 331_776
+    assert state_bytes(fp8).layer_bytes_per_token_no_scores == 286_720
+
+
+def test_fp8_lora_keeps_16_bit_adapter_inputs():
+    # LoRA's A matrices run 16-bit matmuls on the frozen linear's input: nothing to halve
+    lora = {"name": "l", "task": "lora", "model": {"preset": "llama-3-70b"}, "seq_len": 8192}
+    bf16 = parse_workload_spec(lora | {"precision": "bf16"})
+    fp8 = parse_workload_spec(lora | {"precision": "fp8"})
+    assert (
+        state_bytes(fp8).layer_bytes_per_token_no_scores == state_bytes(bf16).layer_bytes_per_token_no_scores
+    )
+
+
+def test_the_size_report_says_why_an_moe_runs_slower():
+    spec = megatron("qwen3-30b-a3b", 16, 1, 2, vp=24, ep=8, micro_batch=2, global_batch=512, precision="fp8")
+    basis = candidate(spec, H100)["speed_basis"]
+    assert "768-wide experts, top-8" in basis and "of the dense efficiency" in basis, basis
+    dense = megatron("llama-3-70b", 64, 4, 8, vp=5, ep=1, global_batch=128, precision="fp8", seq=8192)
+    assert "MoE" not in (candidate(dense, H100)["speed_basis"] or "")
