@@ -26,9 +26,12 @@ def _remove_deleted_files():
     from django.db.models.signals import post_delete
 
     from billing.models import BillingImportFile
-    from billing.storage.location import remove_unrecorded
 
     def removed(sender, instance, **kwargs):
+        # imported here, not at start-up: billing.storage brings pandas and pyarrow, which commands that
+        # never touch a bill (size, job_cost) must not pay for (tests/procurement/test_offer_cache.py)
+        from billing.storage.location import remove_unrecorded
+
         path = instance.path
         transaction.on_commit(lambda: remove_unrecorded([path]))
 
