@@ -131,6 +131,21 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "model.num_experts and gpus / (tensor_parallel x pipeline_parallel)",
         maximum=SPLIT_LIMITS["expert_parallel"],
     )
+    account_for_embedding = _flag(
+        "Training: the embedding counts as a layer of the pipeline split (Megatron-LM "
+        "--account-for-embedding-in-pipeline-split); num_layers + the accounted slots divisible by pp x vp"
+    )
+    account_for_loss = _flag(
+        "Training: the output head and loss count as a layer of the pipeline split (Megatron-LM "
+        "--account-for-loss-in-pipeline-split)"
+    )
+    pipeline_layers_first = _count(
+        "Training: transformer layers on the first pipeline stage (Megatron-LM "
+        "--decoder-first-pipeline-num-layers); the other stages share the rest evenly"
+    )
+    pipeline_layers_last = _count(
+        "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
+    )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
 
 

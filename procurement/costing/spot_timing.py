@@ -5,7 +5,7 @@ restart after a reclaim. Both grow with the job: a 7B full fine-tune writes weig
 state (about 100 GB), a QLoRA run a few hundred MB of adapters. So they are derived here, never a
 fixed minute for every job:
 
-    W = checkpoint GB / storage write GB/s                    the write to storage
+    W = checkpoint GB / min(writers x storage write GB/s, aggregate cap)   the write to storage
     C = W                                   synchronous save: the training loop waits for the whole write
     C = checkpoint GB / GPUs / host copy GB/s               asynchronous save (below): the loop waits only
                                                              for each GPU's shard to reach host memory
@@ -20,6 +20,14 @@ distributed checkpoint (NVIDIA/NeMo PR 9028, May 2024; the NVIDIA Resiliency Ext
 "preloads tensors to CPU with pinned memcpy"). Each rank saves its own shard (ZeRO/FSDP/Megatron
 distributed checkpoints), so the copies run in parallel over every GPU's own host link. The storage write W
 still bounds how often one can save: the next save waits for the previous one (interval >= W, spot.py).
+
+Writers: a distributed checkpoint (PyTorch DCP, Megatron dist-checkpointing) writes one file per rank, so a
+job over N instances writes N shards at once, each instance to its own volume at the storage rate: W is the
+checkpoint over N x that rate (GPT-3 175B on 16 nodes: 2.45 TB / (16 x 0.5 GB/s) = 5.1 min, not 82 min; the
+Llama 3 paper, arXiv:2407.21783 sec. 3.3.4: "Checkpoints save each GPU's model state, ranging from 1 MB to
+4 GB per GPU"). A shared file system (Lustre, NFS, an object store bucket) bounds the sum instead:
+``aggregate_write_gb_per_s`` caps N x rate when it is the bound; None means each instance writes its own
+volume (no shared cap). The restore reads the shards back the same way.
 
 Each default below has its source (docs/cost-model.md, "Spot timing"); every one is overridable.
 """
@@ -64,6 +72,15 @@ class SpotTimingInput:
     asynchronous: bool = False  # the save only blocks for the device-to-host copy (module doc)
     gpus: int = 1  # ranks saving their shards in parallel
     host_copy_gb_per_s: float = DEFAULT_HOST_COPY_GB_PER_S
+    writers: int = 1  # instances writing (and reading back) their own shards in parallel (module doc)
+    aggregate_write_gb_per_s: float | None = None  # a shared file system's total rate; None: no shared cap
+
+    def parallel_gb_per_s(self, per_instance_gb_per_s: float) -> float:
+        """The job's storage rate: every writer at the per-instance rate, capped by a shared file system."""
+        total = self.writers * per_instance_gb_per_s
+        if self.aggregate_write_gb_per_s is not None:
+            total = min(total, self.aggregate_write_gb_per_s)
+        return total
 
 
 @dataclass(frozen=True)
@@ -127,6 +144,11 @@ def spot_timing(spec: SpotTimingInput) -> SpotTiming:
     host_copy = _positive(spec.host_copy_gb_per_s, "host_copy_gb_per_s")
     if not (isinstance(spec.gpus, int) and spec.gpus >= 1):
         raise CostInputError("gpus", f"must be a whole number >= 1, got {spec.gpus!r}")
+    if not (isinstance(spec.writers, int) and spec.writers >= 1):
+        raise CostInputError("writers", f"must be a whole number >= 1, got {spec.writers!r}")
+    if spec.aggregate_write_gb_per_s is not None:
+        _positive(spec.aggregate_write_gb_per_s, "aggregate_write_gb_per_s")
+    write, read = spec.parallel_gb_per_s(write), spec.parallel_gb_per_s(read)
     for name in ("checkpoint_gb", "image_gb", "model_load_gb", "dataset_gb", "provisioning_hours"):
         _not_negative(getattr(spec, name), name)
     parts = {

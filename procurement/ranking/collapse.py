@@ -1,8 +1,12 @@
 """Identical rows collapse: the same instance type at the same price and plan in several regions is one row.
 
-A serving ranking otherwise fills its top 20 with one cheap instance type listed in six regions. The
-first (cheapest, then catalog order) of each group is kept and says where else the same offer is sold:
-``also_in`` (the other regions, with their zone when the offer is zonal) and a reason "also in 5 regions".
+A serving ranking otherwise fills its top 20 with one cheap instance type listed in six regions, and a
+training ranking its top five with one Nebius H200 node in three (issue 26). The first (cheapest, then
+catalog order) of each group is kept and says where else the same offer is sold: ``also_in`` (the other
+regions, with their zone when the offer is zonal) and a reason "also in 5 regions". Rows join a group only
+when their total cost and hours are the same to the cent and the microsecond-hour (and, for spot, the
+advisor band, which sets the interruptions), so a region that costs more in all (its storage, a spot band)
+keeps its own row and no cheaper row is ever folded into a dearer one.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ def collapse(order: np.ndarray, prepared: PreparedOffers, configs: Configuration
             *(prepared.text[name][position] for name in KEY_COLUMNS),
             round(float(prepared.columns["price_usd"][offer]), 6),
             int(configs.shape[index]),
+            *_outcome(configs, prepared, index, offer),
         )
         if key in groups:
             first = groups[key]
@@ -43,6 +48,17 @@ def collapse(order: np.ndarray, prepared: PreparedOffers, configs: Configuration
         also[index] = []
         kept.append(index)
     return kept, also
+
+
+def _outcome(configs: Configurations, prepared: PreparedOffers, index: int, offer: int) -> tuple:
+    """What a person compares beside the offer: total cost (cents), hours, and a spot offer's band."""
+    cost, hours = float(configs.total_cost[index]), float(configs.hours[index])
+    band = int(prepared.columns["band"][offer]) if bool(prepared.columns["is_spot"][offer]) else -1
+    return (
+        round(cost, 2) if np.isfinite(cost) else None,
+        round(hours, 6) if np.isfinite(hours) else None,
+        band,
+    )
 
 
 def collapsed_order(

@@ -139,7 +139,8 @@ class RankingOptions:
     spot_price_history: Callable[[Sequence[int]], Mapping[int, object]] | None = None
     serving_hours: float = DEFAULT_SERVING_HOURS
     # Identical rows (same provider, instance type, pricing, price and plan in several regions) become one
-    # row with "also in N regions"; None: collapse serving rankings only (training rows keep every region).
+    # row with "also in N regions" (same total cost and hours too, ranking/collapse.py); None: collapse
+    # (serving and training alike since issue 26); False keeps every region's row.
     collapse_identical: bool | None = None
     measured_tokens_per_second: Mapping[tuple[str, int], float] = field(default_factory=dict)  # (gpu, gpus)
     measured_dates: Mapping[tuple[str, int], str] = field(default_factory=dict)  # (gpu, gpus) -> YYYY-MM-DD

@@ -77,9 +77,9 @@ def rank_workload(
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
     configs, deadline_view = apply_deadline(configs, prepared, shapes.instances, spec, options)
-    collapse_rows = (
-        options.collapse_identical if options.collapse_identical is not None else not spec.is_training
-    )
+    # identical rows (same offer, price, plan, cost and hours in several regions) are one row by default,
+    # training too (issue 26: three identical Nebius H200 rows filled a top five)
+    collapse_rows = options.collapse_identical if options.collapse_identical is not None else True
     also_in: dict[int, list[str]] = {}
     if collapse_rows:
         order, also_in = collapsed_order(configs, prepared, options.top)

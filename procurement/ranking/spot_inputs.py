@@ -21,7 +21,7 @@ from dataclasses import replace
 from procurement.costing.spot_timing import SpotTiming, SpotTimingInput, spot_timing
 from procurement.ranking.options import RankingOptions
 from procurement.sizing import WorkloadSpec
-from procurement.sizing.assumptions import ENVIRONMENT_DISK, GB
+from procurement.sizing.assumptions import ENVIRONMENT_DISK, GB, GPUS_PER_NODE
 from procurement.sizing.bytes_model import adapter_bytes, adapter_params, optimizer_bytes_per_param
 from procurement.sizing.host import checkpoint_gb, dataset_gb
 from procurement.sizing.verdict import identity_cache
@@ -54,6 +54,15 @@ def saves_asynchronously(spec: WorkloadSpec) -> bool:
     if mode != "auto":
         return mode == "async"
     return spec.is_training and not spec.uses_adapters and spec.parallelism.gpus > 1
+
+
+def checkpoint_writers(spec: WorkloadSpec) -> int:
+    """Instances writing their own checkpoint shards in parallel (costing/spot_timing.py): the spec's GPUs
+    over 8-GPU nodes (GPUS_PER_NODE). The timing is the spec's, not an offer's: rows of smaller instances
+    have more writers, so this is the slower bound for them; ``gpus: auto`` counts 1 GPU, one writer."""
+    gpus = max(1, int(spec.parallelism.gpus))
+    per_node = int(GPUS_PER_NODE.value)
+    return -(-gpus // per_node)
 
 
 def job_spot_timing(spec: WorkloadSpec, options: RankingOptions) -> SpotTiming:
@@ -96,6 +105,7 @@ def _timing(
             # each rank copies its shard: the spec's GPU count (the rows of a stated count have it; with
             # ``gpus: auto`` the spec's count is 1, the slowest copy)
             gpus=max(1, int(spec.parallelism.gpus)),
+            writers=checkpoint_writers(spec),
         )
     )
     timing = replace(

@@ -295,7 +295,21 @@ INTERLEAVED_PIPELINE = Assumption(
     "Narayanan et al. 2021 (arXiv:2104.04473) sec. 2.2.2: with v model chunks per stage the 1F1B bubble "
     "shrinks from (p - 1) / m to (p - 1) / (v m) at v times the pipeline point-to-point traffic; Korthikanti "
     "et al. 2022 (arXiv:2205.05198) sec. 4.2.3: the first stage then holds (1 + (p - 1) / (p v)) x the "
-    "activations of the non-interleaved schedule.",
+    "activations of the non-interleaved schedule, at most the step's m micro-batches (Megatron-Core caps the "
+    "warm-up at m x v chunk forwards: with m <= p every forward runs before the first backward).",
+)
+UNEVEN_PIPELINE_SPLIT = Assumption(
+    "uneven_pipeline_split",
+    1.0,
+    "heaviest stage's memory; slowest stage's pace; balanced stages when no split is stated",
+    "A stated split (parallelism.account_for_embedding/_loss, pipeline_layers_first/_last; Megatron-LM's "
+    "flags of those names; Meta's Llama 3 405B, arXiv:2407.21783 sec. 3.3.2: a layer off the first and last "
+    "stages) is counted stage by stage: stage r keeps p - r micro-batches in flight under 1F1B (Narayanan et "
+    "al. 2021 sec. 2.2), 2 (p - r - 1) + (v - 1) p + 1 chunk forwards interleaved, capped by the step's m x v "
+    "(Megatron-Core schedules.py); the first stage holds the embedding table and the last the output head "
+    "(a copy when tied). Every micro-batch and the bubble move at the slowest stage's pace: its active block "
+    "parameters plus the head's vocab x hidden matmul (6 FLOPs a parameter a token; the embedding is a "
+    "lookup). Without a stated split the stages keep the even average num_layers / p.",
 )
 CONTEXT_PARALLEL_KV_PASSES = Assumption(
     "context_parallel_kv_passes",
@@ -712,6 +726,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
     INTERLEAVED_PIPELINE,
+    UNEVEN_PIPELINE_SPLIT,
     CONTEXT_PARALLEL_KV_PASSES,
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,

@@ -19,6 +19,7 @@ from procurement.sizing.assumptions import (
     NF4_BITS,
 )
 from procurement.sizing.image_presets import ImageArchitecture
+from procurement.sizing.pipeline_split import stage_split
 from procurement.sizing.spec import ModelSpec, WorkloadSpec
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
@@ -143,6 +144,13 @@ def split_notes(spec: WorkloadSpec) -> list[str]:
         notes.append(
             f"interleaved pipeline, {v} chunks a stage: bubble (p - 1) / ({v} m); the first stage keeps "
             f"{1 + (p - 1) / (p * v):.3f}x the activations"
+        )
+    split = stage_split(par, spec.model.num_layers) if spec.model.image_arch is None else None
+    if split is not None:
+        notes.append(
+            f"uneven pipeline split, layers a stage {split.layers[0]} (first, with the embedding), "
+            f"{max(split.layers[1:-1], default=split.layers[0])} (middle), {split.layers[-1]} (last, with the "
+            "output head): memory of the heaviest stage, every micro-batch at the slowest stage's pace"
         )
     if par.context_parallel > 1:
         cp = par.context_parallel

@@ -30,6 +30,11 @@ from procurement.sizing.assumptions import (
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
 from procurement.sizing.params import kv_elems_per_token, routed_expert_fraction
+from procurement.sizing.pipeline_split import (
+    heaviest_stage_layer_batches,
+    heaviest_stage_param_share,
+    stage_split,
+)
 from procurement.sizing.spec import WorkloadSpec
 
 MEMORY_KEYS = (
@@ -100,7 +105,6 @@ def required_memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> 
 
 
 def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -> dict[str, np.ndarray]:
-    model_parallel = tp * pp
     # dp: the ranks holding the same stage shard (data x context parallel), over which ZeRO shards. Each
     # holds 1 / ep of the routed experts, and ZeRO shards those over dp / ep ranks: 1 / dp of them too.
     unsharded = expert_share(spec)
@@ -109,12 +113,13 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     shard_weights = np.where(zero >= 3, dp, 1.0 / unsharded)
     gather_buffer = np.where(zero >= 3, state.largest_layer_bytes / tp, 0.0)
 
-    weights = state.weight_bytes / model_parallel / shard_weights
-    optimizer = state.trainable_params * state.optimizer_bytes_per_param / model_parallel / shard_optimizer
+    stage = _stage_param_share(spec, pp)  # 1 / pp, or the heaviest stage's share of a stated split
+    weights = state.weight_bytes * stage / tp / shard_weights
+    optimizer = state.trainable_params * state.optimizer_bytes_per_param * stage / tp / shard_optimizer
     if spec.optimizer_in_backward:  # the step runs inside backward: one layer's gradients live at a time
         gradients = _one_layer_grads(state) / tp + 0 * dp
     else:
-        gradients = state.trainable_params * state.grad_bytes_per_param / model_parallel / shard_gradients
+        gradients = state.trainable_params * state.grad_bytes_per_param * stage / tp / shard_gradients
     host = np.zeros_like(weights)
     if offload in ("optimizer", "optimizer_and_params"):
         host = host + optimizer + gradients
@@ -160,15 +165,33 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
         kept_per_layer, recompute_peak = state.layer_input_bytes_per_token, full_layer
     else:
         kept_per_layer, recompute_peak = full_layer, 0.0
-    in_flight = np.minimum(pp, float(spec.gradient_accumulation_steps))
-    if par.virtual_pipeline > 1:
-        in_flight = in_flight * (1.0 + (pp - 1.0) / (pp * par.virtual_pipeline))
+    micro_batches, v = float(spec.gradient_accumulation_steps), float(par.virtual_pipeline)
+    in_flight = np.minimum(pp, micro_batches)
+    if v > 1:  # p (1 + (p - 1) / (p v)), capped by the step's m micro-batches (pipeline_split.py)
+        in_flight = np.minimum(micro_batches * v, v * pp + pp - 1.0) / v
     first_stage = (layers / pp) * in_flight * kept_per_layer + recompute_peak
     last_stage = (layers / pp) * kept_per_layer + recompute_peak + state.logits_bytes_per_token
     per_token = np.where(
         pp > 1, np.maximum(first_stage, last_stage), first_stage + state.logits_bytes_per_token
     )
+    split = stage_split(par, spec.model.num_layers)
+    if split is not None:  # a stated split: the stage keeping the most layer x micro-batches, or the last
+        held, held_last = heaviest_stage_layer_batches(split, par.virtual_pipeline, micro_batches)
+        last = held_last * kept_per_layer + recompute_peak + state.logits_bytes_per_token
+        stated = max(held * kept_per_layer + recompute_peak, last)
+        per_token = np.where(pp == par.pipeline_parallel, stated, per_token)
     return per_token * tokens / (tp * par.context_parallel)
+
+
+def _stage_param_share(spec, pp) -> np.ndarray:
+    """Share of the parameters one pipeline stage holds: 1 / pp, or the heaviest stage's of a stated
+    uneven split (its blocks plus the embedding or the output head, pipeline_split.py)."""
+    split = stage_split(spec.parallelism, spec.model.num_layers) if spec.model.image_arch is None else None
+    if split is None:
+        return 1.0 / pp
+    return np.where(
+        pp == spec.parallelism.pipeline_parallel, heaviest_stage_param_share(split, spec.model), 1.0 / pp
+    )
 
 
 def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarray]:

@@ -18,6 +18,7 @@ from procurement.sizing.image_presets import ImageArchitecture, image_architectu
 from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
+from procurement.sizing.pipeline_split import SPLIT_COUNTS, SPLIT_FLAGS, split_problem, split_stated
 from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
 
 _Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
@@ -93,6 +94,12 @@ class ParallelismSpec:
     virtual_pipeline: int = 1
     context_parallel: int = 1
     expert_parallel: int = 1
+    # An uneven pipeline split (pipeline_split.py, Megatron-LM's names): the embedding / the loss counted
+    # as a layer of the split, or the transformer layers of the first / last stage (None: an even share).
+    account_for_embedding: bool = False
+    account_for_loss: bool = False
+    pipeline_layers_first: int | None = None
+    pipeline_layers_last: int | None = None
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -572,13 +579,22 @@ CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
 SPLIT_FIELDS = ("virtual_pipeline", "context_parallel", "expert_parallel")
 # Upper bounds that keep a typo from sizing nonsense (no published run comes near them).
 SPLIT_LIMITS = {"virtual_pipeline": 128, "context_parallel": 1024, "expert_parallel": 4096}
+UNEVEN_SPLIT = SPLIT_FLAGS + SPLIT_COUNTS  # an uneven pipeline split (pipeline_split.py)
 
 
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
         reader.unknown_keys(
             data,
-            {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *SPLIT_FIELDS},
+            {
+                "gpus",
+                "zero_stage",
+                "tensor_parallel",
+                "pipeline_parallel",
+                "offload",
+                *SPLIT_FIELDS,
+                *UNEVEN_SPLIT,
+            },
             "parallelism.",
         )
     zero_raw = data.get("zero_stage")
@@ -602,7 +618,16 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         pipeline_parallel=reader.integer(data, "pipeline_parallel", "parallelism.pipeline_parallel", 1),
         offload=reader.choice(data, "offload", "parallelism.offload", "none", OFFLOADS),
         **{key: _split_degree(reader, data, key) for key in SPLIT_FIELDS},
+        **_uneven_split(reader, data),
     )
+
+
+def _uneven_split(reader: _Reader, data: dict) -> dict:
+    """The uneven pipeline split fields (pipeline_split.py): two flags and two layer counts."""
+    fields: dict = {key: reader.boolean(data, key, f"parallelism.{key}", False) for key in SPLIT_FLAGS}
+    for key in SPLIT_COUNTS:
+        fields[key] = reader.integer(data, key, f"parallelism.{key}", None)
+    return fields
 
 
 def _split_degree(reader: _Reader, data: dict, key: str) -> int:
@@ -807,6 +832,10 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
     for key in SPLIT_FIELDS:
         if getattr(par, key) > 1 and not spec.is_training:
             reader.error(f"parallelism.{key}", f"is a training degree; {spec.task} runs with 1")
+    if split_stated(par) and not spec.is_training:
+        reader.error(
+            "parallelism.pipeline_parallel", f"an uneven pipeline split is for training, not {spec.task}"
+        )
     if par.virtual_pipeline > 1 and par.pipeline_parallel < 2:
         reader.error(
             "parallelism.virtual_pipeline",
@@ -838,11 +867,15 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
 def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
     par, model = spec.parallelism, spec.model
     chunks = par.pipeline_parallel * par.virtual_pipeline
-    if par.virtual_pipeline > 1 and model.num_layers % chunks:
+    uneven = split_problem(par, model.num_layers)
+    if uneven is not None:
+        reader.error(*uneven)
+    elif par.virtual_pipeline > 1 and model.num_layers % chunks and not split_stated(par):
         reader.error(
             "parallelism.virtual_pipeline",
             f"pipeline_parallel x virtual_pipeline ({par.pipeline_parallel} x {par.virtual_pipeline}) must divide "
-            f"model.num_layers ({model.num_layers})",
+            f"model.num_layers ({model.num_layers}); or state an uneven split (account_for_embedding, "
+            "account_for_loss, pipeline_layers_first, pipeline_layers_last)",
         )
     if par.expert_parallel > 1 and not model.is_moe:
         reader.error(

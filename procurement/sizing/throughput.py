@@ -48,6 +48,7 @@ from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
+from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
 from procurement.sizing.spec import WorkloadSpec
 
 
@@ -86,6 +87,15 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
         adapters = state_bytes(spec).trainable_params
         return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
     return (8.0 if recompute else 6.0) * n_active + attention
+
+
+def _slowest_stage(spec: WorkloadSpec, pp) -> np.ndarray:
+    """1, or for a stated uneven pipeline split the slowest stage's work over the even average: every
+    micro-batch, and the bubble, moves at that stage's pace (pipeline_split.py)."""
+    split = stage_split(spec.parallelism, spec.model.num_layers)
+    if split is None:
+        return np.ones_like(pp)
+    return np.where(pp == spec.parallelism.pipeline_parallel, slowest_stage_factor(split, spec.model), 1.0)
 
 
 def _step_overhead(spec: WorkloadSpec) -> float:
@@ -248,7 +258,7 @@ def training_throughput(
 
     bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
     compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
-    compute_s = compute_s * bubble * _step_overhead(spec)
+    compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
 
     state = state_bytes(spec)
     sharded = zero >= 3

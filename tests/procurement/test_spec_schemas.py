@@ -15,7 +15,8 @@ CASES = [
     (docs.WorkloadLoraSerializer, {"rank", "targets", "alpha", "dropout"}),
     (
         docs.WorkloadParallelismSerializer,
-        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS},
+        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS}
+        | set(spec.UNEVEN_SPLIT),
     ),
     (
         docs.WorkloadInferenceSerializer,
