@@ -136,3 +136,14 @@ def test_the_older_stack_is_never_faster_and_at_most_one_over_the_rate_slower(gp
     optimized = _seconds(_spec(batch=batch, **image), gpu)
     pt20 = _seconds(_spec(batch=batch, runtime="pytorch-2.0", **image), gpu)
     assert optimized <= pt20 <= optimized / 0.65 * (1 + 1e-9)
+
+
+def test_the_sizing_form_states_a_runtime_only_when_it_is_not_the_default():
+    """The form's 'Software stack' knob: pytorch-2.0 reaches the document for a diffusion generation; the default
+    (optimized) stays out of it, and a training task does not take the knob."""
+    from procurement.sizing.documents import spec_from_knobs
+
+    knobs = {"task": "inference", "preset": "sd-1.5", "runtime": "pytorch-2.0"}
+    assert spec_from_knobs(knobs)["image"] == {"runtime": "pytorch-2.0"}
+    assert "image" not in spec_from_knobs(knobs | {"runtime": "optimized"})
+    assert "image" not in spec_from_knobs(knobs | {"task": "lora"})
