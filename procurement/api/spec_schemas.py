@@ -22,7 +22,7 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
-from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE
+from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_RUNTIMES
 from procurement.sizing.spec import (
     CHECKPOINT_MODES,
     CHECKPOINTING,
@@ -207,6 +207,11 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     quantize_text_encoders = _flag(
         "Inference: weight_quantization also quantizes the text encoders (diffusers PipelineQuantizationConfig)"
+    )
+    runtime = _choice(
+        IMAGE_RUNTIMES,
+        "Diffusion inference: the software stack. optimized (default): a current diffusers/PyTorch; pytorch-2.0: "
+        "the 2023 diffusers stack labelled PyTorch 2.0 (SD 1.x UNets run at 0.65 of the optimized rate)",
     )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"

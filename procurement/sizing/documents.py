@@ -57,6 +57,7 @@ KNOB_PATHS = {
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
     "train_steps": "image.train_steps",
+    "runtime": "image.runtime",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {
@@ -74,9 +75,17 @@ _INFERENCE_ONLY = {"concurrency", "context_len"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
-_IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {"gradient_checkpointing", "lora_rank", "steps", "train_steps"}
-_IMAGE_ONLY = {"steps", "train_steps"}
-_TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing"}
+_IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {
+    "gradient_checkpointing",
+    "lora_rank",
+    "steps",
+    "train_steps",
+    "runtime",
+}
+_IMAGE_ONLY = {"steps", "train_steps", "runtime"}
+_TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing", "runtime"}
+# Knobs left out of the document at this value (the spec's default), so the starting document stays short
+_UNSTATED_DEFAULTS = {"runtime": "optimized"}
 
 
 def _knob_value(text: str):
@@ -90,7 +99,7 @@ def _knob_value(text: str):
 
 def _applies(knob: str, task: str, is_image: bool, is_preset: bool = False) -> bool:
     if is_preset:
-        if knob == "steps":
+        if knob in ("steps", "runtime"):
             return task == "inference"
         if knob == "train_steps":
             return task != "inference"
@@ -119,7 +128,7 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
     spec: dict = {}
     for knob, path in KNOB_PATHS.items():
         text = str(knobs.get(knob) or "").strip()
-        if not text or not _applies(knob, task, is_image, is_preset):
+        if not text or text == _UNSTATED_DEFAULTS.get(knob) or not _applies(knob, task, is_image, is_preset):
             continue
         value = text if knob in _TEXT_KNOBS else _knob_value(text)
         *parents, leaf = path.split(".")

@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
+    PYTORCH_2_0_NARROW_UNET_RATE,
     VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.detr_shapes import detr_cost, padded_canvas
@@ -595,13 +596,40 @@ def kernel_efficiency(rows, peak_flops=None, ceiling: float | None = None):
 
 
 def inference_efficiency(spec, peak_flops=None):
-    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG);
-    detectors at most DETECTOR_EFFICIENCY (their convolutions keep the tensor cores part-fed)."""
+    """The compute efficiency of a generation: the denoiser's rows at the batch (twice with CFG), at the
+    software stack's rate (runtime_rate); detectors at most DETECTOR_EFFICIENCY (their convolutions keep
+    the tensor cores part-fed)."""
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops, peak_efficiency(spec))
+    efficiency = efficiency * runtime_rate(spec)
     if is_detector(spec):
         return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
     return efficiency
+
+
+# The narrowest attention head (channels / heads at an attention level) below which a UNet counts as SD 1.x-
+# shaped for `image.runtime: pytorch-2.0` (SD 1.5: 320 / 8 = 40; SDXL and its refiner: 64 at every level).
+NARROW_HEAD_WIDTH = 64
+
+
+def runtime_rate(spec) -> float:
+    """The generation's compute rate on its software stack (`image.runtime`) relative to the engine's
+    fitted rates, which are the current stack's ("optimized"): PYTORCH_2_0_NARROW_UNET_RATE for a
+    `pytorch-2.0` generation of a narrow-head UNet (has_narrow_heads: SD 1.x), where diffusers' PyTorch 2.0
+    benchmark measured it; 1 otherwise (SDXL on the same stack matches the fitted rate)."""
+    if spec.image.runtime != "pytorch-2.0" or not has_narrow_heads(spec.model.image_arch.slug):
+        return 1.0
+    return PYTORCH_2_0_NARROW_UNET_RATE.value
+
+
+def has_narrow_heads(slug: str) -> bool:
+    """A UNet whose narrowest attention head is under NARROW_HEAD_WIDTH channels (a fixed head count per
+    level, as SD 1.x's 8: 40/80/160 wide); False for other denoisers and networks."""
+    denoiser = image_preset(slug).get("denoiser") or {}
+    if denoiser.get("kind") != "unet":
+        return False
+    levels = zip(denoiser["block_out_channels"], denoiser["heads"], denoiser["attention"], strict=True)
+    return min(channels / heads for channels, heads, attends in levels if attends) < NARROW_HEAD_WIDTH
 
 
 def is_detector(spec) -> bool:
@@ -765,6 +793,8 @@ def image_summary(spec) -> dict:
     }
     if spec.model.image_arch.is_diffusion:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
+    if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
+        summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)

@@ -10,6 +10,12 @@ GUIDANCE = ("preset", "cfg", "distilled", "none")
 # "predecoded" = no CPU decode at all (cached latents, pre-decoded tensors, GPU-side DALI/FFCV, synthetic input)
 DATA_PIPELINES = ("preset", "mosaic", "crop", "predecoded")
 IMAGE_LORA_TARGETS = ("attention", "all-linear")
+# The software stack a diffusion generation runs on (image_model.runtime_rate, assumptions.py
+# pytorch_2_0_narrow_unet_rate): "optimized" = a current diffusers/PyTorch, the stack of the runs the engine's
+# UNet rates were fitted on (fal's torch 2.1 A100 runs, diffusers/benchmarks' 2024 L40S run); "pytorch-2.0" =
+# the 2023 diffusers stack its benchmarks label PyTorch 2.0 (diffusers 0.17's torch2.0.md, sd-benchmarks' 'PT2.0'
+# rows: SDPA or xformers attention, eager or torch.compile of the UNet), measured slower on SD 1.x's UNet
+IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
 
 
 @dataclass(frozen=True)
@@ -36,3 +42,4 @@ class ImageSpec:
     # with them in components_to_quantize); off: the denoiser only (a quantized transformer loaded alone)
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
+    runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)

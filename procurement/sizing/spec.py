@@ -15,7 +15,13 @@ from typing import Any, TypeVar
 from gpuledger.errors import InputError
 from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
-from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_LORA_TARGETS, ImageSpec
+from procurement.sizing.image_spec import (
+    DATA_PIPELINES,
+    GUIDANCE,
+    IMAGE_LORA_TARGETS,
+    IMAGE_RUNTIMES,
+    ImageSpec,
+)
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
 from procurement.sizing.pipeline_split import SPLIT_COUNTS, SPLIT_FLAGS, split_problem, split_stated
@@ -706,6 +712,7 @@ _IMAGE_KEYS = {
     "deterministic",
     "data_pipeline",
     "quantize_text_encoders",
+    "runtime",
     *_IMAGE_BOOLS,
 }
 
@@ -735,6 +742,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
             data, "quantize_text_encoders", "image.quantize_text_encoders", False
         ),
         data_pipeline=reader.choice(data, "data_pipeline", "image.data_pipeline", "preset", DATA_PIPELINES),
+        runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 
@@ -916,3 +924,9 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")
+    if spec.image.runtime != "optimized" and (not arch.is_diffusion or spec.is_training):
+        reader.error(
+            "image.runtime",
+            f"{spec.image.runtime!r} is a diffusion generation's software stack (inference); "
+            f"{arch.slug} {spec.task} runs at the engine's own rates: leave it 'optimized'",
+        )

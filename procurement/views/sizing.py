@@ -15,6 +15,7 @@ from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
 from procurement.sizing.image_presets import image_architecture
+from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
 from procurement.views.sizing_display import sizing_display
@@ -53,6 +54,7 @@ KNOB_DEFAULTS = {
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
+    "runtime": "optimized",
 }
 ZERO_STAGES = ("0", "1", "2", "3", "fsdp")
 
@@ -96,6 +98,7 @@ KNOB_LABELS = {
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
+    "runtime": ("Software stack", "diffusion inference: optimized (current) or pytorch-2.0 (2023 diffusers)"),
 }
 
 
@@ -107,6 +110,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "precision": PRECISIONS,
         "gradient_checkpointing": CHECKPOINTING,
         "zero_stage": ZERO_STAGES,
+        "runtime": IMAGE_RUNTIMES,
     }
     return [
         {
@@ -115,7 +119,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
             "hint": hint,
             "value": knobs.get(knob, ""),
             "choices": choices.get(knob),
-            "numeric": knob != "name",
+            "numeric": knob not in ("name", "runtime"),
             "error": errors.get(knob, ""),
         }
         for knob, (label, hint) in KNOB_LABELS.items()
