@@ -252,7 +252,7 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
     rows = sum(piece.num_rows for piece in pieces)
     out = {}
     for number, name in enumerate(pieces[0].schema.names):
-        codes, values = _used(*_dictionaries([piece.column(number) for piece in pieces]))
+        codes, values = _used(*_dictionary(_combined([piece.column(number) for piece in pieces])))
         values = object_array(["" if value in MISSING_MARKERS else value for value in values])
         _check_nul(values, codes, file, first_row, name)
         out[name] = coded(codes, values) if categorical else pd.Series(values[codes], dtype="str")
@@ -266,15 +266,12 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
     return pd.DataFrame({name: out[name] for name in columns})
 
 
-def _dictionaries(arrays: list) -> tuple[np.ndarray, np.ndarray]:
-    """(code per row, texts) of dictionary-encoded Arrow arrays, one after the other (a text may repeat
-    in the values: `coded` merges them)."""
-    if len(arrays) == 1:
-        return _dictionary(arrays[0])
-    parts = [_dictionary(array) for array in arrays]
-    offsets = np.cumsum([0] + [len(values) for _, values in parts[:-1]])
-    codes = np.concatenate([codes + offset for (codes, _), offset in zip(parts, offsets, strict=True)])
-    return codes, np.concatenate([values for _, values in parts])
+def _combined(arrays: list):
+    """Dictionary-encoded Arrow arrays (slices of blocks, each block with its own dictionary) as one,
+    over one dictionary of the distinct texts (unified in Arrow: a text is checked once a chunk)."""
+    import pyarrow as pa
+
+    return arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays).combine_chunks()
 
 
 def _dictionary(array) -> tuple[np.ndarray, np.ndarray]:
