@@ -20,6 +20,8 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import queue
+import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,7 +172,7 @@ def read_chunks(
             if kind == "parquet"
             else _csv_batches(path, kind, present, wanted, _block_bytes(path, kind, chunk_rows))
         )
-        for pieces in _regrouped(batches, chunk_rows):
+        for pieces in _regrouped(_read_ahead(batches), chunk_rows):
             frame = _frame(pieces, columns, str(path), first_row, categorical)
             yield first_row, frame
             first_row += len(frame)
@@ -179,6 +181,48 @@ def read_chunks(
             check_text(path)  # raises naming the line of a byte that is not UTF-8
             _check_field_counts(path, kind, len(present))
         raise _unreadable(path, kind, error, row=first_row) from None
+
+
+def _read_ahead(batches: Iterator, ahead: int = 2) -> Iterator:
+    """The batches, read (parsed, decompressed) on a thread of its own up to `ahead` batches before the
+    caller asks: Arrow releases the GIL while it parses, so the file is read while the chunk before is
+    normalized, keyed and written (issue 28: the parse was a fifth of an import, on its one thread).
+    An error of the reader is raised here, where the caller would have met it; the thread ends when the
+    caller stops early."""
+    handoff: queue.Queue = queue.Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def hand(item) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for batch in batches:
+                if not hand((batch, None)):
+                    return
+            hand((None, None))
+        except BaseException as error:  # noqa: BLE001 (handed to the caller's thread, raised there)
+            hand((None, error))
+
+    reader = threading.Thread(target=read, name="billing-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while True:
+            batch, error = handoff.get()
+            if error is not None:
+                raise error
+            if batch is None:
+                return
+            yield batch
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _regrouped(batches, chunk_rows: int) -> Iterator[list]:

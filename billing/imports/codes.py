@@ -32,9 +32,14 @@ def object_array(values: Sequence) -> np.ndarray:
 def coded(codes: np.ndarray, values: Sequence, index: pd.Index | None = None) -> pd.Series:
     """A categorical column holding values[code] in each row; equal values merge, None is missing."""
     merged, categories = pd.factorize(object_array(values))
-    table = np.append(merged, -1)  # code -1 stays missing
-    codes = table[codes] if len(codes) else np.empty(0, dtype=np.intp)
-    categorical = pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+    if not len(codes):
+        codes = np.empty(0, dtype=np.intp)
+    elif len(categories) < len(merged) or (merged < 0).any():  # equal values merge, None goes missing
+        codes = np.append(merged, -1)[codes]  # code -1 stays missing
+    # the codes index `values` (or are -1) by construction: no check of each row's code
+    categorical = pd.Categorical.from_codes(
+        codes, categories=pd.Index(categories, dtype=object), validate=False
+    )
     return pd.Series(categorical, index=index)
 
 

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from billing.imports.codes import codes_and_values
-from billing.imports.enrich import object_codes
+from billing.imports.enrich import tag_codes
 
 MICRO = Decimal(1_000_000)
 TEXT_COLUMNS = [
@@ -112,7 +112,11 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
     for name in TIME_COLUMNS:
         columns[name] = pd.to_datetime(rows[name], utc=True).dt.as_unit("us") if name in rows else None
     for name in TEXT_COLUMNS:
-        columns[name] = _text(rows["gpu_slug"] if name == "gpu" else rows.get(name), len(rows), name)
+        columns[name] = (
+            _tags(rows)
+            if name == "tags"
+            else _text(rows["gpu_slug"] if name == "gpu" else rows.get(name), len(rows), name)
+        )
     for name in FLAG_COLUMNS:
         columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
     for stored, name in MICRO_COLUMNS.items():
@@ -134,12 +138,17 @@ def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
     """The column as a dictionary array: its distinct texts and a code per row."""
     if values is None:
         return _coded(pa.array([""], type=pa.string()), np.zeros(count, dtype=np.int32))
-    if name == "tags":  # parsed dicts, shared between rows: one JSON text per distinct object
-        codes, uniques = object_codes(values)
-        table = [v if isinstance(v, str) else json.dumps(v or {}, sort_keys=True) for v in uniques]
-    else:
-        codes, uniques = codes_and_values(values)
-        table = ["" if v is None or v is pd.NA else str(v) for v in uniques]
+    codes, uniques = codes_and_values(values)
+    table = ["" if v is None or v is pd.NA else str(v) for v in uniques]
+    return _coded(pa.array(table + [""], type=pa.string()), codes)
+
+
+def _tags(rows: pd.DataFrame) -> pa.Array:
+    """Parsed dicts, shared between rows: one JSON text per distinct object ("" without the column)."""
+    if "tags" not in rows:
+        return _text(None, len(rows), "tags")
+    codes, uniques = tag_codes(rows)
+    table = [v if isinstance(v, str) else json.dumps(v or {}, sort_keys=True) for v in uniques]
     return _coded(pa.array(table + [""], type=pa.string()), codes)
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 from pandas.util import hash_array
 
 from billing.imports.codes import object_array, text_values
-from billing.imports.enrich import object_codes
+from billing.imports.enrich import tag_codes
 from billing.imports.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, LINE_ID, NORMALIZED_COLUMNS
 
 KEY_COLUMNS = [
@@ -128,7 +128,7 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, pa
         folded = np.full(len(frame), np.uint64(len(KEY_COLUMNS) + 1), dtype=np.uint64)
         hashes = [
             *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
-            _tag_hash(frame["tags"], hash_key),
+            _tag_hash(frame, hash_key),
         ]
         if part:
             hashes.append(hash_array(object_array([part]), hash_key=hash_key, categorize=False)[0])
@@ -172,8 +172,8 @@ def _column_hash(values: pd.Series, hash_key: str) -> np.ndarray:
     return hashes[0] if len(hashes) == 1 else hashes[codes]  # one value: the fold takes the scalar
 
 
-def _tag_hash(tags: pd.Series, hash_key: str) -> np.ndarray:
-    codes, tag_sets = object_codes(tags)
+def _tag_hash(frame: pd.DataFrame, hash_key: str) -> np.ndarray:
+    codes, tag_sets = tag_codes(frame)
     texts = object_array([repr(sorted(value.items())) for value in tag_sets])
     return hash_array(texts, hash_key=hash_key, categorize=False)[codes]
 
