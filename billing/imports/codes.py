@@ -71,15 +71,26 @@ def text_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tuple_codes(*columns: pd.Series) -> tuple[np.ndarray, list[tuple]]:
-    """Codes of the distinct tuples of the columns' values in each row, and those tuples (combined
-    codes are refactorized column by column, so no tuple is built per row)."""
+    """Codes of the distinct tuples of the columns' values in each row, and those tuples (the columns'
+    codes are combined into one integer a row, mixed radix, and factorized once; refactorized on the
+    way only where the radix would overflow: no tuple is built per row)."""
     combined = np.zeros(len(columns[0]), dtype=np.intp)
-    tables, firsts = [], np.zeros(min(len(combined), 1), dtype=np.intp)
+    radix, tables = 1, []
     for column in columns:
         codes, values = text_values(column)
-        combined, firsts = _refactorized(combined * (len(values) + 1) + codes + 1)
         tables.append((codes, values))
+        if len(values) == 1:
+            continue  # one value: every row's tuple gets the same part, nothing tells rows apart
+        if radix * (len(values) + 1) >= RADIX_LIMIT:
+            combined, firsts = _refactorized(combined)
+            radix = len(firsts)
+        combined = combined * (len(values) + 1) + codes + 1
+        radix *= len(values) + 1
+    combined, firsts = _refactorized(combined)
     return combined, [tuple(values[codes[row]] for codes, values in tables) for row in firsts]
+
+
+RADIX_LIMIT = 1 << 62  # combined codes stay within int64
 
 
 def _refactorized(combined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

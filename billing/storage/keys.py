@@ -123,12 +123,14 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, pa
     `part` (export_part) and a line's own id (column LINE_ID, "" for none) are folded in only where given,
     before identical rows are numbered: a file's rows all share its part, so the numbering is unchanged."""
     seen = seen if seen is not None else OccurrenceCounter()
+    prepared = [_prepared(frame[c]) for c in KEY_COLUMNS]  # once for both lanes
+    tag_codes_, tag_texts = _tag_texts(frame)
     lanes = []
     for hash_key, prime in zip(LANE_KEYS, LANE_PRIMES, strict=True):
         folded = np.full(len(frame), np.uint64(len(KEY_COLUMNS) + 1), dtype=np.uint64)
         hashes = [
-            *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
-            _tag_hash(frame, hash_key),
+            *(_lane_hash(column, hash_key) for column in prepared),
+            hash_array(tag_texts, hash_key=hash_key, categorize=False)[tag_codes_],
         ]
         if part:
             hashes.append(hash_array(object_array([part]), hash_key=hash_key, categorize=False)[0])
@@ -163,19 +165,32 @@ def key_bytes(lanes: np.ndarray) -> np.ndarray:
 
 def _column_hash(values: pd.Series, hash_key: str) -> np.ndarray:
     """Text hashed once per distinct value ("" for missing); datetimes as epoch nanoseconds; flags as 0/1."""
+    return _lane_hash(_prepared(values), hash_key)
+
+
+def _prepared(values: pd.Series) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """What a column's hash is made of: its hash already where the column is not text (pandas hashes
+    numbers without the hash key: both lanes share it), else the code of each row and the distinct
+    texts."""
     if pd.api.types.is_datetime64_any_dtype(values):
-        return hash_array(values.to_numpy(dtype="datetime64[ns]").view(np.int64), hash_key=hash_key)
+        return hash_array(values.to_numpy(dtype="datetime64[ns]").view(np.int64))
     if pd.api.types.is_bool_dtype(values):
-        return hash_array(values.to_numpy(dtype=np.uint8), hash_key=hash_key)
-    codes, uniques = text_values(values)
+        return hash_array(values.to_numpy(dtype=np.uint8))
+    return text_values(values)
+
+
+def _lane_hash(prepared, hash_key: str) -> np.ndarray:
+    if not isinstance(prepared, tuple):
+        return prepared
+    codes, uniques = prepared
     hashes = hash_array(uniques, hash_key=hash_key, categorize=False)
     return hashes[0] if len(hashes) == 1 else hashes[codes]  # one value: the fold takes the scalar
 
 
-def _tag_hash(frame: pd.DataFrame, hash_key: str) -> np.ndarray:
+def _tag_texts(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The code of each row's tag set and each distinct set's text as hashed (its sorted items)."""
     codes, tag_sets = tag_codes(frame)
-    texts = object_array([repr(sorted(value.items())) for value in tag_sets])
-    return hash_array(texts, hash_key=hash_key, categorize=False)[codes]
+    return codes, object_array([repr(sorted(value.items())) for value in tag_sets])
 
 
 def _finalize(x: np.ndarray) -> np.ndarray:
