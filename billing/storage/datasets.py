@@ -216,27 +216,23 @@ class DatasetWriter:
             return
         if table.schema != WRITE_SCHEMA:
             table = _encoded(table)
-        # the charge month of each row by numpy's calendar months (UTC); the rows ordered by month once
-        # (stable: in file order within a month), each month a slice
-        starts = table["charge_period_start"].to_numpy()
-        months = starts.astype("datetime64[us]").astype("datetime64[M]").view(np.int64)
+        months = table["charge_period_start"].to_numpy().astype("datetime64[us]").astype("datetime64[M]")
+        self._wait()
+        self._pending = self._thread.submit(self._write_months, table, months.view(np.int64))
+
+    def _write_months(self, table: pa.Table, months: np.ndarray) -> None:
+        """Each charge month's rows (numpy's calendar months, UTC) to its file: the rows ordered by month
+        once (stable: in file order within a month), each month a slice."""
         order = np.argsort(months, kind="stable")
         ordered = months[order]
         bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
         if len(bounds) > 2:
             table = table.take(pa.array(order))
-        pieces = []
         for first, last in zip(bounds[:-1], bounds[1:], strict=False):
             month = str(np.datetime_as_string(np.datetime64(int(ordered[first]), "M"), unit="M"))
-            pieces.append((month, table.slice(first, last - first)))
-            self._rows[month] = self._rows.get(month, 0) + int(last - first)
-        self._wait()
-        self._pending = self._thread.submit(self._write_pieces, pieces)
-
-    def _write_pieces(self, pieces: list[tuple[str, pa.Table]]) -> None:
-        for month, piece in pieces:
             writer = self._writers.get(month) or self._open(month)
-            writer.write_table(piece)
+            writer.write_table(table.slice(first, last - first))
+            self._rows[month] = self._rows.get(month, 0) + int(last - first)
 
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
