@@ -222,16 +222,16 @@ class DatasetWriter:
 
     def _write_months(self, table: pa.Table, months: np.ndarray) -> None:
         """Each charge month's rows (numpy's calendar months, UTC) to its file: the rows ordered by month
-        once (stable: in file order within a month), each month a slice."""
+        once (stable: in file order within a month), each month's taken in that order."""
         order = np.argsort(months, kind="stable")
         ordered = months[order]
         bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
-        if len(bounds) > 2:
-            table = table.take(pa.array(order))
         for first, last in zip(bounds[:-1], bounds[1:], strict=False):
             month = str(np.datetime_as_string(np.datetime64(int(ordered[first]), "M"), unit="M"))
             writer = self._writers.get(month) or self._open(month)
-            writer.write_table(table.slice(first, last - first))
+            # a month's rows taken at a time: a copy of one month, not of the whole chunk, held meanwhile
+            rows = table if len(bounds) == 2 else table.take(pa.array(order[first:last]))
+            writer.write_table(rows)
             self._rows[month] = self._rows.get(month, 0) + int(last - first)
 
     def _wait(self) -> None:
