@@ -20,6 +20,8 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import queue
+import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,7 +172,7 @@ def read_chunks(
             if kind == "parquet"
             else _csv_batches(path, kind, present, wanted, _block_bytes(path, kind, chunk_rows))
         )
-        for pieces in _regrouped(batches, chunk_rows):
+        for pieces in _regrouped(_read_ahead(batches), chunk_rows):
             frame = _frame(pieces, columns, str(path), first_row, categorical)
             yield first_row, frame
             first_row += len(frame)
@@ -179,6 +181,48 @@ def read_chunks(
             check_text(path)  # raises naming the line of a byte that is not UTF-8
             _check_field_counts(path, kind, len(present))
         raise _unreadable(path, kind, error, row=first_row) from None
+
+
+def _read_ahead(batches: Iterator, ahead: int = 2) -> Iterator:
+    """The batches, read (parsed, decompressed) on a thread of its own up to `ahead` batches before the
+    caller asks: Arrow releases the GIL while it parses, so the file is read while the chunk before is
+    normalized, keyed and written (issue 28: the parse was a fifth of an import, on its one thread).
+    An error of the reader is raised here, where the caller would have met it; the thread ends when the
+    caller stops early."""
+    handoff: queue.Queue = queue.Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def hand(item) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for batch in batches:
+                if not hand((batch, None)):
+                    return
+            hand((None, None))
+        except BaseException as error:  # noqa: BLE001 (handed to the caller's thread, raised there)
+            hand((None, error))
+
+    reader = threading.Thread(target=read, name="billing-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while True:
+            batch, error = handoff.get()
+            if error is not None:
+                raise error
+            if batch is None:
+                return
+            yield batch
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _regrouped(batches, chunk_rows: int) -> Iterator[list]:
@@ -252,7 +296,7 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
     rows = sum(piece.num_rows for piece in pieces)
     out = {}
     for number, name in enumerate(pieces[0].schema.names):
-        codes, values = _used(*_dictionaries([piece.column(number) for piece in pieces]))
+        codes, values = _used(*_dictionary(_combined([piece.column(number) for piece in pieces])))
         values = object_array(["" if value in MISSING_MARKERS else value for value in values])
         _check_nul(values, codes, file, first_row, name)
         out[name] = coded(codes, values) if categorical else pd.Series(values[codes], dtype="str")
@@ -266,15 +310,12 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
     return pd.DataFrame({name: out[name] for name in columns})
 
 
-def _dictionaries(arrays: list) -> tuple[np.ndarray, np.ndarray]:
-    """(code per row, texts) of dictionary-encoded Arrow arrays, one after the other (a text may repeat
-    in the values: `coded` merges them)."""
-    if len(arrays) == 1:
-        return _dictionary(arrays[0])
-    parts = [_dictionary(array) for array in arrays]
-    offsets = np.cumsum([0] + [len(values) for _, values in parts[:-1]])
-    codes = np.concatenate([codes + offset for (codes, _), offset in zip(parts, offsets, strict=True)])
-    return codes, np.concatenate([values for _, values in parts])
+def _combined(arrays: list):
+    """Dictionary-encoded Arrow arrays (slices of blocks, each block with its own dictionary) as one,
+    over one dictionary of the distinct texts (unified in Arrow: a text is checked once a chunk)."""
+    import pyarrow as pa
+
+    return arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays).combine_chunks()
 
 
 def _dictionary(array) -> tuple[np.ndarray, np.ndarray]:

@@ -32,9 +32,14 @@ def object_array(values: Sequence) -> np.ndarray:
 def coded(codes: np.ndarray, values: Sequence, index: pd.Index | None = None) -> pd.Series:
     """A categorical column holding values[code] in each row; equal values merge, None is missing."""
     merged, categories = pd.factorize(object_array(values))
-    table = np.append(merged, -1)  # code -1 stays missing
-    codes = table[codes] if len(codes) else np.empty(0, dtype=np.intp)
-    categorical = pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+    if not len(codes):
+        codes = np.empty(0, dtype=np.intp)
+    elif len(categories) < len(merged) or (merged < 0).any():  # equal values merge, None goes missing
+        codes = np.append(merged, -1)[codes]  # code -1 stays missing
+    # the codes index `values` (or are -1) by construction: no check of each row's code
+    categorical = pd.Categorical.from_codes(
+        codes, categories=pd.Index(categories, dtype=object), validate=False
+    )
     return pd.Series(categorical, index=index)
 
 
@@ -66,15 +71,26 @@ def text_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tuple_codes(*columns: pd.Series) -> tuple[np.ndarray, list[tuple]]:
-    """Codes of the distinct tuples of the columns' values in each row, and those tuples (combined
-    codes are refactorized column by column, so no tuple is built per row)."""
+    """Codes of the distinct tuples of the columns' values in each row, and those tuples (the columns'
+    codes are combined into one integer a row, mixed radix, and factorized once; refactorized on the
+    way only where the radix would overflow: no tuple is built per row)."""
     combined = np.zeros(len(columns[0]), dtype=np.intp)
-    tables, firsts = [], np.zeros(min(len(combined), 1), dtype=np.intp)
+    radix, tables = 1, []
     for column in columns:
         codes, values = text_values(column)
-        combined, firsts = _refactorized(combined * (len(values) + 1) + codes + 1)
         tables.append((codes, values))
+        if len(values) == 1:
+            continue  # one value: every row's tuple gets the same part, nothing tells rows apart
+        if radix * (len(values) + 1) >= RADIX_LIMIT:
+            combined, firsts = _refactorized(combined)
+            radix = len(firsts)
+        combined = combined * (len(values) + 1) + codes + 1
+        radix *= len(values) + 1
+    combined, firsts = _refactorized(combined)
     return combined, [tuple(values[codes[row]] for codes, values in tables) for row in firsts]
+
+
+RADIX_LIMIT = 1 << 62  # combined codes stay within int64
 
 
 def _refactorized(combined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

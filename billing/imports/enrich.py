@@ -35,6 +35,9 @@ GPU_HOUR_UNITS = frozenset({"gpu hours", "gpu hour", "gpu per hour", "gpu-hours"
 CATALOG_PROVIDERS = {"oracle": "oci"}
 
 CatalogEntry = tuple[int, str, Decimal]  # GPU model id, GPU slug, GPUs per instance
+# The code of each row's distinct tag set (object_codes, in order of first appearance), which `enrich`
+# adds for the row keys and the dataset writer (tag_codes) to read instead of going over the rows again
+TAG_SET = "tag_set"
 
 
 def object_codes(values: pd.Series) -> tuple[np.ndarray, list]:
@@ -43,6 +46,16 @@ def object_codes(values: pd.Series) -> tuple[np.ndarray, list]:
     ids = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
     codes, _ = pd.factorize(ids)
     return codes, [objects[i] for i in first_rows(codes)]
+
+
+def tag_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list]:
+    """object_codes of the frame's tags: from the codes `enrich` keeps (TAG_SET) where it ran, else
+    worked out (a pass over every row: done once a chunk, not by each reader of the tags)."""
+    if TAG_SET in frame:
+        codes = frame[TAG_SET].to_numpy()
+        objects = frame["tags"].to_numpy(dtype=object)
+        return codes, [objects[i] for i in first_rows(codes)]
+    return object_codes(frame["tags"])
 
 
 def enrich(
@@ -111,5 +124,6 @@ def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entrie
 
 def _teams(out: pd.DataFrame, tags: TagMapping) -> None:
     codes, tag_sets = object_codes(out["tags"])
+    out[TAG_SET] = codes
     for name, keys in (("team", tags.team), ("project", tags.project), ("environment", tags.environment)):
         out[name] = coded(codes, [tags.pick(value, keys) for value in tag_sets], out.index)

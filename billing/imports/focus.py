@@ -30,7 +30,7 @@ import pandas as pd
 
 from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
-from billing.imports.codes import coded, codes_and_values, tuple_codes
+from billing.imports.codes import coded, codes_and_values, text_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
 from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type, oci_gpu_shape
 from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
@@ -230,25 +230,43 @@ def _refunds(out: pd.DataFrame) -> np.ndarray:
 def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
     """CommitmentDiscountType, the family the commitment is scoped to (x_InstanceTypeFamily, else
     SkuPriceDetails' InstanceFamily) and its end (x_CommitmentDiscountEndDate, else a one-time
-    purchase's ChargePeriodEnd), on the rows of a commitment."""
-    has_commitment = (raw["CommitmentDiscountId"].astype(str) != "").to_numpy()
-    out["commitment_type"] = raw["CommitmentDiscountType"].astype(str).where(has_commitment, "")
-    codes, details = cells.json_object_values(raw, "SkuPriceDetails", **where)
-    from_details = np.array(
-        [str(obj.get("InstanceFamily") or obj.get("x_InstanceFamily") or "") for obj in details] + [""],
-        dtype=object,
-    )[codes]
-    family = raw["x_InstanceTypeFamily"].astype(str).str.strip().to_numpy(dtype=object)
-    family = np.where(family != "", family, from_details)
-    out["commitment_family"] = pd.Series(np.where(has_commitment, family, ""), index=raw.index, dtype=object)
+    purchase's ChargePeriodEnd), on the rows of a commitment. Each worked out once per distinct value
+    (or pair of values), never per row."""
+    has_commitment = _flags(raw["CommitmentDiscountId"], lambda value: value != "")
+    codes, pairs = tuple_codes(raw["CommitmentDiscountId"], raw["CommitmentDiscountType"])
+    out["commitment_type"] = coded(codes, [kind if key != "" else "" for key, kind in pairs], raw.index)
+    details = dict(zip(text_values(raw["SkuPriceDetails"])[1], _details(raw, where), strict=True))
+    codes, triples = tuple_codes(
+        raw["CommitmentDiscountId"], raw["x_InstanceTypeFamily"], raw["SkuPriceDetails"]
+    )
+    families = [
+        (family.strip() or _details_family(details[text])) if key != "" else ""
+        for key, family, text in triples
+    ]
+    out["commitment_family"] = coded(codes, families, raw.index)
     end = cells.timestamps(raw, "x_CommitmentDiscountEndDate", required=False, **where)
     one_time = (
-        (out["charge_category"].astype(str) == "purchase").to_numpy()
-        & (raw["ChargeFrequency"].astype(str).str.strip().str.lower() == "one-time").to_numpy()
+        _flags(out["charge_category"], lambda value: value == "purchase")
+        & _flags(raw["ChargeFrequency"], lambda value: value.strip().lower() == "one-time")
         & has_commitment
     )
     end = end.where(end.notna() | ~one_time, out["charge_period_end"])
     out["commitment_end"] = end.where(has_commitment)
+
+
+def _details(raw: pd.DataFrame, where: dict) -> list[dict]:
+    """SkuPriceDetails parsed, one object per distinct text (in text_values' order), once checked."""
+    return cells.json_object_values(raw, "SkuPriceDetails", **where)[1]
+
+
+def _details_family(obj: dict) -> str:
+    return str(obj.get("InstanceFamily") or obj.get("x_InstanceFamily") or "")
+
+
+def _flags(values: pd.Series, predicate) -> np.ndarray:
+    """predicate(text) of each row, evaluated once per distinct text."""
+    codes, texts = text_values(values)
+    return np.array([bool(predicate(text)) for text in texts], dtype=bool)[codes]
 
 
 def _providers(raw: pd.DataFrame, provider: str, where: dict) -> pd.Series:

@@ -15,6 +15,7 @@ as categoricals are hashed once per distinct value: the same hash as hashing eac
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -22,7 +23,7 @@ import pandas as pd
 from pandas.util import hash_array
 
 from billing.imports.codes import object_array, text_values
-from billing.imports.enrich import object_codes
+from billing.imports.enrich import tag_codes
 from billing.imports.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, LINE_ID, NORMALIZED_COLUMNS
 
 KEY_COLUMNS = [
@@ -43,12 +44,19 @@ class OccurrenceCounter:
     """How many rows with each content hash a file has shown so far (across its chunks), in 8 bytes per
     distinct row: the hashes seen, as a few sorted runs merged as they grow (each hash in one run, added
     once: no copy of the whole table per chunk), and, apart, the counts of only the hashes seen twice or
-    more (few: a bill's identical lines). A hash in a run and not among the repeats was seen once."""
+    more (few: a bill's identical lines). A hash in a run and not among the repeats was seen once.
+    The runs are kept per partition of the hashes (their top PARTITION_BITS bits): a merge rewrites one
+    partition's runs, so what a merge holds twice for a moment is a sixteenth of the table, not all of
+    it (issue 28: the import's peak memory stays flat as the file grows)."""
 
     def __init__(self) -> None:
-        self.runs: list[np.ndarray] = []
+        self.partitions: list[list[np.ndarray]] = [[] for _ in range(1 << PARTITION_BITS)]
         self.repeat_hashes = np.empty(0, dtype=np.uint64)
         self.repeat_counts = np.empty(0, dtype=np.int64)
+
+    @property
+    def runs(self) -> list[np.ndarray]:
+        return [run for runs in self.partitions for run in runs]
 
     def number(self, content: np.ndarray) -> np.ndarray:
         """Occurrence number of each row of a chunk, given the rows' content hashes."""
@@ -58,8 +66,10 @@ class OccurrenceCounter:
         sizes = np.diff(np.r_[starts, len(ordered)])
         uniques = ordered[starts]
         found = np.zeros(len(uniques), dtype=bool)
-        for run in self.runs:
-            found |= _members(run, uniques)
+        bounds = _partition_bounds(uniques)
+        for runs, first, last in zip(self.partitions, bounds[:-1], bounds[1:], strict=True):
+            for run in runs if last > first else ():
+                found[first:last] |= _members(run, uniques[first:last])
         before = found.astype(np.int64)
         position, repeated = _positions(self.repeat_hashes, uniques)
         before[repeated] = self.repeat_counts[position[repeated]]
@@ -67,7 +77,11 @@ class OccurrenceCounter:
         numbers[order] = np.arange(len(ordered)) - np.repeat(starts - before, sizes)
         self._count(uniques, before + sizes, position, repeated)
         if (~found).any():
-            self._add_run(uniques[~found])
+            new = uniques[~found]
+            bounds = _partition_bounds(new)
+            for runs, first, last in zip(self.partitions, bounds[:-1], bounds[1:], strict=True):
+                if last > first:
+                    _add_run(runs, new[first:last])
         return numbers
 
     def _count(
@@ -82,16 +96,27 @@ class OccurrenceCounter:
             self.repeat_hashes = hashes[keep]
             self.repeat_counts = np.concatenate([self.repeat_counts, totals[added]])[keep]
 
-    def _add_run(self, hashes: np.ndarray) -> None:
-        """A run of new (sorted) hashes; the last runs merged while the one before is not twice as long,
-        so that a file of n distinct rows keeps about log2(n / chunk) runs."""
-        self.runs.append(hashes)
-        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
-            last = self.runs.pop()
-            merged = np.concatenate([self.runs.pop(), last])
-            del last
-            merged.sort(kind="stable")  # two sorted runs: a merge (timsort)
-            self.runs.append(merged)
+
+PARTITION_BITS = 4
+# where each partition's hashes begin: the top PARTITION_BITS bits
+PARTITION_STARTS = np.arange(1, 1 << PARTITION_BITS, dtype=np.uint64) << np.uint64(64 - PARTITION_BITS)
+
+
+def _partition_bounds(sorted_hashes: np.ndarray) -> np.ndarray:
+    """Where each partition's hashes begin and end in `sorted_hashes` (partitions + 1 positions)."""
+    return np.r_[0, np.searchsorted(sorted_hashes, PARTITION_STARTS), len(sorted_hashes)]
+
+
+def _add_run(runs: list[np.ndarray], hashes: np.ndarray) -> None:
+    """A run of new (sorted) hashes; the last runs merged while the one before is not twice as long,
+    so that a partition of n distinct hashes keeps about log2(n / what a chunk adds) runs."""
+    runs.append(hashes)
+    while len(runs) > 1 and len(runs[-2]) <= 2 * len(runs[-1]):
+        last = runs.pop()
+        merged = np.concatenate([runs.pop(), last])
+        del last
+        merged.sort(kind="stable")  # two sorted runs: a merge (timsort)
+        runs.append(merged)
 
 
 def _positions(sorted_hashes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,15 +148,21 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, pa
     `part` (export_part) and a line's own id (column LINE_ID, "" for none) are folded in only where given,
     before identical rows are numbered: a file's rows all share its part, so the numbering is unchanged."""
     seen = seen if seen is not None else OccurrenceCounter()
+    prepared = [_prepared(frame[c]) for c in KEY_COLUMNS]  # once for both lanes
+    tag_codes_, tag_texts = _tag_texts(frame)
     lanes = []
     for hash_key, prime in zip(LANE_KEYS, LANE_PRIMES, strict=True):
         folded = np.full(len(frame), np.uint64(len(KEY_COLUMNS) + 1), dtype=np.uint64)
-        hashes = [
-            *(_column_hash(frame[c], hash_key) for c in KEY_COLUMNS),
-            _tag_hash(frame["tags"], hash_key),
-        ]
-        if part:
-            hashes.append(hash_array(object_array([part]), hash_key=hash_key, categorize=False)[0])
+        # one column's hashes at a time (a generator: the columns' hashes are never all held at once)
+        hashes = itertools.chain(
+            (_lane_hash(column, hash_key) for column in prepared),
+            (hash_array(tag_texts, hash_key=hash_key, categorize=False)[tag_codes_],),
+            (
+                hash_array(object_array([part]), hash_key=hash_key, categorize=False)[0]
+                for _ in [part]
+                if part
+            ),
+        )
         with np.errstate(over="ignore"):  # in place: no temporary array per column
             for hashed in hashes:
                 np.bitwise_xor(folded, hashed, out=folded)
@@ -163,19 +194,32 @@ def key_bytes(lanes: np.ndarray) -> np.ndarray:
 
 def _column_hash(values: pd.Series, hash_key: str) -> np.ndarray:
     """Text hashed once per distinct value ("" for missing); datetimes as epoch nanoseconds; flags as 0/1."""
+    return _lane_hash(_prepared(values), hash_key)
+
+
+def _prepared(values: pd.Series) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """What a column's hash is made of: its hash already where the column is not text (pandas hashes
+    numbers without the hash key: both lanes share it), else the code of each row and the distinct
+    texts."""
     if pd.api.types.is_datetime64_any_dtype(values):
-        return hash_array(values.to_numpy(dtype="datetime64[ns]").view(np.int64), hash_key=hash_key)
+        return hash_array(values.to_numpy(dtype="datetime64[ns]").view(np.int64))
     if pd.api.types.is_bool_dtype(values):
-        return hash_array(values.to_numpy(dtype=np.uint8), hash_key=hash_key)
-    codes, uniques = text_values(values)
+        return hash_array(values.to_numpy(dtype=np.uint8))
+    return text_values(values)
+
+
+def _lane_hash(prepared, hash_key: str) -> np.ndarray:
+    if not isinstance(prepared, tuple):
+        return prepared
+    codes, uniques = prepared
     hashes = hash_array(uniques, hash_key=hash_key, categorize=False)
     return hashes[0] if len(hashes) == 1 else hashes[codes]  # one value: the fold takes the scalar
 
 
-def _tag_hash(tags: pd.Series, hash_key: str) -> np.ndarray:
-    codes, tag_sets = object_codes(tags)
-    texts = object_array([repr(sorted(value.items())) for value in tag_sets])
-    return hash_array(texts, hash_key=hash_key, categorize=False)[codes]
+def _tag_texts(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The code of each row's tag set and each distinct set's text as hashed (its sorted items)."""
+    codes, tag_sets = tag_codes(frame)
+    return codes, object_array([repr(sorted(value.items())) for value in tag_sets])
 
 
 def _finalize(x: np.ndarray) -> np.ndarray:

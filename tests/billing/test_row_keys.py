@@ -167,3 +167,27 @@ def test_it_numbers_occurrences_across_many_chunks_as_its_runs_merge(chunks):
         assert numbers == expected
     assert sum(len(run) for run in counter.runs) == len(counts)  # each hash kept once
     assert len(counter.runs) <= max(1, len(counts)).bit_length() + 1
+
+
+@given(
+    st.lists(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 40), max_size=30), min_size=1, max_size=30)
+)
+def test_it_numbers_occurrences_of_hashes_spread_over_its_partitions(chunks):
+    """Hashes anywhere in the 64-bit range (the runs are kept per partition of their top bits, so that a
+    merge rewrites a sixteenth of the table): a running count still, each hash kept once, and each
+    partition keeps about log2 of its hashes' runs."""
+    counter, counts = OccurrenceCounter(), {}
+    for chunk in chunks:
+        numbers = counter.number(np.array(chunk, dtype=np.uint64)).tolist()
+        expected = []
+        for value in chunk:
+            expected.append(counts.get(value, 0))
+            counts[value] = counts.get(value, 0) + 1
+        assert numbers == expected
+    assert sum(len(run) for run in counter.runs) == len(counts)
+    for runs in counter.partitions:
+        held = sum(len(run) for run in runs)
+        assert len(runs) <= max(1, held).bit_length() + 1
+        assert all((np.diff(run.astype(object)) > 0).all() for run in runs)  # sorted, each hash once
+    top = {value >> 60 for value in counts}
+    assert {number for number, runs in enumerate(counter.partitions) if runs} == top

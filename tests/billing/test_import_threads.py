@@ -1,0 +1,90 @@
+"""The import's helper threads (issue 28): the file read ahead (chunks._read_ahead) and the dataset
+written (datasets.DatasetWriter) on threads of their own, and what the dataset files hold once written
+from Arrow dictionaries.
+
+Expected values come from the files themselves: tests/billing/fixtures/aws_focus_export.csv holds 4 rows
+charged in May 2026; the CSVs built here are counted as written.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from billing.imports import chunks
+from billing.imports.importer import import_file
+from billing.imports.records import BillingFileError
+from billing.models import BillingImportFile
+from billing.storage.datasets import SCHEMA, TEXT_COLUMNS
+from billing.storage.import_datasets import ImportDatasets
+from tests.billing.catalog import make_catalog
+
+pytestmark = pytest.mark.django_db
+AWS = Path(__file__).parent / "fixtures" / "aws_focus_export.csv"
+
+
+def _readers() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "billing-read-ahead"]
+
+
+def test_the_dataset_files_hold_plain_text_and_statistics_of_the_times_only():
+    """Text columns are written as Arrow dictionaries but read back as plain strings (no Arrow schema
+    stored), every column of SCHEMA is there, and min/max statistics are kept for the charge period (what
+    readers prune row groups by), not for text."""
+    make_catalog()
+    import_file(AWS)
+    paths = [ImportDatasets().root / f.path for f in BillingImportFile.objects.all()]
+    assert len(paths) == 1  # May 2026 only
+    table = pq.read_table(paths[0])
+    assert table.num_rows == 4
+    assert table.schema.names == SCHEMA.names
+    for name in TEXT_COLUMNS:
+        assert table.schema.field(name).type == pa.string(), name
+    columns = pq.ParquetFile(paths[0]).metadata.row_group(0)
+    statistics = {
+        columns.column(i).path_in_schema: columns.column(i).is_stats_set for i in range(columns.num_columns)
+    }
+    assert statistics["charge_period_start"] and statistics["effective_micros"]
+    assert not statistics["team"] and not statistics["resource_id"]
+
+
+def test_a_bad_line_far_into_the_file_is_named_from_the_read_ahead_thread(tmp_path):
+    """A line with a field too many after thousands of good ones: Arrow meets it on the read-ahead
+    thread, the error is raised on the importing one, naming the line, and the thread ends."""
+    header = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency,ProviderName"
+    good = "2026-05-01T00:00:00Z,2026-05-02T00:00:00Z,Usage,1.00,1.00,USD,AWS"
+    lines = [header] + [good] * 30_000 + [good + ",extra"] + [good] * 10
+    path = tmp_path / "focus.csv"
+    path.write_text("\n".join(lines) + "\n")
+    make_catalog()
+    with pytest.raises(BillingFileError) as raised:
+        import_file(path, fmt="focus")
+    assert raised.value.row == 30_002  # header is row 1, the bad line the 30,001st data row
+    assert not _readers()
+    assert not BillingImportFile.objects.exists()
+
+
+def test_the_read_ahead_thread_ends_when_the_reader_stops_early(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b\n" + "".join(f"{i},x\n" for i in range(50_000)))
+    batches = chunks.read_chunks(path, ["a", "b"], chunk_rows=1_000)
+    first_row, frame = next(batches)
+    assert (first_row, len(frame)) == (2, 250)  # the first chunk is a quarter (chunks._regrouped)
+    batches.close()
+    assert not _readers()
+
+
+def test_a_failing_batch_source_is_raised_where_the_batch_was_asked_for():
+    def source():
+        yield "first"
+        raise OSError("disk gone")
+
+    read = chunks._read_ahead(source())
+    assert next(read) == "first"
+    with pytest.raises(OSError, match="disk gone"):
+        next(read)
+    assert not _readers()
