@@ -173,6 +173,8 @@ _EXTRA_COLUMNS = (
     ("pipeline_seconds", 4),
     ("context_parallel_seconds", 4),
     ("expert_parallel_seconds", 4),
+    # of which on the critical path (parallelism.expert_overlap)
+    ("expert_parallel_exposed_seconds", 4),
 )
 
 

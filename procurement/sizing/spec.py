@@ -29,6 +29,8 @@ QUANTIZATIONS = ("none", "int8", "int4", "nf4")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
 CHECKPOINTING = ("none", "selective", "full")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
+# How expert parallelism's token all-to-alls meet computation (assumptions.EXPERT_OVERLAP).
+EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -93,6 +95,9 @@ class ParallelismSpec:
     virtual_pipeline: int = 1
     context_parallel: int = 1
     expert_parallel: int = 1
+    # none: the all-to-alls on the critical path (Megatron-Core's default); partial: Megatron-Core's
+    # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
+    expert_overlap: str = "none"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -578,7 +583,8 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
     if strict:
         reader.unknown_keys(
             data,
-            {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *SPLIT_FIELDS},
+            {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", "expert_overlap"}
+            | set(SPLIT_FIELDS),
             "parallelism.",
         )
     zero_raw = data.get("zero_stage")
@@ -601,6 +607,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
         pipeline_parallel=reader.integer(data, "pipeline_parallel", "parallelism.pipeline_parallel", 1),
         offload=reader.choice(data, "offload", "parallelism.offload", "none", OFFLOADS),
+        expert_overlap=reader.choice(
+            data, "expert_overlap", "parallelism.expert_overlap", "none", EXPERT_OVERLAPS
+        ),
         **{key: _split_degree(reader, data, key) for key in SPLIT_FIELDS},
     )
 
@@ -799,6 +808,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     if par.pipeline_parallel > model.num_layers:
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
     _check_split_model(reader, spec)
+    _check_expert_overlap(reader, spec)
 
 
 def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
@@ -852,6 +862,16 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.expert_parallel",
             f"must divide model.num_experts ({model.num_experts}), got {par.expert_parallel}",
+        )
+
+
+def _check_expert_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
+    par = spec.parallelism
+    if par.expert_overlap != "none" and par.expert_parallel < 2:
+        reader.error(
+            "parallelism.expert_overlap",
+            f"overlaps expert parallelism's all-to-alls: needs parallelism.expert_parallel > 1, "
+            f"got {par.expert_parallel}",
         )
 
 

@@ -28,6 +28,7 @@ from procurement.sizing.assumptions import (
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
     EXPERT_ALLTOALLS,
+    EXPERT_OVERLAP,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
     GRADIENT_BUCKET_BYTES,
@@ -303,7 +304,8 @@ def training_throughput(
     hidden_pp_s, exposed_pp_s = (pp_comm_s, 0.0) if vp > 1 else (0.0, pp_comm_s)
     exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
     model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
-    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + ep_comm_s
+    exposed_ep_s = exposed_expert_seconds(spec, ep_comm_s, compute_s, pp)
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + exposed_ep_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
@@ -336,6 +338,7 @@ def training_throughput(
         "expert_parallel_on_node": (ep > 1) & (per_node / (tp * cp) >= 2.0),
         "expert_parallel_on_fabric": (ep > 1) & (tp * cp * ep > per_node),
         "expert_parallel_seconds": ep_comm_s,
+        "expert_parallel_exposed_seconds": exposed_ep_s,
         "pipeline_bubble": bubble - 1.0,
         # bytes each GPU sends per step, for the row's sentence
         "gradient_bytes_per_step": grad_factor / 2.0 * ranks_volume * gradient_bytes,
@@ -392,6 +395,21 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
             volume * node_share / link, np.where(node_share < 1.0, volume * (1 - node_share) / fabric, 0.0)
         )
     return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
+
+
+def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
+    """The share of the expert all-to-alls left on the critical path (parallelism.expert_overlap,
+    assumptions.EXPERT_OVERLAP): all of it by default; under Megatron-Core's 1F1B A2A overlap ("partial")
+    one micro-batch's all-to-alls run under another's computation in the steady 1F1B phase, so the
+    warm-up and cool-down micro-batches (pp of the m a stage runs; 1 without a pipeline) stay exposed;
+    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time."""
+    overlap = spec.parallelism.expert_overlap
+    if overlap == "none":
+        return ep_comm_s
+    micro_batches = float(spec.gradient_accumulation_steps)
+    steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
+    steady = steady * EXPERT_OVERLAP.value
+    return np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:

@@ -384,9 +384,29 @@ DEEPSEEK_V3 = {
 # moe26: the MoE cost per routed element (assumptions.MOE_ROUTED_BYTES) slows the compute, as foreseen above
 # ("37B active parameters at the dense 40% efficiency are then too fast"): 504 tokens/s/GPU (-67%, was -58%)
 # while the all-to-alls stay fully exposed; DualPipe's overlap is still not modelled.
+# moe27: 557 (-63.9%) with the refit MoE cost; this spec states no overlap, so the all-to-alls stay on the
+# critical path as Megatron-Core runs them by default. DualPipe can now be stated: see the next test.
 @pytest.mark.django_db
 def test_deepseek_v3_tokens_per_gpu_match_the_report(bundled_catalog):
     row = candidate(DEEPSEEK_V3, "h100-sxm5-80gb", 2048)
+    assert row["throughput"]["training_tokens_per_second"] / 2048 == pytest.approx(
+        1e12 / 180_000 / 3600, rel=0.15
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DeepSeek-V3 with its DualPipe stated (parallelism.expert_overlap: dualpipe, moe27): 842 "
+    "tokens/s/GPU against the report's 1,543 (-45.4%). DualPipe hides 18.7 s of the 35.8 s of all-to-alls "
+    "under the step's compute; 17.1 s stay exposed because the engine still sends every routed copy in "
+    "16-bit to 56 of 63 peers over the 25 GB/s fabric, where DeepSeek dispatches in FP8 and sends a token "
+    "to at most 4 nodes, deduplicated over InfiniBand (sec. 3.2.2; about half the fabric bytes), and the "
+    "1F1B bubble (15 / 120 = 12.5%) is kept where DualPipe's is smaller. Not modelled yet. Class 7",
+)
+@pytest.mark.django_db
+def test_deepseek_v3_with_dualpipe_matches_the_report(bundled_catalog):
+    spec = DEEPSEEK_V3 | {"parallelism": DEEPSEEK_V3["parallelism"] | {"expert_overlap": "dualpipe"}}
+    row = candidate(spec, "h100-sxm5-80gb", 2048)
     assert row["throughput"]["training_tokens_per_second"] / 2048 == pytest.approx(
         1e12 / 180_000 / 3600, rel=0.15
     )

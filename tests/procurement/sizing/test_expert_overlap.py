@@ -1,0 +1,103 @@
+"""Expert parallelism's all-to-alls against computation: parallelism.expert_overlap (moe27).
+
+none (default) keeps them on the critical path as Megatron-Core does unless told (model_parallel_config.py
+@02aa3ee4: overlap_moe_expert_parallel_comm = False); partial is its 1F1B A2A overlap (steady phase only);
+dualpipe is DeepSeek-V3's schedule, which hides them under computation (arXiv:2412.19437 sec. 3.2.1).
+assumptions.EXPERT_OVERLAP states the rule; throughput.exposed_expert_seconds applies it.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procurement.sizing import WorkloadSpecError, parse_workload_spec
+from procurement.sizing.throughput import exposed_expert_seconds
+from tests.procurement.sizing.test_moe_published import H100, candidate, megatron
+
+
+def deepseek_v3(overlap=None):
+    """DeepSeek-V3's own plan (PP 16, EP 64, 2,048 GPUs; tests/procurement/outside case 3's spec)."""
+    return megatron("deepseek-v3", 2048, 1, 16, ep=64, global_batch=15360, precision="fp8", overlap=overlap)
+
+
+def test_the_default_keeps_the_alltoalls_exposed():
+    spec = deepseek_v3()
+    assert spec.parallelism.expert_overlap == "none"
+    throughput = candidate(spec, H100)["throughput"]
+    assert throughput["expert_parallel_exposed_seconds"] == throughput["expert_parallel_seconds"] > 0
+
+
+def test_dualpipe_hides_the_alltoalls_up_to_the_compute():
+    # DeepSeek-V3 on 2,048 H100 (engine, moe27): 35.76 s of all-to-alls a step over the 25 GB/s fabric
+    # against 18.67 s of compute (bubble included): dualpipe leaves 35.76 - 18.67 = 17.09 s exposed, and
+    # the step shrinks by exactly the hidden part
+    none = candidate(deepseek_v3(), H100)["throughput"]
+    dual = candidate(deepseek_v3("dualpipe"), H100)["throughput"]
+    assert dual["expert_parallel_seconds"] == pytest.approx(none["expert_parallel_seconds"])
+    hidden = dual["expert_parallel_seconds"] - dual["expert_parallel_exposed_seconds"]
+    assert none["step_seconds"] - dual["step_seconds"] == pytest.approx(hidden, abs=1e-3)
+    assert dual["expert_parallel_exposed_seconds"] == pytest.approx(35.76 - 18.67, abs=0.05)
+
+
+def test_dualpipe_hides_all_of_a_smaller_alltoall():
+    spec = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=512, precision="fp8", overlap="dualpipe")
+    throughput = candidate(spec, H100)["throughput"]
+    assert throughput["expert_parallel_seconds"] > 0 == throughput["expert_parallel_exposed_seconds"]
+
+
+def test_partial_overlap_leaves_the_warm_up_and_cool_down_exposed():
+    # no pipeline, 8 micro-batches (512 / (8 x 8)): 1 of 8 keeps its all-to-alls, 7 / 8 hide under compute
+    spec = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=64, precision="fp8", overlap="partial")
+    assert spec.gradient_accumulation_steps == 8
+    exposed = exposed_expert_seconds(spec, np.array(4.0), np.array(100.0), 1.0)
+    assert float(exposed) == pytest.approx(4.0 / 8)
+    # more all-to-all than the steady compute can cover: the rest shows
+    assert float(exposed_expert_seconds(spec, np.array(4.0), np.array(2.0), 1.0)) == pytest.approx(
+        4.0 - 7 / 8 * 2.0
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ep_s=st.floats(min_value=0.0, max_value=100.0),
+    compute_s=st.floats(min_value=0.01, max_value=100.0),
+    pp=st.sampled_from([1.0, 2.0, 4.0, 16.0]),
+)
+def test_more_overlap_never_exposes_more(ep_s, compute_s, pp):
+    spec = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=512, precision="fp8")
+    exposed = [
+        float(
+            exposed_expert_seconds(
+                dataclasses.replace(
+                    spec, parallelism=dataclasses.replace(spec.parallelism, expert_overlap=mode)
+                ),
+                np.array(ep_s),
+                np.array(compute_s),
+                pp,
+            )
+        )
+        for mode in ("none", "partial", "dualpipe")
+    ]
+    assert exposed[0] == pytest.approx(ep_s)
+    assert ep_s + 1e-9 >= exposed[0] >= exposed[1] >= exposed[2] >= max(0.0, ep_s - compute_s) - 1e-9
+
+
+def test_bad_overlap_values_name_the_field():
+    with pytest.raises(WorkloadSpecError) as error:
+        megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=512, overlap="full")
+    messages = {e.path: e.message for e in error.value.errors}
+    assert "none, partial, dualpipe" in messages["parallelism.expert_overlap"], messages
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(
+            {
+                "name": "x",
+                "task": "pretrain",
+                "model": {"preset": "qwen3-30b-a3b"},
+                "parallelism": {"gpus": 8, "expert_overlap": "dualpipe"},
+            }
+        )
+    messages = {e.path: e.message for e in error.value.errors}
+    assert "expert_parallel > 1" in messages["parallelism.expert_overlap"], messages
