@@ -378,7 +378,22 @@ EXPERT_OVERLAP = Assumption(
     "stage's m; 1 without a pipeline) keep theirs. dualpipe: DeepSeek-V3's schedule overlaps forward and "
     "backward chunks so that 'both all-to-all and PP communication can be fully hidden during execution' "
     "(arXiv:2412.19437 sec. 3.2.1): every all-to-all hides under the step's compute, up to it. DeepSeek's "
-    "FP8 dispatch and node-limited routing (at most 4 nodes a token, sec. 3.2.2) are not modelled.",
+    "FP8 dispatch and node-limited routing (sec. 3.2.2): parallelism.expert_dispatch (deepep_fp8_dispatch_"
+    "bytes_share).",
+)
+EXPERT_DISPATCH = Assumption(
+    "deepep_fp8_dispatch_bytes_share",
+    0.75,
+    "share of the all-to-alls' 16-bit bytes under parallelism.expert_dispatch: deepep in fp8 training",
+    "deepep (DeepSeek's dispatch and combine kernels): 'we first transfer tokens to their target nodes via "
+    "IB, then forward them via NVLink to the specific GPUs hosting their target experts ... each token is "
+    "dispatched to at most 4 nodes' (arXiv:2412.19437 sec. 3.2.2; the 4 is the model's node-limited routing, "
+    "n_group 8 / topk_group 4 in deepseek-ai/DeepSeek-V3 config.json, stated as model.expert_groups and "
+    "expert_groups_per_token): one fabric copy per distinct other node instead of one per routed expert "
+    "(throughput.node_copy_share). In FP8 training the activations before the MoE up-projections and their "
+    "gradients before the down-projections are quantized to FP8 ahead of the dispatch, the combines kept in "
+    "BF16 (sec. 3.3.2): 2 of the 4 calls at 1 byte, (1 + 1 + 2 + 2) / 8. Megatron-Core runs the same kernels "
+    "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit.",
 )
 FP8_SAVED_LINEAR_INPUT = Assumption(
     "fp8_saved_linear_input_bytes",
@@ -757,6 +772,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,
     EXPERT_OVERLAP,
+    EXPERT_DISPATCH,
     FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,

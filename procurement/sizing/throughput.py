@@ -28,6 +28,7 @@ from procurement.sizing.assumptions import (
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
     EXPERT_ALLTOALLS,
+    EXPERT_DISPATCH,
     EXPERT_OVERLAP,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
@@ -390,11 +391,40 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
     volume = calls * layers * message * (ep - 1.0) / ep
     in_node = np.clip(per_node / (tp * par.context_parallel), 1.0, ep)  # EP peers in one node, itself too
     node_share = (in_node - 1.0) / (ep - 1.0)
+    node_volume = volume * node_share * dispatch_bytes_share(spec)
+    fabric_volume = (
+        volume * (1.0 - node_share) * dispatch_bytes_share(spec) * node_copy_share(spec, ep / in_node)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = np.maximum(
-            volume * node_share / link, np.where(node_share < 1.0, volume * (1 - node_share) / fabric, 0.0)
-        )
-    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
+        seconds = np.maximum(node_volume / link, np.where(node_share < 1.0, fabric_volume / fabric, 0.0))
+    return tuple(np.broadcast_arrays(np.asarray(node_volume + fabric_volume, dtype=float), seconds))
+
+
+def dispatch_bytes_share(spec: WorkloadSpec) -> float:
+    """The all-to-alls' bytes against 16-bit values in every call (assumptions.EXPERT_DISPATCH): DeepEP
+    under fp8 sends the forward dispatch and the backward of the combine (the tokens and the gradients
+    going to the experts) in FP8 and the other two in BF16, (1 + 1 + 2 + 2) / 8; 1 otherwise."""
+    deepep_fp8 = spec.parallelism.expert_dispatch == "deepep" and spec.precision == "fp8"
+    return EXPERT_DISPATCH.value if deepep_fp8 else 1.0
+
+
+def node_copy_share(spec: WorkloadSpec, nodes):
+    """The fabric copies a token's dispatch sends against one per routed expert (assumptions.
+    EXPERT_DISPATCH): DeepEP sends a token once to each other node holding one of its experts and forwards
+    it over NVLink there. Of the top-k copies, k (n - 1) / n leave the node among n nodes of the EP group;
+    the distinct other nodes they reach are (n - 1) (1 - (1 - 1 / n)^k), or m (n - 1) / n when group-limited
+    routing caps a token at m nodes (expert_groups_per_token of expert_groups, each group spanning
+    n / expert_groups nodes when there are fewer groups than nodes). 1 under the plain all-to-all."""
+    model = spec.model
+    nodes = np.maximum(np.asarray(nodes, dtype=float), 1.0)
+    if spec.parallelism.expert_dispatch != "deepep":
+        return np.ones_like(nodes)
+    k = float(model.experts_per_token)
+    reached = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)  # distinct nodes a token's k experts sit on
+    if model.expert_groups_per_token:
+        cap = model.expert_groups_per_token * np.maximum(1.0, nodes / model.expert_groups)
+        reached = np.minimum(reached, cap)
+    return reached / k
 
 
 def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
