@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procurement.sizing import WorkloadSpecError, parse_workload_spec
+from procurement.sizing import WorkloadSpecError, parse_workload_spec, size_workload
 from procurement.sizing.throughput import dispatch_bytes_share, exposed_expert_seconds, node_copy_share
 from tests.procurement.sizing.test_moe_published import H100, candidate, megatron
 
@@ -149,3 +149,9 @@ def test_bad_routing_groups_and_dispatch_name_their_fields():
             | {"model": {"preset": "qwen3-30b-a3b"}, "parallelism": {"gpus": 8, "expert_dispatch": "deepep"}}
         )
     assert "parallelism.expert_dispatch" in {e.path for e in error.value.errors}
+
+
+def test_the_size_report_echoes_the_stated_overlap_and_dispatch():
+    spec = deepseek_v3("dualpipe", "deepep")
+    echoed = size_workload(spec, [H100])["workload"]["parallelism"]
+    assert (echoed["expert_overlap"], echoed["expert_dispatch"]) == ("dualpipe", "deepep")
