@@ -15,6 +15,7 @@ from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     MFU_PRETRAIN_AMPERE,
+    MOE_LAYER_FIXED_SECONDS,
     MOE_ROUTED_BYTES,
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
@@ -76,12 +77,14 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
 def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) -> float:
     """The share of a training step an MoE model spends on its FLOPs: each token's top-k copies of the
     hidden state go through routing, permutation, the activation and unpermutation, and the grouped
-    GEMMs of a few hundred rows run below peak; that memory- and launch-bound work costs
-    MOE_ROUTED_BYTES a routed element (moe_layers x top-k x hidden per token) at the card's bandwidth,
-    beside the token's FLOPs at the dense efficiency. Its weight against the FLOPs follows the expert
-    GEMM size: a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and backward),
-    so Mixtral's 14,336-wide experts barely notice it and Qwen3-30B-A3B's 768-wide ones run at a fifth
-    of the dense rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not).
+    GEMMs of a few hundred rows run below peak; that memory-bound work costs MOE_ROUTED_BYTES a routed
+    element (moe_layers x top-k x hidden per token) at the card's bandwidth. Each MoE layer also costs
+    MOE_LAYER_FIXED_SECONDS a micro-batch whatever the card (host launches, the dispatcher's sync of the
+    per-expert counts), spread over the micro-batch's tokens: why a B200 gains far less over an H100 on
+    MoE than on dense models, and why larger micro-batches help. Both sit beside the token's FLOPs at the
+    dense efficiency; a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and
+    backward), so wide experts barely notice it and narrow ones (Qwen3-30B-A3B's 768) lose most of their
+    rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not).
     1 for dense models, inference and parts without a bandwidth or peak figure."""
     model = spec.model
     peak = gpu.dense_tflops(spec.precision)
@@ -89,7 +92,9 @@ def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) ->
         return 1.0
     _, moe_layers = counts.layer_counts(model)
     routed_elements = float(moe_layers * model.experts_per_token * model.hidden_size)
+    micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
     overhead_s = routed_elements * MOE_ROUTED_BYTES.value / (gpu.memory_bandwidth_gbps * 1e9)
+    overhead_s += moe_layers * MOE_LAYER_FIXED_SECONDS.value / micro_tokens
     flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
     return flop_s / (flop_s + overhead_s)
 
@@ -149,9 +154,11 @@ def moe_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     if factor >= 1.0:
         return ""
     return (
-        f"speed: MoE routing, permutation and small grouped GEMMs ({spec.model.moe_intermediate_size}-wide "
+        "speed: MoE routing, permutation, small grouped GEMMs and per-layer launches "
+        f"({spec.model.moe_intermediate_size}-wide "
         f"experts, top-{spec.model.experts_per_token}) leave {factor:.0%} of the dense efficiency, "
-        f"{dense * factor:.1%} of the {gpu.slug}'s peak (fitted on published Megatron and DeepSeek MoE runs)"
+        f"{dense * factor:.1%} of the {gpu.slug}'s peak at micro-batch {spec.micro_batch_size} (fitted on "
+        f"published Megatron and DeepSeek MoE runs)"
     )
 
 

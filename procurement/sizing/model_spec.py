@@ -27,6 +27,10 @@ class ModelSpec:
     moe_intermediate_size: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
+    # group-limited routing (DeepSeek-V3: n_group 8, topk_group 4): a token's experts come from at most
+    # expert_groups_per_token of expert_groups groups of experts; 0: unlimited
+    expert_groups: int = 0
+    expert_groups_per_token: int = 0
     attention_qkv_bias: bool = False
     dropout: bool = False
     kv_elems_per_token_per_layer: int | None = None

@@ -43,6 +43,8 @@ def _moe_fields(moe: dict | None) -> dict:
         "moe_intermediate_size": moe.get("expert_intermediate_size") or moe.get("moe_intermediate_size"),
         "shared_experts": moe.get("shared_experts", moe.get("n_shared_experts", 0)) or 0,
         "dense_layers": moe.get("first_k_dense_replace", 0),
+        "expert_groups": moe.get("n_expert_groups", moe.get("n_group", 0)) or 0,
+        "expert_groups_per_token": moe.get("topk_group", 0) or 0,
     }
 
 

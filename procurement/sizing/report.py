@@ -173,6 +173,8 @@ _EXTRA_COLUMNS = (
     ("pipeline_seconds", 4),
     ("context_parallel_seconds", 4),
     ("expert_parallel_seconds", 4),
+    # of which on the critical path (parallelism.expert_overlap)
+    ("expert_parallel_exposed_seconds", 4),
 )
 
 
@@ -443,6 +445,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "virtual_pipeline": spec.parallelism.virtual_pipeline,
             "context_parallel": spec.parallelism.context_parallel,
             "expert_parallel": spec.parallelism.expert_parallel,
+            "expert_overlap": spec.parallelism.expert_overlap,
+            "expert_dispatch": spec.parallelism.expert_dispatch,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",

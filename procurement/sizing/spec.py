@@ -36,6 +36,11 @@ QUANTIZATIONS = ("none", "int8", "int4", "nf4")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
 CHECKPOINTING = ("none", "selective", "full")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
+# How expert parallelism's token all-to-alls meet computation (assumptions.EXPERT_OVERLAP).
+EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
+# How the tokens reach their experts (assumptions.EXPERT_DISPATCH): one copy per routed expert, or DeepEP's
+# one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8.
+EXPERT_DISPATCHES = ("alltoall", "deepep")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -106,6 +111,10 @@ class ParallelismSpec:
     account_for_loss: bool = False
     pipeline_layers_first: int | None = None
     pipeline_layers_last: int | None = None
+    # none: the all-to-alls on the critical path (Megatron-Core's default); partial: Megatron-Core's
+    # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
+    expert_overlap: str = "none"
+    expert_dispatch: str = "alltoall"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -228,7 +237,8 @@ _MODEL_INT_FIELDS = (
     "kv_elems_per_token_per_layer",
 )
 _MODEL_BOOL_FIELDS = ("tie_word_embeddings", "gated_mlp", "attention_qkv_bias", "dropout")
-_MODEL_KEYS = {"preset", "name", "params", "params_active", "shared_experts", "dense_layers"}
+_MODEL_COUNT_FIELDS = ("shared_experts", "dense_layers", "expert_groups", "expert_groups_per_token")  # >= 0
+_MODEL_KEYS = {"preset", "name", "params", "params_active", *_MODEL_COUNT_FIELDS}
 _MODEL_KEYS |= set(_MODEL_INT_FIELDS) | set(_MODEL_BOOL_FIELDS)
 _REQUIRED_SHAPE = (
     "num_layers",
@@ -436,8 +446,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
         if not merged:
             return None
     values: dict = dict(merged)
-    for key in _MODEL_INT_FIELDS + ("shared_experts", "dense_layers"):
-        minimum = 0 if key in ("shared_experts", "dense_layers") else 1
+    for key in _MODEL_INT_FIELDS + _MODEL_COUNT_FIELDS:
+        minimum = 0 if key in _MODEL_COUNT_FIELDS else 1
         value = reader.integer(data, key, f"model.{key}", None, minimum=minimum)
         if value is not None:
             values[key] = value
@@ -598,6 +608,8 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "tensor_parallel",
                 "pipeline_parallel",
                 "offload",
+                "expert_overlap",
+                "expert_dispatch",
                 *SPLIT_FIELDS,
                 *UNEVEN_SPLIT,
             },
@@ -623,6 +635,12 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         tensor_parallel=reader.integer(data, "tensor_parallel", "parallelism.tensor_parallel", 1),
         pipeline_parallel=reader.integer(data, "pipeline_parallel", "parallelism.pipeline_parallel", 1),
         offload=reader.choice(data, "offload", "parallelism.offload", "none", OFFLOADS),
+        expert_overlap=reader.choice(
+            data, "expert_overlap", "parallelism.expert_overlap", "none", EXPERT_OVERLAPS
+        ),
+        expert_dispatch=reader.choice(
+            data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
+        ),
         **{key: _split_degree(reader, data, key) for key in SPLIT_FIELDS},
         **_uneven_split(reader, data),
     )
@@ -832,6 +850,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     if par.pipeline_parallel > model.num_layers:
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
     _check_split_model(reader, spec)
+    _check_expert_overlap(reader, spec)
 
 
 def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
@@ -893,6 +912,24 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.expert_parallel",
             f"must divide model.num_experts ({model.num_experts}), got {par.expert_parallel}",
+        )
+
+
+def _check_expert_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
+    par, model = spec.parallelism, spec.model
+    for key, default in (("expert_overlap", "none"), ("expert_dispatch", "alltoall")):
+        if getattr(par, key) != default and par.expert_parallel < 2:
+            reader.error(
+                f"parallelism.{key}",
+                f"shapes expert parallelism's all-to-alls: needs parallelism.expert_parallel > 1, "
+                f"got {par.expert_parallel}",
+            )
+    groups, per_token = model.expert_groups, model.expert_groups_per_token
+    if per_token and (not groups or per_token > groups or model.num_experts % groups):
+        reader.error(
+            "model.expert_groups_per_token",
+            f"needs model.expert_groups dividing num_experts ({model.num_experts}) and >= it, got "
+            f"{per_token} of {groups}",
         )
 
 

@@ -28,6 +28,8 @@ from procurement.sizing.assumptions import (
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
     EXPERT_ALLTOALLS,
+    EXPERT_DISPATCH,
+    EXPERT_OVERLAP,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
     GRADIENT_BUCKET_BYTES,
@@ -313,7 +315,8 @@ def training_throughput(
     hidden_pp_s, exposed_pp_s = (pp_comm_s, 0.0) if vp > 1 else (0.0, pp_comm_s)
     exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
     model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
-    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + ep_comm_s
+    exposed_ep_s = exposed_expert_seconds(spec, ep_comm_s, compute_s, pp)
+    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + exposed_ep_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
@@ -346,6 +349,7 @@ def training_throughput(
         "expert_parallel_on_node": (ep > 1) & (per_node / (tp * cp) >= 2.0),
         "expert_parallel_on_fabric": (ep > 1) & (tp * cp * ep > per_node),
         "expert_parallel_seconds": ep_comm_s,
+        "expert_parallel_exposed_seconds": exposed_ep_s,
         "pipeline_bubble": bubble - 1.0,
         # bytes each GPU sends per step, for the row's sentence
         "gradient_bytes_per_step": grad_factor / 2.0 * ranks_volume * gradient_bytes,
@@ -397,11 +401,55 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
     volume = calls * layers * message * (ep - 1.0) / ep
     in_node = np.clip(per_node / (tp * par.context_parallel), 1.0, ep)  # EP peers in one node, itself too
     node_share = (in_node - 1.0) / (ep - 1.0)
+    node_volume = volume * node_share * dispatch_bytes_share(spec)
+    fabric_volume = (
+        volume * (1.0 - node_share) * dispatch_bytes_share(spec) * node_copy_share(spec, ep / in_node)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        seconds = np.maximum(
-            volume * node_share / link, np.where(node_share < 1.0, volume * (1 - node_share) / fabric, 0.0)
-        )
-    return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
+        seconds = np.maximum(node_volume / link, np.where(node_share < 1.0, fabric_volume / fabric, 0.0))
+    return tuple(np.broadcast_arrays(np.asarray(node_volume + fabric_volume, dtype=float), seconds))
+
+
+def dispatch_bytes_share(spec: WorkloadSpec) -> float:
+    """The all-to-alls' bytes against 16-bit values in every call (assumptions.EXPERT_DISPATCH): DeepEP
+    under fp8 sends the forward dispatch and the backward of the combine (the tokens and the gradients
+    going to the experts) in FP8 and the other two in BF16, (1 + 1 + 2 + 2) / 8; 1 otherwise."""
+    deepep_fp8 = spec.parallelism.expert_dispatch == "deepep" and spec.precision == "fp8"
+    return EXPERT_DISPATCH.value if deepep_fp8 else 1.0
+
+
+def node_copy_share(spec: WorkloadSpec, nodes):
+    """The fabric copies a token's dispatch sends against one per routed expert (assumptions.
+    EXPERT_DISPATCH): DeepEP sends a token once to each other node holding one of its experts and forwards
+    it over NVLink there. Of the top-k copies, k (n - 1) / n leave the node among n nodes of the EP group;
+    the distinct other nodes they reach are (n - 1) (1 - (1 - 1 / n)^k), or m (n - 1) / n when group-limited
+    routing caps a token at m nodes (expert_groups_per_token of expert_groups, each group spanning
+    n / expert_groups nodes when there are fewer groups than nodes). 1 under the plain all-to-all."""
+    model = spec.model
+    nodes = np.maximum(np.asarray(nodes, dtype=float), 1.0)
+    if spec.parallelism.expert_dispatch != "deepep":
+        return np.ones_like(nodes)
+    k = float(model.experts_per_token)
+    reached = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)  # distinct nodes a token's k experts sit on
+    if model.expert_groups_per_token:
+        cap = model.expert_groups_per_token * np.maximum(1.0, nodes / model.expert_groups)
+        reached = np.minimum(reached, cap)
+    return reached / k
+
+
+def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
+    """The share of the expert all-to-alls left on the critical path (parallelism.expert_overlap,
+    assumptions.EXPERT_OVERLAP): all of it by default; under Megatron-Core's 1F1B A2A overlap ("partial")
+    one micro-batch's all-to-alls run under another's computation in the steady 1F1B phase, so the
+    warm-up and cool-down micro-batches (pp of the m a stage runs; 1 without a pipeline) stay exposed;
+    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time."""
+    overlap = spec.parallelism.expert_overlap
+    if overlap == "none":
+        return ep_comm_s
+    micro_batches = float(spec.gradient_accumulation_steps)
+    steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
+    steady = steady * EXPERT_OVERLAP.value
+    return np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:

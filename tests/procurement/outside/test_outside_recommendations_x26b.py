@@ -218,17 +218,22 @@ def test_qwen3_moe_flop_count_matches_nvidia_model_tflops(bundled_catalog):
 )
 # moe26: with the MoE cost per routed element (assumptions.MOE_ROUTED_BYTES, fitted on five other published
 # MoE runs) the engine gives 7,344 tokens/s/GPU (+39%, was +305%): still outside 15%.
+# moe27: 8,974 (+70%): the refit (125 B a routed element plus 6 ms a MoE layer and micro-batch, which this
+# run's MBS 2 spreads over 8,192 tokens) charges less here than 380 B alone. The rest is likely the plan's
+# VP 24: one layer per virtual stage, 48 chunks a micro-batch, each with its pipeline send/receive and
+# sync, which the engine prices by bandwidth only (0.14 s a step).
 @pytest.mark.django_db
 def test_qwen3_moe_on_16_h100_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(QWEN3_MOE_H100, H100)) == pytest.approx(5275, rel=0.15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Qwen3-30B-A3B FP8 on 8 B200 (EP 8; Megatron-Bridge 25.11): engine 46,496 tokens/s/GPU against "
-    "NVIDIA's 9,299 (+400%); same cause as on the H100 (dense MFU applied to a fine-grained MoE). Class 7",
-)
-# moe26: 16,989 tokens/s/GPU with the MoE cost (+83%, was +400%): still outside 15%.
+# Was a strict xfail (outside round 4): "Qwen3-30B-A3B FP8 on 8 B200 (EP 8; Megatron-Bridge 25.11): engine
+# 46,496 tokens/s/GPU against NVIDIA's 9,299 (+400%); same cause as on the H100 (dense MFU applied to a
+# fine-grained MoE). Class 7". moe26: 16,989 (+83%) with the MoE cost per routed element. moe27: the MoE cost
+# also has a fixed part per MoE layer and micro-batch that no card speeds up (assumptions.
+# MOE_LAYER_FIXED_SECONDS, 6 ms; MOE_ROUTED_BYTES refitted to 125 B), fitted on four other published runs
+# among them the same model on 8 GB200 at MBS 4 (23,766): this MBS 1 run pays 48 layers x 6 ms / 4,096
+# tokens = 70 us a token of it: 9,605 tokens/s/GPU (+3.3%).
 @pytest.mark.django_db
 def test_qwen3_moe_on_8_b200_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(QWEN3_MOE_B200, "b200")) == pytest.approx(9299, rel=0.15)
@@ -242,6 +247,7 @@ def test_qwen3_moe_on_8_b200_within_15_percent(bundled_catalog):
     "3.737 h = 328.86 USD compute). Follows from the MoE speed above. Class 7 through the ranking",
 )
 # moe26: follows the H100 speed above (+39% with the MoE cost, was +305%): hours still about 28% low.
+# moe27: follows the H100 speed above (+70%): hours about 41% low.
 @pytest.mark.django_db
 def test_qwen3_moe_ranking_hours_follow_the_measured_speed(bundled_catalog):
     rows = ranked(QWEN3_MOE_H100)
@@ -494,6 +500,9 @@ def test_deepseek_v3_b200_plan_fits_and_counts_nvidias_flops(bundled_catalog):
     "Qwen3-30B-A3B: no MoE efficiency. Class 7",
 )
 # moe26: 2,535 tokens/s/GPU with the MoE cost (+18.5%, was +114%): just outside 15%.
+# moe27: 2,696 (+26.0%) with the refit MoE cost (125 B a routed element, 6 ms a layer and micro-batch):
+# the fit's four runs want less per-element cost than this one; MTP's extra layer and FP8-MX's scaling
+# work are not counted.
 @pytest.mark.django_db
 def test_deepseek_v3_b200_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(DEEPSEEK_V3_B200, "b200")) == pytest.approx(2139, rel=0.15)

@@ -2,13 +2,15 @@
 
 MoE layers spend time beside their FLOPs: routing, permutation, the activation, the combine, and grouped
 GEMMs of a few hundred rows a local expert (mfu.moe_efficiency_factor). The engine charges
-assumptions.MOE_ROUTED_BYTES per routed element (token x top-k x hidden) at the card's bandwidth, fitted as
-the median of the values that reproduce five published runs that are NOT the outside tests' cases. Those
-five are checked here; tests/procurement/outside checks the others.
+assumptions.MOE_ROUTED_BYTES per routed element (token x top-k x hidden) at the card's bandwidth and
+assumptions.MOE_LAYER_FIXED_SECONDS per MoE layer and micro-batch whatever the card (moe27), both fitted on
+four published runs that are NOT the outside tests' cases; two more published runs are kept as xfails with
+their causes. tests/procurement/outside checks the others. The experts' all-to-alls can be stated as
+overlapped with computation (parallelism.expert_overlap, assumptions.EXPERT_OVERLAP; moe27).
 
 Sources:
 - [MB2511] NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @00b7660be0254ac6f95f44164ddd0c3e9cc798ed
-  ("25.11 NeMo Container", DGX-H100 and DGX-B200 tables; forced-balanced routing, dropless).
+  ("25.11 NeMo Container", DGX-H100, DGX-B200 and DGX-GB200 tables; forced-balanced routing, dropless).
 - [MCORE] NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8
   ("468 TFLOPS for Mixtral 8X7B bf16 training", MCore v0.9; reference mapping for Mixtral 8x7B: 64 H100,
   BF16, seq 4,096, TP 1, EP 8, PP 4, VP 8, MBS 1, GBS 256).
@@ -25,13 +27,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_workload
-from procurement.sizing.assumptions import FP8_SAVED_LINEAR_INPUT, MOE_ROUTED_BYTES
+from procurement.sizing.assumptions import FP8_SAVED_LINEAR_INPUT, MOE_LAYER_FIXED_SECONDS, MOE_ROUTED_BYTES
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.mfu import default_mfu, moe_efficiency_factor
 from procurement.sizing.throughput import training_flops_per_token
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
-H100, B200 = GPUS["h100-sxm5-80gb"], GPUS["b200"]
+H100, B200, GB200 = GPUS["h100-sxm5-80gb"], GPUS["b200"], GPUS["gb200"]
 
 # GPT-OSS 120B (openai/gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads of 64, 8 KV heads,
 # 128 experts of 2,880, top-4, vocabulary 201,088; 116.8B parameters, 5.1B active).
@@ -86,11 +88,14 @@ DEEPSEEK_V2 = {
 }
 
 
-def megatron(model, gpus, tp, pp, *, global_batch, ep, vp=1, micro_batch=1, precision="bf16", seq=4096):
+def megatron(
+    model, gpus, tp, pp, *, global_batch, ep, vp=1, micro_batch=1, precision="bf16", seq=4096, overlap=None
+):
     """A Megatron run as published: ZeRO-1, no recomputation ("selective": flash attention)."""
     dp = gpus // (tp * pp)
     parallelism = {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp}
     parallelism |= {"expert_parallel": ep} | ({"virtual_pipeline": vp} if vp > 1 else {})
+    parallelism |= {"expert_overlap": overlap} if overlap else {}
     return parse_workload_spec(
         {
             "name": "moe",
@@ -129,6 +134,9 @@ GPT_OSS_B200 = megatron(GPT_OSS_120B, 64, 1, 1, ep=8, micro_batch=4, global_batc
 # 484". 94 layers do not split 8 x 2 evenly in the spec: PP 2 (bubble 1 / 32 = 3.1%) stands in for PP 8 x
 # VP 2 (7 / 256 = 2.7%).
 QWEN3_235B_B200 = megatron(QWEN3_235B, 64, 1, 2, ep=8, global_batch=1024, precision="fp8")
+# [MB2511] DGX-GB200 "Qwen3_30B_a3B | 8 | FP8-MX | 512 | 4 | 4096 | 0 | 1 | 1 | 1 | 1 | 8 | 16 | 23766 | 547":
+# the same model, card generation and EP as the DGX-B200 outside case (MBS 1: 9,299), at 4x the micro-batch.
+QWEN3_30B_GB200 = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, micro_batch=4, global_batch=512, precision="fp8")
 # [MCORE] Mixtral 8x7B, 468 TFLOPS a GPU (Megatron's FLOP count; compared in the engine's own FLOPs).
 MIXTRAL_H100 = megatron("mixtral-8x7b", 64, 1, 4, vp=8, ep=8, global_batch=256)
 
@@ -141,25 +149,30 @@ def _gaps() -> dict[str, float]:
         "deepseek-v2 h800": dsv2,
         "gpt-oss h100": tokens_per_gpu(GPT_OSS_H100, H100) / 5630 - 1,
         "qwen3-235b b200": tokens_per_gpu(QWEN3_235B_B200, B200) / 3269 - 1,
+        "qwen3-30b gb200": tokens_per_gpu(QWEN3_30B_GB200, GB200) / 23766 - 1,
         "gpt-oss b200": tokens_per_gpu(GPT_OSS_B200, B200) / 8213 - 1,
         "mixtral h100": mixtral_tflops / 468e12 - 1,
     }
 
 
 def test_fine_grained_fit_points_are_within_15_percent():
+    # moe27 (bytes 125, 6 ms a layer and micro-batch): DeepSeek-V2 +7.3%, GPT-OSS H100 +6.7%, Qwen3-235B
+    # B200 -0.9%, Qwen3-30B GB200 -2.8% (moe26's 380 bytes alone: -1.4%, -7.4%, +14.1%, -32.7%)
     gaps = _gaps()
-    for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200"):
-        assert abs(gaps[name]) <= 0.15, gaps
-    # the fit is the median of the five points' own values: the median error over them is small
+    for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200", "qwen3-30b gb200"):
+        assert abs(gaps[name]) <= 0.10, gaps
+    # the two left out (xfails below) do not pull the median error over the six points out of 15%
     assert statistics.median(abs(g) for g in gaps.values()) <= 0.15, gaps
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="GPT-OSS 120B BF16 on 64 B200 (EP 8, MBS 4; Megatron-Bridge 25.11): engine about +97% over NVIDIA's "
-    "8,213 tokens/s/GPU. The same model on 64 H100 runs at 5,630 (the engine -7%): the B200 row reaches 1.46x "
-    "the H100's speed per GPU for 2.3x the peak and 2.4x the bandwidth. A per-element MoE cost at the card's "
-    "bandwidth cannot give the B200 that little; no second B200 BF16 MoE point says why",
+    "8,213 tokens/s/GPU. The same model on 64 H100 runs at 5,630 (the engine +7%): the B200 row reaches 1.46x "
+    "the H100's speed per GPU for 2.3x the peak and 2.4x the bandwidth. Neither a per-element MoE cost at the "
+    "card's bandwidth nor the fixed cost per layer and micro-batch (moe27; small at MBS 4) gives the B200 that "
+    "little; the GB200 row of the model (MBS 1, seq 8,192, EP 64 over NVL72: 15,876) runs 1.9x it. Likely "
+    "the B200 recipe's own software path (GPT-OSS's attention sinks and sliding window), not the card",
 )
 def test_gpt_oss_on_b200_within_15_percent():
     assert abs(_gaps()["gpt-oss b200"]) <= 0.15
@@ -168,8 +181,9 @@ def test_gpt_oss_on_b200_within_15_percent():
 @pytest.mark.xfail(
     strict=True,
     reason="Mixtral 8x7B BF16 on 64 H100 (MCore v0.9): 468 TFLOPS a GPU, 47% of the BF16 peak; the engine "
-    "gives -19% before any MoE cost (the dense 40% Hopper default is below Megatron's tuned runs) and -29% "
-    "with it (routed work costs its 14,336-wide experts 13%)",
+    "gives -19% before any MoE cost (the dense 40% Hopper default is below Megatron's tuned runs) and -37% "
+    "with it (moe27: 125 B a routed element and 6 ms a layer and micro-batch cost its 14,336-wide experts at "
+    "MBS 1 about a fifth; -29% with moe26's 380 B alone)",
 )
 def test_mixtral_megatron_tflops_within_15_percent():
     assert abs(_gaps()["mixtral h100"]) <= 0.15
@@ -177,13 +191,37 @@ def test_mixtral_megatron_tflops_within_15_percent():
 
 def test_qwen3_30b_factor_by_hand():
     # Qwen3-30B-A3B FP8 on an H100: 48 MoE layers x top-8 x 2,048 = 786,432 routed elements a token;
-    # x 380 B / 3,350 GB/s = 89.2 us. FLOPs a token (6N + causal attention at 4,096) at 40% of 1,979 TFLOPS.
+    # x 125 B / 3,350 GB/s = 29.3 us; plus 48 layers x 6 ms / (4,096 x 2 tokens a micro-batch) = 35.2 us.
+    # FLOPs a token (6N + causal attention at 4,096) at 40% of 1,979 TFLOPS.
     spec = megatron("qwen3-30b-a3b", 16, 1, 2, vp=24, ep=8, micro_batch=2, global_batch=512, precision="fp8")
     overhead = 48 * 8 * 2048 * MOE_ROUTED_BYTES.value / (H100.memory_bandwidth_gbps * 1e9)
+    overhead += 48 * MOE_LAYER_FIXED_SECONDS.value / (4096 * 2)
     flops = training_flops_per_token(spec) / (1979e12 * 0.40)
-    assert overhead == pytest.approx(89.2e-6, rel=0.01)
+    assert overhead == pytest.approx(29.3e-6 + 35.2e-6, rel=0.01)
     assert moe_efficiency_factor(spec, H100, 0.40) == pytest.approx(flops / (flops + overhead), rel=1e-6)
     assert default_mfu(spec, H100) == pytest.approx(0.40 * flops / (flops + overhead), rel=1e-6)
+
+
+def test_b200_gains_less_over_the_h100_on_moe_than_its_bandwidth():
+    # The fixed cost per layer and micro-batch does not shrink on the faster card: the B200/H100 ratio of the
+    # MoE cost a token stays under their bandwidth ratio 8,000 / 3,350 = 2.39
+    spec = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=512, precision="fp8")
+
+    def overhead(gpu):  # the MoE seconds a token the factor implies beside the FLOPs' seconds
+        flop_s = training_flops_per_token(spec) / (gpu.dense_tflops("fp8") * 1e12 * 0.40)
+        return flop_s / moe_efficiency_factor(spec, gpu, 0.40) - flop_s
+
+    assert 1.0 < overhead(H100) / overhead(B200) < 8000 / 3350
+
+
+@settings(max_examples=25, deadline=None)
+@given(micro_batch=st.integers(min_value=1, max_value=15), gpu=st.sampled_from([H100, B200]))
+def test_larger_micro_batches_spread_the_fixed_moe_cost(micro_batch, gpu):
+    def factor(mbs):
+        spec = megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, micro_batch=mbs, global_batch=960, precision="fp8")
+        return moe_efficiency_factor(spec, gpu, 0.40)
+
+    assert 0.0 < factor(micro_batch) < factor(micro_batch + 1) < 1.0
 
 
 def test_dense_models_keep_their_efficiency():
