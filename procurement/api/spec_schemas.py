@@ -90,6 +90,10 @@ class WorkloadModelSerializer(serializers.Serializer):
     )
     shared_experts = _count("Shared experts per MoE layer", minimum=0)
     dense_layers = _count("Leading dense layers of an MoE model", minimum=0)
+    expert_groups = _count("Groups the routed experts fall in for node-limited routing (0: none)", minimum=0)
+    expert_groups_per_token = _count(
+        "Expert groups one token may reach (DeepSeek's topk_group; 0: any)", minimum=0
+    )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
     attention_qkv_bias = _flag("Bias on the q, k, v projections")
