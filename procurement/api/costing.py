@@ -141,6 +141,11 @@ RECOMMENDATION_REQUEST = inline_serializer(
             "tensor_parallel, pipeline_parallel), each row saying what differs; 'gpus: auto' in the spec does "
             "the same for the GPU count",
         ),
+        "collapse_identical": serializers.BooleanField(
+            required=False,
+            help_text="false: keep every region's row; by default rows equal in price, hours and spot band "
+            "collapse into one that lists the other regions (docs/cost-model.md)",
+        ),
         "include_infeasible": serializers.BooleanField(
             required=False,
             default=False,

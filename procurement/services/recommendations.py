@@ -54,6 +54,7 @@ RANKING_OPTION_FIELDS = {
     "include_illustrative",
     "rank_outliers_at_quote",
     "explore_parallelism",
+    "collapse_identical",
     "calibrate",
     "storage_retention_days",
     *("checkpoint_write_hours", "restart_hours", "storage_write_gb_per_s", "deadline_probability"),
@@ -101,6 +102,8 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     ):
         if data.get(key) is not None:
             values[key] = _flag(data[key], key)
+    if data.get("collapse_identical") is not None:  # false: every region's row, even at one price and time
+        values["collapse_identical"] = _flag(data["collapse_identical"], "collapse_identical")
     if data.get("calibrate") is not None:  # false: estimates without the fitted calibration factors
         values["use_calibration"] = _flag(data["calibrate"], "calibrate")
     if data.get("storage_retention_days") is not None:

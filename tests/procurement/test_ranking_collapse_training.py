@@ -55,3 +55,16 @@ def test_the_same_node_in_three_regions_is_one_row(bundled_catalog):
         if _identity(row) not in {_identity(seen) for seen in distinct}:
             distinct.append(row)
     assert [_identity(row) for row in distinct[:5]] == identities
+
+
+def test_every_regions_row_is_asked_for_through_the_service_and_the_command():
+    """`collapse_identical: false` (docs/cost-model.md) goes through the option parser the API uses, and
+    `manage.py recommend --every-region` sets it (outside round x26c found it refused as an unknown option)."""
+    from procurement.management.commands.recommend import Command
+
+    assert ranking_options_parse({"collapse_identical": False}).collapse_identical is False
+    assert ranking_options_parse({}).collapse_identical is None  # the default: collapse
+    with pytest.raises(Exception, match="collapse_identical"):
+        ranking_options_parse({"collapse_identical": "sometimes"})
+    parser = Command().create_parser("manage.py", "recommend")
+    assert parser.parse_args(["spec.yaml", "--every-region"]).every_region is True

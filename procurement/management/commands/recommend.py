@@ -85,6 +85,11 @@ class Command(BaseCommand):
             help="also rank GPU counts and plans other than the spec's stated parallelism, each saying what differs",
         )
         parser.add_argument(
+            "--every-region",
+            action="store_true",
+            help="keep one row per region even where price, hours and spot band are the same (collapse_identical: false)",
+        )
+        parser.add_argument(
             "--no-calibration",
             action="store_true",
             help="ignore the factors fitted from stored benchmarks (uncalibrated estimates)",
@@ -134,6 +139,8 @@ class Command(BaseCommand):
                 parameters[flag] = True
         if options["no_calibration"]:
             parameters["calibrate"] = False
+        if options["every_region"]:
+            parameters["collapse_identical"] = False
         try:
             document = load_document_file(options["file"])
             report = self._report(document, parameters, options["save"])
