@@ -17,6 +17,7 @@ from django.db import transaction
 
 from gpuledger.data_versions import bump_version
 from procurement import models
+from procurement.bulk_copy import copy_insert
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
 from procurement.services.benchmarks import NO_MEASUREMENTS, ShapeMeasurements, shape_key, shape_measurements
@@ -219,7 +220,7 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
         recomputed.previous = now_latest
         kept.append((summary, recomputed))
     changed = kept
-    models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
+    copy_insert([recomputed.row for _, recomputed in changed])
     if changed:
         bump_version("workloads")  # bulk_create sends no signal (gpuledger/data_versions.py)
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
