@@ -194,7 +194,8 @@ def _rerank(
 
 @transaction.atomic
 def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
-    """One insert for the new rows, one read of the previous results, one insert for the change events.
+    """One COPY for the new rows (procurement/bulk_copy.py), one read of the previous results, one insert
+    for the change events.
 
     Exactly once under concurrency: the workloads' rows are locked (in id order, so two chunks never
     deadlock), then their newest stored result is read again. A concurrent recompute that stored the
@@ -222,7 +223,7 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
     changed = kept
     copy_insert([recomputed.row for _, recomputed in changed])
     if changed:
-        bump_version("workloads")  # bulk_create sends no signal (gpuledger/data_versions.py)
+        bump_version("workloads")  # COPY (as bulk_create) sends no signal (gpuledger/data_versions.py)
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
     before_results = dict(
         models.Recommendation.objects.filter(pk__in=previous_ids).values_list("pk", "results")

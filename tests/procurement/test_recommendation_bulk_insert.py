@@ -1,6 +1,7 @@
-"""A recompute chunk stores its rankings with one plain multi-row INSERT (issue 26, "Speed"): Django's
-UNNEST form made psycopg escape every quote of ~76 KB of JSON per row in Python
-(procurement/json_fields.py). The stored JSON reads back unchanged."""
+"""Rankings bulk-inserted with one plain multi-row INSERT (issue 26, "Speed"): Django's UNNEST form made
+psycopg escape every quote of ~76 KB of JSON per row in Python (procurement/json_fields.py); a recompute
+chunk stores its rankings with COPY on PostgreSQL (procurement/bulk_copy.py). The stored JSON reads back
+unchanged either way."""
 
 import pytest
 from django.db import connection
