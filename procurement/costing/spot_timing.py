@@ -97,6 +97,10 @@ class SpotTiming:
 
     def mode_text(self) -> str:
         """How a checkpoint blocks the loop, in words (shown with the row's interval rule)."""
+        return self._mode_text
+
+    @cached_property
+    def _mode_text(self) -> str:  # once per timing: every spot row of a ranking shows it
         blocking = f"{self.checkpoint_write_hours * 3600.0:.3g} s"
         if self.mode != "async":
             return f"synchronous checkpoint: the loop waits {blocking} for the whole write"

@@ -163,6 +163,7 @@ class PreparedOffers:
     positions: np.ndarray  # each offer's row position in ``text``
     _grids: dict[tuple, ShapeGrid] = field(default_factory=dict, compare=False, repr=False)
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
+    _observed_texts: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _rows: dict[int, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
     # per (checkpoint write, restart hours): each offer's spot-effective price (ranking/configurations.py)
     _effective: dict[tuple[float, float, float], np.ndarray] = field(
@@ -178,6 +179,12 @@ class PreparedOffers:
             micros = int(self.columns["observed_at"][index].astype("datetime64[us]").astype(np.int64))
             self._observed[index] = EPOCH + dt.timedelta(microseconds=micros)
         return self._observed[index]
+
+    def observed_text(self, index: int) -> str:
+        """``observed_at(index).isoformat()``, memoized with it (every returned row shows it)."""
+        if index not in self._observed_texts:
+            self._observed_texts[index] = self.observed_at(index).isoformat()
+        return self._observed_texts[index]
 
     def grid(self, gpus: Mapping[str, GpuSpec], instance_counts: Sequence[int]) -> ShapeGrid:
         """The shape grid for these instance counts, built on first use and kept for the next workload."""

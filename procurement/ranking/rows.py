@@ -52,10 +52,11 @@ def describe(
     """One result row as the JSON contract, with the reasons in words; spot rows add a ``spot`` object
     (with the seeded simulation's P50/P90 when ``simulate_spot``, on ``price_histories[offer_id]`` when
     there is one); ``spot_walls``: the spot rows' wall clocks simulated for the ranking (``spot_wall_clocks``)."""
-    offer, shape = prepared.row(int(configs.offer[index])), int(configs.shape[index])
+    offer_index, shape = int(configs.offer[index]), int(configs.shape[index])
+    offer = prepared.row(offer_index)
     fits = bool(configs.fits[index])
     total = configs.total_cost[index]
-    observed_at = offer["observed_at"] = prepared.observed_at(int(configs.offer[index]))
+    observed_at = offer["observed_at"] = prepared.observed_at(offer_index)
     plan = PLAN_NAMES[int(shapes.plan[shape])]
     money = _money(total, options) if fits and math.isfinite(total) else None
     # the reasons and the warnings both read the host texts (an offer priced per GPU has none)
@@ -84,7 +85,7 @@ def describe(
         "hours": _rounded(configs.hours[index], 3),
         "total_cost": money,
         "currency": options.currency,
-        "price_observed_at": observed_at.isoformat(),
+        "price_observed_at": prepared.observed_text(offer_index),
         "price_age_days": max(0, (now - observed_at).days),
         "stale": bool(offer["stale"]),
         "price_stale_after_hours": _rounded(offer["stale_after_hours"], 1),

@@ -31,6 +31,7 @@ from procurement.ranking import (
     prepare,
     rank_workload,
 )
+from procurement.ranking.sizing_memo import HashedKey
 from procurement.services.benchmarks import ShapeMeasurements, measurements_for_spec
 from procurement.services.calibration import calibration_factors
 from procurement.services.currency import UsdConversion, usd_conversion
@@ -207,6 +208,7 @@ class RankingContext:
     _catalog: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     _spot_histories: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
     _calibration: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _keys: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def current(cls) -> RankingContext:
@@ -244,13 +246,20 @@ class RankingContext:
             tuple(sorted(options.storage_rate_per_gb_month.items())),
             options.storage_rate_assumed,
             options.assumed_storage_rate_per_gb_month,
-            tuple(sorted(self.gpus.items())),
+            self._gpus_key(),
         )
         if key not in self._prepared:
             if len(self._prepared) >= MAX_PREPARED:
                 self._prepared.clear()
             self._prepared[key] = prepare(self.offers, self.gpus, options)
         return self._prepared[key]
+
+    def _gpus_key(self) -> HashedKey:
+        """The datasheets as a key, hashed once per context: hashing 33 GpuSpec dataclasses again for every
+        ranking cost ~2% of a recompute (issue 26, "Speed"). The context's datasheets never change."""
+        if "gpus" not in self._keys:
+            self._keys["gpus"] = HashedKey(tuple(sorted(self.gpus.items())))
+        return self._keys["gpus"]
 
     def check_filters(self, options: RankingOptions) -> None:
         """Provider, region and GPU filters must name things the catalog knows: a typo would otherwise

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from gpuledger.data_versions import bump_version
 from procurement import models
+from procurement.bulk_copy import copy_insert
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
 from procurement.services.benchmarks import NO_MEASUREMENTS, ShapeMeasurements, shape_key, shape_measurements
@@ -193,7 +194,8 @@ def _rerank(
 
 @transaction.atomic
 def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
-    """One insert for the new rows, one read of the previous results, one insert for the change events.
+    """One COPY for the new rows (procurement/bulk_copy.py), one read of the previous results, one insert
+    for the change events.
 
     Exactly once under concurrency: the workloads' rows are locked (in id order, so two chunks never
     deadlock), then their newest stored result is read again. A concurrent recompute that stored the
@@ -219,9 +221,9 @@ def _store_recomputed(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None
         recomputed.previous = now_latest
         kept.append((summary, recomputed))
     changed = kept
-    models.Recommendation.objects.bulk_create([recomputed.row for _, recomputed in changed])
+    copy_insert([recomputed.row for _, recomputed in changed])
     if changed:
-        bump_version("workloads")  # bulk_create sends no signal (gpuledger/data_versions.py)
+        bump_version("workloads")  # COPY (as bulk_create) sends no signal (gpuledger/data_versions.py)
     previous_ids = [recomputed.previous.pk for _, recomputed in changed if recomputed.previous is not None]
     before_results = dict(
         models.Recommendation.objects.filter(pk__in=previous_ids).values_list("pk", "results")

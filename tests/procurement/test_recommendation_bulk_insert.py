@@ -1,11 +1,13 @@
-"""A recompute chunk stores its rankings with one plain multi-row INSERT (issue 26, "Speed"): Django's
-UNNEST form made psycopg escape every quote of ~76 KB of JSON per row in Python
-(procurement/json_fields.py). The stored JSON reads back unchanged."""
+"""Rankings bulk-inserted with one plain multi-row INSERT (issue 26, "Speed"): Django's UNNEST form made
+psycopg escape every quote of ~76 KB of JSON per row in Python (procurement/json_fields.py); a recompute
+chunk stores its rankings with COPY on PostgreSQL (procurement/bulk_copy.py). The stored JSON reads back
+unchanged either way."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from procurement.bulk_copy import copy_insert
 from procurement.models import ChangeEvent, Recommendation, Workload
 
 SPEC = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 1e9}
@@ -50,3 +52,53 @@ def test_stored_rankings_are_compressed_with_lz4_on_postgresql():
             "'procurement_recommendation'::regclass AND attname IN ('results', 'prices_used') ORDER BY attname"
         )
         assert cursor.fetchall() == [("prices_used", "l"), ("results", "l")]
+
+
+@pytest.mark.django_db
+def test_copy_insert_stores_what_bulk_create_stores():
+    """A recompute chunk's rankings go in with COPY on PostgreSQL (procurement/bulk_copy.py): the text that
+    COPY escapes (tabs, newlines, backslashes, quotes, non-ASCII) reads back unchanged, every field as the
+    ORM would store it (``auto_now_add`` stamped, a missing user NULL)."""
+    workloads = Workload.objects.bulk_create(
+        Workload(name=f"w{i}", task="qlora", spec=SPEC) for i in range(2)
+    )
+    awkward = RESULTS + [{"reasons": ["tab\there", "line\nbreak", "\\N", "back\\slash", "\u00e9\u20ac"]}]
+    rows = [
+        Recommendation(
+            workload=w,
+            parameters={"top": 20},
+            spec=SPEC,
+            results=awkward,
+            prices_used=[{"a": 1}],
+            fingerprint=str(i),
+        )
+        for i, w in enumerate(workloads)
+    ]
+    copy_insert(rows)
+    stored = list(
+        Recommendation.objects.order_by("fingerprint").values(
+            "workload_id",
+            "parameters",
+            "spec",
+            "results",
+            "prices_used",
+            "fingerprint",
+            "saved_by_id",
+            "computed_at",
+        )
+    )
+    assert [row.pop("computed_at") is not None for row in stored] == [True, True]
+    assert stored == [
+        {
+            "workload_id": w.pk,
+            "parameters": {"top": 20},
+            "spec": SPEC,
+            "results": awkward,
+            "prices_used": [{"a": 1}],
+            "fingerprint": str(i),
+            "saved_by_id": None,
+        }
+        for i, w in enumerate(workloads)
+    ]
+    copy_insert([])  # nothing to store: no statement
+    assert Recommendation.objects.count() == 2
