@@ -385,8 +385,8 @@ EXPERT_OVERLAP = Assumption(
     "share of the all-to-alls hidden under computation in 1F1B's steady phase (parallelism.expert_overlap)",
     "none (default): the all-to-alls on the critical path, as Megatron-Core runs them unless told: "
     "NVIDIA/Megatron-LM megatron/core/model_parallel_config.py @02aa3ee454b5ff16b1bf356ec36fa0cc1c26858f, "
-    "'overlap_moe_expert_parallel_comm: bool = False', 'Overlap EP A2A communications with independent "
-    "computations of different micro-batches in 1f1b phase of pipelining or non-pipelining schedule'. "
+    "overlap_moe_expert_parallel_comm defaults to off ('Overlap EP A2A communications with independent "
+    "computations of different micro-batches in 1f1b phase of pipelining or non-pipelining schedule'). "
     "partial (--overlap-moe-expert-parallel-comm): in the steady phase one micro-batch's all-to-alls run "
     "under another's compute, up to that compute; the warm-up and cool-down micro-batches (pp of a "
     "stage's m; 1 without a pipeline) keep theirs. dualpipe: DeepSeek-V3's schedule overlaps forward and "
