@@ -53,16 +53,10 @@ def cost_breakdown(parts_usd: dict[str, float], total_cost: str, options: Rankin
     rate, currency = options.fx_rate_from_usd, options.currency  # read once for the four parts
     # the four parts unrolled (a row's breakdown is built 20 times a ranking): the same Decimal steps as
     # one comprehension over the names, in the names' order
-    compute, setup, storage, reruns = (
-        parts_usd["compute"],
-        parts_usd["setup"],
-        parts_usd["storage"],
-        parts_usd["reruns"],
-    )
-    compute = round_money(Decimal(repr(float(compute))) * rate, currency)
-    setup = round_money(Decimal(repr(float(setup))) * rate, currency)
-    storage = round_money(Decimal(repr(float(storage))) * rate, currency)
-    reruns = round_money(Decimal(repr(float(reruns))) * rate, currency)
+    compute = round_money(Decimal(repr(float(parts_usd["compute"]))) * rate, currency)
+    setup = round_money(Decimal(repr(float(parts_usd["setup"]))) * rate, currency)
+    storage = round_money(Decimal(repr(float(parts_usd["storage"]))) * rate, currency)
+    reruns = round_money(Decimal(repr(float(parts_usd["reruns"]))) * rate, currency)
     compute += Decimal(total_cost) - (
         Decimal(0) + compute + setup + storage + reruns
     )  # the rounding remainder

@@ -627,6 +627,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
     if gpus_auto:
         data = {key: value for key, value in data.items() if key != "gpus"}
     stated = frozenset(key for key in CONTRACT_FIELDS + SPLIT_FIELDS if data.get(key) is not None)
+    # the split degrees (ints) and the uneven split (flags and counts), by name: one dict of either kind
+    split: dict[str, Any] = {key: _split_degree(reader, data, key) for key in SPLIT_FIELDS}
+    split.update(_uneven_split(reader, data))
     return ParallelismSpec(
         stated=stated,
         gpus_auto=gpus_auto,
@@ -641,8 +644,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
         ),
-        **{key: _split_degree(reader, data, key) for key in SPLIT_FIELDS},
-        **_uneven_split(reader, data),
+        **split,
     )
 
 
