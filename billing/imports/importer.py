@@ -6,6 +6,8 @@ it counts as rejected and the error (file:row:column) is kept for the caller to 
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +17,7 @@ from django.conf import settings
 from billing.imports import azure_cost_details, cur, focus, utilization
 from billing.imports.arrow_memory import use_returning_pool
 from billing.imports.bounds import FileOutOfBounds, check_bounds
-from billing.imports.chunks import count_rows, header
+from billing.imports.chunks import check_text, count_rows, file_kind, header
 from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
 from billing.imports.records import BillingFileError, WrongFormatError
 from billing.storage.keys import export_part
@@ -128,9 +130,31 @@ def _checksum_meanwhile(path: Path) -> Future:
     before), at no extra pass over the file on the importing thread."""
     computing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="billing-checksum")
     try:
-        return computing.submit(file_sha256, path)
+        return computing.submit(_checksum_checking_text, path)
     finally:
         computing.shutdown(wait=False)  # its thread ends once the checksum is computed
+
+
+def _checksum_checking_text(path: Path) -> str:
+    """The file's sha256 and, for a plain CSV, in the same pass, that every byte is UTF-8: Arrow checks only
+    the columns a reader asks for, so a bad byte in any other column was stored silently (outside round x28).
+    A block of ASCII, the usual bill, costs one `isascii`; the decoder runs on the others and on a block
+    after one that ended inside a character. A bad byte is named by its line (chunks.check_text), raised
+    where the checksum is asked for, before a line is stored. A gzip file is checked by Arrow's parse only."""
+    if file_kind(path) != "csv":
+        return file_sha256(path)
+    digest, decoder = hashlib.sha256(), codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+                if not block.isascii() or decoder.getstate()[0]:
+                    decoder.decode(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        check_text(path)  # raises, naming the line and the byte
+        raise BillingFileError(str(path), "not UTF-8 text") from None
+    return digest.hexdigest()
 
 
 def import_files(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 from io import StringIO
 from pathlib import Path
 
@@ -18,7 +19,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from billing.imports.importer import detect_format, import_files
+from billing.imports.importer import _checksum_checking_text, detect_format, import_files
+from billing.imports.records import BillingFileError
 from gpuledger.input_bounds import YEAR_RANGE, text_problem, year_problem
 from tests.billing.catalog import make_catalog
 from tests.billing.test_import_hostile_files import (
@@ -187,3 +189,42 @@ def test_report_command_refuses_a_period_past_2199_in_one_line(tmp_path):
             str(tmp_path / "r.csv"),
         )
     assert str(error.value) == f"--from: a date in year 2300; {BOUND}"
+
+
+def test_a_bad_byte_in_a_column_no_reader_reads_is_refused_by_its_line(tmp_path):
+    # Found by the third outside review's follow-up (date28): a latin-1 byte 9 KB into an export, in a column
+    # no reader asks Arrow for, was imported ("inserted 27"). The checksum's pass over the file now checks
+    # every byte: 300 rows of about 500 bytes put the bad line far past what the header read looks at.
+    make_catalog()
+    rows = [dict(FOCUS_ROW, x_Note="plain") for _ in range(300)]
+    rows.append(dict(FOCUS_ROW, x_Note="Zürich"))
+    text = write_csv(tmp_path / "good.csv", rows).read_text()
+    latin = tmp_path / "late_latin1.csv"
+    latin.write_bytes(text.encode("latin-1"))
+    assert latin.stat().st_size > 64 * 1024
+    assert_error_at(latin, "focus", "302: not UTF-8 text: byte 0xfc")
+    assert_error_at(latin, None, "302: not UTF-8 text: byte 0xfc")
+
+
+def test_a_character_split_across_the_checksum_blocks_is_good_text(tmp_path):
+    # The pass reads 1 MiB blocks and decodes only blocks that are not ASCII, and a block after one that ended
+    # inside a character: "ü" (c3 bc) across the first block's end is good text with the file's own sha256; a
+    # block ending in c3 before an ASCII block, and a lone bc after one, are bad bytes named by their line.
+    block = 1 << 20
+    lead = b"a,b\r\n" + b"x" * (block - 1 - len(b"a,b\r\n"))  # the block's last byte will be c3
+    good = tmp_path / "split.csv"
+    good.write_bytes(lead + "ü".encode() + b"\r\nc,d\r\n")
+    assert good.read_bytes()[block - 1] == 0xC3
+    assert _checksum_checking_text(good) == hashlib.sha256(good.read_bytes()).hexdigest()
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(lead + b"\xc3" + b"y\r\nc,d\r\n")  # c3 then ASCII across the blocks
+    with pytest.raises(
+        BillingFileError, match="not UTF-8 text: byte 0x79"
+    ) as raised:  # the "y" that c3 cannot lead
+        _checksum_checking_text(cut)
+    assert raised.value.row == 2
+    lone = tmp_path / "lone.csv"
+    lone.write_bytes(b"a,b\r\n" + b"x" * block + b"\r\n\xbc,d\r\n")  # a continuation byte with no lead
+    with pytest.raises(BillingFileError, match="not UTF-8 text: byte 0xbc") as raised:
+        _checksum_checking_text(lone)
+    assert raised.value.row == 3
