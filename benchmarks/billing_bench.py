@@ -142,18 +142,22 @@ GROUP BY GROUPING SETS ((), (month), (team), (project), (provider), (usage_type)
 """
 
 
+def _duckdb_reading(path: str):
+    """A fresh DuckDB connection (UTC) and the relation that reads the input file: Parquet as typed, CSV all
+    as text, as the import reads it (cast where summed)."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    if path.endswith(".parquet"):
+        return connection, f"read_parquet('{path}')"
+    return connection, f"read_csv('{path}', header = true, all_varchar = true)"
+
+
 def phase_duckdb_baseline(path: str, queue) -> None:
     """DuckDB alone: the review's sums and breakdowns straight from the input file (all text read as
     text, as the import reads it, and cast where summed)."""
-    import duckdb
-
-    source = (
-        f"read_parquet('{path}')"
-        if path.endswith(".parquet")
-        else f"read_csv('{path}', header = true, all_varchar = true)"
-    )
-    connection = duckdb.connect()
-    connection.execute("SET TimeZone = 'UTC'")
+    connection, source = _duckdb_reading(path)
     start = time.perf_counter()
     groups = connection.execute(BASELINE_SQL.format(source=source)).fetchall()
     total = next(row for row in groups if all(v is None for v in row[:6]))
@@ -187,15 +191,7 @@ COPY (
 
 def phase_duckdb_floor(path: str, target: str, queue) -> None:
     """DuckDB alone writing the file's review columns as a month-partitioned Parquet dataset (FLOOR_SQL)."""
-    import duckdb
-
-    source = (
-        f"read_parquet('{path}')"
-        if path.endswith(".parquet")
-        else f"read_csv('{path}', header = true, all_varchar = true)"
-    )
-    connection = duckdb.connect()
-    connection.execute("SET TimeZone = 'UTC'")
+    connection, source = _duckdb_reading(path)
     start = time.perf_counter()
     connection.execute(FLOOR_SQL.format(source=source, target=target))
     queue.put({"seconds": time.perf_counter() - start, "peak_mib": _peak_mib()})
