@@ -185,7 +185,11 @@ class WorkloadImageSerializer(serializers.Serializer):
     guidance = _choice(
         GUIDANCE, "cfg: two denoiser passes per step; distilled/none: one; preset: the model's"
     )
-    vae_tiling = _flag("Decode in 512 px tiles")
+    vae_tiling = _flag(
+        "Decode in tiles of the VAE's sample size (diffusers enable_vae_tiling: 512 px SD 1.x, 1024 px SDXL, "
+        "SD3, FLUX), each tile over the whole batch"
+    )
+    vae_slicing = _flag("Decode one image at a time (diffusers enable_vae_slicing)")
     text_encoder_offload = _flag("Inference: text encoders on the CPU")
     train_text_encoder = _flag(
         "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"

@@ -50,7 +50,6 @@ from procurement.sizing.image_shapes import (
     yolov8_cost,
 )
 
-VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
@@ -313,21 +312,30 @@ def detector_loss_bytes(spec) -> float:
 
 def inference_activation_bytes(spec, flash: bool) -> float:
     """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
-    the VAE decode (one tile when tiling), or an encoder forward."""
+    the VAE decode (vae_decode_peak_elements: sliced, tiled or whole), or an encoder forward."""
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
     scores = 0.0 if flash else eager_inference_score_tensors(spec) * cost.largest_scores
     denoise = cost.forward_peak + scores
-    decode = 0.0
     autoencoder = vae(spec)
-    if autoencoder:
-        decode_side = min(side, VAE_TILE_PX) if spec.image.vae_tiling else side
-        decode = vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak
-        decode *= 1 if spec.image.vae_tiling else spec.micro_batch_size
+    decode = vae_decode_peak_elements(spec, autoencoder, side) if autoencoder else 0.0
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
     element = activation_bytes_per_element(spec)
     return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+
+
+def vae_decode_peak_elements(spec, autoencoder: dict, side: int) -> float:
+    """Elements alive at the peak of the VAE decode, as diffusers' AutoencoderKL.decode runs it: the whole
+    batch at once; with `image.vae_slicing` (enable_vae_slicing: `z.split(1)` when the batch is over one)
+    one image at a time; with `image.vae_tiling` (enable_vae_tiling) in tiles of the VAE's sample size
+    (tile_sample_min_size = vae/config.json sample_size, the preset's native side: 512 px for SD 1.x,
+    1024 px for SDXL, SD3 and FLUX), only where the latent is larger than a tile, each tile decoded over
+    every image the call holds (tiled_decode slices the latent's height and width, not its batch)."""
+    tile_px = image_preset(spec.model.image_arch.slug)["resolution_px"]
+    decode_side = min(side, tile_px) if spec.image.vae_tiling else side
+    images = 1 if spec.image.vae_slicing else spec.micro_batch_size
+    return vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak * images
 
 
 def eager_inference_score_tensors(spec) -> float:

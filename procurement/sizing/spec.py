@@ -713,6 +713,7 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
 
 _IMAGE_BOOLS = (
     "vae_tiling",
+    "vae_slicing",
     "text_encoder_offload",
     "train_text_encoder",
     "prior_preservation",
