@@ -138,6 +138,30 @@ def test_memory_breakdown_inference_and_offload():
     assert base["gradients_gib"] == base["optimizer_states_gib"] == 0
 
 
+@pytest.mark.parametrize(
+    "fields, images_at_512_px",
+    [
+        ({}, 16.0),  # the whole batch at 1024 px: 4 images x (1024 / 512)^2
+        ({"vae_slicing": True}, 4.0),  # z.split(1): one 1024 px image
+        ({"vae_tiling": True}, 4.0),  # 512 px tiles (SD 1.x's sample_size), each over the 4 images
+        ({"vae_tiling": True, "vae_slicing": True}, 1.0),  # one tile of one image
+    ],
+)
+def test_vae_decode_follows_diffusers_slicing_and_tiling(fields, images_at_512_px):
+    """diffusers AutoencoderKL.decode: enable_vae_slicing decodes one image at a time, enable_vae_tiling
+    decodes tiles of vae/config.json sample_size (512 px for SD 1.5) over the batch. Hand: the decoder's
+    peak is 1,088 elements per output position (the last Upsample2D's 256-channel tensors, see the outside
+    SDXL fp32 case), 1,088 x 512^2 per 512 px image or tile; SD 1.5, batch 4, 1024 px."""
+    spec = _spec(
+        task="inference",
+        model={"preset": "sd-1.5"},
+        micro_batch_size=4,
+        image={"resolution_px": 1024} | fields,
+    )
+    elements = im.vae_decode_peak_elements(spec, im.vae(spec), 1024)
+    assert elements == pytest.approx(images_at_512_px * 1088 * 512**2, rel=1e-6)
+
+
 def test_training_knobs_move_memory_the_right_way():
     def total(**extra):
         spec = {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 100}} | extra
