@@ -179,6 +179,22 @@ def test_training_knobs_move_memory_the_right_way():
     assert full["optimizer_states_gib"] == pytest.approx(2567.46e6 * 6 / 2**30)
 
 
+def test_fp32_training_keeps_its_frozen_encoders_and_vae_in_fp32():
+    """Training scripts cast the frozen text encoders and VAE to weight_dtype, which is fp32 without mixed
+    precision (diffusers train_*.py; kohya sdxl_train.py text_encoder.to(weight_dtype)). Hand, SDXL full
+    fine-tune, nothing cached: fp32 over bf16 adds 2 B on the UNet (2,567.46M) and on CLIP-L + OpenCLIP-bigG
+    + VAE (123.06M + 694.66M + 83.65M)."""
+
+    def weights(precision):
+        spec = {"task": "full_finetune", "model": {"preset": "sdxl"}, "precision": precision}
+        return memory_breakdown_scalar(parse_workload_spec(spec | {"image": {"train_steps": 100}}), 1)[
+            "weights_gib"
+        ]
+
+    unet, frozen = 2567.46e6, 123.06e6 + 694.66e6 + 83.65e6
+    assert weights("fp32") - weights("bf16") == pytest.approx((unet + frozen) * 2 / 2**30)
+
+
 def test_lora_rank_scales_adapters():
     r8 = im.lora_params(_spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 8}))
     r32 = im.lora_params(
