@@ -195,7 +195,16 @@ class WorkloadImageSerializer(serializers.Serializer):
         "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"
     )
     prior_preservation = _flag("DreamBooth: one class image per instance image")
-    cache_latents = _flag("Training: latents and text embeddings precomputed (VAE and encoders not loaded)")
+    cache_latents = _flag(
+        "Training: latents precomputed (VAE not loaded), and the text embeddings too unless "
+        "cache_text_embeddings says otherwise"
+    )
+    cache_text_embeddings = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Training: text-encoder outputs precomputed, encoders not loaded (kohya "
+        "--cache_text_encoder_outputs); default: as cache_latents",
+    )
     train_steps = _count("Optimizer steps of the training run")
     epochs = _number("Epochs over image.dataset_images (instead of train_steps)")
     dataset_images = _count("Images in one epoch")

@@ -208,17 +208,29 @@ def trainable_params(spec) -> float:
 
 
 def frozen_parts_params(spec) -> float:
-    """Text encoders and VAE resident beside the denoiser: not loaded when latents and embeddings are
-    cached (training), text encoders not on the GPU when offloaded (inference)."""
-    if spec.is_training and spec.image.cache_latents:
-        return 0.0
+    """Text encoders and VAE resident beside the denoiser. Training: the VAE is not loaded when latents are
+    cached, the text encoders not when their outputs are (caches_text_embeddings); inference: the text
+    encoders are not on the GPU when offloaded."""
     encoders = sum(e["params_published"] for e in text_encoders(spec))
     if spec.is_training and spec.image.train_text_encoder and not spec.uses_adapters:
         encoders = 0.0  # counted with the trainable weights
+    if spec.is_training and caches_text_embeddings(spec):
+        encoders = 0.0
     if not spec.is_training and spec.image.text_encoder_offload:
         encoders = 0.0
     autoencoder = vae(spec)
-    return encoders + (autoencoder["params_published"] if autoencoder else 0.0)
+    if autoencoder is None or (spec.is_training and spec.image.cache_latents):
+        return encoders
+    return encoders + autoencoder["params_published"]
+
+
+def caches_text_embeddings(spec) -> bool:
+    """Training: whether the text encoders' outputs are precomputed, so the encoders are neither resident
+    nor run: image.cache_text_embeddings where the spec states it (kohya-ss sd-scripts caches them only
+    under --cache_text_encoder_outputs, a flag apart from --cache_latents, off by default), else as
+    image.cache_latents (diffusers' training scripts precompute both or neither)."""
+    stated = spec.image.cache_text_embeddings
+    return spec.image.cache_latents if stated is None else stated
 
 
 def quantizes_text_encoders(spec) -> bool:
@@ -427,10 +439,10 @@ def training_flops_per_image(spec) -> float:
     flops = 2.0 * spec_network_cost(spec).macs * _pass_factor(spec)
     if spec.uses_adapters:
         flops += 6.0 * lora_params(spec)
-    if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents:
-        autoencoder = vae(spec)
-        if autoencoder:  # a preset without a sized VAE (video) leaves the encode out
-            flops += 2.0 * vae_encoder_macs(autoencoder, side)
+    autoencoder = vae(spec)
+    if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents and autoencoder:
+        flops += 2.0 * vae_encoder_macs(autoencoder, side)  # a preset without a sized VAE (video): left out
+    if image_preset(slug)["family"] == "diffusion" and not caches_text_embeddings(spec):
         for encoder in text_encoders(spec):
             passes = 3.0 if spec.image.train_text_encoder else 1.0
             flops += 2.0 * encoder_cost(encoder, encoder["tokens"]).macs * passes

@@ -28,7 +28,10 @@ class ImageSpec:
     text_encoder_offload: bool = False  # text encoders on the CPU (inference)
     train_text_encoder: bool = False
     prior_preservation: bool = False  # DreamBooth: one class image per instance image
-    cache_latents: bool = False  # latents and text embeddings precomputed: VAE and encoders not loaded
+    cache_latents: bool = False  # latents (and, unless stated apart, text embeddings) precomputed
+    # text-encoder outputs precomputed, encoders not loaded (kohya --cache_text_encoder_outputs); None: as
+    # cache_latents
+    cache_text_embeddings: bool | None = None
     lora_targets: str = "attention"
     train_steps: int | None = None
     epochs: float | None = None

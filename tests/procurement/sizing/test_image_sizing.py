@@ -195,6 +195,33 @@ def test_fp32_training_keeps_its_frozen_encoders_and_vae_in_fp32():
     assert weights("fp32") - weights("bf16") == pytest.approx((unet + frozen) * 2 / 2**30)
 
 
+def test_text_embeddings_can_be_cached_apart_from_latents():
+    """kohya-ss sd-scripts caches latents (--cache_latents) and text-encoder outputs
+    (--cache_text_encoder_outputs) under two flags; image.cache_text_embeddings states the second, and follows
+    cache_latents when absent. Hand, SDXL LoRA bf16: latents cached, encoders live keeps CLIP-L + OpenCLIP-bigG
+    (123.06M + 694.66M) x 2 B resident and runs their forward each step, but neither the VAE's weights nor its
+    encode."""
+
+    def sized(**image):
+        spec = parse_workload_spec(
+            {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 100} | image}
+        )
+        return memory_breakdown_scalar(spec, 1)["weights_gib"], im.training_flops_per_image(spec)
+
+    both, both_flops = sized(cache_latents=True)
+    latents_only, latents_only_flops = sized(cache_latents=True, cache_text_embeddings=False)
+    none, none_flops = sized()
+    assert sized(cache_latents=True, cache_text_embeddings=True) == (both, both_flops)
+    assert latents_only - both == pytest.approx((123.06e6 + 694.66e6) * 2 / 2**30)
+    assert none - latents_only == pytest.approx(83.65e6 * 2 / 2**30)
+    encoders = sum(
+        2.0 * encoder_cost(e, e["tokens"]).macs
+        for e in im.text_encoders(_spec(task="inference", model={"preset": "sdxl"}))
+    )
+    assert latents_only_flops - both_flops == pytest.approx(encoders)
+    assert none_flops > latents_only_flops
+
+
 def test_lora_rank_scales_adapters():
     r8 = im.lora_params(_spec(task="lora", model={"preset": "sd-1.5"}, lora={"rank": 8}))
     r32 = im.lora_params(
