@@ -185,13 +185,26 @@ class WorkloadImageSerializer(serializers.Serializer):
     guidance = _choice(
         GUIDANCE, "cfg: two denoiser passes per step; distilled/none: one; preset: the model's"
     )
-    vae_tiling = _flag("Decode in 512 px tiles")
+    vae_tiling = _flag(
+        "Decode in tiles of the VAE's sample size (diffusers enable_vae_tiling: 512 px SD 1.x, 1024 px SDXL, "
+        "SD3, FLUX), each tile over the whole batch"
+    )
+    vae_slicing = _flag("Decode one image at a time (diffusers enable_vae_slicing)")
     text_encoder_offload = _flag("Inference: text encoders on the CPU")
     train_text_encoder = _flag(
         "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"
     )
     prior_preservation = _flag("DreamBooth: one class image per instance image")
-    cache_latents = _flag("Training: latents and text embeddings precomputed (VAE and encoders not loaded)")
+    cache_latents = _flag(
+        "Training: latents precomputed (VAE not loaded), and the text embeddings too unless "
+        "cache_text_embeddings says otherwise"
+    )
+    cache_text_embeddings = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Training: text-encoder outputs precomputed, encoders not loaded (kohya "
+        "--cache_text_encoder_outputs); default: as cache_latents",
+    )
     train_steps = _count("Optimizer steps of the training run")
     epochs = _number("Epochs over image.dataset_images (instead of train_steps)")
     dataset_images = _count("Images in one epoch")

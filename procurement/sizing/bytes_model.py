@@ -272,9 +272,13 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     else:
         network_bytes = network * QUANT_BITS[spec.weight_quantization] / 8
     adapters = image_model.lora_params(spec)
-    # Training scripts keep the frozen parts in the 16-bit weight_dtype of mixed precision; a pipeline
-    # (inference) loads every component in its one torch_dtype, fp32 included (diffusers from_pretrained).
-    frozen_bytes = dense if not spec.is_training else min(dense, 2.0)
+    # The frozen parts take the run's one dtype: a pipeline (inference) loads every component in its
+    # torch_dtype (diffusers from_pretrained), and training scripts cast them to weight_dtype, the 16-bit dtype
+    # of mixed precision and fp32 without it (diffusers' train_*.py: weight_dtype = torch.float32 unless
+    # --mixed_precision fp16/bf16; kohya-ss sd-scripts' prepare_dtype and sdxl_train.py's
+    # text_encoder.to(weight_dtype), vae_dtype = weight_dtype unless --no_half_vae). compute_bytes is 2 for
+    # 16-bit and fp8 training, 4 for fp32.
+    frozen_bytes = dense
     weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * frozen_bytes
     if spec.weight_quantization != "none":
         quantized_bytes = QUANT_BITS[spec.weight_quantization] / 8

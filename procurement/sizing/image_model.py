@@ -50,7 +50,6 @@ from procurement.sizing.image_shapes import (
     yolov8_cost,
 )
 
-VAE_TILE_PX = 512  # diffusers AutoencoderKL tile_sample_min_size for 512 px models; SDXL tiles at 1024
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
@@ -209,17 +208,29 @@ def trainable_params(spec) -> float:
 
 
 def frozen_parts_params(spec) -> float:
-    """Text encoders and VAE resident beside the denoiser: not loaded when latents and embeddings are
-    cached (training), text encoders not on the GPU when offloaded (inference)."""
-    if spec.is_training and spec.image.cache_latents:
-        return 0.0
+    """Text encoders and VAE resident beside the denoiser. Training: the VAE is not loaded when latents are
+    cached, the text encoders not when their outputs are (caches_text_embeddings); inference: the text
+    encoders are not on the GPU when offloaded."""
     encoders = sum(e["params_published"] for e in text_encoders(spec))
     if spec.is_training and spec.image.train_text_encoder and not spec.uses_adapters:
         encoders = 0.0  # counted with the trainable weights
+    if spec.is_training and caches_text_embeddings(spec):
+        encoders = 0.0
     if not spec.is_training and spec.image.text_encoder_offload:
         encoders = 0.0
     autoencoder = vae(spec)
-    return encoders + (autoencoder["params_published"] if autoencoder else 0.0)
+    if autoencoder is None or (spec.is_training and spec.image.cache_latents):
+        return encoders
+    return encoders + autoencoder["params_published"]
+
+
+def caches_text_embeddings(spec) -> bool:
+    """Training: whether the text encoders' outputs are precomputed, so the encoders are neither resident
+    nor run: image.cache_text_embeddings where the spec states it (kohya-ss sd-scripts caches them only
+    under --cache_text_encoder_outputs, a flag apart from --cache_latents, off by default), else as
+    image.cache_latents (diffusers' training scripts precompute both or neither)."""
+    stated = spec.image.cache_text_embeddings
+    return spec.image.cache_latents if stated is None else stated
 
 
 def quantizes_text_encoders(spec) -> bool:
@@ -313,21 +324,30 @@ def detector_loss_bytes(spec) -> float:
 
 def inference_activation_bytes(spec, flash: bool) -> float:
     """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
-    the VAE decode (one tile when tiling), or an encoder forward."""
+    the VAE decode (vae_decode_peak_elements: sliced, tiled or whole), or an encoder forward."""
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
     scores = 0.0 if flash else eager_inference_score_tensors(spec) * cost.largest_scores
     denoise = cost.forward_peak + scores
-    decode = 0.0
     autoencoder = vae(spec)
-    if autoencoder:
-        decode_side = min(side, VAE_TILE_PX) if spec.image.vae_tiling else side
-        decode = vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak
-        decode *= 1 if spec.image.vae_tiling else spec.micro_batch_size
+    decode = vae_decode_peak_elements(spec, autoencoder, side) if autoencoder else 0.0
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
     element = activation_bytes_per_element(spec)
     return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+
+
+def vae_decode_peak_elements(spec, autoencoder: dict, side: int) -> float:
+    """Elements alive at the peak of the VAE decode, as diffusers' AutoencoderKL.decode runs it: the whole
+    batch at once; with `image.vae_slicing` (enable_vae_slicing: `z.split(1)` when the batch is over one)
+    one image at a time; with `image.vae_tiling` (enable_vae_tiling) in tiles of the VAE's sample size
+    (tile_sample_min_size = vae/config.json sample_size, the preset's native side: 512 px for SD 1.x,
+    1024 px for SDXL, SD3 and FLUX), only where the latent is larger than a tile, each tile decoded over
+    every image the call holds (tiled_decode slices the latent's height and width, not its batch)."""
+    tile_px = image_preset(spec.model.image_arch.slug)["resolution_px"]
+    decode_side = min(side, tile_px) if spec.image.vae_tiling else side
+    images = 1 if spec.image.vae_slicing else spec.micro_batch_size
+    return vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak * images
 
 
 def eager_inference_score_tensors(spec) -> float:
@@ -419,10 +439,10 @@ def training_flops_per_image(spec) -> float:
     flops = 2.0 * spec_network_cost(spec).macs * _pass_factor(spec)
     if spec.uses_adapters:
         flops += 6.0 * lora_params(spec)
-    if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents:
-        autoencoder = vae(spec)
-        if autoencoder:  # a preset without a sized VAE (video) leaves the encode out
-            flops += 2.0 * vae_encoder_macs(autoencoder, side)
+    autoencoder = vae(spec)
+    if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents and autoencoder:
+        flops += 2.0 * vae_encoder_macs(autoencoder, side)  # a preset without a sized VAE (video): left out
+    if image_preset(slug)["family"] == "diffusion" and not caches_text_embeddings(spec):
         for encoder in text_encoders(spec):
             passes = 3.0 if spec.image.train_text_encoder else 1.0
             flops += 2.0 * encoder_cost(encoder, encoder["tokens"]).macs * passes

@@ -22,11 +22,16 @@ IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
 class ImageSpec:
     steps: int | None = None  # denoising steps per image (None: the preset's)
     guidance: str = "preset"  # cfg runs the denoiser twice per step (conditional + unconditional)
-    vae_tiling: bool = False  # decode in 512 px tiles
+    # decode in tiles of the VAE's sample size (diffusers enable_vae_tiling), each tile over the whole batch
+    vae_tiling: bool = False
+    vae_slicing: bool = False  # decode one image at a time (diffusers enable_vae_slicing)
     text_encoder_offload: bool = False  # text encoders on the CPU (inference)
     train_text_encoder: bool = False
     prior_preservation: bool = False  # DreamBooth: one class image per instance image
-    cache_latents: bool = False  # latents and text embeddings precomputed: VAE and encoders not loaded
+    cache_latents: bool = False  # latents (and, unless stated apart, text embeddings) precomputed
+    # text-encoder outputs precomputed, encoders not loaded (kohya --cache_text_encoder_outputs); None: as
+    # cache_latents
+    cache_text_embeddings: bool | None = None
     lora_targets: str = "attention"
     train_steps: int | None = None
     epochs: float | None = None

@@ -311,6 +311,12 @@ class _Reader:
             return default
         return value
 
+    def optional_boolean(self, data: dict, key: str, path: str) -> bool | None:
+        """A flag whose absence means 'follow another field' (None), not false."""
+        if data.get(key) is None:
+            return None
+        return self.boolean(data, key, path, False)
+
     def choice(self, data: dict, key: str, path: str, default: str, choices: tuple[str, ...]) -> str:
         value = data.get(key)
         if value is None:
@@ -713,6 +719,7 @@ def _parse_host(reader: _Reader, data: dict, strict: bool) -> HostSpec:
 
 _IMAGE_BOOLS = (
     "vae_tiling",
+    "vae_slicing",
     "text_encoder_offload",
     "train_text_encoder",
     "prior_preservation",
@@ -733,6 +740,7 @@ _IMAGE_KEYS = {
     "data_pipeline",
     "quantize_text_encoders",
     "runtime",
+    "cache_text_embeddings",
     *_IMAGE_BOOLS,
 }
 
@@ -763,6 +771,9 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         ),
         data_pipeline=reader.choice(data, "data_pipeline", "image.data_pipeline", "preset", DATA_PIPELINES),
         runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
+        cache_text_embeddings=reader.optional_boolean(
+            data, "cache_text_embeddings", "image.cache_text_embeddings"
+        ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
 

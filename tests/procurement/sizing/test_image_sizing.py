@@ -138,6 +138,30 @@ def test_memory_breakdown_inference_and_offload():
     assert base["gradients_gib"] == base["optimizer_states_gib"] == 0
 
 
+@pytest.mark.parametrize(
+    "fields, images_at_512_px",
+    [
+        ({}, 16.0),  # the whole batch at 1024 px: 4 images x (1024 / 512)^2
+        ({"vae_slicing": True}, 4.0),  # z.split(1): one 1024 px image
+        ({"vae_tiling": True}, 4.0),  # 512 px tiles (SD 1.x's sample_size), each over the 4 images
+        ({"vae_tiling": True, "vae_slicing": True}, 1.0),  # one tile of one image
+    ],
+)
+def test_vae_decode_follows_diffusers_slicing_and_tiling(fields, images_at_512_px):
+    """diffusers AutoencoderKL.decode: enable_vae_slicing decodes one image at a time, enable_vae_tiling
+    decodes tiles of vae/config.json sample_size (512 px for SD 1.5) over the batch. Hand: the decoder's
+    peak is 1,088 elements per output position (the last Upsample2D's 256-channel tensors, see the outside
+    SDXL fp32 case), 1,088 x 512^2 per 512 px image or tile; SD 1.5, batch 4, 1024 px."""
+    spec = _spec(
+        task="inference",
+        model={"preset": "sd-1.5"},
+        micro_batch_size=4,
+        image={"resolution_px": 1024} | fields,
+    )
+    elements = im.vae_decode_peak_elements(spec, im.vae(spec), 1024)
+    assert elements == pytest.approx(images_at_512_px * 1088 * 512**2, rel=1e-6)
+
+
 def test_training_knobs_move_memory_the_right_way():
     def total(**extra):
         spec = {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 100}} | extra
@@ -153,6 +177,49 @@ def test_training_knobs_move_memory_the_right_way():
     full = total(task="full_finetune", optimizer="adamw_8bit")
     # 8-bit Adam: fp32 master (4) + two 1-byte moments per UNet parameter
     assert full["optimizer_states_gib"] == pytest.approx(2567.46e6 * 6 / 2**30)
+
+
+def test_fp32_training_keeps_its_frozen_encoders_and_vae_in_fp32():
+    """Training scripts cast the frozen text encoders and VAE to weight_dtype, which is fp32 without mixed
+    precision (diffusers train_*.py; kohya sdxl_train.py text_encoder.to(weight_dtype)). Hand, SDXL full
+    fine-tune, nothing cached: fp32 over bf16 adds 2 B on the UNet (2,567.46M) and on CLIP-L + OpenCLIP-bigG
+    + VAE (123.06M + 694.66M + 83.65M)."""
+
+    def weights(precision):
+        spec = {"task": "full_finetune", "model": {"preset": "sdxl"}, "precision": precision}
+        return memory_breakdown_scalar(parse_workload_spec(spec | {"image": {"train_steps": 100}}), 1)[
+            "weights_gib"
+        ]
+
+    unet, frozen = 2567.46e6, 123.06e6 + 694.66e6 + 83.65e6
+    assert weights("fp32") - weights("bf16") == pytest.approx((unet + frozen) * 2 / 2**30)
+
+
+def test_text_embeddings_can_be_cached_apart_from_latents():
+    """kohya-ss sd-scripts caches latents (--cache_latents) and text-encoder outputs
+    (--cache_text_encoder_outputs) under two flags; image.cache_text_embeddings states the second, and follows
+    cache_latents when absent. Hand, SDXL LoRA bf16: latents cached, encoders live keeps CLIP-L + OpenCLIP-bigG
+    (123.06M + 694.66M) x 2 B resident and runs their forward each step, but neither the VAE's weights nor its
+    encode."""
+
+    def sized(**image):
+        spec = parse_workload_spec(
+            {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 100} | image}
+        )
+        return memory_breakdown_scalar(spec, 1)["weights_gib"], im.training_flops_per_image(spec)
+
+    both, both_flops = sized(cache_latents=True)
+    latents_only, latents_only_flops = sized(cache_latents=True, cache_text_embeddings=False)
+    none, none_flops = sized()
+    assert sized(cache_latents=True, cache_text_embeddings=True) == (both, both_flops)
+    assert latents_only - both == pytest.approx((123.06e6 + 694.66e6) * 2 / 2**30)
+    assert none - latents_only == pytest.approx(83.65e6 * 2 / 2**30)
+    encoders = sum(
+        2.0 * encoder_cost(e, e["tokens"]).macs
+        for e in im.text_encoders(_spec(task="inference", model={"preset": "sdxl"}))
+    )
+    assert latents_only_flops - both_flops == pytest.approx(encoders)
+    assert none_flops > latents_only_flops
 
 
 def test_lora_rank_scales_adapters():
