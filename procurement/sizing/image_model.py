@@ -843,11 +843,13 @@ def attention_ceiling(spec, generation):
     return np.where(np.asarray(generation) == 90, HOPPER_SDPA_ATTENTION_EFFICIENCY.value, np.inf)
 
 
-def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None):
+def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None, power_bound_flops=None):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
     add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
-    (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling)."""
+    (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling). No faster than the
+    generation's FLOPs at `power_bound_flops` (compute_peak.power_bound_tflops: what the card's board power
+    sustains; None: no bound)."""
     efficiency = inference_efficiency(spec, peak_flops)
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
@@ -856,11 +858,22 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)
-    return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
+    seconds = compute + traffic + launches + forward_overhead_seconds_per_image(spec)
+    if power_bound_flops is None:
+        return seconds
+    return np.maximum(seconds, inference_flops_per_image(spec) / np.asarray(power_bound_flops, dtype=float))
 
 
 def inference_rows(
-    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel, generation=None
+    spec,
+    *,
+    peak_tflops,
+    bandwidth_gbps,
+    gpu_counts,
+    tensor_parallel,
+    pipeline_parallel,
+    generation=None,
+    power_bound_tflops=None,
 ) -> dict:
     """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
     image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
@@ -870,7 +883,8 @@ def inference_rows(
     flops = inference_flops_per_image(spec)
     batch = float(spec.micro_batch_size)
     bandwidth = np.asarray(bandwidth_gbps, dtype=float) * 1e9
-    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation)
+    bound = None if power_bound_tflops is None else np.asarray(power_bound_tflops, dtype=float) * 1e12
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation, bound)
     batch_seconds = batch / per_gpu
     zeros = np.zeros_like(per_gpu * gpus)
     return {
