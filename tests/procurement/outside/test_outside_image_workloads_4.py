@@ -153,7 +153,11 @@ SDXL_LCM = {
 # matmuls, scale and add on every adapted layer) and the pipeline's fixed per-call work, ~0.27 s here".
 # Now 0.779 s (+11.3%): the spec states the unfused adapter (image.unfused_lora_rank 64), whose 788 PEFT layers
 # add 4 host kernels each (3,152 a step beside the UNet's 2,151: the step waits on the host), 6 passes over
-# each adapted output and their matmuls (image_model.unfused_adapters).
+# each adapted output and their matmuls (image_model.unfused_adapters). Still not sized for speed: SDXL's VAE
+# decode runs upcast to fp32 (force_upcast; image_model.vae_decode_bytes_per_element counts it for memory only):
+# at the 4090's TF32 rate with 4-byte traffic it would add ~0.12 s (0.90 s, +29%) here, and move the blog's other
+# cells toward their published times (T4 LCM -67% -> -22%, A100 -36% -> -28%, 3090 -40% -> -26%); this case
+# would then want a faster host than eager_kernel_host_s's A100-cloud fit (31 us a kernel).
 @pytest.mark.django_db
 def test_sdxl_lcm_4_steps_on_an_rtx_4090(bundled_catalog, tmp_path):
     """[LCM] 'SDXL LoRA LCM (4 steps)' on a 4090: 0.7 s. SDXL at 4 steps without CFG (guidance_scale=1.0
