@@ -233,6 +233,10 @@ class WorkloadImageSerializer(serializers.Serializer):
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"
     )
+    unfused_lora_rank = _count(
+        "UNet diffusion inference: the rank of a LoRA loaded beside the UNet and not fused (diffusers "
+        "load_lora_weights without fuse_lora, as LCM-LoRA runs): its PEFT layers' matmuls, kernels and passes"
+    )
 
 
 class WorkloadSpecSerializer(serializers.Serializer):

@@ -27,7 +27,7 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
 )
-from procurement.sizing.compute_peak import spec_peak_tflops
+from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
@@ -394,6 +394,14 @@ def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     return ""
 
 
+def _power_bound(spec: WorkloadSpec, kind_gpus, kind) -> np.ndarray | None:
+    """Each shape's board-power bound on an image generation's FLOP rate (compute_peak.power_bound_tflops);
+    None for language models."""
+    if spec.model.image_arch is None:
+        return None
+    return np.array([power_bound_tflops(spec, gpu) for gpu in kind_gpus], dtype=float)[kind]
+
+
 def _hours(
     spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray], dict | None]:
@@ -417,6 +425,7 @@ def _hours(
             * mesh_share(grid.tensor_parallel, grid.per_instance, grid.node_mesh),
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
+            power_bound_tflops=_power_bound(spec, kind_gpus, kind),
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

@@ -485,6 +485,26 @@ VISION_PEAK_EFFICIENCY = Assumption(
     "images/s) comes out at -22% (the eager inference traffic as counted, 68 bytes per hidden unit per "
     "token and layer under autocast's fp32 residual stream and LayerNorm, serial with the GEMMs).",
 )
+ADA_UNET_TFLOPS_PER_WATT = Assumption(
+    "ada_unet_tflops_per_watt",
+    0.261,
+    "TFLOPS per W of board power",
+    "The most UNet FLOPs an Ada Lovelace card (TSMC 4N: L40, L40S, RTX 4090, RTX 6000 Ada; the slot-powered L4 "
+    "keeps the T4's row, slot_powered_card_w) sustains per watt of its board power limit under PyTorch: a UNet generation in 16 bits takes at least its FLOPs / "
+    "(this x the card's board power), whatever its datasheet peak (compute_peak.power_bound_tflops). Fitted "
+    "on diffusers/benchmarks' SDXL UNet forward on an L40S (350 W; bf16, 1024 px, batch 1, eager: 0.074 s for "
+    "the engine's 6.761 TFLOP = 91.4 TFLOPS; huggingface.co/datasets/diffusers/benchmarks collated_results.csv "
+    "sha dc778b00). Checked on alexeigor/sd-benchmarks README @8583180 'PT2.0,fp16 + compile' SDXL, 50 steps, "
+    "CFG, 686.7 TFLOP an image: RTX 4090 (450 W) 6.02 s = 0.254 TFLOPS/W (the bound says 5.85 s, -2.9%); RTX "
+    "6000 Ada (300 W) 9.07 s = 0.252 (8.77 s, -3.3%), where its datasheet 364.2 dense TFLOPS (full-rate fp32 "
+    "accumulate; the 1,457 headline is fp8 with sparsity) would make it 2x a 4090. Three cards from 300 to "
+    "450 W reach the same FLOPs per watt on SDXL: the board limit, not the peak, sets a saturated UNet's rate "
+    "on this generation. Not applied to DiTs (FLUX.1-dev on the same L40S run reached 0.397 TFLOPS/W: large "
+    "GEMMs move less data per FLOP), nor to 8-bit engines. TensorRT engines run UNets above it (the same "
+    "README's TensorRT SD 1.5/2.1 rows reach 0.30-0.34 TFLOPS/W on the L40 and RTX 6000 Ada); the spec does "
+    "not tell TensorRT from torch.compile, so such a run on a 300 W Ada card is sized up to ~17% slow.",
+)
+
 SLOT_POWERED_CARD_W = Assumption(
     "slot_powered_card_w",
     75.0,
@@ -824,6 +844,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_PEAK_EFFICIENCY,
     VISION_PEAK_EFFICIENCY,
     SLOT_POWERED_CARD_W,
+    ADA_UNET_TFLOPS_PER_WATT,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     EIGHT_BIT_DIFFUSION_RATE,

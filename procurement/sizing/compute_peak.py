@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import (
+    ADA_UNET_TFLOPS_PER_WATT,
     EIGHT_BIT_DIFFUSION_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
@@ -16,6 +17,8 @@ from procurement.sizing.efficiency import diffusion_saturation_of, image_saturat
 from procurement.sizing.gpus import GpuSpec
 
 AMPERE = 80
+ADA = 89
+SIXTEEN_BIT = ("fp16", "bf16")
 
 
 def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
@@ -99,3 +102,24 @@ def _diffusion_row(spec, slug: str):
     if spec.is_training or not spec.model.image_arch.is_diffusion:
         return None
     return diffusion_saturation_of(slug, spec.precision)
+
+
+def power_bound_tflops(spec, gpu: GpuSpec) -> float:
+    """The FLOP rate a UNet generation cannot beat on an Ada Lovelace card: ADA_UNET_TFLOPS_PER_WATT x the
+    card's board power (image_model.inference_seconds_per_image takes the longer of its estimate and the
+    FLOPs at this rate). Where a card's datasheet peak outruns its power limit (the 300 W RTX 6000 Ada at
+    364.2 dense TFLOPS, the 350 W L40S) a saturated UNet runs at the board's rate. inf elsewhere: other
+    generations (no measurement), DiTs and 8-bit engines (faster per watt than the fit), training (not
+    measured), cards without a board power, and slot-powered cards (the L4), whose power cap already sets
+    their rate through the T4's measured row (card_image_factor)."""
+    if (
+        gpu.generation != ADA
+        or not gpu.tdp_w
+        or gpu.tdp_w <= SLOT_POWERED_CARD_W.value
+        or spec.is_training
+        or spec.precision not in SIXTEEN_BIT
+        or spec.model.image_arch is None
+        or not image_model.is_unet(spec)
+    ):
+        return float("inf")
+    return ADA_UNET_TFLOPS_PER_WATT.value * gpu.tdp_w

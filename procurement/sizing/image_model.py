@@ -219,9 +219,10 @@ def frozen_parts_params(spec) -> float:
     if not spec.is_training and spec.image.text_encoder_offload:
         encoders = 0.0
     autoencoder = vae(spec)
+    adapter = unfused_adapters(spec)[2]  # an unfused LoRA's A and B matrices, resident beside the UNet
     if autoencoder is None or (spec.is_training and spec.image.cache_latents):
-        return encoders
-    return encoders + autoencoder["params_published"]
+        return encoders + adapter
+    return encoders + autoencoder["params_published"] + adapter
 
 
 def caches_text_embeddings(spec) -> bool:
@@ -450,8 +451,9 @@ def training_flops_per_image(spec) -> float:
 
 
 def inference_flops_per_image(spec) -> float:
-    """Steps x denoiser forward (x2 with CFG) + text encoders + VAE decode; one forward for detectors."""
-    return _inference_flops(spec, lambda cost: cost.macs)
+    """Steps x denoiser forward (x2 with CFG, plus any unfused adapter's matmuls) + text encoders + VAE
+    decode; one forward for detectors."""
+    return _inference_flops(spec, lambda cost: cost.macs) + unfused_adapter_flops_per_image(spec)
 
 
 def _inference_flops(spec, macs_of) -> float:
@@ -494,7 +496,17 @@ def inference_traffic_bytes_per_image(spec) -> float:
             scores += decoder.eager_scores_saved
     element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
     score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
-    return 2.0 * elements * element + score_bytes
+    return 2.0 * elements * element + score_bytes + unfused_adapter_traffic_bytes_per_image(spec)
+
+
+def unfused_adapter_traffic_bytes_per_image(spec) -> float:
+    """An eager generation's passes over the adapted layers' outputs (UNFUSED_LORA_OUTPUT_PASSES), every
+    denoiser forward; 0 without an unfused adapter or under a fused stack (the compile folds them)."""
+    outputs = unfused_adapters(spec)[3]
+    if not outputs or spec.image.fused_kernels:
+        return 0.0
+    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
+    return UNFUSED_LORA_OUTPUT_PASSES * outputs * activation_bytes_per_element(spec) * forwards
 
 
 def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
@@ -522,6 +534,98 @@ def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
 PIPELINE_STEP_KERNELS = 13.0
 
 
+# Kernels a PEFT LoRA layer adds to its base layer's on every call while the adapter is not fused
+# (peft tuners/lora/layer.py Linear.forward and Conv2d's: result + lora_B(lora_A(dropout(x))) * scaling, dropout
+# an Identity at inference): lora_A, lora_B, the scaling multiply and the add.
+UNFUSED_LORA_KERNELS = 4.0
+
+
+def is_unet(spec) -> bool:
+    return (image_preset(spec.model.image_arch.slug).get("denoiser") or {}).get("kind") == "unet"
+
+
+# Element passes an unfused adapter adds over its layer's output, eager: lora_B writes it (1), the scaling
+# multiply reads and writes it (2), the add reads it and the base output and writes the sum (3).
+UNFUSED_LORA_OUTPUT_PASSES = 6.0
+
+
+def unfused_adapters(spec) -> tuple[float, float, float, float]:
+    """(adapted layers, adapter MACs per UNet sample, adapter parameters, adapted layers' output elements per
+    sample) of `image.unfused_lora_rank` on the target modules of diffusers' LCM-LoRA recipe (examples/
+    consistency_distillation/train_lcm_distill_lora_sdxl.py @0153665f: to_q, to_k, to_v, to_out.0, proj_in,
+    proj_out, ff.net.0.proj, ff.net.2, conv1, conv2, conv_shortcut, downsamplers.0.conv, upsamplers.0.conv,
+    time_emb_proj). An adapter of rank r from d_in to d_out holds r x (d_in + d_out) weights (x 9 on a 3x3
+    convolution's input side) and runs that many MACs per position. Zeros without one."""
+    rank = spec.image.unfused_lora_rank
+    if not rank or spec.is_training or not is_unet(spec):
+        return 0.0, 0.0, 0.0, 0.0
+    d = image_preset(spec.model.image_arch.slug)["denoiser"]
+    latent = resolution(spec) // (vae(spec) or {"downsample": 8})["downsample"]
+    text = max((e["tokens"] for e in text_encoders(spec)), default=77)
+    totals = np.zeros(4)
+    for layer in _unet_transformer_adapters(d, latent, text) + _unet_conv_adapters(d, latent):
+        totals += layer
+    layers, macs, params, outputs = totals
+    return float(layers), float(rank * macs), float(rank * params), float(outputs)
+
+
+def _unet_transformer_adapters(d: dict, latent: int, text: int) -> list[np.ndarray]:
+    """[layers, MACs / rank, weights / rank, output elements] of the adapted linears of each
+    Transformer2DModel (down and up blocks at attending levels, the mid block's at the last level): per
+    block attn1 q/k/v/out (c -> c), attn2 q/out (c -> c) and k/v (context -> c, over the text tokens), the
+    GEGLU ff (c -> 8c, 4c -> c); proj_in and proj_out (c -> c)."""
+    channels, blocks, context = d["block_out_channels"], d["layers_per_block"], d["cross_attention_dim"]
+    rows = []
+    last = len(channels) - 1
+    for level, c in enumerate(channels):
+        models = (2 * blocks + 1 if d["attention"][level] else 0) + (1 if level == last else 0)
+        n, depth = (latent / 2**level) ** 2, d["transformer_layers"][level]
+        block = np.array(
+            [10, 26 * c * n + 2 * (context + c) * text, 26 * c + 2 * (context + c), 15 * c * n], dtype=float
+        )
+        rows.append(models * (depth * block + np.array([2, 4 * c * n, 4 * c, 2 * c * n])))
+    return rows
+
+
+def _unet_conv_adapters(d: dict, latent: int) -> list[np.ndarray]:
+    """[layers, MACs / rank, weights / rank, output elements] of the adapted ResNet layers (conv1 3x3
+    in -> out, conv2 3x3 out -> out, time_emb_proj, conv_shortcut 1x1 where in != out) and the resampling
+    convolutions (3x3 c -> c), with diffusers' UNet2DConditionModel channels: a down block's first ResNet
+    takes the level above's width, an up block's ResNets take the previous output plus the skip."""
+    channels, blocks = d["block_out_channels"], d["layers_per_block"]
+    time_width = d.get("time_embed_dim", 4 * channels[0])
+    last = len(channels) - 1
+
+    def resnet(c_in: float, c: float, n: float) -> np.ndarray:
+        shortcut = c_in != c
+        macs = (9 * c_in + c) * n + 10 * c * n + (c_in + c) * n * shortcut
+        weights = 9 * c_in + c + 10 * c + (time_width + c) + (c_in + c) * shortcut
+        return np.array([3 + shortcut, macs + time_width + c, weights, (2 + shortcut) * c * n], dtype=float)
+
+    rows = []
+    for level, c in enumerate(channels):
+        n = (latent / 2**level) ** 2
+        above = channels[max(level - 1, 0)]
+        rows += [resnet(above if j == 0 else c, c, n) for j in range(blocks)]  # down block
+        previous = channels[min(level + 1, last)]
+        for j in range(blocks + 1):  # up block: previous output (or c) plus the skip from the down path
+            rows.append(resnet((previous if j == 0 else c) + (above if j == blocks else c), c, n))
+        if level == last:
+            rows += [resnet(c, c, n), resnet(c, c, n)]  # the mid block
+        else:  # the downsampler below this level and the upsampler back into it
+            rows += [
+                np.array([1, 10 * c * n / 4, 10 * c, c * n / 4]),
+                np.array([1, 10 * c * n, 10 * c, c * n]),
+            ]
+    return rows
+
+
+def unfused_adapter_flops_per_image(spec) -> float:
+    """The unfused adapters' FLOPs over a generation: every denoiser forward (x2 with CFG)."""
+    macs = unfused_adapters(spec)[1]
+    return 2.0 * macs * steps(spec) * (2 if uses_cfg(spec) else 1) if macs else 0.0
+
+
 def forward_kernels(cost: Cost) -> float:
     """Kernels an eager forward launches (UNets: counted from diffusers' blocks, image_shapes.py): its
     elementwise and normalization kernels, the fixed ones on tiny tensors, and its convolutions, linears
@@ -547,7 +651,8 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
     512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
     and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
     cover it), except that a fused diffusion pipeline still launches its compiled denoiser (one graph,
-    CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels)."""
+    CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels). An
+    unfused LoRA (image.unfused_lora_rank) adds UNFUSED_LORA_KERNELS per adapted layer to an eager step."""
     if spec.image.fused_kernels:
         kernels = fused_pipeline_step_kernels(spec)
         excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
@@ -555,6 +660,7 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
     kernels = forward_kernels(spec_network_cost(spec))
     if not kernels:
         return 0.0
+    kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS
     excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
     return excess * steps(spec) / spec.micro_batch_size
 
@@ -572,11 +678,13 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     cost = spec_network_cost(spec)
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     attention = 2.0 * cost.attention_macs * samples
-    compute = (2.0 * cost.macs * samples - attention) / (peak_flops * efficiency)
+    adapter_macs, adapter_outputs = unfused_adapters(spec)[1::2]
+    compute = (2.0 * (cost.macs + adapter_macs) * samples - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     element = activation_bytes_per_element(spec)
     scores = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * cost.eager_scores_saved * element
-    traffic = (2.0 * cost.saved * element + scores) * samples
+    adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
+    traffic = (2.0 * cost.saved * element + scores + adapter) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
@@ -755,11 +863,13 @@ def attention_ceiling(spec, generation):
     return np.where(np.asarray(generation) == 90, HOPPER_SDPA_ATTENTION_EFFICIENCY.value, np.inf)
 
 
-def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None):
+def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None, power_bound_flops=None):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
     add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
-    (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling)."""
+    (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling). No faster than the
+    generation's FLOPs at `power_bound_flops` (compute_peak.power_bound_tflops: what the card's board power
+    sustains; None: no bound)."""
     efficiency = inference_efficiency(spec, peak_flops)
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
@@ -768,11 +878,22 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)
-    return compute + traffic + launches + forward_overhead_seconds_per_image(spec)
+    seconds = compute + traffic + launches + forward_overhead_seconds_per_image(spec)
+    if power_bound_flops is None:
+        return seconds
+    return np.maximum(seconds, inference_flops_per_image(spec) / np.asarray(power_bound_flops, dtype=float))
 
 
 def inference_rows(
-    spec, *, peak_tflops, bandwidth_gbps, gpu_counts, tensor_parallel, pipeline_parallel, generation=None
+    spec,
+    *,
+    peak_tflops,
+    bandwidth_gbps,
+    gpu_counts,
+    tensor_parallel,
+    pipeline_parallel,
+    generation=None,
+    power_bound_tflops=None,
 ) -> dict:
     """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
     image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
@@ -782,7 +903,8 @@ def inference_rows(
     flops = inference_flops_per_image(spec)
     batch = float(spec.micro_batch_size)
     bandwidth = np.asarray(bandwidth_gbps, dtype=float) * 1e9
-    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation)
+    bound = None if power_bound_tflops is None else np.asarray(power_bound_tflops, dtype=float) * 1e12
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation, bound)
     batch_seconds = batch / per_gpu
     zeros = np.zeros_like(per_gpu * gpus)
     return {

@@ -48,3 +48,6 @@ class ImageSpec:
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
+    # inference: a LoRA of this rank loaded beside a UNet and not fused into it (diffusers load_lora_weights
+    # without fuse_lora: PEFT layers run their adapter matmuls on every call; image_model.unfused_adapters)
+    unfused_lora_rank: int | None = None

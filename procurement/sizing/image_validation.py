@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, CUDA_CONTEXT_GIB, GIB
-from procurement.sizing.compute_peak import spec_peak_tflops
+from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.gpus import GpuSpec, gpu_by_slug
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import parse_workload_spec
@@ -126,7 +126,8 @@ def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     parsed = parse_workload_spec(spec)
     gpu = gpu_by_slug(gpu_slug)
     peak, bandwidth = _peak_tflops(gpu, parsed) * 1e12, gpu.memory_bandwidth_gbps * 1e9
-    return image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation)
+    bound = power_bound_tflops(parsed, gpu) * 1e12
+    return float(image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation, bound))
 
 
 def _mlperf_samples_per_second() -> float:
@@ -663,7 +664,10 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "the achieved bandwidth, and where a step's kernels x eager_kernel_host_s (the host's time: UNets, "
         "kernels counted from diffusers' blocks) outlast its GPU work, the difference; fused stacks (torch.compile, TensorRT, MLPerf "
         "engines) set image.fused_kernels. fp32 networks run their convolutions at the TF32 peak on Ampere "
-        "and later and their matmuls on the CUDA cores at fp32_simt_gemm_efficiency. "
+        "and later and their matmuls on the CUDA cores at fp32_simt_gemm_efficiency. A 16-bit UNet generation "
+        "on an Ada card (L40, L40S, RTX 4090, RTX 6000 Ada) runs no faster than its board power x "
+        "ada_unet_tflops_per_watt (fitted to the SDXL L40S forward; an image's FLOPs at that rate), and an "
+        "unfused LoRA (image.unfused_lora_rank) adds its layers' matmuls, kernels and passes. "
         "Detectors run at most detector_efficiency and each forward carries detector_forward_overhead_s (both "
         "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch, plus the eager "

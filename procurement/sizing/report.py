@@ -17,7 +17,7 @@ from procurement.sizing.accelerators import effective_speed, rentable_alone_slug
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, state_bytes
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
-from procurement.sizing.compute_peak import spec_peak_tflops
+from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
 from procurement.sizing.host import (
@@ -139,11 +139,13 @@ def _throughput_rows(
     tp_link = np.array(
         [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
     )
+    power_bound = np.repeat([power_bound_tflops(spec, gpu) for gpu in gpus], len(plans)).astype(float)
     return inference_throughput(
         spec,
         bandwidth_gbps=bandwidth,
         peak_tflops=peak,
         generation=generation,
+        power_bound_tflops=power_bound if spec.model.image_arch is not None else None,
         gpu_counts=gpu_counts,
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,

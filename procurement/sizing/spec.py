@@ -741,6 +741,7 @@ _IMAGE_KEYS = {
     "quantize_text_encoders",
     "runtime",
     "cache_text_embeddings",
+    "unfused_lora_rank",
     *_IMAGE_BOOLS,
 }
 
@@ -773,6 +774,9 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
         cache_text_embeddings=reader.optional_boolean(
             data, "cache_text_embeddings", "image.cache_text_embeddings"
+        ),
+        unfused_lora_rank=reader.integer(
+            data, "unfused_lora_rank", "image.unfused_lora_rank", None, minimum=1
         ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
@@ -974,6 +978,12 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")
+    if spec.image.unfused_lora_rank is not None and (spec.is_training or not image_model.is_unet(spec)):
+        reader.error(
+            "image.unfused_lora_rank",
+            f"an unfused LoRA is counted on a UNet generation (inference); {arch.slug} {spec.task}: "
+            "leave it out (training adapters go in lora.rank)",
+        )
     if spec.image.runtime != "optimized" and (not arch.is_diffusion or spec.is_training):
         reader.error(
             "image.runtime",

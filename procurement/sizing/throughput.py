@@ -539,6 +539,7 @@ def inference_throughput(
     tensor_parallel_gbps=None,
     generation=None,
     compute_efficiency=None,
+    power_bound_tflops=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -562,7 +563,8 @@ def inference_throughput(
     time per output token) is the decode step alone.
     `generation`: each row's NVIDIA generation (prefill efficiency; image presets: the attention kernel's
     ceiling on Hopper). `compute_efficiency`: per row, a part's own measured serving efficiency
-    (efficiency.serving_efficiency; NaN: prefill_efficiency applies).
+    (efficiency.serving_efficiency; NaN: prefill_efficiency applies). `power_bound_tflops`: image presets,
+    each row's board-power bound on a generation's FLOP rate (compute_peak.power_bound_tflops; None: none).
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -577,6 +579,7 @@ def inference_throughput(
             tensor_parallel=tp,
             pipeline_parallel=pp,
             generation=generation,
+            power_bound_tflops=power_bound_tflops,
         )
     inference = spec.inference
     concurrency = float(inference.concurrency)
