@@ -6,7 +6,11 @@ assumptions.MOE_ROUTED_BYTES per routed element (token x top-k x hidden) at the 
 assumptions.MOE_LAYER_FIXED_SECONDS per MoE layer and micro-batch whatever the card (moe27), both fitted on
 four published runs that are NOT the outside tests' cases; two more published runs are kept as xfails with
 their causes. tests/procurement/outside checks the others. The experts' all-to-alls can be stated as
-overlapped with computation (parallelism.expert_overlap, assumptions.EXPERT_OVERLAP; moe27).
+overlapped with computation (parallelism.expert_overlap, assumptions.EXPERT_OVERLAP; moe27). 8-bit training
+on Hopper also pays assumptions.MOE_HOPPER_FP8_EXPERT_SECONDS per local expert (moe26, stop 38), fitted on
+two Hopper rows of NVIDIA's tables, one of them the outside case (Qwen3-30B-A3B on 16 H100, 25.11) and the
+other the same plan at 26.02 (MBS 1, VP 12): no other Hopper FP8 MoE row can be stated (Qwen3-235B's EP 32
+spans its TP 2 ranks, which the spec refuses).
 
 Sources:
 - [MB2511] NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @00b7660be0254ac6f95f44164ddd0c3e9cc798ed
@@ -14,6 +18,7 @@ Sources:
 - [MCORE] NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8
   ("468 TFLOPS for Mixtral 8X7B bf16 training", MCore v0.9; reference mapping for Mixtral 8x7B: 64 H100,
   BF16, seq 4,096, TP 1, EP 8, PP 4, VP 8, MBS 1, GBS 256).
+- [MB2602] the same document @df0289c180dd20ff26933455c7a0a11084f6a36f ("26.02 NeMo Container" tables).
 - [DSV2] DeepSeek-AI, "DeepSeek-V2", arXiv:2405.04434: sec. 3.2.3, 172.8K H800 GPU-hours per trillion
   tokens; sec. 3.1.3, 16-way zero-bubble pipeline, 8-way expert parallelism, ZeRO-1; 60 layers, hidden
   5,120, 160 routed experts of 1,536 + 2 shared, top-6, first layer dense; batch 9,216 x 4,096.
