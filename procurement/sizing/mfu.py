@@ -109,8 +109,8 @@ def moe_efficiency_factor(
 def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """Seconds a MoE layer and micro-batch spend quantizing and multiplying each local expert on its own:
     Transformer Engine's GroupedLinear in 8-bit on Hopper (assumptions.MOE_HOPPER_FP8_EXPERT_SECONDS);
-    0 in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused grouped GEMMs)."""
-    if spec.precision != "fp8" or gpu.generation != HOPPER:
+    0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused grouped GEMMs)."""
+    if not spec.model.is_moe or spec.precision != "fp8" or gpu.generation != HOPPER:
         return 0.0
     local_experts = spec.model.num_experts / spec.parallelism.expert_parallel
     return local_experts * MOE_HOPPER_FP8_EXPERT_SECONDS.value

@@ -255,6 +255,8 @@ def test_hopper_fp8_pays_per_local_expert():
     assert hopper_fp8_expert_seconds(QWEN3_30B_H100_2511, B200) == 0.0
     assert hopper_fp8_expert_seconds(dataclasses.replace(QWEN3_30B_H100_2511, precision="bf16"), H100) == 0.0
     assert hopper_fp8_expert_seconds(GPT_OSS_H100, H100) == 0.0
+    dense = megatron("llama-3-70b", 64, 4, 8, vp=5, ep=1, global_batch=128, precision="fp8", seq=8192)
+    assert hopper_fp8_expert_seconds(dense, H100) == 0.0
 
 
 @settings(max_examples=20, deadline=None)
