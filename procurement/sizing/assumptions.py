@@ -379,6 +379,34 @@ MOE_LAYER_FIXED_SECONDS = Assumption(
     "23,766 tokens/s/GPU, against "
     "8 B200 at MBS 1, 9,299. Uncertain: the GB200's Grace host may launch faster than the DGX-B200's x86.",
 )
+# Hopper in 8-bit: Transformer Engine's GroupedLinear quantizes and multiplies each local expert on its own
+# (a Python loop over the experts' FP8 weight workspaces, then one cuBLAS GEMM per expert on the multi-stream
+# workspace: NVIDIA/TransformerEngine transformer_engine/pytorch/module/grouped_linear.py
+# @0069563f606859d4fb5d663e1c92509a30e99f35, _GroupedLinear.forward and backward), a cost per local expert
+# that neither the FLOPs nor the bandwidth set. NVIDIA's Blackwell MXFP8 recipes run fused grouped GEMMs
+# instead, and in BF16 no expert is quantized: GPT-OSS 120B BF16 on 64 H100 (16 local experts, the same
+# count) stays within 7% without it. Fitted on the two Hopper FP8 MoE rows a spec can state, both
+# Qwen3-30B-A3B FP8-CS on 16 H100 (PP 2, EP 8: 16 local experts), NVIDIA-NeMo/Megatron-Bridge
+# docs/performance-summary.md @df0289c180dd20ff26933455c7a0a11084f6a36f: 25.11, MBS 2, VP 24, 5,275
+# tokens/s/GPU: -11.7%; 26.02, MBS 1, VP 12, GBS 1,024, 2,557: +10.8% (without it +70% and +167%: both
+# rows spend about 33 ms a MoE layer and micro-batch whatever the micro-batch, where the same model on a
+# B200 in MXFP8 spends 9). Checked on DeepSeek-V3 with DualPipe on 2,048 H800 (4 local experts of EP 64:
+# +2.8% -> -7.5%, arXiv:2412.19437).
+MOE_HOPPER_FP8_EXPERT_SECONDS = Assumption(
+    "moe_hopper_fp8_seconds_per_local_expert",
+    1.1e-3,
+    "seconds per local expert per MoE layer per micro-batch (forward and backward), 8-bit training on Hopper",
+    "Transformer Engine's GroupedLinear in FP8 on Hopper (NVIDIA/TransformerEngine "
+    "transformer_engine/pytorch/module/grouped_linear.py @0069563f606859d4fb5d663e1c92509a30e99f35): each "
+    "of the num_experts / expert_parallel local experts gets its own quantizer calls, FP8 weight workspace "
+    "and cuBLAS GEMM (forward, dgrad, wgrad), launched from a Python loop (NVIDIA/Megatron-LM "
+    "megatron/core/transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8, --moe-grouped-gemm: "
+    "'launch multiple local GEMM kernels in multiple streams'). Fitted on Qwen3-30B-A3B FP8 on 16 "
+    "H100 (16 local experts) in NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md "
+    "@df0289c180dd20ff26933455c7a0a11084f6a36f, 25.11 (MBS 2, VP 24: 5,275 tokens/s/GPU, -11.7%) and 26.02 "
+    "(MBS 1, VP 12: 2,557, +10.8%). Not charged in BF16 (GPT-OSS 120B on 64 H100 is within 7% without it) "
+    "nor on Blackwell, whose MXFP8 recipes run fused grouped GEMMs.",
+)
 EXPERT_OVERLAP = Assumption(
     "expert_overlap_steady_share",
     1.0,
@@ -829,6 +857,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,
+    MOE_HOPPER_FP8_EXPERT_SECONDS,
     EXPERT_OVERLAP,
     EXPERT_DISPATCH,
     FP8_SAVED_LINEAR_INPUT,

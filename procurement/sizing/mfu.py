@@ -15,6 +15,7 @@ from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     MFU_PRETRAIN_AMPERE,
+    MOE_HOPPER_FP8_EXPERT_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
     MOE_ROUTED_BYTES,
     TRAINING_WIDTH_K_AMPERE,
@@ -74,7 +75,9 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     return dense * moe_efficiency_factor(spec, gpu, dense)
 
 
-def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) -> float:
+def moe_efficiency_factor(
+    spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float, *, hopper_experts: bool = True
+) -> float:
     """The share of a training step an MoE model spends on its FLOPs: each token's top-k copies of the
     hidden state go through routing, permutation, the activation and unpermutation, and the grouped
     GEMMs of a few hundred rows run below peak; that memory-bound work costs MOE_ROUTED_BYTES a routed
@@ -84,7 +87,9 @@ def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) ->
     MoE than on dense models, and why larger micro-batches help. Both sit beside the token's FLOPs at the
     dense efficiency; a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and
     backward), so wide experts barely notice it and narrow ones (Qwen3-30B-A3B's 768) lose most of their
-    rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not).
+    rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not). 8-bit training on
+    Hopper also pays MOE_HOPPER_FP8_EXPERT_SECONDS per local expert (num_experts / expert_parallel) a MoE
+    layer and micro-batch (hopper_fp8_expert_seconds; hopper_experts False leaves it out).
     1 for dense models, inference and parts without a bandwidth or peak figure."""
     model = spec.model
     peak = gpu.dense_tflops(spec.precision)
@@ -95,8 +100,31 @@ def moe_efficiency_factor(spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float) ->
     micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
     overhead_s = routed_elements * MOE_ROUTED_BYTES.value / (gpu.memory_bandwidth_gbps * 1e9)
     overhead_s += moe_layers * MOE_LAYER_FIXED_SECONDS.value / micro_tokens
+    if hopper_experts:
+        overhead_s += moe_layers * hopper_fp8_expert_seconds(spec, gpu) / micro_tokens
     flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
     return flop_s / (flop_s + overhead_s)
+
+
+def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """Seconds a MoE layer and micro-batch spend quantizing and multiplying each local expert on its own:
+    Transformer Engine's GroupedLinear in 8-bit on Hopper (assumptions.MOE_HOPPER_FP8_EXPERT_SECONDS);
+    0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused grouped GEMMs)."""
+    if not spec.model.is_moe or spec.precision != "fp8" or gpu.generation != HOPPER:
+        return 0.0
+    local_experts = spec.model.num_experts / spec.parallelism.expert_parallel
+    return local_experts * MOE_HOPPER_FP8_EXPERT_SECONDS.value
+
+
+def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of the MoE efficiency left after hopper_fp8_expert_seconds (1 where it is not charged): a
+    part ranked at a measured ratio to the H100 (accelerators.py) scales the H100's speed without this
+    Hopper-only software cost, which the part does not run. 1 for a stated MFU."""
+    if spec.mfu:
+        return 1.0
+    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    portable = moe_efficiency_factor(spec, gpu, dense, hopper_experts=False)
+    return moe_efficiency_factor(spec, gpu, dense) / portable
 
 
 def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -157,9 +185,18 @@ def moe_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         "speed: MoE routing, permutation, small grouped GEMMs and per-layer launches "
         f"({spec.model.moe_intermediate_size}-wide "
         f"experts, top-{spec.model.experts_per_token}) leave {factor:.0%} of the dense efficiency, "
-        f"{dense * factor:.1%} of the {gpu.slug}'s peak at micro-batch {spec.micro_batch_size} (fitted on "
-        f"published Megatron and DeepSeek MoE runs)"
+        f"{dense * factor:.1%} of the {gpu.slug}'s peak at micro-batch {spec.micro_batch_size}"
+        f"{_hopper_fp8_clause(spec, gpu)} (fitted on published Megatron and DeepSeek MoE runs)"
     )
+
+
+def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The moe_text clause for hopper_fp8_expert_seconds; "" where it is not charged."""
+    seconds = hopper_fp8_expert_seconds(spec, gpu)
+    if not seconds:
+        return ""
+    local = spec.model.num_experts // spec.parallelism.expert_parallel
+    return f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for FP8 GEMMs run one per local expert ({local})"
 
 
 def calibration_factor(
