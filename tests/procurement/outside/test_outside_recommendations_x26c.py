@@ -188,6 +188,10 @@ def test_bloom_checkpoint_size_matches_the_logbook_and_is_written_by_48_nodes(bu
 # (also in us-east-1) 48 x 8 at 27.447050/h, 2,913.41 h against 2,537.7 h at the published pace (+14.8%, inside
 # 15%; p4de's 400 Gb/s EFA is the same 4 x 100 Gb/s the Jean Zay nodes had in Omni-Path, so like for like);
 # by hand 27.447050 x 48 x 2,913.411 = 3,838,298.0 compute (product 3,838,297.97).
+# Since 16-bit Hopper/Blackwell pretraining runs at the width ceiling (pipe26; 0.505 at BLOOM's d 14,336, was
+# 0.40): nebius B200 424.37 h first (44.00 x 48 x 424.37 = 896,269 compute, product 896,264.79; total
+# 1,078,468.92 with setup 2,112.00, storage 839.17 and reruns 179,252.96), then nebius H100 and H200 949.11 h
+# and two GCP H100 rows 962.78 h: the same order, B200 over H100 still 2.24x; the A100 rows do not move.
 @pytest.mark.django_db
 def test_bloom_ranked_keeps_the_plan_and_first_row_costs_by_hand(bundled_catalog):
     rows = ranked(BLOOM)
