@@ -426,7 +426,13 @@ def test_llama3_405b_8k_meta_plan_reaches_metas_tflops(bundled_catalog):
     "(Megatron's warm-up is capped by M x V), so every stage holds all 16 micro-batches, and the middle "
     "stages hold 8 layers: 128 layer x micro-batches against the even split's 126. Taking a layer off the "
     "first stage lightens that stage only; the engine's x26 arithmetic (77.8 GiB) counted the first stage "
-    "alone. Meta also frees each stage's input and output tensors early (sec. 3.3.2), not modelled. Class 7",
+    "alone. Meta also frees each stage's input and output tensors early (sec. 3.3.2), not modelled. Class 7. "
+    "Rechecked (pipe26, round 2): unchanged at 87.5 GiB; the engine counts no stage input or output beyond the "
+    "layers' own saved tensors, so Meta's early frees do not reach its figure. The 76.5 GiB is 128 layer x "
+    "micro-batches x 8,192 tokens x 38.25 h bytes / TP 8 (h 16,384; eager SwiGLU: gate, up, SiLU output and "
+    "product, 26 h of it); fitting the 79.0 GiB usable needs about 34 h, which a fused SwiGLU that recomputes "
+    "the SiLU output (31.75 h: ~74 GiB) would give. The paper does not state its MLP kernels and no spec field "
+    "states a fused one",
 )
 @pytest.mark.django_db
 def test_llama3_405b_8k_meta_plan_fits_80gb(bundled_catalog):

@@ -9,6 +9,7 @@ Llama-2-7B: 32 layers, hidden 4,096, 32 heads of 128 (no GQA), SwiGLU intermedia
 import pytest
 
 from procurement.sizing import WorkloadSpecError
+from procurement.sizing.bytes_model import memory_assumptions
 from tests.procurement.sizing.helpers import memory, spec
 
 GIB = 2**30
@@ -65,3 +66,9 @@ def test_it_divides_the_offloaded_bytes_like_the_activations_over_tensor_paralle
 def test_it_refuses_what_megatron_core_refuses(fields, message):
     errors = _errors(**fields)
     assert message in errors.get("parallelism.activation_offload_layers", ""), errors
+
+
+def test_the_estimate_says_what_it_offloads():
+    notes = memory_assumptions(_pretrain(16))
+    assert any("16 of the 32 layers wait for backward in host memory" in note for note in notes), notes
+    assert not any("activation offload" in note for note in memory_assumptions(_pretrain())), notes
