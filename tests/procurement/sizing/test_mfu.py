@@ -140,3 +140,19 @@ def test_an_estimate_the_width_ceiling_sets_says_so_and_others_do_not():
     assert width_text(_gpt(768, 12), L4090) == ""  # the card default (0.35) is under the ceiling
     # a measured efficiency keeps its sentence first; the ceiling does not bind on a 7B LoRA
     assert speed_ratio(_spec("lora"), A100)[1].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
+
+
+def test_16_bit_pretraining_runs_at_the_ceiling_only_on_nvswitch_hopper_and_later():
+    # pipe26: Llama-2-7B (d 4,096) pretraining at 0.535 / (1 + 838 / 4,096) = 0.444 on NVSwitch Hopper and
+    # Blackwell datacenter parts; a PCIe H100 keeps the workstation 0.35, a GeForce Blackwell its 0.35 too
+    ceiling = 0.535 / (1 + 838 / 4096)
+    for slug in ("h100-sxm5-80gb", "h200-sxm-141gb", "gh200-96gb", "b200"):
+        assert default_mfu(_spec(), gpu_by_slug(slug)) == pytest.approx(ceiling, abs=1e-9), slug
+        assert default_mfu(_spec(precision="fp16"), gpu_by_slug(slug)) == pytest.approx(ceiling, abs=1e-9)
+    assert default_mfu(_spec(), gpu_by_slug("h100-pcie-80gb")) == 0.35
+    assert default_mfu(_spec(), gpu_by_slug("rtx-5090")) == 0.35
+    # Llama 3 405B's d 16,384: 0.509, the compute under Meta's 400 TFLOP/s once the engine adds the bubble
+    assert default_mfu(_spec(model={"preset": "llama-3.1-405b"}), H100) == pytest.approx(
+        0.535 / (1 + 838 / 16384), abs=1e-9
+    )
+    assert default_mfu(_spec(model={"preset": "llama-3.1-405b"}), H100) == pytest.approx(0.509, abs=0.001)
