@@ -858,7 +858,8 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
     rows = _training_rows(spec, case)
     per_gpu_tps = rows["training_tokens_per_second"] / spec.parallelism.gpus
     if case.metric == "mfu_percent":  # end to end: model FLOPs over the step's wall time and the dense peak
-        return rows["flops_per_token"] * per_gpu_tps / (gpu.dense_tflops(spec.precision) * 1e12) * 100
+        peak_flops = (gpu.dense_tflops(spec.precision) or float("nan")) * 1e12
+        return rows["flops_per_token"] * per_gpu_tps / peak_flops * 100
     if case.metric == "train_tps":
         return per_gpu_tps
     if case.metric == "hfu_tflops":
