@@ -24,6 +24,7 @@ from procurement.costing.tco_spec import (
 )
 from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_RUNTIMES
 from procurement.sizing.spec import (
+    ACTIVATION_OFFLOAD_LIMIT,
     CHECKPOINT_MODES,
     CHECKPOINTING,
     DEMAND_LIMITS,
@@ -151,6 +152,13 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
     )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+    activation_offload_layers = _count(
+        "Training: transformer layers whose saved activations wait for backward in host memory (Megatron-Core "
+        "--cpu-offloading-num-layers; GB200/GH200 over NVLink-C2C); < model.num_layers, pipeline_parallel 1, "
+        "not with full recomputation",
+        minimum=0,
+        maximum=ACTIVATION_OFFLOAD_LIMIT,
+    )
 
 
 class WorkloadInferenceSerializer(serializers.Serializer):

@@ -75,15 +75,19 @@ MFU_DATACENTER = Assumption(
     0.40,
     "fraction of dense peak",
     "Published large runs: LLaMA-65B 47.6% (arXiv:2302.13971), Llama 3 405B 38-43% (arXiv:2407.21783), "
-    "Llama 2 7B ~39% (model card GPU-hours); 40% assumed for Hopper/Ampere/Blackwell datacenter cards.",
+    "Llama 2 7B ~39% (model card GPU-hours); 40% assumed for Hopper/Ampere/Blackwell datacenter cards. "
+    "These are end-to-end figures (bubble and communication included): 16-bit dense pretraining on NVSwitch "
+    "Hopper and later runs its compute at training_width_peak_hopper's ceiling instead (0.509 at Llama 3 "
+    "405B's d 16,384, where the engine adds Meta's 15 / 128 bubble and TP 8 traffic and lands at 400 TFLOP/s).",
 )
 # Dense pretraining on A100 clusters runs well above the generic datacenter figure: fused kernels,
 # long sequences and large global batches. 6ND / (GPU-hours x 3600 x 312e12) from LLaMA-1 Table 15
 # (arXiv:2302.13971; 2048 A100-80GB): 7B 6 x 6.7e9 x 1e12 / (82,432 h) = 43.4%; 13B 6 x 13.0e9 x 1e12 /
 # (135,168 h) = 51.4%; 33B 6 x 32.5e9 x 1.4e12 / (530,432 h) = 45.8%; 65B 6 x 65.2e9 x 1.4e12 /
 # (1,022,362 h) = 47.7%; median 46.75%. Megatron-LM PTD-P (Narayanan et al. 2021, arXiv:2104.04473)
-# reaches 45-55% of peak counting recomputation. Hopper keeps MFU_DATACENTER: Llama 3 405B reached
-# 38-43% on H100 (arXiv:2407.21783 Table 4).
+# reaches 45-55% of peak counting recomputation. Hopper 16-bit pretraining runs at the width ceiling below
+# (MPT's H100 sweep), not MFU_DATACENTER: Llama 3 405B's 38-43% on H100 (arXiv:2407.21783 Table 4) is
+# end-to-end, its 15 / 128 pipeline bubble included, which the engine prices itself.
 MFU_PRETRAIN_AMPERE = Assumption(
     "mfu_pretrain_a100",
     0.51,
@@ -129,7 +133,8 @@ TRAINING_WIDTH_PEAK_HOPPER = Assumption(
     "e of the width ceiling on Hopper and later cards, whose matmuls outgrow their memory bandwidth (989 "
     "TFLOPS over 3.35 TB/s against the A100's 312 over 2.0). Fitted on MPT's H100 80GB BF16 sweep (same "
     "README, seq 2048: 760M 0.345, 1B 0.388, 3B 0.394, 7B 0.447 in the engine's count): binds below d "
-    "~2,480 against mfu_datacenter.",
+    "~2,480 against mfu_datacenter; 16-bit dense pretraining on NVSwitch Hopper and later runs at it at "
+    "every width (mfu._fitted_mfu).",
 )
 TRAINING_WIDTH_K_HOPPER = Assumption(
     "training_width_k_hopper",

@@ -152,6 +152,12 @@ def split_notes(spec: WorkloadSpec) -> list[str]:
             f"{max(split.layers[1:-1], default=split.layers[0])} (middle), {split.layers[-1]} (last, with the "
             "output head): memory of the heaviest stage, every micro-batch at the slowest stage's pace"
         )
+    if par.activation_offload_layers:
+        notes.append(
+            f"activation offload: the saved activations of {par.activation_offload_layers} of the "
+            f"{spec.model.num_layers} layers wait for backward in host memory (host RAM); the copies are not "
+            "costed in time"
+        )
     if par.context_parallel > 1:
         cp = par.context_parallel
         notes.append(

@@ -128,7 +128,9 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
         host = host + weights
         weights = weights * 0
     weights = weights + gather_buffer
-    activations = _training_activation_bytes(spec, state, tp, pp, flash)
+    offloaded = _offloaded_activation_bytes(spec, state, tp, pp, flash)
+    activations = _training_activation_bytes(spec, state, tp, pp, flash) - offloaded
+    host = host + offloaded
     return {
         "weights": weights,
         "gradients": gradients,
@@ -158,13 +160,7 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
     par = spec.parallelism
     layers = float(spec.model.num_layers)
     tokens = float(spec.seq_len * spec.micro_batch_size)
-    full_layer = state.layer_bytes_per_token
-    if flash or spec.gradient_checkpointing == "selective":
-        full_layer = state.layer_bytes_per_token_no_scores  # no s x s score matrix is stored
-    if spec.gradient_checkpointing == "full":
-        kept_per_layer, recompute_peak = state.layer_input_bytes_per_token, full_layer
-    else:
-        kept_per_layer, recompute_peak = full_layer, 0.0
+    kept_per_layer, recompute_peak = _kept_per_layer(spec, state, flash)
     micro_batches, v = float(spec.gradient_accumulation_steps), float(par.virtual_pipeline)
     in_flight = np.minimum(pp, micro_batches)
     if v > 1:  # p (1 + (p - 1) / (p v)), capped by the step's m micro-batches (pipeline_split.py)
@@ -181,6 +177,29 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
         stated = max(held * kept_per_layer + recompute_peak, last)
         per_token = np.where(pp == par.pipeline_parallel, stated, per_token)
     return per_token * tokens / (tp * par.context_parallel)
+
+
+def _kept_per_layer(spec, state: StateBytes, flash: bool) -> tuple[float, float]:
+    """(bytes a layer keeps for backward per token, the recomputed layer's transient peak per token)."""
+    full_layer = state.layer_bytes_per_token
+    if flash or spec.gradient_checkpointing == "selective":
+        full_layer = state.layer_bytes_per_token_no_scores  # no s x s score matrix is stored
+    if spec.gradient_checkpointing == "full":
+        return state.layer_input_bytes_per_token, full_layer
+    return full_layer, 0.0
+
+
+def _offloaded_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> np.ndarray:
+    """Saved activations of the parallelism.activation_offload_layers layers, held in host memory until
+    backward (Megatron-Core's CPU offloading, unpipelined plans only): off the GPU, onto the host. Not
+    costed in time: on GB200/GH200 the copies run over NVLink-C2C beside compute."""
+    layers = float(spec.parallelism.activation_offload_layers)
+    if not layers:
+        return np.zeros_like(np.asarray(tp * pp, dtype=float))
+    kept_per_layer, _ = _kept_per_layer(spec, state, flash)
+    tokens = float(spec.seq_len * spec.micro_batch_size)
+    per_gpu = layers * kept_per_layer * tokens / (tp * spec.parallelism.context_parallel)
+    return np.where(pp == 1, per_gpu, 0.0)
 
 
 def _stage_param_share(spec, pp) -> np.ndarray:

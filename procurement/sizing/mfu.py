@@ -57,7 +57,9 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The uncalibrated MFU: the part's efficiency fitted on published measurements for this task and
     precision where there is one (sizing/efficiency.py, e.g. Gaudi 2 FP8 pretraining on Intel's figures),
     else the card's default, raised for dense pretraining on NVSwitch Ampere
-    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE); a
+    datacenter cards (A100), where published runs reach 43-55% (assumptions.MFU_PRETRAIN_AMPERE), and for
+    16-bit dense pretraining on NVSwitch Hopper and later, whose compute runs at the width ceiling fitted on
+    MPT's H100 sweep (the 0.40 default is an end-to-end figure, bubble and communication included); a
     model narrower than the fits' 7B-70B ones reaches at most width_ceiling.
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
     (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements;
@@ -132,14 +134,16 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
         return measured.efficiency
-    if (
-        spec.task == "pretrain"
-        and not spec.model.is_moe
-        and gpu.generation == AMPERE
-        and gpu.has_nvlink_switch
-        and not gpu.is_consumer
-    ):
+    cluster_pretrain = (
+        spec.task == "pretrain" and not spec.model.is_moe and gpu.has_nvlink_switch and not gpu.is_consumer
+    )
+    if cluster_pretrain and gpu.generation == AMPERE:
         return MFU_PRETRAIN_AMPERE.value
+    if cluster_pretrain and (gpu.generation or 0) >= HOPPER and spec.precision in ("bf16", "fp16"):
+        # The 0.40 card default was read off end-to-end figures (Llama 3 405B's 38-43%) that already
+        # include their pipeline bubble and communication, which the engine adds on top: the compute
+        # itself runs at the MPT H100 sweep's width ceiling (issue 26, assumptions.training_width_*).
+        return width_ceiling(spec, gpu)
     return gpu.default_mfu
 
 

@@ -111,6 +111,9 @@ class ParallelismSpec:
     account_for_loss: bool = False
     pipeline_layers_first: int | None = None
     pipeline_layers_last: int | None = None
+    # Transformer layers whose saved activations wait for backward in host memory (Megatron-Core's
+    # --cpu-offloading-num-layers; Megatron-Bridge's GB200 recipes over NVLink-C2C); 0: none.
+    activation_offload_layers: int = 0
     # none: the all-to-alls on the critical path (Megatron-Core's default); partial: Megatron-Core's
     # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
     expert_overlap: str = "none"
@@ -602,6 +605,7 @@ SPLIT_FIELDS = ("virtual_pipeline", "context_parallel", "expert_parallel")
 # Upper bounds that keep a typo from sizing nonsense (no published run comes near them).
 SPLIT_LIMITS = {"virtual_pipeline": 128, "context_parallel": 1024, "expert_parallel": 4096}
 UNEVEN_SPLIT = SPLIT_FLAGS + SPLIT_COUNTS  # an uneven pipeline split (pipeline_split.py)
+ACTIVATION_OFFLOAD_LIMIT = 1024  # layers; checked against model.num_layers once the model is known
 
 
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
@@ -616,6 +620,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "offload",
                 "expert_overlap",
                 "expert_dispatch",
+                "activation_offload_layers",
                 *SPLIT_FIELDS,
                 *UNEVEN_SPLIT,
             },
@@ -650,8 +655,18 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
         ),
+        activation_offload_layers=_activation_offload_layers(reader, data),
         **split,
     )
+
+
+def _activation_offload_layers(reader: _Reader, data: dict) -> int:
+    path = "parallelism.activation_offload_layers"
+    value = reader.integer(data, "activation_offload_layers", path, 0, minimum=0)
+    if value > ACTIVATION_OFFLOAD_LIMIT:
+        reader.error(path, f"must be <= {ACTIVATION_OFFLOAD_LIMIT}, got {value}")
+        return 0
+    return value
 
 
 def _uneven_split(reader: _Reader, data: dict) -> dict:
@@ -880,6 +895,7 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.pipeline_parallel", f"an uneven pipeline split is for training, not {spec.task}"
         )
+    _check_activation_offload(reader, spec)
     if par.virtual_pipeline > 1 and par.pipeline_parallel < 2:
         reader.error(
             "parallelism.virtual_pipeline",
@@ -908,8 +924,31 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
         )
 
 
+def _check_activation_offload(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Megatron-Core's own limits on CPU activation offloading (TransformerConfig.__post_init__): training,
+    no pipeline parallelism, no activation recomputation."""
+    par, path = spec.parallelism, "parallelism.activation_offload_layers"
+    if not par.activation_offload_layers:
+        return
+    if not spec.is_training:
+        reader.error(path, f"offloads activations kept for backward: training only, not {spec.task}")
+    elif spec.model.is_image or spec.model.is_image_tier:
+        reader.error(path, "counts transformer layers of a language model; image models keep theirs")
+    elif par.pipeline_parallel > 1:
+        reader.error(
+            path, "needs parallelism.pipeline_parallel 1 (Megatron-Core offloads no pipelined stage)"
+        )
+    elif spec.gradient_checkpointing == "full":
+        reader.error(path, "offloads what recomputation would drop: not with gradient_checkpointing full")
+
+
 def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
     par, model = spec.parallelism, spec.model
+    if par.activation_offload_layers >= model.num_layers:
+        reader.error(
+            "parallelism.activation_offload_layers",
+            f"must be < model.num_layers ({model.num_layers}), got {par.activation_offload_layers}",
+        )
     chunks = par.pipeline_parallel * par.virtual_pipeline
     uneven = split_problem(par, model.num_layers)
     if uneven is not None:

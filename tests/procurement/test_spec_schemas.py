@@ -16,7 +16,8 @@ CASES = [
     (
         docs.WorkloadParallelismSerializer,
         {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS}
-        | set(spec.UNEVEN_SPLIT),
+        | set(spec.UNEVEN_SPLIT)
+        | {"activation_offload_layers"},
     ),
     (
         docs.WorkloadInferenceSerializer,

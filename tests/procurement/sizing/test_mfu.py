@@ -37,7 +37,13 @@ def test_dense_pretraining_on_a100_uses_the_mfu_fitted_to_llama1_at_its_plans():
     mfus = [m * (1 + s) for m, s in zip((0.434, 0.514, 0.458, 0.477), shares, strict=True)]
     assert sum(mfus) / 4 == pytest.approx(0.485, abs=0.001)
     assert default_mfu(_spec(), A100) == 0.51
-    assert default_mfu(_spec(), H100) == 0.40  # Hopper keeps the datacenter default (Llama 3: 38-43%)
+    # Hopper 16-bit pretraining runs at the MPT H100 sweep's width ceiling (issue 26, pipe26): the 0.40 card
+    # default was read off Llama 3 405B's end-to-end 38-43%, bubble and communication included, which the
+    # engine adds itself. Llama 2 7B (d 4,096): 0.535 / (1 + 838 / 4,096) = 0.444 (MPT 7B on H100: 0.447)
+    assert default_mfu(_spec(), H100) == pytest.approx(0.535 / (1 + 838 / 4096), abs=1e-9)
+    assert default_mfu(_spec(), H100) == pytest.approx(0.444, abs=0.001)
+    assert default_mfu(_spec("full_finetune"), H100) == 0.40  # fine-tunes keep the card default
+    assert default_mfu(_spec(precision="fp8"), H100) == 0.40  # fp8: the card default of its fp8 peak
     assert default_mfu(_spec("full_finetune"), A100) == 0.40  # fine-tunes keep the card default
     assert default_mfu(_spec(), L4090) == 0.35
 
@@ -101,9 +107,10 @@ def test_a_narrow_model_trains_below_the_7b_fits_and_wide_ones_keep_them():
     assert default_mfu(_gpt(768, 12), A100) == pytest.approx(0.401, abs=0.001)
     assert default_mfu(_gpt(2048, 22), A100) == 0.51
     assert default_mfu(_spec(), A100) == 0.51
-    # Hopper: 0.535 / (1 + 838 / 2048) = 0.380 under the 0.40 datacenter default; 4,096 wide keeps 0.40
+    # Hopper: 0.535 / (1 + 838 / 2048) = 0.380; 16-bit pretraining follows the ceiling at every width
+    # (pipe26), 4,096 wide 0.444 and Llama 3 405B's 16,384 0.509
     assert default_mfu(_gpt(2048, 24), H100) == pytest.approx(0.535 / (1 + 838 / 2048), abs=1e-9)
-    assert default_mfu(_spec(), H100) == 0.40
+    assert default_mfu(_spec(), H100) == pytest.approx(0.535 / (1 + 838 / 4096), abs=1e-9)
     # below the card default the ceiling does not bind (a 4090's 0.35 at d 768: ceiling 0.40), nor in fp8
     assert default_mfu(_gpt(768, 12), L4090) == 0.35
     assert default_mfu(_gpt(768, 12, precision="fp8"), H100) == 0.40
@@ -133,3 +140,19 @@ def test_an_estimate_the_width_ceiling_sets_says_so_and_others_do_not():
     assert width_text(_gpt(768, 12), L4090) == ""  # the card default (0.35) is under the ceiling
     # a measured efficiency keeps its sentence first; the ceiling does not bind on a 7B LoRA
     assert speed_ratio(_spec("lora"), A100)[1].startswith("speed from: a100-sxm4-80gb lora in bf16 at 52%")
+
+
+def test_16_bit_pretraining_runs_at_the_ceiling_only_on_nvswitch_hopper_and_later():
+    # pipe26: Llama-2-7B (d 4,096) pretraining at 0.535 / (1 + 838 / 4,096) = 0.444 on NVSwitch Hopper and
+    # Blackwell datacenter parts; a PCIe H100 keeps the workstation 0.35, a GeForce Blackwell its 0.35 too
+    ceiling = 0.535 / (1 + 838 / 4096)
+    for slug in ("h100-sxm5-80gb", "h200-sxm-141gb", "gh200-96gb", "b200"):
+        assert default_mfu(_spec(), gpu_by_slug(slug)) == pytest.approx(ceiling, abs=1e-9), slug
+        assert default_mfu(_spec(precision="fp16"), gpu_by_slug(slug)) == pytest.approx(ceiling, abs=1e-9)
+    assert default_mfu(_spec(), gpu_by_slug("h100-pcie-80gb")) == 0.35
+    assert default_mfu(_spec(), gpu_by_slug("rtx-5090")) == 0.35
+    # Llama 3 405B's d 16,384: 0.509, the compute under Meta's 400 TFLOP/s once the engine adds the bubble
+    assert default_mfu(_spec(model={"preset": "llama-3.1-405b"}), H100) == pytest.approx(
+        0.535 / (1 + 838 / 16384), abs=1e-9
+    )
+    assert default_mfu(_spec(model={"preset": "llama-3.1-405b"}), H100) == pytest.approx(0.509, abs=0.001)
