@@ -666,7 +666,10 @@ DETECTOR_TRAINING_REFERENCE_CLOCK = Assumption(
     "608 px) and an A100 40GB (1,410 MHz, 221,277; 65.1 images/s at 640 px) run the network at 25.8% and "
     "12.2% of their peaks, the 4090 1.12x the A100 per pixel at half its peak: at their peaks alone the engine "
     "had them at +48.7% and +12.0%, at their FLOPs per clock +22.8% and +8.5% (tests/procurement/outside). "
-    "Cards without a bundled clock, and slot-powered ones, keep the reference clock (their peak alone).",
+    "Every catalogued card whose vendor states its SMs has a clock (procurement/data/gpu_clocks.csv), the "
+    "slot-powered T4 and L4 included (a card that cannot hold its boost clock runs fewer cycles a second, not "
+    "fewer FLOPs a cycle); the B200, GB200, H20 and Gaudi 2 and 3 (no vendor SM count) keep the reference "
+    "clock (their peak alone).",
 )
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",

@@ -838,7 +838,7 @@ def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_h
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
     GFLOPs per image x the reference card's dense FLOPs per clock / the card's / 205.7) ^ exponent, at most
     DETECTOR_EFFICIENCY (the TensorRT inference slope: training's convolutions run no better). Sources in
-    assumptions.py. FLOPs per clock = peak / clock (`clock_hz`: the card's, clocks.sustained_clock_hz; None:
+    assumptions.py. FLOPs per clock = peak / clock (`clock_hz`: the card's, clocks.peak_clock_hz; None:
     the reference clock, so the card's peak alone sets the work it needs). That fit is on YOLOv5 runs,
     which filled no memory; with `bandwidth_bytes` (the card's datasheet bytes/s) an Ultralytics run under
     its default deterministic mode adds its fill time (deterministic_fill_seconds_per_image), stated as

@@ -22,7 +22,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_PEAK_AMPERE,
     TRAINING_WIDTH_PEAK_HOPPER,
 )
-from procurement.sizing.clocks import sustained_clock_hz
+from procurement.sizing.clocks import peak_clock_hz
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
@@ -67,7 +67,7 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
         peak_flops = peak * 1e12 if peak else None
-        return image_model.detector_training_efficiency(spec, peak_flops, bandwidth, sustained_clock_hz(gpu))
+        return image_model.detector_training_efficiency(spec, peak_flops, bandwidth, peak_clock_hz(gpu))
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None

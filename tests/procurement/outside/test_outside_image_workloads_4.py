@@ -573,15 +573,18 @@ def test_an_image_job_row_explains_itself_as_a_job(bundled_catalog, tmp_path):
 def test_yolo11x_training_run_top_row_by_hand(bundled_catalog, client_as, tmp_path):
     """The [Y11X] run (207 epochs, 8,320 images, 608 px, batch 16) ranked over the catalog. Today's top row: AWS
     g6.xlarge (1 x L4, 4 vCPUs, 16 GiB) spot at 0.0913 USD/h (pricing/data/skypilot/aws/vms.gpu.csv, eu-south-2
-    eus2-az3: SpotPrice 0.091300), 12.973 h. By hand: compute 0.0913 x 12.973 = 1.1844 -> 1.18; setup 1 h x
-    0.0913 = 0.09; reruns 20% of compute = 0.2369 -> 0.24; storage 0.90; total 2.41 USD.
-    Judgement: 1,722,240 images in 12.97 h = 36.9 images/s on a 72 W L4 (the 4090 did 80.8 at 450 W); 4 vCPUs
+    eus2-az3: SpotPrice 0.091300), 11.873 h. By hand: compute at the effective spot price (checkpoints every 15
+    min add 0.18%: 0.091466) x 11.873 = 1.0860 -> 1.09; setup 1 h x 0.0913 = 0.09; reruns 20% of compute =
+    0.2172 -> 0.22; storage 0.89; total 2.29 USD. (12.973 h and 2.41 USD before the L4 had its clock, yolo29:
+    its 121 TFLOPS at 2,040 MHz are 59,314 FLOPs a clock, not the reference clock's 79,085.)
+    Judgement: 1,722,240 images in 11.87 h = 40.3 images/s on a 72 W L4 (the 4090 did 80.8 at 450 W); 4 vCPUs
     feed 4 x 15.4 = 61.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' and
     'too few vCPUs' rules of thumb, which Ultralytics (workers = min(8, CPUs), no RAM cache by default) lives
     with. Credible. Robust to the product's 4090 error (+42% above when written; +23% since the card's clock
     counts): the cheapest on-demand 4090 GPU-hour (lium,
     0.28 USD) for the published 6.199 h, with the same 1 h setup and 20% reruns, is 0.28 x (6.199 x 1.2 + 1) =
-    2.36 USD before storage, above the top row's 1.51."""
+    2.36 USD before storage, above the top row's 1.40. Exposure: no published L4 YOLO training time; at 72 W the
+    L4 cannot hold 2,040 MHz under tensor load, which the product does not model (clocks.py)."""
     rows = _recommend(tmp_path, YOLO11X_4090, top=5)
     first = rows[0]
     assert first["fits"]

@@ -5,7 +5,8 @@ import csv
 import pytest
 
 from procurement.sizing import gpu_by_slug
-from procurement.sizing.clocks import DATA, sustained_clock_hz
+from procurement.sizing.clocks import DATA, peak_clock_hz
+from procurement.sizing.gpus import load_bundled_gpus
 
 
 def _rows() -> list[dict]:
@@ -22,7 +23,22 @@ def test_sms_times_tensor_flops_per_clock_times_clock_is_the_catalogued_peak(row
     assert peak / 1e12 == pytest.approx(gpu_by_slug(row["gpu"]).dense_tflops("fp16"), rel=0.01)
 
 
-def test_slot_powered_and_unlisted_cards_have_no_sustained_clock():
-    assert sustained_clock_hz(gpu_by_slug("rtx-4090")) == pytest.approx(2.52e9)
-    assert sustained_clock_hz(gpu_by_slug("t4")) is None  # 70 W: no bundled clock either
-    assert sustained_clock_hz(gpu_by_slug("h100-sxm5-80gb")) is None  # not bundled
+def test_every_catalogued_card_with_a_vendor_sm_count_has_a_row():
+    """Only cards whose vendors publish no SM (or compute-unit) count are left to the peak-only scaling: the
+    B200 and GB200 (NVIDIA states their peaks, not their SMs or clocks), the H20 (no NVIDIA datasheet) and
+    Gaudi 2 and 3 (matrix engines, no fp16 column)."""
+    listed = {row["gpu"] for row in _rows()}
+    unlisted = {gpu.slug for gpu in load_bundled_gpus()} - listed
+    assert unlisted == {"b200", "gb200", "h20", "gaudi2", "gaudi3"}
+    assert listed <= {gpu.slug for gpu in load_bundled_gpus()}
+
+
+def test_slot_powered_cards_have_their_clock_and_unlisted_cards_none():
+    """The T4 (70 W) and L4 (72 W) keep their datasheet boost clocks: peak / clock is their width (40 SMs x
+    1,024 = 40,960 and 58 x 1,024 = 59,392 FLOPs a clock), which a card that cannot hold its boost clock
+    keeps (clocks.py)."""
+    assert peak_clock_hz(gpu_by_slug("rtx-4090")) == pytest.approx(2.52e9)
+    assert peak_clock_hz(gpu_by_slug("t4")) == pytest.approx(1.59e9)
+    assert peak_clock_hz(gpu_by_slug("l4")) == pytest.approx(2.04e9)
+    assert peak_clock_hz(gpu_by_slug("h100-sxm5-80gb")) == pytest.approx(1.83e9)
+    assert peak_clock_hz(gpu_by_slug("b200")) is None  # NVIDIA states no SM count or clock
