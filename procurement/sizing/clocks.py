@@ -10,6 +10,9 @@ SMs x tensor FLOPs per SM per clock x clock reproduces the catalogued dense fp16
 L4) have rows too: a card that cannot hold its boost clock under load (assumptions.SLOT_POWERED_CARD_W) runs
 fewer cycles a second, not fewer FLOPs a cycle, so its width is the datasheet's. Cards without a row (no
 vendor-stated SM count: B200, GB200, H20, Gaudi) are scaled by their peak alone (the reference clock).
+The clock is the one the tensor peaks are stated at: NVIDIA states Hopper's FP32 peak at its higher maximum
+boost (1,980 vs 1,830 MHz on the SXM5) and the L40S's at 2,520 vs 2,490 MHz, so an fp32 network's FLOPs per
+clock read up to 8% high there.
 """
 
 from __future__ import annotations
