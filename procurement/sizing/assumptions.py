@@ -706,6 +706,24 @@ DETECTOR_TRAINING_REFERENCE = Assumption(
     "The card detector_training_efficiency is stated for: a V100 SXM2's fp16 tensor peak (NVIDIA V100 "
     "datasheet), the GPU of the YOLOv5 README's training times.",
 )
+DETECTOR_TRAINING_REFERENCE_CLOCK = Assumption(
+    "detector_training_reference_clock_mhz",
+    1530.0,
+    "MHz",
+    "The boost clock of detector_training_reference_tflops' card, a V100 SXM2 (NVIDIA Tesla V100 whitepaper, "
+    "Table 1: 80 SMs x 1,024 tensor FLOPs per clock x 1,530 MHz = 125 TFLOPS). The fit's work per image is "
+    "scaled by the card's dense FLOPs per clock (peak / clock, procurement/sizing/clocks.py) against the V100's "
+    "81,920, not by its peak: a kernel's fixed latency is a number of cycles, so a card that gets its peak from "
+    "its clock hides it behind less work. Checked (not fitted) on two YOLO11x Ultralytics training logs with "
+    "the same deterministic default: an RTX 4090 (2,520 MHz, 65,556 FLOPs per clock; 0.198 s a batch of 16 at "
+    "608 px) and an A100 40GB (1,410 MHz, 221,277; 65.1 images/s at 640 px) run the network at 25.8% and "
+    "12.2% of their peaks, the 4090 1.12x the A100 per pixel at half its peak: at their peaks alone the engine "
+    "had them at +48.7% and +12.0%, at their FLOPs per clock +22.8% and +8.5% (tests/procurement/outside). "
+    "Every catalogued card whose vendor states its SMs has a clock (procurement/data/gpu_clocks.csv), the "
+    "slot-powered T4 and L4 included (a card that cannot hold its boost clock runs fewer cycles a second, not "
+    "fewer FLOPs a cycle); the B200, GB200, H20 and Gaudi 2 and 3 (no vendor SM count) keep the reference "
+    "clock (their peak alone).",
+)
 LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_images_per_vcpu",
     15.4,
@@ -898,6 +916,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
+    DETECTOR_TRAINING_REFERENCE_CLOCK,
     DETECTOR_FORWARD_OVERHEAD,
     LOADER_IMAGES_PER_VCPU,
     LOADER_CROP_IMAGES_PER_VCPU,

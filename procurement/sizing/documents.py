@@ -58,6 +58,7 @@ KNOB_PATHS = {
     "steps": "image.steps",
     "train_steps": "image.train_steps",
     "runtime": "image.runtime",
+    "vcpus_per_gpu": "host.vcpus_per_gpu",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {
@@ -82,7 +83,7 @@ _IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {
     "train_steps",
     "runtime",
 }
-_IMAGE_ONLY = {"steps", "train_steps", "runtime"}
+_IMAGE_ONLY = {"steps", "train_steps", "runtime", "vcpus_per_gpu"}
 _TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing", "runtime"}
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {"runtime": "optimized"}
@@ -101,7 +102,7 @@ def _applies(knob: str, task: str, is_image: bool, is_preset: bool = False) -> b
     if is_preset:
         if knob in ("steps", "runtime"):
             return task == "inference"
-        if knob == "train_steps":
+        if knob in ("train_steps", "vcpus_per_gpu"):  # the host's vCPUs feed a training step's loader
             return task != "inference"
         return knob in _IMAGE_PRESET_KNOBS and (knob != "lora_rank" or task in ("lora", "qlora"))
     if is_image:

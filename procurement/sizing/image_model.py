@@ -27,6 +27,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
+    DETECTOR_TRAINING_REFERENCE_CLOCK,
     EAGER_KERNEL_HOST_SECONDS,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
@@ -975,16 +976,20 @@ def conv_flops_share(spec) -> float:
     return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
 
 
-def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None) -> float:
+def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_hz=None) -> float:
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
-    GFLOPs per image x reference peak / the card's peak / 205.7) ^ exponent, at most DETECTOR_EFFICIENCY
-    (the TensorRT inference slope: training's convolutions run no better). Sources in assumptions.py.
-    That fit is on YOLOv5 runs, which filled no memory; with `bandwidth_bytes` (the card's datasheet
-    bytes/s) an Ultralytics run under its default deterministic mode adds its fill time
-    (deterministic_fill_seconds_per_image), stated as the lower efficiency of the whole step."""
+    GFLOPs per image x the reference card's dense FLOPs per clock / the card's / 205.7) ^ exponent, at most
+    DETECTOR_EFFICIENCY (the TensorRT inference slope: training's convolutions run no better). Sources in
+    assumptions.py. FLOPs per clock = peak / clock (`clock_hz`: the card's, clocks.peak_clock_hz; None:
+    the reference clock, so the card's peak alone sets the work it needs). That fit is on YOLOv5 runs,
+    which filled no memory; with `bandwidth_bytes` (the card's datasheet bytes/s) an Ultralytics run under
+    its default deterministic mode adds its fill time (deterministic_fill_seconds_per_image), stated as
+    the lower efficiency of the whole step."""
     gflops = 2.0 * spec_network_cost(spec).macs / 1e9
-    reference = DETECTOR_TRAINING_REFERENCE.value * 1e12
-    work = gflops * reference / (peak_flops or reference) / 205.7
+    reference_clock = DETECTOR_TRAINING_REFERENCE_CLOCK.value * 1e6
+    reference = DETECTOR_TRAINING_REFERENCE.value * 1e12 / reference_clock
+    per_clock = (peak_flops or DETECTOR_TRAINING_REFERENCE.value * 1e12) / (clock_hz or reference_clock)
+    work = gflops * reference / per_clock / 205.7
     efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
     efficiency = min(efficiency, DETECTOR_EFFICIENCY.value)
     fill = deterministic_fill_seconds_per_image(spec, bandwidth_bytes)

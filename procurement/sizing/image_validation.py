@@ -678,10 +678,11 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "head's classes and the box distribution (detector_score_bytes_per_class, "
         "detector_box_distribution_bytes) and the task-aligned assigner's part per object slot "
         "(detector_assigner_bytes, at image.max_objects_per_image); its GPU side runs at "
-        "detector_training_efficiency (YOLOv5 README V100 times) plus, under Ultralytics' default deterministic "
+        "detector_training_efficiency (YOLOv5 README V100 times; the work it needs scaled by the card's dense FLOPs "
+        "per clock) plus, under Ultralytics' default deterministic "
         "mode (image.deterministic), the fill of every fresh allocation. Targets: memory within 15%, speed "
         "within 25%; cases outside carry an explanation. Not validated here: detector training speed (the "
-        "outside review's YOLO11x A100 and YOLOv8x 2080 SUPER logs check it), ViT training memory, YOLO11 "
+        "outside review's YOLO11x A100 and RTX 4090 and YOLOv8x 2080 SUPER logs check it), ViT training memory, YOLO11 "
         "training memory beyond the outside review's YOLO11x A100 log.",
         "",
         f"- Median absolute error, memory: **{median_error(cases, 'memory'):.1%}** over "

@@ -23,6 +23,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_PEAK_AMPERE,
     TRAINING_WIDTH_PEAK_HOPPER,
 )
+from procurement.sizing.clocks import peak_clock_hz
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
@@ -63,12 +64,13 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     model narrower than the fits' 7B-70B ones reaches at most width_ceiling.
     Diffusion and vision presets: the work-per-kernel efficiency of their micro-batch
     (image_model.training_efficiency at the card's dense peak), fitted on L40S (Ada) and A100 measurements;
-    detectors: image_model.detector_training_efficiency (YOLOv5 V100 training times)."""
+    detectors: image_model.detector_training_efficiency (YOLOv5 V100 training times) at the card's clock."""
     arch = spec.model.image_arch
     if arch is not None and arch.family == "detection":
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
-        return image_model.detector_training_efficiency(spec, peak * 1e12 if peak else None, bandwidth)
+        peak_flops = peak * 1e12 if peak else None
+        return image_model.detector_training_efficiency(spec, peak_flops, bandwidth, peak_clock_hz(gpu))
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None

@@ -55,6 +55,7 @@ KNOB_DEFAULTS = {
     "steps": "",
     "train_steps": "",
     "runtime": "optimized",
+    "vcpus_per_gpu": "",  # blank: the guides' rule (8 vCPUs per GPU where images are decoded)
 }
 ZERO_STAGES = ("0", "1", "2", "3", "fsdp")
 
@@ -99,6 +100,10 @@ KNOB_LABELS = {
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
     "runtime": ("Software stack", "diffusion inference: optimized (current) or pytorch-2.0 (2023 diffusers)"),
+    "vcpus_per_gpu": (
+        "Host vCPUs per GPU",
+        "image training: they decode and augment; blank: the guides' rule",
+    ),
 }
 
 

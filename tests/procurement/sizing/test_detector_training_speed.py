@@ -31,10 +31,13 @@ def test_the_fit_reproduces_the_yolov5_readme_v100_times():
 
 
 def test_a_fast_card_needs_more_work_per_image():
-    """YOLO11x (194.9 GFLOPs) on an A100 (312 TFLOPS): work = 194.9 x 125 / 312 / 205.7 = 0.3796;
-    0.243 x 0.3796 ^ 0.449 = 0.1573."""
+    """YOLO11x (194.9 GFLOPs) on a 312-TFLOPS card at the reference (V100) clock: work = 194.9 x 125 / 312 /
+    205.7 = 0.3796; 0.243 x 0.3796 ^ 0.449 = 0.1573. The A100 reaches 312 at 1,410 MHz (A100 whitepaper,
+    Table 1), not 1,530: its FLOPs per clock are 312e12 / 1.41e9 = 221,277 against the V100's 125e12 / 1.53e9
+    = 81,699, so work = 194.9 x 81,699 / 221,277 / 205.7 = 0.3498 and 0.243 x 0.3498 ^ 0.449 = 0.1516."""
     spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
     assert im.detector_training_efficiency(spec, 312e12) == pytest.approx(0.1573, abs=0.0005)
+    assert im.detector_training_efficiency(spec, 312e12, clock_hz=1.41e9) == pytest.approx(0.1516, abs=0.0005)
     off = parse_workload_spec(
         {
             "task": "full_finetune",
@@ -43,19 +46,20 @@ def test_a_fast_card_needs_more_work_per_image():
             "image": {"epochs": 1, "dataset_images": 1000, "deterministic": False},
         }
     )
-    assert default_mfu(off, a100) == pytest.approx(0.1573, abs=0.0005)
+    assert default_mfu(off, a100) == pytest.approx(0.1516, abs=0.0005)
 
 
 def test_ultralytics_deterministic_mode_adds_its_fill_of_fresh_allocations():
     """Ultralytics' default deterministic=True on PyTorch >= 2.1 fills every new tensor once: 2 x the
     step's activation bytes (forward outputs and their gradients). YOLO11x batch 16 at 640 px keeps
     15.72 GB (the layers' 14.82 GB + the loss terms' 16 x 8,400 x (80 x 21 + 512 + 93 x 48.4) B = 0.90 GB): 1.965 GB per image,
-    at 0.7 x 1,555 GB/s (A100 40GB) = 1.81 ms per image, on 11.92 ms of compute (3 x 194.9 GFLOPs /
-    (312 TFLOPS x 0.1573)): the step's efficiency becomes 0.1573 x 11.92 / (11.92 + 1.81) = 0.1366."""
+    at 0.7 x 1,555 GB/s (A100 40GB) = 1.81 ms per image, on 12.36 ms of compute (3 x 194.9 GFLOPs /
+    (312 TFLOPS x 0.1516), the A100 at its 1,410 MHz clock, above): the step's efficiency becomes
+    0.1516 x 12.36 / (12.36 + 1.81) = 0.1323."""
     spec, a100 = _spec("yolo11x"), gpu_by_slug("a100-sxm4-40gb")
     assert im.deterministic_fill_bytes_per_image(spec) == pytest.approx(1.965e9, rel=0.01)
     assert im.deterministic_fill_seconds_per_image(spec, 1555e9) == pytest.approx(1.805e-3, rel=0.01)
-    assert default_mfu(spec, a100) == pytest.approx(0.1366, abs=0.0005)
+    assert default_mfu(spec, a100) == pytest.approx(0.1323, abs=0.0005)
 
 
 def test_a_small_network_keeps_the_tensor_cores_part_fed():
@@ -90,3 +94,38 @@ def test_the_size_summary_states_the_fill():
     image = report["workload"]["image"]
     assert image["deterministic"] is True
     assert image["deterministic_fill_bytes_per_image"] == pytest.approx(1.965e9, rel=0.01)
+
+
+def test_a_card_that_gets_its_peak_from_its_clock_needs_less_work():
+    """YOLO11x at 608 px (175.9 GFLOPs) on an RTX 4090: 165.2 TFLOPS at 2,520 MHz (Ada whitepaper, Table 1) =
+    65,556 FLOPs per clock; work = 175.9 x 81,699 / 65,556 / 205.7 = 1.0657; 0.243 x 1.0657 ^ 0.449 = 0.2500,
+    where its peak alone (the reference clock) gives 175.9 x 125 / 165.2 / 205.7 = 0.6471 -> 0.1998."""
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolo11x"},
+            "micro_batch_size": 16,
+            "image": {"resolution_px": 608, "epochs": 1, "dataset_images": 1000, "deterministic": False},
+        }
+    )
+    assert im.detector_training_efficiency(spec, 165.2e12) == pytest.approx(0.1998, abs=0.0005)
+    assert default_mfu(spec, gpu_by_slug("rtx-4090")) == pytest.approx(0.2500, abs=0.0005)
+
+
+def test_slot_powered_cards_take_their_width():
+    """A slot-powered card's FLOPs per clock are its datasheet width, as any card's: the L4 (72 W) reaches its
+    121 TFLOPS at 2,040 MHz (L4 product brief; 58 SMs x 1,024), 59,314 FLOPs a clock, so YOLO11x (194.9 GFLOPs)
+    needs work = 194.9 x 81,699 / 59,314 / 205.7 = 1.3051 and runs at 0.243 x 1.3051 ^ 0.449 = 0.2739, where
+    its peak alone (the reference clock, the rule before every catalogued card had a clock) gave
+    194.9 x 125 / 121 / 205.7 = 0.9788 -> 0.2407. That it cannot hold 2,040 MHz at 72 W lowers its cycles a
+    second, not its FLOPs a cycle (procurement/sizing/clocks.py)."""
+    off = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolo11x"},
+            "micro_batch_size": 16,
+            "image": {"epochs": 1, "dataset_images": 1000, "deterministic": False},
+        }
+    )
+    assert im.detector_training_efficiency(off, 121e12) == pytest.approx(0.2407, abs=0.0005)
+    assert default_mfu(off, gpu_by_slug("l4")) == pytest.approx(0.2739, abs=0.0005)

@@ -88,3 +88,15 @@ def test_image_presets_take_their_own_knobs():
     )
     assert spec["image"] == {"resolution_px": 1024, "train_steps": 800}
     assert spec["lora"] == {"rank": 32} and "gradient_checkpointing" in spec and "seq_len" not in spec
+
+
+def test_image_training_takes_the_hosts_vcpus():
+    """The Colab YOLO11n run's host ('Setup complete (2 CPUs, 12.7 GB RAM)', tests/procurement/outside
+    test_outside_image_workloads_3.py) stated from the form: host.vcpus_per_gpu, which feeds the loader;
+    not for generation (no images decoded) or language models."""
+    form = {"task": "full_finetune", "preset": "yolo11n", "micro_batch_size": "16", "vcpus_per_gpu": "2"}
+    spec = spec_from_knobs(form)
+    assert spec["host"] == {"vcpus_per_gpu": 2}
+    assert parse_workload_spec(spec).host.vcpus_per_gpu == 2
+    assert "host" not in spec_from_knobs(form | {"task": "inference", "preset": "sdxl"})
+    assert "host" not in spec_from_knobs(TRAINING_FORM | {"vcpus_per_gpu": "2"})
