@@ -105,11 +105,20 @@ def _form(**knobs: str) -> dict:
         ),
     ],
 )
-def test_it_builds_the_spec_the_api_takes_from_each_control(knobs, section):
-    built = spec_from_knobs(_form(**knobs))
-    expected = SDXL_BATCH_4_JSON | {"task": knobs.get("task", "inference"), "name": "sdxl batch 4"}
-    assert {k: v for k, v in built.items() if k not in expected} == section
-    assert parse_workload_spec(built) == parse_workload_spec(expected | section)
+@pytest.mark.django_db
+def test_it_builds_the_spec_the_api_takes_from_each_control(bundled_catalog, client_as, knobs, section):
+    # a ticked checkbox posts its hidden "false" and then "true", as the browser does
+    posted = {k: ["false", v] if k in IMAGE_FLAG_DEFAULTS and v == "true" else v for k, v in knobs.items()}
+    client = client_as("engineer")
+    page = client.post("/size/", SDXL_BATCH_4 | posted)
+    assert page.context["errors"] == []
+    built = yaml.safe_load(page.context["text"])
+    json_spec = SDXL_BATCH_4_JSON | {"task": knobs.get("task", "inference")} | section
+    assert built == json_spec
+    assert parse_workload_spec(built) == parse_workload_spec(json_spec)
+    api = client.post(f"/api/size/?gpu={H100}", json_spec, content_type="application/json").json()
+    form_h100, api_h100 = _h100(page.context["report"]), _h100(api)
+    assert form_h100["memory"] == api_h100["memory"] and form_h100["throughput"] == api_h100["throughput"]
 
 
 def test_it_leaves_untouched_controls_and_other_tasks_controls_out_of_the_spec():
