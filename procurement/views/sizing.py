@@ -20,7 +20,7 @@ from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
 from procurement.views.sizing_display import sizing_display
-from procurement.views.sizing_image_fields import image_form_fields
+from procurement.views.sizing_image_fields import image_section_context
 
 # Memory breakdown key -> the label of its bar segment.
 BAR_PARTS = {
@@ -156,7 +156,6 @@ def sizing_page(request):
             report = size_spec_document(load_spec_text(text, "spec"))
         except WorkloadSpecError as error:
             errors = [field.as_dict() for field in error.errors]
-    image_fields = image_form_fields(knobs, knob_errors(errors))
     context = {
         "text": text,
         "errors": errors,
@@ -164,11 +163,7 @@ def sizing_page(request):
         "presets": known_preset_names(),
         "selected_preset": preset or "",
         "form_fields": form_fields(knobs, knob_errors(errors)),
-        "image_fields": image_fields,
-        # open on an image preset, or where one of its fields is marked
-        "image_open": image_architecture(knobs["preset"]) is not None
-        or any(f["error"] for f in image_fields),
-    }
+    } | image_section_context(knobs, knob_errors(errors))
     if report:
         context["memory_chart_svg"] = memory_chart(report)
         context["display"] = sizing_display(report)

@@ -7,6 +7,7 @@ Flags are checkboxes; choices are selects whose options read as words, never a P
 from __future__ import annotations
 
 from procurement.sizing.image_knobs import IMAGE_FLAG_DEFAULTS
+from procurement.sizing.image_presets import image_architecture
 
 # knob -> (label, hint: where it acts, help: what it means)
 IMAGE_KNOB_LABELS = {
@@ -168,6 +169,13 @@ def image_form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dic
         }
         for knob, (label, hint, help_text) in IMAGE_KNOB_LABELS.items()
     ]
+
+
+def image_section_context(knobs: dict[str, str], errors: dict[str, str]) -> dict:
+    """The template's image section: its fields, open on an image preset or where one of them is marked."""
+    fields = image_form_fields(knobs, errors)
+    is_image = image_architecture(knobs.get("preset") or "") is not None
+    return {"image_fields": fields, "image_open": is_image or any(field["error"] for field in fields)}
 
 
 def _kind(knob: str) -> str:

@@ -189,3 +189,19 @@ def test_the_image_section_reads_in_words_with_labelled_controls(client_as):
     ticked = re.findall(r'type="checkbox" name="(\w+)"[^>]*checked', section)
     assert sorted(ticked) == sorted(k for k, v in IMAGE_FLAG_DEFAULTS.items() if v == "true")
     assert 'id="image-knobs" open' in section  # an image preset opens it
+
+
+@pytest.mark.django_db
+def test_the_new_workload_form_saves_the_image_controls_as_the_api_would(bundled_catalog, client_as):
+    from procurement.models import Workload
+
+    client = client_as("engineer", team="research")
+    page = client.get("/workloads/new/?preset=sdxl-base-1.0").content.decode()
+    assert 'id="image-knobs" open' in page and '<label for="knob-vae_slicing">' in page
+    form = SDXL_BATCH_4 | {"vae_slicing": ["false", "true"], "guidance": "distilled"}
+    assert client.post("/workloads/new/", form).status_code == 302
+    expected = SDXL_BATCH_4_JSON | {"image": {"guidance": "distilled", "vae_slicing": True}}
+    assert Workload.objects.get().spec == expected  # the document the form built, as /api/ would store it
+    bad = client.post("/workloads/new/", SDXL_BATCH_4 | {"name": "bad", "vae_tiling": "sometimes"})
+    marked = {field["name"]: field["error"] for field in bad.context["image_fields"] if field["error"]}
+    assert list(marked) == ["vae_tiling"] and Workload.objects.count() == 1
