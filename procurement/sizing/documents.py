@@ -9,6 +9,12 @@ import yaml
 
 from gpuledger.input_bounds import first_document_problem
 from gpuledger.yaml_bounded import yaml_load_bounded
+from procurement.sizing.image_knobs import (
+    IMAGE_KNOB_PATHS,
+    IMAGE_NUMBER_KNOBS,
+    image_knob_applies,
+    image_knob_value,
+)
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.presets import image_tier, slugify
 from procurement.sizing.spec import FieldError, WorkloadSpecError
@@ -132,14 +138,30 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
         if not text or text == _UNSTATED_DEFAULTS.get(knob) or not _applies(knob, task, is_image, is_preset):
             continue
         value = text if knob in _TEXT_KNOBS else _knob_value(text)
-        *parents, leaf = path.split(".")
-        target = spec
-        for parent in parents:
-            target = target.setdefault(parent, {})
-        target[leaf] = value
+        _set_path(spec, path, value)
+    if is_preset:
+        _add_image_knobs(spec, knobs, task)
     if "name" not in spec and spec.get("model", {}).get("preset"):
         spec = {"name": f"{spec['model']['preset']}-{task or 'workload'}"} | spec
     return spec
+
+
+def _set_path(spec: dict, path: str, value) -> None:
+    *parents, leaf = path.split(".")
+    target = spec
+    for parent in parents:
+        target = target.setdefault(parent, {})
+    target[leaf] = value
+
+
+def _add_image_knobs(spec: dict, knobs: Mapping[str, str], task: str) -> None:
+    """The image knobs (image_knobs.py) an image preset's task uses, where they differ from the spec's
+    defaults."""
+    for knob, path in IMAGE_KNOB_PATHS.items():
+        value = image_knob_value(knob, str(knobs.get(knob) or "").strip())
+        if value is None or not image_knob_applies(knob, task):
+            continue
+        _set_path(spec, path, _knob_value(value) if knob in IMAGE_NUMBER_KNOBS else value)
 
 
 def spec_to_yaml(spec: dict) -> str:

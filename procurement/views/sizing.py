@@ -14,11 +14,13 @@ from gpuledger.roles import ENGINEER, role_required
 from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
+from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
 from procurement.views.sizing_display import sizing_display
+from procurement.views.sizing_image_fields import image_section_context
 
 # Memory breakdown key -> the label of its bar segment.
 BAR_PARTS = {
@@ -133,19 +135,25 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
 
 def knob_errors(errors: list[dict]) -> dict[str, str]:
     """Spec errors keyed by the form knob that set the field, so the form can mark it."""
-    by_path = {path: knob for knob, path in KNOB_PATHS.items()}
+    by_path = {path: knob for knob, path in (KNOB_PATHS | IMAGE_KNOB_PATHS).items()}
     return {by_path[error["path"]]: error["message"] for error in errors if error["path"] in by_path}
+
+
+def posted_knobs(post) -> dict[str, str]:
+    """The form's knobs as posted; an image knob left out of the post (an older form) at its default."""
+    knobs = {knob: post.get(knob, "").strip() for knob in KNOB_DEFAULTS}
+    return knobs | {knob: post.get(knob, default).strip() for knob, default in IMAGE_KNOB_DEFAULTS.items()}
 
 
 @role_required(ENGINEER)
 def sizing_page(request):
     preset = request.GET.get("preset")
-    knobs = knob_defaults(preset)
+    knobs = knob_defaults(preset) | IMAGE_KNOB_DEFAULTS
     text = spec_to_yaml(spec_from_knobs(knobs))
     report, errors = None, []
     if request.method == "POST":
         if request.POST.get("source") == "fields":
-            knobs = {knob: request.POST.get(knob, "").strip() for knob in KNOB_DEFAULTS}
+            knobs = posted_knobs(request.POST)
             text = spec_to_yaml(spec_from_knobs(knobs))
         else:
             text = request.POST.get("spec", "")
@@ -160,7 +168,7 @@ def sizing_page(request):
         "presets": known_preset_names(),
         "selected_preset": preset or "",
         "form_fields": form_fields(knobs, knob_errors(errors)),
-    }
+    } | image_section_context(knobs, knob_errors(errors))
     if report:
         context["memory_chart_svg"] = memory_chart(report)
         context["display"] = sizing_display(report)

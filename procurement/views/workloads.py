@@ -26,8 +26,10 @@ from procurement.services.recommendations import (
 )
 from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import load_spec_text, spec_from_knobs, spec_to_yaml
+from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS
 from procurement.sizing.presets import known_preset_names
-from procurement.views.sizing import KNOB_DEFAULTS, form_fields, knob_defaults, knob_errors
+from procurement.views.sizing import KNOB_DEFAULTS, form_fields, knob_defaults, knob_errors, posted_knobs
+from procurement.views.sizing_image_fields import image_section_context
 
 
 def _visible(request, workload_id: int) -> models.Workload:
@@ -53,11 +55,11 @@ def _posted_document(request) -> tuple[str, dict[str, str], dict]:
     """(YAML text, form knobs, spec dict) from the posted fields or the pasted spec; raises
     WorkloadSpecError for text that is not a spec document."""
     if request.POST.get("source") == "fields":
-        knobs = {knob: request.POST.get(knob, "").strip() for knob in KNOB_DEFAULTS}
+        knobs = posted_knobs(request.POST)
         document = spec_from_knobs(knobs)
         return spec_to_yaml(document), knobs, document
     text = request.POST.get("spec", "")
-    return text, dict(KNOB_DEFAULTS), load_spec_text(text, "spec")
+    return text, KNOB_DEFAULTS | IMAGE_KNOB_DEFAULTS, load_spec_text(text, "spec")
 
 
 @role_required(ENGINEER)
@@ -66,7 +68,7 @@ def workload_create_page(request):
     the signed-in engineer; team: the one picked, else their first); with `find_offers`, also rank it
     and save that answer, then open its recommendations."""
     preset = request.GET.get("preset")
-    knobs = knob_defaults(preset)
+    knobs = knob_defaults(preset) | IMAGE_KNOB_DEFAULTS
     text, errors, team_slug = spec_to_yaml(spec_from_knobs(knobs)), [], ""
     if request.method == "POST":
         team_slug = request.POST.get("team", "")
@@ -97,7 +99,8 @@ def workload_create_page(request):
             "selected_preset": preset or "",
             "teams": _team_choices(request.user),
             "team_slug": team_slug,
-        },
+        }
+        | image_section_context(knobs, knob_errors(errors)),
     )
 
 

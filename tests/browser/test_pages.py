@@ -113,6 +113,35 @@ def test_an_engineer_sizes_a_workload_with_the_form_and_reads_a_report(signed_in
     assert page.locator("#candidates td[data-label=Verdict]").first.is_visible()
 
 
+def test_an_engineer_ticks_vae_slicing_on_an_sdxl_batch_and_reads_the_smaller_decode(
+    signed_in_page, gpu_catalog, snap
+):
+    """SDXL batch 4 at 1024 px in fp16 (the VAE decode upcast to fp32): the whole batch's decode holds
+    4 x 1,088 x 1024^2 x 4 B = 17.00 GiB, one sliced image 4.25 GiB (test_sizing_image_form.py's hand
+    count; the decode is the largest transient either way, so it is the activations line)."""
+    page = signed_in_page("engineer")
+    page.goto("/size/?preset=sdxl-base-1.0")
+    assert page.locator("#image-knobs").get_attribute("open") is not None  # an image preset opens it
+    page.select_option("#knob-precision", "fp16")
+    page.fill("#knob-micro_batch_size", "4")
+    page.click("#fields-form button[type=submit]")
+    page.wait_for_selector("#candidates")
+    activations = page.locator("#memory tr", has_text="Activations").inner_text()
+    assert "17.00 GiB" in activations.replace("\t", " "), activations
+    slicing = page.get_by_label("VAE slicing")  # found by its label: the control is labelled
+    assert not slicing.is_checked()
+    assert "one image at a time" in page.locator("#help-vae_slicing").inner_text()
+    slicing.check()
+    page.click("#fields-form button[type=submit]")
+    page.wait_for_selector("#candidates")
+    assert page.get_by_label("VAE slicing").is_checked()  # the ticked box comes back ticked
+    assert "vae_slicing: true" in page.locator("#spec").input_value()
+    activations = page.locator("#memory tr", has_text="Activations").inner_text()
+    assert "4.25 GiB" in activations.replace("\t", " "), activations
+    assert_no_reprs(page)
+    snap(page, "sizing-image")
+
+
 def test_a_viewer_reads_an_offers_spot_history(signed_in_page, snap):
     from pricing.ingest import ingest_price_records
     from pricing.models import Offer

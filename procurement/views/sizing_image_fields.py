@@ -1,0 +1,184 @@
+"""The sizing form's image section: a label, a hint (the tasks a field acts in) and help text (what it
+means) for every image knob (procurement/sizing/image_knobs.py), with choices in words.
+
+Flags are checkboxes; choices are selects whose options read as words, never a Python value.
+"""
+
+from __future__ import annotations
+
+from procurement.sizing.image_knobs import IMAGE_FLAG_DEFAULTS
+from procurement.sizing.image_presets import image_architecture
+
+# knob -> (label, hint: where it acts, help: what it means)
+IMAGE_KNOB_LABELS = {
+    "guidance": (
+        "Classifier-free guidance",
+        "diffusion inference",
+        "CFG runs the denoiser twice a step (with and without the prompt); distilled models run it once.",
+    ),
+    "vae_slicing": (
+        "VAE slicing",
+        "diffusion inference",
+        "Decode one image at a time (diffusers enable_vae_slicing): the decoder's peak memory is one "
+        "image's, not the whole batch's.",
+    ),
+    "vae_tiling": (
+        "VAE tiling",
+        "diffusion inference",
+        "Decode in tiles of the VAE's native side (diffusers enable_vae_tiling: 512 px for SD 1.x, 1024 px "
+        "for SDXL, SD3 and FLUX), each tile over the whole batch; helps above the native side.",
+    ),
+    "text_encoder_offload": (
+        "Text encoders on the CPU",
+        "inference",
+        "The prompt is encoded on the host, so the text encoders' weights leave GPU memory.",
+    ),
+    "weight_quantization": (
+        "Weight quantization",
+        "inference",
+        "Weights stored in fewer bits (the denoiser; the text encoders too if ticked below).",
+    ),
+    "quantize_text_encoders": (
+        "Quantize the text encoders too",
+        "inference, with weight quantization",
+        "Unticked, only the denoiser is quantized (a quantized transformer loaded alone).",
+    ),
+    "fused_kernels": (
+        "Fused kernels (torch.compile, TensorRT)",
+        "",
+        "A compiled engine: no separate elementwise passes over the activations.",
+    ),
+    "images": (
+        "Images to generate",
+        "inference: a batch job; blank: serving",
+        "A generation job's image count, for its GPU hours and cost.",
+    ),
+    "text_tokens": (
+        "Text tokens",
+        "SD3, FLUX, LTX-Video; blank: the preset's",
+        "Text-encoder tokens the diffusion transformer attends to together with the image.",
+    ),
+    "optimizer": (
+        "Optimizer",
+        "training",
+        "The 8-bit AdamWs (bitsandbytes) keep the optimizer's two moments in one byte each.",
+    ),
+    "flash_attention": (
+        "Fused attention (SDPA, FlashAttention)",
+        "unticked: eager attention",
+        "Fused attention never holds the attention-score matrix; eager attention stores it and is slower.",
+    ),
+    "optimizer_in_backward": (
+        "Optimizer step inside the backward pass",
+        "training",
+        "Each weight is updated as soon as its gradient is ready (kohya --fused_backward_pass), so no "
+        "full gradient buffer is kept.",
+    ),
+    "train_text_encoder": (
+        "Train the text encoders too",
+        "diffusion training",
+        "Full fine-tuning trains their weights; LoRA adds adapters to their attention.",
+    ),
+    "prior_preservation": (
+        "Prior preservation (DreamBooth)",
+        "diffusion training",
+        "One class image per instance image, so each step runs twice the images.",
+    ),
+    "cache_latents": (
+        "Cache latents",
+        "diffusion training",
+        "Latents computed once before training: the VAE is neither loaded nor run (and the text "
+        "embeddings are cached too, unless set below).",
+    ),
+    "cache_text_embeddings": (
+        "Cache text embeddings",
+        "diffusion training",
+        "Text-encoder outputs computed once before training (kohya --cache_text_encoder_outputs): the "
+        "text encoders are not loaded.",
+    ),
+    "data_pipeline": (
+        "Training data pipeline",
+        "training",
+        "What the host's CPUs do for each training image; sets the vCPUs the data loader needs.",
+    ),
+    "epochs": (
+        "Epochs",
+        "training, instead of training steps",
+        "Passes over the dataset, for hours and cost; needs the dataset's image count.",
+    ),
+    "dataset_images": ("Dataset images", "training, with epochs", "Images in one epoch."),
+    "max_objects_per_image": (
+        "Most objects in one image",
+        "YOLO training; blank: COCO's 93",
+        "The most labelled objects in one training image; sizes the loss's target assignment.",
+    ),
+    "deterministic": (
+        "Deterministic mode",
+        "YOLO training",
+        "Ultralytics' deterministic mode (on by default) fills every new tensor before use on PyTorch 2.1 "
+        "or later; untick it when the run turns it off or uses an older PyTorch.",
+    ),
+}
+# Select knobs: (value, words) for each option; the first is the spec's default
+IMAGE_KNOB_OPTIONS = {
+    "guidance": (
+        ("preset", "The preset's"),
+        ("cfg", "CFG: two passes a step"),
+        ("distilled", "Distilled: one pass"),
+        ("none", "No guidance: one pass"),
+    ),
+    "weight_quantization": (
+        ("none", "Not quantized"),
+        ("int8", "8-bit"),
+        ("int4", "4-bit"),
+        ("nf4", "4-bit NF4"),
+    ),
+    "optimizer": (
+        ("adamw", "AdamW"),
+        ("adamw_8bit", "AdamW 8-bit"),
+        ("paged_adamw_8bit", "Paged AdamW 8-bit"),
+        ("sgd", "SGD"),
+        ("adafactor", "Adafactor"),
+    ),
+    "cache_text_embeddings": (
+        ("", "As for latents"),
+        ("true", "Yes: encoders not loaded"),
+        ("false", "No: encoders run every step"),
+    ),
+    "data_pipeline": (
+        ("preset", "The preset's"),
+        ("mosaic", "Mosaic (detector augmentation)"),
+        ("crop", "Crops (classification)"),
+        ("predecoded", "Pre-decoded: no CPU decode"),
+    ),
+}
+
+
+def image_form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
+    """The image section's fields in order, each with its label, hint, help, value, kind and error."""
+    return [
+        {
+            "name": knob,
+            "label": label,
+            "hint": hint,
+            "help": help_text,
+            "value": knobs.get(knob, ""),
+            "kind": _kind(knob),
+            "options": IMAGE_KNOB_OPTIONS.get(knob),
+            "error": errors.get(knob, ""),
+        }
+        for knob, (label, hint, help_text) in IMAGE_KNOB_LABELS.items()
+    ]
+
+
+def image_section_context(knobs: dict[str, str], errors: dict[str, str]) -> dict:
+    """The template's image section: its fields, open on an image preset or where one of them is marked."""
+    fields = image_form_fields(knobs, errors)
+    is_image = image_architecture(knobs.get("preset") or "") is not None
+    return {"image_fields": fields, "image_open": is_image or any(field["error"] for field in fields)}
+
+
+def _kind(knob: str) -> str:
+    if knob in IMAGE_FLAG_DEFAULTS:
+        return "checkbox"
+    return "select" if knob in IMAGE_KNOB_OPTIONS else "number"
