@@ -70,7 +70,12 @@ def knob_defaults(preset: str | None) -> dict[str, str]:
     arch = image_architecture(preset)
     if arch:  # an image preset: generation/detection starts on inference, at the preset's batch
         task = "inference" if arch.is_diffusion or arch.inference_only else "full_finetune"
-        return KNOB_DEFAULTS | {"preset": preset, "task": task, "micro_batch_size": str(arch.default_batch)}
+        # an alias ("sdxl") selects its preset's own name, the one the list shows and a submit sends
+        return KNOB_DEFAULTS | {
+            "preset": arch.slug,
+            "task": task,
+            "micro_batch_size": str(arch.default_batch),
+        }
     tier = IMAGE_TIERS.get(preset)
     if tier:
         return KNOB_DEFAULTS | {"preset": preset, "task": tier.tasks[0], "micro_batch_size": "1"}
@@ -166,7 +171,7 @@ def sizing_page(request):
         "errors": errors,
         "report": report,
         "presets": known_preset_names(),
-        "selected_preset": preset or "",
+        "selected_preset": knobs["preset"],  # what the form sizes, so a submit sizes what the page shows
         "form_fields": form_fields(knobs, knob_errors(errors)),
     } | image_section_context(knobs, knob_errors(errors))
     if report:

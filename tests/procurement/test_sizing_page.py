@@ -216,3 +216,14 @@ def test_the_form_states_context_parallelism_and_names_a_bad_degree(bundled_cata
     marked = {field["name"]: field["error"] for field in bad.context["form_fields"] if field["error"]}
     assert marked["context_parallel"] == "2 x context_parallel (6) must divide seq_len (8192)"
     assert "context_parallel (2 x 1 x 3)" in marked["gpus"]
+
+
+@pytest.mark.django_db
+def test_a_preset_alias_in_the_address_selects_the_preset_it_names(bundled_catalog, client_as):
+    """/size/?preset=sdxl loaded SDXL's defaults while the list showed its first entry, so a submit sized
+    another model (found by form29). The alias now selects its preset, sdxl-base-1.0, in the list and the
+    form's spec."""
+    html = client_as("engineer").get("/size/?preset=sdxl").content.decode()
+    selected = re.findall(r'<option value="([^"]+)" selected>', html[html.index('id="preset"') :])
+    assert selected[0] == "sdxl-base-1.0"
+    assert "sdxl-base-1.0" in html[html.index("<textarea") : html.index("</textarea>")]
