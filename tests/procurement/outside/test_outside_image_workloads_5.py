@@ -351,8 +351,11 @@ def test_flux_100k_images_top_row_by_hand(bundled_catalog, client_as, tmp_path):
     arithmetic is right, and 48 GB holds FLUX bf16 (35.8 GiB). The row's exposure is the L40S time, for
     which I found no published FLUX figure: the Ada board-power bound the team fitted (0.261 TFLOPS/W,
     docs: UNet generation) is not applied to the DiT; applied, 350 W x 0.261 = 91 TFLOPS -> 23 s an image,
-    +50% cost. The assertion below pins the break-even: the top row stays right only while the cheapest
-    on-demand H100 GPU-hour at the published 6.573 s costs more than the row's compute."""
+    +50% cost (243 USD of compute). The robustness check: the catalog's cheapest on-demand H100 GPU-hour (lium
+    H100-SXM_8x, 14.00 USD / 8 = 1.75) at the published eager 6.573 s is 100,000 x 6.573 / 3600 = 182.6 h x 1.75
+    = 319.5 USD; compiled (4.209 s) 204.6 USD. Both exceed the row's 162.37, and the eager H100 exceeds even the
+    power-bounded L40S, so the first row is right under either reading; only a compiled H100 against a
+    power-bounded L40S would flip it (204.6 < 243). The assertion pins the eager break-even."""
     rows = _recommend(tmp_path, FLUX_100K, top=3)
     first = rows[0]
     assert first["fits"] and first["memory_per_gpu_gib"] <= first["memory_margin"]["capacity_gib"]
