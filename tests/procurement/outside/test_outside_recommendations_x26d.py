@@ -528,3 +528,43 @@ def test_vllm_70b_tp4_ranking_at_the_measured_tpot_keeps_tp4_and_prices_a_month(
     assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(
         compute_cost_by_hand(first), rel=Decimal("0.001")
     )
+
+
+# --- 10. The 2D plans above (FSDP with tensor parallelism) as a buyer ranks them ------------------------------------
+# torchtitan's 70B (FSDP 32 x TP 8 on 256 H100, [TT2412] Table 4) and AutoModel's 70B LoRA (FSDP 4 x TP 2 on 8 H100,
+# [AUTOMODEL]) both ran on 8-GPU NVLink H100 nodes, and `size` sizes both (cases 2 and 7). The same plan with
+# zero_stage 1 ranks (32 x 8 B200 first for the 70B), so the catalog has the nodes and fabric.
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="The ranking returns no rows for a stated ZeRO-3 (FSDP) + tensor-parallel plan: 'considered 0', "
+    "why_empty 'no offer can run the stated parallelism (gpus 256, zero_stage 3, tensor_parallel 8): tensor "
+    "parallel 8 needs an instance whose GPU count it divides with NVLink or Infinity Fabric between them' "
+    "across 6,851 offers, though Nebius and GCP 8-GPU NVLink H100/H200/B200 nodes with InfiniBand/RDMA are in "
+    "the catalog and rank the same plan at ZeRO-1. Same with TP 4 or TP 8 on 64 GPUs. Reading "
+    "procurement/ranking/contract.py: the plan grid pairs tensor parallelism with ZeRO 0-2 only, so the "
+    "contract (zero == 3 and tp == 8) matches no cell and empty.py blames the interconnect.",
+)
+def test_titan_70b_fsdp_tp8_plan_is_ranked(bundled_catalog):
+    rows = ranked(TITAN_70B)
+    assert rows, "no rows"
+    for row in rows:
+        assert (row["gpus"], row["plan"]["tensor_parallel"], row["plan"]["zero_stage"]) == (256, 8, 3), (
+            describe(rows)
+        )
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="Same gap on one node: AutoModel's 70B LoRA (FSDP 4 x TP 2 on 8 H100, 1,091.85 tokens/s/GPU "
+    "published, sized by the product as fitting at 27.9 GiB) gets an empty ranking, though 8-GPU NVLink H100 "
+    "instances are in the catalog.",
+)
+def test_automodel_lora_70b_fsdp_tp2_plan_is_ranked(bundled_catalog):
+    rows = ranked(LORA_70B)
+    assert rows, "no rows"
+    for row in rows:
+        assert (row["gpus"], row["plan"]["tensor_parallel"], row["plan"]["zero_stage"]) == (8, 2, 3), (
+            describe(rows)
+        )
