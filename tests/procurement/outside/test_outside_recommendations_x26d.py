@@ -1,0 +1,618 @@
+"""Issue 26, judged from outside (round x26d): eleven published runs no earlier round or docs/validation.md used,
+chosen by a GPU engineer who buys training and serving capacity.
+
+Each case is the spec a user would write for the run (its own plan, parallelism and precision), its source,
+the published figure, the product's figure and the gap. Speeds and memory go through `size_spec_document`
+(what `manage.py size` runs, calibration off); rankings through the service `manage.py recommend` uses
+(``workload_spec_parse`` -> ``ranking_options_parse`` -> ``recommendation_compute``), top five rows.
+Tolerances are the issue's: throughput within 15%, memory within 10%. Where the published run states only
+that it ran on a card (no per-GPU memory), the check is that the product lets it run there. Misses are
+strict xfails with the published figure, the product's figure, the gap and the cause I read.
+
+Sources (figures quoted where used):
+  [TT2412]  pytorch/torchtitan @b5bcd76c66d0acb1a08b176d9639425bc55e0b2a
+            benchmarks/llama3_h100_202412_torchtitan.md (torchtitan team, end of 2024; Grand Teton hosts, 8 H100
+            "96GB HBM2e" per host at the "default 500W power limit", 400 Gb/s RDMA per GPU; TPS/GPU read at
+            iteration 90, memory = max over ranks). Recipes at the table's torchtitan commit
+            9dec370ad26b5f8e9a7333a0e36165018262644b: train_configs/llama3_8b.toml (seq_len = 8192,
+            activation_checkpoint mode = 'selective', selective_ac_option = 'op', data_parallel_shard_degree = -1)
+            and train_configs/llama3_70b.toml (seq_len = 8192, tensor_parallel_degree = 8, mode = 'full').
+  [TRAINY]  same repository and commit, benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md (Trainy on
+            WhiteFiber, June 2025: 8 H200 per host, 400 Gb/s per GPU; llama3_8b.toml with
+            --training.local_batch_size=2 --training.compile, float8 linears with FSDP float8 all-gather;
+            the toml at torchtitan e7c0cae934df78d6e9c2835f42ff1f757dc3fddc:
+            torchtitan/models/llama3/train_configs/llama3_8b.toml has seq_len = 8192, mode = "selective").
+  [MCOREMOE] NVIDIA/Megatron-LM @b97184db566352ed2095d389bf09ff76649cc231 megatron/core/transformer/moe/README.md:
+            "With MCore v0.9, we've achieved remarkable performance of **468 TFLOPS** for Mixtral 8X7B bf16
+            training", and "Reference Best Parallel Mapping": "Mixtral 8x7B(Dropless) | 32K | All-to-All | BF16 |
+            64 | 4096 | 1 | 8 | 4 | 8 | 1 | 256" (#GPUs, SEQ LEN, TP, EP, PP, VP, MBS, GBS) on 8xH100 80GB HBM3,
+            NVLink 4, InfiniBand 8x400 Gbit/s.
+  [AUTOMODEL] NVIDIA-NeMo/Automodel @cb9765441e5127b8100879ca1f7ff5920f825887 docs/performance-summary.mdx
+            ("Last Updated: 2025-10-02"; "System: DGX-H100, Precision: BF16"; "Fake balanced gate is enabled";
+            "MFU calculated using peak TFLOPs for the system (989 for BF16 H100)"). Recipes at HEAD
+            36044ad3d139363fb6c73c24af2e7c6b65ec52f6 examples/llm_benchmark/: deepseek_v3_te_deepep.yaml
+            (activation_checkpointing: true, pp_schedule: interleaved1f1b, layers_per_stage: 2),
+            gptoss_120b_te_deepep.yaml (ep_size: 64, activation_checkpointing: false),
+            llama3_1_8b_peft_benchmark.yaml (target_modules: '*_proj', dim: 16),
+            custom_llama3_3_70b_instruct_peft_benchmark.yaml (tp_size: 2, activation_checkpointing: true).
+  [UNSLOTH] unslothai/unsloth @e3162dc5bf88bf4c2b598c74cbcaba0706c4067b README.md "Llama 3.1 (8B) max. context
+            length": "4bit QLoRA on all linear layers (Q, K, V, O, gate, up and down) with rank = 32 with a batch
+            size of 1"; Hugging Face + FA2 column: 12 GB 932, 16 GB 2,551, 24 GB 5,789, 40 GB 12,264,
+            48 GB 15,502, 80 GB 28,454 tokens. (docs/validation.md uses only the 70B row of this README.)
+  [LAMBDA]  LambdaLabsML/vllm-benchmark @0e8fc5d0f9865a326666cb82aeb2d8dc74c82c5e benchmark_v0.md:
+            "`Llama 3.1 70B`: `tp=4`, `rps=inf`, `num-prompt=5000`, `max-num-seq=256`, `max-seq-len=2048`",
+            vLLM v0.6.0, scheduler steps 10: 3542.88 output tokens/s, "Median TPOT (ms)" 61.10 (card not stated).
+            The model is bf16 meta-llama/Meta-Llama-3.1-70B-Instruct (cache_model.py
+            @680cc0a3f925fbf1700b8ba928c7ceebe0015986, the uncommented list).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
+from tests.procurement.outside.test_outside_recommendations_x26b import (
+    candidate,
+    describe,
+    ranked,
+    tokens_per_gpu,
+)
+
+H100 = "h100-sxm5-80gb"
+H200 = "h200-sxm-141gb"
+RTX_4090 = "rtx-4090"
+A100 = "a100-sxm4-80gb"
+FEASIBLE = {"fits", "tight", "oversized"}
+GIB = 2**30
+
+
+def gap(product: float, published: float) -> float:
+    return (product - published) / published
+
+
+def pretrain(
+    model, gpus: int, micro_batch: int, seq: int, checkpointing: str, precision: str, **plan
+) -> dict:
+    """A torchtitan / AutoModel / Megatron run as a user states it: FSDP (ZeRO-3) unless the plan says otherwise,
+    the global batch as accumulation steps."""
+    accumulation = plan.pop("accumulation", 1)
+    parallelism = {"gpus": gpus, "zero_stage": "fsdp"} | plan
+    return {
+        "task": "pretrain",
+        "model": {"preset": model} if isinstance(model, str) else dict(model),
+        "precision": precision,
+        "micro_batch_size": micro_batch,
+        "seq_len": seq,
+        "gradient_checkpointing": checkpointing,
+        "gradient_accumulation_steps": accumulation,
+        "parallelism": parallelism,
+        "training_tokens": 1e10,
+    }
+
+
+def compute_cost_by_hand(row: dict) -> Decimal:
+    return Decimal(row["effective_price_per_hour"]) * row["instances"] * Decimal(str(row["hours"]))
+
+
+# --- 1. torchtitan, Llama 3.1 8B on 8 and 128 H100, FSDP, bf16 (eager) ------------------------------------------
+# [TT2412] Table 1: "Llama 3.1 8B model. 8 GPUs. Local batch size 2 ... Selective activation checkpointing."
+# FSDP 5,762 TPS/GPU, 82.4 GiB; FSDP + torch.compile 6,667, 77.0; FSDP + torch.compile + Float8 8,532, 76.8.
+# Table 3 (128 GPUs, same recipe): FSDP 5,605 TPS/GPU, 67.0 GiB.
+# The measured H100s are 96 GB HBM2e parts at 500 W, not in the catalog: the absolute speed is not judged on the
+# 700 W SXM card; the memory (card-independent) and same-card ratios are.
+# torchtitan's "selective" is op-level SAC (saves the matmul outputs except every second one): the spec's nearest
+# field is `selective` (the engine drops the attention scores only); `full` keeps the block inputs only.
+TITAN_8B_8 = pretrain("llama-3.1-8b", 8, 2, 8192, "selective", "bf16")
+TITAN_8B_128 = pretrain("llama-3.1-8b", 128, 2, 8192, "selective", "bf16")
+TITAN_8B_8_FP8 = pretrain("llama-3.1-8b", 8, 2, 8192, "selective", "fp8")
+
+
+@pytest.mark.django_db
+def test_titan_8b_fsdp_memory_falls_by_the_sharded_state_from_8_to_128_gpus(bundled_catalog):
+    """Published: 82.4 -> 67.0 GiB, a 15.4 GiB drop. By hand: AdamW mixed precision keeps 16 bytes a parameter
+    (bf16 weight and gradient are gathered per layer; fp32 master, two moments and the fp32 gradient shard),
+    8.03e9 x 16 x (1/8 - 1/128) = 15.06e9 B = 14.0 GiB. Product: 111.65 -> 96.93 GiB, a 14.72 GiB drop (-4.4%)."""
+    drop = (
+        candidate(TITAN_8B_8, H100)["memory"]["total_per_gpu_gib"]
+        - candidate(TITAN_8B_128, H100)["memory"]["total_per_gpu_gib"]
+    )
+    assert drop == pytest.approx(82.4 - 67.0, rel=0.10)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TT2412] Table 1: 82.4 GiB a GPU (Llama 3.1 8B, 8 GPUs FSDP, 2 x 8192 tokens, selective op-level AC); "
+    "product 111.65 GiB (+35.5%), of which 89.8 GiB activations. torchtitan's 'selective' is op-level SAC: "
+    "it recomputes every second matmul and keeps about half the MLP/projection outputs; the spec has no "
+    "such level, 'selective' keeps every matmul output (Megatron's selective) and 'full' (32.4 GiB, -61%) "
+    "only block inputs. Published lies between the two; neither is within 10%.",
+)
+def test_titan_8b_fsdp_memory_on_8_gpus_within_10_percent(bundled_catalog):
+    total = candidate(TITAN_8B_8, H100)["memory"]["total_per_gpu_gib"]
+    assert total == pytest.approx(82.4, rel=0.10)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TT2412] Table 3: 67.0 GiB a GPU on 128 GPUs, so the run fits an 80 GB H100 (79.x GiB usable); "
+    "product 96.93 GiB (+44.7%) and verdict does_not_fit on the H100 SXM 80GB. Same cause as the 8-GPU "
+    "memory: no op-level selective checkpointing in the spec, 'selective' counts every matmul output.",
+)
+def test_titan_8b_fsdp_on_128_gpus_fits_the_80gb_h100(bundled_catalog):
+    row = candidate(TITAN_8B_128, H100)
+    assert row["verdict"] in FEASIBLE, (row["verdict"], row["memory"]["total_per_gpu_gib"])
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="Buyer-facing form of the 128-GPU memory miss: torchtitan ran this on 128 H100 at 67.0 GiB a GPU "
+    "[TT2412], but the product's top five are all 16 x 8 B200 or H200 (first row Nebius B200 on demand, "
+    "1,827 USD); no H100 80GB row, the card the run was published on, is offered.",
+)
+def test_titan_8b_on_128_gpus_ranking_offers_an_h100(bundled_catalog):
+    rows = ranked(TITAN_8B_128)
+    assert all(row["gpus"] == 128 and row["plan"]["zero_stage"] == 3 for row in rows), describe(rows)
+    assert any(row["gpu"] == H100 for row in rows), describe(rows)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TT2412] Table 1 on one card and stack: FSDP + compile + Float8 8,532 TPS/GPU over FSDP + compile "
+    "6,667 = 1.280x; product fp8 over bf16 on the same plan 14,491.8 / 7,245.9 = 2.000x (+56%). The engine "
+    "runs a `precision: fp8` dense model at its fitted MFU of the 8-bit peak (Transformer Engine runs, NeMo "
+    "tables), i.e. twice the bf16 speed; torchao float8 linears (dynamic scaling casts, attention, norms and "
+    "the loss in bf16) gained 28% here. The spec has no field for the fp8 recipe's share of the step.",
+)
+def test_titan_8b_float8_speedup_over_bf16_within_15_percent(bundled_catalog):
+    ratio = tokens_per_gpu(candidate(TITAN_8B_8_FP8, H100)) / tokens_per_gpu(candidate(TITAN_8B_8, H100))
+    assert ratio == pytest.approx(8532 / 6667, rel=0.15)
+
+
+# --- 2. torchtitan, Llama 3.1 70B on 256 H100, FSDP 32 x TP 8, Float8, full AC ------------------------------------
+# [TT2412] Table 4: "Llama 3.1 70B model. 256 GPUs (FSDP 32, TP 8). Local batch size 16, global batch size 512.
+# Full activation checkpointing." 2D: 829 TPS/GPU, 71.9 GiB. Local batch 16 is per data-parallel rank, i.e. per
+# TP group of 8 (32 x 16 = 512), which is the spec's micro_batch_size.
+TITAN_70B = pretrain("llama-3-70b", 256, 16, 8192, "full", "fp8", tensor_parallel=8)
+
+
+@pytest.mark.django_db
+def test_titan_70b_2d_speed_within_15_percent(bundled_catalog):
+    """Published 829 TPS/GPU on 500 W H100s; product 931.4 on the 700 W SXM (+12.4%). A full-power card can only
+    raise the measured figure, narrowing the gap."""
+    assert tokens_per_gpu(candidate(TITAN_70B, H100)) == pytest.approx(829, rel=0.15)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TT2412] Table 4: 71.9 GiB a GPU; product 38.98 GiB (-45.8%, 32.2 GiB activations) and verdict "
+    "'oversized', which lets a 48 GB card look safe for a plan that used 72 GiB. By hand the kept block "
+    "inputs are 2 x 8192 x 16 x 8192 x 80 B / TP 8 = 20 GiB; the rest of the measured peak (the recomputed "
+    "block's working set at 131k tokens, fp8 casts and the 128k-vocabulary loss over 16 x 8192 tokens) is "
+    "under-counted at this micro-batch.",
+)
+def test_titan_70b_2d_memory_within_10_percent(bundled_catalog):
+    assert candidate(TITAN_70B, H100)["memory"]["total_per_gpu_gib"] == pytest.approx(71.9, rel=0.10)
+
+
+# --- 3. Trainy on WhiteFiber, Llama 3.1 8B on 32 H200, FSDP, Float8, compile ---------------------------------------
+# [TRAINY] NUM_NODES 4: 10,938 TPS/GPU, 47.96 GiB (8 nodes: 10,753, 46.97). local_batch_size 2, seq 8192.
+TRAINY_8B_H200 = pretrain("llama-3.1-8b", 32, 2, 8192, "selective", "fp8")
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TRAINY] 10,938 TPS/GPU on 32 H200; product 14,491.8 (+32.5%). Same cause as the Float8 ratio on "
+    "torchtitan's H100s: the engine gives torchao float8 the full 8-bit rate (2x its bf16 speed, 7,245.9).",
+)
+def test_trainy_8b_float8_on_32_h200_within_15_percent(bundled_catalog):
+    assert tokens_per_gpu(candidate(TRAINY_8B_H200, H200)) == pytest.approx(10938, rel=0.15)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[TRAINY] 47.96 GiB a GPU; product 88.32 GiB (+84%), 78.8 GiB of it activations. The op-level "
+    "selective checkpointing of torchtitan is not expressible (see the 8-GPU H100 case); note torchtitan's "
+    "own 8-GPU H100 Float8 row is 76.8 GiB, of which 11.2 GiB (16 B x 8.03e9 x (1/8 - 1/32)) is the 8 -> 32 sharding, so part of this gap "
+    "is the newer stack (PyTorch 2.8.0a0, NGC 25.05).",
+)
+def test_trainy_8b_float8_on_32_h200_memory_within_10_percent(bundled_catalog):
+    total = candidate(TRAINY_8B_H200, H200)["memory"]["total_per_gpu_gib"]
+    assert total == pytest.approx(47.96, rel=0.10)
+
+
+# --- 4. Megatron-Core MoE: Mixtral 8x7B on 64 H100, TP 1 / EP 8 / PP 4 / VP 8, bf16 -------------------------------
+# [MCOREMOE] mapping row and "468 TFLOPS for Mixtral 8X7B bf16 training". DP = 64 / (1 x 4) = 16, GBS 256 / (16 x 1)
+# = 16 micro-batches; dropless all-to-all dispatch; recomputation not stated (none: the spec's `selective`).
+# Caveat recorded: the headline is MCore v0.9's and the mapping table says "MCore v0.8".
+MIXTRAL_MCORE = pretrain(
+    "mixtral-8x7b",
+    64,
+    1,
+    4096,
+    "selective",
+    "bf16",
+    zero_stage=1,
+    pipeline_parallel=4,
+    virtual_pipeline=8,
+    expert_parallel=8,
+    accumulation=16,
+)
+
+
+@pytest.mark.django_db
+def test_mixtral_flops_per_token_match_a_hand_count(bundled_catalog):
+    """By hand, per token forward (Mixtral-8x7B config: 32 layers, d 4096, 32 heads, 8 KV heads, FFN 14336, top-2
+    of 8, vocab 32000): QKV 2 x 4096 x 6144 = 50.3M, out 33.6M, two SwiGLU experts 2 x 3 x 2 x 4096 x 14336 =
+    704.6M, causal attention 2 x 4096 x 4096 = 33.6M; x 32 layers = 26.31G, + LM head 2 x 4096 x 32000 = 0.26G;
+    x 3 = 79.7 GFLOPs. Product 80.5 (+1.0%)."""
+    fpt = candidate(MIXTRAL_MCORE, H100)["throughput"]["flops_per_token"]
+    assert fpt == pytest.approx(79.7e9, rel=0.03)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[MCOREMOE] 468 TFLOPS a GPU (5,814 tokens/s/GPU at the product's 80.5 GFLOPs a token); product "
+    "3,686.8 tokens/s/GPU = 296.8 TFLOPS (-36.6%). Not the pipeline (bubble 2.3%) nor the all-to-all "
+    "(0.08 s of a 4.44 s step): the engine's MFU is 0.313 where the run reached 0.473 of the 989 TFLOPS "
+    "peak. By hand from procurement/sizing/mfu.py moe_efficiency_factor: FLOPs 80.5e9 / (989e12 x 0.40) = "
+    "203.5 us a token, routed bytes 32 x 2 x 4096 x 125 B / 3.35 TB/s = 9.8 us, and moe_layer_fixed_seconds "
+    "6 ms x 32 layers / 4,096 tokens = 46.9 us: factor 0.781, 0.40 x 0.781 = 0.313. The fixed 6 ms a MoE "
+    "layer and micro-batch (fitted where it was, on narrow-expert runs) costs this wide-expert model 22%, "
+    "and the dense cap of 0.40 is itself 15% under the run.",
+)
+def test_mixtral_mcore_speed_within_15_percent(bundled_catalog):
+    row = candidate(MIXTRAL_MCORE, H100)
+    tflops = tokens_per_gpu(row) * row["throughput"]["flops_per_token"] / 1e12
+    assert tflops == pytest.approx(468, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_mixtral_mcore_ranking_keeps_the_plan_and_costs_by_hand(bundled_catalog):
+    """Top five: all 64 GPUs (8 instances x 8), TP 1 / PP 4 / VP 8 / EP 8 / ZeRO-1 as stated. First row
+    (Nebius H100 8-GPU on demand, 23.60 USD/h an instance): compute 8 x 23.60 x 11.7724 h = 2,222.63 USD."""
+    rows = ranked(MIXTRAL_MCORE)
+    assert len(rows) == 5, describe(rows)
+    for row in rows:
+        plan = row["plan"]
+        assert (row["gpus"], row["instances"] * row["gpus_per_instance"]) == (64, 64), describe(rows)
+        assert (plan["tensor_parallel"], plan["pipeline_parallel"], plan["virtual_pipeline"]) == (1, 4, 8)
+        assert (plan["expert_parallel"], plan["zero_stage"]) == (8, 1)
+    first = rows[0]
+    assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(
+        compute_cost_by_hand(first), rel=Decimal("0.001")
+    )
+
+
+# --- 5. NeMo AutoModel: DeepSeek-V3 671B on 256 H100, PP 4 / VP 8 / EP 64, FSDP 64, bf16 --------------------------
+# [AUTOMODEL] "DeepSeek V3 671B | 256 | 512 | 1 | 8 | 1 | 4096 | 1 | 4 | 1 | 64 | 8 | 64 | TE + DeepEP | 8.18 | 250 |
+# 1,002" (GPUs, GBS, MBS, LBS, GA, seq, TP, PP, CP, EP, VP, FSDP, ..., s/step, TFLOPs/GPU, tokens/s/GPU).
+# LBS 8 at MBS 1: 8 micro-batches in flight per pipeline; activation checkpointing on in the recipe.
+def deepseek_v3_automodel(virtual_pipeline: int) -> dict:
+    plan = {"pipeline_parallel": 4, "expert_parallel": 64, "expert_dispatch": "deepep", "accumulation": 8}
+    if virtual_pipeline > 1:
+        plan["virtual_pipeline"] = virtual_pipeline
+    return pretrain("deepseek-v3", 256, 1, 4096, "full", "bf16", **plan)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=WorkloadSpecError,
+    reason="[AUTOMODEL] runs DeepSeek-V3's 61 layers on PP 4 x VP 8 (interleaved 1F1B, layers_per_stage 2: 32 "
+    "chunks, some holding one layer). The spec refuses it: pp x vp must divide num_layers, and an uneven "
+    "split must give stage counts in multiples of VP (61 has none); the user can only state VP 1, whose "
+    "bubble is (4 - 1) / 8 = 37.5% of compute against 4.7% for the run's plan.",
+)
+def test_deepseek_v3_automodel_plan_can_be_stated():
+    parse_workload_spec(deepseek_v3_automodel(8))
+
+
+@pytest.mark.django_db
+def test_deepseek_v3_automodel_plan_fits_the_80gb_h100(bundled_catalog):
+    """The run was published on 80 GB H100s; product 70.24 GiB a GPU, verdict 'tight' (runs, no 20% headroom)."""
+    assert candidate(deepseek_v3_automodel(1), H100)["verdict"] in FEASIBLE
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[AUTOMODEL] 1,002 tokens/s/GPU; product at the nearest statable plan (VP 1) 414.4 (-58.6%): "
+    "bubble 37.5% (VP 8 not statable) and 7.15 s of DeepEP all-to-all exposed in a 19.8 s step (36%). The run "
+    "used a 'fake balanced gate' (ideal routing) and overlaps dispatch under interleaving; the product "
+    "has 'partial' overlap only with expert_overlap, not stated here because the source does not say.",
+)
+def test_deepseek_v3_automodel_speed_within_15_percent(bundled_catalog):
+    assert tokens_per_gpu(candidate(deepseek_v3_automodel(1), H100)) == pytest.approx(1002, rel=0.15)
+
+
+# --- 6. NeMo AutoModel: GPT-OSS 120B on 64 H100, EP 64, FSDP 64, bf16 ---------------------------------------------
+# [AUTOMODEL] "GPT-OSS 120B | 64 | 512 | 2 | 2 | 4 | 4096 | 1 | 1 | 1 | - | - | 64 | TE + DeepEP + FlexAttn | 4.30 | 231 |
+# 7,626"; the recipe sets ep_size: 64 and no activation checkpointing. No preset: the shape of
+# openai/gpt-oss-120b config.json (not fetched here; as copied in two public repositories' fixtures, search
+# index file ids 71309954953 and 54030563578) (36 layers, hidden 2880, 64 heads of 64, 8 KV heads, 128 experts top-4 of width
+# 2880, vocabulary 201,088, QKV bias). Alternate layers use a 128-token sliding window, which the spec cannot state.
+GPT_OSS_120B = {
+    "name": "gpt-oss-120b",
+    "num_layers": 36,
+    "hidden_size": 2880,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "intermediate_size": 2880,
+    "moe_intermediate_size": 2880,
+    "num_experts": 128,
+    "experts_per_token": 4,
+    "vocab_size": 201088,
+    "attention_qkv_bias": True,
+}
+GPT_OSS_AUTOMODEL = pretrain(
+    GPT_OSS_120B, 64, 2, 4096, "none", "bf16", expert_parallel=64, expert_dispatch="deepep", accumulation=4
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[AUTOMODEL] the run trained on 64 x H100 80GB without checkpointing; product 80.42 GiB a GPU, "
+    "verdict does_not_fit (42.8 GiB activations for 2 x 4096 tokens over 36 layers with full attention on "
+    "every layer; half of them keep a 128-token window, which the spec cannot state).",
+)
+def test_gpt_oss_120b_automodel_plan_fits_the_80gb_h100(bundled_catalog):
+    assert candidate(GPT_OSS_AUTOMODEL, H100)["verdict"] in FEASIBLE
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[AUTOMODEL] 7,626 tokens/s/GPU; product 3,880.5 (-49.1%). Two causes: the engine counts full causal "
+    "attention on every layer, 37.9 GFLOPs a token against the source's 231e12 / 7,626 = 30.3 (sliding "
+    "window on half the layers: ~+24% FLOPs); and the EP-64 all-to-all over 8 nodes is 52% of the product's "
+    "step, where the published step (4.30 s for 512 x 4096 tokens) leaves little room for exposed dispatch.",
+)
+def test_gpt_oss_120b_automodel_speed_within_15_percent(bundled_catalog):
+    assert tokens_per_gpu(candidate(GPT_OSS_AUTOMODEL, H100)) == pytest.approx(7626, rel=0.15)
+
+
+# --- 7. NeMo AutoModel LoRA: Llama 3.1 8B on one H100, and Llama 3.3 70B on 8 H100 (TP 2, FSDP 4) -----------------
+# [AUTOMODEL] "Llama3 8B | 1 | 32 | 2 | 2 | 16 | 4096 | 1 | 1 | 1 | - | 1 | 1 | TE + triton | 10.51 | 402 | 12472.87" and
+# "Llama3 70B | 8 | 32 | 2 | 2 | 4 | 4096 | 2 | 1 | 1 | - | 1 | 4 | TE + triton + fsdp2_prefetch | 15.00 | 316 | 1091.85".
+# LoRA dim 16 on every '*_proj' (all-linear); the 8B recipe states no checkpointing, the 70B one does.
+def automodel_lora(model: str, gpus: int, checkpointing: str, accumulation: int, **plan) -> dict:
+    return {
+        "task": "lora",
+        "model": {"preset": model},
+        "precision": "bf16",
+        "lora": {"rank": 16, "targets": "all-linear"},
+        "micro_batch_size": 2,
+        "seq_len": 4096,
+        "gradient_accumulation_steps": accumulation,
+        "gradient_checkpointing": checkpointing,
+        "parallelism": {"gpus": gpus} | plan,
+        "training_tokens": 1e8,
+    }
+
+
+LORA_8B = automodel_lora("llama-3.1-8b", 1, "none", 16)
+LORA_70B = automodel_lora("llama-3-70b", 8, "full", 4, zero_stage="fsdp", tensor_parallel=2)
+
+
+@pytest.mark.django_db
+def test_automodel_lora_8b_on_one_h100_within_15_percent(bundled_catalog):
+    """Published 12,472.87 tokens/s; product 11,119.9 (-10.8%), 64.1 GiB (fits 80 GB as the run did)."""
+    row = candidate(LORA_8B, H100)
+    assert row["verdict"] in FEASIBLE
+    assert tokens_per_gpu(row) == pytest.approx(12472.87, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_automodel_lora_8b_ranking_keeps_one_gpu_and_costs_by_hand(bundled_catalog):
+    """Top five are one GPU each; the first row (Verda H100 spot, 0.8015 USD/h, effective 0.802433 with its
+    checkpoints) costs 1 x 0.802433 x 2.498 h = 2.00 USD of compute, its hours are 1e8 / 11,119.9 / 3600 = 2.498."""
+    rows = ranked(LORA_8B)
+    assert len(rows) == 5 and all(row["gpus"] == 1 for row in rows), describe(rows)
+    first = rows[0]
+    assert first["hours"] == pytest.approx(1e8 / 11119.9 / 3600, rel=0.01)
+    assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(
+        compute_cost_by_hand(first), abs=Decimal("0.01")
+    )
+
+
+@pytest.mark.django_db
+def test_automodel_lora_70b_plan_fits_the_80gb_h100(bundled_catalog):
+    """The run used 8 x H100 80GB; product 27.9 GiB a GPU (TP 2 x FSDP 4, full recomputation)."""
+    row = candidate(LORA_70B, H100)
+    assert row["verdict"] in FEASIBLE and row["plan"]["tensor_parallel"] == 2
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[AUTOMODEL] 1,091.85 tokens/s/GPU; product 852.5 (-21.9%). The product counts LoRA with full "
+    "recomputation at 446 GFLOPs a token (forward, activation backward and the recomputed forward) at its "
+    "0.40 MFU cap; the run implies 1,091.85 x 446e9 = 487 TFLOPS, 49% of the 989 peak, on TP 2 inside "
+    "one node. The 8B row without recomputation lands at -10.8%, so the miss is in the recompute/TP case.",
+)
+def test_automodel_lora_70b_on_8_h100_within_15_percent(bundled_catalog):
+    assert tokens_per_gpu(candidate(LORA_70B, H100)) == pytest.approx(1091.85, rel=0.15)
+
+
+# --- 8. Unsloth README: Llama 3.1 8B QLoRA with Hugging Face + FA2 on 24 GB and 80 GB cards ------------------------
+# [UNSLOTH] batch 1, rank 32 on all linears, sequences padded to length. Longest context that fits: 24 GB 5,789
+# tokens, 40 GB 12,264, 80 GB 28,454. Gradient checkpointing is the HF baseline's (stated as full).
+def unsloth_qlora(seq: int) -> dict:
+    return {
+        "task": "qlora",
+        "model": {"preset": "llama-3.1-8b"},
+        "precision": "bf16",
+        "lora": {"rank": 32, "targets": "all-linear"},
+        "micro_batch_size": 1,
+        "seq_len": seq,
+        "gradient_checkpointing": "full",
+        "parallelism": {"gpus": 1},
+        "training_tokens": 1e7,
+    }
+
+
+@pytest.mark.django_db
+def test_unsloth_8b_qlora_at_the_24gb_limit_runs_on_a_4090(bundled_catalog):
+    """5,789 tokens is the longest the HF stack fits in 24 GB: the product must let it run on an RTX 4090
+    (product 12.83 GiB, 'fits')."""
+    assert candidate(unsloth_qlora(5789), RTX_4090)["verdict"] in FEASIBLE
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[UNSLOTH] HF + FA2 grows 56e9 B over 28,454 - 5,789 = 22,665 tokens (24 GB -> 80 GB limits): "
+    "2.47 MB a token. Product peak 12.83 GiB at 5,789 and 33.73 GiB at 28,454: 0.99 MB a token (-60%). "
+    "The HF causal-LM loss keeps bf16 logits, their fp32 upcast and the fp32 log-softmax and its gradient "
+    "over a 128,256 vocabulary (~14 B x V = 1.8 MB a token); the engine counts about 4 B x V. Same cause as "
+    "the validated 70B row of this README (docs/validation.md, +135% on max context).",
+)
+def test_unsloth_8b_qlora_memory_per_token_within_10_percent(bundled_catalog):
+    low = candidate(unsloth_qlora(5789), A100)["memory"]["total_per_gpu_gib"]
+    high = candidate(unsloth_qlora(28454), A100)["memory"]["total_per_gpu_gib"]
+    per_token_bytes = (high - low) * GIB / (28454 - 5789)
+    assert per_token_bytes == pytest.approx((80e9 - 24e9) / (28454 - 5789), rel=0.10)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[UNSLOTH] at 12,264 tokens the HF stack needs a 40 GB card (24 GB fits only 5,789); the product "
+    "ranks four 24 GB L4 rows (AWS g6 spot, 2.23-2.43 USD) among the top five at 18.8 GiB a GPU: a buyer "
+    "following them gets an out-of-memory. Cause: the per-token loss memory above.",
+)
+def test_unsloth_8b_qlora_at_12k_is_not_ranked_on_24gb_cards(bundled_catalog):
+    rows = ranked(unsloth_qlora(12264))
+    assert rows and all(
+        row["gpu"] not in {"l4", "rtx-4090", "rtx-3090", "a10g", "l4-gpus"} for row in rows
+    ), describe(rows)
+
+
+# --- 9. Lambda's vLLM v0.6.0 run: Llama 3.1 70B bf16 on 4 H100 (TP 4), 256 sequences, contexts up to 2,048 ---------
+# [LAMBDA] 3,542.88 output tokens/s, median TPOT 61.10 ms. Requests are capped at max-seq-len 2048 (prompt + output),
+# so 2,048 bounds every request's context. The section does not say which card ran it (the report covers A100 and
+# H100 80GB SXM): the product's decode step at the 2,048 bound is 39.48 ms on the H100 and 77.55 ms on the A100,
+# bracketing the measured 61.10, so the TPOT itself is not judged here; the ranking at that target is.
+def vllm_70b_tp4(**inference) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": "llama-3-70b"},
+        "precision": "bf16",
+        "parallelism": {"gpus": 4, "tensor_parallel": 4},
+        "inference": {"concurrency": 256, "context_len": 2048, "output_tokens": 256} | inference,
+    }
+
+
+@pytest.mark.django_db
+def test_vllm_70b_tp4_ranking_at_the_measured_tpot_keeps_tp4_and_prices_a_month(bundled_catalog):
+    """With the measured 61.1 ms as the TPOT target, every top-five row is one 4-GPU TP 4 replica (the spec's
+    contract) and is priced for a month of serving: compute = price an hour x 730 h (first row RunPod 4 x MI300X,
+    9.96 USD/h -> 7,270.80 USD)."""
+    rows = ranked(vllm_70b_tp4(tpot_ms=61.1))
+    assert len(rows) == 5, describe(rows)
+    for row in rows:
+        assert (row["gpus"], row["plan"]["tensor_parallel"]) == (4, 4), describe(rows)
+        assert row["hours"] == pytest.approx(730)
+    first = rows[0]
+    assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(
+        compute_cost_by_hand(first), rel=Decimal("0.001")
+    )
+
+
+# --- 10. The 2D plans above (FSDP with tensor parallelism) as a buyer ranks them ------------------------------------
+# torchtitan's 70B (FSDP 32 x TP 8 on 256 H100, [TT2412] Table 4) and AutoModel's 70B LoRA (FSDP 4 x TP 2 on 8 H100,
+# [AUTOMODEL]) both ran on 8-GPU NVLink H100 nodes, and `size` sizes both (cases 2 and 7). The same plan with
+# zero_stage 1 ranks (32 x 8 B200 first for the 70B), so the catalog has the nodes and fabric.
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="The ranking returns no rows for a stated ZeRO-3 (FSDP) + tensor-parallel plan: 'considered 0', "
+    "why_empty 'no offer can run the stated parallelism (gpus 256, zero_stage 3, tensor_parallel 8): tensor "
+    "parallel 8 needs an instance whose GPU count it divides with NVLink or Infinity Fabric between them' "
+    "across 6,851 offers, though Nebius and GCP 8-GPU NVLink H100/H200/B200 nodes with InfiniBand/RDMA are in "
+    "the catalog and rank the same plan at ZeRO-1. Same with TP 4 or TP 8 on 64 GPUs. Reading "
+    "procurement/ranking/contract.py: the plan grid pairs tensor parallelism with ZeRO 0-2 only, so the "
+    "contract (zero == 3 and tp == 8) matches no cell and empty.py blames the interconnect.",
+)
+def test_titan_70b_fsdp_tp8_plan_is_ranked(bundled_catalog):
+    rows = ranked(TITAN_70B)
+    assert rows, "no rows"
+    for row in rows:
+        assert (row["gpus"], row["plan"]["tensor_parallel"], row["plan"]["zero_stage"]) == (256, 8, 3), (
+            describe(rows)
+        )
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="Same gap on one node: AutoModel's 70B LoRA (FSDP 4 x TP 2 on 8 H100, 1,091.85 tokens/s/GPU "
+    "published, sized by the product as fitting at 27.9 GiB) gets an empty ranking, though 8-GPU NVLink H100 "
+    "instances are in the catalog.",
+)
+def test_automodel_lora_70b_fsdp_tp2_plan_is_ranked(bundled_catalog):
+    rows = ranked(LORA_70B)
+    assert rows, "no rows"
+    for row in rows:
+        assert (row["gpus"], row["plan"]["tensor_parallel"], row["plan"]["zero_stage"]) == (8, 2, 3), (
+            describe(rows)
+        )
+
+
+# --- 11. NeMo AutoModel: Qwen3-30B-A3B in BF16 on 8 H100 (EP 8, FSDP 8) --------------------------------------------
+# [AUTOMODEL] "Qwen3 MoE 30B | 8 | 512 | 4 | 4 | 16 | 4096 | 1 | 1 | 1 | 8 | - | 8 | TE + DeepEP | 21.773 | 277 | 12,040";
+# recipe qwen3_moe_30b_te_deepep.yaml (@f4f146ffc): activation_checkpointing: true, fake_balanced_gate: true,
+# experts: gmm. Same model as NVIDIA's two FP8 Megatron-Bridge rows the Hopper-FP8 expert cost was fitted on, but
+# another table, stack and precision: the BF16 MoE path out of sample.
+QWEN3_MOE_AUTOMODEL = pretrain(
+    "qwen3-30b-a3b", 8, 4, 4096, "full", "bf16", expert_parallel=8, expert_dispatch="deepep", accumulation=16
+)
+
+
+@pytest.mark.django_db
+def test_qwen3_moe_bf16_automodel_plan_fits_the_80gb_h100(bundled_catalog):
+    """The run used 8 x H100 80GB; product 75.8 GiB a GPU, 'tight' (runs without the 20% headroom)."""
+    assert candidate(QWEN3_MOE_AUTOMODEL, H100)["verdict"] in FEASIBLE
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[AUTOMODEL] 12,040 tokens/s/GPU; product 6,313 (-47.6%; 7,774 even without recomputation, which "
+    "does not fit). Product MFU 0.248: from mfu.moe_efficiency_factor, FLOPs 33.27e9 / (989e12 x 0.40) = "
+    "84 us a token against routed bytes 48 x 8 x 2048 x 125 B / 3.35 TB/s = 29 us and the fixed 6 ms x 48 "
+    "layers / 16,384 tokens = 18 us, factor 0.64; plus 6.0 s of all-to-all exposed in a 41.5 s step inside "
+    "one NVLink node. The per-routed-element and per-layer costs fitted on Megatron-Core's dispatcher "
+    "overstate a TE grouped-GEMM + DeepEP stack with balanced routing by about 2x.",
+)
+def test_qwen3_moe_bf16_automodel_speed_within_15_percent(bundled_catalog):
+    assert tokens_per_gpu(candidate(QWEN3_MOE_AUTOMODEL, H100)) == pytest.approx(12040, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_deepseek_v3_automodel_ranking_keeps_the_plan_and_offers_the_published_card(bundled_catalog):
+    """Top five at the statable plan (VP 1): every row 256 GPUs as 32 x 8, PP 4 / EP 64 / ZeRO-3; the H100 the run
+    used is among them (Nebius, second: 20,492.62 USD against the first row's H200 at 23,584.16, ranked after it
+    because at 70.2 GiB it is 'tight' on 80 GB, the stated policy). Its compute is 32 x 23.60 x 21.04 h."""
+    rows = ranked(deepseek_v3_automodel(1))
+    assert len(rows) == 5, describe(rows)
+    for row in rows:
+        plan = row["plan"]
+        assert (row["gpus"], row["instances"] * row["gpus_per_instance"]) == (256, 256), describe(rows)
+        assert (plan["pipeline_parallel"], plan["expert_parallel"], plan["zero_stage"]) == (4, 64, 3)
+    h100 = [row for row in rows if row["gpu"] == H100]
+    assert h100, describe(rows)
+    assert Decimal(h100[0]["cost_breakdown"]["compute"]) == pytest.approx(
+        compute_cost_by_hand(h100[0]), rel=Decimal("0.001")
+    )
