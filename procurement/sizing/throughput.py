@@ -46,7 +46,7 @@ from procurement.sizing.assumptions import (
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
-from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.bytes_model import DTYPE_BYTES, selective_modules, state_bytes
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
@@ -98,7 +98,7 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     (nope + v) a layer), mlp the dense MLP, moe the MoE layer's active experts and router, shared_experts
     the shared experts. layernorm, moe_act and core_attn recompute element-wise work or, for core_attn,
     nothing the engine costs (flash attention keeps no score matrix to rebuild); none is counted."""
-    model, modules = spec.model, spec.recompute_modules
+    model, modules = spec.model, selective_modules(spec)
     if not modules or model.is_image:
         return 0.0
     h, heads = float(model.hidden_size), float(model.num_attention_heads)

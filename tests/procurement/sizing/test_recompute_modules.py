@@ -133,3 +133,16 @@ def test_the_breakdown_says_what_is_recomputed():
         "fused SwiGLU" in note
         for note in memory_assumptions(parse_workload_spec(LLAMA_70B | {"fused_swiglu": True}))
     )
+
+
+def test_full_recomputation_supersedes_the_modules():
+    # The verdict's fallback (verdict.py) replaces selective by full on a spec that keeps its module list: whole
+    # layers are then recomputed (8N), and the modules' FLOPs and dropped bytes must not count a second time.
+    from dataclasses import replace
+
+    stated = parse_workload_spec(DEEPSEEK | {"recompute_modules": ["layernorm", "mla_up_proj"]})
+    full = replace(stated, gradient_checkpointing="full")
+    plain_full = replace(parse_workload_spec(DEEPSEEK), gradient_checkpointing="full")
+    assert recomputed_forward_flops_per_token(full) == 0.0
+    assert training_flops_per_token(full) == training_flops_per_token(plain_full)
+    assert state_bytes(full).layer_bytes_per_token_no_scores == 342_144
