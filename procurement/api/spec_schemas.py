@@ -34,6 +34,7 @@ from procurement.sizing.spec import (
     OPTIMIZERS,
     PRECISIONS,
     QUANTIZATIONS,
+    RECOMPUTE_MODULES,
     SPLIT_LIMITS,
     TASKS,
 )
@@ -259,6 +260,19 @@ class WorkloadSpecSerializer(serializers.Serializer):
     micro_batch_size = _count("Sequences per GPU per step")
     seq_len = _count("Sequence length, tokens")
     gradient_checkpointing = _choice(CHECKPOINTING, "Activation recomputation")
+    recompute_modules = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(RECOMPUTE_MODULES)),
+        required=False,
+        help_text="With gradient_checkpointing selective: the submodules recomputed in backward, Megatron-Core's "
+        "--recompute-modules names (core_attn, layernorm, mla_up_proj, moe_act, mlp, moe, shared_experts); "
+        "default ['core_attn']. Each drops what its module keeps per token and layer; mla_up_proj, mlp, moe "
+        "and shared_experts add their forward FLOPs to the step",
+    )
+    fused_swiglu = _flag(
+        "A SwiGLU that keeps only its input and recomputes SiLU in backward (Megatron-Core --bias-swiglu-fusion, "
+        "on by default with --swiglu; Megatron-Bridge's bias_activation_fusion); default false: the eager "
+        "silu(g) * u keeps the SiLU output too"
+    )
     flash_attention = _flag("Fused attention (no seq x seq score matrix)")
     training_tokens = _number("Tokens the training job processes (for hours and cost)")
     headroom = _number("Memory kept free, as a share of the card", maximum=1)

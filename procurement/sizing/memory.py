@@ -182,7 +182,8 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
 def _kept_per_layer(spec, state: StateBytes, flash: bool) -> tuple[float, float]:
     """(bytes a layer keeps for backward per token, the recomputed layer's transient peak per token)."""
     full_layer = state.layer_bytes_per_token
-    if flash or spec.gradient_checkpointing == "selective":
+    modules = spec.recompute_modules
+    if flash or spec.gradient_checkpointing == "selective" and (not modules or "core_attn" in modules):
         full_layer = state.layer_bytes_per_token_no_scores  # no s x s score matrix is stored
     if spec.gradient_checkpointing == "full":
         return state.layer_input_bytes_per_token, full_layer

@@ -34,6 +34,12 @@ class ModelSpec:
     attention_qkv_bias: bool = False
     dropout: bool = False
     kv_elems_per_token_per_layer: int | None = None
+    # Multi-head latent attention (DeepSeek-V2/V3, HF config names): queries and keys/values pass through
+    # low-rank latents of these widths; head_dim is qk_nope + qk_rope. 0: not MLA (bundled presets only).
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
     params_active: float | None = None
     preset: str | None = None
     image_tier: ImageTier | None = None
@@ -48,6 +54,10 @@ class ModelSpec:
     def is_image_tier(self) -> bool:
         """Sized from the guides' tier table only (an architecture without a preset)."""
         return self.image_tier is not None
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
 
     @property
     def is_moe(self) -> bool:

@@ -67,7 +67,11 @@ def _model_fields(entry: dict) -> dict:
     if entry.get("params_active_computed"):
         fields["params_active"] = float(entry["params_active_computed"])
     if entry.get("mla"):
-        fields["kv_elems_per_token_per_layer"] = entry["mla"]["kv_cache_elems_per_token_per_layer"]
+        mla = entry["mla"]
+        fields["kv_elems_per_token_per_layer"] = mla["kv_cache_elems_per_token_per_layer"]
+        fields.update(
+            {key: mla[key] for key in ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim")}
+        )
     return fields
 
 

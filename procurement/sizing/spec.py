@@ -35,6 +35,10 @@ PRECISIONS = ("fp32", "fp16", "bf16", "fp8", "fp4")
 QUANTIZATIONS = ("none", "int8", "int4", "nf4")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
 CHECKPOINTING = ("none", "selective", "full")
+# Megatron-Core's --recompute-modules under --recompute-granularity selective (TransformerConfig.recompute_modules,
+# NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py @d98e8a64); its default is core_attn.
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe", "shared_experts")
+MOE_RECOMPUTE_MODULES = ("moe_act", "moe", "shared_experts")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 # How expert parallelism's token all-to-alls meet computation (assumptions.EXPERT_OVERLAP).
 EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
@@ -178,6 +182,12 @@ class WorkloadSpec:
     micro_batch_size: int = 1
     seq_len: int = 2048
     gradient_checkpointing: str = "none"
+    # The submodules selective recomputation drops (Megatron-Core's names, RECOMPUTE_MODULES); () unless
+    # gradient_checkpointing is selective, where the default is Megatron's ("core_attn",).
+    recompute_modules: tuple[str, ...] = ()
+    # A SwiGLU that keeps only its input for backward and recomputes SiLU (Megatron-Core's
+    # --bias-swiglu-fusion, Megatron-Bridge's bias_activation_fusion); false: the eager silu(g) * u.
+    fused_swiglu: bool = False
     flash_attention: bool = True
     lora: LoraSpec | None = None
     parallelism: ParallelismSpec = field(default_factory=ParallelismSpec)
@@ -213,6 +223,8 @@ _TOP_KEYS = {
     "micro_batch_size",
     "seq_len",
     "gradient_checkpointing",
+    "recompute_modules",
+    "fused_swiglu",
     "flash_attention",
     "lora",
     "parallelism",
@@ -412,6 +424,8 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "gradient_checkpointing": reader.choice(
             data, "gradient_checkpointing", "gradient_checkpointing", "none", CHECKPOINTING
         ),
+        "recompute_modules": _parse_recompute_modules(reader, data),
+        "fused_swiglu": reader.boolean(data, "fused_swiglu", "fused_swiglu", False),
         "flash_attention": reader.boolean(data, "flash_attention", "flash_attention", True),
         "training_tokens": reader.number(data, "training_tokens", "training_tokens", None, minimum=0),
         "headroom": reader.number(data, "headroom", "headroom", 0.2, minimum=0, exclusive=False, maximum=1),
@@ -424,6 +438,31 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
+
+
+def _parse_recompute_modules(reader: _Reader, data: dict) -> tuple[str, ...]:
+    """Megatron-Core's module names, in order, without repeats; Megatron's default (core_attn) when
+    gradient_checkpointing is selective and none are stated."""
+    raw = data.get("recompute_modules")
+    if raw is None:
+        selective = str(data.get("gradient_checkpointing", "")).strip().lower() == "selective"
+        return ("core_attn",) if selective else ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        reader.error("recompute_modules", f"must be a list of {', '.join(RECOMPUTE_MODULES)}")
+        return ()
+    modules: list[str] = []
+    for index, item in enumerate(raw):
+        name = str(item).strip().lower()
+        if name not in RECOMPUTE_MODULES:
+            reader.error(
+                f"recompute_modules[{index}]",
+                f"unknown module {item!r}; expected one of {', '.join(RECOMPUTE_MODULES)}",
+            )
+        elif name not in modules:
+            modules.append(name)
+    return tuple(modules)
 
 
 def _lookup_preset(reader: _Reader, preset) -> tuple[dict, ImageTier | ImageArchitecture | None]:
@@ -856,6 +895,8 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"({par.tensor_parallel} x {par.pipeline_parallel}), got {par.gpus}",
         )
     _check_splits(reader, spec)
+    if model_known:
+        _check_recompute_modules(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
         reader.error("parallelism.offload", "offload needs ZeRO: set parallelism.zero_stage to 1, 2 or 3")
     if par.offload == "optimizer_and_params" and spec.is_training and par.zero_stage != 3:
@@ -883,6 +924,36 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
     _check_split_model(reader, spec)
     _check_expert_overlap(reader, spec)
+
+
+def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Megatron-Core's own rules for --recompute-modules (TransformerConfig.__post_init__: selective
+    granularity only; mla_up_proj needs multi-latent attention, moe_act an MoE model), plus the engine's:
+    it counts every layer of an MoE model as an MoE layer, so `mlp` (the dense MLP) is for dense models."""
+    model, modules = spec.model, spec.recompute_modules
+    if modules and spec.gradient_checkpointing != "selective":
+        reader.error(
+            "recompute_modules",
+            f"names what selective recomputation drops: needs gradient_checkpointing selective, "
+            f"got {spec.gradient_checkpointing}",
+        )
+    elif modules != ("core_attn",) and modules and model.is_image:
+        reader.error("recompute_modules", "Megatron's transformer modules: not for an image model")
+    if "mla_up_proj" in modules and not model.is_mla:
+        reader.error("recompute_modules", "mla_up_proj needs multi-latent attention (a DeepSeek-V3 preset)")
+    moe_only = [name for name in modules if name in MOE_RECOMPUTE_MODULES]
+    if moe_only and not model.is_moe:
+        reader.error(
+            "recompute_modules", f"{', '.join(moe_only)} recompute an MoE layer; {model.name} is dense"
+        )
+    if "mlp" in modules and model.is_moe:
+        reader.error(
+            "recompute_modules",
+            "mlp recomputes the dense MLP; every layer of an MoE model is counted as MoE: state moe, "
+            "moe_act or shared_experts",
+        )
+    if spec.fused_swiglu and not model.gated_mlp:
+        reader.error("fused_swiglu", f"{model.name} has no gated (SwiGLU) MLP")
 
 
 def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:

@@ -46,7 +46,7 @@ from procurement.sizing.assumptions import (
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
-from procurement.sizing.bytes_model import DTYPE_BYTES, state_bytes
+from procurement.sizing.bytes_model import DTYPE_BYTES, selective_modules, state_bytes
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
@@ -85,10 +85,41 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
     attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
+    attention += recomputed_forward_flops_per_token(spec)
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
         return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
     return (8.0 if recompute else 6.0) * n_active + attention
+
+
+def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
+    """The forward FLOPs selective recomputation runs again in backward, per token (recompute_modules):
+    mla_up_proj the q and kv up-projections (2 q_lora x heads x (nope + rope) + 2 kv_lora x heads x
+    (nope + v) a layer), mlp the dense MLP, moe the MoE layer's active experts and router, shared_experts
+    the shared experts. layernorm, moe_act and core_attn recompute element-wise work or, for core_attn,
+    nothing the engine costs (flash attention keeps no score matrix to rebuild); none is counted."""
+    model, modules = spec.model, selective_modules(spec)
+    if not modules or model.is_image:
+        return 0.0
+    h, heads = float(model.hidden_size), float(model.num_attention_heads)
+    gated = 3.0 if model.gated_mlp else 2.0
+    moe_layers = float(model.num_layers - model.dense_layers) if model.is_moe else 0.0
+    per_token = 0.0
+    if "mla_up_proj" in modules:
+        nope = model.head_dim - model.qk_rope_head_dim
+        up = model.q_lora_rank * heads * model.head_dim + model.kv_lora_rank * heads * (
+            nope + model.v_head_dim
+        )
+        per_token += 2.0 * up * model.num_layers
+    if "mlp" in modules:
+        per_token += 2.0 * gated * h * model.intermediate_size * model.num_layers
+    expert = 2.0 * gated * h * model.moe_intermediate_size * moe_layers
+    if "moe" in modules:
+        per_token += expert * (model.experts_per_token + model.shared_experts)
+        per_token += 2.0 * h * model.num_experts * moe_layers  # the router
+    elif "shared_experts" in modules:
+        per_token += expert * model.shared_experts
+    return per_token
 
 
 def _slowest_stage(spec: WorkloadSpec, pp) -> np.ndarray:
