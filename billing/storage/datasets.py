@@ -98,6 +98,13 @@ SCHEMA = pa.schema(
 TEXT = pa.dictionary(pa.int32(), pa.string())
 WRITE_SCHEMA = pa.schema([pa.field(f.name, TEXT if f.name in TEXT_COLUMNS else f.type) for f in SCHEMA])
 STATISTICS = [name for name in SCHEMA.names if name not in TEXT_COLUMNS]
+# Columns of a value per row (the row keys, random 64-bit numbers, and the row numbers): a dictionary of
+# them is built only to be given up past its page limit, and zstd cannot shrink random bits. Written plain,
+# the keys uncompressed (issue 28: the writer's thread took 15-25% less CPU time on 1M bench rows, the files
+# 16% smaller; every other column keeps its dictionary and zstd).
+DISTINCT_COLUMNS = ("row_key_hi", "row_key_lo", "source_row")
+DICTIONARY_COLUMNS = [name for name in SCHEMA.names if name not in DISTINCT_COLUMNS]
+COMPRESSION = {name: "none" if name in DISTINCT_COLUMNS[:2] else "zstd" for name in SCHEMA.names}
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,8 @@ class DatasetWriter:
         self._writers[month] = pq.ParquetWriter(
             folder / "part-00000.parquet",
             WRITE_SCHEMA,
-            compression="zstd",
+            compression=COMPRESSION,
+            use_dictionary=DICTIONARY_COLUMNS,
             write_statistics=STATISTICS,
             store_schema=False,
         )
