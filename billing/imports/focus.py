@@ -158,7 +158,9 @@ def _normalize(
 ) -> pd.DataFrame:
     """The chunk's normalized columns, each computed once per distinct value (or tuple of values)."""
     where = {"file": file, "first_row": first_row}
-    out = pd.DataFrame(index=raw.index)
+    # the columns gathered in a dict, made a frame once: inserting 30 columns one by one into a DataFrame
+    # rebuilt its column index each time (issue 28: a fifth of this function's time, pandas 3)
+    out: dict = {}
     out["source_row"] = np.arange(first_row, first_row + len(raw))
     out["charge_period_start"] = cells.timestamps(raw, "ChargePeriodStart", **where)
     out["charge_period_end"] = cells.timestamps(raw, "ChargePeriodEnd", **where)
@@ -207,7 +209,7 @@ def _normalize(
     out["tags"] = tag_objects(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
     out["is_refund"] = _refunds(out)
-    return out[NORMALIZED_COLUMNS]
+    return pd.DataFrame({name: out[name] for name in NORMALIZED_COLUMNS}, index=raw.index, copy=False)
 
 
 # FOCUS 1.0-1.2 ChargeCategory: Usage, Purchase and Tax are "positive or negative charges ... including
@@ -217,17 +219,19 @@ def _normalize(
 REFUNDED_CATEGORIES = ("usage", "purchase", "tax")
 
 
-def _refunds(out: pd.DataFrame) -> np.ndarray:
-    """FOCUS has no refund column: a refund is a negative BilledCost in a category that refunds."""
+def _refunds(out: dict) -> np.ndarray:
+    """FOCUS has no refund column: a refund is a negative BilledCost in a category that refunds (the
+    category checked once per distinct value: a text per row cost a tenth of the chunk's normalizing)."""
     codes, values = codes_and_values(out["billed_cost"])
     negative = np.array(
         [str(v).startswith("-") and Decimal(str(v)) < 0 for v in values] + [False], dtype=bool
     )
-    refunded = out["charge_category"].astype(str).isin(REFUNDED_CATEGORIES).to_numpy()
-    return negative[codes] & refunded
+    category_codes, categories = codes_and_values(out["charge_category"])
+    refunded = np.array([str(c) in REFUNDED_CATEGORIES for c in categories] + [False], dtype=bool)
+    return negative[codes] & refunded[category_codes]
 
 
-def _commitment_terms(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
+def _commitment_terms(raw: pd.DataFrame, out: dict, where: dict) -> None:
     """CommitmentDiscountType, the family the commitment is scoped to (x_InstanceTypeFamily, else
     SkuPriceDetails' InstanceFamily) and its end (x_CommitmentDiscountEndDate, else a one-time
     purchase's ChargePeriodEnd), on the rows of a commitment. Each worked out once per distinct value

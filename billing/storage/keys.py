@@ -60,7 +60,7 @@ class OccurrenceCounter:
 
     def number(self, content: np.ndarray) -> np.ndarray:
         """Occurrence number of each row of a chunk, given the rows' content hashes."""
-        order = np.argsort(content, kind="stable")  # stable: equal hashes stay in row order
+        order = _row_ordered_argsort(content)
         ordered = content[order]
         starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
         sizes = np.diff(np.r_[starts, len(ordered)])
@@ -95,6 +95,22 @@ class OccurrenceCounter:
             keep = np.argsort(hashes, kind="stable")
             self.repeat_hashes = hashes[keep]
             self.repeat_counts = np.concatenate([self.repeat_counts, totals[added]])[keep]
+
+
+def _row_ordered_argsort(content: np.ndarray) -> np.ndarray:
+    """np.argsort(content, kind="stable"): equal hashes (identical rows) in row order. numpy's stable
+    sort of 64-bit keys is 5 times slower than its default one (11 vs 2.3 ms a 100,000-row chunk, numpy
+    2.4), and only the few identical rows need their order: the default sort, then the positions of
+    each run of equal hashes put back in row order (issue 28: the stable sort was a fifth of the keys)."""
+    order = np.argsort(content)
+    ordered = content[order]
+    same = ordered[1:] == ordered[:-1]
+    if same.any():
+        tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])  # positions in a run of equals
+        runs = np.cumsum(np.r_[True, ~same])[tied]  # the run of each, numbered in hash order
+        rows = order[tied]
+        order[tied] = rows[np.lexsort((rows, runs))]
+    return order
 
 
 PARTITION_BITS = 4

@@ -115,3 +115,25 @@ def test_the_worker_imports_the_spooled_file_and_removes_it(client_as, tmp_path,
     response = _post(client_as("finance"), "/api/billing/imports/", "bill.csv", f"{HEADER}\n{ROW}\n".encode())
     assert response.status_code == 201 and response.json()["inserted"] == 1
     assert list(Path(settings.BILLING_SPOOL_DIR).iterdir()) == []
+
+
+@pytest.mark.parametrize("block", [64, 256, 4096])
+@pytest.mark.parametrize("long_bytes", [150, 5_000])
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_long_line_is_named_by_its_number_wherever_the_blocks_cut_it(
+    tmp_path, settings, monkeypatch, block, long_bytes, compressed
+):
+    """The scan counts no lines on its way (issue 28: that count was 80% of its time) and counts them again
+    only for the refusal: the number must be the long line's own, whether the line starts and ends in one
+    block, spans blocks without a newline, or runs past a block's end (36 short lines of 1 to 36 bytes
+    before it: the header is line 1, the long one line 37)."""
+    from billing.imports import bounds
+
+    settings.BILLING_MAX_LINE_BYTES = 100
+    monkeypatch.setattr(bounds, "READ_BLOCK", block)
+    text = b"".join(b"x" * length + b"\n" for length in range(1, 37)) + b"y" * long_bytes + b"\nz\n"
+    path = tmp_path / ("long.csv.gz" if compressed else "long.csv")
+    path.write_bytes(gzip.compress(text) if compressed else text)
+    with pytest.raises(FileOutOfBounds) as refused:
+        check_bounds(path)
+    assert refused.value.row == 37
