@@ -21,6 +21,7 @@ IMAGE_KNOB_PATHS = {
     "fused_kernels": "image.fused_kernels",
     "images": "image.images",
     "text_tokens": "image.text_tokens",
+    "unfused_lora_rank": "image.unfused_lora_rank",
     "optimizer": "optimizer",
     "flash_attention": "flash_attention",
     "optimizer_in_backward": "optimizer_in_backward",
@@ -56,7 +57,14 @@ _CHOICE_DEFAULTS = {
     "optimizer": "adamw",
 }
 # Knobs whose text is a number (documents._knob_value turns it into one)
-IMAGE_NUMBER_KNOBS = {"images", "text_tokens", "epochs", "dataset_images", "max_objects_per_image"}
+IMAGE_NUMBER_KNOBS = {
+    "images",
+    "text_tokens",
+    "unfused_lora_rank",
+    "epochs",
+    "dataset_images",
+    "max_objects_per_image",
+}
 # The form's starting values: every knob at the spec's default (cache_text_embeddings blank: as cache_latents)
 IMAGE_KNOB_DEFAULTS = {knob: "" for knob in IMAGE_KNOB_PATHS} | IMAGE_FLAG_DEFAULTS | _CHOICE_DEFAULTS
 
@@ -69,6 +77,7 @@ _INFERENCE_ONLY = {
     "weight_quantization",
     "quantize_text_encoders",
     "images",
+    "unfused_lora_rank",
 }
 _TRAINING_ONLY = {
     "optimizer",

@@ -58,6 +58,12 @@ IMAGE_KNOB_LABELS = {
         "SD3, FLUX, LTX-Video; blank: the preset's",
         "Text-encoder tokens the diffusion transformer attends to together with the image.",
     ),
+    "unfused_lora_rank": (
+        "Unfused LoRA rank",
+        "UNet generation; blank: none",
+        "The rank of a LoRA loaded beside the UNet and not fused into it (LCM-LoRA as diffusers loads it): "
+        "its adapter layers run on every step.",
+    ),
     "optimizer": (
         "Optimizer",
         "training",
