@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from procurement.sizing import gpu_by_slug, parse_workload_spec
 from procurement.sizing import image_model as im
-from procurement.sizing import parse_workload_spec
+from procurement.sizing.compute_peak import eight_bit_rate, spec_peak_tflops
+from procurement.sizing.image_shapes import dit_cost
 from procurement.sizing.memory import memory_breakdown_scalar
 
 
@@ -84,3 +86,35 @@ def test_a_low_bit_generation_keeps_its_text_encoders_and_vae_in_16_bits():
     assert not im.is_low_bit_generation(
         _spec(task="full_finetune", model={"preset": "sdxl"}, precision="fp8")
     )
+
+
+def test_a_dits_8_bit_linears_run_at_the_dit_rate_a_unets_at_the_unet_rate():
+    sdxl = _spec(task="inference", model={"preset": "sdxl"}, precision="fp8")
+    flux = _flux(precision="fp8", image={"fused_kernels": True})
+    assert eight_bit_rate(sdxl) == 0.581  # NVIDIA's MLPerf v4.1 SDXL fp8 run: unchanged
+    assert eight_bit_rate(flux) == 0.691
+    # H100 SXM 1,979 fp8 / 989.5 bf16 (gpu_specs.csv): the harmonic mean over FLUX's quantized share
+    share = im.quantized_flops_share(flux)
+    assert 0.75 < share < 0.85  # attention, T5, CLIP and the VAE decode are the rest
+    peak = spec_peak_tflops(flux, gpu_by_slug("h100-sxm5-80gb"))
+    assert peak == pytest.approx(1.0 / (share / (0.691 * 1979) + (1 - share) / 989.5), rel=1e-3)
+
+
+def test_the_dit_8_bit_rate_reproduces_its_fit_point_cogvideox_5b_on_an_h100():
+    """sayakpaul/diffusers-torchao README (0803ee2b) 'CogVideoX Benchmarks', H100, 5B, compile, fuse_qkv: bf16
+    87.455 s, fp8 75.255 s (1.162x). CogVideoX-5B as the engine's DiT shapes: 42 single-stream blocks of hidden
+    3,072 (12h^2 MACs of linears a token), 17,550 video tokens (13 latent frames x 30 x 45) + 226 text; no
+    preset, so the ratio is computed from the engine's pieces: time = FLOPs / (peak x kernel_efficiency at
+    that peak), the 8-bit peak the harmonic mean over the linears' share at eight_bit_dit_rate."""
+    config = {"hidden": 3072, "heads": 48, "mlp_ratio": 4, "joint_blocks": 0, "single_blocks": 42}
+    cost = dit_cost(config | {"in_channels": 16, "patch": 2}, 17_550, 226)
+    share = (cost.macs - cost.attention_macs) / cost.macs
+    assert share == pytest.approx(0.509, abs=1e-3)
+    rows = im.rows_per_sample(cost)
+
+    def seconds(peak):
+        return 1.0 / (peak * im.kernel_efficiency(rows, peak))
+
+    bf16, fp8 = 989.4e12, 1978.9e12
+    mixed = 1.0 / (share / (0.691 * fp8) + (1 - share) / bf16)
+    assert seconds(bf16) / seconds(mixed) == pytest.approx(87.455 / 75.255, rel=2e-3)
