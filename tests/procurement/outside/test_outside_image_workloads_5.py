@@ -328,17 +328,19 @@ def _cheapest_per_gpu_hour(client_as, gpu: str) -> Decimal:
 @pytest.mark.django_db
 def test_flux_100k_images_top_row_by_hand(bundled_catalog, client_as, tmp_path):
     """Which offer makes 100,000 FLUX.1-dev images (bf16, 1024 px, 28 steps, eager diffusers) cheapest?
-    Today's top row: lium L40S_4x (4 x L40S) on demand at 1.52 USD/h, 106.821 h. By hand: compute 1.52 x
-    106.821 = 162.368 -> 162.37 (the row says 162.36: hours printed to 3 dp); storage 3.58; total 165.94 USD;
-    per 1,000 images 1.6594 USD. The product's time on the card: 106.821 h x 4 x 3600 / 100,000 = 15.38 s an
-    image on an L40S (136 TFLOPS at 2,098 TFLOP an image, 38% of its 362 dense bf16).
-    Judgement: the H100 leg of the comparison is right (published 6.573 s vs product 6.37 s above), the cost
+    Today's top row: lium L40S_4x (4 x L40S) on demand at 1.52 USD/h, 98.377 h (dit29: was 106.821 h before a
+    DiT's rows counted its work per kernel, image_model.dit_equivalent_rows). By hand: compute 1.52 x 98.377 =
+    149.533 -> 149.53; storage 3.47; total 153.00 USD; per 1,000 images 1.5300 USD. The product's time on the
+    card: 98.377 h x 4 x 3600 / 100,000 = 14.17 s an image on an L40S (148 TFLOPS at 2,098 TFLOP an image, 41%
+    of its 362 dense bf16; was 15.38 s).
+    Judgement: the H100 leg of the comparison is inside the bar (published 6.573 s vs product 5.40 s above, -17.9%;
+    6.37 s before dit29), the cost
     arithmetic is right, and 48 GB holds FLUX bf16 (35.8 GiB). The row's exposure is the L40S time, for
     which I found no published FLUX figure: the Ada board-power bound the team fitted (0.261 TFLOPS/W,
     docs: UNet generation) is not applied to the DiT; applied, 350 W x 0.261 = 91 TFLOPS -> 23 s an image,
     +50% cost (243 USD of compute). The robustness check: the catalog's cheapest on-demand H100 GPU-hour (lium
     H100-SXM_8x, 14.00 USD / 8 = 1.75) at the published eager 6.573 s is 100,000 x 6.573 / 3600 = 182.6 h x 1.75
-    = 319.5 USD; compiled (4.209 s) 204.6 USD. Both exceed the row's 162.37, and the eager H100 exceeds even the
+    = 319.5 USD; compiled (4.209 s) 204.6 USD. Both exceed the row's 149.53 (162.37 before dit29), and the eager H100 exceeds even the
     power-bounded L40S, so the first row is right under either reading; only a compiled H100 against a
     power-bounded L40S would flip it (204.6 < 243). The assertion pins the eager break-even."""
     rows = _recommend(tmp_path, FLUX_100K, top=3)
