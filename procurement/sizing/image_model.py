@@ -246,20 +246,20 @@ def quantizes_text_encoders(spec) -> bool:
     return not spec.is_training and quantized and spec.image.quantize_text_encoders
 
 
-LOW_BIT_PRECISIONS = ("fp8", "int8", "fp4")
+LOW_BIT_GENERATION_PRECISIONS = ("fp8", "int8", "fp4")
 
 
 def is_low_bit_generation(spec) -> bool:
     """A diffusion generation at an 8- or 4-bit precision: its quantizer (torchao quantize_(pipe.transformer,
     ...), NVIDIA ModelOpt for the MLPerf UNet engines) converts the denoiser only; the pipeline loads every
     other component in its 16-bit torch_dtype (compute_peak.low_bit_image_peak runs them at the 16-bit peak)."""
-    return not spec.is_training and spec.precision in LOW_BIT_PRECISIONS and is_diffusion(spec)
+    return not spec.is_training and spec.precision in LOW_BIT_GENERATION_PRECISIONS and is_diffusion(spec)
 
 
 def frozen_parts_bytes_per_param(spec, dense: float) -> float:
     """Bytes per weight of the text encoders and VAE beside the denoiser: the run's one dtype (`dense`),
     except a low-bit generation's, whose encoders and VAE stay 16-bit (is_low_bit_generation; with
-    image.quantize_text_encoders their linears go to the precision, text_encoder_quantized_bytes).
+    image.quantize_text_encoders their linears go to the precision, bytes_model._text_encoder_quantized_bytes).
     [TORCHAO] sayakpaul/diffusers-torchao@9b9f2383: FLUX.1-dev fp8dq model_memory 20.357 GiB = the
     transformer in fp8 beside bf16 T5-XXL, CLIP and VAE."""
     return 2.0 if is_low_bit_generation(spec) else dense
@@ -500,7 +500,8 @@ def inference_traffic_bytes_per_image(spec) -> float:
     passes over heads x N x M each (diffusers fast_diffusion tutorial: SDXL on an A100 takes 4.63 s without
     SDPA and 3.31 s with it). Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes
     into the matmuls; a diffusion pipeline keeps the eager traffic of the parts its compiled denoiser
-    leaves behind (uncompiled_parts_traffic_bytes_per_image)."""
+    leaves behind (uncompiled_parts_traffic_bytes_per_image). An eager int8 weight-only DiT adds its
+    dequantize and output passes (weight_dequantize_bytes_per_image)."""
     if spec.image.fused_kernels:
         return uncompiled_parts_traffic_bytes_per_image(spec)
     slug, side = spec.model.image_arch.slug, resolution(spec)
