@@ -232,7 +232,8 @@ class WorkloadImageSerializer(serializers.Serializer):
         "latents, pre-decoded/GPU-side or synthetic data: no CPU decode); preset: by the preset's family",
     )
     quantize_text_encoders = _flag(
-        "Inference: weight_quantization also quantizes the text encoders (diffusers PipelineQuantizationConfig)"
+        "Inference: weight_quantization (or an fp8/int8/fp4 precision, which otherwise keeps them 16-bit) also "
+        "quantizes the text encoders (diffusers PipelineQuantizationConfig)"
     )
     runtime = _choice(
         IMAGE_RUNTIMES,

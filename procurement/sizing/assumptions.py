@@ -568,6 +568,21 @@ EIGHT_BIT_DIFFUSION_RATE = Assumption(
     "fp16 8 x H100 MLPerf v5.1 run (18.10 samples/s, docs/validation.md) is faster than NVIDIA's fp8 one, as "
     "this rate says. 4-bit (fp4) generations keep their datasheet peak: no published run to fit.",
 )
+EIGHT_BIT_DIT_RATE = Assumption(
+    "eight_bit_dit_rate",
+    0.691,
+    "fraction of the 8-bit dense peak",
+    "eight_bit_diffusion_rate for a diffusion transformer (DiT) denoiser: its 8-bit layers are all linears over "
+    "thousands of tokens (no convolutions, no 320-1,280-channel layers), run by torchao's float8 dynamic "
+    "quantization under torch.compile. Fitted on one DiT run: sayakpaul/diffusers-torchao README (commit "
+    "0803ee2b), 'CogVideoX Benchmarks', H100, 5B, compile True, fuse_qkv True: bf16 87.455 s, fp8 75.255 s "
+    "(1.162x). CogVideoX-5B's shapes (42 blocks of hidden 3,072, 12h^2 MACs of linears a token, 17,550 video + "
+    "226 text tokens, so 50.9% of its FLOPs are linears) need its linears at 0.691 of the 8-bit peak (1.38x "
+    "the 16-bit rate) for that ratio in the engine (compute_peak.low_bit_image_peak, image_model."
+    "dit_equivalent_rows); the VAE decode both rows share is left in the ratio, so this is a lower bound. "
+    "Checked (not fitted): the same repo's FLUX.1-dev fp8dq compiled on an H100 SXM (README 'Additional "
+    "Results' at commit 9b9f2383: 3.243 s) lands at +4.7% (+18.0% at eight_bit_diffusion_rate).",
+)
 PYTORCH_2_0_NARROW_UNET_RATE = Assumption(
     "pytorch_2_0_narrow_unet_rate",
     0.65,
@@ -900,6 +915,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     EIGHT_BIT_DIFFUSION_RATE,
+    EIGHT_BIT_DIT_RATE,
     PYTORCH_2_0_NARROW_UNET_RATE,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY,

@@ -352,6 +352,16 @@ def recomputed_bytes(
     return removed + sum(terms.get(name, 0.0) for name in dropped)
 
 
+def _text_encoder_quantized_bytes(spec: WorkloadSpec) -> float | None:
+    """Bytes per quantized text-encoder weight where the encoders can be quantized (the format's bits / 8
+    under weight_quantization, the precision's bytes in a low-bit generation); None where neither applies."""
+    if spec.weight_quantization != "none":
+        return QUANT_BITS[spec.weight_quantization] / 8
+    if image_model.is_low_bit_generation(spec):
+        return DTYPE_BYTES[spec.precision]
+    return None
+
+
 def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateBytes:
     """An image preset: the network's weights (quantizable), the frozen text encoders and VAE in 16 bits,
     adapters in their own dtype; the per-token activation fields are unused (image_model.py sizes them)."""
@@ -369,10 +379,10 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     # --mixed_precision fp16/bf16; kohya-ss sd-scripts' prepare_dtype and sdxl_train.py's
     # text_encoder.to(weight_dtype), vae_dtype = weight_dtype unless --no_half_vae). compute_bytes is 2 for
     # 16-bit and fp8 training, 4 for fp32.
-    frozen_bytes = dense
+    frozen_bytes = image_model.frozen_parts_bytes_per_param(spec, dense)
     weight_bytes = network_bytes + image_model.frozen_parts_params(spec) * frozen_bytes
-    if spec.weight_quantization != "none":
-        quantized_bytes = QUANT_BITS[spec.weight_quantization] / 8
+    quantized_bytes = _text_encoder_quantized_bytes(spec)
+    if quantized_bytes is not None:
         weight_bytes -= image_model.text_encoder_quantization_saving_bytes(
             spec, frozen_bytes, quantized_bytes
         )
@@ -380,7 +390,7 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
         weight_bytes += (image_model.trainable_params(spec) - network) * dense
     weight_bytes += adapters * adapter_bytes(spec)
     autoencoder = image_model.vae(spec)
-    if not spec.is_training and autoencoder and image_model.vae_decode_bytes_per_element(spec) > dense:
+    if not spec.is_training and autoencoder and image_model.vae_decode_bytes_per_element(spec) > frozen_bytes:
         weight_bytes += autoencoder["params_published"] * (4.0 - frozen_bytes)  # the upcast VAE (SDXL, fp16)
     cost = image_model.network_cost(slug, image_model.resolution(spec))
     largest = network_bytes / max(cost.blocks, 1)

@@ -8,6 +8,7 @@ from procurement.sizing import image_model
 from procurement.sizing.assumptions import (
     ADA_UNET_TFLOPS_PER_WATT,
     EIGHT_BIT_DIFFUSION_RATE,
+    EIGHT_BIT_DIT_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     IMAGE_PEAK_EFFICIENCY,
@@ -60,16 +61,24 @@ def low_bit_image_peak(spec, gpu: GpuSpec, low_bit_peak: float) -> float:
     the time-weighted (harmonic) mean over the quantized share (image_model.quantized_flops_share). The
     MLPerf Inference SDXL configs quantize the UNet only (mlcommons/inference_results_v4.1, closed/NVIDIA/
     configs/stable-diffusion-xl: precision fp8 for the UNet, the VAE and CLIP engines in fp16/fp32). The
-    8-bit layers run at EIGHT_BIT_DIFFUSION_RATE of the 8-bit peak (1.16x the 16-bit rate, fitted on NVIDIA's
-    MLPerf v4.1 H100 fp8 SDXL run); 4-bit ones at their peak (no run to fit). Other image networks and
+    8-bit layers run at eight_bit_rate of the 8-bit peak (a UNet's 1.16x the 16-bit rate, fitted on NVIDIA's
+    MLPerf v4.1 H100 fp8 SDXL run; a DiT's 1.38x, on diffusers-torchao's CogVideoX-5B); 4-bit ones at their peak (no run to fit). Other image networks and
     training: the low-bit peak for every FLOP, as before."""
     half = gpu.dense_tflops("bf16") or gpu.dense_tflops("fp16")
     if spec.is_training or not spec.model.image_arch.is_diffusion or not half:
         return low_bit_peak
     if spec.precision == "fp8":
-        low_bit_peak *= EIGHT_BIT_DIFFUSION_RATE.value
+        low_bit_peak *= eight_bit_rate(spec)
     share = image_model.quantized_flops_share(spec)
     return 1.0 / (share / low_bit_peak + (1.0 - share) / half)
+
+
+def eight_bit_rate(spec) -> float:
+    """The fraction of the 8-bit peak a diffusion denoiser's 8-bit layers reach: a UNet's (convolutions and
+    narrow linears, ModelOpt/TensorRT: EIGHT_BIT_DIFFUSION_RATE, fitted on NVIDIA's MLPerf SDXL fp8 run) or a
+    DiT's (wide linears only, torchao float8 under torch.compile: EIGHT_BIT_DIT_RATE, fitted on
+    diffusers-torchao's CogVideoX-5B H100 rows)."""
+    return EIGHT_BIT_DIFFUSION_RATE.value if image_model.is_unet(spec) else EIGHT_BIT_DIT_RATE.value
 
 
 def fp32_simt_gemm_efficiency(gpu: GpuSpec) -> float:

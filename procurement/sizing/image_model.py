@@ -236,12 +236,33 @@ def caches_text_embeddings(spec) -> bool:
 
 
 def quantizes_text_encoders(spec) -> bool:
-    """Whether weight_quantization reaches the text encoders: in inference where
-    image.quantize_text_encoders says so. diffusers' pipeline-level PipelineQuantizationConfig quantizes the
-    components it is given, and the HF quantization guide (huggingface/blog diffusers-quantization.md)
-    quantizes FLUX's transformer AND its T5 text_encoder_2. Training scripts load the encoders in the 16-bit
-    weight_dtype (or cache their outputs): never quantized there."""
-    return not spec.is_training and spec.weight_quantization != "none" and spec.image.quantize_text_encoders
+    """Whether weight_quantization (or an 8/4-bit precision, is_low_bit_generation) reaches the text
+    encoders: in inference where image.quantize_text_encoders says so. diffusers' pipeline-level
+    PipelineQuantizationConfig quantizes the components it is given, and the HF quantization guide
+    (huggingface/blog diffusers-quantization.md) quantizes FLUX's transformer AND its T5 text_encoder_2.
+    Training scripts load the encoders in the 16-bit weight_dtype (or cache their outputs): never quantized
+    there."""
+    quantized = spec.weight_quantization != "none" or is_low_bit_generation(spec)
+    return not spec.is_training and quantized and spec.image.quantize_text_encoders
+
+
+LOW_BIT_GENERATION_PRECISIONS = ("fp8", "int8", "fp4")
+
+
+def is_low_bit_generation(spec) -> bool:
+    """A diffusion generation at an 8- or 4-bit precision: its quantizer (torchao quantize_(pipe.transformer,
+    ...), NVIDIA ModelOpt for the MLPerf UNet engines) converts the denoiser only; the pipeline loads every
+    other component in its 16-bit torch_dtype (compute_peak.low_bit_image_peak runs them at the 16-bit peak)."""
+    return not spec.is_training and spec.precision in LOW_BIT_GENERATION_PRECISIONS and is_diffusion(spec)
+
+
+def frozen_parts_bytes_per_param(spec, dense: float) -> float:
+    """Bytes per weight of the text encoders and VAE beside the denoiser: the run's one dtype (`dense`),
+    except a low-bit generation's, whose encoders and VAE stay 16-bit (is_low_bit_generation; with
+    image.quantize_text_encoders their linears go to the precision, bytes_model._text_encoder_quantized_bytes).
+    [TORCHAO] sayakpaul/diffusers-torchao@9b9f2383: FLUX.1-dev fp8dq model_memory 20.357 GiB = the
+    transformer in fp8 beside bf16 T5-XXL, CLIP and VAE."""
+    return 2.0 if is_low_bit_generation(spec) else dense
 
 
 def text_encoder_quantization_saving_bytes(spec, frozen_bytes: float, quantized_bytes: float) -> float:
@@ -479,12 +500,14 @@ def inference_traffic_bytes_per_image(spec) -> float:
     passes over heads x N x M each (diffusers fast_diffusion tutorial: SDXL on an A100 takes 4.63 s without
     SDPA and 3.31 s with it). Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes
     into the matmuls; a diffusion pipeline keeps the eager traffic of the parts its compiled denoiser
-    leaves behind (uncompiled_parts_traffic_bytes_per_image)."""
+    leaves behind (uncompiled_parts_traffic_bytes_per_image). An eager int8 weight-only DiT adds its
+    dequantize and output passes (weight_dequantize_bytes_per_image)."""
     if spec.image.fused_kernels:
         return uncompiled_parts_traffic_bytes_per_image(spec)
     slug, side = spec.model.image_arch.slug, resolution(spec)
     cost = spec_network_cost(spec)
     elements, scores = cost.saved, cost.eager_scores_saved
+    element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
     if image_preset(slug)["family"] == "diffusion":
         passes = steps(spec) * (2 if uses_cfg(spec) else 1)
         elements *= passes
@@ -495,9 +518,36 @@ def inference_traffic_bytes_per_image(spec) -> float:
             decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
             elements += decoder.saved
             scores += decoder.eager_scores_saved
-    element = activation_bytes_per_element(spec)  # eager scores are in the compute dtype, 4 B under fp32
     score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
-    return 2.0 * elements * element + score_bytes + unfused_adapter_traffic_bytes_per_image(spec)
+    adapter = unfused_adapter_traffic_bytes_per_image(spec)
+    return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+
+
+# Bytes an eager torchao int8 weight-only linear moves beyond a 16-bit one, from torchao's
+# _linear_fp_act_int8_weight_impl (torchao/dtypes/affine_quantized_tensor.py, 0.5-0.7): `w_vals_int8_t.to(
+# input.dtype)` reads the int8 weight and writes a 16-bit copy (1 + 2 bytes a weight) that torch.mm then reads as
+# a bf16 linear would; `m * scale` reads and writes the output (2 + 2 a element) and `y += bias` again (2 + 2),
+# where F.linear folds the bias into the GEMM. torch.compile fuses all of it into the GEMM.
+INT8_WEIGHT_ONLY_WEIGHT_BYTES = 3.0
+INT8_WEIGHT_ONLY_OUTPUT_BYTES = 8.0
+
+
+def weight_dequantize_bytes_per_image(spec) -> float:
+    """The extra traffic of an eager weight-only int8 denoiser (`weight_quantization: int8`, torchao's
+    int8_weight_only) over a generation: every forward dequantizes each weight and rescales and biases each
+    linear output in separate kernels (INT8_WEIGHT_ONLY_*). DiTs, whose linears image_shapes counts; 0 for
+    other networks, other formats (bitsandbytes nf4 keeps its own path), training and fused stacks."""
+    cost = spec_network_cost(spec)
+    if spec.weight_quantization != "int8" or spec.image.fused_kernels or spec.is_training:
+        return 0.0
+    if not cost.linear_outputs or not is_diffusion(spec):
+        return 0.0
+    per_forward = network_params(spec.model.image_arch.slug) * INT8_WEIGHT_ONLY_WEIGHT_BYTES
+    per_sample = (
+        cost.linear_outputs * INT8_WEIGHT_ONLY_OUTPUT_BYTES * activation_bytes_per_element(spec) / 2.0
+    )
+    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
+    return forwards * (per_forward / spec.micro_batch_size + per_sample)
 
 
 def unfused_adapter_traffic_bytes_per_image(spec) -> float:
@@ -698,7 +748,39 @@ def weight_rows(spec, samples: float) -> float:
 
 
 def rows_per_sample(cost: Cost) -> float:
+    """Rows per weight GEMM of one sample: a UNet's MACs per weight, a transformer's tokens; a DiT with a
+    kernel count (image_shapes.dit_cost) in the work-per-kernel units of the fit (dit_equivalent_rows)."""
+    if cost.tokens and cost.gemm_kernels:
+        return dit_equivalent_rows(cost)
     return cost.tokens or cost.macs / cost.params
+
+
+# The network image_peak_efficiency and image_half_rows were fitted on (both fit points are SDXL's UNet at
+# 1024 px: diffusers/benchmarks on an L40S, fal on an A100), and its pixel side.
+HALF_ROWS_FIT_NETWORK = ("sdxl-base-1.0", 1024)
+
+
+def macs_per_kernel_per_row(cost: Cost) -> float:
+    """MACs one GEMM or attention kernel of the forward does, on average, per row it multiplies: the work a
+    kernel has to hide its fixed latency behind (kernel_efficiency), per row."""
+    rows = cost.tokens or cost.macs / cost.params
+    return cost.macs / cost.gemm_kernels / rows
+
+
+def dit_equivalent_rows(cost: Cost) -> float:
+    """A DiT's tokens stated as the fit UNet's rows of equal work per kernel. image_half_rows counts rows of
+    SDXL's UNet, whose 930 kernels are 320-1,280 channels wide (3.6 GMAC a kernel over 1,317 rows: 2.8 MMAC a
+    row); FLUX.1-dev's 554 are 3,072-12,288 wide (67 GMAC a kernel over its 4,608 tokens: 14.6 MMAC a row), so
+    each of its rows carries 5.3x the work that hides a kernel's launch, prologue and tail, and the same rows
+    fill an H100 much sooner (24,329 equivalent rows). Derived from the shapes (kernels counted in
+    image_shapes.dit_cost), no fitted term; SD3 Medium's 1,536-wide blocks come out at 1.0x (4,451 rows for
+    4,429 tokens). Checked: [TORCHAO] (sayakpaul/diffusers-torchao@9b9f2383 README 'Additional Results',
+    FLUX.1-dev bf16, transformer compiled, H100 SXM, 28 steps) 4.209 s at batch 1 and 31.685 s at batch 8 are
+    50% and 54% of the bf16 peak; the token count alone gave 39% and 51% (5.48 s, +30%; 33.35 s, +5%), this
+    gives 4.27 s (+1.3%) and 32.1 s (+1.4%)."""
+    slug, side = HALF_ROWS_FIT_NETWORK
+    reference = macs_per_kernel_per_row(network_cost(slug, side))
+    return cost.tokens * macs_per_kernel_per_row(cost) / reference
 
 
 def peak_efficiency(spec) -> float:

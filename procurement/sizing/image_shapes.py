@@ -47,6 +47,7 @@ class Cost:
     launches_fixed: float = 0.0  # kernels per forward on tiny tensors (time embedding, stem, output head)
     # convolution, linear and attention kernels of the same forward (the FLOP model's; UNets only)
     gemm_kernels: float = 0.0
+    linear_outputs: float = 0.0  # elements the per-token linears write per sample (DiTs only)
 
     def launch(self, kernels: float, elements: float) -> None:
         self.launches.append((kernels, elements))
@@ -205,6 +206,16 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     return cost
 
 
+# GEMM and attention kernels of a DiT block as diffusers runs it (models/transformers/transformer_flux.py and
+# transformer_sd3.py at v0.30), counted as a UNet's are (every convolution and linear, its ResNets' time-embedding
+# linears included, and each attention kernel): a joint block runs, per stream (image and text, each with its own
+# weights), to_q, to_k, to_v, to_out and the two MLP linears (add_q_proj ... ff_context for the text) and its adaLN
+# modulation linear (norm1, norm1_context), 14, plus one joint attention: 15. A single-stream block runs norm's
+# modulation linear, to_q, to_k, to_v, proj_mlp and proj_out, plus its attention: 7.
+DIT_JOINT_BLOCK_GEMMS = 15
+DIT_SINGLE_BLOCK_GEMMS = 7
+
+
 def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     """MMDiT (SD3: joint blocks only) and Flux (joint + single-stream blocks): adaLN modulation is
     a linear on the conditioning vector (weights, no per-token FLOPs); every other weight runs per token
@@ -219,11 +230,16 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
         attention = 2 * tokens * tokens * h
         macs = per_stream * tokens + attention
         cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
+        cost.gemm_kernels += DIT_JOINT_BLOCK_GEMMS
+        cost.linear_outputs += (4 + 1 + ratio) * h * tokens  # q, k, v, out, MLP up (ratio x h) and down
     for _ in range(config["single_blocks"]):
         params = per_stream + 3 * h * h  # linear1 (h -> 3h + 4h) and linear2 (5h -> h), modulation 3h^2
         attention = 2 * tokens * tokens * h
         macs = per_stream * tokens + attention
         cost.block(params, macs, 20 * h * tokens, h * tokens, heads * tokens * tokens, attention)
+        cost.gemm_kernels += DIT_SINGLE_BLOCK_GEMMS
+        cost.linear_outputs += (3 + ratio + 1) * h * tokens  # linear1 (q, k, v, MLP up), linear2
+    cost.gemm_kernels += 3  # patch embedding (x_embedder), context_embedder, proj_out
     patch_in = config["in_channels"] * config["patch"] ** 2
     cost.params += 2 * patch_in * h + 4096 * h + 768 * h + 2 * h * h  # patch embed/out, context/pooled proj
     cost.macs += 2 * patch_in * h * image_tokens + 4096 * h * text_tokens

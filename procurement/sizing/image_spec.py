@@ -43,8 +43,9 @@ class ImageSpec:
     # detectors (training): Ultralytics' deterministic=True, its default, on PyTorch >= 2.1: every freshly
     # allocated tensor is filled before use (image_model.deterministic_fill_seconds_per_image)
     deterministic: bool = True
-    # inference: weight_quantization also quantizes the text encoders (diffusers PipelineQuantizationConfig
-    # with them in components_to_quantize); off: the denoiser only (a quantized transformer loaded alone)
+    # inference: weight_quantization (or an fp8/int8/fp4 precision) also quantizes the text encoders (diffusers
+    # PipelineQuantizationConfig with them in components_to_quantize); off: the denoiser only (a quantized
+    # transformer loaded alone)
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)

@@ -64,15 +64,21 @@ def test_generation_job_prices_its_images():
     flops = im.inference_flops_per_image(FLUX_BATCH)  # 4 steps, no CFG, + T5/CLIP + VAE decode
     traffic = im.inference_traffic_bytes_per_image(FLUX_BATCH)
     attention = im.attention_flops_per_image(FLUX_BATCH)
-    # batch 1, no CFG: 4,096 image + 256 text tokens = 4,352 rows; on an A100 (312 TFLOPS, the reference
-    # card: 549 half-efficiency rows) 0.534 x 4,352 / 4,901 = 0.474
-    assert im.inference_efficiency(FLUX_BATCH, 312e12) == pytest.approx(0.534 * 4352 / 4901, rel=1e-9)
+    # batch 1, no CFG: 4,096 image + 256 text tokens. dit8: as the fit UNet's rows of equal work per kernel
+    # (image_model.dit_equivalent_rows): the forward's 34,730.05 GMAC over 554 kernels against SDXL's
+    # 3,380.59 GMAC over 930 kernels and 1,317.42 rows = 22,720 rows (was the 4,352 tokens: 0.474); on an A100
+    # (312 TFLOPS, the reference card: 549 half-efficiency rows) 0.534 x 22,720 / 23,269 = 0.5214
+    weight_rows = (34_730.045e9 / 554) / (3_380.593e9 / 930 / 1_317.4157)
+    assert weight_rows == pytest.approx(22_720, abs=1)
+    efficiency_a100 = 0.534 * weight_rows / (weight_rows + 549)
+    assert im.inference_efficiency(FLUX_BATCH, 312e12) == pytest.approx(efficiency_a100, rel=1e-6)
+    assert efficiency_a100 == pytest.approx(0.5214, abs=1e-4)
     for row in rows[:5]:
         # seconds per image per GPU = FLOPs / (dense bf16 peak x efficiency at that peak) + activation
         # traffic / (bandwidth x 0.7), the attention FLOPs at 35% of peak on Hopper; every GPU a replica
         gpu = GPUS[row["gpu"]]
         peak = gpu.dense_tflops("bf16") * 1e12
-        efficiency = 0.534 * 4352 / (4352 + 549 * peak / 312e12)
+        efficiency = 0.534 * weight_rows / (weight_rows + 549 * peak / 312e12)
         ceiling = min(efficiency, 0.35) if gpu.generation == 90 else efficiency
         per_gpu = 1 / (
             (flops - attention) / (peak * efficiency)

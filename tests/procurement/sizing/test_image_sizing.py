@@ -102,12 +102,18 @@ def test_inference_speed_is_compute_plus_elementwise_traffic():
     report = size_workload(spec, [gpu_by_slug("h100-sxm5-80gb")])
     flops = im.inference_flops_per_image(spec)
     # H100 SXM: dense bf16 989.5 TFLOPS; 3,350 GB/s x achieved 0.7 (gpu_specs.csv, assumptions). FLUX.1-dev
-    # guidance-distilled, batch 2: rows = 2 x (4,096 image + 512 text tokens) = 9,216; half-efficiency rows
-    # 549 x 989.5 / 312 = 1,741 on an H100; efficiency 0.534 x 9,216 / (9,216 + 1,741) = 0.4492
-    # (image_peak_efficiency, image_half_rows, image_half_rows_reference_tflops)
+    # guidance-distilled, batch 2. dit8: rows are the fit UNet's rows of equal work per kernel
+    # (image_model.dit_equivalent_rows): FLUX's forward of 37,189.05 GMAC over 554 kernels (19 joint blocks x
+    # 15 + 38 single x 7 + 3) against SDXL's 3,380.59 GMAC over 930 kernels and 1,317.42 rows: 37,189.05 / 554
+    # / (3,380.59 / 930 / 1,317.42) = 24,328.7 rows a sample (the 4,608 tokens cancel), 48,657 at batch 2
+    # (was 2 x 4,608 = 9,216 tokens: 0.4492); half-efficiency rows 549 x 989.5 / 312 = 1,741 on an H100;
+    # efficiency 0.534 x 48,657 / (48,657 + 1,741) = 0.5156 (image_peak_efficiency, image_half_rows,
+    # image_half_rows_reference_tflops)
     half = 549 * 989.5 / 312
-    assert im.inference_efficiency(spec, 989.5e12) == pytest.approx(0.534 * 9216 / (9216 + half), rel=1e-9)
-    assert 0.534 * 9216 / (9216 + half) == pytest.approx(0.4492, abs=1e-4)
+    rows = 2 * (37_189.048e9 / 554) / (3_380.593e9 / 930 / 1_317.4157)
+    assert rows == pytest.approx(48_657, abs=1)
+    assert im.inference_efficiency(spec, 989.5e12) == pytest.approx(0.534 * rows / (rows + half), rel=1e-6)
+    assert 0.534 * rows / (rows + half) == pytest.approx(0.5156, abs=1e-4)
     # Attention under SDPA on Hopper runs at FlashAttention-2's 35% of peak: 57 blocks x 2 x 4,608^2 x 3,072
     # MACs per forward x 28 steps (the encoders' and the VAE's attention are under 1% of it)
     attention = 28 * 57 * 2 * 2 * 4608**2 * 3072
@@ -117,7 +123,7 @@ def test_inference_speed_is_compute_plus_elementwise_traffic():
     t5, clip = (encoder_cost(e, e["tokens"]) for e in im.text_encoders(spec)[::-1])
     decoder_saved = vae_decoder_cost(im.vae(spec), 128).saved
     traffic = 2 * 2 * (28 * transformer.saved + t5.saved + clip.saved + decoder_saved)  # bf16, write + read
-    seconds = (flops - attention) / (989.5e12 * 0.4492) + attention / (989.5e12 * 0.35)
+    seconds = (flops - attention) / (989.5e12 * 0.5156) + attention / (989.5e12 * 0.35)
     seconds += traffic / (3350e9 * 0.7)
     assert report["throughput"]["images_per_second_per_gpu"] == pytest.approx(1 / seconds, rel=1e-3)
     assert report["throughput"]["seconds_per_batch"] == pytest.approx(2 * seconds, rel=1e-3)
