@@ -180,11 +180,12 @@ def test_it_shows_bad_fields_on_the_page_and_stores_nothing(bundled_catalog, eng
 @pytest.mark.django_db
 def test_it_prefills_the_form_from_a_preset(bundled_catalog, engineer_client):
     page = engineer_client.get("/size/?preset=sdxl")
-    assert "model: {preset: sdxl}" in page.content.decode()
+    # the alias selects the preset it names, so the list, the form and the YAML agree (test_sizing_page)
+    assert "model: {preset: sdxl-base-1.0}" in page.content.decode()
     fields = {field["name"]: field["value"] for field in page.context["form_fields"]}
     # The form starts on the same preset and task as the YAML it loads (the tier's first task).
     preset_yaml = yaml.safe_load(page.context["text"])
-    assert (fields["preset"], fields["task"]) == ("sdxl", preset_yaml["task"])
+    assert (fields["preset"], fields["task"]) == ("sdxl-base-1.0", preset_yaml["task"])
 
 
 @pytest.mark.django_db
