@@ -21,8 +21,8 @@ Model shape: Meta's Llama-3.1-8B config.json (hidden 4,096, 32 layers, vocab 128
 
 import pytest
 
-from procurement.sizing import parse_workload_spec
-from procurement.sizing.bytes_model import logits_bytes_per_token
+from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
+from procurement.sizing.bytes_model import logits_bytes_per_token, memory_assumptions
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import WorkloadSpecError
 
@@ -86,8 +86,6 @@ def test_it_rejects_an_unknown_loss_by_its_field():
 
 
 def test_the_breakdown_says_which_loss_it_counted():
-    from procurement.sizing.bytes_model import memory_assumptions
-
     assert memory_assumptions(_qlora(cross_entropy="huggingface")) == [
         "Hugging Face causal-LM loss: the logits, their fp32 upcast, the shifted fp32 copy and the fp32 "
         "log-softmax, 14 bytes x 128,256 vocabulary a token"
@@ -96,3 +94,12 @@ def test_the_breakdown_says_which_loss_it_counted():
         _qlora(cross_entropy="fused")
     )
     assert not any("cross entropy" in note or "loss" in note for note in memory_assumptions(_qlora()))
+
+
+def test_the_report_names_the_loss_it_sized():
+    stated = size_workload(_qlora(cross_entropy="huggingface"), [gpu_by_slug("a100-sxm4-80gb")])["workload"]
+    assert stated["cross_entropy"] == "huggingface"
+    assert (
+        size_workload(_qlora(), [gpu_by_slug("a100-sxm4-80gb")])["workload"]["cross_entropy"]
+        == "fp32_softmax"
+    )
