@@ -27,6 +27,7 @@ from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     CHECKPOINT_MODES,
     CHECKPOINTING,
+    CROSS_ENTROPY,
     DEMAND_LIMITS,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
@@ -282,6 +283,13 @@ class WorkloadSpecSerializer(serializers.Serializer):
     fp8_weights = _flag(
         "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "
         "Engine fp8_model_init); default false: bf16 weights with transient fp8 copies"
+    )
+    cross_entropy = _choice(
+        CROSS_ENTROPY,
+        "Training: how the loss computes cross entropy over the vocabulary. fp32_softmax (default): one fp32 "
+        "softmax kept for backward, 4 bytes x V a token (Megatron-Core); huggingface: transformers' causal-LM "
+        "loss upcasts the whole logits and keeps the fp32 log-softmax, 14 bytes x V in 16-bit training (12 in "
+        "fp32); fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

@@ -210,6 +210,7 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
         )
     if spec.fused_swiglu:
         notes.append("fused SwiGLU: keeps gate and up only and recomputes SiLU in backward")
+    notes.extend(_loss_notes(spec))
     trained = trained_linears(spec)
     if trained is not None:
         dropped = [
@@ -362,6 +363,52 @@ def _text_encoder_quantized_bytes(spec: WorkloadSpec) -> float | None:
     return None
 
 
+def logits_bytes_per_token(spec: WorkloadSpec) -> float:
+    """The loss's peak over the output layer, per token, by how the spec's stack computes cross entropy.
+
+    fp32_softmax (default): Megatron-Core's vocab_parallel_cross_entropy upcasts the logits (`.float()`),
+    turns them into the softmax in place and saves only that for an in-place backward: 4 bytes x V
+    (assumptions.LOGITS_BYTES).
+
+    huggingface: transformers 4.46-4.48 keep the lm_head's logits in the compute dtype (the model output) and
+    ForCausalLMLoss runs `logits = logits.float()`, `shift_logits = logits[..., :-1, :].contiguous()`, then
+    `nn.functional.cross_entropy`, whose log_softmax output (fp32) is saved for backward; at that moment
+    2 + 4 + 4 + 4 = 14 bytes x V are alive in 16-bit training, 4 + 0 + 4 + 4 = 12 in fp32 (`.float()` of an
+    fp32 tensor is the tensor itself). Other versions peak at 12 (4.44: fp32 logits, the shifted copy and the
+    log-probs; 4.49+: the log-probs, their gradient and the logits' gradient in backward).
+
+    fused: a fused linear + cross entropy (Liger's LigerFusedLinearCrossEntropy, Unsloth's kernels) computes
+    the logits a chunk of tokens at a time with the gradient in forward: per token it keeps the input's
+    gradient (2h in 16 bits) and at most 4h of chunk logits (Liger: chunk_size = next_power_of_2(BT /
+    cdiv(V, h)) rows of V), 6h in 16 bits, no vocabulary-sized term.
+    """
+    vocab = float(spec.model.vocab_size)
+    if spec.cross_entropy == "huggingface":
+        logits = 4.0 if spec.precision == "fp32" else 2.0
+        upcast = 4.0 if logits < 4.0 else 0.0
+        return (logits + upcast + 4.0 + 4.0) * vocab
+    if spec.cross_entropy == "fused":
+        return 3.0 * compute_bytes(spec) * spec.model.hidden_size
+    return LOGITS_BYTES.value * vocab
+
+
+def _loss_notes(spec: WorkloadSpec) -> list[str]:
+    """The stated cross entropy's per-token bytes, in words (the default adds none)."""
+    vocab = spec.model.vocab_size
+    if spec.cross_entropy == "huggingface":
+        per_vocab = logits_bytes_per_token(spec) / vocab
+        return [
+            "Hugging Face causal-LM loss: the logits, their fp32 upcast, the shifted fp32 copy and the fp32 "
+            f"log-softmax, {per_vocab:g} bytes x {vocab:,} vocabulary a token"
+        ]
+    if spec.cross_entropy == "fused":
+        return [
+            f"fused linear + cross entropy: no {vocab:,}-wide logits, "
+            f"{logits_bytes_per_token(spec):,.0f} bytes a token"
+        ]
+    return []
+
+
 def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateBytes:
     """An image preset: the network's weights (quantizable), the frozen text encoders and VAE in 16 bits,
     adapters in their own dtype; the per-token activation fields are unused (image_model.py sizes them)."""
@@ -441,5 +488,5 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
             spec.fused_swiglu,
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
-        logits_bytes_per_token=LOGITS_BYTES.value * model.vocab_size,
+        logits_bytes_per_token=logits_bytes_per_token(spec),
     )

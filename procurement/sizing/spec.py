@@ -47,6 +47,10 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 EXPERT_DISPATCHES = ("alltoall", "deepep")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
+# How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
+# Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
+# log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
+CROSS_ENTROPY = ("fp32_softmax", "huggingface", "fused")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -197,6 +201,7 @@ class WorkloadSpec:
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
+    cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -234,6 +239,7 @@ _TOP_KEYS = {
     "gradient_accumulation_steps",
     "optimizer_in_backward",
     "fp8_weights",
+    "cross_entropy",
     "mfu",
     "image",
     "host",
@@ -436,6 +442,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
             data, "optimizer_in_backward", "optimizer_in_backward", False
         ),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
+        "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 

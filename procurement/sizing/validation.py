@@ -432,16 +432,17 @@ CASES: dict[str, Case] = {
             "micro_batch_size": 1,
             "gradient_checkpointing": "full",
             "lora": {"rank": 32, "targets": "all-linear"},
+            "cross_entropy": "huggingface",  # the README's "Hugging Face + FA2" column
         },
         "max_context",
         "a100-sxm4-80gb",
         estimate_runs="high",
         explanation="A longest-context metric amplifies per-token errors: the 4-bit weights and adapter "
         "state take a fixed share of the card and the rest is divided by bytes per token, so a per-token "
-        "shortfall becomes a larger context overestimate. Hugging Face's causal-LM loss keeps bf16 logits, "
-        "an fp32 upcast and an fp32 log-softmax (~14 bytes x V per token) where the engine counts 4 bytes x V "
-        "(issue 3), the largest missing term at a 128k vocabulary; the rest is unmodelled per-token buffers "
-        "of the HF + bitsandbytes stack.",
+        "shortfall becomes a larger context overestimate. The case states the Hugging Face loss "
+        "(cross_entropy: huggingface: bf16 logits, their fp32 upcast, the shifted fp32 copy and the fp32 "
+        "log-softmax, 14 bytes x V a token against the default 4), which took the estimate from 16,260 "
+        "tokens (+135%) to 10,190; the rest is unmodelled buffers of the HF + bitsandbytes stack.",
     ),
     "ds-t5-3b-zero2-8gpu": Case(
         {"task": "full_finetune", "model": T5_3B, "parallelism": {"gpus": 8, "zero_stage": 2}},
