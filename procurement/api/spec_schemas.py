@@ -28,6 +28,7 @@ from procurement.sizing.spec import (
     CHECKPOINT_MODES,
     CHECKPOINTING,
     DEMAND_LIMITS,
+    FP8_RECIPES,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
     OFFLOADS,
@@ -267,6 +268,11 @@ class WorkloadSpecSerializer(serializers.Serializer):
     fp8_weights = _flag(
         "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "
         "Engine fp8_model_init); default false: bf16 weights with transient fp8 copies"
+    )
+    fp8_recipe = _choice(
+        FP8_RECIPES,
+        "fp8 training: the library that runs the linears in fp8 (transformer_engine: NeMo, Megatron; torchao: "
+        "torchtitan float8, dynamic scaling)",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

@@ -438,6 +438,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "precision": spec.precision,
         "weight_quantization": spec.weight_quantization,
         "fp8_weights": spec.fp8_weights,
+        "fp8_recipe": spec.fp8_recipe,
         "memory_assumptions": memory_assumptions(spec),
         "parallelism": {
             "gpus": spec.parallelism.gpus,

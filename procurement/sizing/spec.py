@@ -42,6 +42,9 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 # one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8.
 EXPERT_DISPATCHES = ("alltoall", "deepep")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
+# Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
+# efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
+FP8_RECIPES = ("transformer_engine", "torchao")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
@@ -187,6 +190,7 @@ class WorkloadSpec:
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
+    fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -222,6 +226,7 @@ _TOP_KEYS = {
     "gradient_accumulation_steps",
     "optimizer_in_backward",
     "fp8_weights",
+    "fp8_recipe",
     "mfu",
     "image",
     "host",
@@ -422,6 +427,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
             data, "optimizer_in_backward", "optimizer_in_backward", False
         ),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
+        "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 
@@ -841,6 +847,8 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if spec.fp8_weights and spec.precision != "fp8":
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")
+    if spec.fp8_recipe != "transformer_engine" and spec.precision != "fp8":
+        reader.error("fp8_recipe", f"an fp8 recipe needs precision fp8, got {spec.precision}")
     if spec.fp8_weights and spec.weight_quantization != "none":
         reader.error(
             "fp8_weights",
