@@ -29,6 +29,7 @@ from procurement.sizing.spec import (
     CHECKPOINTING,
     CROSS_ENTROPY,
     DEMAND_LIMITS,
+    FP8_RECIPES,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
     OFFLOADS,
@@ -290,6 +291,11 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "softmax kept for backward, 4 bytes x V a token (Megatron-Core); huggingface: transformers' causal-LM "
         "loss upcasts the whole logits and keeps the fp32 log-softmax, 14 bytes x V in 16-bit training (12 in "
         "fp32); fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token",
+    )
+    fp8_recipe = _choice(
+        FP8_RECIPES,
+        "fp8 training: the library that runs the linears in fp8 (transformer_engine: NeMo, Megatron; torchao: "
+        "torchtitan float8, dynamic scaling)",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

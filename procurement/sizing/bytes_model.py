@@ -130,8 +130,12 @@ def activation_scale(spec) -> float:
 def fp8_linear_input_scale(spec) -> float:
     """The saved input of a trained linear layer against a 16-bit one: under fp8 training Transformer
     Engine keeps the fp8 cast it fed the GEMM, 1 byte an element (assumptions.FP8_SAVED_LINEAR_INPUT);
-    adapters (LoRA/QLoRA) run their own 16-bit matmuls on the frozen linears' inputs, so they keep 16 bits."""
-    if spec.precision != "fp8" or not spec.is_training or spec.uses_adapters:
+    adapters (LoRA/QLoRA) run their own 16-bit matmuls on the frozen linears' inputs, so they keep 16 bits,
+    and so does torchao float8, which saves the high-precision input and casts it again in backward
+    (pytorch/ao @50865d5c7 torchao/float8/float8_linear.py, matmul_with_hp_or_float8_args.forward:
+    'ctx.save_for_backward(input_hp, weight_hp_t)')."""
+    torchao = spec.fp8_recipe == "torchao"
+    if spec.precision != "fp8" or not spec.is_training or spec.uses_adapters or torchao:
         return 1.0
     return FP8_SAVED_LINEAR_INPUT.value / 2.0
 

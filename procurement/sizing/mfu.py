@@ -9,7 +9,7 @@ minimum sample count; the factor itself is already shrunk toward 1 by the fit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from procurement.sizing import image_model
 from procurement.sizing import params as counts
@@ -18,6 +18,7 @@ from procurement.sizing.assumptions import (
     MOE_HOPPER_FP8_EXPERT_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
     MOE_ROUTED_BYTES,
+    TORCHAO_FLOAT8_CAST_K,
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
     TRAINING_WIDTH_PEAK_AMPERE,
@@ -27,7 +28,7 @@ from procurement.sizing.clocks import peak_clock_hz
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
-from procurement.sizing.throughput import training_flops_per_token
+from procurement.sizing.throughput import attention_forward_flops_per_token, training_flops_per_token
 
 AMPERE = 80
 HOPPER = 90
@@ -133,6 +134,8 @@ def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
 
 def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The language-model efficiency for this part, task and precision, before the width ceiling."""
+    if _runs_torchao_float8(spec, gpu):
+        return torchao_float8_efficiency(spec, gpu)
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
         return measured.efficiency
@@ -147,6 +150,65 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         # itself runs at the MPT H100 sweep's width ceiling (issue 26, assumptions.training_width_*).
         return width_ceiling(spec, gpu)
     return gpu.default_mfu
+
+
+def _runs_torchao_float8(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
+    """A dense language model trained (all weights) in fp8 by torchao float8, on a part with 16- and 8-bit
+    peaks. MoE experts (grouped GEMMs) and adapters keep the 8-bit efficiency."""
+    return (
+        spec.precision == "fp8"
+        and spec.fp8_recipe == "torchao"
+        and spec.is_training
+        and not spec.uses_adapters
+        and not spec.model.is_moe
+        and bool(gpu.dense_tflops("bf16"))
+        and bool(gpu.dense_tflops("fp8"))
+    )
+
+
+def torchao_float8_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of the 8-bit peak a torchao float8 run reaches: the part's 16-bit efficiency for the same
+    run (width ceiling included), in 8-bit peak units, times torchao_float8_speedup."""
+    sixteen = replace(spec, precision="bf16", fp8_recipe="transformer_engine")
+    base = min(_fitted_mfu(sixteen, gpu), width_ceiling(sixteen, gpu))
+    half, eight = gpu.dense_tflops("bf16"), gpu.dense_tflops("fp8")
+    return base * half / eight * torchao_float8_speedup(spec, eight / half)
+
+
+def torchao_float8_speedup(spec: WorkloadSpec, rate: float = 2.0) -> float:
+    """The step-time ratio of 16-bit over torchao float8 training (Amdahl): only the transformer blocks'
+    linears move to the 8-bit rate (``rate`` x the 16-bit one); attention (FlashAttention in bf16), the
+    output layer (torchtitan converts every nn.Linear but 'output': pytorch/torchtitan @9dec370
+    torchtitan/float8.py, module_filter_fn), norms, activations and residual adds keep their 16-bit time,
+    the last ones k / d_model of the FLOPs' matmul time (assumptions.training_width_k_hopper); the
+    dynamic scaling (amax and casts of each GEMM's operands) adds torchao_float8_cast_k / d_model of the
+    linears' 16-bit time. Llama 3.1 8B at 8k: 1.25x; 70B: 1.49x; 405B: 1.69x."""
+    model = spec.model
+    full = spec.gradient_checkpointing == "full"
+    total = training_flops_per_token(spec)
+    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(model, spec.seq_len)
+    head = (8.0 if full else 6.0) * float(model.vocab_size * model.hidden_size)
+    linears = total - attention - head
+    width = float(model.hidden_size)
+    elementwise = total * TRAINING_WIDTH_K_HOPPER.value / width
+    sixteen_bit = total + elementwise
+    eight_bit = (
+        linears / rate + attention + head + elementwise + linears * TORCHAO_FLOAT8_CAST_K.value / width
+    )
+    return sixteen_bit / eight_bit
+
+
+def torchao_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The "speed: ..." sentence of a torchao float8 estimate; "" where it does not apply."""
+    if spec.mfu or not _runs_torchao_float8(spec, gpu):
+        return ""
+    half, eight = gpu.dense_tflops("bf16"), gpu.dense_tflops("fp8")
+    speedup = torchao_float8_speedup(spec, eight / half)
+    return (
+        f"speed: torchao float8 runs the block linears in fp8 and the rest in bf16, {speedup:.2f}x the bf16 "
+        f"speed of this run ({torchao_float8_efficiency(spec, gpu):.0%} of the {gpu.slug}'s fp8 peak; dynamic "
+        "scaling fitted on torchao's Llama3-8b H100 benchmark, 1.25x)"
+    )
 
 
 def width_ceiling(spec: WorkloadSpec, gpu: GpuSpec) -> float:

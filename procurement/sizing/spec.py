@@ -46,6 +46,9 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 # one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8.
 EXPERT_DISPATCHES = ("alltoall", "deepep")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
+# Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
+# efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
+FP8_RECIPES = ("transformer_engine", "torchao")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
@@ -202,6 +205,7 @@ class WorkloadSpec:
     optimizer_in_backward: bool = False
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
+    fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -240,6 +244,7 @@ _TOP_KEYS = {
     "optimizer_in_backward",
     "fp8_weights",
     "cross_entropy",
+    "fp8_recipe",
     "mfu",
     "image",
     "host",
@@ -443,6 +448,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
+        "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 
@@ -887,6 +893,8 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     if spec.fp8_weights and spec.precision != "fp8":
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")
+    if spec.fp8_recipe != "transformer_engine" and spec.precision != "fp8":
+        reader.error("fp8_recipe", f"an fp8 recipe needs precision fp8, got {spec.precision}")
     if spec.fp8_weights and spec.weight_quantization != "none":
         reader.error(
             "fp8_weights",
