@@ -25,6 +25,7 @@ Sources (figures quoted where used):
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 
@@ -575,7 +576,9 @@ def test_llama31_70b_fp8_batch1_latency_on_8_mi300x_within_15_percent(bundled_ca
     "After issue 26 (pipe26): W is 2.45 TB / (16 writers x 0.5 GB/s) = 5.1 min and the checkpoint reason is gone "
     "(tests/procurement/costing/test_spot_timing_writers.py); every row is still refused by the guides' rule 4, "
     "'reclaiming one instance stalls the others' (docs/cost-model.md, spot verdict), a policy this case's "
-    "assertion also rejects: still failing for that rule, not for the write",
+    "assertion also rejects: still failing for that rule, not for the write. spot26: the rule is gone (a job on "
+    "N instances is priced at N x the reclaim rate and flagged, below); the rows still failing are AWS p5.48xlarge "
+    "spot quotes at the on-demand price (55.04, 63.296, 68.80, 71.552 USD/h), refused because 'it saves nothing'",
 )
 @pytest.mark.django_db
 def test_gpt3_175b_multi_node_spot_checkpoint_is_written_by_every_node(bundled_catalog):
@@ -584,6 +587,35 @@ def test_gpt3_175b_multi_node_spot_checkpoint_is_written_by_every_node(bundled_c
     for row in rows:
         assert row["instances"] == 16
         assert not any("spot unsuitable" in reason for reason in row["reasons"]), describe([row])
+
+
+# spot26 (the product's owners' decision: the multi-instance risk is priced, not assumed away or fatal). The
+# case above minus the quotes that save nothing: with the write per node (5.1 min in the background, the host
+# copy C blocking), no row is refused for spanning 16 instances. Each is priced at 16 x the per-instance rate:
+# the assumed band 2 (10-15% a month, no advisor data for these offers) gives r = -ln(1 - 0.125) / 730 =
+# 1.8292e-4 an instance-hour, lambda = 16 r = 2.9267e-3 (independent reclaims); tau = 15 min (Young/Daly
+# sqrt(2 C / lambda) is hours), overhead = C / tau + (tau / 2 + R) x lambda with the row's C and R.
+@pytest.mark.django_db
+def test_gpt3_175b_multi_node_spot_is_priced_at_sixteen_times_the_reclaim_rate(bundled_catalog):
+    rows = ranked(GPT3_RUN, pricing_models=["spot"], instance_counts=[16], include_infeasible=True)
+    saving = [row for row in rows if not any("saves nothing" in reason for reason in row["reasons"])]
+    assert saving
+    rate = -math.log(1 - 0.125) / 730
+    for row in saving:
+        assert row["instances"] == 16 and row["fits"], describe([row])
+        assert not any("spot unsuitable" in reason for reason in row["reasons"]), describe([row])
+        spot = row["spot"]
+        assert spot["verdict"] == "suitable"
+        assert float(spot["interruption_rate_per_hour"]) == pytest.approx(16 * rate, abs=1e-9)
+        write, restart = (
+            spot["timing"]["checkpoint_write_minutes"] / 60,
+            spot["timing"]["restart_minutes"] / 60,
+        )
+        overhead = write / 0.25 + (0.125 + restart) * 16 * rate
+        assert float(spot["overhead"]) == pytest.approx(
+            overhead, rel=0.01
+        )  # the timing's minutes are rounded
+        assert any("16-fold reclaim exposure" in reason for reason in row["reasons"])
 
 
 # --- 11. A deadline at a probability with spot: Llama 3 8B on 8 H100 with Megatron FSDP ---------------------
