@@ -15,6 +15,12 @@ Formulas (docs/cost-model.md, "Spot"), with lambda = interruptions per hour and 
     lost     = tau / 2 + R                      expected work lost per interruption, hours
     overhead = C / tau + (tau / 2 + R) / M
     effective spot price = spot price x (1 + overhead)
+
+A job on N instances is interrupted when any one of them is reclaimed. Assuming each instance is reclaimed
+independently at the per-instance rate r (exponential clocks), the first reclaim among N comes at rate
+N r exactly: lambda = N r. Every interruption stops all N (the restart waits for N instances again and the
+work since the last checkpoint is lost on all N), so the overhead above, with lambda = N r, is paid on all
+N instances' hours. A multi-instance row is priced this way, not refused, and says so in its reasons.
 """
 
 from __future__ import annotations
@@ -60,6 +66,27 @@ def band_interruption_rate_per_hour(band: int) -> Decimal:
     if rate is None:
         rate = _band_rates[key] = monthly_to_hourly_rate(BAND_MONTHLY_INTERRUPTION[band])
     return rate
+
+
+def job_interruption_rate_per_hour(rate_per_instance_hour: Decimal, instances: int) -> Decimal:
+    """lambda = N r: the job stops when any of its N instances is reclaimed; with independent reclaims the
+    minimum of N exponential clocks of rate r is exponential of rate N r (module doc)."""
+    if not isinstance(instances, int) or isinstance(instances, bool) or instances < 1:
+        raise CostInputError("instances", f"must be a whole number of at least 1, got {instances!r}")
+    return rate_per_instance_hour * instances
+
+
+def reclaim_exposure_text(rate_per_instance_hour: Decimal, instances: int) -> str:
+    """The N-fold exposure of a multi-instance spot job, in words (empty on one instance)."""
+    if instances <= 1:
+        return ""
+    per_instance = rate_per_instance_hour.quantize(Decimal("1E-6"))
+    job = job_interruption_rate_per_hour(rate_per_instance_hour, instances).quantize(Decimal("1E-6"))
+    return (
+        f"{instances}-fold reclaim exposure: the job spans {instances} instances and stops when any one is "
+        f"reclaimed, {instances} x {per_instance} = {job} interruptions/h (independent reclaims assumed); "
+        f"each restart waits for {instances} instances and loses the work since the checkpoint on all of them"
+    )
 
 
 def young_daly_interval_hours(checkpoint_write_hours: Decimal, rate_per_hour: Decimal) -> Decimal | None:
@@ -108,6 +135,11 @@ class SpotEconomics:
     overhead: Decimal  # fraction of extra paid time
     checkpoint_write_hours: Decimal = Decimal(0)
     restart_hours: Decimal = Decimal(0)
+    instances: int = 1  # rate_per_hour is the job's: instances x the per-instance rate (module doc)
+
+    @property
+    def rate_per_instance_hour(self) -> Decimal:
+        return self.rate_per_hour / self.instances
 
     @property
     def mtbi_hours(self) -> Decimal | None:
@@ -150,14 +182,17 @@ def spot_economics(
     restart_hours: Decimal,
     checkpoint_interval_hours: Decimal | None = None,
     background_write_hours: Decimal = Decimal(0),
+    instances: int = 1,
 ) -> SpotEconomics:
     """Effective spot price for a job that checkpoints; pass the job's own interval if it has one.
+    ``rate_per_hour`` is one instance's; a job on ``instances`` is interrupted at instances x that rate.
     ``checkpoint_write_hours`` is C, what the loop blocks for (the whole write when synchronous, the copy
     to host memory when asynchronous); ``background_write_hours`` the asynchronous write to storage."""
     non_negative(spot_price_per_hour, "spot_price_per_hour")
     non_negative(rate_per_hour, "interruption_rate_per_hour")
     positive(checkpoint_write_hours, "checkpoint_write_hours")
     non_negative(restart_hours, "restart_hours")
+    rate_per_hour = job_interruption_rate_per_hour(rate_per_hour, instances)
     optimal = young_daly_interval_hours(checkpoint_write_hours, rate_per_hour)
     if checkpoint_interval_hours is None:
         interval = chosen_interval_hours(
@@ -179,6 +214,7 @@ def spot_economics(
         ),
         checkpoint_write_hours=checkpoint_write_hours,
         restart_hours=restart_hours,
+        instances=instances,
     )
 
 
@@ -199,11 +235,25 @@ class SpotVerdict:
 
 
 def spot_verdict(traits: SpotJobTraits, economics: SpotEconomics | None = None) -> SpotVerdict:
-    """The guides' rules, each failed rule stated as a sentence; a suitable job gets its numbers instead."""
+    """The guides' rules, each failed rule stated as a sentence; a suitable job gets its numbers instead.
+    A job on several instances is not refused for it: its N-fold rate is priced in ``economics`` (module
+    doc), and the exposure is stated after the verdict's other reasons, suitable or not."""
     reasons = [reason for rule in _RULES if (reason := rule(traits, economics))]
+    exposure = _reclaim_exposure(traits, economics)
     if reasons:
-        return SpotVerdict(suitable=False, reasons=tuple(reasons))
-    return SpotVerdict(suitable=True, reasons=(_suitable_reason(economics),))
+        return SpotVerdict(suitable=False, reasons=(*reasons, *exposure))
+    return SpotVerdict(suitable=True, reasons=(_suitable_reason(economics), *exposure))
+
+
+def _reclaim_exposure(traits: SpotJobTraits, economics: SpotEconomics | None) -> tuple[str, ...]:
+    if traits.instances <= 1:
+        return ()
+    if economics is None:
+        return (
+            f"{traits.instances}-fold reclaim exposure: the job spans {traits.instances} instances and stops "
+            "when any one is reclaimed (independent reclaims assumed)",
+        )
+    return (reclaim_exposure_text(economics.rate_per_instance_hour, traits.instances),)
 
 
 def _online_inference(traits: SpotJobTraits, _: SpotEconomics | None) -> str:
@@ -242,21 +292,12 @@ def _write_longer_than_interval(traits: SpotJobTraits, economics: SpotEconomics 
     )
 
 
-def _multi_instance(traits: SpotJobTraits, _: SpotEconomics | None) -> str:
-    if traits.instances <= 1:
-        return ""
-    return (
-        f"the job spans {traits.instances} instances: reclaiming any one stalls the others, "
-        "so keep all its GPUs on one instance for spot"
-    )
-
-
-_RULES = (_online_inference, _no_checkpoint, _long_interval, _write_longer_than_interval, _multi_instance)
+_RULES = (_online_inference, _no_checkpoint, _long_interval, _write_longer_than_interval)
 
 
 def _suitable_reason(economics: SpotEconomics | None) -> str:
     if economics is None:
-        return "interruptible job that checkpoints on one instance"
+        return "interruptible job that checkpoints"
     minutes = (economics.interval_hours * 60).quantize(Decimal("0.1"))
     overhead_pct = (economics.overhead * 100).quantize(Decimal("0.01"))
     return (

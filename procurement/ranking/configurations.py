@@ -25,7 +25,7 @@ class Configurations:
     offer: np.ndarray  # index into the offer table
     shape: np.ndarray  # index into the shapes
     offer_price_per_hour: np.ndarray  # per offer: instance-hour, USD, as listed
-    offer_effective_price_per_hour: np.ndarray  # per offer: spot with the checkpoint/interruption overhead
+    effective_price_per_hour_of: np.ndarray  # per configuration: spot with the overhead at its instances
     hours: np.ndarray
     total_cost: np.ndarray
     fits: np.ndarray
@@ -37,6 +37,7 @@ class Configurations:
     # (below the guides' host rules of thumb is a warning, worked out for the returned rows only:
     # procurement/ranking/warnings.py, ``host_shortfall`` for a whole table)
     tight: np.ndarray  # feasible, but the peak fits without the spec's headroom: ranked after the rest
+    instances: np.ndarray  # per configuration: instances of its shape
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -46,47 +47,57 @@ class Configurations:
         return float(self.offer_listed_price_per_hour[self.offer[index]])
 
     def effective_price_per_hour(self, index: int) -> float:
-        return float(self.offer_effective_price_per_hour[self.offer[index]])
+        return float(self.effective_price_per_hour_of[index])
 
 
 def spot_overhead_by_band(
-    band: np.ndarray, write_hours: float, restart_hours: float, background_write_hours: float = 0.0
+    band: np.ndarray,
+    write_hours: float,
+    restart_hours: float,
+    background_write_hours: float = 0.0,
+    instances: np.ndarray | int = 1,
 ) -> np.ndarray:
     """C/tau + (tau/2 + R) lambda with tau = max(min(Young/Daly, 15 min), W), per offer (docs/cost-model.md);
     C (blocking), R and an asynchronous save's background write W are the job's own (ranking/spot_inputs.py,
-    costing.spot.chosen_interval_hours)."""
+    costing.spot.chosen_interval_hours). lambda is the job's: ``instances`` x the band's per-instance rate,
+    as any one reclaimed instance stops the job (independent reclaims; costing.spot module doc)."""
     monthly = np.array([float(p) for p in BAND_MONTHLY_INTERRUPTION])[band]
-    rate = -np.log1p(-monthly) / HOURS_PER_MONTH
+    rate = -np.log1p(-monthly) / HOURS_PER_MONTH * instances
     interval = np.minimum(np.sqrt(2.0 * write_hours / rate), float(GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS))
     interval = np.maximum(interval, background_write_hours)
     return write_hours / interval + (interval / 2.0 + restart_hours) * rate
 
 
-EFFECTIVE_PRICES_KEPT = 64  # per prepared table: one per checkpoint timing in use
+EFFECTIVE_PRICES_KEPT = 64  # per prepared table: price columns (one per checkpoint timing and instance count)
 
 
-def _effective_prices(prepared: PreparedOffers, timing) -> np.ndarray:
-    """Per offer: the price with the spot overhead at the job's checkpoint write and restart times,
-    memoized on the prepared table (workloads of one size share a timing). The overhead is worked out
-    per band (five values) and read per offer: the same figures as per offer."""
-    key = (timing.checkpoint_write_hours, timing.restart_hours, timing.background_write_hours)
+def _effective_prices(prepared: PreparedOffers, timing, instance_counts: np.ndarray) -> np.ndarray:
+    """Per offer and instance count (columns in ``instance_counts``' order): the price with the spot
+    overhead at the job's checkpoint write and restart times and its N-fold interruption rate, memoized on
+    the prepared table (workloads of one size share a timing). The overhead is worked out per band (five
+    values) and instance count and read per offer: the same figures as per offer."""
+    counts = tuple(int(count) for count in instance_counts)
+    key = (timing.checkpoint_write_hours, timing.restart_hours, timing.background_write_hours, counts)
     memo = prepared._effective
     if key not in memo:
         columns = prepared.columns
         bands = np.arange(len(BAND_MONTHLY_INTERRUPTION))
-        overhead = spot_overhead_by_band(bands, *key)[columns["band"]]
-        price = columns["price_usd"]
-        if len(memo) >= EFFECTIVE_PRICES_KEPT:
+        by_band = spot_overhead_by_band(bands[:, None], *key[:3], instances=np.array(counts)[None, :])
+        overhead = by_band[columns["band"]]
+        price = columns["price_usd"][:, None]
+        # the same memory as EFFECTIVE_PRICES_KEPT one-column tables: a table per instance count in use
+        if sum(table.shape[1] for table in memo.values()) + len(counts) > EFFECTIVE_PRICES_KEPT:
             memo.clear()
-        memo[key] = np.where(columns["is_spot"], price * (1.0 + overhead), price)
+        memo[key] = np.where(columns["is_spot"][:, None], price * (1.0 + overhead), price)
     return memo[key]
 
 
 def _spot_refused_shapes(shapes: Shapes, spec: WorkloadSpec, options: RankingOptions) -> np.ndarray:
-    """Per shape: would a spot offer be refused (several instances, serving, or no checkpoints)?"""
-    if not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options):
-        return np.ones(shapes.instances.shape, dtype=bool)
-    return shapes.instances > 1
+    """Per shape: would a spot offer be refused (serving, no checkpoints, or a checkpoint too slow)? Several
+    instances are not refused: their N-fold interruption rate is priced (``spot_overhead_by_band``) and the
+    deadline filter reads their wall clock at it (ranking/deadline.py)."""
+    refused = not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options)
+    return np.full(shapes.instances.shape, refused, dtype=bool)
 
 
 def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
@@ -135,7 +146,8 @@ def configure(
     cells = _priced_cells(prepared, shapes, options, refused_shape)
     offer, shape, host_short, spot_refused, fits, considered = cells
     price = columns["price_usd"]
-    effective = _effective_prices(prepared, job_spot_timing(spec, options))
+    counts, count_of_shape = np.unique(shapes.instances, return_inverse=True)
+    effective = _effective_prices(prepared, job_spot_timing(spec, options), counts)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
     # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
     # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
@@ -143,9 +155,11 @@ def configure(
     vcpus = np.where(np.isnan(vcpus), shapes.host_vcpus[shape], vcpus)
     hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
-    effective_per_config = effective[offer]
+    effective_per_config = effective[offer, count_of_shape.reshape(-1)[shape]]
     compute = effective_per_config * hours * instances
-    total = compute * (1.0 + options.rerun_fraction) + (effective * options.setup_hours)[offer] * instances
+    total = (
+        compute * (1.0 + options.rerun_fraction) + (effective_per_config * options.setup_hours) * instances
+    )
     if options.storage_gb:
         total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
@@ -153,7 +167,7 @@ def configure(
         offer,
         shape,
         price,
-        effective,
+        effective_per_config,
         hours,
         total,
         fits,
@@ -163,6 +177,7 @@ def configure(
         columns["price_usd_listed"],
         host_short,
         shapes.tight[shape] & fits,
+        instances,
     )
 
 

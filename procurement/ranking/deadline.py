@@ -30,7 +30,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from procurement.costing.spot import BAND_LABELS, band_interruption_rate_per_hour, spot_economics
+from procurement.costing.spot import (
+    BAND_LABELS,
+    band_interruption_rate_per_hour,
+    job_interruption_rate_per_hour,
+    spot_economics,
+)
 from procurement.costing.spot_fallback import FallbackInput, FallbackPlan, deadline_plan
 from procurement.costing.spot_simulation import (
     SortedWallHours,
@@ -71,7 +76,11 @@ def _exact(value: float) -> Decimal:
     return Decimal(repr(float(value)))
 
 
-WallClockKey = tuple[float, int, bool, float, float, int, int, float]
+# (hours, band, known, write, restart, trials, seed, probability[, instances]): without the last, 1 instance
+WallClockKey = (
+    tuple[float, int, bool, float, float, int, int, float]
+    | tuple[float, int, bool, float, float, int, int, float, int]
+)
 # Memo entries (a few hundred bytes each); full: start over. A recompute of the bench's workloads asks for
 # ~6,600 distinct wall clocks in 3,000-4,000 workloads: at 4,096 the memo was cleared again and again and
 # 23,776 were simulated where 6,624 are distinct (in process, 2026-12-06); 16,384 holds them (~5 MB).
@@ -88,17 +97,20 @@ def wall_clock(
     trials: int,
     seed: int,
     probability: float,
+    instances: int = 1,
 ) -> WallClock:
     """Wall-clock quantiles of ``hours`` of work on spot at ``band`` (checkpoint every min(Young/Daly,
-    15 min), the interval the row's economics use); an assumed band reads P90 and the deadline quantile
-    at the worst band too, keeping the larger (procurement/ranking/spot_details.py does the same)."""
-    return wall_clocks([(hours, band, known, write, restart, trials, seed, probability)])[0]
+    15 min), the interval the row's economics use), on ``instances`` (reclaimed at instances x the band's
+    rate); an assumed band reads P90 and the deadline quantile at the worst band too, keeping the larger
+    (procurement/ranking/spot_details.py does the same)."""
+    return wall_clocks([(hours, band, known, write, restart, trials, seed, probability, instances)])[0]
 
 
 def wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
     """``wall_clock`` of each key; the ones not memoized yet are simulated together (one vectorized run,
     ``simulate_wall_hours_many``), each exactly as its own simulation would be. Memoized per process:
     rows of one shape in several regions, and workloads of one size, share a simulation."""
+    keys = [key[:8] if _key_instances(key) == 1 else key for key in keys]  # one memo entry for 1 instance
     missing = list(dict.fromkeys(key for key in keys if key not in _wall_clocks))
     if missing:
         if len(_wall_clocks) + len(missing) > WALL_CLOCKS_KEPT:
@@ -109,10 +121,12 @@ def wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
 
 def _simulated_wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
     inputs, worst_band = [], len(BAND_LABELS) - 1
-    for hours, band, known, write, restart, trials, seed, _ in keys:
-        interval = _interval_hours(band, write, restart)
+    for key in keys:
+        hours, band, known, write, restart, trials, seed = key[:7]
+        instances = _key_instances(key)
+        interval = _interval_hours(band, write, restart, instances)
         inputs += [
-            (hours, rate, interval, write, restart, trials, seed)
+            (hours, _job_rate(rate, instances), interval, write, restart, trials, seed)
             for rate in ([band] if known else [band, worst_band])
         ]
     walls = _sorted_walls(inputs)
@@ -138,40 +152,47 @@ def _simulated_wall_clocks(keys: list[WallClockKey]) -> list[WallClock]:
     return clocks
 
 
-def _interval_hours(band: int, write: float, restart: float) -> Decimal:
-    """The checkpoint interval of a job at ``band`` (min(Young/Daly, 15 min)), as the row's economics
-    choose it; memoized per Decimal context, as the band's rate is."""
+def _key_instances(key: WallClockKey) -> int:
+    return int(key[8]) if len(key) > 8 else 1
+
+
+def _job_rate(band: int, instances: int) -> Decimal:
+    """The job's interruption rate at ``band``: instances x the band's per-instance rate (costing.spot)."""
+    return job_interruption_rate_per_hour(band_interruption_rate_per_hour(band), instances)
+
+
+def _interval_hours(band: int, write: float, restart: float, instances: int = 1) -> Decimal:
+    """The checkpoint interval of a job at ``band`` on ``instances`` (min(Young/Daly, 15 min) at the job's
+    rate), as the row's economics choose it; memoized per Decimal context, as the band's rate is."""
     context = getcontext()
-    return _interval_in_context(band, write, restart, context.prec, context.rounding)
+    return _interval_in_context(band, write, restart, instances, context.prec, context.rounding)
 
 
 @lru_cache(maxsize=4096)
-def _interval_in_context(band: int, write: float, restart: float, prec: int, rounding: str) -> Decimal:
+def _interval_in_context(
+    band: int, write: float, restart: float, instances: int, prec: int, rounding: str
+) -> Decimal:
     return spot_economics(
         spot_price_per_hour=Decimal(0),
         rate_per_hour=band_interruption_rate_per_hour(band),
         checkpoint_write_hours=_exact(write),
         restart_hours=_exact(restart),
+        instances=instances,
     ).interval_hours
 
 
-def _sorted_walls(inputs: list[tuple[float, int, Decimal, float, float, int, int]]) -> list[SortedWallHours]:
-    """The simulations' sorted hours, by key (work, rate, interval, write, restart, trials, seed); inputs
-    that fail the simulation's checks go through its validated entry, which names the field."""
+def _sorted_walls(
+    inputs: list[tuple[float, Decimal, Decimal, float, float, int, int]],
+) -> list[SortedWallHours]:
+    """The simulations' sorted hours, by key (work, the job's rate, interval, write, restart, trials, seed);
+    inputs that fail the simulation's checks go through its validated entry, which names the field."""
     keys = [
-        (hours, float(band_interruption_rate_per_hour(band)), float(interval), write, restart, trials, seed)
-        for hours, band, interval, write, restart, trials, seed in inputs
+        (hours, float(rate), float(interval), write, restart, trials, seed)
+        for hours, rate, interval, write, restart, trials, seed in inputs
     ]
     if all(valid_wall_key(key) for key in keys):
         return sorted_wall_hours_of_keys(keys)
-    return sorted_wall_hours_many(
-        [
-            _simulation_input(
-                hours, band_interruption_rate_per_hour(band), interval, write, restart, trials, seed
-            )
-            for hours, band, interval, write, restart, trials, seed in inputs
-        ]
-    )
+    return sorted_wall_hours_many([_simulation_input(*values) for values in inputs])
 
 
 def _simulation_input(hours, rate, interval, write, restart, trials, seed) -> SpotSimulationInput:
@@ -201,6 +222,7 @@ def wall_clock_key(
         int(options.spot_simulation_trials),
         int(options.spot_simulation_seed),
         float(options.deadline_probability),
+        int(configs.instances[index]),
     )
 
 
@@ -303,18 +325,18 @@ def fallback_input(
 ) -> FallbackInput:
     """The plan's inputs, as spot_details shows the plan: the row's band (its rate and the interval
     min(Young/Daly, 15 min)), its spot price, the fallback's on-demand price, the stated probability."""
-    rate = band_interruption_rate_per_hour(band)
     write, restart = float(timing.checkpoint_write_hours), float(timing.restart_hours)
     economics = spot_economics(
         spot_price_per_hour=_exact(spot_price),
-        rate_per_hour=rate,
+        rate_per_hour=band_interruption_rate_per_hour(band),
         checkpoint_write_hours=_exact(write),
         restart_hours=_exact(restart),
+        instances=instances,
     )
     return FallbackInput(
         work_hours=hours,
         deadline_hours=float(options.deadline_hours),
-        rate_per_hour=float(rate),
+        rate_per_hour=float(economics.rate_per_hour),  # the job's: instances x the per-instance rate
         interval_hours=float(economics.interval_hours),
         checkpoint_write_hours=write,
         restart_hours=restart,

@@ -100,7 +100,7 @@ def _spot_reason(spec, options: RankingOptions) -> str:
         return "spot refused for serving (a reclaimed instance drops live requests)"
     if not options.can_checkpoint:
         return "spot refused: the job cannot checkpoint"
-    return "spot refused on several instances (reclaiming one stalls the others)"
+    return "spot refused: a checkpoint write takes 15 min or more, the guides' whole interval"
 
 
 def _no_offers_reason(options: RankingOptions) -> str:

@@ -165,10 +165,8 @@ class PreparedOffers:
     _observed: dict[int, dt.datetime] = field(default_factory=dict, compare=False, repr=False)
     _observed_texts: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _rows: dict[int, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
-    # per (checkpoint write, restart hours): each offer's spot-effective price (ranking/configurations.py)
-    _effective: dict[tuple[float, float, float], np.ndarray] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    # per (checkpoint timing, instance counts): each offer's spot-effective price (ranking/configurations.py)
+    _effective: dict[tuple, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # per distinct set of what decides which configurations are priced: those configurations
     # (ranking/configurations.py, ``_priced_cells``)
     _cells: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)

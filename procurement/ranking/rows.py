@@ -10,9 +10,10 @@ from functools import lru_cache
 from typing import Any
 
 from pricing.price_quality import ILLUSTRATIVE, QUOTED, SNAPSHOT, quality_text
+from procurement.costing.spot import band_interruption_rate_per_hour, reclaim_exposure_text
 from procurement.costing.values import round_money, round_price
 from procurement.ranking.breakdown import explain_costs
-from procurement.ranking.configurations import Configurations, checkpoint_too_slow
+from procurement.ranking.configurations import Configurations
 from procurement.ranking.contract import differences, pipeline_degree, split_degrees
 from procurement.ranking.deadline import DeadlineView, spot_wall_clock
 from procurement.ranking.interconnect_rows import interconnect_row
@@ -476,13 +477,16 @@ def _pricing_reasons(index, offer, configs, shapes, shape, spec, options) -> lis
             return ["spot unsuitable: online inference drops live requests when an instance is reclaimed"]
         if not options.can_checkpoint:
             return ["spot unsuitable: the job cannot checkpoint"]
-        if checkpoint_too_slow(spec, options):
-            return ["spot unsuitable: a checkpoint write takes 15 min or more, the guides' whole interval"]
-        return ["spot unsuitable: reclaiming one instance stalls the others; keep the job on one instance"]
+        return ["spot unsuitable: a checkpoint write takes 15 min or more, the guides' whole interval"]
     overhead = configs.effective_price_per_hour(index) / configs.price_per_hour(index) - 1.0
     band = int(offer["band"])
     source = "advisor band" if offer["band_known"] else "assumed band (no advisor data)"
-    return [f"spot: +{overhead:.2%} checkpoint/interruption overhead at {source} {band}"]
+    reasons = [f"spot: +{overhead:.2%} checkpoint/interruption overhead at {source} {band}"]
+    instances = int(configs.instances[index])
+    if instances > 1:
+        rate = band_interruption_rate_per_hour(band)
+        reasons.append(f"spot: {reclaim_exposure_text(rate, instances)}")
+    return reasons
 
 
 def _offer_reasons(offer, shapes: Shapes, shape: int, host=None) -> list[str]:

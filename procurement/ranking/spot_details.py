@@ -30,6 +30,7 @@ from procurement.costing.spot import (
     SpotJobTraits,
     band_interruption_rate_per_hour,
     interval_rule,
+    reclaim_exposure_text,
     spot_economics,
     spot_verdict,
 )
@@ -242,6 +243,7 @@ def _at_band(economics: SpotEconomics, band: int, write: float, restart: float) 
         checkpoint_write_hours=_exact(write),
         restart_hours=_exact(restart),
         checkpoint_interval_hours=economics.interval_hours,
+        instances=economics.instances,
     )
 
 
@@ -316,14 +318,16 @@ def _closed_form(
 ) -> tuple[dict[str, Any], SpotEconomics]:
     """Everything but the simulation; the same cheap offers top most rankings, so it is memoized (the
     returned dict is copied by the caller before it is changed)."""
-    rate = band_interruption_rate_per_hour(band)
+    per_instance = band_interruption_rate_per_hour(band)
     write, restart = _exact(write_hours), _exact(restart_hours)
     economics = spot_economics(
         spot_price_per_hour=_exact(price_usd),
-        rate_per_hour=rate,
+        rate_per_hour=per_instance,
         checkpoint_write_hours=write,
         restart_hours=restart,
+        instances=instances,
     )
+    rate = economics.rate_per_hour  # the job's: instances x the per-instance rate
     traits = SpotJobTraits(
         online_inference=online_inference, can_checkpoint=can_checkpoint, instances=instances
     )
@@ -334,6 +338,9 @@ def _closed_form(
         "advisor_observed_at": observed_at,
         "interruption_source_text": interruption_source(band, known, observed_at),
         "interruption_rate_per_hour": str(rate.quantize(RATE_QUANTUM)),
+        "interruption_rate_per_instance_hour": str(per_instance.quantize(RATE_QUANTUM)),
+        "instances": instances,
+        "reclaim_exposure": reclaim_exposure_text(per_instance, instances) or None,
         "mean_hours_between_interruptions": str((1 / rate).quantize(Decimal("0.1"))) if rate else None,
         "checkpoint_write_minutes": round(float(write * 60), 3),
         "restart_hours": round(float(restart), 4),

@@ -150,3 +150,65 @@ def test_the_wall_clock_memo_holds_a_recomputes_distinct_keys(monkeypatch):
         deadline.wall_clocks(keys[start : start + 20])
     assert deadline.wall_clocks(keys[:20])[0].p50_hours == 1.0
     assert len(simulated) == len(keys)  # each simulated once: the first ones were still kept
+
+
+# Spot on several instances (spot26): any one of N instances reclaimed stops the job, so its wall clock is
+# simulated at N x the per-instance rate (independent reclaims). 4e10 tokens of the QLoRA on 2 x p4d at band 4
+# (lambda = -ln(0.75)/730 = 3.941e-4 per instance-hour), C = 1 min, R = 0.1 h (given), tau = 15 min:
+# uninterrupted U = 244.156 + 976 / 60 = 260.423 h. At one instance's rate P(no reclaim in U) =
+# exp(-3.941e-4 x 260.42) = 0.902, so the P90 would be U itself; at 2 x 3.941e-4 it is exp(-0.2053) = 0.814,
+# so the P90 pays at least one restart R on top of U: a deadline of U + 0.05 h is missed on spot alone and
+# the row is ranked as spot with on-demand fallback (p4d.24xlarge on demand, 21.957642 USD/h, same shape).
+TWO_NODE = parse_workload_spec(
+    {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 4e10}
+)
+TWO_NODE_OPTIONS = {"checkpoint_write_hours": 1 / 60, "restart_hours": 0.1, "instance_counts": (2,)}
+
+
+def _p4d_two(rows):
+    return [
+        r
+        for r in rows
+        if r["instance_type"] == "p4d.24xlarge"
+        and r["pricing_model"] == "spot"
+        and r["instances"] == 2
+        and r["plan"]["name"] == "data_parallel"
+    ]
+
+
+def test_a_two_instance_spot_row_is_timed_at_twice_the_reclaim_rate():
+    from procurement.ranking import deadline
+
+    [row] = _p4d_two(_rows(BAND4, TWO_NODE, **TWO_NODE_OPTIONS))
+    hours = row["hours"]
+    uninterrupted = hours + (math.ceil(hours / 0.25) - 1) / 60
+    rate = float(band_interruption_rate_per_hour(4))
+    assert math.exp(-rate * uninterrupted) > 0.9 > math.exp(-2 * rate * uninterrupted)
+    key = (hours, 4, True, 1 / 60, 0.1, 2000, 0, 0.9)
+    one_rate = deadline.wall_clock(*key)  # the same work timed at one instance's rate
+    assert one_rate.p90_hours == pytest.approx(uninterrupted, abs=2e-3)
+    two_rate = deadline.wall_clock(*key, 2)
+    assert two_rate.p90_hours > uninterrupted + 0.1  # at least one restart R
+    assert row["wall_clock"]["p90_hours"] == two_rate.p90_hours  # the row is timed at 2 x the rate
+    assert row["spot"]["simulation"]["p90_hours"] == two_rate.p90_hours  # and its spot report agrees
+    assert float(row["spot"]["interruption_rate_per_hour"]) == pytest.approx(2 * rate, abs=1e-9)
+
+
+def test_a_two_instance_spot_row_late_at_p90_is_ranked_with_its_fallback_plan():
+    [row] = _p4d_two(_rows(BAND4, TWO_NODE, **TWO_NODE_OPTIONS))
+    uninterrupted = row["hours"] + (math.ceil(row["hours"] / 0.25) - 1) / 60
+    rows = _rows(BAND4, TWO_NODE, deadline_hours=uninterrupted + 0.05, **TWO_NODE_OPTIONS)
+    [late] = _p4d_two(rows)
+    assert late["ranked_as"] == "spot_with_fallback"
+    assert late["wall_clock"]["meets_deadline_alone"] is False
+    plan = late["spot"]["deadline_plan"]
+    assert plan["meets_target"] and plan["p_meets_deadline"] >= 0.9
+    assert plan["fallback_offer"] == {
+        "provider": "aws",
+        "instance_type": "p4d.24xlarge",
+        "region": "us-east-1",
+    }
+    assert Decimal(plan["expected_cost"]) < Decimal(plan["on_demand_only_cost"])
+    assert late["spot"]["fallback"] == plan  # the spot report shows the plan the ranking priced
+    assert abs(Decimal(late["cost_breakdown"]["compute"]) - Decimal(plan["expected_cost"])) <= Decimal("0.03")
+    assert any("2-fold reclaim exposure" in reason for reason in late["reasons"])

@@ -53,3 +53,21 @@ def test_rows_of_one_instance_with_two_plans_differ():
     text = render_table({"results": [_row(plan=fsdp), _row()]})
     first, second = text.splitlines()[1:3]
     assert first != second and "zero3_fsdp" in first and "data_parallel" in second
+
+
+def test_a_spot_line_on_several_instances_states_the_reclaim_exposure():
+    # spot26: 2 instances at band 1: the job's rate is 2 x 1.06797e-4 = 2.13593e-4 an hour (independent reclaims)
+    from procurement.management.commands.recommend import spot_line
+
+    spot = {
+        "interruption_source_text": "Spot Advisor band 5-10% of instances interrupted a month",
+        "checkpoint_interval_minutes": 15.0,
+        "overhead": "0.066715",
+        "verdict": "suitable",
+        "instances": 2,
+        "interruption_rate_per_hour": "0.000213593",
+        "reclaim_exposure": "2-fold reclaim exposure: the job spans 2 instances",
+    }
+    line = spot_line(spot, "USD")
+    assert "overhead 6.67%; suitable; 2-fold reclaim exposure (0.000213593/h for the job)" in line
+    assert "reclaim exposure" not in spot_line(spot | {"reclaim_exposure": None}, "USD")

@@ -174,20 +174,25 @@ def rank_workload_loop(
         price = offer.price_usd  # the price ranked: a spot outlier's robust price (pricing/spot_sanity.py)
         if offer.pricing_model == "spot" and offer.spot_no_saving:
             continue  # at or above on-demand: spot saves nothing
-        if offer.pricing_model == "spot":
-            timing = job_spot_timing(spec, options)
-            overhead = spot_overhead_by_band(
-                np.array([offer.band]), timing.checkpoint_write_hours, timing.restart_hours
-            )
-            price *= 1.0 + float(overhead[0])
+        listed = price
         for instances in options.instance_counts:
+            price = listed
             if offer.pricing_model == "spot" and (
-                instances > 1
-                or not spec.is_training
-                or not options.can_checkpoint
-                or checkpoint_too_slow(spec, options)
+                not spec.is_training or not options.can_checkpoint or checkpoint_too_slow(spec, options)
             ):
                 continue
+            if (
+                offer.pricing_model == "spot"
+            ):  # any one of the instances reclaimed stops the job: N x the rate
+                timing = job_spot_timing(spec, options)
+                overhead = spot_overhead_by_band(
+                    np.array([offer.band]),
+                    timing.checkpoint_write_hours,
+                    timing.restart_hours,
+                    0.0,
+                    instances,
+                )
+                price *= 1.0 + float(overhead[0])
             candidates = []  # the plans that fit this GPU kind and instance count, before the offer's host
             for plan in PLAN_NAMES:
                 zero, uses_tp = PLANS[plan]

@@ -290,6 +290,8 @@ def spot_line(spot: dict, currency: str) -> str:
         f"spot: {spot['interruption_source_text']}; checkpoint every {spot['checkpoint_interval_minutes']:g} min, "
         f"overhead {float(spot['overhead']):.2%}; {spot['verdict']}"
     )
+    if spot.get("reclaim_exposure"):  # several instances: priced at instances x one instance's rate
+        text += f"; {spot['instances']}-fold reclaim exposure ({spot['interruption_rate_per_hour']}/h for the job)"
     simulation = spot.get("simulation")
     if simulation:
         text += (

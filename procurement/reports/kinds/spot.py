@@ -196,7 +196,8 @@ def _verdict(on_demand, spot_row, currency: str) -> tuple[str, list[str]]:
     if spot_row is None:
         return "Stay on demand: no feasible spot option in this ranking.", [
             "The ranking has no spot row that fits this workload (spot may be refused for serving, for jobs "
-            "that cannot checkpoint, or for several instances)."
+            "that cannot checkpoint or whose checkpoint takes 15 minutes or more, or a spot row may miss the "
+            "deadline)."
         ]
     spot = spot_row.get("spot") or {}
     reasons = [str(reason) for reason in spot.get("why") or []]
@@ -344,6 +345,11 @@ def _interruption_section(spot: dict[str, Any], now: dt.datetime) -> Section:
         {"item": "rate per hour", "value": spot.get("interruption_rate_per_hour")},
         {"item": "mean hours between interruptions", "value": spot.get("mean_hours_between_interruptions")},
     ]
+    if spot.get("reclaim_exposure"):  # several instances: the job's rate is instances x one instance's
+        rows += [
+            {"item": "rate per instance-hour", "value": spot.get("interruption_rate_per_instance_hour")},
+            {"item": "reclaim exposure", "value": spot["reclaim_exposure"]},
+        ]
     return Section(
         heading="Interruptions",
         tables=[

@@ -12,6 +12,7 @@ from procurement.costing.spot import (
     GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS,
     SpotJobTraits,
     band_interruption_rate_per_hour,
+    job_interruption_rate_per_hour,
     monthly_to_hourly_rate,
     spot_economics,
     spot_overhead,
@@ -138,13 +139,41 @@ def _economics(interval=None):
     [
         (SpotJobTraits(online_inference=True), "online inference"),
         (SpotJobTraits(can_checkpoint=False), "cannot checkpoint"),
-        (SpotJobTraits(instances=4), "4 instances"),
     ],
 )
 def test_it_says_why_spot_does_not_suit_a_job(traits, words):
     verdict = spot_verdict(traits, _economics())
     assert not verdict.suitable
     assert any(words in reason for reason in verdict.reasons)
+
+
+def test_it_prices_a_job_on_four_instances_at_four_times_the_rate_and_flags_it():
+    # spot26: a multi-instance job is priced, not refused. Any one of 4 instances reclaimed stops the job:
+    # with independent reclaims lambda = 4 x 0.0001 = 0.0004 per hour. tau = min(sqrt(2 x 0.01 / 0.0004) =
+    # 7.07 h, 0.25 h) = 0.25 h; overhead = 0.01 / 0.25 + (0.125 + 0.1) x 0.0004 = 0.04009 -> 4.01%,
+    # effective 1 x 1.04009 = 1.040090/h (one instance: 4.00%, 1.040023/h)
+    economics = spot_economics(
+        spot_price_per_hour=D("1"),
+        rate_per_hour=D("0.0001"),
+        checkpoint_write_hours=D("0.01"),
+        restart_hours=D("0.1"),
+        instances=4,
+    )
+    assert economics.rate_per_hour == D("0.0004") and economics.rate_per_instance_hour == D("0.0001")
+    assert economics.overhead == D("0.04009")
+    verdict = spot_verdict(SpotJobTraits(instances=4), economics)
+    assert verdict.suitable
+    assert verdict.reasons == (
+        "checkpointing every 15.0 min adds 4.01% paid time; effective spot price 1.040090/h",
+        "4-fold reclaim exposure: the job spans 4 instances and stops when any one is reclaimed, "
+        "4 x 0.000100 = 0.000400 interruptions/h (independent reclaims assumed); each restart waits for "
+        "4 instances and loses the work since the checkpoint on all of them",
+    )
+
+
+def test_it_refuses_a_zero_instance_count():
+    with pytest.raises(CostInputError):
+        job_interruption_rate_per_hour(D("0.0001"), 0)
 
 
 def test_it_rejects_a_30_minute_checkpoint_interval_unless_accepted():

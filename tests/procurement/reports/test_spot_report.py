@@ -67,6 +67,30 @@ def test_it_shows_a_fallback_option_when_the_spot_model_gives_one(make_ranked_wo
     assert options["spot with on-demand fallback"]["p90_hours"] == 22.0
 
 
+def test_it_shows_the_reclaim_exposure_of_a_spot_row_on_several_instances(make_ranked_workload):
+    # spot26: 2 instances at 1.06868e-4 an instance-hour: the job's rate is 2 x that = 2.13736e-4 (independent
+    # reclaims); the stored row carries both rates and the exposure, and the report shows them
+    exposure = "2-fold reclaim exposure: the job spans 2 instances and stops when any one is reclaimed"
+    spot = SPOT | {
+        "interruption_rate_per_hour": "0.000213736",
+        "interruption_rate_per_instance_hour": "0.000106868",
+        "instances": 2,
+        "reclaim_exposure": exposure,
+    }
+    rows = [
+        ranked_row(pricing_model="spot", total_cost="45.50", instances=2, spot=spot),
+        ranked_row(total_cost="120.00"),
+    ]
+    items = {
+        row["item"]: row["value"] for row in _table(_report(make_ranked_workload(rows)), "interruptions").rows
+    }
+    assert items["rate per hour"] == "0.000213736"
+    assert items["rate per instance-hour"] == "0.000106868"
+    assert items["reclaim exposure"] == exposure
+    one = {row["item"] for row in _table(_report(make_ranked_workload()), "interruptions").rows}
+    assert "reclaim exposure" not in one  # one instance: no exposure row
+
+
 def test_it_stays_on_demand_when_spot_is_unsuitable(make_ranked_workload):
     spot = SPOT | {"verdict": "unsuitable", "why": ["serving cannot be interrupted"], "simulation": None}
     rows = [ranked_row(pricing_model="spot", total_cost="45.50", spot=spot), ranked_row()]
