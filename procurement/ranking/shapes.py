@@ -290,7 +290,9 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
             offload=use_offload,
             flash_attention=flash,
         )
-    keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
+    # offload runs with ZeRO at any stage (DeepSpeed offloads the optimizer at stages 1-3; the parser refuses it
+    # at stage 0 and parameter offload below stage 3): the stated stage or the ZeRO-3 plan, as `size` sizes it
+    keep_offload = (zero >= 1) & (offload != "none")
     return {
         key: np.where(keep_offload, table["offload"][key], table["plain"][key])
         for key in ("total_per_gpu_gib", "required_per_gpu_gib", "host_ram_gib")

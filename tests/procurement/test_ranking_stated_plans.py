@@ -72,6 +72,22 @@ def test_a_stated_zero_3_on_one_gpu_with_offload_ranks():
     assert any(row["fits"] for row in rows)
 
 
+def test_a_stated_zero_2_with_the_optimizer_offloaded_ranks_what_size_sizes():
+    # ZeRO-Offload (Ren et al. 2021) is ZeRO-2 with the optimizer on the host: the ranking used to drop a stated
+    # offload below ZeRO-3 and size the GPUs as if nothing left them. Off the GPU go the sharded Adam state and
+    # gradients, (12 + 2) bytes / 8 GPUs a parameter, x 1.05 allocator fragmentation (sizing/assumptions.py).
+    spec = _spec({"gpus": 8, "zero_stage": 2, "offload": "optimizer"})
+    row = next(r for r in _rank(spec).results if r["instance_type"] == "p5.48xlarge")
+    assert row["plan"]["zero_stage"] == 2
+    sized = memory_breakdown_gib(spec, 8.0, zero_stage=2.0, tensor_parallel=1.0, pipeline_parallel=1.0)
+    assert row["memory_per_gpu_gib"] == pytest.approx(float(sized["total_per_gpu_gib"]), abs=0.01)
+    kept = memory_breakdown_gib(
+        spec, 8.0, zero_stage=2.0, tensor_parallel=1.0, pipeline_parallel=1.0, offload="none"
+    )
+    saved = float(kept["total_per_gpu_gib"]) - row["memory_per_gpu_gib"]
+    assert saved == pytest.approx(spec.model.params * 14 / 8 * 1.05 / GIB, abs=0.01)
+
+
 def test_an_empty_ranking_of_a_plan_with_nvlink_names_memory_not_the_link():
     # FSDP x TP 8 on one 8-GPU NVLink node: the data-parallel group is 1, so nothing is sharded and each GPU
     # holds 16 bytes x 70.6e9 parameters / 8 = 131 GiB, over every 80 GB card of OFFERS
