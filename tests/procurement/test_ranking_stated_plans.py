@@ -5,7 +5,7 @@ the 8-GPU NVLink nodes of the catalog had: the plan grid paired tensor paralleli
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from procurement.ranking import RankingOptions, rank_workload
@@ -136,24 +136,25 @@ def _kinds():
     ]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     gpus=st.sampled_from([1, 2, 3, 4, 8, 12, 16, 32, 64, 1024]),
     zero=st.sampled_from([None, 0, 1, 2, 3, "fsdp"]),
     tp=st.sampled_from([None, 1, 2, 4, 8, 16]),
     pp=st.sampled_from([None, 1, 2, 4]),
+    split=st.sampled_from([{}, {"context_parallel": 2}, {"expert_parallel": 2}, {"expert_parallel": 8}]),
     task=st.sampled_from(["full_finetune", "lora", "pretrain"]),
+    preset=st.sampled_from(["llama-3.1-8b", "mixtral-8x7b"]),
 )
 def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true_reason(
-    gpus, zero, tp, pp, task
+    gpus, zero, tp, pp, split, task, preset
 ):
-    parallelism = {"gpus": gpus} | {
-        key: value
-        for key, value in (("zero_stage", zero), ("tensor_parallel", tp), ("pipeline_parallel", pp))
-        if value is not None
-    }
+    parallelism = {"gpus": gpus} | split
+    for key, value in (("zero_stage", zero), ("tensor_parallel", tp), ("pipeline_parallel", pp)):
+        if value is not None:
+            parallelism[key] = value
     try:
-        spec = _spec(parallelism, task=task, preset="llama-3.1-8b")
+        spec = _spec(parallelism, task=task, preset=preset, seq_len=4096)
     except WorkloadSpecError:
         assume(False)
     par = spec.parallelism
@@ -171,6 +172,7 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
     for row in ranking.results:  # the stated fields, each as stated
         figures = {"gpus": row["gpus"]} | row["plan"]
         assert {key: figures[key] for key in par.stated} == {key: getattr(par, key) for key in par.stated}
+    event("ranked" if holds else "empty")
     if holds:  # the stated plan is priced (and shown, with include_infeasible)
         assert ranking.considered and ranking.results, (parallelism, ranking.why_empty)
         return
