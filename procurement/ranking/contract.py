@@ -4,7 +4,8 @@ The parallelism a spec states (``parallelism.gpus``, ``zero_stage``, ``tensor_pa
 ``pipeline_parallel``; ``ParallelismSpec.stated`` records which the document gave) is honoured: without
 ``gpus: auto`` or the explicit ``explore_parallelism`` option, only shapes that match every stated field are
 valid. The plans themselves take the stated figures: a stated ZeRO-1 or ZeRO-2 replaces the unsharded
-data-parallel plans' stage 0 (the ranking's own plans are 0, 3 and tensor parallel), a stated tensor-parallel
+data-parallel plans' stage 0 (the ranking's own plans are 0, 3 and tensor parallel), a stated ZeRO-3/FSDP with a stated
+tensor-parallel degree the tensor-parallel plans' (FSDP x TP: ``stated_zero``), a stated tensor-parallel
 degree is the degree of the tensor-parallel plan (TP groups of that size inside an instance whose GPU count
 it divides), a stated pipeline degree is passed to the memory and speed models. The virtual-pipeline, context- and expert-parallel
 degrees (1 unless stated) are every row's, exploring or not: a shape ranks only when its GPUs hold whole
@@ -47,25 +48,56 @@ def split_degrees(spec) -> dict[str, int]:
 
 
 def contract_grid(spec, grid, options: RankingOptions):
-    """The grid with the spec's stated plan figures and, when enforced, only the matching shapes valid."""
+    """The grid with the spec's stated plan figures and, when enforced, only the matching shapes valid; each
+    rule is a named gate (``grid.gates``) so that an empty ranking can say which one left it empty."""
     par, stated = spec.parallelism, spec.parallelism.stated
     if not stated:
         return grid
-    zero, tensor_parallel, valid = grid.zero, grid.tensor_parallel, grid.valid
-    if spec.is_training and "zero_stage" in stated and par.zero_stage in (1, 2):
-        zero = np.where(grid.zero == 0, float(par.zero_stage), grid.zero)
+    tensor_parallel, gates = grid.tensor_parallel, dict(grid.gates)
+    zero = stated_zero(spec, grid)
+    if spec.is_training and "zero_stage" in stated and par.zero_stage >= 3:
+        # the stated ZeRO-3/FSDP is a plan on one GPU too (DeepSpeed ZeRO-3 with offload on a single card)
+        gates["zero_one_gpu"] = np.ones(np.shape(zero), dtype=bool)
     if "tensor_parallel" in stated and par.tensor_parallel > 1:
         whole = grid.uses_tp & (grid.partial_tp == 0)  # the plan that takes the stated degree
         tensor_parallel = np.where(whole, float(par.tensor_parallel), grid.tensor_parallel)
-        valid = valid & (~whole | (grid.per_instance % par.tensor_parallel == 0))
-        valid = valid & (grid.partial_tp != par.tensor_parallel)  # the same groups as the plan above
+        gates["tp_instance"] = gates["tp_instance"] & (
+            ~whole | (grid.per_instance % par.tensor_parallel == 0)
+        )
+        gates["duplicate"] = grid.partial_tp != par.tensor_parallel  # the same groups as the plan above
     pipeline = pipeline_degree(spec)
+    tiles = split_tiles(spec, grid.total, tensor_parallel * pipeline)
     if pipeline > 1:
-        valid = valid & (grid.total % (tensor_parallel * pipeline) == 0)
-    valid = valid & split_tiles(spec, grid.total, tensor_parallel * pipeline)
+        tiles = tiles & (grid.total % (tensor_parallel * pipeline) == 0)
+    gates["tiles"] = tiles
     if enforced(spec, options):
-        valid = valid & matches(spec, grid.total, zero, tensor_parallel)
-    return replace(grid, zero=zero, tensor_parallel=tensor_parallel, valid=valid)
+        gates["gpus"] = matches_gpus(spec, grid.total)
+        gates["plan"] = matches(spec, grid.total, zero, tensor_parallel)
+    valid = all_gates(gates, np.shape(zero))
+    return replace(grid, zero=zero, tensor_parallel=tensor_parallel, valid=valid, gates=gates)
+
+
+def all_gates(gates, shape) -> np.ndarray:
+    """Per shape: every gate passes (a plan the ranking can run)."""
+    valid = np.ones(shape, dtype=bool)
+    for passes in gates.values():
+        valid = valid & passes
+    return valid
+
+
+def stated_zero(spec, grid) -> np.ndarray:
+    """The plans' ZeRO stages with a stated stage taken: ZeRO-1 or ZeRO-2 replaces every unsharded plan's
+    stage 0. A stated ZeRO-3/FSDP with a stated tensor-parallel degree replaces the tensor-parallel plans'
+    (FSDP over the data-parallel group of the tp x pp groups: torchtitan's 2D plan); without one it is
+    1D FSDP, the ``zero3_fsdp`` plan, as ``size`` sizes it (tensor parallel 1)."""
+    par = spec.parallelism
+    if not spec.is_training or "zero_stage" not in par.stated or par.zero_stage == 0:
+        return grid.zero
+    if par.zero_stage < 3:
+        return np.where(grid.zero == 0, float(par.zero_stage), grid.zero)
+    if "tensor_parallel" not in par.stated or par.tensor_parallel == 1:
+        return grid.zero
+    return np.where(grid.uses_tp, float(par.zero_stage), grid.zero)
 
 
 def split_tiles(spec, total, model_parallel) -> np.ndarray:
@@ -82,12 +114,17 @@ def split_tiles(spec, total, model_parallel) -> np.ndarray:
     return keep
 
 
+def matches_gpus(spec, total) -> np.ndarray:
+    """Per shape: the stated GPU count (per replica for serving) holds."""
+    par = spec.parallelism
+    keep = np.ones(np.shape(total), dtype=bool)
+    return keep & (total == par.gpus) if "gpus" in par.stated else keep
+
+
 def matches(spec, total, zero, tensor_parallel) -> np.ndarray:
-    """Per shape: every stated field holds (GPUs per replica, ZeRO stage, tensor-parallel degree)."""
+    """Per shape: the stated ZeRO stage and tensor-parallel degree hold (the GPU count: ``matches_gpus``)."""
     par, stated = spec.parallelism, spec.parallelism.stated
     keep = np.ones(np.shape(total), dtype=bool)
-    if "gpus" in stated:
-        keep &= total == par.gpus
     if spec.is_training and "zero_stage" in stated:
         keep &= zero == par.zero_stage
     if "tensor_parallel" in stated:

@@ -11,7 +11,7 @@ from collections import Counter
 
 import numpy as np
 
-from procurement.ranking.contract import enforced
+from procurement.ranking.contract import enforced, pipeline_degree
 from procurement.ranking.options import RankingOptions
 
 TOP_REASONS = 5
@@ -23,8 +23,8 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     if not len(prepared.offer_kind):
         return [{"reason": _no_offers_reason(options), "count": offers_seen}]
     shape, offer = configs.shape, configs.offer
-    if not shape.size and spec.parallelism.stated and enforced(spec, options):
-        return [{"reason": _stated_plan_reason(spec), "count": len(prepared.offer_kind)}]
+    if not shape.size:  # no offer has a plan at all: the gate that rules out the plans closest to running
+        return [{"reason": _no_plan_reason(spec, shapes, options), "count": len(prepared.offer_kind)}]
     columns = prepared.columns
     kind = shapes.kind[shape]
     incompatible = np.array([bool(text) for text in shapes.incompatible], dtype=bool)[kind]
@@ -71,9 +71,41 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     return [{"reason": reason, "count": count} for reason, count in counts.most_common(TOP_REASONS)]
 
 
-def _stated_plan_reason(spec) -> str:
-    """No offer can run the plan the spec states (the contract, ranking/contract.py): say which fields."""
+# The plan gates (ranking/shapes.py, ranking/contract.py) in the order a stated plan meets them: the GPU count,
+# a plan with the stated ZeRO stage and TP degree, then what the instances must offer that plan. "duplicate"
+# (a partial TP plan of the stated degree, the whole-instance plan's twin) is never the cause.
+PLAN_GATE_ORDER = (
+    "gpus",
+    "plan",
+    "serving_zero",
+    "serving_partial",
+    "image_tp",
+    "zero_one_gpu",
+    "tiles",
+    "tp_instance",
+    "tp_link",
+)
+
+
+def _no_plan_reason(spec, shapes, options: RankingOptions) -> str:
+    """Why no shape is a plan: the gate that stops the shapes that pass the most gates (in PLAN_GATE_ORDER),
+    in words with what the offers lack, so the reason is the real one (not the NVLink a plan already has)."""
+    gates = shapes.plan_gates
+    depth = np.zeros(np.shape(shapes.kind), dtype=int)
+    alive = np.ones(np.shape(shapes.kind), dtype=bool)
+    for index, name in enumerate(PLAN_GATE_ORDER):
+        alive = alive & gates.get(name, True)
+        depth = np.where(alive, index + 1, depth)
+    deepest = int(depth.max()) if depth.size else 0
+    closest = depth == deepest
+    cause = (
+        _gate_text(PLAN_GATE_ORDER[deepest], spec, shapes, closest)
+        if deepest < len(PLAN_GATE_ORDER)
+        else "every plan repeats another"
+    )
     par = spec.parallelism
+    if not (par.stated and enforced(spec, options)):
+        return f"no parallelism plan runs on these offers: {cause}"
     fields = [
         f"{name} {getattr(par, name)}"
         for name in (
@@ -87,12 +119,58 @@ def _stated_plan_reason(spec) -> str:
         )
         if name in par.stated and (spec.is_training or name in ("gpus", "tensor_parallel"))
     ]
-    text = f"no offer can run the stated parallelism ({', '.join(fields)})"
-    if "tensor_parallel" in par.stated and par.tensor_parallel > 1:
-        text += f": tensor parallel {par.tensor_parallel} needs an instance whose GPU count it divides" + (
-            " with NVLink or Infinity Fabric between them" if spec.is_training else ""
+    return (
+        f"no offer can run the stated parallelism ({', '.join(fields)}): {cause}"
+        "; gpus: auto or explore_parallelism ranks other plans, saying what differs"
+    )
+
+
+def _gate_text(name: str, spec, shapes, closest) -> str:
+    """The gate ``name`` in words, with what the shapes that reach it (``closest``) have."""
+    par = spec.parallelism
+    per_instance = _listed(shapes.per_instance[closest])
+    totals = _listed(shapes.grid_total[closest])
+    tp = _listed(shapes.tensor_parallel[closest])
+    if name == "gpus":
+        return (
+            f"no offer makes {par.gpus} GPUs (instances of {per_instance} GPUs at the instance counts "
+            f"tried, {_listed(shapes.grid_total[closest] / shapes.per_instance[closest])})"
         )
-    return text + "; gpus: auto or explore_parallelism ranks other plans, saying what differs"
+    if name == "plan":
+        parts = [f"ZeRO-{par.zero_stage}"] if spec.is_training and "zero_stage" in par.stated else []
+        parts += [f"tensor parallel {par.tensor_parallel}"] if "tensor_parallel" in par.stated else []
+        return "the ranking has no plan with " + " and ".join(parts)
+    if name == "serving_zero":
+        return "ZeRO-3/FSDP is a training plan (serving has no optimizer state to shard)"
+    if name == "serving_partial":
+        return "partial tensor-parallel plans are training plans (a serving replica is its TP group)"
+    if name == "image_tp":
+        return "image presets run data parallel only"
+    if name == "zero_one_gpu":
+        return "ZeRO-3/FSDP shards over more than one GPU"
+    if name == "tiles":
+        return (
+            f"{totals} GPUs do not hold whole tensor x pipeline x context-parallel groups ({tp} x "
+            f"{int(pipeline_degree(spec))} x {par.context_parallel}) with whole expert-parallel groups of "
+            f"{par.expert_parallel} in each stage"
+        )
+    if name == "tp_instance":
+        return (
+            f"tensor parallel {tp} needs an instance whose GPU count it divides"
+            + (" with NVLink or Infinity Fabric between them" if spec.is_training else "")
+            + f": the offers of {totals} GPUs have {per_instance} GPU{'s' if per_instance != '1' else ''} per instance"
+        )
+    links = sorted({shapes.links[int(i)].node_name for i in shapes.link[closest]})
+    return (
+        f"tensor parallel {tp} needs NVLink or Infinity Fabric between an instance's GPUs to train: the "
+        f"{per_instance}-GPU instances that hold its groups have {'; '.join(links)} only"
+    )
+
+
+def _listed(values) -> str:
+    """Distinct whole numbers, in order, as text: "1, 2 or 8"."""
+    numbers = [str(int(v)) for v in sorted({float(v) for v in np.ravel(values) if np.isfinite(v)})]
+    return " or ".join([", ".join(numbers[:-1]), numbers[-1]]) if len(numbers) > 1 else "".join(numbers)
 
 
 def _spot_reason(spec, options: RankingOptions) -> str:

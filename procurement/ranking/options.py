@@ -68,6 +68,8 @@ PARTIAL_TENSOR_PARALLEL: dict[str, int] = {
 def plan_label(plan: str, *, tensor_parallel: int, gpus: int, zero: int) -> str:
     """The plan in words, as row texts name it: "data parallel", "ZeRO-3/FSDP", "tensor parallel within
     the instance", or a partial plan's "TP 2 x DP 4 within each instance" (with its ZeRO stage if any)."""
+    if plan == "tensor_parallel" and zero:  # a stated ZeRO stage over the TP groups (FSDP x TP, 2D)
+        return f"{PLAN_LABELS[plan]} (TP {tensor_parallel}), ZeRO-{zero}"
     if plan not in PARTIAL_TENSOR_PARALLEL:
         return PLAN_LABELS[plan]
     text = f"TP {tensor_parallel} x DP {gpus // max(tensor_parallel, 1)} (TP groups within each instance)"

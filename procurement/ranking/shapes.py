@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from procurement.ranking.contract import contract_grid, pipeline_degree
+from procurement.ranking.contract import all_gates, contract_grid, pipeline_degree
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PARTIAL_TENSOR_PARALLEL, PLAN_NAMES, PLANS, RankingOptions
@@ -73,6 +73,11 @@ class Shapes:
     measured_gpus: np.ndarray | None = None
     # per kind: why its speed is a measured ratio to the H100 (or capped at it); "" for the datasheet model
     speed_basis: list[str] = field(default_factory=list)
+    # why each shape is a plan or not (ShapeGrid.gates plus the spec's), with the GPUs per instance and the
+    # GPUs of one replica they are judged on: ranking/empty.py names the gate that leaves a ranking empty
+    plan_gates: dict[str, np.ndarray] = field(default_factory=dict)
+    per_instance: np.ndarray | None = None
+    grid_total: np.ndarray | None = None
 
     def serving_at(self, shape: int) -> tuple[float, float, float]:
         """(decode tokens/s of one instance, time per output token ms, time to first token ms)."""
@@ -117,6 +122,9 @@ class ShapeGrid:
     fabric_gbps: np.ndarray  # per-GPU collective GB/s of the fabric (instance rate / GPUs x efficiency)
     has_fabric: np.ndarray
     slugs: np.ndarray
+    # why each shape is or is not a plan: name -> per-shape pass mask (``valid`` is all of them), read by
+    # ranking/empty.py to say which one leaves a ranking empty
+    gates: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # the sizing of the workloads ranked on this grid, per distinct spec shape (ranking/sizing_memo.py);
     # shared with the contract grids replaced from this one
     memo: dict = field(default_factory=dict, compare=False, repr=False)
@@ -155,7 +163,7 @@ def shape_grid(
     plan = np.tile(np.tile(plans, len(counts)), len(kinds))
     per_instance = kinds["gpus_per_instance"].to_numpy(dtype=float)[kind]
     kind_gpus = [gpus[slug] for slug in kinds["gpu"]]
-    zero, uses_tp, partial_tp, tensor_parallel, total, valid = _plan_arrays(plan, instances, per_instance)
+    zero, uses_tp, partial_tp, tensor_parallel, total, gates = _plan_gates(plan, instances, per_instance)
     kind_links = [links[int(i)] for i in kinds["link"]]
     rates = np.array(
         [link_rates(link, float(n)) for link, n in zip(kind_links, kinds["gpus_per_instance"], strict=True)],
@@ -169,7 +177,8 @@ def shape_grid(
         zero=zero,
         tensor_parallel=tensor_parallel,
         total=total,
-        valid=valid,
+        valid=all_gates(gates, total.shape),
+        gates=gates,
         flash_ok=np.array([gpu.supports_flash_attention() for gpu in kind_gpus], dtype=bool)[kind],
         capacity_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
         bandwidth_gbps=np.array([gpu.memory_bandwidth_gbps for gpu in kind_gpus], dtype=float)[kind],
@@ -186,7 +195,7 @@ def shape_grid(
         slugs=kinds["gpu"].to_numpy(dtype=object)[kind],
     )
     # shared by every workload ranked on the grid: read-only, so the sizing memo keys them once
-    freeze(*(value for value in vars(grid).values() if isinstance(value, np.ndarray)))
+    freeze(*(value for value in vars(grid).values() if isinstance(value, np.ndarray)), *gates.values())
     return grid
 
 
@@ -194,15 +203,24 @@ def _plan_arrays(plan, instances, per_instance) -> tuple[np.ndarray, ...]:
     """(ZeRO stage, uses TP, partial TP group, TP degree, GPUs, valid) per shape. A partial plan's group
     divides a larger instance's GPUs (TP 2 or 4 of 8, data parallel across the groups); TP never crosses
     an instance, and a group of all of its GPUs is the "tensor_parallel" plan."""
+    zero, uses_tp, partial, tensor_parallel, total, gates = _plan_gates(plan, instances, per_instance)
+    return zero, uses_tp, partial, tensor_parallel, total, all_gates(gates, total.shape)
+
+
+def _plan_gates(plan, instances, per_instance) -> tuple:
+    """``_plan_arrays`` with the validity as named gates (ranking/empty.py names the one that fails)."""
     zero = np.array([PLANS[name][0] for name in PLAN_NAMES], dtype=float)[plan]
     uses_tp = np.array([PLANS[name][1] for name in PLAN_NAMES])[plan]
     partial = np.array([PARTIAL_TENSOR_PARALLEL.get(name, 0) for name in PLAN_NAMES], dtype=float)[plan]
     total = per_instance * instances
     tensor_parallel = np.where(partial > 0, partial, np.where(uses_tp, per_instance, 1.0))
-    valid = np.where(uses_tp, per_instance > 1, True)
-    valid &= (partial == 0) | ((per_instance > partial) & (per_instance % np.maximum(partial, 1) == 0))
-    valid &= (zero == 0) | (total > 1)  # ZeRO-3 over one GPU is plain data parallel
-    return zero, uses_tp, partial, tensor_parallel, total, valid
+    tp_instance = np.where(uses_tp, per_instance > 1, True)
+    tp_instance &= (partial == 0) | ((per_instance > partial) & (per_instance % np.maximum(partial, 1) == 0))
+    gates = {
+        "tp_instance": tp_instance,
+        "zero_one_gpu": (zero == 0) | (total > 1),  # ZeRO-3 over one GPU is plain data parallel
+    }
+    return zero, uses_tp, partial, tensor_parallel, total, gates
 
 
 def nvlink_within(gpu: GpuSpec, gpus_per_instance: int) -> bool:
@@ -215,9 +233,16 @@ def plan_validity(spec: WorkloadSpec, valid, uses_tp, node_scale_up, partial_tp=
     """Training tensor parallelism needs NVLink or Infinity Fabric within the instance (per-layer all-reduces on the critical
     path of every micro-batch); serving tensor parallelism runs over PCIe too, costed (vLLM does). The
     partial tensor-parallel plans are training plans (a serving replica is the stated TP group)."""
-    image_tp = uses_tp & spec.model.is_image  # image presets run data parallel only
-    partial = (np.asarray(partial_tp) > 0) & (not spec.is_training)
-    return valid & ~(uses_tp & ~node_scale_up & spec.is_training) & ~image_tp & ~partial
+    return valid & all_gates(plan_validity_gates(spec, uses_tp, node_scale_up, partial_tp), np.shape(valid))
+
+
+def plan_validity_gates(spec: WorkloadSpec, uses_tp, node_scale_up, partial_tp=0) -> dict[str, np.ndarray]:
+    """``plan_validity``'s rules as named gates (ranking/empty.py)."""
+    return {
+        "tp_link": ~(uses_tp & ~node_scale_up & spec.is_training),
+        "image_tp": ~(uses_tp & spec.model.is_image),  # image presets run data parallel only
+        "serving_partial": ~((np.asarray(partial_tp) > 0) & (not spec.is_training)),
+    }
 
 
 def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
@@ -265,7 +290,9 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
             offload=use_offload,
             flash_attention=flash,
         )
-    keep_offload = (zero >= 3) & (offload != "none")  # offload is only valid with sharding
+    # offload runs with ZeRO at any stage (DeepSpeed offloads the optimizer at stages 1-3; the parser refuses it
+    # at stage 0 and parameter offload below stage 3): the stated stage or the ZeRO-3 plan, as `size` sizes it
+    keep_offload = (zero >= 1) & (offload != "none")
     return {
         key: np.where(keep_offload, table["offload"][key], table["plain"][key])
         for key in ("total_per_gpu_gib", "required_per_gpu_gib", "host_ram_gib")
@@ -308,9 +335,10 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     hours = np.where(no_fabric, np.nan, hours)  # not runnable (not even at a benchmark's speed): no price
     incompatible, estimated_speed, speed_basis = _kind_texts(grid, spec)
     compatible = np.array([not reason for reason in incompatible], dtype=bool)[grid.kind]
-    valid = plan_validity(spec, grid.valid, grid.uses_tp, grid.node_scale_up, grid.partial_tp)
-    if not spec.is_training:  # no training-only plans: ZeRO-3/FSDP shards optimizer state inference lacks
-        valid = valid & (zero < 3)
+    gates = dict(grid.gates) | plan_validity_gates(spec, grid.uses_tp, grid.node_scale_up, grid.partial_tp)
+    # no training-only plans in serving: ZeRO-3/FSDP shards optimizer state inference lacks
+    gates["serving_zero"] = np.asarray(spec.is_training | (zero < 3))
+    valid = grid.valid & all_gates(gates, zero.shape)
     runnable = total_gib <= grid.capacity_gib
     tight = runnable & (
         (required > grid.capacity_gib) | (total_gib > TIGHT_UTILIZATION.value * grid.capacity_gib)
@@ -350,6 +378,9 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         fits=fits,
         tight=tight & fits,
         valid=valid,
+        plan_gates=gates,
+        per_instance=grid.per_instance,
+        grid_total=total,
         incompatible=incompatible,
         offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram,

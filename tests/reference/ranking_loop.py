@@ -53,7 +53,7 @@ def _memory_gib(
     spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, calibration=None
 ) -> tuple[float, float, float]:
     """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU, peak GiB per GPU)."""
-    offload = spec.parallelism.offload if zero >= 3 else "none"
+    offload = spec.parallelism.offload if zero >= 1 else "none"  # as shapes._memory
     flash = spec.flash_attention and gpu.supports_flash_attention()
     table = memory_breakdown_gib(
         spec,
