@@ -161,7 +161,7 @@ def _add_image_knobs(spec: dict, knobs: Mapping[str, str], task: str) -> None:
         value = image_knob_value(knob, str(knobs.get(knob) or "").strip())
         if value is None or not image_knob_applies(knob, task):
             continue
-        _set_path(spec, path, _knob_value(value) if knob in IMAGE_NUMBER_KNOBS else value)
+        _set_path(spec, path, _knob_value(str(value)) if knob in IMAGE_NUMBER_KNOBS else value)
 
 
 def spec_to_yaml(spec: dict) -> str:

@@ -166,12 +166,20 @@ def _runs_torchao_float8(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
     )
 
 
+def _bf16_and_fp8_peaks(gpu: GpuSpec) -> tuple[float, float]:
+    """The part's dense bf16 and fp8 peaks (_runs_torchao_float8 admits only parts that have both)."""
+    half, eight = gpu.dense_tflops("bf16"), gpu.dense_tflops("fp8")
+    if not half or not eight:
+        raise ValueError(f"{gpu.slug} has no dense bf16 and fp8 peaks: torchao float8 cannot be sized on it")
+    return half, eight
+
+
 def torchao_float8_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The share of the 8-bit peak a torchao float8 run reaches: the part's 16-bit efficiency for the same
     run (width ceiling included), in 8-bit peak units, times torchao_float8_speedup."""
     sixteen = replace(spec, precision="bf16", fp8_recipe="transformer_engine")
     base = min(_fitted_mfu(sixteen, gpu), width_ceiling(sixteen, gpu))
-    half, eight = gpu.dense_tflops("bf16"), gpu.dense_tflops("fp8")
+    half, eight = _bf16_and_fp8_peaks(gpu)
     return base * half / eight * torchao_float8_speedup(spec, eight / half)
 
 
@@ -202,7 +210,7 @@ def torchao_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     """The "speed: ..." sentence of a torchao float8 estimate; "" where it does not apply."""
     if spec.mfu or not _runs_torchao_float8(spec, gpu):
         return ""
-    half, eight = gpu.dense_tflops("bf16"), gpu.dense_tflops("fp8")
+    half, eight = _bf16_and_fp8_peaks(gpu)
     speedup = torchao_float8_speedup(spec, eight / half)
     return (
         f"speed: torchao float8 runs the block linears in fp8 and the rest in bf16, {speedup:.2f}x the bf16 "
