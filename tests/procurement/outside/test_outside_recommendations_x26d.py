@@ -284,7 +284,9 @@ def test_mixtral_mcore_speed_within_15_percent(bundled_catalog):
 @pytest.mark.django_db
 def test_mixtral_mcore_ranking_keeps_the_plan_and_costs_by_hand(bundled_catalog):
     """Top five: all 64 GPUs (8 instances x 8), TP 1 / PP 4 / VP 8 / EP 8 / ZeRO-1 as stated. First row
-    (Nebius H100 8-GPU on demand, 23.60 USD/h an instance): compute 8 x 23.60 x 11.7724 h = 2,222.63 USD."""
+    (Nebius H100 8-GPU on demand, 23.60 USD/h an instance): compute 8 x 23.60 x 11.7724 h = 2,222.63 USD.
+    moebf26 (Mixtral's fixed MoE cost 2.25 ms a layer, was 6): the first row is Nebius B200 8-GPU on demand, 44.00
+    USD/h an instance, 8 x 44.00 x 5.047 h = 1,776.38 USD; the H100 second, 8 x 23.60 x 10.471 h = 1,976.92."""
     rows = ranked(MIXTRAL_MCORE)
     assert len(rows) == 5, describe(rows)
     for row in rows:
@@ -627,7 +629,8 @@ def test_qwen3_moe_bf16_automodel_speed_within_15_percent(bundled_catalog):
 def test_deepseek_v3_automodel_ranking_keeps_the_plan_and_offers_the_published_card(bundled_catalog):
     """Top five at the statable plan (VP 1): every row 256 GPUs as 32 x 8, PP 4 / EP 64 / ZeRO-3; the H100 the run
     used is among them (Nebius, second: 20,492.62 USD against the first row's H200 at 23,584.16, ranked after it
-    because at 70.2 GiB it is 'tight' on 80 GB, the stated policy). Its compute is 32 x 23.60 x 21.04 h."""
+    because at 70.2 GiB it is 'tight' on 80 GB, the stated policy). Its compute is 32 x 23.60 x 21.04 h.
+    moebf26 (3 ms a MoE layer for 4 local experts, was 6): 32 x 23.60 x 20.401 h = 15,407.22 USD of compute."""
     rows = ranked(deepseek_v3_automodel(1))
     assert len(rows) == 5, describe(rows)
     for row in rows:
