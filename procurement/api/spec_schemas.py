@@ -98,6 +98,16 @@ class WorkloadModelSerializer(serializers.Serializer):
     expert_groups_per_token = _count(
         "Expert groups one token may reach (DeepSeek's topk_group; 0: any)", minimum=0
     )
+    sliding_window = _count(
+        "Sliding-window attention: tokens a query of a windowed layer attends to at most (HF config "
+        "sliding_window; 0: full attention)",
+        minimum=0,
+    )
+    sliding_window_layers = _count(
+        "Layers that use the sliding window (GPT-OSS and Gemma 2: half, Mistral 7B v0.1: all); default: every "
+        "layer once sliding_window is set",
+        minimum=0,
+    )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
     attention_qkv_bias = _flag("Bias on the q, k, v projections")

@@ -386,17 +386,38 @@ MOE_ROUTED_BYTES = Assumption(
 )
 MOE_LAYER_FIXED_SECONDS = Assumption(
     "moe_layer_fixed_seconds",
-    6e-3,
-    "seconds per MoE layer per micro-batch (forward and backward), whatever the card",
-    "The part of an MoE layer's time that neither FLOPs nor bandwidth set: Megatron-Core's dropless "
-    "alltoall dispatcher copies the per-expert token counts to the host each layer (a device-to-host sync "
-    "that drains the GPU's launch queue) and launches the router, permutation, grouped-GEMM and combine "
-    "kernels from Python; per token it is layers x this / (seq x micro-batch / cp), so larger micro-batches "
-    "amortize it and a faster card does not. Fitted with moe_routed_bytes_per_element (see there); the "
-    "pair that sets it: NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md "
-    "@00b7660be0254ac6f95f44164ddd0c3e9cc798ed (25.11), Qwen3-30B-A3B FP8 EP 8 on 8 GB200 at MBS 4, "
-    "23,766 tokens/s/GPU, against "
-    "8 B200 at MBS 1, 9,299. Uncertain: the GB200's Grace host may launch faster than the DGX-B200's x86.",
+    2e-3,
+    "seconds per MoE layer per micro-batch (forward and backward), whatever the card, beside "
+    "moe_local_expert_seconds per local expert",
+    "The part of an MoE layer's time that neither FLOPs nor bandwidth set and no local expert adds to: "
+    "Megatron-Core's dropless alltoall dispatcher copies the per-expert token counts to the host each layer "
+    "(a device-to-host sync that drains the GPU's launch queue) and launches the router, permutation and "
+    "combine kernels from Python; per token it is layers x this / (seq x micro-batch / cp), so larger "
+    "micro-batches amortize it and a faster card does not. moebf26: was 6 ms a layer whatever the expert "
+    "count, fitted where every run held 16-20 local experts (a layer cost and a per-expert cost could not be "
+    "told apart there); split into 2 ms + 0.25 ms a local expert, which keeps those runs' 6 ms at 16 local "
+    "experts and gives Mixtral 8x7B on EP 8 (one local expert) 2.25 ms (see moe_local_expert_seconds).",
+)
+MOE_LOCAL_EXPERT_SECONDS = Assumption(
+    "moe_local_expert_seconds",
+    0.25e-3,
+    "seconds per local expert (num_experts / expert_parallel) per MoE layer per micro-batch (forward and "
+    "backward), whatever the card and precision",
+    "The grouped GEMM of Transformer Engine's GroupedLinear (the path Megatron-Core's --moe-grouped-gemm and "
+    "NeMo AutoModel's TE experts take, in BF16 and FP8) runs one cuBLAS GEMM per local expert, forward, "
+    "dgrad and wgrad, over multiple streams (NVIDIA/TransformerEngine transformer_engine/pytorch/module/"
+    "grouped_linear.py @0069563f606859d4fb5d663e1c92509a30e99f35; NVIDIA/Megatron-LM megatron/core/"
+    "transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8: 'launch multiple local GEMM "
+    "kernels in multiple streams'), so the launches and per-GEMM tails grow with the local experts. Fitted "
+    "with moe_layer_fixed_seconds on two pairs of NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md "
+    "rows: 2 + 16 x 0.25 = 6 ms keeps the Qwen3-30B-A3B FP8 EP 8 pair that set the old per-layer 6 ms "
+    "(@00b7660be0254ac6f95f44164ddd0c3e9cc798ed 25.11: 8 GB200 at MBS 4, 23,766 tokens/s/GPU, -2.8%; 8 "
+    "B200 at MBS 1, 9,299, +3.3%), and 2 + 32 x 0.25 = 10 ms splits DeepSeek-V3 FP8-MX on 256 B200, PP 16, "
+    "EP 8 (32 local experts), whose two tables differ by 26%: 25.11 2,139 tokens/s/GPU (+7.7%, was +26.0% "
+    "at 6 ms a layer) and 26.02 (@df0289c180dd20ff26933455c7a0a11084f6a36f) 2,689 (-10.3%, was +4.9%). A "
+    "cost per local expert alone (0.375 ms) leaves the 26.02 row at -16.3%. Checks out of the fit: "
+    "Mixtral 8x7B BF16 on 64 H100 (EP 8, one local expert; Megatron-Core MoE README, 468 TFLOPS) -36.6% -> "
+    "-28.7%; DeepSeek-V3 with DualPipe on 2,048 H800 (4 local experts) -8.8% -> -2.2%.",
 )
 # Hopper in 8-bit: Transformer Engine's GroupedLinear quantizes and multiplies each local expert on its own
 # (a Python loop over the experts' FP8 weight workspaces, then one cuBLAS GEMM per expert on the multi-stream
@@ -910,6 +931,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,
+    MOE_LOCAL_EXPERT_SECONDS,
     MOE_HOPPER_FP8_EXPERT_SECONDS,
     EXPERT_OVERLAP,
     EXPERT_DISPATCH,

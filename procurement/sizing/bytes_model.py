@@ -265,7 +265,7 @@ def layer_activation_bytes_per_token(
     kept = sum(terms.values()) - recomputed_bytes(model, terms, recompute_modules, fused_swiglu)
     if attention_scores:
         # softmax output (2 bytes) and, with dropout, its 1-byte mask and 2-byte dropped output: 5as / 2as
-        heads_seq = model.num_attention_heads * seq_len
+        heads_seq = model.num_attention_heads * counts.cached_tokens(model, seq_len)  # a window keeps w keys
         kept += (scale * 4.0 + 1.0) * heads_seq if model.dropout else scale * 2.0 * heads_seq
     return kept
 

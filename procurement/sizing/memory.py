@@ -29,7 +29,7 @@ from procurement.sizing.assumptions import (
     PREFILL_CHUNK_TOKENS,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
-from procurement.sizing.params import kv_elems_per_token, routed_expert_fraction
+from procurement.sizing.params import cached_tokens, kv_elems_per_token, routed_expert_fraction
 from procurement.sizing.pipeline_split import (
     heaviest_stage_layer_batches,
     heaviest_stage_param_share,
@@ -223,7 +223,7 @@ def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarra
         kv_split = 1.0 / pp  # MLA latent cache is replicated across tensor-parallel ranks
     else:  # KV heads split over tp ranks; fewer heads than ranks are replicated
         kv_split = np.ceil(model.num_key_value_heads / tp) / model.num_key_value_heads / pp
-    kv_cache = kv_per_token * inference.context_len * inference.concurrency * kv_split
+    kv_cache = kv_per_token * cached_tokens(model, inference.context_len) * inference.concurrency * kv_split
     activations = _inference_activation_bytes(spec, tp)
     return {
         "weights": weights,

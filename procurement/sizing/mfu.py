@@ -17,6 +17,7 @@ from procurement.sizing.assumptions import (
     MFU_PRETRAIN_AMPERE,
     MOE_HOPPER_FP8_EXPERT_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
+    MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
     TORCHAO_FLOAT8_CAST_K,
     TRAINING_WIDTH_K_AMPERE,
@@ -87,9 +88,10 @@ def moe_efficiency_factor(
     hidden state go through routing, permutation, the activation and unpermutation, and the grouped
     GEMMs of a few hundred rows run below peak; that memory-bound work costs MOE_ROUTED_BYTES a routed
     element (moe_layers x top-k x hidden per token) at the card's bandwidth. Each MoE layer also costs
-    MOE_LAYER_FIXED_SECONDS a micro-batch whatever the card (host launches, the dispatcher's sync of the
-    per-expert counts), spread over the micro-batch's tokens: why a B200 gains far less over an H100 on
-    MoE than on dense models, and why larger micro-batches help. Both sit beside the token's FLOPs at the
+    moe_fixed_seconds a micro-batch whatever the card (host launches, the dispatcher's sync of the
+    per-expert counts, one grouped-GEMM launch per local expert), spread over the micro-batch's tokens: why
+    a B200 gains far less over an H100 on MoE than on dense models, why larger micro-batches help, and why
+    a few wide local experts (Mixtral's one of EP 8) pay less than many narrow ones. Both sit beside the token's FLOPs at the
     dense efficiency; a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and
     backward), so wide experts barely notice it and narrow ones (Qwen3-30B-A3B's 768) lose most of their
     rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not). 8-bit training on
@@ -104,11 +106,18 @@ def moe_efficiency_factor(
     routed_elements = float(moe_layers * model.experts_per_token * model.hidden_size)
     micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
     overhead_s = routed_elements * MOE_ROUTED_BYTES.value / (gpu.memory_bandwidth_gbps * 1e9)
-    overhead_s += moe_layers * MOE_LAYER_FIXED_SECONDS.value / micro_tokens
+    overhead_s += moe_layers * moe_fixed_seconds(spec) / micro_tokens
     if hopper_experts:
         overhead_s += moe_layers * hopper_fp8_expert_seconds(spec, gpu) / micro_tokens
     flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
     return flop_s / (flop_s + overhead_s)
+
+
+def moe_fixed_seconds(spec: WorkloadSpec) -> float:
+    """Seconds a MoE layer and micro-batch spend whatever the card: MOE_LAYER_FIXED_SECONDS for the layer
+    and MOE_LOCAL_EXPERT_SECONDS for each of its num_experts / expert_parallel local experts."""
+    local_experts = spec.model.num_experts / spec.parallelism.expert_parallel
+    return MOE_LAYER_FIXED_SECONDS.value + local_experts * MOE_LOCAL_EXPERT_SECONDS.value
 
 
 def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:

@@ -34,6 +34,10 @@ class ModelSpec:
     attention_qkv_bias: bool = False
     dropout: bool = False
     kv_elems_per_token_per_layer: int | None = None
+    # Sliding-window attention (HF config "sliding_window"; GPT-OSS, Gemma 2/3, Mistral 7B v0.1): each query
+    # of sliding_window_layers of the layers attends to at most the last sliding_window tokens; 0: none.
+    sliding_window: int = 0
+    sliding_window_layers: int = 0
     # Multi-head latent attention (DeepSeek-V2/V3, HF config names): queries and keys/values pass through
     # low-rank latents of these widths; head_dim is qk_nope + qk_rope. 0: not MLA (bundled presets only).
     q_lora_rank: int = 0

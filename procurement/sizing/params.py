@@ -130,6 +130,33 @@ def lora_params(model: ModelSpec, lora: LoraSpec) -> int:
     return sum(lora.rank * (shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in lora.targets)
 
 
+def attended_tokens(model: ModelSpec, context_tokens: float, causal: bool = True) -> float:
+    """Keys a query attends to, summed over the layers: a full layer the whole ``context_tokens`` (on
+    average half under a causal mask), a sliding-window layer at most the last ``sliding_window`` tokens,
+    which under a causal mask over a sequence of T >= w tokens averages w - w^2 / 2T (the first w tokens
+    see fewer)."""
+    context, window = float(context_tokens), float(model.sliding_window)
+    windowed = model.sliding_window_layers if window else 0
+    full = (model.num_layers - windowed) * (context / 2.0 if causal else context)
+    if not windowed:
+        return full
+    if not causal:
+        return full + windowed * min(context, window)
+    per_layer = context / 2.0 if window >= context else window - window * window / (2.0 * context)
+    return full + windowed * per_layer
+
+
+def cached_tokens(model: ModelSpec, context_tokens: float) -> float:
+    """Tokens of K/V a sequence of ``context_tokens`` keeps, averaged over the layers: a sliding-window
+    layer keeps only the last ``sliding_window`` (vLLM and HF's sliding-window caches drop the rest)."""
+    context = float(context_tokens)
+    windowed = model.sliding_window_layers if model.sliding_window else 0
+    if not windowed:
+        return context
+    kept = (model.num_layers - windowed) * context + windowed * min(context, float(model.sliding_window))
+    return kept / model.num_layers
+
+
 def kv_elems_per_token(model: ModelSpec) -> int:
     """K and V elements cached per token over all layers (MLA models cache one compressed head)."""
     if model.kv_elems_per_token_per_layer:

@@ -263,7 +263,14 @@ _MODEL_INT_FIELDS = (
     "kv_elems_per_token_per_layer",
 )
 _MODEL_BOOL_FIELDS = ("tie_word_embeddings", "gated_mlp", "attention_qkv_bias", "dropout")
-_MODEL_COUNT_FIELDS = ("shared_experts", "dense_layers", "expert_groups", "expert_groups_per_token")  # >= 0
+_MODEL_COUNT_FIELDS = (  # >= 0
+    "shared_experts",
+    "dense_layers",
+    "expert_groups",
+    "expert_groups_per_token",
+    "sliding_window",
+    "sliding_window_layers",
+)
 _MODEL_KEYS = {"preset", "name", "params", "params_active", *_MODEL_COUNT_FIELDS}
 _MODEL_KEYS |= set(_MODEL_INT_FIELDS) | set(_MODEL_BOOL_FIELDS)
 _REQUIRED_SHAPE = (
@@ -586,6 +593,7 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
             "model.num_key_value_heads", f"must divide model.num_attention_heads ({heads}), got {kv_heads}"
         )
         bad = True
+    bad = _sliding_window_errors(reader, values) or bad
     experts = values.get("num_experts", 1)
     if values.get("experts_per_token", 1) > experts:
         reader.error("model.experts_per_token", f"must be <= model.num_experts ({experts})")
@@ -603,6 +611,22 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
     if not model.params:
         model = _replace(model, params=float(count_params(model)))
     return model
+
+
+def _sliding_window_errors(reader: _Reader, values: dict) -> bool:
+    """sliding_window_layers defaults to every layer once a window is stated (Mistral 7B v0.1's config windows
+    all of them); it needs a window and cannot exceed num_layers. True where a field is refused."""
+    window, layers = values.get("sliding_window", 0), values.get("sliding_window_layers")
+    if layers is None:
+        values["sliding_window_layers"] = values["num_layers"] if window else 0
+        return False
+    if layers and not window:
+        reader.error("model.sliding_window_layers", "needs model.sliding_window (the window in tokens)")
+        return True
+    if layers > values["num_layers"]:
+        reader.error("model.sliding_window_layers", f"must be <= model.num_layers ({values['num_layers']})")
+        return True
+    return False
 
 
 def _replace(item: _Frozen, **changes: Any) -> _Frozen:

@@ -72,8 +72,8 @@ def attention_forward_flops_per_token(model, context_tokens: float, causal: bool
     72 B s l h^2 (1 + s / 6h + ...) has the same s / 6h term). Image models: none counted."""
     if model.is_image:
         return 0.0
-    full = 4.0 * model.num_layers * float(context_tokens) * attention_dim(model)
-    return full / 2.0 if causal else full
+    # sliding-window layers attend to at most their window (counts.attended_tokens)
+    return 4.0 * counts.attended_tokens(model, context_tokens, causal) * attention_dim(model)
 
 
 def training_flops_per_token(spec: WorkloadSpec) -> float:
@@ -540,7 +540,8 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
     inference = spec.inference
     average_context = inference.prompt_tokens + inference.output_tokens / 2.0
-    kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype] * average_context
+    kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]
+    kv_read = kv_read * counts.cached_tokens(model, average_context)
     return weight_read, kv_read
 
 

@@ -36,6 +36,7 @@ from procurement.sizing.assumptions import (
     FP8_SAVED_LINEAR_INPUT,
     MOE_HOPPER_FP8_EXPERT_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
+    MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
 )
 from procurement.sizing.bytes_model import state_bytes
@@ -167,7 +168,8 @@ def _gaps() -> dict[str, float]:
 
 def test_fine_grained_fit_points_are_within_15_percent():
     # moe27 (bytes 125, 6 ms a layer and micro-batch): DeepSeek-V2 +7.3%, GPT-OSS H100 +6.7%, Qwen3-235B
-    # B200 -0.9%, Qwen3-30B GB200 -2.8% (moe26's 380 bytes alone: -1.4%, -7.4%, +14.1%, -32.7%)
+    # B200 -0.9%, Qwen3-30B GB200 -2.8% (moe26's 380 bytes alone: -1.4%, -7.4%, +14.1%, -32.7%). moebf26 (2 ms a
+    # layer + 0.25 ms a local expert): DeepSeek-V2 +4.7% (20 local experts, 7 ms), the other three unchanged (16)
     gaps = _gaps()
     for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200", "qwen3-30b gb200"):
         assert abs(gaps[name]) <= 0.10, gaps
@@ -188,6 +190,8 @@ def test_gpt_oss_on_b200_within_15_percent():
     assert abs(_gaps()["gpt-oss b200"]) <= 0.15
 
 
+# moebf26: -28.7% (was -36.6%) with the fixed MoE cost split into 2 ms a layer + 0.25 ms a local expert
+# (Mixtral on EP 8: one local expert, 2.25 ms a layer instead of 6).
 @pytest.mark.xfail(
     strict=True,
     reason="Mixtral 8x7B BF16 on 64 H100 (MCore v0.9): 468 TFLOPS a GPU, 47% of the BF16 peak; the engine "
@@ -201,12 +205,13 @@ def test_mixtral_megatron_tflops_within_15_percent():
 
 def test_qwen3_30b_factor_by_hand():
     # Qwen3-30B-A3B FP8 on an H100: 48 MoE layers x top-8 x 2,048 = 786,432 routed elements a token;
-    # x 125 B / 3,350 GB/s = 29.3 us; plus 48 layers x 6 ms / (4,096 x 2 tokens a micro-batch) = 35.2 us;
+    # x 125 B / 3,350 GB/s = 29.3 us; plus 48 layers x 6 ms / (4,096 x 2 tokens a micro-batch) = 35.2 us
+    # (moebf26: 2 ms a layer + 16 local experts x 0.25 ms, the same 6 ms);
     # plus (moe26, stop 38) Hopper FP8's 48 layers x 128 / 8 local experts x 1.1 ms / 8,192 = 103.1 us.
     # FLOPs a token (6N + causal attention at 4,096) at 40% of 1,979 TFLOPS.
     spec = megatron("qwen3-30b-a3b", 16, 1, 2, vp=24, ep=8, micro_batch=2, global_batch=512, precision="fp8")
     overhead = 48 * 8 * 2048 * MOE_ROUTED_BYTES.value / (H100.memory_bandwidth_gbps * 1e9)
-    overhead += 48 * MOE_LAYER_FIXED_SECONDS.value / (4096 * 2)
+    overhead += 48 * (MOE_LAYER_FIXED_SECONDS.value + 16 * MOE_LOCAL_EXPERT_SECONDS.value) / (4096 * 2)
     overhead += 48 * 16 * MOE_HOPPER_FP8_EXPERT_SECONDS.value / (4096 * 2)
     flops = training_flops_per_token(spec) / (1979e12 * 0.40)
     assert overhead == pytest.approx(29.3e-6 + 35.2e-6 + 103.1e-6, rel=0.01)
