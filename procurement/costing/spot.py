@@ -85,7 +85,8 @@ def reclaim_exposure_text(rate_per_instance_hour: Decimal, instances: int) -> st
     return (
         f"{instances}-fold reclaim exposure: the job spans {instances} instances and stops when any one is "
         f"reclaimed, {instances} x {per_instance} = {job} interruptions/h (independent reclaims assumed); "
-        f"each restart waits for {instances} instances and loses the work since the checkpoint on all of them"
+        f"each restart waits for {instances} instances and loses the work since the checkpoint on all of them; "
+        f"ranked after rows that need no {instances} spot instances at once (that capacity is not modelled)"
     )
 
 
@@ -251,7 +252,8 @@ def _reclaim_exposure(traits: SpotJobTraits, economics: SpotEconomics | None) ->
     if economics is None:
         return (
             f"{traits.instances}-fold reclaim exposure: the job spans {traits.instances} instances and stops "
-            "when any one is reclaimed (independent reclaims assumed)",
+            "when any one is reclaimed (independent reclaims assumed); ranked after rows that need no "
+            f"{traits.instances} spot instances at once (that capacity is not modelled)",
         )
     return (reclaim_exposure_text(economics.rate_per_instance_hour, traits.instances),)
 

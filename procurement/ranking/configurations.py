@@ -38,6 +38,9 @@ class Configurations:
     # procurement/ranking/warnings.py, ``host_shortfall`` for a whole table)
     tight: np.ndarray  # feasible, but the peak fits without the spec's headroom: ranked after the rest
     instances: np.ndarray  # per configuration: instances of its shape
+    # spot on several instances at once: their simultaneous capacity is not modelled (a job needs all N
+    # granted together), so like a tight fit it ranks after the rows whose capacity is not in doubt
+    multi_instance_spot: np.ndarray | None = None
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -178,6 +181,7 @@ def configure(
         host_short,
         shapes.tight[shape] & fits,
         instances,
+        columns["is_spot"][offer] & (instances > 1),
     )
 
 
@@ -260,10 +264,17 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
     """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom before the
-    tight ones (peak fits, headroom does not); only the top N are fully sorted.
+    tight ones (peak fits, headroom does not), and the spot rows on several instances last (a job needs all N
+    granted at once, a capacity nothing here models: priced and shown with their reclaim exposure, never the
+    answer ahead of a row whose capacity is not in doubt); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
     so "why not" is shown for the configurations a person would otherwise have picked."""
     candidates = np.flatnonzero(configs.selected)
+    multi_spot = np.zeros(0, dtype=np.int64)
+    if configs.multi_instance_spot is not None:
+        doubtful = configs.multi_instance_spot[candidates]
+        multi_spot = candidates[doubtful & configs.fits[candidates]]
+        candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
     tight = configs.tight[candidates]
     roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
@@ -280,6 +291,10 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
         rest = None if top is None else top - order.size
         others = np.setdiff1d(tight_rows, cheap_tight, assume_unique=True)
         order = np.concatenate([order, _cheapest(configs, others, rest)])
+    if multi_spot.size and (top is None or order.size < top):  # several spot instances at once: last
+        order = np.concatenate(
+            [order, _cheapest(configs, multi_spot, None if top is None else top - order.size)]
+        )
     if include_infeasible:
         order = np.concatenate([order, infeasible_order(configs, top)])
     return order

@@ -89,9 +89,16 @@ def test_it_prices_each_row_with_the_job_cost_formula():
 
 
 def test_it_ranks_feasible_rows_by_total_cost():
+    """By total cost, except spot on several instances at once: after every other row (their simultaneous
+    capacity is not modelled), by cost among themselves."""
     rows = _rank()
-    costs = [float(row["total_cost"]) for row in rows]
-    assert costs == sorted(costs)
+    multi_spot = [row["pricing_model"] == "spot" and row["instances"] > 1 for row in rows]
+    assert multi_spot == sorted(multi_spot)
+    for group in (False, True):
+        costs = [
+            float(row["total_cost"]) for row, last in zip(rows, multi_spot, strict=True) if last is group
+        ]
+        assert costs == sorted(costs)
     assert rows and all(row["fits"] for row in rows)
     assert {
         "provider",

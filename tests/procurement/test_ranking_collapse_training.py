@@ -20,9 +20,7 @@ from tests.procurement.outside.test_outside_recommendations_x26b import QWEN3_MO
 
 
 def _rows(collapse: bool | None, top: int = 5) -> list[dict]:
-    # on-demand rows, as the outside round saw them: spot on 2 x 8 GPUs was refused then; since spot26 it is
-    # priced at twice the reclaim rate and cheaper 2 x 8 spot rows (AWS p6-b200, 674.51 USD) top the list
-    options = ranking_options_parse({"top": top, "pricing_models": ["on_demand"]})
+    options = ranking_options_parse({"top": top})
     if collapse is not None:
         options = replace(options, collapse_identical=collapse)
     spec = workload_spec_parse(copy.deepcopy(QWEN3_MOE_H100))

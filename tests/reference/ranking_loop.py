@@ -241,11 +241,15 @@ def rank_workload_loop(
                     continue
                 if options.budget is not None and total > options.budget_usd:
                     continue
-                rows.append((total, hours, position, paid_instances, plan, tight))
+                multi_spot = offer.pricing_model == "spot" and paid_instances > 1
+                rows.append((total, hours, position, paid_instances, plan, tight, multi_spot))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
+    last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row
+    rows = [row for row in rows if not row[6]]
     # ...except tight rows cheaper than the first roomy row, shown right below it (issue 26)
     roomy = [row for row in rows if not row[5]]
     if roomy:
         cheap = [row for row in rows if row[5] and row[0] < roomy[0][0]]
         rows = roomy[:1] + cheap + roomy[1:] + [row for row in rows if row[5] and row not in cheap]
-    return [row[:5] for row in rows]
+    last.sort(key=lambda row: (row[0], row[1]))
+    return [row[:5] for row in rows + last]

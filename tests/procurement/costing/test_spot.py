@@ -167,7 +167,8 @@ def test_it_prices_a_job_on_four_instances_at_four_times_the_rate_and_flags_it()
         "checkpointing every 15.0 min adds 4.01% paid time; effective spot price 1.040090/h",
         "4-fold reclaim exposure: the job spans 4 instances and stops when any one is reclaimed, "
         "4 x 0.000100 = 0.000400 interruptions/h (independent reclaims assumed); each restart waits for "
-        "4 instances and loses the work since the checkpoint on all of them",
+        "4 instances and loses the work since the checkpoint on all of them; ranked after rows that need no 4 "
+        "spot instances at once (that capacity is not modelled)",
     )
 
 

@@ -20,7 +20,6 @@ from procurement.services.recommendations import (
     recommendation_compute,
     workload_spec_parse,
 )
-from tests.procurement.outside.test_outside_recommendations_x26b import NOT_SPOT
 
 TOP = 5
 GIB = 2**30
@@ -291,11 +290,7 @@ def test_nemo_8k_over_4k_speed_ratio_pays_for_attention(bundled_catalog):
 def test_llama3_70b_nemo_plan_ranks_as_stated_across_nodes_on_a_cluster_fabric(bundled_catalog):
     # Classes 3 and 4: the stated 64 GPUs, TP 4, PP 4, ZeRO-1 are kept, every row spans 8 nodes over a
     # cluster fabric (InfiniBand / GPUDirect RDMA), and the first row's compute cost is price x nodes x hours.
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(nemo_spec("llama-3-70b", 64, 8192, 4, 4), pricing_models=NOT_SPOT)
+    rows = ranked(nemo_spec("llama-3-70b", 64, 8192, 4, 4))
     assert rows
     for row in rows:
         plan = row["plan"]
@@ -318,11 +313,7 @@ def test_llama2_70b_nemo_plan_on_h100_spans_nodes_over_documented_fabrics(bundle
     # across 8 nodes) ranks only hosts with a cluster fabric, each citing the provider's documentation, and a
     # faster fabric shows a smaller communication share and fewer hours (product: Nebius InfiniBand
     # 3,200 Gb/s, 20% of the step, 30.4 h, 7,156 USD first; GCP A3 GPUDirect-TCPX 800 Gb/s, 34%, 32.1 h).
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(nemo_spec("llama-2-70b", 64, 4096, 4, 4), gpus=["h100-sxm5-80gb"], pricing_models=NOT_SPOT)
+    rows = ranked(nemo_spec("llama-2-70b", 64, 4096, 4, 4), gpus=["h100-sxm5-80gb"])
     assert rows
     for row in rows:
         link = row["interconnect"]

@@ -30,7 +30,6 @@ import math
 import pytest
 
 from procurement.api.sizing import size_spec_document
-from procurement.ranking.options import RANKED_PRICING_MODELS
 from procurement.services.recommendations import (
     ranking_options_parse,
     recommendation_compute,
@@ -39,8 +38,6 @@ from procurement.services.recommendations import (
 from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
 
 H100 = "h100-sxm5-80gb"
-# every ranked pricing model but spot (procurement/ranking/options.py RANKED_PRICING_MODELS)
-NOT_SPOT = [model for model in RANKED_PRICING_MODELS if model != "spot"]
 H100_PEAK_BF16 = 989e12  # dense BF16 TFLOPS of the H100 SXM (NVIDIA datasheet), the peak Meta's MFU uses
 
 
@@ -251,11 +248,7 @@ def test_qwen3_moe_on_8_b200_within_15_percent(bundled_catalog):
 # B200, 2 x 44.00 USD/h x 11.985 h = 1,054.64 USD compute).
 @pytest.mark.django_db
 def test_qwen3_moe_ranking_hours_follow_the_measured_speed(bundled_catalog):
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(QWEN3_MOE_H100, pricing_models=NOT_SPOT)
+    rows = ranked(QWEN3_MOE_H100)
     assert rows
     for row in rows:
         plan = row["plan"]

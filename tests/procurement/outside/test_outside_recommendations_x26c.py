@@ -39,7 +39,6 @@ from procurement.services.recommendations import (
 )
 from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
 from tests.procurement.outside.test_outside_recommendations_x26b import (
-    NOT_SPOT,
     candidate,
     describe,
     megatron_spec,
@@ -72,11 +71,10 @@ def uncollapsed(spec: dict, top: int = 30, **options) -> list[dict]:
     ]
 
 
-def check_costs_and_collapse(rows: list[dict], spec: dict, **options) -> None:
+def check_costs_and_collapse(rows: list[dict], spec: dict) -> None:
     """Compute is catalog price x instances x hours; a collapsed row's regions each sell the same offer at the same
-    price and hours (checked against the uncollapsed ranking, ranked with the same ``options``), and the reason
-    names them."""
-    every = uncollapsed(spec, **options)
+    price and hours (checked against the uncollapsed ranking), and the reason names them."""
+    every = uncollapsed(spec)
     for row in rows:
         compute = float(row["effective_price_per_hour"]) * row["instances"] * row["hours"]
         assert float(row["cost_breakdown"]["compute"]) == pytest.approx(compute, rel=2e-5), describe([row])
@@ -196,11 +194,7 @@ def test_bloom_checkpoint_size_matches_the_logbook_and_is_written_by_48_nodes(bu
 # and two GCP H100 rows 962.78 h: the same order, B200 over H100 still 2.24x; the A100 rows do not move.
 @pytest.mark.django_db
 def test_bloom_ranked_keeps_the_plan_and_first_row_costs_by_hand(bundled_catalog):
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(BLOOM, pricing_models=NOT_SPOT)
+    rows = ranked(BLOOM)
     assert len(rows) == 5
     for row in rows:
         assert plan_of(row) == (384, 4, 12, 1, 1, 1), describe([row])
@@ -209,7 +203,7 @@ def test_bloom_ranked_keeps_the_plan_and_first_row_costs_by_hand(bundled_catalog
         )
     first = rows[0]
     assert float(first["cost_breakdown"]["compute"]) == pytest.approx(44.00 * 48 * first["hours"], rel=2e-5)
-    check_costs_and_collapse(rows, BLOOM, pricing_models=NOT_SPOT)
+    check_costs_and_collapse(rows, BLOOM)
 
 
 @pytest.mark.django_db
@@ -246,17 +240,13 @@ def test_llama31_405b_on_128_b200_fits_and_runs_within_15_percent(bundled_catalo
 # Hours at the published pace: 1e11 / (661 x 128) / 3,600 = 328.3 h; product 349.98 h (+6.6%).
 @pytest.mark.django_db
 def test_llama31_405b_b200_ranked_keeps_plan_collapses_regions_and_costs_by_hand(bundled_catalog):
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(L405_B200, pricing_models=NOT_SPOT)
+    rows = ranked(L405_B200)
     assert rows
     for row in rows:
         assert plan_of(row) == (128, 4, 8, 8, 2, 1), describe([row])
         assert row["gpu"] == "b200"
         assert row["hours"] == pytest.approx(1e11 / (661 * 128) / 3600, rel=0.15), describe([row])
-    check_costs_and_collapse(rows, L405_B200, pricing_models=NOT_SPOT)
+    check_costs_and_collapse(rows, L405_B200)
     aws = [row for row in rows if row["provider"] == "aws"]
     assert aws and set(aws[0]["also_in"]) == {"us-east-2", "us-east-1"}, describe(aws)
 
@@ -298,15 +288,11 @@ L2_70B_RUN = NEMO_H100["llama2-70b"][0] | {"training_tokens": 1e11}
 
 @pytest.mark.django_db
 def test_llama2_70b_nemo_plan_ranked_keeps_plan_and_collapses_h200_regions(bundled_catalog):
-    # spot26: ranked without spot, as this case was validated. Spot on several instances was refused then;
-    # it is now priced at N x the per-instance reclaim rate, and cheaper multi-node spot rows (AWS p6-b200
-    # spot at an assumed band) take the top of the default list. The expectations are about the on-demand
-    # and committed rows the expert checked by hand; the spot rows are checked in the x26b GPT-3 case.
-    rows = ranked(L2_70B_RUN, pricing_models=NOT_SPOT)
+    rows = ranked(L2_70B_RUN)
     assert len(rows) == 5
     for row in rows:
         assert plan_of(row) == (64, 4, 4, 20, 1, 1), describe([row])
-    check_costs_and_collapse(rows, L2_70B_RUN, pricing_models=NOT_SPOT)
+    check_costs_and_collapse(rows, L2_70B_RUN)
     h100 = [row for row in rows if row["gpu"] == H100]
     assert h100 and h100[0]["hours"] == pytest.approx(1e11 / (1707 * 64) / 3600, rel=0.15), describe(h100)
     h200 = [row for row in rows if row["gpu"] == "h200-sxm-141gb" and row["provider"] == "nebius"]
