@@ -610,7 +610,7 @@ EIGHT_BIT_DIT_RATE = Assumption(
     "eight_bit_diffusion_rate for a diffusion transformer (DiT) denoiser: its 8-bit layers are all linears over "
     "thousands of tokens (no convolutions, no 320-1,280-channel layers), run by torchao's float8 dynamic "
     "quantization under torch.compile. Fitted on one DiT run: sayakpaul/diffusers-torchao README (commit "
-    "0803ee2b), 'CogVideoX Benchmarks', H100, 5B, compile True, fuse_qkv True: bf16 87.455 s, fp8 75.255 s "
+    "0803ee2b), 'CogVideoX Benchmarks', H100, 5B, torch.compile and fuse_qkv on: bf16 87.455 s, fp8 75.255 s "
     "(1.162x). CogVideoX-5B's shapes (42 blocks of hidden 3,072, 12h^2 MACs of linears a token, 17,550 video + "
     "226 text tokens, so 50.9% of its FLOPs are linears) need its linears at 0.691 of the 8-bit peak (1.38x "
     "the 16-bit rate) for that ratio in the engine (compute_peak.low_bit_image_peak, image_model."
