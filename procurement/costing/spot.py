@@ -86,6 +86,13 @@ def reclaim_exposure_text(rate_per_instance_hour: Decimal, instances: int) -> st
         f"{instances}-fold reclaim exposure: the job spans {instances} instances and stops when any one is "
         f"reclaimed, {instances} x {per_instance} = {job} interruptions/h (independent reclaims assumed); "
         f"each restart waits for {instances} instances and loses the work since the checkpoint on all of them; "
+        f"{_capacity_note(instances)}"
+    )
+
+
+def _capacity_note(instances: int) -> str:
+    """Why a multi-instance spot row ranks after the others (procurement/ranking/configurations.py)."""
+    return (
         f"ranked after rows that need no {instances} spot instances at once (that capacity is not modelled)"
     )
 
@@ -252,8 +259,7 @@ def _reclaim_exposure(traits: SpotJobTraits, economics: SpotEconomics | None) ->
     if economics is None:
         return (
             f"{traits.instances}-fold reclaim exposure: the job spans {traits.instances} instances and stops "
-            "when any one is reclaimed (independent reclaims assumed); ranked after rows that need no "
-            f"{traits.instances} spot instances at once (that capacity is not modelled)",
+            f"when any one is reclaimed (independent reclaims assumed); {_capacity_note(traits.instances)}",
         )
     return (reclaim_exposure_text(economics.rate_per_instance_hour, traits.instances),)
 

@@ -40,7 +40,7 @@ class Configurations:
     instances: np.ndarray  # per configuration: instances of its shape
     # spot on several instances at once: their simultaneous capacity is not modelled (a job needs all N
     # granted together), so like a tight fit it ranks after the rows whose capacity is not in doubt
-    multi_instance_spot: np.ndarray | None = None
+    multi_instance_spot: np.ndarray
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -270,11 +270,9 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
     so "why not" is shown for the configurations a person would otherwise have picked."""
     candidates = np.flatnonzero(configs.selected)
-    multi_spot = np.zeros(0, dtype=np.int64)
-    if configs.multi_instance_spot is not None:
-        doubtful = configs.multi_instance_spot[candidates]
-        multi_spot = candidates[doubtful & configs.fits[candidates]]
-        candidates = candidates[~doubtful]
+    doubtful = configs.multi_instance_spot[candidates]
+    multi_spot = candidates[doubtful & configs.fits[candidates]]
+    candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
     tight = configs.tight[candidates]
     roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first

@@ -113,11 +113,15 @@ def moe_efficiency_factor(
     return flop_s / (flop_s + overhead_s)
 
 
+def local_experts(spec: WorkloadSpec) -> float:
+    """The experts of a MoE layer each GPU holds: num_experts / expert_parallel."""
+    return spec.model.num_experts / spec.parallelism.expert_parallel
+
+
 def moe_fixed_seconds(spec: WorkloadSpec) -> float:
     """Seconds a MoE layer and micro-batch spend whatever the card: MOE_LAYER_FIXED_SECONDS for the layer
-    and MOE_LOCAL_EXPERT_SECONDS for each of its num_experts / expert_parallel local experts."""
-    local_experts = spec.model.num_experts / spec.parallelism.expert_parallel
-    return MOE_LAYER_FIXED_SECONDS.value + local_experts * MOE_LOCAL_EXPERT_SECONDS.value
+    and MOE_LOCAL_EXPERT_SECONDS for each of its local experts."""
+    return MOE_LAYER_FIXED_SECONDS.value + local_experts(spec) * MOE_LOCAL_EXPERT_SECONDS.value
 
 
 def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -126,8 +130,7 @@ def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused grouped GEMMs)."""
     if not spec.model.is_moe or spec.precision != "fp8" or gpu.generation != HOPPER:
         return 0.0
-    local_experts = spec.model.num_experts / spec.parallelism.expert_parallel
-    return local_experts * MOE_HOPPER_FP8_EXPERT_SECONDS.value
+    return local_experts(spec) * MOE_HOPPER_FP8_EXPERT_SECONDS.value
 
 
 def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -280,8 +283,10 @@ def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     seconds = hopper_fp8_expert_seconds(spec, gpu)
     if not seconds:
         return ""
-    local = spec.model.num_experts // spec.parallelism.expert_parallel
-    return f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for FP8 GEMMs run one per local expert ({local})"
+    return (
+        f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for FP8 GEMMs run one per local expert "
+        f"({local_experts(spec):g})"
+    )
 
 
 def calibration_factor(
