@@ -190,7 +190,15 @@ def test_sdxl_fp32_batch_of_4_memory(bundled_catalog, tmp_path):
     "caching allocator, so max_memory_allocated counts it. On a card with less free memory the same run picks "
     "smaller-workspace algorithms: the measurement is an opportunistic peak on an A100 40GB, not the run's "
     "need. The engine sizes the need; the gap stays until a free-memory-dependent workspace is modelled "
-    "(no published rule for the heuristics' choice was found).",
+    "(no published rule for the heuristics' choice was found). gen29: the same excess over the engine's 1024 px "
+    "decode appears elsewhere: ~2.3 GiB on SD3 Medium's fp16 decode (A100 80GB, 18.765 vs 16.45) and ~2.6 GiB "
+    "reserved on FLUX.1-dev's bf16 one (H100, 4.72 over its weights vs 2.13), ~4.5 GiB here in fp32: each about "
+    "2.25 x (input + output) bytes of the decoder's 256-channel 3x3 convolutions at 1024^2, the transformed tiles "
+    "of a non-fused Winograd F(4x4,3x3) (36 input-tile elements per 16 outputs; Lavin and Gray, arXiv:1509.09308). "
+    "Not adopted: this notebook's batch-4 decode under sequential offload (no weights resident, ~22 GiB free "
+    "beside its 17.0 GiB need) reaches 19.91 GiB where that rule's 18 GiB workspace would fit and give ~35, and "
+    "the Tiny-Autoencoder row is not explained by it: the pick changes with the shape, and cuDNN publishes no "
+    "rule for it.",
 )
 @pytest.mark.django_db
 def test_sdxl_fp16_batch_of_4_with_the_decode_sliced(bundled_catalog, tmp_path):

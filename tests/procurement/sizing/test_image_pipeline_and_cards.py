@@ -279,7 +279,13 @@ def test_detr_trains_without_the_yolo_only_terms():
     " stage's tensors are twice the last one's the reserve holds every stage's peak (0.08 + 0.27 + 1.06 +"
     " 2.13 = 3.54 GiB instead of the last 2.13): nf4 16.0 GiB (-7%), bf16 36.7 (+1.6%). It also moves every"
     " batched decode (SDXL bf16 batch 4: about +6 GiB of reserve) and no reserved-memory figure of a"
-    " batched decode was found to check it against, so it stays a reading.",
+    " batched decode was found to check it against, so it stays a reading. gen29: the excess over the"
+    " decode (~2.6 GiB) matches SD3 Medium's fp16 decode (~2.3 GiB) and doubles under SDXL's fp32 one (~4.5"
+    " GiB, [SDXL-OPT] sliced): it scales with the decoder's largest convolution's bytes, as a cuDNN workspace"
+    " taken from free memory would (the SDXL sliced case's reason; not adopted, a batch-4 decode contradicts"
+    " it). bitsandbytes' nf4 matmul dequantizes one weight to bf16 per call (<= 94 MB, FLUX's single-block"
+    " proj_out), under the decode's peak. Also: image.quantize_text_encoders quantizes CLIP-L's linears"
+    " where the blog's config quantizes T5 only (0.09 GiB); with CLIP-L in bf16 this case is -15.3%.",
 )
 def test_flux_nf4_peak_reserved_with_its_text_encoders_quantized():
     """[HF-QUANT] 4-bit row: 17.281 GiB peak (torch.cuda.max_memory_reserved)."""
