@@ -85,6 +85,21 @@ def test_qwen3_30b_fp8_ep16_plan_fits_the_h100(bundled_catalog):
     assert candidate(QWEN3_EP16, H100)["verdict"] in FEASIBLE
 
 
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="Buyer-facing form of the EP 16 miss (1e10 tokens): the first row is Nebius 2 x 8 B200 on demand, 15.23 h, "
+    "1,729.14 USD; the Nebius 2 x 8 H100 row is second at 39.16 h and 2,302.50 USD, where NVIDIA's rate gives "
+    "1e10 / (8,826 x 16) / 3,600 = 19.67 h. At the measured rate that H100 row costs about 1,200 USD (compute "
+    "23.60 x 2 x 19.67 = 928 plus the same setup, storage and 20% rerun allowance) and would rank first: "
+    "the Hopper FP8 MoE cost turns the first row.",
+)
+def test_qwen3_30b_fp8_ep16_ranking_h100_hours_within_15_percent(bundled_catalog):
+    rows = ranked(QWEN3_EP16, top=10)
+    h100 = [r for r in rows if r["gpu"] == H100]
+    assert h100 and h100[0]["hours"] == pytest.approx(1e10 / (8826 * 16) / 3600, rel=0.15), describe(rows)
+
+
 # --- 2. Qwen3-30B-A3B FP8 on 16 H100, PP 2 / VP 12 / EP 8, MBS 1: the product's own fit point, corrected -----------
 # The product's assumption moe_hopper_fp8_seconds_per_local_expert (1.1 ms) is fitted on two rows, one of them
 # 26.02 "Qwen3_30B_a3B | 16 | FP8-CS | 1024 | 1 | 4096 | 0 | 1 | 2 | 1 | 12 | 8 | 128 | 2557 | 118" as first
