@@ -176,6 +176,34 @@ def test_gpt_oss_120b_recompute_modules_lower_the_peak_and_fit_the_h100(bundled_
     assert with_recompute["memory"]["total_per_gpu_gib"] < without["memory"]["total_per_gpu_gib"]
 
 
+# --- 3b. GPT-OSS 120B served from one 80 GB card, 131k context (sliding window in the KV cache) ------------------
+# vllm-project/recipes OpenAI/GPT-OSS.md @00143a1a4aace5143b6825bcaa0fc30505015c61: "gpt-oss-120b will fit on a
+# single A100 (80GB)" (`vllm serve openai/gpt-oss-120b`, default max-model-len = the model's 131,072) and the
+# Hopper recipe's `--tensor-parallel-size 1` on an H100. OpenAI's gpt-oss model card (arXiv:2508.10925, Table 1):
+# checkpoint 60.8 GiB (MoE weights in MXFP4, 4.25 bits; the rest bf16), stated as weight_quantization: int4.
+# KV by hand: only the 18 full-attention layers hold 131,072 tokens: 18 x 131,072 x 2 x 8 x 64 x 2 B = 4.5 GiB
+# (the 18 windowed layers 128 tokens each); without the window 9.0 GiB.
+GPT_OSS_SERVE = {
+    "task": "inference",
+    "model": GPT_OSS_120B,
+    "precision": "bf16",
+    "weight_quantization": "int4",
+    "parallelism": {"gpus": 1},
+    "inference": {"concurrency": 1, "context_len": 131072, "output_tokens": 1024},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("gpu", ["a100-sxm4-80gb", H100])
+def test_gpt_oss_120b_mxfp4_serves_131k_context_from_one_80gb_card(bundled_catalog, gpu):
+    """Product: weights 59.37 GiB (-2.4% against the 60.8 GiB checkpoint), KV 4.5 GiB, 68.4 GiB in all: 'tight'
+    (the 20% headroom does not fit), which is the honest verdict for vLLM's 0.9-0.95 memory utilisation."""
+    row = candidate(GPT_OSS_SERVE, gpu)
+    assert row["verdict"] in FEASIBLE
+    assert row["memory"]["weights_gib"] == pytest.approx(60.8, rel=0.10)
+    assert row["memory"]["kv_cache_gib"] == pytest.approx(18 * 131072 * 2 * 8 * 64 * 2 / 2**30, rel=0.02)
+
+
 # --- 4. Llama 3 70B SFT, FP8, 32 H100, TP 4 / PP 4 / VP 5 ---------------------------------------------------------
 # [MBARCH] 26.06 "SFT Performance", LLAMA3_70B: "DGX-H100 | 32 | FP8 | 32 | 1 | 4096 | 4 | 4 | 1 | 5 | n/a | 1638 |
 # 710". DP = 32 / 16 = 2, GA = 32 / 2 = 16. Full fine-tune: Megatron's distributed optimizer (ZeRO-1).
