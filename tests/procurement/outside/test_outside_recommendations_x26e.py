@@ -204,6 +204,22 @@ def test_gpt_oss_120b_mxfp4_serves_131k_context_from_one_80gb_card(bundled_catal
     assert row["memory"]["kv_cache_gib"] == pytest.approx(18 * 131072 * 2 * 8 * 64 * 2 / 2**30, rel=0.02)
 
 
+@pytest.mark.django_db
+def test_gpt_oss_120b_one_card_month_first_row_by_hand_at_vllm_headroom(bundled_catalog):
+    """A month of one stream at 131k context, headroom 0.1 (vLLM's gpu-memory-utilization 0.9). By hand: first row
+    Cudo A800 PCIe 80GB on demand at 0.8234 USD/h x 730 h = 601.08 compute + 73.56 storage = 674.64 USD, the card
+    class vLLM's recipe names ("will fit on a single A100 (80GB)"). At the default headroom 0.2 every 80 GB row is
+    'tight' (68.4 GiB needs 82.1) and the first row is a Vast H100 NVL 94GB at 2.08 USD/h, 1,591.96 USD, 2.36x
+    the A800 row, which follows it with its margin shown (class 6 by design; I would buy the A800)."""
+    rows = ranked(GPT_OSS_SERVE | {"headroom": 0.1}, top=5)
+    assert all(r["gpus"] == 1 and r["instances"] == 1 and not r["tight"] for r in rows), describe(rows)
+    first = rows[0]
+    compute = Decimal(first["effective_price_per_hour"]) * Decimal(str(first["hours"]))
+    assert first["hours"] == pytest.approx(730)
+    assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(compute, abs=Decimal("0.01"))
+    assert Decimal(first["effective_price_per_hour"]) < Decimal("1.0"), describe(rows)
+
+
 # --- 4. Llama 3 70B SFT, FP8, 32 H100, TP 4 / PP 4 / VP 5 ---------------------------------------------------------
 # [MBARCH] 26.06 "SFT Performance", LLAMA3_70B: "DGX-H100 | 32 | FP8 | 32 | 1 | 4096 | 4 | 4 | 1 | 5 | n/a | 1638 |
 # 710". DP = 32 / 16 = 2, GA = 32 / 2 = 16. Full fine-tune: Megatron's distributed optimizer (ZeRO-1).
