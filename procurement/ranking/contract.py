@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from procurement.ranking.options import RankingOptions
+from procurement.sizing.expert_layout import expert_groups_tile
 
 
 def enforced(spec, options: RankingOptions) -> bool:
@@ -66,7 +67,7 @@ def contract_grid(spec, grid, options: RankingOptions):
         )
         gates["duplicate"] = grid.partial_tp != par.tensor_parallel  # the same groups as the plan above
     pipeline = pipeline_degree(spec)
-    tiles = split_tiles(spec, grid.total, tensor_parallel * pipeline)
+    tiles = split_tiles(spec, grid.total, tensor_parallel * pipeline, pipeline)
     if pipeline > 1:
         tiles = tiles & (grid.total % (tensor_parallel * pipeline) == 0)
     gates["tiles"] = tiles
@@ -100,9 +101,10 @@ def stated_zero(spec, grid) -> np.ndarray:
     return np.where(grid.uses_tp, float(par.zero_stage), grid.zero)
 
 
-def split_tiles(spec, total, model_parallel) -> np.ndarray:
-    """Per shape: the GPUs hold whole tp x pp x cp groups and each stage's tp x pp-strided ranks whole EP
-    groups (all true without context or expert parallelism)."""
+def split_tiles(spec, total, model_parallel, pipeline) -> np.ndarray:
+    """Per shape: the GPUs hold whole tp x pp x cp groups and each stage's ranks (gpus / pp) whole EP
+    groups, across the tp ranks too (sizing/expert_layout.py; all true without context or expert
+    parallelism)."""
     par = spec.parallelism
     keep = np.ones(np.shape(total), dtype=bool)
     if not spec.is_training:
@@ -110,7 +112,7 @@ def split_tiles(spec, total, model_parallel) -> np.ndarray:
     if par.context_parallel > 1:
         keep &= np.mod(total, model_parallel * par.context_parallel) == 0
     if par.expert_parallel > 1:
-        keep &= np.mod(total / model_parallel, par.expert_parallel) == 0
+        keep &= expert_groups_tile(total, pipeline, par.expert_parallel)
     return keep
 
 
