@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from procurement.ranking.options import RankingOptions
+from procurement.sizing.expert_layout import expert_groups_tile
 
 
 def enforced(spec, options: RankingOptions) -> bool:
@@ -66,7 +67,7 @@ def contract_grid(spec, grid, options: RankingOptions):
         )
         gates["duplicate"] = grid.partial_tp != par.tensor_parallel  # the same groups as the plan above
     pipeline = pipeline_degree(spec)
-    tiles = split_tiles(spec, grid.total, tensor_parallel * pipeline)
+    tiles = split_tiles(spec, grid.total, tensor_parallel, pipeline)
     if pipeline > 1:
         tiles = tiles & (grid.total % (tensor_parallel * pipeline) == 0)
     gates["tiles"] = tiles
@@ -100,17 +101,24 @@ def stated_zero(spec, grid) -> np.ndarray:
     return np.where(grid.uses_tp, float(par.zero_stage), grid.zero)
 
 
-def split_tiles(spec, total, model_parallel) -> np.ndarray:
-    """Per shape: the GPUs hold whole tp x pp x cp groups and each stage's tp x pp-strided ranks whole EP
-    groups (all true without context or expert parallelism)."""
+def split_tiles(spec, total, tensor_parallel, pipeline) -> np.ndarray:
+    """Per shape: the GPUs hold whole tp x pp x cp groups and each stage's data x context ranks whole EP
+    groups; at the spec's own tensor-parallel degree the EP groups may span the tp ranks instead
+    (sizing/expert_layout.py: the plan a user states with expert TP 1), not at a degree the ranking
+    explores. All true without context or expert parallelism."""
     par = spec.parallelism
+    model_parallel = tensor_parallel * pipeline
     keep = np.ones(np.shape(total), dtype=bool)
     if not spec.is_training:
         return keep
     if par.context_parallel > 1:
         keep &= np.mod(total, model_parallel * par.context_parallel) == 0
     if par.expert_parallel > 1:
-        keep &= np.mod(total / model_parallel, par.expert_parallel) == 0
+        over_data = np.mod(total / model_parallel, par.expert_parallel) == 0
+        stated = (tensor_parallel == par.tensor_parallel) & expert_groups_tile(
+            total, pipeline, par.expert_parallel
+        )
+        keep &= over_data | stated
     return keep
 
 

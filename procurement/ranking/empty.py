@@ -152,7 +152,7 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         return (
             f"{totals} GPUs do not hold whole tensor x pipeline x context-parallel groups ({tp} x "
             f"{int(pipeline_degree(spec))} x {par.context_parallel}) with whole expert-parallel groups of "
-            f"{par.expert_parallel} in each stage"
+            f"{par.expert_parallel} in each stage's GPUs"
         )
     if name == "tp_instance":
         return (

@@ -419,33 +419,40 @@ MOE_LOCAL_EXPERT_SECONDS = Assumption(
     "Mixtral 8x7B BF16 on 64 H100 (EP 8, one local expert; Megatron-Core MoE README, 468 TFLOPS) -36.6% -> "
     "-28.7%; DeepSeek-V3 with DualPipe on 2,048 H800 (4 local experts) -8.8% -> -2.2%.",
 )
-# Hopper in 8-bit: Transformer Engine's GroupedLinear quantizes and multiplies each local expert on its own
-# (a Python loop over the experts' FP8 weight workspaces, then one cuBLAS GEMM per expert on the multi-stream
-# workspace: NVIDIA/TransformerEngine transformer_engine/pytorch/module/grouped_linear.py
-# @0069563f606859d4fb5d663e1c92509a30e99f35, _GroupedLinear.forward and backward), a cost per local expert
-# that neither the FLOPs nor the bandwidth set. NVIDIA's Blackwell MXFP8 recipes run fused grouped GEMMs
-# instead, and in BF16 no expert is quantized: GPT-OSS 120B BF16 on 64 H100 (16 local experts, the same
-# count) stays within 7% without it. Fitted on the two Hopper FP8 MoE rows a spec can state, both
-# Qwen3-30B-A3B FP8-CS on 16 H100 (PP 2, EP 8: 16 local experts), NVIDIA-NeMo/Megatron-Bridge
-# docs/performance-summary.md @df0289c180dd20ff26933455c7a0a11084f6a36f: 25.11, MBS 2, VP 24, 5,275
-# tokens/s/GPU: -11.7%; 26.02, MBS 1, VP 12, GBS 1,024, 2,557: +10.8% (without it +70% and +167%: both
-# rows spend about 33 ms a MoE layer and micro-batch whatever the micro-batch, where the same model on a
-# B200 in MXFP8 spends 9). Checked on DeepSeek-V3 with DualPipe on 2,048 H800 (4 local experts of EP 64:
-# +2.8% -> -7.5%, arXiv:2412.19437).
-MOE_HOPPER_FP8_EXPERT_SECONDS = Assumption(
-    "moe_hopper_fp8_seconds_per_local_expert",
-    1.1e-3,
-    "seconds per local expert per MoE layer per micro-batch (forward and backward), 8-bit training on Hopper",
-    "Transformer Engine's GroupedLinear in FP8 on Hopper (NVIDIA/TransformerEngine "
-    "transformer_engine/pytorch/module/grouped_linear.py @0069563f606859d4fb5d663e1c92509a30e99f35): each "
-    "of the num_experts / expert_parallel local experts gets its own quantizer calls, FP8 weight workspace "
-    "and cuBLAS GEMM (forward, dgrad, wgrad), launched from a Python loop (NVIDIA/Megatron-LM "
-    "megatron/core/transformer/moe/README.md @022bcb5afe888664d3fb61adacea6e6c887a97f8, --moe-grouped-gemm: "
-    "'launch multiple local GEMM kernels in multiple streams'). Fitted on Qwen3-30B-A3B FP8 on 16 "
-    "H100 (16 local experts) in NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md "
-    "@df0289c180dd20ff26933455c7a0a11084f6a36f, 25.11 (MBS 2, VP 24: 5,275 tokens/s/GPU, -11.7%) and 26.02 "
-    "(MBS 1, VP 12: 2,557, +10.8%). Not charged in BF16 (GPT-OSS 120B on 64 H100 is within 7% without it) "
-    "nor on Blackwell, whose MXFP8 recipes run fused grouped GEMMs.",
+# Hopper in 8-bit (hfp826): a cost per routed token copy, replacing moe26's 1.1 ms per local expert and
+# micro-batch. That constant was fitted on Qwen3-30B-A3B FP8 on 16 H100 (PP 2, EP 8) at 25.11 (MBS 2: 5,275
+# tokens/s/GPU) and at 26.02 (MBS 1) as "2,557", a draft of NVIDIA-NeMo/Megatron-Bridge
+# docs/performance-summary.md (@df0289c180dd20ff26933455c7a0a11084f6a36f) whose own 118 TFLOP/s column
+# gives about 5,130; the table as merged (c0b9a0003) and docs/performance-summary-archive.md
+# (@067f987df03b8355b03192d88d70f1709fedf51a) read 5,113. Corrected, the two rows spend the same GPU time a
+# token (189.6 and 195.6 us) at MBS 2 and MBS 1: the cost follows the tokens, not the micro-batches.
+# The form: the routed copies a layer (tokens x top-k), i.e. the rows every local expert's grouped GEMMs,
+# quantize passes and padding handle. Fitted value: see the source text. Rows left out of the fit: every
+# Qwen3-30B-A3B H100 row (outside tests' cases: 25.11, 26.02, and 26.06's EP 16 plan, also run at 26.02.01,
+# 26.04, 26.04.01).
+MOE_HOPPER_FP8_ROUTED_COPY_SECONDS = Assumption(
+    "moe_hopper_fp8_seconds_per_routed_copy",
+    200e-9,
+    "seconds per routed token copy (token x top-k) per MoE layer, forward and backward, 8-bit training on "
+    "Hopper",
+    "The work Hopper's 8-bit MoE path adds per token an expert receives, beside the FLOPs and "
+    "moe_routed_bytes_per_element: Transformer Engine quantizes each grouped GEMM's input and output "
+    "gradient per micro-batch (amax and cast, row- and column-wise copies: NVIDIA/TransformerEngine "
+    "transformer_engine/pytorch/module/grouped_linear.py @0069563f606859d4fb5d663e1c92509a30e99f35), and "
+    "without --moe-router-padding-for-fp8 pads each expert's tokens to the FP8 GEMMs' alignment by copying "
+    "them (NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md, 'Routing Map Padding ... avoiding "
+    "per-tensor padding overhead'). Counted as bytes at the datasheet bandwidth, those passes are 28 x hidden "
+    "+ 18 x moe_intermediate bytes a copy, 21 ns for Qwen3-30B-A3B and 42 ns for Qwen3-235B-A22B on an H100: "
+    "the fitted 200 ns is 5 to 10 times that, and what makes up the rest is not measured. Fitted on the two "
+    "Qwen3-235B-A22B FP8 rows on 256 H100 (TP 2, PP 8, VP 4, EP 32 across the TP ranks) of "
+    "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md @067f987df03b8355b03192d88d70f1709fedf51a, "
+    "25.11 (GBS 2,048: 1,575 tokens/s/GPU, +0.9%) and 26.02 (GBS 8,192: 1,633, -1.7%), as compute: their "
+    "recipe overlaps the all-to-alls (moe_a2a_overlap) and the measured steps, 20.8 s and 80.3 s, leave no "
+    "room for the all-to-all the engine exposes (12 s and 43 s at its fabric rate: those rows read -35% as "
+    "sized). No Qwen3-30B-A3B H100 row is in the fit. Checks: Qwen3-30B-A3B on 16 H100, PP 2, EP 8, 25.11 "
+    "MBS 2 5,275: +0.7% (was -11.7%); 26.02 MBS 1 5,113: -12.5% (was -44.6%); DeepSeek-V3 with DualPipe on "
+    "2,048 H800 (arXiv:2412.19437): -7.0% (was -2.2%). No fixed part per local expert: the rows cannot tell "
+    "one apart. Not charged in 16-bit nor on Blackwell, whose MXFP8 recipes run fused grouped GEMMs.",
 )
 EXPERT_OVERLAP = Assumption(
     "expert_overlap_steady_share",
@@ -932,7 +939,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,
     MOE_LOCAL_EXPERT_SECONDS,
-    MOE_HOPPER_FP8_EXPERT_SECONDS,
+    MOE_HOPPER_FP8_ROUTED_COPY_SECONDS,
     EXPERT_OVERLAP,
     EXPERT_DISPATCH,
     FP8_SAVED_LINEAR_INPUT,

@@ -29,6 +29,7 @@ from procurement.sizing.assumptions import (
     PREFILL_CHUNK_TOKENS,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
+from procurement.sizing.expert_layout import expert_groups_tile, routed_expert_divisor
 from procurement.sizing.params import cached_tokens, kv_elems_per_token, routed_expert_fraction
 from procurement.sizing.pipeline_split import (
     heaviest_stage_layer_batches,
@@ -74,7 +75,7 @@ def memory_breakdown_gib(
     flash = spec.flash_attention if flash_attention is None else flash_attention
     model_parallel = tp * pp
     with np.errstate(invalid="ignore", divide="ignore"):
-        dp = np.where(_tiles(par, gpus, model_parallel), gpus / model_parallel, np.nan)
+        dp = np.where(_tiles(par, gpus, model_parallel, pp), gpus / model_parallel, np.nan)
     if spec.model.image_arch is not None:
         parts = image_model.memory_bytes(spec, state_bytes(spec), dp, zero, flash)
     elif spec.model.is_image_tier:
@@ -86,11 +87,10 @@ def memory_breakdown_gib(
     return _finish(spec, parts, gpus)
 
 
-def _tiles(par, gpus, model_parallel) -> np.ndarray:
+def _tiles(par, gpus, model_parallel, pp) -> np.ndarray:
     """Whether each GPU count holds whole tp x pp x cp groups, and each stage's ranks whole EP groups."""
-    stage_ranks = gpus / model_parallel
-    return (np.mod(gpus, model_parallel * par.context_parallel) == 0) & (
-        np.mod(stage_ranks, par.expert_parallel) == 0
+    return (np.mod(gpus, model_parallel * par.context_parallel) == 0) & expert_groups_tile(
+        gpus, pp, par.expert_parallel
     )
 
 
@@ -107,7 +107,7 @@ def required_memory_per_gpu_gib(spec: WorkloadSpec, gpu_counts=None, **plan) -> 
 def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -> dict[str, np.ndarray]:
     # dp: the ranks holding the same stage shard (data x context parallel), over which ZeRO shards. Each
     # holds 1 / ep of the routed experts, and ZeRO shards those over dp / ep ranks: 1 / dp of them too.
-    unsharded = expert_share(spec)
+    unsharded = expert_share(spec, dp * tp * pp, tp, pp)
     shard_optimizer = np.where(zero >= 1, dp, 1.0 / unsharded)
     shard_gradients = np.where(zero >= 2, dp, 1.0 / unsharded)
     shard_weights = np.where(zero >= 3, dp, 1.0 / unsharded)
@@ -141,11 +141,20 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     }
 
 
-def expert_share(spec) -> float:
-    """Share of the model state one GPU of a stage keeps unsharded: the dense part whole and 1 / ep of the
-    routed experts (1 without expert parallelism)."""
+def expert_share(spec, gpus=None, tensor_parallel=None, pipeline_parallel=None):
+    """Share of the model state one tensor-parallel rank of a stage keeps unsharded: the dense part whole
+    and 1 / ep of the routed experts, 1 / (ep / tp) when the EP group spans the tp ranks (whole experts on
+    each GPU: expert_layout.routed_expert_divisor); 1 without expert parallelism. The plan defaults to
+    the spec's."""
+    par = spec.parallelism
     routed = routed_expert_fraction(spec.model) if spec.model.is_moe else 0.0
-    return 1.0 - routed + routed / spec.parallelism.expert_parallel
+    divisor = routed_expert_divisor(
+        par.gpus if gpus is None else gpus,
+        par.tensor_parallel if tensor_parallel is None else tensor_parallel,
+        par.pipeline_parallel if pipeline_parallel is None else pipeline_parallel,
+        par.expert_parallel,
+    )
+    return 1.0 - routed + routed / divisor
 
 
 def _one_layer_grads(state: StateBytes) -> float:

@@ -15,7 +15,7 @@ from procurement.sizing import image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     MFU_PRETRAIN_AMPERE,
-    MOE_HOPPER_FP8_EXPERT_SECONDS,
+    MOE_HOPPER_FP8_ROUTED_COPY_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
     MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
@@ -95,8 +95,8 @@ def moe_efficiency_factor(
     dense efficiency; a routed element carries 18 x moe_intermediate FLOPs (3 matrices, forward and
     backward), so wide experts barely notice it and narrow ones (Qwen3-30B-A3B's 768) lose most of their
     rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not). 8-bit training on
-    Hopper also pays MOE_HOPPER_FP8_EXPERT_SECONDS per local expert (num_experts / expert_parallel) a MoE
-    layer and micro-batch (hopper_fp8_expert_seconds; hopper_experts False leaves it out).
+    Hopper also pays MOE_HOPPER_FP8_ROUTED_COPY_SECONDS per routed token copy a MoE layer
+    (hopper_fp8_expert_seconds; hopper_experts False leaves it out).
     1 for dense models, inference and parts without a bandwidth or peak figure."""
     model = spec.model
     peak = gpu.dense_tflops(spec.precision)
@@ -125,12 +125,21 @@ def moe_fixed_seconds(spec: WorkloadSpec) -> float:
 
 
 def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
-    """Seconds a MoE layer and micro-batch spend quantizing and multiplying each local expert on its own:
-    Transformer Engine's GroupedLinear in 8-bit on Hopper (assumptions.MOE_HOPPER_FP8_EXPERT_SECONDS);
-    0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused grouped GEMMs)."""
+    """Seconds a MoE layer and micro-batch spend on Hopper's 8-bit grouped-GEMM path beside the FLOPs:
+    MOE_HOPPER_FP8_ROUTED_COPY_SECONDS for each routed copy of the micro-batch's tokens (seq x micro-batch
+    / cp x top-k), so the cost grows with the tokens each local expert receives, not with the count of
+    local experts; 0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused
+    grouped GEMMs)."""
     if not spec.model.is_moe or spec.precision != "fp8" or gpu.generation != HOPPER:
         return 0.0
-    return local_experts(spec) * MOE_HOPPER_FP8_EXPERT_SECONDS.value
+    return routed_copies_per_micro_batch(spec) * MOE_HOPPER_FP8_ROUTED_COPY_SECONDS.value
+
+
+def routed_copies_per_micro_batch(spec: WorkloadSpec) -> float:
+    """Token copies a MoE layer routes in one micro-batch of a rank: seq x micro-batch / cp tokens x top-k
+    (with balanced routing each GPU's local experts receive as many)."""
+    tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
+    return tokens * spec.model.experts_per_token
 
 
 def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -284,8 +293,8 @@ def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     if not seconds:
         return ""
     return (
-        f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for FP8 GEMMs run one per local expert "
-        f"({local_experts(spec):g})"
+        f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for Hopper's FP8 expert path "
+        f"({routed_copies_per_micro_batch(spec):,.0f} routed token copies)"
     )
 
 

@@ -315,7 +315,7 @@ def _remedies(spec, gpu: GpuSpec, count: int, flash: bool, total, catalog) -> di
         if par.context_parallel > 1 or par.expert_parallel > 1:
             text = (
                 f"use a multiple of tensor_parallel x pipeline_parallel x context_parallel "
-                f"({group * par.context_parallel}) GPUs whose count / {group} expert_parallel "
+                f"({group * par.context_parallel}) GPUs whose count / pipeline_parallel expert_parallel "
                 f"({par.expert_parallel}) divides"
             )
         return {"remedy": text, "remedies": []}

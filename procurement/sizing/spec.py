@@ -1025,12 +1025,14 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
             f"must be a multiple of tensor_parallel x pipeline_parallel x context_parallel "
             f"({par.tensor_parallel} x {par.pipeline_parallel} x {cp}), got {par.gpus}",
         )
-    stage_ranks = par.gpus // (par.tensor_parallel * par.pipeline_parallel)
+    # EP spans the tensor-parallel ranks too when it outgrows the data x context ones (expert tensor
+    # parallel 1, Megatron-Core's expert grid: sizing/expert_layout.py)
+    stage_ranks = par.gpus // par.pipeline_parallel
     if not par.gpus_auto and par.expert_parallel > 1 and stage_ranks % par.expert_parallel:
         reader.error(
             "parallelism.expert_parallel",
-            f"must divide the data x context parallel ranks of a stage, parallelism.gpus / (tensor_parallel x "
-            f"pipeline_parallel) = {stage_ranks}, got {par.expert_parallel}",
+            f"must divide the tensor x data x context parallel ranks of a stage, parallelism.gpus / "
+            f"pipeline_parallel = {stage_ranks}, got {par.expert_parallel}",
         )
 
 

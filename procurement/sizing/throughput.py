@@ -47,6 +47,7 @@ from procurement.sizing.assumptions import (
     TREE_NODE_HOP_LATENCY,
 )
 from procurement.sizing.bytes_model import DTYPE_BYTES, selective_modules, state_bytes
+from procurement.sizing.expert_layout import expert_rank_stride
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
@@ -297,8 +298,9 @@ def training_throughput(
     sharded = zero >= 3
     # each rank's gradients: its stage shard, 1 / ep of the routed experts (all-reduced over dp x cp / ep
     # ranks; the ring factor of dp x cp is kept for them, within (n - 1) / n of the smaller group's)
-    gradient_bytes = state.trainable_params * state.grad_bytes_per_param * expert_share(spec) / (tp * pp)
-    weight_bytes = state.weight_bytes * expert_share(spec) / (tp * pp)
+    unsharded = expert_share(spec, gpus, tp, pp)
+    gradient_bytes = state.trainable_params * state.grad_bytes_per_param * unsharded / (tp * pp)
+    weight_bytes = state.weight_bytes * unsharded / (tp * pp)
     dp_per_node = np.maximum(1.0, per_node / (tp * pp))  # data-parallel ranks sharing a node
     # DDP / ZeRO-1/2: one gradient all-reduce per step. ZeRO-3/FSDP: per micro-batch, a gradient
     # reduce-scatter and two parameter all-gathers (forward, backward).
@@ -338,7 +340,8 @@ def training_throughput(
     with np.errstate(divide="ignore", invalid="ignore"):
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
     cp_volume, cp_comm_s = context_parallel_exchange(spec, tp, pp, rank_tokens, per_node, link, fabric)
-    ep_volume, ep_comm_s = expert_alltoall(spec, tp, pp, rank_tokens, per_node, link, fabric)
+    stride = expert_rank_stride(gpus, tp, pp, cp, ep)
+    ep_volume, ep_comm_s = expert_alltoall(spec, tp, pp, rank_tokens, per_node, link, fabric, stride)
 
     # Megatron overlaps the pipeline sends with the next chunk's compute only under the interleaved
     # schedule (arguments.py: "Overlap P2P communication is disabled if not using the interleaved
@@ -377,8 +380,8 @@ def training_throughput(
         "pipeline_on_fabric": (pp > 1) & (tp * cp * pp > per_node),
         "context_parallel_seconds": cp_comm_s,
         "context_parallel_on_fabric": (cp > 1) & (tp * cp > per_node),
-        "expert_parallel_on_node": (ep > 1) & (per_node / (tp * cp) >= 2.0),
-        "expert_parallel_on_fabric": (ep > 1) & (tp * cp * ep > per_node),
+        "expert_parallel_on_node": (ep > 1) & (per_node / stride >= 2.0),
+        "expert_parallel_on_fabric": (ep > 1) & (stride * ep > per_node),
         "expert_parallel_seconds": ep_comm_s,
         "expert_parallel_exposed_seconds": exposed_ep_s,
         "pipeline_bubble": bubble - 1.0,
@@ -414,12 +417,13 @@ def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node,
     return tuple(np.broadcast_arrays(np.asarray(volume, dtype=float), seconds))
 
 
-def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
+def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric, stride=None):
     """(bytes each GPU sends, seconds) per step of expert parallelism's token all-to-alls: per MoE layer of
     the stage and micro-batch, EXPERT_ALLTOALLS (+2 under full recomputation) all-to-alls of the rank's
     tokens x top-k x hidden 16-bit values (its sequence shard: tokens / tp under sequence parallelism),
-    (ep - 1) / ep of them leaving the GPU. The EP group strides over tp x cp ranks: the peers in the same
-    node go over the node link and the rest over the fabric, both at once (the slower sets the time)."""
+    (ep - 1) / ep of them leaving the GPU. The EP group strides over tp x cp ranks (``stride``, None), or
+    over consecutive ranks when it spans the tp ranks (expert_layout.expert_rank_stride): the peers in the
+    same node go over the node link and the rest over the fabric, both at once (the slower sets the time)."""
     par, model = spec.parallelism, spec.model
     ep = float(par.expert_parallel)
     if ep <= 1 or not model.is_moe:
@@ -430,7 +434,8 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
     layers = moe_layers / pp * float(spec.gradient_accumulation_steps)
     message = rank_tokens / tp * model.experts_per_token * model.hidden_size * 2.0
     volume = calls * layers * message * (ep - 1.0) / ep
-    in_node = np.clip(per_node / (tp * par.context_parallel), 1.0, ep)  # EP peers in one node, itself too
+    stride = tp * par.context_parallel if stride is None else stride
+    in_node = np.clip(per_node / stride, 1.0, ep)  # EP peers in one node, itself too
     node_share = (in_node - 1.0) / (ep - 1.0)
     node_volume = volume * node_share * dispatch_bytes_share(spec)
     fabric_volume = (
