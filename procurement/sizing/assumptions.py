@@ -472,7 +472,10 @@ EXPERT_DISPATCH = Assumption(
     "dispatched to at most 4 nodes' (arXiv:2412.19437 sec. 3.2.2; the 4 is the model's node-limited routing, "
     "n_group 8 / topk_group 4 in deepseek-ai/DeepSeek-V3 config.json, stated as model.expert_groups and "
     "expert_groups_per_token): one fabric copy per distinct other node instead of one per routed expert "
-    "(throughput.node_copy_share). In FP8 training the activations before the MoE up-projections and their "
+    "(throughput.node_copy_share); inside the node likewise one copy per GPU holding some of a token's "
+    "experts (DeepEP's get_dispatch_layout marks a token once per rank, is_token_in_rank, and its combine "
+    "returns one sum per rank: deepseek-ai/DeepEP deep_ep/buffer.py). In FP8 training the activations "
+    "before the MoE up-projections and their "
     "gradients before the down-projections are quantized to FP8 ahead of the dispatch, the combines kept in "
     "BF16 (sec. 3.3.2): 2 of the 4 calls at 1 byte, (1 + 1 + 2 + 2) / 8. Megatron-Core runs the same kernels "
     "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit.",

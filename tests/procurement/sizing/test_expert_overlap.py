@@ -133,6 +133,30 @@ def test_deepep_sends_a_token_once_to_each_node_by_hand():
     assert dispatch_bytes_share(deepseek_v3()) == 1.0
 
 
+def test_deepep_sends_a_token_once_to_each_gpu_of_the_node():
+    # Qwen3-30B-A3B on 8 GPUs, EP 8 (NeMo AutoModel's plan): a token's 8 experts sit on 8 (1 - (7 / 8)^8) =
+    # 5.25 of the 8 GPUs on average; DeepEP's dispatch layout marks a token once per GPU (is_token_in_rank)
+    # and its combine returns one sum per GPU, where the plain all-to-all moves one copy per routed expert
+    def spec(dispatch):
+        plan = {"gpus": 8, "zero_stage": 3, "expert_parallel": 8} | (
+            {"expert_dispatch": dispatch} if dispatch else {}
+        )
+        return parse_workload_spec(
+            {
+                "name": "q",
+                "task": "pretrain",
+                "model": {"preset": "qwen3-30b-a3b"},
+                "micro_batch_size": 4,
+                "gradient_accumulation_steps": 16,
+                "parallelism": plan,
+            }
+        )
+
+    plain = candidate(spec(None), H100)["throughput"]["expert_parallel_seconds"]
+    deepep = candidate(spec("deepep"), H100)["throughput"]["expert_parallel_seconds"]
+    assert deepep == pytest.approx(plain * (1 - (7 / 8) ** 8), rel=1e-4)
+
+
 def test_deepep_cuts_deepseek_v3s_fabric_time_by_the_share():
     # all 63 peers but 7 are off the node: the fabric sets the time, 0.5 x 0.75 = 0.375 of it
     plain = candidate(deepseek_v3(), H100)["throughput"]

@@ -194,6 +194,20 @@ def test_expert_all_to_alls_split_between_the_node_link_and_the_fabric():
     )
 
 
+def test_expert_gradients_cross_the_fabric_whole_when_ep_fills_the_node():
+    # Mixtral on 16 GPUs in nodes of 8, EP 8, ZeRO-1: each GPU holds 1 / 8 of the routed experts,
+    # 45,097,156,608 / 8 x 2 B = 11.27 GB of bf16 gradients, all-reduced with the one GPU of the other node
+    # that holds the same experts (no reduction inside the node first): 2 x 1 / 2 x 11.27 GB over the fabric.
+    # The dense 1,605,636,096 parameters (3.21 GB) ring over all 16: 2 x 7 / 8 of it on NVLink, then
+    # 2 x 1 / 2 x 3.21 / 8 GB a GPU over the fabric (the hierarchical ring)
+    workload = _pretrain({"gpus": 16, "expert_parallel": 8}, model=MIXTRAL)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=FABRIC)
+    experts, dense = MIXTRAL_ROUTED / 8 * 2, (MIXTRAL_PARAMS - MIXTRAL_ROUTED) * 2
+    fabric = (2 * 1 / 2 * experts + 2 * 1 / 2 * dense / 8) / (FABRIC * 1e9)
+    assert rows["gradient_seconds_fabric"] == pytest.approx(fabric, rel=1e-9)
+    assert rows["gradient_seconds_node"] == pytest.approx(2 * 7 / 8 * dense / (NVLINK * 1e9), rel=1e-9)
+
+
 @settings(max_examples=40)
 @given(
     pp=st.sampled_from([2, 4, 8]),
