@@ -305,6 +305,20 @@ NETWORK_BANDWIDTH = Assumption(
     "(p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s per GPU higher). Ranking uses each instance "
     "family's own fabric instead (procurement/data/interconnects.csv).",
 )
+NETWORK_BANDWIDTH_HOPPER = Assumption(
+    "internode_bandwidth_gbps_per_gpu_hopper",
+    50.0,
+    "GB/s per GPU",
+    "Multi-node jobs in the `size` report on NVSwitch Hopper and Blackwell parts (H100/H200/B200/GB200 SXM), "
+    "where no instance type is known: one 400 Gb/s NIC a GPU, the reference design of these nodes (NVIDIA "
+    "DGX H100 and DGX B200: 8 single-port ConnectX-7 400 Gb/s for the compute fabric; AWS p5 3,200 Gbps "
+    "EFA for 8 GPUs; Azure ND H100 v5 8 x 400 Gb/s InfiniBand), where internode_bandwidth_gbps_per_gpu's "
+    "200 Gb/s is the A100 generation's (DGX A100: 8 x 200 Gb/s HDR). Not fitted; checked on "
+    "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @df0289c180dd20ff26933455c7a0a11084f6a36f (26.02 "
+    "DGX-B200, no test's case): GPT OSS 120B BF16 on 64 B200, EP 64 over 8 nodes, MBS 4, GBS 1,280: 8,047 "
+    "tokens/s/GPU, the engine -36.3% at 200 Gb/s a GPU and +1.4% at 400. Ranking uses each instance "
+    "family's own fabric (procurement/data/interconnects.csv).",
+)
 # Megatron-style splits a spec can state (parallelism.virtual_pipeline, context_parallel, expert_parallel).
 # Each is the published schedule's own arithmetic, not a fitted figure.
 INTERLEAVED_PIPELINE = Assumption(
@@ -928,6 +942,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
+    NETWORK_BANDWIDTH_HOPPER,
     INTERLEAVED_PIPELINE,
     UNEVEN_PIPELINE_SPLIT,
     CONTEXT_PARALLEL_KV_PASSES,
