@@ -305,6 +305,20 @@ NETWORK_BANDWIDTH = Assumption(
     "(p4d 400 Gb/s / 8 GPUs is lower, DGX H100 400 Gb/s per GPU higher). Ranking uses each instance "
     "family's own fabric instead (procurement/data/interconnects.csv).",
 )
+NETWORK_BANDWIDTH_HOPPER = Assumption(
+    "internode_bandwidth_gbps_per_gpu_hopper",
+    50.0,
+    "GB/s per GPU",
+    "Multi-node jobs in the `size` report on NVSwitch Hopper and Blackwell parts (H100/H200/B200/GB200 SXM), "
+    "where no instance type is known: one 400 Gb/s NIC a GPU, the reference design of these nodes (NVIDIA "
+    "DGX H100 and DGX B200: 8 single-port ConnectX-7 400 Gb/s for the compute fabric; AWS p5 3,200 Gbps "
+    "EFA for 8 GPUs; Azure ND H100 v5 8 x 400 Gb/s InfiniBand), where internode_bandwidth_gbps_per_gpu's "
+    "200 Gb/s is the A100 generation's (DGX A100: 8 x 200 Gb/s HDR). Not fitted; checked on "
+    "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md @df0289c180dd20ff26933455c7a0a11084f6a36f (26.02 "
+    "DGX-B200, no test's case): GPT OSS 120B BF16 on 64 B200, EP 64 over 8 nodes, MBS 4, GBS 1,280: 8,047 "
+    "tokens/s/GPU, the engine -36.3% at 200 Gb/s a GPU and +1.4% at 400. Ranking uses each instance "
+    "family's own fabric (procurement/data/interconnects.csv).",
+)
 # Megatron-style splits a spec can state (parallelism.virtual_pipeline, context_parallel, expert_parallel).
 # Each is the published schedule's own arithmetic, not a fitted figure.
 INTERLEAVED_PIPELINE = Assumption(
@@ -479,7 +493,10 @@ EXPERT_DISPATCH = Assumption(
     "dispatched to at most 4 nodes' (arXiv:2412.19437 sec. 3.2.2; the 4 is the model's node-limited routing, "
     "n_group 8 / topk_group 4 in deepseek-ai/DeepSeek-V3 config.json, stated as model.expert_groups and "
     "expert_groups_per_token): one fabric copy per distinct other node instead of one per routed expert "
-    "(throughput.node_copy_share). In FP8 training the activations before the MoE up-projections and their "
+    "(throughput.node_copy_share); inside the node likewise one copy per GPU holding some of a token's "
+    "experts (DeepEP's get_dispatch_layout marks a token once per rank, is_token_in_rank, and its combine "
+    "returns one sum per rank: deepseek-ai/DeepEP deep_ep/buffer.py). In FP8 training the activations "
+    "before the MoE up-projections and their "
     "gradients before the down-projections are quantized to FP8 ahead of the dispatch, the combines kept in "
     "BF16 (sec. 3.3.2): 2 of the 4 calls at 1 byte, (1 + 1 + 2 + 2) / 8. Megatron-Core runs the same kernels "
     "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit.",
@@ -932,6 +949,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,
+    NETWORK_BANDWIDTH_HOPPER,
     INTERLEAVED_PIPELINE,
     UNEVEN_PIPELINE_SPLIT,
     CONTEXT_PARALLEL_KV_PASSES,

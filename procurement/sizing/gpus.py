@@ -21,6 +21,7 @@ from procurement.sizing.assumptions import (
     MFU_DATACENTER,
     MFU_WORKSTATION,
     NETWORK_BANDWIDTH,
+    NETWORK_BANDWIDTH_HOPPER,
 )
 
 BUNDLED_GPU_CSV = Path(__file__).resolve().parents[2] / "pricing" / "data" / "gpu_specs.csv"
@@ -34,6 +35,7 @@ _GENERATIONS = (
     ("hopper", 90),
     ("blackwell", 100),
 )
+HOPPER_GENERATION = dict(_GENERATIONS)["hopper"]
 # PCIe x16 bandwidth per direction in GB/s by generation.
 _PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}
 
@@ -161,7 +163,7 @@ def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
     if gpu_count <= 1:
         return float("inf")
     if gpu_count > GPUS_PER_NODE.value:
-        link = NETWORK_BANDWIDTH.value
+        link = network_bandwidth_gbps(gpu)
     elif gpu.has_nvlink_switch or (gpu.bridge_gpus and gpu_count <= gpu.bridge_gpus):
         link = (gpu.nvlink_bandwidth_gbps or 0.0) / 2
     else:
@@ -169,15 +171,23 @@ def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
     return link * COMM_EFFICIENCY.value
 
 
+def network_bandwidth_gbps(gpu: GpuSpec) -> float:
+    """Per-GPU bandwidth (GB/s) between nodes where no instance type is known: NETWORK_BANDWIDTH_HOPPER
+    for NVSwitch Hopper and later parts (one 400 Gb/s NIC a GPU), NETWORK_BANDWIDTH otherwise."""
+    if (gpu.generation or 0) >= HOPPER_GENERATION and gpu.has_nvlink_switch:
+        return NETWORK_BANDWIDTH_HOPPER.value
+    return NETWORK_BANDWIDTH.value
+
+
 def hierarchical_links(gpu: GpuSpec, gpu_count: int) -> dict[str, float]:
     """The `size` report's links for ``gpu_count`` GPUs of ``gpu``, where no instance type is known:
-    ``gpus_per_node`` up to GPUS_PER_NODE, the node link of that many GPUs and NETWORK_BANDWIDTH per GPU
+    ``gpus_per_node`` up to GPUS_PER_NODE, the node link of that many GPUs and network_bandwidth_gbps per GPU
     between nodes, both at COMM_EFFICIENCY (the same hierarchical model the ranking uses per instance)."""
     per_node = min(gpu_count, int(GPUS_PER_NODE.value))
     return {
         "gpus_per_node": float(per_node),
         "interconnect_gbps": collective_bandwidth_gbps(gpu, per_node),
-        "fabric_gbps": NETWORK_BANDWIDTH.value * COMM_EFFICIENCY.value,
+        "fabric_gbps": network_bandwidth_gbps(gpu) * COMM_EFFICIENCY.value,
     }
 
 

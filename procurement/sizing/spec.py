@@ -1065,12 +1065,14 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
     uneven = split_problem(par, model.num_layers)
     if uneven is not None:
         reader.error(*uneven)
-    elif par.virtual_pipeline > 1 and model.num_layers % chunks and not split_stated(par):
+    elif par.virtual_pipeline > 1 and model.num_layers < chunks and not split_stated(par):
+        # Chunks that do not divide the layers are a plan PyTorch's pipelining runs (NeMo AutoModel's
+        # layers_per_stage: DeepSeek-V3's 61 layers on PP 4 x VP 8); Megatron-LM needs an uneven split
+        # stated for it. Unstated, the stages keep the balanced average, as under plain 1F1B.
         reader.error(
             "parallelism.virtual_pipeline",
-            f"pipeline_parallel x virtual_pipeline ({par.pipeline_parallel} x {par.virtual_pipeline}) must divide "
-            f"model.num_layers ({model.num_layers}); or state an uneven split (account_for_embedding, "
-            "account_for_loss, pipeline_layers_first, pipeline_layers_last)",
+            f"pipeline_parallel x virtual_pipeline ({par.pipeline_parallel} x {par.virtual_pipeline}) chunks "
+            f"need a layer each: at most model.num_layers ({model.num_layers})",
         )
     if par.expert_parallel > 1 and not model.is_moe:
         reader.error(

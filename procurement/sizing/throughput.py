@@ -4,8 +4,9 @@ Training: time = FLOPs per token x tokens / (GPUs x dense peak x MFU), with 6N F
 (8N under full recomputation; LoRA/QLoRA skip the frozen weights' gradient matmuls: 4N, 6N with
 recomputation), a pipeline bubble, ZeRO-3 / offload / QLoRA step overheads, and communication:
 the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeRO-3, partly hidden
-under the backward pass; hierarchical: node link inside a node, fabric between nodes; plus NCCL's
-per-call ring latency) and tensor-parallel activation all-reduces (not hidden). A stated virtual pipeline
+under the backward pass; hierarchical: node link inside a node, fabric between nodes; the routed experts'
+share among the dp / ep ranks that hold the same experts, data_parallel_groups; plus NCCL's per-call ring
+latency) and tensor-parallel activation all-reduces (not hidden). A stated virtual pipeline
 divides the bubble by its chunks and sends v times as often (hidden under compute, as Megatron overlaps them
 only then); context parallelism adds the K/V ring of its attention, expert parallelism the token
 all-to-alls of each MoE layer (both on the critical path; assumptions.py).
@@ -166,6 +167,36 @@ def ring_seconds(
     return node_s, fabric_s
 
 
+def data_parallel_groups(spec: WorkloadSpec, ranks, per_node) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """(share of a rank's data-parallel bytes, group size, group members in one node) of each collective group.
+
+    Dense state: all ``ranks`` data-parallel ranks, ``per_node`` of them in a node. Routed experts under
+    expert parallelism: each rank holds 1 / ep of them (memory.expert_share) and reduces or gathers them
+    with the ranks holding the same experts, ranks / ep of them (Megatron-Core's expert-data-parallel
+    group; FSDP2's expert mesh in NeMo AutoModel). The EP group takes ep neighbouring data-parallel ranks,
+    so a node holds per_node / ep of an expert group, one when EP fills or spans the node: the experts'
+    gradients cross the fabric whole, with no reduction inside the node first."""
+    ep = float(spec.parallelism.expert_parallel) if spec.model.is_moe else 1.0
+    if ep <= 1:
+        return [(1.0, ranks, per_node)]
+    routed = counts.routed_expert_fraction(spec.model)
+    expert = routed / ep / expert_share(spec)  # the experts' share of the rank's bytes
+    expert_ranks = np.maximum(1.0, ranks / ep)
+    return [
+        (1.0 - expert, ranks, per_node),
+        (expert, expert_ranks, np.maximum(1.0, per_node / ep)),
+    ]
+
+
+def grouped_ring_seconds(factor, volume, groups, node_gbytes, fabric_gbytes) -> tuple[np.ndarray, np.ndarray]:
+    """ring_seconds summed over data_parallel_groups: each group's share of ``volume`` over its own ring."""
+    node_s, fabric_s = np.zeros(()), np.zeros(())
+    for share, ranks, per_node in groups:
+        node, fabric = ring_seconds(factor, volume * share, ranks, per_node, node_gbytes, fabric_gbytes)
+        node_s, fabric_s = node_s + node, fabric_s + fabric
+    return node_s, fabric_s
+
+
 def ring_latency_seconds(factor, calls, ranks, per_node) -> np.ndarray:
     """Seconds of per-call latency of ``calls`` ring collectives over ``ranks`` ranks, ``per_node`` per node.
 
@@ -305,13 +336,10 @@ def training_throughput(
     # DDP / ZeRO-1/2: one gradient all-reduce per step. ZeRO-3/FSDP: per micro-batch, a gradient
     # reduce-scatter and two parameter all-gathers (forward, backward).
     grad_factor = np.where(sharded, accumulation, 2.0)
-    grad_node_s, grad_fabric_s = ring_seconds(
-        grad_factor, gradient_bytes, grad_ranks, dp_per_node, link, fabric
-    )
     gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
-    gather_node_s, gather_fabric_s = ring_seconds(
-        gather_factor, weight_bytes, grad_ranks, dp_per_node, link, fabric
-    )
+    groups = data_parallel_groups(spec, grad_ranks, dp_per_node)
+    grad_node_s, grad_fabric_s = grouped_ring_seconds(grad_factor, gradient_bytes, groups, link, fabric)
+    gather_node_s, gather_fabric_s = grouped_ring_seconds(gather_factor, weight_bytes, groups, link, fabric)
     # Per-call latency (the alpha of the alpha-beta model): matters when many small calls cross many nodes.
     gradient_calls, gather_calls = data_parallel_calls(
         spec, sharded, gradient_bytes, pp, grad_ranks, state.grad_bytes_per_param
@@ -437,7 +465,8 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
     stride = tp * par.context_parallel if stride is None else stride
     in_node = np.clip(per_node / stride, 1.0, ep)  # EP peers in one node, itself too
     node_share = (in_node - 1.0) / (ep - 1.0)
-    node_volume = volume * node_share * dispatch_bytes_share(spec)
+    # DeepEP sends a token once to each GPU holding some of its experts (node_copy_share over the ep ranks)
+    node_volume = volume * node_share * dispatch_bytes_share(spec) * node_copy_share(spec, ep)
     fabric_volume = (
         volume * (1.0 - node_share) * dispatch_bytes_share(spec) * node_copy_share(spec, ep / in_node)
     )
@@ -455,9 +484,11 @@ def dispatch_bytes_share(spec: WorkloadSpec) -> float:
 
 
 def node_copy_share(spec: WorkloadSpec, nodes):
-    """The fabric copies a token's dispatch sends against one per routed expert (assumptions.
-    EXPERT_DISPATCH): DeepEP sends a token once to each other node holding one of its experts and forwards
-    it over NVLink there. Of the top-k copies, k (n - 1) / n leave the node among n nodes of the EP group;
+    """The copies a token's dispatch sends over ``nodes`` destinations against one per routed expert
+    (assumptions.EXPERT_DISPATCH): DeepEP sends a token once to each other node holding one of its experts and
+    forwards it over NVLink there, and once to each GPU of the node holding some (its dispatch layout marks
+    a token per rank, is_token_in_rank; the combine returns one sum per rank): ``nodes`` the EP group's
+    nodes for the fabric, its ep ranks for the node link. Of the top-k copies, k (n - 1) / n leave the node among n nodes of the EP group;
     the distinct other nodes they reach are (n - 1) (1 - (1 - 1 / n)^k), or m (n - 1) / n when group-limited
     routing caps a token at m nodes (expert_groups_per_token of expert_groups, each group spanning
     n / expert_groups nodes when there are fewer groups than nodes). 1 under the plain all-to-all."""

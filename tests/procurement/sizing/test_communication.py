@@ -310,12 +310,14 @@ def test_the_size_report_uses_the_hierarchical_links():
     from procurement.sizing import gpu_by_slug
     from procurement.sizing.gpus import hierarchical_links
 
-    # 16 H100s: 8 per node on NVLink 4 (900 GB/s both ways: 450 x 0.8), 200 Gb/s per GPU between nodes (25 x 0.8)
+    # 16 H100s: 8 per node on NVLink 4 (900 GB/s both ways: 450 x 0.8), 400 Gb/s per GPU between nodes (50 x 0.8;
+    # moe26b: DGX H100's 8 x 400 Gb/s ConnectX-7, was 200 Gb/s); A100s keep 200 Gb/s (DGX A100's HDR, 25 x 0.8)
     assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 16) == {
         "gpus_per_node": 8.0,
         "interconnect_gbps": 360.0,
-        "fabric_gbps": 20.0,
+        "fabric_gbps": 40.0,
     }
+    assert hierarchical_links(gpu_by_slug("a100-sxm4-80gb"), 16)["fabric_gbps"] == 20.0
     assert hierarchical_links(gpu_by_slug("h100-sxm5-80gb"), 4)["gpus_per_node"] == 4.0
 
 

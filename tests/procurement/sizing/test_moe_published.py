@@ -176,17 +176,32 @@ def test_fine_grained_fit_points_are_within_15_percent():
     assert statistics.median(abs(g) for g in gaps.values()) <= 0.15, gaps
 
 
+# moe26b: +83.1% (was +97.3%). With EP 8 filling each node the routed experts' gradients (28.7 GB a GPU in bf16)
+# all-reduce among the one GPU a node that holds the same experts, over the fabric whole (throughput.
+# data_parallel_groups; 1.28 s at the 400 Gb/s a GPU of a DGX-B200): at 2 micro-batches a step they no longer hide
+# entirely. The engine's compute alone (1.89 s) is under half the published 3.99 s step; the same model and card
+# in 26.02 at EP 64 (test_gpt_oss_120b_on_b200_ep64_2602) is within 2%.
 @pytest.mark.xfail(
     strict=True,
-    reason="GPT-OSS 120B BF16 on 64 B200 (EP 8, MBS 4; Megatron-Bridge 25.11): engine about +97% over NVIDIA's "
-    "8,213 tokens/s/GPU. The same model on 64 H100 runs at 5,630 (the engine +7%): the B200 row reaches 1.46x "
-    "the H100's speed per GPU for 2.3x the peak and 2.4x the bandwidth. Neither a per-element MoE cost at the "
-    "card's bandwidth nor the fixed cost per layer and micro-batch (moe27; small at MBS 4) gives the B200 that "
-    "little; the GB200 row of the model (MBS 1, seq 8,192, EP 64 over NVL72: 15,876) runs 1.9x it. Likely "
-    "the B200 recipe's own software path (GPT-OSS's attention sinks and sliding window), not the card",
+    reason="GPT-OSS 120B BF16 on 64 B200 (EP 8, MBS 4, GBS 512: 2 micro-batches; Megatron-Bridge 25.11): engine "
+    "+83% over NVIDIA's 8,213 tokens/s/GPU (moe26b; was +97%). The engine's compute alone is 1.89 s of the "
+    "published 3.99 s step; its exposed communication 0.29 s (the experts' gradients over the fabric). The same "
+    "model on 64 H100 at EP 8 (+7%) and on 64 B200 at EP 64 in 26.02 (+1.4%) are within tolerance: nothing in the "
+    "25.11 B200 row's stated plan says why it ran at half the engine's pace (not fitted; candidates: gradients "
+    "reduced in fp32, and Megatron's gradient overlap limited to the last micro-batch's backward)",
 )
 def test_gpt_oss_on_b200_within_15_percent():
     assert abs(_gaps()["gpt-oss b200"]) <= 0.15
+
+
+# [MB2602] DGX-B200 "GPT OSS 120B | 64 | BF16 | 1280 | 4 | 4096 | 0 | 1 | 1 | 1 | n/a | 64 | 5 | 8047": EP 64 over the 8
+# nodes, a check (not fitted) on the size report's inter-node fabric: 400 Gb/s a GPU on a DGX-B200 (assumptions.
+# NETWORK_BANDWIDTH_HOPPER) gives +1.4%; the 200 Gb/s used before gave -36.3% (11.9 s of all-to-alls a step).
+GPT_OSS_B200_EP64 = megatron(GPT_OSS_120B, 64, 1, 1, ep=64, micro_batch=4, global_batch=1280)
+
+
+def test_gpt_oss_120b_on_b200_ep64_2602():
+    assert tokens_per_gpu(GPT_OSS_B200_EP64, B200) == pytest.approx(8047, rel=0.15)
 
 
 # moebf26: -28.7% (was -36.6%) with the fixed MoE cost split into 2 ms a layer + 0.25 ms a local expert

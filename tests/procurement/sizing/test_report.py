@@ -186,7 +186,9 @@ def test_it_warns_when_communication_exceeds_30_percent():
 def test_it_uses_nvlink_within_a_node_and_the_network_beyond():
     h100, pcie = gpu_by_slug("h100-sxm5-80gb"), gpu_by_slug("a100-pcie-80gb")
     assert collective_bandwidth_gbps(h100, 8) == pytest.approx(900 / 2 * 0.8)
-    assert collective_bandwidth_gbps(h100, 16) == pytest.approx(25 * 0.8)
+    # beyond a node: 400 Gb/s a GPU on NVSwitch Hopper (DGX H100's 8 x 400 Gb/s; moe26b, was 200), 200 on A100
+    assert collective_bandwidth_gbps(h100, 16) == pytest.approx(50 * 0.8)
+    assert collective_bandwidth_gbps(gpu_by_slug("a100-sxm4-80gb"), 16) == pytest.approx(25 * 0.8)
     assert collective_bandwidth_gbps(pcie, 2) == pytest.approx(600 / 2 * 0.8)  # NVLink bridge pair
     assert collective_bandwidth_gbps(pcie, 4) == pytest.approx(32 * 0.8)  # PCIe 4.0 x16
 

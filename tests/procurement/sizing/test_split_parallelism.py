@@ -45,12 +45,13 @@ def _errors(parallelism, **fields) -> dict[str, str]:
     ("parallelism", "fields", "path", "words"),
     [
         ({"gpus": 8, "virtual_pipeline": 2}, {}, "parallelism.virtual_pipeline", "pipeline_parallel > 1"),
-        # 32 layers over 4 stages x 3 chunks
+        # 32 layers cannot fill 4 stages x 9 chunks (4 x 3 = 12 chunks of 2-3 layers parse: PyTorch's pipelining
+        # runs them, and the stages keep the balanced average)
         (
-            {"gpus": 8, "pipeline_parallel": 4, "virtual_pipeline": 3},
+            {"gpus": 8, "pipeline_parallel": 4, "virtual_pipeline": 9},
             {},
             "parallelism.virtual_pipeline",
-            "must divide model.num_layers (32)",
+            "at most model.num_layers (32)",
         ),
         # 2 x 4 chunks of a 4,100-token sequence
         ({"gpus": 8, "context_parallel": 4}, {"seq_len": 4100}, "parallelism.context_parallel", "seq_len"),
@@ -152,6 +153,16 @@ def test_interleaving_divides_the_bubble_and_multiplies_the_sends():
     assert chunks["step_seconds"] == pytest.approx(chunks["compute_seconds"], rel=1e-12)
 
 
+def test_chunks_that_do_not_divide_the_layers_keep_the_interleaved_bubble():
+    # NeMo AutoModel runs DeepSeek-V3's 61 layers on PP 4 x VP 8 (layers_per_stage 2: 32 chunks, some of one
+    # layer), which PyTorch's pipelining allows and Megatron-LM only with an uneven split. 32 layers on 4 x 3
+    # chunks is the same kind of plan: bubble (4 - 1) / (3 x 8) = 1 / 8, stages at the balanced 8 layers
+    fields = {"gradient_accumulation_steps": 8}
+    rows = {"gpu_counts": 4, "pipeline_parallel": 4}
+    chunks = _train(_pretrain({"gpus": 4, "pipeline_parallel": 4, "virtual_pipeline": 3}, **fields), **rows)
+    assert chunks["pipeline_bubble"] == pytest.approx(3 / 24)
+
+
 def test_context_parallel_passes_kv_around_the_ring():
     # Llama-2-7B at 8k, CP 4 on 4 GPUs of one node: each rank's K and V chunk is 2,048 tokens x 2 x 4,096 x
     # 2 B = 33.6 MB a layer, passed 3 times (forward K/V; backward K/V and their gradients) x (4 - 1) ranks,
@@ -181,6 +192,20 @@ def test_expert_all_to_alls_split_between_the_node_link_and_the_fabric():
     assert rows["expert_parallel_seconds"] == pytest.approx(
         4 * 32 * 2048 * 2 * 4096 * 2 * 7 / 8 / (NVLINK * 1e9), rel=1e-12
     )
+
+
+def test_expert_gradients_cross_the_fabric_whole_when_ep_fills_the_node():
+    # Mixtral on 16 GPUs in nodes of 8, EP 8, ZeRO-1: each GPU holds 1 / 8 of the routed experts,
+    # 45,097,156,608 / 8 x 2 B = 11.27 GB of bf16 gradients, all-reduced with the one GPU of the other node
+    # that holds the same experts (no reduction inside the node first): 2 x 1 / 2 x 11.27 GB over the fabric.
+    # The dense 1,605,636,096 parameters (3.21 GB) ring over all 16: 2 x 7 / 8 of it on NVLink, then
+    # 2 x 1 / 2 x 3.21 / 8 GB a GPU over the fabric (the hierarchical ring)
+    workload = _pretrain({"gpus": 16, "expert_parallel": 8}, model=MIXTRAL)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=FABRIC)
+    experts, dense = MIXTRAL_ROUTED / 8 * 2, (MIXTRAL_PARAMS - MIXTRAL_ROUTED) * 2
+    fabric = (2 * 1 / 2 * experts + 2 * 1 / 2 * dense / 8) / (FABRIC * 1e9)
+    assert rows["gradient_seconds_fabric"] == pytest.approx(fabric, rel=1e-9)
+    assert rows["gradient_seconds_node"] == pytest.approx(2 * 7 / 8 * dense / (NVLINK * 1e9), rel=1e-9)
 
 
 @settings(max_examples=40)
