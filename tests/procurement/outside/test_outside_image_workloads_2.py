@@ -325,7 +325,7 @@ def test_yolo11x_batch_16_training_speed_on_an_a100_40gb(bundled_catalog, tmp_pa
     default) on torch 2.5.1, so use_deterministic_algorithms also fills every fresh allocation
     (image_model.deterministic_fill_bytes_per_image): 2 x the step's 15.7 GB of activations / 16 images =
     1.97 GB per image at 0.7 x 1,555 GB/s = 1.81 ms, on top of 11.9 ms of compute per image (1/83.9).
-    The loader (8 vCPUs x 15.4 = 123 images/s) is not the bound. yolo29: 70.6 (+8.5%): the fit's work per
+    The loader (8 vCPUs x 24.64 = 197 images/s) is not the bound. yolo29: 70.6 (+8.5%): the fit's work per
     image is scaled by the A100's FLOPs per clock (312 TFLOPS at 1,410 MHz, assumptions
     detector_training_reference_clock_mhz), not its peak: 0.1516 of peak before the fill (was 0.1573)."""
     row = _size(tmp_path, _detector("yolo11x", 16, 133, 440), "a100-sxm4-40gb")

@@ -588,7 +588,7 @@ def test_yolo11x_training_run_top_row_by_hand(bundled_catalog, client_as, tmp_pa
     0.2172 -> 0.22; storage 0.89; total 2.29 USD. (12.973 h and 2.41 USD before the L4 had its clock, yolo29:
     its 121 TFLOPS at 2,040 MHz are 59,314 FLOPs a clock, not the reference clock's 79,085.)
     Judgement: 1,722,240 images in 11.87 h = 40.3 images/s on a 72 W L4 (the 4090 did 80.8 at 450 W); 4 vCPUs
-    feed 4 x 15.4 = 61.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' and
+    feed 4 x 24.64 = 98.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' and
     'too few vCPUs' rules of thumb, which Ultralytics (workers = min(8, CPUs), no RAM cache by default) lives
     with. Credible. Robust to the product's 4090 error (+42% above when written; +23% since the card's clock
     counts): the cheapest on-demand 4090 GPU-hour (lium,
