@@ -272,7 +272,9 @@ YOLOV8_T4 = [
 def test_yolov8_tensorrt_fp16_forward_on_a_t4(bundled_catalog, tmp_path, preset, published_ms):
     """Hand for YOLOv8x: 257.8 GFLOPs (the table's fused count, 640 px) / 12.83 ms = 20.1 TFLOPS = 31% of the T4's
     65 dense fp16: the product's detector_efficiency (0.314, fitted on the A100 table) carries to the T4 for
-    the large models; the small ones are set by the per-forward floor."""
+    the large models; the small ones are set by the per-forward floor. det29: the fused layers' output
+    traffic is counted apart (0.32 ms for YOLOv8n, 2.2 ms for YOLOv8x at the T4's 0.7 x 320 GB/s) and the
+    convolutions run at detector_tensorrt_efficiency (0.360, the same A100 rows refitted with it)."""
     spec = {
         "task": "inference",
         "model": {"preset": preset},
@@ -570,9 +572,9 @@ def test_yolo11x_training_run_top_row_by_hand(bundled_catalog, client_as, tmp_pa
     0.2172 -> 0.22; storage 0.89; total 2.29 USD. (12.973 h and 2.41 USD before the L4 had its clock, yolo29:
     its 121 TFLOPS at 2,040 MHz are 59,314 FLOPs a clock, not the reference clock's 79,085.)
     Judgement: 1,722,240 images in 11.87 h = 40.3 images/s on a 72 W L4 (the 4090 did 80.8 at 450 W); 4 vCPUs
-    feed 4 x 24.64 = 98.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' and
-    'too few vCPUs' rules of thumb, which Ultralytics (workers = min(8, CPUs), no RAM cache by default) lives
-    with. Credible. Robust to the product's 4090 error (+42% above when written; +23% since the card's clock
+    feed 4 x 24.64 = 98.6 mosaic images/s, so the GPU bounds it; the row carries the 'host RAM too small' rule
+    of thumb (and, until det29 sized the vCPU need from the data pipeline, 'too few vCPUs'), which Ultralytics
+    (workers = min(8, CPUs), no RAM cache by default) lives with. Credible. Robust to the product's 4090 error (+42% above when written; +23% since the card's clock
     counts): the cheapest on-demand 4090 GPU-hour (lium,
     0.28 USD) for the published 6.199 h, with the same 1 h setup and 20% reruns, is 0.28 x (6.199 x 1.2 + 1) =
     2.36 USD before storage, above the top row's 1.40. Exposure: no published L4 YOLO training time; at 72 W the
