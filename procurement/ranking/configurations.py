@@ -155,7 +155,7 @@ def configure(
     # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
     # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
     vcpus = columns["vcpus"][offer]
-    vcpus = np.where(np.isnan(vcpus), shapes.host_vcpus[shape], vcpus)
+    vcpus = np.where(np.isnan(vcpus), shapes.assumed_vcpus[shape], vcpus)
     hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer, count_of_shape.reshape(-1)[shape]]

@@ -744,6 +744,22 @@ DETECTOR_EFFICIENCY = Assumption(
     "GFLOPs, x 3.53 ms at 257.8: 249.1 GFLOPs in 2.54 ms = 98 TFLOPS of 312); YOLO11 on a T4 (TensorRT10, "
     "docs/en/macros/yolo-det-perf.md) gives the same 30% from its own slope (n 1.5 ms, x 11.3 ms).",
 )
+DETECTOR_TENSORRT_EFFICIENCY = Assumption(
+    "detector_tensorrt_efficiency",
+    0.360,
+    "fraction of dense peak",
+    "The convolutions' compute of a YOLO TensorRT forward once its layer outputs' DRAM traffic is counted "
+    "apart (image_model.tensorrt_detector_traffic_bytes_per_image): TensorRT fuses each Conv-BN-SiLU into one "
+    "kernel, which still writes its output to memory for the next layer to read. detector_efficiency fits the "
+    "whole forward against FLOPs, so on the A100 it folds that traffic (0.05 ms for YOLOv8n, 0.32 for YOLOv8x "
+    "at 0.7 x 1,555 GB/s) into its slope and floor; a card with less bandwidth per FLOP of floor (the T4: 320 "
+    "GB/s, where the same traffic takes 0.32 ms for YOLOv8n) pays it in full. Refitted on detector_efficiency's "
+    "two rows, Ultralytics' YOLOv8n and YOLOv8x A100 TensorRT fp16 latencies (0.99 and 3.53 ms, "
+    "docs/en/models/yolov8.md), with the traffic counted and the floor held at detector_forward_overhead_s "
+    "(least squares on the relative error): 0.360 of 312 TFLOPS. The T4 rows (YOLO11, YOLOv8) stay out of "
+    "the fit. Training and eager forwards, and table-only presets (no activation count to take traffic "
+    "from), keep detector_efficiency.",
+)
 DETECTOR_FORWARD_OVERHEAD = Assumption(
     "detector_forward_overhead_s",
     0.90e-3,
@@ -798,14 +814,38 @@ DETECTOR_TRAINING_REFERENCE_CLOCK = Assumption(
     "fewer FLOPs a cycle); the B200, GB200, H20 and Gaudi 2 and 3 (no vendor SM count) keep the reference "
     "clock (their peak alone).",
 )
-LOADER_IMAGES_PER_VCPU = Assumption(
-    "loader_images_per_vcpu",
+YOLOV5_MOSAIC_IMAGES_PER_VCPU = Assumption(
+    "yolov5_mosaic_images_per_vcpu",
     15.4,
     "images/s per vCPU",
-    "Detector training decodes and augments (mosaic) every image on the CPU, one loader worker per vCPU: "
-    "ultralytics/yolov5 issue #4252, YOLOv5s on an A100 with 8 workers, 16 min per COCO epoch (118,287 "
-    "images) = 123 images/s = 15.4 per worker; ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, "
-    "V100: 17 min per epoch, 116 images/s) agrees.",
+    "YOLOv5's mosaic loader, one worker per vCPU, measured: ultralytics/yolov5 issue #4252, YOLOv5s on an "
+    "A100 with 8 workers, 16 min per COCO epoch (118,287 images) = 123 images/s = 15.4 per worker; "
+    "ultralytics/yolov3 issue #405 (n1-standard-8, 8 vCPUs, V100: 17 min per epoch, 116 images/s) agrees. "
+    "YOLOv5's load_mosaic decodes all four of a sample's images from disk (indices = [index] + "
+    "random.choices(self.indices, k=3), each through load_image).",
+)
+LOADER_DECODE_SHARE = Assumption(
+    "loader_decode_share",
+    0.5,
+    "fraction of a YOLOv5 mosaic sample's CPU time",
+    "The four image reads and JPEG decodes of a YOLOv5 mosaic sample take half its CPU time: YOLOv5 PR "
+    "#4049 (--cache disk, which loads each image as a pre-decoded .npy instead of cv2.imread) reports "
+    "'the speed per epoch is about twice as fast as without cache' on a loader-bound V100 run (issue "
+    "#4017: GPU use does not rise with more workers). The rest (the 2x canvas, random_perspective's warp, "
+    "HSV and flips, labels) is the other half.",
+)
+LOADER_IMAGES_PER_VCPU = Assumption(
+    "loader_images_per_vcpu",
+    YOLOV5_MOSAIC_IMAGES_PER_VCPU.value / (1.0 - LOADER_DECODE_SHARE.value * 3.0 / 4.0),
+    "images/s per vCPU",
+    "Detector training (Ultralytics YOLOv8/YOLO11) decodes and augments (mosaic) every image on the CPU, one "
+    "loader worker per vCPU. Ultralytics' Mosaic reads only the sample's own image from disk: its three "
+    "partners come from the dataset's buffer of recently loaded, already decoded and resized images "
+    "(ultralytics/data/augment.py Mosaic.get_indexes: random.choices(self.dataset.buffer, k=3); "
+    "ultralytics/data/base.py load_image keeps the last min(n, 8 x batch, 1000) images), where YOLOv5 "
+    "decodes all four. So one decode of yolov5_mosaic_images_per_vcpu's four, whose four are "
+    "loader_decode_share of the sample: 15.4 / (1 - 0.5 x 3/4) = 24.6 images/s per vCPU. Not fitted on an "
+    "Ultralytics run.",
 )
 LOADER_CROP_IMAGES_PER_VCPU = Assumption(
     "loader_crop_images_per_vcpu",
@@ -991,11 +1031,14 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     ADAFACTOR_CONV3X3_STATE,
     ADAFACTOR_CONV1X1_STATE,
     DETECTOR_EFFICIENCY,
+    DETECTOR_TENSORRT_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
     DETECTOR_TRAINING_REFERENCE_CLOCK,
     DETECTOR_FORWARD_OVERHEAD,
+    YOLOV5_MOSAIC_IMAGES_PER_VCPU,
+    LOADER_DECODE_SHARE,
     LOADER_IMAGES_PER_VCPU,
     LOADER_CROP_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,

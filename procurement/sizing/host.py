@@ -48,8 +48,8 @@ def checkpoint_gb(spec: WorkloadSpec) -> float:
 
 def data_pipeline(spec: WorkloadSpec) -> str:
     """What the CPU loader does per training image (image_spec.DATA_PIPELINES), the preset's family
-    deciding where the spec says "preset": detectors train on mosaics (Ultralytics, YOLOv5: four images
-    decoded and warped per sample), ViT classifiers on random-resized crops (timm, DeiT), diffusion on
+    deciding where the spec says "preset": detectors train on mosaics (Ultralytics: four images warped per
+    sample, one of them decoded, the other three from its buffer of decoded images), ViT classifiers on random-resized crops (timm, DeiT), diffusion on
     cached latents where image.cache_latents, else on decoded photos (counted at the detector's decode
     rate, the closest published figure for full-size photos)."""
     chosen = spec.image.data_pipeline

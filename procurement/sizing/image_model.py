@@ -24,6 +24,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_MAX_OBJECTS,
     DETECTOR_SCORE_BYTES_PER_CLASS,
+    DETECTOR_TENSORRT_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
@@ -500,10 +501,13 @@ def inference_traffic_bytes_per_image(spec) -> float:
     passes over heads x N x M each (diffusers fast_diffusion tutorial: SDXL on an A100 takes 4.63 s without
     SDPA and 3.31 s with it). Fused stacks (torch.compile, TensorRT: `image.fused_kernels`) fold those passes
     into the matmuls; a diffusion pipeline keeps the eager traffic of the parts its compiled denoiser
-    leaves behind (uncompiled_parts_traffic_bytes_per_image). An eager int8 weight-only DiT adds its
-    dequantize and output passes (weight_dequantize_bytes_per_image)."""
+    leaves behind (uncompiled_parts_traffic_bytes_per_image), a TensorRT YOLO its fused layers' outputs
+    (tensorrt_detector_traffic_bytes_per_image). An eager int8 weight-only DiT adds its dequantize and
+    output passes (weight_dequantize_bytes_per_image)."""
     if spec.image.fused_kernels:
-        return uncompiled_parts_traffic_bytes_per_image(spec)
+        return uncompiled_parts_traffic_bytes_per_image(spec) + tensorrt_detector_traffic_bytes_per_image(
+            spec
+        )
     slug, side = spec.model.image_arch.slug, resolution(spec)
     cost = spec_network_cost(spec)
     elements, scores = cost.saved, cost.eager_scores_saved
@@ -814,8 +818,41 @@ def inference_efficiency(spec, peak_flops=None):
     efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops, peak_efficiency(spec))
     efficiency = efficiency * runtime_rate(spec)
     if is_detector(spec):
-        return np.minimum(efficiency, DETECTOR_EFFICIENCY.value)
+        return np.minimum(efficiency, detector_inference_ceiling(spec))
     return efficiency
+
+
+def detector_inference_ceiling(spec) -> float:
+    """A detector forward's compute ceiling: DETECTOR_TENSORRT_EFFICIENCY where its TensorRT layer outputs'
+    traffic is counted apart (counts_tensorrt_traffic), else DETECTOR_EFFICIENCY, which folds the A100's
+    traffic into the whole forward's slope."""
+    if counts_tensorrt_traffic(spec):
+        return DETECTOR_TENSORRT_EFFICIENCY.value
+    return DETECTOR_EFFICIENCY.value
+
+
+# A TensorRT YOLO forward writes one tensor per fused Conv-BN-SiLU where a training step keeps three of that
+# size (the convolution's, the BatchNorm's and the SiLU's outputs; image_shapes.yolov8_cost counts those).
+TENSORRT_OUTPUTS_PER_SAVED = 1.0 / 3.0
+YOLO_KINDS = ("yolov8", "yolo11")
+
+
+def counts_tensorrt_traffic(spec) -> bool:
+    """A fused (`image.fused_kernels`: TensorRT) inference of a YOLO preset, whose shapes give the layers'
+    activations (a table-only preset, RT-DETR, has no count; DETR is not sized for TensorRT)."""
+    detector = image_preset(spec.model.image_arch.slug).get("detector") or {}
+    fused_inference = spec.image.fused_kernels and not spec.is_training
+    return fused_inference and detector.get("kind") in YOLO_KINDS
+
+
+def tensorrt_detector_traffic_bytes_per_image(spec) -> float:
+    """Bytes a TensorRT YOLO forward moves between its fused layers: each layer's output (a third of the
+    elements a training step saves, TENSORRT_OUTPUTS_PER_SAVED) written once and read once by the next
+    layer. 0 where counts_tensorrt_traffic is false."""
+    if not counts_tensorrt_traffic(spec):
+        return 0.0
+    outputs = spec_network_cost(spec).saved * TENSORRT_OUTPUTS_PER_SAVED
+    return 2.0 * outputs * activation_bytes_per_element(spec)
 
 
 # The narrowest attention head (channels / heads at an attention level) below which a UNet counts as SD 1.x-

@@ -287,7 +287,8 @@ SPEED_UNDER_FILLED = (
 )
 DETECTOR_FIT = (
     "Fit point of detector_efficiency (the n-to-x slope: 31% of peak) and detector_forward_overhead_s (the "
-    "intercept: 0.9 ms per forward)."
+    "intercept: 0.9 ms per forward), and of detector_tensorrt_efficiency (36% of peak with the fused layers' "
+    "output traffic counted and the intercept held)."
 )
 
 
@@ -669,7 +670,9 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "ada_unet_tflops_per_watt (fitted to the SDXL L40S forward; an image's FLOPs at that rate), and an "
         "unfused LoRA (image.unfused_lora_rank) adds its layers' matmuls, kernels and passes. "
         "Detectors run at most detector_efficiency and each forward carries detector_forward_overhead_s (both "
-        "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out). "
+        "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out); "
+        "a TensorRT YOLO forward also writes and reads each fused layer's output at the achieved bandwidth, its "
+        "compute at detector_tensorrt_efficiency (refitted on the same two rows with that traffic counted). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch, plus the eager "
         "step's activation passes (x3 for forward and backward), eager scores' forward and backward bytes and "
         "any host excess; detector "

@@ -8,6 +8,7 @@ import pytest
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.sizing import image_model as im
 from procurement.sizing import parse_workload_spec
+from procurement.sizing.assumptions import LOADER_IMAGES_PER_VCPU
 from tests.procurement.test_ranking import GPUS, NOW, OFFERS
 
 SDXL_LORA = parse_workload_spec(
@@ -123,8 +124,8 @@ def test_epoch_counted_runs_price_each_epoch():
 
 def test_detector_training_hours_are_bounded_by_each_offers_vcpus():
     """YOLOv8n on COCO: the GPU side of a row is its shape's hours; the host's loader decodes and augments
-    15.4 images/s per vCPU (assumptions.LOADER_IMAGES_PER_VCPU, yolov5 issue 4252), so a row takes at
-    least images / (vCPUs x instances x 15.4) hours (an offer without a vCPU figure at the host rule's 8 per
+    24.64 images/s per vCPU (assumptions.LOADER_IMAGES_PER_VCPU, Ultralytics' one-decode mosaic), so a row
+    takes at least images / (vCPUs x instances x 24.64) hours (an offer without a vCPU figure at the host rule's 8 per
     GPU, as `size` assumes), and a row whose host is the bound says so in hours."""
     spec = parse_workload_spec(
         {
@@ -144,7 +145,7 @@ def test_detector_training_hours_are_bounded_by_each_offers_vcpus():
         if vcpus != vcpus:  # unknown host: the host rule's 8 vCPUs per GPU, and the row says it is unknown
             assert any("unknown for this offer" in warning for warning in row["warnings"])
             vcpus = 8.0 * row["gpus"]
-        loader_hours = 10 * 118287 / (vcpus * 15.4) / 3600
+        loader_hours = 10 * 118287 / (vcpus * LOADER_IMAGES_PER_VCPU.value) / 3600
         assert row["hours"] >= loader_hours - 6e-4
         bound += abs(row["hours"] - loader_hours) < 6e-4
     assert bound  # YOLOv8n outruns the loader of most hosts
