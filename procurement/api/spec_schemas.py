@@ -165,6 +165,10 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
     )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+    tp_comm_overlap = _flag(
+        "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
+        "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"
+    )
     activation_offload_layers = _count(
         "Training: transformer layers whose saved activations wait for backward in host memory (Megatron-Core "
         "--cpu-offloading-num-layers; GB200/GH200 over NVLink-C2C); < model.num_layers, pipeline_parallel 1, "

@@ -129,6 +129,9 @@ class ParallelismSpec:
     # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
     expert_overlap: str = "none"
     expert_dispatch: str = "alltoall"
+    # Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel collectives run
+    # under the linear layers' GEMMs; off by default, as in Megatron-Core (assumptions.TP_COMM_OVERLAP_EXPOSED).
+    tp_comm_overlap: bool = False
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -696,6 +699,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "offload",
                 "expert_overlap",
                 "expert_dispatch",
+                "tp_comm_overlap",
                 "activation_offload_layers",
                 *SPLIT_FIELDS,
                 *UNEVEN_SPLIT,
@@ -731,6 +735,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
         ),
+        tp_comm_overlap=reader.boolean(data, "tp_comm_overlap", "parallelism.tp_comm_overlap", False),
         activation_offload_layers=_activation_offload_layers(reader, data),
         **split,
     )
@@ -963,6 +968,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
     _check_split_model(reader, spec)
     _check_expert_overlap(reader, spec)
+    _check_tp_comm_overlap(reader, spec)
 
 
 def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
@@ -1078,6 +1084,15 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.expert_parallel",
             f"must divide model.num_experts ({model.num_experts}), got {par.expert_parallel}",
+        )
+
+
+def _check_tp_comm_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run."""
+    if spec.parallelism.tp_comm_overlap and not spec.is_training:
+        reader.error(
+            "parallelism.tp_comm_overlap",
+            "overlaps training's tensor-parallel collectives with its GEMMs (Megatron-Core): training only",
         )
 
 
