@@ -355,7 +355,10 @@ CONTEXT_PARALLEL_RING_OVERLAP = Assumption(
     "attention steps of equal work (the causal sequence is split into 2 cp chunks for load balance) and "
     "sends during the first cp - 1 of them, so the ring hides under (cp - 1) / cp of the attention compute; "
     "what exceeds it stays on the critical path. Attention is costed at the engine's MFU of the precision's "
-    "peak (fp8 recipes run it in bf16), so the hidden share is if anything understated.",
+    "peak (fp8 recipes run it in bf16), so the hidden share is if anything understated. "
+    "parallelism.context_parallel_comm all_gather (cp_comm_type 'all_gather': 'not async, and cannot be "
+    "overlapped'; Meta's Llama 3 CP, arXiv:2407.21783 sec. 3.3.2: 'the all-gather communication latency is "
+    "exposed in the critical path') hides none of it; the bytes are the same (cp - 1 chunks a rank).",
 )
 TP_COMM_OVERLAP_EXPOSED = Assumption(
     "tp_comm_overlap_exposed_share",

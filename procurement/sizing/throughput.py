@@ -434,10 +434,13 @@ def exposed_tensor_parallel_seconds(spec: WorkloadSpec, tp_comm_s, linear_s, tp)
 
 
 def exposed_context_parallel_seconds(spec: WorkloadSpec, cp_comm_s, attention_s) -> np.ndarray:
-    """The K/V ring's seconds left on the critical path: Transformer Engine's ring attention sends the next
-    chunk while it computes the current one, cp - 1 of a layer's cp equal steps
-    (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); what outlasts (cp - 1) / cp of ``attention_s`` stays."""
+    """The K/V exchange's seconds left on the critical path: Transformer Engine's ring attention (p2p) sends
+    the next chunk while it computes the current one, cp - 1 of a layer's cp equal steps
+    (assumptions.CONTEXT_PARALLEL_RING_OVERLAP), so what outlasts (cp - 1) / cp of ``attention_s`` stays;
+    an all-gather before attention (parallelism.context_parallel_comm all_gather) hides nothing."""
     cp = float(spec.parallelism.context_parallel)
+    if spec.parallelism.context_parallel_comm == "all_gather":
+        return cp_comm_s
     hidden = attention_s * (cp - 1.0) / cp * CONTEXT_PARALLEL_RING_OVERLAP.value
     return np.maximum(0.0, cp_comm_s - hidden)
 

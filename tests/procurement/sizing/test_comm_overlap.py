@@ -106,3 +106,15 @@ def test_tp_comm_overlap_is_a_training_option():
     assert [error.path for error in raised.value.errors] == ["parallelism.tp_comm_overlap"]
     with pytest.raises(WorkloadSpecError):
         _pretrain({"gpus": 2, "tensor_parallel": 2, "tp_comm_overlap": "yes"})
+
+
+def test_an_all_gather_before_attention_hides_nothing():
+    # the same CP 4 bytes, gathered before attention (Megatron-Core cp_comm_type all_gather; Meta's Llama 3)
+    workload = _pretrain({"gpus": 4, "context_parallel": 4, "context_parallel_comm": "all_gather"})
+    rows = _train(workload, gpu_counts=4)
+    ring = 3 * 3 * (2048 * 2 * 4096 * 2) * 32 / (NVLINK * 1e9)
+    assert rows["context_parallel_seconds"] == pytest.approx(ring, rel=1e-12)
+    assert rows["context_parallel_exposed_seconds"] == rows["context_parallel_seconds"]
+    with pytest.raises(WorkloadSpecError) as raised:
+        _pretrain({"gpus": 4, "context_parallel_comm": "all_gather"})
+    assert [error.path for error in raised.value.errors] == ["parallelism.context_parallel_comm"]
