@@ -27,6 +27,7 @@ from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     CHECKPOINT_MODES,
     CHECKPOINTING,
+    CONTEXT_PARALLEL_COMMS,
     CROSS_ENTROPY,
     DEMAND_LIMITS,
     FP8_RECIPES,
@@ -165,6 +166,16 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
     )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+    tp_comm_overlap = _flag(
+        "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
+        "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"
+    )
+    context_parallel_comm = _choice(
+        CONTEXT_PARALLEL_COMMS,
+        "Training with context_parallel > 1: how attention gets the other ranks' K/V (Megatron-Core cp_comm_type): "
+        "p2p, Transformer Engine's ring overlapped with the attention steps (default); all_gather, gathered "
+        "before attention and not overlapped (Meta's Llama 3)",
+    )
     activation_offload_layers = _count(
         "Training: transformer layers whose saved activations wait for backward in host memory (Megatron-Core "
         "--cpu-offloading-num-layers; GB200/GH200 over NVLink-C2C); < model.num_layers, pipeline_parallel 1, "

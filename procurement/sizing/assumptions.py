@@ -351,7 +351,47 @@ CONTEXT_PARALLEL_KV_PASSES = Assumption(
     "Megatron-Core context parallelism (NVIDIA Megatron-LM docs, 'context_parallel'; Transformer Engine "
     "attention with cp_comm_type p2p): each of cp ranks keeps seq / cp tokens of every activation, and "
     "attention passes its K and V chunk to the next rank cp - 1 times in forward; backward passes K/V again "
-    "and their gradients (3 passes in all). Counted over the link, not hidden under attention.",
+    "and their gradients (3 passes in all). Counted over the link; context_parallel_ring_overlap says how much "
+    "of it attention hides.",
+)
+# Which model-parallel collectives run under computation, as the frameworks that have them schedule them
+# (throughput.exposed_context_parallel_seconds, exposed_tensor_parallel_seconds).
+CONTEXT_PARALLEL_RING_OVERLAP = Assumption(
+    "context_parallel_ring_overlap",
+    1.0,
+    "share of the attention steps a K/V pass runs under: (cp - 1) / cp of the attention compute",
+    "Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P, the cp_comm_type 'p2p' that Megatron-Core "
+    "uses unless told otherwise: NVIDIA/Megatron-LM @d98e8a64dd megatron/training/arguments.py --cp-comm-type "
+    "default ['p2p'], megatron/core/extensions/transformer_engine.py) 'split[s] attention compute into "
+    "multiple steps, and overlap[s] current-step compute with next-step communication' "
+    "(NVIDIA/TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py); "
+    "transformer_config.py: 'P2P is async and can be overlapped with attention compute'. A layer runs cp "
+    "attention steps of equal work (the causal sequence is split into 2 cp chunks for load balance) and "
+    "sends during the first cp - 1 of them, so the ring hides under (cp - 1) / cp of the attention compute; "
+    "what exceeds it stays on the critical path. Attention is costed at the engine's MFU of the precision's "
+    "peak (fp8 recipes run it in bf16), so the hidden share is if anything understated. "
+    "parallelism.context_parallel_comm all_gather (cp_comm_type 'all_gather': 'not async, and cannot be "
+    "overlapped'; Meta's Llama 3 CP, arXiv:2407.21783 sec. 3.3.2: 'the all-gather communication latency is "
+    "exposed in the critical path') hides none of it; the bytes are the same (cp - 1 chunks a rank).",
+)
+TP_COMM_OVERLAP_EXPOSED = Assumption(
+    "tp_comm_overlap_exposed_share",
+    0.25,
+    "share of a layer's tensor-parallel collectives whose last chunk (1 / tp) stays exposed",
+    "parallelism.tp_comm_overlap (Megatron-Core --tp-comm-overlap, off by default: NVIDIA/Megatron-LM "
+    "@d98e8a64dd megatron/core/model_parallel_config.py: tp_comm_overlap defaults to off, 'overlapping of Linear layer "
+    "execution with tensor parallel communication collectives like AllGather/ReduceScatter'; Megatron-Bridge "
+    "turns it on in its Llama 3 70B and 3.1 405B recipes, NVIDIA-NeMo/Megatron-Bridge @63b08b397 "
+    "src/megatron/bridge/recipes/llama/llama3.py, CommOverlapConfig with tp_comm_overlap on). Transformer "
+    "Engine's userbuffers split each of the layer's 8 sequence-parallel collectives (4 all-gathers, 4 "
+    "reduce-scatters, forward and backward) into chunks run beside the GEMM's chunks "
+    "(Megatron-Bridge comm_overlap.py userbuffers_*_h100_*: qkv/fc1 fprop and proj/fc2 dgrad ring-exchange "
+    "all-gathers; the qkv/fc1 backward reduce-scatters, and the re-gather of their saved input shards, in "
+    "bulk under the data- and weight-gradient GEMMs (qkv/fc1 dgrad and wgrad); proj/fc2 fprop "
+    "reduce-scatters pipelined or ring-exchanged): only the 2 forward reduce-scatters after the attention "
+    "projection and the second MLP linear keep their last chunk, 1 / tp of their traffic, after the GEMM "
+    "ends: 2 / 8 of the collectives x 1 / tp. The rest hides under the block linears' GEMMs, up to their "
+    "compute time.",
 )
 EXPERT_ALLTOALLS = Assumption(
     "expert_parallel_alltoalls_per_moe_layer",
@@ -993,6 +1033,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INTERLEAVED_PIPELINE,
     UNEVEN_PIPELINE_SPLIT,
     CONTEXT_PARALLEL_KV_PASSES,
+    CONTEXT_PARALLEL_RING_OVERLAP,
+    TP_COMM_OVERLAP_EXPOSED,
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,

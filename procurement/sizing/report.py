@@ -175,8 +175,11 @@ _EXTRA_COLUMNS = (
     ("pipeline_seconds", 4),
     ("context_parallel_seconds", 4),
     ("expert_parallel_seconds", 4),
-    # of which on the critical path (parallelism.expert_overlap)
+    ("tensor_parallel_seconds", 4),
+    # of which on the critical path (parallelism.expert_overlap, tp_comm_overlap; the CP ring under attention)
     ("expert_parallel_exposed_seconds", 4),
+    ("tensor_parallel_exposed_seconds", 4),
+    ("context_parallel_exposed_seconds", 4),
 )
 
 
@@ -451,6 +454,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "expert_parallel": spec.parallelism.expert_parallel,
             "expert_overlap": spec.parallelism.expert_overlap,
             "expert_dispatch": spec.parallelism.expert_dispatch,
+            "tp_comm_overlap": spec.parallelism.tp_comm_overlap,
+            "context_parallel_comm": spec.parallelism.context_parallel_comm,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",

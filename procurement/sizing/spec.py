@@ -45,6 +45,10 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 # How the tokens reach their experts (assumptions.EXPERT_DISPATCH): one copy per routed expert, or DeepEP's
 # one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8.
 EXPERT_DISPATCHES = ("alltoall", "deepep")
+# How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
+# Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
+# (assumptions.CONTEXT_PARALLEL_RING_OVERLAP).
+CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
@@ -129,6 +133,10 @@ class ParallelismSpec:
     # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
     expert_overlap: str = "none"
     expert_dispatch: str = "alltoall"
+    # Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel collectives run
+    # under the linear layers' GEMMs; off by default, as in Megatron-Core (assumptions.TP_COMM_OVERLAP_EXPOSED).
+    tp_comm_overlap: bool = False
+    context_parallel_comm: str = "p2p"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -696,6 +704,8 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "offload",
                 "expert_overlap",
                 "expert_dispatch",
+                "tp_comm_overlap",
+                "context_parallel_comm",
                 "activation_offload_layers",
                 *SPLIT_FIELDS,
                 *UNEVEN_SPLIT,
@@ -730,6 +740,10 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         ),
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
+        ),
+        tp_comm_overlap=reader.boolean(data, "tp_comm_overlap", "parallelism.tp_comm_overlap", False),
+        context_parallel_comm=reader.choice(
+            data, "context_parallel_comm", "parallelism.context_parallel_comm", "p2p", CONTEXT_PARALLEL_COMMS
         ),
         activation_offload_layers=_activation_offload_layers(reader, data),
         **split,
@@ -963,6 +977,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("parallelism.pipeline_parallel", f"must be <= model.num_layers ({model.num_layers})")
     _check_split_model(reader, spec)
     _check_expert_overlap(reader, spec)
+    _check_tp_comm_overlap(reader, spec)
 
 
 def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
@@ -1082,6 +1097,22 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "parallelism.expert_parallel",
             f"must divide model.num_experts ({model.num_experts}), got {par.expert_parallel}",
+        )
+
+
+def _check_tp_comm_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run."""
+    par = spec.parallelism
+    if par.tp_comm_overlap and not spec.is_training:
+        reader.error(
+            "parallelism.tp_comm_overlap",
+            "overlaps training's tensor-parallel collectives with its GEMMs (Megatron-Core): training only",
+        )
+    if par.context_parallel_comm != "p2p" and par.context_parallel < 2:
+        reader.error(
+            "parallelism.context_parallel_comm",
+            f"shapes context parallelism's K/V exchange: needs parallelism.context_parallel > 1, got "
+            f"{par.context_parallel}",
         )
 
 

@@ -6,10 +6,12 @@ recomputation), a pipeline bubble, ZeRO-3 / offload / QLoRA step overheads, and 
 the data-parallel gradient all-reduce (2(n-1)/n x gradient bytes, 1.5x under ZeRO-3, partly hidden
 under the backward pass; hierarchical: node link inside a node, fabric between nodes; the routed experts'
 share among the dp / ep ranks that hold the same experts, data_parallel_groups; plus NCCL's per-call ring
-latency) and tensor-parallel activation all-reduces (not hidden). A stated virtual pipeline
+latency) and tensor-parallel activation all-reduces (on the critical path unless
+parallelism.tp_comm_overlap runs them under the linear layers' GEMMs). A stated virtual pipeline
 divides the bubble by its chunks and sends v times as often (hidden under compute, as Megatron overlaps them
-only then); context parallelism adds the K/V ring of its attention, expert parallelism the token
-all-to-alls of each MoE layer (both on the critical path; assumptions.py).
+only then); context parallelism adds the K/V ring of its attention (hidden under (cp - 1) / cp of the
+attention compute, as Transformer Engine's ring attention runs it), expert parallelism the token
+all-to-alls of each MoE layer (on the critical path unless parallelism.expert_overlap; assumptions.py).
 
 Inference: one decode step runs the linear layers (the weights read once for the batch, or
 concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
@@ -28,6 +30,7 @@ from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
+    CONTEXT_PARALLEL_RING_OVERLAP,
     EXPERT_ALLTOALLS,
     EXPERT_DISPATCH,
     EXPERT_OVERLAP,
@@ -44,6 +47,7 @@ from procurement.sizing.assumptions import (
     QLORA_DEQUANT_OVERHEAD,
     RING_BASE_LATENCY,
     TP_ALLREDUCE_LATENCY,
+    TP_COMM_OVERLAP_EXPOSED,
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
@@ -296,7 +300,10 @@ def training_throughput(
     all-to-alls (expert_alltoall). Every data-parallel call also pays NCCL's
     collective latency (collective_latency_seconds: ring, or tree for an all-reduce across many nodes;
     calls from data_parallel_calls). Data-parallel traffic (and the interleaved schedule's pipeline sends)
-    hides under up to COMM_OVERLAP of the compute; tensor-parallel, plain pipeline, CP and EP traffic does not.
+    hides under up to COMM_OVERLAP of the compute; the CP ring under its attention steps
+    (exposed_context_parallel_seconds); tensor-parallel traffic under the linear layers' GEMMs only with
+    parallelism.tp_comm_overlap (exposed_tensor_parallel_seconds); plain pipeline and EP traffic (unless
+    parallelism.expert_overlap) does not hide.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -378,7 +385,13 @@ def training_throughput(
     exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
     model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
     exposed_ep_s = exposed_expert_seconds(spec, ep_comm_s, compute_s, pp)
-    gpu_step_s = compute_s + exposed_dp + tp_comm_s + exposed_pp_s + cp_comm_s + exposed_ep_s
+    # the GEMMs and attention kernels that model-parallel traffic can run beside: the step's compute less
+    # the bubble's idle time, split by FLOPs
+    linear_share, attention_share = training_flops_shares(spec)
+    busy_s = compute_s / bubble
+    exposed_tp_s = exposed_tensor_parallel_seconds(spec, tp_comm_s, busy_s * linear_share, tp)
+    exposed_cp_s = exposed_context_parallel_seconds(spec, cp_comm_s, busy_s * attention_share)
+    gpu_step_s = compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
@@ -404,9 +417,11 @@ def training_throughput(
         "gradient_calls_per_step": gradient_calls,
         "gather_calls_per_step": gather_calls,
         "tensor_parallel_seconds": tp_comm_s,
+        "tensor_parallel_exposed_seconds": exposed_tp_s,
         "pipeline_seconds": pp_comm_s,
         "pipeline_on_fabric": (pp > 1) & (tp * cp * pp > per_node),
         "context_parallel_seconds": cp_comm_s,
+        "context_parallel_exposed_seconds": exposed_cp_s,
         "context_parallel_on_fabric": (cp > 1) & (tp * cp > per_node),
         "expert_parallel_on_node": (ep > 1) & (per_node / stride >= 2.0),
         "expert_parallel_on_fabric": (ep > 1) & (stride * ep > per_node),
@@ -423,6 +438,42 @@ def training_throughput(
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:
+    """(the block linears' share, self-attention's share) of a trained token's FLOPs
+    (training_flops_per_token): attention is its score and value matmuls, the output head the vocab x hidden
+    matmul (6 FLOPs a weight, 8 with full recomputation); the linears are the rest. (0, 0) for image models."""
+    if spec.model.is_image:
+        return 0.0, 0.0
+    total = training_flops_per_token(spec)
+    full = spec.gradient_checkpointing == "full"
+    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
+    head = (8.0 if full else 6.0) * float(spec.model.vocab_size * spec.model.hidden_size)
+    return max(total - attention - head, 0.0) / total, attention / total
+
+
+def exposed_tensor_parallel_seconds(spec: WorkloadSpec, tp_comm_s, linear_s, tp) -> np.ndarray:
+    """The tensor-parallel seconds left on the critical path: all of them by default (Megatron-Core's);
+    under parallelism.tp_comm_overlap (Transformer Engine userbuffers) the last chunk (1 / tp) of the 2
+    forward reduce-scatters of a layer's 8 collectives (assumptions.TP_COMM_OVERLAP_EXPOSED), plus whatever
+    outlasts the block linears' GEMMs (``linear_s``)."""
+    if not spec.parallelism.tp_comm_overlap:
+        return tp_comm_s
+    tail = tp_comm_s * TP_COMM_OVERLAP_EXPOSED.value / np.maximum(tp, 1.0)
+    return tail + np.maximum(0.0, tp_comm_s - tail - linear_s)
+
+
+def exposed_context_parallel_seconds(spec: WorkloadSpec, cp_comm_s, attention_s) -> np.ndarray:
+    """The K/V exchange's seconds left on the critical path: Transformer Engine's ring attention (p2p) sends
+    the next chunk while it computes the current one, cp - 1 of a layer's cp equal steps
+    (assumptions.CONTEXT_PARALLEL_RING_OVERLAP), so what outlasts (cp - 1) / cp of ``attention_s`` stays;
+    an all-gather before attention (parallelism.context_parallel_comm all_gather) hides nothing."""
+    cp = float(spec.parallelism.context_parallel)
+    if spec.parallelism.context_parallel_comm == "all_gather":
+        return cp_comm_s
+    hidden = attention_s * (cp - 1.0) / cp * CONTEXT_PARALLEL_RING_OVERLAP.value
+    return np.maximum(0.0, cp_comm_s - hidden)
 
 
 def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
