@@ -450,6 +450,13 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     grad_output` with `grad_input = torch.zeros_like(x)`: the saved log-softmax, grad_input, exp(x) and
     their sum, 16 bytes x V, before the split by tp.
 
+    compiled: the same loss under torch.compile, the fp32 upcast inside the compiled function (torchtitan
+    @e7c0cae torchtitan/components/loss.py: `loss_fn = torch.compile(loss_fn)` with training.compile, since
+    pytorch/torchtitan#1033, where the compiled loss 'saved more memory than chunked loss ever could'). The
+    fused kernels keep no vocabulary-sized intermediate: 'memory-wise it's ~0 for just fwd and ~d_input for
+    fw+bw' (PyTorch compiler developer StrongerXi, Dao-AILab/quack#48, 2025-10-07), i.e. the 16-bit logits,
+    which the compiled backward reads, and their 16-bit gradient: 2 x 2 bytes x V (2 x 4 in fp32).
+
     fused: a fused linear + cross entropy (Liger's LigerFusedLinearCrossEntropy, Unsloth's kernels) computes
     the logits a chunk of tokens at a time with the gradient in forward: per token it keeps the input's
     gradient (2h in 16 bits) and at most 4h of chunk logits (Liger: chunk_size = next_power_of_2(BT /
@@ -458,6 +465,8 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     vocab = float(spec.model.vocab_size)
     if spec.cross_entropy == "torchtitan":
         return (16.0 if tensor_parallel else 12.0) * vocab
+    if spec.cross_entropy == "compiled":
+        return 2.0 * compute_bytes(spec) * vocab
     if spec.cross_entropy == "huggingface":
         logits = 4.0 if spec.precision == "fp32" else 2.0
         upcast = 4.0 if logits < 4.0 else 0.0
@@ -481,6 +490,11 @@ def _loss_notes(spec: WorkloadSpec) -> list[str]:
             "torchtitan's loss: F.cross_entropy of the fp32-upcast logits, peaking in backward at the fp32 "
             f"log-softmax, its incoming gradient and its input gradient, 12 bytes x {vocab:,} vocabulary a token "
             "(16 bytes x the vocabulary over tp a rank under tensor parallelism: PyTorch's loss_parallel)"
+        ]
+    if spec.cross_entropy == "compiled":
+        return [
+            "compiled cross entropy (torch.compile): the logits and their gradient only, "
+            f"{logits_bytes_per_token(spec) / vocab:g} bytes x {vocab:,} vocabulary a token"
         ]
     if spec.cross_entropy == "fused":
         return [

@@ -55,8 +55,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
-# torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward.
-CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "fused")
+# torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
+# compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
+CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).

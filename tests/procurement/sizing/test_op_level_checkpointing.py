@@ -75,6 +75,11 @@ def test_torchtitan_loss_peaks_at_twelve_bytes_a_vocabulary_entry():
     assert logits_bytes_per_token(spec) == 12 * 128256
 
 
+def test_a_compiled_loss_holds_the_logits_and_their_gradient():
+    spec = parse_workload_spec(LLAMA_8B | {"cross_entropy": "compiled"})
+    assert logits_bytes_per_token(spec) == 2 * 2 * 128256
+
+
 def test_torchtitan_loss_under_tensor_parallelism_is_pytorchs_loss_parallel():
     # loss_parallel's fused backward: saved log-softmax, zeros_like grad_input, exp(x) and their sum, 16 x V / tp
     spec = parse_workload_spec(LLAMA_8B | {"cross_entropy": "torchtitan"})
