@@ -191,7 +191,8 @@ def test_titan_70b_2d_speed_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(TITAN_70B, H100)) == pytest.approx(829, rel=0.15)
 
 
-# sac26: with torchtitan's loss stated (cross_entropy: torchtitan; under TP 8 PyTorch's loss_parallel, whose fused
+# sac26: with torchtitan's loss stated (cross_entropy: torchtitan, eager at @9dec370: "TODO: compiling loss function
+# causes CUDA errors"; under TP 8 PyTorch's loss_parallel, whose fused
 # backward holds 16 bytes x V / 8 a token over 131,072 tokens, 31.3 GiB) the product gives 64.36 GiB (-10.5%), still
 # out. What is left is not the product's under-count alone: it adds the recomputed layer's working set (5.1 GiB)
 # on top of the loss peak, though the loss's tensors are freed before the first layer's recompute, so the peak it
@@ -208,7 +209,8 @@ def test_titan_70b_2d_speed_within_15_percent(bundled_catalog):
     "under-counted at this micro-batch.",
 )
 def test_titan_70b_2d_memory_within_10_percent(bundled_catalog):
-    assert candidate(TITAN_70B, H100)["memory"]["total_per_gpu_gib"] == pytest.approx(71.9, rel=0.10)
+    as_run = TITAN_70B | {"cross_entropy": "torchtitan"}
+    assert candidate(as_run, H100)["memory"]["total_per_gpu_gib"] == pytest.approx(71.9, rel=0.10)
 
 
 # --- 3. Trainy on WhiteFiber, Llama 3.1 8B on 32 H200, FSDP, Float8, compile ---------------------------------------
@@ -464,6 +466,11 @@ def test_automodel_lora_70b_plan_fits_the_80gb_h100(bundled_catalog):
     assert row["verdict"] in FEASIBLE and row["plan"]["tensor_parallel"] == 2
 
 
+# sac26: the recomputation count is not the miss. The row is the "fsdp2_prefetch" one (NVIDIA-NeMo/Automodel #1711,
+# April 2026), whose recipe sets enable_compile: true; with compile, nemo_automodel/components/distributed/
+# parallelizer.py (@2013a4dd6) wraps each layer's self_attn and mlp in checkpoint_wrapper (NO_REENTRANT), so
+# backward reruns every linear's forward, as `full` counts (6N for LoRA). What is left is the efficiency: the run
+# implies 49% of the BF16 peak at that count, the product caps at 40%.
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
