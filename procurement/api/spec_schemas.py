@@ -283,7 +283,12 @@ class WorkloadSpecSerializer(serializers.Serializer):
     master_weights_fp32 = _flag("fp32 master weights beside half-precision ones")
     micro_batch_size = _count("Sequences per GPU per step")
     seq_len = _count("Sequence length, tokens")
-    gradient_checkpointing = _choice(CHECKPOINTING, "Activation recomputation")
+    gradient_checkpointing = _choice(
+        CHECKPOINTING,
+        "Activation recomputation: none; selective (Megatron-Core, see recompute_modules); selective_op "
+        "(torchtitan's op-level policy: a layer keeps its input, every other matmul output and the attention "
+        "output; dense 16/32-bit full training); full (each layer keeps its input)",
+    )
     recompute_modules = serializers.ListField(
         child=serializers.ChoiceField(choices=list(RECOMPUTE_MODULES)),
         required=False,
@@ -311,7 +316,7 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "Training: how the loss computes cross entropy over the vocabulary. fp32_softmax (default): one fp32 "
         "softmax kept for backward, 4 bytes x V a token (Megatron-Core); huggingface: transformers' causal-LM "
         "loss upcasts the whole logits and keeps the fp32 log-softmax, 14 bytes x V in 16-bit training (12 in "
-        "fp32); fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token",
+        "fp32); torchtitan: its eager F.cross_entropy of the fp32-upcast logits, 12 bytes x V at the log-softmax backward; compiled: the same under torch.compile, the 16-bit logits and their gradient, 4 bytes x V; fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token",
     )
     fp8_recipe = _choice(
         FP8_RECIPES,

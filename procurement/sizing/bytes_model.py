@@ -39,6 +39,9 @@ class StateBytes:
     layer_bytes_per_token_no_scores: float  # same without the attention-score term
     layer_input_bytes_per_token: float  # what full recomputation keeps per layer (2h)
     logits_bytes_per_token: float
+    logits_bytes_per_token_tensor_parallel: (
+        float  # the same under tensor parallelism (before the split by tp)
+    )
 
 
 def compute_bytes(spec: WorkloadSpec) -> float:
@@ -212,6 +215,13 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
             f"selective recomputation of {', '.join(recomputed)} (Megatron-Core --recompute-modules): their "
             "outputs are rebuilt in backward, not kept"
         )
+    if spec.gradient_checkpointing == "selective_op":
+        saved = ", ".join(name for name, _, _ in op_level_saved_matmuls(spec.model))
+        again = ", ".join(name for name, _, _ in op_level_recomputed_matmuls(spec.model))
+        notes.append(
+            f"op-level selective checkpointing (torchtitan): a layer keeps its input, the outputs of {saved} "
+            f"and of attention; {again} and the element-wise ops run again in backward"
+        )
     if spec.fused_swiglu:
         notes.append("fused SwiGLU: keeps gate and up only and recomputes SiLU in backward")
     notes.extend(_loss_notes(spec))
@@ -311,6 +321,51 @@ def layer_activation_terms(
     return terms
 
 
+def block_matmuls(model: ModelSpec) -> list[tuple[str, float, float]]:
+    """A dense block's aten.mm calls in torchtitan's order, (name, input width, output width): the
+    Attention.forward `self.wq(x), self.wk(x), self.wv(x)` then wo, and FeedForward.forward
+    `self.w2(F.silu(self.w1(x)) * self.w3(x))`, w1 before w3 (pytorch/torchtitan @9dec370
+    torchtitan/models/llama/model.py); a plain MLP runs its two linears in order."""
+    h, heads, kv = float(model.hidden_size), model.num_attention_heads, model.num_key_value_heads
+    q_out, kv_out, inter = float(heads * model.head_dim), float(kv * model.head_dim), _mlp_intermediate(model)
+    attention = [("wq", h, q_out), ("wk", h, kv_out), ("wv", h, kv_out), ("wo", q_out, h)]
+    if model.gated_mlp:
+        return attention + [("w1", h, inter), ("w3", h, inter), ("w2", inter, h)]
+    return attention + [("fc1", h, inter), ("fc2", inter, h)]
+
+
+def op_level_saved_matmuls(model: ModelSpec) -> list[tuple[str, float, float]]:
+    """The matmuls torchtitan's op-level policy keeps: its `_custom_policy` counts aten.mm calls in a block
+    and saves each one 'except every second mm', i.e. the 1st, 3rd, 5th, ... (the count restarts each
+    block: `selective_checkpointing_context_fn` makes a new counter per checkpointed call)."""
+    return block_matmuls(model)[0::2]
+
+
+def op_level_recomputed_matmuls(model: ModelSpec) -> list[tuple[str, float, float]]:
+    """The 2nd, 4th, ... matmuls, which backward runs again (Llama: wk, wo and w3)."""
+    return block_matmuls(model)[1::2]
+
+
+def op_level_saved_bytes_per_token(model: ModelSpec, scale: float = 1.0) -> float:
+    """Bytes a layer keeps per token under torchtitan's op-level selective checkpointing, without tensor
+    parallelism (memory.py adds what tensor parallelism changes).
+
+    pytorch/torchtitan @9dec370 torchtitan/parallelisms/parallelize_llama.py `_save_list`: aten.mm, the
+    flash and memory-efficient SDPA ops, reduce_scatter_tensor, abs and max; every other op of the block
+    is recomputed in backward from the block's input, which the checkpoint keeps. So a layer keeps its
+    input (h), the saved matmuls' outputs (Llama: wq, wv, w1, w2) and the SDPA outputs (the attention
+    output, 16-bit, and its fp32 log-sum-exp, one a head); norms, RoPE, the repeated K/V, SiLU and the
+    residual sums are rebuilt. torchao float8 linears count as aten.mm (spec._check_op_level_checkpointing)
+    and keep their 16-bit outputs; max, listed for float8 scaling, saves scalars. The list at 9dec370 also
+    names abs, whose outputs (each linear input's |x|) are not counted: torchtitan's Dec 2024 table measured
+    its Float8 + compile run at 76.8 GiB beside 77.0 without Float8, and its list at e7c0cae (June 2025) no
+    longer names abs."""
+    heads = float(model.num_attention_heads)
+    saved = sum(out for _, _, out in op_level_saved_matmuls(model))
+    attention = 2.0 * heads * model.head_dim * scale + 4.0 * heads
+    return 2.0 * scale * (model.hidden_size + saved) + attention
+
+
 def selective_modules(spec: WorkloadSpec) -> tuple[str, ...]:
     """The modules selective recomputation drops; none once a spec recomputes whole layers (the verdict's
     fallback to full checkpointing keeps the spec's list, which full recomputation then supersedes)."""
@@ -367,7 +422,7 @@ def _text_encoder_quantized_bytes(spec: WorkloadSpec) -> float | None:
     return None
 
 
-def logits_bytes_per_token(spec: WorkloadSpec) -> float:
+def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) -> float:
     """The loss's peak over the output layer, per token, by how the spec's stack computes cross entropy.
 
     fp32_softmax (default): Megatron-Core's vocab_parallel_cross_entropy upcasts the logits (`.float()`),
@@ -381,12 +436,37 @@ def logits_bytes_per_token(spec: WorkloadSpec) -> float:
     fp32 tensor is the tensor itself). Other versions peak at 12 (4.44: fp32 logits, the shifted copy and the
     log-probs; 4.49+: the log-probs, their gradient and the logits' gradient in backward).
 
+    torchtitan: its loss_fn `F.cross_entropy(pred.flatten(0, 1).float(), labels.flatten(0, 1))`, eager, with
+    `del pred` before `loss.backward()` (pytorch/torchtitan @9dec370 train.py). Forward holds the 16-bit
+    logits, their fp32 copy and the fp32 log-softmax (2 + 4 + 4 = 10 bytes x V); the copy and the logits
+    are then freed (log_softmax's backward reads its output, the matmul's its input). Backward peaks at
+    log_softmax's: nll_loss's fp32 gradient, the saved log-softmax and the fp32 input gradient, 12 bytes
+    x V (as much in fp32 training). Under tensor parallelism torchtitan runs it in PyTorch's loss_parallel
+    on vocabulary-sharded logits (V / tp a rank; train.py `enable_loss_parallel=not
+    disable_loss_parallel`), whose handlers count differently (pytorch/pytorch
+    torch/distributed/tensor/parallel/loss.py, stored version 02eef6b8): `_log_softmax` holds the fp32 input,
+    `shifted = x - x_max` and `torch.exp(shifted)` beside the 16-bit logits in forward (2 + 4 + 4 + 4 = 14
+    bytes x V), and the fused `_nll_loss_and_log_softmax_backward` returns `(grad_input + torch.exp(x)) *
+    grad_output` with `grad_input = torch.zeros_like(x)`: the saved log-softmax, grad_input, exp(x) and
+    their sum, 16 bytes x V, before the split by tp.
+
+    compiled: the same loss under torch.compile, the fp32 upcast inside the compiled function (torchtitan
+    @e7c0cae torchtitan/components/loss.py: `loss_fn = torch.compile(loss_fn)` with training.compile, since
+    pytorch/torchtitan#1033, where the compiled loss 'saved more memory than chunked loss ever could'). The
+    fused kernels keep no vocabulary-sized intermediate: 'memory-wise it's ~0 for just fwd and ~d_input for
+    fw+bw' (PyTorch compiler developer StrongerXi, Dao-AILab/quack#48, 2025-10-07), i.e. the 16-bit logits,
+    which the compiled backward reads, and their 16-bit gradient: 2 x 2 bytes x V (2 x 4 in fp32).
+
     fused: a fused linear + cross entropy (Liger's LigerFusedLinearCrossEntropy, Unsloth's kernels) computes
     the logits a chunk of tokens at a time with the gradient in forward: per token it keeps the input's
     gradient (2h in 16 bits) and at most 4h of chunk logits (Liger: chunk_size = next_power_of_2(BT /
     cdiv(V, h)) rows of V), 6h in 16 bits, no vocabulary-sized term.
     """
     vocab = float(spec.model.vocab_size)
+    if spec.cross_entropy == "torchtitan":
+        return (16.0 if tensor_parallel else 12.0) * vocab
+    if spec.cross_entropy == "compiled":
+        return 2.0 * compute_bytes(spec) * vocab
     if spec.cross_entropy == "huggingface":
         logits = 4.0 if spec.precision == "fp32" else 2.0
         upcast = 4.0 if logits < 4.0 else 0.0
@@ -404,6 +484,17 @@ def _loss_notes(spec: WorkloadSpec) -> list[str]:
         return [
             "Hugging Face causal-LM loss: the logits, their fp32 upcast, the shifted fp32 copy and the fp32 "
             f"log-softmax, {per_vocab:g} bytes x {vocab:,} vocabulary a token"
+        ]
+    if spec.cross_entropy == "torchtitan":
+        return [
+            "torchtitan's loss: F.cross_entropy of the fp32-upcast logits, peaking in backward at the fp32 "
+            f"log-softmax, its incoming gradient and its input gradient, 12 bytes x {vocab:,} vocabulary a token "
+            "(16 bytes x the vocabulary over tp a rank under tensor parallelism: PyTorch's loss_parallel)"
+        ]
+    if spec.cross_entropy == "compiled":
+        return [
+            "compiled cross entropy (torch.compile): the logits and their gradient only, "
+            f"{logits_bytes_per_token(spec) / vocab:g} bytes x {vocab:,} vocabulary a token"
         ]
     if spec.cross_entropy == "fused":
         return [
@@ -455,6 +546,7 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
         layer_bytes_per_token_no_scores=0.0,
         layer_input_bytes_per_token=0.0,
         logits_bytes_per_token=0.0,
+        logits_bytes_per_token_tensor_parallel=0.0,
     )
 
 
@@ -470,7 +562,8 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         trainable_params=trainable_params(spec),
         grad_bytes_per_param=_param_bytes(spec),
         optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
-        largest_layer_bytes=counts.largest_layer_params(model) * bytes_per_weight,
+        largest_layer_bytes=counts.largest_layer_params(model, spec.parallelism.expert_parallel)
+        * bytes_per_weight,
         layer_bytes_per_token=layer_activation_bytes_per_token(
             model,
             spec.seq_len,
@@ -493,4 +586,5 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=logits_bytes_per_token(spec),
+        logits_bytes_per_token_tensor_parallel=logits_bytes_per_token(spec, tensor_parallel=True),
     )

@@ -6,7 +6,8 @@ ends in `_gib` (2^30 bytes). A GPU count that is not a multiple of tensor x pipe
 not a valid plan and yields NaN.
 
 Sharding model: ZeRO-1 partitions optimizer state over the data-parallel group, ZeRO-2 adds the
-gradients, ZeRO-3/FSDP adds the weights but gathers the largest layer whole; tensor and pipeline
+gradients, ZeRO-3/FSDP adds the weights but gathers the largest layer whole (with a GPU's own num_experts / ep
+routed experts under expert parallelism: params.largest_layer_params); tensor and pipeline
 parallelism divide the weights (activations follow Korthikanti et al. 2022 with sequence
 parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` micro-batches, times
 1 + (p - 1) / (p v) under the interleaved schedule of v chunks a stage); context parallelism divides the
@@ -28,7 +29,14 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     PREFILL_CHUNK_TOKENS,
 )
-from procurement.sizing.bytes_model import DTYPE_BYTES, StateBytes, state_bytes
+from procurement.sizing.bytes_model import (
+    DTYPE_BYTES,
+    StateBytes,
+    activation_scale,
+    op_level_saved_bytes_per_token,
+    op_level_saved_matmuls,
+    state_bytes,
+)
 from procurement.sizing.expert_layout import expert_groups_tile, routed_expert_divisor
 from procurement.sizing.params import cached_tokens, kv_elems_per_token, routed_expert_fraction
 from procurement.sizing.pipeline_split import (
@@ -169,34 +177,52 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
     par = spec.parallelism
     layers = float(spec.model.num_layers)
     tokens = float(spec.seq_len * spec.micro_batch_size)
-    kept_per_layer, recompute_peak = _kept_per_layer(spec, state, flash)
+    kept_per_layer, recompute_peak = _kept_per_layer(spec, state, flash, tp)
     micro_batches, v = float(spec.gradient_accumulation_steps), float(par.virtual_pipeline)
     in_flight = np.minimum(pp, micro_batches)
     if v > 1:  # p (1 + (p - 1) / (p v)), capped by the step's m micro-batches (pipeline_split.py)
         in_flight = np.minimum(micro_batches * v, v * pp + pp - 1.0) / v
+    logits = np.where(tp > 1, state.logits_bytes_per_token_tensor_parallel, state.logits_bytes_per_token)
     first_stage = (layers / pp) * in_flight * kept_per_layer + recompute_peak
-    last_stage = (layers / pp) * kept_per_layer + recompute_peak + state.logits_bytes_per_token
-    per_token = np.where(
-        pp > 1, np.maximum(first_stage, last_stage), first_stage + state.logits_bytes_per_token
-    )
+    last_stage = (layers / pp) * kept_per_layer + recompute_peak + logits
+    per_token = np.where(pp > 1, np.maximum(first_stage, last_stage), first_stage + logits)
     split = stage_split(par, spec.model.num_layers)
     if split is not None:  # a stated split: the stage keeping the most layer x micro-batches, or the last
         held, held_last = heaviest_stage_layer_batches(split, par.virtual_pipeline, micro_batches)
-        last = held_last * kept_per_layer + recompute_peak + state.logits_bytes_per_token
-        stated = max(held * kept_per_layer + recompute_peak, last)
+        last = held_last * kept_per_layer + recompute_peak + logits
+        stated = np.maximum(held * kept_per_layer + recompute_peak, last)
         per_token = np.where(pp == par.pipeline_parallel, stated, per_token)
     return per_token * tokens / (tp * par.context_parallel)
 
 
-def _kept_per_layer(spec, state: StateBytes, flash: bool) -> tuple[float, float]:
-    """(bytes a layer keeps for backward per token, the recomputed layer's transient peak per token)."""
+def _kept_per_layer(spec, state: StateBytes, flash: bool, tp) -> tuple:
+    """(bytes a layer keeps for backward per token, the recomputed layer's transient peak per token), both
+    before the division by tp."""
     full_layer = state.layer_bytes_per_token
     modules = spec.recompute_modules
     if flash or spec.gradient_checkpointing == "selective" and (not modules or "core_attn" in modules):
         full_layer = state.layer_bytes_per_token_no_scores  # no s x s score matrix is stored
     if spec.gradient_checkpointing == "full":
         return state.layer_input_bytes_per_token, full_layer
+    if spec.gradient_checkpointing == "selective_op":
+        kept = _op_level_kept_per_layer(spec, tp)
+        return kept, np.maximum(state.layer_bytes_per_token_no_scores - kept, 0.0)
     return full_layer, 0.0
+
+
+def _op_level_kept_per_layer(spec, tp) -> np.ndarray:
+    """torchtitan's op-level policy (bytes_model.op_level_saved_bytes_per_token) under its tensor
+    parallelism (parallelize_llama.apply_tp): column-parallel outputs split by tp like every activation,
+    but a saved row-parallel matmul (Llama's w2) outputs the partial sum at full width on every rank before
+    its reduce_scatter, whose output (h / tp, for wo and w2) the op list also saves."""
+    model, scale = spec.model, activation_scale(spec)
+    h = float(model.hidden_size)
+    kept = op_level_saved_bytes_per_token(model, scale)
+    row_parallel_saved = sum(1 for name, _, _ in op_level_saved_matmuls(model) if name in ("wo", "w2", "fc2"))
+    tp = np.asarray(tp, dtype=float)
+    partial_sums = row_parallel_saved * 2.0 * scale * h * (tp - 1.0)
+    reduce_scatters = np.where(tp > 1, 2 * 2.0 * scale * h, 0.0)
+    return kept + partial_sums + reduce_scatters
 
 
 def _offloaded_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> np.ndarray:
@@ -206,7 +232,7 @@ def _offloaded_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) ->
     layers = float(spec.parallelism.activation_offload_layers)
     if not layers:
         return np.zeros_like(np.asarray(tp * pp, dtype=float))
-    kept_per_layer, _ = _kept_per_layer(spec, state, flash)
+    kept_per_layer, _ = _kept_per_layer(spec, state, flash, tp)
     tokens = float(spec.seq_len * spec.micro_batch_size)
     per_gpu = layers * kept_per_layer * tokens / (tp * spec.parallelism.context_parallel)
     return np.where(pp == 1, per_gpu, 0.0)

@@ -82,20 +82,27 @@ def quantizable_params(model: ModelSpec) -> float:
     return max(0.0, model.params - embedding_params(model) - norm_params(model))
 
 
-def layer_params(model: ModelSpec) -> float:
-    """The largest transformer block (an MoE block if the model has any)."""
+def layer_params(model: ModelSpec, expert_parallel: int = 1) -> float:
+    """The largest transformer block (an MoE block if the model has any), with the routed experts one GPU
+    holds under `expert_parallel` (num_experts / ep)."""
     dense_layers, moe_layers = layer_counts(model)
     attention = attention_params_per_layer(model) + 2 * model.hidden_size
+    local_experts = model.num_experts // max(expert_parallel, 1) if moe_layers else 0
     biggest_mlp = max(
         dense_mlp_params(model, model.intermediate_size) if dense_layers else 0,
-        moe_mlp_params(model, model.num_experts) if moe_layers else 0,
+        moe_mlp_params(model, local_experts) if moe_layers else 0,
     )
     return float(attention + biggest_mlp)
 
 
-def largest_layer_params(model: ModelSpec) -> float:
-    """What ZeRO-3/FSDP must gather whole at once: the bigger of a block and the embedding table."""
-    return max(layer_params(model), float(model.vocab_size * model.hidden_size))
+def largest_layer_params(model: ModelSpec, expert_parallel: int = 1) -> float:
+    """What ZeRO-3/FSDP must gather whole at once: the bigger of a block and the embedding table. Under
+    expert parallelism a GPU gathers only its own experts: they are sharded over the EP ranks on the expert
+    dimension and FSDP shards what is left over the expert-data-parallel ranks, so its all-gather rebuilds
+    num_experts / ep of them (NVIDIA-NeMo/Automodel @cb976544 nemo_automodel/components/moe/parallelizer.py:
+    ExpertParallel `distribute_tensor(param, device_mesh, [Shard(0)])`, 'Dim 0 of each parameter is sharded
+    since that is the expert dimension', then `fully_shard(moe_module.experts, mesh=ep_shard_mesh)`)."""
+    return max(layer_params(model, expert_parallel), float(model.vocab_size * model.hidden_size))
 
 
 def linear_shapes(model: ModelSpec) -> dict[str, tuple[int, int, int]]:

@@ -34,7 +34,9 @@ TRAINING_TASKS = ("pretrain", "full_finetune", "lora", "qlora")
 PRECISIONS = ("fp32", "fp16", "bf16", "fp8", "fp4")
 QUANTIZATIONS = ("none", "int8", "int4", "nf4")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit", "sgd", "adafactor")
-CHECKPOINTING = ("none", "selective", "full")
+# selective_op: torchtitan's op-level selective activation checkpointing (activation_checkpoint mode
+# 'selective', selective_ac_option 'op'): bytes_model.op_level_saved_bytes_per_token.
+CHECKPOINTING = ("none", "selective", "selective_op", "full")
 # Megatron-Core's --recompute-modules under --recompute-granularity selective (TransformerConfig.recompute_modules,
 # NVIDIA/Megatron-LM megatron/core/transformer/transformer_config.py @d98e8a64); its default is core_attn.
 RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", "moe", "shared_experts")
@@ -57,7 +59,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
-CROSS_ENTROPY = ("fp32_softmax", "huggingface", "fused")
+# torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
+# compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
+CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -1008,6 +1012,32 @@ def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
         )
     if spec.fused_swiglu and not model.gated_mlp:
         reader.error("fused_swiglu", f"{model.name} has no gated (SwiGLU) MLP")
+    if spec.gradient_checkpointing == "selective_op":
+        _check_op_level_checkpointing(reader, spec)
+
+
+def _check_op_level_checkpointing(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Where torchtitan's op-level policy is counted from its op list: a dense Llama-style block trained
+    whole, in 16/32 bits or torchao float8. It saves aten.mm outputs by their order in the block; MoE
+    routing, MLA and LoRA's extra matmuls change that order, and Transformer Engine's fp8 linears run its
+    own GEMM ops, which the list does not name. torchao's Float8Linear still calls torch.mm (on Float8Tensor
+    operands; the checkpoint's dispatch mode sees that aten.mm before the subclass turns it into
+    torch._scaled_mm: pytorch/ao torchao/float8/float8_linear.py, stored version 024fe94f), so it counts."""
+    model = spec.model
+    if model.is_image or model.image_arch is not None or model.is_image_tier:
+        why = "an image model"
+    elif model.is_moe or model.is_mla:
+        why = "an MoE or multi-latent-attention model (the block's matmul order differs)"
+    elif spec.uses_adapters:
+        why = "LoRA/QLoRA (the adapters' matmuls shift the every-second-matmul count)"
+    elif spec.precision == "fp8" and spec.fp8_recipe != "torchao":
+        why = "Transformer Engine fp8 (its GEMMs are not aten.mm; state fp8_recipe torchao for torchtitan)"
+    else:
+        return
+    reader.error(
+        "gradient_checkpointing",
+        f"selective_op (torchtitan's op-level policy) is counted for dense full training, not {why}",
+    )
 
 
 def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:

@@ -51,7 +51,12 @@ from procurement.sizing.assumptions import (
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
-from procurement.sizing.bytes_model import DTYPE_BYTES, selective_modules, state_bytes
+from procurement.sizing.bytes_model import (
+    DTYPE_BYTES,
+    op_level_recomputed_matmuls,
+    selective_modules,
+    state_bytes,
+)
 from procurement.sizing.expert_layout import expert_rank_stride
 from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
@@ -105,6 +110,11 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     the shared experts. layernorm, moe_act and core_attn recompute element-wise work or, for core_attn,
     nothing the engine costs (flash attention keeps no score matrix to rebuild); none is counted."""
     model, modules = spec.model, selective_modules(spec)
+    if spec.gradient_checkpointing == "selective_op":
+        # torchtitan's op-level policy: the matmuls it does not save run again (Llama: wk, wo, w3); the
+        # saved SDPA output means attention is not recomputed (bytes_model.op_level_recomputed_matmuls)
+        again = sum(inp * out for _, inp, out in op_level_recomputed_matmuls(model))
+        return 2.0 * again * model.num_layers
     if not modules or model.is_image:
         return 0.0
     h, heads = float(model.hidden_size), float(model.num_attention_heads)
