@@ -1,0 +1,470 @@
+"""A sixth outside practitioner's image cases for issue 29 (review x29f). None of these measurements is used by
+test_outside_image_workloads.py, _2.py ... _5.py, image_workload_cases.json or docs/validation.md.
+
+Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
+(`manage.py size --gpu SLUG --format json`, `manage.py recommend --format json` on the bundled catalog), and
+compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case the
+product misses is a strict xfail whose reason carries the published figure, the product's, the gap and my reading
+of the cause.
+
+Sources (figures quoted in each case):
+  [SF] chengzeyi/stable-fast README.md, section 'Performance Comparison', rows 'Vanilla PyTorch (2.1.0)'
+      (diffusers pipeline, fp16, batch 1, default CFG, speed in denoising iterations/s measured with CUDA events,
+      so the VAE and text encoders are outside the figure). At commit 2b9b84e9d94b36cf5484c261b410c177836ebffe:
+      'H100': SD 1.5 54.5 it/s, SD XL (1024x1024) 14.9 it/s; 'A100': SD 1.5 35.6 it/s, SD XL 8.7 it/s.
+      At commit 3dfda5dc15e75ae4c5a35841155322d407b7c4ed (2023-12-09): 'RTX 4090 (512x512, batch size 1, fp16,
+      tcmalloc enabled)' SD 1.5 24.9 it/s; 'RTX 3090 (...)' SD 1.5 22.5 it/s ('Vanilla PyTorch (2.1.0+cu118)').
+      The README does not say SXM or PCIe for the H100 and A100; I size the SXM parts (the PCIe H100 and the
+      A100 PCIe 40GB give the same verdicts: SDXL 69.6 and 122.7 ms a step, SD 1.5 31.1 ms).
+      One iteration = one denoising step = two UNet samples (CFG). The product's step is read as the difference
+      of two sizings, 50 and 20 steps, over 30 (the encoders and VAE cancel).
+  [LAMBDA] LambdaLabsML/lambda-diffusers benchmarks/benchmark.csv (commit 8571d8d492c6a999b8417cfb7752694a18d209a6;
+      rows written by 6eb1199, 2023-01-24) with docs/benchmark-update.md and scripts/benchmark.py, Dockerfile and
+      Makefile (same commit): CompVis/stable-diffusion-v1-4 (the SD 1.x UNet, the sd-1.5 preset's shapes),
+      512 px, '--steps 30', default guidance (CFG), `enable_xformers_memory_efficient_attention()`,
+      `enable_vae_slicing()` when n_samples > 16, 'half' = torch_dtype fp16, 'single' = fp32; diffusers 0.11.0 on
+      NGC PyTorch 22.11 (PyTorch 1.13, CUDA 11.8). latency = mean seconds for one call producing n_samples images;
+      memory = torch.cuda.memory_reserved() / 1e9 after a call (GB, no CUDA context): compared with
+      (total - cuda_context_gib) converted to GB. Rows used (device, precision, n_samples, latency, memory;
+      -1 = out of memory):
+        NVIDIA A100 80GB PCIe, half, 1, 1.17, 3.19       NVIDIA A100 80GB PCIe, half, 16, 9.93, 19.81
+        NVIDIA A100 80GB PCIe, half, 64, 36.89, 12.46    NVIDIA A100-SXM4-40GB, single, 8, 10.16, 18.11
+        NVIDIA A100-SXM4-40GB, half, 8, 4.85, 11.12     NVIDIA A10, half, 8, 12.93, 11.05
+        NVIDIA A10, single, 32, 108.78, 15.88           NVIDIA A10, single, 64, -1, -1
+        NVIDIA A10, half, 128, 212.94, 22.18
+        Tesla V100-SXM2-16GB, half, 8, 10.64, 10.45     Tesla V100-SXM2-16GB, half, 16, 20.96, 10.87
+        Tesla V100-SXM2-16GB, half, 32, 40.13, 7.73     Tesla V100-SXM2-16GB, half, 64, 79.82, 13.51
+        Tesla V100-SXM2-16GB, half, 128, -1, -1         Tesla V100-SXM2-16GB, single, 8, 28.71, 15.88
+        Tesla V100-SXM2-16GB, single, 16, -1, -1
+      The stack is older than the product's 'optimized' one; I state image.runtime 'pytorch-2.0' (the 2023 stack
+      with xformers, the closest the spec offers). Under 'optimized' every fp16 speed row below comes out 28-36%
+      faster than published.
+  [XFLUX] XLabs-AI/x-flux issue #12 'A100 80GB lora training out of memory', comment by thavocado (2024-08-09):
+      'With default settings in example files this requires 42837MiB VRAM' (nvidia-smi, so CUDA context
+      included) under the single-GPU DeepSpeed ZeRO-2 accelerate config it quotes. The example files at the
+      commit of that day (ccc4039, 2024-08-09): train_configs/test_lora.yaml: flux-dev, img_size 512,
+      train_batch_size 1, gradient_accumulation_steps 2, rank 16, mixed_precision bf16, AdamW;
+      train_flux_lora_deepspeed.py: LoRA processors on the double blocks' attention, the Flux transformer
+      loaded in bf16 (safetensors, assign=True), T5-XXL (max_length 512) and CLIP-L loaded in bf16 on the GPU
+      and run every step (no cached embeddings), the VAE on the GPU encoding every step (no cached latents), no
+      gradient checkpointing.
+  [L4-Y11] a Colab notebook in the public index (find_string id 62465390008; its Colab badge points at
+      github.com/NANInithin/Vehicle-speed-estimation-through-aerial-videos YOLO11_Speed_esimation_Training.py):
+      'Ultralytics 8.3.75 ... torch-2.5.1+cu124 CUDA:0 (NVIDIA L4, 22693MiB)', 'Setup complete (12 CPUs, 53.0 GB
+      RAM ...)', model.train(data="VisDrone.yaml", epochs=100, imgsz=640, batch=16): deterministic=True,
+      amp=True, workers=8 ('Using 8 dataloader workers'), 6,471 train images (405 iterations), nc=10.
+      Epochs 4-16: 6.36-6.45 it/s (median 6.41 = 102.6 images/s), 62-64 s an epoch.
+  [A100-Y8X] ArwaASM/In-classroom-Interaction-Detection README.md (find_string id 11385549373): Colab,
+      'Ultralytics 8.3.9 ... torch-2.4.1+cu121 CUDA:0 (NVIDIA A100-SXM4-40GB, 40514MiB)', `yolo task=detect
+      mode=train model=yolov8x.pt ... epochs=120 imgsz=800` (default batch 16, AMP, deterministic, SGD via
+      optimizer=auto for a run this long), 6,369 train images (224 x 224 Roboflow exports, 31,265 labels in
+      7,271 images: sparse), 452 validation images each epoch: '120 epochs completed in 4.345 hours.'
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+
+MEMORY, SPEED = 0.15, 0.25
+GIB = 2**30
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _recommend(tmp_path, spec: dict, top: int) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published} ({error:+.1%})"
+
+
+def _cents(value) -> Decimal:
+    return Decimal(str(value)).quantize(Decimal("0.01"))
+
+
+# ---------------------------------------------------------------- [SF] eager denoising steps, batch 1
+
+
+def _generation(preset: str, steps: int, **image) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": preset},
+        "precision": "fp16",
+        "image": {"steps": steps, **image},
+    }
+
+
+def _step_seconds(tmp_path, preset: str, gpu: str, **image) -> float:
+    """One denoising step (two UNet samples under CFG), as stable-fast's it/s counts it: the product's
+    50-step and 20-step images differ by 30 steps, the text encoders and the VAE cancelling."""
+    long = _size(tmp_path, _generation(preset, 50, **image), gpu)["throughput"]["seconds_per_batch"]
+    short = _size(tmp_path, _generation(preset, 20, **image), gpu)["throughput"]["seconds_per_batch"]
+    return (long - short) / 30
+
+
+SF_AGREED = [
+    # SDXL on an H100: 67.1 ms a step published; product 66.7 ms (-0.6%). 13.5 TFLOP a step (two 6.76 TFLOP
+    # UNet samples at a 128 x 128 latent) in 67 ms is 203 TFLOPS, 21% of the H100's dense fp16.
+    pytest.param("sdxl", "h100-sxm5-80gb", 14.9, id="sdxl-h100"),
+    # SDXL on an A100: 114.9 ms published; product 116.8 ms (+1.6%).
+    pytest.param("sdxl", "a100-sxm4-80gb", 8.7, id="sdxl-a100"),
+    # SD 1.5 on an A100: 28.1 ms published; product 31.1 ms (+10.8%): the product's host floor (1,004 kernels
+    # x eager_kernel_host_s 31 us), fitted on fal's A100 host, binds here.
+    pytest.param("sd-1.5", "a100-sxm4-80gb", 35.6, id="sd15-a100"),
+    # SD 1.5 on an RTX 4090 (commit 3dfda5dc): 40.2 ms published; product 31.1 ms (-22.6%), inside the bar
+    # at its edge, the same host floor; the Ada board-power bound does not bind at batch 1.
+    pytest.param("sd-1.5", "rtx-4090", 24.9, id="sd15-rtx-4090"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("preset", "gpu", "published_it_s"), SF_AGREED)
+def test_stable_fast_vanilla_pytorch_step(bundled_catalog, tmp_path, preset, gpu, published_it_s):
+    _within(_step_seconds(tmp_path, preset, gpu), 1.0 / published_it_s, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[SF] SD 1.5 eager on an H100: published 54.5 it/s = 18.3 ms a step vs product 31.1 ms (+69.6%). The"
+        " product's eager UNet step cannot go below 1,004 kernels x eager_kernel_host_s (31 us, fitted on fal's"
+        " A100 host), so SD 1.5 at batch 1 costs 31.1 ms on an A100, H100, RTX 4090 and RTX 3090 alike. The"
+        " H100 run issued its kernels at ~18 us each (the README's H100 hosts are newer than fal's): launch"
+        " cost is a property of the host CPU and PyTorch build, which the spec cannot state. A buyer ranking"
+        " batch-1 SD 1.5 serving sees no gain from an H100 over a 3090 at ~1/10 of its price."
+    ),
+)
+def test_stable_fast_vanilla_sd15_step_on_an_h100(bundled_catalog, tmp_path):
+    _within(_step_seconds(tmp_path, "sd-1.5", "h100-sxm5-80gb"), 1.0 / 54.5, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[SF] SD 1.5 eager on an RTX 3090 (commit 3dfda5dc): published 22.5 it/s = 44.4 ms a step vs product"
+        " 31.1 ms (-30.0%). The product's GPU work for the step is 25.2 ms (its fused/compiled estimate), under"
+        " the host floor, because the 3090's diffusion efficiency is calibrated at 1.161 x its 71 TFLOPS"
+        " (measured_efficiency.csv, fitted on diffusers' torch2.0.md compiled batch-16 rows). The same README"
+        " measured torch.compile (NHWC) on this 3090 at 25.3 it/s = 39.5 ms, so the card's GPU work at batch 1"
+        " is ~40 ms, not 25: the batch-16 calibration does not carry to batch 1 (a CFG pair of 64 x 64 latents)."
+        " The product's 3090 is 30% too fast for one-image generation."
+    ),
+)
+def test_stable_fast_vanilla_sd15_step_on_an_rtx_3090(bundled_catalog, tmp_path):
+    _within(_step_seconds(tmp_path, "sd-1.5", "rtx-3090"), 1.0 / 22.5, SPEED)
+
+
+# ---------------------------------------------------------------- [LAMBDA] SD 1.x batch generation, 30 steps
+
+
+def _lambda(batch: int, precision: str = "fp16") -> dict:
+    """scripts/benchmark.py's call: prompt x n_samples, 30 steps, CFG, xformers, VAE slicing above 16."""
+    image = {"steps": 30, "runtime": "pytorch-2.0"}
+    if batch > 16:
+        image["vae_slicing"] = True
+    return {
+        "task": "inference",
+        "model": {"preset": "sd-1.5"},
+        "precision": precision,
+        "micro_batch_size": batch,
+        "image": image,
+    }
+
+
+def _reserved_gb(row: dict) -> float:
+    """The product's peak as torch.cuda.memory_reserved() / 1e9 reads it: without the CUDA context."""
+    return (row["memory"]["total_per_gpu_gib"] - CUDA_CONTEXT_GIB) * GIB / 1e9
+
+
+LAMBDA_SPEED = [
+    # A100 80GB PCIe, fp16, 16 images: 9.93 s; product 9.05 s (-8.9%)
+    pytest.param("a100-pcie-80gb", 16, 9.93, id="a100-pcie-fp16-b16"),
+    # same card, 64 images with VAE slicing: 36.89 s; product 35.35 s (-4.2%)
+    pytest.param("a100-pcie-80gb", 64, 36.89, id="a100-pcie-fp16-b64-sliced"),
+    # A10, fp16, 8 images: 12.93 s; product 11.68 s (-9.6%)
+    pytest.param("a10", 8, 12.93, id="a10-fp16-b8"),
+    # V100 SXM2 16GB, fp16, 8 images: 10.64 s; product 11.00 s (+3.4%)
+    pytest.param("v100-sxm2-16gb", 8, 10.64, id="v100-fp16-b8"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gpu", "batch", "published_s"), LAMBDA_SPEED)
+def test_lambda_sd_batch_generation_time(bundled_catalog, tmp_path, gpu, batch, published_s):
+    row = _size(tmp_path, _lambda(batch), gpu)
+    _within(row["throughput"]["seconds_per_batch"], published_s, SPEED)
+
+
+@pytest.mark.django_db
+def test_lambda_sd_one_image_reserved_memory_on_an_a100(bundled_catalog, tmp_path):
+    """[LAMBDA] A100 80GB PCIe, half, 1 image: 3.19 GB reserved; product 2.84 GB (-11.0%). Weights 1.99 GiB
+    (UNet 860M, CLIP-L 123M, VAE 84M in fp16) are most of it."""
+    row = _size(tmp_path, _lambda(1), "a100-pcie-80gb")
+    _within(_reserved_gb(row), 3.19, MEMORY)
+
+
+# Reserved memory is what the caching allocator kept, not what the run needed: the same 16 unsliced fp16 images
+# read 19.81 GB on the A100 80GB PCIe, 19.86 on the A10 (24 GB), 20.01 on the RTX A6000 and 10.87 on the V100
+# 16GB, where the allocator, short of room, frees its cached blocks and retries before it fails. I compare the
+# product with the readings taken under pressure (the V100's), and check every fit/OOM boundary the CSV shows.
+
+
+@pytest.mark.django_db
+def test_lambda_sd_sixteen_unsliced_images_on_a_v100_16gb(bundled_catalog, tmp_path):
+    """[LAMBDA] Tesla V100-SXM2-16GB, half, 16 images, no slicing (n_samples 16 is not > 16): 10.87 GB
+    reserved, an upper bound on the need (it ran). Product 11.82 GB (+8.7%), 'fits' on the card."""
+    row = _size(tmp_path, _lambda(16), "v100-sxm2-16gb")
+    _within(_reserved_gb(row), 10.87, MEMORY)
+
+
+@pytest.mark.django_db
+def test_lambda_sd_fp32_eight_images_on_a_v100_16gb(bundled_catalog, tmp_path):
+    """[LAMBDA] Tesla V100-SXM2-16GB, single, 8 images: 15.88 GB reserved (14.79 GiB of the card's 14.90: at
+    its limit). Product 14.06 GB (-11.5%), fp32 weights 3.97 GiB (fp32 inference keeps the text encoder and
+    VAE in fp32 too), verdict 'tight'. On the A100-SXM4-40GB the same run read 18.11 GB (allocator slack)."""
+    row = _size(tmp_path, _lambda(8, "fp32"), "v100-sxm2-16gb")
+    _within(_reserved_gb(row), 15.88, MEMORY)
+    assert row["verdict"] == "tight"
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[LAMBDA] V100-SXM2-16GB, fp16, 64 images with VAE slicing: published 13.51 GB reserved vs product"
+        " 10.37 GB (-23.2%; 32 images: 7.73 vs 6.30 GB, -18.5%; on the A100 80GB PCIe 64: 12.46, 128: 22.68 vs"
+        " 10.37 and 18.49, -17%/-18%: the gap holds on both cards, so it is not allocator slack alone). With"
+        " slicing the decode is one image, so the gap is the batch's UNet activations under diffusers 0.11 +"
+        " xformers (128 UNet samples under CFG): published slope 32 -> 64 images 0.18 GB an image, product"
+        " 0.13. My reading: the 2022 pipeline's extra batch-sized copies (latent_model_input ="
+        " torch.cat([latents] * 2) each step, the scheduler's fp32 intermediates, the CLIP hidden states"
+        " repeated for every sample) and the allocator's rounding of many 0.1-0.5 GB blocks, which the"
+        " product's fixed allocator slack does not scale with. The fp32 boundary below is where it bites."
+    ),
+)
+def test_lambda_sd_64_sliced_images_on_a_v100_16gb(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _lambda(64), "v100-sxm2-16gb")
+    _within(_reserved_gb(row), 13.51, MEMORY)
+
+
+LAMBDA_BOUNDARIES = [
+    # (card, precision, images, ran): the CSV's -1 rows are out-of-memory failures
+    pytest.param("v100-sxm2-16gb", "fp32", 8, True, id="v100-fp32-8-ran"),
+    pytest.param("v100-sxm2-16gb", "fp32", 16, False, id="v100-fp32-16-oom"),
+    pytest.param("v100-sxm2-16gb", "fp16", 16, True, id="v100-fp16-16-ran"),
+    pytest.param("v100-sxm2-16gb", "fp16", 64, True, id="v100-fp16-64-sliced-ran"),
+    pytest.param("v100-sxm2-16gb", "fp16", 128, False, id="v100-fp16-128-sliced-oom"),
+    pytest.param("a10", "fp32", 32, True, id="a10-fp32-32-sliced-ran"),
+    pytest.param("a10", "fp16", 128, True, id="a10-fp16-128-sliced-ran"),
+    pytest.param(
+        "a10",
+        "fp32",
+        64,
+        False,
+        id="a10-fp32-64-sliced-oom",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=(
+                "[LAMBDA] NVIDIA A10, single, 64 images, VAE slicing: the CSV's -1 (out of memory). Product"
+                " peak 19.9 GiB on a 22.35 GiB card, verdict 'tight' (it fits without the 20% headroom): a"
+                " buyer reading 'tight' is told it runs. The sliced-batch undercount above (-18 to -23%) at 4"
+                " bytes an element: +15% would put it at 22.9 GiB, over the card."
+            ),
+        ),
+    ),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("gpu", "precision", "batch", "ran"), LAMBDA_BOUNDARIES)
+def test_lambda_sd_fit_or_oom(bundled_catalog, tmp_path, gpu, precision, batch, ran):
+    """Every run of the CSV on the two smallest cards either ran or failed for memory; the product's verdict
+    ('fits' / 'tight' = runs, 'does_not_fit' = fails) should say which."""
+    row = _size(tmp_path, _lambda(batch, precision), gpu)
+    assert (row["verdict"] in ("fits", "tight")) == ran, row["verdict"]
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[LAMBDA] A100-SXM4-40GB, fp32 ('single'), 8 images: published 10.16 s vs product 21.01 s (+106.8%;"
+        " under image.runtime 'optimized' 14.21 s, +39.9%). The published fp32/fp16 ratio on this card is 2.09"
+        " (fp16 4.85 s; product fp16 4.82 s, -0.7%), the product's 4.36. The product runs an fp32 network's"
+        " matmuls (the transformer blocks' projections, feed-forward and attention, about half an SD UNet's"
+        " FLOPs at 64 x 64) on the CUDA cores at 19.5 TFLOPS and only the convolutions at TF32. The run used"
+        " NVIDIA's NGC PyTorch 22.11 container, which (as I read NVIDIA's container notes) enables TF32 for"
+        " cuBLAS matmuls by default (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), so its matmuls ran at TF32 too; the"
+        " spec has no way to say 'TF32 matmuls on' (torch.backends.cuda.matmul.allow_tf32 / "
+        " set_float32_matmul_precision('high'), which many training and inference scripts set)."
+    ),
+)
+def test_lambda_sd_fp32_eight_images_on_an_a100_40gb(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _lambda(8, "fp32"), "a100-sxm4-40gb")
+    _within(row["throughput"]["seconds_per_batch"], 10.16, SPEED)
+
+
+# ---------------------------------------------------------------- [XFLUX] FLUX.1-dev LoRA, encoders resident
+
+XFLUX = {
+    "task": "lora",
+    "model": {"preset": "flux.1-dev"},
+    "precision": "bf16",
+    "micro_batch_size": 1,
+    "gradient_accumulation_steps": 2,
+    "lora": {"rank": 16, "targets": "attention"},
+    "image": {
+        "resolution_px": 512,
+        "text_tokens": 512,
+        "cache_latents": False,
+        "cache_text_embeddings": False,
+        "train_steps": 1000,
+    },
+}
+
+
+@pytest.mark.django_db
+def test_xflux_lora_default_example_memory(bundled_catalog, tmp_path):
+    """[XFLUX] 42,837 MiB = 41.83 GiB (nvidia-smi). Product total 44.52 GiB (+6.4%): weights 31.52 GiB (the
+    transformer 11.9B and T5-XXL 4.76B in bf16 with CLIP-L and the VAE: both encoders resident, the
+    image.cache_text_embeddings false path), activations 10.02 GiB at 1,024 image + 512 text tokens without
+    checkpointing. My LoRA targets are wider than x-flux's (every attention, not the double blocks' only): a few
+    MB of adapters and their optimizer state, within the noise. DeepSpeed ZeRO-2's bucket buffers on one GPU are
+    not counted by the product and not separable in the reading."""
+    row = _size(tmp_path, XFLUX, "a100-sxm4-80gb")
+    _within(row["memory"]["total_per_gpu_gib"], 42837 / 1024, MEMORY)
+
+
+# ---------------------------------------------------------------- [L4-Y11] YOLO11n on VisDrone, an L4
+
+L4_YOLO = {
+    "task": "full_finetune",
+    "model": {"preset": "yolo11n"},
+    "precision": "fp16",
+    "micro_batch_size": 16,
+    "optimizer": "sgd",
+    # VisDrone is dense (38,759 boxes in the 548 val images, 71 an image; the last train batch of 7 images
+    # carried up to 814 labels). 400 is my stated bound; the verdict holds for any bound up to 1,000 (below).
+    "image": {"resolution_px": 640, "epochs": 100, "dataset_images": 6471, "max_objects_per_image": 400},
+    "host": {"vcpus_per_gpu": 12},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[L4-Y11] YOLO11n, VisDrone, batch 16, 640 px, L4 on a 12-vCPU Colab host: published 6.41 it/s = 102.6"
+        " images/s vs product 181.1 (+76.5%; with max_objects_per_image 93/600/1,000: 184.8/158.8/127.5, all"
+        " over the bar). The product is loader-bound at 12 vCPUs x 15.4 images/s (loader_images_per_vcpu). Two"
+        " causes: (1) Ultralytics runs min(8, CPUs) loader workers ('Using 8 dataloader workers' in the log), so"
+        " a 12-vCPU host feeds 8 workers: 8 x 15.4 = 123 images/s (+20%); the product counts every vCPU; (2) the"
+        " per-worker mosaic rate is fitted on COCO's ~0.3-megapixel JPEGs, while VisDrone's are 1.4-2.8"
+        " megapixels (1360 x 765 to 2000 x 1500): this log gives 102.6 / 8 = 12.8 images/s a worker, 17% under"
+        " the fit. A buyer pairing a cheap GPU with a many-core host is told the host buys speed it does not."
+    ),
+)
+def test_yolo11n_visdrone_training_rate_on_an_l4(bundled_catalog, tmp_path):
+    row = _size(tmp_path, L4_YOLO, "l4")
+    _within(row["throughput"]["training_images_per_second"], 102.6, SPEED)
+
+
+# ---------------------------------------------------------------- [A100-Y8X] YOLOv8x at 800 px, an A100 40GB
+
+
+@pytest.mark.django_db
+def test_yolov8x_800px_run_hours_on_an_a100_40gb(bundled_catalog, tmp_path):
+    """[A100-Y8X] 4.345 h for 120 epochs (validation included, ~5% of it). Product 4.365 h (+0.5%), 48.6
+    images/s, GPU-bound: 224 px sources decode fast, so a Colab A100 host's 12 vCPUs (8 loader workers) are not
+    the bound (the same 4.365 h at 8 vCPUs). The detector training rate scaled by the A100's dense FLOPs per
+    clock (gpu_clocks.csv) plus the deterministic fill lands on it; nothing here was fitted on an A100 log."""
+    spec = {
+        "task": "full_finetune",
+        "model": {"preset": "yolov8x"},
+        "precision": "fp16",
+        "micro_batch_size": 16,
+        "optimizer": "sgd",
+        "image": {"resolution_px": 800, "epochs": 120, "dataset_images": 6369},
+        "host": {"vcpus_per_gpu": 12},
+    }
+    row = _size(tmp_path, spec, "a100-sxm4-40gb")
+    _within(row["throughput"]["training_hours"], 4.345, SPEED)
+
+
+# ---------------------------------------------------------------- ranking judgement: 100,000 SDXL images
+
+SDXL_100K = {
+    "task": "inference",
+    "model": {"preset": "sdxl"},
+    "precision": "fp16",
+    "image": {"steps": 30, "images": 100_000},
+}
+
+
+@pytest.mark.django_db
+def test_sdxl_100k_images_top_row_by_hand(bundled_catalog, tmp_path):
+    """Which offer makes 100,000 SDXL images (fp16, 1024 px, 30 steps, CFG, eager diffusers) cheapest?
+    Today's top row: vast '8x-Tesla_V100-32-65536' (pricing/data/skypilot/vast/vms.csv line 56: 8 x V100,
+    131,072 MiB in all = 16 GB each, 32 vCPUs, 64 GiB, 0.85 USD/h, Sweden) on demand, 30.522 h. By hand:
+    compute 0.85 x 30.522 = 25.9437 -> 25.94 USD; storage 1.36; total 27.30 USD; per 1,000 images 0.2730 USD.
+    Per image on the card: 30.522 h x 8 x 3600 / 100,000 = 8.79 s (product `size` on v100-pcie-16gb agrees),
+    about 0.29 s a denoising step, 49 TFLOPS of the V100's 125.
+    Judgement: the arithmetic is right and 16 GB holds SDXL fp16 (12.0 GiB peak). The row rests on the V100's
+    SDXL rate, which no source here measures: the nearest check is [LAMBDA]'s V100 fp16 SD 1.x row (+3.4% under
+    image.runtime 'pytorch-2.0', -28% under the 'optimized' default this ranking uses). The second row (lium
+    RTX3090_8x, 31.67 USD) is 16% dearer, so a V100 18% slower than the product says would flip the order; the
+    first answer is fragile, and the product says nothing of it. The 3090's own rate is the [SF] miss above
+    (30% too fast at batch 1), which, corrected, moves the 3090 rows further down, not up."""
+    rows = _recommend(tmp_path, SDXL_100K, top=3)
+    first = rows[0]
+    assert (first["provider"], first["instance_type"], first["gpus"]) == ("vast", "8x-Tesla_V100-32-65536", 8)
+    assert first["price_per_hour"] == "0.850000" and first["pricing_model"] == "on_demand"
+    assert first["fits"] and first["memory_per_gpu_gib"] <= first["memory_margin"]["capacity_gib"]
+    price, hours = Decimal(first["price_per_hour"]), Decimal(str(first["hours"]))
+    breakdown = {k: Decimal(v) for k, v in first["cost_breakdown"].items()}
+    assert breakdown["compute"] == _cents(price * hours) == Decimal("25.94")
+    assert sum(breakdown[k] for k in ("compute", "setup", "storage", "reruns")) == breakdown["total"]
+    assert breakdown["total"] == Decimal(first["total_cost"]) == Decimal("27.30")
+    assert _cents(breakdown["total"] / 100) == _cents(first["unit_costs"]["per_thousand_images"])
+    per_image = float(hours) * first["gpus"] * 3600 / 100_000
+    sized = _size(
+        tmp_path,
+        {k: v for k, v in SDXL_100K.items() if k != "image"} | {"image": {"steps": 30}},
+        first["gpu"],
+    )
+    assert per_image == pytest.approx(sized["throughput"]["seconds_per_batch"], rel=0.01)
+    # the runner-up is within 20% of it: the ranking's margin is smaller than the speed bar
+    assert Decimal(rows[1]["total_cost"]) / breakdown["total"] < Decimal("1.2")
+
+
+@pytest.mark.django_db
+def test_sdxl_100k_top_row_says_its_host_is_unknown(bundled_catalog, tmp_path):
+    """The top row warns 'host RAM and vCPUs unknown for this offer: not checked' although its catalog line
+    says 32 vCPUs and 64.0 GiB. I first read that as a dishonest warning; it is not: Vast writes 32 / 64.0 on
+    all 67 rows of vms.csv (a placeholder, pricing/providers/skypilot_csv.py PROVIDERS_WITH_PLACEHOLDER_HOST),
+    and the product says unknown rather than trusting it. For an 8-GPU image job (the guides' 8 vCPUs a GPU
+    for decoding) that warning matters, and it is shown."""
+    first = _recommend(tmp_path, SDXL_100K, top=1)[0]
+    assert "host RAM and vCPUs unknown for this offer: not checked" in first["warnings"]
