@@ -242,6 +242,10 @@ class WorkloadImageSerializer(serializers.Serializer):
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
     fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
+    tf32_matmul = _flag(
+        "fp32 image networks: matmuls on TF32 tensor cores (Ampere and later), as NGC PyTorch containers "
+        "(TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1) and PyTorch 1.7-1.11 run them; default false: upstream PyTorch >= 1.12"
+    )
     deterministic = _flag(
         "Detector training under Ultralytics' deterministic=True (its default) on PyTorch >= 2.1: every new "
         "tensor is filled first (default true); false for deterministic=False or older PyTorch"

@@ -27,7 +27,7 @@ from procurement.ranking.options import (
     RankingOptions,
     plan_label,
 )
-from procurement.ranking.serving import latency_misses, serving_reason
+from procurement.ranking.serving import image_serving_details, latency_misses, serving_reason
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
@@ -227,6 +227,8 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
     instances = int(shapes.instances[shape])
     unit, tpot, ttft = shapes.serving_at(shape)
     demand = spec.inference.demand_tokens_per_second
+    total = float(shapes.generated_tokens_per_second[shape])
+    images = image_serving_details(spec, unit, tpot, total) if spec.model.is_image else {}
     return {
         "hours_per_month": options.serving_hours,
         "cost_per_month": money,
@@ -234,11 +236,11 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
         "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
         "demand_tokens_per_second": demand,
         "tokens_per_second_per_instance": _rounded(unit, 1),
-        "tokens_per_second": _rounded(float(shapes.generated_tokens_per_second[shape]), 1),
+        "tokens_per_second": _rounded(total, 1),
         "time_per_output_token_ms": _rounded(tpot, 2),
         "time_to_first_token_ms": _rounded(ttft, 1),
         "text": serving_reason(spec, instances, unit, tpot, ttft),
-    }
+    } | images
 
 
 def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:

@@ -66,7 +66,9 @@ def serving_reason(
     """Why the row has this many instances, and how it stands against the latency targets, in words."""
     inference = spec.inference
     demand = inference.demand_tokens_per_second
-    if demand is None:
+    if spec.model.is_image:
+        text = image_serving_reason(spec, instances, unit_tokens_per_second, tpot_ms)
+    elif demand is None:
         text = (
             f"one replica: the spec states no demand (inference.requests_per_second or tokens_per_second); "
             f"it serves {unit_tokens_per_second:,.0f} tokens/s at concurrency {inference.concurrency}"
@@ -95,3 +97,45 @@ def latency_misses(spec: WorkloadSpec, tpot_ms: float, ttft_ms: float) -> list[s
             f"misses ttft_ms: {ttft_ms:.0f} ms to first token, over the {inference.ttft_ms:g} ms target"
         )
     return misses
+
+
+def image_serving_details(
+    spec: WorkloadSpec, unit_images_per_second: float, batch_ms: float, images_per_second: float
+) -> dict:
+    """An image row's serving figures in images: the sizing path serves an image as a 'token' (a request is
+    one image, image_model.inference_rows), so tokens/s are images/s and the per-stream 'time per output
+    token' is the time of one batch, i.e. a request's latency. The token keys stay beside these for the
+    clients that read them; `unit` says how to read them."""
+    demand = spec.inference.demand_tokens_per_second
+    return {
+        "unit": "image",
+        "demand_images_per_second": demand,
+        "images_per_second_per_instance": _significant(unit_images_per_second),
+        "images_per_second": _significant(images_per_second),
+        "images_per_batch": spec.micro_batch_size,
+        "seconds_per_batch": _significant(batch_ms / 1000.0),
+    }
+
+
+def image_serving_reason(
+    spec: WorkloadSpec, instances: int, unit_images_per_second: float, batch_ms: float
+) -> str:
+    """The serving sentence of an image row, in images/s and seconds a batch."""
+    demand, batch = spec.inference.demand_tokens_per_second, spec.micro_batch_size
+    each = (
+        f"{_significant(unit_images_per_second):g} images/s, {_significant(batch_ms / 1000.0):g} s a batch of "
+        f"{batch} image{'s' if batch > 1 else ''}"
+    )
+    if demand is None:
+        return f"one replica: the spec states no demand (inference.requests_per_second, images/s); it generates {each}"
+    return (
+        f"{instances} instance{'s' if instances > 1 else ''} for {demand:g} images/s of demand (each {each})"
+    )
+
+
+def _significant(value: float, digits: int = 3) -> float | None:
+    """A rate or a time to `digits` significant figures (image rates run from 0.01 to 100s a second)."""
+    value = float(value)
+    if not np.isfinite(value) or value == 0.0:
+        return None if not np.isfinite(value) else 0.0
+    return float(f"{value:.{digits}g}")

@@ -30,7 +30,12 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     - Everything else (linears, attention's bmm): PyTorch keeps matmuls in full fp32
       (torch.backends.cuda.matmul.allow_tf32 = False since 1.12): PyTorch docs, notes/cuda.html
       'TensorFloat-32 (TF32) on Ampere (and later) devices'. They run on the CUDA cores, compute-bound, at
-      FP32_SIMT_GEMM_EFFICIENCY of the fp32 peak (cuBLAS SGEMM measurements, assumptions.py).
+      FP32_SIMT_GEMM_EFFICIENCY of the fp32 peak (cuBLAS SGEMM measurements, assumptions.py). With
+      `image.tf32_matmul` they run on the TF32 tensor cores like the convolutions: PyTorch 1.7-1.11's
+      default (allow_tf32 True until the 1.12 release notes turned it off), a script's allow_tf32 = True or
+      set_float32_matmul_precision('high'), and NVIDIA's NGC PyTorch containers, which set
+      TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (the 2022-2023 benchmarks run in them, e.g. lambda-diffusers'
+      scripts/Dockerfile FROM nvcr.io/nvidia/pytorch:22.11-py3). Cards without TF32 keep the SIMT rate.
 
     The engine later applies the image efficiency (image_model.kernel_efficiency, the network's
     image_model.peak_efficiency when saturated) to the whole: the matmuls' fp32 peak is stated in those
@@ -46,6 +51,8 @@ def spec_peak_tflops(spec, gpu: GpuSpec) -> float | None:
     if spec.precision != "fp32":
         return peak
     conv_peak = (gpu.tf32_tflops_dense or peak) * card_image_factor(spec, gpu)
+    if spec.image.tf32_matmul and gpu.tf32_tflops_dense:
+        return conv_peak
     matmul_peak = peak * fp32_simt_gemm_efficiency(gpu) / image_model.peak_efficiency(spec)
     share = image_model.conv_flops_share(spec)
     return 1.0 / (share / conv_peak + (1.0 - share) / matmul_peak)

@@ -1057,6 +1057,8 @@ def image_summary(spec) -> dict:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
     if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
+    if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)
+        summary["tf32_matmul"] = spec.image.tf32_matmul
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)

@@ -49,6 +49,11 @@ class ImageSpec:
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
+    # fp32 networks: their matmuls (linears, attention's bmm) run on TF32 tensor cores (Ampere and later), as
+    # under NVIDIA's NGC PyTorch containers (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11's default, or
+    # torch.backends.cuda.matmul.allow_tf32 = True / set_float32_matmul_precision('high'); off: upstream
+    # PyTorch >= 1.12's default, which both IMAGE_RUNTIMES are (compute_peak.spec_peak_tflops)
+    tf32_matmul: bool = False
     # inference: a LoRA of this rank loaded beside a UNet and not fused into it (diffusers load_lora_weights
     # without fuse_lora: PEFT layers run their adapter matmuls on every call; image_model.unfused_adapters)
     unfused_lora_rank: int | None = None

@@ -834,6 +834,7 @@ _IMAGE_BOOLS = (
     "prior_preservation",
     "cache_latents",
     "fused_kernels",
+    "tf32_matmul",
 )
 _IMAGE_KEYS = {
     "resolution_px",

@@ -274,11 +274,14 @@ def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
     fitting = [(rank, row) for rank, row in enumerate(rows, start=1) if row["fits"] and row["total_cost"]]
     if fitting and all(row.get("serving") for _, row in fitting):
         # Serving rows all price the same 730 h, so hours would be one vertical line: plot the month's
-        # cost against the tokens/s the configuration serves instead.
+        # cost against the tokens/s (an image row's images/s) the configuration serves instead.
+        images = all(row["serving"].get("unit") == "image" for _, row in fitting)
         return _ranking_scatter(
             fitting,
-            lambda row: float(row["serving"]["tokens_per_second"] or 0.0),
-            x_label="generated tokens/s",
+            lambda row: float(
+                row["serving"].get("images_per_second" if images else "tokens_per_second") or 0.0
+            ),
+            x_label="images/s" if images else "generated tokens/s",
             y_label=f"cost per month of serving ({currency})",
             title="Cost per month versus throughput",
         )

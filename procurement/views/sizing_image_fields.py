@@ -48,6 +48,12 @@ IMAGE_KNOB_LABELS = {
         "",
         "A compiled engine: no separate elementwise passes over the activations.",
     ),
+    "tf32_matmul": (
+        "TF32 matmuls",
+        "fp32, Ampere and later",
+        "The fp32 network's linears and attention run on TF32 tensor cores, as in NVIDIA's NGC PyTorch "
+        "containers, PyTorch 1.7 to 1.11, or with allow_tf32 set; unticked they run on the CUDA cores.",
+    ),
     "images": (
         "Images to generate",
         "inference: a batch job; blank: serving",

@@ -149,3 +149,29 @@ def test_detector_training_hours_are_bounded_by_each_offers_vcpus():
         assert row["hours"] >= loader_hours - 6e-4
         bound += abs(row["hours"] - loader_hours) < 6e-4
     assert bound  # YOLOv8n outruns the loader of most hosts
+
+
+SDXL_SERVING = {"task": "inference", "model": {"preset": "sdxl"}, "image": {"steps": 30}}
+
+
+@pytest.mark.parametrize("demand", [None, 2.0])
+def test_image_serving_rows_speak_images(demand):
+    """A serving row of an image job: a request is one image, so the token keys carry images (kept for the
+    clients that read them) and the image keys say so in its own units, to 3 significant figures."""
+    spec = SDXL_SERVING | ({"inference": {"requests_per_second": demand}} if demand else {})
+    row = next(r for r in _rows(parse_workload_spec(spec)) if r["fits"])
+    serving = row["serving"]
+    assert serving["unit"] == "image" and serving["images_per_batch"] == 1
+    assert serving["demand_images_per_second"] == demand
+    per_instance, batch_s = serving["images_per_second_per_instance"], serving["seconds_per_batch"]
+    assert batch_s == pytest.approx(serving["time_per_output_token_ms"] / 1000.0, rel=0.005)
+    assert per_instance == pytest.approx(1.0 / batch_s, rel=0.01)
+    assert serving["images_per_second"] == pytest.approx(per_instance * serving["instances"], rel=0.01)
+    assert "images/s" in serving["text"] and "tokens/s" not in serving["text"]
+    assert f"{batch_s:g} s a batch of 1 image" in serving["text"]
+
+
+def test_language_model_serving_rows_have_no_image_keys():
+    llm = {"task": "inference", "model": {"preset": "llama-3.1-8b"}, "inference": {"concurrency": 8}}
+    row = next(r for r in _rows(parse_workload_spec(llm)) if r["fits"])
+    assert "unit" not in row["serving"] and "tokens/s" in row["serving"]["text"]
