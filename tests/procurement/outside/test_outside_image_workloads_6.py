@@ -190,7 +190,10 @@ def test_stable_fast_vanilla_sd15_step_on_an_rtx_3090(bundled_catalog, tmp_path)
 
 def _lambda(batch: int, precision: str = "fp16") -> dict:
     """scripts/benchmark.py's call: prompt x n_samples, 30 steps, CFG, xformers, VAE slicing above 16."""
-    image = {"steps": 30, "runtime": "pytorch-2.0"}
+    # tf32_matmul: every row of the CSV ran in lambda-diffusers' scripts/Dockerfile, FROM
+    # nvcr.io/nvidia/pytorch:22.11-py3 (docs/benchmark-update.md: "PyTorch 1.13, NGC 22.11"), whose
+    # TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 puts cuBLAS fp32 matmuls on TF32 (no effect in fp16 or on the V100)
+    image = {"steps": 30, "runtime": "pytorch-2.0", "tf32_matmul": True}
     if batch > 16:
         image["vae_slicing"] = True
     return {
@@ -324,25 +327,10 @@ def test_lambda_sd_fit_or_oom(bundled_catalog, tmp_path, gpu, precision, batch, 
     assert (row["verdict"] in ("fits", "tight")) == ran, row["verdict"]
 
 
-# img29: the spec can state it now (image.tf32_matmul; lambda-diffusers' scripts/Dockerfile is FROM
-# nvcr.io/nvidia/pytorch:22.11-py3, whose TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 puts cuBLAS fp32 matmuls on TF32):
-# with it this run sizes at 9.36 s (-7.9%). The default stays off (upstream PyTorch >= 1.12, which both
-# image.runtime stacks are), and this spec does not state it, so the case stays as written.
+# Was a strict xfail: "published 10.16 s vs product 21.01 s (+106.8%): the product runs an fp32 network's
+# matmuls on the CUDA cores; the run's NGC 22.11 container puts them on TF32 and the spec could not say so".
+# Now 9.36 s (-7.9%) (img29: image.tf32_matmul, stated for every Lambda row from the benchmark's Dockerfile).
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "[LAMBDA] A100-SXM4-40GB, fp32 ('single'), 8 images: published 10.16 s vs product 21.01 s (+106.8%;"
-        " under image.runtime 'optimized' 14.21 s, +39.9%). The published fp32/fp16 ratio on this card is 2.09"
-        " (fp16 4.85 s; product fp16 4.82 s, -0.7%), the product's 4.36. The product runs an fp32 network's"
-        " matmuls (the transformer blocks' projections, feed-forward and attention, about half an SD UNet's"
-        " FLOPs at 64 x 64) on the CUDA cores at 19.5 TFLOPS and only the convolutions at TF32. The run used"
-        " NVIDIA's NGC PyTorch 22.11 container, which (as I read NVIDIA's container notes) enables TF32 for"
-        " cuBLAS matmuls by default (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), so its matmuls ran at TF32 too; the"
-        " spec has no way to say 'TF32 matmuls on' (torch.backends.cuda.matmul.allow_tf32 / "
-        " set_float32_matmul_precision('high'), which many training and inference scripts set)."
-    ),
-)
 def test_lambda_sd_fp32_eight_images_on_an_a100_40gb(bundled_catalog, tmp_path):
     row = _size(tmp_path, _lambda(8, "fp32"), "a100-sxm4-40gb")
     _within(row["throughput"]["seconds_per_batch"], 10.16, SPEED)
