@@ -1,0 +1,363 @@
+"""A seventh outside practitioner's image cases for issue 29 (review x29g): detection training and TensorRT
+export. None of these measurements is used by test_outside_image_workloads.py, _2.py ... _6.py,
+image_workload_cases.json or docs/validation.md.
+
+Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
+(`manage.py size --gpu SLUG --format json`, `manage.py recommend --format json` on the bundled catalog), and
+compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case the
+product misses is a strict xfail whose reason carries the published figure, the product's, the gap and my reading
+of the cause. Ultralytics' GPU_mem is torch.cuda.memory_reserved() / 1e9: compared with (total - cuda_context_gib)
+in GB, as the earlier rounds do.
+
+Sources (figures quoted in each case):
+  [3090-Y11] a training log in the public index (find_string id 30034053923 for YOLO11m, 29335361469 for YOLO11s;
+      the same console session: 'naquoc17@FAWorkstation:~/TimeOfFlight-Project/Human-detection-Yolo11$ python3
+      train.py'): 'Ultralytics 8.3.74 ... torch-2.5.1+cu124 CUDA:0 (NVIDIA GeForce RTX 3090, 24139MiB)';
+      imgsz=640, amp=True, deterministic=True, cache=False, workers=1 ('Using 1 dataloader workers'),
+      optimizer=auto -> 'AdamW(lr=0.001429, momentum=0.9)'; 12,819 train images (1,832 backgrounds, 13,216 boxes:
+      about one object an image), nc=3; 535 validation images each epoch.
+        YOLO11s, batch 8 (1,603 it an epoch): epochs 4-20 at 16.52-16.76 it/s (median 16.67 = 133.4 images/s),
+          GPU_mem 2.33-2.35G, '20 epochs completed in 0.553 hours.'
+        YOLO11m, batch 8: epochs 11-20 at 9.80-9.96 it/s (epoch 20: 9.81 = 78.5 images/s; epochs 4-10
+          9.56-9.72), GPU_mem 4.59-4.64G, '20 epochs completed in 0.940 hours.'
+        YOLO11m, batch 25 (513 it an epoch, 'Phase 2'): epochs 4-30 at 3.87-3.93 it/s (median 3.90 = 97.5
+          images/s), GPU_mem 13.1G, '30 epochs completed in 1.128 hours.'
+      The host's vCPUs are not printed; one loader worker fed every run.
+  [COLAB-T4] a Colab notebook in the public index (find_string id 9108859682, Spanish licence-plate tutorial,
+      '!yolo detect train data=placa.yaml model=yolov8n.pt epochs=200 imgsz=640 plots=True'): 'Ultralytics
+      8.3.149 ... torch-2.6.0+cu124 CUDA:0 (Tesla T4, 15095MiB)', batch=16 (default), workers=8 -> 'Using 2
+      dataloader workers' (a Colab host's 2 vCPUs), 'train: Fast image access ... size: 534.0 KB', 346 train images
+      (22 it an epoch), 91 plates in 87 val images, optimizer=auto -> AdamW. Epochs 2-20: 2.51-3.31 it/s, median
+      2.82 it/s = 45.1 images/s.
+  [TRT-A100] ultralytics/ultralytics docs/en/integrations/tensorrt.md (commit
+      0020821830dcedf5f5a4f70bad17663ea8bbc7eb), 'Ultralytics YOLO TensorRT Export Performance', 'NVIDIA A100',
+      'Tested with Ubuntu 22.04.3 LTS, python 3.10.12, ultralytics==8.2.4, tensorrt==8.6.1.post1', Detection
+      (COCO), yolov8n.engine exported with `model.export(format="engine", imgsz=640, dynamic=True, batch=8,
+      workspace=2[, half=True])`, times per image (Ultralytics' speed dict divides by the batch):
+        FP32 Predict batch 8: 0.52 ms; FP16 Predict batch 8: 0.34 ms; FP16 COCO val batch 1: 0.33 ms.
+      The page does not say SXM or PCIe; I size the a100-sxm4-80gb the product's own YOLOv8 A100 TensorRT fit
+      (docs/models/yolov8.md) is sized on, and quote the PCIe 40GB beside it. TensorRT builds FP32 engines with
+      TF32 on by default; YOLOv8 has no matmuls, so image.tf32_matmul changes nothing here (checked).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+
+MEMORY, SPEED = 0.15, 0.25
+GIB = 2.0**30
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _recommend(tmp_path, spec: dict, top: int) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published} ({error:+.1%})"
+
+
+def _reserved_gb(row: dict) -> float:
+    return (row["memory"]["total_per_gpu_gib"] - CUDA_CONTEXT_GIB) * GIB / 1e9
+
+
+def _images_per_second(row: dict) -> float:
+    return row["throughput"]["training_images_per_second"]
+
+
+# ---------------------------------------------------------------- [3090-Y11] YOLO11s/m on an RTX 3090
+
+
+def _yolo11(preset: str, batch: int, epochs: int, vcpus: int) -> dict:
+    return {
+        "task": "full_finetune",
+        "model": {"preset": preset},
+        "precision": "fp16",
+        "micro_batch_size": batch,
+        "optimizer": "adamw",  # optimizer=auto chose AdamW (the log)
+        # 13,216 boxes over 12,819 images; 10 is my bound for the densest image (any bound up to 93, the
+        # default, moves memory < 1% here).
+        "image": {
+            "resolution_px": 640,
+            "epochs": epochs,
+            "dataset_images": 12819,
+            "max_objects_per_image": 10,
+        },
+        # The host's vCPUs are not in the log. 16 is a workstation's; the product is GPU-bound from 6 vCPUs on
+        # (YOLO11s at 119.6 images/s over 24.6 a vCPU), so the speed cases below test the GPU side only.
+        "host": {"vcpus_per_gpu": vcpus},
+    }
+
+
+@pytest.mark.django_db
+def test_yolo11s_batch8_rate_on_a_3090(bundled_catalog, tmp_path):
+    """[3090-Y11] 133.4 images/s published (16.67 it/s x 8); product 119.6 (-10.3%)."""
+    row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 16), "rtx-3090")
+    _within(_images_per_second(row), 16.67 * 8, SPEED)
+
+
+@pytest.mark.django_db
+def test_yolo11s_batch8_run_hours_on_a_3090(bundled_catalog, tmp_path):
+    """[3090-Y11] '20 epochs completed in 0.553 hours' (validation of 535 images each epoch included, ~1.7 s of
+    it); product 0.595 h (+7.7%)."""
+    row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 16), "rtx-3090")
+    _within(row["throughput"]["training_hours"], 0.553, SPEED)
+
+
+@pytest.mark.django_db
+def test_yolo11s_batch8_gpu_mem_on_a_3090(bundled_catalog, tmp_path):
+    """[3090-Y11] GPU_mem 2.34G (2.33-2.35G over the run); product 2.153 GB (-8.0%)."""
+    row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 16), "rtx-3090")
+    _within(_reserved_gb(row), 2.34, MEMORY)
+
+
+@pytest.mark.django_db
+def test_yolo11m_batch8_rate_on_a_3090(bundled_catalog, tmp_path):
+    """[3090-Y11] 78.5 images/s published (epoch 20, 9.81 it/s x 8); product 62.9 (-19.9%), inside the bar
+    at its edge: 62.9 images/s x 3 x 68.2 GFLOP = 12.9 TFLOPS, 18% of the 3090's 71 TFLOPS (fp16 with fp32
+    accumulate); the log reached 22.6%. Same direction as the 4090 of round 4 (GeForce under-rated)."""
+    row = _size(tmp_path, _yolo11("yolo11m", 8, 20, 16), "rtx-3090")
+    _within(_images_per_second(row), 9.81 * 8, SPEED)
+
+
+@pytest.mark.django_db
+def test_yolo11m_batch8_run_hours_on_a_3090(bundled_catalog, tmp_path):
+    """[3090-Y11] '20 epochs completed in 0.940 hours'; product 1.133 h (+20.5%)."""
+    row = _size(tmp_path, _yolo11("yolo11m", 8, 20, 16), "rtx-3090")
+    _within(row["throughput"]["training_hours"], 0.940, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("batch", "published_gb"),
+    [
+        # GPU_mem 4.59-4.64G; product 4.479 GB (-3.5%).
+        pytest.param(8, 4.64, id="batch-8"),
+        # GPU_mem 13.0-13.2G (13.1G from epoch 3 on); product 13.279 GB (+1.4%).
+        pytest.param(25, 13.1, id="batch-25"),
+    ],
+)
+def test_yolo11m_gpu_mem_on_a_3090(bundled_catalog, tmp_path, batch, published_gb):
+    row = _size(tmp_path, _yolo11("yolo11m", batch, 20, 16), "rtx-3090")
+    _within(_reserved_gb(row), published_gb, MEMORY)
+
+
+BATCH_25_REASON = (
+    "[3090-Y11] YOLO11m, batch 25, 640 px, RTX 3090: published 3.90 it/s x 25 = 97.5 images/s vs product 62.9"
+    " (-35.5%); '30 epochs completed in 1.128 hours' vs product 1.699 h (+50.6%). The product's detector"
+    " training rate does not move with the batch (62.9 images/s at batch 8 and at 25: step 0.127 -> 0.398 s,"
+    " exactly x 25/8), while the same card and dataset went 78.5 -> 97.5 images/s (+24%) from batch 8 to 25:"
+    " at batch 8 YOLO11m's small late-stage convolutions (20 x 20 and 40 x 40 maps) do not fill the 82 SMs."
+    " 97.5 x 3 x 68.2 GFLOP = 19.9 TFLOPS = 28% of the 3090's 71 TFLOPS against the product's 18%. A buyer"
+    " sizing a large-batch run on a GeForce card is told it takes half as long again as it does."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=BATCH_25_REASON)
+def test_yolo11m_batch25_rate_on_a_3090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _yolo11("yolo11m", 25, 30, 16), "rtx-3090")
+    _within(_images_per_second(row), 3.90 * 25, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=BATCH_25_REASON)
+def test_yolo11m_batch25_run_hours_on_a_3090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _yolo11("yolo11m", 25, 30, 16), "rtx-3090")
+    _within(row["throughput"]["training_hours"], 1.128, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[3090-Y11] YOLO11s, batch 8, ONE dataloader worker ('Using 1 dataloader workers'): published 133.4"
+        " images/s vs product 24.6 at host.vcpus_per_gpu 1 (-81.5%). Ultralytics sets cv2.setNumThreads(0) and"
+        " PyTorch runs a worker's torch ops on one thread, so one worker process is about one CPU thread (one"
+        " vCPU); it delivered 5.4x loader_images_per_vcpu (24.6), with mosaic on (epochs 1-10) and off (11-20) at"
+        " the same rate, so the loader was never the bound. The per-vCPU rate is a property of the source images"
+        " (here ~640 px video frames exported by Roboflow, against COCO's 640 x 480 photos for the fit and the"
+        " [COLAB-T4] case's 534 KB photos, which land at the fit: test below) and of the CPU (a desktop core at"
+        " 4-5 GHz against a cloud vCPU), neither of which the spec can state. What misleads: the ranking's new"
+        " vCPU need (images/s over 24.6, at least 4 a GPU) and its loader bound treat every dataset like COCO"
+        " on a cloud vCPU. Caveat: the host's vCPU count is not in the log; stating the worker count as vCPUs is"
+        " my reading, the only way the spec lets a practitioner say 'one loader process'."
+    ),
+)
+def test_yolo11s_one_loader_worker_on_a_3090(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 1), "rtx-3090")
+    _within(_images_per_second(row), 16.67 * 8, SPEED)
+
+
+# ---------------------------------------------------------------- [COLAB-T4] YOLOv8n on 2 Colab vCPUs
+
+
+@pytest.mark.django_db
+def test_yolov8n_colab_t4_is_bound_by_two_vcpus(bundled_catalog, tmp_path):
+    """[COLAB-T4] 45.1 images/s published (median 2.82 it/s x 16 over epochs 2-20, two loader workers on the
+    Colab host's 2 vCPUs, 534 KB source photos); product 49.3 (+9.3%), bound by its loader: 2 vCPUs x 24.6
+    images/s (det29's one-decode mosaic rate, not fitted on this run). The GPU side alone would run 162 images/s
+    (the same spec at 8 vCPUs), so the published rate is the host's, as the product says: this is the new
+    loader rate and the vCPU bound, tested on a run none of its fits used."""
+    spec = {
+        "task": "full_finetune",
+        "model": {"preset": "yolov8n"},
+        "precision": "fp16",
+        "micro_batch_size": 16,
+        "optimizer": "adamw",  # optimizer=auto chose AdamW(lr=0.002) (the log)
+        "image": {"resolution_px": 640, "epochs": 200, "dataset_images": 346, "max_objects_per_image": 5},
+        "host": {"vcpus_per_gpu": 2},
+    }
+    row = _size(tmp_path, spec, "t4")
+    throughput = row["throughput"]
+    assert throughput["loader_seconds"] == pytest.approx(throughput["step_seconds"], rel=0.01)
+    _within(_images_per_second(row), 2.82 * 16, SPEED)
+
+
+# ---------------------------------------------------------------- [TRT-A100] YOLOv8n TensorRT on an A100
+
+
+def _trt(precision: str, batch: int, **image) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": "yolov8n"},
+        "precision": precision,
+        "micro_batch_size": batch,
+        "image": {"fused_kernels": True, **image},  # TensorRT engine
+    }
+
+
+def _ms_per_image(row: dict) -> float:
+    return 1000.0 / row["throughput"]["images_per_second"]
+
+
+@pytest.mark.django_db
+def test_trt_fp32_over_fp16_at_batch8_on_an_a100(bundled_catalog, tmp_path):
+    """[TRT-A100] FP32 / FP16 at batch 8: 0.52 / 0.34 = 1.53 published; product 0.362 / 0.237 ms = 1.53
+    (+0.1%). TensorRT's FP32 engine runs YOLOv8n's convolutions in TF32 (its default), the product's
+    convolutions in TF32 (cudnn allow_tf32): the precision's cost is right, the absolute times are not (below).
+    Stating image.tf32_matmul changes nothing (YOLOv8 has no matmuls), as it should."""
+    fp16 = _ms_per_image(_size(tmp_path, _trt("fp16", 8), "a100-sxm4-80gb"))
+    fp32 = _ms_per_image(_size(tmp_path, _trt("fp32", 8), "a100-sxm4-80gb"))
+    tf32 = _ms_per_image(_size(tmp_path, _trt("fp32", 8, tf32_matmul=True), "a100-sxm4-80gb"))
+    assert tf32 == pytest.approx(fp32, rel=1e-6)
+    _within(fp32 / fp16, 0.52 / 0.34, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[TRT-A100] YOLOv8n TensorRT, batch 8, per image: FP16 0.34 ms published vs product 0.237 (-30.2%),"
+        " FP32 0.52 vs 0.362 (-30.4%) on the a100-sxm4-80gb (PCIe 40GB: 0.252 ms, -25.9%; 0.391 ms, -24.7%)."
+        " At batch 8 the product is past its per-forward floor and prices 8.7 GFLOP and the fused layers'"
+        " output traffic at detector_tensorrt_efficiency (0.360, refitted on yolov8.md's batch-1 A100 rows)."
+        " Published, the A100 ran 8 images in 2.7 ms, 26 TFLOPS: the batch bought nothing over batch 1 (0.33 ms"
+        " an image in the same table, test below), so TensorRT 8.6's nano engine at 640 px is neither"
+        " floor-bound nor compute-bound at these sizes; the product's speed-up from batch 1 (1.03 ms) to batch"
+        " 8 (0.24 ms) is 4.3x where the page shows none. The product's A100 scale for tiny detectors comes from"
+        " one older table; this newer table of the same vendor disagrees with it (next test)."
+    ),
+)
+@pytest.mark.parametrize(
+    ("precision", "published_ms"),
+    [pytest.param("fp16", 0.34, id="fp16"), pytest.param("fp32", 0.52, id="fp32")],
+)
+def test_trt_batch8_ms_per_image_on_an_a100(bundled_catalog, tmp_path, precision, published_ms):
+    _within(_ms_per_image(_size(tmp_path, _trt(precision, 8), "a100-sxm4-80gb")), published_ms, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "[TRT-A100] YOLOv8n TensorRT FP16, batch 1 (COCO val, ultralytics 8.2.4, TensorRT 8.6.1): 0.33 ms"
+        " published vs product 1.025 ms (+211%). The product's 0.9 ms per-forward floor is fitted on"
+        " docs/models/yolov8.md's 'Speed A100 TensorRT' column (0.99 ms for YOLOv8n, measured in early 2023 with"
+        " an older export); Ultralytics' own 2024 TensorRT page puts the same model, card and precision at a"
+        " third of it (COCO val at batch 1 runs rectangular 640 x 480-ish letterboxes, ~0.75 of the square's"
+        " pixels: still 2.3x off after that; and the nano T4 row of yolo-det-perf.md, 1.5 ms, sits above both, so a floor under"
+        " 0.33 ms on the A100 would not break the T4 fit). The floor is the software stack's (TensorRT"
+        " version, CUDA graphs, export options), which the spec cannot state; a buyer serving a nano detector"
+        " at batch 1 on an A100 is told a third of the frames per second the card gives."
+    ),
+)
+def test_trt_fp16_batch1_ms_on_an_a100(bundled_catalog, tmp_path):
+    _within(_ms_per_image(_size(tmp_path, _trt("fp16", 1), "a100-sxm4-80gb")), 0.33, SPEED)
+
+
+# ---------------------------------------------------------------- ranking judgement: YOLO11m on COCO
+
+YOLO11M_COCO = {
+    "task": "full_finetune",
+    "model": {"preset": "yolo11m"},
+    "precision": "fp16",
+    "micro_batch_size": 16,
+    "optimizer": "sgd",
+    "image": {"resolution_px": 640, "epochs": 100, "dataset_images": 118287},
+}
+
+
+@pytest.mark.django_db
+def test_yolo11m_coco_top_row_by_hand(bundled_catalog, tmp_path):
+    """Ranking as a buyer reads it: YOLO11m, 100 epochs of COCO train2017 (118,287 images), batch 16.
+
+    First row: AWS g6.xlarge spot, eu-south-2 eus2-az3, 1 x L4, pricing/data/skypilot/aws/vms.gpu.csv line 1275
+    ('g6.xlarge,L4,1.0,4.0,16.0,...,0.848,0.091300,eu-south-2,eus2-az3'): 4 vCPUs, 16 GiB, spot 0.0913 USD/h.
+    Hours: 11,828,700 images / 67.14 images/s (the product's L4 rate, GPU-bound) = 48.94 h. By hand:
+      P = 0.0913 x 1.00115 (spot overhead) = 0.091405 USD/h
+      compute = P x 48.993 h (the P90 wall clock)      = 4.478
+      reruns  = 0.2 x P x 48.939 h (compute hours)      = 0.895
+      setup   = P x 1 h                                 = 0.091
+      storage = 43 GB x 0.08 x (48.939 + 1 + 168) / 730 = 1.03
+      total                                             = 6.49 USD (the row's 6.49)
+    Host: 4 vCPUs x 24.6 images/s = 98.4 images/s of mosaics against 67.1 needed; [COLAB-T4] above measured
+    22.5 images/s a vCPU on 534 KB photos, i.e. 90 images/s here: adequate either way, and the row rightly
+    carries no vCPU warning. The 'host RAM too small: 16 GiB ... needs 22.4 GiB' warning is the rule of thumb
+    (RAM >= GPU memory), marked 'not a limit'; an Ultralytics run with 4 workers and cache=False needs well under
+    16 GiB, so it is conservative but honest about being a rule.
+    Not checked by hand: the L4's 67 images/s itself (no published L4 YOLO11m run found). Note the product
+    rates the 72 W L4 above the RTX 3090 for this run (62.5 images/s), while the 3090 measured 78.5-97.5
+    ([3090-Y11]); the ranking's order between GeForce and data-centre cards is the part I trust least."""
+    (first,) = _recommend(tmp_path, YOLO11M_COCO, 1)
+    assert (first["provider"], first["instance_type"], first["zone"], first["gpu"]) == (
+        "aws",
+        "g6.xlarge",
+        "eus2-az3",
+        "l4",
+    )
+    assert first["pricing_model"] == "spot"
+    assert Decimal(first["price_per_hour"]) == Decimal("0.091300")
+    price = float(first["effective_price_per_hour"])
+    assert price == pytest.approx(0.0913, rel=0.005)
+    hours = first["hours"]
+    assert hours == pytest.approx(118287 * 100 / 67.14 / 3600, rel=0.01)
+    breakdown = {k: float(v) for k, v in first["cost_breakdown"].items()}
+    assert breakdown["compute"] == pytest.approx(price * first["wall_clock"]["p90_hours"], abs=0.006)
+    assert breakdown["reruns"] == pytest.approx(0.2 * price * hours, abs=0.006)
+    assert breakdown["setup"] == pytest.approx(price, abs=0.006)
+    parts = breakdown["compute"] + breakdown["reruns"] + breakdown["setup"] + breakdown["storage"]
+    assert breakdown["total"] == pytest.approx(parts, abs=0.011)
+    assert float(first["total_cost"]) == pytest.approx(6.49, abs=0.01)
+    assert not any("vCPU" in warning for warning in first["warnings"])
+    assert 4 * 24.6 >= 118287 * 100 / (hours * 3600)
