@@ -617,6 +617,24 @@ VISION_PEAK_EFFICIENCY = Assumption(
     "images/s) comes out at -22% (the eager inference traffic as counted, 68 bytes per hidden unit per "
     "token and layer under autocast's fp32 residual stream and LayerNorm, serial with the GEMMs).",
 )
+IMAGE_CARD_CEILING = Assumption(
+    "image_card_ceiling",
+    1.0,
+    "fraction of the card's own dense peak",
+    "The most an image network runs at on a card with a measured row (procurement/data/measured_efficiency.csv), "
+    "whatever the stack: its saturated rate on the stack (image_peak_efficiency x the runtime's rate) times "
+    "the row stops at the card's own dense peak, the figure its tensor cores deliver under PyTorch. On GeForce "
+    "cards that is the fp16 rate with fp32 accumulate, which PyTorch's fp16 GEMMs and convolutions use, half "
+    "the fp16-accumulate rate (NVIDIA Ampere GA102 whitepaper, Table 9: RTX 3090 71 of 142 TFLOPS; Ada "
+    "whitepaper, Table 1: RTX 4090 165.2 of 330.3). A bound, not a fit. Why it is needed: the GeForce rows are "
+    "card/A100 ratios measured on diffusers' PyTorch 2.0 stack (torch2.0.md @2c529b75, compiled batch 16: the "
+    "RTX 3090 at 1.93 it/s ran ~70% of its 71 TFLOPS where the A100 ran ~31% of its 312); under the optimized "
+    "stack, where the A100 runs SD 1.x at 1/0.65 of that rate (pytorch_2_0_narrow_unet_rate), the ratio "
+    "carried across gave the 3090 1.161 x 71 = 82 TFLOPS saturated, 114% of its peak. Checked (not fitted) on "
+    "tests/procurement/outside: stable-fast's vanilla PyTorch 2.1 SD 1.5 step on an RTX 3090, 44.4 ms "
+    "(product 31.1 ms, -30.0%, before; 33.5 ms, -24.6%, after) and LCM's SDXL 25 steps on an RTX 3090, 7.0 s "
+    "(5.72 s, -18.3%, before; 6.40 s, -8.5%, after).",
+)
 ADA_UNET_TFLOPS_PER_WATT = Assumption(
     "ada_unet_tflops_per_watt",
     0.261,
@@ -1054,6 +1072,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
     VISION_PEAK_EFFICIENCY,
+    IMAGE_CARD_CEILING,
     SLOT_POWERED_CARD_W,
     ADA_UNET_TFLOPS_PER_WATT,
     IMAGE_HALF_ROWS,

@@ -11,6 +11,7 @@ from procurement.sizing.assumptions import (
     EIGHT_BIT_DIT_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
+    IMAGE_CARD_CEILING,
     IMAGE_PEAK_EFFICIENCY,
     SLOT_POWERED_CARD_W,
 )
@@ -108,7 +109,21 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
     if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:
         row = _diffusion_row(spec, "t4") or image_saturation_of("t4", spec.precision)
-    return row.efficiency / IMAGE_PEAK_EFFICIENCY.value if row else 1.0
+    if row is None:
+        return 1.0
+    return min(row.efficiency / IMAGE_PEAK_EFFICIENCY.value, own_peak_ceiling_factor(spec))
+
+
+def own_peak_ceiling_factor(spec) -> float:
+    """The largest card_image_factor a card's row may give: the factor at which the network, saturated on
+    this spec's stack (image_model.peak_efficiency x image_model.runtime_rate), reaches IMAGE_CARD_CEILING
+    of the card's own dense peak (GeForce: the fp32-accumulate rate PyTorch runs at). A row is a card/A100
+    ratio measured on one stack (the GeForce rows: diffusers' PyTorch 2.0 benchmark, where the A100 ran
+    SD 1.x at pytorch_2_0_narrow_unet_rate of its optimized rate); carried to a faster stack it would hand
+    the card the A100's gain past its own peak (the RTX 3090's 1.161 x 71 TFLOPS under the optimized stack).
+    On the stack a row was measured on the bound does not bind (the 3090 at 0.755, the 4090 at 0.657)."""
+    stack_rate = image_model.peak_efficiency(spec) * image_model.runtime_rate(spec)
+    return IMAGE_CARD_CEILING.value / stack_rate
 
 
 def _diffusion_row(spec, slug: str):

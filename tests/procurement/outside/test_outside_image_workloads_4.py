@@ -118,10 +118,12 @@ SDXL_25_CASES = [
     # its peak, fitted on diffusers' torch2.0.md SD 1.5 batch-16 T4/A100 ratio) replaces the ResNet-50 one.
     pytest.param("t4", 26.5, id="t4"),
     # Was a strict xfail: product 10.69 s (+52.7%). Now 5.72 s (-18.3%): the 3090's diffusion row (1.161 of
-    # its fp32-accumulate figure, fitted on torch2.0.md's compiled batch-16 3090/A100 ratio).
+    # its fp32-accumulate figure, fitted on torch2.0.md's compiled batch-16 3090/A100 ratio). sd29: 6.40 s (-8.5%):
+    # under the optimized stack the row stops at the card's own 71 TFLOPS (assumptions.image_card_ceiling).
     pytest.param("rtx-3090", 7.0, id="rtx-3090"),
     # Was a strict xfail: product 5.37 s (+57.9%). Now 3.50 s (+3.0%): the 4090's diffusion row (1.011,
-    # fitted on torch2.0.md's compiled batch-16 4090/A100 ratio, not on this source).
+    # fitted on torch2.0.md's compiled batch-16 4090/A100 ratio, not on this source). sd29: 3.53 s (+3.7%): the
+    # row stops at the card's own 165.2 TFLOPS (assumptions.image_card_ceiling).
     pytest.param("rtx-4090", 3.4, id="rtx-4090"),
     pytest.param("a100-sxm4-80gb", 3.8, id="a100-sxm4-80gb"),  # product 3.01 s (-20.7%): agree
 ]
