@@ -239,7 +239,12 @@ NEMO_8B_8K_FAST = pytest.mark.xfail(
     "+18.1% before CP could be stated) while Llama 2 7B at 4k is +7.1%: the 128k-vocabulary head and the 8k "
     "attention run at the same efficiency as the block GEMMs in the engine (NeMo reports 711 model TFLOP/s "
     "here against 780 at 4k). CP 2's K/V ring is now costed (0.14 s of a 9.2 s step, 1.6%): not the cause. "
-    "comm26: the ring hides under the attention steps (Transformer Engine's p2p ring): 14,492 (+18.1%)",
+    "comm26: the ring hides under the attention steps (Transformer Engine's p2p ring): 14,492 (+18.1%). "
+    "old26: the cause is the precision split, not CP: Megatron-Core runs dot-product attention in bf16 "
+    "(fp8_dot_product_attention off by default) and its output layer is not a TE module, 17.6% of this run's "
+    "FLOPs; at the bf16 peak this row is 12,327 (+0.4%) and 7B/13B -1.9%/+0.9%, but 19 fp8 cases fitted with "
+    "every FLOP at the fp8 peak (Hopper MoE constants, Llama 3 70B on 64 H100 -16.7%) need the fp8 "
+    "efficiency refitted with it (branch old26-fp8-attention-wip)",
 )
 
 
