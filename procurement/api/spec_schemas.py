@@ -255,7 +255,7 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     loader_workers = _count(
         "Training: data loader worker processes per GPU; vCPUs past them do not feed the loader (default: 8 on "
-        "detector presets, Ultralytics' workers default; no cap on other presets)"
+        "detector presets, Ultralytics' workers default; 10 on classification crops, DeiT's; no cap for diffusion)"
     )
     source_megapixels = _number(
         "Mosaic pipeline (detectors, diffusion on decoded photos): the dataset's typical source image size in "

@@ -933,6 +933,15 @@ LOADER_CROP_IMAGES_PER_VCPU = Assumption(
     "per GPU (facebookresearch/deit main.py): 25.2 images/s per worker, a lower bound (the node may have been "
     "GPU-bound). Outside review x29 round 3: ~25-26.5 per vCPU in the DeiT and a Colab YOLO11n case.",
 )
+CROP_LOADER_WORKERS = Assumption(
+    "crop_loader_workers",
+    10.0,
+    "loader worker processes per GPU",
+    "Default for image.loader_workers on classification (crop pipeline) presets: the DeiT repo's "
+    "--num_workers default of 10 per GPU (facebookresearch/deit main.py), the worker count "
+    "loader_crop_images_per_vcpu was measured at (252 images/s per V100 / 10 workers). A host's vCPUs past "
+    "them do not speed the loader.",
+)
 DETECTOR_ASSIGNER_BYTES = Assumption(
     "detector_assigner_bytes",
     48.4,
@@ -1119,6 +1128,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     LOADER_REFERENCE_SOURCE_MEGAPIXELS,
     JPEG_DECODE_PIXEL_EXPONENT,
     ULTRALYTICS_LOADER_WORKERS,
+    CROP_LOADER_WORKERS,
     LOADER_CROP_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,

@@ -13,6 +13,7 @@ import numpy as np
 
 from procurement.sizing.assumptions import (
     BYTES_PER_TOKEN_TEXT,
+    CROP_LOADER_WORKERS,
     DISK_RESERVE,
     ENVIRONMENT_DISK,
     GB,
@@ -103,13 +104,16 @@ def mosaic_images_per_vcpu(spec: WorkloadSpec) -> float:
 
 
 def loader_workers_per_gpu(spec: WorkloadSpec) -> float:
-    """Loader worker processes one GPU's training process runs (image.loader_workers; detectors default to
-    Ultralytics' 8, ultralytics_loader_workers); inf where nothing caps them."""
+    """Loader worker processes one GPU's training process runs (image.loader_workers): by default
+    Ultralytics' 8 on detectors (ultralytics_loader_workers), DeiT's 10 on the crop pipeline
+    (crop_loader_workers); inf (no cap) for diffusion on decoded photos unless the spec states its script's."""
     stated = spec.image.loader_workers
     if stated is not None:
         return float(stated)
     arch = spec.model.image_arch
-    return ULTRALYTICS_LOADER_WORKERS.value if arch is not None and arch.family == "detection" else math.inf
+    if arch is not None and arch.family == "detection":
+        return ULTRALYTICS_LOADER_WORKERS.value
+    return CROP_LOADER_WORKERS.value if data_pipeline(spec) == "crop" else math.inf
 
 
 def vcpus_per_gpu(spec: WorkloadSpec) -> float:

@@ -49,8 +49,8 @@ class ImageSpec:
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
     # training: loader worker processes per GPU; a host's vCPUs past this do not feed the loader (None: 8 on
-    # detector presets, Ultralytics' default; no cap on the others unless stated, e.g. a diffusers script's
-    # --dataloader_num_workers)
+    # detector presets, Ultralytics' default; 10 on the crop pipeline, DeiT's; no cap for diffusion on decoded
+    # photos unless stated, e.g. a diffusers script's --dataloader_num_workers)
     loader_workers: int | None = None
     # mosaic pipeline: the dataset's typical source image size, which sets the one JPEG decode a sample pays
     # (None: COCO's, assumptions.LOADER_REFERENCE_SOURCE_MEGAPIXELS)

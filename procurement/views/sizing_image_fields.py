@@ -126,7 +126,7 @@ IMAGE_KNOB_LABELS = {
     ),
     "loader_workers": (
         "Data loader workers per GPU",
-        "training; blank: 8 for YOLO (Ultralytics' default), no cap otherwise",
+        "training; blank: 8 for YOLO (Ultralytics), 10 for ViT crops (DeiT), no cap for diffusion",
         "Worker processes decoding images for each GPU (Ultralytics `workers`, a diffusers script's "
         "--dataloader_num_workers); vCPUs beyond them do not speed the loader.",
     ),

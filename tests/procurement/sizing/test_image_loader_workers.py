@@ -34,7 +34,7 @@ def _spec(image: dict | None = None, host: dict | None = None):
     return parse_workload_spec(YOLO11N | {"image": YOLO11N["image"] | (image or {}), "host": host or {}})
 
 
-def test_it_defaults_detectors_to_ultralytics_eight_workers_and_leaves_others_uncapped():
+def test_it_defaults_detectors_to_ultralytics_eight_workers_and_crops_to_deits_ten():
     assert loader_workers_per_gpu(_spec()) == 8
     assert loader_workers_per_gpu(_spec({"loader_workers": 3})) == 3
     vit = parse_workload_spec(
@@ -44,7 +44,9 @@ def test_it_defaults_detectors_to_ultralytics_eight_workers_and_leaves_others_un
             "image": {"epochs": 1, "dataset_images": 10},
         }
     )
-    assert loader_workers_per_gpu(vit) == np.inf
+    assert loader_workers_per_gpu(vit) == 10
+    photos = parse_workload_spec({"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 10}})
+    assert loader_workers_per_gpu(photos) == np.inf  # diffusion on decoded photos: the script's, when stated
 
 
 def test_it_scales_the_one_decode_with_the_source_pixels():
