@@ -253,6 +253,14 @@ class WorkloadImageSerializer(serializers.Serializer):
     max_objects_per_image = _count(
         "Detectors: most labelled objects in one training image (sizes the loss's assigner); default: COCO's 93"
     )
+    loader_workers = _count(
+        "Training: data loader worker processes per GPU; vCPUs past them do not feed the loader (default: 8 on "
+        "detector presets, Ultralytics' workers default; 10 on classification crops, DeiT's; no cap for diffusion)"
+    )
+    source_megapixels = _number(
+        "Mosaic pipeline (detectors, diffusion on decoded photos): the dataset's typical source image size in "
+        "megapixels, which sets each sample's one JPEG decode (default: COCO's 0.29)"
+    )
     data_pipeline = _choice(
         DATA_PIPELINES,
         "Training data path: mosaic (detector augmentation), crop (classification crops), predecoded (cached "

@@ -152,11 +152,12 @@ def configure(
     counts, count_of_shape = np.unique(shapes.instances, return_inverse=True)
     effective = _effective_prices(prepared, job_spot_timing(spec, options), counts)
     hours, instances = shapes.hours[shape], shapes.instances[shape]
-    # the host's image loader bounds image-decoding training (assumptions.LOADER_IMAGES_PER_VCPU); an offer
-    # whose vCPUs are unknown is taken at the host rule's vCPUs (as `size` assumes), never unbounded
+    # the host's image loader bounds image-decoding training (host.loader_worker_vcpus: the offer's vCPUs, at
+    # most image.loader_workers a GPU); an offer whose vCPUs are unknown is taken at the pipeline's need (as
+    # `size` recommends), so only the loader's workers bound it
     vcpus = columns["vcpus"][offer]
     vcpus = np.where(np.isnan(vcpus), shapes.assumed_vcpus[shape], vcpus)
-    hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances))
+    hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances, shapes.total_gpus[shape]))
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer, count_of_shape.reshape(-1)[shape]]
     compute = effective_per_config * hours * instances

@@ -26,11 +26,10 @@ from procurement.sizing.assumptions import (
     COMM_EFFICIENCY,
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
-    VCPUS_PER_GPU,
 )
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.host import decodes_images, loader_images_per_vcpu, vcpus_per_gpu
+from procurement.sizing.host import pipeline_vcpus_needed, vcpus_per_gpu
 from procurement.sizing.mfu import estimate_mfu, memory_factor
 
 
@@ -61,7 +60,9 @@ class Shapes:
     # vCPUs one instance needs: for training that decodes images on the CPU, what its loader needs to feed its
     # GPUs (host_vcpus_needed); else the guides' per-GPU minimum
     host_vcpus: np.ndarray
-    assumed_vcpus: np.ndarray  # vCPUs an offer without a vCPU figure is taken at: the guides' rule, as `size`
+    assumed_vcpus: (
+        np.ndarray
+    )  # vCPUs an offer without a vCPU figure is taken at: the pipeline need, as `size`
     generated_tokens_per_second: np.ndarray  # serving: decode tokens/s of the configuration; NaN for training
     link: np.ndarray  # per shape: index into the links table
     links: list[Interconnect]
@@ -316,18 +317,15 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
     return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 
-def host_vcpus_needed(spec: WorkloadSpec, rule_vcpus, hours, instances, gpus_per_instance) -> np.ndarray:
-    """vCPUs one instance needs so that its image loader keeps up with its GPUs (issue 29: the host check uses
-    the workload's data pipeline): for training that decodes images on the CPU, the GPUs' own rate (the run's
-    images / GPU-side `hours` / instances) over the pipeline's rate per vCPU (loader_images_per_vcpu), rounded
-    up, never under VCPUS_PER_GPU per GPU; the guides' rule (`rule_vcpus`) for everything else. A row below it
-    is the one whose hours its loader sets (configurations: loader_bound_hours)."""
-    if not (spec.is_training and decodes_images(spec) and spec.training_tokens):
-        return rule_vcpus
+def host_vcpus_needed(spec: WorkloadSpec, hours, instances, gpus_per_instance) -> np.ndarray:
+    """vCPUs one instance needs (issue 29): host.pipeline_vcpus_needed at its GPUs' own images/s (the run's
+    images / GPU-side `hours` / instances), the one rule `size` recommends too. A row below it is one whose
+    hours its loader sets (configurations: loader_bound_hours)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        images_per_second = spec.training_tokens / (np.asarray(hours, dtype=float) * 3600.0) / instances
-        feeding = np.ceil(images_per_second / loader_images_per_vcpu(spec))
-    return np.maximum(feeding, VCPUS_PER_GPU.value * np.asarray(gpus_per_instance, dtype=float))
+        images_per_second = (
+            (spec.training_tokens or np.nan) / (np.asarray(hours, dtype=float) * 3600.0) / instances
+        )
+    return pipeline_vcpus_needed(spec, images_per_second, gpus_per_instance)
 
 
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
@@ -366,8 +364,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     offloaded = offloaded_per_gpu_gib(host, total)
     slower = slower_partial_plans(grid.partial_tp, hours, fits, offloaded)
     valid, fits = valid & ~slower, fits & ~slower
-    host_ram, assumed_vcpus = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
-    host_vcpus = host_vcpus_needed(spec, assumed_vcpus, hours, grid.instances, total / grid.instances)
+    host_ram, _ = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
+    host_vcpus = host_vcpus_needed(spec, hours, grid.instances, total / grid.instances)
     instances, total_gpus, serving = grid.instances, total, {}
     if serving_rows is not None:  # serving: replicas from demand, instances of one-instance configurations
         fit = serving_fit(spec, generated, serving_rows["per_stream"], serving_rows["ttft_s"])
@@ -404,7 +402,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         offloaded_per_gpu_gib=offloaded,
         host_ram_gib=host_ram,
         host_vcpus=host_vcpus,
-        assumed_vcpus=assumed_vcpus,
+        assumed_vcpus=host_vcpus,
         generated_tokens_per_second=generated,
         estimated_speed=estimated_speed,
         speed_basis=speed_basis,

@@ -905,6 +905,40 @@ LOADER_IMAGES_PER_VCPU = Assumption(
     "loader_decode_share of the sample: 15.4 / (1 - 0.5 x 3/4) = 24.6 images/s per vCPU. Not fitted on an "
     "Ultralytics run.",
 )
+LOADER_REFERENCE_SOURCE_MEGAPIXELS = Assumption(
+    "loader_reference_source_megapixels",
+    0.29,
+    "megapixels per source image",
+    "The source images loader_images_per_vcpu's decodes were measured on: COCO train2017 (the YOLOv5 runs "
+    "of yolov5_mosaic_images_per_vcpu), Flickr photos stored at 640 px on the long side, mostly 640 x 480 "
+    "(0.307 MP) or 640 x 427 (0.273 MP); 90% of COCO train2014's images hold 167,500 to 355,840 pixels "
+    "(Lextal/SotA-CV, content/datasets/coco_detection.md). Taken at 0.29 MP, between the two common shapes: "
+    "an estimate from the shapes, not a per-image mean. Default for image.source_megapixels.",
+)
+JPEG_DECODE_PIXEL_EXPONENT = Assumption(
+    "jpeg_decode_pixel_exponent",
+    1.0,
+    "exponent of source pixels in one decode's time",
+    "A baseline JPEG decode's time grows in proportion to the pixels decoded: libjpeg-turbo's own "
+    "benchmarks (libjpeg-turbo.org, About/Performance, tjbench) and Pillow-SIMD's (python-pillow.org "
+    "pillow-perf) state decoders' speed in megapixels per second, one figure per library and CPU across "
+    "their test images of different sizes (time = pixels / rate, exponent 1). So a mosaic sample's "
+    "one decode (loader_decode_share / 4 of a YOLOv5 sample) costs source_megapixels / "
+    "loader_reference_source_megapixels times COCO's, and the rest of the sample (the 640 px canvas's warp, "
+    "HSV, flips, labels) does not change: rate = 15.4 / (1 - 0.5 + 0.5 / 4 x megapixels / 0.29). The "
+    "resize of a large source to 640 px, also in proportion to its pixels, is left out (a lower bound on "
+    "the slowdown).",
+)
+ULTRALYTICS_LOADER_WORKERS = Assumption(
+    "ultralytics_loader_workers",
+    8.0,
+    "loader worker processes per GPU",
+    "Default for image.loader_workers on detector presets: Ultralytics' `workers: 8` "
+    "(ultralytics/cfg/default.yaml); ultralytics/data/build.py build_dataloader starts "
+    "min(os.cpu_count() // max(GPUs, 1), workers) workers per training process (one process a GPU under "
+    "DDP), so vCPUs past 8 per GPU do not feed the loader. A Colab L4 log with 12 CPUs prints "
+    "'Using 8 dataloader workers'.",
+)
 LOADER_CROP_IMAGES_PER_VCPU = Assumption(
     "loader_crop_images_per_vcpu",
     25.2,
@@ -916,6 +950,15 @@ LOADER_CROP_IMAGES_PER_VCPU = Assumption(
     "RandAugment, mixup/cutmix and repeated augmentation) at the DeiT repo's --num_workers default of 10 "
     "per GPU (facebookresearch/deit main.py): 25.2 images/s per worker, a lower bound (the node may have been "
     "GPU-bound). Outside review x29 round 3: ~25-26.5 per vCPU in the DeiT and a Colab YOLO11n case.",
+)
+CROP_LOADER_WORKERS = Assumption(
+    "crop_loader_workers",
+    10.0,
+    "loader worker processes per GPU",
+    "Default for image.loader_workers on classification (crop pipeline) presets: the DeiT repo's "
+    "--num_workers default of 10 per GPU (facebookresearch/deit main.py), the worker count "
+    "loader_crop_images_per_vcpu was measured at (252 images/s per V100 / 10 workers). A host's vCPUs past "
+    "them do not speed the loader.",
 )
 DETECTOR_ASSIGNER_BYTES = Assumption(
     "detector_assigner_bytes",
@@ -1101,6 +1144,10 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     YOLOV5_MOSAIC_IMAGES_PER_VCPU,
     LOADER_DECODE_SHARE,
     LOADER_IMAGES_PER_VCPU,
+    LOADER_REFERENCE_SOURCE_MEGAPIXELS,
+    JPEG_DECODE_PIXEL_EXPONENT,
+    ULTRALYTICS_LOADER_WORKERS,
+    CROP_LOADER_WORKERS,
     LOADER_CROP_IMAGES_PER_VCPU,
     ENVIRONMENT_DISK,
     LOGS_DISK,

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from procurement.sizing.assumptions import (
     BYTES_PER_TOKEN_TEXT,
+    CROP_LOADER_WORKERS,
     DISK_RESERVE,
     ENVIRONMENT_DISK,
     GB,
     GPUS_PER_NODE,
+    JPEG_DECODE_PIXEL_EXPONENT,
     LOADER_CROP_IMAGES_PER_VCPU,
-    LOADER_IMAGES_PER_VCPU,
+    LOADER_DECODE_SHARE,
+    LOADER_REFERENCE_SOURCE_MEGAPIXELS,
     LOGS_DISK,
+    ULTRALYTICS_LOADER_WORKERS,
     VCPUS_PER_GPU,
     VCPUS_PER_GPU_IMAGE,
+    YOLOV5_MOSAIC_IMAGES_PER_VCPU,
 )
 from procurement.sizing.bytes_model import adapter_params, optimizer_bytes_per_param, state_bytes
 from procurement.sizing.gpus import GpuSpec
@@ -77,12 +84,36 @@ def decodes_images(spec: WorkloadSpec) -> bool:
 
 def loader_images_per_vcpu(spec: WorkloadSpec) -> float:
     """Training images one vCPU (one loader worker) decodes and augments per second for the workload's
-    data pipeline: LOADER_IMAGES_PER_VCPU for detector mosaics (and decoded photos), LOADER_CROP_IMAGES_PER_VCPU
-    for classification crops; inf where nothing is decoded."""
+    data pipeline: mosaics (and decoded photos) at mosaic_images_per_vcpu, LOADER_CROP_IMAGES_PER_VCPU for
+    classification crops; inf where nothing is decoded."""
     pipeline = data_pipeline(spec)
     if pipeline == "predecoded":
         return float("inf")
-    return LOADER_CROP_IMAGES_PER_VCPU.value if pipeline == "crop" else LOADER_IMAGES_PER_VCPU.value
+    return LOADER_CROP_IMAGES_PER_VCPU.value if pipeline == "crop" else mosaic_images_per_vcpu(spec)
+
+
+def mosaic_images_per_vcpu(spec: WorkloadSpec) -> float:
+    """Ultralytics' mosaic rate per worker for the dataset's source images: a YOLOv5 sample (four decodes,
+    loader_decode_share of it) less three of its decodes, the one left scaled by the source's pixels over
+    COCO's (JPEG decode time ~ pixels: jpeg_decode_pixel_exponent). COCO-sized sources give
+    loader_images_per_vcpu (24.6)."""
+    megapixels = spec.image.source_megapixels or LOADER_REFERENCE_SOURCE_MEGAPIXELS.value
+    decode = LOADER_DECODE_SHARE.value / 4.0
+    scale = (megapixels / LOADER_REFERENCE_SOURCE_MEGAPIXELS.value) ** JPEG_DECODE_PIXEL_EXPONENT.value
+    return YOLOV5_MOSAIC_IMAGES_PER_VCPU.value / (1.0 - LOADER_DECODE_SHARE.value + decode * scale)
+
+
+def loader_workers_per_gpu(spec: WorkloadSpec) -> float:
+    """Loader worker processes one GPU's training process runs (image.loader_workers): by default
+    Ultralytics' 8 on detectors (ultralytics_loader_workers), DeiT's 10 on the crop pipeline
+    (crop_loader_workers); inf (no cap) for diffusion on decoded photos unless the spec states its script's."""
+    stated = spec.image.loader_workers
+    if stated is not None:
+        return float(stated)
+    arch = spec.model.image_arch
+    if arch is not None and arch.family == "detection":
+        return ULTRALYTICS_LOADER_WORKERS.value
+    return CROP_LOADER_WORKERS.value if data_pipeline(spec) == "crop" else math.inf
 
 
 def vcpus_per_gpu(spec: WorkloadSpec) -> float:
@@ -90,16 +121,51 @@ def vcpus_per_gpu(spec: WorkloadSpec) -> float:
     return VCPUS_PER_GPU_IMAGE.value if decodes_images(spec) else VCPUS_PER_GPU.value
 
 
+def feeds_loader(spec: WorkloadSpec) -> bool:
+    """Whether the host's vCPUs bound the run: training whose data pipeline decodes images on the CPU."""
+    return spec.is_training and decodes_images(spec)
+
+
 def loader_vcpus_per_gpu(spec: WorkloadSpec) -> float:
-    """The vCPUs per GPU feeding the loader: the host the spec states (host.vcpus_per_gpu, or `size
-    --vcpus-per-gpu`), else the guides' rule (vcpus_per_gpu)."""
+    """The vCPUs per GPU the host the spec states has (host.vcpus_per_gpu, or `size --vcpus-per-gpu`); inf
+    where it states none: `size` then recommends the pipeline's need (pipeline_vcpus_needed), which feeds
+    the GPUs as far as the loader's workers can."""
     stated = spec.host.vcpus_per_gpu
-    return vcpus_per_gpu(spec) if stated is None else stated
+    return math.inf if stated is None else stated
 
 
-def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram_gib: float) -> dict:
+def loader_worker_vcpus(spec: WorkloadSpec, vcpus, gpus):
+    """The vCPUs that run loader workers (one worker each): the host's, at most loader_workers_per_gpu a GPU
+    (Ultralytics: min(os.cpu_count() // GPUs, workers))."""
+    return np.minimum(
+        np.asarray(vcpus, dtype=float), loader_workers_per_gpu(spec) * np.asarray(gpus, dtype=float)
+    )
+
+
+def pipeline_vcpus_needed(spec: WorkloadSpec, gpu_images_per_second, gpus) -> np.ndarray:
+    """vCPUs a host with `gpus` GPUs needs (issue 29, one rule for `size` and the ranking): for training that
+    decodes images on the CPU, its GPUs' own images/s over the pipeline's rate per vCPU
+    (loader_images_per_vcpu), rounded up, no more than its loader workers can use (loader_workers_per_gpu
+    a GPU) and never under VCPUS_PER_GPU a GPU; the guides' rule (vcpus_per_gpu) for everything else."""
+    gpus = np.asarray(gpus, dtype=float)
+    rule = vcpus_per_gpu(spec) * gpus
+    if not feeds_loader(spec):
+        return rule
+    with np.errstate(divide="ignore", invalid="ignore"):
+        feeding = np.ceil(np.asarray(gpu_images_per_second, dtype=float) / loader_images_per_vcpu(spec))
+    needed = np.maximum(np.minimum(feeding, loader_workers_per_gpu(spec) * gpus), VCPUS_PER_GPU.value * gpus)
+    return np.where(np.isnan(needed), rule, needed)  # no rate known (no run length): the guides' rule
+
+
+def host_requirements(
+    spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram_gib: float, gpu_images_per_second=math.nan
+) -> dict:
+    """vCPUs, RAM and disk a node needs; `gpu_images_per_second`: the job's training images/s on its GPUs
+    alone (the loader not counted), which sets the vCPUs (pipeline_vcpus_needed) where the CPU decodes."""
     gpus_per_node = int(min(gpu_count, GPUS_PER_NODE.value))
-    per_gpu = vcpus_per_gpu(spec)
+    node_rate = gpu_images_per_second * gpus_per_node / gpu_count
+    vcpus = int(pipeline_vcpus_needed(spec, node_rate, gpus_per_node))
+    per_gpu = vcpus / gpus_per_node
     gpu_memory_gib = gpu.capacity_gib * gpus_per_node
     weights_gb = spec.model.params * 2.0 / GB  # the 16-bit checkpoint as downloaded
     dataset = dataset_gb(spec)
@@ -117,12 +183,25 @@ def host_requirements(spec: WorkloadSpec, gpu: GpuSpec, gpu_count: int, host_ram
     return {
         "nodes": math.ceil(gpu_count / GPUS_PER_NODE.value),
         "gpus_per_node": gpus_per_node,
-        "vcpus_per_node": int(per_gpu * gpus_per_node),
+        "vcpus_per_node": vcpus,
         "ram_gib_per_node": math.ceil(gpu_memory_gib + host_ram_gib),
         "ram_rule": "at least the sum of GPU memory, plus offloaded state",
         "offloaded_state_gib_per_node": host_ram_gib,
         "disk_gb_per_node": math.ceil(subtotal + parts["reserve_gb"]),
         "disk_breakdown_gb": {key: round(value, 1) for key, value in parts.items()},
         "gpu_memory_gib_per_node": round(gpu_memory_gib, 1),
-        "notes": f"{per_gpu:g} vCPUs per GPU" + (" (image decoding)" if decodes_images(spec) else ""),
+        "notes": _vcpu_note(spec, per_gpu),
     }
+
+
+def _vcpu_note(spec: WorkloadSpec, per_gpu: float) -> str:
+    if not decodes_images(spec):
+        return f"{per_gpu:g} vCPUs per GPU"
+    if not feeds_loader(spec):
+        return f"{per_gpu:g} vCPUs per GPU (image decoding)"
+    workers = loader_workers_per_gpu(spec)
+    cap = f", at most {workers:g} loader workers a GPU" if math.isfinite(workers) else ""
+    return (
+        f"{per_gpu:g} vCPUs per GPU (image decoding: the GPUs' images/s over "
+        f"{loader_images_per_vcpu(spec):.3g} images/s a loader worker{cap}, at least {VCPUS_PER_GPU.value:g})"
+    )

@@ -35,6 +35,8 @@ IMAGE_KNOB_PATHS = {
     "dataset_images": "image.dataset_images",
     "max_objects_per_image": "image.max_objects_per_image",
     "deterministic": "image.deterministic",
+    "loader_workers": "image.loader_workers",
+    "source_megapixels": "image.source_megapixels",
 }
 # Flags, with the spec's default: a ticked box posts "true", an unticked one "false" (a hidden input)
 IMAGE_FLAG_DEFAULTS = {
@@ -66,6 +68,8 @@ IMAGE_NUMBER_KNOBS = {
     "epochs",
     "dataset_images",
     "max_objects_per_image",
+    "loader_workers",
+    "source_megapixels",
 }
 # The form's starting values: every knob at the spec's default (cache_text_embeddings blank: as cache_latents)
 IMAGE_KNOB_DEFAULTS = {knob: "" for knob in IMAGE_KNOB_PATHS} | IMAGE_FLAG_DEFAULTS | _CHOICE_DEFAULTS
@@ -93,6 +97,8 @@ _TRAINING_ONLY = {
     "dataset_images",
     "max_objects_per_image",
     "deterministic",
+    "loader_workers",
+    "source_megapixels",
 }
 
 

@@ -48,6 +48,13 @@ class ImageSpec:
     # transformer loaded alone)
     quantize_text_encoders: bool = False
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
+    # training: loader worker processes per GPU; a host's vCPUs past this do not feed the loader (None: 8 on
+    # detector presets, Ultralytics' default; 10 on the crop pipeline, DeiT's; no cap for diffusion on decoded
+    # photos unless stated, e.g. a diffusers script's --dataloader_num_workers)
+    loader_workers: int | None = None
+    # mosaic pipeline: the dataset's typical source image size, which sets the one JPEG decode a sample pays
+    # (None: COCO's, assumptions.LOADER_REFERENCE_SOURCE_MEGAPIXELS)
+    source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
     # fp32 networks: their matmuls (linears, attention's bmm) run on TF32 tensor cores (Ampere and later), as
     # under NVIDIA's NGC PyTorch containers (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11's default, or

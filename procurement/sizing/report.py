@@ -24,7 +24,7 @@ from procurement.sizing.host import (
     data_pipeline,
     host_requirements,
     loader_images_per_vcpu,
-    loader_vcpus_per_gpu,
+    loader_workers_per_gpu,
 )
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
@@ -168,6 +168,7 @@ _EXTRA_COLUMNS = (
     ("images_per_second_per_gpu", 4),
     ("flops_per_image", 0),
     ("loader_seconds", 4),
+    ("gpu_step_seconds", 6),  # the step on the GPUs alone: what the host's loader has to keep up with
     ("step_seconds", 4),
     # the split the plan pays for: the pipeline bubble (a fraction of compute, (p - 1) / (v m)) and the
     # seconds per step of pipeline sends, context parallelism's K/V ring and the experts' all-to-alls
@@ -200,17 +201,32 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     ]
 
 
+def _gpu_images_per_second(throughput: dict) -> float:
+    """Training images/s the headline's GPUs run at without their loader (NaN where not known)."""
+    rate, step, gpu_step = (
+        throughput.get(key) for key in ("training_tokens_per_second", "step_seconds", "gpu_step_seconds")
+    )
+    if not (rate and step and gpu_step):
+        return math.nan
+    return rate * step / gpu_step
+
+
 def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
     """Say so when the host's image loader, not the GPU, sets the step time (an assumption deciding it)."""
     loader, step = throughput.get("loader_seconds"), throughput.get("step_seconds")
     if not loader or step is None or loader < step:
         return None
-    per_gpu = loader_vcpus_per_gpu(spec)
+    stated, workers = spec.host.vcpus_per_gpu, loader_workers_per_gpu(spec)
+    feeding = workers if stated is None else min(stated, workers)
     key = "loader_crop_images_per_vcpu" if data_pipeline(spec) == "crop" else "loader_images_per_vcpu"
+    if stated is not None and stated <= workers:
+        more = "a host with more vCPUs per GPU trains faster (host.vcpus_per_gpu states yours)"
+    else:
+        more = f"the loader runs {workers:g} workers a GPU (image.loader_workers): more vCPUs do not help"
     return (
-        f"the host's image loader sets the pace: {per_gpu:g} vCPUs per GPU x "
-        f"{loader_images_per_vcpu(spec):g} images/s each ({key}, {data_pipeline(spec)} pipeline); a host "
-        "with more vCPUs per GPU trains faster (host.vcpus_per_gpu states yours)"
+        f"the host's image loader sets the pace: {feeding:g} vCPUs per GPU x "
+        f"{loader_images_per_vcpu(spec):.3g} images/s each ({key}, {data_pipeline(spec)} pipeline, "
+        f"image.source_megapixels); {more}"
     )
 
 
@@ -489,7 +505,13 @@ def size_workload(
     if headline is not None:
         throughput = dict(headline["throughput"]) | {"gpu": headline["gpu"], "gpus": headline["gpus"]}
         gpu = next(g for g in gpus if g.slug == headline["gpu"])
-        host = host_requirements(spec, gpu, headline["gpus"], headline["memory"]["host_ram_gib"] or 0.0)
+        host = host_requirements(
+            spec,
+            gpu,
+            headline["gpus"],
+            headline["memory"]["host_ram_gib"] or 0.0,
+            _gpu_images_per_second(headline["throughput"]),
+        )
         host["gpu"] = gpu.slug
     return {
         "workload": _workload_summary(spec),

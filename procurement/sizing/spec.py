@@ -848,6 +848,8 @@ _IMAGE_KEYS = {
     "max_objects_per_image",
     "deterministic",
     "data_pipeline",
+    "loader_workers",
+    "source_megapixels",
     "quantize_text_encoders",
     "runtime",
     "cache_text_embeddings",
@@ -881,6 +883,10 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
             data, "quantize_text_encoders", "image.quantize_text_encoders", False
         ),
         data_pipeline=reader.choice(data, "data_pipeline", "image.data_pipeline", "preset", DATA_PIPELINES),
+        loader_workers=reader.integer(data, "loader_workers", "image.loader_workers", None, minimum=1),
+        source_megapixels=reader.number(
+            data, "source_megapixels", "image.source_megapixels", None, minimum=0
+        ),
         runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
         cache_text_embeddings=reader.optional_boolean(
             data, "cache_text_embeddings", "image.cache_text_embeddings"
@@ -890,6 +896,21 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
+
+
+def _check_loader_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
+    """The host loader's fields act in training only; the source size sets the mosaic pipeline's decode
+    (the crop rate was measured on ImageNet's own photos, with no decode share to scale)."""
+    for key in ("loader_workers", "source_megapixels"):
+        if getattr(spec.image, key) is not None and not spec.is_training:
+            reader.error(f"image.{key}", "the host's image loader is sized for training only")
+    crop = spec.image.data_pipeline == "crop" or (
+        spec.image.data_pipeline == "preset" and arch.family not in ("detection",) and not arch.is_diffusion
+    )
+    if spec.image.source_megapixels is not None and crop:
+        reader.error(
+            "image.source_megapixels", "scales the mosaic pipeline's decode; the crop pipeline has none"
+        )
 
 
 def _image_defaults(
@@ -1193,6 +1214,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")
+    _check_loader_fields(reader, spec, arch)
     if spec.image.unfused_lora_rank is not None and (spec.is_training or not image_model.is_unet(spec)):
         reader.error(
             "image.unfused_lora_rank",

@@ -58,7 +58,12 @@ from procurement.sizing.bytes_model import (
     state_bytes,
 )
 from procurement.sizing.expert_layout import expert_rank_stride
-from procurement.sizing.host import decodes_images, loader_images_per_vcpu, loader_vcpus_per_gpu
+from procurement.sizing.host import (
+    feeds_loader,
+    loader_images_per_vcpu,
+    loader_vcpus_per_gpu,
+    loader_worker_vcpus,
+)
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
 from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
@@ -293,8 +298,9 @@ def training_throughput(
     """Tokens/s, hours, communication share and every collective per step, per row.
 
     vcpus_per_gpu: the host's vCPUs per GPU, which bound a step that decodes images on the CPU
-    (loader_seconds_per_step); None: the host rule the size report recommends (host.vcpus_per_gpu), inf:
-    no host bound (the ranking applies each offer's own vCPUs).
+    (loader_seconds_per_step); None: the spec's host.vcpus_per_gpu, else the host the size report recommends
+    (host.pipeline_vcpus_needed: only the loader's workers bound it); inf: the same (the ranking applies each
+    offer's own vCPUs).
 
     peak_tflops: dense peak for the precision. interconnect_gbps: per-GPU collective bandwidth (GB/s) of
     the node link; tensor_parallel_gbps: that of the tensor-parallel group (defaults to interconnect_gbps).
@@ -417,6 +423,7 @@ def training_throughput(
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
+        "gpu_step_seconds": gpu_step_s,
         "loader_seconds": loader_s,
         "gradient_seconds_node": grad_node_s,
         "gradient_seconds_fabric": grad_fabric_s,
@@ -582,23 +589,27 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:
     """Seconds the CPU data pipeline needs for one step's images: decoding and augmenting at
-    the data pipeline's rate per vCPU (host.loader_images_per_vcpu, one loader worker each) on the host's
-    vCPUs (vcpus_per_gpu None: the spec's host, else the guides' rule); 0 where no image is decoded on the
-    CPU (text, cached latents, pre-decoded data)."""
-    if not (spec.is_training and decodes_images(spec)):
+    the data pipeline's rate per vCPU (host.loader_images_per_vcpu) on the vCPUs that run loader workers
+    (host.loader_worker_vcpus: the host's, at most image.loader_workers a GPU; vcpus_per_gpu None: the
+    spec's host, else the pipeline's need, which only the workers cap); 0 where no image is decoded on
+    the CPU (text, cached latents, pre-decoded data)."""
+    if not feeds_loader(spec):
         return np.zeros_like(np.asarray(gpus, dtype=float))
+    gpus = np.asarray(gpus, dtype=float)
     per_gpu = _array(vcpus_per_gpu, loader_vcpus_per_gpu(spec))
-    with np.errstate(divide="ignore"):
-        return step_images / (np.asarray(gpus, dtype=float) * per_gpu * loader_images_per_vcpu(spec))
-
-
-def loader_bound_hours(spec: WorkloadSpec, vcpus) -> np.ndarray:
-    """Hours the host's data pipeline alone needs for the run (vcpus: the instances' total vCPUs; NaN
-    where unknown stays NaN)."""
-    if not (spec.is_training and decodes_images(spec)) or not spec.training_tokens:
-        return np.zeros_like(np.asarray(vcpus, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return spec.training_tokens / (np.asarray(vcpus, dtype=float) * loader_images_per_vcpu(spec)) / 3600.0
+        return step_images / (loader_worker_vcpus(spec, gpus * per_gpu, gpus) * loader_images_per_vcpu(spec))
+
+
+def loader_bound_hours(spec: WorkloadSpec, vcpus, gpus=None) -> np.ndarray:
+    """Hours the host's data pipeline alone needs for the run (vcpus, gpus: the instances' totals; NaN
+    where unknown stays NaN; gpus None: every vCPU runs a loader worker)."""
+    if not feeds_loader(spec) or not spec.training_tokens:
+        return np.zeros_like(np.asarray(vcpus, dtype=float))
+    gpus = np.inf if gpus is None else gpus
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = loader_worker_vcpus(spec, vcpus, gpus) * loader_images_per_vcpu(spec)
+        return spec.training_tokens / rate / 3600.0
 
 
 def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:

@@ -124,6 +124,18 @@ IMAGE_KNOB_LABELS = {
         "YOLO training; blank: COCO's 93",
         "The most labelled objects in one training image; sizes the loss's target assignment.",
     ),
+    "loader_workers": (
+        "Data loader workers per GPU",
+        "training; blank: 8 for YOLO (Ultralytics), 10 for ViT crops (DeiT), no cap for diffusion",
+        "Worker processes decoding images for each GPU (Ultralytics `workers`, a diffusers script's "
+        "--dataloader_num_workers); vCPUs beyond them do not speed the loader.",
+    ),
+    "source_megapixels": (
+        "Source image size (megapixels)",
+        "detector training; blank: COCO's 0.29",
+        "Typical size of the dataset's stored images before resizing (1360 x 765 = 1.04); each is decoded "
+        "once, in time proportional to its pixels.",
+    ),
     "deterministic": (
         "Deterministic mode",
         "YOLO training",

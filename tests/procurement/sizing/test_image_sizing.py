@@ -344,14 +344,17 @@ def test_report_names_image_speeds_in_images():
     ("fields", "vcpus"),
     [
         ({"task": "full_finetune", "model": {"preset": "yolov8s"}}, 8),  # decode + augment every image
-        ({"task": "lora", "model": {"preset": "sdxl"}}, 8),  # VAE-encodes decoded images each step
+        # decodes photos for the VAE, but at a few images/s a GPU one vCPU keeps up: the floor of 4 (ldr29: `size`
+        # asks for the pipeline's need, as the ranking does, not the flat 8)
+        ({"task": "lora", "model": {"preset": "sdxl"}}, 4),
         ({"task": "lora", "model": {"preset": "sdxl"}, "image": {"cache_latents": True}}, 4),  # tensors only
         ({"task": "inference", "model": {"preset": "flux.1-dev"}}, 4),  # prompts in, images out
         ({"task": "inference", "model": {"preset": "yolov8s"}}, 8),  # detection decodes its inputs
     ],
 )
 def test_host_vcpus_follow_the_data_pipeline(fields, vcpus):
-    # The guides' rule: at least 4 vCPUs per GPU, 8-16 for heavy image decoding (assumptions.py).
+    # The guides' rule (at least 4 vCPUs per GPU, 8 for image decoding) outside training; training that decodes
+    # images asks for its GPUs' images/s over the loader's rate, at most its workers, at least 4 a GPU.
     report = size_workload(parse_workload_spec(fields | {"parallelism": {"gpus": 2}}), [gpu_by_slug("l40s")])
     assert report["host"]["vcpus_per_node"] == 2 * vcpus
 
