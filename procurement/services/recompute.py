@@ -7,19 +7,23 @@ recommendation changed.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
 from django.db import transaction
+from django.utils import timezone
 
 from gpuledger.data_versions import bump_version
 from procurement import models
 from procurement.bulk_copy import copy_insert
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
+from procurement.ranking import Ranking, RankingOptions
 from procurement.services.benchmarks import NO_MEASUREMENTS, ShapeMeasurements, shape_key, shape_measurements
 from procurement.services.notifications import change_event_create, change_events_create
 from procurement.services.recommendations import (
@@ -31,6 +35,7 @@ from procurement.services.recommendations import (
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
+from procurement.sizing import WorkloadSpec
 
 DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
 
@@ -146,6 +151,7 @@ def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[d
     workloads = models.Workload.objects.in_bulk(workload_ids)
     latest, own = _latest_recommendations(workload_ids), _own_measurements_bulk(workload_ids)
     by_shape = shape_measurements()  # every same-shape benchmark, read once for the chunk
+    rankings = ChunkRankings(context)
     summaries, changed = [], []
     for workload_id in workload_ids:
         workload = workloads.get(workload_id)
@@ -154,7 +160,7 @@ def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[d
             continue
         try:
             recomputed = _rerank(
-                workload, latest.get(workload_id), own.get(workload_id, NO_MEASUREMENTS), by_shape, context
+                workload, latest.get(workload_id), own.get(workload_id, NO_MEASUREMENTS), by_shape, rankings
             )
         except CostInputError as error:
             summaries.append({"workload_id": workload_id, "skipped": str(error)})
@@ -166,8 +172,55 @@ def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[d
     return summaries
 
 
+class ChunkRankings:
+    """The rankings of one recompute chunk, each computed once per distinct input: stored workloads are
+    often copies of one another (the same model, task and token count under another name), and ranking
+    one is most of a recompute's time (issue 26, "Speed").
+
+    A ranking is a function of its context (one offer table and price version: the chunk's), the clock,
+    the spec, the saved options and the measured speeds. The chunk ranks every workload as of one instant
+    (``now``, taken when the chunk starts, as the context's stale flags are), so the key is the rest:
+    the whole parsed spec except its name (which no ranking reads), the options as canonical JSON and
+    the measurements. A spec or an option that differs in any field is another key; new prices are
+    another context, so another ``ChunkRankings``: nothing outlives the chunk. The results are shared
+    between the rows that asked for the same ranking, and nothing changes a stored row's results."""
+
+    def __init__(self, context: RankingContext, now: dt.datetime | None = None) -> None:
+        self.context, self.now = context, now or timezone.now()
+        self._rankings: dict[Hashable, Ranking] = {}
+
+    def rank(
+        self,
+        spec: WorkloadSpec,
+        parameters: dict[str, Any],
+        options: RankingOptions,
+        measurements: ShapeMeasurements,
+    ) -> Ranking:
+        """``options``: ``parameters`` parsed."""
+        key = ranking_key(spec, parameters, measurements)
+        if key not in self._rankings:
+            self._rankings[key] = recommendation_compute(
+                spec=spec,
+                options=options,
+                context=self.context,
+                measurements=measurements,
+                now=self.now,
+            )
+        return self._rankings[key]
+
+
+def ranking_key(spec: WorkloadSpec, parameters: dict[str, Any], measurements: ShapeMeasurements) -> Hashable:
+    """Everything of a stored workload that its ranking reads, in a chunk's context and clock."""
+    return (
+        replace(spec, name=""),
+        orjson.dumps(parameters, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS),
+        frozenset(measurements.speeds.items()),
+        frozenset(measurements.dates.items()),
+    )
+
+
 def _rerank(
-    workload, previous, own: ShapeMeasurements, by_shape, context: RankingContext
+    workload, previous, own: ShapeMeasurements, by_shape, rankings: ChunkRankings
 ) -> _Recomputed | None:
     # The saved options (rows are stored only by an explicit save or by a recompute that copies them),
     # never those of the last ad-hoc query.
@@ -176,7 +229,7 @@ def _rerank(
     spec = workload_spec_parse(workload.spec)
     shared = by_shape.get(shape_key(spec), NO_MEASUREMENTS)
     measurements = ShapeMeasurements(shared.speeds | own.speeds, shared.dates | own.dates)  # own runs on top
-    ranking = recommendation_compute(spec=spec, options=options, context=context, measurements=measurements)
+    ranking = rankings.rank(spec, parameters, options, measurements)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
         return None
