@@ -165,22 +165,27 @@ def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[d
             changed = []
             for workload_id in workload_ids[start : start + STORE_BATCH]:
                 workload = workloads.get(workload_id)
-                if workload is None:
-                    summaries.append({"workload_id": workload_id, "skipped": "gone"})
-                    continue
-                own_runs = own.get(workload_id, NO_MEASUREMENTS)
-                try:
-                    recomputed = _rerank(workload, latest.get(workload_id), own_runs, by_shape, rankings)
-                except CostInputError as error:
-                    summaries.append({"workload_id": workload_id, "skipped": str(error)})
-                    continue
-                summaries.append(
-                    {"workload_id": workload_id, "created": recomputed is not None, "events": []}
+                summary, recomputed = _recompute_one(
+                    workload_id, workload, latest, own.get(workload_id, NO_MEASUREMENTS), by_shape, rankings
                 )
+                summaries.append(summary)
                 if recomputed is not None:
-                    changed.append((summaries[-1], recomputed))
+                    changed.append((summary, recomputed))
             store(changed)
     return summaries
+
+
+def _recompute_one(
+    workload_id: int, workload, latest, own: ShapeMeasurements, by_shape, rankings: ChunkRankings
+) -> tuple[dict[str, Any], _Recomputed | None]:
+    """One workload's summary, and its new row when its answer changed."""
+    if workload is None:
+        return {"workload_id": workload_id, "skipped": "gone"}, None
+    try:
+        recomputed = _rerank(workload, latest.get(workload_id), own, by_shape, rankings)
+    except CostInputError as error:
+        return {"workload_id": workload_id, "skipped": str(error)}, None
+    return {"workload_id": workload_id, "created": recomputed is not None, "events": []}, recomputed
 
 
 def _store_batch(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
