@@ -11,6 +11,8 @@ keeps its own row and no cheaper row is ever folded into a dearer one.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from procurement.ranking.configurations import Configurations, ranked_order
@@ -29,18 +31,27 @@ def collapse(order: np.ndarray, prepared: PreparedOffers, configs: Configuration
     kept: list[int] = []
     groups: dict[tuple, int] = {}
     also: dict[int, list[str]] = {}
-    for index in order.tolist():
-        offer = int(configs.offer[index])
-        position = int(prepared.positions[offer])
+    offers = configs.offer[order]
+    # the row figures as Python numbers in one pass each (a numpy scalar per row and figure cost more than
+    # the rest of the collapse); ``round`` is Python's on each, as before
+    columns = zip(
+        order.tolist(),
+        offers.tolist(),
+        configs.shape[order].tolist(),
+        configs.total_cost[order].tolist(),
+        configs.hours[order].tolist(),
+        strict=True,
+    )
+    for index, offer, shape, cost, hours in columns:
         key = (
-            *(prepared.text[name][position] for name in KEY_COLUMNS),
-            round(float(prepared.columns["price_usd"][offer]), 6),
-            int(configs.shape[index]),
-            *_outcome(configs, prepared, index, offer),
+            _offer_key(prepared, offer),
+            shape,
+            round(cost, 2) if math.isfinite(cost) else None,  # total cost to the cent
+            round(hours, 6) if math.isfinite(hours) else None,
         )
         if key in groups:
             first = groups[key]
-            place = _place(prepared, position)
+            place = _place(prepared, int(prepared.positions[offer]))
             if place not in also[first]:
                 also[first].append(place)
             continue
@@ -50,15 +61,21 @@ def collapse(order: np.ndarray, prepared: PreparedOffers, configs: Configuration
     return kept, also
 
 
-def _outcome(configs: Configurations, prepared: PreparedOffers, index: int, offer: int) -> tuple:
-    """What a person compares beside the offer: total cost (cents), hours, and a spot offer's band."""
-    cost, hours = float(configs.total_cost[index]), float(configs.hours[index])
-    band = int(prepared.columns["band"][offer]) if bool(prepared.columns["is_spot"][offer]) else -1
-    return (
-        round(cost, 2) if np.isfinite(cost) else None,
-        round(hours, 6) if np.isfinite(hours) else None,
-        band,
-    )
+def _offer_key(prepared: PreparedOffers, offer: int) -> tuple:
+    """What a person compares of the offer itself: KEY_COLUMNS, the ranked USD price (to 1e-6) and a spot
+    offer's advisor band (-1 for any other); built once per offer of the prepared table."""
+    memo = prepared._collapse_keys
+    key = memo.get(offer)
+    if key is None:
+        position = int(prepared.positions[offer])
+        columns = prepared.columns
+        band = int(columns["band"][offer]) if bool(columns["is_spot"][offer]) else -1
+        key = memo[offer] = (
+            *(prepared.text[name][position] for name in KEY_COLUMNS),
+            round(float(columns["price_usd"][offer]), 6),
+            band,
+        )
+    return key
 
 
 def collapsed_order(

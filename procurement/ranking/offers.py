@@ -170,6 +170,8 @@ class PreparedOffers:
     # per distinct set of what decides which configurations are priced: those configurations
     # (ranking/configurations.py, ``_priced_cells``)
     _cells: dict[tuple, Any] = field(default_factory=dict, compare=False, repr=False)
+    # per offer: what rows of one group share (ranking/collapse.py, ``_offer_key``)
+    _collapse_keys: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     def observed_at(self, index: int) -> dt.datetime:
         """The offer's price timestamp (aware, UTC); memoized, as the same cheap offers top most rankings."""

@@ -6,6 +6,7 @@ rates), read once per request or per recompute chunk.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import hashlib
 import json
@@ -343,9 +344,11 @@ def recommendation_compute(
     workload: models.Workload | None = None,
     context: RankingContext | None = None,
     measurements: ShapeMeasurements | None = None,
+    now: dt.datetime | None = None,
 ) -> Ranking:
     """Rank the current catalog for a workload: storage from the sizing engine's disk estimate,
-    priced at each provider's block-storage rate; measured speeds from the workload's benchmarks."""
+    priced at each provider's block-storage rate; measured speeds from the workload's benchmarks.
+    ``now``: the instant prices are aged at (None: the moment it ranks)."""
     context = context or RankingContext.current()
     context.check_filters(options)
     measurements = _measurements(workload, spec) if measurements is None else measurements
@@ -363,7 +366,9 @@ def recommendation_compute(
     )
     try:
         # the whole offer table goes along: a deadline plan looks up on-demand fallback prices in it
-        return rank_workload(spec, context.offers, context.gpus, options, prepared=context.prepared(options))
+        return rank_workload(
+            spec, context.offers, context.gpus, options, now=now, prepared=context.prepared(options)
+        )
     except ValueError as error:  # e.g. a training workload without training_tokens
         field_name, _, message = str(error).partition(": ")
         raise CostInputError(field_name, message) from None

@@ -7,19 +7,23 @@ recommendation changed.
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
 from django.db import transaction
+from django.utils import timezone
 
 from gpuledger.data_versions import bump_version
 from procurement import models
 from procurement.bulk_copy import copy_insert
 from procurement.choices import ChangeKind
 from procurement.costing.values import CostInputError
+from procurement.ranking import Ranking, RankingOptions
 from procurement.services.benchmarks import NO_MEASUREMENTS, ShapeMeasurements, shape_key, shape_measurements
 from procurement.services.notifications import change_event_create, change_events_create
 from procurement.services.recommendations import (
@@ -31,6 +35,8 @@ from procurement.services.recommendations import (
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
+from procurement.services.written_behind import written_behind
+from procurement.sizing import WorkloadSpec
 
 DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
 
@@ -142,32 +148,99 @@ def recommendations_recompute_chunk(
         return _recompute_chunk(workload_ids, context or RankingContext.current())
 
 
+# Workloads ranked before their new rows are handed over to be stored (while the next batch is ranked:
+# services/written_behind.py). Small enough that the last batch's write, which nothing overlaps, is short;
+# large enough that a batch's locks, re-read and COPY are few round trips.
+STORE_BATCH = 100
+
+
 def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[dict[str, Any]]:
     workloads = models.Workload.objects.in_bulk(workload_ids)
     latest, own = _latest_recommendations(workload_ids), _own_measurements_bulk(workload_ids)
     by_shape = shape_measurements()  # every same-shape benchmark, read once for the chunk
-    summaries, changed = [], []
-    for workload_id in workload_ids:
-        workload = workloads.get(workload_id)
-        if workload is None:
-            summaries.append({"workload_id": workload_id, "skipped": "gone"})
-            continue
-        try:
-            recomputed = _rerank(
-                workload, latest.get(workload_id), own.get(workload_id, NO_MEASUREMENTS), by_shape, context
-            )
-        except CostInputError as error:
-            summaries.append({"workload_id": workload_id, "skipped": str(error)})
-            continue
-        summaries.append({"workload_id": workload_id, "created": recomputed is not None, "events": []})
-        if recomputed is not None:
-            changed.append((summaries[-1], recomputed))
-    _store_recomputed(changed)
+    rankings = ChunkRankings(context)
+    summaries: list[dict[str, Any]] = []
+    with written_behind(_store_batch) as store:
+        for start in range(0, len(workload_ids), STORE_BATCH):
+            changed = []
+            for workload_id in workload_ids[start : start + STORE_BATCH]:
+                workload = workloads.get(workload_id)
+                summary, recomputed = _recompute_one(
+                    workload_id, workload, latest, own.get(workload_id, NO_MEASUREMENTS), by_shape, rankings
+                )
+                summaries.append(summary)
+                if recomputed is not None:
+                    changed.append((summary, recomputed))
+            store(changed)
     return summaries
 
 
+def _recompute_one(
+    workload_id: int, workload, latest, own: ShapeMeasurements, by_shape, rankings: ChunkRankings
+) -> tuple[dict[str, Any], _Recomputed | None]:
+    """One workload's summary, and its new row when its answer changed."""
+    if workload is None:
+        return {"workload_id": workload_id, "skipped": "gone"}, None
+    try:
+        recomputed = _rerank(workload, latest.get(workload_id), own, by_shape, rankings)
+    except CostInputError as error:
+        return {"workload_id": workload_id, "skipped": str(error)}, None
+    return {"workload_id": workload_id, "created": recomputed is not None, "events": []}, recomputed
+
+
+def _store_batch(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
+    _store_recomputed(changed)  # read at each call: tests put a racing run in its place
+
+
+class ChunkRankings:
+    """The rankings of one recompute chunk, each computed once per distinct input: stored workloads are
+    often copies of one another (the same model, task and token count under another name), and ranking
+    one is most of a recompute's time (issue 26, "Speed").
+
+    A ranking is a function of its context (one offer table and price version: the chunk's), the clock,
+    the spec, the saved options and the measured speeds. The chunk ranks every workload as of one instant
+    (``now``, taken when the chunk starts, as the context's stale flags are), so the key is the rest:
+    the whole parsed spec except its name (which no ranking reads), the options as canonical JSON and
+    the measurements. A spec or an option that differs in any field is another key; new prices are
+    another context, so another ``ChunkRankings``: nothing outlives the chunk. The results are shared
+    between the rows that asked for the same ranking, and nothing changes a stored row's results."""
+
+    def __init__(self, context: RankingContext, now: dt.datetime | None = None) -> None:
+        self.context, self.now = context, now or timezone.now()
+        self._rankings: dict[Hashable, Ranking] = {}
+
+    def rank(
+        self,
+        spec: WorkloadSpec,
+        parameters: dict[str, Any],
+        options: RankingOptions,
+        measurements: ShapeMeasurements,
+    ) -> Ranking:
+        """``options``: ``parameters`` parsed."""
+        key = ranking_key(spec, parameters, measurements)
+        if key not in self._rankings:
+            self._rankings[key] = recommendation_compute(
+                spec=spec,
+                options=options,
+                context=self.context,
+                measurements=measurements,
+                now=self.now,
+            )
+        return self._rankings[key]
+
+
+def ranking_key(spec: WorkloadSpec, parameters: dict[str, Any], measurements: ShapeMeasurements) -> Hashable:
+    """Everything of a stored workload that its ranking reads, in a chunk's context and clock."""
+    return (
+        replace(spec, name=""),
+        orjson.dumps(parameters, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS),
+        frozenset(measurements.speeds.items()),
+        frozenset(measurements.dates.items()),
+    )
+
+
 def _rerank(
-    workload, previous, own: ShapeMeasurements, by_shape, context: RankingContext
+    workload, previous, own: ShapeMeasurements, by_shape, rankings: ChunkRankings
 ) -> _Recomputed | None:
     # The saved options (rows are stored only by an explicit save or by a recompute that copies them),
     # never those of the last ad-hoc query.
@@ -176,7 +249,7 @@ def _rerank(
     spec = workload_spec_parse(workload.spec)
     shared = by_shape.get(shape_key(spec), NO_MEASUREMENTS)
     measurements = ShapeMeasurements(shared.speeds | own.speeds, shared.dates | own.dates)  # own runs on top
-    ranking = recommendation_compute(spec=spec, options=options, context=context, measurements=measurements)
+    ranking = rankings.rank(spec, parameters, options, measurements)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
         return None
