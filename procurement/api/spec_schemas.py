@@ -170,6 +170,12 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
         "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"
     )
+    reshard_after_forward = _flag(
+        "Training with zero_stage 3 / fsdp: FSDP2's fully_shard(reshard_after_forward); false keeps each "
+        "stage's parameters gathered between forward and backward (torchtitan's rule under pipeline "
+        "parallelism), and with pipeline parallelism its gradients unsharded until the last micro-batch; "
+        "default true (FSDP2's)"
+    )
     context_parallel_comm = _choice(
         CONTEXT_PARALLEL_COMMS,
         "Training with context_parallel > 1: how attention gets the other ranks' K/V (Megatron-Core cp_comm_type): "

@@ -393,6 +393,21 @@ TP_COMM_OVERLAP_EXPOSED = Assumption(
     "ends: 2 / 8 of the collectives x 1 / tp. The rest hides under the block linears' GEMMs, up to their "
     "compute time.",
 )
+FSDP_NO_RESHARD_GRAD_BYTES = Assumption(
+    "fsdp_no_reshard_gradient_bytes_per_param",
+    4.0,
+    "bytes per parameter of the unsharded gradients a pipeline stage holds until its last micro-batch",
+    "parallelism.reshard_after_forward false. torchtitan under pipeline parallelism: 'For PP, do not reshard "
+    "after forward to avoid per-microbatch all-gathers, which can be expensive and non-overlapped' "
+    "(pytorch/torchtitan @9dec370 torchtitan/parallelisms/parallelize_llama.py apply_fsdp: "
+    "reshard_after_forward = not pp_enabled). PyTorch's pipelining then runs every backward but the last "
+    "with set_reshard_after_backward(False) and set_requires_gradient_sync(False), and reduce-scatters once "
+    "after the last (torch/distributed/pipelining/stage.py backward_maybe_with_nosync), so the stage's "
+    "parameters stay gathered in their bf16 storage and its gradients accumulate unsharded; FSDP2 accumulates "
+    "them in the reduce dtype (torch/distributed/fsdp/_fully_shard/_fsdp_param.py "
+    "to_accumulated_grad_if_needed: unsharded_grad.to(self.reduce_dtype)), fp32 in torchtitan "
+    "(training.mixed_precision_reduce default float32): 4 bytes a parameter. Not fitted: byte counts only.",
+)
 EXPERT_ALLTOALLS = Assumption(
     "expert_parallel_alltoalls_per_moe_layer",
     4.0,
@@ -1053,6 +1068,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_RING_OVERLAP,
     TP_COMM_OVERLAP_EXPOSED,
+    FSDP_NO_RESHARD_GRAD_BYTES,
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,

@@ -456,6 +456,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "expert_dispatch": spec.parallelism.expert_dispatch,
             "tp_comm_overlap": spec.parallelism.tp_comm_overlap,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,
+            "reshard_after_forward": spec.parallelism.reshard_after_forward,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
