@@ -442,6 +442,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "weight_quantization": spec.weight_quantization,
         "fp8_weights": spec.fp8_weights,
         "cross_entropy": spec.cross_entropy,
+        "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
         "memory_assumptions": memory_assumptions(spec),
         "parallelism": {

@@ -62,6 +62,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
 # compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
 CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
+# Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
+# (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
+ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -220,6 +223,7 @@ class WorkloadSpec:
     optimizer_in_backward: bool = False
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
+    attention_kernel: str = "engine"  # ATTENTION_KERNELS
     fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
     mfu: float | None = None
     image_resolution_px: int | None = None
@@ -259,6 +263,7 @@ _TOP_KEYS = {
     "optimizer_in_backward",
     "fp8_weights",
     "cross_entropy",
+    "attention_kernel",
     "fp8_recipe",
     "mfu",
     "image",
@@ -470,6 +475,9 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
+        "attention_kernel": reader.choice(
+            data, "attention_kernel", "attention_kernel", "engine", ATTENTION_KERNELS
+        ),
         "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }

@@ -52,6 +52,7 @@ from procurement.sizing.assumptions import (
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
+from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
     op_level_recomputed_matmuls,
@@ -342,6 +343,9 @@ def training_throughput(
     bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
     compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
     compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
+    compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
+        spec, compute_s / bubble, step_tokens, gpus, peak
+    )
 
     state = state_bytes(spec)
     sharded = zero >= 3
@@ -449,6 +453,14 @@ def training_throughput(
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def _stated_kernel_attention_seconds(spec: WorkloadSpec, busy_s, step_tokens, gpus, peak) -> np.ndarray:
+    """A GPU's attention time a step beyond the engine's when the spec names its attention kernel
+    (attention_kernels.py: the kernel's published causal speed at s / cp tokens a call)."""
+    _, attention_share = training_flops_shares(spec)
+    forward_flops = attention_forward_flops_per_token(spec.model, spec.seq_len) * step_tokens / gpus
+    return extra_attention_seconds(spec, forward_flops, busy_s * attention_share, peak / 1e12)
 
 
 def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:
