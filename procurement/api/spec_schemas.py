@@ -25,6 +25,7 @@ from procurement.costing.tco_spec import (
 from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_RUNTIMES
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
+    ATTENTION_KERNELS,
     CHECKPOINT_MODES,
     CHECKPOINTING,
     CONTEXT_PARALLEL_COMMS,
@@ -169,6 +170,12 @@ class WorkloadParallelismSerializer(serializers.Serializer):
     tp_comm_overlap = _flag(
         "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
         "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"
+    )
+    reshard_after_forward = _flag(
+        "Training with zero_stage 3 / fsdp: FSDP2's fully_shard(reshard_after_forward); false keeps each "
+        "stage's parameters gathered between forward and backward (torchtitan's rule under pipeline "
+        "parallelism), and with pipeline parallelism its gradients unsharded until the last micro-batch; "
+        "default true (FSDP2's)"
     )
     context_parallel_comm = _choice(
         CONTEXT_PARALLEL_COMMS,
@@ -322,6 +329,13 @@ class WorkloadSpecSerializer(serializers.Serializer):
     fp8_weights = _flag(
         "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "
         "Engine fp8_model_init); default false: bf16 weights with transient fp8 copies"
+    )
+    attention_kernel = _choice(
+        ATTENTION_KERNELS,
+        "Training: engine (default) runs causal attention at the run's fitted efficiency; flash_attention_2 "
+        "(PyTorch SDPA's flash backend, torchtitan), cudnn (Transformer Engine's fused attention) or "
+        "flash_attention_3 bound it by the kernel's published H100 causal forward and backward speed at "
+        "seq_len / context_parallel tokens a call (FlashAttention-3 paper, Figs. 5 and 6)",
     )
     cross_entropy = _choice(
         CROSS_ENTROPY,

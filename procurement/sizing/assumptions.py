@@ -393,6 +393,51 @@ TP_COMM_OVERLAP_EXPOSED = Assumption(
     "ends: 2 / 8 of the collectives x 1 / tp. The rest hides under the block linears' GEMMs, up to their "
     "compute time.",
 )
+FSDP_NO_RESHARD_GRAD_BYTES = Assumption(
+    "fsdp_no_reshard_gradient_bytes_per_param",
+    4.0,
+    "bytes per parameter of the unsharded gradients a pipeline stage holds until its last micro-batch",
+    "parallelism.reshard_after_forward false. torchtitan under pipeline parallelism: 'For PP, do not reshard "
+    "after forward to avoid per-microbatch all-gathers, which can be expensive and non-overlapped' "
+    "(pytorch/torchtitan @9dec370 torchtitan/parallelisms/parallelize_llama.py apply_fsdp: "
+    "reshard_after_forward = not pp_enabled). PyTorch's pipelining then runs every backward but the last "
+    "with set_reshard_after_backward(False) and set_requires_gradient_sync(False), and reduce-scatters once "
+    "after the last (torch/distributed/pipelining/stage.py backward_maybe_with_nosync), so the stage's "
+    "parameters stay gathered in their bf16 storage and its gradients accumulate unsharded; FSDP2 accumulates "
+    "them in the reduce dtype (torch/distributed/fsdp/_fully_shard/_fsdp_param.py "
+    "to_accumulated_grad_if_needed: unsharded_grad.to(self.reduce_dtype)), fp32 in torchtitan "
+    "(training.mixed_precision_reduce default float32): 4 bytes a parameter. Not fitted: byte counts only.",
+)
+# Sequence lengths of the FlashAttention-3 paper's H100 sweeps (batch x length = 16k tokens, hidden 2,048).
+ATTENTION_KERNEL_LENGTHS = (512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0)
+# (causal forward, backward) TFLOPS at those lengths, bf16, head dim 128, H100 80GB SXM5: Shah et al. 2024,
+# FlashAttention-3, arXiv:2407.08608 Fig. 5 (forward, causal mask, head dim 128) and Fig. 6 (backward,
+# head dim 128). flash_attention_2 is PyTorch's SDPA flash backend (PyTorch 2.2+), cudnn Transformer
+# Engine's fused attention backend.
+ATTENTION_KERNEL_TFLOPS_H100 = {
+    "flash_attention_2": (
+        (191.0, 260.0, 298.0, 319.0, 333.0, 335.0),
+        (214.0, 260.0, 291.0, 310.0, 318.0, 322.0),
+    ),
+    "cudnn": ((315.0, 410.0, 484.0, 518.0, 529.0, 539.0), (305.0, 408.0, 465.0, 499.0, 518.0, 516.0)),
+    "flash_attention_3": (
+        (292.0, 423.0, 521.0, 579.0, 602.0, 616.0),
+        (316.0, 424.0, 501.0, 542.0, 559.0, 561.0),
+    ),
+}
+ATTENTION_KERNEL = Assumption(
+    "attention_kernel_causal_tflops_h100_16k",
+    335.0,
+    "TFLOPS, causal forward of flash_attention_2 at 16k tokens a call, bf16, head dim 128, H100 SXM",
+    "attention_kernel (training, opt-in): the stated kernel's causal forward and backward speed bounds "
+    "attention. Shah et al. 2024, FlashAttention-3 (arXiv:2407.08608), Fig. 5 causal forward, head dim 128, "
+    "H100 80GB SXM5, 512 to 16k tokens: FlashAttention-2 191 to 335, cuDNN 315 to 539, FlashAttention-3 292 "
+    "to 616; Fig. 6 backward, head dim 128: 214 to 322, 305 to 516, 316 to 561. A backward is 2.5 "
+    "forwards of work (Dao 2023, FlashAttention-2, arXiv:2307.08691 sec. 3.1; the papers' TFLOPS count it "
+    "so). Interpolated in log length, held at 16k beyond (FlashAttention-2 is flat from 8k); under context "
+    "parallelism a call sees s / cp tokens; other parts scale by their 16-bit dense peak over the H100's "
+    "989.5; head dims other than 128 read the same rows. Not fitted on any run.",
+)
 EXPERT_ALLTOALLS = Assumption(
     "expert_parallel_alltoalls_per_moe_layer",
     4.0,
@@ -1096,6 +1141,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_RING_OVERLAP,
     TP_COMM_OVERLAP_EXPOSED,
+    FSDP_NO_RESHARD_GRAD_BYTES,
+    ATTENTION_KERNEL,
     EXPERT_ALLTOALLS,
     MOE_ROUTED_BYTES,
     MOE_LAYER_FIXED_SECONDS,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing import image, image_model
+from procurement.sizing import fsdp_reshard, image, image_model
 from procurement.sizing.assumptions import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION_FRACTION,
@@ -119,7 +119,8 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     shard_optimizer = np.where(zero >= 1, dp, 1.0 / unsharded)
     shard_gradients = np.where(zero >= 2, dp, 1.0 / unsharded)
     shard_weights = np.where(zero >= 3, dp, 1.0 / unsharded)
-    gather_buffer = np.where(zero >= 3, state.largest_layer_bytes / tp, 0.0)
+    kept = fsdp_reshard.keeps_gathered(spec, zero)  # parallelism.reshard_after_forward false
+    gather_buffer = np.where((zero >= 3) & ~kept, state.largest_layer_bytes / tp, 0.0)
 
     stage = _stage_param_share(spec, pp)  # 1 / pp, or the heaviest stage's share of a stated split
     weights = state.weight_bytes * stage / tp / shard_weights
@@ -128,6 +129,10 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
         gradients = _one_layer_grads(state) / tp + 0 * dp
     else:
         gradients = state.trainable_params * state.grad_bytes_per_param * stage / tp / shard_gradients
+    if np.any(kept):
+        held_weights, held_gradients = fsdp_reshard.gathered_stage_bytes(spec, state, stage, tp, unsharded)
+        weights = np.where(kept, held_weights, weights)
+        gradients = np.where(kept & (pp > 1), held_gradients, gradients)
     host = np.zeros_like(weights)
     if offload in ("optimizer", "optimizer_and_params"):
         host = host + optimizer + gradients

@@ -458,6 +458,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "weight_quantization": spec.weight_quantization,
         "fp8_weights": spec.fp8_weights,
         "cross_entropy": spec.cross_entropy,
+        "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
         "memory_assumptions": memory_assumptions(spec),
         "parallelism": {
@@ -472,6 +473,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "expert_dispatch": spec.parallelism.expert_dispatch,
             "tp_comm_overlap": spec.parallelism.tp_comm_overlap,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,
+            "reshard_after_forward": spec.parallelism.reshard_after_forward,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",

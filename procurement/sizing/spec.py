@@ -62,6 +62,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
 # compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
 CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
+# Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
+# (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
+ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -141,6 +144,9 @@ class ParallelismSpec:
     # under the linear layers' GEMMs; off by default, as in Megatron-Core (assumptions.TP_COMM_OVERLAP_EXPOSED).
     tp_comm_overlap: bool = False
     context_parallel_comm: str = "p2p"
+    # FSDP2's fully_shard(reshard_after_forward=...): false keeps a stage's parameters gathered between forward
+    # and backward (torchtitan under pipeline parallelism); fsdp_reshard.py. True is FSDP2's default.
+    reshard_after_forward: bool = True
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
     # none of the GPU count and lets the ranking explore every count.
     stated: frozenset[str] = frozenset()
@@ -217,6 +223,7 @@ class WorkloadSpec:
     optimizer_in_backward: bool = False
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
+    attention_kernel: str = "engine"  # ATTENTION_KERNELS
     fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
     mfu: float | None = None
     image_resolution_px: int | None = None
@@ -256,6 +263,7 @@ _TOP_KEYS = {
     "optimizer_in_backward",
     "fp8_weights",
     "cross_entropy",
+    "attention_kernel",
     "fp8_recipe",
     "mfu",
     "image",
@@ -467,6 +475,9 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
+        "attention_kernel": reader.choice(
+            data, "attention_kernel", "attention_kernel", "engine", ATTENTION_KERNELS
+        ),
         "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
@@ -710,6 +721,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "expert_dispatch",
                 "tp_comm_overlap",
                 "context_parallel_comm",
+                "reshard_after_forward",
                 "activation_offload_layers",
                 *SPLIT_FIELDS,
                 *UNEVEN_SPLIT,
@@ -748,6 +760,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         tp_comm_overlap=reader.boolean(data, "tp_comm_overlap", "parallelism.tp_comm_overlap", False),
         context_parallel_comm=reader.choice(
             data, "context_parallel_comm", "parallelism.context_parallel_comm", "p2p", CONTEXT_PARALLEL_COMMS
+        ),
+        reshard_after_forward=reader.boolean(
+            data, "reshard_after_forward", "parallelism.reshard_after_forward", True
         ),
         activation_offload_layers=_activation_offload_layers(reader, data),
         **split,
@@ -1004,6 +1019,18 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_split_model(reader, spec)
     _check_expert_overlap(reader, spec)
     _check_tp_comm_overlap(reader, spec)
+    _check_reshard_after_forward(reader, spec)
+
+
+def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Only a training plan that shards its weights (ZeRO-3/FSDP) has anything to reshard."""
+    par = spec.parallelism
+    if not par.reshard_after_forward and (par.zero_stage < 3 or not spec.is_training):
+        reader.error(
+            "parallelism.reshard_after_forward",
+            f"false keeps FSDP's gathered weights between forward and backward: needs training with "
+            f"parallelism.zero_stage 3 or fsdp, got zero_stage {par.zero_stage}",
+        )
 
 
 def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from procurement.sizing import fsdp_reshard
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
@@ -51,6 +52,7 @@ from procurement.sizing.assumptions import (
     TREE_FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
 )
+from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
     op_level_recomputed_matmuls,
@@ -271,13 +273,13 @@ def data_parallel_calls(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(gradient calls, parameter all-gather calls) per step. DDP / ZeRO-1/2: the gradients all-reduced
     in buckets (gradient_bucket_bytes), once per step. ZeRO-3/FSDP: per micro-batch and per layer of the
-    stage, one gradient reduce-scatter and two all-gathers (forward, backward)."""
-    accumulation = float(spec.gradient_accumulation_steps)
-    per_micro_batch = spec.model.num_layers / pp * accumulation
+    stage, one gradient reduce-scatter and two all-gathers (forward, backward); fewer when the stage stays
+    gathered (parallelism.reshard_after_forward false: fsdp_reshard.collective_factors)."""
+    per_layer = spec.model.num_layers / pp
+    grad_factor, gather_factor = fsdp_reshard.collective_factors(spec, sharded, pp)
     buckets = np.ceil(gradient_bytes / gradient_bucket_bytes(spec, dp, grad_bytes_per_param))
-    gradient_calls = np.where(sharded, per_micro_batch, buckets)
-    gather_calls = np.where(sharded, 2.0 * per_micro_batch, 0.0)
-    return gradient_calls, gather_calls
+    gradient_calls = np.where(sharded, per_layer * grad_factor, buckets)
+    return gradient_calls, per_layer * gather_factor
 
 
 def training_throughput(
@@ -347,6 +349,9 @@ def training_throughput(
     bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
     compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
     compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
+    compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
+        spec, compute_s / bubble, step_tokens, gpus, peak
+    )
 
     state = state_bytes(spec)
     sharded = zero >= 3
@@ -358,8 +363,8 @@ def training_throughput(
     dp_per_node = np.maximum(1.0, per_node / (tp * pp))  # data-parallel ranks sharing a node
     # DDP / ZeRO-1/2: one gradient all-reduce per step. ZeRO-3/FSDP: per micro-batch, a gradient
     # reduce-scatter and two parameter all-gathers (forward, backward).
-    grad_factor = np.where(sharded, accumulation, 2.0)
-    gather_factor = np.where(sharded, 2.0 * accumulation, 0.0)
+    # (parallelism.reshard_after_forward false: no backward re-gather; under PP once a step, fsdp_reshard.py)
+    grad_factor, gather_factor = fsdp_reshard.collective_factors(spec, sharded, pp)
     groups = data_parallel_groups(spec, grad_ranks, dp_per_node)
     grad_node_s, grad_fabric_s = grouped_ring_seconds(grad_factor, gradient_bytes, groups, link, fabric)
     gather_node_s, gather_fabric_s = grouped_ring_seconds(gather_factor, weight_bytes, groups, link, fabric)
@@ -455,6 +460,14 @@ def training_throughput(
     }
     shape = np.broadcast(*rows.values()).shape
     return {key: np.broadcast_to(value, shape) for key, value in rows.items()}
+
+
+def _stated_kernel_attention_seconds(spec: WorkloadSpec, busy_s, step_tokens, gpus, peak) -> np.ndarray:
+    """A GPU's attention time a step beyond the engine's when the spec names its attention kernel
+    (attention_kernels.py: the kernel's published causal speed at s / cp tokens a call)."""
+    _, attention_share = training_flops_shares(spec)
+    forward_flops = attention_forward_flops_per_token(spec.model, spec.seq_len) * step_tokens / gpus
+    return extra_attention_seconds(spec, forward_flops, busy_s * attention_share, peak / 1e12)
 
 
 def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:

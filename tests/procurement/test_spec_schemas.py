@@ -17,7 +17,7 @@ CASES = [
         docs.WorkloadParallelismSerializer,
         {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS}
         | set(spec.UNEVEN_SPLIT)
-        | {"activation_offload_layers", "tp_comm_overlap", "context_parallel_comm"},
+        | {"activation_offload_layers", "tp_comm_overlap", "context_parallel_comm", "reshard_after_forward"},
     ),
     (
         docs.WorkloadInferenceSerializer,
@@ -54,6 +54,6 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     assert size_body == {"$ref": "#/components/schemas/WorkloadSpec"}
     assert tco_body == {"$ref": "#/components/schemas/TcoStudySpec"}
     # Last time only task and model (workload) and currency (study) were documented.
-    assert len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 27
+    assert len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 28
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]
