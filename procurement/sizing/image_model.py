@@ -896,6 +896,29 @@ def forward_overhead_seconds_per_image(spec) -> float:
     return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
 
 
+# Share of a detector inference's time above which its per-forward floor, a property of the serving stack
+# more than of the card, is said to decide the answer (forward_floor_warning).
+FORWARD_FLOOR_WARNING_SHARE = 0.5
+
+
+def forward_floor_warning(spec, images_per_second: float | None) -> str | None:
+    """Say so when detector_forward_overhead_s, not the card, sets a detector inference's speed: the floor
+    was measured on one stack (Ultralytics' 2023 A100 TensorRT table, batch 1) and a newer one ran the whole
+    YOLOv8n forward in a third of it (sources in assumptions.py). None for training, other networks, or
+    where the floor is under FORWARD_FLOOR_WARNING_SHARE of the time."""
+    if spec.is_training or not images_per_second or not is_detector(spec):
+        return None
+    share = forward_overhead_seconds_per_image(spec) * images_per_second
+    if share < FORWARD_FLOOR_WARNING_SHARE:
+        return None
+    return (
+        f"a fixed {DETECTOR_FORWARD_OVERHEAD.value * 1e3:g} ms per forward is {share:.0%} of this time "
+        "(detector_forward_overhead_s, from Ultralytics' 2023 YOLOv8 A100 TensorRT table at batch 1); it is "
+        "the serving stack's, not the card's: TensorRT 8.6 ran the whole YOLOv8n forward on an A100 in 0.33 ms "
+        "(Ultralytics' 2024 TensorRT page), so benchmark your engine; a larger batch pays it once per forward"
+    )
+
+
 def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
     """The compute efficiency of a training step of an image network: the rows of its micro-batch. With
     `bandwidth_bytes` (the card's datasheet bytes/s) and a peak, an eager step's elementwise passes and

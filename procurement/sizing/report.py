@@ -251,6 +251,9 @@ def _candidate(
     loader_text = _loader_bound_text(spec, throughput)
     if loader_text:
         warnings.append(loader_text)
+    floor_text = image_model.forward_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
+    if floor_text:
+        warnings.append(floor_text)
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)

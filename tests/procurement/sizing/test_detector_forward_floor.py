@@ -1,0 +1,57 @@
+"""A detector inference's per-forward floor (assumptions detector_forward_overhead_s): charged once per batch
+forward, and said to decide the answer where it is most of the time, since it was measured on one TensorRT
+stack (Ultralytics' 2023 YOLOv8 A100 table, batch 1) and a 2024 stack ran the whole YOLOv8n forward in 0.33 ms."""
+
+import pytest
+
+from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
+from procurement.sizing import image_model as im
+
+
+def _tensorrt(preset: str, batch: int) -> object:
+    return parse_workload_spec(
+        {
+            "task": "inference",
+            "model": {"preset": preset},
+            "precision": "fp16",
+            "micro_batch_size": batch,
+            "image": {"fused_kernels": True},
+        }
+    )
+
+
+def _warnings(spec, gpu: str) -> list[str]:
+    (candidate,) = size_workload(spec, [gpu_by_slug(gpu)])["candidates"]
+    return candidate["warnings"]
+
+
+def test_the_floor_is_paid_once_per_forward():
+    """0.9 ms per forward: 0.9 ms an image at batch 1, 0.1125 ms an image at batch 8."""
+    assert im.forward_overhead_seconds_per_image(_tensorrt("yolov8n", 1)) == pytest.approx(0.9e-3)
+    assert im.forward_overhead_seconds_per_image(_tensorrt("yolov8n", 8)) == pytest.approx(0.9e-3 / 8)
+
+
+def test_a_batch_one_nano_on_an_a100_is_told_the_floor_decides():
+    """YOLOv8n at batch 1 on an A100: 0.9 of 1.025 ms is the floor (88%): the answer names it and its stack."""
+    (warning,) = [w for w in _warnings(_tensorrt("yolov8n", 1), "a100-sxm4-80gb") if "per forward" in w]
+    assert "88%" in warning
+    assert "detector_forward_overhead_s" in warning
+    assert "0.33 ms" in warning
+
+
+@pytest.mark.parametrize(("preset", "batch"), [("yolov8n", 8), ("yolov8x", 1)])
+def test_no_floor_warning_where_the_network_sets_the_time(preset, batch):
+    """YOLOv8n at batch 8 (0.1125 of 0.237 ms, 47%) and YOLOv8x at batch 1 (0.9 of 3.5 ms): under half."""
+    assert not any("per forward" in w for w in _warnings(_tensorrt(preset, batch), "a100-sxm4-80gb"))
+
+
+def test_training_carries_no_floor_warning():
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8n"},
+            "micro_batch_size": 1,
+            "image": {"epochs": 1, "dataset_images": 100},
+        }
+    )
+    assert im.forward_floor_warning(spec, 1000.0) is None
