@@ -106,7 +106,7 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
 def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     """The forward FLOPs selective recomputation runs again in backward, per token (recompute_modules):
     mla_up_proj the q and kv up-projections (2 q_lora x heads x (nope + rope) + 2 kv_lora x heads x
-    (nope + v) a layer), mlp the dense MLP, moe the MoE layer's active experts and router, shared_experts
+    (nope + v) a layer), mlp the dense MLP of the dense layers, moe the MoE layer's active experts and router, shared_experts
     the shared experts. layernorm, moe_act and core_attn recompute element-wise work or, for core_attn,
     nothing the engine costs (flash attention keeps no score matrix to rebuild); none is counted."""
     model, modules = spec.model, selective_modules(spec)
@@ -127,8 +127,8 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
             nope + model.v_head_dim
         )
         per_token += 2.0 * up * model.num_layers
-    if "mlp" in modules:
-        per_token += 2.0 * gated * h * model.intermediate_size * model.num_layers
+    if "mlp" in modules:  # the dense layers only (Megatron-Core skips an MoELayer's MLP)
+        per_token += 2.0 * gated * h * model.intermediate_size * counts.layer_counts(model)[0]
     expert = 2.0 * gated * h * model.moe_intermediate_size * moe_layers
     if "moe" in modules:
         per_token += expert * (model.experts_per_token + model.shared_experts)
@@ -385,7 +385,7 @@ def training_throughput(
     with np.errstate(divide="ignore", invalid="ignore"):
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
     cp_volume, cp_comm_s = context_parallel_exchange(spec, tp, pp, rank_tokens, per_node, link, fabric)
-    stride = expert_rank_stride(gpus, tp, pp, cp, ep)
+    stride = expert_rank_stride(gpus, tp, pp, cp, ep, par.expert_tensor_parallel)
     ep_volume, ep_comm_s = expert_alltoall(spec, tp, pp, rank_tokens, per_node, link, fabric, stride)
 
     # Megatron overlaps the pipeline sends with the next chunk's compute only under the interleaved
