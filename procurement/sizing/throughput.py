@@ -31,6 +31,7 @@ from procurement.sizing.assumptions import (
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_RING_OVERLAP,
+    DEEPEP_OVERLAP_SM_SHARE,
     EXPERT_ALLTOALLS,
     EXPERT_DISPATCH,
     EXPERT_OVERLAP,
@@ -570,14 +571,18 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
     assumptions.EXPERT_OVERLAP): all of it by default; under Megatron-Core's 1F1B A2A overlap ("partial")
     one micro-batch's all-to-alls run under another's computation in the steady 1F1B phase, so the
     warm-up and cool-down micro-batches (pp of the m a stage runs; 1 without a pipeline) stay exposed;
-    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time."""
+    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time. Under
+    expert_dispatch deepep a hidden all-to-all still takes deepep_overlap_sm_share of its time from the compute."""
     overlap = spec.parallelism.expert_overlap
     if overlap == "none":
         return ep_comm_s
     micro_batches = float(spec.gradient_accumulation_steps)
     steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
     steady = steady * EXPERT_OVERLAP.value
-    return np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
+    exposed = np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
+    if spec.parallelism.expert_dispatch == "deepep":  # DeepEP's SMs taken from the compute it hides under
+        exposed = exposed + (ep_comm_s - exposed) * DEEPEP_OVERLAP_SM_SHARE.value
+    return exposed
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:

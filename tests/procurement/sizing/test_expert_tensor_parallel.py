@@ -138,14 +138,10 @@ def _candidate(workload):
     return next(c for c in report["candidates"] if c["gpus"] == workload.parallelism.gpus)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="[MB2509] DeepSeek-V3 FP8 on 1,024 H100: 1,297 tokens/s/GPU; stated as the recipe states it the product "
-    "gives 1,549 (+19.4%). Without the A2A overlap it gives 1,192 (-8.1%): the engine's expert_overlap partial "
-    "(expert_overlap_steady_share 1.0) hides every steady-phase all-to-all under the other micro-batch's compute, "
-    "which NVIDIA's run (DeepEP on 20+ SMs a GPU beside the GEMMs, delayed wgrad) does not reach. Not refitted "
-    "here: no published measurement of the overlap's hidden share was at hand.",
-)
+# Was a strict xfail: 1,549 (+19.4%; the partial A2A overlap hid every steady-phase all-to-all at no cost). Now
+# 1,478 (+13.9%) (moeb26: a hidden DeepEP all-to-all still takes its 20 SMs of 132 from the compute it runs
+# beside, assumptions.DEEPEP_OVERLAP_SM_SHARE, from DeepSeek-V3 sec. 3.2.2 and Megatron-Core's default). Without
+# the overlap 1,192 (-8.1%); as the outside case states the run (none of the recipe's settings) 804.
 def test_deepseek_v3_h100_recipe_within_15_percent():
     row = _candidate(deepseek_v3_h100_recipe())
     assert row["throughput"]["training_tokens_per_second"] / row["gpus"] == pytest.approx(1297, rel=0.15)
