@@ -151,6 +151,12 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "model.num_experts and gpus / (tensor_parallel x pipeline_parallel)",
         maximum=SPLIT_LIMITS["expert_parallel"],
     )
+    expert_tensor_parallel = _count(
+        "Training with expert_parallel > 1: Megatron-Core --expert-tensor-parallel-size, 1 or tensor_parallel "
+        "(unstated: tensor_parallel, or 1 where expert_parallel only divides gpus / pipeline_parallel). 1 keeps "
+        "whole experts on each GPU and lays each EP group over consecutive ranks, the tensor-parallel ones "
+        "included; expert TP x EP x PP divides gpus"
+    )
     account_for_embedding = _flag(
         "Training: the embedding counts as a layer of the pipeline split (Megatron-LM "
         "--account-for-embedding-in-pipeline-split); num_layers + the accounted slots divisible by pp x vp"

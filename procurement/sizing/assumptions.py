@@ -586,6 +586,17 @@ EXPERT_DISPATCH = Assumption(
     "BF16 (sec. 3.3.2): 2 of the 4 calls at 1 byte, (1 + 1 + 2 + 2) / 8. Megatron-Core runs the same kernels "
     "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit.",
 )
+DEEPEP_OVERLAP_SM_SHARE = Assumption(
+    "deepep_overlap_sm_share",
+    20 / 132,
+    "share of a GPU's compute lost while a hidden all-to-all runs under parallelism.expert_dispatch deepep",
+    "DeepEP's dispatch and combine kernels run on the GPU's streaming multiprocessors beside the compute they "
+    "overlap: 'only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink' (DeepSeek-V3, "
+    "arXiv:2412.19437 sec. 3.2.2, on an H800's 132 SMs), and Megatron-Core gives DeepEP 20 SMs by default "
+    "(TransformerConfig moe_deepep_num_sms). So an all-to-all hidden under computation (parallelism."
+    "expert_overlap partial or dualpipe) still costs 20 / 132 of its duration in compute; an exposed one "
+    "costs its whole duration instead. Not charged under alltoall (NCCL's few channels) nor without overlap.",
+)
 FP8_SAVED_LINEAR_INPUT = Assumption(
     "fp8_saved_linear_input_bytes",
     1.0,
@@ -1170,6 +1181,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     MOE_LOCAL_EXPERT_SECONDS,
     MOE_HOPPER_FP8_ROUTED_COPY_SECONDS,
     EXPERT_OVERLAP,
+    DEEPEP_OVERLAP_SM_SHARE,
     EXPERT_DISPATCH,
     FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,

@@ -386,8 +386,8 @@ def recomputed_bytes(
     discards (transformer_config.py's recompute_modules: "layernorm" the input_layernorm and
     pre_mlp_layernorm outputs, i.e. the attention's and MLP's linear inputs; "mla_up_proj" the MLA up
     projection and RoPE outputs (Q, K, V) and the up-projections' own inputs, its checkpoint keeping the
-    latents; "moe_act" the routed experts' activation output, the down-projection input; "mlp"/"moe" the
-    whole MLP, keeping its 16-bit input; "shared_experts" the shared experts' part of it), and a fused
+    latents; "moe_act" the routed experts' activation output, the down-projection input; "mlp" (a dense
+    model's) / "moe" the whole MLP, keeping its 16-bit input; "shared_experts" the shared experts' part of it), and a fused
     SwiGLU the SiLU output (Megatron's SwiGLUFunction saves only its input,
     megatron/core/fusions/fused_bias_swiglu.py). core_attn drops the score matrix (attention_scores)."""
     routed, dropped = _routed_share(model), set()
@@ -397,7 +397,10 @@ def recomputed_bytes(
         dropped |= {"attention_input", "mlp_input"}
     if "mla_up_proj" in modules:
         dropped |= {"mla_up_inputs", "qkv"}
-    if "mlp" in modules or "moe" in modules:
+    # "mlp" recomputes only the dense MLP layers (Megatron-Core transformer_layer.py: "if not
+    # isinstance(self.mlp, MoELayer): self.recompute_mlp = True"); an MoE model's few dense layers are not
+    # the averaged layer's terms, so its saving is left out (the estimate keeps their bytes).
+    if ("mlp" in modules and not model.is_moe) or "moe" in modules:
         dropped |= {*mlp_terms, "mlp_input"}
         removed -= terms["norm_inputs"] / 2  # the checkpoint keeps its 16-bit input (one norm's width)
     elif "shared_experts" in modules:

@@ -166,6 +166,7 @@ def expert_share(spec, gpus=None, tensor_parallel=None, pipeline_parallel=None):
         par.tensor_parallel if tensor_parallel is None else tensor_parallel,
         par.pipeline_parallel if pipeline_parallel is None else pipeline_parallel,
         par.expert_parallel,
+        par.expert_tensor_parallel,
     )
     return 1.0 - routed + routed / divisor
 

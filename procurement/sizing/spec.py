@@ -127,6 +127,10 @@ class ParallelismSpec:
     virtual_pipeline: int = 1
     context_parallel: int = 1
     expert_parallel: int = 1
+    # Megatron-Core's --expert-tensor-parallel-size: None states nothing (expert TP = tp, or 1 where EP only
+    # fits across the tp ranks: expert_layout.py); 1 lays whole experts on each GPU, the EP group over
+    # consecutive ranks (tp included), as NVIDIA's DeepSeek-V3 H100 recipe does beside TP 2.
+    expert_tensor_parallel: int | None = None
     # An uneven pipeline split (pipeline_split.py, Megatron-LM's names): the embedding / the loss counted
     # as a layer of the split, or the transformer layers of the first / last stage (None: an even share).
     account_for_embedding: bool = False
@@ -719,6 +723,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "offload",
                 "expert_overlap",
                 "expert_dispatch",
+                "expert_tensor_parallel",
                 "tp_comm_overlap",
                 "context_parallel_comm",
                 "reshard_after_forward",
@@ -756,6 +761,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         ),
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
+        ),
+        expert_tensor_parallel=reader.integer(
+            data, "expert_tensor_parallel", "parallelism.expert_tensor_parallel", None
         ),
         tp_comm_overlap=reader.boolean(data, "tp_comm_overlap", "parallelism.tp_comm_overlap", False),
         context_parallel_comm=reader.choice(
@@ -1035,8 +1043,9 @@ def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:
 
 def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
     """Megatron-Core's own rules for --recompute-modules (TransformerConfig.__post_init__: selective
-    granularity only; mla_up_proj needs multi-latent attention, moe_act an MoE model), plus the engine's:
-    it counts every layer of an MoE model as an MoE layer, so `mlp` (the dense MLP) is for dense models."""
+    granularity only; mla_up_proj needs multi-latent attention, moe_act an MoE model). `mlp` recomputes the
+    dense layers' MLP only (transformer_layer.py: "if not isinstance(self.mlp, MoELayer)"), so an MoE model
+    needs dense layers (model.dense_layers, DeepSeek-V3's first_k_dense_replace 3) for it to do anything."""
     model, modules = spec.model, spec.recompute_modules
     if modules and spec.gradient_checkpointing != "selective":
         reader.error(
@@ -1053,11 +1062,11 @@ def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error(
             "recompute_modules", f"{', '.join(moe_only)} recompute an MoE layer; {model.name} is dense"
         )
-    if "mlp" in modules and model.is_moe:
+    if "mlp" in modules and model.is_moe and not model.dense_layers:
         reader.error(
             "recompute_modules",
-            "mlp recomputes the dense MLP; every layer of an MoE model is counted as MoE: state moe, "
-            "moe_act or shared_experts",
+            f"mlp recomputes the dense layers' MLP (Megatron-Core skips MoE layers); {model.name} has no "
+            "dense layer: state moe, moe_act or shared_experts",
         )
     if spec.fused_swiglu and not model.gated_mlp:
         reader.error("fused_swiglu", f"{model.name} has no gated (SwiGLU) MLP")
@@ -1204,12 +1213,37 @@ def _check_expert_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
                 f"shapes expert parallelism's all-to-alls: needs parallelism.expert_parallel > 1, "
                 f"got {par.expert_parallel}",
             )
+    _check_expert_tensor_parallel(reader, spec)
     groups, per_token = model.expert_groups, model.expert_groups_per_token
     if per_token and (not groups or per_token > groups or model.num_experts % groups):
         reader.error(
             "model.expert_groups_per_token",
             f"needs model.expert_groups dividing num_experts ({model.num_experts}) and >= it, got "
             f"{per_token} of {groups}",
+        )
+
+
+def _check_expert_tensor_parallel(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Megatron-Core's rules for --expert-tensor-parallel-size as the engine lays experts out: 1 or tp, with
+    expert parallelism, and expert TP x EP x PP dividing the GPUs (parallel_state.py
+    initialize_model_parallel: 'world_size % expert_tensor_model_pipeline_parallel_size')."""
+    par = spec.parallelism
+    etp = par.expert_tensor_parallel
+    if etp is None:
+        return
+    path = "parallelism.expert_tensor_parallel"
+    if par.expert_parallel < 2:
+        reader.error(
+            path,
+            f"lays out expert parallelism: needs parallelism.expert_parallel > 1, got {par.expert_parallel}",
+        )
+    elif etp not in (1, par.tensor_parallel):
+        reader.error(path, f"must be 1 or parallelism.tensor_parallel ({par.tensor_parallel}), got {etp}")
+    elif par.gpus % (etp * par.expert_parallel * par.pipeline_parallel):
+        reader.error(
+            path,
+            f"expert tensor parallel x expert_parallel x pipeline_parallel ({etp} x {par.expert_parallel} x "
+            f"{par.pipeline_parallel}) must divide parallelism.gpus ({par.gpus})",
         )
 
 

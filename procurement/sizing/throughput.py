@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_RING_OVERLAP,
+    DEEPEP_OVERLAP_SM_SHARE,
     EXPERT_ALLTOALLS,
     EXPERT_DISPATCH,
     EXPERT_OVERLAP,
@@ -113,7 +114,7 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
 def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     """The forward FLOPs selective recomputation runs again in backward, per token (recompute_modules):
     mla_up_proj the q and kv up-projections (2 q_lora x heads x (nope + rope) + 2 kv_lora x heads x
-    (nope + v) a layer), mlp the dense MLP, moe the MoE layer's active experts and router, shared_experts
+    (nope + v) a layer), mlp the dense MLP of the dense layers, moe the MoE layer's active experts and router, shared_experts
     the shared experts. layernorm, moe_act and core_attn recompute element-wise work or, for core_attn,
     nothing the engine costs (flash attention keeps no score matrix to rebuild); none is counted."""
     model, modules = spec.model, selective_modules(spec)
@@ -134,8 +135,8 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
             nope + model.v_head_dim
         )
         per_token += 2.0 * up * model.num_layers
-    if "mlp" in modules:
-        per_token += 2.0 * gated * h * model.intermediate_size * model.num_layers
+    if "mlp" in modules:  # the dense layers only (Megatron-Core skips an MoELayer's MLP)
+        per_token += 2.0 * gated * h * model.intermediate_size * counts.layer_counts(model)[0]
     expert = 2.0 * gated * h * model.moe_intermediate_size * moe_layers
     if "moe" in modules:
         per_token += expert * (model.experts_per_token + model.shared_experts)
@@ -396,7 +397,7 @@ def training_throughput(
     with np.errstate(divide="ignore", invalid="ignore"):
         pp_comm_s = np.where(pp > 1, pp_volume / pp_link, 0.0)
     cp_volume, cp_comm_s = context_parallel_exchange(spec, tp, pp, rank_tokens, per_node, link, fabric)
-    stride = expert_rank_stride(gpus, tp, pp, cp, ep)
+    stride = expert_rank_stride(gpus, tp, pp, cp, ep, par.expert_tensor_parallel)
     ep_volume, ep_comm_s = expert_alltoall(spec, tp, pp, rank_tokens, per_node, link, fabric, stride)
 
     # Megatron overlaps the pipeline sends with the next chunk's compute only under the interleaved
@@ -590,14 +591,18 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
     assumptions.EXPERT_OVERLAP): all of it by default; under Megatron-Core's 1F1B A2A overlap ("partial")
     one micro-batch's all-to-alls run under another's computation in the steady 1F1B phase, so the
     warm-up and cool-down micro-batches (pp of the m a stage runs; 1 without a pipeline) stay exposed;
-    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time."""
+    under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time. Under
+    expert_dispatch deepep a hidden all-to-all still takes deepep_overlap_sm_share of its time from the compute."""
     overlap = spec.parallelism.expert_overlap
     if overlap == "none":
         return ep_comm_s
     micro_batches = float(spec.gradient_accumulation_steps)
     steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
     steady = steady * EXPERT_OVERLAP.value
-    return np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
+    exposed = np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
+    if spec.parallelism.expert_dispatch == "deepep":  # DeepEP's SMs taken from the compute it hides under
+        exposed = exposed + (ep_comm_s - exposed) * DEEPEP_OVERLAP_SM_SHARE.value
+    return exposed
 
 
 def loader_seconds_per_step(spec: WorkloadSpec, step_images, gpus, vcpus_per_gpu=None) -> np.ndarray:

@@ -17,7 +17,13 @@ CASES = [
         docs.WorkloadParallelismSerializer,
         {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS}
         | set(spec.UNEVEN_SPLIT)
-        | {"activation_offload_layers", "tp_comm_overlap", "context_parallel_comm", "reshard_after_forward"},
+        | {
+            "activation_offload_layers",
+            "tp_comm_overlap",
+            "context_parallel_comm",
+            "reshard_after_forward",
+            "expert_tensor_parallel",
+        },
     ),
     (
         docs.WorkloadInferenceSerializer,

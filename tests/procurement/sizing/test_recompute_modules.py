@@ -107,7 +107,11 @@ def test_it_adds_the_recomputed_forward_flops():
             LLAMA_70B | {"gradient_checkpointing": "selective", "recompute_modules": ["moe_act"]},
             "recompute_modules",
         ),
-        (DEEPSEEK | {"recompute_modules": ["mlp"]}, "recompute_modules"),
+        # Qwen3-30B-A3B has no dense layer, so mlp (the dense layers' MLP only) would recompute nothing
+        (
+            DEEPSEEK | {"model": {"preset": "qwen3-30b-a3b"}, "recompute_modules": ["mlp"]},
+            "recompute_modules",
+        ),
         (DEEPSEEK | {"recompute_modules": ["attention"]}, "recompute_modules[0]"),
         (
             LLAMA_70B | {"model": {"preset": "llama-3-70b", "gated_mlp": False}, "fused_swiglu": True},
@@ -146,3 +150,12 @@ def test_full_recomputation_supersedes_the_modules():
     assert recomputed_forward_flops_per_token(full) == 0.0
     assert training_flops_per_token(full) == training_flops_per_token(plain_full)
     assert state_bytes(full).layer_bytes_per_token_no_scores == 342_144
+
+
+def test_it_recomputes_only_the_dense_layers_mlp_of_an_moe_model():
+    """Megatron-Core transformer_layer.py: '"mlp" in recompute_modules: if not isinstance(self.mlp, MoELayer):
+    self.recompute_mlp = True'. DeepSeek-V3's first_k_dense_replace 3 layers of 18,432-wide SwiGLU MLP, as
+    NVIDIA's H100 recipe states (Megatron-Bridge @fa0315ae scripts/performance/run_script.py: recompute_modules
+    ["mla_up_proj", "mlp"]): 2 x 3 x 7,168 x 18,432 x 3 FLOPs a token, nothing for the 58 MoE layers."""
+    spec = parse_workload_spec(DEEPSEEK | {"recompute_modules": ["mlp"]})
+    assert recomputed_forward_flops_per_token(spec) == pytest.approx(2 * 3 * 7168 * 18432 * 3)

@@ -1,0 +1,80 @@
+"""The two Megatron-Bridge 26.04.01 DGX-B200 MoE rows of outside round x26f, stated as their recipes state them
+(moeb26). The outside cases state GPT-OSS 120B with the hybridep dispatcher and Qwen3-30B-A3B without its
+all-to-all overlap; the recipes say otherwise:
+
+- [GPTOSS] NVIDIA-NeMo/Megatron-Bridge @067f987df03b8355b03192d88d70f1709fedf51a
+  src/megatron/bridge/perf_recipes/gpt_oss/b200/gpt_oss.py, gpt_oss_120b_pretrain_64gpu_b200_bf16_config: built on
+  gpt_oss_120b_pretrain_config (recipes/gpt_oss/h100/gpt_oss.py, gpt_oss_120b_pretrain_64gpu_h100_bf16_config:
+  moe_token_dispatcher_type "alltoall", cuda_graph_impl "none"), then _benchmark_common; the hybridep flex
+  dispatcher and full-iteration CUDA graphs of perf_recipes/gpt_oss/common.py are
+  _apply_gpt_oss_120b_full_iter_fp8mx_configs, which only the MXFP8 configs call. So: alltoall, no CUDA graphs.
+- [QWEN] same commit, perf_recipes/qwen/b200/qwen3_moe.py, qwen3_30b_a3b_pretrain_8gpu_b200_fp8mx_config:
+  moe_token_dispatcher_type "flex" with the hybridep backend (deepep here), CommOverlapConfig(
+  overlap_moe_expert_parallel_comm=True, delay_wgrad_compute=True) (expert_overlap: partial), and a partial
+  CUDA graph, cuda_graph_impl "transformer_engine", scope ["attn", "moe_router", "moe_preprocess"] ("B200's 180 GB
+  cannot hold the full-iteration graph for this model").
+
+The MoE fixed costs (assumptions moe_layer_fixed_seconds, moe_local_expert_seconds) were fitted on rows whose
+recipes already ran TE CUDA graphs over the router and dispatcher preprocess (Megatron-Bridge
+@00b7660be0254ac6f95f44164ddd0c3e9cc798ed scripts/performance/configs/qwen/qwen3_workload_base_configs.py:
+QWEN3_30B_A3B B200 and GB200 configs, cuda_graph_impl "transformer_engine", cuda_graph_scope ["moe_router",
+"moe_preprocess"]), so a CUDA-graph field that dropped them would undo its own fit; none is added.
+"""
+
+import copy
+
+import pytest
+
+from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_workload
+from tests.procurement.outside.test_outside_recommendations_x26f import GPT_OSS_B200, QWEN3_30B_B200
+
+B200 = next(gpu for gpu in load_bundled_gpus() if gpu.slug == "b200")
+
+
+def tokens_per_gpu(document: dict) -> float:
+    workload = parse_workload_spec(copy.deepcopy(document))
+    report = size_workload(workload, [B200])
+    row = next(c for c in report["candidates"] if c["gpus"] == workload.parallelism.gpus)
+    return row["throughput"]["training_tokens_per_second"] / row["gpus"]
+
+
+def gpt_oss_as_its_recipe_states() -> dict:
+    document = copy.deepcopy(GPT_OSS_B200)
+    del document["parallelism"]["expert_dispatch"]  # alltoall, the default
+    return document
+
+
+def qwen3_30b_as_its_recipe_states() -> dict:
+    document = copy.deepcopy(QWEN3_30B_B200)
+    document["parallelism"]["expert_overlap"] = "partial"
+    return document
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="[GPTOSS] 13,568 tokens/s/GPU published; as the recipe states it (alltoall) 15,649 (+15.3%; +16.6% as "
+    "hybridep). Just outside; the cause is not established.",
+)
+def test_gpt_oss_120b_b200_as_its_recipe_states_within_15_percent():
+    assert tokens_per_gpu(gpt_oss_as_its_recipe_states()) == pytest.approx(13568, rel=0.15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="[QWEN] 27,136 tokens/s/GPU published; as the recipe states it (hybridep, A2A overlap) 22,473 (-17.2%; "
+    "-22.4% without the overlap). The same archive's DGX-B200 rows of this plan at MBS 1 (26.02: 9,691) and MBS 4 "
+    "(26.02.01: 26,695) give 2.75x the rate for 4x the micro-batch, the product 2.0x: on Blackwell its per-token "
+    "MoE cost (moe_routed_bytes_per_element at the datasheet bandwidth, with the dense efficiency) is about 1.7x "
+    "what those rows leave, while its per-micro-batch cost is about right. The 2 ms + 0.25 ms fixed cost's only "
+    "Blackwell check was the 25.11 B200 MBS 1 row; the GB200 MBS 4 fit row is sized as the H100 estimate x 2.2 "
+    "(measured_speed.csv), not through the Blackwell MoE cost. Not refitted here: those rows are this plan.",
+)
+def test_qwen3_30b_b200_as_its_recipe_states_within_15_percent():
+    assert tokens_per_gpu(qwen3_30b_as_its_recipe_states()) == pytest.approx(27136, rel=0.15)
+
+
+def test_stating_the_recipes_moves_each_row_toward_the_published_rate():
+    """GPT-OSS: alltoall sends every routed copy (hybridep one a GPU), so the product slows toward 13,568;
+    Qwen3: the overlap hides the steady phase's all-to-alls, so it speeds toward 27,136."""
+    assert 13568 < tokens_per_gpu(gpt_oss_as_its_recipe_states()) < tokens_per_gpu(GPT_OSS_B200)
+    assert tokens_per_gpu(QWEN3_30B_B200) < tokens_per_gpu(qwen3_30b_as_its_recipe_states()) < 27136
