@@ -362,7 +362,7 @@ CONTEXT_PARALLEL_RING_OVERLAP = Assumption(
     "share of the attention steps a K/V pass runs under: (cp - 1) / cp of the attention compute",
     "Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P, the cp_comm_type 'p2p' that Megatron-Core "
     "uses unless told otherwise: NVIDIA/Megatron-LM @d98e8a64dd megatron/training/arguments.py --cp-comm-type "
-    "default ['p2p'], megatron/core/extensions/transformer_engine.py) 'split[s] attention compute into "
+    "default p2p, megatron/core/extensions/transformer_engine.py) 'split[s] attention compute into "
     "multiple steps, and overlap[s] current-step compute with next-step communication' "
     "(NVIDIA/TransformerEngine transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py); "
     "transformer_config.py: 'P2P is async and can be overlapped with attention compute'. A layer runs cp "
