@@ -76,9 +76,10 @@ MFU_DATACENTER = Assumption(
     "fraction of dense peak",
     "Published large runs: LLaMA-65B 47.6% (arXiv:2302.13971), Llama 3 405B 38-43% (arXiv:2407.21783), "
     "Llama 2 7B ~39% (model card GPU-hours); 40% assumed for Hopper/Ampere/Blackwell datacenter cards. "
-    "These are end-to-end figures (bubble and communication included): 16-bit dense pretraining on NVSwitch "
-    "Hopper and later runs its compute at training_width_peak_hopper's ceiling instead (0.509 at Llama 3 "
-    "405B's d 16,384, where the engine adds Meta's 15 / 128 bubble and TP 8 traffic and lands at 400 TFLOP/s).",
+    "These are end-to-end figures (bubble and communication included): 16-bit dense pretraining, full "
+    "fine-tuning and LoRA on NVSwitch Hopper and later run their compute at training_width_peak_hopper's "
+    "ceiling instead (0.509 at Llama 3 405B's d 16,384, where the engine adds Meta's 15 / 128 bubble and TP 8 "
+    "traffic and lands at 400 TFLOP/s). QLoRA, MoE models and 8-bit compute keep this figure.",
 )
 # Dense pretraining on A100 clusters runs well above the generic datacenter figure: fused kernels,
 # long sequences and large global batches. 6ND / (GPU-hours x 3600 x 312e12) from LLaMA-1 Table 15
@@ -133,8 +134,14 @@ TRAINING_WIDTH_PEAK_HOPPER = Assumption(
     "e of the width ceiling on Hopper and later cards, whose matmuls outgrow their memory bandwidth (989 "
     "TFLOPS over 3.35 TB/s against the A100's 312 over 2.0). Fitted on MPT's H100 80GB BF16 sweep (same "
     "README, seq 2048: 760M 0.345, 1B 0.388, 3B 0.394, 7B 0.447 in the engine's count): binds below d "
-    "~2,480 against mfu_datacenter; 16-bit dense pretraining on NVSwitch Hopper and later runs at it at "
-    "every width (mfu._fitted_mfu).",
+    "~2,480 against mfu_datacenter; 16-bit dense pretraining, full fine-tuning and LoRA on NVSwitch Hopper "
+    "and later run at it at every width (mfu.WIDTH_CEILING_TASKS). Checked, not fitted, on fine-tunes "
+    "(mfu26): NeMo 24.07's FP8 SFT on 8 H100 runs at its pretraining rate (Llama 2 7B 16,891 against 16,934 "
+    "tokens/s/GPU; NVIDIA/NeMo docs/source/performance/performance_summary.md @8e3d65dcfe), and NeMo "
+    "AutoModel's BF16 LoRA rows on H100 (NVIDIA-NeMo/Automodel docs/performance-summary.mdx @2013a4dd6: "
+    "Qwen2.5 7B on 1 GPU 14,110, Qwen2.5 32B at TP 2 on 8 and 16 GPUs 2,250 and 2,073, Llama 3 70B at TP 2 "
+    "on 16 GPUs 985 tokens/s/GPU) land -8.3%, -7.7%, +0.2% and +4.2% at it, against -15.4%, -19.1%, -12.2% "
+    "and -13.4% at mfu_datacenter.",
 )
 TRAINING_WIDTH_K_HOPPER = Assumption(
     "training_width_k_hopper",

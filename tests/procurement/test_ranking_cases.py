@@ -132,6 +132,9 @@ TRAINING_RANK_1 = {
     # Overhead 0.5581%: P = 10.4392 x 1.005581 = 10.497461 (row 10.497465: the overhead is rounded); H = 2.557 h
     # (attention counted); G = 384 GB. 10.497465 x 2.557 x 1.2 = 32.2103; + 10.4975 setup;
     # + 384 x 0.08 x 171.557 / 730 = 7.2195; total = 49.9273 -> 49.93
+    # mfu26 (16-bit LoRA on Hopper at the width ceiling, 0.485 at d 8,192, was 0.40): same row, H = 2.108 h;
+    # 10.497465 x 2.108 x 1.2 = 26.5541; + 10.4975 setup; + 384 x 0.08 x 171.108 / 730 = 7.2006;
+    # total = 44.2522 -> 44.25
     "lora_70b": {
         "instance_type": "p5en.48xlarge",
         "region": "eu-north-1",
@@ -140,7 +143,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.005581,
         "gpus": 8,
         "disk_gb": 384,
-        "total": "49.93",
+        "total": "44.25",
     },
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
     # (weights + fp32 optimizer state, 7.242e9 x 14 B = 101.38 GB) every 15 min, saved asynchronously (full
@@ -152,6 +155,9 @@ TRAINING_RANK_1 = {
     # P = 10.4392 x 1.001473 = 10.454577; H = 3.953 h (attention counted; 3 decimals in the row); G = 330 GB.
     # 10.454577 x 3.953 x 1.2 = 49.5923; + 10.4546 setup; + 330 x 0.08 x 172.953 / 730 = 6.2547
     # total = 66.3016 -> 66.30
+    # mfu26 (16-bit full fine-tuning on Hopper at the width ceiling, 0.444 at d 4,096, was 0.40): same row,
+    # H = 3.560 h; 10.454577 x 3.560 x 1.2 = 44.6620; + 10.4546 setup; + 330 x 0.08 x 172.560 / 730 = 6.2407;
+    # total = 61.3573 -> 61.36
     "full_ft_mistral_7b_8_gpus": {
         "instance_type": "p5en.48xlarge",
         "region": "eu-north-1",
@@ -160,7 +166,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.001473,
         "gpus": 8,
         "disk_gb": 330,
-        "total": "66.30",
+        "total": "61.36",
     },
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;
