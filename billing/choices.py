@@ -26,12 +26,6 @@ class ChargeCategory(models.TextChoices):
     ADJUSTMENT = "adjustment", "Adjustment"
 
 
-class CommitmentStatus(models.TextChoices):
-    NONE = "", "No commitment"
-    USED = "used", "Used"
-    UNUSED = "unused", "Unused"
-
-
 class RowKeyScheme(models.IntegerChoices):
     """How an import's row keys were made (keys.py). Only the current scheme is computed now; a file of
     an older one imported again is matched through its checksum (store._record_dataset)."""

@@ -1,13 +1,9 @@
 """Billing imports, their Parquet datasets' files, grants, budgets and checks.
 
-Bill lines are not PostgreSQL rows (issue 28, item 1): each import's lines are its Parquet dataset
-(storage/datasets.py), recorded here as BillingImportFile rows. SpendRecord is the table they were
-kept in until then: no longer written nor read, kept until a later migration drops it (migration 0010
-wrote its rows into datasets). A SpendRecord was one billing line normalized across sources (FOCUS,
-AWS CUR 2.0, Cost Explorer).
-`row_key` (the primary key) is a 128-bit hash of the normalized row and its occurrence number within
-the file (keys.py), so re-importing a file adds nothing. Correction rows (FOCUS ChargeClass = Correction) are stored as the deltas FOCUS
-defines them to be, in the charge period they correct; sums over a charge period include them.
+Bill lines are not PostgreSQL rows (issue 28, item 1): each import's lines, normalized across sources
+(FOCUS, AWS CUR 2.0, Cost Explorer...), are its Parquet dataset (storage/datasets.py), recorded here as
+BillingImportFile rows. The SpendRecord table they were kept in before was written into datasets by
+migration 0010 and dropped by 0014 (storage/backfill.py).
 """
 
 from __future__ import annotations
@@ -19,16 +15,12 @@ from django.utils import timezone
 
 from billing.choices import (
     BillingFormat,
-    ChargeCategory,
-    CommitmentStatus,
     ExportFormat,
-    PricingCategory,
     QueryEngine,
     RowKeyScheme,
 )
 
 MONEY = {"max_digits": 20, "decimal_places": 6}
-HOURS = {"max_digits": 18, "decimal_places": 6}
 
 
 class BillingImport(models.Model):
@@ -88,115 +80,12 @@ class BillingImportFile(models.Model):
         return f"{self.path} ({self.rows} rows)"
 
 
-class BrinOnPostgres(models.Index):
-    """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
-    and largest value: a few pages for a table, nearly free to keep up, and enough for a column that
-    grows with the table as an import's id does (its rows are appended together)."""
-
-    def create_sql(self, model, schema_editor, using="", **kwargs):
-        if schema_editor.connection.vendor == "postgresql":
-            using = " USING brin"
-        return super().create_sql(model, schema_editor, using=using, **kwargs)
-
-
-class SpendRecord(models.Model):
-    """Indexes and constraints are kept to what queries and imports use, since every imported row pays for
-    each of them (docs/performance.md, "Billing import"): the row key is the primary key (one 16-byte
-    index serves identity and idempotency; a separate id would be a second index), the import is
-    found through a BRIN index (deleting an import; its rows lie together), and neither foreign key is
-    a database constraint. PostgreSQL checks a foreign key with a trigger per inserted row, which
-    costs an import of a million rows more than its COPY; here the import row is created in the same
-    transaction just before its rows, and the GPU is looked up in the catalog in Python (store.py), so
-    both references are valid by construction. Django still applies CASCADE and PROTECT on delete."""
-
-    row_key = models.UUIDField(
-        primary_key=True, editable=False, help_text="Hash of the normalized row: re-imports add nothing."
-    )
-    billing_import = models.ForeignKey(  # indexed by Meta's BRIN index
-        BillingImport, on_delete=models.CASCADE, related_name="records", db_constraint=False, db_index=False
-    )
-    source_row = models.PositiveIntegerField(help_text="Line (CSV, 1 = header) or row number in the file.")
-    charge_period_start = models.DateTimeField()
-    charge_period_end = models.DateTimeField()
-    billing_period_start = models.DateTimeField(null=True, blank=True)
-    charge_category = models.CharField(max_length=12, choices=ChargeCategory.choices)
-    is_correction = models.BooleanField(default=False, help_text="FOCUS ChargeClass = Correction: a delta.")
-    is_refund = models.BooleanField(
-        default=False, help_text="A credit refunding a charge (CUR's Refund line)."
-    )
-    provider = models.CharField(max_length=100)
-    billing_account_id = models.CharField(max_length=200, blank=True)
-    sub_account_id = models.CharField(max_length=200, blank=True)
-    sub_account_name = models.CharField(max_length=200, blank=True)
-    region = models.CharField(max_length=100, blank=True)
-    availability_zone = models.CharField(max_length=100, blank=True)
-    resource_id = models.CharField(max_length=500, blank=True)
-    resource_type = models.CharField(max_length=200, blank=True)
-    service_category = models.CharField(max_length=100, blank=True)
-    sku_id = models.CharField(max_length=200, blank=True)
-    instance_type = models.CharField(max_length=150, blank=True)
-    gpu = models.ForeignKey(  # no index: no query looks rows up by GPU (a GPU's deletion scans, rarely)
-        "pricing.GpuModel",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        db_constraint=False,
-        db_index=False,
-    )
-    gpus_per_instance = models.DecimalField(max_digits=8, decimal_places=3, null=True, blank=True)
-    pricing_category = models.CharField(max_length=12, choices=PricingCategory.choices)
-    commitment_discount_id = models.CharField(max_length=500, blank=True)
-    commitment_status = models.CharField(max_length=8, choices=CommitmentStatus.choices, blank=True)
-    consumed_quantity = models.DecimalField(**HOURS, null=True, blank=True)
-    consumed_unit = models.CharField(max_length=50, blank=True)
-    instance_hours = models.DecimalField(**HOURS, default=0)
-    gpu_hours = models.DecimalField(**HOURS, default=0)
-    billed_cost = models.DecimalField(**MONEY)
-    effective_cost = models.DecimalField(**MONEY)
-    list_cost = models.DecimalField(**MONEY, null=True, blank=True)
-    contracted_cost = models.DecimalField(**MONEY, null=True, blank=True)
-    currency = models.CharField(max_length=3)
-    team = models.CharField(max_length=100, blank=True)
-    project = models.CharField(max_length=100, blank=True)
-    environment = models.CharField(max_length=100, blank=True)
-    tags = models.JSONField(default=dict, blank=True)
-    # What the export says of the row's commitment (docs/billing.md, "Commitments attributed honestly")
-    commitment_type = models.CharField(max_length=100, blank=True, help_text="Reservation, Savings Plan...")
-    commitment_family = models.CharField(
-        max_length=50,
-        blank=True,
-        help_text="Instance family the commitment is scoped to (p5); blank if none.",
-    )
-    commitment_gpu_scope = models.BooleanField(
-        default=False, help_text="The commitment's family has GPU instance types in the catalog."
-    )
-    commitment_end = models.DateTimeField(null=True, blank=True, help_text="End of the commitment's term.")
-
-    class Meta:
-        ordering = ["charge_period_start", "row_key"]
-        indexes = [
-            models.Index(fields=["charge_period_start"], name="spend_charge_start"),
-            BrinOnPostgres(fields=["billing_import"], name="spend_import"),
-        ]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(instance_hours__gte=0) | Q(is_correction=True), name="spend_hours_sign"
-            ),
-            models.CheckConstraint(
-                condition=Q(charge_period_end__gte=models.F("charge_period_start")), name="spend_period_order"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.provider} {self.instance_type or self.service_category} {self.charge_period_start:%Y-%m-%d}"
-
-
 class GpuUtilization(models.Model):
     """Mean utilization of one GPU of one resource over one clock hour (DCGM or Prometheus samples)."""
 
     billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="utilization")
     resource_id = models.CharField(
-        max_length=500, help_text="Matches SpendRecord.resource_id (or the hostname)."
+        max_length=500, help_text="Matches a bill line's resource id (or the hostname)."
     )
     gpu_index = models.PositiveSmallIntegerField()
     hour = models.DateTimeField(help_text="Start of the clock hour (UTC).")
@@ -231,7 +120,7 @@ class SpendGrant(models.Model):
     spend_team = models.CharField(
         max_length=100,
         blank=True,
-        help_text="The team's name as the bills' tags spell it (SpendRecord.team); blank: the team's slug.",
+        help_text="The team's name as the bills' tags spell it; blank: the team's slug.",
     )
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="spend_grants_given"
@@ -252,7 +141,7 @@ class SpendGrant(models.Model):
 class Budget(models.Model):
     """A team's GPU budget for one month (docs/billing.md, "Budgets"), edited by finance and admin.
 
-    `team` is the team as the bills' tags spell it (SpendRecord.team, as spend grants spell it), so a
+    `team` is the team as the bills' tags spell it (as spend grants spell it), so a
     granted engineer reads the budgets of their own spend teams. The amount is in its own currency; the
     spend is converted into it through stored FX rates, so a currency without one is refused."""
 

@@ -23,6 +23,7 @@ from django.db import connection
 from billing.access import spend_scope
 from billing.models import GpuUtilization
 from billing.review.selectors import dataset_rows, review_fx
+from billing.storage.datasets import TEXT_LIMITS
 from planning.engine.demand import (
     DemandHistory,
     UsageRows,
@@ -36,7 +37,7 @@ from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames
 from pricing.providers.currencies import currency_problem
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
-TEAM_LENGTH = 100  # a bill line's team (imports/checks.py TEXT_LIMITS)
+TEAM_LENGTH = TEXT_LIMITS["team"]  # the longest team a bill line keeps
 GPU_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,49}")  # a GpuModel slug, or a family prefix of one
 # Up to this many resources are named in the utilization query; more are filtered after the read
 MAX_RESOURCES_IN_QUERY = 500

@@ -17,7 +17,9 @@ class CapacityPlan(models.Model):
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     scope_teams = models.JSONField(
-        default=list, blank=True, help_text="Spend teams read (SpendRecord.team); empty: every team."
+        default=list,
+        blank=True,
+        help_text="Spend teams read, as the bills' tags spell them; empty: every team.",
     )
     inputs = models.JSONField(help_text="The request: period, GPU, horizon, growth, trials, study, currency.")
     prices_used = models.JSONField(default=list, help_text="Each price with its source and observed date.")

@@ -106,7 +106,7 @@ def spend_rows(
         filters=" ".join(review_sql.SPEND_ROW_FILTERS[name] for name in values),
     )
     rows = []
-    for row in found:  # each value as SpendRecord gave it: amounts as NUMERIC(20, 6) Decimals, no GPU None
+    for row in found:  # amounts as Decimals of 6 decimal places (the micro-units), no GPU None
         record = dict(zip(SPEND_ROW_FIELDS, row[: len(SPEND_ROW_FIELDS)], strict=True))
         record["gpu__slug"] = record["gpu__slug"] or None
         for name in ("effective_cost", "billed_cost", "gpu_hours"):

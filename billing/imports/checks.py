@@ -1,30 +1,22 @@
-"""Checks of enriched rows against what SpendRecord can hold, before anything is written.
+"""Checks of enriched rows against what a bill line may hold (storage/datasets.py's TEXT_LIMITS and
+HOURS_LIMIT), before anything is written.
 
-The database would refuse these rows anyway (a varchar too short, a numeric overflow, a CHECK
-constraint), but as an IntegrityError with no row or column, and PostgreSQL would refuse a NUL
-character that SQLite keeps. Each check is vectorized and raises BillingFileError naming the
-file's row and column (`source_columns` maps a normalized column to the file's own name).
+A dataset would keep any text and any hours; the limits are kept so that a file the import refused while
+bill lines were PostgreSQL rows is still refused (a text that long, or that many hours in one line, is a
+broken or hostile file). Each check is vectorized and raises BillingFileError
+naming the file's row and column (`source_columns` maps a normalized column to the file's own name).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 
 import numpy as np
 import pandas as pd
-from django.db.models import CharField
 
 from billing.imports.codes import codes_and_values, text_values
 from billing.imports.records import BillingFileError
-from billing.models import HOURS, SpendRecord
-
-TEXT_LIMITS = {
-    field.name: field.max_length
-    for field in SpendRecord._meta.fields
-    if isinstance(field, CharField) and field.name != "row_key"
-}
-HOURS_LIMIT = Decimal(10) ** (HOURS["max_digits"] - HOURS["decimal_places"])  # numeric(18, 6) < 1e12
+from billing.storage.datasets import HOURS_LIMIT, TEXT_LIMITS
 
 
 def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mapping[str, str]) -> None:

@@ -1,5 +1,5 @@
 """Row keys become a 16-byte UUID primary key; the spend table loses the indexes and foreign-key triggers
-no query uses, and the import's index becomes BRIN on PostgreSQL (see SpendRecord's docstring); imports
+no query uses, and the import's index becomes BRIN on PostgreSQL (BrinOnPostgres, below); imports
 record their row-key scheme.
 
 Stored keys of the older scheme (64 hex digits, SHA-256 of the row's text, before December 2026) cannot
@@ -12,12 +12,22 @@ and row numbers instead (store.LegacyRows).
 
 import django.db.models.deletion
 from django.db import migrations, models
-
-import billing.models
 from django.db.models.functions import Length, Substr
 
 OLD_KEY_DIGITS = 64
 SHA256_TEXT = 1
+
+
+class BrinOnPostgres(models.Index):
+    """A BRIN index on PostgreSQL, a plain one elsewhere. BRIN keeps each range of heap pages' smallest
+    and largest value: a few pages for a table, nearly free to keep up, and enough for a column that
+    grows with the table as an import's id does (its rows are appended together). Defined here, where
+    its only index is made, since the table it indexed is gone (0014)."""
+
+    def create_sql(self, model, schema_editor, using="", **kwargs):
+        if schema_editor.connection.vendor == "postgresql":
+            using = " USING brin"
+        return super().create_sql(model, schema_editor, using=using, **kwargs)
 
 
 def mark_legacy_keys(apps, schema_editor):
@@ -77,7 +87,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="spendrecord",
-            index=billing.models.BrinOnPostgres(fields=["billing_import"], name="spend_import"),
+            index=BrinOnPostgres(fields=["billing_import"], name="spend_import"),
         ),
         migrations.AlterField(
             model_name="spendrecord",

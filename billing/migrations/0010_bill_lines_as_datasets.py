@@ -2,19 +2,15 @@
 rows gets its Parquet dataset (storage/backfill.py), so no bill line is lost when the readers read the
 datasets alone. The table is kept, unread, beside them: written under this machine's
 BILLING_DATASET_DIR, the datasets are certain only where the application reads that same folder, and a
-later migration may drop the table once they are known to be there."""
+later migration may drop the table once they are known to be there (0014 does)."""
 
 from django.db import migrations
 
 
 def write_datasets(apps, schema_editor):
-    from billing.storage.backfill import backfill_import, imports_without_dataset
+    from billing.storage.backfill import write_missing_datasets
 
-    billing_import, record, file = (
-        apps.get_model("billing", name) for name in ("BillingImport", "SpendRecord", "BillingImportFile")
-    )
-    for found in imports_without_dataset(billing_import, record):
-        backfill_import(found, record, file)
+    write_missing_datasets(apps)
 
 
 class Migration(migrations.Migration):

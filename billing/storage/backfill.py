@@ -1,8 +1,8 @@
 """Datasets for the imports stored as SpendRecord rows before bill lines stopped being PostgreSQL rows
 (issue 28, item 1): each such import's rows written as its Parquet dataset (datasets.py), so no bill
-line is lost when the readers stop reading the rows. Run by migration 0010 (with its historical
-models) and by `manage.py backfill_billing_datasets`; idempotent: an import that has files is never
-written again.
+line is lost. Run by migration 0010 and again by 0014 (for an import still without a dataset) before it
+drops the table, always with the migration's historical models: the SpendRecord model exists only there.
+Idempotent: an import that has files is never written again.
 
 Cost Explorer pulls: a later pull deleted the earlier pulls' rows of the days it revised and kept the
 unchanged ones under the earlier pull, so the stored rows of every pull together are the bill. They
@@ -34,6 +34,29 @@ READ = [
     "commitment_gpu_scope",
     *MICRO_COLUMNS,
 ]
+
+
+def write_missing_datasets(apps) -> None:
+    """Every import of the historical `apps` still held only as SpendRecord rows gets its dataset."""
+    billing_import, record, file = (
+        apps.get_model("billing", name) for name in ("BillingImport", "SpendRecord", "BillingImportFile")
+    )
+    for found in imports_without_dataset(billing_import, record):
+        backfill_import(found, record, file)
+
+
+def missing_dataset_files(apps) -> list[str]:
+    """The recorded files of the imports held as SpendRecord rows that are not in the dataset folder (or
+    S3 prefix) this process reads: what dropping the table would lose."""
+    record, file = (apps.get_model("billing", name) for name in ("SpendRecord", "BillingImportFile"))
+    paths = (
+        file.objects.filter(Exists(record.objects.filter(billing_import=OuterRef("billing_import"))))
+        .order_by("path")
+        .values_list("path", flat=True)
+        .distinct()
+    )
+    root = dataset_root()
+    return [path for path in paths if not (root / path).is_file()]
 
 
 def imports_without_dataset(import_model, record_model):

@@ -89,6 +89,35 @@ SCHEMA = pa.schema(
         *((name, pa.int64()) for name in MICRO_COLUMNS.values()),
     ]
 )
+# The longest text each column keeps and the most hours one line holds. Parquet has no such limits: these
+# are those of the PostgreSQL table bill lines were kept in until migration 0014 dropped it (varchar
+# lengths; hours as NUMERIC(18, 6), so under 10^12), kept as they were so that a file refused then is
+# refused now, naming its row and column (imports/checks.py checks each chunk before it is written).
+TEXT_LIMITS = {
+    "charge_category": 12,
+    "provider": 100,
+    "billing_account_id": 200,
+    "sub_account_id": 200,
+    "sub_account_name": 200,
+    "region": 100,
+    "availability_zone": 100,
+    "resource_id": 500,
+    "resource_type": 200,
+    "service_category": 100,
+    "sku_id": 200,
+    "instance_type": 150,
+    "pricing_category": 12,
+    "commitment_discount_id": 500,
+    "commitment_status": 8,
+    "consumed_unit": 50,
+    "currency": 3,
+    "team": 100,
+    "project": 100,
+    "environment": 100,
+    "commitment_type": 100,
+    "commitment_family": 50,
+}
+HOURS_LIMIT = Decimal(10) ** 12
 # What is written: the text columns as Arrow dictionaries (the distinct texts and a code per row, as the
 # import holds them), which the Parquet writer stores as its own dictionary pages without hashing each
 # row's text again; the files' columns are plain text (no Arrow schema is stored: every reader, DuckDB

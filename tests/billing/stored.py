@@ -1,5 +1,5 @@
 """The bill lines an import stored, as the readers read them (DuckDB over the imports' Parquet datasets:
-each row key once, each day's latest Cost Explorer pull), under SpendRecord's names: amounts and hours
+each row key once, each day's latest Cost Explorer pull), under the import's column names: amounts and hours
 as Decimal, `gpu` as the GPU's slug ("" for none), `tags` as a dict. For tests that check what was
 stored; bill lines are not PostgreSQL rows (issue 28, item 1)."""
 

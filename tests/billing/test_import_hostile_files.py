@@ -53,7 +53,7 @@ FOCUS_ROW = {
     "CommitmentDiscountId": "",
     "Tags": '{"team": "ml", "project": "llm"}',
 }
-# FOCUS text columns stored as written (SpendRecord field of each)
+# FOCUS text columns stored as written (the dataset column of each)
 FOCUS_TEXT = {
     "BillingAccountId": "billing_account_id",
     "SubAccountId": "sub_account_id",
