@@ -20,7 +20,6 @@ from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
     COMMITTED_MODELS,
-    COMMUNICATION_WARNING_SHARE,
     GPU_ONLY_REASON,
     NO_FABRIC_REASON,
     PLAN_NAMES,
@@ -31,6 +30,7 @@ from procurement.ranking.serving import image_serving_details, latency_misses, s
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
+from procurement.sizing.communication_text import communication_phrase, communication_warns
 
 
 def describe(
@@ -428,8 +428,18 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         )
     link = shapes.links[int(shapes.link[shape])] if shapes.total_gpus[shape] > 1 else None
     return _estimated_text(
-        label, float(shapes.communication_share[shape]), link, bool(shapes.instances[shape] > 1)
+        label,
+        float(shapes.communication_share[shape]),
+        _exposed_share(shapes, shape),
+        link,
+        bool(shapes.instances[shape] > 1),
     )
+
+
+def _exposed_share(shapes: Shapes, shape: int) -> float:
+    """The share of the step the traffic costs (exposed_communication_share); NaN where not estimated."""
+    exposed = shapes.communication.get("exposed_communication_share")
+    return math.nan if exposed is None else float(exposed[shape])
 
 
 def _is_image_job(spec) -> bool:
@@ -450,16 +460,18 @@ def _image_job_reason(spec, images_per_second: float, label: str) -> str:
 
 
 @lru_cache(maxsize=16384)
-def _estimated_text(label: str, share: float, link, several_instances: bool) -> str:
-    """An estimated row's hours reason (``link``: None for one GPU)."""
-    text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
+def _estimated_text(label: str, share: float, exposed: float, link, several_instances: bool) -> str:
+    """An estimated row's hours reason (``link``: None for one GPU): the communication it pays for, the
+    exposed share first (communication_text)."""
+    phrase = communication_phrase(exposed, share)
+    text = f"estimated: {label}, communication {phrase}" if phrase else ""
     if text and link is not None:
         over = link.node_name + (
             f" within the instance, {link.fabric_name} between instances" if several_instances else ""
         )
         text += f" (over {over})"
-    if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
-        text += " (over 30%: adding GPUs stops scaling linearly)"
+    if communication_warns(exposed):
+        text += " (exposed over 30%: adding GPUs stops scaling linearly)"
     return text
 
 
