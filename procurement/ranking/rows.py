@@ -249,8 +249,32 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
     return [
         f"tight: the peak of {shapes.total_gib[shape]:.1f} GiB fits the {shapes.capacity_gib[shape]:.1f} GiB "
         f"card, but not with {spec.headroom:.0%} headroom ({shapes.required_gib[shape]:.1f} GiB); ranked after "
-        "configurations with headroom: watch for out-of-memory on long sequences"
+        f"configurations with headroom: {tight_risk(spec)}"
     ]
+
+
+def tight_risk(spec) -> str:
+    """What can still run a tight row out of memory, from what its peak already counts: a serving peak
+    holds every stream's KV cache at the full context, so a long request is not the risk; a training peak
+    holds the activations of one micro-batch at the spec's sequence length."""
+    if spec.model.is_image:
+        batch = "batch" if not spec.is_training else "micro-batch"
+        return (
+            f"the peak counts a {batch} of {spec.micro_batch_size}; it fits only inside the headroom: "
+            f"allocator fragmentation or a larger {batch} can run out of memory"
+        )
+    if not spec.is_training:
+        inference = spec.inference
+        return (
+            f"the peak counts the KV cache at the full context ({inference.context_len:,} tokens x "
+            f"{inference.concurrency} stream{'s' if inference.concurrency > 1 else ''}); it fits only inside the headroom: allocator fragmentation "
+            "or a larger batch can run out of memory"
+        )
+    return (
+        f"the peak counts the activations of a micro-batch of {spec.micro_batch_size} at {spec.seq_len:,} "
+        "tokens; it fits only inside the headroom: allocator fragmentation, a longer sequence or a larger "
+        "micro-batch can run out of memory"
+    )
 
 
 def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
