@@ -151,6 +151,37 @@ def test_detector_training_hours_are_bounded_by_each_offers_vcpus():
     assert bound  # YOLOv8n outruns the loader of most hosts
 
 
+def test_a_loader_bound_rows_breakdown_prices_the_hours_it_bought():
+    """pres26: the breakdown read the shape's GPU hours while the total bought the loader's, so a host-bound
+    row's reruns were a share of the wrong compute (g6.xlarge YOLOv8n, 3.334 h at 0.8048/h: compute 2.97,
+    reruns 0.25, 8.4% of compute) and its cost per GPU-hour divided by 1.54 GPU-hours. One rule: compute
+    = P x the row's hours x N, reruns = 20% of that compute (2.68 and 0.54), per GPU-hour over the row's
+    GPU-hours."""
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8n"},
+            "micro_batch_size": 64,
+            "image": {"epochs": 10, "dataset_images": 118287},
+        }
+    )
+    rows = [row for row in _rows(spec, rerun_fraction=0.2, setup_hours=1.0) if row["fits"]]
+    cent = Decimal("0.011")
+    for row in rows:
+        parts = row["cost_breakdown"]
+        price = Decimal(row["effective_price_per_hour"]) * row["instances"]
+        # hours are shown to 3 places: half a thousandth of an hour at the price, plus the cent
+        compute = price * Decimal(str(row["hours"]))
+        assert Decimal(parts["compute"]) == pytest.approx(compute, abs=cent + price * Decimal("0.0005"))
+        assert Decimal(parts["reruns"]) == pytest.approx(Decimal(parts["compute"]) / 5, abs=cent)
+        gpu_hours = Decimal(row["gpus"]) * Decimal(str(row["hours"]))
+        assert Decimal(row["unit_costs"]["per_gpu_hour"]) == pytest.approx(
+            Decimal(row["total_cost"]) / gpu_hours, rel=Decimal("0.0005") / Decimal(str(row["hours"]))
+        )
+    g6 = next(row for row in rows if row["instance_type"] == "g6.xlarge")
+    assert (g6["cost_breakdown"]["compute"], g6["cost_breakdown"]["reruns"]) == ("2.68", "0.54")
+
+
 SDXL_SERVING = {"task": "inference", "model": {"preset": "sdxl"}, "image": {"steps": 30}}
 
 
