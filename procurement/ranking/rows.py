@@ -26,7 +26,12 @@ from procurement.ranking.options import (
     RankingOptions,
     plan_label,
 )
-from procurement.ranking.serving import image_serving_details, latency_misses, serving_reason
+from procurement.ranking.serving import (
+    image_serving_details,
+    latency_misses,
+    serving_reason,
+    significant_figures,
+)
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
@@ -166,7 +171,26 @@ def describe(
 
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
+    elif spec.model.image_arch is not None:
+        row["training"] = image_training_details(spec, float(configs.hours[index]), row["gpus"])
     return row
+
+
+def image_training_details(spec, hours: float, gpus: int) -> dict[str, Any]:
+    """An image training row's speed in its own unit: the images the run trains on (image.train_steps x
+    batch, or epochs x dataset) over the row's hours, the host loader's bound included, 3 significant
+    figures."""
+    images = float(spec.training_tokens or math.nan)  # an image path's 'token' is one image
+    rate = images / (hours * 3600.0) if math.isfinite(hours) and hours > 0 else math.nan
+    return {
+        "unit": "image",
+        "training_images": int(images) if math.isfinite(images) else None,
+        "training_images_per_second": significant_figures(rate),
+        "training_images_per_second_per_gpu": significant_figures(rate / gpus),
+        "text": f"{significant_figures(rate):g} images/s over {gpus} GPU{'s' if gpus > 1 else ''}"
+        if math.isfinite(rate)
+        else "no rate for this plan",
+    }
 
 
 def wall_clock_row(
@@ -229,18 +253,33 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
     demand = spec.inference.demand_tokens_per_second
     total = float(shapes.generated_tokens_per_second[shape])
     images = image_serving_details(spec, unit, tpot, total) if spec.model.is_image else {}
-    return {
-        "hours_per_month": options.serving_hours,
-        "cost_per_month": money,
-        "instances": instances,
-        "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
-        "demand_tokens_per_second": demand,
-        "tokens_per_second_per_instance": _rounded(unit, 1),
-        "tokens_per_second": _rounded(total, 1),
-        "time_per_output_token_ms": _rounded(tpot, 2),
-        "time_to_first_token_ms": _rounded(ttft, 1),
-        "text": serving_reason(spec, instances, unit, tpot, ttft),
-    } | images
+    # a generation job (image.images) is priced for its images' hours: it has no month of serving
+    job = _is_image_job(spec)
+    priced = {
+        "priced_as": "job" if job else "month",
+        "hours_per_month": None if job else options.serving_hours,
+        "cost_per_month": None if job else money,
+    }
+    if job:
+        priced |= {
+            "job_images": spec.image.images,
+            "job_hours": _rounded(shapes.hours[shape], 3),
+            "job_cost": money,
+        }
+    return (
+        priced
+        | {
+            "instances": instances,
+            "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
+            "demand_tokens_per_second": demand,
+            "tokens_per_second_per_instance": _rounded(unit, 1),
+            "tokens_per_second": _rounded(total, 1),
+            "time_per_output_token_ms": _rounded(tpot, 2),
+            "time_to_first_token_ms": _rounded(ttft, 1),
+            "text": serving_reason(spec, instances, unit, tpot, ttft),
+        }
+        | images
+    )
 
 
 def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:

@@ -94,6 +94,36 @@ def test_generation_job_prices_its_images():
         )
 
 
+def test_a_generation_jobs_row_states_the_jobs_hours_and_cost_not_a_month():
+    """pres26: a job of 10,000 FLUX images was priced for its hours but its serving object said
+    hours_per_month 730 and cost_per_month (the job's total); it now says priced_as "job" with the job's
+    images, hours and cost, and no month."""
+    row = next(row for row in _rows(FLUX_BATCH) if row["fits"])
+    serving = row["serving"]
+    assert serving["priced_as"] == "job"
+    assert serving["hours_per_month"] is None and serving["cost_per_month"] is None
+    assert serving["job_images"] == 10000
+    assert serving["job_hours"] == row["hours"] and serving["job_cost"] == row["total_cost"]
+
+
+def test_a_month_of_image_serving_stays_a_month():
+    row = next(r for r in _rows(parse_workload_spec(SDXL_SERVING)) if r["fits"])
+    assert row["serving"]["priced_as"] == "month" and row["serving"]["hours_per_month"] == 730.0
+    assert row["serving"]["cost_per_month"] == row["total_cost"] and "job_hours" not in row["serving"]
+
+
+def test_image_training_rows_state_images_per_second():
+    """pres26: image training rows had cost per 1,000 images and per run but no speed; SDXL LoRA, 2,000
+    images on one RTX 4090 in the row's hours: images / (hours x 3600) images/s, 3 significant figures."""
+    (row,) = _rows(SDXL_LORA, providers=("vast",), instance_counts=(1,))
+    training = row["training"]
+    assert training["unit"] == "image" and training["training_images"] == 2000
+    rate = 2000 / (row["hours"] * 3600)
+    assert training["training_images_per_second"] == pytest.approx(rate, rel=2e-3)
+    assert training["training_images_per_second_per_gpu"] == training["training_images_per_second"]
+    assert training["text"] == f"{training['training_images_per_second']:g} images/s over 1 GPU"
+
+
 def test_image_plans_are_data_parallel_only():
     rows = _rows(SDXL_LORA, include_infeasible=True)
     assert rows and all(row["plan"]["tensor_parallel"] == 1 for row in rows if row["fits"])
