@@ -172,15 +172,15 @@ def memory_fit(peak_gib: float | None, capacity_gib: float | None, cheaper_fit: 
 def communication(share: float | None, exposed: float | None = None) -> Finding:
     """The estimate's communication: the exposed share (what the traffic adds to the step) decides and is
     stated first when the estimate gives it; ``share`` alone (all traffic, hidden or not) otherwise."""
-    if share is None and exposed is None:
-        return Finding("communication", False, "communication share unknown")
     evidence = {"communication_share": share, "exposed_communication_share": exposed}
-    if exposed is None:
+    if exposed is not None:
+        hit = exposed > COMMUNICATION_SHARE
+        text = "communication " + communication_phrase(exposed, math.nan if share is None else share)
+    elif share is not None:
         hit = share > COMMUNICATION_SHARE
         text = f"communication {share:.0%} of compute plus traffic, hidden or not"
     else:
-        hit = exposed > COMMUNICATION_SHARE
-        text = "communication " + communication_phrase(exposed, math.nan if share is None else share)
+        return Finding("communication", False, "communication share unknown")
     message = f"{text}: adding GPUs will not scale linearly" if hit else text
     return Finding("communication", hit, message, evidence)
 
