@@ -303,11 +303,11 @@ def tight_risk(spec) -> str:
             f"allocator fragmentation or a larger {batch} can run out of memory"
         )
     if not spec.is_training:
-        inference = spec.inference
+        streams = spec.inference.concurrency
         return (
-            f"the peak counts the KV cache at the full context ({inference.context_len:,} tokens x "
-            f"{inference.concurrency} stream{'s' if inference.concurrency > 1 else ''}); it fits only inside the headroom: allocator fragmentation "
-            "or a larger batch can run out of memory"
+            f"the peak counts the KV cache at the full context ({spec.inference.context_len:,} tokens x "
+            f"{streams} stream{'s' if streams > 1 else ''}); it fits only inside the headroom: allocator "
+            "fragmentation or a larger batch can run out of memory"
         )
     return (
         f"the peak counts the activations of a micro-batch of {spec.micro_batch_size} at {spec.seq_len:,} "
