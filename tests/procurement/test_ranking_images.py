@@ -106,6 +106,28 @@ def test_a_generation_jobs_row_states_the_jobs_hours_and_cost_not_a_month():
     assert serving["job_hours"] == row["hours"] and serving["job_cost"] == row["total_cost"]
 
 
+def test_a_generation_jobs_chart_plots_cost_against_its_hours():
+    # pres26: a job's rows have hours of their own (images / rate), not the month every serving row shares
+    from procurement.views.costing import cost_time_chart
+
+    assert "Cost versus time" in cost_time_chart(_rows(FLUX_BATCH))
+    assert "Cost per month versus throughput" in cost_time_chart(_rows(parse_workload_spec(SDXL_SERVING)))
+
+
+def test_the_recommendation_page_prints_a_jobs_cost_and_a_training_rows_speed():
+    from django.template.loader import render_to_string
+
+    def html(spec):
+        rows = [row for row in _rows(spec) if row["fits"]][:1]
+        return render_to_string(
+            "procurement/_recommendation_rows.html", {"answer": {"currency": "USD", "rows": rows}}
+        )
+
+    job = html(FLUX_BATCH)
+    assert "for the job (10,000 images in" in job and "a month" not in job
+    assert "Training: " in html(SDXL_LORA) and " images/s over 1 GPU." in html(SDXL_LORA)
+
+
 def test_a_month_of_image_serving_stays_a_month():
     row = next(r for r in _rows(parse_workload_spec(SDXL_SERVING)) if r["fits"])
     assert row["serving"]["priced_as"] == "month" and row["serving"]["hours_per_month"] == 730.0
