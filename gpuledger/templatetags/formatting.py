@@ -33,7 +33,12 @@ LABELS = {
     "host_ram_gib": "Host RAM (GiB)",
     "training_tokens_per_second": "Training speed (tokens/s)",
     "training_hours": "Training time (hours)",
-    "communication_share": "Communication share of step time",
+    # comm26's definition: all traffic against compute plus traffic, hidden or not; what costs time is the
+    # exposed share below (pres26: the old label read "of step time", which this share is not)
+    "communication_share": "Communication, all traffic, hidden or not",
+    "exposed_communication_share": "Exposed communication, share of step time",
+    "exposed_communication_seconds": "Exposed communication (s per step)",
+    "data_parallel_exposed_seconds": "Exposed data-parallel traffic (s per step)",
     "decode_tokens_per_second_per_stream": "Decode speed per stream (tokens/s)",
     "decode_tokens_per_second_total": "Decode speed, all streams (tokens/s)",
     "decode_tokens_per_second_upper_bound": "Decode speed upper bound (tokens/s)",

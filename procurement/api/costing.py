@@ -228,7 +228,11 @@ class RecommendationCreate(APIView):
     Feasible rows carry ``cost_breakdown`` {compute, setup, storage, reruns, total} (adding up to
     ``total_cost``) and ``unit_costs`` (per GPU-hour, per 1M training or generated tokens).
     Every row carries ``interconnect``: the node link and fabric, which collective went over which,
-    and a ``summary`` sentence (docs/cost-model.md, "Interconnects and communication").
+    ``communication_share`` (all traffic), ``exposed_communication_share`` (what it adds to the step) and
+    a ``summary`` sentence (docs/cost-model.md, "Interconnects and communication"). Serving rows carry
+    ``serving`` with ``priced_as``: "month" (``hours_per_month``, ``cost_per_month``) or, for an image
+    generation job, "job" (``job_images``, ``job_hours``, ``job_cost``; the month keys null). Image
+    training rows carry ``training`` (``training_images_per_second`` over the row's hours).
     Bad input is a 400 naming the field (a bad workload spec lists every bad field under ``errors``),
     and stores nothing.
     """

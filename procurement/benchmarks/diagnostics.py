@@ -6,9 +6,12 @@ page can show why it said what it said. Thresholds are the guides' figures, name
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+
+from procurement.sizing.communication_text import communication_phrase
 
 LOW_UTIL_PCT = 50.0  # "GPU utilization below ~50% while CPU is pegged: the input pipeline starves the GPU"
 BUSY_CPU_PCT = 80.0
@@ -166,16 +169,20 @@ def memory_fit(peak_gib: float | None, capacity_gib: float | None, cheaper_fit: 
     return Finding("memory_fit", False, f"peak {share:.0%} of the card", evidence)
 
 
-def communication(share: float | None) -> Finding:
-    if share is None:
+def communication(share: float | None, exposed: float | None = None) -> Finding:
+    """The estimate's communication: the exposed share (what the traffic adds to the step) decides and is
+    stated first when the estimate gives it; ``share`` alone (all traffic, hidden or not) otherwise."""
+    evidence = {"communication_share": share, "exposed_communication_share": exposed}
+    if exposed is not None:
+        hit = exposed > COMMUNICATION_SHARE
+        text = "communication " + communication_phrase(exposed, math.nan if share is None else share)
+    elif share is not None:
+        hit = share > COMMUNICATION_SHARE
+        text = f"communication {share:.0%} of compute plus traffic, hidden or not"
+    else:
         return Finding("communication", False, "communication share unknown")
-    hit = share > COMMUNICATION_SHARE
-    message = (
-        f"communication is {share:.0%} of step time: adding GPUs will not scale linearly"
-        if hit
-        else f"communication {share:.0%} of step time"
-    )
-    return Finding("communication", hit, message, {"communication_share": share})
+    message = f"{text}: adding GPUs will not scale linearly" if hit else text
+    return Finding("communication", hit, message, evidence)
 
 
 def diagnose(
@@ -187,6 +194,7 @@ def diagnose(
     capacity_gib: float | None,
     cheaper_fit: str | None = None,
     communication_share: float | None = None,
+    exposed_communication_share: float | None = None,
 ) -> list[Finding]:
     return [
         data_loading(samples),
@@ -196,5 +204,5 @@ def diagnose(
         step_variation(step_seconds),
         small_batch(samples, micro_batch_size),
         memory_fit(peak_gib, capacity_gib, cheaper_fit),
-        communication(communication_share),
+        communication(communication_share, exposed_communication_share),
     ]

@@ -5,6 +5,11 @@ returned need the parts, so they are recomputed here with the same formulas for 
 (docs/cost-model.md, "Job cost"): compute = P x H x N, setup = P x S x N, reruns = F x compute,
 storage = G x R x M, with P the (spot-effective) price per instance-hour in USD.
 
+One rule for H, the compute and the reruns: H is the row's ``hours``, the compute hours bought (the GPU
+step's, or the host loader's where that is slower); the reruns are F of that compute, the compute bought
+(a spot row's expected reclaim overhead is in P, a spot-with-fallback row's compute is its plan's expected
+cost). The wall-clock P50/P90 (``wall_clock``) decide deadlines and price nothing.
+
 Each part is converted to the row's currency in Decimal and rounded half-up once; the rounding
 remainder (at most a cent or two) goes to compute, so the parts add up exactly to ``total_cost``.
 """
@@ -37,8 +42,11 @@ def cost_parts_usd(
     replaces the compute of a spot row ranked as its spot-with-fallback plan (the plan's expected cost)."""
     offer, shape = int(configs.offer[index]), int(configs.shape[index])
     price = configs.effective_price_per_hour(index)
-    hours, instances = float(shapes.hours[shape]), int(shapes.instances[shape])
-    months = (hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
+    # the row's hours (configs.hours: the shape's, or the host loader's where it is slower), the hours the
+    # total bought; storage is held for the shape's hours, as configurations.py prices it
+    hours, instances = float(configs.hours[index]), int(shapes.instances[shape])
+    held = float(shapes.hours[shape])
+    months = (held + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     compute = price * hours * instances if compute_usd is None else compute_usd
     return {
         "compute": compute,
@@ -76,7 +84,7 @@ def unit_costs(
     (serving, at the configuration's decode throughput for the priced hours). The spec has no epoch
     count, so ``per_epoch`` is left out rather than guessed."""
     shape = int(configs.shape[index])
-    total, hours = Decimal(total_cost), float(shapes.hours[shape])
+    total, hours = Decimal(total_cost), float(configs.hours[index])
     units: dict[str, float] = {"per_gpu_hour": float(shapes.total_gpus[shape]) * hours}
     if spec.model.image_arch is not None:  # images are the unit (a 'token' of the image path is one image)
         units |= _image_units(spec, float(shapes.generated_tokens_per_second[shape]) * hours * 3600.0)

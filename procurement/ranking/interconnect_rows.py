@@ -1,8 +1,9 @@
 """A row's ``interconnect``: which link carried which collective, and the sentence a person reads.
 
 Reads the per-shape collectives the sizing engine computed (procurement/sizing/throughput.py) for the
-returned rows only; bytes are what each GPU sends per step, shares are of the step time without overlap
-(the same definition as ``communication_share``).
+returned rows only; bytes are what each GPU sends per step. ``communication_share`` is all the traffic,
+hidden under compute or not, against compute plus traffic; ``exposed_communication_share`` the seconds it
+adds to the step, over the step (what costs time: the summary states it first, communication_text).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from procurement.ranking.interconnects import Interconnect
 from procurement.ranking.shapes import Shapes
+from procurement.sizing.communication_text import communication_phrase
 
 GB = 1e9
 TRAINING_KEYS = (
@@ -93,7 +95,7 @@ def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: 
     return carried
 
 
-def _summary(carried: list[dict[str, Any]], share: float, unit: str) -> str:
+def _summary(carried: list[dict[str, Any]], share: float, exposed: float, unit: str) -> str:
     if not carried:
         return "one GPU: no collectives"
     parts = [
@@ -101,7 +103,8 @@ def _summary(carried: list[dict[str, Any]], share: float, unit: str) -> str:
         for item in carried
     ]
     text = "; ".join(parts)
-    return f"{text}: {share:.0%} of {unit} time" if math.isfinite(share) else text
+    phrase = communication_phrase(exposed, share)
+    return f"{text}: {phrase}" if phrase else text
 
 
 def _gigabytes(value: float) -> str:
@@ -124,7 +127,7 @@ def interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> di
         communication = shapes.communication
         # a list, not a generator: one call instead of one resumption per key (12 per row)
         figures = [float(communication[name][shape]) for name in TRAINING_KEYS]
-        key = (link, share, int(shapes.zero[shape]), *figures)
+        key = (link, share, _exposed(shapes, shape), int(shapes.zero[shape]), *figures)
     else:
         key = (link, share, None, float(shapes.communication["tensor_parallel_seconds"][shape]))
     row = _ROWS.get(key)
@@ -149,6 +152,7 @@ def _interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> d
         return row | {
             "carried": [],
             "communication_share": None,
+            "exposed_communication_share": None,
             "summary": f"no cluster interconnect for {instance_type}",
         }
     if spec.is_training:
@@ -162,10 +166,27 @@ def _interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> d
         unit = "decode step"
     share_value = share if math.isfinite(share) else None
     if spec.is_training or carried:
-        summary = _summary(carried, share, unit) if spec.is_training else _serving_summary(carried, share)
+        exposed = _exposed(shapes, shape)
+        summary = (
+            _summary(carried, share, exposed, unit) if spec.is_training else _serving_summary(carried, share)
+        )
     else:
-        summary = "one GPU per replica: no collectives"
-    return row | {"carried": carried, "communication_share": _rounded(share_value), "summary": summary}
+        exposed, summary = math.nan, "one GPU per replica: no collectives"
+    if not spec.is_training:
+        exposed = share  # a decode step's all-reduces run between its kernels: none hides
+    exposed_value = exposed if math.isfinite(exposed) else None
+    return row | {
+        "carried": carried,
+        "communication_share": _rounded(share_value),
+        "exposed_communication_share": _rounded(exposed_value),
+        "summary": summary,
+    }
+
+
+def _exposed(shapes: Shapes, shape: int) -> float:
+    """The shape's exposed_communication_share (training; NaN where the engine gives none)."""
+    exposed = shapes.communication.get("exposed_communication_share")
+    return math.nan if exposed is None else float(exposed[shape])
 
 
 def _serving_summary(carried: list[dict[str, Any]], share: float) -> str:

@@ -33,7 +33,6 @@ COMMITTED_MODELS = frozenset(RANKED_PRICING_MODELS[2:])
 DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
 DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
 UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
-COMMUNICATION_WARNING_SHARE = 0.30
 DEFAULT_DEADLINE_PROBABILITY = 0.9  # a deadline is met on wall-clock time in 90% of trials (issue 26)
 ADVISOR_STALE_DAYS = 365  # a Spot Advisor band older than a year is flagged
 HOURS_PER_MONTH = 730.0

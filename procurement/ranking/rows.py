@@ -20,17 +20,22 @@ from procurement.ranking.interconnect_rows import interconnect_row
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import (
     COMMITTED_MODELS,
-    COMMUNICATION_WARNING_SHARE,
     GPU_ONLY_REASON,
     NO_FABRIC_REASON,
     PLAN_NAMES,
     RankingOptions,
     plan_label,
 )
-from procurement.ranking.serving import image_serving_details, latency_misses, serving_reason
+from procurement.ranking.serving import (
+    image_serving_details,
+    latency_misses,
+    serving_reason,
+    significant_figures,
+)
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
+from procurement.sizing.communication_text import communication_phrase, communication_warns
 
 
 def describe(
@@ -166,7 +171,26 @@ def describe(
 
     if not spec.is_training:
         row["serving"] = serving_details(shapes, shape, spec, options, money)
+    elif spec.model.image_arch is not None:
+        row["training"] = image_training_details(spec, float(configs.hours[index]), row["gpus"])
     return row
+
+
+def image_training_details(spec, hours: float, gpus: int) -> dict[str, Any]:
+    """An image training row's speed in its own unit: the images the run trains on (image.train_steps x
+    batch, or epochs x dataset) over the row's hours, the host loader's bound included, 3 significant
+    figures."""
+    images = float(spec.training_tokens or math.nan)  # an image path's 'token' is one image
+    rate = images / (hours * 3600.0) if math.isfinite(hours) and hours > 0 else math.nan
+    return {
+        "unit": "image",
+        "training_images": int(images) if math.isfinite(images) else None,
+        "training_images_per_second": significant_figures(rate),
+        "training_images_per_second_per_gpu": significant_figures(rate / gpus),
+        "text": f"{significant_figures(rate):g} images/s over {gpus} GPU{'s' if gpus > 1 else ''}"
+        if math.isfinite(rate)
+        else "no rate for this plan",
+    }
 
 
 def wall_clock_row(
@@ -229,18 +253,33 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
     demand = spec.inference.demand_tokens_per_second
     total = float(shapes.generated_tokens_per_second[shape])
     images = image_serving_details(spec, unit, tpot, total) if spec.model.is_image else {}
-    return {
-        "hours_per_month": options.serving_hours,
-        "cost_per_month": money,
-        "instances": instances,
-        "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
-        "demand_tokens_per_second": demand,
-        "tokens_per_second_per_instance": _rounded(unit, 1),
-        "tokens_per_second": _rounded(total, 1),
-        "time_per_output_token_ms": _rounded(tpot, 2),
-        "time_to_first_token_ms": _rounded(ttft, 1),
-        "text": serving_reason(spec, instances, unit, tpot, ttft),
-    } | images
+    # a generation job (image.images) is priced for its images' hours: it has no month of serving
+    job = _is_image_job(spec)
+    priced = {
+        "priced_as": "job" if job else "month",
+        "hours_per_month": None if job else options.serving_hours,
+        "cost_per_month": None if job else money,
+    }
+    if job:
+        priced |= {
+            "job_images": spec.image.images,
+            "job_hours": _rounded(shapes.hours[shape], 3),
+            "job_cost": money,
+        }
+    return (
+        priced
+        | {
+            "instances": instances,
+            "replicas_basis": "demand" if demand is not None else "one replica (no demand stated)",
+            "demand_tokens_per_second": demand,
+            "tokens_per_second_per_instance": _rounded(unit, 1),
+            "tokens_per_second": _rounded(total, 1),
+            "time_per_output_token_ms": _rounded(tpot, 2),
+            "time_to_first_token_ms": _rounded(ttft, 1),
+            "text": serving_reason(spec, instances, unit, tpot, ttft),
+        }
+        | images
+    )
 
 
 def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
@@ -249,8 +288,32 @@ def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:
     return [
         f"tight: the peak of {shapes.total_gib[shape]:.1f} GiB fits the {shapes.capacity_gib[shape]:.1f} GiB "
         f"card, but not with {spec.headroom:.0%} headroom ({shapes.required_gib[shape]:.1f} GiB); ranked after "
-        "configurations with headroom: watch for out-of-memory on long sequences"
+        f"configurations with headroom: {tight_risk(spec)}"
     ]
+
+
+def tight_risk(spec) -> str:
+    """What can still run a tight row out of memory, from what its peak already counts: a serving peak
+    holds every stream's KV cache at the full context, so a long request is not the risk; a training peak
+    holds the activations of one micro-batch at the spec's sequence length."""
+    if spec.model.is_image:
+        batch = "batch" if not spec.is_training else "micro-batch"
+        return (
+            f"the peak counts a {batch} of {spec.micro_batch_size}; it fits only inside the headroom: "
+            f"allocator fragmentation or a larger {batch} can run out of memory"
+        )
+    if not spec.is_training:
+        streams = spec.inference.concurrency
+        return (
+            f"the peak counts the KV cache at the full context ({spec.inference.context_len:,} tokens x "
+            f"{streams} stream{'s' if streams > 1 else ''}); it fits only inside the headroom: allocator "
+            "fragmentation or a larger batch can run out of memory"
+        )
+    return (
+        f"the peak counts the activations of a micro-batch of {spec.micro_batch_size} at {spec.seq_len:,} "
+        "tokens; it fits only inside the headroom: allocator fragmentation, a longer sequence or a larger "
+        "micro-batch can run out of memory"
+    )
 
 
 def memory_margin(shapes: Shapes, shape: int, spec) -> dict[str, Any] | None:
@@ -428,8 +491,18 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         )
     link = shapes.links[int(shapes.link[shape])] if shapes.total_gpus[shape] > 1 else None
     return _estimated_text(
-        label, float(shapes.communication_share[shape]), link, bool(shapes.instances[shape] > 1)
+        label,
+        float(shapes.communication_share[shape]),
+        _exposed_share(shapes, shape),
+        link,
+        bool(shapes.instances[shape] > 1),
     )
+
+
+def _exposed_share(shapes: Shapes, shape: int) -> float:
+    """The share of the step the traffic costs (exposed_communication_share); NaN where not estimated."""
+    exposed = shapes.communication.get("exposed_communication_share")
+    return math.nan if exposed is None else float(exposed[shape])
 
 
 def _is_image_job(spec) -> bool:
@@ -450,16 +523,18 @@ def _image_job_reason(spec, images_per_second: float, label: str) -> str:
 
 
 @lru_cache(maxsize=16384)
-def _estimated_text(label: str, share: float, link, several_instances: bool) -> str:
-    """An estimated row's hours reason (``link``: None for one GPU)."""
-    text = f"estimated: {label}, communication {share:.0%} of step time" if math.isfinite(share) else ""
+def _estimated_text(label: str, share: float, exposed: float, link, several_instances: bool) -> str:
+    """An estimated row's hours reason (``link``: None for one GPU): the communication it pays for, the
+    exposed share first (communication_text)."""
+    phrase = communication_phrase(exposed, share)
+    text = f"estimated: {label}, communication {phrase}" if phrase else ""
     if text and link is not None:
         over = link.node_name + (
             f" within the instance, {link.fabric_name} between instances" if several_instances else ""
         )
         text += f" (over {over})"
-    if math.isfinite(share) and share > COMMUNICATION_WARNING_SHARE:
-        text += " (over 30%: adding GPUs stops scaling linearly)"
+    if communication_warns(exposed):
+        text += " (exposed over 30%: adding GPUs stops scaling linearly)"
     return text
 
 

@@ -110,10 +110,10 @@ def image_serving_details(
     return {
         "unit": "image",
         "demand_images_per_second": demand,
-        "images_per_second_per_instance": _significant(unit_images_per_second),
-        "images_per_second": _significant(images_per_second),
+        "images_per_second_per_instance": significant_figures(unit_images_per_second),
+        "images_per_second": significant_figures(images_per_second),
         "images_per_batch": spec.micro_batch_size,
-        "seconds_per_batch": _significant(batch_ms / 1000.0),
+        "seconds_per_batch": significant_figures(batch_ms / 1000.0),
     }
 
 
@@ -123,7 +123,7 @@ def image_serving_reason(
     """The serving sentence of an image row, in images/s and seconds a batch."""
     demand, batch = spec.inference.demand_tokens_per_second, spec.micro_batch_size
     each = (
-        f"{_significant(unit_images_per_second):g} images/s, {_significant(batch_ms / 1000.0):g} s a batch of "
+        f"{significant_figures(unit_images_per_second):g} images/s, {significant_figures(batch_ms / 1000.0):g} s a batch of "
         f"{batch} image{'s' if batch > 1 else ''}"
     )
     if demand is None:
@@ -133,7 +133,7 @@ def image_serving_reason(
     )
 
 
-def _significant(value: float, digits: int = 3) -> float | None:
+def significant_figures(value: float, digits: int = 3) -> float | None:
     """A rate or a time to `digits` significant figures (image rates run from 0.01 to 100s a second)."""
     value = float(value)
     if not np.isfinite(value) or value == 0.0:

@@ -117,6 +117,7 @@ def _estimate(spec: WorkloadSpec | None, gpu: GpuModel | None, document: Benchma
         "layer_share": layer_share,
         "comparable_memory": layer_share == 1,
         "communication_share": speed.get("communication_share"),
+        "exposed_communication_share": speed.get("exposed_communication_share"),
     }
 
 
@@ -164,6 +165,7 @@ def _diagnose(document: BenchmarkDocument, estimate: dict, cheaper_fit: str | No
         capacity_gib=estimate.get("capacity_gib"),
         cheaper_fit=cheaper_fit,
         communication_share=estimate.get("communication_share"),
+        exposed_communication_share=estimate.get("exposed_communication_share"),
     )
     return [finding.as_dict() for finding in findings]
 

@@ -16,6 +16,7 @@ from procurement.sizing import image, image_model
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, state_bytes
+from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
@@ -53,7 +54,6 @@ IMAGE_INFERENCE_ALIASES = {
     "images_per_second": "decode_tokens_per_second_total",
     "seconds_per_batch": "time_to_first_token_seconds",
 }
-COMMUNICATION_WARNING_SHARE = 0.30
 
 
 def _clean(value, digits: int = 3):
@@ -170,6 +170,10 @@ _EXTRA_COLUMNS = (
     ("loader_seconds", 4),
     ("gpu_step_seconds", 6),  # the step on the GPUs alone: what the host's loader has to keep up with
     ("step_seconds", 4),
+    # the traffic's seconds on the critical path, and their share of the step (the warning reads it)
+    ("exposed_communication_seconds", 4),
+    ("exposed_communication_share", 4),
+    ("data_parallel_exposed_seconds", 4),
     # the split the plan pays for: the pipeline bubble (a fraction of compute, (p - 1) / (v m)) and the
     # seconds per step of pipeline sends, context parallelism's K/V ring and the experts' all-to-alls
     ("pipeline_bubble", 6),
@@ -230,6 +234,17 @@ def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
     )
 
 
+def communication_warning(throughput: dict) -> str | None:
+    """Warn when the traffic left on the critical path (``exposed_communication_share``: what it adds to
+    the step) passes 30%; the hidden part, under the compute, costs no time and is said apart."""
+    exposed, share = throughput.get("exposed_communication_share"), throughput.get("communication_share")
+    exposed = math.nan if exposed is None else float(exposed)
+    if not communication_warns(exposed):
+        return None
+    phrase = communication_phrase(exposed, math.nan if share is None else float(share))
+    return f"communication: {phrase}: adding GPUs stops scaling linearly"
+
+
 def _memory_dict(table: dict[str, np.ndarray], position: int) -> dict:
     return {key: _clean(table[key][position]) for key in MEMORY_KEYS}
 
@@ -245,9 +260,9 @@ def _candidate(
         "plan" if total is None else "memory" if verdict == "does_not_fit" else None
     )
     warnings = list(compat.warnings)
-    share = throughput.get("communication_share")
-    if share is not None and share > COMMUNICATION_WARNING_SHARE:
-        warnings.append(f"communication is {share:.0%} of step time: adding GPUs stops scaling linearly")
+    communication = communication_warning(throughput)
+    if communication:
+        warnings.append(communication)
     loader_text = _loader_bound_text(spec, throughput)
     if loader_text:
         warnings.append(loader_text)

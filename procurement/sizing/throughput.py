@@ -417,15 +417,23 @@ def training_throughput(
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
+    # what the traffic costs: the seconds it adds to the GPU's step beyond its compute (the rest runs under
+    # the compute); the warnings and sentences state this, not communication_share (all traffic, hidden too)
+    exposed_comm_s = exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s
     tokens_per_second = step_tokens / step_s
     with np.errstate(invalid="ignore", divide="ignore"):
         hours = (spec.training_tokens or np.nan) / tokens_per_second / 3600.0
         share = communication_s / (compute_s + communication_s)
+        exposed_share = exposed_comm_s / step_s
     ranks_volume = 2.0 * (grad_ranks - 1.0) / grad_ranks
     rows = {
         "training_tokens_per_second": tokens_per_second,
         "training_hours": hours,
         "communication_share": share,
+        "exposed_communication_share": exposed_share,
+        "exposed_communication_seconds": exposed_comm_s,
+        # the gradient and gather traffic past the compute it hides under (the interleaved pipeline sends with it)
+        "data_parallel_exposed_seconds": exposed_dp,
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,

@@ -1123,8 +1123,10 @@ ranked at its quote, and the total below, recomputed by hand from the catalog ro
 
 Training totals are the job-cost formula of `docs/cost-model.md` as `recommend` prices it: P x H x N x
 (1 + 0.2 reruns) + P x 1 h setup x N + storage G x 0.08 USD/GB-month (AWS EBS gp3) x (H + 1 h + 7 days)
-/ 730, where P is the spot quote times (1 + the spot model's overhead) and G the sizing engine's disk
-estimate. Serving rows carry no rerun budget and no setup; the two serving totals are the engine's month
+/ 730, where H is the row's `hours` (the compute hours bought, the same H in compute and in reruns: the
+rerun budget is 20% of the compute bought), P is the spot quote times (1 + the spot model's expected
+overhead: reclaims, checkpoint writes and restarts as paid time, not the P90 wall clock, which only
+decides deadlines) and G the sizing engine's disk estimate. Serving rows carry no rerun budget and no setup; the two serving totals are the engine's month
 without storage (`rank_workload`), and `recommend` adds Lambda's filesystem storage (0.20 USD/GB-month,
 76 GB and 376 GB for 730 h + 7 days: 18.70 and 92.51, so 1,610.10 and 10,151.91).
 """

@@ -272,9 +272,13 @@ def _row_label(rank: int, row: dict) -> str:
 
 def cost_time_chart(rows: list[dict], currency: str = "USD") -> str:
     fitting = [(rank, row) for rank, row in enumerate(rows, start=1) if row["fits"] and row["total_cost"]]
-    if fitting and all(row.get("serving") for _, row in fitting):
+    monthly = [
+        row.get("serving") and row["serving"].get("priced_as", "month") == "month" for _, row in fitting
+    ]
+    if fitting and all(monthly):
         # Serving rows all price the same 730 h, so hours would be one vertical line: plot the month's
-        # cost against the tokens/s (an image row's images/s) the configuration serves instead.
+        # cost against the tokens/s (an image row's images/s) the configuration serves instead. A
+        # generation job (priced_as "job") has its own hours: it plots cost versus time like training.
         images = all(row["serving"].get("unit") == "image" for _, row in fitting)
         return _ranking_scatter(
             fitting,

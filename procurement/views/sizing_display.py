@@ -32,7 +32,12 @@ TOKEN_SPEED_KEYS = set(TRAINING_SPEED_KEYS + INFERENCE_SPEED_KEYS) | {
     "decode_bound",
 }
 # How each speed figure is formatted: a share as %, hours with days, the rest to 3 significant figures.
-SPEED_FORMATS = {"communication_share": "percent", "training_hours": "hours", "mfu": "percent"}
+SPEED_FORMATS = {
+    "communication_share": "percent",
+    "exposed_communication_share": "percent",
+    "training_hours": "hours",
+    "mfu": "percent",
+}
 # Throughput keys that are not speeds (they name the card) or that a reader does not act on.
 NOT_SPEEDS = {"gpu", "gpus", "estimate", "flops_per_token", "flops_per_image"}
 # Memory lines the breakdown adds up from, then the totals (shown in bold).

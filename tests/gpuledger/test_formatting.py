@@ -105,7 +105,9 @@ def test_json_plain_reads_a_stored_json_text():
 def test_name_drops_the_unit_a_formatted_value_already_carries():
     assert f.name("kv_cache_gib") == "KV cache"
     assert f.name("training_hours") == "Training time"
-    assert f.name("communication_share") == "Communication share of step time"
+    # pres26: communication_share is all traffic against compute plus traffic, not a share of step time
+    assert f.name("communication_share") == "Communication, all traffic, hidden or not"
+    assert f.name("exposed_communication_share") == "Exposed communication, share of step time"
 
 
 # --- properties -----------------------------------------------------------------------------------

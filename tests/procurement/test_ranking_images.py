@@ -94,6 +94,58 @@ def test_generation_job_prices_its_images():
         )
 
 
+def test_a_generation_jobs_row_states_the_jobs_hours_and_cost_not_a_month():
+    """pres26: a job of 10,000 FLUX images was priced for its hours but its serving object said
+    hours_per_month 730 and cost_per_month (the job's total); it now says priced_as "job" with the job's
+    images, hours and cost, and no month."""
+    row = next(row for row in _rows(FLUX_BATCH) if row["fits"])
+    serving = row["serving"]
+    assert serving["priced_as"] == "job"
+    assert serving["hours_per_month"] is None and serving["cost_per_month"] is None
+    assert serving["job_images"] == 10000
+    assert serving["job_hours"] == row["hours"] and serving["job_cost"] == row["total_cost"]
+
+
+def test_a_generation_jobs_chart_plots_cost_against_its_hours():
+    # pres26: a job's rows have hours of their own (images / rate), not the month every serving row shares
+    from procurement.views.costing import cost_time_chart
+
+    assert "Cost versus time" in cost_time_chart(_rows(FLUX_BATCH))
+    assert "Cost per month versus throughput" in cost_time_chart(_rows(parse_workload_spec(SDXL_SERVING)))
+
+
+def test_the_recommendation_page_prints_a_jobs_cost_and_a_training_rows_speed():
+    from django.template.loader import render_to_string
+
+    def html(spec):
+        rows = [row for row in _rows(spec) if row["fits"]][:1]
+        return render_to_string(
+            "procurement/_recommendation_rows.html", {"answer": {"currency": "USD", "rows": rows}}
+        )
+
+    job = html(FLUX_BATCH)
+    assert "for the job (10,000 images in" in job and "a month" not in job
+    assert "Training: " in html(SDXL_LORA) and " images/s over 1 GPU." in html(SDXL_LORA)
+
+
+def test_a_month_of_image_serving_stays_a_month():
+    row = next(r for r in _rows(parse_workload_spec(SDXL_SERVING)) if r["fits"])
+    assert row["serving"]["priced_as"] == "month" and row["serving"]["hours_per_month"] == 730.0
+    assert row["serving"]["cost_per_month"] == row["total_cost"] and "job_hours" not in row["serving"]
+
+
+def test_image_training_rows_state_images_per_second():
+    """pres26: image training rows had cost per 1,000 images and per run but no speed; SDXL LoRA, 2,000
+    images on one RTX 4090 in the row's hours: images / (hours x 3600) images/s, 3 significant figures."""
+    (row,) = _rows(SDXL_LORA, providers=("vast",), instance_counts=(1,))
+    training = row["training"]
+    assert training["unit"] == "image" and training["training_images"] == 2000
+    rate = 2000 / (row["hours"] * 3600)
+    assert training["training_images_per_second"] == pytest.approx(rate, rel=2e-3)
+    assert training["training_images_per_second_per_gpu"] == training["training_images_per_second"]
+    assert training["text"] == f"{training['training_images_per_second']:g} images/s over 1 GPU"
+
+
 def test_image_plans_are_data_parallel_only():
     rows = _rows(SDXL_LORA, include_infeasible=True)
     assert rows and all(row["plan"]["tensor_parallel"] == 1 for row in rows if row["fits"])
@@ -149,6 +201,37 @@ def test_detector_training_hours_are_bounded_by_each_offers_vcpus():
         assert row["hours"] >= loader_hours - 6e-4
         bound += abs(row["hours"] - loader_hours) < 6e-4
     assert bound  # YOLOv8n outruns the loader of most hosts
+
+
+def test_a_loader_bound_rows_breakdown_prices_the_hours_it_bought():
+    """pres26: the breakdown read the shape's GPU hours while the total bought the loader's, so a host-bound
+    row's reruns were a share of the wrong compute (g6.xlarge YOLOv8n, 3.334 h at 0.8048/h: compute 2.97,
+    reruns 0.25, 8.4% of compute) and its cost per GPU-hour divided by 1.54 GPU-hours. One rule: compute
+    = P x the row's hours x N, reruns = 20% of that compute (2.68 and 0.54), per GPU-hour over the row's
+    GPU-hours."""
+    spec = parse_workload_spec(
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8n"},
+            "micro_batch_size": 64,
+            "image": {"epochs": 10, "dataset_images": 118287},
+        }
+    )
+    rows = [row for row in _rows(spec, rerun_fraction=0.2, setup_hours=1.0) if row["fits"]]
+    cent = Decimal("0.011")
+    for row in rows:
+        parts = row["cost_breakdown"]
+        price = Decimal(row["effective_price_per_hour"]) * row["instances"]
+        # hours are shown to 3 places: half a thousandth of an hour at the price, plus the cent
+        compute = price * Decimal(str(row["hours"]))
+        assert Decimal(parts["compute"]) == pytest.approx(compute, abs=cent + price * Decimal("0.0005"))
+        assert Decimal(parts["reruns"]) == pytest.approx(Decimal(parts["compute"]) / 5, abs=cent)
+        gpu_hours = Decimal(row["gpus"]) * Decimal(str(row["hours"]))
+        assert Decimal(row["unit_costs"]["per_gpu_hour"]) == pytest.approx(
+            Decimal(row["total_cost"]) / gpu_hours, rel=Decimal("0.0005") / Decimal(str(row["hours"]))
+        )
+    g6 = next(row for row in rows if row["instance_type"] == "g6.xlarge")
+    assert (g6["cost_breakdown"]["compute"], g6["cost_breakdown"]["reruns"]) == ("2.68", "0.54")
 
 
 SDXL_SERVING = {"task": "inference", "model": {"preset": "sdxl"}, "image": {"steps": 30}}

@@ -91,6 +91,28 @@ def test_recommend_ranks_llama_70b_on_two_80_gb_cards_with_tp2():
     assert tp2[0]["memory_per_gpu_gib"] == pytest.approx(70.70, abs=0.01)
 
 
+def test_it_words_a_tight_serving_row_from_what_its_peak_counts():
+    # pres26: the peak already holds the KV cache at the full 4,096-token context of its one stream, so
+    # "watch for out-of-memory on long sequences" named a risk the estimate had counted; what is left is
+    # allocator fragmentation or a larger batch than the spec's
+    row = next(row for row in _rank(SERVE_70B) if row["tight"] and row["instance_type"] == "gpu_2x_h100_sxm5")
+    tight = next(warning for warning in row["warnings"] if warning.startswith("tight: the peak"))
+    assert "long sequences" not in tight
+    assert tight.endswith(
+        "the peak counts the KV cache at the full context (4,096 tokens x 1 stream); it fits only inside the "
+        "headroom: allocator fragmentation or a larger batch can run out of memory"
+    )
+
+
+def test_it_words_a_tight_training_row_from_its_micro_batch():
+    row = next(row for row in _rank(QLORA_65B) if row["tight"] and row["gpu"] == "rtx-a6000")
+    tight = next(warning for warning in row["warnings"] if warning.startswith("tight: the peak"))
+    assert tight.endswith(
+        "the peak counts the activations of a micro-batch of 1 at 512 tokens; it fits only inside the "
+        "headroom: allocator fragmentation, a longer sequence or a larger micro-batch can run out of memory"
+    )
+
+
 def test_tight_rows_follow_roomy_rows_in_the_loop_too():
     options = RankingOptions(top=None)
     vectorized = rank_workload(QLORA_65B, OFFERS, GPUS, options, now=NOW).results

@@ -130,6 +130,17 @@ def test_communication_rule():
     assert diagnostics.communication(0.31).triggered and not diagnostics.communication(0.30).triggered
 
 
+def test_the_communication_rule_reads_the_exposed_share_when_the_estimate_gives_it():
+    # pres26: 45% of all traffic but 12% of the step exposed (the rest under compute) is not a scaling limit
+    quiet = diagnostics.communication(0.45, 0.12)
+    assert not quiet.triggered
+    assert (
+        quiet.message
+        == "communication 12% of step time exposed (45% counting the traffic hidden under compute)"
+    )
+    assert diagnostics.communication(0.45, 0.31).triggered
+
+
 def test_cpu_runs_do_not_trigger_gpu_rules():
     cpu_samples = [{"t_s": 0.0, "gpu": None, "cpu_util_pct": 99.0}]
     for rule in (diagnostics.data_loading, diagnostics.periodic_stalls, diagnostics.memory_full_low_util):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procurement.sizing import inference_throughput, training_throughput
+from procurement.sizing.report import communication_warning
 from procurement.sizing.throughput import (
     collective_latency_seconds,
     data_parallel_calls,
@@ -333,3 +334,30 @@ def test_the_zero3_validation_case_pays_288_calls_of_6_4_ms():
     # hierarchical: the fabric carries 1/8 of the node's ring volume per GPU: (191/192) x W / 8 / 20 GB/s
     weight = rows["gather_bytes_per_step"] / (2 * 1535 / 1536)  # W: two gathers of (n-1)/n x W per step
     assert rows["gather_seconds_fabric"] == pytest.approx(2 * 191 / 192 * weight / 8 / 20e9, rel=1e-9)
+
+
+def test_it_states_the_exposed_share_apart_from_all_the_traffic():
+    # The same plain data-parallel step as above (compute C, all-reduce D, 0.67 C of it hidden): the share that
+    # costs time is max(0, D - 0.67 C) / step, while communication_share keeps D / (C + D) (comm26's
+    # definition). pres26: the warning used to state D / (C + D) as "of step time".
+    workload = spec(task="pretrain", training_tokens=1e9, micro_batch_size=4)
+    rows = _train(workload, gpu_counts=16, gpus_per_node=8, fabric_gbps=1.0)
+    compute, step = float(rows["compute_seconds"]), float(rows["step_seconds"])
+    exposed = step - compute
+    assert rows["exposed_communication_seconds"] == pytest.approx(exposed, rel=1e-12)
+    assert rows["data_parallel_exposed_seconds"] == pytest.approx(exposed, rel=1e-12)
+    assert rows["exposed_communication_share"] == pytest.approx(exposed / step, rel=1e-12)
+    assert rows["exposed_communication_share"] < rows["communication_share"]
+
+
+def test_the_communication_warning_reads_the_exposed_share():
+    # 29% of all traffic but 12% exposed: no warning (the hidden part costs no time); 45% exposed warns and
+    # says both figures
+    quiet = {"communication_share": 0.29, "exposed_communication_share": 0.12}
+    assert communication_warning(quiet) is None
+    assert communication_warning({"communication_share": 0.6, "exposed_communication_share": 0.2}) is None
+    loud = communication_warning({"communication_share": 0.6, "exposed_communication_share": 0.45})
+    assert loud == (
+        "communication: 45% of step time exposed (60% counting the traffic hidden under compute): "
+        "adding GPUs stops scaling linearly"
+    )
