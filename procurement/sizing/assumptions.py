@@ -408,7 +408,7 @@ FSDP_NO_RESHARD_GRAD_BYTES = Assumption(
     "after forward to avoid per-microbatch all-gathers, which can be expensive and non-overlapped' "
     "(pytorch/torchtitan @9dec370 torchtitan/parallelisms/parallelize_llama.py apply_fsdp: "
     "reshard_after_forward = not pp_enabled). PyTorch's pipelining then runs every backward but the last "
-    "with set_reshard_after_backward(False) and set_requires_gradient_sync(False), and reduce-scatters once "
+    "with set_reshard_after_backward off and set_requires_gradient_sync off, and reduce-scatters once "
     "after the last (torch/distributed/pipelining/stage.py backward_maybe_with_nosync), so the stage's "
     "parameters stay gathered in their bf16 storage and its gradients accumulate unsharded; FSDP2 accumulates "
     "them in the reduce dtype (torch/distributed/fsdp/_fully_shard/_fsdp_param.py "
