@@ -35,7 +35,6 @@ from procurement.services.recommendations import (
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
-from procurement.services.written_behind import written_behind
 from procurement.sizing import WorkloadSpec
 
 DECISION_KEYS = ("provider", "instance_type", "region", "zone", "pricing_model", "gpu", "gpus", "instances")
@@ -148,30 +147,26 @@ def recommendations_recompute_chunk(
         return _recompute_chunk(workload_ids, context or RankingContext.current())
 
 
-# Workloads ranked before their new rows are handed over to be stored (while the next batch is ranked:
-# services/written_behind.py). Small enough that the last batch's write, which nothing overlaps, is short;
-# large enough that a batch's locks, re-read and COPY are few round trips.
-STORE_BATCH = 100
-
-
 def _recompute_chunk(workload_ids: list[int], context: RankingContext) -> list[dict[str, Any]]:
     workloads = models.Workload.objects.in_bulk(workload_ids)
     latest, own = _latest_recommendations(workload_ids), _own_measurements_bulk(workload_ids)
     by_shape = shape_measurements()  # every same-shape benchmark, read once for the chunk
     rankings = ChunkRankings(context)
     summaries: list[dict[str, Any]] = []
-    with written_behind(_store_batch) as store:
-        for start in range(0, len(workload_ids), STORE_BATCH):
-            changed = []
-            for workload_id in workload_ids[start : start + STORE_BATCH]:
-                workload = workloads.get(workload_id)
-                summary, recomputed = _recompute_one(
-                    workload_id, workload, latest, own.get(workload_id, NO_MEASUREMENTS), by_shape, rankings
-                )
-                summaries.append(summary)
-                if recomputed is not None:
-                    changed.append((summary, recomputed))
-            store(changed)
+    changed: list[tuple[dict[str, Any], _Recomputed]] = []
+    for workload_id in workload_ids:
+        summary, recomputed = _recompute_one(
+            workload_id,
+            workloads.get(workload_id),
+            latest,
+            own.get(workload_id, NO_MEASUREMENTS),
+            by_shape,
+            rankings,
+        )
+        summaries.append(summary)
+        if recomputed is not None:
+            changed.append((summary, recomputed))
+    _store_recomputed(changed)
     return summaries
 
 
@@ -186,10 +181,6 @@ def _recompute_one(
     except CostInputError as error:
         return {"workload_id": workload_id, "skipped": str(error)}, None
     return {"workload_id": workload_id, "created": recomputed is not None, "events": []}, recomputed
-
-
-def _store_batch(changed: list[tuple[dict[str, Any], _Recomputed]]) -> None:
-    _store_recomputed(changed)  # read at each call: tests put a racing run in its place
 
 
 class ChunkRankings:
