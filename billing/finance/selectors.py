@@ -103,6 +103,7 @@ def spend_rows(
         readable_files(day, day + dt.timedelta(days=1)),
         review_sql.SPEND_ROWS,
         params={"start": _utc(day), "end": _utc(day + dt.timedelta(days=1)), "limit": limit, **values},
+        where=review_sql.SPEND_ROWS_WHERE,
         filters=" ".join(review_sql.SPEND_ROW_FILTERS[name] for name in values),
     )
     rows = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,11 +49,13 @@ def review_sums(
         params = {"files": files, "start": _utc(start), "end": _utc(end), **_pulls(store, files)}
         if allowed_teams:
             params["teams"] = list(allowed_teams)
+        scope = review_sql.ENGINE_TEAM_SCOPE if allowed_teams else ""
+        where = review_sql.PERIOD.format(scope=scope)
         spend = review_sql.SPEND.format(
-            unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
+            unique=repeated_rows_filter(connection, params, where) if store.may_repeat_rows(files) else "",
             columns=", ".join(review_sql.SUMS_READ),
             bill=_bill(params),
-            scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
+            scope=scope,
         )
         connection.execute(spend, params)
         gpu = connection.execute(review_sql.GPU_SUMS).fetchone()
@@ -91,32 +94,45 @@ def engine_rows(
         frame = frame if list(columns) == FRAME_COLUMNS else with_commitment_columns(frame)[list(columns)]
         return frame.assign(row_count=np.zeros(0, dtype=np.int64)) if grouped else frame
     params = {"files": files, "start": _utc(start), "end": _utc(end), **_pulls(store, files)}
-    sql = review_sql.ENGINE_ROWS.format(
-        unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
-        bill=_bill(params),
-        columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
-        scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
-    )
-    if grouped:
-        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=bool(sampled) and not per_resource)
-        columns = [*columns, review_sql.ROW_COUNT]
-        if sampled and not per_resource:
-            params["sampled"] = sorted(set(sampled))
-    if allowed_teams:
-        params["teams"] = list(allowed_teams)
     if "interruptible" in columns:
         params["interruptible_path"] = '$."' + interruptible_tag.replace('"', '\\"') + '"'
+    if allowed_teams:
+        params["teams"] = list(allowed_teams)
+    scope = review_sql.ENGINE_TEAM_SCOPE if allowed_teams else ""
     connection = _connection()
     try:
-        table = connection.sql(sql, params=params).to_arrow_table()
+        repeats = store.may_repeat_rows(files)
+        unique = (
+            repeated_rows_filter(connection, params, review_sql.PERIOD.format(scope=scope)) if repeats else ""
+        )
+        sql = review_sql.ENGINE_ROWS.format(
+            unique=unique,
+            bill=_bill(params),
+            columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
+            scope=scope,
+        )
+        table = _rows(connection, sql, params, columns, grouped, per_resource, sampled)
     finally:
         connection.close()
+    if grouped:
+        columns = [*columns, review_sql.ROW_COUNT]
     if table.num_rows == 0:
         frame = with_commitment_columns(empty_frame())
         if grouped:
             frame = frame.assign(row_count=np.zeros(0, dtype=np.int64))
         return frame[list(columns)]
     return pd.DataFrame({name: _column(table.column(name), name) for name in columns}, copy=False)
+
+
+def _rows(
+    connection, sql: str, params: dict, columns, grouped: bool, per_resource: bool, sampled
+) -> pa.Table:
+    """The engine rows of `sql` (ENGINE_ROWS filled in), grouped as engine_rows asks."""
+    if grouped:
+        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=bool(sampled) and not per_resource)
+        if sampled and not per_resource:
+            params["sampled"] = sorted(set(sampled))
+    return connection.sql(sql, params=params).to_arrow_table()
 
 
 def grouped_sql(
@@ -148,25 +164,25 @@ def dataset_query(
     *,
     allowed_teams: Sequence[str] = (),
     params: dict | None = None,
+    where: str = "true",
     **parts: str,
 ) -> list[tuple]:
     """The rows of one of review_sql's reader queries over `files` (none: no rows): {bill} the rows
     read (the latest Cost Explorer pull's of each day), {unique} filled in where the same rows may be in
-    two files, {scope} where `allowed_teams` are given (then a parameter, as every value is), other
-    {parts} as given; times come back as UTC datetimes."""
+    two files (`where`: the query's own conditions on the rows read, so that the copy of a row kept is
+    one the query reads), {scope} where `allowed_teams` are given (then a parameter, as every value is),
+    other {parts} as given; times come back as UTC datetimes."""
     if not files:
         return []
     values = {"files": list(files), **_pulls(store, files), **(params or {})}
-    sql = sql.format(
-        bill=_bill(values),
-        unique=review_sql.UNIQUE_ROWS if store.may_repeat_rows(files) else "",
-        scope=review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "",
-        **parts,
-    )
     if allowed_teams:
         values["teams"] = list(allowed_teams)
+    fill = {"scope": review_sql.ENGINE_TEAM_SCOPE if allowed_teams else "", **parts}
     connection = _connection()
     try:
+        repeats = store.may_repeat_rows(files)
+        unique = repeated_rows_filter(connection, values, where.format(**fill)) if repeats else ""
+        sql = sql.format(bill=_bill(values), unique=unique, **fill)
         table = connection.sql(sql, params=values).to_arrow_table()  # Arrow: UTC times without pytz
     finally:
         connection.close()
@@ -211,6 +227,19 @@ def _pulls(store, files: Sequence[str]) -> dict:
     """{"pulls": the Cost Explorer pulls' files among `files`, oldest pull first}, or {} without any."""
     pulls = store.pulls(files) if hasattr(store, "pulls") else []
     return {"pulls": pulls} if pulls else {}
+
+
+def repeated_rows_filter(connection: duckdb.DuckDBPyConnection, params: dict, where: str) -> str:
+    """{unique} (review_sql.UNIQUE_ROWS) for a query on `connection` whose rows read satisfy `where`:
+    the keys repeated among those rows found first, into the connection's temp table repeated_keys."""
+    sql = review_sql.REPEATED_KEYS.format(bill=_bill(params), where=where)
+    # one thread: the aggregate spills while it reads, but finishes one whole radix partition (its rows
+    # and a hash table sized to them) per thread in memory; at 50M keys two at once passed MEMORY_LIMIT
+    # ("failed to allocate data of size 32.0 MiB (92.8 MiB/122.0 MiB used)"), one took 12 s in 241 MiB RSS
+    connection.execute("SET threads = 1")
+    connection.execute(sql, {name: value for name, value in params.items() if re.search(rf"\${name}\b", sql)})
+    connection.execute(f"SET threads = {THREADS}")
+    return review_sql.UNIQUE_ROWS
 
 
 def _bill(params: dict) -> str:

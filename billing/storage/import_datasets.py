@@ -83,8 +83,8 @@ class ImportDatasets:
     @staticmethod
     def may_repeat_rows(files: list[Path]) -> bool:
         """Whether the same rows may be in two of `files`: only files of two imports' datasets can (an
-        import's own rows each have their own key), and only then is each key counted once (a
-        DISTINCT ON over every row read)."""
+        import's own rows each have their own key), and only then is each key counted once
+        (review_sql.UNIQUE_ROWS: the repeated keys found first, each read from its first import)."""
         return len({Path(path).parent.parent for path in files}) > 1
 
 

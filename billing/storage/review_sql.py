@@ -11,9 +11,9 @@ breakdown labels are the review's (`(untagged)`, `unknown`, `other`).
 
 from __future__ import annotations
 
-# {bill}: the rows read, BILL or LATEST_PULLS; {scope}: "" or ENGINE_TEAM_SCOPE (the granted teams);
-# {unique}: "DISTINCT ON (row_key_hi, row_key_lo)" where the same rows may come from two imports'
-# datasets, each key counted once. Files whose columns differ (a dataset written before a column was
+# {bill}: the rows read, BILL or LATEST_PULLS, as `bill_rows`; {scope}: "" or ENGINE_TEAM_SCOPE (the
+# granted teams); {unique}: UNIQUE_ROWS (a condition of the WHERE) where the same rows may come from two
+# imports' datasets, each key counted once. Files whose columns differ (a dataset written before a column was
 # added) are read by name, the missing column as NULL.
 BILL = "read_parquet($files, union_by_name = true)"
 # Cost Explorer pulls (store.pull_cost_explorer): each pull is its own dataset and Cost Explorer revises
@@ -25,7 +25,22 @@ LATEST_PULLS = (
     "OR pull = max(pull) OVER (PARTITION BY date_trunc('day', charge_period_start)))"
 )
 PERIOD = "charge_period_start >= $start AND charge_period_start < $end {scope}"
-UNIQUE_ROWS = "DISTINCT ON (row_key_hi, row_key_lo)"
+# Each row key once: a key that two imports' datasets hold is read from the first of those imports only
+# (`import`: the dataset's hive partition, import=<id>/). Not DISTINCT ON: DuckDB runs it as a hash
+# aggregate whose first() states of the text columns live outside its buffer manager and never spill,
+# so a 50M-row month of three imports ran out of its 128 MB (issue 28). The repeated keys are found once
+# per query from the fixed-width keys alone (REPEATED_KEYS: a spillable aggregate, 8 s for 50M keys in
+# 128 MB, kept as a temp table of the few repeated keys) and the rows matched to them by uncorrelated IN
+# (hash semi joins whose build side is that table; a correlated NOT EXISTS is planned as a delim join
+# that holds every outer row). {bill}, {where}: the outer query's, so that the copy kept is one it reads.
+REPEATED_KEYS = (
+    'CREATE TEMP TABLE repeated_keys AS SELECT row_key_hi, row_key_lo, min("import") AS kept FROM {bill} '
+    "AS copies WHERE {where} GROUP BY row_key_hi, row_key_lo HAVING count(*) > 1"
+)
+UNIQUE_ROWS = (
+    "AND ((row_key_hi, row_key_lo) NOT IN (SELECT row_key_hi, row_key_lo FROM repeated_keys) OR "
+    '(row_key_hi, row_key_lo, "import") IN (SELECT row_key_hi, row_key_lo, kept FROM repeated_keys))'
+)
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
 LABELS = {
@@ -50,7 +65,7 @@ SUMS_READ = [
     "list_micros",
     "gpu_hours_micros",
 ]
-SPEND = "CREATE TEMP TABLE spend AS SELECT {unique} {columns} FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL; values are parameters)
+SPEND = "CREATE TEMP TABLE spend AS SELECT {columns} FROM {bill} AS bill_rows WHERE " + PERIOD + " {unique}"  # noqa: S608 (fixed SQL; values are parameters)
 GPU_SUMS = (
     "SELECT sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hours_micros) "
     "FROM spend WHERE " + GPU_USAGE
@@ -90,7 +105,7 @@ ENGINE_COLUMNS = {
     "commitment_gpu_scope": "coalesce(commitment_gpu_scope, false)",
     "commitment_end": "commitment_end",
 }
-ENGINE_ROWS = "SELECT {unique} {columns} FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL)
+ENGINE_ROWS = "SELECT {columns} FROM {bill} AS bill_rows WHERE " + PERIOD + " {unique}"  # noqa: S608 (fixed SQL)
 ENGINE_TEAM_SCOPE = "AND list_contains($teams, team)"
 
 # The review engine's frame pre-aggregated (issue 28, item 1): the rows that agree on every column the
@@ -146,8 +161,8 @@ REVIEW_SAMPLED_ROWS = (
 INVOICE_GROUPS = (
     "SELECT provider, strftime(period, '%Y-%m') AS billing_period, strftime(charge_period_start, '%Y-%m') "
     "AS charge_month, currency, charge_category, is_correction, is_refund, sum(billed_micros), "
-    "sum(effective_micros), count(*) FROM (SELECT {unique} *, date_trunc('month', coalesce("
-    "billing_period_start, charge_period_start)) AS period FROM {bill}) AS spend_rows "
+    "sum(effective_micros), count(*) FROM (SELECT *, date_trunc('month', coalesce("
+    "billing_period_start, charge_period_start)) AS period FROM {bill} AS bill_rows WHERE true {unique}) AS spend_rows "
     "WHERE period >= $start AND period < $end GROUP BY ALL ORDER BY ALL"
 )
 # the newest charge start of [start, end), any team's (how far the bill reaches)
@@ -169,11 +184,12 @@ FILES_WITH_CURRENCY = (
 )
 # an anomaly's rows (finance/selectors.py spend_rows): largest effective cost first (NULL first, as
 # PostgreSQL orders a descending NULL), then by row key; {filters}: SPEND_ROW_FILTERS of those asked
+SPEND_ROWS_WHERE = "charge_period_start >= $start AND charge_period_start < $end {filters}"
 SPEND_ROWS = (
-    "SELECT * FROM (SELECT {unique} charge_period_start, charge_period_end, provider, region, resource_id, "
+    "SELECT * FROM (SELECT charge_period_start, charge_period_end, provider, region, resource_id, "  # noqa: S608 (fixed SQL)
     "instance_type, gpu, pricing_category, commitment_status, team, project, service_category, currency, "
-    "effective_micros, billed_micros, gpu_hours_micros, row_key_hi, row_key_lo FROM {bill} "
-    "WHERE charge_period_start >= $start AND charge_period_start < $end {filters}) AS spend_rows "
+    "effective_micros, billed_micros, gpu_hours_micros, row_key_hi, row_key_lo FROM {bill} AS bill_rows "
+    "WHERE " + SPEND_ROWS_WHERE + " {unique}) AS spend_rows "
     "ORDER BY effective_micros DESC NULLS FIRST, row_key_hi, row_key_lo LIMIT $limit"
 )
 SPEND_ROW_FILTERS = {

@@ -12,9 +12,8 @@ from types import SimpleNamespace
 import duckdb
 
 from billing.models import BillingImportFile
-from billing.storage import review_sql
 from billing.storage.datasets import MICRO_COLUMNS
-from billing.storage.duckdb_review import _bill, _pulls
+from billing.storage.duckdb_review import _bill, _pulls, repeated_rows_filter
 from billing.storage.import_datasets import ImportDatasets, readable_files
 
 STORED_NAMES = {micros: stored for stored, micros in MICRO_COLUMNS.items()}
@@ -32,9 +31,10 @@ def stored_rows(*, imports: list[int] | None = None, **equal) -> list[SimpleName
     if not files:
         return []
     params = {"files": files, **_pulls(datasets, files)}
-    unique = review_sql.UNIQUE_ROWS if datasets.may_repeat_rows(files) else ""
-    sql = f"SELECT {unique} * FROM {_bill(params)}"  # noqa: S608 (fixed SQL)
-    table = duckdb.connect().sql(sql, params=params).to_arrow_table()
+    connection = duckdb.connect()
+    unique = repeated_rows_filter(connection, params, "true") if datasets.may_repeat_rows(files) else ""
+    sql = f"SELECT * FROM {_bill(params)} AS bill_rows WHERE true {unique}"  # noqa: S608 (fixed SQL)
+    table = connection.sql(sql, params=params).to_arrow_table()
     rows = [_row(values) for values in table.to_pylist()]
     rows = [row for row in rows if all(getattr(row, name) == value for name, value in equal.items())]
     return sorted(rows, key=lambda row: (row.source_row, row.charge_period_start))
