@@ -297,22 +297,7 @@ def test_hopper_fp8_cost_a_token_follows_the_tokens_not_the_micro_batches(micro_
 # and 26.02 "... | 8192 | 1 | 4096 | 0 | 2 | 8 | 1 | 4 | 32 | 1633"), the recipe's plan (Megatron-Bridge v0.3.0
 # scripts/performance/configs/qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
 # TP 2, PP 8, VP 4, EP 32, expert TP 1, moe_a2a_overlap; V2: GBS 8192; the alltoall dispatcher), taken as compute:
-# the measured steps (20.8 s, 80.3 s) leave no room for the all-to-all the engine exposes.
-QWEN3_235B = {
-    "name": "qwen3-235b-a22b",
-    "params": 235.1e9,
-    "params_active": 22.2e9,
-    "num_layers": 94,
-    "hidden_size": 4096,
-    "num_attention_heads": 64,
-    "num_key_value_heads": 4,
-    "head_dim": 128,
-    "intermediate_size": 12288,
-    "moe_intermediate_size": 1536,
-    "num_experts": 128,
-    "experts_per_token": 8,
-    "vocab_size": 151936,
-}
+# the measured steps (20.8 s, 80.3 s) leave no room for the all-to-all the engine exposes. The model: QWEN3_235B above.
 
 
 def qwen3_235b_h100(global_batch: int):
