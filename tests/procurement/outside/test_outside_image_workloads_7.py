@@ -181,7 +181,8 @@ BATCH_25_REASON = (
     " the 3090's peak, 1.75x the product's 18%. A batch term alone (per-step host time, or the 20 x 20 maps'"
     " wave fill on 82 SMs, which the V100 fit's batches of 16-64 already absorbed) slows batch 8, already at"
     " -19.9%: the per-image rate on this GeForce card is the larger miss, and no second GeForce batch sweep"
-    " was found to tell a clock or card effect from a network one."
+    " was found to tell a clock or card effect from a network one; other practitioners report no gain from"
+    " the batch (ultralytics/ultralytics issue #15054: batch 16 and 32 train in 'almost the same' time)."
 )
 
 
