@@ -25,6 +25,8 @@ from procurement.sizing.assumptions import (
     DETECTOR_MAX_OBJECTS,
     DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_TENSORRT_EFFICIENCY,
+    DETECTOR_TENSORRT_FORWARD_OVERHEAD,
+    DETECTOR_TENSORRT_HALF_GFLOPS,
     DETECTOR_TRAINING_EFFICIENCY,
     DETECTOR_TRAINING_EFFICIENCY_EXPONENT,
     DETECTOR_TRAINING_REFERENCE,
@@ -818,17 +820,33 @@ def inference_efficiency(spec, peak_flops=None):
     efficiency = kernel_efficiency(weight_rows(spec, samples), peak_flops, peak_efficiency(spec))
     efficiency = efficiency * runtime_rate(spec)
     if is_detector(spec):
-        return np.minimum(efficiency, detector_inference_ceiling(spec))
+        return np.minimum(efficiency, detector_inference_ceiling(spec, peak_flops))
     return efficiency
 
 
-def detector_inference_ceiling(spec) -> float:
-    """A detector forward's compute ceiling: DETECTOR_TENSORRT_EFFICIENCY where its TensorRT layer outputs'
+def detector_inference_ceiling(spec, peak_flops=None):
+    """A detector forward's compute ceiling: tensorrt_work_efficiency where its TensorRT layer outputs'
     traffic is counted apart (counts_tensorrt_traffic), else DETECTOR_EFFICIENCY, which folds the A100's
     traffic into the whole forward's slope."""
     if counts_tensorrt_traffic(spec):
-        return DETECTOR_TENSORRT_EFFICIENCY.value
+        return tensorrt_work_efficiency(spec, peak_flops)
     return DETECTOR_EFFICIENCY.value
+
+
+# The card detector_tensorrt_half_gflops is stated for: the A100 of the rows it is solved from (312 dense
+# fp16 TFLOPS).
+TENSORRT_REFERENCE_PEAK_FLOPS = 312e12
+
+
+def tensorrt_work_efficiency(spec, peak_flops=None):
+    """A TensorRT YOLO forward's compute rate by its work per image: DETECTOR_TENSORRT_EFFICIENCY x
+    GFLOPs / (GFLOPs + DETECTOR_TENSORRT_HALF_GFLOPS x the card's peak / 312 TFLOPS): narrow networks keep
+    the tensor cores part-fed at any batch (sources in assumptions.py). `peak_flops` None: the reference
+    card."""
+    peak = TENSORRT_REFERENCE_PEAK_FLOPS if peak_flops is None else np.asarray(peak_flops, dtype=float)
+    gflops = 2.0 * spec_network_cost(spec).macs / 1e9
+    half = DETECTOR_TENSORRT_HALF_GFLOPS.value * peak / TENSORRT_REFERENCE_PEAK_FLOPS
+    return DETECTOR_TENSORRT_EFFICIENCY.value * gflops / (gflops + half)
 
 
 # A TensorRT YOLO forward writes one tensor per fused Conv-BN-SiLU where a training step keeps three of that
@@ -891,9 +909,17 @@ def is_yolo(spec) -> bool:
 
 
 def forward_overhead_seconds_per_image(spec) -> float:
-    """A detector forward's fixed host latency (DETECTOR_FORWARD_OVERHEAD) over the images of its batch;
-    0 for diffusion and ViTs, whose forwards run long enough to hide it."""
-    return DETECTOR_FORWARD_OVERHEAD.value / spec.micro_batch_size if is_detector(spec) else 0.0
+    """A detector forward's fixed host latency over the images of its batch: detector_forward_overhead_s
+    (forward_overhead_seconds); 0 for diffusion and ViTs, whose forwards run long enough to hide it."""
+    return forward_overhead_seconds(spec) / spec.micro_batch_size if is_detector(spec) else 0.0
+
+
+def forward_overhead_seconds(spec) -> float:
+    """The per-forward floor: DETECTOR_TENSORRT_FORWARD_OVERHEAD for a TensorRT YOLO forward (solved with
+    its work-dependent rate, tensorrt_work_efficiency), DETECTOR_FORWARD_OVERHEAD for other detectors."""
+    if counts_tensorrt_traffic(spec):
+        return DETECTOR_TENSORRT_FORWARD_OVERHEAD.value
+    return DETECTOR_FORWARD_OVERHEAD.value
 
 
 # Share of a detector inference's time above which its per-forward floor, a property of the serving stack
@@ -902,20 +928,25 @@ FORWARD_FLOOR_WARNING_SHARE = 0.5
 
 
 def forward_floor_warning(spec, images_per_second: float | None) -> str | None:
-    """Say so when detector_forward_overhead_s, not the card, sets a detector inference's speed: the floor
-    was measured on one stack (Ultralytics' 2023 A100 TensorRT table, batch 1) and a newer one ran the whole
-    YOLOv8n forward in a third of it (sources in assumptions.py). None for training, other networks, or
-    where the floor is under FORWARD_FLOOR_WARNING_SHARE of the time."""
+    """Say so when the per-forward floor (forward_overhead_seconds), not the card, sets a detector
+    inference's speed: it is the host's and the serving stack's latency, fitted on Ultralytics' A100
+    TensorRT tables (sources in assumptions.py). None for training, other networks, or where the floor is
+    under FORWARD_FLOOR_WARNING_SHARE of the time."""
     if spec.is_training or not images_per_second or not is_detector(spec):
         return None
     share = forward_overhead_seconds_per_image(spec) * images_per_second
     if share < FORWARD_FLOOR_WARNING_SHARE:
         return None
+    key = (
+        DETECTOR_TENSORRT_FORWARD_OVERHEAD.key
+        if counts_tensorrt_traffic(spec)
+        else DETECTOR_FORWARD_OVERHEAD.key
+    )
     return (
-        f"a fixed {DETECTOR_FORWARD_OVERHEAD.value * 1e3:g} ms per forward is {share:.0%} of this time "
-        "(detector_forward_overhead_s, from Ultralytics' 2023 YOLOv8 A100 TensorRT table at batch 1); it is "
-        "the serving stack's, not the card's: TensorRT 8.6 ran the whole YOLOv8n forward on an A100 in 0.33 ms "
-        "(Ultralytics' 2024 TensorRT page), so benchmark your engine; a larger batch pays it once per forward"
+        f"a fixed {forward_overhead_seconds(spec) * 1e3:g} ms per forward is {share:.0%} of this time ({key}, "
+        "from Ultralytics' YOLOv8 A100 TensorRT tables); it is the host's and the serving stack's (engine "
+        "enqueue, TensorRT version, CUDA graphs), not the card's, so benchmark your engine; a larger batch "
+        "pays it once per forward"
     )
 
 

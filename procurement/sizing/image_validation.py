@@ -287,8 +287,11 @@ SPEED_UNDER_FILLED = (
 )
 DETECTOR_FIT = (
     "Fit point of detector_efficiency (the n-to-x slope: 31% of peak) and detector_forward_overhead_s (the "
-    "intercept: 0.9 ms per forward), and of detector_tensorrt_efficiency (36% of peak with the fused layers' "
-    "output traffic counted and the intercept held)."
+    "intercept: 0.9 ms per forward), which eager detector forwards keep, and (det29c) of the TensorRT "
+    "forward's three-row solve with the fused layers' output traffic counted: detector_tensorrt_efficiency "
+    "0.352 at a half point of detector_tensorrt_half_gflops (13.2 GFLOPs at 312 TFLOPS: YOLOv8n at 14% of "
+    "peak, YOLOv8x at 33.5%) and detector_tensorrt_forward_overhead_s 0.743 ms, the third row Ultralytics' "
+    "2024 TensorRT page's YOLOv8n at batch 8 (0.34 ms an image)."
 )
 
 
@@ -672,7 +675,9 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "Detectors run at most detector_efficiency and each forward carries detector_forward_overhead_s (both "
         "fitted to YOLOv8n and YOLOv8x on the A100 below; YOLOv8s/m/l, YOLO11 on a T4 and RT-DETR are held out); "
         "a TensorRT YOLO forward also writes and reads each fused layer's output at the achieved bandwidth, its "
-        "compute at detector_tensorrt_efficiency (refitted on the same two rows with that traffic counted). "
+        "compute at detector_tensorrt_efficiency x work / (work + detector_tensorrt_half_gflops) (narrow networks "
+        "part-feed the tensor cores) and its floor at detector_tensorrt_forward_overhead_s (solved on the same "
+        "two rows with that traffic counted and Ultralytics' 2024 YOLOv8n batch-8 row). "
         "Training of diffusion and vision networks uses the same efficiency at its micro-batch, plus the eager "
         "step's activation passes (x3 for forward and backward), eager scores' forward and backward bytes and "
         "any host excess; detector "
