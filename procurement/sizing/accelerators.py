@@ -136,9 +136,16 @@ def _datasheet_why(spec, gpu) -> str:
     """Why a part on the datasheet model runs at its efficiency: the published measurements it was fitted
     on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
     the generic efficiency."""
+    from procurement.sizing import fp8_split
     from procurement.sizing.mfu import moe_text, torchao_text, width_text
 
-    parts = (efficiency_text(spec, gpu), width_text(spec, gpu), moe_text(spec, gpu), torchao_text(spec, gpu))
+    parts = (
+        efficiency_text(spec, gpu),
+        width_text(spec, gpu),
+        fp8_split.text(spec),
+        moe_text(spec, gpu),
+        torchao_text(spec, gpu),
+    )
     return "; ".join(text for text in parts if text)
 
 

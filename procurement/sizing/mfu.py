@@ -11,14 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from procurement.sizing import image_model
+from procurement.sizing import fp8_split, image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
+    MFU_FP8_LINEARS,
+    MFU_FP8_LINEARS_BLACKWELL,
     MFU_PRETRAIN_AMPERE,
     MOE_HOPPER_FP8_ROUTED_COPY_SECONDS,
     MOE_LAYER_FIXED_SECONDS,
     MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
+    MOE_ROUTED_BYTES_FP8_SHARE,
     TORCHAO_FLOAT8_CAST_K,
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
@@ -33,6 +36,7 @@ from procurement.sizing.throughput import attention_forward_flops_per_token, tra
 
 AMPERE = 80
 HOPPER = 90
+BLACKWELL = 100
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,15 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
         return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth))
-    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    dense = dense_efficiency(spec, gpu)
     return dense * moe_efficiency_factor(spec, gpu, dense)
+
+
+def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The language-model efficiency before the MoE costs: the fitted one, held under the width ceiling, and
+    under Transformer Engine fp8 divided by the time its bf16 attention core and output layer add
+    (fp8_split.time_factor: the fitted fp8 efficiencies are the linears' own)."""
+    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec)
 
 
 def moe_efficiency_factor(
@@ -87,7 +98,7 @@ def moe_efficiency_factor(
     """The share of a training step an MoE model spends on its FLOPs: each token's top-k copies of the
     hidden state go through routing, permutation, the activation and unpermutation, and the grouped
     GEMMs of a few hundred rows run below peak; that memory-bound work costs MOE_ROUTED_BYTES a routed
-    element (moe_layers x top-k x hidden per token) at the card's bandwidth. Each MoE layer also costs
+    element (routed_bytes: MOE_ROUTED_BYTES_FP8_SHARE of it in Transformer Engine fp8) (moe_layers x top-k x hidden per token) at the card's bandwidth. Each MoE layer also costs
     moe_fixed_seconds a micro-batch whatever the card (host launches, the dispatcher's sync of the
     per-expert counts, one grouped-GEMM launch per local expert), spread over the micro-batch's tokens: why
     a B200 gains far less over an H100 on MoE than on dense models, why larger micro-batches help, and why
@@ -105,12 +116,19 @@ def moe_efficiency_factor(
     _, moe_layers = counts.layer_counts(model)
     routed_elements = float(moe_layers * model.experts_per_token * model.hidden_size)
     micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
-    overhead_s = routed_elements * MOE_ROUTED_BYTES.value / (gpu.memory_bandwidth_gbps * 1e9)
+    overhead_s = routed_elements * routed_bytes(spec) / (gpu.memory_bandwidth_gbps * 1e9)
     overhead_s += moe_layers * moe_fixed_seconds(spec) / micro_tokens
     if hopper_experts:
         overhead_s += moe_layers * hopper_fp8_expert_seconds(spec, gpu) / micro_tokens
     flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
     return flop_s / (flop_s + overhead_s)
+
+
+def routed_bytes(spec: WorkloadSpec) -> float:
+    """Bytes a routed element costs beside its FLOPs: MOE_ROUTED_BYTES, times MOE_ROUTED_BYTES_FP8_SHARE under
+    Transformer Engine fp8 training (fp8_split.applies)."""
+    share = MOE_ROUTED_BYTES_FP8_SHARE.value if fp8_split.applies(spec) else 1.0
+    return MOE_ROUTED_BYTES.value * share
 
 
 def local_experts(spec: WorkloadSpec) -> float:
@@ -148,7 +166,7 @@ def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     Hopper-only software cost, which the part does not run. 1 for a stated MFU."""
     if spec.mfu:
         return 1.0
-    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    dense = dense_efficiency(spec, gpu)
     portable = moe_efficiency_factor(spec, gpu, dense, hopper_experts=False)
     return moe_efficiency_factor(spec, gpu, dense) / portable
 
@@ -160,6 +178,9 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
         return measured.efficiency
+    if _runs_fp8_linears_on_a_hopper_cluster(spec, gpu):
+        blackwell = (gpu.generation or 0) >= BLACKWELL
+        return (MFU_FP8_LINEARS_BLACKWELL if blackwell else MFU_FP8_LINEARS).value
     dense_cluster = not spec.model.is_moe and gpu.has_nvlink_switch and not gpu.is_consumer
     if dense_cluster and spec.task == "pretrain" and gpu.generation == AMPERE:
         return MFU_PRETRAIN_AMPERE.value
@@ -187,6 +208,14 @@ def _runs_dense_gemms_at_the_width_ceiling(spec: WorkloadSpec, gpu: GpuSpec) -> 
     """16-bit training of a WIDTH_CEILING_TASKS task on Hopper or later."""
     sixteen_bit = spec.precision in ("bf16", "fp16")
     return spec.task in WIDTH_CEILING_TASKS and (gpu.generation or 0) >= HOPPER and sixteen_bit
+
+
+def _runs_fp8_linears_on_a_hopper_cluster(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
+    """Transformer Engine fp8 training (dense or MoE, any training task) on an NVSwitch datacenter part of
+    Hopper or later: its linears run at MFU_FP8_LINEARS of the fp8 peak (MFU_FP8_LINEARS_BLACKWELL on
+    Blackwell; fitted with the bf16 split, fp8_split.py); elsewhere the card's default stands in."""
+    datacenter = gpu.has_nvlink_switch and not gpu.is_consumer
+    return fp8_split.applies(spec) and (gpu.generation or 0) >= HOPPER and datacenter
 
 
 def _runs_torchao_float8(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
@@ -290,7 +319,7 @@ def moe_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     apply (dense models, inference, a stated MFU)."""
     if spec.mfu or not spec.is_training or not spec.model.is_moe:
         return ""
-    dense = min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu))
+    dense = dense_efficiency(spec, gpu)
     factor = moe_efficiency_factor(spec, gpu, dense)
     if factor >= 1.0:
         return ""

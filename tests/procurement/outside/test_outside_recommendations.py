@@ -425,14 +425,16 @@ def test_ranking_runs_the_h200_on_a_finer_tp_plan_than_the_h100(bundled_catalog)
     #   fit (NVIDIA's H200 run also stores activation inputs in fp8, FP8_ACTIVATION=True, which the engine
     #   does not model). Before fp8 weights and frozen-linear activations: 88.0 and 175.4 GiB, so each card
     #   ranked one TP step coarser (H100 TP 8 at 31.4 min, H200 TP 4 at 25.2 min, 1.248x).
+    # Times: 25.2 and 22.0 min with every fp8 FLOP at the fp8 peak; 26.0 and 22.9 (1.136x; measured 27.15 and 23.55,
+    # 1.153x) since fp826 runs the attention core and the output layer in bf16, the linears at 0.425 of it.
     fastest = fastest_rows(mlperf_lora_ranked_rows())
     h100, h200 = fastest["h100-sxm5-80gb"], fastest["h200-sxm-141gb"]
     assert (h100["plan"]["tensor_parallel"], h200["plan"]["tensor_parallel"]) == (4, 2)
     assert h200["plan"]["name"] == "tensor_parallel_2" and h200["differs_from_spec"] == []
     assert h100["memory_per_gpu_gib"] == pytest.approx(59.45, abs=0.01) and not h100["tight"]
     assert h200["memory_per_gpu_gib"] == pytest.approx(118.30, abs=0.01) and h200["tight"]
-    assert h100["hours"] * 60 == pytest.approx(25.2, abs=0.1)
-    assert h200["hours"] * 60 == pytest.approx(22.0, abs=0.1)
+    assert h100["hours"] * 60 == pytest.approx(26.0, abs=0.1)
+    assert h200["hours"] * 60 == pytest.approx(22.9, abs=0.1)
 
 
 # --- Llama 2 7B pretraining, 2T tokens (meta-llama/llama MODEL_CARD.md; docs/workload-spec.md example) ----
@@ -752,10 +754,12 @@ def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # now runs at 0.42 of its 865 TFLOPS (procurement/data/measured_efficiency.csv), the median of the
     # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
     # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
+    # fp826: attention core and output layer at the bf16 peak, the row refitted by the same median rule to 0.45
+    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%).
     report = sized("gaudi_measured_intel", ["gaudi2"])
     row = candidate(report, "gaudi2", 8)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
-    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 42%"), row["speed_basis"]
+    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 45%"), row["speed_basis"]
     assert "intel.com" in row["speed_basis"]
 
 
@@ -792,16 +796,12 @@ def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_
     assert speed == pytest.approx(published, rel=0.15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine 44,989 tokens/s against Intel's 36,309 (+24%) for Llama 3.1 8B at 8k on 8 HPU (TP 4, DP 2, "
-    "batch 128, the README's plan): the run implies 0.327 of the FP8 peak where Intel's other four imply "
-    "0.38-0.60. Its 128k-vocabulary output layer (1.05e9 of 8.0e9 parameters) and 8k attention are counted "
-    "at the same efficiency as the blocks; a per-layer efficiency is a larger change than this fit. old26: "
-    "with attention and the output layer at the 432 bf16 TFLOPS (Transformer Engine's split) and the "
-    "efficiency refitted by its own median rule (0.42 -> 0.45): 41,558 (+14.5%); held back with the NVIDIA "
-    "fp8 refit it needs (branch old26-fp8-attention-wip)",
-)
+# Was a strict xfail: "engine 44,989 tokens/s against Intel's 36,309 (+24%) for Llama 3.1 8B at 8k on 8 HPU (TP 4,
+# DP 2, batch 128, the README's plan) ... Its 128k-vocabulary output layer (1.05e9 of 8.0e9 parameters) and 8k
+# attention are counted at the same efficiency as the blocks". Now 41,570 (+14.5%, just inside) (fp826): attention
+# core and output layer at the 432 bf16 TFLOPS (sizing/fp8_split.py), the Gaudi 2 row refitted by its own median
+# rule, 0.42 -> 0.45. This run is one of the four in that median (as before; an outer point, not the two the
+# median takes), so it is not an independent check.
 @pytest.mark.django_db
 def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
     spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
