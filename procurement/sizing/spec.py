@@ -1198,7 +1198,8 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
 
 
 def _check_tp_comm_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
-    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run."""
+    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run. DTensor's
+    model (dtensor_tp.py) pairs a dense block's collectives with its linears."""
     par = spec.parallelism
     if par.tp_comm_overlap and not spec.is_training:
         reader.error(

@@ -85,7 +85,8 @@ def titan(
 ) -> dict:
     """A torchtitan run as its toml states it: FSDP2 over the data (and context) ranks, the stated TP/PP/CP,
     torchao float8 for "Float8", the local batch split into `microbatches` pipeline micro-batches (torchtitan's
-    default: as many as pipeline stages), async TP stated as tp_comm_overlap (the spec's only TP overlap field)."""
+    default: as many as pipeline stages), async TP stated as tp_comm_overlap (the spec's only TP overlap field;
+    with tp_implementation dtensor, PyTorch's async TP rather than Transformer Engine's userbuffers)."""
     parallelism: dict = {"gpus": gpus, "zero_stage": "fsdp"}
     parallelism |= {"tensor_parallel": tp} if tp > 1 else {}
     parallelism |= {"pipeline_parallel": pp} if pp > 1 else {}
