@@ -41,6 +41,7 @@ from procurement.sizing.spec import (
     RECOMPUTE_MODULES,
     SPLIT_LIMITS,
     TASKS,
+    TP_IMPLEMENTATIONS,
 )
 
 
@@ -176,6 +177,14 @@ class WorkloadParallelismSerializer(serializers.Serializer):
     tp_comm_overlap = _flag(
         "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
         "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"
+    )
+    tp_implementation = _choice(
+        TP_IMPLEMENTATIONS,
+        "Training with tensor_parallel > 1: who runs it: megatron, Megatron-Core / Transformer Engine (default; "
+        "tp_comm_overlap is userbuffers); dtensor, PyTorch DTensor as torchtitan runs it (sequence sharded on "
+        "[b, s, h], a copy of the gathered tensor around each collective; tp_comm_overlap is PyTorch's async TP, "
+        "each collective hidden only under its own matmuls, the backward input-gradient reduce-scatters exposed). "
+        "Dense models only",
     )
     reshard_after_forward = _flag(
         "Training with zero_stage 3 / fsdp: FSDP2's fully_shard(reshard_after_forward); false keeps each "

@@ -513,7 +513,7 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
     kind_gpus, kind = grid.kind_gpus, grid.kind
     kind_peak = [spec_peak_tflops(spec, gpu) or np.nan for gpu in kind_gpus]
     kind_mfu = [estimate_mfu(spec, gpu, options.calibration) for gpu in kind_gpus]
-    kind_peak, _, _ = effective_speed(
+    kind_peak, kind_bandwidth, _ = effective_speed(
         spec, kind_gpus, kind_peak, kind_mfu, [gpu.memory_bandwidth_gbps for gpu in kind_gpus]
     )
     peak = np.array(kind_peak, dtype=float)[kind]
@@ -534,6 +534,7 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
         gpus_per_node=grid.per_instance,
         fabric_gbps=grid.fabric_gbps,
         vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs
+        memory_bandwidth_gbps=np.array(kind_bandwidth, dtype=float)[kind],
     )
 
 

@@ -130,6 +130,7 @@ def _throughput_rows(
             gpu_counts=gpu_counts,
             tensor_parallel=tensor_parallel,
             pipeline_parallel=pipeline_parallel,
+            memory_bandwidth_gbps=np.repeat(kind_bandwidth, len(plans)).astype(float),
         )
         rows["mfu"] = mfu
         return rows
@@ -490,6 +491,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "expert_overlap": spec.parallelism.expert_overlap,
             "expert_dispatch": spec.parallelism.expert_dispatch,
             "tp_comm_overlap": spec.parallelism.tp_comm_overlap,
+            "tp_implementation": spec.parallelism.tp_implementation,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,
             "reshard_after_forward": spec.parallelism.reshard_after_forward,
             "offload": spec.parallelism.offload,

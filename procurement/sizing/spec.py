@@ -51,6 +51,10 @@ EXPERT_DISPATCHES = ("alltoall", "deepep")
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
 # (assumptions.CONTEXT_PARALLEL_RING_OVERLAP).
 CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather")
+# Who runs tensor parallelism (dtensor_tp.py): Megatron-Core / Transformer Engine, activations [s, b, h] and
+# tp_comm_overlap as userbuffers; or PyTorch DTensor as torchtitan runs it, activations [b, s, h] sharded on
+# the sequence (a copy around each collective) and tp_comm_overlap as PyTorch's async TP.
+TP_IMPLEMENTATIONS = ("megatron", "dtensor")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
@@ -147,6 +151,7 @@ class ParallelismSpec:
     # Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel collectives run
     # under the linear layers' GEMMs; off by default, as in Megatron-Core (assumptions.TP_COMM_OVERLAP_EXPOSED).
     tp_comm_overlap: bool = False
+    tp_implementation: str = "megatron"  # TP_IMPLEMENTATIONS
     context_parallel_comm: str = "p2p"
     # FSDP2's fully_shard(reshard_after_forward=...): false keeps a stage's parameters gathered between forward
     # and backward (torchtitan under pipeline parallelism); fsdp_reshard.py. True is FSDP2's default.
@@ -725,6 +730,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
                 "expert_dispatch",
                 "expert_tensor_parallel",
                 "tp_comm_overlap",
+                "tp_implementation",
                 "context_parallel_comm",
                 "reshard_after_forward",
                 "activation_offload_layers",
@@ -766,6 +772,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
             data, "expert_tensor_parallel", "parallelism.expert_tensor_parallel", None
         ),
         tp_comm_overlap=reader.boolean(data, "tp_comm_overlap", "parallelism.tp_comm_overlap", False),
+        tp_implementation=reader.choice(
+            data, "tp_implementation", "parallelism.tp_implementation", "megatron", TP_IMPLEMENTATIONS
+        ),
         context_parallel_comm=reader.choice(
             data, "context_parallel_comm", "parallelism.context_parallel_comm", "p2p", CONTEXT_PARALLEL_COMMS
         ),
@@ -1189,12 +1198,25 @@ def _check_split_model(reader: _Reader, spec: WorkloadSpec) -> None:
 
 
 def _check_tp_comm_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
-    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run."""
+    """Megatron-Core overlaps training's collectives; serving all-reduces are costed as they run. DTensor's
+    model (dtensor_tp.py) pairs a dense block's collectives with its linears."""
     par = spec.parallelism
     if par.tp_comm_overlap and not spec.is_training:
         reader.error(
             "parallelism.tp_comm_overlap",
             "overlaps training's tensor-parallel collectives with its GEMMs (Megatron-Core): training only",
+        )
+    if par.tp_implementation == "dtensor" and not spec.is_training:
+        reader.error(
+            "parallelism.tp_implementation",
+            "dtensor shapes training's tensor-parallel collectives (torchtitan): training only",
+        )
+    model = spec.model
+    if par.tp_implementation == "dtensor" and (model.is_moe or model.is_mla or model.is_image):
+        reader.error(
+            "parallelism.tp_implementation",
+            f"dtensor pairs each collective with a dense Llama-style block's linears; {model.name} is an MoE, "
+            "multi-latent-attention or image model",
         )
     if par.context_parallel_comm != "p2p" and par.context_parallel < 2:
         reader.error(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing import fsdp_reshard
+from procurement.sizing import dtensor_tp, fsdp_reshard
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
@@ -297,8 +297,12 @@ def training_throughput(
     gpus_per_node=None,
     fabric_gbps=None,
     vcpus_per_gpu=None,
+    memory_bandwidth_gbps=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
+
+    memory_bandwidth_gbps: the card's HBM bandwidth, for the layout copies of DTensor's tensor-parallel
+    collectives (parallelism.tp_implementation dtensor, dtensor_tp.py); None: no copy is counted.
 
     vcpus_per_gpu: the host's vCPUs per GPU, which bound a step that decodes images on the CPU
     (loader_seconds_per_step); None: the spec's host.vcpus_per_gpu, else the host the size report recommends
@@ -385,7 +389,11 @@ def training_throughput(
     tp_message = rank_tokens * spec.model.hidden_size * 2.0  # 16-bit activations of one micro-batch
     tp_calls = tp_allreduces_per_layer(spec) * spec.model.num_layers / pp * accumulation
     tp_volume = np.where(tp > 1, tp_calls * 2.0 * (tp - 1.0) / tp * tp_message, 0.0)
-    tp_comm_s = np.where(tp > 1, tp_volume / tp_link + tp_calls * TP_ALLREDUCE_LATENCY.value, 0.0)
+    tp_collective_s = np.where(tp > 1, tp_volume / tp_link + tp_calls * TP_ALLREDUCE_LATENCY.value, 0.0)
+    # DTensor's [b, s, h] layout copies the gathered tensor around each of its 2 collectives an all-reduce
+    hbm = _array(memory_bandwidth_gbps, np.inf)
+    tp_copy_s = np.where(tp > 1, dtensor_tp.copy_seconds(spec, 2.0 * tp_calls, tp_message, hbm), 0.0)
+    tp_comm_s = tp_collective_s + tp_copy_s
 
     # Pipeline stages hand one micro-batch's activations forward and its gradients back (v times over
     # under the interleaved schedule); stages spill onto the fabric once tensor x context x pipeline ranks
@@ -411,7 +419,10 @@ def training_throughput(
     # the bubble's idle time, split by FLOPs
     linear_share, attention_share = training_flops_shares(spec)
     busy_s = compute_s / bubble
-    exposed_tp_s = exposed_tensor_parallel_seconds(spec, tp_comm_s, busy_s * linear_share, tp)
+    if par.tp_implementation == "dtensor":
+        exposed_tp_s = dtensor_tp.exposed_seconds(spec, tp_collective_s, tp_copy_s, busy_s * linear_share, tp)
+    else:
+        exposed_tp_s = exposed_tensor_parallel_seconds(spec, tp_comm_s, busy_s * linear_share, tp)
     exposed_cp_s = exposed_context_parallel_seconds(spec, cp_comm_s, busy_s * attention_share)
     gpu_step_s = compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
@@ -640,8 +651,14 @@ def loader_bound_hours(spec: WorkloadSpec, vcpus, gpus=None) -> np.ndarray:
 
 def tp_allreduces_per_layer(spec: WorkloadSpec) -> float:
     """Megatron tensor parallelism: 2 all-reduces per layer forward, 2 backward, 2 more when full
-    recomputation replays the forward (Shoeybi et al. 2019; Korthikanti et al. 2022)."""
-    return 6.0 if spec.gradient_checkpointing == "full" else 4.0
+    recomputation replays the forward (Shoeybi et al. 2019; Korthikanti et al. 2022). Under sequence
+    parallelism each is an all-gather and a reduce-scatter of the same bytes. torchtitan's op-level policy
+    (selective_op) replays the forward's 2 all-gathers (whose outputs the backward's weight gradients need)
+    but not its reduce-scatters: its _save_list names reduce_scatter_tensor and not all_gather_into_tensor
+    (pytorch/torchtitan @820504e torchtitan/models/llama3/parallelize_llama.py), and PyTorch recomputes
+    collectives inside a checkpointed region (torch/_functorch/partitioners.py force_save_collectives saves
+    only those outside one): 1 all-reduce's worth more."""
+    return {"full": 6.0, "selective_op": 5.0}.get(spec.gradient_checkpointing, 4.0)
 
 
 def training_hours(spec: WorkloadSpec, **rows) -> np.ndarray:

@@ -828,6 +828,7 @@ def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
         tensor_parallel_gbps=gpu.interconnect_bandwidth_gbps(par.tensor_parallel),
         **hierarchical_links(gpu, par.gpus),
         mfu=default_mfu(spec, gpu),
+        memory_bandwidth_gbps=gpu.memory_bandwidth_gbps,
     )
     return {key: float(np.asarray(value)) for key, value in rows.items()}
 

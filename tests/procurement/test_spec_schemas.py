@@ -20,6 +20,7 @@ CASES = [
         | {
             "activation_offload_layers",
             "tp_comm_overlap",
+            "tp_implementation",
             "context_parallel_comm",
             "reshard_after_forward",
             "expert_tensor_parallel",
