@@ -49,8 +49,9 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 EXPERT_DISPATCHES = ("alltoall", "deepep")
 # How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
-# (assumptions.CONTEXT_PARALLEL_RING_OVERLAP).
-CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather")
+# (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); or PyTorch's experimental ring as torchtitan runs it
+# (assumptions.CONTEXT_PARALLEL_PYTORCH_RING).
+CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather", "pytorch")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
