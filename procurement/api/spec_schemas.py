@@ -196,7 +196,8 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         CONTEXT_PARALLEL_COMMS,
         "Training with context_parallel > 1: how attention gets the other ranks' K/V (Megatron-Core cp_comm_type): "
         "p2p, Transformer Engine's ring overlapped with the attention steps (default); all_gather, gathered "
-        "before attention and not overlapped (Meta's Llama 3)",
+        "before attention and not overlapped (Meta's Llama 3); pytorch, PyTorch's experimental ring as torchtitan "
+        "runs it (K/V repeated to the query heads, dK/dV in fp32, the last gradient pass exposed)",
     )
     activation_offload_layers = _count(
         "Training: transformer layers whose saved activations wait for backward in host memory (Megatron-Core "

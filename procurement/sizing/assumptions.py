@@ -419,6 +419,27 @@ CONTEXT_PARALLEL_RING_OVERLAP = Assumption(
     "overlapped'; Meta's Llama 3 CP, arXiv:2407.21783 sec. 3.3.2: 'the all-gather communication latency is "
     "exposed in the critical path') hides none of it; the bytes are the same (cp - 1 chunks a rank).",
 )
+CONTEXT_PARALLEL_PYTORCH_RING = Assumption(
+    "context_parallel_pytorch_grad_bytes",
+    4.0,
+    "bytes per element of the K/V gradients PyTorch's ring passes on (fp32), K/V themselves 16-bit",
+    "parallelism.context_parallel_comm pytorch: PyTorch's torch.distributed.tensor.experimental.context_parallel "
+    "as torchtitan runs it (pytorch/pytorch torch/distributed/tensor/experimental/_attention.py, "
+    "_templated_ring_attention and _templated_ring_attention_backward). (1) The ring carries the K and V the "
+    "attention call receives, and torchtitan's Llama repeats its KV heads to the query heads before SDPA "
+    "(pytorch/torchtitan torchtitan/models/llama/model.py Attention.forward: keys = repeat_kv(xk, self.n_rep)): "
+    "heads / tp x head_dim a token each, not the KV heads (16x the bytes for Llama 3 405B, 4x for 8B). (2) "
+    "Backward accumulates dK and dV in fp32 (_ContextParallelOptions.convert_to_f32 on: accum_dtype "
+    "float32) and passes them round the ring cp times, the last back to their owner; each pass is waited on "
+    "after the next step's attention backward (dkv_rotater.next_buffer), so it hides under it, but the last "
+    "(after the loop) waits on nothing: 1 of the ring's passes stays on the critical path. (3) K/V go by "
+    "torchtitan's default rotate method, allgather (pytorch/torchtitan @9dec370 config_manager.py "
+    "--experimental.context_parallel_rotate_method: 'all-gather all kv shards on ranks after the first sub-SDPA "
+    "computation'): each forward (two under full recomputation) and the backward gather the other cp - 1 "
+    "chunks during their first of cp attention steps, so a gather hides under 1 / cp of its pass's attention. "
+    "Per layer and micro-batch a GPU sends (forwards + 1) x (cp - 1) K/V chunks of 16-bit values and cp dK/dV "
+    "chunks of fp32. Source read at pytorch/pytorch @0123248a; not fitted: byte counts and waits of the source.",
+)
 TP_COMM_OVERLAP_EXPOSED = Assumption(
     "tp_comm_overlap_exposed_share",
     0.25,
@@ -1270,6 +1291,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     UNEVEN_PIPELINE_SPLIT,
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_RING_OVERLAP,
+    CONTEXT_PARALLEL_PYTORCH_RING,
     TP_COMM_OVERLAP_EXPOSED,
     FSDP_NO_RESHARD_GRAD_BYTES,
     ATTENTION_KERNEL,

@@ -49,8 +49,9 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 EXPERT_DISPATCHES = ("alltoall", "deepep")
 # How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
-# (assumptions.CONTEXT_PARALLEL_RING_OVERLAP).
-CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather")
+# (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); or PyTorch's experimental ring as torchtitan runs it
+# (assumptions.CONTEXT_PARALLEL_PYTORCH_RING).
+CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather", "pytorch")
 # Who runs tensor parallelism (dtensor_tp.py): Megatron-Core / Transformer Engine, activations [s, b, h] and
 # tp_comm_overlap as userbuffers; or PyTorch DTensor as torchtitan runs it, activations [b, s, h] sharded on
 # the sequence (a copy around each collective) and tp_comm_overlap as PyTorch's async TP.

@@ -31,6 +31,7 @@ from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
     CONTEXT_PARALLEL_KV_PASSES,
+    CONTEXT_PARALLEL_PYTORCH_RING,
     CONTEXT_PARALLEL_RING_OVERLAP,
     DEEPEP_OVERLAP_SM_SHARE,
     EXPERT_ALLTOALLS,
@@ -518,28 +519,65 @@ def exposed_context_parallel_seconds(spec: WorkloadSpec, cp_comm_s, attention_s)
     """The K/V exchange's seconds left on the critical path: Transformer Engine's ring attention (p2p) sends
     the next chunk while it computes the current one, cp - 1 of a layer's cp equal steps
     (assumptions.CONTEXT_PARALLEL_RING_OVERLAP), so what outlasts (cp - 1) / cp of ``attention_s`` stays;
-    an all-gather before attention (parallelism.context_parallel_comm all_gather) hides nothing."""
+    an all-gather before attention (parallelism.context_parallel_comm all_gather) hides nothing; PyTorch's
+    ring (pytorch) hides as _pytorch_ring_exposed_seconds says."""
     cp = float(spec.parallelism.context_parallel)
     if spec.parallelism.context_parallel_comm == "all_gather":
         return cp_comm_s
+    if spec.parallelism.context_parallel_comm == "pytorch":
+        return _pytorch_ring_exposed_seconds(spec, cp_comm_s, attention_s)
     hidden = attention_s * (cp - 1.0) / cp * CONTEXT_PARALLEL_RING_OVERLAP.value
     return np.maximum(0.0, cp_comm_s - hidden)
+
+
+def _pytorch_ring_exposed_seconds(spec: WorkloadSpec, cp_comm_s, attention_s) -> np.ndarray:
+    """PyTorch's ring (assumptions.CONTEXT_PARALLEL_PYTORCH_RING): each forward (two under full recomputation)
+    and the backward all-gather the other ranks' K/V during their first of cp attention steps, so each gather
+    hides under 1 / cp of that pass's attention (a backward is two forwards' FLOPs); dK/dV go round in fp32
+    one step at a time, each under the next step's backward but the last, which nothing hides."""
+    cp = float(spec.parallelism.context_parallel)
+    forwards = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    passes, grad_chunks = context_parallel_passes(spec)
+    chunk_s = cp_comm_s / passes  # one rank's K/V chunk, 16-bit
+    gather_s, grads_s = (cp - 1.0) * chunk_s, grad_chunks / cp * chunk_s
+    forward_step_s = attention_s / (forwards + 2.0) / cp
+    backward_step_s = 2.0 * forward_step_s
+    gathers = forwards * np.maximum(0.0, gather_s - forward_step_s)
+    gathers = gathers + np.maximum(0.0, gather_s - backward_step_s)
+    return gathers + (cp - 1.0) * np.maximum(0.0, grads_s - backward_step_s) + grads_s
+
+
+def context_parallel_passes(spec: WorkloadSpec) -> tuple[float, float]:
+    """(one-rank K/V chunks of 16-bit values a GPU sends per layer and micro-batch, of them the dK/dV's).
+    Transformer Engine's ring (p2p, all_gather): CONTEXT_PARALLEL_KV_PASSES (+1 under full recomputation)
+    passes of cp - 1 chunks. PyTorch's (pytorch): K/V's cp - 1 chunks in each forward and in backward, and
+    dK/dV cp times in fp32, twice a 16-bit chunk's bytes (assumptions.CONTEXT_PARALLEL_PYTORCH_RING)."""
+    cp = float(spec.parallelism.context_parallel)
+    forwards = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    if spec.parallelism.context_parallel_comm != "pytorch":
+        return (CONTEXT_PARALLEL_KV_PASSES.value + forwards - 1.0) * (cp - 1.0), 0.0
+    grad_chunks = cp * CONTEXT_PARALLEL_PYTORCH_RING.value / 2.0  # fp32 against 16-bit
+    return (forwards + 1.0) * (cp - 1.0) + grad_chunks, grad_chunks
 
 
 def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fabric):
     """(bytes each GPU sends, seconds) per step of context parallelism's K/V ring: per layer of the stage
     and micro-batch, CONTEXT_PARALLEL_KV_PASSES (+1 under full recomputation) passes of the rank's K and V
     chunk (its KV heads / tp, 16-bit) to the next of cp ranks, cp - 1 times. The cp ranks sit next to the
-    tensor-parallel ones (Megatron's tp-cp-dp-pp order): on the node link while tp x cp fits a node."""
+    tensor-parallel ones (Megatron's tp-cp-dp-pp order): on the node link while tp x cp fits a node.
+    Under context_parallel_comm pytorch the chunk is the query heads' K/V (torchtitan repeats the KV heads
+    before SDPA) and the passes are context_parallel_passes' (dK/dV in fp32)."""
     cp = float(spec.parallelism.context_parallel)
     if cp <= 1:
         zero = np.zeros_like(np.asarray(tp * pp * per_node, dtype=float))
         return zero, zero
-    passes = CONTEXT_PARALLEL_KV_PASSES.value + (1.0 if spec.gradient_checkpointing == "full" else 0.0)
+    passes, _ = context_parallel_passes(spec)
     kv_width = counts.kv_elems_per_token(spec.model) / spec.model.num_layers  # K and V of one layer
+    if spec.parallelism.context_parallel_comm == "pytorch":
+        kv_width = 2.0 * attention_dim(spec.model)  # repeated to the query heads
     chunk = rank_tokens * kv_width * 2.0 / tp
     layers = spec.model.num_layers / pp * float(spec.gradient_accumulation_steps)
-    volume = passes * (cp - 1.0) * chunk * layers
+    volume = passes * chunk * layers
     over = np.where(tp * cp > per_node, fabric, link)
     with np.errstate(divide="ignore", invalid="ignore"):  # no fabric between instances: never finishes
         seconds = volume / over

@@ -86,9 +86,11 @@ def test_tensor_parallel_traffic_longer_than_the_gemms_stays_on_the_critical_pat
     cp=st.sampled_from([1, 2, 4]),
     per_node=st.sampled_from([2, 8]),
     accumulation=st.integers(1, 16),
+    comm=st.sampled_from(["p2p", "pytorch"]),
 )
-def test_overlap_never_lengthens_a_step_nor_hides_more_than_the_traffic(tp, cp, per_node, accumulation):
+def test_overlap_never_lengthens_a_step_nor_hides_more_than_the_traffic(tp, cp, per_node, accumulation, comm):
     base = {"gpus": tp * cp, "tensor_parallel": tp, "context_parallel": cp}
+    base |= {"context_parallel_comm": comm} if cp > 1 else {}
     fields = {"gradient_accumulation_steps": accumulation}
     rows = {"gpu_counts": tp * cp, "gpus_per_node": per_node}
     plain = _train(_pretrain(base, **fields), **rows)
@@ -118,3 +120,36 @@ def test_an_all_gather_before_attention_hides_nothing():
     with pytest.raises(WorkloadSpecError) as raised:
         _pretrain({"gpus": 4, "context_parallel_comm": "all_gather"})
     assert [error.path for error in raised.value.errors] == ["parallelism.context_parallel_comm"]
+
+
+def test_pytorch_s_ring_gathers_under_its_first_step_and_leaves_the_last_gradient_pass_exposed():
+    # cp26. CP 4 on 4 GPUs of one node, PyTorch's ring (torchtitan): per layer a GPU sends K/V's 3 chunks in
+    # the forward and in backward (2 x 3) and dK/dV 4 times in fp32 (4 x 2 chunks): 14 chunks of 2,048 tokens
+    # x 2 x 4,096 x 2 B (Llama-2-7B has no GQA: the repeated K/V are its own), 32 layers.
+    rows = _train(
+        _pretrain({"gpus": 4, "context_parallel": 4, "context_parallel_comm": "pytorch"}), gpu_counts=4
+    )
+    chunk = 2048 * 2 * 4096 * 2 * 32 / (NVLINK * 1e9)  # 2.98 ms a step
+    assert rows["context_parallel_seconds"] == pytest.approx(14 * chunk, rel=1e-12)
+    attention = 8192 * ATTENTION / (4 * 989.5e12 * 0.4)  # 33.3 ms: a forward and a backward of 2 forwards
+    forward_step, backward_step = attention / 3 / 4, 2 * attention / 3 / 4  # 2.78 and 5.55 ms
+    gathers = (3 * chunk - forward_step) + (3 * chunk - backward_step)  # 6.17 + 3.40 ms past step 0
+    gradients = 3 * (2 * chunk - backward_step) + 2 * chunk  # 3 x 0.41 ms, then the last 5.96 ms whole
+    assert rows["context_parallel_exposed_seconds"] == pytest.approx(gathers + gradients, rel=1e-9)
+
+
+def test_pytorch_s_ring_carries_the_query_heads_k_v_and_fp32_gradients():
+    # Llama 3.1 8B, 32 query heads on 8 KV heads: torchtitan repeats K/V to 32 heads before SDPA, so a chunk
+    # is 4x Transformer Engine's; CP 2 moves 2 + 2 x 2 = 6 chunks a layer against TE's 3 (x 1 hop): 8x.
+    def ring(comm):
+        workload = spec(
+            task="pretrain",
+            model={"preset": "llama-3.1-8b"},
+            training_tokens=1e9,
+            seq_len=8192,
+            parallelism={"gpus": 2, "context_parallel": 2, "context_parallel_comm": comm},
+        )
+        return _train(workload, gpu_counts=2)["context_parallel_seconds"]
+
+    assert ring("pytorch") == pytest.approx(8 * ring("p2p"), rel=1e-12)
+    assert ring("all_gather") == ring("p2p")
