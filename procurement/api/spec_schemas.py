@@ -293,6 +293,11 @@ class WorkloadImageSerializer(serializers.Serializer):
         "Inference: weight_quantization (or an fp8/int8/fp4 precision, which otherwise keeps them 16-bit) also "
         "quantizes the text encoders (diffusers PipelineQuantizationConfig)"
     )
+    nf4_double_quant = _flag(
+        "weight_quantization nf4: bitsandbytes' double quantization of the block scales, QLoRA's recipe, 4.127 "
+        "bits a weight (default true); false: one float32 scale per 64 weights, 4.5 bits, the default of "
+        "diffusers' and transformers' BitsAndBytesConfig when bnb_4bit_use_double_quant is not set"
+    )
     runtime = _choice(
         IMAGE_RUNTIMES,
         "Diffusion inference: the software stack. optimized (default): a current diffusers/PyTorch; pytorch-2.0: "

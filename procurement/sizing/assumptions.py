@@ -45,6 +45,15 @@ NF4_BITS = Assumption(
     "bits",
     "QLoRA (Dettmers et al. 2023): 4-bit NF4, blocksize 64 with double quantization = 4 + 0.127 bits.",
 )
+NF4_SINGLE_QUANT_BITS = Assumption(
+    "nf4_bits_per_param_without_double_quant",
+    4.5,
+    "bits",
+    "NF4 without double quantization (image.nf4_double_quant false): bitsandbytes' quantize_4bit keeps one "
+    "float32 absmax per block of 64 weights (blocksize 64, compress_statistics False) = 4 + 32/64 bits. "
+    "diffusers' and transformers' BitsAndBytesConfig default bnb_4bit_use_double_quant to False, so a "
+    "config that does not set it stores its NF4 layers this way.",
+)
 INT4_BITS = Assumption(
     "int4_bits_per_param",
     4.25,
@@ -1255,6 +1264,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     CUDA_CONTEXT,
     FRAGMENTATION,
     NF4_BITS,
+    NF4_SINGLE_QUANT_BITS,
     INT4_BITS,
     INT8_BITS,
     LOGITS_BYTES,

@@ -17,6 +17,7 @@ from procurement.sizing.assumptions import (
     INT8_BITS,
     LOGITS_BYTES,
     NF4_BITS,
+    NF4_SINGLE_QUANT_BITS,
 )
 from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.pipeline_split import stage_split
@@ -24,6 +25,14 @@ from procurement.sizing.spec import ModelSpec, WorkloadSpec
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
 QUANT_BITS = {"int8": INT8_BITS.value, "int4": INT4_BITS.value, "nf4": NF4_BITS.value}
+
+
+def image_quantized_bytes(spec: WorkloadSpec) -> float:
+    """Bytes per weight of an image preset's quantized layers: the format's bits / 8, NF4 at 4.5 bits where
+    image.nf4_double_quant is false (one float32 scale per 64 weights, no double quantization)."""
+    if spec.weight_quantization == "nf4" and not spec.image.nf4_double_quant:
+        return NF4_SINGLE_QUANT_BITS.value / 8
+    return QUANT_BITS[spec.weight_quantization] / 8
 
 
 @dataclass(frozen=True)
@@ -419,7 +428,7 @@ def _text_encoder_quantized_bytes(spec: WorkloadSpec) -> float | None:
     """Bytes per quantized text-encoder weight where the encoders can be quantized (the format's bits / 8
     under weight_quantization, the precision's bytes in a low-bit generation); None where neither applies."""
     if spec.weight_quantization != "none":
-        return QUANT_BITS[spec.weight_quantization] / 8
+        return image_quantized_bytes(spec)
     if image_model.is_low_bit_generation(spec):
         return DTYPE_BYTES[spec.precision]
     return None
@@ -516,7 +525,7 @@ def _image_state_bytes(spec: WorkloadSpec, arch: ImageArchitecture) -> StateByte
     if spec.weight_quantization == "none":
         network_bytes = network * dense
     else:
-        network_bytes = network * QUANT_BITS[spec.weight_quantization] / 8
+        network_bytes = network * image_quantized_bytes(spec)
     adapters = image_model.lora_params(spec)
     # The frozen parts take the run's one dtype: a pipeline (inference) loads every component in its
     # torch_dtype (diffusers from_pretrained), and training scripts cast them to weight_dtype, the 16-bit dtype

@@ -18,6 +18,7 @@ IMAGE_KNOB_PATHS = {
     "text_encoder_offload": "image.text_encoder_offload",
     "weight_quantization": "weight_quantization",
     "quantize_text_encoders": "image.quantize_text_encoders",
+    "nf4_double_quant": "image.nf4_double_quant",
     "fused_kernels": "image.fused_kernels",
     "tf32_matmul": "image.tf32_matmul",
     "images": "image.images",
@@ -44,6 +45,7 @@ IMAGE_FLAG_DEFAULTS = {
     "vae_tiling": "false",
     "text_encoder_offload": "false",
     "quantize_text_encoders": "false",
+    "nf4_double_quant": "true",
     "fused_kernels": "false",
     "tf32_matmul": "false",
     "flash_attention": "true",
@@ -82,6 +84,7 @@ _INFERENCE_ONLY = {
     "text_encoder_offload",
     "weight_quantization",
     "quantize_text_encoders",
+    "nf4_double_quant",
     "images",
     "unfused_lora_rank",
 }

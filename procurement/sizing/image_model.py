@@ -1113,6 +1113,8 @@ def image_summary(spec) -> dict:
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
     if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)
         summary["tf32_matmul"] = spec.image.tf32_matmul
+    if spec.weight_quantization == "nf4":  # 4.127 or 4.5 bits a weight (bytes_model.image_quantized_bytes)
+        summary["nf4_double_quant"] = spec.image.nf4_double_quant
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)

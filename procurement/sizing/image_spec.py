@@ -47,6 +47,10 @@ class ImageSpec:
     # PipelineQuantizationConfig with them in components_to_quantize); off: the denoiser only (a quantized
     # transformer loaded alone)
     quantize_text_encoders: bool = False
+    # weight_quantization nf4: bitsandbytes' double quantization of the block scales (QLoRA's recipe, 4.127 bits
+    # a weight); false: one float32 scale per 64 weights (4.5 bits), the default of diffusers' and transformers'
+    # BitsAndBytesConfig (bnb_4bit_use_double_quant=False) when a config does not set it
+    nf4_double_quant: bool = True
     data_pipeline: str = "preset"  # DATA_PIPELINES: what the CPU loader does per training image
     # training: loader worker processes per GPU; a host's vCPUs past this do not feed the loader (None: 8 on
     # detector presets, Ultralytics' default; 10 on the crop pipeline, DeiT's; no cap for diffusion on decoded

@@ -884,6 +884,7 @@ _IMAGE_KEYS = {
     "loader_workers",
     "source_megapixels",
     "quantize_text_encoders",
+    "nf4_double_quant",
     "runtime",
     "cache_text_embeddings",
     "unfused_lora_rank",
@@ -915,6 +916,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         quantize_text_encoders=reader.boolean(
             data, "quantize_text_encoders", "image.quantize_text_encoders", False
         ),
+        nf4_double_quant=reader.boolean(data, "nf4_double_quant", "image.nf4_double_quant", True),
         data_pipeline=reader.choice(data, "data_pipeline", "image.data_pipeline", "preset", DATA_PIPELINES),
         loader_workers=reader.integer(data, "loader_workers", "image.loader_workers", None, minimum=1),
         source_megapixels=reader.number(
@@ -1298,6 +1300,12 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         )
     if not arch.is_diffusion and spec.image.steps is not None:
         reader.error("image.steps", f"{arch.slug} is not a diffusion model")
+    if not spec.image.nf4_double_quant and spec.weight_quantization != "nf4":
+        reader.error(
+            "image.nf4_double_quant",
+            f"sets how NF4 weights keep their block scales; weight_quantization is {spec.weight_quantization}, "
+            "not nf4: leave it out",
+        )
     _check_loader_fields(reader, spec, arch)
     if spec.image.unfused_lora_rank is not None and (spec.is_training or not image_model.is_unet(spec)):
         reader.error(

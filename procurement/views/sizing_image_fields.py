@@ -43,6 +43,12 @@ IMAGE_KNOB_LABELS = {
         "inference, with weight quantization",
         "Unticked, only the denoiser is quantized (a quantized transformer loaded alone).",
     ),
+    "nf4_double_quant": (
+        "NF4 double quantization",
+        "with 4-bit NF4 weights",
+        "Ticked, the NF4 block scales are quantized again (QLoRA's recipe: 4.127 bits a weight); untick it when "
+        "the BitsAndBytesConfig leaves bnb_4bit_use_double_quant unset, its default off (4.5 bits a weight).",
+    ),
     "fused_kernels": (
         "Fused kernels (torch.compile, TensorRT)",
         "",

@@ -198,7 +198,13 @@ def test_sdxl_fp32_batch_of_4_memory(bundled_catalog, tmp_path):
     "Not adopted: this notebook's batch-4 decode under sequential offload (no weights resident, ~22 GiB free "
     "beside its 17.0 GiB need) reaches 19.91 GiB where that rule's 18 GiB workspace would fit and give ~35, and "
     "the Tiny-Autoencoder row is not explained by it: the pick changes with the shape, and cuDNN publishes no "
-    "rule for it.",
+    "rule for it. sd29c, checked in the notebook (huggingface/notebooks diffusers/'exploring_simple "
+    "optimizations_for_sdxl.ipynb' @77458f1): every row loads a fresh pipeline after `del pipe` and flush() "
+    "(gc.collect, empty_cache, reset_peak_memory_stats), so no earlier row's weights or peak carry over; the "
+    "peak is over 3 calls. Materialized level-1 scores would fit the number (3 tensors of 8 samples x 10 heads "
+    "x 4,096^2 x 2 B = 7.5 GiB: 15.1 GiB, -2%) but the SDPA row runs 3.4 s faster than the default-processor "
+    "row (11.41 vs 14.80 s), the order of the eager scores' traffic over 25 steps (~4.5 s at 1.5 TB/s), "
+    "so SDPA ran a fused kernel that holds none: not adopted.",
 )
 @pytest.mark.django_db
 def test_sdxl_fp16_batch_of_4_with_the_decode_sliced(bundled_catalog, tmp_path):
