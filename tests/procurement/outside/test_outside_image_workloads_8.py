@@ -1,0 +1,468 @@
+"""An eighth outside practitioner's image cases for issue 29 (review x29h): ViT inference on three GeForce
+generations, FLUX.1-dev 4-bit generation on an RTX 4090, SD 1.5 and SDXL LoRA training on an H100,
+YOLOv8m training at 1024 px on a T4, and a ranking of
+1,000 SDXL images judged by hand. None of these measurements is used by test_outside_image_workloads.py,
+_2.py ... _7.py, image_workload_cases.json, procurement/sizing or docs/validation.md (grepped for the files, the
+find_string ids and the figures).
+
+Each case is the spec a practitioner would write for the published run, sized as a user sizes it
+(`manage.py size FILE --gpu SLUG --format json`, `manage.py recommend FILE --format json` on the bundled catalog)
+and compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case the
+product misses is a strict xfail whose reason carries the published figure, the product's, the gap and my
+diagnosis.
+
+Sources:
+  [TIMM] huggingface/pytorch-image-models, timm's benchmark.py inference CSVs (AMP fp16 autocast, NCHW, eager, the
+      batch built once on the GPU, no loader), columns model, infer_img_size, infer_samples_per_sec,
+      infer_step_time, infer_batch_size:
+        results/benchmark-infer-amp-nchw-pt240-cu124-rtx3090.csv @5c33776aa59f0f05bfb8008ff546ed4c09083f1a
+          (PyTorch 2.4, RTX 3090): vit_base_patch16_224,224,1570.66,651.945,1024;
+          vit_large_patch16_224,224,486.7,2103.941,1024.
+        results/benchmark-infer-amp-nchw-pt291-cu128-4090.csv @90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9
+          (PyTorch 2.9.1, RTX 4090): vit_large_patch16_224,224,954.12,1073.209,1024.
+        results/benchmark-infer-amp-nchw-pt291-cu130-5090.csv @90cae8c5ab83d2d7e23b1fb2bab1559bfdcbc7e9
+          (PyTorch 2.9.1, RTX 5090): vit_base_patch16_224,224,3915.56,261.5,1024;
+          vit_large_patch16_224,224,1108.08,924.089,1024.
+      (Round 3 used the pt240 RTX 4090 file and the pt112 3090 training file; these are other files.)
+  [FLUX-4090] huggingface/diffusers docs/source/en/optimization/speed-memory-optims.md
+      @58eb52c0803ea9af3abec60841c2a093bdf1f951, the table of "optimization strategy combinations ... for Flux",
+      "benchmarked on Flux with a RTX 4090. The transformer and text_encoder components are quantized"; the page's
+      code quantizes with bitsandbytes nf4 (bnb_4bit_compute_dtype bf16, components_to_quantize=["transformer",
+      "text_encoder_2"]) and calls the pipeline with its defaults (FLUX.1-dev: 1024 x 1024, 28 steps, guidance
+      distilled, max_sequence_length 512, batch 1):
+        quantization: 32.602 s, 14.9453 GB; quantization + torch.compile: 25.847 s, 14.9448 GB;
+        quantization + torch.compile + model CPU offloading: 32.312 s, 12.2369 GB.
+      The memory column's counter is not stated on the page (the linked gist is not in reach); I compare with the
+      product's total less its CUDA context and take the stricter of GiB and GB.
+  [ST-SWEEP] bghira/SimpleTuner documentation/experimental/SEGMENTED_CHECKPOINTING.md
+      @6a43fd4889932c11ba1fd502f44e038895522f84, 'Benchmarks': "Measured with real SimpleTuner examples on
+      single-GPU H100 and L40S pods. Validation and checkpoint saves were disabled, cache preparation was
+      excluded"; each cell "post-warmup sec/step / peak VRAM GiB". The examples' configs
+      (simpletuner/examples/<name>/config.json at the same commit): mixed_precision bf16, optimizer adamw_bf16
+      (bf16 states), train_batch_size 1, VAE latents and text embeddings cached
+      (multidatabackend-small-dreambooth-{512,1024}px.json: square crops), mode 'none' = no checkpointing,
+      'layer' = per-block checkpointing.
+        SD 1.x, sd1x-dreamshaper.peft-lora (Lykon/dreamshaper-8, an SD 1.5 fine-tune), PEFT LoRA rank 16,
+          512 px, bf16 rows: none 0.181 / 2.87 (H100), 0.176 / 2.83 (L40S); layer 0.305 / 1.98, 0.292 / 1.93.
+        SDXL, sdxl.lycoris-lokr (LyCORIS LoKr, bypass mode, factor 12, on the Attention modules), 1024 px,
+          bf16 rows: none 0.606 / 13.03 (H100), 0.585 / 12.98 (L40S); layer 1.080 / 6.53, 1.029 / 6.48.
+      The counter behind 'peak VRAM GiB' is not named; I compare with the product's total less its CUDA
+      context (torch's allocated peak). A LoKr of factor 12 on SDXL's attention projections holds about
+      in x out / 144 weights a layer, a rank-8 LoRA's order: I size it as `lora: {rank: 8}` on attention.
+  [T4-Y8M] a Colab training log in the public index (find_string id 62571532763; futsal-cv): 'Ultralytics
+      YOLOv8.1.0 ... torch-2.11.0+cu128 CUDA:0 (Tesla T4, 14913MiB)', model=yolov8m.pt, batch=8, imgsz=1024,
+      workers=8, optimizer=auto -> 'AdamW(lr=0.00125, momentum=0.9)', amp=True, deterministic=True, mosaic=1.0,
+      mixup=0.15, 1,024 train images (128 it an epoch), 73 val images with 815 instances (11 an image), nc=4.
+      Epochs 1-21: GPU_mem 8.36-8.94G (median 8.59G); epochs 2-21 at 1.36-1.38 it/s (median 1.37 = 10.96
+      images/s). The host's vCPUs are not printed (a Colab T4 runtime has 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+
+MEMORY, SPEED = 0.15, 0.25
+GIB = 2.0**30
+
+
+def _size(tmp_path, spec: dict, gpu: str) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _recommend(tmp_path, spec: dict, top: int) -> list[dict]:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("recommend", str(path), "--top", str(top), "--format", "json", stdout=out)
+    return json.loads(out.getvalue())["results"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published} ({error:+.1%})"
+
+
+def _allocated_gib(row: dict) -> float:
+    return row["memory"]["total_per_gpu_gib"] - CUDA_CONTEXT_GIB
+
+
+def _reserved_gb(row: dict) -> float:
+    return _allocated_gib(row) * GIB / 1e9
+
+
+# ---------------------------------------------------------------- [TIMM] ViT inference, batch 1024, AMP, eager
+
+
+def _vit(preset: str) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": preset},
+        "precision": "fp16",
+        "micro_batch_size": 1024,
+    }
+
+
+GEFORCE_VIT_REASON = (
+    "GeForce ViT inference under-rated: timm's eager AMP run is {published} images/s, the product {product} "
+    "({error}). The product's ViT rate is vision_peak_efficiency (0.745, calibrated on timm's ViT-B training "
+    "step on a 3090) x the datasheet dense fp16 peak (71 TFLOPS 3090, 165.2 4090) plus eager activation passes. "
+    "The published rows need {share} of that peak in FLOPs alone (2 x infer_gmacs {gmacs} GMAC a image), so the "
+    "GEMMs run nearer 0.9 of the datasheet figure: GeForce boards typically hold clocks above the datasheet "
+    "boost under a GEMM-bound load (the 3090's rated boost is 1,695 MHz), which no datasheet peak "
+    "carries. The RTX 5090 rows of the same PyTorch 2.9.1 suite land inside the bar (below), so the "
+    "gap is the Ampere/Ada GeForce clock headroom, not the ViT FLOP count."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=GEFORCE_VIT_REASON.format(
+        published="1,570.66", product="1,172.4", error="-25.4%", share="78%", gmacs="17.58"
+    ),
+)
+def test_vit_b16_inference_on_an_rtx_3090(bundled_catalog, tmp_path):
+    """[TIMM] pt240 3090: vit_base_patch16_224 batch 1024, 1570.66 images/s."""
+    row = _size(tmp_path, _vit("vit-b-16"), "rtx-3090")
+    _within(row["throughput"]["images_per_second"], 1570.66, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=GEFORCE_VIT_REASON.format(
+        published="486.7", product="353.2", error="-27.4%", share="84%", gmacs="61.6"
+    ),
+)
+def test_vit_l16_inference_on_an_rtx_3090(bundled_catalog, tmp_path):
+    """[TIMM] pt240 3090: vit_large_patch16_224 batch 1024, 486.7 images/s."""
+    row = _size(tmp_path, _vit("vit-l-16"), "rtx-3090")
+    _within(row["throughput"]["images_per_second"], 486.7, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=GEFORCE_VIT_REASON.format(
+        published="954.12", product="681.1", error="-28.6%", share="71%", gmacs="61.6"
+    ),
+)
+def test_vit_l16_inference_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[TIMM] pt291 4090: vit_large_patch16_224 batch 1024, 954.12 images/s."""
+    row = _size(tmp_path, _vit("vit-l-16"), "rtx-4090")
+    _within(row["throughput"]["images_per_second"], 954.12, SPEED)
+
+
+@pytest.mark.django_db
+def test_vit_b16_inference_on_an_rtx_5090(bundled_catalog, tmp_path):
+    """[TIMM] pt291 5090: vit_base_patch16_224 batch 1024, 3915.56 images/s; product 3,087.5 (-21.1%)."""
+    row = _size(tmp_path, _vit("vit-b-16"), "rtx-5090")
+    _within(row["throughput"]["images_per_second"], 3915.56, SPEED)
+
+
+@pytest.mark.django_db
+def test_vit_l16_inference_on_an_rtx_5090(bundled_catalog, tmp_path):
+    """[TIMM] pt291 5090: vit_large_patch16_224 batch 1024, 1108.08 images/s; product 950.0 (-14.3%)."""
+    row = _size(tmp_path, _vit("vit-l-16"), "rtx-5090")
+    _within(row["throughput"]["images_per_second"], 1108.08, SPEED)
+
+
+# ---------------------------------------------------------------- [FLUX-4090] FLUX.1-dev, bnb nf4, RTX 4090
+
+
+def _flux_nf4(**image) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": "flux.1-dev"},
+        "precision": "bf16",
+        "weight_quantization": "nf4",
+        # components_to_quantize=["transformer", "text_encoder_2"]: the T5 is 4-bit too.
+        "image": {"quantize_text_encoders": True, **image},
+    }
+
+
+FLUX_SPEED_REASON = (
+    "FLUX.1-dev nf4 on an RTX 4090: published {published} s an image, product {product} s ({error}). The "
+    "product counts 2,098 TFLOP an image (28 steps x 4,608 tokens) and runs them at 135 TFLOPS, 81% of the "
+    "4090's 165.2 dense bf16 TFLOPS; the published time is 64 TFLOPS (39%){compile}. Cause: the 4090's row in "
+    "procurement/data/measured_efficiency.csv (rtx-4090, diffusion, fp16, 1.011) is a card/A100 ratio taken "
+    "from SD 1.5 UNet steps at batch 16 under torch.compile (diffusers torch2.0.md: 3.84 vs 3.83 it/s) and is "
+    "applied to every diffusion network on the card, a 12B DiT in bf16 with nf4 weights included (capped only "
+    "by image_card_ceiling at 100% of the peak). A card without such a row shows the difference: the same "
+    "spec gives the RTX 5090 20.5 s (49% of its 209.5 TFLOPS), so the product ranks a 4090 ahead of a 5090 for "
+    "FLUX. bitsandbytes' per-call dequantization of each nf4 weight (the H100 in the HF quantization blog hid "
+    "it: nf4 as fast as bf16 there) is not counted either. --no-calibration gives the same figure (the row is "
+    "not a calibration). A user sizing 4090s for FLUX serving would buy half the cards needed."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=FLUX_SPEED_REASON.format(published="32.602", product="15.58", error="-52.2%", compile=""),
+)
+def test_flux_nf4_latency_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[FLUX-4090] 'quantization': 32.602 s."""
+    row = _size(tmp_path, _flux_nf4(), "rtx-4090")
+    _within(row["throughput"]["seconds_per_batch"], 32.602, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=FLUX_SPEED_REASON.format(
+        published="25.847",
+        product="13.02",
+        error="-49.6%",
+        compile="; torch.compile (image.fused_kernels) takes the product 16% faster and the run 21%",
+    ),
+)
+def test_flux_nf4_compiled_latency_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[FLUX-4090] 'quantization, torch.compile': 25.847 s."""
+    row = _size(tmp_path, _flux_nf4(fused_kernels=True), "rtx-4090")
+    _within(row["throughput"]["seconds_per_batch"], 25.847, SPEED)
+
+
+@pytest.mark.django_db
+def test_flux_nf4_memory_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[FLUX-4090] 'quantization': 14.9453 GB. Product 15.139 GiB total, 14.539 less the CUDA context: -2.7%
+    if the page's GB are GiB (torch's max_memory_allocated / 1024**3, as diffusers' docs print it), +4.5% if
+    they are 1e9 bytes. Both inside 15%; the test takes GiB."""
+    row = _size(tmp_path, _flux_nf4(), "rtx-4090")
+    _within(_allocated_gib(row), 14.9453, MEMORY)
+    _within(_reserved_gb(row), 14.9453, MEMORY)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "FLUX.1-dev nf4 + torch.compile + enable_model_cpu_offload on an RTX 4090: published 12.2369 GB, "
+        "product 8.40 GiB with image.text_encoder_offload (-31.3%; -26% if the page's GB are 1e9 bytes). The "
+        "spec has no model-offload field; text_encoder_offload is the nearest (the encoders' weights leave "
+        "the GPU while the transformer runs). The product's 8.40 is the nf4 transformer (5.87 GiB of weights) "
+        "+ 2.1 GiB of activations + overhead; the run measured 2.7 GB under its no-offload peak, not 6 GiB "
+        "under it, so ~4 GB the run holds while denoising (bitsandbytes' bf16 dequantization buffers, the "
+        "compiled graph's workspaces, whatever the offload hooks keep resident) is not in the product's "
+        "count. I did not pin down which. A user sizing a 12 GB card from the product would run out of "
+        "memory; model offload needs a field of its own."
+    ),
+)
+def test_flux_nf4_model_offload_memory_on_an_rtx_4090(bundled_catalog, tmp_path):
+    """[FLUX-4090] 'quantization, torch.compile, model CPU offloading': 12.2369 GB."""
+    row = _size(tmp_path, _flux_nf4(fused_kernels=True, text_encoder_offload=True), "rtx-4090")
+    _within(_allocated_gib(row), 12.2369, MEMORY)
+
+
+# ---------------------------------------------------------------- [ST-SWEEP] SD 1.5 / SDXL LoRA training, H100
+
+
+def _simpletuner_lora(preset: str, rank: int, resolution: int, checkpointing: str) -> dict:
+    return {
+        "task": "lora",
+        "model": {"preset": preset},
+        "precision": "bf16",
+        "optimizer": "adamw",
+        "master_weights_fp32": False,  # adamw_bf16: bf16 weights and states
+        "micro_batch_size": 1,
+        "lora": {"rank": rank},  # targets: attention (the product's image default, SimpleTuner's too)
+        "gradient_checkpointing": checkpointing,
+        "image": {"resolution_px": resolution, "cache_latents": True, "train_steps": 100},
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("preset", "rank", "resolution", "checkpointing", "published_gib"),
+    [
+        # product 2.54 GiB (-11.5%)
+        pytest.param("sd-1.5", 16, 512, "none", 2.87, id="sd15-none"),
+        # product 1.85 GiB (-6.6%)
+        pytest.param("sd-1.5", 16, 512, "full", 1.98, id="sd15-layer"),
+        # product 11.65 GiB (-10.6%)
+        pytest.param("sdxl", 8, 1024, "none", 13.03, id="sdxl-none"),
+        # product 5.64 GiB (-13.6%): inside, at the edge; the weights (4.80 GiB) are most of it
+        pytest.param("sdxl", 8, 1024, "full", 6.53, id="sdxl-layer"),
+    ],
+)
+def test_lora_training_peak_on_an_h100(
+    bundled_catalog, tmp_path, preset, rank, resolution, checkpointing, published_gib
+):
+    """[ST-SWEEP] peak VRAM GiB, H100 column (the L40S column is within 0.05 GiB of it, as the product's is
+    the same on both cards). All four land 7-14% low, the same side: SimpleTuner's own buffers beyond the
+    network (the cached batch, the huber/MSE loss temporaries, PEFT's/LyCORIS's dropout and scaling copies)."""
+    row = _size(tmp_path, _simpletuner_lora(preset, rank, resolution, checkpointing), "h100-sxm5-80gb")
+    _within(_allocated_gib(row), published_gib, MEMORY)
+
+
+ST_SPEED_REASON = (
+    "SimpleTuner {name} LoRA at batch 1 on an H100: published {published} s a step, product {product} s "
+    "({error}). Both sides say the step is host-bound: the sweep's L40S column is within 4% of the H100's "
+    "(0.176 / 0.585 s) on a card with 37% of its peak, and the product gives the same time on both (its "
+    "eager floor: the network's forward kernels x 3 passes x 31 us). The product's floor leaves out what the "
+    "trainer launches beyond the frozen network: the adapter branches (docstring of "
+    "training_eager_seconds_per_image: 'the LoRA branches add more' is absorbed in the x3) and the optimizer "
+    "step ('Left out: ... the optimizer step'). My count of those: {adapters} adapted attention linears x ~12 "
+    "kernels (forward and backward of PEFT/LyCORIS's down, up, scale and add) and a per-tensor bf16 AdamW over "
+    "{tensors} adapter tensors x ~10 kernels, {extra} s at 31 us a kernel, which brings the product to "
+    "{corrected} s. A batch-1 LoRA trainer on any fast card is sized {factor} too fast; the cheap-card "
+    "ranking that follows (H100 and L40S at the same time) is right for the wrong reason."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=ST_SPEED_REASON.format(
+        name="SD 1.5 (rank 16)",
+        published="0.181",
+        product="0.092",
+        error="-49%",
+        adapters=128,
+        tensors=256,
+        extra="0.13",
+        corrected="~0.22 (+21%)",
+        factor="2x",
+    ),
+)
+def test_sd15_lora_step_on_an_h100(bundled_catalog, tmp_path):
+    """[ST-SWEEP] SD 1.x bf16 none, H100: 0.181 s a step."""
+    row = _size(tmp_path, _simpletuner_lora("sd-1.5", 16, 512, "none"), "h100-sxm5-80gb")
+    _within(1.0 / row["throughput"]["training_images_per_second"], 0.181, SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=ST_SPEED_REASON.format(
+        name="SDXL (LoKr)",
+        published="0.606",
+        product="0.199",
+        error="-67%",
+        adapters=560,
+        tensors="1,120",
+        extra="0.55",
+        corrected="~0.75 (+24%)",
+        factor="3x",
+    ),
+)
+def test_sdxl_lora_step_on_an_h100(bundled_catalog, tmp_path):
+    """[ST-SWEEP] SDXL bf16 none, H100: 0.606 s a step."""
+    row = _size(tmp_path, _simpletuner_lora("sdxl", 8, 1024, "none"), "h100-sxm5-80gb")
+    _within(1.0 / row["throughput"]["training_images_per_second"], 0.606, SPEED)
+
+
+# ---------------------------------------------------------------- [T4-Y8M] YOLOv8m training at 1024 px on a T4
+
+
+def _yolov8m_t4(vcpus: int = 2) -> dict:
+    return {
+        "task": "full_finetune",
+        "model": {"preset": "yolov8m"},
+        "precision": "fp16",
+        "micro_batch_size": 8,
+        "optimizer": "adamw",  # optimizer=auto chose AdamW (the log)
+        # 815 boxes over 73 val images (11 an image): 40 bounds a futsal frame's densest image.
+        "image": {
+            "resolution_px": 1024,
+            "epochs": 100,
+            "dataset_images": 1024,
+            "max_objects_per_image": 40,
+        },
+        "host": {"vcpus_per_gpu": vcpus},
+    }
+
+
+@pytest.mark.django_db
+def test_yolov8m_1024px_batch8_gpu_mem_on_a_t4(bundled_catalog, tmp_path):
+    """[T4-Y8M] GPU_mem median 8.59G (8.36-8.94G over epochs 1-21); product 8.066 GiB = 8.661 GB (+0.8%).
+    With max_objects_per_image at the default 93 the product stays inside the bar too."""
+    row = _size(tmp_path, _yolov8m_t4(), "t4")
+    _within(_reserved_gb(row), 8.59, MEMORY)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "YOLOv8m, 1024 px, batch 8 on a Colab T4: published 1.37 it/s = 10.96 images/s, product 25.63 "
+        "(+134%), the same at 2 or 8 vCPUs (GPU-bound in the product; its loader gives 49 images/s on 2 "
+        "workers). Cause, as I read it: the mosaic loader rate (24.6 images/s a vCPU) is fitted at a 640 px "
+        "canvas and does not scale with image.resolution_px (docs/workload-spec.md: 'the rest of a sample "
+        "(the 640 px canvas's warp and colour) does not change'), while Ultralytics warps a 2 x imgsz mosaic "
+        "canvas, 2.56x the pixels at 1024, and this run adds mixup=0.15 (a second mosaic for 15% of the "
+        "samples). On the product's own split (32.5 ms of canvas work and 8.1 ms of decode a sample at COCO's "
+        "size) a 1024 px sample costs ~83 ms of canvas plus 8-56 ms of decode (0.29-2 MP frames), x 1.15 for "
+        "mixup: 12-19 images/s on a Colab T4's 2 workers, against the 11 published. The GPU side (25.6 "
+        "images/s x 3 x 202 GFLOP = 15.5 TFLOPS, 24% of the T4's 65) may be high too, but the loader alone "
+        "explains the gap. Fix: scale the canvas term of the per-worker time by (resolution_px / 640)^2."
+    ),
+)
+def test_yolov8m_1024px_batch8_rate_on_a_t4(bundled_catalog, tmp_path):
+    """[T4-Y8M] 1.37 it/s x 8 = 10.96 images/s."""
+    row = _size(tmp_path, _yolov8m_t4(), "t4")
+    _within(row["throughput"]["training_images_per_second"], 1.37 * 8, SPEED)
+
+
+# ---------------------------------------------------------------- ranking: 1,000 SDXL images, judged by hand
+
+SDXL_JOB = {
+    "task": "inference",
+    "model": {"preset": "sdxl"},
+    "precision": "fp16",
+    "image": {"images": 1000},
+}
+
+
+@pytest.mark.django_db
+def test_sdxl_thousand_images_ranking_by_hand(bundled_catalog, tmp_path):
+    """Cost of 1,000 SDXL images (1024 px, 50 steps, CFG, fp16, batch 1), top five by hand (bundled catalog,
+    2026-11-30 snapshot):
+      1. vast 8x-Tesla_V100-32-65536 (8 x v100-pcie-16gb) 0.85 USD/h, 0.503 h, 1.58 USD
+      2. lium RTX4090_1x 0.28 USD/h, 1.929 h, 1.70     3. lium RTX3090_8x 1.28 USD/h, 0.438 h, 1.71
+      4. verda 1V100.6V 0.1381 USD/h, 4.028 h, 1.73    5. vast 2x-RTX_3090 0.33 USD/h, 1.751 h, 1.74
+    First row: 8 GPUs x 0.069 images/s (14.5 s an image on one V100) = 0.552 images/s; 1,000 / 0.552 / 3,600 =
+    0.503 h; compute 0.85 x 1 instance x 0.503 = 0.43 USD (the listed price is the 8-GPU instance's); storage
+    1.15 (~50 GB held the job plus the 7-day retention at vast's assumed 0.1 USD/GB-month: 50 x 0.1 x
+    (168 + 0.5) / 730 = 1.15); total 1.58. It holds the job: 12.0 GiB peak (fp16 UNet, fp32-upcast VAE decode)
+    on a 14.9 GiB card, 14.4 with 20% headroom. Like-for-like: every row is the same spec (fp16, batch 1, no
+    compile), priced as a job, one replica per GPU, ranked by total. Storage is 1.15-1.18 USD of every row, 73%
+    of the winner's cost: the ranking is decided by 0.43-0.58 USD of compute, which a reader of 'cost per
+    1,000 images' should be told (a user with a volume already attached pays about a quarter of this)."""
+    rows = _recommend(tmp_path, SDXL_JOB, 5)
+    assert len(rows) == 5
+    first = rows[0]
+    # The first row's cost recomputed from the catalog price, the instances and the hours.
+    compute = Decimal(first["effective_price_per_hour"]) * first["instances"] * Decimal(str(first["hours"]))
+    assert abs(compute - Decimal(first["cost_breakdown"]["compute"])) <= Decimal("0.01")
+    assert Decimal(first["total_cost"]) == sum(
+        Decimal(first["cost_breakdown"][k]) for k in ("compute", "setup", "storage", "reruns")
+    )
+    # Hours from the product's own rate: 1,000 images at the instance's images/s.
+    serving = first["serving"]
+    assert serving["job_images"] == 1000
+    assert abs(1000 / serving["images_per_second"] / 3600 - first["hours"]) <= 0.002
+    # Each card holds the job with the asked headroom.
+    for row in rows:
+        assert row["fits"]
+        assert row["required_per_gpu_gib"] <= row["memory_margin"]["capacity_gib"]
+    # Like-for-like: same spec on every row, ordered by total cost, each priced per 1,000 images.
+    totals = [Decimal(row["total_cost"]) for row in rows]
+    assert totals == sorted(totals)
+    for row in rows:
+        assert row["serving"]["priced_as"] == "job"
+        assert row["serving"]["images_per_batch"] == 1
+        assert Decimal(row["unit_costs"]["per_thousand_images"]) == Decimal(row["total_cost"])
+        assert row["differs_from_spec"] == []
