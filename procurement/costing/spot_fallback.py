@@ -197,7 +197,10 @@ def spot_run_limits(
     whole = start + reserve + restart + needed <= deadline  # R: the on-demand start after a reclaim
     room = deadline - start - np.maximum(reserve, write) - restart - work
     if write > 0:
-        segments = np.where(room >= 0, np.floor(room / write) + 1.0, 0.0)
+        # a checkpoint write of a few microseconds against a long room overflows to inf segments, which
+        # the cap at `left` below turns into "spot to the end": the right answer, so the warning is noise
+        with np.errstate(over="ignore"):
+            segments = np.where(room >= 0, np.floor(room / write) + 1.0, 0.0)
     else:
         segments = np.where(room >= 0, np.inf, 0.0)
     left = np.ceil(work / interval - 1e-12)
