@@ -1,0 +1,489 @@
+"""Issue 26, judged from outside (round x26g): published runs no earlier test used, from sources no test or fit
+had read (NVIDIA's DGX Cloud benchmarking recipes, IBM's fms-fsdp README, TensorRT-LLM's v1.0 performance overview),
+plus three rankings judged by hand on their top five rows.
+
+Speeds and memory go through `size_spec_document` (what `manage.py size` runs, calibration off); rankings through
+the service `manage.py recommend` uses, as tests/procurement/outside/test_outside_recommendations_x26b.py and
+x26f do (their helpers are imported). Tolerances are the issue's: LLM speed within 15%, memory within 10%. Misses
+are strict xfails with the published figure, the product's, the gap and the cause I read.
+
+Sources (figures quoted where used):
+  [DGXFT]  NVIDIA/dgxc-benchmarking @741c886025a7665a1d690c05ff12ac29c1be7252 ft_llama3/README_70b.md and
+           README_8b.md (NeMo 24.12 fine-tuning, DGX H100, "average time from the last 20 training steps";
+           tokens/s = seq x GBS / step time). The plans are the READMEs' tables; ft_llama3/llama3_finetune.py
+           builds NeMo's `finetune_recipe(peft_scheme=..., performance_mode=True)` on SQuAD (packed to the sequence
+           length in NeMo's performance recipes: my reading, not stated), distributed optimizer. LoRA stated as
+           NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my reading of NeMo 24.12's performance
+           mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
+           rank 32 instead moves the rate -0.7%).
+  [MAXT]   same repository @143b90dd91f9be958fed4773ae95d941a3356a82 maxtext/README_70b.md: "Maxtext LLama2 70b
+           BF16 (FSDP+DP MBS=2)", 64x H100 (FSDP=64 GBS=128), seq 4096: step 6.999 s, 74,908.99 tokens/s; FP8 4.324 s,
+           121,250.69 tokens/s (JAX, ghcr.io/nvidia/jax:maxtext-2024-12-09; remat policy not stated).
+  [FMS]    foundation-model-stack/fms-fsdp @0d319983c4b3b7f7b3b5e2c5e7f746746b6f73a9 README.md table, "128 * A100" (the
+           README does not say 40 or 80 GB; sized on the 80 GB part, the only one the 34B/70B rows fit), seq 4096
+           (the README's "4k context length"), FSDP/HSDP with SDPA flash attention: "7b | HSDP | False | 2 | 3760",
+           "13b | HSDP | False | 1 | 1700", "34b | FSDP | True | 8 | 772", "70b | FSDP | True | 6 | 380"
+           token/gpu/sec; and "trained to 2.2T tokens ... on 128 A100 GPUs for a total of 162k GPU hours, ... 3500
+           tokens/sec/GPU".
+  [TRT10]  NVIDIA/TensorRT-LLM @00f37686aa854010d68bcbd0f4ab000221541ca6 docs/source/performance/perf-overview.md
+           (v1.0, PyTorch backend, trtllm-bench throughput, kv_cache_free_gpu_mem_fraction 0.95, ModelOpt FP8
+           checkpoints): "Llama 3.1 8B | H100 TP1 (FP8) | 1000/1000 | 15,220" and "Llama 3.3 70B | H100 TP2 (FP8) |
+           1000/1000 | 4,205" total output tokens/s; the 70B one-GPU rows "B200 TP1 (FP4) 7,007", "GB200 TP1 (FP4)
+           7,326", "H200 TP1 (FP8) 2,909".
+  [DGXINF] NVIDIA/dgxc-benchmarking @2fc17d4e99fdbcd01d39a8c7af55ace875b21cfb llama3.3/inference/README.md: the listing
+           of the nvidia/Llama-3.3-70B-Instruct-FP4 weights folder ("total 40G").
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from procurement.sizing.validation import trtllm_spec
+from tests.procurement.outside.test_outside_recommendations_x26b import (
+    candidate,
+    describe,
+    megatron_spec,
+    ranked,
+    tokens_per_gpu,
+)
+
+H100 = "h100-sxm5-80gb"
+A100 = "a100-sxm4-80gb"
+B200 = "b200"
+FEASIBLE = {"fits", "tight", "oversized"}
+QKV_RANK16 = {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj"]}
+
+
+def nemo_ft(
+    model: str, gpus: int, tp: int, pp: int, gbs: int, *, vp: int = 1, precision: str = "bf16", lora=None
+):
+    """A [DGXFT] row: seq 4,096, MBS 1, the README's TP/PP/VP and GBS, ZeRO-1 (distributed optimizer), no
+    recomputation beyond flash attention ('selective' keeps no score matrix)."""
+    spec = megatron_spec(model, gpus, 4096, tp, pp, vp=vp, global_batch=gbs, precision=precision)
+    spec["task"] = "lora" if lora else "full_finetune"
+    if tp > 1:
+        # llama3_finetune.py sets the recipe's comm-overlap callback's tp_comm_bootstrap_backend = "mpi", which only
+        # TP communication overlap (Transformer Engine userbuffers) reads: the 70B rows ran with it.
+        spec["parallelism"]["tp_comm_overlap"] = True
+    return spec | ({"lora": lora} if lora else {})
+
+
+def fsdp(
+    model, gpus: int, mbs: int, checkpointing: str, *, precision: str = "bf16", tokens: float = 1e10
+) -> dict:
+    return {
+        "task": "pretrain",
+        "model": {"preset": model} if isinstance(model, str) else model,
+        "precision": precision,
+        "micro_batch_size": mbs,
+        "seq_len": 4096,
+        "gradient_checkpointing": checkpointing,
+        "parallelism": {"gpus": gpus, "zero_stage": "fsdp"},
+        "training_tokens": tokens,
+    }
+
+
+def rate(spec: dict, gpu: str = H100) -> float:
+    return tokens_per_gpu(candidate(spec, gpu))
+
+
+# --- 1. NeMo fine-tuning on DGX H100 ([DGXFT]) ----------------------------------------------------------------------------
+FT70_SFT_BF16 = nemo_ft("llama-3-70b", 32, 4, 4, 32, vp=5)
+FT70_SFT_FP8 = nemo_ft("llama-3-70b", 32, 4, 4, 32, vp=5, precision="fp8")
+FT70_LORA_BF16 = nemo_ft("llama-3-70b", 8, 2, 4, 32, vp=20, lora=QKV_RANK16)
+FT70_LORA_FP8 = nemo_ft("llama-3-70b", 8, 2, 4, 32, vp=20, precision="fp8", lora=QKV_RANK16)
+FT8_SFT_BF16 = nemo_ft("llama-3-8b", 8, 1, 1, 32)
+FT8_SFT_FP8 = nemo_ft("llama-3-8b", 8, 1, 1, 32, precision="fp8")
+
+REASON_NEMO_8B = (
+    "The 8B rows run at TP 1, so no overlap applies: the gap is the linears' rate. The engine runs 16-bit Hopper "
+    "training at training_width_peak_hopper's ceiling, 0.535 / (1 + 838 / d) = 0.444 at d 4,096, fitted on "
+    "llm-foundry's 2023 MPT H100 sweep (7B 0.447); NeMo 24.12's 8B BF16 SFT runs at 12,412 x 5.14e10 / 989e12 = "
+    "0.645 of the BF16 peak in the engine's count (NVIDIA's own count: 56.4% MFU), 0.605 without the 4,096-token "
+    "attention (if NeMo packs ~300-token SQuAD samples, as I read it; the spec cannot say: 6% of the FLOPs). "
+    "NeMo's BF16 stack is not llm-foundry's; the FP8 linears (mfu_fp8_linears_hopper 0.425, fitted on NeMo rows) "
+    "come closer. Fix it needs: a 16-bit Hopper efficiency for Transformer Engine stacks, fitted on NeMo's BF16 rows."
+)
+
+
+@pytest.mark.django_db
+# The 70B rows were -21.3% (SFT BF16), -16.8% (SFT FP8) and -15.3% (LoRA BF16) before I read llama3_finetune.py:
+# it configures the recipe's TP comm-overlap callback, so NeMo overlapped the TP collectives; stated as
+# tp_comm_overlap (nemo_ft), exposed communication falls from 0.38 s to 0.02 s a step and the rows agree.
+@pytest.mark.parametrize(
+    ("name", "spec", "published"),
+    [
+        # 3.36 s a step = 1,219.0 tokens/s/GPU; product 1,047.0 (-14.1%), 74.3 GiB 'tight'
+        ("70b_sft_bf16", FT70_SFT_BF16, 4096 * 32 / 3.36 / 32),
+        # 2.26 s = 1,812.4; product 1,737.5 (-4.1%)
+        ("70b_sft_fp8", FT70_SFT_FP8, 4096 * 32 / 2.26 / 32),
+        # 9.118 s = 1,796.9; product 1,590.6 (-11.5%)
+        ("70b_lora_bf16", FT70_LORA_BF16, 4096 * 32 / 9.118 / 8),
+        # 6.5 s = 2,520.6; product 2,597.7 (+3.1%)
+        ("70b_lora_fp8", FT70_LORA_FP8, 4096 * 32 / 6.5 / 8),
+        pytest.param(
+            "8b_sft_bf16",
+            FT8_SFT_BF16,
+            4096 * 32 / 1.32 / 8,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="[DGXFT] 8B SFT BF16, 8 H100, DP 8, GBS 32: 1.32 s a step, 12,412 tokens/s/GPU; product 8,549.6 "
+                "(-31.1%), mfu 0.444, no communication exposed. " + REASON_NEMO_8B,
+            ),
+        ),
+        pytest.param(
+            "8b_sft_fp8",
+            FT8_SFT_FP8,
+            4096 * 32 / 0.95 / 8,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="[DGXFT] 8B SFT FP8: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%), just outside: the "
+                "attention core and the 128k-vocabulary output layer stay BF16 at the same ceiling. "
+                + REASON_NEMO_8B,
+            ),
+        ),
+    ],
+)
+def test_nemo_finetune_speed_within_15_percent(bundled_catalog, name, spec, published):
+    assert rate(spec) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_nemo_finetune_plans_fit_where_nvidia_ran_them(bundled_catalog):
+    """[DGXFT]: "at least 8 (for LoRA) or 32 (for SFT) H100 GPUs with at least 80 GB ... will not fit on fewer".
+    Product: 70B SFT 74.3 GiB ('tight'), FP8 70.1, LoRA 60.8, 8B SFT 67.4 ('tight'); all run. The SFT plan on 16 GPUs
+    (TP 4 x PP 4, DP 1: the distributed optimizer has nothing to shard over) needs 100.2 GiB: does not fit, as NVIDIA
+    says."""
+    for spec in (FT70_SFT_BF16, FT70_SFT_FP8, FT70_LORA_BF16, FT8_SFT_BF16):
+        assert candidate(spec, H100)["verdict"] in FEASIBLE
+    assert candidate(nemo_ft("llama-3-70b", 16, 4, 4, 32, vp=5), H100)["verdict"] == "does_not_fit"
+
+
+# --- 2. MaxText Llama 2 70B, pure FSDP on 64 H100 ([MAXT]) ----------------------------------------------------------------
+# MBS 2 x 4,096 tokens a GPU, FSDP 64. NVIDIA's 1.82e15 FLOPs a sequence gives 52.6% MFU (BF16). The remat policy is
+# not stated; MaxText's 'full' would put the hardware at 70% of peak, implausible, so it keeps more than full
+# recomputation does. The product's two choices bracket the run: 'full' 837.7 (-28.4%), 'selective' 1,117.0 (-4.6%)
+# but 232.8 GiB a GPU (does_not_fit). Neither is what ran: the spec has no MaxText-style partial remat
+# (save_qkv_proj / save_dot_except_mlp) that keeps some matmul outputs and fits 80 GB.
+MAXT_BF16 = fsdp("llama-2-70b", 64, 2, "full")
+MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("spec", "published"),
+    [
+        pytest.param(
+            MAXT_BF16,
+            74908.99 / 64,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="[MAXT] BF16: 1,170.5 tokens/s/GPU; product 837.7 with full recomputation (-28.4%), 1,117 with "
+                "selective (-4.6%) which does not fit (232.8 GiB). The run's remat policy is a partial one the spec "
+                "cannot state; see the comment above.",
+            ),
+        ),
+        pytest.param(
+            MAXT_FP8,
+            121250.69 / 64,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="[MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), 1,878.9 with "
+                "selective (-0.8%) at 203.9 GiB (does_not_fit). Same cause as the BF16 row.",
+            ),
+        ),
+    ],
+)
+def test_maxtext_70b_fsdp64_within_15_percent(bundled_catalog, spec, published):
+    assert rate(spec) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_maxtext_70b_published_rate_lies_between_full_and_selective(bundled_catalog):
+    """The bracket the product can give a buyer: full recomputation below, no recomputation above."""
+    for spec, published in ((MAXT_BF16, 74908.99 / 64), (MAXT_FP8, 121250.69 / 64)):
+        low = rate(spec)
+        high = rate(spec | {"gradient_checkpointing": "selective"})
+        assert low * 0.95 <= published <= high * 1.15
+
+
+# --- 3. IBM fms-fsdp on 128 A100 80GB ([FMS]) -----------------------------------------------------------------------------
+# HSDP = FSDP inside a node, replicas across the 16 nodes; the spec has FSDP over all 128 ranks only (the same bytes a
+# GPU, more of them over the fabric). Activation checkpointing "True" = full.
+CODELLAMA_34B = {  # Llama 2 34B shape (codellama/CodeLlama-34b-hf config.json)
+    "name": "llama-2-34b",
+    "num_layers": 48,
+    "hidden_size": 8192,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "intermediate_size": 22016,
+    "vocab_size": 32000,
+}
+REASON_FMS_AC = (
+    "[FMS] {size} on 128 A100, FSDP, activation checkpointing on, batch {b}: {pub} tokens/s/GPU; product {prod} ({err}) "
+    "with every block recomputed (fms-fsdp's default, docs/configurations.md: 'selective_checkpointing ... default "
+    "value is 1 meaning checkpoint every block'). Recomputing every block, the run does {pub} x {fpt} = {hw} FLOP/s a "
+    "GPU, 0.70 of the A100's 312 TFLOPS; IBM's own 7B and 13B rows without checkpointing do 0.53 and 0.45, and the "
+    "engine caps A100 training at mfu_pretrain_a100 0.51 (its Ampere width ceiling would allow 0.675 at d 8,192). "
+    "Without recomputation the product gives {none} ({none_err}), but {none_gib} GiB a GPU. So either IBM "
+    "checkpointed fewer blocks than the default (the README does not say; the spec cannot state a fraction of blocks, "
+    "and at 80 GB nearly all must be) or its stack ran the recomputed forward far above its own uncheckpointed rows. "
+    "Not established; left out."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("model", "mbs", "checkpointing", "published"),
+    [
+        ("llama-2-7b", 2, "none", 3760),
+        ("llama-2-13b", 1, "none", 1700),
+        pytest.param(
+            CODELLAMA_34B,
+            8,
+            "full",
+            772,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=REASON_FMS_AC.format(
+                    size="34B",
+                    b=8,
+                    pub=772,
+                    prod="562.6",
+                    err="-27.1%",
+                    fpt="2.83e11",
+                    hw="2.18e14",
+                    none="750.1",
+                    none_err="-2.8%",
+                    none_gib="438.6",
+                ),
+            ),
+        ),
+        pytest.param(
+            "llama-2-70b",
+            6,
+            "full",
+            380,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=REASON_FMS_AC.format(
+                    size="70B",
+                    b=6,
+                    pub=380,
+                    prod="277.6",
+                    err="-27.0%",
+                    fpt="5.73e11",
+                    hw="2.18e14",
+                    none="370.1",
+                    none_err="-2.6%",
+                    none_gib="651.7",
+                ),
+            ),
+        ),
+    ],
+)
+def test_fms_fsdp_128_a100_within_15_percent(bundled_catalog, model, mbs, checkpointing, published):
+    spec = fsdp(model, 128, mbs, checkpointing)
+    assert candidate(spec, A100)["verdict"] in FEASIBLE
+    assert rate(spec, A100) == pytest.approx(published, rel=0.15)
+
+
+# --- 4. TensorRT-LLM v1.0 max-throughput serving on H100 ([TRT10]) ----------------------------------------------------------
+# trtllm-bench fills the KV cache (0.95 of free memory); the table gives no concurrency, so I state the largest the
+# product keeps runnable on the card (verdict not does_not_fit), FP8 KV as ModelOpt's FP8 checkpoints carry.
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("preset", "tp", "concurrency", "published"),
+    [("llama-3.1-8b", 1, 512, 15220), ("llama-3.3-70b", 2, 256, 4205)],
+)
+def test_trtllm_v1_max_throughput_1000_1000_within_15_percent(
+    bundled_catalog, preset, tp, concurrency, published
+):
+    """8B TP1 at 512 streams: 13,032 (-14.4%; flat from 256 streams up: the step is compute-bound there); 70B TP2 at
+    256 streams ('tight', 77.2 GiB): 4,313 (+2.6%). One step more (1,024 / 384 streams) does not fit."""
+    row = candidate(trtllm_spec(preset, "fp8", tp, concurrency, 1000, 1000), H100)
+    assert row["verdict"] in FEASIBLE
+    assert row["throughput"]["decode_tokens_per_second_total"] == pytest.approx(published, rel=0.15)
+    bigger = candidate(trtllm_spec(preset, "fp8", tp, concurrency * 3 // 2, 1000, 1000), H100)
+    assert bigger["verdict"] == "does_not_fit"
+
+
+# Same table, one GPU each, Llama 3.3 70B at 1000/1000: "B200 TP1 (FP4) 7,007", "GB200 TP1 (FP4) 7,326", "H200 TP1
+# (FP8) 2,909". ModelOpt's exports carry an FP8 KV cache (hf_ptq.py's kv_cache_qformat default, my reading), stated
+# for all three; concurrency: the largest of the product's runnable counts I tried (the B200/GB200 rate is flat
+# from 192 streams up, so the count does not decide the FP4 rows).
+def one_gpu_70b(precision: str, concurrency: int) -> dict:
+    spec = trtllm_spec("llama-3.3-70b", precision, 1, concurrency, 1000, 1000)
+    spec["inference"]["kv_cache_dtype"] = "fp8"
+    return spec
+
+
+REASON_FP4 = (
+    "[TRT10] Llama 3.3 70B NVFP4 on one {card}, 1000/1000: {pub} output tokens/s; product {prod} ({err}) at 384 "
+    "streams (flat from 192 up; 7,934 / 8,152 at 128). FP4 prefill and batched decode GEMMs run at "
+    "prefill_efficiency_fp8's 0.47 of the FP4 dense peak (throughput.py: '8-bit and narrower precisions'), twice "
+    "the FP8 rate, where the assumption's own note says FP8 reaches only 1.68x BF16 and 'fp4 generations keep their "
+    "datasheet peak: no published run to fit'. This table is such a run: B200 FP4 over H200 FP8, same software, one "
+    "GPU each, is 7,007 / 2,909 = 2.41 published against 9,016 / 2,646 = 3.41 in the product. Fix it needs: an "
+    "FP4 efficiency fitted on these rows (about 0.47 x 0.78 = 0.37 of the FP4 peak if the plateau is compute-bound)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("gpu", "precision", "concurrency", "published"),
+    [
+        # 192 streams 'tight' (133.1 GiB); 2,646 (-9.0%)
+        ("h200-sxm-141gb", "fp8", 192, 2909),
+        pytest.param(
+            B200,
+            "fp4",
+            384,
+            7007,
+            marks=pytest.mark.xfail(
+                strict=True, reason=REASON_FP4.format(card="B200", pub="7,007", prod="9,016", err="+28.7%")
+            ),
+        ),
+        pytest.param(
+            "gb200",
+            "fp4",
+            384,
+            7326,
+            marks=pytest.mark.xfail(
+                strict=True, reason=REASON_FP4.format(card="GB200", pub="7,326", prod="9,596", err="+31.0%")
+            ),
+        ),
+    ],
+)
+def test_trtllm_v1_one_gpu_70b_within_15_percent(bundled_catalog, gpu, precision, concurrency, published):
+    row = candidate(one_gpu_70b(precision, concurrency), gpu)
+    assert row["verdict"] in FEASIBLE
+    assert row["throughput"]["decode_tokens_per_second_total"] == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_trtllm_v1_gb200_over_b200_within_15_percent(bundled_catalog):
+    """Class 'accelerators at measured speed': published GB200 / B200 = 7,326 / 7,007 = 1.046; product 9,596 / 9,016
+    = 1.064 (+1.8%). The GB200 is not ranked at a datasheet lead over the B200."""
+    gb200 = candidate(one_gpu_70b("fp4", 384), "gb200")["throughput"]["decode_tokens_per_second_total"]
+    b200 = candidate(one_gpu_70b("fp4", 384), B200)["throughput"]["decode_tokens_per_second_total"]
+    assert gb200 / b200 == pytest.approx(7326 / 7007, rel=0.15)
+
+
+# --- 4b. Memory of an NVFP4 checkpoint ([DGXINF]) ---------------------------------------------------------------------
+# NVIDIA/dgxc-benchmarking @2fc17d4e99fdbcd01d39a8c7af55ace875b21cfb llama3.3/inference/README.md: the
+# nvidia/Llama-3.3-70B-Instruct-FP4 weights folder, "total 40G" by `ls -lh` (GiB): shards 4.7G x 7, 4.6G and 2.9G =
+# 40.4 GiB, what TensorRT-LLM holds on the GPU for weights. By hand: NVFP4 keeps an FP8 scale per 16 weights (4.5 bits
+# a weight) on the block linears, 68.5e9 x 4.5 / 8 = 38.5 GB, and ModelOpt leaves the embedding and lm_head in BF16,
+# 2 x 128,256 x 8,192 x 2 = 4.2 GB: 42.7 GB = 39.8 GiB.
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[DGXINF] NVFP4 Llama 3.3 70B weights 40.4 GiB on disk (39.8 GiB by hand); product weights_gib 32.85 "
+    "(-18.7%) = 70.55e9 parameters x 4 bits flat: `precision: fp4` counts no block scales (NVFP4: one FP8 scale per "
+    "16 weights, +12.5%) and quantizes the embedding and LM head too, which `weight_quantization` (docs: 'embeddings, "
+    "LM head and norms stay 16-bit') does not. The 1-GPU FP4 rows above fit either way.",
+)
+def test_nvfp4_70b_weights_within_10_percent(bundled_catalog):
+    row = candidate(one_gpu_70b("fp4", 128), B200)
+    assert row["memory"]["weights_gib"] == pytest.approx(4.7 * 7 + 4.6 + 2.9, rel=0.10)
+
+
+# --- 5. Rankings judged by hand -----------------------------------------------------------------------------------------------
+def first_row_by_hand(rows: list[dict]) -> Decimal:
+    first = rows[0]
+    compute = Decimal(first["effective_price_per_hour"]) * first["instances"] * Decimal(str(first["hours"]))
+    assert Decimal(first["cost_breakdown"]["compute"]) == pytest.approx(compute, rel=Decimal("0.001"))
+    parts = sum(Decimal(v) for k, v in first["cost_breakdown"].items() if k != "total")
+    assert parts == Decimal(first["total_cost"]) == Decimal(first["cost_breakdown"]["total"])
+    assert Decimal(first["total_cost"]) <= min(Decimal(r["total_cost"]) for r in rows)
+    return compute
+
+
+# R1. IBM's 7B run as a buyer restates it: Llama 2 7B, 2.2T tokens, 128 GPUs FSDP, 60-day deadline (1,440 h).
+# Published 162k GPU-hours on 128 A100 = 1,265.6 h (3,500 tokens/s/GPU over the whole run).
+FMS_7B_RUN = fsdp("llama-2-7b", 128, 2, "none", tokens=2.2e12)
+
+
+@pytest.mark.django_db
+def test_fms_7b_run_ranking_keeps_128_gpus_and_the_deadline(bundled_catalog):
+    """By hand, first row: Nebius gpu-b200-sxm_8gpu-160vcpu-1792gb on demand, 16 instances x 44.00 USD/h x 208.552 h =
+    146,820.64 USD compute (row 146,820.64), + setup 704.00 + storage 1,107.88 + reruns 29,364.13 (20%) = 177,996.65.
+    Next: Nebius 16 x 8 H100 at 23.60 x 474.221 h = 179,066.01 compute, 217,144.27 total; then Nebius H200 at 28.00
+    for the same 474.221 h (the H200 trains no faster than the H100 here: 7B at 4k is compute-bound). Rows 4-5: GCP
+    a3-megagpu-8g on demand 45.81 and 46.05 a node-hour. All 128 GPUs, ZeRO-3, on demand, P90 = compute hours. I
+    would buy row 1 if the B200 runs 2.27x the H100 (the product's), which nobody's 7B FSDP run I know publishes."""
+    rows = ranked(FMS_7B_RUN, top=5, deadline_hours=1440)
+    assert len(rows) == 5, describe(rows)
+    assert all(r["gpus"] == 128 and r["plan"]["zero_stage"] == 3 and not r["differs_from_spec"] for r in rows)
+    assert all(r["wall_clock"]["p90_hours"] <= 1440 for r in rows), describe(rows)
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("146820.64"), rel=Decimal("0.001"))
+    # The A100 the run used is not in the top five (cheaper per token elsewhere); its hours match IBM's GPU-hours.
+    a100_hours = 2.2e12 / (rate(FMS_7B_RUN, A100) * 128) / 3600
+    assert a100_hours * 128 == pytest.approx(162_000, rel=0.15)  # product 1,309.8 h, 167,650 GPU-h (+3.5%)
+
+
+# R2. [DGXFT]'s 70B LoRA plan (8 GPUs, TP 2, PP 4, VP 20, TP overlap) for 2e9 tokens, 60 h deadline. Measured on
+# H100: 2e9 / 14,375 / 3,600 = 38.6 h; product 43.66 h (+13.0%, the -11.5% rate above).
+LORA_70B_JOB = FT70_LORA_BF16 | {"training_tokens": 2e9}
+
+
+@pytest.mark.django_db
+def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_catalog):
+    """By hand, first row: Verda FIN-03 8B200.240V spot, 1 instance x 13.707082 USD/h x 19.230 h = 263.59 compute,
+    + setup 13.71 + storage 10.34 + reruns 52.72 = 340.36; P90 19.253 h ('assumed band': no Spot Advisor data, read at
+    the >20% band). Rows 2-4: AWS p6-b200.48xlarge spot at 21.04-21.76 USD/h, 514.86-532.09; row 5: Nebius 8 x H100
+    spot at 10.01 USD/h for 43.658 h (P90 43.710), 546.24. Every row 8 GPUs, TP 2, PP 4, VP 20, P90 within 60 h. The
+    B200 wins on its 2.27x (19.23 h against 43.66 h), the BF16 peak ratio; no B200 LoRA run of this plan is
+    published that I found, so row 1's hours are the product's word."""
+    rows = ranked(LORA_70B_JOB, top=5, deadline_hours=60)
+    assert len(rows) == 5, describe(rows)
+    for r in rows:
+        plan = r["plan"]
+        assert r["gpus"] == 8 and (
+            plan["tensor_parallel"],
+            plan["pipeline_parallel"],
+            plan["virtual_pipeline"],
+        ) == (
+            2,
+            4,
+            20,
+        ), describe(rows)
+        assert not r["differs_from_spec"] and r["wall_clock"]["hours_at_probability"] <= 60
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("263.59"), rel=Decimal("0.002"))
+    h100 = [r for r in rows if r["gpu"] == H100]
+    assert h100 and h100[0]["hours"] == pytest.approx(2e9 / (rate(FT70_LORA_BF16) * 8) / 3600, rel=0.001)
+
+
+# R3. [DGXFT]'s 8B SFT in FP8 (DP 8, GBS 32) for 5e9 tokens: only cards with FP8 (Ada, Hopper, Blackwell) may rank,
+# like for like; at a 6 h deadline the H100's 11.9 h (measured 5e9 / 137,970 / 3,600 = 10.1 h) must drop out.
+SFT_8B_FP8_JOB = FT8_SFT_FP8 | {"training_tokens": 5e9}
+
+
+@pytest.mark.django_db
+def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundled_catalog):
+    """24 h: first row Verda 8B200.240V spot, 13.712322 x 1 x 5.066 h = 69.47 compute (row 69.48), total 106.59; row 5
+    Nebius 8 x H100 spot 10.016305 x 11.926 h = 119.45, total 163.25. 6 h: the H100 rows go, every row left
+    finishes by 6 h at P90."""
+    rows = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=24)
+    assert len(rows) == 5, describe(rows)
+    fp8_cards = {
+        "h100-sxm5-80gb",
+        "h100-nvl-94gb",
+        "h100-pcie-80gb",
+        "h200-sxm-141gb",
+        "b200",
+        "gb200",
+        "l40s",
+        "l4",
+    }
+    assert all(
+        r["gpu"] in fp8_cards or r["gpu"].startswith(("h100", "h200", "b200", "b300", "gb")) for r in rows
+    )
+    assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 1 and not r["differs_from_spec"] for r in rows)
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("69.47"), rel=Decimal("0.002"))
+    tight = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=6)
+    assert tight and all(r["wall_clock"]["hours_at_probability"] <= 6 for r in tight), describe(tight)
+    assert all(r["gpu"] != H100 for r in tight), describe(tight)
