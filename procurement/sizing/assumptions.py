@@ -644,7 +644,20 @@ MOE_HOPPER_FP8_ROUTED_COPY_SECONDS = Assumption(
     "one apart. Not charged in 16-bit nor on Blackwell, whose MXFP8 recipes run fused grouped GEMMs. fp826: "
     "refitted 200 -> 220 ns jointly with fp8_split.py's bf16 attention core and output layer, "
     "mfu_fp8_linears_hopper and moe_routed_bytes_fp8_share, on the same two rows (+1.0%, -1.6%); checks now "
-    "25.11 MBS 2 -2.4%, 26.02 MBS 1 -14.7%, DeepSeek-V3 with DualPipe about -7.9%.",
+    "25.11 MBS 2 -2.4%, 26.02 MBS 1 -14.7%, DeepSeek-V3 with DualPipe about -7.9%. HybridEP "
+    "(parallelism.expert_dispatch hybridep, moe26c): not charged. That backend of Megatron-Core's flex "
+    "dispatcher runs 'permute + dispatch a2a + permute' as one kernel and pads each expert's tokens to a "
+    "pad_multiple inside it (NVIDIA/Megatron-LM megatron/core/transformer/moe/fused_a2a.py "
+    "@19c61ebd63b5b2c6eb2c90a50ab14d4432ac8e24, hybrid_ep_dispatch), so the permuted, padded rows the grouped "
+    "GEMMs read come out of the dispatch. NVIDIA's Qwen3-30B-A3B FP8 H100 rows split on it: the recipes with "
+    "the alltoall dispatcher (25.11: 5,275 tokens/s/GPU) and DeepEP (26.02, Megatron-Bridge v0.3.0: 5,113) pay "
+    "this cost, the recipes with HybridEP (v0.3.1 onward: 26.02.01 9,058, 26.04 8,901, 26.04.01 8,960, 26.06 "
+    "8,826; NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md "
+    "@067f987df03b8355b03192d88d70f1709fedf51a; its 26.02.01 row still prints v0.3.0's PP 2 / VP 12 / EP 8 "
+    "plan, v0.3.1's recipe is EP 16) run 1.7 times as fast on the same token-layers a GPU; the EP 16 "
+    "HybridEP row (26.06) is -6.1% without the cost and -44.8% with it. An inference from which rows ran which "
+    "dispatcher, not a measurement of the kernels; no constant was refitted. The two Qwen3-235B-A22B fit rows "
+    "ran the alltoall dispatcher.",
 )
 EXPERT_OVERLAP = Assumption(
     "expert_overlap_steady_share",

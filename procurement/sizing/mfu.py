@@ -147,8 +147,11 @@ def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     MOE_HOPPER_FP8_ROUTED_COPY_SECONDS for each routed copy of the micro-batch's tokens (seq x micro-batch
     / cp x top-k), so the cost grows with the tokens each local expert receives, not with the count of
     local experts; 0 for dense models, in 16-bit and off Hopper (Blackwell's MXFP8 recipes run fused
-    grouped GEMMs)."""
+    grouped GEMMs), and under parallelism.expert_dispatch hybridep, whose dispatch and combine kernels permute
+    and pad the tokens themselves (assumptions.MOE_HOPPER_FP8_ROUTED_COPY_SECONDS, "HybridEP")."""
     if not spec.model.is_moe or spec.precision != "fp8" or gpu.generation != HOPPER:
+        return 0.0
+    if spec.parallelism.expert_dispatch == "hybridep":
         return 0.0
     return routed_copies_per_micro_batch(spec) * MOE_HOPPER_FP8_ROUTED_COPY_SECONDS.value
 

@@ -45,8 +45,12 @@ OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 # How expert parallelism's token all-to-alls meet computation (assumptions.EXPERT_OVERLAP).
 EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 # How the tokens reach their experts (assumptions.EXPERT_DISPATCH): one copy per routed expert, or DeepEP's
-# one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8.
-EXPERT_DISPATCHES = ("alltoall", "deepep")
+# one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8; or
+# NVIDIA's HybridEP backend of the same flex dispatcher, which sends as DeepEP does and also permutes and
+# pads the tokens inside its dispatch and combine kernels (mfu.hopper_fp8_expert_seconds).
+EXPERT_DISPATCHES = ("alltoall", "deepep", "hybridep")
+# The dispatches of Megatron-Core's flex token dispatcher (--moe-token-dispatcher-type flex): one copy a rank.
+FLEX_DISPATCHES = ("deepep", "hybridep")
 # How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
 # (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); or PyTorch's experimental ring as torchtitan runs it

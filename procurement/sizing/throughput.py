@@ -71,7 +71,7 @@ from procurement.sizing.host import (
 from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
 from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
-from procurement.sizing.spec import WorkloadSpec
+from procurement.sizing.spec import FLEX_DISPATCHES, WorkloadSpec
 
 
 def _array(value, default) -> np.ndarray:
@@ -615,10 +615,10 @@ def expert_alltoall(spec: WorkloadSpec, tp, pp, rank_tokens, per_node, link, fab
 
 
 def dispatch_bytes_share(spec: WorkloadSpec) -> float:
-    """The all-to-alls' bytes against 16-bit values in every call (assumptions.EXPERT_DISPATCH): DeepEP
-    under fp8 sends the forward dispatch and the backward of the combine (the tokens and the gradients
+    """The all-to-alls' bytes against 16-bit values in every call (assumptions.EXPERT_DISPATCH): DeepEP (and
+    HybridEP, the same flex dispatcher's other backend, which takes the same FP8 scaling factors) under fp8 sends the forward dispatch and the backward of the combine (the tokens and the gradients
     going to the experts) in FP8 and the other two in BF16, (1 + 1 + 2 + 2) / 8; 1 otherwise."""
-    deepep_fp8 = spec.parallelism.expert_dispatch == "deepep" and spec.precision == "fp8"
+    deepep_fp8 = spec.parallelism.expert_dispatch in FLEX_DISPATCHES and spec.precision == "fp8"
     return EXPERT_DISPATCH.value if deepep_fp8 else 1.0
 
 
@@ -630,10 +630,11 @@ def node_copy_share(spec: WorkloadSpec, nodes):
     nodes for the fabric, its ep ranks for the node link. Of the top-k copies, k (n - 1) / n leave the node among n nodes of the EP group;
     the distinct other nodes they reach are (n - 1) (1 - (1 - 1 / n)^k), or m (n - 1) / n when group-limited
     routing caps a token at m nodes (expert_groups_per_token of expert_groups, each group spanning
-    n / expert_groups nodes when there are fewer groups than nodes). 1 under the plain all-to-all."""
+    n / expert_groups nodes when there are fewer groups than nodes). HybridEP sends as DeepEP does. 1 under the
+    plain all-to-all."""
     model = spec.model
     nodes = np.maximum(np.asarray(nodes, dtype=float), 1.0)
-    if spec.parallelism.expert_dispatch != "deepep":
+    if spec.parallelism.expert_dispatch not in FLEX_DISPATCHES:
         return np.ones_like(nodes)
     k = float(model.experts_per_token)
     reached = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)  # distinct nodes a token's k experts sit on
@@ -649,7 +650,8 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
     one micro-batch's all-to-alls run under another's computation in the steady 1F1B phase, so the
     warm-up and cool-down micro-batches (pp of the m a stage runs; 1 without a pipeline) stay exposed;
     under DualPipe ("dualpipe") every all-to-all hides under computation up to the compute time. Under
-    expert_dispatch deepep a hidden all-to-all still takes deepep_overlap_sm_share of its time from the compute."""
+    expert_dispatch deepep (or hybridep, whose kernels run on SMs too) a hidden all-to-all still takes
+    deepep_overlap_sm_share of its time from the compute."""
     overlap = spec.parallelism.expert_overlap
     if overlap == "none":
         return ep_comm_s
@@ -657,7 +659,8 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
     steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
     steady = steady * EXPERT_OVERLAP.value
     exposed = np.maximum(ep_comm_s * (1.0 - steady), ep_comm_s - steady * compute_s)
-    if spec.parallelism.expert_dispatch == "deepep":  # DeepEP's SMs taken from the compute it hides under
+    # DeepEP's (or HybridEP's) SMs taken from the compute it hides under
+    if spec.parallelism.expert_dispatch in FLEX_DISPATCHES:
         exposed = exposed + (ep_comm_s - exposed) * DEEPEP_OVERLAP_SM_SHARE.value
     return exposed
 

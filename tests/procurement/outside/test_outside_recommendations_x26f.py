@@ -436,11 +436,12 @@ GPT_OSS_B200 = megatron_spec(
 GPT_OSS_B200["parallelism"]["expert_dispatch"] = "deepep"
 
 # Qwen3-30B-A3B: "DGX-B200 | 8 | MXFP8 | 512 | 4 | 4096 | 0 | 1 | 1 | 1 | n/a | 8 | 27136 | 619". GA = 512 / (8 x 4)
-# = 16; MXFP8 is the spec's fp8 on Blackwell.
+# = 16; MXFP8 is the spec's fp8 on Blackwell. The recipe's hybridep stated as such (moe26c; deepep before, the
+# same all-to-alls: on Blackwell the two size alike).
 QWEN3_30B_B200 = megatron_spec(
     "qwen3-30b-a3b", 8, 4096, 1, 1, ep=8, micro_batch=4, global_batch=512, precision="fp8"
 )
-QWEN3_30B_B200["parallelism"]["expert_dispatch"] = "deepep"
+QWEN3_30B_B200["parallelism"]["expert_dispatch"] = "hybridep"
 
 
 @pytest.mark.django_db
@@ -463,11 +464,15 @@ def test_gpt_oss_120b_bf16_on_64_b200_within_15_percent(bundled_catalog):
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
-    reason="[MBARCH] Qwen3-30B-A3B MXFP8 on 8 B200, EP 8, MBS 4: 27,136 tokens/s/GPU; product 21,057 (-22.4%), MFU 0.127, "
-    "a 12.45 s step for the measured 9.66 s (19,465, -28.3%, with the default alltoall). The spec's MoE fixed costs "
-    "(2 ms + 0.25 ms per local expert a MoE layer and micro-batch: 48 layers x 16 micro-batches x 6 ms = 4.6 s) are "
-    "host launch costs that NVIDIA's B200 recipes remove with CUDA graphs ([MBREC] cuda_graph_impl "
-    "'transformer_engine' on attn / moe_router / moe_preprocess, 'full_iteration' for MXFP8).",
+    reason="[MBARCH] Qwen3-30B-A3B MXFP8 on 8 B200, EP 8, MBS 4: 27,136 tokens/s/GPU; product 21,600 (-20.4%), a "
+    "12.14 s step for the measured 9.66 s, 0.99 s of it exposed all-to-all. Not CUDA graphs (moe26c): the B200 "
+    "MXFP8 recipe of the 26.04 tables is the BF16 one, cuda_graph_impl 'transformer_engine' on attn / moe_router / "
+    "moe_preprocess (Megatron-Bridge @c76eae64e scripts/performance/configs/qwen/qwen3_workload_base_configs.py; "
+    "'full_iteration' came to GB200 / GB300 / B300 only, in June), and the 25.11 rows the fixed MoE costs were "
+    "fitted on ran moe_router / moe_preprocess graphs too. The same card's MBS 1 row (26.02, DeepEP, 9,691) and "
+    "this one solve to about 7.5 ms a MoE layer and micro-batch (the spec's 6 ms) plus 0.31 us a token and MoE layer, about "
+    "the FLOPs alone at mfu_fp8_linears_blackwell: the product's per-routed-element bytes (0.19 us) are what this "
+    "row does not show; they were fitted jointly on other rows and are not refitted here.",
 )
 def test_qwen3_30b_mxfp8_on_8_b200_within_15_percent(bundled_catalog):
     assert rate(QWEN3_30B_B200, B200) == pytest.approx(27136, rel=0.15)

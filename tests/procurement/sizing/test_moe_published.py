@@ -285,6 +285,28 @@ def test_hopper_fp8_pays_per_routed_copy():
     assert hopper_fp8_expert_seconds(dense, H100) == 0.0
 
 
+def _dispatched(spec, dispatch: str):
+    return dataclasses.replace(
+        spec, parallelism=dataclasses.replace(spec.parallelism, expert_dispatch=dispatch)
+    )
+
+
+def test_hybridep_drops_only_the_hopper_fp8_cost():
+    # moe26c: HybridEP permutes and pads inside its dispatch kernel (assumptions.MOE_HOPPER_FP8_ROUTED_COPY_SECONDS):
+    # no Hopper FP8 cost per routed copy under it, the 14.4 ms a MoE layer and micro-batch under DeepEP
+    deepep = _dispatched(QWEN3_30B_H100_2511, "deepep")
+    hybridep = _dispatched(QWEN3_30B_H100_2511, "hybridep")
+    assert hopper_fp8_expert_seconds(deepep, H100) == pytest.approx(2 * 4096 * 8 * 220e-9)
+    assert hopper_fp8_expert_seconds(hybridep, H100) == 0.0
+    assert tokens_per_gpu(hybridep, H100) > tokens_per_gpu(deepep, H100)
+    # where that cost is not charged (Blackwell, 16-bit) HybridEP sizes as DeepEP: the same all-to-alls
+    assert tokens_per_gpu(hybridep, B200) == pytest.approx(tokens_per_gpu(deepep, B200), rel=1e-9)
+    bf16 = dataclasses.replace(QWEN3_30B_H100_2511, precision="bf16")
+    assert tokens_per_gpu(_dispatched(bf16, "hybridep"), H100) == pytest.approx(
+        tokens_per_gpu(_dispatched(bf16, "deepep"), H100), rel=1e-9
+    )
+
+
 @settings(max_examples=20, deadline=None)
 @given(micro_batch=st.integers(min_value=1, max_value=8), ep=st.sampled_from([2, 4, 8, 16]))
 def test_hopper_fp8_cost_a_token_follows_the_tokens_not_the_micro_batches(micro_batch, ep):
