@@ -60,6 +60,22 @@ INT4_BITS = Assumption(
     "bits",
     "4-bit weights plus one fp16 scale per group of 128 and a 4-bit zero (AWQ/GPTQ default group size).",
 )
+NVFP4_BITS = Assumption(
+    "nvfp4_bits_per_param",
+    4.5,
+    "bits",
+    "`precision: fp4` stores the block linears in NVFP4: 4-bit E2M1 values with one FP8 (E4M3) scale per block "
+    "of 16 (4 + 8 / 16 = 4.5 bits), plus one FP32 scale per tensor (a few bytes a layer: left out). NVIDIA, "
+    "'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (developer.nvidia.com, June 2025): "
+    "'a fine-grained scaling factor to every 16-value micro-block' encoded in E4M3, and 'a second-level FP32 "
+    "scalar' per tensor. TensorRT Model Optimizer quantizes only linear layers and its exported checkpoints list "
+    "the LM head under hf_quant_config.json's exclude_modules (nvidia/Llama-3.3-70B-Instruct-FP4: quant_algo "
+    "NVFP4, group_size 16, exclude_modules lm_head), so the embedding, the LM head and the norms stay BF16. "
+    "Checked (not fitted): that checkpoint's weights folder is 40.4 GiB (NVIDIA/dgxc-benchmarking llama3.3/"
+    "inference/README.md), the engine 39.8 GiB (-1.6%; a flat 4 bits gave 32.9, -18.7%). MXFP4 (OCP "
+    "microscaling: one E8M0 scale per 32 values, 4 + 8 / 32 = 4.25 bits, GPT-OSS's experts) has the same bits "
+    "as int4_bits_per_param and is stated as weight_quantization int4.",
+)
 INT8_BITS = Assumption(
     "int8_bits_per_param",
     8.0,
@@ -1266,6 +1282,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     NF4_BITS,
     NF4_SINGLE_QUANT_BITS,
     INT4_BITS,
+    NVFP4_BITS,
     INT8_BITS,
     LOGITS_BYTES,
     ACTIVATION_SOURCE,

@@ -57,6 +57,7 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
+    embedding_bytes,
     op_level_recomputed_matmuls,
     selective_modules,
     state_bytes,
@@ -718,7 +719,7 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     state = state_bytes(spec)
     weight_read = state.weight_bytes
     if not model.tie_word_embeddings:  # the input embedding is a row lookup, not a full read
-        weight_read -= model.vocab_size * model.hidden_size * min(DTYPE_BYTES[spec.precision], 2.0)
+        weight_read -= model.vocab_size * model.hidden_size * embedding_bytes(spec)
     if model.is_moe:  # routed experts are read only when some stream in the batch picks them
         active = counts.active_params(model)
         experts, k = model.num_experts, model.experts_per_token
