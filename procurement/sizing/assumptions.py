@@ -60,6 +60,23 @@ INT4_BITS = Assumption(
     "bits",
     "4-bit weights plus one fp16 scale per group of 128 and a 4-bit zero (AWQ/GPTQ default group size).",
 )
+NVFP4_BITS = Assumption(
+    "nvfp4_bits_per_param",
+    4.5,
+    "bits",
+    "`precision: fp4` stores the block linears in NVFP4: 4-bit E2M1 values with one FP8 (E4M3) scale per block "
+    "of 16 (4 + 8 / 16 = 4.5 bits), plus one FP32 scale per tensor (a few bytes a layer: left out). NVIDIA, "
+    "'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (developer.nvidia.com, June 2025): "
+    "'a fine-grained scaling factor to every 16-value micro-block' encoded in E4M3, and 'a second-level FP32 "
+    "scalar' per tensor. TensorRT Model Optimizer quantizes only linear layers and its exported checkpoints list "
+    "the LM head under hf_quant_config.json's exclude_modules (quant_algo NVFP4, group_size 16, exclude_modules "
+    "lm_head; that of nvidia/Llama-3.3-70B-Instruct-FP4 itself was not read), so the embedding, the LM head and "
+    "the norms stay BF16. "
+    "Checked (not fitted): that checkpoint's weights folder is 40.4 GiB (NVIDIA/dgxc-benchmarking llama3.3/"
+    "inference/README.md), the engine 39.8 GiB (-1.6%; a flat 4 bits gave 32.9, -18.7%). MXFP4 (OCP "
+    "microscaling: one E8M0 scale per 32 values, 4 + 8 / 32 = 4.25 bits, GPT-OSS's experts) has the same bits "
+    "as int4_bits_per_param and is stated as weight_quantization int4.",
+)
 INT8_BITS = Assumption(
     "int8_bits_per_param",
     8.0,
@@ -263,6 +280,22 @@ PREFILL_EFFICIENCY_FP8 = Assumption(
     "Fitted on TensorRT-LLM v0.9.0's H100 FP8 Llama 2 7B first token at 2,048 tokens, 30.8 ms (2.870e13 "
     "FLOPs / (0.0308 s x 1,979 TFLOPS) = 0.47; v0.5 measured 36 ms, 0.40): FP8 prefill runs at 0.94 of "
     "the BF16 peak, far from the 2x of the datasheet.",
+)
+PREFILL_EFFICIENCY_FP4 = Assumption(
+    "prefill_efficiency_fp4",
+    0.30,
+    "fraction of the FP4 dense peak",
+    "NVFP4 prefill and batched decode GEMMs on Blackwell (precision fp4), where they ran at prefill_efficiency_fp8's "
+    "0.47, twice the FP8 rate. Fitted on MLPerf Inference v5.0 closed, NVIDIA, Llama 2 70B Offline (TensorRT-LLM, "
+    "FP8 KV cache; mlcommons/inference_results_v5.0 as mirrored at ntuhpc/mlperf_inference_results_v5.0 @cf354115, "
+    "results/*/performance/run_1/mlperf_log_summary.txt): one B200 in FP4, 'Tokens per second: 12269.3', over one "
+    "GH200 144GB (H100-class compute) in FP8, '4686.14', same round and dataset: 2.618. The engine, one GPU each, "
+    "TP 1, the logs' output tokens a sample (271.7 and 291.5), the H200 SXM standing in for the GH200, gives that "
+    "ratio at 0.30 (0.29-0.30 for a 300- to 1,000-token prompt; 3.84-3.97 at 0.47). Only the ratio is used: the "
+    "dataset's mean prompt was not found, and at a 300-token prompt both absolute rows are about a third low. The "
+    "GH200's higher power limit may run it faster than an H200, which would put this fit low. Checked, not fitted: "
+    "TensorRT-LLM v1.0's perf-overview, Llama 3.3 70B 1000/1000 TP 1: B200 FP4 7,007 output tokens/s (engine "
+    "6,716, -4.2%), GB200 7,326 (7,226, -1.4%); with 0.47 they were +28.7% and +31.0%.",
 )
 FP8_PREFILL_SPEEDUP = Assumption(
     "fp8_over_bf16_prefill_speedup",
@@ -1279,6 +1312,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     NF4_BITS,
     NF4_SINGLE_QUANT_BITS,
     INT4_BITS,
+    NVFP4_BITS,
     INT8_BITS,
     LOGITS_BYTES,
     ACTIVATION_SOURCE,
@@ -1297,6 +1331,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INT4_DECODE_EFFICIENCY,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP8,
+    PREFILL_EFFICIENCY_FP4,
     FP8_PREFILL_SPEEDUP,
     COMM_EFFICIENCY,
     COMM_OVERLAP,

@@ -18,6 +18,7 @@ from procurement.sizing.assumptions import (
     LOGITS_BYTES,
     NF4_BITS,
     NF4_SINGLE_QUANT_BITS,
+    NVFP4_BITS,
 )
 from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.pipeline_split import stage_split
@@ -62,10 +63,17 @@ def compute_bytes(spec: WorkloadSpec) -> float:
     return DTYPE_BYTES[spec.precision]
 
 
+def is_nvfp4(spec: WorkloadSpec) -> bool:
+    """`precision: fp4` (inference only): the block linears in NVFP4, the rest BF16 (nvfp4_bits_per_param)."""
+    return spec.precision == "fp4" and spec.weight_quantization == "none" and spec.model.image_arch is None
+
+
 def block_linear_bytes(spec: WorkloadSpec) -> float:
     """Bytes per weight of the block linears: a quantized format, fp8 storage, or the compute dtype."""
     if spec.weight_quantization != "none":
         return QUANT_BITS[spec.weight_quantization] / 8
+    if is_nvfp4(spec):
+        return NVFP4_BITS.value / 8
     if spec.fp8_weights:
         # NeMo/Megatron `fp8_params` (Transformer Engine's fp8_model_init) keeps Linear and
         # LayerNormLinear weights as 1-byte Float8Tensors; the fp32 master copy is the optimizer's.
@@ -73,16 +81,22 @@ def block_linear_bytes(spec: WorkloadSpec) -> float:
     return compute_bytes(spec)
 
 
+def embedding_bytes(spec: WorkloadSpec) -> float:
+    """Bytes per weight of the embedding, LM head and norms: 16-bit under quantization and fp8 storage
+    (min of the compute dtype and 2); BF16 under NVFP4 (ModelOpt excludes them: nvfp4_bits_per_param)."""
+    return 2.0 if is_nvfp4(spec) else min(compute_bytes(spec), 2.0)
+
+
 def weights_bytes(spec: WorkloadSpec) -> float:
-    """All resident weights. Quantization and fp8 storage apply to block linears; embeddings, head and
-    norms stay 16-bit (Transformer Engine converts only its Linear/LayerNormLinear modules)."""
+    """All resident weights. Quantization, fp8 storage and NVFP4 apply to block linears; embeddings, head
+    and norms stay 16-bit (Transformer Engine converts only its Linear/LayerNormLinear modules; ModelOpt
+    leaves the LM head out of its NVFP4 checkpoints)."""
     model = spec.model
-    dense = compute_bytes(spec)
-    if spec.weight_quantization == "none" and not spec.fp8_weights:
-        base = model.params * dense
+    if spec.weight_quantization == "none" and not spec.fp8_weights and not is_nvfp4(spec):
+        base = model.params * compute_bytes(spec)
     else:
         linears = counts.quantizable_params(model)
-        base = linears * block_linear_bytes(spec) + (model.params - linears) * min(dense, 2.0)
+        base = linears * block_linear_bytes(spec) + (model.params - linears) * embedding_bytes(spec)
     return base + adapter_params(spec) * adapter_bytes(spec)
 
 

@@ -45,6 +45,7 @@ from procurement.sizing.assumptions import (
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PREFILL_EFFICIENCY_AMPERE,
+    PREFILL_EFFICIENCY_FP4,
     PREFILL_EFFICIENCY_FP8,
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     QLORA_DEQUANT_OVERHEAD,
@@ -57,6 +58,7 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
+    embedding_bytes,
     op_level_recomputed_matmuls,
     selective_modules,
     state_bytes,
@@ -721,7 +723,7 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     state = state_bytes(spec)
     weight_read = state.weight_bytes
     if not model.tie_word_embeddings:  # the input embedding is a row lookup, not a full read
-        weight_read -= model.vocab_size * model.hidden_size * min(DTYPE_BYTES[spec.precision], 2.0)
+        weight_read -= model.vocab_size * model.hidden_size * embedding_bytes(spec)
     if model.is_moe:  # routed experts are read only when some stream in the batch picks them
         active = counts.active_params(model)
         experts, k = model.num_experts, model.experts_per_token
@@ -740,10 +742,13 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
 def prefill_efficiency(precision: str, generation=None) -> np.ndarray:
     """Fraction of the precision's dense peak that prefill (and the batched decode GEMMs) reach, per row.
 
-    8-bit and narrower precisions: prefill_efficiency_fp8 (fitted on H100 FP8). 16-bit: Ampere and older
+    FP4 (NVFP4 on Blackwell): prefill_efficiency_fp4 (fitted on MLPerf's B200 FP4 over Hopper FP8). 8-bit:
+    prefill_efficiency_fp8 (fitted on H100 FP8). 16-bit: Ampere and older
     NVIDIA parts (generation 70-89) prefill_efficiency_16bit_ampere (fitted on A100 FP16); Hopper and later,
     and parts ranked on the H100's model at a measured ratio (generation None or 0: accelerators.py), the
     FP8 figure x 2 / the published FP8-over-BF16 prefill speedup, i.e. 0.56 of the BF16 peak."""
+    if precision == "fp4":
+        return np.asarray(PREFILL_EFFICIENCY_FP4.value)
     if DTYPE_BYTES.get(precision, 2.0) <= 1.0:
         return np.asarray(PREFILL_EFFICIENCY_FP8.value)
     hopper = PREFILL_EFFICIENCY_FP8.value * 2.0 / FP8_PREFILL_SPEEDUP.value

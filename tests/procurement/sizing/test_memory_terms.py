@@ -159,3 +159,21 @@ def test_fp32_training_keeps_four_byte_activations():
     # norms 4h = 18h + 4I = 34,816 (= 34h); scores 5 x 16 x 512 = 40,960.
     per_token = (34_816 + 40_960) * 24 + 4 * 30_522
     assert memory_breakdown_scalar(bf16, 1)["activations_gib"] * GIB == pytest.approx(per_token * 2048)
+
+
+def test_fp4_weights_are_nvfp4_block_linears_and_bf16_embeddings():
+    # Llama-2-7B: 6,738,415,616 params; embedding + LM head 2 x 32,000 x 4,096 = 262,144,000; norms (2 x 32 + 1) x
+    # 4,096 = 266,240. NVFP4 (4 bits + one FP8 scale per 16 = 4.5 bits) on the other 6,476,005,376 linear weights:
+    # 3,642,753,024 bytes; the embedding, head and norms BF16: 524,820,480; 4,167,573,504 in all (a flat 4 bits:
+    # 3,369,207,808).
+    spec = parse_workload_spec(
+        {
+            "name": "x",
+            "task": "inference",
+            "model": {"preset": "llama-2-7b"},
+            "precision": "fp4",
+            "inference": {"concurrency": 1, "context_len": 2048, "output_tokens": 128},
+        }
+    )
+    weights = memory_breakdown_scalar(spec, 1)["weights_gib"] * GIB
+    assert weights == pytest.approx(6_476_005_376 * 4.5 / 8 + 262_410_240 * 2)
