@@ -407,7 +407,11 @@ def test_yolov8m_1024px_batch8_gpu_mem_on_a_t4(bundled_catalog, tmp_path):
         "size) a 1024 px sample costs ~83 ms of canvas plus 8-56 ms of decode (0.29-2 MP frames), x 1.15 for "
         "mixup: 12-19 images/s on a Colab T4's 2 workers, against the 11 published. The GPU side (25.6 "
         "images/s x 3 x 202 GFLOP = 15.5 TFLOPS, 24% of the T4's 65) may be high too, but the loader alone "
-        "explains the gap. Fix: scale the canvas term of the per-worker time by (resolution_px / 640)^2."
+        "explains the gap. Fix: scale the canvas term of the per-worker time by (resolution_px / 640)^2. "
+        "img29d: the canvas term now scales so (loader_reference_canvas_px): 10.96 images/s a worker at "
+        "1024 px on COCO-sized sources, 21.92 on 2 workers (+100%, was +134%). Left: the spec states neither "
+        "the frames' size (1080p video frames would give 2 x 7.19 = 14.4, +31%) nor mixup 0.15 (x 1/1.15), "
+        "and a 2-vCPU host runs the training process beside its 2 workers."
     ),
 )
 def test_yolov8m_1024px_batch8_rate_on_a_t4(bundled_catalog, tmp_path):
