@@ -941,6 +941,17 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
     "this is its fast end. Fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do "
     "not pay it.",
 )
+OPTIMIZER_OP_HOST_SECONDS = Assumption(
+    "optimizer_op_host_s",
+    7e-6,
+    "s per tensor op",
+    "Host time of one bare tensor op in an optimizer's per-tensor Python loop (no nn.Module, no autograd: "
+    "the step runs under torch.no_grad): pytorch/pytorch issue #41383 measures ~7 us per PyTorch op (5 us "
+    "with requires_grad off) on a one-element tensor; the CUDA launch of a small kernel overlaps with the next "
+    "op's dispatch. Not eager_kernel_host_s (31 us), which carries diffusers' nn.Module and attention-processor "
+    "Python per kernel. Used for pure-16-bit optimizers that step each tensor in a loop "
+    "(image_model.optimizer_host_seconds); not fitted on a training run.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -1358,6 +1369,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
+    OPTIMIZER_OP_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_BOX_DISTRIBUTION_BYTES,
