@@ -569,21 +569,35 @@ INT8_WEIGHT_ONLY_WEIGHT_BYTES = 3.0
 INT8_WEIGHT_ONLY_OUTPUT_BYTES = 8.0
 
 
+# bitsandbytes nf4 (Linear4bit, bitsandbytes/autograd/_functions.py matmul_4bit): on more than one input row
+# (a DiT's thousands of tokens) MatMul4Bit.forward runs F.linear(A, F.dequantize_4bit(B, quant_state)
+# .to(A.dtype).t(), bias): every call unpacks the whole weight to a 16-bit copy in a kernel of its own,
+# reading 0.5 byte a weight and writing 2, before the GEMM reads that copy as a bf16 linear would. Under
+# torch.compile too: the dequantize is a custom op the compiler does not fuse into the matmul. The absmax
+# blocks (one fp32 or 8-bit scale per 64 weights) are left out. One unpacking per denoiser call, which under
+# CFG carries both halves (diffusers: torch.cat([latents] * 2)).
+NF4_DEQUANTIZE_WEIGHT_BYTES = 2.5
+
+
 def weight_dequantize_bytes_per_image(spec) -> float:
     """The extra traffic of an eager weight-only int8 denoiser (`weight_quantization: int8`, torchao's
     int8_weight_only) over a generation: every forward dequantizes each weight and rescales and biases each
-    linear output in separate kernels (INT8_WEIGHT_ONLY_*). DiTs, whose linears image_shapes counts; 0 for
-    other networks, other formats (bitsandbytes nf4 keeps its own path), training and fused stacks."""
+    linear output in separate kernels (INT8_WEIGHT_ONLY_*); of a bitsandbytes nf4 denoiser, each forward's
+    unpacking of every weight to 16 bits (NF4_DEQUANTIZE_WEIGHT_BYTES), compiled or not. DiTs, whose
+    linears image_shapes counts; 0 for other networks, other formats and training."""
     cost = spec_network_cost(spec)
-    if spec.weight_quantization != "int8" or spec.image.fused_kernels or spec.is_training:
+    if spec.is_training or not cost.linear_outputs or not is_diffusion(spec):
         return 0.0
-    if not cost.linear_outputs or not is_diffusion(spec):
+    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
+    if spec.weight_quantization == "nf4":  # once a denoiser call: diffusers batches CFG's two halves in one
+        nf4 = network_params(spec.model.image_arch.slug) * NF4_DEQUANTIZE_WEIGHT_BYTES
+        return steps(spec) * nf4 / spec.micro_batch_size
+    if spec.weight_quantization != "int8" or spec.image.fused_kernels:
         return 0.0
     per_forward = network_params(spec.model.image_arch.slug) * INT8_WEIGHT_ONLY_WEIGHT_BYTES
     per_sample = (
         cost.linear_outputs * INT8_WEIGHT_ONLY_OUTPUT_BYTES * activation_bytes_per_element(spec) / 2.0
     )
-    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
     return forwards * (per_forward / spec.micro_batch_size + per_sample)
 
 

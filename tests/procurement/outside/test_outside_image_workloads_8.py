@@ -209,10 +209,10 @@ FLUX_SPEED_REASON = (
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=FLUX_SPEED_REASON.format(published="32.602", product="15.58", error="-52.2%", compile=""),
-)
+# Was a strict xfail: 15.58 s vs 32.602 (-52.2%), the 4090's SD 1.5 UNet row (1.011) applied to a 12B DiT and
+# bitsandbytes' per-call dequantization uncounted. Now 27.84 s (-14.6%): the GeForce rows are task unet
+# (UNets only; FLUX takes image_peak_efficiency) and each forward unpacks every nf4 weight to bf16
+# (image_model.NF4_DEQUANTIZE_WEIGHT_BYTES, 2.5 B a weight) (img29d).
 def test_flux_nf4_latency_on_an_rtx_4090(bundled_catalog, tmp_path):
     """[FLUX-4090] 'quantization': 32.602 s."""
     row = _size(tmp_path, _flux_nf4(), "rtx-4090")
@@ -220,15 +220,10 @@ def test_flux_nf4_latency_on_an_rtx_4090(bundled_catalog, tmp_path):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=FLUX_SPEED_REASON.format(
-        published="25.847",
-        product="13.02",
-        error="-49.6%",
-        compile="; torch.compile (image.fused_kernels) takes the product 16% faster and the run 21%",
-    ),
-)
+# Was a strict xfail: 13.02 s vs 25.847 (-49.6%), the 4090's SD 1.5 UNet row (1.011) applied to a 12B DiT and
+# bitsandbytes' per-call dequantization uncounted. Now 24.10 s (-6.8%): the GeForce rows are task unet
+# (UNets only; FLUX takes image_peak_efficiency) and each forward unpacks every nf4 weight to bf16
+# (image_model.NF4_DEQUANTIZE_WEIGHT_BYTES, 2.5 B a weight) (img29d).
 def test_flux_nf4_compiled_latency_on_an_rtx_4090(bundled_catalog, tmp_path):
     """[FLUX-4090] 'quantization, torch.compile': 25.847 s."""
     row = _size(tmp_path, _flux_nf4(fused_kernels=True), "rtx-4090")
@@ -323,20 +318,10 @@ ST_SPEED_REASON = (
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=ST_SPEED_REASON.format(
-        name="SD 1.5 (rank 16)",
-        published="0.181",
-        product="0.092",
-        error="-49%",
-        adapters=128,
-        tensors=256,
-        extra="0.13",
-        corrected="~0.22 (+21%)",
-        factor="2x",
-    ),
-)
+# Was a strict xfail: 0.092 s a step vs 0.181 (-49%), the adapters' kernels and the optimizer step left out of the
+# host floor. Now 0.187 s (+3.5%): 10 kernels an adapted layer at eager_kernel_host_s and adamw_bf16's
+# 31 ops a tensor at optimizer_op_host_s (image_model.lora_training_kernels, optimizer_host_seconds)
+# (img29d).
 def test_sd15_lora_step_on_an_h100(bundled_catalog, tmp_path):
     """[ST-SWEEP] SD 1.x bf16 none, H100: 0.181 s a step."""
     row = _size(tmp_path, _simpletuner_lora("sd-1.5", 16, 512, "none"), "h100-sxm5-80gb")
@@ -344,20 +329,10 @@ def test_sd15_lora_step_on_an_h100(bundled_catalog, tmp_path):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=ST_SPEED_REASON.format(
-        name="SDXL (LoKr)",
-        published="0.606",
-        product="0.199",
-        error="-67%",
-        adapters=560,
-        tensors="1,120",
-        extra="0.55",
-        corrected="~0.75 (+24%)",
-        factor="3x",
-    ),
-)
+# Was a strict xfail: 0.199 s a step vs 0.606 (-67%), the adapters' kernels and the optimizer step left out of the
+# host floor. Now 0.615 s (+1.6%): 10 kernels an adapted layer at eager_kernel_host_s and adamw_bf16's
+# 31 ops a tensor at optimizer_op_host_s (image_model.lora_training_kernels, optimizer_host_seconds)
+# (img29d).
 def test_sdxl_lora_step_on_an_h100(bundled_catalog, tmp_path):
     """[ST-SWEEP] SDXL bf16 none, H100: 0.606 s a step."""
     row = _size(tmp_path, _simpletuner_lora("sdxl", 8, 1024, "none"), "h100-sxm5-80gb")
