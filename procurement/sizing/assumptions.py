@@ -987,6 +987,17 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
     "this is its fast end. Fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do "
     "not pay it.",
 )
+OPTIMIZER_OP_HOST_SECONDS = Assumption(
+    "optimizer_op_host_s",
+    7e-6,
+    "s per tensor op",
+    "Host time of one bare tensor op in an optimizer's per-tensor Python loop (no nn.Module, no autograd: "
+    "the step runs under torch.no_grad): pytorch/pytorch issue #41383 measures ~7 us per PyTorch op (5 us "
+    "with requires_grad off) on a one-element tensor; the CUDA launch of a small kernel overlaps with the next "
+    "op's dispatch. Not eager_kernel_host_s (31 us), which carries diffusers' nn.Module and attention-processor "
+    "Python per kernel. Used for pure-16-bit optimizers that step each tensor in a loop "
+    "(image_model.optimizer_host_seconds); not fitted on a training run.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -1173,10 +1184,30 @@ JPEG_DECODE_PIXEL_EXPONENT = Assumption(
     "pillow-perf) state decoders' speed in megapixels per second, one figure per library and CPU across "
     "their test images of different sizes (time = pixels / rate, exponent 1). So a mosaic sample's "
     "one decode (loader_decode_share / 4 of a YOLOv5 sample) costs source_megapixels / "
-    "loader_reference_source_megapixels times COCO's, and the rest of the sample (the 640 px canvas's warp, "
-    "HSV, flips, labels) does not change: rate = 15.4 / (1 - 0.5 + 0.5 / 4 x megapixels / 0.29). The "
+    "loader_reference_source_megapixels times COCO's, and the rest of the sample (the canvas's warp, HSV, "
+    "flips, labels) scales with the output pixels only (loader_reference_canvas_px): rate = 15.4 / ((1 - "
+    "0.5) x (imgsz / 640)^2 + 0.5 / 4 x megapixels / 0.29). The "
     "resize of a large source to 640 px, also in proportion to its pixels, is left out (a lower bound on "
     "the slowdown).",
+)
+LOADER_REFERENCE_CANVAS_PX = Assumption(
+    "loader_reference_canvas_px",
+    640.0,
+    "pixels on a side of the training image",
+    "The image size loader_images_per_vcpu's canvas work was measured at: the YOLOv5 COCO runs of "
+    "yolov5_mosaic_images_per_vcpu train at --img 640 (YOLOv5's and Ultralytics' default imgsz). The non-decode "
+    "half of a sample (1 - loader_decode_share) is work on output pixels, all of it sized by imgsz in "
+    "Ultralytics' code (ultralytics/data/augment.py v8_transforms, Mosaic._mosaic4, RandomPerspective, "
+    "RandomHSV; ultralytics/data/base.py load_image): load_image resizes each image to imgsz on its long side, "
+    "Mosaic fills a 2 x imgsz square canvas (np.full((s * 2, s * 2, 3), 114)) and copies the four resized "
+    "images into it, RandomPerspective warps it to imgsz x imgsz (cv2.warpAffine, dsize=(s, s)), RandomHSV "
+    "converts and looks up the imgsz x imgsz result, the flips and Format copy it. So a detector sample's "
+    "canvas work scales with (image.resolution_px / 640)^2 and its one decode with the source's pixels "
+    "(jpeg_decode_pixel_exponent): at 1024 px on COCO-sized sources, 15.4 / (0.5 x 2.56 + 0.125) = 11.0 "
+    "images/s per vCPU. Counted from the code, not fitted on a run at another size. Ultralytics' mixup "
+    "(default 0.0 in ultralytics/cfg/default.yaml; MixUp runs the whole mosaic pre_transform again for a "
+    "second image with probability p) is left out: the spec does not state it (a run with mixup p is about "
+    "1 + p times slower on the loader).",
 )
 ULTRALYTICS_LOADER_WORKERS = Assumption(
     "ultralytics_loader_workers",
@@ -1386,6 +1417,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
+    OPTIMIZER_OP_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_BOX_DISTRIBUTION_BYTES,
@@ -1406,6 +1438,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     LOADER_DECODE_SHARE,
     LOADER_IMAGES_PER_VCPU,
     LOADER_REFERENCE_SOURCE_MEGAPIXELS,
+    LOADER_REFERENCE_CANVAS_PX,
     JPEG_DECODE_PIXEL_EXPONENT,
     ULTRALYTICS_LOADER_WORKERS,
     CROP_LOADER_WORKERS,

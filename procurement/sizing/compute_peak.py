@@ -129,10 +129,12 @@ def own_peak_ceiling_factor(spec) -> float:
 def _diffusion_row(spec, slug: str):
     """The card's diffusion row (efficiency.diffusion_saturation_of) for a diffusion generation; None for
     ViTs, for cards without one, and for training: the rows are fitted on inference pipelines, and a
-    training step's backward, optimizer and (QLoRA) dequantization kernels were not measured beside them."""
+    training step's backward, optimizer and (QLoRA) dequantization kernels were not measured beside them.
+    A GeForce card's row (task unet) applies to UNets only: it is a card/A100 ratio of SD 1.5 UNet steps
+    (FLUX.1-dev, a DiT, ran at 39% of a 4090's peak where the row gives UNets 101%)."""
     if spec.is_training or not spec.model.image_arch.is_diffusion:
         return None
-    return diffusion_saturation_of(slug, spec.precision)
+    return diffusion_saturation_of(slug, spec.precision, unet=image_model.is_unet(spec))
 
 
 def power_bound_tflops(spec, gpu: GpuSpec) -> float:

@@ -75,15 +75,28 @@ DIFFUSION_TASK = (
 )
 
 
-def diffusion_saturation_of(slug: str, precision: str) -> MeasuredEfficiency | None:
+# rows for UNet diffusion networks only, ahead of the card's DIFFUSION_TASK row: a GeForce card's card/A100
+# ratio measured on SD 1.5 UNet steps (its clocks above the rated boost, its fp32-accumulate figure), which a
+# DiT's wide GEMMs do not share. The power-capped cards' rows (T4, L40, RTX 6000 Ada) stay DIFFUSION_TASK:
+# a board power limit holds the clocks whatever the network.
+UNET_TASK = "unet"
+
+
+def diffusion_saturation_of(slug: str, precision: str, unet: bool = True) -> MeasuredEfficiency | None:
     """The fraction of dense peak a diffusion network (UNet, DiT) reaches on this card at saturating work
     per kernel, where diffusion pipelines were measured on it beside a reference card (the A100 of
     image_peak_efficiency's fit) in the same benchmark: GeForce cards, whose catalogued fp16 figure is the
     half-rate fp32-accumulate one and whose clocks boost above the rated one, run a UNet above that
     figure; 300 W workstation Ada cards run it far below theirs. None: the card's image row (or
-    image_peak_efficiency) applies. fp16 rows serve bf16 specs too."""
+    image_peak_efficiency) applies. fp16 rows serve bf16 specs too. `unet`: the network is a UNet, so the
+    card's UNET_TASK row applies first; DiTs never take one."""
     rows = measured_efficiencies()
-    return rows.get((slug, DIFFUSION_TASK, precision)) or rows.get((slug, DIFFUSION_TASK, "fp16"))
+    tasks = (UNET_TASK, DIFFUSION_TASK) if unet else (DIFFUSION_TASK,)
+    for task in tasks:
+        row = rows.get((slug, task, precision)) or rows.get((slug, task, "fp16"))
+        if row is not None:
+            return row
+    return None
 
 
 def serving_efficiency(spec, gpu) -> float:

@@ -21,6 +21,7 @@ from procurement.sizing.assumptions import (
     JPEG_DECODE_PIXEL_EXPONENT,
     LOADER_CROP_IMAGES_PER_VCPU,
     LOADER_DECODE_SHARE,
+    LOADER_REFERENCE_CANVAS_PX,
     LOADER_REFERENCE_SOURCE_MEGAPIXELS,
     LOGS_DISK,
     ULTRALYTICS_LOADER_WORKERS,
@@ -95,12 +96,26 @@ def loader_images_per_vcpu(spec: WorkloadSpec) -> float:
 def mosaic_images_per_vcpu(spec: WorkloadSpec) -> float:
     """Ultralytics' mosaic rate per worker for the dataset's source images: a YOLOv5 sample (four decodes,
     loader_decode_share of it) less three of its decodes, the one left scaled by the source's pixels over
-    COCO's (JPEG decode time ~ pixels: jpeg_decode_pixel_exponent). COCO-sized sources give
+    COCO's (JPEG decode time ~ pixels: jpeg_decode_pixel_exponent) and the rest, the canvas work, by the
+    output pixels over 640 px's (mosaic_canvas_scale). COCO-sized sources at 640 px give
     loader_images_per_vcpu (24.6)."""
     megapixels = spec.image.source_megapixels or LOADER_REFERENCE_SOURCE_MEGAPIXELS.value
     decode = LOADER_DECODE_SHARE.value / 4.0
     scale = (megapixels / LOADER_REFERENCE_SOURCE_MEGAPIXELS.value) ** JPEG_DECODE_PIXEL_EXPONENT.value
-    return YOLOV5_MOSAIC_IMAGES_PER_VCPU.value / (1.0 - LOADER_DECODE_SHARE.value + decode * scale)
+    canvas = (1.0 - LOADER_DECODE_SHARE.value) * mosaic_canvas_scale(spec)
+    return YOLOV5_MOSAIC_IMAGES_PER_VCPU.value / (canvas + decode * scale)
+
+
+def mosaic_canvas_scale(spec: WorkloadSpec) -> float:
+    """How much more canvas work (resize, 2 x imgsz mosaic canvas, warp, HSV, flips) a detector sample takes
+    than at 640 px: (image.resolution_px / 640)^2, Ultralytics sizing every one of them by imgsz
+    (loader_reference_canvas_px). 1 for diffusion on decoded photos, whose rate is the detector's at 640 px
+    used as the closest published figure, not a model of its own crops."""
+    arch = spec.model.image_arch
+    if arch is None or arch.family != "detection":
+        return 1.0
+    side = spec.image_resolution_px or arch.resolution_px
+    return (side / LOADER_REFERENCE_CANVAS_PX.value) ** 2
 
 
 def loader_workers_per_gpu(spec: WorkloadSpec) -> float:

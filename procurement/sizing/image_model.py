@@ -36,6 +36,7 @@ from procurement.sizing.assumptions import (
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
+    OPTIMIZER_OP_HOST_SECONDS,
     PYTORCH_2_0_NARROW_UNET_RATE,
     VISION_PEAK_EFFICIENCY,
 )
@@ -200,6 +201,36 @@ def _network_lora_params(spec) -> float:
     joint = 2 * (4 * 2 * h + (2 * (h + r * h) if every else 0))
     single = 3 * 2 * h + ((h + r * h) + (h + r * h + h) if every else 0)
     return float(rank * (d["joint_blocks"] * joint + d["single_blocks"] * single))
+
+
+def lora_layers(spec) -> float:
+    """Adapted linears of `lora_params`' targets, one adapter (an A and a B matrix) each: a UNet
+    transformer block's attn1 and attn2 q/k/v/out (8; `all-linear` adds the GEGLU in and out), a DiT's
+    q/k/v/out per stream of a joint block and q/k/v of a single block (+ the MLP's two under `all-linear`),
+    a ViT block's q/k/v/o (+ 2), the text encoders' q/k/v/out under `image.train_text_encoder`."""
+    if not spec.uses_adapters or spec.lora is None:
+        return 0.0
+    encoders = 0.0
+    if spec.image.train_text_encoder:
+        encoders = sum(e["layers"] * 4.0 for e in text_encoders(spec))
+    entry = image_preset(spec.model.image_arch.slug)
+    mlp = 2 if spec.image.lora_targets == "all-linear" else 0
+    if entry["family"] == "vision":
+        return encoders + float(entry["encoder"]["layers"] * (4 + mlp))
+    if entry["family"] != "diffusion":
+        return encoders
+    d = entry["denoiser"]
+    if d["kind"] == "unet":
+        blocks = 0.0
+        for level in range(len(d["block_out_channels"])):
+            uses = d["layers_per_block"] * 2 + 1 if d["attention"][level] else 0
+            if level == len(d["block_out_channels"]) - 1:
+                uses += 1
+            blocks += uses * d["transformer_layers"][level]
+        return encoders + blocks * (8 + mlp)
+    if d["kind"] == "video_dit":
+        return encoders + float(d["layers"] * (8 + mlp))
+    return encoders + float(d["joint_blocks"] * 2 * (4 + mlp) + d["single_blocks"] * (3 + mlp))
 
 
 def trainable_params(spec) -> float:
@@ -538,21 +569,35 @@ INT8_WEIGHT_ONLY_WEIGHT_BYTES = 3.0
 INT8_WEIGHT_ONLY_OUTPUT_BYTES = 8.0
 
 
+# bitsandbytes nf4 (Linear4bit, bitsandbytes/autograd/_functions.py matmul_4bit): on more than one input row
+# (a DiT's thousands of tokens) MatMul4Bit.forward runs F.linear(A, F.dequantize_4bit(B, quant_state)
+# .to(A.dtype).t(), bias): every call unpacks the whole weight to a 16-bit copy in a kernel of its own,
+# reading 0.5 byte a weight and writing 2, before the GEMM reads that copy as a bf16 linear would. Under
+# torch.compile too: the dequantize is a custom op the compiler does not fuse into the matmul. The absmax
+# blocks (one fp32 or 8-bit scale per 64 weights) are left out. One unpacking per denoiser call, which under
+# CFG carries both halves (diffusers: torch.cat([latents] * 2)).
+NF4_DEQUANTIZE_WEIGHT_BYTES = 2.5
+
+
 def weight_dequantize_bytes_per_image(spec) -> float:
     """The extra traffic of an eager weight-only int8 denoiser (`weight_quantization: int8`, torchao's
     int8_weight_only) over a generation: every forward dequantizes each weight and rescales and biases each
-    linear output in separate kernels (INT8_WEIGHT_ONLY_*). DiTs, whose linears image_shapes counts; 0 for
-    other networks, other formats (bitsandbytes nf4 keeps its own path), training and fused stacks."""
+    linear output in separate kernels (INT8_WEIGHT_ONLY_*); of a bitsandbytes nf4 denoiser, each forward's
+    unpacking of every weight to 16 bits (NF4_DEQUANTIZE_WEIGHT_BYTES), compiled or not. DiTs, whose
+    linears image_shapes counts; 0 for other networks, other formats and training."""
     cost = spec_network_cost(spec)
-    if spec.weight_quantization != "int8" or spec.image.fused_kernels or spec.is_training:
+    if spec.is_training or not cost.linear_outputs or not is_diffusion(spec):
         return 0.0
-    if not cost.linear_outputs or not is_diffusion(spec):
+    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
+    if spec.weight_quantization == "nf4":  # once a denoiser call: diffusers batches CFG's two halves in one
+        nf4 = network_params(spec.model.image_arch.slug) * NF4_DEQUANTIZE_WEIGHT_BYTES
+        return steps(spec) * nf4 / spec.micro_batch_size
+    if spec.weight_quantization != "int8" or spec.image.fused_kernels:
         return 0.0
     per_forward = network_params(spec.model.image_arch.slug) * INT8_WEIGHT_ONLY_WEIGHT_BYTES
     per_sample = (
         cost.linear_outputs * INT8_WEIGHT_ONLY_OUTPUT_BYTES * activation_bytes_per_element(spec) / 2.0
     )
-    forwards = steps(spec) * (2 if uses_cfg(spec) else 1)
     return forwards * (per_forward / spec.micro_batch_size + per_sample)
 
 
@@ -1001,9 +1046,11 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     network's forward and backward (TRAINING_KERNEL_PASSES): every activation written and read once per
     pass at the achieved bandwidth; with `flash_attention: false` the scores' forward and backward bytes
     (eager_score_training_bytes); and where the host's kernels (forward_kernels x the passes, at
-    EAGER_KERNEL_HOST_SECONDS) outlast the micro-batch's GPU work (`compute_seconds_per_image` x its
-    images + this traffic), the difference. Left out: the frozen VAE encoder's and text encoders'
-    elementwise passes and kernels, and the optimizer step. 0 for fused stacks, detectors (their step
+    EAGER_KERNEL_HOST_SECONDS, plus the LoRA adapters' kernels, lora_training_kernels, and a per-tensor
+    optimizer loop's host time, optimizer_host_seconds) outlast the micro-batch's GPU work
+    (`compute_seconds_per_image` x its images + this traffic), the difference. Left out: the frozen VAE
+    encoder's and text encoders' elementwise passes and kernels, and a full fine-tune's or a foreach
+    optimizer's step. 0 for fused stacks, detectors (their step
     efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
     if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
         return 0.0
@@ -1016,8 +1063,50 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
         traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
     traffic_seconds = traffic * samples / bandwidth
     gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
-    host = float(host_excess_seconds(forward_kernels(cost) * passes, gpu))
+    kernels = forward_kernels(cost) * passes
+    host = kernels * EAGER_KERNEL_HOST_SECONDS.value
+    if kernels:  # networks with a kernel count: their adapters' kernels and the optimizer's loop too
+        host += lora_training_kernels(spec) * EAGER_KERNEL_HOST_SECONDS.value + optimizer_host_seconds(spec)
+    host = max(0.0, host - float(gpu))
     return (traffic_seconds + host) / spec.micro_batch_size
+
+
+# Kernels a PEFT LoRA Linear adds to a training step per adapted layer (peft tuners/lora/layer.py
+# Linear.forward: result = result + lora_B(lora_A(dropout(x))) * scaling; lora_dropout 0, peft's default,
+# makes dropout an Identity). Forward 4: lora_A's matmul, lora_B's, the scaling multiply, the add.
+# Backward 6: the multiply's gradient (x scaling), lora_B's input and weight gradients, lora_A's input and
+# weight gradients, and autograd's sum of x's two gradients (the frozen base layer's and the branch's). The
+# frozen base layer's own kernels are the network's (forward_kernels x TRAINING_KERNEL_PASSES). Under
+# fp32 adapters with autocast, the weight casts (and their gradients' casts back) add up to 4 more, left
+# out (a lower bound).
+LORA_FORWARD_KERNELS = 4.0
+LORA_BACKWARD_KERNELS = 6.0
+# Tensor ops of one AdamW step on one bf16 tensor in a per-tensor loop with stochastic rounding, counted
+# from SimpleTuner's adamw_bf16 (helpers/training/optimizers/adamw_bfloat16: AdamWBF16.step loops over
+# group["params"] and calls _make_step per tensor): exp_avg.mul_ (1); add_stochastic_ (to fp32, add, then
+# copy_stochastic_'s randint, add, bitwise_and, copy: 6); exp_avg_sq.mul_ and addcmul_ (2); sqrt and
+# add_(eps) (2); addcdiv_stochastic_ (to fp32, addcdiv, 4 of copy_stochastic_: 6); p.clone (1);
+# add_stochastic_(p, shift) (6); buffer.sub_ (1) and add_stochastic_(shift, ...) (6) = 31.
+BF16_ADAMW_OPS_PER_TENSOR = 31.0
+
+
+def lora_training_kernels(spec) -> float:
+    """Kernels the adapters add to an eager training step: lora_layers x (LORA_FORWARD_KERNELS, twice
+    under full recomputation, + LORA_BACKWARD_KERNELS). 0 without adapters."""
+    replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    return lora_layers(spec) * (LORA_FORWARD_KERNELS * replays + LORA_BACKWARD_KERNELS)
+
+
+def optimizer_host_seconds(spec) -> float:
+    """Host time of the optimizer step of an adapter training run stepping each tensor in a Python loop:
+    pure-16-bit training (master_weights_fp32 false) with adamw, the pure-bf16 trainers' per-tensor
+    AdamW (SimpleTuner's adamw_bf16): 2 tensors an adapted layer x BF16_ADAMW_OPS_PER_TENSOR x
+    OPTIMIZER_OP_HOST_SECONDS. 0 otherwise: torch.optim.AdamW on fp32 adapters defaults to its foreach
+    implementation on CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach), a few multi-tensor
+    kernels for all the adapters; full training's step is not counted here either."""
+    if not spec.uses_adapters or spec.master_weights_fp32 or spec.optimizer != "adamw":
+        return 0.0
+    return 2.0 * lora_layers(spec) * BF16_ADAMW_OPS_PER_TENSOR * OPTIMIZER_OP_HOST_SECONDS.value
 
 
 def attention_flops_per_image(spec) -> float:

@@ -2,8 +2,9 @@
 size sets the mosaic's one decode, and `size` and the ranking ask for the same vCPUs (host.pipeline_vcpus_needed).
 
 Ultralytics: ultralytics/data/build.py build_dataloader starts min(os.cpu_count() // max(GPUs, 1), workers)
-workers, cfg/default.yaml `workers: 8`. Rates: 15.4 / (1 - 0.5 + 0.5 / 4 x MP / 0.29) images/s a worker
-(assumptions yolov5_mosaic_images_per_vcpu, loader_decode_share, loader_reference_source_megapixels)."""
+workers, cfg/default.yaml `workers: 8`. Rates: 15.4 / ((1 - 0.5) x (imgsz / 640)^2 + 0.5 / 4 x MP / 0.29) images/s
+a worker (assumptions yolov5_mosaic_images_per_vcpu, loader_decode_share, loader_reference_source_megapixels,
+loader_reference_canvas_px)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,23 @@ def test_it_scales_the_one_decode_with_the_source_pixels():
     assert loader_images_per_vcpu(_spec()) == pytest.approx(24.64)
     assert loader_images_per_vcpu(_spec({"source_megapixels": 0.29})) == pytest.approx(24.64)
     assert loader_images_per_vcpu(_spec({"source_megapixels": 2.0})) == pytest.approx(11.31, rel=1e-3)
+
+
+def test_the_canvas_work_scales_with_the_detectors_output_pixels():
+    """img29d: Ultralytics sizes the resize, the 2 x imgsz mosaic canvas, the warp to imgsz and HSV by imgsz
+    (assumptions loader_reference_canvas_px), so the non-decode half scales with (imgsz / 640)^2 and the
+    decode stays the source's. By hand: 1024 px, 15.4 / (0.5 x 2.56 + 0.125) = 10.961; 1024 px at 2.0 MP,
+    15.4 / (1.28 + 0.125 x 2.0 / 0.29) = 15.4 / 2.142 = 7.189; 320 px, 15.4 / (0.5 x 0.25 + 0.125) = 61.6. Diffusion on
+    decoded photos keeps the 640 px rate (the detector's rate as the closest figure, not a crop model)."""
+    assert loader_images_per_vcpu(_spec({"resolution_px": 1024})) == pytest.approx(10.961, rel=1e-4)
+    assert loader_images_per_vcpu(_spec({"resolution_px": 1024, "source_megapixels": 2.0})) == pytest.approx(
+        7.189, rel=1e-3
+    )
+    assert loader_images_per_vcpu(_spec({"resolution_px": 320})) == pytest.approx(61.6)
+    photos = {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 10}}
+    assert loader_images_per_vcpu(parse_workload_spec(photos)) == pytest.approx(24.64)
+    at_1024 = photos | {"image": {"train_steps": 10, "resolution_px": 1024}}
+    assert loader_images_per_vcpu(parse_workload_spec(at_1024)) == pytest.approx(24.64)
 
 
 def test_a_twelve_vcpu_host_feeds_only_eight_workers():

@@ -37,11 +37,20 @@ def test_it_names_what_each_row_was_fitted_on_and_checked_on():
     assert rows
     for (slug, task, precision), row in rows.items():
         gpu_by_slug(slug)  # a known part
-        assert task in ("pretrain", "full_finetune", "lora", "qlora", "image", "diffusion", "inference")
+        assert task in (
+            "pretrain",
+            "full_finetune",
+            "lora",
+            "qlora",
+            "image",
+            "diffusion",
+            "unet",
+            "inference",
+        )
         assert precision in ("fp32", "fp16", "bf16", "fp8", "fp4")
         # a diffusion row may exceed 1: GeForce cards' catalogued fp16 figure is the half-rate
         # fp32-accumulate one (the fp16-accumulate rate is twice it), and they run a UNet above it
-        assert 0.1 < row.efficiency < (1.2 if task == "diffusion" else 0.8)
+        assert 0.1 < row.efficiency < (1.2 if task in ("diffusion", "unet") else 0.8)
         assert row.fitted_on and row.checked_on and row.source_url.startswith("https://")
         assert row.checked_on not in row.fitted_on  # the check is not one of the fitted measurements
 
