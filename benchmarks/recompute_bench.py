@@ -19,6 +19,13 @@ ranking_bench.py's Celery section). Each run: the recommendations reset to that 
 change-event notifications those chunks queue share the workers (as in production) and count in the time
 only as far as a worker takes them before the last chunk; what is left is purged after each run. Bounded:
 every wait has a timeout, and the workers are stopped (by their own process ids) whatever happens.
+
+The wall clock on 2 cores shared by other sessions mostly measures them, so each run also prints a CPU
+budget of the timed span (first chunk queued to last result): the workers' CPU and that of PostgreSQL's
+backends serving this database (a server on this machine, sampled from /proc: ``BackendsCpu``; the
+server's shared WAL writer and checkpointer serve every database and are not counted), and the wall clock
+they need at least on 2 idle cores: their sum on one worker (it waits for the database's part of each
+chunk), half of it on two.
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,29 +158,147 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(ids: list[int], workers: int, logs: Path) -> tuple[float, int, float]:
+class BackendsCpu:
+    """CPU seconds spent by PostgreSQL's backends serving ``database`` (a server on this machine), summed
+    by sampling /proc every ``interval_s`` on a thread of its own (``with``). A worker's connection lasts one
+    task (a backend a chunk), so a backend first seen after the start counts from its own start; one seen
+    at the start, from then. What a backend spends after its last sample before it ends is missed (at most
+    ``interval_s`` of each: 20 chunks, at most 1 s at 0.05 s). A backend's title (``postgres: 15/main:
+    USER DATABASE HOST(PORT) STATE``) names its database."""
+
+    def __init__(self, database: str, interval_s: float = 0.05) -> None:
+        self.database, self.interval_s = database.encode(), interval_s
+        self.spent_s, self.seen_any = 0.0, False
+        self._last: dict[int, float] = {}  # this database's live backends: CPU at their last sample
+        self._others: set[int] = set()  # processes that are not (titles read once)
+        self._ticks = os.sysconf("SC_CLK_TCK")
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _serves(self, pid: int) -> bool:
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return title.startswith(b"postgres: ") and self.database in title.replace(b"\0", b" ").split()
+
+    def _cpu_s(self, pid: int) -> float | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended since
+            return None
+        return (int(fields[11]) + int(fields[12])) / self._ticks
+
+    def sample(self, *, baseline: bool = False) -> float:
+        """Add what each backend spent since its last sample; the total so far."""
+        with self._lock:
+            live = {}
+            for name in os.listdir("/proc"):
+                if not name.isdigit() or int(name) in self._others:
+                    continue
+                pid = int(name)
+                if pid not in self._last and not self._serves(pid):
+                    self._others.add(pid)
+                    continue
+                cpu_s = self._cpu_s(pid)
+                if cpu_s is not None:
+                    live[pid] = cpu_s
+                    if not baseline:
+                        self.spent_s += cpu_s - self._last.get(pid, 0.0)
+            self._last, self.seen_any = live, self.seen_any or bool(live)
+            return self.spent_s
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def __enter__(self) -> BackendsCpu:
+        self.sample(baseline=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.sample()
+
+
+def _processes_cpu_s(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each of ``pids`` still running."""
+    ticks, found = os.sysconf("SC_CLK_TCK"), {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return found
+
+
+def _spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds the processes spent between two readings."""
+    return sum(cpu_s - before.get(pid, 0.0) for pid, cpu_s in after.items())
+
+
+@dataclass
+class Timed:
+    elapsed_s: float
+    created: int
+    workers_cpu_s: float  # the whole run: start-up, warm-up, every task
+    workers_timed_cpu_s: float  # from the first chunk queued to the last result
+    database_timed_cpu_s: float | None  # the same span: None where no backend could be read
+
+
+def _run(ids: list[int], workers: int, logs: Path) -> Timed:
     from celery import group
+    from django.db import connection
 
     from procurement.tasks import RECOMPUTE_CHUNK, recompute_recommendations
 
     _reset_recommendations()
     cpu_before = _children_cpu_s()
-    started = _start_workers(workers, logs)
-    try:
-        _wait_ready(workers)
-        warm = group(recompute_recommendations.si([]) for _ in range(workers)).apply_async(queue=QUEUE)
-        warm.get(timeout=RUN_TIMEOUT_S)
-        warm.forget()
-        chunks = [ids[i : i + RECOMPUTE_CHUNK] for i in range(0, len(ids), RECOMPUTE_CHUNK)]
-        start = time.perf_counter()
-        result = group(recompute_recommendations.si(chunk) for chunk in chunks).apply_async(queue=QUEUE)
-        outcomes = result.get(timeout=RUN_TIMEOUT_S)
-        elapsed = time.perf_counter() - start
-        result.forget()
-    finally:
-        _stop_workers(started)
-        _purge()
-    return elapsed, sum(outcome["created"] for outcome in outcomes), _children_cpu_s() - cpu_before
+    with BackendsCpu(connection.settings_dict["NAME"]) as database:
+        started = _start_workers(workers, logs)
+        try:
+            _wait_ready(workers)
+            warm = group(recompute_recommendations.si([]) for _ in range(workers)).apply_async(queue=QUEUE)
+            warm.get(timeout=RUN_TIMEOUT_S)
+            warm.forget()
+            chunks = [ids[i : i + RECOMPUTE_CHUNK] for i in range(0, len(ids), RECOMPUTE_CHUNK)]
+            pids = [worker.pid for worker in started]  # ``python -c``, solo pool: the worker itself
+            before = _processes_cpu_s(pids), database.sample()
+            start = time.perf_counter()
+            result = group(recompute_recommendations.si(chunk) for chunk in chunks).apply_async(queue=QUEUE)
+            outcomes = result.get(timeout=RUN_TIMEOUT_S)
+            elapsed = time.perf_counter() - start
+            after = _processes_cpu_s(pids), database.sample()
+            result.forget()
+        finally:
+            _stop_workers(started)
+            _purge()
+    timed = Timed(
+        elapsed,
+        sum(outcome["created"] for outcome in outcomes),
+        _children_cpu_s() - cpu_before,
+        _spent(before[0], after[0]),
+        after[1] - before[1] if database.seen_any else None,
+    )
+    return timed
+
+
+def _budget(run: Timed, workers: int, count: int) -> str:
+    """The timed span's CPU: the workers', PostgreSQL's, and the wall clock they need at least on 2 idle
+    cores (one worker waits for the database's part of its chunk, so it adds; two share both cores)."""
+    cpu = f"workers {run.workers_timed_cpu_s:.1f} s ({1000 * run.workers_timed_cpu_s / count:.1f} ms a workload)"
+    if run.database_timed_cpu_s is None:
+        return cpu + ", PostgreSQL not read (no backend of this database in /proc)"
+    together = run.workers_timed_cpu_s + run.database_timed_cpu_s
+    floor = together if workers == 1 else together / 2
+    return (
+        f"{cpu}, PostgreSQL's backends {run.database_timed_cpu_s:.1f} s "
+        f"({1000 * run.database_timed_cpu_s / count:.1f} ms a workload): together {together:.1f} s of CPU, "
+        f"at least {floor:.1f} s of wall clock on 2 idle cores"
+    )
 
 
 def main() -> None:
@@ -185,15 +312,17 @@ def main() -> None:
         timings = {}
         for workers in (1, 2):
             load_before = os.getloadavg()[0]
-            elapsed, created, cpu_s = _run(ids, workers, Path(folder))
-            timings[workers] = elapsed
+            run = _run(ids, workers, Path(folder))
+            timings[workers] = run.elapsed_s
             lines.append(
                 f"recompute {len(ids):,} stored workloads after a price refresh, {workers} Celery worker(s) "
-                f"on Redis: {elapsed:.1f} s, {len(ids) / elapsed:,.0f} workloads/s, {created:,} new rows"
+                f"on Redis: {run.elapsed_s:.1f} s, {len(ids) / run.elapsed_s:,.0f} workloads/s, "
+                f"{run.created:,} new rows"
                 + (" (target < 60 s)" if workers == 1 else "")
                 + f"; 1-min load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
-                f"the workers' CPU {cpu_s:.1f} s ({1000 * cpu_s / len(ids):.1f} ms a workload, start-up, "
-                "warm-up and the notifications they took included; PostgreSQL's own CPU not)"
+                f"the workers' CPU {run.workers_cpu_s:.1f} s ({1000 * run.workers_cpu_s / len(ids):.1f} ms a "
+                "workload, start-up, warm-up and the notifications they took included); while timed: "
+                + _budget(run, workers, len(ids))
             )
     speedup = timings[1] / timings[2]
     lines.append(

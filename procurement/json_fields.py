@@ -54,3 +54,56 @@ class BulkInsertedJSONField(models.JSONField):
 
             return Jsonb(value, dumps=json_bytes)
         return json_bytes(value).decode()
+
+
+class JSONTextField(BulkInsertedJSONField):
+    """JSON kept as the text it was written as: a ``text`` column, so PostgreSQL never parses it.
+
+    Why: a stored ranking is ~76 KB of JSON that only Python reads back whole. Into ``jsonb`` the server
+    parsed each one on insert and wrote it out again on every read: COPY of 500 real rankings took the
+    server 0.35-0.38 s of CPU into jsonb against 0.11 s into text (both lz4), and reading them back
+    0.14-0.15 s against 0.02 s (2026-12-06, /proc of the backend). A recompute's two workers shared the
+    2 cores with that parse (issue 26, "Speed"). The values are the same: written with ``json_bytes``,
+    read with ``json.loads`` (as Django's JSONField reads jsonb's text). An object's keys now read back in
+    the order they were written, where jsonb returned its own order (shortest key first).
+
+    No key lookups in SQL (``results__0``, ``KeyTransform``): the column is not jsonb, so one is refused
+    by name (FieldError) rather than sent as SQL that fails. What a list shows of a ranking is stored on
+    its own (``FirstRowField``)."""
+
+    def db_type(self, connection) -> str:
+        return "text"
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if self.encoder is not None:
+            return super().get_db_prep_value(value, connection, prepared)
+        if not prepared:
+            value = self.get_prep_value(value)
+        return json_bytes(value).decode()
+
+    def get_transform(self, name):
+        return models.Field.get_transform(self, name)  # JSONField's turns any name into a key lookup
+
+
+class FirstRowField(JSONTextField):
+    """The first row of another field's list (``None`` when it is empty), copied from it on every save,
+    ``bulk_create`` and COPY (each calls ``pre_save``): lists of stored rankings show only their first
+    row (the cheapest feasible, when any fits), read without reading the whole ranking. Never set by
+    hand: the list is the one source."""
+
+    def __init__(self, *args, source: str = "results", **kwargs) -> None:
+        self.source = source
+        kwargs.setdefault("null", True)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs["source"] = self.source
+        return name, path, args, kwargs
+
+    def pre_save(self, model_instance, add):
+        rows = getattr(model_instance, self.source)
+        first = rows[0] if rows else None
+        setattr(model_instance, self.attname, first)
+        return first

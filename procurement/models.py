@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from procurement.choices import ChangeKind, PeakMemoryDefinition, Precision, TaskKind
-from procurement.json_fields import BulkInsertedJSONField
+from procurement.json_fields import BulkInsertedJSONField, FirstRowField, JSONTextField
 from procurement.webhooks import validate_webhook_url
 
 
@@ -223,8 +223,13 @@ class Recommendation(models.Model):
     spec = models.JSONField(
         default=dict, blank=True, help_text="The workload spec it ranked (the workload may change later)."
     )
-    # ~76 KB of JSON per 20-row ranking, inserted 500 at a time by a recompute chunk (json_fields.py)
-    results = BulkInsertedJSONField(default=list)
+    # ~76 KB of JSON per 20-row ranking, inserted 500 at a time by a recompute chunk and kept as text,
+    # never parsed by PostgreSQL (json_fields.py)
+    results = JSONTextField(default=list)
+    first_result = FirstRowField(
+        source="results",
+        help_text="The ranking's first row (the cheapest feasible, when any fits), for lists.",
+    )
     prices_used = models.JSONField(
         default=list, help_text="Price observations (id, amount, currency, observed_at)."
     )

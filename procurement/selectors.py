@@ -3,13 +3,11 @@ rates, GPU datasheets) and the dashboard (recent change events, stored workloads
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from django.db.models import OuterRef, Q, Subquery
-from django.db.models.fields.json import KeyTransform
 
 from gpuledger.accounts.teams import visible_to
 from pricing.choices import StorageClass
@@ -156,7 +154,8 @@ def option_text(option: dict[str, Any]) -> str:
 
 def workloads_with_latest_option(*, limit: int = 200, user=None) -> list[dict[str, Any]]:
     """Stored workloads, each with its newest recommendation's date and cheapest feasible row. Only that
-    first row is read from the database (results are ranked feasible-first, cheapest first)."""
+    first row is read from the database (results are ranked feasible-first, cheapest first; stored on its
+    own as ``first_result``, procurement/json_fields.py)."""
     newest = models.Recommendation.objects.filter(workload=OuterRef("pk")).order_by("-computed_at", "-pk")
     workloads = visible_workloads(user).annotate(latest_id=Subquery(newest.values("pk")[:1])).order_by("name")
     workloads = list(workloads[:limit])
@@ -164,17 +163,13 @@ def workloads_with_latest_option(*, limit: int = 200, user=None) -> list[dict[st
         row["pk"]: row
         for row in models.Recommendation.objects.filter(
             pk__in=[w.latest_id for w in workloads if w.latest_id]
-        )
-        .annotate(first=KeyTransform("0", "results"))
-        .values("pk", "computed_at", "first", "parameters")
+        ).values("pk", "computed_at", "first_result", "parameters")
     }
     return [_workload_row(workload, latest.get(workload.latest_id)) for workload in workloads]
 
 
 def _workload_row(workload: models.Workload, latest: dict[str, Any] | None) -> dict[str, Any]:
-    first = latest["first"] if latest else None
-    if isinstance(first, str):  # some backends hand back a JSON key's value as text
-        first = json.loads(first)
+    first = latest["first_result"] if latest else None
     cheapest = first if first and first.get("fits") else None
     return {
         "workload": workload,

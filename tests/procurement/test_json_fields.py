@@ -77,5 +77,52 @@ def test_a_stored_ranking_reads_back_as_it_was_given():
     # bulk_create, as the recompute stores its chunks
     Recommendation.objects.bulk_create([Recommendation(workload=workload, parameters={}, results=results)])
     stored = Recommendation.objects.get(workload=workload).results
-    # PostgreSQL's jsonb keeps an object's keys in its own order, whichever encoder wrote them
-    _same(json.loads(json.dumps(results)), stored, key_order=False)
+    # kept as JSON text (JSONTextField), so an object's keys in the order they were written; jsonb
+    # returned its own order (shortest key first)
+    _same(json.loads(json.dumps(results)), stored)
+
+
+@pytest.mark.django_db
+def test_a_stored_ranking_is_text_the_database_does_not_parse():
+    """JSONTextField (issue 26, "Speed"): the column is text and holds the JSON as written; a key lookup
+    in SQL is refused by name, not sent as jsonb SQL that the text column would fail."""
+    from django.core.exceptions import FieldError
+    from django.db import connection
+
+    results = next(_rankings())
+    workload = Workload.objects.create(name="w", task="qlora", spec=DOCUMENTS[0])
+    Recommendation.objects.create(workload=workload, parameters={}, results=results)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT results FROM procurement_recommendation")
+        (text,) = cursor.fetchone()
+    assert text == json_bytes(results).decode()
+    with pytest.raises(FieldError, match="Unsupported lookup '0__fits'"):
+        list(Recommendation.objects.filter(results__0__fits=True))
+
+
+@pytest.mark.django_db
+def test_the_first_row_is_copied_from_the_ranking_on_every_kind_of_insert():
+    """FirstRowField: save, bulk_create and COPY (procurement/bulk_copy.py) each store ``results[0]``, an
+    empty ranking None; a save after the ranking changed stores its new first row."""
+    from procurement.bulk_copy import copy_insert
+
+    results = next(_rankings())
+    assert len(results) > 1 and results[0] != results[1]
+    workloads = Workload.objects.bulk_create(
+        Workload(name=f"w{i}", task="qlora", spec=DOCUMENTS[0]) for i in range(4)
+    )
+    saved = Recommendation.objects.create(workload=workloads[0], results=results)
+    Recommendation.objects.bulk_create([Recommendation(workload=workloads[1], results=results[1:])])
+    copy_insert(
+        [Recommendation(workload=workloads[2], results=results), Recommendation(workload=workloads[3])]
+    )
+    stored = dict(Recommendation.objects.values_list("workload_id", "first_result"))
+    assert stored == {
+        workloads[0].pk: results[0],
+        workloads[1].pk: results[1],
+        workloads[2].pk: results[0],
+        workloads[3].pk: None,
+    }
+    saved.results = results[2:]
+    saved.save()
+    assert Recommendation.objects.get(pk=saved.pk).first_result == results[2]
