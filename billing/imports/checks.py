@@ -29,10 +29,12 @@ def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mappin
         if name not in rows:
             continue
         codes, values = text_values(rows[name])
-        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))[codes]
-        if (lengths > limit).any():
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+        if (lengths > limit).any():  # the rows looked at only when a distinct text is too long
+            lengths = lengths[codes]
             mask = lengths > limit
-            fail(mask, name, f"is {int(lengths[mask][0]):,} characters long (at most {limit})")
+            if mask.any():
+                fail(mask, name, f"is {int(lengths[mask][0]):,} characters long (at most {limit})")
     backwards = (rows["charge_period_end"] < rows["charge_period_start"]).to_numpy()
     if backwards.any():
         fail(backwards, "charge_period_end", "the charge period ends before it starts")

@@ -226,12 +226,20 @@ def _read_ahead(batches: Iterator, ahead: int = 2) -> Iterator:
 
 
 def _regrouped(batches, chunk_rows: int) -> Iterator[list]:
-    """The batches' rows as lists of batch slices of `chunk_rows` rows each (the last one fewer), but a
-    first one of a quarter of that: the database starts on it while the next is read and prepared."""
-    pending, count, target = [], 0, max(chunk_rows // 4, 1)
+    """The batches' rows as lists of batch slices of at most `chunk_rows` rows each, but a first one of a
+    quarter of that: the database starts on it while the next is read and prepared. A chunk ends early
+    rather than split a batch whose rest fits the next chunk whole: a Parquet file read `chunk_rows` at a
+    time then gives its chunks one batch each (a dictionary of its own, nothing to unify: issue 28), where
+    the first quarter had shifted every later chunk across two batches."""
+    pending: list = []
+    count, target = 0, max(chunk_rows // 4, 1)
     for batch in batches:
         offset = 0
         while offset < batch.num_rows:
+            rest = batch.num_rows - offset
+            if count and count + rest > target and rest <= chunk_rows:
+                yield pending
+                pending, count, target = [], 0, chunk_rows
             piece = batch.slice(offset, target - count)
             pending.append(piece)
             offset, count = offset + piece.num_rows, count + piece.num_rows
@@ -307,7 +315,7 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
                 if categorical
                 else pd.Series([""] * rows, dtype="str")
             )
-    return pd.DataFrame({name: out[name] for name in columns})
+    return pd.DataFrame({name: out[name] for name in columns}, copy=False)
 
 
 def _combined(arrays: list):
@@ -319,20 +327,25 @@ def _combined(arrays: list):
 
 
 def _dictionary(array) -> tuple[np.ndarray, np.ndarray]:
-    """(code per row, distinct texts) of a dictionary-encoded Arrow array; a null is ""."""
+    """(code per row, distinct texts) of a dictionary-encoded Arrow array; a null is "" (a code past the
+    dictionary's texts only where there is a null: a CSV column has none, and a "" no row held made
+    _used map every row's code again)."""
     import pyarrow.compute as pc
 
-    values = object_array([*array.dictionary.to_pylist(), ""])
-    codes = pc.fill_null(array.indices, len(values) - 1).to_numpy(zero_copy_only=False)
-    return codes.astype(np.intp, copy=False), values
+    texts, indices = array.dictionary.to_pylist(), array.indices
+    if indices.null_count:
+        texts.append("")
+        indices = pc.fill_null(indices, len(texts) - 1)
+    return indices.to_numpy(zero_copy_only=False), object_array(texts)
 
 
 def _used(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Only the values some row holds: a chunk cut from a block shares the block's dictionary."""
+    """Only the values some row holds: a chunk cut from a block shares the block's dictionary. The codes
+    as Arrow gave them (int32: a categorical narrows them once, no widening to int64 first)."""
     used = np.bincount(codes, minlength=len(values)) > 0
     if used.all():
         return codes, values
-    return (np.cumsum(used) - 1)[codes], values[used]
+    return (np.cumsum(used, dtype=np.int32) - 1)[codes], values[used]
 
 
 def _check_nul(values: np.ndarray, codes: np.ndarray, file: str, first_row: int, column: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -88,3 +89,52 @@ def test_a_failing_batch_source_is_raised_where_the_batch_was_asked_for():
     with pytest.raises(OSError, match="disk gone"):
         next(read)
     assert not _readers()
+
+
+def test_every_text_column_is_written_as_a_parquet_dictionary():
+    """A dictionary holding a text twice (a "" added for missing values beside the column's own "") made
+    Arrow's writer give up the column's dictionary and write each row's text plainly (issue 28: 11 of the
+    bench's 24 text columns). The fixture's rows have blank columns
+    (sub_account_id), columns blank on some rows only (commitment_discount_id: "" on 3 of 4) and
+    tags; every text column is now dictionary-encoded, and reads back as written."""
+    make_catalog()
+    import_file(AWS)
+    (path,) = [ImportDatasets().root / f.path for f in BillingImportFile.objects.all()]
+    columns = pq.ParquetFile(path).metadata.row_group(0)
+    encodings = {
+        columns.column(i).path_in_schema: columns.column(i).encodings for i in range(columns.num_columns)
+    }
+    for name in TEXT_COLUMNS:
+        assert "RLE_DICTIONARY" in encodings[name], (name, encodings[name])
+    table = pq.read_table(path, columns=["sub_account_id", "gpu", "commitment_status"]).to_pydict()
+    assert table["sub_account_id"] == [""] * 4
+    # p5.48xlarge (H100) and g6e.xlarge (L40S) in the catalog; the EBS volume and the tax line have no GPU
+    assert sorted(table["gpu"]) == ["", "", "h100-sxm5-80gb", "l40s"]
+    assert sorted(table["commitment_status"]) == [""] * 4
+
+
+def test_a_dictionary_written_with_repeated_texts_and_missing_codes_keeps_each_row_s_text():
+    from billing.storage.datasets import _coded
+
+    array = _coded(["", "a", "", "b"], np.array([0, 1, 2, 3, -1, 1]))
+    assert array.dictionary.to_pylist() == ["", "a", "b"]  # each text once
+    assert array.to_pylist() == ["", "a", "", "b", "", "a"]
+
+
+def test_parquet_chunks_after_the_first_quarter_are_one_batch_each(tmp_path):
+    """Parquet is read chunk_rows at a time; after the first quarter, a chunk ends where a batch ends
+    rather than straddle two (whose dictionaries had to be unified): 5,000 rows by 1,000 are chunks of
+    250, 750, then 1,000, holding the file's rows in order."""
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"a": [str(i) for i in range(5_000)], "b": ["x", "y"] * 2_500}), path)
+    chunked = list(chunks.read_chunks(path, ["a", "b"], chunk_rows=1_000, categorical=True))
+    assert [(first, len(frame)) for first, frame in chunked] == [
+        (2, 250),
+        (252, 750),
+        (1_002, 1_000),
+        (2_002, 1_000),
+        (3_002, 1_000),
+        (4_002, 1_000),
+    ]
+    assert [v for _, frame in chunked for v in frame["a"]] == [str(i) for i in range(5_000)]
+    assert [v for _, frame in chunked for v in frame["b"]] == ["x", "y"] * 2_500
