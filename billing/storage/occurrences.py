@@ -8,9 +8,10 @@ growth with the file (issue 28). Here the hashes seen are held in memory only up
 that they are written to disk as sorted segments, and a filter of a fixed size (a blocked Bloom filter:
 FILTER_WORDS 64-bit words, 4 bits of a word set per hash) says which of a chunk's hashes may have been seen;
 only those are looked up exactly, in memory and on disk (by binary search on each segment, mapped for the
-look-up only). A hash the filter has never been given is never reported as absent, so the numbers are
-exact; a false "may have been seen" costs only a look-up.
-Counts of hashes seen twice or more (a bill's identical lines: few) stay in memory.
+look-up only). A hash the filter was given is never reported absent, so the numbers are exact; a false
+"may have been seen" costs only a look-up.
+Counts of hashes seen twice or more stay in memory, 12 bytes each: a bill's identical lines, usually few
+(billing_bench.py's 2,000 resources repeat about 1M lines at 5M rows: 12 MB; not bounded yet).
 """
 
 from __future__ import annotations
