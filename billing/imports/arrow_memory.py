@@ -1,4 +1,5 @@
-"""The Arrow memory pool the billing import runs on: jemalloc, handing freed memory back at once.
+"""The memory the billing import runs on: Arrow on jemalloc, handing freed memory back at once, and the C heap
+trimmed after each chunk.
 
 Arrow's default pool (mimalloc in the wheels) keeps freed pages for reuse; over an import of millions
 of rows, chunk after chunk on three threads (the reader, the importing thread, the dataset writer), what
@@ -25,3 +26,28 @@ def use_returning_pool() -> bool:
         return False
     pa.set_memory_pool(pool)
     return True
+
+
+@functools.cache
+def _glibc():
+    """The C library where it is glibc (it has malloc_trim), else None."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def return_freed_heap() -> None:
+    """Hand the C heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere).
+
+    numpy's and pandas' buffers of a chunk are malloc'ed; glibc keeps what is freed inside its heaps, and
+    chunk after chunk the free pages between live blocks added up: a 4M-row import's RSS grew from 380 to
+    450 MiB while its live allocations (tracemalloc) stayed flat, and stayed at 390-410 MiB with
+    malloc_trim every half second (issue 28, 2026-12-06). Called once a chunk: a few milliseconds."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)

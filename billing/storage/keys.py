@@ -25,6 +25,7 @@ from pandas.util import hash_array
 from billing.imports.codes import object_array, text_values
 from billing.imports.enrich import tag_codes
 from billing.imports.records import COMMITMENT_COLUMNS, LABEL_COLUMNS, LINE_ID, NORMALIZED_COLUMNS
+from billing.storage.occurrences import OccurrenceCounter
 
 KEY_COLUMNS = [
     c for c in NORMALIZED_COLUMNS if c not in ("source_row", "tags", *COMMITMENT_COLUMNS, *LABEL_COLUMNS)
@@ -38,114 +39,6 @@ _HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
 # ("costs-20260501.csv", 8 digits) is none. Only the last one counts: the scheduled import's download
 # name starts with its own listing number ("00003-export-00002.csv.gz").
 PART_NUMBER = re.compile(r"part[-_]?(\d+(?:_\d+)*)|[-_](\d{5}|\d{12})(?=(?:\.[a-z0-9]+)+$)")
-
-
-class OccurrenceCounter:
-    """How many rows with each content hash a file has shown so far (across its chunks), in 8 bytes per
-    distinct row: the hashes seen, as a few sorted runs merged as they grow (each hash in one run, added
-    once: no copy of the whole table per chunk), and, apart, the counts of only the hashes seen twice or
-    more (few: a bill's identical lines). A hash in a run and not among the repeats was seen once.
-    The runs are kept per partition of the hashes (their top PARTITION_BITS bits): a merge rewrites one
-    partition's runs, so what a merge holds twice for a moment is a sixteenth of the table, not all of
-    it (issue 28: the import's peak memory stays flat as the file grows)."""
-
-    def __init__(self) -> None:
-        self.partitions: list[list[np.ndarray]] = [[] for _ in range(1 << PARTITION_BITS)]
-        self.repeat_hashes = np.empty(0, dtype=np.uint64)
-        self.repeat_counts = np.empty(0, dtype=np.int64)
-
-    @property
-    def runs(self) -> list[np.ndarray]:
-        return [run for runs in self.partitions for run in runs]
-
-    def number(self, content: np.ndarray) -> np.ndarray:
-        """Occurrence number of each row of a chunk, given the rows' content hashes."""
-        order = _row_ordered_argsort(content)
-        ordered = content[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else order
-        sizes = np.diff(np.r_[starts, len(ordered)])
-        uniques = ordered[starts]
-        found = np.zeros(len(uniques), dtype=bool)
-        bounds = _partition_bounds(uniques)
-        for runs, first, last in zip(self.partitions, bounds[:-1], bounds[1:], strict=True):
-            for run in runs if last > first else ():
-                found[first:last] |= _members(run, uniques[first:last])
-        before = found.astype(np.int64)
-        position, repeated = _positions(self.repeat_hashes, uniques)
-        before[repeated] = self.repeat_counts[position[repeated]]
-        numbers = np.empty(len(content), dtype=np.int64)
-        numbers[order] = np.arange(len(ordered)) - np.repeat(starts - before, sizes)
-        self._count(uniques, before + sizes, position, repeated)
-        if (~found).any():
-            new = uniques[~found]
-            bounds = _partition_bounds(new)
-            for runs, first, last in zip(self.partitions, bounds[:-1], bounds[1:], strict=True):
-                if last > first:
-                    _add_run(runs, new[first:last])
-        return numbers
-
-    def _count(
-        self, uniques: np.ndarray, totals: np.ndarray, position: np.ndarray, repeated: np.ndarray
-    ) -> None:
-        """Counts of the hashes now seen twice or more: updated in place where kept, else added."""
-        self.repeat_counts[position[repeated]] = totals[repeated]
-        added = (totals > 1) & ~repeated
-        if added.any():
-            hashes = np.concatenate([self.repeat_hashes, uniques[added]])
-            keep = np.argsort(hashes, kind="stable")
-            self.repeat_hashes = hashes[keep]
-            self.repeat_counts = np.concatenate([self.repeat_counts, totals[added]])[keep]
-
-
-def _row_ordered_argsort(content: np.ndarray) -> np.ndarray:
-    """np.argsort(content, kind="stable"): equal hashes (identical rows) in row order. numpy's stable
-    sort of 64-bit keys is 5 times slower than its default one (11 vs 2.3 ms a 100,000-row chunk, numpy
-    2.4), and only the few identical rows need their order: the default sort, then the positions of
-    each run of equal hashes put back in row order (issue 28: the stable sort was a fifth of the keys)."""
-    order = np.argsort(content)
-    ordered = content[order]
-    same = ordered[1:] == ordered[:-1]
-    if same.any():
-        tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])  # positions in a run of equals
-        runs = np.cumsum(np.r_[True, ~same])[tied]  # the run of each, numbered in hash order
-        rows = order[tied]
-        order[tied] = rows[np.lexsort((rows, runs))]
-    return order
-
-
-PARTITION_BITS = 4
-# where each partition's hashes begin: the top PARTITION_BITS bits
-PARTITION_STARTS = np.arange(1, 1 << PARTITION_BITS, dtype=np.uint64) << np.uint64(64 - PARTITION_BITS)
-
-
-def _partition_bounds(sorted_hashes: np.ndarray) -> np.ndarray:
-    """Where each partition's hashes begin and end in `sorted_hashes` (partitions + 1 positions)."""
-    return np.r_[0, np.searchsorted(sorted_hashes, PARTITION_STARTS), len(sorted_hashes)]
-
-
-def _add_run(runs: list[np.ndarray], hashes: np.ndarray) -> None:
-    """A run of new (sorted) hashes; the last runs merged while the one before is not twice as long,
-    so that a partition of n distinct hashes keeps about log2(n / what a chunk adds) runs."""
-    runs.append(hashes)
-    while len(runs) > 1 and len(runs[-2]) <= 2 * len(runs[-1]):
-        last = runs.pop()
-        merged = np.concatenate([runs.pop(), last])
-        del last
-        merged.sort(kind="stable")  # two sorted runs: a merge (timsort)
-        runs.append(merged)
-
-
-def _positions(sorted_hashes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each value is in `sorted_hashes` and whether it is there."""
-    position = np.searchsorted(sorted_hashes, values)
-    if not len(sorted_hashes):
-        return position, np.zeros(len(values), dtype=bool)
-    clipped = np.minimum(position, len(sorted_hashes) - 1)
-    return clipped, (position < len(sorted_hashes)) & (sorted_hashes[clipped] == values)
-
-
-def _members(sorted_hashes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return _positions(sorted_hashes, values)[1]
 
 
 def export_part(file_name: str) -> str:

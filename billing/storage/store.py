@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 from django.db import transaction
 
+from billing.imports.arrow_memory import return_freed_heap
 from billing.imports.checks import check_stored_bounds
 from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
@@ -144,6 +145,7 @@ def store_chunks(
                     )
                 if progress:
                     progress(len(chunk))
+                return_freed_heap()  # the peak stays flat as the file grows (arrow_memory.py)
         billing_import.file_sha256 = checksum()
         _record_dataset(billing_import, dataset, part)
         result.inserted = new_rows(billing_import.pk)

@@ -165,18 +165,20 @@ def test_it_numbers_occurrences_across_many_chunks_as_its_runs_merge(chunks):
             expected.append(counts.get(value, 0))
             counts[value] = counts.get(value, 0) + 1
         assert numbers == expected
-    assert sum(len(run) for run in counter.runs) == len(counts)  # each hash kept once
-    assert len(counter.runs) <= max(1, len(counts)).bit_length() + 1
+    held = sum(len(run) for run in counter.runs)
+    assert held + len(counter.segments) == len(counts)  # each hash kept once, in memory or on disk
+    assert len(counter.runs) <= max(1, held).bit_length() + 1
 
 
 @given(
-    st.lists(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 40), max_size=30), min_size=1, max_size=30)
+    st.lists(st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 40), max_size=30), min_size=1, max_size=30),
+    st.sampled_from([2, 4, 1 << 10]),
 )
-def test_it_numbers_occurrences_of_hashes_spread_over_its_partitions(chunks):
-    """Hashes anywhere in the 64-bit range (the runs are kept per partition of their top bits, so that a
-    merge rewrites a sixteenth of the table): a running count still, each hash kept once, and each
-    partition keeps about log2 of its hashes' runs."""
-    counter, counts = OccurrenceCounter(), {}
+def test_it_numbers_occurrences_of_hashes_spilled_to_disk(chunks, filter_words):
+    """Past `spill_hashes` hashes in memory, the hashes seen go to disk as sorted segments and a filter
+    screens each chunk (occurrences.py). A filter of 2 or 4 words says "may have been seen" for nearly
+    every hash: the exact look-ups on disk must still give a running count, each hash kept once."""
+    counter, counts = OccurrenceCounter(spill_hashes=8, filter_words=filter_words), {}
     for chunk in chunks:
         numbers = counter.number(np.array(chunk, dtype=np.uint64)).tolist()
         expected = []
@@ -184,10 +186,54 @@ def test_it_numbers_occurrences_of_hashes_spread_over_its_partitions(chunks):
             expected.append(counts.get(value, 0))
             counts[value] = counts.get(value, 0) + 1
         assert numbers == expected
-    assert sum(len(run) for run in counter.runs) == len(counts)
-    for runs in counter.partitions:
-        held = sum(len(run) for run in runs)
-        assert len(runs) <= max(1, held).bit_length() + 1
-        assert all((np.diff(run.astype(object)) > 0).all() for run in runs)  # sorted, each hash once
-    top = {value >> 60 for value in counts}
-    assert {number for number, runs in enumerate(counter.partitions) if runs} == top
+    on_disk = [np.fromfile(path, dtype=np.uint64) for path in counter.segments.paths]
+    kept = np.concatenate([np.empty(0, np.uint64), *counter.runs, *on_disk]).astype(object)
+    assert sorted(kept) == sorted(counts)  # each hash once
+    assert all((np.diff(segment.astype(object)) > 0).all() for segment in on_disk)  # sorted
+    assert bool(on_disk) == (len(counts) > 8)  # on disk once more than 8 were held
+    if len(counts) > 8:
+        assert (
+            counter.filter is not None
+            and counter.filter.holds(*counter.filter.place(kept.astype(np.uint64))).all()
+        )
+
+
+def test_the_occurrence_counter_memory_does_not_grow_with_distinct_lines():
+    """Issue 28: the import's peak grew with the file, the counter holding 8 bytes for each distinct line
+    (160 MB at 20M lines). Now what it holds past `spill_hashes` is on disk: between 400,000 and 1,200,000
+    distinct hashes the Python heap it holds (tracemalloc, which numpy reports to) must not grow by even a
+    tenth of the 6.4 MB that 800,000 more hashes at 8 bytes would take. Runs in about a second."""
+    import gc
+    import tracemalloc
+
+    rng = np.random.default_rng(28)
+    tracemalloc.start()
+    try:
+        counter = OccurrenceCounter(spill_hashes=1 << 15)
+        held, previous = [], np.zeros(50, dtype=np.uint64)
+        for chunk in range(60):
+            hashes = rng.integers(0, 2**64 - 1, 20_000, dtype=np.uint64, endpoint=True)
+            if chunk % 7 == 3:
+                hashes[:50] = previous[:50]  # identical lines across chunks: numbered, not added again
+            numbers = counter.number(hashes)
+            assert (numbers[:50] == (1 if chunk % 7 == 3 else 0)).all()
+            previous = hashes
+            if chunk in (19, 59):
+                gc.collect()
+                held.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert len(counter.segments) > 1_000_000  # the hashes seen are on disk, not in memory
+    assert held[1] - held[0] < 640_000, (held, "the counter's memory grows with the distinct lines")
+
+
+def test_the_occurrence_counter_removes_its_segments():
+    counter = OccurrenceCounter(spill_hashes=4)
+    counter.number(np.arange(10, dtype=np.uint64))
+    folder = counter.segments.folder
+    assert folder is not None and any(folder.iterdir())
+    del counter
+    import gc
+
+    gc.collect()
+    assert not folder.exists()
