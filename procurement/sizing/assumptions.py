@@ -50,8 +50,8 @@ NF4_SINGLE_QUANT_BITS = Assumption(
     4.5,
     "bits",
     "NF4 without double quantization (image.nf4_double_quant false): bitsandbytes' quantize_4bit keeps one "
-    "float32 absmax per block of 64 weights (blocksize 64, compress_statistics False) = 4 + 32/64 bits. "
-    "diffusers' and transformers' BitsAndBytesConfig default bnb_4bit_use_double_quant to False, so a "
+    "float32 absmax per block of 64 weights (blocksize 64, statistics not compressed) = 4 + 32/64 bits. "
+    "diffusers' and transformers' BitsAndBytesConfig leave bnb_4bit_use_double_quant off by default, so a "
     "config that does not set it stores its NF4 layers this way.",
 )
 INT4_BITS = Assumption(
