@@ -2,7 +2,9 @@
 
 Each offer, instance count and plan is sized and priced on its own with scalar calls into the same
 sizing functions and the same cost formulas, and passes the same gates (memory, compatibility, host
-RAM for offloaded state, whole-instance price, spot rules); no shapes, no index arrays. It is the reference the
+RAM for offloaded state, whole-instance price, spot rules) at the same speeds (measured ratios for
+non-NVIDIA and rack-scale parts), and identical rows in several regions are one row, as the ranking
+shows them; no shapes, no index arrays. It is the reference the
 vectorized ranking is checked against, and the baseline its speed is measured against.
 """
 
@@ -44,6 +46,7 @@ from procurement.sizing import (
     memory_breakdown_gib,
     training_throughput,
 )
+from procurement.sizing.accelerators import effective_speed
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.mfu import estimate_mfu, memory_factor
@@ -72,12 +75,22 @@ def _memory_gib(
     )
 
 
+def _speed(spec: WorkloadSpec, gpu: GpuSpec, mfu: float) -> tuple[float, float]:
+    """(peak TFLOPS, memory bandwidth GB/s) the speed model runs this GPU at: the datasheet, or for an
+    MI300X, Gaudi or GB200 the H100's speed times its published measured ratio (sizing/accelerators.py,
+    issue 26 class 5); ``mfu`` is the training MFU the peak is multiplied by (serving reads none)."""
+    peak = gpu.dense_tflops(spec.precision) or np.nan
+    (peak,), (bandwidth,), _ = effective_speed(spec, [gpu], [peak], [mfu], [gpu.memory_bandwidth_gbps])
+    return float(peak), float(bandwidth)
+
+
 def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> float:
     """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target)."""
+    peak, bandwidth = _speed(spec, gpu, 1.0)
     rows = inference_throughput(
         spec,
-        bandwidth_gbps=gpu.memory_bandwidth_gbps,
-        peak_tflops=gpu.dense_tflops(spec.precision) or np.nan,
+        bandwidth_gbps=bandwidth,
+        peak_tflops=peak,
         gpu_counts=gpus,
         tensor_parallel=tp,
         pipeline_parallel=1,
@@ -103,14 +116,15 @@ def _hours(
     link: Interconnect,
     per_instance: int,
 ) -> float:
-    peak = gpu.dense_tflops(spec.precision) or np.nan
+    mfu = estimate_mfu(spec, gpu, options.calibration) if spec.is_training else 1.0
+    peak, bandwidth = _speed(spec, gpu, mfu)
     node_gbps, fabric_gbps = link_rates(link, float(per_instance))
     tp_gbps = node_gbps * float(mesh_share(tp, per_instance, link.mesh))
     dp_gbps = node_gbps * float(mesh_share(max(1.0, per_instance / tp), per_instance, link.mesh))
     if not spec.is_training:
         rows = inference_throughput(
             spec,
-            bandwidth_gbps=gpu.memory_bandwidth_gbps,
+            bandwidth_gbps=bandwidth,
             peak_tflops=peak,
             gpu_counts=gpus,
             tensor_parallel=tp,
@@ -130,7 +144,7 @@ def _hours(
             spec,
             peak_tflops=peak,
             gpu_counts=count,
-            mfu=estimate_mfu(spec, gpu, options.calibration),
+            mfu=mfu,
             zero_stage=zero,
             tensor_parallel=tp,
             pipeline_parallel=1,
@@ -239,7 +253,7 @@ def rank_workload_loop(
                 total = _total(price, hours, paid_instances, offer.storage_rate, options)
                 if options.deadline_hours is not None and hours > options.deadline_hours:
                     continue
-                if options.budget is not None and total > options.budget_usd:
+                if options.budget_usd is not None and total > options.budget_usd:
                     continue
                 multi_spot = offer.pricing_model == "spot" and paid_instances > 1
                 rows.append((total, hours, position, paid_instances, plan, tight, multi_spot))
@@ -252,4 +266,32 @@ def rank_workload_loop(
         cheap = [row for row in rows if row[5] and row[0] < roomy[0][0]]
         rows = roomy[:1] + cheap + roomy[1:] + [row for row in rows if row[5] and row not in cheap]
     last.sort(key=lambda row: (row[0], row[1]))
-    return [row[:5] for row in rows + last]
+    ranked = [row[:5] for row in rows + last]
+    return ranked if options.collapse_identical is False else _collapse(ranked, table)
+
+
+def _collapse(ranked: list, table: pd.DataFrame) -> list:
+    """Identical rows as one, the first kept (issue 26, ranking/collapse.py): the same provider, instance
+    type, pricing, payment, commitment, ranked price (and spot band) with the same instances and plan, at
+    the same total cost to the cent and hours to the microsecond-hour, sold in several regions."""
+    offers = [
+        (
+            offer.provider,
+            offer.instance_type,
+            offer.pricing_model,
+            offer.payment_option,
+            offer.commitment_kind,
+            round(float(offer.price_usd), 6),
+            int(offer.band) if offer.is_spot else -1,
+            offer.gpu,
+            int(offer.gpu_per_instance),
+        )
+        for offer in table.itertuples(index=False)
+    ]
+    seen, kept = set(), []
+    for total, hours, position, instances, plan in ranked:
+        key = (*offers[position], instances, plan, round(total, 2), round(hours, 6))
+        if key not in seen:
+            seen.add(key)
+            kept.append((total, hours, position, instances, plan))
+    return kept
