@@ -31,6 +31,8 @@ from procurement.sizing.spec import (
     CONTEXT_PARALLEL_COMMS,
     CROSS_ENTROPY,
     DEMAND_LIMITS,
+    EXPERT_DISPATCHES,
+    EXPERT_OVERLAPS,
     FP8_RECIPES,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
@@ -151,6 +153,19 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training, mixture-of-experts: GPUs sharing the routed experts (each holds num_experts / ep); divides "
         "model.num_experts and gpus / (tensor_parallel x pipeline_parallel)",
         maximum=SPLIT_LIMITS["expert_parallel"],
+    )
+    expert_overlap = _choice(
+        EXPERT_OVERLAPS,
+        "Training with expert_parallel > 1: how the experts' all-to-alls meet computation: none, on the critical "
+        "path (Megatron-Core's default); partial, Megatron-Core --overlap-moe-expert-parallel-comm (hidden in the "
+        "steady phase, the warm-up and cool-down micro-batches exposed); dualpipe, DeepSeek-V3's schedule",
+    )
+    expert_dispatch = _choice(
+        EXPERT_DISPATCHES,
+        "Training with expert_parallel > 1: how tokens reach their experts: alltoall, every routed copy (default); "
+        "deepep, DeepSeek's dispatch (one fabric copy per other node, forwarded over NVLink, FP8 dispatch under "
+        "fp8); hybridep, NVIDIA's HybridEP backend of Megatron-Core's flex dispatcher (sends as deepep, permutes "
+        "and pads inside its kernels)",
     )
     expert_tensor_parallel = _count(
         "Training with expert_parallel > 1: Megatron-Core --expert-tensor-parallel-size, 1 or tensor_parallel "

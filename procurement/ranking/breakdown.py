@@ -127,7 +127,11 @@ def explain_costs(
     if total_cost is None:
         return {}
     parts = cost_parts_usd(index, prepared, shapes, configs, options, compute_usd)
-    return {
-        "cost_breakdown": cost_breakdown(parts, total_cost, options),
-        "unit_costs": unit_costs(index, shapes, configs, spec, total_cost, options),
-    }
+    breakdown = cost_breakdown(parts, total_cost, options)
+    units = unit_costs(index, shapes, configs, spec, total_cost, options)
+    if "per_thousand_images" in units:
+        # A short generation job's total can be mostly the storage kept after it (an outside practitioner
+        # found storage 73% of a 1,000-SDXL-image row): the compute-only figure sits beside the total's.
+        share = Decimal(breakdown["compute"]) / Decimal(total_cost) if Decimal(total_cost) else Decimal(0)
+        units["per_thousand_images_compute"] = str(round_price(Decimal(units["per_thousand_images"]) * share))
+    return {"cost_breakdown": breakdown, "unit_costs": units}

@@ -9,6 +9,7 @@ docs/workload-spec.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -339,7 +340,7 @@ class _Reader:
             return {}
         return value
 
-    def unknown_keys(self, data: dict, allowed: set[str], prefix: str) -> None:
+    def unknown_keys(self, data: dict, allowed: AbstractSet[str], prefix: str) -> None:
         for key in sorted(set(data) - allowed, key=str):
             self.error(f"{prefix}{key}", "unknown field")
 
@@ -719,31 +720,28 @@ SPLIT_FIELDS = ("virtual_pipeline", "context_parallel", "expert_parallel")
 SPLIT_LIMITS = {"virtual_pipeline": 128, "context_parallel": 1024, "expert_parallel": 4096}
 UNEVEN_SPLIT = SPLIT_FLAGS + SPLIT_COUNTS  # an uneven pipeline split (pipeline_split.py)
 ACTIVATION_OFFLOAD_LIMIT = 1024  # layers; checked against model.num_layers once the model is known
+# Every key `parallelism` accepts (the API's schema documents exactly these: tests/procurement/test_spec_schemas.py).
+PARALLELISM_KEYS = frozenset(
+    {
+        *CONTRACT_FIELDS,
+        "offload",
+        "expert_overlap",
+        "expert_dispatch",
+        "expert_tensor_parallel",
+        "tp_comm_overlap",
+        "tp_implementation",
+        "context_parallel_comm",
+        "reshard_after_forward",
+        "activation_offload_layers",
+        *SPLIT_FIELDS,
+        *UNEVEN_SPLIT,
+    }
+)
 
 
 def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> ParallelismSpec:
     if strict:
-        reader.unknown_keys(
-            data,
-            {
-                "gpus",
-                "zero_stage",
-                "tensor_parallel",
-                "pipeline_parallel",
-                "offload",
-                "expert_overlap",
-                "expert_dispatch",
-                "expert_tensor_parallel",
-                "tp_comm_overlap",
-                "tp_implementation",
-                "context_parallel_comm",
-                "reshard_after_forward",
-                "activation_offload_layers",
-                *SPLIT_FIELDS,
-                *UNEVEN_SPLIT,
-            },
-            "parallelism.",
-        )
+        reader.unknown_keys(data, PARALLELISM_KEYS, "parallelism.")
     zero_raw = data.get("zero_stage")
     if isinstance(zero_raw, str) and zero_raw.strip().lower() == "fsdp":
         zero_stage = 3  # FSDP FULL_SHARD shards like ZeRO-3

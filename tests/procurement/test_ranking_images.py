@@ -96,6 +96,15 @@ def test_generation_job_prices_its_images():
         assert Decimal(row["unit_costs"]["per_thousand_images"]) == pytest.approx(
             Decimal(row["total_cost"]) / 10, abs=Decimal("0.01")
         )
+        # the compute-only cost per 1,000 images: the breakdown's compute part over the 10,000 images
+        assert Decimal(row["unit_costs"]["per_thousand_images_compute"]) == pytest.approx(
+            Decimal(row["cost_breakdown"]["compute"]) / 10, abs=Decimal("0.01")
+        )
+        # the rest of the total per 1,000 (setup, storage, reruns) is what the compute-only figure leaves out
+        rest = Decimal(row["total_cost"]) - Decimal(row["cost_breakdown"]["compute"])
+        assert Decimal(row["unit_costs"]["per_thousand_images"]) - Decimal(
+            row["unit_costs"]["per_thousand_images_compute"]
+        ) == pytest.approx(rest / 10, abs=Decimal("0.01"))
 
 
 def test_a_generation_jobs_row_states_the_jobs_hours_and_cost_not_a_month():

@@ -13,19 +13,7 @@ CASES = [
     (docs.WorkloadSpecSerializer, spec._TOP_KEYS),
     (docs.WorkloadModelSerializer, spec._MODEL_KEYS),
     (docs.WorkloadLoraSerializer, {"rank", "targets", "alpha", "dropout"}),
-    (
-        docs.WorkloadParallelismSerializer,
-        {"gpus", "zero_stage", "tensor_parallel", "pipeline_parallel", "offload", *spec.SPLIT_FIELDS}
-        | set(spec.UNEVEN_SPLIT)
-        | {
-            "activation_offload_layers",
-            "tp_comm_overlap",
-            "tp_implementation",
-            "context_parallel_comm",
-            "reshard_after_forward",
-            "expert_tensor_parallel",
-        },
-    ),
+    (docs.WorkloadParallelismSerializer, spec.PARALLELISM_KEYS),
     (
         docs.WorkloadInferenceSerializer,
         {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *spec.DEMAND_LIMITS},
