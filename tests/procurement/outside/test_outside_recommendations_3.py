@@ -725,7 +725,7 @@ def test_llama3_8b_best_card_is_rentable_and_other_accelerators_say_where_their_
 # torchtune rows), which is the epoch's far tail, not the logged window.
 # Basis, open: memory_stats_log divides max_memory_allocated by 1e9, so the figures are 16.0 and 13.2 GiB of tensors
 # alone. This test compares the engine's total (0.6 GiB CUDA context and 5% allocator slack included); its tensors
-# alone are 13.22 GiB (-17.4%) on 1 GPU and 11.73 GiB (-11.2%; -5.6% at the window's p90) on 2, short by about 21%
+# alone are 13.22 GiB (-17.4%) on 1 GPU and 11.73 GiB (-11.2%; -5.6% at the window's p90) on 2, short by about 22%
 # of each GPU's bf16 weights in both rows (2.78 and 1.47 GiB), a share not established.
 TORCHTUNE_LORA_4090 = {1: 17.18, 2: 14.17}
 TORCHTUNE_CHECKPOINTING = {1: "full", 2: "none"}
