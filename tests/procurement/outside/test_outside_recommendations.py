@@ -210,25 +210,60 @@ QWEN_SECONDS_PER_STEP = {
 # and with its 7.5 s of gathers serial the four 72B lengths come out +2%, -7%, -9%, -11%. Serial gathers
 # would move every ZeRO-3/FSDP case (MLPerf 70B LoRA, TinyLlama's FSDP pretraining), which FSDP's prefetch
 # overlaps better than DeepSpeed does; the spec does not say which framework runs.
+# Stop 41: the README's same table has two shorter 72B lengths the fit above did not use, 256 tokens 17.6 s and 512
+# tokens 20.5 s a step. The fit predicts 18.7 s (+6.3%) and 20.1 s (-1.8%): six lengths, two out of sample, on one
+# line of 0.771 x the engine's step + 11.5 s (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute). At 256
+# tokens the fixed part is 11.5 of 17.6 s. A length-independent 1.44 s a micro-batch is the size of ZeRO-3's
+# two passes of parameter gathers under checkpointing (QwenLM/Qwen finetune/ds_config_zero3.json:
+# stage3_max_live_parameters 1e9 keeps about one 0.87e9-parameter layer gathered, so every layer is gathered for
+# the forward and again for the recomputed forward, whose backward reuses it): 2 x 3/4 x 144.6 GB of bf16
+# weights = 217 GB received a GPU a micro-batch, at 150 GB/s. The engine counts 5.4 s of gathers a step (57% of
+# its 9.35 s step at 256 tokens) and exposes only 3.8 s of them there.
+QWEN72B_PUBLISHED_STEPS = {256: 17.6, 512: 20.5, 1024: 29.4, 2048: 45.7, 4096: 83.4, 8192: 161.5}
 ZERO3_SHORT = pytest.mark.xfail(
     strict=True,
-    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,461 tokens/s against 1,115 (+31%). The four "
-    "72B steps fit 0.771 x the engine's compute + 11.5 s a step (each within 2%): DeepSpeed's 1,280 per-layer "
-    "all-gathers a step (9 ms each for a 1.74 GB layer) are not hidden under compute as the engine's "
-    "COMM_OVERLAP hides its 7.5 s, and at 1k they are a third of the step. Making them serial alone fixes "
-    "1k (+2%) but takes 8k to -20% (see ZERO3_LONG); with a per-layer cost fitted on Qwen-7B and -14B as well, "
-    "all four lengths land within 11% (comment above). Open: DeepSpeed's overlap against FSDP's, which the "
-    "spec cannot tell apart",
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,461 tokens/s against 1,115 (+31%). EXPLAINED: the "
+    "README's six 72B lengths (256 to 8k; 256 and 512 out of sample) lie on 0.771 x the engine's step + 11.5 s, "
+    "each within 6.3% (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute): a length-independent 11.5 s a "
+    "step (1.44 s a micro-batch, 11.5 of the 17.6 s step at 256 tokens) that the engine hides under compute "
+    "(COMM_OVERLAP) and at 1k is 39% of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 "
+    "weights a micro-batch under checkpointing (217 GB received a GPU at 150 GB/s). Serial gathers alone fix 1k "
+    "(+2%) and take 8k to -20% (ZERO3_LONG); the spec cannot say DeepSpeed (serial) from FSDP (prefetched)",
 )
 ZERO3_LONG = pytest.mark.xfail(
     strict=True,
-    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,347 tokens/s against 1,623 (-17%): the fit "
-    "above puts the 72B's compute at 0.52 / 0.771 = 0.67 of peak where Qwen-7B's steps imply 0.45-0.55 "
-    "(rising with length: a fixed per-layer cost of the eager HF PEFT step that a 72B layer's 4x larger "
-    "matmuls shrink). The width ceiling (mfu.width_ceiling) binds only on narrow models and MPT's sweep is "
-    "flat above d 4,096, so width does not lift a 72B; a per-layer overhead fitted on Qwen-7B's and -14B's "
-    "lengths, with ZeRO-3's gathers serial, is the open item (comment above)",
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,347 tokens/s against 1,623 (-17%). EXPLAINED by "
+    "the same six-length line: the slope 0.771 puts the 72B's compute at 0.52 / 0.771 = 0.67 of peak where the "
+    "A100 LoRA efficiency (0.52) is Qwen-7B's median; on one stack the README's steps imply an efficiency "
+    "rising with width (Qwen-7B d 4,096: 0.45-0.55, Qwen-14B d 5,120: 0.53-0.58, Qwen-72B d 8,192: 0.67), as a per-layer "
+    "cost of the eager HF PEFT step that larger matmuls amortize would. Not a product change yet: a per-layer "
+    "cost fitted on Qwen-7B and -14B with serial ZeRO-3 gathers puts the four lengths at +2/-7/-9/-11% by "
+    "hand (comment above), but moves every ZeRO-3/FSDP case",
 )
+
+
+def qwen72b_engine_step(seq: int) -> float:
+    spec = {
+        "task": "lora",
+        "model": QWEN_SHAPES["72b"],
+        "precision": "bf16",
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 64, "targets": "all-linear"},
+        "parallelism": {"gpus": 4, "zero_stage": 3},
+        "gradient_accumulation_steps": 8,
+        "training_tokens": 1e7,
+    }
+    row = candidate(size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False), "a100-sxm4-80gb", 4)
+    return 8 * 4 * seq / row["throughput"]["training_tokens_per_second"]
+
+
+@pytest.mark.django_db
+def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
+    # The explanation of ZERO3_SHORT and ZERO3_LONG: 0.771 x engine step + 11.5 s within 7% at all six lengths.
+    for seq, published in QWEN72B_PUBLISHED_STEPS.items():
+        assert 0.771 * qwen72b_engine_step(seq) + 11.5 == pytest.approx(published, rel=0.07), seq
 
 
 @pytest.mark.parametrize(
@@ -358,14 +393,42 @@ def test_h200_trains_at_h100_speed_on_the_same_plan(bundled_catalog):
     assert ratio == pytest.approx(MLPERF_V40_SD_H200_OVER_H100, rel=0.05)
 
 
+# Stop 41, each card against its own round's training throughput (the mllog "tracked_stats" throughput, samples a
+# second between evaluations, median of each run's values, median of the runs): MLPerf Training v5.0 @0fdc28f0,
+# one node of 8 B200 on NVIDIA's TP 1 plan (FP8): NVIDIA nyx_n1_ngc25.04_nemo 5.289, Dell 1xXE9680Lx8B200 5.280,
+# GigaComputing G893-SD1 5.264, Oracle 1xBM.GPU.B200.8 5.241: median 5.272; v4.0 @6fe95437 NVIDIA
+# eos_ngc24.04_nemo (8 H100, TP 4) 2.155 and h200_ngc24.04_nemo (TP 2) 2.474. The engine: B200 TP 1 5.658 (+7.3%),
+# H100 TP 4 1.965 (-8.8%): each inside the 15%, of opposite sign, so their ratio 2.878 is 1.073 / 0.912 = 1.18x the
+# direct 5.272 / 2.155 = 2.446. The test's chained 2.38 is 3% under that direct ratio because it carries the v5.0
+# H200 (TP 1 CP 2, 2.555 a second) back to v4.0 with v4.0's 1.153, while v5.0's software runs the H200 3% faster
+# than v4.0's TP 2 (2.474).
+B200_V50_SAMPLES_PER_SECOND = 5.272
+H100_V40_SAMPLES_PER_SECOND = 2.155
+
+
+@pytest.mark.parametrize(
+    ("gpu", "tensor_parallel", "measured"),
+    [("b200", 1, B200_V50_SAMPLES_PER_SECOND), ("h100-sxm5-80gb", 4, H100_V40_SAMPLES_PER_SECOND)],
+)
+@pytest.mark.django_db
+def test_mlperf_lora_each_card_within_15_percent_of_its_rounds_training_throughput(
+    gpu, tensor_parallel, measured, bundled_catalog
+):
+    # The explanation of the B200 / H100 ratio below: B200 +7.3%, H100 -8.8%.
+    samples = lora_tokens_per_second(gpu, tensor_parallel) / 8192
+    assert samples == pytest.approx(measured, rel=0.15)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="B200 over H100 on Llama 2 70B LoRA, each on NVIDIA's submitted plan (B200 TP 1, config_DGXB200_"
-    "1x8x1xtp1pp1cp1.sh; H100 TP 4): engine 2.80x against the measured 2.38x (+18%). MLPerf Training v5.0 "
-    "@0fdc28f0, one node of 8 B200: 281.0 samples a minute (Lenovo; Oracle 279.9, Dell 280.8) against the same "
-    "round's 8 x H200 136.1, times the H200's 1.153x over the H100 (v4.0). On one plan (TP 4) the engine gives "
-    "2.20x; the B200 reaches less of its 4.5 PFLOPS FP8 peak than the 40% datacenter MFU at TP 1. One "
-    "published B200 measurement is not enough to fit and check a Blackwell efficiency",
+    "1x8x1xtp1pp1cp1.sh; H100 TP 4): engine 2.88x against the measured 2.38x (+21%). EXPLAINED: the ratio of "
+    "two per-card errors of opposite sign, each inside the 15% tolerance: against its own round's training "
+    "throughput (mllog tracked_stats) the engine's B200 is +7.3% (5.658 against 5.272 samples a second, v5.0, "
+    "four one-node B200 systems) and its H100 -8.8% (1.965 against 2.155, v4.0): 1.073 / 0.912 = 1.18 of the "
+    "direct 2.446; the chained 2.38 is a further 3% lower because v5.0's software runs the H200 3% faster than "
+    "v4.0 (2.555 against 2.474 samples a second). Checked by "
+    "test_mlperf_lora_each_card_within_15_percent_of_its_rounds_training_throughput",
 )
 @pytest.mark.django_db
 def test_b200_over_h100_lora_at_nvidias_mlperf_plans(bundled_catalog):

@@ -11,6 +11,8 @@ strict xfails with the measured gap and the likely cause.
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 
@@ -142,7 +144,7 @@ def test_answerai_70b_fsdp_qlora_keeps_two_gpus_and_flags_geforce_pcie(bundled_c
 # in about 4 days of training"); config/train_gpt2.py: batch 12 x 1024 tokens x 5 accumulation x 8 GPUs =
 # 491,520 tokens an iteration, 600,000 iterations = 294.9e9 tokens. 4 days = 96 h, i.e. 853k tokens/s,
 # 27% of the A100's 312 TFLOPS at the engine's own 7.98e8 FLOPs a token. "About 4 days" is +-half a day, so
-# 20%. Product: 51.4 h (MFU 0.51) until mfu26, now 65.3 h (-32%); see the xfail.
+# 20%. Product: 51.4 h (MFU 0.51) until mfu26, now 65.3 h (-32%); see the xfail (stop 41: unexplained).
 NANOGPT = {
     "name": "nanogpt-gpt2-124m",
     "task": "pretrain",
@@ -164,18 +166,26 @@ NANOGPT = {
 }
 
 
+# Stop 41, the publisher's run re-read (karpathy/nanoGPT): the "about 4 days" (README, d2705bd9, 2023-01-31) is one
+# 8-GPU iteration of 491,520 tokens in about 576 ms. karpathy/nanoGPT issue #110 (2023-02-02) measured it: 8 x A100,
+# PyTorch 2.0 nightly, the default train.py of the day (038ce894: batch 12 x 1,024, gradient_accumulation_steps 5
+# a rank, bf16, compile True, bias False, dropout 0 so model.py takes scaled_dot_product_attention, flash, since
+# ae06d0b1): "time 562 ms" an iteration, which the author answered "looks pretty good": 600,000 x 0.562 s = 93.7 h.
+# config/train_gpt2.py's own header says "wait ~5 days" (120 h). With evaluation every 1,000 iterations (200 x 2
+# forward batches, +2.7%) the measured iteration gives 96.2 h. The spec has what the run ran (bf16 and flash
+# attention, the defaults; the 0.5M-token batch); torch.compile has no field for a language model, and compile
+# makes the run faster, not slower, so no unstated setting accounts for the gap.
 @pytest.mark.xfail(
     strict=True,
-    reason="nanoGPT GPT-2 124M on 8 x A100 40GB: engine 65.3 h against about 96 h (-32%; was 51.4 h, -46%). "
-    "The engine now caps a narrow model's efficiency at e / (1 + k / d_model), fitted on MosaicML's MPT "
-    "sweep of 125M-7B on 8 A100s at one software stack (llm-foundry scripts/train/benchmarking/README.md "
-    "@c90b9b31; assumptions.training_width_*): 0.401 at d 768 instead of the 7B-65B fit's 0.51. The run "
-    "implies 0.27: nanoGPT's Dec-2022 stack (PyTorch 2.0 nightly, torch.compile) is about 30% slower "
-    "than MPT's at the same width (MPT's 125M on A100 40GB at seq 1,024: 40.9% in MPT's count, 0.38 in the "
-    "engine's). A steeper width curve cannot take it: TinyLlama 1.1B (d 2,048, fused kernels, 24,000 "
-    "tokens/s per A100 40GB) and BERT-base SQuAD on a V100 (d 768) bound it from the other side, and "
-    "llm.c's fused CUDA trains this very 124M at up to ~60% (karpathy/llm.c discussions/481). The stack's "
-    "kernel fusion, not the width, sets the rest; the spec cannot state it for a language model",
+    reason="nanoGPT GPT-2 124M on 8 x A100 40GB: engine 65.3 h against about 96 h (-32%; 93.7 h at the 562 ms an "
+    "iteration nanoGPT issue #110 measured with the same train.py, compile, flash attention and bf16). "
+    "UNEXPLAINED: the engine caps a d-768 model at 0.401 of peak (assumptions.training_width_*, fitted on "
+    "MosaicML's MPT sweep, llm-foundry @c90b9b31, whose 125M on A100 40GB at seq 1,024 is 0.38 in the engine's "
+    "count), the run reaches 0.27: nanoGPT's stack is 0.71 of MPT's on the same model size and card. Checked and "
+    "not the cause: evaluation (200 x 2 forward batches every 1,000 iterations, about 3%), the DDP all-reduce "
+    "(868 MB a GPU an iteration over NVLink, under 1%), the batch (stated). The share of the remaining 29% "
+    "that its unfused fp32 cross-entropy over 50,304 logits, its eager LayerNorm/GELU kernels and the step's "
+    "Python overheads take needs a profile of this run on an A100, which is not published",
 )
 @pytest.mark.django_db
 def test_nanogpt_gpt2_124m_hours_on_8_a100_40gb(bundled_catalog):
@@ -377,18 +387,20 @@ DEEPSEEK_V3 = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DeepSeek-V3 on 2,048 H100-class GPUs, EP 64 stated (par26): engine 641 tokens/s/GPU against the "
-    "report's 1,543 (-58%; +53% at 2,357 before EP could be stated, with no all-to-all cost). The token "
-    "all-to-alls (4 per MoE layer per micro-batch, top-8 x 7,168 16-bit values a token, 56 of 63 peers "
-    "off-node) now cost 35.8 s of a 47.9 s step over the size report's 25 GB/s-per-GPU fabric, on the "
-    "critical path as Megatron-Core's dispatcher runs them by default (assumptions.EXPERT_ALLTOALLS). "
-    "DeepSeek's DualPipe hides them under computation (sec. 3.2.1), dispatches in FP8 and sends a token to "
-    "at most 4 nodes (deduplicated over InfiniBand): none of it can be stated. Hidden, the step would be "
-    "12.2 s (about 2,500 tokens/s/GPU, +64%): 37B active parameters at the dense 40% efficiency are then "
-    "too fast. Class 7",
-)
+# DeepSeek's run as the report states it (STATED, issue 26 stop 41): DualPipe overlaps the expert all-to-alls with
+# computation (sec. 3.2.1, parallelism.expert_overlap: dualpipe) and its dispatch sends a token over InfiniBand at
+# most once a node to at most 4 nodes (sec. 3.2.2, expert_dispatch: deepep).
+DEEPSEEK_V3_AS_RUN = DEEPSEEK_V3 | {
+    "parallelism": DEEPSEEK_V3["parallelism"] | {"expert_overlap": "dualpipe", "expert_dispatch": "deepep"}
+}
+
+
+# Was a strict xfail: "DeepSeek-V3 on 2,048 H100-class GPUs, EP 64 stated (par26): engine 641 tokens/s/GPU against
+# the report's 1,543 (-58%) ... DeepSeek's DualPipe hides them under computation (sec. 3.2.1), dispatches in FP8 and
+# sends a token to at most 4 nodes: none of it can be stated". moe27 made them statable and this test's spec did
+# not state them (784.7, -49.1% at stop 41). Now 1,378.6 (-10.7%) because the spec states the report's own
+# overlap and dispatch (DEEPSEEK_V3_AS_RUN). The unstated spec's gap is its exposed all-to-alls, checked below:
+# 17.88 s of its 39.15 s step; without them the same step gives 1,444 tokens/s/GPU (-6.4%).
 # moe26: the MoE cost per routed element (assumptions.MOE_ROUTED_BYTES) slows the compute, as foreseen above
 # ("37B active parameters at the dense 40% efficiency are then too fast"): 504 tokens/s/GPU (-67%, was -58%)
 # while the all-to-alls stay fully exposed; DualPipe's overlap is still not modelled.
@@ -406,10 +418,16 @@ DEEPSEEK_V3 = {
 # was 200), halving the exposed all-to-alls (35.76 -> 17.88 s a step); the cause stays their exposure.
 @pytest.mark.django_db
 def test_deepseek_v3_tokens_per_gpu_match_the_report(bundled_catalog):
-    row = candidate(DEEPSEEK_V3, "h100-sxm5-80gb", 2048)
-    assert row["throughput"]["training_tokens_per_second"] / 2048 == pytest.approx(
-        1e12 / 180_000 / 3600, rel=0.15
-    )
+    published = 1e12 / 180_000 / 3600
+    row = candidate(DEEPSEEK_V3_AS_RUN, "h100-sxm5-80gb", 2048)
+    assert row["throughput"]["training_tokens_per_second"] / 2048 == pytest.approx(published, rel=0.15)
+    # unstated, the all-to-alls sit on the critical path (Megatron-Core's default); taking out exactly their
+    # exposed seconds brings the same step within 15% of the report
+    plain = candidate(DEEPSEEK_V3, "h100-sxm5-80gb", 2048)["throughput"]
+    tokens_a_step = plain["training_tokens_per_second"] * plain["step_seconds"]
+    hidden = tokens_a_step / (plain["step_seconds"] - plain["expert_parallel_exposed_seconds"]) / 2048
+    assert plain["training_tokens_per_second"] / 2048 < published * 0.85
+    assert hidden == pytest.approx(published, rel=0.15)
 
 
 # moe27: DeepSeek's own communication can now be stated: DualPipe (parallelism.expert_overlap: dualpipe, sec.
@@ -425,6 +443,7 @@ def test_deepseek_v3_tokens_per_gpu_match_the_report(bundled_catalog):
 # on Qwen3-235B-A22B H100 rows, none of DeepSeek's figures.
 # moe26b: 1,536.1 (-0.5%): the all-to-alls were already hidden; the 400 Gb/s H100 fabric (assumptions.
 # NETWORK_BANDWIDTH_HOPPER) shortens the pipeline and data-parallel sends across nodes.
+# stop 41: 1,378.6 (-10.7%) on the merged tree; the same spec is now the report case above.
 @pytest.mark.django_db
 def test_deepseek_v3_with_dualpipe_and_its_dispatch_matches_the_report(bundled_catalog):
     stated = {"expert_overlap": "dualpipe", "expert_dispatch": "deepep"}
@@ -557,26 +576,45 @@ TRTLLM_PEAK = {
 # larger of its reads and its FLOPs, so at hundreds of streams the KV-cache reads were hidden under the
 # GEMMs, and no request's prefill was paid for. Now the step adds the GEMMs, each stream's attention over
 # its KV cache and the TP all-reduces, and every request's prompt is prefilled once per output_tokens steps.
-PEAK_70B_PRE_XQA = pytest.mark.xfail(
+# Stop 41, re-read: v0.6.1 did have an XQA kernel: the same performance.md's Llama2-70b throughput commands export
+# TRTLLM_ENABLE_XQA=1 ("These kernels are currently experimental and not enabled by default"), so "predates XQA"
+# was wrong. What the publisher's own later table shows instead: TensorRT-LLM v0.9.0's performance.md ("All data
+# was generated using version 0.9.0"; tests/procurement/sizing/test_serving_published.py, TRT9) measured the SAME
+# shape on the same card, H100 FP8 Llama 2 70B TP 4, 128 in / 2,048 out, at batch 512: 2,725 tokens/s/GPU, 1.83x
+# v0.6.1's 1,486 at batch 480 (the batch alone is at most 512 / 480 = 1.07x). The jump is in GQA decode attention:
+# the same two tables' 2,048/2,048 Llama 2 70B TP 2 row went 547 -> 1,011 (1.85x) while the MHA Llama 7B rows
+# did not move (128/2,048: 6,818 -> 6,944; 2,048/2,048: 2,740 -> 2,826, 1.02-1.03x), as the XQA blog's GQA
+# kernel (docs/source/blogs/XQA-kernel.md: Llama-70B 128/2,048, 1.9x-2.4x, "included in the v0.8 releases")
+# would make it.
+# The v0.8.0 release's performance.md ("All data was generated using version 0.8.0") has the same H100 row at batch
+# 512, 2,718, and the A100 FP16 70B TP 4 128/2,048 row at batch 128, 595 (v0.6.1: 525 at batch 240).
+PEAK_70B_H100_V061 = pytest.mark.xfail(
     strict=True,
-    reason="Llama 2 70B at 2,048 output tokens in TensorRT-LLM v0.6.1 (H100 FP8 TP 4: engine 3,214 "
-    "tokens/s/GPU against 1,486; A100 FP16 TP 4: 936 against 525): v0.6.1 predates the XQA kernel for "
-    "GQA generation attention ('reducing data loading'), which gave 2.4x on this very workload "
-    "(docs/source/blogs/XQA-kernel.md: Llama-70B 128/2,048 on one H200, 1,227 -> 2,941 tokens/s/GPU). "
-    "The same v0.6.1 table's attention-light 70B rows agree with the engine (A100 TP 4 128/128 at batch "
-    "1,280: 670, engine +1.7%; 2,048/128: 79, -2.3%). The engine costs GQA attention as modern kernels run it "
-    "(the KV cache read once per group) and matches TensorRT-LLM v0.9.0 on the same rows (H100 FP8 70B "
-    "TP 4 at batch 512: 2,725, engine +18.6%; TP 2 at 2,048/2,048: 1,011, engine +3.8%; "
-    "tests/procurement/sizing/test_serving_published.py). Class 7, explained: the published run's kernel",
+    reason="H100 FP8 Llama 2 70B TP 4, batch 480, 128/2,048, TensorRT-LLM v0.6.1: engine 3,214 tokens/s/GPU "
+    "against 1,486 (2.16x). EXPLAINED, 1.83x of it by the publisher's software version: the same publisher's "
+    "v0.9.0 table measured this shape (TP 4, 128/2,048, batch 512) at 2,725, and between the two tables only the "
+    "GQA long-output rows moved (70B TP 2 2,048/2,048: 547 -> 1,011, 1.85x; MHA 7B rows 1.02-1.03x): GQA decode "
+    "attention got faster. Against v0.9.0 the engine is +18%, the separately tracked strict xfail "
+    "tests/procurement/sizing/test_serving_published.py PEAK_MISSES (3,231 at batch 512, +18.6%; v0.8.0's "
+    "2,718 at batch 512: +18.9%), whose cause is not established",
+)
+PEAK_70B_A100_V061 = pytest.mark.xfail(
+    strict=True,
+    reason="A100 FP16 Llama 2 70B TP 4, batch 240, 128/2,048, TensorRT-LLM v0.6.1: engine 936 tokens/s/GPU "
+    "against 525 (1.78x). UNEXPLAINED, in part the software version: the publisher's v0.8.0 table (\"All data was "
+    "generated using version 0.8.0\") has this card, TP and shape at batch 128: 595, faster than v0.6.1's 525 at "
+    "nearly twice the batch (the engine gives batch 240 1.149x batch 128, so about 1.30x of version); against "
+    "that row the engine is still +37% (815), the decode-heavy TP 4-8 residual that test_serving_published.py "
+    "tracks as strict xfails (A100 TP 8 batch 512: +26.3%), whose cause is not established",
 )
 
 
 @pytest.mark.parametrize(
     "run",
     [
-        pytest.param("h100_fp8_70b_tp4", marks=PEAK_70B_PRE_XQA),
+        pytest.param("h100_fp8_70b_tp4", marks=PEAK_70B_H100_V061),
         "h100_fp8_7b",  # was a strict xfail at 39,790 (+102%)
-        pytest.param("a100_fp16_70b_tp4", marks=PEAK_70B_PRE_XQA),
+        pytest.param("a100_fp16_70b_tp4", marks=PEAK_70B_A100_V061),
     ],
 )
 @pytest.mark.django_db
@@ -667,63 +705,94 @@ def test_llama3_8b_best_card_is_rentable_and_other_accelerators_say_where_their_
 
 
 # --- 10. torchtune's Llama 2 7B LoRA memory on RTX 4090s (pytorch/torchtune README, pre-release table) ---------
-# pytorch/torchtune README.md (file id 35991333487 of the search index; the pre-release "Finetuning resource
-# requirements" table): LoRA Llama-7B, peak torch.cuda.max_memory_reserved() per GPU: 1 x RTX 4090
-# (7B_lora_single_device.yaml) 17.18 GB; 2 x RTX 4090 (7B_lora.yaml, FSDP) 14.17 GB. Config
-# recipes/configs/llama2/7B_lora_single_device.yaml @04dc3801de964fa585e7fe41801f030b656d0caa: r 8 on q/v,
-# batch 2, bf16 throughout (adapters too: master_weights_fp32 false), AdamW, activation checkpointing,
-# alpaca-cleaned unpacked (the longest batch sets the peak: 2,048 tokens stated, as docs/validation.md's
-# torchtune rows do). "GB" is read as either GiB or 1e9 B, so the published figure spans 16.0-17.18 GiB
-# (1 GPU) and 13.2-14.17 GiB (2 GPUs); 10% either side of that span. The 2-GPU recipe runs WITHOUT activation
-# checkpointing: recipes/configs/lora_finetune_distributed.yaml @a95c6b93 (the commit that published the
-# table, "Update resource requirements (#551)") and recipes/configs/llama2/7B_lora.yaml @04dc3801 both set
-# enable_activation_checkpointing: False (the single-device configs: True). FSDP1 FULL_SHARD, each
-# TransformerDecoderLayer wrapped, default prefetch (recipes/lora_finetune_distributed.py @a95c6b93). The
-# README marks both rows as estimated on A100s with memory capped by torch.cuda.set_per_process_memory_fraction.
+# pytorch/torchtune README.md @a95c6b931dd12a014780ded1581ea504aa4e0129 ("Update resource requirements (#551)", the
+# commit that published the table): LoRA Llama-7B, "Peak memory per GPU is as reported by
+# torch.cuda.max_memory_allocated()" (allocated, not reserved), 1 x RTX 4090 (lora_finetune_single_device.yaml)
+# 17.18 GB; 2 x RTX 4090 (lora_finetune_distributed.yaml, FSDP) 14.17 GB; both "estimated on A100 GPUs with GPU
+# memory artificially limited" by torch.cuda.set_per_process_memory_fraction. The configs at that commit: r 8 on
+# q/v, batch 2, bf16 throughout (adapters too: master_weights_fp32 false), AdamW, alpaca-cleaned; activation
+# checkpointing on the single device, OFF in the distributed config (enable_activation_checkpointing: False). FSDP1
+# FULL_SHARD, each TransformerDecoderLayer wrapped. "GB" is read as either GiB or 1e9 B, so the published figure
+# spans 16.0-17.18 GiB (1 GPU) and 13.2-14.17 GiB (2 GPUs); 10% either side of that span.
+#
+# The sequence length the peak was taken at, from the recipes themselves (STATED, issue 26 stop 41): neither config
+# truncates (torchtune/datasets/_alpaca.py @a95c6b93 has no max_seq_len) and padded_collate pads a batch of 2 to its
+# longer sample, so a step holds 2 x (the longer sample) tokens; both recipes log the peak every 100 steps with
+# utils.memory_stats_log(reset_stats=True) (_log_peak_memory_every_n_steps = 100), so a printed peak is the
+# longest of 200 shuffled samples. alpaca_cleaned_5k_llama2_lengths.json holds the token lengths of the first
+# 5,000 alpaca-cleaned rows in torchtune's template with the Llama 2 tokenizer: the longest of 200 draws has median
+# 666 tokens (p10 606, p90 763; test below). The spec states 666. Before, it stated 2,048 (docs/validation.md's
+# torchtune rows), which is the epoch's far tail, not the logged window.
+# Basis, open: memory_stats_log divides max_memory_allocated by 1e9, so the figures are 16.0 and 13.2 GiB of tensors
+# alone. This test compares the engine's total (0.6 GiB CUDA context and 5% allocator slack included); its tensors
+# alone are 13.22 GiB (-17.4%) on 1 GPU and 11.73 GiB (-11.2%; -5.6% at the window's p90) on 2, short by about 22%
+# of each GPU's bf16 weights in both rows (2.78 and 1.47 GiB), a share not established.
 TORCHTUNE_LORA_4090 = {1: 17.18, 2: 14.17}
 TORCHTUNE_CHECKPOINTING = {1: "full", 2: "none"}
+TORCHTUNE_WINDOW_TOKENS = 666
+ALPACA_LENGTHS = json.loads((Path(__file__).parent / "alpaca_cleaned_5k_llama2_lengths.json").read_text())[
+    "lengths"
+]
 
 
-@pytest.mark.parametrize(
-    "gpus",
-    [
-        1,  # product 15.87 GiB: inside the span's 10%
-        pytest.param(
-            2,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="Llama 2 7B LoRA under FSDP on 2 x RTX 4090, at the recipe's own plan (no activation "
-                "checkpointing): engine 23.93 GiB a GPU at 2 x 2,048 tokens against torchtune's 14.17 GB "
-                "(13.2-14.17 GiB): +69% to +81%. Was 9.78 GiB (-26..-31%) with the single-device config's "
-                "checkpointing, which the distributed config turns off. Without checkpointing the peak follows "
-                "the longest batch: the engine meets 13.2-14.17 GiB at 2 x 700-830 tokens, and alpaca-cleaned "
-                "was not truncated at the table's commit (torchtune/datasets/_alpaca.py @a95c6b93 has no "
-                "max_seq_len), so 2,048 stated may be far above the batch that set the peak; the 1-GPU row "
-                "(checkpointed) barely moves with it (14.3-15.9 GiB at 512-2,048). FSDP's transient layers are "
-                "not the gap: one gathered layer (0.4 GiB) is counted, and torchtune's Llama 3.1 70B LoRA on "
-                "8 x A100 under FSDP matches within 2% (docs/validation.md, tt-llama31-70b-lora-8xa100). Class "
-                "3 (the published run's longest batch is not stated)",
-            ),
-        ),
-    ],
-)
-@pytest.mark.django_db
-def test_torchtune_llama2_7b_lora_memory_on_rtx_4090(gpus, bundled_catalog):
-    spec = {
+def longest_of(draws: int, quantile: float) -> int:
+    """The quantile of the longest of `draws` samples drawn from the lengths: P(max <= x) = F(x) ** draws."""
+    ordered = sorted(ALPACA_LENGTHS)
+    share = quantile ** (1 / draws)
+    return next(length for rank, length in enumerate(ordered, 1) if rank / len(ordered) >= share)
+
+
+def test_torchtune_logged_peak_window_holds_about_666_tokens_a_sample():
+    # The recipes reset the peak every 100 steps of batch 2: the longest of 200 samples sets it.
+    assert len(ALPACA_LENGTHS) == 5000
+    assert (longest_of(200, 0.1), longest_of(200, 0.5), longest_of(200, 0.9)) == (606, 666, 763)
+    assert longest_of(200, 0.5) == TORCHTUNE_WINDOW_TOKENS
+    assert max(ALPACA_LENGTHS) < 2048  # 2,048 a sample is longer than any of the 5,000 rows
+
+
+def torchtune_spec(gpus: int, seq_len: int = TORCHTUNE_WINDOW_TOKENS) -> dict:
+    return {
         "task": "lora",
         "model": {"preset": "llama-2-7b"},
         "precision": "bf16",
         "master_weights_fp32": False,
         "lora": {"rank": 8, "targets": ["q_proj", "v_proj"]},
         "micro_batch_size": 2,
-        "seq_len": 2048,
+        "seq_len": seq_len,
         "gradient_checkpointing": TORCHTUNE_CHECKPOINTING[gpus],
         "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
         "training_tokens": 1e7,
     }
-    peak = candidate(spec, "rtx-4090", gpus)["memory"]["total_per_gpu_gib"]
+
+
+@pytest.mark.parametrize(
+    "gpus",
+    [
+        # product 14.48 GiB at 2 x 666 tokens (15.87 at 2 x 2,048): inside the span's 10%; with checkpointing the
+        # single-device peak barely moves with length (14.42-14.58 GiB over the window's p10-p90)
+        1,
+        # Was a strict xfail: "engine 23.93 GiB a GPU at 2 x 2,048 tokens against torchtune's 14.17 GB (13.2-14.17
+        # GiB): +69% to +81%". Now 12.91 GiB (-2.2% of 13.2 GiB) because the spec states the tokens the logged
+        # peak was taken at (2 x 666, comment above): without checkpointing the activations follow the batch's
+        # length (5.06 GiB at 666, 15.55 at 2,048), and 2,048 was no batch in the logged window. Over the
+        # window's p10-p90 (606-763 tokens) the product is 12.44-13.69 GiB.
+        2,
+    ],
+)
+@pytest.mark.django_db
+def test_torchtune_llama2_7b_lora_memory_on_rtx_4090(gpus, bundled_catalog):
+    peak = candidate(torchtune_spec(gpus), "rtx-4090", gpus)["memory"]["total_per_gpu_gib"]
     published = TORCHTUNE_LORA_4090[gpus]
     assert published * 1e9 / GIB * 0.9 <= peak <= published * 1.1, peak
+
+
+@pytest.mark.django_db
+def test_torchtune_2gpu_peak_stays_in_the_span_over_the_logged_windows(bundled_catalog):
+    # Over the p10-p90 of the logged windows' longest sample the 2-GPU peak stays within 10% of 13.2-14.17 GiB.
+    low, high = TORCHTUNE_LORA_4090[2] * 1e9 / GIB * 0.9, TORCHTUNE_LORA_4090[2] * 1.1
+    for tokens in (longest_of(200, 0.1), longest_of(200, 0.9)):
+        peak = candidate(torchtune_spec(2, tokens), "rtx-4090", 2)["memory"]["total_per_gpu_gib"]
+        assert low <= peak <= high, (tokens, peak)
 
 
 # Class 1, checkpoint overhead. Was a strict xfail: P50 = P90 = 87.7 h for 70.2 h of compute (+25%), a
