@@ -12,8 +12,8 @@ Sources (figures quoted where used):
            README_8b.md (NeMo 24.12 fine-tuning, DGX H100, "average time from the last 20 training steps";
            tokens/s = seq x GBS / step time). The plans are the READMEs' tables; ft_llama3/llama3_finetune.py
            builds NeMo's `finetune_recipe(peft_scheme=..., performance_mode=True)` on SQuAD (packed to the sequence
-           length in NeMo's performance recipes: my reading, not stated), distributed optimizer. LoRA stated as
-           NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my reading of NeMo 24.12's performance
+           length in NeMo's performance recipes: my reading, not stated; e26a: stated, PACKED_SQUAD), distributed
+           optimizer. LoRA stated as NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my reading of NeMo 24.12's performance
            mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
            rank 32 instead moves the rate -0.7%).
   [MAXT]   same repository @143b90dd91f9be958fed4773ae95d941a3356a82 maxtext/README_70b.md: "Maxtext LLama2 70b
