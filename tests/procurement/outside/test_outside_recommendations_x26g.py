@@ -13,8 +13,8 @@ Sources (figures quoted where used):
            tokens/s = seq x GBS / step time). The plans are the READMEs' tables; ft_llama3/llama3_finetune.py
            builds NeMo's `finetune_recipe(peft_scheme=..., performance_mode=True)` on SQuAD (packed to the sequence
            length in NeMo's performance recipes: my reading, not stated; e26a: stated, PACKED_SQUAD), distributed
-           optimizer. LoRA stated as NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my reading of NeMo 24.12's performance
-           mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
+           optimizer. LoRA stated as NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my
+           reading of NeMo 24.12's performance mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
            rank 32 instead moves the rate -0.7%).
   [MAXT]   same repository @143b90dd91f9be958fed4773ae95d941a3356a82 maxtext/README_70b.md: "Maxtext LLama2 70b
            BF16 (FSDP+DP MBS=2)", 64x H100 (FSDP=64 GBS=128), seq 4096: step 6.999 s, 74,908.99 tokens/s; FP8 4.324 s,
