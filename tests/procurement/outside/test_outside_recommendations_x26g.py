@@ -60,6 +60,8 @@ H100 = "h100-sxm5-80gb"
 A100 = "a100-sxm4-80gb"
 B200 = "b200"
 FEASIBLE = {"fits", "tight", "oversized"}
+# e26a: the reading is the recipe's: NeMo @25ec4e98 recipes/llama3_70b.py line 313 "recipe.peft.dim = 16" and, in
+# finetune_performance_optimizations, line 389 "recipe.peft.target_modules = ['linear_qkv']".
 QKV_RANK16 = {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj"]}
 
 
