@@ -358,6 +358,12 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "silu(g) * u keeps the SiLU output too"
     )
     flash_attention = _flag("Fused attention (no seq x seq score matrix)")
+    packed_sample_tokens = _count(
+        "Training on packed sequences: the tokens of the samples packed into each seq_len sequence, each "
+        "attending only within itself (NeMo packed_sequence_specs, Megatron-Core THD, flash-attn varlen); "
+        "attention FLOPs are counted over this length, not seq_len. Samples of unequal length: sum of L^2 over "
+        "sum of L. Needs flash_attention; default: one document a sequence"
+    )
     training_tokens = _number("Tokens the training job processes (for hours and cost)")
     headroom = _number("Memory kept free, as a share of the card", maximum=1)
     gradient_accumulation_steps = _count("Micro-batches per optimizer step")

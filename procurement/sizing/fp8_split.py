@@ -20,7 +20,11 @@ the time with every FLOP at the fp8 rate, which divides that efficiency. torchao
 
 from __future__ import annotations
 
-from procurement.sizing.throughput import attention_forward_flops_per_token, training_flops_per_token
+from procurement.sizing.throughput import (
+    attention_context_tokens,
+    attention_forward_flops_per_token,
+    training_flops_per_token,
+)
 
 # the 16-bit dense rate over the fp8 one: 1 / 2 on every part with both peaks in the catalog (H100/H200
 # 989.5 / 1,979, B200 2,250 / 4,500, GB200, Gaudi 2 432 / 865, MI300X 1,307 / 2,615)
@@ -45,7 +49,9 @@ def sixteen_bit_flops_per_token(spec) -> float:
     if not applies(spec):
         return 0.0
     model, full = spec.model, spec.gradient_checkpointing == "full"
-    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(model, spec.seq_len)
+    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
+        model, attention_context_tokens(spec)
+    )
     head_passes = (6.0 if full else 4.0) if spec.uses_adapters else (8.0 if full else 6.0)
     return attention + head_passes * float(model.vocab_size * model.hidden_size)
 

@@ -32,7 +32,11 @@ from procurement.sizing.clocks import peak_clock_hz
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
-from procurement.sizing.throughput import attention_forward_flops_per_token, training_flops_per_token
+from procurement.sizing.throughput import (
+    attention_context_tokens,
+    attention_forward_flops_per_token,
+    training_flops_per_token,
+)
 
 AMPERE = 80
 HOPPER = 90
@@ -263,7 +267,9 @@ def torchao_float8_speedup(spec: WorkloadSpec, rate: float = 2.0) -> float:
     model = spec.model
     full = spec.gradient_checkpointing == "full"
     total = training_flops_per_token(spec)
-    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(model, spec.seq_len)
+    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
+        model, attention_context_tokens(spec)
+    )
     head = (8.0 if full else 6.0) * float(model.vocab_size * model.hidden_size)
     linears = total - attention - head
     width = float(model.hidden_size)
@@ -285,6 +291,17 @@ def torchao_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         f"speed: torchao float8 runs the block linears in fp8 and the rest in bf16, {speedup:.2f}x the bf16 "
         f"speed of this run ({torchao_float8_efficiency(spec, gpu):.0%} of the {gpu.slug}'s fp8 peak; dynamic "
         "scaling fitted on torchao's Llama3-8b H100 benchmark, 1.25x)"
+    )
+
+
+def packed_text(spec: WorkloadSpec) -> str:
+    """The "speed: ..." sentence of a run on packed sequences (packed_sample_tokens); "" otherwise."""
+    tokens = attention_context_tokens(spec)
+    if not spec.is_training or tokens >= spec.seq_len:
+        return ""
+    return (
+        f"speed: samples of {tokens:,} tokens packed into each {spec.seq_len:,}-token sequence attend only within "
+        "themselves: attention is counted over the sample"
     )
 
 

@@ -229,6 +229,10 @@ class WorkloadSpec:
     # --bias-swiglu-fusion, Megatron-Bridge's bias_activation_fusion); false: the eager silu(g) * u.
     fused_swiglu: bool = False
     flash_attention: bool = True
+    # Training on packed sequences: the tokens of the samples packed into each seq_len sequence, each sample
+    # attending only within itself (NeMo's packed_sequence_specs); attention FLOPs are counted over this
+    # length (throughput.attention_context_tokens). None: one document a sequence.
+    packed_sample_tokens: int | None = None
     lora: LoraSpec | None = None
     parallelism: ParallelismSpec = field(default_factory=ParallelismSpec)
     training_tokens: float | None = None
@@ -269,6 +273,7 @@ _TOP_KEYS = {
     "recompute_modules",
     "fused_swiglu",
     "flash_attention",
+    "packed_sample_tokens",
     "lora",
     "parallelism",
     "training_tokens",
@@ -480,6 +485,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "recompute_modules": _parse_recompute_modules(reader, data),
         "fused_swiglu": reader.boolean(data, "fused_swiglu", "fused_swiglu", False),
         "flash_attention": reader.boolean(data, "flash_attention", "flash_attention", True),
+        "packed_sample_tokens": reader.integer(data, "packed_sample_tokens", "packed_sample_tokens", None),
         "training_tokens": reader.number(data, "training_tokens", "training_tokens", None, minimum=0),
         "headroom": reader.number(data, "headroom", "headroom", 0.2, minimum=0, exclusive=False, maximum=1),
         "gradient_accumulation_steps": reader.integer(
@@ -1011,6 +1017,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"({par.tensor_parallel} x {par.pipeline_parallel}), got {par.gpus}",
         )
     _check_splits(reader, spec)
+    _check_packed_samples(reader, spec)
     if model_known:
         _check_recompute_modules(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
@@ -1042,6 +1049,31 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_expert_overlap(reader, spec)
     _check_tp_comm_overlap(reader, spec)
     _check_reshard_after_forward(reader, spec)
+
+
+def _check_packed_samples(reader: _Reader, spec: WorkloadSpec) -> None:
+    """Packed samples are a training input, shorter than the sequence they are packed into, and need a fused
+    (flash) attention kernel: Megatron-Core's THD format and flash-attn's varlen kernels take the samples'
+    boundaries (cu_seqlens); an eager score matrix spans the whole sequence."""
+    packed = spec.packed_sample_tokens
+    if packed is None:
+        return
+    if not spec.is_training:
+        reader.error(
+            "packed_sample_tokens", f"packs training samples: needs a training task, got {spec.task}"
+        )
+    elif packed > spec.seq_len:
+        reader.error("packed_sample_tokens", f"must be <= seq_len ({spec.seq_len}), got {packed}")
+    elif not spec.flash_attention:
+        reader.error("packed_sample_tokens", "packed samples need flash_attention true (a varlen kernel)")
+    elif spec.model.is_image:
+        reader.error("packed_sample_tokens", "packs language-model samples: not for an image model")
+    elif spec.attention_kernel != "engine":
+        reader.error(
+            "packed_sample_tokens",
+            f"attention_kernel {spec.attention_kernel}'s published speeds are whole-sequence calls: state one or "
+            "the other",
+        )
 
 
 def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:

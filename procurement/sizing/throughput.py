@@ -98,6 +98,14 @@ def attention_forward_flops_per_token(model, context_tokens: float, causal: bool
     return 4.0 * counts.attended_tokens(model, context_tokens, causal) * attention_dim(model)
 
 
+def attention_context_tokens(spec: WorkloadSpec) -> int:
+    """The tokens a trained token's attention is counted over: the sequence, or with packed sequences
+    (packed_sample_tokens) the sample it belongs to, since a packed sample attends only within itself
+    (NeMo's packed_sequence_specs, Megatron-Core's THD format with cu_seqlens, flash-attn's varlen kernels)."""
+    packed = spec.packed_sample_tokens
+    return min(spec.seq_len, packed) if packed else spec.seq_len
+
+
 def training_flops_per_token(spec: WorkloadSpec) -> float:
     """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients;
     plus causal self-attention over the sequence, 3 passes (4 with full recomputation): 6 L T d_attn per
@@ -106,7 +114,9 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
         return training_flops_per_image(spec)
     n_active = counts.active_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
-    attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
+    attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(
+        spec.model, attention_context_tokens(spec)
+    )
     attention += recomputed_forward_flops_per_token(spec)
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
@@ -489,7 +499,9 @@ def _stated_kernel_attention_seconds(spec: WorkloadSpec, busy_s, step_tokens, gp
     """A GPU's attention time a step beyond the engine's when the spec names its attention kernel
     (attention_kernels.py: the kernel's published causal speed at s / cp tokens a call)."""
     _, attention_share = training_flops_shares(spec)
-    forward_flops = attention_forward_flops_per_token(spec.model, spec.seq_len) * step_tokens / gpus
+    forward_flops = (
+        attention_forward_flops_per_token(spec.model, attention_context_tokens(spec)) * step_tokens / gpus
+    )
     return extra_attention_seconds(spec, forward_flops, busy_s * attention_share, peak / 1e12)
 
 
@@ -501,7 +513,9 @@ def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:
         return 0.0, 0.0
     total = training_flops_per_token(spec)
     full = spec.gradient_checkpointing == "full"
-    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(spec.model, spec.seq_len)
+    attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
+        spec.model, attention_context_tokens(spec)
+    )
     head = (8.0 if full else 6.0) * float(spec.model.vocab_size * spec.model.hidden_size)
     return max(total - attention - head, 0.0) / total, attention / total
 

@@ -314,6 +314,8 @@ def test_llama31_405b_fp8_gbs1536_on_1024_h100_within_15_percent(bundled_catalog
 # --- 7. torchao float8 on 8 MI300X (fp8_recipe: torchao off the H100 it was fitted on) -------------------------------
 # [AOF8] AMD MI300x table: bf16 5,376.5, tensorwise float8 with float8 all-gather 6,166.0 median tokens/s (per GPU,
 # torchtitan's tps), batch 1 x 8192, compile, FSDP2, per-op SAC ('selective' is the nearest the spec states).
+# e26a: the spec states per-op SAC now, gradient_checkpointing selective_op (torchtitan's op-level policy: wk, wo
+# and w3 run again in backward, +5.1 GFLOPs a token). Before: 'selective' (no recomputation).
 def titan_8b(precision: str, **extra) -> dict:
     return {
         "task": "pretrain",
@@ -321,7 +323,7 @@ def titan_8b(precision: str, **extra) -> dict:
         "precision": precision,
         "micro_batch_size": 1,
         "seq_len": 8192,
-        "gradient_checkpointing": "selective",
+        "gradient_checkpointing": "selective_op",
         "parallelism": {"gpus": 8, "zero_stage": "fsdp"},
         "training_tokens": 1e10,
     } | extra
@@ -333,14 +335,16 @@ TITAN_FP8 = titan_8b("fp8", fp8_recipe="torchao")
 
 @pytest.mark.django_db
 def test_torchao_float8_speedup_on_mi300x_within_15_percent(bundled_catalog):
-    """Published 6,166.0 / 5,376.5 = 1.147x; product 1.250x (+9.0%): the H100's cast cost carried to the MI300X."""
+    """Published 6,166.0 / 5,376.5 = 1.147x; product 1.250x (+9.0%): the H100's cast cost carried to the MI300X.
+    With per-op SAC stated (selective_op, e26a): 8,502.5 / 6,769.7 = 1.256x (+9.5%)."""
     ratio = tokens_per_gpu(candidate(TITAN_FP8, MI300X)) / tokens_per_gpu(candidate(TITAN_BF16, MI300X))
     assert ratio == pytest.approx(6166.0 / 5376.5, rel=0.15)
 
 
 @pytest.mark.django_db
 def test_mi300x_over_h100_bf16_torchtitan_within_15_percent(bundled_catalog):
-    """Same README, same recipe: MI300X 5,376.5 over H100 6,150 = 0.874; product 7,402 / 8,045 = 0.920 (+5.2%)."""
+    """Same README, same recipe: MI300X 5,376.5 over H100 6,150 = 0.874; product 7,402 / 8,045 = 0.920 (+5.2%);
+    with per-op SAC stated (selective_op, e26a) 6,769.7 / 7,358.3 = 0.920 (+5.2%)."""
     ratio = tokens_per_gpu(candidate(TITAN_BF16, MI300X)) / tokens_per_gpu(candidate(TITAN_BF16, H100))
     assert ratio == pytest.approx(5376.5 / 6150, rel=0.15)
 
@@ -349,13 +353,28 @@ def test_mi300x_over_h100_bf16_torchtitan_within_15_percent(bundled_catalog):
 @pytest.mark.xfail(
     strict=True,
     reason="[AOF8] MI300X bf16 Llama 3 8B, 8 GPUs FSDP2, 1 x 8192, per-op SAC: 5,376.5 tokens/s/GPU; product 7,402 "
-    "(+37.7%). Not MI300X-specific: the README's H100 row is 6,150 against the product's 8,045 (+30.8%; that "
-    "card's power limit is unstated). The spec's 'selective' recomputes nothing, where torchtitan's per-op SAC "
-    "recomputes every second matmul (about +1/6 of the compute), and batch 1 x 8k under FSDP2 exposes the "
-    "per-layer all-gathers; neither is costed.",
+    "(+37.7%) with 'selective'. e26a stated the README's per-op SAC as selective_op (wk, wo and w3 recomputed, "
+    "54.6 -> 59.7 GFLOPs a token): 6,769.7 (+25.9%). Not MI300X-specific: the same README's H100 row, 6,150, is "
+    "7,358.3 in the product (+19.6%), and the MI300X / H100 ratio agrees (0.920 against 0.874). The run does "
+    "5,376.5 x 59.7e9 = 3.21e14 FLOP/s, 0.246 of the MI300X's 1,307 TFLOPS (H100: 0.371 of 989) where the product "
+    "does 0.309 (H100: 0.444, the width ceiling at d 4,096). The engine exposes no FSDP2 communication here. Not "
+    "the recompute policy: the README's MI300X peak memory, 39.09, is the product's 38.6 GiB under selective_op "
+    "(test below), where full recomputation, whose speed would match (5,551, +3.3%), keeps 24.9 GiB. The cause of "
+    "the remaining +20-26% is not found (UNEXPLAINED, e26a).",
 )
 def test_mi300x_torchtitan_bf16_speed_within_15_percent(bundled_catalog):
     assert tokens_per_gpu(candidate(TITAN_BF16, MI300X)) == pytest.approx(5376.5, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_mi300x_torchtitan_peak_memory_is_per_op_sac_not_full_recomputation(bundled_catalog):
+    """[AOF8] MI300X table, bf16 row: "Peak Memory (GB) 39.09" (torchtitan's peak reserved; GiB or GB, the check
+    holds for both: 39.09 or 36.41 GiB). Product: 38.6 GiB under selective_op; 24.9 under full recomputation."""
+    op_sac = candidate(TITAN_BF16, MI300X)["memory"]["total_per_gpu_gib"]
+    full = candidate(TITAN_BF16 | {"gradient_checkpointing": "full"}, MI300X)["memory"]["total_per_gpu_gib"]
+    for published_gib in (39.09, 39.09e9 / 2**30):
+        assert op_sac == pytest.approx(published_gib, rel=0.10)
+        assert full < published_gib * 0.75
 
 
 # --- 8. The ranking a buyer reads first: Llama 3 70B SFT as NVIDIA ran it (case 4), 2e9 tokens ---------------------

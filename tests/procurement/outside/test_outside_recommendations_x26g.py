@@ -12,9 +12,9 @@ Sources (figures quoted where used):
            README_8b.md (NeMo 24.12 fine-tuning, DGX H100, "average time from the last 20 training steps";
            tokens/s = seq x GBS / step time). The plans are the READMEs' tables; ft_llama3/llama3_finetune.py
            builds NeMo's `finetune_recipe(peft_scheme=..., performance_mode=True)` on SQuAD (packed to the sequence
-           length in NeMo's performance recipes: my reading, not stated), distributed optimizer. LoRA stated as
-           NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my reading of NeMo 24.12's performance
-           mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
+           length in NeMo's performance recipes: my reading, not stated; e26a: stated, PACKED_SQUAD), distributed
+           optimizer. LoRA stated as NeMo's performance-mode Llama 3 70B adapter (rank 16 on linear_qkv: my
+           reading of NeMo 24.12's performance mode, not quoted by the README; the NeMo recipe copy I could read predates performance_mode. All-linear
            rank 32 instead moves the rate -0.7%).
   [MAXT]   same repository @143b90dd91f9be958fed4773ae95d941a3356a82 maxtext/README_70b.md: "Maxtext LLama2 70b
            BF16 (FSDP+DP MBS=2)", 64x H100 (FSDP=64 GBS=128), seq 4096: step 6.999 s, 74,908.99 tokens/s; FP8 4.324 s,
@@ -40,6 +40,13 @@ from decimal import Decimal
 
 import pytest
 
+from procurement.sizing.assumptions import (
+    MFU_FP8_LINEARS,
+    TRAINING_WIDTH_K_HOPPER,
+    TRAINING_WIDTH_PEAK_HOPPER,
+)
+from procurement.sizing.spec import parse_workload_spec
+from procurement.sizing.throughput import attention_forward_flops_per_token
 from procurement.sizing.validation import trtllm_spec
 from tests.procurement.outside.test_outside_recommendations_x26b import (
     candidate,
@@ -53,16 +60,39 @@ H100 = "h100-sxm5-80gb"
 A100 = "a100-sxm4-80gb"
 B200 = "b200"
 FEASIBLE = {"fits", "tight", "oversized"}
+# e26a: the reading is the recipe's: NeMo @25ec4e98 recipes/llama3_70b.py line 313 "recipe.peft.dim = 16" and, in
+# finetune_performance_optimizations, line 389 "recipe.peft.target_modules = ['linear_qkv']".
 QKV_RANK16 = {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj"]}
 
 
+# e26a: the packing is stated, not a reading. ft_llama3/setup.sh pins NeMo ("NEMO_COMMIT=25ec4e98...", pip-installed
+# for the run) and llama3_finetune.py calls finetune_recipe(..., performance_mode=True); at NVIDIA/NeMo
+# @25ec4e9894c6938c3562ebb1df3280cf5a01f4da nemo/collections/llm/recipes/llama3_8b.py lines 279-309 (llama3_70b.py
+# 292-330 alike): "packed_sequence = performance_mode", "seq_length = 4096 if packed_sequence else 2048",
+# "PackedSequenceSpecs, packed_sequence_size=seq_length". The samples' length is not published; the same function's
+# comment "most samples in SQuAD dataset are shorter than 2K" bounds it: stated as 2,048 (packed_sample_tokens).
+# Every row below keeps its outcome for any sample length from 64 to 2,048
+# (test_nemo_rows_keep_their_outcome_for_any_squad_sample_length).
+PACKED_SQUAD = 2048
+
+
 def nemo_ft(
-    model: str, gpus: int, tp: int, pp: int, gbs: int, *, vp: int = 1, precision: str = "bf16", lora=None
+    model: str,
+    gpus: int,
+    tp: int,
+    pp: int,
+    gbs: int,
+    *,
+    vp: int = 1,
+    precision: str = "bf16",
+    lora=None,
+    packed: int = PACKED_SQUAD,
 ):
     """A [DGXFT] row: seq 4,096, MBS 1, the README's TP/PP/VP and GBS, ZeRO-1 (distributed optimizer), no
-    recomputation beyond flash attention ('selective' keeps no score matrix)."""
+    recomputation beyond flash attention ('selective' keeps no score matrix), SQuAD packed (PACKED_SQUAD)."""
     spec = megatron_spec(model, gpus, 4096, tp, pp, vp=vp, global_batch=gbs, precision=precision)
     spec["task"] = "lora" if lora else "full_finetune"
+    spec["packed_sample_tokens"] = packed
     if tp > 1:
         # llama3_finetune.py sets the recipe's comm-overlap callback's tp_comm_bootstrap_backend = "mpi", which only
         # TP communication overlap (Transformer Engine userbuffers) reads: the 70B rows ran with it.
@@ -98,13 +128,20 @@ FT8_SFT_BF16 = nemo_ft("llama-3-8b", 8, 1, 1, 32)
 FT8_SFT_FP8 = nemo_ft("llama-3-8b", 8, 1, 1, 32, precision="fp8")
 
 REASON_NEMO_8B = (
-    "The 8B rows run at TP 1, so no overlap applies: the gap is the linears' rate. The engine runs 16-bit Hopper "
-    "training at training_width_peak_hopper's ceiling, 0.535 / (1 + 838 / d) = 0.444 at d 4,096, fitted on "
-    "llm-foundry's 2023 MPT H100 sweep (7B 0.447); NeMo 24.12's 8B BF16 SFT runs at 12,412 x 5.14e10 / 989e12 = "
-    "0.645 of the BF16 peak in the engine's count (NVIDIA's own count: 56.4% MFU), 0.605 without the 4,096-token "
-    "attention (if NeMo packs ~300-token SQuAD samples, as I read it; the spec cannot say: 6% of the FLOPs). "
-    "NeMo's BF16 stack is not llm-foundry's; the FP8 linears (mfu_fp8_linears_hopper 0.425, fitted on NeMo rows) "
-    "come closer. Fix it needs: a 16-bit Hopper efficiency for Transformer Engine stacks, fitted on NeMo's BF16 rows."
+    "EXPLAINED (e26a): the width ceiling. The 8B rows run at TP 1, DP 8: no tensor or pipeline communication, "
+    "no bubble; the engine runs 16-bit Hopper training at training_width_peak_hopper's ceiling, 0.535 / "
+    "(1 + 838 / d) = 0.444 at d 4,096, fitted on llm-foundry's 2023 MPT H100 sweep (7B 0.447). NeMo 24.12's "
+    "packed SFT does 12,412 x 4.82e10 = 5.98e14 FLOP/s a GPU counting only the weights (6N, no attention: "
+    "the packing's sub-2K samples make it the least the run can have done), 0.605 of the 989 TFLOPS BF16 peak; "
+    "at the ceiling that work takes 0.605 / 0.444 = 1.36x as long: -26.6%, the gap left once packing is "
+    "stated (-28.9% at samples of 2,048). The recipe runs the Transformer Engine kernels the MPT sweep did not "
+    "(NeMo @25ec4e98 gpt/model/llama.py lines 105-109, Llama3Config: bias_activation_fusion, "
+    "bias_dropout_fusion, apply_rope_fusion; gpt/model/base.py 175-176: cross_entropy_loss_fusion, "
+    "gradient_accumulation_fusion) and "
+    "dgxc-benchmarking's PerfEnvPlugin(enable_vboost=True) (llama3_finetune.py): the memory-bound work k = 838 "
+    "charges is smaller there; k would have to fall below 0 at e 0.535 to reach 0.605, so the fix needs a new "
+    "e for Transformer Engine stacks, not a new k. The same table's 70B SFT BF16 row does 0.52 at d 8,192 (TP 4 "
+    "x PP 4), 1.08x the ceiling there, within tolerance."
 )
 
 
@@ -115,13 +152,14 @@ REASON_NEMO_8B = (
 @pytest.mark.parametrize(
     ("name", "spec", "published"),
     [
-        # 3.36 s a step = 1,219.0 tokens/s/GPU; product 1,047.0 (-14.1%), 74.3 GiB 'tight'
+        # 3.36 s a step = 1,219.0 tokens/s/GPU; product 1,047.0 (-14.1%), 74.3 GiB 'tight'; packed (e26a) 1,066.4
+        # (-12.5%)
         ("70b_sft_bf16", FT70_SFT_BF16, 4096 * 32 / 3.36 / 32),
-        # 2.26 s = 1,812.4; product 1,737.5 (-4.1%)
+        # 2.26 s = 1,812.4; product 1,737.5 (-4.1%); packed 1,799.6 (-0.7%)
         ("70b_sft_fp8", FT70_SFT_FP8, 4096 * 32 / 2.26 / 32),
-        # 9.118 s = 1,796.9; product 1,590.6 (-11.5%)
+        # 9.118 s = 1,796.9; product 1,590.6 (-11.5%); packed 1,634.4 (-9.0%)
         ("70b_lora_bf16", FT70_LORA_BF16, 4096 * 32 / 9.118 / 8),
-        # 6.5 s = 2,520.6; product 2,597.7 (+3.1%)
+        # 6.5 s = 2,520.6; product 2,597.7 (+3.1%); packed 2,734.3 (+8.5%)
         ("70b_lora_fp8", FT70_LORA_FP8, 4096 * 32 / 6.5 / 8),
         pytest.param(
             "8b_sft_bf16",
@@ -130,20 +168,16 @@ REASON_NEMO_8B = (
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="[DGXFT] 8B SFT BF16, 8 H100, DP 8, GBS 32: 1.32 s a step, 12,412 tokens/s/GPU; product 8,549.6 "
-                "(-31.1%), mfu 0.444, no communication exposed. " + REASON_NEMO_8B,
+                "(-31.1%), mfu 0.444, no communication exposed; with the recipe's packing stated (e26a) 8,826.1 "
+                "(-28.9%). " + REASON_NEMO_8B,
             ),
         ),
-        pytest.param(
-            "8b_sft_fp8",
-            FT8_SFT_FP8,
-            4096 * 32 / 0.95 / 8,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="[DGXFT] 8B SFT FP8: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%), just outside: the "
-                "attention core and the 128k-vocabulary output layer stay BF16 at the same ceiling. "
-                + REASON_NEMO_8B,
-            ),
-        ),
+        # Was a strict xfail: "[DGXFT] 8B SFT FP8: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%), just
+        # outside: the attention core and the 128k-vocabulary output layer stay BF16 at the same ceiling". Now
+        # 15,417.1 (-10.6%) because the recipe packs SQuAD (e26a, PACKED_SQUAD above; packed_sample_tokens): the
+        # engine charged the attention over all 4,096 tokens, 3.2 GFLOPs a token in BF16 at the 0.444 ceiling,
+        # 7.3 of the step's 68.7 us a token; over 2,048-token samples half of it, less over shorter ones.
+        ("8b_sft_fp8", FT8_SFT_FP8, 4096 * 32 / 0.95 / 8),
     ],
 )
 def test_nemo_finetune_speed_within_15_percent(bundled_catalog, name, spec, published):
@@ -167,8 +201,35 @@ def test_nemo_finetune_plans_fit_where_nvidia_ran_them(bundled_catalog):
 # recomputation does. The product's two choices bracket the run: 'full' 837.7 (-28.4%), 'selective' 1,117.0 (-4.6%)
 # but 232.8 GiB a GPU (does_not_fit). Neither is what ran: the spec has no MaxText-style partial remat
 # (save_qkv_proj / save_dot_except_mlp) that keeps some matmul outputs and fits 80 GB.
+#
+# e26a: the policy IS stated, in the recipe's maxtext/configure.sh (same repository @143b90dd): bf16 "remat_policy=
+# custom query_proj=device value_proj=device key_proj=device qkv_proj=device out_proj=device mlpwo=device", fp8 the
+# same without mlpwo; every other named tensor stays at MaxText's default 'remat' (AI-Hypercomputer/maxtext
+# @8e55ab1a, the last commit before the 2024-12-09 image, MaxText/configs/base.yml lines 168-178: "context: 'remat'",
+# "mlpwi_0: 'remat'", "mlpwi_1: 'remat'"), with XLA's own rematerialization pass off. So backward runs the MLP's
+# gate and up GEMMs (mlpwi_0/1) and the attention core (context) again: 2 x 2 x 8,192 x 28,672 x 80 = 75.2 GFLOPs
+# plus one attention forward, 5.4 GFLOPs, a token (MAXT_POLICY_FLOPS); the down projection's output and everything
+# backward reads besides are kept. Its memory by hand: the layer input, Q, K, V, out_proj's and (bf16) mlpwo's
+# outputs, 8h + 4 x 1,024 = 69,632 B a token and layer, x 8,192 tokens x 80 layers = 42.5 GiB, against the 10.0
+# GiB of layer inputs 'full' keeps: 33.3 + 32.5 = 65.8 GiB a GPU, it fits the 80 GB card (XLA_PYTHON_CLIENT_
+# MEM_FRACTION 0.94). The spec cannot state the policy (no MaxText remat names); costed by hand from the product's
+# own no-recomputation rate, it gives 940.8 (bf16, -19.6%) and 1,580.3 (fp8, -16.6%): still outside, so the policy
+# is not the gap (test_maxtext_stated_remat_policy_leaves_the_efficiency_gap).
 MAXT_BF16 = fsdp("llama-2-70b", 64, 2, "full")
 MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8")
+MAXT_POLICY_FLOPS = 2 * 2 * 8192 * 28672 * 80  # + one attention forward, added from the engine below
+REASON_MAXT = (
+    "EXPLAINED (e26a): the efficiencies, not the remat policy. configure.sh states remat_policy custom (the comment "
+    "above): at the product's own rates that policy gives 940.8 bf16 / 1,580.3 fp8 tokens/s/GPU (-19.6% / -16.6%). "
+    "bf16: the run does 1,170.5 x 510.5e9 (the policy's FLOPs a token: the engine's 430.0e9 without recomputation "
+    "+ 80.5e9 recomputed) = 5.98e14 FLOP/s, 0.604 of the 989 TFLOPS peak, where the engine caps 16-bit Hopper "
+    "training at training_width_peak_hopper's 0.485 at d 8,192 (0.535 / (1 + 838 / 8,192), fitted on llm-foundry's "
+    "2023 MPT sweep): 0.485 / 0.604 = 0.803, the whole -19.6%. fp8: the bf16 part (attention, 4 passes, and the "
+    "head, 23.0 GFLOPs a token) at that ceiling takes 48 us of the run's 527.8 us a token, so its fp8 linears "
+    "(487.5 GFLOPs with the recomputed ones) run at 0.51 of the 1,979 TFLOPS fp8 peak, where mfu_fp8_linears_hopper "
+    "is 0.425 (fitted on NeMo 24.07's H100 rows). The same pattern as the NeMo 8B rows above: NVIDIA's Dec-2024 "
+    "stacks (JAX/XLA with Transformer Engine's cuDNN flash attention here) run above both fitted efficiencies."
+)
 
 
 @pytest.mark.django_db
@@ -181,8 +242,7 @@ MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8")
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="[MAXT] BF16: 1,170.5 tokens/s/GPU; product 837.7 with full recomputation (-28.4%), 1,117 with "
-                "selective (-4.6%) which does not fit (232.8 GiB). The run's remat policy is a partial one the spec "
-                "cannot state; see the comment above.",
+                "selective (-4.6%) which does not fit (232.8 GiB). " + REASON_MAXT,
             ),
         ),
         pytest.param(
@@ -191,7 +251,7 @@ MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8")
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="[MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), 1,878.9 with "
-                "selective (-0.8%) at 203.9 GiB (does_not_fit). Same cause as the BF16 row.",
+                "selective (-0.8%) at 203.9 GiB (does_not_fit). " + REASON_MAXT,
             ),
         ),
     ],
@@ -209,28 +269,65 @@ def test_maxtext_70b_published_rate_lies_between_full_and_selective(bundled_cata
         assert low * 0.95 <= published <= high * 1.15
 
 
+@pytest.mark.django_db
+def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
+    """REASON_MAXT's numbers, from the product's no-recomputation rows and the policy's recomputed FLOPs."""
+    model = parse_workload_spec(MAXT_BF16).model
+    attention = attention_forward_flops_per_token(model, 4096)
+    recomputed = MAXT_POLICY_FLOPS + attention
+    assert recomputed == pytest.approx(80.5e9, rel=0.001)
+    bf16 = candidate(MAXT_BF16 | {"gradient_checkpointing": "selective"}, H100)
+    flops = bf16["throughput"]["flops_per_token"]
+    ceiling = TRAINING_WIDTH_PEAK_HOPPER.value / (1 + TRAINING_WIDTH_K_HOPPER.value / 8192)
+    assert bf16["throughput"]["mfu"] == pytest.approx(ceiling, abs=1e-3) == pytest.approx(0.485, abs=1e-3)
+    at_policy = tokens_per_gpu(bf16) * flops / (flops + recomputed)
+    assert at_policy == pytest.approx(940.8, rel=0.001)
+    assert at_policy < 74908.99 / 64 * 0.85  # the stated policy alone leaves the row outside
+    achieved = 74908.99 / 64 * (flops + recomputed) / 989e12
+    assert achieved == pytest.approx(0.604, abs=0.001)
+    assert bf16["throughput"]["mfu"] / achieved == pytest.approx(at_policy / (74908.99 / 64), rel=2e-3)
+    fp8 = candidate(MAXT_FP8 | {"gradient_checkpointing": "selective"}, H100)
+    extra_s = MAXT_POLICY_FLOPS / (MFU_FP8_LINEARS.value * 1979e12) + attention / (
+        bf16["throughput"]["mfu"] * 989e12
+    )
+    at_policy_fp8 = 1 / (1 / tokens_per_gpu(fp8) + extra_s)
+    assert at_policy_fp8 == pytest.approx(1580.3, rel=0.001)
+    assert at_policy_fp8 < 121250.69 / 64 * 0.85
+
+
 # --- 3. IBM fms-fsdp on 128 A100 80GB ([FMS]) -----------------------------------------------------------------------------
 # HSDP = FSDP inside a node, replicas across the 16 nodes; the spec has FSDP over all 128 ranks only (the same bytes a
 # GPU, more of them over the fabric). Activation checkpointing "True" = full.
-CODELLAMA_34B = {  # Llama 2 34B shape (codellama/CodeLlama-34b-hf config.json)
-    "name": "llama-2-34b",
+#
+# e26a: what IBM ran, from the repository at the commit that published the table (3d28d72, "update perf table",
+# 2024-02-21). The 34b and 70b example scripts: scripts/34b.sh @a9cc1e3 and scripts/70b.sh @82731b2
+# "--fsdp_activation_checkpointing=True", "--selective_checkpointing=1", "--sharding_strategy=fsdp", batch 8 and 6;
+# fms_fsdp/policies/ac_handler.py checkpoints every LLaMABlock whose count % 1 == 0, i.e. every block (full). The
+# models: fms_fsdp/utils/config_utils.py get_model_config "34b" (emb_dim 8192, nheads 64, nlayers 48,
+# hidden_grow_factor 22016 / 8192) and "70b" (nlayers 80, 28672 / 8192), vocabulary 32,000, and no kvheads: fms's
+# LLaMABlock takes kvheads = nheads when it is 0 (foundation-model-stack/foundation-model-stack fms/models/llama.py, "if
+# self.config.kvheads == 0: kvheads = self.config.nheads"), so both ran multi-head attention, 64 KV heads, not
+# CodeLlama's / Llama 2's 8. Stated below (FMS_34B, FMS_70B); before, the GQA shapes gave 562.6 (-27.1%) and 277.6
+# (-27.0%).
+FMS_34B = {  # fms-fsdp's "34b": Llama 2 34B's layers and MLP, multi-head attention
+    "name": "fms-llama-34b",
     "num_layers": 48,
     "hidden_size": 8192,
     "num_attention_heads": 64,
-    "num_key_value_heads": 8,
+    "num_key_value_heads": 64,
     "intermediate_size": 22016,
     "vocab_size": 32000,
 }
+FMS_70B = FMS_34B | {"name": "fms-llama-70b", "num_layers": 80, "intermediate_size": 28672}
 REASON_FMS_AC = (
-    "[FMS] {size} on 128 A100, FSDP, activation checkpointing on, batch {b}: {pub} tokens/s/GPU; product {prod} ({err}) "
-    "with every block recomputed (fms-fsdp's default, docs/configurations.md: 'selective_checkpointing ... default "
-    "value is 1 meaning checkpoint every block'). Recomputing every block, the run does {pub} x {fpt} = {hw} FLOP/s a "
-    "GPU, 0.70 of the A100's 312 TFLOPS; IBM's own 7B and 13B rows without checkpointing do 0.53 and 0.45, and the "
-    "engine caps A100 training at mfu_pretrain_a100 0.51 (its Ampere width ceiling would allow 0.675 at d 8,192). "
-    "Without recomputation the product gives {none} ({none_err}), but {none_gib} GiB a GPU. So either IBM "
-    "checkpointed fewer blocks than the default (the README does not say; the spec cannot state a fraction of blocks, "
-    "and at 80 GB nearly all must be) or its stack ran the recomputed forward far above its own uncheckpointed rows. "
-    "Not established; left out."
+    "[FMS] {size} on 128 A100, FSDP, every block checkpointed, batch {b}, multi-head attention (all as IBM's "
+    "scripts and config state, comment above): {pub} tokens/s/GPU; product {prod} ({err}), {gib} GiB a GPU, "
+    "'fits'. UNEXPLAINED (e26a), but located in the published figure: with every block recomputed the run does "
+    "{pub} x {fpt} FLOPs a token = {hw} of the A100's 312 TFLOPS, where IBM's own 7B and 13B rows of the same code "
+    "without checkpointing do 0.526 and 0.453 in the same count and the engine's A100 cap is 0.51. Even with no "
+    "recomputation at all the row would need {none_hw} ({none} in the product, {none_err}, {none_gib} GiB: "
+    "does_not_fit). Nothing in the scripts or code at 3d28d72 reduces the work (no compile, no fewer blocks "
+    "checkpointed); what differs between the published run and its stated settings is not found."
 )
 
 
@@ -241,7 +338,7 @@ REASON_FMS_AC = (
         ("llama-2-7b", 2, "none", 3760),
         ("llama-2-13b", 1, "none", 1700),
         pytest.param(
-            CODELLAMA_34B,
+            FMS_34B,
             8,
             "full",
             772,
@@ -251,18 +348,20 @@ REASON_FMS_AC = (
                     size="34B",
                     b=8,
                     pub=772,
-                    prod="562.6",
-                    err="-27.1%",
-                    fpt="2.83e11",
-                    hw="2.18e14",
-                    none="750.1",
-                    none_err="-2.8%",
-                    none_gib="438.6",
+                    prod="485.2",
+                    err="-37.1%",
+                    gib="46.1",
+                    fpt="3.28e11",
+                    hw="0.811",
+                    none_hw="0.609",
+                    none="647.0",
+                    none_err="-16.2%",
+                    none_gib="483.6",
                 ),
             ),
         ),
         pytest.param(
-            "llama-2-70b",
+            FMS_70B,
             6,
             "full",
             380,
@@ -272,13 +371,15 @@ REASON_FMS_AC = (
                     size="70B",
                     b=6,
                     pub=380,
-                    prod="277.6",
-                    err="-27.0%",
-                    fpt="5.73e11",
-                    hw="2.18e14",
-                    none="370.1",
-                    none_err="-2.6%",
-                    none_gib="651.7",
+                    prod="245.4",
+                    err="-35.4%",
+                    gib="55.3",
+                    fpt="6.48e11",
+                    hw="0.790",
+                    none_hw="0.592",
+                    none="327.2",
+                    none_err="-13.9%",
+                    none_gib="708.2",
                 ),
             ),
         ),
@@ -288,6 +389,22 @@ def test_fms_fsdp_128_a100_within_15_percent(bundled_catalog, model, mbs, checkp
     spec = fsdp(model, 128, mbs, checkpointing)
     assert candidate(spec, A100)["verdict"] in FEASIBLE
     assert rate(spec, A100) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_fms_published_rates_need_more_of_the_a100_than_the_same_code_reaches_elsewhere(bundled_catalog):
+    """REASON_FMS_AC's numbers: the published rate x the engine's FLOPs a token / 312 TFLOPS."""
+
+    def achieved(model, mbs, checkpointing, published):
+        row = candidate(fsdp(model, 128, mbs, checkpointing), A100)
+        return published * row["throughput"]["flops_per_token"] / 312e12
+
+    own = [achieved("llama-2-7b", 2, "none", 3760), achieved("llama-2-13b", 1, "none", 1700)]
+    assert own == [pytest.approx(0.526, abs=0.001), pytest.approx(0.453, abs=0.001)]
+    assert achieved(FMS_34B, 8, "full", 772) == pytest.approx(0.811, abs=0.001)
+    assert achieved(FMS_70B, 6, "full", 380) == pytest.approx(0.790, abs=0.001)
+    assert achieved(FMS_34B, 8, "none", 772) == pytest.approx(0.609, abs=0.001)
+    assert achieved(FMS_70B, 6, "none", 380) == pytest.approx(0.592, abs=0.001)
 
 
 # --- 4. TensorRT-LLM v1.0 max-throughput serving on H100 ([TRT10]) ----------------------------------------------------------
@@ -400,7 +517,8 @@ def test_fms_7b_run_ranking_keeps_128_gpus_and_the_deadline(bundled_catalog):
 
 
 # R2. [DGXFT]'s 70B LoRA plan (8 GPUs, TP 2, PP 4, VP 20, TP overlap) for 2e9 tokens, 60 h deadline. Measured on
-# H100: 2e9 / 14,375 / 3,600 = 38.6 h; product 43.66 h (+13.0%, the -11.5% rate above).
+# H100: 2e9 / 14,375 / 3,600 = 38.6 h; product 43.66 h (+13.0%, the -11.5% rate above); with the recipe's packing
+# stated (e26a) 42.49 h (+10.1%, the -9.0% rate).
 LORA_70B_JOB = FT70_LORA_BF16 | {"training_tokens": 2e9}
 
 
@@ -411,7 +529,10 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
     the >20% band). Rows 2-4: AWS p6-b200.48xlarge spot at 21.04-21.76 USD/h, 514.86-532.09; row 5: Nebius 8 x H100
     spot at 10.01 USD/h for 43.658 h (P90 43.710), 546.24. Every row 8 GPUs, TP 2, PP 4, VP 20, P90 within 60 h. The
     B200 wins on its 2.27x (19.23 h against 43.66 h), the BF16 peak ratio; no B200 LoRA run of this plan is
-    published that I found, so row 1's hours are the product's word."""
+    published that I found, so row 1's hours are the product's word.
+    e26a, packing stated (PACKED_SQUAD): first row the same Verda offer, 13.707082 x 18.716 h = 256.54 compute (row
+    256.53), + 13.71 + 10.31 + 51.31 = 331.86, P90 18.738 h; rows 2-4 AWS p6-b200.48xlarge spot 501.85-518.63; row 5
+    Nebius 8 x H100 spot 10.012478 x 42.488 h = 425.41, total 532.12. Same order, same plans."""
     rows = ranked(LORA_70B_JOB, top=5, deadline_hours=60)
     assert len(rows) == 5, describe(rows)
     for r in rows:
@@ -426,20 +547,23 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
             20,
         ), describe(rows)
         assert not r["differs_from_spec"] and r["wall_clock"]["hours_at_probability"] <= 60
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("263.59"), rel=Decimal("0.002"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("256.54"), rel=Decimal("0.002"))
     h100 = [r for r in rows if r["gpu"] == H100]
     assert h100 and h100[0]["hours"] == pytest.approx(2e9 / (rate(FT70_LORA_BF16) * 8) / 3600, rel=0.001)
 
 
 # R3. [DGXFT]'s 8B SFT in FP8 (DP 8, GBS 32) for 5e9 tokens: only cards with FP8 (Ada, Hopper, Blackwell) may rank,
-# like for like; at a 6 h deadline the H100's 11.9 h (measured 5e9 / 137,970 / 3,600 = 10.1 h) must drop out.
+# like for like; at a 6 h deadline the H100's 11.9 h (measured 5e9 / 137,970 / 3,600 = 10.1 h) must drop out
+# (11.3 h with the recipe's packing stated, e26a).
 SFT_8B_FP8_JOB = FT8_SFT_FP8 | {"training_tokens": 5e9}
 
 
 @pytest.mark.django_db
 def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundled_catalog):
     """24 h: first row Verda 8B200.240V spot, 13.712322 x 1 x 5.066 h = 69.47 compute (row 69.48), total 106.59; row 5
-    Nebius 8 x H100 spot 10.016305 x 11.926 h = 119.45, total 163.25. 6 h: the H100 rows go, every row left
+    Nebius 8 x H100 spot 10.016305 x 11.926 h = 119.45, total 163.25. e26a, packing stated: first row the same
+    offer, 13.712322 x 4.783 h = 65.59 compute, total 101.92; row 5 Nebius H100 spot 10.016305 x 11.261 h = 112.79,
+    total 155.22. 6 h: the H100 rows go, every row left
     finishes by 6 h at P90."""
     rows = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=24)
     assert len(rows) == 5, describe(rows)
@@ -457,7 +581,27 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
         r["gpu"] in fp8_cards or r["gpu"].startswith(("h100", "h200", "b200", "b300", "gb")) for r in rows
     )
     assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 1 and not r["differs_from_spec"] for r in rows)
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("69.47"), rel=Decimal("0.002"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("65.59"), rel=Decimal("0.002"))
     tight = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=6)
     assert tight and all(r["wall_clock"]["hours_at_probability"] <= 6 for r in tight), describe(tight)
     assert all(r["gpu"] != H100 for r in tight), describe(tight)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("sample_tokens", [64, 256, 512, 2048])
+def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalog, sample_tokens):
+    """PACKED_SQUAD is a bound (the recipe's comment), not a measured length: from 64 to 2,048 tokens a sample the
+    four 70B rows and the 8B FP8 row stay within 15% (at the extremes: 70B LoRA FP8 +8.5% at 2,048, +14.3% at 64;
+    8B FP8 -10.6% and -5.2%) and the 8B BF16 row stays outside (-28.9% to -26.6%)."""
+    rows = [
+        ("llama-3-70b", 32, 4, 4, 32, 5, "bf16", None, 4096 * 32 / 3.36 / 32),
+        ("llama-3-70b", 32, 4, 4, 32, 5, "fp8", None, 4096 * 32 / 2.26 / 32),
+        ("llama-3-70b", 8, 2, 4, 32, 20, "bf16", QKV_RANK16, 4096 * 32 / 9.118 / 8),
+        ("llama-3-70b", 8, 2, 4, 32, 20, "fp8", QKV_RANK16, 4096 * 32 / 6.5 / 8),
+        ("llama-3-8b", 8, 1, 1, 32, 1, "fp8", None, 4096 * 32 / 0.95 / 8),
+    ]
+    for model, gpus, tp, pp, gbs, vp, precision, lora, published in rows:
+        spec = nemo_ft(model, gpus, tp, pp, gbs, vp=vp, precision=precision, lora=lora, packed=sample_tokens)
+        assert rate(spec) == pytest.approx(published, rel=0.15), (model, precision, lora)
+    bf16_8b = rate(nemo_ft("llama-3-8b", 8, 1, 1, 32, packed=sample_tokens))
+    assert bf16_8b < 4096 * 32 / 1.32 / 8 * 0.85
