@@ -31,6 +31,9 @@ from procurement.sizing.spec import (
     CONTEXT_PARALLEL_COMMS,
     CROSS_ENTROPY,
     DEMAND_LIMITS,
+    EXPERT_DISPATCHES,
+    EXPERT_OVERLAPS,
+    EXPERT_ROUTINGS,
     FP8_RECIPES,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
@@ -174,6 +177,23 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
     )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+    expert_overlap = _choice(
+        EXPERT_OVERLAPS,
+        "Training with expert_parallel > 1: how the experts' all-to-alls meet computation: none (critical path, "
+        "default); partial, Megatron-Core's 1F1B A2A overlap; dualpipe, DeepSeek-V3's schedule; shared_experts, "
+        "hidden under the shared experts' compute (Megatron-Core --moe-shared-expert-overlap, NeMo AutoModel)",
+    )
+    expert_dispatch = _choice(
+        EXPERT_DISPATCHES,
+        "Training with expert_parallel > 1: alltoall, every routed copy (default); deepep, one copy a rank and "
+        "node holding a token's experts (FP8 dispatch under fp8); hybridep, NVIDIA's HybridEP backend",
+    )
+    expert_routing = _choice(
+        EXPERT_ROUTINGS,
+        "Training with expert_parallel > 1: learned, the model's router (default); balanced, a benchmark's fake "
+        "balanced gate giving token i experts i k .. i k + k - 1 (NeMo AutoModel fake_balanced_gate), so DeepEP "
+        "sends a token only to the ranks and nodes of that block",
+    )
     tp_comm_overlap = _flag(
         "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
         "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"

@@ -24,6 +24,9 @@ CASES = [
             "context_parallel_comm",
             "reshard_after_forward",
             "expert_tensor_parallel",
+            "expert_overlap",
+            "expert_dispatch",
+            "expert_routing",
         },
     ),
     (
