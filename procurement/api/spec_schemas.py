@@ -33,6 +33,7 @@ from procurement.sizing.spec import (
     DEMAND_LIMITS,
     EXPERT_DISPATCHES,
     EXPERT_OVERLAPS,
+    EXPERT_ROUTINGS,
     FP8_RECIPES,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
@@ -154,19 +155,6 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "model.num_experts and gpus / (tensor_parallel x pipeline_parallel)",
         maximum=SPLIT_LIMITS["expert_parallel"],
     )
-    expert_overlap = _choice(
-        EXPERT_OVERLAPS,
-        "Training with expert_parallel > 1: how the experts' all-to-alls meet computation: none, on the critical "
-        "path (Megatron-Core's default); partial, Megatron-Core --overlap-moe-expert-parallel-comm (hidden in the "
-        "steady phase, the warm-up and cool-down micro-batches exposed); dualpipe, DeepSeek-V3's schedule",
-    )
-    expert_dispatch = _choice(
-        EXPERT_DISPATCHES,
-        "Training with expert_parallel > 1: how tokens reach their experts: alltoall, every routed copy (default); "
-        "deepep, DeepSeek's dispatch (one fabric copy per other node, forwarded over NVLink, FP8 dispatch under "
-        "fp8); hybridep, NVIDIA's HybridEP backend of Megatron-Core's flex dispatcher (sends as deepep, permutes "
-        "and pads inside its kernels)",
-    )
     expert_tensor_parallel = _count(
         "Training with expert_parallel > 1: Megatron-Core --expert-tensor-parallel-size, 1 or tensor_parallel "
         "(unstated: tensor_parallel, or 1 where expert_parallel only divides gpus / pipeline_parallel). 1 keeps "
@@ -189,6 +177,23 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training: transformer layers on the last pipeline stage (Megatron-LM --decoder-last-pipeline-num-layers)"
     )
     offload = _choice(OFFLOADS, "CPU offload of optimizer state or parameters")
+    expert_overlap = _choice(
+        EXPERT_OVERLAPS,
+        "Training with expert_parallel > 1: how the experts' all-to-alls meet computation: none (critical path, "
+        "default); partial, Megatron-Core's 1F1B A2A overlap; dualpipe, DeepSeek-V3's schedule; shared_experts, "
+        "hidden under the shared experts' compute (Megatron-Core --moe-shared-expert-overlap, NeMo AutoModel)",
+    )
+    expert_dispatch = _choice(
+        EXPERT_DISPATCHES,
+        "Training with expert_parallel > 1: alltoall, every routed copy (default); deepep, one copy a rank and "
+        "node holding a token's experts (FP8 dispatch under fp8); hybridep, NVIDIA's HybridEP backend",
+    )
+    expert_routing = _choice(
+        EXPERT_ROUTINGS,
+        "Training with expert_parallel > 1: learned, the model's router (default); balanced, a benchmark's fake "
+        "balanced gate giving token i experts i k .. i k + k - 1 (NeMo AutoModel fake_balanced_gate), so DeepEP "
+        "sends a token only to the ranks and nodes of that block",
+    )
     tp_comm_overlap = _flag(
         "Training: Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel "
         "all-gathers and reduce-scatters run under the linear layers' GEMMs; default false (Megatron-Core's)"

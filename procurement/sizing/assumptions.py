@@ -706,7 +706,9 @@ EXPERT_OVERLAP = Assumption(
     "backward chunks so that 'both all-to-all and PP communication can be fully hidden during execution' "
     "(arXiv:2412.19437 sec. 3.2.1): every all-to-all hides under the step's compute, up to it. DeepSeek's "
     "FP8 dispatch and node-limited routing (sec. 3.2.2): parallelism.expert_dispatch (deepep_fp8_dispatch_"
-    "bytes_share).",
+    "bytes_share). shared_experts (Megatron-Core --moe-shared-expert-overlap; NVIDIA-NeMo/Automodel runs "
+    "the shared experts on a side stream, nemo_automodel/components/moe/layers.py @89e3a9fdd MoE.forward): "
+    "the all-to-alls hide under the shared experts' share of the compute, up to it.",
 )
 EXPERT_DISPATCH = Assumption(
     "deepep_fp8_dispatch_bytes_share",
@@ -723,7 +725,10 @@ EXPERT_DISPATCH = Assumption(
     "before the MoE up-projections and their "
     "gradients before the down-projections are quantized to FP8 ahead of the dispatch, the combines kept in "
     "BF16 (sec. 3.3.2): 2 of the 4 calls at 1 byte, (1 + 1 + 2 + 2) / 8. Megatron-Core runs the same kernels "
-    "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit.",
+    "as --moe-token-dispatcher-type flex --moe-enable-deepep. alltoall (default): every copy, 16-bit. "
+    "Under parallelism.expert_routing balanced (a benchmark's fake balanced gate, NVIDIA-NeMo/Automodel "
+    "FakeBalancedGate: token i to experts i k .. i k + k - 1 mod E) the copies are the ranks and nodes that "
+    "contiguous block sits on (throughput.balanced_destinations), not the random-routing count.",
 )
 DEEPEP_OVERLAP_SM_SHARE = Assumption(
     "deepep_overlap_sm_share",

@@ -490,6 +490,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "expert_parallel": spec.parallelism.expert_parallel,
             "expert_overlap": spec.parallelism.expert_overlap,
             "expert_dispatch": spec.parallelism.expert_dispatch,
+            "expert_routing": spec.parallelism.expert_routing,
             "tp_comm_overlap": spec.parallelism.tp_comm_overlap,
             "tp_implementation": spec.parallelism.tp_implementation,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,

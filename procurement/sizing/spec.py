@@ -44,7 +44,7 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp", 
 MOE_RECOMPUTE_MODULES = ("moe_act", "moe", "shared_experts")
 OFFLOADS = ("none", "optimizer", "optimizer_and_params")
 # How expert parallelism's token all-to-alls meet computation (assumptions.EXPERT_OVERLAP).
-EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
+EXPERT_OVERLAPS = ("none", "partial", "dualpipe", "shared_experts")
 # How the tokens reach their experts (assumptions.EXPERT_DISPATCH): one copy per routed expert, or DeepEP's
 # one copy per destination node over the fabric, forwarded over NVLink, dispatched in FP8 under fp8; or
 # NVIDIA's HybridEP backend of the same flex dispatcher, which sends as DeepEP does and also permutes and
@@ -52,6 +52,10 @@ EXPERT_OVERLAPS = ("none", "partial", "dualpipe")
 EXPERT_DISPATCHES = ("alltoall", "deepep", "hybridep")
 # The dispatches of Megatron-Core's flex token dispatcher (--moe-token-dispatcher-type flex): one copy a rank.
 FLEX_DISPATCHES = ("deepep", "hybridep")
+# Which experts a token goes to (throughput.node_copy_share): the model's learned router (spread like random
+# choices), or a benchmark's balanced fake gate that gives token i experts i k .. i k + k - 1 (mod E)
+# (NVIDIA-NeMo/Automodel FakeBalancedGate, backend fake_balanced_gate: true).
+EXPERT_ROUTINGS = ("learned", "balanced")
 # How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
 # (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); or PyTorch's experimental ring as torchtitan runs it
@@ -154,6 +158,7 @@ class ParallelismSpec:
     # --overlap-moe-expert-parallel-comm (1F1B A2A overlap); dualpipe: DeepSeek-V3's schedule.
     expert_overlap: str = "none"
     expert_dispatch: str = "alltoall"
+    expert_routing: str = "learned"  # EXPERT_ROUTINGS
     # Megatron-Core's --tp-comm-overlap (Transformer Engine userbuffers): the tensor-parallel collectives run
     # under the linear layers' GEMMs; off by default, as in Megatron-Core (assumptions.TP_COMM_OVERLAP_EXPOSED).
     tp_comm_overlap: bool = False
@@ -733,6 +738,7 @@ PARALLELISM_KEYS = frozenset(
         "offload",
         "expert_overlap",
         "expert_dispatch",
+        "expert_routing",
         "expert_tensor_parallel",
         "tp_comm_overlap",
         "tp_implementation",
@@ -776,6 +782,9 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         ),
         expert_dispatch=reader.choice(
             data, "expert_dispatch", "parallelism.expert_dispatch", "alltoall", EXPERT_DISPATCHES
+        ),
+        expert_routing=reader.choice(
+            data, "expert_routing", "parallelism.expert_routing", "learned", EXPERT_ROUTINGS
         ),
         expert_tensor_parallel=reader.integer(
             data, "expert_tensor_parallel", "parallelism.expert_tensor_parallel", None
@@ -1265,7 +1274,11 @@ def _check_tp_comm_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
 
 def _check_expert_overlap(reader: _Reader, spec: WorkloadSpec) -> None:
     par, model = spec.parallelism, spec.model
-    for key, default in (("expert_overlap", "none"), ("expert_dispatch", "alltoall")):
+    for key, default in (
+        ("expert_overlap", "none"),
+        ("expert_dispatch", "alltoall"),
+        ("expert_routing", "learned"),
+    ):
         if getattr(par, key) != default and par.expert_parallel < 2:
             reader.error(
                 f"parallelism.{key}",

@@ -23,6 +23,9 @@ TensorRT-LLM's published first-token latencies (assumptions.py).
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from procurement.sizing import dtensor_tp, fsdp_reshard
@@ -653,11 +656,49 @@ def node_copy_share(spec: WorkloadSpec, nodes):
     if spec.parallelism.expert_dispatch not in FLEX_DISPATCHES:
         return np.ones_like(nodes)
     k = float(model.experts_per_token)
+    if spec.parallelism.expert_routing == "balanced":
+        return np.vectorize(balanced_destinations)(model.num_experts, model.experts_per_token, nodes) / k
     reached = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)  # distinct nodes a token's k experts sit on
     if model.expert_groups_per_token:
         cap = model.expert_groups_per_token * np.maximum(1.0, nodes / model.expert_groups)
         reached = np.minimum(reached, cap)
     return reached / k
+
+
+@functools.lru_cache(maxsize=256)
+def balanced_destinations(experts: int, top_k: int, destinations: float) -> float:
+    """The distinct destinations (nodes or EP ranks, each holding a contiguous 1 / ``destinations`` of the
+    ``experts``) a token reaches under parallelism.expert_routing balanced, averaged over tokens: NVIDIA-NeMo/
+    Automodel's FakeBalancedGate (nemo_automodel/components/moe/layers.py @89e3a9fdd, the commit that published
+    its performance summary) gives token i the experts arange(n x k).view(-1, k) % E, i.e. i k .. i k + k - 1
+    (mod E), and its expert parallelism holds experts ep_rank x E / ep onwards on each rank (the same file,
+    local_expert_indices_offset). DeepSeek-V3 (E 256, top-8) under EP 64 on 8 nodes: every token's 8 experts
+    sit on 2 GPUs of one node, where a learned router's reach 5.25 of the 8 nodes."""
+    starts = experts // math.gcd(experts, top_k)
+    reached = 0
+    for token in range(starts):
+        first = token * top_k
+        reached += len({int(((first + j) % experts) * destinations // experts) for j in range(top_k)})
+    return reached / starts
+
+
+def shared_expert_flops_share(spec: WorkloadSpec) -> float:
+    """The shared experts' share of a trained token's FLOPs (3 passes, 4 with full recomputation, over their
+    2 x (3 gated, 2 plain) x h x moe_intermediate_size a MoE layer): the compute that parallelism.expert_overlap
+    shared_experts runs beside the routed experts' all-to-alls. Megatron-Core's --moe-shared-expert-overlap
+    ('overlapping between shared expert computations and dispatcher communications', NVIDIA/Megatron-LM
+    megatron/core/transformer/transformer_config.py moe_shared_expert_overlap), and NVIDIA-NeMo/Automodel's
+    MoE.forward (nemo_automodel/components/moe/layers.py @89e3a9fdd: 'Execute shared experts in a separate
+    stream to overlap compute with the communication for grouped experts'; autograd runs their backward on the
+    same side stream). 0 for a model without shared experts."""
+    model = spec.model
+    if not model.is_moe or not model.shared_experts:
+        return 0.0
+    _, moe_layers = counts.layer_counts(model)
+    gated = 3.0 if model.gated_mlp else 2.0
+    passes = 4.0 if spec.gradient_checkpointing == "full" else 3.0
+    shared = passes * 2.0 * gated * model.hidden_size * model.moe_intermediate_size * model.shared_experts
+    return shared * moe_layers / training_flops_per_token(spec)
 
 
 def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
@@ -671,6 +712,13 @@ def exposed_expert_seconds(spec: WorkloadSpec, ep_comm_s, compute_s, pp):
     overlap = spec.parallelism.expert_overlap
     if overlap == "none":
         return ep_comm_s
+    if overlap == "shared_experts":
+        # the shared experts run on a side stream while the routed experts' all-to-alls run: those hide
+        # under the shared experts' share of the compute, up to it (shared_expert_flops_share)
+        hidden = np.minimum(ep_comm_s, shared_expert_flops_share(spec) * compute_s)
+        if spec.parallelism.expert_dispatch in FLEX_DISPATCHES:
+            hidden = hidden * (1.0 - DEEPEP_OVERLAP_SM_SHARE.value)
+        return ep_comm_s - hidden
     micro_batches = float(spec.gradient_accumulation_steps)
     steady = 1.0 if overlap == "dualpipe" else np.clip((micro_batches - pp) / micro_batches, 0.0, 1.0)
     steady = steady * EXPERT_OVERLAP.value
