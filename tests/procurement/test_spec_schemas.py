@@ -23,6 +23,7 @@ CASES = [
             "tp_implementation",
             "context_parallel_comm",
             "reshard_after_forward",
+            "gradient_sync",
             "expert_tensor_parallel",
         },
     ),

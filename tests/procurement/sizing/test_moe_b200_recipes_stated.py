@@ -50,11 +50,11 @@ def qwen3_30b_as_its_recipe_states() -> dict:
     return document
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="[GPTOSS] 13,568 tokens/s/GPU published; as the recipe states it (alltoall) 15,649 (+15.3%; +16.6% as "
-    "hybridep). Just outside; the cause is not established.",
-)
+# Was a strict xfail: "[GPTOSS] 13,568 tokens/s/GPU published; as the recipe states it (alltoall) 15,649 (+15.3%;
+# +16.6% as hybridep). Just outside; the cause is not established." Now 13,652 (+0.6%) because x26f's spec states
+# parallelism.gradient_sync last_micro_batch (e26b): Megatron-Core syncs the gradients of an accumulated step in the
+# last micro-batch only, so the 1.42 s of expert-gradient traffic over 8 nodes hides under 0.67 of that micro-batch's
+# compute, not of the whole step's (assumptions.GRADIENT_SYNC_LAST_MICRO_BATCH).
 def test_gpt_oss_120b_b200_as_its_recipe_states_within_15_percent():
     assert tokens_per_gpu(gpt_oss_as_its_recipe_states()) == pytest.approx(13568, rel=0.15)
 
