@@ -335,7 +335,8 @@ GRADIENT_SYNC_LAST_MICRO_BATCH = Assumption(
     "/ gradient_accumulation_steps, not of the whole step's. Checked on NVIDIA-NeMo/Megatron-Bridge v0.4.2 "
     "(@c810129341a84e58f4cbed3093f70668a088c028, the 26.04.01 table): GPT OSS 120B BF16 on 64 B200, EP 8, "
     "GA 5 (expert groups of 8 ranks on 8 nodes, 1.42 s of traffic a step), 13,568 tokens/s/GPU: +15.3% "
-    "overlapped, +0.6% last_micro_batch. Not the default: Meta's LLaMA runs in validate_sizing (their own "
+    "overlapped, +0.6% last_micro_batch; the same table's DGX-H100 row (PP 4, GA 80, expert groups of 2 ranks, "
+    "5,824) -1.2% -> -2.0%. Not the default: Meta's LLaMA runs in validate_sizing (their own "
     "trainer) fit the overlapped rule, 8.0% median error, 14.9% under this one. Not fitted.",
 )
 TP_ALLREDUCE_LATENCY = Assumption(

@@ -514,6 +514,17 @@ def test_gpt_oss_120b_bf16_on_64_b200_within_15_percent(bundled_catalog):
     assert rate(GPT_OSS_B200, B200) == pytest.approx(13568, rel=0.15)
 
 
+@pytest.mark.django_db
+def test_gpt_oss_120b_h100_row_keeps_its_rate_with_megatrons_gradient_sync(bundled_catalog):
+    """The same table's DGX-H100 row of this model (x26e: PP 4, MBS 1, GA 80, expert groups of 2 ranks; 5,824
+    tokens/s/GPU), stated with the same gradient sync: 5,753 (-1.2%) -> 5,708 (-2.0%). Its traffic is small."""
+    from tests.procurement.outside.test_outside_recommendations_x26e import GPT_OSS_H100
+
+    stated = copy.deepcopy(GPT_OSS_H100)
+    stated["parallelism"]["gradient_sync"] = "last_micro_batch"
+    assert rate(stated, H100) == pytest.approx(5824, rel=0.05)
+
+
 def megatron_data_parallel_exposure(row: dict, accumulation: int) -> tuple[float, float]:
     """(step with Megatron's overlap split by pass, step with none) from a size report row whose data-parallel
     traffic is all hidden: its seconds (the communication share less the experts' all-to-all), half gradient
