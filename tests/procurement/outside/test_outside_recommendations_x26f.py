@@ -468,7 +468,7 @@ GPT_OSS_B200 = megatron_spec(
 # scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 sets
 # no dispatcher backend (EP 8, MBS 4, GBS 1,280, recompute layernorm / moe_act, no CUDA graph) over
 # src/megatron/bridge/recipes/gpt_oss/gpt_oss.py gpt_oss_120b_pretrain_config, line 196: moe_token_dispatcher_type
-# "alltoall" (the flex backend only applies to the "flex" dispatcher). Was deepep: 15,821 (+16.6%); now 15,649.
+# "alltoall" (the flex backend only applies to the "flex" dispatcher). Was deepep: 15,821 (+16.6%); alltoall alone 15,649.
 
 # Qwen3-30B-A3B: "DGX-B200 | 8 | MXFP8 | 512 | 4 | 4096 | 0 | 1 | 1 | 1 | n/a | 8 | 27136 | 619". GA = 512 / (8 x 4)
 # = 16; MXFP8 is the spec's fp8 on Blackwell. The recipe's hybridep stated as such (moe26c; deepep before, the
