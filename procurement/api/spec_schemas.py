@@ -35,6 +35,7 @@ from procurement.sizing.spec import (
     EXPERT_OVERLAPS,
     EXPERT_ROUTINGS,
     FP8_RECIPES,
+    GRADIENT_SYNCS,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
     OFFLOADS,
@@ -211,6 +212,13 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "stage's parameters gathered between forward and backward (torchtitan's rule under pipeline "
         "parallelism), and with pipeline parallelism its gradients unsharded until the last micro-batch; "
         "default true (FSDP2's)"
+    )
+    gradient_sync = _choice(
+        GRADIENT_SYNCS,
+        "Training with zero_stage 0, 1 or 2: where an accumulated step's data-parallel traffic hides: overlapped, "
+        "under 0.67 of the whole step's compute (default); last_micro_batch, under the last micro-batch's only, "
+        "as Megatron-Core (no_sync for the others, overlap_grad_reduce / overlap_param_gather) and PyTorch DDP's "
+        "no_sync run it",
     )
     context_parallel_comm = _choice(
         CONTEXT_PARALLEL_COMMS,

@@ -495,6 +495,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "tp_implementation": spec.parallelism.tp_implementation,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,
             "reshard_after_forward": spec.parallelism.reshard_after_forward,
+            "gradient_sync": spec.parallelism.gradient_sync,
             "offload": spec.parallelism.offload,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",

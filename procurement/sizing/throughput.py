@@ -43,6 +43,7 @@ from procurement.sizing.assumptions import (
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
     GRADIENT_BUCKET_BYTES,
+    GRADIENT_SYNC_LAST_MICRO_BATCH,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
     NODE_HOP_LATENCY,
@@ -428,7 +429,14 @@ def training_throughput(
     # schedule (arguments.py: "Overlap P2P communication is disabled if not using the interleaved
     # schedule"): there they hide with the data-parallel traffic under COMM_OVERLAP of the compute.
     hidden_pp_s, exposed_pp_s = (pp_comm_s, 0.0) if vp > 1 else (0.0, pp_comm_s)
-    exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * compute_s)
+    # parallelism.gradient_sync last_micro_batch: DDP / ZeRO-1/2 gradients sync once, in the last micro-batch,
+    # so the traffic hides under that micro-batch's compute only (assumptions.GRADIENT_SYNC_LAST_MICRO_BATCH)
+    window_s = compute_s
+    if par.gradient_sync == "last_micro_batch":
+        window_s = np.where(
+            sharded, compute_s, compute_s * GRADIENT_SYNC_LAST_MICRO_BATCH.value / accumulation
+        )
+    exposed_dp = np.maximum(0.0, dp_comm_s + hidden_pp_s - COMM_OVERLAP.value * window_s)
     model_comm_s = tp_comm_s + pp_comm_s + cp_comm_s + ep_comm_s
     exposed_ep_s = exposed_expert_seconds(spec, ep_comm_s, compute_s, pp)
     # the GEMMs and attention kernels that model-parallel traffic can run beside: the step's compute less
