@@ -834,7 +834,11 @@ GEFORCE_VISION_PEAK_EFFICIENCY = Assumption(
     "eager-attention inference rows on the same card (benchmark-infer-amp-nchw-pt113-cu117-rtx3090.csv "
     "@89b04521, batch 1024): ViT-B 1,209 and ViT-L 389.9 images/s (product 1,226, +1.4%; 378.4, -3.0%); "
     "the SDPA rows of PyTorch 2.4 (3090, 4090) and 2.9.1 (4090, 5090) at batch 1024: -20% to -3% "
-    "(tests/procurement/outside/test_outside_image_workloads_8.py).",
+    "(tests/procurement/outside/test_outside_image_workloads_8.py). Detectors on GeForce cards take the same "
+    "ratio over their V100-fitted step (compute_peak.geforce_rate, 1.19), checked (not fitted) on the outside "
+    "review's GeForce training logs: RTX 2080 SUPER YOLOv8x 20.4 images/s (product -11.4% before, +5.4% "
+    "after), RTX 3090 YOLO11s 133.4 (-10.3%, +6.7%) and YOLO11m 78.5 (-19.9%, -4.7%), RTX 4090 YOLO11x step "
+    "0.198 s (+22.8%, +3.3%).",
 )
 IMAGE_CARD_CEILING = Assumption(
     "image_card_ceiling",
