@@ -815,7 +815,7 @@ GEFORCE_VISION_PEAK_EFFICIENCY = Assumption(
     "geforce_vision_peak_efficiency",
     0.886,
     "fraction of dense peak",
-    "ViT classifiers' ceiling on GeForce cards, whose catalogued fp16 figure is the half-rate "
+    "ViT classifiers' ceiling in fp16 and bf16 on GeForce cards, whose catalogued fp16 figure is the half-rate "
     "fp32-accumulate peak (NVIDIA GA102 whitepaper Table 9: RTX 3090 71 of 142 TFLOPS; Ada whitepaper "
     "Table 1: RTX 4090 165.2 of 330.3; RTX Blackwell whitepaper: RTX 5090 209.5 of 419), each at the "
     "datasheet boost clock (procurement/data/gpu_clocks.csv: 512 FLOPs an SM a clock on all three): their "

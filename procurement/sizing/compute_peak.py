@@ -109,9 +109,9 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     a GeForce card runs at geforce_vision_peak_efficiency where other cards take vision_peak_efficiency: the
     same ratio."""
     if spec.model.image_arch.family == "detection":
-        return geforce_rate(gpu)
-    if spec.model.image_arch.family == "vision" and is_geforce(gpu):
-        return min(geforce_rate(gpu), own_peak_ceiling_factor(spec))
+        return geforce_rate(gpu, spec.precision)
+    if spec.model.image_arch.family == "vision" and is_geforce(gpu) and spec.precision in SIXTEEN_BIT:
+        return min(geforce_rate(gpu, spec.precision), own_peak_ceiling_factor(spec))
     row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
     if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:
         row = _diffusion_row(spec, "t4") or image_saturation_of("t4", spec.precision)
@@ -126,13 +126,14 @@ def is_geforce(gpu: GpuSpec) -> bool:
     return "geforce" in gpu.name.lower()
 
 
-def geforce_rate(gpu: GpuSpec) -> float:
-    """How much nearer its datasheet peak a GeForce card's image kernels run than a full-rate card's:
-    geforce_vision_peak_efficiency / vision_peak_efficiency (1.19) on a GeForce card (is_geforce), 1
+def geforce_rate(gpu: GpuSpec, precision: str) -> float:
+    """How much nearer its datasheet peak a GeForce card's 16-bit image kernels run than a full-rate card's:
+    geforce_vision_peak_efficiency / vision_peak_efficiency (1.19) on a GeForce card (is_geforce) in fp16 or
+    bf16 (the half-rate fp32-accumulate tensor figure; fp32, TF32 and 8-bit runs were not measured), 1
     elsewhere. The ViT fit's ratio; detectors (fitted on V100 times) take it too, checked on the GeForce
     training logs of tests/procurement/outside (RTX 2080 SUPER, 3090, 4090), none fitted: all sat 10-35% slow
     before, -23% to +7% with it."""
-    if not is_geforce(gpu):
+    if not is_geforce(gpu) or precision not in SIXTEEN_BIT:
         return 1.0
     return GEFORCE_VISION_PEAK_EFFICIENCY.value / VISION_PEAK_EFFICIENCY.value
 
