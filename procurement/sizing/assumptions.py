@@ -823,19 +823,47 @@ VISION_PEAK_EFFICIENCY = Assumption(
     "vision_peak_efficiency",
     0.745,
     "fraction of dense peak",
-    "ViT classifiers' ceiling in place of image_peak_efficiency (same saturating form, same half rows). A "
-    "ViT's FLOPs are ~96% dense linear layers (K = 768-4,096) over batch x 197 tokens = 12k-200k rows, run "
-    "by cuBLAS at its large-GEMM rate, far beyond the 1,317-2,635 rows of the two UNet points "
-    "image_peak_efficiency was fitted on (whose convolutions, GroupNorm layouts and 77-token cross-attention "
-    "keep the saturated rate lower; a single curve with a higher ceiling does not fit both UNet points). "
-    "Calibrated on one case: timm's benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (huggingface/"
-    "pytorch-image-models commit 5e7d47ca), vit_base_patch16_224 batch 192, AMP, synthetic input: 390.86 "
-    "images/s = 2.558 ms per image, of which the eager step's activation passes take 0.565 ms "
-    "(image_model.training_eager_seconds_per_image), leaving 1.993 ms for 105.4 GFLOP = 0.745 of the "
-    "3090's 71 TFLOPS. Checked on others: vit_large_patch16_224 batch 64 in the same CSV needs 0.740; "
-    "timm's benchmark-infer-amp-nchw-pt240-cu124-rtx4090.csv, vit_base_patch16_224 batch 1024 (2,787 "
-    "images/s) comes out at -22% (the eager inference traffic as counted, 68 bytes per hidden unit per "
-    "token and layer under autocast's fp32 residual stream and LayerNorm, serial with the GEMMs).",
+    "ViT classifiers' ceiling in place of image_peak_efficiency (same saturating form, same half rows) on "
+    "cards whose fp16 figure is the full-rate tensor peak (datacenter and workstation cards; GeForce cards "
+    "take geforce_vision_peak_efficiency). A ViT's FLOPs are ~96% dense linear layers (K = 768-4,096) over "
+    "batch x 197 tokens = 12k-200k rows, run by cuBLAS at its large-GEMM rate, far beyond the 1,317-2,635 "
+    "rows of the two UNet points image_peak_efficiency was fitted on (whose convolutions, GroupNorm layouts "
+    "and 77-token cross-attention keep the saturated rate lower). Round 4 fitted 0.745 on timm's "
+    "benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (huggingface/pytorch-image-models commit 5e7d47ca), "
+    "vit_base_patch16_224 batch 192, 390.86 images/s, with that run's eager attention's score passes left "
+    "out; stated as it ran the row now fits geforce_vision_peak_efficiency. Kept here: no datacenter ViT run "
+    "calibrates it, and the one found rates it high: facebookincubator/AITemplate examples/04_vit/README.md "
+    "@44026ba7 (A100-40GB, PyTorch 1.12 eager, timm ViT in fp16) ViT-B/16 at batch 256 2,226 images/s and "
+    "ViT-L/16 384 px at batch 128 221.1, where this ceiling gives +46% and +30% (they need about 0.42).",
+)
+GEFORCE_VISION_PEAK_EFFICIENCY = Assumption(
+    "geforce_vision_peak_efficiency",
+    0.886,
+    "fraction of dense peak",
+    "ViT classifiers' ceiling in fp16 and bf16 on GeForce cards, whose catalogued fp16 figure is the half-rate "
+    "fp32-accumulate peak (NVIDIA GA102 whitepaper Table 9: RTX 3090 71 of 142 TFLOPS; Ada whitepaper "
+    "Table 1: RTX 4090 165.2 of 330.3; RTX Blackwell whitepaper: RTX 5090 209.5 of 419), each at the "
+    "datasheet boost clock (procurement/data/gpu_clocks.csv: 512 FLOPs an SM a clock on all three): their "
+    "large GEMMs come nearer that figure than a full-rate datacenter peak is approached "
+    "(vision_peak_efficiency), and the boards hold clocks above the rated boost under load. Applied as a "
+    "card factor (compute_peak.card_image_factor: this over vision_peak_efficiency, scaling the card's peak "
+    "for the whole step, as the T4's measured row does). Calibrated on one case: timm's "
+    "benchmark-train-amp-nchw-pt112-cu113-rtx3090.csv (huggingface/pytorch-image-models commit 5e7d47ca), "
+    "vit_base_patch16_224 batch 192, AMP, synthetic input (image.data_pipeline predecoded): 390.86 "
+    "images/s. That run's attention is eager (flash_attention false): PyTorch 1.12 has no "
+    "scaled_dot_product_attention and timm 0.6.6's Attention.forward (vision_transformer.py at the same "
+    "commit) computes q @ k.T, softmax and @ v, so the step moves the scores too "
+    "(image_model.eager_score_training_bytes); round 4 fitted vision_peak_efficiency on this row without "
+    "them, which priced every SDPA run at the eager stack's rate. Checked (not fitted): "
+    "vit_large_patch16_224 batch 64 in the same CSV, 117.08 images/s (product 121.0, +3.3%); timm's "
+    "eager-attention inference rows on the same card (benchmark-infer-amp-nchw-pt113-cu117-rtx3090.csv "
+    "@89b04521, batch 1024): ViT-B 1,209 and ViT-L 389.9 images/s (product 1,226, +1.4%; 378.4, -3.0%); "
+    "the SDPA rows of PyTorch 2.4 (3090, 4090) and 2.9.1 (4090, 5090) at batch 1024: -20% to -3% "
+    "(tests/procurement/outside/test_outside_image_workloads_8.py). Detectors on GeForce cards take the same "
+    "ratio over their V100-fitted step (compute_peak.geforce_rate, 1.19), checked (not fitted) on the outside "
+    "review's GeForce training logs: RTX 2080 SUPER YOLOv8x 20.4 images/s (product -11.4% before, +5.4% "
+    "after), RTX 3090 YOLO11s 133.4 (-10.3%, +6.7%) and YOLO11m 78.5 (-19.9%, -4.7%), RTX 4090 YOLO11x step "
+    "0.198 s (+22.8%, +3.3%).",
 )
 IMAGE_CARD_CEILING = Assumption(
     "image_card_ceiling",
@@ -1431,6 +1459,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     VCPUS_PER_GPU_IMAGE,
     IMAGE_PEAK_EFFICIENCY,
     VISION_PEAK_EFFICIENCY,
+    GEFORCE_VISION_PEAK_EFFICIENCY,
     IMAGE_CARD_CEILING,
     SLOT_POWERED_CARD_W,
     ADA_UNET_TFLOPS_PER_WATT,

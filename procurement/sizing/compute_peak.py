@@ -11,9 +11,11 @@ from procurement.sizing.assumptions import (
     EIGHT_BIT_DIT_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
+    GEFORCE_VISION_PEAK_EFFICIENCY,
     IMAGE_CARD_CEILING,
     IMAGE_PEAK_EFFICIENCY,
     SLOT_POWERED_CARD_W,
+    VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.efficiency import diffusion_saturation_of, image_saturation, image_saturation_of
 from procurement.sizing.gpus import GpuSpec
@@ -103,15 +105,37 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     the card's measured saturated efficiency (efficiency.image_saturation) over image_peak_efficiency,
     1 where none is published, except on a slot-powered card (board power at most SLOT_POWERED_CARD_W:
     the L4), which takes the T4's measured row (same 75 W cap on its clocks). Detectors keep their own
-    fits (detector_efficiency includes T4 TensorRT figures)."""
+    fits (detector_efficiency includes T4 TensorRT figures), except on a GeForce card (geforce_rate). A ViT on
+    a GeForce card runs at geforce_vision_peak_efficiency where other cards take vision_peak_efficiency: the
+    same ratio."""
     if spec.model.image_arch.family == "detection":
-        return 1.0
+        return geforce_rate(gpu, spec.precision)
+    if spec.model.image_arch.family == "vision" and is_geforce(gpu) and spec.precision in SIXTEEN_BIT:
+        return min(geforce_rate(gpu, spec.precision), own_peak_ceiling_factor(spec))
     row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
     if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:
         row = _diffusion_row(spec, "t4") or image_saturation_of("t4", spec.precision)
     if row is None:
         return 1.0
     return min(row.efficiency / IMAGE_PEAK_EFFICIENCY.value, own_peak_ceiling_factor(spec))
+
+
+def is_geforce(gpu: GpuSpec) -> bool:
+    """A GeForce card: its catalogued fp16 figure is the half-rate fp32-accumulate peak (the catalog's
+    notes; NVIDIA's GA102, Ada and RTX Blackwell whitepapers), which PyTorch's fp16 GEMMs run at."""
+    return "geforce" in gpu.name.lower()
+
+
+def geforce_rate(gpu: GpuSpec, precision: str) -> float:
+    """How much nearer its datasheet peak a GeForce card's 16-bit image kernels run than a full-rate card's:
+    geforce_vision_peak_efficiency / vision_peak_efficiency (1.19) on a GeForce card (is_geforce) in fp16 or
+    bf16 (the half-rate fp32-accumulate tensor figure; fp32, TF32 and 8-bit runs were not measured), 1
+    elsewhere. The ViT fit's ratio; detectors (fitted on V100 times) take it too, checked on the GeForce
+    training logs of tests/procurement/outside (RTX 2080 SUPER, 3090, 4090), none fitted: all sat 10-35% slow
+    before, -23% to +7% with it."""
+    if not is_geforce(gpu) or precision not in SIXTEEN_BIT:
+        return 1.0
+    return GEFORCE_VISION_PEAK_EFFICIENCY.value / VISION_PEAK_EFFICIENCY.value
 
 
 def own_peak_ceiling_factor(spec) -> float:

@@ -329,7 +329,8 @@ def test_yolov8x_batch_4_training_speed_on_a_2080_super():
     Hand: YOLOv8x 257.8 GFLOP forward at 640 -> x3 for training = 773 GFLOP per image; at 35% of the
     2080 SUPER's 44.6 TFLOPS (fp16 with fp32 accumulate) = 15.6 TFLOPS -> 20.2 images/s. Product: 20.18
     (-1.3%) at the card's MFU; 18.11 (-11.4%) after image2's detector_training_efficiency (capped here at
-    detector_efficiency, 31.4%)."""
+    detector_efficiency, 31.4%). e29: 21.53 (+5.4%; 18.11 just before) at the GeForce rate
+    (compute_peak.geforce_rate: a Turing GeForce card's fp16 figure is the half-rate fp32-accumulate one too)."""
     spec = _detector("yolov8x", 4, 176, 6471)
     spec["image"]["deterministic"] = False
     (row,) = size_workload(parse_workload_spec(spec), [RTX_2080_SUPER])["candidates"]

@@ -334,7 +334,8 @@ def test_yolo11x_training_memory_on_an_rtx_4090(bundled_catalog, tmp_path):
 # said: 0.2500 of peak (was 0.1998) before the fill, 12.78 ms of compute + 2.42 ms of fill an image. Nothing
 # fitted: the clock is the Ada whitepaper's. The same rule moves the A100 YOLO11x log
 # (test_outside_image_workloads_2.py, 1,410 MHz) from +12.0% to +8.5%. Left: the 4090 holds clocks above its
-# rated boost under load, which no datasheet states.
+# rated boost under load, which no datasheet states. e29: 0.2045 s (+3.3%) at the GeForce rate
+# (compute_peak.geforce_rate, 1.19: the ViT fit's ratio, not fitted on this case).
 @pytest.mark.django_db
 def test_yolo11x_training_step_on_an_rtx_4090(bundled_catalog, tmp_path):
     row = _size(tmp_path, YOLO11X_4090, "rtx-4090")
@@ -344,7 +345,7 @@ def test_yolo11x_training_step_on_an_rtx_4090(bundled_catalog, tmp_path):
 # Was a strict xfail: "[Y11X] 207 epochs of YOLO11x on an RTX 4090: product 8.81 h vs published 6.199 h (+42.1%;
 # the published run includes ~0.21 h of per-epoch validation, 29 batches at 7.84 it/s, so training alone is ~5.99 h
 # and the gap +47%); same cause as the step time". Now 7.27 h (+17.3%; +21.4% against training alone): the step
-# above at the card's FLOPs per clock.
+# above at the card's FLOPs per clock. e29: 6.114 h (-1.4%) at the GeForce rate.
 @pytest.mark.django_db
 def test_yolo11x_training_run_hours_on_an_rtx_4090(bundled_catalog, tmp_path):
     row = _size(tmp_path, YOLO11X_4090, "rtx-4090")

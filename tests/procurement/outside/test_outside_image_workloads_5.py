@@ -285,11 +285,13 @@ def test_yolo11_training_reserved_memory_on_an_rtx_3090(bundled_catalog, tmp_pat
 
 TOF_SPEED = [
     # 16.67 it/s x 8 = 133.4 images/s; product 114.7 (-14.0%). Hand: 21.6 GFLOPs (the log's fused-less summary)
+    # e29: 142.2 (+6.7%) at the GeForce rate (compute_peak.geforce_rate; 119.6 just before).
     # x 3 (forward + backward) x 133.4 = 8.6 TFLOPS, 12% of the 3090's 71 fp16 tensor TFLOPS: a small detector at
     # batch 8 is bound by per-layer overheads, which the clock-based efficiency (FLOPs a cycle vs the V100)
     # carries over from the YOLOv5 V100 fit.
     pytest.param("yolo11s", 16.67 * 8, id="yolo11s"),
     # 9.61 it/s x 8 = 76.9 images/s; product 60.3 (-21.6%): 68.2 GFLOPs x 3 x 76.9 = 15.7 TFLOPS, 22% of peak.
+    # e29: 74.8 (-2.7%) at the GeForce rate (62.9 just before).
     pytest.param("yolo11m", 9.61 * 8, id="yolo11m"),
 ]
 
@@ -306,7 +308,7 @@ def test_yolo11_training_images_per_second_on_an_rtx_3090(
 @pytest.mark.django_db
 def test_yolo11s_twenty_epoch_run_hours_on_an_rtx_3090(bundled_catalog, tmp_path):
     """'20 epochs completed in 0.553 hours' (validation of 535 images each epoch included, about 1.8 s of
-    ~98 s). Product 0.621 h (+12.3%)."""
+    ~98 s). Product 0.621 h (+12.3%); 0.501 h (-9.4%) since e29's GeForce rate (0.596 just before)."""
     row = _size(tmp_path, _tof_yolo11("yolo11s"), "rtx-3090")
     _within(row["throughput"]["training_hours"], 0.553, SPEED)
 

@@ -117,7 +117,8 @@ def _yolo11(preset: str, batch: int, epochs: int, vcpus: int) -> dict:
 
 @pytest.mark.django_db
 def test_yolo11s_batch8_rate_on_a_3090(bundled_catalog, tmp_path):
-    """[3090-Y11] 133.4 images/s published (16.67 it/s x 8); product 119.6 (-10.3%)."""
+    """[3090-Y11] 133.4 images/s published (16.67 it/s x 8); product 119.6 (-10.3%); 142.3 (+6.7%)
+    since e29's GeForce rate (compute_peak.geforce_rate)."""
     row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 16), "rtx-3090")
     _within(_images_per_second(row), 16.67 * 8, SPEED)
 
@@ -125,7 +126,7 @@ def test_yolo11s_batch8_rate_on_a_3090(bundled_catalog, tmp_path):
 @pytest.mark.django_db
 def test_yolo11s_batch8_run_hours_on_a_3090(bundled_catalog, tmp_path):
     """[3090-Y11] '20 epochs completed in 0.553 hours' (validation of 535 images each epoch included, ~1.7 s of
-    it); product 0.595 h (+7.7%)."""
+    it); product 0.595 h (+7.7%); 0.501 h (-9.5%) since e29's GeForce rate."""
     row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 16), "rtx-3090")
     _within(row["throughput"]["training_hours"], 0.553, SPEED)
 
@@ -141,14 +142,16 @@ def test_yolo11s_batch8_gpu_mem_on_a_3090(bundled_catalog, tmp_path):
 def test_yolo11m_batch8_rate_on_a_3090(bundled_catalog, tmp_path):
     """[3090-Y11] 78.5 images/s published (epoch 20, 9.81 it/s x 8); product 62.9 (-19.9%), inside the bar
     at its edge: 62.9 images/s x 3 x 68.2 GFLOP = 12.9 TFLOPS, 18% of the 3090's 71 TFLOPS (fp16 with fp32
-    accumulate); the log reached 22.6%. Same direction as the 4090 of round 4 (GeForce under-rated)."""
+    accumulate); the log reached 22.6%. Same direction as the 4090 of round 4 (GeForce under-rated). e29:
+    74.8 (-4.7%) at the GeForce rate (compute_peak.geforce_rate, 1.19)."""
     row = _size(tmp_path, _yolo11("yolo11m", 8, 20, 16), "rtx-3090")
     _within(_images_per_second(row), 9.81 * 8, SPEED)
 
 
 @pytest.mark.django_db
 def test_yolo11m_batch8_run_hours_on_a_3090(bundled_catalog, tmp_path):
-    """[3090-Y11] '20 epochs completed in 0.940 hours'; product 1.133 h (+20.5%)."""
+    """[3090-Y11] '20 epochs completed in 0.940 hours'; product 1.133 h (+20.5%); 0.952 h (+1.3%) since e29's
+    GeForce rate."""
     row = _size(tmp_path, _yolo11("yolo11m", 8, 20, 16), "rtx-3090")
     _within(row["throughput"]["training_hours"], 0.940, SPEED)
 
@@ -187,14 +190,29 @@ BATCH_25_REASON = (
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=BATCH_25_REASON)
+# Was a strict xfail: 62.9 images/s vs 97.5 (-35.5%), the V100-fitted detector step efficiency on the 3090's
+# datasheet peak. Now 74.8 (-23.3%) because GeForce cards run image kernels nearer their half-rate
+# fp32-accumulate peak than full-rate cards do (compute_peak.geforce_rate, 0.886 / 0.745 = 1.19, the ViT fit's
+# ratio, e29); the batch-8 row of the same run goes -19.9% -> -4.7%. The product's rate still does not move with
+# the batch (74.8 at 8 and 25, published +24%): see BATCH_25_REASON and the hours case below.
 def test_yolo11m_batch25_rate_on_a_3090(bundled_catalog, tmp_path):
     row = _size(tmp_path, _yolo11("yolo11m", 25, 30, 16), "rtx-3090")
     _within(_images_per_second(row), 3.90 * 25, SPEED)
 
 
+BATCH_25_HOURS_REASON = (
+    "[3090-Y11] YOLO11m, batch 25, 30 epochs: published 1.128 h vs product 1.429 h (+26.6%; was 1.699 h,"
+    " +50.6%, before e29's GeForce rate, compute_peak.geforce_rate). Cause, quantified: the product's rate does"
+    " not move with the batch (74.8 images/s at batch 8 and at 25) where the run went 78.5 -> 97.5 (+24%); at"
+    " batch 8 the product is -4.7%, at 25 -23.3%, and the 1.128 h also holds 30 validation passes the product"
+    " does not count, so the training part is shorter still. The run splits into ~29 ms a step that does not"
+    " grow with the batch and 9.1 ms an image (det29c); the product has no per-step term for detector training"
+    " (its V100 fit's batches of 16-64 absorbed it), so a larger batch gains nothing. Earlier reading: "
+) + BATCH_25_REASON
+
+
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=BATCH_25_REASON)
+@pytest.mark.xfail(strict=True, reason=BATCH_25_HOURS_REASON)
 def test_yolo11m_batch25_run_hours_on_a_3090(bundled_catalog, tmp_path):
     row = _size(tmp_path, _yolo11("yolo11m", 25, 30, 16), "rtx-3090")
     _within(row["throughput"]["training_hours"], 1.128, SPEED)
@@ -204,21 +222,25 @@ def test_yolo11m_batch25_run_hours_on_a_3090(bundled_catalog, tmp_path):
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "[3090-Y11] YOLO11s, batch 8, ONE dataloader worker ('Using 1 dataloader workers'): published 133.4"
-        " images/s vs product 24.6 at host.vcpus_per_gpu 1 (-81.5%). Ultralytics sets cv2.setNumThreads(0) and"
-        " PyTorch runs a worker's torch ops on one thread, so one worker process is about one CPU thread (one"
-        " vCPU); it delivered 5.4x loader_images_per_vcpu (24.6), with mosaic on (epochs 1-10) and off (11-20) at"
-        " the same rate, so the loader was never the bound. The per-vCPU rate is a property of the source images"
-        " (here ~640 px video frames exported by Roboflow, against COCO's 640 x 480 photos for the fit and the"
-        " [COLAB-T4] case's 534 KB photos, which land at the fit: test below) and of the CPU (a desktop core at"
-        " 4-5 GHz against a cloud vCPU), neither of which the spec can state. What misleads: the ranking's new"
-        " vCPU need (images/s over 24.6, at least 4 a GPU) and its loader bound treat every dataset like COCO"
-        " on a cloud vCPU. Caveat: the host's vCPU count is not in the log; stating the worker count as vCPUs is"
-        " my reading, the only way the spec lets a practitioner say 'one loader process'."
+        "[3090-Y11] YOLO11s, batch 8, ONE dataloader worker (the log's workers=1, 'Using 1 dataloader workers',"
+        " cache=False), stated as image.loader_workers 1 (e29; was host.vcpus_per_gpu 1, same figure): published"
+        " 133.4 images/s vs product 24.6 (-81.5%), the loader bound of one worker at loader_images_per_vcpu"
+        " (24.6 images/s, 40.6 ms of CPU a sample: YOLOv5's measured 15.4 a worker on COCO, ultralytics/yolov5"
+        " issue #4252's A100 host, less three of its four decodes). Its GPU side"
+        " is 142.3 (+6.7%, the batch-8 case above). Cause, quantified from the log: the one worker delivered a"
+        " sample every <= 7.5 ms (133.4 a second, mosaic on in epochs 1-10 and off in 11-20 at the same rate, so"
+        " the loader never bound), 5.4x the fitted per-worker rate. A worker's per-sample CPU time is a property"
+        " of the host's core and of the source frames; the spec has a field for the frames"
+        " (image.source_megapixels: the decode, 8.1 of the 40.6 ms) but none for the host's per-core speed, and"
+        " the canvas work (32.5 ms at the fit) alone exceeds the 7.5 ms measured here. What misleads: the"
+        " ranking's vCPU need (images/s over 24.6, at least 4 a GPU) and its loader bound treat every host like"
+        " the fit's."
     ),
 )
 def test_yolo11s_one_loader_worker_on_a_3090(bundled_catalog, tmp_path):
-    row = _size(tmp_path, _yolo11("yolo11s", 8, 20, 1), "rtx-3090")
+    spec = _yolo11("yolo11s", 8, 20, 16)
+    spec["image"]["loader_workers"] = 1  # the log's workers=1
+    row = _size(tmp_path, spec, "rtx-3090")
     _within(_images_per_second(row), 16.67 * 8, SPEED)
 
 

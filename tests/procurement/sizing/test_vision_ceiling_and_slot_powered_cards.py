@@ -43,12 +43,15 @@ def test_an_fp32_vit_still_runs_its_matmuls_at_the_sgemm_rate():
 
 def test_the_l4_takes_the_t4_measured_image_rate_and_other_cards_keep_theirs():
     """The L4 (72 W, no measured image row) runs image networks at the T4's measured 0.364 / 0.534 = 0.681
-    of the reference rate per FLOP; a 4090 (450 W) keeps 1; detectors keep their own fits on any card."""
+    of the reference rate per FLOP; a 4090 (450 W) takes the GeForce ViT ceiling (e29), an H100 keeps 1; detectors keep their own fits on any card."""
     vit = _spec("vit-b-16")
     assert gpu_by_slug("l4").tdp_w == 72
     assert card_image_factor(vit, gpu_by_slug("l4")) == pytest.approx(0.364 / 0.534)
     assert card_image_factor(vit, gpu_by_slug("t4")) == pytest.approx(0.364 / 0.534)
-    assert card_image_factor(vit, gpu_by_slug("rtx-4090")) == 1.0
+    # e29: a GeForce card's ViT factor is geforce_vision_peak_efficiency / vision_peak_efficiency; other
+    # networks keep 1 there
+    assert card_image_factor(vit, gpu_by_slug("rtx-4090")) == pytest.approx(0.886 / 0.745)
+    assert card_image_factor(vit, gpu_by_slug("h100-sxm5-80gb")) == 1.0
     assert card_image_factor(_spec("yolov8n", batch=1), gpu_by_slug("l4")) == 1.0
 
 
