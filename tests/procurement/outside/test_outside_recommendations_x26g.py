@@ -311,7 +311,7 @@ def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
 # fms26 (stop 41): that reading is not what IBM measured. (1) Six minutes before 3d28d72, on another branch, the same
 # author committed 247f22c "align with FMS config" (2024-02-21 12:49), which gives "34b" and "70b" kvheads=8, as
 # fms's own _70b_config (fms/models/llama.py @3bf23213: "nheads=64, kvheads=8"); every later README table was
-# measured with it. (2) IBM's own MFU / HFU columns for the same model names on the same 128 A100s (README @5e522b4,
+# published from a tree that has it. (2) IBM's own MFU / HFU columns for the same model names on the same 128 A100s (README @5e522b4,
 # eager, "Full AC", batch 2: 34b 700 tokens/s MFU 0.47 HFU 0.64, 70b 370 MFU 0.50 HFU 0.67; README @3b1ce15,
 # compiled, batch 2: 820 / 410, MFU 0.55 / 0.55, HFU 0.74 / 0.74) are the published rate x FLOPs a token / 312
 # TFLOPS: in the engine's own count the GQA shapes reproduce all eight within 2.8%, multi-head attention misses every
