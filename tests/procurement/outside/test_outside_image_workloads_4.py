@@ -5,7 +5,7 @@ Each case is the spec a practitioner would write for the published run, sized th
 (`manage.py size --gpu SLUG --format json` and `manage.py recommend --format json` on the bundled catalog), and
 compared with the published figure. Targets from the issue: memory within 15%, speed within 25% (speed is
 compared as time per image or per step, the unit each source publishes). A case the product misses is a strict
-xfail whose reason carries the measured gap and my reading of the cause.
+xfail whose reason carries the measured gap and the diagnosed cause.
 
 Sources (figures quoted in each case):
   [LCM] huggingface/blog lcm_lora.md (commit 062647cf135331f92028ace3a8ada12f0b76cec9;
@@ -475,10 +475,12 @@ SDB_SD15 = [
         2.09,
         marks=pytest.mark.xfail(
             strict=True,
-            reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40: product 1.15 s vs published 2.09 s "
-            "(-45.0%; -53.1% after the L40's diffusion row); the compiled-UNet-only gain over-counted (see the "
-            "H100 case) and, as for the RTX 6000 Ada, an AD102 card under a 300 W limit reaching far less than "
-            "its datasheet peak" + SD15_PT20_NOTE,
+            reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40, the run's stack stated (image.runtime "
+            "pytorch-2.0): product 1.502 s vs published 2.09 s (-28.1%; was 1.15 s, -45.0%, at the optimized "
+            "stack's rate, and 0.980 s, -53.1%, after the L40's diffusion row). e29b: the head's earlier readings "
+            "(the compiled-UNet gain over-counted, a 300 W limit) no longer hold: the compiled H100 and 4090 rows "
+            "of the same README pass (-16.4%, +4.4%) and the board-power bound does not bind (below)."
+            + SD15_PT20_NOTE,
         ),
         id="compiled-l40",
     ),
