@@ -4,8 +4,8 @@ test_outside_image_workloads.py, _2.py ... _5.py, image_workload_cases.json or d
 Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
 (`manage.py size --gpu SLUG --format json`, `manage.py recommend --format json` on the bundled catalog), and
 compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case the
-product misses is a strict xfail whose reason carries the published figure, the product's, the gap and my reading
-of the cause.
+product misses is a strict xfail whose reason carries the published figure, the product's, the gap and the
+diagnosed cause.
 
 Sources (figures quoted in each case):
   [SF] chengzeyi/stable-fast README.md, section 'Performance Comparison', rows 'Vanilla PyTorch (2.1.0)'
@@ -293,10 +293,13 @@ def test_lambda_sd_fp32_eight_images_on_a_v100_16gb(bundled_catalog, tmp_path):
         " 10.37 and 18.49, -17%/-18%: the gap holds on both cards, so it is not allocator slack alone). With"
         " slicing the decode is one image, so the gap is the batch's UNet activations under diffusers 0.11 +"
         " xformers (128 UNet samples under CFG): published slope 32 -> 64 images 0.18 GB an image, product"
-        " 0.13. My reading: the 2022 pipeline's extra batch-sized copies (latent_model_input ="
-        " torch.cat([latents] * 2) each step, the scheduler's fp32 intermediates, the CLIP hidden states"
-        " repeated for every sample) and the allocator's rounding of many 0.1-0.5 GB blocks, which the"
-        " product's fixed allocator slack does not scale with. The fp32 boundary below is where it bites."
+        " 0.13. e29b, checked and ruled out: the 2022 pipeline's batch-sized tensors outside the UNet are small at"
+        " 64 images (128 samples under CFG): latent_model_input = torch.cat([latents] * 2), 128 x 4 x 64 x 64 x 2 B ="
+        " 4 MB; the repeated CLIP hidden states, 128 x 77 x 768 x 2 B = 15 MB; PNDM's stored model outputs, 2 MB"
+        " each after the guidance combine (60 MB even if all 30 steps' were kept): < 0.08 GB of the 3.14 GB gap. The caching allocator's rounding of large blocks (up to a 2 MiB"
+        " multiple each, c10/cuda/CUDACachingAllocator.cpp kRoundLarge) is MBs too. The gap is inside the UNet's"
+        " forward at 128 samples (traced in the comment above) or in blocks the allocator cannot reuse, the"
+        " reading below."
         " sd29c, a reading tried and not adopted: one more block the size of the largest transient, the"
         " level-0 GEGLU projection (samples x 4,096 x 2,560 elements: 2.5 GiB here), as the caching allocator's"
         " fragmentation (a freed block split by smaller levels' tensors cannot hold the next one), brings the"

@@ -5,8 +5,8 @@ image_workload_cases.json or docs/validation.md.
 Each case is the spec a practitioner would write for the published run, sized the way a user sizes it
 (`manage.py size --gpu SLUG --format json`, `manage.py recommend --format json` on the bundled catalog), and
 compared with the published figure. Targets from the issue: memory within 15%, speed within 25%. A case the
-product misses is a strict xfail whose reason carries the published figure, the product's, the gap and my reading
-of the cause. Ultralytics' GPU_mem is torch.cuda.memory_reserved() / 1e9: compared with (total - cuda_context_gib)
+product misses is a strict xfail whose reason carries the published figure, the product's, the gap and the
+diagnosed cause. Ultralytics' GPU_mem is torch.cuda.memory_reserved() / 1e9: compared with (total - cuda_context_gib)
 in GB, as the earlier rounds do.
 
 Sources (figures quoted in each case):
@@ -202,12 +202,39 @@ def test_yolo11m_batch25_rate_on_a_3090(bundled_catalog, tmp_path):
 
 BATCH_25_HOURS_REASON = (
     "[3090-Y11] YOLO11m, batch 25, 30 epochs: published 1.128 h vs product 1.429 h (+26.6%; was 1.699 h,"
-    " +50.6%, before e29's GeForce rate, compute_peak.geforce_rate). Cause, quantified: the product's rate does"
-    " not move with the batch (74.8 images/s at batch 8 and at 25) where the run went 78.5 -> 97.5 (+24%); at"
-    " batch 8 the product is -4.7%, at 25 -23.3%, and the 1.128 h also holds 30 validation passes the product"
-    " does not count, so the training part is shorter still. The run splits into ~29 ms a step that does not"
-    " grow with the batch and 9.1 ms an image (det29c); the product has no per-step term for detector training"
-    " (its V100 fit's batches of 16-64 absorbed it), so a larger batch gains nothing. Earlier reading: "
+    " +50.6%, before e29's GeForce rate, compute_peak.geforce_rate). The product's rate does not move with the"
+    " batch (74.8 images/s at batch 8 and at 25) where the run went 78.5 -> 97.5 (+24%); at batch 8 the product"
+    " is -4.7%, at 25 -23.3%, and the 1.128 h also holds 30 validation passes (11 batches, ~2.5 s each) the"
+    " product does not count. The two batches split into 29 ms a step that does not grow with the batch and"
+    " 9.1 ms an image (det29c). e29b, checked against Ultralytics' own per-step work, none of which is 29 ms a"
+    " batch: (1) the optimizer step and the EMA update run together (BaseTrainer.optimizer_step: unscale_,"
+    " clip_grad_norm_, scaler.step, update, zero_grad, then self.ema.update; ultralytics/ultralytics@00016300"
+    " ultralytics/engine/trainer.py) only when ni - last_opt_step >= accumulate, accumulate = round(nbs 64 /"
+    " batch): every 8 batches at batch 8 and every 3 at 25, i.e. once per 64 and per 75 images (the log's"
+    " AdamW weight decay shows both: 0.0005 x 8 x 8 / 64 = 0.0005 and 0.0005 x 25 x 3 / 64 = 0.000586), so"
+    " their cost per image is the same at both batches within 15% of itself. Its size on this host, from the"
+    " logs' warmup (accumulate ramps from 1 to nbs / batch over the first 3 epochs, np.interp(ni, [0, nw], [1,"
+    " nbs / batch]).round()): at batch 25 accumulate rounds to 1 until iteration 493 of epoch 1's 513, so"
+    " epoch 1 stepped the optimizer ~once a batch against once in 3 later, and ran 3.67 it/s against 3.88:"
+    " 14.8 ms more a batch for ~0.67 more steps, ~22 ms an optimizer step with its EMA (batch 8's epochs 1-2,"
+    " 9.06 and 9.37 it/s against 9.6, give 16-25 ms). At 22 ms that is 0.34 ms an image at batch 8 and 0.29"
+    " at 25, against 12.7 and 10.3 ms an image measured: 0.4% of the 24%. Cross-check: ultralytics/ultralytics"
+    " pull 26180 profiled YOLO26x at batch 64 (accumulate 1) on a B200: foreach to fused AdamW 3.2 ms a step"
+    " (0.2172 -> 0.2140 s), the EMA's per-tensor loop 5.2 ms (0.2140 -> 0.2088 s)."
+    " (2) The per-batch host syncs (four in v8DetectionLoss, one in the progress bar's %11.4g of the losses): the same profile took four of them out"
+    " for 1.3 ms a step (0.2088 -> 0.2075 s); 29 ms a batch would need ~20x that. A per-step term of the size"
+    " these sources support (<= 5 ms) makes both batches slower (batch 8 -4.7% -> ~-9%, batch 25 -23.3% ->"
+    " ~-24.4%) and moves this case the wrong way, so none is added. Two candidates remain, unsized: (a) GPU"
+    " fill: at batch 8 YOLO11m's 20 x 20 and 40 x 40 stages (and their weight-gradient reductions) underfill the"
+    " 3090's 82 SMs, which the V100 fit's batches of 16-64 do not resolve and the product does not count layer"
+    " by layer (assumptions detector_training_efficiency); (b) a host floor: with deterministic=True each step"
+    " also launches ~2,600 fill kernels (issue 26181: 10,544 FillFunctor kernels per 4 steps, YOLO26x), and the"
+    " loss's syncs split the step into segments that each take the longer of host and GPU work. The same host"
+    " ran YOLO11s at batch 8 in 60 ms a step, which bounds its launches for YOLO11m (1.28x the modules: 409 vs"
+    " 319 layers in the logs' summaries) to <= 77 ms, below the 82 ms of GPU work at batch 25's per-image rate,"
+    " so (b) could bind only segment by segment. The product counts no kernels for detector training"
+    " (image_model.forward_kernels: 0 for detectors), and no published kernel count, host profile or same-card"
+    " batch sweep of a YOLO11 training step was found to tell (a) from (b). Earlier diagnosis: "
 ) + BATCH_25_REASON
 
 
