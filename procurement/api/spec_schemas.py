@@ -46,6 +46,7 @@ from procurement.sizing.spec import (
     SPLIT_LIMITS,
     TASKS,
     TP_IMPLEMENTATIONS,
+    TRAINING_STACKS,
 )
 
 
@@ -403,6 +404,14 @@ class WorkloadSpecSerializer(serializers.Serializer):
         FP8_RECIPES,
         "fp8 training: the library that runs the linears in fp8 (transformer_engine: NeMo, Megatron; torchao: "
         "torchtitan float8, dynamic scaling)",
+    )
+    training_stack = _choice(
+        TRAINING_STACKS,
+        "Training: the software stack the run uses. other (default): 16-bit dense training on Hopper and later "
+        "runs at the width ceiling fitted on MosaicML's MPT sweep; megatron (NeMo, Megatron-Core, Megatron-Bridge, "
+        "Transformer Engine): dense models at that stack's own ceiling, 0.517 of the peak at d 4,096 and 0.565 at "
+        "8,192 (fitted on NeMo 24.09's Llama 3.1 8B and 70B H100 rows); maxtext and torchtitan are recorded and "
+        "sized as other (no published rows to fit)",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

@@ -27,6 +27,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_K_HOPPER,
     TRAINING_WIDTH_PEAK_AMPERE,
     TRAINING_WIDTH_PEAK_HOPPER,
+    TRAINING_WIDTH_PEAK_HOPPER_MEGATRON,
 )
 from procurement.sizing.clocks import peak_clock_hz
 from procurement.sizing.efficiency import measured_efficiency
@@ -315,17 +316,35 @@ def width_ceiling(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         return 1.0
     hopper = generation >= HOPPER
     peak = (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
+    if hopper and _runs_megatron_dense(spec):
+        peak = TRAINING_WIDTH_PEAK_HOPPER_MEGATRON.value
     k = (TRAINING_WIDTH_K_HOPPER if hopper else TRAINING_WIDTH_K_AMPERE).value
     return peak / (1.0 + k / float(spec.model.hidden_size))
 
 
+def _runs_megatron_dense(spec: WorkloadSpec) -> bool:
+    """A dense language model trained on a stated Megatron stack (training_stack megatron: NeMo, Megatron-Core,
+    Megatron-Bridge). MoE models keep the llm-foundry ceiling: the MoE costs (moe_efficiency_factor) were fitted
+    on that base."""
+    return spec.training_stack == "megatron" and spec.is_training and not spec.model.is_moe
+
+
 def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     """The "speed: ..." sentence of a training estimate the width ceiling sets; "" where it does not bind
-    (or the spec states its own MFU)."""
+    (or the spec states its own MFU). A stated Megatron stack on Hopper and later is named wherever its
+    ceiling is the efficiency (training_stack megatron)."""
     if spec.mfu or not spec.is_training or spec.model.is_image:
         return ""
     ceiling = width_ceiling(spec, gpu)
-    if ceiling >= _fitted_mfu(spec, gpu):
+    fitted = _fitted_mfu(spec, gpu)
+    if (gpu.generation or 0) >= HOPPER and _runs_megatron_dense(spec) and ceiling <= fitted:
+        return (
+            f"speed: on the Megatron stack (training_stack megatron) a {spec.model.hidden_size}-wide model trains at "
+            f"{ceiling:.0%} of the {gpu.slug}'s dense peak (that stack's width ceiling, fitted on NeMo 24.09's "
+            "Llama 3.1 8B and 70B H100 pretraining rows; the unstated ceiling, from MosaicML's MPT sweep, is "
+            f"{TRAINING_WIDTH_PEAK_HOPPER.value / (1.0 + TRAINING_WIDTH_K_HOPPER.value / spec.model.hidden_size):.0%})"
+        )
+    if ceiling >= fitted:
         return ""
     return (
         f"speed: a {spec.model.hidden_size}-wide model trains at no more than {ceiling:.0%} of the {gpu.slug}'s "

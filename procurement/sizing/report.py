@@ -479,6 +479,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "cross_entropy": spec.cross_entropy,
         "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
+        "training_stack": spec.training_stack,
         "memory_assumptions": memory_assumptions(spec),
         "parallelism": {
             "gpus": spec.parallelism.gpus,

@@ -73,6 +73,12 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
 FP8_RECIPES = ("transformer_engine", "torchao")
+# The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
+# fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
+# Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
+# maxtext and torchtitan (recorded; no published rows outside the outside tests' cases to fit a ceiling on,
+# so sized as other).
+TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
@@ -255,6 +261,7 @@ class WorkloadSpec:
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
     attention_kernel: str = "engine"  # ATTENTION_KERNELS
     fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
+    training_stack: str = "other"  # TRAINING_STACKS: the framework a training run runs on
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -296,6 +303,7 @@ _TOP_KEYS = {
     "cross_entropy",
     "attention_kernel",
     "fp8_recipe",
+    "training_stack",
     "mfu",
     "image",
     "host",
@@ -511,6 +519,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
             data, "attention_kernel", "attention_kernel", "engine", ATTENTION_KERNELS
         ),
         "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
+        "training_stack": reader.choice(data, "training_stack", "training_stack", "other", TRAINING_STACKS),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 

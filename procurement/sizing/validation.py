@@ -181,10 +181,13 @@ class Case:
 
 # MPT on 128 H100s, held out of the width ceiling's fit: 16-bit Hopper pretraining runs at it (pipe26)
 HOPPER_PRETRAIN_CHECKS = tuple(f"mpt-{size}-128xh100-tps" for size in ("7b", "13b", "30b", "70b"))
+# NeMo 24.09 on DGX H100, the fit rows of the Megatron stack's 16-bit Hopper ceiling (stack26)
+MEGATRON_HOPPER_FITS = ("nemo2409-llama31-8b-8xh100-bf16-tps", "nemo2409-llama31-70b-64xh100-bf16-tps")
 WIDTH_CEILING_CHECKS = (
     "mpt-125m-8xa100-40gb-tps",
     "mpt-1b-8xa100-40gb-tps",
     *HOPPER_PRETRAIN_CHECKS,
+    *MEGATRON_HOPPER_FITS,
 )  # added with mfu.width_ceiling and after it: not in the historical sections
 
 
@@ -212,6 +215,27 @@ def _mpt_spec(
         "gradient_accumulation_steps": accumulation,
         "gradient_checkpointing": checkpointing,
         "parallelism": {"gpus": gpus, "zero_stage": 3},
+    }
+
+
+def _nemo2409_spec(preset: str, gpus: int, tp: int, pp: int, vp: int, accumulation: int) -> dict:
+    """A dgxc-benchmarking llama3.1 pretraining run (NeMo 24.09 launcher, DGX H100): BF16, seq 8,192, MBS 1, CP 2,
+    the distributed optimizer (distributed_fused_adam: ZeRO-1), no activation checkpointing ('selective': flash
+    attention keeps no scores) and, at TP > 1, Transformer Engine's TP comm overlap (llama3_1_70b.yaml
+    ub_tp_comm_overlap true, NVIDIA/NeMo-Framework-Launcher @1ab2c781b50bffc95ef280bab7868ef1c3fbb411)."""
+    parallelism: dict = {"gpus": gpus, "zero_stage": 1, "tensor_parallel": tp, "pipeline_parallel": pp}
+    parallelism |= {"context_parallel": 2} | ({"virtual_pipeline": vp} if vp > 1 else {})
+    parallelism |= {"tp_comm_overlap": True} if tp > 1 else {}
+    return {
+        "task": "pretrain",
+        "model": {"preset": preset},
+        "precision": "bf16",
+        "micro_batch_size": 1,
+        "seq_len": 8192,
+        "gradient_checkpointing": "selective",
+        "gradient_accumulation_steps": accumulation,
+        "training_stack": "megatron",
+        "parallelism": parallelism,
     }
 
 
@@ -572,6 +596,12 @@ CASES: dict[str, Case] = {
     "mpt-13b-128xh100-tps": Case(_mpt_spec(5120, 40, 16, 1, 128, "full"), "train_tps", "h100-sxm5-80gb"),
     "mpt-30b-128xh100-tps": Case(_mpt_spec(7168, 48, 8, 1, 128, "full"), "train_tps", "h100-sxm5-80gb"),
     "mpt-70b-128xh100-tps": Case(_mpt_spec(8192, 80, 8, 1, 128, "full"), "train_tps", "h100-sxm5-80gb"),
+    "nemo2409-llama31-8b-8xh100-bf16-tps": Case(
+        _nemo2409_spec("llama-3.1-8b", 8, 1, 1, 1, 32), "train_tps", "h100-sxm5-80gb"
+    ),
+    "nemo2409-llama31-70b-64xh100-bf16-tps": Case(
+        _nemo2409_spec("llama-3.1-70b", 64, 4, 4, 5, 64), "train_tps", "h100-sxm5-80gb"
+    ),
     "megatron-175b-ptd-1536": Case(
         {
             "task": "pretrain",
@@ -874,6 +904,8 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
 def _inputs_text(spec: WorkloadSpec, case: Case) -> str:
     par = spec.parallelism
     parts = [spec.task, spec.model.name, spec.precision]
+    if spec.training_stack != "other":
+        parts.append(spec.training_stack)
     if spec.weight_quantization != "none":
         parts.append(spec.weight_quantization)
     if case.metric == "max_context":

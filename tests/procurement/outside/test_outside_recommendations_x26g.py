@@ -93,6 +93,11 @@ def nemo_ft(
     spec = megatron_spec(model, gpus, 4096, tp, pp, vp=vp, global_batch=gbs, precision=precision)
     spec["task"] = "lora" if lora else "full_finetune"
     spec["packed_sample_tokens"] = packed
+    # stack26: the run's stack, stated. ft_llama3/llama3_finetune.py builds NeMo's (Megatron-Core, Transformer
+    # Engine) finetune_recipe; training_stack megatron runs it at that stack's 16-bit ceiling (assumptions.
+    # training_width_peak_hopper_megatron, fitted on NeMo 24.09 pretraining rows of the same repository's llama3.1
+    # READMEs, not on these rows). The fp8 rows keep mfu_fp8_linears_hopper: the stack moves 16-bit ceilings only.
+    spec["training_stack"] = "megatron"
     if tp > 1:
         # llama3_finetune.py sets the recipe's comm-overlap callback's tp_comm_bootstrap_backend = "mpi", which only
         # TP communication overlap (Transformer Engine userbuffers) reads: the 70B rows ran with it.
@@ -144,6 +149,21 @@ REASON_NEMO_8B = (
     "x PP 4), 1.08x the ceiling there, within tolerance."
 )
 
+# stack26: what is left once the stack is stated. The Megatron ceiling's single e is a compromise between the two
+# NeMo 24.09 pretraining rows it was fitted on (the same repository's llama3.1 READMEs): 8B (d 4,096) -7.7%, 70B
+# (d 8,192) +8.5%; the llm-foundry width shape (k 838) it keeps makes narrow models slower than that stack runs
+# them. Against the fitted 0.517, this row needs 0.625 (the engine's FLOPs, packed at 2,048): 0.517 x 1.083 (the
+# fit's own residual at d 4,096, the 24.09 8B row needing 0.560) x 1.116 (this NeMo 24.12 SFT row over that 24.09
+# pretraining row). The first factor is the fit's width shape (quantified by its residual); the second, the
+# 24.12 release over 24.09 and this recipe's PerfEnvPlugin(enable_vboost=True), is not separated by any source:
+# that 10% stays UNEXPLAINED.
+REASON_NEMO_8B_STACK = (
+    "PARTLY EXPLAINED (stack26): 0.625 of the peak needed against the Megatron ceiling's 0.517: 1.083x is the "
+    "fit's own residual at d 4,096 (NeMo 24.09's Llama 3.1 8B pretraining row, a fit row, sits at -7.7%: one e "
+    "for both widths with llm-foundry's k), 1.116x is this 24.12 SFT row over that 24.09 row, not separated by "
+    "any source (release, vboost). Before stack26: " + REASON_NEMO_8B
+)
+
 
 @pytest.mark.django_db
 # The 70B rows were -21.3% (SFT BF16), -16.8% (SFT FP8) and -15.3% (LoRA BF16) before I read llama3_finetune.py:
@@ -153,11 +173,11 @@ REASON_NEMO_8B = (
     ("name", "spec", "published"),
     [
         # 3.36 s a step = 1,219.0 tokens/s/GPU; product 1,047.0 (-14.1%), 74.3 GiB 'tight'; packed (e26a) 1,066.4
-        # (-12.5%)
+        # (-12.5%); stack26 (training_stack megatron, 0.565 at d 8,192 for 0.485) 1,240.5 (+1.8%)
         ("70b_sft_bf16", FT70_SFT_BF16, 4096 * 32 / 3.36 / 32),
         # 2.26 s = 1,812.4; product 1,737.5 (-4.1%); packed 1,799.6 (-0.7%)
         ("70b_sft_fp8", FT70_SFT_FP8, 4096 * 32 / 2.26 / 32),
-        # 9.118 s = 1,796.9; product 1,590.6 (-11.5%); packed 1,634.4 (-9.0%)
+        # 9.118 s = 1,796.9; product 1,590.6 (-11.5%); packed 1,634.4 (-9.0%); stack26 1,901.2 (+5.8%)
         ("70b_lora_bf16", FT70_LORA_BF16, 4096 * 32 / 9.118 / 8),
         # 6.5 s = 2,520.6; product 2,597.7 (+3.1%); packed 2,734.3 (+8.5%)
         ("70b_lora_fp8", FT70_LORA_FP8, 4096 * 32 / 6.5 / 8),
@@ -169,7 +189,9 @@ REASON_NEMO_8B = (
                 strict=True,
                 reason="[DGXFT] 8B SFT BF16, 8 H100, DP 8, GBS 32: 1.32 s a step, 12,412 tokens/s/GPU; product 8,549.6 "
                 "(-31.1%), mfu 0.444, no communication exposed; with the recipe's packing stated (e26a) 8,826.1 "
-                "(-28.9%). " + REASON_NEMO_8B,
+                "(-28.9%); with the stack stated (stack26, training_stack megatron: 0.517 at d 4,096) 10,277.9 "
+                "(-17.2%; -14.5% at samples of 64, so inside for short enough SQuAD samples, whose length is not "
+                "published). " + REASON_NEMO_8B_STACK,
             ),
         ),
         # Was a strict xfail: "[DGXFT] 8B SFT FP8: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%), just
@@ -215,8 +237,10 @@ def test_nemo_finetune_plans_fit_where_nvidia_ran_them(bundled_catalog):
 # MEM_FRACTION 0.94). The spec cannot state the policy (no MaxText remat names); costed by hand from the product's
 # own no-recomputation rate, it gives 940.8 (bf16, -19.6%) and 1,580.3 (fp8, -16.6%): still outside, so the policy
 # is not the gap (test_maxtext_stated_remat_policy_leaves_the_efficiency_gap).
-MAXT_BF16 = fsdp("llama-2-70b", 64, 2, "full")
-MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8")
+# stack26: the stack stated (training_stack maxtext: recorded, sized at the unstated ceiling: no MaxText row outside
+# these two exists to fit a MaxText ceiling on; the numbers below are unchanged).
+MAXT_BF16 = fsdp("llama-2-70b", 64, 2, "full") | {"training_stack": "maxtext"}
+MAXT_FP8 = fsdp("llama-2-70b", 64, 2, "full", precision="fp8") | {"training_stack": "maxtext"}
 MAXT_POLICY_FLOPS = 2 * 2 * 8192 * 28672 * 80  # + one attention forward, added from the engine below
 REASON_MAXT = (
     "EXPLAINED (e26a): the efficiencies, not the remat policy. configure.sh states remat_policy custom (the comment "
@@ -241,7 +265,8 @@ REASON_MAXT = (
             74908.99 / 64,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="[MAXT] BF16: 1,170.5 tokens/s/GPU; product 837.7 with full recomputation (-28.4%), 1,117 with "
+                reason="stack26: training_stack maxtext stated, unchanged (no MaxText row outside this "
+                "test to fit a MaxText ceiling on). [MAXT] BF16: 1,170.5 tokens/s/GPU; product 837.7 with full recomputation (-28.4%), 1,117 with "
                 "selective (-4.6%) which does not fit (232.8 GiB). " + REASON_MAXT,
             ),
         ),
@@ -250,7 +275,8 @@ REASON_MAXT = (
             121250.69 / 64,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="[MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), 1,878.9 with "
+                reason="stack26: training_stack maxtext stated, unchanged (no MaxText row outside this "
+                "test to fit a MaxText ceiling on). [MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), 1,878.9 with "
                 "selective (-0.8%) at 203.9 GiB (does_not_fit). " + REASON_MAXT,
             ),
         ),
@@ -575,7 +601,11 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
     published that I found, so row 1's hours are the product's word.
     e26a, packing stated (PACKED_SQUAD): first row the same Verda offer, 13.707082 x 18.716 h = 256.54 compute (row
     256.53), + 13.71 + 10.31 + 51.31 = 331.86, P90 18.738 h; rows 2-4 AWS p6-b200.48xlarge spot 501.85-518.63; row 5
-    Nebius 8 x H100 spot 10.012478 x 42.488 h = 425.41, total 532.12. Same order, same plans."""
+    Nebius 8 x H100 spot 10.012478 x 42.488 h = 425.41, total 532.12. Same order, same plans.
+    stack26, the stack stated (training_stack megatron: 0.565 of the BF16 peak at d 8,192 for 0.485, on the B200 as on
+    the H100): first row the same Verda offer, 13.707082 x 16.094 h = 220.59 compute, + 13.71 + 10.17 + 44.12 = 288.59,
+    P90 16.113 h; rows 2-4 AWS p6-b200.48xlarge spot 435.53-450.06; row 5 Nebius 8 x H100 spot 10.012478 x 36.526 h =
+    365.72, total 460.16. Same order, same plans."""
     rows = ranked(LORA_70B_JOB, top=5, deadline_hours=60)
     assert len(rows) == 5, describe(rows)
     for r in rows:
@@ -590,7 +620,7 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
             20,
         ), describe(rows)
         assert not r["differs_from_spec"] and r["wall_clock"]["hours_at_probability"] <= 60
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("256.54"), rel=Decimal("0.002"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("220.59"), rel=Decimal("0.002"))
     h100 = [r for r in rows if r["gpu"] == H100]
     assert h100 and h100[0]["hours"] == pytest.approx(2e9 / (rate(FT70_LORA_BF16) * 8) / 3600, rel=0.001)
 
@@ -635,7 +665,9 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
 def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalog, sample_tokens):
     """PACKED_SQUAD is a bound (the recipe's comment), not a measured length: from 64 to 2,048 tokens a sample the
     four 70B rows and the 8B FP8 row stay within 15% (at the extremes: 70B LoRA FP8 +8.5% at 2,048, +14.3% at 64;
-    8B FP8 -10.6% and -5.2%) and the 8B BF16 row stays outside (-28.9% to -26.6%)."""
+    8B FP8 -10.6% and -5.2%). stack26 (training_stack megatron): the 70B BF16 rows +1.8% / +5.8% at 2,048, +3.6% /
+    +8.7% at 64; the 8B BF16 row -17.2% at 2,048 and -14.5% at 64 (was -28.9% to -26.6%): its outcome now turns on
+    the unpublished sample length, so this asserts its range."""
     rows = [
         ("llama-3-70b", 32, 4, 4, 32, 5, "bf16", None, 4096 * 32 / 3.36 / 32),
         ("llama-3-70b", 32, 4, 4, 32, 5, "fp8", None, 4096 * 32 / 2.26 / 32),
@@ -647,4 +679,4 @@ def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalo
         spec = nemo_ft(model, gpus, tp, pp, gbs, vp=vp, precision=precision, lora=lora, packed=sample_tokens)
         assert rate(spec) == pytest.approx(published, rel=0.15), (model, precision, lora)
     bf16_8b = rate(nemo_ft("llama-3-8b", 8, 1, 1, 32, packed=sample_tokens))
-    assert bf16_8b < 4096 * 32 / 1.32 / 8 * 0.85
+    assert -0.18 < bf16_8b / (4096 * 32 / 1.32 / 8) - 1 < -0.14
