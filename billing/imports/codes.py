@@ -25,7 +25,7 @@ def codes_and_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.intp, copy=False), np.asarray(uniques, dtype=object)
 
 
-def object_array(values: Sequence) -> np.ndarray:
+def object_array(values: Sequence | np.ndarray) -> np.ndarray:
     """A 1-d object array of `values` (np.asarray would make a list of tuples two-dimensional)."""
     out = np.empty(len(values), dtype=object)
     out[:] = list(values)
@@ -33,7 +33,7 @@ def object_array(values: Sequence) -> np.ndarray:
 
 
 def coded(
-    codes: np.ndarray, values: Sequence, index: pd.Index | None = None, *, distinct: bool = False
+    codes: np.ndarray, values: Sequence | np.ndarray, index: pd.Index | None = None, *, distinct: bool = False
 ) -> pd.Series:
     """A categorical column holding values[code] in each row; equal values merge, None is missing.
     `distinct`: the caller knows `values` are distinct texts (no None): they are the categories as given,
