@@ -71,7 +71,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
 # torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
 # compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
-CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
+# torchtune: its early LoRA/full recipes (pytorch/torchtune@a95c6b93), fp32 logits from the model, the shifted
+# fp32 copy kept by the training loop through backward, eager nn.CrossEntropyLoss: 16 bytes x V at the backward.
+CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused", "torchtune")
 # Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
 # (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
 ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")
