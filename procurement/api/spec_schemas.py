@@ -352,6 +352,11 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "default ['core_attn']. Each drops what its module keeps per token and layer; mla_up_proj, mlp, moe "
         "and shared_experts add their forward FLOPs to the step",
     )
+    fp32_norm_inputs = _flag(
+        "Norms that save their fp32 upcast for backward, 4 bytes an element (the eager RMSNorm of torchtune and "
+        "Hugging Face transformers: x.float() kept by pow and mul); default false: the norm keeps its 16-bit "
+        "input (Megatron-Core, Transformer Engine and fused norms)"
+    )
     fused_swiglu = _flag(
         "A SwiGLU that keeps only its input and recomputes SiLU in backward (Megatron-Core --bias-swiglu-fusion, "
         "on by default with --swiglu; Megatron-Bridge's bias_activation_fusion); default false: the eager "

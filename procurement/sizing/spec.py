@@ -230,6 +230,9 @@ class WorkloadSpec:
     # A SwiGLU that keeps only its input for backward and recomputes SiLU (Megatron-Core's
     # --bias-swiglu-fusion, Megatron-Bridge's bias_activation_fusion); false: the eager silu(g) * u.
     fused_swiglu: bool = False
+    # Norms that save their fp32 upcast for backward (eager RMSNorm: torchtune, Hugging Face transformers),
+    # 4 bytes an element where a fused norm keeps its 16-bit input (bytes_model.layer_activation_terms).
+    fp32_norm_inputs: bool = False
     flash_attention: bool = True
     lora: LoraSpec | None = None
     parallelism: ParallelismSpec = field(default_factory=ParallelismSpec)
@@ -270,6 +273,7 @@ _TOP_KEYS = {
     "gradient_checkpointing",
     "recompute_modules",
     "fused_swiglu",
+    "fp32_norm_inputs",
     "flash_attention",
     "lora",
     "parallelism",
@@ -481,6 +485,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "recompute_modules": _parse_recompute_modules(reader, data),
         "fused_swiglu": reader.boolean(data, "fused_swiglu", "fused_swiglu", False),
+        "fp32_norm_inputs": reader.boolean(data, "fp32_norm_inputs", "fp32_norm_inputs", False),
         "flash_attention": reader.boolean(data, "flash_attention", "flash_attention", True),
         "training_tokens": reader.number(data, "training_tokens", "training_tokens", None, minimum=0),
         "headroom": reader.number(data, "headroom", "headroom", 0.2, minimum=0, exclusive=False, maximum=1),
