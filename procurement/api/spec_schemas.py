@@ -366,6 +366,11 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "default ['core_attn']. Each drops what its module keeps per token and layer; mla_up_proj, mlp, moe "
         "and shared_experts add their forward FLOPs to the step",
     )
+    fp32_norm_inputs = _flag(
+        "Norms that save their fp32 upcast for backward, 4 bytes an element (the eager RMSNorm of torchtune and "
+        "Hugging Face transformers: x.float() kept by pow and mul); default false: the norm keeps its 16-bit "
+        "input (Megatron-Core, Transformer Engine and fused norms)"
+    )
     fused_swiglu = _flag(
         "A SwiGLU that keeps only its input and recomputes SiLU in backward (Megatron-Core --bias-swiglu-fusion, "
         "on by default with --swiglu; Megatron-Bridge's bias_activation_fusion); default false: the eager "
@@ -398,7 +403,7 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "Training: how the loss computes cross entropy over the vocabulary. fp32_softmax (default): one fp32 "
         "softmax kept for backward, 4 bytes x V a token (Megatron-Core); huggingface: transformers' causal-LM "
         "loss upcasts the whole logits and keeps the fp32 log-softmax, 14 bytes x V in 16-bit training (12 in "
-        "fp32); torchtitan: its eager F.cross_entropy of the fp32-upcast logits, 12 bytes x V at the log-softmax backward; compiled: the same under torch.compile, the 16-bit logits and their gradient, 4 bytes x V; fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token",
+        "fp32); torchtitan: its eager F.cross_entropy of the fp32-upcast logits, 12 bytes x V at the log-softmax backward; compiled: the same under torch.compile, the 16-bit logits and their gradient, 4 bytes x V; fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token; torchtune: torchtune's early recipes (fp32 logits, the shifted fp32 copy held through backward, eager cross entropy), 16 bytes x V at the log-softmax backward",
     )
     fp8_recipe = _choice(
         FP8_RECIPES,

@@ -247,6 +247,8 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
         )
     if spec.fused_swiglu:
         notes.append("fused SwiGLU: keeps gate and up only and recomputes SiLU in backward")
+    if spec.fp32_norm_inputs:
+        notes.append("eager norms: each keeps its fp32 upcast for backward, 4 bytes an element")
     notes.extend(_loss_notes(spec))
     trained = trained_linears(spec)
     if trained is not None:
@@ -273,6 +275,7 @@ def layer_activation_bytes_per_token(
     linear_input_scale: float = 1.0,
     recompute_modules: tuple[str, ...] = (),
     fused_swiglu: bool = False,
+    fp32_norm_inputs: bool = False,
 ) -> float:
     """Bytes one layer keeps for backward, per token (Korthikanti et al. 2022), for 16-bit activations
     times `scale` (2 for fp32); 1-byte dropout masks are not scaled.
@@ -292,9 +295,10 @@ def layer_activation_bytes_per_token(
     `linear_input_scale` (fp8_linear_input_scale) scales the inputs the q/k/v, gate/up and down
     projections keep for their weight gradients: fp8 training keeps them as 1-byte casts.
 
-    `recompute_modules` and `fused_swiglu` drop the terms `layer_activation_terms` names for them.
+    `recompute_modules` and `fused_swiglu` drop the terms `layer_activation_terms` names for them;
+    `fp32_norm_inputs` keeps the norms' inputs in fp32 (layer_activation_terms).
     """
-    terms = layer_activation_terms(model, scale, trained, linear_input_scale)
+    terms = layer_activation_terms(model, scale, trained, linear_input_scale, fp32_norm_inputs)
     kept = sum(terms.values()) - recomputed_bytes(model, terms, recompute_modules, fused_swiglu)
     if attention_scores:
         # softmax output (2 bytes) and, with dropout, its 1-byte mask and 2-byte dropped output: 5as / 2as
@@ -308,6 +312,7 @@ def layer_activation_terms(
     scale: float = 1.0,
     trained: frozenset[str] | None = None,
     linear_input_scale: float = 1.0,
+    fp32_norm_inputs: bool = False,
 ) -> dict[str, float]:
     """The tensors one layer keeps for backward, bytes per token, by what produced them (no score matrix).
 
@@ -315,7 +320,15 @@ def layer_activation_terms(
     (megatron/core/transformer/multi_latent_attention.py): the down-projections' input (the norm output),
     the q and kv latents (q_lora_rank, kv_lora_rank) and the shared RoPE key (qk_rope_head_dim) that the
     latent norms read, the up-projections' inputs (the normed latents), Q and K (head_dim = nope + rope a
-    head), V (v_head_dim) and the attention output (v_head_dim a head, the output projection's input)."""
+    head), V (v_head_dim) and the attention output (v_head_dim a head, the output projection's input).
+
+    `fp32_norm_inputs`: each norm keeps the fp32 upcast of its input, 4 bytes an element, where Korthikanti's
+    count (and Megatron-Core's fused norms) keep the 16-bit input: the eager RMSNorm of torchtune
+    (torchtune/modules/rms_norm.py @a95c6b93: `x_fp32 = x.float()`, read again by `pow(2)` and by the
+    multiply with the rsqrt) and of Hugging Face transformers (LlamaRMSNorm: `hidden_states.to(torch.float32)`).
+    Measured with torchtune's modules at a95c6b93 (bf16, saved_tensors_hooks, Llama 2 7B widths, LoRA on
+    q/v): a layer past the first keeps 139,944 bytes a token, the 16-bit count 123,392 plus 2 x 2 x 4,096
+    (a LoRA model's first norm, reading the frozen embedding, keeps nothing: 123,556)."""
     h = float(model.hidden_size)
     heads = float(model.num_attention_heads)
     inter = _mlp_intermediate(model)
@@ -340,7 +353,7 @@ def layer_activation_terms(
     terms["gate_up"] = scale * (4 * inter if model.gated_mlp else 2 * inter)
     terms["silu_output"] = scale * 2 * inter if model.gated_mlp else 0.0
     terms["down_input"] = scale * linear * inter if trained is None or "down_proj" in trained else 0.0
-    terms["norm_inputs"] = scale * 4 * h
+    terms["norm_inputs"] = (max(scale, 2.0) if fp32_norm_inputs else scale) * 4 * h
     return terms
 
 
@@ -487,6 +500,16 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     the logits a chunk of tokens at a time with the gradient in forward: per token it keeps the input's
     gradient (2h in 16 bits) and at most 4h of chunk logits (Liger: chunk_size = next_power_of_2(BT /
     cdiv(V, h)) rows of V), 6h in 16 bits, no vocabulary-sized term.
+
+    torchtune: its recipes as published with the README's memory table (pytorch/torchtune @a95c6b93
+    recipes/lora_finetune_single_device.py and lora_finetune_distributed.py, train()): the model returns
+    `self.output(h).float()` (torchtune/modules/transformer.py), the loop runs `logits = logits[..., :-1,
+    :].contiguous()` and `nn.CrossEntropyLoss` on `logits.transpose(1, 2)`, and `logits` stays alive
+    through `loss.backward()`. At log-softmax's backward: the held fp32 shifted logits, the saved fp32
+    log-softmax, nll_loss's fp32 gradient and the fp32 input gradient, 16 bytes x V (as much in fp32
+    training). Measured with torchtune's own modules at that commit (bf16, CPU allocator trace, Llama 2 7B
+    widths, 2 layers): the step's peak above the weights is the blocks' saved tensors plus the final norm's
+    fp32 input plus 16 x 32,000 bytes a token of the S - 1 shifted tokens, to 0.01%.
     """
     vocab = float(spec.model.vocab_size)
     if spec.cross_entropy == "torchtitan":
@@ -499,6 +522,8 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
         return (logits + upcast + 4.0 + 4.0) * vocab
     if spec.cross_entropy == "fused":
         return 3.0 * compute_bytes(spec) * spec.model.hidden_size
+    if spec.cross_entropy == "torchtune":
+        return 16.0 * vocab
     return LOGITS_BYTES.value * vocab
 
 
@@ -521,6 +546,11 @@ def _loss_notes(spec: WorkloadSpec) -> list[str]:
         return [
             "compiled cross entropy (torch.compile): the logits and their gradient only, "
             f"{logits_bytes_per_token(spec) / vocab:g} bytes x {vocab:,} vocabulary a token"
+        ]
+    if spec.cross_entropy == "torchtune":
+        return [
+            "torchtune's recipe loss: fp32 logits, the shifted fp32 copy the loop holds through backward, and "
+            f"eager cross entropy, peaking at log-softmax's backward at 16 bytes x {vocab:,} vocabulary a token"
         ]
     if spec.cross_entropy == "fused":
         return [
@@ -599,6 +629,7 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
             fp8_linear_input_scale(spec),
             selective_modules(spec),
             spec.fused_swiglu,
+            spec.fp32_norm_inputs,
         ),
         layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(
             model,
@@ -609,6 +640,7 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
             fp8_linear_input_scale(spec),
             selective_modules(spec),
             spec.fused_swiglu,
+            spec.fp32_norm_inputs,
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=logits_bytes_per_token(spec),

@@ -85,7 +85,9 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
 # torchtitan: its eager loss_fn, F.cross_entropy(logits.float(), labels) with the logits freed before backward;
 # compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
-CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused")
+# torchtune: its early LoRA/full recipes (pytorch/torchtune@a95c6b93), fp32 logits from the model, the shifted
+# fp32 copy kept by the training loop through backward, eager nn.CrossEntropyLoss: 16 bytes x V at the backward.
+CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused", "torchtune")
 # Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
 # (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
 ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")
@@ -245,6 +247,9 @@ class WorkloadSpec:
     # A SwiGLU that keeps only its input for backward and recomputes SiLU (Megatron-Core's
     # --bias-swiglu-fusion, Megatron-Bridge's bias_activation_fusion); false: the eager silu(g) * u.
     fused_swiglu: bool = False
+    # Norms that save their fp32 upcast for backward (eager RMSNorm: torchtune, Hugging Face transformers),
+    # 4 bytes an element where a fused norm keeps its 16-bit input (bytes_model.layer_activation_terms).
+    fp32_norm_inputs: bool = False
     flash_attention: bool = True
     # Training on packed sequences: the tokens of the samples packed into each seq_len sequence, each sample
     # attending only within itself (NeMo's packed_sequence_specs); attention FLOPs are counted over this
@@ -290,6 +295,7 @@ _TOP_KEYS = {
     "gradient_checkpointing",
     "recompute_modules",
     "fused_swiglu",
+    "fp32_norm_inputs",
     "flash_attention",
     "packed_sample_tokens",
     "lora",
@@ -503,6 +509,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "recompute_modules": _parse_recompute_modules(reader, data),
         "fused_swiglu": reader.boolean(data, "fused_swiglu", "fused_swiglu", False),
+        "fp32_norm_inputs": reader.boolean(data, "fp32_norm_inputs", "fp32_norm_inputs", False),
         "flash_attention": reader.boolean(data, "flash_attention", "flash_attention", True),
         "packed_sample_tokens": reader.integer(data, "packed_sample_tokens", "packed_sample_tokens", None),
         "training_tokens": reader.number(data, "training_tokens", "training_tokens", None, minimum=0),

@@ -762,10 +762,43 @@ def test_llama3_8b_best_card_is_rentable_and_other_accelerators_say_where_their_
 # 5,000 alpaca-cleaned rows in torchtune's template with the Llama 2 tokenizer: the longest of 200 draws has median
 # 666 tokens (p10 606, p90 763; test below). The spec states 666. Before, it stated 2,048 (docs/validation.md's
 # torchtune rows), which is the epoch's far tail, not the logged window.
-# Basis, open: memory_stats_log divides max_memory_allocated by 1e9, so the figures are 16.0 and 13.2 GiB of tensors
-# alone. This test compares the engine's total (0.6 GiB CUDA context and 5% allocator slack included); its tensors
-# alone are 13.22 GiB (-17.4%) on 1 GPU and 11.73 GiB (-11.2%; -5.6% at the window's p90) on 2, short by about 22%
-# of each GPU's bf16 weights in both rows (2.78 and 1.47 GiB), a share not established.
+# Basis (issue 26 stop 41, like for like): memory_stats_log (torchtune/utils/memory.py @a95c6b93) prints
+# torch.cuda.max_memory_allocated() / 1e9, i.e. tensors alone, in units of 1e9 bytes: 17.18 GB = 16.00 GiB and
+# 14.17 GB = 13.20 GiB. The tests compare the engine's tensors (weights + gradients + optimizer states +
+# activations of its breakdown, without the CUDA context and the allocator's slack) with those, 10% either side.
+#
+# The recipes' loss (STATED): the model returns `self.output(h).float()` (torchtune/modules/transformer.py
+# @a95c6b93), train() keeps the shifted fp32 copy `logits = logits[..., :-1, :].contiguous()` alive through
+# `loss.backward()` and runs eager nn.CrossEntropyLoss on its transpose: cross_entropy: torchtune, 16 bytes x V a
+# token at log-softmax's backward (the held logits, the saved log-softmax, nll_loss's gradient, the input
+# gradient). Measured with torchtune's own modules at a95c6b93 (benchmarks/torchtune_memory_trace.py: CPU, bf16,
+# the allocator trace of one recipe step, Llama 2 7B widths, 2 layers, 2 x 128 tokens): peak above the weights
+# 787,888 B a token without checkpointing = blocks' saved tensors 2 x 131,750 + final norm's fp32 input 16,384 +
+# 16 x 32,000 x 127 / 128;
+# 540,812 with checkpointing = 2 layer inputs 2 x 8,192 + 16,384 + 508,000.
+#
+# The recipes' norms (STATED): torchtune's RMSNorm saves its fp32 upcast (`x_fp32 = x.float()`,
+# torchtune/modules/rms_norm.py @a95c6b93), 4 bytes an element where a fused norm keeps 2: fp32_norm_inputs,
+# measured 139,944 B a token for a layer past the first against the 16-bit count's 123,392 (+2 x 2 x 4,096);
+# +0.65 GiB on 2 GPUs at 2 x 666 tokens.
+#
+# What the engine still leaves out, measured the same way (2 GPUs, at the loss's backward, 2 x 666 tokens): the
+# final norm's fp32 input (4 x 4,096 B a token, 0.020 GiB) cancels layer 0's first norm, which the engine counts
+# as much and which reads the frozen embedding and saves nothing (measured 123,556 B a token for layer 0); FSDP1
+# leaves the root unit (embeddings and output, 2 x 32,000 x
+# 4,096 x 2 B = 0.488 GiB; lora_fsdp_wrap_policy wraps only the decoder layers and the adapters) unsharded from
+# forward into backward (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's
+# parameters in the post-forward for FULL_SHARD"), where the engine holds one decoder layer's gather (0.377 GiB):
+# +0.111; and each layer's fp32 RoPE cache (4,096 x 64 x 2 x 4 B, 32 of them) 0.063 GiB. 12.85 + 0.17 = 13.03
+# GiB, -1.3% of 13.20 (test below).
+#
+# 1 GPU, UNEXPLAINED: with checkpointing the same composition gives 13.62 GiB (weights 12.56, RoPE 0.06, adapter
+# state 0.02, the 32 checkpointed layer inputs, the final norm and the loss 0.98), the engine 13.72 (-14.3%);
+# about 2.4 GiB of the 16.00 is not found. Not the window's length (with checkpointing the peak moves 0.79 MB a
+# token: 2 x 2,300 tokens would be needed, longer than any of the 5,000 rows, max 1,583), not checkpointing
+# left off (that needs 2 x 361 tokens, below every logged window's p10 of 606), not an allocation leaked at init
+# (measured: building the model allocates exactly its parameters and buffers, and the recipe resets the peak
+# after init).
 TORCHTUNE_LORA_4090 = {1: 17.18, 2: 14.17}
 TORCHTUNE_CHECKPOINTING = {1: "full", 2: "none"}
 TORCHTUNE_WINDOW_TOKENS = 666
@@ -799,39 +832,92 @@ def torchtune_spec(gpus: int, seq_len: int = TORCHTUNE_WINDOW_TOKENS) -> dict:
         "micro_batch_size": 2,
         "seq_len": seq_len,
         "gradient_checkpointing": TORCHTUNE_CHECKPOINTING[gpus],
+        "cross_entropy": "torchtune",
+        "fp32_norm_inputs": True,
         "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
         "training_tokens": 1e7,
     }
 
 
+def tensors_gib(memory: dict) -> float:
+    """The engine's tensors alone: what max_memory_allocated counts (no CUDA context, no allocator slack)."""
+    parts = ("weights_gib", "gradients_gib", "optimizer_states_gib", "activations_gib", "kv_cache_gib")
+    return sum(memory[key] for key in parts)
+
+
+def torchtune_tensors(gpus: int, tokens: int = TORCHTUNE_WINDOW_TOKENS) -> float:
+    return tensors_gib(candidate(torchtune_spec(gpus, tokens), "rtx-4090", gpus)["memory"])
+
+
+def allocated_gib(gpus: int) -> float:
+    return TORCHTUNE_LORA_4090[gpus] * 1e9 / GIB  # memory_stats_log: max_memory_allocated() / 1e9
+
+
 @pytest.mark.parametrize(
     "gpus",
     [
-        # product 14.48 GiB at 2 x 666 tokens (15.87 at 2 x 2,048): inside the span's 10%; with checkpointing the
-        # single-device peak barely moves with length (14.42-14.58 GiB over the window's p10-p90)
-        1,
+        pytest.param(
+            1,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="UNEXPLAINED, like for like: tensors 13.72 GiB against max_memory_allocated 17.18e9 B = "
+                "16.00 GiB (-14.3%; 13.22, -17.4%, before the recipe's loss and norms were stated). torchtune's own modules "
+                "at a95c6b93, measured, compose 13.62 GiB (checkpointed layer inputs, final norm, 16 x V loss, "
+                "RoPE caches); about 2.4 GiB is not found: not the window (would need 2 x 2,300 tokens, longer "
+                "than any alpaca-cleaned row of the 5,000), not checkpointing off (2 x 361 tokens, below the "
+                "logged windows' p10), not an init leak (measured none)",
+            ),
+        ),
         # Was a strict xfail: "engine 23.93 GiB a GPU at 2 x 2,048 tokens against torchtune's 14.17 GB (13.2-14.17
-        # GiB): +69% to +81%". Now 12.91 GiB (-2.2% of 13.2 GiB) because the spec states the tokens the logged
+        # GiB): +69% to +81%". Then 12.91 GiB (-2.2% of 13.2 GiB) because the spec states the tokens the logged
         # peak was taken at (2 x 666, comment above): without checkpointing the activations follow the batch's
-        # length (5.06 GiB at 666, 15.55 at 2,048), and 2,048 was no batch in the logged window. Over the
-        # window's p10-p90 (606-763 tokens) the product is 12.44-13.69 GiB.
+        # length, and 2,048 was no batch in the logged window (ex26d).
+        # That pass compared another basis: the engine's total (12.91 GiB, context and slack included) against the
+        # allocated figure; like for like its tensors were 11.73 GiB (-11.1% of 13.20 GiB). Now 12.86 GiB (-2.6%)
+        # because the spec states the recipe's loss (cross_entropy: torchtune, 16 bytes x V a token at the
+        # backward, +0.48 GiB) and its eager norms (fp32_norm_inputs, +0.65 GiB), both measured (comment above).
+        # The rest (-2.6%) is FSDP1's unsharded root and the RoPE caches
+        # (test_torchtune_2gpu_gap_is_fsdp_root_and_rope).
         2,
     ],
 )
 @pytest.mark.django_db
 def test_torchtune_llama2_7b_lora_memory_on_rtx_4090(gpus, bundled_catalog):
-    peak = candidate(torchtune_spec(gpus), "rtx-4090", gpus)["memory"]["total_per_gpu_gib"]
-    published = TORCHTUNE_LORA_4090[gpus]
-    assert published * 1e9 / GIB * 0.9 <= peak <= published * 1.1, peak
+    tensors = torchtune_tensors(gpus)
+    assert tensors == pytest.approx(allocated_gib(gpus), rel=0.10), tensors
+
+
+@pytest.mark.parametrize(
+    "quantile",
+    [
+        # Was a strict xfail (this branch, once compared like for like): "at the window's p10 (2 x 606 tokens) the
+        # tensors are 11.70 GiB, -11.3% of 13.20 GiB". Now 12.30 GiB (-6.8%) because the spec states the recipe's
+        # fp32 norm inputs (+0.59 GiB at 606 tokens, measured; comment above the spec).
+        0.1,
+        # 2 x 763 tokens: 13.75 GiB of tensors, +4.2% of 13.20 GiB
+        0.9,
+    ],
+)
+@pytest.mark.django_db
+def test_torchtune_2gpu_peak_stays_in_the_span_over_the_logged_windows(quantile, bundled_catalog):
+    # Over the p10-p90 of the logged windows' longest sample the 2-GPU tensors stay within 10% of 13.20 GiB.
+    tokens = longest_of(200, quantile)
+    tensors = torchtune_tensors(2, tokens)
+    assert tensors == pytest.approx(allocated_gib(2), rel=0.10), (tokens, tensors)
 
 
 @pytest.mark.django_db
-def test_torchtune_2gpu_peak_stays_in_the_span_over_the_logged_windows(bundled_catalog):
-    # Over the p10-p90 of the logged windows' longest sample the 2-GPU peak stays within 10% of 13.2-14.17 GiB.
-    low, high = TORCHTUNE_LORA_4090[2] * 1e9 / GIB * 0.9, TORCHTUNE_LORA_4090[2] * 1.1
-    for tokens in (longest_of(200, 0.1), longest_of(200, 0.9)):
-        peak = candidate(torchtune_spec(2, tokens), "rtx-4090", 2)["memory"]["total_per_gpu_gib"]
-        assert low <= peak <= high, (tokens, peak)
+def test_torchtune_2gpu_gap_is_fsdp_root_and_rope(bundled_catalog):
+    # The explanation's arithmetic, 2 x 666 tokens on 2 GPUs, at the loss's backward (comment above the spec).
+    tokens, h, vocab = 2 * TORCHTUNE_WINDOW_TOKENS, 4096, 32000
+    # the final norm's fp32 input, less layer 0's first norm (it reads the frozen embedding and saves nothing)
+    norms = 4 * h * tokens - 4 * h * tokens
+    # embeddings + output unsharded in FSDP1's root, less the engine's one-layer gather
+    root = 2 * vocab * h * 2 - 405_018_666
+    rope = 32 * 4096 * 64 * 2 * 4
+    explained = torchtune_tensors(2) + (norms + root + rope) / GIB
+    assert explained == pytest.approx(allocated_gib(2), rel=0.015), explained
+    assert torchtune_tensors(2) < allocated_gib(2) * 0.98  # without them, short by more than 2%
 
 
 # Class 1, checkpoint overhead. Was a strict xfail: P50 = P90 = 87.7 h for 70.2 h of compute (+25%), a
