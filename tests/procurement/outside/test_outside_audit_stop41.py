@@ -284,13 +284,10 @@ def test_torchtune_2gpu_tensors_match_max_memory_allocated(bundled_catalog):
     assert tensors == pytest.approx(14.17e9 / GIB, rel=0.10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="[SMI] GB200's driver reports 189,471 MiB (185.03 GiB) a GPU; the catalog has no memory_capacity_mib for "
-    "gb200, so capacity_gib falls back to 186 GB = 173.2 GiB (-6.4%), while b200 carries its driver figure (183,359 "
-    "MiB). x26c's 70B FSDP plan on 64 GB200 was 'does_not_fit' at 175.1 GiB against 173.2; against 185.0 it fit "
-    "before fp8_weights was stated, and the 'tight' 173.1 GiB after it is a 0.1 GiB margin on the wrong capacity.",
-)
+# Was a strict xfail: "[SMI] GB200's driver reports 189,471 MiB (185.03 GiB) a GPU; the catalog has no
+# memory_capacity_mib for gb200, so capacity_gib falls back to 186 GB = 173.2 GiB (-6.4%)". Now 185.03 GiB because
+# pricing/data/gpu_specs.csv's gb200 row carries the driver-reported 189,471 MiB (cited there:
+# abegnoche/ai-cloud-validation@96ab5a71 isvtest/tests/test_nvidia.py, a GB200 tray's nvidia-smi), as b200 does.
 def test_gb200_capacity_is_the_drivers():
     assert gpu_by_slug("gb200").capacity_gib == pytest.approx(189471 / 1024, rel=0.01)
 

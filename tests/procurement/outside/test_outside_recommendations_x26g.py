@@ -131,9 +131,15 @@ FT70_LORA_BF16 = nemo_ft("llama-3-70b", 8, 2, 4, 32, vp=20, lora=QKV_RANK16)
 FT70_LORA_FP8 = nemo_ft("llama-3-70b", 8, 2, 4, 32, vp=20, precision="fp8", lora=QKV_RANK16)
 FT8_SFT_BF16 = nemo_ft("llama-3-8b", 8, 1, 1, 32)
 FT8_SFT_FP8 = nemo_ft("llama-3-8b", 8, 1, 1, 32, precision="fp8")
+# fix41: the same row with packed_sample_tokens unset. The run packed (stated above), but the field's attention
+# saving is not in the publisher's own packed vs unpacked pairs ([NEMO07] in test_outside_audit_stop41.py), so the
+# speed case is judged without that credit.
+FT8_SFT_FP8_UNCREDITED = {k: v for k, v in FT8_SFT_FP8.items() if k != "packed_sample_tokens"}
 
 REASON_NEMO_8B = (
-    "EXPLAINED (e26a): the width ceiling. The 8B rows run at TP 1, DP 8: no tensor or pipeline communication, "
+    "Audit aud26: REJECTED as an explanation, it restates the gap (the same stack's 70B SFT BF16 row runs 1.08x "
+    "the ceiling at d 8,192 where this one needs 1.36x at d 4,096): UNEXPLAINED. Was EXPLAINED (e26a): the width "
+    "ceiling. The 8B rows run at TP 1, DP 8: no tensor or pipeline communication, "
     "no bubble; the engine runs 16-bit Hopper training at training_width_peak_hopper's ceiling, 0.535 / "
     "(1 + 838 / d) = 0.444 at d 4,096, fitted on llm-foundry's 2023 MPT H100 sweep (7B 0.447). NeMo 24.12's "
     "packed SFT does 12,412 x 4.82e10 = 5.98e14 FLOP/s a GPU counting only the weights (6N, no attention: "
@@ -194,12 +200,23 @@ REASON_NEMO_8B_STACK = (
                 "published). " + REASON_NEMO_8B_STACK,
             ),
         ),
-        # Was a strict xfail: "[DGXFT] 8B SFT FP8: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%), just
-        # outside: the attention core and the 128k-vocabulary output layer stay BF16 at the same ceiling". Now
-        # 15,417.1 (-10.6%) because the recipe packs SQuAD (e26a, PACKED_SQUAD above; packed_sample_tokens): the
-        # engine charged the attention over all 4,096 tokens, 3.2 GFLOPs a token in BF16 at the 0.444 ceiling,
-        # 7.3 of the step's 68.7 us a token; over 2,048-token samples half of it, less over shorter ones.
-        ("8b_sft_fp8", FT8_SFT_FP8, 4096 * 32 / 0.95 / 8),
+        pytest.param(
+            "8b_sft_fp8",
+            FT8_SFT_FP8_UNCREDITED,
+            4096 * 32 / 0.95 / 8,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="[DGXFT] 8B SFT FP8, 8 H100: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%). Back to a "
+                "strict xfail (fix41, after the stop-41 audit): e26a passed it at 15,417.1 (-10.6%) by stating "
+                "packed_sample_tokens at the recipe comment's 2,048 bound, but the field's attention saving is not "
+                "in the publisher's own A/B: NeMo 24.07's DGX-H100 FP8 table (NVIDIA/NeMo @a2aa70a2^ docs/source/"
+                "performance/performance_summary.md) has Llama 2 7B SFT packed to 4,096 at 16,891 and pretraining at "
+                "4,096 at 16,934 (0.997x) where the field predicts 1.13-1.15x, and at SQuAD-like samples of 256-512 "
+                "it puts that row +18.5..+19.6% (varlen/THD attention kernels run below the padded kernels' rate, "
+                "not modelled). Without the unsupported credit the row stays -15.6%: the attention core and the "
+                "128k-vocabulary output layer at the BF16 ceiling (0.444), not fitted to this row.",
+            ),
+        ),
     ],
 )
 def test_nemo_finetune_speed_within_15_percent(bundled_catalog, name, spec, published):
@@ -667,7 +684,9 @@ def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalo
     four 70B rows and the 8B FP8 row stay within 15% (at the extremes: 70B LoRA FP8 +8.5% at 2,048, +14.3% at 64;
     8B FP8 -10.6% and -5.2%). stack26 (training_stack megatron): the 70B BF16 rows +1.8% / +5.8% at 2,048, +3.6% /
     +8.7% at 64; the 8B BF16 row -17.2% at 2,048 and -14.5% at 64 (was -28.9% to -26.6%): its outcome now turns on
-    the unpublished sample length, so this asserts its range."""
+    the unpublished sample length, so this asserts its range. fix41: this asserts what the field computes, not that
+    it is right: the stop-41 audit found the field's saving absent from NeMo 24.07's packed vs unpacked pairs (the 8B
+    FP8 speed case above is a strict xfail judged without it)."""
     rows = [
         ("llama-3-70b", 32, 4, 4, 32, 5, "bf16", None, 4096 * 32 / 3.36 / 32),
         ("llama-3-70b", 32, 4, 4, 32, 5, "fp8", None, 4096 * 32 / 2.26 / 32),
