@@ -396,7 +396,13 @@ def _parquet_batches(path: Path, columns: list[str], chunk_rows: int):
         if pa.types.is_string(schema.field(name).type) or pa.types.is_large_string(schema.field(name).type)
     ]
     parquet = pq.ParquetFile(path, read_dictionary=strings)
-    for batch in parquet.iter_batches(batch_size=chunk_rows, columns=columns):
+    # one row group at a time: read across all of them, the reader's memory grew with the file, its pool
+    # flat (issue 28: anonymous RSS 57 -> 84 MiB over a 5M-row file's 5 row groups; 53 MiB throughout so)
+    for batch in (
+        batch
+        for group in range(parquet.metadata.num_row_groups)
+        for batch in parquet.iter_batches(batch_size=chunk_rows, row_groups=[group], columns=columns)
+    ):
         arrays = []
         for array in batch.columns:
             if pa.types.is_dictionary(array.type) and not pa.types.is_string(array.type.value_type):

@@ -15,7 +15,7 @@ from pathlib import Path
 from django.conf import settings
 
 from billing.imports import azure_cost_details, cur, focus, utilization
-from billing.imports.arrow_memory import use_returning_pool
+from billing.imports.arrow_memory import map_large_blocks, use_returning_pool
 from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import check_text, count_rows, file_kind, header
 from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
@@ -72,6 +72,7 @@ def import_file(
 ) -> ImportResult:
     file = str(path)
     use_returning_pool()  # Arrow hands freed memory back: the peak stays under 512 MiB at 5M rows
+    map_large_blocks()  # and so do the C heap's large blocks: the peak stays flat as the file grows
     checksum = _checksum_meanwhile(path)  # read on another thread while the bounds are checked
     check_bounds(path)  # a decompression bomb or a file of one endless line stops here, early
     detected = detect_format(path)

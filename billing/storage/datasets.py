@@ -138,6 +138,12 @@ COMPRESSION = {name: "none" if name in DISTINCT_COLUMNS[:2] else "zstd" for name
 # The row numbers count up by one: delta-encoded they take 14 KB a million rows instead of 1 MB, and a
 # third of the CPU time of zstd over the plain ones (pyarrow 26)
 ENCODINGS = {"source_row": "DELTA_BINARY_PACKED"}
+# Row groups a month's file takes before the next part file of the month is begun. Arrow's Parquet writer
+# keeps each row group's metadata in memory until the file is closed, 36 kB of the C heap a row group of
+# WRITE_SCHEMA (pyarrow 26, measured: 400 row groups of 1,000 rows); a chunk gives each month it holds
+# a row group, so an open month's file grew the import's memory with the file (issue 28: 318 row groups,
+# 11 MiB, at 5M bench rows; 2.3 MiB at 1M). Bounded at 16 a file: at most 0.6 MiB a month open.
+ROW_GROUPS_PER_FILE = 16
 
 
 @dataclass(frozen=True)
@@ -282,8 +288,10 @@ class DatasetWriter:
         # an S3 root's files are written whole here first, then uploaded at `finish` (location.py)
         spool = Path(tempfile.gettempdir()) if isinstance(root, S3Root) else self.root
         self.incoming = spool / f".incoming-{uuid.uuid4().hex}"
-        self._writers: dict[str, pq.ParquetWriter] = {}
-        self._rows: dict[str, int] = {}
+        self._writers: dict[str, pq.ParquetWriter] = {}  # each month's open file
+        self._parts: dict[str, str] = {}  # each month's open part
+        self._groups: dict[str, int] = {}  # row groups in it
+        self._rows: dict[str, int] = {}  # each part written ("month=YYYY-MM/part-NNNNN.parquet") -> rows
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dataset-writer")
         self._pending: Future | None = None
 
@@ -307,8 +315,12 @@ class DatasetWriter:
             writer = self._writers.get(month) or self._open(month)
             # a month's rows taken at a time: a copy of one month, not of the whole chunk, held meanwhile
             rows = table if len(bounds) == 2 else table.take(pa.array(order[first:last]))
-            writer.write_table(rows)
-            self._rows[month] = self._rows.get(month, 0) + int(last - first)
+            writer.write_table(rows)  # one row group: a chunk is under Arrow's 1Mi rows a row group
+            part = self._parts[month]
+            self._rows[part] = self._rows.get(part, 0) + int(last - first)
+            self._groups[month] += 1
+            if self._groups[month] >= ROW_GROUPS_PER_FILE:  # its metadata leaves memory (ROW_GROUPS_PER_FILE)
+                self._writers.pop(month).close()
 
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
@@ -318,8 +330,10 @@ class DatasetWriter:
     def _open(self, month: str) -> pq.ParquetWriter:
         folder = self.incoming / f"month={month}"
         folder.mkdir(parents=True, exist_ok=True)
+        part = f"month={month}/part-{sum(p.startswith(f'month={month}/') for p in self._rows):05d}.parquet"
+        self._parts[month], self._rows[part], self._groups[month] = part, 0, 0
         self._writers[month] = pq.ParquetWriter(
-            folder / "part-00000.parquet",
+            self.incoming / part,
             WRITE_SCHEMA,
             compression=COMPRESSION,
             use_dictionary=DICTIONARY_COLUMNS,
@@ -356,17 +370,20 @@ class DatasetWriter:
             shutil.rmtree(target)
         self.incoming.rename(target)  # one rename: the whole dataset appears at once
         files = []
-        for month, rows in sorted(self._rows.items()):
-            path = target / f"month={month}" / "part-00000.parquet"
-            files.append(DatasetFile(str(path.relative_to(self.root)), month, rows, path.stat().st_size))
+        for part, rows in sorted(self._rows.items()):
+            path = target / part
+            files.append(
+                DatasetFile(str(path.relative_to(self.root)), _month(part), rows, path.stat().st_size)
+            )
         return files
 
     def _upload(self, name: str) -> list[DatasetFile]:
         """The whole dataset to `name` under the S3 root: no reader lists it before its records commit."""
         files = []
-        for month, rows in sorted(self._rows.items()):
-            part = f"month={month}/part-00000.parquet"
-            files.append(DatasetFile(f"{name}/{part}", month, rows, (self.incoming / part).stat().st_size))
+        for part, rows in sorted(self._rows.items()):
+            files.append(
+                DatasetFile(f"{name}/{part}", _month(part), rows, (self.incoming / part).stat().st_size)
+            )
         try:
             self.root.upload(self.incoming, name)
         finally:
@@ -377,6 +394,11 @@ class DatasetWriter:
         with contextlib.suppress(Exception):  # abandoned: what failed in the write no longer matters
             self._close()
         shutil.rmtree(self.incoming, ignore_errors=True)
+
+
+def _month(part: str) -> str:
+    """YYYY-MM of a part's path ("month=YYYY-MM/part-NNNNN.parquet")."""
+    return part.split("/", 1)[0].removeprefix("month=")
 
 
 def _month_order(months: np.ndarray) -> np.ndarray:
