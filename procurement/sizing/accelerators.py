@@ -167,7 +167,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
             continue
         ratio, bandwidth_ratio, measured, _ = ratios
         if spec.is_training:
-            target = ref_peak * ref_mfu * ratio
+            target = _with_card_independent_seconds(spec, ref_peak * ref_mfu * ratio)
             own = peak[index] * mfu[index]
             product = target if measured else min(own, target)
             peak[index] = product / mfu[index] if mfu[index] else peak[index]
@@ -179,8 +179,24 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
 
 
 def _reference_mfu(spec, reference) -> float:
-    """The H100's MFU the measured ratio scales, without the Hopper-only FP8 grouped-GEMM cost of an MoE
-    (mfu.hopper_fp8_expert_factor): the measured part runs its own kernels."""
-    from procurement.sizing.mfu import estimate_mfu, hopper_fp8_expert_factor
+    """The H100's MFU the measured ratio scales: without the Hopper-only FP8 grouped-GEMM cost of an MoE
+    (the measured part runs its own kernels) and without the MoE's card-independent seconds a layer and
+    micro-batch (mfu.moe_fixed_seconds_per_token), which _with_card_independent_seconds adds back whole."""
+    from procurement.sizing.mfu import estimate_mfu, measured_part_moe_factor
 
-    return estimate_mfu(spec, reference) / hopper_fp8_expert_factor(spec, reference)
+    return estimate_mfu(spec, reference) / measured_part_moe_factor(spec, reference)
+
+
+def _with_card_independent_seconds(spec, tflops: float) -> float:
+    """The effective TFLOP/s of a part ranked at a measured ratio once an MoE's card-independent seconds
+    (host launches, the dispatcher's sync, one grouped-GEMM launch per local expert: mfu.moe_fixed_seconds)
+    are paid at their own length, not divided by the ratio: b200x, the GB200 had run them 2.2x faster than
+    the B200 on the datasheet model. Unchanged for dense models, inference and a stated MFU."""
+    from procurement.sizing.mfu import moe_fixed_seconds_per_token
+    from procurement.sizing.throughput import training_flops_per_token
+
+    fixed = 0.0 if spec.mfu else moe_fixed_seconds_per_token(spec)
+    if not fixed or not tflops or tflops != tflops:
+        return tflops
+    flops = training_flops_per_token(spec)
+    return flops / (flops / (tflops * 1e12) + fixed) / 1e12

@@ -18,6 +18,7 @@ from procurement.sizing.assumptions import (
     MFU_FP8_LINEARS_BLACKWELL,
     MFU_PRETRAIN_AMPERE,
     MOE_HOPPER_FP8_ROUTED_COPY_SECONDS,
+    MOE_HYBRIDEP_FIXED_SHARE,
     MOE_LAYER_FIXED_SECONDS,
     MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
@@ -98,7 +99,12 @@ def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
 
 
 def moe_efficiency_factor(
-    spec: WorkloadSpec, gpu: GpuSpec, dense_mfu: float, *, hopper_experts: bool = True
+    spec: WorkloadSpec,
+    gpu: GpuSpec,
+    dense_mfu: float,
+    *,
+    hopper_experts: bool = True,
+    fixed: bool = True,
 ) -> float:
     """The share of a training step an MoE model spends on its FLOPs: each token's top-k copies of the
     hidden state go through routing, permutation, the activation and unpermutation, and the grouped
@@ -112,7 +118,9 @@ def moe_efficiency_factor(
     backward), so wide experts barely notice it and narrow ones (Qwen3-30B-A3B's 768) lose most of their
     rate; 8-bit compute doubles its weight (the GEMMs speed up, the rest does not). 8-bit training on
     Hopper also pays MOE_HOPPER_FP8_ROUTED_COPY_SECONDS per routed token copy a MoE layer
-    (hopper_fp8_expert_seconds; hopper_experts False leaves it out).
+    (hopper_fp8_expert_seconds; hopper_experts False leaves it out). fixed False leaves out the
+    card-independent seconds (moe_fixed_seconds_per_token), which a part ranked at a measured ratio to the
+    H100 pays undivided (accelerators.effective_speed).
     1 for dense models, inference and parts without a bandwidth or peak figure."""
     model = spec.model
     peak = gpu.dense_tflops(spec.precision)
@@ -122,11 +130,23 @@ def moe_efficiency_factor(
     routed_elements = float(moe_layers * model.experts_per_token * model.hidden_size)
     micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
     overhead_s = routed_elements * routed_bytes(spec) / (gpu.memory_bandwidth_gbps * 1e9)
-    overhead_s += moe_layers * moe_fixed_seconds(spec) / micro_tokens
+    if fixed:
+        overhead_s += moe_layers * moe_fixed_seconds(spec) / micro_tokens
     if hopper_experts:
         overhead_s += moe_layers * hopper_fp8_expert_seconds(spec, gpu) / micro_tokens
     flop_s = training_flops_per_token(spec) / (peak * 1e12 * dense_mfu)
     return flop_s / (flop_s + overhead_s)
+
+
+def moe_fixed_seconds_per_token(spec: WorkloadSpec) -> float:
+    """Seconds a token spends on the card-independent MoE cost (moe_fixed_seconds per MoE layer and
+    micro-batch, spread over the micro-batch's seq x micro-batch / cp tokens); 0 for dense models and
+    inference."""
+    if not spec.model.is_moe or not spec.is_training:
+        return 0.0
+    _, moe_layers = counts.layer_counts(spec.model)
+    micro_tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
+    return moe_layers * moe_fixed_seconds(spec) / micro_tokens
 
 
 def routed_bytes(spec: WorkloadSpec) -> float:
@@ -143,8 +163,12 @@ def local_experts(spec: WorkloadSpec) -> float:
 
 def moe_fixed_seconds(spec: WorkloadSpec) -> float:
     """Seconds a MoE layer and micro-batch spend whatever the card: MOE_LAYER_FIXED_SECONDS for the layer
-    and MOE_LOCAL_EXPERT_SECONDS for each of its local experts."""
-    return MOE_LAYER_FIXED_SECONDS.value + local_experts(spec) * MOE_LOCAL_EXPERT_SECONDS.value
+    and MOE_LOCAL_EXPERT_SECONDS for each of its local experts; MOE_HYBRIDEP_FIXED_SHARE of them under
+    parallelism.expert_dispatch hybridep, whose fused dispatch permutes and pads in one kernel."""
+    seconds = MOE_LAYER_FIXED_SECONDS.value + local_experts(spec) * MOE_LOCAL_EXPERT_SECONDS.value
+    if spec.parallelism.expert_dispatch == "hybridep":
+        seconds *= MOE_HYBRIDEP_FIXED_SHARE.value
+    return seconds
 
 
 def hopper_fp8_expert_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
@@ -166,6 +190,18 @@ def routed_copies_per_micro_batch(spec: WorkloadSpec) -> float:
     (with balanced routing each GPU's local experts receive as many)."""
     tokens = float(spec.seq_len * spec.micro_batch_size) / spec.parallelism.context_parallel
     return tokens * spec.model.experts_per_token
+
+
+def measured_part_moe_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of the H100's MoE efficiency a part ranked at a measured ratio to it scales: without
+    Hopper's FP8 expert cost (the part runs its own kernels) and without the card-independent seconds
+    (moe_fixed_seconds_per_token), which a faster card does not shorten and the part pays whole
+    (accelerators.effective_speed). 1 for a stated MFU and for dense models."""
+    if spec.mfu:
+        return 1.0
+    dense = dense_efficiency(spec, gpu)
+    scaled = moe_efficiency_factor(spec, gpu, dense, hopper_experts=False, fixed=False)
+    return moe_efficiency_factor(spec, gpu, dense) / scaled
 
 
 def hopper_fp8_expert_factor(spec: WorkloadSpec, gpu: GpuSpec) -> float:

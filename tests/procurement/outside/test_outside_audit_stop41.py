@@ -332,7 +332,8 @@ def test_nemo_8b_width_ceiling_explanation_is_not_one_factor():
 def test_qwen3_30b_b200_path_ratio_arithmetic():
     """x26f's EXPLAINED Qwen3-30B MXFP8 B200 row: 27,136 / 21,600 = 1.256 gap; 1.039 / 0.834 = 1.246. The numbers
     hold; what they explain is that the product's own B200 path is 0.834x its GB200 path (a product defect left in
-    place), not a setting of the published run."""
+    place), not a setting of the published run. b200x: fixed, the GB200 had divided the card-independent MoE
+    seconds by its 2.2 ratio; now 26,051 / 24,830 = 1.049."""
     assert 27136 / 21600 == pytest.approx(1.256, abs=0.001)
     assert (27136 / 26112) / 0.834 == pytest.approx(1.246, abs=0.001)
 

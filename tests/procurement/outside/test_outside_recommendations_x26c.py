@@ -410,6 +410,10 @@ def test_llama3_70b_fsdp_on_64_gb200_plan_fits(bundled_catalog):
 # Its MoE cost (moe26) is fixed per routed element, so the achieved share of the peak (0.10-0.11) does not move
 # with the micro-batch.
 Q3_GB200 = megatron_spec("qwen3-30b-a3b", 8, 4096, 1, 1, ep=8, micro_batch=4, global_batch=512)
+# b200x: the recipe's dispatcher, HybridEP (NVIDIA-NeMo/Megatron-Bridge @717c62de401bce92e913fd1c66c03f4e17bff265
+# scripts/performance/configs/qwen3/workload_base_configs.py lines 193-200); the B200 row's recipe (lines 211-219)
+# keeps the alltoall dispatcher.
+Q3_GB200["parallelism"]["expert_dispatch"] = "hybridep"
 Q3_B200 = megatron_spec("qwen3-30b-a3b", 8, 4096, 1, 1, ep=8, micro_batch=1, global_batch=512)
 
 
