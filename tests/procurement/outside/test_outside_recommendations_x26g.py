@@ -381,8 +381,12 @@ REASON_FMS_AC = (
     "(mfu in the row), and 0.51 / {hw} = {ratio}, the whole gap. IBM's README states this level for these models "
     "on these GPUs: HFU 0.64 / 0.67 eager at batch 2 (@5e522b4), 0.74 / 0.74 compiled (@3b1ce15); the batch {b} "
     "rows sit {over} above the eager batch-2 HFU (the README: larger batches add 'a few percentage points'). The "
-    "engine's A100 ceiling does not rise with width (IBM's 7B / 13B rows run at 0.526 / 0.453, its d 8,192 rows at "
-    "0.64-0.74); a width term for the A100 is the fix, not made here (mfu.py is being changed for Hopper)."
+    "cause is not width (a100w, fitted on every A100 row but these): llm-foundry's A100 80GB rows with full "
+    "checkpointing (mosaicml/llm-foundry @c90b9b31 scripts/train/benchmarking/README.md) need 0.68-0.78 of peak from "
+    "d 4,096 to 8,192, flat, while the rows that set the engine's 0.51 (Meta, Megatron, OPT, BLOOM on 384-3,072 "
+    "GPUs) need 0.41-0.62; a width term fitted on them gives 0.52-0.57 at d 8,192 (-19..-26% here). IBM's 34B / 70B "
+    "differ from its 7B / 13B rows (0.526 / 0.453) in checkpointing and micro-batch (8 and 6 against 2 and 1) at "
+    "once, as llm-foundry's do: which of the two lifts FSDP runs to ~0.70 no published source separates (UNEXPLAINED)."
 )
 
 
