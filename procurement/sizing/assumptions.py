@@ -418,6 +418,48 @@ TREE_FABRIC_HOP_LATENCY = Assumption(
     "seconds per tree level between nodes",
     "NCCL tuning.cc hwLat, network tree / Simple (the latency of a 256 kB chunk over the network).",
 )
+# NCCL's two other ring protocols, same tuning.cc @01afd20a (baseLat, hwLat[NVLINK][RING], the busBw refinements):
+# LL sends 8-byte lines half of which are flags and, for an all-reduce, gets a quarter of the bus bandwidth
+# (busBw *= 1/4); LL128 sends 120 of every 128 bytes (busBw *= 0.92) and is enabled by default only on Volta and
+# Ampere over NVLink (protoEnable LL128 == 2: minCompCap == maxCompCap == 70 or 80). NCCL times each enabled
+# protocol as latency + bytes / bandwidth and runs the fastest (ncclTopoGetAlgoTime): LL for small messages,
+# LL128 or Simple for large ones.
+RING_LL_BASE_LATENCY = Assumption(
+    "ring_ll_base_latency_s",
+    3.6e-6,
+    "seconds per collective call",
+    "NCCL tuning.cc @01afd20a baseLat, ring / LL protocol.",
+)
+RING_LL_HOP_LATENCY = Assumption(
+    "ring_ll_node_hop_latency_s",
+    0.47e-6,
+    "seconds per ring step inside a node",
+    "NCCL tuning.cc @01afd20a hwLat, NVLink ring / LL.",
+)
+RING_LL_BANDWIDTH_SHARE = Assumption(
+    "ring_ll_bandwidth_share",
+    0.25,
+    "fraction of the bus bandwidth",
+    "NCCL tuning.cc @01afd20a: a ring all-reduce on LL gets busBw x 1/4 (half of each line is flags).",
+)
+RING_LL128_BASE_LATENCY = Assumption(
+    "ring_ll128_base_latency_s",
+    10.0e-6,
+    "seconds per collective call",
+    "NCCL tuning.cc @01afd20a baseLat, ring / LL128 protocol (enabled by default on Volta and Ampere NVLink).",
+)
+RING_LL128_HOP_LATENCY = Assumption(
+    "ring_ll128_node_hop_latency_s",
+    1.9e-6,
+    "seconds per ring step inside a node",
+    "NCCL tuning.cc @01afd20a hwLat, NVLink ring / LL128.",
+)
+RING_LL128_BANDWIDTH_SHARE = Assumption(
+    "ring_ll128_bandwidth_share",
+    0.92,
+    "fraction of the bus bandwidth",
+    "NCCL tuning.cc @01afd20a: a ring on LL128 gets busBw x 0.92 (120 of 128 bytes carry data).",
+)
 GRADIENT_BUCKET_BYTES = Assumption(
     "gradient_bucket_bytes",
     25 * 2**20,
@@ -1487,6 +1529,12 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FABRIC_HOP_LATENCY,
     TREE_NODE_HOP_LATENCY,
     TREE_FABRIC_HOP_LATENCY,
+    RING_LL_BASE_LATENCY,
+    RING_LL_HOP_LATENCY,
+    RING_LL_BANDWIDTH_SHARE,
+    RING_LL128_BASE_LATENCY,
+    RING_LL128_HOP_LATENCY,
+    RING_LL128_BANDWIDTH_SHARE,
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,

@@ -54,6 +54,12 @@ from procurement.sizing.assumptions import (
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     QLORA_DEQUANT_OVERHEAD,
     RING_BASE_LATENCY,
+    RING_LL128_BANDWIDTH_SHARE,
+    RING_LL128_BASE_LATENCY,
+    RING_LL128_HOP_LATENCY,
+    RING_LL_BANDWIDTH_SHARE,
+    RING_LL_BASE_LATENCY,
+    RING_LL_HOP_LATENCY,
     TP_ALLREDUCE_LATENCY,
     TP_COMM_OVERLAP_EXPOSED,
     TREE_FABRIC_HOP_LATENCY,
@@ -854,7 +860,9 @@ def inference_throughput(
     Tensor parallelism adds 2 all-reduces per layer to every decode step (concurrency x hidden 16-bit
     activations each) and to the prefill (prompt x hidden), each moving 2(t-1)/t of the message over
     the node link (tensor_parallel_gbps: per-GPU collective GB/s; None: only the per-call latency, an
-    NVLink-class link) plus TP_ALLREDUCE_LATENCY; PCIe cards pay it in full (vLLM on PCIe does).
+    NVLink-class link) at the cost NCCL's own model gives its fastest ring protocol, never below
+    TP_ALLREDUCE_LATENCY plus the bytes (tp_allreduce_call_seconds); PCIe cards pay it in full (vLLM on PCIe
+    does).
 
     Total tokens/s also pays for each request's prefill: every output_tokens steps each stream's prompt is
     prefilled once (in-flight batching interleaves it; static batching runs it first), so a step carries
@@ -897,13 +905,13 @@ def inference_throughput(
     gemm_s = np.maximum(weight_read / read_rate, concurrency * 2.0 * n_active / flop_rate)
     attention_s = np.maximum(concurrency * kv_read / read_rate, concurrency * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
-    decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link)
+    decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link, generation=generation)
     step_s = gemm_s + attention_s + decode_comm_s
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate
     prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate)
-    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link)
+    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link, generation=generation)
     # a request's prompt in a batched prefill: its FLOPs and its all-reduce bytes (the per-call latency is
     # shared by the batch)
     batched_prefill_s = prefill_compute_s + serving_allreduce_seconds(spec, tp, prompt, link, latency=False)
@@ -925,13 +933,46 @@ def inference_throughput(
 
 
 def serving_allreduce_seconds(
-    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True
+    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True, generation=None
 ) -> np.ndarray:
-    """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer, each moving
-    2(t-1)/t x tokens x hidden x 2 bytes over ``link`` (bytes/s) plus, with ``latency``, the per-call
-    latency."""
+    """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer of tokens x hidden x 2
+    bytes each. With ``latency``, each call costs tp_allreduce_call_seconds; without (a request's share of a
+    batched prefill, whose per-call latency the batch shares), 2(t-1)/t of its bytes over ``link`` (bytes/s)."""
     calls = 2.0 * spec.model.num_layers
     message = tokens * spec.model.hidden_size * 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        per_call = 2.0 * (tp - 1.0) / tp * message / link + (TP_ALLREDUCE_LATENCY.value if latency else 0.0)
+        if latency:
+            per_call = tp_allreduce_call_seconds(tp, message, link, generation)
+        else:
+            per_call = 2.0 * (tp - 1.0) / tp * message / link
     return np.where(tp > 1, calls * per_call, 0.0)
+
+
+def tp_allreduce_call_seconds(tp, message_bytes: float, link, generation=None) -> np.ndarray:
+    """Seconds of one all-reduce of ``message_bytes`` over a tensor-parallel group of ``tp`` GPUs in one node.
+
+    NCCL's cost model (tuning.cc @01afd20a, ring, one node): each protocol costs its base latency plus
+    2(t-1) steps of its per-hop latency, plus the 2(t-1)/t x bytes at its share of the bus bandwidth
+    (``link``, bytes/s): Simple (all of it), LL (a quarter) and, on Volta and Ampere (``generation`` 70 or
+    80, where NCCL enables it by default), LL128 (0.92); NCCL runs the fastest. Large messages at TP 4-8 pay
+    the Simple or LL128 pipeline's 2(t-1) hops (TP 8: 56 us on Simple) on top of their bytes. Never below
+    TP_ALLREDUCE_LATENCY plus the bytes: nccl-tests' small-message latency, which includes the kernel launch
+    that tuning.cc leaves out. Every step is priced as an NVLink hop (ranks beyond a node: not modelled)."""
+    tp = np.asarray(tp, dtype=float)
+    steps = 2.0 * (tp - 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bytes_s = steps / tp * message_bytes / link
+        simple = RING_BASE_LATENCY.value + steps * NODE_HOP_LATENCY.value + bytes_s
+        low_latency = (
+            RING_LL_BASE_LATENCY.value
+            + steps * RING_LL_HOP_LATENCY.value
+            + bytes_s / RING_LL_BANDWIDTH_SHARE.value
+        )
+        ll128 = (
+            RING_LL128_BASE_LATENCY.value
+            + steps * RING_LL128_HOP_LATENCY.value
+            + bytes_s / RING_LL128_BANDWIDTH_SHARE.value
+        )
+    ll128_enabled = np.isin(_array(generation, 0.0), (70.0, 80.0))
+    fastest = np.minimum(np.minimum(simple, low_latency), np.where(ll128_enabled, ll128, np.inf))
+    return np.maximum(fastest, TP_ALLREDUCE_LATENCY.value + bytes_s)
