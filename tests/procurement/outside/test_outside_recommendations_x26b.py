@@ -390,7 +390,8 @@ def test_llama3_405b_8k_stage_reaches_metas_tflops(bundled_catalog):
     "GiB, the second stage's 8 layers x 15 micro-batches now the heaviest); see "
     "test_llama3_405b_8k_meta_plan_fits_80gb. Not explained (e26c): now 86.21 GiB (activations 75.3 GiB, "
     "weights 5.9, overhead 4.7); this 1F1B spec is not Meta's plan, but Meta's stated plan is no lighter (87.5 "
-    "GiB, next case), so the gap is the same per-layer count there",
+    "GiB, next case), so the gap is the same per-layer count there. tt42: rechecked at 86.21 GiB, unchanged; "
+    "no source found names Meta's layer kernels",
 )
 @pytest.mark.django_db
 def test_llama3_405b_8k_plan_fits_80gb(bundled_catalog):
@@ -455,7 +456,8 @@ def test_llama3_405b_8k_meta_plan_reaches_metas_tflops(bundled_catalog):
     "bytes a token and layer where the product counts 38.25 h for eager PyTorch (norm inputs 4 h, q/k/v input 2 "
     "h, q 2 h, k/v 0.25 h, attention output 2 h, MLP input 2 h, gate, up, SiLU and product 26 h). The paper "
     "states what it frees (stage inputs and outputs, which the product does not count) but not its layer's "
-    "kernels; no source shows which 4 h a token Meta's layer does not keep",
+    "kernels; no source shows which 4 h a token Meta's layer does not keep. tt42: rechecked at 87.5 GiB, "
+    "unchanged; still no source for Meta's MLP or norm kernels",
 )
 @pytest.mark.django_db
 def test_llama3_405b_8k_meta_plan_fits_80gb(bundled_catalog):
