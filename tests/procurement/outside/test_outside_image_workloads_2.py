@@ -291,7 +291,13 @@ def _detector(preset: str, batch: int, epochs: int = 100, images: int = 1000) ->
     " are VisDrone's splits; the README names VisDrone2019 as its base), whose drone views of crowds are far denser"
     " than COCO; Ultralytics PR #25240 confirms the reserved peak grows with the densest image seen so far. No"
     " published count of the densest image's VRU boxes was found, so the spec cannot state"
-    " image.max_objects_per_image.",
+    " image.max_objects_per_image. det29 (stop 42): re-read the README at 543bb117: its dataset section gives the"
+    " splits (train 6,471 images, 1.5 GB; val 548) and the val counts by class (people 13,969, tricycle 1,577,"
+    " bicycle 1,287), no per-image maximum, and the relabelled VRU_Dataset itself is unpublished ('Upon"
+    " publication, this customized VRU_Dataset will be made public'), so its densest image cannot be counted."
+    " At the current split (48.4 B per object slot x 8,400 anchors x batch 4 = 1.63 MB a slot) the 1.39 GB gap"
+    " is about 850 slots more than the default's 93: the densest mosaic would need ~950 boxes, which four dense"
+    " VisDrone crowd views could hold but no publication states. Unexplained.",
 )
 def test_yolov8x_batch_4_memory_on_a_2080_super():
     """[VRU] GPU_mem 5.64G (memory_reserved), dense dataset (16,833 instances in 548 val images).

@@ -55,6 +55,13 @@ Sources:
       mixup=0.15, 1,024 train images (128 it an epoch), 73 val images with 815 instances (11 an image), nc=4.
       Epochs 1-21: GPU_mem 8.36-8.94G (median 8.59G); epochs 2-21 at 1.36-1.38 it/s (median 1.37 = 10.96
       images/s). The host's vCPUs are not printed (a Colab T4 runtime has 2).
+  [T4-Y8N] the same repository's YOLOv8n run on the same pipeline (find_string id 62588975953;
+      Farisifakhri/futsal-cv .agents/hasil_eval_yolov8n_v1.md @ffbe25f8, saved beside the YOLOv8m log of [T4-Y8M]
+      as .agents/hasil_eval_yolov8m_v1.md): 'Ultralytics YOLOv8.1.0 ... torch-2.11.0+cu128 CUDA:0 (Tesla T4,
+      14913MiB)', model=yolov8n.pt, batch=16, imgsz=640, workers=8, mosaic=1.0, mixup=0.15, deterministic=True,
+      the same 1,024 train images after the same CLAHE and offline-augmentation steps (64 it an epoch).
+      Epochs 2-40 (mosaic on, as in [T4-Y8M]): 2.68-3.10 it/s, median 2.89 = 46.24 images/s; epochs 41-50
+      (close_mosaic: mosaic and mixup off) 3.04-3.39, median 3.245 = 51.9 images/s.
 """
 
 from __future__ import annotations
@@ -356,22 +363,60 @@ def test_yolov8m_1024px_batch8_gpu_mem_on_a_t4(bundled_catalog, tmp_path):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "YOLOv8m, 1024 px, batch 8 on a Colab T4 (2 vCPUs): published 1.37 it/s = 10.96 images/s, product 21.92 "
-        "(+100%; +134% before img29d scaled the mosaic canvas with image.resolution_px), bound by its loader: "
-        "2 workers x 10.96 images/s (the 1,024 px canvas on COCO-sized sources); its GPU side is 25.63 (8 vCPUs). "
-        "e29, verified from the run's repository (Farisifakhri/futsal-cv src/preprocess.py @1a93c3f4: frames "
-        "extracted from video and kept at their original resolution, 'tanpa resize'; src/augment.py @04df9552: "
-        "offline variants resized back to the original size; data/README.roboflow.txt @c253248c: exported with "
-        "no pre-processing): the sources are video frames, not COCO-sized photos, and the log's mixup=0.15 builds a "
-        "second mosaic for 15% of the samples, which the product has no field for. Quantified: stated as 1080p "
-        "frames (image.source_megapixels 2.07) the product gives 14.18 (+29.4%), and the mixup share (x 1/1.15) "
-        "12.33 (+12.5%); the frames' resolution is in neither the log nor the repository's snapshot (its JPEGs are "
-        "not stored), so the spec cannot state it and the case stays as the practitioner wrote it."
-    ),
+def test_yolov8n_640px_same_pipeline_rate_on_a_t4(bundled_catalog, tmp_path):
+    """[T4-Y8N] 46.24 images/s published (median 2.89 it/s x 16 over the mosaic epochs 2-40, same host, frames
+    and augmentation as [T4-Y8M]); product 49.28 (+6.6%), bound by its loader (2 vCPUs x 24.6 images/s at COCO-sized
+    sources, mixup not counted: with it, 1/1.15 of that, 42.9, -7.3%). Not fitted on. It is the measurement of
+    this host's loader on these frames that the 1024 px case below needs: the frames cost no more to load than
+    COCO's photos (stated as 1080p frames, image.source_megapixels 2.07, the product would give 22.1, -52%)."""
+    spec = _yolov8m_t4()
+    spec["model"]["preset"] = "yolov8n"
+    spec["micro_batch_size"] = 16  # the log's batch=16 (train_pipeline: 16 if imgsz <= 640)
+    spec["image"]["resolution_px"] = 640
+    spec["image"]["epochs"] = 50
+    row = _size(tmp_path, spec, "t4")
+    assert row["throughput"]["loader_seconds"] == pytest.approx(row["throughput"]["step_seconds"], rel=0.01)
+    _within(row["throughput"]["training_images_per_second"], 2.89 * 16, SPEED)
+
+
+T4_1024_REASON = (
+    "YOLOv8m, 1024 px, batch 8 on a Colab T4 (2 vCPUs): published 1.37 it/s = 10.96 images/s (0.730 s a step),"
+    " product 21.92 (+100%), which the product calls loader-bound (0.365 s a step for 2 workers at 10.96 images/s"
+    " each) over a GPU side of 0.312 s (25.63 images/s at 8 vCPUs). det29 (stop 42): the loader is not what binds"
+    " this run, so the frames' size is not its cause. The same repository saved a YOLOv8n run on the same Colab"
+    " host, frames, CLAHE and offline-augmentation steps, mosaic 1.0 and mixup 0.15 ([T4-Y8N], the passing case"
+    " above): 46.24 images/s at 640 px on the same 2 workers, where the product says 49.28 (+6.6%). Ultralytics"
+    " sizes all of a sample's non-decode work by imgsz (load_image resizes to imgsz, Mosaic fills a 2 x imgsz"
+    " canvas, RandomPerspective warps to imgsz), so at 1024 px a sample costs at most (1024 / 640)^2 = 2.56x"
+    " the 640 px one and these workers deliver at least 46.24 / 2.56 = 18.1 images/s (0.44 s a step of 8), more"
+    " than the 10.96 published: the step's other >= 0.29 s are the GPU's (or the host's kernel launches). The"
+    " [T4-Y8N] run also shows the canvas is a small part of a sample on these frames (if, as the product says,"
+    " its loader binds it): closing the mosaic (and mixup) at epoch 41 raised it only to 51.9 images/s (+12%). So stating the frames as 1080p"
+    " (image.source_megapixels 2.07: 14.18, +29.4%; with mixup 12.33, +12.5%) would land this case for the wrong"
+    " reason: the same statement puts [T4-Y8N] at 22.1 images/s (-52%). What is left is the T4's rate for"
+    " YOLOv8m training at 1024 px: the run's 0.730 s a step is 6.66 TFLOPS (3 x 202.5 GFLOP x 10.96), 10.2% of"
+    " the T4's 65; the product's GPU side runs it at 15.6 TFLOPS (24%): detector_training_efficiency's V100"
+    " fit scaled by the T4's FLOPs per clock at its 1,590 MHz boost, with none of the 70 W cap's clock loss"
+    " that card_image_factor gives other image networks on slot-powered cards (the T4 row, 0.681 of the V100's"
+    " rate per datasheet FLOP; at that row this case would be ~17.5 images/s, +60%, still out). No published"
+    " YOLO training rate on a T4 that is GPU-bound was found to fit a T4 detector-training rate on; the two"
+    " Colab T4 runs of the outside cases (yolov8n at 640, 2 vCPUs) are loader-bound and do not resolve it."
 )
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=T4_1024_REASON)
+# Earlier reason (e29), its loader diagnosis superseded by det29's above: YOLOv8m, 1024 px, batch 8 on a Colab T4
+# (2 vCPUs): published 1.37 it/s = 10.96 images/s, product 21.92 (+100%; +134% before img29d scaled the mosaic
+# canvas with image.resolution_px), bound by its loader: 2 workers x 10.96 images/s (the 1,024 px canvas on COCO-
+# sized sources); its GPU side is 25.63 (8 vCPUs). e29, verified from the run's repository (Farisifakhri/futsal-cv
+# src/preprocess.py @1a93c3f4: frames extracted from video and kept at their original resolution, 'tanpa resize';
+# src/augment.py @04df9552: offline variants resized back to the original size; data/README.roboflow.txt
+# @c253248c: exported with no pre-processing): the sources are video frames, not COCO-sized photos, and the log's
+# mixup=0.15 builds a second mosaic for 15% of the samples, which the product has no field for. Quantified: stated
+# as 1080p frames (image.source_megapixels 2.07) the product gives 14.18 (+29.4%), and the mixup share (x 1/1.15)
+# 12.33 (+12.5%); the frames' resolution is in neither the log nor the repository's snapshot (its JPEGs are not
+# stored), so the spec cannot state it and the case stays as the practitioner wrote it.
 def test_yolov8m_1024px_batch8_rate_on_a_t4(bundled_catalog, tmp_path):
     """[T4-Y8M] 1.37 it/s x 8 = 10.96 images/s."""
     row = _size(tmp_path, _yolov8m_t4(), "t4")
