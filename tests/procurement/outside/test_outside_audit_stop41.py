@@ -360,16 +360,24 @@ def test_qwen3_30b_b200_path_ratio_arithmetic():
 # max_reserved, PyTorch 2.7 vs a 2.9 nightly). x26e took the MI300X 39.09 matching the product's 38.6 GiB under
 # selective_op as proof the policy is per-op SAC, not full recomputation (24.9 GiB).
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="[AOF8] H100 bf16 row, same stated settings as the MI300X row: peak 47.65 (reserved); the product's "
-    "card-independent estimate under selective_op is the MI300X's 38.59 GiB (-19.0%; -13.1% if the column is GB, 44.38 GiB). Reserved peaks of one run on two "
-    "stacks differ by 8.6 GB, so a 1% match of the product to one of them does not pick the recompute policy; the "
-    "STATED per-op SAC stands on the README's words alone.",
-)
+# Was a strict xfail: "[AOF8] H100 bf16 row, same stated settings as the MI300X row: peak 47.65 (reserved); the
+# product's card-independent estimate under selective_op is the MI300X's 38.59 GiB (-19.0%)". Now 46.81 GiB (-1.8%;
+# tensors alone 44.00, -7.7%) because the spec states the loss the H100 run had (pack42): torchao's H100 table came
+# with its benchmark script (pytorch/ao @8c81863ba, 2025-03-12: torchtitan llama3_8b.toml with --training.compile,
+# torchtitan "version 0.0.2", the version string from 2024-04-16 to 2025-06-05), when torchtitan's loss ran eager
+# (pytorch/torchtitan @bbb1b616e^ torchtitan/components/loss.py lines 10-18: F.cross_entropy(pred.flatten(0, 1)
+# .float(), labels), "# TODO: compiling loss function causes CUDA errors, turning off for now"); bbb1b616e (#1033,
+# 2025-04-02) compiles it under training.compile, which the MI300X row's torchtitan @2c8b5947 (2025-08-08) ran
+# (cross_entropy compiled: 38.59 GiB against 39.09, the same number as the default). cross_entropy torchtitan holds
+# 12 V bytes a token at backward where the default holds 4 V: 8 x 128,256 x 8,192 B = 7.83 GiB of the rows' 8.56.
+# The column is torchtitan's max_reserved_gib (benchmarks/float8/training/parse_torchtitan_logs.py reads "memory:
+# ... GiB"): the product's total (tensors, 5% slack, context) and its tensors alone both fall within 10%.
 def test_torchao_h100_row_peak_memory_within_10_percent(bundled_catalog):
     from tests.procurement.outside.test_outside_recommendations_x26e import TITAN_BF16
 
-    assert candidate(TITAN_BF16, H100)["memory"]["total_per_gpu_gib"] == pytest.approx(
-        47.65e9 / GIB, rel=0.10
+    memory = candidate(TITAN_BF16 | {"cross_entropy": "torchtitan"}, H100)["memory"]
+    assert memory["total_per_gpu_gib"] == pytest.approx(47.65, rel=0.10)
+    tensors = sum(
+        memory[k] for k in ("weights_gib", "gradients_gib", "optimizer_states_gib", "activations_gib")
     )
+    assert tensors == pytest.approx(47.65, rel=0.10)
