@@ -97,7 +97,14 @@ def _unet_transformer(
         cost.gemm_kernels += TRANSFORMER_BLOCK_GEMMS
 
 
-GEGLU_WORKING = 18  # live elements per channel per token at a UNet transformer's feed-forward (unet_cost)
+# Live elements per channel per token while a UNet transformer block's feed-forward runs (diffusers
+# Transformer2DModel + BasicTransformerBlock + GEGLU, v0.11.0 attention.py and @58eb52c0 attention.py
+# BasicTransformerBlock.forward; unet_forward_peak): the
+# Transformer2D's residual, the block's input (held by its caller), norm2's output (the block's
+# norm_hidden_states, still bound; later versions keep attn2's attn_output bound instead), the sum after
+# cross-attention and norm3's output (C each), then GEGLU's 8C projection (its two halves are views),
+# gelu(gate) (4C) and the product (4C) before the 8C is freed.
+UNET_TRANSFORMER_LIVE = 21
 
 # Elementwise and normalization kernels an eager no-grad diffusers UNet forward launches per block (the
 # convolutions, linears and the SDPA kernel are the FLOP model's; bias adds fused into addmm are not
@@ -120,6 +127,29 @@ TRANSFORMER2D_KERNELS = 8
 UNET_FIXED_KERNELS = 16
 
 
+def unet_forward_peak(channels: list, attention: list, positions: list, per_level: int) -> float:
+    """Live elements per sample at the peak of a no-grad UNet2DConditionModel forward, traced through
+    diffusers' up path, where the most is held at once (v0.11.0 and later: unet_2d_condition.py forward,
+    unet_2d_blocks.py CrossAttnUpBlock2D / UpBlock2D, attention.py Transformer2DModel and
+    BasicTransformerBlock). While an up block runs, its caller keeps the block's input (`sample`, passed as
+    hidden_states: the level below's channels, upsampled, or the mid block's output at the lowest level)
+    and the level's skip tuple (`res_samples`, passed as res_hidden_states_tuple: per_level + 1 skips, the
+    first from conv_in at the top level or from the level above's downsampler elsewhere), whatever the block
+    has consumed. Inside it, the largest working set is either a transformer block's feed-forward
+    (UNET_TRANSFORMER_LIVE x C per token) or the first ResNet (resnet_working over the concatenation of
+    the block's input with the tuple's last skip, the same count as the VAE decoder's ResNets)."""
+    peak = 0.0
+    last = len(channels) - 1
+    for level, c in enumerate(channels):
+        block_input = channels[min(level + 1, last)]
+        first_skip = channels[level - 1] if level > 0 else c
+        skips = first_skip + per_level * c
+        resnet = resnet_working(block_input + c, c)  # the first ResNet, over the concatenation
+        working = max(UNET_TRANSFORMER_LIVE * c if attention[level] else 0, resnet)
+        peak = max(peak, (block_input + skips + working) * positions[level])
+    return peak
+
+
 def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     cost = Cost()
     channels = config["block_out_channels"]
@@ -138,7 +168,6 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
     cost.macs += (9 * in_ch * channels[0] * 2) * positions[0]
     cost.conv_macs += (9 * in_ch * channels[0] * 2) * positions[0]  # conv_in and conv_out
     skips = [channels[0]]
-    skip_elements = channels[0] * positions[0]
     c_prev = channels[0]
     for level, c in enumerate(channels):
         for _ in range(per_level):
@@ -149,7 +178,6 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                     cost, c, heads[level], depth[level], positions[level], context_tokens, context_dim
                 )
             skips.append(c)
-            skip_elements += c * positions[level]
         if level < len(channels) - 1:
             cost.conv3x3_params += 9 * c * c
             cost.block(
@@ -162,7 +190,6 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             cost.launch(1, c * positions[level + 1])  # the conv's bias
             cost.gemm_kernels += 1
             skips.append(c)
-            skip_elements += c * positions[level + 1]
     last = len(channels) - 1
     _resnet(cost, c_prev, c_prev, positions[last], time_dim)
     _unet_transformer(cost, c_prev, heads[last], depth[last], positions[last], context_tokens, context_dim)
@@ -189,18 +216,7 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             )
             cost.launch(2, 2 * c * positions[level - 1])  # the interpolation and the conv's bias
             cost.gemm_kernels += 1
-    # A no-grad forward holds every skip connection plus the working set of the busiest level: a ResNet's
-    # input, normed and convolved copies (4C), or a transformer block's feed-forward (diffusers
-    # BasicTransformerBlock + GEGLU), 18C per token: the residual and norm3's output (C each), GEGLU's 8C
-    # projection (its two halves are views), gelu(gate) (4C) and the product (4C) before the 8C is freed.
-    working = max(
-        max(
-            GEGLU_WORKING * channels[i] * positions[i] if attention[i] else 4 * channels[i] * positions[i]
-            for i in range(len(channels))
-        ),
-        4 * channels[0] * positions[0],
-    )
-    cost.forward_peak = skip_elements + working
+    cost.forward_peak = unet_forward_peak(channels, attention, positions, per_level)
     cost.launches_fixed = UNET_FIXED_KERNELS
     cost.gemm_kernels += 2  # conv_in, conv_out
     return cost

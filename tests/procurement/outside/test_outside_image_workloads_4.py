@@ -192,7 +192,11 @@ def test_sdxl_lcm_4_steps_on_an_rtx_4090(bundled_catalog, tmp_path):
     "case is 1.082 s (-9.8%); (2) PixArt-alpha/PixArt-alpha README.md @327893d0 reruns this row on a "
     "V100 32GB: 1.2 s, the A100's time on a card with 40% of its fp16 peak (its 25-step SDXL 7.7 s, 2.0x the "
     "A100's 3.8), so the 4-step call follows the host, not the card (product: V100 0.950 s at 31 us, 1.196 s at "
-    "46 us). The 4090 case of this post needs the fast end: a host speed neither post states, left",
+    "46 us). The 4090 case of this post needs the fast end: a host speed neither post states, left. "
+    "diff29 (stop 42), still 0.763 s (-36.4%): in the same table the A100 is slow in both columns (25 steps 3.8 s "
+    "vs 3.01, -20.7%) where the 4090 lands in both (+3.0%, +11.3%); the product puts the A100 at 0.86x / 0.98x "
+    "the 4090's time, the table at 1.12x / 1.71x, so a few-step fixed-cost class (which would move the 4090's "
+    "4-step row too) is ruled out: it is that machine",
 )
 def test_sdxl_lcm_4_steps_on_an_a100(bundled_catalog, tmp_path):
     row = _size(tmp_path, SDXL_LCM, "a100-sxm4-80gb")
