@@ -178,7 +178,11 @@ SHORT_PROMPT_REASON = (
     " 6 x 1.9 + 13.1 / 0.92 = 39.7 us each), under half of the 15.2 ms gap. A short-prompt first-token cost"
     " (batch-1 context phase at 128 tokens: weight reads plus a fixed per-request cost the engine does not count)"
     " is left; no published breakdown found (aud42a; fix42a searched TensorRT-LLM / vLLM / SGLang first-token"
-    " sources for a per-request or per-layer launch cost at short prompts and found none that sizes it)."
+    " sources for a per-request or per-layer launch cost at short prompts and found none that sizes it). Lead"
+    " tried, not applied: at 128 tokens the weight reads and the FLOPs are the same size (7B H100 2.83 / 1.86 ms,"
+    " A100 9.31 / 8.03; 70B TP 4 H100 7.33 / 4.75, A100 24.08 / 20.53, H200 5.11 / 4.75), and the product takes"
+    " their max; their sum gives 7B A100 17.3 (+7%) but 7B H100 4.7 (-26%) and 70B TP 4 H200 about 15 with its"
+    " all-reduces (-16%), and would move the 2,048-token first tokens the prefill efficiencies are fitted on."
 )
 
 
