@@ -472,6 +472,7 @@ def _hours(
             pipeline_parallel=pipeline_degree(spec),
             tensor_parallel_gbps=grid.node_gbps
             * mesh_share(grid.tensor_parallel, grid.per_instance, grid.node_mesh),
+            tensor_parallel_nvlink=grid.node_scale_up,  # the instance's node link: PCIe rings pay NCCL's PCIe hop
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
             power_bound_tflops=_power_bound(spec, kind_gpus, kind),

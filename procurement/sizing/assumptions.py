@@ -393,8 +393,8 @@ NODE_HOP_LATENCY = Assumption(
     "node_hop_latency_s",
     3.4e-6,
     "seconds per ring step inside a node",
-    "NCCL tuning.cc hwLat, NVLink ring / Simple (PCIe: 5.7 us; the NVLink figure is used for both, "
-    "a difference of 2.3 us per step).",
+    "NCCL tuning.cc hwLat, NVLink ring / Simple (PCIe: 5.7 us, pcie_hop_latency_s, which serving "
+    "tensor parallelism over PCIe pays; training collectives use the NVLink figure).",
 )
 FABRIC_HOP_LATENCY = Assumption(
     "fabric_hop_latency_s",
@@ -418,47 +418,65 @@ TREE_FABRIC_HOP_LATENCY = Assumption(
     "seconds per tree level between nodes",
     "NCCL tuning.cc hwLat, network tree / Simple (the latency of a 256 kB chunk over the network).",
 )
-# NCCL's two other ring protocols, same tuning.cc @01afd20a (baseLat, hwLat[NVLINK][RING], the busBw refinements):
-# LL sends 8-byte lines half of which are flags and, for an all-reduce, gets a quarter of the bus bandwidth
-# (busBw *= 1/4); LL128 sends 120 of every 128 bytes (busBw *= 0.92) and is enabled by default only on Volta and
-# Ampere over NVLink (protoEnable LL128 == 2: minCompCap == maxCompCap == 70 or 80). NCCL times each enabled
-# protocol as latency + bytes / bandwidth and runs the fastest (ncclTopoGetAlgoTime): LL for small messages,
-# LL128 or Simple for large ones.
+# NCCL's two other ring protocols and the PCIe hop, from the NCCL release the 2024 serving stacks ran
+# (TensorRT-LLM v0.9.0 and its peers; one release for every card, each card's LL128 enablement as that release
+# has it): NVIDIA/nccl tag v2.19.3-1 (commit 8c6c5951854a57ba90c4424fa040497f6defac46) src/graph/tuning.cc.
+# Line 57 baseLat Ring {LL 6.6, LL128 14.0, Simple 8.4}; line 67 hwLat NVLink Ring {.6, 1.9, 3.4}; line 71
+# hwLat PCI Ring {1.0, 2.5, 5.7}; line 180 a ring all-reduce on LL gets busBw x 1/4 (8-byte lines, half flags);
+# line 181 LL128 busBw x 0.92 (120 of every 128 bytes; the per-channel caps of lines 86-96 lie above an
+# NVLink node's rate and are left out); lines 287-297 LL128 is enabled by default only over NVLink (typeIntra
+# <= PATH_NVB) on compute capability 70, 80 and 90 ("Volta/Ampere/Hopper+NVLink"). Ring Simple's 8.4 us base
+# and 3.4 us NVLink hop are the same in 2.7.5 (@01afd20a lines 56, 65), which the training ring still cites.
+# NCCL times each enabled protocol as latency + bytes / bandwidth and runs the fastest (ncclTopoGetAlgoTime).
 RING_LL_BASE_LATENCY = Assumption(
     "ring_ll_base_latency_s",
-    3.6e-6,
+    6.6e-6,
     "seconds per collective call",
-    "NCCL tuning.cc @01afd20a baseLat, ring / LL protocol.",
+    "NCCL tuning.cc @v2.19.3-1 line 57 baseLat, ring / LL protocol (2.7.5: 3.6 us).",
 )
 RING_LL_HOP_LATENCY = Assumption(
     "ring_ll_node_hop_latency_s",
-    0.47e-6,
+    0.6e-6,
     "seconds per ring step inside a node",
-    "NCCL tuning.cc @01afd20a hwLat, NVLink ring / LL.",
+    "NCCL tuning.cc @v2.19.3-1 line 67 hwLat, NVLink ring / LL (2.7.5: 0.47 us).",
 )
 RING_LL_BANDWIDTH_SHARE = Assumption(
     "ring_ll_bandwidth_share",
     0.25,
     "fraction of the bus bandwidth",
-    "NCCL tuning.cc @01afd20a: a ring all-reduce on LL gets busBw x 1/4 (half of each line is flags).",
+    "NCCL tuning.cc @v2.19.3-1 line 180: a ring all-reduce on LL gets busBw x 1/4 (half of each line is flags).",
 )
 RING_LL128_BASE_LATENCY = Assumption(
     "ring_ll128_base_latency_s",
-    10.0e-6,
+    14.0e-6,
     "seconds per collective call",
-    "NCCL tuning.cc @01afd20a baseLat, ring / LL128 protocol (enabled by default on Volta and Ampere NVLink).",
+    "NCCL tuning.cc @v2.19.3-1 line 57 baseLat, ring / LL128 protocol (enabled by default on Volta, Ampere "
+    "and Hopper over NVLink, lines 287-297; 2.7.5: 10 us, Volta and Ampere only).",
 )
 RING_LL128_HOP_LATENCY = Assumption(
     "ring_ll128_node_hop_latency_s",
     1.9e-6,
     "seconds per ring step inside a node",
-    "NCCL tuning.cc @01afd20a hwLat, NVLink ring / LL128.",
+    "NCCL tuning.cc @v2.19.3-1 line 67 hwLat, NVLink ring / LL128.",
 )
 RING_LL128_BANDWIDTH_SHARE = Assumption(
     "ring_ll128_bandwidth_share",
     0.92,
     "fraction of the bus bandwidth",
-    "NCCL tuning.cc @01afd20a: a ring on LL128 gets busBw x 0.92 (120 of 128 bytes carry data).",
+    "NCCL tuning.cc @v2.19.3-1 line 181: a ring on LL128 gets busBw x 0.92 (120 of 128 bytes carry data).",
+)
+PCIE_HOP_LATENCY = Assumption(
+    "pcie_hop_latency_s",
+    5.7e-6,
+    "seconds per ring step inside a node over PCIe",
+    "NCCL tuning.cc @v2.19.3-1 line 71 hwLat, PCI ring / Simple (the same in 2.7.5 @01afd20a line 67): a "
+    "tensor-parallel group whose GPUs share no NVLink pays it a step instead of NVLink's 3.4 us.",
+)
+PCIE_LL_HOP_LATENCY = Assumption(
+    "pcie_ll_hop_latency_s",
+    1.0e-6,
+    "seconds per ring step inside a node over PCIe",
+    "NCCL tuning.cc @v2.19.3-1 line 71 hwLat, PCI ring / LL (LL128 is off over PCIe, lines 287-291).",
 )
 GRADIENT_BUCKET_BYTES = Assumption(
     "gradient_bucket_bytes",
@@ -1535,6 +1553,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     RING_LL128_BASE_LATENCY,
     RING_LL128_HOP_LATENCY,
     RING_LL128_BANDWIDTH_SHARE,
+    PCIE_HOP_LATENCY,
+    PCIE_LL_HOP_LATENCY,
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
     GRADIENT_BUCKET_BYTES,
     NETWORK_BANDWIDTH,

@@ -171,6 +171,15 @@ def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
     return link * COMM_EFFICIENCY.value
 
 
+def tensor_parallel_over_nvlink(gpu: GpuSpec, gpu_count: int) -> bool:
+    """The tensor-parallel group of ``gpu_count`` GPUs shares NVLink (a switch, or a bridge spanning the group):
+    the link collective_bandwidth_gbps prices; False where its all-reduces ring over PCIe, whose per-step
+    latency NCCL prices higher (assumptions.PCIE_HOP_LATENCY). Groups beyond a node: NVLink inside it."""
+    if gpu_count <= 1 or gpu_count > GPUS_PER_NODE.value:
+        return True
+    return bool(gpu.has_nvlink_switch or (gpu.bridge_gpus and gpu_count <= gpu.bridge_gpus))
+
+
 def network_bandwidth_gbps(gpu: GpuSpec) -> float:
     """Per-GPU bandwidth (GB/s) between nodes where no instance type is known: NETWORK_BANDWIDTH_HOPPER
     for NVSwitch Hopper and later parts (one 400 Gb/s NIC a GPU), NETWORK_BANDWIDTH otherwise."""

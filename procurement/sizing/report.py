@@ -20,7 +20,12 @@ from procurement.sizing.communication_text import communication_phrase, communic
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.gpus import GpuSpec, collective_bandwidth_gbps, hierarchical_links
+from procurement.sizing.gpus import (
+    GpuSpec,
+    collective_bandwidth_gbps,
+    hierarchical_links,
+    tensor_parallel_over_nvlink,
+)
 from procurement.sizing.host import (
     data_pipeline,
     host_requirements,
@@ -140,6 +145,9 @@ def _throughput_rows(
     tp_link = np.array(
         [collective_bandwidth_gbps(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans]
     )
+    tp_nvlink = np.array(
+        [tensor_parallel_over_nvlink(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans], dtype=bool
+    )
     power_bound = np.repeat([power_bound_tflops(spec, gpu) for gpu in gpus], len(plans)).astype(float)
     return inference_throughput(
         spec,
@@ -151,6 +159,7 @@ def _throughput_rows(
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,
         tensor_parallel_gbps=tp_link,
+        tensor_parallel_nvlink=tp_nvlink,
         compute_efficiency=np.repeat([serving_efficiency(spec, gpu) for gpu in gpus], len(plans)),
     )
 

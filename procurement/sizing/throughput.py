@@ -48,6 +48,8 @@ from procurement.sizing.assumptions import (
     INT8_DECODE_EFFICIENCY,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
+    PCIE_HOP_LATENCY,
+    PCIE_LL_HOP_LATENCY,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP4,
     PREFILL_EFFICIENCY_FP8,
@@ -845,6 +847,7 @@ def inference_throughput(
     generation=None,
     compute_efficiency=None,
     power_bound_tflops=None,
+    tensor_parallel_nvlink=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -862,7 +865,8 @@ def inference_throughput(
     the node link (tensor_parallel_gbps: per-GPU collective GB/s; None: only the per-call latency, an
     NVLink-class link) at the cost NCCL's own model gives its fastest ring protocol, never below
     TP_ALLREDUCE_LATENCY plus the bytes (tp_allreduce_call_seconds); PCIe cards pay it in full (vLLM on PCIe
-    does).
+    does), each ring step at NCCL's PCIe hop where ``tensor_parallel_nvlink`` is False for the row (the host's
+    intra-node link; None: NVLink).
 
     Total tokens/s also pays for each request's prefill: every output_tokens steps each stream's prompt is
     prefilled once (in-flight batching interleaves it; static batching runs it first), so a step carries
@@ -905,13 +909,17 @@ def inference_throughput(
     gemm_s = np.maximum(weight_read / read_rate, concurrency * 2.0 * n_active / flop_rate)
     attention_s = np.maximum(concurrency * kv_read / read_rate, concurrency * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
-    decode_comm_s = serving_allreduce_seconds(spec, tp, concurrency, link, generation=generation)
+    decode_comm_s = serving_allreduce_seconds(
+        spec, tp, concurrency, link, generation=generation, nvlink=tensor_parallel_nvlink
+    )
     step_s = gemm_s + attention_s + decode_comm_s
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate
     prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate)
-    prefill_comm_s = serving_allreduce_seconds(spec, tp, prompt, link, generation=generation)
+    prefill_comm_s = serving_allreduce_seconds(
+        spec, tp, prompt, link, generation=generation, nvlink=tensor_parallel_nvlink
+    )
     # a request's prompt in a batched prefill: its FLOPs and its all-reduce bytes (the per-call latency is
     # shared by the batch)
     batched_prefill_s = prefill_compute_s + serving_allreduce_seconds(spec, tp, prompt, link, latency=False)
@@ -933,7 +941,7 @@ def inference_throughput(
 
 
 def serving_allreduce_seconds(
-    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True, generation=None
+    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True, generation=None, nvlink=None
 ) -> np.ndarray:
     """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer of tokens x hidden x 2
     bytes each. With ``latency``, each call costs tp_allreduce_call_seconds; without (a request's share of a
@@ -942,37 +950,38 @@ def serving_allreduce_seconds(
     message = tokens * spec.model.hidden_size * 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
         if latency:
-            per_call = tp_allreduce_call_seconds(tp, message, link, generation)
+            per_call = tp_allreduce_call_seconds(tp, message, link, generation, nvlink)
         else:
             per_call = 2.0 * (tp - 1.0) / tp * message / link
     return np.where(tp > 1, calls * per_call, 0.0)
 
 
-def tp_allreduce_call_seconds(tp, message_bytes: float, link, generation=None) -> np.ndarray:
+def tp_allreduce_call_seconds(tp, message_bytes: float, link, generation=None, nvlink=None) -> np.ndarray:
     """Seconds of one all-reduce of ``message_bytes`` over a tensor-parallel group of ``tp`` GPUs in one node.
 
-    NCCL's cost model (tuning.cc @01afd20a, ring, one node): each protocol costs its base latency plus
-    2(t-1) steps of its per-hop latency, plus the 2(t-1)/t x bytes at its share of the bus bandwidth
-    (``link``, bytes/s): Simple (all of it), LL (a quarter) and, on Volta and Ampere (``generation`` 70 or
-    80, where NCCL enables it by default), LL128 (0.92); NCCL runs the fastest. Large messages at TP 4-8 pay
-    the Simple or LL128 pipeline's 2(t-1) hops (TP 8: 56 us on Simple) on top of their bytes. Never below
-    TP_ALLREDUCE_LATENCY plus the bytes: nccl-tests' small-message latency, which includes the kernel launch
-    that tuning.cc leaves out. Every step is priced as an NVLink hop (ranks beyond a node: not modelled)."""
+    NCCL's cost model (tuning.cc @v2.19.3-1, ring, one node; assumptions.RING_LL_BASE_LATENCY and its
+    neighbours cite the lines): each protocol costs its base latency plus 2(t-1) steps of its per-hop latency,
+    plus the 2(t-1)/t x bytes at its share of the bus bandwidth (``link``, bytes/s): Simple (all of it), LL (a
+    quarter) and, over NVLink on Volta, Ampere and Hopper (``generation`` 70, 80 or 90, where that release
+    enables it by default), LL128 (0.92); NCCL runs the fastest. ``nvlink``: per row, the group shares NVLink
+    (or another scale-up link); False prices each step at NCCL's PCIe hop (Simple 5.7 us, LL 1.0 us) with
+    LL128 off; None: NVLink. Large messages at TP 4-8 pay the Simple or LL128 pipeline's 2(t-1) hops (TP 8:
+    56 us on Simple over NVLink) on top of their bytes. Never below TP_ALLREDUCE_LATENCY plus the bytes:
+    nccl-tests' small-message latency, which includes the kernel launch that tuning.cc leaves out."""
     tp = np.asarray(tp, dtype=float)
     steps = 2.0 * (tp - 1.0)
+    over_nvlink = np.asarray(True if nvlink is None else nvlink, dtype=bool)
+    simple_hop = np.where(over_nvlink, NODE_HOP_LATENCY.value, PCIE_HOP_LATENCY.value)
+    ll_hop = np.where(over_nvlink, RING_LL_HOP_LATENCY.value, PCIE_LL_HOP_LATENCY.value)
     with np.errstate(invalid="ignore", divide="ignore"):
         bytes_s = steps / tp * message_bytes / link
-        simple = RING_BASE_LATENCY.value + steps * NODE_HOP_LATENCY.value + bytes_s
-        low_latency = (
-            RING_LL_BASE_LATENCY.value
-            + steps * RING_LL_HOP_LATENCY.value
-            + bytes_s / RING_LL_BANDWIDTH_SHARE.value
-        )
+        simple = RING_BASE_LATENCY.value + steps * simple_hop + bytes_s
+        low_latency = RING_LL_BASE_LATENCY.value + steps * ll_hop + bytes_s / RING_LL_BANDWIDTH_SHARE.value
         ll128 = (
             RING_LL128_BASE_LATENCY.value
             + steps * RING_LL128_HOP_LATENCY.value
             + bytes_s / RING_LL128_BANDWIDTH_SHARE.value
         )
-    ll128_enabled = np.isin(_array(generation, 0.0), (70.0, 80.0))
+    ll128_enabled = np.isin(_array(generation, 0.0), (70.0, 80.0, 90.0)) & over_nvlink
     fastest = np.minimum(np.minimum(simple, low_latency), np.where(ll128_enabled, ll128, np.inf))
     return np.maximum(fastest, TP_ALLREDUCE_LATENCY.value + bytes_s)

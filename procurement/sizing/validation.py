@@ -18,7 +18,12 @@ import numpy as np
 
 from procurement.sizing.assumptions import FRAGMENTATION_FRACTION, GB, GIB
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.gpus import collective_bandwidth_gbps, gpu_by_slug, hierarchical_links
+from procurement.sizing.gpus import (
+    collective_bandwidth_gbps,
+    gpu_by_slug,
+    hierarchical_links,
+    tensor_parallel_over_nvlink,
+)
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.mfu import default_mfu
 from procurement.sizing.serving_validation import earlier_rows, render_serving_section
@@ -312,12 +317,12 @@ def _trtllm(
 TRT_V061_H100_70B = (
     "TensorRT-LLM v0.6.1; the publisher's v0.9.0 table measured the same card and shape (TP 4, 128/2,048, batch "
     "512) at 2,725, 1.83x (only GQA long-output rows moved between the two tables: XQA decode attention); the "
-    "engine is +14.5% against that row (trtllm-v090-h100-fp8-llama2-70b-tp4-b512)."
+    "engine is +14.7% against that row (trtllm-v090-h100-fp8-llama2-70b-tp4-b512)."
 )
 TRT_V061_A100_70B = (
     "TensorRT-LLM v0.6.1; the publisher's v0.8.0 table has this card, TP and shape at batch 128 at 595, faster at "
     "about half the batch; the engine is +36% against that row (807), not explained; v0.9.0's A100 TP 8 row of "
-    "the same shape is the same decode-heavy residual (+20.6%, test_serving_published.py)."
+    "the same shape is the same decode-heavy residual (+19.6%, test_serving_published.py)."
 )
 
 
@@ -885,6 +890,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
             bandwidth_gbps=gpu.memory_bandwidth_gbps,
             peak_tflops=gpu.dense_tflops(spec.precision),
             tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
+            tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
         )

@@ -34,6 +34,8 @@ from procurement.sizing import load_bundled_gpus, parse_workload_spec, size_work
 from procurement.sizing import throughput as engine
 from procurement.sizing.assumptions import (
     NODE_HOP_LATENCY,
+    PCIE_HOP_LATENCY,
+    PCIE_LL_HOP_LATENCY,
     RING_BASE_LATENCY,
     RING_LL128_BANDWIDTH_SHARE,
     RING_LL128_BASE_LATENCY,
@@ -66,42 +68,46 @@ def first_token_ms(preset, precision, gpu, tp, prompt):
 # --- serve42: constants, arithmetic, robustness -----------------------------------------------------------------
 
 
-def test_serve42_constants_are_tuning_cc_at_01afd20a():
-    """[NCCL275] lines 56, 65, 113-114: checked by reading the file at the commit."""
+def test_serve42_constants_are_tuning_cc_at_v2_19_3():
+    """[NCCL219] lines 57, 67, 71, 180-181 (fix42a moved the serving ring to the 2024 stacks' release, as this
+    audit asked; it was [NCCL275] lines 56, 65, 113-114: LL 3.6 / 0.47 us, LL128 10 us, the rest unchanged):
+    checked by reading the file at the tag (git show v2.19.3-1:src/graph/tuning.cc, commit 8c6c5951)."""
     assert (RING_LL_BASE_LATENCY.value, RING_LL128_BASE_LATENCY.value, RING_BASE_LATENCY.value) == (
-        3.6e-6,
-        10.0e-6,
+        6.6e-6,
+        14.0e-6,
         8.4e-6,
     )
     assert (RING_LL_HOP_LATENCY.value, RING_LL128_HOP_LATENCY.value, NODE_HOP_LATENCY.value) == (
-        0.47e-6,
+        0.6e-6,
         1.9e-6,
         3.4e-6,
     )
+    assert (PCIE_LL_HOP_LATENCY.value, PCIE_HOP_LATENCY.value) == (1.0e-6, 5.7e-6)
     assert (RING_LL_BANDWIDTH_SHARE.value, RING_LL128_BANDWIDTH_SHARE.value) == (0.25, 0.92)
 
 
 def test_serve42_h100_tp4_b512_row_by_hand():
     """By hand: 512 x 8,192 x 2 B = 8,388,608 B a call; bytes 1.5 x 8.39 MB / (450 x 0.8 GB/s) = 34.95 us.
-    Simple 8.4 + 6 x 3.4 = 28.8 us + 34.95 = 63.75 us; LL 3.6 + 6 x 0.47 + 4 x 34.95 = 146.2 us; no LL128 on
-    cc 90 in 2.7.5; the old floor 20 + 34.95 = 54.95 us. +8.80 us x 160 calls = +1.41 ms a step: at 3,231
-    tokens/s/GPU the step was 512 / (4 x 3,231) = 39.6 ms, now about 41.0 ms, 3,120 (+14.5% of 2,725)."""
+    Simple 8.4 + 6 x 3.4 = 28.8 us + 34.95 = 63.75 us; LL 6.6 + 6 x 0.6 + 4 x 34.95 = 150.0 us; LL128, on cc 90
+    in 2.19.3 (fix42a): 14 + 6 x 1.9 + 34.95 / 0.92 = 63.39 us, the fastest; the old floor 20 + 34.95 = 54.95 us.
+    +8.44 us x 160 calls = +1.35 ms a step: the row is 3,124.5 (+14.7% of 2,725), the figure this audit computed
+    under 2.19. Was (2.7.5, no LL128 on Hopper): Simple 63.75 us, +1.41 ms, 3,120 (+14.5%)."""
     message = 512 * 8192 * 2.0
     link = 450e9 * 0.8
     bytes_s = 1.5 * message / link
     assert bytes_s == pytest.approx(34.95e-6, rel=1e-3)
     call = float(engine.tp_allreduce_call_seconds(4.0, message, link, 90))
-    assert call == pytest.approx(63.75e-6, rel=1e-3)
-    assert (call - (TP_ALLREDUCE_LATENCY.value + bytes_s)) * 160 == pytest.approx(1.41e-3, rel=0.01)
+    assert call == pytest.approx(63.39e-6, rel=1e-3)
+    assert (call - (TP_ALLREDUCE_LATENCY.value + bytes_s)) * 160 == pytest.approx(1.35e-3, rel=0.01)
     assert per_gpu("llama-2-70b", "fp8", "h100-sxm5-80gb", 4, 512, 128, 2048) == pytest.approx(
-        3120, rel=0.002
+        3124.5, rel=0.002
     )
 
 
 def _nccl_model(base, hop, hopper_ll128):
     """tp_allreduce_call_seconds with another NCCL release's ring constants (base / hop: LL, LL128, Simple)."""
 
-    def call(tp, message_bytes, link, generation=None):
+    def call(tp, message_bytes, link, generation=None, nvlink=None):
         tp = np.asarray(tp, dtype=float)
         steps = 2.0 * (tp - 1.0)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -165,12 +171,18 @@ def test_gptfast_llama2_70b_batch1_decode_at_tp4_and_tp8(tp, published):
 
 SHORT_PROMPT_REASON = (
     "[TRT9] Llama 2 70B TP 4, batch 1, 128-token prompt, first token: H200 17.8 ms, H100 19.6, A100 45.6; product"
-    " 11.1 (-37.6%), 13.3 (-32.1%), 29.8 (-34.6%) (main, before serve42: 9.7, 11.9, 29.4). Not the all-reduce:"
-    " the same table's one-GPU 7B rows at 128 tokens miss as much (H100 6.3 vs 2.8, -55.6%; A100 16.2 vs 9.3,"
-    " -42.6%) while the 2,048-token rows pass, and the 160 all-reduces of 2.1 MB at TP 4 cost 5.7 ms in all on"
-    " the A100 (LL128 10 + 6 x 1.9 + 13.1 / 0.92 = 35.6 us each), a third of the 15.8 ms gap. A short-prompt"
-    " first-token cost (batch-1 context phase at 128 tokens: weight reads plus a fixed per-request cost the"
-    " engine does not count) is left; no published breakdown found (aud42a)."
+    " 10.7 (-39.9%), 12.9 (-34.2%), 30.4 (-33.3%) (fix42a, NCCL 2.19.3's ring constants, LL128 on Hopper; 11.1,"
+    " 13.3, 29.8 under 2.7.5's; main, before serve42: 9.7, 11.9, 29.4). Not the all-reduce: the same table's"
+    " one-GPU 7B rows at 128 tokens miss as much (H100 6.3 vs 2.8, -55.6%; A100 16.2 vs 9.3, -42.6%) while the"
+    " 2,048-token rows pass, and the 160 all-reduces of 2.1 MB at TP 4 cost 6.3 ms in all on the A100 (LL128 14 +"
+    " 6 x 1.9 + 13.1 / 0.92 = 39.7 us each), under half of the 15.2 ms gap. A short-prompt first-token cost"
+    " (batch-1 context phase at 128 tokens: weight reads plus a fixed per-request cost the engine does not count)"
+    " is left; no published breakdown found (aud42a; fix42a searched TensorRT-LLM / vLLM / SGLang first-token"
+    " sources for a per-request or per-layer launch cost at short prompts and found none that sizes it). Lead"
+    " tried, not applied: at 128 tokens the weight reads and the FLOPs are the same size (7B H100 2.83 / 1.86 ms,"
+    " A100 9.31 / 8.03; 70B TP 4 H100 7.33 / 4.75, A100 24.08 / 20.53, H200 5.11 / 4.75), and the product takes"
+    " their max; their sum gives 7B A100 17.3 (+7%) but 7B H100 4.7 (-26%) and 70B TP 4 H200 about 15 with its"
+    " all-reduces (-16%), and would move the 2,048-token first tokens the prefill efficiencies are fitted on."
 )
 
 
@@ -184,14 +196,17 @@ def test_trt9_70b_tp4_first_token_at_128_tokens(gpu, precision, published):
 
 
 PCIE_TP_REASON = (
-    "[TRT9] L40S FP8 Llama 2 70B, TP 4 over PCIe: batch 256, 128/2,048 published 478 tok/s/GPU, product 664.1"
-    " (+38.9%; 674.0 before serve42); batch 64, 2,048/2,048 published 185, product 220.6 (+19.3%; 225.0). At"
-    " batch 256 the published step is 256 / (478 x 4) = 133.9 ms, the product's 96.4 ms, of which the 160"
-    " all-reduces of 4.2 MB are 43.9 ms (274.6 us a call: Simple 28.8 us + 1.5 x 4.19 MB at 0.8 x 32 GB/s)."
-    " The 37.5 ms left is 234 us a call more, i.e. a ring bus bandwidth of about 13 GB/s where the product"
-    " prices 25.6. The hop latency the product uses on PCIe (NVLink's 3.4 us; tuning.cc's PCI ring Simple is"
-    " 5.7) is 2.2 ms of it. Not TP 4-specific: the L40S TP 2 row (batch 256, 128/128: 562) is +33.7% (751.1)."
-    " No published NCCL bus bandwidth of a PCIe L40S server was found to state it (aud42a)."
+    "[TRT9] L40S FP8 Llama 2 70B, TP 4 over PCIe: batch 256, 128/2,048 published 478 tok/s/GPU, product 649.2"
+    " (+35.8%; 664.1 with NVLink's hop, 674.0 before serve42); batch 64, 2,048/2,048 published 185, product 214.1"
+    " (+15.7%; 220.6, 225.0). fix42a prices each PCIe ring step at tuning.cc's PCI hop (v2.19.3-1 line 71: Simple"
+    " 5.7 us, LL 1.0; LL128 off over PCIe, line 291): Simple 8.4 + 6 x 5.7 = 42.6 us a call, +2.2 ms a step. At"
+    " batch 256 the published step is 256 / (478 x 4) = 133.9 ms, the product's 98.6 ms, of which the 160"
+    " all-reduces of 4.2 MB are 46.1 ms (288.4 us a call: 42.6 us + 1.5 x 4.19 MB at 0.8 x 32 GB/s). The 35.3 ms"
+    " left is 220 us a call more, i.e. a ring bus bandwidth of about 13.5 GB/s where the product prices 25.6. Not"
+    " TP 4-specific: the L40S TP 2 row (batch 256, 128/128: 562) is +33.7% (751.1; TP 2 sits on the 20 us floor)."
+    " No published nccl-tests bus bandwidth of a PCIe L40S server, nor whether TensorRT-LLM's L40S hosts ran P2P,"
+    " was found to state it (aud42a; fix42a searched nccl / nccl-tests issues and pages: only RTX 4090 / 3090 /"
+    " A40 / 5090 hosts, other cards and host topologies, so not used as the class)."
 )
 
 
