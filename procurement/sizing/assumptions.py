@@ -238,10 +238,10 @@ RECOMPUTE_FORWARD_TIME_SHARE = Assumption(
     "activation-checkpointing rows at seq <= 4,096 and d >= 2,048, each against the geometric-mean error of the "
     "same table's rows without checkpointing (each table alone: 0.25 A100 80GB, 0.30 A100 40GB, 0.50 H100, 0.35 "
     "H100 >= 128 GPUs): 0.35, root mean square error 8.2% (19.5% at 1, the whole charge). Held out: IBM fms-fsdp's "
-    "34B / 70B on 128 A100 (x26g): -27.1% / -27.0% -> -13.0% / -12.8%. Only where the fit rows are (mfu."
-    "recompute_time_share): 16-bit, full-parameter training of dense models on an unstated or Megatron stack, "
-    "without a stated MFU or a part's measured efficiency (measured_efficiency.csv rows were fitted at the hardware "
-    "count), and data parallel only.",
+    "34B / 70B on 128 A100 and MaxText's Llama 2 70B BF16 on 64 H100 (x26g): -27.1% / -27.0% / -28.4% -> -13.0% / "
+    "-12.8% / -14.5%. Only where the fit rows are (mfu.recompute_time_share): 16-bit, full-parameter training of "
+    "dense models (a stated training_stack too, sized like the unstated one), without a stated MFU or a part's "
+    "measured efficiency (measured_efficiency.csv rows were fitted at the hardware count), data parallel only.",
 )
 # The width ceiling above is one software stack's (llm-foundry 2023: PyTorch FSDP, its own fused kernels). Runs
 # stated as training_stack megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer Engine's fused norm, RoPE,
