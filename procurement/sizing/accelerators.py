@@ -137,7 +137,7 @@ def _datasheet_why(spec, gpu) -> str:
     on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
     the generic efficiency."""
     from procurement.sizing import fp8_split
-    from procurement.sizing.mfu import moe_text, packed_text, torchao_text, width_text
+    from procurement.sizing.mfu import moe_text, packed_text, recompute_text, torchao_text, width_text
 
     parts = (
         efficiency_text(spec, gpu),
@@ -146,6 +146,7 @@ def _datasheet_why(spec, gpu) -> str:
         moe_text(spec, gpu),
         torchao_text(spec, gpu),
         packed_text(spec),
+        recompute_text(spec, gpu),
     )
     return "; ".join(text for text in parts if text)
 

@@ -23,6 +23,7 @@ from procurement.sizing.assumptions import (
     MOE_LOCAL_EXPERT_SECONDS,
     MOE_ROUTED_BYTES,
     MOE_ROUTED_BYTES_FP8_SHARE,
+    RECOMPUTE_FORWARD_TIME_SHARE,
     TORCHAO_FLOAT8_CAST_K,
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
@@ -417,6 +418,40 @@ def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     return (
         f", {seconds * 1e3:.1f} ms a MoE layer and micro-batch for Hopper's FP8 expert path "
         f"({routed_copies_per_micro_batch(spec):,.0f} routed token copies)"
+    )
+
+
+def recompute_time_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of its FLOPs' time the forward that full recomputation runs again costs at this part's
+    training efficiency (throughput.costed_flops_per_token; the throughput model applies it to rows without tensor
+    or pipeline parallelism only): RECOMPUTE_FORWARD_TIME_SHARE for 16-bit full-parameter training of a dense
+    language model, whose efficiencies (the A100 pretraining fit, the width ceilings, the cards' defaults) were
+    fitted on runs that did not recompute. A stated training_stack takes it too: no stack has full-recomputation
+    rows of its own to fit (stack26 sizes maxtext and torchtitan as the unstated stack the same way). 1 (the
+    hardware count charged whole) outside the fit rows' settings: a stated MFU; MoE models (their costs were fitted on the hardware count); image
+    models; 8-bit training; adapters (NeMo AutoModel's checkpointed H100 LoRA rows fit the width ceiling at the
+    hardware count, -8% to +4%: mfu26); a part's measured efficiency for the task (measured_efficiency.csv rows
+    were fitted at the hardware count, e.g. the A100 LoRA row on Qwen-7B's checkpointed runs)."""
+    if spec.gradient_checkpointing != "full" or not spec.is_training or spec.mfu or spec.uses_adapters:
+        return 1.0
+    if spec.precision not in ("bf16", "fp16"):  # every fit row trained in 16 bits
+        return 1.0
+    if spec.model.is_moe or spec.model.is_image:
+        return 1.0
+    if measured_efficiency(spec, gpu) is not None:
+        return 1.0
+    return RECOMPUTE_FORWARD_TIME_SHARE.value
+
+
+def recompute_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The "speed: ..." sentence of a full-recomputation estimate the share applies to; "" elsewhere."""
+    share = recompute_time_share(spec, gpu)
+    if share >= 1.0:
+        return ""
+    return (
+        f"speed: the forward full recomputation runs again costs {share:.0%} of its FLOPs' time at this efficiency "
+        "on plans without tensor or pipeline parallelism (the efficiencies were fitted on runs that did not "
+        "recompute; share fitted on llm-foundry's checkpointed FSDP runs); the FLOPs shown count all of it"
     )
 
 

@@ -33,7 +33,13 @@ from procurement.sizing.host import (
     loader_workers_per_gpu,
 )
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
-from procurement.sizing.mfu import Calibration, calibration_factor, estimate_mfu, memory_factor
+from procurement.sizing.mfu import (
+    Calibration,
+    calibration_factor,
+    estimate_mfu,
+    memory_factor,
+    recompute_time_share,
+)
 from procurement.sizing.params import active_params
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
@@ -136,6 +142,7 @@ def _throughput_rows(
             tensor_parallel=tensor_parallel,
             pipeline_parallel=pipeline_parallel,
             memory_bandwidth_gbps=np.repeat(kind_bandwidth, len(plans)).astype(float),
+            recompute_share=np.repeat([recompute_time_share(spec, gpu) for gpu in gpus], len(plans)),
         )
         rows["mfu"] = mfu
         return rows

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -134,6 +135,25 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
         adapters = state_bytes(spec).trainable_params
         return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
     return (8.0 if recompute else 6.0) * n_active + attention
+
+
+def costed_flops_per_token(spec: WorkloadSpec, recompute_share=1.0):
+    """The FLOPs a trained token's compute time is charged for at the training efficiency: its hardware FLOPs
+    (training_flops_per_token), the forward that full recomputation runs again (full_recompute_flops_per_token)
+    at ``recompute_share`` of its FLOPs (mfu.recompute_time_share: the fitted efficiencies are rates over runs
+    that did not recompute; 1 charges it whole)."""
+    again = full_recompute_flops_per_token(spec)
+    return training_flops_per_token(spec) - (1.0 - _array(recompute_share, 1.0)) * again
+
+
+def full_recompute_flops_per_token(spec: WorkloadSpec) -> float:
+    """The FLOPs the forward run again under full recomputation adds to a token (8N + 4 attention passes against
+    6N + 3; 6N + 4 against 4N + 3 with adapters); 0 without it and for image models."""
+    if spec.gradient_checkpointing != "full" or spec.model.is_image:
+        return 0.0
+    return training_flops_per_token(spec) - training_flops_per_token(
+        replace(spec, gradient_checkpointing="none")
+    )
 
 
 def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
@@ -323,8 +343,13 @@ def training_throughput(
     fabric_gbps=None,
     vcpus_per_gpu=None,
     memory_bandwidth_gbps=None,
+    recompute_share=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
+
+    recompute_share: per row, the share of its FLOPs' time the forward full recomputation runs again costs at
+    ``mfu`` (mfu.recompute_time_share), on rows without tensor or pipeline parallelism (the fit's rows); None: 1,
+    the hardware count charged whole.
 
     memory_bandwidth_gbps: the card's HBM bandwidth, for the layout copies of DTensor's tensor-parallel
     collectives (parallelism.tp_implementation dtensor, dtensor_tp.py); None: no copy is counted.
@@ -377,7 +402,9 @@ def training_throughput(
     step_tokens = micro_tokens * accumulation * dp
 
     bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
-    compute_s = training_flops_per_token(spec) * step_tokens / (gpus * peak * _array(mfu, 0.4))
+    # the share only where the fit rows ran: data parallelism alone (FSDP / ZeRO, no tensor or pipeline split)
+    share = np.where((tp == 1.0) & (pp == 1.0), _array(recompute_share, 1.0), 1.0)
+    compute_s = costed_flops_per_token(spec, share) * step_tokens / (gpus * peak * _array(mfu, 0.4))
     compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
