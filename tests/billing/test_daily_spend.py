@@ -28,7 +28,14 @@ from billing.storage.duckdb_review import review_sums
 from billing.storage.import_datasets import ImportDatasets
 from pricing.models import FxRate
 from tests.billing.catalog import make_catalog
-from tests.billing.outside.test_outside_finops_stop42 import PUBLIC, import_billing
+from tests.billing.outside.test_outside_finops_stop42 import (
+    NOT_USD,
+    PUBLIC,
+    cents,
+    import_billing,
+    review_json,
+    window,
+)
 from tests.billing.test_finance_surfaces import bill, import_text
 
 pytestmark = pytest.mark.django_db
@@ -152,6 +159,12 @@ def test_its_sums_are_duckdbs_over_the_imports_files_to_the_micro_unit(folder, n
     )
     hours = sum(DailySpend.objects.filter(scope="gpu").values_list("gpu_hours", flat=True), Decimal(0))
     assert int(hours.scaleb(6)) == sums["gpu"][3]
+    if name not in NOT_USD:  # the SQL undetermined rule is gpu_scope.py's: the review's bucket, to the cent
+        review = review_json(*(f"{month}-01" for month in window(name)))
+        undetermined = DailySpend.objects.filter(scope="undetermined").values_list(
+            "effective_cost", flat=True
+        )
+        assert cents(sum(undetermined, Decimal(0))) == cents(review["undetermined_cost"])
 
 
 def test_the_team_scope_reads_only_the_granted_teams_days(tmp_path, django_capture_on_commit_callbacks):
