@@ -37,6 +37,8 @@ from tests.billing.outside.test_outside_finops_stop42 import (
     window,
 )
 from tests.billing.test_finance_surfaces import bill, import_text
+from tests.billing.test_import_restate import bill as restate_bill
+from tests.billing.test_import_restate import import_billing as import_restate_billing
 
 pytestmark = pytest.mark.django_db
 # an illustrative rate (not a market one): each non-USD bill's spend converts into a USD budget
@@ -238,3 +240,26 @@ def test_a_review_filtered_by_project_reads_the_files(
     request = make_request(start=dt.date(2026, 11, 1), end=dt.date(2026, 12, 1), project="p")
     sections.anomalies_between(request)
     assert called == []
+
+
+def test_a_restated_month_reads_the_new_files_summary(tmp_path, monkeypatch):
+    # test_import_restate.bill: one-hour g6.xlarge lines of team "ml" (one L4: make_catalog), costs as
+    # written here; the second file restates May 2026 of account 111 (10.00 + 5.00 -> 7.00 + 1.00)
+    make_catalog()
+    import_restate_billing(
+        restate_bill(tmp_path, "a.csv", ("111", "2026-05-01", "10.00"), ("111", "2026-05-02", "5.00"))
+    )
+    import_restate_billing(
+        restate_bill(tmp_path, "b.csv", ("111", "2026-05-01", "7.00"), ("111", "2026-05-02", "1.00")),
+        "--restate",
+    )
+    (kept,) = BillingImport.objects.filter(files__isnull=False).distinct()
+    assert set(DailySpend.objects.values_list("billing_import_id", flat=True)) == {kept.pk}
+    assert finance_selectors.daily_spend_frame(dt.date(2026, 5, 1), dt.date(2026, 6, 1)) is not None
+    Budget.objects.create(team="ml", month=dt.date(2026, 5, 1), amount=Decimal(10), currency="USD")
+    (old_budgets, _, old_series), (new_budgets, _, new_series) = _old_and_new(
+        monkeypatch, [dt.date(2026, 5, 1)]
+    )
+    assert new_budgets == old_budgets
+    assert new_series == old_series
+    assert new_budgets[0]["burn"] == "8.00"
