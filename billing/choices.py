@@ -54,3 +54,13 @@ class QueryEngine(models.TextChoices):
 
     DUCKDB = "duckdb", "DuckDB over the imported Parquet (embedded)"
     ATHENA = "athena", "Amazon Athena over the export in S3"
+
+
+class SpendScope(models.TextChoices):
+    """Where a bill line counts in the review (engine.scope_masks, gpu_scope.py), as DailySpend keeps it."""
+
+    GPU = "gpu", "GPU usage"
+    GPU_UNUSED_COMMITMENT = "gpu_unused_commitment", "Unused commitment of a GPU instance type"
+    UNUSED_COMMITMENT = "unused_commitment", "Unused commitment naming no GPU (attributed by the review)"
+    UNDETERMINED = "undetermined", "Usage the bill cannot tell GPU from non-GPU"
+    NON_GPU = "non_gpu", "Non-GPU"

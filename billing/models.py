@@ -18,6 +18,7 @@ from billing.choices import (
     ExportFormat,
     QueryEngine,
     RowKeyScheme,
+    SpendScope,
 )
 
 MONEY = {"max_digits": 20, "decimal_places": 6}
@@ -78,6 +79,37 @@ class BillingImportFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.path} ({self.rows} rows)"
+
+
+class DailySpend(models.Model):
+    """One import's bill lines summed per charge day (UTC) x team x GPU model x scope x pricing category x
+    commitment status x provider x service x currency (issue 28, item 1): one DuckDB GROUP BY over the
+    import's dataset files (storage/duckdb_review.daily_spend_sums), written in the import's transaction
+    (storage/daily_spend.py). Amounts exactly as the datasets hold them (micro-units as 6 decimals). The
+    budgets' burn and the anomaly series read it (finance/selectors.daily_spend_frame); a month held by two
+    datasets (rows a reader counts once per key, Cost Explorer pulls) is read from the files instead."""
+
+    billing_import = models.ForeignKey(BillingImport, on_delete=models.CASCADE, related_name="daily_spend")
+    day = models.DateField(help_text="The charge day (UTC) of the lines' charge period start.")
+    team = models.CharField(max_length=100, blank=True, help_text="As the bills' tag spells it; blank: none.")
+    gpu = models.CharField(max_length=100, blank=True, help_text="The GPU model's slug; blank: none.")
+    scope = models.CharField(max_length=24, choices=SpendScope.choices)
+    pricing_category = models.CharField(max_length=20, blank=True)
+    commitment_status = models.CharField(max_length=20, blank=True)
+    provider = models.CharField(max_length=100, blank=True)
+    service_category = models.CharField(max_length=100, blank=True)
+    currency = models.CharField(max_length=3)
+    billed_cost = models.DecimalField(**MONEY)
+    effective_cost = models.DecimalField(**MONEY)
+    gpu_hours = models.DecimalField(**MONEY)
+    rows = models.PositiveBigIntegerField(help_text="The bill lines summed.")
+
+    class Meta:
+        ordering = ["day", "team", "gpu", "scope"]
+        indexes = [models.Index(fields=["billing_import", "day"], name="billing_daily_import_day")]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.team or '(untagged)'} {self.gpu or '-'} {self.scope}: {self.effective_cost}"
 
 
 class GpuUtilization(models.Model):

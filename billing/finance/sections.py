@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from django.urls import reverse
 
+from billing.choices import SpendScope
 from billing.finance import anomalies
 from billing.finance import selectors as finance_selectors
 from billing.finance.allocation import DEFAULT_RULE, AllocationError, allocate, team_usage
@@ -33,6 +34,9 @@ from billing.review.engine import (
 from billing.review.selectors import review_fx, review_fx_months
 from procurement.costing.values import round_money
 
+# the budgets' burn: GPU usage and the unused commitments of GPU instance types (gpu_rows on rows read
+# without commitment attribution), as the daily summary scopes them
+BUDGET_SCOPES = [SpendScope.GPU.value, SpendScope.GPU_UNUSED_COMMITMENT.value]
 MAX_ANOMALIES = 100  # the largest by size; `found` says how many there were
 MAX_BUDGET_MONTHS = 37  # a review covers at most three years
 RULE_TEXT = {
@@ -134,10 +138,38 @@ def _rows(start: dt.date, end: dt.date, request: ReviewRequest, read: pd.DataFra
     return finance_selectors.rows_frame(start, end, request.allowed_teams)
 
 
+def _summary_anomaly_rows(summary: pd.DataFrame, request: ReviewRequest) -> pd.DataFrame:
+    """_anomaly_rows' series from the daily summary (models.DailySpend): GPU usage not under a commitment,
+    per team, provider, service and day, in the review currency."""
+    gpu = (summary["scope"] == SpendScope.GPU).to_numpy(bool)
+    picked = summary[gpu & ~under_commitment(summary)]
+    rows = _converted(_filtered(picked, request), request)
+    team, service = rows["team"].astype(object), rows["service_category"].astype(object)
+    return pd.DataFrame(
+        {
+            "day": pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None),
+            "team": team.where(team != "", UNTAGGED).to_numpy(),
+            "provider": rows["provider"].astype(object).to_numpy(),
+            "service": service.where(service != "", "other").to_numpy(),
+            "effective_micros": rows["effective_micros"].to_numpy(np.int64),
+        }
+    )
+
+
+def _anomaly_series(start: dt.date, request: ReviewRequest, read: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of the anomaly series of [start, request.end): from the daily summary where it holds the
+    period (a review filtered by project reads the files: the summary has no project), else as read."""
+    if not request.project:
+        summary = finance_selectors.daily_spend_frame(start, request.end, request.allowed_teams)
+        if summary is not None:
+            return _summary_anomaly_rows(summary, request)
+    return _anomaly_rows(_rows(start, request.end, request, read), request)
+
+
 def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) -> dict:
     """Anomalies of the days in [start, end), read with the WINDOW_DAYS before for their baseline."""
     baseline_start = request.start - dt.timedelta(days=anomalies.WINDOW_DAYS)
-    rows = _anomaly_rows(_rows(baseline_start, request.end, request, read), request)
+    rows = _anomaly_series(baseline_start, request, read)
     found = anomalies.detect(rows, check_from=request.start, check_to=request.end)
     shown = found.reindex(found["excess_micros"].abs().sort_values(ascending=False).index)[:MAX_ANOMALIES]
     granted = bool(request.allowed_teams)
@@ -262,11 +294,14 @@ def budget_states(
     states = []
     for month in sorted({budget.month for budget in budgets}):
         following = next_month(month)
-        frame = (
-            _rows(month, following, review, read)
-            if review is not None
-            else finance_selectors.rows_frame(month, following, teams)
-        )
+        scope = review.allowed_teams if review is not None else teams
+        summary = finance_selectors.daily_spend_frame(month, following, scope)
+        if summary is not None:  # the daily summary holds the month: its GPU rows (gpu_rows' scope)
+            frame = summary[summary["scope"].isin(BUDGET_SCOPES).to_numpy(bool)]
+        elif review is not None:
+            frame = _rows(month, following, review, read)
+        else:
+            frame = finance_selectors.rows_frame(month, following, teams)
         through = finance_selectors.data_through(month, following)
         of_month = [budget for budget in budgets if budget.month == month]
         for currency in sorted({budget.currency for budget in of_month}):
@@ -277,7 +312,9 @@ def budget_states(
                 fx_to_currency=review_fx(currency),
                 fx_months=review_fx_months(currency, month, following),
             )
-            daily = _daily_by_team(gpu_rows(frame, request))
+            daily = _daily_by_team(
+                _converted(frame, request) if summary is not None else gpu_rows(frame, request)
+            )
             states += [
                 _budget_state(b, daily.get(b.team, {}), through) for b in of_month if b.currency == currency
             ]

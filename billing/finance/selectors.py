@@ -8,9 +8,11 @@ import datetime as dt
 from decimal import Decimal
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
+from django.db.models import Q, Sum
 
-from billing.models import BillingImportFile, Budget
+from billing.models import BillingImportFile, Budget, DailySpend
 from billing.review import selectors
 from billing.review.engine import UNTAGGED
 from billing.storage import review_sql
@@ -114,3 +116,60 @@ def spend_rows(
             record[name] = None if record[name] is None else Decimal(int(record[name])).scaleb(-6)
         rows.append(record)
     return rows
+
+
+DAILY_SPEND_FIELDS = ["day", *review_sql.DAILY_SPEND_KEYS, "scope"]
+
+
+def _summary_import(month: dt.date, following: dt.date, datasets: ImportDatasets) -> int | None:
+    """The import whose DailySpend rows are the month's spend exactly as the dataset readers count it:
+    every recorded file of the month is one import's dataset (no row key read from two datasets, no
+    second Cost Explorer pull), all on disk, and summarized. None: read the files (`0`: nothing stored)."""
+    records = list(BillingImportFile.objects.filter(month=month).values_list("billing_import_id", "path"))
+    if not records:
+        return 0
+    if len({path.split("/", 1)[0] for _, path in records}) > 1:
+        return None
+    if len(datasets.files(month, following)) != len({path for _, path in records}):
+        return None
+    first = min(pk for pk, _ in records)
+    summarized = DailySpend.objects.filter(billing_import_id=first, day__gte=month, day__lt=following)
+    return first if summarized.exists() else None
+
+
+def daily_spend_frame(
+    start: dt.date, end: dt.date, allowed_teams: tuple[str, ...] = ()
+) -> pd.DataFrame | None:
+    """The DailySpend of [start, end) (of `allowed_teams` only, when given) summed per DAILY_SPEND_FIELDS
+    by a PostgreSQL aggregate (the ORM's Sum: the summary is a PostgreSQL table), amounts as int64
+    micro-units (`effective_micros`, `billed_micros`, `gpu_hours_micros`) and `charge_period_start` the
+    day at 00:00 UTC (the charge month the review's FX conversion reads). None where a month of the
+    period cannot be read from the summary (_summary_import): the caller reads the files."""
+    datasets, match, month = ImportDatasets(), Q(pk__in=[]), start.replace(day=1)
+    while month < end:
+        following = (month + dt.timedelta(days=32)).replace(day=1)
+        chosen = _summary_import(month, following, datasets)
+        if chosen is None:
+            return None
+        if chosen:
+            days = Q(day__gte=max(month, start), day__lt=min(following, end))
+            match |= Q(billing_import_id=chosen) & days
+        month = following
+    found = DailySpend.objects.filter(match)
+    if allowed_teams:
+        found = found.filter(team__in=allowed_teams)
+    sums = found.values(*DAILY_SPEND_FIELDS).annotate(
+        billed=Sum("billed_cost"), effective=Sum("effective_cost"), hours=Sum("gpu_hours")
+    )
+    rows = list(sums.order_by(*DAILY_SPEND_FIELDS))
+    frame = pd.DataFrame(rows, columns=[*DAILY_SPEND_FIELDS, "billed", "effective", "hours"])
+    for name, micros in (
+        ("billed", "billed_micros"),
+        ("effective", "effective_micros"),
+        ("hours", "gpu_hours_micros"),
+    ):
+        frame[micros] = np.array([int(value.scaleb(6)) for value in frame.pop(name)], dtype=np.int64)
+    frame["charge_period_start"] = (
+        pd.to_datetime(frame["day"]).dt.tz_localize("UTC").astype("datetime64[ns, UTC]")
+    )
+    return frame

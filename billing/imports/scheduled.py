@@ -11,6 +11,7 @@ BillingExportSource's newest delivery of every month is imported exactly once.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import tempfile
 from dataclasses import dataclass, field
@@ -22,7 +23,13 @@ from django.utils import timezone
 from billing.imports.importer import import_file
 from billing.imports.records import BillingFileError
 from billing.imports.s3_exports import Delivery, ExportManifestError, latest_deliveries
-from billing.models import BillingExportDelivery, BillingExportSource, BillingImport, BillingImportFile
+from billing.models import (
+    BillingExportDelivery,
+    BillingExportSource,
+    BillingImport,
+    BillingImportFile,
+    DailySpend,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +133,9 @@ def replace_imports(imports, months=None) -> set[int]:
     files = files.filter(month__in=months)
     touched = set(files.values_list("billing_import_id", flat=True))
     files.delete()
+    for month in months:  # their daily summary of those months goes with the files (models.DailySpend)
+        following = (month.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+        DailySpend.objects.filter(billing_import__in=touched, day__gte=month, day__lt=following).delete()
     BillingImport.objects.filter(pk__in=touched, files__isnull=True).delete()
     return touched
 

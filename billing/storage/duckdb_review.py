@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from billing.review import gpu_scope
 from billing.review.commitment_attribution import COMMITMENT_COLUMNS, with_commitment_columns
 from billing.review.engine import BREAKDOWNS, REVIEW_COLUMNS, empty_frame
 from billing.storage import review_sql
@@ -199,6 +200,42 @@ def count_new_rows(files: Sequence[str], others: Sequence[str]) -> int:
             return int(connection.execute(review_sql.ROWS, {"files": list(files)}).fetchone()[0])
         found = connection.execute(review_sql.NEW_ROWS, {"files": list(files), "others": list(others)})
         return int(found.fetchone()[0])
+    finally:
+        connection.close()
+
+
+def daily_scope_sql() -> str:
+    """The DailySpend scope of a dataset row as a SQL CASE: GPU usage and unused commitments as
+    engine.scope_masks reads a frame without attribution, and the undetermined bucket by gpu_scope.py's
+    own rule (its provider name patterns, case-insensitive, and the providers that name every machine)."""
+    patterns = " ".join(
+        f"WHEN '{provider}' THEN regexp_matches(instance_type, '(?i){rule.pattern}')"
+        for provider, rule in gpu_scope.GPU_CAPABLE_NAMES.items()
+    )
+    always_named = ", ".join(f"'{name}'" for name in sorted(gpu_scope.MACHINES_ALWAYS_NAMED))
+    undetermined = (
+        "charge_category = 'usage' AND gpu = '' AND CASE WHEN instance_type <> '' THEN "
+        f"(CASE provider {patterns} ELSE true END) ELSE "
+        "lower(trim(service_category, chr(32) || chr(9) || chr(10) || chr(11) || chr(12) || chr(13))) "
+        f"= 'compute' AND provider NOT IN ({always_named}) END"
+    )
+    return (
+        "CASE WHEN commitment_status = 'unused' AND gpu <> '' THEN 'gpu_unused_commitment' "
+        "WHEN commitment_status = 'unused' THEN 'unused_commitment' "
+        "WHEN charge_category = 'usage' AND gpu <> '' THEN 'gpu' "
+        f"WHEN {undetermined} THEN 'undetermined' ELSE 'non_gpu' END"
+    )
+
+
+def daily_spend_sums(files: Sequence[str]) -> list[tuple]:
+    """(day, *review_sql.DAILY_SPEND_KEYS, scope, billed, effective, gpu-hours micro-units, rows) of the
+    rows of `files` (one import's dataset: no key twice), summed in one GROUP BY."""
+    if not files:
+        return []
+    connection = _connection()
+    try:
+        sql = review_sql.DAILY_SPEND.format(scope=daily_scope_sql())
+        return connection.execute(sql, {"files": list(files)}).fetchall()
     finally:
         connection.close()
 

@@ -203,3 +203,24 @@ NEW_ROWS = (
     "SELECT count(*) FROM read_parquet($files, union_by_name = true) AS own "
     "ANTI JOIN read_parquet($others, union_by_name = true) AS other USING (row_key_hi, row_key_lo)"
 )
+
+# One import's daily summary (models.DailySpend, storage/daily_spend.py): its dataset's rows summed per
+# charge day (UTC: the connection's time zone) and the keys below, in one GROUP BY. An import's own rows
+# each have their own key, so nothing is counted twice within it. {scope}: the DailySpend scope of a row
+# (daily_scope_sql: engine.scope_masks and gpu_scope.py's undetermined rule, in SQL).
+DAILY_SPEND_KEYS = [
+    "team",
+    "gpu",
+    "pricing_category",
+    "commitment_status",
+    "provider",
+    "service_category",
+    "currency",
+]
+DAILY_SPEND = (
+    "SELECT CAST(charge_period_start AS DATE) AS day, "  # noqa: S608 (fixed SQL)
+    + ", ".join(f"coalesce({name}, '') AS {name}" for name in DAILY_SPEND_KEYS)
+    + ", {scope} AS scope, sum(coalesce(billed_micros, 0)), sum(coalesce(effective_micros, 0)), "
+    "sum(coalesce(gpu_hours_micros, 0)), count(*) FROM read_parquet($files, union_by_name = true) "
+    "GROUP BY ALL ORDER BY ALL"
+)

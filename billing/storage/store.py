@@ -30,6 +30,7 @@ from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from billing.models import BillingImport, BillingImportFile
+from billing.storage.daily_spend import daily_spend_record
 from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
@@ -154,6 +155,7 @@ def store_chunks(
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
+        daily_spend_record(billing_import)  # the daily summary, in the import's transaction
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
@@ -205,6 +207,7 @@ def _store_known(
             unmapped_instance_types=dict(result.unmapped.most_common()),
         )
         BillingImportFile.objects.bulk_create(_earlier_files(earlier, billing_import))
+        daily_spend_record(billing_import)
         check_spend_after_commit(billing_import.pk)
     if progress:
         progress(result.rows_seen)

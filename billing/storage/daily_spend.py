@@ -1,0 +1,62 @@
+"""Each import's daily summary (models.DailySpend, issue 28, item 1): written from one DuckDB GROUP BY over
+the dataset files the import records (duckdb_review.daily_spend_sums), in the caller's transaction, so
+the import and its summary are stored together or not at all. A restated month's rows go with its
+files (imports/scheduled.replace_imports) and a deleted import's with it (CASCADE).
+
+Idempotent: an import's summary is replaced whole each time it is written (the backfill command,
+`manage.py daily_spend_backfill`, writes it for imports made before the table existed).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import transaction
+
+from billing.models import BillingImport, DailySpend
+from billing.storage import review_sql
+from billing.storage.duckdb_review import daily_spend_sums
+from billing.storage.import_datasets import ImportDatasets
+
+
+def _decimal(micros) -> Decimal:
+    return Decimal(int(micros)).scaleb(-6)
+
+
+def daily_spend_record(billing_import: BillingImport) -> int:
+    """The import's DailySpend rows, from the files it records (its own dataset, or the earlier import's
+    it recorded again: the same file imported twice); replaces any it had. The rows written."""
+    root = ImportDatasets().root
+    paths = billing_import.files.order_by("path").values_list("path", flat=True)
+    sums = daily_spend_sums([str(file) for file in (root / path for path in paths) if file.is_file()])
+    keys = review_sql.DAILY_SPEND_KEYS
+    rows = [
+        DailySpend(
+            billing_import=billing_import,
+            day=day,
+            scope=scope,
+            billed_cost=_decimal(billed),
+            effective_cost=_decimal(effective),
+            gpu_hours=_decimal(hours),
+            rows=count,
+            **dict(zip(keys, values, strict=True)),
+        )
+        for day, *values, scope, billed, effective, hours, count in sums
+    ]
+    with transaction.atomic():
+        DailySpend.objects.filter(billing_import=billing_import).delete()
+        DailySpend.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
+
+
+def daily_spend_backfill(*, only_missing: bool = True) -> tuple[int, int]:
+    """(imports written, rows written): every import with recorded files and (by default) no summary yet.
+    Files not on disk are left out of the GROUP BY's list, as every reader leaves them out."""
+    imports = BillingImport.objects.filter(files__isnull=False).distinct().order_by("pk")
+    if only_missing:
+        imports = imports.filter(daily_spend__isnull=True)
+    written = rows = 0
+    for billing_import in imports.iterator():
+        rows += daily_spend_record(billing_import)
+        written += 1
+    return written, rows
