@@ -677,23 +677,21 @@ def test_gcp_t4_sku_seconds_from_googles_sample_are_gpu_hours_cores_never_non_gp
     ) == (cents(gpu), cents(seconds / 3600), cents(other), "0.00")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Google's published sample as it stands is refused whole: line 3 ConsumedQuantity "
-        "'16998309356466500' (RAM byte-seconds, 1.7e16) 'is too large (under 1e+12 here)'. The bound is "
-        "billing/imports/cells.py QUANTITY_LIMIT = 1e12 '# numeric(18, 6)', the PostgreSQL column limit kept "
-        "from the retired row store (billing/storage/datasets.py: 'kept as they were'); the Parquet column "
-        "consumed_quantity_micros (int64 micro-units) would itself cap at 9.2e12. Expected: 6 lines imported, "
-        "usage 287.13 (GPU 199.44 + undetermined 87.69)"
-    ),
-)
 def test_gcp_google_sample_with_ram_byte_seconds_imports(tmp_path):
     # docs.cloud.google.com/billing/docs/how-to/export-data-bigquery-tables/detailed-usage "Sample results"
     # (all six lines, the RAM ones in byte-seconds as Google exports them)
+    # Was a strict xfail: refused whole, line 3 ConsumedQuantity '16998309356466500' "is too large (under
+    # 1e+12 here)" (cells.py QUANTITY_LIMIT 1e12, the retired NUMERIC(18, 6); the Parquet column
+    # consumed_quantity_micros, int64 micro-units, capped at 9.2e12). Now 6 lines imported, usage 287.13,
+    # the RAM quantities stored exactly, because the dataset keeps the quantity as decimal(38, 6)
+    # (billing/storage/datasets.py QUANTITY_TYPE) and the cell is bounded by what that holds, 1e32.
+    from tests.billing.stored import stored_rows
+
     make_catalog()
-    assert "inserted 6, unchanged 0, rejected 0" in import_billing(
-        write_google_sample(tmp_path, GOOGLE_SAMPLE)
-    )
+    path = write_google_sample(tmp_path, GOOGLE_SAMPLE)
+    assert "inserted 6, unchanged 0, rejected 0" in import_billing(path)
     review = review_json("2026-05-01", "2026-06-01")
     assert cents(all_spend(review)) == "287.13"
+    ram = sorted(r.consumed_quantity for r in stored_rows() if r.consumed_unit == "byte-seconds")
+    assert ram == [Decimal("16009292257431300"), Decimal("16998309356466500")]
+    assert "inserted 0, unchanged 6, rejected 0" in import_billing(path)  # re-import: idempotent
