@@ -269,7 +269,10 @@ def _quantities(values: pd.Series) -> pa.Array:
     codes, uniques = codes_and_values(values)
     table = []
     for number, value in enumerate(uniques):
-        quantity = _quantity(value)
+        try:
+            quantity = _cached_quantity(value)
+        except TypeError:  # unhashable
+            quantity = _quantity(value)
         if quantity is not None and abs(quantity) >= QUANTITY_LIMIT:
             raise MicrosOutOfRange(value, QUANTITY_COLUMN, int(np.argmax(codes == number)))
         table.append(quantity)
@@ -457,3 +460,4 @@ def _encoded(table: pa.Table) -> pa.Table:
 
 # at most 65,536 amounts (a few MiB), the least recently used dropped first
 _cached_micro = functools.lru_cache(maxsize=1 << 16, typed=True)(_micro)
+_cached_quantity = functools.lru_cache(maxsize=1 << 16, typed=True)(_quantity)  # as _cached_micro
