@@ -106,13 +106,31 @@ def anomaly_table(anomalies: dict) -> Table:
     )
 
 
-def unused_commitment_table(anomalies: dict, *, gpu: bool = True) -> Table:
-    found = anomalies.get("unused_commitments" if gpu else "unused_non_gpu_commitments", [])
+UNUSED_COMMITMENT_TABLES = {  # coverage -> (the anomalies section's list, the table's name, its title)
+    "gpu": ("unused_commitments", "unused_commitment_findings", "Unused commitments"),
+    "non_gpu": (
+        "unused_non_gpu_commitments",
+        "unused_non_gpu_commitment_findings",
+        "Unused non-GPU commitments",
+    ),
+    "undetermined": (
+        "unused_undetermined_commitments",
+        "unused_undetermined_commitment_findings",
+        "Unused commitments, coverage undetermined (GPU or not: the bill cannot tell)",
+    ),
+}
+
+
+def unused_commitment_table(anomalies: dict, *, coverage: str = "gpu") -> Table:
+    key, name, title = UNUSED_COMMITMENT_TABLES[coverage]
+    found = anomalies.get(key, [])
+    label = [Column("coverage", "Coverage")] if coverage == "undetermined" else []
     return Table(
-        "unused_commitment_findings" if gpu else "unused_non_gpu_commitment_findings",
-        f"Unused {'' if gpu else 'non-GPU '}commitments ({len(found)} found, one line each)",
+        name,
+        f"{title} ({len(found)} found, one line each)",
         [
             Column("commitment_id", "Commitment"),
+            *label,
             Column("days_unused", "Days unused"),
             Column("first_day", "First day"),
             Column("last_day", "Last day"),
@@ -130,8 +148,10 @@ def finance_tables(review: dict) -> list[Table]:
         allocation_table(review["allocation"]),
         budget_table(review["budgets"]),
         anomaly_table(review["anomalies"]),
-        unused_commitment_table(review["anomalies"]),
-        unused_commitment_table(review["anomalies"], gpu=False),
+        *(
+            unused_commitment_table(review["anomalies"], coverage=coverage)
+            for coverage in UNUSED_COMMITMENT_TABLES
+        ),
     ]
 
 
@@ -175,7 +195,7 @@ def add_finance_sections(data: dict) -> dict:
         {
             "id": "anomalies",
             "title": "Anomalies",
-            "tables": ["anomalies", "unused_commitment_findings", "unused_non_gpu_commitment_findings"],
+            "tables": ["anomalies", *(name for _, name, _ in UNUSED_COMMITMENT_TABLES.values())],
             "figures": ["anomalies"],
         },
     ]
@@ -222,5 +242,10 @@ def finance_text(review: dict) -> list[str]:
         f"  unused non-GPU commitment {c['commitment_id']}: {c['days_unused']} day(s) "
         f"{c['first_day']}..{c['last_day']}, {c['unused_cost']} {currency}"
         for c in review["anomalies"].get("unused_non_gpu_commitments", [])
+    ]
+    lines += [
+        f"  unused commitment {c['commitment_id']} ({c['coverage']}): {c['days_unused']} day(s) "
+        f"{c['first_day']}..{c['last_day']}, {c['unused_cost']} {currency}"
+        for c in review["anomalies"].get("unused_undetermined_commitments", [])
     ]
     return lines

@@ -190,21 +190,25 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
         "found": len(found),
         "items": items,
         "unused_commitments": unused_commitments(period_rows, request),
-        "unused_non_gpu_commitments": unused_commitments(period_rows, request, gpu=False),
+        "unused_non_gpu_commitments": unused_commitments(period_rows, request, coverage="non_gpu"),
+        "unused_undetermined_commitments": unused_commitments(period_rows, request, coverage="undetermined"),
     }
 
 
-def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, gpu: bool = True) -> list[dict]:
-    """One finding per commitment with unused GPU cost in the period (issue 28: not one anomaly a day):
-    the days it went unused, the first and last of them and the unused cost, largest first. Without `gpu`:
-    the same of the unused cost that is non-GPU spend (a commitment of instance types without a GPU,
-    commitment_attribution.py's rule 2), never a daily anomaly either (anomalies read GPU spend only)."""
+# A commitment the bill does not say is GPU or not (commitment_attribution.py: no instance type or family
+# to tell, and no usage of its own to attribute by): its unused cost is one finding of its own, labelled.
+COVERAGE_UNDETERMINED = "coverage undetermined"
+
+
+def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, coverage: str = "gpu") -> list[dict]:
+    """One finding per commitment with unused cost in the period (issue 28: not one anomaly a day): the
+    days it went unused, the first and last of them and the unused cost, largest first. `coverage` picks
+    which unused cost: "gpu" (attributed to GPU spend, as the review does), "non_gpu" (a commitment of
+    instance types without a GPU, commitment_attribution.py's rule 2) or "undetermined" (the review's
+    unattributed commitment cost: the bill cannot tell; each finding says so in `coverage`). None of them
+    is ever a daily anomaly (anomalies read GPU spend not fixed by a commitment)."""
     period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
-    picked = scope_masks(period)[1]
-    if not gpu:
-        unused = (period["commitment_status"] == "unused").to_numpy(bool)
-        picked = unused & ~picked & ~unattributed_mask(period)
-    rows = _converted(period[picked], request)
+    rows = _converted(period[_unused_of(period, coverage)], request)
     if rows.empty:
         return []
     days = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None).floor("D")
@@ -214,6 +218,7 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, gpu: bool
         days=("day", "nunique"), first=("day", "min"), last=("day", "max"), micros=("micros", "sum")
     )
     summary = summary.sort_values("micros", ascending=False, kind="stable")
+    label = {"coverage": COVERAGE_UNDETERMINED} if coverage == "undetermined" else {}
     return [
         {
             "commitment_id": name or "(no commitment id in the bill)",
@@ -221,9 +226,23 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, gpu: bool
             "first_day": row["first"].date().isoformat(),
             "last_day": row["last"].date().isoformat(),
             "unused_cost": money(int(row["micros"]), request.currency),
+            **label,
         }
         for name, row in summary.iterrows()
     ]
+
+
+def _unused_of(period: pd.DataFrame, coverage: str) -> np.ndarray:
+    """The unused rows of one coverage: the three never overlap, and together they are every unused row."""
+    to_gpu = scope_masks(period)[1]
+    undetermined = unattributed_mask(period)
+    if coverage == "gpu":
+        return to_gpu
+    if coverage == "undetermined":
+        return undetermined
+    if coverage != "non_gpu":
+        raise ValueError(f"unknown commitment coverage {coverage!r}")
+    return (period["commitment_status"] == "unused").to_numpy(bool) & ~to_gpu & ~undetermined
 
 
 def _anomaly(item, rows: pd.DataFrame, currency: str, granted: bool) -> dict:

@@ -50,6 +50,7 @@ from billing.imports.gpu_identity import azure_vm_size
 from billing.imports.providers import provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
 from billing.imports.tag_formats import tag_objects
+from billing.storage.datasets import HOURS_LIMIT
 
 # Each reader name -> the export's names for it, first found wins (EA's legacy name, then the current one)
 ALTERNATIVES = {
@@ -354,12 +355,15 @@ def _quantities(raw: pd.DataFrame, out: pd.DataFrame, where: dict) -> None:
         else:
             quantities.append("")
             units.append("")
-        too_large.append(scaled is not None and abs(scaled) >= Decimal(str(cells.QUANTITY_LIMIT)))
+        too_large.append(scaled is not None and abs(scaled) >= HOURS_LIMIT)  # instance-hours: int64 micros
     bad = np.array(too_large + [False], dtype=bool)[codes]
     if bad.any():
         row = where["first_row"] + int(bad.argmax())
         raise BillingFileError(
-            where["file"], "too large once counted in hours (under 1e+12 here)", row=row, column="Quantity"
+            where["file"],
+            f"too large once counted in hours (under {HOURS_LIMIT:.0e} here)",
+            row=row,
+            column="Quantity",
         )
     out["consumed_quantity"] = coded(codes, quantities, raw.index)
     out["consumed_unit"] = coded(codes, units, raw.index)

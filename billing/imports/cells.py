@@ -14,6 +14,7 @@ import pandas as pd
 
 from billing.imports.codes import coded, first_flagged_row, object_array, text_values
 from billing.imports.records import BillingFileError
+from billing.storage.datasets import QUANTITY_LIMIT as STORED_QUANTITY_LIMIT
 from gpuledger.input_bounds import YEAR_RANGE, year_problem
 from gpuledger.json_depth import loads_bounded
 from pricing.providers.currencies import currency_problem
@@ -71,7 +72,9 @@ def refuse_far_years(cells: Distinct, years: np.ndarray) -> None:
 
 
 MONEY_LIMIT = 1e14  # numeric(20, 6): 14 digits before the point
-QUANTITY_LIMIT = 1e12  # numeric(18, 6)
+# what the dataset's decimal(38, 6) holds, 1e32 (storage/datasets.py QUANTITY_TYPE); it was 1e12, the
+# NUMERIC(18, 6) of the retired row store, which refused Google's RAM byte-seconds (1.7e16 in one line)
+QUANTITY_LIMIT = float(STORED_QUANTITY_LIMIT)
 NUMBER_TEXT_LIMIT = 60  # characters: a decimal number in a bill is never longer
 
 

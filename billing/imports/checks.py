@@ -41,6 +41,10 @@ def check_stored_bounds(rows: pd.DataFrame, *, file: str, source_columns: Mappin
     hours = _decimal_flags(rows["gpu_hours"], lambda h: abs(h) >= HOURS_LIMIT)
     if hours.any():
         fail(hours, "consumed_quantity", f"{HOURS_LIMIT:.0e} GPU-hours or more in one line")
+    # a quantity may now be up to 1e32 (datasets.QUANTITY_TYPE), hours stay int64 micro-units under 1e12
+    hours = _decimal_flags(rows["instance_hours"], lambda h: abs(h) >= HOURS_LIMIT)
+    if hours.any():
+        fail(hours, "consumed_quantity", f"{HOURS_LIMIT:.0e} instance-hours or more in one line")
     negative = _decimal_flags(rows["instance_hours"], lambda h: h < 0) & ~rows["is_correction"].to_numpy(bool)
     if negative.any():
         fail(negative, "consumed_quantity", "negative usage hours on a line that is not a correction")

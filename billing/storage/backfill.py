@@ -19,7 +19,14 @@ import pandas as pd
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from billing.storage.datasets import MICRO_COLUMNS, TEXT_COLUMNS, TIME_COLUMNS, DatasetWriter, dataset_frame
+from billing.storage.datasets import (
+    MICRO_COLUMNS,
+    QUANTITY_COLUMN,
+    TEXT_COLUMNS,
+    TIME_COLUMNS,
+    DatasetWriter,
+    dataset_frame,
+)
 from billing.storage.location import dataset_root
 
 CHUNK_ROWS = 100_000
@@ -33,6 +40,7 @@ READ = [
     "is_refund",
     "commitment_gpu_scope",
     *MICRO_COLUMNS,
+    QUANTITY_COLUMN,
 ]
 
 

@@ -11,7 +11,8 @@ writes nothing. The same rows in two files carry the same key in both datasets (
 `row_key_lo`), and a reader counts each key once.
 
 The columns are the review's (money and hours as exact int64 micro-units, rounded half away from zero
-at 6 decimals as PostgreSQL's NUMERIC(20, 6) stores them; text as plain strings, "" for none) plus what
+at 6 decimals as PostgreSQL's NUMERIC(20, 6) stores them; the consumed quantity as an exact
+decimal(38, 6); text as plain strings, "" for none) plus what
 the invoice, planning and finance views read, and every other column the import normalizes (the
 dataset is where a bill's lines are kept: nothing of them is a PostgreSQL row).
 """
@@ -74,11 +75,24 @@ MICRO_COLUMNS = {
     "effective_cost": "effective_micros",
     "list_cost": "list_micros",
     "contracted_cost": "contracted_micros",
-    "consumed_quantity": "consumed_quantity_micros",
     "instance_hours": "instance_hours_micros",
     "gpu_hours": "gpu_hours_micros",
     "gpus_per_instance": "gpus_per_instance_micros",
 }
+# The consumed quantity (FOCUS ConsumedQuantity, CUR line_item_usage_amount, Azure Quantity) is not money
+# and nothing sums it: it is kept exactly as the bill wrote it, at 6 decimals (half away from zero, as
+# the money), in a decimal of 38 digits, 32 before the point. int64 micro-units stopped near 9.2e12, and
+# a real export goes past that in one line: Google's detailed-export sample bills 16,998,309,356,466,500
+# byte-seconds of N1 RAM (docs.cloud.google.com/billing/docs/how-to/export-data-bigquery-tables/
+# detailed-usage, "Sample results"). Not float64: above 2^53 (9.0e15) it no longer holds every integer,
+# so a stored quantity could differ from the file's. Datasets written before (issue 28, fix28) hold it as
+# int64 micro-units in QUANTITY_MICROS_COLUMN, which stays in the schema, NULL in new files: a reader
+# (read_parquet with union_by_name, as every one is) gets both columns and takes the micro-units where
+# QUANTITY_COLUMN is NULL or absent (tests/billing/stored.py; no review sums a quantity).
+QUANTITY_COLUMN, QUANTITY_MICROS_COLUMN = "consumed_quantity", "consumed_quantity_micros"
+QUANTITY_SCALE = 6
+QUANTITY_TYPE = pa.decimal128(38, QUANTITY_SCALE)
+QUANTITY_LIMIT = Decimal(10) ** (QUANTITY_TYPE.precision - QUANTITY_SCALE)  # 1e32: what the type holds
 SCHEMA = pa.schema(
     [
         ("row_key_hi", pa.uint64()),
@@ -88,6 +102,8 @@ SCHEMA = pa.schema(
         *((name, pa.string()) for name in TEXT_COLUMNS),
         *((name, pa.bool_()) for name in FLAG_COLUMNS),
         *((name, pa.int64()) for name in MICRO_COLUMNS.values()),
+        (QUANTITY_MICROS_COLUMN, pa.int64()),
+        (QUANTITY_COLUMN, QUANTITY_TYPE),
     ]
 )
 # The longest text each column keeps and the most hours one line holds. Parquet has no such limits: these
@@ -169,6 +185,8 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
         columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
     for stored, name in MICRO_COLUMNS.items():
         columns[name] = _micros(rows[stored], stored) if stored in rows else pa.nulls(len(rows), pa.int64())
+    columns[QUANTITY_MICROS_COLUMN] = None
+    columns[QUANTITY_COLUMN] = _quantities(rows[QUANTITY_COLUMN]) if QUANTITY_COLUMN in rows else None
     arrays = [
         pa.nulls(len(rows), field.type) if columns[field.name] is None else _array(columns[field.name], field)
         for field in WRITE_SCHEMA
@@ -244,6 +262,27 @@ def _micros(values: pd.Series, column: str) -> pa.Array:
         except MicrosOutOfRange:
             raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
     return _spread(pa.array(table + [None], type=pa.int64()), codes)
+
+
+def _quantities(values: pd.Series) -> pa.Array:
+    """Each distinct quantity as an exact decimal of QUANTITY_TYPE, converted once."""
+    codes, uniques = codes_and_values(values)
+    table = []
+    for number, value in enumerate(uniques):
+        try:
+            quantity = _cached_quantity(value)
+        except TypeError:  # unhashable
+            quantity = _quantity(value)
+        if quantity is not None and abs(quantity) >= QUANTITY_LIMIT:
+            raise MicrosOutOfRange(value, QUANTITY_COLUMN, int(np.argmax(codes == number)))
+        table.append(quantity)
+    return _spread(pa.array(table + [None], type=QUANTITY_TYPE), codes)
+
+
+def _quantity(value) -> Decimal | None:
+    if value is None or value is pd.NA or value == "" or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return Decimal(str(value)).quantize(Decimal(1).scaleb(-QUANTITY_SCALE), rounding=ROUND_HALF_UP)
 
 
 class MicrosOutOfRange(ValueError):
@@ -421,3 +460,4 @@ def _encoded(table: pa.Table) -> pa.Table:
 
 # at most 65,536 amounts (a few MiB), the least recently used dropped first
 _cached_micro = functools.lru_cache(maxsize=1 << 16, typed=True)(_micro)
+_cached_quantity = functools.lru_cache(maxsize=1 << 16, typed=True)(_quantity)  # as _cached_micro

@@ -32,6 +32,13 @@ from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_map
 from billing.models import BillingImport, BillingImportFile
 from billing.storage.daily_spend import daily_spend_record
 from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
+from billing.storage.datasets import (
+    QUANTITY_COLUMN,
+    QUANTITY_LIMIT,
+    DatasetWriter,
+    MicrosOutOfRange,
+    dataset_frame,
+)
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
 from billing.storage.keys import OccurrenceCounter, export_part, row_key_lanes
@@ -219,13 +226,19 @@ def _write_dataset(
     dataset: DatasetWriter, rows: pd.DataFrame, lanes, file: str, source_columns: Mapping[str, str]
 ) -> None:
     """Every row of the chunk, as read, into the import's dataset. An amount beyond int64 micro-units
-    (about 9.2 trillion) is refused naming its row and column: no exact sum could hold it."""
+    (about 9.2 trillion) is refused naming its row and column: no exact sum could hold it; so is a
+    quantity beyond the decimal(38, 6) it is kept in (cells.py refuses it first)."""
     try:
         dataset.write(dataset_frame(rows, lanes))
     except MicrosOutOfRange as error:
+        beyond = (
+            f"{QUANTITY_LIMIT:.0e}, what a stored quantity holds"
+            if error.column == QUANTITY_COLUMN
+            else "9.2 trillion, where exact sums stop"
+        )
         raise BillingFileError(
             file,
-            f"{error.value} is beyond 9.2 trillion, where exact sums stop",
+            f"{error.value} is beyond {beyond}",
             row=int(rows["source_row"].iloc[error.position]),
             column=source_columns.get(error.column, error.column),
         ) from None

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import duckdb
 
 from billing.models import BillingImportFile
-from billing.storage.datasets import MICRO_COLUMNS
+from billing.storage.datasets import MICRO_COLUMNS, QUANTITY_COLUMN, QUANTITY_MICROS_COLUMN
 from billing.storage.duckdb_review import _bill, _pulls, repeated_rows_filter
 from billing.storage.import_datasets import ImportDatasets, readable_files
 
@@ -50,5 +50,10 @@ def _row(values: dict) -> SimpleNamespace:
     for micros, stored in STORED_NAMES.items():
         value = values.pop(micros)
         values[stored] = None if value is None else Decimal(value).scaleb(-6)
+    # a dataset written before fix28 holds the quantity as int64 micro-units, a later one as decimal(38, 6)
+    legacy, quantity = values.pop(QUANTITY_MICROS_COLUMN, None), values.get(QUANTITY_COLUMN)
+    values[QUANTITY_COLUMN] = (
+        Decimal(legacy).scaleb(-6) if quantity is None and legacy is not None else quantity
+    )
     values["tags"] = json.loads(values["tags"] or "{}")
     return SimpleNamespace(**values)

@@ -267,26 +267,43 @@ def test_unused_savings_plan_is_one_finding_not_24_hourly_anomalies(client_as):
     assert review["unattributed_commitment_cost"] == "967.20"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "an unused commitment whose GPU-ness the bill cannot tell (EC2 Instance Savings Plan, no instance "
-        "family) is no finding at all: commitments.totals.unused_cost 967.20 at 0.0% and "
-        "unattributed_commitment_cost 967.20, but anomalies.unused_commitments == [] and "
-        "unused_non_gpu_commitments == [] (billing/finance/sections.py unused_commitments: the GPU list "
-        "takes attributed GPU rows, the non-GPU list drops unattributed_mask rows); expected one finding "
-        "sp-abc123def456, 1 day (2026-02-01), 967.20"
-    ),
-)
-def test_unused_savings_plan_the_bill_cannot_attribute_is_still_one_finding():
+def test_unused_savings_plan_the_bill_cannot_attribute_is_still_one_finding(client_as):
     # FOCUS_Spec@019cb973ecf459496e51655922bd23d4b674feeb (as above): 24 Unused hours on 2026-02-01, 40.30 each.
+    # Was a strict xfail: commitments.totals.unused_cost 967.20 at 0.0% and unattributed_commitment_cost
+    # 967.20, but anomalies.unused_commitments == [] and unused_non_gpu_commitments == [] (no finding at all).
+    # Now one finding sp-abc123def456, 1 day, 967.20, labelled "coverage undetermined", in the third list
+    # anomalies.unused_undetermined_commitments (the review's unattributed commitment cost, beside the GPU
+    # and non-GPU lists), because billing/finance/sections.py unused_commitments lists the unused rows the
+    # attribution leaves unattributed as findings of their own instead of dropping them from both lists.
     make_catalog()
     import_billing(SP_0PCT)
-    anomalies = review_json("2026-02-01", "2026-03-01")["anomalies"]
-    findings = anomalies["unused_commitments"] + anomalies["unused_non_gpu_commitments"]
+    review = review_json("2026-02-01", "2026-03-01")
+    anomalies = review["anomalies"]
+    findings = (
+        anomalies["unused_commitments"]
+        + anomalies["unused_non_gpu_commitments"]
+        + anomalies["unused_undetermined_commitments"]
+    )
     assert [
         (f["commitment_id"].rsplit("/", 1)[-1], f["days_unused"], f["unused_cost"]) for f in findings
     ] == [("sp-abc123def456", 1, "967.20")]
+    (finding,) = anomalies["unused_undetermined_commitments"]
+    assert (finding["coverage"], finding["first_day"], finding["last_day"]) == (
+        "coverage undetermined",
+        "2026-02-01",
+        "2026-02-01",
+    )
+    assert finding["unused_cost"] == review["unattributed_commitment_cost"] == "967.20"
+    # the page, the JSON and CSV downloads show it; finance and admin only
+    title = "Unused commitments, coverage undetermined (GPU or not: the bill cannot tell) (1 found, one line each)"
+    page = client_as("finance").get("/billing/?start=2026-02-01&end=2026-03-01")
+    assert title in page.content.decode() and "sp-abc123def456" in page.content.decode()
+    csv = client_as("finance").get("/billing/review.csv?start=2026-02-01&end=2026-03-01").content.decode()
+    assert "coverage undetermined" in csv and "967.20" in csv
+    data = client_as("admin").get("/billing/review.json?start=2026-02-01&end=2026-03-01").content.decode()
+    assert "coverage undetermined" in data and "sp-abc123def456" in data
+    for role in ("viewer", "engineer"):
+        assert client_as(role).get("/billing/review.json?start=2026-02-01&end=2026-03-01").status_code == 403
 
 
 # EUR: the project's own fixture, beside USD -----------------------------------------------------------
@@ -660,23 +677,21 @@ def test_gcp_t4_sku_seconds_from_googles_sample_are_gpu_hours_cores_never_non_gp
     ) == (cents(gpu), cents(seconds / 3600), cents(other), "0.00")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Google's published sample as it stands is refused whole: line 3 ConsumedQuantity "
-        "'16998309356466500' (RAM byte-seconds, 1.7e16) 'is too large (under 1e+12 here)'. The bound is "
-        "billing/imports/cells.py QUANTITY_LIMIT = 1e12 '# numeric(18, 6)', the PostgreSQL column limit kept "
-        "from the retired row store (billing/storage/datasets.py: 'kept as they were'); the Parquet column "
-        "consumed_quantity_micros (int64 micro-units) would itself cap at 9.2e12. Expected: 6 lines imported, "
-        "usage 287.13 (GPU 199.44 + undetermined 87.69)"
-    ),
-)
 def test_gcp_google_sample_with_ram_byte_seconds_imports(tmp_path):
     # docs.cloud.google.com/billing/docs/how-to/export-data-bigquery-tables/detailed-usage "Sample results"
     # (all six lines, the RAM ones in byte-seconds as Google exports them)
+    # Was a strict xfail: refused whole, line 3 ConsumedQuantity '16998309356466500' "is too large (under
+    # 1e+12 here)" (cells.py QUANTITY_LIMIT 1e12, the retired NUMERIC(18, 6); the Parquet column
+    # consumed_quantity_micros, int64 micro-units, capped at 9.2e12). Now 6 lines imported, usage 287.13,
+    # the RAM quantities stored exactly, because the dataset keeps the quantity as decimal(38, 6)
+    # (billing/storage/datasets.py QUANTITY_TYPE) and the cell is bounded by what that holds, 1e32.
+    from tests.billing.stored import stored_rows
+
     make_catalog()
-    assert "inserted 6, unchanged 0, rejected 0" in import_billing(
-        write_google_sample(tmp_path, GOOGLE_SAMPLE)
-    )
+    path = write_google_sample(tmp_path, GOOGLE_SAMPLE)
+    assert "inserted 6, unchanged 0, rejected 0" in import_billing(path)
     review = review_json("2026-05-01", "2026-06-01")
     assert cents(all_spend(review)) == "287.13"
+    ram = sorted(r.consumed_quantity for r in stored_rows() if r.consumed_unit == "byte-seconds")
+    assert ram == [Decimal("16009292257431300"), Decimal("16998309356466500")]
+    assert "inserted 0, unchanged 6, rejected 0" in import_billing(path)  # re-import: idempotent
