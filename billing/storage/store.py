@@ -31,7 +31,6 @@ from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from billing.models import BillingImport, BillingImportFile
 from billing.storage.daily_spend import daily_spend_record
-from billing.storage.datasets import DatasetWriter, MicrosOutOfRange, dataset_frame
 from billing.storage.datasets import (
     QUANTITY_COLUMN,
     QUANTITY_LIMIT,
