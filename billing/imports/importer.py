@@ -110,13 +110,14 @@ def import_file(
     else:
         chunks = cur.read_cur(path, provider=provider or "aws")
         source_columns = cur.source_columns(columns)
-    # the checksum first: a file imported before is recognized before a line of it is read (store_chunks)
+    # the checksum before a row is stored: a file imported before is recognized and not read past its first
+    # chunk, read meanwhile (store_chunks)
     return store_chunks(
         chunks,
         file_name=path.name,
         source_format=fmt,
         provider=provider,
-        sha256=checksum.result(),
+        sha256=checksum,
         user=user,
         progress=progress,
         location=file,

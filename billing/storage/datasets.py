@@ -25,6 +25,7 @@ import json
 import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -170,9 +171,12 @@ class DatasetFile:
     size_bytes: int
 
 
-def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
-    """Enriched, keyed rows of one chunk (store.py) as a table of SCHEMA."""
-    columns = {"row_key_hi": lanes[:, 0], "row_key_lo": lanes[:, 1], "source_row": rows["source_row"]}
+def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray | None) -> pa.Table:
+    """Enriched, keyed rows of one chunk (store.py) as a table of SCHEMA; with no `lanes`, the keys are
+    left null, for `keyed` to give."""
+    columns = {"row_key_hi": None, "row_key_lo": None, "source_row": rows["source_row"]}
+    if lanes is not None:
+        columns["row_key_hi"], columns["row_key_lo"] = lanes[:, 0], lanes[:, 1]
     for name in TIME_COLUMNS:
         columns[name] = pd.to_datetime(rows[name], utc=True).dt.as_unit("us") if name in rows else None
     for name in TEXT_COLUMNS:
@@ -192,6 +196,13 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray) -> pa.Table:
         for field in WRITE_SCHEMA
     ]
     return pa.Table.from_arrays(arrays, schema=WRITE_SCHEMA)
+
+
+def keyed(table: pa.Table, lanes: np.ndarray) -> pa.Table:
+    """`table` (dataset_frame's, without keys) with the row keys (n x 2 uint64 lanes, keys.py)."""
+    for number, name in enumerate(("row_key_hi", "row_key_lo")):
+        table = table.set_column(number, WRITE_SCHEMA.field(name), pa.array(lanes[:, number], pa.uint64()))
+    return table
 
 
 def _array(values, field: pa.Field) -> pa.Array:
@@ -335,13 +346,27 @@ class DatasetWriter:
         self._pending: Future | None = None
 
     def write(self, table: pa.Table) -> None:
+        self._wait()
+        self._pending = self._thread.submit(self._write_table, table)
+
+    def write_made(self, make_table: Callable[[], pa.Table]) -> None:
+        """Write the table `make_table` gives, made on the writer's thread as well (its error, like a
+        write's, raised by the next `write`, `wait` or `finish`): the import's own thread goes on to the
+        next chunk meanwhile (store.py)."""
+        self._wait()
+        self._pending = self._thread.submit(lambda: self._write_table(make_table()))
+
+    def wait(self) -> None:
+        """Until what was given to write is written; raises its error."""
+        self._wait()
+
+    def _write_table(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
         if table.schema != WRITE_SCHEMA:
             table = _encoded(table)
         months = table["charge_period_start"].to_numpy().astype("datetime64[us]").astype("datetime64[M]")
-        self._wait()
-        self._pending = self._thread.submit(self._write_months, table, months.view(np.int64))
+        self._write_months(table, months.view(np.int64))
 
     def _write_months(self, table: pa.Table, months: np.ndarray) -> None:
         """Each charge month's rows (numpy's calendar months, UTC) to its file: the rows ordered by month

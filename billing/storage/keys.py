@@ -56,7 +56,13 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, pa
     """Each row's key as two uint64 lanes (n x 2; big-endian, lane 0 first, they are the key's bytes).
     `part` (export_part) and a line's own id (column LINE_ID, "" for none) are folded in only where given,
     before identical rows are numbered: a file's rows all share its part, so the numbering is unchanged."""
-    seen = seen if seen is not None else OccurrenceCounter()
+    return numbered_lanes(content_lanes(frame, part), seen)
+
+
+def content_lanes(frame: pd.DataFrame, part: str = "") -> list[np.ndarray]:
+    """The two lanes of each row's content hash (its values, `part`, its line id), before identical rows
+    are numbered (numbered_lanes): what reads the frame, apart from what numbers the rows, so that the
+    import can number them on another thread (store.py)."""
     prepared = [_prepared(frame[c]) for c in KEY_COLUMNS]  # once for both lanes
     tag_codes_, tag_texts = _tag_texts(frame)
     lanes = []
@@ -82,13 +88,20 @@ def row_key_lanes(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, pa
                     mixed = (folded ^ _column_hash(frame[LINE_ID], hash_key)) * prime
                     folded = np.where(has_id, mixed, folded)
         lanes.append(folded)
+    return lanes
+
+
+def numbered_lanes(lanes: list[np.ndarray], seen: OccurrenceCounter | None = None) -> np.ndarray:
+    """The keys (n x 2) of rows of `content_lanes`, each numbered among the identical rows `seen` before
+    it (the chunks of one file must come in order)."""
+    seen = seen if seen is not None else OccurrenceCounter()
     occurrence = seen.number(lanes[0] ^ (lanes[1] >> np.uint64(1)))
     with np.errstate(over="ignore"):
         mixed = [
             _finalize((lane ^ occurrence.astype(np.uint64)) * prime)
             for lane, prime in zip(lanes, LANE_PRIMES, strict=True)
         ]
-    return np.stack(mixed, axis=1) if len(frame) else np.empty((0, 2), dtype=np.uint64)
+    return np.stack(mixed, axis=1) if len(lanes[0]) else np.empty((0, 2), dtype=np.uint64)
 
 
 def row_keys(frame: pd.DataFrame, seen: OccurrenceCounter | None = None, part: str = "") -> np.ndarray:

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from django.db import transaction
 
@@ -37,10 +40,11 @@ from billing.storage.datasets import (
     DatasetWriter,
     MicrosOutOfRange,
     dataset_frame,
+    keyed,
 )
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
-from billing.storage.keys import OccurrenceCounter, export_part, row_key_lanes
+from billing.storage.keys import OccurrenceCounter, content_lanes, export_part, numbered_lanes
 from billing.storage.location import dataset_root
 from billing.tasks import check_spend_after_commit
 from pricing.fx import fx_rates
@@ -108,7 +112,7 @@ def store_chunks(
     file_name: str,
     source_format: str,
     provider: str = "",
-    sha256: str | Callable[[], str] = "",
+    sha256: str | Callable[[], str] | Future = "",
     user=None,
     progress: Callable[[int], None] | None = None,
     location: str = "",
@@ -120,10 +124,19 @@ def store_chunks(
     function that gives the checksum (computed meanwhile, elsewhere). `part` is the export part the rows
     come from (keys.export_part of the file's name), part of each row key. Given as a string, a file
     imported before (same checksum, format, provider and part, its dataset on disk) is not read at all
-    (_known_file)."""
+    (_known_file); so too given as a Future being computed, but where no import of the same format and
+    provider has a dataset (no checksum could match), the first chunk is read meanwhile."""
+    reading = iter(chunks)
+    first: list[pd.DataFrame] = []
+    if isinstance(sha256, Future) and _imported_before(source_format, provider):
+        sha256 = sha256.result()  # this file may be one of them: known before a line of it is read
+    elif isinstance(sha256, Future):
+        first, sha256 = _first_while_computing(reading, sha256)
     known = _known_file(sha256, source_format, provider, part) if isinstance(sha256, str) else None
     if known is not None:
+        _stop(reading)
         return _store_known(known, file_name=file_name, user=user, progress=progress)
+    chunks = itertools.chain(first, reading)
     result = ImportResult()
     catalog, tags = catalog_entries(), tag_mapping()
     convertible = set(fx_rates(base="USD"))
@@ -144,7 +157,7 @@ def store_chunks(
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
                 check_stored_bounds(rows, file=file, source_columns=source_columns)
-                _write_dataset(dataset, rows, row_key_lanes(rows, seen, part), file, source_columns)
+                _write_dataset(dataset, rows, content_lanes(rows, part), seen, file, source_columns)
                 result.rows_seen += len(rows)
                 if result.rows_seen > MAX_ROWS_PER_FILE:
                     raise BillingFileError(
@@ -153,6 +166,7 @@ def store_chunks(
                 if progress:
                     progress(len(chunk))
                 return_freed_heap()  # the peak stays flat as the file grows (arrow_memory.py)
+            dataset.wait()  # the last chunk's keys; an error of the writer's is raised here
         billing_import.file_sha256 = checksum()
         _record_dataset(billing_import, dataset, part)
         result.inserted = new_rows(billing_import.pk)
@@ -222,13 +236,22 @@ def _store_known(
 
 
 def _write_dataset(
-    dataset: DatasetWriter, rows: pd.DataFrame, lanes, file: str, source_columns: Mapping[str, str]
+    dataset: DatasetWriter,
+    rows: pd.DataFrame,
+    lanes: list[np.ndarray],
+    seen: OccurrenceCounter,
+    file: str,
+    source_columns: Mapping[str, str],
 ) -> None:
-    """Every row of the chunk, as read, into the import's dataset. An amount beyond int64 micro-units
-    (about 9.2 trillion) is refused naming its row and column: no exact sum could hold it; so is a
-    quantity beyond the decimal(38, 6) it is kept in (cells.py refuses it first)."""
+    """Every row of the chunk, as read, into the import's dataset. Its identical rows are numbered (keys.
+    numbered_lanes) and its keys finished on the writer's thread, while this one prepares the next chunk
+    (issue 28: at 5M rows the importing thread, 8 CPU s, was the import's critical path, and the
+    numbering 1.7 s of it, with the writer's thread at 4); the writer takes the chunks in order, as the
+    counter needs them. An amount beyond int64 micro-units (about 9.2 trillion) is refused naming its row
+    and column: no exact sum could hold it; so is a quantity beyond the decimal(38, 6) it is kept in
+    (cells.py refuses it first)."""
     try:
-        dataset.write(dataset_frame(rows, lanes))
+        table = dataset_frame(rows, None)
     except MicrosOutOfRange as error:
         beyond = (
             f"{QUANTITY_LIMIT:.0e}, what a stored quantity holds"
@@ -241,6 +264,39 @@ def _write_dataset(
             row=int(rows["source_row"].iloc[error.position]),
             column=source_columns.get(error.column, error.column),
         ) from None
+    dataset.write_made(lambda: keyed(table, numbered_lanes(lanes, seen)))
+
+
+def _imported_before(source_format: str, provider: str) -> bool:
+    """Whether an import of this format and provider has a dataset: only then can a file be known by its
+    checksum (_known_file)."""
+    return BillingImport.objects.filter(
+        source_format=source_format, provider=provider, files__isnull=False
+    ).exists()
+
+
+def _first_while_computing(chunks: Iterator[pd.DataFrame], sha256: Future) -> tuple[list, str]:
+    """The first chunk (in a list; none for an empty file) and the file's checksum, the chunk read
+    (parsed and normalized, the reader then reading ahead) while the checksum is computed on its thread,
+    for a file no earlier import can be (_imported_before): the read no longer waits for the whole file
+    to be hashed (issue 28: about a second at 5M CSV rows, with a core idle). Should the same file be
+    recorded meanwhile, it is still known before a row is stored. An error of the checksum's pass (a byte
+    that is not UTF-8, named by its line) is raised before one of the first chunk's, as it was."""
+    try:
+        first = [next(chunks)]
+    except StopIteration:
+        first = []
+    except BillingFileError:
+        sha256.result()
+        raise
+    return first, sha256.result()
+
+
+def _stop(chunks: Iterator) -> None:
+    """Stop reading a file begun (_first_while_computing): its read-ahead thread ends."""
+    close = getattr(chunks, "close", None)
+    if close is not None:
+        close()
 
 
 @contextmanager

@@ -239,3 +239,51 @@ def test_a_month_s_file_is_split_into_parts_of_a_bounded_number_of_row_groups(tm
     read = [pq.read_table(tmp_path / f.path)["source_row"].to_pylist() for f in files]
     assert sum(read[:3], []) == list(range(0, 80, 2)) and sum(read[3:], []) == list(range(1, 80, 2))
     assert all(f.size_bytes == (tmp_path / f.path).stat().st_size for f in files)
+
+
+def test_a_first_import_reads_its_first_chunk_while_the_checksum_is_computed(monkeypatch):
+    """Issue 28 (imp28x): with no import of its format and provider on record, no checksum can match, so
+    the first chunk is read before the checksum is known; a re-import still waits for it and reads
+    nothing (test_import_datasets). The checksum is held back here until the first chunk has been read."""
+    from billing.imports import importer
+
+    make_catalog()
+    first_chunk_read = threading.Event()
+    real_read_focus, real_checksum = importer.focus.read_focus, importer._checksum_checking_text
+
+    def read_focus(*args, **kwargs):
+        for chunk in real_read_focus(*args, **kwargs):
+            first_chunk_read.set()
+            yield chunk
+
+    def checksum(path):
+        assert first_chunk_read.wait(30), "the file was not read while the checksum was computed"
+        return real_checksum(path)
+
+    monkeypatch.setattr(importer.focus, "read_focus", read_focus)
+    monkeypatch.setattr(importer, "_checksum_checking_text", checksum)
+    result = import_file(AWS, fmt="focus")
+    assert (result.inserted, result.rows_seen, result.errors) == (4, 4, [])
+    assert BillingImportFile.objects.get().rows == 4  # the fixture's 4 rows, all charged in May 2026
+
+
+def test_the_writer_numbers_identical_rows_in_chunk_order(tmp_path):
+    """The occurrence numbers are given on the dataset writer's thread (store._write_dataset): a file of
+    one line repeated across several chunks keeps one key per occurrence, each key once."""
+    make_catalog()
+    lines = AWS.read_text().splitlines()
+    path = tmp_path / "repeated.csv"
+    path.write_text("\n".join([lines[0], *([lines[1]] * 2_500)]) + "\n")
+    from billing.imports import focus
+    from billing.storage.store import store_chunks
+
+    read = list(focus.read_focus(path, chunk_rows=1_000))
+    assert len(read) == 4  # a first quarter chunk (250 rows), then 1,000, 1,000 and 250
+    result = store_chunks(iter(read), file_name=path.name, source_format="focus")
+    assert result.inserted == 2_500
+    keys = pa.concat_tables(
+        pq.read_table(ImportDatasets().root / f.path, columns=["row_key_hi", "row_key_lo"])
+        for f in BillingImportFile.objects.all()
+    )
+    pairs = set(zip(keys["row_key_hi"].to_pylist(), keys["row_key_lo"].to_pylist(), strict=True))
+    assert len(pairs) == 2_500
