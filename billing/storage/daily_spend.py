@@ -1,6 +1,8 @@
 """Each import's daily summary (models.DailySpend, issue 28, item 1): written from one DuckDB GROUP BY over
-the dataset files the import records (duckdb_review.daily_spend_sums), in the caller's transaction, so
-the import and its summary are stored together or not at all. A restated month's rows go with its
+the dataset files the import records (duckdb_review.daily_spend_sums), by the post-import task
+(billing.tasks.check_spend_after_import) once the import has committed, before the budget and anomaly
+check that reads it; written whole in one transaction (an import has all of its summary or none, and
+readers fall back to the files for a month whose imports are not all summarized). A restated month's rows go with its
 files (imports/scheduled.replace_imports) and a deleted import's with it (CASCADE).
 
 Idempotent: an import's summary is replaced whole each time it is written (the backfill command,

@@ -33,7 +33,6 @@ from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
 from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
 from billing.models import BillingImport, BillingImportFile
-from billing.storage.daily_spend import daily_spend_record
 from billing.storage.datasets import (
     QUANTITY_COLUMN,
     QUANTITY_LIMIT,
@@ -175,7 +174,6 @@ def store_chunks(
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
         billing_import.save()
-        daily_spend_record(billing_import)  # the daily summary, in the import's transaction
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
     return result
@@ -227,7 +225,6 @@ def _store_known(
             unmapped_instance_types=dict(result.unmapped.most_common()),
         )
         BillingImportFile.objects.bulk_create(_earlier_files(earlier, billing_import))
-        daily_spend_record(billing_import)
         check_spend_after_commit(billing_import.pk)
     if progress:
         progress(result.rows_seen)

@@ -21,11 +21,13 @@ from django.core.management import call_command
 from billing.finance import anomalies, sections
 from billing.finance import selectors as finance_selectors
 from billing.finance.sections import BUDGET_SCOPES, anomalies_between, budget_states
+from billing.imports.importer import import_files
 from billing.imports.scheduled import replace_imports
 from billing.models import BillingImport, Budget, DailySpend
 from billing.review.service import make_request
 from billing.storage.duckdb_review import review_sums
 from billing.storage.import_datasets import ImportDatasets
+from billing.tasks import check_spend_after_import
 from pricing.models import FxRate
 from tests.billing.catalog import make_catalog
 from tests.billing.outside.test_outside_finops_stop42 import (
@@ -101,10 +103,11 @@ def _old_and_new(monkeypatch, months: list[dt.date]):
 
 @pytest.mark.parametrize("folder,name,sql,fields", PUBLIC, ids=[p[1] for p in PUBLIC])
 def test_it_gives_the_budget_burn_and_anomalies_of_the_files_to_the_cent(
-    folder, name, sql, fields, monkeypatch
+    folder, name, sql, fields, monkeypatch, django_capture_on_commit_callbacks
 ):
     make_catalog()
-    import_billing(folder / name)
+    with django_capture_on_commit_callbacks(execute=True):  # the summary is the post-import task's
+        import_billing(folder / name)
     _budgets_everywhere()
     months = _months()
     for month in months:  # the summary holds each month (one dataset): the new path is the one taken
@@ -137,9 +140,12 @@ def test_it_finds_the_surfaces_bills_anomaly_and_burn_as_the_files_do(
 
 
 @pytest.mark.parametrize("folder,name,sql,fields", PUBLIC, ids=[p[1] for p in PUBLIC])
-def test_its_sums_are_duckdbs_over_the_imports_files_to_the_micro_unit(folder, name, sql, fields):
+def test_its_sums_are_duckdbs_over_the_imports_files_to_the_micro_unit(
+    folder, name, sql, fields, django_capture_on_commit_callbacks
+):
     make_catalog()
-    import_billing(folder / name)
+    with django_capture_on_commit_callbacks(execute=True):
+        import_billing(folder / name)
     first, last = _months()[0], _following(_months()[-1])
     sums = review_sums(ImportDatasets(), first, last)
     micros = {
@@ -230,6 +236,25 @@ def test_the_backfill_writes_the_same_rows_and_a_second_run_changes_nothing(
     assert sorted(DailySpend.objects.values_list(*fields)) == sorted(written)
 
 
+def test_an_import_is_read_from_the_files_until_its_summary_is_written(tmp_path):
+    # the summary is written by the post-import task after the commit (billing.tasks): an import whose
+    # task has not run (here: its on-commit callback never fires) leaves the month to the files, with the
+    # same burn
+    make_catalog()
+    path = tmp_path / "bill.csv"
+    path.write_text(bill())
+    assert not import_files([path], fmt="focus").errors
+    assert not DailySpend.objects.exists()
+    assert finance_selectors.daily_spend_frame(dt.date(2026, 11, 1), dt.date(2026, 12, 1)) is None
+    Budget.objects.create(team="research", month=dt.date(2026, 11, 1), amount=Decimal(2000), currency="USD")
+    (state,) = budget_states([dt.date(2026, 11, 1)])
+    assert state["burn"] == "1500.00"
+    check_spend_after_import(BillingImport.objects.get().pk)
+    assert finance_selectors.daily_spend_frame(dt.date(2026, 11, 1), dt.date(2026, 12, 1)) is not None
+    (state,) = budget_states([dt.date(2026, 11, 1)])
+    assert state["burn"] == "1500.00"
+
+
 def test_a_review_filtered_by_project_reads_the_files(
     tmp_path, django_capture_on_commit_callbacks, monkeypatch
 ):
@@ -242,17 +267,21 @@ def test_a_review_filtered_by_project_reads_the_files(
     assert called == []
 
 
-def test_a_restated_month_reads_the_new_files_summary(tmp_path, monkeypatch):
+def test_a_restated_month_reads_the_new_files_summary(
+    tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
     # test_import_restate.bill: one-hour g6.xlarge lines of team "ml" (one L4: make_catalog), costs as
     # written here; the second file restates May 2026 of account 111 (10.00 + 5.00 -> 7.00 + 1.00)
     make_catalog()
-    import_restate_billing(
-        restate_bill(tmp_path, "a.csv", ("111", "2026-05-01", "10.00"), ("111", "2026-05-02", "5.00"))
-    )
-    import_restate_billing(
-        restate_bill(tmp_path, "b.csv", ("111", "2026-05-01", "7.00"), ("111", "2026-05-02", "1.00")),
-        "--restate",
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        import_restate_billing(
+            restate_bill(tmp_path, "a.csv", ("111", "2026-05-01", "10.00"), ("111", "2026-05-02", "5.00"))
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        import_restate_billing(
+            restate_bill(tmp_path, "b.csv", ("111", "2026-05-01", "7.00"), ("111", "2026-05-02", "1.00")),
+            "--restate",
+        )
     (kept,) = BillingImport.objects.filter(files__isnull=False).distinct()
     assert set(DailySpend.objects.values_list("billing_import_id", flat=True)) == {kept.pk}
     assert finance_selectors.daily_spend_frame(dt.date(2026, 5, 1), dt.date(2026, 6, 1)) is not None
