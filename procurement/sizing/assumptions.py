@@ -702,7 +702,7 @@ MOE_LAYER_FIXED_SECONDS = Assumption(
 # not (lines 211-219: the alltoall dispatcher), nor the Qwen3-235B and DeepSeek-V3 B200 fit rows.
 MOE_HYBRIDEP_FIXED_SHARE = Assumption(
     "moe_hybridep_fixed_share",
-    0.55,
+    0.27,
     "share of moe_layer_fixed_seconds and moe_local_expert_seconds a MoE layer pays under "
     "parallelism.expert_dispatch hybridep",
     "HybridEP, the backend of Megatron-Core's flex dispatcher, runs permute, dispatch all-to-all and permute "
@@ -717,7 +717,9 @@ MOE_HYBRIDEP_FIXED_SHARE = Assumption(
     "356-363), once the GB200 pays these "
     "seconds whole: 6 ms becomes 3.3 ms a layer and micro-batch. Which of the fused kernels' savings make up "
     "the share is not measured. Checked, not fitted: the 26.04.01 DGX-B200 row of the same model and recipe "
-    "(27,136).",
+    "(27,136). moe42: refitted 0.55 -> 0.27 on the same two rows (24,938 against 23,766 and 26,084) after "
+    "moe_routed_bytes_per_element (205) and the card-independent seconds (x 0.9: 1.8 + 16 x 0.225 = 5.4 ms) were "
+    "refitted for the FLOP count without the input embedding lookup.",
 )
 MOE_LOCAL_EXPERT_SECONDS = Assumption(
     "moe_local_expert_seconds",
@@ -753,7 +755,7 @@ MOE_LOCAL_EXPERT_SECONDS = Assumption(
 # 26.04, 26.04.01).
 MOE_HOPPER_FP8_ROUTED_COPY_SECONDS = Assumption(
     "moe_hopper_fp8_seconds_per_routed_copy",
-    220e-9,
+    162.5e-9,
     "seconds per routed token copy (token x top-k) per MoE layer, forward and backward, 8-bit training on "
     "Hopper",
     "The work Hopper's 8-bit MoE path adds per token an expert receives, beside the FLOPs and "
@@ -789,7 +791,9 @@ MOE_HOPPER_FP8_ROUTED_COPY_SECONDS = Assumption(
     "plan, v0.3.1's recipe is EP 16) run 1.7 times as fast on the same token-layers a GPU; the EP 16 "
     "HybridEP row (26.06) is -6.1% without the cost and -44.8% with it. An inference from which rows ran which "
     "dispatcher, not a measurement of the kernels; no constant was refitted. The two Qwen3-235B-A22B fit rows "
-    "ran the alltoall dispatcher.",
+    "ran the alltoall dispatcher. moe42: refitted 220 -> 162.5 ns on the same two rows (least squares of the log "
+    "errors: +1.2%, -1.5%) after moe_routed_bytes_per_element (205) and the card-independent seconds (x 0.9) were "
+    "refitted for the FLOP count without the input embedding lookup; checks 25.11 MBS 2 +5.3%, 26.02 MBS 1 -7.6%.",
 )
 EXPERT_OVERLAP = Assumption(
     "expert_overlap_steady_share",
