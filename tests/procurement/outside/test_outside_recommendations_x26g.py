@@ -187,36 +187,17 @@ REASON_NEMO_8B_STACK = (
         ("70b_lora_bf16", FT70_LORA_BF16, 4096 * 32 / 9.118 / 8),
         # 6.5 s = 2,520.6; product 2,597.7 (+3.1%); packed 2,734.3 (+8.5%)
         ("70b_lora_fp8", FT70_LORA_FP8, 4096 * 32 / 6.5 / 8),
-        pytest.param(
-            "8b_sft_bf16",
-            FT8_SFT_BF16,
-            4096 * 32 / 1.32 / 8,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="[DGXFT] 8B SFT BF16, 8 H100, DP 8, GBS 32: 1.32 s a step, 12,412 tokens/s/GPU; product 8,549.6 "
-                "(-31.1%), mfu 0.444, no communication exposed; with the recipe's packing stated (e26a) 8,826.1 "
-                "(-28.9%); with the stack stated (stack26, training_stack megatron: 0.517 at d 4,096) 10,277.9 "
-                "(-17.2%; -14.5% at samples of 64, so inside for short enough SQuAD samples, whose length is not "
-                "published). " + REASON_NEMO_8B_STACK,
-            ),
-        ),
-        pytest.param(
-            "8b_sft_fp8",
-            FT8_SFT_FP8_UNCREDITED,
-            4096 * 32 / 0.95 / 8,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="[DGXFT] 8B SFT FP8, 8 H100: 0.95 s, 17,246 tokens/s/GPU; product 14,557.5 (-15.6%). Back to a "
-                "strict xfail (fix41, after the stop-41 audit): e26a passed it at 15,417.1 (-10.6%) by stating "
-                "packed_sample_tokens at the recipe comment's 2,048 bound, but the field's attention saving is not "
-                "in the publisher's own A/B: NeMo 24.07's DGX-H100 FP8 table (NVIDIA/NeMo @a2aa70a2^ docs/source/"
-                "performance/performance_summary.md) has Llama 2 7B SFT packed to 4,096 at 16,891 and pretraining at "
-                "4,096 at 16,934 (0.997x) where the field predicts 1.13-1.15x, and at SQuAD-like samples of 256-512 "
-                "it puts that row +18.5..+19.6% (varlen/THD attention kernels run below the padded kernels' rate, "
-                "not modelled). Without the unsupported credit the row stays -15.6%: the attention core and the "
-                "128k-vocabulary output layer at the BF16 ceiling (0.444), not fitted to this row.",
-            ),
-        ),
+        # Was a strict xfail: "8,549.6 (-31.1%); packed 8,826.1 (-28.9%); stack26 10,277.9 (-17.2%; -14.5% at samples
+        # of 64)". Now 10,567.4 (-14.9%) because moe42's FLOP count charges nothing for the 128,256 x 4,096 input
+        # embedding (a lookup; 3.15e9 of 51.6e9 FLOPs a token at 4k), with the Megatron ceiling refitted on its own two
+        # rows for that count (0.623 -> 0.600). Just inside: the stack26 reason's unexplained 1.116x (24.12 SFT over
+        # 24.09 pretraining) is still there, smaller (REASON_NEMO_8B_STACK kept for the record).
+        ("8b_sft_bf16", FT8_SFT_BF16, 4096 * 32 / 1.32 / 8),
+        # Was a strict xfail: "14,557.5 (-15.6%) ... the attention core and the 128k-vocabulary output layer at the
+        # BF16 ceiling". Now 15,397.5 (-10.7%) because moe42's FLOP count charges nothing for the input embedding
+        # lookup. Caveat: mfu_fp8_linears_hopper (0.425) was fitted on ten rows that the same over-count slowed and is
+        # not refitted in moe42, so this FP8 figure may move back when it is.
+        ("8b_sft_fp8", FT8_SFT_FP8_UNCREDITED, 4096 * 32 / 0.95 / 8),
     ],
 )
 def test_nemo_finetune_speed_within_15_percent(bundled_catalog, name, spec, published):
@@ -324,10 +305,10 @@ def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
     ceiling = TRAINING_WIDTH_PEAK_HOPPER.value / (1 + TRAINING_WIDTH_K_HOPPER.value / 8192)
     assert bf16["throughput"]["mfu"] == pytest.approx(ceiling, abs=1e-3) == pytest.approx(0.485, abs=1e-3)
     at_policy = tokens_per_gpu(bf16) * flops / (flops + recomputed)
-    assert at_policy == pytest.approx(940.8, rel=0.001)
+    assert at_policy == pytest.approx(943.7, rel=0.001)  # moe42: 940.8 with the input embedding counted
     assert at_policy < 74908.99 / 64 * 0.85  # the stated policy alone leaves the row outside
     achieved = 74908.99 / 64 * (flops + recomputed) / 989e12
-    assert achieved == pytest.approx(0.604, abs=0.001)
+    assert achieved == pytest.approx(0.602, abs=0.001)  # moe42: 0.604 with the input embedding counted
     assert bf16["throughput"]["mfu"] / achieved == pytest.approx(at_policy / (74908.99 / 64), rel=2e-3)
     fp8 = candidate(MAXT_FP8 | {"gradient_checkpointing": "selective"}, H100)
     extra_s = MAXT_POLICY_FLOPS / (MFU_FP8_LINEARS.value * 1979e12) + attention / (
@@ -454,10 +435,12 @@ def test_fms_published_rates_need_more_of_the_a100_than_the_engines_ceiling(bund
         row = candidate(fsdp(model, 128, mbs, checkpointing), A100)
         return published * row["throughput"]["flops_per_token"] / 312e12
 
+    # moe42 (no FLOPs for the 32,000-row input embedding lookup, the output layer 6 a weight under recomputation):
+    # 0.526 / 0.453 / 0.700 / 0.698 / 0.811 / 0.790 before
     own = [achieved("llama-2-7b", 2, "none", 3760), achieved("llama-2-13b", 1, "none", 1700)]
-    assert own == [pytest.approx(0.526, abs=0.001), pytest.approx(0.453, abs=0.001)]
-    assert achieved(FMS_34B, 8, "full", 772) == pytest.approx(0.700, abs=0.001)
-    assert achieved(FMS_70B, 6, "full", 380) == pytest.approx(0.698, abs=0.001)
+    assert own == [pytest.approx(0.517, abs=0.001), pytest.approx(0.448, abs=0.001)]
+    assert achieved(FMS_34B, 8, "full", 772) == pytest.approx(0.693, abs=0.001)
+    assert achieved(FMS_70B, 6, "full", 380) == pytest.approx(0.695, abs=0.001)
     for model, mbs, published in ((FMS_34B, 8, 772), (FMS_70B, 6, 380)):
         row = candidate(fsdp(model, 128, mbs, "full"), A100)
         assert row["throughput"]["mfu"] == pytest.approx(0.51)
@@ -465,8 +448,8 @@ def test_fms_published_rates_need_more_of_the_a100_than_the_engines_ceiling(bund
         shortfall = 0.51 / achieved(model, mbs, "full", published)
         assert tokens_per_gpu(row) / published == pytest.approx(shortfall, rel=0.005)
     mha = {"num_key_value_heads": 64}
-    assert achieved(FMS_34B | mha, 8, "full", 772) == pytest.approx(0.811, abs=0.001)
-    assert achieved(FMS_70B | mha, 6, "full", 380) == pytest.approx(0.790, abs=0.001)
+    assert achieved(FMS_34B | mha, 8, "full", 772) == pytest.approx(0.805, abs=0.001)
+    assert achieved(FMS_70B | mha, 6, "full", 380) == pytest.approx(0.787, abs=0.001)
 
 
 # IBM's README MFU / HFU tables for the same "34b" / "70b" on the same 128 A100 80GB (MFU: 6N + attention, no
@@ -482,12 +465,15 @@ FMS_IBM_COLUMNS = {
 @pytest.mark.django_db
 def test_fms_ibms_own_mfu_and_hfu_columns_count_the_gqa_models(bundled_catalog):
     """The FLOPs a token IBM's columns imply (column x 312e12 / rate) are the engine's for 8 KV heads within 2.8%;
-    for multi-head attention the engine counts 15-18% more than IBM did in every one of the eight figures."""
+    for multi-head attention the engine counts 15-18% more than IBM did in every one of the eight figures. moe42:
+    without the input embedding's FLOPs (a lookup) and with the output layer 6 a weight under recomputation, the
+    8-KV figures are 0.982-1.024 (the eager 34B HFU 0.982, was above 0.99), MHA 1.140-1.168: still within 2.8% and
+    15-18% apart."""
     models = {"34b": (FMS_34B, 8), "70b": (FMS_70B, 6)}
     for rows in FMS_IBM_COLUMNS.values():
         for name, (published, mfu, hfu) in rows.items():
             model, mbs = models[name]
-            for kv, band in ((8, (0.99, 1.028)), (64, (1.14, 1.18))):
+            for kv, band in ((8, (0.98, 1.028)), (64, (1.14, 1.18))):
                 shape = model | {"num_key_value_heads": kv}
                 with_recompute = candidate(fsdp(shape, 128, mbs, "full"), A100)["throughput"][
                     "flops_per_token"
@@ -595,12 +581,13 @@ def test_fms_7b_run_ranking_keeps_128_gpus_and_the_deadline(bundled_catalog):
     Next: Nebius 16 x 8 H100 at 23.60 x 474.221 h = 179,066.01 compute, 217,144.27 total; then Nebius H200 at 28.00
     for the same 474.221 h (the H200 trains no faster than the H100 here: 7B at 4k is compute-bound). Rows 4-5: GCP
     a3-megagpu-8g on demand 45.81 and 46.05 a node-hour. All 128 GPUs, ZeRO-3, on demand, P90 = compute hours. I
-    would buy row 1 if the B200 runs 2.27x the H100 (the product's), which nobody's 7B FSDP run I know publishes."""
+    would buy row 1 if the B200 runs 2.27x the H100 (the product's), which nobody's 7B FSDP run I know publishes.
+    moe42 (no FLOPs for the input embedding lookup): the same first row, 144,175.68 USD compute."""
     rows = ranked(FMS_7B_RUN, top=5, deadline_hours=1440)
     assert len(rows) == 5, describe(rows)
     assert all(r["gpus"] == 128 and r["plan"]["zero_stage"] == 3 and not r["differs_from_spec"] for r in rows)
     assert all(r["wall_clock"]["p90_hours"] <= 1440 for r in rows), describe(rows)
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("146820.64"), rel=Decimal("0.001"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("144175.68"), rel=Decimal("0.001"))
     # The A100 the run used is not in the top five (cheaper per token elsewhere); its hours match IBM's GPU-hours.
     a100_hours = 2.2e12 / (rate(FMS_7B_RUN, A100) * 128) / 3600
     assert a100_hours * 128 == pytest.approx(162_000, rel=0.15)  # product 1,309.8 h, 167,650 GPU-h (+3.5%)
@@ -641,7 +628,9 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
             20,
         ), describe(rows)
         assert not r["differs_from_spec"] and r["wall_clock"]["hours_at_probability"] <= 60
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("220.59"), rel=Decimal("0.002"))
+    # moe42: 225.69 (was 220.59): the Megatron ceiling refitted 0.623 -> 0.600 slows the 70B LoRA more than the
+    # FLOP count fix (no input embedding FLOPs, frozen output layer 4 a weight) speeds it
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("225.69"), rel=Decimal("0.002"))
     h100 = [r for r in rows if r["gpu"] == H100]
     assert h100 and h100[0]["hours"] == pytest.approx(2e9 / (rate(FT70_LORA_BF16) * 8) / 3600, rel=0.001)
 
@@ -658,7 +647,7 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
     Nebius 8 x H100 spot 10.016305 x 11.926 h = 119.45, total 163.25. e26a, packing stated: first row the same
     offer, 13.712322 x 4.783 h = 65.59 compute, total 101.92; row 5 Nebius H100 spot 10.016305 x 11.261 h = 112.79,
     total 155.22. 6 h: the H100 rows go, every row left
-    finishes by 6 h at P90."""
+    finishes by 6 h at P90. moe42 (no FLOPs for the input embedding lookup): first row 61.80 compute."""
     rows = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=24)
     assert len(rows) == 5, describe(rows)
     fp8_cards = {
@@ -675,14 +664,31 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
         r["gpu"] in fp8_cards or r["gpu"].startswith(("h100", "h200", "b200", "b300", "gb")) for r in rows
     )
     assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 1 and not r["differs_from_spec"] for r in rows)
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("65.59"), rel=Decimal("0.002"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("61.80"), rel=Decimal("0.002"))
     tight = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=6)
     assert tight and all(r["wall_clock"]["hours_at_probability"] <= 6 for r in tight), describe(tight)
     assert all(r["gpu"] != H100 for r in tight), describe(tight)
 
 
+SHORT_SAMPLE_70B_LORA_FP8 = pytest.mark.xfail(
+    strict=True,
+    reason="moe42: at samples of 64 / 256 tokens the 70B LoRA FP8 row is +16.0% / +15.4% (was +14.3% at 64). The "
+    "FLOP count no longer charges the 128,256 x 8,192 input embedding (a lookup) nor the frozen output layer's "
+    "weight gradient's third 2 FLOPs a weight; mfu_fp8_linears_hopper, fitted on ten FP8 rows the same over-count "
+    "slowed, is not refitted in moe42. The other rows keep their outcome.",
+)
+
+
 @pytest.mark.django_db
-@pytest.mark.parametrize("sample_tokens", [64, 256, 512, 2048])
+@pytest.mark.parametrize(
+    "sample_tokens",
+    [
+        pytest.param(64, marks=SHORT_SAMPLE_70B_LORA_FP8),
+        pytest.param(256, marks=SHORT_SAMPLE_70B_LORA_FP8),
+        512,
+        2048,
+    ],
+)
 def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalog, sample_tokens):
     """PACKED_SQUAD is a bound (the recipe's comment), not a measured length: from 64 to 2,048 tokens a sample the
     four 70B rows and the 8B FP8 row stay within 15% (at the extremes: 70B LoRA FP8 +8.5% at 2,048, +14.3% at 64;
@@ -702,4 +708,5 @@ def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalo
         spec = nemo_ft(model, gpus, tp, pp, gbs, vp=vp, precision=precision, lora=lora, packed=sample_tokens)
         assert rate(spec) == pytest.approx(published, rel=0.15), (model, precision, lora)
     bf16_8b = rate(nemo_ft("llama-3-8b", 8, 1, 1, 32, packed=sample_tokens))
-    assert -0.18 < bf16_8b / (4096 * 32 / 1.32 / 8) - 1 < -0.14
+    # moe42 (no input embedding FLOPs; Megatron ceiling 0.600): -14.9% at 2,048 to -11.9% at 64 (was -17.2%..-14.5%)
+    assert -0.155 < bf16_8b / (4096 * 32 / 1.32 / 8) - 1 < -0.115
