@@ -149,8 +149,9 @@ def test_it_charges_the_recomputed_forward_at_the_share_and_shows_the_hardware_f
     assert float(shared["flops_per_token"]) == float(whole["flops_per_token"]) == hardware
     charged = without + 0.35 * (hardware - without)
     assert float(shared["compute_seconds"] / whole["compute_seconds"]) == pytest.approx(charged / hardware)
-    # Llama 2 7B at 4,096 tokens: 8N + 4 attention passes against 6N + 3
-    assert charged / hardware == pytest.approx(0.837, abs=0.001)
+    # Llama 2 7B at 4,096 tokens: 8N + 4 attention passes against 6N + 3, the input embedding a lookup and the
+    # output layer not recomputed (moe42's count; 0.837 when both were counted)
+    assert charged / hardware == pytest.approx(0.840, abs=0.001)
 
 
 def test_tensor_or_pipeline_parallel_rows_keep_the_whole_charge():
