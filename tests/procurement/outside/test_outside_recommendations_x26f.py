@@ -658,7 +658,12 @@ def test_qwen3_30b_mxfp8_on_8_b200_within_15_percent(bundled_catalog):
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
-    reason="moe42: the GB200 24,938 (-4.5%, inside its 5%) but the B200 / GB200 ratio 1.061, 0.1% past the bound "
+    reason="int42: the other bound now fails: the GB200 24,421.7 (-6.5%, outside its 5%) while the B200 / GB200 "
+    "ratio 1.057 is inside (B200 25,811.5), after mfu_fp8_linears_hopper 0.425 -> 0.42 (the GB200 is priced at "
+    "the H100's efficiency times its measured ratio), _blackwell 0.44 -> 0.43 and moe_routed_bytes_fp8_share "
+    "0.73 -> 0.76 were refitted jointly on their ten rows (the GB200 MBS 4 row among them, +2.8%). Unexplained: "
+    "this MBS 1 path and the fit's MBS 4 row differ by 9 points. "
+    "moe42: the GB200 24,938 (-4.5%, inside its 5%) but the B200 / GB200 ratio 1.061, 0.1% past the bound "
     "(NVIDIA's largest 1.039 x 1.02 = 1.060; 1.049 before). The FLOP count fix (no FLOPs for the input embedding "
     "lookup) and the MoE refits on their own rows (205 B a routed element, HybridEP share 0.27) move the two paths "
     "unequally: the B200 step 10.06 -> 9.91 s, the GB200's 10.26 -> 10.51 s (its routed bytes at the H100's 3,350 "
