@@ -23,6 +23,7 @@ from __future__ import annotations
 from procurement.sizing.throughput import (
     attention_context_tokens,
     attention_forward_flops_per_token,
+    output_layer_flops_per_token,
     training_flops_per_token,
 )
 
@@ -44,16 +45,15 @@ def applies(spec) -> bool:
 def sixteen_bit_flops_per_token(spec) -> float:
     """The FLOPs a trained token spends in bf16 under fp8 training: the causal attention core (3 passes, 4 with
     full recomputation; throughput.attention_forward_flops_per_token) and the output layer's vocab x hidden
-    matmul (6 FLOPs a weight, 8 with full recomputation; 4 and 6 for adapters, which compute no weight
-    gradient of the frozen head). 0 where the split does not apply."""
+    matmul (6 FLOPs a weight, 4 for adapters, which compute no weight gradient of the frozen head; full
+    recomputation does not rerun it: throughput.output_layer_flops_per_token). 0 where the split does not apply."""
     if not applies(spec):
         return 0.0
     model, full = spec.model, spec.gradient_checkpointing == "full"
     attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
         model, attention_context_tokens(spec)
     )
-    head_passes = (6.0 if full else 4.0) if spec.uses_adapters else (8.0 if full else 6.0)
-    return attention + head_passes * float(model.vocab_size * model.hidden_size)
+    return attention + output_layer_flops_per_token(spec)
 
 
 def sixteen_bit_share(spec) -> float:

@@ -38,6 +38,7 @@ from procurement.sizing.spec import WorkloadSpec
 from procurement.sizing.throughput import (
     attention_context_tokens,
     attention_forward_flops_per_token,
+    output_layer_flops_per_token,
     training_flops_per_token,
 )
 
@@ -308,7 +309,7 @@ def torchao_float8_speedup(spec: WorkloadSpec, rate: float = 2.0) -> float:
     attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
         model, attention_context_tokens(spec)
     )
-    head = (8.0 if full else 6.0) * float(model.vocab_size * model.hidden_size)
+    head = output_layer_flops_per_token(spec)
     linears = total - attention - head
     width = float(model.hidden_size)
     elementwise = total * TRAINING_WIDTH_K_HOPPER.value / width

@@ -40,6 +40,18 @@ def embedding_params(model: ModelSpec) -> int:
     return tables * model.vocab_size * model.hidden_size
 
 
+def output_layer_params(model: ModelSpec) -> int:
+    """The output projection's vocab x hidden weights (the tied table when the embeddings are tied)."""
+    return model.vocab_size * model.hidden_size
+
+
+def block_matmul_params(model: ModelSpec) -> float:
+    """The active parameters a token multiplies inside the blocks (the norms' few gains with them):
+    active_params less the embedding tables. The input embedding is a row lookup, no matmul, forward or
+    backward; the output layer is counted on its own (output_layer_params)."""
+    return max(0.0, active_params(model) - embedding_params(model))
+
+
 def norm_params(model: ModelSpec) -> int:
     return (2 * model.num_layers + 1) * model.hidden_size
 

@@ -120,21 +120,34 @@ def attention_context_tokens(spec: WorkloadSpec) -> int:
 
 
 def training_flops_per_token(spec: WorkloadSpec) -> float:
-    """FLOPs per trained token: 6N (8N with full recomputation); adapters skip frozen weight gradients;
-    plus causal self-attention over the sequence, 3 passes (4 with full recomputation): 6 L T d_attn per
-    token, about 7% of 6N at 4k context and half of it at 32k for Llama-3-8B (issue 26)."""
+    """FLOPs per trained token: 6 a block weight (8 with full recomputation), adapters skipping frozen
+    weight gradients; the output layer 6 a weight (4 frozen under adapters; output_layer_flops_per_token);
+    the input embedding none (a row lookup); plus causal self-attention over the sequence, 3 passes (4 with
+    full recomputation): 6 L T d_attn per token, about 7% of 6N at 4k context and half of it at 32k for
+    Llama-3-8B (issue 26)."""
     if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
         return training_flops_per_image(spec)
-    n_active = counts.active_params(spec.model)
+    blocks = counts.block_matmul_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
     attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(
         spec.model, attention_context_tokens(spec)
     )
-    attention += recomputed_forward_flops_per_token(spec)
+    attention += recomputed_forward_flops_per_token(spec) + output_layer_flops_per_token(spec)
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
-        return (6.0 if recompute else 4.0) * n_active + 6.0 * adapters + attention
-    return (8.0 if recompute else 6.0) * n_active + attention
+        return (6.0 if recompute else 4.0) * blocks + 6.0 * adapters + attention
+    return (8.0 if recompute else 6.0) * blocks + attention
+
+
+def output_layer_flops_per_token(spec: WorkloadSpec) -> float:
+    """The output projection's FLOPs a trained token: forward, input gradient and weight gradient, 2 each a
+    vocab x hidden weight (the input gradient only, 4, when adapters freeze it), with or without full
+    recomputation: activation checkpointing wraps the transformer blocks, never the output layer (Megatron-LM
+    megatron/core/transformer/transformer_block.py _checkpointed_forward runs over the block's layers, the
+    output_layer sits in GPTModel outside it; NVIDIA-NeMo/Automodel parallelizer.py apply_ac and torchtitan's
+    apply_ac wrap each TransformerBlock; Narayanan et al. 2021, arXiv:2104.04473 sec. 5.1, count the logit
+    layer 6 B s h V in their full-recomputation total 96 B s l h^2 (1 + s / 6h + V / 16lh))."""
+    return (4.0 if spec.uses_adapters else 6.0) * float(counts.output_layer_params(spec.model))
 
 
 def costed_flops_per_token(spec: WorkloadSpec, recompute_share=1.0):
@@ -554,7 +567,7 @@ def _stated_kernel_attention_seconds(spec: WorkloadSpec, busy_s, step_tokens, gp
 def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:
     """(the block linears' share, self-attention's share) of a trained token's FLOPs
     (training_flops_per_token): attention is its score and value matmuls, the output head the vocab x hidden
-    matmul (6 FLOPs a weight, 8 with full recomputation); the linears are the rest. (0, 0) for image models."""
+    matmul (output_layer_flops_per_token); the linears are the rest. (0, 0) for image models."""
     if spec.model.is_image:
         return 0.0, 0.0
     total = training_flops_per_token(spec)
@@ -562,7 +575,7 @@ def training_flops_shares(spec: WorkloadSpec) -> tuple[float, float]:
     attention = (4.0 if full else 3.0) * attention_forward_flops_per_token(
         spec.model, attention_context_tokens(spec)
     )
-    head = (8.0 if full else 6.0) * float(spec.model.vocab_size * spec.model.hidden_size)
+    head = output_layer_flops_per_token(spec)
     return max(total - attention - head, 0.0) / total, attention / total
 
 
@@ -923,7 +936,9 @@ def inference_throughput(
     concurrency = float(inference.concurrency)
     prompt = float(inference.prompt_tokens)
     weight_read, kv_read = decode_read_bytes(spec, concurrency)
-    n_active = counts.active_params(spec.model)
+    # the matmul weights a token multiplies: the blocks' and the output layer's (the input embedding is a
+    # row lookup)
+    n_active = counts.block_matmul_params(spec.model) + counts.output_layer_params(spec.model)
     # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth or FLOPs.
     read_rate = tp * _array(bandwidth_gbps, np.nan) * 1e9 * achieved_bandwidth
     measured = _array(compute_efficiency, np.nan)

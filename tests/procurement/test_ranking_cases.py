@@ -117,6 +117,9 @@ TRAINING_RANK_1 = {
     # 5.0% at 2,048 tokens, issue 26); G = 83 GB.
     # 0.091406 x 57.56 x 1.2 = 6.3136; + 0.0914 setup; + 83 x 0.08 x (58.56 + 168) / 730 = 2.0607
     # total = 8.4657 -> 8.47
+    # moe42 (no FLOPs for the 128,256 x 4,096 input embedding lookup; the frozen output layer 4 a weight, not 6,
+    # under recomputation): H = 53.976 h; 0.091406 x 53.976 x 1.2 = 5.9205; + 0.0914; + 83 x 0.08 x (54.976 + 168) /
+    # 730 = 2.0283; total = 8.0402 -> 8.04
     "qlora_8b": {
         "instance_type": "g6.xlarge",
         "region": "eu-south-2",
@@ -125,7 +128,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.001157,
         "gpus": 1,
         "disk_gb": 83,
-        "total": "8.47",
+        "total": "8.04",
     },
     # vms.gpu.csv line 2230: p5en.48xlarge,H200,8.0,192.0,2048.0,...,67.72672,10.439200,eu-north-1,eun1-az3.
     # 8 x H200 on NVSwitch in one node, ZeRO-3 (the frozen 70B base all-gathered over NVLink, not EFA).
@@ -135,6 +138,8 @@ TRAINING_RANK_1 = {
     # mfu26 (16-bit LoRA on Hopper at the width ceiling, 0.485 at d 8,192, was 0.40): same row, H = 2.108 h;
     # 10.497465 x 2.108 x 1.2 = 26.5541; + 10.4975 setup; + 384 x 0.08 x 171.108 / 730 = 7.2006;
     # total = 44.2522 -> 44.25
+    # moe42 (no input embedding FLOPs, frozen output layer 4 a weight): H = 2.077 h; 10.497465 x 2.077 x 1.2 =
+    # 26.1636; + 10.4975; + 384 x 0.08 x 171.077 / 730 = 7.1993; total = 43.8606 -> 43.86
     "lora_70b": {
         "instance_type": "p5en.48xlarge",
         "region": "eu-north-1",
@@ -143,7 +148,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.005581,
         "gpus": 8,
         "disk_gb": 384,
-        "total": "44.25",
+        "total": "43.86",
     },
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
     # (weights + fp32 optimizer state, 7.242e9 x 14 B = 101.38 GB) every 15 min, saved asynchronously (full
@@ -158,6 +163,9 @@ TRAINING_RANK_1 = {
     # mfu26 (16-bit full fine-tuning on Hopper at the width ceiling, 0.444 at d 4,096, was 0.40): same row,
     # H = 3.560 h; 10.454577 x 3.560 x 1.2 = 44.6620; + 10.4546 setup; + 330 x 0.08 x 172.560 / 730 = 6.2407;
     # total = 61.3573 -> 61.36
+    # moe42 (no FLOPs for the 32,000 x 4,096 input embedding lookup; the output layer 6 a weight, not 8, under
+    # recomputation): H = 3.498 h; 10.454577 x 3.498 x 1.2 = 43.8842; + 10.4546; + 330 x 0.08 x 172.498 / 730 =
+    # 6.2385; total = 60.5773 -> 60.58
     "full_ft_mistral_7b_8_gpus": {
         "instance_type": "p5en.48xlarge",
         "region": "eu-north-1",
@@ -166,13 +174,15 @@ TRAINING_RANK_1 = {
         "overhead": 0.001473,
         "gpus": 8,
         "disk_gb": 330,
-        "total": "61.36",
+        "total": "60.58",
     },
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;
     # H = 169.511 h (156.271 h before attention was counted: 6 L T d at 2,048 tokens is 8.5% of 6N for this
     # 1.2B model); G = 184 GB. 0.305297 x 169.511 x 1.2 = 62.1008; + 0.3053 setup;
     # + 184 x 0.08 x 338.511 / 730 = 6.8259; total = 69.2320 -> 69.23
+    # moe42 (no FLOPs for the input embedding lookup): H = 160.891 h; 0.305297 x 160.891 x 1.2 = 58.9431; + 0.3053;
+    # + 184 x 0.08 x 329.891 / 730 = 6.6521; total = 65.9005 -> 65.90
     "pretrain_1b": {
         "instance_type": "g6e.2xlarge",
         "region": "eu-south-2",
@@ -181,7 +191,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.037014,
         "gpus": 1,
         "disk_gb": 184,
-        "total": "69.23",
+        "total": "65.90",
     },
 }
 STORAGE_RATE_AWS = 0.08  # USD per GB-month, pricing/data/storage_rates.csv (AWS EBS gp3 list price)

@@ -59,7 +59,9 @@ def test_recommend_ranks_qlora_65b_on_one_48_gb_card_flagged():
     assert a6000[0]["reasons"][0].startswith("tight: peak 42.9 GiB per GPU fits a 48.0 GiB card")
     assert any(warning.startswith("tight: the peak of 42.9 GiB") for warning in a6000[0]["warnings"])
     # the 80 GB cards hold it with headroom (51.5 <= 74.5 GiB): the first of them ranks ahead although it
-    # costs more (A6000 26.572 h x 0.40/h x 1.2 + 0.40 setup = 13.15; 26.39 h before attention was counted); the tight A6000 row, cheaper, is shown
+    # costs more (A6000 26.432 h x 0.40/h x 1.2 + 0.40 setup = 13.09; 26.572 h before moe42's FLOP count, which
+    # charges nothing for LLaMA-65B's 32,000 x 8,192 input embedding lookup; 26.39 h before attention was counted);
+    # the tight A6000 row, cheaper, is shown
     # right below it with its margin (issue 26: never lost behind a top N of dearer roomy rows)
     roomy = [row for row in rows if not row["tight"]]
     assert roomy and rows.index(roomy[0]) == 0 and rows.index(a6000[0]) == 1
@@ -76,7 +78,7 @@ def test_recommend_ranks_qlora_65b_on_one_48_gb_card_flagged():
         and _rank(QLORA_65B, top=2)[1]["instance_type"] == "gpu_1x_a6000"
     )
     assert float(a6000[0]["total_cost"]) == pytest.approx(a6000[0]["hours"] * 0.40 * 1.2 + 0.40, abs=0.01)
-    assert a6000[0]["hours"] == pytest.approx(26.572, abs=0.001)
+    assert a6000[0]["hours"] == pytest.approx(26.432, abs=0.001)
     assert float(roomy[0]["total_cost"]) > float(a6000[0]["total_cost"])
 
 

@@ -137,15 +137,16 @@ KIMI_PUBLISHED = 924
 def test_kimi_k2_fields_move_the_row_by_the_gates_arithmetic(bundled_catalog):
     """Stated as AutoModel ran it, the two fields take the row from 562.7 (learned, no overlap; -39.1%) to 655.5
     (balanced; all-to-alls 2.85 -> 0.79 s) to 682.4 tokens/s/GPU (shared_experts; 0.79 -> 0.30 s exposed). The
-    shared expert's share of the compute, times the DeepEP SM discount, is what hides."""
+    shared expert's share of the compute, times the DeepEP SM discount, is what hides. moe42 (FLOP count without the
+    input embedding lookup, output layer 6 a weight; MoE terms refitted on their own rows): 557.5, 648.5, 676.6."""
     learned = candidate(pretrain(KIMI_K2, 256, 1, 4096, "full", "bf16", **KIMI_PLAN), H100)
     balanced = candidate(
         pretrain(KIMI_K2, 256, 1, 4096, "full", "bf16", **KIMI_PLAN, expert_routing="balanced"), H100
     )
     as_run = candidate(KIMI_AS_RUN, H100)
-    assert tokens_per_gpu(learned) == pytest.approx(562.7, rel=0.01)
-    assert tokens_per_gpu(balanced) == pytest.approx(655.5, rel=0.01)
-    assert tokens_per_gpu(as_run) == pytest.approx(682.4, rel=0.01)
+    assert tokens_per_gpu(learned) == pytest.approx(557.5, rel=0.01)
+    assert tokens_per_gpu(balanced) == pytest.approx(648.5, rel=0.01)
+    assert tokens_per_gpu(as_run) == pytest.approx(676.6, rel=0.01)
     a2a = balanced["throughput"]["expert_parallel_seconds"]
     compute = as_run["throughput"]["step_seconds"] - as_run["throughput"]["exposed_communication_seconds"]
     share = shared_expert_flops_share(parse_workload_spec(copy.deepcopy(KIMI_AS_RUN)))
@@ -157,7 +158,12 @@ def test_kimi_k2_fields_move_the_row_by_the_gates_arithmetic(bundled_catalog):
 @pytest.mark.xfail(
     strict=True,
     reason="[AMGATE] Kimi K2 on 256 H100 (AutoModel, fake balanced gate, DeepEP, PP 8 x VP 4, EP 32): 924 "
-    "tokens/s/GPU; product with both new fields stated 682.4 (-26.1%; 562.7, -39.1%, without them). A 12.0 s step "
+    "tokens/s/GPU; product with both new fields stated 676.6 (-26.8%; moe42: 682.4 -> 687.6 with the FLOP count fixed "
+    "(no input embedding lookup, output layer 6 a weight), -> 676.6 with the MoE terms refitted on their own rows; "
+    "557.5 without the fields). A located defect of size: the spec reshapes the deepseek-v3 preset without its "
+    "published counts, so params.py counts Kimi's MLA attention as plain 64-head attention (head_dim 192): 48.2e9 "
+    "active parameters where the Kimi K2 report (arXiv:2507.20534) gives 32.6e9 of 1.04e12; stated with those counts "
+    "the row is 772.2 (-16.4%). Before moe42: a 12.0 s step "
     "for the measured 8.86 s, of which 11.25 s is compute alone (MFU 0.335 at the product's 410 GFLOPs a token), "
     "so no all-to-all setting can close it. The same stack's DeepSeek-V3 row passes at -13.5% on the same fields: "
     "the sibling row says the fields are right in direction and the compute model, not the routing, is short.",
@@ -192,13 +198,24 @@ def qwen3_235b_b200(gradient_sync: str | None) -> dict:
 
 
 @pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="int42: overlapped 3,227.3 (-14.5%), with the field 3,201.8 (-15.2%; exposed 0.32 s): out by 0.2 points "
+    "after mfu_fp8_linears_blackwell (0.44 -> 0.43) and moe_routed_bytes_fp8_share (0.73 -> 0.76) were refitted "
+    "jointly on their ten rows under moe42's FLOP count (least squares of the log errors; this row is not one of "
+    "them; its fit sibling, Qwen3-235B on 64 B200 with PP 2 standing in for PP 8 x VP 2, reads -1.6%). moe42 "
+    "alone: 3,274.8 (-13.3%) / 3,248.4 (-14.0%). The B200 Qwen3-235B rows at 64 and 256 GPUs differ by 13 points "
+    "in the product (-1.6% vs -15.2%) where NVIDIA's tables give 3,269 and 3,776; the plan difference (PP 8, "
+    "GBS 8,192, expert TP 1) is not located.",
+)
 def test_qwen3_235b_b200_with_megatrons_gradient_sync_within_15_percent(bundled_catalog):
     """[MB042] 3,776 tokens/s/GPU. Product 3,351.9 (-11.2%) overlapped, 3,324.0 (-12.0%) with the field: DP 32
     (256 / PP 8), so 8192 / 32 = 256 micro-batches of 1 a step; the last one is 1/256 of the step and the field
-    exposes 0.33 s of 39.4 s. Lands inside; at GA 256 it does not discriminate the field."""
+    exposes 0.33 s of 39.4 s. Lands inside; at GA 256 it does not discriminate the field. moe42 (FLOP count without
+    the input embedding lookup; MoE terms refitted on their own rows): 3,274.8 (-13.3%) and 3,248.4 (-14.0%)."""
     overlapped = candidate(qwen3_235b_b200(None), B200)
     stated = candidate(qwen3_235b_b200("last_micro_batch"), B200)
-    assert tokens_per_gpu(overlapped) == pytest.approx(3351.9, rel=0.01)
+    assert tokens_per_gpu(overlapped) == pytest.approx(3227.3, rel=0.01)  # int42; 3,274.8 before the refit
     assert stated["throughput"]["data_parallel_exposed_seconds"] == pytest.approx(0.33, abs=0.02)
     assert tokens_per_gpu(stated) == pytest.approx(3776, rel=0.15)
 

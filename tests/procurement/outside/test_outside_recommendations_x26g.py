@@ -187,31 +187,24 @@ REASON_NEMO_8B_STACK = (
         ("70b_lora_bf16", FT70_LORA_BF16, 4096 * 32 / 9.118 / 8),
         # 6.5 s = 2,520.6; product 2,597.7 (+3.1%); packed 2,734.3 (+8.5%)
         ("70b_lora_fp8", FT70_LORA_FP8, 4096 * 32 / 6.5 / 8),
-        pytest.param(
-            "8b_sft_bf16",
-            FT8_SFT_BF16,
-            4096 * 32 / 1.32 / 8,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="[DGXFT] 8B SFT BF16, 8 H100, DP 8, GBS 32: 1.32 s a step, 12,412 tokens/s/GPU; product 8,549.6 "
-                "(-31.1%), mfu 0.444, no communication exposed; with the recipe's packing stated (e26a) 8,826.1 "
-                "(-28.9%); with the stack stated (stack26, training_stack megatron: 0.517 at d 4,096) 10,277.9 "
-                "(-17.2%; -14.5% at samples of 64, so inside for short enough SQuAD samples, whose length is not "
-                "published). pack42: two in-tolerance errors against NeMo 24.12's own pretraining row (dgxc-benchmarking "
-                "@8f5cbb37 llama3.1/README_8b.md, the same nemo:24.12 container: 10,253.5 tokens/s/GPU): the product "
-                "runs that row at 9,368.7 (-8.6%, the Megatron ceiling fitted on the 24.09 rows) and the SFT / "
-                "pretraining ratio at 1.0970 where NVIDIA's is 1.2105 (-9.4% at the 2,048 bound; 1.1290, -6.7%, at "
-                "256-token samples): 0.914 x 0.906 = -17.2% (-14.8% at 256). Neither factor is located further. "
-                + REASON_NEMO_8B_STACK,
-            ),
-        ),
+        # Was a strict xfail: "8,549.6 (-31.1%); packed 8,826.1 (-28.9%); stack26 10,277.9 (-17.2%; -14.5% at samples
+        # of 64)"; pack42 sized it as two in-tolerance errors against NeMo 24.12's own pretraining row (pretraining
+        # -8.6% x SFT / pretraining ratio -9.4%). Now 10,567.4 (-14.9%) because moe42's FLOP count charges nothing for the
+        # 128,256 x 4,096 input embedding (a lookup; 3.15e9 of 51.6e9 FLOPs a token at 4k), with the Megatron ceiling
+        # refitted on its own two rows for that count (0.623 -> 0.600). Just inside: the stack26 reason's 1.116x (24.12
+        # SFT over 24.09 pretraining) is still there, smaller (REASON_NEMO_8B_STACK kept for the record).
+        ("8b_sft_bf16", FT8_SFT_BF16, 4096 * 32 / 1.32 / 8),
         # Was a strict xfail (fix41): 17,246 published; 14,557.5 (-15.6%) judged without packed_sample_tokens, because
-        # NeMo 24.07's Llama 2 7B pair (NeMo 1.x) showed no packing gain. Now 15,417.1 (-10.6%) with the recipe's
-        # packing stated at the 2,048 bound (16,257.0, -5.7%, at 256-token samples) because the like-for-like pair is
-        # this row's own release: NeMo 24.12's Llama 3.1 8B pretraining on 8 H100 (dgxc-benchmarking @8f5cbb37
-        # llama3.1/README_8b.md, nemo:24.12) puts NVIDIA's SFT / pretraining at 1.2423, which the credit gives
-        # (1.1771 at 2,048, 1.2413 at 256) and the uncredited spec misses (1.1115, -10.5%): test_outside_packing_
-        # stop42.py. The 24.07 pair's missing gain stays unexplained there (test_outside_audit_stop41.py).
+        # NeMo 24.07's Llama 2 7B pair (NeMo 1.x) showed no packing gain. Removed twice, for two reasons, kept as one
+        # case judged packed. pack42: 15,417.1 (-10.6%) with the recipe's packing stated at the 2,048 bound (16,257.0,
+        # -5.7%, at 256-token samples) because the like-for-like pair is this row's own release: NeMo 24.12's Llama
+        # 3.1 8B pretraining on 8 H100 (dgxc-benchmarking @8f5cbb37 llama3.1/README_8b.md, nemo:24.12) puts NVIDIA's
+        # SFT / pretraining at 1.2423, which the credit gives (1.1771 at 2,048, 1.2413 at 256) and the uncredited spec
+        # misses (1.1115, -10.5%): test_outside_packing_stop42.py. The 24.07 pair's missing gain stays unexplained
+        # there (test_outside_audit_stop41.py). moe42: uncredited 14,557.5 -> 15,397.5 (-10.7%) because its FLOP count
+        # charges nothing for the input embedding lookup. Merged (int42): packed 16,362.4 (-5.1%), uncredited 15,397.5 (-10.7%);
+        # with mfu_fp8_linears_hopper refitted on its ten rows under the new count (0.425 -> 0.42): packed 16,169.9
+        # (-6.2%), uncredited 15,216.4 (-11.8%).
         ("8b_sft_fp8", FT8_SFT_FP8, 4096 * 32 / 0.95 / 8),
     ],
 )
@@ -278,14 +271,17 @@ REASON_MAXT = (
         # of its FLOPs' time (eff42: fitted on llm-foundry's FSDP full-checkpointing rows against the same tables'
         # rows without it, this case held out; the ceiling was fitted on runs that did not recompute). The stated
         # remat policy (80.5e9 FLOPs a token recomputed, not full's) at the same share: 1,047.9 (-10.5%)
-        # (test_maxtext_stated_remat_policy_at_the_recompute_share).
+        # (test_maxtext_stated_remat_policy_at_the_recompute_share). int42 (moe42's FLOP count merged, the share
+        # refitted on the same rows: 0.35 again): 1,004.3 (-14.2%); the stated policy 1,051.9 (-10.1%).
         (MAXT_BF16, 74908.99 / 64),
         pytest.param(
             MAXT_FP8,
             121250.69 / 64,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="eff42: unchanged, 1,409.2 (-25.6%); recompute_forward_time_share (which moved the BF16 row "
+                reason="int42: 1,400.0 (-26.1%; selective 1,863.3, -1.6%, does_not_fit; the stated policy 1,566.7, "
+                "-17.3%) with moe42's FLOP count (no input embedding FLOPs) and mfu_fp8_linears_hopper refitted on "
+                "its ten rows under it (0.425 -> 0.42); 1,416.6 (-25.2%) before the refit. eff42: unchanged, 1,409.2 (-25.6%); recompute_forward_time_share (which moved the BF16 row "
                 "to -14.5%) is not applied to 8-bit training: every row of its fit (llm-foundry's FSDP "
                 "full-checkpointing rows) trained in 16 bits. stack26: training_stack maxtext stated. [MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), "
                 "1,878.9 with selective (-0.8%) at 203.9 GiB (does_not_fit). " + REASON_MAXT,
@@ -319,34 +315,38 @@ def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
     ceiling = TRAINING_WIDTH_PEAK_HOPPER.value / (1 + TRAINING_WIDTH_K_HOPPER.value / 8192)
     assert bf16["throughput"]["mfu"] == pytest.approx(ceiling, abs=1e-3) == pytest.approx(0.485, abs=1e-3)
     at_policy = tokens_per_gpu(bf16) * flops / (flops + recomputed)
-    assert at_policy == pytest.approx(940.8, rel=0.001)
+    assert at_policy == pytest.approx(943.7, rel=0.001)  # moe42: 940.8 with the input embedding counted
     assert at_policy < 74908.99 / 64 * 0.85  # the stated policy alone leaves the row outside
     achieved = 74908.99 / 64 * (flops + recomputed) / 989e12
-    assert achieved == pytest.approx(0.604, abs=0.001)
+    assert achieved == pytest.approx(0.602, abs=0.001)  # moe42: 0.604 with the input embedding counted
     assert bf16["throughput"]["mfu"] / achieved == pytest.approx(at_policy / (74908.99 / 64), rel=2e-3)
     fp8 = candidate(MAXT_FP8 | {"gradient_checkpointing": "selective"}, H100)
     extra_s = MAXT_POLICY_FLOPS / (MFU_FP8_LINEARS.value * 1979e12) + attention / (
         bf16["throughput"]["mfu"] * 989e12
     )
     at_policy_fp8 = 1 / (1 / tokens_per_gpu(fp8) + extra_s)
-    assert at_policy_fp8 == pytest.approx(1580.3, rel=0.001)
+    # int42: 1,566.7 with mfu_fp8_linears_hopper refitted to 0.42 (1,585.0 at 0.425; moe42: 1,580.3 with the input
+    # embedding counted)
+    assert at_policy_fp8 == pytest.approx(1566.7, rel=0.001)
     assert at_policy_fp8 < 121250.69 / 64 * 0.85
 
 
 @pytest.mark.django_db
 def test_maxtext_stated_remat_policy_at_the_recompute_share(bundled_catalog):
     """eff42: the policy configure.sh states (MAXT_POLICY_FLOPS + one attention forward recomputed a token), its
-    recomputed FLOPs charged at recompute_forward_time_share as full recomputation's now are: 1,047.9 bf16 (-10.5%),
-    beside the spec's 'full' at 1,000.3 (-14.5%). The fp8 row keeps the whole charge (8-bit is outside the fit)."""
+    recomputed FLOPs charged at recompute_forward_time_share as full recomputation's now are: 1,051.9 bf16 (-10.1%),
+    beside the spec's 'full' at 1,004.3 (-14.2%) (1,047.9 / 1,000.3 before moe42's FLOP count). The fp8 row keeps the whole charge (8-bit is outside the fit)."""
     model = parse_workload_spec(MAXT_BF16).model
     recomputed = MAXT_POLICY_FLOPS + attention_forward_flops_per_token(model, 4096)
     bf16 = candidate(MAXT_BF16 | {"gradient_checkpointing": "selective"}, H100)
     flops = bf16["throughput"]["flops_per_token"]
     at_policy = tokens_per_gpu(bf16) * flops / (flops + RECOMPUTE_FORWARD_TIME_SHARE.value * recomputed)
-    assert at_policy == pytest.approx(1047.9, abs=0.5)
+    # int42: 1,047.9 / 1,000.3 / 1,409.2 before moe42's FLOP count (no input embedding FLOPs); fp8 1,416.6 with it
+    # at mfu_fp8_linears_hopper 0.425, 1,400.0 refitted to 0.42
+    assert at_policy == pytest.approx(1051.9, abs=0.5)
     assert at_policy == pytest.approx(74908.99 / 64, rel=0.15)
-    assert rate(MAXT_BF16) == pytest.approx(1000.3, abs=0.1)
-    assert rate(MAXT_FP8) == pytest.approx(1409.2, abs=0.1)
+    assert rate(MAXT_BF16) == pytest.approx(1004.3, abs=0.1)
+    assert rate(MAXT_FP8) == pytest.approx(1400.0, abs=0.1)
 
 
 # --- 3. IBM fms-fsdp on 128 A100 80GB ([FMS]) -----------------------------------------------------------------------------
@@ -414,9 +414,11 @@ REASON_FMS_AC = (
         # FLOPs' time: the 0.51 was fitted on LLaMA's runs without full recomputation, and llm-foundry's published
         # full-checkpointing rows (four BF16 tables, FSDP like this run) run 1.14-1.23x the hardware rate of that
         # charge against the same tables' rows without it; fitted (eff42) on them, this case held out
-        # (test_fms_recomputed_forward_costs_the_fitted_share).
+        # (test_fms_recomputed_forward_costs_the_fitted_share). int42 (moe42's FLOP count merged, the share refitted
+        # on the same rows: 0.35 again): 677.3 (-12.3%).
         (FMS_34B, 8, "full", 772),
-        # Was a strict xfail: product 277.6 (-27.0%, 0.698 of peak needed). Now 331.4 (-12.8%), the same cause.
+        # Was a strict xfail: product 277.6 (-27.0%, 0.698 of peak needed). Now 331.4 (-12.8%), the same cause; int42:
+        # 332.8 (-12.4%).
         (FMS_70B, 6, "full", 380),
     ],
 )
@@ -431,18 +433,21 @@ def test_fms_recomputed_forward_costs_the_fitted_share(bundled_catalog):
     """The published rate x the engine's FLOPs a token / 312 TFLOPS (the hardware rate the runs reached), and the
     charge that now sizes them: the A100's 0.51 over the FLOPs without recomputation plus recompute_forward_time_share
     of the recomputed forward's. Before eff42 the whole 8N was charged at 0.51: 0.51 / 0.700 = 0.729 of the
-    published rate, the whole -27.1% (0.730, -27.0% for 70B)."""
+    published rate, the whole -27.1% (0.730, -27.0% for 70B); under moe42's FLOP count 0.51 / 0.693 = 0.736
+    (-26.4%; 70B 0.51 / 0.695, -26.6%)."""
 
     def achieved(model, mbs, checkpointing, published):
         row = candidate(fsdp(model, 128, mbs, checkpointing), A100)
         return published * row["throughput"]["flops_per_token"] / 312e12
 
+    # moe42 (no FLOPs for the 32,000-row input embedding lookup, the output layer 6 a weight under recomputation):
+    # 0.526 / 0.453 / 0.700 / 0.698 / 0.811 / 0.790 before
     own = [achieved("llama-2-7b", 2, "none", 3760), achieved("llama-2-13b", 1, "none", 1700)]
-    assert own == [pytest.approx(0.526, abs=0.001), pytest.approx(0.453, abs=0.001)]
-    assert achieved(FMS_34B, 8, "full", 772) == pytest.approx(0.700, abs=0.001)
-    assert achieved(FMS_70B, 6, "full", 380) == pytest.approx(0.698, abs=0.001)
+    assert own == [pytest.approx(0.517, abs=0.001), pytest.approx(0.448, abs=0.001)]
+    assert achieved(FMS_34B, 8, "full", 772) == pytest.approx(0.693, abs=0.001)
+    assert achieved(FMS_70B, 6, "full", 380) == pytest.approx(0.695, abs=0.001)
     share = RECOMPUTE_FORWARD_TIME_SHARE.value
-    for model, mbs, before, now in ((FMS_34B, 8, 562.6, 671.7), (FMS_70B, 6, 277.6, 331.4)):
+    for model, mbs, before, now in ((FMS_34B, 8, 567.8, 677.3), (FMS_70B, 6, 278.8, 332.8)):
         row = candidate(fsdp(model, 128, mbs, "full"), A100)
         assert row["throughput"]["mfu"] == pytest.approx(0.51)
         hardware = row["throughput"]["flops_per_token"]
@@ -451,11 +456,11 @@ def test_fms_recomputed_forward_costs_the_fitted_share(bundled_catalog):
         # compute-bound (the FSDP traffic hides under it): the rate is the charge at 0.51
         assert tokens_per_gpu(row) == pytest.approx(312e12 * 0.51 / charged, rel=0.005)
         assert tokens_per_gpu(row) == pytest.approx(now, abs=0.1)
-        # the former charge, the whole hardware count at 0.51: 562.6 / 277.6
+        # the former charge, the whole hardware count at 0.51: 567.8 / 278.8 (562.6 / 277.6 before moe42's FLOP count)
         assert 312e12 * 0.51 / hardware == pytest.approx(before, abs=0.1)
     mha = {"num_key_value_heads": 64}
-    assert achieved(FMS_34B | mha, 8, "full", 772) == pytest.approx(0.811, abs=0.001)
-    assert achieved(FMS_70B | mha, 6, "full", 380) == pytest.approx(0.790, abs=0.001)
+    assert achieved(FMS_34B | mha, 8, "full", 772) == pytest.approx(0.805, abs=0.001)
+    assert achieved(FMS_70B | mha, 6, "full", 380) == pytest.approx(0.787, abs=0.001)
 
 
 # IBM's README MFU / HFU tables for the same "34b" / "70b" on the same 128 A100 80GB (MFU: 6N + attention, no
@@ -471,12 +476,15 @@ FMS_IBM_COLUMNS = {
 @pytest.mark.django_db
 def test_fms_ibms_own_mfu_and_hfu_columns_count_the_gqa_models(bundled_catalog):
     """The FLOPs a token IBM's columns imply (column x 312e12 / rate) are the engine's for 8 KV heads within 2.8%;
-    for multi-head attention the engine counts 15-18% more than IBM did in every one of the eight figures."""
+    for multi-head attention the engine counts 15-18% more than IBM did in every one of the eight figures. moe42:
+    without the input embedding's FLOPs (a lookup) and with the output layer 6 a weight under recomputation, the
+    8-KV figures are 0.982-1.024 (the eager 34B HFU 0.982, was above 0.99), MHA 1.140-1.168: still within 2.8% and
+    15-18% apart."""
     models = {"34b": (FMS_34B, 8), "70b": (FMS_70B, 6)}
     for rows in FMS_IBM_COLUMNS.values():
         for name, (published, mfu, hfu) in rows.items():
             model, mbs = models[name]
-            for kv, band in ((8, (0.99, 1.028)), (64, (1.14, 1.18))):
+            for kv, band in ((8, (0.98, 1.028)), (64, (1.14, 1.18))):
                 shape = model | {"num_key_value_heads": kv}
                 with_recompute = candidate(fsdp(shape, 128, mbs, "full"), A100)["throughput"][
                     "flops_per_token"
@@ -584,12 +592,13 @@ def test_fms_7b_run_ranking_keeps_128_gpus_and_the_deadline(bundled_catalog):
     Next: Nebius 16 x 8 H100 at 23.60 x 474.221 h = 179,066.01 compute, 217,144.27 total; then Nebius H200 at 28.00
     for the same 474.221 h (the H200 trains no faster than the H100 here: 7B at 4k is compute-bound). Rows 4-5: GCP
     a3-megagpu-8g on demand 45.81 and 46.05 a node-hour. All 128 GPUs, ZeRO-3, on demand, P90 = compute hours. I
-    would buy row 1 if the B200 runs 2.27x the H100 (the product's), which nobody's 7B FSDP run I know publishes."""
+    would buy row 1 if the B200 runs 2.27x the H100 (the product's), which nobody's 7B FSDP run I know publishes.
+    moe42 (no FLOPs for the input embedding lookup): the same first row, 144,175.68 USD compute."""
     rows = ranked(FMS_7B_RUN, top=5, deadline_hours=1440)
     assert len(rows) == 5, describe(rows)
     assert all(r["gpus"] == 128 and r["plan"]["zero_stage"] == 3 and not r["differs_from_spec"] for r in rows)
     assert all(r["wall_clock"]["p90_hours"] <= 1440 for r in rows), describe(rows)
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("146820.64"), rel=Decimal("0.001"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("144175.68"), rel=Decimal("0.001"))
     # The A100 the run used is not in the top five (cheaper per token elsewhere); its hours match IBM's GPU-hours.
     a100_hours = 2.2e12 / (rate(FMS_7B_RUN, A100) * 128) / 3600
     assert a100_hours * 128 == pytest.approx(162_000, rel=0.15)  # product 1,309.8 h, 167,650 GPU-h (+3.5%)
@@ -630,7 +639,9 @@ def test_70b_lora_ranking_keeps_the_plan_and_meets_the_deadline_at_p90(bundled_c
             20,
         ), describe(rows)
         assert not r["differs_from_spec"] and r["wall_clock"]["hours_at_probability"] <= 60
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("220.59"), rel=Decimal("0.002"))
+    # moe42: 225.69 (was 220.59): the Megatron ceiling refitted 0.623 -> 0.600 slows the 70B LoRA more than the
+    # FLOP count fix (no input embedding FLOPs, frozen output layer 4 a weight) speeds it
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("225.69"), rel=Decimal("0.002"))
     h100 = [r for r in rows if r["gpu"] == H100]
     assert h100 and h100[0]["hours"] == pytest.approx(2e9 / (rate(FT70_LORA_BF16) * 8) / 3600, rel=0.001)
 
@@ -647,7 +658,9 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
     Nebius 8 x H100 spot 10.016305 x 11.926 h = 119.45, total 163.25. e26a, packing stated: first row the same
     offer, 13.712322 x 4.783 h = 65.59 compute, total 101.92; row 5 Nebius H100 spot 10.016305 x 11.261 h = 112.79,
     total 155.22. 6 h: the H100 rows go, every row left
-    finishes by 6 h at P90."""
+    finishes by 6 h at P90. moe42 (no FLOPs for the input embedding lookup): first row 61.80 compute. int42
+    (mfu_fp8_linears_blackwell refitted 0.44 -> 0.43 with the Hopper figure): the same B200 offer, 4.612 h, 63.24
+    compute; the H100 row 10.737 h still drops at 6 h."""
     rows = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=24)
     assert len(rows) == 5, describe(rows)
     fp8_cards = {
@@ -664,14 +677,26 @@ def test_8b_fp8_ranking_is_fp8_cards_only_and_drops_rows_past_the_deadline(bundl
         r["gpu"] in fp8_cards or r["gpu"].startswith(("h100", "h200", "b200", "b300", "gb")) for r in rows
     )
     assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 1 and not r["differs_from_spec"] for r in rows)
-    assert first_row_by_hand(rows) == pytest.approx(Decimal("65.59"), rel=Decimal("0.002"))
+    assert first_row_by_hand(rows) == pytest.approx(Decimal("63.24"), rel=Decimal("0.002"))
     tight = ranked(SFT_8B_FP8_JOB, top=5, deadline_hours=6)
     assert tight and all(r["wall_clock"]["hours_at_probability"] <= 6 for r in tight), describe(tight)
     assert all(r["gpu"] != H100 for r in tight), describe(tight)
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("sample_tokens", [64, 256, 512, 2048])
+@pytest.mark.parametrize(
+    "sample_tokens",
+    [
+        # Was a strict xfail (moe42): "at samples of 64 / 256 tokens the 70B LoRA FP8 row is +16.0% / +15.4% ...
+        # mfu_fp8_linears_hopper, fitted on ten FP8 rows the same over-count slowed, is not refitted in moe42". Now
+        # +14.6% / +14.0% (8B FP8 -0.2% / -0.8%) because int42 refitted mfu_fp8_linears_hopper on those ten rows
+        # under the new FLOP count (0.425 -> 0.42, jointly with the Blackwell figure and moe_routed_bytes_fp8_share).
+        64,
+        256,
+        512,
+        2048,
+    ],
+)
 def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalog, sample_tokens):
     """PACKED_SQUAD is a bound (the recipe's comment), not a measured length: from 64 to 2,048 tokens a sample the
     four 70B rows and the 8B FP8 row stay within 15% (at the extremes: 70B LoRA FP8 +8.5% at 2,048, +14.3% at 64;
@@ -692,4 +717,5 @@ def test_nemo_rows_keep_their_outcome_for_any_squad_sample_length(bundled_catalo
         spec = nemo_ft(model, gpus, tp, pp, gbs, vp=vp, precision=precision, lora=lora, packed=sample_tokens)
         assert rate(spec) == pytest.approx(published, rel=0.15), (model, precision, lora)
     bf16_8b = rate(nemo_ft("llama-3-8b", 8, 1, 1, 32, packed=sample_tokens))
-    assert -0.18 < bf16_8b / (4096 * 32 / 1.32 / 8) - 1 < -0.14
+    # moe42 (no input embedding FLOPs; Megatron ceiling 0.600): -14.9% at 2,048 to -11.9% at 64 (was -17.2%..-14.5%)
+    assert -0.155 < bf16_8b / (4096 * 32 / 1.32 / 8) - 1 < -0.115

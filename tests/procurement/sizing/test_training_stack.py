@@ -52,10 +52,11 @@ def test_stacks_without_a_fit_are_sized_as_before(stack):
 
 
 def test_megatron_dense_hopper_runs_at_its_own_ceiling():
-    assert TRAINING_WIDTH_PEAK_HOPPER_MEGATRON.value == 0.623
-    assert default_mfu(spec("megatron"), H100) == pytest.approx(0.517, abs=1e-3)
+    # moe42: refitted 0.623 -> 0.600 once the FLOP count stopped charging the input embedding (a lookup)
+    assert TRAINING_WIDTH_PEAK_HOPPER_MEGATRON.value == 0.600
+    assert default_mfu(spec("megatron"), H100) == pytest.approx(0.498, abs=1e-3)
     wide = spec("megatron", model={"preset": "llama-3.1-70b"})
-    assert default_mfu(wide, H100) == pytest.approx(ceiling(0.623, 8192)) == pytest.approx(0.565, abs=1e-3)
+    assert default_mfu(wide, H100) == pytest.approx(ceiling(0.600, 8192)) == pytest.approx(0.544, abs=1e-3)
 
 
 def test_megatron_leaves_fp8_ampere_and_moe_alone():
@@ -67,16 +68,18 @@ def test_megatron_leaves_fp8_ampere_and_moe_alone():
 
 
 def test_the_fit_rows_are_within_10_percent():
-    # stack26: 8B on 8 H100 -20.8% -> -7.7%, 70B on 64 H100 -6.7% -> +8.5% (least squares of the log errors)
+    # stack26: 8B on 8 H100 -20.8% -> -7.7%, 70B on 64 H100 -6.7% -> +8.5% (least squares of the log errors).
+    # moe42: without the input embedding's FLOPs (a lookup) they read -2.1% and +10.0% at 0.623; refitted, the same
+    # least squares gives 0.600: -5.7% and +6.0%
     rows = {row.reference_id: row for row in validation_rows()}
     errors = [rows[name].error for name in MEGATRON_HOPPER_FITS]
-    assert errors == [pytest.approx(-0.077, abs=0.005), pytest.approx(0.085, abs=0.005)]
+    assert errors == [pytest.approx(-0.057, abs=0.005), pytest.approx(0.060, abs=0.005)]
 
 
 def test_the_speed_basis_names_the_stack():
     row = size_workload(spec("megatron"), [H100])["candidates"][0]
     assert "training_stack megatron" in row["speed_basis"]
-    assert "52%" in row["speed_basis"] and "44%" in row["speed_basis"]
+    assert "50%" in row["speed_basis"] and "44%" in row["speed_basis"]
     assert "training_stack" not in (size_workload(spec(), [H100])["candidates"][0]["speed_basis"] or "")
 
 
