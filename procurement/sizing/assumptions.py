@@ -252,7 +252,10 @@ RECOMPUTE_FORWARD_TIME_SHARE = Assumption(
     "70B BF16 on 64 H100 (x26g): -27.1% / -27.0% / -28.4% at the whole charge -> -12.3% / -12.4% / -14.2% "
     "(-13.0% / -12.8% / -14.5% under the old count). Only where the fit rows are (mfu.recompute_time_share): 16-bit, full-parameter training of "
     "dense models (a stated training_stack too, sized like the unstated one), without a stated MFU or a part's "
-    "measured efficiency (measured_efficiency.csv rows were fitted at the hardware count), data parallel only.",
+    "measured efficiency (measured_efficiency.csv rows were fitted at the hardware count), data parallel only. "
+    "What it measures is a rate, not a mechanism (outside audit aud42b): full-recomputation FSDP runs reach "
+    "1.14-1.23x the hardware rate the engine gives them; a recomputed forward runs the same GEMMs as the first, so "
+    "the share sizes that observed speed-up and names no cause (not the micro-batch: under 1% on the fit rows).",
 )
 # The width ceiling above is one software stack's (llm-foundry 2023: PyTorch FSDP, its own fused kernels). Runs
 # stated as training_stack megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer Engine's fused norm, RoPE,
