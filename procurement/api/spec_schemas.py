@@ -116,6 +116,19 @@ class WorkloadModelSerializer(serializers.Serializer):
         "layer once sliding_window is set",
         minimum=0,
     )
+    q_lora_rank = _count(
+        "Multi-head latent attention: query latent width (config.json q_lora_rank; 0: queries projected whole)",
+        minimum=0,
+    )
+    kv_lora_rank = _count(
+        "Multi-head latent attention: key/value latent width (config.json kv_lora_rank; 0: not MLA)",
+        minimum=0,
+    )
+    qk_nope_head_dim = _count(
+        "MLA: query/key head width without RoPE; head_dim becomes qk_nope + qk_rope", minimum=0
+    )
+    qk_rope_head_dim = _count("MLA: the shared RoPE key's width (DeepSeek-V3: 64)", minimum=0)
+    v_head_dim = _count("MLA: value head width (DeepSeek-V3: 128)", minimum=0)
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
     attention_qkv_bias = _flag("Bias on the q, k, v projections")

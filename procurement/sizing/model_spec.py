@@ -39,7 +39,8 @@ class ModelSpec:
     sliding_window: int = 0
     sliding_window_layers: int = 0
     # Multi-head latent attention (DeepSeek-V2/V3, HF config names): queries and keys/values pass through
-    # low-rank latents of these widths; head_dim is qk_nope + qk_rope. 0: not MLA (bundled presets only).
+    # low-rank latents of these widths; head_dim is qk_nope + qk_rope. 0: not MLA (params.py counts MLA's
+    # weights from them; a spec states them as config.json does, spec._latent_attention_errors).
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0

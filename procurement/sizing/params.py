@@ -1,8 +1,9 @@
 """Parameter counts from a model's shape: totals, active (MoE), per-layer, LoRA adapters.
 
 Counts follow the Llama/Mistral/Qwen layout (q, k, v, o projections; gate/up/down MLP; two norms
-per layer; a final norm; input embedding and, unless tied, an LM head). A preset's published
-total (`params`) wins over the formula where the two differ (e.g. DeepSeek's MLA attention).
+per layer; a final norm; input embedding and, unless tied, an LM head); multi-head latent attention
+(DeepSeek-V2/V3, Kimi K2) by its low-rank projections. A preset's published total (`params`) wins over
+the formula where the two differ.
 """
 
 from __future__ import annotations
@@ -11,10 +12,30 @@ from procurement.sizing.model_spec import LoraSpec, ModelSpec
 
 
 def attention_params_per_layer(model: ModelSpec) -> int:
+    if model.is_mla:
+        return mla_attention_params_per_layer(model)
     h, hd = model.hidden_size, model.head_dim
     q_out, kv_out = model.num_attention_heads * hd, model.num_key_value_heads * hd
     bias = q_out + 2 * kv_out if model.attention_qkv_bias else 0
     return h * q_out + 2 * h * kv_out + q_out * h + bias
+
+
+def mla_attention_params_per_layer(model: ModelSpec) -> int:
+    """Multi-head latent attention's weights in one layer, as HF's DeepseekV3Attention holds them: q_a_proj
+    (hidden x q_lora_rank) and its norm, q_b_proj (q_lora_rank x heads x qk_head_dim; without a q latent,
+    q_proj hidden x heads x qk_head_dim), kv_a_proj_with_mqa (hidden x (kv_lora_rank + qk_rope_head_dim)) and
+    its norm, kv_b_proj (kv_lora_rank x heads x (qk_nope_head_dim + v_head_dim)), o_proj (heads x v_head_dim x
+    hidden); head_dim is qk_nope + qk_rope (192). DeepSeek-V3 (128 heads, config q_lora_rank 1536,
+    kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128): 187,107,328 a layer, where plain 128-head attention of
+    head_dim 192 would be 704.6e6; Kimi K2 (64 heads) 101,124,096."""
+    h, heads, qk = model.hidden_size, model.num_attention_heads, model.head_dim
+    rope, q_lora, kv_lora = model.qk_rope_head_dim, model.q_lora_rank, model.kv_lora_rank
+    if q_lora:
+        query = h * q_lora + q_lora + q_lora * heads * qk
+    else:
+        query = h * heads * qk
+    key_value = h * (kv_lora + rope) + kv_lora + kv_lora * heads * (qk - rope + model.v_head_dim)
+    return query + key_value + heads * model.v_head_dim * h
 
 
 def dense_mlp_params(model: ModelSpec, intermediate: int) -> int:
@@ -80,8 +101,8 @@ def active_params(model: ModelSpec) -> float:
 def routed_expert_fraction(model: ModelSpec) -> float:
     """Share of the parameters in routed experts (what expert parallelism shards): the experts' count from
     the shape (plain MLPs, exact) over the model's total, a preset's published one where the formula differs
-    (DeepSeek-V3: 58 x 256 x 3 x 7,168 x 2,048 = 653.9e9 of 671e9, 97.5%; its MLA attention is not the
-    formula's)."""
+    (DeepSeek-V3: 58 x 256 x 3 x 7,168 x 2,048 = 653.9e9 of 671e9, 97.5%; with MLA counted by its low-rank
+    projections the shape's count is the checkpoint's 671,026,404,352)."""
     _, moe_layers = layer_counts(model)
     if not moe_layers:
         return 0.0

@@ -328,13 +328,17 @@ _MODEL_INT_FIELDS = (
     "kv_elems_per_token_per_layer",
 )
 _MODEL_BOOL_FIELDS = ("tie_word_embeddings", "gated_mlp", "attention_qkv_bias", "dropout")
-_MODEL_COUNT_FIELDS = (  # >= 0
+# multi-head latent attention (DeepSeek-V2/V3, Kimi K2 config.json names); qk_nope_head_dim is read only to set
+# head_dim = qk_nope + qk_rope (params.mla_attention_params_per_layer)
+_MODEL_LATENT_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_MODEL_COUNT_FIELDS: tuple[str, ...] = (  # >= 0
     "shared_experts",
     "dense_layers",
     "expert_groups",
     "expert_groups_per_token",
     "sliding_window",
     "sliding_window_layers",
+    *_MODEL_LATENT_FIELDS,
 )
 _MODEL_KEYS = {"preset", "name", "params", "params_active", *_MODEL_COUNT_FIELDS}
 _MODEL_KEYS |= set(_MODEL_INT_FIELDS) | set(_MODEL_BOOL_FIELDS)
@@ -599,7 +603,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
             values[key] = value
     if data.get("name"):
         values["name"] = str(data["name"])
-    if merged and "params" not in data and any(data.get(key) is not None for key in _MODEL_INT_FIELDS):
+    reshaping = _MODEL_INT_FIELDS + _MODEL_LATENT_FIELDS
+    if merged and "params" not in data and any(data.get(key) is not None for key in reshaping):
         values.pop("params", None)  # a reshaped preset: count its parameters again
         values.pop("params_active", None)
     if isinstance(tier, ImageArchitecture):
@@ -665,6 +670,7 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
         )
         bad = True
     bad = _sliding_window_errors(reader, values) or bad
+    bad = _latent_attention_errors(reader, values) or bad
     experts = values.get("num_experts", 1)
     if values.get("experts_per_token", 1) > experts:
         reader.error("model.experts_per_token", f"must be <= model.num_experts ({experts})")
@@ -682,6 +688,37 @@ def _llm_model(reader: _Reader, values: dict, preset) -> ModelSpec | None:
     if not model.params:
         model = _replace(model, params=float(count_params(model)))
     return model
+
+
+def _latent_attention_errors(reader: _Reader, values: dict) -> bool:
+    """Multi-head latent attention, stated as its config.json does: kv_lora_rank > 0 needs qk_nope_head_dim,
+    qk_rope_head_dim and v_head_dim (DeepSeek-V3: 128, 64, 128); head_dim becomes qk_nope + qk_rope and the KV
+    cache one latent of kv_lora_rank + qk_rope a layer (vLLM's MLA cache), unless stated. True where refused."""
+    nope = values.pop("qk_nope_head_dim", None)
+    if not values.get("kv_lora_rank"):
+        stated = [key for key in ("q_lora_rank", "qk_rope_head_dim", "v_head_dim") if values.get(key)]
+        stated += ["qk_nope_head_dim"] if nope else []
+        for key in stated:
+            reader.error(f"model.{key}", "needs model.kv_lora_rank (multi-head latent attention)")
+        return bool(stated)
+    if nope is None and "head_dim" in values and values.get("qk_rope_head_dim") is not None:
+        nope = values["head_dim"] - values["qk_rope_head_dim"]  # a preset's own (head_dim = nope + rope)
+    missing = [
+        key
+        for key, value in (
+            ("qk_nope_head_dim", nope),
+            ("qk_rope_head_dim", values.get("qk_rope_head_dim")),
+            ("v_head_dim", values.get("v_head_dim")),
+        )
+        if not value
+    ]
+    for key in missing:
+        reader.error(f"model.{key}", "required with model.kv_lora_rank (multi-head latent attention)")
+    if missing:
+        return True
+    values["head_dim"] = nope + values["qk_rope_head_dim"]
+    values.setdefault("kv_elems_per_token_per_layer", values["kv_lora_rank"] + values["qk_rope_head_dim"])
+    return False
 
 
 def _sliding_window_errors(reader: _Reader, values: dict) -> bool:

@@ -94,8 +94,12 @@ def _array(value, default) -> np.ndarray:
 
 
 def attention_dim(model) -> float:
-    """d_attn: query heads x head dimension (the width of the score and value matmuls)."""
+    """d_attn: query heads x head dimension (the width of the score and value matmuls). Multi-head latent
+    attention's scores are head_dim wide (qk_nope + qk_rope, 192 for DeepSeek-V3) and its values v_head_dim
+    (128), so the two matmuls average heads x (192 + 128) / 2."""
     head_dim = model.head_dim or model.hidden_size / model.num_attention_heads
+    if model.is_mla:
+        return float(model.num_attention_heads * (head_dim + model.v_head_dim) / 2.0)
     return float(model.num_attention_heads * head_dim)
 
 
