@@ -52,10 +52,14 @@ from tests.procurement.outside.test_outside_image_workloads_6 import _lambda, _r
 from tests.procurement.outside.test_outside_recommendations_x26b import candidate, tokens_per_gpu
 from tests.procurement.outside.test_outside_recommendations_x26g import FMS_34B, FMS_70B, fsdp
 from tests.procurement.sizing.test_recompute_share import (
+    A100_40GB_CHECKPOINTED,
+    A100_40GB_WITHOUT,
     A100_80GB_CHECKPOINTED,
     A100_80GB_WITHOUT,
     H100_128_CHECKPOINTED,
     H100_128_WITHOUT,
+    H100_CHECKPOINTED,
+    H100_WITHOUT,
     _rate,
 )
 
@@ -63,81 +67,9 @@ A100 = "a100-sxm4-80gb"
 H100 = "h100-sxm5-80gb"
 SPEED, IMAGE_MEMORY = 0.15, 0.15
 
-# [LLMF] "H100 80GB BF16" lines 98-140 and "A100 40GB" lines 232-276 (the two tables test_recompute_share.py does not
-# carry), seq <= 4,096: (model, seq, GPUs, micro-batch, accumulation, tokens/s/GPU)
-H100_CHECKPOINTED = [
-    ("70b", 2048, 64, 8, 4, 1039),
-    ("70b", 2048, 32, 2, 16, 882),
-    ("30b", 4096, 8, 1, 21, 1802),
-    ("30b", 2048, 32, 14, 3, 2308),
-    ("30b", 2048, 16, 10, 3, 2263),
-    ("30b", 2048, 8, 3, 21, 2002),
-    ("30b", 1024, 8, 6, 21, 2084),
-    ("13b", 4096, 8, 10, 3, 4717),
-    ("13b", 1024, 8, 40, 3, 5502),
-    ("7b", 4096, 8, 16, 2, 8611),
-    ("7b", 1024, 8, 64, 2, 10203),
-]
-H100_WITHOUT = [
-    ("13b", 2048, 64, 2, 1, 4800),
-    ("13b", 2048, 32, 2, 1, 4811),
-    ("13b", 2048, 16, 2, 1, 4767),
-    ("13b", 2048, 8, 2, 1, 4792),
-    ("7b", 2048, 8, 6, 1, 10643),
-    ("3b", 4096, 8, 5, 6, 20964),
-    ("3b", 2048, 64, 6, 3, 22525),
-    ("3b", 2048, 32, 6, 3, 23021),
-    ("3b", 2048, 16, 10, 3, 24142),
-    ("3b", 1024, 8, 20, 6, 27046),
-    ("3b", 512, 8, 40, 6, 27965),
-    ("1b", 4096, 8, 7, 4, 38535),
-    ("1b", 2048, 64, 20, 1, 44402),
-    ("1b", 2048, 32, 20, 1, 45130),
-    ("1b", 2048, 16, 20, 1, 46037),
-    ("1b", 2048, 8, 14, 1, 45455),
-    ("1b", 1024, 8, 18, 4, 48910),
-    ("1b", 512, 8, 56, 4, 52275),
-]
-A100_40GB_CHECKPOINTED = [
-    ("70b", 2048, 128, 4, 1, 376),
-    ("70b", 2048, 64, 2, 1, 276),
-    ("30b", 2048, 128, 6, 1, 865),
-    ("30b", 2048, 32, 4, 1, 857),
-    ("13b", 4096, 8, 2, 16, 1603),
-    ("13b", 2048, 128, 16, 1, 1972),
-    ("13b", 2048, 64, 16, 1, 1976),
-    ("13b", 2048, 32, 14, 1, 1998),
-    ("13b", 2048, 16, 10, 1, 1993),
-    ("13b", 2048, 8, 4, 16, 1668),
-    ("13b", 1024, 8, 8, 16, 1727),
-    ("13b", 512, 8, 16, 16, 1763),
-    ("7b", 4096, 8, 6, 4, 3366),
-    ("7b", 2048, 128, 18, 1, 3623),
-    ("7b", 2048, 64, 18, 1, 3665),
-    ("7b", 2048, 32, 18, 1, 3725),
-    ("7b", 2048, 16, 16, 1, 3645),
-    ("7b", 2048, 8, 12, 4, 3679),
-    ("7b", 1024, 8, 24, 4, 3854),
-    ("7b", 512, 8, 48, 4, 3895),
-]
-A100_40GB_WITHOUT = [
-    ("3b", 4096, 8, 2, 8, 8777),
-    ("3b", 2048, 128, 6, 1, 9538),
-    ("3b", 2048, 64, 6, 1, 9736),
-    ("3b", 2048, 32, 6, 1, 9914),
-    ("3b", 2048, 16, 5, 1, 9750),
-    ("3b", 2048, 8, 5, 8, 10065),
-    ("3b", 1024, 8, 10, 8, 10731),
-    ("3b", 512, 8, 20, 8, 11324),
-    ("1b", 4096, 8, 4, 8, 16856),
-    ("1b", 2048, 128, 10, 1, 18647),
-    ("1b", 2048, 64, 10, 1, 19001),
-    ("1b", 2048, 32, 10, 1, 15555),
-    ("1b", 2048, 16, 8, 1, 19085),
-    ("1b", 2048, 8, 8, 8, 19271),
-    ("1b", 1024, 8, 16, 8, 20959),
-    ("1b", 512, 8, 32, 8, 21782),
-]
+# [LLMF] "H100 80GB BF16" lines 98-140 and "A100 40GB" lines 232-276, seq <= 4,096: (model, seq, GPUs, micro-batch,
+# accumulation, tokens/s/GPU). This audit transcribed them from the README on its own; int42 then added the same two
+# tables to test_recompute_share.py, row for row identical, so they are read from there (one copy of the data).
 TABLES = [
     (H100_128_WITHOUT, H100_128_CHECKPOINTED, H100),
     (H100_WITHOUT, H100_CHECKPOINTED, H100),
