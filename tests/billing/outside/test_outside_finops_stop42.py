@@ -189,6 +189,22 @@ def independent(folder: Path, name: str, sql: str, fields: dict) -> dict:
     return out
 
 
+def _catalog_with_g5_4xlarge() -> None:
+    """The project's test catalog plus g5.4xlarge = 1 NVIDIA A10G (aws.amazon.com/ec2/instance-types/g5/)."""
+    make_catalog()
+    a10g = GpuModel.objects.create(
+        slug="a10g",
+        name="A10G",
+        vendor="NVIDIA",
+        architecture="Ampere",
+        memory_gb=24,
+        memory_bandwidth_gbps=600,
+    )
+    InstanceType.objects.create(
+        provider=Provider.objects.get(slug="aws"), name="g5.4xlarge", gpu=a10g, gpu_name="a10g", gpu_count=1
+    )
+
+
 @pytest.mark.parametrize("folder,name,sql,fields", PUBLIC, ids=[p[1] for p in PUBLIC])
 def test_public_sample_invoice_ties_to_duckdb_over_the_raw_file(folder, name, sql, fields, client_as):
     # Sources: module docstring, one line per file. The expectation is DuckDB SQL over the raw file (above);
@@ -459,18 +475,7 @@ def test_focus10_sample_gpu_non_gpu_undetermined_split(client_as):
     # instance the catalog cannot map (g3.4xlarge, 2.00) and the Microsoft / Oracle Compute lines that name
     # no VM size (1.76 and 0.00); non-GPU = the rest (14.98 - 11.00 - 3.76 = 0.22).
 
-    make_catalog()
-    a10g = GpuModel.objects.create(
-        slug="a10g",
-        name="A10G",
-        vendor="NVIDIA",
-        architecture="Ampere",
-        memory_gb=24,
-        memory_bandwidth_gbps=600,
-    )
-    InstanceType.objects.create(
-        provider=Provider.objects.get(slug="aws"), name="g5.4xlarge", gpu=a10g, gpu_name="a10g", gpu_count=1
-    )
+    _catalog_with_g5_4xlarge()
     path = DATA / "focus10_sample_maxjahn.csv.gz"
     import_billing(path)
     gpu, hours, undetermined, whole = duckdb.sql(
@@ -565,18 +570,7 @@ def test_focus10_sample_budget_mail_only_while_the_month_is_open(
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.BILLING_TAG_MAPPING = {"team": ["business_unit"]}
     monkeypatch.setattr("billing.finance.budget_service.today", lambda: today)
-    make_catalog()
-    a10g = GpuModel.objects.create(
-        slug="a10g",
-        name="A10G",
-        vendor="NVIDIA",
-        architecture="Ampere",
-        memory_gb=24,
-        memory_bandwidth_gbps=600,
-    )
-    InstanceType.objects.create(
-        provider=Provider.objects.get(slug="aws"), name="g5.4xlarge", gpu=a10g, gpu_name="a10g", gpu_count=1
-    )
+    _catalog_with_g5_4xlarge()
     budget_save(
         team="PeoriaData", month="2024-09", amount="1", currency="USD", notify_email="fin@example.com"
     )

@@ -29,7 +29,12 @@ import pytest
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import efficiency
 from procurement.sizing.assumptions import TRAINING_WIDTH_K_AMPERE
-from tests.procurement.outside.test_outside_recommendations import CASES, QWEN_SHAPES, candidate
+from tests.procurement.outside.test_outside_recommendations import (
+    CASES,
+    QWEN_SECONDS_PER_STEP,
+    QWEN_SHAPES,
+    candidate,
+)
 
 A100 = "a100-sxm4-80gb"
 KEY = (A100, "lora", "bf16")
@@ -47,13 +52,7 @@ STEPS = {
     ("7b", 2048): 5.2,
     ("7b", 4096): 10.1,
     ("7b", 8192): 21.3,
-    ("14b", 1024): 4.4,
-    ("14b", 2048): 8.4,
-    ("14b", 4096): 17.0,
-    ("14b", 8192): 36.0,
-    ("72b", 4096): 83.4,
-    ("72b", 8192): 161.5,
-}
+} | {key: QWEN_SECONDS_PER_STEP[key] for key in QWEN_SECONDS_PER_STEP if key[0] == "14b" or key[1] >= 4096}
 FIT = [key for key in STEPS if key[0] != "72b"]
 
 
