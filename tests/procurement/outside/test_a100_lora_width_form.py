@@ -34,6 +34,7 @@ from tests.procurement.outside.test_outside_recommendations import (
     QWEN_SECONDS_PER_STEP,
     QWEN_SHAPES,
     candidate,
+    qwen_lora_spec,
 )
 
 A100 = "a100-sxm4-80gb"
@@ -58,18 +59,7 @@ FIT = [key for key in STEPS if key[0] != "72b"]
 
 def qwen_tokens_per_second(size: str, seq: int) -> float:
     model, _, gpus = MODELS[size]
-    spec = {
-        "task": "lora",
-        "model": model,
-        "precision": "bf16",
-        "seq_len": seq,
-        "micro_batch_size": 1,
-        "gradient_checkpointing": "full",
-        "lora": {"rank": 64, "targets": "all-linear"},
-        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
-        "gradient_accumulation_steps": 8,
-        "training_tokens": 1e7,
-    }
+    spec = qwen_lora_spec(model, seq, gpus)
     row = candidate(size_spec_document(spec, [A100], calibrate=False), A100, gpus)
     return row["throughput"]["training_tokens_per_second"]
 

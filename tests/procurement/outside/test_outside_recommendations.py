@@ -195,6 +195,25 @@ QWEN_SHAPES = {
         "name": "Qwen-72B",
     },
 }
+
+
+def qwen_lora_spec(model: dict, seq: int, gpus: int) -> dict:
+    """The Qwen README's LoRA run (QwenLM/Qwen finetune section): bf16, micro-batch 1, 8 accumulation steps, rank
+    64 on every linear layer, full checkpointing; ZeRO-3 on more than one GPU."""
+    return {
+        "task": "lora",
+        "model": model,
+        "precision": "bf16",
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 64, "targets": "all-linear"},
+        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
+        "gradient_accumulation_steps": 8,
+        "training_tokens": 1e7,
+    }
+
+
 QWEN_SECONDS_PER_STEP = {
     ("14b", 1024): 4.4,
     ("14b", 2048): 8.4,
@@ -309,18 +328,7 @@ def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
 @pytest.mark.django_db
 def test_qwen_lora_on_a100_at_the_readmes_speed(size, seq, bundled_catalog):
     gpus = 1 if size == "14b" else 4  # the README's 72B LoRA runs DeepSpeed ZeRO-3 on 4 GPUs
-    spec = {
-        "task": "lora",
-        "model": QWEN_SHAPES[size],
-        "precision": "bf16",
-        "seq_len": seq,
-        "micro_batch_size": 1,
-        "gradient_checkpointing": "full",
-        "lora": {"rank": 64, "targets": "all-linear"},
-        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
-        "gradient_accumulation_steps": 8,
-        "training_tokens": 1e7,
-    }
+    spec = qwen_lora_spec(QWEN_SHAPES[size], seq, gpus)
     published = 8 * gpus * seq / QWEN_SECONDS_PER_STEP[(size, seq)]  # tokens/s of all the GPUs
     report = size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False)
     row = candidate(report, "a100-sxm4-80gb", gpus)
