@@ -392,6 +392,30 @@ FP8_PREFILL_SPEEDUP = Assumption(
     "efficiency of Hopper and later parts: 0.47 x 2 / 1.68 = 0.56 of the BF16 peak (Hopper's larger peak "
     "is reached less fully than Ampere's, as in training: mfu_pretrain_a100 against mfu_datacenter).",
 )
+CONTEXT_LAYER_FIXED_SECONDS = Assumption(
+    "context_phase_fixed_seconds_per_layer",
+    110e-6,
+    "seconds per layer, once per request's first token",
+    "A request's context phase pays a fixed cost for each layer it runs that its weight reads and FLOPs do "
+    "not count (the eager launch of the layer's kernels and their setup: TensorRT-LLM v0.9.0's first-token "
+    "table times gptSessionBenchmark's generate() of one output token on the host, without CUDA graphs, "
+    "which that benchmark runs only under --enable_cuda_graph, a flag the table's command lines do not pass; "
+    "NVIDIA/TensorRT-LLM benchmarks/cpp/gptSessionBenchmark.cpp @027cd518). Fitted on the same table "
+    "(docs/source/performance.md at v0.9.0, Low Latency, batch 1): the one-GPU FP8 rows at a 128-token "
+    "prompt, Llama 2 7B and Mistral 7B (32 layers) on the H200 (5.7, 5.9 ms), H100 (6.3, 6.5) and L40S "
+    "(14.1, 15.4), exceed the product's read-bound forward by 3.1-3.8 ms, 97-118 us a layer, on cards whose "
+    "weight reads differ 5.6x (card-independent: a per-kernel cost, not a per-byte one); mean 110 us (least "
+    "squares of the log errors: 112.5), the six rows then within -4.4% to +2.8%. Added to the read-bound "
+    "floor only, max(FLOPs at the prefill efficiency, reads + layers x this): the prefill efficiencies, "
+    "fitted on the same table's 2,048-token rows, already carry it, which therefore do not move. Held out: "
+    "Llama 2 70B TP 4 (80 layers) at 128 tokens, H200 17.8 / H100 19.6 / A100 45.6 ms, give 19.5 (+9.6%), "
+    "21.7 (+10.7%), 39.2 (-14.0%) (10.7, 12.9, 30.4 without; a per-request constant instead of a per-layer "
+    "one would leave them at -16% to -26%); L40S 70B TP 8 70.4: 60.1 (-14.6%). Not reached: the A100 FP16 7B rows at "
+    "128 tokens (16.2, 16.3: 12.8, 13.5), where the forward sits at the GEMMs' ridge (reads 9.3 ms, FLOPs "
+    "8.0 ms). Not charged to a decode step (the one-GPU rows at batch 120 pass without it; 3.5 ms a step "
+    "would put the H100 7B 128/2,048 row at about -21%) nor to a batch's prefill in the throughput (once per "
+    "batch: under 0.1% of a step in the tables' rows).",
+)
 COMM_EFFICIENCY = Assumption(
     "collective_bandwidth_fraction",
     0.80,
@@ -1607,6 +1631,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PREFILL_EFFICIENCY_FP8,
     PREFILL_EFFICIENCY_FP4,
     FP8_PREFILL_SPEEDUP,
+    CONTEXT_LAYER_FIXED_SECONDS,
     COMM_EFFICIENCY,
     COMM_OVERLAP,
     TP_ALLREDUCE_LATENCY,

@@ -17,7 +17,8 @@ Inference: one decode step runs the linear layers (the weights read once for the
 concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
 context length), then the tensor-parallel all-reduces: the three add. Total tokens/s also pays for each
 request's prompt, prefilled once every output_tokens steps. Time to first token is the compute-bound
-prefill of the prompt. Prefill and the batched GEMMs run at prefill_efficiency, fitted per precision on
+prefill of the prompt or, at short prompts, its weight reads plus a fixed cost a layer
+(context_phase_fixed_seconds_per_layer), whichever is longer. Prefill and the batched GEMMs run at prefill_efficiency, fitted per precision on
 TensorRT-LLM's published first-token latencies (assumptions.py).
 """
 
@@ -34,6 +35,7 @@ from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
+    CONTEXT_LAYER_FIXED_SECONDS,
     CONTEXT_PARALLEL_KV_PASSES,
     CONTEXT_PARALLEL_PYTORCH_RING,
     CONTEXT_PARALLEL_RING_OVERLAP,
@@ -912,6 +914,10 @@ def inference_throughput(
     does), each ring step at NCCL's PCIe hop where ``tensor_parallel_nvlink`` is False for the row (the host's
     intra-node link; None: NVLink).
 
+    Time to first token: the prompt's FLOPs at prefill_efficiency (whose 2,048-token fit rows carry the
+    context phase's per-layer fixed costs) or, where longer (short prompts), the weight and KV reads plus
+    CONTEXT_LAYER_FIXED_SECONDS a layer, plus the prompt's all-reduces.
+
     Total tokens/s also pays for each request's prefill: every output_tokens steps each stream's prompt is
     prefilled once (in-flight batching interleaves it; static batching runs it first), so a step carries
     concurrency x prompt / output_tokens prompt tokens of compute-bound prefill. The per-stream rate (the
@@ -962,7 +968,11 @@ def inference_throughput(
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate
-    prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate)
+    # a request's context phase: its FLOPs at the prefill efficiency (fitted on 2,048-token first tokens,
+    # which carry the per-layer fixed costs), or, where the forward is read-bound (short prompts), the weight
+    # reads plus the per-layer fixed costs of an eager context phase (CONTEXT_LAYER_FIXED_SECONDS)
+    context_fixed_s = CONTEXT_LAYER_FIXED_SECONDS.value * spec.model.num_layers
+    prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate + context_fixed_s)
     prefill_comm_s = serving_allreduce_seconds(
         spec, tp, prompt, link, generation=generation, nvlink=tensor_parallel_nvlink
     )

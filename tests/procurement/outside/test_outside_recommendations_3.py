@@ -647,7 +647,12 @@ PEAK_70B_A100_V061 = pytest.mark.xfail(
     "version); against that row the engine is still +35.6% (807; its step 38.2 ms + 1.4 ms of prefill against the "
     "published 53.8 ms), the decode-heavy residual test_serving_published.py tracks as a strict xfail (A100 TP 8 "
     "batch 512: +20.6%). Checked (serve42): NCCL's own ring cost for the all-reduces (LL128, 2 MB a call: 5.7 ms "
-    "a step) leaves 14 ms, 88 us more per call than NCCL's model, which no protocol's latency reaches",
+    "a step) leaves 14 ms, 88 us more per call than NCCL's model, which no protocol's latency reaches. serve43: "
+    "engine 928 unchanged. TensorRT-LLM's custom all-reduce does not supply it: its two-shot kernel measured on "
+    "4 A100s (sgl-project/sglang#2688) takes 45.5 us at 1,048,576 elements, within 6 us of the engine's 39.7 us "
+    "for the 2.1 MB call (LL128 14 + 6 x 1.9 + 13.1 / 0.92), under 1 ms a step. A per-layer decode cost of the "
+    "context phase's 110 us (context_phase_fixed_seconds_per_layer) would put the batch-128 v0.8.0 row at +9.5% "
+    "and this one at 1.53x, but breaks the one-GPU H100 7B batch-120 row (-6.0% -> -21.1%): not applied",
 )
 
 

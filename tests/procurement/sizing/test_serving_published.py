@@ -122,7 +122,17 @@ PEAK_MISSES = {
         "constants; 864, +26.3%, before serve42 priced each all-reduce at NCCL's own ring cost: now NCCL 2.19.3's "
         "LL128 on Ampere, 14 + 14 x 1.9 = 40.6 us plus 8.4 MB at 0.92 of 240 GB/s, 17.1 ms a step). The published "
         "step is 512 / (684 x 8) = 93.6 ms with its prefill, the engine's 78.2 ms: 15 ms (about 95 us an "
-        "all-reduce, or 1.4x the GEMMs' 41 ms) not found",
+        "all-reduce, or 1.4x the GEMMs' 41 ms) not found. serve43 checked: (1) TensorRT-LLM's custom all-reduce "
+        "is no slower than NCCL's model here: its two-shot kernel measured on A100s (sgl-project/sglang#2688, "
+        "1,048,576 elements, 100 calls timed: 2 GPUs 32.6 us, 4 GPUs 45.5 us; vLLM's 47.1) against the engine's "
+        "39.7 us at 2.1 MB / 53.9 us at 4.2 MB on 4 GPUs; (2) the context phase's 110 us a layer "
+        "(context_phase_fixed_seconds_per_layer) charged to every decode step too would give this row +6.9%, the "
+        "A100 TP 4 batch-128 v0.8.0 row +9.5% and H100 TP 4 batch 512 -6.3%, but the one-GPU H100 7B batch-120 "
+        "128/2,048 row -21.1% (now -6.0%): a per-layer step cost is not TP-independent, and a per-all-reduce one "
+        "(about 55 us a call) has no source; (3) KV reads: the engine reads the cache once per KV group (XQA), "
+        "and the v0.9.0 doc calls XQA 'experimental and not enabled by default', enabled 'where our tests "
+        "displayed performance benefits', so whether the A100 rows ran it is not stated (16.9 ms of attention a "
+        "step; per-query-head reads, 8x, would be far too slow; L2 sharing between them is not sized)",
     ),
     ("llama-2-70b", "fp8", "h200-sxm-141gb", 1, 1024, 128, 128): (
         3_989,

@@ -1,0 +1,129 @@
+"""A request's context phase pays a fixed cost a layer (serve43; assumptions.CONTEXT_LAYER_FIXED_SECONDS).
+
+TRT9: NVIDIA/TensorRT-LLM docs/source/performance.md at release v0.9.0, "Low Latency" (batch 1, first token in
+ms), timed by benchmarks/cpp/gptSessionBenchmark.cpp (@027cd518: host clock around generate() of one output
+token; CUDA graphs only under --enable_cuda_graph, which the table's command lines do not pass).
+
+Fit rows: the one-GPU FP8 rows at a 128-token prompt, Llama 2 7B and Mistral 7B (32 layers) on the H200, H100 and
+L40S. Held out: Llama 2 70B TP 4 at 128 tokens on the H200, H100 and A100
+(tests/procurement/outside/test_outside_audit_stop42a.py), the L40S 70B TP 8 row below, and every 2,048-token row
+(tests/procurement/sizing/test_serving_published.py), which the fixed cost must not move.
+"""
+
+import numpy as np
+import pytest
+
+from procurement.sizing import load_bundled_gpus, parse_workload_spec
+from procurement.sizing import throughput as engine
+from procurement.sizing.assumptions import CONTEXT_LAYER_FIXED_SECONDS, Assumption
+from procurement.sizing.efficiency import serving_efficiency
+from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
+from procurement.sizing.validation import trtllm_spec
+
+GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
+LAYERS_7B = 32
+
+FIT_ROWS = {
+    # (preset, gpu): published first token at 128 tokens, ms (TRT9, FP8, TP 1)
+    ("llama-2-7b", "h200-sxm-141gb"): 5.7,
+    ("mistral-7b", "h200-sxm-141gb"): 5.9,
+    ("llama-2-7b", "h100-sxm5-80gb"): 6.3,
+    ("mistral-7b", "h100-sxm5-80gb"): 6.5,
+    ("llama-2-7b", "l40s"): 14.1,
+    ("mistral-7b", "l40s"): 15.4,
+}
+
+
+def served(preset, precision, gpu_slug, tp, batch, prompt, output):
+    """The engine's unrounded serving figures, as validate_sizing computes them."""
+    spec = parse_workload_spec({"name": "s", **trtllm_spec(preset, precision, tp, batch, prompt, output)})
+    gpu = GPUS[gpu_slug]
+    rows = engine.inference_throughput(
+        spec,
+        bandwidth_gbps=gpu.memory_bandwidth_gbps,
+        peak_tflops=gpu.dense_tflops(spec.precision),
+        tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
+        tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
+        generation=gpu.generation or 0,
+        compute_efficiency=serving_efficiency(spec, gpu),
+    )
+    return {key: float(np.asarray(value)) for key, value in rows.items() if key != "decode_bound"}
+
+
+def first_token_ms(preset, precision, gpu, tp, prompt):
+    return served(preset, precision, gpu, tp, 1, prompt, 1)["time_to_first_token_seconds"] * 1000
+
+
+@pytest.fixture
+def without_fixed_cost(monkeypatch):
+    zero = Assumption(CONTEXT_LAYER_FIXED_SECONDS.key, 0.0, CONTEXT_LAYER_FIXED_SECONDS.unit, "")
+    monkeypatch.setattr(engine, "CONTEXT_LAYER_FIXED_SECONDS", zero)
+
+
+def test_the_constant_is_the_fit_rows_mean_gap_a_layer(without_fixed_cost):
+    # published minus the read-bound forward: 3.12-3.78 ms over 32 layers, 97-118 us a layer, mean 110.3 us
+    gaps = [
+        (published - first_token_ms(preset, "fp8", gpu, 1, 128)) / 1000 / LAYERS_7B
+        for (preset, gpu), published in FIT_ROWS.items()
+    ]
+    assert min(gaps) == pytest.approx(97.5e-6, abs=1e-6)
+    assert max(gaps) == pytest.approx(118.2e-6, abs=1e-6)
+    assert float(np.mean(gaps)) == pytest.approx(CONTEXT_LAYER_FIXED_SECONDS.value, abs=1e-6)
+
+
+@pytest.mark.parametrize("row", list(FIT_ROWS), ids=lambda row: f"{row[0]}-{row[1]}")
+def test_fit_rows_land_within_5_percent(row):
+    # before serve43: H200 -64.9% / -64.1%, H100 -55.0% / -53.3%, L40S -22.1% / -23.6%
+    preset, gpu = row
+    assert first_token_ms(preset, "fp8", gpu, 1, 128) == pytest.approx(FIT_ROWS[row], rel=0.05)
+
+
+def test_held_out_l40s_70b_tp8_first_token_at_128_tokens():
+    # TRT9 L40S FP8 Llama 2 70B TP 8, 128 tokens: 70.4 ms; 51.3 (-27.2%) before serve43, 60.1 (-14.6%) now
+    assert first_token_ms("llama-2-70b", "fp8", "l40s", 8, 128) == pytest.approx(70.4, rel=0.15)
+
+
+@pytest.mark.parametrize(
+    ("preset", "precision", "gpu", "tp", "prompt"),
+    [
+        ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 2048),
+        ("llama-2-7b", "fp16", "a100-sxm4-80gb", 1, 2048),
+        ("llama-2-70b", "fp8", "h200-sxm-141gb", 4, 2048),
+        ("llama-2-70b", "fp16", "a100-sxm4-80gb", 8, 2048),
+    ],
+)
+def test_compute_bound_first_tokens_and_decode_steps_do_not_move(
+    preset, precision, gpu, tp, prompt, monkeypatch
+):
+    # the prefill efficiencies are fitted on the 2,048-token rows, which already carry the per-layer costs
+    with_cost = served(preset, precision, gpu, tp, 1, prompt, 1)
+    zero = Assumption(CONTEXT_LAYER_FIXED_SECONDS.key, 0.0, CONTEXT_LAYER_FIXED_SECONDS.unit, "")
+    monkeypatch.setattr(engine, "CONTEXT_LAYER_FIXED_SECONDS", zero)
+    without = served(preset, precision, gpu, tp, 1, prompt, 1)
+    assert with_cost["time_to_first_token_seconds"] == without["time_to_first_token_seconds"]
+    assert with_cost["decode_step_seconds"] == without["decode_step_seconds"]
+
+
+def test_the_throughput_does_not_take_it(monkeypatch):
+    # a batch's prefill pays it once per batch (static batching): left out of tokens/s (under 0.1% of a step)
+    row = ("llama-2-7b", "fp8", "h100-sxm5-80gb", 1, 120, 128, 2048)
+    with_cost = served(*row)["decode_tokens_per_second_total"]
+    zero = Assumption(CONTEXT_LAYER_FIXED_SECONDS.key, 0.0, CONTEXT_LAYER_FIXED_SECONDS.unit, "")
+    monkeypatch.setattr(engine, "CONTEXT_LAYER_FIXED_SECONDS", zero)
+    assert served(*row)["decode_tokens_per_second_total"] == with_cost
+
+
+A100_SHORT_PROMPT_REASON = (
+    "[TRT9] A100 FP16, one GPU, 128-token prompt: Llama 2 7B 16.2 ms, Mistral 7B 16.3; product 12.8 (-21.0%) and"
+    " 13.5 (-17.2%) with the 3.5 ms of per-layer fixed cost (9.3 / 10.0 before serve43, -42.6% / -38.8%). The"
+    " A100 needs 6.3-6.9 ms where the FP8 cards need 3.1-3.8: its 16-bit forward at 128 tokens sits at the GEMMs'"
+    " ridge (weight reads 9.31 ms, FLOPs 8.03 ms at 0.68 of the peak), where the product's max(reads, FLOPs) is"
+    " most optimistic; reads + FLOPs (17.3 ms, +7%) fits it, but the FP8 cards' rows are far from the ridge and"
+    " no published figure sizes the overlap near it (fix42a's lead, not applied)."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=A100_SHORT_PROMPT_REASON)
+@pytest.mark.parametrize(("preset", "published"), [("llama-2-7b", 16.2), ("mistral-7b", 16.3)])
+def test_a100_fp16_7b_first_token_at_128_tokens(preset, published):
+    assert first_token_ms(preset, "fp16", "a100-sxm4-80gb", 1, 128) == pytest.approx(published, rel=0.15)
