@@ -401,6 +401,18 @@ T4_1024_REASON = (
     " rate per datasheet FLOP; at that row this case would be ~17.5 images/s, +60%, still out). No published"
     " YOLO training rate on a T4 that is GPU-bound was found to fit a T4 detector-training rate on; the two"
     " Colab T4 runs of the outside cases (yolov8n at 640, 2 vCPUs) are loader-bound and do not resolve it."
+    " yolo43 (stop 43), a same-architecture bound, not adopted: the [VRU] run (test_outside_image_workloads_2.py)"
+    " trained YOLOv8x at 640 px on a Turing RTX 2080 SUPER (48 SMs, 1,815 MHz boost, 496 GB/s), 773.4 GFLOP an"
+    " image in training against this case's 606.0, at 20.44 images/s: 15.8 TFLOPS, 35% of its 44.6 (half-rate"
+    " fp32 accumulate); this T4 run is 6.64 TFLOPS, 2.38x less, where the product puts the two within 1.1x."
+    " Scaled from the 2080 SUPER by SMs x boost clock (40 x 1,590 / 48 x 1,815 = 0.73, i.e. the T4's full-rate"
+    " tensor cores counted for no more than the GeForce card's half-rate ones) the T4 step is 52.5 ms of"
+    " compute an image + 9.9 ms of deterministic fill (the 2080 SUPER's torch 1.13 run filled none) = 16.0"
+    " images/s (+46%); with the T4 row's 70 W clock loss on top (0.681, card_image_factor) 87.0 ms = 11.5"
+    " images/s (+4.9%). Two factors whose overlap is unknown (the T4 row is a T4/V100 ratio for diffusion and"
+    " ViT networks, so it already holds part of any tensor-core shortfall), chosen after seeing this case, and"
+    " they move the L4 the same way (72 W, the hand-judged YOLO11m COCO ranking); kept as the lead. Checked:"
+    " the run is AMP ('AMP: checks passed' in the log, Ultralytics 8.1.0 check_amp), so fp16 is right."
 )
 
 
