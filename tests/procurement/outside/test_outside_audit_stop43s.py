@@ -1,0 +1,221 @@
+"""Outside audit (aud43s) of serve43's context_phase_fixed_seconds_per_layer (110 us a layer, commit d8f1fed2):
+time to first token = max(prompt FLOPs at the prefill efficiency, weight and KV reads + layers x 110 us) + the
+prompt's all-reduces. Fitted on TensorRT-LLM v0.9.0's one-GPU FP8 Llama 2 7B / Mistral 7B first tokens at 128
+tokens (tests/procurement/sizing/test_context_fixed_cost.py). Here: first tokens at 128 tokens that no other test
+has, from the same publisher's tables (other models of the v0.9.0 table, and the v0.5 table's rows), run through
+the engine as validate_sizing does. Tolerance: LLM speed 15%. Misses are strict xfails with numbers.
+
+Sources (stored copies read with find_string / read_file; figures quoted where used):
+  [TRT9] NVIDIA/TensorRT-LLM docs/source/performance.md at v0.9.0 ("All data was generated using version 0.9.0";
+         find_string id 5995251461), "Low Latency", batch 1, "1st Token Latency (ms)" at "Input Length 128":
+         H200 FP8: "GPT-J 6B | 1 | 1 | 128 | 5.0", "Mixtral 8x7B | 1 | 2 | 128 | 12.1",
+                   "Falcon 180B | 1 | 4 | 128 | 36.4";
+         H100 FP8: GPT-J 5.5, Mixtral (TP 2) 13.4, Falcon 180B (TP 4) 41.1;
+         L40S FP8: GPT-J 12.4, Mixtral (TP 4) 19.5, Falcon 180B (TP 8) 91.0;
+         A100 FP16: GPT-J 14.8, Mixtral (TP 2) 23.8, Falcon 180B (TP 8) 76.5.
+         Model shapes from the same file's ckpt_config.json blocks: GPT-J 28 layers, 16 heads, hidden 4,096, vocab
+         50,400, gelu (no gate); Falcon 180B 80 layers, 232 heads, 8 KV heads, hidden 14,848, vocab 65,024, gelu.
+  [TRT5] the same file @77d24b5fa178f11ed7fafdd9833b7245e075f721 ("The following data is from TensorRT-LLM v0.5"),
+         Low Latency, batch 1, 128 tokens, whole milliseconds: H100 FP8 "GPT-J 6B ... 7", "LLaMA 7B ... 7",
+         "LLaMA 70B | 1 | 4 | 128 | 26", "Falcon 180B | 1 | 8 | 128 | 27"; L40S FP8 GPT-J 12, LLaMA 7B 14;
+         A100 FP16 GPT-J 12, LLaMA 70B (TP 4) 47, Falcon 180B (TP 8) 61.
+GPT-J's 6,053,381,344 parameters: EleutherAI/gpt-j-6b model card; Falcon 180B's 179.5e9 from the shapes above
+(80 x (14,848 x 15,872 + 14,848^2 + 2 x 14,848 x 59,392) + 2 x 65,024 x 14,848).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from procurement.sizing import load_bundled_gpus, parse_workload_spec
+from procurement.sizing import throughput as engine
+from procurement.sizing.efficiency import serving_efficiency
+from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
+from procurement.sizing.validation import trtllm_spec
+
+SPEED = 0.15
+GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
+H200, H100, L40S, A100 = "h200-sxm-141gb", "h100-sxm5-80gb", "l40s", "a100-sxm4-80gb"
+
+GPT_J_6B = {
+    "name": "gpt-j-6b",
+    "params": 6_053_381_344,
+    "num_layers": 28,
+    "hidden_size": 4096,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "intermediate_size": 16384,
+    "vocab_size": 50400,
+    "gated_mlp": False,
+}
+FALCON_180B = {
+    "name": "falcon-180b",
+    "params": 179.5e9,
+    "num_layers": 80,
+    "hidden_size": 14848,
+    "num_attention_heads": 232,
+    "num_key_value_heads": 8,
+    "intermediate_size": 59392,
+    "vocab_size": 65024,
+    "gated_mlp": False,
+}
+MODELS = {"gpt-j-6b": GPT_J_6B, "falcon-180b": FALCON_180B}
+
+
+def first_token_ms(model: str, precision: str, gpu_slug: str, tp: int, prompt: int = 128) -> float:
+    """The engine's unrounded time to first token of one request (batch 1, one output token), in ms."""
+    raw = trtllm_spec(model if model not in MODELS else "llama-2-7b", precision, tp, 1, prompt, 1)
+    if model in MODELS:
+        raw["model"] = MODELS[model]
+    spec = parse_workload_spec({"name": "s", **raw})
+    gpu = GPUS[gpu_slug]
+    rows = engine.inference_throughput(
+        spec,
+        bandwidth_gbps=gpu.memory_bandwidth_gbps,
+        peak_tflops=gpu.dense_tflops(spec.precision),
+        tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
+        tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
+        generation=gpu.generation or 0,
+        compute_efficiency=serving_efficiency(spec, gpu),
+    )
+    return float(np.asarray(rows["time_to_first_token_seconds"])) * 1000
+
+
+def test_gptj_spec_counts_its_published_parameters():
+    # the custom shape must carry the model card's count, or the weight reads below would be another model's
+    spec = parse_workload_spec(
+        {"name": "s", **trtllm_spec("llama-2-7b", "fp8", 1, 1, 128, 1), "model": GPT_J_6B}
+    )
+    assert spec.model.params == 6_053_381_344
+    assert spec.model.num_layers == 28
+
+
+# --- Case 1: [TRT9] GPT-J 6B at 128 tokens: a held-out model (28 layers, no gate, 16 heads) on the fit's cards. ---
+# Ours (110 us a layer; without it): H200 4.83 (-3.4%; 1.75, -65.0%), H100 5.59 (+1.6%; 2.51, -54.4%), L40S 12.80
+# (+3.2%; 9.72, -21.6%). By hand, H100: reads (6,053,381,344 - 50,400 x 4,096 embedding) bytes / (3,350 GB/s x
+# 0.70) = 2.49 ms + 28 x 110 us = 3.08 ms -> 5.57 ms (the engine's 5.59 adds the 129-token KV read).
+@pytest.mark.parametrize(("gpu", "published"), [(H200, 5.0), (H100, 5.5), (L40S, 12.4)])
+def test_trt9_gptj_fp8_first_token_at_128_tokens(gpu, published):
+    assert first_token_ms("gpt-j-6b", "fp8", gpu, 1) == pytest.approx(published, rel=SPEED)
+
+
+A100_GPTJ_REASON = (
+    "[TRT9] A100 FP16 GPT-J 6B, 128 tokens, batch 1: 14.8 ms; ours 11.31 (-23.6%) with 28 x 110 us (8.23, -44.4%"
+    " without). The same class as test_context_fixed_cost.py's A100 FP16 7B xfail (-21.0% / -17.2%): the A100 rows"
+    " need 6.6 ms (235 us a layer) over the read-bound forward (8.23 ms: reads 11.75 GB / (2,039 GB/s x 0.70)),"
+    " twice the FP8 cards' 97-118 us, so the per-layer cost is not card- (or precision-) independent. Not the"
+    " ridge alone: the same publisher's v0.5 table has this card, model and prompt at 12 ms (TRT5, passing below,"
+    " -5.7%), 2.8 ms faster than v0.9.0's row; what changed in the A100 run between releases is not stated."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=A100_GPTJ_REASON)
+def test_trt9_gptj_a100_fp16_first_token_at_128_tokens():
+    assert first_token_ms("gpt-j-6b", "fp16", A100, 1) == pytest.approx(14.8, rel=SPEED)
+
+
+# --- Case 2: [TRT9] Mixtral 8x7B (MoE, 32 layers) at 128 tokens. ---
+MIXTRAL_REASON = (
+    "[TRT9] Mixtral 8x7B FP8 TP 2, 128 tokens, batch 1: H200 12.1 ms, H100 13.4; ours 6.88 (-43.1%) and 7.71"
+    " (-42.5%) (3.36 / 4.19 without the 3.52 ms of per-layer cost). The engine's first token reads the experts a"
+    " batch-1 DECODE step touches (decode_read_bytes(spec, concurrency=1): 1 - (1 - 2/8)^1 = 25% of the routed"
+    " experts, 12.75 GB), not those a 128-token prompt touches (1 - 0.75^128 = 100%: 46.57 GB). With all experts"
+    " read: H200 46.57 / (2 x 4,800 x 0.70) = 6.93 + 3.52 + 1.46 all-reduces = 11.9 ms (-1.6%), H100 9.93 + 3.52 +"
+    " 1.47 = 14.9 (+11.3%). Not applied as the explanation: the same table's A100 FP16 TP 2 row (23.8 ms) is"
+    " shorter than all experts' reads at 100% of the bandwidth (93.4 GB / 2 GPUs / 2,039 GB/s = 22.9 ms) and ours"
+    " with them is 37.7 (+58%), so that run routed fewer experts than real weights would (the file builds its"
+    " other models from a config json without a checkpoint; Mixtral's build is not shown); how many is not stated."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=MIXTRAL_REASON)
+@pytest.mark.parametrize(("gpu", "published"), [(H200, 12.1), (H100, 13.4)])
+def test_trt9_mixtral_fp8_tp2_first_token_at_128_tokens(gpu, published):
+    assert first_token_ms("mixtral-8x7b", "fp8", gpu, 2) == pytest.approx(published, rel=SPEED)
+
+
+MOE_PROMPT_READS_REASON = (
+    "Defect (aud43s): inference_throughput's time to first token reads decode_read_bytes(spec, concurrency), the"
+    " experts a batch-1 decode step touches (Mixtral: 12.75 GB of 46.57 GB at FP8), not the experts a 128-token"
+    " prompt routes to (1 - 0.75^128: all of them). The first token of Mixtral FP8 TP 2 on an H200 is 6.88 ms,"
+    " under the 6.93 ms that reading the prompt's experts alone takes at the engine's own bandwidth."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=MOE_PROMPT_READS_REASON)
+def test_a_short_prompts_first_token_reads_the_experts_it_routes_to():
+    spec = parse_workload_spec({"name": "s", **trtllm_spec("mixtral-8x7b", "fp8", 2, 1, 128, 1)})
+    assert engine.decode_read_bytes(spec, 1.0)[0] == pytest.approx(12.75e9, rel=0.01)
+    prompt_reads, _ = engine.decode_read_bytes(spec, 128.0)
+    assert prompt_reads == pytest.approx(46.57e9, rel=0.01)
+    read_s = prompt_reads / (2 * GPUS[H200].memory_bandwidth_gbps * 1e9 * 0.70)
+    assert first_token_ms("mixtral-8x7b", "fp8", H200, 2) / 1000 > read_s
+
+
+# --- Case 3: [TRT9] Falcon 180B (80 layers, GQA 8) at 128 tokens, TP 4 and TP 8. ---
+# L40S TP 8 91.0 ms: ours 101.4 (+11.4%; 92.6 without the 8.8 ms of per-layer cost, +1.7%).
+def test_trt9_falcon180b_l40s_tp8_first_token_at_128_tokens():
+    assert first_token_ms("falcon-180b", "fp8", L40S, 8) == pytest.approx(91.0, rel=SPEED)
+
+
+FALCON_REASON = (
+    "[TRT9] Falcon 180B, 128 tokens, batch 1: H200 FP8 TP 4 36.4 ms, H100 FP8 TP 4 41.1, A100 FP16 TP 8 76.5; ours"
+    " 28.9 (-20.6%), 34.7 (-15.7%), 51.4 (-32.8%) with 80 x 110 us (20.1 / 25.9 / 42.6 without). The H200 needs"
+    " 16.3 ms over the forward, 204 us a layer, where the same card's Llama 2 70B TP 4 row needs 89 us a layer"
+    " (17.8 against 10.7): the per-layer cost is not model-independent either. Checked: Falcon's forward sits at"
+    " the ridge on Hopper (reads 44.6 GB / (4,800 x 0.70) = 13.3 ms, FLOPs 2 x 178.5e9 x 128 / 4 / (1,979 x 0.46)"
+    " = 12.6 ms), like the A100 7B rows, but so do the H200 7B fit rows (reads 1.98, FLOPs 1.86 ms), which the"
+    " constant fits; reads + FLOPs + its 6.8 ms of all-reduces would give 32.7 ms (-10%)"
+    " here, but the H200 Llama 2 7B fit row 3.8 ms without a fixed cost (-33%) and 7.4 with it (+29%). Not explained."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=FALCON_REASON)
+@pytest.mark.parametrize(
+    ("gpu", "precision", "tp", "published"),
+    [(H200, "fp8", 4, 36.4), (H100, "fp8", 4, 41.1), (A100, "fp16", 8, 76.5)],
+)
+def test_trt9_falcon180b_first_token_at_128_tokens(gpu, precision, tp, published):
+    assert first_token_ms("falcon-180b", precision, gpu, tp) == pytest.approx(published, rel=SPEED)
+
+
+# --- Case 4: [TRT5] the publisher's v0.5 first tokens at 128 tokens (whole ms: +-0.5 ms is +-7% at 7 ms). ---
+# A release the constant was not fitted on. Ours: H100 Llama 2 7B 6.35 (-9.3%), L40S Llama 2 7B 14.50 (+3.6%),
+# L40S GPT-J 12.80 (+6.6%), A100 FP16 GPT-J 11.31 (-5.7%), H100 Falcon 180B TP 8 28.03 (+3.8%).
+@pytest.mark.parametrize(
+    ("model", "precision", "gpu", "tp", "published"),
+    [
+        ("llama-2-7b", "fp8", H100, 1, 7),
+        ("llama-2-7b", "fp8", L40S, 1, 14),
+        ("gpt-j-6b", "fp8", L40S, 1, 12),
+        ("gpt-j-6b", "fp16", A100, 1, 12),
+        ("falcon-180b", "fp8", H100, 8, 27),
+    ],
+)
+def test_trt5_first_token_at_128_tokens(model, precision, gpu, tp, published):
+    assert first_token_ms(model, precision, gpu, tp) == pytest.approx(published, rel=SPEED)
+
+
+TRT5_MISS_REASON = (
+    "[TRT5] v0.5, 128 tokens, batch 1: H100 FP8 GPT-J 7 ms, Llama 2 70B TP 4 26 (H100 FP8) / 47 (A100 FP16), A100"
+    " FP16 Falcon 180B TP 8 61; ours 5.59 (-20.2%), 21.71 (-16.5%), 39.22 (-16.5%), 51.39 (-15.8%). An older"
+    " release than the constant's fit (v0.9.0: the H100 GPT-J row is 5.5 there, and passes): v0.5's H100 rows"
+    " carry 0.7-6.4 ms more than v0.9.0's for the same card and shape (Llama 2 7B 7 against 6.3, GPT-J 7 against"
+    " 5.5, 70B TP 4 26 against 19.6; A100 70B TP 4 47 against 45.6), a release-to-release difference that a"
+    " per-layer constant fitted on one release cannot carry."
+)
+
+
+@pytest.mark.xfail(strict=True, reason=TRT5_MISS_REASON)
+@pytest.mark.parametrize(
+    ("model", "precision", "gpu", "tp", "published"),
+    [
+        ("gpt-j-6b", "fp8", H100, 1, 7),
+        ("llama-2-70b", "fp8", H100, 4, 26),
+        ("llama-2-70b", "fp16", A100, 4, 47),
+        ("falcon-180b", "fp16", A100, 8, 61),
+    ],
+)
+def test_trt5_first_token_misses_at_128_tokens(model, precision, gpu, tp, published):
+    assert first_token_ms(model, precision, gpu, tp) == pytest.approx(published, rel=SPEED)
