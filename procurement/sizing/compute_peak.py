@@ -11,6 +11,7 @@ from procurement.sizing.assumptions import (
     EIGHT_BIT_DIT_RATE,
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
+    GEFORCE_DETECTOR_RATE,
     GEFORCE_VISION_PEAK_EFFICIENCY,
     IMAGE_CARD_CEILING,
     IMAGE_PEAK_EFFICIENCY,
@@ -105,11 +106,11 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     the card's measured saturated efficiency (efficiency.image_saturation) over image_peak_efficiency,
     1 where none is published, except on a slot-powered card (board power at most SLOT_POWERED_CARD_W:
     the L4), which takes the T4's measured row (same 75 W cap on its clocks). Detectors keep their own
-    fits (detector_efficiency includes T4 TensorRT figures), except on a GeForce card (geforce_rate). A ViT on
+    fits (detector_efficiency includes T4 TensorRT figures), except on a GeForce card (geforce_detector_rate). A ViT on
     a GeForce card runs at geforce_vision_peak_efficiency where other cards take vision_peak_efficiency: the
     same ratio."""
     if spec.model.image_arch.family == "detection":
-        return geforce_rate(gpu, spec.precision)
+        return geforce_detector_rate(gpu, spec.precision)
     if spec.model.image_arch.family == "vision" and is_geforce(gpu) and spec.precision in SIXTEEN_BIT:
         return min(geforce_rate(gpu, spec.precision), own_peak_ceiling_factor(spec))
     row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
@@ -127,15 +128,23 @@ def is_geforce(gpu: GpuSpec) -> bool:
 
 
 def geforce_rate(gpu: GpuSpec, precision: str) -> float:
-    """How much nearer its datasheet peak a GeForce card's 16-bit image kernels run than a full-rate card's:
-    geforce_vision_peak_efficiency / vision_peak_efficiency (1.19) on a GeForce card (is_geforce) in fp16 or
-    bf16 (the half-rate fp32-accumulate tensor figure; fp32, TF32 and 8-bit runs were not measured), 1
-    elsewhere. The ViT fit's ratio; detectors (fitted on V100 times) take it too, checked on the GeForce
-    training logs of tests/procurement/outside (RTX 2080 SUPER, 3090, 4090), none fitted: all sat 10-35% slow
-    before, -23% to +7% with it."""
+    """How much nearer its datasheet peak a GeForce card's 16-bit ViT runs than a full-rate card's:
+    geforce_vision_peak_efficiency / vision_peak_efficiency (0.886 / 0.600 = 1.48) on a GeForce card
+    (is_geforce) in fp16 or bf16 (the half-rate fp32-accumulate tensor figure; fp32, TF32 and 8-bit runs
+    were not measured), 1 elsewhere."""
     if not is_geforce(gpu) or precision not in SIXTEEN_BIT:
         return 1.0
     return GEFORCE_VISION_PEAK_EFFICIENCY.value / VISION_PEAK_EFFICIENCY.value
+
+
+def geforce_detector_rate(gpu: GpuSpec, precision: str) -> float:
+    """A detector's rate on a GeForce card in fp16 or bf16 over its V100-fitted step: geforce_detector_rate
+    (1.19, the ViT ceilings' ratio when detectors took it over), checked on the GeForce training logs of
+    tests/procurement/outside (RTX 2080 SUPER, 3090, 4090), none fitted: all sat 10-35% slow before, -23% to
+    +7% with it; 1 elsewhere."""
+    if not is_geforce(gpu) or precision not in SIXTEEN_BIT:
+        return 1.0
+    return GEFORCE_DETECTOR_RATE.value
 
 
 def own_peak_ceiling_factor(spec) -> float:

@@ -45,6 +45,11 @@ MLPERF_SDXL = (
     "performance/run_1/mlperf_log_summary.txt (commit a634ab77; 18.1007 samples/s, VALID); benchmark settings "
     "20 steps, guidance 8 (CFG), 1024 px: github.com/mlcommons/inference text_to_image/backend_pytorch.py (measured)"
 )
+AITEMPLATE_VIT = (
+    "github.com/facebookincubator/AITemplate examples/04_vit/README.md (commit 44026ba7), 'Reference Speed vs "
+    "PyTorch Eager', A100-40GB / CUDA 11.6.2, timm vit_large_patch16_384 fp16 compiled by AITemplate, batch 128, "
+    "AIT QPS (measured)"
+)
 ULTRALYTICS = (
     "github.com/ultralytics/ultralytics docs/en/models/yolov8.md 'Performance Metrics', Detection (COCO) "
     "(commit 0059318a): Speed A100 TensorRT (ms), 640 px, batch 1 (measured)"
@@ -151,6 +156,17 @@ def _forward_seconds(slug: str, gpu_slug: str, side: int = 1024) -> float:
     compute = 2.0 * cost.macs / (peak * efficiency)
     traffic = 2.0 * cost.saved * 2.0 / (gpu.memory_bandwidth_gbps * 1e9 * ACHIEVED_BANDWIDTH.value)
     return compute + traffic
+
+
+def _vit_images_per_second(slug: str, side: int, batch: int, gpu_slug: str) -> float:
+    spec = {
+        "task": "inference",
+        "model": {"preset": slug},
+        "precision": "fp16",
+        "micro_batch_size": batch,
+        "image": {"resolution_px": side, "fused_kernels": True},
+    }
+    return 1.0 / _pipeline_seconds(spec, gpu_slug)  # seconds per image at the batch
 
 
 def _yolo_tensorrt_ms(slug: str, gpu_slug: str = "a100-sxm4-80gb") -> float:
@@ -415,6 +431,17 @@ def image_cases() -> list[ImageCase]:
             DIFFUSERS_TORCH2,
         ),
         ImageCase(
+            "aitemplate-vit-l16-384-a100-batch-128",
+            "speed",
+            "inference, ViT-L/16, fp16, 384 px, batch 128, compiled (image.fused_kernels), 1 x a100-sxm4-40gb",
+            479.24,
+            "images/s",
+            _vit_images_per_second("vit-l-16", 384, 128, "a100-sxm4-40gb"),
+            AITEMPLATE_VIT,
+            "Held out of vision_peak_efficiency's fit (the same table's ViT-B batch-256 row): the datacenter "
+            "ViT ceiling's check on a second network and resolution.",
+        ),
+        ImageCase(
             "mlperf-v5.1-sdxl-offline-8xh100",
             "speed",
             "inference, SDXL base, fp16, 1024 px, 20 steps, CFG, optimized engine (image.fused_kernels), "
@@ -665,7 +692,8 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
         "(procurement/sizing/image_model.py). Speed: FLOPs at an efficiency set by the work per kernel "
         "(image_peak_efficiency x rows / (rows + half), rows = images per forward x tokens or latent positions, "
         "half = image_half_rows x the card's dense peak / 312 TFLOPS; fitted to the SDXL L40S forward and the "
-        "fal SDXL run below; ViT classifiers' dense linears at vision_peak_efficiency, on GeForce cards (whose "
+        "fal SDXL run below; ViT classifiers' dense linears at vision_peak_efficiency (fitted on AITemplate's "
+        "compiled ViT-B row on an A100; its ViT-L row below is held out), on GeForce cards (whose "
         "fp16 figure is the half-rate fp32-accumulate peak) at geforce_vision_peak_efficiency, calibrated on "
         "timm's eager-attention ViT-B training step on an RTX 3090; a slot-powered card without its own row, the L4, at the T4's "
         "measured rate per FLOP), attention under PyTorch SDPA on Hopper at FlashAttention-2's 35% of peak "

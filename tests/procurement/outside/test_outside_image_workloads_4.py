@@ -196,7 +196,12 @@ def test_sdxl_lcm_4_steps_on_an_rtx_4090(bundled_catalog, tmp_path):
     "diff29 (stop 42), still 0.763 s (-36.4%): in the same table the A100 is slow in both columns (25 steps 3.8 s "
     "vs 3.01, -20.7%) where the 4090 lands in both (+3.0%, +11.3%); the product puts the A100 at 0.86x / 0.98x "
     "the 4090's time, the table at 1.12x / 1.71x, so a few-step fixed-cost class (which would move the 4090's "
-    "4-step row too) is ruled out: it is that machine",
+    "4-step row too) is ruled out: it is that machine. diffspeed43 (stop 43), still 0.763 s (-36.4%): the one "
+    "per-image host cost the product leaves out of an eager pipeline, sized: the two text encoders' launches "
+    "(transformers' CLIPEncoderLayer ~22 kernels a layer with quick_gelu, ~20 with gelu: CLIP-L 12 and "
+    "OpenCLIP-bigG 32 layers, ~900 with embeddings and projection, once a prompt without CFG) at 31 us are "
+    "~28 ms an image, on this case and the 4090's alike (-34.1% / +15.3%): too small to close this gap, and "
+    "not adopted at this stop; vision_peak_efficiency's refit (ViTs only) does not touch UNets",
 )
 def test_sdxl_lcm_4_steps_on_an_a100(bundled_catalog, tmp_path):
     row = _size(tmp_path, SDXL_LCM, "a100-sxm4-80gb")
@@ -448,7 +453,11 @@ SD15_PT20_NOTE = (
     "alike, yet that row (same commit 53284e9) is 1.11x the RTX 6000 Ada's (3.08 / 2.77 s; product 3.246 s, "
     "+5.4%) where this one is 1.63x: the excess shrinks as the GPU work per step grows, a per-step host cost, "
     "not a card rate. 2.09 s is 41 ms a step, slower than the product's eager (uncompiled) estimate on this "
-    "card (1.785 s); the same README's compiled H100 SXM row took 16.6 ms a step. Host not stated: left"
+    "card (1.785 s); the same README's compiled H100 SXM row took 16.6 ms a step. Host not stated: left. "
+    "diffspeed43 (stop 43), unchanged (1.502 s): the product sizes the twin RTX 6000 Ada's compiled row at "
+    "1.485 s (+16.0% of its 1.28 s), so it treats the two AD102 / 300 W cards alike; one figure lands both "
+    "rows only between 1.568 s (this row's -25%) and 1.600 s (the twin's +25%), a window no stated setting "
+    "of the two runs separates (same script, same commit, same container)"
 )
 SDB_SD15 = [
     pytest.param(

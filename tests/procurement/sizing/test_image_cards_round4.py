@@ -41,9 +41,11 @@ def test_a_diffusion_generation_runs_at_the_cards_measured_diffusion_rate():
 def test_vits_detectors_and_training_keep_the_datasheet_peak_on_a_geforce_card():
     gpu = gpu_by_slug("rtx-4090")
     # e29: a ViT on a GeForce card runs at geforce_vision_peak_efficiency (0.886, the pt112 3090 row with its
-    # eager attention stated) where other cards take vision_peak_efficiency (0.745): the card factor is their ratio
-    assert spec_peak_tflops(_spec("vit-b-16"), gpu) == pytest.approx(165.2 * 0.886 / 0.745)
-    # e29: detectors on a GeForce card take the same ratio (compute_peak.geforce_rate)
+    # eager attention stated) where other cards take vision_peak_efficiency (0.600 since diffspeed43, fitted on
+    # AITemplate's A100 ViT-B row; 0.745 before): the card factor is their ratio
+    assert spec_peak_tflops(_spec("vit-b-16"), gpu) == pytest.approx(165.2 * 0.886 / 0.600)
+    # e29: detectors on a GeForce card took the same ratio, kept at 0.886 / 0.745 when the ViT ceiling was
+    # refitted (compute_peak.geforce_detector_rate)
     assert spec_peak_tflops(_spec("yolov8x"), gpu) == pytest.approx(165.2 * 0.886 / 0.745)
     lora = _spec("sdxl", task="lora", lora={"rank": 8})
     assert spec_peak_tflops(lora, gpu) == pytest.approx(165.2)

@@ -85,7 +85,7 @@ def test_synthetic_input_is_stated_as_a_predecoded_pipeline():
     row = _row(spec, "rtx-3090")
     throughput = row["throughput"]
     assert throughput["loader_seconds"] == 0.0
-    # the card's image peak: the datasheet's x the GeForce ViT factor (0.886 / 0.745, e29)
+    # the card's image peak: the datasheet's x the GeForce ViT factor (0.886 / vision_peak_efficiency, e29)
     gpu_side = (
         throughput["mfu"]
         * spec_peak_tflops(parse_workload_spec(spec), gpu_by_slug("rtx-3090"))
