@@ -32,6 +32,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_TRAINING_REFERENCE,
     DETECTOR_TRAINING_REFERENCE_CLOCK,
     EAGER_KERNEL_HOST_SECONDS,
+    FRAGMENTATION_FRACTION,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
@@ -382,6 +383,11 @@ def detector_loss_bytes(spec) -> float:
 def inference_activation_bytes(spec, flash: bool) -> float:
     """The largest transient of a generation: the denoiser forward over the batch (twice with CFG),
     the VAE decode (vae_decode_peak_elements: sliced, tiled or whole), or an encoder forward."""
+    return max(_inference_transient_bytes(spec, flash))
+
+
+def _inference_transient_bytes(spec, flash: bool) -> tuple[float, float, float]:
+    """Live bytes at the peak of the denoiser forward, the VAE decode and the largest encoder forward."""
     side = resolution(spec)
     batch = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     cost = spec_network_cost(spec)
@@ -391,7 +397,28 @@ def inference_activation_bytes(spec, flash: bool) -> float:
     decode = vae_decode_peak_elements(spec, autoencoder, side) if autoencoder else 0.0
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
     element = activation_bytes_per_element(spec)
-    return max(denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element)
+    return denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element
+
+
+def unet_forward_reserve_ratio(spec) -> float | None:
+    """Bytes PyTorch's caching allocator reserves per byte a no-grad UNet forward holds at its peak: the
+    preset's `forward_reserve_ratio`, computed by replaying diffusers' recorded forward of that layout through
+    the allocator's rules (tests/procurement/sizing/test_unet_allocator_reserve.py). None for other networks
+    and for UNet presets without a recording (the flat allocator_fragmentation_fraction then applies)."""
+    if spec.is_training or not is_unet(spec):
+        return None
+    return image_preset(spec.model.image_arch.slug)["denoiser"].get("forward_reserve_ratio")
+
+
+def inference_allocator_reserve_bytes(spec, flash: bool) -> float:
+    """What the caching allocator reserves beyond allocator_fragmentation_fraction while a UNet forward runs
+    (unet_forward_reserve_ratio of its activation peak); zero where the decode or an encoder reserves more."""
+    ratio = unet_forward_reserve_ratio(spec)
+    if ratio is None:
+        return 0.0
+    denoise, decode, encode = _inference_transient_bytes(spec, flash)
+    held = max(denoise, decode, encode)
+    return max(0.0, ratio * denoise - (1.0 + FRAGMENTATION_FRACTION) * held)
 
 
 def vae_decode_peak_elements(spec, autoencoder: dict, side: int) -> float:
@@ -445,6 +472,7 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
         "activations": activations + zero_plan,
         "kv_cache": zero_plan,
         "host_offload": zero_plan,
+        "allocator_reserve": inference_allocator_reserve_bytes(spec, flash) + zero_plan,
     }
 
 
@@ -1204,6 +1232,8 @@ def image_summary(spec) -> dict:
         summary["tf32_matmul"] = spec.image.tf32_matmul
     if spec.weight_quantization == "nf4":  # 4.127 or 4.5 bits a weight (bytes_model.image_quantized_bytes)
         summary["nf4_double_quant"] = spec.image.nf4_double_quant
+    if unet_forward_reserve_ratio(spec) is not None:  # reserved per allocated byte over the UNet forward
+        summary["unet_forward_reserved_over_allocated"] = unet_forward_reserve_ratio(spec)
     if spec.is_training:
         summary["flops_per_image"] = training_flops_per_image(spec)
         summary["samples_per_image"] = samples_per_image(spec)

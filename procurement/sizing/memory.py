@@ -289,7 +289,8 @@ def _inference_activation_bytes(spec, tp) -> np.ndarray:
 def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) -> dict[str, np.ndarray]:
     tensors = parts["weights"] + parts["gradients"] + parts["optimizer_states"] + parts["activations"]
     tensors = tensors + parts["kv_cache"]
-    overhead = CUDA_CONTEXT_GIB * GIB + FRAGMENTATION_FRACTION * tensors
+    # image_model adds what the caching allocator reserves over a UNet forward beyond the flat fraction
+    overhead = CUDA_CONTEXT_GIB * GIB + FRAGMENTATION_FRACTION * tensors + parts.get("allocator_reserve", 0.0)
     total = tensors + overhead
     per_node = np.minimum(gpus, GPUS_PER_NODE.value)
     result = {

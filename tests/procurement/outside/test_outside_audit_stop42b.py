@@ -307,29 +307,23 @@ def test_diff29_sd15_unet_peak_traced_by_hand():
 @pytest.mark.parametrize(
     ("gpu", "precision", "images", "published", "now"),
     [
-        # [LAMBDA] A100 80GB PCIe, fp32, 128 images (256 UNet samples, VAE sliced): 48.01 GB; 41.12 (-14.4%)
-        pytest.param("a100-pcie-80gb", "fp32", 128, 48.01, 41.12, id="a100-80gb-fp32-128"),
-        # [LAMBDA] A100-SXM4-40GB, fp16, 128 images: 22.68 GB; 20.56 (-9.3%)
-        pytest.param("a100-sxm4-40gb", "fp16", 128, 22.68, 20.56, id="a100-40gb-fp16-128"),
-        # [LAMBDA] A100-SXM4-40GB, fp32, 64 images: 26.34 GB; 22.80 (-13.4%)
-        pytest.param("a100-sxm4-40gb", "fp32", 64, 26.34, 22.80, id="a100-40gb-fp32-64"),
-        pytest.param(
-            "a100-sxm4-40gb",
-            "fp16",
-            64,
-            13.79,
-            11.40,
-            id="a100-40gb-fp16-64",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "[LAMBDA] A100-SXM4-40GB, fp16, 64 sliced images: 13.79 GB reserved; product 11.40 (-17.3%). "
-                    "The same run on the A100 80GB PCIe read 12.46 (product 11.40, -8.5%, passing elsewhere): the "
-                    "same work reads 1.33 GB more on this card, so what is left is the allocator's segments on this "
-                    "card, not the traced UNet peak (which both rows share). UNEXPLAINED."
-                ),
-            ),
-        ),
+        # [LAMBDA] A100 80GB PCIe, fp32, 128 images (256 UNet samples, VAE sliced): 48.01 GB; 41.12 (-14.4%), now
+        # 43.81 (-8.8%) with the caching allocator's reserve over the UNet forward (diffmem43,
+        # the sd-1.5 preset's forward_reserve_ratio 1.127); the pinned values below moved with it
+        pytest.param("a100-pcie-80gb", "fp32", 128, 48.01, 43.81, id="a100-80gb-fp32-128"),
+        # [LAMBDA] A100-SXM4-40GB, fp16, 128 images: 22.68 GB; 20.56 (-9.3%), now 21.90 (-3.4%)
+        pytest.param("a100-sxm4-40gb", "fp16", 128, 22.68, 21.90, id="a100-40gb-fp16-128"),
+        # [LAMBDA] A100-SXM4-40GB, fp32, 64 images: 26.34 GB; 22.80 (-13.4%), now 24.14 (-8.3%)
+        pytest.param("a100-sxm4-40gb", "fp32", 64, 26.34, 24.14, id="a100-40gb-fp32-64"),
+        # Was a strict xfail: "13.79 GB reserved; product 11.40 (-17.3%) ... what is left is the allocator's
+        # segments on this card, not the traced UNet peak (which both rows share). UNEXPLAINED." Now 12.07 (-12.5%)
+        # because the product counts the caching allocator's reserve over a UNet forward (1.127 reserved per
+        # allocated byte at its peak: diffusers 0.11.0's recorded forward replayed through the allocator's rules,
+        # tests/procurement/sizing/test_unet_allocator_reserve.py). The 1.33 GB this card reads above the A100 80GB
+        # for the same run is likely the benchmark's history, not the run: scripts/benchmark.py loads each new
+        # pipeline onto the GPU (best fit into the previous run's cached blocks) before its empty_cache, so every
+        # segment a weight lands in stays reserved; its size depends on the previous run's segments (not computed).
+        pytest.param("a100-sxm4-40gb", "fp16", 64, 13.79, 12.07, id="a100-40gb-fp16-64"),
     ],
 )
 def test_diff29_traced_peak_on_held_out_lambda_sliced_rows(
