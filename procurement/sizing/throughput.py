@@ -17,8 +17,8 @@ Inference: one decode step runs the linear layers (the weights read once for the
 concurrency x 2N FLOPs, whichever takes longer), then attention (each stream's KV cache read at its
 context length), then the tensor-parallel all-reduces: the three add. Total tokens/s also pays for each
 request's prompt, prefilled once every output_tokens steps. Time to first token is the compute-bound
-prefill of the prompt or, at short prompts, its weight reads plus a fixed cost a layer
-(context_phase_fixed_seconds_per_layer), whichever is longer. Prefill and the batched GEMMs run at prefill_efficiency, fitted per precision on
+prefill of the prompt or, at short prompts, its weight reads (an MoE prompt's: the experts its tokens
+route to) plus a fixed cost a layer (context_phase_fixed_seconds_per_layer), whichever is longer. Prefill and the batched GEMMs run at prefill_efficiency, fitted per precision on
 TensorRT-LLM's published first-token latencies (assumptions.py).
 """
 
@@ -840,19 +840,32 @@ DECODE_EFFICIENCY = {
 }
 
 
+def routed_experts_touched(model, tokens: float) -> float:
+    """The expected share of an MoE layer's routed experts that ``tokens`` tokens of one forward route to,
+    under uniform routing (moe_routed_expert_reads): each token picks k of the E experts, so an expert is
+    missed by all of them with probability (1 - k / E)^tokens. A decode step's tokens are its streams; a
+    context phase's are its prompt's. 1 for a dense model."""
+    if not model.is_moe:
+        return 1.0
+    return 1.0 - (1.0 - model.experts_per_token / model.num_experts) ** tokens
+
+
 def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, float]:
-    """(weight bytes read per decode step, KV bytes read per stream per step), whole model; quantized
-    weights in bandwidth-equivalent bytes (stored bytes / the kernel's dequantization efficiency)."""
+    """(weight bytes read by one forward of ``concurrency`` tokens, KV bytes read per stream per step), whole
+    model: a decode step of that many streams, or with the prompt's tokens a request's context phase (the
+    routed experts it reads grow with its tokens: routed_experts_touched; shared experts and dense layers are
+    read whole). Quantized weights in bandwidth-equivalent bytes (stored bytes / the kernel's dequantization
+    efficiency)."""
     model = spec.model
     state = state_bytes(spec)
     weight_read = state.weight_bytes
     if not model.tie_word_embeddings:  # the input embedding is a row lookup, not a full read
         weight_read -= model.vocab_size * model.hidden_size * embedding_bytes(spec)
-    if model.is_moe:  # routed experts are read only when some stream in the batch picks them
+    if model.is_moe:  # routed experts are read only when some token of the forward picks them
         active = counts.active_params(model)
         experts, k = model.num_experts, model.experts_per_token
         expert_params = (model.params - active) * experts / (experts - k)
-        touched = 1.0 - (1.0 - k / experts) ** concurrency
+        touched = routed_experts_touched(model, concurrency)
         weight_read -= expert_params * (1.0 - touched) * state.weight_bytes / model.params
     # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
     weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
@@ -916,7 +929,9 @@ def inference_throughput(
 
     Time to first token: the prompt's FLOPs at prefill_efficiency (whose 2,048-token fit rows carry the
     context phase's per-layer fixed costs) or, where longer (short prompts), the weight and KV reads plus
-    CONTEXT_LAYER_FIXED_SECONDS a layer, plus the prompt's all-reduces.
+    CONTEXT_LAYER_FIXED_SECONDS a layer, plus the prompt's all-reduces. An MoE prompt reads the routed experts
+    its tokens route to (decode_read_bytes at the prompt's tokens: all of Mixtral's 8 at 128 tokens), a
+    decode step those of its streams.
 
     Total tokens/s also pays for each request's prefill: every output_tokens steps each stream's prompt is
     prefilled once (in-flight batching interleaves it; static batching runs it first), so a step carries
@@ -970,9 +985,12 @@ def inference_throughput(
     prefill_compute_s = prefill_flops * prompt / flop_rate
     # a request's context phase: its FLOPs at the prefill efficiency (fitted on 2,048-token first tokens,
     # which carry the per-layer fixed costs), or, where the forward is read-bound (short prompts), the weight
-    # reads plus the per-layer fixed costs of an eager context phase (CONTEXT_LAYER_FIXED_SECONDS)
+    # reads plus the context phase's fixed cost a layer (CONTEXT_LAYER_FIXED_SECONDS, measured, mechanism not
+    # established)
     context_fixed_s = CONTEXT_LAYER_FIXED_SECONDS.value * spec.model.num_layers
-    prefill_s = np.maximum(prefill_compute_s, (weight_read + kv_read) / read_rate + context_fixed_s)
+    # the experts the prompt's tokens route to, not a decode step's (MoE; the same bytes for a dense model)
+    prompt_weight_read, _ = decode_read_bytes(spec, prompt)
+    prefill_s = np.maximum(prefill_compute_s, (prompt_weight_read + kv_read) / read_rate + context_fixed_s)
     prefill_comm_s = serving_allreduce_seconds(
         spec, tp, prompt, link, generation=generation, nvlink=tensor_parallel_nvlink
     )

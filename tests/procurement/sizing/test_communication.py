@@ -231,6 +231,29 @@ def test_moe_decode_reads_only_the_experts_some_stream_picks():
     assert weight_read == pytest.approx(46_702_792_704 * 2 - embedding - untouched * 2, rel=1e-12)
 
 
+def test_it_reads_the_experts_a_prompt_routes_to_for_the_first_token():
+    # fix43s: Mixtral, one stream, a 3-token prompt (context 4, 1 output token). The first token's forward reads
+    # the experts its 3 tokens route to, untouched with probability (6/8)^3 (uniform routing); the decode step
+    # still reads one stream's, (6/8)^1. H100 SXM, bf16, read-bound: reads at 3,350 GB/s x 0.7 + 32 x 110 us.
+    workload = spec(
+        task="inference",
+        model={"preset": "mixtral-8x7b"},
+        precision="bf16",
+        inference={"concurrency": 1, "context_len": 4, "output_tokens": 1},
+    )
+    rows = inference_throughput(workload, bandwidth_gbps=3350.0, peak_tflops=989.5, generation=90)
+    routed, embedding = 32 * 8 * 3 * 4096 * 14336, 32000 * 4096 * 2
+    prompt_read = 46_702_792_704 * 2 - embedding - routed * (6 / 8) ** 3 * 2
+    _, kv_read = decode_read_bytes(workload, 1.0)
+    rate = 3350e9 * 0.7
+    assert decode_read_bytes(workload, 3.0)[0] == pytest.approx(prompt_read, rel=1e-12)
+    ttft = (prompt_read + kv_read) / rate + 32 * 110e-6
+    assert float(rows["time_to_first_token_seconds"]) == pytest.approx(ttft, rel=1e-12)
+    step_read = 46_702_792_704 * 2 - embedding - routed * (6 / 8) * 2
+    assert float(rows["decode_step_seconds"]) >= step_read / rate
+    assert float(rows["decode_step_seconds"]) < prompt_read / rate
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     per_node=st.sampled_from([1, 2, 4, 8]),
