@@ -142,7 +142,7 @@ def _datasheet_why(spec, gpu) -> str:
     parts = (
         efficiency_text(spec, gpu),
         width_text(spec, gpu),
-        fp8_split.text(spec),
+        fp8_split.text(spec, gpu),
         moe_text(spec, gpu),
         torchao_text(spec, gpu),
         packed_text(spec),
