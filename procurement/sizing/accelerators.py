@@ -137,7 +137,14 @@ def _datasheet_why(spec, gpu) -> str:
     on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
     the generic efficiency."""
     from procurement.sizing import fp8_split
-    from procurement.sizing.mfu import moe_text, packed_text, recompute_text, torchao_text, width_text
+    from procurement.sizing.mfu import (
+        adapter_kernel_text,
+        moe_text,
+        packed_text,
+        recompute_text,
+        torchao_text,
+        width_text,
+    )
 
     parts = (
         efficiency_text(spec, gpu),
@@ -147,6 +154,7 @@ def _datasheet_why(spec, gpu) -> str:
         torchao_text(spec, gpu),
         packed_text(spec),
         recompute_text(spec, gpu),
+        adapter_kernel_text(spec, gpu),
     )
     return "; ".join(text for text in parts if text)
 
