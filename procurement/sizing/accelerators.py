@@ -137,13 +137,21 @@ def _datasheet_why(spec, gpu) -> str:
     on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
     the generic efficiency."""
     from procurement.sizing import fp8_split
-    from procurement.sizing.mfu import moe_text, packed_text, recompute_text, torchao_text, width_text
+    from procurement.sizing.mfu import (
+        moe_text,
+        mtp_text,
+        packed_text,
+        recompute_text,
+        torchao_text,
+        width_text,
+    )
 
     parts = (
         efficiency_text(spec, gpu),
         width_text(spec, gpu),
         fp8_split.text(spec),
         moe_text(spec, gpu),
+        mtp_text(spec),
         torchao_text(spec, gpu),
         packed_text(spec),
         recompute_text(spec, gpu),
