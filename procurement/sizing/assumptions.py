@@ -852,7 +852,11 @@ MOE_HYBRIDEP_FIXED_SHARE = Assumption(
     "the share is not measured. Checked, not fitted: the 26.04.01 DGX-B200 row of the same model and recipe "
     "(27,136). moe42: refitted 0.55 -> 0.27 on the same two rows (24,938 against 23,766 and 26,084) after "
     "moe_routed_bytes_per_element (205) and the card-independent seconds (x 0.9: 1.8 + 16 x 0.225 = 5.4 ms) were "
-    "refitted for the FLOP count without the input embedding lookup.",
+    "refitted for the FLOP count without the input embedding lookup. moe43: not refitted after "
+    "moe_routed_bytes_per_element (217.5) and the card-independent seconds (4.92 ms) were: its two rows would take "
+    "0.19 (+4.7% / -4.6%; at 0.27 +1.8% / -7.3%) and the held-out 26.04.01 GB200 row -7.4% -> -4.7%, but the Hopper "
+    "HybridEP rows (Qwen3-30B-A3B FP8 EP 16 on 16 H100) need 0.26 or more (+14.2% -> +17.9% at 0.19): the saving "
+    "differs by card or plan, which no source measures.",
 )
 MOE_LOCAL_EXPERT_SECONDS = Assumption(
     "moe_local_expert_seconds",
