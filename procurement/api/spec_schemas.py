@@ -86,7 +86,11 @@ class WorkloadModelSerializer(serializers.Serializer):
     )
     name = serializers.CharField(required=False)
     params = _number("Total parameters; counted from the shape when left out")
-    params_active = _number("Parameters active per token (mixture of experts)")
+    params_active = _number(
+        "Parameters a token multiplies (mixture of experts): blocks' active weights and the output head, not the "
+        "input embedding lookup (DeepSeek's and OpenAI's convention; Mixtral's, Qwen's and Kimi's published "
+        "figures count the input table too: subtract vocab x hidden)"
+    )
     num_layers = _count("Transformer layers")
     hidden_size = _count("Hidden size")
     num_attention_heads = _count("Attention heads")
@@ -129,6 +133,11 @@ class WorkloadModelSerializer(serializers.Serializer):
     )
     qk_rope_head_dim = _count("MLA: the shared RoPE key's width (DeepSeek-V3: 64)", minimum=0)
     v_head_dim = _count("MLA: value head width (DeepSeek-V3: 128)", minimum=0)
+    mtp_layers = _count(
+        "Multi-token prediction modules trained beside the model (config.json num_nextn_predict_layers; the "
+        "deepseek-v3 preset: 1, counted in training FLOPs; 0: none)",
+        minimum=0,
+    )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
     attention_qkv_bias = _flag("Bias on the q, k, v projections")

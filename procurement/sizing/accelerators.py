@@ -140,6 +140,7 @@ def _datasheet_why(spec, gpu) -> str:
     from procurement.sizing.mfu import (
         adapter_kernel_text,
         moe_text,
+        mtp_text,
         packed_text,
         recompute_text,
         torchao_text,
@@ -151,6 +152,7 @@ def _datasheet_why(spec, gpu) -> str:
         width_text(spec, gpu),
         fp8_split.text(spec, gpu),
         moe_text(spec, gpu),
+        mtp_text(spec),
         torchao_text(spec, gpu),
         packed_text(spec),
         recompute_text(spec, gpu),

@@ -40,6 +40,7 @@ from procurement.sizing.throughput import (
     adapter_kernels_per_layer,
     attention_context_tokens,
     attention_forward_flops_per_token,
+    mtp_flops_per_token,
     output_layer_flops_per_token,
     training_flops_per_token,
 )
@@ -345,6 +346,22 @@ def packed_text(spec: WorkloadSpec) -> str:
         "themselves: attention is counted over the sample, at the padded kernels' rate. NeMo 24.12 gets this saving "
         "(Llama 3.1 8B SFT at 1.24x its pretraining rate, as estimated here); NeMo 24.07 did not (Llama 2 7B: 16,891 "
         "vs 16,934 tokens/s/GPU), so on older stacks the estimate is optimistic"
+    )
+
+
+def mtp_text(spec: WorkloadSpec) -> str:
+    """The "speed: ..." sentence of training with multi-token prediction modules (model.mtp_layers); ""
+    otherwise."""
+    flops = mtp_flops_per_token(spec) if spec.is_training else 0.0
+    if not flops:
+        return ""
+    share = flops / (training_flops_per_token(spec) - flops)
+    modules = spec.model.mtp_layers
+    return (
+        f"speed: {modules} multi-token prediction module{'s' if modules > 1 else ''} trained beside the model "
+        f"(model.mtp_layers, config num_nextn_predict_layers; {counts.mtp_params(spec.model) / 1e9:.2f}B weights "
+        f"of its own, not in the memory estimate) add {share:.1%} to the FLOPs a token: a block, the 2h x h "
+        "projection and the shared output head again; state mtp_layers 0 for a run without them"
     )
 
 

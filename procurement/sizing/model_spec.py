@@ -45,6 +45,10 @@ class ModelSpec:
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    # Multi-token prediction modules trained beside the main model (HF config num_nextn_predict_layers;
+    # DeepSeek-V3: 1): each a transformer block of the last layer's kind, a 2h x h projection, and the shared
+    # output head applied again (params.mtp_matmul_params); training FLOPs count them, inference does not.
+    mtp_layers: int = 0
     params_active: float | None = None
     preset: str | None = None
     image_tier: ImageTier | None = None

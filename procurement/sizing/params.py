@@ -66,11 +66,60 @@ def output_layer_params(model: ModelSpec) -> int:
     return model.vocab_size * model.hidden_size
 
 
+def input_lookup_params(model: ModelSpec) -> int:
+    """The input embedding table where it is not the output head (untied): a row lookup, no matmul,
+    forward or backward; 0 when tied (the one table is the output head)."""
+    return 0 if model.tie_word_embeddings else model.vocab_size * model.hidden_size
+
+
 def block_matmul_params(model: ModelSpec) -> float:
-    """The active parameters a token multiplies inside the blocks (the norms' few gains with them):
-    active_params less the embedding tables. The input embedding is a row lookup, no matmul, forward or
-    backward; the output layer is counted on its own (output_layer_params)."""
-    return max(0.0, active_params(model) - embedding_params(model))
+    """The active parameters a token multiplies inside the blocks (the norms' few gains with them): a dense
+    model's total less its embedding tables, an MoE's active_params less the output layer, which is counted
+    on its own (output_layer_params)."""
+    if not model.is_moe:
+        return max(0.0, model.params - embedding_params(model))
+    return max(0.0, active_params(model) - output_layer_params(model))
+
+
+def mtp_matmul_params(model: ModelSpec) -> float:
+    """The weights one token multiplies in the multi-token prediction modules (mtp_layers; DeepSeek-V3 sec.
+    2.2: each module a transformer block, the projection M of 2h x h over the normed hidden state and next
+    embedding, and the output head it shares with the main model, applied again): per module the last layer's
+    active block (an MoE layer with its top-k and shared experts and router, or a dense one), 2 h^2 and
+    vocab x hidden, as Megatron-LM's num_floating_point_operations counts them (megatron/training/training.py,
+    mtp_num_layers: one more layer of the last layer's kind, '# MTP norms and proj' 2 h^2, the logit term x
+    (mtp_num_layers + 1)). DeepSeek-V3: 187.1e6 + 9 x 44.04e6 + 1.8e6 + 102.8e6 + 926.7e6 = 1.614e9. 0 without
+    MTP."""
+    if not model.mtp_layers:
+        return 0.0
+    h = model.hidden_size
+    return model.mtp_layers * (mtp_block_params(model) + 2 * h * h + output_layer_params(model))
+
+
+def mtp_block_params(model: ModelSpec) -> float:
+    """The active weights of one multi-token prediction module's transformer block: attention and the last
+    layer's MLP (an MoE layer's top-k and shared experts and router, or a dense MLP)."""
+    _, moe_layers = layer_counts(model)
+    if moe_layers:
+        mlp = moe_mlp_params(model, model.experts_per_token)
+    else:
+        mlp = dense_mlp_params(model, model.intermediate_size)
+    return float(attention_params_per_layer(model) + mlp)
+
+
+def mtp_params(model: ModelSpec) -> float:
+    """The multi-token prediction modules' own weights (the embedding and output head are the main model's):
+    each a block with all its experts, the 2h x h projection and three norms. DeepSeek-V3: 11.61e9 for its
+    one module (its HF checkpoint's 14B MTP weights include copies of the embedding and head, 1.85e9)."""
+    if not model.mtp_layers:
+        return 0.0
+    h = model.hidden_size
+    _, moe_layers = layer_counts(model)
+    if moe_layers:
+        mlp = moe_mlp_params(model, model.num_experts)
+    else:
+        mlp = dense_mlp_params(model, model.intermediate_size)
+    return float(model.mtp_layers * (attention_params_per_layer(model) + mlp + 2 * h * h + 4 * h))
 
 
 def norm_params(model: ModelSpec) -> int:
@@ -90,12 +139,20 @@ def count_params(model: ModelSpec, *, active_only: bool = False) -> int:
 
 
 def active_params(model: ModelSpec) -> float:
-    """Parameters touched per token: the total for dense models, routed experts only for MoE."""
+    """Parameters per token: the total for dense models; for MoE the weights a token multiplies: attention,
+    dense layers, shared experts, the top-k routed experts, routers, norms and the output head, not the
+    untied input embedding, a row lookup (input_lookup_params). DeepSeek's and OpenAI's convention:
+    DeepSeek-V2-Lite 2.45e9 against its paper's 2.4B "activated" (arXiv:2405.04434 appendix B; with the
+    input table 2.66e9, +10.9%), DeepSeek-V3 36.6e9 against 37B, gpt-oss-120b's 5.13B (its model card
+    counts the unembedding, not the embedding). Mistral (Mixtral 12.9B), Qwen (Qwen3-30B-A3B 3.3B,
+    Qwen3-235B-A22B 22.2B) and Moonshot (Kimi K2 32.6B) count the input table too: vocab x hidden more.
+    A stated params_active is read in this definition."""
     if not model.is_moe:
         return model.params
     if model.params_active:
         return model.params_active
-    return model.params * count_params(model, active_only=True) / count_params(model)
+    share = count_params(model, active_only=True) / count_params(model)
+    return model.params * share - input_lookup_params(model)
 
 
 def routed_expert_fraction(model: ModelSpec) -> float:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from procurement.sizing.params import active_params, embedding_params, norm_params
+from procurement.sizing.params import block_matmul_params, embedding_params, norm_params
 
 SPLIT_FLAGS = ("account_for_embedding", "account_for_loss")
 SPLIT_COUNTS = ("pipeline_layers_first", "pipeline_layers_last")
@@ -130,7 +130,7 @@ def _block_and_table(model) -> tuple[float, float, float]:
     """(parameters of an average transformer block, of one vocab table, of an average active block)."""
     table = float(model.vocab_size * model.hidden_size)
     blocks = float(model.params) - embedding_params(model) - norm_params(model)
-    active_blocks = float(active_params(model)) - embedding_params(model) - norm_params(model)
+    active_blocks = float(block_matmul_params(model)) - norm_params(model)
     return blocks / model.num_layers, table, max(active_blocks, 0.0) / model.num_layers
 
 

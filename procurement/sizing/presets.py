@@ -64,8 +64,13 @@ def _model_fields(entry: dict) -> dict:
         "gated_mlp": True,  # every bundled LLM uses a SwiGLU MLP
     }
     fields.update(_moe_fields(entry.get("moe")))
-    if entry.get("params_active_computed"):
-        fields["params_active"] = float(entry["params_active_computed"])
+    if entry.get("num_nextn_predict_layers"):
+        fields["mtp_layers"] = int(entry["num_nextn_predict_layers"])
+    if entry.get(
+        "params_active_computed"
+    ):  # counted with both vocab tables; active_params leaves out the lookup
+        lookup = 0 if entry["tie_word_embeddings"] else entry["vocab_size"] * entry["hidden_size"]
+        fields["params_active"] = float(entry["params_active_computed"] - lookup)
     if entry.get("mla"):
         mla = entry["mla"]
         fields["kv_elems_per_token_per_layer"] = mla["kv_cache_elems_per_token_per_layer"]

@@ -338,6 +338,7 @@ _MODEL_COUNT_FIELDS: tuple[str, ...] = (  # >= 0
     "expert_groups_per_token",
     "sliding_window",
     "sliding_window_layers",
+    "mtp_layers",
     *_MODEL_LATENT_FIELDS,
 )
 _MODEL_KEYS = {"preset", "name", "params", "params_active", *_MODEL_COUNT_FIELDS}
@@ -607,6 +608,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
     if merged and "params" not in data and any(data.get(key) is not None for key in reshaping):
         values.pop("params", None)  # a reshaped preset: count its parameters again
         values.pop("params_active", None)
+        if data.get("mtp_layers") is None:  # the preset's MTP module is its own (Kimi K2 has none)
+            values.pop("mtp_layers", None)
     if isinstance(tier, ImageArchitecture):
         return _image_arch_model(values, tier, str(data["preset"]))
     if tier is not None:

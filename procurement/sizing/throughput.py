@@ -147,7 +147,25 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
     if spec.uses_adapters:
         adapters = state_bytes(spec).trainable_params
         return (6.0 if recompute else 4.0) * blocks + 6.0 * adapters + attention
-    return (8.0 if recompute else 6.0) * blocks + attention
+    return (8.0 if recompute else 6.0) * blocks + attention + mtp_flops_per_token(spec)
+
+
+def mtp_flops_per_token(spec: WorkloadSpec) -> float:
+    """The multi-token prediction modules' FLOPs a trained token (model.mtp_layers; full-parameter training
+    only): each module's block 6 a weight (8 with full recomputation) with one layer's causal attention, its
+    2h x h projection and the shared output head 6 a weight (params.mtp_matmul_params). DeepSeek-V3 (one module)
+    at 4,096 without recomputation: 6 x 1.614e9 + 3 x 4 x 2,048 x 20,480 = 10.19e9, 4.1% over its 250.5e9 FLOPs a
+    token, what NVIDIA's DeepSeek-V3 rows charge (Megatron-Bridge performance-summary.md 25.11 DGX-B200 557 TFLOP/s
+    / 2,139 tokens/s = 260.4e9 a token: Megatron's count with its MTP layer 260.0e9, without it 249.8e9)."""
+    model = spec.model
+    if not model.mtp_layers or spec.uses_adapters:
+        return 0.0
+    recompute = spec.gradient_checkpointing == "full"
+    block = counts.mtp_block_params(model)
+    extra = counts.mtp_matmul_params(model) - model.mtp_layers * block
+    core = attention_forward_flops_per_token(model, attention_context_tokens(spec)) / model.num_layers
+    passes = 4.0 if recompute else 3.0
+    return model.mtp_layers * ((passes * 2.0) * block + passes * core) + 6.0 * extra
 
 
 def output_layer_flops_per_token(spec: WorkloadSpec) -> float:
@@ -789,6 +807,8 @@ def shared_expert_flops_share(spec: WorkloadSpec) -> float:
     if not model.is_moe or not model.shared_experts:
         return 0.0
     _, moe_layers = counts.layer_counts(model)
+    if moe_layers and mtp_flops_per_token(spec):  # the MTP modules' MoE blocks carry shared experts too
+        moe_layers += model.mtp_layers
     gated = 3.0 if model.gated_mlp else 2.0
     passes = 4.0 if spec.gradient_checkpointing == "full" else 3.0
     shared = passes * 2.0 * gated * model.hidden_size * model.moe_intermediate_size * model.shared_experts
@@ -894,9 +914,10 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     if not model.tie_word_embeddings:  # the input embedding is a row lookup, not a full read
         weight_read -= model.vocab_size * model.hidden_size * embedding_bytes(spec)
     if model.is_moe:  # routed experts are read only when some token of the forward picks them
-        active = counts.active_params(model)
+        # the experts no token picks: the total less the active weights and the input table (a lookup)
+        inactive = model.params - counts.active_params(model) - counts.input_lookup_params(model)
         experts, k = model.num_experts, model.experts_per_token
-        expert_params = (model.params - active) * experts / (experts - k)
+        expert_params = inactive * experts / (experts - k)
         touched = routed_experts_touched(model, concurrency)
         weight_read -= expert_params * (1.0 - touched) * state.weight_bytes / model.params
     # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.

@@ -43,7 +43,7 @@ def test_fp8_efficiencies_are_the_ten_rows_optimum(bundled_catalog, monkeypatch)
         mfu.MFU_FP8_LINEARS_BLACKWELL.value,
         mfu.MOE_ROUTED_BYTES_FP8_SHARE.value,
     )
-    assert fitted == (0.42, 0.43, 0.76)
+    assert fitted == (0.42, 0.4275, 0.75)  # moe43: (0.42, 0.43, 0.76) before the MoE cost constants' refit
 
     def loss(hopper: float, blackwell: float, share: float) -> float:
         for name, value in (
@@ -55,8 +55,8 @@ def test_fp8_efficiencies_are_the_ten_rows_optimum(bundled_catalog, monkeypatch)
         return sum(math.log(rate() / published) ** 2 for rate, published in ROWS)
 
     best = loss(*fitted)
-    # rms 4.6% (4.8% at the fp826 values under the new count)
-    assert math.sqrt(best / len(ROWS)) == pytest.approx(0.046, abs=0.001)
+    # rms 4.6% (4.8% at the fp826 values under the new count); moe43: 4.5% after the MoE cost constants' refit
+    assert math.sqrt(best / len(ROWS)) == pytest.approx(0.045, abs=0.001)
     assert math.sqrt(loss(0.425, 0.44, 0.73) / len(ROWS)) == pytest.approx(0.048, abs=0.001)
     for index, step in ((0, 0.0025), (1, 0.0025), (2, 0.01)):
         for sign in (1, -1):

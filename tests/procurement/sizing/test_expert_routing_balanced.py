@@ -54,13 +54,18 @@ def test_shared_expert_share_of_deepseek_v3_by_hand():
     # (moe42: 349.54e9 before; 8 x (37e9 active - the two 129,280 x 7,168 tables) + the output layer 6 x 0.927e9,
     # no FLOPs for the input embedding lookup, + attention 53.54e9). mla42: MLA's attention core is 192 wide in
     # Q K^T and 128 in A V (v_head_dim), d_attn 128 x 160 = 20,480 not 24,576: 4 passes x 4 x 61 x 2,048 x 4,096
-    # = 8.19e9 less, attention 45.35e9, total 332.08e9
+    # = 8.19e9 less, attention 45.35e9, total 332.08e9. moe43: the preset's multi-token prediction module (tests/
+    # procurement/sizing/test_mtp.py): its block 8 x 585,304,064, projection and output head 6 x (2 x 7,168^2 +
+    # 129,280 x 7,168), one layer's attention 4 x 4 x 2,048 x 20,480: 11.53e9 more, 343.61e9; its shared expert
+    # makes 59 MoE layers
     spec = parse_workload_spec(moe_spec("deepseek-v3", 64, expert_overlap="shared_experts"))
     share = shared_expert_flops_share(spec)
     table = 129_280 * 7_168
     total = 8 * (37e9 - 2 * table) + 6 * table + 53.54e9 - 4 * 4 * 61 * 2048 * (24576 - 20480)
     assert total == pytest.approx(332.08e9, rel=1e-3)
-    assert share == pytest.approx(4 * 2 * 3 * 7168 * 2048 * 58 / total, rel=0.01)
+    total += 8 * 585_304_064 + 6 * (2 * 7168**2 + table) + 4 * 4 * 2048 * 20480
+    assert total == pytest.approx(343.61e9, rel=1e-3)
+    assert share == pytest.approx(4 * 2 * 3 * 7168 * 2048 * 59 / total, rel=0.01)
     assert shared_expert_flops_share(parse_workload_spec(moe_spec("qwen3-30b-a3b", 8))) == 0.0
 
 

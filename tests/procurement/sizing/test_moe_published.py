@@ -68,11 +68,12 @@ GPT_OSS_120B = {
     "vocab_size": 201088,
 }
 # Qwen3-235B-A22B (Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden 4,096, 64 heads of 128, 4 KV heads,
-# 128 experts of 1,536, top-8, vocabulary 151,936).
+# 128 experts of 1,536, top-8, vocabulary 151,936). moe43: Qwen's 22.2B active counts the input embedding
+# table (151,936 x 4,096 = 0.622e9), which params.active_params leaves out (a lookup): stated 22.2e9 - 0.622e9.
 QWEN3_235B = {
     "name": "qwen3-235b-a22b",
     "params": 235.1e9,
-    "params_active": 22.2e9,
+    "params_active": 22.2e9 - 151936 * 4096,
     "num_layers": 94,
     "hidden_size": 4096,
     "num_attention_heads": 64,
@@ -84,6 +85,11 @@ QWEN3_235B = {
     "experts_per_token": 8,
     "vocab_size": 151936,
 }
+# moe43: stated with its multi-head latent attention (deepseek-ai/DeepSeek-V2 config.json, search-index file
+# 1252603174: q_lora_rank 1,536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128),
+# no longer as plain attention of head_dim 128: the attention core is heads x (192 + 128) / 2 a token and
+# position, 25% more than 128 x 128. DeepSeek's 21B activated leaves out the input embedding lookup, as
+# params.active_params does.
 DEEPSEEK_V2 = {
     "name": "deepseek-v2",
     "params": 236e9,
@@ -92,7 +98,11 @@ DEEPSEEK_V2 = {
     "hidden_size": 5120,
     "num_attention_heads": 128,
     "num_key_value_heads": 128,
-    "head_dim": 128,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
     "intermediate_size": 12288,
     "moe_intermediate_size": 1536,
     "num_experts": 160,
@@ -195,6 +205,9 @@ def test_fine_grained_fit_points_are_within_15_percent():
     # b200x: the GB200 pays the card-independent seconds whole (it had divided them by its 2.2 measured ratio) and
     # its recipe's HybridEP pays 0.55 of them (moe_hybridep_fixed_share, fitted on this row and its 26.02 rerun):
     # Qwen3-30B GB200 -0.9% -> +4.5%; DeepSeek-V2 +6.0%, GPT-OSS H100 +6.7%, Qwen3-235B B200 +2.2% unchanged
+    # moe43: DeepSeek-V2 stated with its MLA fields, the stated active counts read without the input lookup, and the
+    # bytes and card-independent seconds refitted (217.5 B, 1.64 + 0.205 ms), then the fp8 joint fit: DeepSeek-V2
+    # -1.9%, GPT-OSS H100 -0.8%, Qwen3-235B B200 +1.0%, Qwen3-30B GB200 +1.8%
     gaps = _gaps()
     for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200", "qwen3-30b gb200"):
         assert abs(gaps[name]) <= 0.10, gaps
@@ -234,7 +247,8 @@ def test_gpt_oss_120b_on_b200_ep64_2602():
 # (Mixtral on EP 8: one local expert, 2.25 ms a layer instead of 6).
 @pytest.mark.xfail(
     strict=True,
-    reason="Mixtral 8x7B BF16 on 64 H100 (MCore v0.9): 468 TFLOPS a GPU, 47% of the BF16 peak; the engine "
+    reason="moe43: -30.0% (was -30.1%) after the MoE constants' refit; the diagnosis below stands. "
+    "Mixtral 8x7B BF16 on 64 H100 (MCore v0.9): 468 TFLOPS a GPU, 47% of the BF16 peak; the engine "
     "gives -19% before any MoE cost (the dense 40% Hopper default is below Megatron's tuned runs) and -37% "
     "with it (moe27: 125 B a routed element and 6 ms a layer and micro-batch cost its 14,336-wide experts at "
     "MBS 1 about a fifth; -29% with moe26's 380 B alone)",
@@ -254,14 +268,16 @@ def test_qwen3_30b_factor_by_hand():
     # moe42: the input embedding is a lookup (2.495e10 - 1.867e9 = 2.308e10 FLOPs a token: 29.0%, 1.2902) and the
     # constants refitted: 205 B x 0.73 = 35.1 us, 48 x (1.8 + 16 x 0.225 = 5.4 ms) / 8,192 = 31.6 us, 48 x 8 x
     # 162.5 ns = 62.4 us. int42: mfu_fp8_linears_hopper 0.425 -> 0.42 and moe_routed_bytes_fp8_share 0.73 -> 0.76,
-    # refitted jointly on their ten rows after the count fix: 205 B x 0.76 = 36.6 us.
+    # refitted jointly on their ten rows after the count fix: 205 B x 0.76 = 36.6 us. moe43 (the MoE constants refitted
+    # on their four rows, then the fp8 share on its ten): 217.5 B x 0.75 = 38.3 us, 48 x (1.64 + 16 x 0.205 = 4.92
+    # ms) / 8,192 = 28.8 us.
     spec = megatron("qwen3-30b-a3b", 16, 1, 2, vp=24, ep=8, micro_batch=2, global_batch=512, precision="fp8")
-    overhead = 48 * 8 * 2048 * MOE_ROUTED_BYTES.value * 0.76 / (H100.memory_bandwidth_gbps * 1e9)
+    overhead = 48 * 8 * 2048 * MOE_ROUTED_BYTES.value * 0.75 / (H100.memory_bandwidth_gbps * 1e9)
     overhead += 48 * (MOE_LAYER_FIXED_SECONDS.value + 16 * MOE_LOCAL_EXPERT_SECONDS.value) / (4096 * 2)
     overhead += 48 * (4096 * 2 * 8) * MOE_HOPPER_FP8_ROUTED_COPY_SECONDS.value / (4096 * 2)
     dense = 0.42 / 1.2902
     flops = training_flops_per_token(spec) / (1979e12 * dense)
-    assert overhead == pytest.approx(36.6e-6 + 31.6e-6 + 62.4e-6, rel=0.01)
+    assert overhead == pytest.approx(38.3e-6 + 28.8e-6 + 62.4e-6, rel=0.01)
     assert moe_efficiency_factor(spec, H100, dense) == pytest.approx(flops / (flops + overhead), rel=1e-6)
     assert default_mfu(spec, H100) == pytest.approx(dense * flops / (flops + overhead), rel=1e-4)
 
@@ -330,10 +346,10 @@ def test_hybridep_drops_the_hopper_fp8_cost_and_part_of_the_fixed_cost():
     assert hopper_fp8_expert_seconds(hybridep, H100) == 0.0
     assert tokens_per_gpu(hybridep, H100) > tokens_per_gpu(deepep, H100)
     # b200x (was "where that cost is not charged HybridEP sizes as DeepEP"): the fused dispatch also pays
-    # moe_hybridep_fixed_share (0.55; moe42: 0.27) of the 6 ms (moe42: 5.4 ms) a layer and micro-batch, on every
-    # card and precision
+    # moe_hybridep_fixed_share (0.55; moe42: 0.27) of the 6 ms (moe42: 5.4 ms; moe43: 4.92 ms) a layer and
+    # micro-batch, on every card and precision
     assert moe_fixed_seconds(hybridep) == pytest.approx(0.27 * moe_fixed_seconds(deepep))
-    assert moe_fixed_seconds(deepep) == pytest.approx(1.8e-3 + 16 * 0.225e-3)
+    assert moe_fixed_seconds(deepep) == pytest.approx(1.64e-3 + 16 * 0.205e-3)
     assert tokens_per_gpu(hybridep, B200) > tokens_per_gpu(deepep, B200)
     bf16 = dataclasses.replace(QWEN3_30B_H100_2511, precision="bf16")
     assert tokens_per_gpu(_dispatched(bf16, "hybridep"), H100) > tokens_per_gpu(
