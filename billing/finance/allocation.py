@@ -1,4 +1,7 @@
-"""Showback: the GPU cost no team carries, allocated to teams by a chosen rule (plain pandas, no ORM).
+"""Showback: the GPU cost no team carries, allocated to teams by a chosen rule (no ORM).
+
+The per-team sums are SQL (storage/allocation_sql.py, run by DuckDB over the bill or over frames in
+memory); this module applies the rule to their few lines.
 
 Two pools are allocated (docs/billing.md, "Allocation"):
 - **shared**: GPU spend (usage and unused commitments, as the review counts it) of rows with no team tag;
@@ -15,18 +18,20 @@ Amounts are integer micro-units apportioned by largest remainder, so the lines a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from billing.choices import AllocationRule
-from billing.review.engine import text_category
+from billing.storage.allocation_frames import TeamSum, frame_row_idle, frame_team_sums
 from gpuledger.errors import InputError
 
 RULES = tuple(AllocationRule.values)  # proportional, even, unallocated
 DEFAULT_RULE = "proportional"
 UNALLOCATED = "(unallocated)"
+SUMS = ("effective_micros", "idle_micros", "gpu_hours_micros")
 
 
 class AllocationError(InputError):
@@ -62,68 +67,50 @@ def check_rule(rule: str) -> str:
     return rule
 
 
-def mean_utilization_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame | None) -> np.ndarray:
-    """Each row's mean utilization (0-100) over its resource's samples in [start, end); NaN where there
-    are none. Only the rows of resources with samples are searched: twice each, in the samples sorted by
-    (resource, time) with running sums, instead of joining every row to every sample of its resource."""
-    result = np.full(len(gpu), np.nan)
-    if utilization is None or utilization.empty or gpu.empty:
-        return result
-    rows = text_category(gpu["resource_id"])
-    names, row_codes = rows.categories, rows.codes.astype(np.int64)
-    sample_codes = pd.Index(names).get_indexer(utilization["resource_id"].astype(object)).astype(np.int64)
-    known = sample_codes >= 0
-    sample_ns = pd.DatetimeIndex(utilization["hour"]).as_unit("ns").asi8[known]
-    sample_codes, values = sample_codes[known], utilization["utilization_pct"].to_numpy(float)[known]
-    sampled = np.zeros(len(names), dtype=bool)
-    sampled[sample_codes] = True
-    positions = np.flatnonzero((row_codes >= 0) & sampled[np.maximum(row_codes, 0)])
-    row_codes = row_codes[positions]
-    row_start = pd.DatetimeIndex(gpu["charge_period_start"]).as_unit("ns").asi8[positions]
-    row_end = pd.DatetimeIndex(gpu["charge_period_end"]).as_unit("ns").asi8[positions]
-    times = np.unique(np.concatenate([sample_ns, row_start, row_end]))
-    width = len(times) + 1
-    keys = sample_codes * width + np.searchsorted(times, sample_ns)
-    order = np.argsort(keys, kind="stable")
-    keys, running = keys[order], np.concatenate([[0.0], np.cumsum(values[order])])
-    first = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_start), side="left")
-    past = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_end), side="left")
-    counts = past - first
-    hit = counts > 0
-    result[positions[hit]] = (running[past[hit]] - running[first[hit]]) / counts[hit]
-    return result
+def _lines(rows: pd.DataFrame, *, unused: bool) -> pd.DataFrame:
+    """allocation_sql.ALLOCATION_READ of GPU usage rows (`unused`: unused commitments) already picked by
+    scope: their scope columns set to say so, whatever the frame has."""
+    columns = {name: rows[name] for name in ("charge_period_start", "charge_period_end", "effective_micros")}
+    for name in ("resource_id", "team", "currency"):
+        columns[name] = rows[name].astype(object) if name in rows else ""
+    columns["gpu_hours_micros"] = rows["gpu_hours_micros"] if "gpu_hours_micros" in rows else 0
+    scope = {"charge_category": "usage", "gpu": "gpu", "commitment_status": "unused" if unused else ""}
+    return pd.DataFrame(columns | scope, index=rows.index)
 
 
 def idle_micros_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame | None) -> np.ndarray:
-    """Effective cost × (1 − mean utilization) per row; 0 for rows of resources without samples."""
-    mean = mean_utilization_per_row(gpu, utilization)
-    cost = gpu["effective_micros"].to_numpy(np.int64)
-    idle_share = np.where(np.isnan(mean), 0.0, 1.0 - np.clip(mean, 0, 100) / 100)
-    return np.rint(cost * idle_share).astype(np.int64)
+    """Effective cost × (1 − mean utilization of the resource's samples in the row's [start, end)) per
+    GPU usage row; 0 for rows of resources without samples (allocation_sql.ROW_IDLE, in DuckDB)."""
+    if gpu.empty:
+        return np.zeros(0, dtype=np.int64)
+    return frame_row_idle(_lines(gpu, unused=False), utilization)
 
 
 def team_usage(
     gpu_usage: pd.DataFrame, unused: pd.DataFrame, utilization: pd.DataFrame | None
 ) -> pd.DataFrame:
-    """Per team label ("" for untagged): effective cost, idle cost and GPU-hours, in micro-units."""
-    usage = pd.DataFrame(
-        {
-            "team": gpu_usage["team"].astype(object).to_numpy(),
-            "effective_micros": gpu_usage["effective_micros"].to_numpy(np.int64),
-            "idle_micros": idle_micros_per_row(gpu_usage, utilization),
-            "gpu_hours_micros": gpu_usage["gpu_hours_micros"].to_numpy(np.int64),
-        }
+    """Per team label ("" for untagged): effective cost, idle cost and GPU-hours, in micro-units, of
+    frames in memory (allocation_sql.TEAM_SUMS in DuckDB; the review reads its sums straight from the
+    bill: duckdb_allocation.dataset_team_sums)."""
+    lines = pd.concat([_lines(gpu_usage, unused=False), _lines(unused, unused=True)], ignore_index=True)
+    return per_team_frame(frame_team_sums(lines, utilization))
+
+
+def per_team_frame(sums: Iterable[TeamSum]) -> pd.DataFrame:
+    """TEAM_SUMS' lines (team, currency, month, effective, idle, GPU-hours), already in one currency,
+    added up per team: allocate()'s input, indexed by team, sorted."""
+    totals: dict[str, list[int]] = {}
+    for team, _currency, _month, effective, idle, gpu_hours in sums:
+        line = totals.setdefault(team, [0, 0, 0])
+        line[0], line[1], line[2] = line[0] + effective, line[1] + idle, line[2] + gpu_hours
+    names = sorted(totals)
+    frame = pd.DataFrame(
+        [totals[name] for name in names],
+        columns=list(SUMS),
+        index=pd.Index(names, name="team"),
+        dtype=np.int64,
     )
-    commitments = pd.DataFrame(
-        {
-            "team": unused["team"].astype(object).to_numpy(),
-            "effective_micros": unused["effective_micros"].to_numpy(np.int64),
-            "idle_micros": np.zeros(len(unused), np.int64),
-            "gpu_hours_micros": np.zeros(len(unused), np.int64),
-        }
-    )
-    both = pd.concat([usage, commitments], ignore_index=True) if len(commitments) else usage
-    return both.groupby("team", sort=True)[["effective_micros", "idle_micros", "gpu_hours_micros"]].sum()
+    return frame
 
 
 def apportion(amount: int, weights: list[int]) -> list[int]:

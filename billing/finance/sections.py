@@ -14,7 +14,7 @@ from django.urls import reverse
 from billing.choices import SpendScope
 from billing.finance import anomalies
 from billing.finance import selectors as finance_selectors
-from billing.finance.allocation import DEFAULT_RULE, AllocationError, allocate, team_usage
+from billing.finance.allocation import DEFAULT_RULE, AllocationError, allocate, per_team_frame
 from billing.finance.budgets import FORECAST_METHOD, budget_status
 from billing.models import BudgetAlert
 from billing.review.engine import (
@@ -31,7 +31,9 @@ from billing.review.engine import (
     unattributed_mask,
     with_attribution,
 )
+from billing.review.fx_months import rate_of
 from billing.review.selectors import review_fx, review_fx_months
+from billing.storage.allocation_frames import TeamSum
 from procurement.costing.values import round_money
 
 # the budgets' burn: GPU usage and the unused commitments of GPU instance types (gpu_rows on rows read
@@ -64,11 +66,12 @@ def next_month(month: dt.date) -> dt.date:
     return (month.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
 
 
-def allocation_section(frame: pd.DataFrame, request: ReviewRequest, utilization: pd.DataFrame | None) -> dict:
-    period = _filtered(_in_period(frame, request.start, request.end), request)
-    usage_mask, unused_mask = scope_masks(period)
-    usage = _converted(period[usage_mask], request)
-    per_team = team_usage(usage, _converted(period[unused_mask], request), utilization)
+def allocation_section(request: ReviewRequest, utilization: pd.DataFrame | None) -> dict:
+    """The `allocation` section: the per-team sums from SQL over the bill (finance_selectors.allocation_sums,
+    the team scope and the filters in its WHERE), converted, then the rule applied to them."""
+    per_team = per_team_frame(
+        converted_team_sums(finance_selectors.allocation_sums(request, utilization), request)
+    )
     rule, note = request.allocation or DEFAULT_RULE, ""
     try:
         result = allocate(per_team, rule)
@@ -98,6 +101,23 @@ def allocation_section(frame: pd.DataFrame, request: ReviewRequest, utilization:
         "unallocated_cost": money(result.unallocated_micros, currency),
         "teams": teams,
     }
+
+
+def converted_team_sums(sums: list[TeamSum], request: ReviewRequest) -> list[TeamSum]:
+    """The lines of allocation_sql.TEAM_SUMS in the review currency: each line's effective and idle cost
+    at its charge month's rate, rounded to the micro-unit (half to even, as engine._converted rounds);
+    a line of a month without a rate is left out, as the review leaves its rows out (and warns)."""
+    found = []
+    for team, currency, month, effective, idle, gpu_hours in sums:
+        rate = rate_of(request, currency, month)
+        if rate is None:
+            continue
+        if rate != 1:
+            effective, idle = (
+                int((Decimal(value) * rate).to_integral_value()) for value in (effective, idle)
+            )
+        found.append((team, request.currency, month, effective, idle, gpu_hours))
+    return found
 
 
 def under_commitment(rows: pd.DataFrame) -> np.ndarray:
@@ -388,7 +408,7 @@ def finance_review(frame: pd.DataFrame, request: ReviewRequest, utilization: pd.
     """The keys the review gains (docs/billing.md): `allocation`, `budgets`, `anomalies`."""
     months = budget_months(request.start, request.end)
     return {
-        "allocation": allocation_section(frame, request, utilization),
+        "allocation": allocation_section(request, utilization),
         "budgets": [
             state
             for state in budget_states(months, request.allowed_teams, review=request, read=frame)

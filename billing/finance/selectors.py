@@ -16,6 +16,8 @@ from billing.models import BillingImportFile, Budget, DailySpend
 from billing.review import selectors
 from billing.review.engine import UNTAGGED
 from billing.storage import review_sql
+from billing.storage.allocation_frames import TeamSum
+from billing.storage.duckdb_allocation import dataset_team_sums
 from billing.storage.duckdb_review import dataset_query
 from billing.storage.import_datasets import ImportDatasets, readable_files
 
@@ -37,6 +39,21 @@ def anomaly_driver_rows(days: list[dt.date], allowed_teams: tuple[str, ...] = ()
         selectors.dataset_rows(day, day + dt.timedelta(days=1), allowed_teams, grouped=True) for day in days
     ]
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def allocation_sums(request, utilization: pd.DataFrame | None) -> list[TeamSum]:
+    """The showback's sums (allocation_sql.TEAM_SUMS) of the review period's bill lines, in SQL over the
+    imports' datasets: the granted teams and the review's team, project and provider filters in the
+    WHERE clause, the utilization samples (`utilization`, the period's) joined in the query."""
+    filters = {"team": request.team, "project": request.project, "provider": request.provider}
+    return dataset_team_sums(
+        ImportDatasets(),
+        request.start,
+        request.end,
+        utilization,
+        allowed_teams=request.allowed_teams,
+        filters=filters,
+    )
 
 
 def utilization_between(start: dt.date, end: dt.date) -> pd.DataFrame:

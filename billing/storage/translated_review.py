@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
 from billing.review.engine import BREAKDOWNS
-from billing.storage import review_sql
+from billing.storage import allocation_sql, review_sql
 
 # our name for an engine -> sqlglot's dialect
 DIALECTS = {"duckdb": "duckdb", "athena": "trino", "spark": "spark", "bigquery": "bigquery"}
@@ -97,6 +97,39 @@ def review_sums_with(
         else:
             found[name] = {str(label): (_int(effective), _int(hours)) for label, effective, hours in answer}
     return found
+
+
+def team_sums_statement(
+    start: dt.date,
+    end: dt.date,
+    allowed_teams: Sequence[str] = (),
+    *,
+    rows: str = "spend_rows",
+    samples: str = "samples",
+) -> str:
+    """The showback's sums (allocation_sql.TEAM_SUMS) over the period's rows of `rows` of the granted
+    teams and the utilization samples in `samples` (a table of resource_id, hour, utilization_pct);
+    still DuckDB SQL, for translate()."""
+    scoped = f"(SELECT * FROM {rows} WHERE {scope_condition(start, end, allowed_teams)})"  # noqa: S608 (fixed SQL; literals built by sqlglot)
+    return allocation_sql.team_sums_sql(scoped, samples)
+
+
+def team_sums_with(
+    run: Callable[[str], list[tuple]],
+    engine: str,
+    start: dt.date,
+    end: dt.date,
+    allowed_teams: Sequence[str] = (),
+    *,
+    rows: str = "spend_rows",
+    samples: str = "samples",
+) -> list[tuple[str, str, str, int, int, int]]:
+    """duckdb_allocation.dataset_team_sums' answer from team_sums_statement translated for `engine`."""
+    sql = translate(team_sums_statement(start, end, allowed_teams, rows=rows, samples=samples), engine)
+    return [
+        (str(team), str(currency), str(month), _int(effective), _int(idle), _int(hours))
+        for team, currency, month, effective, idle, hours in run(sql)
+    ]
 
 
 def _int(value) -> int:

@@ -19,8 +19,9 @@ import pytest
 from billing.review import selectors
 from billing.review.service import make_request
 from billing.storage import ParquetSpendStore
+from billing.storage.duckdb_allocation import dataset_team_sums
 from billing.storage.duckdb_review import review_sums
-from billing.storage.translated_review import review_sums_with
+from billing.storage.translated_review import review_sums_with, team_sums_with
 from tests.billing.catalog import import_demo_billing
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db]
@@ -82,3 +83,33 @@ def test_spark_gives_duckdbs_review_sums_on_the_demo_bill_whole_and_in_one_teams
     scoped = review_sums(store, *june, teams)
     assert set(scoped["by_team"]) == set(teams) and list(scoped["by_month"]) == ["2026-06"]
     assert spark_sums(spark, store, *june, teams) == scoped
+
+
+def spark_team_sums(spark, store, start, end, utilization, teams=()):
+    spark.read.parquet(*[str(path) for path in store.files(start, end)]).createOrReplaceTempView("spend_rows")
+    samples = [
+        (str(row.resource_id), row.hour.to_pydatetime(), float(row.utilization_pct))
+        for row in utilization.itertuples()
+    ]
+    schema = "resource_id string, hour timestamp, utilization_pct double"
+    spark.createDataFrame(samples, schema).createOrReplaceTempView("samples")
+    return team_sums_with(
+        lambda sql: [tuple(row) for row in spark.sql(sql).collect()], "spark", start, end, teams
+    )
+
+
+def test_spark_gives_duckdbs_showback_sums_with_the_utilization_join(spark, tmp_path):
+    # the showback's per-team sums (allocation_sql.TEAM_SUMS: the interval join of the utilization
+    # samples, idle rounded half to even per line) translated by sqlglot equal DuckDB's to the micro-unit
+    import_demo_billing(tmp_path, months=2)
+    request = make_request(start=MAY_JUNE[0], end=MAY_JUNE[1])
+    store = ParquetSpendStore(tmp_path / "store")
+    store.write(selectors.spend_frame(request))  # the sampled resources' lines kept as bill lines
+    utilization = selectors.utilization_frame(request)
+    expected = dataset_team_sums(store, *MAY_JUNE, utilization)
+    assert sum(idle for *_, idle, _ in expected) > 0, "the demo bill has idle GPU cost to join"
+    assert spark_team_sums(spark, store, *MAY_JUNE, utilization) == expected
+    teams = sorted({team for team, *_ in expected if team})[:1]
+    scoped = dataset_team_sums(store, *MAY_JUNE, utilization, allowed_teams=teams)
+    assert {team for team, *_ in scoped} == set(teams)
+    assert spark_team_sums(spark, store, *MAY_JUNE, utilization, teams) == scoped

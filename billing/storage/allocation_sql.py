@@ -1,0 +1,137 @@
+"""The showback's sums (finance/allocation.py) as SQL, beside review_sql.py and in its dialect (DuckDB),
+so that translated_review.translate carries them to Spark or Athena unchanged (issue 28, items 1 and 2).
+
+One statement answers, per team label, currency and charge month, the three sums the allocation rule
+needs: the GPU spend's effective cost (usage and unused commitments, as engine.scope_masks reads a
+frame without attribution), the idle part of its usage and its GPU-hours. Python converts each line's
+money at the month's rate and applies the rule to the few lines; no bill line reaches Python.
+
+{rows}: a relation of bill lines (a subquery over an import's Parquet with the period and the team
+scope in its WHERE, or a Spark view, or frames in memory); {samples}: the utilization samples
+(resource_id, hour, utilization_pct) of the period. {rows} is named twice, not made a CTE:
+DuckDB materializes a CTE read more than once (every line of the period) where scans of the files stream.
+"""
+
+from __future__ import annotations
+
+from billing.storage.review_sql import GPU_USAGE
+
+# usage rows with a GPU model and unused commitments of a GPU instance type
+ALLOCATION_SPEND = "gpu <> '' AND (commitment_status = 'unused' OR charge_category = 'usage')"
+# the bill-line columns the statement reads (money and hours as int64 micro-units)
+ALLOCATION_READ = [
+    "charge_period_start",
+    "charge_period_end",
+    "charge_category",
+    "gpu",
+    "commitment_status",
+    "resource_id",
+    "team",
+    "currency",
+    "effective_micros",
+    "gpu_hours_micros",
+]
+# those columns of a dataset's lines: NULL text as '' and NULL amounts as 0, as the engine frame reads them
+ALLOCATION_COLUMNS = {
+    "charge_period_start": "charge_period_start",
+    "charge_period_end": "charge_period_end",
+    "charge_category": "coalesce(charge_category, '')",
+    "gpu": "coalesce(gpu, '')",
+    "commitment_status": "coalesce(commitment_status, '')",
+    "resource_id": "coalesce(resource_id, '')",
+    "team": "coalesce(team, '')",
+    "currency": "coalesce(currency, '')",
+    "effective_micros": "coalesce(effective_micros, 0)",
+    "gpu_hours_micros": "coalesce(gpu_hours_micros, 0)",
+}
+
+# The mean utilization of the samples of a usage row's resource within its charge period [start, end):
+# each distinct (resource, period) of the sampled usage rows contributes its two bounds to the resource's
+# stream of samples, ordered by time with a bound before a sample of the same hour; the running sum and
+# count of the samples at a bound are what lies before it, so a period's samples are the difference at
+# its two bounds (two equality joins, not every row joined to every sample of its resource). The sums are
+# integer micro-percent (the stored samples' two places exactly, in every engine: BIGINT sums are
+# exact and faster than DECIMAL ones), the mean a DOUBLE divided once.
+SAMPLED_PERIODS = (
+    "SELECT DISTINCT resource_id, charge_period_start, charge_period_end FROM {rows} AS usage_rows "  # noqa: S608 (fixed SQL)
+    "WHERE " + GPU_USAGE + " AND resource_id IN (SELECT resource_id FROM {samples} AS sampled)"
+)
+RUNNING = (
+    "OVER (PARTITION BY resource_id ORDER BY bound_at, kind ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+)
+SAMPLE_BOUNDS = (
+    "SELECT DISTINCT resource_id, bound_at, pct_before, samples_before FROM (SELECT resource_id, bound_at, kind, "  # noqa: S608 (fixed SQL)
+    f"sum(pct) {RUNNING} AS pct_before, sum(n) {RUNNING} AS samples_before FROM ("
+    "SELECT resource_id, hour AS bound_at, 1 AS kind, CAST(round(utilization_pct * 1000000) AS BIGINT) AS pct, 1 AS n "
+    "FROM {samples} AS sample_rows UNION ALL SELECT resource_id, charge_period_start AS bound_at, 0 AS kind, "
+    "CAST(0 AS BIGINT) AS pct, 0 AS n FROM periods UNION ALL SELECT resource_id, charge_period_end "
+    "AS bound_at, 0 AS kind, CAST(0 AS BIGINT) AS pct, 0 AS n FROM periods) AS events) AS ran WHERE kind = 0"
+)
+PERIOD_MEANS = (
+    "SELECT periods.resource_id, periods.charge_period_start, periods.charge_period_end, "
+    "CAST(closing.pct_before - opening.pct_before AS DOUBLE) / (CAST(closing.samples_before - "
+    "opening.samples_before AS DOUBLE) * 1000000) "
+    "AS mean_pct FROM periods JOIN bounds AS opening ON opening.resource_id = periods.resource_id AND "
+    "opening.bound_at = periods.charge_period_start JOIN bounds AS closing ON closing.resource_id = periods.resource_id "
+    "AND closing.bound_at = periods.charge_period_end WHERE closing.samples_before > opening.samples_before"
+)
+# idle = effective cost x (1 - mean utilization, clipped to 0..100, / 100), rounded half to even (as
+# numpy's rint: the same in every engine, whatever its own round does with a half)
+IDLE_SHARE = (
+    "(CAST(1 AS DOUBLE) - least(greatest(mean_pct, CAST(0 AS DOUBLE)), CAST(100 AS DOUBLE)) "
+    "/ CAST(100 AS DOUBLE))"
+)
+IDLE_EXACT = f"CAST(effective_micros AS DOUBLE) * {IDLE_SHARE}"
+IDLE_MICROS = (
+    f"CASE WHEN mean_pct IS NULL OR NOT ({GPU_USAGE}) THEN 0 WHEN {IDLE_EXACT} - floor({IDLE_EXACT}) = 0.5 "
+    f"THEN CAST(2 * round({IDLE_EXACT} / 2) AS BIGINT) ELSE CAST(round({IDLE_EXACT}) AS BIGINT) END"
+)
+# each GPU spend row with its idle micro-units (finance/allocation.py idle_micros_per_row); {keys}: the
+# row's columns to keep, by name
+ROW_IDLE = (
+    "WITH periods AS ("  # noqa: S608 (fixed SQL)
+    + SAMPLED_PERIODS
+    + "), bounds AS ("
+    + SAMPLE_BOUNDS
+    + "), means AS ("
+    + PERIOD_MEANS
+    + ") SELECT {keys}, "
+    + IDLE_MICROS
+    + " AS idle_micros FROM (SELECT spend_rows.*, means.mean_pct FROM {rows} AS spend_rows LEFT JOIN means "
+    "ON means.resource_id = spend_rows.resource_id AND means.charge_period_start = "
+    "spend_rows.charge_period_start AND means.charge_period_end = spend_rows.charge_period_end "
+    "WHERE " + ALLOCATION_SPEND + ") AS joined"
+)
+# the showback's sums: per team label ('' untagged), currency and charge month; unused commitments count
+# in the effective cost only (no idle part, no GPU-hours used)
+TEAM_SUMS = (
+    "SELECT team, currency, month, CAST(sum(effective_micros) AS BIGINT) AS effective_micros, "  # noqa: S608 (fixed SQL)
+    "CAST(sum(idle_micros) AS BIGINT) AS idle_micros, CAST(sum(used_gpu_hours_micros) AS BIGINT) AS "
+    "gpu_hours_micros FROM ("
+    + ROW_IDLE.format(
+        keys="team, currency, strftime(charge_period_start, '%Y-%m') AS month, effective_micros, "
+        f"CASE WHEN {GPU_USAGE} THEN gpu_hours_micros ELSE 0 END AS used_gpu_hours_micros",
+        rows="{rows}",
+        samples="{samples}",
+    )
+    + ") AS team_rows GROUP BY team, currency, month ORDER BY team, currency, month"
+)
+# {bill}, {scope}, {unique} as review_sql's readers; {filters}: FILTERS of the review's filters asked
+DATASET_ROWS = (
+    "(SELECT {columns} FROM {bill} AS bill_rows WHERE charge_period_start >= $start AND "  # noqa: S608 (fixed SQL)
+    "charge_period_start < $end {scope} {filters} {unique})"
+)
+FILTERS = {
+    "team": "AND team = $team",
+    "project": "AND project = $project",
+    "provider": "AND provider = $provider",
+}
+
+
+def team_sums_sql(rows: str, samples: str) -> str:
+    """TEAM_SUMS over the relation `rows` and the samples `samples` (DuckDB SQL)."""
+    return TEAM_SUMS.format(rows=rows, samples=samples)
+
+
+def dataset_columns() -> str:
+    return ", ".join(f"{ALLOCATION_COLUMNS[name]} AS {name}" for name in ALLOCATION_READ)
