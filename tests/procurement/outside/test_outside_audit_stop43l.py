@@ -1,0 +1,231 @@
+"""Issue 26, outside audit at stop 43 (aud43l): lora43's eager adapter-kernel term and accel43's Gaudi 2 fp8 split.
+
+Cases of my own choosing that no test of the project had, sized the way `manage.py size` sizes them
+(`size_spec_document`, calibration off). Tolerance: the issue's 15% on speed. Misses are strict xfails with the
+published figure, ours, and the diagnosis.
+
+Sources:
+  [QWEN]   QwenLM/Qwen @03cd81f5e4da6ab60fc8f97f3b8aa1206fdb08a9 README.md "Profiling of Memory and Speed": one
+           A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, FlashAttention 2, HF PEFT, batch 1, gradient accumulation 8,
+           s/it at 256 / 512 / 1,024 / 2,048 / 4,096 / 8,192 tokens. Rows used here, none used by any test before:
+             1.8B LoRA   1.0 / 1.0 / 1.1 / 1.7 / 3.3 / 6.8
+             7B   LoRA   1.2 / 1.5 (256 / 512 only; 1k-8k are lora43's fit rows)
+             14B  LoRA   1.6 / 2.4 (256 / 512 only; same)
+             7B   Q-LoRA 3.0 / 3.0 / 3.5 / 7.0 / 11.6 / 22.3
+             72B  Q-LoRA (one GPU) 27.4 / 31.5 / 41.4 / 59.5 / 97.7 / 179.8
+           Qwen-1.8B config.json: hidden 2,048, 24 layers, 16 heads (no GQA), intermediate_size 11,008 of which
+           QWenMLP uses 11,008 / 2 = 5,504 a projection, vocabulary 151,936.
+  [GAUDI]  intel.com/content/www/us/en/developer/platform/gaudi/model-performance-gaudi2-training.html at SynapseAI
+           1.19.0 (PyTorch 2.5.1): "LLaMA V2 7B | 8 | 4096 | FP8 | 1024 | 70523" tokens/s (1.18: 68,464). The
+           project tests the 13B, 3.1 70B and 3.1 8B rows of 1.19, not this one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.sizing.gpus import gpu_by_slug
+from procurement.sizing.mfu import adapter_kernel_seconds
+from procurement.sizing.spec import parse_workload_spec
+from tests.procurement.outside.test_outside_recommendations import (
+    QWEN_SHAPES,
+    candidate,
+    gaudi2_intel_plan,
+    qwen_lora_spec,
+)
+
+A100 = "a100-sxm4-80gb"
+QWEN_1_8B = {
+    "preset": "llama-2-7b",
+    "num_layers": 24,
+    "hidden_size": 2048,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "intermediate_size": 5504,
+    "vocab_size": 151936,
+    "name": "Qwen-1.8B",
+}
+QWEN_7B = {"preset": "llama-2-7b", "vocab_size": 151936, "name": "Qwen-7B"}  # as lora43's fit models it
+MODELS = {"1.8b": QWEN_1_8B, "7b": QWEN_7B, "14b": QWEN_SHAPES["14b"], "72b": QWEN_SHAPES["72b"]}
+
+
+def tokens_per_second(spec: dict, gpu: str = A100, gpus: int = 1) -> float:
+    report = size_spec_document(spec, [gpu], calibrate=False)
+    return candidate(report, gpu, gpus)["throughput"]["training_tokens_per_second"]
+
+
+def published_tokens_per_second(seq: int, seconds_a_step: float) -> float:
+    return 8 * seq / seconds_a_step  # batch 1 x 8 accumulation on one GPU
+
+
+# The floor the README's shortest rows show: at 256 tokens the 1.8B / 7B / 14B LoRA steps take 1.0 / 1.2 / 1.6 s,
+# 125 / 150 / 200 ms a micro-batch over 24 / 32 / 40 layers = 5.2 / 4.7 / 5.0 ms a layer, the same a layer whatever
+# the width (2,048 to 5,120) while the FLOPs a layer grow 5.6x: a host-side cost a layer (eager HF modules + PEFT,
+# ~5 ms, against lora43's 98 x 31 us = 3.04 ms of adapter kernels only), which the GPU's work hides once it is the
+# longer (a max, not a sum): the 1.8B's 1k step (1.1 s) is 10% above its 256-token floor although its compute at
+# lora43's 0.56 is 0.44 s of it. The engine adds 3.04 ms a layer to the compute (a sum): too little on a narrow
+# model at short lengths, too much on a wide one.
+HOST_FLOOR = (
+    "the README's 256-token LoRA steps put a floor of ~5 ms a layer and micro-batch under every width (1.8B / 7B / "
+    "14B: 5.2 / 4.7 / 5.0 ms; lora43 charges 98 x 31 us = 3.04 ms of adapter kernels only, added to the compute "
+    "where the rows say the larger of the two)"
+)
+QWEN_1_8B_STEPS = {256: 1.0, 512: 1.0, 1024: 1.1, 2048: 1.7, 4096: 3.3, 8192: 6.8}
+NARROW_LONG = (
+    "and at 4k / 8k, where the fixed part is under a quarter of the step (23% / 11%), the 2,048-wide model's compute runs at "
+    "~0.41 of the A100's peak where lora43's fit on 4,096 / 5,120-wide Qwen-7B / 14B gives 0.56: the A100 LoRA row "
+    "carries no width dependence (mfu.width_ceiling does not bind at d 2,048 against 0.56), lora42's width form was "
+    "left out, and the row's scoping to 'the A100' is a scoping to 7B-14B widths"
+)
+QWEN_1_8B_MISSES = {
+    256: f"ours 2,971 tokens/s against 2,048 (+45.1%; step 0.69 s against 1.0): {HOST_FLOOR}",
+    512: f"ours 5,136 against 4,096 (+25.4%; step 0.80 s against 1.0): {HOST_FLOOR}",
+    4096: f"ours 12,785 against 9,930 (+28.8%; step 2.56 s against 3.3): UNEXPLAINED in the engine's terms, {NARROW_LONG}",
+    8192: f"ours 12,725 against 9,638 (+32.0%; step 5.15 s against 6.8): same, {NARROW_LONG}",
+}
+
+
+@pytest.mark.parametrize(
+    "seq",
+    [
+        pytest.param(seq, marks=pytest.mark.xfail(strict=True, reason=QWEN_1_8B_MISSES[seq]))
+        if seq in QWEN_1_8B_MISSES
+        else seq
+        for seq in QWEN_1_8B_STEPS
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_1_8b_lora_on_one_a100_at_the_readmes_speed(seq, bundled_catalog):
+    # Held out of lora43 (never fitted): the narrowest model of the same table, where a per-layer fixed cost weighs
+    # most. 1k +7.7% and 2k +13.5% pass.
+    published = published_tokens_per_second(seq, QWEN_1_8B_STEPS[seq])
+    assert tokens_per_second(qwen_lora_spec(QWEN_1_8B, seq, 1)) == pytest.approx(published, rel=0.15)
+
+
+QWEN_SHORT_STEPS = {("7b", 256): 1.2, ("7b", 512): 1.5, ("14b", 256): 1.6, ("14b", 512): 2.4}
+QWEN_SHORT_MISSES = {
+    ("7b", 512): f"ours 2,299 tokens/s against 2,731 (-15.8%; step 1.78 s against 1.5): {HOST_FLOOR}",
+    ("14b", 256): f"ours 1,068 against 1,280 (-16.6%; step 1.92 s against 1.6): {HOST_FLOOR}",
+    ("14b", 512): f"ours 1,425 against 1,707 (-16.5%; step 2.87 s against 2.4): {HOST_FLOOR}",
+}
+
+
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        pytest.param(*key, marks=pytest.mark.xfail(strict=True, reason=QWEN_SHORT_MISSES[key]))
+        if key in QWEN_SHORT_MISSES
+        else key
+        for key in QWEN_SHORT_STEPS
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_lora_short_sequences_on_one_a100(size, seq, bundled_catalog):
+    # The fit models' shortest rows, left out of lora43's fit (1k-8k) and of every test: the lengths where the per-layer
+    # term is the largest share of the step. 7B at 256: -6.0%, passes.
+    published = published_tokens_per_second(seq, QWEN_SHORT_STEPS[(size, seq)])
+    assert tokens_per_second(qwen_lora_spec(MODELS[size], seq, 1)) == pytest.approx(published, rel=0.15)
+
+
+# Q-LoRA on the same card, stack and table. The engine prices it at the A100's card default with a 30% proportional
+# dequantization overhead (assumptions.qlora_dequant_overhead, "estimate") and without lora43's term. The README's
+# Q-LoRA minus LoRA step, same model and length, is a fixed cost a micro-batch, not a share: 7B 1.8 / 1.5 / 0.7 / 1.8
+# / 1.5 / 1.0 s a step from 256 to 8k (~190 ms a micro-batch), 14B 3.7 / 3.9 / 3.8 / 3.4 / 3.1 / 2.3 s (~440 ms): ~30
+# ms a micro-batch per billion NF4 weights (dequantized for the forward, the recomputed forward and the backward),
+# whatever the length. At 8k that is +5% on the 7B (22.3 against 21.3 s) where the engine charges +30% and a lower
+# efficiency (its 7B Q-LoRA step 34.7 s against its LoRA step 19.9 s, 1.75x; the README's 1.05x).
+QWEN_QLORA_STEPS = {
+    ("7b", 1024): 3.5,
+    ("7b", 2048): 7.0,
+    ("7b", 4096): 11.6,
+    ("7b", 8192): 22.3,
+    ("72b", 256): 27.4,
+    ("72b", 1024): 41.4,
+    ("72b", 8192): 179.8,
+}
+DEQUANT_FIXED = (
+    "the Q-LoRA dequantization is a fixed cost a micro-batch (~30 ms per billion NF4 weights on this A100, from the "
+    "README's Q-LoRA minus LoRA steps of the 7B and 14B), which the engine charges as 30% of the step on top of the "
+    "card default instead of the LoRA row it has for this card and stack"
+)
+QWEN_QLORA_MISSES = {
+    ("7b", 4096): f"ours 2,060 tokens/s against 2,825 (-27.1%): {DEQUANT_FIXED}",
+    ("7b", 8192): f"ours 1,886 against 2,939 (-35.8%): {DEQUANT_FIXED}",
+    ("72b", 256): (
+        "ours step 9.2 s against 27.4 (+199% tokens/s): the fixed dequantization (~30 ms per billion weights x ~70e9 "
+        f"= ~2.1 s a micro-batch, ~17 s a step) dominates the short 72B step and the engine's share of a small "
+        f"step leaves it out: {DEQUANT_FIXED}"
+    ),
+    ("72b", 8192): f"ours step 322 s against 179.8 (-44.2% tokens/s): {DEQUANT_FIXED}",
+}
+
+
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        pytest.param(*key, marks=pytest.mark.xfail(strict=True, reason=QWEN_QLORA_MISSES[key]))
+        if key in QWEN_QLORA_MISSES
+        else key
+        for key in QWEN_QLORA_STEPS
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_qlora_on_one_a100_at_the_readmes_speed(size, seq, bundled_catalog):
+    # Passing: 7B 1k -5.5%, 2k -7.7%; 72B 1k +11.7% (the two errors cross there).
+    spec = qwen_lora_spec(MODELS[size], seq, 1) | {"task": "qlora"}
+    published = published_tokens_per_second(seq, QWEN_QLORA_STEPS[(size, seq)])
+    assert tokens_per_second(spec) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_gaudi2_llama2_7b_at_synapseai_1_19(bundled_catalog):
+    # [GAUDI] 1.19: 70,523 tokens/s on 8 HPU (the 1.18 figure, 68,464, is the project's held-out check of accel43's
+    # split). Ours 62,319.5 (-11.6%): inside, and further out than at 1.18 (-9.0%); before accel43's split the
+    # engine gave 66,434.9 (-5.8% here). By hand (data parallel, no TP traffic): fp8 linears 6 x 6.477e9 FLOPs a
+    # token / (8 x 0.51 x 865e12) = 11.01 us, bf16 output layer 6 x 0.131e9 + causal attention 3 x 1.074e9 =
+    # 4.008e9 / (8 x 0.23 x 432e12) = 5.04 us: 16.05 us a token, 62,300 tokens/s (the engine charges no recompute
+    # of the attention core under selective checkpointing on this row; with it, 57,460, -18.5%).
+    spec = gaudi2_intel_plan("llama-2-7b", 8, 1, 1, 4096, 2, 1024)
+    assert tokens_per_second(spec, "gaudi2", 8) == pytest.approx(70_523, rel=0.15)
+
+
+# --- Defects pinned (not published cases): one software stack, different answers by card -------------------------
+# lora43 charges the eager adapter kernels only where the card's efficiency is ADAPTER_KERNEL_ROWS' measured row
+# (the A100 80GB SXM). The cost is the host's (it does not scale with the GPU; the README's floor above is the same a
+# layer at every width), so the same HF PEFT run on an A100 PCIe 80GB (the same GA100 die and 312 TFLOPS), an
+# H100 or an L40S gets none of it, with their card defaults fitted on fused stacks. The engine's Qwen-7B LoRA
+# (README settings) on the A100 PCIe over the A100 SXM: step 0.63x at 256 tokens (the PCIe "faster"), 1.16x at 1k,
+# 1.54x at 8k; H100 SXM over A100 SXM: 6.4x faster at 256 tokens, 3.5x at 1k, 2.6x at 8k, where the host floor
+# alone (~5 ms a layer, 1.28 s a step at 256 tokens) caps an eager H100 near the A100's step at short lengths.
+SAME_STACK = (
+    "lora43 scopes a host-side cost to one card's measured row (mfu.ADAPTER_KERNEL_ROWS): the same eager PEFT spec "
+    "pays 31 us an adapter kernel on the A100 SXM and 0 on the A100 PCIe, H100 and L40S; the spec has no field for "
+    "the adapter implementation (peft eager / fused / compiled) that would carry it to every card"
+)
+
+
+def _lora_spec_object():
+    return parse_workload_spec(qwen_lora_spec(QWEN_7B, 1024, 1))
+
+
+@pytest.mark.xfail(strict=True, reason=SAME_STACK)
+@pytest.mark.parametrize("gpu", ["a100-pcie-80gb", "h100-sxm5-80gb", "l40s"])
+@pytest.mark.django_db
+def test_the_same_peft_stack_pays_the_same_host_time_on_every_card(gpu, bundled_catalog):
+    spec = _lora_spec_object()
+    assert adapter_kernel_seconds(spec, gpu_by_slug(gpu)) == adapter_kernel_seconds(spec, gpu_by_slug(A100))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="A100 PCIe 80GB over A100 SXM 80GB, Qwen-7B LoRA at the README's settings: ours step 0.63x at 256 tokens "
+    "and 1.54x at 8k for the same GA100 die and 312 TFLOPS (300 W against 400 W explains ~10-15%, not a reversal "
+    f"by length): {SAME_STACK}, and the SXM's 0.56 was fitted with it where the PCIe keeps the 0.40 default",
+)
+@pytest.mark.parametrize("seq", [256, 8192])
+@pytest.mark.django_db
+def test_a100_pcie_and_sxm_run_the_same_lora_within_25_percent(seq, bundled_catalog):
+    spec = qwen_lora_spec(QWEN_7B, seq, 1)
+    ratio = tokens_per_second(spec, A100) / tokens_per_second(spec, "a100-pcie-80gb")
+    assert 1.0 <= ratio <= 1.25
