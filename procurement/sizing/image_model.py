@@ -341,6 +341,40 @@ def _detr_cost_at(slug: str, height: float, width: float) -> Cost:
     return detr_cost(image_preset(slug)["detector"], height, width)
 
 
+# A ViT trained under torch.autocast (16-bit precision with fp32 master weights: AMP) keeps two kinds of
+# tensors wider than its 16-bit compute. PyTorch's autocast op reference (docs 'CUDA Ops that can autocast to
+# float32', unchanged from 1.6 to 2.x; aten/src/ATen/autocast_mode.cpp) runs softmax and layer_norm in fp32.
+# (1) Eager attention (PyTorch 1.13's F.multi_head_attention_forward for torchvision's nn.MultiheadAttention
+# in training; timm 0.6's Attention.forward: q @ k.T, softmax, @ v): softmax's backward keeps its fp32
+# output (4 B) and the attn @ v bmm keeps the fp16 copy autocast makes of it (2 B): 6 B an element, not 2.
+# (2) The residual stream is fp32: torchvision's class-token cat (promote list) and timm's / torchvision's
+# fp32 position-embedding add lift the fp16 patch embedding, and each block adds its fp16 branch output to
+# it, so both pre-norms keep fp32 inputs (4 B); the norms' fp32 outputs are cast to 16 bits for the next
+# linear, which keeps that copy. Source of the class: FlagPerf's torchvision vit_b_16 AMP run (batch 256, one
+# A100-40GB, PyTorch 1.13: 29.4 GiB; tests/procurement/outside/test_outside_audit_stop43v.py).
+AUTOCAST_EAGER_SCORE_SAVED_BYTES = 6.0
+AUTOCAST_RESIDUAL_BYTES = 4.0
+
+
+def autocast_vit_training(spec) -> bool:
+    """A ViT classifier trained in fp16 or bf16 with fp32 master weights: torch.autocast (AMP)."""
+    return (
+        spec.is_training
+        and spec.model.image_arch is not None
+        and spec.model.image_arch.family == "vision"
+        and spec.precision in ("fp16", "bf16")
+        and spec.master_weights_fp32
+    )
+
+
+def _autocast_residual_elements(spec, cost: Cost) -> float:
+    """Elements a sample keeps from a ViT's fp32 residual stream: the pre-norms' inputs, or under full
+    recomputation the blocks' inputs and one block's norms."""
+    if spec.gradient_checkpointing == "full" and cost.largest_block_saved:
+        return cost.checkpoint_inputs + cost.norm_inputs / max(cost.blocks, 1)
+    return cost.norm_inputs
+
+
 def training_activation_bytes(spec, flash: bool) -> float:
     cost = training_memory_cost(spec)
     samples = spec.micro_batch_size * samples_per_image(spec)
@@ -354,8 +388,28 @@ def training_activation_bytes(spec, flash: bool) -> float:
     if spec.image.train_text_encoder:
         encoder = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
     element = activation_bytes_per_element(spec)
-    layers = samples * (per_sample * element + scores * element + encoder * element)
+    score_bytes, widened = element, 0.0
+    if autocast_vit_training(spec):
+        score_bytes = AUTOCAST_EAGER_SCORE_SAVED_BYTES
+        widened = (AUTOCAST_RESIDUAL_BYTES - element) * _autocast_residual_elements(spec, cost)
+    layers = samples * (per_sample * element + scores * score_bytes + encoder * element + widened)
     return layers + detector_loss_bytes(spec)
+
+
+def memory_notes(spec) -> list[str]:
+    """The image network's saved-activation choices that a reader needs to check an answer, in words."""
+    if not autocast_vit_training(spec):
+        return []
+    notes = [
+        "AMP (torch.autocast) ViT training: the residual stream is fp32, so each block's two LayerNorm "
+        "inputs are kept at 4 bytes an element"
+    ]
+    if not spec.flash_attention:
+        notes.append(
+            "eager attention under autocast: softmax runs in fp32 and keeps its fp32 output plus the 16-bit "
+            "copy the attention-times-values matmul takes, 6 bytes a score element"
+        )
+    return notes
 
 
 def detector_anchors(side: int) -> float:

@@ -31,6 +31,7 @@ class Cost:
     largest_block_saved: float = 0.0  # recompute peak with checkpointing
     eager_scores_saved: float = 0.0  # softmax elements kept by eager attention (all layers)
     largest_scores: float = 0.0  # one attention's softmax elements (eager inference transient)
+    norm_inputs: float = 0.0  # LayerNorm inputs among `saved` (a ViT's residual stream; fp32 under autocast)
     attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
     conv_macs: float = 0.0  # the convolutions' share of `macs` (cuDNN: TF32 under fp32 by default)
     # convolution weights by kernel (4-D tensors: an optimizer that factors by shape, Adafactor, keeps
@@ -295,6 +296,7 @@ def encoder_cost(config: dict, tokens: float) -> Cost:
         macs = (attn + mlp) * tokens + attention
         saved = (4 * h + 5 * q_width + (3 if config.get("gated") else 2) * ffn) * tokens
         cost.block(attn + mlp + 4 * h, macs, saved, h * tokens, config["heads"] * tokens * tokens, attention)
+        cost.norm_inputs += 2 * h * tokens  # the two pre-norms' inputs: the residual stream
     cost.params += (
         config.get("vocab", 0) * h + config.get("patch", 0) ** 2 * 3 * h + config.get("classes", 0) * h
     )

@@ -498,7 +498,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
         "training_stack": spec.training_stack,
-        "memory_assumptions": memory_assumptions(spec),
+        "memory_assumptions": memory_assumptions(spec) + image_model.memory_notes(spec),
         "parallelism": {
             "gpus": spec.parallelism.gpus,
             "zero_stage": spec.parallelism.zero_stage,
