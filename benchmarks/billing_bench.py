@@ -330,14 +330,22 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--formats", default="csv,parquet", help="csv, parquet or both (comma-separated)")
+    parser.add_argument(
+        "--files",
+        default="",
+        help="a folder for the input files (focus.csv, focus.parquet): written there when missing, else reused "
+        "as they are (the same --rows: make_frame's seed is fixed), so that two trees' runs read the same files",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="billing-bench-") as folder:
         db_path = os.path.join(folder, "bench.sqlite3")
         os.environ["BILLING_DATASET_DIR"] = os.path.join(folder, "datasets")
         started = time.perf_counter()
-        csv_path, parquet_path = os.path.join(folder, "focus.csv"), os.path.join(folder, "focus.parquet")
-        # in a process of its own: each phase is forked from this one, whose memory it would inherit
-        run(lambda queue: (write_files(args.rows, csv_path, parquet_path), queue.put({})))
+        files = args.files or folder
+        csv_path, parquet_path = os.path.join(files, "focus.csv"), os.path.join(files, "focus.parquet")
+        if not (args.files and os.path.exists(csv_path) and os.path.exists(parquet_path)):
+            # in a process of its own: each phase is forked from this one, whose memory it would inherit
+            run(lambda queue: (write_files(args.rows, csv_path, parquet_path), queue.put({})))
         print(
             f"rows: {args.rows:,} (files written in {time.perf_counter() - started:.1f} s; "
             f"CSV {os.path.getsize(csv_path) / 2**20:.0f} MiB, Parquet {os.path.getsize(parquet_path) / 2**20:.0f} MiB)"

@@ -69,7 +69,8 @@ COPY_TYPES = (
 def _copy_rows(import_id: int, sums: list[tuple]) -> None:
     """`sums` (daily_spend_sums) as DailySpend rows of the import, by one binary COPY."""
     meta = DailySpend._meta
-    columns = ", ".join(connection.ops.quote_name(meta.get_field(name).column) for name in COPY_FIELDS)
+    column = {field.name: field.column for field in meta.concrete_fields}
+    columns = ", ".join(connection.ops.quote_name(column[name]) for name in COPY_FIELDS)
     sql = f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN (FORMAT BINARY)"
     with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
         copy.set_types(COPY_TYPES)
