@@ -67,7 +67,7 @@ def spend_frame(request: ReviewRequest) -> pd.DataFrame:
     """Spend rows of the review period and the period before it (for trends), as REVIEW_COLUMNS."""
     start, _ = request.previous
     # pre-aggregated in DuckDB to a row per team x GPU x category x day... (the resource id only where
-    # the review reads one: review_sql.REVIEW_GROUPED_ROWS), however many lines and resources the bill
+    # the review reads one: review_sql.REVIEW_RESOURCE), however many lines and resources the bill
     # has, except the lines of resources with utilization samples in the period: idle hours are capped
     # per bill line (engine.py); idle is judged in the review period only (utilization_frame)
     sampled = sampled_resources(request.start, request.end)

@@ -33,6 +33,12 @@ MEMORY_LIMIT = "128MB"
 THREADS = max(1, min(4, os.cpu_count() or 1))
 SPILL_FOLDER = Path(tempfile.gettempdir()) / "gpuledger-duckdb-spill"
 TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
+# The grouped frame is summed by tag set (grouped_sql's by_tag_set: each tag set's JSON read once a group,
+# not three times a line; the first review's DuckDB read at 1M bench lines, 8 tag sets, 0.45 -> 0.33 CPU s)
+# where the rows have at most this many distinct tag sets; beyond, a tag set a resource or a line would make
+# the first step's groups as many as the lines (test_duckdb_review_memory: a tag set a line, 3M lines,
+# out of a 96 MB limit by tag set), and the flags are read a line.
+TAG_SETS = 10_000
 
 
 def review_sums(
@@ -86,7 +92,7 @@ def engine_rows(
     charged in [start, end), of `allowed_teams` only when given; text as sorted categories. `grouped`:
     pre-aggregated in DuckDB (review_sql.GROUPED_ROWS), one row per distinct combination of the other
     columns with the amounts summed and a `row_count` column after `columns`; without `per_resource`,
-    the resource id only where the review reads one (review_sql.REVIEW_GROUPED_ROWS: the frame grows
+    the resource id only where the review reads one (review_sql.REVIEW_RESOURCE: the frame grows
     with teams x GPUs x categories x days, not with resources), and then the lines of the `sampled`
     resources (with utilization samples) kept as they are (review_sql.REVIEW_SAMPLED_ROWS)."""
     files = [str(path) for path in store.files(start, end)]
@@ -106,11 +112,15 @@ def engine_rows(
         unique = (
             repeated_rows_filter(connection, params, review_sql.PERIOD.format(scope=scope)) if repeats else ""
         )
-        sql = review_sql.ENGINE_ROWS.format(
-            unique=unique,
-            bill=_bill(params),
-            columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
-            scope=scope,
+        sql = (
+            review_sql.RAW_ROWS.format(unique=unique, bill=_bill(params), scope=scope)
+            if grouped
+            else review_sql.ENGINE_ROWS.format(
+                unique=unique,
+                bill=_bill(params),
+                columns=", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in columns),
+                scope=scope,
+            )
         )
         table = _rows(connection, sql, params, columns, grouped, per_resource, sampled)
     finally:
@@ -128,34 +138,70 @@ def engine_rows(
 def _rows(
     connection, sql: str, params: dict, columns, grouped: bool, per_resource: bool, sampled
 ) -> pa.Table:
-    """The engine rows of `sql` (ENGINE_ROWS filled in), grouped as engine_rows asks."""
+    """The engine rows of `sql` (ENGINE_ROWS filled in; RAW_ROWS when `grouped`, then grouped as
+    engine_rows asks, by tag set where the rows have at most TAG_SETS of them)."""
     if grouped:
-        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=bool(sampled) and not per_resource)
-        if sampled and not per_resource:
+        by_tag_set = _tag_sets(connection, sql, params) <= TAG_SETS
+        sampling = bool(sampled) and not per_resource
+        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=sampling, by_tag_set=by_tag_set)
+        if sampling:
             params["sampled"] = sorted(set(sampled))
     return connection.sql(sql, params=params).to_arrow_table()
 
 
+def _tag_sets(connection, rows: str, params: dict) -> int:
+    """About how many distinct tag sets the rows of `rows` (RAW_ROWS filled in) have (HyperLogLog: a
+    fixed few kB however many)."""
+    sql = review_sql.TAG_SETS.format(rows=rows)
+    values = {name: value for name, value in params.items() if re.search(rf"\${name}\b", sql)}
+    return int(connection.execute(sql, values).fetchall()[0][0] or 0)
+
+
 def grouped_sql(
-    rows: str, columns: Sequence[str], *, per_resource: bool = True, sampled: bool = False
+    rows: str,
+    columns: Sequence[str],
+    *,
+    per_resource: bool = True,
+    sampled: bool = False,
+    by_tag_set: bool = False,
 ) -> str:
-    """`rows` (a query of the engine `columns`) summed by review_sql.GROUPED_ROWS, or without
-    `per_resource` by REVIEW_GROUPED_ROWS (the resource id only where the review reads one), or with
-    `sampled` too by REVIEW_SAMPLED_ROWS (the lines of the $sampled resources as they are)."""
+    """`rows` (a query of a dataset's rows, review_sql.RAW_ROWS) as the engine `columns` summed by
+    review_sql.GROUPED_ROWS (over RAW_GROUPS), without `per_resource` over REVIEW_RESOURCE (the resource
+    id only where the review reads one), with `sampled` too by REVIEW_SAMPLED_ROWS (the lines of the
+    $sampled resources as they are). `by_tag_set`: the tags' flags read once a group of RAW_GROUPS, the
+    tags as stored one of its keys (review_sql.LINE_COLUMNS: for rows of few distinct tag sets)."""
     key_names = [name for name in columns if name not in review_sql.SUMMED_COLUMNS]
     summed = [name for name in columns if name in review_sql.SUMMED_COLUMNS]
-    keys = ", ".join(key_names)
-    sums = ", ".join(review_sql.GROUPED_SUM.format(name=name) for name in summed)
-    if per_resource:
-        return review_sql.GROUPED_ROWS.format(keys=keys, sums=sums, rows=rows)
-    resource = review_sql.REVIEW_RESOURCE.format(rows=rows)
-    named = ", ".join(resource if name == "resource_id" else name for name in columns)
-    if sampled:
-        names = ", ".join(key_names + summed)
-        return review_sql.REVIEW_SAMPLED_ROWS.format(
-            rows=rows, names=names, columns=named, keys=keys, sums=sums
+    line = () if by_tag_set else review_sql.LINE_COLUMNS
+    sources = list(
+        dict.fromkeys(
+            f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" if name in line else source
+            for name in key_names
+            for source in (
+                ("tags",) if name in review_sql.LINE_COLUMNS else review_sql.ENGINE_SOURCES.get(name, (name,))
+            )
         )
-    return review_sql.REVIEW_GROUPED_ROWS.format(rows=rows, columns=named, keys=keys, sums=sums)
+    )
+    if not per_resource and "resource_id" in sources:
+        resource = (review_sql.TAG_SET_RESOURCE if by_tag_set else review_sql.REVIEW_RESOURCE).format(
+            rows=rows
+        )
+        sources = [resource if name == "resource_id" else name for name in sources]
+    groups = review_sql.RAW_GROUPS.format(
+        sources=", ".join(sources),
+        raw_sums=", ".join(review_sql.RAW_SUM.format(name=name) for name in summed),
+        rows=rows,
+        where=f"WHERE NOT {review_sql.SAMPLED}" if sampled else "",
+    )
+    keys = ", ".join(
+        name if name in line else f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in key_names
+    )
+    sums = ", ".join(review_sql.GROUPED_SUM.format(name=name) for name in summed)
+    grouped = review_sql.GROUPED_ROWS.format(keys=keys, sums=sums, groups=groups)
+    if not sampled:
+        return grouped
+    lines = ", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in key_names + summed)
+    return review_sql.REVIEW_SAMPLED_ROWS.format(lines=lines, rows=rows, grouped=grouped)
 
 
 def dataset_query(

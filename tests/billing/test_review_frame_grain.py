@@ -4,7 +4,7 @@ review over the bill's lines, every figure the same string.
 
 The demo bill (make_demo_billing, seed 3: resources of several teams a day, unused commitments, a
 workload-tagged resource) read three ways: a row per bill line, the grouped frame per resource and
-charge period, and the review's frame (review_sql.REVIEW_GROUPED_ROWS), which keeps a resource id only
+charge period, and the review's frame (review_sql.REVIEW_RESOURCE), which keeps a resource id only
 on unused commitment rows and on the rows of a resource with a workload tag.
 """
 

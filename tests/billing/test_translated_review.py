@@ -152,7 +152,7 @@ def test_a_missing_tag_is_null_on_athena_not_an_error():
 
 @pytest.mark.parametrize("engine", ["athena", "spark"])
 def test_the_review_frame_grouping_translates_and_parses_back(engine):
-    # the review's frame summed past the resource (review_sql.REVIEW_GROUPED_ROWS) is review SQL too
+    # the review's frame summed past the resource (review_sql.REVIEW_RESOURCE) is review SQL too
     sql = grouped_sql("SELECT * FROM spend_rows_table", FRAME_COLUMNS, per_resource=False)
     translated = translate(sql, engine)
     tree = sqlglot.parse_one(translated, read=DIALECTS[engine])
