@@ -1,0 +1,283 @@
+"""Outside audit (aud43m) of moe43 (active params without the input lookup, DeepSeek-V3's MTP module, the MoE
+refit on restated fit rows) and fix43s (an MoE prompt's first token reads the experts its tokens route to), with
+published MoE runs no other test has: TensorRT-LLM v0.9.0's Mixtral 8x7B peak-throughput rows (serving), and
+Megatron-Bridge 25.11's DGX-GB200 DeepSeek-V3 (without MTP) and Qwen3-235B-A22B rows (training), plus pins of
+what the audit found. Tolerances are the issue's: LLM speed 15%. Misses are strict xfails with numbers and the
+diagnosis.
+
+Sources (stored copies read with read_file / find_string; figures quoted where used):
+  [TRT9]   NVIDIA/TensorRT-LLM docs/source/performance.md at v0.9.0 (stored copy id 5995251461: "All data was
+           generated using version 0.9.0"), "Peak Throughput", "Throughput (out tok/s/GPU)", Mixtral 8x7B rows
+           (Batch Size | TP | Input Length | Output Length | tok/s/GPU):
+           H200 FP8: 1024 | 2 | 128 | 128 | 5,444; 256 | 2 | 128 | 2048 | 4,973; 64 | 2 | 2048 | 128 | 605;
+                     64 | 2 | 2048 | 2048 | 1,821
+           H100 FP8: 512 | 2 | 128 | 128 | 5,255; 128 | 2 | 128 | 2048 | 3,408; 64 | 2 | 2048 | 128 | 588;
+                     32 | 2 | 2048 | 2048 | 1,317
+           L40S FP8: 256 | 4 | 128 | 128 | 1,266; 256 | 4 | 128 | 2048 | 1,490; 64 | 4 | 2048 | 128 | 155;
+                     32 | 4 | 2048 | 2048 | 412
+           A100 FP16: 512 | 2 | 128 | 128 | 2,842; 128 | 2 | 128 | 2048 | 1,724; 64 | 2 | 2048 | 128 | 319;
+                      32 | 2 | 2048 | 2048 | 801
+           Same table, dense reference: H100 FP8 "LLaMA 70B | 1024 | 2 | 128 | 128 | 3,214".
+  [MB2511] NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md @0a25f911b2ed6c6905a539504fdb8e5b40e3438b,
+           "25.11 NeMo Container", "System: DGX-GB200" (Model | #-GPUs | Precision | GBS | MBS | Seq | FSDP | TP | PP |
+           CP | VP | EP | GA | Tokens/sec/GPU | Model TFLOP/sec/GPU):
+           "DeepSeekV3 (w/o MTP) | 256 | BF16 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 64 | 3139 | 782"
+           "DeepSeekV3 (w/o MTP) | 256 | FP8-MX | 4096 | 1 | 4096 | 0 | 1 | 8 | 1 | 4 | 32 | 128 | 4018 | 1003"
+           "Qwen3_235B_a22B | 256 | BF16 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | 3 | 32 | 256 | 4916 | 728"
+           "In MoE training benchmarks, we force-balance the token distribution among experts and all benchmarks
+           are token-dropless."
+  [MBCFG]  the same repository @0fa501acee1ebfe3d1ab8088b638e2089d800df6
+           scripts/performance/configs/deepseek/workload_base_configs.py: DEEPSEEK_V3_GB200_BF16_BASE_CONFIG
+           pipeline 4, virtual 4, expert 64, expert_tensor_parallel 1, recompute_modules ["mla_up_proj"] (a partial
+           recomputation of the MLA up-projection: stated as "selective" here).
+  [GPTOSS] openai/gpt-oss-120b config.json as the product's own docs quote it (docs/workload-spec.md,
+           `sliding_window`: "GPT-OSS: 128 on 18 of 36 layers").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.sizing import parse_workload_spec, size_workload
+from procurement.sizing.params import active_params, input_lookup_params
+from procurement.sizing.throughput import training_flops_per_token
+from tests.procurement.sizing.test_moe_published import (
+    GPT_OSS_120B,
+    GPUS,
+    QWEN3_235B,
+    megatron,
+    tokens_per_gpu,
+)
+from tests.procurement.sizing.test_serving_published import serving
+
+SPEED = 0.15
+H200, H100, L40S, A100 = "h200-sxm-141gb", "h100-sxm5-80gb", "l40s", "a100-sxm4-80gb"
+
+
+def gap(ours: float, published: float) -> float:
+    return ours / published - 1
+
+
+# --- Case 1: [TRT9] Mixtral 8x7B peak throughput (out tok/s/GPU), static batches, all four cards. ---------------------
+# No test had these rows (test_serving_published.py and validation.py hold the dense rows of the same table;
+# test_outside_audit_stop43s.py the Mixtral first tokens). Ours: decode_tokens_per_second_total / TP, what the dense
+# rows are judged on.
+FP8_HOPPER_MOE = (
+    "[TRT9] Mixtral 8x7B FP8 on Hopper, {row}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). UNEXPLAINED, "
+    "sized: the H100 batch-512 128/128 row's step is 512 / (5,255 x 2) = 48.7 ms with its amortized prefill, ours "
+    "21.3 ms (decode memory-bound, 13.3 ms: all experts' FP8 reads 23.3 GB a GPU at 0.70 of 3,350 GB/s = 9.9 ms plus "
+    "KV). The 1,024 tokens a step (512 decoded, 512 prefilled) carry 1,024 x 2 x 12.75e9 = 26.1 TFLOP: 13.5% of two "
+    "H100s' FP8 peak, where the same table's dense Llama 2 70B TP 2 batch 1,024 128/128 row (3,214) runs 45%. The "
+    "engine's inference path charges an MoE nothing beyond its reads and FLOPs (the routed-bytes and per-layer MoE "
+    "seconds are training-only); sized as a BF16 engine (16-bit reads and rate) the H100 rows read +30.1% (128/128), +6.5% (2,048/128), "
+    "-26.8% (128/2,048): v0.9.0's MoE layer did not run at the FP8 rate (the release notes list 'Supported FP8 OOTB "
+    "MoE' only at v0.12.0), but no published figure sizes its rate, so no cost is fitted here"
+)
+A100_BELOW_READS = (
+    "[TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 32, 2,048/2,048: published 801; ours {ours:,.1f} ({err:+.1%}). "
+    "UNEXPLAINED: the published step, 32 / (801 x 2) = 20.0 ms with its amortized prefill, is below reading every "
+    "expert once (46.7 GB a GPU / 2,039 GB/s = 22.9 ms at full bandwidth), which 32 streams under uniform routing "
+    "make certain (1 - 0.75^32 = 99.99% of the experts; moe_routed_expert_reads). The same anomaly as the A100 TP 2 "
+    "first token (test_outside_audit_stop43s.py, 23.8 ms against 22.9 ms of reads): the table's A100 engine read "
+    "fewer experts than trained weights route to (its weights are not stated; skewed routing of dummy weights "
+    "would do it), so no engine change can reach it honestly"
+)
+L40S_MOE = (
+    "[TRT9] Mixtral 8x7B FP8 L40S (PCIe), {row}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). "
+    "UNEXPLAINED: the long-output row's published step (32 / (412 x 4) = 19.4 ms) equals the FP8 weight reads alone "
+    "(11.7 GB a GPU at 0.70 of 864 GB/s = 19.3 ms), leaving no time for the KV reads and 64 PCIe all-reduces a step "
+    "that ours adds (25.6 ms); the prefill-heavy rows read too fast instead (the same card's dense 70B TP 4 rows "
+    "are +35.8% / +15.7%, test_outside_audit_stop42a.py): the L40S host's P2P and all-reduce path are not stated"
+)
+MIXTRAL_ROWS = {
+    # (gpu, precision, tp, batch, prompt, output): (published, ours at audit time, reason or None)
+    (H200, "fp8", 2, 1024, 128, 128): (5444, 14678.9, FP8_HOPPER_MOE),
+    (H200, "fp8", 2, 256, 128, 2048): (4973, 10933.7, FP8_HOPPER_MOE),
+    (H200, "fp8", 2, 64, 2048, 128): (605, 1242.4, FP8_HOPPER_MOE),
+    (H200, "fp8", 2, 64, 2048, 2048): (1821, 2849.7, FP8_HOPPER_MOE),
+    (H100, "fp8", 2, 512, 128, 128): (5255, 12044.4, FP8_HOPPER_MOE),
+    (H100, "fp8", 2, 128, 128, 2048): (3408, 4712.6, FP8_HOPPER_MOE),
+    (H100, "fp8", 2, 64, 2048, 128): (588, 1091.2, FP8_HOPPER_MOE),
+    (H100, "fp8", 2, 32, 2048, 2048): (1317, 1218.3, None),  # -7.5%
+    (L40S, "fp8", 4, 256, 128, 128): (1266, 1458.4, L40S_MOE),
+    (L40S, "fp8", 4, 256, 128, 2048): (1490, 1657.0, None),  # +11.2%
+    (L40S, "fp8", 4, 64, 2048, 128): (155, 203.0, L40S_MOE),
+    (L40S, "fp8", 4, 32, 2048, 2048): (412, 293.9, L40S_MOE),
+    (A100, "fp16", 2, 512, 128, 128): (
+        2842,
+        3582.1,
+        "[TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 512, 128/128: published 2,842; ours {ours:,.1f} ({err:+.1%}). "
+        "UNEXPLAINED: the compute-bound row runs at 0.47 of the A100's peak on active FLOPs (2,842 x 2 x 2 x 12.75e9 "
+        "/ 312e12 per GPU, prefill included), the dense 70B TP 4 batch-1,024 row of the same table 0.61: v0.9.0's "
+        "MoE GEMMs at 0.77 of the dense rate, which the engine's inference path does not charge (the FP8 Hopper rows "
+        "show the same, larger)",
+    ),
+    (A100, "fp16", 2, 128, 128, 2048): (1724, 1543.7, None),  # -10.5%
+    (A100, "fp16", 2, 64, 2048, 128): (319, 303.8, None),  # -4.8%
+    (A100, "fp16", 2, 32, 2048, 2048): (801, 394.8, A100_BELOW_READS),
+}
+
+
+def _mixtral_id(case) -> str:
+    gpu, precision, tp, batch, prompt, output = case
+    return f"{gpu}-{precision}-tp{tp}-b{batch}-{prompt}-{output}"
+
+
+def _mixtral_param(case):
+    published, ours, reason = MIXTRAL_ROWS[case]
+    marks = ()
+    if reason:
+        gpu, _, tp, batch, prompt, output = case
+        row = f"TP {tp}, batch {batch}, {prompt}/{output}"
+        text = reason.format(row=row, published=published, ours=ours, err=gap(ours, published))
+        marks = (pytest.mark.xfail(strict=True, reason=text),)
+    return pytest.param(case, marks=marks, id=_mixtral_id(case))
+
+
+@pytest.mark.parametrize("case", [_mixtral_param(case) for case in MIXTRAL_ROWS])
+def test_trt9_mixtral_peak_throughput_within_15_percent(case):
+    gpu, precision, tp, batch, prompt, output = case
+    published = MIXTRAL_ROWS[case][0]
+    rows = serving("mixtral-8x7b", precision, gpu, tp, batch, prompt, output)
+    assert rows["decode_tokens_per_second_total"] / tp == pytest.approx(published, rel=SPEED)
+
+
+# --- Case 2: [MB2511] DGX-GB200 MoE pretraining with expert parallelism beyond 8 GPUs (inside one NVL72 rack). ------
+# No test had a GB200 row with EP above 8 (the Qwen3-30B GB200 rows are EP 8). NVIDIA's rows train no MTP module
+# ("w/o MTP"): stated mtp_layers 0, moe43's field. 61 and 94 layers do not split evenly into PP x VP chunks; the
+# spec takes the stated degrees (Megatron-Bridge lays them out by hand).
+GB200_EP_OVER_FABRIC = (
+    "[MB2511] DGX-GB200 {what}: published {published:,} tokens/s/GPU; ours {ours:,.1f} ({err:+.1%}). UNEXPLAINED, "
+    "with a defect found: the engine treats every card's node as 8 GPUs (assumptions.gpus_per_node, sizing/gpus.py), "
+    "so an EP group of {ep} on GB200 sends {fabric_share} of its all-to-all over the 400 Gb/s fabric, where an NVL72 "
+    "rack keeps all 72 GPUs on one NVLink domain: {ep_s:.1f} s of the {step_s:.1f} s step is exposed expert "
+    "all-to-all. Without it the step is {compute_s:.1f} s ({no_ep:,.0f} tokens/s/GPU, {no_ep_err:+.1%}); what is "
+    "left is the GB200's MoE compute (ranked at the measured 2.2x H100 of a dense run, the card-independent MoE "
+    "seconds paid undivided), not sized further here"
+)
+
+
+def _gb200_row(model, pp: int, vp: int, ep: int, global_batch: int, precision: str):
+    return megatron(model, 256, 1, pp, vp=vp, ep=ep, global_batch=global_batch, precision=precision)
+
+
+DSV3_NO_MTP = {"preset": "deepseek-v3", "mtp_layers": 0}
+GB200_ROWS = {
+    "deepseek-v3-bf16-pp4-vp4-ep64": (
+        _gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "bf16"),
+        64,
+        3139,
+        "DeepSeek-V3 BF16",
+    ),
+    "deepseek-v3-fp8mx-pp8-vp4-ep32": (
+        _gb200_row(DSV3_NO_MTP, 8, 4, 32, 4096, "fp8"),
+        32,
+        4018,
+        "DeepSeek-V3 FP8-MX",
+    ),
+    "qwen3-235b-bf16-pp8-vp3-ep32": (
+        _gb200_row(QWEN3_235B, 8, 3, 32, 8192, "bf16"),
+        32,
+        4916,
+        "Qwen3-235B BF16",
+    ),
+}
+# At audit time: (ours, step s, exposed EP s)
+GB200_OURS = {
+    "deepseek-v3-bf16-pp4-vp4-ep64": (992.5, 66.03, 38.14),
+    "deepseek-v3-fp8mx-pp8-vp4-ep32": (1282.8, 51.09, 32.70),
+    "qwen3-235b-bf16-pp8-vp3-ep32": (1277.6, 102.59, 60.56),
+}
+
+
+def _gb200_param(key: str):
+    spec, ep, published, what = GB200_ROWS[key]
+    ours, step_s, ep_s = GB200_OURS[key]
+    per_gpu_tokens = ours * step_s  # tokens a GPU a step
+    compute_s = step_s - ep_s
+    no_ep = per_gpu_tokens / compute_s
+    reason = GB200_EP_OVER_FABRIC.format(
+        what=f"{what} on 256 GB200, EP {ep}",
+        published=published,
+        ours=ours,
+        err=gap(ours, published),
+        ep=ep,
+        fabric_share=f"{(ep - 8) / ep:.0%}",
+        ep_s=ep_s,
+        step_s=step_s,
+        compute_s=compute_s,
+        no_ep=no_ep,
+        no_ep_err=gap(no_ep, published),
+    )
+    return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason), id=key)
+
+
+@pytest.mark.parametrize("key", [_gb200_param(key) for key in GB200_ROWS])
+def test_mb2511_gb200_moe_rows_within_15_percent(key):
+    spec, _, published, _ = GB200_ROWS[key]
+    assert tokens_per_gpu(spec, GPUS["gb200"]) == pytest.approx(published, rel=SPEED)
+
+
+def test_gb200_expert_all_to_all_is_what_sinks_the_rows():
+    # the diagnosis above, pinned: most of the step is exposed expert all-to-all (the NVL72 domain not modelled)
+    spec = GB200_ROWS["deepseek-v3-bf16-pp4-vp4-ep64"][0]
+    report = size_workload(spec, [GPUS["gb200"]])
+    row = next(c for c in report["candidates"] if c["gpus"] == 256)["throughput"]
+    assert row["expert_parallel_exposed_seconds"] > 0.5 * row["gpu_step_seconds"]
+
+
+def test_the_gb200_rows_state_no_mtp_module():
+    # "DeepSeekV3 (w/o MTP)": stated 0, the FLOPs are Megatron's count without the module (782e12 / 3,139 = 249.1e9)
+    spec = GB200_ROWS["deepseek-v3-bf16-pp4-vp4-ep64"][0]
+    assert spec.model.mtp_layers == 0
+    assert training_flops_per_token(spec) == pytest.approx(782e12 / 3139, rel=0.02)
+
+
+# --- Case 3: the GPT-OSS 120B fit row stated as run (its sliding window) -------------------------------------------
+# moe43 restated the DeepSeek-V2 fit row with its MLA fields; GPT-OSS 120B's fit row ([MB2511] DGX-H100, 5,630
+# tokens/s/GPU) still leaves out the 128-token window of 18 of its 36 layers ([GPTOSS]), which the spec can state.
+# Stated, its attention FLOPs fall (34.22e9 -> 32.52e9 a token) and the row moves -0.8% -> +2.6%: still inside, but
+# the refit's least squares saw a row 3.4 points off its as-run value.
+def test_gpt_oss_fit_row_with_its_sliding_window_stays_within_15_percent():
+    model = GPT_OSS_120B | {"sliding_window": 128, "sliding_window_layers": 18}
+    spec = megatron(model, 64, 1, 4, ep=8, micro_batch=4, global_batch=512)
+    assert training_flops_per_token(spec) == pytest.approx(32.52e9, rel=0.005)
+    assert tokens_per_gpu(spec, GPUS[H100]) == pytest.approx(5630, rel=SPEED)
+
+
+# --- Pins of claim 1: the active-parameter convention ------------------------------------------------------------
+# Qwen/Qwen3-30B-A3B's card: "Number of Parameters: 30.5B in total and 3.3B activated" (the vLLM-Ascend tutorial
+# quotes it: "30.5B total parameters with 3.3B activated per token"); Qwen counts the input table.
+def test_qwen3_30b_active_params_read_under_qwens_card_by_the_input_table():
+    spec = parse_workload_spec({"name": "q", "task": "inference", "model": {"preset": "qwen3-30b-a3b"}})
+    ours = active_params(spec.model)
+    assert ours == pytest.approx(3.04e9, rel=0.005)
+    assert gap(ours, 3.3e9) == pytest.approx(-0.078, abs=0.005)
+    assert ours + input_lookup_params(spec.model) == pytest.approx(3.3e9, rel=0.02)
+
+
+def _qwen_pretrain(extra: dict):
+    return parse_workload_spec(
+        {
+            "name": "q",
+            "task": "pretrain",
+            "model": {"preset": "qwen3-30b-a3b"} | extra,
+            "precision": "bf16",
+            "seq_len": 4096,
+            "micro_batch_size": 1,
+            "training_tokens": 1e9,
+        }
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="moe43 defect: a params_active copied from Qwen's card (3.3e9 for Qwen3-30B-A3B, input table counted) is "
+    "read in the product's convention without a word: the FLOPs a token rise 23.08e9 -> 24.63e9 (+6.7%), its block "
+    "weights 2.73e9 -> 2.99e9 (+9.5%), and nothing in the size report compares the stated count with the shape's "
+    "own (3.04e9, 8.5% apart); the convention is only in docs/workload-spec.md and the schema's help text",
+)
+def test_a_stated_active_count_far_from_the_shapes_is_flagged():
+    stated = size_workload(_qwen_pretrain({"params_active": 3.3e9}), [GPUS[H100]])
+    warnings = " ".join(" ".join(map(str, c.get("warnings") or [])) for c in stated["candidates"])
+    assert "params_active" in warnings
