@@ -248,7 +248,9 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "Training with context_parallel > 1: how attention gets the other ranks' K/V (Megatron-Core cp_comm_type): "
         "p2p, Transformer Engine's ring overlapped with the attention steps (default); all_gather, gathered "
         "before attention and not overlapped (Meta's Llama 3); pytorch, PyTorch's experimental ring as torchtitan "
-        "runs it (K/V repeated to the query heads, dK/dV in fp32, the last gradient pass exposed)",
+        "runs it (K/V repeated to the query heads, dK/dV in fp32, the last gradient pass exposed); "
+        "pytorch_compiled, the same ring inside a torch.compile'd block (torchtitan's training.compile): the same "
+        "bytes, each collective waited on where it is issued, none hidden",
     )
     activation_offload_layers = _count(
         "Training: transformer layers whose saved activations wait for backward in host memory (Megatron-Core "

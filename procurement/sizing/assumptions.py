@@ -703,7 +703,15 @@ CONTEXT_PARALLEL_PYTORCH_RING = Assumption(
     "computation'): each forward (two under full recomputation) and the backward gather the other cp - 1 "
     "chunks during their first of cp attention steps, so a gather hides under 1 / cp of its pass's attention. "
     "Per layer and micro-batch a GPU sends (forwards + 1) x (cp - 1) K/V chunks of 16-bit values and cp dK/dV "
-    "chunks of fp32. Source read at pytorch/pytorch @0123248a; not fitted: byte counts and waits of the source.",
+    "chunks of fp32. Source read at pytorch/pytorch @0123248a; not fitted: byte counts and waits of the source. "
+    "(4) parallelism.context_parallel_comm pytorch_compiled, the ring inside a torch.compile'd block "
+    "(torchtitan's training.compile: each TransformerBlock compiled with fullgraph=True, pytorch/torchtitan "
+    "@9dec370 parallelize_llama.py apply_compile, the block's attention calling the SDPA that CP replaces): "
+    "the same bytes, but a functional collective traced into a graph is waited on where it is issued "
+    "(torch/distributed/_functional_collectives.py _maybe_wrap_tensor: under tracing 'return "
+    "wait_tensor(self)'; _attention.py _maybe_wait: 'When tracing the code, the result tensor is not an "
+    "AsyncCollectiveTensor') and Inductor moves collectives for overlap only with "
+    "reorder_for_compute_comm_overlap, off by default (torch/_inductor/config.py): none of the ring hides.",
 )
 TP_COMM_OVERLAP_EXPOSED = Assumption(
     "tp_comm_overlap_exposed_share",

@@ -59,8 +59,9 @@ EXPERT_ROUTINGS = ("learned", "balanced")
 # How context parallelism's attention gets the other ranks' K/V (Megatron-Core's cp_comm_type): Transformer
 # Engine's ring, overlapped with the attention steps, or an all-gather before attention, not overlapped
 # (assumptions.CONTEXT_PARALLEL_RING_OVERLAP); or PyTorch's experimental ring as torchtitan runs it
-# (assumptions.CONTEXT_PARALLEL_PYTORCH_RING).
-CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather", "pytorch")
+# (assumptions.CONTEXT_PARALLEL_PYTORCH_RING), eager (pytorch) or traced into a torch.compile graph
+# (pytorch_compiled: every collective waited on where it is issued, none hidden).
+CONTEXT_PARALLEL_COMMS = ("p2p", "all_gather", "pytorch", "pytorch_compiled")
 # Who runs tensor parallelism (dtensor_tp.py): Megatron-Core / Transformer Engine, activations [s, b, h] and
 # tp_comm_overlap as userbuffers; or PyTorch DTensor as torchtitan runs it, activations [b, s, h] sharded on
 # the sequence (a copy around each collective) and tp_comm_overlap as PyTorch's async TP.

@@ -651,9 +651,10 @@ def exposed_context_parallel_seconds(spec: WorkloadSpec, cp_comm_s, attention_s)
     the next chunk while it computes the current one, cp - 1 of a layer's cp equal steps
     (assumptions.CONTEXT_PARALLEL_RING_OVERLAP), so what outlasts (cp - 1) / cp of ``attention_s`` stays;
     an all-gather before attention (parallelism.context_parallel_comm all_gather) hides nothing; PyTorch's
-    ring (pytorch) hides as _pytorch_ring_exposed_seconds says."""
+    ring (pytorch) hides as _pytorch_ring_exposed_seconds says; traced into a compiled graph
+    (pytorch_compiled) it hides nothing (assumptions.CONTEXT_PARALLEL_PYTORCH_RING)."""
     cp = float(spec.parallelism.context_parallel)
-    if spec.parallelism.context_parallel_comm == "all_gather":
+    if spec.parallelism.context_parallel_comm in ("all_gather", "pytorch_compiled"):
         return cp_comm_s
     if spec.parallelism.context_parallel_comm == "pytorch":
         return _pytorch_ring_exposed_seconds(spec, cp_comm_s, attention_s)
@@ -678,6 +679,10 @@ def _pytorch_ring_exposed_seconds(spec: WorkloadSpec, cp_comm_s, attention_s) ->
     return gathers + (cp - 1.0) * np.maximum(0.0, grads_s - backward_step_s) + grads_s
 
 
+# PyTorch's experimental ring, eager or traced by torch.compile: the same chunks and passes.
+PYTORCH_RINGS = ("pytorch", "pytorch_compiled")
+
+
 def context_parallel_passes(spec: WorkloadSpec) -> tuple[float, float]:
     """(one-rank K/V chunks of 16-bit values a GPU sends per layer and micro-batch, of them the dK/dV's).
     Transformer Engine's ring (p2p, all_gather): CONTEXT_PARALLEL_KV_PASSES (+1 under full recomputation)
@@ -685,7 +690,7 @@ def context_parallel_passes(spec: WorkloadSpec) -> tuple[float, float]:
     dK/dV cp times in fp32, twice a 16-bit chunk's bytes (assumptions.CONTEXT_PARALLEL_PYTORCH_RING)."""
     cp = float(spec.parallelism.context_parallel)
     forwards = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    if spec.parallelism.context_parallel_comm != "pytorch":
+    if spec.parallelism.context_parallel_comm not in PYTORCH_RINGS:
         return (CONTEXT_PARALLEL_KV_PASSES.value + forwards - 1.0) * (cp - 1.0), 0.0
     grad_chunks = cp * CONTEXT_PARALLEL_PYTORCH_RING.value / 2.0  # fp32 against 16-bit
     return (forwards + 1.0) * (cp - 1.0) + grad_chunks, grad_chunks
@@ -704,7 +709,7 @@ def context_parallel_exchange(spec: WorkloadSpec, tp, pp, rank_tokens, per_node,
         return zero, zero
     passes, _ = context_parallel_passes(spec)
     kv_width = counts.kv_elems_per_token(spec.model) / spec.model.num_layers  # K and V of one layer
-    if spec.parallelism.context_parallel_comm == "pytorch":
+    if spec.parallelism.context_parallel_comm in PYTORCH_RINGS:
         kv_width = 2.0 * attention_dim(spec.model)  # repeated to the query heads
     chunk = rank_tokens * kv_width * 2.0 / tp
     layers = spec.model.num_layers / pp * float(spec.gradient_accumulation_steps)

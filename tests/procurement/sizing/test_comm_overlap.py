@@ -154,3 +154,19 @@ def test_pytorch_s_ring_carries_the_query_heads_k_v_and_fp32_gradients():
 
     assert ring("pytorch") == pytest.approx(8 * ring("p2p"), rel=1e-12)
     assert ring("all_gather") == ring("p2p")
+    assert ring("pytorch_compiled") == ring("pytorch")
+
+
+def test_pytorch_s_ring_traced_by_torch_compile_hides_nothing():
+    # cp43: the same ring inside a torch.compile'd block (torchtitan's training.compile) moves the same bytes,
+    # but a traced functional collective is waited on where it is issued (_functional_collectives
+    # _maybe_wrap_tensor) and Inductor does not reorder for overlap by default: all of it is exposed.
+    def rows(comm):
+        return _train(
+            _pretrain({"gpus": 4, "context_parallel": 4, "context_parallel_comm": comm}), gpu_counts=4
+        )
+
+    eager, compiled = rows("pytorch"), rows("pytorch_compiled")
+    assert compiled["context_parallel_seconds"] == eager["context_parallel_seconds"]
+    assert compiled["context_parallel_exposed_seconds"] == compiled["context_parallel_seconds"]
+    assert eager["context_parallel_exposed_seconds"] < eager["context_parallel_seconds"]
