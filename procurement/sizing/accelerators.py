@@ -138,7 +138,6 @@ def _datasheet_why(spec, gpu) -> str:
     the generic efficiency."""
     from procurement.sizing import fp8_split
     from procurement.sizing.mfu import (
-        adapter_kernel_text,
         moe_text,
         mtp_text,
         packed_text,
@@ -156,7 +155,6 @@ def _datasheet_why(spec, gpu) -> str:
         torchao_text(spec, gpu),
         packed_text(spec),
         recompute_text(spec, gpu),
-        adapter_kernel_text(spec, gpu),
     )
     return "; ".join(text for text in parts if text)
 

@@ -150,10 +150,15 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
 
 
 @pytest.mark.django_db
-# Was a strict xfail: 3.11 h against the reference log's 2.40 h (+29%; moe42's 0.47 refit on Qwen-7B). Now 2.62 h (+9.3%)
-# because lora43 charges the eager adapter step's kernels a layer and micro-batch (98 at 31 us of host time,
-# throughput.adapter_fixed_seconds) beside the A100 LoRA efficiency refitted with them on Qwen-7B and -14B (0.56):
-# the fixed time that made the narrow fit rows look slow is no longer folded into the efficiency.
+@pytest.mark.xfail(
+    strict=True,
+    reason="moe42: 3.11 h against the reference log's 2.40 h (+29%); passed at 2.82 h (+17%) before. The FLOP count "
+    "no longer charges the input embedding (a lookup) nor a recomputed forward of the frozen output layer, which "
+    "moves Llama 2 70B's FLOPs 0.5% (32,000 x 8,192 tables) but moved the A100 LoRA efficiency's own fit rows, "
+    "Qwen-7B's steps, 10% (151,936 x 4,096 tables): refitted on them, 0.52 -> 0.47. This run alone implies 0.61; the "
+    "README's Qwen-72B steps 0.66 (ZERO3_LONG): on the A100 the LoRA efficiency rises with width, which one "
+    "fitted figure cannot give (unexplained in mechanism, see the Qwen-72B notes).",
+)
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
     # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
     # GPU = 65,536 tokens a step): 440 x 19.65 s = 8,646 s = 2.40 h, i.e. 3,335 tokens/s. Within 20%.
@@ -170,7 +175,6 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
-    assert rows[0]["hours"] == pytest.approx(2.62, abs=0.01)
     # the row names where its speed comes from (issue 26, class 5)
     assert any(reason.startswith("speed from: a100-sxm4-80gb lora") for reason in rows[0]["reasons"])
 
@@ -247,21 +251,39 @@ QWEN_SECONDS_PER_STEP = {
 # A100 LoRA efficiency refitted on Qwen-7B (0.52 -> 0.47), the engine's 72B steps are 9.5 / 12.05 / 24.25 / 49.11 /
 # 100.61 / 210.83 s; the same least squares over 1k-8k gives 0.711 x step + 11.6 s (each of the six within 4.3%): the
 # 72B's compute at 0.47 / 0.711 = 0.66 of peak, the fixed part unchanged.
-# lora43: the engine now charges each micro-batch the adapters' kernels (98 a layer at 31 us, 1.94 s a 72B step) and
-# the A100 LoRA efficiency, refitted with that term on Qwen-7B and -14B, is 0.56: engine steps 9.82 / 12.06 / 22.30 /
-# 43.16 / 86.39 / 178.89 s, line 0.847 x step + 10.0 s (each of the six within 4.1%); 2k / 4k / 8k now pass
-# (+5.9% / -3.5% / -9.7%), 1k stays out (+31.8%, ZERO3_SHORT). tests/procurement/outside/test_lora_kernel_term.py.
 QWEN72B_PUBLISHED_STEPS = {256: 17.6, 512: 20.5, 1024: 29.4, 2048: 45.7, 4096: 83.4, 8192: 161.5}
 ZERO3_SHORT = pytest.mark.xfail(
     strict=True,
-    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,469 tokens/s against 1,115 (+31.8%; lora43, was 1,351, "
-    "+21.2%, before the adapters' kernel term and the 0.56 refit; 1,461, +31%, before moe42). EXPLAINED: the "
-    "README's six 72B lengths (256 to 8k; 256 and 512 out of sample) lie on 0.847 x the engine's step + 10.0 s "
-    "(0.711 and 11.6 s before lora43), each within 4.1% (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute): "
-    "a length-independent 10 s a step (1.25 s a micro-batch) that the engine hides under compute (COMM_OVERLAP) and "
-    "at 1k is a third of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 weights a micro-batch "
-    "under checkpointing (217 GB received a GPU at 150-175 GB/s). Serial gathers would fix 1k and move every "
-    "ZeRO-3/FSDP case; the spec cannot say DeepSpeed (serial) from FSDP (prefetched)",
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,351 tokens/s against 1,115 (+21%; moe42, was 1,461, "
+    "+31%, before the FLOP count fix and the 0.47 refit). EXPLAINED: the "
+    "README's six 72B lengths (256 to 8k; 256 and 512 out of sample) lie on 0.711 x the engine's step + 11.6 s "
+    "(0.771 and 11.5 before moe42), "
+    "each within 6.3% (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute): a length-independent 11.5 s a "
+    "step (1.44 s a micro-batch, 11.5 of the 17.6 s step at 256 tokens) that the engine hides under compute "
+    "(COMM_OVERLAP) and at 1k is 39% of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 "
+    "weights a micro-batch under checkpointing (217 GB received a GPU at 150 GB/s). Serial gathers alone fix 1k "
+    "(+2%) and take 8k to -20% (ZERO3_LONG); the spec cannot say DeepSpeed (serial) from FSDP (prefetched)",
+)
+ZERO3_LONG = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,243 tokens/s against 1,623 (-23%; moe42, was 1,347, "
+    "-17%, before the FLOP count fix and the 0.47 refit). EXPLAINED by "
+    "the same six-length line: the slope 0.711 puts the 72B's compute at 0.47 / 0.711 = 0.66 of peak where the "
+    "A100 LoRA efficiency (0.47) is Qwen-7B's median; on one stack the README's steps imply an efficiency "
+    "rising with width (Qwen-7B d 4,096: 0.41-0.50 in moe42's count, Qwen-72B d 8,192: 0.66), as a per-layer "
+    "cost of the eager HF PEFT step that larger matmuls amortize would. Not a product change yet: a per-layer "
+    "cost fitted on Qwen-7B and -14B with serial ZeRO-3 gathers puts the four lengths at +2/-7/-9/-11% by "
+    "hand (comment above), but moves every ZeRO-3/FSDP case",
+)
+
+ZERO3_MID = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 4k: engine 1,303 tokens/s against 1,572 (-17.1%). Was passing at "
+    "-11% (1,398) before moe42: the FLOP count no longer charges the 152,064 x 8,192 input embedding (a lookup) and "
+    "charges the frozen output layer 4 FLOPs a weight, not 6 (Qwen-72B's FLOPs a token -2.2%), and the A100 LoRA "
+    "efficiency, refitted on Qwen-7B's four steps where those tables were 10% of the FLOPs, fell 0.52 -> 0.47. "
+    "EXPLAINED as ZERO3_LONG: the six lengths lie on 0.711 x the engine's step + 11.6 s; the slope puts the 72B's "
+    "compute at 0.66 of peak against the 7B-fitted 0.47.",
 )
 
 
@@ -284,11 +306,10 @@ def qwen72b_engine_step(seq: int) -> float:
 
 @pytest.mark.django_db
 def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
-    # The explanation of ZERO3_SHORT: 0.847 x engine step + 10.0 s within 7% at all six lengths (within 4.1%;
-    # lora43: refitted on the same four lengths once the engine charged the adapters' kernels, 1.94 s a step, and the
-    # A100 LoRA efficiency rose to 0.56; moe42's 0.711 and 11.6 s, 0.771 and 11.5 s before the FLOP count fix).
+    # The explanation of ZERO3_SHORT and ZERO3_LONG: 0.711 x engine step + 11.6 s within 7% at all six lengths
+    # (moe42: refitted on the same four lengths, 0.771 and 11.5 before the FLOP count fix and the 0.47 refit).
     for seq, published in QWEN72B_PUBLISHED_STEPS.items():
-        assert 0.847 * qwen72b_engine_step(seq) + 10.0 == pytest.approx(published, rel=0.07), seq
+        assert 0.711 * qwen72b_engine_step(seq) + 11.6 == pytest.approx(published, rel=0.07), seq
 
 
 @pytest.mark.parametrize(
@@ -300,11 +321,8 @@ def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
         ("14b", 8192),
         pytest.param("72b", 1024, marks=ZERO3_SHORT),
         ("72b", 2048),
-        # Was a strict xfail (ZERO3_MID): 1,303 (-17.1%). Now 1,517.2 (-3.5%) because lora43 charges the eager
-        # adapters' kernels a layer and micro-batch and refits the A100 LoRA efficiency with them (0.47 -> 0.56).
-        ("72b", 4096),
-        # Was a strict xfail (ZERO3_LONG): 1,243 (-23.4%). Now 1,465.4 (-9.7%), the same class fix.
-        ("72b", 8192),
+        pytest.param("72b", 4096, marks=ZERO3_MID),
+        pytest.param("72b", 8192, marks=ZERO3_LONG),
     ],
 )
 @pytest.mark.django_db
@@ -315,7 +333,7 @@ def test_qwen_lora_on_a100_at_the_readmes_speed(size, seq, bundled_catalog):
     report = size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False)
     row = candidate(report, "a100-sxm4-80gb", gpus)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(published, rel=0.15)
-    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 56%")
+    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 47%")
 
 
 # --- LoRA at NVIDIA's measured speed (NeMo performance summary, 8 x H100, FP8) ----------------------------
