@@ -149,7 +149,7 @@ def _datasheet_why(spec, gpu) -> str:
     parts = (
         efficiency_text(spec, gpu),
         width_text(spec, gpu),
-        fp8_split.text(spec, gpu),
+        fp8_split.text(spec),
         moe_text(spec, gpu),
         mtp_text(spec),
         torchao_text(spec, gpu),

@@ -98,7 +98,7 @@ def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The language-model efficiency before the MoE costs: the fitted one, held under the width ceiling, and
     under Transformer Engine fp8 divided by the time its bf16 attention core and output layer add
     (fp8_split.time_factor: the fitted fp8 efficiencies are the linears' own)."""
-    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec, gpu)
+    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec)
 
 
 def moe_efficiency_factor(
@@ -442,20 +442,17 @@ def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
 def recompute_time_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The share of its FLOPs' time the forward that full recomputation runs again costs at this part's
     training efficiency (throughput.costed_flops_per_token; the throughput model applies it to rows without tensor
-    or pipeline parallelism only): RECOMPUTE_FORWARD_TIME_SHARE for 16-bit or fp8 full-parameter training of a
-    dense language model, whose efficiencies (the A100 pretraining fit, the width ceilings, the cards' defaults) were
+    or pipeline parallelism only): RECOMPUTE_FORWARD_TIME_SHARE for 16-bit full-parameter training of a dense
+    language model, whose efficiencies (the A100 pretraining fit, the width ceilings, the cards' defaults) were
     fitted on runs that did not recompute. A stated training_stack takes it too: no stack has full-recomputation
     rows of its own to fit (stack26 sizes maxtext and torchtitan as the unstated stack the same way). 1 (the
     hardware count charged whole) outside the fit rows' settings: a stated MFU; MoE models (their costs were fitted on the hardware count); image
-    models; fp32 training; adapters (NeMo AutoModel's checkpointed H100 LoRA rows fit the width ceiling at the
+    models; 8-bit training; adapters (NeMo AutoModel's checkpointed H100 LoRA rows fit the width ceiling at the
     hardware count, -8% to +4%: mfu26); a part's measured efficiency for the task (measured_efficiency.csv rows
-    were fitted at the hardware count, e.g. the A100 LoRA row on Qwen-7B's checkpointed runs). fp8 (accel43): the
-    fit rows trained in 16 bits, but the share sizes a rate of full-recomputation runs, not a 16-bit mechanism;
-    held out, MaxText's Llama 2 70B FP8 on 64 H100 moves from -26.1% to -11.8% beside its BF16 sibling's -14.2%,
-    and torchtitan's fp8 Llama 3 8B full-AC rows stay between the product's NVL and SXM estimates."""
+    were fitted at the hardware count, e.g. the A100 LoRA row on Qwen-7B's checkpointed runs)."""
     if spec.gradient_checkpointing != "full" or not spec.is_training or spec.mfu or spec.uses_adapters:
         return 1.0
-    if spec.precision not in ("bf16", "fp16", "fp8"):
+    if spec.precision not in ("bf16", "fp16"):  # every fit row trained in 16 bits
         return 1.0
     if spec.model.is_moe or spec.model.is_image:
         return 1.0

@@ -854,13 +854,11 @@ def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
     # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
     # fp826: attention core and output layer at the bf16 peak, the row refitted by the same median rule to 0.45
-    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%). accel43: refitted as two efficiencies
-    # (the fp8 linears 0.51, the bf16 attention core and output layer 0.23) on the 13B, 3.1 70B and 3.1 8B runs,
-    # this case still held out: 66,434.9 (-3.0%) -> 62,319.5 (-9.0%).
+    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%).
     report = sized("gaudi_measured_intel", ["gaudi2"])
     row = candidate(report, "gaudi2", 8)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
-    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 51%"), row["speed_basis"]
+    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 45%"), row["speed_basis"]
     assert "intel.com" in row["speed_basis"]
 
 
@@ -880,8 +878,7 @@ def gaudi2_intel_plan(preset: str, gpus: int, tp: int, pp: int, seq: int, micro:
 # Intel Gaudi 2 training page (SynapseAI 1.18, FP8), with the plans of HabanaAI/Megatron-DeepSpeed README:
 # Llama 2 13B on 16 HPU (TP 2, PP 2, DP 4, micro-batch 2, batch 256): 58,282 tokens/s;
 # Llama 3.1 70B on 64 HPU at 8k (TP 8, DP 8, batch 128): 43,677 tokens/s. Both are in the fit of the Gaudi 2
-# efficiency (its median; accel43: the two efficiencies' least squares, 62,760.5 (+7.7%) and 39,256.9 (-10.1%)),
-# so they guard against a change that moves one run and not the others.
+# efficiency (its median), so they guard against a change that moves one run and not the others.
 GAUDI2_INTEL_RUNS = {
     "llama2_13b_16_hpu": (("llama-2-13b", 16, 2, 2, 4096, 2, 256), 58_282),
     "llama31_70b_64_hpu_8k": (("llama-3.1-70b", 64, 8, 1, 8192, 1, 128), 43_677),
@@ -904,38 +901,21 @@ def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_
 # core and output layer at the 432 bf16 TFLOPS (sizing/fp8_split.py), the Gaudi 2 row refitted by its own median
 # rule, 0.42 -> 0.45. This run is one of the four in that median (as before; an outer point, not the two the
 # median takes), so it is not an independent check.
-# Was a strict xfail (moe42 / int42): 43,396 tokens/s against 36,309 (+19.5%), the Gaudi 2 fp8 efficiency's median
-# (0.45) charging the bf16 attention core and output layer at the linears' efficiency; this run spends 27% of its
-# time there (the 13B and 3.1 70B runs 13%). Now 36,555.8 (+0.7%) because (accel43) the Gaudi 2 row fits the bf16
-# part apart from the fp8 linears (0.23 of the bf16 peak, 0.51 of the fp8 one; fp8_split.sixteen_bit_relative),
-# least squares on this run, the 13B and the 3.1 70B. A fit row, so not an independent check: the held-out Llama 2
-# 7B (test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed, -9.0%) and SynapseAI 1.19's 37,440 (-2.4%) are.
 @pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="moe42: 43,396 tokens/s against Intel's 36,309 (+19.5%); passed at 41,570 (+14.5%, just inside) before. "
+    "The FLOP count no longer charges the 128,256 x 4,096 input embedding (a lookup: 3.15e9 of 54.6e9 FLOPs a token "
+    "at 8k, 5.8%); the Gaudi 2 fp8 efficiency's median rule over its four runs stays 0.45 (13B 0.404, 3.1 70B "
+    "0.488 once their own embeddings leave the count: median 0.446), so this outer point of the median, whose "
+    "128k-vocabulary table is the largest share of the four, moves fast by its own share. Not an independent check "
+    "(it is one of the four rows); unexplained beyond that.",
+)
 def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
     spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
     report = size_spec_document(spec, ["gaudi2"], calibrate=False)
     speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
     assert speed == pytest.approx(36_309, rel=0.15)
-
-
-# accel43, a check outside the fit: the same Intel page (intel.com/content/www/us/en/developer/platform/gaudi/
-# model-performance-gaudi2-training.html) at SynapseAI 1.19 (PyTorch 2.5.1), the same runs on newer
-# software: 13B 59,397, Llama 3.1 70B 43,332, Llama 3.1 8B 37,440 tokens/s (Llama 2 70B 54,614 on its unpublished
-# 64-HPU plan is left out, as from the fit). Product (1.18 fit): +5.7% / -9.4% / -2.4%.
-GAUDI2_INTEL_RUNS_1_19 = {
-    "llama2_13b_16_hpu": (GAUDI2_INTEL_RUNS["llama2_13b_16_hpu"][0], 59_397),
-    "llama31_70b_64_hpu_8k": (GAUDI2_INTEL_RUNS["llama31_70b_64_hpu_8k"][0], 43_332),
-    "llama31_8b_8_hpu_8k": (("llama-3.1-8b", 8, 4, 1, 8192, 1, 128), 37_440),
-}
-
-
-@pytest.mark.parametrize("run", sorted(GAUDI2_INTEL_RUNS_1_19))
-@pytest.mark.django_db
-def test_gaudi2_runs_at_synapseai_1_19_within_15_percent(run, bundled_catalog):
-    plan, published = GAUDI2_INTEL_RUNS_1_19[run]
-    report = size_spec_document(gaudi2_intel_plan(*plan), ["gaudi2"], calibrate=False)
-    speed = candidate(report, "gaudi2", plan[1])["throughput"]["training_tokens_per_second"]
-    assert speed == pytest.approx(published, rel=0.15)
 
 
 @pytest.mark.django_db
