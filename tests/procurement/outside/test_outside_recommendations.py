@@ -149,6 +149,17 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     assert all(row["plan"]["tensor_parallel"] == 1 for row in rows), describe(rows)
 
 
+# fixrev43: why the cases lora43 had fixed are strict xfails again (aud43l, test_outside_audit_stop43l.py).
+LORA43_REVERTED = (
+    "fixrev43: lora43 put it inside with an eager adapter-kernel term (98 x 31 us a layer and micro-batch, added to "
+    "the GPU time) charged only on this A100 SXM row, refitted 0.47 -> 0.56; reverted after the outside audit "
+    "aud43l: the same PEFT stack was then priced differently by card (A100 PCIe over SXM 0.63x at 256 tokens to "
+    "1.54x at 8k; H100 3.5-6.4x the A100), and the README's 256-token rows show a host floor of ~5 ms a layer that "
+    "the GPU's work hides (a max, not a sum), which the sum form overcharged on wide models (Qwen 7B / 14B at 512 "
+    "tokens -16%) and undercharged on the 1.8B (+45% at 256)"
+)
+
+
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
@@ -157,7 +168,10 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     "moves Llama 2 70B's FLOPs 0.5% (32,000 x 8,192 tables) but moved the A100 LoRA efficiency's own fit rows, "
     "Qwen-7B's steps, 10% (151,936 x 4,096 tables): refitted on them, 0.52 -> 0.47. This run alone implies 0.61; the "
     "README's Qwen-72B steps 0.66 (ZERO3_LONG): on the A100 the LoRA efficiency rises with width, which one "
-    "fitted figure cannot give (unexplained in mechanism, see the Qwen-72B notes).",
+    "fitted figure cannot give (unexplained in mechanism, see the Qwen-72B notes). "
+    + LORA43_REVERTED
+    + ": 3.107 "
+    "h again (+29.4%; 2.62 h, +9.3%, under lora43).",
 )
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
     # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
@@ -262,7 +276,8 @@ ZERO3_SHORT = pytest.mark.xfail(
     "step (1.44 s a micro-batch, 11.5 of the 17.6 s step at 256 tokens) that the engine hides under compute "
     "(COMM_OVERLAP) and at 1k is 39% of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 "
     "weights a micro-batch under checkpointing (217 GB received a GPU at 150 GB/s). Serial gathers alone fix 1k "
-    "(+2%) and take 8k to -20% (ZERO3_LONG); the spec cannot say DeepSpeed (serial) from FSDP (prefetched)",
+    "(+2%) and take 8k to -20% (ZERO3_LONG); the spec cannot say DeepSpeed (serial) from FSDP (prefetched). "
+    "fixrev43: 1,351.0 (+21.2%) again; +31.8% (1,469.4) under lora43's kernel term and 0.56, both reverted (aud43l)",
 )
 ZERO3_LONG = pytest.mark.xfail(
     strict=True,
@@ -273,7 +288,8 @@ ZERO3_LONG = pytest.mark.xfail(
     "rising with width (Qwen-7B d 4,096: 0.41-0.50 in moe42's count, Qwen-72B d 8,192: 0.66), as a per-layer "
     "cost of the eager HF PEFT step that larger matmuls amortize would. Not a product change yet: a per-layer "
     "cost fitted on Qwen-7B and -14B with serial ZeRO-3 gathers puts the four lengths at +2/-7/-9/-11% by "
-    "hand (comment above), but moves every ZeRO-3/FSDP case",
+    "hand (comment above), but moves every ZeRO-3/FSDP case. " + LORA43_REVERTED + ": 1,243.4 (-23.4%) again "
+    "(1,465.4, -9.7%, under lora43).",
 )
 
 ZERO3_MID = pytest.mark.xfail(
@@ -283,7 +299,8 @@ ZERO3_MID = pytest.mark.xfail(
     "charges the frozen output layer 4 FLOPs a weight, not 6 (Qwen-72B's FLOPs a token -2.2%), and the A100 LoRA "
     "efficiency, refitted on Qwen-7B's four steps where those tables were 10% of the FLOPs, fell 0.52 -> 0.47. "
     "EXPLAINED as ZERO3_LONG: the six lengths lie on 0.711 x the engine's step + 11.6 s; the slope puts the 72B's "
-    "compute at 0.66 of peak against the 7B-fitted 0.47.",
+    "compute at 0.66 of peak against the 7B-fitted 0.47. " + LORA43_REVERTED + ": 1,302.7 (-17.1%) again "
+    "(1,517.2, -3.5%, under lora43).",
 )
 
 
@@ -854,7 +871,8 @@ def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
     # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
     # fp826: attention core and output layer at the bf16 peak, the row refitted by the same median rule to 0.45
-    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%).
+    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%). accel43's two efficiencies (0.51 / 0.23)
+    # moved it to 62,319.5 (-9.0%); reverted (fixrev43, after aud43l): 66,434.9 (-3.0%) again.
     report = sized("gaudi_measured_intel", ["gaudi2"])
     row = candidate(report, "gaudi2", 8)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
@@ -901,6 +919,16 @@ def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_
 # core and output layer at the 432 bf16 TFLOPS (sizing/fp8_split.py), the Gaudi 2 row refitted by its own median
 # rule, 0.42 -> 0.45. This run is one of the four in that median (as before; an outer point, not the two the
 # median takes), so it is not an independent check.
+# fixrev43: why the Gaudi 2 3.1 8B at 8k rows are strict xfails again (aud43l, test_outside_audit_stop43l.py).
+ACCEL43_REVERTED = (
+    "fixrev43: accel43 put it inside by fitting the Gaudi 2 fp8 row as two efficiencies (fp8 linears 0.51, the bf16 "
+    "attention core and output layer 0.23) on three rows, this one among them; reverted after the outside audit "
+    "aud43l: a fit row, not a check, and the held-out Llama 2 7B moved away from Intel's figure (1.18 -3.0% -> "
+    "-9.0%, 1.19 -5.8% -> -11.6%); the 27% bf16 share of this run's time (13% on the 13B and 3.1 70B) stays the "
+    "located, unsized cause (no published Gaudi 2 attention timing)"
+)
+
+
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
@@ -909,13 +937,50 @@ def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_
     "at 8k, 5.8%); the Gaudi 2 fp8 efficiency's median rule over its four runs stays 0.45 (13B 0.404, 3.1 70B "
     "0.488 once their own embeddings leave the count: median 0.446), so this outer point of the median, whose "
     "128k-vocabulary table is the largest share of the four, moves fast by its own share. Not an independent check "
-    "(it is one of the four rows); unexplained beyond that.",
+    "(it is one of the four rows); unexplained beyond that. "
+    + ACCEL43_REVERTED
+    + ": 43,396.5 (+19.5%) again "
+    "(36,555.8, +0.7%, under accel43's split).",
 )
 def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
     spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
     report = size_spec_document(spec, ["gaudi2"], calibrate=False)
     speed = candidate(report, "gaudi2", 8)["throughput"]["training_tokens_per_second"]
     assert speed == pytest.approx(36_309, rel=0.15)
+
+
+# accel43, a check outside the fit: the same Intel page (intel.com/content/www/us/en/developer/platform/gaudi/
+# model-performance-gaudi2-training.html) at SynapseAI 1.19 (PyTorch 2.5.1), the same runs on newer
+# software: 13B 59,397, Llama 3.1 70B 43,332, Llama 3.1 8B 37,440 tokens/s (Llama 2 70B 54,614 on its unpublished
+# 64-HPU plan is left out, as from the fit). Product under accel43's split +5.7% / -9.4% / -2.4%; fixrev43 (the
+# split reverted, one efficiency 0.45): 64,470.9 / 40,891.2 / 43,396.5 (+8.5% / -5.6% / +15.9%).
+GAUDI2_INTEL_RUNS_1_19 = {
+    "llama2_13b_16_hpu": (GAUDI2_INTEL_RUNS["llama2_13b_16_hpu"][0], 59_397),
+    "llama31_70b_64_hpu_8k": (GAUDI2_INTEL_RUNS["llama31_70b_64_hpu_8k"][0], 43_332),
+    "llama31_8b_8_hpu_8k": (("llama-3.1-8b", 8, 4, 1, 8192, 1, 128), 37_440),
+}
+GAUDI2_1_19_MISSES = {
+    "llama31_8b_8_hpu_8k": "43,396.5 tokens/s against 37,440 at SynapseAI 1.19 (+15.9%; the 1.18 row +19.5%, "
+    "test_gaudi2_llama31_8b_at_8k_matches_intels_figure); passed at 36,555.8 (-2.4%) under accel43's split, fitted "
+    "on this run's 1.18 row. " + ACCEL43_REVERTED,
+}
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        pytest.param(run, marks=pytest.mark.xfail(strict=True, reason=GAUDI2_1_19_MISSES[run]))
+        if run in GAUDI2_1_19_MISSES
+        else run
+        for run in sorted(GAUDI2_INTEL_RUNS_1_19)
+    ],
+)
+@pytest.mark.django_db
+def test_gaudi2_runs_at_synapseai_1_19_within_15_percent(run, bundled_catalog):
+    plan, published = GAUDI2_INTEL_RUNS_1_19[run]
+    report = size_spec_document(gaudi2_intel_plan(*plan), ["gaudi2"], calibrate=False)
+    speed = candidate(report, "gaudi2", plan[1])["throughput"]["training_tokens_per_second"]
+    assert speed == pytest.approx(published, rel=0.15)
 
 
 @pytest.mark.django_db

@@ -873,7 +873,14 @@ def allocated_gib(gpus: int) -> float:
                 "at a95c6b93, measured, compose 13.62 GiB (checkpointed layer inputs, final norm, 16 x V loss, "
                 "RoPE caches); about 2.4 GiB is not found: not the window (would need 2 x 2,300 tokens, longer "
                 "than any alpaca-cleaned row of the 5,000), not checkpointing off (2 x 361 tokens, below the "
-                "logged windows' p10), not an init leak (measured none)",
+                "logged windows' p10), not an init leak (measured none). lora43 re-read the recipe at a95c6b93: "
+                "lora_finetune_single_device.yaml sets enable_activation_checkpointing True, no offloading, no "
+                "torch.compile (neither the config nor the recipe has one), the model built on the GPU in bf16; "
+                "memory_stats_log prints peak allocated, reserved and active (active_bytes.all.peak) side by side, "
+                "and the README's own note says 'based on GPU peak memory reserved' (line 41) and 'as reported by "
+                "torch.cuda.max_memory_allocated()' (line 52). Read as reserved, the engine's tensors plus its 5% "
+                "allocator slack are 14.40 GiB (-10.0%) and the 2-GPU row 13.50 GiB (+2.2%); the README does not say "
+                "which line it copied, so neither basis is stated",
             ),
         ),
         # Was a strict xfail: "engine 23.93 GiB a GPU at 2 x 2,048 tokens against torchtune's 14.17 GB (13.2-14.17

@@ -284,7 +284,13 @@ REASON_MAXT = (
                 "its ten rows under it (0.425 -> 0.42); 1,416.6 (-25.2%) before the refit. eff42: unchanged, 1,409.2 (-25.6%); recompute_forward_time_share (which moved the BF16 row "
                 "to -14.5%) is not applied to 8-bit training: every row of its fit (llm-foundry's FSDP "
                 "full-checkpointing rows) trained in 16 bits. stack26: training_stack maxtext stated. [MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), "
-                "1,878.9 with selective (-0.8%) at 203.9 GiB (does_not_fit). " + REASON_MAXT,
+                "1,878.9 with selective (-0.8%) at 203.9 GiB (does_not_fit). "
+                + REASON_MAXT
+                + " fixrev43: 1,400.0 "
+                "(-26.1%) again: accel43 applied recompute_forward_time_share to fp8 training on the strength of this "
+                "row (1,670.7, -11.8%); reverted after the outside audit aud43l: this MaxText run's remat policy is "
+                "custom (partial recomputation, configure.sh), not the full recomputation the share was fitted on "
+                "(llm-foundry's 16-bit FSDP rows), so it cannot be the held-out check of a full-recomputation rate.",
             ),
         ),
     ],
