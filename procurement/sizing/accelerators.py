@@ -138,7 +138,6 @@ def _datasheet_why(spec, gpu) -> str:
     the generic efficiency."""
     from procurement.sizing import fp8_split
     from procurement.sizing.mfu import (
-        adapter_kernel_text,
         moe_text,
         mtp_text,
         packed_text,
@@ -150,13 +149,12 @@ def _datasheet_why(spec, gpu) -> str:
     parts = (
         efficiency_text(spec, gpu),
         width_text(spec, gpu),
-        fp8_split.text(spec, gpu),
+        fp8_split.text(spec),
         moe_text(spec, gpu),
         mtp_text(spec),
         torchao_text(spec, gpu),
         packed_text(spec),
         recompute_text(spec, gpu),
-        adapter_kernel_text(spec, gpu),
     )
     return "; ".join(text for text in parts if text)
 

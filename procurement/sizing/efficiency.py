@@ -25,9 +25,6 @@ class MeasuredEfficiency:
     checked_on: str
     source_url: str
     note: str
-    # fp8 training (fp8_split.py): the bf16 attention core and output layer's fraction of the part's 16-bit peak
-    # where it was fitted apart from the fp8 linears' (efficiency); None: the linears' own
-    sixteen_bit_efficiency: float | None = None
 
     def text(self, slug: str, task: str, precision: str) -> str:
         return (
@@ -41,12 +38,7 @@ def measured_efficiencies() -> dict[tuple[str, str, str], MeasuredEfficiency]:
     with DATA.open(newline="", encoding="utf-8") as handle:
         return {
             (row["gpu"], row["task"], row["precision"]): MeasuredEfficiency(
-                float(row["efficiency"]),
-                row["fitted_on"],
-                row["checked_on"],
-                row["source_url"],
-                row["note"],
-                float(row["sixteen_bit_efficiency"]) if row.get("sixteen_bit_efficiency") else None,
+                float(row["efficiency"]), row["fitted_on"], row["checked_on"], row["source_url"], row["note"]
             )
             for row in csv.DictReader(handle)
         }

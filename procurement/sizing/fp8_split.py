@@ -63,39 +63,20 @@ def sixteen_bit_share(spec) -> float:
     return min(sixteen_bit_flops_per_token(spec) / training_flops_per_token(spec), 1.0)
 
 
-def sixteen_bit_relative(spec, gpu=None) -> float:
-    """The bf16 part's efficiency over the fp8 linears' on this part: its measured_efficiency.csv row's
-    sixteen_bit_efficiency over its efficiency where the row fitted them apart (Gaudi 2 fp8 pretraining), else 1
-    (the part's 16-bit matmuls at the linears' efficiency)."""
-    from procurement.sizing.efficiency import measured_efficiency
-
-    row = measured_efficiency(spec, gpu) if gpu is not None and not spec.mfu else None
-    if row is None or row.sixteen_bit_efficiency is None:
-        return 1.0
-    return row.sixteen_bit_efficiency / row.efficiency
-
-
-def time_factor(spec, gpu=None) -> float:
+def time_factor(spec) -> float:
     """The step's matmul time with the attention core and the head at the bf16 rate, over the time with every
-    FLOP at the fp8 rate: 1 - share + share / (SIXTEEN_BIT_RATE x the part's sixteen_bit_relative) (Llama 3 8B
-    at 8k: 1.18; Llama 2 70B at 4k: 1.04, where the bf16 part runs at the linears' efficiency). 1 where the split
-    does not apply."""
+    FLOP at the fp8 rate: 1 - share + share / SIXTEEN_BIT_RATE (Llama 3 8B at 8k: 1.18; Llama 2 70B at 4k:
+    1.04). 1 where the split does not apply."""
     share = sixteen_bit_share(spec)
-    return 1.0 - share + share / (SIXTEEN_BIT_RATE * sixteen_bit_relative(spec, gpu))
+    return 1.0 - share + share / SIXTEEN_BIT_RATE
 
 
-def text(spec, gpu=None) -> str:
+def text(spec) -> str:
     """The "speed: ..." sentence of a split fp8 estimate; "" where it does not apply."""
     if spec.mfu or not applies(spec):
         return ""
-    relative = sixteen_bit_relative(spec, gpu)
-    rate = (
-        "at half the fp8 rate"
-        if relative == 1.0
-        else f"at half the fp8 peak and {relative:.2f}x the linears' efficiency (fitted on this part's runs)"
-    )
     return (
         f"speed: fp8 runs the block linears only; the attention core and the output layer "
-        f"({sixteen_bit_share(spec):.0%} of the FLOPs) stay bf16 {rate}, so the step takes "
-        f"{time_factor(spec, gpu):.2f}x its all-fp8 time (Transformer Engine's defaults)"
+        f"({sixteen_bit_share(spec):.0%} of the FLOPs) stay bf16 at half the fp8 rate, so the step takes "
+        f"{time_factor(spec):.2f}x its all-fp8 time (Transformer Engine's defaults)"
     )

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from procurement.sizing import fp8_split, image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
-    EAGER_KERNEL_HOST_SECONDS,
     MFU_FP8_LINEARS,
     MFU_FP8_LINEARS_BLACKWELL,
     MFU_PRETRAIN_AMPERE,
@@ -37,7 +36,6 @@ from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 from procurement.sizing.throughput import (
-    adapter_kernels_per_layer,
     attention_context_tokens,
     attention_forward_flops_per_token,
     mtp_flops_per_token,
@@ -100,7 +98,7 @@ def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The language-model efficiency before the MoE costs: the fitted one, held under the width ceiling, and
     under Transformer Engine fp8 divided by the time its bf16 attention core and output layer add
     (fp8_split.time_factor: the fitted fp8 efficiencies are the linears' own)."""
-    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec, gpu)
+    return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec)
 
 
 def moe_efficiency_factor(
@@ -444,20 +442,17 @@ def _hopper_fp8_clause(spec: WorkloadSpec, gpu: GpuSpec) -> str:
 def recompute_time_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The share of its FLOPs' time the forward that full recomputation runs again costs at this part's
     training efficiency (throughput.costed_flops_per_token; the throughput model applies it to rows without tensor
-    or pipeline parallelism only): RECOMPUTE_FORWARD_TIME_SHARE for 16-bit or fp8 full-parameter training of a
-    dense language model, whose efficiencies (the A100 pretraining fit, the width ceilings, the cards' defaults) were
+    or pipeline parallelism only): RECOMPUTE_FORWARD_TIME_SHARE for 16-bit full-parameter training of a dense
+    language model, whose efficiencies (the A100 pretraining fit, the width ceilings, the cards' defaults) were
     fitted on runs that did not recompute. A stated training_stack takes it too: no stack has full-recomputation
     rows of its own to fit (stack26 sizes maxtext and torchtitan as the unstated stack the same way). 1 (the
     hardware count charged whole) outside the fit rows' settings: a stated MFU; MoE models (their costs were fitted on the hardware count); image
-    models; fp32 training; adapters (NeMo AutoModel's checkpointed H100 LoRA rows fit the width ceiling at the
+    models; 8-bit training; adapters (NeMo AutoModel's checkpointed H100 LoRA rows fit the width ceiling at the
     hardware count, -8% to +4%: mfu26); a part's measured efficiency for the task (measured_efficiency.csv rows
-    were fitted at the hardware count, e.g. the A100 LoRA row on Qwen-7B's checkpointed runs). fp8 (accel43): the
-    fit rows trained in 16 bits, but the share sizes a rate of full-recomputation runs, not a 16-bit mechanism;
-    held out, MaxText's Llama 2 70B FP8 on 64 H100 moves from -26.1% to -11.8% beside its BF16 sibling's -14.2%,
-    and torchtitan's fp8 Llama 3 8B full-AC rows stay between the product's NVL and SXM estimates."""
+    were fitted at the hardware count, e.g. the A100 LoRA row on Qwen-7B's checkpointed runs)."""
     if spec.gradient_checkpointing != "full" or not spec.is_training or spec.mfu or spec.uses_adapters:
         return 1.0
-    if spec.precision not in ("bf16", "fp16", "fp8"):
+    if spec.precision not in ("bf16", "fp16"):  # every fit row trained in 16 bits
         return 1.0
     if spec.model.is_moe or spec.model.is_image:
         return 1.0
@@ -475,44 +470,6 @@ def recompute_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         f"speed: the forward full recomputation runs again costs {share:.0%} of its FLOPs' time at this efficiency "
         "on plans without tensor or pipeline parallelism (the efficiencies were fitted on runs that did not "
         "recompute; share fitted on llm-foundry's checkpointed FSDP runs); the FLOPs shown count all of it"
-    )
-
-
-# Measured efficiencies fitted together with the eager adapter step's kernel time (throughput.adapter_fixed_seconds)
-# and so charged it (lora43). The A100 80GB bf16 LoRA row: the QwenLM/Qwen README @03cd81f5 steps of Qwen-7B and
-# Qwen-14B on one A100 (HF PEFT, all linear layers, checkpointing, batch 1 x 8) rise with length (7B 0.41 -> 0.50
-# of peak from 1k to 8k at the hardware count), as a cost a layer and micro-batch that does not grow with the
-# sequence makes them: 1 / efficiency = 1 / e + kernels x host seconds x peak / (tokens x FLOPs a layer). With
-# PEFT's 14 kernels an adapted linear (4 forward, twice under recomputation, + 6 backward; image_model) x 7
-# targets = 98 a layer at EAGER_KERNEL_HOST_SECONDS (31 us, not refitted) the eight steps give e = 0.56 (log least
-# squares, grid 0.0025: 0.5575; rms 5.2%; their tokens/s -8.6% to +7.2% at 0.56). Held out: Qwen-72B on 4 A100s at 1k-8k and the
-# MLPerf reference 70B LoRA on 8 A100s (tests/procurement/outside/test_lora_kernel_term.py). Other LoRA rows
-# (H100's width ceiling, NeMo's fp8 linears, consumer cards' defaults) were fitted or checked without the term on
-# runs of other stacks (NeMo, AutoModel's fused adapters, torchtune under torch.compile), so they do not take it.
-ADAPTER_KERNEL_ROWS = frozenset({("a100-sxm4-80gb", "lora", "bf16")})
-
-
-def adapter_kernel_seconds(spec: WorkloadSpec, gpu: GpuSpec) -> float:
-    """Host seconds of each adapter kernel a micro-batch adds to the step (throughput.adapter_fixed_seconds):
-    EAGER_KERNEL_HOST_SECONDS where the part's efficiency for the task is a measured row fitted with that term
-    (ADAPTER_KERNEL_ROWS) on the unstated stack and no MFU is stated; 0 elsewhere."""
-    if spec.mfu or spec.training_stack != "other" or spec.model.is_image or not spec.uses_adapters:
-        return 0.0
-    if (gpu.slug, spec.task, spec.precision) not in ADAPTER_KERNEL_ROWS:
-        return 0.0
-    return EAGER_KERNEL_HOST_SECONDS.value if measured_efficiency(spec, gpu) is not None else 0.0
-
-
-def adapter_kernel_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
-    """The "speed: ..." sentence of an estimate that charges the adapters' kernels; "" elsewhere."""
-    seconds = adapter_kernel_seconds(spec, gpu)
-    if not seconds:
-        return ""
-    kernels = adapter_kernels_per_layer(spec)
-    return (
-        f"speed: each micro-batch also pays the adapters' {kernels:.0f} small kernels a layer at {seconds * 1e6:.0f} us "
-        "of host time each (eager PEFT launches them one by one; the efficiency was fitted with this term on Qwen's "
-        "A100 LoRA steps)"
     )
 
 

@@ -35,7 +35,6 @@ from procurement.sizing.host import (
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import (
     Calibration,
-    adapter_kernel_seconds,
     calibration_factor,
     estimate_mfu,
     memory_factor,
@@ -144,7 +143,6 @@ def _throughput_rows(
             pipeline_parallel=pipeline_parallel,
             memory_bandwidth_gbps=np.repeat(kind_bandwidth, len(plans)).astype(float),
             recompute_share=np.repeat([recompute_time_share(spec, gpu) for gpu in gpus], len(plans)),
-            adapter_kernel_seconds=np.repeat([adapter_kernel_seconds(spec, gpu) for gpu in gpus], len(plans)),
         )
         rows["mfu"] = mfu
         return rows

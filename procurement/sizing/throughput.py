@@ -85,12 +85,7 @@ from procurement.sizing.host import (
     loader_vcpus_per_gpu,
     loader_worker_vcpus,
 )
-from procurement.sizing.image_model import (
-    LORA_BACKWARD_KERNELS,
-    LORA_FORWARD_KERNELS,
-    inference_rows,
-    training_flops_per_image,
-)
+from procurement.sizing.image_model import inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
 from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
 from procurement.sizing.spec import FLEX_DISPATCHES, WorkloadSpec
@@ -252,27 +247,6 @@ def _step_overhead(spec: WorkloadSpec) -> float:
     return 1.0 + overhead
 
 
-def adapter_kernels_per_layer(spec: WorkloadSpec) -> float:
-    """Kernels a language model's PEFT adapters add to one layer's micro-batch: the adapted linears a layer
-    (params.linear_shapes) x (LORA_FORWARD_KERNELS, twice under full recomputation, + LORA_BACKWARD_KERNELS),
-    the count image_model.lora_training_kernels makes for a UNet's adapters."""
-    shapes = counts.linear_shapes(spec.model)
-    targets = spec.lora.targets if spec.lora is not None else ()
-    instances = [shapes[target][2] for target in targets if target in shapes]
-    adapted = float(sum(instances)) / spec.model.num_layers
-    replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    return adapted * (LORA_FORWARD_KERNELS * replays + LORA_BACKWARD_KERNELS)
-
-
-def adapter_fixed_seconds(spec: WorkloadSpec, pp, kernel_seconds) -> np.ndarray:
-    """Seconds one micro-batch of an eager adapter step spends beyond its FLOPs' time on a pipeline stage: the
-    adapters' small kernels (adapter_kernels_per_layer a layer), GPU-light, each at ``kernel_seconds`` of host time
-    (mfu.adapter_kernel_seconds), whatever the sequence length; 0 without adapters."""
-    if spec.task not in ("lora", "qlora") or spec.lora is None or not np.any(kernel_seconds):
-        return np.zeros_like(pp)
-    return adapter_kernels_per_layer(spec) * kernel_seconds * spec.model.num_layers / pp
-
-
 def ring_seconds(
     factor, volume, ranks, per_node, node_gbytes, fabric_gbytes
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -407,16 +381,12 @@ def training_throughput(
     vcpus_per_gpu=None,
     memory_bandwidth_gbps=None,
     recompute_share=None,
-    adapter_kernel_seconds=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
 
     recompute_share: per row, the share of its FLOPs' time the forward full recomputation runs again costs at
     ``mfu`` (mfu.recompute_time_share), on rows without tensor or pipeline parallelism (the fit's rows); None: 1,
     the hardware count charged whole.
-
-    adapter_kernel_seconds: per row, the host seconds of each of the adapters' kernels a micro-batch adds beside its
-    FLOPs' time (mfu.adapter_kernel_seconds, adapter_fixed_seconds); None: 0.
 
     memory_bandwidth_gbps: the card's HBM bandwidth, for the layout copies of DTensor's tensor-parallel
     collectives (parallelism.tp_implementation dtensor, dtensor_tp.py); None: no copy is counted.
@@ -476,8 +446,6 @@ def training_throughput(
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
     )
-    kernel_s = _array(adapter_kernel_seconds, 0.0)
-    compute_s = compute_s + bubble * adapter_fixed_seconds(spec, pp, kernel_s) * accumulation
 
     state = state_bytes(spec)
     sharded = zero >= 3

@@ -27,7 +27,7 @@ from dataclasses import replace
 import pytest
 
 from procurement.api.sizing import size_spec_document
-from procurement.sizing import efficiency, mfu
+from procurement.sizing import efficiency
 from procurement.sizing.assumptions import TRAINING_WIDTH_K_AMPERE
 from tests.procurement.outside.test_outside_recommendations import (
     CASES,
@@ -71,23 +71,14 @@ def mlperf_hours() -> float:
     return 440 * 65536 / candidate(report, A100, 8)["throughput"]["training_tokens_per_second"] / 3600
 
 
-def as_lora42_left_it(monkeypatch) -> None:
-    """The engine this module's arithmetic was made on: the A100 LoRA row at 0.47 and no adapter kernel term (lora43
-    refitted the row to 0.56 with that term: test_lora_kernel_term.py)."""
-    table = dict(efficiency.measured_efficiencies())
-    table[KEY] = replace(table[KEY], efficiency=0.47)
-    monkeypatch.setattr(efficiency, "measured_efficiencies", lambda: table)
-    monkeypatch.setattr(mfu, "EAGER_KERNEL_HOST_SECONDS", replace(mfu.EAGER_KERNEL_HOST_SECONDS, value=0.0))
-
-
 def published(size: str, seq: int) -> float:
     return 8 * MODELS[size][2] * seq / STEPS[(size, seq)]
 
 
 @pytest.mark.django_db
 def test_a_width_form_fitted_on_qwen_7b_and_14b_and_judged_on_the_wide_runs(bundled_catalog, monkeypatch):
-    as_lora42_left_it(monkeypatch)  # lora42's engine: one figure at every width, no kernel term
     row = efficiency.measured_efficiencies()[KEY]
+    # one figure at every width (fixrev43: lora43's 0.56 and kernel term reverted)
     assert row.efficiency == 0.47
     # the efficiency at which the engine reproduces each fit row (a one-GPU step is compute: time ~ 1 / efficiency)
     implied = {key: row.efficiency * published(*key) / qwen_tokens_per_second(*key) for key in FIT}

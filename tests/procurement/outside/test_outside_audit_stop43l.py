@@ -26,7 +26,6 @@ import pytest
 
 from procurement.api.sizing import size_spec_document
 from procurement.sizing.gpus import gpu_by_slug
-from procurement.sizing.mfu import adapter_kernel_seconds
 from procurement.sizing.spec import parse_workload_spec
 from tests.procurement.outside.test_outside_recommendations import (
     QWEN_SHAPES,
@@ -72,6 +71,17 @@ HOST_FLOOR = (
     "where the rows say the larger of the two)"
 )
 QWEN_1_8B_STEPS = {256: 1.0, 512: 1.0, 1024: 1.1, 2048: 1.7, 4096: 3.3, 8192: 6.8}
+# fixrev43: lora43's term and 0.56 refit reverted (this audit's findings): the engine prices these rows at the A100
+# LoRA row's 0.47 with no host time at all, so every short row runs at its compute alone. aud43l's floor taken as a
+# max (8 micro-batches x layers x ~5 ms: 1.8B ~1.0 s, 7B 1.2 s, 14B 1.6 s a step) would land the 256-token rows (they
+# define it: circular), the 1.8B at 512 (1.0 s, 0%) and 1k (1.0 s, +10%); not the 1.8B at 2k-8k (compute 1.08 /
+# 2.35 / 5.41 s, above the floor: the 2,048-wide model needs 0.47 x 5.41 / 6.8 = 0.37 of peak at 8k, the width
+# dependence NARROW_LONG names) nor the 7B at 512 (1.20 s against 1.5; the floor 1.2 s: +25% either way). Not
+# adopted here: a host floor needs a spec field for the adapter stack (eager / fused / compiled) to reach every card.
+NO_HOST = (
+    "fixrev43 (lora43 reverted after this audit): the A100 LoRA row's 0.47 and no host time, the step is its compute "
+    "alone"
+)
 NARROW_LONG = (
     "and at 4k / 8k, where the fixed part is under a quarter of the step (23% / 11%), the 2,048-wide model's compute runs at "
     "~0.41 of the A100's peak where lora43's fit on 4,096 / 5,120-wide Qwen-7B / 14B gives 0.56: the A100 LoRA row "
@@ -79,10 +89,17 @@ NARROW_LONG = (
     "left out, and the row's scoping to 'the A100' is a scoping to 7B-14B widths"
 )
 QWEN_1_8B_MISSES = {
-    256: f"ours 2,971 tokens/s against 2,048 (+45.1%; step 0.69 s against 1.0): {HOST_FLOOR}",
-    512: f"ours 5,136 against 4,096 (+25.4%; step 0.80 s against 1.0): {HOST_FLOOR}",
-    4096: f"ours 12,785 against 9,930 (+28.8%; step 2.56 s against 3.3): UNEXPLAINED in the engine's terms, {NARROW_LONG}",
-    8192: f"ours 12,725 against 9,638 (+32.0%; step 5.15 s against 6.8): same, {NARROW_LONG}",
+    256: f"{NO_HOST}: ours 16,309 tokens/s against 2,048 (+696%; step 0.13 s against 1.0; lora43 2,971, +45.1%, "
+    f"0.69 s): {HOST_FLOOR}",
+    512: f"{NO_HOST}: ours 16,129 against 4,096 (+294%; step 0.25 s against 1.0; lora43 5,136, +25.4%): {HOST_FLOOR}",
+    1024: f"{NO_HOST}: ours 15,779 against 7,447 (+111.9%; step 0.52 s against 1.1; passed under lora43, +7.7%): "
+    f"{HOST_FLOOR}; as a max it would give 1.0 s (+10%)",
+    2048: f"{NO_HOST}: ours 15,124 against 9,638 (+56.9%; step 1.08 s against 1.7; passed under lora43, +13.5%): "
+    f"the compute is above the ~1.0 s floor, so the floor does not explain it: UNEXPLAINED in the engine's terms, "
+    f"{NARROW_LONG}",
+    4096: f"{NO_HOST}: ours 13,964 against 9,930 (+40.6%; step 2.35 s against 3.3; lora43 +28.8%): UNEXPLAINED in "
+    f"the engine's terms, {NARROW_LONG}",
+    8192: f"{NO_HOST}: ours 12,107 against 9,638 (+25.6%; step 5.41 s against 6.8; lora43 +32.0%): same, {NARROW_LONG}",
 }
 
 
@@ -98,16 +115,25 @@ QWEN_1_8B_MISSES = {
 @pytest.mark.django_db
 def test_qwen_1_8b_lora_on_one_a100_at_the_readmes_speed(seq, bundled_catalog):
     # Held out of lora43 (never fitted): the narrowest model of the same table, where a per-layer fixed cost weighs
-    # most. 1k +7.7% and 2k +13.5% pass.
+    # most. 1k +7.7% and 2k +13.5% passed under lora43; fixrev43: all six out (NO_HOST).
     published = published_tokens_per_second(seq, QWEN_1_8B_STEPS[seq])
     assert tokens_per_second(qwen_lora_spec(QWEN_1_8B, seq, 1)) == pytest.approx(published, rel=0.15)
 
 
 QWEN_SHORT_STEPS = {("7b", 256): 1.2, ("7b", 512): 1.5, ("14b", 256): 1.6, ("14b", 512): 2.4}
 QWEN_SHORT_MISSES = {
-    ("7b", 512): f"ours 2,299 tokens/s against 2,731 (-15.8%; step 1.78 s against 1.5): {HOST_FLOOR}",
-    ("14b", 256): f"ours 1,068 against 1,280 (-16.6%; step 1.92 s against 1.6): {HOST_FLOOR}",
-    ("14b", 512): f"ours 1,425 against 1,707 (-16.5%; step 2.87 s against 2.4): {HOST_FLOOR}",
+    ("7b", 256): (
+        f"{NO_HOST}: ours 3,444 tokens/s against 1,707 (+101.8%; step 0.59 s against 1.2; passed under "
+        f"lora43, -6.0%): {HOST_FLOOR}"
+    ),
+    ("7b", 512): (
+        f"{NO_HOST}: ours 3,423 against 2,731 (+25.3%; step 1.20 s against 1.5; lora43 -15.8%, 1.78 s): "
+        f"the floor as a max gives 1.2 s, +25% still: UNEXPLAINED ({HOST_FLOOR})"
+    ),
+    ("14b", 256): (
+        f"{NO_HOST}: ours 1,817 against 1,280 (+42.0%; step 1.13 s against 1.6; lora43 -16.6%, 1.92 s): "
+        f"{HOST_FLOOR}"
+    ),
 }
 
 
@@ -123,7 +149,10 @@ QWEN_SHORT_MISSES = {
 @pytest.mark.django_db
 def test_qwen_lora_short_sequences_on_one_a100(size, seq, bundled_catalog):
     # The fit models' shortest rows, left out of lora43's fit (1k-8k) and of every test: the lengths where the per-layer
-    # term is the largest share of the step. 7B at 256: -6.0%, passes.
+    # term is the largest share of the step. 7B at 256: -6.0% under lora43 (passed); fixrev43: +101.8% (a strict xfail).
+    # 14B at 512: Was a strict xfail: 1,425 tokens/s against 1,707 (-16.5%; step 2.87 s against 2.4, lora43's 3.04 ms
+    # a layer added to the compute). Now 1,808 (+5.9%; step 2.27 s) because lora43's term and refit were reverted
+    # (fixrev43): its compute at 0.47 alone is above the ~1.6 s floor.
     published = published_tokens_per_second(seq, QWEN_SHORT_STEPS[(size, seq)])
     assert tokens_per_second(qwen_lora_spec(MODELS[size], seq, 1)) == pytest.approx(published, rel=0.15)
 
@@ -182,7 +211,8 @@ def test_qwen_qlora_on_one_a100_at_the_readmes_speed(size, seq, bundled_catalog)
 def test_gaudi2_llama2_7b_at_synapseai_1_19(bundled_catalog):
     # [GAUDI] 1.19: 70,523 tokens/s on 8 HPU (the 1.18 figure, 68,464, is the project's held-out check of accel43's
     # split). Ours 62,319.5 (-11.6%): inside, and further out than at 1.18 (-9.0%); before accel43's split the
-    # engine gave 66,434.9 (-5.8% here). By hand (data parallel, no TP traffic): fp8 linears 6 x 6.477e9 FLOPs a
+    # engine gave 66,434.9 (-5.8% here). fixrev43: the split reverted (one efficiency, 0.45): 66,434.9 (-5.8%) again;
+    # the arithmetic below is accel43's. By hand (data parallel, no TP traffic): fp8 linears 6 x 6.477e9 FLOPs a
     # token / (8 x 0.51 x 865e12) = 11.01 us, bf16 output layer 6 x 0.131e9 + causal attention 3 x 1.074e9 =
     # 4.008e9 / (8 x 0.23 x 432e12) = 5.04 us: 16.05 us a token, 62,300 tokens/s (the engine charges no recompute
     # of the attention core under selective checkpointing on this row; with it, 57,460, -18.5%).
@@ -198,6 +228,8 @@ def test_gaudi2_llama2_7b_at_synapseai_1_19(bundled_catalog):
 # (README settings) on the A100 PCIe over the A100 SXM: step 0.63x at 256 tokens (the PCIe "faster"), 1.16x at 1k,
 # 1.54x at 8k; H100 SXM over A100 SXM: 6.4x faster at 256 tokens, 3.5x at 1k, 2.6x at 8k, where the host floor
 # alone (~5 ms a layer, 1.28 s a step at 256 tokens) caps an eager H100 near the A100's step at short lengths.
+# fixrev43 (lora43 reverted): no card charges host time; A100 SXM over PCIe 1.343x and H100 over A100 SXM 3.00x at
+# every length (efficiency and peak only: the SXM's measured 0.47 against the PCIe's generic 0.35).
 SAME_STACK = (
     "lora43 scopes a host-side cost to one card's measured row (mfu.ADAPTER_KERNEL_ROWS): the same eager PEFT spec "
     "pays 31 us an adapter kernel on the A100 SXM and 0 on the A100 PCIe, H100 and L40S; the spec has no field for "
@@ -205,23 +237,37 @@ SAME_STACK = (
 )
 
 
+def host_time_clauses(spec, gpu) -> list[str]:
+    """The clauses of the estimate's speed sentence (accelerators.speed_ratio) that charge host time beside the
+    FLOPs (lora43's 'small kernels a layer at 31 us of host time'); fixrev43: mfu.adapter_kernel_seconds, which this
+    compared before, went with lora43's revert, so the answer's own text is compared."""
+    from procurement.sizing.accelerators import speed_ratio
+
+    return [part for part in speed_ratio(spec, gpu)[1].split("; ") if "host time" in part]
+
+
 def _lora_spec_object():
     return parse_workload_spec(qwen_lora_spec(QWEN_7B, 1024, 1))
 
 
-@pytest.mark.xfail(strict=True, reason=SAME_STACK)
+# Was a strict xfail (SAME_STACK): 31 us an adapter kernel on the A100 SXM, 0 on the A100 PCIe, H100 and L40S. Now
+# every card pays the same (none) because lora43's term was reverted (fixrev43); compared in the answer's speed text.
 @pytest.mark.parametrize("gpu", ["a100-pcie-80gb", "h100-sxm5-80gb", "l40s"])
 @pytest.mark.django_db
 def test_the_same_peft_stack_pays_the_same_host_time_on_every_card(gpu, bundled_catalog):
     spec = _lora_spec_object()
-    assert adapter_kernel_seconds(spec, gpu_by_slug(gpu)) == adapter_kernel_seconds(spec, gpu_by_slug(A100))
+    assert host_time_clauses(spec, gpu_by_slug(gpu)) == host_time_clauses(spec, gpu_by_slug(A100))
 
 
 @pytest.mark.xfail(
     strict=True,
     reason="A100 PCIe 80GB over A100 SXM 80GB, Qwen-7B LoRA at the README's settings: ours step 0.63x at 256 tokens "
     "and 1.54x at 8k for the same GA100 die and 312 TFLOPS (300 W against 400 W explains ~10-15%, not a reversal "
-    f"by length): {SAME_STACK}, and the SXM's 0.56 was fitted with it where the PCIe keeps the 0.40 default",
+    f"by length): {SAME_STACK}, and the SXM's 0.56 was fitted with it where the PCIe keeps the 0.40 default. "
+    "fixrev43 (lora43 reverted): 1.343x at 256 and at 8k, no reversal by length; UNEXPLAINED as a card difference: "
+    "the measured A100 LoRA row (0.47, Qwen's A100-SXM4 runs) is keyed to the SXM's slug, and the PCIe takes the "
+    "generic LoRA 0.35 (0.47 / 0.35 = 1.343, the whole ratio); the same die at 300 W against 400 W would sit within "
+    "the 1.0-1.25 this asks",
 )
 @pytest.mark.parametrize("seq", [256, 8192])
 @pytest.mark.django_db

@@ -149,11 +149,30 @@ def test_mlperf_lora_70b_rows_keep_8_gpus_and_zero3(bundled_catalog):
     assert all(row["plan"]["tensor_parallel"] == 1 for row in rows), describe(rows)
 
 
+# fixrev43: why the cases lora43 had fixed are strict xfails again (aud43l, test_outside_audit_stop43l.py).
+LORA43_REVERTED = (
+    "fixrev43: lora43 put it inside with an eager adapter-kernel term (98 x 31 us a layer and micro-batch, added to "
+    "the GPU time) charged only on this A100 SXM row, refitted 0.47 -> 0.56; reverted after the outside audit "
+    "aud43l: the same PEFT stack was then priced differently by card (A100 PCIe over SXM 0.63x at 256 tokens to "
+    "1.54x at 8k; H100 3.5-6.4x the A100), and the README's 256-token rows show a host floor of ~5 ms a layer that "
+    "the GPU's work hides (a max, not a sum), which the sum form overcharged on wide models (Qwen 7B / 14B at 512 "
+    "tokens -16%) and undercharged on the 1.8B (+45% at 256)"
+)
+
+
 @pytest.mark.django_db
-# Was a strict xfail: 3.11 h against the reference log's 2.40 h (+29%; moe42's 0.47 refit on Qwen-7B). Now 2.62 h (+9.3%)
-# because lora43 charges the eager adapter step's kernels a layer and micro-batch (98 at 31 us of host time,
-# throughput.adapter_fixed_seconds) beside the A100 LoRA efficiency refitted with them on Qwen-7B and -14B (0.56):
-# the fixed time that made the narrow fit rows look slow is no longer folded into the efficiency.
+@pytest.mark.xfail(
+    strict=True,
+    reason="moe42: 3.11 h against the reference log's 2.40 h (+29%); passed at 2.82 h (+17%) before. The FLOP count "
+    "no longer charges the input embedding (a lookup) nor a recomputed forward of the frozen output layer, which "
+    "moves Llama 2 70B's FLOPs 0.5% (32,000 x 8,192 tables) but moved the A100 LoRA efficiency's own fit rows, "
+    "Qwen-7B's steps, 10% (151,936 x 4,096 tables): refitted on them, 0.52 -> 0.47. This run alone implies 0.61; the "
+    "README's Qwen-72B steps 0.66 (ZERO3_LONG): on the A100 the LoRA efficiency rises with width, which one "
+    "fitted figure cannot give (unexplained in mechanism, see the Qwen-72B notes). "
+    + LORA43_REVERTED
+    + ": 3.107 "
+    "h again (+29.4%; 2.62 h, +9.3%, under lora43).",
+)
 def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_catalog):
     # convergence_example.txt: 440 steps at 19.6-19.7 s/it on 8 x A100 80GB (ZeRO-3, seq 8192, batch 1 per
     # GPU = 65,536 tokens a step): 440 x 19.65 s = 8,646 s = 2.40 h, i.e. 3,335 tokens/s. Within 20%.
@@ -170,7 +189,6 @@ def test_mlperf_lora_70b_hours_on_8_a100_match_the_reference_step_time(bundled_c
     rows = [row for row in rows if row["gpus"] == 8 and row["plan"]["zero_stage"] == 3]
     assert rows, "no 8 x A100 80GB ZeRO-3 row"
     assert rows[0]["hours"] == pytest.approx(hours, rel=0.20)
-    assert rows[0]["hours"] == pytest.approx(2.62, abs=0.01)
     # the row names where its speed comes from (issue 26, class 5)
     assert any(reason.startswith("speed from: a100-sxm4-80gb lora") for reason in rows[0]["reasons"])
 
@@ -247,21 +265,42 @@ QWEN_SECONDS_PER_STEP = {
 # A100 LoRA efficiency refitted on Qwen-7B (0.52 -> 0.47), the engine's 72B steps are 9.5 / 12.05 / 24.25 / 49.11 /
 # 100.61 / 210.83 s; the same least squares over 1k-8k gives 0.711 x step + 11.6 s (each of the six within 4.3%): the
 # 72B's compute at 0.47 / 0.711 = 0.66 of peak, the fixed part unchanged.
-# lora43: the engine now charges each micro-batch the adapters' kernels (98 a layer at 31 us, 1.94 s a 72B step) and
-# the A100 LoRA efficiency, refitted with that term on Qwen-7B and -14B, is 0.56: engine steps 9.82 / 12.06 / 22.30 /
-# 43.16 / 86.39 / 178.89 s, line 0.847 x step + 10.0 s (each of the six within 4.1%); 2k / 4k / 8k now pass
-# (+5.9% / -3.5% / -9.7%), 1k stays out (+31.8%, ZERO3_SHORT). tests/procurement/outside/test_lora_kernel_term.py.
 QWEN72B_PUBLISHED_STEPS = {256: 17.6, 512: 20.5, 1024: 29.4, 2048: 45.7, 4096: 83.4, 8192: 161.5}
 ZERO3_SHORT = pytest.mark.xfail(
     strict=True,
-    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,469 tokens/s against 1,115 (+31.8%; lora43, was 1,351, "
-    "+21.2%, before the adapters' kernel term and the 0.56 refit; 1,461, +31%, before moe42). EXPLAINED: the "
-    "README's six 72B lengths (256 to 8k; 256 and 512 out of sample) lie on 0.847 x the engine's step + 10.0 s "
-    "(0.711 and 11.6 s before lora43), each within 4.1% (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute): "
-    "a length-independent 10 s a step (1.25 s a micro-batch) that the engine hides under compute (COMM_OVERLAP) and "
-    "at 1k is a third of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 weights a micro-batch "
-    "under checkpointing (217 GB received a GPU at 150-175 GB/s). Serial gathers would fix 1k and move every "
-    "ZeRO-3/FSDP case; the spec cannot say DeepSpeed (serial) from FSDP (prefetched)",
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 1k: engine 1,351 tokens/s against 1,115 (+21%; moe42, was 1,461, "
+    "+31%, before the FLOP count fix and the 0.47 refit). EXPLAINED: the "
+    "README's six 72B lengths (256 to 8k; 256 and 512 out of sample) lie on 0.711 x the engine's step + 11.6 s "
+    "(0.771 and 11.5 before moe42), "
+    "each within 6.3% (test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute): a length-independent 11.5 s a "
+    "step (1.44 s a micro-batch, 11.5 of the 17.6 s step at 256 tokens) that the engine hides under compute "
+    "(COMM_OVERLAP) and at 1k is 39% of the step. Its size is ZeRO-3's two gather passes of the frozen bf16 "
+    "weights a micro-batch under checkpointing (217 GB received a GPU at 150 GB/s). Serial gathers alone fix 1k "
+    "(+2%) and take 8k to -20% (ZERO3_LONG); the spec cannot say DeepSpeed (serial) from FSDP (prefetched). "
+    "fixrev43: 1,351.0 (+21.2%) again; +31.8% (1,469.4) under lora43's kernel term and 0.56, both reverted (aud43l)",
+)
+ZERO3_LONG = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 8k: engine 1,243 tokens/s against 1,623 (-23%; moe42, was 1,347, "
+    "-17%, before the FLOP count fix and the 0.47 refit). EXPLAINED by "
+    "the same six-length line: the slope 0.711 puts the 72B's compute at 0.47 / 0.711 = 0.66 of peak where the "
+    "A100 LoRA efficiency (0.47) is Qwen-7B's median; on one stack the README's steps imply an efficiency "
+    "rising with width (Qwen-7B d 4,096: 0.41-0.50 in moe42's count, Qwen-72B d 8,192: 0.66), as a per-layer "
+    "cost of the eager HF PEFT step that larger matmuls amortize would. Not a product change yet: a per-layer "
+    "cost fitted on Qwen-7B and -14B with serial ZeRO-3 gathers puts the four lengths at +2/-7/-9/-11% by "
+    "hand (comment above), but moves every ZeRO-3/FSDP case. " + LORA43_REVERTED + ": 1,243.4 (-23.4%) again "
+    "(1,465.4, -9.7%, under lora43).",
+)
+
+ZERO3_MID = pytest.mark.xfail(
+    strict=True,
+    reason="Qwen-72B LoRA, ZeRO-3 on 4 A100s at 4k: engine 1,303 tokens/s against 1,572 (-17.1%). Was passing at "
+    "-11% (1,398) before moe42: the FLOP count no longer charges the 152,064 x 8,192 input embedding (a lookup) and "
+    "charges the frozen output layer 4 FLOPs a weight, not 6 (Qwen-72B's FLOPs a token -2.2%), and the A100 LoRA "
+    "efficiency, refitted on Qwen-7B's four steps where those tables were 10% of the FLOPs, fell 0.52 -> 0.47. "
+    "EXPLAINED as ZERO3_LONG: the six lengths lie on 0.711 x the engine's step + 11.6 s; the slope puts the 72B's "
+    "compute at 0.66 of peak against the 7B-fitted 0.47. " + LORA43_REVERTED + ": 1,302.7 (-17.1%) again "
+    "(1,517.2, -3.5%, under lora43).",
 )
 
 
@@ -284,11 +323,10 @@ def qwen72b_engine_step(seq: int) -> float:
 
 @pytest.mark.django_db
 def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
-    # The explanation of ZERO3_SHORT: 0.847 x engine step + 10.0 s within 7% at all six lengths (within 4.1%;
-    # lora43: refitted on the same four lengths once the engine charged the adapters' kernels, 1.94 s a step, and the
-    # A100 LoRA efficiency rose to 0.56; moe42's 0.711 and 11.6 s, 0.771 and 11.5 s before the FLOP count fix).
+    # The explanation of ZERO3_SHORT and ZERO3_LONG: 0.711 x engine step + 11.6 s within 7% at all six lengths
+    # (moe42: refitted on the same four lengths, 0.771 and 11.5 before the FLOP count fix and the 0.47 refit).
     for seq, published in QWEN72B_PUBLISHED_STEPS.items():
-        assert 0.847 * qwen72b_engine_step(seq) + 10.0 == pytest.approx(published, rel=0.07), seq
+        assert 0.711 * qwen72b_engine_step(seq) + 11.6 == pytest.approx(published, rel=0.07), seq
 
 
 @pytest.mark.parametrize(
@@ -300,11 +338,8 @@ def test_qwen72b_steps_are_a_fixed_cost_plus_scaled_compute(bundled_catalog):
         ("14b", 8192),
         pytest.param("72b", 1024, marks=ZERO3_SHORT),
         ("72b", 2048),
-        # Was a strict xfail (ZERO3_MID): 1,303 (-17.1%). Now 1,517.2 (-3.5%) because lora43 charges the eager
-        # adapters' kernels a layer and micro-batch and refits the A100 LoRA efficiency with them (0.47 -> 0.56).
-        ("72b", 4096),
-        # Was a strict xfail (ZERO3_LONG): 1,243 (-23.4%). Now 1,465.4 (-9.7%), the same class fix.
-        ("72b", 8192),
+        pytest.param("72b", 4096, marks=ZERO3_MID),
+        pytest.param("72b", 8192, marks=ZERO3_LONG),
     ],
 )
 @pytest.mark.django_db
@@ -315,7 +350,7 @@ def test_qwen_lora_on_a100_at_the_readmes_speed(size, seq, bundled_catalog):
     report = size_spec_document(spec, ["a100-sxm4-80gb"], calibrate=False)
     row = candidate(report, "a100-sxm4-80gb", gpus)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(published, rel=0.15)
-    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 56%")
+    assert row["speed_basis"].startswith("speed from: a100-sxm4-80gb lora in bf16 at 47%")
 
 
 # --- LoRA at NVIDIA's measured speed (NeMo performance summary, 8 x H100, FP8) ----------------------------
@@ -836,13 +871,12 @@ def test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed(bundled_catalog):
     # efficiencies that reproduce Intel's four OTHER figures on the same page (13B 0.382, 3.1 70B 0.457,
     # 3.1 8B 0.327, 2 70B about 0.6), so this case checks the fit and took no part in it: 66,582 (-2.7%).
     # fp826: attention core and output layer at the bf16 peak, the row refitted by the same median rule to 0.45
-    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%). accel43: refitted as two efficiencies
-    # (the fp8 linears 0.51, the bf16 attention core and output layer 0.23) on the 13B, 3.1 70B and 3.1 8B runs,
-    # this case still held out: 66,434.9 (-3.0%) -> 62,319.5 (-9.0%).
+    # (13B 0.409, 3.1 70B 0.495, 3.1 8B 0.385, 2 70B 0.61): 65,339 (-4.6%). accel43's two efficiencies (0.51 / 0.23)
+    # moved it to 62,319.5 (-9.0%); reverted (fixrev43, after aud43l): 66,434.9 (-3.0%) again.
     report = sized("gaudi_measured_intel", ["gaudi2"])
     row = candidate(report, "gaudi2", 8)
     assert row["throughput"]["training_tokens_per_second"] == pytest.approx(68_464, rel=0.15)
-    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 51%"), row["speed_basis"]
+    assert row["speed_basis"].startswith("speed from: gaudi2 pretrain in fp8 at 45%"), row["speed_basis"]
     assert "intel.com" in row["speed_basis"]
 
 
@@ -862,8 +896,7 @@ def gaudi2_intel_plan(preset: str, gpus: int, tp: int, pp: int, seq: int, micro:
 # Intel Gaudi 2 training page (SynapseAI 1.18, FP8), with the plans of HabanaAI/Megatron-DeepSpeed README:
 # Llama 2 13B on 16 HPU (TP 2, PP 2, DP 4, micro-batch 2, batch 256): 58,282 tokens/s;
 # Llama 3.1 70B on 64 HPU at 8k (TP 8, DP 8, batch 128): 43,677 tokens/s. Both are in the fit of the Gaudi 2
-# efficiency (its median; accel43: the two efficiencies' least squares, 62,760.5 (+7.7%) and 39,256.9 (-10.1%)),
-# so they guard against a change that moves one run and not the others.
+# efficiency (its median), so they guard against a change that moves one run and not the others.
 GAUDI2_INTEL_RUNS = {
     "llama2_13b_16_hpu": (("llama-2-13b", 16, 2, 2, 4096, 2, 256), 58_282),
     "llama31_70b_64_hpu_8k": (("llama-3.1-70b", 64, 8, 1, 8192, 1, 128), 43_677),
@@ -886,13 +919,29 @@ def test_gaudi2_pretraining_runs_on_intels_plans_within_15_percent(run, bundled_
 # core and output layer at the 432 bf16 TFLOPS (sizing/fp8_split.py), the Gaudi 2 row refitted by its own median
 # rule, 0.42 -> 0.45. This run is one of the four in that median (as before; an outer point, not the two the
 # median takes), so it is not an independent check.
-# Was a strict xfail (moe42 / int42): 43,396 tokens/s against 36,309 (+19.5%), the Gaudi 2 fp8 efficiency's median
-# (0.45) charging the bf16 attention core and output layer at the linears' efficiency; this run spends 27% of its
-# time there (the 13B and 3.1 70B runs 13%). Now 36,555.8 (+0.7%) because (accel43) the Gaudi 2 row fits the bf16
-# part apart from the fp8 linears (0.23 of the bf16 peak, 0.51 of the fp8 one; fp8_split.sixteen_bit_relative),
-# least squares on this run, the 13B and the 3.1 70B. A fit row, so not an independent check: the held-out Llama 2
-# 7B (test_gaudi2_pretrains_llama2_7b_at_intels_measured_speed, -9.0%) and SynapseAI 1.19's 37,440 (-2.4%) are.
+# fixrev43: why the Gaudi 2 3.1 8B at 8k rows are strict xfails again (aud43l, test_outside_audit_stop43l.py).
+ACCEL43_REVERTED = (
+    "fixrev43: accel43 put it inside by fitting the Gaudi 2 fp8 row as two efficiencies (fp8 linears 0.51, the bf16 "
+    "attention core and output layer 0.23) on three rows, this one among them; reverted after the outside audit "
+    "aud43l: a fit row, not a check, and the held-out Llama 2 7B moved away from Intel's figure (1.18 -3.0% -> "
+    "-9.0%, 1.19 -5.8% -> -11.6%); the 27% bf16 share of this run's time (13% on the 13B and 3.1 70B) stays the "
+    "located, unsized cause (no published Gaudi 2 attention timing)"
+)
+
+
 @pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="moe42: 43,396 tokens/s against Intel's 36,309 (+19.5%); passed at 41,570 (+14.5%, just inside) before. "
+    "The FLOP count no longer charges the 128,256 x 4,096 input embedding (a lookup: 3.15e9 of 54.6e9 FLOPs a token "
+    "at 8k, 5.8%); the Gaudi 2 fp8 efficiency's median rule over its four runs stays 0.45 (13B 0.404, 3.1 70B "
+    "0.488 once their own embeddings leave the count: median 0.446), so this outer point of the median, whose "
+    "128k-vocabulary table is the largest share of the four, moves fast by its own share. Not an independent check "
+    "(it is one of the four rows); unexplained beyond that. "
+    + ACCEL43_REVERTED
+    + ": 43,396.5 (+19.5%) again "
+    "(36,555.8, +0.7%, under accel43's split).",
+)
 def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
     spec = gaudi2_intel_plan("llama-3.1-8b", 8, 4, 1, 8192, 1, 128)
     report = size_spec_document(spec, ["gaudi2"], calibrate=False)
@@ -903,15 +952,29 @@ def test_gaudi2_llama31_8b_at_8k_matches_intels_figure(bundled_catalog):
 # accel43, a check outside the fit: the same Intel page (intel.com/content/www/us/en/developer/platform/gaudi/
 # model-performance-gaudi2-training.html) at SynapseAI 1.19 (PyTorch 2.5.1), the same runs on newer
 # software: 13B 59,397, Llama 3.1 70B 43,332, Llama 3.1 8B 37,440 tokens/s (Llama 2 70B 54,614 on its unpublished
-# 64-HPU plan is left out, as from the fit). Product (1.18 fit): +5.7% / -9.4% / -2.4%.
+# 64-HPU plan is left out, as from the fit). Product under accel43's split +5.7% / -9.4% / -2.4%; fixrev43 (the
+# split reverted, one efficiency 0.45): 64,470.9 / 40,891.2 / 43,396.5 (+8.5% / -5.6% / +15.9%).
 GAUDI2_INTEL_RUNS_1_19 = {
     "llama2_13b_16_hpu": (GAUDI2_INTEL_RUNS["llama2_13b_16_hpu"][0], 59_397),
     "llama31_70b_64_hpu_8k": (GAUDI2_INTEL_RUNS["llama31_70b_64_hpu_8k"][0], 43_332),
     "llama31_8b_8_hpu_8k": (("llama-3.1-8b", 8, 4, 1, 8192, 1, 128), 37_440),
 }
+GAUDI2_1_19_MISSES = {
+    "llama31_8b_8_hpu_8k": "43,396.5 tokens/s against 37,440 at SynapseAI 1.19 (+15.9%; the 1.18 row +19.5%, "
+    "test_gaudi2_llama31_8b_at_8k_matches_intels_figure); passed at 36,555.8 (-2.4%) under accel43's split, fitted "
+    "on this run's 1.18 row. " + ACCEL43_REVERTED,
+}
 
 
-@pytest.mark.parametrize("run", sorted(GAUDI2_INTEL_RUNS_1_19))
+@pytest.mark.parametrize(
+    "run",
+    [
+        pytest.param(run, marks=pytest.mark.xfail(strict=True, reason=GAUDI2_1_19_MISSES[run]))
+        if run in GAUDI2_1_19_MISSES
+        else run
+        for run in sorted(GAUDI2_INTEL_RUNS_1_19)
+    ],
+)
 @pytest.mark.django_db
 def test_gaudi2_runs_at_synapseai_1_19_within_15_percent(run, bundled_catalog):
     plan, published = GAUDI2_INTEL_RUNS_1_19[run]

@@ -274,13 +274,25 @@ REASON_MAXT = (
         # (test_maxtext_stated_remat_policy_at_the_recompute_share). int42 (moe42's FLOP count merged, the share
         # refitted on the same rows: 0.35 again): 1,004.3 (-14.2%); the stated policy 1,051.9 (-10.1%).
         (MAXT_BF16, 74908.99 / 64),
-        # Was a strict xfail: int42 1,400.0 (-26.1%; eff42 1,409.2, -25.6%): recompute_forward_time_share was not
-        # applied to 8-bit training (its fit rows trained in 16 bits). Now 1,670.7 (-11.8%) because (accel43) the
-        # share applies to fp8 too: it sizes a rate of full-recomputation FSDP runs, not a 16-bit mechanism; no
-        # refit (0.35), this row held out, beside its BF16 sibling (-14.2%) at the same share. The fp8 linears
-        # still run above mfu_fp8_linears_hopper (REASON_MAXT's arithmetic); the stated policy at the share: the
-        # test below.
-        (MAXT_FP8, 121250.69 / 64),
+        pytest.param(
+            MAXT_FP8,
+            121250.69 / 64,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="int42: 1,400.0 (-26.1%; selective 1,863.3, -1.6%, does_not_fit; the stated policy 1,566.7, "
+                "-17.3%) with moe42's FLOP count (no input embedding FLOPs) and mfu_fp8_linears_hopper refitted on "
+                "its ten rows under it (0.425 -> 0.42); 1,416.6 (-25.2%) before the refit. eff42: unchanged, 1,409.2 (-25.6%); recompute_forward_time_share (which moved the BF16 row "
+                "to -14.5%) is not applied to 8-bit training: every row of its fit (llm-foundry's FSDP "
+                "full-checkpointing rows) trained in 16 bits. stack26: training_stack maxtext stated. [MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), "
+                "1,878.9 with selective (-0.8%) at 203.9 GiB (does_not_fit). "
+                + REASON_MAXT
+                + " fixrev43: 1,400.0 "
+                "(-26.1%) again: accel43 applied recompute_forward_time_share to fp8 training on the strength of this "
+                "row (1,670.7, -11.8%); reverted after the outside audit aud43l: this MaxText run's remat policy is "
+                "custom (partial recomputation, configure.sh), not the full recomputation the share was fitted on "
+                "(llm-foundry's 16-bit FSDP rows), so it cannot be the held-out check of a full-recomputation rate.",
+            ),
+        ),
     ],
 )
 def test_maxtext_70b_fsdp64_within_15_percent(bundled_catalog, spec, published):
@@ -329,8 +341,7 @@ def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
 def test_maxtext_stated_remat_policy_at_the_recompute_share(bundled_catalog):
     """eff42: the policy configure.sh states (MAXT_POLICY_FLOPS + one attention forward recomputed a token), its
     recomputed FLOPs charged at recompute_forward_time_share as full recomputation's now are: 1,051.9 bf16 (-10.1%),
-    beside the spec's 'full' at 1,004.3 (-14.2%) (1,047.9 / 1,000.3 before moe42's FLOP count). The fp8 row takes the
-    share too (accel43; it kept the whole charge before: 1,400.0)."""
+    beside the spec's 'full' at 1,004.3 (-14.2%) (1,047.9 / 1,000.3 before moe42's FLOP count). The fp8 row keeps the whole charge (8-bit is outside the fit)."""
     model = parse_workload_spec(MAXT_BF16).model
     recomputed = MAXT_POLICY_FLOPS + attention_forward_flops_per_token(model, 4096)
     bf16 = candidate(MAXT_BF16 | {"gradient_checkpointing": "selective"}, H100)
@@ -341,7 +352,7 @@ def test_maxtext_stated_remat_policy_at_the_recompute_share(bundled_catalog):
     assert at_policy == pytest.approx(1051.9, abs=0.5)
     assert at_policy == pytest.approx(74908.99 / 64, rel=0.15)
     assert rate(MAXT_BF16) == pytest.approx(1004.3, abs=0.1)
-    assert rate(MAXT_FP8) == pytest.approx(1670.7, abs=0.1)  # accel43: 1,400.0 at the whole charge
+    assert rate(MAXT_FP8) == pytest.approx(1400.0, abs=0.1)
 
 
 # --- 3. IBM fms-fsdp on 128 A100 80GB ([FMS]) -----------------------------------------------------------------------------

@@ -271,8 +271,7 @@ def test_tensor_or_pipeline_parallel_rows_keep_the_whole_charge():
         ({"precision": "fp16"}, 0.35),
         ({"task": "full_finetune"}, 0.35),
         ({"gradient_checkpointing": "selective"}, 1.0),
-        ({"precision": "fp8"}, 0.35),  # accel43: fp8 takes the share (held out: MaxText FP8, x26g); was 1.0
-        ({"precision": "fp32"}, 1.0),
+        ({"precision": "fp8"}, 1.0),
         ({"task": "lora", "lora": {"rank": 16, "targets": "all-linear"}}, 1.0),
         ({"training_stack": "torchtitan"}, 0.35),
         ({"training_stack": "maxtext"}, 0.35),
