@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from procurement.sizing.assumptions import GPUS_PER_NODE
 from procurement.sizing.efficiency import efficiency_text, measured_efficiency
+from procurement.sizing.gpus import nvlink_domain_gpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_speed.csv"
 REFERENCE_GPU = "h100-sxm5-80gb"
@@ -51,8 +53,9 @@ def measured_speeds() -> dict[tuple[str, str], MeasuredSpeed]:
 
 
 def rack_scale(gpu) -> bool:
-    """A GPU that only comes inside a rack-scale NVLink domain (GB200/GB300 NVL72)."""
-    return "NVL72" in (gpu.interconnect or "") or gpu.slug.startswith(("gb200", "gb300"))
+    """A GPU that only comes inside a rack-scale NVLink domain (GB200/GB300 NVL72: gpus.nvlink_domain_gpus)."""
+    in_rack = nvlink_domain_gpus(gpu.interconnect or "") > GPUS_PER_NODE.value
+    return in_rack or gpu.slug.startswith(("gb200", "gb300"))
 
 
 def rentable_alone(gpu) -> bool:

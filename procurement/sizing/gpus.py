@@ -8,6 +8,7 @@ facts the engine needs (architecture generation, usable memory, link bandwidth) 
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -38,6 +39,20 @@ _GENERATIONS = (
 HOPPER_GENERATION = dict(_GENERATIONS)["hopper"]
 # PCIe x16 bandwidth per direction in GB/s by generation.
 _PCIE_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}
+# A rack-scale NVLink domain named in the datasheet's interconnect column: "NVLink 5 (NVL72 NVLink Switch)" joins
+# the 72 GPUs of a GB200 NVL72 (or GB300 NVL72) rack through its NVLink Switch trays, every GPU at its full NVLink 5
+# rate (1.8 TB/s), where an HGX/DGX host joins 8 (NVIDIA's GB200 NVL72 page, the catalog row's source; cross-check
+# https://aiwiki.ai/wiki/nvidia_gb200_nvl72: "joined into one NVLink domain", "1.8 TB/s per GPU").
+NVLINK_DOMAIN_SOURCE = "https://www.nvidia.com/en-us/data-center/gb200-nvl72/"
+_RACK_DOMAIN = re.compile(r"\bNVL(\d+)\b")
+
+
+def nvlink_domain_gpus(interconnect: str) -> int:
+    """GPUs one scale-up domain joins, from the datasheet's interconnect text: the rack's count where it names an
+    NVL<n> domain (GB200/GB300 NVL72: 72), else one HGX/DGX node (GPUS_PER_NODE, 8). The one source of the size:
+    the collectives of a group within it price at the node link (NVLink), beyond it at the fabric's rate."""
+    found = _RACK_DOMAIN.search(interconnect or "")
+    return int(found.group(1)) if found else int(GPUS_PER_NODE.value)
 
 
 @dataclass(frozen=True)
@@ -150,19 +165,25 @@ class GpuSpec:
         gen = self.generation
         return gen is None or gen >= 80
 
+    @cached_property
+    def nvlink_domain_gpus(self) -> int:
+        """GPUs sharing this part's node link (nvlink_domain_gpus): 72 on a GB200 NVL72 rack, 8 on an HGX host."""
+        return nvlink_domain_gpus(self.interconnect)
+
     def interconnect_bandwidth_gbps(self, gpu_count: int) -> float:
         """Per-GPU, per-direction bandwidth a ring collective across `gpu_count` GPUs sees."""
         return collective_bandwidth_gbps(self, gpu_count)
 
 
 def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
-    """Effective per-GPU collective bandwidth (GB/s): NVLink within a node, PCIe or network otherwise.
+    """Effective per-GPU collective bandwidth (GB/s): NVLink within the part's NVLink domain (a node of 8, or a
+    GB200 NVL72 rack of 72: GpuSpec.nvlink_domain_gpus), PCIe or network otherwise.
 
     Datasheet NVLink figures are bidirectional totals, so a ring sees half of them per direction.
     """
     if gpu_count <= 1:
         return float("inf")
-    if gpu_count > GPUS_PER_NODE.value:
+    if gpu_count > gpu.nvlink_domain_gpus:
         link = network_bandwidth_gbps(gpu)
     elif gpu.has_nvlink_switch or (gpu.bridge_gpus and gpu_count <= gpu.bridge_gpus):
         link = (gpu.nvlink_bandwidth_gbps or 0.0) / 2
@@ -174,8 +195,9 @@ def collective_bandwidth_gbps(gpu: GpuSpec, gpu_count: int) -> float:
 def tensor_parallel_over_nvlink(gpu: GpuSpec, gpu_count: int) -> bool:
     """The tensor-parallel group of ``gpu_count`` GPUs shares NVLink (a switch, or a bridge spanning the group):
     the link collective_bandwidth_gbps prices; False where its all-reduces ring over PCIe, whose per-step
-    latency NCCL prices higher (assumptions.PCIE_HOP_LATENCY). Groups beyond a node: NVLink inside it."""
-    if gpu_count <= 1 or gpu_count > GPUS_PER_NODE.value:
+    latency NCCL prices higher (assumptions.PCIE_HOP_LATENCY). Groups beyond a node (the part's NVLink domain):
+    NVLink inside it."""
+    if gpu_count <= 1 or gpu_count > gpu.nvlink_domain_gpus:
         return True
     return bool(gpu.has_nvlink_switch or (gpu.bridge_gpus and gpu_count <= gpu.bridge_gpus))
 
@@ -190,9 +212,11 @@ def network_bandwidth_gbps(gpu: GpuSpec) -> float:
 
 def hierarchical_links(gpu: GpuSpec, gpu_count: int) -> dict[str, float]:
     """The `size` report's links for ``gpu_count`` GPUs of ``gpu``, where no instance type is known:
-    ``gpus_per_node`` up to GPUS_PER_NODE, the node link of that many GPUs and network_bandwidth_gbps per GPU
-    between nodes, both at COMM_EFFICIENCY (the same hierarchical model the ranking uses per instance)."""
-    per_node = min(gpu_count, int(GPUS_PER_NODE.value))
+    ``gpus_per_node`` up to the part's NVLink domain (GpuSpec.nvlink_domain_gpus: 8 on an HGX host, 72 in a
+    GB200 NVL72 rack), the node link of that many GPUs and network_bandwidth_gbps per GPU between domains, both
+    at COMM_EFFICIENCY (the same hierarchical model the ranking uses per instance). Every collective (TP, the
+    expert all-to-all, FSDP/DP, pipeline sends) within the domain prices at NVLink, beyond it at the fabric."""
+    per_node = min(gpu_count, gpu.nvlink_domain_gpus)
     return {
         "gpus_per_node": float(per_node),
         "interconnect_gbps": collective_bandwidth_gbps(gpu, per_node),

@@ -151,8 +151,45 @@ def active_params(model: ModelSpec) -> float:
         return model.params
     if model.params_active:
         return model.params_active
+    return shape_active_params(model)
+
+
+ACTIVE_PARAMS_CONVENTION = (
+    "active parameters a token multiplies (input embedding lookup excluded; model cards of Mistral/Qwen/Kimi "
+    "include it)"
+)
+# a stated params_active further than this from the shape's own count (this convention) is named in a warning
+STATED_ACTIVE_TOLERANCE = 0.05
+
+
+def shape_active_params(model: ModelSpec) -> float:
+    """The MoE shape's own active count in active_params' convention (the stated params_active aside): the
+    total's active share, less the untied input table."""
     share = count_params(model, active_only=True) / count_params(model)
     return model.params * share - input_lookup_params(model)
+
+
+def stated_active_params_warning(model: ModelSpec) -> str:
+    """A warning when a stated params_active is more than 5% from the shape's count in the product's convention
+    (input lookup excluded), naming both counts and the card convention's (lookup included); "" otherwise."""
+    if not model.is_moe or not model.params_active:
+        return ""
+    shape = shape_active_params(model)
+    if shape <= 0 or abs(model.params_active / shape - 1) <= STATED_ACTIVE_TOLERANCE:
+        return ""
+    with_lookup = shape + input_lookup_params(model)
+    card = abs(model.params_active / with_lookup - 1) <= STATED_ACTIVE_TOLERANCE
+    reading = (
+        f"it matches the count with the input embedding lookup ({with_lookup / 1e9:.2f}B), a model card's "
+        f"convention: state {shape / 1e9:.2f}B"
+        if card
+        else f"with the input embedding lookup the shape has {with_lookup / 1e9:.2f}B"
+    )
+    return (
+        f"params_active: the stated {model.params_active / 1e9:.2f}B active parameters differ by "
+        f"{model.params_active / shape - 1:+.1%} from the model shape's {shape / 1e9:.2f}B ({ACTIVE_PARAMS_CONVENTION}); "
+        f"{reading}. The stated count sets the FLOPs and block weights a token uses."
+    )
 
 
 def routed_expert_fraction(model: ModelSpec) -> float:

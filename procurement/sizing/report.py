@@ -40,7 +40,7 @@ from procurement.sizing.mfu import (
     memory_factor,
     recompute_time_share,
 )
-from procurement.sizing.params import active_params
+from procurement.sizing.params import ACTIVE_PARAMS_CONVENTION, active_params, stated_active_params_warning
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
 from procurement.sizing.verdict import (
@@ -289,6 +289,9 @@ def _candidate(
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)
+    stated_active = stated_active_params_warning(spec.model)
+    if stated_active:
+        warnings.append(stated_active)
     if spec.model.is_image_tier:
         warnings.append(image.TIER_WARNING)
     candidate = {
@@ -488,6 +491,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "preset": spec.model.preset,
         "params": spec.model.params,
         "active_params": active_params(spec.model),
+        "active_params_convention": ACTIVE_PARAMS_CONVENTION,
         "trainable_params": state.trainable_params,
         "precision": spec.precision,
         "weight_quantization": spec.weight_quantization,

@@ -14,7 +14,10 @@ from procurement.sizing import WorkloadSpecError, parse_workload_spec
 from procurement.sizing.bytes_model import layer_activation_bytes_per_token
 from procurement.sizing.params import attended_tokens, cached_tokens
 from procurement.sizing.throughput import attention_forward_flops_per_token
-from tests.procurement.sizing.test_moe_published import GPT_OSS_120B, H100, candidate
+
+# the shape without its window (fix43m states the window on test_moe_published's GPT_OSS_120B, the fit row as run)
+from tests.procurement.sizing.test_moe_published import GPT_OSS_120B_FULL_ATTENTION as GPT_OSS_120B
+from tests.procurement.sizing.test_moe_published import H100, candidate
 
 WINDOWED = GPT_OSS_120B | {"sliding_window": 128, "sliding_window_layers": 18}
 
