@@ -25,9 +25,8 @@ Sources:
            22,016, vocabulary 32,000 (a 4k-context AWQ code assistant at batch 1, a common single-user setup).
   [PHI3]   microsoft/Phi-3-mini-4k-instruct config.json: 32 layers, hidden 3,072, 32 heads (no GQA), intermediate
            8,192, vocabulary 32,064.
-  [L31]    meta-llama/Llama-3.1-70B and -8B (bundled presets); a 2 x H100 FP8 TP 2 serving plan is vLLM's and
-           NVIDIA NIM's documented smallest H100 plan for the 70B in FP8 (weights 70.6 GB do not fit one 80 GB
-           card with a KV cache).
+  [L31]    meta-llama/Llama-3.1-70B and -8B (bundled presets). The 2 x H100 FP8 TP 2 serving plan is my own reading,
+           not a published run: 70.6 GB of FP8 weights leave no room for a KV cache on one 80 GB card.
 """
 
 from __future__ import annotations
@@ -261,6 +260,24 @@ def test_serve_70b_fp8_tp2_first_row_runs_tp_over_a_stated_nvlink(bundled_catalo
     first = rows[0]
     assert first["interconnect"]["stated"], describe(rows[:2])
     assert first["interconnect"]["node_link_type"] == "nvlink", describe(rows[:2])
+
+
+@pytest.mark.django_db
+def test_serve_70b_fp8_tp2_sized_per_gpu_on_the_sizing_path(bundled_catalog):
+    # Class 8: `manage.py size` (the sizing page's engine) sizes each of the 2 GPUs with half the model, 38.7 GiB
+    # against the 36.3 GiB of weights + KV by hand, not the whole 70B; a pair of 24 GB GeForce cards does not fit
+    # and its TP over PCIe is warned about.
+    report = size_spec_document(
+        copy.deepcopy(SERVE_70B_FP8_TP2), ["h100-sxm5-80gb", "rtx-4090"], calibrate=False
+    )
+    by_gpu = {c["gpu"]: c for c in report["candidates"]}
+    h100 = by_gpu["h100-sxm5-80gb"]
+    assert h100["gpus"] == 2 and h100["plan"]["tensor_parallel"] == 2
+    assert 36.3 <= h100["total_per_gpu_gib"] <= 36.3 * 1.10
+    assert h100["verdict"] in {"fits", "oversized"}
+    geforce = by_gpu["rtx-4090"]
+    assert geforce["verdict"] == "does_not_fit"
+    assert any("pcie" in w.lower() for w in geforce["warnings"]), geforce["warnings"]
 
 
 # --- 4. Mistral 7B v0.1 LoRA at 32k context ------------------------------------------------------------------------
