@@ -1,0 +1,507 @@
+"""Issue 26, judged from outside at stop 43 (rank43): seven workloads an outside GPU engineer brings, none of them
+in an earlier test (checked by grep over tests/: no Qwen2.5-32B QLoRA, Llama 3.1 70B FP8 TP 2 serving, Mistral
+7B at 32k, CodeLlama-34B, Phi-3-mini, Qwen-72B Int4 or Llama 3.1 8B 5B-token spot fine-tune case).
+
+They go through the product's front doors: `workload_spec_parse` -> `ranking_options_parse` ->
+`recommendation_compute` (what `manage.py recommend --format json` runs) and `size_spec_document` (what
+`manage.py size` runs, calibration off), on the bundled catalog. Each test asserts what I expect of the first
+row (or of the top five): card class, fit with margin, GPU count and plan as stated, links right for tensor
+parallelism, cost arithmetic from the catalog row's price x hours (to the cent), the deadline met on P90
+wall-clock, and numbers within the issue's tolerances (LLM speed 15%, memory 10%) where a published
+measurement exists. A miss is a strict xfail with the numbers and the code that decides it.
+
+Sources:
+  [QWEN]   QwenLM/Qwen @03cd81f5e4da6ab60fc8f97f3b8aa1206fdb08a9 README.md "Inference Performance": "generating
+           2048" tokens, batch 1, one A100-SXM4-80G, PyTorch 2.0.1, CUDA 11.8, Flash-Attention 2; Qwen-72B "Int4 |
+           11.32 | 48.86GB" (speed in tokens/s "averaged over the encoded and generated tokens"; "The generation
+           speed of the Int4/Int8 models ... is provided by the autogptq library").
+  [QWEN25] Qwen/Qwen2.5-32B config.json (Hugging Face): 64 layers, hidden 5,120, 40 heads, 8 KV heads,
+           intermediate 27,648, vocabulary 152,064, untied embeddings; the QLoRA recipe (NF4 + double quantization,
+           4.127 bits a weight) is the QLoRA paper's (Dettmers et al. 2023, arXiv:2305.14314).
+  [MIS]    mistralai/Mistral-7B-v0.1 config.json (Hugging Face): "sliding_window": 4096, max_position_embeddings
+           32,768 (the bundled preset's own note says so: procurement/data/model_architectures.json,
+           "HF config also has sliding_window=4096").
+  [CL34]   codellama/CodeLlama-34b-hf config.json: 48 layers, hidden 8,192, 64 heads, 8 KV heads, intermediate
+           22,016, vocabulary 32,000 (a 4k-context AWQ code assistant at batch 1, a common single-user setup).
+  [PHI3]   microsoft/Phi-3-mini-4k-instruct config.json: 32 layers, hidden 3,072, 32 heads (no GQA), intermediate
+           8,192, vocabulary 32,064.
+  [L31]    meta-llama/Llama-3.1-70B and -8B (bundled presets). The 2 x H100 FP8 TP 2 serving plan is my own reading,
+           not a published run: 70.6 GB of FP8 weights leave no room for a KV cache on one 80 GB card.
+"""
+
+from __future__ import annotations
+
+import copy
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.services.recommendations import (
+    ranking_options_parse,
+    recommendation_compute,
+    workload_spec_parse,
+)
+from tests.procurement.outside.test_outside_recommendations import assert_meets_deadline, flagged_for_links
+
+GIB = 2**30
+TOP = 5
+CENT = Decimal("0.01")
+
+
+def ranked(spec: dict, top: int = TOP, **options) -> list[dict]:
+    """The top rows, ranked the way `manage.py recommend --format json` ranks them."""
+    parsed = ranking_options_parse({"top": top} | options)
+    return recommendation_compute(spec=workload_spec_parse(copy.deepcopy(spec)), options=parsed).as_report()[
+        "results"
+    ]
+
+
+def sized(spec: dict, gpu: str) -> dict:
+    """The spec sized the way `manage.py size --gpu GPU` sizes it (calibration off)."""
+    return size_spec_document(copy.deepcopy(spec), [gpu], calibrate=False)
+
+
+def describe(rows: list[dict]) -> str:
+    return "; ".join(
+        f"{r['provider']} {r['instance_type']} {r['pricing_model']} {r['instances']}x{r['gpus_per_instance']} "
+        f"{r['gpu']} TP {r['plan']['tensor_parallel']} ZeRO-{r['plan']['zero_stage']} {r['hours']:.2f} h "
+        f"{r['total_cost']} link {(r.get('interconnect') or {}).get('node_link')}"
+        for r in rows
+    )
+
+
+def cents(value: float | Decimal) -> Decimal:
+    return Decimal(str(value)).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def assert_cost_by_hand(row: dict) -> None:
+    """Compute = the catalog row's effective price per instance-hour x instances x hours, to the cent; the total
+    is the sum of its parts; the spot effective price is the quote plus the stated checkpoint overhead."""
+    price = Decimal(row["effective_price_per_hour"])
+    compute = cents(price * row["instances"] * Decimal(str(row["hours"])))
+    assert abs(compute - Decimal(row["cost_breakdown"]["compute"])) <= CENT, (compute, row["cost_breakdown"])
+    parts = sum(Decimal(row["cost_breakdown"][k]) for k in ("compute", "setup", "storage", "reruns"))
+    assert parts == Decimal(row["total_cost"]) == Decimal(row["cost_breakdown"]["total"])
+    if row["pricing_model"] == "spot":
+        overhead = Decimal(row["spot"]["overhead"])
+        quote = Decimal(row["price_per_hour"])
+        # the overhead is shown to 6 decimals: allow its rounding (half a unit of the 6th decimal) on the quote
+        slack = quote * Decimal("0.0000005") + Decimal("0.000001")
+        assert abs(quote * (1 + overhead) - price) <= slack, (quote, overhead, price)
+    else:
+        assert Decimal(row["price_per_hour"]) == price
+
+
+# --- 1. Llama 3.1 8B full fine-tune, 5B tokens, 8 GPUs ZeRO-3, spot, 24 h deadline ------------------------------
+# A team's continued-pretraining style fine-tune (5e9 tokens, seq 4,096, micro-batch 2, full recomputation) that
+# must finish in a day and wants spot. The spec states 8 GPUs and ZeRO-3: rows keep them (class 3), ZeRO-3 over
+# NVLink (class 4), each spot row meets 24 h at P90 wall-clock with reclaims (class 1), and the cost of the first
+# row is the catalog row's price x hours (here: AWS p5en.48xlarge spot 10.4392 USD/h an instance at 1,000 M
+# tokens was 4.228 h, compute 44.21; the same arithmetic checked on this spec's first row).
+FT8B_SPOT = {
+    "name": "llama-3.1-8b-full-ft-5b-tokens",
+    "task": "full_finetune",
+    "model": {"preset": "llama-3.1-8b"},
+    "micro_batch_size": 2,
+    "seq_len": 4096,
+    "gradient_checkpointing": "full",
+    "parallelism": {"gpus": 8, "zero_stage": 3},
+    "training_tokens": 5.0e9,
+}
+
+
+@pytest.mark.django_db
+def test_ft8b_spot_rows_keep_8_gpus_zero3_on_nvlink_and_meet_24h_at_p90(bundled_catalog):
+    rows = ranked(FT8B_SPOT, deadline_hours=24, pricing_models=["spot"])
+    assert rows, "no spot row meets 24 h"
+    assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 3 for r in rows), describe(rows)
+    assert all(r["pricing_model"] == "spot" for r in rows), describe(rows)
+    # ZeRO-3 gathers 16 GB of weights a step: every top row's 8 GPUs talk over NVLink, not PCIe
+    assert all(r["interconnect"]["node_link_type"] == "nvlink" for r in rows), describe(rows)
+    for row in rows:
+        assert_meets_deadline(row, 24.0)
+        wall = row["wall_clock"]
+        # compute hours and wall-clock P50/P90 side by side; wall-clock never shorter than compute
+        assert wall["compute_hours"] == pytest.approx(row["hours"], abs=1e-3)
+        assert wall["compute_hours"] <= wall["p50_hours"] <= wall["p90_hours"]
+
+
+@pytest.mark.django_db
+def test_ft8b_spot_first_row_cost_is_price_times_hours(bundled_catalog):
+    rows = ranked(FT8B_SPOT, deadline_hours=24, pricing_models=["spot"])
+    assert rows
+    assert_cost_by_hand(rows[0])
+    # The first row (verda 8B200.240V spot, 13.69 USD/h, 9.30 h) meets 24 h alone at P90 (9.31 h): no fallback
+    # is needed. Where the deadline plan is priced, its expected cost is this row's spot compute.
+    first = rows[0]
+    assert first["wall_clock"]["meets_deadline_alone"], describe([first])
+    plan = first["spot"]["deadline_plan"]
+    if plan.get("available"):
+        assert plan["meets_target"] and plan["expected_on_demand_hours"] == 0.0
+        assert abs(Decimal(plan["expected_cost"]) - Decimal(first["cost_breakdown"]["compute"])) <= 2 * CENT
+
+
+@pytest.mark.django_db
+def test_ft8b_tokens_per_gpu_counts_attention_at_4k(bundled_catalog):
+    # Class 2 by hand. Llama 3.1 8B: blocks 32 x (2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336) = 6.98e9,
+    # LM head 128,256 x 4,096 = 0.525e9 (the input embedding is a lookup, no FLOPs). Training 6 x (blocks + head),
+    # full recomputation one more forward of the blocks (2 x blocks; the head is not recomputed). Causal
+    # attention forward 2 x 2 x (s / 2) x h a layer = 2 s h, x 4 (forward, recompute, 2 x backward):
+    # 8 x 32 x 4096 x 4096 = 4.29e9, +7.3% over the rest (the issue's "about 7% at 4k").
+    blocks = 32 * (2 * 4096**2 + 2 * 4096 * 1024 + 3 * 4096 * 14336)
+    head = 128256 * 4096
+    dense = 6 * (blocks + head) + 2 * blocks
+    attention = 8 * 32 * 4096 * 4096
+    assert attention / dense == pytest.approx(0.073, abs=0.002)
+    flops = sized(FT8B_SPOT, "h100-sxm5-80gb")["throughput"]["flops_per_token"]
+    assert flops == pytest.approx(dense + attention, rel=0.01), (flops, dense + attention)
+
+
+# --- 2. Qwen2.5-32B QLoRA on one card -------------------------------------------------------------------------
+# [QWEN25] shape; QLoRA rank 16 on all linear layers, seq 2,048, micro-batch 1, full checkpointing, 1 GPU stated.
+# Hand: block linears 64 x (2 x 5120^2 + 2 x 5120 x 1024 + 3 x 5120 x 27648) = 31.21e9 at 4.127 bits = 14.99 GiB;
+# embeddings and LM head 2 x 152,064 x 5,120 in bf16 = 2.90 GiB: the peak is above 17.9 GiB and, as a one-card
+# job on a 48 GB card, well below 44.5 GiB.
+QWEN25_32B = {
+    "name": "qwen2.5-32b",
+    "num_layers": 64,
+    "hidden_size": 5120,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "intermediate_size": 27648,
+    "vocab_size": 152064,
+}
+QLORA_32B = {
+    "name": "qwen2.5-32b-qlora",
+    "task": "qlora",
+    "model": QWEN25_32B,
+    "lora": {"rank": 16, "targets": "all-linear"},
+    "micro_batch_size": 1,
+    "seq_len": 2048,
+    "gradient_checkpointing": "full",
+    "parallelism": {"gpus": 1},
+    "training_tokens": 2.0e7,
+}
+
+
+@pytest.mark.django_db
+def test_qlora_32b_first_row_is_one_card_of_40gb_or_more_with_margin(bundled_catalog):
+    rows = ranked(QLORA_32B)
+    assert rows and all(r["gpus"] == 1 for r in rows), describe(rows)
+    linears = 64 * (2 * 5120**2 + 2 * 5120 * 1024 + 3 * 5120 * 27648)
+    floor_gib = (linears * 4.127 / 8 + 2 * 152064 * 5120 * 2) / GIB
+    assert floor_gib == pytest.approx(17.89, abs=0.05)
+    first = rows[0]
+    assert floor_gib < first["memory_per_gpu_gib"] < 48e9 / GIB * 0.8
+    assert first["fits"] and not first["tight"], describe(rows)
+    assert first["memory_margin"]["capacity_gib"] >= 40, describe(rows)
+    assert_cost_by_hand(first)
+
+
+# --- 3. Llama 3.1 70B FP8 serving on 2 GPUs, tensor parallel 2, latency targets -----------------------------------
+# [L31]: the user states gpus 2 and tensor_parallel 2; 16 streams of 2,048 tokens, FP8 KV cache, TTFT 2 s and 60 ms
+# per output token. Hand memory a GPU: block linears (70.55e9 - 2 x 128,256 x 8,192) at 1 byte + embeddings in
+# bf16, halved: 36.3e9 B = 33.8 GiB; KV 16 x 2,048 x 80 x 2 x 8 x 128 x 1 B / 2 = 2.5 GiB: 36.3 GiB before
+# activations and the CUDA context.
+SERVE_70B_FP8_TP2 = {
+    "name": "llama-3.1-70b-fp8-tp2",
+    "task": "inference",
+    "model": {"preset": "llama-3.1-70b"},
+    "precision": "fp8",
+    "parallelism": {"gpus": 2, "tensor_parallel": 2},
+    "inference": {
+        "concurrency": 16,
+        "context_len": 2048,
+        "output_tokens": 256,
+        "ttft_ms": 2000,
+        "tpot_ms": 60,
+        "kv_cache_dtype": "fp8",
+    },
+}
+
+
+@pytest.mark.django_db
+def test_serve_70b_fp8_rows_keep_2_gpus_tp2_and_the_memory_by_hand(bundled_catalog):
+    rows = ranked(SERVE_70B_FP8_TP2)
+    assert rows and all(r["gpus"] == 2 and r["plan"]["tensor_parallel"] == 2 for r in rows), describe(rows)
+    embeddings = 2 * 128256 * 8192
+    weights = ((70.55e9 - embeddings) * 1 + embeddings * 2) / 2
+    kv = 16 * 2048 * 80 * 2 * 8 * 128 / 2
+    hand_gib = (weights + kv) / GIB
+    assert hand_gib == pytest.approx(36.3, abs=0.2)
+    first = rows[0]
+    # within 10% above weights + KV (activations and the CUDA context on top)
+    assert hand_gib <= first["memory_per_gpu_gib"] <= hand_gib * 1.10, describe(rows)
+    assert first["serving"]["time_per_output_token_ms"] <= 60
+    assert first["serving"]["time_to_first_token_ms"] <= 2000
+    # money: compute = price x 730 h; cost per million generated tokens = total / (tokens/s x 3600 x 730 / 1e6)
+    assert_cost_by_hand(first)
+    tokens_m = Decimal(str(first["serving"]["tokens_per_second"])) * 3600 * 730 / 1_000_000
+    per_m = Decimal(first["total_cost"]) / tokens_m
+    assert abs(per_m - Decimal(first["unit_costs"]["per_million_generated_tokens"])) <= Decimal("0.001")
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "First row is cudo sapphire-rapids-h100_2x8v16gb (2 x H100 SXM5, 3.7056 USD/h, 2,751.34 USD a month) whose "
+        "GPU link is 'not stated by the catalog: PCIe 5.0 x16 64 GB/s assumed' (interconnect.stated false): TP 2's "
+        "all-reduces are costed at 20% of the decode step over a link nobody sourced, and the host has 16 GiB RAM "
+        "for a 70 GB checkpoint (a warning only). The row I would sign, vast 2x-H100_SXM on NVLink 4 (stated), is "
+        "second at 2,769.15 (+0.6%). Decided by procurement/ranking/rows.py (the unstated-link fallback, line ~409) "
+        "and the cost-only ordering: class 4 wants every multi-GPU host's link from the provider's documentation; "
+        "an unstated link should not head a tensor-parallel ranking."
+    ),
+)
+def test_serve_70b_fp8_tp2_first_row_runs_tp_over_a_stated_nvlink(bundled_catalog):
+    rows = ranked(SERVE_70B_FP8_TP2)
+    first = rows[0]
+    assert first["interconnect"]["stated"], describe(rows[:2])
+    assert first["interconnect"]["node_link_type"] == "nvlink", describe(rows[:2])
+
+
+@pytest.mark.django_db
+def test_serve_70b_fp8_tp2_sized_per_gpu_on_the_sizing_path(bundled_catalog):
+    # Class 8: `manage.py size` (the sizing page's engine) sizes each of the 2 GPUs with half the model, 38.7 GiB
+    # against the 36.3 GiB of weights + KV by hand, not the whole 70B; a pair of 24 GB GeForce cards does not fit
+    # and its TP over PCIe is warned about.
+    report = size_spec_document(
+        copy.deepcopy(SERVE_70B_FP8_TP2), ["h100-sxm5-80gb", "rtx-4090"], calibrate=False
+    )
+    by_gpu = {c["gpu"]: c for c in report["candidates"]}
+    h100 = by_gpu["h100-sxm5-80gb"]
+    assert h100["gpus"] == 2 and h100["plan"]["tensor_parallel"] == 2
+    assert 36.3 <= h100["total_per_gpu_gib"] <= 36.3 * 1.10
+    assert h100["verdict"] in {"fits", "oversized"}
+    geforce = by_gpu["rtx-4090"]
+    assert geforce["verdict"] == "does_not_fit"
+    assert any("pcie" in w.lower() for w in geforce["warnings"]), geforce["warnings"]
+
+
+# --- 4. Mistral 7B v0.1 LoRA at 32k context ------------------------------------------------------------------------
+# [MIS]: Mistral-7B-v0.1 attends through a 4,096-token sliding window on every layer. Class 2 by hand: LoRA with
+# full recomputation costs 4 attention forwards (forward, recompute, backward 2x) of 4 x h FLOPs a key a layer:
+# 4 x 4 x 4096 x 32 = 2.097e6 FLOPs a token per attended key. A causal query over T tokens attends to T / 2 keys
+# on average, with a window w to w - w^2 / 2T: 3,840 at T = 32,768, 2,048 at T = 4,096 (window inactive). So
+# FLOPs a token at 32k exceed those at 4k by 2.097e6 x 1,792 = 3.76e9 with the window, and by 2.097e6 x 14,336 =
+# 30.1e9 without it.
+MISTRAL_LORA_32K = {
+    "name": "mistral-7b-lora-32k",
+    "task": "lora",
+    "model": {"preset": "mistral-7b"},
+    "lora": {"rank": 16, "targets": "all-linear"},
+    "seq_len": 32768,
+    "gradient_checkpointing": "full",
+    "parallelism": {"gpus": 1},
+    "training_tokens": 5.0e7,
+}
+PER_KEY = 4 * 4 * 4096 * 32
+
+
+def flops_per_token(spec: dict) -> float:
+    return sized(spec, "h100-sxm5-80gb")["throughput"]["flops_per_token"]
+
+
+def extra_flops_32k_over_4k(model: dict) -> float:
+    long = copy.deepcopy(MISTRAL_LORA_32K) | {"model": model}
+    short = long | {"seq_len": 4096}
+    return flops_per_token(long) - flops_per_token(short)
+
+
+@pytest.mark.django_db
+def test_mistral_32k_stated_window_counts_attention_by_hand(bundled_catalog):
+    window = 4096 - 4096**2 / (2 * 32768)
+    assert window == 3840
+    extra = extra_flops_32k_over_4k({"preset": "mistral-7b", "sliding_window": 4096})
+    assert extra == pytest.approx(PER_KEY * (window - 2048), rel=0.03)
+
+
+@pytest.mark.django_db
+def test_mistral_32k_without_window_counts_full_causal_attention(bundled_catalog):
+    # a model without a window (Mistral 7B v0.2+ dropped it): the issue's ~70% attention share at 32k
+    extra = extra_flops_32k_over_4k({"preset": "mistral-7b", "sliding_window": 0})
+    assert extra == pytest.approx(PER_KEY * (16384 - 2048), rel=0.03)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "The mistral-7b preset (Mistral-7B-v0.1) carries no sliding_window although HF's config has 4096 (the "
+        "preset's own note in procurement/data/model_architectures.json says so; model_spec.sliding_window "
+        "supports it): at 32k the FLOPs a token rise 30.1e9 over 4k (full causal) against 3.76e9 with the "
+        "window, 77.0e9 vs 50.7e9 a token, so H100 hours are +52% (2.43 h for 50M tokens). Whether a stack uses "
+        "the window (HF flash-attention 2 does; torchtune's mistral_7b does not) is not stated in the answer."
+    ),
+)
+def test_mistral_preset_at_32k_uses_the_v01_sliding_window(bundled_catalog):
+    extra = extra_flops_32k_over_4k({"preset": "mistral-7b"})
+    assert extra == pytest.approx(PER_KEY * (3840 - 2048), rel=0.03)
+
+
+# --- 5. CodeLlama-34B AWQ, one stream at 4k (no GPU count stated) ---------------------------------------------------
+# [CL34] Hand memory: block linears 48 x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x 22016) = 33.22e9 at 4.25 bits
+# = 16.44 GiB; embeddings and head in bf16 0.98 GiB; KV 4,096 x 48 x 2 x 1,024 x 2 B = 0.75 GiB: 18.2 GiB. A 24 GB
+# card holds it only inside the 20% headroom; an expert signs one 48 GB card, or a 24 GB card knowingly tight, and
+# accepts 2 consumer cards only flagged (no peer-to-peer, GeForce licence).
+CODELLAMA_34B_AWQ = {
+    "name": "codellama-34b-awq",
+    "task": "inference",
+    "model": {
+        "name": "codellama-34b",
+        "num_layers": 48,
+        "hidden_size": 8192,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "intermediate_size": 22016,
+        "vocab_size": 32000,
+    },
+    "weight_quantization": "int4",
+    "inference": {"concurrency": 1, "context_len": 4096, "output_tokens": 256},
+}
+
+
+@pytest.mark.django_db
+def test_codellama_34b_awq_memory_by_hand_and_the_tight_24gb_row_shown(bundled_catalog):
+    linears = 48 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 22016)
+    hand_gib = (linears * 4.25 / 8 + 2 * 32000 * 8192 * 2 + 4096 * 48 * 2 * 1024 * 2) / GIB
+    assert hand_gib == pytest.approx(18.17, abs=0.05)
+    rows = ranked(CODELLAMA_34B_AWQ)
+    one_card = [r for r in rows if r["gpus"] == 1]
+    assert one_card, describe(rows)
+    for row in one_card:
+        assert hand_gib <= row["memory_per_gpu_gib"] <= hand_gib * 1.15, describe([row])
+    # the cheaper one-card 24 GB row is in the top five, tight, with its margin (class 6)
+    tight = [r for r in one_card if r["tight"]]
+    assert tight and all(any("margin" in reason for reason in r["reasons"]) for r in tight), describe(rows)
+    # a first row split over consumer cards says so (class 4)
+    first = rows[0]
+    if first["gpus"] > 1 and first["gpu"].startswith("rtx-"):
+        assert flagged_for_links(first), describe([first])
+    assert_cost_by_hand(first)
+
+
+# --- 6. Phi-3-mini full fine-tune on 4 GPUs, ZeRO-2 -------------------------------------------------------------
+# [PHI3] shape; micro-batch 4 x 4,096, full checkpointing; the spec states 4 GPUs and ZeRO-2. Hand floor a GPU:
+# bf16 weights 2 B + ZeRO-2 sharded bf16 gradients 2 / 4 B + fp32 master, m, v 12 / 4 B = 5.5 B a parameter.
+PHI3_FT = {
+    "name": "phi-3-mini-full-ft",
+    "task": "full_finetune",
+    "model": {
+        "name": "phi-3-mini-4k",
+        "num_layers": 32,
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "intermediate_size": 8192,
+        "vocab_size": 32064,
+    },
+    "micro_batch_size": 4,
+    "seq_len": 4096,
+    "gradient_checkpointing": "full",
+    "parallelism": {"gpus": 4, "zero_stage": 2},
+    "training_tokens": 2.0e8,
+}
+
+
+@pytest.mark.django_db
+def test_phi3_rows_keep_4_gpus_zero2_and_the_first_row_costs_by_hand(bundled_catalog):
+    rows = ranked(PHI3_FT)
+    assert rows and all(r["gpus"] == 4 and r["plan"]["zero_stage"] == 2 for r in rows), describe(rows)
+    params = 32 * (4 * 3072**2 + 3 * 3072 * 8192) + 2 * 32064 * 3072
+    floor_gib = params * 5.5 / GIB
+    assert floor_gib == pytest.approx(19.6, abs=0.1)
+    first = rows[0]
+    assert floor_gib < first["memory_per_gpu_gib"] and first["fits"], describe(rows)
+    assert first["memory_margin"]["capacity_gib"] >= first["memory_per_gpu_gib"] * 1.2
+    assert_cost_by_hand(first)
+
+
+# --- 7. Qwen (1) chat models on one A100 80GB, batch 1, 2,048 tokens generated [QWEN] ------------------------------
+# The README's table: BF16, Int8 and Int4 (AutoGPTQ) for 7B and 14B; Int4 for 72B (BF16 / Int8 need two cards).
+# Shapes: Qwen-7B 32 x 4,096, 32 heads (no GQA), intermediate 11,008, vocabulary 151,936; Qwen-14B is Llama 2
+# 13B's 40 x 5,120 with intermediate 13,696 and 152,064 tokens; Qwen-72B is Llama 2 70B's 80 x 8,192 with 64 KV
+# heads (no GQA), intermediate 24,576, 152,064 tokens. The profile generates 2,048 tokens from a short prompt
+# (context 2,049). Published (tokens/s, GB): 7B BF16 40.93 / 16.99, Int8 37.47 / 11.20, Int4 50.09 / 8.21;
+# 14B BF16 32.22 / 30.15, Int8 29.28 / 18.81, Int4 38.72 / 13.01; 72B Int4 11.32 / 48.86. The script's "GB" is
+# not defined: each memory row is asserted within 10% under both readings (GiB and 1e9 bytes) where it can be.
+QWEN_MODELS = {
+    "7b": {
+        "name": "Qwen-7B",
+        "num_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "intermediate_size": 11008,
+        "vocab_size": 151936,
+    },
+    "14b": {"preset": "llama-2-13b", "name": "Qwen-14B", "intermediate_size": 13696, "vocab_size": 152064},
+    "72b": {
+        "preset": "llama-2-70b",
+        "name": "Qwen-72B",
+        "num_key_value_heads": 64,
+        "intermediate_size": 24576,
+        "vocab_size": 152064,
+    },
+}
+# (model, weight_quantization): (published tokens/s, published GB, ours tokens/s at this commit)
+QWEN_TABLE = {
+    ("7b", "none"): (40.93, 16.99, 96.87),
+    ("7b", "int8"): (37.47, 11.20, 134.27),
+    ("7b", "int4"): (50.09, 8.21, 175.53),
+    ("14b", "none"): (32.22, 30.15, 51.68),
+    ("14b", "int8"): (29.28, 18.81, 73.73),
+    ("14b", "int4"): (38.72, 13.01, 100.36),
+    ("72b", "int4"): (11.32, 48.86, 21.36),
+}
+
+
+def qwen_spec(model: str, quantization: str) -> dict:
+    return {
+        "name": f"qwen-{model}-{quantization}",
+        "task": "inference",
+        "model": QWEN_MODELS[model],
+        "weight_quantization": quantization,
+        "inference": {"concurrency": 1, "context_len": 2049, "output_tokens": 2048},
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("model", "quantization"), list(QWEN_TABLE))
+def test_qwen_memory_on_one_a100_within_10_percent(bundled_catalog, model, quantization):
+    # ours (GiB): 7B 16.75 / 10.42 / 7.45, 14B 29.95 / 17.62 / 11.84, 72B Int4 46.99: -1.4% to -9.3% as GiB
+    published = QWEN_TABLE[(model, quantization)][1]
+    report = sized(qwen_spec(model, quantization), "a100-sxm4-80gb")
+    peak = report["memory"]["total_per_gpu_gib"]
+    assert peak == pytest.approx(published, rel=0.10)
+    assert report["candidates"][0]["verdict"] in {
+        "fits",
+        "tight",
+        "oversized",
+    }  # oversized: fits, a smaller card would too
+    if model == "72b":  # read as 1e9 bytes: 45.50 GiB, ours +3.3%
+        assert peak == pytest.approx(published * 1e9 / GIB, rel=0.10)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("model", "quantization"), list(QWEN_TABLE))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Batch-1 decode on one A100 with Hugging Face generate (Int4/Int8 through AutoGPTQ): ours is 1.6-3.5x the "
+        "published speed (7B BF16 96.9 vs 40.93, +137%; 14B BF16 51.7 vs 32.22, +60%; 7B Int4 175.5 vs 50.09, "
+        "+250%; 72B Int4 21.4 vs 11.32, +89%). The product's decode step is the memory-bound read at the achieved "
+        "bandwidth (throughput.decode_read_bytes; int4 / int8 at gpt-fast's compiled-kernel efficiencies, "
+        "INT4_DECODE_EFFICIENCY 0.617, INT8 0.765 in procurement/sizing/assumptions.py), i.e. a compiled or "
+        "vLLM-class server. An eager HF loop pays about 0.6-0.7 ms of host time a layer and token (7B: 24.4 ms a "
+        "token over 32 layers where the read takes 10 ms), which no term counts, and the spec has no field for "
+        "the serving stack, nor does the answer state which it assumes."
+    ),
+)
+def test_qwen_decode_speed_on_one_a100_within_15_percent(bundled_catalog, model, quantization):
+    published, _, ours = QWEN_TABLE[(model, quantization)]
+    report = sized(qwen_spec(model, quantization), "a100-sxm4-80gb")
+    speed = report["throughput"]["decode_tokens_per_second_per_stream"]
+    assert speed == pytest.approx(ours, rel=0.02)  # the figure the reason quotes
+    assert speed == pytest.approx(published, rel=0.15)
