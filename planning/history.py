@@ -184,7 +184,8 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD", by_resource: boo
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
     every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
     when the scope holds no GPU usage rows. Read a month at a time; `by_resource` False sums the rows
-    the plan does not tell apart (usage_frame.collapsed: a plan without utilization samples).
+    the plan does not tell apart in DuckDB (billing/storage/demand_sql.SERIES: what usage_frame.collapsed
+    does in pandas, for a plan without utilization samples), so the lines never reach Python.
     Call plan_scope_for_user first: this reads what it is given."""
     problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
     if problem:
