@@ -17,13 +17,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
 from billing.access import spend_scope
+from billing.imports.records import tag_mapping
 from billing.models import GpuUtilization
 from billing.review.selectors import dataset_rows, review_fx
 from billing.storage.datasets import TEXT_LIMITS
+from billing.storage.demand_sql import demand_series
+from billing.storage.import_datasets import ImportDatasets
 from planning.engine.demand import (
     DemandHistory,
     UsageRows,
@@ -33,7 +37,7 @@ from planning.engine.demand import (
     validate_period,
 )
 from planning.engine.errors import PlanInputError
-from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames
+from planning.usage_frame import gpu_matches, hours_of, usage_rows_from_frames, usage_rows_from_series
 from pricing.providers.currencies import currency_problem
 
 MAX_SCOPE_TEAMS = 100  # a request names at most this many teams
@@ -144,11 +148,34 @@ def spend_frame_between(start: dt.date, end: dt.date, teams: tuple[str, ...]) ->
 def monthly_spend_frames(scope: PlanScope) -> Iterator[pd.DataFrame]:
     """The scope's spend frame a calendar month at a time (the datasets' partition), so a year of millions
     of rows is never in memory at once."""
+    for start, end in scope_months(scope):
+        yield spend_frame_between(start, end, scope.teams)
+
+
+def monthly_demand_series(scope: PlanScope, currency: str) -> Iterator[pa.Table]:
+    """The scope's bill lines summed by what a plan tells apart (billing/storage/demand_sql.SERIES), a
+    calendar month at a time, the team scope in the SQL, cost converted into `currency` on each line."""
+    rates = review_fx(currency)
+    interruptible = tag_mapping().interruptible
+    for start, end in scope_months(scope):
+        yield demand_series(
+            ImportDatasets(),
+            start,
+            end,
+            scope.teams,
+            interruptible_tag=interruptible,
+            currency=currency,
+            fx_to_currency=rates,
+        )
+
+
+def scope_months(scope: PlanScope) -> Iterator[tuple[dt.date, dt.date]]:
+    """The scope's period cut at calendar months (the datasets' partition)."""
     start = scope.start
     while start < scope.end:
         following = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
         end = min(following, scope.end)
-        yield spend_frame_between(start, end, scope.teams)
+        yield start, end
         start = end
 
 
@@ -157,12 +184,17 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD", by_resource: boo
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
     every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
     when the scope holds no GPU usage rows. Read a month at a time; `by_resource` False sums the rows
-    the plan does not tell apart (usage_frame.collapsed: a plan without utilization samples).
+    the plan does not tell apart in DuckDB (billing/storage/demand_sql.SERIES: what usage_frame.collapsed
+    does in pandas, for a plan without utilization samples), so the lines never reach Python.
     Call plan_scope_for_user first: this reads what it is given."""
     problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
     if problem:
         raise PlanInputError("currency", problem)
     try:
+        if not by_resource:  # summed in DuckDB: the month's bill lines never reach Python
+            return usage_rows_from_series(
+                monthly_demand_series(scope, currency), gpu=scope.gpu, teams=scope.teams, currency=currency
+            )
         return usage_rows_from_frames(
             monthly_spend_frames(scope),
             gpu=scope.gpu,

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from billing.review.engine import scope_masks
 from planning.engine.demand import UsageRows
@@ -73,6 +74,57 @@ def usage_rows_from_frames(
         )
         parts.append(part if by_resource else collapsed(part))
         del frame, gpu_usage, unused, selected
+    if not any_chosen:
+        raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=any_gpu_rows)
+    return concatenated(parts)
+
+
+def usage_rows_from_series(
+    tables: Iterable[pa.Table], *, gpu: str = "", teams: tuple[str, ...] = (), currency: str = "USD"
+) -> UsageRows:
+    """usage_rows_from_frames(by_resource=False) from the sums DuckDB made of each part's bill lines
+    (billing/storage/demand_sql.SERIES: a row per COLLAPSE_KEYS combination, its cost already in
+    `currency`), so the lines themselves never reach Python. Same errors: a missing FX rate of a chosen
+    row is PlanInputError("currency"), no GPU usage row is PlanInputError naming gpu, team or from."""
+    parts, any_gpu_rows, any_chosen = [], False, False
+    for table in tables:
+        if not table.num_rows:
+            continue
+        column = {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+        kind = column["kind"].astype(np.int64)
+        selected = gpu_matches(column["gpu"], gpu)
+        any_gpu_rows |= bool((kind == 1).any())
+        any_chosen |= bool(((kind == 1) & selected).any())
+        chosen = (kind != 0) & selected
+        missing = sorted({code for code in column["missing_currency"][chosen] if code is not None})
+        if missing:
+            raise PlanInputError("currency", f"no stored FX rate from {missing[0]} to {currency}")
+        start_hour, end_hour = column["start_hour"].astype(np.int64), column["end_hour"].astype(np.int64)
+        covered_start, covered_end = _distinct_periods(start_hour, end_hour)
+        count = int(chosen.sum())
+        parts.append(
+            UsageRows(
+                start_hour=start_hour[chosen],
+                end_hour=end_hour[chosen],
+                gpu_hours=column["gpu_hours_micros"][chosen].astype(np.int64) / MICRO,
+                interruptible=column["interruptible"][chosen].astype(bool),
+                resource_id=np.full(count, "", dtype=object),
+                gpu_model=column["gpu"][chosen].astype(object),
+                team=column["team"][chosen].astype(object),
+                pricing_category=column["pricing_category"][chosen].astype(object),
+                effective_cost_micros=column["effective_micros"][chosen].astype(np.int64),
+                unused_commitment=kind[chosen] == 2,
+                currency=currency,
+                covered_start_hour=covered_start,
+                covered_end_hour=covered_end,
+                provider=column["provider"][chosen].astype(object),
+                instance_type=column["instance_type"][chosen].astype(object),
+                region=column["region"][chosen].astype(object),
+                gpus_per_instance=column["gpus_per_instance"][chosen].astype(np.float64),
+                commitment_id=column["commitment_id"][chosen].astype(object),
+                commitment_end_hour=column["commitment_end_hour"][chosen].astype(np.int64),
+            )
+        )
     if not any_chosen:
         raise _no_rows(gpu=gpu, teams=teams, any_gpu_rows=any_gpu_rows)
     return concatenated(parts)

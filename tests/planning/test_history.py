@@ -22,9 +22,10 @@ from django.core.exceptions import PermissionDenied
 
 from billing.imports.importer import import_files
 from billing.models import GpuUtilization, SpendGrant
-from planning.engine.demand import demand_percentiles, status_quo
+from planning.engine.demand import demand_percentiles, hour_index, status_quo
 from planning.engine.errors import PlanInputError
 from planning.history import PlanScope, plan_scope_for_user, plan_usage_rows, scope_demand
+from planning.usage_frame import collapsed
 from pricing.models import FxRate
 from tests.billing.catalog import import_demo_billing, make_catalog
 
@@ -347,3 +348,75 @@ def test_every_teams_read_and_a_team_scope_give_the_same_usage_rows(bill):
     assert scoped.covered_start_hour.tolist() == everyone.covered_start_hour.tolist()
     assert scoped.covered_end_hour.tolist() == everyone.covered_end_hour.tolist()
     assert set(everyone.provider) == {"aws"}
+
+
+def test_the_series_summed_in_sql_is_the_hand_sum_of_the_bills_lines(tmp_path):
+    """A plan without utilization samples reads the bill summed by DuckDB (billing/storage/demand_sql.py:
+    no bill line reaches Python): a second p5 of team ml over May 1 (3 instance-hours, 165.12 USD) is one
+    row with the first, the EUR line is converted on the line, every other line stays its own row."""
+    make_catalog()
+    FxRate.objects.create(currency="EUR", base="USD", rate="1.10", as_of=MAY, source="test")
+    second_p5 = row(
+        "2026-05-01T00:00:00Z",
+        "2026-05-02T00:00:00Z",
+        "165.12",
+        "USD",
+        "i-p5-b",
+        "Standard",
+        "3",
+        "Compute",
+        "USE1-BoxUsage:p5.48xlarge",
+        team="ml",
+        interruptible="true",
+    )
+    path = tmp_path / "bill.csv"
+    path.write_text(HEADER + "\n" + "\n".join([*ROWS, second_p5]) + "\n")
+    assert import_files([path], fmt="focus").errors == []
+    summed = plan_usage_rows(week(), by_resource=False)
+    found = sorted(
+        zip(
+            summed.start_hour.tolist(),
+            summed.end_hour.tolist(),
+            summed.gpu_model.tolist(),
+            summed.team.tolist(),
+            summed.gpu_hours.tolist(),
+            summed.effective_cost_micros.tolist(),
+            summed.unused_commitment.tolist(),
+            summed.interruptible.tolist(),
+            strict=True,
+        )
+    )
+    first = hour_index(MAY)
+    assert found == [
+        # 48 + 24 GPU-hours, 330.24 + 165.12 USD
+        (first, first + 24, "h100-sxm5-80gb", "ml", 72.0, 495_360_000, False, True),
+        (first + 24, first + 48, "l4", "web", 24.0, 22_000_000, False, False),  # 20 EUR x 1.10
+        (first + 48, first + 60, "l40s", "ml", 12.0, 11_000_000, False, False),
+        (first + 72, first + 96, "h100-sxm5-80gb", "ml", 0.0, 100_000_000, True, False),  # unused
+    ]
+    assert set(summed.resource_id) == {""}
+    # the storage line covers the week (its only trace), the GPU lines their own periods
+    assert list(zip(summed.covered_start_hour.tolist(), summed.covered_end_hour.tolist(), strict=True)) == [
+        (first, first + 24),
+        (first, first + 168),
+        (first + 24, first + 48),
+        (first + 48, first + 60),
+        (first + 72, first + 96),
+    ]
+    # the same rows as the lines read one by one into pandas and summed there (usage_frame.collapsed)
+    by_line = collapsed(plan_usage_rows(week(), by_resource=True))
+    assert sorted(
+        zip(
+            by_line.start_hour.tolist(),
+            by_line.gpu_hours.tolist(),
+            by_line.effective_cost_micros.tolist(),
+            strict=True,
+        )
+    ) == sorted(
+        zip(
+            summed.start_hour.tolist(),
+            summed.gpu_hours.tolist(),
+            summed.effective_cost_micros.tolist(),
+            strict=True,
+        )
+    )
