@@ -7,8 +7,9 @@ it counts as rejected and the error (file:row:column) is kept for the caller to 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from billing.imports.arrow_memory import map_large_blocks, use_returning_pool
 from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import check_text, count_rows, file_kind, header
 from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
-from billing.imports.records import BillingFileError, WrongFormatError
+from billing.imports.records import BillingFileError, WrongFormatError, tag_mapping
+from billing.imports.tag_formats import TagNotes
 from billing.storage.keys import export_part
 from billing.storage.store import ImportResult, file_sha256, store_chunks
 
@@ -29,6 +31,25 @@ FORMAT_NAMES = {
     "azure": "an Azure cost details export (actual or amortized cost)",
     "utilization": "a GPU utilization file",
 }
+
+
+@dataclasses.dataclass
+class FileImportResult(ImportResult):
+    """ImportResult with the import's warnings: lines for people of what was kept but not as written
+    (a team tag whose value is an object, tag_formats.TagNotes); the file is imported all the same."""
+
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, other: ImportResult) -> None:
+        super().add(other)
+        self.warnings += getattr(other, "warnings", [])
+
+
+def _noting_tags(chunks: Iterator, notes: TagNotes) -> Iterator:
+    """The reader's chunks, each looked at by `notes` on its way to the store."""
+    for chunk in chunks:
+        notes.note(chunk)
+        yield chunk
 
 
 def detect_format(path: Path) -> str | None:
@@ -110,10 +131,12 @@ def import_file(
     else:
         chunks = cur.read_cur(path, provider=provider or "aws")
         source_columns = cur.source_columns(columns)
+    tags_column = "resource_tags" if fmt == "cur" else "Tags"  # the column the readers take tags from
+    notes = TagNotes(file, tags_column, tag_mapping().named_keys())
     # the checksum before a row is stored: a file imported before is recognized and not read past its first
     # chunk, read meanwhile (store_chunks)
-    return store_chunks(
-        chunks,
+    stored = store_chunks(
+        _noting_tags(chunks, notes),
         file_name=path.name,
         source_format=fmt,
         provider=provider,
@@ -124,6 +147,7 @@ def import_file(
         source_columns=source_columns,
         part=export_part(path.name),  # identical lines of two parts of one export are two charges
     )
+    return FileImportResult(**vars(stored), warnings=notes.lines())
 
 
 def _checksum_meanwhile(path: Path) -> Future:
@@ -161,10 +185,10 @@ def _checksum_checking_text(path: Path) -> str:
 
 def import_files(
     paths, *, fmt=None, provider="", user=None, progress_factory=None, import_one=None
-) -> ImportResult:
+) -> FileImportResult:
     """Every file on its own (one bad file does not stop the others); errors collected in the result.
     `import_one` imports one file (import_file by default; restate.import_restating for --restate)."""
-    total = ImportResult()
+    total = FileImportResult()
     import_one = import_one or import_file
     for path in paths:
         path = Path(path)

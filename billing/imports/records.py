@@ -7,6 +7,8 @@ as decimal numbers) so that no cost is ever rounded through a float on its way t
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 
 from gpuledger.errors import InputError
@@ -96,12 +98,34 @@ class TagMapping:
         )
 
     def pick(self, tags: dict, keys: tuple[str, ...]) -> str:
+        """The first of `keys` whose value names something (tag_name); "" for none. A value that names
+        nothing (an object, an array, a boolean) counts as absent: such a row is untagged, never a team
+        called by Python's text of the value (the import warns of it: tag_formats.TagNotes)."""
         lowered = {str(k).lower(): v for k, v in tags.items()}
         for key in keys:
-            value = lowered.get(key.lower())
-            if value not in (None, ""):
-                return str(value)[:100]
+            name = tag_name(lowered.get(key.lower()))
+            if name:
+                return name[:100]
         return ""
+
+    def named_keys(self) -> tuple[str, ...]:
+        """The tags that give a name (team, project, environment), lower-cased."""
+        return tuple(k.lower() for k in (*self.team, *self.project, *self.environment))
+
+
+def tag_name(value) -> str:
+    """The name a tag value gives a team, project or environment: a string as written; a JSON number as
+    its JSON text (a cost center 1234 is "1234", 12.5 is "12.5"), since FOCUS and CUR tag values are
+    strings and a number is one written without quotes; "" for none (null, "") and for a value that is
+    no name: an object, an array, a boolean or a non-finite number (FOCUS 1.2 "Tags": key/value pairs of
+    strings; Azure's and GCP's tag/label values are strings too)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return ""
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return json.dumps(value)
+    return ""
 
 
 def tag_mapping() -> TagMapping:

@@ -19,10 +19,13 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 
 from billing.imports.cells import Distinct, _json_text_problem
-from billing.imports.codes import object_array
+from billing.imports.codes import first_rows, object_array
+from billing.imports.enrich import object_codes
+from billing.imports.records import tag_name
 from gpuledger.json_depth import loads_bounded
 
 _PAIR_SEPARATORS = re.compile(r"[;,]")
@@ -87,3 +90,64 @@ def tag_objects(frame: pd.DataFrame, column: str, *, file: str, first_row: int) 
     parsed = [tag_object(value) for value in cells.values]
     cells.fail_if([bool(problem) for _, problem in parsed], lambda at: parsed[at][1])
     return pd.Series(object_array([tags for tags, _ in parsed])[cells.codes], index=frame.index, dtype=object)
+
+
+# At most this many distinct unusable tag values are named per file; the rest are counted in one line
+MAX_TAG_NOTES = 20
+
+
+class TagNotes:
+    """The import's warnings of one file's tag values that name nothing (records.tag_name): a team,
+    project or environment tag whose value is a JSON object, array or boolean. Such a row is kept,
+    untagged; each distinct value is named once, by the first line that has it, written as JSON."""
+
+    def __init__(self, file: str, column: str, named_keys: tuple[str, ...]):
+        self.file, self.column, self.named_keys = file, column, frozenset(named_keys)
+        self.found: dict[tuple[str, str], list[int]] = {}  # (tag, value as JSON) -> [first line, rows]
+
+    def note(self, chunk: pd.DataFrame) -> None:
+        """Look at one normalized chunk's tag sets (each distinct set once)."""
+        codes, tag_sets = object_codes(chunk["tags"])
+        bad = [self._unnamed(tags) for tags in tag_sets]
+        if not any(bad):
+            return
+        rows = np.bincount(codes, minlength=len(tag_sets))
+        first = first_rows(codes)
+        lines = chunk["source_row"].to_numpy()
+        for position, found in enumerate(bad):
+            for key in found:
+                entry = self.found.setdefault(key, [int(lines[first[position]]), 0])
+                entry[1] += int(rows[position])
+
+    def _unnamed(self, tags: dict) -> list[tuple[str, str]]:
+        return [
+            (str(key), json.dumps(value, ensure_ascii=False))
+            for key, value in tags.items()
+            if str(key).lower() in self.named_keys
+            and value is not None
+            and not isinstance(value, str)
+            and not tag_name(value)
+        ]
+
+    def lines(self) -> list[str]:
+        """One warning per distinct value: file:line:column, the tag and its value as JSON."""
+        shown = sorted(self.found.items(), key=lambda item: item[1][0])
+        out = [
+            f"{self.file}:{line}:{self.column}: tag {json.dumps(key)} is {value}, {_kind(value)}, not a "
+            f"name: {rows} row{'s' if rows != 1 else ''} kept untagged"
+            for (key, value), (line, rows) in shown[:MAX_TAG_NOTES]
+        ]
+        if len(shown) > MAX_TAG_NOTES:
+            more = sum(rows for _, (_, rows) in shown[MAX_TAG_NOTES:])
+            out.append(
+                f"{self.file}:{self.column}: {len(shown) - MAX_TAG_NOTES} more tag values that are not a "
+                f"name ({more} rows) kept untagged"
+            )
+        return out
+
+
+def _kind(value_json: str) -> str:
+    first = value_json[:1]
+    return {"{": "a JSON object", "[": "a JSON array", "t": "a boolean", "f": "a boolean"}.get(
+        first, "not a name"
+    )

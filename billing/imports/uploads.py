@@ -65,6 +65,7 @@ def import_spooled(path: Path, *, fmt: str | None, provider: str, user_id: int |
             return result_json(ImportResult(errors=[f"{path.name}: already imported or removed"]))
         result = import_files([path], fmt=fmt, provider=provider, user=user)
         result.errors = without_folder(result.errors, path)
+        result.warnings = without_folder(result.warnings, path)
         return result_json(result)
     finally:
         shutil.rmtree(path.parent, ignore_errors=True)
@@ -78,19 +79,21 @@ def result_json(result) -> dict:
         "imports": result.imports,
         "unmapped": dict(result.unmapped),
         "errors": result.errors,
+        "warnings": getattr(result, "warnings", []),
     }
 
 
 def result_from_json(answer: dict):
-    from billing.storage.store import ImportResult
+    from billing.imports.importer import FileImportResult
 
-    return ImportResult(
+    return FileImportResult(
         inserted=answer["inserted"],
         unchanged=answer["unchanged"],
         rejected=answer["rejected"],
         imports=answer["imports"],
         unmapped=Counter(answer["unmapped"]),
         errors=answer["errors"],
+        warnings=answer.get("warnings", []),  # an answer of a worker from before warnings: none
     )
 
 

@@ -27,6 +27,7 @@ IMPORT_RESULT = inline_serializer(
         "rejected": serializers.IntegerField(),
         "imports": serializers.ListField(child=serializers.IntegerField()),
         "unmapped_instance_types": serializers.DictField(child=serializers.IntegerField()),
+        "warnings": serializers.ListField(child=serializers.CharField()),
     },
 )
 IMPORT_QUEUED = inline_serializer(
@@ -91,6 +92,7 @@ class BillingImportCreate(APIView):
                 "rejected": result.rejected,
                 "imports": result.imports,
                 "unmapped_instance_types": dict(result.unmapped),
+                "warnings": getattr(result, "warnings", []),
             },
             status=status.HTTP_201_CREATED,
         )

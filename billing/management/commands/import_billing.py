@@ -57,6 +57,8 @@ class Command(BaseCommand):
             self.stderr.write(
                 f"unmapped instance type {name} ({rows} rows): kept without a GPU; map it in the catalog"
             )
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning}")
         self.stdout.write(result.line())
         for restated in BillingImport.objects.filter(pk__in=result.imports, restated=True):
             self.stdout.write(f"restated: {restated.file_name} replaced the earlier import of its months")

@@ -497,14 +497,11 @@ def test_restating_one_month_of_a_two_month_bill_keeps_the_other_months_summary(
         assert review_json(start, end)["totals"]["effective_cost"] == cost, start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Tags value that is a JSON object becomes a team named by its Python repr: "
-    '{"user:team": {"lead": "ml"}} -> team "{\'lead\': \'ml\'}" in by_team (and in allocation, budgets, '
-    "DailySpend.team). billing/imports/records.py TagMapping.pick returns str(value) for any non-empty value "
-    "(dict, list, bool -> Python repr 'True'); tag_formats.tag_object accepts non-string values unchecked. "
-    "Should be untagged or a row error naming Tags, as other malformed tags are.",
-)
+# Was a strict xfail: {"user:team": {"lead": "ml"}} gave a team "{'lead': 'ml'}" (Python's repr, in by_team,
+# allocation, budgets and DailySpend.team) and a boolean the team "True". Now the row is untagged and the
+# import warns, naming file:line:Tags and the value as JSON, because records.tag_name decides what a tag value
+# names for every team/project/environment pick: a string as written, a number as its JSON text, an object,
+# array or boolean nothing (the tag counts as absent); the row key (keys.py) still hashes the tags as read.
 def test_a_team_tag_whose_value_is_an_object_is_not_a_team(tmp_path):
     # {"user:team": {"lead": "ml"}}: FOCUS Tags values are strings; an object is no team name. Expected:
     # untagged (or the row refused, naming it), never a team called '{"lead": "ml"}'.
@@ -518,3 +515,32 @@ def test_a_team_tag_whose_value_is_an_object_is_not_a_team(tmp_path):
         return
     teams = [r["team"] for r in review_json("2026-05-01", "2026-06-01")["by_team"]]
     assert teams == ["(untagged)"], teams
+
+
+def test_a_tag_value_that_names_nothing_is_untagged_and_warned_of_as_json(tmp_path, capsys):
+    # Line 2: an object; line 3: an array; line 4: a boolean; line 5: a cost center written as the number
+    # 1234 (a name: its JSON text "1234"); line 6: the object again (one warning, 2 rows). The warnings name
+    # file:line:Tags and the value as JSON, never Python's {'lead': 'ml'}, ['a'] or True.
+    from django.core.management import call_command as run
+
+    make_catalog()
+    path = tmp_path / "odd_values.csv"
+    rows = [
+        '{"user:team": {"lead": "ml"}}',
+        '{"user:team": ["a"]}',
+        '{"team": true}',
+        '{"cost-center": 1234}',
+        '{"user:team": {"lead": "ml"}}',
+    ]
+    path.write_text("\n".join([HEADER, *(line(i, "1.00", tags) for i, tags in enumerate(rows))]) + "\n")
+    err = StringIO()
+    run("import_billing", str(path), "--no-progress", stdout=StringIO(), stderr=err)
+    warnings = [w for w in err.getvalue().splitlines() if w.startswith("warning:")]
+    assert warnings == [
+        f'warning: {path}:2:Tags: tag "team" is {{"lead": "ml"}}, a JSON object, not a name: 2 rows kept '
+        "untagged",
+        f'warning: {path}:3:Tags: tag "team" is ["a"], a JSON array, not a name: 1 row kept untagged',
+        f'warning: {path}:4:Tags: tag "team" is true, a boolean, not a name: 1 row kept untagged',
+    ]
+    by_team = {r["team"]: r["effective_cost"] for r in review_json("2026-05-01", "2026-06-01")["by_team"]}
+    assert by_team == {"(untagged)": "4.00", "1234": "1.00"}
