@@ -153,6 +153,13 @@ class WorkloadLoraSerializer(serializers.Serializer):
     )
     alpha = _number("LoRA alpha (does not change memory or speed)")
     dropout = _number("LoRA dropout", maximum=1)
+    implementation = serializers.ChoiceField(
+        choices=["peft_eager", "fused", "compiled"],
+        required=False,
+        help_text="How the adapters run (language models): peft_eager (HF PEFT modules in eager PyTorch, the "
+        "default) pays a host floor a layer and micro-batch, the step taking the longer of the GPU's work and the "
+        "host's kernels; fused (NeMo / Megatron adapters, unsloth) and compiled (torch.compile) do not",
+    )
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):

@@ -132,7 +132,16 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
     why names both phases); (None, why) for a part that keeps the datasheet model, the why naming the
     published measurements its efficiency was fitted on, or "" for the generic efficiency."""
     ratios = phase_ratios(spec, gpu)
-    return (None, _datasheet_why(spec, gpu)) if ratios is None else (ratios[0], ratios[3])
+    if ratios is None:
+        return None, _datasheet_why(spec, gpu)
+    return ratios[0], _with_host_floor(spec, ratios[3])
+
+
+def _with_host_floor(spec, why: str) -> str:
+    """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike."""
+    from procurement.sizing import lora_host
+
+    return "; ".join(text for text in (why, lora_host.text(spec)) if text)
 
 
 def _datasheet_why(spec, gpu) -> str:
@@ -159,7 +168,7 @@ def _datasheet_why(spec, gpu) -> str:
         packed_text(spec),
         recompute_text(spec, gpu),
     )
-    return "; ".join(text for text in parts if text)
+    return _with_host_floor(spec, "; ".join(text for text in parts if text))
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
@@ -174,7 +183,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
         ratios = phase_ratios(spec, gpu)
-        why.append(ratios[3] if ratios else _datasheet_why(spec, gpu))
+        why.append(_with_host_floor(spec, ratios[3]) if ratios else _datasheet_why(spec, gpu))
         if ratios is None:
             continue
         ratio, bandwidth_ratio, measured, _ = ratios

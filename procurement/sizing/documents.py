@@ -51,6 +51,7 @@ KNOB_PATHS = {
     "gradient_checkpointing": "gradient_checkpointing",
     "training_tokens": "training_tokens",
     "lora_rank": "lora.rank",
+    "lora_implementation": "lora.implementation",
     "gpus": "parallelism.gpus",
     "zero_stage": "parallelism.zero_stage",
     "tensor_parallel": "parallelism.tensor_parallel",
@@ -77,7 +78,7 @@ _TRAINING_ONLY = {
     "context_parallel",
     "expert_parallel",
 }
-_ADAPTER_ONLY = {"lora_rank"}
+_ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
 _INFERENCE_ONLY = {"concurrency", "context_len"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -90,9 +91,17 @@ _IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {
     "runtime",
 }
 _IMAGE_ONLY = {"steps", "train_steps", "runtime", "vcpus_per_gpu"}
-_TEXT_KNOBS = {"name", "task", "preset", "precision", "gradient_checkpointing", "runtime"}
+_TEXT_KNOBS = {
+    "name",
+    "task",
+    "preset",
+    "precision",
+    "gradient_checkpointing",
+    "runtime",
+    "lora_implementation",
+}
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
-_UNSTATED_DEFAULTS = {"runtime": "optimized"}
+_UNSTATED_DEFAULTS = {"runtime": "optimized", "lora_implementation": "peft_eager"}
 
 
 def _knob_value(text: str):

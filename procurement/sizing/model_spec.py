@@ -77,3 +77,7 @@ class ModelSpec:
 class LoraSpec:
     rank: int = 8
     targets: tuple[str, ...] = ("q_proj", "v_proj")
+    # How the adapters run (lora_host.py): peft_eager (HF PEFT's nn.Module adapters in eager PyTorch, the default)
+    # pays a host floor a layer and micro-batch; fused (NeMo / Megatron adapters, unsloth's kernels) and compiled
+    # (torch.compile) do not.
+    implementation: str = "peft_eager"

@@ -94,6 +94,9 @@ CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused
 ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED_LORA_TARGETS = ("qkv_fused",)
+# lora.implementation: eager HF PEFT modules (the default; a host floor a layer, lora_host.py), fused adapter
+# kernels (NeMo / Megatron, unsloth) or torch.compile'd adapters.
+LORA_IMPLEMENTATIONS = ("peft_eager", "fused", "compiled")
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
     "output_proj": ("o_proj",),
@@ -753,8 +756,15 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     if task not in ("lora", "qlora"):
         return None
     if strict:
-        reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout"}, "lora.")
+        reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout", "implementation"}, "lora.")
     rank = reader.integer(section, "rank", "lora.rank", 8)
+    implementation = str(section.get("implementation", "peft_eager")).strip().lower()
+    if implementation not in LORA_IMPLEMENTATIONS:
+        reader.error(
+            "lora.implementation",
+            f"unknown implementation {implementation!r}; expected one of {', '.join(LORA_IMPLEMENTATIONS)}",
+        )
+        implementation = "peft_eager"
     if image:  # image networks: attention projections or every linear of the transformer blocks
         target = section.get("targets", "attention")
         target = target[0] if isinstance(target, list) and len(target) == 1 else target
@@ -766,13 +776,13 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
                 f"{', '.join(IMAGE_LORA_TARGETS)}",
             )
             text = "attention"
-        return LoraSpec(rank=rank, targets=(text,))
+        return LoraSpec(rank=rank, targets=(text,), implementation=implementation)
     raw_targets = section.get("targets", ["q_proj", "v_proj"])
     if isinstance(raw_targets, str):
         raw_targets = [raw_targets]
     if not isinstance(raw_targets, list) or not raw_targets:
         reader.error("lora.targets", "must be a non-empty list of module names or 'all-linear'")
-        return LoraSpec(rank=rank)
+        return LoraSpec(rank=rank, implementation=implementation)
     targets: list[str] = []
     for index, target in enumerate(raw_targets):
         name = str(target).strip().lower()
@@ -784,7 +794,7 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
             reader.error(f"lora.targets[{index}]", f"unknown module {target!r}; expected one of {choices}")
             continue
         targets.extend(t for t in expanded if t not in targets)
-    return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"))
+    return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"), implementation=implementation)
 
 
 CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import dtensor_tp, fsdp_reshard
+from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
@@ -446,6 +446,11 @@ def training_throughput(
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
     )
+    # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
+    # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
+    # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
+    host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
+    compute_s = np.maximum(compute_s, host_floor_s)
 
     state = state_bytes(spec)
     sharded = zero >= 3
@@ -544,6 +549,7 @@ def training_throughput(
         "step_seconds": step_s,
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
+        "host_floor_seconds": host_floor_s,
         "gpu_step_seconds": gpu_step_s,
         "loader_seconds": loader_s,
         "gradient_seconds_node": grad_node_s,

@@ -18,7 +18,7 @@ from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
-from procurement.sizing.spec import CHECKPOINTING, PRECISIONS, TASKS
+from procurement.sizing.spec import CHECKPOINTING, LORA_IMPLEMENTATIONS, PRECISIONS, TASKS
 from procurement.views.sizing_display import sizing_display
 from procurement.views.sizing_image_fields import image_section_context
 
@@ -44,6 +44,7 @@ KNOB_DEFAULTS = {
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
+    "lora_implementation": "peft_eager",
     "gpus": "1",
     "zero_stage": "0",
     "tensor_parallel": "1",
@@ -93,6 +94,10 @@ KNOB_LABELS = {
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
     "lora_rank": ("LoRA rank", "lora, qlora"),
+    "lora_implementation": (
+        "LoRA adapters run as",
+        "lora, qlora: peft_eager (HF PEFT, eager: a host floor a layer) / fused (NeMo, unsloth) / compiled",
+    ),
     "gpus": ("GPUs", ""),
     "zero_stage": ("ZeRO stage / FSDP", "training"),
     # GPUs split each model copy tensor x pipeline ways; the rest are data-parallel replicas
@@ -123,6 +128,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "gradient_checkpointing": CHECKPOINTING,
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
+        "lora_implementation": LORA_IMPLEMENTATIONS,
     }
     return [
         {
@@ -131,7 +137,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
             "hint": hint,
             "value": knobs.get(knob, ""),
             "choices": choices.get(knob),
-            "numeric": knob not in ("name", "runtime"),
+            "numeric": knob not in ("name", "runtime", "lora_implementation"),
             "error": errors.get(knob, ""),
         }
         for knob, (label, hint) in KNOB_LABELS.items()

@@ -88,18 +88,26 @@ NARROW_LONG = (
     "carries no width dependence (mfu.width_ceiling does not bind at d 2,048 against 0.56), lora42's width form was "
     "left out, and the row's scoping to 'the A100' is a scoping to 7B-14B widths"
 )
+HOST43 = (
+    "host43: the eager-PEFT host floor (lora_host.py, counted: 66 forward kernels a layer twice under full "
+    "recomputation at 31 us + 86 backward at 7 us = 4.69 ms a layer and micro-batch, 0.90 s a step on the 1.8B) taken "
+    "as the larger of it and the compute"
+)
+# Was a strict xfail [256]: 16,309 tokens/s against 2,048 (+696%; step 0.13 s against 1.0). Now 2,272.4 (+11.0%;
+# step 0.90 s) because the eager PEFT step runs at the larger of its GPU work and its host's kernels (lora_host.py).
+# Was a strict xfail [512]: 16,129 against 4,096 (+294%). Now 4,544.8 (+11.0%; step 0.90 s), same class fix.
 QWEN_1_8B_MISSES = {
-    256: f"{NO_HOST}: ours 16,309 tokens/s against 2,048 (+696%; step 0.13 s against 1.0; lora43 2,971, +45.1%, "
-    f"0.69 s): {HOST_FLOOR}",
-    512: f"{NO_HOST}: ours 16,129 against 4,096 (+294%; step 0.25 s against 1.0; lora43 5,136, +25.4%): {HOST_FLOOR}",
-    1024: f"{NO_HOST}: ours 15,779 against 7,447 (+111.9%; step 0.52 s against 1.1; passed under lora43, +7.7%): "
-    f"{HOST_FLOOR}; as a max it would give 1.0 s (+10%)",
+    1024: f"{NO_HOST}: ours 15,779 against 7,447 (+111.9%; step 0.52 s against 1.1). {HOST43}: 9,089.6 (+22.1%; "
+    f"step 0.90 s, the floor) against the README's 1.1 s, which is 10% above its own 256-token floor while the "
+    f"compute (0.52 s) is half of it: the host and the GPU do not overlap perfectly near the crossover (a max is "
+    f"the ideal); UNEXPLAINED by a sized term",
     2048: f"{NO_HOST}: ours 15,124 against 9,638 (+56.9%; step 1.08 s against 1.7; passed under lora43, +13.5%): "
-    f"the compute is above the ~1.0 s floor, so the floor does not explain it: UNEXPLAINED in the engine's terms, "
-    f"{NARROW_LONG}",
-    4096: f"{NO_HOST}: ours 13,964 against 9,930 (+40.6%; step 2.35 s against 3.3; lora43 +28.8%): UNEXPLAINED in "
-    f"the engine's terms, {NARROW_LONG}",
-    8192: f"{NO_HOST}: ours 12,107 against 9,638 (+25.6%; step 5.41 s against 6.8; lora43 +32.0%): same, {NARROW_LONG}",
+    f"the compute is above the ~0.90 s floor ({HOST43}: unchanged), so the floor does not explain it: UNEXPLAINED "
+    f"in the engine's terms, {NARROW_LONG}",
+    4096: f"{NO_HOST}: ours 13,964 against 9,930 (+40.6%; step 2.35 s against 3.3; lora43 +28.8%; host43 unchanged, "
+    f"GPU-bound): UNEXPLAINED in the engine's terms, {NARROW_LONG}",
+    8192: f"{NO_HOST}: ours 12,107 against 9,638 (+25.6%; step 5.41 s against 6.8; lora43 +32.0%; host43 unchanged, "
+    f"GPU-bound): same, {NARROW_LONG}",
 }
 
 
@@ -121,18 +129,15 @@ def test_qwen_1_8b_lora_on_one_a100_at_the_readmes_speed(seq, bundled_catalog):
 
 
 QWEN_SHORT_STEPS = {("7b", 256): 1.2, ("7b", 512): 1.5, ("14b", 256): 1.6, ("14b", 512): 2.4}
+# Was a strict xfail [7b-256]: 3,444 tokens/s against 1,707 (+101.8%; step 0.59 s against 1.2). Now 1,704.3 (-0.1%;
+# step 1.20 s) because the eager PEFT step runs at the larger of its GPU work and its host's kernels (lora_host.py:
+# 32 layers x 4.69 ms x 8 micro-batches). Was a strict xfail [14b-256]: 1,817 against 1,280 (+42.0%; step 1.13 s
+# against 1.6). Now 1,363.4 (+6.5%; step 1.50 s), same class fix.
 QWEN_SHORT_MISSES = {
-    ("7b", 256): (
-        f"{NO_HOST}: ours 3,444 tokens/s against 1,707 (+101.8%; step 0.59 s against 1.2; passed under "
-        f"lora43, -6.0%): {HOST_FLOOR}"
-    ),
     ("7b", 512): (
-        f"{NO_HOST}: ours 3,423 against 2,731 (+25.3%; step 1.20 s against 1.5; lora43 -15.8%, 1.78 s): "
-        f"the floor as a max gives 1.2 s, +25% still: UNEXPLAINED ({HOST_FLOOR})"
-    ),
-    ("14b", 256): (
-        f"{NO_HOST}: ours 1,817 against 1,280 (+42.0%; step 1.13 s against 1.6; lora43 -16.6%, 1.92 s): "
-        f"{HOST_FLOOR}"
+        f"{NO_HOST}: ours 3,423 against 2,731 (+25.3%; step 1.20 s against 1.5; lora43 -15.8%, 1.78 s). {HOST43}: "
+        f"3,408.6 (+24.8%; the floor 1.202 s just above the compute 1.196 s): the README's step is 0.3 s above "
+        f"both; UNEXPLAINED"
     ),
 }
 
@@ -259,17 +264,29 @@ def test_the_same_peft_stack_pays_the_same_host_time_on_every_card(gpu, bundled_
     assert host_time_clauses(spec, gpu_by_slug(gpu)) == host_time_clauses(spec, gpu_by_slug(A100))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A100 PCIe 80GB over A100 SXM 80GB, Qwen-7B LoRA at the README's settings: ours step 0.63x at 256 tokens "
+A100_PCIE_MISS = {
+    8192: "A100 PCIe 80GB over A100 SXM 80GB, Qwen-7B LoRA at the README's settings: ours step 0.63x at 256 tokens "
     "and 1.54x at 8k for the same GA100 die and 312 TFLOPS (300 W against 400 W explains ~10-15%, not a reversal "
     f"by length): {SAME_STACK}, and the SXM's 0.56 was fitted with it where the PCIe keeps the 0.40 default. "
     "fixrev43 (lora43 reverted): 1.343x at 256 and at 8k, no reversal by length; UNEXPLAINED as a card difference: "
     "the measured A100 LoRA row (0.47, Qwen's A100-SXM4 runs) is keyed to the SXM's slug, and the PCIe takes the "
     "generic LoRA 0.35 (0.47 / 0.35 = 1.343, the whole ratio); the same die at 300 W against 400 W would sit within "
-    "the 1.0-1.25 this asks",
+    "the 1.0-1.25 this asks (host43: GPU-bound at 8k, unchanged, 2,881.2 against 2,145.5 tokens/s)",
+}
+
+
+# Was a strict xfail [256]: SXM over PCIe 1.343x (efficiency and peak only). Now 1.000 (1,704.3 tokens/s on both)
+# because the eager PEFT host floor (lora_host.py, 1.20 s a step) is the software's, charged on every card, and both
+# cards. compute (0.59 / 0.79 s) runs under it.
+@pytest.mark.parametrize(
+    "seq",
+    [
+        pytest.param(seq, marks=pytest.mark.xfail(strict=True, reason=A100_PCIE_MISS[seq]))
+        if seq in A100_PCIE_MISS
+        else seq
+        for seq in (256, 8192)
+    ],
 )
-@pytest.mark.parametrize("seq", [256, 8192])
 @pytest.mark.django_db
 def test_a100_pcie_and_sxm_run_the_same_lora_within_25_percent(seq, bundled_catalog):
     spec = qwen_lora_spec(QWEN_7B, seq, 1)

@@ -1,0 +1,116 @@
+"""The host floor of an eager PEFT LoRA / QLoRA training step on a language model (issue 26, stop 43).
+
+Launches are asynchronous: the host queues a layer's kernels while the GPU runs earlier ones, so a step takes the
+longer of its GPU work and its host time (a max, not a sum; image_model.host_excess_seconds is the same form for
+eager image pipelines). The host time is counted, not fitted: kernels a decoder layer and micro-batch x the host
+cost of one kernel, on every card (the cost is the software's, not the GPU's).
+
+Kernels, HF transformers' eager decoder layer (models/llama/modeling_llama.py LlamaDecoderLayer; Qwen2's is the
+same layer) with a fused attention kernel (FlashAttention 2 / SDPA), frozen base, per micro-batch:
+  forward, non-GEMM: 2 LlamaRMSNorm x 8 (to fp32, pow, mean, + eps, rsqrt, mul, to 16 bits, x weight) = 16;
+    apply_rotary_pos_emb on q and k, 5 each (x cos, rotate_half's neg and cat, x sin, add) = 10; the attention
+    kernel 1; 2 residual adds; act_fn 1 and the gated MLP's multiply 1: 31 (30 without a gate);
+  forward, GEMMs: one a frozen linear (q, k, v, o, gate, up, down: 7; QLoRA one more a linear, bitsandbytes'
+    dequantize_4bit before its matmul);
+  backward, non-GEMM: 2 RMSNorm backwards x 10 (weight product, two casts, the mul's two gradients, rsqrt, mean,
+    pow and the sum of the fp32 input's two gradients) = 20; rotary 4 each = 8; attention 1; act_fn 1 and the
+    gate multiply's 2; autograd's sums where one tensor feeds several (q/k/v 2, gate/up 1, the two residual
+    forks 2) 5: 37 (35 without a gate);
+  backward, GEMMs: the input gradient of each frozen linear (no weight gradient; QLoRA dequantizes again: +1);
+  adapters (peft tuners/lora/layer.py Linear.forward, result + lora_B(lora_A(dropout(x))) * scaling, dropout an
+    Identity at PEFT's default 0): image_model.LORA_FORWARD_KERNELS (4) and LORA_BACKWARD_KERNELS (6) an adapted
+    linear, the counts the eager image LoRA step already uses;
+  full recomputation (HF gradient_checkpointing) replays the forward once more.
+Llama-shaped, all-linear: forward 38 + 28 = 66 (x 2 with recomputation), backward 44 + 42 = 86.
+
+Host cost a kernel: the forward's and the recomputed forward's kernels are issued from Python nn.Modules at
+eager_kernel_host_s (31 us, the eager diffusers calibration); the backward's are issued by autograd's C++ engine,
+no Python per op, at optimizer_op_host_s (7 us, a bare PyTorch op, pytorch/pytorch issue #41383). 66 x 2 x 31 us +
+86 x 7 us = 4.69 ms a layer and micro-batch. Checked, not fitted: QwenLM/Qwen @03cd81f5 README 'Profiling of
+Memory and Speed' LoRA rows at 256 tokens (A100-SXM4-80G, HF PEFT, FlashAttention 2): 5.2 / 4.7 / 5.0 ms a layer
+and micro-batch for Qwen-1.8B / 7B / 14B (their embedding, loss and optimizer included); at 512 / 1,024 tokens held
+out (tests/procurement/outside/test_outside_audit_stop43l.py). Left out: the embedding, final norm, output layer
+and loss (~0.5 ms a micro-batch) and the optimizer step (foreach AdamW on fp32 adapters: a few kernels a step).
+
+Scope: LoRA / QLoRA on a dense language model with `lora.implementation` peft_eager (the default, unstated
+stack), on plans without tensor or pipeline parallelism: the engine's TP and PP are Megatron-Core's (its all-reduces
+a layer, its schedules), a stack whose adapters are fused (NeMo), and HF PEFT runs data-parallel (DDP, ZeRO, FSDP).
+fused (NeMo / Megatron's adapters, unsloth's Triton kernels) and compiled (torch.compile with CUDA graphs) stacks
+do not pay it; MoE layers (per-expert kernels not counted) and image models (image_model counts their own)
+are left out.
+"""
+
+from __future__ import annotations
+
+from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS, OPTIMIZER_OP_HOST_SECONDS
+from procurement.sizing.image_model import LORA_BACKWARD_KERNELS, LORA_FORWARD_KERNELS
+from procurement.sizing.params import linear_shapes
+
+FORWARD_NON_GEMM_KERNELS = 30.0  # + 1 for a gated MLP's multiply
+BACKWARD_NON_GEMM_KERNELS = 35.0  # + 2 for a gated MLP's multiply
+QLORA_DEQUANT_KERNELS = 1.0  # a frozen linear's dequantize_4bit, forward and backward
+
+
+def applies(spec) -> bool:
+    """Eager PEFT adapters on a dense language model."""
+    return (
+        spec.uses_adapters
+        and spec.lora is not None
+        and spec.lora.implementation == "peft_eager"
+        and not spec.model.is_image
+        and not spec.model.is_moe
+    )
+
+
+def _per_layer(spec, target) -> float:
+    rows = linear_shapes(spec.model)[target][2]
+    return rows / spec.model.num_layers
+
+
+def kernels_per_layer(spec) -> tuple[float, float]:
+    """(forward kernels, backward kernels) of one decoder layer and micro-batch, the adapters' included; the
+    forward is counted once (full recomputation replays it: host_seconds_per_layer)."""
+    model = spec.model
+    fused_qkv = "qkv_fused" in spec.lora.targets
+    attention = 2.0 if fused_qkv else 4.0
+    frozen = attention + (3.0 if model.gated_mlp else 2.0)
+    gate = 1.0 if model.gated_mlp else 0.0
+    dequant = QLORA_DEQUANT_KERNELS if spec.task == "qlora" else 0.0
+    adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
+    forward = FORWARD_NON_GEMM_KERNELS + gate + frozen * (1.0 + dequant) + adapted * LORA_FORWARD_KERNELS
+    backward = (
+        BACKWARD_NON_GEMM_KERNELS + 2.0 * gate + frozen * (1.0 + dequant) + adapted * LORA_BACKWARD_KERNELS
+    )
+    return forward, backward
+
+
+def host_seconds_per_layer(spec) -> float:
+    """Host time of one decoder layer and micro-batch of an eager PEFT step; 0 where it does not apply."""
+    if not applies(spec):
+        return 0.0
+    forward, backward = kernels_per_layer(spec)
+    passes = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    return forward * passes * EAGER_KERNEL_HOST_SECONDS.value + backward * OPTIMIZER_OP_HOST_SECONDS.value
+
+
+def host_seconds_per_step(spec) -> float:
+    """A rank's host time a step: layers x micro-batches x host_seconds_per_layer (throughput applies it to rows
+    without tensor or pipeline parallelism only)."""
+    return host_seconds_per_layer(spec) * spec.model.num_layers * float(spec.gradient_accumulation_steps)
+
+
+def text(spec) -> str:
+    """The answer's clause for the floor, the same on every card; "" where it does not apply."""
+    if not applies(spec):
+        return ""
+    forward, backward = kernels_per_layer(spec)
+    passes = 2 if spec.gradient_checkpointing == "full" else 1
+    per_layer = host_seconds_per_layer(spec)
+    recompute = " (twice: full recomputation)" if passes == 2 else ""
+    return (
+        f"eager PEFT adapters (lora.implementation peft_eager, the default): {forward:.0f} forward kernels a layer"
+        f"{recompute} at {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us and {backward:.0f} backward at "
+        f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us of host time = {per_layer * 1e3:.2f} ms a layer and "
+        f"micro-batch, on every card (plans without tensor or pipeline parallelism); the step takes the longer of that and the GPU's work (launches are "
+        f"asynchronous); fused or compiled adapters do not pay it"
+    )

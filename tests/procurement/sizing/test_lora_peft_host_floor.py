@@ -1,0 +1,91 @@
+"""host43: the eager PEFT LoRA / QLoRA host floor of a language model's training step (lora_host.py).
+
+By hand, a Llama-shaped layer, adapters on all seven linears (HF transformers LlamaDecoderLayer with a fused
+attention kernel; peft tuners/lora/layer.py Linear.forward, dropout an Identity): forward 30 non-GEMM kernels + the
+gate's multiply 1 + 7 frozen GEMMs + 7 x 4 adapter kernels = 66; backward 35 + 2 + 7 input gradients + 7 x 6 = 86.
+Full recomputation: 66 x 2 x 31 us + 86 x 7 us = 4.694 ms a layer and micro-batch. QLoRA: one dequantization a
+frozen linear each way, 73 and 93: 73 x 2 x 31 + 93 x 7 = 5.177 ms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from procurement.sizing import WorkloadSpecError, lora_host, parse_workload_spec
+from procurement.sizing.documents import spec_from_knobs
+from procurement.sizing.throughput import training_throughput
+
+
+def _spec(task="lora", implementation=None, **fields):
+    lora = {"rank": 64, "targets": "all-linear"}
+    if implementation:
+        lora["implementation"] = implementation
+    spec = {
+        "task": task,
+        "model": {"preset": "llama-2-7b"},
+        "precision": "bf16",
+        "seq_len": 256,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "gradient_accumulation_steps": 8,
+        "lora": lora,
+        "training_tokens": 1e7,
+    }
+    return parse_workload_spec(spec | fields)
+
+
+def test_kernels_a_layer_are_counted_from_the_hf_layer_and_peft():
+    assert lora_host.kernels_per_layer(_spec()) == (66.0, 86.0)
+    assert lora_host.host_seconds_per_layer(_spec()) == pytest.approx(66 * 2 * 31e-6 + 86 * 7e-6)
+    assert lora_host.host_seconds_per_layer(_spec()) == pytest.approx(4.694e-3, abs=1e-6)
+    assert lora_host.kernels_per_layer(_spec("qlora")) == (73.0, 93.0)
+    assert lora_host.host_seconds_per_layer(_spec("qlora")) == pytest.approx(5.177e-3, abs=1e-6)
+    # selective checkpointing: the forward once
+    assert lora_host.host_seconds_per_layer(_spec(gradient_checkpointing="selective")) == pytest.approx(
+        66 * 31e-6 + 86 * 7e-6
+    )
+
+
+def test_fused_and_compiled_adapters_pay_no_floor():
+    for implementation in ("fused", "compiled"):
+        assert lora_host.host_seconds_per_layer(_spec(implementation=implementation)) == 0.0
+        assert lora_host.text(_spec(implementation=implementation)) == ""
+    assert "4.69 ms a layer" in lora_host.text(_spec())
+
+
+def test_an_unknown_implementation_is_refused_by_path():
+    with pytest.raises(WorkloadSpecError, match="lora.implementation"):
+        _spec(implementation="triton")
+
+
+def _rows(spec, **rows):
+    defaults = {"peak_tflops": 312.0, "gpu_counts": 1, "interconnect_gbps": 300.0, "mfu": 0.47}
+    return training_throughput(spec, **(defaults | rows))
+
+
+def test_the_step_is_the_larger_of_the_gpu_and_the_host_not_their_sum():
+    floor = 32 * 8 * lora_host.host_seconds_per_layer(_spec())  # 1.2017 s a step
+    short = _rows(_spec())
+    assert float(np.asarray(short["step_seconds"])) == pytest.approx(floor)
+    fused = _rows(_spec(implementation="fused"))
+    assert float(np.asarray(fused["step_seconds"])) < 0.7 * floor  # its compute alone, ~0.59 s
+    long = _rows(_spec(seq_len=4096))
+    long_fused = _rows(_spec(seq_len=4096, implementation="fused"))
+    assert float(np.asarray(long["step_seconds"])) == float(np.asarray(long_fused["step_seconds"]))
+
+
+def test_the_floor_is_the_same_on_every_card_and_skips_megatron_tp_rows():
+    rows = _rows(_spec(), peak_tflops=np.array([312.0, 989.0, 362.0]), mfu=np.array([0.47, 0.40, 0.40]))
+    assert np.allclose(np.asarray(rows["step_seconds"]), 32 * 8 * lora_host.host_seconds_per_layer(_spec()))
+    tp = _rows(_spec(), gpu_counts=2, tensor_parallel=np.array([1.0, 2.0]))
+    assert np.asarray(tp["host_floor_seconds"]).tolist()[1] == 0.0
+
+
+def test_the_form_states_a_non_default_implementation_only():
+    form = {"task": "lora", "preset": "llama-3.1-8b", "lora_rank": "16", "lora_implementation": "peft_eager"}
+    assert spec_from_knobs(form)["lora"] == {"rank": 16}
+    assert spec_from_knobs(form | {"lora_implementation": "fused"})["lora"] == {
+        "rank": 16,
+        "implementation": "fused",
+    }
+    assert "implementation" not in spec_from_knobs(form | {"task": "full_finetune"}).get("lora", {})
