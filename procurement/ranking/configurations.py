@@ -41,6 +41,10 @@ class Configurations:
     # spot on several instances at once: their simultaneous capacity is not modelled (a job needs all N
     # granted together), so like a tight fit it ranks after the rows whose capacity is not in doubt
     multi_instance_spot: np.ndarray
+    # the plan's GPUs talk to each other (tensor, pipeline or expert parallel, or training on several GPUs)
+    # over an intra-node link the catalog does not state (PCIe assumed): costed on an assumption nobody
+    # sourced, so like a tight fit it ranks below the first row whose link is documented (issue 26, item 4)
+    unstated_link: np.ndarray
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -183,7 +187,27 @@ def configure(
         shapes.tight[shape] & fits,
         instances,
         columns["is_spot"][offer] & (instances > 1),
+        unstated_link_talks(spec, shapes, shape, columns["gpu_per_instance"][offer]),
     )
+
+
+def gpus_talk(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray) -> np.ndarray:
+    """Per configuration: its GPUs exchange data while they run (a tensor-parallel group, a pipeline or
+    expert split, or a training step's gradient or ZeRO collectives over several GPUs). Serving replicas
+    of one GPU each never talk."""
+    par = spec.parallelism
+    split = par.pipeline_parallel > 1 or par.expert_parallel > 1
+    multi = shapes.total_gpus[shape] > 1
+    return multi & (spec.is_training | split | (shapes.tensor_parallel[shape] > 1))
+
+
+def unstated_link_talks(
+    spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray, gpus_per_instance: np.ndarray
+) -> np.ndarray:
+    """Per configuration: GPUs that talk (``gpus_talk``) within an instance whose link the catalog does
+    not state (interconnects.Interconnect.stated False: PCIe assumed by a rule or the default)."""
+    stated = np.array([link.stated for link in shapes.links], dtype=bool)[shapes.link[shape]]
+    return ~stated & (gpus_per_instance > 1) & gpus_talk(spec, shapes, shape)
 
 
 def _priced_cells(prepared: PreparedOffers, shapes: Shapes, options: RankingOptions, refused_shape) -> tuple:
@@ -264,8 +288,9 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 
 
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
-    """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom before the
-    tight ones (peak fits, headroom does not), and the spot rows on several instances last (a job needs all N
+    """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom on a
+    documented link before the doubtful ones (tight: peak fits, headroom does not; or GPUs that talk over a
+    link the catalog does not state), and the spot rows on several instances last (a job needs all N
     granted at once, a capacity nothing here models: priced and shown with their reclaim exposure, never the
     answer ahead of a row whose capacity is not in doubt); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
@@ -275,8 +300,9 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     multi_spot = candidates[doubtful & configs.fits[candidates]]
     candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
-    tight = configs.tight[candidates]
-    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom: first
+    # one rule for both doubts (a tight fit, an assumed link): shown below the first row without them
+    tight = configs.tight[candidates] | configs.unstated_link[candidates]
+    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom, link stated: first
     tight_rows = candidates[fits & tight]
     cheap_tight = np.zeros(0, dtype=np.int64)
     if roomy.size and tight_rows.size:

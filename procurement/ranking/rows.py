@@ -381,6 +381,12 @@ def _calibration_text(slug: str, spec, options, *, measured: bool = False) -> st
     return "; ".join(parts)
 
 
+# configurations.ranked_order: GPUs that talk over an assumed link are ordered like a tight fit (issue 26)
+UNSTATED_LINK_ORDER_REASON = (
+    "this plan's GPUs talk over that assumed link: ranked below the first row on a documented link"
+)
+
+
 def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age, host=None) -> list[str]:
     shape = int(configs.shape[index])
     reasons = [_memory_reason(shapes, shape, spec)]
@@ -408,6 +414,8 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
         reasons.append(
             f"GPU link within {offer['instance_type']} not stated by the catalog: {link.node_name} assumed"
         )
+        if configs.unstated_link[index]:
+            reasons.append(UNSTATED_LINK_ORDER_REASON)
     if offer["price_quality"] == SNAPSHOT:  # its timestamp is the bundling day, not the data date
         reasons.append(_dated_quality_text(SNAPSHOT, offer["observed_at"]))
     else:

@@ -215,6 +215,24 @@ def trained_linears(spec: WorkloadSpec) -> frozenset[str] | None:
     return frozenset(spec.lora.targets) if spec.lora is not None else frozenset()
 
 
+def sliding_window_notes(spec: WorkloadSpec) -> list[str]:
+    """Where a model's sliding window decides the answer (a context longer than the window), that it is taken
+    from the model's config and that the stack must honour it: Hugging Face transformers' flash-attention 2
+    path does, torchtune's mistral_7b builder does not (full causal attention, more FLOPs and K/V)."""
+    model = spec.model
+    if not model.sliding_window or not model.sliding_window_layers:
+        return []
+    context = spec.seq_len if spec.is_training else spec.inference.context_len
+    if context <= model.sliding_window:
+        return []
+    return [
+        f"attention windowed to the last {model.sliding_window:,} tokens on {model.sliding_window_layers} of "
+        f"{model.num_layers} layers (the model's config: sliding_window), assumed honoured by the stack "
+        "(Hugging Face flash-attention 2 does; torchtune's builder does not: state model.sliding_window 0 for "
+        "full causal attention)"
+    ]
+
+
 def memory_assumptions(spec: WorkloadSpec) -> list[str]:
     """The weight-storage and saved-activation choices behind a language model's breakdown, in words."""
     if spec.model.image_arch is not None or spec.model.is_image_tier or not spec.is_training:

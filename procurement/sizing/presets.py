@@ -64,6 +64,8 @@ def _model_fields(entry: dict) -> dict:
         "gated_mlp": True,  # every bundled LLM uses a SwiGLU MLP
     }
     fields.update(_moe_fields(entry.get("moe")))
+    if entry.get("sliding_window"):  # every layer (spec default), as Mistral 7B v0.1's config windows them
+        fields["sliding_window"] = int(entry["sliding_window"])
     if entry.get("num_nextn_predict_layers"):
         fields["mtp_layers"] = int(entry["num_nextn_predict_layers"])
     if entry.get(

@@ -15,7 +15,7 @@ import numpy as np
 from procurement.sizing import image, image_model
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
-from procurement.sizing.bytes_model import memory_assumptions, state_bytes
+from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes, state_bytes
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
@@ -500,7 +500,9 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
         "training_stack": spec.training_stack,
-        "memory_assumptions": memory_assumptions(spec) + image_model.memory_notes(spec),
+        "memory_assumptions": (
+            memory_assumptions(spec) + image_model.memory_notes(spec) + sliding_window_notes(spec)
+        ),
         "parallelism": {
             "gpus": spec.parallelism.gpus,
             "zero_stage": spec.parallelism.zero_stage,

@@ -272,15 +272,17 @@ NEW_CLOUD_SERVING_RANK_1 = {
         "price": "2.950000",
         "total": "2153.50",
     },
-    # hyperstack/vms.csv line 24: n3-RTX-A6000x2,RTX-A6000,2,60,116.0,...,1.0,CANADA-1: two 48 GB RTX A6000
-    # (0.50 per GPU-hour) with tensor parallelism 2 over PCIe (serving runs it there, costed);
-    # 730 x 1.00 = 730.00, below one A100 80 GB at 1.35 $/h (line 2: 985.50).
+    # hyperstack/vms.csv line 2: n3-A100x1,A100-80G-PCIe,1,...,1.35,CANADA-1: one A100 80 GB at 1.35 $/h;
+    # 730 x 1.35 = 985.50. Was n3-RTX-A6000x2 (line 24: two 48 GB RTX A6000 at 1.00 $/h, 730.00, TP 2), whose
+    # GPU link Hyperstack does not state (PCIe assumed; an A6000 pair may or may not carry an NVLink bridge):
+    # since fix43r a plan whose GPUs talk over an assumed link ranks below the first row on a documented one
+    # (issue 26, "Links as they are"), so the pair is second, with its reason (checked below).
     "hyperstack": {
-        "instance_type": "n3-RTX-A6000x2",
+        "instance_type": "n3-A100x1",
         "regions": {"CANADA-1"},
-        "gpus": 2,
-        "price": "1.000000",
-        "total": "730.00",
+        "gpus": 1,
+        "price": "1.350000",
+        "total": "985.50",
     },
     # verda/vms.csv line 14: 1A100.22V,...,A100-80GB,1.0,...,FIN-01,1.29,0.4515: one A100 80 GB at 1.29 $/h;
     # 730 x 1.29 = 941.70. Line 15 prices it the same in FIN-03: the two tie, and which one the database
@@ -311,3 +313,15 @@ def test_serving_rank_1_on_each_new_cloud_is_730_hours_of_its_catalog_price(cont
     by_hand = 730 * float(want["price"])
     assert first["serving"]["cost_per_month"] == first["total_cost"] == want["total"] == f"{by_hand:.2f}"
     assert first["cost_breakdown"]["reruns"] == first["cost_breakdown"]["setup"] == "0.00"
+
+
+@pytest.mark.django_db
+def test_it_lists_the_cheaper_pair_on_an_assumed_link_right_below_the_first_row(context):
+    # hyperstack: the two RTX A6000 (730.00 a month, TP 2 over a link the catalog does not state) are cheaper
+    # than the one A100 (985.50) yet second, with why (issue 26: an assumed link never heads a TP ranking)
+    rows = _rank(context, "serve_8b_32x8k", providers=("hyperstack",))
+    assert rows[0]["instance_type"] == "n3-A100x1"
+    second = rows[1]
+    assert second["instance_type"] == "n3-RTX-A6000x2" and second["total_cost"] == "730.00"
+    assert not second["interconnect"]["stated"]
+    assert any("ranked below the first row on a documented link" in reason for reason in second["reasons"])

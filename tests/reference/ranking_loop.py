@@ -256,6 +256,13 @@ def rank_workload_loop(
                 if options.budget_usd is not None and total > options.budget_usd:
                     continue
                 multi_spot = offer.pricing_model == "spot" and paid_instances > 1
+                # GPUs that talk over a link the catalog does not state: ordered like a tight fit (fix43r)
+                par = spec.parallelism
+                talks = total_gpus > 1 and (
+                    spec.is_training or tp > 1 or par.pipeline_parallel > 1 or par.expert_parallel > 1
+                )
+                if talks and per_instance > 1 and not offer.interconnect.stated:
+                    tight = True
                 rows.append((total, hours, position, paid_instances, plan, tight, multi_spot))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
     last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row
