@@ -1,0 +1,162 @@
+"""Issue 26, outside audit at stop 43 (aud43h): host43's eager-PEFT host floor (procurement/sizing/lora_host.py).
+
+Cases of my own choosing that no test of the project had, sized the way `manage.py size` sizes them
+(`size_spec_document`, calibration off). Tolerance: the issue's 15% on speed. Misses are strict xfails with the
+published figure, ours, and the diagnosis.
+
+Source:
+  [SWIFT] modelscope/ms-swift @6cfbc2ec39bd98eb920f9ef1b4041e16a298d6bc docs/source_en/LLM/Benchmark.md, "Model Type &
+          Max Length", LoRA: A100 (80 GB: the 72B rows use 78.76 GiB; SXM or PCIe not stated, sized here as the SXM),
+          torch 2.1.1, flash_attn 2.3.4, batch 1, gradient accumulation 16, gradient checkpointing on, FlashAttention
+          on, LoRA rank 8 on the DEFAULT target (Qwen-1's fused c_attn only). Training speed at max_length 512:
+          qwen-1_8b-chat 9.88, qwen-7b-chat 7.43, qwen-14b-chat 5.63 samples/s. The dataset (cls-fudan-news-zh) has
+          3,234 +- 2,548 tokens a sample, min 91: at 512 nearly every sample is truncated to 512, so tokens/s =
+          samples/s x 512 (an upper bound; a few shorter samples would lower it by a few percent).
+          Per micro-batch and layer: 1.8B 1/9.88 s / 24 = 4.22 ms, 7B 1/7.43 / 32 = 4.21 ms, 14B 1/5.63 / 40 =
+          4.44 ms, embedding, loss and optimizer included: a ~4.2 ms floor a layer with ONE adapted linear a layer,
+          where lora_host counts 2.82 ms for one adapter (40 forward x 2 x 31 us + 48 backward x 7 us) and 4.69 ms
+          for seven.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.sizing import lora_host
+from procurement.sizing.spec import parse_workload_spec
+from tests.procurement.outside.test_outside_audit_stop43l import MODELS, QWEN_1_8B, QWEN_7B, tokens_per_second
+from tests.procurement.outside.test_outside_recommendations import candidate, qwen_lora_spec
+
+SWIFT_MODELS = {"1.8b": QWEN_1_8B, "7b": QWEN_7B, "14b": MODELS["14b"]}
+SWIFT_SAMPLES_PER_SECOND_AT_512 = {"1.8b": 9.88, "7b": 7.43, "14b": 5.63}
+
+
+def swift_lora_spec(model: dict, seq: int) -> dict:
+    """ms-swift's benchmark run: bf16, batch 1, 16 accumulation steps, rank 8 on c_attn, full checkpointing."""
+    return {
+        "task": "lora",
+        "model": model,
+        "precision": "bf16",
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 8, "targets": ["c_attn"]},
+        "parallelism": {"gpus": 1, "zero_stage": 0},
+        "gradient_accumulation_steps": 16,
+        "training_tokens": 1e7,
+    }
+
+
+SWIFT_MISSES = {
+    "1.8b": (
+        "ours 7,575.8 tokens/s against 5,058.6 (+49.8%; 67.6 ms a micro-batch against 101.2): the floor binds "
+        "(fused: 16,775) but lora_host counts 40 forward + 48 backward kernels a layer for one adapted linear = "
+        "2.82 ms, where the run shows 4.22 ms a layer, the same as ms-swift's 7B (4.21) and 14B (4.44) and as the "
+        "Qwen README's all-linear rank-64 rows (4.7-5.2): the measured floor does not scale with the adapter count "
+        "the way the count says (1 adapter 2.82 ms, 7 adapters 4.69 ms). Checked: Qwen-1's QWenBlock (modeling_qwen.py) "
+        "is not a Llama layer: c_attn is one fused qkv linear with a bias, 5 linears a layer not 7, RMSNorm and "
+        "rotary fall back to eager ops (8 and ~9 each) only when flash-attn's csrc layer_norm / rotary kernels are "
+        "absent, and ms-swift's run adds its own tuner wrapper; none of these is sized, so UNEXPLAINED"
+    ),
+    "14b": (
+        "ours 1,841.1 tokens/s against 2,882.6 (-36.1%; 0.278 s a micro-batch against 0.178): GPU-bound in the engine "
+        "(the floor 40 x 2.82 ms = 0.113 s is under the compute), so the floor is not the cause; the engine prices "
+        "c_attn-only rank 8 the same as all-linear rank 64 (1,837.7 tokens/s: the adapters' GPU work is not sized "
+        "by target count) and the A100 LoRA row's efficiency was set on the Qwen README's all-linear rank-64 runs "
+        "(its 14B at 512: 0.30 s a micro-batch, 1.7x ms-swift's): UNEXPLAINED as a sized term"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        pytest.param(size, marks=pytest.mark.xfail(strict=True, reason=SWIFT_MISSES[size]))
+        if size in SWIFT_MISSES
+        else size
+        for size in SWIFT_SAMPLES_PER_SECOND_AT_512
+    ],
+)
+@pytest.mark.django_db
+def test_ms_swift_qwen_lora_at_512_tokens_on_one_a100(size, bundled_catalog):
+    # [SWIFT]. Passing: 7B ours 3,499.0 against 3,804.2 (-8.0%; GPU-bound, the floor 32 x 2.82 ms = 90 ms under it).
+    published = SWIFT_SAMPLES_PER_SECOND_AT_512[size] * 512
+    assert tokens_per_second(swift_lora_spec(SWIFT_MODELS[size], 512)) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_the_floor_counts_one_fused_qkv_adapter_as_the_claimed_layer_minus_six_adapters(bundled_catalog):
+    # By hand from lora_host's constants: all-linear 30 + 1 gate + 7 frozen + 7 x 4 = 66 forward, 35 + 2 + 7 + 7 x 6
+    # = 86 backward: 66 x 2 x 31 us + 86 x 7 us = 4.694 ms (the claim's 4.69). c_attn only (qkv_fused): frozen
+    # 2 + 3 = 5, one adapter: 30 + 1 + 5 + 4 = 40 and 35 + 2 + 5 + 6 = 48: 40 x 2 x 31 + 48 x 7 = 2.816 ms.
+    every = parse_workload_spec(
+        swift_lora_spec(QWEN_7B, 512) | {"lora": {"rank": 8, "targets": "all-linear"}}
+    )
+    fused_qkv = parse_workload_spec(swift_lora_spec(QWEN_7B, 512))
+    assert lora_host.kernels_per_layer(every) == (66.0, 86.0)
+    assert lora_host.host_seconds_per_layer(every) == pytest.approx(4.694e-3, rel=1e-3)
+    assert lora_host.kernels_per_layer(fused_qkv) == (40.0, 48.0)
+    assert lora_host.host_seconds_per_layer(fused_qkv) == pytest.approx(2.816e-3, rel=1e-3)
+
+
+def _qlora_8b_512_on_a_4090(implementation: str) -> float:
+    spec = {
+        "task": "qlora",
+        "model": {"preset": "llama-3-8b"},
+        "precision": "bf16",
+        "seq_len": 512,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "full",
+        "lora": {"rank": 16, "targets": "all-linear", "implementation": implementation},
+        "parallelism": {"gpus": 1, "zero_stage": 0},
+        "gradient_accumulation_steps": 1,
+        "training_tokens": 1e7,
+    }
+    report = size_spec_document(spec, ["rtx-4090"], calibrate=False)
+    return candidate(report, "rtx-4090", 1)["throughput"]["training_tokens_per_second"]
+
+
+@pytest.mark.django_db
+def test_the_default_does_not_move_an_8b_qlora_at_512_tokens_on_a_4090(bundled_catalog):
+    # Claim (4), an unsloth / axolotl-shaped run (Llama-3-8B QLoRA, all-linear rank 16, 512 tokens, micro-batch 1,
+    # one RTX 4090): peft_eager (the default) and fused both 993.5 tokens/s: GPU-bound (the floor 32 x ~4.9 ms =
+    # 0.16 s a micro-batch against 0.52 s of compute). Not a published figure: a check that the default leaves a
+    # fused-stack user's 8B answer alone (it does move narrow models: Qwen-1.8B c_attn at 512 on an A100, 7,576
+    # eager against 16,775 fused).
+    assert _qlora_8b_512_on_a_4090("peft_eager") == pytest.approx(_qlora_8b_512_on_a_4090("fused"), rel=1e-6)
+
+
+# --- Defect pinned (a count from source, not a published case) --------------------------------------------------
+# host43 checks its Llama-layer count against the Qwen README's rows, which ran Qwen-1 (QWenBlock, its own
+# modeling_qwen.py; read at alibaba/MNN @7cad2ee8 transformers/llm/export/llm_models/Qwen-1_8B/modeling_qwen.py, the
+# HF Qwen/Qwen-1_8B file) with QwenLM/Qwen finetune.py's LoraArguments (targets c_attn, c_proj, w1, w2; c_proj
+# matches attn.c_proj and mlp.c_proj: 5 adapted linears; lora_dropout 0.05) and FlashAttention 2. Counted per layer:
+#   forward: RMSNorm 2 x 8 = 16 (eager unless flash-attn's csrc/layer_norm is built: then 2 x 1); rotary through
+#     flash_attn.layers.rotary.apply_rotary_emb_func (imported from any flash-attn 2.x): float cast, the Triton
+#     kernel, type_as = 3 each, 6 (Llama's 10); flash_attn_func at batch 1: 1; residual adds 2; silu 1 and the
+#     gate multiply 1: 27 (13). Frozen linears 5 (c_attn with its bias, attn.c_proj, w1, w2, mlp.c_proj; Llama's 7).
+#     Adapters 5 x 5 (PEFT Linear.forward: dropout, lora_A, lora_B, x scaling, +=; dropout is a kernel at 0.05):
+#     25. Total 57 (43).
+#   backward: RMSNorm 20 (2); rotary 6; attention 1; silu and multiply 3; the split's cat 1, the w1/w2 fork 1, the
+#     residual forks 2; frozen input gradients 5; adapters 5 x (6 + the dropout's 1) = 35. Total 74 (56).
+#   host at host43's own rates: 57 x 2 x 31 us + 74 x 7 us = 4.05 ms (fused RMSNorm: 43 x 2 x 31 + 56 x 7 = 3.06 ms)
+#   against the Llama count's 4.69 ms the engine charges this spec, and the README's 4.7-5.2 ms: the count that lands
+#   the rows is not the model that ran them.
+QWEN1_README_LAYER_HOST_S = 57 * 2 * 31e-6 + 74 * 7e-6  # 4.052 ms
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "ours 4.694 ms a layer and micro-batch (the Llama count, 66 x 2 forward + 86 backward) against 4.052 ms "
+        "counted for the Qwen-1 layer the README ran (57 x 2 + 74; 3.06 ms if flash-attn's fused RMSNorm was "
+        "built): +15.8% (+53%); the spec cannot state Qwen-1's targets (c_proj is refused; c_attn, w1, w2 map to "
+        "qkv_fused, gate_proj, down_proj: 3.40 ms), the count has no fused-rotary or fused-norm case and ignores lora.dropout (+1 kernel forward "
+        "and backward an adapter); the rows check the sum, not the count"
+    ),
+)
+@pytest.mark.django_db
+def test_the_floor_for_the_readmes_qwen1_run_matches_a_qwen1_layers_count(bundled_catalog):
+    spec = parse_workload_spec(qwen_lora_spec(QWEN_7B, 256, 1))
+    assert lora_host.host_seconds_per_layer(spec) == pytest.approx(QWEN1_README_LAYER_HOST_S, rel=0.15)
