@@ -112,5 +112,6 @@ def text(spec) -> str:
         f"{recompute} at {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us and {backward:.0f} backward at "
         f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us of host time = {per_layer * 1e3:.2f} ms a layer and "
         f"micro-batch, on every card (plans without tensor or pipeline parallelism); the step takes the longer of that and the GPU's work (launches are "
-        f"asynchronous); fused or compiled adapters do not pay it"
+        f"asynchronous); fused or compiled adapters do not pay it. The two per-kernel costs are not measured"
+        f" apart: their sum matches A100 hosts' 4.7-5.2 ms a layer on short Qwen LoRA steps"
     )
