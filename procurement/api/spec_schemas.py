@@ -43,6 +43,7 @@ from procurement.sizing.spec import (
     PRECISIONS,
     QUANTIZATIONS,
     RECOMPUTE_MODULES,
+    SERVING_ENGINES,
     SPLIT_LIMITS,
     TASKS,
     TP_IMPLEMENTATIONS,
@@ -273,6 +274,12 @@ class WorkloadInferenceSerializer(serializers.Serializer):
     context_len = _count("Context length per stream, tokens")
     output_tokens = _count("Output tokens per request", minimum=0)
     kv_cache_dtype = _choice(KV_DTYPES, "KV-cache element type")
+    engine = _choice(
+        SERVING_ENGINES,
+        "The serving stack's decode loop: compiled (default: vLLM, TensorRT-LLM, SGLang with CUDA graphs; a step "
+        "is its GPU work) or hf_eager (transformers generate in eager PyTorch, AutoGPTQ / AWQ kernels: a step "
+        "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s)",
+    )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(
         "Demand: output tokens per second", maximum=DEMAND_LIMITS["tokens_per_second"]

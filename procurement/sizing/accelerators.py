@@ -139,9 +139,9 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
 
 def _with_host_floor(spec, why: str) -> str:
     """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike."""
-    from procurement.sizing import lora_host
+    from procurement.sizing import lora_host, serving_host
 
-    return "; ".join(text for text in (why, lora_host.text(spec)) if text)
+    return "; ".join(text for text in (why, lora_host.text(spec), serving_host.text(spec)) if text)
 
 
 def _datasheet_why(spec, gpu) -> str:

@@ -61,6 +61,7 @@ KNOB_PATHS = {
     "expert_parallel": "parallelism.expert_parallel",
     "concurrency": "inference.concurrency",
     "context_len": "inference.context_len",
+    "serving_engine": "inference.engine",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
     "train_steps": "image.train_steps",
@@ -79,7 +80,7 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
-_INFERENCE_ONLY = {"concurrency", "context_len"}
+_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
@@ -99,9 +100,14 @@ _TEXT_KNOBS = {
     "gradient_checkpointing",
     "runtime",
     "lora_implementation",
+    "serving_engine",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
-_UNSTATED_DEFAULTS = {"runtime": "optimized", "lora_implementation": "peft_eager"}
+_UNSTATED_DEFAULTS = {
+    "runtime": "optimized",
+    "lora_implementation": "peft_eager",
+    "serving_engine": "compiled",
+}
 
 
 def _knob_value(text: str):

@@ -74,6 +74,8 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # Who runs fp8 training's linears: NVIDIA Transformer Engine (NeMo, Megatron; the fits of the 8-bit
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
 FP8_RECIPES = ("transformer_engine", "torchao")
+# inference.engine: the serving stack's decode loop (serving_host.py)
+SERVING_ENGINES = ("compiled", "hf_eager")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -202,6 +204,9 @@ class InferenceSpec:
     context_len: int = 4096
     output_tokens: int = 256
     kv_cache_dtype: str = "bf16"
+    # The serving stack's decode loop (serving_host.ENGINES): "compiled" (vLLM, TensorRT-LLM, SGLang: CUDA graphs;
+    # a step is its GPU work) or "hf_eager" (transformers generate in eager PyTorch: a host floor a token).
+    engine: str = "compiled"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -919,7 +924,7 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
     if strict:
         reader.unknown_keys(
             data,
-            {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *DEMAND_LIMITS},
+            {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", "engine", *DEMAND_LIMITS},
             "inference.",
         )
     demand = {
@@ -933,6 +938,7 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         context_len=reader.integer(data, "context_len", "inference.context_len", 4096),
         output_tokens=reader.integer(data, "output_tokens", "inference.output_tokens", 256, minimum=0),
         kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
+        engine=reader.choice(data, "engine", "inference.engine", "compiled", SERVING_ENGINES),
         **demand,
     )
 

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host
+from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host, serving_host
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
@@ -1012,6 +1012,9 @@ def inference_throughput(
         spec, tp, concurrency, link, generation=generation, nvlink=tensor_parallel_nvlink
     )
     step_s = gemm_s + attention_s + decode_comm_s
+    # an eager transformers loop (inference.engine hf_eager) issues every kernel from the host every token: the
+    # step takes the longer of its GPU work and that host time (serving_host.py); 0 for compiled engines
+    step_s = np.maximum(step_s, serving_host.host_seconds_per_token(spec))
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate

@@ -18,7 +18,7 @@ from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
-from procurement.sizing.spec import CHECKPOINTING, LORA_IMPLEMENTATIONS, PRECISIONS, TASKS
+from procurement.sizing.spec import CHECKPOINTING, LORA_IMPLEMENTATIONS, PRECISIONS, SERVING_ENGINES, TASKS
 from procurement.views.sizing_display import sizing_display
 from procurement.views.sizing_image_fields import image_section_context
 
@@ -54,6 +54,7 @@ KNOB_DEFAULTS = {
     "expert_parallel": "",
     "concurrency": "8",
     "context_len": "4096",
+    "serving_engine": "compiled",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -108,6 +109,10 @@ KNOB_LABELS = {
     "expert_parallel": ("Expert parallel", "training, MoE: GPUs sharing the experts; blank: 1"),
     "concurrency": ("Concurrent requests", "inference"),
     "context_len": ("Context length (tokens)", "inference"),
+    "serving_engine": (
+        "Serving stack",
+        "inference: compiled (vLLM, TensorRT-LLM, SGLang) / hf_eager (transformers generate: a host floor a token)",
+    ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
@@ -129,6 +134,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,
+        "serving_engine": SERVING_ENGINES,
     }
     return [
         {
@@ -137,7 +143,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
             "hint": hint,
             "value": knobs.get(knob, ""),
             "choices": choices.get(knob),
-            "numeric": knob not in ("name", "runtime", "lora_implementation"),
+            "numeric": knob not in ("name", "runtime", "lora_implementation", "serving_engine"),
             "error": errors.get(knob, ""),
         }
         for knob, (label, hint) in KNOB_LABELS.items()

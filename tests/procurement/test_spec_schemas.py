@@ -16,7 +16,7 @@ CASES = [
     (docs.WorkloadParallelismSerializer, spec.PARALLELISM_KEYS),
     (
         docs.WorkloadInferenceSerializer,
-        {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", *spec.DEMAND_LIMITS},
+        {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", "engine", *spec.DEMAND_LIMITS},
     ),
     (docs.WorkloadHostSerializer, spec._HOST_KEYS),
     (docs.WorkloadImageSerializer, spec._IMAGE_KEYS),

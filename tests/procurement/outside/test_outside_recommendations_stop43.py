@@ -438,15 +438,15 @@ QWEN_MODELS = {
         "vocab_size": 152064,
     },
 }
-# (model, weight_quantization): (published tokens/s, published GB, ours tokens/s at this commit)
+# (model, weight_quantization): (published tokens/s, published GB, ours tokens/s at this commit, engine hf_eager)
 QWEN_TABLE = {
-    ("7b", "none"): (40.93, 16.99, 96.87),
-    ("7b", "int8"): (37.47, 11.20, 134.27),
-    ("7b", "int4"): (50.09, 8.21, 175.53),
-    ("14b", "none"): (32.22, 30.15, 51.68),
-    ("14b", "int8"): (29.28, 18.81, 73.73),
-    ("14b", "int4"): (38.72, 13.01, 100.36),
-    ("72b", "int4"): (11.32, 48.86, 21.36),
+    ("7b", "none"): (40.93, 16.99, 42.11),
+    ("7b", "int8"): (37.47, 11.20, 42.11),
+    ("7b", "int4"): (50.09, 8.21, 42.11),
+    ("14b", "none"): (32.22, 30.15, 33.96),
+    ("14b", "int8"): (29.28, 18.81, 33.96),
+    ("14b", "int4"): (38.72, 13.01, 33.96),
+    ("72b", "int4"): (11.32, 48.86, 17.25),
 }
 
 
@@ -456,7 +456,7 @@ def qwen_spec(model: str, quantization: str) -> dict:
         "task": "inference",
         "model": QWEN_MODELS[model],
         "weight_quantization": quantization,
-        "inference": {"concurrency": 1, "context_len": 2049, "output_tokens": 2048},
+        "inference": {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": "hf_eager"},
     }
 
 
@@ -477,20 +477,44 @@ def test_qwen_memory_on_one_a100_within_10_percent(bundled_catalog, model, quant
         assert peak == pytest.approx(published * 1e9 / GIB, rel=0.10)
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(("model", "quantization"), list(QWEN_TABLE))
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Batch-1 decode on one A100 with Hugging Face generate (Int4/Int8 through AutoGPTQ): ours is 1.6-3.5x the "
-        "published speed (7B BF16 96.9 vs 40.93, +137%; 14B BF16 51.7 vs 32.22, +60%; 7B Int4 175.5 vs 50.09, "
-        "+250%; 72B Int4 21.4 vs 11.32, +89%). The product's decode step is the memory-bound read at the achieved "
-        "bandwidth (throughput.decode_read_bytes; int4 / int8 at gpt-fast's compiled-kernel efficiencies, "
-        "INT4_DECODE_EFFICIENCY 0.617, INT8 0.765 in procurement/sizing/assumptions.py), i.e. a compiled or "
-        "vLLM-class server. An eager HF loop pays about 0.6-0.7 ms of host time a layer and token (7B: 24.4 ms a "
-        "token over 32 layers where the read takes 10 ms), which no term counts, and the spec has no field for "
-        "the serving stack, nor does the answer state which it assumes."
+# The README ran transformers' generate in eager PyTorch (Int4 / Int8 through AutoGPTQ): the spec states it,
+# inference.engine hf_eager (procurement/sizing/serving_host.py: a step takes the longer of the GPU's work and 23
+# kernels a layer x layers + 30 of the loop at eager_kernel_host_s, 31 us; counted from Qwen-1's modeling_qwen.py,
+# not fitted on any row).
+# Was a strict xfail (all seven): 7B BF16 96.87 vs 40.93 (+137%), Int8 134.27 vs 37.47, Int4 175.53 vs 50.09;
+# 14B BF16 51.68 vs 32.22 (+60%), Int8 73.73 vs 29.28, Int4 100.36 vs 38.72; 72B Int4 21.36 vs 11.32 (+89%).
+# Now 7B BF16 42.11 (+2.9%), 7B Int8 42.11 (+12.4%), 14B BF16 33.96 (+5.4%), 14B Int4 33.96 (-12.3%) because the
+# eager loop's host floor (serving_host.py) is counted: each waits on the host (7B 23.7 ms a token against 10.3 ms
+# of GPU work). The other three stay strict xfails below.
+_EAGER_INT = (
+    "The eager loop's host floor counts one kernel a quantized linear, as a BF16 GEMV (AutoGPTQ's exllama / cuda "
+    "kernel), so Int4, Int8 and BF16 of one size run at the same host-bound speed (7B 42.11, 14B 33.96 tokens/s); "
+    "the README's Int4 runs faster than its BF16 (7B 50.09 vs 40.93, 14B 38.72 vs 32.22) and its Int8 slower "
+    "(37.47, 29.28): a per-kernel cost that differs by the library's kernel, not sized (one eager_kernel_host_s). "
+)
+_DECODE_MISSES = {
+    ("7b", "int4"): _EAGER_INT + "7B Int4: 42.11 vs 50.09 (-15.9%). Was 175.53 (+250%) before the floor.",
+    ("14b", "int8"): _EAGER_INT + "14B Int8: 33.96 vs 29.28 (+16.0%). Was 73.73 (+152%) before the floor.",
+    ("72b", "int4"): (
+        "72B Int4: 17.25 vs 11.32 (+52.4%; was 21.36, +89%). Host-bound in the engine (80 layers x 23 kernels + 30 "
+        "at 31 us = 57.97 ms against 46.8 ms of GPU work); the README's 88.3 ms a token is 1.10 ms a layer where the "
+        "7B / 14B rows show 0.73-0.76. At the slow end of the published per-kernel range (46 us: SAM2's eager "
+        "profile, the diffusers doc's A100 host) the count gives 86 ms (11.6 tokens/s), but the 7B / 14B rows "
+        "would then miss by -30%: one host, two per-kernel costs, cause not found (the KV cache's reads over the "
+        "2,048 generated tokens are in the 46.8 ms)."
     ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("model", "quantization"),
+    [
+        pytest.param(*key, marks=pytest.mark.xfail(strict=True, reason=_DECODE_MISSES[key]))
+        if key in _DECODE_MISSES
+        else key
+        for key in QWEN_TABLE
+    ],
 )
 def test_qwen_decode_speed_on_one_a100_within_15_percent(bundled_catalog, model, quantization):
     published, _, ours = QWEN_TABLE[(model, quantization)]
