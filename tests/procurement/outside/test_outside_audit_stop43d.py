@@ -1,0 +1,247 @@
+"""Issue 26, audited from outside at stop 43 (aud43d): inference.engine hf_eager (f67737b8,
+procurement/sizing/serving_host.py), judged on eager single-stream decode rates no test of the project has.
+
+Sources (each case repeats the figure it uses):
+  [AGPTQ]  AutoGPTQ README, "Performance Comparison / Inference Speed" (PanQiWei/AutoGPTQ, mid-2023 README; the
+           table was later removed, AutoGPTQ/AutoGPTQ@4160db15 no longer has it): "batch size of input is 1, decode
+           strategy is beam search and enforce the model to generate 512 tokens"; "llama-7b | 1xA100-40G | 1 |
+           18.87 | 25.53" (num_beams 1, fp16 tokens/s, gptq-int4 tokens/s; "the quantized model is loaded using
+           the setup that can gain the fastest inference speed"). transformers generate, eager PyTorch.
+  [QWEN]   QwenLM/Qwen @03cd81f5e4da6ab60fc8f97f3b8aa1206fdb08a9 README.md "Inference Performance" (the claim's own
+           table; rows no test uses: the claim is checked on 7B / 14B / 72B Int4 only): one A100-SXM4-80G, PyTorch
+           2.0.1, CUDA 11.8, Flash-Attention 2, "generating 2048" tokens, speed "averaged over the encoded and
+           generated tokens": 1.8B BF16 54.09 / 4.23GB, Int8 55.56 / 3.48GB, Int4 71.07 / 2.91GB; 72B BF16 8.48
+           "144.69GB (2xA100)", Int8 9.05 "81.27GB (2xA100)". Int4 / Int8 through AutoGPTQ. Two A100s under
+           transformers' device_map="auto" split the layers (a pipeline, one stream: pipeline_parallel 2).
+  [GPTFAST] https://pytorch.org/blog/accelerating-generative-ai-2/ ("Accelerating Generative AI with PyTorch II:
+           GPT, Fast", Nov 2023): batch 1, "A100-80GB, power limited to 330W"; "Starting Point (25.5 tok/s)" for an
+           "extremely basic and simple implementation" of Llama-7B in eager PyTorch: "it's heavily CPU overhead
+           bound". The only eager engine the spec can state is hf_eager.
+
+The product's hf_eager host floor is (23 kernels a layer x layers + 30) x 31 us for every language model: 7B
+(32 layers) 766 kernels = 23.7 ms a token = 42.11 tokens/s on any card, whatever the weight format.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.services.recommendations import workload_spec_parse
+from procurement.sizing import serving_host
+from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
+from tests.procurement.outside.test_outside_audit_stop43l import QWEN_1_8B
+from tests.procurement.outside.test_outside_recommendations_stop43 import QWEN_MODELS
+
+
+def qwen_report(model: dict, quantization: str, parallelism: dict | None = None) -> dict:
+    spec = {
+        "name": f"aud43d-{model['name']}-{quantization}",
+        "task": "inference",
+        "model": model,
+        "weight_quantization": quantization,
+        "inference": {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": "hf_eager"},
+    }
+    if parallelism:
+        spec["parallelism"] = parallelism
+    return size_spec_document(copy.deepcopy(spec), ["a100-sxm4-80gb"], calibrate=False)
+
+
+def decode_speed(preset: str, quantization: str, gpu: str, output_tokens: int, prompt: int) -> float:
+    spec = {
+        "name": f"aud43d-{preset}-{quantization}",
+        "task": "inference",
+        "model": {"preset": preset},
+        "weight_quantization": quantization,
+        "inference": {
+            "concurrency": 1,
+            "context_len": prompt + output_tokens,
+            "output_tokens": output_tokens,
+            "engine": "hf_eager",
+        },
+    }
+    report = size_spec_document(copy.deepcopy(spec), [gpu], calibrate=False)
+    assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
+    return report["throughput"]["decode_tokens_per_second_per_stream"]
+
+
+# --- 0. The claim's count, redone by hand ------------------------------------------------------------------------
+# Qwen-1 modeling_qwen.py (Qwen/Qwen-7B remote code; copies found by the code search): RMSNorm.forward calls
+# flash-attn's fused rms_norm when importable (1 kernel, x2); apply_rotary_pos_emb does t.float(),
+# apply_rotary_emb_func(t_float, cos, sin), .type_as(t) (3, x q and k); QWenAttention's layer_past torch.cat for
+# key and value (2); the logn query scaling (1, the logn tensor's cast is cached); FlashSelfAttention's two
+# torch.arange cu_seqlens + flash_attn_unpadded_func (3); residual adds (2); QWenMLP a1 * F.silu(a2) (2): 18, + 5
+# linears = 23 a layer. I agree. The loop (transformers GenerationMixin.sample, Qwen's generation config top_p 0.8,
+# repetition_penalty 1.1): RepetitionPenaltyLogitsProcessor 6, TopPLogitsWarper 7, softmax + multinomial 3 agree;
+# I count more in the eos bookkeeping (next_tokens * unfinished + pad * (1 - unfinished): 4; unfinished.mul(
+# next_tokens.tile().ne(eos).prod()): 4; unfinished.max() + sync: 1 = 9 where the claim has 4) -> 35-37 loop
+# kernels, not 30: +7 x 31 us = +0.22 ms on 23.7 ms (-0.9% speed), inside the noise of the per-kernel cost.
+@pytest.mark.django_db
+def test_qwen7b_host_floor_matches_hand_count(bundled_catalog):
+    spec = workload_spec_parse(
+        {
+            "name": "qwen-7b-eager",
+            "task": "inference",
+            "model": {
+                "name": "Qwen-7B",
+                "num_layers": 32,
+                "hidden_size": 4096,
+                "num_attention_heads": 32,
+                "intermediate_size": 11008,
+                "vocab_size": 151936,
+            },
+            "inference": {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": "hf_eager"},
+        }
+    )
+    assert EAGER_KERNEL_HOST_SECONDS.value == pytest.approx(31e-6)
+    assert serving_host.kernels_per_layer(spec) == 23
+    by_hand = (23 * 32 + 30) * 31e-6
+    assert by_hand == pytest.approx(0.023746, rel=1e-4)
+    assert serving_host.host_seconds_per_token(spec) == pytest.approx(by_hand, rel=1e-6)
+    # my loop count (37) moves the floor by under 1%: not a defect worth a case
+    assert (23 * 32 + 37) * 31e-6 / by_hand - 1 < 0.01
+
+
+# --- Misses: the Qwen-1 count is applied to every architecture ---------------------------------------------------
+_LLAMA_COUNT = (
+    "serving_host.py applies Qwen-1's flash-attn layer (23 kernels: fused rms_norm, fused rotary, fused qkv, flash "
+    "attention) to every model; an eager Llama decoder layer of 2023 (transformers LlamaRMSNorm: to float, pow, "
+    "mean, add, rsqrt, mul, to dtype, mul = 8, x2; rotate_half rotary on q and k ~5 each plus cos/sin gathers; "
+    "q, k, v apart; matmul-softmax attention with mask add, float softmax and cast; torch.cat KV cache) issues "
+    "about 45-55 kernels, which its own docstring admits (about 40) and does not price. "
+)
+
+
+# [AGPTQ] llama-7b fp16, 1xA100-40G, batch 1, num_beams 1, 512 generated tokens: 18.87 tokens/s = 53.0 ms a
+# token. GPU work (13.5 GB of weights at ~1.5 TB/s) ~9 ms: host-bound. 53.0 ms / 32 layers = 1.66 ms a layer =
+# 53 kernels at 31 us. Ours: 42.11 (+123%).
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=_LLAMA_COUNT + "AutoGPTQ llama-7b fp16 on A100-40G: published 18.87 tokens/s, ours 42.11 (+123%); "
+    "53.0 ms a token = 1.66 ms a layer = 53 kernels a layer at 31 us. EXPLAINED by the kernel count, not fixed.",
+)
+def test_autogptq_llama7b_fp16_a100_40g_batch1(bundled_catalog):
+    speed = decode_speed("llama-2-7b", "none", "a100-sxm4-40gb", 512, 64)
+    assert speed == pytest.approx(42.11, rel=0.02)  # the figure the reason quotes
+    assert speed == pytest.approx(18.87, rel=0.15)
+
+
+# [AGPTQ] llama-7b gptq-int4, same run, "the setup that can gain the fastest inference speed" (AutoGPTQ's fused
+# attention / fused MLP injection for llama): 25.53 tokens/s = 39.2 ms a token = 1.22 ms a layer (39 kernels at
+# 31 us). Int4 runs 35% faster than fp16 in a host-bound loop: the fused modules cut kernels, and the product prices
+# Int4 and fp16 alike (one kernel a linear, one per-kernel cost). Ours 42.11 (+65%).
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=_LLAMA_COUNT
+    + "AutoGPTQ llama-7b gptq-int4 on A100-40G: published 25.53 tokens/s, ours 42.11 (+65%); "
+    "39.2 ms a token = 39 kernels a layer at 31 us (AutoGPTQ's fused llama attention / MLP cut the count from "
+    "fp16's 53). The product gives Int4 and fp16 the same 42.11: EXPLAINED by the kernel count, not fixed.",
+)
+def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
+    speed = decode_speed("llama-2-7b", "int4", "a100-sxm4-40gb", 512, 64)
+    assert speed == pytest.approx(42.11, rel=0.02)
+    assert speed == pytest.approx(25.53, rel=0.15)
+
+
+# [GPTFAST] Llama-7B eager baseline, A100-80GB at 330 W, batch 1: 25.5 tokens/s = 39.2 ms a token. gpt-fast's
+# model.py layer in eager: RMSNorm 8 x2, fused wqkv 1, apply_rotary_emb (float, 4 mul, add, sub, stack,
+# type_as) 9 x2, KV cache index_put 2, repeat_interleave 2, the mask gather 1, SDPA with a mask 1-3, wo 1,
+# residual 2, w1 w3 silu mul w2 5: 45-51 a layer -> 39.2 ms / (32 x 45-51 + 10) = 24-27 us a kernel. So 31 us a kernel is plausible (the claim's question (2)); the
+# miss is the count again. Ours 42.11 (+65%).
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=_LLAMA_COUNT
+    + "gpt-fast blog eager Llama-7B baseline on A100-80GB (330 W): published 25.5 tokens/s, "
+    "ours 42.11 (+65%); its eager layer is 45-51 kernels, 39.2 ms / 1,450-1,640 kernels = 24-27 us a kernel, so the "
+    "per-kernel cost agrees and the 23-kernel count does not. EXPLAINED, not fixed.",
+)
+def test_gptfast_blog_eager_llama7b_a100_80g_batch1(bundled_catalog):
+    speed = decode_speed("llama-2-7b", "none", "a100-sxm4-80gb", 200, 10)
+    assert speed == pytest.approx(42.11, rel=0.02)
+    assert speed == pytest.approx(25.5, rel=0.15)
+
+
+# --- Held-out rows of the claim's own source: Qwen-1.8B on one A100-SXM4-80G -------------------------------------
+# The count was set on 7B / 14B; 1.8B (24 layers, hidden 2,048, 16 heads, w1 / w2 5,504, vocabulary 151,936: the
+# shape test_outside_audit_stop43l uses) is a hold-out. By hand: (23 x 24 + 30) x 31 us = 18.04 ms = 55.43 tokens/s,
+# host-bound (GPU work ~3 ms). BF16 54.09: +2.5%; Int8 55.56: -0.2%; Int4 71.07: -22.0%.
+_QWEN_1_8B_INT4 = (
+    "Qwen-1.8B Int4: published 71.07 tokens/s, ours 55.43 (-22.0%). Host-bound at 18.04 ms a token in the engine "
+    "(582 kernels x 31 us); the README's 14.07 ms is 24 us a kernel on the same count. The same sign as 7B Int4 "
+    "(-15.9%) and 14B Int4 (-12.3%): AutoGPTQ's exllama Int4 path costs the host less a token than the BF16 / Int8 "
+    "path (in the README Int4 is the fastest row at every size), one eager_kernel_host_s cannot show it. "
+    "UNEXPLAINED: checked GPU work (1.0 GB of Int4 weights, ~1 ms) and the loop count (my 37 vs 30: -1%)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("quantization", "published"),
+    [
+        ("none", 54.09),
+        ("int8", 55.56),
+        pytest.param("int4", 71.07, marks=pytest.mark.xfail(strict=True, reason=_QWEN_1_8B_INT4)),
+    ],
+)
+def test_qwen_1_8b_decode_on_one_a100_within_15_percent(bundled_catalog, quantization, published):
+    by_hand = 1 / ((23 * 24 + 30) * 31e-6)
+    assert by_hand == pytest.approx(55.43, abs=0.01)
+    speed = qwen_report(QWEN_1_8B, quantization)["throughput"]["decode_tokens_per_second_per_stream"]
+    assert speed == pytest.approx(by_hand, rel=0.002)  # host-bound: the floor decides
+    assert speed == pytest.approx(published, rel=0.15)
+
+
+# Memory of the same rows (GB read as GiB; ours 4.59 / 3.40 / 2.84 GiB: +8.4%, -2.3%, -2.3%).
+@pytest.mark.django_db
+@pytest.mark.parametrize(("quantization", "published"), [("none", 4.23), ("int8", 3.48), ("int4", 2.91)])
+def test_qwen_1_8b_memory_on_one_a100_within_10_percent(bundled_catalog, quantization, published):
+    peak = qwen_report(QWEN_1_8B, quantization)["memory"]["total_per_gpu_gib"]
+    assert peak == pytest.approx(published, rel=0.10)
+
+
+# Qwen-72B on 2 x A100-SXM4-80G (device_map="auto": layers split, pipeline_parallel 2, one stream). GPU-bound in
+# the engine (host floor 80 x 23 + 30 = 1,870 kernels x 31 us = 58.0 ms): BF16 ours 9.86 tokens/s = 101.4 ms a
+# token for 144 GB of weights (1.42 TB/s); the README's 8.48 is 117.9 ms (1.22 TB/s). Int8 ours 14.69 (68.1 ms:
+# 72 GB / int8_decode_bandwidth_efficiency 0.765 at 1.42 TB/s); the README's 9.05 = 110.5 ms, barely faster than
+# its BF16.
+_QWEN_72B_2GPU = {
+    "none": (
+        8.48,
+        "Qwen-72B BF16 on 2 x A100 (pipeline 2): published 8.48 tokens/s, ours 9.86 (+16.3%). GPU-bound (101.4 ms "
+        "against a 58.0 ms host floor): the README's 117.9 ms a token reads 144 GB at 1.22 TB/s where the engine "
+        "assumes 1.42; the engine adds nothing for accelerate's per-module device hooks or the cross-GPU hop and "
+        "the README's speed averages in the encoded tokens. UNEXPLAINED (1.3 points out of tolerance).",
+    ),
+    "int8": (
+        9.05,
+        "Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%). The engine reads the "
+        "Int8 weights (72 GB) at int8_decode_bandwidth_efficiency 0.765 of BF16's bandwidth (fitted on gpt-fast's "
+        "compiled int8 kernel, procurement/sizing/assumptions.py): 68.1 ms. AutoGPTQ's 8-bit CUDA kernel (exllama "
+        "is 4-bit only) reads them at 72 GB / 110.5 ms = 0.65 TB/s, 0.53 of the same README's BF16 1.22 TB/s, "
+        "which is also why 7B / 14B Int8 run slower than BF16 there (37.47 vs 40.93, 29.28 vs 32.22). EXPLAINED: "
+        "one decode efficiency per weight format (throughput.DECODE_EFFICIENCY), not per kernel library; at 0.53 "
+        "the engine would give ~10.5 tokens/s (+16%, the BF16 row's own gap): the kernel accounts for the rest.",
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "quantization",
+    [
+        pytest.param(q, marks=pytest.mark.xfail(strict=True, reason=_QWEN_72B_2GPU[q][1]))
+        for q in _QWEN_72B_2GPU
+    ],
+)
+def test_qwen_72b_decode_on_two_a100_layer_split_within_15_percent(bundled_catalog, quantization):
+    published = _QWEN_72B_2GPU[quantization][0]
+    report = qwen_report(QWEN_MODELS["72b"], quantization, {"gpus": 2, "pipeline_parallel": 2})
+    assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
+    speed = report["throughput"]["decode_tokens_per_second_per_stream"]
+    assert speed == pytest.approx({"none": 9.86, "int8": 14.69}[quantization], rel=0.02)
+    assert speed == pytest.approx(published, rel=0.15)
