@@ -704,7 +704,7 @@ CONTEXT_PARALLEL_PYTORCH_RING = Assumption(
     "Per layer and micro-batch a GPU sends (forwards + 1) x (cp - 1) K/V chunks of 16-bit values and cp dK/dV "
     "chunks of fp32. Source read at pytorch/pytorch @0123248a; not fitted: byte counts and waits of the source. "
     "(4) parallelism.context_parallel_comm pytorch_compiled, the ring inside a torch.compile'd block "
-    "(torchtitan's training.compile: each TransformerBlock compiled with fullgraph=True, pytorch/torchtitan "
+    "(torchtitan's training.compile: each TransformerBlock compiled as one whole graph (fullgraph), pytorch/torchtitan "
     "@9dec370 parallelize_llama.py apply_compile, the block's attention calling the SDPA that CP replaces): "
     "the same bytes, but a functional collective traced into a graph is waited on where it is issued "
     "(torch/distributed/_functional_collectives.py _maybe_wrap_tensor: under tracing 'return "
