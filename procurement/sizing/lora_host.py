@@ -19,7 +19,8 @@ same layer) with a fused attention kernel (FlashAttention 2 / SDPA), frozen base
   backward, GEMMs: the input gradient of each frozen linear (no weight gradient; QLoRA dequantizes again: +1);
   adapters (peft tuners/lora/layer.py Linear.forward, result + lora_B(lora_A(dropout(x))) * scaling, dropout an
     Identity at PEFT's default 0): image_model.LORA_FORWARD_KERNELS (4) and LORA_BACKWARD_KERNELS (6) an adapted
-    linear, the counts the eager image LoRA step already uses;
+    linear, the counts the eager image LoRA step already uses; a stated lora.dropout above 0 is an nn.Dropout:
+    one kernel more each way an adapted linear (LORA_DROPOUT_KERNELS);
   full recomputation (HF gradient_checkpointing) replays the forward once more.
 Llama-shaped, all-linear: forward 38 + 28 = 66 (x 2 with recomputation), backward 44 + 42 = 86.
 
@@ -49,6 +50,10 @@ from procurement.sizing.params import linear_shapes
 FORWARD_NON_GEMM_KERNELS = 30.0  # + 1 for a gated MLP's multiply
 BACKWARD_NON_GEMM_KERNELS = 35.0  # + 2 for a gated MLP's multiply
 QLORA_DEQUANT_KERNELS = 1.0  # a frozen linear's dequantize_4bit, forward and backward
+# lora.dropout above 0: PEFT's nn.Dropout on x before lora_A (peft tuners/lora/layer.py update_layer: nn.Dropout
+# where lora_dropout > 0.0, else nn.Identity), one fused dropout kernel forward and one (the mask's multiply)
+# backward an adapted linear. Counted, not fitted.
+LORA_DROPOUT_KERNELS = 1.0
 
 
 def applies(spec) -> bool:
@@ -77,9 +82,18 @@ def kernels_per_layer(spec) -> tuple[float, float]:
     gate = 1.0 if model.gated_mlp else 0.0
     dequant = QLORA_DEQUANT_KERNELS if spec.task == "qlora" else 0.0
     adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
-    forward = FORWARD_NON_GEMM_KERNELS + gate + frozen * (1.0 + dequant) + adapted * LORA_FORWARD_KERNELS
+    dropout = LORA_DROPOUT_KERNELS if spec.lora.dropout > 0.0 else 0.0
+    forward = (
+        FORWARD_NON_GEMM_KERNELS
+        + gate
+        + frozen * (1.0 + dequant)
+        + adapted * (LORA_FORWARD_KERNELS + dropout)
+    )
     backward = (
-        BACKWARD_NON_GEMM_KERNELS + 2.0 * gate + frozen * (1.0 + dequant) + adapted * LORA_BACKWARD_KERNELS
+        BACKWARD_NON_GEMM_KERNELS
+        + 2.0 * gate
+        + frozen * (1.0 + dequant)
+        + adapted * (LORA_BACKWARD_KERNELS + dropout)
     )
     return forward, backward
 
@@ -106,7 +120,10 @@ def text(spec) -> str:
     forward, backward = kernels_per_layer(spec)
     passes = 2 if spec.gradient_checkpointing == "full" else 1
     per_layer = host_seconds_per_layer(spec)
-    recompute = " (twice: full recomputation)" if passes == 2 else ""
+    notes = ["twice: full recomputation"] if passes == 2 else []
+    if spec.lora.dropout > 0.0:
+        notes.append(f"lora.dropout {spec.lora.dropout:g}: one dropout kernel each way an adapter")
+    recompute = f" ({'; '.join(notes)})" if notes else ""
     return (
         f"eager PEFT adapters (lora.implementation peft_eager, the default): {forward:.0f} forward kernels a layer"
         f"{recompute} at {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us and {backward:.0f} backward at "

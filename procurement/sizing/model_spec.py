@@ -81,3 +81,6 @@ class LoraSpec:
     # pays a host floor a layer and micro-batch; fused (NeMo / Megatron adapters, unsloth's kernels) and compiled
     # (torch.compile) do not.
     implementation: str = "peft_eager"
+    # lora.dropout (PEFT's lora_dropout): above 0 an nn.Dropout kernel before lora_A, forward and backward, an
+    # adapted linear (peft tuners/lora/layer.py); 0, PEFT's default, an nn.Identity.
+    dropout: float = 0.0

@@ -118,11 +118,31 @@ LORA_TARGET_ALIASES = {
     "dense_h_to_4h": ("up_proj",),
     "dense_4h_to_h": ("down_proj",),
     "c_fc": ("up_proj",),
+    # Qwen-1 (QWenBlock, modeling_qwen.py; read at alibaba/MNN @7cad2ee8
+    # transformers/llm/export/llm_models/Qwen-1_8B/modeling_qwen.py, the HF Qwen/Qwen-1_8B file): attn.c_attn the
+    # fused q/k/v with a bias, attn.c_proj the output, mlp.w1 / mlp.w2 the two d -> ffn/2 projections (w1(x) x
+    # silu(w2(x))), mlp.c_proj the down. QwenLM/Qwen @00dceebb finetune.py LoraArguments targets c_attn, c_proj,
+    # w1, w2: PEFT matches names by suffix, so a bare c_proj adapts both the output and the down projection
+    # (GPT-2's c_proj is the same pair). w1 / w2 read as Qwen-1's: QWEN1_MLP_ALIASES.
+    "c_proj": ("o_proj", "down_proj"),
+    "attn.c_proj": ("o_proj",),
+    "mlp.c_proj": ("down_proj",),
+    "attn.c_attn": ("qkv_fused",),
     "fc1": ("up_proj",),
     "fc2": ("down_proj",),
     "all-linear": LORA_TARGETS,
     "all_linear": LORA_TARGETS,
     "all linear": LORA_TARGETS,
+}
+# Qwen-1's MLP names w1 and w2 (both d -> ffn/2; w2 goes through silu, the gate) where Meta / Mixtral name the
+# gate w1 and the down w2: a target list that names c_attn or c_proj (Qwen-1's attention) reads w1 and w2 as
+# Qwen-1's. Their shapes are the product's up_proj and gate_proj (params.linear_shapes).
+QWEN1_NAMES = frozenset({"c_attn", "c_proj", "attn.c_attn", "attn.c_proj", "mlp.c_proj"})
+QWEN1_MLP_ALIASES = {
+    "w1": ("up_proj",),
+    "w2": ("gate_proj",),
+    "mlp.w1": ("up_proj",),
+    "mlp.w2": ("gate_proj",),
 }
 
 
@@ -763,6 +783,10 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     if strict:
         reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout", "implementation"}, "lora.")
     rank = reader.integer(section, "rank", "lora.rank", 8)
+    # PEFT's lora_dropout: nn.Dropout before lora_A above 0, nn.Identity at 0 (its default); lora_host counts it.
+    dropout = float(
+        reader.number(section, "dropout", "lora.dropout", 0.0, minimum=0.0, exclusive=False, maximum=1.0)
+    )
     implementation = str(section.get("implementation", "peft_eager")).strip().lower()
     if implementation not in LORA_IMPLEMENTATIONS:
         reader.error(
@@ -781,25 +805,29 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
                 f"{', '.join(IMAGE_LORA_TARGETS)}",
             )
             text = "attention"
-        return LoraSpec(rank=rank, targets=(text,), implementation=implementation)
+        return LoraSpec(rank=rank, targets=(text,), implementation=implementation, dropout=dropout)
     raw_targets = section.get("targets", ["q_proj", "v_proj"])
     if isinstance(raw_targets, str):
         raw_targets = [raw_targets]
     if not isinstance(raw_targets, list) or not raw_targets:
         reader.error("lora.targets", "must be a non-empty list of module names or 'all-linear'")
-        return LoraSpec(rank=rank, implementation=implementation)
+        return LoraSpec(rank=rank, implementation=implementation, dropout=dropout)
     targets: list[str] = []
-    for index, target in enumerate(raw_targets):
-        name = str(target).strip().lower()
-        expanded = LORA_TARGET_ALIASES.get(
-            name, (name,) if name in LORA_TARGETS + FUSED_LORA_TARGETS else None
-        )
+    names = [str(target).strip().lower() for target in raw_targets]
+    aliases = LORA_TARGET_ALIASES | (QWEN1_MLP_ALIASES if QWEN1_NAMES.intersection(names) else {})
+    for index, (target, name) in enumerate(zip(raw_targets, names, strict=True)):
+        expanded = aliases.get(name, (name,) if name in LORA_TARGETS + FUSED_LORA_TARGETS else None)
         if expanded is None:
-            choices = ", ".join(LORA_TARGETS + ("all-linear", "query_key_value", "c_attn", "Wqkv"))
+            choices = ", ".join(LORA_TARGETS + ("all-linear", "query_key_value", "c_attn", "c_proj", "Wqkv"))
             reader.error(f"lora.targets[{index}]", f"unknown module {target!r}; expected one of {choices}")
             continue
         targets.extend(t for t in expanded if t not in targets)
-    return LoraSpec(rank=rank, targets=tuple(targets) or ("q_proj", "v_proj"), implementation=implementation)
+    return LoraSpec(
+        rank=rank,
+        targets=tuple(targets) or ("q_proj", "v_proj"),
+        implementation=implementation,
+        dropout=dropout,
+    )
 
 
 CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")

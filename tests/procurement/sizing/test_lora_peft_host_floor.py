@@ -89,3 +89,33 @@ def test_the_form_states_a_non_default_implementation_only():
         "implementation": "fused",
     }
     assert "implementation" not in spec_from_knobs(form | {"task": "full_finetune"}).get("lora", {})
+
+
+def test_a_stated_lora_dropout_is_one_kernel_more_each_way_an_adapter():
+    # peft tuners/lora/layer.py update_layer: nn.Dropout where lora_dropout > 0.0, else nn.Identity (no kernel).
+    # All-linear: 66 + 7 = 73 forward, 86 + 7 = 93 backward: 73 x 2 x 31 us + 93 x 7 us = 5.177 ms.
+    dropped = _spec(lora={"rank": 64, "targets": "all-linear", "dropout": 0.05})
+    assert dropped.lora.dropout == 0.05
+    assert lora_host.kernels_per_layer(dropped) == (73.0, 93.0)
+    assert lora_host.host_seconds_per_layer(dropped) == pytest.approx(5.177e-3, abs=1e-6)
+    assert lora_host.kernels_per_layer(_spec(lora={"rank": 64, "targets": "all-linear", "dropout": 0})) == (
+        66.0,
+        86.0,
+    )
+    with pytest.raises(WorkloadSpecError, match="lora.dropout"):
+        _spec(lora={"rank": 64, "dropout": 1.5})
+
+
+def test_qwen1_names_state_its_five_linears():
+    # QwenLM/Qwen @00dceebb finetune.py LoraArguments: c_attn, c_proj, w1, w2 (PEFT's suffix match: c_proj is
+    # attn.c_proj and mlp.c_proj). Qwen-1's QWenBlock: c_attn fused q/k/v, attn.c_proj o, w1 / w2 the two d -> ffn/2
+    # projections, mlp.c_proj down: qkv_fused, o, down, up, gate. Frozen 5, adapters 5; with dropout 0.05:
+    # forward 30 + 1 + 5 + 5 x 5 = 61, backward 35 + 2 + 5 + 5 x 7 = 77: 61 x 2 x 31 us + 77 x 7 us = 4.321 ms.
+    qwen = _spec(lora={"rank": 64, "targets": ["c_attn", "c_proj", "w1", "w2"], "dropout": 0.05})
+    assert sorted(qwen.lora.targets) == ["down_proj", "gate_proj", "o_proj", "qkv_fused", "up_proj"]
+    assert lora_host.kernels_per_layer(qwen) == (61.0, 77.0)
+    assert lora_host.host_seconds_per_layer(qwen) == pytest.approx(4.321e-3, abs=1e-6)
+    # Without Qwen-1's attention names, w1 / w2 stay Meta / Mixtral's gate and down.
+    assert _spec(lora={"rank": 8, "targets": ["w1", "w2"]}).lora.targets == ("gate_proj", "down_proj")
+    assert _spec(lora={"rank": 8, "targets": ["attn.c_proj"]}).lora.targets == ("o_proj",)
+    assert _spec(lora={"rank": 8, "targets": ["mlp.c_proj"]}).lora.targets == ("down_proj",)
