@@ -39,6 +39,12 @@ class BillingImport(models.Model):
         default=dict,
         help_text="Instance type -> rows: names the GPU catalog does not know (kept, never guessed).",
     )
+    warnings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Lines for people of what was kept but not as written (a tag value that is no name); at "
+        "most 21 of at most 500 characters (storage/store.stored_warnings).",
+    )
     imported_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )

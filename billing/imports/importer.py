@@ -7,7 +7,6 @@ it counts as rejected and the error (file:row:column) is kept for the caller to 
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,18 +30,6 @@ FORMAT_NAMES = {
     "azure": "an Azure cost details export (actual or amortized cost)",
     "utilization": "a GPU utilization file",
 }
-
-
-@dataclasses.dataclass
-class FileImportResult(ImportResult):
-    """ImportResult with the import's warnings: lines for people of what was kept but not as written
-    (a team tag whose value is an object, tag_formats.TagNotes); the file is imported all the same."""
-
-    warnings: list[str] = dataclasses.field(default_factory=list)
-
-    def add(self, other: ImportResult) -> None:
-        super().add(other)
-        self.warnings += getattr(other, "warnings", [])
 
 
 def _noting_tags(chunks: Iterator, notes: TagNotes) -> Iterator:
@@ -135,7 +122,7 @@ def import_file(
     notes = TagNotes(file, tags_column, tag_mapping().named_keys())
     # the checksum before a row is stored: a file imported before is recognized and not read past its first
     # chunk, read meanwhile (store_chunks)
-    stored = store_chunks(
+    return store_chunks(
         _noting_tags(chunks, notes),
         file_name=path.name,
         source_format=fmt,
@@ -146,8 +133,8 @@ def import_file(
         location=file,
         source_columns=source_columns,
         part=export_part(path.name),  # identical lines of two parts of one export are two charges
+        warnings=notes.lines,  # once every chunk is read; stored on the import
     )
-    return FileImportResult(**vars(stored), warnings=notes.lines())
 
 
 def _checksum_meanwhile(path: Path) -> Future:
@@ -185,10 +172,10 @@ def _checksum_checking_text(path: Path) -> str:
 
 def import_files(
     paths, *, fmt=None, provider="", user=None, progress_factory=None, import_one=None
-) -> FileImportResult:
+) -> ImportResult:
     """Every file on its own (one bad file does not stop the others); errors collected in the result.
     `import_one` imports one file (import_file by default; restate.import_restating for --restate)."""
-    total = FileImportResult()
+    total = ImportResult()
     import_one = import_one or import_file
     for path in paths:
         path = Path(path)

@@ -79,14 +79,14 @@ def result_json(result) -> dict:
         "imports": result.imports,
         "unmapped": dict(result.unmapped),
         "errors": result.errors,
-        "warnings": getattr(result, "warnings", []),
+        "warnings": result.warnings,
     }
 
 
 def result_from_json(answer: dict):
-    from billing.imports.importer import FileImportResult
+    from billing.storage.store import ImportResult
 
-    return FileImportResult(
+    return ImportResult(
         inserted=answer["inserted"],
         unchanged=answer["unchanged"],
         rejected=answer["rejected"],

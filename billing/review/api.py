@@ -92,7 +92,7 @@ class BillingImportCreate(APIView):
                 "rejected": result.rejected,
                 "imports": result.imports,
                 "unmapped_instance_types": dict(result.unmapped),
-                "warnings": getattr(result, "warnings", []),
+                "warnings": result.warnings,
             },
             status=status.HTTP_201_CREATED,
         )

@@ -100,6 +100,8 @@ def upload_page(request):
                     form.add_error("file", error)
             else:
                 messages.success(request, f"{upload.name}: {result.line()}")
+                for warning in result.warnings:  # stored on the import too: the list below shows them
+                    messages.warning(request, f"warning: {warning}")
                 return redirect("billing-upload")
     imports = BillingImport.objects.prefetch_related("export_deliveries__source")[:20]
     return render(

@@ -59,6 +59,9 @@ class ImportResult:
     unmapped: Counter = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     imports: list[int] = field(default_factory=list)
+    # lines for people of what was kept but not as written (a team tag whose value is an object,
+    # imports/tag_formats.TagNotes): the file is imported all the same; stored on its BillingImport
+    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         return f"inserted {self.inserted}, unchanged {self.unchanged}, rejected {self.rejected}"
@@ -71,6 +74,7 @@ class ImportResult:
         self.unmapped.update(other.unmapped)
         self.errors += other.errors
         self.imports += other.imports
+        self.warnings += other.warnings
 
 
 def catalog_entries() -> dict[tuple[str, str], CatalogEntry]:
@@ -97,6 +101,27 @@ def gcp_gpu_entries() -> dict[tuple[str, str], CatalogEntry]:
     }
 
 
+# BillingImport.warnings is bounded: the importer names at most 20 values a file and counts the rest in
+# one line (tag_formats.MAX_TAG_NOTES); a line is cut at MAX_WARNING_CHARS (a tag value may be long)
+MAX_WARNINGS = 21
+MAX_WARNING_CHARS = 500
+
+
+def stored_warnings(lines: Iterable[str], *, location: str = "", file_name: str = "") -> list[str]:
+    """The warnings as an import stores them: naming the file as its import does (`file_name`, not the
+    `location` it was read from: a spool or download folder), at most MAX_WARNINGS lines (the last one
+    counting those left out) of at most MAX_WARNING_CHARS characters each."""
+    named = [
+        file_name + line[len(location) :]
+        if location and file_name and line.startswith(f"{location}:")
+        else line
+        for line in lines
+    ]
+    if len(named) > MAX_WARNINGS:
+        named = named[: MAX_WARNINGS - 1] + [f"{len(named) - MAX_WARNINGS + 1} more warnings not stored"]
+    return [line if len(line) <= MAX_WARNING_CHARS else line[: MAX_WARNING_CHARS - 1] + "…" for line in named]
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -117,6 +142,7 @@ def store_chunks(
     location: str = "",
     source_columns: Mapping[str, str] | None = None,
     part: str = "",
+    warnings: Callable[[], list[str]] | None = None,
 ) -> ImportResult:
     """Store every chunk or none (raises BillingFileError, nothing written). `source_columns` names
     the file's column of each normalized one, for errors found after normalizing; `sha256` may be a
@@ -124,7 +150,9 @@ def store_chunks(
     come from (keys.export_part of the file's name), part of each row key. Given as a string, a file
     imported before (same checksum, format, provider and part, its dataset on disk) is not read at all
     (_known_file); so too given as a Future being computed, but where no import of the same format and
-    provider has a dataset (no checksum could match), the first chunk is read meanwhile."""
+    provider has a dataset (no checksum could match), the first chunk is read meanwhile. `warnings`
+    gives the import's warnings once every chunk is read; they are stored on the import (stored_warnings),
+    and a file imported before keeps the first import's."""
     reading = iter(chunks)
     first: list[pd.DataFrame] = []
     if isinstance(sha256, Future) and _imported_before(source_format, provider):
@@ -173,6 +201,8 @@ def store_chunks(
         billing_import.rows_seen = result.rows_seen
         billing_import.inserted, billing_import.unchanged = result.inserted, result.unchanged
         billing_import.unmapped_instance_types = dict(result.unmapped.most_common())
+        result.warnings = list(warnings()) if warnings else []
+        billing_import.warnings = stored_warnings(result.warnings, location=file, file_name=file_name[:500])
         billing_import.save()
         check_spend_after_commit(billing_import.pk)
     result.imports.append(billing_import.pk)
@@ -212,6 +242,7 @@ def _store_known(
     counts a full read would give: inserted 0, unchanged = the rows the file holds)."""
     result = ImportResult(rows_seen=earlier.rows_seen, unchanged=earlier.rows_seen)
     result.unmapped.update(earlier.unmapped_instance_types or {})
+    result.warnings = list(earlier.warnings)  # the file was not read again: the first import's warnings
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
             source_format=earlier.source_format,
@@ -223,6 +254,7 @@ def _store_known(
             inserted=0,
             unchanged=result.unchanged,
             unmapped_instance_types=dict(result.unmapped.most_common()),
+            warnings=result.warnings,
         )
         BillingImportFile.objects.bulk_create(_earlier_files(earlier, billing_import))
         check_spend_after_commit(billing_import.pk)
