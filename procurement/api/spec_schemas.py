@@ -31,6 +31,7 @@ from procurement.sizing.spec import (
     CONTEXT_PARALLEL_COMMS,
     CROSS_ENTROPY,
     DEMAND_LIMITS,
+    EAGER_LAYERS,
     EXPERT_DISPATCHES,
     EXPERT_OVERLAPS,
     EXPERT_ROUTINGS,
@@ -138,6 +139,12 @@ class WorkloadModelSerializer(serializers.Serializer):
         "Multi-token prediction modules trained beside the model (config.json num_nextn_predict_layers; the "
         "deepseek-v3 preset: 1, counted in training FLOPs; 0: none)",
         minimum=0,
+    )
+    eager_layer = _choice(
+        EAGER_LAYERS,
+        "inference.engine hf_eager: the decoder layer the eager loop runs (llama, default: transformers' "
+        "LlamaDecoderLayer, 51 kernels a decode step; qwen1: Qwen-1's QWenBlock with flash-attn's fused norm and "
+        "rotary, 23)",
     )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")

@@ -49,6 +49,10 @@ class ModelSpec:
     # DeepSeek-V3: 1): each a transformer block of the last layer's kind, a 2h x h projection, and the shared
     # output head applied again (params.mtp_matmul_params); training FLOPs count them, inference does not.
     mtp_layers: int = 0
+    # The decoder layer an eager transformers loop runs (inference.engine hf_eager, serving_host.py): llama
+    # (transformers' LlamaDecoderLayer, every dense model without a fused-kernel layer of its own) or qwen1
+    # (Qwen-1's QWenBlock with flash-attn's fused norm and rotary).
+    eager_layer: str = "llama"
     params_active: float | None = None
     preset: str | None = None
     image_tier: ImageTier | None = None

@@ -24,18 +24,35 @@ attention mask 4; the repetition penalty (gather, compare, multiply, divide, whe
 softmax, cumsum, compare, keep-min, scatter, masked_fill) 7; softmax and multinomial 3; the finished-sequence
 update and its sync 4; the input ids' and the mask's concatenation 3: 30 (0.93 ms).
 
-Not counted: transformers' own Llama decoder layer (eager LlamaRMSNorm 8 kernels, rotate_half rotary 5 a tensor,
-q, k and v apart: about 40 a layer) runs slower than this count; the count here is Qwen-1's with flash-attn's
-fused kernels, the README's stack. Not fitted on any row: the README's seven single-A100 rows check it
-(tests/procurement/outside/test_outside_recommendations_stop43.py).
+Kernels of transformers' own LlamaDecoderLayer in decode (model.eager_layer llama, the default: every dense
+model but Qwen-1's), read from transformers v4.30.2 src/transformers/models/llama/modeling_llama.py (June 2023,
+the release of AutoGPTQ's mid-2023 README speed table; 4.28-4.30 have the same layer), fp16, one token, no
+flash-attn:
+  LlamaRMSNorm (hidden_states.to(float32), pow(2), mean, + eps, rsqrt, multiply, weight *, .to(input_dtype)): 8,
+  x2 = 16; LlamaRotaryEmbedding's cos_cached / sin_cached slices .to(dtype) (fp32 buffers): 2;
+  apply_rotary_pos_emb: cos[position_ids], sin[position_ids] gathers 2, and for q and k: x * cos, rotate_half
+  (neg, torch.cat), * sin, add = 5 each: 12; the KV cache's torch.cat for key and value: 2; attention:
+  matmul(q, k^T), / sqrt(head_dim), + attention_mask, torch.tensor(finfo.min, device=...) and torch.max, softmax
+  in float32, .to(dtype), matmul(weights, v): 8 (the transpose / reshape is a view at one token); two residual
+  adds: 2; act_fn (SiLU) and the gate multiply: 2. Non-GEMM: 44. Linears: q_proj, k_proj, v_proj apart,
+  o_proj, gate_proj, up_proj, down_proj = 7 (6 without a gated MLP). 51 a layer: 1.58 ms at 31 us; Llama-7B
+  (32 layers) 1,662 kernels = 51.5 ms a token = 19.4 tokens/s, host-bound on any card. Not counted: AutoGPTQ's
+  fused llama attention / MLP modules (its "fastest" Int4 setup), which cut the count; the product prices an
+  Int4 layer as the fp16 one.
+Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
+(tests/procurement/outside/test_outside_recommendations_stop43.py), AutoGPTQ's llama-7b fp16 row the Llama count
+(tests/procurement/outside/test_outside_audit_stop43d.py).
 """
 
 from __future__ import annotations
 
 from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
 
-LAYER_NON_GEMM_KERNELS = 18.0
-ATTENTION_LINEARS = 2.0  # q, k, v fused (Qwen-1's c_attn) and the output projection
+# model.eager_layer: (non-GEMM kernels a decode layer, attention linears); the MLP adds 3 linears (2 ungated)
+EAGER_LAYER_KERNELS = {
+    "qwen1": (18.0, 2.0),  # Qwen-1 QWenBlock with flash-attn: c_attn (q, k, v fused) and c_proj
+    "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
+}
 LOOP_KERNELS = 30.0
 
 
@@ -49,8 +66,8 @@ def applies(spec) -> bool:
 
 
 def kernels_per_layer(spec) -> float:
-    linears = ATTENTION_LINEARS + (3.0 if spec.model.gated_mlp else 2.0)
-    return LAYER_NON_GEMM_KERNELS + linears
+    non_gemm, attention_linears = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")]
+    return non_gemm + attention_linears + (3.0 if spec.model.gated_mlp else 2.0)
 
 
 def host_seconds_per_token(spec) -> float:
@@ -71,6 +88,17 @@ def text(spec) -> str:
         f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
         f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
         "a token, on every card; a decode step takes the longer of that and the GPU's work (launches are "
-        "asynchronous). The count is Qwen-1's layer with flash-attn's fused norm and rotary; 31 us is the fast end "
-        "of the published 31-46 us a kernel"
+        "asynchronous). "
+        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
+        + "; 31 us is the fast end of "
+        "the published 31-46 us a kernel"
     )
+
+
+_LAYER_TEXT = {
+    "qwen1": "The count is Qwen-1's layer with flash-attn's fused norm and rotary (model.eager_layer qwen1)",
+    "llama": (
+        "The count is transformers 4.30's Llama decoder layer (model.eager_layer llama: eager norms and rotary, "
+        "q, k and v apart; AutoGPTQ's fused llama modules would issue fewer)"
+    ),
+}

@@ -76,6 +76,8 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 FP8_RECIPES = ("transformer_engine", "torchao")
 # inference.engine: the serving stack's decode loop (serving_host.py)
 SERVING_ENGINES = ("compiled", "hf_eager")
+# model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
+EAGER_LAYERS = ("llama", "qwen1")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -370,7 +372,7 @@ _MODEL_COUNT_FIELDS: tuple[str, ...] = (  # >= 0
     "mtp_layers",
     *_MODEL_LATENT_FIELDS,
 )
-_MODEL_KEYS = {"preset", "name", "params", "params_active", *_MODEL_COUNT_FIELDS}
+_MODEL_KEYS = {"preset", "name", "params", "params_active", "eager_layer", *_MODEL_COUNT_FIELDS}
 _MODEL_KEYS |= set(_MODEL_INT_FIELDS) | set(_MODEL_BOOL_FIELDS)
 _REQUIRED_SHAPE = (
     "num_layers",
@@ -633,6 +635,8 @@ def _parse_model(reader: _Reader, data: dict, strict: bool) -> ModelSpec | None:
             values[key] = value
     if data.get("name"):
         values["name"] = str(data["name"])
+    if data.get("eager_layer") is not None:
+        values["eager_layer"] = reader.choice(data, "eager_layer", "model.eager_layer", "llama", EAGER_LAYERS)
     reshaping = _MODEL_INT_FIELDS + _MODEL_LATENT_FIELDS
     if merged and "params" not in data and any(data.get(key) is not None for key in reshaping):
         values.pop("params", None)  # a reshaped preset: count its parameters again

@@ -428,14 +428,22 @@ QWEN_MODELS = {
         "num_attention_heads": 32,
         "intermediate_size": 11008,
         "vocab_size": 151936,
+        "eager_layer": "qwen1",  # fix43d: Qwen-1's QWenBlock (hf_eager's 23 kernels a layer)
     },
-    "14b": {"preset": "llama-2-13b", "name": "Qwen-14B", "intermediate_size": 13696, "vocab_size": 152064},
+    "14b": {
+        "preset": "llama-2-13b",
+        "name": "Qwen-14B",
+        "intermediate_size": 13696,
+        "vocab_size": 152064,
+        "eager_layer": "qwen1",
+    },
     "72b": {
         "preset": "llama-2-70b",
         "name": "Qwen-72B",
         "num_key_value_heads": 64,
         "intermediate_size": 24576,
         "vocab_size": 152064,
+        "eager_layer": "qwen1",
     },
 }
 # (model, weight_quantization): (published tokens/s, published GB, ours tokens/s at this commit, engine hf_eager)

@@ -2,7 +2,11 @@
 
 By hand, Qwen-1's decoder layer in decode (modeling_qwen.py with flash-attn's fused rms_norm and rotary): 18
 non-GEMM kernels + 5 linears = 23; the loop 30. Qwen-7B (32 layers): (32 x 23 + 30) x 31 us = 23.75 ms a token
-(42.1 tokens/s) against 10.3 ms of GPU work on an A100; the default (compiled) keeps the GPU's step."""
+(42.1 tokens/s) against 10.3 ms of GPU work on an A100; the default (compiled) keeps the GPU's step.
+
+fix43d: transformers 4.30's LlamaDecoderLayer (model.eager_layer llama, the default): 44 non-GEMM kernels (norms
+2 x 8, cos / sin casts 2, rotary 12, KV cat 2, matmul-softmax attention 8, residuals 2, SiLU and gate 2) + 7
+linears = 51; Llama-2-7B (32 x 51 + 30) x 31 us = 51.5 ms a token (19.4 tokens/s)."""
 
 from __future__ import annotations
 
@@ -14,11 +18,12 @@ from procurement.sizing.documents import spec_from_knobs
 from procurement.sizing.throughput import inference_throughput
 
 
-def _spec(engine=None, **inference):
+def _spec(engine=None, eager_layer=None, **inference):
     block = {"concurrency": 1, "context_len": 2049, "output_tokens": 2048} | inference
     if engine:
         block["engine"] = engine
-    return parse_workload_spec({"task": "inference", "model": {"preset": "llama-2-7b"}, "inference": block})
+    model = {"preset": "llama-2-7b"} | ({"eager_layer": eager_layer} if eager_layer else {})
+    return parse_workload_spec({"task": "inference", "model": model, "inference": block})
 
 
 def _rows(spec):
@@ -26,9 +31,25 @@ def _rows(spec):
 
 
 def test_the_host_time_a_token_is_counted_from_the_layer_and_the_loop():
-    assert serving_host.kernels_per_layer(_spec("hf_eager")) == 23.0
-    assert serving_host.host_seconds_per_token(_spec("hf_eager")) == pytest.approx((32 * 23 + 30) * 31e-6)
-    assert "23 kernels a layer x 32 layers" in serving_host.text(_spec("hf_eager"))
+    qwen1 = _spec("hf_eager", "qwen1")
+    assert serving_host.kernels_per_layer(qwen1) == 23.0
+    assert serving_host.host_seconds_per_token(qwen1) == pytest.approx((32 * 23 + 30) * 31e-6)
+    assert "23 kernels a layer x 32 layers" in serving_host.text(qwen1)
+    assert "Qwen-1's layer" in serving_host.text(qwen1)
+
+
+def test_a_model_without_a_stated_layer_runs_transformers_llama_layer():
+    llama = _spec("hf_eager")
+    assert llama.model.eager_layer == "llama"
+    assert serving_host.kernels_per_layer(llama) == 51.0
+    assert serving_host.host_seconds_per_token(llama) == pytest.approx((32 * 51 + 30) * 31e-6)
+    assert "51 kernels a layer x 32 layers" in serving_host.text(llama)
+    assert "transformers 4.30's Llama decoder layer" in serving_host.text(llama)
+
+
+def test_an_unknown_eager_layer_is_refused_by_path():
+    with pytest.raises(WorkloadSpecError, match="model.eager_layer"):
+        _spec("hf_eager", "gpt2")
 
 
 def test_the_default_compiled_engine_pays_no_floor_and_keeps_its_step():
@@ -39,7 +60,7 @@ def test_the_default_compiled_engine_pays_no_floor_and_keeps_its_step():
 
 
 def test_the_step_is_the_larger_of_the_gpu_and_the_host_not_their_sum():
-    eager = float(np.asarray(_rows(_spec("hf_eager"))["decode_step_seconds"]))
+    eager = float(np.asarray(_rows(_spec("hf_eager", "qwen1"))["decode_step_seconds"]))
     assert eager == pytest.approx((32 * 23 + 30) * 31e-6)
     # many streams: the GPU's step outlasts the host's, which then costs nothing
     busy = _spec("hf_eager", concurrency=256)
