@@ -211,7 +211,17 @@ def test_sdxl_fp32_batch_of_4_memory(bundled_catalog, tmp_path):
     "largest single allocation is the level-1 feed-forward's 8C projection (a level-1 score tensor would be 8x "
     "larger and does not appear): the ~8.8 GiB transient is allocated inside a kernel call on the GPU (a cuDNN "
     "workspace or the SDPA backend's), which no CPU run shows. The caching allocator's reserve over the UNet "
-    "forward (the sd-1.5 preset's forward_reserve_ratio) is reserved memory and does not apply to this allocated row.",
+    "forward (the sd-1.5 preset's forward_reserve_ratio) is reserved memory and does not apply to this allocated row."
+    " diff44 (stop 44), unchanged (10.87 GiB, -29.4%): the workspace rule checked in PyTorch's own code (pytorch/"
+    "pytorch aten/src/ATen/native/cudnn/Conv_v8.cpp @06ca69ca, the cuDNN v8 path): without cudnn.benchmark,"
+    " run_single_conv takes cuDNN's heuristic engine configs in cuDNN's own ranked order (CUDNN_HEUR_MODE_INSTANT),"
+    " and try_configs runs the first one whose plan.getWorkspaceSize() bytes the caching allocator can hand out,"
+    " catching OutOfMemoryError and moving to the next, then caches that plan for the shape. So each convolution's"
+    " workspace is the highest-ranked plan that fits the memory free at its first call: the peak follows the free"
+    " memory (the offload rows) and a ranking that cuDNN does not publish, and no count of the network's tensors"
+    " gives it. The notebook @77458f1, re-read: pipe.unet.set_default_attn_processor() is called only in the"
+    " fp32 and 'Just FP16' rows, so this row's UNet runs SDPA, the spec's default; its decode is AutoencoderKL"
+    " with enable_slicing (z.split(1), one image at a time), as image.vae_slicing sizes it. Left.",
 )
 @pytest.mark.django_db
 def test_sdxl_fp16_batch_of_4_with_the_decode_sliced(bundled_catalog, tmp_path):
