@@ -272,7 +272,16 @@ BATCH_25_HOURS_REASON = (
     " 319 layers in the logs' summaries) to <= 77 ms, below the 82 ms of GPU work at batch 25's per-image rate,"
     " so (b) could bind only segment by segment. The product counts no kernels for detector training"
     " (image_model.forward_kernels: 0 for detectors), and no published kernel count, host profile or same-card"
-    " batch sweep of a YOLO11 training step was found to tell (a) from (b). Earlier diagnosis: "
+    " batch sweep of a YOLO11 training step was found to tell (a) from (b). det44 (stop 44), (a) counted as a lead,"
+    " not adopted: at 640 px YOLO11m's 512-channel stride-32 layers (20 x 20 positions) form GEMMs of batch x 400"
+    " rows; in 128 x 128 tiles that is 25 x 4 = 100 tiles at batch 8 on the 3090's 82 SMs (2 waves, 61% full) and"
+    " 79 x 4 = 316 at batch 25 (4 waves, 96%), while the stride-16 layers fill 95-98% at both. YOLO11l has the same"
+    " widths (the same gain measured, +21%); YOLO11x's 768 channels give 150 tiles at batch 8 (2 waves, 91%) and"
+    " 474 at 25 (96%), +5% on those layers against its measured +6.5%. So wave quantization of the deepest stage"
+    " has the sign, the width dependence and the order of the sweep. It is not made: the tile shape cuDNN picks"
+    " for each layer is not published, the engine carries no per-stage FLOPs for YOLO (image_shapes.yolo11_cost"
+    " and yolov8_cost scale the published total by pixels), and the V100 fit's rows (YOLOv5 at batches 64/40/24/16)"
+    " would have to be refitted with the term. Earlier diagnosis: "
 ) + BATCH_25_REASON
 
 
@@ -346,7 +355,14 @@ def test_yolo11m_batch25_run_hours_on_a_3090(bundled_catalog, tmp_path):
         " 4.47 to 5.0 it/s when the mosaic closed, where YOLO11s kept its rate: 24 ms a step that the mosaic adds"
         " outside the worker (which fed YOLO11s a sample every 7.5 ms, where YOLO11x's steps take 28 ms a"
         " sample), e.g. the assigner's work on four images' boxes. The log prints no CPU model; a spec field for a host's per-core rate has no"
-        " published value to state here, so none was added."
+        " published value to state here, so none was added. det44 (stop 44), no parallelism hides inside the one"
+        " worker: Ultralytics calls cv2.setNumThreads(0) at import ('prevent OpenCV from multithreading',"
+        " ultralytics/ultralytics@002217d4 ultralytics/utils/__init__.py), which a forked DataLoader worker inherits, and"
+        " PyTorch's worker loop sets torch.set_num_threads(1) (torch/utils/data/_utils/worker.py), so the <= 7.5 ms"
+        " a sample is one core's time. The sample's work at this Ultralytics version is also what the loader term"
+        " already counts (one decode, three buffered partners, the 2 x imgsz canvas and its warp). What is left is"
+        " the core's speed, which a spec could state only with a per-core loader rate measured on such a"
+        " workstation: this log gives a lower bound (the loader never bound), not a rate, so no field is added."
     ),
 )
 def test_yolo11s_one_loader_worker_on_a_3090(bundled_catalog, tmp_path):

@@ -413,6 +413,19 @@ T4_1024_REASON = (
     " ViT networks, so it already holds part of any tensor-core shortfall), chosen after seeing this case, and"
     " they move the L4 the same way (72 W, the hand-judged YOLO11m COCO ranking); kept as the lead. Checked:"
     " the run is AMP ('AMP: checks passed' in the log, Ultralytics 8.1.0 check_amp), so fp16 is right."
+    " det44 (stop 44), the card's bandwidth checked as the missing root, not adopted: detector_training_efficiency"
+    " is one V100 fit of whole steps, so the step's memory-bound work (BatchNorm, SiLU, concatenations and their"
+    " backward) is priced at the V100's 7.2 GB/s per dense TFLOPS, where the T4 has 300 / 65 = 4.6. Counted with the"
+    " engine's own saved activations (image_model.training_activation_bytes, 0.98 GB an image here) at 6 passes"
+    " (forward write, backward read, gradient write and read, 2 more for the norms' statistics; an assumption, not"
+    " a measurement) and ACHIEVED_BANDWIDTH 0.7: 28.0 ms an image on the T4, 70% of the product's 39.0 ms step"
+    " (of which 9.3 ms is the deterministic fill), and 31-34% of the fitted V100 step (no fill) for YOLOv8s/m/l/x"
+    " at the README's batches 64/40/24/16, about the same share at every scale. Refitting the V100 rows as 68%"
+    " compute + that traffic and pricing the T4 the same way gives 17.39 images/s (+58.7%); with the T4 row's 70 W"
+    " clock loss on the compute part (0.681, above) 14.94 (+36.3%). Both mechanisms together leave the case outside, the pass"
+    " count is not sourced, and the refit moves every detector training case (the RTX 3090 at 13.2 GB/s per TFLOPS"
+    " would gain, where geforce_detector_rate 1.19 was fitted; the RTX 4090 at 6.1, the A100 at 5.0 and the L4 at"
+    " 2.5, the hand-judged YOLO11m COCO ranking's top card, would lose), so the engine is unchanged."
 )
 
 
