@@ -12,6 +12,14 @@ Sources:
          512|8|128|128 152; 256|8|128|2048 200; 32|8|2048|128 15; 32|8|2048|2048 52. The same page's Mixtral 8x7B
          rows: H200 FP8 1024|2|128|128 5,444 and 64|2|2048|128 605; H100 FP8 512|2|128|128 5,255 and
          64|2|2048|128 588; A100 FP16 512|2|128|128 2,842 and 64|2|2048|128 319.
+         Same page, Falcon 180B (not yet in any test): H200 FP8 1024|4|128|128 1,118; 1024|4|128|2048 990;
+         64|4|2048|128 118; 64|4|2048|2048 265. H100 FP8 1024|4|128|128 1,100; 1024|8|128|2048 837; 64|4|2048|128
+         112; 64|4|2048|2048 246. A100 FP16 1024|8|128|128 254; 512|8|128|2048 266; 64|8|2048|128 29;
+         64|8|2048|2048 93.
+  [XQA]  NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/decoderXQARunner.h,
+         DecoderXQARunner::shouldUse (stored copies read with find_string, "xqaParams.head_size != 128"): the
+         2024 copies return false ("head_size") unless head_size is 128 (later 128 or 256); only a later
+         decoderXQAImplPrecompiled.cpp accepts 64. The v0.9.0 tag's copy itself was not read.
   [REL]  NVIDIA/TensorRT-LLM docs/source/release-notes.md (stored copy, find_string id 683127886), "TensorRT-LLM
          Release 0.10.0": "Added FP8 quantization support for Mixtral."
 """
@@ -102,3 +110,63 @@ def test_the_prefill_heavy_mixtral_rows_run_at_one_compute_rate_on_both_hopper_c
     a100 = [implied_tflops_per_gpu(2842, 2, 512, 128, 128), implied_tflops_per_gpu(319, 2, 64, 2048, 128)]
     assert [round(x) for x in a100] == [145, 138]
     assert sum(hopper) / len(hopper) / (sum(a100) / len(a100)) == pytest.approx(1.88, abs=0.02)
+
+
+FALCON_DECODE = (
+    "[TRT9] Falcon 180B {gpu} TP {tp}, batch {batch}, {prompt}/{output}: published {published:,}; ours {ours:,.1f} "
+    "({err:+.1%}). The long-output rows of every NVLink card are +46% to +119% while the same model's prefill-heavy "
+    "rows pass (-1.9% to -7.4%) and the same cards' Llama 2 70B long-output rows (head 128, groups of 8) read "
+    "+3.2% to +18.9%: the difference is decode attention. Falcon 180B's heads are 64 wide (14,848 / 232) in groups of 29 query heads a KV head; [XQA] "
+    "TensorRT-LLM's GQA decode kernel of that time takes head size 128 (or 256) only, so the decode step ran the "
+    "per-head masked MHA kernel, which reads a KV head's cache once per query head where the engine prices one "
+    "read per group. Sized: every re-read from memory (29x the KV reads) gives -1.2% to -37.8% on these rows "
+    "(over-corrected: the L2 serves part of the re-reads), and on the L40S (96 MB of L2) the same model's "
+    "long-output rows pass without it (+9.2%, -1.1%), as L2 reuse would have it. Not fitted: the share served "
+    "from L2 would be a per-card fit. A spec could state the decode attention kernel (shared across a KV group "
+    "or per query head); no field does"
+)
+FALCON_ROWS = [
+    # (gpu, precision, tp, batch, prompt, output, published, ours at serve44)
+    ("h200-sxm-141gb", "fp8", 4, 1024, 128, 128, 1118, None),  # -7.4%
+    ("h200-sxm-141gb", "fp8", 4, 1024, 128, 2048, 990, 1828.2),
+    ("h200-sxm-141gb", "fp8", 4, 64, 2048, 128, 118, None),  # -4.2%
+    ("h200-sxm-141gb", "fp8", 4, 64, 2048, 2048, 265, 580.7),
+    ("h100-sxm5-80gb", "fp8", 4, 1024, 128, 128, 1100, None),  # -6.1%
+    ("h100-sxm5-80gb", "fp8", 8, 1024, 128, 2048, 837, 1388.6),
+    ("h100-sxm5-80gb", "fp8", 4, 64, 2048, 128, 112, None),  # -3.3%
+    ("h100-sxm5-80gb", "fp8", 4, 64, 2048, 2048, 246, 473.1),
+    ("a100-sxm4-80gb", "fp16", 8, 1024, 128, 128, 254, None),  # -1.9%
+    ("a100-sxm4-80gb", "fp16", 8, 512, 128, 2048, 266, 427.2),
+    ("a100-sxm4-80gb", "fp16", 8, 64, 2048, 128, 29, None),  # -6.8%
+    ("a100-sxm4-80gb", "fp16", 8, 64, 2048, 2048, 93, 135.9),
+]
+
+
+def _falcon_param(row):
+    gpu, precision, tp, batch, prompt, output, published, ours = row
+    marks = ()
+    if ours is not None:
+        reason = FALCON_DECODE.format(
+            gpu=gpu,
+            tp=tp,
+            batch=batch,
+            prompt=prompt,
+            output=output,
+            published=published,
+            ours=ours,
+            err=ours / published - 1,
+        )
+        marks = (pytest.mark.xfail(strict=True, reason=reason),)
+    return pytest.param(gpu, precision, tp, batch, prompt, output, published, marks=marks)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "tp", "batch", "prompt", "output", "published"),
+    [_falcon_param(r) for r in FALCON_ROWS],
+)
+def test_trt9_falcon180b_peak_throughput_within_15_percent(
+    gpu, precision, tp, batch, prompt, output, published
+):
+    assert per_gpu("falcon-180b", precision, gpu, tp, batch, prompt, output) == pytest.approx(
+        published, rel=SPEED
+    )
