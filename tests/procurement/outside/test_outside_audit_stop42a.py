@@ -204,6 +204,21 @@ PCIE_TP_REASON = (
     " +13.5% / +3.0% here and +16.4% for the TP 2 row (13.5 GB/s: -1.6% / -6.5% / +4.3%). Not applied: GeForce"
     " cards have no peer-to-peer, so that host stages every transfer through host memory, a different path"
     " from an L40S with P2P, and whether TensorRT-LLM's L40S host ran P2P is not stated."
+    " serve44: 649.2 / 214.1 unchanged. Data-center Ada does have P2P (NVIDIA/cuda-samples#284: an L4 pair across"
+    " NUMA nodes, peer access Yes, cudaMemcpyPeer 19.87 GB/s, 0.62 of PCIe 4.0 in one flow), so a PCIe ring"
+    " fraction for P2P cards was tried in the engine and ranking (every PCIe collective at a share of the x16"
+    " link, not 0.80): least squares on these two rows gives 0.455 (14.6 GB/s; at 0.45 +2.1% / -4.0%), and the"
+    " same table's L40S rows held out follow it (70B TP 2 562: +32.9% -> +7.4%; 70B TP 8 first token 70.4 ms:"
+    " -14.7% -> +10.6%; Mixtral TP 4 1,266 / 1,490 / 155: +15.2 / +11.2 / +30.9% -> -9.9 / -4.8 / -1.5%), but"
+    " its Falcon 180B TP 8 first token (91.0 ms, passing at +11.4%) goes to +46.9%: it needs 0.75 of the link or"
+    " more (160 all-reduces of 3.8 MB, 1.06 GB a GPU, in the 45 ms its 37 ms of reads and 8.8 ms of per-layer"
+    " cost leave), where the 70B TP 8 first token on the same card needs 0.56 and the TP 4 rows 0.455; the same"
+    " table's four Falcon 180B TP 8 throughput rows (152 / 200 / 15 / 52, test_outside_serve44.py, inside at"
+    " 0.80: -13.0 / +9.2 / -10.4 / -1.1%) go to -43.3 / -25.6 / -38.7 / -18.1% at 0.45. Not landed (five passing"
+    " rows would break): the TP 2 / TP 4 rows and the Falcon TP 8 rows of one table disagree by 1.8x on the L40S"
+    " host's all-reduce rate, so it is not the PCIe link alone (TensorRT-LLM's Falcon layer runs two all-reduces"
+    " as Llama's does, tensorrt_llm/models/falcon/model.py @027cd518, so not the call count either). A spec could"
+    " state the host's measured all-reduce bus bandwidth; the publisher states neither it nor the host."
 )
 
 
