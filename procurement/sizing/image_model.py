@@ -620,8 +620,10 @@ def inference_traffic_bytes_per_image(spec) -> float:
     (tensorrt_detector_traffic_bytes_per_image). An eager int8 weight-only DiT adds its dequantize and
     output passes (weight_dequantize_bytes_per_image)."""
     if spec.image.fused_kernels:
-        return uncompiled_parts_traffic_bytes_per_image(spec) + tensorrt_detector_traffic_bytes_per_image(
-            spec
+        return (
+            uncompiled_parts_traffic_bytes_per_image(spec)
+            + tensorrt_detector_traffic_bytes_per_image(spec)
+            + fastertransformer_traffic_bytes_per_image(spec)
         )
     slug, side = spec.model.image_arch.slug, resolution(spec)
     cost = spec_network_cost(spec)
@@ -640,6 +642,54 @@ def inference_traffic_bytes_per_image(spec) -> float:
     score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
     return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+
+
+# Elements per hidden unit per token per layer that NVIDIA FasterTransformer's ViT moves outside its GEMMs, counted
+# from its code (NVIDIA/FasterTransformer src/fastertransformer/models/vit/ViT.cc ViTTransformer::forward and
+# layers/attention_layers/FusedAttentionLayer.cu @4c014fba): its cuBLAS GEMMs carry no epilogue, so each layer runs
+# invokeGeneralLayerNorm (reads the residual, writes the norm: 2), the q/k/v GEMMs then trt_add_QKV_bias (reads
+# q, k and v, writes them packed for the fused attention: 6), the attention output GEMM then
+# invokeGeneralAddBiasResidualPreLayerNorm (reads the output and the residual, writes the residual and the next
+# norm: 4), the FFN's first GEMM then its add-bias-GELU (reads and writes 4h: 8), the second GEMM then
+# invokeAddBiasResidual (reads the output and the residual, writes the residual: 3) = 23. Counted, not fitted;
+# the patch embedding's bias/class-token/position kernel and the final LayerNorm (once a forward) are left out.
+FASTERTRANSFORMER_VIT_LAYER_PASSES = 23.0
+# The sequence lengths the TensorRT fused-attention kernels FasterTransformer's ViT calls are built for: a
+# sequence is padded to the next of them (FusedMHARunnerFP16v2::getSFromMaxSeqLen, 3rdparty/
+# trt_fused_multihead_attention/qkvToContext.cu @4c014fba: 64, 96, 128, 256, 384, 512), so ViT's 197 tokens
+# attend as 256.
+FASTERTRANSFORMER_FMHA_LENGTHS = (64, 96, 128, 256, 384, 512)
+
+
+def is_fastertransformer(spec) -> bool:
+    return spec.image.engine == "fastertransformer"
+
+
+def vit_tokens(spec) -> int:
+    """A ViT classifier's sequence: its patches plus the class token (network_cost counts the same)."""
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    return (resolution(spec) // encoder["patch"]) ** 2 + 1
+
+
+def fastertransformer_traffic_bytes_per_image(spec) -> float:
+    """Bytes a FasterTransformer ViT forward moves between its GEMMs: FASTERTRANSFORMER_VIT_LAYER_PASSES
+    elements per hidden unit, token and layer, in the compute dtype. 0 for other engines."""
+    if not is_fastertransformer(spec):
+        return 0.0
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    tokens = vit_tokens(spec)
+    elements = FASTERTRANSFORMER_VIT_LAYER_PASSES * encoder["hidden"] * tokens * encoder["layers"]
+    return elements * activation_bytes_per_element(spec)
+
+
+def attention_padding(spec) -> float:
+    """The attention FLOPs a forward runs per FLOP it needs: (padded / real sequence)^2 under
+    FasterTransformer's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS), 1 elsewhere or past 512 tokens."""
+    if not is_fastertransformer(spec):
+        return 1.0
+    tokens = vit_tokens(spec)
+    padded = next((length for length in FASTERTRANSFORMER_FMHA_LENGTHS if length >= tokens), tokens)
+    return (padded / tokens) ** 2
 
 
 # Bytes an eager torchao int8 weight-only linear moves beyond a 16-bit one, from torchao's
@@ -1219,7 +1269,7 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
-    compute = compute + attention / (peak_flops * attention_efficiency)
+    compute = compute + attention * attention_padding(spec) / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)
@@ -1282,6 +1332,8 @@ def image_summary(spec) -> dict:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
     if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
+    if spec.image.engine != "pytorch":  # image.engine: the inference engine it is sized for
+        summary["engine"] = spec.image.engine
     if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)
         summary["tf32_matmul"] = spec.image.tf32_matmul
     if spec.weight_quantization == "nf4":  # 4.127 or 4.5 bits a weight (bytes_model.image_quantized_bytes)
