@@ -869,6 +869,38 @@ def forward_kernels(cost: Cost) -> float:
     return sum(kernels for kernels, _ in cost.launches) + cost.launches_fixed + cost.gemm_kernels
 
 
+# Kernels an eager no-grad timm ViT forward launches, counted from timm 0.6's VisionTransformer
+# (timm/models/vision_transformer.py, the version of huggingface/pytorch-image-models@5e7d47ca that the timm and
+# AITemplate benchmarks ran; Dropout and DropPath are no kernel in eval). A Block: norm1 (1), the qkv linear
+# (1: F.linear folds a contiguous 3-D input's bias into one addmm), proj (1), the residual add (1), norm2 (1),
+# fc1 (1), GELU (1), fc2 (1), the residual add (1), and the (B, H, N, d) -> (B, N, C) copy of the heads'
+# output (`.transpose(1, 2).reshape(B, N, C)`: 1) = VIT_BLOCK_KERNELS; its attention, eager (timm 0.6
+# Attention.forward: `attn = (q @ k.transpose(-2, -1)) * self.scale; attn = attn.softmax(dim=-1); x = attn @
+# v`, where torch.matmul copies the permuted q, k and v before each bmm: 3 copies, 2 bmm, the scale, the
+# softmax = VIT_EAGER_ATTENTION_KERNELS) or one SDPA kernel (timm >= 0.9 with F.scaled_dot_product_attention:
+# flash_attention). Per forward: the patch embedding's convolution and bias, the position embedding's add, and
+# the head's pooling, norm and linear (VIT_FIXED_KERNELS). Counted, not fitted.
+VIT_BLOCK_KERNELS = 10
+VIT_EAGER_ATTENTION_KERNELS = 7
+VIT_FIXED_KERNELS = 6
+
+
+def vit_forward_kernels(spec) -> float:
+    """Kernels of one eager ViT forward (VIT_BLOCK_KERNELS plus the attention's, per layer, and
+    VIT_FIXED_KERNELS); 0 for other networks."""
+    if spec.model.image_arch.family != "vision":
+        return 0.0
+    attention = 1 if spec.flash_attention else VIT_EAGER_ATTENTION_KERNELS
+    layers = image_preset(spec.model.image_arch.slug)["encoder"]["layers"]
+    return float(layers * (VIT_BLOCK_KERNELS + attention) + VIT_FIXED_KERNELS)
+
+
+def network_forward_kernels(spec) -> float:
+    """Kernels of the spec's network's eager forward: a ViT's (vit_forward_kernels), else the count in its
+    shapes (forward_kernels: UNets)."""
+    return vit_forward_kernels(spec) or forward_kernels(spec_network_cost(spec))
+
+
 def host_excess_seconds(kernels: float, gpu_seconds):
     """The time the GPU waits on the host in one eager pass: launches are asynchronous, so the host runs
     ahead while kernels are long and the queue hides its time; the pass takes the longer of the GPU's
@@ -883,7 +915,7 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
     (`gpu_seconds_per_step`: the denoiser's compute and traffic at the batch) the difference is added,
     x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
     512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
-    and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
+    and networks without a kernel count (DiTs, detectors: their tokens or the forward overhead
     cover it), except that a fused diffusion pipeline still launches its compiled denoiser (one graph,
     CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels). An
     unfused LoRA (image.unfused_lora_rank) adds UNFUSED_LORA_KERNELS per adapted layer to an eager step."""
@@ -891,11 +923,12 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
         kernels = fused_pipeline_step_kernels(spec)
         excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
         return excess * steps(spec) / spec.micro_batch_size
-    kernels = forward_kernels(spec_network_cost(spec))
+    kernels = network_forward_kernels(spec)
     if not kernels:
         return 0.0
     kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS
-    excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
+    pipeline = PIPELINE_STEP_KERNELS if is_diffusion(spec) else 0.0  # a classifier: one forward, no scheduler
+    excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step)
     return excess * steps(spec) / spec.micro_batch_size
 
 
@@ -1195,7 +1228,7 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
         traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
     traffic_seconds = traffic * samples / bandwidth
     gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
-    kernels = forward_kernels(cost) * passes
+    kernels = network_forward_kernels(spec) * passes
     host = kernels * EAGER_KERNEL_HOST_SECONDS.value
     if kernels:  # networks with a kernel count: their adapters' kernels and the optimizer's loop too
         host += lora_training_kernels(spec) * EAGER_KERNEL_HOST_SECONDS.value + optimizer_host_seconds(spec)
