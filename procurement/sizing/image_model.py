@@ -895,6 +895,25 @@ def vit_forward_kernels(spec) -> float:
     return float(layers * (VIT_BLOCK_KERNELS + attention) + VIT_FIXED_KERNELS)
 
 
+def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
+    """Say so when an eager ViT inference is host-bound: its forward's kernels (vit_forward_kernels) at
+    EAGER_KERNEL_HOST_SECONDS take as long as the whole batch's forward, so the host, not the card, sets the
+    speed. None for training, fused stacks, other networks, or where the GPU's work is longer."""
+    if spec.is_training or spec.image.fused_kernels or not images_per_second:
+        return None
+    kernels = vit_forward_kernels(spec)
+    floor = kernels * EAGER_KERNEL_HOST_SECONDS.value
+    if not kernels or floor < 0.99 * spec.micro_batch_size / images_per_second:
+        return None
+    return (
+        f"this eager ViT forward launches {kernels:.0f} kernels (counted from timm's VisionTransformer) at "
+        f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time each ({EAGER_KERNEL_HOST_SECONDS.key}): "
+        f"{floor * 1e3:.1f} ms a forward, longer than the card's work at batch {spec.micro_batch_size}, so the "
+        "host sets this speed; a larger batch pays it once for more images, and a compiled engine "
+        "(image.fused_kernels, CUDA graphs) does not pay it"
+    )
+
+
 def network_forward_kernels(spec) -> float:
     """Kernels of the spec's network's eager forward: a ViT's (vit_forward_kernels), else the count in its
     shapes (forward_kernels: UNets)."""

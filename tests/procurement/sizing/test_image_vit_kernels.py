@@ -46,3 +46,14 @@ def test_large_batches_and_fused_stacks_pay_no_floor():
     spec = _vit(256)
     assert im.eager_launch_seconds_per_image(spec, 0.088) == 0.0  # 88 ms of GPU work hides 6.5 ms
     assert im.eager_launch_seconds_per_image(_vit(1, fused_kernels=True), 0.0) == 0.0
+
+
+def test_a_host_bound_answer_says_so():
+    """The answer text states the assumption where it decides the answer: batch 1 (6.51 ms of host time
+    against ~0.85 ms of GPU work on an A100), not batch 256 (88 ms of GPU work)."""
+    small = _vit(1)
+    text = im.vit_host_floor_warning(small, 1.0 / _seconds(small))
+    assert text is not None and "210 kernels" in text and "6.5 ms" in text
+    large = _vit(256)
+    assert im.vit_host_floor_warning(large, 1.0 / _seconds(large)) is None
+    assert im.vit_host_floor_warning(_vit(1, fused_kernels=True), 1000.0) is None
