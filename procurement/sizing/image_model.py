@@ -872,8 +872,10 @@ def forward_kernels(cost: Cost) -> float:
 # Kernels an eager no-grad timm ViT forward launches, counted from timm 0.6's VisionTransformer
 # (timm/models/vision_transformer.py, the version of huggingface/pytorch-image-models@5e7d47ca that the timm and
 # AITemplate benchmarks ran; Dropout and DropPath are no kernel in eval). A Block: norm1 (1), the qkv linear
-# (1: F.linear folds a contiguous 3-D input's bias into one addmm), proj (1), the residual add (1), norm2 (1),
-# fc1 (1), GELU (1), fc2 (1), the residual add (1), and the (B, H, N, d) -> (B, N, C) copy of the heads'
+# (1: F.linear folds a contiguous 3-D input's bias into one addmm, 'Also hit the fused path for contiguous 3D
+# input' in ATen's linear, mirrored by the standalone functorch of PyTorch 1.11-1.12 in its linear_hack), proj
+# (1), the residual add (1), norm2 (1), fc1 (1), GELU (1), fc2 (1), the residual add (1), and the
+# (B, H, N, d) -> (B, N, C) copy of the heads'
 # output (`.transpose(1, 2).reshape(B, N, C)`: 1) = VIT_BLOCK_KERNELS; its attention, eager (timm 0.6
 # Attention.forward: `attn = (q @ k.transpose(-2, -1)) * self.scale; attn = attn.softmax(dim=-1); x = attn @
 # v`, where torch.matmul copies the permuted q, k and v before each bmm: 3 copies, 2 bmm, the scale, the
