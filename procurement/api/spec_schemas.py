@@ -22,7 +22,7 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
-from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_RUNTIMES
+from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_ENGINES, IMAGE_RUNTIMES
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     ATTENTION_KERNELS,
@@ -338,10 +338,21 @@ class WorkloadImageSerializer(serializers.Serializer):
     epochs = _number("Epochs over image.dataset_images (instead of train_steps)")
     dataset_images = _count("Images in one epoch")
     images = _count("Images a generation job produces")
-    fused_kernels = _flag("Inference with fused kernels (torch.compile, TensorRT): no elementwise passes")
+    fused_kernels = _flag(
+        "Inference with fused kernels (torch.compile, TensorRT): no elementwise passes; default: true under a "
+        "tensorrt or fastertransformer image.engine, else false"
+    )
+    engine = _choice(
+        IMAGE_ENGINES,
+        "Inference engine. pytorch (default): PyTorch, eager or torch.compile as fused_kernels says; tensorrt: a "
+        "TensorRT engine (fused kernels; fp32 engines in TF32 unless built with --noTF32); fastertransformer: "
+        "NVIDIA FasterTransformer's ViT (fused attention padded to 256 tokens, its own LayerNorm/bias/GELU/"
+        "residual kernels between the GEMMs; TF32 unless NVIDIA_TF32_OVERRIDE=0), ViT classifiers only",
+    )
     tf32_matmul = _flag(
         "fp32 image networks: matmuls on TF32 tensor cores (Ampere and later), as NGC PyTorch containers "
-        "(TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1) and PyTorch 1.7-1.11 run them; default false: upstream PyTorch >= 1.12"
+        "(TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11, TensorRT and FasterTransformer run them; default: "
+        "the engine's (true for tensorrt and fastertransformer, false for pytorch: upstream PyTorch >= 1.12)"
     )
     deterministic = _flag(
         "Detector training under Ultralytics' deterministic=True (its default) on PyTorch >= 2.1: every new "

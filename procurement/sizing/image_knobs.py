@@ -20,6 +20,7 @@ IMAGE_KNOB_PATHS = {
     "quantize_text_encoders": "image.quantize_text_encoders",
     "nf4_double_quant": "image.nf4_double_quant",
     "fused_kernels": "image.fused_kernels",
+    "image_engine": "image.engine",
     "tf32_matmul": "image.tf32_matmul",
     "images": "image.images",
     "text_tokens": "image.text_tokens",
@@ -61,6 +62,7 @@ _CHOICE_DEFAULTS = {
     "weight_quantization": "none",
     "data_pipeline": "preset",
     "optimizer": "adamw",
+    "image_engine": "pytorch",
 }
 # Knobs whose text is a number (documents._knob_value turns it into one)
 IMAGE_NUMBER_KNOBS = {
@@ -87,6 +89,7 @@ _INFERENCE_ONLY = {
     "nf4_double_quant",
     "images",
     "unfused_lora_rank",
+    "image_engine",
 }
 _TRAINING_ONLY = {
     "optimizer",

@@ -620,8 +620,10 @@ def inference_traffic_bytes_per_image(spec) -> float:
     (tensorrt_detector_traffic_bytes_per_image). An eager int8 weight-only DiT adds its dequantize and
     output passes (weight_dequantize_bytes_per_image)."""
     if spec.image.fused_kernels:
-        return uncompiled_parts_traffic_bytes_per_image(spec) + tensorrt_detector_traffic_bytes_per_image(
-            spec
+        return (
+            uncompiled_parts_traffic_bytes_per_image(spec)
+            + tensorrt_detector_traffic_bytes_per_image(spec)
+            + fastertransformer_traffic_bytes_per_image(spec)
         )
     slug, side = spec.model.image_arch.slug, resolution(spec)
     cost = spec_network_cost(spec)
@@ -640,6 +642,54 @@ def inference_traffic_bytes_per_image(spec) -> float:
     score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
     return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+
+
+# Elements per hidden unit per token per layer that NVIDIA FasterTransformer's ViT moves outside its GEMMs, counted
+# from its code (NVIDIA/FasterTransformer src/fastertransformer/models/vit/ViT.cc ViTTransformer::forward and
+# layers/attention_layers/FusedAttentionLayer.cu @4c014fba): its cuBLAS GEMMs carry no epilogue, so each layer runs
+# invokeGeneralLayerNorm (reads the residual, writes the norm: 2), the q/k/v GEMMs then trt_add_QKV_bias (reads
+# q, k and v, writes them packed for the fused attention: 6), the attention output GEMM then
+# invokeGeneralAddBiasResidualPreLayerNorm (reads the output and the residual, writes the residual and the next
+# norm: 4), the FFN's first GEMM then its add-bias-GELU (reads and writes 4h: 8), the second GEMM then
+# invokeAddBiasResidual (reads the output and the residual, writes the residual: 3) = 23. Counted, not fitted;
+# the patch embedding's bias/class-token/position kernel and the final LayerNorm (once a forward) are left out.
+FASTERTRANSFORMER_VIT_LAYER_PASSES = 23.0
+# The sequence lengths the TensorRT fused-attention kernels FasterTransformer's ViT calls are built for: a
+# sequence is padded to the next of them (FusedMHARunnerFP16v2::getSFromMaxSeqLen, 3rdparty/
+# trt_fused_multihead_attention/qkvToContext.cu @4c014fba: 64, 96, 128, 256, 384, 512), so ViT's 197 tokens
+# attend as 256.
+FASTERTRANSFORMER_FMHA_LENGTHS = (64, 96, 128, 256, 384, 512)
+
+
+def is_fastertransformer(spec) -> bool:
+    return spec.image.engine == "fastertransformer"
+
+
+def vit_tokens(spec) -> int:
+    """A ViT classifier's sequence: its patches plus the class token (network_cost counts the same)."""
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    return (resolution(spec) // encoder["patch"]) ** 2 + 1
+
+
+def fastertransformer_traffic_bytes_per_image(spec) -> float:
+    """Bytes a FasterTransformer ViT forward moves between its GEMMs: FASTERTRANSFORMER_VIT_LAYER_PASSES
+    elements per hidden unit, token and layer, in the compute dtype. 0 for other engines."""
+    if not is_fastertransformer(spec):
+        return 0.0
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    tokens = vit_tokens(spec)
+    elements = FASTERTRANSFORMER_VIT_LAYER_PASSES * encoder["hidden"] * tokens * encoder["layers"]
+    return elements * activation_bytes_per_element(spec)
+
+
+def attention_padding(spec) -> float:
+    """The attention FLOPs a forward runs per FLOP it needs: (padded / real sequence)^2 under
+    FasterTransformer's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS), 1 elsewhere or past 512 tokens."""
+    if not is_fastertransformer(spec):
+        return 1.0
+    tokens = vit_tokens(spec)
+    padded = next((length for length in FASTERTRANSFORMER_FMHA_LENGTHS if length >= tokens), tokens)
+    return (padded / tokens) ** 2
 
 
 # Bytes an eager torchao int8 weight-only linear moves beyond a 16-bit one, from torchao's
@@ -819,6 +869,59 @@ def forward_kernels(cost: Cost) -> float:
     return sum(kernels for kernels, _ in cost.launches) + cost.launches_fixed + cost.gemm_kernels
 
 
+# Kernels an eager no-grad timm ViT forward launches, counted from timm 0.6's VisionTransformer
+# (timm/models/vision_transformer.py, the version of huggingface/pytorch-image-models@5e7d47ca that the timm and
+# AITemplate benchmarks ran; Dropout and DropPath are no kernel in eval). A Block: norm1 (1), the qkv linear
+# (1: F.linear folds a contiguous 3-D input's bias into one addmm, 'Also hit the fused path for contiguous 3D
+# input' in ATen's linear, mirrored by the standalone functorch of PyTorch 1.11-1.12 in its linear_hack), proj
+# (1), the residual add (1), norm2 (1), fc1 (1), GELU (1), fc2 (1), the residual add (1), and the
+# (B, H, N, d) -> (B, N, C) copy of the heads'
+# output (`.transpose(1, 2).reshape(B, N, C)`: 1) = VIT_BLOCK_KERNELS; its attention, eager (timm 0.6
+# Attention.forward: `attn = (q @ k.transpose(-2, -1)) * self.scale; attn = attn.softmax(dim=-1); x = attn @
+# v`, where torch.matmul copies the permuted q, k and v before each bmm: 3 copies, 2 bmm, the scale, the
+# softmax = VIT_EAGER_ATTENTION_KERNELS) or one SDPA kernel (timm >= 0.9 with F.scaled_dot_product_attention:
+# flash_attention). Per forward: the patch embedding's convolution and bias, the position embedding's add, and
+# the head's pooling, norm and linear (VIT_FIXED_KERNELS). Counted, not fitted.
+VIT_BLOCK_KERNELS = 10
+VIT_EAGER_ATTENTION_KERNELS = 7
+VIT_FIXED_KERNELS = 6
+
+
+def vit_forward_kernels(spec) -> float:
+    """Kernels of one eager ViT forward (VIT_BLOCK_KERNELS plus the attention's, per layer, and
+    VIT_FIXED_KERNELS); 0 for other networks."""
+    if spec.model.image_arch.family != "vision":
+        return 0.0
+    attention = 1 if spec.flash_attention else VIT_EAGER_ATTENTION_KERNELS
+    layers = image_preset(spec.model.image_arch.slug)["encoder"]["layers"]
+    return float(layers * (VIT_BLOCK_KERNELS + attention) + VIT_FIXED_KERNELS)
+
+
+def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
+    """Say so when an eager ViT inference is host-bound: its forward's kernels (vit_forward_kernels) at
+    EAGER_KERNEL_HOST_SECONDS take as long as the whole batch's forward, so the host, not the card, sets the
+    speed. None for training, fused stacks, other networks, or where the GPU's work is longer."""
+    if spec.is_training or spec.image.fused_kernels or not images_per_second:
+        return None
+    kernels = vit_forward_kernels(spec)
+    floor = kernels * EAGER_KERNEL_HOST_SECONDS.value
+    if not kernels or floor < 0.99 * spec.micro_batch_size / images_per_second:
+        return None
+    return (
+        f"this eager ViT forward launches {kernels:.0f} kernels (counted from timm's VisionTransformer) at "
+        f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time each ({EAGER_KERNEL_HOST_SECONDS.key}): "
+        f"{floor * 1e3:.1f} ms a forward, longer than the card's work at batch {spec.micro_batch_size}, so the "
+        "host sets this speed; a larger batch pays it once for more images, and a compiled engine "
+        "(image.fused_kernels, CUDA graphs) does not pay it"
+    )
+
+
+def network_forward_kernels(spec) -> float:
+    """Kernels of the spec's network's eager forward: a ViT's (vit_forward_kernels), else the count in its
+    shapes (forward_kernels: UNets)."""
+    return vit_forward_kernels(spec) or forward_kernels(spec_network_cost(spec))
+
+
 def host_excess_seconds(kernels: float, gpu_seconds):
     """The time the GPU waits on the host in one eager pass: launches are asynchronous, so the host runs
     ahead while kernels are long and the queue hides its time; the pass takes the longer of the GPU's
@@ -833,7 +936,7 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
     (`gpu_seconds_per_step`: the denoiser's compute and traffic at the batch) the difference is added,
     x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
     512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
-    and networks without a kernel count (DiTs, detectors, ViTs: their tokens or the forward overhead
+    and networks without a kernel count (DiTs, detectors: their tokens or the forward overhead
     cover it), except that a fused diffusion pipeline still launches its compiled denoiser (one graph,
     CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels). An
     unfused LoRA (image.unfused_lora_rank) adds UNFUSED_LORA_KERNELS per adapted layer to an eager step."""
@@ -841,11 +944,12 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
         kernels = fused_pipeline_step_kernels(spec)
         excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
         return excess * steps(spec) / spec.micro_batch_size
-    kernels = forward_kernels(spec_network_cost(spec))
+    kernels = network_forward_kernels(spec)
     if not kernels:
         return 0.0
     kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS
-    excess = host_excess_seconds(kernels + PIPELINE_STEP_KERNELS, gpu_seconds_per_step)
+    pipeline = PIPELINE_STEP_KERNELS if is_diffusion(spec) else 0.0  # a classifier: one forward, no scheduler
+    excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step)
     return excess * steps(spec) / spec.micro_batch_size
 
 
@@ -1145,7 +1249,7 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
         traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
     traffic_seconds = traffic * samples / bandwidth
     gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
-    kernels = forward_kernels(cost) * passes
+    kernels = network_forward_kernels(spec) * passes
     host = kernels * EAGER_KERNEL_HOST_SECONDS.value
     if kernels:  # networks with a kernel count: their adapters' kernels and the optimizer's loop too
         host += lora_training_kernels(spec) * EAGER_KERNEL_HOST_SECONDS.value + optimizer_host_seconds(spec)
@@ -1219,7 +1323,7 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
-    compute = compute + attention / (peak_flops * attention_efficiency)
+    compute = compute + attention * attention_padding(spec) / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)
@@ -1282,6 +1386,8 @@ def image_summary(spec) -> dict:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
     if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
+    if spec.image.engine != "pytorch":  # image.engine: the inference engine it is sized for
+        summary["engine"] = spec.image.engine
     if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)
         summary["tf32_matmul"] = spec.image.tf32_matmul
     if spec.weight_quantization == "nf4":  # 4.127 or 4.5 bits a weight (bytes_model.image_quantized_bytes)

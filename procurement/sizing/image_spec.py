@@ -16,6 +16,15 @@ IMAGE_LORA_TARGETS = ("attention", "all-linear")
 # the 2023 diffusers stack its benchmarks label PyTorch 2.0 (diffusers 0.17's torch2.0.md, sd-benchmarks' 'PT2.0'
 # rows: SDPA or xformers attention, eager or torch.compile of the UNet), measured slower on SD 1.x's UNet
 IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
+# The inference engine an image network runs under (docs/workload-spec.md, image.engine): "pytorch" = PyTorch,
+# eager or torch.compile as image.fused_kernels says; "tensorrt" = a TensorRT engine (trtexec, torch_tensorrt):
+# fused kernels, and fp32 engines built with TF32 unless --noTF32; "fastertransformer" = NVIDIA
+# FasterTransformer's C++ ViT (src/fastertransformer/models/vit/ViT.cc): fused attention, its own LayerNorm /
+# bias / GELU / residual kernels between cuBLAS GEMMs (image_model.fastertransformer_traffic_bytes_per_image),
+# TF32 on Ampere unless NVIDIA_TF32_OVERRIDE=0
+IMAGE_ENGINES = ("pytorch", "tensorrt", "fastertransformer")
+# Engines whose fp32 matmuls run in TF32 unless told otherwise (image.tf32_matmul's default)
+TF32_BY_DEFAULT_ENGINES = ("tensorrt", "fastertransformer")
 
 
 @dataclass(frozen=True)
@@ -60,10 +69,12 @@ class ImageSpec:
     # (None: COCO's, assumptions.LOADER_REFERENCE_SOURCE_MEGAPIXELS)
     source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
+    engine: str = "pytorch"  # IMAGE_ENGINES (tensorrt, fastertransformer: fused_kernels)
     # fp32 networks: their matmuls (linears, attention's bmm) run on TF32 tensor cores (Ampere and later), as
     # under NVIDIA's NGC PyTorch containers (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11's default, or
     # torch.backends.cuda.matmul.allow_tf32 = True / set_float32_matmul_precision('high'); off: upstream
-    # PyTorch >= 1.12's default, which both IMAGE_RUNTIMES are (compute_peak.spec_peak_tflops)
+    # PyTorch >= 1.12's default, which both IMAGE_RUNTIMES are (compute_peak.spec_peak_tflops). Unstated, the
+    # parser sets it from image.engine: on for TF32_BY_DEFAULT_ENGINES, off for pytorch
     tf32_matmul: bool = False
     # inference: a LoRA of this rank loaded beside a UNet and not fused into it (diffusers load_lora_weights
     # without fuse_lora: PEFT layers run their adapter matmuls on every call; image_model.unfused_adapters)

@@ -286,6 +286,9 @@ def _candidate(
     floor_text = image_model.forward_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
     if floor_text:
         warnings.append(floor_text)
+    host_text = image_model.vit_host_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
+    if host_text:
+        warnings.append(host_text)
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)

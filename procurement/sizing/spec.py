@@ -19,8 +19,10 @@ from procurement.sizing.image_presets import ImageArchitecture, image_architectu
 from procurement.sizing.image_spec import (
     DATA_PIPELINES,
     GUIDANCE,
+    IMAGE_ENGINES,
     IMAGE_LORA_TARGETS,
     IMAGE_RUNTIMES,
+    TF32_BY_DEFAULT_ENGINES,
     ImageSpec,
 )
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
@@ -998,8 +1000,6 @@ _IMAGE_BOOLS = (
     "train_text_encoder",
     "prior_preservation",
     "cache_latents",
-    "fused_kernels",
-    "tf32_matmul",
 )
 _IMAGE_KEYS = {
     "resolution_px",
@@ -1018,6 +1018,9 @@ _IMAGE_KEYS = {
     "quantize_text_encoders",
     "nf4_double_quant",
     "runtime",
+    "engine",
+    "fused_kernels",
+    "tf32_matmul",
     "cache_text_embeddings",
     "unfused_lora_rank",
     *_IMAGE_BOOLS,
@@ -1032,7 +1035,16 @@ def _parse_image(reader: _Reader, data: dict, strict: bool) -> int | None:
 
 def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> ImageSpec:
     targets = lora.targets[0] if lora is not None and lora.targets[0] in IMAGE_LORA_TARGETS else "attention"
+    engine = reader.choice(data, "engine", "image.engine", "pytorch", IMAGE_ENGINES)
+    # a TensorRT or FasterTransformer engine is a fused stack; unstated, TF32 follows the engine's default
+    fused = reader.optional_boolean(data, "fused_kernels", "image.fused_kernels")
+    if fused is False and engine != "pytorch":
+        reader.error("image.fused_kernels", f"a {engine} engine runs fused kernels: leave it out or true")
+    tf32 = reader.optional_boolean(data, "tf32_matmul", "image.tf32_matmul")
     return ImageSpec(
+        engine=engine,
+        fused_kernels=engine != "pytorch" if fused is None else fused,
+        tf32_matmul=engine in TF32_BY_DEFAULT_ENGINES if tf32 is None else tf32,
         steps=reader.integer(data, "steps", "image.steps", None),
         guidance=reader.choice(data, "guidance", "image.guidance", "preset", GUIDANCE),
         lora_targets=targets,
@@ -1487,6 +1499,16 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
             "image.unfused_lora_rank",
             f"an unfused LoRA is counted on a UNet generation (inference); {arch.slug} {spec.task}: "
             "leave it out (training adapters go in lora.rank)",
+        )
+    if spec.image.engine != "pytorch" and spec.is_training:
+        reader.error(
+            "image.engine",
+            f"{spec.image.engine} is an inference engine; {spec.task} runs in PyTorch: leave it out",
+        )
+    if spec.image.engine == "fastertransformer" and arch.family != "vision":
+        reader.error(
+            "image.engine",
+            f"fastertransformer is sized for ViT classifiers (its ViT model); {arch.slug} is not one",
         )
     if spec.image.runtime != "optimized" and (not arch.is_diffusion or spec.is_training):
         reader.error(

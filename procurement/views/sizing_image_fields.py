@@ -54,11 +54,18 @@ IMAGE_KNOB_LABELS = {
         "",
         "A compiled engine: no separate elementwise passes over the activations.",
     ),
+    "image_engine": (
+        "Inference engine",
+        "inference",
+        "The engine the network runs under: PyTorch (eager, or compiled with fused kernels ticked), a TensorRT "
+        "engine, or NVIDIA FasterTransformer's ViT (its own LayerNorm, bias and GELU kernels between the matmuls).",
+    ),
     "tf32_matmul": (
         "TF32 matmuls",
         "fp32, Ampere and later",
         "The fp32 network's linears and attention run on TF32 tensor cores, as in NVIDIA's NGC PyTorch "
-        "containers, PyTorch 1.7 to 1.11, or with allow_tf32 set; unticked they run on the CUDA cores.",
+        "containers, PyTorch 1.7 to 1.11, or with allow_tf32 set; unticked, the engine's default: on for "
+        "TensorRT and FasterTransformer, off (the CUDA cores) for PyTorch.",
     ),
     "images": (
         "Images to generate",
@@ -169,6 +176,11 @@ IMAGE_KNOB_OPTIONS = {
         ("paged_adamw_8bit", "Paged AdamW 8-bit"),
         ("sgd", "SGD"),
         ("adafactor", "Adafactor"),
+    ),
+    "image_engine": (
+        ("pytorch", "PyTorch"),
+        ("tensorrt", "TensorRT"),
+        ("fastertransformer", "FasterTransformer (ViT)"),
     ),
     "cache_text_embeddings": (
         ("", "As for latents"),
