@@ -247,7 +247,8 @@ CP43 = (
 # and the 405B's r does not rise either (0.62 -> 0.48 -> 0.54). (2) The product's r is within 8% of the 8B's CP 2
 # and 0.63-0.64 of its CP 4 / CP 8; for the 405B it is 0.78 / 0.92 / 0.80 of the published: no one factor on the
 # ring step fits both tables (1.53-1.59 for the 8B from CP 4, 1.08-1.29 for the 405B), and a factor on the 8B's
-# would put its passing CP 2 row at +38% slower. (3) Source: PyTorch's load-balanced ring at the benchmark's torch
+# would put its passing CP 2 row at +38% slower; the ring's exposed seconds doubled fit the 405B's three rows
+# (+0.6 / -7.4 / +1.8%), whose ring crosses the fabric, and leave the 8B at +30.7 / +39.8%. (3) Source: PyTorch's load-balanced ring at the benchmark's torch
 # (torch/distributed/tensor/experimental/_attention.py, the form with DeviceMesh signatures and _AllGatherRotater)
 # runs the same SDPA shapes at every step for every c >= 2 and its per-step extras (torch.cat of K/V, fp32 merge,
 # fp32 dK/dV permute) are the same per step; what changes with c is only the number of steps and the all-gathered
@@ -260,7 +261,10 @@ T44_CP = (
     "in either table, so a ring cost scaling with the CP degree is ruled out as the cause; the 8B's step is a jump "
     "between CP 2 and CP 4 that the source's per-step shapes (identical at every c >= 2) do not produce. "
     "Spec: nothing a spec could state; the runs are stated as run (CP degree, allgather rotation, compiled ring, "
-    "full recomputation, Float8) and the cause is not identified. UNEXPLAINED."
+    "full recomputation, Float8) and the cause is not identified. Sized, not applied: the ring's exposed seconds "
+    "doubled would bring the three 405B rows inside (CP 2 / 4 / 8 +0.6 / -7.4 / +1.8%; its ring crosses the "
+    "400 Gb/s fabric) and leave the 8B's (NVLink) at +30.7 / +39.8%; no source gives the fabric that rate for "
+    "this traffic and the fit would have one table's three rows and nothing held out. UNEXPLAINED."
 )
 
 
