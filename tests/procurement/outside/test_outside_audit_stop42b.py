@@ -205,7 +205,9 @@ FMS_H100_REASON = (
     "keep their rates but the 13B, which IBM ran as HSDP, falls to 1,423.8 (-16.2%) under the full-shard FSDP the "
     "spec can state (test_outside_nemo43.py). The spec can state neither a fabric nor HSDP; HSDP would "
     "move fewer bytes across nodes, raising the 7B estimate. "
-    "UNEXPLAINED (cluster not described further)."
+    "UNEXPLAINED (cluster not described further). t44: rechecked (the figures above are pinned by the test). "
+    "Spec: in part; a fabric and HSDP would be spec fields the product lacks, but both were sized (nemo43) and "
+    "leave the rows +20..+27%; the rest is the cluster against IBM's own MFU column, no setting of the run."
 )
 
 
@@ -262,7 +264,8 @@ def test_eff42_share_on_fms_full_checkpointing_runs_on_96_h100(
         "100 Gb/s a GPU ('800 Gbps' a node) 9,486.1 (+26.5%); HSDP (all-gathers inside the node, only each GPU's "
         "1/8 gradient shard all-reduced across the 12 nodes) moves fewer fabric bytes than the full-shard FSDP the "
         "product prices; compiled, IBM's H100 / A100 ratio is the same (9,600 / 4,550 = 2.11 against 2.03). "
-        "UNEXPLAINED (cluster not described further)."
+        "UNEXPLAINED (cluster not described further). t44: rechecked at 10,252.4, unchanged; spec as the two "
+        "full-AC rows (fabric and HSDP not statable, sized and not enough)."
     ),
 )
 def test_fms_h100_table_level_without_checkpointing(bundled_catalog):

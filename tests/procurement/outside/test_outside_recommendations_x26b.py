@@ -391,7 +391,8 @@ def test_llama3_405b_8k_stage_reaches_metas_tflops(bundled_catalog):
     "test_llama3_405b_8k_meta_plan_fits_80gb. Not explained (e26c): now 86.21 GiB (activations 75.3 GiB, "
     "weights 5.9, overhead 4.7); this 1F1B spec is not Meta's plan, but Meta's stated plan is no lighter (87.5 "
     "GiB, next case), so the gap is the same per-layer count there. tt42: rechecked at 86.21 GiB, unchanged; "
-    "no source found names Meta's layer kernels",
+    "no source found names Meta's layer kernels. t44: rechecked at 86.21 GiB, unchanged. Spec: this 1F1B spec is "
+    "not Meta's plan; Meta's is stated in the next case, where the gap is a kernel the paper does not name.",
 )
 @pytest.mark.django_db
 def test_llama3_405b_8k_plan_fits_80gb(bundled_catalog):
@@ -457,7 +458,9 @@ def test_llama3_405b_8k_meta_plan_reaches_metas_tflops(bundled_catalog):
     "h, q 2 h, k/v 0.25 h, attention output 2 h, MLP input 2 h, gate, up, SiLU and product 26 h). The paper "
     "states what it frees (stage inputs and outputs, which the product does not count) but not its layer's "
     "kernels; no source shows which 4 h a token Meta's layer does not keep. tt42: rechecked at 87.5 GiB, "
-    "unchanged; still no source for Meta's MLP or norm kernels",
+    "unchanged; still no source for Meta's MLP or norm kernels. t44: rechecked at 87.5 GiB (activations 76.5), "
+    "unchanged. Spec: expressible (fused_swiglu: 73.9 GiB, tight), but stating it would assert a kernel the paper "
+    "does not name, so the case stays as published. UNEXPLAINED (class 3: the run's kernel unpublished).",
 )
 @pytest.mark.django_db
 def test_llama3_405b_8k_meta_plan_fits_80gb(bundled_catalog):
