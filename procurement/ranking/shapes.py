@@ -30,7 +30,7 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import pipeline_vcpus_needed, vcpus_per_gpu
-from procurement.sizing.mfu import estimate_mfu, memory_factor, recompute_time_share
+from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor, recompute_time_share
 
 
 @dataclass(frozen=True)
@@ -535,7 +535,13 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
         gpus_per_node=grid.per_instance,
         fabric_gbps=grid.fabric_gbps,
         vcpus_per_gpu=np.inf,  # GPU-side hours: configure() bounds them by each offer's vCPUs
-        memory_bandwidth_gbps=np.array(kind_bandwidth, dtype=float)[kind],
+        memory_bandwidth_gbps=np.array(
+            [
+                bw * bandwidth_factor(spec, gpu, options.calibration)
+                for bw, gpu in zip(kind_bandwidth, kind_gpus, strict=True)
+            ],
+            dtype=float,
+        )[kind],
         recompute_share=np.array([recompute_time_share(spec, gpu) for gpu in kind_gpus], dtype=float)[kind],
     )
 

@@ -138,10 +138,12 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
 
 
 def _with_host_floor(spec, why: str) -> str:
-    """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike."""
-    from procurement.sizing import lora_host, serving_host
+    """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike, and QLoRA's
+    dequantization (qlora_dequant.text)."""
+    from procurement.sizing import lora_host, qlora_dequant, serving_host
 
-    return "; ".join(text for text in (why, lora_host.text(spec), serving_host.text(spec)) if text)
+    texts = (why, lora_host.text(spec), qlora_dequant.text(spec), serving_host.text(spec))
+    return "; ".join(text for text in texts if text)
 
 
 def _datasheet_why(spec, gpu) -> str:
@@ -192,6 +194,10 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
             own = peak[index] * mfu[index]
             product = target if measured else min(own, target)
             peak[index] = product / mfu[index] if mfu[index] else peak[index]
+            # the measured ratio is the whole step's: bandwidth-bound work beside the FLOPs (QLoRA's unpacking,
+            # qlora_dequant.py) runs at the H100's bandwidth times the same ratio
+            ref_bandwidth = reference.memory_bandwidth_gbps * ratio
+            bandwidth[index] = ref_bandwidth if measured else min(bandwidth[index], ref_bandwidth)
         else:
             peak[index] = ref_peak * ratio if measured else min(peak[index], ref_peak * ratio)
             ref_bandwidth = reference.memory_bandwidth_gbps * bandwidth_ratio

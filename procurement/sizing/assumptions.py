@@ -1064,12 +1064,6 @@ OFFLOAD_OVERHEAD = Assumption(
     "fraction of step time",
     "CPU optimizer step and PCIe transfers of ZeRO-Offload; estimate, benchmark recommended.",
 )
-QLORA_DEQUANT_OVERHEAD = Assumption(
-    "qlora_dequant_overhead",
-    0.30,
-    "fraction of step time",
-    "bitsandbytes NF4 dequantization on every forward/backward matmul; estimate, benchmark recommended.",
-)
 HEADROOM_DEFAULT = Assumption(
     "headroom_default",
     0.20,
@@ -1779,7 +1773,6 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,
-    QLORA_DEQUANT_OVERHEAD,
     HEADROOM_DEFAULT,
     TIGHT_UTILIZATION,
     OVERSIZED_UTILIZATION,

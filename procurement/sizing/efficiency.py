@@ -50,7 +50,13 @@ def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     ``inference``) it is the prefill and batched-decode GEMM efficiency (throughput.prefill_efficiency)."""
     if spec.model.is_image:
         return None
-    return measured_efficiencies().get((gpu.slug, spec.task, spec.precision))
+    rows = measured_efficiencies()
+    found = rows.get((gpu.slug, spec.task, spec.precision))
+    if found is None and spec.task == "qlora":
+        # QLoRA's GEMMs are LoRA's 16-bit GEMMs once the base weights are unpacked; the unpacking is a time of its
+        # own (qlora_dequant.py), so a part's measured LoRA row stands for them
+        found = rows.get((gpu.slug, "lora", spec.precision))
+    return found
 
 
 IMAGE_TASK = "image"  # rows for image networks (diffusion, ViT): the card's saturated efficiency

@@ -11,12 +11,13 @@ same layer) with a fused attention kernel (FlashAttention 2 / SDPA), frozen base
     apply_rotary_pos_emb on q and k, 5 each (x cos, rotate_half's neg and cat, x sin, add) = 10; the attention
     kernel 1; 2 residual adds; act_fn 1 and the gated MLP's multiply 1: 31 (30 without a gate);
   forward, GEMMs: one a frozen linear (q, k, v, o, gate, up, down: 7; QLoRA one more a linear, bitsandbytes'
-    dequantize_4bit before its matmul);
+    dequantize_4bit before its matmul; 8 more for GPTQ int4's eager unpacking, QLORA_DEQUANT_KERNELS);
   backward, non-GEMM: 2 RMSNorm backwards x 10 (weight product, two casts, the mul's two gradients, rsqrt, mean,
     pow and the sum of the fp32 input's two gradients) = 20; rotary 4 each = 8; attention 1; act_fn 1 and the
     gate multiply's 2; autograd's sums where one tensor feeds several (q/k/v 2, gate/up 1, the two residual
     forks 2) 5: 37 (35 without a gate);
-  backward, GEMMs: the input gradient of each frozen linear (no weight gradient; QLoRA dequantizes again: +1);
+  backward, GEMMs: the input gradient of each frozen linear (no weight gradient; bitsandbytes QLoRA dequantizes
+    again: +1; GPTQ int4 reuses the saved 16-bit weight: +0);
   adapters (peft tuners/lora/layer.py Linear.forward, result + lora_B(lora_A(dropout(x))) * scaling, dropout an
     Identity at PEFT's default 0): image_model.LORA_FORWARD_KERNELS (4) and LORA_BACKWARD_KERNELS (6) an adapted
     linear, the counts the eager image LoRA step already uses; a stated lora.dropout above 0 is an nn.Dropout:
@@ -49,7 +50,12 @@ from procurement.sizing.params import linear_shapes
 
 FORWARD_NON_GEMM_KERNELS = 30.0  # + 1 for a gated MLP's multiply
 BACKWARD_NON_GEMM_KERNELS = 35.0  # + 2 for a gated MLP's multiply
-QLORA_DEQUANT_KERNELS = 1.0  # a frozen linear's dequantize_4bit, forward and backward
+# QLoRA: kernels that unpack a frozen linear's weight, (forward, backward), by weight_quantization (qlora_dequant.py
+# names the code). nf4 / int8: bitsandbytes' one dequantize kernel, in the forward and again in the backward (int8:
+# its cast-and-rescale counted as one). int4: AutoGPTQ qlinear_cuda_old's eager unpacking, in the forward only (the
+# backward uses the saved 16-bit weight): bitwise_right_shift, .to(int8) and bitwise_and on the packed zeros and
+# again on the packed weight, weight - zeros, scales * (...): 8 kernels. Counted, not fitted.
+QLORA_DEQUANT_KERNELS = {"nf4": (1.0, 1.0), "int4": (8.0, 0.0), "int8": (1.0, 1.0)}
 # lora.dropout above 0: PEFT's nn.Dropout on x before lora_A (peft tuners/lora/layer.py update_layer: nn.Dropout
 # where lora_dropout > 0.0, else nn.Identity), one fused dropout kernel forward and one (the mask's multiply)
 # backward an adapted linear. Counted, not fitted.
@@ -80,7 +86,9 @@ def kernels_per_layer(spec) -> tuple[float, float]:
     attention = 2.0 if fused_qkv else 4.0
     frozen = attention + (3.0 if model.gated_mlp else 2.0)
     gate = 1.0 if model.gated_mlp else 0.0
-    dequant = QLORA_DEQUANT_KERNELS if spec.task == "qlora" else 0.0
+    dequant, dequant_back = (0.0, 0.0)
+    if spec.task == "qlora":
+        dequant, dequant_back = QLORA_DEQUANT_KERNELS.get(spec.weight_quantization, (1.0, 1.0))
     adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
     dropout = LORA_DROPOUT_KERNELS if spec.lora.dropout > 0.0 else 0.0
     forward = (
@@ -92,7 +100,7 @@ def kernels_per_layer(spec) -> tuple[float, float]:
     backward = (
         BACKWARD_NON_GEMM_KERNELS
         + 2.0 * gate
-        + frozen * (1.0 + dequant)
+        + frozen * (1.0 + dequant_back)
         + adapted * (LORA_BACKWARD_KERNELS + dropout)
     )
     return forward, backward

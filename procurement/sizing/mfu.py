@@ -245,8 +245,9 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
 # 16,934 tokens/s/GPU, NVIDIA/NeMo docs/source/performance/performance_summary.md @8e3d65dcfe), and NeMo
 # AutoModel's BF16 LoRA rows on H100 (NVIDIA-NeMo/Automodel docs/performance-summary.mdx @2013a4dd6: Qwen2.5
 # 7B on 1 GPU, Qwen2.5 32B on 8 and 16, Llama 3 70B on 16, TP 2 x FSDP) ran 12-19% above the 0.40 card
-# default and land -8% to +4% at the ceiling. QLoRA keeps the card default: its 4-bit weights are
-# dequantized beside each GEMM (assumptions.qlora_dequant_overhead), and no H100 QLoRA speed was checked.
+# default and land -8% to +4% at the ceiling. QLoRA keeps the card default on Hopper (no H100 QLoRA speed was
+# checked); its dequantization is a time of its own (qlora_dequant.py), and where a part has a measured LoRA row
+# its GEMMs run at it (measured_efficiency: after the unpacking they are LoRA's 16-bit GEMMs).
 # MoE models keep it too: the MoE costs (moe_efficiency_factor) were fitted on that dense base.
 WIDTH_CEILING_TASKS = ("pretrain", "full_finetune", "lora")
 
@@ -489,6 +490,16 @@ def estimate_mfu(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | No
         return spec.mfu
     factor = calibration_factor(spec, gpu, calibration)
     return default_mfu(spec, gpu) * (factor.throughput_factor if factor else 1.0)
+
+
+def bandwidth_factor(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None = None) -> float:
+    """The calibrated throughput factor estimate_mfu applies, for the GPU's bandwidth-bound work beside the FLOPs
+    (QLoRA's unpacking, qlora_dequant.py): a factor fitted on measured runs of this GPU and method is the whole
+    step's. 1 where the spec states its MFU or nothing is calibrated."""
+    if spec.mfu:
+        return 1.0
+    factor = calibration_factor(spec, gpu, calibration)
+    return factor.throughput_factor if factor else 1.0
 
 
 def memory_factor(spec: WorkloadSpec, gpu: GpuSpec, calibration: Calibration | None = None) -> float:

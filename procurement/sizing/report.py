@@ -35,6 +35,7 @@ from procurement.sizing.host import (
 from procurement.sizing.memory import MEMORY_KEYS, memory_breakdown_gib
 from procurement.sizing.mfu import (
     Calibration,
+    bandwidth_factor,
     calibration_factor,
     estimate_mfu,
     memory_factor,
@@ -141,7 +142,13 @@ def _throughput_rows(
             gpu_counts=gpu_counts,
             tensor_parallel=tensor_parallel,
             pipeline_parallel=pipeline_parallel,
-            memory_bandwidth_gbps=np.repeat(kind_bandwidth, len(plans)).astype(float),
+            memory_bandwidth_gbps=np.repeat(
+                [
+                    bw * bandwidth_factor(spec, gpu, calibration)
+                    for bw, gpu in zip(kind_bandwidth, gpus, strict=True)
+                ],
+                len(plans),
+            ).astype(float),
             recompute_share=np.repeat([recompute_time_share(spec, gpu) for gpu in gpus], len(plans)),
         )
         rows["mfu"] = mfu

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host, serving_host
+from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host, qlora_dequant, serving_host
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH_FRACTION,
@@ -57,7 +57,6 @@ from procurement.sizing.assumptions import (
     PREFILL_EFFICIENCY_FP4,
     PREFILL_EFFICIENCY_FP8,
     PRETRAIN_BUCKET_PARAMS_PER_RANK,
-    QLORA_DEQUANT_OVERHEAD,
     RING_BASE_LATENCY,
     RING_LL128_BANDWIDTH_SHARE,
     RING_LL128_BASE_LATENCY,
@@ -242,8 +241,6 @@ def _step_overhead(spec: WorkloadSpec) -> float:
     overhead = 0.0
     if spec.parallelism.offload != "none":
         overhead += OFFLOAD_OVERHEAD.value
-    if spec.task == "qlora":
-        overhead += QLORA_DEQUANT_OVERHEAD.value
     return 1.0 + overhead
 
 
@@ -445,6 +442,11 @@ def training_throughput(
     compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
+    )
+    # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
+    # that scales with the weights read, not with the tokens (qlora_dequant.py)
+    compute_s = compute_s + bubble * qlora_dequant.seconds_per_step(
+        spec, _array(memory_bandwidth_gbps, np.inf), expert_share(spec, gpus, tp, pp) / (tp * pp)
     )
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows

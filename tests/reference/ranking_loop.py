@@ -49,7 +49,7 @@ from procurement.sizing import (
 from procurement.sizing.accelerators import effective_speed
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.mfu import estimate_mfu, memory_factor
+from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor
 
 
 def _memory_gib(
@@ -152,6 +152,8 @@ def _hours(
             tensor_parallel_gbps=tp_gbps,
             gpus_per_node=per_instance,
             fabric_gbps=fabric_gbps,
+            # QLoRA's unpacking a micro-batch (qlora_dequant.py), calibrated as the ranking calibrates it
+            memory_bandwidth_gbps=bandwidth * bandwidth_factor(spec, gpu, options.calibration),
         )
         return float(rows["training_hours"])
 

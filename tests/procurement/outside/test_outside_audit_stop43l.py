@@ -162,7 +162,7 @@ def test_qwen_lora_short_sequences_on_one_a100(size, seq, bundled_catalog):
     assert tokens_per_second(qwen_lora_spec(MODELS[size], seq, 1)) == pytest.approx(published, rel=0.15)
 
 
-# Q-LoRA on the same card, stack and table. The engine prices it at the A100's card default with a 30% proportional
+# Q-LoRA on the same card, stack and table. Before qlora44 the engine priced it at the A100's card default with a 30% proportional
 # dequantization overhead (assumptions.qlora_dequant_overhead, "estimate") and without lora43's term. The README's
 # Q-LoRA minus LoRA step, same model and length, is a fixed cost a micro-batch, not a share: 7B 1.8 / 1.5 / 0.7 / 1.8
 # / 1.5 / 1.0 s a step from 256 to 8k (~190 ms a micro-batch), 14B 3.7 / 3.9 / 3.8 / 3.4 / 3.1 / 2.3 s (~440 ms): ~30
@@ -183,15 +183,34 @@ DEQUANT_FIXED = (
     "README's Q-LoRA minus LoRA steps of the 7B and 14B), which the engine charges as 30% of the step on top of the "
     "card default instead of the LoRA row it has for this card and stack"
 )
+# qlora44: the README's Q-LoRA is GPTQ int4, not bitsandbytes NF4: QwenLM/Qwen finetune.py loads the Int4 model with
+# GPTQConfig(bits=4, disable_exllama=True), so AutoGPTQ's qlinear_cuda_old unpacks every weight by eager PyTorch ops
+# (16.5 bytes a weight, forward and recomputed forward; procurement/sizing/qlora_dequant.py counts them). The spec
+# states weight_quantization int4; the engine charges that traffic a micro-batch at the card's achieved bandwidth
+# (0.70 x 2,039 GB/s: 23.1 ms per billion weights a micro-batch, the README's Q-LoRA minus LoRA steps ~30) and runs the
+# GEMMs at the A100's LoRA row (0.47). Nothing fitted on these rows.
+QWEN_72B_SHORT = (
+    "qlora44: stated as run (GPTQ int4, eager unpacking 16.5 bytes a weight x 2 passes x 69.8e9 weights = 2.30 TB a "
+    "micro-batch, 1.61 s at 0.70 of 2,039 GB/s): ours 108.3 tokens/s against 74.7 (+44.8%; step 18.9 s against "
+    "27.4). The 7B's rows at 1k-8k (-3.3 to +13.6%) put its unpacking at the achieved bandwidth; the 72B's short "
+    "steps need 2.7 s a micro-batch, 0.42 of the peak bandwidth, on a card 40 GB full of 4-bit weights where each "
+    "unpacking allocates a 0.8 GB int32 and a 0.4 GB fp16 copy (the caching allocator near the card's limit is a "
+    "candidate, unsized): UNEXPLAINED; a spec cannot express it. Before: "
+)
+QWEN_72B_LONG = (
+    "qlora44: stated as run (GPTQ int4): ours 292.9 tokens/s against 364.5 (-19.6%; step 223.7 s against 179.8), "
+    "GPU-bound on compute (the unpacking 12.9 s of it): the same width gap as the 72B LoRA rows of "
+    "test_outside_recommendations.py (ZERO3_LONG: the README's 72B steps imply 0.66 of the peak where the A100 LoRA "
+    "row, fitted on Qwen-7B, gives 0.47); EXPLAINED, not fixed (no width term on the A100 LoRA row); not a spec "
+    "field. Before: "
+)
 QWEN_QLORA_MISSES = {
-    ("7b", 4096): f"ours 2,060 tokens/s against 2,825 (-27.1%): {DEQUANT_FIXED}",
-    ("7b", 8192): f"ours 1,886 against 2,939 (-35.8%): {DEQUANT_FIXED}",
-    ("72b", 256): (
-        "ours step 9.2 s against 27.4 (+199% tokens/s): the fixed dequantization (~30 ms per billion weights x ~70e9 "
-        f"= ~2.1 s a micro-batch, ~17 s a step) dominates the short 72B step and the engine's share of a small "
-        f"step leaves it out: {DEQUANT_FIXED}"
+    ("72b", 256): QWEN_72B_SHORT
+    + (
+        "ours step 9.2 s against 27.4 (+199% tokens/s): the fixed dequantization (~30 ms per billion weights x "
+        f"~70e9 = ~2.1 s a micro-batch, ~17 s a step) dominates the short 72B step: {DEQUANT_FIXED}"
     ),
-    ("72b", 8192): f"ours step 322 s against 179.8 (-44.2% tokens/s): {DEQUANT_FIXED}",
+    ("72b", 8192): QWEN_72B_LONG + f"ours step 322 s against 179.8 (-44.2% tokens/s): {DEQUANT_FIXED}",
 }
 
 
@@ -206,8 +225,13 @@ QWEN_QLORA_MISSES = {
 )
 @pytest.mark.django_db
 def test_qwen_qlora_on_one_a100_at_the_readmes_speed(size, seq, bundled_catalog):
-    # Passing: 7B 1k -5.5%, 2k -7.7%; 72B 1k +11.7% (the two errors cross there).
-    spec = qwen_lora_spec(MODELS[size], seq, 1) | {"task": "qlora"}
+    # Passing before qlora44 (NF4 assumed, 30% of the step): 7B 1k -5.5%, 2k -7.7%; 72B 1k +11.7%. qlora44, stated
+    # as run (GPTQ int4, finetune.py's GPTQConfig(bits=4, disable_exllama=True)): 7B 1k -3.3%, 2k +13.6%; 72B 1k
+    # +11.4%. Was a strict xfail [7b-4096]: 2,060 tokens/s against 2,825 (-27.1%), the 30% share on the card
+    # default. Now 2,822.1 (-0.1%) because the unpacking is a time a micro-batch (qlora_dequant.py, 16.5 bytes a
+    # weight x 2 passes) and the GEMMs run at the A100 LoRA row. Was a strict xfail [7b-8192]: 1,886 (-35.8%). Now
+    # 2,737.0 (-6.9%), same change.
+    spec = qwen_lora_spec(MODELS[size], seq, 1) | {"task": "qlora", "weight_quantization": "int4"}
     published = published_tokens_per_second(seq, QWEN_QLORA_STEPS[(size, seq)])
     assert tokens_per_second(spec) == pytest.approx(published, rel=0.15)
 

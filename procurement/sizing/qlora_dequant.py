@@ -1,0 +1,91 @@
+"""QLoRA's dequantization of the frozen base weights, per micro-batch (issue 26, stop 44).
+
+A QLoRA step's GEMMs are LoRA's 16-bit GEMMs: before each one the library unpacks the whole quantized weight to a
+16-bit copy in kernels of its own, whatever the number of tokens. So the cost scales with the base weights read a
+micro-batch (passes x quantized weights x bytes a weight at the card's achieved bandwidth), not with the step's
+FLOPs; it replaced a flat 30% of the step (assumptions.qlora_dequant_overhead, an estimate), which overcharged long
+sequences and undercharged short ones (QwenLM/Qwen README: the Q-LoRA minus LoRA step is about the same at 256 and
+at 8k tokens).
+
+Counted from the libraries' code, not fitted:
+  nf4 (bitsandbytes Linear4bit, bitsandbytes/autograd/_functions.py MatMul4Bit): forward
+    F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward
+    torch.matmul(grad_output, F.dequantize_4bit(B, ctx.state).to(grad_output.dtype).t()) dequantizes again (the
+    16-bit copy is not saved). One kernel reading 0.5 byte a weight and writing 2 (image_model
+    NF4_DEQUANTIZE_WEIGHT_BYTES, absmax blocks left out). Passes: forward, backward, and the recomputed forward
+    under full recomputation: 3 (2 without).
+  int4 (GPTQ through transformers' GPTQConfig with the exllama kernels disabled for training, as QwenLM/Qwen's
+    finetune.py loads its Int4 models: AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py QuantLinear.forward,
+    the path taken at kernel_switch_threshold (128) rows or more): the weight is unpacked by eager PyTorch ops on the
+    whole tensor, bitwise_right_shift of the packed int32 (read 0.5, write 4 bytes a weight), .to(int8) (4 + 1),
+    bitwise_and (1 + 1), weight - zeros (1 + 1), scales * (...) to fp16 (1 + 2): 16.5 bytes a weight; then
+    torch.matmul(x, weight), whose backward uses the saved fp16 weight. Passes: forward and the recomputed forward
+    under full recomputation: 2 (1 without).
+  int8 (bitsandbytes LLM.int8 MatMul8bitLt): the forward is an int8 GEMM on the int8 weight (no 16-bit copy); the
+    backward builds one, CB.to(dtype) then .mul_(SCB / 127) (read 1, write 2; read 2, write 2): 7 bytes a weight,
+    1 pass.
+The bytes run at assumptions.achieved_bandwidth_fraction of the card's HBM bandwidth (elementwise traffic, as the
+image engine and DTensor's copies charge it). Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
+routed experts 1 / ep; ZeRO-3 / FSDP gather the quantized shards first, so each data-parallel rank unpacks the
+whole layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
+from procurement.sizing.image_model import NF4_DEQUANTIZE_WEIGHT_BYTES
+from procurement.sizing.params import quantizable_params
+
+GPTQ_EAGER_DEQUANTIZE_WEIGHT_BYTES = 16.5  # qlinear_cuda_old's five eager ops, counted above
+INT8_BACKWARD_DEQUANTIZE_WEIGHT_BYTES = 7.0  # MatMul8bitLt.backward's cast and rescale, counted above
+
+# weight_quantization -> (bytes a weight a pass, passes without recomputation, extra passes under full recomputation)
+DEQUANTIZE = {
+    "nf4": (NF4_DEQUANTIZE_WEIGHT_BYTES, 2.0, 1.0),
+    "int4": (GPTQ_EAGER_DEQUANTIZE_WEIGHT_BYTES, 1.0, 1.0),
+    "int8": (INT8_BACKWARD_DEQUANTIZE_WEIGHT_BYTES, 1.0, 0.0),
+}
+LIBRARY = {
+    "nf4": "bitsandbytes NF4 (dequantize_4bit in the forward, the recomputed forward and the backward)",
+    "int4": "GPTQ int4 through AutoGPTQ's eager unpacking (transformers GPTQConfig without exllama, as Qwen's "
+    "finetune.py runs it: 16.5 bytes a weight, forward and recomputed forward)",
+    "int8": "bitsandbytes LLM.int8 (a 16-bit copy of each weight in the backward only)",
+}
+
+
+def applies(spec) -> bool:
+    return spec.task == "qlora" and spec.weight_quantization in DEQUANTIZE and not spec.model.is_image
+
+
+def bytes_per_micro_batch(spec) -> float:
+    """Bytes of HBM traffic the dequantization of the whole model's quantized weights takes a micro-batch (one rank
+    holding every weight); 0 where it does not apply."""
+    if not applies(spec):
+        return 0.0
+    per_weight, passes, recomputed = DEQUANTIZE[spec.weight_quantization]
+    if spec.gradient_checkpointing == "full":
+        passes += recomputed
+    return passes * per_weight * quantizable_params(spec.model)
+
+
+def seconds_per_step(spec, memory_bandwidth_gbps, weight_share) -> np.ndarray:
+    """Seconds a rank spends unpacking weights in one optimizer step: its micro-batches x its share of the weights
+    (``weight_share``: 1 / (tp x pp) times the expert share) at the achieved bandwidth. A row without a bandwidth
+    figure (inf) costs nothing."""
+    traffic = bytes_per_micro_batch(spec) * float(spec.gradient_accumulation_steps) * np.asarray(weight_share)
+    bandwidth = np.asarray(memory_bandwidth_gbps, dtype=float) * 1e9 * ACHIEVED_BANDWIDTH.value
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(traffic > 0, traffic / bandwidth, 0.0)
+
+
+def text(spec) -> str:
+    """The assumption, in words, where it decides the step."""
+    if not applies(spec):
+        return ""
+    gigabytes = bytes_per_micro_batch(spec) / 1e9
+    return (
+        f"QLoRA dequantization: {LIBRARY[spec.weight_quantization]}, {gigabytes:,.1f} GB of memory traffic a "
+        f"micro-batch at {ACHIEVED_BANDWIDTH.value:.0%} of the card's bandwidth, whatever the sequence length"
+    )

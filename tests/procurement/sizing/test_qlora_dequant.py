@@ -1,0 +1,62 @@
+"""QLoRA's unpacking of the quantized base weights, a micro-batch (procurement/sizing/qlora_dequant.py, qlora44).
+
+Counts, from the libraries' code:
+  bitsandbytes nf4: bitsandbytes/autograd/_functions.py MatMul4Bit.forward F.dequantize_4bit(B, quant_state) and
+    MatMul4Bit.backward F.dequantize_4bit(B, ctx.state) again: one kernel reading 0.5 B and writing 2 B a weight.
+  GPTQ int4: AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py @c80855e2 QuantLinear.forward at
+    kernel_switch_threshold rows or more: bitwise_right_shift (0.5 + 4), .to(int8) (4 + 1), bitwise_and (1 + 1),
+    weight - zeros (1 + 1), scales * (...) (1 + 2) = 16.5 B a weight; torch.matmul saves the fp16 weight.
+  Llama 2 7B block linears: 6,738,415,616 parameters - 2 x 32,000 x 4,096 tables - 65 x 4,096 norm weights.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.sizing import qlora_dequant
+from tests.procurement.sizing.helpers import spec
+
+BLOCK_LINEARS_7B = 6_738_415_616 - 2 * 32_000 * 4_096 - 65 * 4_096
+
+
+@pytest.mark.parametrize(
+    ("quantization", "checkpointing", "bytes_a_weight"),
+    [
+        ("nf4", "full", 3 * 2.5),  # forward, recomputed forward, backward
+        ("nf4", "none", 2 * 2.5),
+        ("int4", "full", 2 * 16.5),  # forward and recomputed forward; the backward reuses the saved copy
+        ("int4", "none", 1 * 16.5),
+        ("int8", "full", 1 * 7.0),  # MatMul8bitLt.backward's cast and rescale only
+    ],
+)
+def test_the_traffic_a_micro_batch_is_passes_times_bytes_times_the_block_linears(
+    quantization, checkpointing, bytes_a_weight
+):
+    workload = spec(task="qlora", weight_quantization=quantization, gradient_checkpointing=checkpointing)
+    assert qlora_dequant.bytes_per_micro_batch(workload) == pytest.approx(bytes_a_weight * BLOCK_LINEARS_7B)
+
+
+def test_it_is_the_same_at_every_sequence_length_and_charged_per_micro_batch():
+    # A100 80GB SXM, 2,039 GB/s at 0.70: GPTQ int4 under full recomputation, 8 micro-batches a step
+    short = spec(task="qlora", weight_quantization="int4", gradient_checkpointing="full", seq_len=256)
+    long = spec(task="qlora", weight_quantization="int4", gradient_checkpointing="full", seq_len=8192)
+    step = spec(
+        task="qlora",
+        weight_quantization="int4",
+        gradient_checkpointing="full",
+        gradient_accumulation_steps=8,
+    )
+    one = float(qlora_dequant.seconds_per_step(short, 2039.0, 1.0))
+    assert one == pytest.approx(2 * 16.5 * BLOCK_LINEARS_7B / (2039e9 * 0.70))
+    assert float(qlora_dequant.seconds_per_step(long, 2039.0, 1.0)) == pytest.approx(one)
+    assert float(qlora_dequant.seconds_per_step(step, 2039.0, 1.0)) == pytest.approx(8 * one)
+    # a rank holding half the weights (tensor parallel 2) unpacks half
+    assert float(qlora_dequant.seconds_per_step(short, 2039.0, 0.5)) == pytest.approx(one / 2)
+
+
+def test_lora_pays_nothing_and_the_text_names_the_library():
+    assert qlora_dequant.bytes_per_micro_batch(spec(task="lora")) == 0.0
+    assert qlora_dequant.text(spec(task="lora")) == ""
+    text = qlora_dequant.text(spec(task="qlora", weight_quantization="int4", gradient_checkpointing="full"))
+    assert "GPTQ int4" in text and "whatever the sequence length" in text
+    assert "[" not in text and "{" not in text and "None" not in text
