@@ -42,6 +42,7 @@ from procurement.sizing.spec import (
     OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
+    QUANT_KERNELS,
     QUANTIZATIONS,
     RECOMPUTE_MODULES,
     SERVING_ENGINES,
@@ -286,6 +287,13 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "The serving stack's decode loop: compiled (default: vLLM, TensorRT-LLM, SGLang with CUDA graphs; a step "
         "is its GPU work) or hf_eager (transformers generate in eager PyTorch, AutoGPTQ / AWQ kernels: a step "
         "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s)",
+    )
+    quant_kernel = _choice(
+        QUANT_KERNELS,
+        "inference.engine hf_eager with weight_quantization int4: the library that runs the quantized linears. "
+        "unstated (default: a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / "
+        "transformers' GPTQ exllama kernel: a one-stream step at 0.912 of the fp16 loop's, measured by "
+        "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB)",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

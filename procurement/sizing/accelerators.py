@@ -6,7 +6,11 @@ measured ratio for the task class (procurement/data/measured_speed.csv: MLPerf a
 benchmarks, each with its source). Training: the H100's peak and MFU times the ratio; serving: the H100's
 peak times the prefill ratio (prefill is compute-bound) and its memory bandwidth times the decode ratio
 (decode is bandwidth-bound); a part measured per phase has a ``prefill`` and a ``decode`` row, a part
-measured on serving as a whole one ``inference`` row for both phases. A non-NVIDIA part with no measured
+measured on serving as a whole one ``inference`` row for both phases. A ratio is chosen by what its measurement
+matched (acc44): each row names the ``stack`` it was measured on (a training row: ``vendor_tuned``, a vendor's
+or MLPerf submission's own code, or a spec ``training_stack``: megatron, maxtext, torchtitan; serving rows:
+``any``). A training spec that states a stack takes that stack's row where one is published; otherwise the part's
+vendor-tuned row, and the answer says the ratio was measured on another stack than the one stated. A non-NVIDIA part with no measured
 ratio for the task is capped at the H100's speed (its software stack reaches less of its peak than
 CUDA does; a datasheet advantage is never assumed) and says so. Memory, links and prices stay the part's
 own. NVIDIA parts that are not rack-scale keep the datasheet model, which docs/validation.md checks.
@@ -30,26 +34,60 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "measured_speed.csv"
 REFERENCE_GPU = "h100-sxm5-80gb"
 
 
+FALLBACK_STACKS = ("vendor_tuned", "any")  # rows that stand for every stack without one of its own
+
+
 @dataclass(frozen=True)
 class MeasuredSpeed:
     ratio: float  # throughput relative to the H100 SXM on the same task
     benchmark: str
     source_url: str
     note: str
+    stack: str = "any"  # the stack the measurement ran on (module docstring)
 
     def text(self, slug: str, task_class: str) -> str:
         return f"speed: {slug} at {self.ratio:g}x H100 for {task_class}, measured ({self.benchmark}; {self.source_url})"
 
 
 @lru_cache(maxsize=1)
-def measured_speeds() -> dict[tuple[str, str], MeasuredSpeed]:
+def measured_speed_rows() -> dict[tuple[str, str, str], MeasuredSpeed]:
+    """Every row by (part, task class, stack measured on)."""
     with DATA.open(newline="", encoding="utf-8") as handle:
         return {
-            (row["gpu"], row["task_class"]): MeasuredSpeed(
-                float(row["ratio_to_h100"]), row["benchmark"], row["source_url"], row["note"]
+            (row["gpu"], row["task_class"], row["stack"]): MeasuredSpeed(
+                float(row["ratio_to_h100"]), row["benchmark"], row["source_url"], row["note"], row["stack"]
             )
             for row in csv.DictReader(handle)
         }
+
+
+@lru_cache(maxsize=1)
+def measured_speeds() -> dict[tuple[str, str], MeasuredSpeed]:
+    """The rows that stand for every stack (vendor_tuned or any), by (part, task class)."""
+    return {
+        (gpu, task_class): row
+        for (gpu, task_class, stack), row in measured_speed_rows().items()
+        if stack in FALLBACK_STACKS
+    }
+
+
+def measured_speed_for(slug: str, task_class: str, stack: str = "other") -> MeasuredSpeed | None:
+    """The row whose measurement matched the stack where one is published, else the part's fallback row."""
+    rows = measured_speed_rows()
+    if stack not in FALLBACK_STACKS and (slug, task_class, stack) in rows:
+        return rows[(slug, task_class, stack)]
+    return measured_speeds().get((slug, task_class))
+
+
+def stack_text(slug: str, measured: MeasuredSpeed, stack: str) -> str:
+    """The answer's clause where the ratio was measured on another stack than the spec states; "" otherwise."""
+    if stack == "other" or measured.stack == stack or measured.stack == "any":
+        return ""
+    return (
+        f"the {slug} ratio was measured on a {measured.stack.replace('_', '-')} stack, not on the stated "
+        f"{stack} (training_stack): no published {slug} {stack} measurement is on file, so it may be off by "
+        "the two stacks' difference"
+    )
 
 
 def rack_scale(gpu) -> bool:
@@ -79,12 +117,13 @@ def task_class(spec) -> str:
 SERVING_PHASES = ("prefill", "decode")
 
 
-def _measured_phases(kind: str, slug: str) -> dict[str, tuple[MeasuredSpeed, str]]:
+def _measured_phases(kind: str, slug: str, stack: str = "other") -> dict[str, tuple[MeasuredSpeed, str]]:
     """The measured ratio per phase ("compute" and "bandwidth") with the row's task class, {} when none:
-    training uses its one row for both; serving the phase rows, each falling back on the ``inference`` row."""
+    training uses its one row for both, the stated stack's where published (measured_speed_for); serving the
+    phase rows, each falling back on the ``inference`` row."""
     speeds = measured_speeds()
     if kind == "training":
-        row = speeds.get((slug, kind))
+        row = measured_speed_for(slug, kind, stack)
         return {} if row is None else {"compute": (row, kind), "bandwidth": (row, kind)}
     found = {}
     for phase, name in zip(SERVING_PHASES, ("compute", "bandwidth"), strict=True):
@@ -102,21 +141,28 @@ def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
     with an efficiency fitted on its own published measurements for the task (sizing/efficiency.py) runs
     at its datasheet peak times that efficiency instead of the cap: the measurement already says how
     much of its peak its software reaches."""
-    ratios = _phase_ratios(task_class(spec), gpu.slug, gpu.is_nvidia)
+    kind = task_class(spec)
+    stack = getattr(spec, "training_stack", "other") if kind == "training" else "other"
+    ratios = _phase_ratios(kind, gpu.slug, gpu.is_nvidia, stack)
     if ratios is not None and not ratios[2] and measured_efficiency(spec, gpu) is not None:
         return None
     return ratios
 
 
 @lru_cache(maxsize=1024)
-def _phase_ratios(kind: str, slug: str, is_nvidia: bool) -> tuple[float, float, bool, str] | None:
+def _phase_ratios(
+    kind: str, slug: str, is_nvidia: bool, stack: str = "other"
+) -> tuple[float, float, bool, str] | None:
     """Memoized: a ranking asks about 400 times per workload, once per GPU kind and use."""
-    phases = _measured_phases(kind, slug)
+    phases = _measured_phases(kind, slug, stack)
     if phases:
         (compute, compute_kind), (bandwidth, bandwidth_kind) = phases["compute"], phases["bandwidth"]
         why = compute.text(slug, compute_kind)
         if bandwidth is not compute:
             why += "; " + bandwidth.text(slug, bandwidth_kind)
+        mismatch = stack_text(slug, compute, stack)
+        if mismatch:
+            why += "; " + mismatch
         return compute.ratio, bandwidth.ratio, True, why
     if is_nvidia:
         return None

@@ -62,6 +62,7 @@ KNOB_PATHS = {
     "concurrency": "inference.concurrency",
     "context_len": "inference.context_len",
     "serving_engine": "inference.engine",
+    "quant_kernel": "inference.quant_kernel",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
     "train_steps": "image.train_steps",
@@ -80,7 +81,7 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
-_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine"}
+_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine", "quant_kernel"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
@@ -101,12 +102,14 @@ _TEXT_KNOBS = {
     "runtime",
     "lora_implementation",
     "serving_engine",
+    "quant_kernel",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
     "runtime": "optimized",
     "lora_implementation": "peft_eager",
     "serving_engine": "compiled",
+    "quant_kernel": "unstated",
 }
 
 

@@ -39,6 +39,18 @@ flash-attn:
   (32 layers) 1,662 kernels = 51.5 ms a token = 19.4 tokens/s, host-bound on any card. Not counted: AutoGPTQ's
   fused llama attention / MLP modules (its "fastest" Int4 setup), which cut the count; the product prices an
   Int4 layer as the fp16 one.
+The quantized linears' library (inference.quant_kernel, issue 26 stop 44): `unstated` prices a quantized linear as
+one kernel at the BF16 one's host cost. `exllama` (AutoGPTQ / transformers' GPTQ exllama 4-bit kernel) takes a
+single-stream step at QUANT_KERNEL_STEP_RATIO["exllama"] = 0.912 of the same loop's fp16 step, measured, not
+fitted: huggingface/optimum @09638629 tests/benchmark/README.md, "GPTQ benchmark", Llama-2-13B-chat on one
+A100-SXM4-80GB, transformers generate, prompt 512, 512 new tokens, batch 1: fp16 36.958 ms a token, GPTQ 4-bit
+group 128 exllama 33.711 (33.711 / 36.958 = 0.912), autogptq-cuda-old 46.44 (1.257, not sized: its step is the
+kernel's GPU time, not the host's). The ratio is applied to the host floor, the part of the step the library's
+launches set, at concurrency 1 only: at batch 2 the same table has exllama at 0.997 of fp16 (37.25 / 37.35),
+where its GEMV's GPU time grows (batch 4: 1.43x), so nothing is claimed beyond one stream. Held out (none used
+to set it): the QwenLM/Qwen @03cd81f5 README's Int4 rows ("provided by the autogptq library", torch 2.0.1, so
+auto-gptq < 0.5.0, whose 4-bit default is the exllama kernel): 1.8B 71.07, 7B 50.09, 14B 38.72 tokens/s
+(tests/procurement/outside/test_outside_recommendations_stop43.py, test_outside_audit_stop43d.py).
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
 (tests/procurement/outside/test_outside_recommendations_stop43.py), AutoGPTQ's llama-7b fp16 row the Llama count
 (tests/procurement/outside/test_outside_audit_stop43d.py).
@@ -54,6 +66,12 @@ EAGER_LAYER_KERNELS = {
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
 }
 LOOP_KERNELS = 30.0
+# inference.quant_kernel: a single-stream step of the eager loop relative to the same loop in fp16, measured
+# (optimum tests/benchmark/README.md, Llama-2-13B, A100-SXM4-80GB, batch 1: 33.711 / 36.958 ms a token; the
+# module docstring). No fit: one published ratio. Held out: Qwen README Int4 1.8B / 7B / 14B (stop 44: -22.0% /
+# -15.9% / -12.3% unstated -> -14.5% / -7.8% / -3.8%) and 72B on one A100 (+52.4% -> +67.1%, further out: its
+# own cause, 1.10 ms a layer against 0.73-0.76, is not this ratio).
+QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
 
 
 def applies(spec) -> bool:
@@ -75,7 +93,16 @@ def host_seconds_per_token(spec) -> float:
     if not applies(spec):
         return 0.0
     kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS
-    return kernels * EAGER_KERNEL_HOST_SECONDS.value
+    return kernels * EAGER_KERNEL_HOST_SECONDS.value * quant_kernel_ratio(spec)
+
+
+def quant_kernel_ratio(spec) -> float:
+    """The stated quantization kernel's measured single-stream step ratio to fp16 (QUANT_KERNEL_STEP_RATIO);
+    1 where none is stated or above one stream (only batch 1 was measured to differ)."""
+    kernel = getattr(spec.inference, "quant_kernel", "unstated")
+    if spec.inference.concurrency != 1:
+        return 1.0
+    return QUANT_KERNEL_STEP_RATIO.get(kernel, 1.0)
 
 
 def text(spec) -> str:
@@ -91,7 +118,24 @@ def text(spec) -> str:
         "asynchronous). "
         + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
         + "; 31 us is the fast end of "
-        "the published 31-46 us a kernel"
+        "the published 31-46 us a kernel" + _quant_kernel_text(spec)
+    )
+
+
+def _quant_kernel_text(spec) -> str:
+    kernel = getattr(spec.inference, "quant_kernel", "unstated")
+    if kernel == "unstated":
+        return ""
+    ratio = QUANT_KERNEL_STEP_RATIO[kernel]
+    if spec.inference.concurrency != 1:
+        return (
+            f". The {kernel} kernel (inference.quant_kernel) was measured faster than fp16 at one stream only; "
+            "at this concurrency its host time is the fp16 loop's"
+        )
+    return (
+        f". The {kernel} 4-bit kernel (inference.quant_kernel) takes a one-stream step at {ratio:.3f} of the fp16 "
+        "loop's, measured (huggingface/optimum tests/benchmark/README.md: Llama-2-13B on an A100-SXM4-80GB, "
+        "33.711 against 36.958 ms a token), included in the host time above"
     )
 
 

@@ -78,6 +78,10 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 FP8_RECIPES = ("transformer_engine", "torchao")
 # inference.engine: the serving stack's decode loop (serving_host.py)
 SERVING_ENGINES = ("compiled", "hf_eager")
+# inference.quant_kernel: the kernel library an hf_eager loop runs quantized linears on (serving_host.py):
+# unstated (a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / transformers' GPTQ
+# exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
+QUANT_KERNELS = ("unstated", "exllama")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
 EAGER_LAYERS = ("llama", "qwen1")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
@@ -231,6 +235,8 @@ class InferenceSpec:
     # The serving stack's decode loop (serving_host.ENGINES): "compiled" (vLLM, TensorRT-LLM, SGLang: CUDA graphs;
     # a step is its GPU work) or "hf_eager" (transformers generate in eager PyTorch: a host floor a token).
     engine: str = "compiled"
+    # The library that runs an hf_eager loop's quantized linears (QUANT_KERNELS, serving_host.QUANT_KERNEL_STEP_RATIO)
+    quant_kernel: str = "unstated"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -954,11 +960,25 @@ DEMAND_LIMITS = {
 }
 
 
+# the keys an inference block accepts (the API's WorkloadInferenceSerializer documents exactly these)
+INFERENCE_KEYS = frozenset(
+    {
+        "concurrency",
+        "context_len",
+        "output_tokens",
+        "kv_cache_dtype",
+        "engine",
+        "quant_kernel",
+        *DEMAND_LIMITS,
+    }
+)
+
+
 def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec:
     if strict:
         reader.unknown_keys(
             data,
-            {"concurrency", "context_len", "output_tokens", "kv_cache_dtype", "engine", *DEMAND_LIMITS},
+            INFERENCE_KEYS,
             "inference.",
         )
     demand = {
@@ -973,6 +993,7 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         output_tokens=reader.integer(data, "output_tokens", "inference.output_tokens", 256, minimum=0),
         kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
         engine=reader.choice(data, "engine", "inference.engine", "compiled", SERVING_ENGINES),
+        quant_kernel=reader.choice(data, "quant_kernel", "inference.quant_kernel", "unstated", QUANT_KERNELS),
         **demand,
     )
 
@@ -1133,6 +1154,15 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     if spec.task in ("pretrain", "full_finetune") and spec.weight_quantization != "none":
         reader.error(
             "weight_quantization", f"{spec.task} trains every weight: quantized weights need lora/qlora"
+        )
+    if spec.inference.quant_kernel == "exllama" and (
+        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine != "hf_eager"
+    ):
+        reader.error(
+            "inference.quant_kernel",
+            "exllama runs 4-bit GPTQ weights in an eager transformers loop: it needs task inference, "
+            f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
+            f"{spec.weight_quantization}, {spec.inference.engine})",
         )
     if spec.fp8_weights and spec.precision != "fp8":
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")

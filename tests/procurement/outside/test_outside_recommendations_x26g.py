@@ -290,7 +290,12 @@ REASON_MAXT = (
                 "(-26.1%) again: accel43 applied recompute_forward_time_share to fp8 training on the strength of this "
                 "row (1,670.7, -11.8%); reverted after the outside audit aud43l: this MaxText run's remat policy is "
                 "custom (partial recomputation, configure.sh), not the full recomputation the share was fitted on "
-                "(llm-foundry's 16-bit FSDP rows), so it cannot be the held-out check of a full-recomputation rate.",
+                "(llm-foundry's 16-bit FSDP rows), so it cannot be the held-out check of a full-recomputation rate. "
+                "acc44: unchanged. An H100 (not a measured-ratio part): its rate is mfu_fp8_linears_hopper "
+                "(fitted on NeMo's H100 rows) under the stated training_stack maxtext, which has no rate of its "
+                "own. The only other MaxText H100 FP8 rows found are this README's own 128 to 2,048-GPU columns "
+                "(MFU 40.37% to 36.34%): a maxtext fp8 efficiency set on them would be set on the case's own "
+                "table, so none is added. The spec states the stack; no independent source sizes it.",
             ),
         ),
     ],

@@ -89,3 +89,53 @@ def test_every_measured_ratio_names_its_benchmark_and_a_source():
         assert task_class in ("training", "inference", "prefill", "decode")
         assert measured.benchmark and measured.source_url.startswith("https://")
         assert 0 < measured.ratio < 5
+
+
+# acc44: a ratio is chosen by what its measurement matched. Every training row of measured_speed.csv today is a
+# vendor's or MLPerf submission's own code (stack vendor_tuned: AMD's MLPerf Training v5.0 Llama 2 70B LoRA on
+# PyTorch 2.6 / ROCm 6.4, NVIDIA's GB200 Llama 3.1 405B statement); a spec that states another stack keeps that
+# row and is told so. A stated stack's own row, where one is published, replaces it.
+def test_every_row_names_the_stack_it_was_measured_on():
+    from procurement.sizing.accelerators import measured_speed_rows
+    from procurement.sizing.spec import TRAINING_STACKS
+
+    allowed = {"vendor_tuned", "any", *TRAINING_STACKS} - {"other"}
+    for (_gpu, task_class, stack), row in measured_speed_rows().items():
+        assert stack in allowed and row.stack == stack
+        assert (stack == "any") == (task_class != "training")
+
+
+def test_a_stated_stack_without_its_own_row_is_told_the_ratio_came_from_another():
+    from procurement.sizing.accelerators import speed_ratio
+    from procurement.sizing.gpus import gpu_by_slug
+
+    mi300x = gpu_by_slug("mi300x")
+    for stack, told in (("other", False), ("torchtitan", True), ("megatron", True)):
+        spec = parse_workload_spec(
+            {
+                "name": "t",
+                "task": "pretrain",
+                "model": {"preset": "llama-3.1-8b"},
+                "seq_len": 8192,
+                "training_tokens": 1e9,
+                "training_stack": stack,
+            }
+        )
+        ratio, why = speed_ratio(spec, mi300x)
+        assert ratio == 0.92  # the MLPerf LoRA row either way: no other MI300X training row is published
+        assert ("not on the stated " + stack in why) is told
+        assert "MLPerf Training v5.0" in why
+
+
+def test_a_stated_stacks_own_row_replaces_the_vendor_tuned_one(monkeypatch):
+    from procurement.sizing import accelerators
+
+    tuned = accelerators.MeasuredSpeed(0.92, "b", "https://x", "", "vendor_tuned")
+    titan = accelerators.MeasuredSpeed(0.5, "b", "https://y", "", "torchtitan")  # a made-up row, not data
+    rows = {("mi300x", "training", "vendor_tuned"): tuned, ("mi300x", "training", "torchtitan"): titan}
+    monkeypatch.setattr(accelerators, "measured_speed_rows", lambda: rows)
+    monkeypatch.setattr(accelerators, "measured_speeds", lambda: {("mi300x", "training"): tuned})
+    assert accelerators.measured_speed_for("mi300x", "training", "torchtitan") is titan
+    assert accelerators.measured_speed_for("mi300x", "training", "megatron") is tuned
+    assert accelerators.measured_speed_for("mi300x", "training", "other") is tuned
+    assert accelerators.stack_text("mi300x", titan, "torchtitan") == ""
