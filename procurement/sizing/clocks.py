@@ -36,3 +36,15 @@ def peak_clock_hz(gpu: GpuSpec) -> float | None:
     """The clock the card's datasheet peak is stated at, in Hz; None where no row is bundled."""
     mhz = boost_clocks_mhz().get(gpu.slug)
     return None if mhz is None else mhz * 1e6
+
+
+@lru_cache(maxsize=1)
+def sm_counts() -> dict[str, int]:
+    with DATA.open(newline="", encoding="utf-8") as handle:
+        return {row["gpu"]: int(row["sms"]) for row in csv.DictReader(handle) if row.get("sms")}
+
+
+def sm_count(gpu: GpuSpec) -> int | None:
+    """The card's streaming multiprocessors (AMD: compute units) as its vendor states them; None where no
+    row is bundled."""
+    return sm_counts().get(gpu.slug)

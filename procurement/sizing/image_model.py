@@ -9,6 +9,7 @@ an efficiency set by the work per kernel (kernel_efficiency). Shape counting rul
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +21,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_BOX_DISTRIBUTION_BYTES,
     DETECTOR_CLASSES,
+    DETECTOR_CONV_TILE,
     DETECTOR_EFFICIENCY,
     DETECTOR_FORWARD_OVERHEAD,
     DETECTOR_MAX_OBJECTS,
@@ -53,6 +55,7 @@ from procurement.sizing.image_shapes import (
     vae_encoder_macs,
     video_dit_cost,
     yolo11_cost,
+    yolo_convs,
     yolov8_cost,
 )
 
@@ -1400,6 +1403,8 @@ def image_summary(spec) -> dict:
         if is_detector(spec):  # the step's fill under Ultralytics' deterministic mode (0 when off)
             summary["deterministic"] = spec.image.deterministic
             summary["deterministic_fill_bytes_per_image"] = deterministic_fill_bytes_per_image(spec)
+            # the implicit-GEMM tile whose waves on each card's SMs scale the step (detector_step_fill)
+            summary["conv_gemm_tile"] = int(DETECTOR_CONV_TILE.value)
     else:
         summary["flops_per_image"] = inference_flops_per_image(spec)
     return summary
@@ -1432,10 +1437,12 @@ def conv_flops_share(spec) -> float:
     return _inference_flops(spec, lambda cost: cost.conv_macs) / total if total else 0.0
 
 
-def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_hz=None) -> float:
+def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_hz=None, sms=None) -> float:
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
     GFLOPs per image x the reference card's dense FLOPs per clock / the card's / 205.7) ^ exponent, at most
-    DETECTOR_EFFICIENCY (the TensorRT inference slope: training's convolutions run no better). Sources in
+    DETECTOR_EFFICIENCY (the TensorRT inference slope: training's convolutions run no better), times the
+    step's GEMM fill on the card's `sms` (detector_gemm_fill; a card without a stated SM count, and a
+    detector without a layer walk, take the fit rows' mean fill, detector_fit_fill). Sources in
     assumptions.py. FLOPs per clock = peak / clock (`clock_hz`: the card's, clocks.peak_clock_hz; None:
     the reference clock, so the card's peak alone sets the work it needs). That fit is on YOLOv5 runs,
     which filled no memory; with `bandwidth_bytes` (the card's datasheet bytes/s) an Ultralytics run under
@@ -1447,12 +1454,77 @@ def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_h
     per_clock = (peak_flops or DETECTOR_TRAINING_REFERENCE.value * 1e12) / (clock_hz or reference_clock)
     work = gflops * reference / per_clock / 205.7
     efficiency = DETECTOR_TRAINING_EFFICIENCY.value * work**DETECTOR_TRAINING_EFFICIENCY_EXPONENT.value
-    efficiency = min(efficiency, DETECTOR_EFFICIENCY.value)
+    efficiency = min(efficiency, DETECTOR_EFFICIENCY.value) * detector_step_fill(spec, sms)
     fill = deterministic_fill_seconds_per_image(spec, bandwidth_bytes)
     if not fill or not peak_flops:
         return efficiency
     compute = training_flops_per_image(spec) / (peak_flops * efficiency)
     return efficiency * compute / (compute + fill)
+
+
+# The detector training fit's rows (assumptions.DETECTOR_TRAINING_EFFICIENCY): ultralytics/yolov5 README,
+# 'Training times for YOLOv5n/s/m/l/x are 1/2/4/6/8 days on a V100 GPU' at batch 64/40/24/16 (s/m/l/x), 640 px;
+# the v6.0 yamls' depth and width multiples (models/yolov5s.yaml ... yolov5x.yaml: 0.33/0.50, 0.67/0.75,
+# 1.0/1.0, 1.33/1.25); a V100 SXM2 has 80 SMs (gpu_clocks.csv).
+DETECTOR_FIT_ROWS = (
+    ({"kind": "yolov5", "depth": 0.33, "width": 0.50}, 64),
+    ({"kind": "yolov5", "depth": 0.67, "width": 0.75}, 40),
+    ({"kind": "yolov5", "depth": 1.0, "width": 1.0}, 24),
+    ({"kind": "yolov5", "depth": 1.33, "width": 1.25}, 16),
+)
+DETECTOR_FIT_SMS = 80
+
+
+def gemm_fill(rows: float, columns: int, sms: int) -> float:
+    """The share of a kernel's SM-slots that hold a tile: an implicit GEMM of rows x columns cut into
+    DETECTOR_CONV_TILE x DETECTOR_CONV_TILE tiles, one tile an SM at a time, runs ceil(tiles / sms) waves;
+    the last wave's idle SMs are the loss (NVIDIA Deep Learning Performance guide, 'Matrix Multiplication
+    Background': wave quantization)."""
+    tile = DETECTOR_CONV_TILE.value
+    tiles = math.ceil(rows / tile) * math.ceil(columns / tile)
+    return tiles / (math.ceil(tiles / sms) * sms)
+
+
+@lru_cache(maxsize=512)
+def yolo_step_fill(config_items: tuple, side: int, batch: int, sms: int) -> float:
+    """A YOLO training step's FLOP-weighted GEMM fill (gemm_fill) over its convolutions (image_shapes.yolo_convs):
+    each runs its forward (rows = batch x output positions, columns = output channels), its input gradient
+    (rows = batch x input positions, which for a stride-2 conv is 4x its output's, columns = input channels;
+    none for the stem) and its weight gradient (rows = output channels, columns = input channels x k^2, the
+    batch x positions reduction split over the SMs: taken as full). Each pass carries the layer's MACs;
+    depthwise convolutions (no GEMM, about 0.2% of the FLOPs) count as full. Returns total MACs over the sum
+    of MACs / fill: the step's time at full fill over its time here."""
+    config = dict(config_items)
+    total = slowed = 0.0
+    for conv in yolo_convs(config, side):
+        passes = 2.0 if conv.first else 3.0
+        total += passes * conv.macs
+        if conv.groups > 1:
+            slowed += passes * conv.macs
+            continue
+        slowed += conv.macs / gemm_fill(batch * conv.positions, conv.c_out, sms) + conv.macs
+        if not conv.first:
+            slowed += conv.macs / gemm_fill(batch * conv.input_positions, conv.c_in, sms)
+    return total / slowed
+
+
+def detector_fit_fill() -> float:
+    """The geometric mean of the fit rows' step fill on the V100's 80 SMs (DETECTOR_FIT_ROWS): the fill
+    the fit's constants were stated at, which a card without a stated SM count keeps."""
+    fills = [yolo_step_fill(tuple(sorted(c.items())), 640, b, DETECTOR_FIT_SMS) for c, b in DETECTOR_FIT_ROWS]
+    return float(np.exp(np.mean(np.log(fills))))
+
+
+def detector_step_fill(spec, sms) -> float:
+    """detector_training_efficiency's fill factor: the spec's YOLO step fill on `sms` SMs at its
+    micro-batch and resolution; detector_fit_fill() where the card states no SM count or the detector has no
+    layer walk (DETR, table-only presets)."""
+    config = image_preset(spec.model.image_arch.slug)["detector"] if is_detector(spec) else {}
+    if not sms or config.get("kind") not in ("yolov8", "yolo11"):
+        return detector_fit_fill()
+    keys = ("kind", "depth", "width", "max_channels", "c3k")
+    items = tuple(sorted((k, v) for k, v in config.items() if k in keys))
+    return yolo_step_fill(items, resolution(spec), int(spec.micro_batch_size), int(sms))
 
 
 def deterministic_fill_bytes_per_image(spec) -> float:

@@ -472,3 +472,157 @@ def table_cost(config: dict, side: int, reference_side: int) -> Cost:
     cost = Cost(params=config["params_published"])
     cost.macs = config["gflops_at_reference"] * 1e9 / 2 * (side / reference_side) ** 2
     return cost
+
+
+@dataclass(frozen=True)
+class YoloConv:
+    """One convolution of a YOLO network at a square input: channels in and out, kernel side, output
+    positions per image, groups (a depthwise DWConv has groups = channels) and whether it reads the image
+    (no input gradient is computed for it)."""
+
+    c_in: int
+    c_out: int
+    kernel: int
+    positions: float
+    groups: int = 1
+    first: bool = False
+    downsample: bool = False  # a stride-2 Conv: its input has 4x its output's positions
+
+    @property
+    def input_positions(self) -> float:
+        return self.positions * (4.0 if self.downsample else 1.0)
+
+    @property
+    def macs(self) -> float:
+        return self.c_in // self.groups * self.c_out * self.kernel**2 * self.positions
+
+
+def yolo_convs(config: dict, side: int) -> list[YoloConv]:
+    """Every convolution of an Ultralytics detector, walked from its yaml at a square input, for the layer's
+    GEMM shapes (image_model.detector_gemm_fill). kind yolov8 (ultralytics/cfg/models/v8/yolov8.yaml),
+    yolo11 (ultralytics/cfg/models/11/yolo11.yaml, ultralytics/ultralytics@0a2ae50b) or yolov5 (the v6.0
+    models/yolov5*.yaml: Conv 6x6 stem, C3, SPPF, anchor Detect; the detector training fit's network);
+    channels make_divisible(min(c, max_channels) x width, 8), repeats max(round(n x depth), 1). Module
+    bodies as in ultralytics/nn/modules/block.py: C2f = 1x1 to 2c, n Bottlenecks (two 3x3 c -> c), 1x1 out;
+    C3k2 = C2f whose Bottleneck keeps its default e=0.5 (3x3 c -> c/2 -> c), or with c3k (every C3k2 of the
+    m/l/x scales, parse_model) C3k blocks (1x1 halves twice, two 3x3 Bottlenecks, 1x1 out); YOLOv5's C3 =
+    two 1x1 halves, n (1x1, 3x3) Bottlenecks, 1x1 out; SPPF = 1x1 to c/2, 1x1 from 4 x c/2; C2PSA =
+    1x1 to 2 x c/2, n PSABlocks (qkv 1x1 c -> 2c, proj 1x1, 3x3 depthwise positional conv, FFN c -> 2c -> c),
+    1x1 out; Detect (v8/11): per level two 3x3 box Convs to max(16, P3 / 4, 64) and a 1x1 to 64, a class
+    branch of two 3x3 Convs to max(P3, 80) (YOLO11: DWConv, 1x1, DWConv, 1x1) and a 1x1 to 80 classes.
+    The walk's FLOPs match the published totals within 0.6% for all ten v8/11 scales and YOLOv5s/m/l/x
+    (tests/procurement/sizing/test_detector_gemm_fill.py); C2PSA's attention matmuls (about 1%) are not
+    convolutions and are left out."""
+    kind = config["kind"]
+    depth, width = config["depth"], config["width"]
+    cap = config.get("max_channels") or math.inf
+    pixels = float(side * side)
+    convs: list[YoloConv] = []
+
+    def ch(c):
+        return _divisible(min(c, cap) * width)
+
+    def reps(n):
+        return max(round(n * depth), 1)
+
+    def conv(c_in, c_out, k, stride, groups=1, first=False):
+        convs.append(YoloConv(int(c_in), int(c_out), k, pixels / stride**2, groups, first))
+        return int(c_out)
+
+    def down(c_in, c_out, stride):  # Conv(c_out, 3, 2)
+        convs.append(YoloConv(int(c_in), int(c_out), 3, pixels / stride**2, downsample=True))
+        return int(c_out)
+
+    def bottleneck(c, stride, hidden):  # Ultralytics Bottleneck(c, c, k=(3, 3)) at hidden = c x e
+        conv(c, hidden, 3, stride)
+        conv(hidden, c, 3, stride)
+
+    def c2f(c_in, c_out, n, stride, e=0.5, c3k=False, yolo11=False):
+        c = int(c_out * e)
+        conv(c_in, 2 * c, 1, stride)
+        for _ in range(n):
+            if c3k:
+                h = int(c * 0.5)
+                conv(c, h, 1, stride)
+                conv(c, h, 1, stride)
+                for _ in range(2):
+                    bottleneck(h, stride, h)
+                conv(2 * h, c, 1, stride)
+            else:
+                bottleneck(c, stride, int(c * 0.5) if yolo11 else c)
+        return conv((2 + n) * c, c_out, 1, stride)
+
+    def c3(c_in, c_out, n, stride):  # YOLOv5 v6.0 C3
+        h = int(c_out * 0.5)
+        conv(c_in, h, 1, stride)
+        conv(c_in, h, 1, stride)
+        for _ in range(n):
+            conv(h, h, 1, stride)
+            conv(h, h, 3, stride)
+        return conv(2 * h, c_out, 1, stride)
+
+    def sppf(c_in, c_out, stride):
+        conv(c_in, c_in // 2, 1, stride)
+        return conv(4 * (c_in // 2), c_out, 1, stride)
+
+    c1, c2, c3_, c4, c5 = ch(64), ch(128), ch(256), ch(512), ch(1024)
+    if kind == "yolov5":
+        x = conv(3, c1, 6, 2, first=True)
+        x = c3(down(x, c2, 4), c2, reps(3), 4)
+        p3 = x = c3(down(x, c3_, 8), c3_, reps(6), 8)
+        p4 = x = c3(down(x, c4, 16), c4, reps(9), 16)
+        x = sppf(c3(down(x, c5, 32), c5, reps(3), 32), c5, 32)
+        h10 = x = conv(x, c4, 1, 32)
+        h14 = x = conv(c3(x + p4, c4, reps(3), 16), c3_, 1, 16)
+        o3 = x = c3(x + p3, c3_, reps(3), 8)
+        o4 = x = c3(down(x, c3_, 16) + h14, c4, reps(3), 16)
+        o5 = c3(down(x, c4, 32) + h10, c5, reps(3), 32)
+        for c, stride in ((o3, 8), (o4, 16), (o5, 32)):
+            conv(c, 3 * 85, 1, stride)  # 3 anchors x (80 classes + 5)
+        return convs
+    yolo11 = kind == "yolo11"
+    c3k = bool(config.get("c3k"))
+    x = down(conv(3, c1, 3, 2, first=True), c2, 4)
+    if yolo11:
+        n = reps(2)
+        x = c2f(x, c3_, n, 4, e=0.25, c3k=c3k, yolo11=True)
+        p3 = x = c2f(down(x, c3_, 8), c4, n, 8, e=0.25, c3k=c3k, yolo11=True)
+        p4 = x = c2f(down(x, c4, 16), c4, n, 16, c3k=True, yolo11=True)
+        x = sppf(c2f(down(x, c5, 32), c5, n, 32, c3k=True, yolo11=True), c5, 32)
+        half = c5 // 2
+        conv(c5, 2 * half, 1, 32)
+        for _ in range(n):  # PSABlock
+            conv(half, 2 * half, 1, 32)
+            conv(half, half, 1, 32)
+            conv(half, half, 3, 32, groups=half)
+            conv(half, 2 * half, 1, 32)
+            conv(2 * half, half, 1, 32)
+        p5 = x = conv(2 * half, c5, 1, 32)
+        h13 = x = c2f(x + p4, c4, n, 16, c3k=c3k, yolo11=True)
+        o3 = x = c2f(x + p3, c3_, n, 8, c3k=c3k, yolo11=True)
+        o4 = x = c2f(down(x, c3_, 16) + h13, c4, n, 16, c3k=c3k, yolo11=True)
+        o5 = c2f(down(x, c4, 32) + p5, c5, n, 32, c3k=True, yolo11=True)
+    else:
+        x = c2f(x, c2, reps(3), 4)
+        p3 = x = c2f(down(x, c3_, 8), c3_, reps(6), 8)
+        p4 = x = c2f(down(x, c4, 16), c4, reps(6), 16)
+        p5 = x = sppf(c2f(down(x, c5, 32), c5, reps(3), 32), c5, 32)
+        h12 = x = c2f(x + p4, c4, reps(3), 16)
+        o3 = x = c2f(x + p3, c3_, reps(3), 8)
+        o4 = x = c2f(down(x, c3_, 16) + h12, c4, reps(3), 16)
+        o5 = c2f(down(x, c4, 32) + p5, c5, reps(3), 32)
+    box, cls = max(16, o3 // 4, 64), max(o3, 80)
+    for c, stride in ((o3, 8), (o4, 16), (o5, 32)):
+        conv(c, box, 3, stride)
+        conv(box, box, 3, stride)
+        conv(box, 64, 1, stride)
+        if yolo11:
+            conv(c, c, 3, stride, groups=c)
+            conv(c, cls, 1, stride)
+            conv(cls, cls, 3, stride, groups=cls)
+            conv(cls, cls, 1, stride)
+        else:
+            conv(c, cls, 3, stride)
+            conv(cls, cls, 3, stride)
+        conv(cls, 80, 1, stride)
+    return convs

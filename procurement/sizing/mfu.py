@@ -31,7 +31,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_PEAK_HOPPER,
     TRAINING_WIDTH_PEAK_HOPPER_MEGATRON,
 )
-from procurement.sizing.clocks import peak_clock_hz
+from procurement.sizing.clocks import peak_clock_hz, sm_count
 from procurement.sizing.efficiency import measured_efficiency
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
@@ -85,7 +85,9 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
         peak_flops = peak * 1e12 if peak else None
-        return image_model.detector_training_efficiency(spec, peak_flops, bandwidth, peak_clock_hz(gpu))
+        return image_model.detector_training_efficiency(
+            spec, peak_flops, bandwidth, peak_clock_hz(gpu), sm_count(gpu)
+        )
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None

@@ -352,6 +352,7 @@ def test_yolo11x_batch_16_memory_on_an_a100_40gb(bundled_catalog, tmp_path):
 # ---------------------------------------------------------------- detection: speed
 
 
+# fill44 (stop 44): 21.55 -> 22.33 images/s (+5.4% -> +9.2%): geforce_detector_rate 1.19 -> 1.26, and the 2080 SUPER has no SM row (gpu_clocks.csv), so it keeps the fit rows' mean fill.
 def test_yolov8x_batch_4_training_speed_on_a_2080_super():
     """[VRU] 5.11 it/s x 4 images = 20.4 images/s (4 loader workers; the GPU is the bound at batch 4).
     The run is torch 1.13.1 (the log's header): Ultralytics 8.0.176 applies deterministic mode only on
@@ -368,6 +369,7 @@ def test_yolov8x_batch_4_training_speed_on_a_2080_super():
     _within(row["throughput"]["training_images_per_second"], 5.11 * 4, SPEED)
 
 
+# fill44 (stop 44): 70.6 -> 70.0 images/s (+8.4% -> +7.5%): the A100's 108 SMs fill YOLO11x's batch-16 step 0.965 (fit rows 0.979).
 @pytest.mark.django_db
 def test_yolo11x_batch_16_training_speed_on_an_a100_40gb(bundled_catalog, tmp_path):
     """[PERFCAM] 4.07 it/s x 16 images = 65.1 images/s (epochs 132-133, steady). Before: 123.2 (+89%), then

@@ -451,6 +451,7 @@ def test_detr_r50_training_memory_per_gpu(bundled_catalog, tmp_path):
     _within(_allocated_gib(row["memory"]), 7.9, MEMORY)
 
 
+# fill44 (stop 44): 114.4 -> 116.9 h (-18.3% -> -16.5%): DETR has no layer walk and keeps the fit rows' mean fill; the refitted constants move it.
 @pytest.mark.django_db
 def test_detr_r50_300_epochs_on_8_v100s(bundled_catalog, tmp_path):
     """[DETR] 28 min per epoch on 8 V100s: 300 epochs = 140 h ('around 6 days'). Was refused; now 3 x 161

@@ -345,6 +345,7 @@ def test_yolo11x_training_memory_on_an_rtx_4090(bundled_catalog, tmp_path):
     _within(reserved_gb, 14.9, MEMORY)
 
 
+# fill44 (stop 44): 0.2044 -> 0.1938 s (+3.2% -> -2.1%): its batch-16 608 px step fills the 4090's 128 SMs 0.951, geforce_detector_rate 1.26.
 # Was a strict xfail: "[Y11X] YOLO11x training step (batch 16, 608 px) on an RTX 4090: product 0.2945 s vs
 # published 1 / 5.05 it/s = 0.198 s (+48.7%); measured 80.8 images/s x 527.7 GFLOP (the product's own count: 3 x
 # 175.9 GFLOP forward) = 42.6 TFLOPS = 25.8% of the 165.2 dense fp16 peak, the product allows 17.4%
@@ -364,6 +365,7 @@ def test_yolo11x_training_step_on_an_rtx_4090(bundled_catalog, tmp_path):
     _within(16 / row["throughput"]["training_images_per_second"], 1 / 5.05, SPEED)
 
 
+# fill44 (stop 44): 6.11 -> 5.80 h (-1.4% -> -6.5%): the step above.
 # Was a strict xfail: "[Y11X] 207 epochs of YOLO11x on an RTX 4090: product 8.81 h vs published 6.199 h (+42.1%;
 # the published run includes ~0.21 h of per-epoch validation, 29 batches at 7.84 it/s, so training alone is ~5.99 h
 # and the gap +47%); same cause as the step time". Now 7.27 h (+17.3%; +21.4% against training alone): the step

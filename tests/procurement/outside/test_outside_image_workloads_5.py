@@ -296,6 +296,7 @@ TOF_SPEED = [
 ]
 
 
+# fill44 (stop 44): yolo11s 142.3 -> 127.4 (+6.7% -> -4.5%), yolo11m 74.82 -> 74.23 (-2.7% -> -3.4%): batch-8 fill on 82 SMs 0.819 / 0.897, geforce_detector_rate 1.26.
 @pytest.mark.django_db
 @pytest.mark.parametrize(("preset", "published_images_s"), TOF_SPEED)
 def test_yolo11_training_images_per_second_on_an_rtx_3090(
@@ -305,6 +306,7 @@ def test_yolo11_training_images_per_second_on_an_rtx_3090(
     _within(row["throughput"]["training_images_per_second"], published_images_s, SPEED)
 
 
+# fill44 (stop 44): 0.5006 -> 0.5592 h (-9.5% -> +1.1%): the batch-8 fill above.
 @pytest.mark.django_db
 def test_yolo11s_twenty_epoch_run_hours_on_an_rtx_3090(bundled_catalog, tmp_path):
     """'20 epochs completed in 0.553 hours' (validation of 535 images each epoch included, about 1.8 s of

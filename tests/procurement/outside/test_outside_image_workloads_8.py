@@ -426,6 +426,10 @@ T4_1024_REASON = (
     " count is not sourced, and the refit moves every detector training case (the RTX 3090 at 13.2 GB/s per TFLOPS"
     " would gain, where geforce_detector_rate 1.19 was fitted; the RTX 4090 at 6.1, the A100 at 5.0 and the L4 at"
     " 2.5, the hand-judged YOLO11m COCO ranking's top card, would lose), so the engine is unchanged."
+    " fill44 (stop 44): the step's GEMM fill (image_model.yolo_step_fill, 128 x 128 tiles) does not move it: YOLOv8m"
+    " at 1024 px and batch 8 fills the T4's 40 SMs 0.986 (the V100 fit rows 0.979), so its GPU side is unchanged"
+    " within 1% and the product still calls it loader-bound (21.92). The bandwidth split above was not adopted:"
+    " its 6 passes are not sourced and, with the 70 W clock loss, it still leaves the case at +36%."
 )
 
 

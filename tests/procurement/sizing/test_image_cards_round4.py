@@ -47,7 +47,9 @@ def test_vits_detectors_and_training_keep_the_datasheet_peak_on_a_geforce_card()
     # e29: detectors on a GeForce card took the same ratio, kept at 0.886 / 0.745 when the ViT ceiling was
     # refitted; fix43v states it as the literal 1.19 fitted on the four GeForce detector logs
     # (compute_peak.geforce_detector_rate; was pinned at 165.2 x 1.1893 = 196.47, now 196.59)
-    assert spec_peak_tflops(_spec("yolov8x"), gpu) == pytest.approx(165.2 * 1.19)
+    # Was 165.2 x 1.19 = 196.59, now 165.2 x 1.26 = 208.15 because fill44 refitted geforce_detector_rate on the same
+    # four GeForce logs once the step's GEMM fill is counted (log least squares 1.257).
+    assert spec_peak_tflops(_spec("yolov8x"), gpu) == pytest.approx(165.2 * 1.26)
     lora = _spec("sdxl", task="lora", lora={"rank": 8})
     assert spec_peak_tflops(lora, gpu) == pytest.approx(165.2)
 

@@ -53,7 +53,9 @@ def test_the_l4_takes_the_t4_measured_image_rate_and_other_cards_keep_theirs():
     # diffspeed43); other networks keep 1 there, detectors take geforce_detector_rate (fix43v: the literal 1.19
     # fitted on the four GeForce detector logs; was pinned as 0.886 / 0.745 = 1.1893, the ratio it came from)
     assert card_image_factor(vit, gpu_by_slug("rtx-4090")) == pytest.approx(0.886 / 0.600)
-    assert card_image_factor(_spec("yolov8x"), gpu_by_slug("rtx-4090")) == pytest.approx(1.19)
+    # Was 1.19, now 1.26 because fill44 refitted geforce_detector_rate on the same four GeForce logs once the
+    # detector step's GEMM fill is counted (log least squares 1.257; assumptions.py lists the rows and errors)
+    assert card_image_factor(_spec("yolov8x"), gpu_by_slug("rtx-4090")) == pytest.approx(1.26)
     assert card_image_factor(vit, gpu_by_slug("h100-sxm5-80gb")) == 1.0
     assert card_image_factor(_spec("yolov8n", batch=1), gpu_by_slug("l4")) == 1.0
 

@@ -1,0 +1,89 @@
+"""The YOLO layer walk (image_shapes.yolo_convs) and the training step's GEMM fill on the card's SMs
+(image_model.yolo_step_fill, assumptions.detector_conv_tile), which detector_training_efficiency multiplies in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from procurement.sizing import image_model as im
+from procurement.sizing.image_presets import image_preset
+from procurement.sizing.image_shapes import yolo_convs
+
+# Published forward GFLOPs at 640 px: Ultralytics docs tables (the presets' gflops_at_reference) and the
+# ultralytics/yolov5 README table (v6.0: YOLOv5s/m/l/x 16.5/49.0/109.1/205.7).
+V5 = {
+    "yolov5s": ({"kind": "yolov5", "depth": 0.33, "width": 0.50}, 16.5),
+    "yolov5m": ({"kind": "yolov5", "depth": 0.67, "width": 0.75}, 49.0),
+    "yolov5l": ({"kind": "yolov5", "depth": 1.0, "width": 1.0}, 109.1),
+    "yolov5x": ({"kind": "yolov5", "depth": 1.33, "width": 1.25}, 205.7),
+}
+V8_11 = [
+    "yolov8n",
+    "yolov8s",
+    "yolov8m",
+    "yolov8l",
+    "yolov8x",
+    "yolo11n",
+    "yolo11s",
+    "yolo11m",
+    "yolo11l",
+    "yolo11x",
+]
+
+
+def _items(slug):
+    config = image_preset(slug)["detector"]
+    return tuple(
+        sorted((k, v) for k, v in config.items() if k in ("kind", "depth", "width", "max_channels", "c3k"))
+    )
+
+
+@pytest.mark.parametrize("slug", V8_11 + list(V5))
+def test_layer_walk_matches_published_gflops(slug):
+    if slug in V5:
+        config, published = V5[slug]
+    else:
+        config = image_preset(slug)["detector"]
+        published = config["gflops_at_reference"]
+    gflops = 2 * sum(conv.macs for conv in yolo_convs(config, 640)) / 1e9
+    assert gflops == pytest.approx(published, rel=0.006)
+
+
+def test_yolo11m_deepest_layers_fill_the_3090_at_batch_25_not_8():
+    """The 512-channel stride-32 3x3 conv of YOLO11m at 640 px: 400 positions an image. 128 x 128 tiles: batch 8
+    = 3,200 rows = 25 x 4 = 100 tiles on 82 SMs, 2 waves, 100 / 164 = 0.61; batch 25 = 10,000 rows = 79 x 4 =
+    316 tiles, 4 waves, 316 / 328 = 0.96."""
+    assert im.gemm_fill(8 * 400, 512, 82) == pytest.approx(100 / 164)
+    assert im.gemm_fill(25 * 400, 512, 82) == pytest.approx(316 / 328)
+
+
+def test_step_fill_by_batch_and_width_on_a_3090():
+    """Whole training steps (forward, input gradient, weight gradient taken as full). The batch 8 -> 25 gain it
+    gives on the 3090 (m 1.097, l 1.122, x 1.046) has the order and width dependence of the logs' mosaic-off
+    gains (+23%, +21%, +6.5%, test_outside_image_workloads_7.py [3090-Y11]), about half their size."""
+    fills = {
+        (s, b): im.yolo_step_fill(_items(s), 640, b, 82)
+        for s in ("yolo11m", "yolo11l", "yolo11x")
+        for b in (8, 25)
+    }
+    assert fills[("yolo11m", 8)] == pytest.approx(0.897, abs=0.001)
+    assert fills[("yolo11m", 25)] == pytest.approx(0.984, abs=0.001)
+    assert fills[("yolo11l", 25)] / fills[("yolo11l", 8)] == pytest.approx(1.122, abs=0.002)
+    assert fills[("yolo11x", 25)] / fills[("yolo11x", 8)] == pytest.approx(1.046, abs=0.002)
+
+
+def test_fit_rows_fill_and_refit():
+    """The V100 fit rows (YOLOv5s/m/l/x at batch 64/40/24/16 on 80 SMs) fill 1.000/0.983/0.978/0.954; the fit
+    divides them out: log least squares of efficiency / fill on work gives detector_training_efficiency 0.254 and
+    exponent 0.466 (ultralytics/yolov5 README days 2/4/6/8, 300 epochs of 118,287 images on a 125 TFLOPS V100)."""
+    fills = np.array(
+        [im.yolo_step_fill(tuple(sorted(c.items())), 640, b, 80) for c, b in im.DETECTOR_FIT_ROWS]
+    )
+    assert fills == pytest.approx([1.000, 0.983, 0.978, 0.954], abs=0.001)
+    gflops, days = np.array([16.5, 49.0, 109.1, 205.7]), np.array([2, 4, 6, 8])
+    efficiency = 3 * gflops * 1e9 / (days * 86400 / (300 * 118287)) / 125e12
+    slope, intercept = np.polyfit(np.log(gflops / 205.7), np.log(efficiency / fills), 1)
+    assert np.exp(intercept) == pytest.approx(0.254, abs=0.0005)
+    assert slope == pytest.approx(0.466, abs=0.0005)
+    assert im.detector_fit_fill() == pytest.approx(0.9787, abs=0.0005)
