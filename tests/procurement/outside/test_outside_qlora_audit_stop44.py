@@ -1,0 +1,191 @@
+"""Issue 26, outside audit at stop 44 (aud44l): qlora44's QLoRA unpacking as a time a micro-batch.
+
+Cases of my own choosing that no test of the project had (grep of tests/ for litgpt / resource-tables and for the
+Qwen-14B Q-LoRA row: none), sized the way `manage.py size` sizes them (`size_spec_document`, calibration off).
+Tolerances: LLM speed 15%, memory 10%. Misses are strict xfails with published, ours, error and diagnosis.
+
+Sources:
+  [QWEN]   QwenLM/Qwen @2df8e8ac450fa185c421a08b0090ef81826caa6e README.md "Profiling of Memory and Speed" (the
+           table the project reads at @03cd81f5): one A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, FlashAttention 2,
+           batch 1, gradient accumulation 8; Q-LoRA is the Int4 (GPTQ) model through finetune.py's
+           GPTQConfig(bits=4, disable_exllama=True). Row "14B | Q-LoRA | 1 | 1": 18.7G / 5.3s/it, 18.4G / 6.3s/it,
+           18.9G / 8.2s/it, 19.9G / 11.8s/it, 23.0G / 20.1s/it, 27.9G / 38.3s/it at 256 ... 8,192 tokens. The
+           project tests the 7B and 72B Q-LoRA rows and the 14B LoRA row, never the 14B Q-LoRA row; qlora44 fitted
+           nothing on it, so it is held out of the change.
+  [LITGPT] Lightning-AI/litgpt @4839345a97a0a90bc5f2361664b04d665c9a0e89 tutorials/resource-tables.md "Finetuning
+           with LoRA on 1 GPU" (LitGPT commit 8641822, 1 x A100-SXM4-40GB, PyTorch 2.1.0, bitsandbytes 0.41.1,
+           --precision bf16-true, finetune/lora.py, micro-batch 1, Alpaca: longest example 1,304 Llama 2 tokens;
+           4,194,304 trainable = rank 8 on q and v, 32 layers x 2 x 8 x (4,096 + 4,096)). "Max GPU RAM" is
+           torch.cuda.max_memory_allocated / 1e9 (GB), reached at the longest example; "Time 1k iterations" is
+           1,000 micro-batches. Rows: "7 B | Llama 2 | None | 1 | 4,194,304 | 21.30 GB | 2.36 min", "7 B | Llama 2 |
+           bnb.nf4-dq | 1 | 4,194,304 | 13.84 GB | 3.83 min", "13 B | Llama 2 | None | 1 | 6,553,600 | 38.12 GB |
+           3.19 min", "13 B | Llama 2 | bnb.nf4-dq | 1 | 6,553,600 | 22.55 GB | 6.55 min".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from tests.procurement.outside.test_outside_audit_stop43l import (
+    MODELS,
+    published_tokens_per_second,
+    tokens_per_second,
+)
+from tests.procurement.outside.test_outside_recommendations import candidate, qwen_lora_spec
+
+A100_40 = "a100-sxm4-40gb"
+A100_80 = "a100-sxm4-80gb"
+GIB = 1024**3
+
+# --- 1. Qwen-14B Q-LoRA (GPTQ int4, eager AutoGPTQ unpacking) on one A100 80GB [QWEN] -------------------------------
+# Stated as run: weight_quantization int4 (qlora44's GPTQ path), the README's LoRA settings (rank 64 on every linear,
+# full recomputation, 1 x 8 micro-batches). By hand: Qwen-14B block linears 40 x (4 x 5,120^2 + 3 x 5,120 x 13,696)
+# = 12.61e9; unpacking 2 passes x 16.5 B x 12.61e9 = 416 GB a micro-batch / (0.70 x 2,039 GB/s) = 0.292 s, 2.33 s a
+# step of 8, the same at every length. The README's 14B Q-LoRA minus LoRA step is 3.8 / 3.4 / 3.1 / 2.3 s at 1k / 2k /
+# 4k / 8k: falling with length, where a per-micro-batch unpacking is flat.
+QWEN_14B_QLORA_STEPS = {1024: 8.2, 2048: 11.8, 8192: 38.3}  # s/it, [QWEN] row "14B | Q-LoRA"
+QWEN_14B_QLORA_MISSES = {
+    1024: (
+        "[QWEN] 14B Q-LoRA 1k: published 999.0 tokens/s (8.2 s a step); ours 1,185.5 (+18.7%; step 6.91 s = the "
+        "LoRA step 4.58 s, 4% above the README's 4.4 s, + 2.33 s of GPTQ unpacking). The README's Q-LoRA minus LoRA "
+        "is 3.8 s here and 2.3 s at 8k: at 1k the unpacking would need 0.47 s a micro-batch, 0.43 of the peak "
+        "bandwidth against the 0.70 charged, the same shortfall qlora44 found on its 72B 256-token row (0.42) and "
+        "left UNEXPLAINED there; the 7B's gap (1.8 / 1.5 / 0.7 / 1.8 / 1.5 / 1.0 s) is too noisy to say more. "
+        "UNEXPLAINED (held-out corroboration of the 72B-256 miss, not a new cause); not a spec field"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "seq",
+    [
+        pytest.param(seq, marks=pytest.mark.xfail(strict=True, reason=QWEN_14B_QLORA_MISSES[seq]))
+        if seq in QWEN_14B_QLORA_MISSES
+        else seq
+        for seq in QWEN_14B_QLORA_STEPS
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_14b_gptq_qlora_on_one_a100_at_the_readmes_speed(seq, bundled_catalog):
+    # Passing: 2k published 1,388.5 tokens/s (11.8 s), ours 1,403.3 (+1.1%); 8k published 1,711.1 (38.3 s), ours
+    # 1,482.6 (-13.4%: the 14B LoRA 8k row is -14% too, the width gap qlora44's notes name). 4k (20.1 s, 1,630.2)
+    # is -7.7%, not asserted to keep the case count.
+    spec = qwen_lora_spec(MODELS["14b"], seq, 1) | {"task": "qlora", "weight_quantization": "int4"}
+    published = published_tokens_per_second(seq, QWEN_14B_QLORA_STEPS[seq])
+    assert tokens_per_second(spec) == pytest.approx(published, rel=0.15)
+
+
+# --- 2. LitGPT Llama 2 QLoRA (bitsandbytes NF4, double quantization) on one A100 40GB [LITGPT] -------------------------
+def litgpt_lora(preset: str, seq: int, quantized: bool) -> dict:
+    """LitGPT finetune/lora.py at 8641822: bf16-true (bf16 adapters and AdamW states), micro-batch 1, rank 8 on q
+    and v with lora_dropout 0.05, no activation checkpointing on one device, 128 / 1 accumulation; bnb.nf4-dq is nf4 with double
+    quantization (the engine's default)."""
+    spec = {
+        "task": "qlora" if quantized else "lora",
+        "model": {"preset": preset},
+        "precision": "bf16",
+        "master_weights_fp32": False,
+        "seq_len": seq,
+        "micro_batch_size": 1,
+        "gradient_checkpointing": "none",
+        "lora": {"rank": 8, "targets": ["q_proj", "v_proj"], "dropout": 0.05},
+        "gradient_accumulation_steps": 128,
+        "training_tokens": 1e7,
+    }
+    return spec | ({"weight_quantization": "nf4"} if quantized else {})
+
+
+def litgpt_row(preset: str, seq: int, quantized: bool) -> dict:
+    report = size_spec_document(litgpt_lora(preset, seq, quantized), [A100_40], calibrate=False)
+    return candidate(report, A100_40, 1)
+
+
+def seconds_a_micro_batch(preset: str, seq: int, quantized: bool) -> float:
+    return seq / litgpt_row(preset, seq, quantized)["throughput"]["training_tokens_per_second"]
+
+
+NF4_MEMORY = (
+    "[LITGPT] Llama 2 7B bnb.nf4-dq, 1,304 tokens: published 13.84 GB; ours 10.32 GB (9.61 GiB, -25.4%). The same "
+    "table's bf16 LoRA row passes (21.30 GB against ours 20.41, -4.2%; 13B 38.12 against 36.68, -3.8%) while both "
+    "NF4 rows miss alike (13B: 22.55 against 16.90, -25.1%), so the gap is the 4-bit path's. Cause located, in part: "
+    "bitsandbytes before 0.43.2 saved every 4-bit linear's input for a backward that never reads it (MatMul4Bit."
+    "forward ctx.tensors = (A, B); fixed by bitsandbytes-foundation/bitsandbytes 9e753741 'fix QLoRA mem bug: "
+    "delete useless buffered activation', 2024-07-16). Inputs nobody else saves, a layer and token: attention "
+    "input d (the adapter reads dropout(x)), attention output d, MLP input d, down-projection input f, 2 B each: "
+    "(3 x 4,096 + 11,008) x 2 x 32 x 1,304 = 1.95 GB, to 12.3 GB (-11%); the other ~1.6 GB unsized. EXPLAINED in part (a library version no spec field states); "
+    "not qlora44's change, which moved no memory"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=NF4_MEMORY)
+@pytest.mark.django_db
+def test_litgpt_llama2_7b_nf4_qlora_memory_within_10_percent(bundled_catalog):
+    ours_gb = litgpt_row("llama-2-7b", 1304, True)["memory"]["total_per_gpu_gib"] * GIB / 1e9
+    assert ours_gb == pytest.approx(13.84, rel=0.10)  # [LITGPT] 7 B | Llama 2 | bnb.nf4-dq | 13.84 GB
+
+
+# The unpacking's own time, isolated: the NF4 row minus the bf16 row of the same table, same data, same script
+# (3.83 - 2.36 min and 6.55 - 3.19 min over 1,000 micro-batches). qlora44 charges 2 passes (no recomputation) x
+# 2.5 B x 6.476e9 (13B: 12.69e9) block weights at 0.70 x 1,555 GB/s: 29.7 ms (58.3 ms) a micro-batch, whatever
+# the length (ours at 512 tokens; 1,304 gives the same).
+NF4_SPEED = {
+    "llama-2-7b": (88.2, "7B: published 88.2 ms a micro-batch; ours 29.7 ms (-66%)"),
+    "llama-2-13b": (201.6, "13B: published 201.6 ms a micro-batch; ours 58.3 ms (-71%)"),
+}
+NF4_SPEED_WHY = (
+    "[LITGPT] bnb.nf4-dq minus bf16 LoRA, {row}. Per 4-bit linear call (7B: 161 linears x 2 passes = 322 calls) the "
+    "published gap is 274 us against ~94 us of HBM traffic at 0.70: bitsandbytes 0.41.1's dequantize_4bit (read at "
+    "tag 0.41.0, functional.py) wraps each ctypes kernel in pre_call / post_call (torch.cuda.set_device twice) and "
+    "dequantizes the absmax blocks in a second ctypes call plus an add (nf4-dq over nf4 is +0.15 min, 28 us a "
+    "call: launch-bound), so at Alpaca's short examples the host's Python a call, not the bandwidth, sets the "
+    "cost; that the gap grows 2.3x from 7B to 13B (weights 1.9x, calls 1.25x) says the GPU traffic runs below "
+    "0.70 as well. Current bitsandbytes (torch custom ops, a fused gemm_4bit below 1,536 rows) is another cost. "
+    "UNEXPLAINED by a sized term: the engine has no bitsandbytes version and counts 1 host kernel a call"
+)
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        pytest.param(
+            preset,
+            marks=pytest.mark.xfail(strict=True, reason=NF4_SPEED_WHY.format(row=NF4_SPEED[preset][1])),
+        )
+        for preset in NF4_SPEED
+    ],
+)
+@pytest.mark.django_db
+def test_litgpt_nf4_unpacking_time_a_micro_batch_within_15_percent(preset, bundled_catalog):
+    ours_ms = 1000 * (seconds_a_micro_batch(preset, 512, True) - seconds_a_micro_batch(preset, 512, False))
+    assert ours_ms == pytest.approx(NF4_SPEED[preset][0], rel=0.15)
+
+
+# --- Defect pinned (not a published case): GPTQ int4 without recomputation --------------------------------------------
+# qlora_dequant.py charges `int4` one unpacking pass without recomputation because "torch.matmul(x, weight), whose
+# backward uses the saved fp16 weight" (AutoGPTQ qlinear_cuda_old.py @c80855e2 QuantLinear.forward, eager branch:
+# `out = torch.matmul(x, weight)`, x requiring grad, so autograd keeps `weight`). That saved 16-bit copy of every
+# frozen linear lives from the forward to the backward: 2 B x 6.476e9 = 12.1 GiB on a 7B. The engine's memory does
+# not count it: Qwen-7B at 2k, no recomputation, int4 19.96 GiB against nf4 19.87 GiB (the 4.25 / 4.127 bits only).
+# The time takes the saved copy's benefit (1 pass, not 2) and the memory leaves out its cost.
+GPTQ_SAVED_COPY = (
+    "qlora44 defect: GPTQ int4 QLoRA without recomputation keeps a 16-bit copy of each frozen weight for the "
+    "backward (AutoGPTQ qlinear_cuda_old torch.matmul(x, weight)), 2 B a block weight = 12.1 GiB on a 7B; ours "
+    "counts none (int4 19.96 GiB, nf4 19.87 GiB at 2k), while the unpacking time assumes the copy is kept"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=GPTQ_SAVED_COPY)
+@pytest.mark.django_db
+def test_gptq_int4_without_recomputation_holds_the_unpacked_weights(bundled_catalog):
+    def total_gib(quantization: str) -> float:
+        spec = qwen_lora_spec(MODELS["7b"], 2048, 1) | {
+            "task": "qlora",
+            "weight_quantization": quantization,
+            "gradient_checkpointing": "none",
+        }
+        report = size_spec_document(spec, [A100_80], calibrate=False)
+        return candidate(report, A100_80, 1)["memory"]["total_per_gpu_gib"]
+
+    block_linears_7b = 6_476_005_376
+    assert total_gib("int4") - total_gib("nf4") >= 0.9 * 2 * block_linears_7b / GIB
