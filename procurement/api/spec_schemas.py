@@ -354,13 +354,15 @@ class WorkloadImageSerializer(serializers.Serializer):
         IMAGE_ENGINES,
         "Inference engine. pytorch (default): PyTorch, eager or torch.compile as fused_kernels says; tensorrt: a "
         "TensorRT engine (fused kernels; fp32 engines in TF32 unless built with --noTF32); fastertransformer: "
-        "NVIDIA FasterTransformer's ViT (fused attention padded to 256 tokens, its own LayerNorm/bias/GELU/"
-        "residual kernels between the GEMMs; TF32 unless NVIDIA_TF32_OVERRIDE=0), ViT classifiers only",
+        "NVIDIA FasterTransformer's ViT as its last release, v5.3 (fused attention padded to 32/64/96/128/192/"
+        "256/384/512 tokens, flash attention past 512; its own LayerNorm/bias/GELU/residual kernels between the "
+        "GEMMs; fp32 GEMMs in full FP32 unless run with NVIDIA_TF32_OVERRIDE=1), ViT classifiers only",
     )
     tf32_matmul = _flag(
         "fp32 image networks: matmuls on TF32 tensor cores (Ampere and later), as NGC PyTorch containers "
-        "(TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11, TensorRT and FasterTransformer run them; default: "
-        "the engine's (true for tensorrt and fastertransformer, false for pytorch: upstream PyTorch >= 1.12)"
+        "(TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11 and TensorRT run them; default: the engine's "
+        "(true for tensorrt; false for pytorch, upstream PyTorch >= 1.12, and for fastertransformer, whose fp32 "
+        "GEMMs run in FP32 unless NVIDIA_TF32_OVERRIDE=1)"
     )
     deterministic = _flag(
         "Detector training under Ultralytics' deterministic=True (its default) on PyTorch >= 2.1: every new "

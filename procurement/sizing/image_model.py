@@ -647,9 +647,16 @@ def inference_traffic_bytes_per_image(spec) -> float:
     return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
 
 
+# FasterTransformer is sized as its last release, v5.3 (NVIDIA/FasterTransformer tag release/v5.3_tag, d21dc02,
+# 2023-01-23; the ViT code below is the same at v5.2, 4c014fba, which vit44 first read): what a user running it
+# today builds. Its ViT guide's tables (docs/vit_guide.md) were measured on v5.0 (a44c381, 2022-04-15) and never
+# re-measured; v5.0 fused attention only up to 384 tokens, so its 384 px (577-token) rows ran unfused attention
+# and are slower than this sizes (tests/procurement/outside/test_outside_vision_audit_stop44.py).
+FASTERTRANSFORMER_VERSION = "v5.3"
 # Elements per hidden unit per token per layer that NVIDIA FasterTransformer's ViT moves outside its GEMMs, counted
 # from its code (NVIDIA/FasterTransformer src/fastertransformer/models/vit/ViT.cc ViTTransformer::forward and
-# layers/attention_layers/FusedAttentionLayer.cu @4c014fba): its cuBLAS GEMMs carry no epilogue, so each layer runs
+# layers/attention_layers/FusedAttentionLayer.cu @4c014fba, unchanged in these at release/v5.3_tag but for an
+# fp8 scale argument): its cuBLAS GEMMs carry no epilogue, so each layer runs
 # invokeGeneralLayerNorm (reads the residual, writes the norm: 2), the q/k/v GEMMs then trt_add_QKV_bias (reads
 # q, k and v, writes them packed for the fused attention: 6), the attention output GEMM then
 # invokeGeneralAddBiasResidualPreLayerNorm (reads the output and the residual, writes the residual and the next
@@ -657,11 +664,15 @@ def inference_traffic_bytes_per_image(spec) -> float:
 # invokeAddBiasResidual (reads the output and the residual, writes the residual: 3) = 23. Counted, not fitted;
 # the patch embedding's bias/class-token/position kernel and the final LayerNorm (once a forward) are left out.
 FASTERTRANSFORMER_VIT_LAYER_PASSES = 23.0
-# The sequence lengths the TensorRT fused-attention kernels FasterTransformer's ViT calls are built for: a
-# sequence is padded to the next of them (FusedMHARunnerFP16v2::getSFromMaxSeqLen, 3rdparty/
-# trt_fused_multihead_attention/qkvToContext.cu @4c014fba: 64, 96, 128, 256, 384, 512), so ViT's 197 tokens
-# attend as 256.
-FASTERTRANSFORMER_FMHA_LENGTHS = (64, 96, 128, 256, 384, 512)
+# The sequence lengths the TensorRT fused-attention kernels FasterTransformer v5.3's ViT calls are built for: a
+# sequence is padded to the next of them (FusedMHARunnerFP16v2 getSFromMaxSeqLen, 3rdparty/
+# trt_fused_multihead_attention/qkvToContext.cu @release/v5.3_tag: 32, 64, 96, 128, 192, 256, 384, 512), so
+# ViT's 197 tokens attend as 256; past 512 ('for bert and vit, use flash attention when s >= 512') S is the
+# sequence itself, unpadded, and BaseAttentionLayer.h getAttentionType fuses half-precision ViT attention at
+# every length (v5.0's `max_seq_len <= 384` is gone). On Volta (sm70) the same function takes 64 for 32 and
+# 256 for 192 (FASTERTRANSFORMER_FMHA_SM70_LENGTHS).
+FASTERTRANSFORMER_FMHA_LENGTHS = (32, 64, 96, 128, 192, 256, 384, 512)
+FASTERTRANSFORMER_FMHA_SM70_LENGTHS = (64, 96, 128, 256, 384, 512)
 
 
 def is_fastertransformer(spec) -> bool:
@@ -685,14 +696,62 @@ def fastertransformer_traffic_bytes_per_image(spec) -> float:
     return elements * activation_bytes_per_element(spec)
 
 
-def attention_padding(spec) -> float:
+def _padded_tokens(tokens: int, lengths: tuple[int, ...]) -> int:
+    return next((length for length in lengths if length >= tokens), tokens)
+
+
+def attention_padding(spec, generation=None):
     """The attention FLOPs a forward runs per FLOP it needs: (padded / real sequence)^2 under
-    FasterTransformer's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS), 1 elsewhere or past 512 tokens."""
+    FasterTransformer v5.3's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS; on Volta, `generation` 70,
+    FASTERTRANSFORMER_FMHA_SM70_LENGTHS), 1 elsewhere or past 512 tokens (flash attention, unpadded)."""
     if not is_fastertransformer(spec):
         return 1.0
     tokens = vit_tokens(spec)
-    padded = next((length for length in FASTERTRANSFORMER_FMHA_LENGTHS if length >= tokens), tokens)
-    return (padded / tokens) ** 2
+    padding = (_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_LENGTHS) / tokens) ** 2
+    if generation is None:
+        return padding
+    volta = (_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_SM70_LENGTHS) / tokens) ** 2
+    return np.where(np.asarray(generation) == 70, volta, padding)
+
+
+def fastertransformer_version_note(spec, generation=None) -> str | None:
+    """The answer's statement of the FasterTransformer it sized (FASTERTRANSFORMER_VERSION), where that
+    decides it: the fused attention's padding, fp32's full-FP32 GEMMs (not TF32), the attention v5.3 runs
+    unfused and this sizes as fused (fp32; fp16 past Ampere, `generation` 89 and later: getAttentionType
+    @release/v5.3_tag fuses ViT attention on sm70/72/75/80/86 only), and past 384 tokens that its guide's
+    published rows are v5.0's, whose attention ran unfused there. None for other engines."""
+    if not is_fastertransformer(spec):
+        return None
+    tokens = vit_tokens(spec)
+    shape = (
+        "unpadded (flash attention past 512)"
+        if tokens > 512
+        else f"padded to {_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_LENGTHS)}"
+    )
+    text = (
+        f"sized as FasterTransformer {FASTERTRANSFORMER_VERSION} (its last release) with fused attention at "
+        f"every sequence length, this network's {tokens} tokens {shape}"
+    )
+    if spec.precision == "fp32":
+        if not spec.image.tf32_matmul:
+            text += (
+                "; fp32 GEMMs in full FP32 on the CUDA cores, its default (image.tf32_matmul true states a "
+                "run with NVIDIA_TF32_OVERRIDE=1)"
+            )
+        text += (
+            "; its fp32 attention in fact runs unfused, and the score passes that adds are not counted here"
+        )
+    elif generation is not None and generation not in (70, 75, 80):
+        text += (
+            "; on this card v5.3 in fact runs ViT attention unfused (fused on Volta, Turing and Ampere only), "
+            "and the score passes that adds are not counted here"
+        )
+    if tokens > 384:
+        text += (
+            "; its ViT guide's tables were measured on v5.0, whose attention past 384 tokens ran unfused and "
+            "slower than this"
+        )
+    return text
 
 
 # Bytes an eager torchao int8 weight-only linear moves beyond a 16-bit one, from torchao's
@@ -900,6 +959,13 @@ def vit_forward_kernels(spec) -> float:
     return float(layers * (VIT_BLOCK_KERNELS + attention) + VIT_FIXED_KERNELS)
 
 
+# Host time a kernel that AITemplate's eager ViT rows imply (facebookincubator/AITemplate examples/04_vit/
+# README.md @44026ba7, PyTorch 1.12 on an A100-40GB, batch 1): ViT-B/16 224 px 4.95 ms over 210 kernels =
+# 23.6 us, ViT-L/16 384 px 9.88 ms over 414 = 23.9 us. Stated in the host-floor warning beside
+# EAGER_KERNEL_HOST_SECONDS (31 us, fitted on a diffusers run), not used for the estimate: not fitted.
+AIT_VIT_HOST_SECONDS_PER_KERNEL = 24e-6
+
+
 def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
     """Say so when an eager ViT inference is host-bound: its forward's kernels (vit_forward_kernels) at
     EAGER_KERNEL_HOST_SECONDS take as long as the whole batch's forward, so the host, not the card, sets the
@@ -910,11 +976,16 @@ def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
     floor = kernels * EAGER_KERNEL_HOST_SECONDS.value
     if not kernels or floor < 0.99 * spec.micro_batch_size / images_per_second:
         return None
+    measured = kernels * AIT_VIT_HOST_SECONDS_PER_KERNEL
     return (
-        f"this eager ViT forward launches {kernels:.0f} kernels (counted from timm's VisionTransformer) at "
-        f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time each ({EAGER_KERNEL_HOST_SECONDS.key}): "
+        f"this eager ViT forward launches {kernels:.0f} kernels (counted from timm's VisionTransformer), "
+        f"assumed to take {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time each "
+        f"({EAGER_KERNEL_HOST_SECONDS.key}, fitted on one eager diffusers SD 1.5 run on an A100): "
         f"{floor * 1e3:.1f} ms a forward, longer than the card's work at batch {spec.micro_batch_size}, so the "
-        "host sets this speed; a larger batch pays it once for more images, and a compiled engine "
+        "host, not the card, sets this speed. Host time a kernel varies with the CPU and the software: "
+        "AITemplate's PyTorch 1.12 eager ViT rows on an A100 imply about "
+        f"{AIT_VIT_HOST_SECONDS_PER_KERNEL * 1e6:.0f} us ({measured * 1e3:.1f} ms for this forward, "
+        f"{1 - measured / floor:.0%} less). A larger batch pays it once for more images, and a compiled engine "
         "(image.fused_kernels, CUDA graphs) does not pay it"
     )
 
@@ -1326,7 +1397,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
-    compute = compute + attention * attention_padding(spec) / (peak_flops * attention_efficiency)
+    padding = attention_padding(spec, generation)
+    compute = compute + attention * padding / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)

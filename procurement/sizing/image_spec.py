@@ -21,10 +21,19 @@ IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
 # fused kernels, and fp32 engines built with TF32 unless --noTF32; "fastertransformer" = NVIDIA
 # FasterTransformer's C++ ViT (src/fastertransformer/models/vit/ViT.cc): fused attention, its own LayerNorm /
 # bias / GELU / residual kernels between cuBLAS GEMMs (image_model.fastertransformer_traffic_bytes_per_image),
-# TF32 on Ampere unless NVIDIA_TF32_OVERRIDE=0
+# sized as its last release, v5.3; fp32 GEMMs in full FP32 on the CUDA cores (TF32 only under
+# NVIDIA_TF32_OVERRIDE=1: state image.tf32_matmul true)
 IMAGE_ENGINES = ("pytorch", "tensorrt", "fastertransformer")
-# Engines whose fp32 matmuls run in TF32 unless told otherwise (image.tf32_matmul's default)
-TF32_BY_DEFAULT_ENGINES = ("tensorrt", "fastertransformer")
+# Engines whose fp32 matmuls run in TF32 unless told otherwise (image.tf32_matmul's default): TensorRT only
+# (trtexec builds with TF32 unless --noTF32, NVIDIA/TensorRT samples/common/sampleOptions.cpp). Not
+# FasterTransformer: its fp32 GEMMs are cublasGemmEx / cublasLtMatmul with compute type CUDA_R_32F /
+# CUBLAS_COMPUTE_32F (cublasMMWrapper::setFP32GemmConfig and Gemm, src/fastertransformer/utils/
+# cublasMMWrapper.cc @release/v5.3_tag d21dc02) on the handle examples/cpp/vit/vit_example.cc creates with
+# cublasCreate and no cublasSetMathMode, so cuBLAS's default math: FP32 on the CUDA cores. Its guides say so
+# (docs/bert_guide.md, docs/swin_guide.md @d21dc02: NVIDIA_TF32_OVERRIDE=1 'to enforce the program run under
+# TF32, otherwise FP32 GEMM is used by default'), and its ViT guide's A100 FP32 ViT-B/16 384 px batch 32 row
+# (266.29 ms, docs/vit_guide.md @6ea1c77c) runs at 13.3 TFLOPS, 68% of the FP32 peak, 9% of TF32's
+TF32_BY_DEFAULT_ENGINES = ("tensorrt",)
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,8 @@ class ImageSpec:
     # under NVIDIA's NGC PyTorch containers (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11's default, or
     # torch.backends.cuda.matmul.allow_tf32 = True / set_float32_matmul_precision('high'); off: upstream
     # PyTorch >= 1.12's default, which both IMAGE_RUNTIMES are (compute_peak.spec_peak_tflops). Unstated, the
-    # parser sets it from image.engine: on for TF32_BY_DEFAULT_ENGINES, off for pytorch
+    # parser sets it from image.engine: on for TF32_BY_DEFAULT_ENGINES (tensorrt), off for pytorch and
+    # fastertransformer
     tf32_matmul: bool = False
     # inference: a LoRA of this rank loaded beside a UNet and not fused into it (diffusers load_lora_weights
     # without fuse_lora: PEFT layers run their adapter matmuls on every call; image_model.unfused_adapters)

@@ -296,6 +296,9 @@ def _candidate(
     host_text = image_model.vit_host_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
     if host_text:
         warnings.append(host_text)
+    version_text = image_model.fastertransformer_version_note(spec, gpu.generation)
+    if version_text:
+        warnings.append(version_text)
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)

@@ -1058,6 +1058,7 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
     targets = lora.targets[0] if lora is not None and lora.targets[0] in IMAGE_LORA_TARGETS else "attention"
     engine = reader.choice(data, "engine", "image.engine", "pytorch", IMAGE_ENGINES)
     # a TensorRT or FasterTransformer engine is a fused stack; unstated, TF32 follows the engine's default
+    # (TF32_BY_DEFAULT_ENGINES: on for tensorrt only)
     fused = reader.optional_boolean(data, "fused_kernels", "image.fused_kernels")
     if fused is False and engine != "pytorch":
         reader.error("image.fused_kernels", f"a {engine} engine runs fused kernels: leave it out or true")

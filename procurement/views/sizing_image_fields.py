@@ -58,14 +58,16 @@ IMAGE_KNOB_LABELS = {
         "Inference engine",
         "inference",
         "The engine the network runs under: PyTorch (eager, or compiled with fused kernels ticked), a TensorRT "
-        "engine, or NVIDIA FasterTransformer's ViT (its own LayerNorm, bias and GELU kernels between the matmuls).",
+        "engine, or NVIDIA FasterTransformer's ViT, sized as its last release, v5.3 (its own LayerNorm, bias and "
+        "GELU kernels between the matmuls; fused attention at every sequence length).",
     ),
     "tf32_matmul": (
         "TF32 matmuls",
         "fp32, Ampere and later",
         "The fp32 network's linears and attention run on TF32 tensor cores, as in NVIDIA's NGC PyTorch "
         "containers, PyTorch 1.7 to 1.11, or with allow_tf32 set; unticked, the engine's default: on for "
-        "TensorRT and FasterTransformer, off (the CUDA cores) for PyTorch.",
+        "TensorRT, off (the CUDA cores) for PyTorch and for FasterTransformer, which runs fp32 in full FP32 "
+        "unless NVIDIA_TF32_OVERRIDE=1 is set.",
     ),
     "images": (
         "Images to generate",

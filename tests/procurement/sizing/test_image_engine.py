@@ -1,8 +1,10 @@
 """`image.engine`: the inference engine an image network runs under (pytorch, the default; tensorrt;
 fastertransformer). The engine sets image.fused_kernels and image.tf32_matmul's defaults; fastertransformer adds
 FasterTransformer's ViT kernels between its GEMMs (NVIDIA/FasterTransformer src/fastertransformer/models/vit/
-ViT.cc @4c014fba) and its padded fused attention."""
+ViT.cc @4c014fba, unchanged at release/v5.3_tag) and its padded fused attention, sized as its last release, v5.3
+(3rdparty/trt_fused_multihead_attention/qkvToContext.cu @release/v5.3_tag d21dc02)."""
 
+import numpy as np
 import pytest
 
 from procurement.sizing import WorkloadSpecError, gpu_by_slug, parse_workload_spec
@@ -42,6 +44,23 @@ def test_tensorrt_is_fused_and_runs_fp32_in_tf32_unless_told():
     assert im.image_summary(spec)["engine"] == "tensorrt"
 
 
+def test_fastertransformer_runs_fp32_in_full_fp32_unless_told():
+    """FasterTransformer's fp32 GEMMs are cublasGemmEx with CUDA_R_32F on a default-math handle
+    (cublasMMWrapper.cc, examples/cpp/vit/vit_example.cc @release/v5.3_tag: no cublasSetMathMode); TF32 only
+    under NVIDIA_TF32_OVERRIDE=1 (docs/bert_guide.md, docs/swin_guide.md @release/v5.3_tag). vit44 had it on
+    by default (aud44v: its guide's A100 FP32 ViT-B/16 384 px row +404.1%)."""
+    spec = _vit("fp32", engine="fastertransformer")
+    assert spec.image.fused_kernels is True and spec.image.tf32_matmul is False
+    assert _vit("fp32", engine="fastertransformer", tf32_matmul=True).image.tf32_matmul is True
+    a100 = gpu_by_slug("a100-sxm4-40gb")
+    # not the A100's TF32 dense 156 TFLOPS (A100 datasheet): the linears at the SIMT rate
+    assert spec_peak_tflops(spec, a100) < 156.0
+    assert spec_peak_tflops(
+        _vit("fp32", engine="fastertransformer", tf32_matmul=True), a100
+    ) == pytest.approx(156.0)
+    assert im.image_summary(spec)["tf32_matmul"] is False
+
+
 def test_a_fused_engine_stated_unfused_is_refused():
     with pytest.raises(WorkloadSpecError) as caught:
         _vit(engine="tensorrt", fused_kernels=False)
@@ -71,6 +90,37 @@ def test_fastertransformer_pads_197_tokens_to_256_in_its_fused_attention():
     # 384 px: 577 tokens, past the longest fused-attention length (512): counted unpadded
     assert im.attention_padding(_vit(engine="fastertransformer", resolution_px=384)) == 1.0
     assert im.attention_padding(_vit(engine="tensorrt")) == 1.0
+
+
+def test_fastertransformer_pads_as_its_last_release_v5_3():
+    """getSFromMaxSeqLen @release/v5.3_tag: 32, 64, 96, 128, 192, 256, 384, 512 (v5.0 had no 32 or 192); on
+    sm70 32 -> 64 and 192 -> 256. ViT-B/16 at 208 px: 13^2 + 1 = 170 tokens -> 192 (256 on a V100); at 80 px:
+    5^2 + 1 = 26 -> 32 (64 on a V100)."""
+    assert im.FASTERTRANSFORMER_VERSION == "v5.3"
+    assert im.FASTERTRANSFORMER_FMHA_LENGTHS == (32, 64, 96, 128, 192, 256, 384, 512)
+    at_208 = _vit(engine="fastertransformer", resolution_px=208)
+    assert im.attention_padding(at_208) == pytest.approx((192 / 170) ** 2)
+    volta_and_ampere = im.attention_padding(at_208, np.array([70, 80]))
+    assert volta_and_ampere == pytest.approx([(256 / 170) ** 2, (192 / 170) ** 2])
+    at_80 = _vit(engine="fastertransformer", resolution_px=80)
+    assert im.attention_padding(at_80, np.array([70, 90])) == pytest.approx([(64 / 26) ** 2, (32 / 26) ** 2])
+
+
+def test_the_answer_says_which_fastertransformer_it_sized():
+    """The version decides a 384 px answer (v5.0, the guide's, ran 577 tokens unfused) and an fp32 one."""
+    at_224 = im.fastertransformer_version_note(_vit(engine="fastertransformer"), 80)
+    assert "FasterTransformer v5.3" in at_224 and "padded to 256" in at_224 and "v5.0" not in at_224
+    at_384 = im.fastertransformer_version_note(_vit(engine="fastertransformer", resolution_px=384), 80)
+    assert "577 tokens unpadded" in at_384 and "measured on v5.0" in at_384
+    fp32 = im.fastertransformer_version_note(_vit("fp32", engine="fastertransformer"), 80)
+    assert "full FP32" in fp32 and "NVIDIA_TF32_OVERRIDE=1" in fp32 and "runs unfused" in fp32
+    # getAttentionType @release/v5.3_tag fuses ViT attention on sm70-sm86 only: an H100 runs it unfused
+    assert "runs ViT attention unfused" in im.fastertransformer_version_note(
+        _vit(engine="fastertransformer"), 90
+    )
+    assert im.fastertransformer_version_note(_vit(engine="tensorrt"), 80) is None
+    for text in (at_224, at_384, fp32):
+        assert not any(token in text for token in ("True", "False", "None", "{'", "['"))
 
 
 def test_the_form_has_a_select_for_it_in_inference():

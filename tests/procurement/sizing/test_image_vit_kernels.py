@@ -54,6 +54,10 @@ def test_a_host_bound_answer_says_so():
     small = _vit(1)
     text = im.vit_host_floor_warning(small, 1.0 / _seconds(small))
     assert text is not None and "210 kernels" in text and "6.5 ms" in text
+    # the per-kernel assumption and its source, and what AITemplate's A100 host implies ([AIT-VIT] PyTorch 1.12
+    # eager ViT-B batch 1, 4.95 ms / 210 kernels = 23.6 us; 210 x 24 us = 5.0 ms, 1 - 24 / 31 = 23% less)
+    assert "31 us of host time each" in text and "diffusers" in text
+    assert "about 24 us (5.0 ms for this forward, 23% less)" in text
     large = _vit(256)
     assert im.vit_host_floor_warning(large, 1.0 / _seconds(large)) is None
     assert im.vit_host_floor_warning(_vit(1, fused_kernels=True), 1000.0) is None
