@@ -1,0 +1,216 @@
+"""Issue 26, stop 44, outside audit (aud44a) of acc44's inference.quant_kernel (exllama: an hf_eager one-stream
+step at 0.912 of fp16's, procurement/sizing/serving_host.QUANT_KERNEL_STEP_RATIO). Published single-stream and
+small-batch decode of 4-bit GPTQ models that no test used before this module (grep of tests/ for the commits
+and figures below). Tolerance: the issue's 15% on LLM speed.
+
+Sources:
+  [OPT24]  huggingface/optimum @4e987762cdd33c237a63538c181b1ccfa4d7648a tests/benchmark/README.md, "GPTQ
+           benchmark", "AutoGPTQ 0.7.0, PyTorch 2.2.0, bitsandbytes 0.42.0, transformers 4.37.2", "a single NVIDIA
+           A100-SXM4-80GB GPU", "## Decode benchmark": "a prefill length of 1, essentially measuring the decode
+           step in text generation (512 tokens generated)", Llama-2-13b-chat (TheBloke/Llama-2-13B-chat-GPTQ,
+           4-bit, group 128, no act-order). Per-token latency (ms) / throughput (tok/s):
+             batch 1: fp16 30.43 / 32.86, exllama 31.68 / 31.57 (cuda-old 42.91, exllama_v2 31.60, marlin 28.96)
+             batch 4: fp16 29.76 / 134.41, exllama 55.15 / 72.53
+  [OPT23]  huggingface/optimum @096386299309ec9c4c737c9e5ce260008c48fad7 tests/benchmark/README.md (acc44's own
+           source; the batch-4 rows, which acc44 did not use; the same rows, stated as "AutoGPTQ 0.4.2, PyTorch
+           2.0.1, bitsandbytes 0.41.1, transformers 4.32", at @3ffebf994fbd579ab9acb589edc401fa66413928):
+             batch 4: fp16 37.89 / 105.55, exllama 54.14 / 73.87
+  [QWEN8K] QwenLM/Qwen @235aa8f71efd5218323e53a98c065554aeb41272 README.md (Oct 2023, until e8e15962 replaced the
+           table), "Inference Performance / Speed": "average inference speed (tokens/s) of generating 2048 and
+           8192 tokens", flash attention v2 rows, "a single A100-SXM4-80G GPU with PyTorch 2.0.1 and CUDA 11.8";
+           "The generation speed of the Int4/Int8 models mentioned above is provided by the autogptq library"; the
+           memory table's "generating 8192 tokens (with single token as context)". 8192 column: 7B BF16 36.14,
+           Int4 38.61; 14B BF16 24.87, Int4 27.33 (the 2048 column, 40.93 / 50.09 and 38.72, is already used by
+           test_outside_recommendations_stop43.py).
+
+The engine's absolute eager times for Llama-2-13B are a known miss (test_outside_audit_stop44.py: 17.9 us a
+kernel on hf_eager's 2,070 against the 31 us assumed), so the optimum cases judge what acc44 adds, the kernel's
+step relative to fp16 on the same run: the estimate is the published fp16 row times the engine's own
+exllama / fp16 speed ratio at that batch (both from size_spec_document).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+
+A100 = "a100-sxm4-80gb"
+QWEN_MODELS = {  # as test_outside_recommendations_stop43.QWEN_MODELS (Qwen-1 config.json shapes)
+    "7b": {
+        "name": "Qwen-7B",
+        "num_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "intermediate_size": 11008,
+        "vocab_size": 151936,
+        "eager_layer": "qwen1",
+    },
+    "14b": {
+        "preset": "llama-2-13b",
+        "name": "Qwen-14B",
+        "intermediate_size": 13696,
+        "vocab_size": 152064,
+        "eager_layer": "qwen1",
+    },
+}
+
+
+def _speed(model: dict, quantization: str, concurrency: int, context: int, output: int) -> float:
+    inference = {
+        "concurrency": concurrency,
+        "context_len": context,
+        "output_tokens": output,
+        "engine": "hf_eager",
+    }
+    if quantization == "int4":
+        inference["quant_kernel"] = "exllama"
+    spec = {
+        "name": f"aud44a-{model.get('name', model.get('preset'))}-{quantization}-{concurrency}",
+        "task": "inference",
+        "model": model,
+        "weight_quantization": quantization,
+        "inference": inference,
+    }
+    report = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)
+    assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
+    return report["throughput"]["decode_tokens_per_second_per_stream"]
+
+
+def _llama13_ratio(concurrency: int) -> float:
+    """The engine's exllama over fp16 per-stream speed for Llama-2-13B on one A100 (prompt 1, 512 generated)."""
+    llama = {"preset": "llama-2-13b"}
+    return _speed(llama, "int4", concurrency, 513, 512) / _speed(llama, "none", concurrency, 513, 512)
+
+
+# --- 1. [OPT24] batch 1, decode only: the kernel measured again on a later stack --------------------------------
+# Published exllama 31.57 tok/s; estimate 32.86 (the fp16 row) x 1.0963 (engine: 17.08 / 15.58) = 36.02, +14.1%:
+# inside 15%, at its edge. The later stack has exllama 4% SLOWER than fp16 (31.68 vs 30.43 ms, 1.041), where acc44's
+# 2023 row has it 8.8% faster (0.912): the ratio belongs to torch 2.0.1 / transformers 4.32 / AutoGPTQ 0.4.2, and
+# the spec's value names no version. (Absolute, the engine gives 17.08 tok/s, -45.9%: test_outside_audit_stop44.)
+@pytest.mark.django_db
+def test_optimum_2024_decode_batch1_exllama_against_its_fp16_row(bundled_catalog):
+    ratio = _llama13_ratio(1)
+    assert ratio == pytest.approx(36.958 / 33.711, rel=0.001)  # acc44's 0.912, carried through the engine
+    estimate = 32.86 * ratio  # [OPT24] fp16 batch 1: 30.43 ms, 32.86 tok/s
+    assert estimate == pytest.approx(36.02, abs=0.01)
+    assert estimate == pytest.approx(31.57, rel=0.15)  # [OPT24] exllama batch 1: 31.68 ms, 31.57 tok/s
+
+
+# --- 2, 3. Batch 4 (four streams): acc44 prices exllama above one stream as fp16 -------------------------------
+# docs/workload-spec.md (acc44): "above one stream it is priced as fp16 (the same table: 0.997 at batch 2)". The
+# same table at batch 4 has exllama at 1.43x fp16's step, the 2024 one at 1.85x: AutoGPTQ's exllama (v1) kernel
+# is a GEMV whose GPU time grows with the rows (optimum: "rather slow for larger batch sizes"), so at four
+# streams the step is the kernel's GPU time, above the fp16 loop's host floor.
+_BATCH4 = {
+    # id: (published exllama tok/s per stream, published fp16 tok/s per stream, source row)
+    "optimum-2023": (73.87 / 4, 105.55 / 4, "[OPT23] batch 4: fp16 37.89 ms, exllama 54.14 ms (1.429)"),
+    "optimum-2024": (72.53 / 4, 134.41 / 4, "[OPT24] batch 4: fp16 29.76 ms, exllama 55.15 ms (1.853)"),
+}
+_BATCH4_REASON = (
+    "{row}: published exllama {published:.2f} tok/s a stream; estimate {estimate:.2f} (the fp16 row x the engine's "
+    "exllama / fp16 ratio at concurrency 4, 1.000), {gap:+.1f}%. acc44 prices exllama above one stream as fp16 "
+    "(quant_kernel_ratio: 1.0 when concurrency != 1; cited: batch 2, 0.997) and the engine's GPU term for Int4 is "
+    "the 4-bit bytes at the card's bandwidth (its upper bound, ~170 tok/s a stream at concurrency 4), so the step stays the "
+    "fp16 host floor; the source's own batch-4 and batch-8 rows (1.43x / 1.55x fp16) show AutoGPTQ's exllama v1 "
+    "GEMV running each row again. The spec states the kernel, so a per-row GPU cost of exllama could be priced "
+    "from the same table; not sized. UNEXPLAINED (aud44a, new at stop 44)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param(
+            key,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_BATCH4_REASON.format(
+                    row=value[2],
+                    published=value[0],
+                    estimate=value[1],
+                    gap=(value[1] / value[0] - 1) * 100,
+                ),
+            ),
+        )
+        for key, value in _BATCH4.items()
+    ],
+)
+def test_optimum_exllama_four_streams_against_their_fp16_row(bundled_catalog, row):
+    published, fp16, _ = _BATCH4[row]
+    ratio = _llama13_ratio(4)
+    assert ratio == pytest.approx(1.0, abs=1e-6)  # acc44: above one stream exllama is priced as fp16
+    estimate = fp16 * ratio  # 2023: 26.39 vs 18.47 (+42.9%); 2024: 33.60 vs 18.13 (+85.3%)
+    assert estimate == pytest.approx(published, rel=0.15)
+
+
+# --- 4, 5. [QWEN8K] Qwen-7B / 14B Chat Int4 generating 8,192 tokens from one token, one A100 ---------------------
+# The same README runs as the 2048 rows acc44 moved inside (auto-gptq library, exllama stated as acc44 states it).
+# Absolute: the engine's hf_eager step is its host floor at every context (Qwen-7B 21.66 ms, 14B 26.86 ms with
+# exllama; GPU work 4.8 / 8.2 ms even at 8k), so 8,192 tokens run as fast as 2,048: 7B 46.17 vs 38.61 (+19.6%;
+# 42.11 unstated was +9.1%, inside), 14B 37.23 vs 27.33 (+36.2%; unstated 33.96, +24.3%). The README's BF16 rows
+# slow as much from 2,048 to 8,192 (7B 40.93 -> 36.14, 14B 32.88 -> 24.87, engine 42.11 / 33.96 at both), so the
+# miss is the context term of an eager step, not the kernel: see test 6, where the Int4 / BF16 step ratio holds.
+_QWEN8K = {
+    "7b": (38.61, 36.14, 46.17),  # published Int4, published BF16, engine Int4 exllama (tok/s)
+    "14b": (27.33, 24.87, 37.23),
+}
+_QWEN8K_REASON = (
+    "[QWEN8K] Qwen-{model} Chat Int4 generating 8,192 tokens on one A100: published {published}, ours {ours} "
+    "({gap}). hf_eager takes a step as max(GPU work, host floor) and the floor does not grow with the context; the "
+    "README's steps do (7B Int4 20.0 -> 25.9 ms, BF16 24.4 -> 27.7 ms; 14B Int4 25.8 -> 36.6 ms, BF16 30.4 -> "
+    "40.2 ms from 2,048 to 8,192 generated). Likely the O(context) KV work of each step (Qwen-1's torch.cat of the "
+    "past keys / values, a copy of the whole cache a step, and the attention reads) is not hidden behind the "
+    "launches (a per-step synchronisation in generate's stopping check or the allocator's growing buffers); not "
+    "verified. The spec states the context; the engine has no term for it. "
+    "Stating acc44's exllama moves this row further out ({unstated} unstated). UNEXPLAINED (aud44a, new)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param(
+            "7b",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_QWEN8K_REASON.format(
+                    model="7B", published=38.61, ours=46.17, gap="+19.6%", unstated="42.11, +9.1%"
+                ),
+            ),
+        ),
+        pytest.param(
+            "14b",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_QWEN8K_REASON.format(
+                    model="14B", published=27.33, ours=37.23, gap="+36.2%", unstated="33.96, +24.3%"
+                ),
+            ),
+        ),
+    ],
+)
+def test_qwen_int4_generating_8192_on_one_a100(bundled_catalog, model):
+    published, _, ours = _QWEN8K[model]
+    speed = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192)
+    assert speed == pytest.approx(ours, rel=0.01)  # the figure the reason quotes
+    assert speed == pytest.approx(published, rel=0.15)
+
+
+# --- 6. [QWEN8K] the same rows anchored on their BF16 row: the kernel's share alone -------------------------------
+# Published Int4 over BF16 at 8,192: 7B 38.61 / 36.14 = 1.068, 14B 27.33 / 24.87 = 1.099; the engine, exllama
+# stated: 1.0963 for both (host-bound, the floor x 0.912). Estimates 36.14 x 1.0963 = 39.62 (+2.6%), 24.87 x 1.0963
+# = 27.27 (-0.2%). (The 2048 column gives 44.87 vs 50.09, -10.4%, and 36.05 vs 38.72, -6.9%: inside too.)
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", list(_QWEN8K))
+def test_qwen_int4_over_bf16_at_8192_keeps_the_exllama_step_ratio(bundled_catalog, model):
+    published, bf16, _ = _QWEN8K[model]
+    ratio = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192) / _speed(
+        QWEN_MODELS[model], "none", 1, 8193, 8192
+    )
+    assert ratio == pytest.approx(36.958 / 33.711, rel=0.001)
+    assert bf16 * ratio == pytest.approx(published, rel=0.15)
