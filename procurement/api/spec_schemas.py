@@ -354,8 +354,9 @@ class WorkloadImageSerializer(serializers.Serializer):
         IMAGE_ENGINES,
         "Inference engine. pytorch (default): PyTorch, eager or torch.compile as fused_kernels says; tensorrt: a "
         "TensorRT engine (fused kernels; fp32 engines in TF32 unless built with --noTF32); fastertransformer: "
-        "NVIDIA FasterTransformer's ViT as its last release, v5.3 (fused attention padded to 32/64/96/128/192/"
-        "256/384/512 tokens, flash attention past 512; its own LayerNorm/bias/GELU/residual kernels between the "
+        "NVIDIA FasterTransformer's ViT as its last release, v5.3 (fp16 attention fused on Volta to Ampere, padded "
+        "to 32/64/96/128/192/256/384/512 tokens, flash attention past 512; unfused in fp32 and bf16 and on later "
+        "cards, its score passes counted; its own LayerNorm/bias/GELU/residual kernels between the "
         "GEMMs; fp32 GEMMs in full FP32 unless run with NVIDIA_TF32_OVERRIDE=1), ViT classifiers only",
     )
     tf32_matmul = _flag(

@@ -673,6 +673,25 @@ FASTERTRANSFORMER_VIT_LAYER_PASSES = 23.0
 # 256 for 192 (FASTERTRANSFORMER_FMHA_SM70_LENGTHS).
 FASTERTRANSFORMER_FMHA_LENGTHS = (32, 64, 96, 128, 192, 256, 384, 512)
 FASTERTRANSFORMER_FMHA_SM70_LENGTHS = (64, 96, 128, 256, 384, 512)
+# The generations whose half-precision (fp16) ViT attention v5.3 fuses, with the head widths it fuses there:
+# getAttentionType (src/fastertransformer/layers/attention_layers/BaseAttentionLayer.h @release/v5.3_tag d21dc02,
+# called by examples/cpp/vit/vit_example.cc) returns FUSED_MHA only for T = half, no causal mask and no Swin bias,
+# on sm70/72 with size_per_head 64 and on sm75/80/86 with 64 or 32 (generation 80 here is sm80 and sm86). Any
+# other T (fp32, bf16) and every other card (Ada sm89, Hopper sm90, Blackwell) get UNFUSED_MHA.
+FASTERTRANSFORMER_FUSED_HEAD_SIZES = {70: (64,), 75: (32, 64), 80: (32, 64)}
+# The unfused attention's passes over the heads x S x S scores a layer, counted from UnfusedAttentionLayer.cc
+# forward and invokeMaskedSoftmax (src/fastertransformer/kernels/unfused_attention_kernels.cu) @release/v5.3_tag:
+# the strided batched GEMM Q.K^T writes them (1), softmax_kernel reads them and writes the probabilities in place
+# (2), the strided batched GEMM P.V reads them (1) = 4. Counted, not fitted.
+FASTERTRANSFORMER_UNFUSED_SCORE_PASSES = 4.0
+# Beside the scores: the softmax reads the [batch, S, S] attention mask (ViT.cc's mask_buf_) for every head, counted
+# once an image and layer (1 pass over S x S, the heads' re-reads assumed to hit L2: at ViT-B 384 px fp32 batch 32
+# the batch's mask is 42.6 MB, about an A100-40GB's L2, so some may not, up to 11 more passes over S x S, 176 MB an
+# image, ~2% of that row's time, not counted), and invokeTransposeQKV reads the P.V output [batch, heads, S, size_per_head] and
+# writes it [token, hidden] for the output GEMM (2 elements a hidden unit and token), which the fused kernel
+# writes in place. Its add-bias-transpose (invokeAddQKVBiasIA3Transpose: reads q, k, v, writes them per head, 6)
+# moves what the fused path's trt_add_QKV_bias does (FASTERTRANSFORMER_VIT_LAYER_PASSES counts it): no change.
+FASTERTRANSFORMER_UNFUSED_TRANSPOSE_PASSES = 2.0
 
 
 def is_fastertransformer(spec) -> bool:
@@ -700,53 +719,110 @@ def _padded_tokens(tokens: int, lengths: tuple[int, ...]) -> int:
     return next((length for length in lengths if length >= tokens), tokens)
 
 
+def fastertransformer_attention_unfused(spec, generation=None):
+    """Whether FasterTransformer v5.3 runs this ViT's attention unfused on a card of NVIDIA `generation` (an
+    array, or None: an unknown card, sized fused as before): fp32 and bf16 always, fp16 off the
+    FASTERTRANSFORMER_FUSED_HEAD_SIZES generations or at another head width (getAttentionType @release/v5.3_tag).
+    Other precisions (int8, fp8: its ViTINT8 and fp8 paths, not read here) stay fused. False for other
+    engines."""
+    if not is_fastertransformer(spec):
+        return False
+    if spec.precision in ("fp32", "bf16"):
+        return True
+    if spec.precision != "fp16" or generation is None:
+        return False
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    head = encoder["hidden"] // encoder["heads"]
+    fused = [gen for gen, heads in FASTERTRANSFORMER_FUSED_HEAD_SIZES.items() if head in heads]
+    return ~np.isin(np.asarray(generation), fused)
+
+
+def fastertransformer_unfused_tokens(spec) -> int:
+    """The sequence v5.3's unfused attention runs: fp16 padded to a multiple of 8 (ViT.cc need_padding:
+    577 -> 584, 197 -> 200), fp32 and bf16 as is ('pads only half')."""
+    tokens = vit_tokens(spec)
+    return (tokens + 7) // 8 * 8 if spec.precision == "fp16" else tokens
+
+
+def fastertransformer_unfused_attention_bytes_per_image(spec, generation=None):
+    """Bytes v5.3's unfused ViT attention moves beyond its fused one, an image: every layer's heads x S x S
+    scores FASTERTRANSFORMER_UNFUSED_SCORE_PASSES times, the S x S mask once and the output transpose's
+    FASTERTRANSFORMER_UNFUSED_TRANSPOSE_PASSES elements a hidden unit and token, in the compute dtype, at S the
+    sequence it runs (fastertransformer_unfused_tokens). 0 where the attention is fused (an array over
+    `generation`)."""
+    unfused = fastertransformer_attention_unfused(spec, generation)
+    if not np.any(unfused):
+        return 0.0
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    tokens = fastertransformer_unfused_tokens(spec)
+    scores = (FASTERTRANSFORMER_UNFUSED_SCORE_PASSES * encoder["heads"] + 1.0) * tokens**2
+    transpose = FASTERTRANSFORMER_UNFUSED_TRANSPOSE_PASSES * encoder["hidden"] * tokens
+    elements = (scores + transpose) * encoder["layers"]
+    return np.where(unfused, elements * activation_bytes_per_element(spec), 0.0)
+
+
 def attention_padding(spec, generation=None):
     """The attention FLOPs a forward runs per FLOP it needs: (padded / real sequence)^2 under
     FasterTransformer v5.3's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS; on Volta, `generation` 70,
-    FASTERTRANSFORMER_FMHA_SM70_LENGTHS), 1 elsewhere or past 512 tokens (flash attention, unpadded)."""
+    FASTERTRANSFORMER_FMHA_SM70_LENGTHS), 1 elsewhere or past 512 tokens (flash attention, unpadded). Where
+    v5.3 runs it unfused (fastertransformer_attention_unfused), the sequence its batched GEMMs run
+    (fastertransformer_unfused_tokens: fp16 to a multiple of 8, fp32 unpadded). The padded fp16 tokens also run
+    through the layer's GEMMs and elementwise kernels (ViT.cc pads the whole sequence): not counted, 7 of 577
+    tokens (1.2%) at 384 px, 3 of 197 (1.5%) at 224 px."""
     if not is_fastertransformer(spec):
         return 1.0
     tokens = vit_tokens(spec)
     padding = (_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_LENGTHS) / tokens) ** 2
+    unfused = fastertransformer_attention_unfused(spec, generation)
+    unfused_padding = (fastertransformer_unfused_tokens(spec) / tokens) ** 2
     if generation is None:
-        return padding
+        return unfused_padding if unfused else padding
     volta = (_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_SM70_LENGTHS) / tokens) ** 2
-    return np.where(np.asarray(generation) == 70, volta, padding)
+    fused = np.where(np.asarray(generation) == 70, volta, padding)
+    return np.where(unfused, unfused_padding, fused)
 
 
 def fastertransformer_version_note(spec, generation=None) -> str | None:
     """The answer's statement of the FasterTransformer it sized (FASTERTRANSFORMER_VERSION), where that
-    decides it: the fused attention's padding, fp32's full-FP32 GEMMs (not TF32), the attention v5.3 runs
-    unfused and this sizes as fused (fp32; fp16 past Ampere, `generation` 89 and later: getAttentionType
-    @release/v5.3_tag fuses ViT attention on sm70/72/75/80/86 only), and past 384 tokens that its guide's
-    published rows are v5.0's, whose attention ran unfused there. None for other engines."""
+    decides it: the fused attention's padding, fp32's full-FP32 GEMMs (not TF32), the unfused attention v5.3
+    runs in fp32 and bf16 and, in fp16, past Ampere (`generation` 89 and later: getAttentionType
+    @release/v5.3_tag fuses ViT attention on sm70/72/75/80/86 only) with the score traffic counted for it
+    (fastertransformer_unfused_attention_bytes_per_image), and past 384 tokens that its guide's published rows
+    are v5.0's, whose attention ran unfused there. None for other engines."""
     if not is_fastertransformer(spec):
         return None
     tokens = vit_tokens(spec)
-    shape = (
-        "unpadded (flash attention past 512)"
-        if tokens > 512
-        else f"padded to {_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_LENGTHS)}"
-    )
-    text = (
-        f"sized as FasterTransformer {FASTERTRANSFORMER_VERSION} (its last release) with fused attention at "
-        f"every sequence length, this network's {tokens} tokens {shape}"
-    )
-    if spec.precision == "fp32":
-        if not spec.image.tf32_matmul:
-            text += (
-                "; fp32 GEMMs in full FP32 on the CUDA cores, its default (image.tf32_matmul true states a "
-                "run with NVIDIA_TF32_OVERRIDE=1)"
-            )
-        text += (
-            "; its fp32 attention in fact runs unfused, and the score passes that adds are not counted here"
+    text = f"sized as FasterTransformer {FASTERTRANSFORMER_VERSION} (its last release)"
+    unfused_here = bool(np.all(fastertransformer_attention_unfused(spec, generation)))
+    if unfused_here:
+        encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+        unfused = fastertransformer_unfused_tokens(spec)
+        shape = f"padded to {unfused}" if unfused != tokens else "unpadded"
+        megabytes = float(fastertransformer_unfused_attention_bytes_per_image(spec, generation)) / 1e6
+        where = (
+            f"in {spec.precision} (v5.3 fuses ViT attention in fp16 only)"
+            if spec.precision != "fp16"
+            else "on this card (v5.3 fuses fp16 ViT attention on Volta, Turing and Ampere only)"
         )
-    elif generation is not None and generation not in (70, 75, 80):
         text += (
-            "; on this card v5.3 in fact runs ViT attention unfused (fused on Volta, Turing and Ampere only), "
-            "and the score passes that adds are not counted here"
+            f", with its attention unfused {where}: this network's {tokens} tokens {shape}, the "
+            f"{encoder['heads']} heads' scores written by one batched GEMM, read and written by its softmax and "
+            "read by the second GEMM (4 passes a layer), plus the mask once and the output transpose, counted as "
+            f"{megabytes:,.0f} MB an image at {ACHIEVED_BANDWIDTH.value:.0%} of the card's memory bandwidth"
         )
-    if tokens > 384:
+    else:
+        shape = (
+            "unpadded (flash attention past 512)"
+            if tokens > 512
+            else f"padded to {_padded_tokens(tokens, FASTERTRANSFORMER_FMHA_LENGTHS)}"
+        )
+        text += f" with fused attention at every sequence length, this network's {tokens} tokens {shape}"
+    if spec.precision == "fp32" and not spec.image.tf32_matmul:
+        text += (
+            "; fp32 GEMMs in full FP32 on the CUDA cores, its default (image.tf32_matmul true states a "
+            "run with NVIDIA_TF32_OVERRIDE=1)"
+        )
+    if tokens > 384 and not unfused_here:
         text += (
             "; its ViT guide's tables were measured on v5.0, whose attention past 384 tokens ran unfused and "
             "slower than this"
@@ -1399,7 +1475,10 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
     padding = attention_padding(spec, generation)
     compute = compute + attention * padding / (peak_flops * attention_efficiency)
-    traffic = inference_traffic_bytes_per_image(spec) / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    traffic = inference_traffic_bytes_per_image(spec) + fastertransformer_unfused_attention_bytes_per_image(
+        spec, generation
+    )
+    traffic = traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step)
     seconds = compute + traffic + launches + forward_overhead_seconds_per_image(spec)

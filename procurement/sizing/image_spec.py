@@ -19,7 +19,8 @@ IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
 # The inference engine an image network runs under (docs/workload-spec.md, image.engine): "pytorch" = PyTorch,
 # eager or torch.compile as image.fused_kernels says; "tensorrt" = a TensorRT engine (trtexec, torch_tensorrt):
 # fused kernels, and fp32 engines built with TF32 unless --noTF32; "fastertransformer" = NVIDIA
-# FasterTransformer's C++ ViT (src/fastertransformer/models/vit/ViT.cc): fused attention, its own LayerNorm /
+# FasterTransformer's C++ ViT (src/fastertransformer/models/vit/ViT.cc): fused fp16 attention on Volta to Ampere,
+# unfused elsewhere (image_model.fastertransformer_attention_unfused), its own LayerNorm /
 # bias / GELU / residual kernels between cuBLAS GEMMs (image_model.fastertransformer_traffic_bytes_per_image),
 # sized as its last release, v5.3; fp32 GEMMs in full FP32 on the CUDA cores (TF32 only under
 # NVIDIA_TF32_OVERRIDE=1: state image.tf32_matmul true)

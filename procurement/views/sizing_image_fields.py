@@ -59,7 +59,8 @@ IMAGE_KNOB_LABELS = {
         "inference",
         "The engine the network runs under: PyTorch (eager, or compiled with fused kernels ticked), a TensorRT "
         "engine, or NVIDIA FasterTransformer's ViT, sized as its last release, v5.3 (its own LayerNorm, bias and "
-        "GELU kernels between the matmuls; fused attention at every sequence length).",
+        "GELU kernels between the matmuls; fp16 attention fused on Volta to Ampere, unfused and counted so in "
+        "fp32 and on later cards).",
     ),
     "tf32_matmul": (
         "TF32 matmuls",

@@ -103,7 +103,11 @@ def test_fastertransformer_pads_as_its_last_release_v5_3():
     volta_and_ampere = im.attention_padding(at_208, np.array([70, 80]))
     assert volta_and_ampere == pytest.approx([(256 / 170) ** 2, (192 / 170) ** 2])
     at_80 = _vit(engine="fastertransformer", resolution_px=80)
-    assert im.attention_padding(at_80, np.array([70, 90])) == pytest.approx([(64 / 26) ** 2, (32 / 26) ** 2])
+    assert im.attention_padding(at_80, np.array([70, 80])) == pytest.approx([(64 / 26) ** 2, (32 / 26) ** 2])
+    # ftattn44: an H100 (90) runs fp16 ViT attention unfused (getAttentionType @release/v5.3_tag), its sequence
+    # padded to a multiple of 8 (ViT.cc need_padding): 170 -> 176, 26 -> 32 (by the multiple of 8, not the FMHA list)
+    assert im.attention_padding(at_208, np.array([90])) == pytest.approx([(176 / 170) ** 2])
+    assert im.attention_padding(at_80, np.array([90])) == pytest.approx([(32 / 26) ** 2])
 
 
 def test_the_answer_says_which_fastertransformer_it_sized():
@@ -113,14 +117,45 @@ def test_the_answer_says_which_fastertransformer_it_sized():
     at_384 = im.fastertransformer_version_note(_vit(engine="fastertransformer", resolution_px=384), 80)
     assert "577 tokens unpadded" in at_384 and "measured on v5.0" in at_384
     fp32 = im.fastertransformer_version_note(_vit("fp32", engine="fastertransformer"), 80)
-    assert "full FP32" in fp32 and "NVIDIA_TF32_OVERRIDE=1" in fp32 and "runs unfused" in fp32
-    # getAttentionType @release/v5.3_tag fuses ViT attention on sm70-sm86 only: an H100 runs it unfused
-    assert "runs ViT attention unfused" in im.fastertransformer_version_note(
-        _vit(engine="fastertransformer"), 90
+    assert "full FP32" in fp32 and "NVIDIA_TF32_OVERRIDE=1" in fp32
+    # ftattn44: the unfused attention is counted and the answer says how much (was 'not counted here'):
+    # ViT-B fp32 224 px, 12 layers x (4 x 12 + 1) x 197^2 + 2 x 768 x 197) x 4 B = 106 MB an image
+    assert "attention unfused in fp32" in fp32 and "197 tokens unpadded" in fp32 and "106 MB an image" in fp32
+    # getAttentionType @release/v5.3_tag fuses ViT attention on sm70-sm86 only: an H100 runs it unfused, fp16
+    # padded to a multiple of 8 (197 -> 200): 12 x (49 x 200^2 + 2 x 768 x 200) x 2 B = 54 MB
+    h100 = im.fastertransformer_version_note(_vit(engine="fastertransformer"), 90)
+    assert "attention unfused on this card" in h100 and "padded to 200" in h100 and "54 MB an image" in h100
+    at_384_fp32 = im.fastertransformer_version_note(
+        _vit("fp32", engine="fastertransformer", resolution_px=384), 80
     )
+    assert "826 MB an image" in at_384_fp32 and "measured on v5.0" not in at_384_fp32
     assert im.fastertransformer_version_note(_vit(engine="tensorrt"), 80) is None
-    for text in (at_224, at_384, fp32):
+    for text in (at_224, at_384, fp32, h100, at_384_fp32):
+        assert "not counted" not in text
         assert not any(token in text for token in ("True", "False", "None", "{'", "['"))
+
+
+def test_fastertransformer_counts_its_unfused_attention_where_v5_3_runs_it():
+    """UnfusedAttentionLayer.cc and invokeMaskedSoftmax @release/v5.3_tag d21dc02: Q.K^T writes the heads x S^2
+    scores, the softmax reads and writes them, P.V reads them (4 passes), the softmax reads the S^2 mask (once an
+    image and layer here) and invokeTransposeQKV moves 2 elements a hidden unit and token. ViT-B/16 384 px fp32
+    (577 tokens, unpadded in fp32): 12 layers x (4 x 12 x 577^2 + 577^2 + 2 x 768 x 577) x 4 B = 825.6 MB an
+    image (the fixv44 hand count, scores only: 12 x 577^2 x 4 B x 4 x 12 = 767 MB)."""
+    fp32 = _vit("fp32", engine="fastertransformer", resolution_px=384)
+    expected = 12 * (4 * 12 * 577**2 + 577**2 + 2 * 768 * 577) * 4
+    assert expected == pytest.approx(825.6e6, rel=1e-3)
+    assert float(im.fastertransformer_unfused_attention_bytes_per_image(fp32, 80)) == pytest.approx(expected)
+    assert float(im.fastertransformer_unfused_attention_bytes_per_image(fp32)) == pytest.approx(expected)
+    assert im.attention_padding(fp32, np.array([80])) == pytest.approx([1.0])  # fp32 is not padded
+    assert im.attention_padding(_vit("fp32", engine="fastertransformer"), 80) == pytest.approx(1.0)
+    # fp16: fused (no added bytes) on Volta, Turing and Ampere; unfused at 584 tokens on Ada, Hopper, Blackwell
+    fp16 = _vit(engine="fastertransformer", resolution_px=384)
+    moved = im.fastertransformer_unfused_attention_bytes_per_image(fp16, np.array([70, 75, 80, 89, 90, 100]))
+    at_584 = 12 * (4 * 12 * 584**2 + 584**2 + 2 * 768 * 584) * 2
+    assert moved == pytest.approx([0, 0, 0, at_584, at_584, at_584])
+    # an unknown card: fused, as before
+    assert im.fastertransformer_unfused_attention_bytes_per_image(fp16) == 0.0
+    assert im.fastertransformer_unfused_attention_bytes_per_image(_vit("fp32", engine="tensorrt"), 80) == 0.0
 
 
 def test_the_form_has_a_select_for_it_in_inference():
