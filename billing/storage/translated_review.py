@@ -42,9 +42,14 @@ def scope_condition(start: dt.date, end: dt.date, allowed_teams: Sequence[str] =
 
 def review_statements() -> dict[str, str]:
     """Statement name -> review_sql's DuckDB SQL over `spend`: "gpu", "all_effective" and each breakdown."""
-    statements = {"gpu": review_sql.GPU_SUMS, "all_effective": review_sql.ALL_EFFECTIVE}
+    statements = {
+        "gpu": review_sql.GPU_SUMS.format(gpu=review_sql.GPU_USAGE),
+        "all_effective": review_sql.ALL_EFFECTIVE,
+    }
     for name, key in BREAKDOWNS.items():
-        statements[name] = review_sql.BREAKDOWN.format(label=review_sql.LABELS[key])
+        statements[name] = review_sql.BREAKDOWN.format(
+            label=review_sql.LABELS[key], key=review_sql.KEYS[key], gpu=review_sql.GPU_USAGE
+        )
     return statements
 
 
@@ -95,7 +100,9 @@ def review_sums_with(
         elif name == "all_effective":
             found[name] = _int(answer[0][0]) if answer else 0
         else:
-            found[name] = {str(label): (_int(effective), _int(hours)) for label, effective, hours in answer}
+            found[name] = {
+                str(label): (_int(effective), _int(hours)) for label, effective, hours, _ in answer
+            }
     return found
 
 
