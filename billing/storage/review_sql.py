@@ -83,22 +83,25 @@ BREAKDOWN = (
     "SELECT {label} AS label, sum(effective_micros), sum(gpu_hours_micros), sum(billed_micros) FROM spend "  # noqa: S608 (fixed SQL)
     "WHERE {gpu} GROUP BY {key} ORDER BY {key}"
 )
+# Grouped by expressions of the input columns, not by their aliases (Trino allows no alias in GROUP BY),
+# and ordered by position, so that translated_review.translate carries each to every engine.
 # each month's effective cost per pricing category (the report's stacked chart)
 MONTH_CATEGORIES = (
     f"SELECT {LABELS['month']} AS month, {LABELS['pricing_category']} AS pricing_category, "  # noqa: S608 (fixed SQL)
-    "sum(effective_micros) FROM spend GROUP BY month, pricing_category ORDER BY month, pricing_category"
+    f"sum(effective_micros) FROM spend GROUP BY {LABELS['month']}, pricing_category ORDER BY 1, 2"
 )
 # the GPU-hours by month, team label and pricing category (commitment_coverage.py's coverage)
 COVERAGE_HOURS = (
     f"SELECT {LABELS['month']} AS month, {LABELS['team']} AS team, pricing_category, "  # noqa: S608 (fixed SQL)
-    "sum(gpu_hours_micros) AS gpu_hours_micros FROM spend GROUP BY ALL ORDER BY ALL"
+    f"sum(gpu_hours_micros) AS gpu_hours_micros FROM spend GROUP BY {LABELS['month']}, team, pricing_category "
+    "ORDER BY 1, 2, 3"
 )
 # the undetermined spend by provider, instance type and service category, largest first
 UNDETERMINED_LINES = (
     "SELECT coalesce(provider, '') AS provider, coalesce(instance_type, '') AS instance_type, "
-    "coalesce(service_category, '') AS service_category, sum(effective_micros) AS effective_micros, "
-    "sum(billed_micros) FROM spend GROUP BY ALL ORDER BY effective_micros DESC, provider, instance_type, "
-    "service_category"
+    "coalesce(service_category, '') AS service_category, sum(effective_micros), sum(billed_micros) "
+    "FROM spend GROUP BY coalesce(provider, ''), coalesce(instance_type, ''), coalesce(service_category, '') "
+    "ORDER BY 4 DESC, 1, 2, 3"
 )
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
@@ -106,8 +109,8 @@ UNDETERMINED_LINES = (
 UNUSED_FINDINGS = (
     "SELECT coalesce(commitment_discount_id, '') AS commitment_id, "
     "count(DISTINCT CAST(charge_period_start AS DATE)), min(CAST(charge_period_start AS DATE)), "
-    "max(CAST(charge_period_start AS DATE)), sum(effective_micros) AS unused_micros FROM spend "
-    "GROUP BY commitment_id ORDER BY unused_micros DESC, commitment_id"
+    "max(CAST(charge_period_start AS DATE)), sum(effective_micros) FROM spend "
+    "GROUP BY coalesce(commitment_discount_id, '') ORDER BY 5 DESC, 1"
 )
 
 # The review engine's row columns (review.REVIEW_COLUMNS + COMMITMENT_COLUMNS) from a dataset's: NULL

@@ -60,12 +60,15 @@ def scoped_statements(
     *,
     rows: str = "spend_rows",
     ctes: str = "",
+    statements: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The statements with `spend` as the period's rows of `rows` (a table, or the last of `ctes`,
-    DuckDB CTE definitions without WITH) of the granted teams; still DuckDB SQL."""
+    """The statements (review_statements() unless given) with `spend` as the period's rows of `rows` (a
+    table, or the last of `ctes`, DuckDB CTE definitions without WITH) of the granted teams; still DuckDB
+    SQL."""
     spend = f"spend AS (SELECT * FROM {rows} WHERE {scope_condition(start, end, allowed_teams)})"  # noqa: S608 (fixed SQL; literals built by sqlglot)
     prefix = f"WITH {ctes + ', ' if ctes else ''}{spend}"
-    return {name: f"{prefix} {sql}" for name, sql in review_statements().items()}
+    chosen = review_statements() if statements is None else statements
+    return {name: f"{prefix} {sql}" for name, sql in chosen.items()}
 
 
 def translate(sql: str, engine: str) -> str:
