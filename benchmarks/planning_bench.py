@@ -174,12 +174,12 @@ def phase_stages(db_path: str, queue) -> None:
     rows as the plan does (a month at a time, summed where no utilization sample needs the resource:
     planning/history.py), and after the whole plan."""
     _setup_django(db_path)
-    from planning.history import PlanScope, plan_usage_rows, utilization_stored
+    from planning.history import PlanScope, plan_rows
     from planning.services.capacity_plans import capacity_plan_preview
 
     peaks = {"django": _peak_mib()}
     scope = PlanScope(start=dt.date(2026, 1, 1), end=dt.date(2027, 1, 1), gpu="h100-sxm5-80gb")
-    usage = plan_usage_rows(scope, by_resource=utilization_stored(scope))
+    usage = plan_rows(scope)
     peaks["rows read"] = _peak_mib()
     peaks["usage rows"] = (
         sum(

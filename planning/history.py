@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,7 +24,7 @@ from django.db import connection
 from billing.access import spend_scope
 from billing.imports.records import tag_mapping
 from billing.models import GpuUtilization
-from billing.review.selectors import dataset_rows, review_fx
+from billing.review.selectors import dataset_rows, review_fx, sampled_resources
 from billing.storage.datasets import TEXT_LIMITS
 from billing.storage.demand_sql import demand_series
 from billing.storage.import_datasets import ImportDatasets
@@ -152,9 +152,10 @@ def monthly_spend_frames(scope: PlanScope) -> Iterator[pd.DataFrame]:
         yield spend_frame_between(start, end, scope.teams)
 
 
-def monthly_demand_series(scope: PlanScope, currency: str) -> Iterator[pa.Table]:
+def monthly_demand_series(scope: PlanScope, currency: str, sampled: Sequence[str] = ()) -> Iterator[pa.Table]:
     """The scope's bill lines summed by what a plan tells apart (billing/storage/demand_sql.SERIES), a
-    calendar month at a time, the team scope in the SQL, cost converted into `currency` on each line."""
+    calendar month at a time, the team scope in the SQL, cost converted into `currency` on each line;
+    the `sampled` resources' lines summed per resource (the busy series reads them)."""
     rates = review_fx(currency)
     interruptible = tag_mapping().interruptible
     for start, end in scope_months(scope):
@@ -166,6 +167,7 @@ def monthly_demand_series(scope: PlanScope, currency: str) -> Iterator[pa.Table]
             interruptible_tag=interruptible,
             currency=currency,
             fx_to_currency=rates,
+            sampled=sampled,
         )
 
 
@@ -179,21 +181,27 @@ def scope_months(scope: PlanScope) -> Iterator[tuple[dt.date, dt.date]]:
         start = end
 
 
-def plan_usage_rows(scope: PlanScope, *, currency: str = "USD", by_resource: bool = True) -> UsageRows:
+def plan_usage_rows(
+    scope: PlanScope, *, currency: str = "USD", by_resource: bool = True, sampled: Sequence[str] = ()
+) -> UsageRows:
     """The scope's GPU usage and unused-commitment rows, effective cost converted into `currency` through
     the stored FX rates (PlanInputError("currency") when one is missing), and the charge periods of
     every other row of the scope's bill as covered intervals. PlanInputError naming gpu, team or from
     when the scope holds no GPU usage rows. Read a month at a time; `by_resource` False sums the rows
     the plan does not tell apart in DuckDB (billing/storage/demand_sql.SERIES: what usage_frame.collapsed
-    does in pandas, for a plan without utilization samples), so the lines never reach Python.
-    Call plan_scope_for_user first: this reads what it is given."""
+    does in pandas), so the lines never reach Python; the `sampled` resources' rows (with utilization
+    samples: plan_sampled_resources) keep their resource id. True reads every line (the reference the
+    SQL is tested against). Call plan_scope_for_user first: this reads what it is given."""
     problem = currency_problem(currency) if isinstance(currency, str) else "must be a currency code"
     if problem:
         raise PlanInputError("currency", problem)
     try:
         if not by_resource:  # summed in DuckDB: the month's bill lines never reach Python
             return usage_rows_from_series(
-                monthly_demand_series(scope, currency), gpu=scope.gpu, teams=scope.teams, currency=currency
+                monthly_demand_series(scope, currency, sampled),
+                gpu=scope.gpu,
+                teams=scope.teams,
+                currency=currency,
             )
         return usage_rows_from_frames(
             monthly_spend_frames(scope),
@@ -209,11 +217,16 @@ def plan_usage_rows(scope: PlanScope, *, currency: str = "USD", by_resource: boo
         raise PlanInputError(error.field, f"{error.message}: charged {scope.start} to {scope.end}") from None
 
 
-def utilization_stored(scope: PlanScope) -> bool:
-    """Whether any utilization sample lies in the scope's period (of any resource): without one the plan
-    needs no resource of its rows and reads them collapsed."""
-    start, end = (dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) for day in (scope.start, scope.end))
-    return GpuUtilization.objects.filter(hour__gte=start, hour__lt=end).exists()
+def plan_sampled_resources(scope: PlanScope) -> list[str]:
+    """The resources with a utilization sample in the scope's period (of any team: the scope's lines
+    pick theirs in the SQL): the plan reads these resources' rows by resource, every other row summed."""
+    return sampled_resources(scope.start, scope.end)
+
+
+def plan_rows(scope: PlanScope, *, currency: str = "USD") -> UsageRows:
+    """The plan's read of the scope: its bill lines summed in DuckDB (demand_sql.SERIES), by resource
+    only for the resources with utilization samples (the busy series, demand.py _busy)."""
+    return plan_usage_rows(scope, currency=currency, by_resource=False, sampled=plan_sampled_resources(scope))
 
 
 UTILIZATION_SQL = """
@@ -256,7 +269,7 @@ def scope_demand(
     scope: PlanScope, *, currency: str = "USD", series: str = "auto"
 ) -> tuple[DemandHistory, UsageRows]:
     """One call for a plan: the scope's rows, its utilization, and their DemandHistory."""
-    usage = plan_usage_rows(scope, currency=currency, by_resource=utilization_stored(scope))
+    usage = plan_rows(scope, currency=currency)
     utilization = plan_utilization_rows(scope, usage)
     history = demand_history(
         usage, start_hour=scope.start_hour, end_hour=scope.end_hour, utilization=utilization, series=series

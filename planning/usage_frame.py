@@ -108,7 +108,9 @@ def usage_rows_from_series(
                 end_hour=end_hour[chosen],
                 gpu_hours=column["gpu_hours_micros"][chosen].astype(np.int64) / MICRO,
                 interruptible=column["interruptible"][chosen].astype(bool),
-                resource_id=np.full(count, "", dtype=object),
+                resource_id=column["resource_id"][chosen].astype(object)
+                if "resource_id" in column
+                else np.full(count, "", dtype=object),
                 gpu_model=column["gpu"][chosen].astype(object),
                 team=column["team"][chosen].astype(object),
                 pricing_category=column["pricing_category"][chosen].astype(object),

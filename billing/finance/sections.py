@@ -33,7 +33,9 @@ from billing.review.engine import (
 )
 from billing.review.fx_months import rate_of
 from billing.review.selectors import review_fx, review_fx_months
+from billing.storage import review_sql
 from billing.storage.allocation_frames import TeamSum
+from billing.storage.frame_sql import FrameSql
 from procurement.costing.values import round_money
 
 # the budgets' burn: GPU usage and the unused commitments of GPU instance types (gpu_rows on rows read
@@ -218,6 +220,8 @@ def anomalies_between(request: ReviewRequest, read: pd.DataFrame | None = None) 
 # A commitment the bill does not say is GPU or not (commitment_attribution.py: no instance type or family
 # to tell, and no usage of its own to attribute by): its unused cost is one finding of its own, labelled.
 COVERAGE_UNDETERMINED = "coverage undetermined"
+# what a finding reads of an unused row (the charge month picks its FX rate)
+UNUSED_READ = ["charge_period_start", "commitment_discount_id", "currency", "effective_micros"]
 
 
 def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, coverage: str = "gpu") -> list[dict]:
@@ -228,27 +232,22 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, coverage:
     unattributed commitment cost: the bill cannot tell; each finding says so in `coverage`). None of them
     is ever a daily anomaly (anomalies read GPU spend not fixed by a commitment)."""
     period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
-    rows = _converted(period[_unused_of(period, coverage)], request)
+    rows = _converted(period.loc[_unused_of(period, coverage), UNUSED_READ], request)
     if rows.empty:
         return []
-    days = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").tz_localize(None).floor("D")
-    ids = rows["commitment_discount_id"].astype(object).fillna("").to_numpy()
-    grouped = pd.DataFrame({"id": ids, "day": days, "micros": rows["effective_micros"].to_numpy(np.int64)})
-    summary = grouped.groupby("id").agg(
-        days=("day", "nunique"), first=("day", "min"), last=("day", "max"), micros=("micros", "sum")
-    )
-    summary = summary.sort_values("micros", ascending=False, kind="stable")
+    with FrameSql() as sql:  # review_sql.UNUSED_FINDINGS: the sums by commitment in DuckDB
+        found = sql.register("spend", rows).rows(review_sql.UNUSED_FINDINGS)
     label = {"coverage": COVERAGE_UNDETERMINED} if coverage == "undetermined" else {}
     return [
         {
             "commitment_id": name or "(no commitment id in the bill)",
-            "days_unused": int(row["days"]),
-            "first_day": row["first"].date().isoformat(),
-            "last_day": row["last"].date().isoformat(),
-            "unused_cost": money(int(row["micros"]), request.currency),
+            "days_unused": int(days),
+            "first_day": first.isoformat(),
+            "last_day": last.isoformat(),
+            "unused_cost": money(int(micros), request.currency),
             **label,
         }
-        for name, row in summary.iterrows()
+        for name, days, first, last, micros in found
     ]
 
 

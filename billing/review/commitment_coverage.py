@@ -59,7 +59,7 @@ def commitments_section(
 ) -> dict:
     """The `commitments` JSON of the review. `commitment_rows`: the period's rows with a commitment id or
     status, in the review currency, after attribution, and `gpu_flags` which of them are GPU usage;
-    `cube`: the period's GPU sums by month, team and pricing category (review._cube), for coverage.
+    `cube`: the period's GPU sums by month, team and pricing category (review_sql.COVERAGE_HOURS), for coverage.
     `money` and `hours` format micro-units as the review does."""
     commitments = _commitment_sums(commitment_rows, gpu_flags)
     coverage = _coverage_sums(cube)
@@ -124,7 +124,7 @@ def _commitment_sums(rows: pd.DataFrame, gpu_flags: np.ndarray) -> pd.DataFrame:
 
 
 def _coverage_sums(cube: pd.DataFrame) -> pd.DataFrame:
-    """GPU-hours by month and team (review._cube's combinations), and those priced under a commitment."""
+    """GPU-hours by month and team (review_sql.COVERAGE_HOURS's combinations), and those priced under a commitment."""
     gpu_hours = cube["gpu_hours_micros"].to_numpy(np.int64)
     committed = (cube["pricing_category"] == "committed").to_numpy(bool)
     return pd.DataFrame(

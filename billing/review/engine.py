@@ -31,6 +31,8 @@ from billing.review.commitment_coverage import commitments_section
 from billing.review.fx_months import groups_by_currency_month, missing_rates, rate_of
 from billing.review.gpu_scope import undetermined_mask
 from billing.review.savings import PriceContext, savings_opportunities
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
 from pricing.providers.currencies import currency_problem
 from procurement.costing.values import round_money
 
@@ -249,44 +251,35 @@ def split_scope(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     return frame[gpu_usage], frame[unused_gpu], frame[~gpu_usage & ~unused_gpu & ~beside]
 
 
-def _breakdown(gpu: pd.DataFrame, previous: pd.DataFrame, key: str, currency: str) -> list[dict]:
-    if gpu.empty:
-        return []
-    current = gpu.groupby(key, sort=True, observed=True)[
-        ["billed_micros", "effective_micros", "gpu_hours_micros"]
-    ].sum()
-    before = (
-        previous.groupby(key, observed=True)["effective_micros"].sum()
-        if not previous.empty and key != "month"
-        else None
-    )
-    entries = []
-    for name, row in current.iterrows():
-        entry = {
-            key: str(name),
-            "effective_cost": money(row["effective_micros"], currency),
-            "gpu_hours": hours(row["gpu_hours_micros"]),
-            "billed_cost": money(row["billed_micros"], currency),
-            "effective_cost_per_gpu_hour": _per_hour(row["effective_micros"], row["gpu_hours_micros"]),
-        }
-        if before is not None:
-            entry["previous_effective_cost"] = money(before.get(name, 0), currency)
-        entries.append(entry)
-    return entries
-
-
-def _split_months_by_category(by_month: list[dict], frame: pd.DataFrame, currency: str) -> None:
-    """Each month's effective cost per pricing category (the stacked chart of the report)."""
-    if frame.empty:
-        return
-    split = frame.groupby(["month", "pricing_category"], observed=True)["effective_micros"].sum()
-    for entry in by_month:
-        parts = split.get(entry["month"])
-        entry["effective_cost_by_pricing_category"] = (
-            {category: money(value, currency) for category, value in parts.items()}
-            if parts is not None
-            else {}
-        )
+def _breakdowns(current: FrameSql, previous: FrameSql | None, currency: str) -> dict[str, list[dict]]:
+    """Each breakdown of the period's GPU spend (`current`'s relation `spend`) by review_sql.BREAKDOWN,
+    with the effective cost of the same label in the period before (`previous`'s, None without rows)
+    but by month, and each month's effective cost by pricing category (review_sql.MONTH_CATEGORIES)."""
+    found: dict[str, list[dict]] = {}
+    for name, key in BREAKDOWNS.items():
+        sql = review_sql.BREAKDOWN.format(label=review_sql.LABELS[key], key=review_sql.KEYS[key], gpu="true")
+        before = None
+        if previous is not None and key != "month":
+            before = {label: effective for label, effective, _, _ in previous.rows(sql)}
+        entries = []
+        for label, effective, gpu_hours, billed in current.rows(sql):
+            entry = {
+                key: str(label),
+                "effective_cost": money(effective, currency),
+                "gpu_hours": hours(gpu_hours),
+                "billed_cost": money(billed, currency),
+                "effective_cost_per_gpu_hour": _per_hour(effective, gpu_hours),
+            }
+            if before is not None:
+                entry["previous_effective_cost"] = money(before.get(label, 0), currency)
+            entries.append(entry)
+        found[name] = entries
+    by_category: dict[str, dict[str, str]] = {}
+    for month, category, effective in current.rows(review_sql.MONTH_CATEGORIES):
+        by_category.setdefault(month, {})[category] = money(effective, currency)
+    for entry in found["by_month"]:
+        entry["effective_cost_by_pricing_category"] = by_category.get(entry["month"], {})
+    return found
 
 
 def _per_hour(cost_micros: int, hour_micros: int) -> str | None:
@@ -331,15 +324,23 @@ def categorized(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**todo) if todo else frame  # copy-on-write: the other columns are not copied
 
 
-def _relabel_empty(values: pd.Series, label: str) -> pd.Series:
-    values = values if values.dtype == "category" else values.astype("category")
-    if "" in values.cat.categories and label not in values.cat.categories:
-        values = values.cat.rename_categories({"": label})
-    return values
-
-
-KEY_COLUMNS = ["charge_period_start", "team", "project", "provider", "gpu", "pricing_category"]
 SUM_COLUMNS = ["billed_micros", "effective_micros", "list_micros", "gpu_hours_micros"]
+# what the totals and breakdowns read of the GPU spend rows (review_sql's sums over them, frame_sql.py)
+SPEND_COLUMNS = [
+    "charge_period_start",
+    "charge_category",
+    "commitment_status",
+    "team",
+    "project",
+    "provider",
+    "gpu",
+    "pricing_category",
+    "currency",
+    "billed_micros",
+    "effective_micros",
+    "list_micros",
+    "gpu_hours_micros",
+]
 # what the totals, the idle join and the savings read of the GPU usage rows
 GPU_COLUMNS = [
     "charge_period_start",
@@ -360,49 +361,12 @@ GPU_COLUMNS = [
 ]
 
 
-def _with_keys(frame: pd.DataFrame) -> pd.DataFrame:
-    """The breakdown keys and sums only (the other columns are not needed there)."""
-    # months since 1970 straight from the nanoseconds (formatting a million dates is slow)
-    starts = pd.DatetimeIndex(frame["charge_period_start"]).as_unit("ns").asi8.astype("datetime64[ns]")
-    months, names = pd.factorize(starts.astype("datetime64[M]").astype(np.int64), sort=True)
-    labels = [f"{1970 + m // 12:04d}-{m % 12 + 1:02d}" for m in names]
-    return pd.DataFrame(
-        {
-            "month": pd.Categorical.from_codes(months, categories=labels),
-            "team": _relabel_empty(frame["team"], UNTAGGED),
-            "project": _relabel_empty(frame["project"], UNTAGGED),
-            "gpu": _relabel_empty(frame["gpu"], "unknown"),
-            "pricing_category": _relabel_empty(frame["pricing_category"], "other"),
-            "provider": _relabel_empty(frame["provider"], "unknown"),
-            **{column: frame[column] for column in SUM_COLUMNS},
-        }
-    )
-
-
-def _cube(keyed: pd.DataFrame) -> pd.DataFrame:
-    """The sums per combination of every breakdown key: one pass over the rows, after which each
-    breakdown (and the months by pricing category) sums a few thousand combinations instead of them.
-    The combination is one int64 (the keys' category codes in mixed radix), which groups several times
-    faster than six categorical keys; the product of the category counts stays far below 2**63."""
-    keys = list(BREAKDOWNS.values())
-    categories = [keyed[key].cat.categories for key in keys]
-    codes = [keyed[key].cat.codes.to_numpy(np.int64) for key in keys]
-    if any((c < 0).any() for c in codes):  # a missing key: pandas' own grouping handles it
-        return keyed.groupby(keys, observed=True, sort=False)[SUM_COLUMNS].sum().reset_index()
-    combined = np.zeros(len(keyed), dtype=np.int64)
-    for names, code in zip(categories, codes, strict=True):
-        combined = combined * len(names) + code
-    sums = keyed[SUM_COLUMNS].groupby(combined, sort=False).sum()
-    left = sums.index.to_numpy(np.int64)
-    columns = {}
-    for key, names in reversed(list(zip(keys, categories, strict=True))):
-        left, code = np.divmod(left, len(names))
-        columns[key] = pd.Categorical.from_codes(code, categories=names)
-    return pd.DataFrame({key: columns[key] for key in keys} | {c: sums[c].to_numpy() for c in SUM_COLUMNS})
-
-
-def _sum(frame: pd.DataFrame, column: str) -> int:
-    return int(frame[column].sum())
+def _effective(rows: pd.DataFrame) -> int:
+    """The effective micro-units of `rows` (review_sql.ALL_EFFECTIVE)."""
+    if rows.empty:
+        return 0
+    with FrameSql() as sql:
+        return int(sql.register("spend", rows).rows(review_sql.ALL_EFFECTIVE)[0][0] or 0)
 
 
 def _period_mask(starts: np.ndarray, start: dt.date, end: dt.date) -> np.ndarray:
@@ -434,24 +398,39 @@ def spend_review(
     undetermined = undetermined_rows_mask(records)
     spend = SUM_COLUMNS + ["currency", "charge_period_start"]  # the charge month picks the FX rate
     gpu = _converted(records.loc[in_period & gpu_usage, GPU_COLUMNS], request)
-    unused = _converted(records.loc[in_period & unused_gpu, spend], request)
     non_gpu = ~gpu_usage & ~unused_gpu & ~unattributed & ~undetermined
     other = _converted(records.loc[in_period & non_gpu, spend], request)
     undetermined_spend = _converted(records.loc[in_period & undetermined, spend + UNDETERMINED_KEYS], request)
     unattributed_rows = _converted(records.loc[in_period & unattributed, spend], request)
-    keyed_columns = KEY_COLUMNS + [column for column in spend if column not in KEY_COLUMNS]
-    current_rows = records.loc[in_period & (gpu_usage | unused_gpu), keyed_columns]
-    gpu_and_unused = _cube(_with_keys(_converted(current_rows, request)))
-    previous_rows = records.loc[in_previous & (gpu_usage | unused_gpu), keyed_columns]
-    previous_keyed = (
-        _cube(_with_keys(_converted(previous_rows, request))) if len(previous_rows) else previous_rows
+    # the GPU spend (usage and unused commitments attributed to GPU) in the review currency, summed by
+    # review_sql's statements in DuckDB (frame_sql.py), the same SQL as over the bill's Parquet
+    current = FrameSql().register(
+        "spend", _converted(records.loc[in_period & (gpu_usage | unused_gpu), SPEND_COLUMNS], request)
     )
-    effective = _sum(gpu, "effective_micros") + _sum(unused, "effective_micros")
-    gpu_hours = _sum(gpu, "gpu_hours_micros")
+    previous_rows = records.loc[in_previous & (gpu_usage | unused_gpu), SPEND_COLUMNS]
+    previous = (
+        FrameSql().register("spend", _converted(previous_rows, request)) if len(previous_rows) else None
+    )
+    try:
+        used, unused = (
+            [int(value or 0) for value in current.rows(review_sql.GPU_SUMS.format(gpu=scope))[0]]
+            for scope in (review_sql.GPU_USAGE, review_sql.UNUSED)
+        )
+        breakdowns = _breakdowns(current, previous, currency)
+        coverage = pd.DataFrame(
+            current.rows(review_sql.COVERAGE_HOURS),
+            columns=["month", "team", "pricing_category", "gpu_hours_micros"],
+        )
+    finally:
+        current.close()
+        if previous is not None:
+            previous.close()
+    effective = used[1] + unused[1]
+    gpu_hours = used[3]
     totals = {
-        "billed_cost": money(_sum(gpu, "billed_micros") + _sum(unused, "billed_micros"), currency),
+        "billed_cost": money(used[0] + unused[0], currency),
         "effective_cost": money(effective, currency),
-        "list_cost": money(_sum(gpu, "list_micros") + _sum(unused, "list_micros"), currency),
+        "list_cost": money(used[2] + unused[2], currency),
         "gpu_hours": hours(gpu_hours),
         "effective_cost_per_gpu_hour": _per_hour(effective, gpu_hours),
     }
@@ -461,18 +440,16 @@ def spend_review(
         c for c in ["row_count"] if c in records
     ]
     review["fx_missing"] = fx_missing(records.loc[in_period | in_previous, counted], request)
-    for name, key in BREAKDOWNS.items():
-        review[name] = _breakdown(gpu_and_unused, previous_keyed, key, currency)
-    _split_months_by_category(review["by_month"], gpu_and_unused, currency)
-    review["unused_commitment_cost"] = money(_sum(unused, "effective_micros"), currency)
+    review |= breakdowns
+    review["unused_commitment_cost"] = money(unused[1], currency)
     has_utilization = utilization is not None and not utilization.empty
     idle = idle_gpu_hours_per_row(gpu, utilization) if has_utilization else None
     review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
-    review["non_gpu_cost"] = money(_sum(other, "effective_micros"), currency)
-    review["unattributed_commitment_cost"] = money(_sum(unattributed_rows, "effective_micros"), currency)
-    review["undetermined_cost"] = money(_sum(undetermined_spend, "effective_micros"), currency)
+    review["non_gpu_cost"] = money(_effective(other), currency)
+    review["unattributed_commitment_cost"] = money(_effective(unattributed_rows), currency)
+    review["undetermined_cost"] = money(_effective(undetermined_spend), currency)
     review["undetermined"] = _undetermined_lines(undetermined_spend, currency)
-    review["commitments"] = _commitments(records, in_period, gpu_usage, gpu_and_unused, request)
+    review["commitments"] = _commitments(records, in_period, gpu_usage, coverage, request)
     review["savings"] = savings_opportunities(
         gpu, request=request, prices=prices or PriceContext(), idle_micros=idle, currency=currency
     )
@@ -483,21 +460,21 @@ UNDETERMINED_KEYS = ["provider", "instance_type", "service_category"]
 
 
 def _undetermined_lines(rows: pd.DataFrame, currency: str) -> list[dict]:
-    """The undetermined spend by provider, instance type and service category, largest first."""
+    """The undetermined spend by provider, instance type and service category, largest first
+    (review_sql.UNDETERMINED_LINES)."""
     if rows.empty:
         return []
-    keys = rows[UNDETERMINED_KEYS].astype(object).fillna("")
-    sums = rows[["effective_micros", "billed_micros"]].groupby([keys[c] for c in UNDETERMINED_KEYS]).sum()
-    sums = sums.sort_values("effective_micros", ascending=False, kind="stable")
+    with FrameSql() as sql:
+        found = sql.register("spend", rows).rows(review_sql.UNDETERMINED_LINES)
     return [
         {
             "provider": provider,
             "instance_type": instance_type,
             "service_category": service,
-            "effective_cost": money(row["effective_micros"], currency),
-            "billed_cost": money(row["billed_micros"], currency),
+            "effective_cost": money(effective, currency),
+            "billed_cost": money(billed, currency),
         }
-        for (provider, instance_type, service), row in sums.iterrows()
+        for provider, instance_type, service, effective, billed in found
     ]
 
 
@@ -522,8 +499,8 @@ COMMITMENT_READ = [
 
 def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd.DataFrame, request) -> dict:
     """The `commitments` section (commitment_coverage.py): the period's rows of a commitment (an id or
-    a status), in the review currency, and for coverage the period's GPU sums by month, team and
-    pricing category (`cube`, which the breakdowns read too: no second pass over the rows)."""
+    a status), in the review currency, and for coverage the period's GPU-hours by month, team and
+    pricing category (`cube`: review_sql.COVERAGE_HOURS)."""
     named = (records["commitment_status"] != "").to_numpy(bool) | (
         records["commitment_discount_id"] != ""
     ).to_numpy(bool)

@@ -8,6 +8,9 @@ plan's currency on the line ($fx_codes/$fx_rates: units of the plan's currency p
 one, as DOUBLE), rounded half to even as usage_frame._converted_micros' numpy rint does, then summed;
 a line of a currency without a rate leaves its group's `missing_currency` set (the plan's error names it).
 
+Lines of resources with utilization samples keep their resource (KEYS' resource_id), so the busy
+series reads a row per sampled resource, period and key, never a bill line.
+
 A line is `kind` 1 (GPU usage: engine.scope_masks), 2 (an unused commitment of a GPU instance type) or
 0 (any other line: it only tells which charge periods the bill covers, so every key but its hours is
 blank). Hours are the UTC hour indexes of usage_frame.hours_of: the start floored, the end rounded up.
@@ -24,6 +27,7 @@ from decimal import Decimal
 import pyarrow as pa
 
 from billing.storage import review_sql
+from billing.storage.allocation_sql import SAMPLED_RESOURCES
 from billing.storage.duckdb_review import _bill, _connection, _pulls, _utc, repeated_rows_filter
 from billing.storage.import_datasets import ImportDatasets
 from billing.storage.parquet import ParquetSpendStore
@@ -52,6 +56,12 @@ KEYS = {
     "gpus_per_instance": "CAST(coalesce(gpus_per_instance_micros, 0) AS DOUBLE) / 1000000",
     "commitment_id": "coalesce(commitment_discount_id, '')",
     "commitment_end_hour": f"coalesce((epoch_us(commitment_end) + {HOUR_US - 1}) // {HOUR_US}, -1)",
+    # the resource only where the busy series reads it (demand.py _busy: GPUs x utilization per resource
+    # and hour): a resource with utilization samples in the period (`samples`, joined as
+    # allocation_sql.SAMPLED_RESOURCES does); every other line's is '' and summed with its likes
+    "resource_id": "CASE WHEN coalesce(resource_id, '') IN ("
+    + SAMPLED_RESOURCES.format(samples="samples")
+    + ") THEN resource_id ELSE '' END",
 }
 BLANK_TEXT = "''"
 BLANK = {"interruptible": "false", "gpus_per_instance": "CAST(0 AS DOUBLE)", "commitment_end_hour": "-1"}
@@ -90,9 +100,11 @@ def demand_series(
     interruptible_tag: str,
     currency: str,
     fx_to_currency: Mapping[str, Decimal],
+    sampled: Sequence[str] = (),
 ) -> pa.Table:
     """SERIES over the lines charged in [start, end) of the store's files, of `allowed_teams` only when
-    given (in the WHERE): a row per distinct demand key, hours and kind (an empty table without files)."""
+    given (in the WHERE): a row per distinct demand key, hours and kind (an empty table without files);
+    the lines of the `sampled` resources (with utilization samples in the plan's period) by resource."""
     paths = store.files(start, end)
     files = [str(path) for path in paths]
     codes = sorted(fx_to_currency)
@@ -116,6 +128,8 @@ def demand_series(
         where = review_sql.PERIOD.format(scope=scope)
         unique = repeated_rows_filter(connection, params, where) if store.may_repeat_rows(paths) else ""
         sql = SERIES.format(bill=_bill(params), scope=scope, unique=unique)
+        samples = pa.table({"resource_id": pa.array(sorted(set(sampled)), pa.string())})
+        connection.register("samples", samples)
         return connection.sql(sql, params=params).to_arrow_table()
     finally:
         connection.close()

@@ -65,12 +65,15 @@ def review_sums(
             scope=scope,
         )
         connection.execute(spend, params)
-        gpu = connection.execute(review_sql.GPU_SUMS).fetchone()
+        gpu = connection.execute(review_sql.GPU_SUMS.format(gpu=review_sql.GPU_USAGE)).fetchone()
         everything = connection.execute(review_sql.ALL_EFFECTIVE).fetchone()[0]
         found = {"gpu": tuple(int(v or 0) for v in gpu), "all_effective": int(everything or 0)}
         for name, key in BREAKDOWNS.items():
-            rows = connection.execute(review_sql.BREAKDOWN.format(label=review_sql.LABELS[key])).fetchall()
-            found[name] = {label: (int(effective), int(hours)) for label, effective, hours in rows}
+            sql = review_sql.BREAKDOWN.format(
+                label=review_sql.LABELS[key], key=review_sql.KEYS[key], gpu=review_sql.GPU_USAGE
+            )
+            rows = connection.execute(sql).fetchall()
+            found[name] = {label: (int(effective), int(hours)) for label, effective, hours, _ in rows}
         return found
     finally:
         connection.close()

@@ -43,14 +43,18 @@ UNIQUE_ROWS = (
 )
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
+UNUSED = "commitment_status = 'unused'"
+# a breakdown's label of a row; a group is a value of its key (KEYS: the label's own column), so groups
+# are listed in the order of their stored values (`''` first), as the review always listed them
 LABELS = {
     "month": "strftime(charge_period_start, '%Y-%m')",
     "team": "CASE WHEN team = '' THEN '(untagged)' ELSE team END",
     "project": "CASE WHEN project = '' THEN '(untagged)' ELSE project END",
     "provider": "CASE WHEN provider = '' THEN 'unknown' ELSE provider END",
-    "gpu": "gpu",
+    "gpu": "CASE WHEN gpu = '' THEN 'unknown' ELSE gpu END",
     "pricing_category": "CASE WHEN pricing_category = '' THEN 'other' ELSE pricing_category END",
 }
+KEYS = {name: LABELS["month"] if name == "month" else name for name in LABELS}
 SUMS_READ = [
     "charge_period_start",
     "charge_category",
@@ -66,12 +70,48 @@ SUMS_READ = [
     "gpu_hours_micros",
 ]
 SPEND = "CREATE TEMP TABLE spend AS SELECT {columns} FROM {bill} AS bill_rows WHERE " + PERIOD + " {unique}"  # noqa: S608 (fixed SQL; values are parameters)
+# The review's sums, over `spend`: the period's rows here (SPEND, GPU_USAGE picks the GPU usage), the
+# rows engine.spend_review prepared in memory there (frame_sql.py: GPU usage and the unused commitments
+# attributed to GPU, in the review currency; {gpu} GPU_USAGE or UNUSED or true). One copy of each sum.
 GPU_SUMS = (
     "SELECT sum(billed_micros), sum(effective_micros), sum(list_micros), sum(gpu_hours_micros) "
-    "FROM spend WHERE " + GPU_USAGE
+    "FROM spend WHERE {gpu}"
 )
 ALL_EFFECTIVE = "SELECT sum(effective_micros) FROM spend"
-BREAKDOWN = f"SELECT {{label}} AS label, sum(effective_micros), sum(gpu_hours_micros) FROM spend WHERE {GPU_USAGE} GROUP BY label ORDER BY label"  # noqa: S608 (fixed SQL)
+# {label}: a LABELS value, {key}: its KEYS value; label, effective, GPU-hours, billed
+BREAKDOWN = (
+    "SELECT {label} AS label, sum(effective_micros), sum(gpu_hours_micros), sum(billed_micros) FROM spend "  # noqa: S608 (fixed SQL)
+    "WHERE {gpu} GROUP BY {key} ORDER BY {key}"
+)
+# Grouped by expressions of the input columns, not by their aliases (Trino allows no alias in GROUP BY),
+# and ordered by position, so that translated_review.translate carries each to every engine.
+# each month's effective cost per pricing category (the report's stacked chart)
+MONTH_CATEGORIES = (
+    f"SELECT {LABELS['month']} AS month, {LABELS['pricing_category']} AS pricing_category, "  # noqa: S608 (fixed SQL)
+    f"sum(effective_micros) FROM spend GROUP BY {LABELS['month']}, pricing_category ORDER BY 1, 2"
+)
+# the GPU-hours by month, team label and pricing category (commitment_coverage.py's coverage)
+COVERAGE_HOURS = (
+    f"SELECT {LABELS['month']} AS month, {LABELS['team']} AS team, pricing_category, "  # noqa: S608 (fixed SQL)
+    f"sum(gpu_hours_micros) AS gpu_hours_micros FROM spend GROUP BY {LABELS['month']}, team, pricing_category "
+    "ORDER BY 1, 2, 3"
+)
+# the undetermined spend by provider, instance type and service category, largest first
+UNDETERMINED_LINES = (
+    "SELECT coalesce(provider, '') AS provider, coalesce(instance_type, '') AS instance_type, "
+    "coalesce(service_category, '') AS service_category, sum(effective_micros), sum(billed_micros) "
+    "FROM spend GROUP BY coalesce(provider, ''), coalesce(instance_type, ''), coalesce(service_category, '') "
+    "ORDER BY 4 DESC, 1, 2, 3"
+)
+# One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
+# anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
+# (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).
+UNUSED_FINDINGS = (
+    "SELECT coalesce(commitment_discount_id, '') AS commitment_id, "
+    "count(DISTINCT CAST(charge_period_start AS DATE)), min(CAST(charge_period_start AS DATE)), "
+    "max(CAST(charge_period_start AS DATE)), sum(effective_micros) FROM spend "
+    "GROUP BY coalesce(commitment_discount_id, '') ORDER BY 5 DESC, 1"
+)
 
 # The review engine's row columns (review.REVIEW_COLUMNS + COMMITMENT_COLUMNS) from a dataset's: NULL
 # amounts and GPU counts as 0, the interruptible flag and the workload from the tags (the tag named by

@@ -42,9 +42,14 @@ def scope_condition(start: dt.date, end: dt.date, allowed_teams: Sequence[str] =
 
 def review_statements() -> dict[str, str]:
     """Statement name -> review_sql's DuckDB SQL over `spend`: "gpu", "all_effective" and each breakdown."""
-    statements = {"gpu": review_sql.GPU_SUMS, "all_effective": review_sql.ALL_EFFECTIVE}
+    statements = {
+        "gpu": review_sql.GPU_SUMS.format(gpu=review_sql.GPU_USAGE),
+        "all_effective": review_sql.ALL_EFFECTIVE,
+    }
     for name, key in BREAKDOWNS.items():
-        statements[name] = review_sql.BREAKDOWN.format(label=review_sql.LABELS[key])
+        statements[name] = review_sql.BREAKDOWN.format(
+            label=review_sql.LABELS[key], key=review_sql.KEYS[key], gpu=review_sql.GPU_USAGE
+        )
     return statements
 
 
@@ -55,12 +60,15 @@ def scoped_statements(
     *,
     rows: str = "spend_rows",
     ctes: str = "",
+    statements: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The statements with `spend` as the period's rows of `rows` (a table, or the last of `ctes`,
-    DuckDB CTE definitions without WITH) of the granted teams; still DuckDB SQL."""
+    """The statements (review_statements() unless given) with `spend` as the period's rows of `rows` (a
+    table, or the last of `ctes`, DuckDB CTE definitions without WITH) of the granted teams; still DuckDB
+    SQL."""
     spend = f"spend AS (SELECT * FROM {rows} WHERE {scope_condition(start, end, allowed_teams)})"  # noqa: S608 (fixed SQL; literals built by sqlglot)
     prefix = f"WITH {ctes + ', ' if ctes else ''}{spend}"
-    return {name: f"{prefix} {sql}" for name, sql in review_statements().items()}
+    chosen = review_statements() if statements is None else statements
+    return {name: f"{prefix} {sql}" for name, sql in chosen.items()}
 
 
 def translate(sql: str, engine: str) -> str:
@@ -95,7 +103,9 @@ def review_sums_with(
         elif name == "all_effective":
             found[name] = _int(answer[0][0]) if answer else 0
         else:
-            found[name] = {str(label): (_int(effective), _int(hours)) for label, effective, hours in answer}
+            found[name] = {
+                str(label): (_int(effective), _int(hours)) for label, effective, hours, _ in answer
+            }
     return found
 
 

@@ -24,10 +24,9 @@ from planning import models
 from planning.engine.errors import PlanInputError
 from planning.history import (
     PlanScope,
+    plan_rows,
     plan_scope_for_user,
-    plan_usage_rows,
     plan_utilization_rows,
-    utilization_stored,
 )
 from planning.services.plan_compute import plan_result
 from planning.services.plan_requests import PlanRequest, plan_request_parse
@@ -91,7 +90,7 @@ def capacity_plan_compute(request: PlanRequest, *, user=None) -> ComputedPlan:
     scope = PlanScope(start=request.start, end=request.end, teams=request.teams, gpu=request.gpu)
     if user is not None:
         scope = plan_scope_for_user(user, scope)
-    usage = plan_usage_rows(scope, currency=currency, by_resource=utilization_stored(scope))
+    usage = plan_rows(scope, currency=currency)
     utilization = plan_utilization_rows(scope, usage)
     result = plan_result(
         request=request, scope=scope, usage=usage, utilization=utilization, currency=currency

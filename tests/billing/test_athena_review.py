@@ -159,7 +159,8 @@ def test_an_athena_source_runs_the_translated_review_and_reads_its_sums(athena):
         "all_effective": [["117580000"]],
     }
     for name, sql in statements.items():
-        rows = answers.get(name, [["ml" if name == "by_team" else "x", "110080000", "16000000"]])
+        # a breakdown answers label, effective cost, GPU-hours and billed cost (review_sql.BREAKDOWN)
+        rows = answers.get(name, [["ml" if name == "by_team" else "x", "110080000", "16000000", "110080000"]])
         stub_query(
             stub,
             translate(sql, "athena"),

@@ -14,14 +14,15 @@ import logging
 import os
 import shutil
 
+import duckdb
 import pytest
 
 from billing.review import selectors
 from billing.review.service import make_request
-from billing.storage import ParquetSpendStore
+from billing.storage import ParquetSpendStore, review_sql
 from billing.storage.duckdb_allocation import dataset_team_sums
 from billing.storage.duckdb_review import review_sums
-from billing.storage.translated_review import review_sums_with, team_sums_with
+from billing.storage.translated_review import review_sums_with, scoped_statements, team_sums_with, translate
 from tests.billing.catalog import import_demo_billing
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db]
@@ -113,3 +114,33 @@ def test_spark_gives_duckdbs_showback_sums_with_the_utilization_join(spark, tmp_
     scoped = dataset_team_sums(store, *MAY_JUNE, utilization, allowed_teams=teams)
     assert {team for team, *_ in scoped} == set(teams)
     assert spark_team_sums(spark, store, *MAY_JUNE, utilization, teams) == scoped
+
+
+# the review's other sums (sql44: engine.spend_review runs them in DuckDB over the rows it prepared, the
+# unused-commitment findings too), each as its own statement over `spend`
+FRAME_STATEMENTS = {
+    "unused": review_sql.GPU_SUMS.format(gpu=review_sql.UNUSED),
+    "months_by_category": review_sql.MONTH_CATEGORIES,
+    "coverage_hours": review_sql.COVERAGE_HOURS,
+    "undetermined_lines": review_sql.UNDETERMINED_LINES,
+    "unused_findings": review_sql.UNUSED_FINDINGS,
+}
+
+
+def test_spark_gives_duckdbs_months_coverage_undetermined_and_unused_findings(spark, tmp_path):
+    import_demo_billing(tmp_path, months=2)
+    store = ParquetSpendStore(tmp_path / "store")
+    store.write(selectors.spend_frame(make_request(start=MAY_JUNE[0], end=MAY_JUNE[1])))
+    files = [str(path) for path in store.files(*MAY_JUNE)]
+    spark.read.parquet(*files).createOrReplaceTempView("spend_rows")
+    connection = duckdb.connect()
+    connection.execute("SET TimeZone = 'UTC'")
+    connection.read_parquet(files).create_view("spend_rows")
+    found = {}
+    for name, sql in scoped_statements(*MAY_JUNE, statements=FRAME_STATEMENTS).items():
+        expected = [tuple(row) for row in connection.execute(translate(sql, "duckdb")).fetchall()]
+        assert [tuple(row) for row in spark.sql(translate(sql, "spark")).collect()] == expected, name
+        found[name] = expected
+    # not empty: the demo bill's two months, its reservation's unused hours and its coverage
+    assert len(found["months_by_category"]) >= 2 and found["coverage_hours"]
+    assert found["unused"][0][1] > 0 and found["unused_findings"]

@@ -25,7 +25,7 @@ import sqlglot
 from billing.imports.importer import import_file
 from billing.review import selectors
 from billing.review.service import make_request
-from billing.storage import ParquetSpendStore
+from billing.storage import ParquetSpendStore, review_sql
 from billing.storage.duckdb_review import FRAME_COLUMNS, grouped_sql, review_sums
 from billing.storage.export_relations import cur2_relation, focus_relation
 from billing.storage.source_review import instance_gpus
@@ -157,3 +157,18 @@ def test_the_review_frame_grouping_translates_and_parses_back(engine):
     translated = translate(sql, engine)
     tree = sqlglot.parse_one(translated, read=DIALECTS[engine])
     assert tree.find(sqlglot.exp.Case) is not None and tree.find(sqlglot.exp.In) is not None
+
+
+@pytest.mark.parametrize("engine", ["athena", "spark", "bigquery"])
+def test_the_reviews_frame_sums_and_unused_findings_translate_and_parse_back(engine):
+    # sql44: the statements engine.spend_review and the unused-commitment findings run in DuckDB
+    statements = {
+        "unused": review_sql.GPU_SUMS.format(gpu=review_sql.UNUSED),
+        "months_by_category": review_sql.MONTH_CATEGORIES,
+        "coverage_hours": review_sql.COVERAGE_HOURS,
+        "undetermined_lines": review_sql.UNDETERMINED_LINES,
+        "unused_findings": review_sql.UNUSED_FINDINGS,
+    }
+    for name, sql in scoped_statements(*MAY, ["ml"], statements=statements).items():
+        translated = translate(sql, engine)
+        assert sqlglot.parse_one(translated, read=DIALECTS[engine]) is not None, name
