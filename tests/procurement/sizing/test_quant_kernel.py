@@ -57,6 +57,8 @@ def test_exllama_scales_the_host_floor_of_one_stream():
     assert _step(exllama) == pytest.approx((32 * 23 + 30) * 31e-6 * EXLLAMA_RATIO)
     text = serving_host.text(exllama)
     assert "0.912 of the fp16 loop's" in text and "optimum" in text
+    # the ratio's stack (optimum @3ffebf99) and the later stack's 1.041 (optimum @4e987762), stated in the answer
+    assert "AutoGPTQ 0.4.2, PyTorch 2.0.1, transformers 4.32" in text and "1.041" in text
 
 
 # Was: above one stream exllama priced as the fp16 loop (acc44, from batch 2's 0.997). fix44q: the host floor's 0.912
