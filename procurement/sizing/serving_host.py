@@ -40,17 +40,25 @@ flash-attn:
   fused llama attention / MLP modules (its "fastest" Int4 setup), which cut the count; the product prices an
   Int4 layer as the fp16 one.
 The quantized linears' library (inference.quant_kernel, issue 26 stop 44): `unstated` prices a quantized linear as
-one kernel at the BF16 one's host cost. `exllama` (AutoGPTQ / transformers' GPTQ exllama 4-bit kernel) takes a
-single-stream step at QUANT_KERNEL_STEP_RATIO["exllama"] = 0.912 of the same loop's fp16 step, measured, not
-fitted: huggingface/optimum @09638629 tests/benchmark/README.md, "GPTQ benchmark", Llama-2-13B-chat on one
-A100-SXM4-80GB, transformers generate, prompt 512, 512 new tokens, batch 1: fp16 36.958 ms a token, GPTQ 4-bit
-group 128 exllama 33.711 (33.711 / 36.958 = 0.912), autogptq-cuda-old 46.44 (1.257, not sized: its step is the
-kernel's GPU time, not the host's). The ratio is applied to the host floor, the part of the step the library's
-launches set, at concurrency 1 only: at batch 2 the same table has exllama at 0.997 of fp16 (37.25 / 37.35),
-where its GEMV's GPU time grows (batch 4: 1.43x), so nothing is claimed beyond one stream. Held out (none used
-to set it): the QwenLM/Qwen @03cd81f5 README's Int4 rows ("provided by the autogptq library", torch 2.0.1, so
-auto-gptq < 0.5.0, whose 4-bit default is the exllama kernel): 1.8B 71.07, 7B 50.09, 14B 38.72 tokens/s
-(tests/procurement/outside/test_outside_recommendations_stop43.py, test_outside_audit_stop43d.py).
+one kernel at the BF16 one's host cost. `exllama` (AutoGPTQ / transformers' GPTQ exllama 4-bit kernel, v1) takes
+its host floor at QUANT_KERNEL_STEP_RATIO["exllama"] = 0.912 of the same loop's fp16 one, measured, not fitted:
+huggingface/optimum @09638629 tests/benchmark/README.md, "GPTQ benchmark", Llama-2-13B-chat on one A100-SXM4-80GB,
+transformers generate, prompt 512, 512 new tokens, batch 1: fp16 36.958 ms a token, GPTQ 4-bit group 128 exllama
+33.711 (33.711 / 36.958 = 0.912), autogptq-cuda-old 46.44 (1.257, not sized). The ratio belongs to that run's stack,
+which optimum @3ffebf99 states: AutoGPTQ 0.4.2, PyTorch 2.0.1, transformers 4.32. The same benchmark re-run at
+optimum @4e987762 on AutoGPTQ 0.7.0 / PyTorch 2.2.0 / transformers 4.37.2 has exllama at 1.041 of fp16 at batch 1
+(31.68 / 30.43 ms): the spec states the kernel, not its version, and the 0.912 is the 2023 stack's.
+On the GPU (fix44q), exllama's GEMV runs each row of the step again: AutoGPTQ's q4_matmul_cuda
+(autogptq_extension/exllama/cuda_func/q4_matmul.cu) launches blocks (width / 32, height, dim / block_size_z) with
+THREADS_Y = 1, a set of blocks a row of x, each dequantizing and multiplying the whole quantized matrix; a decode
+step's rows are its streams (concurrency). So the linears take max(one read of the weights, rows x
+EXLLAMA_ROW_SECONDS_PER_WEIGHT x the quantized linear weights) (the weight reads of a row are inside its time) and
+the step is max(that GPU work, the host floor x 0.912). From EXLLAMA_RECONS_ROWS = 8 rows up (AutoGPTQ 0.4's
+exllama setup: set_tuning_params(matmul_recons_thd = 8); exllama_ext.cpp takes q4_matmul_recons_cuda when
+x_height >= matmul_recons_thd) each linear first reconstructs its fp16 weights (w->reconstruct into temp_dq: the
+4-bit read and 2 bytes written a weight) and runs cublasHgemm on them (2 bytes read a weight): 4 bytes a weight on
+top of the 4-bit read, counted, not fitted; that loop issues the fp16 loop's kernels plus the reconstruction, one a
+linear, and takes no 0.912. Held out (none used for the per-row constant): see EXLLAMA_ROW_SECONDS_PER_WEIGHT.
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
 (tests/procurement/outside/test_outside_recommendations_stop43.py), AutoGPTQ's llama-7b fp16 row the Llama count
 (tests/procurement/outside/test_outside_audit_stop43d.py).
@@ -58,6 +66,9 @@ Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1
 
 from __future__ import annotations
 
+import numpy as np
+
+from procurement.sizing import params as counts
 from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
 
 # model.eager_layer: (non-GEMM kernels a decode layer, attention linears); the MLP adds 3 linears (2 ungated)
@@ -66,12 +77,32 @@ EAGER_LAYER_KERNELS = {
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
 }
 LOOP_KERNELS = 30.0
-# inference.quant_kernel: a single-stream step of the eager loop relative to the same loop in fp16, measured
-# (optimum tests/benchmark/README.md, Llama-2-13B, A100-SXM4-80GB, batch 1: 33.711 / 36.958 ms a token; the
-# module docstring). No fit: one published ratio. Held out: Qwen README Int4 1.8B / 7B / 14B (stop 44: -22.0% /
-# -15.9% / -12.3% unstated -> -14.5% / -7.8% / -3.8%) and 72B on one A100 (+52.4% -> +67.1%, further out: its
-# own cause, 1.10 ms a layer against 0.73-0.76, is not this ratio).
+# inference.quant_kernel: the eager loop's host floor relative to the same loop in fp16, measured (optimum
+# tests/benchmark/README.md @09638629, Llama-2-13B, A100-SXM4-80GB, batch 1: 33.711 / 36.958 ms a token; AutoGPTQ
+# 0.4.2 / torch 2.0.1 / transformers 4.32 per @3ffebf99; the module docstring). No fit: one published ratio. Held out:
+# Qwen README Int4 1.8B / 7B / 14B (stop 44: -22.0% / -15.9% / -12.3% unstated -> -14.5% / -7.8% / -3.8%). Applied
+# to the GEMV path (below EXLLAMA_RECONS_ROWS rows), whose kernels the host launches at every row count.
 QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
+# exllama's GEMV on the GPU: seconds a quantized linear weight a row of the step (the module docstring). Fitted
+# (fix44q) on the same table's two GPU-bound GEMV rows, Llama-2-13B (12.688e9 quantized block weights) on one
+# A100-SXM4-80GB, prompt 512 + 512 generated: batch 2 exllama 37.25 ms, batch 4 54.14 ms (each above 0.912 x its
+# fp16 row, 34.07 / 34.56 ms, so the GPU's). Step's GPU time = rows x x + the engine's KV attention (0.88 / 1.76 ms);
+# the x that misses both by the same fraction (minimax): x = (2 - 0.88 / 37.25 - 1.76 / 54.14) / (2 / 37.25 +
+# 4 / 54.14) = 15.24 ms a row, 1.2008e-12 s a weight. Fit rows: batch 2 GPU 31.35 ms (-15.8%; the step, max with
+# the host's 34.07, -8.5%, +9.3% in tokens/s), batch 4 62.71 ms (+15.8%, -13.7% in tokens/s). Held out: optimum
+# @4e987762 batch 4 (AutoGPTQ 0.7.0 / torch 2.2) 55.15 ms (-12.1% in tokens/s); QwenLM/Qwen @03cd81f5 README
+# Qwen-72B-Chat-Int4 on one A100 (auto-gptq < 0.5), batch 1, 2,048 tokens: 88.3 ms a token (11.32 tokens/s)
+# against 69.79e9 x 1.2008e-12 = 83.8 ms + 1.9 ms of KV = 85.7 ms (11.67 tokens/s, +3.1%); 7B / 14B / 1.8B Int4
+# stay host-bound (GPU 9.9 / 16.8 / 2.6 ms). Batch 8 (reconstruction, below) is not on this constant. The form
+# adds no separate weight read (each row's blocks read the weights themselves); weights read once + the per-row
+# cost, fitted the same way (12.39 ms a row), puts the 72B row at 114.9 ms, -23.1%.
+EXLLAMA_ROW_SECONDS_PER_WEIGHT = (
+    (2.0 - 0.88159 / 37.25 - 1.76318 / 54.14) / (2.0 / 37.25 + 4.0 / 54.14) * 1e-3 / 12.688184e9
+)
+# AutoGPTQ 0.4's exllama reconstructs fp16 weights and runs cuBLAS from this many rows (matmul_recons_thd)
+EXLLAMA_RECONS_ROWS = 8
+# bytes a quantized weight the reconstruction adds to the 4-bit read: its fp16 write and cuBLAS's fp16 read
+EXLLAMA_RECONS_BYTES_PER_WEIGHT = 4.0
 
 
 def applies(spec) -> bool:
@@ -83,9 +114,17 @@ def applies(spec) -> bool:
     )
 
 
+def linears_per_layer(spec) -> float:
+    return EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")][1] + (
+        3.0 if spec.model.gated_mlp else 2.0
+    )
+
+
 def kernels_per_layer(spec) -> float:
-    non_gemm, attention_linears = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")]
-    return non_gemm + attention_linears + (3.0 if spec.model.gated_mlp else 2.0)
+    """Kernels one decode layer issues; an exllama loop that reconstructs (EXLLAMA_RECONS_ROWS rows and up) adds
+    its reconstruction kernel, one a linear."""
+    non_gemm = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")][0]
+    return non_gemm + linears_per_layer(spec) * (2.0 if exllama_reconstructs(spec) else 1.0)
 
 
 def host_seconds_per_token(spec) -> float:
@@ -97,12 +136,35 @@ def host_seconds_per_token(spec) -> float:
 
 
 def quant_kernel_ratio(spec) -> float:
-    """The stated quantization kernel's measured single-stream step ratio to fp16 (QUANT_KERNEL_STEP_RATIO);
-    1 where none is stated or above one stream (only batch 1 was measured to differ)."""
+    """The stated quantization kernel's measured host-floor ratio to fp16 (QUANT_KERNEL_STEP_RATIO); 1 where
+    none is stated or where exllama reconstructs fp16 weights for cuBLAS (its loop issues cuBLAS's kernels)."""
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
-    if spec.inference.concurrency != 1:
+    if exllama_reconstructs(spec):
         return 1.0
     return QUANT_KERNEL_STEP_RATIO.get(kernel, 1.0)
+
+
+def uses_exllama(spec) -> bool:
+    return applies(spec) and getattr(spec.inference, "quant_kernel", "unstated") == "exllama"
+
+
+def exllama_reconstructs(spec) -> bool:
+    """exllama at EXLLAMA_RECONS_ROWS rows (streams) or more: fp16 reconstruction and cuBLAS, not its GEMV."""
+    return uses_exllama(spec) and spec.inference.concurrency >= EXLLAMA_RECONS_ROWS
+
+
+def quant_kernel_gemm_seconds(spec, gemm_s, weight_read: float, read_rate, tensor_parallel):
+    """The linears' GPU time of a decode step with the stated kernel (the module docstring): exllama's GEMV
+    runs each row again (rows x EXLLAMA_ROW_SECONDS_PER_WEIGHT x quantized weights, a GPU's share), its
+    reconstruction reads EXLLAMA_RECONS_BYTES_PER_WEIGHT more a weight; ``gemm_s`` (max of the weight read and
+    the FLOPs) otherwise and as the floor."""
+    if not uses_exllama(spec):
+        return gemm_s
+    quantized = counts.block_matmul_params(spec.model)
+    if exllama_reconstructs(spec):
+        return np.maximum(gemm_s, (weight_read + EXLLAMA_RECONS_BYTES_PER_WEIGHT * quantized) / read_rate)
+    rows = float(spec.inference.concurrency)
+    return np.maximum(gemm_s, rows * EXLLAMA_ROW_SECONDS_PER_WEIGHT * quantized / tensor_parallel)
 
 
 def text(spec) -> str:
@@ -127,15 +189,28 @@ def _quant_kernel_text(spec) -> str:
     if kernel == "unstated":
         return ""
     ratio = QUANT_KERNEL_STEP_RATIO[kernel]
-    if spec.inference.concurrency != 1:
+    stack = (
+        "measured by huggingface/optimum's GPTQ benchmark (Llama-2-13B on an A100-SXM4-80GB, AutoGPTQ 0.4.2, "
+        "PyTorch 2.0.1, transformers 4.32: 33.711 against 36.958 ms a token at batch 1; the same benchmark on "
+        "AutoGPTQ 0.7.0 and PyTorch 2.2 measured exllama at 1.041 of fp16, so the ratio is that 2023 stack's)"
+    )
+    rows = spec.inference.concurrency
+    if exllama_reconstructs(spec):
         return (
-            f". The {kernel} kernel (inference.quant_kernel) was measured faster than fp16 at one stream only; "
-            "at this concurrency its host time is the fp16 loop's"
+            f". The {kernel} 4-bit kernel (inference.quant_kernel) at {rows} streams ({EXLLAMA_RECONS_ROWS} rows "
+            "and up, AutoGPTQ 0.4's matmul_recons_thd) reconstructs each linear's fp16 weights and multiplies them "
+            f"with cuBLAS: {EXLLAMA_RECONS_BYTES_PER_WEIGHT:.0f} bytes a quantized weight on top of the 4-bit read "
+            "in the GPU's work and one more kernel a linear in the count above; the host floor takes no "
+            f"{ratio:.3f} (exllama's own kernel's ratio to fp16, measured by huggingface/optimum's GPTQ benchmark "
+            "on AutoGPTQ 0.4.2, PyTorch 2.0.1 and transformers 4.32)"
         )
+    per_row_ms = EXLLAMA_ROW_SECONDS_PER_WEIGHT * counts.block_matmul_params(spec.model) * 1e3
     return (
-        f". The {kernel} 4-bit kernel (inference.quant_kernel) takes a one-stream step at {ratio:.3f} of the fp16 "
-        "loop's, measured (huggingface/optimum tests/benchmark/README.md: Llama-2-13B on an A100-SXM4-80GB, "
-        "33.711 against 36.958 ms a token), included in the host time above"
+        f". The {kernel} 4-bit kernel (inference.quant_kernel) takes its host floor at {ratio:.3f} of the fp16 "
+        f"loop's, {stack}, included in the host time above. On the GPU its GEMV runs each stream's row again "
+        f"(AutoGPTQ's q4_matmul: a set of blocks a row): {per_row_ms:.1f} ms a row for this model's quantized "
+        f"linears at {EXLLAMA_ROW_SECONDS_PER_WEIGHT * 1e12:.2f} ps a weight (fitted on the same benchmark's batch 2 "
+        f"and 4 rows, 37.25 and 54.14 ms), x {rows} stream{'s' if rows != 1 else ''} in the GPU's work (split by tensor parallelism)"
     )
 
 

@@ -1008,6 +1008,9 @@ def inference_throughput(
         spec.model, prompt + inference.output_tokens / 2.0, causal=False
     )
     gemm_s = np.maximum(weight_read / read_rate, concurrency * 2.0 * n_active / flop_rate)
+    # an eager loop's exllama linears: its GEMV runs each row (stream) again; from 8 rows it reconstructs fp16
+    # weights for cuBLAS (serving_host.quant_kernel_gemm_seconds); gemm_s unchanged otherwise
+    gemm_s = serving_host.quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tp)
     attention_s = np.maximum(concurrency * kv_read / read_rate, concurrency * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(

@@ -123,7 +123,7 @@ KNOB_LABELS = {
     ),
     "quant_kernel": (
         "Quantized-linear kernel",
-        "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: a one-stream step at 0.912 of fp16, measured)",
+        "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row)",
     ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),

@@ -5,7 +5,11 @@ Source: [OPTGPTQ] huggingface/optimum @096386299309ec9c4c737c9e5ce260008c48fad7 
 benchmark", "single NVIDIA A100-SXM4-80GB GPU. We use a prompt length of 512, and generate exactly 512 new
 tokens"; Llama-2-13B-chat (daryl149/llama-2-13b-chat-hf; TheBloke/Llama-2-13B-chat-GPTQ 4-bit group 128), batch 1:
 fp16 "36.958" ms a token ("27.058" tok/s), exllama "33.711" ("29.663"), autogptq-cuda-old "46.44" ("21.53").
-transformers generate in eager PyTorch (benchmark_gptq.py), mid-2023.
+transformers generate in eager PyTorch (benchmark_gptq.py), mid-2023. The run's stack: the same rows at optimum
+@3ffebf994fbd579ab9acb589edc401fa66413928 tests/benchmark/README.md state "AutoGPTQ 0.4.2, PyTorch 2.0.1, bitsandbytes
+0.41.1, transformers 4.32" (fix44q). The same benchmark on AutoGPTQ 0.7.0 / PyTorch 2.2.0 / transformers 4.37.2
+(@4e987762cdd33c237a63538c181b1ccfa4d7648a) has exllama at 31.68 against fp16 30.43 ms, 1.041: the 0.912 is the 2023
+stack's.
 """
 
 from __future__ import annotations
@@ -43,10 +47,12 @@ _COUNT = (
     "ours {ours} ({gap}): hf_eager's host floor (40 x 51 + 30 = 2,070 kernels x 31 us = 64.2 ms{scaled}) against "
     "the run's {ms} ms a token, 17.9 us a kernel on the same count. The per-kernel host cost differs by host: 31 us "
     "was calibrated on fal's eager diffusers UNet (torch 2.1), the published range was 31-46 us, and this run is "
-    "under it; or the transformers release of this run (mid-2023, after 4.30) issues fewer kernels a layer than "
-    "the 51 counted from 4.30.2. Not sized: the spec cannot state the host's CPU, and no source gives this run's "
-    "transformers version. The ratio between the two rows (0.912) is what acc44 takes from this table (the "
-    "quantization kernel's share), not the absolute time. UNEXPLAINED (new at stop 44)."
+    "under it; or this run's transformers, 4.32 (optimum @3ffebf99 states AutoGPTQ 0.4.2, PyTorch 2.0.1, "
+    "transformers 4.32), issues fewer kernels a layer than the 51 counted from 4.30.2 (4.32's layer not "
+    "recounted). Not sized: the spec cannot state the host's CPU or the transformers release. The ratio between "
+    "the two rows (0.912, that 2023 stack's: AutoGPTQ 0.7.0 / PyTorch 2.2 measured 1.041 at optimum @4e987762) is "
+    "what acc44 takes from this table (the quantization kernel's share), not the absolute time. UNEXPLAINED (new "
+    "at stop 44)."
 )
 
 
