@@ -98,7 +98,8 @@ def ranked(spec: dict, top: int = 5, **options) -> list[dict]:
 def describe(rows: list[dict]) -> str:
     return "; ".join(
         f"{r['provider']} {r['region']} {r['instance_type']} {r['pricing_model']} {r['instances']}x"
-        f"{r['gpus_per_instance']} {r['gpu']} {r['plan']} {r['hours']:.2f} h {r['total_cost']}"
+        f"{r['gpus_per_instance']} {r['gpu']} {r['plan']} {r['hours']:.6f} h {r['total_cost']}"
+        f" also in {r.get('also_in')}"
         for r in rows
     )
 
