@@ -274,6 +274,7 @@ REASON_MAXT = (
         # (test_maxtext_stated_remat_policy_at_the_recompute_share). int42 (moe42's FLOP count merged, the share
         # refitted on the same rows: 0.35 again): 1,004.3 (-14.2%); the stated policy 1,051.9 (-10.1%).
         (MAXT_BF16, 74908.99 / 64),
+<<<<<<< HEAD
         pytest.param(
             MAXT_FP8,
             121250.69 / 64,
@@ -298,10 +299,49 @@ REASON_MAXT = (
                 "table, so none is added. The spec states the stack; no independent source sizes it.",
             ),
         ),
+=======
+>>>>>>> moe44
     ],
 )
 def test_maxtext_70b_fsdp64_within_15_percent(bundled_catalog, spec, published):
     assert rate(spec) == pytest.approx(published, rel=0.15)
+
+
+def maxtext_fp8_at_its_remat_policy() -> float:
+    """The FP8 row at the remat policy configure.sh states (custom: context, mlpwi_0 and mlpwi_1 recomputed; the
+    comment above MAXT_BF16), costed from the product's no-recomputation row: MAXT_POLICY_FLOPS at the fp8 linears'
+    mfu_fp8_linears_hopper of the 1,979 TFLOPS fp8 peak plus one attention forward at the bf16 rate, charged whole
+    (recompute_forward_time_share is not applied to 8-bit training). The spec cannot state this policy:
+    recompute_modules takes Megatron-Core's names, whose `mlp` recomputes the whole MLP (the down projection too,
+    3 GEMMs where MaxText's policy runs 2) and keeps none of the saved projections MaxText names."""
+    model = parse_workload_spec(MAXT_BF16).model
+    attention = attention_forward_flops_per_token(model, 4096)
+    bf16 = candidate(MAXT_BF16 | {"gradient_checkpointing": "selective"}, H100)
+    fp8 = candidate(MAXT_FP8 | {"gradient_checkpointing": "selective"}, H100)
+    extra_s = MAXT_POLICY_FLOPS / (MFU_FP8_LINEARS.value * 1979e12) + attention / (
+        bf16["throughput"]["mfu"] * 989e12
+    )
+    return 1 / (1 / tokens_per_gpu(fp8) + extra_s)
+
+
+# moe44: the FP8 row was compared at 'full' recomputation (the spec's MAXT_FP8: 1,400.0, -26.1%), a policy the run
+# did not use (outside audit expl44, row 95 and flag 8); it is compared at the policy the run states instead.
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="[MAXT] FP8 Llama 2 70B on 64 H100 (FSDP 64, MBS 2): published 1,894.5 tokens/s/GPU; ours at the run's "
+    "stated remat policy (configure.sh: remat_policy custom, context and the MLP's gate and up GEMMs recomputed, "
+    "80.5 GFLOPs a token, charged whole at the product's fp8 and bf16 rates) 1,566.7 (-17.3%; the audit's -16.6% "
+    "is the moe42 figure 1,580.3, before int42 refitted mfu_fp8_linears_hopper 0.425 -> 0.42). For reference the "
+    "spec's 'full' gives 1,400.0 (-26.1%) and no recomputation 1,863.3 (-1.6%) but does not fit the 80 GB card. "
+    "The spec cannot state the policy (recompute_modules has Megatron's names; `mlp` recomputes the down "
+    "projection too). What is left is the efficiency: the run's fp8 linears at 0.51 of the fp8 peak where "
+    "mfu_fp8_linears_hopper is 0.42 (fitted on NeMo 24.07's H100 rows), and a MaxText/JAX ceiling has no other "
+    "published row to fit (stack26). STATABLE by the audit's class (a MaxText ceiling and a remat-policy field), "
+    "not landed here. Earlier reason (e26a, its numbers of then): " + REASON_MAXT,
+)
+def test_maxtext_70b_fp8_at_its_stated_remat_policy_within_15_percent(bundled_catalog):
+    assert maxtext_fp8_at_its_remat_policy() == pytest.approx(121250.69 / 64, rel=0.15)
 
 
 @pytest.mark.django_db
@@ -331,11 +371,7 @@ def test_maxtext_stated_remat_policy_leaves_the_efficiency_gap(bundled_catalog):
     achieved = 74908.99 / 64 * (flops + recomputed) / 989e12
     assert achieved == pytest.approx(0.602, abs=0.001)  # moe42: 0.604 with the input embedding counted
     assert bf16["throughput"]["mfu"] / achieved == pytest.approx(at_policy / (74908.99 / 64), rel=2e-3)
-    fp8 = candidate(MAXT_FP8 | {"gradient_checkpointing": "selective"}, H100)
-    extra_s = MAXT_POLICY_FLOPS / (MFU_FP8_LINEARS.value * 1979e12) + attention / (
-        bf16["throughput"]["mfu"] * 989e12
-    )
-    at_policy_fp8 = 1 / (1 / tokens_per_gpu(fp8) + extra_s)
+    at_policy_fp8 = maxtext_fp8_at_its_remat_policy()
     # int42: 1,566.7 with mfu_fp8_linears_hopper refitted to 0.42 (1,585.0 at 0.425; moe42: 1,580.3 with the input
     # embedding counted)
     assert at_policy_fp8 == pytest.approx(1566.7, rel=0.001)
