@@ -274,33 +274,6 @@ REASON_MAXT = (
         # (test_maxtext_stated_remat_policy_at_the_recompute_share). int42 (moe42's FLOP count merged, the share
         # refitted on the same rows: 0.35 again): 1,004.3 (-14.2%); the stated policy 1,051.9 (-10.1%).
         (MAXT_BF16, 74908.99 / 64),
-<<<<<<< HEAD
-        pytest.param(
-            MAXT_FP8,
-            121250.69 / 64,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="int42: 1,400.0 (-26.1%; selective 1,863.3, -1.6%, does_not_fit; the stated policy 1,566.7, "
-                "-17.3%) with moe42's FLOP count (no input embedding FLOPs) and mfu_fp8_linears_hopper refitted on "
-                "its ten rows under it (0.425 -> 0.42); 1,416.6 (-25.2%) before the refit. eff42: unchanged, 1,409.2 (-25.6%); recompute_forward_time_share (which moved the BF16 row "
-                "to -14.5%) is not applied to 8-bit training: every row of its fit (llm-foundry's FSDP "
-                "full-checkpointing rows) trained in 16 bits. stack26: training_stack maxtext stated. [MAXT] FP8: 1,894.5 tokens/s/GPU; product 1,409.2 with full recomputation (-25.6%), "
-                "1,878.9 with selective (-0.8%) at 203.9 GiB (does_not_fit). "
-                + REASON_MAXT
-                + " fixrev43: 1,400.0 "
-                "(-26.1%) again: accel43 applied recompute_forward_time_share to fp8 training on the strength of this "
-                "row (1,670.7, -11.8%); reverted after the outside audit aud43l: this MaxText run's remat policy is "
-                "custom (partial recomputation, configure.sh), not the full recomputation the share was fitted on "
-                "(llm-foundry's 16-bit FSDP rows), so it cannot be the held-out check of a full-recomputation rate. "
-                "acc44: unchanged. An H100 (not a measured-ratio part): its rate is mfu_fp8_linears_hopper "
-                "(fitted on NeMo's H100 rows) under the stated training_stack maxtext, which has no rate of its "
-                "own. The only other MaxText H100 FP8 rows found are this README's own 128 to 2,048-GPU columns "
-                "(MFU 40.37% to 36.34%): a maxtext fp8 efficiency set on them would be set on the case's own "
-                "table, so none is added. The spec states the stack; no independent source sizes it.",
-            ),
-        ),
-=======
->>>>>>> moe44
     ],
 )
 def test_maxtext_70b_fsdp64_within_15_percent(bundled_catalog, spec, published):
@@ -338,7 +311,9 @@ def maxtext_fp8_at_its_remat_policy() -> float:
     "projection too). What is left is the efficiency: the run's fp8 linears at 0.51 of the fp8 peak where "
     "mfu_fp8_linears_hopper is 0.42 (fitted on NeMo 24.07's H100 rows), and a MaxText/JAX ceiling has no other "
     "published row to fit (stack26). STATABLE by the audit's class (a MaxText ceiling and a remat-policy field), "
-    "not landed here. Earlier reason (e26a, its numbers of then): " + REASON_MAXT,
+    "not landed here. acc44: the only other MaxText H100 FP8 rows found are this README's own 128 to 2,048-GPU "
+    "columns (MFU 40.37% to 36.34%): a maxtext fp8 efficiency set on them would be set on the case's own table. "
+    "Earlier reason (e26a, its numbers of then): " + REASON_MAXT,
 )
 def test_maxtext_70b_fp8_at_its_stated_remat_policy_within_15_percent(bundled_catalog):
     assert maxtext_fp8_at_its_remat_policy() == pytest.approx(121250.69 / 64, rel=0.15)
