@@ -11,8 +11,9 @@ Counted from the libraries' code, not fitted:
   nf4 (bitsandbytes Linear4bit, bitsandbytes/autograd/_functions.py MatMul4Bit): forward
     F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward
     torch.matmul(grad_output, F.dequantize_4bit(B, ctx.state).to(grad_output.dtype).t()) dequantizes again (the
-    16-bit copy is not saved). One kernel reading 0.5 byte a weight and writing 2 (image_model
-    NF4_DEQUANTIZE_WEIGHT_BYTES, absmax blocks left out). Passes: forward, backward, and the recomputed forward
+    16-bit copy is not saved). The 4-bit kernel reads 0.5 byte a weight and writes 2 (image_model
+    NF4_DEQUANTIZE_WEIGHT_BYTES; the double-quantized absmax blocks' own two small kernels, 3 a call in all, count
+    in lora_host's host floor, their bytes left out). Passes: forward, backward, and the recomputed forward
     under full recomputation: 3 (2 without).
   int4 (GPTQ through transformers' GPTQConfig with the exllama kernels disabled for training, as QwenLM/Qwen's
     finetune.py loads its Int4 models: AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py QuantLinear.forward,
