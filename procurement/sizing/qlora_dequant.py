@@ -127,18 +127,20 @@ def text(spec) -> str:
 
 
 def memory_text(spec) -> str:
-    """The saved copy's assumption, in words, where the memory breakdown counts it."""
+    """The saved copy's assumption, in words, where the memory breakdown counts it (no engine keys: the page shows
+    it beside the labelled breakdown)."""
     if not keeps_saved_copy(spec):
         return ""
     gib = saved_copy_bytes(spec) / 2**30
+    line = "its own memory line, dequantized weights kept for backward"
     if spec.gradient_checkpointing == "full":
         return (
             "GPTQ int4 (AutoGPTQ's eager unpacking): torch.matmul keeps each frozen linear's unpacked 16-bit weight "
             "for the backward; under full recomputation only the block being recomputed keeps them, "
-            f"{gib:,.2f} GiB on one rank holding the whole block (dequantized_weights_gib)"
+            f"{gib:,.2f} GiB on one rank holding the whole block ({line})"
         )
     return (
         "GPTQ int4 (AutoGPTQ's eager unpacking): torch.matmul keeps each frozen linear's unpacked 16-bit weight for "
         f"the backward, 2 bytes a block weight, every block's without full recomputation: {gib:,.2f} GiB a "
-        "micro-batch in flight on one rank holding every weight (dequantized_weights_gib)"
+        f"micro-batch in flight on one rank holding every weight ({line})"
     )
