@@ -416,7 +416,14 @@ class WorkloadSpecSerializer(serializers.Serializer):
     task = _choice(TASKS, "What the job does", required=True)
     model = WorkloadModelSerializer(help_text="A preset, a shape, or a preset with overrides")
     precision = _choice(PRECISIONS, "Compute precision")
-    weight_quantization = _choice(QUANTIZATIONS, "Weight-only quantization (qlora: nf4 by default)")
+    weight_quantization = _choice(
+        QUANTIZATIONS,
+        "Weight-only quantization of the block linears (embeddings, LM head and norms stay 16-bit); qlora: nf4 by "
+        "default. For qlora it also names the library that unpacks the weights each micro-batch: nf4 bitsandbytes "
+        "NF4 with double quantization; int4 GPTQ through AutoGPTQ's eager unpacking (transformers GPTQConfig with "
+        "the exllama kernels disabled, as Qwen's finetune.py trains), whose unpacked 16-bit weights are kept for "
+        "the backward (memory line dequantized_weights_gib); int8 bitsandbytes LLM.int8",
+    )
     optimizer = _choice(OPTIMIZERS, "Optimizer")
     master_weights_fp32 = _flag("fp32 master weights beside half-precision ones")
     micro_batch_size = _count("Sequences per GPU per step")

@@ -10,14 +10,15 @@ same layer) with a fused attention kernel (FlashAttention 2 / SDPA), frozen base
   forward, non-GEMM: 2 LlamaRMSNorm x 8 (to fp32, pow, mean, + eps, rsqrt, mul, to 16 bits, x weight) = 16;
     apply_rotary_pos_emb on q and k, 5 each (x cos, rotate_half's neg and cat, x sin, add) = 10; the attention
     kernel 1; 2 residual adds; act_fn 1 and the gated MLP's multiply 1: 31 (30 without a gate);
-  forward, GEMMs: one a frozen linear (q, k, v, o, gate, up, down: 7; QLoRA one more a linear, bitsandbytes'
-    dequantize_4bit before its matmul; 8 more for GPTQ int4's eager unpacking, QLORA_DEQUANT_KERNELS);
+  forward, GEMMs: one a frozen linear (q, k, v, o, gate, up, down: 7; QLoRA 3 more a linear, bitsandbytes'
+    double-quantized dequantize_4bit before its matmul; 8 more for GPTQ int4's eager unpacking,
+    QLORA_DEQUANT_KERNELS);
   backward, non-GEMM: 2 RMSNorm backwards x 10 (weight product, two casts, the mul's two gradients, rsqrt, mean,
     pow and the sum of the fp32 input's two gradients) = 20; rotary 4 each = 8; attention 1; act_fn 1 and the
     gate multiply's 2; autograd's sums where one tensor feeds several (q/k/v 2, gate/up 1, the two residual
     forks 2) 5: 37 (35 without a gate);
   backward, GEMMs: the input gradient of each frozen linear (no weight gradient; bitsandbytes QLoRA dequantizes
-    again: +1; GPTQ int4 reuses the saved 16-bit weight: +0);
+    again: +3 for nf4; GPTQ int4 reuses the saved 16-bit weight: +0);
   adapters (peft tuners/lora/layer.py Linear.forward, result + lora_B(lora_A(dropout(x))) * scaling, dropout an
     Identity at PEFT's default 0): image_model.LORA_FORWARD_KERNELS (4) and LORA_BACKWARD_KERNELS (6) an adapted
     linear, the counts the eager image LoRA step already uses; a stated lora.dropout above 0 is an nn.Dropout:
@@ -51,11 +52,25 @@ from procurement.sizing.params import linear_shapes
 FORWARD_NON_GEMM_KERNELS = 30.0  # + 1 for a gated MLP's multiply
 BACKWARD_NON_GEMM_KERNELS = 35.0  # + 2 for a gated MLP's multiply
 # QLoRA: kernels that unpack a frozen linear's weight, (forward, backward), by weight_quantization (qlora_dequant.py
-# names the code). nf4 / int8: bitsandbytes' one dequantize kernel, in the forward and again in the backward (int8:
-# its cast-and-rescale counted as one). int4: AutoGPTQ qlinear_cuda_old's eager unpacking, in the forward only (the
-# backward uses the saved 16-bit weight): bitwise_right_shift, .to(int8) and bitwise_and on the packed zeros and
-# again on the packed weight, weight - zeros, scales * (...): 8 kernels. Counted, not fitted.
-QLORA_DEQUANT_KERNELS = {"nf4": (1.0, 1.0), "int4": (8.0, 0.0), "int8": (1.0, 1.0)}
+# names the code). Counted, not fitted.
+# nf4 (fixl44): bitsandbytes Linear4bit -> matmul_4bit -> MatMul4Bit (autograd/_functions.py) runs
+#   F.linear(A, F.dequantize_4bit(B, state).to(A.dtype).t()) forward and
+#   torch.matmul(grad_output, F.dequantize_4bit(B, ctx.state).to(grad_output.dtype).t()) backward (a Python
+#   autograd.Function, its ops issued one by one). dequantize_4bit (functional.py) on a double-quantized weight, the
+#   QLoRA recipe and the engine's 4.127 bits for nf4: dequantize_blockwise(absmax, state2) (the 8-bit absmax blocks
+#   to fp32: one ctypes kernel, cdequantize_blockwise_fp32), absmax += offset (one add), then the 4-bit kernel
+#   (cdequantize_blockwise_bf16_nf4 / _fp16_nf4): 3 kernels, forward and backward; .to() and .float() are no-ops at
+#   the stored dtype, .t() a view, the matmul is the linear's own GEMM. Read at bitsandbytes 18e827d6 ("Version
+#   0.41.1.", LitGPT's resource tables) and at the 0.43.3, 0.45.5, 0.48.2 and 0.49.2 tags (custom ops from 0.48,
+#   the same three calls). Left out: 0.41's host work a ctypes call without a kernel (pre_call / post_call's two
+#   torch.cuda.set_device, is_on_gpu, get_ptr: no measured cost), and 0.50's forward, which routes MatMul4Bit
+#   through the gemm_4bit op (one fused kernel at up to 1,536 rows where a per-architecture table picks it, else
+#   the same 3 + GEMM; the backward unchanged): the spec states no bitsandbytes version.
+# int8: bitsandbytes' one kernel in the forward and again in the backward (its cast-and-rescale counted as one).
+# int4: AutoGPTQ qlinear_cuda_old's eager unpacking, in the forward only (the backward uses the saved 16-bit
+# weight): bitwise_right_shift, .to(int8) and bitwise_and on the packed zeros and again on the packed weight,
+# weight - zeros, scales * (...): 8 kernels.
+QLORA_DEQUANT_KERNELS = {"nf4": (3.0, 3.0), "int4": (8.0, 0.0), "int8": (1.0, 1.0)}
 # lora.dropout above 0: PEFT's nn.Dropout on x before lora_A (peft tuners/lora/layer.py update_layer: nn.Dropout
 # where lora_dropout > 0.0, else nn.Identity), one fused dropout kernel forward and one (the mask's multiply)
 # backward an adapted linear. Counted, not fitted.

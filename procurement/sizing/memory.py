@@ -14,14 +14,15 @@ parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` m
 activations by cp; expert parallelism divides the routed experts' weights, gradients and unsharded optimizer
 state by ep (under ZeRO the expert state is sharded over dp x cp / ep ranks, so a GPU holds 1 / (dp x cp) of
 it either way); offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
-host RAM, reported per node as `host_ram_gib`.
+host RAM, reported per node as `host_ram_gib`. QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
+for the backward as `dequantized_weights_gib` (qlora_dequant.saved_copy_bytes).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing import fsdp_reshard, image, image_model
+from procurement.sizing import fsdp_reshard, image, image_model, qlora_dequant
 from procurement.sizing.assumptions import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION_FRACTION,
@@ -52,6 +53,7 @@ MEMORY_KEYS = (
     "optimizer_states_gib",
     "activations_gib",
     "kv_cache_gib",
+    "dequantized_weights_gib",
     "framework_overhead_gib",
     "total_per_gpu_gib",
     "required_per_gpu_gib",
@@ -150,8 +152,32 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
         "optimizer_states": optimizer,
         "activations": activations + 0 * dp,
         "kv_cache": np.zeros_like(weights),
+        "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + 0 * dp,
         "host_offload": host,
     }
+
+
+def _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) -> np.ndarray:
+    """The unpacked 16-bit weights autograd keeps for the backward (QLoRA on GPTQ int4: qlora_dequant.py). Without
+    full recomputation: the weights a rank unpacks (its stage's, 1 / tp, its routed experts; not sharded by ZeRO-3,
+    which gathers whole layers) once a micro-batch in flight; under full recomputation: the largest block's / tp,
+    one block at a time."""
+    per_rank = qlora_dequant.saved_copy_bytes(spec)
+    if not per_rank:
+        return np.zeros_like(np.asarray(tp * pp, dtype=float))
+    if spec.gradient_checkpointing == "full":
+        return per_rank / tp + 0 * pp
+    return per_rank * stage * unsharded / tp * _in_flight_micro_batches(spec, pp)
+
+
+def _in_flight_micro_batches(spec, pp) -> np.ndarray:
+    """Micro-batches whose forward the first pipeline stage holds for backward: 1 without a pipeline, min(p, m)
+    under 1F1B, times 1 + (p - 1) / (p v) with v interleaved chunks (capped by the step's m micro-batches)."""
+    micro_batches, v = float(spec.gradient_accumulation_steps), float(spec.parallelism.virtual_pipeline)
+    in_flight = np.minimum(pp, micro_batches)
+    if v > 1:
+        in_flight = np.minimum(micro_batches * v, v * pp + pp - 1.0) / v
+    return np.where(pp > 1, in_flight, 1.0)
 
 
 def expert_share(spec, gpus=None, tensor_parallel=None, pipeline_parallel=None):
@@ -288,7 +314,8 @@ def _inference_activation_bytes(spec, tp) -> np.ndarray:
 
 def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) -> dict[str, np.ndarray]:
     tensors = parts["weights"] + parts["gradients"] + parts["optimizer_states"] + parts["activations"]
-    tensors = tensors + parts["kv_cache"]
+    dequantized = parts.get("dequantized_weights", np.zeros_like(parts["weights"]))
+    tensors = tensors + parts["kv_cache"] + dequantized
     # image_model adds what the caching allocator reserves over a UNet forward beyond the flat fraction
     overhead = CUDA_CONTEXT_GIB * GIB + FRAGMENTATION_FRACTION * tensors + parts.get("allocator_reserve", 0.0)
     total = tensors + overhead
@@ -299,6 +326,7 @@ def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) 
         "optimizer_states_gib": parts["optimizer_states"] / GIB,
         "activations_gib": parts["activations"] / GIB,
         "kv_cache_gib": parts["kv_cache"] / GIB,
+        "dequantized_weights_gib": dequantized / GIB,
         "framework_overhead_gib": overhead / GIB,
         "total_per_gpu_gib": total / GIB,
         "required_per_gpu_gib": total * (1.0 + spec.headroom) / GIB,

@@ -11,8 +11,9 @@ Counted from the libraries' code, not fitted:
   nf4 (bitsandbytes Linear4bit, bitsandbytes/autograd/_functions.py MatMul4Bit): forward
     F.linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t()); backward
     torch.matmul(grad_output, F.dequantize_4bit(B, ctx.state).to(grad_output.dtype).t()) dequantizes again (the
-    16-bit copy is not saved). One kernel reading 0.5 byte a weight and writing 2 (image_model
-    NF4_DEQUANTIZE_WEIGHT_BYTES, absmax blocks left out). Passes: forward, backward, and the recomputed forward
+    16-bit copy is not saved). The 4-bit kernel reads 0.5 byte a weight and writes 2 (image_model
+    NF4_DEQUANTIZE_WEIGHT_BYTES; the double-quantized absmax blocks' own two small kernels, 3 a call in all, count
+    in lora_host's host floor, their bytes left out). Passes: forward, backward, and the recomputed forward
     under full recomputation: 3 (2 without).
   int4 (GPTQ through transformers' GPTQConfig with the exllama kernels disabled for training, as QwenLM/Qwen's
     finetune.py loads its Int4 models: AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py QuantLinear.forward,
@@ -28,6 +29,16 @@ The bytes run at assumptions.achieved_bandwidth_fraction of the card's HBM bandw
 image engine and DTensor's copies charge it). Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
 routed experts 1 / ep; ZeRO-3 / FSDP gather the quantized shards first, so each data-parallel rank unpacks the
 whole layer.
+
+Memory (saved_copy_bytes_per_rank): the unpacked 16-bit copy is transient in every library but one. bitsandbytes
+nf4 unpacks again in the backward (MatMul4Bit keeps the packed weight), LLM.int8 keeps the int8 weight; AutoGPTQ's
+eager branch ends in out = torch.matmul(x, weight) with x requiring grad (the hidden states carry the adapters'
+gradient), and matmul's backward needs the other operand, so autograd keeps `weight`, the unpacked fp16 copy, from
+the forward to its backward (the one pass above counts on it): 2 bytes a block weight. Without recomputation
+every block's copy is kept, once a micro-batch in flight (Llama 2 7B: 2 x 6,476,005,376 = 12.1 GiB); under full
+recomputation the forward runs without autograd and only the block being recomputed in the backward keeps its
+copies (the largest block's linears, 2 x 202.4e6 = 0.38 GiB on the 7B). A rank keeps the copies of the weights it
+unpacks (1 / (tp x pp), the routed experts 1 / ep; whole layers under ZeRO-3 / FSDP).
 """
 
 from __future__ import annotations
@@ -36,10 +47,12 @@ import numpy as np
 
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
 from procurement.sizing.image_model import NF4_DEQUANTIZE_WEIGHT_BYTES
-from procurement.sizing.params import quantizable_params
+from procurement.sizing.params import layer_params, quantizable_params
 
 GPTQ_EAGER_DEQUANTIZE_WEIGHT_BYTES = 16.5  # qlinear_cuda_old's five eager ops, counted above
 INT8_BACKWARD_DEQUANTIZE_WEIGHT_BYTES = 7.0  # MatMul8bitLt.backward's cast and rescale, counted above
+# weight_quantization -> bytes a block weight autograd keeps for the backward (the fp16 copy torch.matmul saves)
+SAVED_COPY_BYTES = {"int4": 2.0}
 
 # weight_quantization -> (bytes a weight a pass, passes without recomputation, extra passes under full recomputation)
 DEQUANTIZE = {
@@ -70,6 +83,28 @@ def bytes_per_micro_batch(spec) -> float:
     return passes * per_weight * quantizable_params(spec.model)
 
 
+def keeps_saved_copy(spec) -> bool:
+    return applies(spec) and spec.weight_quantization in SAVED_COPY_BYTES
+
+
+def saved_copy_bytes(spec) -> float:
+    """Bytes of unpacked 16-bit weights kept for the backward by one rank holding every weight, one micro-batch:
+    every block's without full recomputation, the largest block's with it; 0 where no library keeps them."""
+    if not keeps_saved_copy(spec):
+        return 0.0
+    per_weight = SAVED_COPY_BYTES[spec.weight_quantization]
+    if spec.gradient_checkpointing == "full":
+        return per_weight * block_linear_params(spec)
+    return per_weight * quantizable_params(spec.model)
+
+
+def block_linear_params(spec) -> float:
+    """The largest block's linear weights (its norms left out), with the routed experts of one expert-parallel
+    rank."""
+    model = spec.model
+    return layer_params(model, spec.parallelism.expert_parallel) - 2.0 * model.hidden_size
+
+
 def seconds_per_step(spec, memory_bandwidth_gbps, weight_share) -> np.ndarray:
     """Seconds a rank spends unpacking weights in one optimizer step: its micro-batches x its share of the weights
     (``weight_share``: 1 / (tp x pp) times the expert share) at the achieved bandwidth. A row without a bandwidth
@@ -88,4 +123,24 @@ def text(spec) -> str:
     return (
         f"QLoRA dequantization: {LIBRARY[spec.weight_quantization]}, {gigabytes:,.1f} GB of memory traffic a "
         f"micro-batch at {ACHIEVED_BANDWIDTH.value:.0%} of the card's bandwidth, whatever the sequence length"
+    )
+
+
+def memory_text(spec) -> str:
+    """The saved copy's assumption, in words, where the memory breakdown counts it (no engine keys: the page shows
+    it beside the labelled breakdown)."""
+    if not keeps_saved_copy(spec):
+        return ""
+    gib = saved_copy_bytes(spec) / 2**30
+    line = "its own memory line, dequantized weights kept for backward"
+    if spec.gradient_checkpointing == "full":
+        return (
+            "GPTQ int4 (AutoGPTQ's eager unpacking): torch.matmul keeps each frozen linear's unpacked 16-bit weight "
+            "for the backward; under full recomputation only the block being recomputed keeps them, "
+            f"{gib:,.2f} GiB on one rank holding the whole block ({line})"
+        )
+    return (
+        "GPTQ int4 (AutoGPTQ's eager unpacking): torch.matmul keeps each frozen linear's unpacked 16-bit weight for "
+        f"the backward, 2 bytes a block weight, every block's without full recomputation: {gib:,.2f} GiB a "
+        f"micro-batch in flight on one rank holding every weight ({line})"
     )

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import image, image_model
+from procurement.sizing import image, image_model, qlora_dequant
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes, state_bytes
@@ -514,7 +514,10 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "fp8_recipe": spec.fp8_recipe,
         "training_stack": spec.training_stack,
         "memory_assumptions": (
-            memory_assumptions(spec) + image_model.memory_notes(spec) + sliding_window_notes(spec)
+            memory_assumptions(spec)
+            + [text for text in (qlora_dequant.memory_text(spec),) if text]
+            + image_model.memory_notes(spec)
+            + sliding_window_notes(spec)
         ),
         "parallelism": {
             "gpus": spec.parallelism.gpus,

@@ -836,7 +836,7 @@ def load_references() -> list[dict]:
 def _memory_metric(spec: WorkloadSpec, case: Case) -> float:
     memory = memory_breakdown_scalar(spec)
     states = memory["weights_gib"] + memory["gradients_gib"] + memory["optimizer_states_gib"]
-    tensors = states + memory["activations_gib"] + memory["kv_cache_gib"]
+    tensors = states + memory["activations_gib"] + memory["kv_cache_gib"] + memory["dequantized_weights_gib"]
     value_gib = {
         "model_states": states,
         "allocated": tensors,

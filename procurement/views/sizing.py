@@ -36,6 +36,7 @@ BAR_PARTS = {
     "optimizer_states_gib": "optimizer",
     "activations_gib": "activations",
     "kv_cache_gib": "KV cache",
+    "dequantized_weights_gib": "dequantized weights",
     "framework_overhead_gib": "overhead",
 }
 

@@ -54,3 +54,12 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     )  # stack26: training_stack; tt26: fp32_norm_inputs
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]
+
+
+def test_the_weight_quantization_description_names_gptq_for_qlora_int4():
+    # aud44l / fixl44: for qlora, int4 is GPTQ through AutoGPTQ's eager unpacking (qlora_dequant.py), not a second
+    # bitsandbytes format; the help text read "Weight-only quantization (qlora: nf4 by default)" only.
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    text = schema["components"]["schemas"]["WorkloadSpec"]["properties"]["weight_quantization"]["description"]
+    assert "int4 GPTQ through AutoGPTQ's eager unpacking" in text and "nf4 by default" in text
+    assert not any(token in text for token in ("True", "False", "None", "[", "{"))

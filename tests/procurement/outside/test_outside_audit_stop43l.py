@@ -195,7 +195,11 @@ QWEN_72B_SHORT = (
     "27.4). The 7B's rows at 1k-8k (-3.3 to +13.6%) put its unpacking at the achieved bandwidth; the 72B's short "
     "steps need 2.7 s a micro-batch, 0.42 of the peak bandwidth, on a card 40 GB full of 4-bit weights where each "
     "unpacking allocates a 0.8 GB int32 and a 0.4 GB fp16 copy (the caching allocator near the card's limit is a "
-    "candidate, unsized): UNEXPLAINED; a spec cannot express it. Before: "
+    "candidate, unsized): UNEXPLAINED; a spec cannot express it. fixl44: unchanged (108.3): int4's unpacking "
+    "kernels were counted already (8 a linear, forward only; the bitsandbytes nf4 recount does not apply) and the "
+    "host floor, 5.23 s a step, is under the 18.9 s GPU step; the block being recomputed now keeps its 16-bit copy "
+    "in memory (1.62 GiB: 55.42 -> 57.13 GiB a GPU of the card's 80), nearer the allocator limit the candidate "
+    "needs, still unsized. Before: "
 )
 QWEN_72B_LONG = (
     "qlora44: stated as run (GPTQ int4): ours 292.9 tokens/s against 364.5 (-19.6%; step 223.7 s against 179.8), "
