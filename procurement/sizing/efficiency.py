@@ -11,9 +11,11 @@ sentence is shown with every estimate it sets ("speed from: ...").
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+
+from procurement.sizing.assumptions import GA100_PCIE_SUSTAINED_SHARE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_efficiency.csv"
 
@@ -25,12 +27,27 @@ class MeasuredEfficiency:
     checked_on: str
     source_url: str
     note: str
+    # where the row is another card's on the same die (SAME_DIE_ROWS): whose, and the share
+    borrowed: str = ""
 
     def text(self, slug: str, task: str, precision: str) -> str:
         return (
-            f"speed from: {slug} {task} in {precision} at {self.efficiency:.0%} of its dense peak, fitted on "
-            f"published measurements ({self.source_url})"
+            f"speed from: {slug} {task} in {precision} at {self.efficiency:.0%} of its dense peak{self.borrowed}, "
+            f"fitted on published measurements ({self.source_url})"
         )
+
+
+# Cards that take the measured language-model rows of another card on the same die and memory, with that card's
+# board power: a row is the die's software efficiency (a fraction of the card's own datasheet peak), not the slug's.
+# GA100 with 80 GB of HBM2e (108 SMs, 1,410 MHz boost, 312 dense BF16 TFLOPS on the NVIDIA A100 datasheet): the A100
+# 80GB PCIe (1,935 GB/s, 300 W) and the A800 80GB PCIe (the same card with NVLink cut to 400 GB/s) take the A100
+# 80GB SXM4's rows (2,039 GB/s, 400 W) at ga100_pcie_sustained_share (0.90, NVIDIA's launch rating of the PCIe
+# card against the SXM4) for the lower board power. The 40 GB A100s are left out: their HBM2 runs at 1,555 GB/s,
+# 0.76 of the measured card's, and no published LoRA measurement sizes the bandwidth-bound share of the step.
+SAME_DIE_ROWS: dict[str, tuple[str, float]] = {
+    "a100-pcie-80gb": ("a100-sxm4-80gb", 400.0),
+    "a800-pcie-80gb": ("a100-sxm4-80gb", 400.0),
+}
 
 
 @lru_cache(maxsize=1)
@@ -50,12 +67,26 @@ def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     ``inference``) it is the prefill and batched-decode GEMM efficiency (throughput.prefill_efficiency)."""
     if spec.model.is_image:
         return None
+    found = _language_row(gpu.slug, spec.task, spec.precision)
+    if found is not None or gpu.slug not in SAME_DIE_ROWS:
+        return found
+    measured_slug, measured_w = SAME_DIE_ROWS[gpu.slug]
+    found = _language_row(measured_slug, spec.task, spec.precision)
+    if found is None:
+        return None
+    share = GA100_PCIE_SUSTAINED_SHARE.value if gpu.tdp_w is not None and gpu.tdp_w < measured_w else 1.0
+    borrowed = f" (the {measured_slug} row of the same die"
+    borrowed += f" x {share:.2f} at {gpu.tdp_w:.0f} W against {measured_w:.0f} W)" if share < 1.0 else ")"
+    return replace(found, efficiency=found.efficiency * share, borrowed=borrowed)
+
+
+def _language_row(slug: str, task: str, precision: str) -> MeasuredEfficiency | None:
     rows = measured_efficiencies()
-    found = rows.get((gpu.slug, spec.task, spec.precision))
-    if found is None and spec.task == "qlora":
+    found = rows.get((slug, task, precision))
+    if found is None and task == "qlora":
         # QLoRA's GEMMs are LoRA's 16-bit GEMMs once the base weights are unpacked; the unpacking is a time of its
         # own (qlora_dequant.py), so a part's measured LoRA row stands for them
-        found = rows.get((gpu.slug, "lora", spec.precision))
+        found = rows.get((slug, "lora", precision))
     return found
 
 
