@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from procurement.sizing.assumptions import GA100_PCIE_SUSTAINED_SHARE
+from procurement.sizing.assumptions import GA100_PCIE_SUSTAINED_SHARE, TRAINING_WIDTH_K_AMPERE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_efficiency.csv"
 
@@ -78,6 +78,29 @@ def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     borrowed = f" (the {measured_slug} row of the same die"
     borrowed += f" x {share:.2f} at {gpu.tdp_w:.0f} W against {measured_w:.0f} W)" if share < 1.0 else ")"
     return replace(found, efficiency=found.efficiency * share, borrowed=borrowed)
+
+
+AMPERE = 80  # gpus._GENERATIONS
+# d_model of the model the Ampere adapter rows were fitted on: the A100 LoRA row's Qwen-7B (Llama-2-7B shapes, 4,096)
+AMPERE_ADAPTER_ROW_WIDTH = 4096.0
+
+
+def measured_width_factor(spec, gpu) -> float:
+    """The measured adapter row's efficiency at this model's width over the one it was fitted at, on Ampere: the
+    width ceiling's shape (1 + k / d_fit) / (1 + k / d), k = training_width_k_ampere (621, fitted on llm-foundry's
+    MPT A100 80GB sweep, d 768-4,096, each row within 2%), anchored at the row's Qwen-7B (d 4,096): x 0.884 at
+    d 2,048, x 1.027 at 5,120, x 1.070 at 8,192. The only Ampere measured rows are the A100 LoRA row (and the same
+    die's, SAME_DIE_ROWS), fitted on Qwen-7B's four steps alone; Hopper adapters already run at their width
+    ceiling (mfu.width_ceiling). Held out (lw44, not fitted): Qwen-1.8B (d 2,048) at 2k / 4k / 8k +56.9 / +40.6 /
+    +25.6% -> +38.7 / +24.3 / +11.0%; Qwen-14B (d 5,120) 1k-8k -3.9 / -10.1 / -12.5 / -14.0% -> -1.3 / -7.7 /
+    -10.2 / -11.7%; Qwen-72B (d 8,192, ZeRO-3 on 4) 1k / 2k / 4k / 8k +21.2 / -6.9 / -17.1 / -23.4% -> +29.8 / -0.4
+    / -11.3 / -18.0% (1k's fixed gathers, not the width, set its miss). 1 elsewhere."""
+    if not spec.uses_adapters or spec.model.is_image or gpu.generation != AMPERE:
+        return 1.0
+    if measured_efficiency(spec, gpu) is None:
+        return 1.0
+    k = TRAINING_WIDTH_K_AMPERE.value
+    return (1.0 + k / AMPERE_ADAPTER_ROW_WIDTH) / (1.0 + k / float(spec.model.hidden_size))
 
 
 def _language_row(slug: str, task: str, precision: str) -> MeasuredEfficiency | None:
@@ -145,4 +168,13 @@ def serving_efficiency(spec, gpu) -> float:
 def efficiency_text(spec, gpu) -> str:
     """The "speed from: ..." sentence of a measured efficiency; "" where the generic figure applies."""
     row = measured_efficiency(spec, gpu)
-    return "" if row is None else row.text(gpu.slug, spec.task, spec.precision)
+    if row is None:
+        return ""
+    width = measured_width_factor(spec, gpu)
+    if abs(width - 1.0) < 5e-4:
+        return row.text(gpu.slug, spec.task, spec.precision)
+    return (
+        f"{row.text(gpu.slug, spec.task, spec.precision)}; x {width:.3f} for the model's width (d_model "
+        f"{spec.model.hidden_size:,} against the fit's {AMPERE_ADAPTER_ROW_WIDTH:,.0f}, training_width_k_ampere): "
+        f"{row.efficiency * width:.1%}"
+    )

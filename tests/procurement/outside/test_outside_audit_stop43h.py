@@ -64,7 +64,8 @@ SWIFT_MISSES = {
         "(the floor 40 x 2.82 ms = 0.113 s is under the compute), so the floor is not the cause; the engine prices "
         "c_attn-only rank 8 the same as all-linear rank 64 (1,837.7 tokens/s: the adapters' GPU work is not sized "
         "by target count) and the A100 LoRA row's efficiency was set on the Qwen README's all-linear rank-64 runs "
-        "(its 14B at 512: 0.30 s a micro-batch, 1.7x ms-swift's): UNEXPLAINED as a sized term"
+        "(its 14B at 512: 0.30 s a micro-batch, 1.7x ms-swift's): UNEXPLAINED as a sized term. lw44: 1,890.8 "
+        "(-34.4%) with the A100 LoRA row x 1.027 for d 5,120 (efficiency.measured_width_factor)"
     ),
 }
 
