@@ -285,7 +285,8 @@ ZERO3_SHORT = pytest.mark.xfail(
     "overlap_comm true, but stage3_prefetch_bucket_size 'auto', which transformers' DeepSpeed integration sets to "
     "0.9 x hidden_size^2 = 60.4M parameters for d 8,192, under one 201M-parameter w1/w2 weight and 1/14 of an "
     "872M-parameter layer: the prefetch cannot run a module ahead, so the gathers are serial in effect. Not landed: "
-    "a DeepSpeed stack value charging them serially would move every ZeRO-3 case and lengthen 2k-8k too (4k at -11.3%)",
+    "serial gathers (a scratch switch, not committed) take 1k / 2k / 4k / 8k to -2.3 / -14.3 / -17.8 / -21.0%: 1k in, 4k "
+    "back out",
 )
 ZERO3_LONG = pytest.mark.xfail(
     strict=True,
