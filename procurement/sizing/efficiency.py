@@ -94,7 +94,9 @@ def measured_width_factor(spec, gpu) -> float:
     ceiling (mfu.width_ceiling). Held out (lw44, not fitted): Qwen-1.8B (d 2,048) at 2k / 4k / 8k +56.9 / +40.6 /
     +25.6% -> +38.7 / +24.3 / +11.0%; Qwen-14B (d 5,120) 1k-8k -3.9 / -10.1 / -12.5 / -14.0% -> -1.3 / -7.7 /
     -10.2 / -11.7%; Qwen-72B (d 8,192, ZeRO-3 on 4) 1k / 2k / 4k / 8k +21.2 / -6.9 / -17.1 / -23.4% -> +29.8 / -0.4
-    / -11.3 / -18.0% (1k's fixed gathers, not the width, set its miss). 1 elsewhere."""
+    / -11.3 / -18.0% (1k's fixed gathers, not the width, set its miss); on the all-linear Llama spec of the time, and
+    with the README's Qwen-1 targets stated (lw44): 1.8B +39.2 / +24.7 / +11.4%, 14B -1.1 / -7.5 / -10.0 / -11.5%, 72B
+    +29.9 / -0.3 / -11.2 / -17.9%. 1 elsewhere."""
     if not spec.uses_adapters or spec.model.is_image or gpu.generation != AMPERE:
         return 1.0
     if measured_efficiency(spec, gpu) is None:
