@@ -1220,6 +1220,20 @@ ADA_UNET_TFLOPS_PER_WATT = Assumption(
     "not tell TensorRT from torch.compile, so such a run on a 300 W Ada card is sized up to ~17% slow.",
 )
 
+GA100_PCIE_SUSTAINED_SHARE = Assumption(
+    "ga100_pcie_sustained_share",
+    0.90,
+    "fraction of the SXM4 card's rate",
+    "An A100 PCIe card (GA100 die, 108 SMs, the same 1,410 MHz boost and 312 dense BF16 TFLOPS on the NVIDIA "
+    "A100 datasheet, nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) runs at a lower board power than the "
+    "SXM4 module the A100 LoRA row was measured on (300 W for the 80 GB PCIe, 250 W for the 40 GB PCIe, "
+    "against 400 W), so its sustained tensor clock is lower: NVIDIA rated the 250 W PCIe A100 at 90% of the "
+    "SXM4 A100's performance on its top applications at launch (ISC 2020; AnandTech 15867, 'NVIDIA Announces "
+    "PCIe A100 Accelerator: 250 Watt Ampere In A Standard Form Factor', relative performance 90%). The 300 W "
+    "80 GB PCIe card is taken at the same 90% (its extra 50 W can only narrow the gap: a conservative figure). "
+    "Applied where a card borrows the measured row of a card on the same die and memory "
+    "(efficiency.SAME_DIE_ROWS) at a lower board power.",
+)
 SLOT_POWERED_CARD_W = Assumption(
     "slot_powered_card_w",
     75.0,
@@ -1809,6 +1823,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     GEFORCE_DETECTOR_RATE,
     IMAGE_CARD_CEILING,
     SLOT_POWERED_CARD_W,
+    GA100_PCIE_SUSTAINED_SHARE,
     ADA_UNET_TFLOPS_PER_WATT,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,

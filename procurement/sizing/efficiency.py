@@ -11,9 +11,11 @@ sentence is shown with every estimate it sets ("speed from: ...").
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+
+from procurement.sizing.assumptions import GA100_PCIE_SUSTAINED_SHARE, TRAINING_WIDTH_K_AMPERE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_efficiency.csv"
 
@@ -25,12 +27,27 @@ class MeasuredEfficiency:
     checked_on: str
     source_url: str
     note: str
+    # where the row is another card's on the same die (SAME_DIE_ROWS): whose, and the share
+    borrowed: str = ""
 
     def text(self, slug: str, task: str, precision: str) -> str:
         return (
-            f"speed from: {slug} {task} in {precision} at {self.efficiency:.0%} of its dense peak, fitted on "
-            f"published measurements ({self.source_url})"
+            f"speed from: {slug} {task} in {precision} at {self.efficiency:.0%} of its dense peak{self.borrowed}, "
+            f"fitted on published measurements ({self.source_url})"
         )
+
+
+# Cards that take the measured language-model rows of another card on the same die and memory, with that card's
+# board power: a row is the die's software efficiency (a fraction of the card's own datasheet peak), not the slug's.
+# GA100 with 80 GB of HBM2e (108 SMs, 1,410 MHz boost, 312 dense BF16 TFLOPS on the NVIDIA A100 datasheet): the A100
+# 80GB PCIe (1,935 GB/s, 300 W) and the A800 80GB PCIe (the same card with NVLink cut to 400 GB/s) take the A100
+# 80GB SXM4's rows (2,039 GB/s, 400 W) at ga100_pcie_sustained_share (0.90, NVIDIA's launch rating of the PCIe
+# card against the SXM4) for the lower board power. The 40 GB A100s are left out: their HBM2 runs at 1,555 GB/s,
+# 0.76 of the measured card's, and no published LoRA measurement sizes the bandwidth-bound share of the step.
+SAME_DIE_ROWS: dict[str, tuple[str, float]] = {
+    "a100-pcie-80gb": ("a100-sxm4-80gb", 400.0),
+    "a800-pcie-80gb": ("a100-sxm4-80gb", 400.0),
+}
 
 
 @lru_cache(maxsize=1)
@@ -50,12 +67,51 @@ def measured_efficiency(spec, gpu) -> MeasuredEfficiency | None:
     ``inference``) it is the prefill and batched-decode GEMM efficiency (throughput.prefill_efficiency)."""
     if spec.model.is_image:
         return None
+    found = _language_row(gpu.slug, spec.task, spec.precision)
+    if found is not None or gpu.slug not in SAME_DIE_ROWS:
+        return found
+    measured_slug, measured_w = SAME_DIE_ROWS[gpu.slug]
+    found = _language_row(measured_slug, spec.task, spec.precision)
+    if found is None:
+        return None
+    share = GA100_PCIE_SUSTAINED_SHARE.value if gpu.tdp_w is not None and gpu.tdp_w < measured_w else 1.0
+    borrowed = f" (the {measured_slug} row of the same die"
+    borrowed += f" x {share:.2f} at {gpu.tdp_w:.0f} W against {measured_w:.0f} W)" if share < 1.0 else ")"
+    return replace(found, efficiency=found.efficiency * share, borrowed=borrowed)
+
+
+AMPERE = 80  # gpus._GENERATIONS
+# d_model of the model the Ampere adapter rows were fitted on: the A100 LoRA row's Qwen-7B (Llama-2-7B shapes, 4,096)
+AMPERE_ADAPTER_ROW_WIDTH = 4096.0
+
+
+def measured_width_factor(spec, gpu) -> float:
+    """The measured adapter row's efficiency at this model's width over the one it was fitted at, on Ampere: the
+    width ceiling's shape (1 + k / d_fit) / (1 + k / d), k = training_width_k_ampere (621, fitted on llm-foundry's
+    MPT A100 80GB sweep, d 768-4,096, each row within 2%), anchored at the row's Qwen-7B (d 4,096): x 0.884 at
+    d 2,048, x 1.027 at 5,120, x 1.070 at 8,192. The only Ampere measured rows are the A100 LoRA row (and the same
+    die's, SAME_DIE_ROWS), fitted on Qwen-7B's four steps alone; Hopper adapters already run at their width
+    ceiling (mfu.width_ceiling). Held out (lw44, not fitted): Qwen-1.8B (d 2,048) at 2k / 4k / 8k +56.9 / +40.6 /
+    +25.6% -> +38.7 / +24.3 / +11.0%; Qwen-14B (d 5,120) 1k-8k -3.9 / -10.1 / -12.5 / -14.0% -> -1.3 / -7.7 /
+    -10.2 / -11.7%; Qwen-72B (d 8,192, ZeRO-3 on 4) 1k / 2k / 4k / 8k +21.2 / -6.9 / -17.1 / -23.4% -> +29.8 / -0.4
+    / -11.3 / -18.0% (1k's fixed gathers, not the width, set its miss); on the all-linear Llama spec of the time, and
+    with the README's Qwen-1 targets stated (lw44): 1.8B +39.2 / +24.7 / +11.4%, 14B -1.1 / -7.5 / -10.0 / -11.5%, 72B
+    +29.9 / -0.3 / -11.2 / -17.9%. 1 elsewhere."""
+    if not spec.uses_adapters or spec.model.is_image or gpu.generation != AMPERE:
+        return 1.0
+    if measured_efficiency(spec, gpu) is None:
+        return 1.0
+    k = TRAINING_WIDTH_K_AMPERE.value
+    return (1.0 + k / AMPERE_ADAPTER_ROW_WIDTH) / (1.0 + k / float(spec.model.hidden_size))
+
+
+def _language_row(slug: str, task: str, precision: str) -> MeasuredEfficiency | None:
     rows = measured_efficiencies()
-    found = rows.get((gpu.slug, spec.task, spec.precision))
-    if found is None and spec.task == "qlora":
+    found = rows.get((slug, task, precision))
+    if found is None and task == "qlora":
         # QLoRA's GEMMs are LoRA's 16-bit GEMMs once the base weights are unpacked; the unpacking is a time of its
         # own (qlora_dequant.py), so a part's measured LoRA row stands for them
-        found = rows.get((gpu.slug, "lora", spec.precision))
+        found = rows.get((slug, "lora", precision))
     return found
 
 
@@ -114,4 +170,13 @@ def serving_efficiency(spec, gpu) -> float:
 def efficiency_text(spec, gpu) -> str:
     """The "speed from: ..." sentence of a measured efficiency; "" where the generic figure applies."""
     row = measured_efficiency(spec, gpu)
-    return "" if row is None else row.text(gpu.slug, spec.task, spec.precision)
+    if row is None:
+        return ""
+    width = measured_width_factor(spec, gpu)
+    if abs(width - 1.0) < 5e-4:
+        return row.text(gpu.slug, spec.task, spec.precision)
+    return (
+        f"{row.text(gpu.slug, spec.task, spec.precision)}; x {width:.3f} for the model's width (d_model "
+        f"{spec.model.hidden_size:,} against the fit's {AMPERE_ADAPTER_ROW_WIDTH:,.0f}, training_width_k_ampere): "
+        f"{row.efficiency * width:.1%}"
+    )

@@ -32,7 +32,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_PEAK_HOPPER_MEGATRON,
 )
 from procurement.sizing.clocks import peak_clock_hz, sm_count
-from procurement.sizing.efficiency import measured_efficiency
+from procurement.sizing.efficiency import measured_efficiency, measured_width_factor
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 from procurement.sizing.throughput import (
@@ -226,7 +226,7 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         return torchao_float8_efficiency(spec, gpu)
     measured = measured_efficiency(spec, gpu)
     if measured is not None:
-        return measured.efficiency
+        return measured.efficiency * measured_width_factor(spec, gpu)
     if _runs_fp8_linears_on_a_hopper_cluster(spec, gpu):
         blackwell = (gpu.generation or 0) >= BLACKWELL
         return (MFU_FP8_LINEARS_BLACKWELL if blackwell else MFU_FP8_LINEARS).value

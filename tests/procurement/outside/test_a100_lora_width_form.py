@@ -77,23 +77,33 @@ def published(size: str, seq: int) -> float:
 
 @pytest.mark.django_db
 def test_a_width_form_fitted_on_qwen_7b_and_14b_and_judged_on_the_wide_runs(bundled_catalog, monkeypatch):
+    # lora42's finding, sized on the engine without lw44's width factor (efficiency.measured_width_factor: the same
+    # k anchored at the row's own Qwen-7B width, the row kept at 0.47), which the engine now applies: switched off
+    # here so the figures below stay lora42's comparison (one refitted e at every width against the single row).
+    from procurement.sizing import mfu
+
+    monkeypatch.setattr(mfu, "measured_width_factor", lambda spec, gpu: 1.0)
     row = efficiency.measured_efficiencies()[KEY]
     # one figure at every width (fixrev43: lora43's 0.56 and kernel term reverted)
     assert row.efficiency == 0.47
     # the efficiency at which the engine reproduces each fit row (a one-GPU step is compute: time ~ 1 / efficiency)
     implied = {key: row.efficiency * published(*key) / qwen_tokens_per_second(*key) for key in FIT}
+    # lw44: on the spec as the README ran it (Qwen-1 targets c_attn, c_proj, w1, w2, dropout 0.05; qwen_lora_spec):
+    # 0.406 / 0.448 / 0.484 / 0.501 / 0.488 / 0.522 / 0.536 / 0.546 (the all-linear Llama spec gave 0.407 / 0.449 /
+    # 0.485 / 0.502 / 0.489 / 0.523 / 0.537 / 0.547: the adapters' FLOPs differ by ~0.1%); e 0.556 (0.557), 0.517 at
+    # d 8,192 (0.518); the held-out figures below move by under 0.002.
     assert [round(implied[key], 3) for key in FIT] == pytest.approx(
-        [0.407, 0.449, 0.485, 0.502, 0.489, 0.523, 0.537, 0.547], abs=0.002
+        [0.406, 0.448, 0.484, 0.501, 0.488, 0.522, 0.536, 0.546], abs=0.002
     )
     k = TRAINING_WIDTH_K_AMPERE.value
     e = math.exp(sum(math.log(eff * (1 + k / MODELS[size][1])) for (size, _), eff in implied.items()) / 8)
-    assert e == pytest.approx(0.557, abs=0.001)
+    assert e == pytest.approx(0.556, abs=0.001)
     # the form's width term against the fit rows' own rise from 7B to 14B
     seven = math.exp(sum(math.log(v) for (size, _), v in implied.items() if size == "7b") / 4)
     fourteen = math.exp(sum(math.log(v) for (size, _), v in implied.items() if size == "14b") / 4)
     assert (1 + k / 4096) / (1 + k / 5120) == pytest.approx(1.027, abs=0.001)
     assert fourteen / seven == pytest.approx(1.14, abs=0.005)  # geometric means of the four steps
-    assert e / (1 + k / 8192) == pytest.approx(0.518, abs=0.001)
+    assert e / (1 + k / 8192) == pytest.approx(0.517, abs=0.001)
 
     before = {
         "mlperf": mlperf_hours(),
@@ -120,7 +130,10 @@ def test_a_width_form_fitted_on_qwen_7b_and_14b_and_judged_on_the_wide_runs(bund
 
 def test_a_free_k_on_the_same_fit_rows_needs_an_efficiency_above_the_peak():
     # The eight implied efficiencies above; log least squares over e and k on a grid (k in steps of 20).
-    implied = {4096: (0.407, 0.449, 0.485, 0.502), 5120: (0.489, 0.523, 0.537, 0.547)}
+    implied = {
+        4096: (0.406, 0.448, 0.484, 0.501),
+        5120: (0.488, 0.522, 0.536, 0.546),
+    }  # lw44: as the README ran
 
     def fit(k: float) -> tuple[float, float]:
         logs = [math.log(eff * (1 + k / d)) for d, effs in implied.items() for eff in effs]

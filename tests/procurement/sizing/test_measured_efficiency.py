@@ -91,6 +91,15 @@ def test_it_sets_the_mfu_only_for_the_measured_task_and_precision():
     assert default_mfu(_spec(task="lora", precision="bf16"), a100) == 0.47  # moe42: 0.52 before the refit
     assert default_mfu(_spec(task="lora", precision="bf16"), gpu_by_slug("a100-sxm4-40gb")) == 0.40
     assert default_mfu(_spec(task="full_finetune", precision="bf16"), a100) == 0.40
+    # lw44: the row is the die's (efficiency.SAME_DIE_ROWS): the A100 80GB PCIe (GA100, 80 GB HBM2e, the same 312
+    # TFLOPS on NVIDIA's A100 datasheet) takes it at ga100_pcie_sustained_share 0.90 for 300 W against 400 W
+    # (NVIDIA's launch rating of the PCIe A100 at 90% of the SXM4, AnandTech 15867): 0.47 x 0.90 = 0.423
+    pcie = gpu_by_slug("a100-pcie-80gb")
+    assert default_mfu(_spec(task="lora", precision="bf16"), pcie) == pytest.approx(0.423, abs=1e-9)
+    # no measured full fine-tuning row: the generic figure
+    assert default_mfu(_spec(task="full_finetune", precision="bf16"), pcie) == 0.35
+    _, why = speed_ratio(_spec(task="lora", precision="bf16"), pcie)
+    assert "the a100-sxm4-80gb row of the same die x 0.90 at 300 W against 400 W" in why
 
 
 def test_it_shows_where_the_speed_comes_from():
