@@ -1488,7 +1488,8 @@ DETECTOR_CONV_TILE = Assumption(
     "detector_conv_tile",
     128.0,
     "rows and columns of one implicit-GEMM tile",
-    "The tile a YOLO training step's convolutions are cut into when image_model.detector_gemm_fill counts "
+    "The tile a YOLO training step's convolutions are cut into when image_model.yolo_step_fill (through "
+    "detector_step_fill) counts "
     "their waves: 128 x 128 (output positions x channels), one tile an SM at a time. CUTLASS's Ampere "
     "fp16 implicit-GEMM convolution example states ThreadblockShape GemmShape<128, 128, 64> over NHWC "
     "tensors (NVIDIA/cutlass@0e137486 examples/16_ampere_tensorop_conv2dfprop/ampere_tensorop_conv2dfprop.cu), "

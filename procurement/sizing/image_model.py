@@ -1592,7 +1592,7 @@ def detector_training_efficiency(spec, peak_flops, bandwidth_bytes=None, clock_h
     """Achieved fraction of dense peak of a YOLO training step: DETECTOR_TRAINING_EFFICIENCY x (forward
     GFLOPs per image x the reference card's dense FLOPs per clock / the card's / 205.7) ^ exponent, at most
     DETECTOR_EFFICIENCY (the TensorRT inference slope: training's convolutions run no better), times the
-    step's GEMM fill on the card's `sms` (detector_gemm_fill; a card without a stated SM count, and a
+    step's GEMM fill on the card's `sms` (detector_step_fill over yolo_step_fill; a card without a stated SM count, and a
     detector without a layer walk, take the fit rows' mean fill, detector_fit_fill). Sources in
     assumptions.py. FLOPs per clock = peak / clock (`clock_hz`: the card's, clocks.peak_clock_hz; None:
     the reference clock, so the card's peak alone sets the work it needs). That fit is on YOLOv5 runs,

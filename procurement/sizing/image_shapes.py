@@ -499,7 +499,7 @@ class YoloConv:
 
 def yolo_convs(config: dict, side: int) -> list[YoloConv]:
     """Every convolution of an Ultralytics detector, walked from its yaml at a square input, for the layer's
-    GEMM shapes (image_model.detector_gemm_fill). kind yolov8 (ultralytics/cfg/models/v8/yolov8.yaml),
+    GEMM shapes (image_model.yolo_step_fill, through detector_step_fill). kind yolov8 (ultralytics/cfg/models/v8/yolov8.yaml),
     yolo11 (ultralytics/cfg/models/11/yolo11.yaml, ultralytics/ultralytics@0a2ae50b) or yolov5 (the v6.0
     models/yolov5*.yaml: Conv 6x6 stem, C3, SPPF, anchor Detect; the detector training fit's network);
     channels make_divisible(min(c, max_channels) x width, 8), repeats max(round(n x depth), 1). Module
