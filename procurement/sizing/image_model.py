@@ -1626,25 +1626,28 @@ DETECTOR_FIT_ROWS = (
 DETECTOR_FIT_SMS = 80
 
 
-def gemm_fill(rows: float, columns: int, sms: int) -> float:
+def gemm_fill(rows: float, columns: int, sms: int, tile: tuple[int, int] | None = None) -> float:
     """The share of a kernel's SM-slots that hold a tile: an implicit GEMM of rows x columns cut into
-    DETECTOR_CONV_TILE x DETECTOR_CONV_TILE tiles, one tile an SM at a time, runs ceil(tiles / sms) waves;
-    the last wave's idle SMs are the loss (NVIDIA Deep Learning Performance guide, 'Matrix Multiplication
-    Background': wave quantization)."""
-    tile = DETECTOR_CONV_TILE.value
-    tiles = math.ceil(rows / tile) * math.ceil(columns / tile)
+    `tile` (rows x columns; DETECTOR_CONV_TILE x DETECTOR_CONV_TILE unless given) tiles, one tile an SM at a
+    time, runs ceil(tiles / sms) waves; the last wave's idle SMs are the loss (NVIDIA Deep Learning
+    Performance guide, 'Matrix Multiplication Background': wave quantization)."""
+    tile_rows, tile_columns = tile or (int(DETECTOR_CONV_TILE.value), int(DETECTOR_CONV_TILE.value))
+    tiles = math.ceil(rows / tile_rows) * math.ceil(columns / tile_columns)
     return tiles / (math.ceil(tiles / sms) * sms)
 
 
 @lru_cache(maxsize=512)
-def yolo_step_fill(config_items: tuple, side: int, batch: int, sms: int) -> float:
+def yolo_step_fill(
+    config_items: tuple, side: int, batch: int, sms: int, tile: tuple[int, int] | None = None
+) -> float:
     """A YOLO training step's FLOP-weighted GEMM fill (gemm_fill) over its convolutions (image_shapes.yolo_convs):
     each runs its forward (rows = batch x output positions, columns = output channels), its input gradient
     (rows = batch x input positions, which for a stride-2 conv is 4x its output's, columns = input channels;
     none for the stem) and its weight gradient (rows = output channels, columns = input channels x k^2, the
     batch x positions reduction split over the SMs: taken as full). Each pass carries the layer's MACs;
     depthwise convolutions (no GEMM, about 0.2% of the FLOPs) count as full. Returns total MACs over the sum
-    of MACs / fill: the step's time at full fill over its time here."""
+    of MACs / fill: the step's time at full fill over its time here. `tile` (rows x columns) replaces
+    DETECTOR_CONV_TILE's square tile, for the answer's tile sensitivity (detector_fill_text)."""
     config = dict(config_items)
     total = slowed = 0.0
     for conv in yolo_convs(config, side):
@@ -1653,9 +1656,9 @@ def yolo_step_fill(config_items: tuple, side: int, batch: int, sms: int) -> floa
         if conv.groups > 1:
             slowed += passes * conv.macs
             continue
-        slowed += conv.macs / gemm_fill(batch * conv.positions, conv.c_out, sms) + conv.macs
+        slowed += conv.macs / gemm_fill(batch * conv.positions, conv.c_out, sms, tile) + conv.macs
         if not conv.first:
-            slowed += conv.macs / gemm_fill(batch * conv.input_positions, conv.c_in, sms)
+            slowed += conv.macs / gemm_fill(batch * conv.input_positions, conv.c_in, sms, tile)
     return total / slowed
 
 
