@@ -197,6 +197,8 @@ def _datasheet_why(spec, gpu) -> str:
     on, the width ceiling where that binds (mfu.width_text) and an MoE's routed work (mfu.moe_text); "" for
     the generic efficiency."""
     from procurement.sizing import fp8_split
+    from procurement.sizing.clocks import sm_count
+    from procurement.sizing.image_model import detector_fill_text
     from procurement.sizing.mfu import (
         moe_text,
         mtp_text,
@@ -208,6 +210,7 @@ def _datasheet_why(spec, gpu) -> str:
 
     parts = (
         efficiency_text(spec, gpu),
+        detector_fill_text(spec, sm_count(gpu)) if spec.model.image_arch is not None else "",
         width_text(spec, gpu),
         fp8_split.text(spec),
         moe_text(spec, gpu),

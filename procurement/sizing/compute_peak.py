@@ -139,9 +139,9 @@ def geforce_rate(gpu: GpuSpec, precision: str) -> float:
 
 def geforce_detector_rate(gpu: GpuSpec, precision: str) -> float:
     """A detector's rate on a GeForce card in fp16 or bf16 over its V100-fitted step: geforce_detector_rate
-    (1.19), fitted on the four GeForce detector training logs of tests/procurement/outside (RTX 3090 YOLO11s
-    and YOLO11m, RTX 2080 SUPER YOLOv8x, RTX 4090 YOLO11x: 10-35% slow at 1, -4.7% to +6.7% at 1.19); 1
-    elsewhere."""
+    (1.28), fitted on the four GeForce detector training logs of tests/procurement/outside (RTX 3090 YOLO11s
+    and YOLO11m, RTX 2080 SUPER YOLOv8x, RTX 4090 YOLO11x: 10-35% slow at 1, -3.9% to +3.7% in images/s at
+    1.28 with each step's GEMM fill on the card's SMs); 1 elsewhere."""
     if not is_geforce(gpu) or precision not in SIXTEEN_BIT:
         return 1.0
     return GEFORCE_DETECTOR_RATE.value

@@ -87,3 +87,46 @@ def test_fit_rows_fill_and_refit():
     assert np.exp(intercept) == pytest.approx(0.254, abs=0.0005)
     assert slope == pytest.approx(0.466, abs=0.0005)
     assert im.detector_fit_fill() == pytest.approx(0.9787, abs=0.0005)
+
+
+def test_tile_sensitivity_of_yolo11m_batch8_on_a_3090():
+    """fixd44 (aud44d's request b): detector_conv_tile's text quoted 0.82 at 256 x 128 against 0.87 at 128 x 128;
+    the code gives 0.897 at 128 x 128 (the fill44 hand check, test_outside_detection_audit_stop44.py), 0.833 at
+    256 x 128 (rows x columns) and 0.951 at 128 x 64 for YOLO11m at batch 8 on the RTX 3090's 82 SMs (Ampere
+    GA102 whitepaper, Table 9); by hand for layer 7's forward (batch x 400 rows, 512 columns): 256 x 128 tiles
+    ceil(3,200 / 256) x 4 = 52 tiles, 1 wave of 82, 0.634; 128 x 64: 25 x 8 = 200 tiles, 3 waves, 0.813
+    (128 x 128: 0.610)."""
+    items = _items("yolo11m")
+    assert im.yolo_step_fill(items, 640, 8, 82) == pytest.approx(0.897, abs=0.0005)
+    assert im.yolo_step_fill(items, 640, 8, 82, (256, 128)) == pytest.approx(0.833, abs=0.0005)
+    assert im.yolo_step_fill(items, 640, 8, 82, (128, 64)) == pytest.approx(0.951, abs=0.0005)
+    assert im.gemm_fill(8 * 400, 512, 82, (256, 128)) == pytest.approx(52 / 82)
+    assert im.gemm_fill(8 * 400, 512, 82, (128, 64)) == pytest.approx(200 / 246)
+
+
+def test_a_yolo_training_answer_states_its_fill_and_tile_sensitivity():
+    """fixd44 (aud44d's request d): the speed text of YOLO11m at batch 8 on an RTX 3090 (82 SMs) states the step's
+    fill at 128 x 128 (0.897) and at 128 x 64 (0.951, test_tile_sensitivity_of_yolo11m_batch8_on_a_3090), and
+    that the fill (0.897 -> 0.984 from batch 8 to 25, +9.6%) explains about half of the [3090-Y11] log's measured
+    gain (78.5 -> 97.5 images/s, +24%; test_outside_image_workloads_7.py): ln 1.0963 / ln 1.242 = 42%."""
+    from procurement.sizing import gpu_by_slug, parse_workload_spec
+    from procurement.sizing.report import size_workload
+
+    spec = {
+        "task": "full_finetune",
+        "model": {"preset": "yolo11m"},
+        "precision": "fp16",
+        "micro_batch_size": 8,
+        "image": {"resolution_px": 640, "epochs": 20, "dataset_images": 12819},
+    }
+    (row,) = size_workload(parse_workload_spec(spec), [gpu_by_slug("rtx-3090")])["candidates"]
+    text = row["speed_basis"]
+    assert "82 SMs 0.897 with 128x128" in text
+    assert "(0.951 with 128x64" in text
+    assert "0.897 -> 0.984, +9.6%" in text and "about half" in text and "42%" in text
+    assert "the rest is not modelled" in text
+    for repr_ in ("True", "False", "None", "{'", "['"):
+        assert repr_ not in text
+    inference = dict(spec, task="inference")
+    (row,) = size_workload(parse_workload_spec(inference), [gpu_by_slug("rtx-3090")])["candidates"]
+    assert "step fill" not in (row["speed_basis"] or "")
