@@ -139,7 +139,15 @@ def test_vicuna_13b_tight_deadline_at_95_percent_keeps_only_rows_that_finish(bun
         "time for the [FCHAT] script is 10.6 h (11,243 tokens/s, -56%; -34% even if the cut segments were 1.5x the 70K "
         "conversations). It runs HF Trainer FSDP (2023) at the llm-foundry width ceiling (training_stack 'other', "
         "47% of the A100 peak counting recomputation) and no spec value names an HF Trainer stack, so a user "
-        "cannot correct it: hours, P90 and every deadline decision for such a run are about 2x optimistic."
+        "cannot correct it: hours, P90 and every deadline decision for such a run are about 2x optimistic. "
+        "fixr44 searched for two published HF Trainer + FSDP/DeepSpeed A100 rows (7-13B, tokens known) to fit a "
+        "training_stack hf_trainer efficiency and found none usable: huggingface/blog issue 1649 (Llama-7B "
+        "single-node FSDP tokens/s per GPU, seq 4096) has its table cut from the stored excerpt; Stanford Alpaca's "
+        "'7B in 3 hours on 8 80GB A100s' pads each batch to its longest example, so its tokens need the "
+        "52K-example length distribution (not on file); stanford_alpaca issue 170 (40 minutes) and "
+        "huggingface/accelerate issue 2675 (Llama 7B full FT 11m40s on 4 A100) state no data size; "
+        "foundation-model-stack/fms-fsdp's 3,700 / 1,800 tokens/s (7B / 13B) are native FSDP, not HF Trainer. "
+        "One row at most, so no stack value is fitted; still a strict xfail."
     ),
 )
 def test_vicuna_13b_a100_hours_match_one_day(bundled_catalog):
