@@ -98,11 +98,15 @@ def test_it_ranks_feasible_rows_by_total_cost():
     rows = _rank()
     multi_spot = [row["pricing_model"] == "spot" and row["instances"] > 1 for row in rows]
     assert multi_spot == sorted(multi_spot)
-    doubt = [HOST_ORDER_REASON in row["reasons"] and not last for row, last in zip(rows, multi_spot, strict=True)]
+    doubt = [
+        HOST_ORDER_REASON in row["reasons"] and not last for row, last in zip(rows, multi_spot, strict=True)
+    ]
     assert [row["instance_type"] for row, d in zip(rows, doubt, strict=True) if d] == ["g6.xlarge"]
     assert not any(row["tight"] for row in rows)
     plain = [not d and not last for d, last in zip(doubt, multi_spot, strict=True)]
-    assert plain == sorted(plain, reverse=True)  # every row without a doubt first, then the doubt, then multi-spot
+    assert plain == sorted(
+        plain, reverse=True
+    )  # every row without a doubt first, then the doubt, then multi-spot
     for group in (plain, doubt, multi_spot):
         costs = [float(row["total_cost"]) for row, member in zip(rows, group, strict=True) if member]
         assert costs == sorted(costs)

@@ -283,7 +283,9 @@ def test_sdxl_lora_first_row_is_one_l4_at_its_cost_by_hand(bundled_catalog):
     flagged = [r for r in rows if any("host RAM too small" in w for w in r["warnings"])]
     assert [r["instance_type"] for r in flagged] == ["g6.xlarge", "g6.xlarge"] and flagged == rows[1:3]
     assert [str(r["total_cost"]) for r in flagged] == ["1.17", "1.18"], describe(rows)
-    assert all(any("ranked below the first row whose host meets it" in x for x in r["reasons"]) for r in flagged)
+    assert all(
+        any("ranked below the first row whose host meets it" in x for x in r["reasons"]) for r in flagged
+    )
 
 
 @pytest.mark.django_db
@@ -294,7 +296,9 @@ def test_sdxl_lora_first_row_has_the_host_ram_the_product_asks_for(bundled_catal
     # them: configurations.host_shortfall) like a tight fit: below the first row without the doubt, never dropped.
     rows = ranked(SDXL_LORA, top=5)
     assert not any("host RAM too small" in w for w in rows[0]["warnings"]), rows[0]["warnings"]
-    assert any("host RAM too small" in w for r in rows[1:] for w in r["warnings"]), describe(rows)  # not dropped
+    assert any("host RAM too small" in w for r in rows[1:] for w in r["warnings"]), describe(
+        rows
+    )  # not dropped
 
 
 # --- 5. YOLO11n on Pascal VOC, 100 epochs ([ULTVOC]) ---------------------------------------------------------------------
