@@ -14,6 +14,7 @@ from procurement.ranking.shapes import Shapes
 from procurement.ranking.sizing_memo import arrays_key, memoized
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import WorkloadSpec
+from procurement.sizing.host import feeds_loader
 from procurement.sizing.throughput import loader_bound_hours
 
 
@@ -45,6 +46,11 @@ class Configurations:
     # over an intra-node link the catalog does not state (PCIe assumed): costed on an assumption nobody
     # sourced, so like a tight fit it ranks below the first row whose link is documented (issue 26, item 4)
     unstated_link: np.ndarray
+    # the host is below the guides' rules of thumb the row warns about (RAM >= its GPUs' memory, vCPUs a GPU:
+    # ``host_shortfall``), where the shortfall is not costed (an image loader's vCPUs are: its hours): like a
+    # tight fit it ranks below the first row whose host meets them (issue 26, stop 44: a 16 GiB host that
+    # needs 22.4 GiB ranked first by 5 cents)
+    host_doubt: np.ndarray
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -116,13 +122,17 @@ def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
 
 
 def host_shortfall(
-    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray, spec: WorkloadSpec
 ) -> np.ndarray:
     """Per configuration: the instance has less RAM or fewer vCPUs than the guides' rules of thumb ask
-    (RAM >= its GPUs' memory + offloaded state, >= 4 vCPUs per GPU): a row warning, not infeasibility.
-    An unknown figure is NaN, and a comparison with NaN is False: unknown hosts are never flagged."""
+    (RAM >= its GPUs' memory + offloaded state, >= 4 vCPUs per GPU): a row warning (warnings.host_texts, the
+    same comparisons), not infeasibility, and a doubt ``ranked_order`` ranks like a tight fit. vCPUs that
+    feed an image loader are not a doubt: their rate bounds the row's hours (``loader_bound_hours``), so
+    the row is costed at them. An unknown figure is NaN, and a comparison with NaN is False: unknown hosts
+    are never flagged."""
     short = columns["memory_gib"][offer] < shapes.host_ram_gib[shape]
-    short |= columns["vcpus"][offer] < shapes.host_vcpus[shape]
+    if not feeds_loader(spec):
+        short |= columns["vcpus"][offer] < shapes.host_vcpus[shape]
     return short
 
 
@@ -188,6 +198,7 @@ def configure(
         instances,
         columns["is_spot"][offer] & (instances > 1),
         unstated_link_talks(spec, shapes, shape, columns["gpu_per_instance"][offer]),
+        host_shortfall(columns, offer, shapes, shape, spec) & ~columns["gpu_only"][offer] & fits,
     )
 
 
@@ -289,8 +300,9 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
     """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom on a
-    documented link before the doubtful ones (tight: peak fits, headroom does not; or GPUs that talk over a
-    link the catalog does not state), and the spot rows on several instances last (a job needs all N
+    documented link and a host that meets the rules of thumb before the doubtful ones (tight: peak fits,
+    headroom does not; GPUs that talk over a link the catalog does not state; or a host below the RAM or
+    vCPU rule it is warned about, ``host_shortfall``), and the spot rows on several instances last (a job needs all N
     granted at once, a capacity nothing here models: priced and shown with their reclaim exposure, never the
     answer ahead of a row whose capacity is not in doubt); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
@@ -300,9 +312,10 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     multi_spot = candidates[doubtful & configs.fits[candidates]]
     candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
-    # one rule for both doubts (a tight fit, an assumed link): shown below the first row without them
-    tight = configs.tight[candidates] | configs.unstated_link[candidates]
-    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # fits with headroom, link stated: first
+    # one rule for every doubt (a tight fit, an assumed link, a host below its rule of thumb): shown below
+    # the first row without one, never dropped
+    tight = configs.tight[candidates] | configs.unstated_link[candidates] | configs.host_doubt[candidates]
+    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # no doubt: first
     tight_rows = candidates[fits & tight]
     cheap_tight = np.zeros(0, dtype=np.int64)
     if roomy.size and tight_rows.size:

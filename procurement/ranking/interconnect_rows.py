@@ -54,6 +54,20 @@ def _carried(name: str, gigabytes: float, seconds: float, over: str) -> dict[str
     }
 
 
+def gradient_collective(zero: int) -> str:
+    """The name of the data-parallel gradient traffic the engine counts (throughput.py: 2 x gradient bytes once
+    a step below ZeRO-3; a reduce-scatter each micro-batch under ZeRO-3/FSDP, its all-gathers listed apart).
+    Under ZeRO-1/2 those 2 x bytes are not an all-reduce: DeepSpeed reduce-scatters the gradients to the rank
+    that owns each partition and all-gathers the updated parameters after the optimizer step (ZeRO paper,
+    arXiv:1910.02054 section 7.2.1, the same 2 x volume as the all-reduce; stage 1 partition-aware since
+    deepspeed.ai/2020/03/17/reduce-scatter.html). DDP (ZeRO 0) runs the all-reduce."""
+    if zero >= 3:
+        return "gradient reduce-scatter"
+    if zero >= 1:
+        return f"ZeRO-{zero} gradient reduce-scatter and parameter all-gather"
+    return "gradient all-reduce"
+
+
 def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: int) -> list[dict[str, Any]]:
     comm = {key: float(shapes.communication[key][shape]) for key in TRAINING_KEYS}
     carried = []
@@ -64,7 +78,7 @@ def _training_collectives(shapes: Shapes, shape: int, link: Interconnect, zero: 
         )
     grad_node, grad_fabric = comm["gradient_seconds_node"], comm["gradient_seconds_fabric"]
     if grad_node + grad_fabric > 0:
-        name = "gradient reduce-scatter" if zero >= 3 else "gradient all-reduce"
+        name = gradient_collective(zero)
         over = _links_label(link, grad_node, grad_fabric)
         carried.append(_carried(name, comm["gradient_bytes_per_step"] / GB, grad_node + grad_fabric, over))
     gather_node, gather_fabric = comm["gather_seconds_node"], comm["gather_seconds_fabric"]

@@ -387,6 +387,10 @@ UNSTATED_LINK_ORDER_REASON = (
 )
 
 
+# configurations.ranked_order: a host below the rule of thumb its row warns about is ordered like a tight fit
+HOST_ORDER_REASON = "the host is below that rule of thumb: ranked below the first row whose host meets it"
+
+
 def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age, host=None) -> list[str]:
     shape = int(configs.shape[index])
     reasons = [_memory_reason(shapes, shape, spec)]
@@ -409,6 +413,8 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
         reasons.append(calibrated)
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape, host))
+    if configs.host_doubt[index]:
+        reasons.append(HOST_ORDER_REASON)
     link = shapes.links[int(shapes.link[shape])]
     if not link.stated and int(offer["gpu_per_instance"]) > 1:
         reasons.append(

@@ -13,6 +13,7 @@ from typing import Any
 
 from pricing.price_quality import ILLUSTRATIVE, ILLUSTRATIVE_LABEL
 from pricing.spot_sanity import outlier_warning
+from procurement.ranking.interconnect_rows import gradient_collective
 from procurement.ranking.options import RankingOptions
 from procurement.ranking.shapes import Shapes
 
@@ -67,7 +68,7 @@ def link_warnings(offer: dict[str, Any], shapes: Shapes, shape: int) -> list[str
         what = (
             f"tensor parallel over {tensor_parallel} GPUs"
             if tensor_parallel > 1
-            else "the gradient all-reduce"
+            else "the " + gradient_collective(int(shapes.zero[shape]))
         )
         if shapes.unit_tokens_per_second is None or tensor_parallel > 1:
             found.append(

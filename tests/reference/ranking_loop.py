@@ -49,6 +49,7 @@ from procurement.sizing import (
 from procurement.sizing.accelerators import effective_speed
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
 from procurement.sizing.efficiency import serving_efficiency
+from procurement.sizing.host import feeds_loader
 from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor
 
 
@@ -242,10 +243,15 @@ def rank_workload_loop(
             fastest = min(partial, key=lambda c: c[2]) if partial else None
             candidates = [c for c in candidates if not c[1] or (c is fastest and c[2] < base)]
             for plan, _group, hours, offloaded, tight, tp, total_gpus in candidates:
-                ram_needed, _vcpus = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
+                ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
                 if offloaded > 0 and offer.memory_gib < ram_needed:
                     continue
+                # below a rule of thumb (RAM, or vCPUs where no image loader's rate costs them): ordered like
+                # a tight fit (issue 26, stop 44)
+                host_doubt = offer.memory_gib < ram_needed or (
+                    not feeds_loader(spec) and offer.vcpus < vcpus_needed
+                )
                 paid_instances = instances
                 if not spec.is_training:  # instances from the demand
                     replicas = _serving_instances(spec, gpu, total_gpus, tp)
@@ -265,6 +271,7 @@ def rank_workload_loop(
                 )
                 if talks and per_instance > 1 and not offer.interconnect.stated:
                     tight = True
+                tight = tight or host_doubt
                 rows.append((total, hours, position, paid_instances, plan, tight, multi_spot))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
     last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row

@@ -39,6 +39,7 @@ Verdicts (first row; defect class where not signed):
      a marketplace whose price date is unknown; the targets are met and the price is the lowest; weights +7.9%).
   4. SDXL LoRA (diffusers): NOT signed: the first row is a 16 GiB-RAM host the product itself says needs 22.4 GiB,
      ranked above the 32 GiB host of the same card 5 cents dearer (class 6, a doubtful fit ranked first).
+     (fixr44: now signed; the 32 GiB g6.2xlarge ranks first and the flagged rows right below it.)
   5. YOLO11n on VOC, 100 epochs: signed with a note (loader-bound L4 spot, 1.24 USD a run; Ultralytics' per-epoch
      validation, val=True by default, is not counted and no spec field can state it).
   6. Mixtral 8x7B bf16, TP 2 as stated: signed (2 x H100 SXM over NVLink; cheaper rows on links the catalog does
@@ -138,7 +139,15 @@ def test_vicuna_13b_tight_deadline_at_95_percent_keeps_only_rows_that_finish(bun
         "time for the [FCHAT] script is 10.6 h (11,243 tokens/s, -56%; -34% even if the cut segments were 1.5x the 70K "
         "conversations). It runs HF Trainer FSDP (2023) at the llm-foundry width ceiling (training_stack 'other', "
         "47% of the A100 peak counting recomputation) and no spec value names an HF Trainer stack, so a user "
-        "cannot correct it: hours, P90 and every deadline decision for such a run are about 2x optimistic."
+        "cannot correct it: hours, P90 and every deadline decision for such a run are about 2x optimistic. "
+        "fixr44 searched for two published HF Trainer + FSDP/DeepSpeed A100 rows (7-13B, tokens known) to fit a "
+        "training_stack hf_trainer efficiency and found none usable: huggingface/blog issue 1649 (Llama-7B "
+        "single-node FSDP tokens/s per GPU, seq 4096) has its table cut from the stored excerpt; Stanford Alpaca's "
+        "'7B in 3 hours on 8 80GB A100s' pads each batch to its longest example, so its tokens need the "
+        "52K-example length distribution (not on file); stanford_alpaca issue 170 (40 minutes) and "
+        "huggingface/accelerate issue 2675 (Llama 7B full FT 11m40s on 4 A100) state no data size; "
+        "foundation-model-stack/fms-fsdp's 3,700 / 1,800 tokens/s (7B / 13B) are native FSDP, not HF Trainer. "
+        "One row at most, so no stack value is fitted; still a strict xfail."
     ),
 )
 def test_vicuna_13b_a100_hours_match_one_day(bundled_catalog):
@@ -170,7 +179,7 @@ def test_llama3_8b_zero2_ranking_honours_8_gpus_and_zero2(bundled_catalog):
     8 x H100 / AWS p5en spot, 4.184 h, 68.87-70.79; 5. RunPod 8 x L40S on demand, 3.44 x 14.510 h = 49.91, total
     72.41 (PCIe 4.0, its ZeRO-2 traffic 4% of the step, hidden). All rows 8 GPUs, ZeRO-2 as stated, nothing differs
     from the spec. (Note: the carried collective is labelled 'gradient all-reduce'; ZeRO-2 moves the same bytes as a
-    reduce-scatter plus a parameter all-gather, so only the label is off.)"""
+    reduce-scatter plus a parameter all-gather, so only the label is off. fixr44: label fixed, asserted below.)"""
     rows = ranked(ORCA_8B, top=5, deadline_hours=48)
     assert len(rows) == 5, describe(rows)
     for r in rows:
@@ -179,6 +188,12 @@ def test_llama3_8b_zero2_ranking_honours_8_gpus_and_zero2(bundled_catalog):
         assert not any(part in r["gpu"] for part in CONSUMER)
     first = rows[0]
     assert first["interconnect"]["node_link_type"] == "nvlink" and first["instances"] == 1
+    # fixr44: the label names what ZeRO-2 runs (DeepSpeed stage 2: gradients reduce-scattered to their owner
+    # partitions, updated parameters all-gathered after the step; ZeRO paper arXiv:1910.02054 section 7.2.1, the
+    # same 2 x gradient bytes the engine counts), no longer 'gradient all-reduce'
+    names = [item["collective"] for item in first["interconnect"]["carried"]]
+    assert names == ["ZeRO-2 gradient reduce-scatter and parameter all-gather"], names
+    assert "all-reduce" not in first["interconnect"]["summary"]
     assert compute_by_hand(first) == pytest.approx(Decimal("25.23"), abs=Decimal("0.01"))
     assert Decimal(first["total_cost"]) == Decimal("52.44")
 
@@ -250,33 +265,40 @@ SDXL_LORA = {
 
 @pytest.mark.django_db
 def test_sdxl_lora_first_row_is_one_l4_at_its_cost_by_hand(bundled_catalog):
-    """Top five: all 1 x L4 spot at AWS eu-south-2, 0.559 h for 2,442 images (1.21 images/s, 14.0 GiB peak):
-    1. g6.xlarge 0.091406 x 0.559 = 0.05 compute, + setup 0.09 + storage 1.02 + reruns 0.01 = 1.17; 2. g6.xlarge 1.18;
-    3.-5. g6.2xlarge 1.22-1.23. The card class is right (16.8 GiB with headroom on a 22.4 GiB card, one GPU)."""
+    """Top five: all 1 x L4 spot at AWS eu-south-2, 0.559 h for 2,442 images (1.21 images/s, 14.0 GiB peak). The
+    card class is right (16.8 GiB with headroom on a 22.4 GiB card, one GPU). First row changed at fixr44 (the host
+    check joined ranked_order's doubts, item 1 below): before, 1. g6.xlarge 0.091406 x 0.559 = 0.05 compute, total
+    1.17, on a 16 GiB host the row itself says needs 22.4 GiB. Now, checked by hand: 1. g6.2xlarge (32 GiB, 8 vCPUs)
+    0.115834 x 0.559 = 0.0648 compute (row 0.07), + setup 0.1158 + storage 1.02 + reruns 0.0130 = 1.22; 2.-3. the
+    two g6.xlarge (1.17, 1.18) right below it, flagged, with the reason they rank there; 4.-5. g6.2xlarge 1.22-1.23.
+    That is the order an expert signs: the same L4 and hours on the host the guides' rule asks for, 5 cents dearer,
+    and the cheaper 16 GiB rows still shown for whoever accepts the edge."""
     rows = ranked(SDXL_LORA, top=5)
     assert len(rows) == 5, describe(rows)
-    assert all(r["gpus"] == 1 and r["fits"] for r in rows), describe(rows)
+    assert all(r["gpus"] == 1 and r["fits"] and r["gpu"] == "l4" for r in rows), describe(rows)
     first = rows[0]
-    assert first["gpu"] == "l4"
-    assert compute_by_hand(first) == pytest.approx(Decimal("0.05"), abs=Decimal("0.01"))
-    assert Decimal(first["total_cost"]) == Decimal("1.17")
+    assert first["instance_type"] == "g6.2xlarge"
+    assert compute_by_hand(first) == pytest.approx(Decimal("0.06"), abs=Decimal("0.01"))
+    assert Decimal(first["total_cost"]) == Decimal("1.22")
+    flagged = [r for r in rows if any("host RAM too small" in w for w in r["warnings"])]
+    assert [r["instance_type"] for r in flagged] == ["g6.xlarge", "g6.xlarge"] and flagged == rows[1:3]
+    assert [str(r["total_cost"]) for r in flagged] == ["1.17", "1.18"], describe(rows)
+    assert all(
+        any("ranked below the first row whose host meets it" in x for x in r["reasons"]) for r in flagged
+    )
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "NOT SIGNED (aud-rank44), class 6 (a doubtful fit ranked first): the first row, AWS g6.xlarge (16 GiB host), "
-        "carries the product's own warning 'host RAM too small: 16 GiB on the instance, needs 22.4 GiB', yet ranks "
-        "above g6.2xlarge (32 GiB, same L4, same hours) at 1.22 against 1.17 USD. train_text_to_image_lora_sdxl.py "
-        "loads the UNet, both text encoders and the VAE in fp32 on the host before moving them (about 14 GB of "
-        "weights plus the runtime), so a 16 GiB VM is at its edge; an expert pays the 5 cents. ranked_order demotes "
-        "tight GPU memory and unstated links below the first comfortable row, not a host the product flags."
-    ),
-)
 def test_sdxl_lora_first_row_has_the_host_ram_the_product_asks_for(bundled_catalog):
+    # Was a strict xfail: the 16 GiB g6.xlarge, warned 'host RAM too small ... needs 22.4 GiB', ranked first above
+    # the 32 GiB g6.2xlarge (same L4 and hours) at 1.17 against 1.22 USD (class 6). Now the g6.2xlarge is first
+    # (1.22) because ranked_order orders a host below its rule of thumb (RAM, or vCPUs where no loader rate costs
+    # them: configurations.host_shortfall) like a tight fit: below the first row without the doubt, never dropped.
     rows = ranked(SDXL_LORA, top=5)
     assert not any("host RAM too small" in w for w in rows[0]["warnings"]), rows[0]["warnings"]
+    assert any("host RAM too small" in w for r in rows[1:] for w in r["warnings"]), describe(
+        rows
+    )  # not dropped
 
 
 # --- 5. YOLO11n on Pascal VOC, 100 epochs ([ULTVOC]) ---------------------------------------------------------------------
