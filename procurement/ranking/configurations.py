@@ -46,10 +46,11 @@ class Configurations:
     # over an intra-node link the catalog does not state (PCIe assumed): costed on an assumption nobody
     # sourced, so like a tight fit it ranks below the first row whose link is documented (issue 26, item 4)
     unstated_link: np.ndarray
-    # the host is below the guides' rules of thumb the row warns about (RAM >= its GPUs' memory, vCPUs a GPU:
-    # ``host_shortfall``), where the shortfall is not costed (an image loader's vCPUs are: its hours): like a
-    # tight fit it ranks below the first row whose host meets them (issue 26, stop 44: a 16 GiB host that
-    # needs 22.4 GiB ranked first by 5 cents)
+    # the host is below what the row warns about (RAM under what its training stack holds, vCPUs under the
+    # rule a GPU: ``host_shortfall``), where the shortfall is not costed (an image loader's vCPUs are: its
+    # hours): like a tight fit it ranks below the first row whose host meets it (issue 26, stop 44: SDXL LoRA's
+    # 16 GiB host under the 16.4 GiB its diffusers script holds ranked first by 5 cents; aud44r: the card rule
+    # RAM >= GPU memory only warns)
     host_doubt: np.ndarray
 
     def price_per_hour(self, index: int) -> float:
@@ -124,13 +125,20 @@ def checkpoint_too_slow(spec: WorkloadSpec, options: RankingOptions) -> bool:
 def host_shortfall(
     columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray, spec: WorkloadSpec
 ) -> np.ndarray:
-    """Per configuration: the instance has less RAM or fewer vCPUs than the guides' rules of thumb ask
-    (RAM >= its GPUs' memory + offloaded state, >= 4 vCPUs per GPU): a row warning (warnings.host_texts, the
-    same comparisons), not infeasibility, and a doubt ``ranked_order`` ranks like a tight fit. vCPUs that
-    feed an image loader are not a doubt: their rate bounds the row's hours (``loader_bound_hours``), so
-    the row is costed at them. An unknown figure is NaN, and a comparison with NaN is False: unknown hosts
-    are never flagged."""
-    short = columns["memory_gib"][offer] < shapes.host_ram_gib[shape]
+    """Per configuration: the instance has less RAM than its training stack holds (shapes.host_ram_stack_gib:
+    loaded weights as the loader holds them + loader buffers + runtime + offloaded state, sizing.host.
+    stack_host_ram) or fewer vCPUs than the guides' rule of thumb (>= 4 vCPUs per GPU): a row warning
+    (warnings.host_texts, the same comparisons), not infeasibility, and a doubt ``ranked_order`` ranks like a
+    tight fit. The card rule (RAM >= its GPUs' memory) is no doubt (outside audit aud44r, stop 44: it asks an L4's
+    22.4 GiB of YOLO11m and of SDXL alike): where no stack is known it only warns. vCPUs that feed an image loader
+    are not a doubt: their rate bounds the row's hours (``loader_bound_hours``), so the row is costed at them. An
+    unknown figure is NaN, and a comparison with NaN is False: unknown hosts and stacks are never flagged."""
+    stack = shapes.host_ram_stack_gib
+    short = (
+        columns["memory_gib"][offer] < stack[shape]
+        if stack is not None
+        else np.zeros(np.shape(offer), dtype=bool)
+    )
     if not feeds_loader(spec):
         short |= columns["vcpus"][offer] < shapes.host_vcpus[shape]
     return short

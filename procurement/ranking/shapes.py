@@ -29,7 +29,7 @@ from procurement.sizing.assumptions import (
 )
 from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.host import pipeline_vcpus_needed, vcpus_per_gpu
+from procurement.sizing.host import pipeline_vcpus_needed, stack_host_ram, vcpus_per_gpu
 from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor, recompute_time_share
 
 
@@ -83,6 +83,12 @@ class Shapes:
     plan_gates: dict[str, np.ndarray] = field(default_factory=dict)
     per_instance: np.ndarray | None = None
     grid_total: np.ndarray | None = None
+    # host RAM one instance needs for what its training stack holds (sizing.host.stack_host_ram: loaded weights
+    # as the loader holds them + loader buffers + runtime, a process a GPU, + offloaded state); NaN where no
+    # stack is known (the card rule host_ram_gib then only warns). Rows below it rank below the first row
+    # meeting it (configurations.host_shortfall); the words of its parts for the row's warning
+    host_ram_stack_gib: np.ndarray | None = None
+    host_ram_stack_parts: str = ""
 
     def serving_at(self, shape: int) -> tuple[float, float, float]:
         """(decode tokens/s of one instance, time per output token ms, time to first token ms)."""
@@ -317,6 +323,17 @@ def host_needs(spec: WorkloadSpec, capacity_gib, offloaded_gib, gpus_per_instanc
     return gpus_per_instance * (capacity_gib + offloaded_gib), gpus_per_instance * per_gpu
 
 
+def stack_host_ram_needs(spec: WorkloadSpec, offloaded_gib, gpus_per_instance) -> tuple[np.ndarray, str]:
+    """(RAM GiB one instance needs for what its training stack holds, its parts in words): a training process a
+    GPU, each holding sizing.host.stack_host_ram, plus the offloaded state; NaN and "" where the stack is unknown
+    (aud44r, stop 44: the card rule host_needs is then a warning only)."""
+    gpus = np.asarray(gpus_per_instance, dtype=float)
+    stack = stack_host_ram(spec)
+    if stack is None:
+        return np.full(np.broadcast(gpus, offloaded_gib).shape, np.nan), ""
+    return gpus * (stack[0] + offloaded_gib), stack[1]
+
+
 def host_vcpus_needed(spec: WorkloadSpec, hours, instances, gpus_per_instance) -> np.ndarray:
     """vCPUs one instance needs (issue 29): host.pipeline_vcpus_needed at its GPUs' own images/s (the run's
     images / GPU-side `hours` / instances), the one rule `size` recommends too. A row below it is one whose
@@ -365,6 +382,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     slower = slower_partial_plans(grid.partial_tp, hours, fits, offloaded)
     valid, fits = valid & ~slower, fits & ~slower
     host_ram, _ = host_needs(spec, grid.capacity_gib, offloaded, total / grid.instances)
+    host_ram_stack, stack_parts = stack_host_ram_needs(spec, offloaded, total / grid.instances)
     host_vcpus = host_vcpus_needed(spec, hours, grid.instances, total / grid.instances)
     instances, total_gpus, serving = grid.instances, total, {}
     if serving_rows is not None:  # serving: replicas from demand, instances of one-instance configurations
@@ -403,6 +421,8 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         host_ram_gib=host_ram,
         host_vcpus=host_vcpus,
         assumed_vcpus=host_vcpus,
+        host_ram_stack_gib=host_ram_stack,
+        host_ram_stack_parts=stack_parts,
         generated_tokens_per_second=generated,
         estimated_speed=estimated_speed,
         speed_basis=speed_basis,

@@ -1,6 +1,7 @@
 """Row warnings: what a person should know about a ranked row that does not make it infeasible.
 
-Host rules of thumb (RAM >= GPU memory, vCPUs per GPU), an unknown host, a price's quality
+Host RAM under what the training stack holds (or, where no stack is known, the rule of thumb RAM >= GPU
+memory), vCPUs per GPU, an unknown host, a price's quality
 (illustrative), a spot outlier ranked at a robust price, an AWS Local Zone that needs opt-in, a storage
 rate that is an assumed default, and a GPU whose speed comes from derived (not datasheet) figures.
 Each is a sentence in ``warnings`` (a list of strings); docs/cost-model.md ("Row warnings") lists them.
@@ -31,17 +32,33 @@ def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[
     vcpus, vcpus_needed = float(offer["vcpus"]), float(shapes.host_vcpus[shape])
     per_instance = int(offer["gpu_per_instance"])
     offloaded = float(shapes.offloaded_per_gpu_gib[shape]) * per_instance
-    if not math.isnan(ram) and ram < ram_needed:
-        parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory" + (
-            f" + {offloaded:.1f} GiB offloaded" if offloaded else ""
+    stack_needed = (
+        float(shapes.host_ram_stack_gib[shape]) if shapes.host_ram_stack_gib is not None else math.nan
+    )
+    if not math.isnan(ram) and ram < ram_needed and offloaded > 0:
+        parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory + {offloaded:.1f} GiB offloaded"
+        blocking.append(
+            f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
         )
-        text = f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
-        if offloaded > 0:
-            blocking.append(text)
-        else:
+    elif not math.isnan(stack_needed):
+        # the training stack is known (sizing.host.stack_host_ram, aud44r): what it holds, the card rule unsaid
+        if not math.isnan(ram) and ram < stack_needed:
+            parts = shapes.host_ram_stack_parts
+            if per_instance > 1:
+                parts = f"{per_instance} training processes, each {parts}"
+            if offloaded > 0:
+                parts += f", + {offloaded:.1f} GiB offloaded"
             warnings.append(
-                text + "; a rule of thumb (loading weights and data goes through RAM), not a limit"
+                f"host RAM too small: {ram:g} GiB on the instance, needs {stack_needed:.1f} GiB ({parts})"
+                "; what the training stack holds on the host at its peak, not a limit"
             )
+    elif not math.isnan(ram) and ram < ram_needed:
+        parts = f"{ram_needed:.1f} GiB of GPU memory"
+        warnings.append(
+            f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
+            "; a rule of thumb (loading weights and data goes through RAM), not a limit, and not used to order "
+            "the rows: what this workload's stack holds on the host is not known"
+        )
     if not math.isnan(vcpus) and vcpus < vcpus_needed:
         warnings.append(
             f"too few vCPUs: {vcpus:g} on the instance, needs {vcpus_needed:g} "

@@ -220,3 +220,101 @@ def _vcpu_note(spec: WorkloadSpec, per_gpu: float) -> str:
         f"{per_gpu:g} vCPUs per GPU (image decoding: the GPUs' images/s over "
         f"{loader_images_per_vcpu(spec):.3g} images/s a loader worker{cap}, at least {VCPUS_PER_GPU.value:g})"
     )
+
+
+# --- Host RAM the training stack holds (outside audit aud44r, stop 44) -------------------------------------------
+# The guides' "RAM >= its GPUs' memory" is keyed on the card, not on the workload: one L4 asks 22.4 GiB whether it
+# trains YOLO11m (80 MB of weights) or SDXL (12.9 GiB of fp32 weights on the host). Where the stack's loader is
+# known, the need is what that loader holds on the host at its peak, per training process (one a GPU):
+#   loaded weights as the loader holds them + the data loader's buffers + STACK_RUNTIME_GIB,
+# and offloaded state on top (a limit already: configurations.host_ram_blocking). Where no stack is known (serving,
+# classifiers, ...), the card rule stays a warning only and never reorders (ranking/warnings.py host_texts).
+
+# Python, PyTorch with its CUDA context and libraries, accelerate/Trainer state: an assumption (aud44r puts it at
+# 2.5-3.5 GiB for diffusers + accelerate on an L4; we take the top of that range), stated in the row's warning.
+STACK_RUNTIME_GIB = 3.5
+# transformers save_pretrained's default max_shard_size "5GB" (src/transformers/modeling_utils.py): a Hub
+# checkpoint's largest shard is taken at 5 GB (the shard count is not in our presets; Llama-3.1-8B's
+# model.safetensors.index.json: 16,060,522,496 bytes in 4 shards, none above 5 GB).
+HF_SHARD_BYTES = 5e9
+# PyTorch DataLoader's prefetch_factor default (torch/utils/data/dataloader.py): batches each worker keeps ready.
+PREFETCH_BATCHES = 2
+_GIB = 2.0**30
+
+
+def _image_params(spec: WorkloadSpec) -> float:
+    from procurement.sizing import image_model
+
+    arch = spec.model.image_arch
+    assert arch is not None
+    return image_model.network_params(arch.slug) + image_model.frozen_parts_params(spec)
+
+
+def _image_side(spec: WorkloadSpec) -> int:
+    from procurement.sizing import image_model
+
+    return image_model.resolution(spec)
+
+
+def stack_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:
+    """(GiB, the parts in words) one training process holds on the host at its peak where its stack is known, or
+    None. Sources:
+    - diffusers' training scripts (huggingface/diffusers examples/text_to_image/train_text_to_image_lora_sdxl.py,
+      train_text_to_image_lora.py): UNet, text encoders and VAE come from from_pretrained without torch_dtype
+      (fp32) and are moved with .to(accelerator.device, dtype=weight_dtype) only after all are loaded: the
+      whole pipeline x 4 B on the host (low_cpu_mem_usage keeps it to 1x model size: diffusers PR 1450).
+    - transformers, quantized or device_map loads: modeling_utils.py from_pretrained sets low_cpu_mem_usage=True
+      ("`low_cpu_mem_usage` was None, now default to True since model is quantized"; a device_map requires it),
+      which reads the checkpoint a shard at a time and moves each quantized layer to the GPU: the largest shard,
+      min(HF_SHARD_BYTES, params x 2 B of the bf16 checkpoint).
+    - transformers, a plain load (fine-tuning from a checkpoint): the whole checkpoint in the run's dtype (params
+      x its bytes). Pretraining loads no checkpoint and its stack varies: unknown (None).
+    - Ultralytics (ultralytics/ultralytics @002363f1 ultralytics/data/base.py BaseDataset): weights fp32 + each
+      loader worker's mosaic buffer of max_buffer_length = min(n, batch x 8, 1000) images resized to imgsz on the
+      long side (taken square, imgsz^2 x 3 B: an upper bound; COCO's 640 x 480 is 0.75 of it), cache=False being
+      the default (ultralytics/cfg/default.yaml); workers at loader_workers_per_gpu (8: a bound, Ultralytics
+      runs min(cpu_count / GPUs, 8)).
+    Every other loader (diffusers' scripts): workers x PREFETCH_BATCHES x batch fp32 images of 3 x side^2."""
+    if not spec.is_training:
+        return None
+    arch = spec.model.image_arch
+    batch = max(spec.micro_batch_size, 1)
+    if arch is not None and arch.family == "detection":
+        side = _image_side(spec)
+        images = spec.image.dataset_images or 1000
+        buffered = min(images, batch * 8, 1000)
+        workers = loader_workers_per_gpu(spec)
+        weights = _image_params(spec) * 4.0 / _GIB
+        loader = workers * buffered * side * side * 3.0 / _GIB
+        parts = (
+            f"{weights:.1f} GiB of fp32 weights + {loader:.1f} GiB of Ultralytics' mosaic buffers "
+            f"({workers:g} workers x {buffered} images at {side} px)"
+        )
+    elif arch is not None and arch.is_diffusion:
+        side = _image_side(spec)
+        weights = _image_params(spec) * 4.0 / _GIB
+        workers = spec.image.loader_workers or 0  # diffusers' scripts: --dataloader_num_workers 0
+        loader = workers * PREFETCH_BATCHES * batch * 3.0 * side * side * 4.0 / _GIB
+        parts = f"{weights:.1f} GiB of the fp32 pipeline as diffusers' training script loads it" + (
+            f" + {loader:.2f} GiB of loader batches" if loader else ""
+        )
+    elif spec.task == "pretrain":
+        return None  # nothing is loaded (Megatron/NeMo initialize on the GPU, HF from_config on the CPU): unknown
+    elif arch is None and not spec.model.is_image and not spec.model.is_image_tier:
+        from procurement.sizing.bytes_model import compute_bytes
+
+        params = float(spec.model.params)
+        if spec.weight_quantization != "none":
+            weights = min(HF_SHARD_BYTES, params * 2.0) / _GIB
+            parts = (
+                f"{weights:.1f} GiB, one checkpoint shard at a time as transformers loads quantized weights "
+                "(shards of at most 5 GB assumed)"
+            )
+        else:
+            weights = params * compute_bytes(spec) / _GIB
+            parts = f"{weights:.1f} GiB of the checkpoint as transformers loads it"
+        loader = 0.0
+    else:
+        return None
+    need = weights + loader + STACK_RUNTIME_GIB
+    return need, f"{parts} + {STACK_RUNTIME_GIB:g} GiB of runtime (assumed) a training process"

@@ -120,25 +120,23 @@ TRAINING_RANK_1 = {
     # moe42 (no FLOPs for the 128,256 x 4,096 input embedding lookup; the frozen output layer 4 a weight, not 6,
     # under recomputation): H = 53.976 h; 0.091406 x 53.976 x 1.2 = 5.9205; + 0.0914; + 83 x 0.08 x (54.976 + 168) /
     # 730 = 2.0283; total = 8.0402 -> 8.04
-    # fixr44: rank 1 moved, checked by hand. g6.xlarge has 16 GiB of host RAM under the guides' rule for its L4
-    # (22.4 GiB, the row's own 'host RAM too small' warning), and ranked_order now orders such a host like a tight
-    # fit: below the first row without a doubt (it is rank 2 at 7.10, shown with its reason; 7.10, not the 8.04
-    # above, was its total before this change too: this pin had drifted, failing on the integration tree). The
-    # first row without a doubt is vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,
-    # eu-south-2,eus2-az3: one L40S (48 GB), 64 GiB RAM, 8 vCPUs. Overhead 0.1158% (the same 0.04 GB adapter
-    # checkpoint, the L40S's 3x shorter run): P = 0.2944 x 1.001158 = 0.294741; H = 15.442 h; G = 83 GB.
-    # 0.294741 x 15.442 x 1.2 = 5.4617; + 0.2947 setup; + 83 x 0.08 x (16.442 + 168) / 730 = 1.6777;
-    # total = 7.4341 -> 7.43. The right order: the roomy L4 (g6.2xlarge, 32 GiB) costs 8.47 at 46.0 h, so the
-    # L40S is both cheaper and 3x faster than any L4 on the host its rule asks for.
+    # fixr44 moved rank 1 to g6e.2xlarge 7.43 (the L4's 16 GiB host under its 22.4 GiB card rule, ordered like a
+    # tight fit). hostfix44 (outside audit aud44r): the order follows what the stack holds on the host; a quantized
+    # transformers load forces low_cpu_mem_usage (modeling_utils.py: "now default to True since model is
+    # quantized") and holds one shard, min(5 GB, 8.03B x 2 B) = 4.66 GiB, + 3.5 GiB runtime = 8.2 GiB < 16 GiB, so
+    # g6.xlarge is rank 1 again. By hand (vms.gpu.csv line 1275, g6.xlarge, eu-south-2 eus2-az3, 0.091300):
+    # P = 0.0913 x 1.001157 = 0.091406; H = 46.028 h (the 53.976 h above predates lw44's width factor; 46.028 h
+    # is the row's hours on this tree, as aud44r's hand check); 0.091406 x 46.028 x 1.2 = 5.0487; + 0.0914 setup;
+    # + 83 x 0.08 x (47.028 + 168) / 730 = 1.9559; total = 7.0960 -> 7.10.
     "qlora_8b": {
-        "instance_type": "g6e.2xlarge",
+        "instance_type": "g6.xlarge",
         "region": "eu-south-2",
         "zone": "eus2-az3",
-        "quote": "0.294400",
-        "overhead": 0.001158,
+        "quote": "0.091300",
+        "overhead": 0.001157,
         "gpus": 1,
         "disk_gb": 83,
-        "total": "7.43",
+        "total": "7.10",
     },
     # vms.gpu.csv line 2230: p5en.48xlarge,H200,8.0,192.0,2048.0,...,67.72672,10.439200,eu-north-1,eun1-az3.
     # 8 x H200 on NVSwitch in one node, ZeRO-3 (the frozen 70B base all-gathered over NVLink, not EFA).

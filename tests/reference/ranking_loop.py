@@ -49,7 +49,7 @@ from procurement.sizing import (
 from procurement.sizing.accelerators import effective_speed
 from procurement.sizing.assumptions import TIGHT_UTILIZATION
 from procurement.sizing.efficiency import serving_efficiency
-from procurement.sizing.host import feeds_loader
+from procurement.sizing.host import feeds_loader, stack_host_ram
 from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor
 
 
@@ -247,11 +247,13 @@ def rank_workload_loop(
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
                 if offloaded > 0 and offer.memory_gib < ram_needed:
                     continue
-                # below a rule of thumb (RAM, or vCPUs where no image loader's rate costs them): ordered like
-                # a tight fit (issue 26, stop 44)
-                host_doubt = offer.memory_gib < ram_needed or (
-                    not feeds_loader(spec) and offer.vcpus < vcpus_needed
-                )
+                # below what the training stack holds on the host (RAM; the card rule only warns, aud44r) or
+                # the vCPU rule where no image loader's rate costs them: ordered like a tight fit (issue 26,
+                # stop 44)
+                stack = stack_host_ram(spec)
+                host_doubt = (
+                    stack is not None and offer.memory_gib < per_instance * (stack[0] + offloaded)
+                ) or (not feeds_loader(spec) and offer.vcpus < vcpus_needed)
                 paid_instances = instances
                 if not spec.is_training:  # instances from the demand
                     replicas = _serving_instances(spec, gpu, total_gpus, tp)
