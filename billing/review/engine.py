@@ -554,23 +554,14 @@ def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.S
 
 def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
     """What the non-GPU spend is (shown beside GPU spend, never in cost per GPU-hour): effective cost by
-    charge category and, for usage, by service category (storage, network, compute without a GPU...)."""
+    charge category and, for usage, by service category (storage, network, compute without a GPU...),
+    summed by review_sql.NON_GPU_BREAKDOWN in DuckDB (frame_sql.py)."""
     period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
     _, _, other = split_scope(with_attribution(period, request))
     if other.empty:
         return []
-    service = (
-        other["service_category"]
-        .astype(object)
-        .where(other["service_category"].astype(object) != "", "other")
-    )
-    label = (
-        other["charge_category"]
-        .astype(object)
-        .where(other["charge_category"].astype(object) != "usage", service)
-    )
-    sums = other["effective_micros"].groupby(label.to_numpy()).sum()
-    return [
-        {"charge": str(name), "effective_cost": money(value, request.currency)}
-        for name, value in sums.items()
-    ]
+    with FrameSql() as sql:
+        sums = sql.register("spend", other[["charge_category", "service_category", "effective_micros"]]).rows(
+            review_sql.NON_GPU_BREAKDOWN
+        )
+    return [{"charge": str(name), "effective_cost": money(value, request.currency)} for name, value in sums]

@@ -44,8 +44,9 @@ UNIQUE_ROWS = (
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
 UNUSED = "commitment_status = 'unused'"
-# a breakdown's label of a row; a group is a value of its key (KEYS: the label's own column), so groups
-# are listed in the order of their stored values (`''` first), as the review always listed them
+# a breakdown's label of a row; a group is a label (the rename comes before the grouping, so a bill with
+# both '' and a literal '(untagged)' team lists one '(untagged)' row, sqlb44), listed in the order of the
+# least stored value it holds (KEYS: the label's own column; `''` first), as the review always listed them
 LABELS = {
     "month": "strftime(charge_period_start, '%Y-%m')",
     "team": "CASE WHEN team = '' THEN '(untagged)' ELSE team END",
@@ -81,7 +82,7 @@ ALL_EFFECTIVE = "SELECT sum(effective_micros) FROM spend"
 # {label}: a LABELS value, {key}: its KEYS value; label, effective, GPU-hours, billed
 BREAKDOWN = (
     "SELECT {label} AS label, sum(effective_micros), sum(gpu_hours_micros), sum(billed_micros) FROM spend "  # noqa: S608 (fixed SQL)
-    "WHERE {gpu} GROUP BY {key} ORDER BY {key}"
+    "WHERE {gpu} GROUP BY {label} ORDER BY min({key})"
 )
 # Grouped by expressions of the input columns, not by their aliases (Trino allows no alias in GROUP BY),
 # and ordered by position, so that translated_review.translate carries each to every engine.
@@ -95,6 +96,16 @@ COVERAGE_HOURS = (
     f"SELECT {LABELS['month']} AS month, {LABELS['team']} AS team, pricing_category, "  # noqa: S608 (fixed SQL)
     f"sum(gpu_hours_micros) AS gpu_hours_micros FROM spend GROUP BY {LABELS['month']}, team, pricing_category "
     "ORDER BY 1, 2, 3"
+)
+# The report's non-GPU table (engine.non_gpu_breakdown), over `spend`: the non-GPU spend rows, in the
+# review currency. Effective cost by charge category and, for usage, by service category ('' as 'other'),
+# in the order of the labels.
+NON_GPU_LABEL = (
+    "CASE WHEN coalesce(charge_category, '') <> 'usage' THEN coalesce(charge_category, '') "
+    "WHEN coalesce(service_category, '') = '' THEN 'other' ELSE service_category END"
+)
+NON_GPU_BREAKDOWN = (
+    f"SELECT {NON_GPU_LABEL} AS charge, sum(effective_micros) FROM spend GROUP BY {NON_GPU_LABEL} ORDER BY 1"  # noqa: S608 (fixed SQL)
 )
 # the undetermined spend by provider, instance type and service category, largest first
 UNDETERMINED_LINES = (
