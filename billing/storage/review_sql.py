@@ -114,6 +114,14 @@ UNDETERMINED_LINES = (
     "FROM spend GROUP BY coalesce(provider, ''), coalesce(instance_type, ''), coalesce(service_category, '') "
     "ORDER BY 4 DESC, 1, 2, 3"
 )
+# Each commitment's used cost per review period and month (commitment_attribution.py's rule 3), over
+# `spend`: the used rows with a commitment id, `commitment_key` numbering (commitment id, review period,
+# month), `gpu_usage` whether the row is GPU usage. Its total and its GPU part, by key in key order; the
+# split of an unused row by these sums stays in Python (a few rows: one per commitment and month).
+COMMITMENT_USED = (
+    "SELECT commitment_key, sum(effective_micros), sum(CASE WHEN gpu_usage THEN effective_micros ELSE 0 END) "
+    "FROM spend GROUP BY commitment_key ORDER BY commitment_key"
+)
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
 # (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).
