@@ -122,6 +122,32 @@ COMMITMENT_USED = (
     "SELECT commitment_key, sum(effective_micros), sum(CASE WHEN gpu_usage THEN effective_micros ELSE 0 END) "
     "FROM spend GROUP BY commitment_key ORDER BY commitment_key"
 )
+# The commitments section's sums (commitment_coverage.py, sqlb44), over `commitments` (a row per
+# commitment row of the period: its `id`, `month` and `team` labels and its used, unused, GPU-attributed,
+# unattributed and used-on-GPU cost and the GPU-hours it covered, each 0 where it is not that) and
+# `coverage` (COVERAGE_HOURS' rows: month, team, all GPU-hours and those priced under a commitment).
+COMMITMENT_COSTS = "sum(used), sum(unused), sum(to_gpu), sum(unattributed), sum(used_gpu)"
+# both sums per month or team label ({key}), a row per label either has, 0 where the other has none
+COMMITMENTS_BY = (
+    "SELECT coalesce(costs.label, hours.label), coalesce(used, 0), coalesce(unused, 0), coalesce(to_gpu, 0), "  # noqa: S608 (fixed SQL)
+    "coalesce(unattributed, 0), coalesce(used_gpu, 0), coalesce(gpu_hours, 0), coalesce(covered_gpu_hours, 0) "
+    "FROM (SELECT {key} AS label, sum(used) AS used, sum(unused) AS unused, sum(to_gpu) AS to_gpu, "
+    "sum(unattributed) AS unattributed, sum(used_gpu) AS used_gpu FROM commitments WHERE {key} IS NOT NULL "
+    "GROUP BY {key}) AS costs FULL OUTER JOIN (SELECT {key} AS label, sum(gpu_hours) AS gpu_hours, "
+    "sum(covered_gpu_hours) AS covered_gpu_hours FROM coverage WHERE {key} IS NOT NULL GROUP BY {key}) AS hours "
+    "ON costs.label = hours.label ORDER BY 1"
+)
+# the section's totals: the commitment sums, then all GPU-hours and those under a commitment
+COMMITMENT_TOTALS = (
+    "SELECT " + COMMITMENT_COSTS + " FROM commitments"  # noqa: S608 (fixed SQL)
+)
+COVERAGE_TOTALS = "SELECT sum(gpu_hours), sum(covered_gpu_hours) FROM coverage"
+# each named commitment's sums and the GPU-hours it covered, by id
+COMMITMENTS_BY_ID = (
+    "SELECT id, "  # noqa: S608 (fixed SQL)
+    + COMMITMENT_COSTS
+    + ", sum(own_gpu_hours) FROM commitments WHERE id <> '' GROUP BY id ORDER BY id"
+)
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
 # (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).
