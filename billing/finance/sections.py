@@ -231,8 +231,7 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, coverage:
     instance types without a GPU, commitment_attribution.py's rule 2) or "undetermined" (the review's
     unattributed commitment cost: the bill cannot tell; each finding says so in `coverage`). None of them
     is ever a daily anomaly (anomalies read GPU spend not fixed by a commitment)."""
-    period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
-    rows = _converted(period.loc[_unused_of(period, coverage), UNUSED_READ], request)
+    rows = unused_rows(frame, request, coverage=coverage)
     if rows.empty:
         return []
     with FrameSql() as sql:  # review_sql.UNUSED_FINDINGS: the sums by commitment in DuckDB
@@ -249,6 +248,14 @@ def unused_commitments(frame: pd.DataFrame, request: ReviewRequest, *, coverage:
         }
         for name, days, first, last, micros in found
     ]
+
+
+def unused_rows(frame: pd.DataFrame, request: ReviewRequest, *, coverage: str = "gpu") -> pd.DataFrame:
+    """The rows unused_commitments sums by review_sql.UNUSED_FINDINGS (the relation `spend`): the period's
+    unused rows of one coverage in the request's scope, attributed and converted at each charge month's rate
+    (UNUSED_READ columns). The Spark test feeds these same rows (test_spark_review.py)."""
+    period = with_attribution(_filtered(_in_period(frame, request.start, request.end), request), request)
+    return _converted(period.loc[_unused_of(period, coverage), UNUSED_READ], request)
 
 
 def _unused_of(period: pd.DataFrame, coverage: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Which part of a commitment's unused cost is GPU spend (plain pandas, no ORM).
+"""Which part of a commitment's unused cost is GPU spend (pandas, the used sums in DuckDB SQL; no ORM).
 
 A commitment's used part lies on the usage rows it covered: a GPU row's is GPU spend, any other row's
 is not, row by row. Its unused part (FOCUS CommitmentDiscountStatus = Unused; CUR RIFee and
@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
 
 # The review frame's commitment columns beyond `commitment_status` (selectors, spend_columns and the
 # month snapshots carry them; a frame without them, as benchmarks build, gets the defaults)
@@ -89,9 +92,7 @@ def attributed(frame: pd.DataFrame, period_codes: np.ndarray) -> pd.DataFrame:
     used = (frame["commitment_status"] == "used").to_numpy(bool) & with_id
     on_gpu = used & has_gpu & (frame["charge_category"] == "usage").to_numpy(bool)
     effective = frame["effective_micros"].to_numpy(np.int64)
-    used_keys, inverse = np.unique(keys[used], return_inverse=True)
-    totals = _exact_sums(inverse, effective[used], len(used_keys))
-    gpu_sums = _exact_sums(inverse, np.where(on_gpu[used], effective[used], 0), len(used_keys))
+    used_keys, totals, gpu_sums = _used_sums(keys[used], effective[used], on_gpu[used])
     positions = np.flatnonzero(shared)
     wanted = keys[positions]
     found = np.minimum(np.searchsorted(used_keys, wanted), max(len(used_keys) - 1, 0))
@@ -159,12 +160,19 @@ def _keys(frame: pd.DataFrame, period_codes: np.ndarray, with_id: np.ndarray) ->
     return np.where(with_id, keys, -1)
 
 
-def _exact_sums(groups: np.ndarray, values: np.ndarray, count: int) -> list[int]:
-    """Integer sums of `values` per group number, exactly (Python ints over the groups' sorted runs)."""
-    order = np.argsort(groups, kind="stable")
-    bounds = np.searchsorted(groups[order], np.arange(count + 1))
-    cumulative = np.concatenate([[0], np.cumsum(values[order], dtype=np.int64)])
-    return [int(cumulative[bounds[g + 1]] - cumulative[bounds[g]]) for g in range(count)]
+def _used_sums(keys: np.ndarray, effective: np.ndarray, on_gpu: np.ndarray) -> tuple[np.ndarray, list, list]:
+    """(the distinct keys in order, each key's used cost, its GPU part): review_sql.COMMITMENT_USED in
+    DuckDB (frame_sql.py; exact HUGEINT sums) over the used rows."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), [], []
+    spend = pd.DataFrame({"commitment_key": keys, "effective_micros": effective, "gpu_usage": on_gpu})
+    with FrameSql() as sql:
+        found = sql.register("spend", spend).rows(review_sql.COMMITMENT_USED)
+    return (
+        np.array([key for key, _, _ in found], dtype=np.int64),
+        [int(total) for _, total, _ in found],
+        [int(gpu) for _, _, gpu in found],
+    )
 
 
 def _share(amount: int, numerator: int, denominator: int) -> int:

@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from billing.review.commitment_attribution import TO_GPU, UNATTRIBUTED, gpu_scoped_commitments
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
 
 EXPIRING_DAYS = 90
 MAX_LISTED = (
@@ -63,6 +65,21 @@ def commitments_section(
     `money` and `hours` format micro-units as the review does."""
     commitments = _commitment_sums(commitment_rows, gpu_flags)
     coverage = _coverage_sums(cube)
+    with FrameSql() as sql:  # review_sql's sums of the section, in DuckDB
+        sql.register("commitments", commitments).register("coverage", coverage)
+        costs, hours_ = sql.rows(review_sql.COMMITMENT_TOTALS)[0], sql.rows(review_sql.COVERAGE_TOTALS)[0]
+        total = dict(zip(SUMS, [int(value or 0) for value in (*costs, *hours_)], strict=True))
+        by_key = {
+            key: [
+                (str(label), dict(zip(SUMS, map(int, values), strict=True)))
+                for label, *values in sql.rows(review_sql.COMMITMENTS_BY.format(key=key))
+            ]
+            for key in ("month", "team")
+        }
+        per_id = [
+            (str(name), dict(zip([*SUMS[:5], "own_gpu_hours"], map(int, values), strict=True)))
+            for name, *values in sql.rows(review_sql.COMMITMENTS_BY_ID)
+        ]
 
     def entry(sums) -> dict:
         committed = int(sums["used"] + sums["unused"])
@@ -76,10 +93,9 @@ def commitments_section(
             "coverage_pct": _pct(sums["covered_gpu_hours"], sums["gpu_hours"]),
         }
 
-    total = commitments[SUMS[:5]].sum().add(coverage[SUMS[5:]].sum(), fill_value=0)
-    by_month = [{"month": str(m)} | entry(s) for m, s in _joined(commitments, coverage, "month").iterrows()]
-    by_team = [{"team": str(t)} | entry(s) for t, s in _joined(commitments, coverage, "team").iterrows()]
-    listed = _by_commitment(commitment_rows, commitments, entry, money, int(total["gpu_hours"]))
+    by_month = [{"month": m} | entry(s) for m, s in by_key["month"]]
+    by_team = [{"team": t} | entry(s) for t, s in by_key["team"]]
+    listed = _by_commitment(commitment_rows, commitments, per_id, entry, money, total["gpu_hours"])
     return {
         "totals": entry(total)
         | {
@@ -137,15 +153,6 @@ def _coverage_sums(cube: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _joined(commitments: pd.DataFrame, coverage: pd.DataFrame, key: str) -> pd.DataFrame:
-    """The commitment and coverage sums per `key` (month or team), one row per value either has."""
-    costs = commitments.groupby(key, observed=True, sort=False)[SUMS[:5]].sum()
-    hours_ = coverage.groupby(key, observed=True, sort=False)[SUMS[5:]].sum()
-    costs.index, hours_.index = costs.index.astype(object), hours_.index.astype(object)  # a few labels
-    joined = costs.join(hours_, how="outer").fillna(0).astype(np.int64)
-    return joined.sort_index()
-
-
 def _months(rows: pd.DataFrame) -> pd.Categorical:
     """Each row's month as a category (labels formatted once per month, not once per row)."""
     starts = pd.DatetimeIndex(rows["charge_period_start"]).as_unit("ns").asi8.astype("datetime64[ns]")
@@ -162,9 +169,11 @@ def _teams(rows: pd.DataFrame) -> pd.Categorical:
     return teams.array
 
 
-def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu_hours: int) -> list[dict]:
-    """Each commitment's entry; its GPU-hours are those it covered, its coverage their share of all the
-    period's GPU-hours."""
+def _by_commitment(
+    rows: pd.DataFrame, sums: pd.DataFrame, per_id: list[tuple[str, dict]], entry, money, all_gpu_hours: int
+) -> list[dict]:
+    """Each commitment's entry (`per_id`: its sums, review_sql.COMMITMENTS_BY_ID, in id order); its GPU-hours
+    are those it covered, its coverage their share of all the period's GPU-hours."""
     named = sums["id"].to_numpy() != ""
     if not named.any():
         return []
@@ -185,9 +194,8 @@ def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu
             "end": ends,
         }
     ).fillna("")
-    per = sums[named].groupby("id", sort=True)[[*SUMS[:5], "own_gpu_hours"]].sum()
     listed = []
-    for commitment, s in per.iterrows():
+    for commitment, s in per_id:
         fact = facts.loc[commitment]
         if commitment in scoped or commitment in gpu_typed:
             attribution = "gpu capacity"
@@ -196,7 +204,7 @@ def _by_commitment(rows: pd.DataFrame, sums: pd.DataFrame, entry, money, all_gpu
         else:
             attribution = "in proportion to its used cost on GPU rows"
         end = int(fact["end"])
-        figures = s.to_dict() | {"gpu_hours": s["own_gpu_hours"], "covered_gpu_hours": s["own_gpu_hours"]}
+        figures = s | {"gpu_hours": s["own_gpu_hours"], "covered_gpu_hours": s["own_gpu_hours"]}
         listed.append(
             {
                 "commitment_id": str(commitment),

@@ -31,7 +31,8 @@ from billing.review.commitment_coverage import commitments_section
 from billing.review.fx_months import groups_by_currency_month, missing_rates, rate_of
 from billing.review.gpu_scope import undetermined_mask
 from billing.review.savings import PriceContext, savings_opportunities
-from billing.storage import review_sql
+from billing.storage import allocation_sql, review_sql
+from billing.storage.allocation_frames import samples_table
 from billing.storage.frame_sql import FrameSql
 from pricing.providers.currencies import currency_problem
 from procurement.costing.values import round_money
@@ -70,7 +71,7 @@ BREAKDOWNS = {
     "by_pricing_category": "pricing_category",
 }
 UNTAGGED = "(untagged)"
-IDLE_UTILIZATION_PCT = 10
+IDLE_UTILIZATION_PCT = allocation_sql.IDLE_UTILIZATION_PCT
 
 
 @dataclass(frozen=True)
@@ -516,61 +517,45 @@ def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd
 
 
 def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
-    """Micro GPU-hours under IDLE_UTILIZATION_PCT per spend row: hourly GPU means joined by resource id
-    and charge period, capped at the row's GPU-hours (a row cannot idle more than it ran).
-
-    Each row counts the idle samples of its resource in [start, end) by two binary searches in the
-    samples sorted by (resource, time), rather than joining every row to every sample of its resource
-    (a million rows times the samples of each resource is a join of tens of millions)."""
-    idle = utilization[utilization["utilization_pct"] < IDLE_UTILIZATION_PCT]
+    """Micro GPU-hours under IDLE_UTILIZATION_PCT per spend row: the hourly GPU samples of its resource
+    in its charge period [start, end), capped at the row's GPU-hours (a row cannot idle more than it ran).
+    allocation_sql.ROW_IDLE_HOURS in DuckDB: the showback's own join of lines to samples (IDLE_JOIN),
+    one way to join, counting the idle samples beside the mean."""
     result = np.zeros(len(gpu), dtype=np.int64)
-    if not idle.empty and not gpu.empty:
-        rows = text_category(gpu["resource_id"])
-        names, row_codes = rows.categories, rows.codes.astype(np.int64)
-        # -1 for a sample of a resource no row has
-        sample_codes = pd.Index(names).get_indexer(idle["resource_id"].astype(object)).astype(np.int64)
-        known = sample_codes >= 0
-        sample_codes, sample_ns = (
-            sample_codes[known],
-            pd.DatetimeIndex(idle["hour"]).as_unit("ns").asi8[known],
+    if not gpu.empty and not utilization.empty:
+        lines = pd.DataFrame(
+            {
+                "line": np.arange(len(gpu), dtype=np.int64),
+                "resource_id": gpu["resource_id"].astype(object).fillna("").astype(str).to_numpy(),
+                "charge_period_start": gpu["charge_period_start"].to_numpy(),
+                "charge_period_end": gpu["charge_period_end"].to_numpy(),
+                "charge_category": "usage",  # every row of `gpu` is GPU usage (scope_masks)
+                "gpu": "gpu",
+                "commitment_status": "",
+                "gpu_hours_micros": gpu["gpu_hours_micros"].to_numpy(np.int64),
+            }
         )
-        # only the rows of resources with idle samples are searched (a lookup by code, no join)
-        sampled = np.zeros(len(names), dtype=bool)
-        sampled[sample_codes] = True
-        positions = np.flatnonzero((row_codes >= 0) & sampled[np.maximum(row_codes, 0)])
-        row_codes = row_codes[positions]
-        row_start = pd.DatetimeIndex(gpu["charge_period_start"]).as_unit("ns").asi8[positions]
-        row_end = pd.DatetimeIndex(gpu["charge_period_end"]).as_unit("ns").asi8[positions]
-        # times as ranks among all the times involved, so that (resource, time) packs into one int64 key
-        times = np.unique(np.concatenate([sample_ns, row_start, row_end]))
-        width = len(times) + 1
-        keys = np.sort(sample_codes * width + np.searchsorted(times, sample_ns))
-        first = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_start), side="left")
-        past = np.searchsorted(keys, row_codes * width + np.searchsorted(times, row_end), side="left")
-        result[positions] = (past - first) * MICRO
-    capped = np.minimum(result, np.clip(gpu["gpu_hours_micros"].to_numpy(np.int64), 0, None))
-    return pd.Series(capped, index=gpu.index, dtype=np.int64)
+        with FrameSql() as sql:
+            # a sample without a resource matches no line (as the lookup by resource it replaced)
+            sampled = utilization[utilization["resource_id"].notna()]
+            sql.register("spend_lines", lines).connection.register("samples", samples_table(sampled))
+            found = sql.rows(allocation_sql.ROW_IDLE_HOURS.format(rows="spend_lines", samples="samples"))
+        if found:
+            positions, idle = zip(*found, strict=True)
+            result[list(positions)] = idle
+    return pd.Series(result, index=gpu.index, dtype=np.int64)
 
 
 def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
     """What the non-GPU spend is (shown beside GPU spend, never in cost per GPU-hour): effective cost by
-    charge category and, for usage, by service category (storage, network, compute without a GPU...)."""
+    charge category and, for usage, by service category (storage, network, compute without a GPU...),
+    summed by review_sql.NON_GPU_BREAKDOWN in DuckDB (frame_sql.py)."""
     period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
     _, _, other = split_scope(with_attribution(period, request))
     if other.empty:
         return []
-    service = (
-        other["service_category"]
-        .astype(object)
-        .where(other["service_category"].astype(object) != "", "other")
-    )
-    label = (
-        other["charge_category"]
-        .astype(object)
-        .where(other["charge_category"].astype(object) != "usage", service)
-    )
-    sums = other["effective_micros"].groupby(label.to_numpy()).sum()
-    return [
-        {"charge": str(name), "effective_cost": money(value, request.currency)}
-        for name, value in sums.items()
-    ]
+    with FrameSql() as sql:
+        sums = sql.register("spend", other[["charge_category", "service_category", "effective_micros"]]).rows(
+            review_sql.NON_GPU_BREAKDOWN
+        )
+    return [{"charge": str(name), "effective_cost": money(value, request.currency)} for name, value in sums]

@@ -77,22 +77,28 @@ SAMPLED_PERIODS = (
     "SELECT DISTINCT resource_id, charge_period_start, charge_period_end FROM sampled_lines AS usage_rows "  # noqa: S608 (fixed SQL)
     "WHERE " + GPU_USAGE
 )
+# a sample under this utilization is an idle GPU-hour (the review's `idle_gpu_hours`, engine.py)
+IDLE_UTILIZATION_PCT = 10
+IDLE_SAMPLE = f"CASE WHEN utilization_pct < {IDLE_UTILIZATION_PCT} THEN 1 ELSE 0 END"
 RUNNING = (
     "OVER (PARTITION BY resource_id ORDER BY bound_at, kind ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
 )
+# idle_before: the idle samples (IDLE_SAMPLE) before a bound, the same way (the review's idle GPU-hours)
 SAMPLE_BOUNDS = (
-    "SELECT DISTINCT resource_id, bound_at, pct_before, samples_before FROM (SELECT resource_id, bound_at, kind, "  # noqa: S608 (fixed SQL)
-    f"sum(pct) {RUNNING} AS pct_before, sum(n) {RUNNING} AS samples_before FROM ("
-    "SELECT resource_id, hour AS bound_at, 1 AS kind, CAST(round(utilization_pct * 1000000) AS BIGINT) AS pct, 1 AS n "
+    "SELECT DISTINCT resource_id, bound_at, pct_before, samples_before, idle_before FROM (SELECT resource_id, "  # noqa: S608 (fixed SQL)
+    f"bound_at, kind, sum(pct) {RUNNING} AS pct_before, sum(n) {RUNNING} AS samples_before, sum(idle) {RUNNING} "
+    "AS idle_before FROM (SELECT resource_id, hour AS bound_at, 1 AS kind, CAST(round(utilization_pct * 1000000) "
+    f"AS BIGINT) AS pct, 1 AS n, {IDLE_SAMPLE} AS idle "
     "FROM {samples} AS sample_rows UNION ALL SELECT resource_id, charge_period_start AS bound_at, 0 AS kind, "
-    "CAST(0 AS BIGINT) AS pct, 0 AS n FROM periods UNION ALL SELECT resource_id, charge_period_end "
-    "AS bound_at, 0 AS kind, CAST(0 AS BIGINT) AS pct, 0 AS n FROM periods) AS events) AS ran WHERE kind = 0"
+    "CAST(0 AS BIGINT) AS pct, 0 AS n, 0 AS idle FROM periods UNION ALL SELECT resource_id, charge_period_end "
+    "AS bound_at, 0 AS kind, CAST(0 AS BIGINT) AS pct, 0 AS n, 0 AS idle FROM periods) AS events) AS ran "
+    "WHERE kind = 0"
 )
 PERIOD_MEANS = (
     "SELECT periods.resource_id, periods.charge_period_start, periods.charge_period_end, "
     "CAST(closing.pct_before - opening.pct_before AS DOUBLE) / (CAST(closing.samples_before - "
     "opening.samples_before AS DOUBLE) * 1000000) "
-    "AS mean_pct FROM periods JOIN bounds AS opening ON opening.resource_id = periods.resource_id AND "
+    "AS mean_pct, closing.idle_before - opening.idle_before AS idle_samples FROM periods JOIN bounds AS opening ON opening.resource_id = periods.resource_id AND "
     "opening.bound_at = periods.charge_period_start JOIN bounds AS closing ON closing.resource_id = periods.resource_id "
     "AND closing.bound_at = periods.charge_period_end WHERE closing.samples_before > opening.samples_before"
 )
@@ -109,7 +115,9 @@ IDLE_MICROS = (
 )
 # each GPU spend row with its idle micro-units (finance/allocation.py idle_micros_per_row); {keys}: the
 # row's columns to keep, by name
-ROW_IDLE = (
+# the join itself, one text for the showback's idle cost (ROW_IDLE) and the review's idle GPU-hours
+# (ROW_IDLE_HOURS): each sampled line's (resource, charge period) with its mean and its idle samples
+IDLE_JOIN = (
     "WITH sampled_lines AS ("  # noqa: S608 (fixed SQL)
     + SAMPLED_LINES
     + "), periods AS ("
@@ -118,7 +126,11 @@ ROW_IDLE = (
     + SAMPLE_BOUNDS
     + "), means AS ("
     + PERIOD_MEANS
-    + ") SELECT {keys}, "
+    + ")"
+)
+ROW_IDLE = (
+    IDLE_JOIN  # noqa: S608 (fixed SQL)
+    + " SELECT {keys}, "
     + IDLE_MICROS
     + " AS idle_micros FROM (SELECT sampled_lines.*, means.mean_pct FROM sampled_lines LEFT JOIN means "
     "ON means.resource_id = sampled_lines.resource_id AND means.charge_period_start = "
@@ -138,6 +150,17 @@ TEAM_SUMS = (
         samples="{samples}",
     )
     + ") AS team_rows GROUP BY team, currency, month ORDER BY team, currency, month"
+)
+# The review's idle GPU-hours (engine.idle_gpu_hours_per_row, sqlb44): per GPU usage line of a resource
+# with samples in its charge period, its idle samples (one per GPU and hour under IDLE_UTILIZATION_PCT)
+# as micro GPU-hours, capped at the line's GPU-hours (a line cannot idle more than it ran); {rows} carries
+# `line`, the line's number; lines not listed have 0.
+ROW_IDLE_HOURS = (
+    IDLE_JOIN  # noqa: S608 (fixed SQL)
+    + " SELECT sampled_lines.line, least(means.idle_samples * 1000000, greatest(sampled_lines.gpu_hours_micros, "
+    "0)) AS idle_hours_micros FROM sampled_lines JOIN means ON means.resource_id = sampled_lines.resource_id "
+    "AND means.charge_period_start = sampled_lines.charge_period_start AND means.charge_period_end = "
+    "sampled_lines.charge_period_end WHERE " + GPU_USAGE + " AND means.idle_samples > 0 ORDER BY 1"
 )
 # {bill}, {scope}, {unique} as review_sql's readers; {filters}: FILTERS of the review's filters asked
 DATASET_ROWS = (

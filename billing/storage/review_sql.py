@@ -44,8 +44,9 @@ UNIQUE_ROWS = (
 
 GPU_USAGE = "charge_category = 'usage' AND gpu <> '' AND commitment_status <> 'unused'"
 UNUSED = "commitment_status = 'unused'"
-# a breakdown's label of a row; a group is a value of its key (KEYS: the label's own column), so groups
-# are listed in the order of their stored values (`''` first), as the review always listed them
+# a breakdown's label of a row; a group is a label (the rename comes before the grouping, so a bill with
+# both '' and a literal '(untagged)' team lists one '(untagged)' row, sqlb44), listed in the order of the
+# least stored value it holds (KEYS: the label's own column; `''` first), as the review always listed them
 LABELS = {
     "month": "strftime(charge_period_start, '%Y-%m')",
     "team": "CASE WHEN team = '' THEN '(untagged)' ELSE team END",
@@ -81,7 +82,7 @@ ALL_EFFECTIVE = "SELECT sum(effective_micros) FROM spend"
 # {label}: a LABELS value, {key}: its KEYS value; label, effective, GPU-hours, billed
 BREAKDOWN = (
     "SELECT {label} AS label, sum(effective_micros), sum(gpu_hours_micros), sum(billed_micros) FROM spend "  # noqa: S608 (fixed SQL)
-    "WHERE {gpu} GROUP BY {key} ORDER BY {key}"
+    "WHERE {gpu} GROUP BY {label} ORDER BY min({key})"
 )
 # Grouped by expressions of the input columns, not by their aliases (Trino allows no alias in GROUP BY),
 # and ordered by position, so that translated_review.translate carries each to every engine.
@@ -96,12 +97,56 @@ COVERAGE_HOURS = (
     f"sum(gpu_hours_micros) AS gpu_hours_micros FROM spend GROUP BY {LABELS['month']}, team, pricing_category "
     "ORDER BY 1, 2, 3"
 )
+# The report's non-GPU table (engine.non_gpu_breakdown), over `spend`: the non-GPU spend rows, in the
+# review currency. Effective cost by charge category and, for usage, by service category ('' as 'other'),
+# in the order of the labels.
+NON_GPU_LABEL = (
+    "CASE WHEN coalesce(charge_category, '') <> 'usage' THEN coalesce(charge_category, '') "
+    "WHEN coalesce(service_category, '') = '' THEN 'other' ELSE service_category END"
+)
+NON_GPU_BREAKDOWN = (
+    f"SELECT {NON_GPU_LABEL} AS charge, sum(effective_micros) FROM spend GROUP BY {NON_GPU_LABEL} ORDER BY 1"  # noqa: S608 (fixed SQL)
+)
 # the undetermined spend by provider, instance type and service category, largest first
 UNDETERMINED_LINES = (
     "SELECT coalesce(provider, '') AS provider, coalesce(instance_type, '') AS instance_type, "
     "coalesce(service_category, '') AS service_category, sum(effective_micros), sum(billed_micros) "
     "FROM spend GROUP BY coalesce(provider, ''), coalesce(instance_type, ''), coalesce(service_category, '') "
     "ORDER BY 4 DESC, 1, 2, 3"
+)
+# Each commitment's used cost per review period and month (commitment_attribution.py's rule 3), over
+# `spend`: the used rows with a commitment id, `commitment_key` numbering (commitment id, review period,
+# month), `gpu_usage` whether the row is GPU usage. Its total and its GPU part, by key in key order; the
+# split of an unused row by these sums stays in Python (a few rows: one per commitment and month).
+COMMITMENT_USED = (
+    "SELECT commitment_key, sum(effective_micros), sum(CASE WHEN gpu_usage THEN effective_micros ELSE 0 END) "
+    "FROM spend GROUP BY commitment_key ORDER BY commitment_key"
+)
+# The commitments section's sums (commitment_coverage.py, sqlb44), over `commitments` (a row per
+# commitment row of the period: its `id`, `month` and `team` labels and its used, unused, GPU-attributed,
+# unattributed and used-on-GPU cost and the GPU-hours it covered, each 0 where it is not that) and
+# `coverage` (COVERAGE_HOURS' rows: month, team, all GPU-hours and those priced under a commitment).
+COMMITMENT_COSTS = "sum(used), sum(unused), sum(to_gpu), sum(unattributed), sum(used_gpu)"
+# both sums per month or team label ({key}), a row per label either has, 0 where the other has none
+COMMITMENTS_BY = (
+    "SELECT coalesce(costs.label, hours.label), coalesce(used, 0), coalesce(unused, 0), coalesce(to_gpu, 0), "  # noqa: S608 (fixed SQL)
+    "coalesce(unattributed, 0), coalesce(used_gpu, 0), coalesce(gpu_hours, 0), coalesce(covered_gpu_hours, 0) "
+    "FROM (SELECT {key} AS label, sum(used) AS used, sum(unused) AS unused, sum(to_gpu) AS to_gpu, "
+    "sum(unattributed) AS unattributed, sum(used_gpu) AS used_gpu FROM commitments WHERE {key} IS NOT NULL "
+    "GROUP BY {key}) AS costs FULL OUTER JOIN (SELECT {key} AS label, sum(gpu_hours) AS gpu_hours, "
+    "sum(covered_gpu_hours) AS covered_gpu_hours FROM coverage WHERE {key} IS NOT NULL GROUP BY {key}) AS hours "
+    "ON costs.label = hours.label ORDER BY 1"
+)
+# the section's totals: the commitment sums, then all GPU-hours and those under a commitment
+COMMITMENT_TOTALS = (
+    "SELECT " + COMMITMENT_COSTS + " FROM commitments"  # noqa: S608 (fixed SQL)
+)
+COVERAGE_TOTALS = "SELECT sum(gpu_hours), sum(covered_gpu_hours) FROM coverage"
+# each named commitment's sums and the GPU-hours it covered, by id
+COMMITMENTS_BY_ID = (
+    "SELECT id, "  # noqa: S608 (fixed SQL)
+    + COMMITMENT_COSTS
+    + ", sum(own_gpu_hours) FROM commitments WHERE id <> '' GROUP BY id ORDER BY id"
 )
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days

@@ -142,7 +142,7 @@ def test_underutilized_savings_plan_review_and_its_one_unused_finding(
         }
     ]
     assert review["anomalies"]["found"] == 0
-    # the report's non-GPU breakdown (engine.non_gpu_breakdown: still a pandas groupby, not in docs' "Not yet"):
+    # the report's non-GPU breakdown (engine.non_gpu_breakdown: review_sql.NON_GPU_BREAKDOWN since sqlb44):
     # compute 949.32 + Lambda 0.03 = 949.35, storage 23.53, database 0.45 + 0.05 = 0.50; sum 973.38
     request = make_request(**JANUARY)
     lines = {

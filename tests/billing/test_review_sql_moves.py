@@ -1,0 +1,176 @@
+"""Aggregates of the spend review moved from pandas into review_sql statements (issue 28 item 1, sqlb44),
+checked against the pandas sums they replace on random rows, and the breakdown label clash.
+
+The pandas references below are engine.non_gpu_breakdown and commitment_coverage._joined as they stood at
+69962c5a (billing/review/engine.py, commitment_coverage.py), copied verbatim but for their names. The
+amounts are random (hypothesis) or made up, each said where used."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from billing.review.commitment_coverage import SUMS
+from billing.review.engine import (
+    ReviewRequest,
+    _converted,
+    _filtered,
+    _in_period,
+    money,
+    non_gpu_breakdown,
+    spend_review,
+    split_scope,
+    with_attribution,
+)
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
+from tests.billing.test_review_speedup import END, START, frame, row
+
+
+def pandas_non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
+    """engine.non_gpu_breakdown at 69962c5a (a pandas groupby)."""
+    period = _converted(_in_period(_filtered(records, request), request.start, request.end), request)
+    _, _, other = split_scope(with_attribution(period, request))
+    if other.empty:
+        return []
+    service = (
+        other["service_category"]
+        .astype(object)
+        .where(other["service_category"].astype(object) != "", "other")
+    )
+    label = (
+        other["charge_category"]
+        .astype(object)
+        .where(other["charge_category"].astype(object) != "usage", service)
+    )
+    sums = other["effective_micros"].groupby(label.to_numpy()).sum()
+    return [
+        {"charge": str(name), "effective_cost": money(value, request.currency)}
+        for name, value in sums.items()
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(row, min_size=1, max_size=40),
+    st.lists(st.sampled_from(["Compute", "", "Storage", "Networking"])),
+)
+def test_non_gpu_breakdown_in_sql_equals_the_pandas_groupby(rows, services):
+    records = frame(rows)
+    if services:  # service categories beside Compute, '' among them (listed as 'other')
+        records["service_category"] = [services[i % len(services)] for i in range(len(records))]
+    request = ReviewRequest(start=START, end=END, fx_to_currency={"EUR": Decimal("1.0837")})
+    assert non_gpu_breakdown(records, request) == pandas_non_gpu_breakdown(records, request)
+
+
+def test_untagged_and_a_literal_untagged_team_are_one_breakdown_row():
+    """A bill with team '' and a team literally named '(untagged)' lists one '(untagged)' row whose sums
+    are both rows' (review_sql.BREAKDOWN renames before grouping); before sqlb44 it listed two rows with
+    the same label. Amounts: 24 h x 2.00 and 24 h x 3.00 of one g6.xlarge (one l4 GPU, test_review_speedup
+    TYPES), made up for the test: 48.00 + 72.00 = 120.00 over 48 GPU-hours."""
+    base = {
+        "day": 0,
+        "days": 1,
+        "hours": 24,
+        "offset": 0,
+        "itype": "g6.xlarge",
+        "pricing": "on_demand",
+        "interruptible": False,
+        "unused": False,
+        "resource": "r1",
+        "currency": "USD",
+        "category": "usage",
+    }
+    records = frame(
+        [
+            base | {"team": "", "rate_micros": 2_000_000},
+            base | {"team": "(untagged)", "rate_micros": 3_000_000, "resource": "r2"},
+            base | {"team": "a", "rate_micros": 1_000_000, "resource": "r3"},
+        ]
+    )
+    review = spend_review(records, ReviewRequest(start=START, end=dt.date(2026, 5, 2)))
+    teams = [(x["team"], x["effective_cost"], x["gpu_hours"]) for x in review["by_team"]]
+    assert teams == [("(untagged)", "120.00", "48.00"), ("a", "24.00", "24.00")]
+    assert review["totals"]["effective_cost"] == "144.00"
+
+
+def pandas_joined(commitments: pd.DataFrame, coverage: pd.DataFrame, key: str) -> pd.DataFrame:
+    """commitment_coverage._joined at 69962c5a (pandas groupbys joined), copied verbatim."""
+    costs = commitments.groupby(key, observed=True, sort=False)[SUMS[:5]].sum()
+    hours_ = coverage.groupby(key, observed=True, sort=False)[SUMS[5:]].sum()
+    costs.index, hours_.index = costs.index.astype(object), hours_.index.astype(object)  # a few labels
+    joined = costs.join(hours_, how="outer").fillna(0).astype(np.int64)
+    return joined.sort_index()
+
+
+money_micros = st.integers(-(10**12), 10**12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "ri-1", "sp-2", "sp-10"]),
+            st.sampled_from(["2026-04", "2026-05"]),
+            st.sampled_from(["(untagged)", "a", "b"]),
+            st.tuples(*[money_micros] * 6),
+        ),
+        max_size=30,
+    ),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["2026-05", "2026-06"]), st.sampled_from(["(untagged)", "b", "c"]), money_micros
+        ),
+        max_size=20,
+    ),
+)
+def test_commitment_sums_in_sql_equal_the_pandas_groupbys(commitment_rows, coverage_rows):
+    """The commitments section's sums (review_sql.COMMITMENTS_BY, COMMITMENT_TOTALS, COVERAGE_TOTALS,
+    COMMITMENTS_BY_ID, sqlb44) equal the pandas groupbys they replaced on random sums (labels on one side
+    only included)."""
+    names = [*SUMS[:5], "own_gpu_hours"]
+    commitments = pd.DataFrame(
+        {
+            "id": np.array([r[0] for r in commitment_rows], dtype=object),
+            "month": pd.Categorical([r[1] for r in commitment_rows]),
+            "team": pd.Categorical([r[2] for r in commitment_rows]),
+            **{
+                name: np.array([r[3][i] for r in commitment_rows], dtype=np.int64)
+                for i, name in enumerate(names)
+            },
+        }
+    )
+    hours_ = np.array([r[2] for r in coverage_rows], dtype=np.int64)
+    coverage = pd.DataFrame(
+        {
+            "month": pd.Categorical([r[0] for r in coverage_rows]),
+            "team": pd.Categorical([r[1] for r in coverage_rows]),
+            "gpu_hours": hours_,
+            "covered_gpu_hours": hours_ // 2,
+        }
+    )
+    with FrameSql() as sql:
+        sql.register("commitments", commitments).register("coverage", coverage)
+        for key in ("month", "team"):
+            found = [
+                (label, *values) for label, *values in sql.rows(review_sql.COMMITMENTS_BY.format(key=key))
+            ]
+            expected = [
+                (label, *map(int, s[SUMS]))
+                for label, s in pandas_joined(commitments, coverage, key).iterrows()
+            ]
+            assert found == expected, key
+        totals = [
+            int(v or 0)
+            for v in (*sql.rows(review_sql.COMMITMENT_TOTALS)[0], *sql.rows(review_sql.COVERAGE_TOTALS)[0])
+        ]
+        expected_totals = commitments[SUMS[:5]].sum().add(coverage[SUMS[5:]].sum(), fill_value=0)
+        assert totals == [int(expected_totals[name]) for name in SUMS]
+        named = commitments[commitments["id"] != ""]
+        per = named.groupby("id", sort=True)[names].sum()
+        assert sql.rows(review_sql.COMMITMENTS_BY_ID) == [(i, *map(int, s)) for i, s in per.iterrows()]
