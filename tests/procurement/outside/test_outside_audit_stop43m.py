@@ -39,7 +39,11 @@ Sources (stored copies read with read_file / find_string; figures quoted where u
            sqrt(6 / (fan_in + fan_out)) for 2-D tensors and 0.1 otherwise, i.e. random with mean -v_range);
            benchmarks/cpp/gptSessionBenchmark.cpp @3c44cb97 feeds "rand() % vocabSizePadded" token ids (topK 1;
            the 2023 copy @027cd518 fed one pad id everywhere). The router that picks each token's experts is
-           random, not Mixtral's.
+           random, not Mixtral's. benchmarks/python/allowed_configs.py (stored id 246281269, "2022-2024"):
+           "mixtral_8x7b": ModelConfig(family="llama", ... moe_num_experts=8, moe_top_k=2), built by build.py's
+           llama branch; that copy sets no num_kv_heads for it (build.py then takes num_heads, 32, where
+           "llama_70b" states 8), so its KV cache would be 4x Mixtral's: the bounds below take Mixtral's 8 KV heads,
+           the loosest reading.
   [MOEGEMM] the release's MoE GEMM, cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_gemm_kernels_template.h
            (stored copy id 3099670234, "Copyright (c) 2020-2023"): WeightType is T (fp16 / bf16 / fp32), uint8
            or uint4 ("static_assert(... is_same<T, WeightType> || is_same<WeightType, uint8_t> || is_same<
