@@ -78,8 +78,7 @@ def test_ait_compiled_vit_on_an_a100(bundled_catalog, tmp_path, preset, px, batc
 # (facebookresearch/xformers xformers/benchmarks/benchmark_mem_eff_attention.py @3a16b203, the 'eager' column:
 # ref_attention, timm 0.6's Attention.forward ops: the permute copies of q, k and v out of one [B, N, 3, H, d]
 # tensor, q @ k.T, softmax, @ v, all fp16, with the scale on q where timm scales the scores; timed by
-# torch.utils.benchmark). Tables in the
-# pull-request threads, us a call, B heads of M tokens, head width K = 64:
+# torch.utils.benchmark). Tables in the pull-request threads, us a call, B heads of M tokens, head width K = 64:
 #   - PR #530 ('Allow custom softmax in memory efficient attention', 2022-11-17, section 'A100 fw'): M = 197:
 #     B = 384 679.3, B = 1024 1,768.7, B = 32 x H = 16 981.8 -> 1.77 / 1.73 / 1.92 us a head;
 #   - PR #434 ('p100nvcc', 2022-09, the table's reference column; its GPU section is not in the excerpt read, but
