@@ -322,7 +322,14 @@ def _detector(preset: str, batch: int, epochs: int = 100, images: int = 1000) ->
     " 4 x 8,400 x 93 slots only above ~78 boxes in a val batch's densest image, and needs ~790 to cover the gap, the same unpublished count)."
     " det44 (stop 44): the dataset's class count, the other dataset property the loss term reads, moves it the"
     " wrong way: the VRU relabelling has 3 classes where the engine counts COCO's 80 (detector_score_bytes_per_class"
-    " 21 B), 4 x 8,400 x 77 x 21 B = 0.054 GB less (-1%). Still the densest mosaic's unpublished box count.",
+    " 21 B), 4 x 8,400 x 77 x 21 B = 0.054 GB less (-1%). Still the densest mosaic's unpublished box count."
+    " det45 (stop 45): no version mechanism either. The run's Ultralytics 8.0.176 wheel (PyPI, built"
+    " 2023-09-12) was diffed against the fit rows' 8.0.227: utils/tal.py and utils/loss.py's v8DetectionLoss"
+    " differ in docstrings and comments only, and both trainers call torch.cuda.empty_cache() at each epoch's"
+    " end, so GPU_mem is one epoch's memory_reserved as in the fit rows. The passing [FABIO] row (8.0.170, the"
+    " same tal.py) is the same stack. The older assigner that does weigh more a slot (8.0.6-8.0.35: 104 B, see"
+    " [RF-Y8S] in test_outside_detection_audit_stop44.py) is not this run's. Unchanged at 4.25 GB (-24.7%);"
+    " UNEXPLAINED: the densest VRU mosaic's box count.",
 )
 def test_yolov8x_batch_4_memory_on_a_2080_super():
     """[VRU] GPU_mem 5.64G (memory_reserved), dense dataset (16,833 instances in 548 val images).

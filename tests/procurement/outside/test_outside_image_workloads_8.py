@@ -430,6 +430,18 @@ T4_1024_REASON = (
     " at 1024 px and batch 8 fills the T4's 40 SMs 0.986 (the V100 fit rows 0.979), so its GPU side is unchanged"
     " within 1% and the product still calls it loader-bound (21.92). The bandwidth split above was not adopted:"
     " its 6 passes are not sourced and, with the 70 W clock loss, it still leaves the case at +36%."
+    " det45 (stop 45), the T4's sustained clock checked: the product prices detector training on the T4 at its"
+    " 1,590 MHz datasheet boost (compute_peak.card_image_factor returns geforce_detector_rate, 1 on a T4; the"
+    " T4 row's 0.681 reaches diffusion and ViT networks only). The one published T4 clock under sustained"
+    " tensor load found (mlcommons/inference_results_v0.5 issue #20, 2020-06-16: an AWS g4dn.4xlarge T4 set to"
+    " application clocks 5001,1590 'dropping down to ~900 MHz' in a BERT SingleStream run) is an inference"
+    " run, not this Colab host. Taken at face value (0.566 of the boost) on the step's compute part, the"
+    " memory-bound deterministic fill kept: (39.0 - 9.3) / 0.566 + 9.3 = 61.8 ms an image, 16.2 images/s"
+    " (+47.6%), still outside; only with det44's unsourced 6-pass bandwidth split (20.1 ms of compute an"
+    " image at the boost and 37.4 ms of traffic and fill, solved from its 17.39 and 14.94 images/s) does it"
+    " reach 20.1 / 0.566 + 37.4 = 72.9 ms, 13.7 images/s (+25.1%), just outside the tolerance."
+    " No clock measured on a Colab T4 under training was found, so the engine is unchanged: 21.92 (+100%),"
+    " UNEXPLAINED."
 )
 
 
