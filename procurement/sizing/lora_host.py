@@ -46,7 +46,7 @@ GPU's backlog of one micro-batch cannot hide the next one's host time: within a 
 pipeline whose time is max over k of (host time of kernels 1..k + GPU time of kernels k..n), and the eager forward
 (kernels at 31 us, host-bound at short lengths) is followed by a GPU-bound recompute-and-backward (its kernels at 7 us
 but 2x the FLOPs): max(host, GPU, forward host + the GPU's work after the forward). Counted, not fitted: the forward's
-kernels (kernels_per_layer) and the forward's share of the GPU's FLOPs (throughput._forward_share: the blocks'
+kernels (kernels_per_layer) and the forward's share of the GPU's FLOPs (throughput.forward_share: the blocks'
 forward over the step's charged FLOPs: 0.27-0.31 on the Qwen rows under full recomputation, ~1/2 without). It binds
 where the forward's GPU work is under its host time: Qwen-7B at 512 tokens (forward host 32 x 8 x 61 x 31 us =
 0.48 s against 0.37 s of forward GPU work) 1.19 -> 1.31 s a step (README 1.5); held out, the README's other LoRA rows

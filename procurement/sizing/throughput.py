@@ -227,7 +227,7 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     return per_token
 
 
-def _forward_share(spec: WorkloadSpec) -> float:
+def forward_share(spec: WorkloadSpec) -> float:
     """The first forward's share of a step's GPU work: the blocks' forward FLOPs (what full recomputation runs
     again) over the FLOPs the step is charged for."""
     total = training_flops_per_token(spec)
@@ -464,7 +464,7 @@ def training_throughput(
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
     phase_s = np.where(
         (tp == 1.0) & (pp == 1.0),
-        lora_host.forward_host_seconds_per_step(spec) + (1.0 - _forward_share(spec)) * compute_s,
+        lora_host.forward_host_seconds_per_step(spec) + (1.0 - forward_share(spec)) * compute_s,
         0.0,
     )
     compute_s = np.maximum(np.maximum(compute_s, host_floor_s), phase_s)

@@ -88,6 +88,24 @@ CASES = {
     "yi-34b-over-yi-6b-4096": (YI_34B, YI_6B, 2048, 0.47, 1.99),
 }
 
+# cls45c: kfit44's k 3,200 stays unlanded. The phase bound that fixes the README's 7B at 512 (lora_host,
+# "Synchronised micro-batches") does not reach the 14B at 512 that blocked it (GPU-bound in its forward: 0.605 s of
+# host against 0.69 s of forward GPU work at k 3,200), so at k 3,200 that passing case is +15.3% (+16.3% before).
+# What the README's rows say instead (by hand from the engine's GPU-only steps with the phase bound in place): a
+# length-independent GPU cost a micro-batch of about the frozen weights' reads (3 passes under full recomputation:
+# forward, recomputed forward, input gradient; the output layer 2; at 0.70 of 2,039 GB/s: 0.23 s a step on the 7B,
+# 0.44 s on the 14B), outside the GEMMs' time, flattens the 7B fit rows' implied rate from 0.406 / 0.448 / 0.484 /
+# 0.501 to 0.442 / 0.469 / 0.495 / 0.506 (median 0.482), and k refitted on kfit44's six ratio rows is then 3,400:
+# 7B 256-8k +8.5 / +3.2 / +8.1 / +2.7 / -2.6 / -4.8%, 14B +0.5 / -1.9 / -2.1 / -3.6 / -3.7 / -4.0% (its 256-token
+# strict xfail inside), 1.8B 1k-8k +18.2 / +7.7 / -1.9 / -11.7%. Not landed: the sum form has no source (cuBLAS
+# overlaps a GEMM's weight loads with its math; the 0.23 / 0.44 s may be other length-independent GPU work a
+# micro-batch), and these ratio cases, the 72B ZeRO-3 rows and MLPerf were not re-sized with it.
+CLS45C = (
+    ". cls45c: unchanged (the ratio's rows are GPU-bound; the phase bound moves neither); kfit44's k is blocked by "
+    "the README's 14B at 512 (+15.3% at k 3,200 with the phase bound), which a length-independent GPU cost a "
+    "micro-batch the size of the frozen weights' reads would clear (k 3,400, every README 7B / 14B row within "
+    "8.5%, by hand; see the comment above MISSES): UNEXPLAINED, the candidate unsourced"
+)
 MISSES = {
     "qwen-1.8b-over-7b-8192": (
         "[SWIFT] 8,192: published qwen-1_8b / qwen-7b 4.19 / 1.34 = 3.127; ours 13,358.6 / 3,297.8 tokens/s = 4.051 "
@@ -99,10 +117,12 @@ MISSES = {
         "FLOPs; an eager PEFT LoRA step keeps all of that work (norms, rotary, SwiGLU, dropout, the recomputed "
         "forward) plus the rank-8 adapter kernels (memory-bound, d x s each) against only 6N frozen GEMM FLOPs, so "
         "its k is larger. UNEXPLAINED as a sized term (a refit of k on adapter rows, not a spec field)"
+        + CLS45C
     ),
     "qwen-1.8b-over-7b-4096": (
         "[SWIFT] 4,096: published qwen-1_8b / qwen-7b 5.92 / 2.05 = 2.888; ours 13,865.5 / 3,369.5 = 4.115 (+42.5%; "
         "4.657 without the factor, +61.3%). Same cause as 8,192, larger at shorter samples; UNEXPLAINED"
+        + CLS45C
     ),
     "yi-34b-over-yi-6b-4096": (
         "[SWIFT] 4,096: published yi-34b / yi-6b 0.47 / 1.99 = 0.2362; ours 741.4 / 4,024.3 tokens/s = 0.1841 "
@@ -111,7 +131,7 @@ MISSES = {
         "as the 1.8B case, on the other side of 4,096, and on a second stack (HF Llama with flash-attn 2, not "
         "Qwen-1's remote code). 14B / 7B passes (-7% / -5%) with the factor's 1.027 in the right direction. "
         "UNEXPLAINED as a sized term; the factor is the right sign but about a third of the size the held-out "
-        "rows need"
+        "rows need" + CLS45C
     ),
 }
 
