@@ -35,6 +35,24 @@ and micro-batch for Qwen-1.8B / 7B / 14B (their embedding, loss and optimizer in
 out (tests/procurement/outside/test_outside_audit_stop43l.py). Left out: the embedding, final norm, output layer
 and loss (~0.5 ms a micro-batch) and the optimizer step (foreach AdamW on fp32 adapters: a few kernels a step).
 
+Synchronised micro-batches (cls45c): the step is no shorter than its first forward's host time plus the GPU's work
+after that forward, whichever phase binds. HF Trainer, the loop that drives a PEFT step (QwenLM/Qwen finetune.py,
+ms-swift, axolotl), reads every micro-batch's loss on the host before the next one starts: _inner_training_loop's
+`args.logging_nan_inf_filter and not is_torch_tpu_available() and (torch.isnan(tr_loss_step) or
+torch.isinf(tr_loss_step))` (transformers src/transformers/trainer.py of the 4.3x releases; the same check, without
+the TPU clause, at 000945a9; TrainingArguments.logging_nan_inf_filter is True by default; QwenLM/Qwen's
+requirements.txt pins transformers 4.31.0) takes a tensor's truth value, a device-to-host copy that waits for the GPU. So the
+GPU's backlog of one micro-batch cannot hide the next one's host time: within a micro-batch the queue is a two-stage
+pipeline whose time is max over k of (host time of kernels 1..k + GPU time of kernels k..n), and the eager forward
+(kernels at 31 us, host-bound at short lengths) is followed by a GPU-bound recompute-and-backward (its kernels at 7 us
+but 2x the FLOPs): max(host, GPU, forward host + the GPU's work after the forward). Counted, not fitted: the forward's
+kernels (kernels_per_layer) and the forward's share of the GPU's FLOPs (throughput.forward_share: the blocks'
+forward over the step's charged FLOPs: 0.27-0.31 on the Qwen rows under full recomputation, ~1/2 without). It binds
+where the forward's GPU work is under its host time: Qwen-7B at 512 tokens (forward host 32 x 8 x 61 x 31 us =
+0.48 s against 0.37 s of forward GPU work) 1.19 -> 1.31 s a step (README 1.5); held out, the README's other LoRA rows
+at 256-8k do not move (their forward is GPU-bound or the whole-step floor binds) but the 1.8B at 2k (1.22 -> 1.25 s,
+README 1.7).
+
 Scope: LoRA / QLoRA on a dense language model with `lora.implementation` peft_eager (the default, unstated
 stack), on plans without tensor or pipeline parallelism: the engine's TP and PP are Megatron-Core's (its all-reduces
 a layer, its schedules), a stack whose adapters are fused (NeMo), and HF PEFT runs data-parallel (DDP, ZeRO, FSDP).
@@ -136,6 +154,18 @@ def host_seconds_per_step(spec) -> float:
     return host_seconds_per_layer(spec) * spec.model.num_layers * float(spec.gradient_accumulation_steps)
 
 
+def forward_host_seconds_per_step(spec) -> float:
+    """The host time of the first forward a step (the forward kernels once, not the recomputed forward nor the
+    backward): layers x micro-batches x forward kernels x eager_kernel_host_s; 0 where the floor does not apply.
+    The step is no shorter than this plus the GPU's work after the forward (HF Trainer syncs every micro-batch:
+    the module's "Synchronised micro-batches")."""
+    if not applies(spec):
+        return 0.0
+    forward, _ = kernels_per_layer(spec)
+    layers = spec.model.num_layers * float(spec.gradient_accumulation_steps)
+    return forward * EAGER_KERNEL_HOST_SECONDS.value * layers
+
+
 def text(spec) -> str:
     """The answer's clause for the floor, the same on every card; "" where it does not apply."""
     if not applies(spec):
@@ -152,6 +182,7 @@ def text(spec) -> str:
         f"{recompute} at {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us and {backward:.0f} backward at "
         f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us of host time = {per_layer * 1e3:.2f} ms a layer and "
         f"micro-batch, on every card (plans without tensor or pipeline parallelism); the step takes the longer of that and the GPU's work (launches are "
-        f"asynchronous); fused or compiled adapters do not pay it. The two per-kernel costs are not measured"
+        f"asynchronous), and no less than the forward's host time plus the GPU's work after it (HF Trainer reads each "
+        f"micro-batch's loss before the next starts); fused or compiled adapters do not pay it. The two per-kernel costs are not measured"
         f" apart: their sum matches A100 hosts' 4.7-5.2 ms a layer on short Qwen LoRA steps"
     )

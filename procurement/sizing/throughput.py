@@ -227,6 +227,14 @@ def recomputed_forward_flops_per_token(spec: WorkloadSpec) -> float:
     return per_token
 
 
+def forward_share(spec: WorkloadSpec) -> float:
+    """The first forward's share of a step's GPU work: the blocks' forward FLOPs (what full recomputation runs
+    again) over the FLOPs the step is charged for."""
+    total = training_flops_per_token(spec)
+    forward = full_recompute_flops_per_token(replace(spec, gradient_checkpointing="full"))
+    return min(1.0, forward / total) if total > 0 else 0.0
+
+
 def _slowest_stage(spec: WorkloadSpec, pp) -> np.ndarray:
     """1, or for a stated uneven pipeline split the slowest stage's work over the even average: every
     micro-batch, and the bubble, moves at that stage's pace (pipeline_split.py)."""
@@ -451,8 +459,15 @@ def training_throughput(
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
     # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
+    # HF Trainer reads each micro-batch's loss on the host (its NaN filter), so a host-bound eager forward and the
+    # GPU-bound backward after it add up: no shorter than the forward's host time plus the GPU's work after it
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
-    compute_s = np.maximum(compute_s, host_floor_s)
+    phase_s = np.where(
+        (tp == 1.0) & (pp == 1.0),
+        lora_host.forward_host_seconds_per_step(spec) + (1.0 - forward_share(spec)) * compute_s,
+        0.0,
+    )
+    compute_s = np.maximum(np.maximum(compute_s, host_floor_s), phase_s)
 
     state = state_bytes(spec)
     sharded = zero >= 3

@@ -15,7 +15,7 @@ import pytest
 
 from procurement.sizing import WorkloadSpecError, lora_host, parse_workload_spec
 from procurement.sizing.documents import spec_from_knobs
-from procurement.sizing.throughput import training_throughput
+from procurement.sizing.throughput import forward_share, training_throughput
 
 
 def _spec(task="lora", implementation=None, **fields):
@@ -124,3 +124,23 @@ def test_qwen1_names_state_its_five_linears():
     assert _spec(lora={"rank": 8, "targets": ["w1", "w2"]}).lora.targets == ("gate_proj", "down_proj")
     assert _spec(lora={"rank": 8, "targets": ["attn.c_proj"]}).lora.targets == ("o_proj",)
     assert _spec(lora={"rank": 8, "targets": ["mlp.c_proj"]}).lora.targets == ("down_proj",)
+
+
+def test_a_host_bound_forward_and_the_gpu_bound_backward_after_it_add_up():
+    # cls45c: HF Trainer reads each micro-batch's loss on the host (its NaN filter: torch.isnan(tr_loss_step) or
+    # torch.isinf(tr_loss_step)), so the GPU's backlog cannot hide the next micro-batch's forward. At 512 tokens the
+    # all-linear 7B's forward issues 66 kernels a layer at 31 us, 32 x 8 x 66 x 31 us = 0.524 s a step, above its
+    # share of the GPU's work; the step is that plus the GPU's work after the forward, not the larger of the two
+    # totals (the whole-step floor 1.202 s).
+    spec = _spec(seq_len=512)
+    forward_host = lora_host.forward_host_seconds_per_step(spec)
+    assert forward_host == pytest.approx(32 * 8 * 66 * 31e-6)
+    gpu = float(np.asarray(_rows(_spec(seq_len=512, implementation="fused"))["step_seconds"]))
+    share = forward_share(spec)
+    assert 0.25 < share < 0.35  # the blocks' forward of 6N + 4 attention passes, with the output layer
+    assert share * gpu < forward_host < gpu  # the forward is host-bound, the step as a whole is not
+    step = float(np.asarray(_rows(spec)["step_seconds"]))
+    assert step == pytest.approx(forward_host + (1.0 - share) * gpu)
+    assert step > max(gpu, 32 * 8 * lora_host.host_seconds_per_layer(spec))
+    # fused adapters issue no eager forward: the GPU's work alone
+    assert lora_host.forward_host_seconds_per_step(_spec(seq_len=512, implementation="fused")) == 0.0
