@@ -63,7 +63,11 @@ DENSE = {
 }
 MIXTRAL_EXPERT_BYTES_16 = 3 * 4096 * 14336 * 32 * 2
 MIXTRAL_ATTENTION_PARAMS = 32 * (4096 * 6144 + 4096 * 4096)
-MIXTRAL = {A100: (2, 801, 2), L40S: (4, 412, 1), H100: (2, 1317, 1)}  # tp, published, bytes a KV / attention element
+MIXTRAL = {
+    A100: (2, 801, 2),
+    L40S: (4, 412, 1),
+    H100: (2, 1317, 1),
+}  # tp, published, bytes a KV / attention element
 
 
 def _bandwidth_share(step_bytes: float, gpu: str, step_s: float) -> float:
@@ -84,7 +88,9 @@ def test_the_same_tables_dense_long_output_rows_fit_the_bandwidth_the_mixtral_ro
         experts_8 = _bandwidth_share(fixed + 4 * MIXTRAL_EXPERT_BYTES_16 / tp, gpu, step)
         assert experts_16 > 1.19  # A100 1.30, H100 1.20, L40S 1.46: no engine reads all 8 16-bit experts
         if gpu != A100:
-            assert experts_8 < 0.80  # H100 0.65, L40S 0.79: FP8 experts would fit, so [MOEGEMM] carries the proof
+            assert (
+                experts_8 < 0.80
+            )  # H100 0.65, L40S 0.79: FP8 experts would fit, so [MOEGEMM] carries the proof
     # The first tokens at 128 tokens (batch 1): the same A100 FP16 table's dense rows read their weights at 0.29-0.41
     # of 2,039 GB/s (GPT-J 12.1 GB in 14.8 ms, LLaMA 7B 13.5 GB in 16.2, LLaMA 70B 34.5 GB a GPU in 45.6, Falcon
     # 180B 44.9 GB a GPU in 76.5); Mixtral's 23.8 ms would need 0.96 for all 8 16-bit experts with no launch or
@@ -146,7 +152,9 @@ MISTRAL_A100 = (
             id="b120-128-2048",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason=MISTRAL_A100.format(row="batch 120, 128/2,048", published=3776, ours=5180.8, err=0.372),
+                reason=MISTRAL_A100.format(
+                    row="batch 120, 128/2,048", published=3776, ours=5180.8, err=0.372
+                ),
             ),
         ),
         pytest.param(
@@ -157,13 +165,17 @@ MISTRAL_A100 = (
             id="b56-2048-2048",
             marks=pytest.mark.xfail(
                 strict=True,
-                reason=MISTRAL_A100.format(row="batch 56, 2,048/2,048", published=1576, ours=1888.2, err=0.198),
+                reason=MISTRAL_A100.format(
+                    row="batch 56, 2,048/2,048", published=1576, ours=1888.2, err=0.198
+                ),
             ),
         ),
     ],
 )
 def test_trt9_a100_fp16_mistral_7b_long_output_rows(batch, prompt, output, published):
-    assert per_gpu("mistral-7b", "fp16", A100, 1, batch, prompt, output) == pytest.approx(published, rel=LLM_SPEED)
+    assert per_gpu("mistral-7b", "fp16", A100, 1, batch, prompt, output) == pytest.approx(
+        published, rel=LLM_SPEED
+    )
 
 
 # --- Case 4: AITemplate's eager ViT-L/16 at 384 px: 576 tokens without the class token, aligned. -------------------
