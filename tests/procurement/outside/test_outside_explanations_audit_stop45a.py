@@ -1,0 +1,217 @@
+"""Outside audit (aud45a) of the stop-45 relabels: cls45 (TensorRT-LLM v0.9.0's Mixtral rows EXPLAINED by
+weightless benchmark engines [TRTBENCH] and a 16-bit MoE GEMM [MOEGEMM]) and vit45 (AITemplate's eager ViT-B rows
+EXPLAINED by the class-token-free 196-token attention). No product code is changed here: these cases test the
+explanations on rows of the same published tables that no test used, where the explanation predicts the answer.
+
+Sources (opened for this audit; figures quoted where used):
+  [TRT9]  NVIDIA/TensorRT-LLM docs/source/performance.md at v0.9.0 (stored copy id 5995251461, "All data was
+          generated using version 0.9.0"). Peak Throughput, out tok/s/GPU (Batch | TP | In | Out):
+            A100 FP16: GPT-J 6B 32|1|2048|2048 815; LLaMA 7B 16|1|2048|2048 603, 32|1|128|2048 1,484;
+                       Mistral 7B 120|1|128|2048 3,776, 56|1|2048|2048 1,576; LLaMA 70B 64|4|2048|2048 289;
+                       Mixtral 8x7B 32|2|2048|2048 801.
+            L40S FP8:  GPT-J 32|1|2048|2048 768; LLaMA 7B 16|1|2048|2048 537; Mistral 7B 56|1|2048|2048 1,721;
+                       LLaMA 70B 64|4|2048|2048 185; Mixtral 32|4|2048|2048 412.
+            H100 FP8:  GPT-J 64|1|2048|2048 3,212; LLaMA 7B 56|1|2048|2048 2,826; Mistral 7B 56|1|2048|2048 3,731;
+                       LLaMA 70B 64|2|2048|2048 1,011; Mixtral 32|2|2048|2048 1,317.
+          Low Latency, batch 1, 128 tokens, ms: A100 FP16 GPT-J 14.8, LLaMA 7B 16.2, LLaMA 70B (TP 4) 45.6, Falcon
+          180B (TP 8) 76.5, Mixtral (TP 2) 23.8; H100 FP8 Mixtral (TP 2) 13.4.
+          The same page's 'Reproducing Benchmarked Results': engines built with `trtllm-build --model_config
+          /tmp/engines/<model>/ckpt_config.json` (a config json, no --checkpoint_dir) and timed with
+          gptSessionBenchmark; "we have enabled GQA [XQA] where our tests displayed performance benefits", XQA
+          "experimental and not enabled by default"; Mixtral's own recipe is not listed.
+  [AIT-VIT] facebookincubator/AITemplate examples/04_vit/README.md @44026ba7, A100-40GB / CUDA 11.6.2, 'PT =
+          PyTorch 1.12 Eager' QPS: vit_base_patch16_224 batch 128 2,138.35; vit_large_patch16_384 batch 16 210.54,
+          64 219.93, 256 212.60. examples/04_vit/benchmark_pt.py @44026ba7: both models built with
+          class_token=False, global_pool="avg" (ViT-B 196 tokens, ViT-L/16 at 384 px 576 tokens).
+Tolerance: LLM speed 15%, image speed 25%.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.procurement.outside.test_outside_serve44 import per_gpu
+from tests.procurement.outside.test_outside_vit_datacenter_stop43 import _size, _vit
+
+LLM_SPEED, IMAGE_SPEED = 0.15, 0.25
+A100, L40S, H100 = "a100-sxm4-80gb", "l40s", "h100-sxm5-80gb"
+BANDWIDTH = {A100: 2039e9, L40S: 864e9, H100: 3350e9}  # NVIDIA datasheets, as the stop-45 bound uses them
+
+
+# --- Case 1: the stop-45 bound applied to the dense rows of the same tables. ---------------------------------------
+# cls45's proof is "the batch-32 2,048/2,048 Mixtral step, prefill counted as zero, cannot move all 8 16-bit experts
+# at the datasheet bandwidth". If that arithmetic were biased (a per-GPU figure that is really a total, a wrong
+# datasheet, a prefill that is not amortized), the dense long-output rows of the same tables, where routing cannot
+# matter, would come out infeasible too. They do not: they need 0.34-0.79 of the datasheet bandwidth (weights once a
+# step plus the KV cache at the mean context, KV heads from the models' configs), where Mixtral needs 1.20-1.46 with
+# 16-bit experts. With FP8 experts the L40S and H100 Mixtral rows would need only 0.79 / 0.65 (inside the dense
+# range): their proof rests on [MOEGEMM] alone; the A100 FP16 row's 1.30 needs no precision argument.
+DENSE = {
+    # name: (params, layers, kv heads, head dim, gpu, tp, batch, published tok/s/GPU, bytes an element)
+    "gpt-j-a100": (6.05e9, 28, 16, 256, A100, 1, 32, 815, 2),
+    "llama-7b-a100": (6.74e9, 32, 32, 128, A100, 1, 16, 603, 2),
+    "mistral-7b-a100": (7.24e9, 32, 8, 128, A100, 1, 56, 1576, 2),
+    "llama-70b-a100": (69e9, 80, 8, 128, A100, 4, 64, 289, 2),
+    "gpt-j-l40s": (6.05e9, 28, 16, 256, L40S, 1, 32, 768, 1),
+    "llama-7b-l40s": (6.74e9, 32, 32, 128, L40S, 1, 16, 537, 1),
+    "mistral-7b-l40s": (7.24e9, 32, 8, 128, L40S, 1, 56, 1721, 1),
+    "llama-70b-l40s": (69e9, 80, 8, 128, L40S, 4, 64, 185, 1),
+    "gpt-j-h100": (6.05e9, 28, 16, 256, H100, 1, 64, 3212, 1),
+    "llama-7b-h100": (6.74e9, 32, 32, 128, H100, 1, 56, 2826, 1),
+    "mistral-7b-h100": (7.24e9, 32, 8, 128, H100, 1, 56, 3731, 1),
+    "llama-70b-h100": (69e9, 80, 8, 128, H100, 2, 64, 1011, 1),
+}
+MIXTRAL_EXPERT_BYTES_16 = 3 * 4096 * 14336 * 32 * 2
+MIXTRAL_ATTENTION_PARAMS = 32 * (4096 * 6144 + 4096 * 4096)
+MIXTRAL = {
+    A100: (2, 801, 2),
+    L40S: (4, 412, 1),
+    H100: (2, 1317, 1),
+}  # tp, published, bytes a KV / attention element
+
+
+def _bandwidth_share(step_bytes: float, gpu: str, step_s: float) -> float:
+    return step_bytes / BANDWIDTH[gpu] / step_s
+
+
+def test_the_same_tables_dense_long_output_rows_fit_the_bandwidth_the_mixtral_rows_exceed():
+    dense = {}
+    for name, (params, layers, kv_heads, head, gpu, tp, batch, published, eb) in DENSE.items():
+        step = batch / (published * tp)
+        kv = batch * (2048 + 2047 / 2) * layers * 2 * kv_heads * head * eb / tp
+        dense[name] = _bandwidth_share(params * eb / tp + kv, gpu, step)
+    assert 0.33 < min(dense.values()) and max(dense.values()) < 0.80
+    for gpu, (tp, published, eb) in MIXTRAL.items():
+        step = 32 / (published * tp)
+        fixed = 32 * (2048 + 2047 / 2) * 32 * 2 * 8 * 128 * eb / tp + MIXTRAL_ATTENTION_PARAMS * eb / tp
+        experts_16 = _bandwidth_share(fixed + 8 * MIXTRAL_EXPERT_BYTES_16 / tp, gpu, step)
+        experts_8 = _bandwidth_share(fixed + 4 * MIXTRAL_EXPERT_BYTES_16 / tp, gpu, step)
+        assert experts_16 > 1.19  # A100 1.30, H100 1.20, L40S 1.46: no engine reads all 8 16-bit experts
+        if gpu != A100:
+            assert (
+                experts_8 < 0.80
+            )  # H100 0.65, L40S 0.79: FP8 experts would fit, so [MOEGEMM] carries the proof
+    # The first tokens at 128 tokens (batch 1): the same A100 FP16 table's dense rows read their weights at 0.29-0.41
+    # of 2,039 GB/s (GPT-J 12.1 GB in 14.8 ms, LLaMA 7B 13.5 GB in 16.2, LLaMA 70B 34.5 GB a GPU in 45.6, Falcon
+    # 180B 44.9 GB a GPU in 76.5); Mixtral's 23.8 ms would need 0.96 for all 8 16-bit experts with no launch or
+    # all-reduce time at all: not a proof by itself (cls45's "6.5 of 8" leans on the engine's fitted 3.52 ms of
+    # layers), but 2.3x the share of every dense first token of the table. H100: Mixtral's 13.4 ms would need 1.04.
+    mixtral_total_16 = 8 * MIXTRAL_EXPERT_BYTES_16 + 2 * MIXTRAL_ATTENTION_PARAMS + 2 * 32000 * 4096 * 2
+    a100_first = _bandwidth_share(mixtral_total_16 / 2, A100, 23.8e-3)
+    h100_first = _bandwidth_share(mixtral_total_16 / 2, H100, 13.4e-3)
+    dense_first = [
+        _bandwidth_share(6.05e9 * 2, A100, 14.8e-3),
+        _bandwidth_share(6.74e9 * 2, A100, 16.2e-3),
+        _bandwidth_share(69e9 * 2 / 4, A100, 45.6e-3),
+        _bandwidth_share(179.5e9 * 2 / 8, A100, 76.5e-3),
+    ]
+    assert a100_first == pytest.approx(0.96, abs=0.01) and max(dense_first) < 0.42
+    assert h100_first == pytest.approx(1.04, abs=0.01)
+
+
+# --- Case 2: dense A100 FP16 rows of [TRT9] through the product (routing cannot matter). --------------------------
+# Held out (no test had them). If the A100 FP16 table ran slower engines across the board, these would miss as the
+# Mixtral rows do; they land, so the Mixtral rows' miss is Mixtral's.
+DENSE_A100 = [
+    # GPT-J 6B (gpt-j-6b shape of test_outside_audit_stop43s), 815: product 768.8 (-5.7%)
+    pytest.param("gpt-j-6b", 32, 2048, 2048, 815, id="gptj-b32-2048-2048"),
+    # Llama 2 7B, 603: product 564.4 (-6.4%)
+    pytest.param("llama-2-7b", 16, 2048, 2048, 603, id="llama7b-b16-2048-2048"),
+    # Llama 2 7B, 1,484: product 1,395.9 (-5.9%)
+    pytest.param("llama-2-7b", 32, 128, 2048, 1484, id="llama7b-b32-128-2048"),
+]
+
+
+@pytest.mark.parametrize(("model", "batch", "prompt", "output", "published"), DENSE_A100)
+def test_trt9_a100_fp16_dense_rows_land_without_any_routing_term(model, batch, prompt, output, published):
+    assert per_gpu(model, "fp16", A100, 1, batch, prompt, output) == pytest.approx(published, rel=LLM_SPEED)
+
+
+# --- Case 3: the A100 FP16 table's Mistral 7B (dense, 8 KV heads like Mixtral) long-output rows. -------------------
+MISTRAL_A100 = (
+    "UNEXPLAINED (aud45a): [TRT9] A100 FP16 Mistral 7B, {row}: published {published:,}; ours {ours:,.1f} "
+    "({err:+.1%}). A dense model, so no routing term; the product is too FAST here, where the same card's Llama 2 7B "
+    "(32 KV heads) rows pass (-5.9% / -6.4%) and the L40S FP8 Mistral rows pass (+1.1% / -0.9%, "
+    "test_outside_serve44). Published steps 31.8 ms (b120 128/2,048) and 35.5 ms (b56 2,048/2,048) against the "
+    "product's 23.2 / 29.7 ms; the KV cache at one read a KV head is 18.1 / 22.5 GB a step (8.9 / 11.0 ms at "
+    "2,039 GB/s): the rows need about 1.0 / 0.5 more KV reads. Lead, not sized: [TRT9] says XQA (the GQA decode "
+    "kernel that reads a KV head once for its query group) was 'not enabled by default' and enabled only where it "
+    "helped; a decode attention that re-reads each KV head for its 4 query heads, partly from L2, would give this. "
+    "Bearing on cls45: Mixtral has the same 8 KV heads; more KV reads on the A100 only tighten its 5.85-expert bound"
+)
+
+
+@pytest.mark.parametrize(
+    ("batch", "prompt", "output", "published"),
+    [
+        pytest.param(
+            120,
+            128,
+            2048,
+            3776,
+            id="b120-128-2048",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=MISTRAL_A100.format(
+                    row="batch 120, 128/2,048", published=3776, ours=5180.8, err=0.372
+                ),
+            ),
+        ),
+        pytest.param(
+            56,
+            2048,
+            2048,
+            1576,
+            id="b56-2048-2048",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=MISTRAL_A100.format(
+                    row="batch 56, 2,048/2,048", published=1576, ours=1888.2, err=0.198
+                ),
+            ),
+        ),
+    ],
+)
+def test_trt9_a100_fp16_mistral_7b_long_output_rows(batch, prompt, output, published):
+    assert per_gpu("mistral-7b", "fp16", A100, 1, batch, prompt, output) == pytest.approx(
+        published, rel=LLM_SPEED
+    )
+
+
+# --- Case 4: AITemplate's eager ViT-L/16 at 384 px: 576 tokens without the class token, aligned. -------------------
+# vit45's mechanism says aligned token counts run at the aligned rate, so these rows must land; held out (the
+# batch 32 and 128 rows were tested). They do, but all at +16.7% to +21.4%: the aligned eager rows carry a common
+# excess of about +19% that the mechanism does not cover, so the 196-token share of ViT-B's +30..+40% is nearer
+# +10..+17 points than the whole.
+AIT_EAGER_VIT_L = [
+    pytest.param(16, 210.54, id="vit-l-384-16"),  # product 251.4 (+19.4%)
+    pytest.param(64, 219.93, id="vit-l-384-64"),  # product 256.8 (+16.7%)
+    pytest.param(256, 212.60, id="vit-l-384-256"),  # product 258.1 (+21.4%)
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("batch", "published"), AIT_EAGER_VIT_L)
+def test_ait_eager_vit_l_384_at_an_aligned_token_count_lands(bundled_catalog, tmp_path, batch, published):
+    row = _size(tmp_path, _vit("vit-l-16", 384, batch, fused=False), "a100-sxm4-40gb")
+    assert row["throughput"]["images_per_second_per_gpu"] == pytest.approx(published, rel=IMAGE_SPEED)
+
+
+# --- Case 5: AITemplate's eager ViT-B at batch 128 (196 tokens): the mechanism predicts the same miss. -------------
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "EXPLAINED (aud45a, by vit45's mechanism, EAGER_VIT_B_REASON, accepted with note): [AIT-VIT] PyTorch 1.12 "
+        "eager ViT-B/16 batch 128 on the A100-40GB: published 2,138.35 images/s; product 2,889.3 (+35.1%), between "
+        "its batch-64 (+40.5%) and batch-256 (+30.5%) neighbours. (a) benchmark_pt.py @44026ba7 builds ViT-B with "
+        "class_token=False: 196 tokens, score rows of 392 B (not 16-B aligned); xformers PR #530 'A100 fw' eager "
+        "attention takes 1.73-1.92 us a head at 197 tokens (679.3 us / 384, 1,768.7 / 1,024, 981.8 / 512). (b) At "
+        "+1.17..+1.39 us a head x 144 heads (+0.168..+0.201 ms an image over the product's 0.346 ms) the row would "
+        "read 1,945 .. 1,828 (-9.0% .. -14.5%); it needs +0.122 ms (0.60-0.72 of the 197-token rate; nothing measured "
+        "at 196). (c) no spec field states a ViT built without its class token"
+    ),
+)
+def test_ait_eager_vit_b_batch_128_misses_like_its_neighbours(bundled_catalog, tmp_path):
+    row = _size(tmp_path, _vit("vit-b-16", 224, 128, fused=False), "a100-sxm4-40gb")
+    assert row["throughput"]["images_per_second_per_gpu"] == pytest.approx(2138.35, rel=IMAGE_SPEED)
