@@ -485,11 +485,14 @@ REASON_405B_PP_MEMORY = (
     "46.81, test_torchao_h100_row_peak_memory_within_10_percent) would go to +15% at X = 8.1, so X would have to "
     "come from what this plan adds (PP 8, TP 8 with async TP, 405B stages). Counted for it and too small: "
     "DTensor TP saves each recomputed layer's all-gathered linear inputs at full sequence (PyTorch TP, unlike "
-    "Megatron's sequence parallelism, does not re-gather in backward): 2 x 8,192 x 4 x 16,384 x 2 B = 2 GiB for "
-    "the q/k/v and MLP inputs where the product counts 0.25 GiB, one layer at a time under full recomputation "
-    "(+1.75 GiB); the pipeline's recv buffers and kept outputs, 1-2 GiB (above); async TP's symmetric-memory "
-    "workspace is allocated outside the caching allocator (cuMem), so it is not in reserved_bytes. Together about "
-    "3-4 GiB of the 8.1 needed; fp8 all-gathered weights (5.9 GiB below the product's bf16) widen it. UNEXPLAINED."
+    "Megatron's sequence parallelism, does not re-gather in backward); under Float8 torchtitan @9dec370 "
+    "parallelize_llama.py apply_tp uses torchao's PrepareFloat8ModuleInput / Float8ColwiseParallel, so the "
+    "attention and feed_forward inputs are cast to fp8 before the all-gather and saved gathered in fp8: 2 x "
+    "32,768 x 16,384 x 1 B = 1 GiB where the product counts 0.25 GiB, one layer at a time under full "
+    "recomputation (+0.75 GiB); the pipeline's recv buffers and kept outputs, 1-2 GiB (above); async TP's "
+    "symmetric-memory workspace is allocated outside the caching allocator (cuMem), so it is not in "
+    "reserved_bytes. Together about 2-3 GiB of the 8.1 needed; fp8 all-gathered weights (5.9 GiB below the "
+    "product's bf16) widen it. Not applied as an engine term (it moves no case into tolerance). UNEXPLAINED."
 )
 
 
