@@ -218,7 +218,7 @@ NANOGPT_AS_RUN["model"]["vocab_size"] = 50257  # nanoGPT @038ce894 train.py: GPT
 
 @pytest.mark.xfail(
     strict=True,
-    reason="EXPLAINED (cls45b): the published 4 days and issue #110's 562 ms an iteration ran nanoGPT before "
+    reason="EXPLAINED: (cls45b) the published 4 days and issue #110's 562 ms an iteration ran nanoGPT before "
     "karpathy/nanoGPT@77e7e04c padded the vocabulary 50,257 -> 50,304 ('about 25% faster ... the last layer is a "
     "major latency bottleneck consuming about 40% of latency'): an odd output dimension, whose lm_head GEMMs and "
     "logits rows (100,514 bytes, not 16-byte aligned) miss cuBLAS's aligned tensor-core kernels. Size: at the "
