@@ -286,7 +286,14 @@ def test_llama2_13b_sft_packed_within_15_percent(bundled_catalog):
     "parallel, GA 4) miss; 13B SFT / LoRA, 70B LoRA pass packed, and 70B SFT (16 GPUs, TP 4, PP 4, VP unstated: "
     "1,816) needs the credit: 1,462.2 (-19.5%) unpacked, 1,552.4 (-14.5%) at 256. Still UNEXPLAINED. "
     "t44: rechecked at 20,355.5 (256) / 20,156.8 (512), unchanged. Spec: the run's packing is stated "
-    "(packed_sample_tokens) as NeMo ran it; the 8.6 us a token not located is nothing a spec states. UNEXPLAINED.",
+    "(packed_sample_tokens) as NeMo ran it; the 8.6 us a token not located is nothing a spec states. UNEXPLAINED. "
+    "cls45b: the RoPE lead closed. Megatron-Core @338af514 (2024-07-23) megatron/core/models/common/embeddings/"
+    "rotary_pos_embedding.py imports fused_apply_rotary_pos_emb_thd from apex.transformer.functional and takes it "
+    "whenever apply_rope_fusion is set and the import succeeds (line 244); apex has it since NVIDIA/apex@f058162b "
+    "(#1756, 2024-01-12, 'Fused RoPE for thd format'), and the r2.0.0rc1-era image recipe (NeMo-Aligner's "
+    "Dockerfile: NEMO_TAG e033481e 'r2.0.0rc1', APEX_TAG 59b80ee8 of 2024-07-25) builds apex with --cuda_ext, "
+    "which compiles fused_rotary_positional_embedding (apex@59b80ee8 setup.py). So the per-sample .tolist() loop "
+    "did not run under the launcher's apply_rope_fusion True: ruled out, not sized. UNEXPLAINED.",
 )
 def test_llama2_7b_sft_packed_within_15_percent(bundled_catalog, packed):
     rate = tokens_per_gpu(candidate(nemo07("llama-2-7b", 1, 1, 32, "full_finetune", packed), H100))

@@ -12,6 +12,18 @@ Sources (grep of tests/ found none of them before this module):
             --nproc_per_node=8, --bf16 True, --num_train_epochs 3, --per_device_train_batch_size 1,
             --gradient_accumulation_steps 4, --fsdp "full_shard auto_wrap", --model_max_length 2048,
             --gradient_checkpointing True.
+  [FCHATRUN] lm-sys/FastChat @ded696007eed9cda5b1e7aade1e5501485ef4591 (2023-03-30, the blog's day)
+            scripts/train-vicuna.yaml, the SkyPilot job the blog's "SkyPilot managed spot" run launched: A100-80GB:8,
+            use_spot true, torch 1.13.1+cu116, transformers @cae78c46, pip install flash-attn, envs SEQ_LEN 2048,
+            GC_SCALE 4, USE_FLASH_ATTN 1 (train_flash_attn.py: flash_attn_unpadded_qkvpacked_func),
+            per_device_train_batch_size 2048 x 4 / 2048 = 4, gradient_accumulation_steps 128 x 512 / 2048 / 4 / 8 = 1,
+            num_train_epochs 3, save_steps 1200, output_dir on the gcsfuse-mounted bucket (/artifacts, mode MOUNT),
+            data /data/sharegpt/combined-code-math-sharegpt-20230322.json; chatserver/train/train.py tokenizes each
+            sample with padding="longest" and DataCollatorForSupervisedDataset pads a batch to its longest sample.
+            [FCHAT] is the later v1.1 script (2023-04-23: train.py padding="max_length", data 20230422).
+  [FCHAT108] lm-sys/FastChat @73f49a9899b569a5792203ae1ff3920ade6d7b14 (#108, 2023-03-31, "Make the checkpointing
+            more efficient"): scripts/train-vicuna.yaml moves output_dir to local disk and syncs it in the background
+            "to avoid the degradation of the training for saving checkpoints".
   [ORLHF]   OpenRLHF examples/scripts/train_sft_llama.sh (as indexed by the code search): openrlhf.cli.train_sft
             --max_len 2048 --dataset Open-Orca/OpenOrca --train_batch_size 256 --micro_train_batch_size 2
             --max_samples 500000 --pretrain meta-llama/Meta-Llama-3-8B --zero_stage 2 --max_epochs 1 --bf16
@@ -83,6 +95,8 @@ def compute_by_hand(row: dict) -> Decimal:
 # --- 1. Vicuna-13B, 8 GPUs FSDP, spot, deadline ([VICUNA], [FCHAT]) ------------------------------------------------------
 # 70K conversations x 2,048 tokens (FastChat pads to model_max_length; long conversations are cut into segments that
 # fit, so at least this many) x 3 epochs = 430,080,000 tokens.
+# cls45b: true of [FCHAT] (train.py @51463c39 padding="max_length"), not of the run the blog timed ([FCHATRUN]: each
+# batch padded to its longest segment), whose token count is not published (see the xfail below).
 VICUNA_TOKENS = 70_000 * 2048 * 3
 VICUNA_13B = {
     "name": "vicuna-13b-fastchat",
@@ -96,6 +110,9 @@ VICUNA_13B = {
     "gradient_accumulation_steps": 4,
     "training_tokens": VICUNA_TOKENS,
 }
+# cls45b: the job the blog timed ([FCHATRUN]): 4 sequences a GPU, no accumulation (2048 x GC_SCALE 4 / SEQ_LEN;
+# 128 x 512 / SEQ_LEN / 4 / 8 GPUs), flash attention patched in (the product's default kernel for this spec).
+VICUNA_13B_AS_RUN = VICUNA_13B | {"micro_batch_size": 4, "gradient_accumulation_steps": 1}
 
 
 @pytest.mark.django_db
@@ -134,7 +151,7 @@ def test_vicuna_13b_tight_deadline_at_95_percent_keeps_only_rows_that_finish(bun
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "NOT EXPLAINED (aud-rank44): [VICUNA] trained this run 'with PyTorch FSDP on 8 A100 GPUs in one day' (about "
+        "UNEXPLAINED (aud-rank44): [VICUNA] trained this run 'with PyTorch FSDP on 8 A100 GPUs in one day' (about "
         "24 h; the $300 spot bill is 8 x 24 h at 1.56 USD a GPU-hour, consistent with it); the product's 8 x A100-80GB "
         "time for the [FCHAT] script is 10.6 h (11,243 tokens/s, -56%; -34% even if the cut segments were 1.5x the 70K "
         "conversations). It runs HF Trainer FSDP (2023) at the llm-foundry width ceiling (training_stack 'other', "
@@ -147,13 +164,40 @@ def test_vicuna_13b_tight_deadline_at_95_percent_keeps_only_rows_that_finish(bun
         "52K-example length distribution (not on file); stanford_alpaca issue 170 (40 minutes) and "
         "huggingface/accelerate issue 2675 (Llama 7B full FT 11m40s on 4 A100) state no data size; "
         "foundation-model-stack/fms-fsdp's 3,700 / 1,800 tokens/s (7B / 13B) are native FSDP, not HF Trainer. "
-        "One row at most, so no stack value is fitted; still a strict xfail."
+        "One row at most, so no stack value is fitted; still a strict xfail. "
+        "cls45b: UNEXPLAINED, sharpened: the run the blog times is [FCHATRUN], not [FCHAT]. Restated as it ran "
+        "(micro-batch 4, accumulation 1, flash attention, full recomputation, bf16, FSDP full shard) the product "
+        "gives the same 11,242.7 tokens/s, 10.6 h for 430.1e6 tokens (test_vicuna_13b_as_run_sizes_like_the_later_"
+        "script). What the -56% rests on is not the run's: (1) the tokens. train.py@ded69600 pads each batch of 4 "
+        "to its longest segment, not to 2,048, and the 70K conversations were first cut into segments of at most "
+        "2,048 (split_long_conversation.py), so the run's padded tokens are the 3 epochs of an unpublished "
+        "segment-length distribution of an unpublished file (combined-code-math-sharegpt-20230322.json), neither "
+        "bounded above nor below by 70K x 2,048 x 3; one day at the product's rate is 971.4e6 tokens, 2.26x that "
+        "figure. (2) The clock. 'One day' is a managed-spot run (use_spot true; the blog: 'auto-recovery for "
+        "preemptions') that wrote every 1,200-step checkpoint straight to a gcsfuse-mounted bucket, which "
+        "[FCHAT108] moved off the next day 'to avoid the degradation of the training for saving checkpoints'; "
+        "neither the preemptions nor the save time is published. (3) Checked and not 2x: HF Trainer FSDP on torch "
+        "1.13.1 exposing its all-gathers (3 bf16 passes and a reduce-scatter, about 91 GB a GPU a step, ~0.4 s of "
+        "a 5.8 s step on NVLink) or gathering fp32 weights (~0.8 s). Spec: training_tokens would carry (1) if "
+        "published; (2) is wall-clock the spot model already adds to hours, not a rate. Not a sized term; stays."
     ),
 )
 def test_vicuna_13b_a100_hours_match_one_day(bundled_catalog):
-    row = candidate(VICUNA_13B, A100)
+    row = candidate(VICUNA_13B_AS_RUN, A100)
     hours = VICUNA_TOKENS / row["throughput"]["training_tokens_per_second"] / 3600
     assert hours == pytest.approx(24, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_vicuna_13b_as_run_sizes_like_the_later_script(bundled_catalog):
+    """cls45b: restating the case as the blog's job ran it ([FCHATRUN]: micro-batch 4, accumulation 1) does not move
+    the product (same tokens a GPU a step, same rate), so the xfail's gap is not the restatement; one day at this rate
+    needs 2.26x the 70K x 2,048 x 3 tokens the case assumes."""
+    as_run = candidate(VICUNA_13B_AS_RUN, A100)["throughput"]["training_tokens_per_second"]
+    later = candidate(VICUNA_13B, A100)["throughput"]["training_tokens_per_second"]
+    assert as_run == pytest.approx(later, rel=1e-6)
+    assert as_run == pytest.approx(11242.7, abs=0.1)
+    assert as_run * 24 * 3600 / VICUNA_TOKENS == pytest.approx(2.26, abs=0.005)
 
 
 # --- 2. Llama 3 8B SFT, 8 GPUs ZeRO-2 ([ORLHF]) --------------------------------------------------------------------------

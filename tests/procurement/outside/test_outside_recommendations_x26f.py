@@ -268,6 +268,23 @@ T44_CP = (
     "this traffic and the fit would have one table's three rows and nothing held out. UNEXPLAINED."
 )
 
+# cls45b: the SDPA backend, the lead left after t44. torchtitan @9dec370 torchtitan/utils.py get_train_context
+# enters sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]) only when a CP context is given,
+# so the CP 1 rows run the selector unrestricted. PyTorch's selector of the period
+# (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, the stored form with check_prefer_cudnn_attention defined
+# and flash's [sm80, sm90] range) has default_order flash, efficient, math, cudnn: FlashAttention-2 first with or
+# without the restriction, so CP 1 and the ring run one kernel. Its flash filters have no sequence-length limit;
+# the one shape filter that could move a call to the efficient kernel, check_flash_causal_non_square_seqlens
+# (is_causal with s_q != s_k), never fires in the load-balanced ring, whose only causal call is each rank's square
+# 2-chunk block at step 0 (every other step is non-causal). The one lead that depends on the row (CP 1 vs the ring)
+# gives the same kernel; nothing in it depends on the degree. Ruled out.
+CLS45B_CP = (
+    " cls45b: the SDPA backend ruled out as well: torchtitan @9dec370 restricts SDPA to flash and efficient only "
+    "under CP, but the period's sdp_utils.cpp default order is flash, efficient, math, cudnn, so CP 1 and the ring "
+    "both run FlashAttention-2; the flash filters have no sequence-length limit, and the non-square causal filter "
+    "never applies (the ring's one causal call is square). UNEXPLAINED."
+)
+
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
@@ -284,7 +301,7 @@ T44_CP = (
                 + CP43
                 + " Was 0.370 (+34.4%); now 0.357 (+29.5%)."
                 + " t44: now 1,609.0 / 4,301.8 = 0.374 (+35.9%): fixrev43 charges the recomputed fp8 forward whole "
-                "again, +0.59 s on every row's step, which the CP 1 row feels most." + T44_CP,
+                "again, +0.59 s on every row's step, which the CP 1 row feels most." + T44_CP + CLS45B_CP,
             ),
         ),
         pytest.param(
@@ -300,7 +317,8 @@ T44_CP = (
                 + CP43
                 + " Was 0.203 (+44.4%); now 0.194 (+37.7%)."
                 + " t44: now 887.8 / 4,301.8 = 0.206 (+46.5%), fixrev43 as for CP 4."
-                + T44_CP,
+                + T44_CP
+                + CLS45B_CP,
             ),
         ),
     ],
@@ -384,7 +402,8 @@ def test_tt_405b_32k_over_8k_same_plan_within_15_percent(bundled_catalog):
                 + CP43
                 + " Was 169.17 s / 46.74 s a step, 0.276 (+31.2%); now 186.91 s, 0.250 (+18.8%)."
                 + " t44: unchanged (21.91 / 87.63 = 0.250, +18.8%)."
-                + T44_CP,
+                + T44_CP
+                + CLS45B_CP,
             ),
         ),
     ],
@@ -459,7 +478,21 @@ REASON_405B_PP_MEMORY = (
     "and read 82.5 / 72.7 / 75.3: the 10 GiB between them is in torchtitan's reserved reading, which no setting the "
     "spec states changes. Spec: not expressible; the one allocator setting that bounds reserved over allocated "
     "(PYTORCH_CUDA_ALLOC_CONF expandable_segments) is not published for the 512-GPU launch and no field carries it. "
-    "UNEXPLAINED."
+    "UNEXPLAINED. "
+    "cls45b: sized as a window. The three runs hold the same tensors in the product (66.16 GiB), so one missing "
+    "term X common to them passes all three only for 8.09 <= X <= 13.81 GiB (1F1B needs 74.25, interleaved allows "
+    "79.97, CP 1 67.77-82.83). A constant that size is not torchtitan's: its torchao 8B H100 row (47.65, product "
+    "46.81, test_torchao_h100_row_peak_memory_within_10_percent) would go to +15% at X = 8.1, so X would have to "
+    "come from what this plan adds (PP 8, TP 8 with async TP, 405B stages). Counted for it and too small: "
+    "DTensor TP saves each recomputed layer's all-gathered linear inputs at full sequence (PyTorch TP, unlike "
+    "Megatron's sequence parallelism, does not re-gather in backward); under Float8 torchtitan @9dec370 "
+    "parallelize_llama.py apply_tp uses torchao's PrepareFloat8ModuleInput / Float8ColwiseParallel, so the "
+    "attention and feed_forward inputs are cast to fp8 before the all-gather and saved gathered in fp8: 2 x "
+    "32,768 x 16,384 x 1 B = 1 GiB where the product counts 0.25 GiB, one layer at a time under full "
+    "recomputation (+0.75 GiB); the pipeline's recv buffers and kept outputs, 1-2 GiB (above); async TP's "
+    "symmetric-memory workspace is allocated outside the caching allocator (cuMem), so it is not in "
+    "reserved_bytes. Together about 2-3 GiB of the 8.1 needed; fp8 all-gathered weights (5.9 GiB below the "
+    "product's bf16) widen it. Not applied as an engine term (it moves no case into tolerance). UNEXPLAINED."
 )
 
 
