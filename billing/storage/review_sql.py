@@ -196,6 +196,14 @@ SAVINGS_IDLE = (
     "SELECT effective_micros, gpu_hours_micros, share_left, sum(idle_micros) FROM savings_rows "
     "GROUP BY effective_micros, gpu_hours_micros, share_left ORDER BY 1, 2, 3"
 )
+# Each named commitment's facts (commitment_coverage._by_commitment, sav45), over `commitment_facts` (a row per
+# commitment row of the period with an id: its position `line`, `type`, `family` and `end_ns`, its end as
+# int64 nanoseconds, NaT the lowest): the first non-empty type and family in row order ('' where none)
+# and the latest end, by id
+COMMITMENT_FACTS = (
+    "SELECT id, coalesce(arg_min(type, line) FILTER (WHERE type <> ''), ''), coalesce(arg_min(family, line) "
+    "FILTER (WHERE family <> ''), ''), max(end_ns) FROM commitment_facts GROUP BY id ORDER BY id"
+)
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
 # (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).
