@@ -204,6 +204,14 @@ COMMITMENT_FACTS = (
     "SELECT id, coalesce(arg_min(type, line) FILTER (WHERE type <> ''), ''), coalesce(arg_min(family, line) "
     "FILTER (WHERE family <> ''), ''), max(end_ns) FROM commitment_facts GROUP BY id ORDER BY id"
 )
+# The review's rows in a currency other than its own ($currency) per currency and charge month (UTC)
+# (fx_months.missing_rates, sav45), over `fx_rows`: their bill lines ({lines}: `row_count` where the frame
+# is grouped, else 1 a row) and what they billed in their own currency, in (currency, month) order;
+# Python keeps the pairs without a rate (a lookup per pair, no sum)
+FX_MONTHS = (
+    f"SELECT currency, {LABELS['month']} AS month, sum({{lines}}), sum(billed_micros) FROM fx_rows "  # noqa: S608 (fixed SQL)
+    f"WHERE currency <> $currency GROUP BY currency, {LABELS['month']} ORDER BY 1, 2"
+)
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
 # (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).

@@ -2,8 +2,8 @@
 sav45), checked against the pandas sums they replace on random rows, and the breakdown label clash.
 
 The pandas references below are engine.non_gpu_breakdown and commitment_coverage._joined as they stood at
-69962c5a (billing/review/engine.py, commitment_coverage.py) and commitment_coverage._first_named as it
-stood at 3b0be897, copied verbatim but for their names (savings': test_savings_sql.py). The
+69962c5a (billing/review/engine.py, commitment_coverage.py) and commitment_coverage._first_named and fx_months.missing_rates as
+they stood at 3b0be897, copied verbatim but for their names (savings': test_savings_sql.py). The
 amounts are random (hypothesis) or made up, each said where used."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from billing.review.engine import (
     split_scope,
     with_attribution,
 )
+from billing.review.fx_months import groups_by_currency_month, missing_rates, rate_of
 from billing.storage import review_sql
 from billing.storage.frame_sql import FrameSql
 from tests.billing.test_review_speedup import END, RESOURCES, START, frame, row
@@ -250,3 +251,60 @@ def test_idle_gpu_hours_total_in_sql_is_the_sum_of_the_rows(rows, samples):
     per_row, total = idle_gpu_hours(gpu, util)
     assert total == int(per_row.sum())
     assert len(per_row) == len(gpu) and (per_row >= 0).all()
+
+
+def pandas_missing_rates(frame: pd.DataFrame, request) -> list[dict]:
+    """fx_months.missing_rates with its _row_count at 3b0be897 (numpy sums per currency and month),
+    copied verbatim but for their names."""
+    other = (frame["currency"] != request.currency).to_numpy(bool)
+    missing = []
+    for (currency, month), positions in groups_by_currency_month(frame, other).items():
+        if rate_of(request, currency, month) is None:
+            missing.append(
+                {
+                    "currency": currency,
+                    "month": month,
+                    "rows": pandas_row_count(frame, positions),
+                    "billed_micros": int(frame["billed_micros"].to_numpy(np.int64)[positions].sum()),
+                }
+            )
+    return missing
+
+
+def pandas_row_count(frame: pd.DataFrame, positions: np.ndarray) -> int:
+    if "row_count" in frame:
+        return int(frame["row_count"].to_numpy(np.int64)[positions].sum())
+    return len(positions)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["USD", "EUR", "GBP", "JPY"]),
+            st.integers(0, 100),  # hours after 2026-03-31 22:00 UTC: March's last hours, April, May
+            st.integers(-(10**12), 10**12),
+            st.integers(1, 1000),
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+    st.sets(st.sampled_from(["2026-03", "2026-04", "2026-05"])),
+)
+def test_missing_fx_rates_in_sql_equal_the_numpy_sums(rows, grouped, rated_months):
+    """The rows and billed cost of each currency and month without a rate (review_sql.FX_MONTHS, sav45)
+    equal fx_months' numpy sums at 3b0be897 on random rows (made up: currencies, amounts, line counts;
+    EUR has a rate in `rated_months`, GBP in April only, JPY none), with and without `row_count`."""
+    start = pd.Timestamp("2026-03-31 22:00", tz="UTC")
+    frame = pd.DataFrame(
+        {
+            "currency": pd.Categorical([r[0] for r in rows]),
+            "charge_period_start": pd.DatetimeIndex([start + pd.Timedelta(hours=24 * r[1]) for r in rows]),
+            "billed_micros": np.array([r[2] for r in rows], dtype=np.int64),
+            **({"row_count": np.array([r[3] for r in rows], dtype=np.int64)} if grouped else {}),
+        }
+    )
+    fx_months = {month: {"EUR": Decimal("1.08")} for month in rated_months}
+    fx_months.setdefault("2026-04", {})["GBP"] = Decimal("1.27")
+    request = ReviewRequest(start=dt.date(2026, 3, 1), end=dt.date(2026, 6, 1), fx_months=fx_months)
+    assert missing_rates(frame, request) == pandas_missing_rates(frame, request)
