@@ -31,6 +31,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from billing.storage import review_sql
 from billing.storage.frame_sql import FrameSql
@@ -40,6 +41,17 @@ from procurement.costing.values import round_money
 MICRO = 1_000_000
 HOURS_PER_DAY = 24
 DAY_NS = review_sql.DAY_NS
+# the columns SAVINGS_BY_KEY reads
+KEY_SUMS = (
+    "line",
+    "provider",
+    "instance_type",
+    "region",
+    "instance_hours_micros",
+    "effective_micros",
+    "gpu_hours_micros",
+    "gpus_per_instance",
+)
 
 
 @dataclass(frozen=True)
@@ -129,39 +141,59 @@ class _Rows:
             claimed=np.zeros(len(gpu)),
         )
 
-    def summed(self, mask: np.ndarray, statement: str, params: dict | None = None, **extra) -> list[tuple]:
-        """`statement` (review_sql.SAVINGS_*) over the masked rows as `savings_rows`: their keys, resource,
-        amounts, charge period, share left and the `extra` columns (arrays over all rows)."""
+    def summed(self, statement: str, params: dict | None = None) -> list[tuple]:
+        """`statement` (review_sql.SAVINGS_*) over the rows last registered as `savings_rows`."""
+        assert self.sql is not None  # noqa: S101 (register comes first)
+        return self.sql.rows(statement, params)
+
+    def register(self, mask: np.ndarray, names: tuple[str, ...], **extra: np.ndarray) -> _Rows:
+        """The masked rows' columns `names` as `savings_rows` (an Arrow table: text categories stay
+        dictionaries, read as VARCHAR); `line` is a row's position, `share_left` its share unclaimed,
+        `extra` more columns (arrays over all rows)."""
         positions = np.flatnonzero(mask)
-        columns = {
-            "line": positions.astype(np.int64),
-            **{
-                name: self.frame[name].iloc[positions].to_numpy()
-                for name in ("provider", "instance_type", "region", "resource_id", "gpus_per_instance")
-            },
-            "instance_hours_micros": self.instance_hours[positions],
-            "effective_micros": self.effective[positions],
-            "gpu_hours_micros": self.gpu_hours[positions],
-            "start_ns": self.start_ns[positions],
-            "end_ns": self.end_ns[positions],
-            "share_left": 1 - self.claimed[positions],
-            **{name: values[positions] for name, values in extra.items()},
+        arrays = {
+            "line": lambda: positions.astype(np.int64),
+            "share_left": lambda: 1 - self.claimed[positions],
+            "instance_hours_micros": lambda: self.instance_hours[positions],
+            "effective_micros": lambda: self.effective[positions],
+            "gpu_hours_micros": lambda: self.gpu_hours[positions],
+            "start_ns": lambda: self.start_ns[positions],
+            "end_ns": lambda: self.end_ns[positions],
         }
-        frame = pd.DataFrame(columns)
+        columns = {}
+        for name in names:
+            if name in extra:
+                columns[name] = pa.array(extra[name][positions])
+            elif name in arrays:
+                columns[name] = pa.array(arrays[name]())
+            else:  # a column of the frame: provider, instance type, region, resource, GPUs per instance
+                columns[name] = pa.array(self.frame[name].array[positions], from_pandas=True)
         if self.sql is None:
             self.sql = FrameSql()
-        return self.sql.register("savings_rows", frame).rows(statement, params)
+        self.sql.connection.register("savings_rows", pa.table(columns))
+        return self
 
     def key_positions(self, mask: np.ndarray) -> dict[tuple, np.ndarray]:
-        """The masked rows' positions per (provider, instance type, region) (a row's key, no sum)."""
+        """The masked rows' positions per (provider, instance type, region) (a row's key, no sum): the
+        columns' codes combined into one integer per row."""
         positions = np.flatnonzero(mask)
-        keys = pd.MultiIndex.from_arrays(
-            [self.frame[name].iloc[positions].to_numpy() for name in ("provider", "instance_type", "region")]
-        )
-        codes, uniques = keys.factorize()
-        order = np.argsort(codes, kind="stable")
-        bounds = np.cumsum(np.bincount(codes, minlength=len(uniques)))[:-1]
-        return dict(zip(uniques, np.split(positions[order], bounds), strict=True))
+        combined = np.zeros(len(positions), dtype=np.int64)
+        names = []
+        for column in ("provider", "instance_type", "region"):
+            codes, uniques = pd.factorize(self.frame[column].array[positions])
+            combined = combined * (len(uniques) + 1) + codes + 1  # a missing value (-1) is code 0
+            names.append([None, *(str(u) for u in uniques)])
+        keys, inverse = np.unique(combined, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+        found = {}
+        for value, rows in zip(keys.tolist(), np.split(positions[order], bounds), strict=True):
+            key = []
+            for labels in reversed(names):
+                value, code = divmod(value, len(labels))
+                key.append(labels[code])
+            found[tuple(reversed(key))] = rows
+        return found
 
 
 def savings_opportunities(
@@ -189,7 +221,9 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     amount, gpu_hours, priced, used = Decimal(0), Decimal(0), [], []
     factor = 1 + prices.spot_overhead
     # per (provider, instance type, region): one spot price, so the sums re-price the group exactly
-    for *key, instance_hours, effective, hours, _ in rows.summed(mask, review_sql.SAVINGS_BY_KEY):
+    for *key, instance_hours, effective, hours, _ in rows.register(mask, KEY_SUMS).summed(
+        review_sql.SAVINGS_BY_KEY
+    ):
         key = tuple(key)
         spot = prices.spot.get(key)
         if spot is None:
@@ -223,13 +257,13 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     }
 
 
-def _daily_instances(rows: _Rows, mask: np.ndarray, start, end) -> dict[tuple, list[int]]:
-    """Per (provider, instance type, region) of the masked rows, the instances running each day of
+def _daily_instances(rows: _Rows, start, end) -> dict[tuple, list[int]]:
+    """Per (provider, instance type, region) of the rows registered, the instances running each day of
     [start, end) (review_sql.SAVINGS_DAILY_INSTANCES; 0 on a day without rows)."""
     first_day = pd.Timestamp(start, tz="UTC").as_unit("ns").value // DAY_NS
     last_day = pd.Timestamp(end, tz="UTC").as_unit("ns").value // DAY_NS
     found = rows.summed(
-        mask, review_sql.SAVINGS_DAILY_INSTANCES, {"first_day": int(first_day), "last_day": int(last_day)}
+        review_sql.SAVINGS_DAILY_INSTANCES, {"first_day": int(first_day), "last_day": int(last_day)}
     )
     days: dict[tuple, list[int]] = {}
     for provider, itype, region, day, instances in found:
@@ -249,7 +283,9 @@ def _observed_committed_rates(rows: _Rows) -> dict[tuple[str, str], Decimal]:
         return {}
     return {
         (provider, itype): Decimal(int(e)) / Decimal(int(h))
-        for provider, itype, e, h in rows.summed(mask, review_sql.SAVINGS_COMMITTED_RATES)
+        for provider, itype, e, h in rows.register(
+            mask, ("provider", "instance_type", "effective_micros", "instance_hours_micros")
+        ).summed(review_sql.SAVINGS_COMMITTED_RATES)
     }
 
 
@@ -260,8 +296,10 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
     observed = _observed_committed_rates(rows)
     # only spot runs before, claiming a row whole or not at all: every row read here is unclaimed (its
     # share left is 1), so the on-demand hours and cost are the rows' exact integer sums
-    sums = rows.summed(mask, review_sql.SAVINGS_BY_KEY)
-    daily = _daily_instances(rows, mask, request.start, request.end)
+    if (rows.claimed[mask] > 0).any():
+        raise RuntimeError("the commitment saving sums whole rows: a row partly claimed before it")
+    sums = rows.register(mask, (*KEY_SUMS, "start_ns", "end_ns")).summed(review_sql.SAVINGS_BY_KEY)
+    daily = _daily_instances(rows, request.start, request.end)  # over the same rows
     positions_of = rows.key_positions(mask)
     amount, gpu_hours, groups, sources, used, chosen = Decimal(0), Decimal(0), 0, set(), [], []
     for provider, itype, region, instance_hours, effective, _, gpus_per_instance in sums:
@@ -361,7 +399,9 @@ def _cheaper_gpu(rows: _Rows, *, prices, currency, **_):
     if not mask.any():
         return None
     amount, gpu_hours, names = Decimal(0), Decimal(0), set()
-    for name, left, effective, hours in rows.summed(mask, review_sql.SAVINGS_BY_RESOURCE):
+    for name, left, effective, hours in rows.register(
+        mask, ("resource_id", "share_left", "effective_micros", "gpu_hours_micros")
+    ).summed(review_sql.SAVINGS_BY_RESOURCE):
         share = Decimal(str(left))
         amount += Decimal(int(effective)) / MICRO * share * (1 - options[name].cost_ratio)
         gpu_hours += Decimal(int(hours)) * share
@@ -390,8 +430,9 @@ def _idle(rows: _Rows, *, idle_micros, currency, **_):
         return None
     # rows with the same cost, GPU-hours and share left have the same value per idle GPU-hour
     amount, gpu_hours = Decimal(0), Decimal(0)
-    for effective, hours, left, idle_sum in rows.summed(
-        mask, review_sql.SAVINGS_IDLE, idle_micros=idle_micros
+    columns = ("effective_micros", "gpu_hours_micros", "share_left", "idle_micros")
+    for effective, hours, left, idle_sum in rows.register(mask, columns, idle_micros=idle_micros).summed(
+        review_sql.SAVINGS_IDLE
     ):
         idle = Decimal(int(idle_sum)) * Decimal(str(left))
         amount += idle * (Decimal(int(effective)) / Decimal(int(hours))) / MICRO

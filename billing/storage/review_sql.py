@@ -177,13 +177,13 @@ SAVINGS_COMMITTED_RATES = (
 # truncates). A day without rows is not listed (0 instances).
 DAY_NS = 86_400 * 10**9
 SAVINGS_DAILY_INSTANCES = (
-    "SELECT provider, instance_type, region, days.day, CAST((sum(CAST(instance_hours_micros AS HUGEINT) "  # noqa: S608 (fixed SQL)
+    "SELECT provider, instance_type, region, day, CAST((sum(CAST(instance_hours_micros AS HUGEINT) "  # noqa: S608 (fixed SQL)
     "* 1000000000000 // covered) + 1000000000) // (CAST(24 AS HUGEINT) * 1000000000000000000) AS BIGINT) "
-    f"FROM (SELECT *, start_ns // {DAY_NS} AS first_day, CASE WHEN end_ns <= (start_ns // {DAY_NS} + 1) * "
-    f"{DAY_NS} THEN 1 ELSE (end_ns + {DAY_NS - 1}) // {DAY_NS} - start_ns // {DAY_NS} END AS covered "
-    "FROM savings_rows WHERE " + SAVINGS_KEYED + ") AS spread JOIN range($first_day, $last_day) AS days(day) "
-    "ON days.day >= spread.first_day AND days.day < spread.first_day + spread.covered "
-    "GROUP BY provider, instance_type, region, days.day ORDER BY 1, 2, 3, 4"
+    "FROM (SELECT provider, instance_type, region, instance_hours_micros, covered, unnest(range(first_day, "
+    f"first_day + covered)) AS day FROM (SELECT *, start_ns // {DAY_NS} AS first_day, CASE WHEN end_ns <= "
+    f"(start_ns // {DAY_NS} + 1) * {DAY_NS} THEN 1 ELSE (end_ns + {DAY_NS - 1}) // {DAY_NS} - start_ns // "
+    f"{DAY_NS} END AS covered FROM savings_rows WHERE " + SAVINGS_KEYED + ") AS spread) AS days "
+    "WHERE day >= $first_day AND day < $last_day GROUP BY provider, instance_type, region, day ORDER BY 1, 2, 3, 4"
 )
 # the cheaper-GPU saving's effective cost and GPU-hours per resource and share left
 SAVINGS_BY_RESOURCE = (
