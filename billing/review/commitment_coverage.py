@@ -184,19 +184,10 @@ def _by_commitment(
     has_gpu = with_id["gpu"].astype(object).to_numpy() != ""
     typed = with_id["instance_type"].astype(object).to_numpy() != ""
     gpu_typed, non_gpu_typed = set(ids[unused & has_gpu]), set(ids[unused & ~has_gpu & typed])
-    ends = (
-        pd.Series(pd.DatetimeIndex(with_id["commitment_end"]).as_unit("ns").asi8).groupby(ids).max()
-    )  # NaT lowest
-    facts = pd.DataFrame(
-        {
-            "kind": _first_named(ids, with_id["commitment_type"]),
-            "family": _first_named(ids, with_id["commitment_family"]),
-            "end": ends,
-        }
-    ).fillna("")
+    facts = _facts(ids, with_id)
     listed = []
     for commitment, s in per_id:
-        fact = facts.loc[commitment]
+        fact = facts[commitment]
         if commitment in scoped or commitment in gpu_typed:
             attribution = "gpu capacity"
         elif commitment in non_gpu_typed:
@@ -222,11 +213,21 @@ def _by_commitment(
     return listed
 
 
-def _first_named(ids: np.ndarray, values: pd.Series) -> pd.Series:
-    """Per commitment id, the first non-empty value of a text column among its rows."""
-    text = values.astype(object).to_numpy()
-    named = text != ""
-    return pd.Series(text[named]).groupby(ids[named]).first()
+def _facts(ids: np.ndarray, rows: pd.DataFrame) -> dict[str, dict]:
+    """Per commitment id, its first non-empty type and family among its rows and its latest end (int64
+    nanoseconds, NaT lowest), review_sql.COMMITMENT_FACTS in DuckDB."""
+    facts = pd.DataFrame(
+        {
+            "id": ids.astype(object),
+            "line": np.arange(len(ids), dtype=np.int64),
+            "type": rows["commitment_type"].astype(object).to_numpy(),
+            "family": rows["commitment_family"].astype(object).to_numpy(),
+            "end_ns": pd.DatetimeIndex(rows["commitment_end"]).as_unit("ns").asi8,
+        }
+    )
+    with FrameSql() as sql:
+        found = sql.register("commitment_facts", facts).rows(review_sql.COMMITMENT_FACTS)
+    return {str(name): {"kind": kind, "family": family, "end": end} for name, kind, family, end in found}
 
 
 def _expiring(listed: list[dict], as_of: dt.date) -> dict:

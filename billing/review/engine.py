@@ -444,8 +444,8 @@ def spend_review(
     review |= breakdowns
     review["unused_commitment_cost"] = money(unused[1], currency)
     has_utilization = utilization is not None and not utilization.empty
-    idle = idle_gpu_hours_per_row(gpu, utilization) if has_utilization else None
-    review["idle_gpu_hours"] = hours(int(idle.sum())) if idle is not None else None
+    idle, idle_total = idle_gpu_hours(gpu, utilization) if has_utilization else (None, None)
+    review["idle_gpu_hours"] = hours(idle_total) if idle_total is not None else None
     review["non_gpu_cost"] = money(_effective(other), currency)
     review["unattributed_commitment_cost"] = money(_effective(unattributed_rows), currency)
     review["undetermined_cost"] = money(_effective(undetermined_spend), currency)
@@ -516,12 +516,14 @@ def _commitments(records, in_period: np.ndarray, gpu_usage: np.ndarray, cube: pd
     )
 
 
-def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.Series:
+def idle_gpu_hours(gpu: pd.DataFrame, utilization: pd.DataFrame) -> tuple[pd.Series, int]:
     """Micro GPU-hours under IDLE_UTILIZATION_PCT per spend row: the hourly GPU samples of its resource
-    in its charge period [start, end), capped at the row's GPU-hours (a row cannot idle more than it ran).
-    allocation_sql.ROW_IDLE_HOURS in DuckDB: the showback's own join of lines to samples (IDLE_JOIN),
-    one way to join, counting the idle samples beside the mean."""
+    in its charge period [start, end), capped at the row's GPU-hours (a row cannot idle more than it ran);
+    and their sum. allocation_sql.ROW_IDLE_HOURS in DuckDB: the showback's own join of lines to samples
+    (IDLE_JOIN), one way to join, counting the idle samples beside the mean; kept as a temp table, whose
+    rows are listed (IDLE_HOURS_ROWS) and summed (IDLE_HOURS_TOTAL) in SQL."""
     result = np.zeros(len(gpu), dtype=np.int64)
+    total = 0
     if not gpu.empty and not utilization.empty:
         lines = pd.DataFrame(
             {
@@ -539,11 +541,16 @@ def idle_gpu_hours_per_row(gpu: pd.DataFrame, utilization: pd.DataFrame) -> pd.S
             # a sample without a resource matches no line (as the lookup by resource it replaced)
             sampled = utilization[utilization["resource_id"].notna()]
             sql.register("spend_lines", lines).connection.register("samples", samples_table(sampled))
-            found = sql.rows(allocation_sql.ROW_IDLE_HOURS.format(rows="spend_lines", samples="samples"))
+            sql.rows(allocation_sql.ROW_IDLE_HOURS_KEPT.format(rows="spend_lines", samples="samples"))
+            try:
+                found = sql.rows(allocation_sql.IDLE_HOURS_ROWS)
+                total = int(sql.rows(allocation_sql.IDLE_HOURS_TOTAL)[0][0])
+            finally:
+                sql.rows(allocation_sql.ROW_IDLE_HOURS_DROP)
         if found:
             positions, idle = zip(*found, strict=True)
             result[list(positions)] = idle
-    return pd.Series(result, index=gpu.index, dtype=np.int64)
+    return pd.Series(result, index=gpu.index, dtype=np.int64), total
 
 
 def non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:

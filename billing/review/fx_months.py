@@ -16,6 +16,9 @@ from decimal import Decimal
 import numpy as np
 import pandas as pd
 
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
+
 RATE_RULE = (
     "money in another currency is converted at the rate of its charge month: the newest stored rate dated "
     "on or before the month's last day, through USD"
@@ -93,28 +96,25 @@ def groups_by_currency_month(frame: pd.DataFrame, mask: np.ndarray) -> dict[tupl
 
 def missing_rates(frame: pd.DataFrame, request) -> list[dict]:
     """The (currency, month) pairs of `frame` that have no rate into the review currency: how many rows
-    and how much they billed, in their own currency (micro-units); these rows are left out of the review."""
+    and how much they billed, in their own currency (micro-units); these rows are left out of the review.
+    Summed per pair by review_sql.FX_MONTHS in DuckDB; a pre-aggregated frame (storage/duckdb_review.py,
+    `grouped`) says how many bill lines each of its rows stands for in `row_count`."""
     other = (frame["currency"] != request.currency).to_numpy(bool)
-    missing = []
-    for (currency, month), positions in groups_by_currency_month(frame, other).items():
-        if rate_of(request, currency, month) is None:
-            missing.append(
-                {
-                    "currency": currency,
-                    "month": month,
-                    "rows": _row_count(frame, positions),
-                    "billed_micros": int(frame["billed_micros"].to_numpy(np.int64)[positions].sum()),
-                }
-            )
-    return missing
-
-
-def _row_count(frame: pd.DataFrame, positions: np.ndarray) -> int:
-    """The bill lines at `positions`: a pre-aggregated frame (storage/duckdb_review.py, `grouped`) says
-    how many each of its rows stands for in `row_count`."""
-    if "row_count" in frame:
-        return int(frame["row_count"].to_numpy(np.int64)[positions].sum())
-    return len(positions)
+    if not other.any():
+        return []
+    lines = "row_count" if "row_count" in frame else "1"
+    rows = frame.loc[
+        other, ["currency", "charge_period_start", "billed_micros", *([lines] if lines != "1" else [])]
+    ]
+    with FrameSql() as sql:
+        found = sql.register("fx_rows", rows).rows(
+            review_sql.FX_MONTHS.format(lines=lines), {"currency": request.currency}
+        )
+    return [
+        {"currency": str(currency), "month": str(month), "rows": int(count), "billed_micros": int(billed)}
+        for currency, month, count, billed in found
+        if rate_of(request, str(currency), str(month)) is None
+    ]
 
 
 def missing_rate_warning(entry: dict, review_currency: str, bills: list[str]) -> str:

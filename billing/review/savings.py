@@ -15,11 +15,13 @@ Each kind works on the share of each spend row that the earlier kinds left uncla
 Amounts are in the review currency; `hours_affected` counts GPU-hours. Each saving lists under `prices`
 the catalog prices it used, with their observation date and quality (observed, snapshot, quoted).
 
-Speed (benchmarks/review_bench.py): a million rows go through as numpy arrays by position. The exact
-Decimal arithmetic runs once per group of rows that share every input of the formula (a price key, a
-resource, a row cost and GPU-hours, the share left unclaimed), never once per row; the sums inside a
-group are exact integer micro-units, so the result is the row-by-row one (tests/billing/reference/ keeps
-that implementation and test_review_speedup.py compares them).
+Speed (benchmarks/review_bench.py): a million rows go through as numpy arrays by position. What is
+summed over rows runs as review_sql's SAVINGS_* statements in DuckDB (frame_sql.py, sav45): exact integer
+sums per price key, per resource, per day, per value of an idle GPU-hour. The exact Decimal arithmetic
+then runs once per group of rows that share every input of the formula (a price key, a resource, a row
+cost and GPU-hours, the share left unclaimed), never once per row, so the result is the row-by-row one
+(tests/billing/reference/ keeps that implementation and test_review_speedup.py compares them; the pandas
+version these statements replaced is savings_pandas.py there, test_savings_sql.py compares them).
 """
 
 from __future__ import annotations
@@ -29,13 +31,27 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
 from procurement.costing.commitments import cheapest_commitment_mix
 from procurement.costing.values import round_money
 
 MICRO = 1_000_000
 HOURS_PER_DAY = 24
-DAY_NS = 86_400 * 10**9
+DAY_NS = review_sql.DAY_NS
+# the columns SAVINGS_BY_KEY reads
+KEY_SUMS = (
+    "line",
+    "provider",
+    "instance_type",
+    "region",
+    "instance_hours_micros",
+    "effective_micros",
+    "gpu_hours_micros",
+    "gpus_per_instance",
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,7 @@ class _Rows:
     effective: np.ndarray
     gpu_hours: np.ndarray
     claimed: np.ndarray  # share of each row already claimed by an earlier saving (0..1)
+    sql: FrameSql | None = None  # where review_sql's SAVINGS_* statements sum the rows a step reads
 
     @classmethod
     def of(cls, gpu: pd.DataFrame) -> _Rows:
@@ -124,12 +141,59 @@ class _Rows:
             claimed=np.zeros(len(gpu)),
         )
 
-    def key_groups(self, mask: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
-        """(provider, instance type, region) of the masked rows: the distinct keys in sorted order and each
-        masked row's group number in them."""
-        keys = self.frame.loc[mask, ["provider", "instance_type", "region"]]
-        grouped = keys.groupby(["provider", "instance_type", "region"], observed=True, sort=True)
-        return grouped.size().index.to_frame(index=False), grouped.ngroup().to_numpy()
+    def summed(self, statement: str, params: dict | None = None) -> list[tuple]:
+        """`statement` (review_sql.SAVINGS_*) over the rows last registered as `savings_rows`."""
+        assert self.sql is not None  # noqa: S101 (register comes first)
+        return self.sql.rows(statement, params)
+
+    def register(self, mask: np.ndarray, names: tuple[str, ...], **extra: np.ndarray) -> _Rows:
+        """The masked rows' columns `names` as `savings_rows` (an Arrow table: text categories stay
+        dictionaries, read as VARCHAR); `line` is a row's position, `share_left` its share unclaimed,
+        `extra` more columns (arrays over all rows)."""
+        positions = np.flatnonzero(mask)
+        arrays = {
+            "line": lambda: positions.astype(np.int64),
+            "share_left": lambda: 1 - self.claimed[positions],
+            "instance_hours_micros": lambda: self.instance_hours[positions],
+            "effective_micros": lambda: self.effective[positions],
+            "gpu_hours_micros": lambda: self.gpu_hours[positions],
+            "start_ns": lambda: self.start_ns[positions],
+            "end_ns": lambda: self.end_ns[positions],
+        }
+        columns = {}
+        for name in names:
+            if name in extra:
+                columns[name] = pa.array(extra[name][positions])
+            elif name in arrays:
+                columns[name] = pa.array(arrays[name]())
+            else:  # a column of the frame: provider, instance type, region, resource, GPUs per instance
+                columns[name] = pa.array(self.frame[name].array[positions], from_pandas=True)
+        if self.sql is None:
+            self.sql = FrameSql()
+        self.sql.connection.register("savings_rows", pa.table(columns))
+        return self
+
+    def key_positions(self, mask: np.ndarray) -> dict[tuple, np.ndarray]:
+        """The masked rows' positions per (provider, instance type, region) (a row's key, no sum): the
+        columns' codes combined into one integer per row."""
+        positions = np.flatnonzero(mask)
+        combined = np.zeros(len(positions), dtype=np.int64)
+        names = []
+        for column in ("provider", "instance_type", "region"):
+            codes, uniques = pd.factorize(self.frame[column].array[positions])
+            combined = combined * (len(uniques) + 1) + codes + 1  # a missing value (-1) is code 0
+            names.append([None, *(str(u) for u in uniques)])
+        keys, inverse = np.unique(combined, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))[:-1]
+        found = {}
+        for value, rows in zip(keys.tolist(), np.split(positions[order], bounds), strict=True):
+            key = []
+            for labels in reversed(names):
+                value, code = divmod(value, len(labels))
+                key.append(labels[code])
+            found[tuple(reversed(key))] = rows
+        return found
 
 
 def savings_opportunities(
@@ -138,10 +202,14 @@ def savings_opportunities(
     rows = _Rows.of(gpu)
     idle = None if idle_micros is None else np.asarray(idle_micros, dtype=np.int64)
     results = []
-    for step in (_spot, _commitment, _cheaper_gpu, _idle):
-        found = step(rows, request=request, prices=prices, idle_micros=idle, currency=currency)
-        if found:
-            results.append(found)
+    try:
+        for step in (_spot, _commitment, _cheaper_gpu, _idle):
+            found = step(rows, request=request, prices=prices, idle_micros=idle, currency=currency)
+            if found:
+                results.append(found)
+    finally:
+        if rows.sql is not None:
+            rows.sql.close()
     return results
 
 
@@ -150,31 +218,28 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     mask = rows.on_demand & interruptible & (rows.instance_hours > 0)
     if not mask.any():
         return None
-    keys, group_of = rows.key_groups(mask)
-    count = len(keys)
-    sums = {  # exact integer sums per key (bincount's float64 would round past 2**53 micro-units)
-        name: _group_sums(values[mask], group_of, count)
-        for name, values in (("ih", rows.instance_hours), ("eff", rows.effective), ("gh", rows.gpu_hours))
-    }
-    amount, gpu_hours, priced, used = Decimal(0), Decimal(0), np.zeros(count, bool), []
+    amount, gpu_hours, priced, used = Decimal(0), Decimal(0), [], []
     factor = 1 + prices.spot_overhead
     # per (provider, instance type, region): one spot price, so the sums re-price the group exactly
-    for number, key in enumerate(keys.itertuples(index=False, name=None)):
+    for *key, instance_hours, effective, hours, _ in rows.register(mask, KEY_SUMS).summed(
+        review_sql.SAVINGS_BY_KEY
+    ):
+        key = tuple(key)
         spot = prices.spot.get(key)
         if spot is None:
             continue
-        spot_cost = Decimal(sums["ih"][number]) / MICRO * spot * factor
-        actual = Decimal(sums["eff"][number]) / MICRO
+        spot_cost = Decimal(int(instance_hours)) / MICRO * spot * factor
+        actual = Decimal(int(effective)) / MICRO
         if spot_cost >= actual:
             continue
         amount += actual - spot_cost
-        gpu_hours += Decimal(sums["gh"][number])
-        priced[number] = True
+        gpu_hours += Decimal(int(hours))
+        priced.append(key)
         used += prices.spot_sources.get(key, ())
-    if not priced.any():
+    if not priced:
         return None
-    positions = np.flatnonzero(mask)[priced[group_of]]
-    rows.claimed[positions] = 1.0
+    positions = rows.key_positions(mask)
+    rows.claimed[np.concatenate([positions[key] for key in priced])] = 1.0
     return {
         "kind": "spot",
         "amount": _amount(amount, currency),
@@ -192,38 +257,19 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     }
 
 
-def _group_sums(values: np.ndarray, group_of: np.ndarray, count: int) -> list[int]:
-    """Exact sum of int64 values per group number (0..count-1), as Python ints."""
-    order = np.argsort(group_of, kind="stable")
-    bounds = np.searchsorted(group_of[order], np.arange(count + 1))
-    cumulative = np.concatenate([[0], np.cumsum(values[order], dtype=np.int64)])
-    return [int(cumulative[bounds[i + 1]] - cumulative[bounds[i]]) for i in range(count)]
-
-
-def _daily_instances(
-    start_ns: np.ndarray, end_ns: np.ndarray, instance_hours: np.ndarray, start, end
-) -> np.ndarray:
-    """Instance-hours per day of [start, end); a row longer than a day is spread evenly over its days."""
+def _daily_instances(rows: _Rows, start, end) -> dict[tuple, list[int]]:
+    """Per (provider, instance type, region) of the rows registered, the instances running each day of
+    [start, end) (review_sql.SAVINGS_DAILY_INSTANCES; 0 on a day without rows)."""
     first_day = pd.Timestamp(start, tz="UTC").as_unit("ns").value // DAY_NS
-    days = (pd.Timestamp(end, tz="UTC").as_unit("ns").value // DAY_NS) - first_day
-    day = start_ns // DAY_NS  # the UTC day each row starts on (floor to the day)
-    one_day = end_ns <= (day + 1) * DAY_NS
-    hours = instance_hours / MICRO
-    # pandas' groupby sum (compensated), as the row-by-row version summed, so the floats are the same
-    per_day = pd.Series(hours[one_day]).groupby(day[one_day]).sum()
-    totals = per_day.reindex(np.arange(first_day, first_day + days), fill_value=0.0).to_numpy()
-    if one_day.all():
-        return totals
-    # longer rows: hours / days covered onto each covered day, added in row order then day order (the
-    # order the row-by-row version added them, so the float sums are the same)
-    first = day[~one_day]
-    covered = -(-end_ns[~one_day] // DAY_NS) - first  # days from the start's day to the end's day, ceiled
-    share = hours[~one_day] / covered
-    offsets = np.arange(covered.sum()) - np.repeat(np.cumsum(covered) - covered, covered)
-    slot = np.repeat(first, covered) + offsets - first_day
-    inside = (slot >= 0) & (slot < days)
-    np.add.at(totals, slot[inside], np.repeat(share, covered)[inside])
-    return totals
+    last_day = pd.Timestamp(end, tz="UTC").as_unit("ns").value // DAY_NS
+    found = rows.summed(
+        review_sql.SAVINGS_DAILY_INSTANCES, {"first_day": int(first_day), "last_day": int(last_day)}
+    )
+    days: dict[tuple, list[int]] = {}
+    for provider, itype, region, day, instances in found:
+        per_day = days.setdefault((provider, itype, region), [0] * int(last_day - first_day))
+        per_day[int(day - first_day)] = int(instances)
+    return days
 
 
 def _ns(values: pd.Series) -> np.ndarray:
@@ -233,13 +279,13 @@ def _ns(values: pd.Series) -> np.ndarray:
 
 def _observed_committed_rates(rows: _Rows) -> dict[tuple[str, str], Decimal]:
     mask = rows.committed & (rows.instance_hours > 0)
-    used = rows.frame.loc[mask, ["provider", "instance_type", "effective_micros", "instance_hours_micros"]]
-    sums = used.groupby(["provider", "instance_type"], observed=True)[
-        ["effective_micros", "instance_hours_micros"]
-    ].sum()
+    if not mask.any():
+        return {}
     return {
-        key: Decimal(int(e)) / Decimal(int(h))
-        for key, e, h in zip(sums.index, sums["effective_micros"], sums["instance_hours_micros"], strict=True)
+        (provider, itype): Decimal(int(e)) / Decimal(int(h))
+        for provider, itype, e, h in rows.register(
+            mask, ("provider", "instance_type", "effective_micros", "instance_hours_micros")
+        ).summed(review_sql.SAVINGS_COMMITTED_RATES)
     }
 
 
@@ -248,14 +294,15 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
     if not mask.any():
         return None
     observed = _observed_committed_rates(rows)
-    keys, group_of = rows.key_groups(mask)
-    positions_of = np.split(
-        np.flatnonzero(mask)[np.argsort(group_of, kind="stable")], np.cumsum(np.bincount(group_of))[:-1]
-    )
+    # only spot runs before, claiming a row whole or not at all: every row read here is unclaimed (its
+    # share left is 1), so the on-demand hours and cost are the rows' exact integer sums
+    if (rows.claimed[mask] > 0).any():
+        raise RuntimeError("the commitment saving sums whole rows: a row partly claimed before it")
+    sums = rows.register(mask, (*KEY_SUMS, "start_ns", "end_ns")).summed(review_sql.SAVINGS_BY_KEY)
+    daily = _daily_instances(rows, request.start, request.end)  # over the same rows
+    positions_of = rows.key_positions(mask)
     amount, gpu_hours, groups, sources, used, chosen = Decimal(0), Decimal(0), 0, set(), [], []
-    for (provider, itype, region), positions in zip(
-        keys.itertuples(index=False, name=None), positions_of, strict=True
-    ):
+    for provider, itype, region, instance_hours, effective, _, gpus_per_instance in sums:
         committed = prices.committed.get((provider, itype, region))
         source = STORED_COMMITMENT
         if committed is None:
@@ -263,17 +310,9 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         if committed is None:
             continue
         choice = _commitment_choice((provider, itype, region), committed, source, prices)
-        left = 1 - rows.claimed[positions]
-        od_hours = Decimal(int((rows.instance_hours[positions] * left).sum())) / MICRO
-        od_rate = Decimal(int((rows.effective[positions] * left).sum())) / MICRO / od_hours
-        daily = _daily_instances(
-            rows.start_ns[positions],
-            rows.end_ns[positions],
-            rows.instance_hours[positions],
-            request.start,
-            request.end,
-        )
-        demand = [int(v + 1e-9) // HOURS_PER_DAY for v in daily]
+        od_hours = Decimal(int(instance_hours)) / MICRO
+        od_rate = Decimal(int(effective)) / MICRO / od_hours
+        demand = daily.get((provider, itype, region), [])  # none listed: no day of the period had rows
         if not demand or min(demand) == 0 or committed >= od_rate:
             continue
         mix = cheapest_commitment_mix(
@@ -286,9 +325,9 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         if saved <= 0:
             continue
         covered_instance_hours = Decimal(mix.floor_gpus * HOURS_PER_DAY * len(demand))
-        gpus_per_instance = Decimal(str(rows.frame["gpus_per_instance"].iat[positions[0]]))
+        positions = positions_of[(provider, itype, region)]
         amount += saved
-        gpu_hours += covered_instance_hours * gpus_per_instance * MICRO
+        gpu_hours += covered_instance_hours * Decimal(str(gpus_per_instance)) * MICRO
         share = float(covered_instance_hours / od_hours)
         rows.claimed[positions] = rows.claimed[positions] + (1 - rows.claimed[positions]) * share
         groups += 1
@@ -346,13 +385,6 @@ def _commitment_choice(key: tuple[str, str, str], rate: Decimal, source: str, pr
     }
 
 
-def _exact_groups(columns: dict[str, np.ndarray], sums: dict[str, np.ndarray]) -> pd.DataFrame:
-    """The distinct combinations of `columns` with the exact integer sums of `sums` over each, sorted.
-    pandas' groupby sums int64 exactly; Python ints come out of `.tolist()`."""
-    frame = pd.DataFrame({**columns, **sums})
-    return frame.groupby(list(columns), sort=True).sum().reset_index()
-
-
 def _cheaper_gpu(rows: _Rows, *, prices, currency, **_):
     resource = rows.frame["resource_id"]
     options = prices.cheaper_gpu
@@ -366,24 +398,16 @@ def _cheaper_gpu(rows: _Rows, *, prices, currency, **_):
     mask[mask] = improves[pd.factorize(names, sort=False)[0]]
     if not mask.any():
         return None
-    positions = np.flatnonzero(mask)
-    groups = _exact_groups(
-        {"resource": resource.astype(object).to_numpy()[positions], "left": 1 - rows.claimed[positions]},
-        {"effective": rows.effective[positions], "gpu_hours": rows.gpu_hours[positions]},
-    )
-    amount, gpu_hours = Decimal(0), Decimal(0)
-    for name, left, effective, hours in zip(
-        groups["resource"].tolist(),
-        groups["left"].tolist(),
-        groups["effective"].tolist(),
-        groups["gpu_hours"].tolist(),
-        strict=True,
-    ):
+    amount, gpu_hours, names = Decimal(0), Decimal(0), set()
+    for name, left, effective, hours in rows.register(
+        mask, ("resource_id", "share_left", "effective_micros", "gpu_hours_micros")
+    ).summed(review_sql.SAVINGS_BY_RESOURCE):
         share = Decimal(str(left))
-        amount += Decimal(effective) / MICRO * share * (1 - options[name].cost_ratio)
-        gpu_hours += Decimal(hours) * share
-    rows.claimed[positions] = 1.0
-    targets = {options[name].target for name in pd.unique(groups["resource"])}
+        amount += Decimal(int(effective)) / MICRO * share * (1 - options[name].cost_ratio)
+        gpu_hours += Decimal(int(hours)) * share
+        names.add(name)
+    rows.claimed[mask] = 1.0
+    targets = {options[name].target for name in names}
     return {
         "kind": "cheaper_gpu",
         "amount": _amount(amount, currency),
@@ -405,24 +429,13 @@ def _idle(rows: _Rows, *, idle_micros, currency, **_):
     if not mask.any():
         return None
     # rows with the same cost, GPU-hours and share left have the same value per idle GPU-hour
-    groups = _exact_groups(
-        {
-            "effective": rows.effective[mask],
-            "gpu_hours": rows.gpu_hours[mask],
-            "left": 1 - rows.claimed[mask],
-        },
-        {"idle": idle_micros[mask]},
-    )
     amount, gpu_hours = Decimal(0), Decimal(0)
-    for effective, hours, left, idle_sum in zip(
-        groups["effective"].tolist(),
-        groups["gpu_hours"].tolist(),
-        groups["left"].tolist(),
-        groups["idle"].tolist(),
-        strict=True,
+    columns = ("effective_micros", "gpu_hours_micros", "share_left", "idle_micros")
+    for effective, hours, left, idle_sum in rows.register(mask, columns, idle_micros=idle_micros).summed(
+        review_sql.SAVINGS_IDLE
     ):
-        idle = Decimal(idle_sum) * Decimal(str(left))
-        amount += idle * (Decimal(effective) / Decimal(hours)) / MICRO
+        idle = Decimal(int(idle_sum)) * Decimal(str(left))
+        amount += idle * (Decimal(int(effective)) / Decimal(int(hours))) / MICRO
         gpu_hours += idle
     if gpu_hours == 0:
         return None

@@ -151,7 +151,7 @@ TEAM_SUMS = (
     )
     + ") AS team_rows GROUP BY team, currency, month ORDER BY team, currency, month"
 )
-# The review's idle GPU-hours (engine.idle_gpu_hours_per_row, sqlb44): per GPU usage line of a resource
+# The review's idle GPU-hours (engine.idle_gpu_hours, sqlb44): per GPU usage line of a resource
 # with samples in its charge period, its idle samples (one per GPU and hour under IDLE_UTILIZATION_PCT)
 # as micro GPU-hours, capped at the line's GPU-hours (a line cannot idle more than it ran); {rows} carries
 # `line`, the line's number; lines not listed have 0.
@@ -162,6 +162,12 @@ ROW_IDLE_HOURS = (
     "AND means.charge_period_start = sampled_lines.charge_period_start AND means.charge_period_end = "
     "sampled_lines.charge_period_end WHERE " + GPU_USAGE + " AND means.idle_samples > 0 ORDER BY 1"
 )
+# ROW_IDLE_HOURS kept for two reads (engine.idle_gpu_hours, sav45): each line's idle GPU-hours (the savings'
+# idle step values them per line) and their sum, the review's `idle_gpu_hours`, summed here, not in Python
+ROW_IDLE_HOURS_KEPT = "CREATE OR REPLACE TEMP TABLE row_idle_hours AS " + ROW_IDLE_HOURS
+IDLE_HOURS_ROWS = "SELECT line, idle_hours_micros FROM row_idle_hours ORDER BY line"
+IDLE_HOURS_TOTAL = "SELECT CAST(coalesce(sum(idle_hours_micros), 0) AS BIGINT) FROM row_idle_hours"
+ROW_IDLE_HOURS_DROP = "DROP TABLE IF EXISTS row_idle_hours"
 # {bill}, {scope}, {unique} as review_sql's readers; {filters}: FILTERS of the review's filters asked
 DATASET_ROWS = (
     "(SELECT {columns} FROM {bill} AS bill_rows WHERE charge_period_start >= $start AND "  # noqa: S608 (fixed SQL)

@@ -148,6 +148,70 @@ COMMITMENTS_BY_ID = (
     + COMMITMENT_COSTS
     + ", sum(own_gpu_hours) FROM commitments WHERE id <> '' GROUP BY id ORDER BY id"
 )
+# Savings' sums (review/savings.py, sav45), over `savings_rows`: the GPU usage rows one saving reads (its
+# row rule applied in Python: on-demand interruptible rows for spot, on-demand rows left for a commitment,
+# committed rows for the bill's own committed rate, rows of a resource with a cheaper option, rows with idle
+# hours), in the review currency, with `line` (the row's position in the review's GPU frame),
+# `share_left` (the share no earlier saving claimed, a DOUBLE the groups are keyed by as they were),
+# `start_ns` and `end_ns` (the charge period, int64 nanoseconds since the epoch, UTC) and `idle_micros`.
+# A key with a NULL part is left out, as pandas' groupby left it out.
+SAVINGS_KEYED = "provider IS NOT NULL AND instance_type IS NOT NULL AND region IS NOT NULL"
+# per (provider, instance type, region), in key order: instance-hours, effective cost, GPU-hours, and the GPUs
+# per instance of the group's first row
+SAVINGS_BY_KEY = (
+    "SELECT provider, instance_type, region, sum(instance_hours_micros), sum(effective_micros), "  # noqa: S608 (fixed SQL)
+    "sum(gpu_hours_micros), arg_min(gpus_per_instance, line) FROM savings_rows WHERE " + SAVINGS_KEYED + " "
+    "GROUP BY provider, instance_type, region ORDER BY 1, 2, 3"
+)
+# the bill's own committed rate per (provider, instance type): effective cost and instance-hours
+SAVINGS_COMMITTED_RATES = (
+    "SELECT provider, instance_type, sum(effective_micros), sum(instance_hours_micros) FROM savings_rows "
+    "WHERE provider IS NOT NULL AND instance_type IS NOT NULL GROUP BY provider, instance_type ORDER BY 1, 2"
+)
+# The instances running each UTC day ($first_day <= day < $last_day, days since the epoch) per (provider,
+# instance type, region): the instance-hours of the day / 24, floored after adding 1e-9 hours (the
+# float slack the pandas version had). A row ending on the day it starts counts on that day; a longer row
+# is spread evenly over the days from its start's day to its end's (ceiled). Exact integers, the same in
+# any order: instance-hours in 1e-18 hours (micro-units x 10^12, HUGEINT), a spread row's share of a day
+# floored at that unit (n rows lose under n x 1e-18 hours a day). Charge periods start after 1970 (`//`
+# truncates). A day without rows is not listed (0 instances).
+DAY_NS = 86_400 * 10**9
+SAVINGS_DAILY_INSTANCES = (
+    "SELECT provider, instance_type, region, day, CAST((sum(CAST(instance_hours_micros AS HUGEINT) "  # noqa: S608 (fixed SQL)
+    "* 1000000000000 // covered) + 1000000000) // (CAST(24 AS HUGEINT) * 1000000000000000000) AS BIGINT) "
+    "FROM (SELECT provider, instance_type, region, instance_hours_micros, covered, unnest(range(first_day, "
+    f"first_day + covered)) AS day FROM (SELECT *, start_ns // {DAY_NS} AS first_day, CASE WHEN end_ns <= "
+    f"(start_ns // {DAY_NS} + 1) * {DAY_NS} THEN 1 ELSE (end_ns + {DAY_NS - 1}) // {DAY_NS} - start_ns // "
+    f"{DAY_NS} END AS covered FROM savings_rows WHERE " + SAVINGS_KEYED + ") AS spread) AS days "
+    "WHERE day >= $first_day AND day < $last_day GROUP BY provider, instance_type, region, day ORDER BY 1, 2, 3, 4"
+)
+# the cheaper-GPU saving's effective cost and GPU-hours per resource and share left
+SAVINGS_BY_RESOURCE = (
+    "SELECT resource_id, share_left, sum(effective_micros), sum(gpu_hours_micros) FROM savings_rows "
+    "WHERE resource_id IS NOT NULL GROUP BY resource_id, share_left ORDER BY 1, 2"
+)
+# the idle saving's idle GPU-hours per (effective cost, GPU-hours, share left): rows alike in all three have
+# the same value per idle GPU-hour
+SAVINGS_IDLE = (
+    "SELECT effective_micros, gpu_hours_micros, share_left, sum(idle_micros) FROM savings_rows "
+    "GROUP BY effective_micros, gpu_hours_micros, share_left ORDER BY 1, 2, 3"
+)
+# Each named commitment's facts (commitment_coverage._by_commitment, sav45), over `commitment_facts` (a row per
+# commitment row of the period with an id: its position `line`, `type`, `family` and `end_ns`, its end as
+# int64 nanoseconds, NaT the lowest): the first non-empty type and family in row order ('' where none)
+# and the latest end, by id
+COMMITMENT_FACTS = (
+    "SELECT id, coalesce(arg_min(type, line) FILTER (WHERE type <> ''), ''), coalesce(arg_min(family, line) "
+    "FILTER (WHERE family <> ''), ''), max(end_ns) FROM commitment_facts GROUP BY id ORDER BY id"
+)
+# The review's rows in a currency other than its own ($currency) per currency and charge month (UTC)
+# (fx_months.missing_rates, sav45), over `fx_rows`: their bill lines ({lines}: `row_count` where the frame
+# is grouped, else 1 a row) and what they billed in their own currency, in (currency, month) order;
+# Python keeps the pairs without a rate (a lookup per pair, no sum)
+FX_MONTHS = (
+    f"SELECT currency, {LABELS['month']} AS month, sum({{lines}}), sum(billed_micros) FROM fx_rows "  # noqa: S608 (fixed SQL)
+    f"WHERE currency <> $currency GROUP BY currency, {LABELS['month']} ORDER BY 1, 2"
+)
 # One finding per commitment with unused cost (finance/sections.py unused_commitments, issue 28: not one
 # anomaly a day): over `spend`, the period's unused rows of one coverage in the review currency, the days
 # (UTC) it went unused, the first and last of them and its unused cost, largest first (ties by id).

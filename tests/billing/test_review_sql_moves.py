@@ -1,8 +1,9 @@
-"""Aggregates of the spend review moved from pandas into review_sql statements (issue 28 item 1, sqlb44),
-checked against the pandas sums they replace on random rows, and the breakdown label clash.
+"""Aggregates of the spend review moved from pandas into review_sql statements (issue 28 item 1, sqlb44,
+sav45), checked against the pandas sums they replace on random rows, and the breakdown label clash.
 
 The pandas references below are engine.non_gpu_breakdown and commitment_coverage._joined as they stood at
-69962c5a (billing/review/engine.py, commitment_coverage.py), copied verbatim but for their names. The
+69962c5a (billing/review/engine.py, commitment_coverage.py) and commitment_coverage._first_named and fx_months.missing_rates as
+they stood at 3b0be897, copied verbatim but for their names (savings': test_savings_sql.py). The
 amounts are random (hypothesis) or made up, each said where used."""
 
 from __future__ import annotations
@@ -15,21 +16,23 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from billing.review.commitment_coverage import SUMS
+from billing.review.commitment_coverage import SUMS, _facts
 from billing.review.engine import (
     ReviewRequest,
     _converted,
     _filtered,
     _in_period,
+    idle_gpu_hours,
     money,
     non_gpu_breakdown,
     spend_review,
     split_scope,
     with_attribution,
 )
+from billing.review.fx_months import groups_by_currency_month, missing_rates, rate_of
 from billing.storage import review_sql
 from billing.storage.frame_sql import FrameSql
-from tests.billing.test_review_speedup import END, START, frame, row
+from tests.billing.test_review_speedup import END, RESOURCES, START, frame, row
 
 
 def pandas_non_gpu_breakdown(records: pd.DataFrame, request: ReviewRequest) -> list[dict]:
@@ -174,3 +177,134 @@ def test_commitment_sums_in_sql_equal_the_pandas_groupbys(commitment_rows, cover
         named = commitments[commitments["id"] != ""]
         per = named.groupby("id", sort=True)[names].sum()
         assert sql.rows(review_sql.COMMITMENTS_BY_ID) == [(i, *map(int, s)) for i, s in per.iterrows()]
+
+
+def pandas_first_named(ids: np.ndarray, values: pd.Series) -> pd.Series:
+    """commitment_coverage._first_named at 3b0be897 (a pandas groupby), copied verbatim but for its name."""
+    text = values.astype(object).to_numpy()
+    named = text != ""
+    return pd.Series(text[named]).groupby(ids[named]).first()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["ri-1", "sp-2", "sp-10"]),
+            st.sampled_from(["", "", "Reserved", "SavingsPlan", None]),
+            st.sampled_from(["", "p5", "g6", None]),
+            st.one_of(st.none(), st.integers(0, 800)),  # the end, days after 2026-01-01, or none
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_commitment_facts_in_sql_equal_the_pandas_groupbys(rows):
+    """A commitment's first non-empty type and family and its latest end (review_sql.COMMITMENT_FACTS,
+    sav45) equal commitment_coverage's groupbys at 3b0be897 (_first_named, a groupby max of the ends as
+    int64 with NaT lowest, fillna('')) on random rows (made up: ids, types, families, ends)."""
+    ids = np.array([r[0] for r in rows], dtype=object)
+    ends = [
+        None if r[3] is None else pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(days=r[3]) for r in rows
+    ]
+    with_id = pd.DataFrame(
+        {
+            "commitment_type": pd.Series([r[1] for r in rows], dtype=object),
+            "commitment_family": pd.Series([r[2] for r in rows], dtype=object),
+            "commitment_end": pd.to_datetime(pd.Series(ends, dtype=object), utc=True),
+        }
+    )
+    expected = pd.DataFrame(
+        {
+            "kind": pandas_first_named(ids, with_id["commitment_type"]),
+            "family": pandas_first_named(ids, with_id["commitment_family"]),
+            "end": pd.Series(pd.DatetimeIndex(with_id["commitment_end"]).as_unit("ns").asi8)
+            .groupby(ids)
+            .max(),
+        }
+    ).fillna("")
+    found = _facts(ids, with_id)
+    assert sorted(found) == sorted(expected.index)
+    for name, fact in found.items():
+        assert (fact["kind"], fact["family"], int(fact["end"])) == tuple(expected.loc[name]), name
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(row, min_size=1, max_size=40),
+    st.lists(
+        st.tuples(st.sampled_from(RESOURCES), st.integers(0, 14 * 24 - 1), st.floats(0, 30)),
+        min_size=1,
+        max_size=80,
+    ),
+)
+def test_idle_gpu_hours_total_in_sql_is_the_sum_of_the_rows(rows, samples):
+    """The review's idle GPU-hours total (allocation_sql.IDLE_HOURS_TOTAL, sav45) is the sum of the per-row
+    idle GPU-hours the savings read (IDLE_HOURS_ROWS), as the pandas `.sum()` it replaced summed them; random
+    rows and samples as test_review_speedup's (made up)."""
+    gpu = frame(rows)
+    gpu = gpu[(gpu["gpu"] != "") & (gpu["commitment_status"] != "unused")].reset_index(drop=True)
+    util = pd.DataFrame(
+        [(r, 0, pd.Timestamp(START, tz="UTC") + pd.Timedelta(hours=h), pct) for r, h, pct in samples],
+        columns=["resource_id", "gpu_index", "hour", "utilization_pct"],
+    )
+    per_row, total = idle_gpu_hours(gpu, util)
+    assert total == int(per_row.sum())
+    assert len(per_row) == len(gpu) and (per_row >= 0).all()
+
+
+def pandas_missing_rates(frame: pd.DataFrame, request) -> list[dict]:
+    """fx_months.missing_rates with its _row_count at 3b0be897 (numpy sums per currency and month),
+    copied verbatim but for their names."""
+    other = (frame["currency"] != request.currency).to_numpy(bool)
+    missing = []
+    for (currency, month), positions in groups_by_currency_month(frame, other).items():
+        if rate_of(request, currency, month) is None:
+            missing.append(
+                {
+                    "currency": currency,
+                    "month": month,
+                    "rows": pandas_row_count(frame, positions),
+                    "billed_micros": int(frame["billed_micros"].to_numpy(np.int64)[positions].sum()),
+                }
+            )
+    return missing
+
+
+def pandas_row_count(frame: pd.DataFrame, positions: np.ndarray) -> int:
+    if "row_count" in frame:
+        return int(frame["row_count"].to_numpy(np.int64)[positions].sum())
+    return len(positions)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["USD", "EUR", "GBP", "JPY"]),
+            st.integers(0, 100),  # hours after 2026-03-31 22:00 UTC: March's last hours, April, May
+            st.integers(-(10**12), 10**12),
+            st.integers(1, 1000),
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+    st.sets(st.sampled_from(["2026-03", "2026-04", "2026-05"])),
+)
+def test_missing_fx_rates_in_sql_equal_the_numpy_sums(rows, grouped, rated_months):
+    """The rows and billed cost of each currency and month without a rate (review_sql.FX_MONTHS, sav45)
+    equal fx_months' numpy sums at 3b0be897 on random rows (made up: currencies, amounts, line counts;
+    EUR has a rate in `rated_months`, GBP in April only, JPY none), with and without `row_count`."""
+    start = pd.Timestamp("2026-03-31 22:00", tz="UTC")
+    frame = pd.DataFrame(
+        {
+            "currency": pd.Categorical([r[0] for r in rows]),
+            "charge_period_start": pd.DatetimeIndex([start + pd.Timedelta(hours=24 * r[1]) for r in rows]),
+            "billed_micros": np.array([r[2] for r in rows], dtype=np.int64),
+            **({"row_count": np.array([r[3] for r in rows], dtype=np.int64)} if grouped else {}),
+        }
+    )
+    fx_months = {month: {"EUR": Decimal("1.08")} for month in rated_months}
+    fx_months.setdefault("2026-04", {})["GBP"] = Decimal("1.27")
+    request = ReviewRequest(start=dt.date(2026, 3, 1), end=dt.date(2026, 6, 1), fx_months=fx_months)
+    assert missing_rates(frame, request) == pandas_missing_rates(frame, request)
