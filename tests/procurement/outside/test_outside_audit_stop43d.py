@@ -235,7 +235,8 @@ _QWEN_72B_2GPU = {
     "none": (8.48, None),
     "int8": (
         9.05,
-        "Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%; cls45d: 13.92, +53.8%, "
+        "EXPLAINED: Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%; cls45d: 13.92, "
+        "+53.8%, "
         "with the eager loop's 3 passes over the KV cache). The engine reads the "
         "Int8 weights (72 GB) at int8_decode_bandwidth_efficiency 0.765 of BF16's bandwidth (fitted on gpt-fast's "
         "compiled int8 kernel, procurement/sizing/assumptions.py): 68.1 ms. AutoGPTQ's 8-bit CUDA kernel (exllama "
