@@ -86,23 +86,43 @@ QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
 # exllama's GEMV on the GPU: seconds a quantized linear weight a row of the step (the module docstring). Fitted
 # (fix44q) on the same table's two GPU-bound GEMV rows, Llama-2-13B (12.688e9 quantized block weights) on one
 # A100-SXM4-80GB, prompt 512 + 512 generated: batch 2 exllama 37.25 ms, batch 4 54.14 ms (each above 0.912 x its
-# fp16 row, 34.07 / 34.56 ms, so the GPU's). Step's GPU time = rows x x + the engine's KV attention (0.88 / 1.76 ms);
-# the x that misses both by the same fraction (minimax): x = (2 - 0.88 / 37.25 - 1.76 / 54.14) / (2 / 37.25 +
-# 4 / 54.14) = 15.24 ms a row, 1.2008e-12 s a weight. Fit rows: batch 2 GPU 31.35 ms (-15.8%; the step, max with
-# the host's 34.07, -8.5%, +9.3% in tokens/s), batch 4 62.71 ms (+15.8%, -13.7% in tokens/s). Held out: optimum
-# @4e987762 batch 4 (AutoGPTQ 0.7.0 / torch 2.2) 55.15 ms (-12.1% in tokens/s); QwenLM/Qwen @03cd81f5 README
-# Qwen-72B-Chat-Int4 on one A100 (auto-gptq < 0.5), batch 1, 2,048 tokens: 88.3 ms a token (11.32 tokens/s)
-# against 69.79e9 x 1.2008e-12 = 83.8 ms + 1.9 ms of KV = 85.7 ms (11.67 tokens/s, +3.1%); 7B / 14B / 1.8B Int4
+# fp16 row, 34.07 / 34.56 ms, so the GPU's). Step's GPU time = rows x x + the eager loop's KV traffic, 3 passes
+# over the cache (EAGER_KV_CACHE_PASSES) of 0.88 / 1.76 ms each; the x that misses both by the same fraction
+# (minimax): x = (2 - 3 x 0.88 / 37.25 - 3 x 1.76 / 54.14) / (2 / 37.25 + 4 / 54.14) = 14.35 ms a row, 1.1314e-12 s
+# a weight (cls45d; 15.24 ms, 1.2008e-12, with one pass). Fit rows: batch 2 GPU 31.36 ms (-15.8%; the step, max
+# with the host's 34.07, -8.5%, +9.3% in tokens/s), batch 4 62.71 ms (+15.8%, -13.7% in tokens/s). Held out:
+# optimum @4e987762 batch 4 (AutoGPTQ 0.7.0 / torch 2.2) 55.15 ms against 59.19 (-6.8% in tokens/s; -10.4% with
+# one pass); QwenLM/Qwen @03cd81f5 README Qwen-72B-Chat-Int4 on one A100 (auto-gptq < 0.5), batch 1, 2,048 tokens:
+# 88.3 ms a token (11.32 tokens/s) against 69.79e9 x 1.1314e-12 = 79.0 ms + 3 x 1.9 ms of KV = 84.7 ms (11.82
+# tokens/s, +4.4%; 11.67, +3.1%, with one pass); 7B / 14B / 1.8B Int4
 # stay host-bound (GPU 9.9 / 16.8 / 2.6 ms). Batch 8 (reconstruction, below) is not on this constant. The form
 # adds no separate weight read (each row's blocks read the weights themselves); weights read once + the per-row
 # cost, fitted the same way (12.39 ms a row), puts the 72B row at 114.9 ms, -23.1%.
-EXLLAMA_ROW_SECONDS_PER_WEIGHT = (
-    (2.0 - 0.88159 / 37.25 - 1.76318 / 54.14) / (2.0 / 37.25 + 4.0 / 54.14) * 1e-3 / 12.688184e9
+EXLLAMA_ROW_SECONDS_PER_WEIGHT = (  # 3.0: EAGER_KV_CACHE_PASSES (defined below)
+    (2.0 - 3.0 * 0.88159 / 37.25 - 3.0 * 1.76318 / 54.14) / (2.0 / 37.25 + 4.0 / 54.14) * 1e-3 / 12.688184e9
 )
 # AutoGPTQ 0.4's exllama reconstructs fp16 weights and runs cuBLAS from this many rows (matmul_recons_thd)
 EXLLAMA_RECONS_ROWS = 8
 # bytes a quantized weight the reconstruction adds to the 4-bit read: its fp16 write and cuBLAS's fp16 read
 EXLLAMA_RECONS_BYTES_PER_WEIGHT = 4.0
+
+
+# Passes over the KV cache an eager transformers decode step makes, counted from the code, not fitted: each layer
+# concatenates the new key and value onto the past ones, torch.cat((past_key, key), dim=1) in Qwen-1's
+# QWenAttention (modeling_qwen.py; the same lines in optimum-intel's Qwen patch, stored id 34240564312) and
+# torch.cat([past_key_value[0], key_states], dim=2) in transformers 4.30's LlamaAttention (the cat kernels the
+# layer counts above already issue): torch.cat allocates a new tensor and copies the whole past into it, one read
+# and one write of the cache, and attention then reads the result (flash-attn, or the matmuls against k and v):
+# 3 passes. Compiled engines append in place and read once. Held out (no fit): QwenLM/Qwen README Qwen-72B BF16
+# on 2 x A100 (layer split), 8.48 tokens/s: 9.86 -> 9.51 (+16.3% -> +12.1%).
+EAGER_KV_CACHE_PASSES = 3.0
+
+
+def kv_cache_passes(spec) -> float:
+    """Passes over the KV cache a decode step makes: 3 in an eager transformers loop (torch.cat copies the past
+    keys and values into a new tensor, reading the cache and writing it again, and attention reads the result),
+    1 in a compiled engine (it appends the new token in place and reads the cache once)."""
+    return EAGER_KV_CACHE_PASSES if applies(spec) else 1.0
 
 
 def applies(spec) -> bool:
@@ -177,7 +197,8 @@ def text(spec) -> str:
         f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
         f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
         "a token, on every card; a decode step takes the longer of that and the GPU's work (launches are "
-        "asynchronous). "
+        f"asynchronous), whose attention reads the KV cache {EAGER_KV_CACHE_PASSES:.0f} times a step (torch.cat "
+        "copies the past keys and values into a new tensor before attention reads it). "
         + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
         + "; 31 us is the fast end of "
         "the published 31-46 us a kernel" + _quant_kernel_text(spec)

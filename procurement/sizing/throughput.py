@@ -1026,7 +1026,11 @@ def inference_throughput(
     # an eager loop's exllama linears: its GEMV runs each row (stream) again; from 8 rows it reconstructs fp16
     # weights for cuBLAS (serving_host.quant_kernel_gemm_seconds); gemm_s unchanged otherwise
     gemm_s = serving_host.quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tp)
-    attention_s = np.maximum(concurrency * kv_read / read_rate, concurrency * decode_attention / flop_rate)
+    # an eager transformers loop copies the cache with torch.cat before attention reads it (3 passes, not 1)
+    kv_passes = serving_host.kv_cache_passes(spec)
+    attention_s = np.maximum(
+        concurrency * kv_passes * kv_read / read_rate, concurrency * decode_attention / flop_rate
+    )
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(
         spec, tp, concurrency, link, generation=generation, nvlink=tensor_parallel_nvlink

@@ -187,7 +187,7 @@ def test_trt9_70b_tp4_first_token_at_128_tokens(gpu, precision, published):
 
 
 PCIE_TP_REASON = (
-    "[TRT9] L40S FP8 Llama 2 70B, TP 4 over PCIe: batch 256, 128/2,048 published 478 tok/s/GPU, product 649.2"
+    "UNEXPLAINED: [TRT9] L40S FP8 Llama 2 70B, TP 4 over PCIe: batch 256, 128/2,048 published 478 tok/s/GPU, product 649.2"
     " (+35.8%; 664.1 with NVLink's hop, 674.0 before serve42); batch 64, 2,048/2,048 published 185, product 214.1"
     " (+15.7%; 220.6, 225.0). fix42a prices each PCIe ring step at tuning.cc's PCI hop (v2.19.3-1 line 71: Simple"
     " 5.7 us, LL 1.0; LL128 off over PCIe, line 291): Simple 8.4 + 6 x 5.7 = 42.6 us a call, +2.2 ms a step. At"
@@ -219,6 +219,25 @@ PCIE_TP_REASON = (
     " host's all-reduce rate, so it is not the PCIe link alone (TensorRT-LLM's Falcon layer runs two all-reduces"
     " as Llama's does, tensorrt_llm/models/falcon/model.py @027cd518, so not the call count either). A spec could"
     " state the host's measured all-reduce bus bandwidth; the publisher states neither it nor the host."
+    " cls45d (stop 45) checked the release's all-reduce choice by message size and TP degree: the benchmark"
+    " engines are built with use_custom_all_reduce (benchmarks/python/allowed_configs.py, stored id 246281269:"
+    " BuildConfig default True, 'gives better performance with NVLink', not overridden for llama_70b or"
+    " falcon_180b; the stored build.py @05316d33, a later release's, passes it to set_nccl_plugin), and the"
+    " AllReduce plugin's AUTO strategy (cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp @b57221b7, the"
+    " commit cls45 read the release's parameter.py at; selectImplementation;"
+    " customAllReduceUtils.h workspace 16 MB at TP 2, 8 MB above) runs NCCL only above the workspace, else its own"
+    " P2P kernel: ONESHOT at TP 2, ONESHOT under 1 MB / TWOSHOT above at TP 3-4, ONESHOT under 500 KB / TWOSHOT"
+    " above at TP 5-8. So this table's decode all-reduces (70B TP 4 batch 256: 4.2 MB, batch 64: 1.05 MB; 70B TP"
+    " 8 first token 2.1 MB; Falcon TP 8 first token 128 x 14,848 x 2 B = 3.8 MB, batch 512 decode 15.2 MB -> NCCL)"
+    " ran the same TWOSHOT kernel on both sides of the split, with the ring's 2(t-1)/t bytes a GPU. Priced as that"
+    " kernel (a flat 10 us plus those bytes at a share of the x16 link, instead of NCCL's PCIe ring latency;"
+    " NCCL at the same share above the workspace) the split stays: at 0.45 the TP 4 rows read +8.0 / +11.9%, TP 2"
+    " +19.8%, 70B TP 8 first token -7.1%, but Falcon TP 8 first token +33.2% and its rows -31.3 / -19.4 / -9.0 /"
+    " +4.9%; at 0.80 Falcon's first token -2.3%, the 70B TP 8 first token -32.5% and the TP 4 rows +43.4 /"
+    " +24.2%. The 70B and Falcon 180B first tokens at TP 8 on the same card, same 128-token prompt and the same"
+    " TWOSHOT kernel need about 0.45 and 0.80 of the link: neither the message size, the"
+    " algorithm nor the TP degree splits them. Not fixed; the host's all-reduce rate stays the only field that"
+    " could state it."
 )
 
 

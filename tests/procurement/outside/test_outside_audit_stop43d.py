@@ -224,17 +224,20 @@ def test_qwen_1_8b_memory_on_one_a100_within_10_percent(bundled_catalog, quantiz
 # token for 144 GB of weights (1.42 TB/s); the README's 8.48 is 117.9 ms (1.22 TB/s). Int8 ours 14.69 (68.1 ms:
 # 72 GB / int8_decode_bandwidth_efficiency 0.765 at 1.42 TB/s); the README's 9.05 = 110.5 ms, barely faster than
 # its BF16.
+# cls45d: the eager loop reads the KV cache 3 times a step (serving_host.EAGER_KV_CACHE_PASSES: Qwen-1's
+# torch.cat((past_key, key), dim=1) copies the cache into a new tensor, then flash-attn reads it): Qwen-72B's cache,
+# 80 layers x 2 x 8,192 x 2 B = 2.62 MB a token at a mean context of 1,025, 2.7 GB, is read and written twice more,
+# +3.7 ms a token: BF16 9.86 -> 9.51 (105.2 ms), Int8 14.69 -> 13.92.
 _QWEN_72B_2GPU = {
-    "none": (
-        8.48,
-        "Qwen-72B BF16 on 2 x A100 (pipeline 2): published 8.48 tokens/s, ours 9.86 (+16.3%). GPU-bound (101.4 ms "
-        "against a 58.0 ms host floor): the README's 117.9 ms a token reads 144 GB at 1.22 TB/s where the engine "
-        "assumes 1.42; the engine adds nothing for accelerate's per-module device hooks or the cross-GPU hop and "
-        "the README's speed averages in the encoded tokens. UNEXPLAINED (1.3 points out of tolerance).",
-    ),
+    # Was a strict xfail: "published 8.48 tokens/s, ours 9.86 (+16.3%) ... UNEXPLAINED (1.3 points out of
+    # tolerance)". Now 9.51 (+12.1%) because the eager loop's torch.cat copy of the KV cache is counted (cls45d, 3
+    # passes over the cache a step, not 1; held out, no constant fitted on this row).
+    "none": (8.48, None),
     "int8": (
         9.05,
-        "Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%). The engine reads the "
+        "EXPLAINED: Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%; cls45d: 13.92, "
+        "+53.8%, "
+        "with the eager loop's 3 passes over the KV cache). The engine reads the "
         "Int8 weights (72 GB) at int8_decode_bandwidth_efficiency 0.765 of BF16's bandwidth (fitted on gpt-fast's "
         "compiled int8 kernel, procurement/sizing/assumptions.py): 68.1 ms. AutoGPTQ's 8-bit CUDA kernel (exllama "
         "is 4-bit only) reads them at 72 GB / 110.5 ms = 0.65 TB/s, 0.53 of the same README's BF16 1.22 TB/s, "
@@ -253,6 +256,8 @@ _QWEN_72B_2GPU = {
     "quantization",
     [
         pytest.param(q, marks=pytest.mark.xfail(strict=True, reason=_QWEN_72B_2GPU[q][1]))
+        if _QWEN_72B_2GPU[q][1]
+        else q
         for q in _QWEN_72B_2GPU
     ],
 )
@@ -261,5 +266,5 @@ def test_qwen_72b_decode_on_two_a100_layer_split_within_15_percent(bundled_catal
     report = qwen_report(QWEN_MODELS["72b"], quantization, {"gpus": 2, "pipeline_parallel": 2})
     assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
     speed = report["throughput"]["decode_tokens_per_second_per_stream"]
-    assert speed == pytest.approx({"none": 9.86, "int8": 14.69}[quantization], rel=0.02)
+    assert speed == pytest.approx({"none": 9.51, "int8": 13.92}[quantization], rel=0.02)
     assert speed == pytest.approx(published, rel=0.15)

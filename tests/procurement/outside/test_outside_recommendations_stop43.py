@@ -457,8 +457,8 @@ QWEN_TABLE = {
     ("72b", "int4"): (
         11.32,
         48.86,
-        11.67,
-    ),  # fix44q: exllama GPU-bound, 1 / (69.79e9 x 1.2008 ps + 1.88 ms KV)
+        11.82,
+    ),  # fix44q: exllama GPU-bound; cls45d: 1 / (69.79e9 x 1.1314 ps + 3 x 1.88 ms KV) (11.67 with 1 pass)
 }
 
 
@@ -524,6 +524,8 @@ _EAGER_INT = (
 # at a per-row cost proportional to the quantized weights (fix44q, serving_host.EXLLAMA_ROW_SECONDS_PER_WEIGHT,
 # fitted on huggingface/optimum @09638629's Llama-2-13B batch 2 / 4 exllama rows, 15.24 ms a row for 12.69e9
 # weights; this row held out): 69.79e9 x 1.2008e-12 s = 83.8 ms + 1.9 ms of KV = 85.7 ms a token, GPU-bound.
+# cls45d: 11.82 (+4.4%): the eager loop's 3 passes over the KV cache (torch.cat's copy) and the per-row constant
+# refitted with them on the same two optimum rows (14.35 ms a row, 1.1314e-12 s): 79.0 ms + 3 x 1.9 = 84.7 ms.
 _DECODE_MISSES = {
     ("14b", "int8"): _EAGER_INT
     + "14B Int8: 33.96 vs 29.28 (+16.0%). Was 73.73 (+152%) before the floor. acc44: unchanged; exllama is "

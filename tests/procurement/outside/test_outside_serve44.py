@@ -48,10 +48,14 @@ def per_gpu(model, precision, gpu, tp, batch, prompt, output):
 
 
 PCIE_TP2 = (
-    "[TRT9] L40S FP8 Llama 2 70B TP 2, batch 256, 128/128: published 562; ours 747.1 (+32.9%). The class of "
+    "UNEXPLAINED: [TRT9] L40S FP8 Llama 2 70B TP 2, batch 256, 128/128: published 562; ours 747.1 (+32.9%). The class of "
     "test_outside_audit_stop42a.py's PCIE_TP_REASON: the TP 2 and TP 4 rows want the PCIe ring at about 0.45-0.5 of "
     "the x16 link (here +7.4% at 0.45), the TP 8 Falcon 180B rows below at 0.80 or more (at 0.45: -43.3%, -25.6%, "
-    "-38.7%, -18.1%), so no single PCIe share fits the table; not a link figure a spec states today"
+    "-38.7%, -18.1%), so no single PCIe share fits the table; not a link figure a spec states today. cls45d: "
+    "this row's 4.2 MB decode all-reduce (256 x 8,192 x 2 B) runs v0.9.0's custom ONESHOT kernel (TP 2, under "
+    "the 16 MB workspace: allreducePlugin.cpp @b57221b7), as the Falcon TP 8 first token and its batch 256 / 32 "
+    "rows run TWOSHOT (batch 512's 15.2 MB: NCCL); priced as that kernel at 0.45 of the link "
+    "it reads +19.8%, and the split between the TP 2 / 4 and the Falcon TP 8 rows stays (PCIE_TP_REASON)"
 )
 L40S_ROWS = [
     # (model, tp, batch, prompt, output, published out tok/s/GPU) [TRT9]; ours at serve44 in the comment

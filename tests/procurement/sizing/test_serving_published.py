@@ -132,7 +132,12 @@ PEAK_MISSES = {
         "(about 55 us a call) has no source; (3) KV reads: the engine reads the cache once per KV group (XQA), "
         "and the v0.9.0 doc calls XQA 'experimental and not enabled by default', enabled 'where our tests "
         "displayed performance benefits', so whether the A100 rows ran it is not stated (16.9 ms of attention a "
-        "step; per-query-head reads, 8x, would be far too slow; L2 sharing between them is not sized)",
+        "step; per-query-head reads, 8x, would be far too slow; L2 sharing between them is not sized). UNEXPLAINED "
+        "(cls45d, stop 45): the release's custom all-reduce is not it either: the benchmark engines are built with "
+        "use_custom_all_reduce (benchmarks/python/allowed_configs.py BuildConfig default True), but this row's "
+        "decode all-reduce, 512 x 8,192 x 2 B = 8.39 MB, is above the custom kernel's 8,000,000-byte workspace at "
+        "TP 8 (customAllReduceUtils.h; allreducePlugin.cpp @b57221b7 selectImplementation returns RING above it), "
+        "so the step ran NCCL's ring as the engine prices it",
     ),
     ("llama-2-70b", "fp8", "h200-sxm-141gb", 1, 1024, 128, 128): (
         3_989,
