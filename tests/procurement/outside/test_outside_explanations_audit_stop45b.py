@@ -8,7 +8,7 @@ Sources opened:
       (2023-02-03, config/train_gpt2.py, header "wait ~5 days"), 77e7e04c (2023-02-04 16:06 UTC, vocab 50,257 ->
       50,304, "about 25% faster ... the last layer ... about 40% of latency"), 23a8e701 (2023-02-05 19:31 UTC, README
       revamp: a NEW sentence "This will run for about 4 days using PyTorch Distributed Data Parallel (DDP)", written
-      27.4 h after the padding, too soon for a padded 600,000-iteration run of >= 75 h: carried over, not re-measured).
+      27.4 h after the padding, too soon for a padded 600,000-iteration run of >= 70 h: carried over, not re-measured).
       karpathy/nanoGPT issue #110 (2023-02-02): default train.py @038ce894 on 8 x A100, "time 562 ms" an iteration.
   [UL-WHEELS] PyPI wheels ultralytics 8.0.6 / 8.0.35 / 8.0.60 (pip download --no-deps): yolo/engine/trainer.py has
       one torch.cuda.empty_cache() after final_eval in 8.0.6 and 8.0.35; 8.0.60 adds one after on_fit_epoch_end
