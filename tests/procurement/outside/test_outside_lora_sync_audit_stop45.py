@@ -1,0 +1,113 @@
+"""Issue 26, outside audit at stop 45 (aud45c): cls45c's synchronised-micro-batch bound on eager PEFT steps.
+
+cls45c: HF Trainer checks every micro-batch's loss for NaN / Inf on the host (transformers 4.31.0 trainer.py
+_inner_training_loop: `args.logging_nan_inf_filter and not is_torch_tpu_available() and (torch.isnan(tr_loss_step)
+or torch.isinf(tr_loss_step))`, tr_loss_step = training_step's `loss.detach() / gradient_accumulation_steps`, a CUDA
+tensor; training_args.py `logging_nan_inf_filter: bool = field(default=True)`; read from the PyPI wheel
+transformers-4.31.0-py3-none-any.whl), so an eager PEFT step is no shorter than its forward's host time plus the
+GPU's work after the forward (lora_host "Synchronised micro-batches", throughput.forward_share).
+
+Cases of my own choosing that no test of the project had (grep of tests/ for the README's Q-LoRA rows: the project
+holds 7B 1k-8k, 72B 256 / 1k / 8k and 14B 1k / 2k / 8k; never 1.8B, nor 7B or 14B at 256 / 512), sized the way
+`manage.py size` sizes them (`size_spec_document`, calibration off). Tolerance: LLM speed 15%. Misses are strict
+xfails with the published figure, ours, and the diagnosis.
+
+Source:
+  [QWEN]  QwenLM/Qwen @03cd81f5e4da6ab60fc8f97f3b8aa1206fdb08a9 README.md "Profiling of Memory and Speed": one
+          A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, FlashAttention 2, batch 1, gradient accumulation 8, HF Trainer
+          (finetune.py; requirements.txt pins transformers 4.31.0) with PEFT; Q-LoRA is the Int4 (GPTQ) model through
+          finetune.py's GPTQConfig(bits=4, disable_exllama=True), the same run the project's held Q-LoRA rows
+          state (qwen_lora_spec | task qlora, weight_quantization int4). s/it at 256 / 512 / 1,024 / 2,048 tokens:
+            1.8B Q-LoRA   1.4 / 1.4 / 1.4 / 2.0
+            7B   Q-LoRA   3.0 / 3.0 / 3.5 / 7.0      (1k, 2k held by test_outside_audit_stop43l)
+            14B  Q-LoRA   5.3 / 6.3 / 8.2 / 11.8     (1k, 2k held by test_outside_qlora_audit_stop44)
+          LoRA rows of the same table (for the Q-LoRA minus LoRA gaps below): 1.8B 1.0 / 1.0 / 1.1 / 1.7, 7B 1.2 /
+          1.5, 14B 1.6 / 2.4.
+
+Finding (not a case): forward_share is a FLOP share (the blocks' forward over the step's FLOPs, 0.27-0.31 with full
+recomputation) applied to the whole compute_s, which on QLoRA includes qlora_dequant's unpacking time. GPTQ int4
+unpacks in the forward and the recomputed forward only (qlora_dequant.DEQUANTIZE int4: 1 + 1 passes), so half of
+the unpacking is before the first forward ends, not 0.27-0.31 of it (nf4 with recomputation: 1/3 of 3 passes,
+about right; int8: none in the forward). Charged at 1/2, the bound moves the held-out rows below by less than the
+engine says: 7B 256 +67.5% -> +65.6% (engine +46.8%), 7B 512 +25.4% -> +25.4% (the GPU's work binds; engine +21.9%),
+1.8B 2k +38.3% -> +24.8% (engine +21.0%).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.procurement.outside.test_outside_audit_stop43l import (
+    MODELS,
+    published_tokens_per_second,
+    tokens_per_second,
+)
+from tests.procurement.outside.test_outside_recommendations import qwen_lora_spec
+
+# (size, seq) -> [QWEN] Q-LoRA s/it
+QLORA_SHORT_STEPS = {
+    ("1.8b", 256): 1.4,
+    ("1.8b", 2048): 2.0,
+    ("7b", 256): 3.0,
+    ("7b", 512): 3.0,
+    ("14b", 256): 5.3,
+    ("14b", 512): 6.3,
+}
+
+GPTQ_SHORT = (
+    "the README's Q-LoRA minus LoRA steps at 256 / 512 tokens (7B 1.8 / 1.5 s, 14B 3.7 / 3.9 s) need the GPTQ "
+    "unpacking (qlora_dequant: 16.5 B a weight, forward and recomputed forward, at 0.70 of 2,039 GB/s: 7B 1.198 s, "
+    "14B 2.33 s a step) to run at 0.47 / 0.56 (7B) and 0.44 / 0.42 (14B) of the peak bandwidth, the shortfall "
+    "qlora44 left UNEXPLAINED on its 72B 256-token row (0.42) and aud44l on the 14B 1k row (0.43); the eager unpacking's "
+    "8 kernels a linear are counted at 31 us in the host floor (7B 1.741 s, 14B 2.176 s a step), under the GPU's work "
+    "here, so host time does not size it either. UNEXPLAINED (a rate, no spec field states the AutoGPTQ build)"
+)
+QLORA_SHORT_MISSES = {
+    ("1.8b", 2048): (
+        "[QWEN] 1.8B Q-LoRA 2k: published 8,192.0 tokens/s (2.0 s a step); ours 9,910.4 (+21.0%; step 1.653 s, the "
+        "cls45c phase bound: forward host 24 x 8 x 101 x 31 us = 0.601 s + 0.728 x 1.446 s of GPU work). Before "
+        "cls45c 11,332.5 (+38.3%; the GPU's 1.446 s). With the unpacking's first-forward half placed as the passes "
+        "say (0.5 of 0.225 s, not 0.272), the bound is 1.602 s: 10,226.8 (+24.8%). The rest is the 2,048-wide "
+        "Qwen-1.8B LoRA 2k row's own gap (+35.8%, test_outside_audit_stop43l, UNEXPLAINED: the width gap); the "
+        "README's Q-LoRA minus LoRA step here is 0.3 s against 0.225 charged. UNEXPLAINED"
+    ),
+    ("7b", 256): (
+        "[QWEN] 7B Q-LoRA 256: published 682.7 tokens/s (3.0 s a step); ours 1,002.2 (+46.8%; step 2.044 s, the "
+        "cls45c phase bound 0.802 s forward host (32 x 8 x 101 x 31 us) + 0.693 x 1.791 s). Before cls45c 1,143.5 "
+        "(+67.5%). Most of the move is the FLOP share applied to unpacking time: with half of the 1.198 s of GPTQ "
+        "unpacking in the first forward the bound is 1.812 s, 1,130.4 (+65.6%). " + GPTQ_SHORT
+    ),
+    ("7b", 512): (
+        "[QWEN] 7B Q-LoRA 512: published 1,365.3 tokens/s (3.0 s a step); ours 1,664.4 (+21.9%; step 2.461 s, the "
+        "cls45c phase bound). Before cls45c 1,712.6 (+25.4%, the GPU's 2.392 s); with the unpacking's first-forward "
+        "half placed as the passes say the bound is 2.229 s, under the GPU's work: +25.4%, no move. "
+        + GPTQ_SHORT
+    ),
+    ("14b", 256): (
+        "[QWEN] 14B Q-LoRA 256: published 386.4 tokens/s (5.3 s a step); ours 597.6 (+54.6%; step 3.427 s, the GPU's "
+        "work, cls45c's bound 1.002 + 0.686 x 3.427 = 3.35 s does not bind; unmoved). " + GPTQ_SHORT
+    ),
+    ("14b", 512): (
+        "[QWEN] 14B Q-LoRA 512: published 650.2 tokens/s (6.3 s a step); ours 903.4 (+39.0%; step 4.534 s, the GPU's "
+        "work; unmoved by cls45c). " + GPTQ_SHORT
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        pytest.param(*key, marks=pytest.mark.xfail(strict=True, reason=QLORA_SHORT_MISSES[key]))
+        if key in QLORA_SHORT_MISSES
+        else key
+        for key in QLORA_SHORT_STEPS
+    ],
+)
+@pytest.mark.django_db
+def test_qwen_gptq_qlora_short_rows_on_one_a100(size, seq, bundled_catalog):
+    # [1.8b-256] passing: published 1,462.9 tokens/s (1.4 s); ours 1,568.4 (+7.2%; step 1.306 s, the whole-step host
+    # floor 24 x 8 x (2 x 101 x 31 + 77 x 7 us), above the GPU's 0.366 s and cls45c's bound 0.601 + 0.726 x 0.366 s;
+    # unmoved by cls45c). The README's 1.8B Q-LoRA step is flat 1.4 s from 256 to 1k, as a host floor makes it.
+    spec = qwen_lora_spec(MODELS[size], seq, 1) | {"task": "qlora", "weight_quantization": "int4"}
+    published = published_tokens_per_second(seq, QLORA_SHORT_STEPS[(size, seq)])
+    assert tokens_per_second(spec) == pytest.approx(published, rel=0.15)
