@@ -313,8 +313,12 @@ CLS45E_BF16_MOE = (
     "0.40 MoE base the routed-byte and fixed terms were fitted on with two BF16 rows, GPT-OSS 120B and DeepSeek-V2) "
     "is where the miss sits, not the all-to-all (its volume already scales with the EP degree: throughput."
     "expert_alltoall, (ep - 1) / ep of tokens x top-k x hidden x 2 B, 4 calls a MoE layer, node and fabric shares). "
-    "A BF16 MoE rate set on these rows would be set on the failing rows; no held-out BF16 MoE row outside GPT-OSS "
-    "was found."
+    "A BF16 MoE rate set on these rows would be set on the failing rows. One more held-out H100 BF16 row, read "
+    "only through a third-party reproduction of Yan et al. 2026 (arXiv:2603.07685, Table 20 and B.2; the paper not "
+    "opened): Qwen3-235B on 256 H100, TP 2, PP 8, VP 4, EP 32, GBS 2,048, DeepEP with 1F1B A2A overlap and CUDA "
+    "graphs, 2,132 tokens/s/GPU; the product, stated with DeepEP and overlap partial, gives 1,421.9 (-33.3%) where "
+    "the same plan in FP8 (Megatron-Bridge 25.11, 1,575) reads 1,682.3 (+6.8%): the same pattern, on another "
+    "software version (CUDA graphs), so an indication, not a fit row."
 )
 
 
