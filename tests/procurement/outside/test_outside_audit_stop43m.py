@@ -285,17 +285,35 @@ GB200_MOE_COMPUTE = (
 # card scaling. The same table's H100 rows of these models pass (Qwen3-235B FP8-CS 1,575, DeepSeek-V3 1,297 in
 # 25.09: test_moe_published, test_expert_tensor_parallel), and NVIDIA's GB200 / H100 ratio on them is 4,916 /
 # 1,575 = 3.12 and 3,139 / 1,297 = 2.42 per GPU, the first above even the BF16 peak ratio 2,500 / 989 = 2.53.
+# cls45e: the held-out 26.02 rows of the same table (test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path,
+# comment above GB200_HELD_OUT) locate the miss in the GB200's card path, not in the expert-parallel plan.
+CLS45E_GB200 = (
+    "cls45e: unchanged. Held out ([MB2602], 26.02, MXFP8): the B200 rows of the same models at EP 8 land inside "
+    "(DeepSeek-V3 2,523.4 against 2,689, -6.2%; Qwen3-235B 3,311.3 against 3,805, -13.0%), the GB200 rows at EP 64 / "
+    "32 outside (3,281.6 against 3,955, -17.0%; 3,883.9 against 5,448, -28.7%), GPT-OSS 120B BF16 on 64 GB200 at EP "
+    "64 inside (17,056.1 against 15,784, +8.1%). On the B200's own plan the product prices the GB200 at 0.991 / 0.967 "
+    "of a B200 (the H100's step over the dense 405B's measured 2.2) where the datasheet gives 1.111 and NVIDIA's "
+    "same-plan dense rows 1.029-1.045 (LLAMA3_8B, 25.11 / 25.09); the plan's gain it gives (1.312 / 1.213) is within "
+    "1-6% of what the published 1.471 / 1.432 leave over that card ratio. And BF16: the product's FP8 / BF16 on "
+    "DeepSeek-V3 at this GB200 plan is 3,281.6 / 2,164.9 = 1.52, NVIDIA's 3,955 / 3,139 = 1.26 (26.02 over 25.11) "
+    "and 4,357 / 3,848 = 1.13 on the GB300 (25.11, one plan): the BF16 rows' further miss is the product's BF16 "
+    "MoE rate on this path. UNEXPLAINED, located: the GB200's measured-ratio path for MoE and its BF16 rate; the "
+    "datasheet path (moe44 above) moves only the FP8-MX row inside and the MoE constants were fitted with the GB200 "
+    "on the measured path (their Qwen3-30B GB200 row), so a fix is a refit with the GB200 off it."
+)
 GB200_MOE44 = {
     "deepseek-v3-bf16-pp4-vp4-ep64": "moe44: the card-independent seconds divided by the 2.2 ratio give -28.0%, "
     "dropped -25.3%; FLOPs at the dense 0.40 plus the routed bytes at the datasheet 8 TB/s alone take 340.9 us a "
-    "token against the published 318.6, 377.3 with the product's exposed all-to-all (15% allows 374.8): the MoE base, not the card scaling (comment above GB200_MOE44)",
+    "token against the published 318.6, 377.3 with the product's exposed all-to-all (15% allows 374.8): the MoE base, not the card scaling (comment above GB200_MOE44) "
+    + CLS45E_GB200,
     "deepseek-v3-fp8mx-pp8-vp4-ep32": "moe44: the card-independent seconds divided by the 2.2 ratio give -14.4%, "
     "dropped -7.6%, but no source says a GB200 launches or syncs 2.2x faster and the two BF16 rows stay outside "
-    "that way (comment above GB200_MOE44); floor by hand 202.0 us a token against the published 248.9",
+    "that way (comment above GB200_MOE44); floor by hand 202.0 us a token against the published 248.9 "
+    + CLS45E_GB200,
     "qwen3-235b-bf16-pp8-vp3-ep32": "moe44: the card-independent seconds divided by the 2.2 ratio give -37.0%, "
     "dropped -31.5%; FLOPs at the dense 0.40 plus the routed bytes at the datasheet 8 TB/s alone take 232.1 us a "
     "token against the published 203.4, 265.3 with the product's exposed all-to-all (15% allows 239.3): the MoE base, not the card "
-    "scaling (comment above GB200_MOE44)",
+    "scaling (comment above GB200_MOE44) " + CLS45E_GB200,
 }
 
 
@@ -400,6 +418,68 @@ def test_the_gb200_bf16_moe_rows_run_faster_than_the_moe_base_alone():
     for key in ("deepseek-v3-bf16-pp4-vp4-ep64", "qwen3-235b-bf16-pp8-vp3-ep32"):
         floor_us, with_all_to_all_us, published_us = floors[key]
         assert floor_us > published_us and with_all_to_all_us > published_us / 0.85, floors
+
+
+# cls45e: the same table's next release, held out (no fit used it): [MB2602] NVIDIA-NeMo/Megatron-Bridge
+# docs/performance-summary-archive.md @0a25f911b2ed6c6905a539504fdb8e5b40e3438b, "26.02 NeMo Container" (System |
+# #-GPUs | Precision | GBS | MBS | Seq | FSDP | TP | PP | CP | VP | EP | Tokens/sec/GPU):
+#   DeepSeekV3      "DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 3955"
+#                   "DGX-B200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 16 | 1 | n/a | 8 | 2689"
+#   Qwen3_235B_a22B "DGX-GB200 | 256 | MXFP8 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | n/a | 32 | 5448"
+#                   "DGX-B200 | 256 | MXFP8 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | n/a | 8 | 3805"
+#   GPT OSS 120B    "DGX-GB200 | 64 | BF16 | 1280 | 4 | 4096 | 0 | 1 | 1 | 1 | n/a | 64 | 15784"
+# The B200 rows at EP 8 land inside, the GB200 rows at EP 32 / 64 of the same models, release and precision outside,
+# GPT-OSS on the GB200 at EP 64 inside. Split the GB200 / B200 gain into the card and the plan: on the B200's own plan
+# the product prices the GB200 at 0.991 (DeepSeek-V3) and 0.967 (Qwen3-235B) of a B200, because the GB200 runs at
+# the H100's step over the measured 2.2 (measured_speed.csv, MLPerf Training v5.0's dense Llama 3.1 405B) and the
+# B200 on Blackwell's datasheet path; the datasheet puts the GB200 at 2,500 / 2,250 = 1.11 of a B200 (same 8 TB/s),
+# and NVIDIA's same-plan dense rows at 1.029 (25.11 LLAMA3_8B FP8-CS 31,508 / 30,624) and 1.045 (25.09, 31,357 /
+# 29,994). The plan's gain the product gives on the GB200 (EP 64 / 32 plan over the B200's) is 1.312 and 1.213,
+# against the published 3,955 / 2,689 = 1.471 and 5,448 / 3,805 = 1.432 over that card ratio (1.03-1.11): 1.32-1.43
+# and 1.29-1.39. So the DeepSeek-V3 miss is mostly the card path (0.99 where >= 1.03), Qwen3-235B's both. The GB200
+# on the datasheet path (moe44: -23.5 / -13.5 / -37.3% on the three [MB2511] rows, the GB200 fit row +1.8 -> +11.8%)
+# would bring the FP8-MX row in but not the BF16 rows: not landed, the MoE constants were fitted with the GB200 on
+# the measured path (their Qwen3-30B GB200 row) and would need a refit with it.
+GB200_HELD_OUT = {
+    # key: (spec, gpu, published, ours, gap)
+    "deepseek-v3-mxfp8-gb200-ep64": (_gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "fp8"), "gb200", 3955, 3281.6),
+    "deepseek-v3-mxfp8-b200-ep8": (_gb200_row(DSV3_NO_MTP, 16, 1, 8, 4096, "fp8"), "b200", 2689, 2523.4),
+    "qwen3-235b-mxfp8-gb200-ep32": (_gb200_row(QWEN3_235B, 8, 1, 32, 8192, "fp8"), "gb200", 5448, 3883.9),
+    "qwen3-235b-mxfp8-b200-ep8": (_gb200_row(QWEN3_235B, 8, 1, 8, 8192, "fp8"), "b200", 3805, 3311.3),
+    "gpt-oss-120b-bf16-gb200-ep64": (
+        megatron(GPT_OSS_120B, 64, 1, 1, ep=64, micro_batch=4, global_batch=1280),
+        "gb200",
+        15784,
+        17056.1,
+    ),
+}
+
+
+def test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path():
+    ours = {key: tokens_per_gpu(spec, GPUS[gpu]) for key, (spec, gpu, _, _) in GB200_HELD_OUT.items()}
+    for key, (_, _, published, pinned) in GB200_HELD_OUT.items():
+        assert ours[key] == pytest.approx(pinned, rel=0.002), key
+        inside = abs(ours[key] / published - 1) <= SPEED
+        assert inside == ("-b200-" in key or key.startswith("gpt-oss")), (key, gap(ours[key], published))
+    for model, b200_plan, gb200_plan, card, plan in (
+        ("deepseek-v3", "deepseek-v3-mxfp8-b200-ep8", "deepseek-v3-mxfp8-gb200-ep64", 0.991, 1.312),
+        ("qwen3-235b", "qwen3-235b-mxfp8-b200-ep8", "qwen3-235b-mxfp8-gb200-ep32", 0.967, 1.213),
+    ):
+        on_b200_plan = GB200_HELD_OUT[b200_plan][0]
+        gb200_on_b200_plan = tokens_per_gpu(on_b200_plan, GPUS["gb200"])
+        assert gb200_on_b200_plan / ours[b200_plan] == pytest.approx(card, abs=0.002), model
+        assert ours[gb200_plan] / gb200_on_b200_plan == pytest.approx(plan, abs=0.002), model
+        published_gain = GB200_HELD_OUT[gb200_plan][2] / GB200_HELD_OUT[b200_plan][2]
+        # the card ratio the published rows allow: NVIDIA's same-plan dense 1.029 up to the datasheet's 1.111
+        assert card < 1.029 and published_gain / 1.111 > plan
+    assert GPUS["gb200"].dense_tflops("bf16") / GPUS["b200"].dense_tflops("bf16") == pytest.approx(
+        1.111, abs=0.001
+    )
+    # BF16 against MXFP8 on one GB200 plan (PP 4, VP 4, EP 64): the product 1.52, NVIDIA 1.26 (26.02 over 25.11) and
+    # 1.13 on the GB300 within 25.11 ("DeepSeekV3 (w/o MTP) | 256 | BF16 ... 3848" / "... FP8-MX ... 4357")
+    bf16 = tokens_per_gpu(GB200_ROWS["deepseek-v3-bf16-pp4-vp4-ep64"][0], GPUS["gb200"])
+    assert ours["deepseek-v3-mxfp8-gb200-ep64"] / bf16 == pytest.approx(1.516, abs=0.002)
+    assert 3955 / 3139 < 1.27 and 4357 / 3848 < 1.14
 
 
 def test_the_gb200_rows_state_no_mtp_module():
