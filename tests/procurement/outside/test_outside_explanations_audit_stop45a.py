@@ -129,15 +129,21 @@ def test_trt9_a100_fp16_dense_rows_land_without_any_routing_term(model, batch, p
 
 # --- Case 3: the A100 FP16 table's Mistral 7B (dense, 8 KV heads like Mixtral) long-output rows. -------------------
 MISTRAL_A100 = (
-    "UNEXPLAINED (aud45a): [TRT9] A100 FP16 Mistral 7B, {row}: published {published:,}; ours {ours:,.1f} "
-    "({err:+.1%}). A dense model, so no routing term; the product is too FAST here, where the same card's Llama 2 7B "
-    "(32 KV heads) rows pass (-5.9% / -6.4%) and the L40S FP8 Mistral rows pass (+1.1% / -0.9%, "
-    "test_outside_serve44). Published steps 31.8 ms (b120 128/2,048) and 35.5 ms (b56 2,048/2,048) against the "
-    "product's 23.2 / 29.7 ms; the KV cache at one read a KV head is 18.1 / 22.5 GB a step (8.9 / 11.0 ms at "
-    "2,039 GB/s): the rows need about 1.0 / 0.5 more KV reads. Lead, not sized: [TRT9] says XQA (the GQA decode "
-    "kernel that reads a KV head once for its query group) was 'not enabled by default' and enabled only where it "
-    "helped; a decode attention that re-reads each KV head for its 4 query heads, partly from L2, would give this. "
-    "Bearing on cls45: Mixtral has the same 8 KV heads; more KV reads on the A100 only tighten its 5.85-expert bound"
+    "EXPLAINED (fixa45; aud45a left it UNEXPLAINED with the XQA lead): [TRT9] A100 FP16 Mistral 7B, {row}: "
+    "published {published:,}; ours {ours:,.1f} ({err:+.1%}). (a) Not only 'XQA not enabled by default': the "
+    "v0.9.0-era XQA kernel takes 8 (or 1) query heads a KV head only (decoderXQARunner.h shouldUse, three stored "
+    "copies before and after v0.9.0, test_outside_xqa_stop45.py [XQA]) and Mistral has 32 / 8 = 4, so its decode "
+    "ran the masked MHA kernel, a thread block a query head (gpt_attention.md), which reads each KV head's cache "
+    "once for each of its 4 query heads; the product reads it once a group. (b) Sized: the rows need about 1.0 / "
+    "0.5 more KV reads (aud45a): the KV reads x1.5 land both (+7.7% / -5.4%) and keep the same card's 128/128 and "
+    "2,048/128 rows inside (-0.4% / -8.1%), x4 from DRAM over-corrects (-48.1% / -53.9%); the re-reads run partly "
+    "from L2: the time these rows leave for attention over the 4 per-query-head reads is 3.40 / 4.16 TB/s, the "
+    "same as the held-out H100 (3.37 / 4.07) and H200 (3.24 / 3.94) FP8 Mistral long rows, whose published H200 "
+    "over H100 gain (1.04x, where the same table's MHA models gain 1.16-1.25x) proves their decode is not bound by "
+    "one DRAM read (test_outside_xqa_stop45.py). (c) No field states the engine release or a decode attention "
+    "that does not share a KV head across its group, nor the per-query-head read rate (the rows' own, no source). "
+    "Bearing on cls45: Mixtral has the same 4 query heads a KV head; more attention time on the A100 only tightens "
+    "its 5.85-expert bound"
 )
 
 
