@@ -30,16 +30,34 @@ Sources (stored copies read with read_file / find_string; figures quoted where u
            scripts/performance/configs/deepseek/workload_base_configs.py: DEEPSEEK_V3_GB200_BF16_BASE_CONFIG
            pipeline 4, virtual 4, expert 64, expert_tensor_parallel 1, recompute_modules ["mla_up_proj"] (a partial
            recomputation of the MLA up-projection: stated as "selective" here).
-  [TRTBENCH] cls45, how [TRT9]'s engines and runs were made ("collected using the methodology described in the
-           benchmarks folder"), NVIDIA/TensorRT-LLM stored copies: benchmarks/python/build.py @05316d33 (and the
-           2023 copy, stored id 142410815) builds every benchmark model from a config dict ('num_experts',
-           'top_k', 'quantization') and takes no checkpoint argument; the builder fills every unset weight in
-           tensorrt_llm/network.py _fill_weights (stored id 776661897) with Parameter.xavier_init
-           (tensorrt_llm/parameter.py @b57221b7: "torch.randn(...) * 2 - 1" times v_range, v_range
-           sqrt(6 / (fan_in + fan_out)) for 2-D tensors and 0.1 otherwise, i.e. random with mean -v_range);
-           benchmarks/cpp/gptSessionBenchmark.cpp @3c44cb97 feeds "rand() % vocabSizePadded" token ids (topK 1;
-           the 2023 copy @027cd518 fed one pad id everywhere). The router that picks each token's experts is
-           random, not Mixtral's. benchmarks/python/allowed_configs.py (stored id 246281269, "2022-2024"):
+  [TRTBENCH] how [TRT9]'s engines and runs were made. Primary source (fixa45, after aud45a): [TRT9]'s own
+           page, section 'Reproducing Benchmarked Results' (stored copy id 5995251461): every listed model's engine
+           is built with "trtllm-build --model_config /tmp/engines/<model>/ckpt_config.json" from a config json
+           alone (no --checkpoint_dir, no weights; "Running on A100": drop the json's "quantization" fields) and
+           timed with "./cpp/build/benchmarks/gptSessionBenchmark --engine_dir ... --input_output_len ..."
+           (Mixtral's own recipe is not listed; GPT-J, Llama2-7b, Llama2-70b and Falcon-180B are). Supporting,
+           from copies that bracket v0.9.0 (the v0.9.0 tag's copies themselves were not read): benchmarks/python/
+           build.py @05316d33 is a v0.11.0 copy (its tensorrt_llm/version.py reads 0.11.0: aud45a's reading; the index
+           holds version.py at another commit only, so not re-read here) and the copy
+           stored as id 142410815 ("Copyright (c) 2022-2024", a 2024 copy) both build every benchmark model from a
+           config dict ('moe_num_experts', 'moe_top_k', 'quantization') with no checkpoint argument; the builder
+           fills every unset weight in tensorrt_llm/network.py _fill_weights (stored id 776661897) with
+           Parameter.xavier_init (tensorrt_llm/parameter.py @b57221b7: "torch.randn(...) * 2 - 1" times v_range,
+           v_range sqrt(6 / (fan_in + fan_out)) for 2-D tensors and 0.1 otherwise, i.e. random with mean
+           -v_range; older copies drew torch.rand * 2 - 1); benchmarks/cpp/gptSessionBenchmark.cpp @3c44cb97
+           (still with the --model flag v0.9.0 removed, so older than v0.9.0) and a later SizeType32 copy (stored id
+           2618118190, "2022-2024", read by fixa45: srand(time(0)), "rand() % modelConfig.getVocabSizePadded(...)")
+           both feed random token ids (topK 1; the 2023 copy @027cd518 fed one pad id everywhere): v0.9.0 sits
+           between two copies that both feed random token ids. The router that picks each token's experts is
+           random, not Mixtral's. Why a random router reads FEWER experts than a trained
+           one: its choices are concentrated across tokens, not drawn anew for each token. Every xavier-random
+           matrix has the same mean -v_range in all its entries, so all tokens' hidden states share a common
+           component (the mean part maps every input onto one direction), and each token's router logits carry
+           the same per-expert term from it: the same few experts win for most tokens. A router that drew a
+           uniformly random top-2 for each token independently would read all 8 experts with 32 streams
+           (1 - 0.75^32 = 99.99% each); the rows below read at most 5.3-6.5 of 8, which only a concentrated draw
+           gives. How concentrated is the draw's (the weights' seed and the shared component's share), which no
+           source states. benchmarks/python/allowed_configs.py (stored id 246281269, "2022-2024"):
            "mixtral_8x7b": ModelConfig(family="llama", ... moe_num_experts=8, moe_top_k=2), built by build.py's
            llama branch; that copy sets no num_kv_heads for it (build.py then takes num_heads, 32, where
            "llama_70b" states 8), so its KV cache would be 4x Mixtral's: the bounds below take Mixtral's 8 KV heads,
@@ -122,14 +140,24 @@ FP8_HOPPER_MOE = (
 A100_BELOW_READS = (
     "EXPLAINED: (cls45) [TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 32, 2,048/2,048: published 801; ours "
     "{ours:,.1f} ({err:+.1%}). (a) the table's engines carry no Mixtral weights: [TRTBENCH] "
-    "benchmarks/python/build.py builds the model from a config without a checkpoint and network.py _fill_weights "
-    "fills every weight with Parameter.xavier_init (random, mean -v_range), fed random token ids "
-    "(gptSessionBenchmark.cpp), so each token's two experts are a random router's, not Mixtral's; (b) sized from "
+    "the v0.9.0 page's own 'Reproducing' recipe builds every engine with trtllm-build --model_config "
+    "<ckpt_config.json> (no checkpoint) and times it with gptSessionBenchmark; network.py _fill_weights fills every "
+    "weight with Parameter.xavier_init (random, mean -v_range), and the gptSessionBenchmark copies either side of "
+    "v0.9.0 (@3c44cb97, older; id 2618118190, later) both feed random token ids (rand() % vocabSizePadded); "
+    "benchmarks/python/build.py @05316d33 (a v0.11.0 copy) and id 142410815 (a 2024 copy) also build from a config "
+    "dict without a checkpoint. So each token's two experts are a random router's, and its choices are "
+    "concentrated across tokens: the mean -v_range of every random matrix gives all tokens' hidden states a shared "
+    "component, so all tokens' router logits carry the same per-expert term and the same few experts win (a "
+    "uniformly random top-2 drawn anew for each of 32 streams would read all 8); (b) sized from "
     "the row: its whole step, 32 / (801 x 2) = 20.0 ms with the amortized prefill counted as zero, at the full "
     "2,039 GB/s moves 40.7 GB a GPU; less the KV cache (6.4 GB at FP16, mean context 3,071.5) and the attention "
     "weights (1.3 GB) it leaves room for 5.9 of the 8 FP16 experts a layer (5.64 GB each a GPU), where 32 streams "
-    "of a trained router read 8 (1 - 0.75^32 = 99.99% each; moe_routed_expert_reads): no model of a trained "
-    "Mixtral reaches 801 on this card, and the FP16 table leaves no precision question "
+    "of a trained router read 8 (1 - 0.75^32 = 99.99% each; moe_routed_expert_reads), and so would a uniformly "
+    "random, unconcentrated draw: no model of a trained "
+    "Mixtral reaches 801 on this card, and the FP16 table leaves no precision question; fixa45: the decode "
+    "attention makes it tighter still, v0.9.0's XQA kernel takes only 8 (or 1) query heads a KV head "
+    "(decoderXQARunner.h shouldUse, copies either side of v0.9.0, test_outside_xqa_stop45.py) and Mixtral has 4, "
+    "so the step ran the per-query-head masked MHA kernel, which reads each KV head once per query head "
     "(test_the_batch_32_long_output_rows_read_fewer_experts_than_any_trained_router); the same anomaly as the A100 "
     "TP 2 first token (test_outside_audit_stop43s.py); (c) a spec would have to state how many experts the "
     "router's draw reads, which is no property of a deployable model: no field can; the product sizes trained routing"
@@ -226,7 +254,9 @@ def test_trt9_mixtral_peak_throughput_within_15_percent(case):
 # the KV cache (65,536 elements a token: 32 layers x 2 x 8 KV heads x 128; mean context 2,048 + 2,047 / 2; FP8 on
 # the FP8 rows, build.py's "fp8" recipe quantizes the KV cache too) and the attention weights (32 x (4,096 x 6,144
 # + 4,096 x 4,096), FP8 on the FP8 rows) leaves room for so many 16-bit experts a layer ([MOEGEMM]: no FP8 weight
-# type), each 3 x 4,096 x 14,336 x 32 layers x 2 B / TP. A trained router's 32 streams read all 8 (1 - 0.75^32).
+# type), each 3 x 4,096 x 14,336 x 32 layers x 2 B / TP. A trained router's 32 streams read all 8 (1 - 0.75^32),
+# and so would a router that drew a uniformly random top-2 for each token: fewer than 8 needs a draw concentrated
+# across tokens ([TRTBENCH]: the shared component the mean -v_range of every xavier-random matrix gives all hidden states).
 MIXTRAL_EXPERT_BYTES_16 = 3 * 4096 * 14336 * 32 * 2  # one expert in every layer, 16-bit
 MIXTRAL_ATTENTION_PARAMS = 32 * (4096 * 6144 + 4096 * 4096)
 MIXTRAL_KV_ELEMENTS = 32 * 2 * 8 * 128
