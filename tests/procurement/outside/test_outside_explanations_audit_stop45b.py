@@ -153,8 +153,16 @@ LLMC_REASON = (
     "against MPT's stack, not eager PyTorch's. Sized in the engine's own terms: the published steps are 0.559 / "
     "0.582 / 0.608 of the dense peak in its count; at the fitted e 0.726 they need k 230 / 253 / 250 (MPT's fit: "
     "621), i.e. the gap has the shape of about 0.4x MPT's width-linear (memory-bound) work, not a constant "
-    "factor. The engine has no per-stack k (training_stack moves only Hopper's e, megatron), and a llm_c value "
-    "would need k counted from llm.c's kernels against a count of MPT's (not done: k 621 is a fit, not a count); "
+    "factor. Counted from train_gpt2.cu@a0d5dbb's kernels (bf16, per token and layer, in units of d): forward two "
+    "fused_residual_forward5 (4d each) and gelu_forward (8d), backward gelu_backward (12d), two layernorm_backward "
+    "(4d each) and the four bias-gradient reads (9d): 45d = 90 B, plus fused_classifier's 4 x 50,304 B a token "
+    "(21.8 / 8.2 / 4.4 B a d and layer at 124M / 350M / 774M); at the A100's full 2.04 TB/s this is k = B x 0.726 x "
+    "153 / 72 = 173 / 152 / 146, which would put the rows at +6.1 / +8.6 / +7.3% (at 80% of the bandwidth, k 216 / "
+    "189 / 182). Not landed as a FIX: the engine has no per-stack k (training_stack moves only Hopper's e, "
+    "megatron), and e 0.726 was fitted jointly with k 621 on MPT's stack, whose passes were not counted the same "
+    "way; k also absorbs what narrow shapes cost beyond memory passes (narrow GEMMs, attention at the fit's "
+    "2,048 tokens), which llm.c's cuBLASLt GEMMs at the same shapes would pay too, so a counted llm.c k under "
+    "MPT's fitted e mixes a count with a fit. A llm_c value needs MPT's passes counted on the same basis first; "
     "a k fitted on these three rows would be a fit, not a FIX."
 )
 
