@@ -252,10 +252,19 @@ RF_Y8S_MEMORY_REASON = (
     "allocator reserve over its counted 36, or 104 x 48.4 / 36): 8.19-8.70 GB at 100 slots (+7.6% to +14.4% "
     "against 7.61G, -24.9% to -20.2% against 10.9G). One step reaches 10.9G only at about 175-205 slots, more"
     " than four frames carry (a pitch holds 22 players, the officials and a ball: about 27 boxes a frame), so"
-    " the last 2.2-2.7 GB is (1)'s accumulation, sized by the log itself (+3.29 GB from epoch 2 to 4) and not"
-    " by any count: it follows the run's sequence of densest batches, which no log prints. What a spec would "
+    " the last 2.2-2.7 GB is (1)'s accumulation, sized by the log itself (+3.29 GB from epoch 2 to 4) and "
+    "otherwise unsized (allocator fragmentation as the 1-2 GB assigner tensor changes size every batch, or the "
+    "densest batch: either fits the climb, no log separates them). The reading is a run-long maximum: epochs "
+    "16-25, after 'Closing dataloader mosaic' (close_mosaic 10; 90-95 instances in the last batch, 1.13-1.30 "
+    "it/s against 1.8-1.9 s/it with mosaic), still read 10.9G (roboflow/notebooks@d1a4863), which a per-epoch "
+    "reading of lighter batches could not. The same spec's epoch 1 (the only reading from an empty cache, like "
+    "for like with later versions' per-epoch figures) is checked by "
+    "test_yolov8s_800px_colab_t4_first_epoch_gpu_mem: 7.61G, product -12.1%, passing. A first-epoch figure is "
+    "version-bound too: the pre-release notebook (roboflow/notebooks@037a0e9, 'Ultralytics YOLO 0.0.59', torch "
+    "1.13.0, same spec and 612 images) reads 11.9G already at epoch 1 (aud45b's strict xfail "
+    "test_yolov8s_800px_t4_first_epoch_on_the_pre_release, -43.8%). What a spec would "
     "need: the Ultralytics version (no field; with it the engine could count (2), +1.5 to +2.0 GB here) and, "
-    "for (1), that sequence, which none can state. This stack is a year older than both fit rows (8.0.227, "
+    "for (1), the allocator's history, which none can state. This stack is a year older than both fit rows (8.0.227, "
     "8.1.47). Earlier (e44): 'Diagnosis not established: the first month of YOLOv8 (an early "
     "TaskAlignedAssigner whose 2023 code I could not read at that commit), the reserved memory climbing over "
     "three epochs as batches with more boxes arrive; UNEXPLAINED (not a fill44 regression: fill44 does not "
@@ -284,3 +293,40 @@ def test_yolov8s_800px_colab_t4_gpu_mem(bundled_catalog, tmp_path):
     }
     row = _size(tmp_path, spec, "t4")
     _within(_reserved_gb(row), 10.9, MEMORY)
+
+
+# fixb45 (aud45b's note): the like-for-like reading of the same run. Ultralytics 8.0.2 (roboflow/notebooks@73ab71d1,
+# 2023-01-10, torch 1.13.0) and 8.0.9 (roboflow/notebooks@d1a4863, torch 1.13.1), notebooks/train-yolov8-object-
+# detection-on-custom-dataset.ipynb, saved Colab output on a Tesla T4: '1/25 7.61G ... 800: 100% 39/39' in both.
+RF_Y8S_SPEC = {
+    "task": "full_finetune",
+    "model": {"preset": "yolov8s"},
+    "precision": "fp16",
+    "micro_batch_size": 16,
+    "optimizer": "sgd",
+    "image": {
+        "resolution_px": 800,
+        "epochs": 25,
+        "dataset_images": 612,
+        "max_objects_per_image": 100,
+        "deterministic": False,
+    },
+    "host": {"vcpus_per_gpu": 2},
+}
+
+
+@pytest.mark.django_db
+def test_yolov8s_800px_colab_t4_first_epoch_gpu_mem(bundled_catalog, tmp_path):
+    """[RF-Y8S] epoch 1 of the same run: GPU_mem 7.61G on Ultralytics 8.0.2 (roboflow/notebooks@73ab71d1) and 8.0.9
+    (roboflow/notebooks@d1a4863), the same to the digit. At these versions the trainer empties the CUDA cache only
+    after final_eval (8.0.6 / 8.0.35 wheels' yolo/engine/trainer.py), so GPU_mem (memory_reserved / 1e9) climbs
+    over the run (7.61 -> 9.25 -> 10.9G, the xfail above); epoch 1 is its only reading from an empty cache, the
+    high-water of one epoch's 39 steps, like for like with the per-epoch figures of 8.0.60 and later (which empty
+    the cache at each epoch's end). Pinned to 8.0.2 / 8.0.9: a first-epoch reading is version-bound too (the
+    pre-release 0.0.59 reads 11.9G at epoch 1: test_outside_explanations_audit_stop45b.py). Product 6.69 GB reserved
+    at 100 objects (-12.1%), within 15%; the engine sizes the later assigner (36 B a slot), so this row is not a
+    check of 8.0.x's heavier one (+1.4 to +1.9 GB in aud45b's recount, which would read +6.7..+13.1%)."""
+    ours = _reserved_gb(_size(tmp_path, RF_Y8S_SPEC, "t4"))
+    assert ours == pytest.approx(6.69, abs=0.01)
+    assert ours / 7.61 - 1 == pytest.approx(-0.121, abs=0.001)
+    _within(ours, 7.61, MEMORY)
