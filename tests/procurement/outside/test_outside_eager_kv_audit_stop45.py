@@ -1,0 +1,173 @@
+"""Issue 26, stop 45, outside audit (aud45d) of cls45d's eager KV term (serving_host.EAGER_KV_CACHE_PASSES: an
+`inference.engine: hf_eager` decode step reads the KV cache 3 times, torch.cat's read and write of the past cache and
+attention's read). Published transformers `generate` decode speeds at long context that no test used before (grep of
+tests/ for the table, its figures and "qwen.readthedocs"). Tolerance: the issue's 15% on LLM speed.
+
+Source:
+  [QW25SPEED] QwenLM/Qwen2.5 @010c37c33b13a1ac59944b349620e13404efe97d docs/source/benchmark/speed_benchmark.rst
+      (qwen.readthedocs.io "Qwen2.5 Speed Benchmark"): "NVIDIA A100 80GB", "Pytorch 2.3.1", "Flash Attention 2.5.8",
+      "Transformers 4.46.0"; "batch size of 1 and the least number of GPUs as possible"; "generating 2048 tokens with
+      the input lengths of 1, 6144, 14336, and 30720" (BF16 rows, "(Transformer)" tables):
+        Qwen2.5-7B-Instruct   1 GPU : input 1 40.38, 30720 18.83 tokens/s
+        Qwen2.5-14B-Instruct  1 GPU : input 1 24.74, 30720 8.20
+        Qwen2.5-72B-Instruct        : input 1 8.73 (2 GPUs), 6144 6.39 (2), 14336 4.25 (3), 30720 2.94 (3)
+      The script (QwenLM/Qwen2.5 @054825eff821f4734482b61796bec04b90e7f55d
+      examples/speed-benchmark/speed_benchmark_transformers.py): attn_implementation "flash_attention_2",
+      device_map "auto" (layers split over the GPUs: pipeline_parallel = GPUs here), torch_dtype "auto" (BF16),
+      min_length = input + 2048, timed around the whole generate() (prefill included), tokens_per_second =
+      2048 / time. The product's figure compared is therefore 2048 / (time_to_first_token + 2048 x decode step).
+
+Code read for the pass count (transformers wheels from PyPI, this audit): 4.30.2 LlamaAttention torch.cat of the
+past tuple (modeling_llama.py l. 207-208); DynamicCache.update torch.cat(..., dim=-2) in 4.36.0 (cache_utils.py
+l. 127-128), 4.38.2 (l. 131-132) and 4.46.0 (l. 447-448), the default cache of generate (4.46.0
+generation/utils.py l. 1767-1771); StaticCache (in place, k_out[:, :, pos] = ...) from 4.38 only when asked for.
+Qwen2FlashAttention2.forward in 4.38.2 (l. 430-431) and 4.46.0 (l. 402-403) calls repeat_kv on the updated cache
+BEFORE flash-attn: expand + reshape, a copy of n_rep = heads / kv_heads times the cache (read 1, write n_rep), which
+flash-attn then reads (n_rep). A Qwen2 decode step therefore moves 3 + 2 n_rep passes of the kv-head cache
+(7B n_rep 7: 17; 14B 5: 13; 72B 8: 19), where the engine counts 3 for every hf_eager model. (transformers' Llama
+FA2 class does not repeat; its eager and SDPA classes do.)
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.sizing import serving_host
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH_FRACTION
+
+A100 = "a100-sxm4-80gb"
+GENERATED = 2048
+
+
+def _report(preset: str, prompt: int, gpus: int) -> dict:
+    spec = {
+        "name": f"aud45d-{preset}-{prompt}",
+        "task": "inference",
+        "model": {"preset": preset},
+        "weight_quantization": "none",
+        "inference": {
+            "concurrency": 1,
+            "context_len": prompt + GENERATED,
+            "output_tokens": GENERATED,
+            "engine": "hf_eager",
+        },
+    }
+    if gpus > 1:  # device_map "auto": the layers split over the GPUs, run one after another
+        spec["parallelism"] = {"gpus": gpus, "pipeline_parallel": gpus}
+    report = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)
+    assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
+    return report["throughput"]
+
+
+def _as_published(preset: str, prompt: int, gpus: int) -> float:
+    """The product's tokens/s as the script measures it: 2048 / (prefill + 2048 decode steps)."""
+    t = _report(preset, prompt, gpus)
+    step = 1.0 / t["decode_tokens_per_second_per_stream"]
+    return GENERATED / (t["time_to_first_token_seconds"] + GENERATED * step)
+
+
+# --- 1. [QW25SPEED] Qwen2.5-72B BF16, 2 x A100, input 1: published 8.73 tokens/s; ours 7.85 (-10.1%), inside.
+# Ours is the host floor (80 x 51 + 30 = 4,110 kernels x 31 us = 127.4 ms) above the GPU's 100 ms (143 GB at
+# 1.42 TB/s); the run's step is 114.5 ms. It lands, but on the host floor: the publisher's 7B row (input 1, 24.8 ms
+# a step for 28 x 51 + 30 = 1,458 kernels) dispatches at ~17 us a kernel, so their 72B step is the GPU's.
+@pytest.mark.django_db
+def test_qwen25_72b_bf16_two_a100_short_context(bundled_catalog):
+    ours = _as_published("qwen2.5-72b", 1, 2)
+    assert ours == pytest.approx(7.845, rel=0.01)
+    assert ours == pytest.approx(8.73, rel=0.15)
+
+
+# --- 2. [QW25SPEED] Qwen2.5-7B BF16, 1 x A100, input 30,720: published 18.83; ours 21.44 (+13.9%), inside, by
+# compensation: ours is the host floor, 45.2 ms a step at every context (the GPU's work, 9.6 ms + 3 x 1.28 ms of KV,
+# is under it), where the run's step grows 24.8 -> 51.7 ms from input 1 to 30,720 (prefill subtracted). Its input-1
+# row, 40.38 against ours 22.12 (-45%), is the known host-dispatch miss (test_outside_audit_stop44.py).
+@pytest.mark.django_db
+def test_qwen25_7b_bf16_one_a100_at_30k_input(bundled_catalog):
+    ours = _as_published("qwen2.5-7b", 30720, 1)
+    assert ours == pytest.approx(21.44, rel=0.01)
+    assert ours == pytest.approx(18.83, rel=0.15)
+
+
+_QW25_LONG = {
+    # id: (preset, input, GPUs, published tokens/s, ours at this commit, n_rep)
+    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 7.533, 8),
+    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 7.124, 8),
+    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.521, 5),
+}
+_QW25_REASON = {
+    "72b-14336-3gpu": (
+        "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B-Instruct BF16, 3 x A100, input 14,336 + 2,048 generated: published "
+        "4.25 tokens/s, ours 7.53 (+77.3%). Ours stays on the 127.4 ms host floor (GPU 101.8 ms + 3 x 3.52 ms of KV "
+        "= 112.4 ms under it), so cls45d's 3 passes move nothing; the run's step grows 114.5 -> 230.0 ms from input "
+        "1 (prefill subtracted), 33 passes of its 5.0 GB mean-context cache at the engine's 1.43 TB/s. Counted from "
+        "transformers 4.46.0 (the row's): Qwen2FlashAttention2 repeat_kv's the cache before flash-attn (n_rep 8), "
+        "3 + 2 x 8 = 19 passes: 167.1 ms, 5.80 tokens/s (+36.4%), still out; the rest (~14 passes' worth) unsized "
+        "(lead, not verified: flash-attn at one query row a head, 64 heads at batch 1, below the achieved rate)."
+    ),
+    "72b-30720-3gpu": (
+        "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B-Instruct BF16, 3 x A100, input 30,720 + 2,048 generated: published "
+        "2.94 tokens/s, ours 7.12 (+142.3%). Ours: the 127.4 ms host floor (GPU 95-100 ms + 3 x 7.31 ms of KV = "
+        "117 ms under it); the run's step 327.2 ms (2048 / 2.94 less our 26.5 s prefill), 29 passes of its 10.4 GB "
+        "mean-context cache beyond the input-1 step. With Qwen2's repeat_kv counted (19 passes, transformers 4.46.0 "
+        "Qwen2FlashAttention2 l. 402-403) ours would be 238.6 ms, 3.98 tokens/s (+35.2%); the rest unsized."
+    ),
+    "14b-30720-1gpu": (
+        "UNEXPLAINED: [QW25SPEED] Qwen2.5-14B-Instruct BF16, 1 x A100, input 30,720 + 2,048 generated: published "
+        "8.20 tokens/s, ours 12.52 (+52.7%). Ours: the 76.8 ms host floor (48 x 51 + 30 kernels x 31 us; GPU 10.4 + "
+        "3 x 4.42 ms = 23.7 ms); the run's step 40.4 -> 118.9 ms from input 1 (prefill subtracted), 18 passes of "
+        "its 6.24 GB mean-context cache; Qwen2's repeat_kv (n_rep 5) gives 13 passes, GPU 67.9 ms, still under our "
+        "floor, so even the counted copies do not move this row; its input-1 row is the host miss (24.74 against "
+        "ours 13.02, -47.4%): two errors of opposite sign, the host floor 1.9x slow and the KV traffic 6x short."
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "row",
+    [pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_QW25_REASON[row])) for row in _QW25_LONG],
+)
+def test_qwen25_long_input_rows_within_15_percent(bundled_catalog, row):
+    preset, prompt, gpus, published, pinned, _ = _QW25_LONG[row]
+    ours = _as_published(preset, prompt, gpus)
+    assert ours == pytest.approx(pinned, rel=0.01)
+    assert ours == pytest.approx(published, rel=0.15)
+
+
+# --- 6. Arithmetic on [QW25SPEED] and the engine's own per-pass time: how many passes over the mean-context KV cache
+# the published growth of the decode step from input 1 to input 30,720 needs (the input-1 step taken as the base,
+# the product's prefill subtracted: both make the count low, not high). Per pass: kv-head bytes a token x
+# (30,720 + 1,024) / (2,039 GB/s x the achieved fraction). 7B 21.1, 14B 17.8, 72B 29.1 passes, against the code's
+# 3 + 2 n_rep = 17 / 13 / 19 and the engine's 3: the torch.cat copy is real but, for GQA models in transformers'
+# Qwen2 code, a fifth to a tenth of the traffic.
+_KV_BYTES_PER_TOKEN = {  # layers x 2 (k, v) x kv heads x head_dim x 2 bytes (model_architectures.json)
+    "qwen2.5-7b": 28 * 2 * 4 * 128 * 2,
+    "qwen2.5-14b": 48 * 2 * 8 * 128 * 2,
+    "qwen2.5-72b": 80 * 2 * 8 * 128 * 2,
+}
+_GROWTH_ROWS = {  # preset: (input-1 tokens/s, GPUs; 30,720 tokens/s, GPUs; n_rep)
+    "qwen2.5-7b": (40.38, 1, 18.83, 1, 7),
+    "qwen2.5-14b": (24.74, 1, 8.20, 1, 5),
+    "qwen2.5-72b": (8.73, 2, 2.94, 3, 8),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("preset", list(_GROWTH_ROWS))
+def test_published_long_context_growth_needs_many_more_kv_passes_than_three(bundled_catalog, preset):
+    short, short_gpus, long_, long_gpus, n_rep = _GROWTH_ROWS[preset]
+    ttft_short = _report(preset, 1, short_gpus)["time_to_first_token_seconds"]
+    ttft_long = _report(preset, 30720, long_gpus)["time_to_first_token_seconds"]
+    step_short = (GENERATED / short - ttft_short) / GENERATED
+    step_long = (GENERATED / long_ - ttft_long) / GENERATED
+    per_pass = _KV_BYTES_PER_TOKEN[preset] * (30720 + GENERATED / 2) / (2039e9 * ACHIEVED_BANDWIDTH_FRACTION)
+    needed = (step_long - step_short) / per_pass
+    assert needed == pytest.approx(
+        {"qwen2.5-7b": 21.1, "qwen2.5-14b": 17.8, "qwen2.5-72b": 29.1}[preset], abs=0.3
+    )
+    code_count = 3 + 2 * n_rep  # cat read + write, repeat_kv read + n_rep writes, flash-attn n_rep reads
+    assert code_count <= needed <= 1.6 * code_count
+    assert needed > 5 * serving_host.EAGER_KV_CACHE_PASSES
