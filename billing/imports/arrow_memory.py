@@ -1,5 +1,5 @@
-"""The memory the billing import runs on: Arrow on jemalloc, handing freed memory back at once, the C heap's
-large blocks mapped apart (a fixed mmap threshold) and the heap trimmed after each chunk.
+"""The memory the billing import runs on: Arrow on jemalloc, handing freed memory back over a second, the C
+heap's large blocks mapped apart (a fixed mmap threshold) and the heap trimmed after each chunk.
 
 Arrow's default pool (mimalloc in the wheels) keeps freed pages for reuse; over an import of millions
 of rows, chunk after chunk on three threads (the reader, the importing thread, the dataset writer), what
@@ -7,21 +7,33 @@ it kept put the import's peak over 512 MiB at 5M rows (issue 28: 515 MiB with mi
 jemalloc and no decay, measured with benchmarks/billing_bench.py's file). The pool is the process's
 default from the first import on (Arrow has one default pool); where this build of pyarrow has no
 jemalloc, the default stays.
+
+Freed pages are handed back after DECAY_MS, not at once: with no decay, every Arrow buffer (CSV blocks,
+dictionaries, Parquet pages) was purged when freed and faulted in again, zeroed, when the next was made:
+1.7M minor page faults and 5.4-6.6 s of system time in a 5M-row CSV import of 22-24 CPU s (issue 28,
+stop 45: billing_bench's file, getrusage, load 5-12). With a second's decay, about half the faults: the
+1M-row CSV import 4.50-5.05 -> 4.03-4.09 CPU s (three runs each, interleaved), the 1M Parquet one 3.41 ->
+2.78 s; its cost, the peak 15-35 MiB higher (1M Parquet 364 -> 395 MiB in the same pair; 5M CSV 447, 5M
+Parquet 416 MiB), and still growing from 1M to 5M as it did. A decay of 250 ms held as much; handing
+Arrow's unused pages back after each chunk (MemoryPool.release_unused) brought the peak no lower. 0
+restores the earlier peaks and page faults.
 """
 
 from __future__ import annotations
 
 import functools
 
+DECAY_MS = 1000  # jemalloc's dirty and muzzy decay: freed pages go back to the system over a second
+
 
 @functools.cache
 def use_returning_pool() -> bool:
-    """Make jemalloc, with no decay (freed memory returned at once), Arrow's default pool; whether it is."""
+    """Make jemalloc, handing freed memory back over DECAY_MS, Arrow's default pool; whether it is."""
     import pyarrow as pa
 
     try:
         pool = pa.jemalloc_memory_pool()
-        pa.jemalloc_set_decay_ms(0)
+        pa.jemalloc_set_decay_ms(DECAY_MS)
     except (NotImplementedError, pa.ArrowException):
         return False
     pa.set_memory_pool(pool)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from billing.imports.records import BillingFileError
+from billing.imports.records import BillingFileError, blocks
 
 READ_BLOCK = 1 << 20
 MAX_DECOMPRESSED_BYTES = 16 << 30  # 16 GiB of CSV: several months of a large CUR 2.0 export
@@ -71,7 +71,7 @@ def _check_stream(path: Path, opener, compressed_bytes: int | None = None) -> No
     total, carried = 0, 0  # carried: bytes of the line still open at the block's end
     try:
         with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(READ_BLOCK), b""):
+            for block in blocks(handle, READ_BLOCK):
                 start, total = total, total + len(block)
                 first = block.find(b"\n")
                 if first < 0:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from billing.imports.codes import coded, distinct_texts, object_array
-from billing.imports.records import CHUNK_ROWS, BillingFileError
+from billing.imports.records import CHUNK_ROWS, BillingFileError, blocks
 
 MISSING_MARKERS = ("null", "NULL", "None")  # FOCUS samples write a literal null for an empty cell
 CSV_BLOCK_BYTES = (1 << 20, 64 << 20)  # bounds of what Arrow parses at once; chunks are cut from blocks
@@ -98,8 +98,8 @@ def count_rows(path: Path) -> int:
     lines, last = 0, b"\n"
     try:
         with opener(path, "rb") as handle:
-            for block in iter(lambda: handle.read(READ_BLOCK), b""):
-                lines, last = lines + block.count(b"\n"), block[-1:]
+            for block in blocks(handle):
+                lines, last = lines + block.count(b"\n"), bytes(block[-1:])
     except READ_ERRORS as error:
         raise _unreadable(path, kind, error) from None
     return max(lines + (last != b"\n") - 1, 0)

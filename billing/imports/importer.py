@@ -19,7 +19,7 @@ from billing.imports.arrow_memory import map_large_blocks, use_returning_pool
 from billing.imports.bounds import FileOutOfBounds, check_bounds
 from billing.imports.chunks import check_text, count_rows, file_kind, header
 from billing.imports.column_maps import looks_like_legacy_cur, looks_like_oci_cost_report
-from billing.imports.records import BillingFileError, WrongFormatError, tag_mapping
+from billing.imports.records import BillingFileError, WrongFormatError, blocks, tag_mapping
 from billing.imports.tag_formats import TagNotes
 from billing.storage.keys import export_part
 from billing.storage.store import ImportResult, file_sha256, store_chunks
@@ -159,7 +159,7 @@ def _checksum_checking_text(path: Path) -> str:
     digest, decoder = hashlib.sha256(), codecs.getincrementaldecoder("utf-8")()
     try:
         with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
+            for block in blocks(handle):
                 digest.update(block)
                 if not block.isascii() or decoder.getstate()[0]:
                     decoder.decode(block)

@@ -31,7 +31,7 @@ from billing.imports.arrow_memory import return_freed_heap
 from billing.imports.checks import check_stored_bounds
 from billing.imports.enrich import CatalogEntry, enrich
 from billing.imports.gpu_identity import gcp_accelerator_aliases
-from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, tag_mapping
+from billing.imports.records import MAX_ROWS_PER_FILE, BillingFileError, blocks, tag_mapping
 from billing.models import BillingImport, BillingImportFile
 from billing.storage.datasets import (
     QUANTITY_COLUMN,
@@ -125,7 +125,7 @@ def stored_warnings(lines: Iterable[str], *, location: str = "", file_name: str 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+        for block in blocks(handle):
             digest.update(block)
     return digest.hexdigest()
 
