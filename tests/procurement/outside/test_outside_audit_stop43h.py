@@ -16,7 +16,8 @@ Source:
           4.44 ms, embedding, loss and optimizer included: a ~4.2 ms floor a layer with ONE adapted linear a layer,
           where lora_host counts 2.82 ms for one adapter (40 forward x 2 x 31 us + 48 backward x 7 us) and 4.69 ms
           for seven.
-          cls45f: the run deleted every sample longer than max_length. ms-swift @6cfbc2ec swift/llm/utils/argument.py
+          cls45f (after lw44's aside, test_outside_lora_width_audit_stop44.py): the run deleted every sample longer
+          than max_length. ms-swift @6cfbc2ec swift/llm/utils/argument.py
           SftArguments `truncation_strategy: Literal['delete', 'truncation_left'] = 'delete'` (the benchmark's
           scripts/benchmark/test_memory_time/run_single.py does not override it); swift/llm/utils/template.py
           Template.encode `if truncation_strategy == 'delete' and len(input_ids) > self.max_length: return {}, {}`;
@@ -78,7 +79,10 @@ SWIFT_MISSES = {
         "the three; no source counts its kernels, so UNEXPLAINED (the floor's count for this stack)"
     ),
     "14b": (
-        "EXPLAINED (cls45f, was UNEXPLAINED as a sized term): the run trained shorter samples than the spec's 512. "
+        "EXPLAINED (cls45f, was UNEXPLAINED as a sized term; lw44's source note in "
+        "test_outside_lora_width_audit_stop44.py named the deletion in an aside, carried here): the run trained "
+        "shorter samples than the spec's 512 (the same table's Yi-34B at 512, 2.32 samples/s, would need 0.79 of the "
+        "A100's peak at 512 tokens a sample). "
         "ms-swift @6cfbc2ec deletes every sample longer than max_length (SftArguments truncation_strategy 'delete', "
         "template.py Template.encode returns {} when len(input_ids) > max_length, dataset_map drops it; the benchmark's "
         "run_single.py does not override it) and reports kept samples / train_runtime, so the row's samples are the "
