@@ -55,7 +55,7 @@ def _speed(quantization: str, quant_kernel: str | None = None) -> float:
 # 40 x 47 + 30 = 1,910 a token, 19.3 us a kernel at 36.958 ms (hf_eager at 31 us on that count: 59.2 ms, -37.6%).
 # [AGPTQ] (test_outside_audit_stop43d.py, passing at 31 us) ran 4.30's 51-kernel layer on an A100-40G, host-bound
 # too (13.5 GB in 53.0 ms): 53.0 ms / 1,662 = 31.9 us a kernel. Two published A100 hosts issue transformers' eager
-# kernels 1.65x apart: a constant lands this row within 15% only at 16.8-22.7 us a kernel and [AGPTQ]'s only at
+# kernels 1.65x apart: a constant lands this row within 15% only at 16.8-22.8 us a kernel and [AGPTQ]'s only at
 # 27.7-37.5 us (no overlap). hf_eager's 31 us is [AGPTQ]'s host; this run's is 0.62 of it.
 _COUNT = (
     "EXPLAINED (cls45f, was UNEXPLAINED at stop 44): the host's kernel issue time. The README's own rows prove the "
@@ -65,7 +65,7 @@ _COUNT = (
     "are gone) x 40 + 30 = 1,910 kernels in 36.958 ms, 19.3 us a kernel, where [AGPTQ]'s A100-40G host (llama-7b "
     "fp16, 4.30's 51-kernel layer, 53.0 ms, the row hf_eager's 31 us lands, test_outside_audit_stop43d.py) takes "
     "31.9 us: two published hosts 1.65x apart, which no per-kernel constant lands within 15% (this row needs "
-    "16.8-22.7 us, [AGPTQ]'s 27.7-37.5). Size: 1,910 x 31 us = 59.2 ms, -37.6% from the host's rate, the other "
+    "16.8-22.8 us, [AGPTQ]'s 27.7-37.5). Size: 1,910 x 31 us = 59.2 ms, -37.6% from the host's rate, the other "
     "4.8 points from 4.30's count (2,070 kernels). A spec would need the host's per-kernel launch time (its CPU, "
     "driver and Python), which no field states and no source gives per CPU, and the transformers release (4.32's "
     "47-kernel layer; model.eager_layer has only 4.30's llama count). History: "
