@@ -16,6 +16,17 @@ Source:
           4.44 ms, embedding, loss and optimizer included: a ~4.2 ms floor a layer with ONE adapted linear a layer,
           where lora_host counts 2.82 ms for one adapter (40 forward x 2 x 31 us + 48 backward x 7 us) and 4.69 ms
           for seven.
+          cls45f (after lw44's aside, test_outside_lora_width_audit_stop44.py): the run deleted every sample longer
+          than max_length. ms-swift @6cfbc2ec swift/llm/utils/argument.py
+          SftArguments `truncation_strategy: Literal['delete', 'truncation_left'] = 'delete'` (the benchmark's
+          scripts/benchmark/test_memory_time/run_single.py does not override it); swift/llm/utils/template.py
+          Template.encode `if truncation_strategy == 'delete' and len(input_ids) > self.max_length: return {}, {}`;
+          swift/llm/utils/utils.py _single_map returns None for it and dataset_map drops it; sft.py reports
+          get_time_info(log_history, len(train_dataset)): kept samples / train_runtime. So at 512 the rows trained only
+          the 91-512-token samples of the 4,959 (mean 3,234 +- 2,548; docs Supported-models-datasets.md), and
+          samples/s x 512 overstates the tokens by a factor the docs do not publish (the kept samples' mean length).
+          The table then reads as one floor: 101.2 / 134.6 / 177.6 ms a sample over 24 / 32 / 40 layers = 4.22 /
+          4.21 / 4.44 ms a layer, and the 1.8B's 512 and 1,024 rows are the same (9.88 / 9.90 samples/s).
 """
 
 from __future__ import annotations
@@ -57,10 +68,31 @@ SWIFT_MISSES = {
         "the way the count says (1 adapter 2.82 ms, 7 adapters 4.69 ms). Checked: Qwen-1's QWenBlock (modeling_qwen.py) "
         "is not a Llama layer: c_attn is one fused qkv linear with a bias, 5 linears a layer not 7, RMSNorm and "
         "rotary fall back to eager ops (8 and ~9 each) only when flash-attn's csrc layer_norm / rotary kernels are "
-        "absent, and ms-swift's run adds its own tuner wrapper; none of these is sized, so UNEXPLAINED"
+        "absent, and ms-swift's run adds its own tuner wrapper; none of these is sized, so UNEXPLAINED. cls45f, "
+        "sharpened: ms-swift deleted the samples longer than 512 (truncation_strategy 'delete', module docstring), "
+        "so the three rows ran short samples and read as one host floor, 4.22 / 4.21 / 4.44 ms a layer for the "
+        "1.8B / 7B / 14B (the 1.8B's 512 and 1,024 rows: 9.88 / 9.90 samples/s), against lora_host's 2.82 ms for "
+        "one fused-qkv adapter (0.67 of it); shorter samples do not move this row (the floor binds at any length: "
+        "67.6 ms at 128 to 512 tokens). The 7B passes (-8.0%) only because the engine prices 512 tokens of compute "
+        "(146.3 ms) where the run's shorter samples leave the floor: at the 14B's ~334-token mean it gives 104 ms "
+        "(-23%). One per-layer floor of ~4.3 ms for ms-swift's eager Qwen-1 + PEFT step (torch 2.1.1) would land "
+        "the three; no source counts its kernels, so UNEXPLAINED (the floor's count for this stack)"
     ),
     "14b": (
-        "ours 1,841.1 tokens/s against 2,882.6 (-36.1%; 0.278 s a micro-batch against 0.178): GPU-bound in the engine "
+        "EXPLAINED (cls45f, was UNEXPLAINED as a sized term; lw44's source note in "
+        "test_outside_lora_width_audit_stop44.py named the deletion in an aside, carried here): the run trained "
+        "shorter samples than the spec's 512 (the same table's Yi-34B at 512, 2.32 samples/s, would need 0.79 of the "
+        "A100's peak at 512 tokens a sample). "
+        "ms-swift @6cfbc2ec deletes every sample longer than max_length (SftArguments truncation_strategy 'delete', "
+        "template.py Template.encode returns {} when len(input_ids) > max_length, dataset_map drops it; the benchmark's "
+        "run_single.py does not override it) and reports kept samples / train_runtime, so the row's samples are the "
+        "91-512-token ones of a set with mean 3,234 +- 2,548. Size, bounded: the engine at the spec's 512 takes 270.8 "
+        "ms a sample (1,890.8 tokens/s against 2,882.6, -34.4%); over the kept range it takes 112.6 ms (128 tokens) to "
+        "270.8 ms (512), and the published 177.6 ms is its time at a kept mean of ~334 tokens (168.6 ms at 320, 202.5 "
+        "at 384). A spec would state seq_len as the kept samples' mean (a field that exists); ms-swift's docs do not "
+        "publish it (its result.jsonl's dataset_info is not in the repository). What is left is the 1.8B row's: at "
+        "short samples the table is one host floor of 4.2-4.4 ms a layer (see 1.8b). History: ours 1,841.1 tokens/s "
+        "against 2,882.6 (-36.1%; 0.278 s a micro-batch against 0.178): GPU-bound in the engine "
         "(the floor 40 x 2.82 ms = 0.113 s is under the compute), so the floor is not the cause; the engine prices "
         "c_attn-only rank 8 the same as all-linear rank 64 (1,837.7 tokens/s: the adapters' GPU work is not sized "
         "by target count) and the A100 LoRA row's efficiency was set on the Qwen README's all-linear rank-64 runs "
