@@ -52,9 +52,23 @@ where the forward's GPU work is under its host time: Qwen-7B at 512 tokens (forw
 0.48 s against 0.37 s of forward GPU work) 1.19 -> 1.31 s a step (README 1.5); held out, the README's other LoRA rows
 at 256-8k do not move (their forward is GPU-bound or the whole-step floor binds) but the 1.8B at 2k (1.22 -> 1.25 s,
 README 1.7).
+The NaN filter is not the only sync a micro-batch (fixc45), so the bound holds with logging_nan_inf_filter=False
+and on the other eager loops too: a blocking input copy, `.to(device)` without non_blocking, ends in
+at::cuda::memcpy_and_sync, a cudaMemcpyAsync then cudaStreamSynchronize on the current stream (PyTorch
+aten/src/ATen/native/cuda/Copy.cu copy_kernel_cuda's `else` branch; c10/cuda/CUDAFunctions.h), which waits for the
+previous micro-batch's backward before the next forward is issued: HF Trainer's _prepare_input `data.to(**kwargs)`
+with only the device (transformers 4.31.0 trainer.py, the rows' pin) and torchtune's LoRA recipe's
+`input_ids.to(self._device)` each micro-batch (recipes/lora_finetune_single_device.py @0097adab); LitGPT's copy is
+non-blocking from pinned memory, but its finetune/lora.py reads `loss.item()` ("expensive device-to-host
+synchronization") every iteration at its log_interval 1 (Lightning-AI/lit-gpt @b96a5708). Where the floor applies,
+the bound does (lora.implementation peft_eager and no stated fused stack: `applies`); fused stacks, NeMo /
+Megatron-Core (training_stack megatron, or lora.implementation fused), MaxText (XLA), Unsloth (fused), pay neither.
+The QLoRA unpacking is placed by its passes, not by the FLOPs' forward share (qlora_dequant.first_forward_share:
+GPTQ int4 1/2 of its time in the first forward under full recomputation, nf4 1/3, LLM.int8 0): Qwen-7B Q-LoRA at
+256 tokens on an A100 2.044 -> 1.812 s a step (README 3.0), aud45c's finding.
 
 Scope: LoRA / QLoRA on a dense language model with `lora.implementation` peft_eager (the default, unstated
-stack), on plans without tensor or pipeline parallelism: the engine's TP and PP are Megatron-Core's (its all-reduces
+stack; not under a stated training_stack megatron or maxtext, whose adapters are fused or compiled), on plans without tensor or pipeline parallelism: the engine's TP and PP are Megatron-Core's (its all-reduces
 a layer, its schedules), a stack whose adapters are fused (NeMo), and HF PEFT runs data-parallel (DDP, ZeRO, FSDP).
 fused (NeMo / Megatron's adapters, unsloth's Triton kernels) and compiled (torch.compile with CUDA graphs) stacks
 do not pay it; MoE layers (per-expert kernels not counted) and image models (image_model counts their own)
@@ -95,12 +109,19 @@ QLORA_DEQUANT_KERNELS = {"nf4": (3.0, 3.0), "int4": (8.0, 0.0), "int8": (1.0, 1.
 LORA_DROPOUT_KERNELS = 1.0
 
 
+# training_stack values whose adapters are not eager PyTorch modules: NeMo / Megatron-Core's fused adapters, MaxText's
+# XLA-compiled step. A stated one takes no host floor and no synchronised-micro-batch bound, as lora.implementation
+# fused does.
+FUSED_STACKS = ("megatron", "maxtext")
+
+
 def applies(spec) -> bool:
-    """Eager PEFT adapters on a dense language model."""
+    """Eager PEFT adapters on a dense language model, on a stack that runs them eagerly."""
     return (
         spec.uses_adapters
         and spec.lora is not None
         and spec.lora.implementation == "peft_eager"
+        and getattr(spec, "training_stack", "other") not in FUSED_STACKS
         and not spec.model.is_image
         and not spec.model.is_moe
     )
@@ -182,7 +203,8 @@ def text(spec) -> str:
         f"{recompute} at {EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us and {backward:.0f} backward at "
         f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us of host time = {per_layer * 1e3:.2f} ms a layer and "
         f"micro-batch, on every card (plans without tensor or pipeline parallelism); the step takes the longer of that and the GPU's work (launches are "
-        f"asynchronous), and no less than the forward's host time plus the GPU's work after it (HF Trainer reads each "
-        f"micro-batch's loss before the next starts); fused or compiled adapters do not pay it. The two per-kernel costs are not measured"
+        f"asynchronous), and no less than the forward's host time plus the GPU's work after it (every micro-batch "
+        f"syncs the host: HF Trainer's loss check, a blocking input copy, LitGPT's loss.item()); fused or compiled "
+        f"adapters do not pay it. The two per-kernel costs are not measured"
         f" apart: their sum matches A100 hosts' 4.7-5.2 ms a layer on short Qwen LoRA steps"
     )

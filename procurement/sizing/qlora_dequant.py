@@ -25,6 +25,15 @@ Counted from the libraries' code, not fitted:
   int8 (bitsandbytes LLM.int8 MatMul8bitLt): the forward is an int8 GEMM on the int8 weight (no 16-bit copy); the
     backward builds one, CB.to(dtype) then .mul_(SCB / 127) (read 1, write 2; read 2, write 2): 7 bytes a weight,
     1 pass.
+First forward (fixc45, for lora_host's synchronised-micro-batch bound, which needs the GPU's work after a
+micro-batch's first forward): the unpacking is not spread over the step as its FLOPs are, it runs where its passes
+run. GPTQ int4 (AutoGPTQ v0.4.2, the auto-gptq < 0.5 QwenLM/Qwen's README pins with PyTorch 2.0: qlinear_cuda_old
+QuantLinear.forward unpacks and calls torch.matmul(x.half(), weight); peft v0.5.0 tuners/lora.py QuantLinear.forward
+calls quant_linear_module(x) once): 1 of its 2 passes under full recomputation (the checkpointed block's forward
+runs again in the backward), 1 of 1 without. nf4 (bitsandbytes 0.41.1 @18e827d6, 0.45.5, 0.49.2 MatMul4Bit:
+dequantize_4bit in forward and backward): 1 of 3, 1 of 2 without. LLM.int8 (MatMul8bitLt at 0.41.1: igemmlt on the
+cached CxB where the card supports it, sm 7.5 and later; 0.45.5 int8_linear_matmul, 0.49.2 int8_scaled_mm, on
+state.CB; only the backward's CB.to(dtype).mul_(SCB / 127) builds a 16-bit copy): 0.
 The bytes run at assumptions.achieved_bandwidth_fraction of the card's HBM bandwidth (elementwise traffic, as the
 image engine and DTensor's copies charge it). Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
 routed experts 1 / ep; ZeRO-3 / FSDP gather the quantized shards first, so each data-parallel rank unpacks the
@@ -60,6 +69,10 @@ DEQUANTIZE = {
     "int4": (GPTQ_EAGER_DEQUANTIZE_WEIGHT_BYTES, 1.0, 1.0),
     "int8": (INT8_BACKWARD_DEQUANTIZE_WEIGHT_BYTES, 1.0, 0.0),
 }
+# weight_quantization -> passes of the first forward (of the passes above): nf4's MatMul4Bit.forward and GPTQ's
+# QuantLinear.forward unpack once in it, LLM.int8's forward runs an int8 GEMM on the int8 weight (none). Counted,
+# not fitted (module docstring, "First forward").
+FIRST_FORWARD_PASSES = {"nf4": 1.0, "int4": 1.0, "int8": 0.0}
 LIBRARY = {
     "nf4": "bitsandbytes NF4 (dequantize_4bit in the forward, the recomputed forward and the backward)",
     "int4": "GPTQ int4 through AutoGPTQ's eager unpacking (transformers GPTQConfig without exllama, as Qwen's "
@@ -81,6 +94,18 @@ def bytes_per_micro_batch(spec) -> float:
     if spec.gradient_checkpointing == "full":
         passes += recomputed
     return passes * per_weight * quantizable_params(spec.model)
+
+
+def first_forward_share(spec) -> float:
+    """The share of a micro-batch's unpacking that runs in its first forward (the rest in the recomputed forward
+    and the backward): nf4 1/3 under full recomputation, 1/2 without; GPTQ int4 1/2 and 1; LLM.int8 0. 0 where the
+    unpacking does not apply."""
+    if not applies(spec):
+        return 0.0
+    _, passes, recomputed = DEQUANTIZE[spec.weight_quantization]
+    if spec.gradient_checkpointing == "full":
+        passes += recomputed
+    return FIRST_FORWARD_PASSES[spec.weight_quantization] / passes
 
 
 def keeps_saved_copy(spec) -> bool:

@@ -453,18 +453,23 @@ def training_throughput(
     )
     # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
     # that scales with the weights read, not with the tokens (qlora_dequant.py)
-    compute_s = compute_s + bubble * qlora_dequant.seconds_per_step(
+    flop_s = compute_s
+    dequant_s = bubble * qlora_dequant.seconds_per_step(
         spec, _array(memory_bandwidth_gbps, np.inf), expert_share(spec, gpus, tp, pp) / (tp * pp)
     )
+    compute_s = flop_s + dequant_s
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
     # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
-    # HF Trainer reads each micro-batch's loss on the host (its NaN filter), so a host-bound eager forward and the
-    # GPU-bound backward after it add up: no shorter than the forward's host time plus the GPU's work after it
+    # Every micro-batch syncs the host (HF Trainer's NaN filter, the blocking input copy, LitGPT's loss.item()), so a
+    # host-bound eager forward and the GPU-bound backward after it add up: no shorter than the forward's host time
+    # plus the GPU's work after it, the FLOPs' by their forward share and the QLoRA unpacking's by its passes
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
+    flops_after_s = (1.0 - forward_share(spec)) * flop_s
+    after_forward_s = flops_after_s + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s
     phase_s = np.where(
-        (tp == 1.0) & (pp == 1.0),
-        lora_host.forward_host_seconds_per_step(spec) + (1.0 - forward_share(spec)) * compute_s,
+        (tp == 1.0) & (pp == 1.0) & lora_host.applies(spec),
+        lora_host.forward_host_seconds_per_step(spec) + after_forward_s,
         0.0,
     )
     compute_s = np.maximum(np.maximum(compute_s, host_floor_s), phase_s)

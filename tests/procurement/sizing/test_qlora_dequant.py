@@ -125,3 +125,23 @@ def test_the_memory_assumption_states_the_copy_without_reprs():
         )
         assert "torch.matmul keeps" in text and "GiB" in text and "_gib" not in text
         assert not any(token in text for token in ("[", "{", "None", "True", "False"))
+
+
+@pytest.mark.parametrize(
+    ("quantization", "checkpointing", "share"),
+    [
+        ("nf4", "full", 1 / 3),  # MatMul4Bit: forward, recomputed forward, backward
+        ("nf4", "none", 1 / 2),
+        ("int4", "full", 1 / 2),  # qlinear_cuda_old: forward, recomputed forward
+        ("int4", "none", 1.0),
+        ("int8", "full", 0.0),  # MatMul8bitLt: an int8 GEMM forward, the 16-bit copy in the backward only
+        ("int8", "none", 0.0),
+    ],
+)
+def test_the_first_forwards_share_of_the_unpacking_is_its_passes(quantization, checkpointing, share):
+    # fixc45: for lora_host's synchronised-micro-batch bound (the GPU's work after the first forward). Read at
+    # AutoGPTQ v0.4.2 qlinear_cuda_old.py QuantLinear.forward, bitsandbytes 0.41.1 (18e827d6) / 0.45.5 / 0.49.2
+    # autograd/_functions.py MatMul4Bit and MatMul8bitLt.
+    workload = spec(task="qlora", weight_quantization=quantization, gradient_checkpointing=checkpointing)
+    assert qlora_dequant.first_forward_share(workload) == pytest.approx(share)
+    assert qlora_dequant.first_forward_share(spec(task="lora")) == 0.0
