@@ -11,7 +11,6 @@ of any team, day and amount, negative ones (credits) among them."""
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 
 import numpy as np
@@ -159,4 +158,3 @@ def test_empty_inputs():
     assert sections._daily_by_team(frame([]).iloc[0:0]) == {}
     assert allocation.per_team_frame([]).empty
     assert allocation.idle_pool(allocation.per_team_frame([])) == 0
-    assert dt.date(2026, 5, 1) == START
