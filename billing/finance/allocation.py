@@ -1,7 +1,8 @@
 """Showback: the GPU cost no team carries, allocated to teams by a chosen rule (no ORM).
 
 The per-team sums are SQL (storage/allocation_sql.py, run by DuckDB over the bill or over frames in
-memory); this module applies the rule to their few lines.
+memory), and so are their lines added up per team and the idle pool (TEAM_TOTALS, IDLE_POOL); this module
+applies the rule to the few team lines.
 
 Two pools are allocated (docs/billing.md, "Allocation"):
 - **shared**: GPU spend (usage and unused commitments, as the review counts it) of rows with no team tag;
@@ -25,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from billing.choices import AllocationRule
+from billing.storage import allocation_sql
 from billing.storage.allocation_frames import TeamSum, frame_row_idle, frame_team_sums
+from billing.storage.frame_sql import FrameSql
 from gpuledger.errors import InputError
 
 RULES = tuple(AllocationRule.values)  # proportional, even, unallocated
@@ -98,19 +101,41 @@ def team_usage(
 
 def per_team_frame(sums: Iterable[TeamSum]) -> pd.DataFrame:
     """TEAM_SUMS' lines (team, currency, month, effective, idle, GPU-hours), already in one currency,
-    added up per team: allocate()'s input, indexed by team, sorted."""
-    totals: dict[str, list[int]] = {}
-    for team, _currency, _month, effective, idle, gpu_hours in sums:
-        line = totals.setdefault(team, [0, 0, 0])
-        line[0], line[1], line[2] = line[0] + effective, line[1] + idle, line[2] + gpu_hours
-    names = sorted(totals)
-    frame = pd.DataFrame(
-        [totals[name] for name in names],
+    added up per team in DuckDB (allocation_sql.TEAM_TOTALS): allocate()'s input, indexed by team, sorted."""
+    lines = [
+        (team, effective, idle, gpu_hours) for team, _currency, _month, effective, idle, gpu_hours in sums
+    ]
+    found = []
+    if lines:
+        columns = list(zip(*lines, strict=True))
+        table = pd.DataFrame(
+            {
+                "team": pd.Series(columns[0], dtype=object),
+                **{name: np.array(columns[i + 1], dtype=np.int64) for i, name in enumerate(SUMS)},
+            }
+        )
+        with FrameSql() as sql:
+            found = sql.register("team_lines", table).rows(allocation_sql.TEAM_TOTALS)
+    return pd.DataFrame(
+        [[int(value) for value in row[1:]] for row in found],
         columns=list(SUMS),
-        index=pd.Index(names, name="team"),
+        index=pd.Index([row[0] for row in found], name="team"),
         dtype=np.int64,
     )
-    return frame
+
+
+def idle_pool(per_team: pd.DataFrame) -> int:
+    """The idle pool: the tagged teams' idle cost, summed in DuckDB (allocation_sql.IDLE_POOL)."""
+    if per_team.empty:
+        return 0
+    teams = pd.DataFrame(
+        {
+            "team": pd.Series(per_team.index.astype(object), dtype=object),
+            "idle_micros": per_team["idle_micros"].to_numpy(np.int64),
+        }
+    )
+    with FrameSql() as sql:
+        return int(sql.register("per_team", teams).rows(allocation_sql.IDLE_POOL)[0][0])
 
 
 def apportion(amount: int, weights: list[int]) -> list[int]:
@@ -132,7 +157,7 @@ def allocate(per_team: pd.DataFrame, rule: str, *, teams: tuple[str, ...] | None
     check_rule(rule)
     tagged = per_team[per_team.index != ""]
     shared = int(per_team.loc[""]["effective_micros"]) if "" in per_team.index else 0
-    idle = int(tagged["idle_micros"].sum())
+    idle = idle_pool(per_team)
     scope = tuple(teams) if teams is not None else tuple(tagged.index)
     weights = _weights(rule, tagged, scope) if rule != "unallocated" and (shared or idle) else None
     names = sorted(set(tagged.index) | set(scope))

@@ -1,4 +1,5 @@
-"""Spend anomalies: a team's daily GPU spend per service against a robust baseline (numpy, no ORM).
+"""Spend anomalies: a team's daily GPU spend per service against a robust baseline (numpy, no ORM; the
+series' daily sums in DuckDB, review_sql.ANOMALY_DAILY).
 
 Each day is compared with the previous WINDOW_DAYS days of the same series (team, provider, service
 category), days without spend counted as 0 from the series' first day with spend on:
@@ -20,6 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
+
+from billing.storage import review_sql
+from billing.storage.frame_sql import FrameSql
 
 WINDOW_DAYS = 28
 MIN_BASELINE_DAYS = 14
@@ -68,27 +72,22 @@ def _hits(values: np.ndarray, baseline: Baseline, k: float, min_amount: float) -
 
 def daily_series(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows with columns `day` (datetime64 day), SERIES_KEYS and `effective_micros` -> one row per series
-    and day, dense from the series' first day to the last day of the rows, 0 where nothing was spent."""
+    and day, dense from the series' first day to the last day of the rows, 0 where nothing was spent:
+    summed and filled in DuckDB (review_sql.ANOMALY_DAILY)."""
     if rows.empty:
         return pd.DataFrame(columns=[*SERIES_KEYS, "day", "effective_micros"])
-    sums = (
-        rows.groupby([*SERIES_KEYS, "day"], sort=True, observed=True)["effective_micros"].sum().reset_index()
-    )
-    last = sums["day"].max()
-    parts = []
-    for key, group in sums.groupby(SERIES_KEYS, sort=True, observed=True):
-        days = pd.date_range(group["day"].min(), last, freq="D")
-        dense = group.set_index("day")["effective_micros"].reindex(days, fill_value=0)
-        parts.append(
-            pd.DataFrame(
-                {
-                    **dict(zip(SERIES_KEYS, key, strict=True)),
-                    "day": days,
-                    "effective_micros": dense.to_numpy(),
-                }
-            )
+    with FrameSql() as sql:
+        found = sql.register("anomaly_rows", rows[[*SERIES_KEYS, "day", "effective_micros"]]).rows(
+            review_sql.ANOMALY_DAILY
         )
-    return pd.concat(parts, ignore_index=True)
+    keys = list(zip(*found, strict=True)) if found else [()] * 5
+    return pd.DataFrame(
+        {
+            **{name: list(keys[i]) for i, name in enumerate(SERIES_KEYS)},  # text as pandas infers it
+            "day": pd.DatetimeIndex(keys[3]).as_unit(pd.DatetimeIndex(rows["day"]).unit),  # the rows' unit
+            "effective_micros": np.array(keys[4], dtype=np.int64),
+        }
+    )
 
 
 def detect(

@@ -367,14 +367,17 @@ def budget_states(
 
 
 def _daily_by_team(rows: pd.DataFrame) -> dict[str, dict[dt.date, Decimal]]:
+    """The burn per team and charge day (UTC) of `rows` (converted, in the budget's currency), summed in
+    DuckDB (review_sql.BUDGET_DAILY)."""
     if rows.empty:
         return {}
-    days = pd.DatetimeIndex(rows["charge_period_start"]).tz_convert("UTC").date
-    sums = rows.groupby([rows["team"].astype(object).to_numpy(), days])["effective_micros"].sum()
-    found: dict[str, dict[dt.date, Decimal]] = {}
-    for (team, day), micros in sums.items():
-        found.setdefault(team, {})[day] = Decimal(int(micros)) / MICRO
-    return found
+    columns = rows[["team", "charge_period_start", "effective_micros"]]
+    with FrameSql() as sql:
+        found = sql.register("budget_rows", columns).rows(review_sql.BUDGET_DAILY)
+    by_team: dict[str, dict[dt.date, Decimal]] = {}
+    for team, day, micros in found:
+        by_team.setdefault(team, {})[day] = Decimal(int(micros)) / MICRO
+    return by_team
 
 
 def _budget_state(budget, daily: dict[dt.date, Decimal], through: dt.date) -> dict:

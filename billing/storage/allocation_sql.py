@@ -180,6 +180,17 @@ FILTERS = {
 }
 
 
+# TEAM_SUMS' lines added up per team label (finance/allocation.py per_team_frame, sav45b), over `team_lines`
+# (team, effective, idle and GPU-hours micro-units), the lines already converted into one currency: the
+# rule's input, in team order ('' first)
+TEAM_TOTALS = (
+    "SELECT team, sum(effective_micros), sum(idle_micros), sum(gpu_hours_micros) FROM team_lines "
+    "GROUP BY team ORDER BY team"
+)
+# the idle pool (allocation.allocate, sav45b): the tagged teams' idle cost, over `per_team` (a row per team)
+IDLE_POOL = "SELECT coalesce(sum(idle_micros), 0) FROM per_team WHERE team <> ''"
+
+
 def team_sums_sql(rows: str, samples: str) -> str:
     """TEAM_SUMS over the relation `rows` and the samples `samples` (DuckDB SQL)."""
     return TEAM_SUMS.format(rows=rows, samples=samples)

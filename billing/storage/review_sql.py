@@ -221,6 +221,31 @@ UNUSED_FINDINGS = (
     "max(CAST(charge_period_start AS DATE)), sum(effective_micros) FROM spend "
     "GROUP BY coalesce(commitment_discount_id, '') ORDER BY 5 DESC, 1"
 )
+# The budgets' burn (finance/sections.py budget_states, sav45b): over `budget_rows`, the month's GPU spend
+# rows in the budget's currency (the daily summary's rows, or the grouped frame's where the summary cannot
+# serve: both converted a row at its charge month's rate first), the effective cost per team and charge
+# day (UTC), in (team, day) order. A row without a team or a charge start is left out, as pandas'
+# groupby left it out.
+BUDGET_DAILY = (
+    "SELECT team, CAST(charge_period_start AS DATE) AS day, sum(effective_micros) FROM budget_rows "
+    "WHERE team IS NOT NULL AND charge_period_start IS NOT NULL "
+    "GROUP BY team, CAST(charge_period_start AS DATE) ORDER BY 1, 2"
+)
+# The anomaly series (finance/anomalies.py daily_series, sav45b): over `anomaly_rows` (`day`, a charge
+# day at 00:00; team, provider and service labels; effective cost in the review currency), the effective
+# cost per series (team, provider, service) and day, dense: every day from the series' first day with
+# rows to the last day of any series, 0 on a day without rows. In (team, provider, service, day) order.
+# A row with a NULL key is left out, as pandas' groupby left it out.
+ANOMALY_DAILY = (
+    "WITH sums AS (SELECT team, provider, service, CAST(day AS TIMESTAMP) AS day, sum(effective_micros) "
+    "AS effective_micros FROM anomaly_rows WHERE team IS NOT NULL AND provider IS NOT NULL AND service IS "
+    "NOT NULL AND day IS NOT NULL GROUP BY team, provider, service, CAST(day AS TIMESTAMP)), "
+    "days AS (SELECT team, provider, service, unnest(range(min(day), (SELECT max(day) FROM sums) + "
+    "INTERVAL 1 DAY, INTERVAL 1 DAY)) AS day FROM sums GROUP BY team, provider, service) "
+    "SELECT days.team, days.provider, days.service, days.day, CAST(coalesce(sums.effective_micros, 0) AS "
+    "BIGINT) FROM days LEFT JOIN sums ON sums.team = days.team AND sums.provider = days.provider AND "
+    "sums.service = days.service AND sums.day = days.day ORDER BY 1, 2, 3, 4"
+)
 
 # The review engine's row columns (review.REVIEW_COLUMNS + COMMITMENT_COLUMNS) from a dataset's: NULL
 # amounts and GPU counts as 0, the interruptible flag and the workload from the tags (the tag named by
