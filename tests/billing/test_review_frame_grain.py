@@ -88,3 +88,38 @@ def test_with_utilization_samples_the_sampled_resources_stay_bill_lines(demo):
     assert reviews[0]["idle_gpu_hours"] not in (None, "0.00")
     assert reviews[0] == reviews[1]
     assert finance_review(frame, request, utilization) == finance_review(line, request, utilization)
+
+
+def _sorted(frame):
+    frame = frame.astype({name: object for name in frame.columns if str(frame[name].dtype) == "category"})
+    return frame.sort_values(list(frame.columns), ignore_index=True)
+
+
+@pytest.mark.parametrize("by_tag_set", [True, False])
+@pytest.mark.parametrize("sampled", [True, False])
+def test_the_frame_read_a_file_at_a_time_is_the_frame_read_at_once(demo, monkeypatch, by_tag_set, sampled):
+    """peak45 (issue 28, "flat from 1M to 5M"): DuckDB holds something of every row group a query reads
+    until it ends, so the grouped frame reads the period's files one query each (duckdb_review._file_parts)
+    and merges their groups in a temp table; the frame is the one query's, row for row, with the temp
+    tables merged after every file (MERGED_ROWS 1), the tags read a line or a tag set, and with the lines
+    of a sampled resource kept."""
+    from billing.storage import duckdb_review
+
+    request, _ = demo
+    start = request.previous[0]
+    assert len(duckdb_review.ImportDatasets().files(start, request.end)) > 1, "the demo's months are files"
+    monkeypatch.setattr(duckdb_review, "TAG_SETS", 10_000 if by_tag_set else 0)
+    samples = selectors.utilization_frame(request)
+    kept = sorted(set(samples["resource_id"]))[:1] if sampled else []
+    assert kept or not sampled
+
+    def frame():
+        return selectors.dataset_rows(start, request.end, grouped=True, per_resource=False, sampled=kept)
+
+    monkeypatch.setattr(duckdb_review, "MERGED_ROWS", 1)
+    by_file = frame()
+    monkeypatch.setattr(duckdb_review, "_file_parts", lambda connection, params: [list(params["files"])])
+    at_once = frame()
+    assert len(by_file) == len(at_once) > 0
+    assert list(by_file.columns) == list(at_once.columns)
+    assert _sorted(by_file).equals(_sorted(at_once))
