@@ -39,6 +39,14 @@ TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
 # the first step's groups as many as the lines (test_duckdb_review_memory: a tag set a line, 3M lines,
 # out of a 96 MB limit by tag set), and the flags are read a line.
 TAG_SETS = 10_000
+# The grouped frame's files read FILES_A_QUERY at a time (_file_parts). DuckDB keeps about 43 kB of every
+# row group a query has read until the query ends, outside its memory_limit (duckdb 2.0.0, measured
+# 2026-12-07: a count(*) over the 5M bench lines' 24 files, 384 row groups of about 17,000 rows, peaked
+# 11 MiB above the same lines written as 41 row groups; over the 1M lines' 66, 2 MiB; the 24 files read
+# one query each, flat), and the import writes a row group a chunk and month: so a query over the whole
+# period grew the review's memory with its lines (issue 28: 286 -> 325 MiB from 1M to 5M). Four files
+# hold at most 4 x datasets.ROW_GROUPS_PER_FILE row groups (under 3 MiB) however long the period.
+FILES_A_QUERY = 4
 # A temp table of the grouped frame read a file at a time (_grouped_by_file) is merged again (its groups
 # summed, its resources made distinct) once it holds more than this many rows and twice what it held after
 # its last merge: a few merges of a few MiB, however many files.
@@ -172,23 +180,19 @@ def _rows(
 
 
 def _file_parts(connection, params: dict) -> list[list[str]]:
-    """The files of `params` as the lists the grouped frame reads in turn: one file each where every file
-    has the same columns (a file read alone has its own columns only) and no Cost Explorer pull is among
-    them (LATEST_PULLS picks a day's rows across files); else all of them at once.
-
-    DuckDB keeps something of every row group a query has read until the query ends (about 37 kB each,
-    with the imports' 17,000-row groups: 14 MiB a scan of 5M bench lines, 3 at 1M; memory_limit does not
-    bound it; measured 2026-12-07, duckdb 2.0.0); read a file at a time, it holds at most one file's
-    (datasets.ROW_GROUPS_PER_FILE), so the review's memory stays the same however many lines the period
-    has (issue 28: "flat from 1M to 5M")."""
+    """The files of `params` as the lists the grouped frame reads in turn: FILES_A_QUERY files each where
+    every list has the same columns (a list of files is read with its own columns only) and no Cost
+    Explorer pull is among them (LATEST_PULLS picks a day's rows across files); else all of them at once.
+    DuckDB keeps something of every row group a query reads until the query ends (FILES_A_QUERY)."""
     files = list(params["files"])
-    if len(files) < 2 or "pulls" in params:
+    if len(files) <= FILES_A_QUERY or "pulls" in params:
         return [files]
-    described = [
-        tuple(row[0] for row in connection.execute(review_sql.FILE_COLUMNS, {"files": [name]}).fetchall())
-        for name in files
-    ]
-    return [[name] for name in files] if len(set(described)) == 1 else [files]
+    parts = [files[first : first + FILES_A_QUERY] for first in range(0, len(files), FILES_A_QUERY)]
+    described = {
+        tuple(row[0] for row in connection.execute(review_sql.FILE_COLUMNS, {"files": part}).fetchall())
+        for part in parts
+    }
+    return parts if len(described) == 1 else [files]
 
 
 def _grouped_by_file(

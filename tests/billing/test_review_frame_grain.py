@@ -99,9 +99,9 @@ def _sorted(frame):
 @pytest.mark.parametrize("sampled", [True, False])
 def test_the_frame_read_a_file_at_a_time_is_the_frame_read_at_once(demo, monkeypatch, by_tag_set, sampled):
     """peak45 (issue 28, "flat from 1M to 5M"): DuckDB holds something of every row group a query reads
-    until it ends, so the grouped frame reads the period's files one query each (duckdb_review._file_parts)
-    and merges their groups in a temp table; the frame is the one query's, row for row, with the temp
-    tables merged after every file (MERGED_ROWS 1), the tags read a line or a tag set, and with the lines
+    until it ends, so the grouped frame reads the period's files FILES_A_QUERY at a time
+    (duckdb_review._file_parts) and merges their groups in a temp table; the frame is the one query's, row
+    for row, read a file a query, with the temp tables merged after every file (MERGED_ROWS 1), the tags read a line or a tag set, and with the lines
     of a sampled resource kept."""
     from billing.storage import duckdb_review
 
@@ -117,6 +117,7 @@ def test_the_frame_read_a_file_at_a_time_is_the_frame_read_at_once(demo, monkeyp
         return selectors.dataset_rows(start, request.end, grouped=True, per_resource=False, sampled=kept)
 
     monkeypatch.setattr(duckdb_review, "MERGED_ROWS", 1)
+    monkeypatch.setattr(duckdb_review, "FILES_A_QUERY", 1)
     by_file = frame()
     monkeypatch.setattr(duckdb_review, "_file_parts", lambda connection, params: [list(params["files"])])
     at_once = frame()
