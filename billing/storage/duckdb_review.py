@@ -39,6 +39,18 @@ TIMES = ("charge_period_start", "charge_period_end", "commitment_end")
 # the first step's groups as many as the lines (test_duckdb_review_memory: a tag set a line, 3M lines,
 # out of a 96 MB limit by tag set), and the flags are read a line.
 TAG_SETS = 10_000
+# The grouped frame's files read FILES_A_QUERY at a time (_file_parts). DuckDB keeps about 43 kB of every
+# row group a query has read until the query ends, outside its memory_limit (duckdb 2.0.0, measured
+# 2026-12-07: a count(*) over the 5M bench lines' 24 files, 384 row groups of about 17,000 rows, peaked
+# 11 MiB above the same lines written as 41 row groups; over the 1M lines' 66, 2 MiB; the 24 files read
+# one query each, flat), and the import writes a row group a chunk and month: so a query over the whole
+# period grew the review's memory with its lines (issue 28: 286 -> 325 MiB from 1M to 5M). Four files
+# hold at most 4 x datasets.ROW_GROUPS_PER_FILE row groups (under 3 MiB) however long the period.
+FILES_A_QUERY = 4
+# A temp table of the grouped frame read a file at a time (_grouped_by_file) is merged again (its groups
+# summed, its resources made distinct) once it holds more than this many rows and twice what it held after
+# its last merge: a few merges of a few MiB, however many files.
+MERGED_ROWS = 10_000
 
 
 def review_sums(
@@ -142,14 +154,121 @@ def _rows(
     connection, sql: str, params: dict, columns, grouped: bool, per_resource: bool, sampled
 ) -> pa.Table:
     """The engine rows of `sql` (ENGINE_ROWS filled in; RAW_ROWS when `grouped`, then grouped as
-    engine_rows asks, by tag set where the rows have at most TAG_SETS of them)."""
-    if grouped:
-        by_tag_set = _tag_sets(connection, sql, params) <= TAG_SETS
-        sampling = bool(sampled) and not per_resource
-        sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=sampling, by_tag_set=by_tag_set)
-        if sampling:
-            params["sampled"] = sorted(set(sampled))
+    engine_rows asks, by tag set where the rows have at most TAG_SETS of them, a file at a time where
+    there are several: _grouped_by_file)."""
+    if not grouped:
+        return connection.sql(sql, params=params).to_arrow_table()
+    parts = _file_parts(connection, params)
+    # each file's distinct tag sets added up: at least those of all (a file at a time, as below)
+    by_tag_set = sum(_tag_sets(connection, sql, {**params, "files": part}) for part in parts) <= TAG_SETS
+    sampling = bool(sampled) and not per_resource
+    if sampling:
+        params["sampled"] = sorted(set(sampled))
+    if len(parts) > 1:
+        return _grouped_by_file(
+            connection,
+            sql,
+            params,
+            columns,
+            parts,
+            per_resource=per_resource,
+            sampled=sampling,
+            by_tag_set=by_tag_set,
+        )
+    sql = grouped_sql(sql, columns, per_resource=per_resource, sampled=sampling, by_tag_set=by_tag_set)
     return connection.sql(sql, params=params).to_arrow_table()
+
+
+def _file_parts(connection, params: dict) -> list[list[str]]:
+    """The files of `params` as the lists the grouped frame reads in turn: FILES_A_QUERY files each where
+    every list has the same columns (a list of files is read with its own columns only) and no Cost
+    Explorer pull is among them (LATEST_PULLS picks a day's rows across files); else all of them at once.
+    DuckDB keeps something of every row group a query reads until the query ends (FILES_A_QUERY)."""
+    files = list(params["files"])
+    if len(files) <= FILES_A_QUERY or "pulls" in params:
+        return [files]
+    parts = [files[first : first + FILES_A_QUERY] for first in range(0, len(files), FILES_A_QUERY)]
+    described = {
+        tuple(row[0] for row in connection.execute(review_sql.FILE_COLUMNS, {"files": part}).fetchall())
+        for part in parts
+    }
+    return parts if len(described) == 1 else [files]
+
+
+def _grouped_by_file(
+    connection,
+    rows: str,
+    params: dict,
+    columns,
+    parts: list[list[str]],
+    *,
+    per_resource: bool,
+    sampled: bool,
+    by_tag_set: bool,
+) -> pa.Table:
+    """grouped_sql's rows, each of `parts` read by queries of its own: the workload-tagged resources of
+    every part first (review_sql.KEPT_RESOURCES), then each part's raw groups and sampled lines into temp
+    tables, then the groups summed again (GROUPED_ROWS over review_sql.FILE_GROUPS). The resources and
+    the groups are merged again whenever their table has doubled since it was last merged, so that it
+    holds about the distinct resources and groups of the period, not a copy of them a file."""
+
+    def each_part(table: str, query: str, merged=None) -> None:
+        """`query`'s rows of every part into the temp table `table` (made by the first part's); `merged`
+        (the table's name -> a query of its rows merged) run when the table has doubled since the last
+        merge (and holds more than MERGED_ROWS)."""
+        kept = 0
+        for number, part in enumerate(parts):
+            statement = (
+                f"CREATE TEMP TABLE {table} AS {query}" if number == 0 else f"INSERT INTO {table} {query}"
+            )
+            values = {**params, "files": part}
+            connection.execute(
+                statement, {n: v for n, v in values.items() if re.search(rf"\${n}\b", statement)}
+            )
+            if merged is None:
+                continue
+            held = connection.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]  # noqa: S608 (fixed SQL)
+            if held > max(2 * kept, MERGED_ROWS):
+                connection.execute(f"CREATE TEMP TABLE merged_rows AS {merged(table)}")
+                connection.execute(f"DROP TABLE {table}")
+                connection.execute(f"ALTER TABLE merged_rows RENAME TO {table}")
+                kept = connection.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]  # noqa: S608 (fixed SQL)
+
+    def merged_groups(table: str) -> str:
+        names = [
+            row[0]
+            for row in connection.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()  # noqa: S608 (fixed SQL)
+        ]
+        summed = set(review_sql.SUMMED_COLUMNS) | {review_sql.ROW_COUNT}
+        return review_sql.MERGED_GROUPS.format(
+            keys=", ".join(f'"{name}"' for name in names if name not in summed),
+            sums=", ".join(f'sum("{name}") AS "{name}"' for name in names if name in summed),
+            table=table,
+        )
+
+    resources = None
+    if not per_resource and "resource_id" in columns:
+        found = review_sql.TAG_SET_WORKLOAD_RESOURCES if by_tag_set else review_sql.WORKLOAD_RESOURCES
+        each_part(
+            review_sql.KEPT_RESOURCES,
+            f"SELECT DISTINCT resource_id FROM ({found.format(rows=rows)}) AS found",  # noqa: S608 (fixed SQL)
+            lambda table: review_sql.MERGED_RESOURCES.format(table=table),
+        )
+        resources = f"SELECT resource_id FROM {review_sql.KEPT_RESOURCES}"  # noqa: S608 (fixed SQL)
+    groups, keys, sums, lines = _grouped_parts(
+        rows, columns, per_resource=per_resource, sampled=sampled, by_tag_set=by_tag_set, resources=resources
+    )
+    each_part(review_sql.FILE_GROUPS, groups, merged_groups)
+    grouped = review_sql.GROUPED_ROWS.format(
+        keys=keys,
+        sums=sums,
+        groups=f"SELECT * FROM {review_sql.FILE_GROUPS}",  # noqa: S608 (fixed SQL)
+    )
+    if lines is not None:
+        each_part(review_sql.SAMPLED_LINES, lines)
+        grouped = f"SELECT * FROM {review_sql.SAMPLED_LINES} UNION ALL {grouped}"  # noqa: S608 (fixed SQL)
+    values = {n: v for n, v in params.items() if re.search(rf"\${n}\b", grouped)}
+    return connection.sql(grouped, params=values).to_arrow_table()
 
 
 def _tag_sets(connection, rows: str, params: dict) -> int:
@@ -173,6 +292,27 @@ def grouped_sql(
     id only where the review reads one), with `sampled` too by REVIEW_SAMPLED_ROWS (the lines of the
     $sampled resources as they are). `by_tag_set`: the tags' flags read once a group of RAW_GROUPS, the
     tags as stored one of its keys (review_sql.LINE_COLUMNS: for rows of few distinct tag sets)."""
+    groups, keys, sums, lines = _grouped_parts(
+        rows, columns, per_resource=per_resource, sampled=sampled, by_tag_set=by_tag_set
+    )
+    grouped = review_sql.GROUPED_ROWS.format(keys=keys, sums=sums, groups=groups)
+    if lines is None:
+        return grouped
+    return f"{lines} UNION ALL {grouped}"
+
+
+def _grouped_parts(
+    rows: str,
+    columns: Sequence[str],
+    *,
+    per_resource: bool,
+    sampled: bool,
+    by_tag_set: bool,
+    resources: str | None = None,
+) -> tuple[str, str, str, str | None]:
+    """grouped_sql's pieces: the RAW_GROUPS query, GROUPED_ROWS' keys and sums, and with `sampled` the
+    sampled lines' query (REVIEW_SAMPLED_ROWS' first half), else None. `resources`: the query of the
+    workload-tagged resources, where not read from `rows` itself."""
     key_names = [name for name in columns if name not in review_sql.SUMMED_COLUMNS]
     summed = [name for name in columns if name in review_sql.SUMMED_COLUMNS]
     line = () if by_tag_set else review_sql.LINE_COLUMNS
@@ -186,9 +326,12 @@ def grouped_sql(
         )
     )
     if not per_resource and "resource_id" in sources:
-        resource = (review_sql.TAG_SET_RESOURCE if by_tag_set else review_sql.REVIEW_RESOURCE).format(
-            rows=rows
-        )
+        if resources is not None:
+            resource = review_sql.RESOURCE_KEPT.format(resources=resources)
+        else:
+            resource = (review_sql.TAG_SET_RESOURCE if by_tag_set else review_sql.REVIEW_RESOURCE).format(
+                rows=rows
+            )
         sources = [resource if name == "resource_id" else name for name in sources]
     groups = review_sql.RAW_GROUPS.format(
         sources=", ".join(sources),
@@ -200,11 +343,10 @@ def grouped_sql(
         name if name in line else f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in key_names
     )
     sums = ", ".join(review_sql.GROUPED_SUM.format(name=name) for name in summed)
-    grouped = review_sql.GROUPED_ROWS.format(keys=keys, sums=sums, groups=groups)
     if not sampled:
-        return grouped
+        return groups, keys, sums, None
     lines = ", ".join(f"{review_sql.ENGINE_COLUMNS[name]} AS {name}" for name in key_names + summed)
-    return review_sql.REVIEW_SAMPLED_ROWS.format(lines=lines, rows=rows, grouped=grouped)
+    return groups, keys, sums, review_sql.SAMPLED_LINES_OF.format(lines=lines, rows=rows)
 
 
 def dataset_query(

@@ -326,29 +326,46 @@ GROUPED_SUM = "CAST(sum({name}) AS BIGINT) AS {name}"
 # are read apart, for its day only (finance/selectors.py anomaly_driver_rows).
 # {rows} twice, not a CTE: DuckDB materializes a CTE read twice (every row of the period, spilled),
 # where two scans of the files stream.
-REVIEW_RESOURCE = (
-    "CASE WHEN commitment_status = 'unused' OR resource_id IN (SELECT resource_id FROM ({rows}) AS tagged "  # noqa: S608 (fixed SQL)
-    "WHERE " + ENGINE_COLUMNS["workload"] + " <> '') THEN resource_id ELSE '' END AS resource_id"
+# {resources}: the resources whose rows carry a workload tag, WORKLOAD_RESOURCES (or TAG_SET_WORKLOAD_RESOURCES)
+# over {rows}, or the temp table duckdb_review reads them into first when it reads the files one at a time
+RESOURCE_KEPT = "CASE WHEN commitment_status = 'unused' OR resource_id IN ({resources}) THEN resource_id ELSE '' END AS resource_id"
+WORKLOAD_RESOURCES = (
+    "SELECT resource_id FROM ({rows}) AS tagged WHERE "  # noqa: S608 (fixed SQL)
+    + ENGINE_COLUMNS["workload"]
+    + " <> ''"
 )
+REVIEW_RESOURCE = RESOURCE_KEPT.replace("{resources}", WORKLOAD_RESOURCES)
 # the distinct tag sets of RAW_ROWS, about (duckdb_review.TAG_SETS)
 TAG_SETS = "SELECT approx_count_distinct(tags) FROM ({rows}) AS tag_rows"  # noqa: S608 (fixed SQL)
 # the same, the workload read once a distinct tag set (grouped_sql's by_tag_set)
-TAG_SET_RESOURCE = (
-    "CASE WHEN commitment_status = 'unused' OR resource_id IN (SELECT resource_id FROM ({rows}) AS tagged "  # noqa: S608 (fixed SQL)
+TAG_SET_WORKLOAD_RESOURCES = (
+    "SELECT resource_id FROM ({rows}) AS tagged "  # noqa: S608 (fixed SQL)
     "WHERE tags IN (SELECT tags FROM (SELECT DISTINCT tags FROM ({rows}) AS tag_rows) AS tag_sets WHERE "
     + ENGINE_COLUMNS["workload"]
-    + " <> '')) THEN resource_id ELSE '' END AS resource_id"
+    + " <> '')"
 )
+TAG_SET_RESOURCE = RESOURCE_KEPT.replace("{resources}", TAG_SET_WORKLOAD_RESOURCES)
+# The grouped frame read a file at a time (duckdb_review.engine_rows): each file's workload-tagged resources,
+# raw groups and sampled lines into these temp tables, then the groups summed again over the table
+# (GROUPED_ROWS' {groups}: every sum is a sum of exact integer sums, so the same).
+KEPT_RESOURCES = "kept_resources"
+FILE_GROUPS = "file_groups"
+SAMPLED_LINES = "sampled_lines"
+# the temp tables merged again ({table}; {keys}: every column but the sums, {sums}: sum of each summed column)
+MERGED_RESOURCES = "SELECT DISTINCT resource_id FROM {table}"  # noqa: S608 (fixed SQL)
+MERGED_GROUPS = "SELECT {keys}, {sums} FROM {table} GROUP BY ALL"  # noqa: S608 (fixed SQL)
+# a file's column names (duckdb_review._file_parts: a file is read alone only where all have the same)
+FILE_COLUMNS = "SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet($files, union_by_name = true))"
 # With GPU utilization samples ($sampled: the resources with samples in the review period), their rows
 # stay bill lines (idle hours are capped per line, engine.py, and idle cost rounded per line,
 # allocation.py); every other row is grouped as GROUPED_ROWS over REVIEW_RESOURCE (its idle is 0 either
 # way). {lines}: the engine's keys then the summed columns (ENGINE_COLUMNS), in {grouped}'s order.
 SAMPLED = "coalesce(resource_id, '') IN (SELECT unnest($sampled))"
-REVIEW_SAMPLED_ROWS = (
+SAMPLED_LINES_OF = (
     "SELECT {lines}, CAST(1 AS BIGINT) AS row_count FROM ({rows}) AS spend_rows WHERE "  # noqa: S608 (fixed SQL)
     + SAMPLED
-    + " UNION ALL {grouped}"
 )
+REVIEW_SAMPLED_ROWS = SAMPLED_LINES_OF + " UNION ALL {grouped}"
 
 # The readers beyond the review (issue 28, item 1), over every recorded file ($files) or a period's:
 # {unique} as above, {scope} ENGINE_TEAM_SCOPE or "". Each returns a few rows, never the bill's lines.

@@ -88,3 +88,93 @@ def test_with_utilization_samples_the_sampled_resources_stay_bill_lines(demo):
     assert reviews[0]["idle_gpu_hours"] not in (None, "0.00")
     assert reviews[0] == reviews[1]
     assert finance_review(frame, request, utilization) == finance_review(line, request, utilization)
+
+
+def _sorted(frame):
+    frame = frame.astype({name: object for name in frame.columns if str(frame[name].dtype) == "category"})
+    return frame.sort_values(list(frame.columns), ignore_index=True)
+
+
+@pytest.mark.parametrize("by_tag_set", [True, False])
+@pytest.mark.parametrize("sampled", [True, False])
+def test_the_frame_read_a_file_at_a_time_is_the_frame_read_at_once(demo, monkeypatch, by_tag_set, sampled):
+    """peak45 (issue 28, "flat from 1M to 5M"): DuckDB holds something of every row group a query reads
+    until it ends, so the grouped frame reads the period's files FILES_A_QUERY at a time
+    (duckdb_review._file_parts) and merges their groups in a temp table; the frame is the one query's, row
+    for row, read a file a query, with the temp tables merged after every file (MERGED_ROWS 1), the tags read a line or a tag set, and with the lines
+    of a sampled resource kept."""
+    from billing.storage import duckdb_review
+
+    request, _ = demo
+    start = request.previous[0]
+    assert len(duckdb_review.ImportDatasets().files(start, request.end)) > 1, "the demo's months are files"
+    monkeypatch.setattr(duckdb_review, "TAG_SETS", 10_000 if by_tag_set else 0)
+    samples = selectors.utilization_frame(request)
+    kept = sorted(set(samples["resource_id"]))[:1] if sampled else []
+    assert kept or not sampled
+
+    def frame():
+        return selectors.dataset_rows(start, request.end, grouped=True, per_resource=False, sampled=kept)
+
+    monkeypatch.setattr(duckdb_review, "MERGED_ROWS", 1)
+    monkeypatch.setattr(duckdb_review, "FILES_A_QUERY", 1)
+    by_file = frame()
+    monkeypatch.setattr(duckdb_review, "_file_parts", lambda connection, params: [list(params["files"])])
+    at_once = frame()
+    assert len(by_file) == len(at_once) > 0
+    assert list(by_file.columns) == list(at_once.columns)
+    assert _sorted(by_file).equals(_sorted(at_once))
+
+
+class _SameMonthFiles:
+    """Five files of January 2026 whose lines fall in the same groups (one team, the same days, types and
+    categories), each its own row keys: a month of several part files, as a large import writes."""
+
+    def __init__(self, root):
+        import duckdb
+
+        from tests.billing.test_duckdb_review_memory import DATASET
+
+        root.mkdir()
+        connection = duckdb.connect()
+        connection.execute("SET TimeZone = 'UTC'")
+        self.paths = []
+        for number in range(5):
+            self.paths.append(root / f"part-{number:05d}.parquet")
+            sql = DATASET.format(first=number * 10_000, rows=3_000, team="team-1", path=self.paths[-1])
+            connection.execute(sql)
+
+    def files(self, start, end):
+        return self.paths
+
+    @staticmethod
+    def may_repeat_rows(files) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("per_resource", [True, False])
+def test_groups_split_across_files_are_summed_again(tmp_path, monkeypatch, per_resource):
+    """The same groups in several files of a month (read a file a query, merged after every file) sum to
+    the one query's groups: row for row, every amount and row count."""
+    from billing.storage import duckdb_review
+
+    monkeypatch.setattr(duckdb_review, "TAG_SETS", 0)  # the tags read a line: the groups span the files
+
+    def frame():
+        return duckdb_review.engine_rows(
+            _SameMonthFiles(tmp_path / f"files-{len(list(tmp_path.iterdir()))}"),
+            dt.date(2026, 1, 1),
+            dt.date(2026, 2, 1),
+            interruptible_tag="interruptible",
+            grouped=True,
+            per_resource=per_resource,
+        )
+
+    monkeypatch.setattr(duckdb_review, "MERGED_ROWS", 1)
+    monkeypatch.setattr(duckdb_review, "FILES_A_QUERY", 1)
+    by_file = frame()
+    monkeypatch.setattr(duckdb_review, "_file_parts", lambda connection, params: [list(params["files"])])
+    at_once = frame()
+    assert int(at_once["row_count"].sum()) == 15_000
+    assert (at_once["row_count"] > 1).any() or per_resource
+    assert _sorted(by_file).equals(_sorted(at_once))
