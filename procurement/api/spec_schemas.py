@@ -26,6 +26,7 @@ from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_ENGINE
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     ATTENTION_KERNELS,
+    ATTN_IMPLEMENTATIONS,
     CHECKPOINT_MODES,
     CHECKPOINTING,
     CONTEXT_PARALLEL_COMMS,
@@ -145,7 +146,8 @@ class WorkloadModelSerializer(serializers.Serializer):
         EAGER_LAYERS,
         "inference.engine hf_eager: the decoder layer the eager loop runs (llama, default: transformers' "
         "LlamaDecoderLayer, 51 kernels a decode step; qwen1: Qwen-1's QWenBlock with flash-attn's fused norm and "
-        "rotary, 23)",
+        "rotary, 23; qwen2: transformers' Qwen2DecoderLayer, priced with the Llama count, whose flash_attention_2 "
+        "class also repeats a grouped KV cache per query head)",
     )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
@@ -296,6 +298,13 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB, AutoGPTQ 0.4.2 / PyTorch 2.0.1 / "
         "transformers 4.32; on the GPU its GEMV runs each stream's row again, 1.2 ps a quantized weight a row, and "
         "from 8 streams it reconstructs fp16 weights for cuBLAS)",
+    )
+    attn_implementation = _choice(
+        ATTN_IMPLEMENTATIONS,
+        "inference.engine hf_eager: transformers' attn_implementation the loop runs. unstated (default): the KV cache "
+        "is moved at least 3 times a step (torch.cat's read and write, attention's read), a floor; eager, sdpa or "
+        "flash_attention_2: with model.eager_layer, a grouped-KV model whose code repeats the cache per query head "
+        "before attention (repeat_kv: Llama eager / sdpa, Qwen2 all three) moves 3 + 2 x (query heads a KV head)",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -63,6 +63,7 @@ KNOB_PATHS = {
     "context_len": "inference.context_len",
     "serving_engine": "inference.engine",
     "quant_kernel": "inference.quant_kernel",
+    "attn_implementation": "inference.attn_implementation",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
     "train_steps": "image.train_steps",
@@ -81,7 +82,7 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
-_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine", "quant_kernel"}
+_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine", "quant_kernel", "attn_implementation"}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
@@ -103,6 +104,7 @@ _TEXT_KNOBS = {
     "lora_implementation",
     "serving_engine",
     "quant_kernel",
+    "attn_implementation",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -110,6 +112,7 @@ _UNSTATED_DEFAULTS = {
     "lora_implementation": "peft_eager",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
+    "attn_implementation": "unstated",
 }
 
 

@@ -59,6 +59,12 @@ x_height >= matmul_recons_thd) each linear first reconstructs its fp16 weights (
 4-bit read and 2 bytes written a weight) and runs cublasHgemm on them (2 bytes read a weight): 4 bytes a weight on
 top of the 4-bit read, counted, not fitted; that loop issues the fp16 loop's kernels plus the reconstruction, one a
 linear, and takes no 0.912. Held out (none used for the per-row constant): see EXLLAMA_ROW_SECONDS_PER_WEIGHT.
+The GPU's work reads the KV cache EAGER_KV_CACHE_PASSES = 3 times a step (torch.cat's copy, then attention), or
+3 + 2 x n_rep where the spec states code that repeats a grouped cache per query head (REPEAT_KV: model.eager_layer
+with inference.attn_implementation). That count is a floor, not an estimate: Qwen2.5's speed benchmark (transformers
+4.46) grows with the context 1.2-1.6x the code's own count, Qwen-1's README 8k rows up to 6.1 passes against 3.
+gpt-fast's eager model writes its cache in place (KVCache.update, k_out[:, :, input_pos] = k_val; stored id
+5887513086), no copy: no spec value states it (hf_eager is transformers'), and its one row is host-bound.
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
 (tests/procurement/outside/test_outside_recommendations_stop43.py), AutoGPTQ's llama-7b fp16 row the Llama count
 (tests/procurement/outside/test_outside_audit_stop43d.py).
@@ -75,6 +81,9 @@ from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
 EAGER_LAYER_KERNELS = {
     "qwen1": (18.0, 2.0),  # Qwen-1 QWenBlock with flash-attn: c_attn (q, k, v fused) and c_proj
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
+    # transformers 4.37-4.46 Qwen2DecoderLayer: its kernels not recounted, priced as the Llama layer's (same
+    # RMSNorm, rotary, q / k / v apart, gated MLP); it differs in its KV copies (kv_cache_passes)
+    "qwen2": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
 # inference.quant_kernel: the eager loop's host floor relative to the same loop in fp16, measured (optimum
@@ -111,18 +120,54 @@ EXLLAMA_RECONS_BYTES_PER_WEIGHT = 4.0
 # concatenates the new key and value onto the past ones, torch.cat((past_key, key), dim=1) in Qwen-1's
 # QWenAttention (modeling_qwen.py; the same lines in optimum-intel's Qwen patch, stored id 34240564312) and
 # torch.cat([past_key_value[0], key_states], dim=2) in transformers 4.30's LlamaAttention (the cat kernels the
-# layer counts above already issue): torch.cat allocates a new tensor and copies the whole past into it, one read
-# and one write of the cache, and attention then reads the result (flash-attn, or the matmuls against k and v):
-# 3 passes. Compiled engines append in place and read once. Held out (no fit): QwenLM/Qwen README Qwen-72B BF16
-# on 2 x A100 (layer split), 8.48 tokens/s: 9.86 -> 9.51 (+16.3% -> +12.1%).
+# layer counts above already issue; DynamicCache.update's torch.cat in 4.36-4.46, generate's default cache):
+# torch.cat allocates a new tensor and copies the whole past into it, one read and one write of the cache, and
+# attention then reads the result (flash-attn, or the matmuls against k and v): 3 passes. Compiled engines append
+# in place and read once. Held out (no fit): QwenLM/Qwen README Qwen-72B BF16 on 2 x A100 (layer split), 8.48
+# tokens/s: 9.86 -> 9.51 (+16.3% -> +12.1%).
+# 3 is a floor: published eager steps grow faster with the context than 3 passes (Qwen2.5's speed benchmark,
+# transformers 4.46: 1.2-1.6x the code's own count, below; Qwen-1's README 8k rows 2.9-6.1 passes where the code
+# makes 3), so the answer says "at least".
 EAGER_KV_CACHE_PASSES = 3.0
+# Grouped-KV code that repeats the cache per query head before attention: transformers' repeat_kv
+# (hidden_states[:, :, None].expand(...).reshape(...), a copy unless n_rep = heads / kv heads is 1) reads the
+# kv-head cache once and writes n_rep copies, which attention then reads: 3 + 2 x n_rep passes (the cat's read and
+# write, the repeat's read, n_rep writes and n_rep reads). Read in the PyPI wheels (fixd45): LlamaAttention and
+# LlamaSdpaAttention call repeat_kv after past_key_value.update in 4.36.0 (modeling_llama.py l. 410-411 / 710-711),
+# 4.38.2 (l. 369-370 / 657-658) and 4.46.0 (l. 364-365 / 584-585), LlamaFlashAttention2 does not (flash-attn takes
+# the kv heads as they are); Qwen2Attention, Qwen2SdpaAttention and Qwen2FlashAttention2 all do, 4.38.2
+# (modeling_qwen2.py l. 285-286 / 682-683 / 430-431) and 4.46.0 (l. 316-317 / 525-526 / 402-403). Qwen-1 (qwen1)
+# has one KV head a query head. Counted where the spec states the code (model.eager_layer) and the attention
+# (inference.attn_implementation); unstated, 3.
+REPEAT_KV = {
+    "llama": ("eager", "sdpa"),
+    "qwen2": ("eager", "sdpa", "flash_attention_2"),
+    "qwen1": (),
+}
+
+
+def repeats_kv(spec) -> float:
+    """n_rep (query heads a KV head) where the stated code copies the cache per query head before attention
+    (REPEAT_KV), else 0."""
+    attn = getattr(spec.inference, "attn_implementation", "unstated")
+    layer = getattr(spec.model, "eager_layer", "llama")
+    heads, kv_heads = spec.model.num_attention_heads, spec.model.num_key_value_heads
+    if attn not in REPEAT_KV.get(layer, ()) or not kv_heads or heads <= kv_heads:
+        return 0.0
+    return heads / kv_heads
 
 
 def kv_cache_passes(spec) -> float:
-    """Passes over the KV cache a decode step makes: 3 in an eager transformers loop (torch.cat copies the past
-    keys and values into a new tensor, reading the cache and writing it again, and attention reads the result),
-    1 in a compiled engine (it appends the new token in place and reads the cache once)."""
-    return EAGER_KV_CACHE_PASSES if applies(spec) else 1.0
+    """Passes over the KV cache a decode step makes: in an eager transformers loop at least 3 (torch.cat copies
+    the past keys and values into a new tensor, reading the cache and writing it again, and attention reads the
+    result), 3 + 2 x n_rep where the stated code repeats a grouped cache per query head (repeats_kv); 1 in a
+    compiled engine (it appends the new token in place and reads the cache once). The eager count is a floor:
+    published eager steps grow 1.2-1.6x (Qwen2.5, transformers 4.46) to 2x (Qwen-1 8k rows) faster with the
+    context than it."""
+    if not applies(spec):
+        return 1.0
+    n_rep = repeats_kv(spec)
+    return EAGER_KV_CACHE_PASSES + (2.0 * n_rep if n_rep else 0.0)
 
 
 def applies(spec) -> bool:
@@ -197,12 +242,34 @@ def text(spec) -> str:
         f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
         f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
         "a token, on every card; a decode step takes the longer of that and the GPU's work (launches are "
-        f"asynchronous), whose attention reads the KV cache {EAGER_KV_CACHE_PASSES:.0f} times a step (torch.cat "
-        "copies the past keys and values into a new tensor before attention reads it). "
+        f"asynchronous), whose attention moves the KV cache at least {kv_cache_passes(spec):.0f} times a step "
+        "(torch.cat copies the past keys and values into a new tensor before attention reads it"
+        + _repeat_text(spec)
+        + "; published eager steps grow with the context 1.2 to 1.6 times what the code's own count gives on "
+        "Qwen2.5's benchmark and up to 2 times on Qwen-1's 8,192-token rows, so this is a floor). "
         + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
         + "; 31 us is the fast end of "
         "the published 31-46 us a kernel" + _quant_kernel_text(spec)
     )
+
+
+def _repeat_text(spec) -> str:
+    n_rep = repeats_kv(spec)
+    if n_rep:
+        return (
+            f", and transformers' repeat_kv, in the {spec.model.eager_layer} layer's "
+            f"{spec.inference.attn_implementation} attention, copies it for each of the {n_rep:.0f} query heads a "
+            "KV head before attention reads the copies"
+        )
+    if getattr(spec.inference, "attn_implementation", "unstated") == "unstated" and (
+        spec.model.num_key_value_heads and spec.model.num_attention_heads > spec.model.num_key_value_heads
+    ):
+        return (
+            "; grouped-KV code that repeats the cache per query head, as transformers' eager and SDPA attention "
+            "and Qwen2's flash-attn do, moves 2 more passes for each query head a KV head: state "
+            "inference.attn_implementation to count them"
+        )
+    return ""
 
 
 def _quant_kernel_text(spec) -> str:
@@ -236,6 +303,10 @@ def _quant_kernel_text(spec) -> str:
 
 
 _LAYER_TEXT = {
+    "qwen2": (
+        "The count is transformers' Llama decoder layer's, taken for Qwen2's (model.eager_layer qwen2; not "
+        "recounted)"
+    ),
     "qwen1": "The count is Qwen-1's layer with flash-attn's fused norm and rotary (model.eager_layer qwen1)",
     "llama": (
         "The count is transformers 4.30's Llama decoder layer (model.eager_layer llama: eager norms and rotary, "

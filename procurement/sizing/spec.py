@@ -83,7 +83,11 @@ SERVING_ENGINES = ("compiled", "hf_eager")
 # exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
 QUANT_KERNELS = ("unstated", "exllama")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
-EAGER_LAYERS = ("llama", "qwen1")
+EAGER_LAYERS = ("llama", "qwen1", "qwen2")
+# inference.attn_implementation: transformers' attn_implementation an hf_eager loop runs (serving_host.kv_cache_passes):
+# unstated (3 passes over the KV cache, a floor), eager, sdpa or flash_attention_2; with model.eager_layer it says
+# whether the code copies the cache per query head (repeat_kv) before attention
+ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -237,6 +241,8 @@ class InferenceSpec:
     engine: str = "compiled"
     # The library that runs an hf_eager loop's quantized linears (QUANT_KERNELS, serving_host.QUANT_KERNEL_STEP_RATIO)
     quant_kernel: str = "unstated"
+    # transformers' attn_implementation of an hf_eager loop (ATTN_IMPLEMENTATIONS, serving_host.kv_cache_passes)
+    attn_implementation: str = "unstated"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -969,6 +975,7 @@ INFERENCE_KEYS = frozenset(
         "kv_cache_dtype",
         "engine",
         "quant_kernel",
+        "attn_implementation",
         *DEMAND_LIMITS,
     }
 )
@@ -994,6 +1001,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
         engine=reader.choice(data, "engine", "inference.engine", "compiled", SERVING_ENGINES),
         quant_kernel=reader.choice(data, "quant_kernel", "inference.quant_kernel", "unstated", QUANT_KERNELS),
+        attn_implementation=reader.choice(
+            data, "attn_implementation", "inference.attn_implementation", "unstated", ATTN_IMPLEMENTATIONS
+        ),
         **demand,
     )
 
@@ -1164,6 +1174,25 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "exllama runs 4-bit GPTQ weights in an eager transformers loop: it needs task inference, "
             f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
             f"{spec.weight_quantization}, {spec.inference.engine})",
+        )
+    if spec.inference.attn_implementation != "unstated" and (
+        spec.task != "inference" or spec.inference.engine != "hf_eager"
+    ):
+        reader.error(
+            "inference.attn_implementation",
+            "attn_implementation names the transformers attention an eager decode loop runs: it needs task "
+            f"inference and inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
+        )
+    if (
+        spec.task == "inference"
+        and spec.inference.engine == "hf_eager"
+        and spec.inference.kv_cache_dtype in ("fp8", "int8")
+    ):
+        reader.error(
+            "inference.kv_cache_dtype",
+            f"an eager transformers loop (inference.engine hf_eager) keeps its KV cache in the model's 16-bit "
+            f"dtype (DynamicCache concatenates the keys and values as computed): {spec.inference.kv_cache_dtype} "
+            "is a compiled engine's cache (vLLM, TensorRT-LLM); state bf16 or fp16, or inference.engine compiled",
         )
     if spec.fp8_weights and spec.precision != "fp8":
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")

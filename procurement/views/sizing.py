@@ -19,6 +19,7 @@ from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import (
+    ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
     LORA_IMPLEMENTATIONS,
     PRECISIONS,
@@ -64,6 +65,7 @@ KNOB_DEFAULTS = {
     "context_len": "4096",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
+    "attn_implementation": "unstated",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -126,6 +128,10 @@ KNOB_LABELS = {
         "Quantized-linear kernel",
         "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row)",
     ),
+    "attn_implementation": (
+        "Attention implementation",
+        "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' attn_implementation)",
+    ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
@@ -137,7 +143,14 @@ KNOB_LABELS = {
 }
 
 
-_TEXT_KNOBS = ("name", "runtime", "lora_implementation", "serving_engine", "quant_kernel")
+_TEXT_KNOBS = (
+    "name",
+    "runtime",
+    "lora_implementation",
+    "serving_engine",
+    "quant_kernel",
+    "attn_implementation",
+)
 
 
 def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
@@ -152,6 +165,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "lora_implementation": LORA_IMPLEMENTATIONS,
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
+        "attn_implementation": ATTN_IMPLEMENTATIONS,
     }
     return [
         {

@@ -173,8 +173,10 @@ def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
     "before fix43d 42.11, +65%). gpt-fast is not transformers: its own eager model.py layer (fused wqkv, SDPA) "
     "is 45-51 kernels with a 10-kernel loop, 39.2 ms / 1,450-1,640 kernels = 24-27 us a kernel, under the "
     "product's 31 us (the fast end of 31-46 us, fitted on a diffusers UNet) and transformers' 51 + 30. "
-    "hf_eager is the only eager engine the spec can state. EXPLAINED (count and per-kernel cost of another "
-    "stack), not fixed.",
+    "hf_eager is the only eager engine the spec can state. gpt-fast's KVCache.update writes the cache in place "
+    "(k_out[:, :, input_pos] = k_val; stored id 5887513086), no torch.cat copy, where hf_eager charges 3 passes "
+    "(fixd45: at 200 tokens the GPU work stays under the host floor, so the copy moves nothing here; no spec value "
+    "states gpt-fast's eager stack). EXPLAINED (count and per-kernel cost of another stack), not fixed.",
 )
 def test_gptfast_blog_eager_llama7b_a100_80g_batch1(bundled_catalog):
     speed = decode_speed("llama-2-7b", "none", "a100-sxm4-80gb", 200, 10)

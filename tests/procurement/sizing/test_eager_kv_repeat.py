@@ -1,0 +1,105 @@
+"""fixd45 (aud45d's notes): the KV passes of an eager transformers decode step (serving_host.kv_cache_passes).
+
+Code read (PyPI wheels, `pip download transformers==<v> --no-deps`): DynamicCache.update's torch.cat, then, for grouped
+KV heads, repeat_kv (`hidden_states[:, :, None, :, :].expand(...)` + `.reshape(...)`, returned as is when n_rep is 1)
+before attention: transformers 4.36.0 modeling_llama.py LlamaAttention l. 410-411, LlamaSdpaAttention l. 710-711
+(LlamaFlashAttention2 l. 456-560: no repeat_kv); 4.38.2 modeling_llama.py l. 369-370 / 657-658, modeling_qwen2.py
+Qwen2Attention l. 285-286, Qwen2FlashAttention2 l. 430-431, Qwen2SdpaAttention l. 682-683; 4.46.0 modeling_llama.py
+l. 364-365 / 584-585, modeling_qwen2.py l. 316-317 / 402-403 / 525-526. Passes of the kv-head cache a step: the cat's
+read and write (2), the repeat's read (1) and n_rep writes, attention's n_rep reads: 3 + 2 n_rep (3 without a repeat).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from procurement.sizing import WorkloadSpecError, parse_workload_spec, serving_host
+from procurement.sizing.documents import spec_from_knobs
+from procurement.sizing.throughput import inference_throughput
+
+
+def _spec(preset="qwen2.5-72b", layer=None, attn=None, engine="hf_eager", kv=None):
+    block = {"concurrency": 1, "context_len": 32768, "output_tokens": 2048, "engine": engine}
+    if attn:
+        block["attn_implementation"] = attn
+    if kv:
+        block["kv_cache_dtype"] = kv
+    model = {"preset": preset}
+    if layer:
+        model["eager_layer"] = layer
+    return parse_workload_spec({"task": "inference", "model": model, "inference": block})
+
+
+@pytest.mark.parametrize(
+    ("layer", "attn", "passes"),
+    [
+        (None, None, 3.0),  # unstated: the floor
+        ("llama", "flash_attention_2", 3.0),  # LlamaFlashAttention2 hands flash-attn the kv heads
+        ("llama", "sdpa", 19.0),  # Qwen2.5-72B: 64 / 8 = 8 query heads a KV head
+        ("llama", "eager", 19.0),
+        ("qwen2", "flash_attention_2", 19.0),  # Qwen2FlashAttention2 repeats too (4.38.2, 4.46.0)
+        ("qwen2", "sdpa", 19.0),
+        ("qwen1", "eager", 3.0),  # Qwen-1's code has no repeat
+    ],
+)
+def test_passes_follow_the_stated_code(layer, attn, passes):
+    assert serving_host.kv_cache_passes(_spec(layer=layer, attn=attn)) == passes
+
+
+def test_one_kv_head_a_query_head_keeps_three():
+    # Llama-2-7B: 32 heads, 32 KV heads: repeat_kv returns its input (n_rep 1)
+    assert serving_host.kv_cache_passes(_spec("llama-2-7b", "llama", "sdpa")) == 3.0
+
+
+def test_compiled_engines_read_once():
+    assert serving_host.kv_cache_passes(_spec(engine="compiled")) == 1.0
+
+
+def test_the_repeat_moves_the_gpu_step_by_its_passes():
+    def step(spec):
+        rows = inference_throughput(spec, bandwidth_gbps=2039.0, peak_tflops=312.0, generation=80)
+        return float(np.asarray(rows["decode_step_seconds"]))
+
+    floor = serving_host.host_seconds_per_token(_spec())
+    unstated, stated = step(_spec()), step(_spec(layer="qwen2", attn="flash_attention_2"))
+    assert unstated == pytest.approx(floor)  # 3 passes: under the host floor on one A100
+    assert stated > 1.5 * floor
+
+
+def test_the_answer_calls_the_count_a_floor_and_names_the_repeat():
+    stated = serving_host.text(_spec(layer="qwen2", attn="flash_attention_2"))
+    assert "at least 19 times" in stated and "repeat_kv" in stated and "8 query heads" in stated
+    assert "so this is a floor" in stated
+    unstated = serving_host.text(_spec())
+    assert "at least 3 times" in unstated and "inference.attn_implementation" in unstated
+    for text in (stated, unstated):
+        assert not any(token in text for token in ("True", "False", "None", "{'", "['"))
+
+
+@pytest.mark.parametrize("kv", ["fp8", "int8"])
+def test_an_eager_loop_refuses_an_8_bit_cache(kv):
+    # transformers' DynamicCache concatenates keys and values in the model's dtype: no 8-bit cache
+    with pytest.raises(WorkloadSpecError, match="inference.kv_cache_dtype"):
+        _spec(kv=kv)
+    assert _spec(engine="compiled", kv=kv).inference.kv_cache_dtype == kv
+
+
+def test_attn_implementation_needs_an_eager_loop():
+    with pytest.raises(WorkloadSpecError, match="inference.attn_implementation"):
+        _spec(attn="sdpa", engine="compiled")
+    with pytest.raises(WorkloadSpecError, match="inference.attn_implementation"):
+        _spec(attn="xformers")
+
+
+def test_the_form_states_a_non_default_attention_only():
+    form = {
+        "task": "inference",
+        "preset": "qwen2.5-72b",
+        "concurrency": "1",
+        "serving_engine": "hf_eager",
+        "attn_implementation": "unstated",
+    }
+    assert "attn_implementation" not in spec_from_knobs(form)["inference"]
+    stated = spec_from_knobs(form | {"attn_implementation": "sdpa"})
+    assert stated["inference"]["attn_implementation"] == "sdpa"
