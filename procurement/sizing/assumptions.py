@@ -894,7 +894,7 @@ MOE_LAYER_FIXED_SECONDS = Assumption(
 # not (lines 211-219: the alltoall dispatcher), nor the Qwen3-235B and DeepSeek-V3 B200 fit rows.
 MOE_HYBRIDEP_FIXED_SHARE = Assumption(
     "moe_hybridep_fixed_share",
-    0.27,
+    0.40,
     "share of moe_layer_fixed_seconds and moe_local_expert_seconds a MoE layer pays under "
     "parallelism.expert_dispatch hybridep",
     "HybridEP, the backend of Megatron-Core's flex dispatcher, runs permute, dispatch all-to-all and permute "
@@ -915,7 +915,12 @@ MOE_HYBRIDEP_FIXED_SHARE = Assumption(
     "moe_routed_bytes_per_element (217.5) and the card-independent seconds (4.92 ms) were: its two rows would take "
     "0.19 (+4.7% / -4.6%; at 0.27 +1.8% / -7.3%) and the held-out 26.04.01 GB200 row -7.4% -> -4.7%, but the Hopper "
     "HybridEP rows (Qwen3-30B-A3B FP8 EP 16 on 16 H100) need 0.26 or more (+14.2% -> +17.9% at 0.19): the saving "
-    "differs by card or plan, which no source measures.",
+    "differs by card or plan, which no source measures. moe45: refitted 0.27 -> 0.40 on the same two rows (+9.6% / "
+    "-0.2% -> +4.5% / -4.8%) once the GB200 is priced from the B200 at NVIDIA's same-plan dense ratio (1.025, "
+    "measured_speed.csv), no longer from the H100 at MLPerf's dense 405B 2.2: the GB200 and Hopper HybridEP rows now "
+    "ask for the same share (the H100 EP 16 row +14.2% -> +8.7%), so moe43's 'differs by card' was the GB200's card "
+    "path. Checked, not fitted: the 26.04.01 B200 row of the same recipe (27,136) -5.9% -> -10.2%, the 26.04.01 GB200 "
+    "row (26,112) -0.3% -> -4.9%.",
 )
 MOE_LOCAL_EXPERT_SECONDS = Assumption(
     "moe_local_expert_seconds",
