@@ -43,7 +43,9 @@ def test_fp8_efficiencies_are_the_ten_rows_optimum(bundled_catalog, monkeypatch)
         mfu.MFU_FP8_LINEARS_BLACKWELL.value,
         mfu.MOE_ROUTED_BYTES_FP8_SHARE.value,
     )
-    assert fitted == (0.42, 0.4275, 0.75)  # moe43: (0.42, 0.43, 0.76) before the MoE cost constants' refit
+    # moe43: (0.42, 0.43, 0.76) before the MoE cost constants' refit; moe45: (0.42, 0.4275, 0.75) before the GB200
+    # fit row was priced from the B200 (and moe_hybridep_fixed_share 0.27 -> 0.36)
+    assert fitted == (0.4225, 0.425, 0.78)
 
     def loss(hopper: float, blackwell: float, share: float) -> float:
         for name, value in (
@@ -55,9 +57,10 @@ def test_fp8_efficiencies_are_the_ten_rows_optimum(bundled_catalog, monkeypatch)
         return sum(math.log(rate() / published) ** 2 for rate, published in ROWS)
 
     best = loss(*fitted)
-    # rms 4.6% (4.8% at the fp826 values under the new count); moe43: 4.5% after the MoE cost constants' refit
-    assert math.sqrt(best / len(ROWS)) == pytest.approx(0.045, abs=0.001)
-    assert math.sqrt(loss(0.425, 0.44, 0.73) / len(ROWS)) == pytest.approx(0.048, abs=0.001)
+    # rms 4.6% (4.8% at the fp826 values under the new count); moe43: 4.5% after the MoE cost constants' refit;
+    # moe45: 4.78% (4.89% at the moe43 values with the GB200 priced from the B200: a flat optimum)
+    assert math.sqrt(best / len(ROWS)) == pytest.approx(0.0478, abs=0.0005)
+    assert math.sqrt(loss(0.42, 0.4275, 0.75) / len(ROWS)) == pytest.approx(0.0489, abs=0.0005)
     for index, step in ((0, 0.0025), (1, 0.0025), (2, 0.01)):
         for sign in (1, -1):
             moved = list(fitted)
