@@ -84,8 +84,8 @@ def test_it_sets_the_mfu_only_for_the_measured_task_and_precision():
     assert default_mfu(_spec(precision="bf16"), gaudi2) == 0.35  # no BF16 figure: the generic one
     # fine-tuning has no measured row: the generic 0.35, for the linears, with the same bf16 split
     assert default_mfu(_spec(task="full_finetune"), gaudi2) == pytest.approx(0.35 / 1.0935, abs=1e-4)
-    # mfu_fp8_linears_hopper 0.4225 (moe45: refitted with the GB200 priced from the B200; int42: 0.42; 0.425 before)
-    assert default_mfu(_spec(), gpu_by_slug("h100-sxm5-80gb")) == pytest.approx(0.4225 / 1.0935, abs=1e-4)
+    # mfu_fp8_linears_hopper 0.42 (int42: refitted after moe42's FLOP count; 0.425 before)
+    assert default_mfu(_spec(), gpu_by_slug("h100-sxm5-80gb")) == pytest.approx(0.42 / 1.0935, abs=1e-4)
     # A100 80GB LoRA in bf16: Qwen's measurements; the 40GB card and full fine-tuning keep their defaults
     a100 = gpu_by_slug("a100-sxm4-80gb")
     assert default_mfu(_spec(task="lora", precision="bf16"), a100) == 0.47  # moe42: 0.52 before the refit
