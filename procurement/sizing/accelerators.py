@@ -1,11 +1,14 @@
 """Accelerators at their measured speed (issue 26, class 5).
 
 A non-NVIDIA accelerator (MI300X, Gaudi 3) or a rack-scale part (GB200 in an NVL72 rack) is not ranked at
-its datasheet peak: its speed is the H100 SXM's modelled speed for the same shape times a published,
-measured ratio for the task class (procurement/data/measured_speed.csv: MLPerf and independent
-benchmarks, each with its source). Training: the H100's peak and MFU times the ratio; serving: the H100's
-peak times the prefill ratio (prefill is compute-bound) and its memory bandwidth times the decode ratio
-(decode is bandwidth-bound); a part measured per phase has a ``prefill`` and a ``decode`` row, a part
+its datasheet peak: its speed is a reference part's modelled speed for the same shape times a published,
+measured ratio for the task class (procurement/data/measured_speed.csv: MLPerf, vendor and independent
+benchmarks, each with its source and its ``reference``). The reference is the H100 SXM, except where the
+part is the same die as a modelled one: the GB200 is the B200's Blackwell die in an NVL72 rack, so its
+reference is the B200 and its ratio NVIDIA's same-plan DGX-GB200 / DGX-B200 pairs (moe45; it was 2.2x the
+H100 from one dense Llama 3.1 405B statement). Training: the reference's peak and MFU times the ratio;
+serving: the reference's peak times the prefill ratio (prefill is compute-bound) and its memory bandwidth
+times the decode ratio (decode is bandwidth-bound); a part measured per phase has a ``prefill`` and a ``decode`` row, a part
 measured on serving as a whole one ``inference`` row for both phases. A ratio is chosen by what its measurement
 matched (acc44): each row names the ``stack`` it was measured on (a training row: ``vendor_tuned``, a vendor's
 or MLPerf submission's own code, or a spec ``training_stack``: megatron, maxtext, torchtitan; serving rows:
@@ -32,6 +35,7 @@ from procurement.sizing.gpus import nvlink_domain_gpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measured_speed.csv"
 REFERENCE_GPU = "h100-sxm5-80gb"
+REFERENCE_NAMES = {"h100-sxm5-80gb": "H100", "b200": "B200"}  # how a reference reads in a sentence
 
 
 FALLBACK_STACKS = ("vendor_tuned", "any")  # rows that stand for every stack without one of its own
@@ -39,14 +43,16 @@ FALLBACK_STACKS = ("vendor_tuned", "any")  # rows that stand for every stack wit
 
 @dataclass(frozen=True)
 class MeasuredSpeed:
-    ratio: float  # throughput relative to the H100 SXM on the same task
+    ratio: float  # throughput relative to the reference part on the same task
     benchmark: str
     source_url: str
     note: str
     stack: str = "any"  # the stack the measurement ran on (module docstring)
+    reference: str = REFERENCE_GPU  # the modelled part the ratio scales (module docstring)
 
     def text(self, slug: str, task_class: str) -> str:
-        return f"speed: {slug} at {self.ratio:g}x H100 for {task_class}, measured ({self.benchmark}; {self.source_url})"
+        name = REFERENCE_NAMES.get(self.reference, self.reference)
+        return f"speed: {slug} at {self.ratio:g}x {name} for {task_class}, measured ({self.benchmark}; {self.source_url})"
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +61,12 @@ def measured_speed_rows() -> dict[tuple[str, str, str], MeasuredSpeed]:
     with DATA.open(newline="", encoding="utf-8") as handle:
         return {
             (row["gpu"], row["task_class"], row["stack"]): MeasuredSpeed(
-                float(row["ratio_to_h100"]), row["benchmark"], row["source_url"], row["note"], row["stack"]
+                float(row["ratio"]),
+                row["benchmark"],
+                row["source_url"],
+                row["note"],
+                row["stack"],
+                row.get("reference") or REFERENCE_GPU,
             )
             for row in csv.DictReader(handle)
         }
@@ -134,8 +145,9 @@ def _measured_phases(kind: str, slug: str, stack: str = "other") -> dict[str, tu
     return found
 
 
-def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
-    """(compute ratio, bandwidth ratio, measured, why) to the H100 for a part ranked at a measured speed,
+def phase_ratios(spec, gpu) -> tuple[float, float, bool, str, str] | None:
+    """(compute ratio, bandwidth ratio, measured, why, reference slug) to the reference part (the H100, the B200
+    for the GB200: MeasuredSpeed.reference) for a part ranked at a measured speed,
     None for a part that keeps the datasheet model. A non-NVIDIA part without a measurement gets 1.0, a
     cap, applied only where its datasheet would claim more than the H100 (``measured`` False). A part
     with an efficiency fitted on its own published measurements for the task (sizing/efficiency.py) runs
@@ -152,7 +164,7 @@ def phase_ratios(spec, gpu) -> tuple[float, float, bool, str] | None:
 @lru_cache(maxsize=1024)
 def _phase_ratios(
     kind: str, slug: str, is_nvidia: bool, stack: str = "other"
-) -> tuple[float, float, bool, str] | None:
+) -> tuple[float, float, bool, str, str] | None:
     """Memoized: a ranking asks about 400 times per workload, once per GPU kind and use."""
     phases = _measured_phases(kind, slug, stack)
     if phases:
@@ -163,18 +175,18 @@ def _phase_ratios(
         mismatch = stack_text(slug, compute, stack)
         if mismatch:
             why += "; " + mismatch
-        return compute.ratio, bandwidth.ratio, True, why
+        return compute.ratio, bandwidth.ratio, True, why, compute.reference
     if is_nvidia:
         return None
     why = (
         f"speed: no published measured {kind} throughput for {slug}; capped at the H100's modelled speed "
         "(a datasheet peak above it is not assumed)"
     )
-    return 1.0, 1.0, False, why
+    return 1.0, 1.0, False, why, REFERENCE_GPU
 
 
 def speed_ratio(spec, gpu) -> tuple[float | None, str]:
-    """(ratio to the H100, why) for a part ranked at a measured speed, the compute one for serving (the
+    """(ratio to its reference part, why) for a part ranked at a measured speed, the compute one for serving (the
     why names both phases); (None, why) for a part that keeps the datasheet model, the why naming the
     published measurements its efficiency was fitted on, or "" for the generic efficiency."""
     ratios = phase_ratios(spec, gpu)
@@ -224,20 +236,24 @@ def _datasheet_why(spec, gpu) -> str:
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     """Per kind: (peak TFLOPS, memory bandwidth GB/s, why) the speed model uses, with ``mfu`` per kind
-    (training) so that peak x MFU is the H100's times the measured ratio; parts that keep the datasheet
-    model are returned unchanged with an empty why."""
+    (training) so that peak x MFU is the reference part's (the H100; the B200 for the GB200) times the measured
+    ratio; parts that keep the datasheet model are returned unchanged with an empty why."""
     from procurement.sizing.gpus import gpu_by_slug
 
-    reference = gpu_by_slug(REFERENCE_GPU)
-    ref_peak = reference.dense_tflops(spec.precision) or float("nan")
-    ref_mfu = _reference_mfu(spec, reference)
+    references: dict[str, tuple] = {}
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
         ratios = phase_ratios(spec, gpu)
         why.append(_with_host_floor(spec, ratios[3]) if ratios else _datasheet_why(spec, gpu))
         if ratios is None:
             continue
-        ratio, bandwidth_ratio, measured, _ = ratios
+        ratio, bandwidth_ratio, measured, _, reference_slug = ratios
+        if reference_slug not in references:
+            reference = gpu_by_slug(reference_slug)
+            ref_peak = reference.dense_tflops(spec.precision) or float("nan")
+            ref_mfu = _reference_mfu(spec, reference) if spec.is_training else 1.0
+            references[reference_slug] = reference, ref_peak, ref_mfu
+        reference, ref_peak, ref_mfu = references[reference_slug]
         if spec.is_training:
             target = _with_card_independent_seconds(spec, ref_peak * ref_mfu * ratio)
             own = peak[index] * mfu[index]
@@ -255,7 +271,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
 
 
 def _reference_mfu(spec, reference) -> float:
-    """The H100's MFU the measured ratio scales: without the Hopper-only FP8 grouped-GEMM cost of an MoE
+    """The reference part's MFU the measured ratio scales: without the Hopper-only FP8 grouped-GEMM cost of an MoE
     (the measured part runs its own kernels) and without the MoE's card-independent seconds a layer and
     micro-batch (mfu.moe_fixed_seconds_per_token), which _with_card_independent_seconds adds back whole."""
     from procurement.sizing.mfu import estimate_mfu, measured_part_moe_factor

@@ -85,6 +85,7 @@ from procurement.sizing.throughput import training_flops_per_token
 from tests.procurement.sizing.test_moe_published import (
     GPT_OSS_120B,
     GPUS,
+    QWEN3_30B_GB200,
     QWEN3_235B,
     megatron,
     tokens_per_gpu,
@@ -331,6 +332,25 @@ CLS45E_GB200 = (
     "datasheet path (moe44 above) moves only the FP8-MX row inside and the MoE constants were fitted with the GB200 "
     "on the measured path (their Qwen3-30B GB200 row), so a fix is a refit with the GB200 off it."
 )
+# moe45: the GB200 priced from the B200 at NVIDIA's same-plan dense 1.025 (measured_speed.csv); each row's before ->
+# after, and what is left (test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path).
+MOE45_GB200 = {
+    "deepseek-v3-bf16-pp4-vp4-ep64": (2164.9, 2295.9),
+    "deepseek-v3-fp8mx-pp8-vp4-ep32": (3160.1, 3363.1),
+    "qwen3-235b-bf16-pp8-vp3-ep32": (2826.3, 2986.0),
+}
+MOE45_REASON = (
+    " moe45: the GB200 is now the B200's modelled step over NVIDIA's same-plan dense 1.025 (Megatron-Bridge LLAMA3_8B "
+    "DGX-GB200 / DGX-B200 pairs, 1.009-1.045), no longer the H100's over MLPerf's dense-405B 2.2: {before:,.1f} -> "
+    "{after:,.1f} ({err:+.1%}), still outside. UNEXPLAINED, relocated: the card path was not most of the miss. "
+    "NVIDIA's same-plan MoE pairs put a GB200 at 0.962-0.988 of a B200 (Qwen3-30B-A3B MXFP8, 8 GPUs, EP 8, MBS 4: "
+    "26.04.01 26,112 / 27,136; 26.04 26,032 / 26,859; 26.02.01 26,373 / 26,695), so of the published 26.02 GB200 EP "
+    "64 / 32 over B200 EP 8 gains (1.471 / 1.432) the plan is 1.49-1.53 / 1.45-1.49 where the product gives 1.330 / "
+    "1.225: the rack-scale EP plan's gain, not the card, is what the product under-prices, and BF16 adds its rate "
+    "(the product's MXFP8 / BF16 1.52 against NVIDIA's 1.13-1.26). The small-GEMM FP8 reading does not hold at these "
+    "plans: a local expert's grouped GEMM gets seq x MBS x top-k x EP / experts = 8,192 rows (BF16 rows; 4,096 FP8-MX) "
+    "under Megatron's dispatcher (test_the_gb200_moe_rows_expert_gemms_have_thousands_of_rows)."
+)
 GB200_MOE44 = {
     "deepseek-v3-bf16-pp4-vp4-ep64": "moe44: the card-independent seconds divided by the 2.2 ratio give -28.0%, "
     "dropped -25.3%; FLOPs at the dense 0.40 plus the routed bytes at the datasheet 8 TB/s alone take 340.9 us a "
@@ -403,6 +423,10 @@ def _gb200_param(key: str):
         step_s=step_s,
         compute_s=step_s - ep_s,
         moe44=GB200_MOE44[key],
+    ) + MOE45_REASON.format(
+        before=MOE45_GB200[key][0],
+        after=MOE45_GB200[key][1],
+        err=gap(MOE45_GB200[key][1], published),
     )
     return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason), id=key)
 
@@ -472,44 +496,88 @@ def test_the_gb200_bf16_moe_rows_run_faster_than_the_moe_base_alone():
 # the measured path (their Qwen3-30B GB200 row) and would need a refit with it.
 GB200_HELD_OUT = {
     # key: (spec, gpu, published, ours, gap)
-    "deepseek-v3-mxfp8-gb200-ep64": (_gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "fp8"), "gb200", 3955, 3281.6),
+    # moe45: the GB200 from the B200 at 1.025 (cls45e's pins: 3,281.6 / 3,883.9 / 17,056.1; the B200's unchanged)
+    "deepseek-v3-mxfp8-gb200-ep64": (_gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "fp8"), "gb200", 3955, 3500.5),
     "deepseek-v3-mxfp8-b200-ep8": (_gb200_row(DSV3_NO_MTP, 16, 1, 8, 4096, "fp8"), "b200", 2689, 2523.4),
-    "qwen3-235b-mxfp8-gb200-ep32": (_gb200_row(QWEN3_235B, 8, 1, 32, 8192, "fp8"), "gb200", 5448, 3883.9),
+    "qwen3-235b-mxfp8-gb200-ep32": (_gb200_row(QWEN3_235B, 8, 1, 32, 8192, "fp8"), "gb200", 5448, 4108.4),
     "qwen3-235b-mxfp8-b200-ep8": (_gb200_row(QWEN3_235B, 8, 1, 8, 8192, "fp8"), "b200", 3805, 3311.3),
     "gpt-oss-120b-bf16-gb200-ep64": (
         megatron(GPT_OSS_120B, 64, 1, 1, ep=64, micro_batch=4, global_batch=1280),
         "gb200",
         15784,
-        17056.1,
+        18084.4,
     ),
 }
 
 
+# moe45 (was cls45e's pin of the defect: "on the B200's own plan the product prices the GB200 at 0.991 / 0.967 of a
+# B200", card < 1.029). Now 1.043 / 1.013 because the GB200 is priced from the B200 (the same Blackwell die) at NVIDIA's
+# same-plan dense ratio, 1.025 (measured_speed.csv: Megatron-Bridge LLAMA3_8B DGX-GB200 / DGX-B200, 25.11 FP8-CS
+# 31,508 / 30,624 = 1.029, FP8-MX 29,789 / 29,521 = 1.009, 25.09 31,357 / 29,994 = 1.045, MX 29,925 / 29,388 = 1.018),
+# its own NVLink domain still pricing its communication. What it moved: DeepSeek-V3 MXFP8 GB200 EP 64 -17.0% -> -11.5%
+# (inside), Qwen3-235B GB200 EP 32 -28.7% -> -24.6%, GPT-OSS GB200 EP 64 +8.1% -> +14.6% (inside, at the edge).
+# What it does not move: the plan's gain the product gives (EP 64 / 32 in the rack over the B200's EP 8 plan) is 1.330
+# and 1.225, against the published 1.471 / 1.432 over a card ratio of 0.962-0.988, which is what NVIDIA's same-plan
+# MoE pairs give (Qwen3-30B-A3B MXFP8, 8 GPUs, EP 8, MBS 4, HybridEP, [MBARCH] via test_outside_recommendations_x26f:
+# B200 / GB200 26,695 / 26,373, 26,859 / 26,032, 27,136 / 26,112, i.e. GB200 / B200 0.988 / 0.969 / 0.962; the
+# product's 1.019): NVIDIA's plan gain 1.49-1.53 and 1.45-1.49, the product's 11-18% short. So the card path was
+# not most of the miss: NVIDIA's MoE GB200 runs at or under a B200 on one plan, and the rest is the plan.
 def test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path():
     ours = {key: tokens_per_gpu(spec, GPUS[gpu]) for key, (spec, gpu, _, _) in GB200_HELD_OUT.items()}
-    for key, (_, _, published, pinned) in GB200_HELD_OUT.items():
+    inside_now = (
+        "-b200-" in key or key.startswith(("gpt-oss", "deepseek-v3-mxfp8-gb200")) for key in GB200_HELD_OUT
+    )
+    for (key, (_, _, published, pinned)), inside_expected in zip(
+        GB200_HELD_OUT.items(), inside_now, strict=True
+    ):
         assert ours[key] == pytest.approx(pinned, rel=0.002), key
-        inside = abs(ours[key] / published - 1) <= SPEED
-        assert inside == ("-b200-" in key or key.startswith("gpt-oss")), (key, gap(ours[key], published))
+        assert (abs(ours[key] / published - 1) <= SPEED) == inside_expected, (key, gap(ours[key], published))
     for model, b200_plan, gb200_plan, card, plan in (
-        ("deepseek-v3", "deepseek-v3-mxfp8-b200-ep8", "deepseek-v3-mxfp8-gb200-ep64", 0.991, 1.312),
-        ("qwen3-235b", "qwen3-235b-mxfp8-b200-ep8", "qwen3-235b-mxfp8-gb200-ep32", 0.967, 1.213),
+        ("deepseek-v3", "deepseek-v3-mxfp8-b200-ep8", "deepseek-v3-mxfp8-gb200-ep64", 1.043, 1.330),
+        ("qwen3-235b", "qwen3-235b-mxfp8-b200-ep8", "qwen3-235b-mxfp8-gb200-ep32", 1.013, 1.225),
     ):
         on_b200_plan = GB200_HELD_OUT[b200_plan][0]
         gb200_on_b200_plan = tokens_per_gpu(on_b200_plan, GPUS["gb200"])
         assert gb200_on_b200_plan / ours[b200_plan] == pytest.approx(card, abs=0.002), model
         assert ours[gb200_plan] / gb200_on_b200_plan == pytest.approx(plan, abs=0.002), model
         published_gain = GB200_HELD_OUT[gb200_plan][2] / GB200_HELD_OUT[b200_plan][2]
-        # the card ratio the published rows allow: NVIDIA's same-plan dense 1.029 up to the datasheet's 1.111
-        assert card < 1.029 and published_gain / 1.111 > plan
+        # the card now inside NVIDIA's same-plan dense range (1.009-1.045), the plan's gain short of what the
+        # published gain leaves over NVIDIA's same-plan MoE card ratio (0.962-0.988)
+        assert 1.009 <= card <= 1.045 and published_gain / 0.988 > 1.08 * plan
+    nvidia_moe_same_plan = (26373 / 26695, 26032 / 26859, 26112 / 27136)
+    ours_moe_same_plan = tokens_per_gpu(QWEN3_30B_GB200, GPUS["gb200"]) / tokens_per_gpu(
+        QWEN3_30B_GB200, GPUS["b200"]
+    )
+    assert ours_moe_same_plan == pytest.approx(1.019, abs=0.002) and max(nvidia_moe_same_plan) < 0.99
     assert GPUS["gb200"].dense_tflops("bf16") / GPUS["b200"].dense_tflops("bf16") == pytest.approx(
         1.111, abs=0.001
     )
-    # BF16 against MXFP8 on one GB200 plan (PP 4, VP 4, EP 64): the product 1.52, NVIDIA 1.26 (26.02 over 25.11) and
-    # 1.13 on the GB300 within 25.11 ("DeepSeekV3 (w/o MTP) | 256 | BF16 ... 3848" / "... FP8-MX ... 4357")
+    # BF16 against MXFP8 on one GB200 plan (PP 4, VP 4, EP 64): the product 1.52 (1.516 before moe45), NVIDIA 1.26
+    # (26.02 over 25.11) and 1.13 on the GB300 within 25.11 ("DeepSeekV3 (w/o MTP) | 256 | BF16 ... 3848" /
+    # "... FP8-MX ... 4357")
     bf16 = tokens_per_gpu(GB200_ROWS["deepseek-v3-bf16-pp4-vp4-ep64"][0], GPUS["gb200"])
-    assert ours["deepseek-v3-mxfp8-gb200-ep64"] / bf16 == pytest.approx(1.516, abs=0.002)
+    assert ours["deepseek-v3-mxfp8-gb200-ep64"] / bf16 == pytest.approx(1.525, abs=0.002)
     assert 3955 / 3139 < 1.27 and 4357 / 3848 < 1.14
+
+
+# moe45, part 2 of the brief (the BF16 MoE rate): "FP8 gains less on MoE's small per-expert GEMMs (tokens x top-k /
+# experts)". Megatron's alltoall dispatcher gathers every EP rank's tokens for its local experts (NVIDIA/Megatron-LM
+# megatron/core/transformer/moe/token_dispatcher.py @0014f13713bfa38a8bab4ae11edd6917d35165ce, preprocess:
+# "num_tokens_per_local_expert = num_global_tokens_per_local_expert.sum(dim=(0, 1))" over [tp_size, ep_size,
+# num_local_experts]), so a local expert's grouped-GEMM rows under balanced routing ("we force-balance the token
+# distribution") are seq x MBS x top-k x EP / experts: 8,192 on both GB200 BF16 rows (DeepSeek-V3 4,096 x 8 x 64 /
+# 256, Qwen3-235B 4,096 x 8 x 32 / 128), 4,096 on the FP8-MX one; 128 and 256 without the EP factor. GEMMs of
+# 8,192 x 7,168 x 2,048 (DeepSeek-V3's experts) are not small, so the small-GEMM FP8 gain does not size the BF16
+# rows' miss; not landed.
+def test_the_gb200_moe_rows_expert_gemms_have_thousands_of_rows():
+    for key, rows in (
+        ("deepseek-v3-bf16-pp4-vp4-ep64", 8192),
+        ("deepseek-v3-fp8mx-pp8-vp4-ep32", 4096),
+        ("qwen3-235b-bf16-pp8-vp3-ep32", 8192),
+    ):
+        spec = GB200_ROWS[key][0]
+        model, ep = spec.model, spec.parallelism.expert_parallel
+        assert spec.seq_len * spec.micro_batch_size * model.experts_per_token * ep / model.num_experts == rows
 
 
 def test_the_gb200_rows_state_no_mtp_module():

@@ -812,7 +812,13 @@ def test_qwen3_30b_mxfp8_on_8_b200_within_15_percent(bundled_catalog):
     "(NVIDIA's largest 1.039 x 1.02 = 1.060; 1.049 before). The FLOP count fix (no FLOPs for the input embedding "
     "lookup) and the MoE refits on their own rows (205 B a routed element, HybridEP share 0.27) move the two paths "
     "unequally: the B200 step 10.06 -> 9.91 s, the GB200's 10.26 -> 10.51 s (its routed bytes at the H100's 3,350 "
-    "GB/s grow 1.63 s where the B200's at 8,000 GB/s grow 1.50 s). Unexplained beyond the refit.",
+    "GB/s grow 1.63 s where the B200's at 8,000 GB/s grow 1.50 s). Unexplained beyond the refit. "
+    "moe45: the GB200 priced from the B200 at NVIDIA's same-plan dense 1.025 (measured_speed.csv) and "
+    "moe_hybridep_fixed_share refitted 0.27 -> 0.40 with it: GB200 24,184.3 -> 24,827.5 (-4.9%, inside its 5%), B200 "
+    "25,527.9 -> 24,362.5, so the B200 / GB200 ratio 1.056 -> 0.981, now under the 1.0 bound: the dense pairs' 1.025 (Llama 3 "
+    "8B) is not what NVIDIA's MoE pairs show (GB200 / B200 0.962-0.988 on this very model and plan). UNEXPLAINED: no "
+    "source opened says why a GB200 runs this MoE 1-4% slower than a B200 while running the dense 8B 1-5% faster "
+    "(a lead, unsized: the card-independent seconds are host launches and syncs, and the GB200's host is a Grace CPU).",
 )
 def test_qwen3_30b_mxfp8_gb200_path_matches_nvidias_gb200_row(bundled_catalog):
     """The product's GB200 within 5% of NVIDIA's 26.04.01 DGX-GB200 row (26,112), and (b200x) its B200 / GB200
@@ -841,10 +847,14 @@ def test_qwen3_30b_b200_and_gb200_steps_by_term(bundled_catalog):
     moe43 (moe_routed_bytes_per_element 205 -> 217.5 and the card-independent seconds 1.8 + 16 x 0.225 -> 1.64 + 16 x
     0.205 ms refitted on their four rows; then mfu_fp8_linears_blackwell 0.43 -> 0.4275 and the fp8 share 0.76 -> 0.75
     on their ten): FLOPs 4.034 x 0.43 / 0.4275 = 4.058 s (B200), 4.269 s (GB200, Hopper's 0.42 kept); routed bytes x
-    (217.5 x 0.75) / (205 x 0.76): 4.203 s, 4.564 s; card-independent 48 x 16 x 4.92 ms x 0.27 = 1.020 s."""
+    (217.5 x 0.75) / (205 x 0.76): 4.203 s, 4.564 s; card-independent 48 x 16 x 4.92 ms x 0.27 = 1.020 s.
+    moe45: the GB200 is priced from the B200 at NVIDIA's same-plan dense 1.025 (measured_speed.csv) and
+    moe_hybridep_fixed_share refitted 0.27 -> 0.40 on its two GB200 rows: the GB200's FLOPs and routed bytes are the
+    B200's over 1.025 (3.959 s, 4.100 s); card-independent 48 x 16 x 4.92 ms x 0.40 = 1.511 s, paid whole by both."""
     b200, gb200 = candidate(QWEN3_30B_B200, B200), candidate(QWEN3_30B_B200, "gb200")
-    fixed = 48 * 16 * (1.64e-3 + 16 * 0.205e-3) * 0.27
-    for row, compute in ((b200, 4.058 + 4.203), (gb200, 4.269 + 4.564)):
+    fixed = 48 * 16 * (1.64e-3 + 16 * 0.205e-3) * 0.40
+    b200_compute = 4.058 + 4.203
+    for row, compute in ((b200, b200_compute), (gb200, b200_compute / 1.025)):
         steps = row["throughput"]
         assert steps["expert_parallel_exposed_seconds"] == pytest.approx(0.987, abs=0.001)
         assert steps["step_seconds"] == pytest.approx(compute + fixed + 0.987, abs=0.003)

@@ -14,6 +14,7 @@ import pytest
 
 from procurement.sizing import load_bundled_gpus, lora_host, parse_workload_spec, size_workload
 from procurement.sizing.accelerators import measured_speeds, rentable_alone_slug
+from procurement.sizing.throughput import forward_share
 
 GPUS = load_bundled_gpus()
 LORA_8B = parse_workload_spec(
@@ -52,25 +53,30 @@ def test_training_speed_is_the_h100s_times_the_measured_ratio():
     assert speeds["mi300x"] == pytest.approx(0.92 * h100, rel=1e-3)
     assert speeds["mi325x"] == pytest.approx(1.22 * h100, rel=1e-3)
     assert speeds["gaudi3"] == pytest.approx(h100, rel=1e-3)  # no published training measurement: capped
-    # MLPerf Training v5.0: 2.2x Hopper on the GPU's work. cls45c: the GB200's eager PEFT step is no shorter than
-    # its forward's host time plus the GPU's work after it (lora_host, every micro-batch syncs the host). Pinned as
-    # literals, worked by hand (fixc45), not re-derived through the engine's helpers:
-    #   forward host time: 32 layers x 66 forward kernels (Llama, all seven linears adapted: 31 non-GEMM + 7 frozen
-    #     GEMMs + 7 x 4 adapter kernels) x 31 us (eager_kernel_host_s) x 1 micro-batch = 0.065472 s;
-    #   the H100's step: 4,096 tokens / 13,121.4 tokens/s = 0.31216 s of GPU work, its forward 0.4488 of it (the
-    #     blocks' forward FLOPs over the LoRA step's, no recomputation, frozen weights without weight gradients)
-    #     = 0.14011 s > 0.065472 s: GPU-bound, so the H100 runs at its GPU work;
-    #   the GB200: 0.31216 / 2.2 = 0.141892 s of GPU work, its forward 0.4488 x 0.141892 = 0.06368 s < 0.065472 s,
-    #     so the step is 0.065472 + (1 - 0.4488) x 0.141892 = 0.065472 + 0.078211 = 0.143683 s (not 0.141892; the
-    #     whole-step host floor 32 x (66 x 31 + 86 x 7 us) = 0.084736 s is under both): 4,096 / 0.143683 = 28,507.3
-    #     tokens/s at these rounded figures (the engine's 28,508.5), against 2.2 x 13,121.4 = 28,867.1.
+    # fixc45's literals (hand arithmetic: 32 layers x 66 forward kernels x 31 us = 0.065472 s of forward host
+    # time; the H100's forward 0.4488 x 4,096 / 13,121.4 = 0.140 s of GPU work, GPU-bound) still hold:
     assert h100 == pytest.approx(13_121.4, rel=1e-3)
-    assert lora_host.forward_host_seconds_per_step(LORA_8B) == pytest.approx(32 * 66 * 31e-6, rel=1e-3)
     assert 32 * 66 * 31e-6 == pytest.approx(0.065472, rel=1e-6)
     assert 0.4488 * 4096 / 13_121.4 > 0.065472  # the H100 is GPU-bound in its forward
-    assert 4096 / (0.065472 + (1 - 0.4488) * 4096 / 13_121.4 / 2.2) == pytest.approx(28_508.5, rel=1e-3)
-    assert speeds["gb200"] == pytest.approx(28_508.5, rel=1e-3)
-    assert speeds["gb200"] == pytest.approx(2.2 * h100, rel=0.015)
+    # moe45: the GB200 is the B200's Blackwell die, so it runs at the B200's modelled GPU work over 1.025, NVIDIA's
+    # same-plan dense DGX-GB200 / DGX-B200 pairs (NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md
+    # @0a25f911, LLAMA3_8B, 8 GPUs, GBS 128, MBS 2, TP 1, PP 1: 25.11 FP8-CS 31,508 / 30,624 = 1.029, FP8-MX
+    # 29,789 / 29,521 = 1.009; 25.09 31,357 / 29,994 = 1.045, MX 29,925 / 29,388 = 1.018; geometric mean 1.025). Was
+    # 2.2x the H100 (MLPerf Training v5.0, dense Llama 3.1 405B): 28,508.5 tokens/s, now 29,406.3. cls45c: the eager
+    # PEFT step is no shorter than its forward's host time plus the GPU's work after it (lora_host, HF Trainer syncs
+    # every micro-batch): both Blackwell parts are in that phase bound (the forward's 0.0655 s of host time above
+    # their forward GPU work), so the B200's GPU work is read back from its step and the GB200's is 1 / 1.025 of it.
+    # The H100 is not host-bound (its forward 0.140 s of GPU work), so its speed is the reference's GPU work alone.
+    tokens = LORA_8B.seq_len * LORA_8B.micro_batch_size * LORA_8B.gradient_accumulation_steps
+    forward_host_s = lora_host.forward_host_seconds_per_step(LORA_8B)
+    assert forward_host_s < forward_share(LORA_8B) * tokens / h100  # the H100 is GPU-bound in its forward
+    b200_gpu_s = (tokens / speeds["b200"] - forward_host_s) / (1.0 - forward_share(LORA_8B))
+    assert forward_host_s > forward_share(LORA_8B) * b200_gpu_s  # the B200 is host-bound in its forward
+    gb200_gpu_s = b200_gpu_s / 1.025
+    phase_s = forward_host_s + (1.0 - forward_share(LORA_8B)) * gb200_gpu_s
+    step_s = max(gb200_gpu_s, lora_host.host_seconds_per_step(LORA_8B), phase_s)
+    assert speeds["gb200"] == pytest.approx(tokens / step_s, rel=1e-3)
+    assert speeds["gb200"] == pytest.approx(29406.3, rel=1e-3)
     assert max(speeds["mi300x"], speeds["gaudi3"]) <= h100  # measured or capped, never the datasheet's 1.3x
 
 
@@ -99,7 +105,7 @@ def test_a_rack_scale_part_is_never_the_headline_card():
     assert not rentable_alone_slug("gb200") and rentable_alone_slug("b200")
     assert report["throughput"]["gpu"] != "gb200"
     gb200 = next(c for c in report["candidates"] if c["gpu"] == "gb200")
-    assert gb200["verdict"] != "does_not_fit"  # it fits and is fast (2.2x H100), yet not the headline
+    assert gb200["verdict"] != "does_not_fit"  # it fits and is fast (1.025x B200), yet not the headline
 
 
 def test_every_measured_ratio_names_its_benchmark_and_a_source():
@@ -111,7 +117,7 @@ def test_every_measured_ratio_names_its_benchmark_and_a_source():
 
 # acc44: a ratio is chosen by what its measurement matched. Every training row of measured_speed.csv today is a
 # vendor's or MLPerf submission's own code (stack vendor_tuned: AMD's MLPerf Training v5.0 Llama 2 70B LoRA on
-# PyTorch 2.6 / ROCm 6.4, NVIDIA's GB200 Llama 3.1 405B statement); a spec that states another stack keeps that
+# PyTorch 2.6 / ROCm 6.4; NVIDIA's GB200 / B200 Megatron-Bridge pairs, moe45); a spec that states another stack keeps that
 # row and is told so. A stated stack's own row, where one is published, replaces it.
 def test_every_row_names_the_stack_it_was_measured_on():
     from procurement.sizing.accelerators import measured_speed_rows

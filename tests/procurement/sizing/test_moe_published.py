@@ -218,6 +218,8 @@ def test_fine_grained_fit_points_are_within_15_percent():
     # moe43: DeepSeek-V2 stated with its MLA fields, the stated active counts read without the input lookup, and the
     # bytes and card-independent seconds refitted (217.5 B, 1.64 + 0.205 ms), then the fp8 joint fit: DeepSeek-V2
     # -1.9%, GPT-OSS H100 -0.8%, Qwen3-235B B200 +1.0%, Qwen3-30B GB200 +1.8%
+    # moe45: the GB200 priced from the B200 at NVIDIA's same-plan dense 1.025 (was the H100 over 2.2): Qwen3-30B
+    # GB200 +1.8% -> +9.6% at moe_hybridep_fixed_share 0.27, +4.5% at its refit 0.40; the other three unchanged
     gaps = _gaps()
     for name in ("deepseek-v2 h800", "gpt-oss h100", "qwen3-235b b200", "qwen3-30b gb200"):
         assert abs(gaps[name]) <= 0.10, gaps
@@ -350,9 +352,10 @@ def test_hybridep_drops_the_hopper_fp8_cost_and_part_of_the_fixed_cost():
     assert hopper_fp8_expert_seconds(hybridep, H100) == 0.0
     assert tokens_per_gpu(hybridep, H100) > tokens_per_gpu(deepep, H100)
     # b200x (was "where that cost is not charged HybridEP sizes as DeepEP"): the fused dispatch also pays
-    # moe_hybridep_fixed_share (0.55; moe42: 0.27) of the 6 ms (moe42: 5.4 ms; moe43: 4.92 ms) a layer and
-    # micro-batch, on every card and precision
-    assert moe_fixed_seconds(hybridep) == pytest.approx(0.27 * moe_fixed_seconds(deepep))
+    # moe_hybridep_fixed_share (0.55; moe42: 0.27; moe45: 0.40, refitted on its two GB200 rows once the GB200 is
+    # priced from the B200) of the 6 ms (moe42: 5.4 ms; moe43: 4.92 ms) a layer and micro-batch, on every card and
+    # precision
+    assert moe_fixed_seconds(hybridep) == pytest.approx(0.40 * moe_fixed_seconds(deepep))
     assert moe_fixed_seconds(deepep) == pytest.approx(1.64e-3 + 16 * 0.205e-3)
     assert tokens_per_gpu(hybridep, B200) > tokens_per_gpu(deepep, B200)
     bf16 = dataclasses.replace(QWEN3_30B_H100_2511, precision="bf16")
@@ -449,7 +452,8 @@ ROWS_2602 = (
     # DGX-B200 "Qwen3_30B_a3B | 8 | FP8-MX | 512 | 1 | 4096 | ... | 8 | 64 | 9691": -0.9%
     (megatron("qwen3-30b-a3b", 8, 1, 1, ep=8, global_batch=512, precision="fp8"), B200, 9691),
     # DGX-GB200 "Qwen3_30B_a3B | 8 | FP8-MX | 512 | 4 | 4096 | ... | 8 | 16 | 26084": -11.5%; -9.7% before b200x,
-    # -4.8% after (HybridEP stated; moe_hybridep_fixed_share was fitted on this row and the 25.11 one)
+    # -4.8% after (HybridEP stated; moe_hybridep_fixed_share was fitted on this row and the 25.11 one); moe43 -7.3%;
+    # moe45 (the GB200 from the B200 at 1.025, the share refitted 0.27 -> 0.40) -4.8%
     (QWEN3_30B_GB200, GB200, 26084),
     # DGX-B200 DeepSeek-V3 above (PP 16, EP 8, GA 256): +4.9%
     (megatron("deepseek-v3", 256, 1, 16, ep=8, global_batch=4096, precision="fp8"), B200, 2689),
@@ -470,9 +474,9 @@ def test_the_size_report_names_the_hopper_fp8_cost():
 
 
 def test_gb200_at_its_measured_ratio_does_not_inherit_the_hopper_cost():
-    # The GB200 is ranked at 2.2x the H100's modelled speed (procurement/data/measured_speed.csv); the
-    # H100's Hopper-only FP8 expert cost is taken out of what the ratio scales (b200x: and the card-independent
-    # seconds, paid whole): its MBS 4 row +4.5% (was -0.9%)
+    # moe45: the GB200 is ranked at 1.025x the B200's modelled speed (procurement/data/measured_speed.csv, NVIDIA's
+    # same-plan dense DGX-GB200 / DGX-B200 pairs), no longer at 2.2x the H100's, so no Hopper cost can reach it; the
+    # card-independent seconds are still paid whole (b200x): its MBS 4 row +4.5% (moe43: +1.8%; b200x: +4.5%, was -0.9%)
     assert tokens_per_gpu(QWEN3_30B_GB200, GB200) == pytest.approx(23766, rel=0.05)
 
 
