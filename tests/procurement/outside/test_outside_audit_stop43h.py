@@ -27,6 +27,15 @@ Source:
           samples/s x 512 overstates the tokens by a factor the docs do not publish (the kept samples' mean length).
           The table then reads as one floor: 101.2 / 134.6 / 177.6 ms a sample over 24 / 32 / 40 layers = 4.22 /
           4.21 / 4.44 ms a layer, and the 1.8B's 512 and 1,024 rows are the same (9.88 / 9.90 samples/s).
+          fixg45 (after aud45g), the measuring commit: the table's figures (7.43 / 5.63 ...) entered at ms-swift
+          @97e4d198bbb9f2bda7188f48362f388c9ef15fa9 (2024-01-02, "Update benchmark 0101 (#271)"; the earlier
+          cfcb6726 "Add benchmark" has none of them), read there: docs/source/LLM/Benchmark.md (the token
+          statistics "3234.4±2547.5, min=91, max=19548"); swift/llm/utils/argument.py `truncation_strategy` default
+          'delete'; swift/llm/utils/template.py `if truncation_strategy == 'delete' and len(input_ids) >
+          template.max_length: return None`; swift/llm/utils/utils.py dataset_map `data = [d for d in data if d is
+          not None]`; swift/llm/sft.py get_time_info(trainer.state.log_history, len(train_dataset));
+          scripts/benchmark/test_memory_time/run_single.py train_dataset_sample = -1 (every row) when max_length
+          <= 2048, dataset cls_fudan_news_zh, and result.jsonl (with dataset_info) appended, never committed.
 """
 
 from __future__ import annotations
@@ -74,30 +83,38 @@ SWIFT_MISSES = {
         "1.8B / 7B / 14B (the 1.8B's 512 and 1,024 rows: 9.88 / 9.90 samples/s), against lora_host's 2.82 ms for "
         "one fused-qkv adapter (0.67 of it); shorter samples do not move this row (the floor binds at any length: "
         "67.6 ms at 128 to 512 tokens). The 7B passes (-8.0%) only because the engine prices 512 tokens of compute "
-        "(146.3 ms) where the run's shorter samples leave the floor: at the 14B's ~334-token mean it gives 104 ms "
-        "(-23%). One per-layer floor of ~4.3 ms for ms-swift's eager Qwen-1 + PEFT step (torch 2.1.1) would land "
+        "(146.3 ms) where the run's shorter samples leave the floor: at cls45f's ~334-token mean (the 14B's own "
+        "inversion, see 14b) it gives 105.0 ms (+28.2% speed). One per-layer floor of ~4.3 ms for ms-swift's eager Qwen-1 + PEFT step (torch 2.1.1) would land "
         "the three; no source counts its kernels, so UNEXPLAINED (the floor's count for this stack)"
     ),
     "14b": (
-        "EXPLAINED (cls45f, was UNEXPLAINED as a sized term; lw44's source note in "
-        "test_outside_lora_width_audit_stop44.py named the deletion in an aside, carried here): the run trained "
-        "shorter samples than the spec's 512 (the same table's Yi-34B at 512, 2.32 samples/s, would need 0.79 of the "
-        "A100's peak at 512 tokens a sample). "
-        "ms-swift @6cfbc2ec deletes every sample longer than max_length (SftArguments truncation_strategy 'delete', "
-        "template.py Template.encode returns {} when len(input_ids) > max_length, dataset_map drops it; the benchmark's "
-        "run_single.py does not override it) and reports kept samples / train_runtime, so the row's samples are the "
-        "91-512-token ones of a set with mean 3,234 +- 2,548. Size, bounded: the engine at the spec's 512 takes 270.8 "
-        "ms a sample (1,890.8 tokens/s against 2,882.6, -34.4%); over the kept range it takes 112.6 ms (128 tokens) to "
-        "270.8 ms (512), and the published 177.6 ms is its time at a kept mean of ~334 tokens (168.6 ms at 320, 202.5 "
-        "at 384). A spec would state seq_len as the kept samples' mean (a field that exists); ms-swift's docs do not "
-        "publish it (its result.jsonl's dataset_info is not in the repository). What is left is the 1.8B row's: at "
-        "short samples the table is one host floor of 4.2-4.4 ms a layer (see 1.8b). History: ours 1,841.1 tokens/s "
-        "against 2,882.6 (-36.1%; 0.278 s a micro-batch against 0.178): GPU-bound in the engine "
-        "(the floor 40 x 2.82 ms = 0.113 s is under the compute), so the floor is not the cause; the engine prices "
-        "c_attn-only rank 8 the same as all-linear rank 64 (1,837.7 tokens/s: the adapters' GPU work is not sized "
-        "by target count) and the A100 LoRA row's efficiency was set on the Qwen README's all-linear rank-64 runs "
-        "(its 14B at 512: 0.30 s a micro-batch, 1.7x ms-swift's): UNEXPLAINED as a sized term. lw44: 1,890.8 "
-        "(-34.4%) with the A100 LoRA row x 1.027 for d 5,120 (efficiency.measured_width_factor)"
+        "UNEXPLAINED (fixg45, after aud45g; cls45f had it EXPLAINED, 'bounded'): [SWIFT] qwen-14b-chat LoRA at "
+        "max_length 512 on one A100: published 5.63 samples/s (177.6 ms a sample; 2,882.6 tokens/s at 512 a sample); "
+        "ours 1,890.8 tokens/s (-34.4%; 270.8 ms a sample), GPU-bound in the engine. Established: the run trained "
+        "shorter samples than the spec's 512. ms-swift @97e4d198b (2024-01-02, 'Update benchmark 0101 (#271)', the "
+        "commit that added the table's figures) deletes every sample longer than max_length (argument.py "
+        "truncation_strategy default 'delete'; template.py returns None when len(input_ids) > max_length; utils.py "
+        "dataset_map drops it; sft.py reports kept samples / train_runtime; run_single.py trains every row of "
+        "cls-fudan-news-zh, mean 3,234.4 +- 2,547.5 tokens, min 91), and the same table's 1,024 / 2,048 rows prove "
+        "it: at full length they would need 1.15-1.37x the A100's 312 dense TFLOPS (14B 1.15 / 1.37, 7B at 2,048 "
+        "1.21; 6 FLOPs a frozen matmul weight a token; the 512 row alone needs 0.74, implausible for eager PEFT, not "
+        "impossible). Not sized: the kept samples' length is published nowhere (result.jsonl never committed), and "
+        "the 7B row trained the same kept samples: one shared mean lands both only near 395 tokens (14B -14.8%, 7B "
+        "+15.0%, both at the edge); a lognormal with the published moments keeps ~52 of the 4,959 rows at a mean of "
+        "413 tokens, where the 14B reads -18.5%. At shared means of 256-512 tokens the engine's 7B / 14B "
+        "sample-time ratio is 1.57-1.85 against the published 1.32 (1.25 only at 128, where both sit on lora_host's "
+        "floor and read +49% / +58%), so sample length alone does not give the two rows. A competing reading fits "
+        "that ratio: the 1.8B row's host floor, 101.2 / 134.6 / 177.6 ms a sample = 4.22 / 4.21 / 4.44 ms a layer "
+        "(1.8B / 7B / 14B; the 1.8B's 512 and 1,024 rows equal, 9.88 / 9.90), i.e. short kept samples leave each "
+        "row on a per-layer floor of 4.2-4.4 ms (a constant a layer gives the layer ratio, 40 / 32 = 1.25, within 5% "
+        "of the rows' 1.32), against lora_host's 2.82 ms "
+        "for one fused-qkv adapter (UNEXPLAINED, see 1.8b). Neither reading is sized from a source. A spec would "
+        "need seq_len as the kept samples' mean (a field that exists; no published value) and, under the floor "
+        "reading, the floor's kernel count for ms-swift's eager Qwen-1 + PEFT stack (no field). History: cls45f "
+        "sized it as 'the published 177.6 ms is the engine's time at a kept mean of ~334 tokens', the 14B's own "
+        "inversion (at 334 the 7B reads +28.2%); lw44: 1,890.8 (-34.4%) with the A100 LoRA row x 1.027 for d 5,120 "
+        "(efficiency.measured_width_factor); aud43h: 1,841.1 (-36.1%), GPU-bound in the engine (the floor 40 x "
+        "2.82 ms = 0.113 s is under the compute), c_attn-only rank 8 priced the same as all-linear rank 64 (1,837.7)"
     ),
 }
 
@@ -116,6 +133,27 @@ def test_ms_swift_qwen_lora_at_512_tokens_on_one_a100(size, bundled_catalog):
     # [SWIFT]. Passing: 7B ours 3,499.0 against 3,804.2 (-8.0%; GPU-bound, the floor 32 x 2.82 ms = 90 ms under it).
     published = SWIFT_SAMPLES_PER_SECOND_AT_512[size] * 512
     assert tokens_per_second(swift_lora_spec(SWIFT_MODELS[size], 512)) == pytest.approx(published, rel=0.15)
+
+
+@pytest.mark.django_db
+def test_no_shared_kept_length_gives_the_published_7b_over_14b_ratio(bundled_catalog):
+    # fixg45 (after aud45g): the 7B and the 14B at 512 trained the same kept samples (same data set, same Qwen-1
+    # tokenizer, 'delete' at @97e4d198b). [SWIFT] 7.43 / 5.63 = 1.32 samples/s. The engine's 7B / 14B sample-time
+    # ratio at one shared sample length: 128 1.25 (both on lora_host's floor: 7B +49.4%, 14B +57.7%), 256 1.57,
+    # 334 1.68, 395 1.78, 413 1.81, 512 1.85. A per-layer floor gives about the layer ratio (40 / 32 = 1.25): the
+    # rows' own per-layer times are 4.22 / 4.21 / 4.44 ms (1.8B 24, 7B 32, 14B 40 layers), the competing reading of
+    # the 14B's reason.
+    def samples_per_second(size, length):
+        return tokens_per_second(swift_lora_spec(SWIFT_MODELS[size], length)) / length
+
+    published = SWIFT_SAMPLES_PER_SECOND_AT_512["7b"] / SWIFT_SAMPLES_PER_SECOND_AT_512["14b"]
+    assert published == pytest.approx(1.32, abs=0.005)
+    ratios = {n: samples_per_second("7b", n) / samples_per_second("14b", n) for n in (128, 256, 395, 512)}
+    assert ratios[128] == pytest.approx(1.25, abs=0.01)
+    assert all(ratios[n] > 1.55 for n in (256, 395, 512)) and ratios[512] == pytest.approx(1.85, abs=0.01)
+    layers = {"1.8b": 24, "7b": 32, "14b": 40}
+    per_layer_ms = [1e3 / SWIFT_SAMPLES_PER_SECOND_AT_512[size] / n for size, n in layers.items()]
+    assert all(4.2 < ms < 4.45 for ms in per_layer_ms)
 
 
 @pytest.mark.django_db

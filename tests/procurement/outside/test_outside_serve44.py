@@ -19,7 +19,8 @@ Sources:
   [XQA]  NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/decoderXQARunner.h,
          DecoderXQARunner::shouldUse (stored copies read with find_string, "xqaParams.head_size != 128"): the
          2024 copies return false ("head_size") unless head_size is 128 (later 128 or 256); only a later
-         decoderXQAImplPrecompiled.cpp accepts 64. The v0.9.0 tag's copy itself was not read.
+         decoderXQAImplPrecompiled.cpp accepts 64. The v0.9.0 tag's copy itself was not read: the stored copies
+         are untagged and date from around 0.8-0.9 and later (fixg45, after aud45g).
   [REL]  NVIDIA/TensorRT-LLM docs/source/release-notes.md (stored copy, find_string id 683127886), "TensorRT-LLM
          Release 0.10.0": "Added FP8 quantization support for Mixtral."
 """
@@ -120,13 +121,17 @@ FALCON_DECODE = (
     "EXPLAINED (fixa45; was left by serve44 with the head-size reason unsized): [TRT9] Falcon 180B {gpu} TP {tp}, "
     "batch {batch}, {prompt}/{output}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). (a) v0.9.0-era XQA "
     "rejects Falcon 180B twice: head size 64 (128 only, later 128 or 256) and 29 query heads a KV head (8 or 1 "
-    "only, later also 16) (decoderXQARunner.h shouldUse, three stored copies, test_outside_xqa_stop45.py [XQA]), so "
+    "only, later also 16) (decoderXQARunner.h shouldUse, three stored copies, none tagged v0.9.0, from around "
+    "0.8-0.9 and later, test_outside_xqa_stop45.py [XQA]; XQA itself on by default, PluginConfig enable_xqa True, "
+    "stored id 4882224494), so "
     "its decode ran the masked MHA kernel, a thread block a query head, reading each KV head's cache 29 times "
-    "where the product reads it once. (b) Sized on rows no fit used: the per-query-head reads at the one on-chip "
-    "rate fitted on two A100 FP16 Mistral 7B rows (3.7 TB/s; Mistral has 4 query heads a KV head and no XQA "
-    "either) put the six long-output rows at -19.7% / +4.3% (H200), -15.8% / +2.2% (H100), +1.9% / -1.8% (A100) "
-    "(test_outside_xqa_stop45.py case 3); the same term would move the passing prefill-heavy rows to -7.1% .. "
-    "-17.5%. (c) No field states the engine release or a decode attention that does not share a KV head across "
+    "where the product reads it once. (b) Sized on rows no fit used: the per-query-head bytes at the masked MHA "
+    "kernel's one throughput fitted on two A100 FP16 Mistral 7B rows (3.7 TB/s, its on-chip work: 1.8x the A100's "
+    "HBM bandwidth, the same on the H100 and the H200, not an L2-served read rate; Mistral has 4 query heads a KV "
+    "head and no XQA either) put the six long-output rows at -19.7% / +4.3% (H200), -15.8% / +2.2% (H100), "
+    "+1.9% / -1.8% (A100) (test_outside_xqa_stop45.py case 3; the two past 15% a strict xfail of their own); the "
+    "same term would move four passing prefill-heavy Hopper rows to -15.1 / -16.2 / -16.5 / -17.5% (aud45g), and "
+    "the held-out long-output rows imply 3.2-5.6 TB/s: a size good to about +-20%. (c) No field states the engine release or a decode attention that does not share a KV head across "
     "its group; the on-chip rate is the rows' own. History (serve44): The long-output rows of every NVLink card are +46% to +119% while the same model's prefill-heavy "
     "rows pass (-1.9% to -7.4%) and the same cards' Llama 2 70B long-output rows (head 128, groups of 8) read "
     "+3.2% to +18.9%: the difference is decode attention. Falcon 180B's heads are 64 wide (14,848 / 232) in groups of 29 query heads a KV head; [XQA] "
