@@ -275,10 +275,12 @@ def _floors(rows: _Rows, first_day: int, last_day: int) -> dict[tuple, tuple[int
     for provider, itype, region, lines, daily, longer in rows.summed(review_sql.SAVINGS_LINE_GRAIN):
         grain[(provider, itype, region)] = DAILY if daily == lines else SPREAD if longer else HOURLY
     hours = {"first_hour": first_day * HOURS_PER_DAY, "last_hour": last_day * HOURS_PER_DAY}
-    floors = {
-        (provider, itype, region): (int(floor), grain[(provider, itype, region)])
-        for provider, itype, region, floor, _ in rows.summed(review_sql.SAVINGS_HOURLY_FLOOR, hours)
-    }
+    floors = {}
+    if set(grain.values()) - {DAILY}:  # a key with hours (the statement reads only such keys)
+        floors = {
+            (provider, itype, region): (int(floor), grain[(provider, itype, region)])
+            for provider, itype, region, floor, _ in rows.summed(review_sql.SAVINGS_HOURLY_FLOOR, hours)
+        }
     if DAILY in grain.values():
         days: dict[tuple, list[int]] = {}
         for provider, itype, region, day, instances in rows.summed(
