@@ -5,10 +5,12 @@ Each kind works on the share of each spend row that the earlier kinds left uncla
    catalog's spot price for the same provider, instance type and region, times (1 + the cost engine's
    spot overhead: checkpoints and lost work, procurement/costing/spot.py);
 2. commitment: for on-demand usage left, a commitment sized to the utilization floor (the fewest
-   instances running on any day of the period, procurement/costing/commitments.py), at the catalog's
-   1-year commitment price for the type and region (the cheapest stored one, pricing/commitment_prices.py),
-   else the committed rate this bill already pays for the same instance type; `commitment_prices` says
-   per instance type and region which one, with the stored price's id, source and date;
+   instances running at the same time in any hour of the period, from each line's charge period and
+   instance-hours; a key of daily or coarser lines only: the fewest instance-hours / 24 of any day, said so;
+   procurement/costing/commitments.py), at the catalog's 1-year commitment price for the type and region
+   (the cheapest stored one, pricing/commitment_prices.py), else the committed rate this bill already pays
+   for the same instance type in the same region, else across its regions (said so); `commitment_prices`
+   says per instance type and region which one, with the stored price's id, source and date;
 3. cheaper GPU: a resource linked to a stored workload (tag `workload`) whose ranking found a cheaper
    configuration, re-priced by the ratio of the two job costs (the ranking engine's totals);
 4. idle: GPU-hours under 10% utilization, at the row's own cost per GPU-hour.
@@ -257,19 +259,54 @@ def _spot(rows: _Rows, *, prices, currency, **_):
     }
 
 
-def _daily_instances(rows: _Rows, start, end) -> dict[tuple, list[int]]:
-    """Per (provider, instance type, region) of the rows registered, the instances running each day of
-    [start, end) (review_sql.SAVINGS_DAILY_INSTANCES; 0 on a day without rows)."""
-    first_day = pd.Timestamp(start, tz="UTC").as_unit("ns").value // DAY_NS
-    last_day = pd.Timestamp(end, tz="UTC").as_unit("ns").value // DAY_NS
-    found = rows.summed(
-        review_sql.SAVINGS_DAILY_INSTANCES, {"first_day": int(first_day), "last_day": int(last_day)}
-    )
-    days: dict[tuple, list[int]] = {}
-    for provider, itype, region, day, instances in found:
-        per_day = days.setdefault((provider, itype, region), [0] * int(last_day - first_day))
-        per_day[int(day - first_day)] = int(instances)
-    return days
+HOURLY, SPREAD, DAILY = "hourly", "spread", "daily"  # the grain of a key's lines (_floors)
+
+
+def _floors(rows: _Rows, first_day: int, last_day: int) -> dict[tuple, tuple[int, str]]:
+    """Per (provider, instance type, region) of the rows registered, the utilization floor of days
+    [first_day, last_day) (days since the epoch) and the grain it was counted at:
+    - HOURLY (every line within an hour) or SPREAD (some line longer than an hour, shorter ones too): the
+      fewest instances running in any hour (review_sql.SAVINGS_HOURLY_FLOOR; a line's instance-hours
+      spread evenly over its hours, an hour without usage 0);
+    - DAILY (every line a day or longer: the bill gives no hours): the fewest instances a day, a day's
+      instance-hours / 24 (review_sql.SAVINGS_DAILY_INSTANCES; 0 on a day without rows).
+    A key without usage in the period has no entry (floor 0)."""
+    grain = {}
+    for provider, itype, region, lines, daily, longer in rows.summed(review_sql.SAVINGS_LINE_GRAIN):
+        grain[(provider, itype, region)] = DAILY if daily == lines else SPREAD if longer else HOURLY
+    hours = {"first_hour": first_day * HOURS_PER_DAY, "last_hour": last_day * HOURS_PER_DAY}
+    floors = {}
+    if set(grain.values()) - {DAILY}:  # a key with hours (the statement reads only such keys)
+        floors = {
+            (provider, itype, region): (int(floor), grain[(provider, itype, region)])
+            for provider, itype, region, floor, _ in rows.summed(review_sql.SAVINGS_HOURLY_FLOOR, hours)
+        }
+    if DAILY in grain.values():
+        days: dict[tuple, list[int]] = {}
+        for provider, itype, region, day, instances in rows.summed(
+            review_sql.SAVINGS_DAILY_INSTANCES, {"first_day": first_day, "last_day": last_day}
+        ):
+            if grain[(provider, itype, region)] == DAILY:
+                per_day = days.setdefault((provider, itype, region), [0] * (last_day - first_day))
+                per_day[int(day - first_day)] = int(instances)
+        floors |= {key: (min(per_day), DAILY) for key, per_day in days.items()}
+    return floors
+
+
+def _grain_note(key: tuple[str, str, str], grain: str) -> list[str]:
+    """What the floor of `key` is, where it is not a count of instances running in each hour."""
+    label = " ".join(key)
+    if grain == DAILY:
+        return [
+            f"{label}: the bill has only daily (or longer) lines, so the floor is the fewest instance-hours "
+            "/ 24 of any day: a daily average, not a count of instances running at the same time"
+        ]
+    if grain == SPREAD:
+        return [
+            f"{label}: lines longer than an hour are spread evenly over their hours: within such a line an "
+            "average, not a count of instances running at the same time"
+        ]
+    return []
 
 
 def _ns(values: pd.Series) -> np.ndarray:
@@ -277,16 +314,20 @@ def _ns(values: pd.Series) -> np.ndarray:
     return pd.DatetimeIndex(values).as_unit("ns").asi8
 
 
-def _observed_committed_rates(rows: _Rows) -> dict[tuple[str, str], Decimal]:
+def _observed_committed_rates(rows: _Rows) -> dict[tuple, Decimal]:
+    """The committed rate the bill pays per (provider, instance type, region), and per (provider, instance
+    type) across all its regions (the fallback for a region without committed usage)."""
     mask = rows.committed & (rows.instance_hours > 0)
     if not mask.any():
         return {}
-    return {
-        (provider, itype): Decimal(int(e)) / Decimal(int(h))
-        for provider, itype, e, h in rows.register(
-            mask, ("provider", "instance_type", "effective_micros", "instance_hours_micros")
-        ).summed(review_sql.SAVINGS_COMMITTED_RATES)
-    }
+    rates = {}
+    for provider, itype, region, across, e, h in rows.register(
+        mask, ("provider", "instance_type", "region", "effective_micros", "instance_hours_micros")
+    ).summed(review_sql.SAVINGS_COMMITTED_RATES):
+        if across or region is not None:
+            key = (provider, itype) if across else (provider, itype, region)
+            rates[key] = Decimal(int(e)) / Decimal(int(h))
+    return rates
 
 
 def _commitment(rows: _Rows, *, request, prices, currency, **_):
@@ -299,32 +340,39 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
     if (rows.claimed[mask] > 0).any():
         raise RuntimeError("the commitment saving sums whole rows: a row partly claimed before it")
     sums = rows.register(mask, (*KEY_SUMS, "start_ns", "end_ns")).summed(review_sql.SAVINGS_BY_KEY)
-    daily = _daily_instances(rows, request.start, request.end)  # over the same rows
+    first_day = int(pd.Timestamp(request.start, tz="UTC").as_unit("ns").value // DAY_NS)
+    last_day = int(pd.Timestamp(request.end, tz="UTC").as_unit("ns").value // DAY_NS)
+    floors = _floors(rows, first_day, last_day)  # over the same rows
+    period_hours = Decimal(HOURS_PER_DAY * (last_day - first_day))
     positions_of = rows.key_positions(mask)
-    amount, gpu_hours, groups, sources, used, chosen = Decimal(0), Decimal(0), 0, set(), [], []
+    amount, gpu_hours, groups, sources, used, chosen, grains = Decimal(0), Decimal(0), 0, set(), [], [], []
     for provider, itype, region, instance_hours, effective, _, gpus_per_instance in sums:
-        committed = prices.committed.get((provider, itype, region))
-        source = STORED_COMMITMENT
+        key = (provider, itype, region)
+        committed, source, across = prices.committed.get(key), STORED_COMMITMENT, False
         if committed is None:
-            committed, source = observed.get((provider, itype)), BILLED_COMMITMENT
+            committed, source = observed.get(key), BILLED_COMMITMENT
+        if committed is None:
+            committed, across = observed.get((provider, itype)), True
         if committed is None:
             continue
-        choice = _commitment_choice((provider, itype, region), committed, source, prices)
+        choice = _commitment_choice(key, committed, source, prices, across_regions=across)
         od_hours = Decimal(int(instance_hours)) / MICRO
         od_rate = Decimal(int(effective)) / MICRO / od_hours
-        demand = daily.get((provider, itype, region), [])  # none listed: no day of the period had rows
-        if not demand or min(demand) == 0 or committed >= od_rate:
+        floor, grain = floors.get(key, (0, HOURLY))  # none listed: no hour of the period had rows
+        if floor == 0 or committed >= od_rate:
             continue
+        # committing `floor` instances for every hour of the period against buying them on demand: the
+        # saving depends on the floor and the period's hours only (the usage above it stays on demand)
         mix = cheapest_commitment_mix(
-            demand_gpus=demand,
-            period_hours=Decimal(HOURS_PER_DAY),
+            demand_gpus=[floor],
+            period_hours=period_hours,
             committed_per_gpu_hour=committed,
             on_demand_per_gpu_hour=od_rate,
         )
         saved = mix.all_burst_cost - mix.floor_total
         if saved <= 0:
             continue
-        covered_instance_hours = Decimal(mix.floor_gpus * HOURS_PER_DAY * len(demand))
+        covered_instance_hours = Decimal(mix.floor_gpus) * period_hours
         positions = positions_of[(provider, itype, region)]
         amount += saved
         gpu_hours += covered_instance_hours * Decimal(str(gpus_per_instance)) * MICRO
@@ -334,6 +382,7 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         sources.add(source)
         used += prices.committed_sources.get((provider, itype, region), ())
         chosen.append(choice)
+        grains += _grain_note(key, grain)
     if not groups:
         return None
     return {
@@ -342,10 +391,13 @@ def _commitment(rows: _Rows, *, request, prices, currency, **_):
         "hours_affected": _gpu_hours(gpu_hours),
         "confidence": "high" if sources == {STORED_COMMITMENT} else "medium",
         "assumptions": [
-            "commit to the utilization floor: the fewest instances that ran all day on every day of the period",
+            "commit to the utilization floor: the fewest instances running at the same time in any hour of "
+            "the period (each line's instance-hours spread evenly over the hours of its charge period; an "
+            "hour without usage counts as 0)",
             f"commitment price: {' / '.join(sorted(sources))}",
             "the hours above the floor stay on demand; the usage continues for the commitment's term",
             *(choice["note"] for choice in chosen),
+            *grains,
         ],
         "prices": _prices(used),
         "commitment_prices": chosen,
@@ -356,9 +408,17 @@ STORED_COMMITMENT = "catalog 1-year commitment price"
 BILLED_COMMITMENT = "the committed rate this bill already pays"
 
 
-def _commitment_choice(key: tuple[str, str, str], rate: Decimal, source: str, prices: PriceContext) -> dict:
+def _commitment_choice(
+    key: tuple[str, str, str],
+    rate: Decimal,
+    source: str,
+    prices: PriceContext,
+    *,
+    across_regions: bool = False,
+) -> dict:
     """Which commitment price re-priced one (provider, instance type, region): the stored price (its id,
-    source, date, quality), or, only where none is stored, the bill's own committed rate, saying so."""
+    source, date, quality), or, only where none is stored, the bill's own committed rate in that region,
+    else (`across_regions`) across the instance type's regions, saying so."""
     provider, itype, region = key
     stored = prices.committed_sources.get(key, ())
     price = stored[0] if stored and source == STORED_COMMITMENT else None
@@ -369,10 +429,16 @@ def _commitment_choice(key: tuple[str, str, str], rate: Decimal, source: str, pr
             f"{rate_text} an instance-hour, {price.quality}, observed {(price.observed_at or '')[:10]}, "
             f"{price.source})"
         )
+    elif across_regions:
+        note = (
+            f"{provider} {itype} {region}: no stored commitment price and no committed usage in {region}; "
+            f"the committed rate this bill already pays for {itype} across its regions, {rate_text} an "
+            "instance-hour"
+        )
     else:
         note = (
             f"{provider} {itype} {region}: no stored commitment price; the committed rate this bill already "
-            f"pays for {itype}, {rate_text} an instance-hour"
+            f"pays for {itype} in {region}, {rate_text} an instance-hour"
         )
     return {
         "provider": provider,

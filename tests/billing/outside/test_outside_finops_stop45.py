@@ -192,14 +192,15 @@ def test_eight_hours_over_three_days_plus_sixty_four_is_one_instance_a_day():
     assert commitment(rows[:1]) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="daily instance-hours / 24 is not concurrency: two instances 00:00-12:00 each day (48 "
-    "instance-hours over 3 days, 0 running from 12:00) count as 1 instance a day; the review claims a "
-    "commitment saving of 44.93 (72 h x (1.624 - 1.00)) where an hourly analyst's floor is 0 and one "
-    "committed instance would cost 72.00 to cover 36 h (58.46 of on-demand): a 13.54 loss, saving 0.00",
-)
 def test_two_instances_for_half_a_day_are_not_one_instance_all_day():
+    """Was a strict xfail: daily instance-hours / 24 is not concurrency: two instances 00:00-12:00 each day
+    (48 instance-hours over 3 days, 0 running from 12:00) counted as 1 instance a day and the review claimed
+    a commitment saving of 44.93 (72 h x (1.624 - 1.00)) where an hourly analyst's floor is 0 and one
+    committed instance would cost 72.00 to cover 36 h (58.46 of on-demand): a 13.54 loss, saving 0.00.
+    Now no commitment saving because the floor is the fewest instances running in any hour of the period
+    (fixf45: review_sql.SAVINGS_HOURLY_FLOOR spreads each line's instance-hours evenly over the hours of
+    its charge period, sums them per hour and key and takes the minimum over the period's 72 hours, an hour
+    without usage 0); only a key whose lines are all a day or longer keeps the daily average."""
     # Hand computation from the rows' start and end (CUR / FOCUS hourly lines give them): each day two
     # instances run 00:00-12:00 (12 h each, two 12-hour rows) and none 12:00-24:00. The concurrency floor
     # over the hours of the period is 0; no instance "ran all day on every day" (the saving's own
@@ -209,6 +210,15 @@ def test_two_instances_for_half_a_day_are_not_one_instance_all_day():
     for day in ("2026-05-01", "2026-05-02", "2026-05-03"):
         rows += [(day, f"{day} 12:00", 12_000_000)] * 2
     assert commitment(rows) == []
+    # fixf45's control: a third instance 12:00-24:00 each day makes every hour hold 2 (00-12) or 1 (12-24)
+    # instances: floor 1, committed for 72 h at 1.00 instead of 1.624: 72 x 0.624 = 44.928 -> 44.93
+    for day, next_day in (
+        ("2026-05-01", "2026-05-02"),
+        ("2026-05-02", "2026-05-03"),
+        ("2026-05-03", "2026-05-04"),
+    ):
+        rows.append((f"{day} 12:00", next_day, 12_000_000))
+    assert commitment(rows) == [("commitment", "44.93", "72.00")]
 
 
 def test_daily_instances_cannot_overflow_within_the_reviews_exact_limit():
