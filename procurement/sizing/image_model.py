@@ -830,6 +830,136 @@ def fastertransformer_version_note(spec, generation=None) -> str | None:
     return text
 
 
+# Measured eager attention at an unaligned token count (vit45c, issue 29). Source [XF-EAGER]: xformers' A100
+# fp16 forward benchmark of eager attention (facebookresearch/xformers xformers/benchmarks/
+# benchmark_mem_eff_attention.py @3a16b203, the 'eager' column: ref_attention, i.e. q * scale, q @ k.T,
+# softmax, @ v on [B, M, K] tensors, fp16, timed by torch.utils.benchmark), tables in the pull-request threads,
+# us a call over B heads of M tokens, head width K = 64:
+#   - PR #530 ('Allow custom softmax in memory efficient attention', 2022-11-17), section 'A100 fw', M = 197:
+#     B = 1,024 1,768.7 us (1.727 us a head), B = 384 679.3 (1.769), B = 32 x 16 heads 981.8 (1.918);
+#   - PR #434 ('p100nvcc', 2022-09-23), M = 197, B = 1,024: 1,731.0 us (1.690 us a head).
+# The table holds the B = 1,024 figure, the one two threads measured within 2% of each other (the other two
+# #530 rows are 2-11% slower: the value is the low end, not a fit). 197 tokens make score rows of 394 bytes in
+# fp16, not a multiple of 16, so cuBLAS's batched GEMMs and the softmax run off the aligned tensor-core path: at
+# an aligned 256 the same benchmark takes 0.618 us a head for 1.69x the elements (PR #434; its GPU could not be
+# confirmed, so it is not used here). Keyed by (the measured card, tokens, head width); the card is the GA100
+# A100 / A800 (generation 80 at >= 1.5 TB/s of HBM2e; the GA10x cards of generation 80 have <= 936 GB/s).
+EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD = {("a100", 197, 64): 1768.7e-6 / 1024}
+EAGER_ATTENTION_MEASURED_CARD_BANDWIDTH = 1.5e12
+# How far from a measured length an unaligned count still takes its rate, scaled by (tokens / measured)^2 (the
+# score elements): within one 8-token alignment step (196, timm's ViT-B/16 without its class token, takes
+# 197's rate x 0.990). Aligned counts (multiples of 8: 256, 576) keep the product's counted cost; unaligned
+# counts further off (ViT-L/16 at 384 px, 577; ViT-B/32, 50) are unmeasured and keep it too, and the answer
+# says so (eager_attention_rate_note).
+EAGER_ATTENTION_MEASURED_TOKEN_WINDOW = 8
+EAGER_ATTENTION_ALIGNMENT = 8
+
+
+def _eager_vit_attention(spec) -> dict | None:
+    """The ViT encoder whose eager attention the measured table could price: a patch-token encoder, eager
+    attention (`flash_attention: false`, no fused stack), 16-bit compute. None otherwise."""
+    if spec.model.image_arch is None or spec.model.is_image_tier:
+        return None
+    if spec.flash_attention or spec.image.fused_kernels or spec.precision not in ("fp16", "bf16"):
+        return None
+    encoder = image_preset(spec.model.image_arch.slug).get("encoder")
+    if not encoder or not encoder.get("patch"):
+        return None
+    return encoder
+
+
+def eager_attention_measured_seconds_per_head(spec) -> float | None:
+    """The measured time of one head's eager attention (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) at this
+    ViT's token count on the measured card, scaled by (tokens / measured)^2 within
+    EAGER_ATTENTION_MEASURED_TOKEN_WINDOW of it; None where the table does not apply (fused or SDPA attention,
+    fp32, an aligned count, an unmeasured length or head width). The card is checked by the caller."""
+    encoder = _eager_vit_attention(spec)
+    if encoder is None:
+        return None
+    tokens = vit_tokens(spec)
+    if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
+        return None
+    width = encoder["hidden"] // encoder["heads"]
+    for (_, measured, head_width), seconds in EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items():
+        if head_width == width and abs(tokens - measured) <= EAGER_ATTENTION_MEASURED_TOKEN_WINDOW:
+            return seconds * (tokens / measured) ** 2
+    return None
+
+
+def is_measured_eager_attention_card(generation, bandwidth_bytes):
+    """Whether a card is the one the eager attention table was measured on (an array): the A100 / A800."""
+    if generation is None or bandwidth_bytes is None:
+        return np.asarray(False)
+    return (np.asarray(generation) == 80) & (
+        np.asarray(bandwidth_bytes, dtype=float) >= EAGER_ATTENTION_MEASURED_CARD_BANDWIDTH
+    )
+
+
+def eager_attention_excess_seconds_per_image(
+    spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
+):
+    """What the measured eager attention (eager_attention_measured_seconds_per_head, every head of every
+    layer) takes beyond the product's count of the same operations: the score and context batched GEMMs'
+    FLOPs (attention_flops_per_image of a forward) at `attention_efficiency` and the scores' EAGER_SCORE_PASSES
+    at the achieved bandwidth; the q / k / v copies stay counted as activations. Forward only: in training the
+    backward's batched GEMMs were not measured and keep their counted cost. 0 where the table does not apply
+    or off the measured card (an array over cards)."""
+    per_head = eager_attention_measured_seconds_per_head(spec)
+    if per_head is None or peak_flops is None or bandwidth_bytes is None:
+        return 0.0
+    encoder = image_preset(spec.model.image_arch.slug)["encoder"]
+    heads = encoder["heads"] * encoder["layers"]
+    cost = spec_network_cost(spec)
+    peak = np.asarray(peak_flops, dtype=float)
+    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
+    counted = 2.0 * cost.attention_macs / (peak * attention_efficiency)
+    counted = (
+        counted
+        + EAGER_SCORE_PASSES * cost.eager_scores_saved * activation_bytes_per_element(spec) / bandwidth
+    )
+    excess = np.maximum(heads * per_head - counted, 0.0)
+    return np.where(is_measured_eager_attention_card(generation, bandwidth_bytes), excess, 0.0)
+
+
+def eager_attention_rate_note(spec, generation=None, bandwidth_bytes=None) -> str | None:
+    """The answer's statement of how an eager 16-bit ViT's attention was priced where its token count is not
+    a multiple of 8: at the measured A100 rate (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD), or, on another card
+    or at an unmeasured length, at the counted cost, with the reason. None for aligned counts, SDPA or fused
+    attention."""
+    encoder = _eager_vit_attention(spec)
+    if encoder is None:
+        return None
+    tokens = vit_tokens(spec)
+    if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
+        return None
+    per_head = eager_attention_measured_seconds_per_head(spec)
+    ((_card, measured, width), seconds), *_ = EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items()
+    source = (
+        f"xformers' eager-attention benchmark on an A100 in fp16 ({seconds * 1e6:.2f} us a head at {measured} "
+        f"tokens, head width {width}; PR #530)"
+    )
+    opening = (
+        f"eager attention over {tokens} tokens (not a multiple of 8, so its batched GEMMs and softmax run off "
+        "the aligned tensor-core path)"
+    )
+    if per_head is None:
+        return (
+            f"{opening}: priced at the counted GEMM and memory cost, because the only measured rate, {source}, "
+            f"does not cover this length or head width; it is likely slower than sized"
+        )
+    if not bool(np.all(is_measured_eager_attention_card(generation, bandwidth_bytes))):
+        return (
+            f"{opening}: priced at the counted GEMM and memory cost on this card, because the measured rate, "
+            f"{source}, is for the A100 only; on this card it is unmeasured and likely slower than sized"
+        )
+    scaled = "" if tokens == measured else f", scaled by ({tokens} / {measured})^2"
+    training = " in the forward (the backward's GEMMs keep their counted cost)" if spec.is_training else ""
+    return (
+        f"{opening}: priced{training} at {per_head * 1e6:.2f} us a head{scaled}, from {source}, for "
+        f"{encoder['heads'] * encoder['layers']} heads an image"
+    )
+
+
 # Bytes an eager torchao int8 weight-only linear moves beyond a 16-bit one, from torchao's
 # _linear_fp_act_int8_weight_impl (torchao/dtypes/affine_quantized_tensor.py, 0.5-0.7): `w_vals_int8_t.to(
 # input.dtype)` reads the int8 weight and writes a 16-bit copy (1 + 2 bytes a weight) that torch.mm then reads as
@@ -1331,18 +1461,27 @@ def forward_floor_warning(spec, images_per_second: float | None) -> str | None:
     )
 
 
-def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None):
+def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None, generation=None):
     """The compute efficiency of a training step of an image network: the rows of its micro-batch. With
     `bandwidth_bytes` (the card's datasheet bytes/s) and a peak, an eager step's elementwise passes and
     launches (training_eager_seconds_per_image) are stated as the lower efficiency of the whole step, as
-    a detector's deterministic fill is (detector_training_efficiency)."""
+    a detector's deterministic fill is (detector_training_efficiency); so is, on the card of NVIDIA
+    `generation` the eager attention table was measured on, an eager 16-bit ViT's forward attention beyond its
+    counted cost (eager_attention_excess_seconds_per_image)."""
     efficiency = kernel_efficiency(
         weight_rows(spec, spec.micro_batch_size * samples_per_image(spec)), peak_flops, peak_efficiency(spec)
     )
     if peak_flops is None or not bandwidth_bytes:  # no card: the kernel efficiency alone
         return efficiency
     compute = training_flops_per_image(spec) / (peak_flops * efficiency)
-    eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute)
+    attention = 0.0
+    if spec.is_training:  # GPU work: the host's launches overlap it (training_eager_seconds_per_image)
+        attention = float(
+            eager_attention_excess_seconds_per_image(
+                spec, peak_flops, bandwidth_bytes, generation, efficiency
+            )
+        )
+    eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute + attention) + attention
     return efficiency * compute / (compute + eager)
 
 
@@ -1465,7 +1604,9 @@ def attention_ceiling(spec, generation):
 def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None, power_bound_flops=None):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
-    add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
+    add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image) and, for an
+    eager 16-bit ViT at an unaligned token count on the A100, its attention's measured time beyond the counted
+    one (eager_attention_excess_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
     (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling). No faster than the
     generation's FLOPs at `power_bound_flops` (compute_peak.power_bound_tflops: what the card's board power
     sustains; None: no bound)."""
@@ -1479,9 +1620,13 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
         spec, generation
     )
     traffic = traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+    eager = eager_attention_excess_seconds_per_image(
+        spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
+    )
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
-    launches = eager_launch_seconds_per_image(spec, step)
-    seconds = compute + traffic + launches + forward_overhead_seconds_per_image(spec)
+    # the measured attention is GPU work of the ViT's one forward: the host's launches overlap it
+    launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size)
+    seconds = compute + traffic + eager + launches + forward_overhead_seconds_per_image(spec)
     if power_bound_flops is None:
         return seconds
     return np.maximum(seconds, inference_flops_per_image(spec) / np.asarray(power_bound_flops, dtype=float))

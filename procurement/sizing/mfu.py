@@ -91,7 +91,9 @@ def default_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     if arch is not None:
         peak = gpu.dense_tflops(spec.precision)
         bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
-        return float(image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth))
+        return float(
+            image_model.training_efficiency(spec, peak * 1e12 if peak else None, bandwidth, gpu.generation)
+        )
     dense = dense_efficiency(spec, gpu)
     return dense * moe_efficiency_factor(spec, gpu, dense)
 

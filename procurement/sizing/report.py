@@ -296,6 +296,10 @@ def _candidate(
     host_text = image_model.vit_host_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
     if host_text:
         warnings.append(host_text)
+    bandwidth = gpu.memory_bandwidth_gbps * 1e9 if gpu.memory_bandwidth_gbps else None
+    eager_text = image_model.eager_attention_rate_note(spec, gpu.generation, bandwidth)
+    if eager_text:
+        warnings.append(eager_text)
     version_text = image_model.fastertransformer_version_note(spec, gpu.generation)
     if version_text:
         warnings.append(version_text)

@@ -214,22 +214,16 @@ def test_ait_eager_vit_l_384_at_an_aligned_token_count_lands(bundled_catalog, tm
 
 
 # --- Case 5: AITemplate's eager ViT-B at batch 128 (196 tokens): the mechanism predicts the same miss. -------------
+# Was a strict xfail: "UNEXPLAINED (EXPLAINED in part; fixa45 after aud45a, was EXPLAINED by vit45's mechanism):
+# [AIT-VIT] PyTorch 1.12 eager ViT-B/16 batch 128 on the A100-40GB: published 2,138.35 images/s; product 2,889.3
+# (+35.1%) ... the term is bracketed between 0 and +0.168..+0.201 ms an image (at the top: 1,945 .. 1,828, -9.0% ..
+# -14.5%) ...". Now 1,831.7 (-14.3%) because (vit45c) the engine prices the eager score and context batched GEMMs
+# and softmax of a 16-bit ViT at an unaligned token count on the A100 at xformers' measured 1.727 us a head (PR #530
+# 'A100 fw', 197 tokens, B = 1,024: 1,768.7 us; image_model.EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) instead of
+# the counted 0.34 us. The run had 196 tokens (class_token=False); the product counts 197 and takes 197's rate (no
+# class-token field). Its neighbours moved alike (test_outside_vit_datacenter_stop43.py). The aligned ViT-L rows'
+# ~+19% (case 4) is untouched and still undiagnosed; with the term the ViT-B rows sit on the slow side.
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "UNEXPLAINED (EXPLAINED in part; fixa45 after aud45a, was EXPLAINED by vit45's mechanism): [AIT-VIT] "
-        "PyTorch 1.12 eager ViT-B/16 batch 128 on the A100-40GB: published 2,138.35 images/s; product 2,889.3 "
-        "(+35.1%), between its batch-64 (+40.5%) and batch-256 (+30.5%) neighbours. Part: benchmark_pt.py @44026ba7 "
-        "builds ViT-B with class_token=False, 196 tokens, score rows of 392 B (not 16-B aligned); xformers PR #530 "
-        "'A100 fw' eager attention takes 1.73-1.92 us a head at 197 tokens (679.3 us / 384, 1,768.7 / 1,024, 981.8 "
-        "/ 512), the product 0.524; nothing measured at 196, so the term is bracketed between 0 and +0.168..+0.201 "
-        "ms an image (at the top: 1,945 .. 1,828, -9.0% .. -14.5%). Rest: the aligned eager ViT-L/384 rows of the "
-        "same table read +16.6..+21.4% (case 4), an excess the 196-token term cannot give; set aside, the term "
-        "carries +11..+16 points of this row's +35.1% (0.19-0.33 of the 197-token rate) and ~+19% is UNEXPLAINED. "
-        "No spec field states a ViT built without its class token (EAGER_VIT_B_REASON)"
-    ),
-)
 def test_ait_eager_vit_b_batch_128_misses_like_its_neighbours(bundled_catalog, tmp_path):
     row = _size(tmp_path, _vit("vit-b-16", 224, 128, fused=False), "a100-sxm4-40gb")
     assert row["throughput"]["images_per_second_per_gpu"] == pytest.approx(2138.35, rel=IMAGE_SPEED)
