@@ -130,7 +130,8 @@ KNOB_LABELS = {
     ),
     "attn_implementation": (
         "Attention implementation",
-        "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' attn_implementation)",
+        "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' "
+        "attn_implementation; the code is the preset's: Qwen2.5 and Mistral repeat the KV cache per query head)",
     ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
