@@ -83,7 +83,14 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
-_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine", "quant_kernel", "attn_implementation", "eager_layer"}
+_INFERENCE_ONLY = {
+    "concurrency",
+    "context_len",
+    "serving_engine",
+    "quant_kernel",
+    "attn_implementation",
+    "eager_layer",
+}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.

@@ -37,7 +37,9 @@ PRESET_EAGER_LAYERS = {"qwen/qwen2.5-": "qwen2", "mistralai/mistral-7b": "mistra
 
 def preset_eager_layer(hf_id: str) -> str | None:
     """The eager_layer of a bundled preset's architecture (PRESET_EAGER_LAYERS); None: the spec default."""
-    return next((layer for prefix, layer in PRESET_EAGER_LAYERS.items() if hf_id.lower().startswith(prefix)), None)
+    return next(
+        (layer for prefix, layer in PRESET_EAGER_LAYERS.items() if hf_id.lower().startswith(prefix)), None
+    )
 
 
 def slugify(name: str) -> str:

@@ -259,9 +259,7 @@ def text(spec) -> str:
         + _repeat_text(spec)
         + "; where the GPU binds, published eager steps need about 1.7-2.1x the counted passes (the GPU-bound "
         "published Qwen2.5 steps, transformers 4.46) and up to 2 times on Qwen-1's 8,192-token rows, so this is a "
-        "floor). "
-        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
-        + "; 31 us is the fast end of "
+        "floor). " + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")] + "; 31 us is the fast end of "
         "the published 31-46 us a kernel" + _quant_kernel_text(spec)
     )
 
@@ -275,7 +273,9 @@ def _repeat_text(spec) -> str:
             "KV head before attention reads the copies" + _version_text(spec)
         )
     attn = getattr(spec.inference, "attn_implementation", "unstated")
-    grouped = spec.model.num_key_value_heads and spec.model.num_attention_heads > spec.model.num_key_value_heads
+    grouped = (
+        spec.model.num_key_value_heads and spec.model.num_attention_heads > spec.model.num_key_value_heads
+    )
     if attn == "flash_attention_2" and grouped and getattr(spec.model, "eager_layer", "llama") == "llama":
         return (
             "; the count assumes Llama code (model.eager_layer llama: LlamaFlashAttention2 hands flash-attn the KV "

@@ -1194,7 +1194,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"an eager transformers loop (inference.engine hf_eager) keeps its KV cache in the model's 16-bit "
             f"dtype (DynamicCache concatenates the keys and values as computed): {spec.inference.kv_cache_dtype} "
             "is a compiled engine's cache (vLLM, TensorRT-LLM). transformers' own QuantizedCache (4.42 and later, "
-            "generate(cache_implementation=\"quantized\"), quanto or HQQ) is not priced: it dequantizes the whole "
+            'generate(cache_implementation="quantized"), quanto or HQQ) is not priced: it dequantizes the whole '
             "cache every step, which saves memory, not time; state bf16 or fp16, or inference.engine compiled",
         )
     if spec.fp8_weights and spec.precision != "fp8":

@@ -142,7 +142,15 @@ def test_the_8_bit_refusal_names_transformers_quantized_cache():
 
 
 def test_the_form_states_a_layer_only_when_one_is_picked():
-    form = {"task": "inference", "preset": "qwen2.5-72b", "serving_engine": "hf_eager", "eager_layer": "from_preset"}
+    form = {
+        "task": "inference",
+        "preset": "qwen2.5-72b",
+        "serving_engine": "hf_eager",
+        "eager_layer": "from_preset",
+    }
     assert "eager_layer" not in spec_from_knobs(form)["model"]
     assert spec_from_knobs(form | {"eager_layer": "llama"})["model"]["eager_layer"] == "llama"
-    assert "eager_layer" not in spec_from_knobs(form | {"task": "full_finetune", "eager_layer": "llama"})["model"]
+    assert (
+        "eager_layer"
+        not in spec_from_knobs(form | {"task": "full_finetune", "eager_layer": "llama"})["model"]
+    )
