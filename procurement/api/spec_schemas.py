@@ -144,10 +144,14 @@ class WorkloadModelSerializer(serializers.Serializer):
     )
     eager_layer = _choice(
         EAGER_LAYERS,
-        "inference.engine hf_eager: the decoder layer the eager loop runs (llama, default: transformers' "
-        "LlamaDecoderLayer, 51 kernels a decode step; qwen1: Qwen-1's QWenBlock with flash-attn's fused norm and "
-        "rotary, 23; qwen2: transformers' Qwen2DecoderLayer, priced with the Llama count, whose flash_attention_2 "
-        "class also repeats a grouped KV cache per query head)",
+        "inference.engine hf_eager: the decoder layer the eager loop runs (unstated: the preset's architecture, "
+        "qwen2 for the Qwen2.5 presets, mistral for mistral-7b, else llama; llama: transformers' "
+        "LlamaDecoderLayer, 51 kernels a decode step, whose flash_attention_2 class hands flash-attn the KV heads "
+        "as they are (Llama code only); qwen1: Qwen-1's QWenBlock with flash-attn's fused norm and rotary, 23; "
+        "qwen2: transformers' Qwen2DecoderLayer, priced with the Llama count, whose flash_attention_2 class also "
+        "repeats a grouped KV cache per query head in transformers 4.37-4.47 (not from 4.48.0); mistral: "
+        "transformers' MistralDecoderLayer, priced with the Llama count, whose eager, sdpa and flash_attention_2 "
+        "classes all repeat it (4.38-4.46))",
     )
     tie_word_embeddings = _flag("Input and output embeddings shared")
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
@@ -304,7 +308,8 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "inference.engine hf_eager: transformers' attn_implementation the loop runs. unstated (default): the KV cache "
         "is moved at least 3 times a step (torch.cat's read and write, attention's read), a floor; eager, sdpa or "
         "flash_attention_2: with model.eager_layer, a grouped-KV model whose code repeats the cache per query head "
-        "before attention (repeat_kv: Llama eager / sdpa, Qwen2 all three) moves 3 + 2 x (query heads a KV head)",
+        "before attention (repeat_kv: Llama eager / sdpa, Qwen2 and Mistral all three; Qwen2's flash_attention_2 "
+        "repeat is transformers 4.37-4.47 code) moves 3 + 2 x (query heads a KV head)",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -64,6 +64,7 @@ KNOB_PATHS = {
     "serving_engine": "inference.engine",
     "quant_kernel": "inference.quant_kernel",
     "attn_implementation": "inference.attn_implementation",
+    "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
     "train_steps": "image.train_steps",
@@ -82,7 +83,14 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
-_INFERENCE_ONLY = {"concurrency", "context_len", "serving_engine", "quant_kernel", "attn_implementation"}
+_INFERENCE_ONLY = {
+    "concurrency",
+    "context_len",
+    "serving_engine",
+    "quant_kernel",
+    "attn_implementation",
+    "eager_layer",
+}
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
 # Image presets sized from their shapes (image_model.py) also take checkpointing, LoRA rank and run length.
@@ -105,6 +113,7 @@ _TEXT_KNOBS = {
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
+    "eager_layer",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -113,6 +122,7 @@ _UNSTATED_DEFAULTS = {
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
+    "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 
 

@@ -50,8 +50,10 @@ class ModelSpec:
     # output head applied again (params.mtp_matmul_params); training FLOPs count them, inference does not.
     mtp_layers: int = 0
     # The decoder layer an eager transformers loop runs (inference.engine hf_eager, serving_host.py): llama
-    # (transformers' LlamaDecoderLayer, every dense model without a fused-kernel layer of its own) or qwen1
-    # (Qwen-1's QWenBlock with flash-attn's fused norm and rotary).
+    # (transformers' LlamaDecoderLayer, every dense model without a fused-kernel layer of its own), qwen1
+    # (Qwen-1's QWenBlock with flash-attn's fused norm and rotary), qwen2 or mistral (transformers' Qwen2 / Mistral
+    # layers, priced with the Llama kernels; their code repeats a grouped KV cache, serving_host.REPEAT_KV). A
+    # preset sets its architecture's (presets.PRESET_EAGER_LAYERS) unless the spec states one.
     eager_layer: str = "llama"
     params_active: float | None = None
     preset: str | None = None

@@ -28,6 +28,20 @@ ALIASES = {
 }
 
 
+# model.eager_layer a preset's own transformers code runs (serving_host.REPEAT_KV), by its Hugging Face id: Qwen2.5
+# checkpoints load Qwen2ForCausalLM (config.json "architectures"), Mistral 7B MistralForCausalLM. A stated
+# model.eager_layer wins; every other preset (and a model stated by its shape) takes the spec default, llama.
+# Mixtral (MixtralSparseMoeBlock) and Qwen3 have other layers, not counted: they stay llama.
+PRESET_EAGER_LAYERS = {"qwen/qwen2.5-": "qwen2", "mistralai/mistral-7b": "mistral"}
+
+
+def preset_eager_layer(hf_id: str) -> str | None:
+    """The eager_layer of a bundled preset's architecture (PRESET_EAGER_LAYERS); None: the spec default."""
+    return next(
+        (layer for prefix, layer in PRESET_EAGER_LAYERS.items() if hf_id.lower().startswith(prefix)), None
+    )
+
+
 def slugify(name: str) -> str:
     return re.sub(r"[\s_/]+", "-", name.strip().lower())
 
@@ -64,6 +78,8 @@ def _model_fields(entry: dict) -> dict:
         "gated_mlp": True,  # every bundled LLM uses a SwiGLU MLP
     }
     fields.update(_moe_fields(entry.get("moe")))
+    if preset_eager_layer(entry["hf_id"]):
+        fields["eager_layer"] = preset_eager_layer(entry["hf_id"])
     if entry.get("sliding_window"):  # every layer (spec default), as Mistral 7B v0.1's config windows them
         fields["sliding_window"] = int(entry["sliding_window"])
     if entry.get("num_nextn_predict_layers"):

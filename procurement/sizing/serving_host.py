@@ -61,8 +61,10 @@ top of the 4-bit read, counted, not fitted; that loop issues the fp16 loop's ker
 linear, and takes no 0.912. Held out (none used for the per-row constant): see EXLLAMA_ROW_SECONDS_PER_WEIGHT.
 The GPU's work reads the KV cache EAGER_KV_CACHE_PASSES = 3 times a step (torch.cat's copy, then attention), or
 3 + 2 x n_rep where the spec states code that repeats a grouped cache per query head (REPEAT_KV: model.eager_layer
-with inference.attn_implementation). That count is a floor, not an estimate: Qwen2.5's speed benchmark (transformers
-4.46) grows with the context 1.2-1.6x the code's own count, Qwen-1's README 8k rows up to 6.1 passes against 3.
+with inference.attn_implementation; unstated, the layer follows the preset's architecture, presets.PRESET_EAGER_LAYERS).
+That count is a floor, not an estimate: where the GPU binds, Qwen2.5's speed benchmark (transformers 4.46) needs
+about 1.7-2.1x the counted passes (the GPU-bound published Qwen2.5 steps, aud45h), Qwen-1's README 8k rows up to 6.1
+passes against 3.
 gpt-fast's eager model writes its cache in place (KVCache.update, k_out[:, :, input_pos] = k_val; stored id
 5887513086), no copy: no spec value states it (hf_eager is transformers'), and its one row is host-bound.
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
@@ -84,6 +86,9 @@ EAGER_LAYER_KERNELS = {
     # transformers 4.37-4.46 Qwen2DecoderLayer: its kernels not recounted, priced as the Llama layer's (same
     # RMSNorm, rotary, q / k / v apart, gated MLP); it differs in its KV copies (kv_cache_passes)
     "qwen2": (44.0, 4.0),
+    # transformers 4.38-4.46 MistralDecoderLayer: likewise priced as the Llama layer's (same norms, rotary, q / k / v
+    # apart, gated MLP), not recounted; it differs in its KV copies (REPEAT_KV)
+    "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
 # inference.quant_kernel: the eager loop's host floor relative to the same loop in fp16, measured (optimum
@@ -125,9 +130,10 @@ EXLLAMA_RECONS_BYTES_PER_WEIGHT = 4.0
 # attention then reads the result (flash-attn, or the matmuls against k and v): 3 passes. Compiled engines append
 # in place and read once. Held out (no fit): QwenLM/Qwen README Qwen-72B BF16 on 2 x A100 (layer split), 8.48
 # tokens/s: 9.86 -> 9.51 (+16.3% -> +12.1%).
-# 3 is a floor: published eager steps grow faster with the context than 3 passes (Qwen2.5's speed benchmark,
-# transformers 4.46: 1.2-1.6x the code's own count, below; Qwen-1's README 8k rows 2.9-6.1 passes where the code
-# makes 3), so the answer says "at least".
+# 3 is a floor: published eager steps move more than the counted passes (Qwen2.5's speed benchmark, transformers
+# 4.46: about 1.7-2.1x the counted passes where its steps are GPU-bound, aud45h's 72B 6,144 / 14B 14,336 / 7B 14,336
+# rows 33 / 23.6 / 36 passes against 19 / 13 / 17; the 1.2-1.6x quoted before was the growth from a host-bound
+# input-1 step; Qwen-1's README 8k rows 2.9-6.1 passes where the code makes 3), so the answer says "at least".
 EAGER_KV_CACHE_PASSES = 3.0
 # Grouped-KV code that repeats the cache per query head before attention: transformers' repeat_kv
 # (hidden_states[:, :, None].expand(...).reshape(...), a copy unless n_rep = heads / kv heads is 1) reads the
@@ -137,11 +143,17 @@ EAGER_KV_CACHE_PASSES = 3.0
 # 4.38.2 (l. 369-370 / 657-658) and 4.46.0 (l. 364-365 / 584-585), LlamaFlashAttention2 does not (flash-attn takes
 # the kv heads as they are); Qwen2Attention, Qwen2SdpaAttention and Qwen2FlashAttention2 all do, 4.38.2
 # (modeling_qwen2.py l. 285-286 / 682-683 / 430-431) and 4.46.0 (l. 316-317 / 525-526 / 402-403). Qwen-1 (qwen1)
-# has one KV head a query head. Counted where the spec states the code (model.eager_layer) and the attention
-# (inference.attn_implementation); unstated, 3.
+# has one KV head a query head. MistralAttention, MistralSdpaAttention and MistralFlashAttention2 all repeat too
+# (4.38-4.46, aud45h): mistral. Version: Qwen2FlashAttention2's repeat is transformers 4.37-4.47 code; 4.48.0 moved
+# flash-attn to integrations/flash_attention.py, which has no repeat_kv, so on 4.48 and later with
+# flash_attention_2 the qwen2 count (19 passes on Qwen2.5-72B) overcharges (3 is that code's count). The llama
+# layer's 3 passes with flash_attention_2 hold for Llama code only (LlamaFlashAttention2). Counted where the spec
+# states the code (model.eager_layer, or the preset's architecture) and the attention (inference.attn_implementation);
+# unstated, 3.
 REPEAT_KV = {
     "llama": ("eager", "sdpa"),
     "qwen2": ("eager", "sdpa", "flash_attention_2"),
+    "mistral": ("eager", "sdpa", "flash_attention_2"),
     "qwen1": (),
 }
 
@@ -162,8 +174,8 @@ def kv_cache_passes(spec) -> float:
     the past keys and values into a new tensor, reading the cache and writing it again, and attention reads the
     result), 3 + 2 x n_rep where the stated code repeats a grouped cache per query head (repeats_kv); 1 in a
     compiled engine (it appends the new token in place and reads the cache once). The eager count is a floor:
-    published eager steps grow 1.2-1.6x (Qwen2.5, transformers 4.46) to 2x (Qwen-1 8k rows) faster with the
-    context than it."""
+    GPU-bound published eager steps need about 1.7-2.1x the counted passes (Qwen2.5, transformers 4.46) and up
+    to 2x (Qwen-1 8k rows)."""
     if not applies(spec):
         return 1.0
     n_rep = repeats_kv(spec)
@@ -245,10 +257,9 @@ def text(spec) -> str:
         f"asynchronous), whose attention moves the KV cache at least {kv_cache_passes(spec):.0f} times a step "
         "(torch.cat copies the past keys and values into a new tensor before attention reads it"
         + _repeat_text(spec)
-        + "; published eager steps grow with the context 1.2 to 1.6 times what the code's own count gives on "
-        "Qwen2.5's benchmark and up to 2 times on Qwen-1's 8,192-token rows, so this is a floor). "
-        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
-        + "; 31 us is the fast end of "
+        + "; where the GPU binds, published eager steps need about 1.7-2.1x the counted passes (the GPU-bound "
+        "published Qwen2.5 steps, transformers 4.46) and up to 2 times on Qwen-1's 8,192-token rows, so this is a "
+        "floor). " + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")] + "; 31 us is the fast end of "
         "the published 31-46 us a kernel" + _quant_kernel_text(spec)
     )
 
@@ -259,15 +270,36 @@ def _repeat_text(spec) -> str:
         return (
             f", and transformers' repeat_kv, in the {spec.model.eager_layer} layer's "
             f"{spec.inference.attn_implementation} attention, copies it for each of the {n_rep:.0f} query heads a "
-            "KV head before attention reads the copies"
+            "KV head before attention reads the copies" + _version_text(spec)
+        )
+    attn = getattr(spec.inference, "attn_implementation", "unstated")
+    grouped = (
+        spec.model.num_key_value_heads and spec.model.num_attention_heads > spec.model.num_key_value_heads
+    )
+    if attn == "flash_attention_2" and grouped and getattr(spec.model, "eager_layer", "llama") == "llama":
+        return (
+            "; the count assumes Llama code (model.eager_layer llama: LlamaFlashAttention2 hands flash-attn the KV "
+            "heads as they are); Qwen2's and Mistral's flash-attn classes repeat the cache per query head "
+            "(Qwen2's in transformers 4.37-4.47, Mistral's read in 4.38-4.46): state model.eager_layer qwen2 or "
+            "mistral for their code"
         )
     if getattr(spec.inference, "attn_implementation", "unstated") == "unstated" and (
         spec.model.num_key_value_heads and spec.model.num_attention_heads > spec.model.num_key_value_heads
     ):
         return (
             "; grouped-KV code that repeats the cache per query head, as transformers' eager and SDPA attention "
-            "and Qwen2's flash-attn do, moves 2 more passes for each query head a KV head: state "
+            "and Qwen2's and Mistral's flash-attn do, moves 2 more passes for each query head a KV head: state "
             "inference.attn_implementation to count them"
+        )
+    return ""
+
+
+def _version_text(spec) -> str:
+    """Qwen2's flash-attn repeat is transformers 4.37-4.47 code (REPEAT_KV)."""
+    if spec.model.eager_layer == "qwen2" and spec.inference.attn_implementation == "flash_attention_2":
+        return (
+            " (transformers 4.37 to 4.47: from 4.48.0 its flash-attn path, integrations/flash_attention.py, has no "
+            "repeat_kv, and 3 passes would be that code's count, so on 4.48 and later this overcharges)"
         )
     return ""
 
@@ -305,6 +337,10 @@ def _quant_kernel_text(spec) -> str:
 _LAYER_TEXT = {
     "qwen2": (
         "The count is transformers' Llama decoder layer's, taken for Qwen2's (model.eager_layer qwen2; not "
+        "recounted)"
+    ),
+    "mistral": (
+        "The count is transformers' Llama decoder layer's, taken for Mistral's (model.eager_layer mistral; not "
         "recounted)"
     ),
     "qwen1": "The count is Qwen-1's layer with flash-attn's fused norm and rotary (model.eager_layer qwen1)",

@@ -83,7 +83,8 @@ SERVING_ENGINES = ("compiled", "hf_eager")
 # exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
 QUANT_KERNELS = ("unstated", "exllama")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
-EAGER_LAYERS = ("llama", "qwen1", "qwen2")
+# (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama)
+EAGER_LAYERS = ("llama", "qwen1", "qwen2", "mistral")
 # inference.attn_implementation: transformers' attn_implementation an hf_eager loop runs (serving_host.kv_cache_passes):
 # unstated (3 passes over the KV cache, a floor), eager, sdpa or flash_attention_2; with model.eager_layer it says
 # whether the code copies the cache per query head (repeat_kv) before attention
@@ -1192,7 +1193,9 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "inference.kv_cache_dtype",
             f"an eager transformers loop (inference.engine hf_eager) keeps its KV cache in the model's 16-bit "
             f"dtype (DynamicCache concatenates the keys and values as computed): {spec.inference.kv_cache_dtype} "
-            "is a compiled engine's cache (vLLM, TensorRT-LLM); state bf16 or fp16, or inference.engine compiled",
+            "is a compiled engine's cache (vLLM, TensorRT-LLM). transformers' own QuantizedCache (4.42 and later, "
+            'generate(cache_implementation="quantized"), quanto or HQQ) is not priced: it dequantizes the whole '
+            "cache every step, which saves memory, not time; state bf16 or fp16, or inference.engine compiled",
         )
     if spec.fp8_weights and spec.precision != "fp8":
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")

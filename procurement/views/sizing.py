@@ -21,6 +21,7 @@ from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
+    EAGER_LAYERS,
     LORA_IMPLEMENTATIONS,
     PRECISIONS,
     QUANT_KERNELS,
@@ -66,6 +67,7 @@ KNOB_DEFAULTS = {
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
+    "eager_layer": "from_preset",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -130,7 +132,12 @@ KNOB_LABELS = {
     ),
     "attn_implementation": (
         "Attention implementation",
-        "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' attn_implementation)",
+        "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' "
+        "attn_implementation; the code is the preset's: Qwen2.5 and Mistral repeat the KV cache per query head)",
+    ),
+    "eager_layer": (
+        "Decoder layer code",
+        "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 / qwen2 / mistral",
     ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
@@ -150,6 +157,7 @@ _TEXT_KNOBS = (
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
+    "eager_layer",
 )
 
 
@@ -166,6 +174,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
         "attn_implementation": ATTN_IMPLEMENTATIONS,
+        "eager_layer": ("from_preset", *EAGER_LAYERS),
     }
     return [
         {

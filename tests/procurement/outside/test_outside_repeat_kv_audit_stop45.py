@@ -128,17 +128,13 @@ def test_qwen25_mid_context_rows_stated_as_run(bundled_catalog, row):
 # whose flash-attn class does not repeat: 3 passes, 7.85 decode tokens/s on the A100 where the API stating
 # eager_layer qwen2 gives 4.12 (published 2.94 end to end).
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "PRODUCT GAP (fixd45): the sizing form cannot state model.eager_layer and presets carry none, so "
-        "qwen2.5-72b + flash_attention_2 on the page is sized with 3 KV passes (7.85 decode tokens/s on an A100, "
-        "the unstated answer) while the API with eager_layer qwen2 sizes 19 (4.12); [QW25SPEED] 30,720 published "
-        "2.94 end to end. Fix: take eager_layer from the preset's architecture (Qwen2 / Qwen2.5 -> qwen2) or add "
-        "the form control."
-    ),
-)
 def test_the_page_sizes_qwen25_with_flash_attention_as_the_api_does(bundled_catalog, engineer_client):
+    """Was a strict xfail: PRODUCT GAP (fixd45): the sizing form could not state model.eager_layer and presets
+    carried none, so qwen2.5-72b + flash_attention_2 on the page was sized with 3 KV passes (7.85 decode tokens/s on
+    an A100) while the API with eager_layer qwen2 sized 19 (4.12); [QW25SPEED] 30,720 published 2.94 end to end.
+    Now the page gives 4.12, as the API does, because the Qwen2.5 presets carry their architecture's layer
+    (presets.PRESET_EAGER_LAYERS: Qwen/Qwen2.5-* -> qwen2, fixh45), so an unstated model.eager_layer on a Qwen2.5
+    preset is qwen2 and its flash_attention_2 repeats the cache (19 passes)."""
     form = {
         "source": "fields",
         "name": "aud45h-form",

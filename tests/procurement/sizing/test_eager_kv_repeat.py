@@ -103,3 +103,54 @@ def test_the_form_states_a_non_default_attention_only():
     assert "attn_implementation" not in spec_from_knobs(form)["inference"]
     stated = spec_from_knobs(form | {"attn_implementation": "sdpa"})
     assert stated["inference"]["attn_implementation"] == "sdpa"
+
+
+# fixh45 (aud45h's notes 1-4): the layer follows the preset's architecture where the spec states none
+@pytest.mark.parametrize(
+    ("preset", "layer", "passes"),
+    [
+        ("qwen2.5-72b", "qwen2", 19.0),  # Qwen/Qwen2.5-72B: Qwen2ForCausalLM, 64 / 8 heads
+        ("qwen2.5-7b", "qwen2", 17.0),  # 28 / 4: n_rep 7
+        ("mistral-7b", "mistral", 11.0),  # MistralFlashAttention2 repeats too (4.38-4.46), 32 / 8
+        ("llama-3-70b", "llama", 3.0),  # LlamaFlashAttention2 does not
+    ],
+)
+def test_an_unstated_layer_is_the_presets_architecture(preset, layer, passes):
+    spec = _spec(preset, attn="flash_attention_2")
+    assert spec.model.eager_layer == layer
+    assert serving_host.kv_cache_passes(spec) == passes
+
+
+def test_a_stated_layer_wins_over_the_preset_and_the_answer_names_llama_code():
+    spec = _spec("qwen2.5-72b", "llama", "flash_attention_2")
+    assert spec.model.eager_layer == "llama" and serving_host.kv_cache_passes(spec) == 3.0
+    assert "the count assumes Llama code" in serving_host.text(spec)
+    assert "assumes Llama code" not in serving_host.text(_spec("llama-2-7b", "llama", "flash_attention_2"))
+
+
+def test_the_qwen2_flash_attention_count_names_its_transformers_versions():
+    text = serving_host.text(_spec(attn="flash_attention_2"))
+    assert "4.37 to 4.47" in text and "4.48" in text and "overcharges" in text
+    assert "1.7-2.1x the counted passes" in text and "1.2 to 1.6" not in text
+    assert "4.48" not in serving_host.text(_spec(attn="sdpa"))
+
+
+def test_the_8_bit_refusal_names_transformers_quantized_cache():
+    with pytest.raises(WorkloadSpecError, match="QuantizedCache") as refused:
+        _spec(kv="int8")
+    assert "not priced" in str(refused.value) and "saves memory, not time" in str(refused.value)
+
+
+def test_the_form_states_a_layer_only_when_one_is_picked():
+    form = {
+        "task": "inference",
+        "preset": "qwen2.5-72b",
+        "serving_engine": "hf_eager",
+        "eager_layer": "from_preset",
+    }
+    assert "eager_layer" not in spec_from_knobs(form)["model"]
+    assert spec_from_knobs(form | {"eager_layer": "llama"})["model"]["eager_layer"] == "llama"
+    assert (
+        "eager_layer"
+        not in spec_from_knobs(form | {"task": "full_finetune", "eager_layer": "llama"})["model"]
+    )
