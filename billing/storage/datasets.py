@@ -176,26 +176,30 @@ class DatasetFile:
     size_bytes: int
 
 
-def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray | None) -> pa.Table:
+def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray | None, order: np.ndarray | None = None) -> pa.Table:
     """Enriched, keyed rows of one chunk (store.py) as a table of SCHEMA; with no `lanes`, the keys are
-    left null, for `keyed` to give."""
-    columns = {"row_key_hi": None, "row_key_lo": None, "source_row": rows["source_row"]}
+    left null, for `keyed` to give. Given an `order` (month_order's), the table's rows are the chunk's
+    in that order: each column taken in it as it is converted (a copy made anyway), not the table again."""
+    pick = _picker(order)
+    columns = {"row_key_hi": None, "row_key_lo": None, "source_row": pick(rows["source_row"])}
     if lanes is not None:
-        columns["row_key_hi"], columns["row_key_lo"] = lanes[:, 0], lanes[:, 1]
+        columns["row_key_hi"], columns["row_key_lo"] = pick(lanes[:, 0]), pick(lanes[:, 1])
     for name in TIME_COLUMNS:
-        columns[name] = pd.to_datetime(rows[name], utc=True).dt.as_unit("us") if name in rows else None
+        columns[name] = _times(rows[name], order) if name in rows else None
     for name in TEXT_COLUMNS:
         columns[name] = (
-            _tags(rows)
+            _tags(rows, order)
             if name == "tags"
-            else _text(rows["gpu_slug"] if name == "gpu" else rows.get(name), len(rows), name)
+            else _text(rows["gpu_slug"] if name == "gpu" else rows.get(name), len(rows), name, order)
         )
     for name in FLAG_COLUMNS:
-        columns[name] = rows[name].astype(bool) if name in rows else np.zeros(len(rows), dtype=bool)
+        columns[name] = pick(rows[name].astype(bool)) if name in rows else np.zeros(len(rows), dtype=bool)
     for stored, name in MICRO_COLUMNS.items():
-        columns[name] = _micros(rows[stored], stored) if stored in rows else pa.nulls(len(rows), pa.int64())
+        columns[name] = (
+            _micros(rows[stored], stored, order) if stored in rows else pa.nulls(len(rows), pa.int64())
+        )
     columns[QUANTITY_MICROS_COLUMN] = None
-    columns[QUANTITY_COLUMN] = _quantities(rows[QUANTITY_COLUMN]) if QUANTITY_COLUMN in rows else None
+    columns[QUANTITY_COLUMN] = _quantities(rows[QUANTITY_COLUMN], order) if QUANTITY_COLUMN in rows else None
     arrays = [
         pa.nulls(len(rows), field.type) if columns[field.name] is None else _array(columns[field.name], field)
         for field in WRITE_SCHEMA
@@ -203,11 +207,50 @@ def dataset_frame(rows: pd.DataFrame, lanes: np.ndarray | None) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=WRITE_SCHEMA)
 
 
-def keyed(table: pa.Table, lanes: np.ndarray) -> pa.Table:
-    """`table` (dataset_frame's, without keys) with the row keys (n x 2 uint64 lanes, keys.py)."""
+def keyed(table: pa.Table, lanes: np.ndarray, order: np.ndarray | None = None) -> pa.Table:
+    """`table` (dataset_frame's, without keys) with the row keys (n x 2 uint64 lanes, keys.py), in the
+    `order` the table was made in (dataset_frame's)."""
     for number, name in enumerate(("row_key_hi", "row_key_lo")):
-        table = table.set_column(number, WRITE_SCHEMA.field(name), pa.array(lanes[:, number], pa.uint64()))
+        lane = lanes[:, number] if order is None else lanes[order, number]
+        table = table.set_column(number, WRITE_SCHEMA.field(name), pa.array(lane, pa.uint64()))
     return table
+
+
+def month_order(rows: pd.DataFrame) -> np.ndarray | None:
+    """The order that puts a chunk's rows by charge month (numpy's calendar months of ChargePeriodStart,
+    UTC, as the writer splits them), each month's in file order; None where they are in that order
+    already (a chunk of one month: a CUR or FOCUS export is a month a file). dataset_frame takes each
+    column in it as it converts it, so that the writer slices each month's rows out of the table without
+    a copy (issue 28: a take of every column a month cost 0.1-0.2 CPU s a million bench rows, their
+    6 months a chunk)."""
+    months = _months(_stamps(rows["charge_period_start"]).array.asi8)
+    return None if _in_order(months) else _month_order(months)
+
+
+def _months(micros: np.ndarray) -> np.ndarray:
+    """Calendar month (numpy's datetime64[M] as int64) of each UTC microsecond timestamp."""
+    return micros.astype("datetime64[us]").astype("datetime64[M]").view(np.int64)
+
+
+def _in_order(months: np.ndarray) -> bool:
+    return bool(np.all(months[1:] >= months[:-1]))
+
+
+def _picker(order: np.ndarray | None) -> Callable:
+    """The values (a column or an array) as they are, or as an array in `order`."""
+    return (lambda values: values) if order is None else (lambda values: np.asarray(values)[order])
+
+
+def _stamps(values: pd.Series) -> pd.Series:
+    return pd.to_datetime(values, utc=True).dt.as_unit("us")
+
+
+def _times(values: pd.Series, order: np.ndarray | None) -> pd.Series | pa.Array:
+    stamps = _stamps(values)
+    if order is None:
+        return stamps
+    micros, missing = stamps.array.asi8[order], stamps.isna().to_numpy()[order]
+    return pa.array(micros, mask=missing if missing.any() else None, type=pa.timestamp("us", tz="UTC"))
 
 
 def _array(values, field: pa.Field) -> pa.Array:
@@ -216,12 +259,12 @@ def _array(values, field: pa.Field) -> pa.Array:
     return pa.array(values, type=field.type, from_pandas=True)
 
 
-def _text(values: pd.Series | None, count: int, name: str) -> pa.Array:
-    """The column as a dictionary array: its distinct texts and a code per row."""
+def _text(values: pd.Series | None, count: int, name: str, order: np.ndarray | None = None) -> pa.Array:
+    """The column as a dictionary array: its distinct texts and a code per row (in `order`)."""
     if values is None:
         return _coded([""], np.zeros(count, dtype=np.int32))
     codes, uniques = _narrow_codes(values)
-    return _coded(["" if v is None or v is pd.NA else str(v) for v in uniques], codes)
+    return _coded(["" if v is None or v is pd.NA else str(v) for v in uniques], codes, order)
 
 
 def _narrow_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -232,15 +275,16 @@ def _narrow_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes_and_values(values)
 
 
-def _tags(rows: pd.DataFrame) -> pa.Array:
+def _tags(rows: pd.DataFrame, order: np.ndarray | None = None) -> pa.Array:
     """Parsed dicts, shared between rows: one JSON text per distinct object ("" without the column)."""
     if "tags" not in rows:
         return _text(None, len(rows), "tags")
     codes, uniques = tag_codes(rows)
-    return _coded([v if isinstance(v, str) else json.dumps(v or {}, sort_keys=True) for v in uniques], codes)
+    texts = [v if isinstance(v, str) else json.dumps(v or {}, sort_keys=True) for v in uniques]
+    return _coded(texts, codes, order)
 
 
-def _coded(texts: list[str], codes: np.ndarray) -> pa.DictionaryArray:
+def _coded(texts: list[str], codes: np.ndarray, order: np.ndarray | None = None) -> pa.DictionaryArray:
     """A dictionary array of `texts` by code, a missing one (-1) as "", over a dictionary of distinct texts.
 
     The dictionary must hold each text once: given one with a text twice (a "" appended for the missing
@@ -248,8 +292,10 @@ def _coded(texts: list[str], codes: np.ndarray) -> pa.DictionaryArray:
     writer gave up on the column's dictionary and wrote every row's text plainly (issue 28: 11 of the
     24 text columns of the bench's files, 4 MB a column per million rows before compression; the
     dataset of 1M rows 30.2 MB before, 28.4 MB after). The codes index `texts` by construction: Arrow does not check each row's
-    again (safe=False; the text columns' conversion was a fifth of dataset_frame)."""
-    indices = codes.astype(np.int32)  # a copy: the caller's codes stay as they are
+    again (safe=False; the text columns' conversion was a fifth of dataset_frame). The rows in `order`
+    where one is given (dataset_frame)."""
+    # a copy either way: the caller's codes stay as they are
+    indices = codes.astype(np.int32) if order is None else codes[order].astype(np.int32, copy=False)
     missing = indices < 0
     if missing.any():
         texts = [*texts, ""]
@@ -261,14 +307,15 @@ def _coded(texts: list[str], codes: np.ndarray) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), dictionary, safe=False)
 
 
-def _spread(distinct: pa.Array, codes: np.ndarray) -> pa.Array:
+def _spread(distinct: pa.Array, codes: np.ndarray, order: np.ndarray | None = None) -> pa.Array:
     """Each row's value of `distinct` by its code, a missing one (-1) as `distinct`'s last value: taken
-    in Arrow, never as one Python object a row."""
+    in Arrow, never as one Python object a row; the rows in `order` where one is given."""
+    codes = codes if order is None else codes[order]
     indices = np.where(codes < 0, len(distinct) - 1, codes)
     return distinct.take(pa.array(indices, type=pa.int64()))
 
 
-def _micros(values: pd.Series, column: str) -> pa.Array:
+def _micros(values: pd.Series, column: str, order: np.ndarray | None = None) -> pa.Array:
     """Exact micro-units of each distinct value, computed once (a bill repeats its amounts)."""
     codes, uniques = codes_and_values(values)
     table = []
@@ -277,10 +324,10 @@ def _micros(values: pd.Series, column: str) -> pa.Array:
             table.append(_known_micro(value))
         except MicrosOutOfRange:
             raise MicrosOutOfRange(value, column, int(np.argmax(codes == number))) from None
-    return _spread(pa.array(table + [None], type=pa.int64()), codes)
+    return _spread(pa.array(table + [None], type=pa.int64()), codes, order)
 
 
-def _quantities(values: pd.Series) -> pa.Array:
+def _quantities(values: pd.Series, order: np.ndarray | None = None) -> pa.Array:
     """Each distinct quantity as an exact decimal of QUANTITY_TYPE, converted once."""
     codes, uniques = codes_and_values(values)
     table = []
@@ -292,7 +339,7 @@ def _quantities(values: pd.Series) -> pa.Array:
         if quantity is not None and abs(quantity) >= QUANTITY_LIMIT:
             raise MicrosOutOfRange(value, QUANTITY_COLUMN, int(np.argmax(codes == number)))
         table.append(quantity)
-    return _spread(pa.array(table + [None], type=QUANTITY_TYPE), codes)
+    return _spread(pa.array(table + [None], type=QUANTITY_TYPE), codes, order)
 
 
 def _quantity(value) -> Decimal | None:
@@ -374,16 +421,19 @@ class DatasetWriter:
         self._write_months(table, months.view(np.int64))
 
     def _write_months(self, table: pa.Table, months: np.ndarray) -> None:
-        """Each charge month's rows (numpy's calendar months, UTC) to its file: the rows ordered by month
-        once (stable: in file order within a month), each month's taken in that order."""
-        order = _month_order(months)
-        ordered = months[order]
+        """Each charge month's rows (numpy's calendar months, UTC) to its file. A table in month order
+        (dataset_frame's, given month_order's order; a chunk of one month) is sliced, without a copy;
+        otherwise the rows are ordered by month once (stable: in file order within a month), each
+        month's taken in that order (a copy of one month, not of the whole chunk, held meanwhile)."""
+        order = None if _in_order(months) else _month_order(months)
+        ordered = months if order is None else months[order]
         bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
         for first, last in zip(bounds[:-1], bounds[1:], strict=False):
             month = str(np.datetime_as_string(np.datetime64(int(ordered[first]), "M"), unit="M"))
             writer = self._writers.get(month) or self._open(month)
-            # a month's rows taken at a time: a copy of one month, not of the whole chunk, held meanwhile
-            rows = table if len(bounds) == 2 else table.take(pa.array(order[first:last]))
+            rows = (
+                table.slice(first, last - first) if order is None else table.take(pa.array(order[first:last]))
+            )
             writer.write_table(rows)  # one row group: a chunk is under Arrow's 1Mi rows a row group
             part = self._parts[month]
             self._rows[part] = self._rows.get(part, 0) + int(last - first)

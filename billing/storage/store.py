@@ -40,6 +40,7 @@ from billing.storage.datasets import (
     MicrosOutOfRange,
     dataset_frame,
     keyed,
+    month_order,
 )
 from billing.storage.duckdb_review import count_new_rows
 from billing.storage.import_datasets import ImportDatasets
@@ -279,8 +280,9 @@ def _write_dataset(
     counter needs them. An amount beyond int64 micro-units (about 9.2 trillion) is refused naming its row
     and column: no exact sum could hold it; so is a quantity beyond the decimal(38, 6) it is kept in
     (cells.py refuses it first)."""
+    order = month_order(rows)  # the table made in month order: the writer slices each month's rows
     try:
-        table = dataset_frame(rows, None)
+        table = dataset_frame(rows, None, order)
     except MicrosOutOfRange as error:
         beyond = (
             f"{QUANTITY_LIMIT:.0e}, what a stored quantity holds"
@@ -293,7 +295,7 @@ def _write_dataset(
             row=int(rows["source_row"].iloc[error.position]),
             column=source_columns.get(error.column, error.column),
         ) from None
-    dataset.write_made(lambda: keyed(table, numbered_lanes(lanes, seen)))
+    dataset.write_made(lambda: keyed(table, numbered_lanes(lanes, seen), order))
 
 
 def _imported_before(source_format: str, provider: str) -> bool:

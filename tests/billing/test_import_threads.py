@@ -287,3 +287,45 @@ def test_the_writer_numbers_identical_rows_in_chunk_order(tmp_path):
     )
     pairs = set(zip(keys["row_key_hi"].to_pylist(), keys["row_key_lo"].to_pylist(), strict=True))
     assert len(pairs) == 2_500
+
+
+def test_a_chunk_of_several_months_is_made_in_month_order_and_written_as_the_rows_taken_by_month(tmp_path):
+    """Issue 28 (imp45b): the writer took each month's rows of a chunk out of the table (a copy of every
+    column); now dataset_frame makes the table in month_order's order (each column taken as it is
+    converted) and the writer slices it. The table is the unordered one taken in that order (times with
+    a missing one, text codes with a missing one, amounts, flags, row keys), a chunk of one month keeps
+    its order (None), and the files written are the same bytes either way: May's rows then June's, each
+    in file order."""
+    import pandas as pd
+
+    from billing.storage import datasets
+
+    starts = ["2026-06-02T00:00:00Z", "2026-05-01T00:00:00Z", "2026-06-30T23:00:00Z", "2026-05-31T23:59:59Z"]
+    rows = pd.DataFrame(
+        {
+            "source_row": [2, 3, 4, 5],
+            "charge_period_start": pd.to_datetime(starts, utc=True),
+            "charge_period_end": pd.to_datetime([starts[0], None, starts[2], starts[3]], utc=True),
+            "resource_id": pd.Categorical(["a", None, "b", "a"]),
+            "gpu_slug": pd.Categorical(["h100", "", "a100", "h100"]),
+            "is_refund": [True, False, False, True],
+            "billed_cost": pd.Categorical(["1.5", "2", None, "0.000001"]),
+        }
+    )
+    lanes = np.arange(8, dtype=np.uint64).reshape(4, 2) * np.uint64(3)
+    order = datasets.month_order(rows)
+    assert order.tolist() == [1, 3, 0, 2]
+    assert datasets.month_order(rows.iloc[[1, 3, 0]]) is None  # one month, then the next: in order already
+    made = datasets.keyed(datasets.dataset_frame(rows, None, order), lanes, order)
+    assert made.equals(datasets.keyed(datasets.dataset_frame(rows, None), lanes).take(pa.array(order)))
+    assert made["source_row"].to_pylist() == [3, 5, 2, 4]
+    written = {}
+    for name, table in (("made", made), ("taken", datasets.keyed(datasets.dataset_frame(rows, None), lanes))):
+        writer = datasets.DatasetWriter(tmp_path / name)
+        writer.write(table)
+        files = writer.finish("import=1")
+        written[name] = {f.path: (tmp_path / name / f.path).read_bytes() for f in files}
+        assert [(f.month, f.rows) for f in files] == [("2026-05", 2), ("2026-06", 2)]
+    assert written["made"] == written["taken"]
+    may = pq.read_table(tmp_path / "made" / "import=1/month=2026-05/part-00000.parquet")
+    assert may["source_row"].to_pylist() == [3, 5] and may["billed_micros"].to_pylist() == [2_000_000, 1]
