@@ -843,15 +843,19 @@ def fastertransformer_version_note(spec, generation=None) -> str | None:
 # fp16, not a multiple of 16, so cuBLAS's batched GEMMs and the softmax run off the aligned tensor-core path: at
 # an aligned 256 the same benchmark takes 0.618 us a head for 1.69x the elements (PR #434; its GPU could not be
 # confirmed, so it is not used here). Keyed by (the measured card, tokens, head width); the card is the GA100
-# A100 / A800 (generation 80 at >= 1.5 TB/s of HBM2e; the GA10x cards of generation 80 have <= 936 GB/s).
+# A100 / A800 (generation 80 at >= 1.5 TB/s of HBM2e; the other generation-80 cards have <= 936 GB/s: the GA10x
+# GeForce / RTX A-series cards and the A30, a GA100 with HBM2 at 933 GB/s, unmeasured). Measured in fp16 only: bf16
+# takes the fp16 rate, an assumption (aud45v).
 EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD = {("a100", 197, 64): 1768.7e-6 / 1024}
 EAGER_ATTENTION_MEASURED_CARD_BANDWIDTH = 1.5e12
-# How far from a measured length an unaligned count still takes its rate, scaled by (tokens / measured)^2 (the
-# score elements): within one 8-token alignment step (196, timm's ViT-B/16 without its class token, takes
-# 197's rate x 0.990). Aligned counts (multiples of 8: 256, 576) keep the product's counted cost; unaligned
-# counts further off (ViT-L/16 at 384 px, 577; ViT-B/32, 50) are unmeasured and keep it too, and the answer
-# says so (eager_attention_rate_note).
-EAGER_ATTENTION_MEASURED_TOKEN_WINDOW = 8
+# Only the measured length takes its rate (aud45v: a window of nearby unaligned counts mixed alignment classes,
+# 197 odd and 196 a multiple of 4, with nothing measured between them). The product counts the class token, so
+# ViT-B/16 at 224 px is 197; a run built without it (AITemplate's eager script, 196 tokens) is sized at 197's rate,
+# an assumption: its own figures imply 1.07-1.32 us a head, 0.62-0.77 of the 197 rate, which is its remaining
+# -6.3..-17.4%. Aligned counts (multiples of 8: 256, 576) keep the product's counted cost; other unaligned counts
+# (ViT-L/16 at 384 px, 577; ViT-B/32, 50) are unmeasured and keep it too, and the answer says so
+# (eager_attention_rate_note).
+EAGER_ATTENTION_MEASURED_TOKEN_WINDOW = 0
 EAGER_ATTENTION_ALIGNMENT = 8
 
 
