@@ -175,6 +175,26 @@ def _phase_ratios(
         mismatch = stack_text(slug, compute, stack)
         if mismatch:
             why += "; " + mismatch
+        if (
+            kind == "training"
+            and compute.reference != REFERENCE_GPU
+            and not _measured_phases("inference", slug, "other")
+        ):
+            # fixm45 (aud45m [1c]): no serving row for such a part, so it serves on its datasheet; say so here
+            from procurement.sizing.gpus import gpu_by_slug
+
+            name = REFERENCE_NAMES.get(compute.reference, compute.reference)
+            own, ref = (
+                gpu_by_slug(slug).dense_tflops("fp8"),
+                gpu_by_slug(compute.reference).dense_tflops("fp8"),
+            )
+            datasheet = (
+                f" (FP8 {own:,.0f} / {ref:,.0f} TFLOPS = {own / ref:.2f}x {name})" if own and ref else ""
+            )
+            why += (
+                f"; it serves at its datasheet speed{datasheet}, no measured serving ratio being on file, but trains "
+                f"at this measured {compute.ratio:g}x {name}"
+            )
         return compute.ratio, bandwidth.ratio, True, why, compute.reference
     if is_nvidia:
         return None
@@ -260,8 +280,10 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
             product = target if measured else min(own, target)
             peak[index] = product / mfu[index] if mfu[index] else peak[index]
             # the measured ratio is the whole step's: bandwidth-bound work beside the FLOPs (QLoRA's unpacking,
-            # qlora_dequant.py) runs at the H100's bandwidth times the same ratio
-            ref_bandwidth = reference.memory_bandwidth_gbps * ratio
+            # qlora_dequant.py) runs at the H100's bandwidth times the same ratio, never above the part's own
+            # datasheet bandwidth (fixm45: a ratio measured on compute-bound steps, the GB200's 1.025 x the B200's
+            # 8,000 GB/s, would otherwise read 8,200 GB/s for MoE routed bytes and QLoRA unpacking)
+            ref_bandwidth = min(reference.memory_bandwidth_gbps * ratio, gpu.memory_bandwidth_gbps)
             bandwidth[index] = ref_bandwidth if measured else min(bandwidth[index], ref_bandwidth)
         else:
             peak[index] = ref_peak * ratio if measured else min(peak[index], ref_peak * ratio)

@@ -163,3 +163,17 @@ def test_a_stated_stacks_own_row_replaces_the_vendor_tuned_one(monkeypatch):
     assert accelerators.measured_speed_for("mi300x", "training", "megatron") is tuned
     assert accelerators.measured_speed_for("mi300x", "training", "other") is tuned
     assert accelerators.stack_text("mi300x", titan, "torchtitan") == ""
+
+
+def test_a_training_ratio_never_scales_bandwidth_past_the_datasheet():
+    # fixm45 (aud45m verdict [1b]): the GB200's training ratio (1.025 x the B200, measured on compute-bound dense 8B
+    # steps) also scaled the B200's 8,000 GB/s to 8,200 for bandwidth-bound work beside the FLOPs (QLoRA's
+    # unpacking); it is capped at the GB200's own datasheet 8,000 GB/s. The peak keeps the ratio.
+    from procurement.sizing.accelerators import effective_speed
+
+    gb200, b200 = (next(g for g in GPUS if g.slug == slug) for slug in ("gb200", "b200"))
+    assert gb200.memory_bandwidth_gbps == b200.memory_bandwidth_gbps == 8000
+    peak, bandwidth, why = effective_speed(LORA_8B, [gb200], [1.0], [0.5], [gb200.memory_bandwidth_gbps])
+    assert bandwidth == [8000]
+    assert "trains at this measured 1.025x B200" in why[0]
+    assert "serves at its datasheet speed (FP8 5,000 / 4,500 TFLOPS = 1.11x B200)" in why[0]
