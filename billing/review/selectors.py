@@ -15,11 +15,12 @@ import pandas as pd
 from billing.imports.records import tag_mapping
 from billing.models import BillingImportFile, GpuUtilization, SpendGrant
 from billing.review.engine import ReviewRequest
-from billing.review.fx_months import month_bounds, months_between, rates_by_month
+from billing.review.fx_months import rates_by_month
 from billing.review.savings import CheaperGpu, PriceContext, PriceUsed
 from billing.storage import review_sql
 from billing.storage.duckdb_review import FRAME_COLUMNS, dataset_query, engine_rows
 from billing.storage.import_datasets import ImportDatasets, readable_files
+from billing.storage.months import month_bounds, months_between
 from pricing.choices import PricingModel
 from pricing.fx import fx_rates
 from pricing.models import FxRate

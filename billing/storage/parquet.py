@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from billing.review.fx_months import month_codes, month_label, months_between
+from billing.storage.months import month_codes, month_label, months_between
 
 
 class ParquetSpendStore:

@@ -49,9 +49,19 @@ def test_two_runs_calibrate_size_by_the_shrunk_factor(bundled_catalog):
 
     plain = _candidate(size_spec_document(dict(QLORA_SPEC), [H100], calibrate=False))
     calibrated = _candidate(size_spec_document(dict(QLORA_SPEC), [H100]))
-    # One GPU, no collectives: tokens/s is proportional to the MFU, so it moves by the factor exactly.
-    assert calibrated["throughput"]["training_tokens_per_second"] == pytest.approx(
-        plain["throughput"]["training_tokens_per_second"] * speed, rel=1e-3
+    # The factor scales the GPU's efficiency (MFU). At 2,048 tokens the eager-PEFT step is bound by its host-bound
+    # forward plus the GPU's work after it (lora_host, cls45c: HF Trainer syncs every micro-batch), whose host part
+    # the factor does not scale, so tokens/s moves by less than the factor, in its direction.
+    plain_speed = plain["throughput"]["training_tokens_per_second"]
+    moved = calibrated["throughput"]["training_tokens_per_second"]
+    assert min(plain_speed, plain_speed * speed) < moved < max(plain_speed, plain_speed * speed)
+    # One GPU, no collectives, a GPU-bound step (8,192 tokens): tokens/s is proportional to the MFU, so it moves
+    # by the factor exactly.
+    long = dict(QLORA_SPEC, seq_len=8192)
+    plain_long = _candidate(size_spec_document(long, [H100], calibrate=False))
+    calibrated_long = _candidate(size_spec_document(long, [H100]))
+    assert calibrated_long["throughput"]["training_tokens_per_second"] == pytest.approx(
+        plain_long["throughput"]["training_tokens_per_second"] * speed, rel=1e-3
     )
     assert calibrated["throughput"]["mfu"] == pytest.approx(0.40 * speed, abs=1e-3)
     assert calibrated["total_per_gpu_gib"] == pytest.approx(plain["total_per_gpu_gib"] * memory, abs=2e-3)
