@@ -35,7 +35,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from billing.review.engine import text_category
+from billing.review.engine import GPU_COLUMNS, text_category
 from billing.review.savings import CheaperGpu, PriceContext, savings_opportunities
 from tests.billing.reference import commitment_hourly, savings_pandas
 from tests.billing.reference.savings_pandas import savings_opportunities as pandas_savings
@@ -86,23 +86,7 @@ def gpu_frame(rows) -> tuple[pd.DataFrame, np.ndarray]:
             + (cost, cost, cost, ih, gh, r["interruptible"])
         )
         idle.append(int(gh * r["idle_share"]))
-    columns = [
-        "charge_period_start",
-        "charge_period_end",
-        "provider",
-        "region",
-        "resource_id",
-        "instance_type",
-        "gpus_per_instance",
-        "pricing_category",
-        "currency",
-        "billed_micros",
-        "effective_micros",
-        "list_micros",
-        "instance_hours_micros",
-        "gpu_hours_micros",
-        "interruptible",
-    ]
+    columns = list(GPU_COLUMNS)  # what the review hands the savings: the engine's own list
     frame = pd.DataFrame.from_records(records, columns=columns)
     for column in ("provider", "region", "resource_id", "instance_type", "pricing_category", "currency"):
         frame[column] = text_category(frame[column])
