@@ -248,6 +248,22 @@ RF_037A_REASON = (
     "first-epoch reading is version-bound too: epoch 1 has no earlier epoch to accumulate, so 0.0.59 "
     "reserved 4.3 GB more than 8.0.2 / 8.0.9 within the same first 39 steps. Its code is not on PyPI (0.0.x there ends at 0.0.44, a 2022 HUB "
     "client) and was not opened; no spec field states an Ultralytics version."
+    " det46 (stop 46): where 0.0.59 came from and what it is not. The notebook installed it with a plain '!pip"
+    " install ultralytics' (cell 5 at 037a0e9; 'yolo mode=checks' prints 'Ultralytics YOLO 0.0.59'), and the run's"
+    " TensorBoard file (events.out.tfevents.1672999595...) dates it to 2023-01-06 10:06 UTC: a PyPI release since"
+    " removed (pip's index today lists 0.0.13-0.0.44, then 8.0.0). The earliest code on PyPI, the 8.0.0 wheel"
+    " (2023-01-10), was opened and, where it was read, matches 8.0.6: utils/tal.py identical (the"
+    " F.one_hot(topk_idxs, num_anchors).sum(-2) assigner, 104 B a slot), trainer.py's one torch.cuda.empty_cache()"
+    " after final_eval, AMP on for any CUDA device (self.amp = self.device.type != 'cpu'), init_seeds with"
+    " deterministic as in 8.0.6 and 'torch.backends.cudnn.benchmark = True' commented out ('AutoBatch problem',"
+    " ultralytics/yolov5 issue 9287). 8.0.2 of that family reads 7.61G at epoch 1 (73ab71d: the same torch-1.13.0+cu116"
+    " build, so the same bundled cuDNN; the Colab driver is not printed); so the 4.3 GB is in"
+    " code that changed between 2023-01-06 and 2023-01-10. The two runs' trainer lines differ only cosmetically"
+    " (conf=0.001 vs None, dropout=False vs 0.0, device='' vs None); same torch 1.13.0, T4, 612 / 38 images and 905"
+    " val instances (Roboflow version 2 vs 1 of the same project). 0.0.59 ran epoch 1 faster (1.79 s/it vs"
+    " 2.09) while reserving 4.3 GB more, the pattern cuDNN autotuning would give (faster algorithms, larger"
+    " workspaces kept by the caching allocator): a lead only, unverified without 0.0.59's torch_utils.py. Unchanged"
+    " at 6.69 GB (-43.8%), UNEXPLAINED."
 )
 
 
