@@ -506,7 +506,9 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "runs at the width ceiling fitted on MosaicML's MPT sweep; megatron (NeMo, Megatron-Core, Megatron-Bridge, "
         "Transformer Engine): dense models at that stack's own ceiling, 0.517 of the peak at d 4,096 and 0.565 at "
         "8,192 (fitted on NeMo 24.09's Llama 3.1 8B and 70B H100 rows); maxtext and torchtitan are recorded and "
-        "sized as other (no published rows to fit)",
+        "sized as other (no published rows to fit); llm_c (karpathy/llm.c's C/CUDA GPT-2 trainer): its fused "
+        "kernels' memory-bound bytes counted from train_gpt2.cu (90 B a token and layer per unit of d_model, 4 B "
+        "a vocabulary logit) at 0.70 of the card's bandwidth beside the FLOPs at the width ceiling's e",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

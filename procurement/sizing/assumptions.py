@@ -305,6 +305,33 @@ TRAINING_WIDTH_PEAK_HOPPER_MEGATRON = Assumption(
     "keep the llm-foundry base (the MoE costs were fitted on it); training_stack other (unstated), maxtext and "
     "torchtitan keep training_width_peak_hopper.",
 )
+# training_stack llm_c (karpathy/llm.c's train_gpt2.cu, a C/CUDA GPT-2 stack): its memory-bound work is counted
+# from its kernels instead of taking MPT's fitted k (train46, issue 26). karpathy/llm.c@a0d5dbb (2024-05-30, the
+# code the "~300ms" / "~820ms" lines of scripts/run_gpt2_124M.sh / run_gpt2_350M.sh were written with) runs, per
+# token and layer in bf16 elements of d: forward two fused_residual_forward5 (residual add and the next layernorm,
+# read 2d write 2d, 4d each) and gelu_forward (read 4d write 4d, 8d); backward gelu_backward (12d), two
+# layernorm_backward (4d each) and the four matmul_backward bias-gradient reads (3d + d + 4d + d = 9d): 45d = 90 B.
+# Once a step, fused_classifier reads the bf16 logits and writes dlogits in place, 4 B a padded-vocabulary logit.
+# cuBLASLt GEMMs (bias epilogue only, gelu_fusion 0 by default there and at 039904ee) and cuDNN attention run at
+# the width ceiling's e; the counted bytes at achieved_bandwidth_fraction of the datasheet bandwidth, serially.
+LLM_C_ELEMENTWISE_BYTES = Assumption(
+    "llm_c_elementwise_bytes_per_d",
+    90.0,
+    "bytes a token and layer per unit of d_model",
+    "The memory-bound bytes karpathy/llm.c's GPT-2 step moves a token and layer, per unit of d_model, counted "
+    "from train_gpt2.cu@a0d5dbb's kernels (training_stack llm_c, mfu.llm_c_efficiency): fused_residual_forward5 "
+    "x 2 (8d), gelu_forward (8d), gelu_backward (12d), layernorm_backward x 2 (8d), bias-gradient reads (9d): "
+    "45 bf16 elements. Plus fused_classifier's 4 B a padded-vocabulary logit once a token. Not fitted: the "
+    "three A100 rows of llm.c's own scripts (124M / 350M / 774M) are the cases it was counted for, the "
+    "1558M H100 row (scripts/run_gpt2_1558M.sh @c6efd90) is held out.",
+)
+LLM_C_CLASSIFIER_BYTES_PER_LOGIT = Assumption(
+    "llm_c_classifier_bytes_per_logit",
+    4.0,
+    "bytes a token per padded-vocabulary logit",
+    "llm.c's fused_classifier (train_gpt2.cu@a0d5dbb): one pass that reads a token's bf16 logits and writes the "
+    "bf16 dlogits in place (softmax, loss and its gradient never materialised otherwise): 2 + 2 B a logit.",
+)
 TORCHAO_FLOAT8_CAST_K = Assumption(
     "torchao_float8_cast_k",
     835.0,
@@ -1780,6 +1807,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     TRAINING_WIDTH_K_HOPPER,
     RECOMPUTE_FORWARD_TIME_SHARE,
     TORCHAO_FLOAT8_CAST_K,
+    LLM_C_ELEMENTWISE_BYTES,
+    LLM_C_CLASSIFIER_BYTES_PER_LOGIT,
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,

@@ -14,6 +14,9 @@ from dataclasses import dataclass, replace
 from procurement.sizing import fp8_split, image_model
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
+    ACHIEVED_BANDWIDTH,
+    LLM_C_CLASSIFIER_BYTES_PER_LOGIT,
+    LLM_C_ELEMENTWISE_BYTES,
     MFU_FP8_LINEARS,
     MFU_FP8_LINEARS_BLACKWELL,
     MFU_PRETRAIN_AMPERE,
@@ -102,7 +105,42 @@ def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The language-model efficiency before the MoE costs: the fitted one, held under the width ceiling, and
     under Transformer Engine fp8 divided by the time its bf16 attention core and output layer add
     (fp8_split.time_factor: the fitted fp8 efficiencies are the linears' own)."""
+    if _runs_llm_c(spec, gpu):
+        return llm_c_efficiency(spec, gpu)
     return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec)
+
+
+def _runs_llm_c(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
+    """A dense 16-bit model trained on a stated karpathy/llm.c stack (training_stack llm_c) on an NVIDIA part
+    with a width-ceiling fit (Ampere's or Hopper's e)."""
+    return (
+        spec.training_stack == "llm_c"
+        and spec.is_training
+        and not spec.model.is_moe
+        and not spec.model.is_image
+        and spec.precision in ("bf16", "fp16")
+        and gpu.generation is not None
+    )
+
+
+def llm_c_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """training_stack llm_c: the step's FLOPs at the width ceiling's e (the rate its MPT fit gives a layer's
+    matmuls and attention as the memory-bound work vanishes) plus llm.c's own memory-bound bytes, counted from
+    train_gpt2.cu@a0d5dbb's kernels (assumptions.llm_c_elementwise_bytes_per_d, llm_c_classifier_bytes_per_logit),
+    at achieved_bandwidth_fraction of the datasheet bandwidth, one after the other:
+    e / (1 + e x peak x bytes / (achieved x bandwidth x FLOPs)), all a token. Not fitted: MPT's k (621 / 838)
+    stands for an eager PyTorch stack's passes, which llm.c fuses (issue 26, train46)."""
+    hopper = (gpu.generation or 0) >= HOPPER
+    e = (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
+    peak = gpu.dense_tflops(spec.precision) or 0.0
+    model = spec.model
+    elementwise = LLM_C_ELEMENTWISE_BYTES.value * model.num_layers * model.hidden_size
+    classifier = LLM_C_CLASSIFIER_BYTES_PER_LOGIT.value * model.vocab_size
+    memory_seconds = (elementwise + classifier) / (ACHIEVED_BANDWIDTH.value * gpu.memory_bandwidth_gbps * 1e9)
+    flop_seconds = training_flops_per_token(spec) / (e * peak * 1e12)
+    if flop_seconds <= 0:
+        return e
+    return e / (1.0 + memory_seconds / flop_seconds)
 
 
 def moe_efficiency_factor(
@@ -397,6 +435,14 @@ def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     ceiling is the efficiency (training_stack megatron)."""
     if spec.mfu or not spec.is_training or spec.model.is_image:
         return ""
+    if _runs_llm_c(spec, gpu):
+        return (
+            f"speed: on llm.c (training_stack llm_c) a {spec.model.hidden_size}-wide model trains at "
+            f"{llm_c_efficiency(spec, gpu):.0%} of the {gpu.slug}'s dense peak (its fused kernels' memory-bound "
+            "passes counted from train_gpt2.cu: 90 B a token and layer per unit of width and 4 B a vocabulary "
+            "logit; MosaicML's MPT sweep, the unstated stack, would give "
+            f"{min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)):.0%})"
+        )
     ceiling = width_ceiling(spec, gpu)
     fitted = _fitted_mfu(spec, gpu)
     if (gpu.generation or 0) >= HOPPER and _runs_megatron_dense(spec) and ceiling <= fitted:

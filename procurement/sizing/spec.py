@@ -94,7 +94,9 @@ ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
 # maxtext and torchtitan (recorded; no published rows outside the outside tests' cases to fit a ceiling on,
 # so sized as other).
-TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan")
+# llm_c: karpathy/llm.c's C/CUDA GPT-2 trainer (train_gpt2.cu), its memory-bound passes counted from its kernels
+# (mfu.llm_c_efficiency) instead of MPT's fitted width ceiling.
+TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and

@@ -86,3 +86,45 @@ def test_the_speed_basis_names_the_stack():
 def test_unknown_stacks_are_refused():
     with pytest.raises(WorkloadSpecError):
         spec("deepspeed")
+
+
+# ---------------------------------------------------------------------------------------------- llm_c (train46)
+# karpathy/llm.c: mfu.llm_c_efficiency counts train_gpt2.cu@a0d5dbb's memory-bound bytes (45 bf16 elements a token
+# and layer per unit of d, fused_classifier's 4 B a padded logit) at achieved_bandwidth_fraction 0.70 beside the
+# FLOPs at the width ceiling's e. GPT-2 124M (d 768, 12 layers, V 50,304, seq 1,024) on an A100 80GB (312 TFLOPS,
+# 2,039 GB/s), by hand: bytes 90 x 12 x 768 + 4 x 50,304 = 1,030,656 a token; FLOPs 798.1e6 a token (the engine's
+# count, tokens/s x step); memory / FLOP time = 1,030,656 / (0.70 x 2,039e9) / (798.1e6 / (0.726 x 312e12)) =
+# 0.2044; 0.726 / 1.2044 = 0.603.
+def gpt2_124m(stack=None):
+    return spec(
+        stack,
+        model={
+            "name": "gpt2-d12",
+            "num_layers": 12,
+            "hidden_size": 768,
+            "num_attention_heads": 12,
+            "intermediate_size": 3072,
+            "vocab_size": 50304,
+            "gated_mlp": False,
+            "tie_word_embeddings": True,
+        },
+        seq_len=1024,
+    )
+
+
+def test_llm_c_counts_its_own_passes():
+    assert default_mfu(gpt2_124m("llm_c"), A100) == pytest.approx(0.603, abs=1e-3)
+    # MosaicML MPT's ceiling for the unstated stack: 0.726 / (1 + 621 / 768) = 0.401
+    assert default_mfu(gpt2_124m(), A100) == pytest.approx(0.401, abs=1e-3)
+
+
+def test_llm_c_moves_nothing_else():
+    assert default_mfu(spec("llm_c", precision="fp8"), H100) == default_mfu(spec(precision="fp8"), H100)
+    moe = spec("llm_c", model={"preset": "mixtral-8x7b"}, parallelism={"gpus": 64, "expert_parallel": 8})
+    assert default_mfu(moe, H100) == default_mfu(dataclasses.replace(moe, training_stack="other"), H100)
+
+
+def test_llm_c_speed_basis_names_the_stack():
+    row = size_workload(gpt2_124m("llm_c"), [A100])["candidates"][0]
+    assert "training_stack llm_c" in row["speed_basis"]
+    assert "60%" in row["speed_basis"] and "40%" in row["speed_basis"]
