@@ -22,7 +22,13 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
-from procurement.sizing.image_spec import DATA_PIPELINES, GUIDANCE, IMAGE_ENGINES, IMAGE_RUNTIMES
+from procurement.sizing.image_spec import (
+    DATA_PIPELINES,
+    FASTERTRANSFORMER_VERSIONS,
+    GUIDANCE,
+    IMAGE_ENGINES,
+    IMAGE_RUNTIMES,
+)
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     ATTENTION_KERNELS,
@@ -370,10 +376,16 @@ class WorkloadImageSerializer(serializers.Serializer):
         IMAGE_ENGINES,
         "Inference engine. pytorch (default): PyTorch, eager or torch.compile as fused_kernels says; tensorrt: a "
         "TensorRT engine (fused kernels; fp32 engines in TF32 unless built with --noTF32); fastertransformer: "
-        "NVIDIA FasterTransformer's ViT as its last release, v5.3 (fp16 attention fused on Volta to Ampere, padded "
+        "NVIDIA FasterTransformer's ViT as image.engine_version says, unstated its last release, v5.3 (fp16 attention fused on Volta to Ampere, padded "
         "to 32/64/96/128/192/256/384/512 tokens, flash attention past 512; unfused in fp32 and bf16 and on later "
         "cards, its score passes counted; its own LayerNorm/bias/GELU/residual kernels between the "
         "GEMMs; fp32 GEMMs in full FP32 unless run with NVIDIA_TF32_OVERRIDE=1), ViT classifiers only",
+    )
+    engine_version = _choice(
+        FASTERTRANSFORMER_VERSIONS,
+        "image.engine fastertransformer only: the FasterTransformer release run (default: its last, v5.3). v5.0 "
+        "and v5.1 fuse fp16 ViT attention only up to 384 tokens (a 384 px ViT's 577 run unfused, padded to 584, "
+        "their score passes counted); v5.2 and v5.3 at any length. Its ViT guide's tables were measured on v5.0",
     )
     tf32_matmul = _flag(
         "fp32 image networks: matmuls on TF32 tensor cores (Ampere and later), as NGC PyTorch containers "

@@ -21,6 +21,7 @@ IMAGE_KNOB_PATHS = {
     "nf4_double_quant": "image.nf4_double_quant",
     "fused_kernels": "image.fused_kernels",
     "image_engine": "image.engine",
+    "engine_version": "image.engine_version",
     "tf32_matmul": "image.tf32_matmul",
     "images": "image.images",
     "text_tokens": "image.text_tokens",
@@ -90,6 +91,7 @@ _INFERENCE_ONLY = {
     "images",
     "unfused_lora_rank",
     "image_engine",
+    "engine_version",
 }
 _TRAINING_ONLY = {
     "optimizer",

@@ -679,6 +679,12 @@ FASTERTRANSFORMER_FMHA_SM70_LENGTHS = (64, 96, 128, 256, 384, 512)
 # on sm70/72 with size_per_head 64 and on sm75/80/86 with 64 or 32 (generation 80 here is sm80 and sm86). Any
 # other T (fp32, bf16) and every other card (Ada sm89, Hopper sm90, Blackwell) get UNFUSED_MHA.
 FASTERTRANSFORMER_FUSED_HEAD_SIZES = {70: (64,), 75: (32, 64), 80: (32, 64)}
+# v5.0 (a44c381) and v5.1 (bc21406), getAttentionType in BaseAttentionLayer.h: half, sm70 / 72 / 75 / 80 / 86,
+# size_per_head == 64 and max_seq_len <= 384, else unfused; ViT.cc builds FusedAttentionLayer only `&& max_seq_len_
+# <= 384` (image_spec.FASTERTRANSFORMER_VERSIONS). Not fitted: read from the code.
+FASTERTRANSFORMER_V50_FUSED_HEAD_SIZES = {70: (64,), 75: (64,), 80: (64,)}
+FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS = 384
+FASTERTRANSFORMER_LENGTH_BOUND_VERSIONS = ("v5.0", "v5.1")
 # The unfused attention's passes over the heads x S x S scores a layer, counted from UnfusedAttentionLayer.cc
 # forward and invokeMaskedSoftmax (src/fastertransformer/kernels/unfused_attention_kernels.cu) @release/v5.3_tag:
 # the strided batched GEMM Q.K^T writes them (1), softmax_kernel reads them and writes the probabilities in place
@@ -719,21 +725,39 @@ def _padded_tokens(tokens: int, lengths: tuple[int, ...]) -> int:
     return next((length for length in lengths if length >= tokens), tokens)
 
 
+def fastertransformer_version(spec) -> str:
+    """The FasterTransformer release sized: image.engine_version, or FASTERTRANSFORMER_VERSION unstated."""
+    return spec.image.engine_version or FASTERTRANSFORMER_VERSION
+
+
+def fastertransformer_bounds_fused_length(spec) -> bool:
+    """Whether the release sized fuses fp16 ViT attention only up to FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS
+    (v5.0 and v5.1; image_spec.FASTERTRANSFORMER_VERSIONS says where each was read)."""
+    return fastertransformer_version(spec) in FASTERTRANSFORMER_LENGTH_BOUND_VERSIONS
+
+
 def fastertransformer_attention_unfused(spec, generation=None):
-    """Whether FasterTransformer v5.3 runs this ViT's attention unfused on a card of NVIDIA `generation` (an
-    array, or None: an unknown card, sized fused as before): fp32 and bf16 always, fp16 off the
-    FASTERTRANSFORMER_FUSED_HEAD_SIZES generations or at another head width (getAttentionType @release/v5.3_tag).
-    Other precisions (int8, fp8: its ViTINT8 and fp8 paths, not read here) stay fused. False for other
-    engines."""
+    """Whether FasterTransformer runs this ViT's attention unfused on a card of NVIDIA `generation` (an
+    array, or None: an unknown card, sized fused as before): fp32 and bf16 always; fp16 off the fused
+    generations or at another head width (getAttentionType: FASTERTRANSFORMER_FUSED_HEAD_SIZES @release/v5.3_tag,
+    FASTERTRANSFORMER_V50_FUSED_HEAD_SIZES in v5.0 / v5.1) and, in v5.0 / v5.1, past
+    FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS tokens, on any card. Other precisions (int8, fp8: its ViTINT8 and fp8
+    paths, not read here) stay fused. False for other engines."""
     if not is_fastertransformer(spec):
         return False
     if spec.precision in ("fp32", "bf16"):
         return True
-    if spec.precision != "fp16" or generation is None:
+    if spec.precision != "fp16":
+        return False
+    bounded = fastertransformer_bounds_fused_length(spec)
+    if bounded and vit_tokens(spec) > FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS:
+        return True if generation is None else np.ones(np.shape(generation), dtype=bool)
+    if generation is None:
         return False
     encoder = image_preset(spec.model.image_arch.slug)["encoder"]
     head = encoder["hidden"] // encoder["heads"]
-    fused = [gen for gen, heads in FASTERTRANSFORMER_FUSED_HEAD_SIZES.items() if head in heads]
+    table = FASTERTRANSFORMER_V50_FUSED_HEAD_SIZES if bounded else FASTERTRANSFORMER_FUSED_HEAD_SIZES
+    fused = [gen for gen, heads in table.items() if head in heads]
     return ~np.isin(np.asarray(generation), fused)
 
 
@@ -792,18 +816,26 @@ def fastertransformer_version_note(spec, generation=None) -> str | None:
     if not is_fastertransformer(spec):
         return None
     tokens = vit_tokens(spec)
-    text = f"sized as FasterTransformer {FASTERTRANSFORMER_VERSION} (its last release)"
+    version = fastertransformer_version(spec)
+    bounded = fastertransformer_bounds_fused_length(spec)
+    text = f"sized as FasterTransformer {version}" + (
+        " (its last release)" if spec.image.engine_version is None else " (image.engine_version)"
+    )
     unfused_here = bool(np.all(fastertransformer_attention_unfused(spec, generation)))
     if unfused_here:
         encoder = image_preset(spec.model.image_arch.slug)["encoder"]
         unfused = fastertransformer_unfused_tokens(spec)
         shape = f"padded to {unfused}" if unfused != tokens else "unpadded"
         megabytes = float(fastertransformer_unfused_attention_bytes_per_image(spec, generation)) / 1e6
-        where = (
-            f"in {spec.precision} (v5.3 fuses ViT attention in fp16 only)"
-            if spec.precision != "fp16"
-            else "on this card (v5.3 fuses fp16 ViT attention on Volta, Turing and Ampere only)"
-        )
+        if spec.precision != "fp16":
+            where = f"in {spec.precision} ({version} fuses ViT attention in fp16 only)"
+        elif bounded and tokens > FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS:
+            where = (
+                f"past {FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS} tokens ({version} fuses fp16 ViT attention up to "
+                f"{FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS} tokens only; v5.2 and later at any length)"
+            )
+        else:
+            where = f"on this card ({version} fuses fp16 ViT attention on Volta, Turing and Ampere only)"
         text += (
             f", with its attention unfused {where}: this network's {tokens} tokens {shape}, the "
             f"{encoder['heads']} heads' scores written by one batched GEMM, read and written by its softmax and "
@@ -822,10 +854,10 @@ def fastertransformer_version_note(spec, generation=None) -> str | None:
             "; fp32 GEMMs in full FP32 on the CUDA cores, its default (image.tf32_matmul true states a "
             "run with NVIDIA_TF32_OVERRIDE=1)"
         )
-    if tokens > 384 and not unfused_here:
+    if tokens > FASTERTRANSFORMER_V50_FUSED_MAX_TOKENS and not unfused_here and not bounded:
         text += (
             "; its ViT guide's tables were measured on v5.0, whose attention past 384 tokens ran unfused and "
-            "slower than this"
+            "slower than this (image.engine_version v5.0 sizes that release)"
         )
     return text
 

@@ -35,6 +35,15 @@ IMAGE_ENGINES = ("pytorch", "tensorrt", "fastertransformer")
 # TF32, otherwise FP32 GEMM is used by default'), and its ViT guide's A100 FP32 ViT-B/16 384 px batch 32 row
 # (266.29 ms, docs/vit_guide.md @6ea1c77c) runs at 13.3 TFLOPS, 68% of the FP32 peak, 9% of TF32's
 TF32_BY_DEFAULT_ENGINES = ("tensorrt",)
+# The FasterTransformer release a fastertransformer engine ran (image.engine_version; unstated: its last,
+# image_model.FASTERTRANSFORMER_VERSION). What the sizing reads from it is where fp16 ViT attention is fused
+# (getAttentionType, src/fastertransformer/layers/attention_layers/BaseAttentionLayer.h): v5.0 (a44c381) and
+# v5.1 (bc21406) fuse it only at head width 64 and max_seq_len <= 384 (ViT.cc also tests `max_seq_len_ <= 384`),
+# so a 384 px ViT's 577 tokens run unfused, padded to 584; v5.2 (b672f49) and v5.3 (d21dc02) fuse any length
+# (head width 64, or 32 on sm75 / sm80 / sm86) and ViT.cc drops the test. Its ViT guide's tables
+# (docs/vit_guide.md) were measured on v5.0: the file and ViT.cc first appear at a44c381, and the tables are
+# unchanged through v5.3 (6ea1c77c).
+FASTERTRANSFORMER_VERSIONS = ("v5.0", "v5.1", "v5.2", "v5.3")
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class ImageSpec:
     source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
     engine: str = "pytorch"  # IMAGE_ENGINES (tensorrt, fastertransformer: fused_kernels)
+    # FASTERTRANSFORMER_VERSIONS, engine fastertransformer only (None: its last release)
+    engine_version: str | None = None
     # fp32 networks: their matmuls (linears, attention's bmm) run on TF32 tensor cores (Ampere and later), as
     # under NVIDIA's NGC PyTorch containers (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1), PyTorch 1.7-1.11's default, or
     # torch.backends.cuda.matmul.allow_tf32 = True / set_float32_matmul_precision('high'); off: upstream

@@ -18,6 +18,7 @@ from procurement.sizing import image_model
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
 from procurement.sizing.image_spec import (
     DATA_PIPELINES,
+    FASTERTRANSFORMER_VERSIONS,
     GUIDANCE,
     IMAGE_ENGINES,
     IMAGE_LORA_TARGETS,
@@ -1053,6 +1054,7 @@ _IMAGE_KEYS = {
     "nf4_double_quant",
     "runtime",
     "engine",
+    "engine_version",
     "fused_kernels",
     "tf32_matmul",
     "cache_text_embeddings",
@@ -1076,8 +1078,16 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
     if fused is False and engine != "pytorch":
         reader.error("image.fused_kernels", f"a {engine} engine runs fused kernels: leave it out or true")
     tf32 = reader.optional_boolean(data, "tf32_matmul", "image.tf32_matmul")
+    version = (
+        reader.choice(data, "engine_version", "image.engine_version", "", FASTERTRANSFORMER_VERSIONS) or None
+    )
+    if version is not None and engine != "fastertransformer":
+        reader.error(
+            "image.engine_version", "names a FasterTransformer release: state image.engine fastertransformer"
+        )
     return ImageSpec(
         engine=engine,
+        engine_version=version,
         fused_kernels=engine != "pytorch" if fused is None else fused,
         tf32_matmul=engine in TF32_BY_DEFAULT_ENGINES if tf32 is None else tf32,
         steps=reader.integer(data, "steps", "image.steps", None),

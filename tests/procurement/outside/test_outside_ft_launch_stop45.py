@@ -149,7 +149,11 @@ T4_BATCH_ONE_REASON = (
     " where the product charges 1.25x (2.277 against 1.821); its work-per-kernel efficiency of the 197-row GEMMs (and"
     " the 197 -> 256 fused attention at one image) does not fall far enough at batch 1 on this card. Whether the same"
     " shortfall sits under the A100's batch-1 host floor cannot be seen there (host-bound). A spec field would not"
-    " fix it; a batch-1 GEMM rate measured per card would."
+    " fix it; a batch-1 GEMM rate measured per card would. diff46 (stop 46), unchanged: the patch "
+    "convolution (utils/conv2d.h @a44c381, fixed CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, the same fp16 "
+    "call in the FP16 and INT8 forwards) runs one 196 x 768 (ViT-L 1,024) x 768 implicit GEMM at batch 1, "
+    "~12 (16) output tiles on 40 SMs, one wave, about 0.12 ms at the T4's CUDA-core rate: a tenth or less of "
+    "the 1.15 / 2.08 ms missing; not sized by a source, not the cause on this count."
 )
 
 T4_BATCH_ONE = [
