@@ -4,8 +4,8 @@ table (H100 FP8 TP 4 batch 480 and A100 FP16 TP 4 batch 240, 128/2,048), the pro
 other five Llama 2 70B rows of the same table had no test.
 
 Sources (stored copies opened with read_file / find_string for this module; figures quoted where used):
-  [TRT061] NVIDIA/TensorRT-LLM docs/source/performance.md, stored copy id 736701021 ("This data has been updated for
-           v0.6.1, unless specified"), Peak Throughput, out tok/s/GPU (Batch | TP | Input | Output):
+  [TRT061] NVIDIA/TensorRT-LLM docs/source/performance.md, the index's copy at commit 77d24b5f (read_file id
+           736701021; "This data has been updated for v0.6.1, unless specified"), Peak Throughput, out tok/s/GPU (Batch | TP | Input | Output):
              H100 FP8 LLaMA 70B: 1024 | 2 | 128 | 128 | 2,657; 480 | 4 | 128 | 2048 | 1,486; 96 | 2 | 2048 | 128 | 306;
                                  64 | 2 | 2048 | 2048 | 547
              A100 FP16 LLaMA 70B: 1280 | 4 | 128 | 128 | 670; 240 | 4 | 128 | 2048 | 525; 120 | 4 | 2048 | 128 | 79
