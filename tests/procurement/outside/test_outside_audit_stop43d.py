@@ -168,7 +168,21 @@ def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
 @pytest.mark.django_db
 @pytest.mark.xfail(
     strict=True,
-    reason=_LLAMA_COUNT
+    reason="EXPLAINED (serve46; the text below ended 'EXPLAINED ... not fixed' without starting with it): "
+    "[GPTFAST] Llama-7B eager on A100-80GB, published 25.5 tokens/s (39.2 ms a token), ours 19.41 (-23.9%). (a) the "
+    "blog's own trace says the eager baseline is 'heavily CPU overhead bound', so its step is the host's issue "
+    "time of gpt-fast's kernels, and gpt-fast's eager layer is its own (pytorch-labs/gpt-fast model.py, stored "
+    "@03e10bc2, re-read by serve46: RMSNorm 8 kernels x2, fused wqkv 1, apply_rotary_emb 9 x2, KVCache.update's "
+    "two index_put, repeat_interleave 2, SDPA with a mask 1-3, transpose().contiguous() 1, wo 1, two residual "
+    "adds, w1 / silu / w3 / mul / w2 5: 45-51 a layer), not transformers' 51-kernel LlamaDecoderLayer with its "
+    "30-kernel loop; (b) sized from published rows: 39.2 ms / (32 x 45-51 + 10) = 24-27 us a kernel, inside what "
+    "published A100 hosts show on their own host-bound rows: the Qwen2.5 speed benchmark's 17.0 us (24.76 ms for "
+    "28 x 51 + 30 kernels; test_outside_qwen25_host_stop46.py), optimum's 17.9-19.3 us (test_outside_audit_stop44"
+    ".py), AutoGPTQ's 31.9 us (the product's 31 us, test_autogptq_llama7b_fp16_a100_40g_batch1); at 31 us "
+    "gpt-fast's own count gives 45.0-50.9 ms (-13 to -23%), at its host's 24-27 us the published 39.2 ms: the "
+    "host's rate and the stack's count are both the publisher's; (c) no field states the host's per-kernel issue "
+    "time, and hf_eager is the only eager stack a spec can state (no gpt-fast layer). History: "
+    + _LLAMA_COUNT
     + "gpt-fast blog eager Llama-7B baseline on A100-80GB (330 W): published 25.5 tokens/s, ours 19.41 (-23.9%; "
     "before fix43d 42.11, +65%). gpt-fast is not transformers: its own eager model.py layer (fused wqkv, SDPA) "
     "is 45-51 kernels with a 10-kernel loop, 39.2 ms / 1,450-1,640 kernels = 24-27 us a kernel, under the "

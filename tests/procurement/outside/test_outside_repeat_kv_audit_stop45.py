@@ -95,18 +95,32 @@ _REASON = {
         "UNEXPLAINED (host): [QW25SPEED] Qwen2.5-7B-Instruct BF16, 1 x A100, input 14,336: published 29.78; ours "
         "21.85 (-26.6%), stated = unstated: the engine's 45.2 ms host floor binds (17 counted passes: GPU ~21 ms). "
         "The run's step 33.0 ms; its input-1 step 24.8 ms (40.38 tokens/s) is the known host miss (-45.2%, 1.82x "
-        "faster than 31 us a kernel); GPU-bound at 14,336 it needs ~36 passes (0.617 ms each) against 17 counted."
+        "faster than 31 us a kernel); GPU-bound at 14,336 it needs ~36 passes (0.617 ms each) against 17 counted. "
+        "serve46: at the publisher's host rate (24.76 ms a token, our 1.15 s prefill) it would read 39.5, +32.7%: "
+        "the host is not this row's miss, the KV-pass shortfall is."
     ),
     "14b-6144-1gpu": (
         "UNEXPLAINED (host): [QW25SPEED] Qwen2.5-14B-Instruct BF16, 1 x A100, input 6,144: published 20.51; ours "
         "12.94 (-36.9%), stated = unstated: the engine's 76.8 ms host floor binds; the run's step 48.3 ms against "
         "its 40.4 ms input-1 step (24.74 tokens/s, ours -47.4%): the publisher's host 1.9x faster; the repeat does "
-        "not move it."
+        "not move it. serve46: at the publisher's host rate (its input-1 step, 40.41 ms a token, with our 0.898 s "
+        "prefill) this row would read 24.48, +19.4%: the host explains the sign, not the size; the run's step "
+        "grows 7.9 ms from input 1 where the engine's GPU work stays under the host: the KV-pass shortfall of the "
+        "72B rows again."
     ),
     "7b-6144-1gpu": (
-        "UNEXPLAINED (host): [QW25SPEED] Qwen2.5-7B-Instruct BF16, 1 x A100, input 6,144: published 38.76; ours "
-        "22.02 (-43.2%): the 45.2 ms host floor against the run's 25.6 ms step, which is still its host's 24.8 ms "
-        "input-1 step (the GPU's 17 passes, ~16 ms, hidden under it): the host miss alone."
+        "EXPLAINED (serve46; was UNEXPLAINED (host)): [QW25SPEED] Qwen2.5-7B-Instruct BF16, 1 x A100, input 6,144: "
+        "published 38.76; ours 22.02 (-43.2%). (a) the step is the host's kernel issue time (hf_eager's host floor, "
+        "the mechanism cls45f's optimum rows are EXPLAINED by), and this publisher's host issues transformers "
+        "4.46.0's eager Qwen2 layer 1.8x faster than the engine's 31 us a kernel: its own rows (speed_benchmark.rst "
+        "@010c37c3, read by serve46) show Qwen2.5-0.5B at 47.40 / 47.45 / 47.11 / 47.16 tokens/s and 1.5B at 39.68 / "
+        "40.88 / 40.43 / 38.59 from input 1 to 30,720, a step that 30x the context does not move, i.e. the host's; "
+        "per layer 21.1 ms / 24 = 0.88 ms, 25.2 / 28 = 0.90, and the 7B's input-1 step 24.76 ms / 28 = 0.88, the "
+        "14B's 40.4 / 48 = 0.84, where the engine's floor is 45.2 / 28 = 1.61 ms a layer; (b) sized from the rows: "
+        "the 7B's input-1 step (2,048 / 40.38 less our 0.013 s prefill = 24.76 ms a token) with our 6,144-token "
+        "prefill (0.445 s) gives 2,048 / (0.445 + 2,048 x 0.02476) = 40.0 tokens/s, +3.3% (the engine's GPU work "
+        "at this context, 17 passes included, stays under 24.76 ms: ~16 ms; test_outside_qwen25_host_stop46.py); "
+        "(c) no field states the host's per-kernel issue time (its CPU and Python stack), as for the optimum rows."
     ),
 }
 
