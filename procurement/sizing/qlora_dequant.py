@@ -84,6 +84,10 @@ ACHIEVED_FRACTION = {
     "int4": GPTQ_EAGER_UNPACK_BANDWIDTH.value,
     "int8": ACHIEVED_BANDWIDTH.value,
 }
+# weight_quantization -> where its rate comes from, in words (only where it is not the streaming default)
+RATE_SOURCE = {
+    "int4": " (AutoGPTQ's eager ops as huggingface/optimum's A100 prefill benchmark measures them)",
+}
 LIBRARY = {
     "nf4": "bitsandbytes NF4 (dequantize_4bit in the forward, the recomputed forward and the backward)",
     "int4": "GPTQ int4 through AutoGPTQ's eager unpacking (transformers GPTQConfig without exllama, as Qwen's "
@@ -163,7 +167,8 @@ def text(spec) -> str:
     gigabytes = bytes_per_micro_batch(spec) / 1e9
     return (
         f"QLoRA dequantization: {LIBRARY[spec.weight_quantization]}, {gigabytes:,.1f} GB of memory traffic a "
-        f"micro-batch at {achieved_fraction(spec):.0%} of the card's bandwidth, whatever the sequence length"
+        f"micro-batch at {achieved_fraction(spec):.0%} of the card's bandwidth"
+        f"{RATE_SOURCE.get(spec.weight_quantization, '')}, whatever the sequence length"
     )
 
 
