@@ -353,8 +353,9 @@ INT4_DECODE_EFFICIENCY = Assumption(
 )
 # QLoRA on GPTQ int4 (lora46): AutoGPTQ's eager unpacking (qlinear_cuda_old QuantLinear.forward at 128 rows or more:
 # bitwise_right_shift of the expanded packed int32, .to(int8), bitwise_and, weight - zeros, scales * (...): 16.5 bytes
-# a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach: its inputs are broadcast
-# (expand / stride 0) int8 and int32 tensors and the last op mixes int8 with fp16. Measured, same library version and
+# a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach (its inputs are broadcast, expand /
+# stride 0, int8 and int32 tensors and the last op mixes int8 with fp16; the rate is measured, not derived from
+# that). Measured, same library version and
 # card as the Qwen README's Q-LoRA rows: huggingface/optimum @096386299309ec9c4c737c9e5ce260008c48fad7
 # tests/benchmark/README.md "Prefill-only benchmark results" (AutoGPTQ 0.4.2 / PyTorch 2.0.1 per optimum @3ffebf99;
 # Llama-2-13B, one A100-SXM4-80GB, 512-token prompt, batch 1): autogptq-cuda-old 368.13 ms against fp16 96.38 ms, the
