@@ -378,6 +378,31 @@ INT4_DECODE_EFFICIENCY = Assumption(
     "gpt-fast README: Llama-2-7B int4 (group 32) reaches 862.69 GB/s against 1397.31 GB/s in bf16; "
     "used for NF4 too (bitsandbytes' NF4 kernels are no faster), an assumption.",
 )
+# QLoRA on GPTQ int4 (lora46): AutoGPTQ's eager unpacking (qlinear_cuda_old QuantLinear.forward at 128 rows or more:
+# bitwise_right_shift of the expanded packed int32, .to(int8), bitwise_and, weight - zeros, scales * (...): 16.5 bytes
+# a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach (its inputs are broadcast, expand /
+# stride 0, int8 and int32 tensors and the last op mixes int8 with fp16; the rate is measured, not derived from
+# that). Measured, same library version and
+# card as the Qwen README's Q-LoRA rows: huggingface/optimum @096386299309ec9c4c737c9e5ce260008c48fad7
+# tests/benchmark/README.md "Prefill-only benchmark results" (AutoGPTQ 0.4.2 / PyTorch 2.0.1 per optimum @3ffebf99;
+# Llama-2-13B, one A100-SXM4-80GB, 512-token prompt, batch 1): autogptq-cuda-old 368.13 ms against fp16 96.38 ms, the
+# same GEMMs, so 271.75 ms is one pass of unpacking over the 40 x (4 x 5,120^2 + 3 x 5,120 x 13,824) = 12.688e9 block
+# weights: 16.5 x 12.688e9 B / 0.27175 s = 770.4 GB/s = 0.378 of the card's 2,039. The other batches (2 / 4 / 8 / 16
+# prompts: 273.85 / 291.25 / 308.62 / 324.47 ms) put the token-independent part at 271.9 ms (least-squares
+# intercept): the same figure. Fit rows: that table only. Held out: the QwenLM/Qwen @03cd81f5 README's GPTQ Q-LoRA
+# rows on one A100 80GB, 1.8B / 7B / 14B / 72B at 256-8,192 tokens (tests/procurement/outside: test_outside_audit_
+# stop43l, test_outside_lora_sync_audit_stop45, test_outside_qlora_audit_stop44), whose Q-LoRA minus LoRA steps need
+# 0.42-0.56 of the peak. Applied to every card as a fraction of its bandwidth (the same eager kernels; measured on the
+# A100 only).
+GPTQ_EAGER_UNPACK_BANDWIDTH = Assumption(
+    "gptq_eager_unpack_bandwidth_fraction",
+    0.378,
+    "fraction of datasheet bandwidth",
+    "huggingface/optimum tests/benchmark/README.md (@0963862), prefill-only, Llama-2-13B on one A100-SXM4-80GB, "
+    "batch 1, 512 tokens: AutoGPTQ's cuda-old path 368.13 ms against fp16 96.38 ms; the 271.75 ms difference is "
+    "one pass of eager GPTQ unpacking, 16.5 bytes a weight over 12.688e9 weights = 770 GB/s, 0.378 of 2,039 GB/s. "
+    "Measured on the A100 only; other cards take the same fraction of their bandwidth, an assumption.",
+)
 # Prefill and the batched decode GEMMs run at a fraction of the dense peak fitted on TensorRT-LLM's
 # published first-token latencies, "Low Latency" table of docs/source/performance.md at release v0.9.0
 # (batch 1, 2,048-token prompt, TP 1; raw.githubusercontent.com/NVIDIA/TensorRT-LLM/v0.9.0/docs/source/
@@ -1812,6 +1837,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
+    GPTQ_EAGER_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP8,
     PREFILL_EFFICIENCY_FP4,

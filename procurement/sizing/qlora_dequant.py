@@ -35,7 +35,11 @@ dequantize_4bit in forward and backward): 1 of 3, 1 of 2 without. LLM.int8 (MatM
 cached CxB where the card supports it, sm 7.5 and later; 0.45.5 int8_linear_matmul, 0.49.2 int8_scaled_mm, on
 state.CB; only the backward's CB.to(dtype).mul_(SCB / 127) builds a 16-bit copy): 0.
 The bytes run at assumptions.achieved_bandwidth_fraction of the card's HBM bandwidth (elementwise traffic, as the
-image engine and DTensor's copies charge it). Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
+image engine and DTensor's copies charge it), but GPTQ int4's at assumptions.gptq_eager_unpack_bandwidth_fraction
+(0.378, lora46): AutoGPTQ's eager unpacking measured on an A100 80GB at the version QwenLM/Qwen pins (huggingface/
+optimum @0963862 tests/benchmark/README.md, prefill-only: autogptq-cuda-old 368.13 ms against fp16 96.38 ms on
+Llama-2-13B at 512 tokens, 271.75 ms for 16.5 B x 12.688e9 weights), its broadcast int8 / int32 ops and mixed
+int8-fp16 multiply well under a streaming copy's 0.70. Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
 routed experts 1 / ep; ZeRO-3 / FSDP gather the quantized shards first, so each data-parallel rank unpacks the
 whole layer.
 
@@ -54,7 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, GPTQ_EAGER_UNPACK_BANDWIDTH
 from procurement.sizing.image_model import NF4_DEQUANTIZE_WEIGHT_BYTES
 from procurement.sizing.params import layer_params, quantizable_params
 
@@ -73,6 +77,17 @@ DEQUANTIZE = {
 # QuantLinear.forward unpack once in it, LLM.int8's forward runs an int8 GEMM on the int8 weight (none). Counted,
 # not fitted (module docstring, "First forward").
 FIRST_FORWARD_PASSES = {"nf4": 1.0, "int4": 1.0, "int8": 0.0}
+# weight_quantization -> fraction of the card's bandwidth its unpacking reaches: GPTQ int4 measured (optimum's
+# prefill table, assumptions.GPTQ_EAGER_UNPACK_BANDWIDTH); the bitsandbytes kernels at the streaming 0.70
+ACHIEVED_FRACTION = {
+    "nf4": ACHIEVED_BANDWIDTH.value,
+    "int4": GPTQ_EAGER_UNPACK_BANDWIDTH.value,
+    "int8": ACHIEVED_BANDWIDTH.value,
+}
+# weight_quantization -> where its rate comes from, in words (only where it is not the streaming default)
+RATE_SOURCE = {
+    "int4": " (AutoGPTQ's eager ops as huggingface/optimum's A100 prefill benchmark measures them)",
+}
 LIBRARY = {
     "nf4": "bitsandbytes NF4 (dequantize_4bit in the forward, the recomputed forward and the backward)",
     "int4": "GPTQ int4 through AutoGPTQ's eager unpacking (transformers GPTQConfig without exllama, as Qwen's "
@@ -83,6 +98,11 @@ LIBRARY = {
 
 def applies(spec) -> bool:
     return spec.task == "qlora" and spec.weight_quantization in DEQUANTIZE and not spec.model.is_image
+
+
+def achieved_fraction(spec) -> float:
+    """The fraction of the card's bandwidth the library's unpacking reaches (ACHIEVED_FRACTION)."""
+    return ACHIEVED_FRACTION.get(spec.weight_quantization, ACHIEVED_BANDWIDTH.value)
 
 
 def bytes_per_micro_batch(spec) -> float:
@@ -135,7 +155,7 @@ def seconds_per_step(spec, memory_bandwidth_gbps, weight_share) -> np.ndarray:
     (``weight_share``: 1 / (tp x pp) times the expert share) at the achieved bandwidth. A row without a bandwidth
     figure (inf) costs nothing."""
     traffic = bytes_per_micro_batch(spec) * float(spec.gradient_accumulation_steps) * np.asarray(weight_share)
-    bandwidth = np.asarray(memory_bandwidth_gbps, dtype=float) * 1e9 * ACHIEVED_BANDWIDTH.value
+    bandwidth = np.asarray(memory_bandwidth_gbps, dtype=float) * 1e9 * achieved_fraction(spec)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(traffic > 0, traffic / bandwidth, 0.0)
 
@@ -147,7 +167,8 @@ def text(spec) -> str:
     gigabytes = bytes_per_micro_batch(spec) / 1e9
     return (
         f"QLoRA dequantization: {LIBRARY[spec.weight_quantization]}, {gigabytes:,.1f} GB of memory traffic a "
-        f"micro-batch at {ACHIEVED_BANDWIDTH.value:.0%} of the card's bandwidth, whatever the sequence length"
+        f"micro-batch at {achieved_fraction(spec):.0%} of the card's bandwidth"
+        f"{RATE_SOURCE.get(spec.weight_quantization, '')}, whatever the sequence length"
     )
 
 
