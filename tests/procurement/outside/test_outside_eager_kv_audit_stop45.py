@@ -97,6 +97,16 @@ _QW25_LONG = {
     "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 7.124, 8),
     "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.521, 5),
 }
+# decode46: two leads on the missing passes, checked at their sources (flash-attn's tag v2.5.8 and PyTorch's cat kernel).
+_DECODE46_LEADS = (
+    "decode46, leads checked, neither closes it: (1) flash-attn v2.5.8 (@9a11f440, the row's) flash_attn_func -> "
+    "mha_fwd runs set_params_splitkv, num_splits_heuristic(heads x 1 m-block, 2 x 108 SMs, L / 128 blocks): after "
+    "repeat_kv (no GQA swap, heads = KV heads) 64 / 40 / 28 heads take 3 / 5 / 7 splits, 192 / 200 / 196 CTAs of 216 "
+    "slots, so the attention read is not occupancy-starved at one query row; (2) torch 2.3.1's torch.cat has no "
+    "vectorized path for 2-byte dtypes (CatArrayBatchedCopy_contig, one bf16 element a thread with per-element index "
+    "division; 8-byte loads only from pytorch#150233, 2025, whose own bf16 benchmark runs 1.66x faster after): the "
+    "cache's 2 cat passes cost ~3.3, +1.3 of the ~10-12 missing."
+)
 _QW25_REASON = {
     "72b-14336-3gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B-Instruct BF16, 3 x A100, input 14,336 + 2,048 generated: published "
@@ -105,14 +115,16 @@ _QW25_REASON = {
         "1 (prefill subtracted), 33 passes of its 5.0 GB mean-context cache at the engine's 1.43 TB/s. Counted from "
         "transformers 4.46.0 (the row's): Qwen2FlashAttention2 repeat_kv's the cache before flash-attn (n_rep 8), "
         "3 + 2 x 8 = 19 passes: 167.1 ms, 5.80 tokens/s (+36.4%), still out; the rest (~14 passes' worth) unsized "
-        "(lead, not verified: flash-attn at one query row a head, 64 heads at batch 1, below the achieved rate)."
+        "(lead, not verified: flash-attn at one query row a head, 64 heads at batch 1, below the achieved rate). "
+        + _DECODE46_LEADS
     ),
     "72b-30720-3gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B-Instruct BF16, 3 x A100, input 30,720 + 2,048 generated: published "
         "2.94 tokens/s, ours 7.12 (+142.3%). Ours: the 127.4 ms host floor (GPU 95-100 ms + 3 x 7.31 ms of KV = "
         "117 ms under it); the run's step 327.2 ms (2048 / 2.94 less our 26.5 s prefill), 29 passes of its 10.4 GB "
         "mean-context cache beyond the input-1 step. With Qwen2's repeat_kv counted (19 passes, transformers 4.46.0 "
-        "Qwen2FlashAttention2 l. 402-403) ours would be 238.6 ms, 3.98 tokens/s (+35.2%); the rest unsized."
+        "Qwen2FlashAttention2 l. 402-403) ours would be 238.6 ms, 3.98 tokens/s (+35.2%); the rest unsized. "
+        + _DECODE46_LEADS
     ),
     "14b-30720-1gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-14B-Instruct BF16, 1 x A100, input 30,720 + 2,048 generated: published "
@@ -120,7 +132,8 @@ _QW25_REASON = {
         "3 x 4.42 ms = 23.7 ms); the run's step 40.4 -> 118.9 ms from input 1 (prefill subtracted), 18 passes of "
         "its 6.24 GB mean-context cache; Qwen2's repeat_kv (n_rep 5) gives 13 passes, GPU 67.9 ms, still under our "
         "floor, so even the counted copies do not move this row; its input-1 row is the host miss (24.74 against "
-        "ours 13.02, -47.4%): two errors of opposite sign, the host floor 1.9x slow and the KV traffic 6x short."
+        "ours 13.02, -47.4%): two errors of opposite sign, the host floor 1.9x slow and the KV traffic 6x short. "
+        + _DECODE46_LEADS
     ),
 }
 

@@ -65,24 +65,37 @@ _ROWS = {
     "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 3.975, 7.124),
     "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.521, 12.521),
 }
+# decode46: two leads on the missing passes, checked at their sources (flash-attn's tag v2.5.8 and PyTorch's cat kernel).
+_DECODE46_LEADS = (
+    "decode46, leads checked, neither closes it: (1) flash-attn v2.5.8 (@9a11f440, the row's) flash_attn_func -> "
+    "mha_fwd runs set_params_splitkv, num_splits_heuristic(heads x 1 m-block, 2 x 108 SMs, L / 128 blocks): after "
+    "repeat_kv (no GQA swap, heads = KV heads) 64 / 40 / 28 heads take 3 / 5 / 7 splits, 192 / 200 / 196 CTAs of 216 "
+    "slots, so the attention read is not occupancy-starved at one query row; (2) torch 2.3.1's torch.cat has no "
+    "vectorized path for 2-byte dtypes (CatArrayBatchedCopy_contig, one bf16 element a thread with per-element index "
+    "division; 8-byte loads only from pytorch#150233, 2025, whose own bf16 benchmark runs 1.66x faster after): the "
+    "cache's 2 cat passes cost ~3.3, +1.3 of the ~10-12 missing."
+)
 _REASON = {
     "72b-14336-3gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B BF16, 3 x A100, input 14,336: published 4.25 tokens/s; stated as run "
         "(eager_layer qwen2, attn_implementation flash_attention_2) ours 7.53 -> 5.80 (+77.3% -> +36.4%): "
         "Qwen2FlashAttention2's repeat_kv counted (19 passes of the 8-KV-head cache, transformers 4.46.0 l. 402-403), "
         "the GPU step 167 ms now above the 127.4 ms host floor. The rest: the run's step needs ~33 passes, 1.7x the "
-        "code's own count; unsized (lead, not verified: flash-attn at one query row a head below the achieved rate)."
+        "code's own count; unsized (lead, not verified: flash-attn at one query row a head below the achieved rate). "
+        + _DECODE46_LEADS
     ),
     "72b-30720-3gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-72B BF16, 3 x A100, input 30,720: published 2.94 tokens/s; stated as run "
         "ours 7.12 -> 3.98 (+142.3% -> +35.2%): 19 counted passes (repeat_kv, n_rep 8); the growth from input 1 "
-        "needs 29.1 (1.5x the count; test_outside_eager_kv_audit_stop45.py), the rest unsized."
+        "needs 29.1 (1.5x the count; test_outside_eager_kv_audit_stop45.py), the rest unsized. "
+        + _DECODE46_LEADS
     ),
     "14b-30720-1gpu": (
         "UNEXPLAINED: [QW25SPEED] Qwen2.5-14B BF16, 1 x A100, input 30,720: published 8.20 tokens/s; stated as run "
         "ours 12.52 unchanged (+52.7%): the counted 13 passes (n_rep 5) give 67.9 ms of GPU work, still under the "
         "engine's 76.8 ms host floor, which this publisher's host beats 1.9x at input 1 (24.74 against 13.02 "
-        "tokens/s); two errors of opposite sign, the host floor slow and the KV traffic short (17.8 passes needed)."
+        "tokens/s); two errors of opposite sign, the host floor slow and the KV traffic short (17.8 passes needed). "
+        + _DECODE46_LEADS
     ),
 }
 

@@ -188,7 +188,11 @@ OPTIMUM_B8_REASON = (
     "4.32's 47-kernel layer) fits batch 1-4 (+0.0 / +1.1 / +2.5% with that rate) but here the run's step is above "
     "its host time, and the product's GPU step is 28.6 ms, 0.60 of the run's 47.37: with the run's host rate this "
     "row would read +28.2%. The eager GPU work that grows with streams is short; not sized (no count of what "
-    "transformers 4.32's attention costs at m = 1)"
+    "transformers 4.32's attention costs at m = 1). decode46, one lead sized, not closing: the run's torch 2.0.1 "
+    "torch.cat has no vectorized path (CatArrayBatchedCopy; 8-byte loads for fp16 only from pytorch#150233, 2025, "
+    "whose own bf16 benchmark runs 1.66x faster after): at 1.66x its 2 passes of the 5.03 GB cache (8 streams x "
+    "768 mean context x 0.82 MB) add 1.3 passes, +4.7 ms: 33.3 ms, 0.70 of the run's 47.37; the 8 -> 16 stream "
+    "slope (22.57 ms for 5.03 GB more, 6.4 passes at 1.43 TB/s) needs 3.4 passes beyond the 3 counted, the cat 1.3."
 )
 
 

@@ -235,7 +235,12 @@ _QWEN8K_REASON = (
     "generated tokens', its memory table 'generating 8192 tokens (with single token as context)'; read as the "
     "speed sentence states it (10,240 tokens counted, context 2,048 -> 10,240) the 8,192 column's step is 1.25 / "
     "speed (7B Int4 32.4 ms, BF16 34.6 ms) instead of 25.9 / 27.7, and the engine's 21.7 ms floor is further out. "
-    "Not added: a context term fitted on these four rows would have no held-out row."
+    "Not added: a context term fitted on these four rows would have no held-out row. "
+    "decode46, one lead sized, not closing: the rows' torch 2.0.1 has no vectorized torch.cat for any dtype "
+    "(CatArrayBatchedCopy; the 16-byte path, pytorch#102815, June 2023, came later and is 32 / 64-bit only; 8-byte "
+    "loads for 2-byte dtypes only from pytorch#150233, 2025, whose own bf16 benchmark runs 1.66x faster after): at "
+    "1.66x the cat's 2 passes cost 3.3, 4.3 pass-equivalents (3.0 ms a GB) against the 5.2 / 5.5 / 6.1 needed, "
+    "while 7B BF16 needs 2.9; the Int4 / BF16 split of one cache stays unexplained."
 )
 
 
