@@ -30,6 +30,12 @@ class BillingImport(models.Model):
     source_format = models.CharField(max_length=20, choices=BillingFormat.choices)
     file_name = models.CharField(max_length=500)
     file_sha256 = models.CharField(max_length=64, blank=True)
+    file_bytes = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The imported file's size in bytes (none for a pull or an import before stop 46): a file of "
+        "another size cannot be this one, so it is read while its checksum is computed (storage/store.py).",
+    )
     provider = models.CharField(max_length=50, blank=True, help_text="--provider, when the file names none.")
     rows_seen = models.PositiveIntegerField(default=0)
     inserted = models.PositiveIntegerField(default=0)

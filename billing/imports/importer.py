@@ -120,8 +120,8 @@ def import_file(
         source_columns = cur.source_columns(columns)
     tags_column = "resource_tags" if fmt == "cur" else "Tags"  # the column the readers take tags from
     notes = TagNotes(file, tags_column, tag_mapping().named_keys())
-    # the checksum before a row is stored: a file imported before is recognized and not read past its first
-    # chunk, read meanwhile (store_chunks)
+    # a file imported before is recognized by its checksum before a line is read; a file no import of the
+    # same size is (file_bytes) is read and stored while the checksum is computed (store_chunks)
     return store_chunks(
         _noting_tags(chunks, notes),
         file_name=path.name,
@@ -134,6 +134,7 @@ def import_file(
         source_columns=source_columns,
         part=export_part(path.name),  # identical lines of two parts of one export are two charges
         warnings=notes.lines,  # once every chunk is read; stored on the import
+        file_bytes=path.stat().st_size,
     )
 
 

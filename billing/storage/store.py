@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from django.db import transaction
+from django.db.models import Q
 
 from billing.imports.arrow_memory import return_freed_heap
 from billing.imports.checks import check_stored_bounds
@@ -144,43 +144,42 @@ def store_chunks(
     source_columns: Mapping[str, str] | None = None,
     part: str = "",
     warnings: Callable[[], list[str]] | None = None,
+    file_bytes: int | None = None,
 ) -> ImportResult:
     """Store every chunk or none (raises BillingFileError, nothing written). `source_columns` names
     the file's column of each normalized one, for errors found after normalizing; `sha256` may be a
     function that gives the checksum (computed meanwhile, elsewhere). `part` is the export part the rows
     come from (keys.export_part of the file's name), part of each row key. Given as a string, a file
     imported before (same checksum, format, provider and part, its dataset on disk) is not read at all
-    (_known_file); so too given as a Future being computed, but where no import of the same format and
-    provider has a dataset (no checksum could match), the first chunk is read meanwhile. `warnings`
-    gives the import's warnings once every chunk is read; they are stored on the import (stored_warnings),
-    and a file imported before keeps the first import's."""
-    reading = iter(chunks)
-    first: list[pd.DataFrame] = []
-    if isinstance(sha256, Future) and _imported_before(source_format, provider):
+    (_known_file); so too given as a Future being computed where an import of the same format and
+    provider with a dataset may be the same file (_may_be_known: the same size `file_bytes`, or a size
+    not on record). Otherwise no checksum can match and the whole file is read, normalized and written
+    while the checksum is computed (_checksum_errors_first). `warnings` gives the import's warnings once
+    every chunk is read; they are stored on the import (stored_warnings), and a file imported before
+    keeps the first import's."""
+    if isinstance(sha256, Future) and _may_be_known(source_format, provider, file_bytes):
         sha256 = sha256.result()  # this file may be one of them: known before a line of it is read
-    elif isinstance(sha256, Future):
-        first, sha256 = _first_while_computing(reading, sha256)
     known = _known_file(sha256, source_format, provider, part) if isinstance(sha256, str) else None
     if known is not None:
-        _stop(reading)
+        _stop(chunks)
         return _store_known(known, file_name=file_name, user=user, progress=progress)
-    chunks = itertools.chain(first, reading)
     result = ImportResult()
     catalog, tags = catalog_entries(), tag_mapping()
     convertible = set(fx_rates(base="USD"))
     currencies_seen: dict[str, int] = {}
     seen = OccurrenceCounter()
     file, source_columns = location or file_name, source_columns or {}
-    checksum = sha256 if callable(sha256) else (lambda: sha256)
+    checksum = _checksum(sha256)
     with transaction.atomic():
         billing_import = BillingImport.objects.create(
             source_format=source_format,
             file_name=file_name[:500],
+            file_bytes=file_bytes,
             provider=provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
         )
         dataset = DatasetWriter(dataset_root())
-        with _abandoned_on_error(dataset):
+        with _abandoned_on_error(dataset), _closed_on_error(chunks), _checksum_errors_first(sha256):
             for chunk in chunks:
                 _check_currency_mix(chunk, currencies_seen, convertible, file)
                 rows = enrich(chunk, catalog=catalog, tags=tags, unmapped=result.unmapped)
@@ -195,7 +194,8 @@ def store_chunks(
                     progress(len(chunk))
                 return_freed_heap()  # the peak stays flat as the file grows (arrow_memory.py)
             dataset.wait()  # the last chunk's keys; an error of the writer's is raised here
-        billing_import.file_sha256 = checksum()
+            # computed meanwhile: a byte that is not UTF-8 is raised here, and the dataset abandoned
+            billing_import.file_sha256 = checksum()
         _record_dataset(billing_import, dataset, part)
         result.inserted = new_rows(billing_import.pk)
         result.unchanged = result.rows_seen - result.inserted
@@ -251,6 +251,7 @@ def _store_known(
             provider=earlier.provider,
             imported_by=user if getattr(user, "is_authenticated", False) else None,
             file_sha256=earlier.file_sha256,
+            file_bytes=earlier.file_bytes,
             rows_seen=result.rows_seen,
             inserted=0,
             unchanged=result.unchanged,
@@ -298,36 +299,55 @@ def _write_dataset(
     dataset.write_made(lambda: keyed(table, numbered_lanes(lanes, seen), order))
 
 
-def _imported_before(source_format: str, provider: str) -> bool:
-    """Whether an import of this format and provider has a dataset: only then can a file be known by its
-    checksum (_known_file)."""
-    return BillingImport.objects.filter(
+def _may_be_known(source_format: str, provider: str, file_bytes: int | None) -> bool:
+    """Whether an import of this format and provider with a dataset may be this file (_known_file): one of
+    the same size, or one whose size is not on record (a pull, an import before stop 46), or any where this
+    file's size is not given. A file of another size is not one of them, whatever its checksum."""
+    earlier = BillingImport.objects.filter(
         source_format=source_format, provider=provider, files__isnull=False
-    ).exists()
+    )
+    if file_bytes is not None:
+        earlier = earlier.filter(Q(file_bytes=file_bytes) | Q(file_bytes__isnull=True))
+    return earlier.exists()
 
 
-def _first_while_computing(chunks: Iterator[pd.DataFrame], sha256: Future) -> tuple[list, str]:
-    """The first chunk (in a list; none for an empty file) and the file's checksum, the chunk read
-    (parsed and normalized, the reader then reading ahead) while the checksum is computed on its thread,
-    for a file no earlier import can be (_imported_before): the read no longer waits for the whole file
-    to be hashed (issue 28: about a second at 5M CSV rows, with a core idle). Should the same file be
-    recorded meanwhile, it is still known before a row is stored. An error of the checksum's pass (a byte
-    that is not UTF-8, named by its line) is raised before one of the first chunk's, as it was."""
+def _checksum(sha256: str | Callable[[], str] | Future) -> Callable[[], str]:
+    if isinstance(sha256, Future):
+        return sha256.result
+    return sha256 if callable(sha256) else (lambda: sha256)
+
+
+@contextmanager
+def _checksum_errors_first(sha256: str | Callable[[], str] | Future):
+    """While a file no earlier import can be (_may_be_known) is read (parsed, normalized, the reader
+    reading ahead) and stored, its checksum is computed on its own thread: the import no longer waits for
+    the whole file to be hashed (issue 28: about a second at 5M CSV rows, with a core idle; stop 45 read
+    only the first chunk meanwhile). An error of the checksum's pass (a byte that is not UTF-8, named by
+    its line) is raised before one met reading or storing a chunk, as it was; where none is met,
+    store_chunks raises it once every chunk is read. Should the same file be recorded meanwhile, it is
+    still known before a row is recorded (_record_dataset keeps the earlier dataset, drops this one)."""
     try:
-        first = [next(chunks)]
-    except StopIteration:
-        first = []
+        yield
     except BillingFileError:
-        sha256.result()
+        if isinstance(sha256, Future):
+            sha256.result()
         raise
-    return first, sha256.result()
 
 
-def _stop(chunks: Iterator) -> None:
-    """Stop reading a file begun (_first_while_computing): its read-ahead thread ends."""
+def _stop(chunks: Iterable) -> None:
+    """Stop reading a file begun (_read_while_computing): its read-ahead thread ends."""
     close = getattr(chunks, "close", None)
     if close is not None:
         close()
+
+
+@contextmanager
+def _closed_on_error(chunks: Iterable):
+    try:
+        yield
+    except BaseException:
+        _stop(chunks)  # the read-ahead thread ends now, not when the reader is collected
+        raise
 
 
 @contextmanager

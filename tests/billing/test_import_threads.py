@@ -19,7 +19,7 @@ import pytest
 from billing.imports import chunks
 from billing.imports.importer import import_file
 from billing.imports.records import BillingFileError
-from billing.models import BillingImportFile
+from billing.models import BillingImport, BillingImportFile
 from billing.storage.datasets import SCHEMA, TEXT_COLUMNS
 from billing.storage.import_datasets import ImportDatasets
 from tests.billing.catalog import make_catalog
@@ -265,6 +265,114 @@ def test_a_first_import_reads_its_first_chunk_while_the_checksum_is_computed(mon
     result = import_file(AWS, fmt="focus")
     assert (result.inserted, result.rows_seen, result.errors) == (4, 4, [])
     assert BillingImportFile.objects.get().rows == 4  # the fixture's 4 rows, all charged in May 2026
+
+
+def _holding_the_checksum(monkeypatch, until: threading.Event) -> list[str]:
+    """The checksum's thread waits for `until` (30 s at most) and notes whether it came; read_focus sets
+    nothing itself: each test hooks what it waits for."""
+    from billing.imports import importer
+
+    noted: list[str] = []
+    real_checksum = importer._checksum_checking_text
+
+    def checksum(path):
+        noted.append("read first" if until.wait(30) else "checksum first")
+        return real_checksum(path)
+
+    monkeypatch.setattr(importer, "_checksum_checking_text", checksum)
+    return noted
+
+
+def _reading(monkeypatch, on_first: threading.Event, on_last: threading.Event, chunk_rows: int = 2) -> None:
+    from billing.imports import importer
+
+    real_read_focus = importer.focus.read_focus
+
+    def read_focus(*args, **kwargs):
+        for chunk in real_read_focus(*args, **{**kwargs, "chunk_rows": chunk_rows}):
+            on_first.set()
+            yield chunk
+        on_last.set()
+
+    monkeypatch.setattr(importer.focus, "read_focus", read_focus)
+
+
+def test_a_file_no_import_of_its_size_is_read_whole_while_the_checksum_is_computed(monkeypatch, tmp_path):
+    """Issue 28 (perf46a): with an import of the same format and provider on record but none of the same
+    size (BillingImport.file_bytes), no checksum can match, so every chunk is read, normalized and written
+    before the checksum is known (stop 45 read the first chunk only, and nothing where any import of the
+    format was on record). The checksum is held back here until the last chunk has been read; the file is
+    the fixture's 4 lines less its last (3 rows, chunks of 2)."""
+    make_catalog()
+    import_file(AWS, fmt="focus")
+    shorter = tmp_path / "aws_focus_three_lines.csv"
+    shorter.write_text("\n".join(AWS.read_text().splitlines()[:4]) + "\n")
+    first, last = threading.Event(), threading.Event()
+    _reading(monkeypatch, first, last)
+    noted = _holding_the_checksum(monkeypatch, last)
+    result = import_file(shorter, fmt="focus")
+    assert noted == ["read first"]
+    assert (result.inserted, result.unchanged, result.rows_seen, result.errors) == (0, 3, 3, [])
+    latest = BillingImport.objects.order_by("pk").last()
+    assert latest.file_bytes == shorter.stat().st_size and len(latest.file_sha256) == 64
+    assert not _readers()
+
+
+def test_a_file_of_a_size_on_record_waits_for_its_checksum_before_a_line_is_read(monkeypatch, tmp_path):
+    """The same size as an import on record (or an import whose size is not on record: made before
+    stop 46) may be the same file: the checksum comes first, as before (a known file is not read at all:
+    test_import_datasets). Here other bytes of the same size: read only once the checksum is known."""
+    make_catalog()
+    import_file(AWS, fmt="focus")
+    text = AWS.read_text()
+    same_size = tmp_path / "aws_focus_same_size.csv"
+    same_size.write_text(text.replace("2026-05-0", "2026-05-1", 1))
+    assert same_size.stat().st_size == AWS.stat().st_size and same_size.read_text() != text
+    first, last = threading.Event(), threading.Event()
+    _reading(monkeypatch, first, last)
+    monkeypatch.setattr("billing.imports.importer._checksum_checking_text", _checksum_after(first))
+    assert import_file(same_size, fmt="focus").errors == [] and first.is_set()
+    BillingImport.objects.update(file_bytes=None)  # imports made before stop 46
+    other = tmp_path / "aws_focus_three_lines.csv"
+    other.write_text("\n".join(text.splitlines()[:4]) + "\n")
+    first.clear()
+    assert import_file(other, fmt="focus").errors == [] and first.is_set()
+
+
+def _checksum_after(read: threading.Event):
+    from billing.imports import importer
+
+    real_checksum = importer._checksum_checking_text
+
+    def checksum(path):
+        # a second for a read begun meanwhile to show (the file's first chunk takes milliseconds)
+        assert not read.wait(1), "a line was read before the checksum was known"
+        return real_checksum(path)
+
+    return checksum
+
+
+def test_a_byte_that_is_not_utf8_found_by_the_checksum_after_the_read_leaves_nothing(monkeypatch, tmp_path):
+    """A file read whole while its checksum is computed (above) whose only bad byte is in a column no
+    reader takes: the checksum's error is raised once every chunk is read, and nothing is stored, no
+    dataset file left (the writer's files abandoned). 200 lines (the header's read decodes the first 8 KiB),
+    the bad byte on the last."""
+    make_catalog()
+    lines = AWS.read_text().splitlines()
+    body = [line + ",ok" for line in lines[1:]] * 50
+    body[-1] = body[-1][: -len("ok")] + "\xfc"
+    bad = tmp_path / "aws_focus_latin1.csv"
+    bad.write_bytes(("\n".join([lines[0] + ",x_Note", *body]) + "\n").encode("latin-1"))
+    first, last = threading.Event(), threading.Event()
+    _reading(monkeypatch, first, last, chunk_rows=50)
+    noted = _holding_the_checksum(monkeypatch, last)
+    with pytest.raises(BillingFileError, match="not UTF-8 text: byte 0xfc"):
+        import_file(bad, fmt="focus")
+    assert noted == ["read first"]
+    assert not BillingImport.objects.exists()
+    root = ImportDatasets().root  # shared by the session's tests: no import's folder being written is left
+    assert not [p for p in root.iterdir() if p.name.startswith(".incoming-")] if root.exists() else True
+    assert not _readers()
 
 
 def test_the_writer_numbers_identical_rows_in_chunk_order(tmp_path):
