@@ -762,14 +762,34 @@ def fastertransformer_attention_unfused(spec, generation=None):
 
 
 def fastertransformer_unfused_tokens(spec) -> int:
-    """The sequence v5.3's unfused attention runs: fp16 padded to a multiple of 8 (ViT.cc need_padding:
-    577 -> 584, 197 -> 200), fp32 and bf16 as is ('pads only half')."""
+    """The sequence FasterTransformer's unfused attention runs (v5.0 / v5.1's unfused path at > 384 tokens, any
+    release's fp32 and bf16, and v5.3's fp16 off sm70-sm86): fp16 padded to a multiple of 8 (ViT.cc need_padding,
+    the same at a44c381 and release/v5.3_tag: 577 -> 584, 197 -> 200), fp32 and bf16 as is ('pads only half')."""
     tokens = vit_tokens(spec)
     return (tokens + 7) // 8 * 8 if spec.precision == "fp16" else tokens
 
 
+def fastertransformer_token_padding(spec, generation=None):
+    """The tokens a FasterTransformer ViT layer's GEMMs and elementwise kernels run per token it needs: where
+    ViT.cc pads (need_padding: the unfused path in fp16 at a token count off a multiple of 8), forward sets
+    h_token_num = batch x the padded length after invokeRebuildPadding, and every layer's LayerNorms, q/k/v,
+    output and FFN GEMMs (via the attention and FFN layers' [h_token_num, hidden] tensors), bias / residual
+    kernels run over h_token_num rows (src/fastertransformer/models/vit/ViT.cc ViTTransformer::forward @a44c381,
+    v5.0, and the same at release/v5.3_tag): 584 / 577 = 1.012 at 384 px, 200 / 197 = 1.015 at 224 px. 1 where
+    the attention is fused or the length needs no padding (an array over `generation`). Read from the code, not
+    fitted; the patch embedding (written unpadded, then rebuilt) and the classifier are left at the real count."""
+    if not is_fastertransformer(spec):
+        return 1.0
+    ratio = fastertransformer_unfused_tokens(spec) / vit_tokens(spec)
+    unfused = fastertransformer_attention_unfused(spec, generation)
+    if generation is None:
+        return ratio if unfused else 1.0
+    return np.where(unfused, ratio, 1.0)
+
+
 def fastertransformer_unfused_attention_bytes_per_image(spec, generation=None):
-    """Bytes v5.3's unfused ViT attention moves beyond its fused one, an image: every layer's heads x S x S
+    """Bytes FasterTransformer's unfused ViT attention (the path fastertransformer_unfused_tokens lists) moves
+    beyond its fused one, an image: every layer's heads x S x S
     scores FASTERTRANSFORMER_UNFUSED_SCORE_PASSES times, the S x S mask once and the output transpose's
     FASTERTRANSFORMER_UNFUSED_TRANSPOSE_PASSES elements a hidden unit and token, in the compute dtype, at S the
     sequence it runs (fastertransformer_unfused_tokens). 0 where the attention is fused (an array over
@@ -789,10 +809,10 @@ def attention_padding(spec, generation=None):
     """The attention FLOPs a forward runs per FLOP it needs: (padded / real sequence)^2 under
     FasterTransformer v5.3's fused attention (FASTERTRANSFORMER_FMHA_LENGTHS; on Volta, `generation` 70,
     FASTERTRANSFORMER_FMHA_SM70_LENGTHS), 1 elsewhere or past 512 tokens (flash attention, unpadded). Where
-    v5.3 runs it unfused (fastertransformer_attention_unfused), the sequence its batched GEMMs run
+    FasterTransformer runs it unfused (fastertransformer_attention_unfused), the sequence its batched GEMMs run
     (fastertransformer_unfused_tokens: fp16 to a multiple of 8, fp32 unpadded). The padded fp16 tokens also run
-    through the layer's GEMMs and elementwise kernels (ViT.cc pads the whole sequence): not counted, 7 of 577
-    tokens (1.2%) at 384 px, 3 of 197 (1.5%) at 224 px."""
+    through the layer's GEMMs and elementwise kernels (ViT.cc pads the whole sequence): counted by
+    fastertransformer_token_padding, 7 of 577 tokens (1.2%) at 384 px, 3 of 197 (1.5%) at 224 px."""
     if not is_fastertransformer(spec):
         return 1.0
     tokens = vit_tokens(spec)
@@ -842,6 +862,8 @@ def fastertransformer_version_note(spec, generation=None) -> str | None:
             "read by the second GEMM (4 passes a layer), plus the mask once and the output transpose, counted as "
             f"{megabytes:,.0f} MB an image at {ACHIEVED_BANDWIDTH.value:.0%} of the card's memory bandwidth"
         )
+        if unfused != tokens:
+            text += f", and every layer's GEMMs and elementwise kernels run over the {unfused} padded tokens"
     else:
         shape = (
             "unpadded (flash attention past 512)"
@@ -1649,12 +1671,15 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     efficiency = inference_efficiency(spec, peak_flops)
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
-    compute = (inference_flops_per_image(spec) - attention) / (peak_flops * efficiency)
+    # FasterTransformer's padded unfused fp16 ViT runs its layer GEMMs and elementwise passes over the padded
+    # tokens (fastertransformer_token_padding; 1 elsewhere)
+    token_padding = fastertransformer_token_padding(spec, generation)
+    compute = (inference_flops_per_image(spec) - attention) * token_padding / (peak_flops * efficiency)
     padding = attention_padding(spec, generation)
     compute = compute + attention * padding / (peak_flops * attention_efficiency)
-    traffic = inference_traffic_bytes_per_image(spec) + fastertransformer_unfused_attention_bytes_per_image(
-        spec, generation
-    )
+    traffic = inference_traffic_bytes_per_image(
+        spec
+    ) * token_padding + fastertransformer_unfused_attention_bytes_per_image(spec, generation)
     traffic = traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     eager = eager_attention_excess_seconds_per_image(
         spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
