@@ -154,7 +154,10 @@ def test_pr378_one_a100_sxm4_40gb_at_batch_24(bundled_catalog):
     9.4686e-7 s a token = 206,450, +3.0%. Inside either way (the unstated stack: 156,916, -21.7%)."""
     spec = _gpt2(12, 768, 12, 24, 1)
     ours = _per_gpu_tokens(spec, "a100-sxm4-40gb", 1)
-    assert ours == pytest.approx(223_689, rel=0.005)
+    # fix46t: 223,689 -> 216,096 (+7.8%) because llm_c now counts the once-a-step AdamW (30 B), gradient-norm and
+    # zero-grad (4 B) bytes a parameter from train_gpt2.cu@a0d5dbb: 34 x 124,475,904 / 24,576 tokens = 172 KB a
+    # token more at 0.70 x 1,555 GB/s (the A100 SXM4 40GB's datasheet bandwidth).
+    assert ours == pytest.approx(216_096, rel=0.005)
     unstated = _per_gpu_tokens(dict(spec, training_stack="other"), "a100-sxm4-40gb", 1)
     assert _error(unstated, 200_503) == pytest.approx(-0.217, abs=0.001)
     locked = 1 / (798_147_072 / (0.726 * 312e12) * 1410 / 1275 + 1_030_656 / (0.70 * 1555e9))
@@ -165,12 +168,13 @@ def test_pr378_one_a100_sxm4_40gb_at_batch_24(bundled_catalog):
 
 PR323_REASON = (
     "UNEXPLAINED: karpathy/llm.c PR #323 (2024-05-01), one A100 40GB PCIe, llm.c bf16 + cuDNN, -b 32, T 1024: "
-    "145K tokens/s; ours with training_stack llm_c 223,689 (+54.3%), while the unstated stack gives 136,817 "
-    "(-5.6%). Diagnosis so far: mfu.llm_c_efficiency applies e 0.726 (fitted on MPT's NVSwitch SXM sweeps) and the "
-    "datasheet bandwidth to every NVIDIA part, so the llm_c figure is the same on the 250 W PCIe part as on the "
-    "A100 SXM4 40GB (223,689 both), dropping the PCIe derating the unstated path keeps (136,817 / 156,916 = "
-    "0.872). The code is also 4 weeks older than a0d5dbb: on that card PyTorch measured 115K, so llm.c was 1.26x "
-    "PyTorch there, against the engine's llm_c / unstated 1.635x. Neither part is proven from the rows alone."
+    "145K tokens/s. aud46t: ours with training_stack llm_c 223,689 (+54.3%), the unstated stack 136,817 (-5.6%). "
+    "fix46t: 195,850 (+35.1%): llm_c now takes the PCIe derating the unstated stack applies (mfu.llm_c_part_share, "
+    "0.35 / 0.401 = 0.872 on the GEMMs' e, 0.726 -> 0.633) and AdamW's once-a-step bytes (34 B a parameter over "
+    "32,768 tokens); the A100 SXM4 40GB gives 217,945, so the PCIe part is 0.899x it. What remains, +35%: the code "
+    "is 4 weeks older than the counted a0d5dbb (on that card PyTorch measured 115K, so llm.c was 1.26x PyTorch "
+    "there, against the engine's llm_c / unstated 1.43x); its kernels at that commit were not counted, and the "
+    "250 W card's sustained clock under llm.c is not published. Not proven from the rows alone."
 )
 
 
@@ -180,7 +184,7 @@ def test_pr323_one_a100_40gb_pcie_at_batch_32(bundled_catalog):
     spec = _gpt2(12, 768, 12, 32, 1)
     ours = _per_gpu_tokens(spec, "a100-pcie-40gb", 1)
     unstated = _per_gpu_tokens(dict(spec, training_stack="other"), "a100-pcie-40gb", 1)
-    assert ours == pytest.approx(223_689, rel=0.005)
+    assert ours == pytest.approx(195_850, rel=0.005)  # fix46t (was 223,689): PCIe derating + AdamW bytes
     assert unstated == pytest.approx(136_817, rel=0.005)
     assert _error(unstated, 145_000) == pytest.approx(-0.056, abs=0.001)
     assert abs(_error(ours, 145_000)) <= LLM_SPEED, f"{ours:,.0f} vs 145,000 ({_error(ours, 145_000):+.1%})"
@@ -188,12 +192,14 @@ def test_pr323_one_a100_40gb_pcie_at_batch_32(bundled_catalog):
 
 PR591_REASON = (
     "UNEXPLAINED: karpathy/llm.c PR #591 (2024-06-14), one H100, train_gpt2cu's defaults (B 4, T 1024, -r 1): "
-    "~144K tokens/s; ours with training_stack llm_c 513,556 on an H100 SXM (+256.6%; 369,243 = +156% on an H100 "
-    "PCIe; the unstated stack 317,177 = +120%). llm_c_efficiency has no per-step term: at 4,096 tokens a step the "
-    "engine's step is 8.0 ms against the measured 28.4 ms. Counted from train_gpt2.cu (adamw_kernel3 with master "
-    "weights 30 B, global_norm_squared 2 B, zero_grad 2 B a parameter: 4.23 GB at 0.70 x 3,350 GB/s) 1.8 ms of it; "
-    "-r 1's extra gelu_forward (+8C) 0.3 ms; both together still +184% (10.0 ms). The rest (small-GEMM efficiency at M 4,096, "
-    "launch latency of ~400 kernels, the per-step cudaMemcpy of the losses) is not sized from a source."
+    "~144K tokens/s. aud46t: ours with training_stack llm_c 513,556 on an H100 SXM (+256.6%), step 8.0 ms against "
+    "the measured 28.4 ms. fix46t: 419,344 (+191.2%; H100 PCIe 290,612 = +101.8%), step 9.8 ms: llm_c now counts "
+    "adamw_kernel3 with master weights (30 B), global_norm_squared (2 B) and zero_grad (2 B) a parameter once a "
+    "step from train_gpt2.cu@a0d5dbb, 4.23 GB at 0.70 x 3,350 GB/s = 1.8 ms. -r 1's extra gelu_forward (+8C, "
+    "0.3 ms) is not counted (the spec has no field for llm.c's -r). The rest, ~18 ms of 28.4, is small-GEMM "
+    "efficiency at M 4,096, the launch latency of ~400 kernels and the per-step cudaMemcpy of the losses, which no "
+    "source sizes: llm_c is documented as validated only for micro-steps of 16,384 tokens a GPU or more, and the "
+    "answer's notes say the estimate is optimistic below that (mfu.llm_c_note)."
 )
 
 
@@ -202,11 +208,12 @@ PR591_REASON = (
 def test_pr591_one_h100_at_the_default_batch_4(bundled_catalog):
     spec = _gpt2(12, 768, 12, 4, 1)
     ours = _per_gpu_tokens(spec, "h100-sxm5-80gb", 1)
-    assert ours == pytest.approx(513_556, rel=0.005)
-    assert _per_gpu_tokens(spec, "h100-pcie-80gb", 1) == pytest.approx(369_243, rel=0.005)
-    assert _candidate(spec, "h100-sxm5-80gb", 1)["throughput"]["step_seconds"] == pytest.approx(
-        0.0080, abs=2e-4
-    )
+    # fix46t (was 513,556 / 369,243 / 8.0 ms): AdamW's once-a-step bytes counted, the PCIe part derated
+    assert ours == pytest.approx(419_344, rel=0.005)
+    assert _per_gpu_tokens(spec, "h100-pcie-80gb", 1) == pytest.approx(290_612, rel=0.005)
+    candidate = _candidate(spec, "h100-sxm5-80gb", 1)
+    assert candidate["throughput"]["step_seconds"] == pytest.approx(0.0098, abs=2e-4)
+    assert any("validated only for micro-steps" in w for w in candidate["warnings"])
     assert abs(_error(ours, 144_000)) <= LLM_SPEED, f"{ours:,.0f} vs 144,000 ({_error(ours, 144_000):+.1%})"
 
 
@@ -221,18 +228,24 @@ CRASH_REASON = (
 )
 
 
+# Was a strict xfail (CRASH_REASON, kept as the record): ZeroDivisionError on a V100 and on the whole catalog. Now
+# the V100 candidate is refused on precision like any other stack because fix46t's _runs_llm_c admits only Ampere
+# and later parts with a dense peak and bandwidth in the spec's precision (elsewhere the unstated stack sizes it and
+# the candidate's warnings say llm_c was not applied), and llm_c_efficiency guards peak <= 0 before dividing.
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError, reason=CRASH_REASON)
 def test_llm_c_on_a_v100_is_sized_not_raised(bundled_catalog):
     spec = _gpt2(12, 768, 12, 16, 1)
     # control: any other stack is refused in the candidate, not raised
     other = _candidate(dict(spec, training_stack="other"), "v100-sxm2-32gb", 1)
     assert other["blocked_by"] == "precision" and "bf16 needs NVIDIA Ampere" in other["errors"][0]
-    assert _candidate(spec, "v100-sxm2-32gb", 1)["blocked_by"] == "precision"
+    v100 = _candidate(spec, "v100-sxm2-32gb", 1)
+    assert v100["blocked_by"] == "precision"
+    assert any("llm_c is stated but not applied" in w for w in v100["warnings"])
 
 
+# Was a strict xfail (CRASH_REASON): POST /api/size/ with no GPU list raised on the catalog's V100s and Turing card.
+# Now 200 because those parts fall back to the unstated stack (fix46t, mfu._llm_c_skip_reason).
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError, reason=CRASH_REASON)
 def test_the_api_sizes_an_llm_c_spec_on_the_whole_catalog(bundled_catalog, engineer_client):
     response = engineer_client.post("/api/size/", _gpt2(12, 768, 12, 64, 8), content_type="application/json")
     assert response.status_code == 200
