@@ -520,7 +520,10 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "8,192 (fitted on NeMo 24.09's Llama 3.1 8B and 70B H100 rows); maxtext and torchtitan are recorded and "
         "sized as other (no published rows to fit); llm_c (karpathy/llm.c's C/CUDA GPT-2 trainer): its fused "
         "kernels' memory-bound bytes counted from train_gpt2.cu (90 B a token and layer per unit of d_model, 4 B "
-        "a vocabulary logit) at 0.70 of the card's bandwidth beside the FLOPs at the width ceiling's e",
+        "a vocabulary logit, AdamW's 34 B a parameter once a step) at 0.70 of the card's bandwidth beside the FLOPs "
+        "at the width ceiling's e (derated on PCIe and consumer parts), counted for llm.c's scripts' -r 0 (llm.c's "
+        "default -r 1 adds 16 B, not counted); Ampere and later 16-bit dense models only, else sized as other with "
+        "a warning; validated for micro-steps of 16,384 tokens a GPU or more",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

@@ -332,6 +332,29 @@ LLM_C_CLASSIFIER_BYTES_PER_LOGIT = Assumption(
     "llm.c's fused_classifier (train_gpt2.cu@a0d5dbb): one pass that reads a token's bf16 logits and writes the "
     "bf16 dlogits in place (softmax, loss and its gradient never materialised otherwise): 2 + 2 B a logit.",
 )
+# Once a step (fix46t, the outside audit aud46t): train_gpt2.cu@a0d5dbb's gpt2_update runs adamw_kernel3 over the
+# parameters a GPU owns (all of them; under ZeRO-1, -z 1, its 1/N shard), with master weights (llm.c's default
+# use_master_weights 1): reads the bf16 parameter and gradient, m, v and the fp32 master copy, writes the parameter,
+# m, v and the master copy: 2 + 2 + 2 + 4 + 4 + 4 + 4 + 4 + 4 = 30 B a parameter (22 B without master weights).
+# Around it, global_norm_squared reads every bf16 gradient (2 B) and gpt2_zero_grad's cudaMemset clears them (2 B):
+# 4 B a parameter, over all of them at that commit. Counted as memory time a step at achieved_bandwidth_fraction,
+# shared over the step's tokens a GPU. Not fitted; it moves the 8-GPU script rows by 0.2% and is what a 4,096-token
+# one-GPU step (karpathy/llm.c PR #591) pays most: 1.8 ms on an H100.
+LLM_C_OPTIMIZER_BYTES_PER_PARAM = Assumption(
+    "llm_c_optimizer_bytes_per_param",
+    30.0,
+    "bytes a step per parameter a GPU updates",
+    "llm.c's adamw_kernel3 with fp32 master weights (train_gpt2.cu@a0d5dbb gpt2_update): reads bf16 parameter "
+    "and gradient, fp32 m, v and master copy, writes parameter, m, v and master copy, 30 B a parameter of the "
+    "GPU's shard (1/N of them under ZeRO-1 over N GPUs; 22 B without master weights). Memory time once a step.",
+)
+LLM_C_GRADIENT_PASS_BYTES_PER_PARAM = Assumption(
+    "llm_c_gradient_pass_bytes_per_param",
+    4.0,
+    "bytes a step per parameter",
+    "llm.c's once-a-step passes over every bf16 gradient (train_gpt2.cu@a0d5dbb): global_norm_squared reads "
+    "it (2 B), gpt2_zero_grad's cudaMemset clears it (2 B). Memory time once a step.",
+)
 TORCHAO_FLOAT8_CAST_K = Assumption(
     "torchao_float8_cast_k",
     835.0,
@@ -1834,6 +1857,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     TORCHAO_FLOAT8_CAST_K,
     LLM_C_ELEMENTWISE_BYTES,
     LLM_C_CLASSIFIER_BYTES_PER_LOGIT,
+    LLM_C_OPTIMIZER_BYTES_PER_PARAM,
+    LLM_C_GRADIENT_PASS_BYTES_PER_PARAM,
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,

@@ -17,6 +17,8 @@ from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
     LLM_C_CLASSIFIER_BYTES_PER_LOGIT,
     LLM_C_ELEMENTWISE_BYTES,
+    LLM_C_GRADIENT_PASS_BYTES_PER_PARAM,
+    LLM_C_OPTIMIZER_BYTES_PER_PARAM,
     MFU_FP8_LINEARS,
     MFU_FP8_LINEARS_BLACKWELL,
     MFU_PRETRAIN_AMPERE,
@@ -110,36 +112,114 @@ def dense_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     return min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)) / fp8_split.time_factor(spec)
 
 
+# llm.c's rows were measured at 16,384 to 65,536 tokens a GPU a micro-step (its scripts, PR #378); below that its
+# ~400 kernel launches a micro-step and small GEMMs set the pace, which nothing counted here sizes (karpathy/llm.c
+# PR #591: one H100 at the default B 4 x T 1024, ~144K tokens/s). The answer's notes say so (llm_c_note).
+LLM_C_VALIDATED_MICRO_STEP_TOKENS = 16_384
+
+
 def _runs_llm_c(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
-    """A dense 16-bit model trained on a stated karpathy/llm.c stack (training_stack llm_c) on an NVIDIA part
-    with a width-ceiling fit (Ampere's or Hopper's e)."""
-    return (
-        spec.training_stack == "llm_c"
-        and spec.is_training
-        and not spec.model.is_moe
-        and not spec.model.is_image
-        and spec.precision in ("bf16", "fp16")
-        and gpu.generation is not None
-    )
+    """A dense 16-bit model trained on a stated karpathy/llm.c stack (training_stack llm_c) on an NVIDIA part of
+    Ampere or later (llm.c's bf16 build needs Ampere; Volta and Turing have no bf16) with a dense peak in the
+    spec's precision and a memory bandwidth, and no stated MFU. Elsewhere the unstated stack sizes it and the
+    answer's notes say why (llm_c_note)."""
+    return not _llm_c_skip_reason(spec, gpu)
+
+
+def _llm_c_skip_reason(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """Why a stated training_stack llm_c is not applied to this run on this part; "" where it is (or where the
+    spec does not state it)."""
+    if spec.training_stack != "llm_c":
+        return "not stated"
+    if not spec.is_training:
+        return "llm.c's train_gpt2.cu is a trainer, this is not a training run"
+    if spec.mfu:
+        return "the spec states its own mfu"
+    if spec.model.is_image:
+        return "llm.c trains GPT-2-shaped language models, not image models"
+    if spec.model.is_moe:
+        return "llm.c's train_gpt2.cu has no mixture-of-experts layers"
+    if spec.precision not in ("bf16", "fp16"):
+        return f"llm.c's counted kernels are its 16-bit build, not {spec.precision}"
+    if gpu.generation is None or gpu.generation < AMPERE:
+        return f"llm.c's bf16 build needs NVIDIA Ampere or later, which the {gpu.slug} is not"
+    if not gpu.dense_tflops(spec.precision) or not gpu.memory_bandwidth_gbps:
+        return f"the {gpu.slug} has no dense {spec.precision} peak or memory bandwidth on file"
+    return ""
+
+
+def llm_c_note(spec: WorkloadSpec, gpu: GpuSpec) -> str:
+    """The answer's note on a stated training_stack llm_c: why it is not applied on this part (the unstated stack
+    sizes the run), or that a micro-step below the validated tokens a GPU is sized optimistically; "" otherwise."""
+    if spec.training_stack != "llm_c":
+        return ""
+    reason = _llm_c_skip_reason(spec, gpu)
+    if reason:
+        return (
+            f"training_stack llm_c is stated but not applied on the {gpu.slug} ({reason}): sized as the unstated "
+            "stack"
+        )
+    tokens = spec.micro_batch_size * spec.seq_len
+    if tokens < LLM_C_VALIDATED_MICRO_STEP_TOKENS:
+        return (
+            f"training_stack llm_c is validated only for micro-steps of {LLM_C_VALIDATED_MICRO_STEP_TOKENS:,} tokens "
+            f"a GPU or more (llm.c's published rows); at {tokens:,} its kernel launches and small GEMMs, which are "
+            "not sized, slow it down: the estimate is optimistic (llm.c's default B 4 x T 1024 ran ~144K tokens/s "
+            "on one H100, karpathy/llm.c PR #591)"
+        )
+    return ""
+
+
+def llm_c_part_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of the width ceiling's e the part reaches: 1 on NVSwitch datacenter parts (MPT's sweeps and
+    llm.c's rows ran on them); on PCIe, workstation and consumer parts the derating the unstated stack applies,
+    its fitted efficiency over the ceiling (gpu.default_mfu, assumptions.mfu_workstation 0.35, against 0.726 /
+    (1 + 621 / d): 0.872 for GPT-2 124M on an A100 PCIe). Applied to the GEMMs' rate, not to the bandwidth."""
+    if gpu.has_nvlink_switch and not gpu.is_consumer:
+        return 1.0
+    ceiling = width_ceiling(spec, gpu)
+    if ceiling <= 0:
+        return 1.0
+    return min(1.0, _fitted_mfu(spec, gpu) / ceiling)
+
+
+def llm_c_step_bytes_per_token(spec: WorkloadSpec) -> float:
+    """llm.c's once-a-step memory traffic a GPU, shared over the step's tokens a GPU (micro-batch x sequence x
+    accumulation): adamw_kernel3 over the parameters it owns (llm_c_optimizer_bytes_per_param 30 B, 22 B without
+    master weights; 1/N of them under ZeRO-1 over N data-parallel GPUs) and the gradient norm and zero-grad over
+    all of them (llm_c_gradient_pass_bytes_per_param 4 B), train_gpt2.cu@a0d5dbb."""
+    params = float(counts.count_params(spec.model))
+    optimizer = LLM_C_OPTIMIZER_BYTES_PER_PARAM.value - (0.0 if spec.master_weights_fp32 else 8.0)
+    data_parallel = spec.parallelism.data_parallel
+    if spec.parallelism.zero_stage >= 1 and data_parallel > 1:
+        optimizer /= data_parallel
+    tokens = spec.micro_batch_size * spec.seq_len * max(1, spec.gradient_accumulation_steps)
+    return (optimizer + LLM_C_GRADIENT_PASS_BYTES_PER_PARAM.value) * params / max(1, tokens)
 
 
 def llm_c_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """training_stack llm_c: the step's FLOPs at the width ceiling's e (the rate its MPT fit gives a layer's
-    matmuls and attention as the memory-bound work vanishes) plus llm.c's own memory-bound bytes, counted from
-    train_gpt2.cu@a0d5dbb's kernels (assumptions.llm_c_elementwise_bytes_per_d, llm_c_classifier_bytes_per_logit),
-    at achieved_bandwidth_fraction of the datasheet bandwidth, one after the other:
-    e / (1 + e x peak x bytes / (achieved x bandwidth x FLOPs)), all a token. Not fitted: MPT's k (621 / 838)
-    stands for an eager PyTorch stack's passes, which llm.c fuses (issue 26, train46)."""
+    matmuls and attention as the memory-bound work vanishes), derated on PCIe and consumer parts as the unstated
+    stack derates them (llm_c_part_share), plus llm.c's own memory-bound bytes, counted from
+    train_gpt2.cu@a0d5dbb's kernels (assumptions.llm_c_elementwise_bytes_per_d, llm_c_classifier_bytes_per_logit,
+    and the once-a-step optimizer passes, llm_c_step_bytes_per_token), at achieved_bandwidth_fraction of the
+    datasheet bandwidth, one after the other: e' / (1 + e' x peak x bytes / (achieved x bandwidth x FLOPs)), all a
+    token. Not fitted: MPT's k (621 / 838) stands for an eager PyTorch stack's passes, which llm.c fuses (issue
+    26, train46). Parts without a peak or bandwidth never get here (_runs_llm_c); the guards keep it total."""
     hopper = (gpu.generation or 0) >= HOPPER
-    e = (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
+    ceiling_e = (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
+    e = ceiling_e * llm_c_part_share(spec, gpu)
     peak = gpu.dense_tflops(spec.precision) or 0.0
+    bandwidth = gpu.memory_bandwidth_gbps or 0.0
+    flops = training_flops_per_token(spec)
+    if e <= 0 or peak <= 0 or bandwidth <= 0 or flops <= 0:
+        return e
     model = spec.model
     elementwise = LLM_C_ELEMENTWISE_BYTES.value * model.num_layers * model.hidden_size
     classifier = LLM_C_CLASSIFIER_BYTES_PER_LOGIT.value * model.vocab_size
-    memory_seconds = (elementwise + classifier) / (ACHIEVED_BANDWIDTH.value * gpu.memory_bandwidth_gbps * 1e9)
-    flop_seconds = training_flops_per_token(spec) / (e * peak * 1e12)
-    if flop_seconds <= 0:
-        return e
+    step = llm_c_step_bytes_per_token(spec)
+    memory_seconds = (elementwise + classifier + step) / (ACHIEVED_BANDWIDTH.value * bandwidth * 1e9)
+    flop_seconds = flops / (e * peak * 1e12)
     return e / (1.0 + memory_seconds / flop_seconds)
 
 
@@ -439,8 +519,8 @@ def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         return (
             f"speed: on llm.c (training_stack llm_c) a {spec.model.hidden_size}-wide model trains at "
             f"{llm_c_efficiency(spec, gpu):.0%} of the {gpu.slug}'s dense peak (its fused kernels' memory-bound "
-            "passes counted from train_gpt2.cu: 90 B a token and layer per unit of width and 4 B a vocabulary "
-            "logit; MosaicML's MPT sweep, the unstated stack, would give "
+            "passes counted from train_gpt2.cu: 90 B a token and layer per unit of width, 4 B a vocabulary "
+            "logit and AdamW's once-a-step bytes; MosaicML's MPT sweep, the unstated stack, would give "
             f"{min(_fitted_mfu(spec, gpu), width_ceiling(spec, gpu)):.0%})"
         )
     ceiling = width_ceiling(spec, gpu)

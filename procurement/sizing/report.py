@@ -38,6 +38,7 @@ from procurement.sizing.mfu import (
     bandwidth_factor,
     calibration_factor,
     estimate_mfu,
+    llm_c_note,
     memory_factor,
     recompute_time_share,
 )
@@ -306,6 +307,9 @@ def _candidate(
     long_run = long_training_warning(spec, gpu, throughput.get("training_hours"))
     if long_run:
         warnings.append(long_run)
+    stack_note = llm_c_note(spec, gpu)
+    if stack_note:
+        warnings.append(stack_note)
     stated_active = stated_active_params_warning(spec.model)
     if stated_active:
         warnings.append(stated_active)

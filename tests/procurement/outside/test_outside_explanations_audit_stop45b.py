@@ -174,7 +174,10 @@ LLMC_REASON = (  # the strict xfail's reason before train46, kept as the record
 # 45 bf16 elements a token and layer per unit of d, fused_classifier's 4 B a logit, at achieved_bandwidth_fraction
 # 0.70; the GEMMs and cuDNN attention at the width ceiling's e 0.726), nothing fitted on these rows. Held out:
 # scripts/run_gpt2_1558M.sh on 8 H100 (test_llmc_gpt2_1558m_on_8_h100_is_held_out below).
-LLMC_STATED = {"d12-124m": 235_530, "d24-350m": 85_307, "d36-774m": 40_399}
+# fix46t: 235,530 / 85,307 / 40,399 -> 234,963 / 85,094 / 40,295 (+7.6 / +6.5 / +4.5%) because llm_c counts AdamW's
+# once-a-step bytes (train_gpt2.cu@a0d5dbb adamw_kernel3 30 B a parameter of the ZeRO-1 shard over 8 GPUs, gradient
+# norm and zero-grad 4 B a parameter) over the 65,536 tokens a GPU takes a step: 0.2%.
+LLMC_STATED = {"d12-124m": 234_963, "d24-350m": 85_094, "d36-774m": 40_295}
 
 
 @pytest.mark.django_db
@@ -206,8 +209,10 @@ def test_llmc_gpt2_1558m_on_8_h100_is_held_out(bundled_catalog):
     assert unstated == pytest.approx(35_440, rel=0.005)
     ours = _per_gpu_tokens(dict(spec, training_stack="llm_c"), "h100-sxm5-80gb")
     published = 1_048_576 / 8 / 2.80
-    assert ours == pytest.approx(46_401, rel=0.005)
-    assert _error(ours, published) == pytest.approx(-0.009, abs=0.001)
+    assert ours == pytest.approx(46_317, rel=0.005)
+    # fix46t: 46,401 -> 46,317 (-0.9% -> -1.1%) because llm_c counts AdamW's once-a-step bytes (30 B a parameter of
+    # the ZeRO-1 shard + 4 B a parameter, train_gpt2.cu@a0d5dbb) over the 131,072 tokens a GPU takes a step
+    assert _error(ours, published) == pytest.approx(-0.011, abs=0.001)
     assert abs(_error(ours, published)) <= LLM_SPEED
 
 
