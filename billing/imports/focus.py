@@ -32,10 +32,10 @@ from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, codes_and_values, text_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
+from billing.imports.enrich import TAG_SET
 from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type, oci_gpu_shape
 from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
-from billing.imports.enrich import TAG_SET
 from billing.imports.tag_formats import tag_objects_and_ids
 
 REQUIRED = [
