@@ -15,12 +15,16 @@ import pandas as pd
 
 
 def codes_and_values(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(code of each row, the distinct values as an object array); a missing value is code -1."""
+    """(code of each row, the distinct values as an object array); a missing value is code -1. A
+    categorical's codes are its own, read-only and as narrow as it keeps them (int8 under 127 values):
+    every code and len(values) fit their type."""
     if isinstance(values.dtype, pd.CategoricalDtype):
         # the Categorical's own codes, not `.cat.codes` (a new Series each call: issue 28, 80 of
-        # 215 us a call on 100,000 rows, at ~1,100 calls a million rows)
+        # 215 us a call on 100,000 rows, at ~1,100 calls a million rows), and not widened to intp (a
+        # copy of every row's code at each call, then narrowed again by `coded`: issue 28, about a
+        # tenth of the importing thread's samples); numpy widens them where they index
         categorical = values.array
-        return categorical.codes.astype(np.intp), np.asarray(categorical.categories, dtype=object)
+        return categorical.codes, np.asarray(categorical.categories, dtype=object)
     codes, uniques = pd.factorize(values.to_numpy(dtype=object))
     return codes.astype(np.intp, copy=False), np.asarray(uniques, dtype=object)
 
@@ -89,8 +93,13 @@ def spread(codes: np.ndarray, values: Sequence, missing=None) -> np.ndarray:
 
 
 def first_flagged_row(bad_values: np.ndarray, codes: np.ndarray, first: int) -> int | None:
-    """Row number of the first row whose value is flagged in `bad_values` (None when none is)."""
-    bad = np.append(np.asarray(bad_values, dtype=bool), False)[codes]
+    """Row number of the first row whose value is flagged in `bad_values` (None when none is). The rows
+    are looked at only when a distinct value is flagged (issue 28: a gather of every row's flag at each
+    of ~370 checks a million rows, all but never flagged)."""
+    flags = np.asarray(bad_values, dtype=bool)
+    if not flags.any():
+        return None
+    bad = np.append(flags, False)[codes]
     return first + int(bad.argmax()) if bad.any() else None
 
 
@@ -115,19 +124,35 @@ def tuple_codes(*columns: pd.Series) -> tuple[np.ndarray, list[tuple]]:
         if len(values) == 1:
             continue  # one value: every row's tuple gets the same part, nothing tells rows apart
         if radix * (len(values) + 1) >= RADIX_LIMIT:
-            combined, firsts = _refactorized(combined)
+            combined, firsts = _refactorized(combined, radix)
             radix = len(firsts)
         combined = combined * (len(values) + 1) + codes + 1
         radix *= len(values) + 1
-    combined, firsts = _refactorized(combined)
+    combined, firsts = _refactorized(combined, radix)
     return combined, [tuple(values[codes[row]] for codes, values in tables) for row in firsts]
 
 
 RADIX_LIMIT = 1 << 62  # combined codes stay within int64
+# Combined codes below this many (and below a few times the rows) are refactorized through a table of
+# every possible code instead of a hash table: 8 bytes a possible code (8 MiB at most)
+DENSE_CODES = 1 << 20
 
 
-def _refactorized(combined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes 0..k-1 in order of first appearance, the first row of each)."""
+def _refactorized(combined: np.ndarray, radix: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(codes 0..k-1 in order of first appearance, the first row of each). Given `radix` (every code
+    is in 0..radix-1) and few enough possible codes, through a table of them: each code's first row
+    by a minimum at each code, no hash table (issue 28: pd.factorize of the combined codes was 0.12
+    of the importing thread's 2.1 CPU s a million bench rows; the table is 2-3x faster); the same
+    codes as pd.factorize's (test_import_speed)."""
+    rows = len(combined)
+    if radix is not None and 0 < radix <= min(DENSE_CODES, 4 * rows + 1024):
+        first = np.full(radix, rows, dtype=np.intp)
+        np.minimum.at(first, combined, np.arange(rows, dtype=np.intp))
+        present = np.flatnonzero(first < rows)  # every code some row holds, by value
+        by_row = np.argsort(first[present], kind="stable")  # distinct first rows: in order of appearance
+        renumber = np.empty(radix, dtype=np.intp)
+        renumber[present[by_row]] = np.arange(len(present), dtype=np.intp)
+        return renumber[combined], first[present[by_row]]
     codes, _ = pd.factorize(combined)
     return codes.astype(np.intp, copy=False), first_rows(codes)
 

@@ -35,8 +35,10 @@ GPU_HOUR_UNITS = frozenset({"gpu hours", "gpu hour", "gpu per hour", "gpu-hours"
 CATALOG_PROVIDERS = {"oracle": "oci"}
 
 CatalogEntry = tuple[int, str, Decimal]  # GPU model id, GPU slug, GPUs per instance
-# The code of each row's distinct tag set (object_codes, in order of first appearance), which `enrich`
-# adds for the row keys and the dataset writer (tag_codes) to read instead of going over the rows again
+# Each row's tag set as a number: the `id` of its dict, as a reader that parsed the tags once per distinct
+# text gives it (tag_formats.tag_objects_and_ids: a number per distinct text, spread by code), or the code
+# of the set (object_codes, in order of first appearance), which `enrich` keeps for the row keys and the
+# dataset writer (tag_codes) to read instead of going over the rows again
 TAG_SET = "tag_set"
 
 
@@ -44,18 +46,35 @@ def object_codes(values: pd.Series) -> tuple[np.ndarray, list]:
     """Codes of the distinct objects of an object column (by identity: rows share parsed tag dicts)."""
     objects = values.to_numpy(dtype=object)
     ids = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+    return _id_codes(ids, objects)
+
+
+def _id_codes(ids: np.ndarray, objects: np.ndarray) -> tuple[np.ndarray, list]:
     codes, _ = pd.factorize(ids)
     return codes, [objects[i] for i in first_rows(codes)]
 
 
 def tag_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list]:
-    """object_codes of the frame's tags: from the codes `enrich` keeps (TAG_SET) where it ran, else
-    worked out (a pass over every row: done once a chunk, not by each reader of the tags)."""
-    if TAG_SET in frame:
-        codes = frame[TAG_SET].to_numpy()
-        objects = frame["tags"].to_numpy(dtype=object)
-        return codes, [objects[i] for i in first_rows(codes)]
-    return object_codes(frame["tags"])
+    """object_codes of the frame's tags: from the codes `enrich` keeps (TAG_SET) where it ran, or the
+    ids the reader gave (the same codes: object_codes factorizes the rows' ids), else worked out (a
+    `map(id)` over every row, twice a chunk before the readers gave them: issue 28, 0.2 of the importing
+    thread's 2.1 CPU s a million bench rows)."""
+    if TAG_SET not in frame:
+        return object_codes(frame["tags"])
+    numbers = frame[TAG_SET].to_numpy()
+    objects = frame["tags"].to_numpy(dtype=object)
+    if not _first_appearance_codes(numbers):  # the reader's ids
+        return _id_codes(numbers, objects)
+    return numbers, [objects[i] for i in first_rows(numbers)]
+
+
+def _first_appearance_codes(numbers: np.ndarray) -> bool:
+    """Whether `numbers` are codes 0..k-1 numbered in order of first appearance (as enrich keeps them);
+    a dict's id is never one (an address, far above any row count)."""
+    if not len(numbers):
+        return True
+    running = np.maximum.accumulate(numbers)
+    return bool(numbers[0] == 0 and numbers.min() >= 0 and (np.diff(running) <= 1).all())
 
 
 def enrich(
@@ -123,7 +142,7 @@ def _hours(out: pd.DataFrame, type_codes: np.ndarray, types: list[tuple], entrie
 
 
 def _teams(out: pd.DataFrame, tags: TagMapping) -> None:
-    codes, tag_sets = object_codes(out["tags"])
+    codes, tag_sets = tag_codes(out)
     out[TAG_SET] = codes
     for name, keys in (("team", tags.team), ("project", tags.project), ("environment", tags.environment)):
         out[name] = coded(codes, [tags.pick(value, keys) for value in tag_sets], out.index)

@@ -32,10 +32,11 @@ from billing.imports import cells
 from billing.imports.chunks import header, read_chunks
 from billing.imports.codes import coded, codes_and_values, text_values, tuple_codes
 from billing.imports.column_maps import file_column_errors, focus_header_map, renamed
+from billing.imports.enrich import TAG_SET
 from billing.imports.gpu_identity import azure_vm_size, gcp_accelerator_type, oci_gpu_shape
 from billing.imports.providers import aws_description_instance_type, aws_usage_instance_type, provider_slug
 from billing.imports.records import CHUNK_ROWS, NORMALIZED_COLUMNS, BillingFileError
-from billing.imports.tag_formats import tag_objects
+from billing.imports.tag_formats import tag_objects_and_ids
 
 REQUIRED = [
     "ChargePeriodStart",
@@ -206,10 +207,11 @@ def _normalize(
     out["list_cost"] = cells.numbers(raw, "ListCost", required=False, **where)
     out["contracted_cost"] = cells.numbers(raw, "ContractedCost", required=False, **where)
     out["currency"] = cells.currencies(raw, "BillingCurrency", **where)
-    out["tags"] = tag_objects(raw, "Tags", **where)
+    out["tags"], out[TAG_SET] = tag_objects_and_ids(raw, "Tags", **where)
     _commitment_terms(raw, out, where)
     out["is_refund"] = _refunds(out)
-    return pd.DataFrame({name: out[name] for name in NORMALIZED_COLUMNS}, index=raw.index, copy=False)
+    columns = [*NORMALIZED_COLUMNS, TAG_SET]  # the tag sets' ids: enrich.tag_codes
+    return pd.DataFrame({name: out[name] for name in columns}, index=raw.index, copy=False)
 
 
 # FOCUS 1.0-1.2 ChargeCategory: Usage, Purchase and Tax are "positive or negative charges ... including

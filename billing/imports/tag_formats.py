@@ -24,7 +24,7 @@ import pandas as pd
 
 from billing.imports.cells import Distinct, _json_text_problem
 from billing.imports.codes import first_rows, object_array
-from billing.imports.enrich import object_codes
+from billing.imports.enrich import tag_codes
 from billing.imports.records import tag_name
 from gpuledger.json_depth import loads_bounded
 
@@ -86,10 +86,21 @@ def _from_pairs(value: str) -> tuple[dict, str]:
 def tag_objects(frame: pd.DataFrame, column: str, *, file: str, first_row: int) -> pd.Series:
     """Each cell as a dict ({} when empty), parsed once per distinct text; rows sharing a text share
     one dict object (enrich.object_codes relies on it)."""
+    return tag_objects_and_ids(frame, column, file=file, first_row=first_row)[0]
+
+
+def tag_objects_and_ids(
+    frame: pd.DataFrame, column: str, *, file: str, first_row: int
+) -> tuple[pd.Series, np.ndarray]:
+    """tag_objects, and each row's dict's `id` (int64), spread by the texts' codes: a column TAG_SET
+    (enrich.tag_codes) of it spares the import finding the rows' sets again by identity, a `map(id)`
+    over every row. Each distinct text is parsed into a dict of its own, so the ids are the objects'."""
     cells = Distinct(frame, column, file=file, first_row=first_row)
     parsed = [tag_object(value) for value in cells.values]
     cells.fail_if([bool(problem) for _, problem in parsed], lambda at: parsed[at][1])
-    return pd.Series(object_array([tags for tags, _ in parsed])[cells.codes], index=frame.index, dtype=object)
+    objects = object_array([tags for tags, _ in parsed])
+    ids = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+    return pd.Series(objects[cells.codes], index=frame.index, dtype=object), ids[cells.codes]
 
 
 # At most this many distinct unusable tag values are named per file; the rest are counted in one line
@@ -107,7 +118,7 @@ class TagNotes:
 
     def note(self, chunk: pd.DataFrame) -> None:
         """Look at one normalized chunk's tag sets (each distinct set once)."""
-        codes, tag_sets = object_codes(chunk["tags"])
+        codes, tag_sets = tag_codes(chunk)
         bad = [self._unnamed(tags) for tags in tag_sets]
         if not any(bad):
             return
