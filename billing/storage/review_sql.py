@@ -416,6 +416,12 @@ INVOICE_GROUPS = (
     "billing_period_start, charge_period_start)) AS period FROM {bill} AS bill_rows WHERE true {unique}) AS spend_rows "
     "WHERE period >= $start AND period < $end GROUP BY ALL ORDER BY ALL"
 )
+# the billing periods (months, as INVOICE_GROUPS computes `period`) each dataset file's rows are billed
+# in: the index the invoice view picks its files by (billing_periods.py)
+FILE_BILLING_PERIODS = (
+    "SELECT DISTINCT filename, strftime(date_trunc('month', coalesce(billing_period_start, "
+    "charge_period_start)), '%Y-%m') FROM read_parquet($files, union_by_name = true, filename = true)"
+)
 # the newest charge start of [start, end), any team's (how far the bill reaches)
 NEWEST_CHARGE = (
     "SELECT max(charge_period_start) FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL)
