@@ -93,6 +93,30 @@ class BillingImportFile(models.Model):
         return f"{self.path} ({self.rows} rows)"
 
 
+class BillingFilePeriod(models.Model):
+    """A billing period (the invoice month) that rows of one dataset file are billed in (issue 28, item 1:
+    the invoice view reads only the months it needs). The files are partitioned by charge month, and a
+    billing period bills rows charged in other months (a correction to a closed period lands on a later
+    invoice), so the invoice view finds the files of the periods asked here instead of reading every file
+    (storage/billing_periods.py). Written by the post-import task (tasks.check_spend_after_import) and, for
+    a file without any (an import before this table, or whose task never ran), on the first read."""
+
+    file = models.ForeignKey(BillingImportFile, on_delete=models.CASCADE, related_name="billing_periods")
+    billing_period = models.DateField(
+        help_text="First day of the billing period's month: coalesce(billing period start, charge start)."
+    )
+
+    class Meta:
+        ordering = ["billing_period"]
+        indexes = [models.Index(fields=["billing_period"], name="billing_file_period")]
+        constraints = [
+            models.UniqueConstraint(fields=["file", "billing_period"], name="billing_file_period_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file_id} {self.billing_period:%Y-%m}"
+
+
 class DailySpend(models.Model):
     """One import's bill lines summed per charge day (UTC) x team x GPU model x scope x pricing category x
     commitment status x provider x service x currency (issue 28, item 1): one DuckDB GROUP BY over the

@@ -1,6 +1,6 @@
 """Billing's background work: after an import, a worker writes its daily summary (storage/daily_spend.py)
-and then checks the months it brought rows into against the budgets and for anomalies
-(finance/budget_service.py), which read that summary."""
+and the billing periods of its files (storage/billing_periods.py), and then checks the months it brought
+rows into against the budgets and for anomalies (finance/budget_service.py), which read that summary."""
 
 from __future__ import annotations
 
@@ -25,11 +25,14 @@ def check_spend_after_import(import_id: int) -> dict:
     existed, and `manage.py daily_spend_backfill` writes any that is missing."""
     from billing.finance.budget_service import spend_check_import
     from billing.models import BillingImport
+    from billing.storage.billing_periods import index_files
     from billing.storage.daily_spend import daily_spend_record
 
     billing_import = BillingImport.objects.filter(pk=import_id).first()
     summarized = daily_spend_record(billing_import) if billing_import is not None else 0
-    return {"summary_rows": summarized, "checked": spend_check_import(import_id)}
+    # the billing periods of its files, for the invoice view (a file without any is indexed on first read)
+    periods = index_files(billing_import.files.filter(billing_periods__isnull=True)) if billing_import else 0
+    return {"summary_rows": summarized, "billing_periods": periods, "checked": spend_check_import(import_id)}
 
 
 def check_spend_after_commit(import_id: int) -> None:

@@ -1,6 +1,7 @@
 """The invoice view's read (invoice/lines.py): spend rows grouped by provider, billing period, charge month,
 currency, charge category and correction flag; a few hundred groups, never the rows. DuckDB groups them
-over the imports' datasets (review_sql.INVOICE_GROUPS)."""
+over the files of the billing periods asked only (storage/billing_periods.py: the datasets are partitioned
+by charge month, and a billing period may bill rows of any earlier charge month), review_sql.INVOICE_GROUPS."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import datetime as dt
 from decimal import Decimal
 
 from billing.storage import review_sql
+from billing.storage.billing_periods import billing_period_files
 from billing.storage.duckdb_review import dataset_query
-from billing.storage.import_datasets import ImportDatasets, readable_files
+from billing.storage.import_datasets import ImportDatasets
 
 
 def _utc(day: dt.date) -> dt.datetime:
@@ -18,9 +20,12 @@ def _utc(day: dt.date) -> dt.datetime:
 
 def invoice_groups(start: dt.date, end: dt.date) -> list[dict]:
     """The groups of the billing periods starting in [start, end) (first days of months)."""
+    store = ImportDatasets()
     found = dataset_query(
-        ImportDatasets(),
-        readable_files(),  # a billing period may bill rows charged in any earlier month
+        store,
+        billing_period_files(
+            start, end, store
+        ),  # the files with rows billed in [start, end), any charge month
         review_sql.INVOICE_GROUPS,
         params={"start": _utc(start), "end": _utc(end)},
     )

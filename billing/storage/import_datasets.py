@@ -40,8 +40,12 @@ class ImportDatasets:
         """The recorded files of [start, end) that are on disk. One not there (a dataset folder moved,
         cleaned or never shared: another machine's BILLING_DATASET_DIR) is left out and the log says
         which; a page never fails on it."""
+        return self.on_disk(self.recorded(start, end))
+
+    def on_disk(self, paths: list[Path | S3Object]) -> list[Path | S3Object]:
+        """Those of `paths` that are there; the log names the rest (files())."""
         found, gone = [], []
-        for path in self.recorded(start, end):
+        for path in paths:
             (found if path.is_file() else gone).append(path)
         if gone:
             logger.warning(

@@ -416,6 +416,14 @@ INVOICE_GROUPS = (
     "billing_period_start, charge_period_start)) AS period FROM {bill} AS bill_rows WHERE true {unique}) AS spend_rows "
     "WHERE period >= $start AND period < $end GROUP BY ALL ORDER BY ALL"
 )
+# the billing periods (months, as INVOICE_GROUPS computes `period`) each dataset file's rows are billed
+# in: the index the invoice view picks its files by (billing_periods.py). The connection runs in UTC, so
+# the cast to TIMESTAMP keeps the UTC month and truncates without the time zone's calendar: 1.5 s instead
+# of 3.7 s over a 5M-row file on the shared 2-core machine (fix46f, 2026-12-07)
+FILE_BILLING_PERIODS = (
+    "SELECT filename, strftime(date_trunc('month', CAST(coalesce(billing_period_start, charge_period_start) "
+    "AS TIMESTAMP)), '%Y-%m') FROM read_parquet($files, union_by_name = true, filename = true) GROUP BY ALL"
+)
 # the newest charge start of [start, end), any team's (how far the bill reaches)
 NEWEST_CHARGE = (
     "SELECT max(charge_period_start) FROM {bill} WHERE " + PERIOD  # noqa: S608 (fixed SQL)

@@ -172,3 +172,33 @@ def test_a_bad_endpoint_raises(monkeypatch, value):
 def test_an_endpoint_is_kept_as_scheme_host_and_port(monkeypatch):
     monkeypatch.setenv("BILLING_DATASET_S3_ENDPOINT", "http://127.0.0.1:9000/")
     assert env_http_url("BILLING_DATASET_S3_ENDPOINT") == "http://127.0.0.1:9000"
+
+
+def test_the_invoice_view_indexes_and_reads_its_billing_periods_files_in_s3(
+    s3, tmp_path, django_capture_on_commit_callbacks
+):
+    # fix46f: DuckDB names an S3 dataset file by its s3:// URL; the billing-period index maps it back to
+    # the recorded path (storage/billing_periods.py). The two demo months, each its own billing period:
+    # the index written at import names each file once, and May's invoice reads May's file only, with the
+    # same groups as reading both files.
+    from billing.invoice.selectors import invoice_groups
+    from billing.models import BillingFilePeriod
+    from billing.storage import billing_periods
+
+    make_catalog()
+    with django_capture_on_commit_callbacks(execute=True):
+        import_demo_files(tmp_path, months=2)
+    indexed = sorted(BillingFilePeriod.objects.values_list("file__month", "billing_period"))
+    may, june = dt.date(2026, 5, 1), dt.date(2026, 6, 1)
+    assert indexed == [(may, may), (may, june), (june, june)]
+    may_files = billing_periods.billing_period_files(*MAY)
+    june_files = billing_periods.billing_period_files(june, dt.date(2026, 7, 1))
+    assert [name.rsplit("/", 2)[-2] for name in may_files] == ["month=2026-05"]
+    assert [name.rsplit("/", 2)[-2] for name in june_files] == ["month=2026-05", "month=2026-06"]
+    assert may_files[0].startswith("s3://")
+    both = invoice_groups(*TWO_MONTHS)
+    assert [g for g in both if g["billing_period"] == "2026-05"] == invoice_groups(*MAY)
+    assert [g for g in both if g["billing_period"] == "2026-06"] == invoice_groups(june, dt.date(2026, 7, 1))
+    BillingFilePeriod.objects.all().delete()  # indexed again on the first read, from S3
+    assert billing_periods.billing_period_files(*MAY) == may_files
+    assert BillingFilePeriod.objects.count() == 3

@@ -124,6 +124,66 @@ def test_it_imports_a_month_once_and_a_second_run_imports_nothing(s3, source):
     assert (delivery.billing_month, delivery.rows, delivery.restated) == (dt.date(2026, 5, 1), 6, False)
 
 
+def test_the_beat_task_itself_imports_once_replaces_a_restated_month_atomically_and_flags_it(
+    s3, source, django_capture_on_commit_callbacks
+):
+    # The task as the beat runs it, in-process (the embedded default runs Celery eagerly; the suite's
+    # eager_celery fixture does the same), with the enabled source above (the stop-46 outside audit, fix 2:
+    # the task itself was run only with no source enabled). Figures: CUR_ROWS' May 135.6654 (hand-checked
+    # in test_sources.py); June is its first line moved to June 1 (110.08, the p5 hour); the restated May
+    # below 80.6254 (135.6654 - 110.08 + 55.04).
+    deliver(s3, "2026-05", "exec-1", cur_csv(CUR_ROWS))
+    june = [[value.replace("2026-05-01", "2026-06-01") for value in CUR_ROWS[0]]]
+    deliver(s3, "2026-06", "exec-j", cur_csv(june))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = import_s3_exports.apply().get()["sources"][0]
+    assert (sorted(first["imported"]), first["restated"], first.get("error", "")) == (
+        ["2026-05 exec-1", "2026-06 exec-j"],
+        [],
+        "",
+    )
+    assert may_effective() == Decimal("135.6654")
+    imports = sorted(BillingImport.objects.values_list("pk", flat=True))
+    with django_capture_on_commit_callbacks(execute=True):
+        again = import_s3_exports.apply().get()["sources"][0]
+    assert (again["imported"], again["restated"], again["known"]) == ([], [], 2)
+    assert sorted(BillingImport.objects.values_list("pk", flat=True)) == imports
+    # a restatement whose second part has a bad cell: the month stays whole as it was (one transaction)
+    restated = [list(row) for row in CUR_ROWS]
+    restated[0][1], restated[0][5], restated[0][8] = "2026-05-01T01:00:00Z", "55.04", "1"
+    bad = [list(row) for row in CUR_ROWS[1:]]
+    bad[1][5] = "not-a-number"
+    deliver(s3, "2026-05", "exec-2", cur_csv(restated[:1]), cur_csv(bad))
+    with django_capture_on_commit_callbacks(execute=True):
+        failed = import_s3_exports.apply().get()["sources"][0]
+    assert failed["restated"] == [] and "line_item_unblended_cost" in failed["error"]
+    assert may_effective() == Decimal("135.6654")
+    assert sorted(BillingImport.objects.values_list("pk", flat=True)) == imports
+    may = (dt.date(2026, 5, 1), dt.date(2026, 6, 1))
+    assert review_sums(ImportDatasets(), *may)["all_effective"] == 135_665_400
+    # the good restatement, in two parts: replaces May whole, flagged; June untouched
+    deliver(s3, "2026-05", "exec-3", cur_csv(restated[:1]), cur_csv(restated[1:]))
+    with django_capture_on_commit_callbacks(execute=True):
+        third = import_s3_exports.apply().get()["sources"][0]
+    assert (third["imported"], third["restated"], third.get("error", "")) == (
+        ["2026-05 exec-3"],
+        ["2026-05 exec-3"],
+        "",
+    )
+    assert may_effective() == Decimal("80.6254")
+    assert review_sums(ImportDatasets(), *may)["all_effective"] == 80_625_400
+    june_sums = review_sums(ImportDatasets(), dt.date(2026, 6, 1), dt.date(2026, 7, 1))["all_effective"]
+    assert june_sums == 110_080_000
+    flags = {
+        d.delivery_id: (d.restated, d.replaced)
+        for d in BillingExportDelivery.objects.filter(source=source, billing_month=dt.date(2026, 5, 1))
+    }
+    assert flags == {"exec-1": (False, True), "exec-3": (True, False)}
+    with django_capture_on_commit_callbacks(execute=True):
+        last = import_s3_exports.apply().get()["sources"][0]
+    assert (last["imported"], last["restated"]) == ([], [])
+
+
 def test_identical_lines_of_two_parts_of_a_delivery_are_two_charges_keyed_by_the_parts_own_number(
     s3, source, tmp_path
 ):
