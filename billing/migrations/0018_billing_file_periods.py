@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("billing", "0016_billingimport_warnings"),
+        ("billing", "0017_billingimport_file_bytes"),
     ]
 
     operations = [
