@@ -117,7 +117,11 @@ NF4_MISS = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=NF4_MISS)
+# Was a strict xfail (NF4_MISS): one dequantize_4bit pass 22.2 ms against optimum's 42.79 ms (-48%), nf4 at the
+# streaming 0.70. Now 42.74 ms (-0.1%) because fix46l runs bitsandbytes' unpacking at the rate this table measures
+# (assumptions.BNB_NF4_UNPACK_BANDWIDTH, 0.364 of 2,039 GB/s). This row is the fit row, so the pass checks only the
+# arithmetic; the held-out checks are test_outside_qlora_audit_stop44's LitGPT rows (-66 / -71% -> -35 / -44%, still
+# strict xfails) and the nf4 QLoRA cases of tests/procurement/outside (none moved out of or into tolerance).
 def test_nf4_unpacking_pass_at_optimums_bitsandbytes_prefill_rate():
     workload = parse_workload_spec(
         {
