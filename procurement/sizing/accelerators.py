@@ -212,15 +212,15 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
     ratios = phase_ratios(spec, gpu)
     if ratios is None:
         return None, _datasheet_why(spec, gpu)
-    return ratios[0], _with_host_floor(spec, ratios[3])
+    return ratios[0], _with_host_floor(spec, ratios[3], gpu)
 
 
-def _with_host_floor(spec, why: str) -> str:
+def _with_host_floor(spec, why: str, gpu) -> str:
     """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike, and QLoRA's
-    dequantization (qlora_dequant.text)."""
+    dequantization (qlora_dequant.text, which names where its measured rate was taken off an A100)."""
     from procurement.sizing import lora_host, qlora_dequant, serving_host
 
-    texts = (why, lora_host.text(spec), qlora_dequant.text(spec), serving_host.text(spec))
+    texts = (why, lora_host.text(spec), qlora_dequant.text(spec, gpu.slug), serving_host.text(spec))
     return "; ".join(text for text in texts if text)
 
 
@@ -251,7 +251,7 @@ def _datasheet_why(spec, gpu) -> str:
         packed_text(spec),
         recompute_text(spec, gpu),
     )
-    return _with_host_floor(spec, "; ".join(text for text in parts if text))
+    return _with_host_floor(spec, "; ".join(text for text in parts if text), gpu)
 
 
 def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
@@ -264,7 +264,7 @@ def effective_speed(spec, kind_gpus, peak, mfu, bandwidth) -> tuple:
     peak, bandwidth, why = list(peak), list(bandwidth), []
     for index, gpu in enumerate(kind_gpus):
         ratios = phase_ratios(spec, gpu)
-        why.append(_with_host_floor(spec, ratios[3]) if ratios else _datasheet_why(spec, gpu))
+        why.append(_with_host_floor(spec, ratios[3], gpu) if ratios else _datasheet_why(spec, gpu))
         if ratios is None:
             continue
         ratio, bandwidth_ratio, measured, _, reference_slug = ratios

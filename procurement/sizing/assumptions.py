@@ -426,6 +426,33 @@ GPTQ_EAGER_UNPACK_BANDWIDTH = Assumption(
     "one pass of eager GPTQ unpacking, 16.5 bytes a weight over 12.688e9 weights = 770 GB/s, 0.378 of 2,039 GB/s. "
     "Measured on the A100 only; other cards take the same fraction of their bandwidth, an assumption.",
 )
+# QLoRA on bitsandbytes nf4 (fix46l): dequantize_4bit's kernel, 2.5 bytes a weight (qlora_dequant.py), measured by
+# lora46's method on the same table a commit later: huggingface/optimum @3ffebf994fbd579ab9acb589edc401fa66413928
+# ("Add bitsandbytes benchmark", 2023-08-28) tests/benchmark/README.md "Prefill-only benchmark results" (AutoGPTQ
+# 0.4.2, PyTorch 2.0.1, bitsandbytes 0.41.1, transformers 4.32; Llama-2-13B, one A100-SXM4-80GB, 512-token prompt;
+# benchmark_gptq.py --bitsandbytes: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="fp4",
+# bnb_4bit_compute_dtype=torch.float16), no double quantization): bitsandbytes 139.17 / 212.76 / 349.18 / 643.42 /
+# 1,256.88 ms against fp16 96.38 / 169.95 / 305.99 / 600.47 / 1,209.07 at 1 / 2 / 4 / 8 / 16 prompts. The gap,
+# 42.79 / 42.81 / 43.19 / 42.95 / 47.81 ms (least-squares intercept 41.89 ms, 0.33 ms a prompt), is one
+# dequantize_4bit pass (MatMul4Bit.forward at 0.41.1; the gemv_4bit branch takes single-token inputs only) over the
+# 12.688e9 block weights: 2.5 x 12.688e9 B / 42.79 ms = 741.3 GB/s = 0.364 of 2,039 (0.371 by the intercept). fp4 and
+# nf4 run the one kernel template, kDequantizeBlockwise<T, 512, 64, 8, DATA_TYPE> on 64 threads a block, tile 1,024
+# (csrc/ops.cu dequantizeBlockwise, the same launch at bitsandbytes 18e827d6 "Version 0.41.1.", 0.43.0, 0.45.5 and
+# 0.49.2: only its host wrapper changed, ctypes with pre_call / post_call at 0.41, a CUDA stream argument from 0.45,
+# torch custom ops later). Fit rows: those five only (the batch-1 gap, as lora46 takes GPTQ's). Held out: LitGPT
+# @4839345a resource-tables Llama 2 7B / 13B bnb.nf4-dq minus bf16 (88.2 / 201.6 ms a micro-batch on an A100 40GB;
+# test_outside_qlora_audit_stop44), every nf4 QLoRA case in tests/procurement/outside, validate_sizing's medians.
+# Applied to every card as a fraction of its bandwidth (measured on the A100 only).
+BNB_NF4_UNPACK_BANDWIDTH = Assumption(
+    "bnb_nf4_unpack_bandwidth_fraction",
+    0.364,
+    "fraction of datasheet bandwidth",
+    "huggingface/optimum tests/benchmark/README.md (@3ffebf99, bitsandbytes 0.41.1), prefill-only, Llama-2-13B on "
+    "one A100-SXM4-80GB, batch 1, 512 tokens: bitsandbytes 4-bit 139.17 ms against fp16 96.38 ms; the 42.79 ms "
+    "difference is one dequantize_4bit pass, 2.5 bytes a weight over 12.688e9 weights = 741 GB/s, 0.364 of 2,039 "
+    "GB/s (fp4 and nf4 share the kernel). Measured on the A100 only; other cards take the same fraction of their "
+    "bandwidth, an assumption.",
+)
 # Prefill and the batched decode GEMMs run at a fraction of the dense peak fitted on TensorRT-LLM's
 # published first-token latencies, "Low Latency" table of docs/source/performance.md at release v0.9.0
 # (batch 1, 2,048-token prompt, TP 1; raw.githubusercontent.com/NVIDIA/TensorRT-LLM/v0.9.0/docs/source/
@@ -1863,6 +1890,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
     GPTQ_EAGER_UNPACK_BANDWIDTH,
+    BNB_NF4_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP8,
     PREFILL_EFFICIENCY_FP4,

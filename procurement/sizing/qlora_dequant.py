@@ -39,7 +39,16 @@ image engine and DTensor's copies charge it), but GPTQ int4's at assumptions.gpt
 (0.378, lora46): AutoGPTQ's eager unpacking measured on an A100 80GB at the version QwenLM/Qwen pins (huggingface/
 optimum @0963862 tests/benchmark/README.md, prefill-only: autogptq-cuda-old 368.13 ms against fp16 96.38 ms on
 Llama-2-13B at 512 tokens, 271.75 ms for 16.5 B x 12.688e9 weights), its broadcast int8 / int32 ops and mixed
-int8-fp16 multiply well under a streaming copy's 0.70. Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
+int8-fp16 multiply well under a streaming copy's 0.70; and bitsandbytes nf4's at
+assumptions.bnb_nf4_unpack_bandwidth_fraction (0.364, fix46l): the same table with bitsandbytes 0.41.1's 4-bit rows
+(optimum @3ffebf99: 139.17 ms against fp16 96.38 ms, 42.79 ms for 2.5 B x 12.688e9 weights; fp4 and nf4 share
+kDequantizeBlockwise). LLM.int8's backward copy keeps 0.70 (no measurement of it). Below AutoGPTQ's
+kernel_switch_threshold, 128 rows (micro-batch x sequence length) a call, qlinear_cuda_old.py QuantLinear.forward
+(AutoGPTQ v0.4.2, tag commit ef442d9f) runs its CUDA vecquant4matmul kernel into a fresh torch.zeros output instead (the eager branch
+is the else): no unpacking and no saved copy. That kernel's own time is not modelled (the GEMMs stay fp16's), nor
+its autograd: the extension writes `out` in place, so no gradient flows back through the frozen weight. transformers
+/ optimum build the QuantLinear without trainable=True (optimum/gptq/quantizer.py _replace_by_quant_layers), which
+alone would switch the kernel off. Every rank dequantizes its own weights: 1 / (tp x pp) of them, the
 routed experts 1 / ep; ZeRO-3 / FSDP gather the quantized shards first, so each data-parallel rank unpacks the
 whole layer.
 
@@ -58,7 +67,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, GPTQ_EAGER_UNPACK_BANDWIDTH
+from procurement.sizing.assumptions import (
+    ACHIEVED_BANDWIDTH,
+    BNB_NF4_UNPACK_BANDWIDTH,
+    GPTQ_EAGER_UNPACK_BANDWIDTH,
+)
 from procurement.sizing.image_model import NF4_DEQUANTIZE_WEIGHT_BYTES
 from procurement.sizing.params import layer_params, quantizable_params
 
@@ -77,27 +90,52 @@ DEQUANTIZE = {
 # QuantLinear.forward unpack once in it, LLM.int8's forward runs an int8 GEMM on the int8 weight (none). Counted,
 # not fitted (module docstring, "First forward").
 FIRST_FORWARD_PASSES = {"nf4": 1.0, "int4": 1.0, "int8": 0.0}
-# weight_quantization -> fraction of the card's bandwidth its unpacking reaches: GPTQ int4 measured (optimum's
-# prefill table, assumptions.GPTQ_EAGER_UNPACK_BANDWIDTH); the bitsandbytes kernels at the streaming 0.70
+# weight_quantization -> fraction of the card's bandwidth its unpacking reaches: GPTQ int4 and bitsandbytes nf4
+# measured (optimum's prefill tables, assumptions.GPTQ_EAGER_UNPACK_BANDWIDTH / BNB_NF4_UNPACK_BANDWIDTH); LLM.int8's
+# backward cast and rescale at the streaming 0.70 (no measurement of it)
 ACHIEVED_FRACTION = {
-    "nf4": ACHIEVED_BANDWIDTH.value,
+    "nf4": BNB_NF4_UNPACK_BANDWIDTH.value,
     "int4": GPTQ_EAGER_UNPACK_BANDWIDTH.value,
     "int8": ACHIEVED_BANDWIDTH.value,
 }
 # weight_quantization -> where its rate comes from, in words (only where it is not the streaming default)
 RATE_SOURCE = {
-    "int4": " (AutoGPTQ's eager ops as huggingface/optimum's A100 prefill benchmark measures them)",
+    "int4": " (AutoGPTQ's eager ops as huggingface/optimum's A100 prefill benchmark measures them",
+    "nf4": " (bitsandbytes 0.41.1's dequantize_4bit as huggingface/optimum's A100 prefill benchmark measures it",
 }
+# weight_quantization -> the library release and stack its measured rate was taken with (RATE_SOURCE)
+RATE_MEASURED_WITH = {
+    "int4": "AutoGPTQ 0.4.2 and PyTorch 2.0.1",
+    "nf4": "bitsandbytes 0.41.1 and PyTorch 2.0.1",
+}
+# AutoGPTQ v0.4.2 qlinear_cuda_old.py QuantLinear(kernel_switch_threshold=128): below it (rows of the flattened
+# input, x.reshape(-1, infeatures).shape[0]) the forward runs the CUDA vecquant kernel, not the eager unpacking
+GPTQ_KERNEL_SWITCH_THRESHOLD = 128
 LIBRARY = {
     "nf4": "bitsandbytes NF4 (dequantize_4bit in the forward, the recomputed forward and the backward)",
     "int4": "GPTQ int4 through AutoGPTQ's eager unpacking (transformers GPTQConfig without exllama, as Qwen's "
-    "finetune.py runs it: 16.5 bytes a weight, forward and recomputed forward)",
+    "finetune.py runs it: 16.5 bytes a weight, forward and recomputed forward; scope: AutoGPTQ 0.4.2's "
+    "qlinear_cuda_old eager path at 128 rows a micro-batch or more, exllama off, desc_act False; AutoGPTQ's "
+    "triton trainable path is not modelled)",
     "int8": "bitsandbytes LLM.int8 (a 16-bit copy of each weight in the backward only)",
 }
 
 
 def applies(spec) -> bool:
     return spec.task == "qlora" and spec.weight_quantization in DEQUANTIZE and not spec.model.is_image
+
+
+def rows_per_micro_batch(spec) -> int:
+    """Rows of each linear's flattened input a micro-batch: micro-batch size x sequence length."""
+    return int(spec.micro_batch_size) * int(spec.seq_len)
+
+
+def unpacks(spec) -> bool:
+    """Whether the library unpacks the weights at all: GPTQ int4 below AutoGPTQ's kernel_switch_threshold (128 rows
+    a micro-batch) runs the CUDA kernel instead (module docstring)."""
+    if not applies(spec):
+        return False
+    return spec.weight_quantization != "int4" or rows_per_micro_batch(spec) >= GPTQ_KERNEL_SWITCH_THRESHOLD
 
 
 def achieved_fraction(spec) -> float:
@@ -108,7 +146,7 @@ def achieved_fraction(spec) -> float:
 def bytes_per_micro_batch(spec) -> float:
     """Bytes of HBM traffic the dequantization of the whole model's quantized weights takes a micro-batch (one rank
     holding every weight); 0 where it does not apply."""
-    if not applies(spec):
+    if not unpacks(spec):
         return 0.0
     per_weight, passes, recomputed = DEQUANTIZE[spec.weight_quantization]
     if spec.gradient_checkpointing == "full":
@@ -120,7 +158,7 @@ def first_forward_share(spec) -> float:
     """The share of a micro-batch's unpacking that runs in its first forward (the rest in the recomputed forward
     and the backward): nf4 1/3 under full recomputation, 1/2 without; GPTQ int4 1/2 and 1; LLM.int8 0. 0 where the
     unpacking does not apply."""
-    if not applies(spec):
+    if not unpacks(spec):
         return 0.0
     _, passes, recomputed = DEQUANTIZE[spec.weight_quantization]
     if spec.gradient_checkpointing == "full":
@@ -129,7 +167,7 @@ def first_forward_share(spec) -> float:
 
 
 def keeps_saved_copy(spec) -> bool:
-    return applies(spec) and spec.weight_quantization in SAVED_COPY_BYTES
+    return unpacks(spec) and spec.weight_quantization in SAVED_COPY_BYTES
 
 
 def saved_copy_bytes(spec) -> float:
@@ -160,15 +198,37 @@ def seconds_per_step(spec, memory_bandwidth_gbps, weight_share) -> np.ndarray:
         return np.where(traffic > 0, traffic / bandwidth, 0.0)
 
 
-def text(spec) -> str:
-    """The assumption, in words, where it decides the step."""
+def rate_source(spec, gpu_slug: str | None = None) -> str:
+    """Where the unpacking's rate comes from, in words ("" for the streaming default); on a card other than an A100
+    it says the rate was measured on the A100 only, with the library release it was measured with."""
+    source = RATE_SOURCE.get(spec.weight_quantization, "")
+    if not source:
+        return ""
+    if gpu_slug is not None and not gpu_slug.startswith("a100"):
+        source += (
+            f"; measured on the A100 only, with {RATE_MEASURED_WITH[spec.weight_quantization]}: this card takes "
+            "the same fraction of its bandwidth, an assumption"
+        )
+    return source + ")"
+
+
+def text(spec, gpu_slug: str | None = None) -> str:
+    """The assumption, in words, where it decides the step (``gpu_slug``: the card, for where the rate was
+    measured)."""
     if not applies(spec):
         return ""
+    if not unpacks(spec):
+        return (
+            f"QLoRA dequantization: none charged, {rows_per_micro_batch(spec):,} rows a micro-batch is under AutoGPTQ "
+            f"0.4.2's kernel_switch_threshold of {GPTQ_KERNEL_SWITCH_THRESHOLD}, where qlinear_cuda_old runs its CUDA "
+            "kernel on the packed weights instead of the eager unpacking (that kernel's own time is not modelled, "
+            "and it passes no gradient back through the frozen weight)"
+        )
     gigabytes = bytes_per_micro_batch(spec) / 1e9
     return (
         f"QLoRA dequantization: {LIBRARY[spec.weight_quantization]}, {gigabytes:,.1f} GB of memory traffic a "
         f"micro-batch at {achieved_fraction(spec):.0%} of the card's bandwidth"
-        f"{RATE_SOURCE.get(spec.weight_quantization, '')}, whatever the sequence length"
+        f"{rate_source(spec, gpu_slug)}, whatever the sequence length"
     )
 
 

@@ -1159,7 +1159,7 @@ ranked at its quote, and the total below, recomputed by hand from the catalog ro
 
 | case | rank 1 (today) | hand check | total |
 |---|---|---|---:|
-| QLoRA Llama-3.1-8B on 200M tokens | AWS `g6.xlarge` spot, eu-south-2 eus2-az3, 1 x L4, one node (line 1275; its 16 GiB host is over the 8.2 GiB a quantized load holds: one 5 GB shard + 3.5 GiB runtime) | P = 0.0913 x 1.001157 = 0.091406 $/h; 0.091406 x 46.028 h x 1.2 + 0.091406 x 1 h + 83 GB x 0.08 x 215.028 h / 730 | 7.10 |
+| QLoRA Llama-3.1-8B on 200M tokens | AWS `g6.xlarge` spot, eu-south-2 eus2-az3, 1 x L4, one node (line 1275; its 16 GiB host is over the 8.2 GiB a quantized load holds: one 5 GB shard + 3.5 GiB runtime) | P = 0.0913 x 1.001157 = 0.091406 $/h; 0.091406 x 50.189 h x 1.2 + 0.091406 x 1 h + 83 GB x 0.08 x 219.189 h / 730 | 7.59 |
 | LoRA Llama-3-70B r16 all-linear on 100M tokens | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.005581 = 10.49746 $/h; P x 2.077 h x 1.2 + P x 1 h + 384 GB x 0.08 x 171.077 h / 730 | 43.86 |
 | full fine-tune Mistral-7B on 1B tokens, 8 GPUs, ZeRO-3 | AWS `p5en.48xlarge` spot, eu-north-1 eun1-az3, 8 x H200, ZeRO-3 over NVLink 4 in one node (line 2230) | P = 10.4392 x 1.001473 = 10.45458 $/h (a 101 GB checkpoint every 15 min, saved asynchronously: 1.27 s blocking); P x 3.498 h x 1.2 + P x 1 h + 330 GB x 0.08 x 172.498 h / 730 | 60.58 |
 | pretrain a 1.2B model on 10B tokens | AWS `g6e.2xlarge` spot, eu-south-2 eus2-az3, 1 x L40S, one node (line 1369) | P = 0.2944 x 1.037014 = 0.305297 $/h; P x 160.891 h x 1.2 + P x 1 h + 184 GB x 0.08 x 329.891 h / 730 | 65.90 |

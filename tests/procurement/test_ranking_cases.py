@@ -128,6 +128,9 @@ TRAINING_RANK_1 = {
     # P = 0.0913 x 1.001157 = 0.091406; H = 46.028 h (the 53.976 h above predates lw44's width factor; 46.028 h
     # is the row's hours on this tree, as aud44r's hand check); 0.091406 x 46.028 x 1.2 = 5.0487; + 0.0914 setup;
     # + 83 x 0.08 x (47.028 + 168) / 730 = 1.9559; total = 7.0960 -> 7.10.
+    # fix46l (nf4 unpacking at bitsandbytes' measured 0.364 of the bandwidth, optimum @3ffebf99's A100 prefill rows,
+    # not 0.70): same row, H = 50.189 h; 0.091406 x 50.189 x 1.2 = 5.5051; + 0.0914; + 83 x 0.08 x (51.189 + 168)
+    # / 730 = 1.9937; total = 7.5902 -> 7.59.
     "qlora_8b": {
         "instance_type": "g6.xlarge",
         "region": "eu-south-2",
@@ -136,7 +139,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.001157,
         "gpus": 1,
         "disk_gb": 83,
-        "total": "7.10",
+        "total": "7.59",
     },
     # vms.gpu.csv line 2230: p5en.48xlarge,H200,8.0,192.0,2048.0,...,67.72672,10.439200,eu-north-1,eun1-az3.
     # 8 x H200 on NVSwitch in one node, ZeRO-3 (the frozen 70B base all-gathered over NVLink, not EFA).

@@ -45,7 +45,15 @@ def test_it_uses_a_datasheet_figure_corrected_in_the_admin(bundled_catalog):
     step_tokens = QLORA_8B.seq_len * QLORA_8B.micro_batch_size * QLORA_8B.gradient_accumulation_steps
     unpacking = float(qlora_dequant.seconds_per_step(QLORA_8B, bandwidth, 1.0)) / step_tokens
     unpacking_hours = unpacking * QLORA_8B.training_tokens / 3600.0
-    assert 0.0 < unpacking_hours < before / 10
+    # fix46l: was `0 < unpacking_hours < before / 10` (0.68 h at the streaming 0.70); bitsandbytes' unpacking
+    # now runs at its measured 0.364 of the bandwidth (optimum @3ffebf99's A100 prefill rows,
+    # assumptions.BNB_NF4_UNPACK_BANDWIDTH), 1.30 h of 7.94. Pinned by hand instead: Llama-3.1-8B's block linears
+    # 32 x (2 x 4,096^2 + 2 x 4,096 x 1,024 + 3 x 4,096 x 14,336) = 6,979,321,856, nf4 without recomputation 2
+    # passes x 2.5 B, 2e8 / 2,048 micro-batches, the H100 PCIe's 2,000 GB/s datasheet bandwidth at 0.364.
+    assert bandwidth == 2000.0
+    assert unpacking_hours == pytest.approx(
+        2 * 2.5 * 6_979_321_856 * (2e8 / 2048) / (2000e9 * 0.364) / 3600, rel=1e-3
+    )
     assert hours_on_h100_pcie() == pytest.approx(before / 2 + unpacking_hours / 2, rel=1e-3)
 
 

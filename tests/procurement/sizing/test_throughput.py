@@ -133,8 +133,11 @@ def test_it_slows_offload_and_qlora_steps_and_costs_zero3_by_its_collectives():
     qlora = _train(spec(task="qlora", gradient_checkpointing="full"), memory_bandwidth_gbps=2039.0)[
         "step_seconds"
     ]
+    # fix46l: at 0.364 of the bandwidth, not 0.70: bitsandbytes 0.41.1's 4-bit dequantization as huggingface/optimum
+    # @3ffebf99 tests/benchmark/README.md's A100 prefill rows measure it (assumptions.BNB_NF4_UNPACK_BANDWIDTH;
+    # tests/procurement/sizing/test_qlora_dequant.py::test_nf4_rate_is_optimums_bitsandbytes_prefill_rows)
     quantized = P7 - 2 * TABLE - 65 * 4_096
-    assert qlora == pytest.approx(lora + 3 * 2.5 * quantized / (2039e9 * 0.70))
+    assert qlora == pytest.approx(lora + 3 * 2.5 * quantized / (2039e9 * 0.364))
     # without a bandwidth figure (inf) the unpacking costs nothing
     assert _train(spec(task="qlora"))["step_seconds"] == pytest.approx(
         _train(spec(task="lora"))["step_seconds"]
