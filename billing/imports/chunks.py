@@ -317,7 +317,13 @@ def _frame(pieces: list, columns: list[str], file: str, first_row: int, categori
     rows = sum(piece.num_rows for piece in pieces)
     out = {}
     for number, name in enumerate(pieces[0].schema.names):
-        codes, values = _used(*_dictionary(_combined([piece.column(number) for piece in pieces])))
+        column = _combined([piece.column(number) for piece in pieces])
+        if rows and len(column.dictionary) == 1 and not column.null_count:
+            # one text in every row (17 of the bench's 24 text columns, a bill's provider, currency,
+            # account...): its codes are zeros, not read, counted and narrowed (issue 28)
+            codes, values = np.zeros(rows, dtype=np.int8), object_array(column.dictionary.to_pylist())
+        else:
+            codes, values = _used(*_dictionary(column))
         values = object_array(["" if value in MISSING_MARKERS else value for value in values])
         _check_nul(values, codes, file, first_row, name)
         if categorical:  # an Arrow dictionary's texts are distinct, unless a marker became "" (or a writer

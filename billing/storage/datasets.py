@@ -258,12 +258,17 @@ def _stamps(values: pd.Series) -> pd.Series:
     return pd.to_datetime(values, utc=True).dt.as_unit("us")
 
 
-def _times(values: pd.Series, order: np.ndarray | None) -> pd.Series | pa.Array:
+def _times(values: pd.Series, order: np.ndarray | None) -> pd.Series | pa.Array | None:
+    """The column as UTC microseconds (in `order`); None (a column of nulls, dataset_frame) where every row
+    is missing, as a bill's commitment end and billing period often are: nothing converted or taken."""
+    if not values.notna().any():
+        return None
     stamps = _stamps(values)
     if order is None:
         return stamps
-    micros, missing = stamps.array.asi8[order], stamps.isna().to_numpy()[order]
-    return pa.array(micros, mask=missing if missing.any() else None, type=pa.timestamp("us", tz="UTC"))
+    missing = stamps.isna().to_numpy()
+    mask = missing[order] if missing.any() else None  # taken in order only where a row is missing
+    return pa.array(stamps.array.asi8[order], mask=mask, type=pa.timestamp("us", tz="UTC"))
 
 
 def _array(values, field: pa.Field) -> pa.Array:
@@ -305,25 +310,62 @@ def _coded(texts: list[str], codes: np.ndarray, order: np.ndarray | None = None)
     dataset of 1M rows 30.2 MB before, 28.4 MB after). The codes index `texts` by construction: Arrow does not check each row's
     again (safe=False; the text columns' conversion was a fifth of dataset_frame). The rows in `order`
     where one is given (dataset_frame)."""
+    low, high = _bounds(codes)
+    if low < 0:
+        texts = [*texts, ""]
+    if low == high:  # one code in every row (a column of one value, or none): no row taken or compared,
+        # a dictionary of that one text over shared zeros (the same rows; an Arrow array is immutable)
+        return pa.DictionaryArray.from_arrays(
+            pa.array(_zeros(len(codes)), type=pa.int32()),
+            pa.array([texts[low]], type=pa.string()),  # low -1: the "" appended, texts' last
+            safe=False,
+        )
     # a copy either way: the caller's codes stay as they are
     indices = codes.astype(np.int32) if order is None else codes[order].astype(np.int32, copy=False)
-    missing = indices < 0
-    if missing.any():
-        texts = [*texts, ""]
-        indices[missing] = len(texts) - 1
-    merged, distinct = pd.factorize(object_array(texts))
-    if len(distinct) < len(texts):  # a text twice: each code to its text's first place
+    if low < 0:
+        indices[indices < 0] = len(texts) - 1
+    if len(set(texts)) < len(texts):  # a text twice: each code to its text's first place
+        merged, distinct = pd.factorize(object_array(texts))
         indices = merged.astype(np.int32)[indices]
-    dictionary = pa.array(list(distinct), type=pa.string())
+        texts = list(distinct)
+    dictionary = pa.array(texts, type=pa.string())
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), dictionary, safe=False)
+
+
+@functools.lru_cache(maxsize=4)
+def _zeros(count: int) -> np.ndarray:
+    """`count` int32 zeros, read-only, shared by the one-value columns of chunks of that length."""
+    zeros = np.zeros(count, dtype=np.int32)
+    zeros.flags.writeable = False
+    return zeros
+
+
+def _bounds(codes: np.ndarray) -> tuple[int, int]:
+    """The smallest and largest code (-1: a missing value), on the codes as narrow as they come; (0, 0)
+    for no rows. Where they are equal every row holds the same code (issue 28: 17 of the bench's 24 text
+    columns, and many of a real bill's, hold one value a chunk; their rows were taken in month order and
+    widened all the same)."""
+    if not len(codes):
+        return 0, 0
+    return int(codes.min()), int(codes.max())
 
 
 def _spread(distinct: pa.Array, codes: np.ndarray, order: np.ndarray | None = None) -> pa.Array:
     """Each row's value of `distinct` by its code, a missing one (-1) as `distinct`'s last value: taken
     in Arrow, never as one Python object a row; the rows in `order` where one is given."""
+    low, high = _bounds(codes)
+    if low == high:  # one value in every row: repeated, no row taken
+        return pa.repeat(distinct[low if low >= 0 else len(distinct) - 1], len(codes))
     codes = codes if order is None else codes[order]
-    indices = np.where(codes < 0, len(distinct) - 1, codes)
-    return distinct.take(pa.array(indices, type=pa.int64()))
+    if distinct.type == pa.int64():  # taken by numpy; a missing code (-1) takes the last value (None)
+        values = np.asarray(distinct.fill_null(0))[codes]
+        nulls = None
+        if low < 0 or distinct.null_count > 1:  # a row's null: a missing code, or a value without micros
+            nulls = np.asarray(distinct.is_null())[codes]
+        return pa.array(values, mask=nulls, type=pa.int64())
+    # the codes as narrow as they come; a missing one (-1) a null index, which takes a null as distinct's
+    # last value (None) is: no row's code widened or rewritten
+    return distinct.take(pa.array(codes, mask=codes < 0 if low < 0 else None))
 
 
 def _micros(values: pd.Series, column: str, order: np.ndarray | None = None) -> pa.Array:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,7 @@ from billing.imports.codes import (
 )
 from billing.imports.enrich import TAG_SET, object_codes, tag_codes
 from billing.imports.tag_formats import tag_objects_and_ids
-from billing.storage.datasets import _months
+from billing.storage.datasets import _coded, _months, _spread
 
 SMALL_CODES = st.lists(st.integers(0, 40), min_size=0, max_size=300)
 
@@ -111,3 +112,30 @@ def test_months_table_is_numpy_calendar(stamps, near, spread_wide):
     micros = np.array(stamps if spread_wide else [near * 1000 + s % 10**12 for s in stamps], dtype=np.int64)
     expected = micros.astype("datetime64[us]").astype("datetime64[M]").view(np.int64)
     assert _months(micros).tolist() == expected.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["", "a", "b", "c"]), min_size=1, max_size=4),
+    st.lists(st.integers(-1, 3), min_size=0, max_size=200),
+    st.integers(0, 2),
+    st.booleans(),
+)
+def test_dataset_columns_of_one_code_or_many_hold_each_row_s_value(texts, picks, constant, ordered):
+    """The dataset's text and amount columns (stop 46, perf46c: a column of one code a chunk is not taken
+    row by row; amounts taken by numpy, a missing code a null index) hold each row's value as the per-row
+    lookup: a text's code -1 is "", an amount's code -1 or a value without micro-units is null."""
+    codes = np.array([code % len(texts) if code >= 0 else -1 for code in picks], dtype=np.int8)
+    if constant == 1:
+        codes[:] = codes[0] if len(codes) else 0
+    elif constant == 2:
+        codes[:] = -1
+    order = np.random.default_rng(len(codes)).permutation(len(codes)) if ordered else None
+    rows = codes if order is None else codes[order]
+    array = _coded(list(texts), codes, order)
+    assert array.to_pylist() == [texts[code] if code >= 0 else "" for code in rows]
+    assert len(set(array.dictionary.to_pylist())) == len(array.dictionary)  # each text once
+    amounts = [7, None, -3, 11][: len(texts)] + [None]  # as _micros gives them: a None last
+    for distinct in (pa.array(amounts, pa.int64()), pa.array(amounts, pa.decimal128(38, 6))):
+        spread = _spread(distinct, codes, order).to_pylist()
+        assert [None if value is None else int(value) for value in spread] == [amounts[code] for code in rows]
