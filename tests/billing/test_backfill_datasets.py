@@ -88,7 +88,8 @@ def _forget_dataset(old_apps, root: Path):
     had written."""
     written = _rows(root / f.path for f in BillingImportFile.objects.all())
     _store_as_rows(old_apps)
-    BillingImportFile.objects.all().delete()
+    # The historical model: the live one cascades to tables of later migrations (0018: BillingFilePeriod).
+    old_apps.get_model("billing", "BillingImportFile").objects.all().delete()
     for folder in root.glob("import=*"):
         shutil.rmtree(folder)
     return written
