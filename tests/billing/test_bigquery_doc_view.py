@@ -26,24 +26,14 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.qualify import qualify
 
+from billing.storage.review_sql import SUMS_READ
 from billing.storage.translated_review import scoped_statements, translate
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "billing.md"
 HEADING = "**BigQuery (GCP's billing export) plugs in the same way.**"
-VIEW_COLUMNS = [
-    "charge_period_start",
-    "charge_category",
-    "gpu",
-    "commitment_status",
-    "team",
-    "project",
-    "provider",
-    "pricing_category",
-    "billed_micros",
-    "effective_micros",
-    "list_micros",
-    "gpu_hours_micros",
-]
+# The view must give the review the columns it reads from a dataset, in that order: the review's own list,
+# so that a column added to or renamed in the review fails here until the documented view follows.
+VIEW_COLUMNS = list(SUMS_READ)
 # the detailed export's fields the view may read (Google's schema page above); `c` is the credits alias
 EXPORT_FIELDS = {"usage_start_time", "cost_type", "labels", "cost", "credits", "usage", "sku", "key", "value"}
 
