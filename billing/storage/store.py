@@ -335,7 +335,7 @@ def _checksum_errors_first(sha256: str | Callable[[], str] | Future):
 
 
 def _stop(chunks: Iterable) -> None:
-    """Stop reading a file begun (_read_while_computing): its read-ahead thread ends."""
+    """Stop reading a file begun (a known file, or an import that failed): its read-ahead thread ends."""
     close = getattr(chunks, "close", None)
     if close is not None:
         close()
