@@ -219,7 +219,9 @@ def test_titan_70b_2d_speed_within_15_percent(bundled_catalog):
     "it is fitted on spread wider than the tolerance: not applied, UNEXPLAINED. t44: rechecked at 64.36 GiB "
     "(-10.5%), unchanged; the same reading as x26f's 405B pipeline rows (torchtitan's max_reserved against the "
     "product's allocated bytes + 5%). Spec: not expressible (the allocator's reserve; its one setting, "
-    "expandable_segments, is not published for this launch).",
+    "expandable_segments, is not published for this launch). train47: UNEXPLAINED, rechecked at 64.36 GiB "
+    "(-10.5%), unchanged; not a pipeline row (no PP), so the in-flight reading ruled out on x26f's 405B rows "
+    "does not reach it.",
 )
 def test_titan_70b_2d_memory_within_10_percent(bundled_catalog):
     as_run = TITAN_70B | {"cross_entropy": "torchtitan"}
