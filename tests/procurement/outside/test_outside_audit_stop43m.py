@@ -368,26 +368,38 @@ GB200_MOE44 = {
 }
 
 
-def _gb200_row(model, pp: int, vp: int, ep: int, global_batch: int, precision: str):
-    return megatron(model, 256, 1, pp, vp=vp, ep=ep, global_batch=global_batch, precision=precision)
+def _gb200_row(model, pp: int, vp: int, ep: int, global_batch: int, precision: str, dispatch=None):
+    return megatron(
+        model, 256, 1, pp, vp=vp, ep=ep, global_batch=global_batch, precision=precision, dispatch=dispatch
+    )
+
+
+# moet47: the three [MB2511] GB200 rows state their recipe's dispatcher. NVIDIA-NeMo/Megatron-Bridge
+# @00b7660be0254ac6f95f44164ddd0c3e9cc798ed (the commit that published these rows) scripts/performance/configs/
+# deepseek/deepseek_workload_base_configs.py lines 46-58 (DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_BASE_CONFIG, which the
+# GB200 BF16, FP8-CS and FP8-MX configs all are) and configs/qwen/qwen3_workload_base_configs.py lines 71-80
+# (QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_BF16_BASE_CONFIG) set moe_flex_dispatcher_backend "hybridep" (with CUDA graphs
+# over the MoE router and preprocess, which the spec cannot state); they had been stated with the default alltoall.
+# The engine's HybridEP term (moe_hybridep_fixed_share 0.40, fitted on the Qwen3-30B-A3B GB200 rows) is not refitted:
+# these rows are held out of it.
 
 
 DSV3_NO_MTP = {"preset": "deepseek-v3", "mtp_layers": 0}
 GB200_ROWS = {
     "deepseek-v3-bf16-pp4-vp4-ep64": (
-        _gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "bf16"),
+        _gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "bf16", "hybridep"),
         64,
         3139,
         "DeepSeek-V3 BF16",
     ),
     "deepseek-v3-fp8mx-pp8-vp4-ep32": (
-        _gb200_row(DSV3_NO_MTP, 8, 4, 32, 4096, "fp8"),
+        _gb200_row(DSV3_NO_MTP, 8, 4, 32, 4096, "fp8", "hybridep"),
         32,
         4018,
         "DeepSeek-V3 FP8-MX",
     ),
     "qwen3-235b-bf16-pp8-vp3-ep32": (
-        _gb200_row(QWEN3_235B, 8, 3, 32, 8192, "bf16"),
+        _gb200_row(QWEN3_235B, 8, 3, 32, 8192, "bf16", "hybridep"),
         32,
         4916,
         "Qwen3-235B BF16",
@@ -407,8 +419,39 @@ GB200_OURS_NVL72 = {
 }
 
 
+# moet47: the rows stated with their recipe's HybridEP (comment above _gb200_row): (before, after) tokens/s/GPU.
+MOET47_GB200 = {
+    "deepseek-v3-bf16-pp4-vp4-ep64": (2295.9, 2424.4),
+    "deepseek-v3-fp8mx-pp8-vp4-ep32": (3363.1, 3885.2),
+    "qwen3-235b-bf16-pp8-vp3-ep32": (2986.0, 3363.6),
+}
+MOET47_REASON = (
+    "UNEXPLAINED (moet47): stated with the recipe's moe_flex_dispatcher_backend hybridep (Megatron-Bridge @00b7660be "
+    "deepseek_workload_base_configs.py lines 46-58, qwen3_workload_base_configs.py lines 71-80; had been the default "
+    "alltoall): {before:,.1f} -> {after:,.1f} ({err:+.1%}), still outside; the FP8-MX row of the same recipe lands "
+    "inside (3,885.2 against 4,018, -3.3%). Ruled out for the BF16 rows: the per-local-expert cost (4 local experts; "
+    "TE's grouped GEMM launches one cuBLAS GEMM per expert by default, and at zero per-expert cost the rows stay "
+    "outside: test_outside_moe_training_stop47.py), the card-independent seconds (the floor of FLOPs at the dense "
+    "0.40 plus routed bytes alone, with HybridEP's exposed all-to-all, takes {floor} us a token against the "
+    "published {published_us}: test_the_gb200_bf16_moe_rows_run_faster_than_the_moe_base_alone). Left: the BF16 "
+    "MoE base (the 0.40 rate and 217.5 B a routed element), which no published pair sizes apart from the fit rows. "
+)
+MOET47_FLOOR = {
+    "deepseek-v3-bf16-pp4-vp4-ep64": ("375.3", "318.6"),
+    "qwen3-235b-bf16-pp8-vp3-ep32": ("261.9", "203.4"),
+}
+
+
 def _gb200_param(key: str):
     spec, ep, published, what = GB200_ROWS[key]
+    if key == "deepseek-v3-fp8mx-pp8-vp4-ep32":
+        # Was a strict xfail: [MB2511] DGX-GB200 DeepSeek-V3 FP8-MX on 256 GB200, EP 32, published 4,018; ours 3,363.1
+        # (-16.3%, moe45; 3,160.1 -21.4% at moe43). Now 3,885.2 (-3.3%) because the row states its recipe's HybridEP
+        # dispatcher (Megatron-Bridge @00b7660be deepseek_workload_base_configs.py lines 46-58, the GB200 FP8-MX
+        # config is DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_BASE_CONFIG: moe_flex_dispatcher_backend "hybridep"), which
+        # the engine prices with moe_hybridep_fixed_share (0.40 of the card-independent seconds, fitted on the
+        # Qwen3-30B-A3B GB200 rows, this row held out) and HybridEP's exposed all-to-all (2.35 -> 1.58 s a step).
+        return pytest.param(key, id=key)
     before, before_step_s, before_ep_s = GB200_OURS[key]
     ours, step_s, ep_s = GB200_OURS_NVL72[key]
     reason = GB200_MOE_COMPUTE.format(
@@ -428,6 +471,18 @@ def _gb200_param(key: str):
         before=MOE45_GB200[key][0],
         after=MOE45_GB200[key][1],
         err=gap(MOE45_GB200[key][1], published),
+    )
+    before47, after47 = MOET47_GB200[key]
+    floor, published_us = MOET47_FLOOR[key]
+    reason = (
+        MOET47_REASON.format(
+            before=before47,
+            after=after47,
+            err=gap(after47, published),
+            floor=floor,
+            published_us=published_us,
+        )
+        + reason
     )
     return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason), id=key)
 
@@ -467,8 +522,10 @@ def test_the_gb200_bf16_moe_rows_run_faster_than_the_moe_base_alone():
         all_to_all_s = row["expert_parallel_exposed_seconds"] / tokens
         floor_us = (flop_s + routed / (gpu.memory_bandwidth_gbps * 1e9)) * 1e6
         floors[key] = floor_us, floor_us + all_to_all_s * 1e6, 1e6 / published
-    assert floors["deepseek-v3-bf16-pp4-vp4-ep64"] == pytest.approx((340.9, 377.3, 318.6), abs=0.1)
-    assert floors["qwen3-235b-bf16-pp8-vp3-ep32"] == pytest.approx((232.1, 265.3, 203.4), abs=0.1)
+    # moet47: with the recipes' HybridEP stated the exposed all-to-all shrinks (377.3 -> 375.3, 265.3 -> 261.9 us a
+    # token); both BF16 rows stay past what 15% allows (374.8, 239.3)
+    assert floors["deepseek-v3-bf16-pp4-vp4-ep64"] == pytest.approx((340.9, 375.3, 318.6), abs=0.1)
+    assert floors["qwen3-235b-bf16-pp8-vp3-ep32"] == pytest.approx((232.1, 261.9, 203.4), abs=0.1)
     assert floors["deepseek-v3-fp8mx-pp8-vp4-ep32"][::2] == pytest.approx((202.0, 248.9), abs=0.1)
     for key in ("deepseek-v3-bf16-pp4-vp4-ep64", "qwen3-235b-bf16-pp8-vp3-ep32"):
         floor_us, with_all_to_all_us, published_us = floors[key]
@@ -557,7 +614,9 @@ def test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path():
     # (26.02 over 25.11) and 1.13 on the GB300 within 25.11 ("DeepSeekV3 (w/o MTP) | 256 | BF16 ... 3848" /
     # "... FP8-MX ... 4357")
     bf16 = tokens_per_gpu(GB200_ROWS["deepseek-v3-bf16-pp4-vp4-ep64"][0], GPUS["gb200"])
-    assert ours["deepseek-v3-mxfp8-gb200-ep64"] / bf16 == pytest.approx(1.525, abs=0.002)
+    # moet47: the BF16 row now states its 25.11 recipe's HybridEP (2,295.9 -> 2,424.4), the 26.02 MXFP8 held-out row
+    # not (its v0.3.0 recipe sets hybridep too: a follow-up, with the 26.02 rows above): 3,500.5 / 2,424.4 = 1.444
+    assert ours["deepseek-v3-mxfp8-gb200-ep64"] / bf16 == pytest.approx(1.444, abs=0.002)
     assert 3955 / 3139 < 1.27 and 4357 / 3848 < 1.14
 
 
