@@ -40,7 +40,10 @@ class SizeWorkload(APIView):
             ),
         ],
         responses={
-            200: OpenApiResponse(description="Sizing report (issue 3 output contract)"),
+            200: OpenApiResponse(
+                description="Sizing report (issue 3 output contract; `accuracy`: the measured accuracy of the "
+                "workload's class on published runs, docs/workload-spec.md)"
+            ),
             400: ERRORS_SCHEMA,
         },
     )

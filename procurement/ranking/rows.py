@@ -35,6 +35,7 @@ from procurement.ranking.serving import (
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
+from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 
 
@@ -110,6 +111,7 @@ def describe(
         "price_quality_text": _quality_text(str(offer["price_quality"]), observed_at, now),
         "warnings": row_warnings(index, offer, shapes, configs, options, host=host),
         "interconnect": interconnect_row(shapes, shape, spec, offer["instance_type"]),
+        "accuracy": workload_accuracy(spec),  # the class table is read once per process
     }
     fallback_plan = (
         deadline_view.plans.get(index) if deadline_view and index in deadline_view.fallback_config else None

@@ -14,6 +14,7 @@ import numpy as np
 
 from procurement.sizing import image, image_model, qlora_dequant
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
+from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes, state_bytes
 from procurement.sizing.communication_text import communication_phrase, communication_warns
@@ -591,4 +592,5 @@ def size_workload(
         "candidates": candidates,
         "host": host,
         "assumptions": [assumption.as_dict() for assumption in ALL_ASSUMPTIONS],
+        "accuracy": workload_accuracy(spec),
     }

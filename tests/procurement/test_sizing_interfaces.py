@@ -192,9 +192,11 @@ def test_it_prefills_the_form_from_a_preset(bundled_catalog, engineer_client):
 def test_it_writes_the_validation_table(tmp_path):
     out = StringIO()
     target = tmp_path / "validation.md"
-    call_command("validate_sizing", "--output", str(target), stdout=out)
+    table = tmp_path / "accuracy_classes.json"
+    call_command("validate_sizing", "--output", str(target), "--accuracy-output", str(table), stdout=out)
     assert "median absolute error, memory" in out.getvalue()
     assert target.read_text().startswith("# Sizing validation")
+    assert json.loads(table.read_text())["classes"]["lora/memory"]["cases"] > 0
 
 
 @pytest.mark.django_db

@@ -95,6 +95,13 @@ def render_table(report: dict) -> str:
         f"  {key:<38} {_percent(throughput.get(key)) if key.endswith('_share') else _number(throughput.get(key), 3):>14}"
         for key in keys
     ]
+    accuracy = report.get("accuracy")
+    if accuracy:  # how the engine did on published runs of this kind (procurement/sizing/accuracy.py)
+        lines += [
+            "",
+            f"Throughput: {accuracy['throughput']['text']}",
+            f"Memory: {accuracy['memory']['text']}",
+        ]
     lines += [
         "",
         f"{'gpu':<22} {'n':>3} {'verdict':<13} {'memory':>6} {'GiB/GPU':>9} {'speed':>12}  remedy / warnings",
