@@ -33,10 +33,10 @@ What the table shows (test_the_eager_excess_is_score_bytes_not_a_host_floor): on
 only in the attention, and the base-minus-xformers step time is 103.9 / 48.5 / 38.1 / 19.3 ms (T4 / A10G / A6000
 / A100-40GB), 5.4x apart, while that time x the card's achieved bandwidth (datasheet x 0.70, the engine's
 ACHIEVED_BANDWIDTH) is 21.8 / 20.4 / 20.5 / 21.0 GB, within 8% of each other: a fixed number of bytes a step, not a
-fixed time (a host floor) and not FLOPs (the A6000 has 2.2x the T4's fp16 peak per GB/s). In units of the score
-tensors the engine counts (2 x 732.3 M elements a CFG step, fp16: 2.93 GB) that is 7.4 / 7.0 / 7.0 / 7.2 passes
-where the engine prices 4 (EAGER_SCORE_PASSES: diffusers >= 0.8's baddbmm, softmax, bmm). The 2022 code runs
-more: CrossAttention._attention @0f75d572 (src/diffusers/models/attention.py) is
+fixed time (a host floor) and not fixed work (the same gaps x each card's dense fp16 peak spread 3.4-6.8 TFLOP,
+2x). In units of the score tensors the engine counts (2 x 732.3 M elements a CFG step, fp16: 2.93 GB) that is
+7.4 / 7.0 / 7.0 / 7.2 passes where the engine prices 4 (EAGER_SCORE_PASSES: diffusers >= 0.8's baddbmm, softmax,
+bmm). The 2022 code runs more: CrossAttention._attention @0f75d572 (src/diffusers/models/attention.py) is
 `torch.matmul(query, key.transpose(-1, -2)) * self.scale`, then `.softmax(dim=-1)`, then `torch.matmul(probs,
 value)`: the scale is its own elementwise kernel over the scores (a read and a write, +2 passes: 6; the fused
 baddbmm came with diffusers PR #1203, ad935933, 2022-11-21, first in v0.8.0), and the self-attention rows at the
@@ -47,8 +47,8 @@ as stored @000cace5a401cabff792f70ee9768708415ec98d, opened; host_softmax sends 
 <= 4,096 bytes to the persistent dispatch_softmax_forward, the rest to the block kernels). The shared-memory copy
 that reads the row once, cunn_SoftMaxForwardSmem, came with pytorch/pytorch PR #122970 (2024-03-29, 'Wrote a CUDA
 kernel cunn_SoftMaxForwardSmem ... that caches the inputs in shared memory'), so the 2022 releases ran the
-three-sweep kernel. Those rows are 91.6% of the score elements. The code's count is 6 DRAM passes plus up to 2 re-reads
-of the softmax input (6-7.8): the rows' 7.0-7.4 lie inside it. How much of the re-reads L2 serves is not sized
+three-sweep kernel. Those rows are 91.6% of the score elements. The code's count is 6 DRAM passes plus up to 2
+re-reads of the softmax input (6-7.8): the rows' 7.0-7.4 lie inside it. How much of the re-reads L2 serves is not sized
 from a source, so no pass count is landed in the engine (and no spec value states the 2022 stack).
 """
 
@@ -113,6 +113,13 @@ def _bandwidth(gpu: str) -> float:
     with CATALOG.open(newline="") as handle:
         (row,) = [row for row in csv.DictReader(handle) if row["slug"] == gpu]
     return float(row["memory_bandwidth_gbps"]) * 1e9
+
+
+def _fp16_peak(gpu: str) -> float:
+    """Dense fp16 FLOP/s of a catalog card (pricing/data/gpu_specs.csv fp16_tflops_dense)."""
+    with CATALOG.open(newline="") as handle:
+        (row,) = [row for row in csv.DictReader(handle) if row["slug"] == gpu]
+    return float(row["fp16_tflops_dense"]) * 1e12
 
 
 def _score_bytes_a_step() -> float:
@@ -187,7 +194,7 @@ A100_EAGER_REASON = (
     " term cannot give one chip the same time at two bandwidths, so on the A100s the eager attention is bound by"
     " something else (SM-side: the 3-sweep block softmax's per-row reductions, or the head-width-40 batched GEMMs,"
     " both the same on the two cards), not sized. Ruled out: a host floor (test_the_a100_base_step_is_not_the_host:"
-    " the eager path adds 3 kernels a CrossAttention, 96 a step; at the xformers column's own <= 34.4 us a kernel"
+    " the eager path adds at most 3 kernels a CrossAttention, 96 a step; at the xformers column's own <= 34.4 us a kernel"
     " they cost <= 3.3 ms of the 19.3 ms)."
 )
 
@@ -241,9 +248,12 @@ def test_the_eager_excess_is_score_bytes_not_a_host_floor(bundled_catalog):
     assert _score_bytes_a_step() == pytest.approx(2.929e9, rel=1e-3)
     gaps = {gpu: 1e3 * (1.0 / base - 1.0 / fast) for gpu, (base, fast) in ROWS.items()}
     assert [round(gaps[gpu], 1) for gpu in AGREEING] == [103.9, 48.5, 38.1, 19.3]
-    assert (
-        gaps["t4"] / gaps["a100-sxm4-40gb"] > 5.0
-    )  # a host floor is a time: it would not move 5x across cards
+    # a host floor is a time: it would not move 5x across cards
+    assert gaps["t4"] / gaps["a100-sxm4-40gb"] > 5.0
+    work = {
+        gpu: gaps[gpu] * 1e-3 * _fp16_peak(gpu) for gpu in AGREEING
+    }  # FLOPs the gap is worth at dense peak
+    assert [round(work[gpu] / 1e12, 1) for gpu in AGREEING] == [6.8, 3.4, 5.9, 6.0]
     passes = {gpu: _passes(gpu) for gpu in ROWS}
     assert [round(passes[gpu], 1) for gpu in AGREEING] == [7.4, 7.0, 7.0, 7.2]
     assert max(passes[gpu] for gpu in AGREEING) / min(passes[gpu] for gpu in AGREEING) < 1.08
@@ -285,7 +295,7 @@ def test_the_tables_pass_count_lands_the_gddr_base_rows(bundled_catalog, tmp_pat
 @pytest.mark.django_db
 def test_the_a100_base_step_is_not_the_host(bundled_catalog):
     """The A100-40GB's base step (53.8 ms) against its xformers step (34.5 ms) on the same table: the 2022 eager
-    path launches 3 kernels a CrossAttention more than the xformers one (the separate scale, the softmax and the
+    path launches at most 3 kernels a CrossAttention more than the xformers one (the separate scale, the softmax and the
     second matmul against one memory_efficient_attention call; the q / k / v head copies and the output copy are
     in both: attention.py @0f75d572), 32 CrossAttentions a UNet forward (16 transformer blocks x 2). If the
     xformers step were all host (<= 34.5 ms over the engine's >= 1,004 kernels: <= 34.4 us each), the eager
