@@ -256,6 +256,18 @@ def test_fastertransformer_vit_on_an_a100(bundled_catalog, tmp_path, preset, bat
         "is one 196 x 768 x 768 implicit GEMM (0.231 GFLOP), ~12 output tiles of 128 x 128, about 0.14 ms "
         "even on the A100's CUDA cores at one tile an SM: a fifth of the 0.74 ms missing. No source measures "
         "that algorithm at this shape. Still the per-GEMM host work above, unmeasured."
+        " img47 (stop 47), published per-call costs of cuBLASLt's host side looked for and read; none sizes the"
+        " ~13-17 us a GEMM the row needs. (1) pytorch/pytorch PR #191700 (NVIDIA, 2026-07-31, 'cuBLASLt heuristic"
+        " cache'): caching the heuristic result saves ~0.7-0.9 us a call on cuBLASLt's hot path, 'the bulk of"
+        " the time is the heuristic call itself'; FasterTransformer does not call the heuristic where vit_gemm's"
+        " gemm_config.in holds the shape (cublasMMWrapper::Gemm @35989aa4: cublasLtMatmulAlgoInit and the"
+        " config attributes instead), and 72 x 0.9 us is 0.065 ms. (2) ml-explore/mlx issue #3861: an explicit"
+        " cublasLtMatmulAlgoGetHeuristic at 0.059 ms a query (Windows, against an 18 ms matmul); were that paid"
+        " on each of the 72 GEMMs (a shape missing from gemm_config.in, cublasLtMatmul given a NULL algo) the"
+        " forward would take at least 72 x 59 us = 4.25 ms, 2.8x the published 1.53: the rows rule it out as the"
+        " per-call cost here. (3) PaddlePaddle/Paddle PR #50931 (2023-02-26): caching the four cuBLASLt"
+        " descriptors (heap allocations a create) cut an AlphaFold step 3.22 -> 3.16 s (1.7%), no per-call"
+        " time. The descriptor, mutex and algo-map work stays unmeasured; UNEXPLAINED."
     ),
 )
 def test_fastertransformer_vit_b_batch_one_on_an_a100(bundled_catalog, tmp_path):
