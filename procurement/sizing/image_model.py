@@ -10,6 +10,7 @@ an efficiency set by the work per kernel (kernel_efficiency). Shape counting rul
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -1691,6 +1692,28 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     if power_bound_flops is None:
         return seconds
     return np.maximum(seconds, inference_flops_per_image(spec) / np.asarray(power_bound_flops, dtype=float))
+
+
+def evaluation_seconds(spec, peak_flops, bandwidth_bytes, gpus):
+    """Seconds a training run spends in its evaluations (image.eval_every_epochs, image.eval_images): floor(epochs /
+    eval_every_epochs) passes over the validation images, each image a forward at the training micro-batch and
+    precision (inference_seconds_per_image on the same card, no attention ceiling or board-power bound), the
+    images split over the run's GPUs (facebookresearch/detr main.py @04d5706a: `evaluate(...)` after every epoch
+    over data_loader_val, a DistributedSampler of COCO val at args.batch_size). What it leaves out: the COCO
+    evaluator's CPU work (pycocotools accumulate / summarize on rank 0) and the post-processing. 0 where no
+    evaluation is stated."""
+    image = spec.image
+    if (
+        not spec.is_training
+        or spec.model.image_arch is None
+        or not image.eval_every_epochs
+        or not image.epochs
+    ):
+        return np.zeros_like(np.asarray(gpus, dtype=float))
+    evaluations = math.floor(image.epochs / image.eval_every_epochs + 1e-9)
+    forward = replace(spec, task="inference")
+    per_image = inference_seconds_per_image(forward, peak_flops, bandwidth_bytes)
+    return evaluations * float(image.eval_images or 0) * per_image / np.asarray(gpus, dtype=float)
 
 
 def inference_rows(
