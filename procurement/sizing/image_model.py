@@ -1515,6 +1515,8 @@ def is_yolo(spec) -> bool:
 
 def is_rtdetr(spec) -> bool:
     """A preset whose training walk is RT-DETR's (detr_shapes.rtdetr_training_saved)."""
+    if spec.model.image_arch is None or spec.model.is_image_tier:
+        return False
     detector = image_preset(spec.model.image_arch.slug).get("detector") or {}
     return detector.get("training", {}).get("walk") == "rtdetr"
 
