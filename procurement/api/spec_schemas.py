@@ -397,6 +397,11 @@ class WorkloadImageSerializer(serializers.Serializer):
         "Detector training under Ultralytics' deterministic=True (its default) on PyTorch >= 2.1: every new "
         "tensor is filled first (default true); false for deterministic=False or older PyTorch"
     )
+    eval_every_epochs = _number(
+        "Training by epochs: an evaluation pass over eval_images validation images every this many epochs, priced "
+        "as inference of the same network, batch and precision on the run's GPUs (default: none)"
+    )
+    eval_images = _count("Training: validation images one evaluation runs (required with eval_every_epochs)")
     max_objects_per_image = _count(
         "Detectors: most labelled objects in one training image (sizes the loss's assigner); default: COCO's 93"
     )

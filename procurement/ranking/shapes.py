@@ -527,6 +527,8 @@ def _training_rows(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions,
     rows = memoized(grid.memo, key, lambda: _training_rows_computed(spec, grid, options, counts))
     with np.errstate(invalid="ignore", divide="ignore"):
         hours = (spec.training_tokens or np.nan) / rows["training_tokens_per_second"] / 3600.0
+    # an image run's evaluations (image.eval_every_epochs) do not scale with the token count
+    hours = hours + rows.get("evaluation_hours", 0.0)
     return rows | {"training_hours": hours}
 
 

@@ -30,10 +30,18 @@ def detr_cost(config: dict, height: float, width: float) -> Cost:
     pixels = height * width
     stem = 49 * 3 * 64
     cost.block(stem, stem * pixels / 4, 0.0, 0.0, conv=True)  # 7x7 stride-2 conv (frozen)
+    _resnet50_stages(cost, pixels, first_trainable=1)  # DETR: layer1 frozen with the stem
+    _detr_transformer(cost, config, pixels)
+    return cost
+
+
+def _resnet50_stages(cost: Cost, pixels: float, first_trainable: int) -> None:
+    """ResNet-50's four stages after the stem; stages from `first_trainable` on keep their tensors (frozen
+    BatchNorm: the rule in the module docstring)."""
     c_in = 64
     for index, (blocks, w, c_out, stride) in enumerate(RESNET50_STAGES):
         positions = pixels / stride**2
-        trainable = index > 0
+        trainable = index >= first_trainable
         for block in range(blocks):
             first = block == 0
             # torchvision/mmdetection 'pytorch' style: the 3x3 conv strides, so conv1 runs at the previous
@@ -49,6 +57,9 @@ def detr_cost(config: dict, height: float, width: float) -> Cost:
                 saved += c_out * positions if first else 0.0  # the shortcut's BatchNorm input
             cost.block(params, macs, saved, c_out * positions, conv=True)
             c_in = c_out
+
+
+def _detr_transformer(cost: Cost, config: dict, pixels: float) -> None:
     tokens = pixels / 32**2
     h, heads, ffn = config["d_model"], config["heads"], config["ffn"]
     cost.block(2048 * h, 2048 * h * tokens, h * tokens, 2048 * tokens, conv=True)  # input projection
@@ -62,7 +73,6 @@ def detr_cost(config: dict, height: float, width: float) -> Cost:
     cost.macs += (heads_params - queries * h) * queries * config["decoder_layers"]  # auxiliary losses
     cost.tokens = 0.0  # rows per weight: MACs per parameter (image_model.rows_per_sample)
     cost.forward_peak = 2 * 2048 * tokens + 3 * 256 * pixels / 16  # layer1's widest working set
-    return cost
 
 
 def _attention_layer(cost: Cost, h: int, heads: int, ffn: int, tokens: float, keys: float, cross: bool):
@@ -99,3 +109,50 @@ def padded_canvas(config: dict, short_side: float, reference_side: float, batch:
     if batch <= 1:
         return short_side, long_side
     return long_side, long_side
+
+
+def rtdetr_training_saved(config: dict, side: float) -> Cost:
+    """What an RT-DETR-R50 training step keeps for the backward at a side x side input (elements per image:
+    `saved`, `checkpoint_inputs`, `largest_block_saved`), counted with DETR's rules where they apply; its
+    parameters and FLOPs stay the paper's table (Zhao et al. 2023, arXiv:2304.08069, Table 2), which the
+    TensorRT row of docs/validation.md holds out. Shapes: lyuwenyu/RT-DETR rtdetr_pytorch
+    configs/rtdetr/include/rtdetr_r50vd.yml (@68a7feee): PResNet depth 50 variant d, freeze_at 0 (the stem
+    only frozen: layer1-4 train, unlike DETR's layer1), freeze_norm (FrozenBatchNorm2d, as DETR's);
+    HybridEncoder hidden 256 over strides 8/16/32, one AIFI layer on stride 32 (8 heads, FFN 1024), CCFM of
+    four CSPRepLayers (expansion 1.0: conv1 and conv2 1x1 to 256 with BatchNorm + SiLU, three RepVggBlocks of
+    a 3x3 and a 1x1 conv with BatchNorm each, summed, SiLU), trainable BatchNorm (keeps its input) and SiLU
+    (keeps its input); RTDETRTransformer: 6 decoder layers, 300 queries plus the denoising groups
+    (num_denoising 100: at most 200 queries), deformable cross-attention over the three levels' tokens
+    (value_proj over every token per layer, kept for grid_sample). Not counted: the loss's Hungarian
+    matching (CPU) and the grid_sample offsets (queries x 8 heads x 3 levels x 4 points). An assumption, no
+    published training memory checks it."""
+    cost = Cost()
+    pixels = side * side
+    cost.block(0.0, 0.0, 0.0, 0.0, conv=True)  # the three-conv 'd' stem: frozen, keeps nothing
+    _resnet50_stages(cost, pixels, first_trainable=0)
+    h = config.get("hidden", 256)
+    p8, p16, p32 = pixels / 8**2, pixels / 16**2, pixels / 32**2
+    tokens = p8 + p16 + p32
+    conv_norm_act = 3 * h  # a ConvNormLayer's input, BatchNorm input and SiLU input, per position
+    csp = 2 * h + 2 * 2 * h + 3 * 4 * h  # concat input; conv1/conv2's norm + act; 3 RepVggBlocks
+    cost.block(0.0, 0.0, h * tokens, h * tokens)  # input projections: BatchNorm inputs
+    _attention_layer(cost, h, 8, config.get("ffn", 1024), p32, p32, cross=False)  # AIFI
+    # CCFM: FPN (lateral 1x1 + CSP at 16 and at 8), PAN (3x3 stride-2 down + CSP at 16 and at 32)
+    fpn_pan = (
+        conv_norm_act * p32 + csp * p16,  # lateral 1x1 at stride 32, CSP at 16
+        conv_norm_act * p16 + csp * p8,  # lateral 1x1 at stride 16, CSP at 8
+        h * p8
+        + 2 * h * p16
+        + csp * p16,  # 3x3 stride-2 down from 8 (input at 8, norm and act at 16), CSP at 16
+        h * p16 + 2 * h * p32 + csp * p32,  # down from 16, CSP at 32
+    )
+    for saved in fpn_pan:
+        cost.block(0.0, 0.0, saved, 0.0)
+    # decoder: per-level input projections (conv input + BatchNorm input), the encoder head over every
+    # token (memory, LayerNorm input, score and box MLP inputs), then each layer's value_proj output
+    cost.block(0.0, 0.0, 2 * h * tokens + 6 * h * tokens + config.get("classes", 80) * tokens, h * tokens)
+    queries = config.get("queries", 300) + 2 * config.get("denoising", 100)
+    for _ in range(config.get("decoder_layers", 6)):
+        cost.block(0.0, 0.0, h * tokens, h * queries)
+        _attention_layer(cost, h, 8, config.get("ffn", 1024), queries, 0.0, cross=False)
+    return cost

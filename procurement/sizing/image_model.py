@@ -10,6 +10,7 @@ an efficiency set by the work per kernel (kernel_efficiency). Shape counting rul
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -43,7 +44,7 @@ from procurement.sizing.assumptions import (
     PYTORCH_2_0_NARROW_UNET_RATE,
     VISION_PEAK_EFFICIENCY,
 )
-from procurement.sizing.detr_shapes import detr_cost, padded_canvas
+from procurement.sizing.detr_shapes import detr_cost, padded_canvas, rtdetr_training_saved
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
     Cost,
@@ -333,6 +334,8 @@ def training_memory_cost(spec) -> Cost:
     slug = spec.model.image_arch.slug
     entry = image_preset(slug)
     detector = entry.get("detector") or {}
+    if detector.get("training", {}).get("walk") == "rtdetr":
+        return _rtdetr_training_cost(slug, resolution(spec))
     if detector.get("kind") != "detr":
         return spec_network_cost(spec)
     height, width = padded_canvas(detector, resolution(spec), entry["resolution_px"], spec.micro_batch_size)
@@ -342,6 +345,31 @@ def training_memory_cost(spec) -> Cost:
 @lru_cache(maxsize=64)
 def _detr_cost_at(slug: str, height: float, width: float) -> Cost:
     return detr_cost(image_preset(slug)["detector"], height, width)
+
+
+@lru_cache(maxsize=64)
+def _rtdetr_training_cost(slug: str, side: int) -> Cost:
+    """RT-DETR's training step for peak memory: the published table's parameters and FLOPs at `side`, the
+    tensors it keeps from detr_shapes.rtdetr_training_saved at the largest side of its multi-scale training
+    (RTDETR multi_scale, up to 800 at the 640 preset: rtdetr_r50vd.yml @68a7feee; the collate interpolates the
+    whole batch to one side, so no padding), scaled with a spec's resolution."""
+    entry = image_preset(slug)
+    detector = entry["detector"]
+    cost = network_cost(slug, side)
+    training = detector["training"]
+    largest = side * training["max_side_px"] / entry["resolution_px"]
+    kept = rtdetr_training_saved(training, largest)
+    return replace(
+        cost,
+        saved=kept.saved,
+        checkpoint_inputs=kept.checkpoint_inputs,
+        largest_block_saved=kept.largest_block_saved,
+        eager_scores_saved=kept.eager_scores_saved,
+        largest_scores=kept.largest_scores,
+        blocks=kept.blocks,
+        notes=list(cost.notes),
+        launches=list(cost.launches),
+    )
 
 
 # A ViT trained under torch.autocast (16-bit precision with fp32 master weights: AMP) keeps two kinds of
@@ -401,6 +429,14 @@ def training_activation_bytes(spec, flash: bool) -> float:
 
 def memory_notes(spec) -> list[str]:
     """The image network's saved-activation choices that a reader needs to check an answer, in words."""
+    if spec.is_training and is_rtdetr(spec):
+        return [
+            "RT-DETR training (enabled at stop 47): the kept tensors are counted from its shapes at the largest "
+            "multi-scale side (800 px at the 640 preset) with DETR's rules, no published training memory checks "
+            "them; its step runs at the YOLO-fitted detector training rate, which users' runs of RT-DETR "
+            "(lyuwenyu/RT-DETR issues #7, #410) suggest is several times too fast (deformable attention, "
+            "denoising queries and Hungarian matching are not priced)"
+        ]
     if not autocast_vit_training(spec):
         return []
     notes = [
@@ -1474,7 +1510,20 @@ def is_detector(spec) -> bool:
 def is_yolo(spec) -> bool:
     """Ultralytics/YOLO detectors: their task-aligned assigner and deterministic fill apply (not DETR's
     Hungarian matching, which runs on the CPU over batch x 100 queries x targets)."""
-    return is_detector(spec) and image_preset(spec.model.image_arch.slug)["detector"]["kind"] != "detr"
+    return is_detector(spec) and image_preset(spec.model.image_arch.slug)["detector"]["kind"] in YOLO_KINDS
+
+
+def is_rtdetr(spec) -> bool:
+    """A preset whose training walk is RT-DETR's (detr_shapes.rtdetr_training_saved)."""
+    if spec.model.image_arch is None or spec.model.is_image_tier:
+        return False
+    detector = image_preset(spec.model.image_arch.slug).get("detector") or {}
+    return detector.get("training", {}).get("walk") == "rtdetr"
+
+
+# Ultralytics' detector kinds (image_shapes.yolov8_cost, yolo11_cost); DETR and the table-only RT-DETR match
+# their queries to the targets with the Hungarian algorithm instead of the task-aligned assigner
+YOLO_KINDS = ("yolov8", "yolo11")
 
 
 def forward_overhead_seconds_per_image(spec) -> float:
@@ -1691,6 +1740,28 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     if power_bound_flops is None:
         return seconds
     return np.maximum(seconds, inference_flops_per_image(spec) / np.asarray(power_bound_flops, dtype=float))
+
+
+def evaluation_seconds(spec, peak_flops, bandwidth_bytes, gpus):
+    """Seconds a training run spends in its evaluations (image.eval_every_epochs, image.eval_images): floor(epochs /
+    eval_every_epochs) passes over the validation images, each image a forward at the training micro-batch and
+    precision (inference_seconds_per_image on the same card, no attention ceiling or board-power bound), the
+    images split over the run's GPUs (facebookresearch/detr main.py @04d5706a: `evaluate(...)` after every epoch
+    over data_loader_val, a DistributedSampler of COCO val at args.batch_size). What it leaves out: the COCO
+    evaluator's CPU work (pycocotools accumulate / summarize on rank 0) and the post-processing. 0 where no
+    evaluation is stated."""
+    image = spec.image
+    if (
+        not spec.is_training
+        or spec.model.image_arch is None
+        or not image.eval_every_epochs
+        or not image.epochs
+    ):
+        return np.zeros_like(np.asarray(gpus, dtype=float))
+    evaluations = math.floor(image.epochs / image.eval_every_epochs + 1e-9)
+    forward = replace(spec, task="inference")
+    per_image = inference_seconds_per_image(forward, peak_flops, bandwidth_bytes)
+    return evaluations * float(image.eval_images or 0) * per_image / np.asarray(gpus, dtype=float)
 
 
 def inference_rows(

@@ -64,6 +64,12 @@ class ImageSpec:
     train_steps: int | None = None
     epochs: float | None = None
     dataset_images: int | None = None
+    # training by epochs: an evaluation pass over eval_images validation images every this many epochs, priced
+    # as inference of the same network, batch and precision on the run's GPUs (facebookresearch/detr main.py
+    # @04d5706a calls evaluate() on COCO val after every epoch; Ultralytics validates every epoch, val=True).
+    # None: no evaluation, the product's behaviour before 2026-12-07
+    eval_every_epochs: float | None = None
+    eval_images: int | None = None  # validation images one evaluation runs (COCO val2017: 5,000)
     images: int | None = None  # images to generate (a batch job)
     text_tokens: int | None = None  # the text encoder's sequence length the DiT attends to (None: preset's)
     max_objects_per_image: int | None = None  # detectors: most labelled objects in one image (None: COCO's)

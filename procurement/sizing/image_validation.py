@@ -36,8 +36,30 @@ QUANTO_SD3 = (
 DIFFUSERS_BENCH = (
     "huggingface.co/datasets/diffusers/benchmarks collated_results.csv (sha dc778b00; "
     "github.com/huggingface/diffusers benchmarks/benchmarking_{sdxl,flux,ltx}.py: one forward, batch 1, 1024x1024 (LTX 512x704x161), "
-    "bf16 + SDPA; memory = torch.cuda.max_memory_allocated / 2^30; GPU: an L40S, the aws-g6e-4xlarge runner of "
-    ".github/workflows/benchmark.yml, though benchmarks/README.md says L40) (measured)"
+    "bf16 + SDPA; memory = torch.cuda.max_memory_allocated / 2^30; GPU: an L40S. The card, checked at stop 47 "
+    "(det47): .github/workflows/benchmark.yml runs on `group: aws-g6e-4xlarge` from the overhaul that created "
+    "these one-forward rows (e6639fef, 2025-07-04; before it aws-g6-4xlarge-plus) through the upload sha "
+    "152f7ca3 and HEAD 58eb52c0; an EC2 g6e.4xlarge is one GPU, 16 vCPUs, 128 GiB (torchx PR #969 "
+    "named_resources_aws aws_g6e_4xlarge) and the g6e family's GPU is the L40S (huggingface.co/spaces/arcee-ai/"
+    "Benchmarks results.py: 'g6e.48xlarge': '8xNVIDIA L40S'), which is the '128GB RAM' of benchmarks/README.md's 'We "
+    "use an L40 GPU with 128GB RAM' (written in e6639fef); EC2 has no L40 instance, and the same repo's "
+    ".github/workflows/ssh-runner.yml names its runners loosely ('aws-g6e-xlarge-plus: L40', "
+    "'aws-g6-4xlarge-plus: a10', where g6 is an L4), so the README's 'L40' is the family name, not the card) "
+    "(measured)"
+)
+# Published rows judged unusable: never a case, never a fit (docs/validation.md lists them under the cases).
+# (key, published, what it claims, why it is rejected, source)
+REJECTED_ROWS = (
+    (
+        "hf-blog-sd3-medium-a100-compiled",
+        "0.585 s per image",
+        "SD3 Medium, 1024 px, 20 steps, compiled (torch.compile), 1 x A100 80GB",
+        "Needs ~2x the A100's peak: the product counts 372.1 TFLOP for that image (20 steps x 2 CFG passes of the "
+        "2B MMDiT at 1024 px), i.e. 636 TFLOPS at 0.585 s against the A100's 312 dense fp16 TFLOPS; no card "
+        "model meets it, so it is a wrong or mislabelled figure (fewer steps, no CFG, or another card). "
+        "Judged by the outside audit aud29 (stop 47); never fitted to",
+        "huggingface/blog sd3.md (commit 04fdd03d; huggingface.co/blog/sd3), '0.585 seconds'",
+    ),
 )
 MLPERF_SDXL = (
     "MLPerf Inference v5.1 closed, The_Stage h100_x8 stable-diffusion-xl Offline (fp16): "
@@ -740,4 +762,16 @@ def render_section(cases: list[ImageCase] | None = None) -> str:
             f"| {case.key} | {case.kind} | {case.inputs} | {case.published:g} | {case.unit} | "
             f"{case.estimate:.3g} | {case.error:+.1%} | {case.explanation} | {case.source} |"
         )
+    lines += [
+        "",
+        "Rejected rows: published figures no card model can meet; they are no case and no constant is fitted "
+        "to them (procurement/sizing/image_validation.py REJECTED_ROWS).",
+        "",
+        "| reference | published | claims | why rejected | source |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {key} | {published} | {claims} | {why} | {source} |"
+        for key, published, claims, why, source in REJECTED_ROWS
+    ]
     return "\n".join(lines) + "\n"

@@ -1043,6 +1043,8 @@ _IMAGE_KEYS = {
     "train_steps",
     "epochs",
     "dataset_images",
+    "eval_every_epochs",
+    "eval_images",
     "images",
     "text_tokens",
     "max_objects_per_image",
@@ -1096,6 +1098,10 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         train_steps=reader.integer(data, "train_steps", "image.train_steps", None),
         epochs=reader.number(data, "epochs", "image.epochs", None, minimum=0),
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
+        eval_every_epochs=reader.number(
+            data, "eval_every_epochs", "image.eval_every_epochs", None, minimum=0
+        ),
+        eval_images=reader.integer(data, "eval_images", "image.eval_images", None, minimum=1),
         images=reader.integer(data, "images", "image.images", None),
         text_tokens=reader.integer(data, "text_tokens", "image.text_tokens", None, minimum=1),
         max_objects_per_image=reader.integer(
@@ -1128,6 +1134,9 @@ def _check_loader_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None
     for key in ("loader_workers", "source_megapixels"):
         if getattr(spec.image, key) is not None and not spec.is_training:
             reader.error(f"image.{key}", "the host's image loader is sized for training only")
+    for key in ("eval_every_epochs", "eval_images"):
+        if getattr(spec.image, key) is not None and not spec.is_training:
+            reader.error(f"image.{key}", "a training run's evaluations: state a training task")
     crop = spec.image.data_pipeline == "crop" or (
         spec.image.data_pipeline == "preset" and arch.family not in ("detection",) and not arch.is_diffusion
     )
@@ -1161,6 +1170,12 @@ def _image_defaults(
         reader.error("image.epochs", "give image.train_steps or image.epochs, not both")
     if image.epochs is not None and image.dataset_images is None:
         reader.error("image.dataset_images", "required with image.epochs (images in one epoch)")
+    if image.eval_every_epochs is not None and image.epochs is None:
+        reader.error("image.eval_every_epochs", "evaluations are counted in epochs: state image.epochs")
+    if image.eval_every_epochs is not None and image.eval_images is None:
+        reader.error("image.eval_images", "required with image.eval_every_epochs (validation images)")
+    if image.eval_images is not None and image.eval_every_epochs is None:
+        reader.error("image.eval_images", "sizes an evaluation: state image.eval_every_epochs")
     if image.train_steps is not None:
         per_step = fields["micro_batch_size"] * fields["gradient_accumulation_steps"] * parallelism.gpus
         fields["training_tokens"] = float(image.train_steps * per_step)

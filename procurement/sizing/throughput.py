@@ -84,7 +84,7 @@ from procurement.sizing.host import (
     loader_vcpus_per_gpu,
     loader_worker_vcpus,
 )
-from procurement.sizing.image_model import inference_rows, training_flops_per_image
+from procurement.sizing.image_model import evaluation_seconds, inference_rows, training_flops_per_image
 from procurement.sizing.memory import expert_share
 from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
 from procurement.sizing.spec import FLEX_DISPATCHES, WorkloadSpec
@@ -555,14 +555,17 @@ def training_throughput(
     # the compute); the warnings and sentences state this, not communication_share (all traffic, hidden too)
     exposed_comm_s = exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s
     tokens_per_second = step_tokens / step_s
+    # image runs by epochs: the evaluations between epochs (image.eval_every_epochs; image_model.evaluation_seconds)
+    evaluation_s = evaluation_seconds(spec, peak, _array(memory_bandwidth_gbps, np.inf) * 1e9, gpus)
     with np.errstate(invalid="ignore", divide="ignore"):
-        hours = (spec.training_tokens or np.nan) / tokens_per_second / 3600.0
+        hours = ((spec.training_tokens or np.nan) / tokens_per_second + evaluation_s) / 3600.0
         share = communication_s / (compute_s + communication_s)
         exposed_share = exposed_comm_s / step_s
     ranks_volume = 2.0 * (grad_ranks - 1.0) / grad_ranks
     rows = {
         "training_tokens_per_second": tokens_per_second,
         "training_hours": hours,
+        "evaluation_hours": evaluation_s / 3600.0,
         "communication_share": share,
         "exposed_communication_share": exposed_share,
         "exposed_communication_seconds": exposed_comm_s,

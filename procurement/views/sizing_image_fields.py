@@ -142,6 +142,17 @@ IMAGE_KNOB_LABELS = {
         "Passes over the dataset, for hours and cost; needs the dataset's image count.",
     ),
     "dataset_images": ("Dataset images", "training, with epochs", "Images in one epoch."),
+    "eval_every_epochs": (
+        "Evaluate every N epochs",
+        "training by epochs; blank: no evaluation",
+        "An evaluation pass over the validation images every this many epochs (DETR and Ultralytics: 1), "
+        "priced as inference of the same network and batch on the run's GPUs; needs the validation image count.",
+    ),
+    "eval_images": (
+        "Validation images",
+        "training, with evaluations",
+        "Images one evaluation runs (COCO: 5,000).",
+    ),
     "max_objects_per_image": (
         "Most objects in one image",
         "YOLO training; blank: COCO's 93",

@@ -103,6 +103,18 @@ def _form(**knobs: str) -> dict:
             {"task": "lora", "epochs": "2.5", "dataset_images": "400", "data_pipeline": "predecoded"},
             {"image": {"epochs": 2.5, "dataset_images": 400, "data_pipeline": "predecoded"}},
         ),
+        # det47: a validation pass every epoch (diffusers examples/text_to_image/train_text_to_image_lora_sdxl.py
+        # @58eb52c0: --validation_epochs 1, --num_validation_images 4 by default)
+        (
+            {
+                "task": "lora",
+                "epochs": "2",
+                "dataset_images": "400",
+                "eval_every_epochs": "1",
+                "eval_images": "4",
+            },
+            {"image": {"epochs": 2, "dataset_images": 400, "eval_every_epochs": 1, "eval_images": 4}},
+        ),
     ],
 )
 @pytest.mark.django_db

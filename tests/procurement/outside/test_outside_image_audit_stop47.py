@@ -56,6 +56,7 @@ from django.core.management import call_command
 
 SPEED = 0.25
 COCO_TRAIN_IMAGES = 118_287
+COCO_VAL_IMAGES = 5_000  # det47: val2017, the set main.py evaluates
 
 
 def _size(tmp_path, spec: dict, gpu: str) -> dict:
@@ -91,24 +92,34 @@ def _detr_32x2() -> dict:
         "optimizer": "adamw",
         "micro_batch_size": 2,  # 'batch size 2 (per GPU)'
         "parallelism": {"gpus": 32},  # 'Trained on 32 GPUs' (4 nodes of 8)
-        "image": {"epochs": 500, "dataset_images": COCO_TRAIN_IMAGES},
+        # det47: 'Training + eval time': main.py @04d5706a evaluates COCO val2017 (5,000 images) after every epoch
+        "image": {
+            "epochs": 500,
+            "dataset_images": COCO_TRAIN_IMAGES,
+            "eval_every_epochs": 1,
+            "eval_images": COCO_VAL_IMAGES,
+        },
     }
 
 
 DETR_REASON = (
-    "DETR-R50, 500 epochs on 32 V100s at 2 images a GPU: published 85 h (training + an evaluation each epoch), "
-    "product 48.71 h (-42.7%). Per GPU: published 6.04 images/s; the paper's 16 x 4-image run 8.56 "
-    "(test_outside_detection_audit_stop44.py, 72 h, -18.8% there); the product 10.54 at both shapes (step "
-    "0.1898 s for 2 images, 0.3795 s for 4: exactly linear in the batch; loader 0.015 s hidden; "
-    "communication_share 0.029, exposed_communication_seconds 0). The publisher's per-GPU rate falls 29% from "
-    "the 16 x 4 run to the 32 x 2 one, the product's does not move, so the miss is in the step's shape terms, "
-    "not the card's rate. Candidates, none sized: (i) the 500 COCO evaluations (main.py @04d5706a calls "
-    "evaluate() after every epoch; the paper's 3 days were run by the same script, so they likely hold theirs "
-    "too and the evaluations cannot be the whole gap between the two runs); (ii) DDP's fp32 gradient all-reduce (41M parameters, 164 MB a step) over 4 nodes, which "
-    "the product hides entirely under a 0.19 s step; (iii) batch-2 under-fill of the ResNet-50 and transformer "
-    "kernels on ~800 x 1,200 padded images, which DETR's detector fit (no layer walk) does not price. "
-    "UNEXPLAINED: the issue gives neither the nodes' fabric nor the V100 variant, and the paper's run differs "
-    "in both GPU count and batch, so no one factor is proven from the published rows."
+    "UNEXPLAINED: DETR-R50, 500 epochs on 32 V100s at 2 images a GPU: published 85 h (training + an evaluation each "
+    "epoch), product 49.49 h (-41.8%; was 48.71 h, -42.7%, before det47 added image.eval_every_epochs / "
+    "eval_images: main.py @04d5706a evaluates COCO val2017, 5,000 images, after every epoch, now priced as 500 "
+    "passes of the inference path's fp32 batch-2 forward, 0.0358 s an image on a V100, over 32 GPUs: +0.78 h). "
+    "Per GPU: published 6.04 images/s; the paper's 16 x 4-image run 8.56 (test_outside_detection_audit_stop44.py, "
+    "72 h; the product 59.38 h with its evaluations, -17.5%); the product 10.54 at both shapes (step 0.1898 s for "
+    "2 images, 0.3795 s for 4: exactly linear in the batch; loader 0.015 s hidden). Checked, none proven: (i) the "
+    "evaluations' forwards are 0.78 h of the 36 h gap; the COCO evaluator's CPU work (pycocotools on rank 0) "
+    "is not sized and no published row gives its size; (ii) the fp32 gradient all-reduce (41M parameters, 164 MB "
+    "a step) is priced: hierarchical, NVLink in a node and internode_bandwidth_gbps_per_gpu 25 GB/s between the "
+    "4 nodes, 0.0057 s a step (communication_share 0.029), hidden under 0.67 x the 0.19 s step; closing the gap "
+    "with it alone needs ~0.27 s of traffic a step, a fabric ~46x slower (~0.5 GB/s a GPU), and issue #283 names "
+    "no fabric ('the cost for communication between nodes depends on the number of machines used'); `size` has "
+    "no spec field for the fabric (ranking takes each instance's own), (iii) a batch-2 penalty: DETR's step has "
+    "no layer walk for GEMM fill (detector_step_fill keeps the YOLOv5 fit's mean), and no published pair of "
+    "rows differs only in the batch. The publisher's per-GPU rate falls 29% from 16 x 4 to 32 x 2 while both "
+    "GPU count and batch change, so no one factor is proven from the rows."
 )
 
 
