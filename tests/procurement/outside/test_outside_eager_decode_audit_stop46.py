@@ -34,6 +34,7 @@ import pytest
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import serving_host
 from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
+from tests.procurement.outside.test_outside_host_release_stop47 import HOST47
 
 A100 = "a100-sxm4-80gb"
 GENERATED = 2048
@@ -98,7 +99,7 @@ _HOST = (
     "the engine's hf_eager host floor binds (28 x 51 + 30 = 1,458 kernels x 31 us = 45.2 ms a token; 24 x 51 + 30 = "
     "1,254 on the 0.5B, 38.9 ms) while the publisher's input-1 BF16 steps are 26.34 / 24.46 / 20.02 ms (7B / 1.5B / "
     "0.5B): 18.1 / 16.8 / 16.0 us a kernel on the engine's count, the same 16-18 us as the Qwen2.5 page's host "
-    "(decode46's 17.0 us) and the Qwen-1 README's, against the 31 us of AutoGPTQ's README host. "
+    "(decode46's 17.0 us) and the Qwen-1 README's, against the 31 us of AutoGPTQ's README host. " + HOST47
 )
 _INT8 = (
     "On top of the host, the engine prices a quantized linear as one kernel at the BF16 one's cost (quant_kernel "

@@ -36,6 +36,7 @@ import yaml
 from procurement.api.sizing import size_spec_document
 from procurement.sizing import serving_host
 from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
+from tests.procurement.outside.test_outside_host_release_stop47 import HOST47
 
 A100 = "a100-sxm4-80gb"
 GENERATED = 2048
@@ -100,7 +101,7 @@ _REASON = {
         "The run's step 33.0 ms; its input-1 step 24.8 ms (40.38 tokens/s) is the known host miss (-45.2%, 1.82x "
         "faster than 31 us a kernel); GPU-bound at 14,336 it needs ~36 passes (0.617 ms each) against 17 counted. "
         "serve46 / decode46: at the publisher's own input-1 host rate (17.0 us, see [7b-6144-1gpu]) it reads 39.48 "
-        "(+32.6%): the host is not this row's miss, the KV-pass shortfall is."
+        "(+32.6%): the host is not this row's miss, the KV-pass shortfall is. " + HOST47
     ),
     "14b-6144-1gpu": (
         "UNEXPLAINED (host): [QW25SPEED] Qwen2.5-14B-Instruct BF16, 1 x A100, input 6,144: published 20.51; ours "
@@ -109,7 +110,7 @@ _REASON = {
         "not move it. serve46 / decode46: at the publisher's own host rate (the engine's 31 us replaced by its "
         "input-1 step) it reads 24.47 (+19.3%, the 14B's 16.3 us) or 23.51 (+14.6%, the 7B's 17.0 us): the host "
         "explains the sign, not the size; the run's step grows 7.9 ms from input 1 where the engine's GPU work "
-        "stays under the host: the rest is the KV-pass shortfall of the 72B and 30,720 rows."
+        "stays under the host: the rest is the KV-pass shortfall of the 72B and 30,720 rows. " + HOST47
     ),
     # decode46: relabelled EXPLAINED (was "UNEXPLAINED (host): ... the host miss alone"); the arithmetic is
     # test_qwen25_7b_6144_lands_at_the_publishers_own_host_rate below. fix46s (aud46s accepted it with a note):
@@ -142,7 +143,8 @@ _REASON = {
         "(-6.0%), 1.5B input 1 40.38 (-1.3%), 7B input 6,144 40.03 (+15.2%, just outside), and at that page's own "
         "7B input-1 rate (18.06 us) 37.66 (+8.4%); at the 14B's rate this row reads 41.67 (+7.5%). (c) No field "
         "exists: a spec would need a per-kernel host time (neither publisher names its CPU) and the transformers "
-        "release (model.eager_layer qwen2 is priced with 4.30's Llama count of 51, not 4.46.0's 42-43)."
+        "release (model.eager_layer qwen2 is priced with 4.30's Llama count of 51, not 4.46.0's 42-43). "
+        + HOST47
     ),
 }
 
